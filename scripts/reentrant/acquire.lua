@@ -1,0 +1,41 @@
+-- name: reentrant/acquire
+-- version: 1
+-- summary: Acquire or re-enter a reentrant lock.
+-- redisson: RedissonLock.tryLockInnerAsync (hincrby + pexpire, pttl when held)
+-- time: none
+-- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
+-- ARGV[1]: lease_ms - lease in milliseconds, integer 1..1000000000000
+-- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
+-- return nil: acquired, or re-entered by the same owner (count + 1, lease reset)
+-- return integer: not acquired; the holder's remaining time to live in ms (PTTL, -1 if it has none)
+-- error RLK_BADARG: not exactly 1 key and 2 arguments
+-- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
+-- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
+-- error RLK_WRONGTYPE: the lock key holds a value that is not a hash
+-- end
+
+local function is_lease(s)
+  return #s <= 13 and s:find('^[1-9][0-9]*$') ~= nil and tonumber(s) <= 1e12
+end
+
+if #KEYS ~= 1 or #ARGV ~= 2 then
+  return redis.error_reply('RLK_BADARG expected 1 key and 2 arguments')
+end
+local lock, lease_ms, owner = KEYS[1], ARGV[1], ARGV[2]
+if not is_lease(lease_ms) then
+  return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
+end
+if #owner < 1 or #owner > 1024 then
+  return redis.error_reply('RLK_BADOWNER owner must be 1..1024 bytes')
+end
+local kind = redis.call('type', lock).ok
+if kind ~= 'none' and kind ~= 'hash' then
+  return redis.error_reply('RLK_WRONGTYPE lock key holds a ' .. kind .. ', not a hash')
+end
+
+if kind == 'none' or redis.call('hexists', lock, owner) == 1 then
+  redis.call('hincrby', lock, owner, 1)
+  redis.call('pexpire', lock, lease_ms)
+  return nil
+end
+return redis.call('pttl', lock)

@@ -1,0 +1,374 @@
+-- Specs of scripts/reentrant/*.lua on the backend RLK_BACKEND picks (mock or a real redis-server).
+package.path = "spec/?.lua;" .. package.path
+local backend = require("support.backend")
+local helpers = require("support.helpers")
+local sa = require("script_asserts")
+
+local NIL = backend.NIL
+local LOCK, CHANNEL = "{res}", "redisson_lock__channel:{res}"
+local A, B = "1b9e7c2a-uuid-a:1", "1b9e7c2a-uuid-b:7"
+local LEASE = 30000
+local it_virtual = helpers.it_virtual
+
+local r = backend.new()
+
+local function acquire(owner, lease, key)
+  return r:script("reentrant/acquire", { key or LOCK }, { tostring(lease or LEASE), owner })
+end
+local function release(owner, lease, key)
+  return r:script("reentrant/release", { key or LOCK, CHANNEL }, { owner, tostring(lease or LEASE) })
+end
+local function renew(owner, lease, key)
+  return r:script("reentrant/renew", { key or LOCK }, { tostring(lease or LEASE), owner })
+end
+local function count(owner, key) return r:call("HGET", key or LOCK, owner) end
+
+-- Every ARGV check of a script: bad leases, bad owners, wrong counts; each refused call leaves the
+-- lock as it was. call(lease, owner) runs the script with those two arguments.
+local function validation_cases(call, scripted)
+  describe("refuses bad arguments without changing anything", function()
+    before_each(function()
+      assert.equal(NIL, acquire(A, 5000))
+      r:published()
+    end)
+
+    it("a lease that is not an integer in 1..10^12", function()
+      for _, lease in ipairs(sa.BAD_LEASES) do
+        local before = sa.snapshot(r, { LOCK })
+        sa.assert_error(call(lease, A), "RLK_BADLEASE")
+        sa.assert_unchanged(r, before)
+      end
+    end)
+
+    it("an empty owner or one longer than 1024 bytes", function()
+      for _, owner in ipairs({ "", string.rep("x", 1025) }) do
+        local before = sa.snapshot(r, { LOCK })
+        sa.assert_error(call("60000", owner), "RLK_BADOWNER")
+        sa.assert_unchanged(r, before)
+      end
+    end)
+
+    it("the wrong number of keys or arguments", function()
+      for _, case in ipairs(scripted) do
+        local before = sa.snapshot(r, { LOCK, "{res}:other" })
+        sa.assert_error(r:script(case[1], case[2], case[3]), "RLK_BADARG")
+        sa.assert_unchanged(r, before)
+      end
+    end)
+  end)
+end
+
+-- A key of another type: RLK_WRONGTYPE and the key untouched.
+local function wrongtype_cases(call)
+  it("refuses a lock key of another type with RLK_WRONGTYPE", function()
+    local kinds = { { "SET", LOCK, "token", "PX", "60000" } }
+    for _, k in ipairs({ "list", "set", "zset" }) do kinds[#kinds + 1] = sa.OTHER_TYPES[k] end
+    for _, make in ipairs(kinds) do
+      r:call("DEL", LOCK)
+      sa.make(r, make, LOCK)
+      local before = sa.snapshot(r, { LOCK })
+      sa.assert_error(call(), "RLK_WRONGTYPE")
+      sa.assert_unchanged(r, before)
+    end
+  end)
+end
+
+before_each(function() r:reset() end)
+
+describe("reentrant/acquire", function()
+  it("takes a free lock: count 1, lease set", function()
+    assert.equal(NIL, acquire(A))
+    assert.equal("1", count(A))
+    assert.same({ A, "1" }, r:call("HGETALL", LOCK))
+    sa.assert_pttl(r, LOCK, LEASE, LEASE - sa.TTL_SLACK_MS)
+  end)
+
+  it("re-enters for the same owner: count + 1, lease reset to the new lease", function()
+    assert.equal(NIL, acquire(A, 2000))
+    assert.equal(NIL, acquire(A, 600000))
+    assert.equal("2", count(A))
+    sa.assert_pttl(r, LOCK, 600000, 600000 - sa.TTL_SLACK_MS)
+    assert.equal(NIL, acquire(A))
+    assert.equal("3", count(A))
+  end)
+
+  it("refuses another owner with the holder's PTTL and changes nothing", function()
+    assert.equal(NIL, acquire(A, 20000))
+    local before = sa.snapshot(r, { LOCK })
+    local ttl = acquire(B, 600000)
+    assert.is_number(ttl)
+    assert.is_true(ttl > 0 and ttl <= 20000, "PTTL reply " .. ttl)
+    assert.equal(NIL, count(B))
+    sa.assert_unchanged(r, before)
+  end)
+
+  it("replies -1 when the holder's hash has no TTL", function()
+    r:call("HSET", LOCK, B, "1")
+    assert.equal(-1, acquire(A))
+    assert.same({ B, "1" }, r:call("HGETALL", LOCK))
+    assert.equal(-1, r:call("PTTL", LOCK))
+  end)
+
+  it("accepts the smallest and the largest lease", function()
+    assert.equal(NIL, acquire(A, "1000000000000"))
+    sa.assert_pttl(r, LOCK, 1000000000000, 1000000000000 - sa.TTL_SLACK_MS)
+    assert.equal(NIL, acquire(A, "1"))
+    assert.is_true(r:call("PTTL", LOCK) <= 1)
+  end)
+
+  it("accepts an owner of exactly 1024 bytes", function()
+    local owner = string.rep("o", 1024)
+    assert.equal(NIL, acquire(owner))
+    assert.equal("1", count(owner))
+  end)
+
+  it_virtual("lets another owner in once the lease ran out", function()
+    assert.equal(NIL, acquire(A, 1000))
+    r:advance(999)
+    assert.equal(1, acquire(B))
+    r:advance(1)
+    assert.equal(0, acquire(B)) -- PTTL 0: Redis keeps a key until its deadline has passed
+    r:advance(1)
+    assert.equal(NIL, acquire(B))
+    assert.same({ B, "1" }, r:call("HGETALL", LOCK))
+  end)
+
+  wrongtype_cases(function() return acquire(A) end)
+  validation_cases(function(lease, owner) return acquire(owner, lease) end, {
+    { "reentrant/acquire", {}, { "1000", A } },
+    { "reentrant/acquire", { LOCK, "{res}:other" }, { "1000", A } },
+    { "reentrant/acquire", { LOCK }, { "1000" } },
+    { "reentrant/acquire", { LOCK }, { "1000", A, "extra" } },
+  })
+end)
+
+describe("reentrant/release", function()
+  it("releases the last hold: key deleted, 0 published on the channel", function()
+    assert.equal(NIL, acquire(A))
+    r:published()
+    assert.equal(1, release(A))
+    assert.equal(0, r:call("EXISTS", LOCK))
+    assert.same({ { channel = CHANNEL, message = "0" } }, r:published())
+  end)
+
+  it("leaves one reentry: count - 1, lease reset, nothing published", function()
+    assert.equal(NIL, acquire(A, 2000))
+    assert.equal(NIL, acquire(A, 2000))
+    r:published()
+    assert.equal(0, release(A, 600000))
+    assert.equal("1", count(A))
+    sa.assert_pttl(r, LOCK, 600000, 600000 - sa.TTL_SLACK_MS)
+    assert.same({}, r:published())
+    assert.equal(1, release(A))
+    assert.same({ { channel = CHANNEL, message = "0" } }, r:published())
+  end)
+
+  it("replies nil to another owner and changes nothing", function()
+    assert.equal(NIL, acquire(A))
+    r:published()
+    local before = sa.snapshot(r, { LOCK })
+    assert.equal(NIL, release(B))
+    sa.assert_unchanged(r, before)
+  end)
+
+  it("replies nil when there is no lock, creates nothing and publishes nothing", function()
+    assert.equal(NIL, release(A))
+    assert.equal(0, r:call("EXISTS", LOCK))
+    assert.same({}, r:published())
+  end)
+
+  it_virtual("replies nil once the lease ran out", function()
+    assert.equal(NIL, acquire(A, 1000))
+    r:advance(1001)
+    r:published()
+    assert.equal(NIL, release(A))
+    assert.same({}, r:published())
+  end)
+
+  it("checks the lease even when the call would delete the lock", function()
+    assert.equal(NIL, acquire(A))
+    r:published()
+    local before = sa.snapshot(r, { LOCK })
+    sa.assert_error(release(A, "0"), "RLK_BADLEASE")
+    sa.assert_unchanged(r, before)
+  end)
+
+  wrongtype_cases(function() return release(A) end)
+  validation_cases(function(lease, owner) return release(owner, lease) end, {
+    { "reentrant/release", { LOCK }, { A, "1000" } },
+    { "reentrant/release", { LOCK, CHANNEL, "{res}:other" }, { A, "1000" } },
+    { "reentrant/release", { LOCK, CHANNEL }, { A } },
+    { "reentrant/release", { LOCK, CHANNEL }, { A, "1000", "0" } },
+  })
+end)
+
+describe("reentrant/renew", function()
+  it("resets the lease of a lock the owner holds and replies 1", function()
+    assert.equal(NIL, acquire(A, 2000))
+    assert.equal(NIL, acquire(A, 2000))
+    assert.equal(1, renew(A, 600000))
+    sa.assert_pttl(r, LOCK, 600000, 600000 - sa.TTL_SLACK_MS)
+    assert.equal("2", count(A))
+  end)
+
+  it("replies 0 to another owner and changes nothing", function()
+    assert.equal(NIL, acquire(A, 5000))
+    local before = sa.snapshot(r, { LOCK })
+    assert.equal(0, renew(B, 600000))
+    sa.assert_unchanged(r, before)
+  end)
+
+  it("replies 0 when there is no lock and creates none", function()
+    assert.equal(0, renew(A))
+    assert.equal(0, r:call("EXISTS", LOCK))
+  end)
+
+  it_virtual("replies 0 once the lease ran out (the watchdog's lost-lock signal)", function()
+    assert.equal(NIL, acquire(A, 1000))
+    r:advance(1001)
+    assert.equal(0, renew(A))
+    assert.equal(0, r:call("EXISTS", LOCK))
+  end)
+
+  wrongtype_cases(function() return renew(A) end)
+  validation_cases(function(lease, owner) return renew(owner, lease) end, {
+    { "reentrant/renew", {}, { "1000", A } },
+    { "reentrant/renew", { LOCK, "{res}:other" }, { "1000", A } },
+    { "reentrant/renew", { LOCK }, { "1000" } },
+    { "reentrant/renew", { LOCK }, { "1000", A, "extra" } },
+  })
+end)
+
+describe("reentrant/renew_many", function()
+  local K1, K2, K3 = "{res}:1", "{res}:2", "{res}:3"
+  local function renew_many(keys, args) return r:script("reentrant/renew_many", keys, args) end
+
+  it("renews with one owner for all keys, 1 per held key and 0 for the others", function()
+    assert.equal(NIL, acquire(A, 2000, K1))
+    assert.equal(NIL, acquire(B, 2000, K2))
+    assert.same({ 1, 0, 0 }, renew_many({ K1, K2, K3 }, { "600000", A }))
+    sa.assert_pttl(r, K1, 600000, 600000 - sa.TTL_SLACK_MS)
+    sa.assert_pttl(r, K2, 2000)
+    assert.equal(0, r:call("EXISTS", K3))
+  end)
+
+  it("renews with one owner per key", function()
+    assert.equal(NIL, acquire(A, 2000, K1))
+    assert.equal(NIL, acquire(B, 2000, K2))
+    assert.equal(NIL, acquire(A, 2000, K3))
+    assert.same({ 1, 1, 0 }, renew_many({ K1, K2, K3 }, { "600000", A, B, B }))
+    sa.assert_pttl(r, K1, 600000, 600000 - sa.TTL_SLACK_MS)
+    sa.assert_pttl(r, K2, 600000, 600000 - sa.TTL_SLACK_MS)
+    sa.assert_pttl(r, K3, 2000)
+  end)
+
+  it("renews a single key", function()
+    assert.equal(NIL, acquire(A, 2000, K1))
+    assert.same({ 1 }, renew_many({ K1 }, { "600000", A }))
+    assert.same({ 0 }, renew_many({ K1 }, { "600000", B }))
+  end)
+
+  it("replies all zeros when nothing is held", function()
+    assert.same({ 0, 0 }, renew_many({ K1, K2 }, { "1000", A }))
+    assert.equal(0, r:call("EXISTS", K1))
+  end)
+
+  it_virtual("reports a lock whose lease ran out as 0", function()
+    assert.equal(NIL, acquire(A, 1000, K1))
+    assert.equal(NIL, acquire(A, 5000, K2))
+    r:advance(1001)
+    assert.same({ 0, 1 }, renew_many({ K1, K2 }, { "5000", A }))
+  end)
+
+  describe("validates every entry before renewing any", function()
+    before_each(function()
+      assert.equal(NIL, acquire(A, 5000, K1))
+      assert.equal(NIL, acquire(B, 5000, K2))
+    end)
+
+    it("a bad owner in the middle", function()
+      for _, owner in ipairs({ "", string.rep("x", 1025) }) do
+        local before = sa.snapshot(r, { K1, K2, K3 })
+        sa.assert_error(renew_many({ K1, K2, K3 }, { "600000", A, owner, B }), "RLK_BADOWNER")
+        sa.assert_unchanged(r, before)
+      end
+    end)
+
+    it("a wrong-type key at the end", function()
+      r:call("SET", K3, "x")
+      local before = sa.snapshot(r, { K1, K2, K3 })
+      sa.assert_error(renew_many({ K1, K2, K3 }, { "600000", A }), "RLK_WRONGTYPE")
+      sa.assert_unchanged(r, before)
+    end)
+
+    it("a bad lease", function()
+      for _, lease in ipairs(sa.BAD_LEASES) do
+        local before = sa.snapshot(r, { K1, K2 })
+        sa.assert_error(renew_many({ K1, K2 }, { lease, A }), "RLK_BADLEASE")
+        sa.assert_unchanged(r, before)
+      end
+    end)
+
+    it("no keys, or neither one owner nor one per key", function()
+      for _, case in ipairs({
+        { {}, { "600000", A } },
+        { {}, { "600000" } },
+        { { K1, K2 }, { "600000" } },
+        { { K1, K2, K3 }, { "600000", A, B } },
+        { { K1, K2 }, { "600000", A, B, A } },
+      }) do
+        local before = sa.snapshot(r, { K1, K2 })
+        sa.assert_error(renew_many(case[1], case[2]), "RLK_BADARG")
+        sa.assert_unchanged(r, before)
+      end
+    end)
+  end)
+end)
+
+describe("reentrant/force_release", function()
+  local function force(keys, args)
+    return r:script("reentrant/force_release", keys or { LOCK, CHANNEL }, args or {})
+  end
+
+  it("deletes a lock whoever holds it and publishes 0", function()
+    assert.equal(NIL, acquire(A))
+    assert.equal(NIL, acquire(A))
+    r:published()
+    assert.equal(1, force())
+    assert.equal(0, r:call("EXISTS", LOCK))
+    assert.same({ { channel = CHANNEL, message = "0" } }, r:published())
+    assert.equal(NIL, release(A))
+  end)
+
+  it("replies 0 when there is no lock and publishes nothing", function()
+    assert.equal(0, force())
+    assert.same({}, r:published())
+  end)
+
+  wrongtype_cases(function() return force() end)
+
+  it("refuses the wrong number of keys or any argument", function()
+    assert.equal(NIL, acquire(A))
+    r:published()
+    for _, case in ipairs({ { { LOCK } }, { { LOCK, CHANNEL, "{res}:x" } }, { { LOCK, CHANNEL }, { "0" } } }) do
+      local before = sa.snapshot(r, { LOCK })
+      sa.assert_error(force(case[1], case[2]), "RLK_BADARG")
+      sa.assert_unchanged(r, before)
+    end
+  end)
+end)
+
+describe("reentrant lock life cycle", function()
+  it("excludes, re-enters, hands over on release", function()
+    assert.equal(NIL, acquire(A))
+    assert.equal(NIL, acquire(A))
+    assert.is_number(acquire(B))
+    assert.equal(0, release(A))
+    assert.is_number(acquire(B))
+    assert.equal(NIL, release(B))
+    assert.equal(1, release(A))
+    assert.equal(NIL, acquire(B))
+    assert.equal("1", count(B))
+    assert.same({ { channel = CHANNEL, message = "0" } }, r:published())
+  end)
+end)

@@ -1,0 +1,101 @@
+-- Shared assertions for the script specs (reentrant_spec, token_spec). Not a spec itself.
+--
+--   local sa = require("script_asserts")
+--   sa.assert_error(reply, "RLK_BADLEASE")       -- an RLK error reply with that code and a message
+--   local before = sa.snapshot(r, {"k1", "k2"})  -- type, content and TTL of each key
+--   sa.assert_unchanged(r, before)               -- same content, TTL not reset, nothing published
+--   sa.assert_pttl(r, "k", lease)                -- 0 < PTTL <= lease
+local assert = require("luassert")
+local backend = require("support.backend")
+
+local M = {}
+
+-- Real Redis runs on a shared machine: TTLs move while the spec runs. A TTL that was reset by a
+-- call rises to near its lease; one left alone only falls. This is how much it may fall.
+M.TTL_SLACK_MS = 5000
+
+function M.assert_error(reply, code)
+  assert.is_table(reply)
+  assert.is_string(reply.err, "expected an error reply " .. code)
+  assert.matches("^" .. code .. " %S", reply.err)
+end
+
+-- Content of a key in a comparable form: hashes as maps, strings as strings, others by type.
+local function content(r, key, kind)
+  if kind == "hash" then
+    local flat, map = r:call("HGETALL", key), {}
+    for i = 1, #flat, 2 do map[flat[i]] = flat[i + 1] end
+    return map
+  elseif kind == "string" then
+    return r:call("GET", key)
+  elseif kind == "list" then
+    return r:call("LRANGE", key, "0", "-1")
+  elseif kind == "set" then
+    local members = r:call("SMEMBERS", key)
+    table.sort(members)
+    return members
+  elseif kind == "zset" then
+    return r:call("ZRANGE", key, "0", "-1", "WITHSCORES")
+  end
+  return kind
+end
+
+function M.snapshot(r, keys)
+  local snap = {}
+  for i, key in ipairs(keys) do
+    local kind = r:call("TYPE", key).ok
+    snap[i] = { key = key, type = kind, content = content(r, key, kind), pttl = r:call("PTTL", key) }
+  end
+  return snap
+end
+
+-- Asserts every key of the snapshot still has its type, content and TTL (a TTL may only have
+-- fallen by less than TTL_SLACK_MS; a key without TTL still has none), and that nothing was
+-- published since the last r:published() or r:reset().
+function M.assert_unchanged(r, before)
+  for _, b in ipairs(before) do
+    local kind = r:call("TYPE", b.key).ok
+    assert.equal(b.type, kind, "type of " .. b.key)
+    assert.same(b.content, content(r, b.key, kind), "content of " .. b.key)
+    local pttl = r:call("PTTL", b.key)
+    if b.pttl < 0 then
+      assert.equal(b.pttl, pttl, "TTL of " .. b.key)
+    else
+      assert.is_true(pttl <= b.pttl and pttl > b.pttl - M.TTL_SLACK_MS,
+        string.format("PTTL of %s moved from %d to %d", b.key, b.pttl, pttl))
+    end
+  end
+  assert.same({}, r:published())
+end
+
+-- 0 < PTTL <= lease, and (when given) PTTL > floor: e.g. a TTL just set to lease.
+function M.assert_pttl(r, key, lease, floor)
+  local pttl = r:call("PTTL", key)
+  assert.is_number(pttl)
+  assert.is_true(pttl > 0 and pttl <= lease, string.format("PTTL of %s is %d, lease %d", key, pttl, lease))
+  if floor then
+    assert.is_true(pttl > floor, string.format("PTTL of %s is %d, expected above %d", key, pttl, floor))
+  end
+end
+
+-- Lease arguments every script must refuse with RLK_BADLEASE, and the extremes it must accept.
+M.BAD_LEASES = { "0", "-1", "+5", "01", "007", "1.5", "1e3", "0x10", " 1", "1 ", "inf", "nan", "",
+                 "1000000000001", "9999999999999", "10000000000000", "99999999999999999999", "abc" }
+M.GOOD_LEASES = { "1", "1000000000000" }
+
+-- Wrong-type fixtures: a command that creates a key of another type than hash/string.
+M.OTHER_TYPES = {
+  list = { "RPUSH", "%s", "a", "b" },
+  set = { "SADD", "%s", "a" },
+  zset = { "ZADD", "%s", "1", "a" },
+}
+
+function M.make(r, spec, key)
+  local cmd = {}
+  for i, a in ipairs(spec) do cmd[i] = (a:gsub("%%s", key)) end
+  r:call(unpack(cmd))
+end
+
+M.NIL = backend.NIL
+
+return M
