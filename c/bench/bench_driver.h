@@ -1,0 +1,78 @@
+/*
+ * bench_driver: how one contender talks to Redis. rlk-bench runs the same
+ * workload loops over two drivers: the baseline (raw hiredis, EVALSHA) and
+ * rlk (the library). One driver state per contender, used by one thread.
+ */
+#ifndef RLK_BENCH_DRIVER_H
+#define RLK_BENCH_DRIVER_H
+
+#include <hiredis/hiredis.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "bench_script.h"
+
+#define RLK_BENCH_STR2(x) #x
+#define RLK_BENCH_STR(x) RLK_BENCH_STR2(x)
+/* "0.14.1" */
+#define RLK_BENCH_HIREDIS_VERSION_STR RLK_BENCH_STR(HIREDIS_MAJOR) "." \
+    RLK_BENCH_STR(HIREDIS_MINOR) "." RLK_BENCH_STR(HIREDIS_PATCH)
+
+/* What every contender shares. */
+typedef struct rlk_bench_target {
+    const char *host;
+    int port;
+    const char *url;                  /* redis://host:port, for the library */
+    const rlk_bench_script *acquire;  /* reentrant/acquire */
+    const rlk_bench_script *release;  /* reentrant/release */
+    const char *lease_ms;             /* decimal string */
+    int connect_timeout_ms;
+    int command_timeout_ms;
+} rlk_bench_target;
+
+/* Who one contender is: its key, channel and owner id (owned by the caller,
+ * alive as long as the driver state). */
+typedef struct rlk_bench_identity {
+    int index;
+    const char *key;
+    const char *channel;
+    const char *owner;
+} rlk_bench_identity;
+
+typedef enum rlk_bench_acq {
+    RLK_BENCH_ACQ_OK = 0,     /* the lock is ours */
+    RLK_BENCH_ACQ_HELD,       /* held by another (try_acquire only) */
+    RLK_BENCH_ACQ_ERR,        /* failed; err holds why */
+    RLK_BENCH_ACQ_ABANDONED   /* lock(): *abandon was set while waiting */
+} rlk_bench_acq;
+
+typedef struct rlk_bench_driver {
+    const char *lib;          /* "rlk", "hiredis" */
+    const char *lib_version;
+    /* Connects and prepares one contender. 0, or -1 with err. */
+    int (*open)(void **st, const rlk_bench_target *t, const rlk_bench_identity *id,
+                char *err, size_t errlen);
+    /* W1: one acquire script call. */
+    rlk_bench_acq (*try_acquire)(void *st, char *err, size_t errlen);
+    /* W1: one release script call; 0 when the lock was released. */
+    int (*release)(void *st, char *err, size_t errlen);
+    /* W2: blocking acquire, waiting the driver's own way, returning
+     * ABANDONED soon after *abandon becomes nonzero. */
+    rlk_bench_acq (*lock)(void *st, const atomic_int *abandon, char *err, size_t errlen);
+    /* W2: release what lock() took; 0 on success. */
+    int (*unlock)(void *st, char *err, size_t errlen);
+    void (*close)(void *st);
+    /* One-line description of each workload's calls. */
+    const char *w1_desc;
+    const char *w2_desc;
+} rlk_bench_driver;
+
+extern const rlk_bench_driver rlk_bench_baseline_driver;
+
+#ifdef RLK_BENCH_HAVE_LIB
+extern const rlk_bench_driver rlk_bench_rlk_driver;
+/* Nonzero once W2 through the library's blocking lock is implemented. */
+int rlk_bench_rlk_w2_available(void);
+#endif
+
+#endif /* RLK_BENCH_DRIVER_H */

@@ -1,0 +1,449 @@
+/*
+ * rlk-bench: lock workloads against a real redis-server, one JSON line per
+ * run (schema peers-bench/1, see /work/shared/bench-schema.md and
+ * docs/performance.md). This file: setup (scripts, keys, identities), the
+ * run, and the report.
+ */
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "bench_clock.h"
+#include "bench_driver.h"
+#include "bench_json.h"
+#include "bench_opts.h"
+#include "bench_run.h"
+#include "bench_stats.h"
+
+#ifndef RLK_BENCH_SCRIPTS_DIR
+#define RLK_BENCH_SCRIPTS_DIR "scripts"
+#endif
+
+#if defined(__clang__)
+#define RLK_BENCH_COMPILER "clang " __clang_version__
+#elif defined(__GNUC__)
+#define RLK_BENCH_COMPILER "gcc " __VERSION__
+#else
+#define RLK_BENCH_COMPILER "unknown compiler"
+#endif
+
+#define RLK_BENCH_LEASE_MS "30000"
+#define RLK_BENCH_KEYLEN 512
+
+/* Everything main sets up, shared read-only with the contenders. */
+typedef struct rlk_bench_setup {
+    rlk_bench_opts o;
+    const rlk_bench_driver *d;
+    rlk_bench_script acquire;
+    rlk_bench_script release;
+    rlk_bench_target t;
+    char url[300];
+    char uuid[37];
+    char (*keys)[RLK_BENCH_KEYLEN];
+    char (*channels)[RLK_BENCH_KEYLEN + 32];
+    char (*owners)[64];
+    rlk_bench_identity *ids;
+} rlk_bench_setup;
+
+static void rlk_bench_die(int code, const char *msg)
+{
+    fprintf(stderr, "rlk-bench: %s\n", msg);
+    exit(code);
+}
+
+/* ------------------------------------------------------------ driver */
+
+static const rlk_bench_driver *rlk_bench_pick_driver(const rlk_bench_opts *o)
+{
+    if (o->baseline)
+        return &rlk_bench_baseline_driver;
+    if (o->scripts_dir != NULL)
+        rlk_bench_die(2, "--scripts-dir applies to --baseline only (rlk uses its own set)");
+#ifdef RLK_BENCH_HAVE_LIB
+    if (o->workload == 2 && !rlk_bench_rlk_w2_available())
+        rlk_bench_die(2, "W2 needs the lock runtime (not built yet)");
+    return &rlk_bench_rlk_driver;
+#else
+    if (o->workload == 2)
+        rlk_bench_die(2, "W2 needs the lock runtime (not built yet)");
+    rlk_bench_die(2, "the rlk variant needs the rlk library, which this build of rlk-bench "
+                     "lacks (not built yet); use --baseline");
+    return NULL;
+#endif
+}
+
+/* ------------------------------------------------------------ scripts */
+
+static int rlk_bench_load_script(const rlk_bench_opts *o, rlk_bench_script *s,
+                                 const char *name, char *err, size_t errlen)
+{
+    if (o->scripts_dir != NULL)
+        return rlk_bench_script_from_dir(s, o->scripts_dir, name, err, errlen);
+#ifdef RLK_BENCH_HAVE_LIB
+    return rlk_bench_script_from_library(s, name, err, errlen);
+#else
+    return rlk_bench_script_from_dir(s, RLK_BENCH_SCRIPTS_DIR, name, err, errlen);
+#endif
+}
+
+static void rlk_bench_load_scripts(rlk_bench_setup *s)
+{
+    char err[RLK_BENCH_ERRLEN];
+
+    if (rlk_bench_load_script(&s->o, &s->acquire, "reentrant/acquire", err, sizeof err) != 0 ||
+        rlk_bench_load_script(&s->o, &s->release, "reentrant/release", err, sizeof err) != 0)
+        rlk_bench_die(1, err);
+}
+
+/* ------------------------------------------------------------ server setup */
+
+static redisContext *rlk_bench_setup_connect(const rlk_bench_opts *o)
+{
+    struct timeval tv = {2, 0};
+    redisContext *c = redisConnectWithTimeout(o->host, o->port, tv);
+    char msg[RLK_BENCH_ERRLEN];
+
+    if (c == NULL || c->err) {
+        snprintf(msg, sizeof msg, "connect to %s:%d: %s", o->host, o->port,
+                 c ? c->errstr : "out of memory");
+        rlk_bench_die(1, msg);
+    }
+    tv.tv_sec = 5;
+    redisSetTimeout(c, tv);
+    return c;
+}
+
+/* SCRIPT LOAD; the server's SHA-1 must match the build's when known. */
+static void rlk_bench_script_load(redisContext *c, rlk_bench_script *s)
+{
+    const char *argv[3] = {"SCRIPT", "LOAD", s->body};
+    size_t argvlen[3] = {6, 4, s->body_len};
+    redisReply *r = redisCommandArgv(c, 3, argv, argvlen);
+    char msg[RLK_BENCH_ERRLEN];
+
+    if (r == NULL || r->type != REDIS_REPLY_STRING || r->len != 40) {
+        snprintf(msg, sizeof msg, "SCRIPT LOAD %s: %s", s->name,
+                 r == NULL ? c->errstr : r->type == REDIS_REPLY_ERROR ? r->str : "bad reply");
+        rlk_bench_die(1, msg);
+    }
+    if (s->sha1[0] != '\0' && strcmp(s->sha1, r->str) != 0) {
+        snprintf(msg, sizeof msg, "SCRIPT LOAD %s: server SHA-1 %s, build %s", s->name,
+                 r->str, s->sha1);
+        rlk_bench_die(1, msg);
+    }
+    memcpy(s->sha1, r->str, 41);
+    freeReplyObject(r);
+}
+
+/* DEL of every key the workload uses (they are all under --key-prefix). */
+static void rlk_bench_del_keys(redisContext *c, const rlk_bench_setup *s)
+{
+    int n = s->o.workload == 1 ? s->o.clients : 1;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        const char *argv[2] = {"DEL", s->keys[i]};
+        redisReply *r = redisCommandArgv(c, 2, argv, NULL);
+
+        if (r == NULL || r->type == REDIS_REPLY_ERROR)
+            fprintf(stderr, "rlk-bench: DEL %s failed: %s\n", s->keys[i],
+                    r ? r->str : c->errstr);
+        if (r != NULL)
+            freeReplyObject(r);
+    }
+}
+
+/* ------------------------------------------------------------ identities */
+
+static void rlk_bench_make_uuid(char out[37])
+{
+    unsigned char b[16];
+    FILE *f = fopen("/dev/urandom", "rb");
+    int i, k = 0;
+
+    if (f == NULL || fread(b, 1, sizeof b, f) != sizeof b)
+        rlk_bench_die(1, "cannot read /dev/urandom for the client uuid");
+    fclose(f);
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+    for (i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            out[k++] = '-';
+        k += snprintf(out + k, 3, "%02x", b[i]);
+    }
+    out[k] = '\0';
+}
+
+static void rlk_bench_make_ids(rlk_bench_setup *s)
+{
+    int n = s->o.clients, i;
+
+    s->keys = calloc((size_t)n, sizeof *s->keys);
+    s->channels = calloc((size_t)n, sizeof *s->channels);
+    s->owners = calloc((size_t)n, sizeof *s->owners);
+    s->ids = calloc((size_t)n, sizeof *s->ids);
+    if (!s->keys || !s->channels || !s->owners || !s->ids)
+        rlk_bench_die(1, "out of memory");
+    rlk_bench_make_uuid(s->uuid);
+    for (i = 0; i < n; i++) {
+        if (s->o.workload == 1)
+            snprintf(s->keys[i], sizeof s->keys[i], "%s:w1:%d", s->o.key_prefix, i);
+        else
+            snprintf(s->keys[i], sizeof s->keys[i], "%s:w2", s->o.key_prefix);
+        snprintf(s->channels[i], sizeof s->channels[i], "redisson_lock__channel:{%s}",
+                 s->keys[i]);
+        snprintf(s->owners[i], sizeof s->owners[i], "%s:%d", s->uuid, i);
+        s->ids[i].index = i;
+        s->ids[i].key = s->keys[i];
+        s->ids[i].channel = s->channels[i];
+        s->ids[i].owner = s->owners[i];
+    }
+}
+
+static void rlk_bench_make_target(rlk_bench_setup *s)
+{
+    const char *fmt = strchr(s->o.host, ':') ? "redis://[%s]:%d" : "redis://%s:%d";
+
+    snprintf(s->url, sizeof s->url, fmt, s->o.host, s->o.port);
+    s->t.host = s->o.host;
+    s->t.port = s->o.port;
+    s->t.url = s->url;
+    s->t.acquire = &s->acquire;
+    s->t.release = &s->release;
+    s->t.lease_ms = RLK_BENCH_LEASE_MS;
+    s->t.connect_timeout_ms = 2000;
+    s->t.command_timeout_ms = 5000;
+}
+
+/* ------------------------------------------------------------ report */
+
+static void rlk_bench_json_common(rlk_bench_json *j, const rlk_bench_setup *s)
+{
+    const rlk_bench_opts *o = &s->o;
+    char conc[200];
+
+    snprintf(conc, sizeof conc, "%d POSIX thread%s, one per %s, each with its own %s",
+             o->clients, o->clients == 1 ? "" : "s", o->workload == 1 ? "client" : "contender",
+             o->baseline ? "hiredis connection" : "rlk_client (pool of 1 connection)");
+    rlk_bench_json_str(j, "schema", "peers-bench/1");
+    rlk_bench_json_str(j, "impl", "rlk");
+    rlk_bench_json_str(j, "lib", s->d->lib);
+    rlk_bench_json_str(j, "lib_version", s->d->lib_version);
+    rlk_bench_json_str(j, "client_lib", "hiredis " RLK_BENCH_HIREDIS_VERSION_STR);
+    rlk_bench_json_str(j, "runtime", "C11, " RLK_BENCH_COMPILER ", pthreads");
+    rlk_bench_json_str(j, "workload", o->workload == 1 ? "w1" : "w2");
+    rlk_bench_json_str(j, "variant", o->variant ? o->variant : o->baseline ? "baseline" : "rlk");
+    rlk_bench_json_str(j, "variant_desc", o->workload == 1 ? s->d->w1_desc : s->d->w2_desc);
+    rlk_bench_json_int(j, "clients", o->clients);
+    rlk_bench_json_num(j, "duration_s", o->duration_s, 3);
+    rlk_bench_json_str(j, "concurrency", conc);
+    rlk_bench_json_str(j, "clock", "CLOCK_MONOTONIC");
+}
+
+/* Errors of all contenders, one last message, and one error per contender
+ * abandoned outside a wait. */
+static uint64_t rlk_bench_errors(const rlk_bench_run_result *r, int count_abandoned,
+                                 const char **last)
+{
+    uint64_t errors = 0;
+    int i;
+
+    *last = NULL;
+    for (i = 0; i < r->n; i++) {
+        errors += r->w[i].errors;
+        if (r->w[i].last_error[0] != '\0')
+            *last = r->w[i].last_error;
+        if (r->w[i].unfinished && (count_abandoned || !r->w[i].stuck)) {
+            errors++;
+            *last = "a contender was still inside a call at deadline + grace";
+        }
+    }
+    return errors;
+}
+
+static void rlk_bench_report_w1(const rlk_bench_setup *s, rlk_bench_run_result *r)
+{
+    size_t total = 0, k = 0;
+    int64_t end = 0, *lat;
+    rlk_bench_summary sum;
+    rlk_bench_json j;
+    const char *last;
+    uint64_t errors = rlk_bench_errors(r, 1, &last);
+    double elapsed;
+    int i;
+
+    for (i = 0; i < r->n; i++) {
+        total += r->w[i].nlat;
+        if (r->w[i].end_ns > end)
+            end = r->w[i].end_ns;
+    }
+    if (r->unfinished > 0)
+        end = r->closed_ns;
+    lat = malloc((total ? total : 1) * sizeof *lat);
+    if (lat == NULL)
+        rlk_bench_die(1, "out of memory");
+    for (i = 0; i < r->n; i++) {
+        memcpy(lat + k, r->w[i].lat, r->w[i].nlat * sizeof *lat);
+        k += r->w[i].nlat;
+    }
+    rlk_bench_summarize(lat, total, &sum);
+    elapsed = end / 1e9;
+    rlk_bench_json_begin(&j, stdout);
+    rlk_bench_json_common(&j, s);
+    rlk_bench_json_int(&j, "ops", (long long)total);
+    rlk_bench_json_num(&j, "elapsed_s", elapsed, 6);
+    rlk_bench_json_num(&j, "ops_per_s", elapsed > 0 ? total / elapsed : 0, 1);
+    rlk_bench_json_summary_us(&j, "pair_lat_us", &sum);
+    rlk_bench_json_int(&j, "errors", (long long)errors);
+    rlk_bench_json_str(&j, "last_error", last);
+    rlk_bench_json_end(&j);
+    free(lat);
+}
+
+static rlk_bench_event *rlk_bench_gather_events(const rlk_bench_run_result *r, size_t *n)
+{
+    rlk_bench_event *ev;
+    size_t total = 0, k = 0;
+    int i;
+
+    for (i = 0; i < r->n; i++)
+        total += r->w[i].nev;
+    ev = malloc((total ? total : 1) * sizeof *ev);
+    if (ev == NULL)
+        rlk_bench_die(1, "out of memory");
+    for (i = 0; i < r->n; i++) {
+        memcpy(ev + k, r->w[i].ev, r->w[i].nev * sizeof *ev);
+        k += r->w[i].nev;
+    }
+    *n = total;
+    return ev;
+}
+
+static void rlk_bench_write_events(const char *path, const rlk_bench_event *ev, size_t n)
+{
+    FILE *f = fopen(path, "w");
+    size_t i;
+
+    if (f == NULL) {
+        fprintf(stderr, "rlk-bench: cannot write %s\n", path);
+        return;
+    }
+    for (i = 0; i < n; i++)
+        fprintf(f, "%d,%lld,%lld,%lld\n", ev[i].contender, (long long)ev[i].request_ns,
+                (long long)ev[i].acquire_ns, (long long)ev[i].release_ns);
+    if (fclose(f) != 0)
+        fprintf(stderr, "rlk-bench: error writing %s\n", path);
+}
+
+static uint64_t rlk_bench_giveups(const rlk_bench_run_result *r)
+{
+    uint64_t g = 0;
+    int i;
+
+    for (i = 0; i < r->n; i++)
+        g += r->w[i].giveups;
+    return g;
+}
+
+static void rlk_bench_json_w2(rlk_bench_json *j, const rlk_bench_setup *s,
+                              const rlk_bench_w2_stats *st, const rlk_bench_run_result *r)
+{
+    double dur = s->o.duration_s;
+    const char *last;
+    uint64_t errors = rlk_bench_errors(r, 0, &last);
+
+    rlk_bench_json_int(j, "contenders", s->o.clients);
+    rlk_bench_json_int(j, "hold_ms", s->o.hold_ms);
+    rlk_bench_json_str(j, "hold_mode", "sleep");
+    rlk_bench_json_int(j, "acquisitions", (long long)st->acquisitions);
+    rlk_bench_json_num(j, "acq_per_s", st->acquisitions / dur, 1);
+    rlk_bench_json_summary_us(j, "gap_us", &st->gap);
+    rlk_bench_json_summary_us(j, "handoff_other_us", &st->handoff_other);
+    rlk_bench_json_num(j, "handoffs_per_s", st->handoffs / dur, 1);
+    rlk_bench_json_num(j, "self_reacquire_frac", st->self_reacquire_frac, 4);
+    rlk_bench_json_summary_us(j, "wait_us", &st->wait);
+    rlk_bench_json_int(j, "waits_over_100ms", (long long)st->waits_over_100ms);
+    rlk_bench_json_num(j, "jain_fairness", st->jain_fairness, 4);
+    rlk_bench_json_int(j, "overlaps", (long long)st->overlaps);
+    rlk_bench_json_int(j, "giveups", (long long)rlk_bench_giveups(r));
+    rlk_bench_json_int(j, "stuck_at_deadline", r->stuck);
+    rlk_bench_json_summary_us(j, "hold_us", &st->hold);
+    rlk_bench_json_int(j, "errors", (long long)errors);
+    rlk_bench_json_str(j, "last_error", last);
+}
+
+static void rlk_bench_report_w2(const rlk_bench_setup *s, rlk_bench_run_result *r)
+{
+    rlk_bench_w2_stats st;
+    rlk_bench_json j;
+    size_t n;
+    rlk_bench_event *ev = rlk_bench_gather_events(r, &n);
+
+    if (rlk_bench_w2_compute(ev, n, s->o.clients, r->deadline_ns, &st) != 0)
+        rlk_bench_die(1, "out of memory");
+    if (s->o.events_out != NULL)
+        rlk_bench_write_events(s->o.events_out, ev, n);
+    if (st.overlaps > 0)
+        fprintf(stderr, "rlk-bench: MUTUAL EXCLUSION VIOLATED: %zu overlapping "
+                "acquisitions\n", st.overlaps);
+    if (r->stuck > 0)
+        fprintf(stderr, "rlk-bench: %d contender(s) still waiting %.3f s after the "
+                "deadline; abandoned\n", r->stuck, s->o.grace_s);
+    rlk_bench_json_begin(&j, stdout);
+    rlk_bench_json_common(&j, s);
+    rlk_bench_json_w2(&j, s, &st, r);
+    rlk_bench_json_end(&j);
+    free(ev);
+}
+
+/* ------------------------------------------------------------ main */
+
+int main(int argc, char **argv)
+{
+    static rlk_bench_setup s;
+    char err[RLK_BENCH_ERRLEN];
+    rlk_bench_run_result r;
+    redisContext *c;
+    int rc = rlk_bench_parse_opts(argc, argv, &s.o, err, sizeof err);
+
+    if (rc < 0) {
+        fprintf(stderr, "rlk-bench: %s (see rlk-bench --help)\n", err);
+        return 2;
+    }
+    if (rc > 0) {
+        rlk_bench_usage(stdout);
+        return 0;
+    }
+    if (s.o.events_out != NULL && s.o.workload != 2)
+        fprintf(stderr, "rlk-bench: --events-out applies to W2 only; ignored\n");
+    s.d = rlk_bench_pick_driver(&s.o);
+    rlk_bench_load_scripts(&s);
+    rlk_bench_make_ids(&s);
+    rlk_bench_make_target(&s);
+    c = rlk_bench_setup_connect(&s.o);
+    if (s.o.baseline) {
+        rlk_bench_script_load(c, &s.acquire);
+        rlk_bench_script_load(c, &s.release);
+    }
+    rlk_bench_del_keys(c, &s);
+    if (rlk_bench_run(&s.o, s.d, &s.t, s.ids, &r, err, sizeof err) != 0)
+        rlk_bench_die(1, err);
+    if (s.o.workload == 1)
+        rlk_bench_report_w1(&s, &r);
+    else
+        rlk_bench_report_w2(&s, &r);
+    rlk_bench_del_keys(c, &s);
+    redisFree(c);
+    if (r.unfinished > 0)
+        exit(0); /* abandoned threads still use the setup; the exit ends them */
+    rlk_bench_run_free(&r);
+    rlk_bench_script_free(&s.acquire);
+    rlk_bench_script_free(&s.release);
+    free(s.keys);
+    free(s.channels);
+    free(s.owners);
+    free(s.ids);
+    return 0;
+}

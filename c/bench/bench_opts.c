@@ -1,0 +1,186 @@
+/* bench_opts: see bench_opts.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "bench_opts.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void rlk_bench_usage(FILE *f)
+{
+    fputs("usage: rlk-bench --workload w1|w2 --clients N --duration SECONDS --port PORT\n"
+          "                 [--variant NAME] [--host 127.0.0.1] [--key-prefix PREFIX]\n"
+          "                 [--hold-ms 1] [--events-out FILE] [--grace SECONDS] [--baseline]\n"
+          "                 [--scripts-dir DIR]\n"
+          "\n"
+          "  --workload w1    uncontended: each client acquires and releases PREFIX:w1:<i>\n"
+          "  --workload w2    contended: N contenders on PREFIX:w2 (acquire, hold, release)\n"
+          "  --baseline       raw hiredis EVALSHA of the same scripts (W2: 1 ms retry poll)\n"
+          "  --variant NAME   label for the run (default: rlk, or baseline)\n"
+          "  --host HOST      loopback only: localhost, 127.0.0.0/8 or ::1 (default 127.0.0.1)\n"
+          "  --key-prefix P   every key used starts with P (default rlk-bench)\n"
+          "  --hold-ms MS     W2 hold time, slept (default 1)\n"
+          "  --events-out F   W2: one line per acquisition, contender,request_ns,acquire_ns,\n"
+          "                   release_ns (CLOCK_MONOTONIC ns since the common start)\n"
+          "  --grace S        waiters still blocked S seconds after the deadline are\n"
+          "                   abandoned and reported as stuck (default 3)\n"
+          "  --scripts-dir D  baseline: read <D>/reentrant/{acquire,release}.lua instead of\n"
+          "                   the library's embedded copies\n"
+          "\n"
+          "Prints one JSON object (schema peers-bench/1) as the last line of stdout.\n"
+          "Exit: 0 run completed, 1 setup failed (connect, scripts), 2 usage.\n", f);
+}
+
+static int rlk_bench_parse_int(const char *s, long lo, long hi, int *out)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int rlk_bench_parse_seconds(const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    double v;
+
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno != 0 || end == s || *end != '\0' || !isfinite(v) || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int rlk_bench_is_loopback(const char *host)
+{
+    struct in_addr a4;
+    struct in6_addr a6;
+
+    if (strcmp(host, "localhost") == 0)
+        return 1;
+    if (inet_pton(AF_INET, host, &a4) == 1)
+        return (ntohl(a4.s_addr) >> 24) == 127;
+    if (inet_pton(AF_INET6, host, &a6) == 1)
+        return memcmp(&a6, &in6addr_loopback, sizeof a6) == 0;
+    return 0;
+}
+
+static void rlk_bench_defaults(rlk_bench_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->host = "127.0.0.1";
+    o->key_prefix = "rlk-bench";
+    o->hold_ms = 1;
+    o->grace_s = 3.0;
+}
+
+/* One "--name value" option. Returns 0, or -1 with err. */
+static int rlk_bench_option(rlk_bench_opts *o, const char *name, const char *val,
+                            char *err, size_t errlen)
+{
+    int bad = 0;
+
+    if (strcmp(name, "--workload") == 0) {
+        o->workload = strcmp(val, "w1") == 0 ? 1 : strcmp(val, "w2") == 0 ? 2 : 0;
+        bad = o->workload == 0;
+    } else if (strcmp(name, "--clients") == 0) {
+        bad = rlk_bench_parse_int(val, 1, RLK_BENCH_MAX_CLIENTS, &o->clients);
+    } else if (strcmp(name, "--duration") == 0) {
+        bad = rlk_bench_parse_seconds(val, 0.001, 86400, &o->duration_s);
+    } else if (strcmp(name, "--grace") == 0) {
+        bad = rlk_bench_parse_seconds(val, 0, 3600, &o->grace_s);
+    } else if (strcmp(name, "--port") == 0) {
+        bad = rlk_bench_parse_int(val, 1, 65535, &o->port);
+    } else if (strcmp(name, "--hold-ms") == 0) {
+        bad = rlk_bench_parse_int(val, 0, 60000, &o->hold_ms);
+    } else if (strcmp(name, "--variant") == 0) {
+        o->variant = val;
+    } else if (strcmp(name, "--host") == 0) {
+        o->host = val;
+    } else if (strcmp(name, "--key-prefix") == 0) {
+        o->key_prefix = val;
+    } else if (strcmp(name, "--events-out") == 0) {
+        o->events_out = val;
+    } else if (strcmp(name, "--scripts-dir") == 0) {
+        o->scripts_dir = val;
+    } else {
+        snprintf(err, errlen, "unknown option %s", name);
+        return -1;
+    }
+    if (bad) {
+        snprintf(err, errlen, "bad value for %s: '%s'", name, val);
+        return -1;
+    }
+    return 0;
+}
+
+static int rlk_bench_check(const rlk_bench_opts *o, char *err, size_t errlen)
+{
+    if (o->workload == 0 || o->clients == 0 || o->duration_s == 0 || o->port == 0) {
+        snprintf(err, errlen, "--workload, --clients, --duration and --port are required");
+        return -1;
+    }
+    if (!rlk_bench_is_loopback(o->host)) {
+        snprintf(err, errlen, "refusing host '%s': rlk-bench connects to loopback only "
+                 "(localhost, 127.0.0.0/8, ::1)", o->host);
+        return -1;
+    }
+    if (o->key_prefix[0] == '\0' || strlen(o->key_prefix) > 200) {
+        snprintf(err, errlen, "--key-prefix must be 1..200 bytes");
+        return -1;
+    }
+    if (o->variant != NULL && (o->variant[0] == '\0' || strlen(o->variant) > 100)) {
+        snprintf(err, errlen, "--variant must be 1..100 bytes");
+        return -1;
+    }
+    return 0;
+}
+
+int rlk_bench_parse_opts(int argc, char **argv, rlk_bench_opts *o, char *err, size_t errlen)
+{
+    int i;
+
+    rlk_bench_defaults(o);
+    for (i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *eq = strchr(arg, '=');
+        char name[64];
+
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)
+            return 1;
+        if (strcmp(arg, "--baseline") == 0) {
+            o->baseline = 1;
+            continue;
+        }
+        if (strncmp(arg, "--", 2) != 0) {
+            snprintf(err, errlen, "unexpected argument '%s'", arg);
+            return -1;
+        }
+        if (eq == NULL) {
+            if (i + 1 >= argc) {
+                snprintf(err, errlen, "%s needs a value", arg);
+                return -1;
+            }
+            if (rlk_bench_option(o, arg, argv[++i], err, errlen) != 0)
+                return -1;
+            continue;
+        }
+        if ((size_t)(eq - arg) >= sizeof name) {
+            snprintf(err, errlen, "unknown option %s", arg);
+            return -1;
+        }
+        memcpy(name, arg, (size_t)(eq - arg));
+        name[eq - arg] = '\0';
+        if (rlk_bench_option(o, name, eq + 1, err, errlen) != 0)
+            return -1;
+    }
+    return rlk_bench_check(o, err, errlen);
+}

@@ -1,0 +1,34 @@
+/* bench_opts: rlk-bench's command line (see /work/shared/bench-schema.md). */
+#ifndef RLK_BENCH_OPTS_H
+#define RLK_BENCH_OPTS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define RLK_BENCH_MAX_CLIENTS 1024
+
+typedef struct rlk_bench_opts {
+    int workload;            /* 1 or 2 */
+    int clients;
+    double duration_s;
+    const char *variant;     /* NULL: "rlk" or "baseline" */
+    const char *host;        /* loopback only */
+    int port;
+    const char *key_prefix;
+    int hold_ms;
+    const char *events_out;  /* W2 only; NULL: none */
+    double grace_s;
+    int baseline;
+    const char *scripts_dir; /* NULL: the library's embedded set, else the source tree */
+} rlk_bench_opts;
+
+/* Returns 0 when *o is ready to run, 1 when --help was asked for, -1 with a
+ * message in err on a usage error. */
+int rlk_bench_parse_opts(int argc, char **argv, rlk_bench_opts *o, char *err, size_t errlen);
+
+/* Nonzero for "localhost", 127.0.0.0/8 and ::1. */
+int rlk_bench_is_loopback(const char *host);
+
+void rlk_bench_usage(FILE *f);
+
+#endif /* RLK_BENCH_OPTS_H */

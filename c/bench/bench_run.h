@@ -1,0 +1,50 @@
+/*
+ * bench_run: the contender threads. All contenders connect first, then
+ * start together; they stop starting acquisitions at the deadline; whatever
+ * has not finished `grace` seconds later is abandoned (its thread is left
+ * running and the process exits without it) and reported.
+ */
+#ifndef RLK_BENCH_RUN_H
+#define RLK_BENCH_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bench_driver.h"
+#include "bench_opts.h"
+#include "bench_stats.h"
+
+/* What one contender did, final once rlk_bench_run returns. */
+typedef struct rlk_bench_worker_result {
+    int64_t *lat;            /* W1: pair latencies, ns */
+    size_t nlat;
+    rlk_bench_event *ev;     /* W2: acquisitions, ns since the start */
+    size_t nev;
+    uint64_t errors;         /* failed calls other than W2 acquires */
+    uint64_t giveups;        /* W2: blocking acquires that returned without the lock */
+    char last_error[RLK_BENCH_ERRLEN];
+    int64_t end_ns;          /* when it finished, ns since the start; -1: abandoned */
+    int stuck;               /* abandoned while waiting in acquire */
+    int unfinished;          /* abandoned anywhere (stuck included) */
+} rlk_bench_worker_result;
+
+typedef struct rlk_bench_run_result {
+    int n;
+    rlk_bench_worker_result *w;   /* n entries */
+    int64_t deadline_ns;          /* duration, ns since the start */
+    int64_t closed_ns;            /* when results were taken, ns since the start */
+    int stuck;
+    int unfinished;
+} rlk_bench_run_result;
+
+/* Runs o->workload with one thread per identity. Returns 0 with *out
+ * filled; -1 with err when a contender could not connect (nothing ran). */
+int rlk_bench_run(const rlk_bench_opts *o, const rlk_bench_driver *d,
+                  const rlk_bench_target *t, const rlk_bench_identity *ids,
+                  rlk_bench_run_result *out, char *err, size_t errlen);
+
+/* Frees *r. Call only when r->unfinished == 0: abandoned threads may still
+ * use what the run shares with them. */
+void rlk_bench_run_free(rlk_bench_run_result *r);
+
+#endif /* RLK_BENCH_RUN_H */
