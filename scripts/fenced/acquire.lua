@@ -1,0 +1,82 @@
+-- name: fenced/acquire
+-- version: 1
+-- summary: Acquire or re-enter a fenced lock and issue a fencing token larger than every token issued before.
+-- redisson: RedissonFencedLock.tryLockInnerAsync (free or own -> incr token, hincrby, pexpire, {-1, token})
+-- time: server - a token is at least TIME in microseconds, so tokens keep rising after the token key expired
+-- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
+-- KEYS[2]: token - string key redisson_lock_token:{name} holding the last token issued
+-- ARGV[1]: lease_ms - lease in milliseconds, integer 1..1000000000000
+-- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
+-- return array: acquired or re-entered: {token}, the new fencing token max(last + 1, TIME in us)
+-- return integer: not acquired; the holder's remaining time to live in ms (PTTL, -1 if it has none); no token
+-- error RLK_BADARG: not exactly 2 keys and 2 arguments
+-- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
+-- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
+-- error RLK_WRONGTYPE: the lock key is not a hash, or the token key not a string holding an integer below 2^53-1
+-- end
+
+local function is_lease(s)
+  return #s <= 13 and s:find('^[1-9][0-9]*$') ~= nil and tonumber(s) <= 1e12
+end
+
+local MAX_TOKEN = 9007199254740991 -- 2^53 - 1: integers above it are not exact in a Lua number
+local GRACE_MS = 3600000           -- the token key outlives the lock and the last token's time by this much
+
+local function int(n)
+  return string.format('%.0f', n)
+end
+
+-- The last token a token key holds (nil when there is no key), or nil and an error reply.
+local function load_token(key)
+  local kind = redis.call('type', key).ok
+  if kind == 'none' then return nil end
+  if kind ~= 'string' then
+    return nil, redis.error_reply('RLK_WRONGTYPE token key holds a ' .. kind .. ', not a string')
+  end
+  local s = redis.call('get', key)
+  local n = (s == '0' or (#s <= 17 and s:find('^%-?[1-9][0-9]*$') ~= nil)) and tonumber(s)
+  if not n or n < -MAX_TOKEN or n >= MAX_TOKEN then
+    return nil, redis.error_reply('RLK_WRONGTYPE token key holds a string that is not an integer token')
+  end
+  return n
+end
+
+-- Server time in microseconds since the epoch.
+local function now_us()
+  local t = redis.call('time')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
+-- TTL for a token key whose last token is token: it outlives a lock leased now for lease_ms, and
+-- lives until the server clock has passed token, plus GRACE_MS either way.
+local function token_ttl(token, now, lease_ms)
+  local ahead_ms = math.ceil(math.max(0, token - now) / 1000)
+  return int(tonumber(lease_ms) + ahead_ms + GRACE_MS)
+end
+
+if #KEYS ~= 2 or #ARGV ~= 2 then
+  return redis.error_reply('RLK_BADARG expected 2 keys and 2 arguments')
+end
+local lock, token_key, lease_ms, owner = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
+if not is_lease(lease_ms) then
+  return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
+end
+if #owner < 1 or #owner > 1024 then
+  return redis.error_reply('RLK_BADOWNER owner must be 1..1024 bytes')
+end
+local kind = redis.call('type', lock).ok
+if kind ~= 'none' and kind ~= 'hash' then
+  return redis.error_reply('RLK_WRONGTYPE lock key holds a ' .. kind .. ', not a hash')
+end
+local last, err = load_token(token_key)
+if err then return err end
+
+if kind == 'hash' and redis.call('hexists', lock, owner) == 0 then
+  return redis.call('pttl', lock)
+end
+local now = now_us()
+local token = math.max((last or 0) + 1, now)
+redis.call('hincrby', lock, owner, 1)
+redis.call('pexpire', lock, lease_ms)
+redis.call('set', token_key, int(token), 'PX', token_ttl(token, now, lease_ms))
+return { token }

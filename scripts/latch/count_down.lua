@@ -1,0 +1,45 @@
+-- name: latch/count_down
+-- version: 1
+-- summary: Count a latch down by one; at zero delete it and wake every waiter.
+-- redisson: RedissonCountDownLatch.countDownAsync (decr; <= 0 -> del; == 0 -> publish 0)
+-- time: none
+-- KEYS[1]: latch - a string key holding the remaining count; no key means count 0 (open)
+-- KEYS[2]: channel - latch channel redisson_countdownlatch__channel__{name}
+-- return integer: the count left; 0: open, the key deleted now and message 0 published (no key: nothing changed)
+-- error RLK_BADARG: not exactly 2 keys and no arguments
+-- error RLK_WRONGTYPE: the latch key holds a non-string, or a string that is not an integer in +-(2^53-1)
+-- end
+
+local MAX_COUNT = 9007199254740991
+
+-- The count a latch key holds (nil when there is no key), or nil and an error reply.
+local function load_count(key)
+  local kind = redis.call('type', key).ok
+  if kind == 'none' then return nil end
+  if kind ~= 'string' then
+    return nil, redis.error_reply('RLK_WRONGTYPE latch key holds a ' .. kind .. ', not a string')
+  end
+  local s = redis.call('get', key)
+  local n = (s == '0' or (#s <= 17 and s:find('^%-?[1-9][0-9]*$') ~= nil)) and tonumber(s)
+  if not n or n < -MAX_COUNT or n > MAX_COUNT then
+    return nil, redis.error_reply('RLK_WRONGTYPE latch key holds a string that is not an integer count')
+  end
+  return n
+end
+
+if #KEYS ~= 2 or #ARGV ~= 0 then
+  return redis.error_reply('RLK_BADARG expected 2 keys and no arguments')
+end
+local latch, channel = KEYS[1], KEYS[2]
+local count, err = load_count(latch)
+if err then return err end
+
+if count == nil then
+  return 0
+end
+if count > 1 then
+  return redis.call('decr', latch)
+end
+redis.call('del', latch)
+redis.call('publish', channel, '0')
+return 0

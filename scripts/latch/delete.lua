@@ -1,0 +1,28 @@
+-- name: latch/delete
+-- version: 1
+-- summary: Delete a count-down latch (it reads as open, count 0) and wake every waiter.
+-- redisson: RedissonCountDownLatch.deleteAsync (del == 1 -> publish 1, 1; else 0)
+-- time: none
+-- KEYS[1]: latch - a string key holding the remaining count; no key means count 0 (open)
+-- KEYS[2]: channel - latch channel redisson_countdownlatch__channel__{name}
+-- return 1: the key was deleted; message 0 (zero reached) published on channel
+-- return 0: there was no key; nothing changed, nothing published
+-- error RLK_BADARG: not exactly 2 keys and no arguments
+-- error RLK_WRONGTYPE: the latch key holds a value that is not a string
+-- end
+
+if #KEYS ~= 2 or #ARGV ~= 0 then
+  return redis.error_reply('RLK_BADARG expected 2 keys and no arguments')
+end
+local latch, channel = KEYS[1], KEYS[2]
+local kind = redis.call('type', latch).ok
+if kind ~= 'none' and kind ~= 'string' then
+  return redis.error_reply('RLK_WRONGTYPE latch key holds a ' .. kind .. ', not a string')
+end
+
+if kind == 'none' then
+  return 0
+end
+redis.call('del', latch)
+redis.call('publish', channel, '0')
+return 1

@@ -1,0 +1,121 @@
+-- name: psemaphore/acquire
+-- version: 1
+-- summary: Take permits from a permit-expirable semaphore, each stored under a caller-made id until it expires.
+-- redisson: RedissonPermitExpirableSemaphore.tryAcquireAsync (reclaim; decrby + zadd ids; else ':' nearest expiry)
+-- time: server - "now" (which permits expired) and each new permit's expiry (TIME in ms + lease_ms) come from TIME
+-- KEYS[1]: semaphore - a string key holding the number of available permits
+-- KEYS[2]: timeouts - sorted set {name}:timeout; member permit id -> expiry time in ms since the epoch
+-- KEYS[3]: channel - wake-up channel redisson_sc:{name}
+-- ARGV[1]: lease_ms - how long each new permit lives, integer 1..1000000000000
+-- ARGV[2..n]: ids - one new permit id per permit to take (e.g. 16 random bytes), each 1..1024 bytes, all distinct
+-- return array: acquired: the ids in ARGV order, stored with expiry TIME + lease_ms; count decreased by their number
+-- return integer: not acquired; ms until the earliest held permit expires (how long to wait at most)
+-- return nil: not acquired, and no held permit expires by itself (none held, or only Redisson's lease-less ones)
+-- error RLK_BADARG: fewer than 2 arguments, not exactly 3 keys, an id empty, too long or repeated, or held already
+-- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
+-- error RLK_WRONGTYPE: semaphore key not a string holding an integer in +-(2^53-1), or timeouts key not a zset
+-- end
+
+local MAX_COUNT = 9007199254740991
+local NON_EXPIRABLE = 922337203685477 -- the expiry Redisson gives a permit acquired without a lease
+
+local function is_lease(s)
+  return #s <= 13 and s:find('^[1-9][0-9]*$') ~= nil and tonumber(s) <= 1e12
+end
+
+local function int(n)
+  return string.format('%.0f', n)
+end
+
+-- The count a semaphore key holds (nil when there is no key), or nil and an error reply.
+local function load_count(key)
+  local kind = redis.call('type', key).ok
+  if kind == 'none' then return nil end
+  if kind ~= 'string' then
+    return nil, redis.error_reply('RLK_WRONGTYPE semaphore key holds a ' .. kind .. ', not a string')
+  end
+  local s = redis.call('get', key)
+  local n = (s == '0' or (#s <= 17 and s:find('^%-?[1-9][0-9]*$') ~= nil)) and tonumber(s)
+  if not n or n < -MAX_COUNT or n > MAX_COUNT then
+    return nil, redis.error_reply('RLK_WRONGTYPE semaphore key holds a string that is not an integer count')
+  end
+  return n
+end
+
+local function now_ms()
+  local t = redis.call('time')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- Returns expired permits to the count (the caller has checked the sum stays in range).
+local function reclaim(semaphore, timeouts, now, expired)
+  if expired > 0 then
+    redis.call('zremrangebyscore', timeouts, '-inf', int(now))
+    redis.call('incrby', semaphore, expired)
+  end
+end
+
+if #KEYS ~= 3 or #ARGV < 2 then
+  return redis.error_reply('RLK_BADARG expected 3 keys and 2 or more arguments')
+end
+local semaphore, timeouts, channel, lease_ms = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
+if not is_lease(lease_ms) then
+  return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
+end
+local ids, seen = {}, {}
+for i = 2, #ARGV do
+  local id = ARGV[i]
+  if #id < 1 or #id > 1024 then
+    return redis.error_reply('RLK_BADARG permit id ' .. (i - 1) .. ' must be 1..1024 bytes')
+  end
+  if seen[id] then
+    return redis.error_reply('RLK_BADARG permit id ' .. (i - 1) .. ' repeats permit id ' .. seen[id])
+  end
+  seen[id] = i - 1
+  ids[i - 1] = id
+end
+local count, err = load_count(semaphore)
+if err then return err end
+local tkind = redis.call('type', timeouts).ok
+if tkind ~= 'none' and tkind ~= 'zset' then
+  return redis.error_reply('RLK_WRONGTYPE timeouts key holds a ' .. tkind .. ', not a zset')
+end
+local now = now_ms()
+for i, id in ipairs(ids) do
+  local score = redis.call('zscore', timeouts, id)
+  if score and tonumber(score) > now then
+    return redis.error_reply('RLK_BADARG permit id ' .. i .. ' is held already')
+  end
+end
+local before = count or 0
+local expired = redis.call('zcount', timeouts, '-inf', int(now))
+if before + expired > MAX_COUNT then
+  return redis.error_reply('RLK_BADARG reclaiming expired permits would take the count above 9007199254740991')
+end
+
+reclaim(semaphore, timeouts, now, expired)
+local available = before + expired
+local acquired = available >= #ids
+if acquired then
+  redis.call('decrby', semaphore, #ids)
+  local expiry = int(now + tonumber(lease_ms))
+  for _, id in ipairs(ids) do
+    redis.call('zadd', timeouts, expiry, id)
+  end
+  local ttl = redis.call('pttl', semaphore)
+  if ttl > 0 then
+    redis.call('pexpire', timeouts, ttl)
+  end
+  available = available - #ids
+end
+if available > before and available > 0 then
+  redis.call('publish', channel, int(available))
+end
+if acquired then
+  return ids
+end
+local first = redis.call('zrange', timeouts, 0, 0, 'WITHSCORES')
+if first[2] ~= nil and tonumber(first[2]) < NON_EXPIRABLE then
+  return tonumber(first[2]) - now
+end
+return nil

@@ -1,0 +1,55 @@
+-- name: semaphore/add_permits
+-- version: 1
+-- summary: Add to (or, with a negative delta, take from) a semaphore's count without waiting.
+-- redisson: RedissonSemaphore.addPermitsAsync(permits) (set get + delta, publish the new count)
+-- time: none
+-- KEYS[1]: semaphore - a string key holding the number of available permits
+-- KEYS[2]: channel - wake-up channel redisson_sc:{name}
+-- ARGV[1]: delta - permits to add, integer -1000000000000..1000000000000 (may be negative or 0)
+-- return integer: the new count (the key is created when missing, its TTL kept when present)
+-- error RLK_BADARG: not exactly 2 keys and 1 argument, delta malformed or out of range, or overflow
+-- error RLK_WRONGTYPE: the semaphore key holds a non-string, or a string that is not an integer in +-(2^53-1)
+-- end
+
+local MAX_COUNT = 9007199254740991
+
+local function is_delta(s)
+  if s == '0' then return true end
+  local digits = s:match('^%-?([1-9][0-9]*)$')
+  return digits ~= nil and #digits <= 13 and tonumber(digits) <= 1e12
+end
+
+-- The count a semaphore key holds (nil when there is no key), or nil and an error reply.
+local function load_count(key)
+  local kind = redis.call('type', key).ok
+  if kind == 'none' then return nil end
+  if kind ~= 'string' then
+    return nil, redis.error_reply('RLK_WRONGTYPE semaphore key holds a ' .. kind .. ', not a string')
+  end
+  local s = redis.call('get', key)
+  local n = (s == '0' or (#s <= 17 and s:find('^%-?[1-9][0-9]*$') ~= nil)) and tonumber(s)
+  if not n or n < -MAX_COUNT or n > MAX_COUNT then
+    return nil, redis.error_reply('RLK_WRONGTYPE semaphore key holds a string that is not an integer count')
+  end
+  return n
+end
+
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('RLK_BADARG expected 2 keys and 1 argument')
+end
+local semaphore, channel, delta = KEYS[1], KEYS[2], ARGV[1]
+if not is_delta(delta) then
+  return redis.error_reply('RLK_BADARG delta must be an integer in -1000000000000..1000000000000')
+end
+local count, err = load_count(semaphore)
+if err then return err end
+local old = count or 0
+if math.abs(old + tonumber(delta)) > MAX_COUNT then
+  return redis.error_reply('RLK_BADARG adding delta would take the count beyond +-9007199254740991')
+end
+
+local new = redis.call('incrby', semaphore, delta)
+if new > 0 and new > old then
+  redis.call('publish', channel, string.format('%.0f', new))
+end
+return new

@@ -1,0 +1,42 @@
+-- name: semaphore/drain
+-- version: 1
+-- summary: Take every available permit at once (a negative count is reset to 0); publishes nothing.
+-- redisson: RedissonSemaphore.drainPermitsAsync (get; set 0; return the old count)
+-- time: none
+-- KEYS[1]: semaphore - a string key holding the number of available permits
+-- return integer: the count before the call (0 when there was no key, which stays missing); the count is now 0
+-- error RLK_BADARG: not exactly 1 key and no arguments
+-- error RLK_WRONGTYPE: the semaphore key holds a non-string, or a string that is not an integer in +-(2^53-1)
+-- end
+
+local MAX_COUNT = 9007199254740991
+
+-- The count a semaphore key holds (nil when there is no key), or nil and an error reply.
+local function load_count(key)
+  local kind = redis.call('type', key).ok
+  if kind == 'none' then return nil end
+  if kind ~= 'string' then
+    return nil, redis.error_reply('RLK_WRONGTYPE semaphore key holds a ' .. kind .. ', not a string')
+  end
+  local s = redis.call('get', key)
+  local n = (s == '0' or (#s <= 17 and s:find('^%-?[1-9][0-9]*$') ~= nil)) and tonumber(s)
+  if not n or n < -MAX_COUNT or n > MAX_COUNT then
+    return nil, redis.error_reply('RLK_WRONGTYPE semaphore key holds a string that is not an integer count')
+  end
+  return n
+end
+
+if #KEYS ~= 1 or #ARGV ~= 0 then
+  return redis.error_reply('RLK_BADARG expected 1 key and no arguments')
+end
+local semaphore = KEYS[1]
+local count, err = load_count(semaphore)
+if err then return err end
+
+if count == nil then
+  return 0
+end
+if count ~= 0 then
+  redis.call('decrby', semaphore, string.format('%.0f', count))
+end
+return count

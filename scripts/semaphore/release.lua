@@ -1,0 +1,52 @@
+-- name: semaphore/release
+-- version: 1
+-- summary: Give permits back to a semaphore (creating its key if missing) and wake waiters.
+-- redisson: RedissonSemaphore.releaseAsync(permits) (incrby, publish the new count)
+-- time: none
+-- KEYS[1]: semaphore - a string key holding the number of available permits
+-- KEYS[2]: channel - wake-up channel redisson_sc:{name}
+-- ARGV[1]: permits - permits to give back, integer 1..1000000000000
+-- return integer: the new count; when it is > 0 it was published on channel
+-- error RLK_BADARG: not exactly 2 keys and 1 argument, permits not an integer in 1..1000000000000, or overflow
+-- error RLK_WRONGTYPE: the semaphore key holds a non-string, or a string that is not an integer in +-(2^53-1)
+-- end
+
+local MAX_COUNT = 9007199254740991
+
+local function is_permits(s)
+  return #s <= 13 and s:find('^[1-9][0-9]*$') ~= nil and tonumber(s) <= 1e12
+end
+
+-- The count a semaphore key holds (nil when there is no key), or nil and an error reply.
+local function load_count(key)
+  local kind = redis.call('type', key).ok
+  if kind == 'none' then return nil end
+  if kind ~= 'string' then
+    return nil, redis.error_reply('RLK_WRONGTYPE semaphore key holds a ' .. kind .. ', not a string')
+  end
+  local s = redis.call('get', key)
+  local n = (s == '0' or (#s <= 17 and s:find('^%-?[1-9][0-9]*$') ~= nil)) and tonumber(s)
+  if not n or n < -MAX_COUNT or n > MAX_COUNT then
+    return nil, redis.error_reply('RLK_WRONGTYPE semaphore key holds a string that is not an integer count')
+  end
+  return n
+end
+
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('RLK_BADARG expected 2 keys and 1 argument')
+end
+local semaphore, channel, permits = KEYS[1], KEYS[2], ARGV[1]
+if not is_permits(permits) then
+  return redis.error_reply('RLK_BADARG permits must be an integer in 1..1000000000000')
+end
+local count, err = load_count(semaphore)
+if err then return err end
+if (count or 0) + tonumber(permits) > MAX_COUNT then
+  return redis.error_reply('RLK_BADARG releasing permits would take the count above 9007199254740991')
+end
+
+local new = redis.call('incrby', semaphore, permits)
+if new > 0 then
+  redis.call('publish', channel, string.format('%.0f', new))
+end
+return new

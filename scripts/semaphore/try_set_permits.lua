@@ -1,0 +1,38 @@
+-- name: semaphore/try_set_permits
+-- version: 1
+-- summary: Initialise a semaphore's permit count, only if it has no count yet.
+-- redisson: RedissonSemaphore.trySetPermitsAsync(permits) (no key -> set, publish, 1; else 0)
+-- time: none
+-- KEYS[1]: semaphore - a string key holding the number of available permits
+-- KEYS[2]: channel - wake-up channel redisson_sc:{name}
+-- ARGV[1]: permits - the initial count, integer 0..1000000000000
+-- return 1: the key was missing and now holds permits (no TTL); a count > 0 was published on channel
+-- return 0: the semaphore already has a count; nothing changed
+-- error RLK_BADARG: not exactly 2 keys and 1 argument, or permits is not an integer in 0..1000000000000
+-- error RLK_WRONGTYPE: the semaphore key holds a value that is not a string
+-- end
+
+local function is_count(s)
+  return s == '0' or (#s <= 13 and s:find('^[1-9][0-9]*$') ~= nil and tonumber(s) <= 1e12)
+end
+
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('RLK_BADARG expected 2 keys and 1 argument')
+end
+local semaphore, channel, permits = KEYS[1], KEYS[2], ARGV[1]
+if not is_count(permits) then
+  return redis.error_reply('RLK_BADARG permits must be an integer in 0..1000000000000')
+end
+local kind = redis.call('type', semaphore).ok
+if kind ~= 'none' and kind ~= 'string' then
+  return redis.error_reply('RLK_WRONGTYPE semaphore key holds a ' .. kind .. ', not a string')
+end
+
+if kind ~= 'none' then
+  return 0
+end
+redis.call('set', semaphore, permits)
+if permits ~= '0' then
+  redis.call('publish', channel, permits)
+end
+return 1

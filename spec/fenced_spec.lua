@@ -1,0 +1,420 @@
+-- Specs of scripts/fenced/*.lua on the backend RLK_BACKEND picks (mock or a real redis-server).
+package.path = "spec/?.lua;" .. package.path
+local backend = require("support.backend")
+local helpers = require("support.helpers")
+local sa = require("script_asserts")
+
+local NIL = backend.NIL
+local LOCK, CHANNEL, TOKEN = "{ledger}", "redisson_lock__channel:{ledger}", "redisson_lock_token:{ledger}"
+local A, B = "5f0c-uuid-a:1", "5f0c-uuid-b:9"
+local LEASE = 30000
+local GRACE = 3600000 -- how long the token key outlives the lock (scripts/fenced: GRACE_MS)
+local it_virtual = helpers.it_virtual
+
+local r = backend.new()
+
+local function acquire(owner, lease)
+  return r:script("fenced/acquire", { LOCK, TOKEN }, { tostring(lease or LEASE), owner })
+end
+local function release(owner, lease)
+  return r:script("fenced/release", { LOCK, CHANNEL, TOKEN }, { owner, tostring(lease or LEASE) })
+end
+local function renew(owner, lease)
+  return r:script("fenced/renew", { LOCK, TOKEN }, { tostring(lease or LEASE), owner })
+end
+local function token() return r:script("fenced/token", { TOKEN }, {}) end
+
+-- The server's clock in microseconds (TIME), as the scripts read it.
+local function server_us()
+  local t = r:call("TIME")
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
+-- The token of an acquired reply ({token}); fails on any other reply.
+local function token_of(reply)
+  assert.is_table(reply, "expected an acquired reply {token}")
+  assert.is_nil(reply.err, reply.err)
+  assert.equal(1, #reply)
+  assert.is_number(reply[1])
+  return reply[1]
+end
+
+-- Acquires (or re-enters) for owner and returns the token issued.
+local function acquire_token(owner, lease)
+  return token_of(acquire(owner, lease))
+end
+
+local function stored_token() return tonumber(r:call("GET", TOKEN)) end
+
+before_each(function() r:reset() end)
+
+-- Wrong-type lock key, or token key that is not a string holding an integer below 2^53-1:
+-- RLK_WRONGTYPE and both keys untouched.
+local function wrongtype_cases(call)
+  it("refuses a lock key that is not a hash, or a bad token key, with RLK_WRONGTYPE", function()
+    local setups = { { LOCK, { "SET", "%s", "x" } } }
+    for _, k in ipairs({ "list", "set", "zset" }) do
+      setups[#setups + 1] = { LOCK, sa.OTHER_TYPES[k] }
+      setups[#setups + 1] = { TOKEN, sa.OTHER_TYPES[k] }
+    end
+    setups[#setups + 1] = { TOKEN, { "HSET", "%s", "f", "1" } }
+    for _, v in ipairs({ "abc", "", "1.5", "01", "+1", "-0", "9007199254740991", "9007199254740992",
+                         "99999999999999999999" }) do
+      setups[#setups + 1] = { TOKEN, { "SET", "%s", v } }
+    end
+    for _, setup in ipairs(setups) do
+      r:call("DEL", LOCK, TOKEN)
+      if setup[1] == TOKEN then r:call("HSET", LOCK, A, "1") end
+      sa.make(r, setup[2], setup[1])
+      r:published()
+      local before = sa.snapshot(r, { LOCK, TOKEN })
+      sa.assert_error(call(), "RLK_WRONGTYPE")
+      sa.assert_unchanged(r, before)
+    end
+  end)
+end
+
+-- Bad leases, bad owners and wrong counts; each refused call leaves the lock and token as they were.
+-- call(lease, owner) runs the script with those two arguments.
+local function validation_cases(call, scripted)
+  describe("refuses bad arguments without changing anything", function()
+    before_each(function()
+      token_of(acquire(A, 5000))
+      r:published()
+    end)
+
+    it("a lease that is not an integer in 1..10^12", function()
+      for _, lease in ipairs(sa.BAD_LEASES) do
+        local before = sa.snapshot(r, { LOCK, TOKEN })
+        sa.assert_error(call(lease, A), "RLK_BADLEASE")
+        sa.assert_unchanged(r, before)
+      end
+    end)
+
+    it("an empty owner or one longer than 1024 bytes", function()
+      for _, owner in ipairs({ "", string.rep("x", 1025) }) do
+        local before = sa.snapshot(r, { LOCK, TOKEN })
+        sa.assert_error(call("60000", owner), "RLK_BADOWNER")
+        sa.assert_unchanged(r, before)
+      end
+    end)
+
+    it("the wrong number of keys or arguments", function()
+      for _, case in ipairs(scripted) do
+        local before = sa.snapshot(r, { LOCK, TOKEN })
+        sa.assert_error(r:script(case[1], case[2], case[3]), "RLK_BADARG")
+        sa.assert_unchanged(r, before)
+      end
+    end)
+  end)
+end
+
+describe("fenced/acquire", function()
+  it("takes a free lock: count 1, lease set, token = server TIME in us, token key outlives the lock", function()
+    local t0 = server_us()
+    local t = acquire_token(A)
+    local t1 = server_us()
+    assert.is_true(t >= t0 and t <= t1, string.format("token %.0f not in %.0f..%.0f", t, t0, t1))
+    assert.same({ A, "1" }, r:call("HGETALL", LOCK))
+    sa.assert_pttl(r, LOCK, LEASE, LEASE - sa.TTL_SLACK_MS)
+    assert.equal(t, stored_token())
+    sa.assert_pttl(r, TOKEN, LEASE + GRACE, LEASE + GRACE - sa.TTL_SLACK_MS)
+    assert.same({}, r:published())
+  end)
+
+  it("re-enters for the same owner with a new, larger token (every acquisition gets one)", function()
+    local t1 = acquire_token(A, 2000)
+    local t2 = acquire_token(A, 600000)
+    assert.is_true(t2 > t1)
+    assert.equal("2", r:call("HGET", LOCK, A))
+    sa.assert_pttl(r, LOCK, 600000, 600000 - sa.TTL_SLACK_MS)
+    assert.equal(t2, stored_token())
+  end)
+
+  it("refuses another owner with the holder's PTTL and issues no token", function()
+    acquire_token(A, 20000)
+    local before = sa.snapshot(r, { LOCK, TOKEN })
+    local ttl = acquire(B, 600000)
+    assert.is_number(ttl)
+    assert.is_true(ttl > 0 and ttl <= 20000, "PTTL reply " .. ttl)
+    sa.assert_unchanged(r, before)
+  end)
+
+  it("replies -1, not an acquired reply, when the holder's hash has no TTL", function()
+    r:call("HSET", LOCK, B, "1")
+    assert.equal(-1, acquire(A))
+    assert.equal(0, r:call("EXISTS", TOKEN))
+  end)
+
+  it("issues strictly increasing tokens across owners and releases", function()
+    local last = 0
+    for i = 1, 20 do
+      local owner = (i % 2 == 0) and A or B
+      local t = acquire_token(owner)
+      assert.is_true(t > last, string.format("token %.0f after %.0f", t, last))
+      last = t
+      assert.equal(1, release(owner))
+    end
+  end)
+
+  it("jumps a small (Redisson INCR) token up to the server's TIME in us", function()
+    r:call("SET", TOKEN, "41")
+    local t0 = server_us()
+    local t = acquire_token(A)
+    assert.is_true(t >= t0 and t <= server_us())
+  end)
+
+  it("counts on from a token ahead of the clock and keeps its key until the clock has passed it", function()
+    local ahead = server_us() + 5000 * 1000000 -- 5000 s ahead
+    r:call("SET", TOKEN, string.format("%.0f", ahead))
+    assert.equal(ahead + 1, acquire_token(A))
+    assert.equal(ahead + 1, stored_token())
+    local floor = LEASE + 5000 * 1000 + GRACE - sa.TTL_SLACK_MS
+    sa.assert_pttl(r, TOKEN, LEASE + 5000 * 1000 + GRACE + 1, floor)
+  end)
+
+  it("accepts a stored token up to 2^53-2 and issues 2^53-1 exactly", function()
+    r:call("SET", TOKEN, "9007199254740990")
+    assert.equal(9007199254740991, acquire_token(A))
+    assert.equal("9007199254740991", r:call("GET", TOKEN))
+  end)
+
+  it("accepts the smallest and the largest lease, and an owner of 1024 bytes", function()
+    local owner = string.rep("o", 1024)
+    acquire_token(owner, "1000000000000")
+    sa.assert_pttl(r, LOCK, 1000000000000, 1000000000000 - sa.TTL_SLACK_MS)
+    sa.assert_pttl(r, TOKEN, 1000000000000 + GRACE, 1000000000000 + GRACE - sa.TTL_SLACK_MS)
+    acquire_token(owner, "1")
+    assert.equal("2", r:call("HGET", LOCK, owner))
+  end)
+
+  it_virtual("lets another owner in once the lease ran out, with a larger token", function()
+    local t1 = acquire_token(A, 1000)
+    r:advance(999)
+    assert.equal(1, acquire(B))
+    r:advance(1)
+    assert.equal(0, acquire(B)) -- Redis expires a key once the clock is past its expire time
+    r:advance(1)
+    local t2 = acquire_token(B)
+    assert.is_true(t2 > t1)
+    assert.same({ B, "1" }, r:call("HGETALL", LOCK))
+  end)
+
+  it_virtual("keeps the token key after the lock expired (TTL lease + 1 h)", function()
+    local t1 = acquire_token(A, 1000)
+    r:advance(1000 + GRACE)
+    assert.equal(0, r:call("EXISTS", LOCK))
+    assert.equal(t1, stored_token())
+    r:advance(1)
+    assert.equal(0, r:call("EXISTS", TOKEN))
+  end)
+
+  it_virtual("never goes back after the token key expired: the next token is the later TIME", function()
+    local t1 = acquire_token(A, 1000)
+    assert.equal(1, release(A))
+    r:advance(1000 + GRACE + 1)
+    assert.equal(0, r:call("EXISTS", TOKEN))
+    assert.equal(0, token())
+    local t2 = acquire_token(B, 1000)
+    assert.is_true(t2 > t1, string.format("token %.0f after %.0f", t2, t1))
+  end)
+
+  it_virtual("never goes back after the key of a token ahead of the clock expired", function()
+    local ahead_us = 600 * 1000000 -- the last token is 10 minutes ahead of the clock
+    r:call("SET", TOKEN, string.format("%.0f", server_us() + ahead_us))
+    local t1 = acquire_token(A, 1000)
+    assert.equal(1, release(A))
+    local pttl = r:call("PTTL", TOKEN)
+    assert.is_true(pttl >= 1000 + 600000 + GRACE, "token key PTTL " .. pttl)
+    r:advance(pttl + 1)
+    assert.equal(0, r:call("EXISTS", TOKEN))
+    local t2 = acquire_token(B, 1000)
+    assert.is_true(t2 > t1, string.format("token %.0f after %.0f", t2, t1))
+  end)
+
+  it_virtual("never goes back when the server clock steps back while the token key lives", function()
+    local t1 = acquire_token(A, 1000)
+    assert.equal(1, release(A))
+    r.mock:set_now(r:time_ms() - 600000)
+    local t2 = acquire_token(B, 1000)
+    assert.equal(t1 + 1, t2)
+  end)
+
+  wrongtype_cases(function() return acquire(A) end)
+  validation_cases(function(lease, owner) return acquire(owner, lease) end, {
+    { "fenced/acquire", { LOCK }, { "1000", A } },
+    { "fenced/acquire", { LOCK, TOKEN, CHANNEL }, { "1000", A } },
+    { "fenced/acquire", { LOCK, TOKEN }, { "1000" } },
+    { "fenced/acquire", { LOCK, TOKEN }, { "1000", A, "extra" } },
+  })
+end)
+
+describe("fenced/release", function()
+  it("releases the last hold: lock deleted, 0 published, token key kept as it was", function()
+    local t = acquire_token(A)
+    local pttl = r:call("PTTL", TOKEN)
+    r:published()
+    assert.equal(1, release(A))
+    assert.equal(0, r:call("EXISTS", LOCK))
+    assert.same({ { channel = CHANNEL, message = "0" } }, r:published())
+    assert.equal(t, stored_token())
+    local now = r:call("PTTL", TOKEN)
+    assert.is_true(now <= pttl and now > pttl - sa.TTL_SLACK_MS, "token key PTTL " .. now)
+  end)
+
+  it("leaves one reentry: count - 1, lease reset, token key renewed to outlive it", function()
+    acquire_token(A, 2000)
+    acquire_token(A, 2000)
+    r:published()
+    assert.equal(0, release(A, 7200000))
+    assert.equal("1", r:call("HGET", LOCK, A))
+    sa.assert_pttl(r, LOCK, 7200000, 7200000 - sa.TTL_SLACK_MS)
+    -- + 1 ms: the second token may be a microsecond ahead of the clock (last + 1)
+    sa.assert_pttl(r, TOKEN, 7200000 + GRACE + 1, 7200000 + GRACE - sa.TTL_SLACK_MS)
+    assert.same({}, r:published())
+  end)
+
+  it("leaves one reentry without recreating a token key someone deleted", function()
+    acquire_token(A)
+    acquire_token(A)
+    r:call("DEL", TOKEN)
+    assert.equal(0, release(A))
+    assert.equal(0, r:call("EXISTS", TOKEN))
+  end)
+
+  it("replies nil to another owner and changes nothing", function()
+    acquire_token(A)
+    r:published()
+    local before = sa.snapshot(r, { LOCK, TOKEN })
+    assert.equal(NIL, release(B))
+    sa.assert_unchanged(r, before)
+  end)
+
+  it("replies nil when there is no lock, creates nothing and publishes nothing", function()
+    assert.equal(NIL, release(A))
+    assert.equal(0, r:call("EXISTS", LOCK, TOKEN))
+    assert.same({}, r:published())
+  end)
+
+  it_virtual("replies nil once the lease ran out", function()
+    acquire_token(A, 1000)
+    r:advance(1001)
+    r:published()
+    assert.equal(NIL, release(A))
+    assert.same({}, r:published())
+  end)
+
+  wrongtype_cases(function() return release(A) end)
+  validation_cases(function(lease, owner) return release(owner, lease) end, {
+    { "fenced/release", { LOCK, CHANNEL }, { A, "1000" } },
+    { "fenced/release", { LOCK, CHANNEL, TOKEN, "x" }, { A, "1000" } },
+    { "fenced/release", { LOCK, CHANNEL, TOKEN }, { A } },
+    { "fenced/release", { LOCK, CHANNEL, TOKEN }, { A, "1000", "0" } },
+  })
+end)
+
+describe("fenced/renew", function()
+  it("resets the lease of a lock the owner holds and makes the token key outlive it", function()
+    local t = acquire_token(A, 2000)
+    assert.equal(1, renew(A, 7200000))
+    sa.assert_pttl(r, LOCK, 7200000, 7200000 - sa.TTL_SLACK_MS)
+    sa.assert_pttl(r, TOKEN, 7200000 + GRACE, 7200000 + GRACE - sa.TTL_SLACK_MS)
+    assert.equal(t, stored_token())
+    assert.equal("1", r:call("HGET", LOCK, A))
+  end)
+
+  it("keeps a token ahead of the clock alive until the clock has passed it", function()
+    r:call("SET", TOKEN, string.format("%.0f", server_us() + 5000 * 1000000))
+    acquire_token(A)
+    assert.equal(1, renew(A, 1000))
+    sa.assert_pttl(r, TOKEN, 1000 + 5000 * 1000 + GRACE + 1, 1000 + 5000 * 1000 + GRACE - sa.TTL_SLACK_MS)
+  end)
+
+  it("replies 1 without recreating a token key someone deleted", function()
+    acquire_token(A)
+    r:call("DEL", TOKEN)
+    assert.equal(1, renew(A))
+    assert.equal(0, r:call("EXISTS", TOKEN))
+  end)
+
+  it("replies 0 to another owner and changes nothing", function()
+    acquire_token(A, 5000)
+    local before = sa.snapshot(r, { LOCK, TOKEN })
+    assert.equal(0, renew(B, 600000))
+    sa.assert_unchanged(r, before)
+  end)
+
+  it("replies 0 when there is no lock and creates nothing", function()
+    assert.equal(0, renew(A))
+    assert.equal(0, r:call("EXISTS", LOCK, TOKEN))
+  end)
+
+  it_virtual("replies 0 once the lease ran out (the watchdog's lost-lock signal)", function()
+    acquire_token(A, 1000)
+    r:advance(1001)
+    assert.equal(0, renew(A))
+    assert.equal(0, r:call("EXISTS", LOCK))
+  end)
+
+  it_virtual("keeps the token key alive as long as the watchdog renews the lock", function()
+    local t = acquire_token(A, 1200000)
+    for _ = 1, 2 * GRACE / 600000 do
+      r:advance(600000)
+      assert.equal(1, renew(A, 1200000))
+    end
+    assert.equal(t, stored_token())
+    assert.equal(1, release(A))
+    r:advance(1200000 + GRACE)
+    assert.equal(t, stored_token())
+    r:advance(1)
+    assert.equal(0, r:call("EXISTS", TOKEN))
+  end)
+
+  wrongtype_cases(function() return renew(A) end)
+  validation_cases(function(lease, owner) return renew(owner, lease) end, {
+    { "fenced/renew", { LOCK }, { "1000", A } },
+    { "fenced/renew", { LOCK, TOKEN, CHANNEL }, { "1000", A } },
+    { "fenced/renew", { LOCK, TOKEN }, { "1000" } },
+    { "fenced/renew", { LOCK, TOKEN }, { "1000", A, "extra" } },
+  })
+end)
+
+describe("fenced/token", function()
+  it("replies 0 when no token was issued and creates nothing", function()
+    assert.equal(0, token())
+    assert.equal(0, r:call("EXISTS", TOKEN))
+  end)
+
+  it("replies the last token issued without changing anything", function()
+    acquire_token(A)
+    local t = acquire_token(A)
+    local before = sa.snapshot(r, { LOCK, TOKEN })
+    assert.equal(t, token())
+    sa.assert_unchanged(r, before)
+    assert.equal(0, release(A))
+    assert.equal(1, release(A))
+    assert.equal(t, token())
+  end)
+
+  it("refuses a token key that is not a string holding an integer below 2^53-1", function()
+    local setups = { { "HSET", "%s", "f", "1" } }
+    for _, k in ipairs({ "list", "set", "zset" }) do setups[#setups + 1] = sa.OTHER_TYPES[k] end
+    for _, v in ipairs({ "abc", "", "1.5", "01", "9007199254740991" }) do setups[#setups + 1] = { "SET", "%s", v } end
+    for _, setup in ipairs(setups) do
+      r:call("DEL", TOKEN)
+      sa.make(r, setup, TOKEN)
+      local before = sa.snapshot(r, { TOKEN })
+      sa.assert_error(token(), "RLK_WRONGTYPE")
+      sa.assert_unchanged(r, before)
+    end
+  end)
+
+  it("refuses keys or arguments it does not take", function()
+    r:call("SET", TOKEN, "7")
+    for _, case in ipairs({ { {}, {} }, { { TOKEN, LOCK }, {} }, { { TOKEN }, { "1" } } }) do
+      local before = sa.snapshot(r, { TOKEN })
+      sa.assert_error(r:script("fenced/token", case[1], case[2]), "RLK_BADARG")
+      sa.assert_unchanged(r, before)
+    end
+  end)
+end)

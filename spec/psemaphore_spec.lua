@@ -1,0 +1,588 @@
+-- Specs of scripts/psemaphore/*.lua on the backend RLK_BACKEND picks (mock or a real redis-server).
+package.path = "spec/?.lua;" .. package.path
+local backend = require("support.backend")
+local helpers = require("support.helpers")
+local sa = require("script_asserts")
+
+local NIL = backend.NIL
+local SEM, TIMEOUTS, CHANNEL = "{slots}", "{slots}:timeout", "redisson_sc:{slots}"
+local KEYS = { SEM, TIMEOUTS, CHANNEL }
+local LEASE = 30000
+local NON_EXPIRABLE = "922337203685477" -- Redisson's expiry for a permit taken without a lease
+local it_virtual = helpers.it_virtual
+
+local r = backend.new()
+
+local function acquire(lease, ...)
+  return r:script("psemaphore/acquire", KEYS, { tostring(lease), ... })
+end
+local function release(...) return r:script("psemaphore/release", KEYS, { ... }) end
+local function update_lease(lease, id)
+  return r:script("psemaphore/update_lease", KEYS, { tostring(lease), id })
+end
+local function try_set(permits) return r:script("psemaphore/try_set_permits", KEYS, { tostring(permits) }) end
+local function add(delta) return r:script("psemaphore/add_permits", KEYS, { tostring(delta) }) end
+local function available() return r:script("psemaphore/available", KEYS, {}) end
+local function count() return r:call("GET", SEM) end
+local function expiry(id)
+  local score = r:call("ZSCORE", TIMEOUTS, id)
+  return score ~= NIL and tonumber(score) or nil
+end
+
+-- The server's clock in ms (TIME), as the scripts read it.
+local function server_ms() return r:time_ms() end
+
+-- Runs fn() between two readings of the server clock; returns fn's reply and the two readings.
+local function timed(fn)
+  local t0 = server_ms()
+  local reply = fn()
+  return reply, t0, server_ms()
+end
+
+local function assert_between(lo, hi, value, what)
+  assert.is_number(value, what)
+  assert.is_true(value >= lo and value <= hi, string.format("%s: %s not in %s..%s", what, tostring(value),
+    tostring(lo), tostring(hi)))
+end
+
+-- Adds a permit that expired 1 ms ago (or at `at`, an absolute server time in ms).
+local function add_expired_permit(id, at)
+  r:call("ZADD", TIMEOUTS, tostring(at or (server_ms() - 1)), id)
+end
+
+-- Values of the semaphore key that are not an integer count.
+local NOT_COUNTS = { "abc", "", "1.5", "01", "-0", "9007199254740992" }
+local BAD_PERMITS = { "-1", "+5", "01", "1.5", "1e3", "0x10", " 1", "inf", "nan", "", "abc", "1000000000001" }
+local BAD_DELTAS = { "+1", "-0", "01", "-01", "1.5", "1e3", " 1", "", "-", "nan", "1000000000001", "-1000000000001" }
+
+-- Every RLK_WRONGTYPE case of a script: the semaphore key of another type or not an integer, the
+-- timeouts key of another type; each leaves both keys as they were (with an expired permit that
+-- must not have been reclaimed).
+local function wrongtype_cases(call)
+  it("refuses a semaphore or timeouts key of the wrong type with RLK_WRONGTYPE, reclaiming nothing", function()
+    local setups = {
+      { SEM, { "RPUSH", "%s", "a" } }, { SEM, { "HSET", "%s", "f", "1" } }, { SEM, { "SADD", "%s", "a" } },
+      { TIMEOUTS, { "SET", "%s", "1" } }, { TIMEOUTS, { "HSET", "%s", "f", "1" } },
+      { TIMEOUTS, { "RPUSH", "%s", "a" } }, { TIMEOUTS, { "SADD", "%s", "a" } },
+    }
+    for _, v in ipairs(NOT_COUNTS) do setups[#setups + 1] = { SEM, { "SET", "%s", v } } end
+    for _, setup in ipairs(setups) do
+      r:call("DEL", SEM, TIMEOUTS)
+      if setup[1] == SEM then add_expired_permit("old") else r:call("SET", SEM, "1") end
+      sa.make(r, setup[2], setup[1])
+      r:published()
+      local before = sa.snapshot(r, { SEM, TIMEOUTS })
+      sa.assert_error(call(), "RLK_WRONGTYPE")
+      sa.assert_unchanged(r, before)
+    end
+  end)
+end
+
+-- Each call must answer `code` and leave the semaphore (2 available, one live and one expired
+-- permit, both keys with a TTL) as it was.
+local function assert_refused_each(code, calls)
+  r:call("SET", SEM, "2", "PX", "600000")
+  r:call("ZADD", TIMEOUTS, tostring(server_ms() + 600000), "live")
+  add_expired_permit("old")
+  r:call("PEXPIRE", TIMEOUTS, "600000")
+  r:published()
+  for _, call in ipairs(calls) do
+    local before = sa.snapshot(r, { SEM, TIMEOUTS, CHANNEL })
+    sa.assert_error(call(), code)
+    sa.assert_unchanged(r, before)
+  end
+end
+
+local function script_calls(name, cases)
+  local calls = {}
+  for i, case in ipairs(cases) do
+    calls[i] = function() return r:script(name, case[1], case[2]) end
+  end
+  return calls
+end
+
+local function each_value(values, fn)
+  local calls = {}
+  for i, v in ipairs(values) do calls[i] = function() return fn(v) end end
+  return calls
+end
+
+before_each(function() r:reset() end)
+
+describe("psemaphore/acquire", function()
+  it("takes a permit: stores the id with expiry TIME + lease, replies {id}", function()
+    assert.equal(1, try_set(2))
+    r:published()
+    local reply, t0, t1 = timed(function() return acquire(LEASE, "p1") end)
+    assert.same({ "p1" }, reply)
+    assert.equal("1", count())
+    assert_between(t0 + LEASE, t1 + LEASE, expiry("p1"), "expiry of p1")
+    assert.same({}, r:published())
+  end)
+
+  it("takes several permits at once with one lease", function()
+    assert.equal(1, try_set(3))
+    assert.same({ "a", "b", "c" }, acquire(LEASE, "a", "b", "c"))
+    assert.equal("0", count())
+    assert.equal(3, r:call("ZCARD", TIMEOUTS))
+    assert.equal(expiry("a"), expiry("c"))
+  end)
+
+  it("takes all or nothing: not enough permits for every id changes nothing", function()
+    assert.equal(1, try_set(2))
+    r:published()
+    local before = sa.snapshot(r, { SEM, TIMEOUTS })
+    assert.equal(NIL, acquire(LEASE, "a", "b", "c"))
+    sa.assert_unchanged(r, before)
+  end)
+
+  it("replies how long until the earliest held permit expires when none is available", function()
+    assert.equal(1, try_set(2))
+    assert.same({ "a" }, acquire(20000, "a"))
+    assert.same({ "b" }, acquire(600000, "b"))
+    r:published()
+    local before = sa.snapshot(r, { SEM, TIMEOUTS })
+    local wait = acquire(LEASE, "c")
+    assert_between(1, 20000, wait, "wait hint")
+    assert.is_true(wait > 20000 - sa.TTL_SLACK_MS, "wait hint " .. wait)
+    sa.assert_unchanged(r, before)
+  end)
+
+  it("replies nil when no held permit expires by itself (none, or only Redisson's lease-less ones)", function()
+    r:call("SET", SEM, "0")
+    assert.equal(NIL, acquire(LEASE, "a"))
+    r:call("ZADD", TIMEOUTS, NON_EXPIRABLE, "forever")
+    assert.equal(NIL, acquire(LEASE, "a"))
+    assert.equal(1, r:call("ZCARD", TIMEOUTS))
+  end)
+
+  it("replies nil when there is no semaphore key and creates no key", function()
+    assert.equal(NIL, acquire(LEASE, "a"))
+    assert.equal(0, r:call("EXISTS", SEM, TIMEOUTS))
+    assert.same({}, r:published())
+  end)
+
+  it("reclaims expired permits first and takes one of them", function()
+    r:call("SET", SEM, "0")
+    add_expired_permit("old")
+    assert.same({ "new" }, acquire(LEASE, "new"))
+    assert.equal("0", count())
+    assert.is_nil(expiry("old"))
+    assert.is_number(expiry("new"))
+    assert.same({}, r:published()) -- no permit left over for anyone else
+  end)
+
+  it("publishes the count left over when it reclaimed more than it took", function()
+    r:call("SET", SEM, "0")
+    add_expired_permit("old1")
+    add_expired_permit("old2")
+    add_expired_permit("old3")
+    assert.same({ "new" }, acquire(LEASE, "new"))
+    assert.equal("2", count())
+    assert.same({ { channel = CHANNEL, message = "2" } }, r:published())
+  end)
+
+  it("reclaims and publishes even when it cannot acquire", function()
+    r:call("SET", SEM, "0")
+    add_expired_permit("old")
+    assert.equal(NIL, acquire(LEASE, "a", "b"))
+    assert.equal("1", count())
+    assert.same({ { channel = CHANNEL, message = "1" } }, r:published())
+  end)
+
+  it("reclaims from a missing count, creating it", function()
+    add_expired_permit("old")
+    assert.equal(NIL, acquire(LEASE, "a", "b"))
+    assert.equal("1", count())
+  end)
+
+  it("gives the timeouts key the semaphore key's TTL", function()
+    r:call("SET", SEM, "2", "PX", "60000")
+    assert.same({ "a" }, acquire(LEASE, "a"))
+    sa.assert_pttl(r, TIMEOUTS, 60000, 60000 - sa.TTL_SLACK_MS)
+    r:call("PERSIST", SEM)
+    assert.same({ "b" }, acquire(LEASE, "b"))
+    sa.assert_pttl(r, TIMEOUTS, 60000) -- left as it was
+  end)
+
+  it("accepts the smallest and largest lease and an id of 1024 bytes", function()
+    r:call("SET", SEM, "3")
+    local long = string.rep("i", 1024)
+    local reply, t0, t1 = timed(function() return acquire("1000000000000", long) end)
+    assert.same({ long }, reply)
+    assert_between(t0 + 1e12, t1 + 1e12, expiry(long), "expiry")
+    assert.same({ "x" }, acquire("1", "x"))
+  end)
+
+  it("takes an id that is held but expired (reclaimed first)", function()
+    r:call("SET", SEM, "0")
+    add_expired_permit("a")
+    assert.same({ "a" }, acquire(LEASE, "a"))
+    assert.is_true(expiry("a") > server_ms())
+  end)
+
+  it_virtual("counts a permit as expired from its expiry time on (score <= now)", function()
+    assert.equal(1, try_set(1))
+    assert.same({ "a" }, acquire(1000, "a"))
+    r:advance(999)
+    assert.equal(1, acquire(1000, "b"))
+    r:advance(1)
+    assert.same({ "b" }, acquire(1000, "b"))
+    assert.is_nil(expiry("a"))
+  end)
+
+  it("refuses an id that is held and not expired", function()
+    assert_refused_each("RLK_BADARG", { function() return acquire(LEASE, "live") end,
+                                        function() return acquire(LEASE, "new", "live") end })
+  end)
+
+  it("refuses an empty, too long or repeated id", function()
+    assert_refused_each("RLK_BADARG", {
+      function() return acquire(LEASE, "") end,
+      function() return acquire(LEASE, "a", string.rep("i", 1025)) end,
+      function() return acquire(LEASE, "a", "b", "a") end,
+    })
+  end)
+
+  it("refuses a lease that is not an integer in 1..10^12", function()
+    assert_refused_each("RLK_BADLEASE", each_value(sa.BAD_LEASES, function(l) return acquire(l, "a") end))
+  end)
+
+  it("refuses a reclaim that would take the count beyond 2^53-1", function()
+    r:call("SET", SEM, "9007199254740991")
+    add_expired_permit("old")
+    local before = sa.snapshot(r, { SEM, TIMEOUTS })
+    sa.assert_error(acquire(LEASE, "a"), "RLK_BADARG")
+    sa.assert_unchanged(r, before)
+  end)
+
+  wrongtype_cases(function() return acquire(LEASE, "a") end)
+
+  it("refuses the wrong number of keys or arguments", function()
+    assert_refused_each("RLK_BADARG", script_calls("psemaphore/acquire", {
+      { { SEM, TIMEOUTS }, { "1000", "a" } }, { { SEM, TIMEOUTS, CHANNEL, "x" }, { "1000", "a" } },
+      { KEYS, { "1000" } }, { KEYS, {} },
+    }))
+  end)
+end)
+
+describe("psemaphore/release", function()
+  before_each(function()
+    assert.equal(1, try_set(3))
+    assert.same({ "a", "b" }, acquire(LEASE, "a", "b"))
+    r:published()
+  end)
+
+  it("gives a held permit back: replies 1, publishes the new count", function()
+    assert.equal(1, release("a"))
+    assert.equal("2", count())
+    assert.is_nil(expiry("a"))
+    assert.is_number(expiry("b"))
+    assert.same({ { channel = CHANNEL, message = "2" } }, r:published())
+  end)
+
+  it("gives several back and replies how many were held", function()
+    assert.equal(2, release("a", "zzz", "b", "a"))
+    assert.equal("3", count())
+    assert.equal(0, r:call("EXISTS", TIMEOUTS))
+    assert.same({ { channel = CHANNEL, message = "3" } }, r:published())
+  end)
+
+  it("replies 0 for an unknown or already released id and changes nothing", function()
+    assert.equal(1, release("a"))
+    r:published()
+    local before = sa.snapshot(r, { SEM, TIMEOUTS })
+    assert.equal(0, release("a"))
+    assert.equal(0, release("never"))
+    sa.assert_unchanged(r, before)
+  end)
+
+  it("replies 0 for an expired id, which is reclaimed (returned to the count) all the same", function()
+    add_expired_permit("old")
+    assert.equal(0, release("old"))
+    assert.equal("2", count())
+    assert.is_nil(expiry("old"))
+    assert.same({ { channel = CHANNEL, message = "2" } }, r:published())
+  end)
+
+  it("publishes nothing when the count stays at or below 0", function()
+    r:call("SET", SEM, "-5")
+    assert.equal(2, release("a", "b"))
+    assert.equal("-3", count())
+    assert.same({}, r:published())
+  end)
+
+  it("recreates a missing count", function()
+    r:call("DEL", SEM)
+    assert.equal(1, release("a"))
+    assert.equal("1", count())
+  end)
+
+  it_virtual("replies 0 once the lease ran out", function()
+    r:advance(LEASE)
+    assert.equal(0, release("a"))
+    assert.equal("3", count())
+    assert.equal(0, r:call("EXISTS", TIMEOUTS))
+  end)
+
+  it("refuses an empty or too long id, or a release that would overflow the count", function()
+    assert_refused_each("RLK_BADARG", {
+      function() return release("") end,
+      function() return release("live", string.rep("i", 1025)) end,
+    })
+    r:call("SET", SEM, "9007199254740990")
+    local before = sa.snapshot(r, { SEM, TIMEOUTS })
+    sa.assert_error(release("a", "b"), "RLK_BADARG")
+    sa.assert_unchanged(r, before)
+  end)
+
+  wrongtype_cases(function() return release("a") end)
+
+  it("refuses the wrong number of keys or arguments", function()
+    assert_refused_each("RLK_BADARG", script_calls("psemaphore/release", {
+      { { SEM, TIMEOUTS }, { "live" } }, { { SEM, TIMEOUTS, CHANNEL, "x" }, { "live" } }, { KEYS, {} },
+    }))
+  end)
+end)
+
+describe("psemaphore/update_lease", function()
+  before_each(function()
+    assert.equal(1, try_set(2))
+    assert.same({ "a" }, acquire(LEASE, "a"))
+    r:published()
+  end)
+
+  it("sets a held permit's expiry to TIME + lease and replies 1", function()
+    local reply, t0, t1 = timed(function() return update_lease(600000, "a") end)
+    assert.equal(1, reply)
+    assert_between(t0 + 600000, t1 + 600000, expiry("a"), "expiry")
+    assert.equal("1", count())
+    assert.same({}, r:published())
+  end)
+
+  it("may shorten the lease", function()
+    local reply, t0, t1 = timed(function() return update_lease(1, "a") end)
+    assert.equal(1, reply)
+    assert_between(t0 + 1, t1 + 1, expiry("a"), "expiry")
+  end)
+
+  it("replies 0 for an unknown id and changes nothing", function()
+    local before = sa.snapshot(r, { SEM, TIMEOUTS })
+    assert.equal(0, update_lease(LEASE, "never"))
+    sa.assert_unchanged(r, before)
+  end)
+
+  it("replies 0 for an expired id, which stays gone (reclaimed, count + 1, published)", function()
+    add_expired_permit("old")
+    assert.equal(0, update_lease(LEASE, "old"))
+    assert.is_nil(expiry("old"))
+    assert.equal("2", count())
+    assert.same({ { channel = CHANNEL, message = "2" } }, r:published())
+  end)
+
+  it_virtual("keeps a permit past its first lease", function()
+    r:advance(LEASE - 1)
+    assert.equal(1, update_lease(5000, "a"))
+    r:advance(4999)
+    assert.equal(1, release("a"))
+  end)
+
+  it("refuses a bad lease, an empty or too long id", function()
+    assert_refused_each("RLK_BADLEASE", each_value(sa.BAD_LEASES, function(l) return update_lease(l, "live") end))
+    assert_refused_each("RLK_BADARG", {
+      function() return update_lease(LEASE, "") end,
+      function() return update_lease(LEASE, string.rep("i", 1025)) end,
+    })
+  end)
+
+  it("refuses a reclaim that would overflow the count", function()
+    r:call("SET", SEM, "9007199254740991")
+    add_expired_permit("old")
+    local before = sa.snapshot(r, { SEM, TIMEOUTS })
+    sa.assert_error(update_lease(LEASE, "a"), "RLK_BADARG")
+    sa.assert_unchanged(r, before)
+  end)
+
+  wrongtype_cases(function() return update_lease(LEASE, "a") end)
+
+  it("refuses the wrong number of keys or arguments", function()
+    assert_refused_each("RLK_BADARG", script_calls("psemaphore/update_lease", {
+      { { SEM, TIMEOUTS }, { "1000", "live" } }, { KEYS, { "1000" } }, { KEYS, { "1000", "live", "x" } },
+    }))
+  end)
+end)
+
+describe("psemaphore/try_set_permits", function()
+  it("sets a missing count, publishes it and replies 1", function()
+    assert.equal(1, try_set(5))
+    assert.equal("5", count())
+    assert.equal(-1, r:call("PTTL", SEM))
+    assert.same({ { channel = CHANNEL, message = "5" } }, r:published())
+  end)
+
+  it("sets 0 without publishing", function()
+    assert.equal(1, try_set(0))
+    assert.equal("0", count())
+    assert.same({}, r:published())
+  end)
+
+  it("replies 0 when there is a count, changing nothing", function()
+    r:call("SET", SEM, "3", "PX", "60000")
+    local before = sa.snapshot(r, { SEM, TIMEOUTS })
+    assert.equal(0, try_set(7))
+    sa.assert_unchanged(r, before)
+  end)
+
+  it("reclaims first: expired permits join an existing count, which is not replaced", function()
+    r:call("SET", SEM, "1")
+    add_expired_permit("old")
+    assert.equal(0, try_set(7))
+    assert.equal("2", count())
+    assert.same({ { channel = CHANNEL, message = "2" } }, r:published())
+  end)
+
+  it("reclaims first: expired permits with no count create it, so nothing is set", function()
+    add_expired_permit("old")
+    assert.equal(0, try_set(7))
+    assert.equal("1", count())
+  end)
+
+  it("refuses a count that is not an integer in 0..10^12, or a reclaim that would overflow", function()
+    assert_refused_each("RLK_BADARG", each_value(BAD_PERMITS, try_set))
+    r:call("SET", SEM, "9007199254740991")
+    add_expired_permit("old")
+    local before = sa.snapshot(r, { SEM, TIMEOUTS })
+    sa.assert_error(try_set(1), "RLK_BADARG")
+    sa.assert_unchanged(r, before)
+  end)
+
+  wrongtype_cases(function() return try_set(1) end)
+
+  it("refuses the wrong number of keys or arguments", function()
+    assert_refused_each("RLK_BADARG", script_calls("psemaphore/try_set_permits", {
+      { { SEM, CHANNEL }, { "1" } }, { KEYS, {} }, { KEYS, { "1", "2" } },
+    }))
+  end)
+end)
+
+describe("psemaphore/add_permits", function()
+  it("adds a delta and publishes the new count (not the delta)", function()
+    r:call("SET", SEM, "2")
+    assert.equal(5, add(3))
+    assert.same({ { channel = CHANNEL, message = "5" } }, r:published())
+  end)
+
+  it("takes a negative delta, below 0 too, without publishing", function()
+    r:call("SET", SEM, "2")
+    assert.equal(-1, add(-3))
+    assert.equal("-1", count())
+    assert.same({}, r:published())
+  end)
+
+  it("creates a missing count and keeps an existing TTL", function()
+    assert.equal(4, add(4))
+    r:call("PEXPIRE", SEM, "60000")
+    assert.equal(3, add(-1))
+    sa.assert_pttl(r, SEM, 60000, 60000 - sa.TTL_SLACK_MS)
+  end)
+
+  it("reclaims first and publishes the count when it rose", function()
+    r:call("SET", SEM, "0")
+    add_expired_permit("old1")
+    add_expired_permit("old2")
+    assert.equal(1, add(-1))
+    assert.same({ { channel = CHANNEL, message = "1" } }, r:published())
+    assert.equal(0, r:call("EXISTS", TIMEOUTS))
+  end)
+
+  it("adds 0 without publishing", function()
+    r:call("SET", SEM, "3")
+    assert.equal(3, add(0))
+    assert.same({}, r:published())
+  end)
+
+  it("refuses a bad delta or one that would take the count beyond +-(2^53-1)", function()
+    assert_refused_each("RLK_BADARG", each_value(BAD_DELTAS, add))
+    r:call("DEL", TIMEOUTS)
+    for _, case in ipairs({ { "9007199254740991", "1" }, { "-9007199254740991", "-1" } }) do
+      r:call("SET", SEM, case[1])
+      local before = sa.snapshot(r, { SEM, TIMEOUTS })
+      sa.assert_error(add(case[2]), "RLK_BADARG")
+      sa.assert_unchanged(r, before)
+    end
+    r:call("SET", SEM, "9007199254740991")
+    add_expired_permit("old")
+    local before = sa.snapshot(r, { SEM, TIMEOUTS })
+    sa.assert_error(add(-5), "RLK_BADARG")
+    sa.assert_unchanged(r, before)
+  end)
+
+  wrongtype_cases(function() return add(1) end)
+
+  it("refuses the wrong number of keys or arguments", function()
+    assert_refused_each("RLK_BADARG", script_calls("psemaphore/add_permits", {
+      { { SEM, CHANNEL }, { "1" } }, { KEYS, {} }, { KEYS, { "1", "2" } },
+    }))
+  end)
+end)
+
+describe("psemaphore/available", function()
+  it("replies the count, changing nothing when nothing expired", function()
+    r:call("SET", SEM, "4", "PX", "60000")
+    r:call("ZADD", TIMEOUTS, tostring(server_ms() + 600000), "live")
+    local before = sa.snapshot(r, { SEM, TIMEOUTS })
+    assert.equal(4, available())
+    sa.assert_unchanged(r, before)
+  end)
+
+  it("replies 0 when there is nothing, creating no key", function()
+    assert.equal(0, available())
+    assert.equal(0, r:call("EXISTS", SEM, TIMEOUTS))
+  end)
+
+  it("reclaims expired permits, publishes and counts them", function()
+    r:call("SET", SEM, "1")
+    add_expired_permit("old")
+    assert.equal(2, available())
+    assert.equal("2", count())
+    assert.same({ { channel = CHANNEL, message = "2" } }, r:published())
+  end)
+
+  it("replies a negative count", function()
+    r:call("SET", SEM, "-2")
+    add_expired_permit("old")
+    assert.equal(-1, available())
+    assert.same({}, r:published())
+  end)
+
+  it("refuses a reclaim that would overflow the count", function()
+    r:call("SET", SEM, "9007199254740991")
+    add_expired_permit("old")
+    local before = sa.snapshot(r, { SEM, TIMEOUTS })
+    sa.assert_error(available(), "RLK_BADARG")
+    sa.assert_unchanged(r, before)
+  end)
+
+  wrongtype_cases(available)
+
+  it("refuses keys or arguments it does not take", function()
+    assert_refused_each("RLK_BADARG", script_calls("psemaphore/available", {
+      { { SEM, TIMEOUTS }, {} }, { KEYS, { "1" } },
+    }))
+  end)
+end)
+
+describe("psemaphore life cycle", function()
+  it_virtual("a killed holder's permit comes back when its lease runs out", function()
+    assert.equal(1, try_set(1))
+    assert.same({ "dead" }, acquire(10000, "dead"))
+    assert.equal(10000, acquire(10000, "b"))
+    r:advance(4000)
+    assert.equal(6000, acquire(10000, "b"))
+    r:advance(6000)
+    assert.same({ "b" }, acquire(10000, "b"))
+    assert.equal(0, release("dead"))
+    assert.equal(1, release("b"))
+    assert.equal(1, available())
+  end)
+end)
