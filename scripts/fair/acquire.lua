@@ -1,0 +1,118 @@
+-- name: fair/acquire
+-- version: 1
+-- summary: Acquire or re-enter a fair lock in FIFO order, or join (or stay in) its queue of waiters.
+-- redisson: RedissonFairLock.tryLockInnerAsync (EVAL_LONG: drop stale head waiters; acquire when first; else enqueue)
+-- time: server - now for the waiters' deadlines (Redisson passes the client's clock)
+-- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
+-- KEYS[2]: queue - waiter list redisson_lock_queue:{lock}, first come first
+-- KEYS[3]: timeouts - sorted set redisson_lock_timeout:{lock}; waiter -> deadline in ms since the epoch
+-- ARGV[1]: lease_ms - lease in milliseconds, integer 1..1000000000000
+-- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
+-- ARGV[3]: wait_ms - thread wait time: a new waiter's deadline is the one ahead's + wait_ms, integer 1..1000000000000
+-- return nil: acquired (free, and no queue or owner first: dequeued, other deadlines - wait_ms) or re-entered
+-- return integer: queued; ms to wait: first in queue: holder's PTTL (-1 none); else until the one ahead's deadline
+-- error RLK_BADARG: not exactly 3 keys and 3 arguments, or wait_ms is not an integer in 1..1000000000000
+-- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
+-- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
+-- error RLK_WRONGTYPE: the lock key is not a hash, the queue not a list, or the timeouts not a sorted set
+-- end
+
+local function is_lease(s)
+  return #s <= 13 and s:find('^[1-9][0-9]*$') ~= nil and tonumber(s) <= 1e12
+end
+
+-- The reason when key holds another type than want, else nil.
+local function wrong_type(key, want, what)
+  local kind = redis.call('type', key).ok
+  if kind ~= 'none' and kind ~= want then
+    return what .. ' key holds a ' .. kind .. ', not a ' .. want
+  end
+end
+
+-- Milliseconds since the epoch by the server's clock.
+local function now_ms()
+  local t = redis.call('time')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- Drops waiters from the head of the queue while their deadline has passed (or they have none).
+local function drop_stale(queue, timeouts, now)
+  while true do
+    local head = redis.call('lindex', queue, 0)
+    if not head then return end
+    local deadline = tonumber(redis.call('zscore', timeouts, head))
+    if deadline and deadline > now then return end
+    redis.call('lpop', queue)
+    redis.call('zrem', timeouts, head)
+  end
+end
+
+-- A waiter behind the head retries after estimate ms, or at the head's deadline once that estimate passed.
+local function retry_in(estimate, queue, timeouts, now)
+  if estimate > 0 then return estimate end
+  return tonumber(redis.call('zscore', timeouts, redis.call('lindex', queue, 0))) - now
+end
+
+if #KEYS ~= 3 or #ARGV ~= 3 then
+  return redis.error_reply('RLK_BADARG expected 3 keys and 3 arguments')
+end
+local lock, queue, timeouts = KEYS[1], KEYS[2], KEYS[3]
+local lease_ms, owner, wait_ms = ARGV[1], ARGV[2], ARGV[3]
+if not is_lease(lease_ms) then
+  return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
+end
+if #owner < 1 or #owner > 1024 then
+  return redis.error_reply('RLK_BADOWNER owner must be 1..1024 bytes')
+end
+if not is_lease(wait_ms) then
+  return redis.error_reply('RLK_BADARG wait_ms must be an integer in 1..1000000000000')
+end
+local why = wrong_type(lock, 'hash', 'lock') or wrong_type(queue, 'list', 'queue')
+  or wrong_type(timeouts, 'zset', 'timeouts')
+if why then
+  return redis.error_reply('RLK_WRONGTYPE ' .. why)
+end
+
+local now, wait = now_ms(), tonumber(wait_ms)
+drop_stale(queue, timeouts, now)
+local head = redis.call('lindex', queue, 0)
+if redis.call('exists', lock) == 0 and (not head or head == owner) then
+  if head then
+    redis.call('lpop', queue)
+  end
+  redis.call('zrem', timeouts, owner)
+  local waiting = redis.call('zrange', timeouts, 0, -1)
+  for i = 1, #waiting do
+    redis.call('zincrby', timeouts, -wait, waiting[i])
+  end
+  redis.call('hset', lock, owner, '1')
+  redis.call('pexpire', lock, lease_ms)
+  return nil
+end
+if redis.call('hexists', lock, owner) == 1 then
+  redis.call('hincrby', lock, owner, 1)
+  redis.call('pexpire', lock, lease_ms)
+  return nil
+end
+if head == owner then
+  return redis.call('pttl', lock)
+end
+local deadline = redis.call('zscore', timeouts, owner)
+if deadline then
+  return retry_in(tonumber(deadline) - wait - now, queue, timeouts, now)
+end
+
+local last = redis.call('lindex', queue, -1)
+local last_deadline = last and redis.call('zscore', timeouts, last)
+local ttl
+if last_deadline then
+  ttl = tonumber(last_deadline) - now
+else
+  ttl = redis.call('pttl', lock)
+end
+redis.call('zadd', timeouts, ttl + wait + now, owner)
+redis.call('rpush', queue, owner)
+if not last then
+  return ttl
+end
+return retry_in(ttl, queue, timeouts, now)

@@ -1,0 +1,60 @@
+-- name: fair/force_release
+-- version: 1
+-- summary: Delete a fair lock whoever holds it and wake the first waiter on its own channel.
+-- redisson: RedissonFairLock.forceUnlockAsync (drop stale head waiters; del -> publish 0 to the head, 1; else 0)
+-- time: server - now to drop waiters whose deadline has passed (Redisson passes the client's clock)
+-- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
+-- KEYS[2]: queue - waiter list redisson_lock_queue:{lock}, first come first
+-- KEYS[3]: timeouts - sorted set redisson_lock_timeout:{lock}; waiter -> deadline in ms since the epoch
+-- KEYS[4]: channel - channel prefix redisson_lock__channel:{lock}; a waiter listens on <channel>:<waiter>
+-- return 1: the lock key deleted; message 0 (unlock) published on <channel>:<first waiter> if one waits
+-- return 0: there was no lock; only stale waiters dropped, nothing published
+-- error RLK_BADARG: not exactly 4 keys and no arguments
+-- error RLK_WRONGTYPE: the lock key is not a hash, the queue not a list, or the timeouts not a sorted set
+-- end
+
+-- The reason when key holds another type than want, else nil.
+local function wrong_type(key, want, what)
+  local kind = redis.call('type', key).ok
+  if kind ~= 'none' and kind ~= want then
+    return what .. ' key holds a ' .. kind .. ', not a ' .. want
+  end
+end
+
+-- Milliseconds since the epoch by the server's clock.
+local function now_ms()
+  local t = redis.call('time')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- Drops waiters from the head of the queue while their deadline has passed (or they have none).
+local function drop_stale(queue, timeouts, now)
+  while true do
+    local head = redis.call('lindex', queue, 0)
+    if not head then return end
+    local deadline = tonumber(redis.call('zscore', timeouts, head))
+    if deadline and deadline > now then return end
+    redis.call('lpop', queue)
+    redis.call('zrem', timeouts, head)
+  end
+end
+
+if #KEYS ~= 4 or #ARGV ~= 0 then
+  return redis.error_reply('RLK_BADARG expected 4 keys and no arguments')
+end
+local lock, queue, timeouts, channel = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local why = wrong_type(lock, 'hash', 'lock') or wrong_type(queue, 'list', 'queue')
+  or wrong_type(timeouts, 'zset', 'timeouts')
+if why then
+  return redis.error_reply('RLK_WRONGTYPE ' .. why)
+end
+
+drop_stale(queue, timeouts, now_ms())
+if redis.call('del', lock) == 0 then
+  return 0
+end
+local first = redis.call('lindex', queue, 0)
+if first then
+  redis.call('publish', channel .. ':' .. first, '0')
+end
+return 1

@@ -1,0 +1,81 @@
+-- name: fair/release
+-- version: 1
+-- summary: Leave a fair lock once; on the last exit delete it and wake the first waiter on its own channel.
+-- redisson: RedissonFairLock.unlockInnerAsync (drop stale head waiters; hincrby -1; del + publish 0 to the head)
+-- time: server - now to drop waiters whose deadline has passed (Redisson passes the client's clock)
+-- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
+-- KEYS[2]: queue - waiter list redisson_lock_queue:{lock}, first come first
+-- KEYS[3]: timeouts - sorted set redisson_lock_timeout:{lock}; waiter -> deadline in ms since the epoch
+-- KEYS[4]: channel - channel prefix redisson_lock__channel:{lock}; a waiter listens on <channel>:<waiter>
+-- ARGV[1]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
+-- ARGV[2]: lease_ms - lease in milliseconds set while the owner still holds it, integer 1..1000000000000
+-- return nil: owner does not hold the lock (or there is no lock); only stale waiters dropped
+-- return 0: still held by owner: count decremented, lease reset to lease_ms
+-- return 1: released: lock deleted; message 0 (unlock) published on <channel>:<first waiter> if one waits
+-- error RLK_BADARG: not exactly 4 keys and 2 arguments
+-- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
+-- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
+-- error RLK_WRONGTYPE: the lock key is not a hash, the queue not a list, or the timeouts not a sorted set
+-- end
+
+local function is_lease(s)
+  return #s <= 13 and s:find('^[1-9][0-9]*$') ~= nil and tonumber(s) <= 1e12
+end
+
+-- The reason when key holds another type than want, else nil.
+local function wrong_type(key, want, what)
+  local kind = redis.call('type', key).ok
+  if kind ~= 'none' and kind ~= want then
+    return what .. ' key holds a ' .. kind .. ', not a ' .. want
+  end
+end
+
+-- Milliseconds since the epoch by the server's clock.
+local function now_ms()
+  local t = redis.call('time')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- Drops waiters from the head of the queue while their deadline has passed (or they have none).
+local function drop_stale(queue, timeouts, now)
+  while true do
+    local head = redis.call('lindex', queue, 0)
+    if not head then return end
+    local deadline = tonumber(redis.call('zscore', timeouts, head))
+    if deadline and deadline > now then return end
+    redis.call('lpop', queue)
+    redis.call('zrem', timeouts, head)
+  end
+end
+
+if #KEYS ~= 4 or #ARGV ~= 2 then
+  return redis.error_reply('RLK_BADARG expected 4 keys and 2 arguments')
+end
+local lock, queue, timeouts, channel = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local owner, lease_ms = ARGV[1], ARGV[2]
+if #owner < 1 or #owner > 1024 then
+  return redis.error_reply('RLK_BADOWNER owner must be 1..1024 bytes')
+end
+if not is_lease(lease_ms) then
+  return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
+end
+local why = wrong_type(lock, 'hash', 'lock') or wrong_type(queue, 'list', 'queue')
+  or wrong_type(timeouts, 'zset', 'timeouts')
+if why then
+  return redis.error_reply('RLK_WRONGTYPE ' .. why)
+end
+
+drop_stale(queue, timeouts, now_ms())
+if redis.call('hexists', lock, owner) == 0 then
+  return nil
+end
+if redis.call('hincrby', lock, owner, -1) > 0 then
+  redis.call('pexpire', lock, lease_ms)
+  return 0
+end
+redis.call('del', lock)
+local first = redis.call('lindex', queue, 0)
+if first then
+  redis.call('publish', channel .. ':' .. first, '0')
+end
+return 1

@@ -1,0 +1,70 @@
+-- name: fair/renew
+-- version: 1
+-- summary: Reset the lease of a fair lock the owner holds (watchdog renewal); drops stale head waiters first.
+-- redisson: RedissonBaseLock.renewExpirationAsync (hexists -> pexpire, 1; else 0)
+-- time: server - now to drop waiters whose deadline has passed
+-- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
+-- KEYS[2]: queue - waiter list redisson_lock_queue:{lock}, first come first
+-- KEYS[3]: timeouts - sorted set redisson_lock_timeout:{lock}; waiter -> deadline in ms since the epoch
+-- ARGV[1]: lease_ms - new lease in milliseconds, integer 1..1000000000000
+-- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
+-- return 1: owner holds the lock; its lease is now lease_ms
+-- return 0: owner does not hold the lock (or there is no lock); only stale waiters dropped
+-- error RLK_BADARG: not exactly 3 keys and 2 arguments
+-- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
+-- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
+-- error RLK_WRONGTYPE: the lock key is not a hash, the queue not a list, or the timeouts not a sorted set
+-- end
+
+local function is_lease(s)
+  return #s <= 13 and s:find('^[1-9][0-9]*$') ~= nil and tonumber(s) <= 1e12
+end
+
+-- The reason when key holds another type than want, else nil.
+local function wrong_type(key, want, what)
+  local kind = redis.call('type', key).ok
+  if kind ~= 'none' and kind ~= want then
+    return what .. ' key holds a ' .. kind .. ', not a ' .. want
+  end
+end
+
+-- Milliseconds since the epoch by the server's clock.
+local function now_ms()
+  local t = redis.call('time')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- Drops waiters from the head of the queue while their deadline has passed (or they have none).
+local function drop_stale(queue, timeouts, now)
+  while true do
+    local head = redis.call('lindex', queue, 0)
+    if not head then return end
+    local deadline = tonumber(redis.call('zscore', timeouts, head))
+    if deadline and deadline > now then return end
+    redis.call('lpop', queue)
+    redis.call('zrem', timeouts, head)
+  end
+end
+
+if #KEYS ~= 3 or #ARGV ~= 2 then
+  return redis.error_reply('RLK_BADARG expected 3 keys and 2 arguments')
+end
+local lock, queue, timeouts, lease_ms, owner = KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2]
+if not is_lease(lease_ms) then
+  return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
+end
+if #owner < 1 or #owner > 1024 then
+  return redis.error_reply('RLK_BADOWNER owner must be 1..1024 bytes')
+end
+local why = wrong_type(lock, 'hash', 'lock') or wrong_type(queue, 'list', 'queue')
+  or wrong_type(timeouts, 'zset', 'timeouts')
+if why then
+  return redis.error_reply('RLK_WRONGTYPE ' .. why)
+end
+
+drop_stale(queue, timeouts, now_ms())
+if redis.call('hexists', lock, owner) == 1 then
+  redis.call('pexpire', lock, lease_ms)
+  return 1
+end
+return 0

@@ -1,0 +1,78 @@
+-- name: rwlock/read_acquire
+-- version: 1
+-- summary: Take or re-enter the read lock of a read-write lock; the write holder may also take reads.
+-- redisson: RedissonReadLock.tryLockInnerAsync (hincrby + timeout key <n>; pttl when another writes)
+-- time: none
+-- KEYS[1]: lock - the lock hash; field mode -> read|write, <owner> -> reads, <owner>:write -> writes
+-- KEYS[2]: prefix - {lock} (lock if it has a '{'); the script derives <prefix>:<owner>:rwlock_timeout:<n>, same slot
+-- ARGV[1]: lease_ms - lease in milliseconds of this read, integer 1..1000000000000
+-- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes, not 'mode', not ending in ':write'
+-- return nil: acquired: read count n + 1, key <prefix>:<owner>:rwlock_timeout:<n+1> set, hash TTL >= lease_ms
+-- return integer: not acquired: another owner holds the write lock; the lock's PTTL in ms (-1 if it has none)
+-- error RLK_BADARG: not exactly 2 keys and 2 arguments, or prefix is not the lock's timeout-key prefix
+-- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
+-- error RLK_BADOWNER: owner is empty, longer than 1024 bytes, 'mode', or ends in ':write'
+-- error RLK_WRONGTYPE: the lock key is not a hash with mode read or write, or the timeout key is not a string
+-- end
+
+local function is_lease(s)
+  return #s <= 13 and s:find('^[1-9][0-9]*$') ~= nil and tonumber(s) <= 1e12
+end
+
+local function is_owner(s)
+  return #s >= 1 and #s <= 1024 and s ~= 'mode' and s:sub(-6) ~= ':write'
+end
+
+-- Redisson's prefix of the per-read timeout keys: the hash tag of the lock's slot.
+local function timeout_prefix(lock)
+  if lock:find('{', 1, true) then return lock end
+  return '{' .. lock .. '}'
+end
+
+-- 'none', 'read' or 'write'; nil and the reason when the key is not a read-write lock.
+local function rw_mode(lock)
+  local kind = redis.call('type', lock).ok
+  if kind == 'none' then return 'none' end
+  if kind ~= 'hash' then return nil, 'lock key holds a ' .. kind .. ', not a hash' end
+  local mode = redis.call('hget', lock, 'mode')
+  if mode == 'read' or mode == 'write' then return mode end
+  return nil, 'lock hash has no mode field read or write'
+end
+
+if #KEYS ~= 2 or #ARGV ~= 2 then
+  return redis.error_reply('RLK_BADARG expected 2 keys and 2 arguments')
+end
+local lock, prefix, lease_ms, owner = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
+if prefix ~= timeout_prefix(lock) then
+  return redis.error_reply('RLK_BADARG prefix must be ' .. timeout_prefix(lock))
+end
+if not is_lease(lease_ms) then
+  return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
+end
+if not is_owner(owner) then
+  return redis.error_reply("RLK_BADOWNER owner must be 1..1024 bytes, not 'mode', not ending in ':write'")
+end
+local mode, why = rw_mode(lock)
+if not mode then
+  return redis.error_reply('RLK_WRONGTYPE ' .. why)
+end
+
+if mode == 'write' and redis.call('hexists', lock, owner .. ':write') == 0 then
+  return redis.call('pttl', lock)
+end
+local n = (tonumber(redis.call('hget', lock, owner)) or 0) + 1
+local timeout_key = prefix .. ':' .. owner .. ':rwlock_timeout:' .. n
+local kind = redis.call('type', timeout_key).ok
+if kind ~= 'none' and kind ~= 'string' then
+  return redis.error_reply('RLK_WRONGTYPE timeout key holds a ' .. kind .. ', not a string')
+end
+
+redis.call('hincrby', lock, owner, 1)
+if mode == 'none' then
+  redis.call('hset', lock, 'mode', 'read')
+end
+redis.call('set', timeout_key, '1', 'px', lease_ms)
+if redis.call('pttl', lock) < tonumber(lease_ms) then
+  redis.call('pexpire', lock, lease_ms)
+end
+return nil

@@ -1,0 +1,91 @@
+-- name: rwlock/write_release
+-- version: 1
+-- summary: Leave the write lock once; on the last exit downgrade to the owner's live reads or delete; publish 1.
+-- redisson: RedissonWriteLock.unlockInnerAsync (hincrby -1; pexpire while held; else hdel + mode read or del)
+-- time: none
+-- KEYS[1]: lock - the lock hash; field mode -> read|write, <owner> -> reads, <owner>:write -> writes
+-- KEYS[2]: channel - read-write lock channel redisson_rwlock:{lock}
+-- KEYS[3]: prefix - {lock} (lock if it has a '{'); the script derives <prefix>:<owner>:rwlock_timeout:<n>, same slot
+-- ARGV[1]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes, not 'mode', not ending in ':write'
+-- ARGV[2]: lease_ms - lease in milliseconds while the owner still writes (TTL >= lease_ms), integer 1..1000000000000
+-- return nil: owner does not hold the write lock (or there is no lock); nothing changed
+-- return 0: still written by owner: write count - 1, hash TTL raised to at least lease_ms
+-- return 1: write released; downgraded to read (owner's live reads, TTL = longest) or deleted; message 1 published
+-- error RLK_BADARG: not exactly 3 keys and 2 arguments, or prefix is not the lock's timeout-key prefix
+-- error RLK_BADOWNER: owner is empty, longer than 1024 bytes, 'mode', or ends in ':write'
+-- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
+-- error RLK_WRONGTYPE: the lock key is not a hash with mode read or write
+-- end
+
+local function is_lease(s)
+  return #s <= 13 and s:find('^[1-9][0-9]*$') ~= nil and tonumber(s) <= 1e12
+end
+
+local function is_owner(s)
+  return #s >= 1 and #s <= 1024 and s ~= 'mode' and s:sub(-6) ~= ':write'
+end
+
+-- Redisson's prefix of the per-read timeout keys: the hash tag of the lock's slot.
+local function timeout_prefix(lock)
+  if lock:find('{', 1, true) then return lock end
+  return '{' .. lock .. '}'
+end
+
+-- 'none', 'read' or 'write'; nil and the reason when the key is not a read-write lock.
+local function rw_mode(lock)
+  local kind = redis.call('type', lock).ok
+  if kind == 'none' then return 'none' end
+  if kind ~= 'hash' then return nil, 'lock key holds a ' .. kind .. ', not a hash' end
+  local mode = redis.call('hget', lock, 'mode')
+  if mode == 'read' or mode == 'write' then return mode end
+  return nil, 'lock hash has no mode field read or write'
+end
+
+-- The longest PTTL among the timeout keys of the owner's counted reads (<= 0: none live).
+local function longest_read(lock, prefix, owner)
+  local longest = -2
+  local count = tonumber(redis.call('hget', lock, owner)) or 0
+  for n = count, 1, -1 do
+    longest = math.max(longest, redis.call('pttl', prefix .. ':' .. owner .. ':rwlock_timeout:' .. n))
+  end
+  return longest
+end
+
+if #KEYS ~= 3 or #ARGV ~= 2 then
+  return redis.error_reply('RLK_BADARG expected 3 keys and 2 arguments')
+end
+local lock, channel, prefix, owner, lease_ms = KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2]
+if prefix ~= timeout_prefix(lock) then
+  return redis.error_reply('RLK_BADARG prefix must be ' .. timeout_prefix(lock))
+end
+if not is_owner(owner) then
+  return redis.error_reply("RLK_BADOWNER owner must be 1..1024 bytes, not 'mode', not ending in ':write'")
+end
+if not is_lease(lease_ms) then
+  return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
+end
+local mode, why = rw_mode(lock)
+if not mode then
+  return redis.error_reply('RLK_WRONGTYPE ' .. why)
+end
+
+local writer = owner .. ':write'
+if mode ~= 'write' or redis.call('hexists', lock, writer) == 0 then
+  return nil
+end
+if redis.call('hincrby', lock, writer, -1) > 0 then
+  if redis.call('pttl', lock) < tonumber(lease_ms) then
+    redis.call('pexpire', lock, lease_ms)
+  end
+  return 0
+end
+redis.call('hdel', lock, writer)
+local longest = longest_read(lock, prefix, owner)
+if longest > 0 then
+  redis.call('hset', lock, 'mode', 'read')
+  redis.call('pexpire', lock, longest)
+else
+  redis.call('del', lock)
+end
+redis.call('publish', channel, '1')
+return 1

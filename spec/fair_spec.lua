@@ -1,0 +1,565 @@
+-- Specs of scripts/fair/*.lua on the backend RLK_BACKEND picks (mock or a real redis-server).
+package.path = "spec/?.lua;" .. package.path
+local backend = require("support.backend")
+local helpers = require("support.helpers")
+local sa = require("script_asserts")
+
+local NIL = backend.NIL
+-- Redisson's names for RFairLock "fair".
+local LOCK, QUEUE, TIMEOUTS = "fair", "redisson_lock_queue:{fair}", "redisson_lock_timeout:{fair}"
+local CHANNEL = "redisson_lock__channel:{fair}"
+local A, B, C, D, E = "uuid-1:1", "uuid-1:2", "uuid-2:1", "uuid-3:1", "uuid-4:1"
+local LEASE, WAIT = 30000, 5000
+local BIG = 600000
+local KEYS = { LOCK, QUEUE, TIMEOUTS }
+local it_virtual = helpers.it_virtual
+
+local r = backend.new()
+
+local function s(v, default) return tostring(v or default) end
+local function acquire(owner, lease, wait)
+  return r:script("fair/acquire", KEYS, { s(lease, LEASE), owner, s(wait, WAIT) })
+end
+local function release(owner, lease)
+  return r:script("fair/release", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { owner, s(lease, LEASE) })
+end
+local function renew(owner, lease) return r:script("fair/renew", KEYS, { s(lease, LEASE), owner }) end
+local function cancel(owner, wait)
+  return r:script("fair/cancel", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { owner, s(wait, WAIT) })
+end
+local function force() return r:script("fair/force_release", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, {}) end
+
+local function queue() return r:call("LRANGE", QUEUE, "0", "-1") end
+local function deadline(owner)
+  local score = r:call("ZSCORE", TIMEOUTS, owner)
+  return score ~= NIL and tonumber(score) or nil
+end
+local function count(owner) return r:call("HGET", LOCK, owner) end
+local function wake(owner) return { channel = CHANNEL .. ":" .. owner, message = "0" } end
+
+-- A bad call: the error code, and no key, TTL or message changed.
+local function refused(code, call)
+  local before = sa.snapshot(r, KEYS)
+  sa.assert_error(call(), code)
+  sa.assert_unchanged(r, before)
+end
+
+-- The lock held by A, with B and C queued behind it (all with WAIT). Returns the replies of B and C.
+local function held_with_queue(lease)
+  assert.equal(NIL, acquire(A, lease or LEASE))
+  local rb, rc = acquire(B), acquire(C)
+  assert.same({ B, C }, queue())
+  return rb, rc
+end
+
+-- Wrong types for each of the three keys: RLK_WRONGTYPE and nothing changed.
+local function wrongtype_cases(call)
+  it("refuses a key of another type with RLK_WRONGTYPE", function()
+    local fixtures = {
+      [LOCK] = { { "SET", "%s", "x" }, sa.OTHER_TYPES.list, sa.OTHER_TYPES.zset },
+      [QUEUE] = { { "SET", "%s", "x" }, { "HSET", "%s", "f", "1" }, sa.OTHER_TYPES.zset },
+      [TIMEOUTS] = { { "SET", "%s", "x" }, { "HSET", "%s", "f", "1" }, sa.OTHER_TYPES.list, sa.OTHER_TYPES.set },
+    }
+    for _, key in ipairs(KEYS) do
+      for _, make in ipairs(fixtures[key]) do
+        r:reset()
+        assert.equal(NIL, acquire(A, BIG))
+        assert.is_number(acquire(B))
+        r:call("DEL", key)
+        sa.make(r, make, key)
+        r:published()
+        refused("RLK_WRONGTYPE", call)
+      end
+    end
+  end)
+end
+
+-- Wrong numbers of keys/arguments: RLK_BADARG and nothing changed. cases: { name, keys, args }.
+local function count_cases(cases)
+  it("refuses the wrong number of keys or arguments", function()
+    held_with_queue()
+    r:published()
+    for _, case in ipairs(cases) do
+      refused("RLK_BADARG", function() return r:script(case[1], case[2], case[3]) end)
+    end
+  end)
+end
+
+local function owner_cases(call)
+  it("refuses an empty owner or one longer than 1024 bytes", function()
+    held_with_queue()
+    r:published()
+    for _, owner in ipairs({ "", string.rep("x", 1025) }) do
+      refused("RLK_BADOWNER", function() return call(owner) end)
+    end
+  end)
+end
+
+local function lease_cases(code, call)
+  it("refuses a duration that is not an integer in 1..10^12 with " .. code, function()
+    held_with_queue()
+    r:published()
+    for _, v in ipairs(sa.BAD_LEASES) do
+      refused(code, function() return call(v) end)
+    end
+  end)
+end
+
+before_each(function() r:reset() end)
+
+describe("fair/acquire", function()
+  it("takes a free lock without a queue: count 1, lease set, no queue keys", function()
+    assert.equal(NIL, acquire(A))
+    assert.same({ [1] = A, [2] = "1" }, r:call("HGETALL", LOCK))
+    sa.assert_pttl(r, LOCK, LEASE, LEASE - sa.TTL_SLACK_MS)
+    assert.equal(0, r:call("EXISTS", QUEUE, TIMEOUTS))
+  end)
+
+  it("re-enters for the holder: count + 1, lease reset", function()
+    assert.equal(NIL, acquire(A, 2000))
+    assert.equal(NIL, acquire(A, BIG))
+    assert.equal("2", count(A))
+    sa.assert_pttl(r, LOCK, BIG, BIG - sa.TTL_SLACK_MS)
+  end)
+
+  it("queues the first waiter: reply = holder's PTTL, deadline = server now + PTTL + wait", function()
+    assert.equal(NIL, acquire(A, 20000))
+    local t0 = r:time_ms()
+    local ttl = acquire(B)
+    local t1 = r:time_ms()
+    assert.is_true(type(ttl) == "number" and ttl > 0 and ttl <= 20000, "reply " .. tostring(ttl))
+    assert.same({ B }, queue())
+    local now = deadline(B) - ttl - WAIT               -- the server time the script used
+    assert.is_true(now >= t0 and now <= t1, string.format("now %d outside [%d, %d]", now, t0, t1))
+    assert.equal("1", count(A))
+    assert.equal(NIL, count(B))
+  end)
+
+  it("queues later waiters one wait apart; each waits until the one ahead's deadline", function()
+    assert.equal(NIL, acquire(A, 20000))
+    assert.is_number(acquire(B))
+    local t0 = r:time_ms()
+    local rc = acquire(C, nil, 7000)
+    local t1 = r:time_ms()
+    assert.same({ B, C }, queue())
+    assert.equal(deadline(B) + 7000, deadline(C))
+    assert.is_true(rc <= deadline(B) - t0 and rc >= deadline(B) - t1, "reply " .. rc)
+  end)
+
+  it("answers a waiter that retries without queueing it twice", function()
+    held_with_queue(20000)
+    local db, dc = deadline(B), deadline(C)
+    local t0 = r:time_ms()
+    local rb, rc = acquire(B), acquire(C)
+    local t1 = r:time_ms()
+    assert.is_true(rb > 0 and rb <= 20000, "head: the holder's PTTL, got " .. rb)
+    assert.is_true(rc <= db - t0 and rc >= db - t1, "second: until the head's deadline, got " .. rc)
+    assert.same({ B, C }, queue())
+    assert.same({ db, dc }, { deadline(B), deadline(C) })
+  end)
+
+  it("keeps FIFO: a free lock goes to the head only, who is dequeued; later deadlines - wait", function()
+    held_with_queue()
+    local dc = deadline(C)
+    assert.equal(1, release(A))
+    assert.same({ wake(B) }, r:published())
+    assert.is_number(acquire(C))                     -- not C's turn
+    assert.is_number(acquire(D))                     -- a newcomer queues behind
+    assert.same({ B, C, D }, queue())
+    assert.equal(0, r:call("EXISTS", LOCK))
+    assert.equal(NIL, acquire(B, nil, 3000))
+    assert.equal("1", count(B))
+    assert.same({ C, D }, queue())
+    assert.is_nil(deadline(B))
+    assert.equal(dc - 3000, deadline(C))
+  end)
+
+  it("replies -1 to the first waiter when the holder has no TTL", function()
+    r:call("HSET", LOCK, A, "1")
+    local t0 = r:time_ms()
+    assert.equal(-1, acquire(B))
+    local now = deadline(B) - WAIT + 1
+    assert.is_true(now >= t0 and now <= r:time_ms())
+  end)
+
+  it("takes deadlines written by Redisson (client-clock ms scores) as they are", function()
+    assert.equal(NIL, acquire(A, 20000))
+    local far = r:time_ms() + BIG
+    r:call("RPUSH", QUEUE, E)
+    r:call("ZADD", TIMEOUTS, tostring(far), E)
+    local t0 = r:time_ms()
+    local rb = acquire(B)
+    assert.same({ E, B }, queue())
+    assert.equal(far + WAIT, deadline(B))
+    assert.is_true(rb <= far - t0 and rb > far - t0 - sa.TTL_SLACK_MS)
+  end)
+
+  it("drops a head waiter without a deadline (inconsistent data) at once", function()
+    assert.equal(NIL, acquire(A, 20000))
+    r:call("RPUSH", QUEUE, E)
+    assert.is_number(acquire(B))
+    assert.same({ B }, queue())
+  end)
+
+  it("accepts the extreme leases, waits and an owner of 1024 bytes", function()
+    local owner = string.rep("o", 1024)
+    assert.equal(NIL, acquire(owner, "1000000000000", "1"))
+    sa.assert_pttl(r, LOCK, 1e12, 1e12 - sa.TTL_SLACK_MS)
+    assert.is_number(acquire(A, "1", "1000000000000"))
+    assert.is_true(deadline(A) > r:time_ms() + 1e12)
+    assert.equal(1, release(owner))
+    assert.equal(NIL, acquire(A, "1", "1"))
+    assert.is_true(r:call("PTTL", LOCK) <= 1)
+  end)
+
+  it_virtual("hands the lock over in FIFO order, waking only the head each time", function()
+    assert.equal(NIL, acquire(A))
+    for _, o in ipairs({ B, C, D }) do assert.is_number(acquire(o)) end
+    r:published()
+    local order = {}
+    local holder = A
+    for _ = 1, 3 do
+      assert.equal(1, release(holder))
+      local woken = r:published()
+      assert.equal(1, #woken)
+      local next_owner = woken[1].channel:sub(#CHANNEL + 2)
+      for _, o in ipairs(queue()) do
+        if o ~= next_owner then assert.is_number(acquire(o)) end
+      end
+      assert.equal(NIL, acquire(next_owner))
+      order[#order + 1] = next_owner
+      holder = next_owner
+      r:advance(100)
+    end
+    assert.same({ B, C, D }, order)
+    assert.equal(0, r:call("EXISTS", QUEUE, TIMEOUTS))
+  end)
+
+  it_virtual("stores deadlines from the server's clock", function()
+    local t = r:time_ms()
+    assert.equal(NIL, acquire(A, 10000))
+    assert.equal(10000, acquire(B))
+    assert.equal(t + 10000 + WAIT, deadline(B))
+    r:advance(1000)
+    assert.equal(10000 + WAIT - 1000, acquire(C))
+    assert.equal(t + 10000 + 2 * WAIT, deadline(C))
+    assert.equal(9000, acquire(B))
+    assert.equal(10000 + WAIT - 1000, acquire(C))
+  end)
+
+  it_virtual("lets a dead head waiter delay the queue no longer than its own deadline", function()
+    assert.equal(NIL, acquire(A, 10000))
+    assert.equal(10000, acquire(B))                  -- B will die while waiting
+    assert.equal(10000 + WAIT, acquire(C))           -- C: come back at B's deadline
+    r:advance(1000)
+    assert.equal(1, release(A))
+    assert.same({ wake(B) }, r:published())
+    assert.equal(14000, acquire(C))                  -- B still has its turn
+    r:advance(13999)
+    assert.equal(1, acquire(C))
+    assert.same({ B, C }, queue())
+    r:advance(1)                                     -- B's deadline: B is dropped
+    assert.equal(NIL, acquire(C))
+    assert.same({}, queue())
+    assert.equal(0, r:call("EXISTS", TIMEOUTS))
+  end)
+
+  it_virtual("tells a head whose estimate passed to wait for the holder instead of spinning", function()
+    assert.equal(NIL, acquire(A, 10000))
+    assert.is_number(acquire(B))                     -- B's deadline: +15000, its estimate of A: +10000
+    assert.is_number(acquire(C))
+    r:advance(9000)
+    assert.equal(1, renew(A, 10000))                 -- the holder keeps it longer than B expected
+    r:advance(3000)
+    assert.equal(7000, acquire(B))                   -- head: the holder's PTTL (Redisson 3.17: -2000)
+    assert.equal(3000, acquire(C))                   -- behind: until the head's deadline
+  end)
+
+  it_virtual("never tells a waiter behind the head to retry at once", function()
+    assert.equal(NIL, acquire(A, 10000))
+    assert.is_number(acquire(B, nil, 1000))          -- deadline +11000
+    assert.is_number(acquire(C))                     -- deadline +16000
+    r:advance(9000)
+    assert.equal(2000, acquire(C, nil, 9000))        -- its own estimate is -1000: the head's deadline
+  end)
+
+  it_virtual("re-queues a waiter dropped after its deadline at the tail", function()
+    assert.equal(NIL, acquire(A, 10000))
+    assert.is_number(acquire(C, nil, 1000))          -- deadline +11000
+    r:advance(9000)
+    assert.equal(1, renew(A, 10000))
+    r:advance(2000)                                  -- C's deadline passes while A holds
+    assert.equal(8000, acquire(D))                   -- C is dropped, D becomes the head
+    assert.same({ D }, queue())
+    assert.is_number(acquire(C))
+    assert.same({ D, C }, queue())
+  end)
+
+  wrongtype_cases(function() return acquire(C) end)
+  owner_cases(function(owner) return acquire(owner) end)
+  lease_cases("RLK_BADLEASE", function(v) return acquire(D, v) end)
+  lease_cases("RLK_BADARG", function(v) return acquire(D, nil, v) end)
+  count_cases({
+    { "fair/acquire", { LOCK, QUEUE }, { "1000", D, "5000" } },
+    { "fair/acquire", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { "1000", D, "5000" } },
+    { "fair/acquire", KEYS, { "1000", D } },
+    { "fair/acquire", KEYS, { "1000", D, "5000", "x" } },
+  })
+end)
+
+describe("fair/release", function()
+  it("releases the last hold and wakes the head waiter on its own channel", function()
+    held_with_queue()
+    r:published()
+    assert.equal(1, release(A))
+    assert.equal(0, r:call("EXISTS", LOCK))
+    assert.same({ wake(B) }, r:published())
+    assert.same({ B, C }, queue())
+  end)
+
+  it("publishes nothing when nobody waits", function()
+    assert.equal(NIL, acquire(A))
+    assert.equal(1, release(A))
+    assert.same({}, r:published())
+  end)
+
+  it("leaves one re-entry: count - 1, lease reset, nothing published", function()
+    assert.equal(NIL, acquire(A, 2000))
+    assert.equal(NIL, acquire(A, 2000))
+    assert.is_number(acquire(B))
+    r:published()
+    assert.equal(0, release(A, BIG))
+    assert.equal("1", count(A))
+    sa.assert_pttl(r, LOCK, BIG, BIG - sa.TTL_SLACK_MS)
+    assert.same({}, r:published())
+  end)
+
+  it("replies nil to a waiter and to anyone without a lock, changing nothing", function()
+    held_with_queue()
+    r:published()
+    local before = sa.snapshot(r, KEYS)
+    assert.equal(NIL, release(B))
+    sa.assert_unchanged(r, before)
+    r:reset()
+    assert.equal(NIL, release(A))
+    assert.equal(0, r:call("EXISTS", LOCK, QUEUE, TIMEOUTS))
+    assert.same({}, r:published())
+  end)
+
+  it("checks the lease even when the call would release the lock", function()
+    held_with_queue()
+    r:published()
+    refused("RLK_BADLEASE", function() return release(A, "0") end)
+  end)
+
+  it_virtual("drops stale waiters first and wakes the first live one", function()
+    assert.equal(NIL, acquire(A, 10000))
+    assert.is_number(acquire(B, nil, 1000))          -- deadline +11000
+    assert.is_number(acquire(C, nil, 1000))          -- deadline +12000
+    r:advance(9000)
+    assert.equal(1, renew(A, 10000))
+    r:advance(2500)                                  -- B's deadline passed, C's not
+    r:published()
+    assert.equal(1, release(A))
+    assert.same({ C }, queue())
+    assert.same({ wake(C) }, r:published())
+  end)
+
+  it_virtual("replies nil once the lease ran out, waking nobody", function()
+    held_with_queue(1000)
+    r:advance(1001)
+    r:published()
+    assert.equal(NIL, release(A))
+    assert.same({}, r:published())
+    assert.same({ B, C }, queue())
+  end)
+
+  wrongtype_cases(function() return release(A) end)
+  owner_cases(function(owner) return release(owner) end)
+  lease_cases("RLK_BADLEASE", function(v) return release(A, v) end)
+  count_cases({
+    { "fair/release", KEYS, { A, "1000" } },
+    { "fair/release", { LOCK, QUEUE, TIMEOUTS, CHANNEL, "x" }, { A, "1000" } },
+    { "fair/release", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { A } },
+    { "fair/release", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { A, "1000", "x" } },
+  })
+end)
+
+describe("fair/renew", function()
+  it("resets the lease of the holder and replies 1", function()
+    assert.equal(NIL, acquire(A, 2000))
+    assert.equal(1, renew(A, BIG))
+    sa.assert_pttl(r, LOCK, BIG, BIG - sa.TTL_SLACK_MS)
+  end)
+
+  it("replies 0 to a waiter or without a lock, changing nothing", function()
+    held_with_queue()
+    local before = sa.snapshot(r, KEYS)
+    assert.equal(0, renew(B, BIG))
+    sa.assert_unchanged(r, before)
+    r:reset()
+    assert.equal(0, renew(A))
+    assert.equal(0, r:call("EXISTS", LOCK))
+  end)
+
+  it_virtual("drops stale head waiters", function()
+    assert.equal(NIL, acquire(A, 10000))
+    assert.is_number(acquire(B, nil, 1000))
+    assert.is_number(acquire(C))
+    r:advance(9000)
+    assert.equal(1, renew(A, 10000))
+    r:advance(2000)
+    assert.equal(1, renew(A, 10000))
+    assert.same({ C }, queue())
+    assert.is_nil(deadline(B))
+  end)
+
+  wrongtype_cases(function() return renew(A) end)
+  owner_cases(function(owner) return renew(owner) end)
+  lease_cases("RLK_BADLEASE", function(v) return renew(A, v) end)
+  count_cases({
+    { "fair/renew", { LOCK, QUEUE }, { "1000", A } },
+    { "fair/renew", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { "1000", A } },
+    { "fair/renew", KEYS, { "1000" } },
+    { "fair/renew", KEYS, { "1000", A, "x" } },
+  })
+end)
+
+describe("fair/cancel", function()
+  it("removes a waiter; the deadlines behind it shrink by its wait, those ahead stay", function()
+    held_with_queue()
+    assert.is_number(acquire(D))
+    local db, dd = deadline(B), deadline(D)
+    assert.equal(1, cancel(C, 3000))
+    assert.same({ B, D }, queue())
+    assert.is_nil(deadline(C))
+    assert.equal(db, deadline(B))
+    assert.equal(dd - 3000, deadline(D))
+    assert.same({}, r:published())
+  end)
+
+  it("removes the last waiter without touching the others", function()
+    held_with_queue()
+    local db = deadline(B)
+    assert.equal(1, cancel(C))
+    assert.same({ B }, queue())
+    assert.equal(db, deadline(B))
+  end)
+
+  it("wakes the next waiter when the head gives up while the lock is free", function()
+    held_with_queue()
+    assert.equal(1, release(A))
+    r:published()
+    assert.equal(1, cancel(B))
+    assert.same({ wake(C) }, r:published())
+    assert.equal(NIL, acquire(C))
+  end)
+
+  it("wakes nobody when a waiter behind the head gives up, even with the lock free", function()
+    held_with_queue()
+    assert.equal(1, release(A))
+    r:published()
+    assert.equal(1, cancel(C))
+    assert.same({}, r:published())
+    assert.same({ B }, queue())
+  end)
+
+  it("wakes nobody when the head gives up while the lock is held", function()
+    held_with_queue()
+    r:published()
+    assert.equal(1, cancel(B))
+    assert.same({}, r:published())
+    assert.same({ C }, queue())
+  end)
+
+  it("replies 0 to an owner that is not queued, changing nothing", function()
+    held_with_queue()
+    r:published()
+    local before = sa.snapshot(r, KEYS)
+    assert.equal(0, cancel(A))
+    assert.equal(0, cancel(D))
+    sa.assert_unchanged(r, before)
+  end)
+
+  it_virtual("shrinks later deadlines so dead waiters behind it expire one wait sooner", function()
+    assert.equal(NIL, acquire(A, 10000))
+    for _, o in ipairs({ B, C, D, E }) do assert.is_number(acquire(o)) end
+    local de = deadline(E)                            -- +10000 + 4 waits
+    assert.equal(1, cancel(C))
+    assert.equal(de - WAIT, deadline(E))
+    assert.equal(1, release(A))                      -- B and D never come back
+    r:advance(10000 + WAIT)                          -- B's deadline
+    assert.is_number(acquire(E))
+    assert.same({ D, E }, queue())
+    r:advance(WAIT - 1)
+    assert.equal(1, acquire(E))
+    r:advance(1)                                     -- D's deadline, one wait earlier than without the cancel
+    assert.equal(NIL, acquire(E))
+  end)
+
+  it_virtual("drops stale head waiters before cancelling, without shrinking the others", function()
+    assert.equal(NIL, acquire(A, 10000))
+    assert.is_number(acquire(B, nil, 1000))
+    assert.is_number(acquire(C))
+    local dc = deadline(C)
+    r:advance(9000)
+    assert.equal(1, renew(A, 10000))
+    r:advance(2000)                                  -- B is stale
+    assert.equal(0, cancel(B, 1000))
+    assert.same({ C }, queue())
+    assert.equal(dc, deadline(C))
+  end)
+
+  wrongtype_cases(function() return cancel(B) end)
+  owner_cases(function(owner) return cancel(owner) end)
+  lease_cases("RLK_BADARG", function(v) return cancel(B, v) end)
+  count_cases({
+    { "fair/cancel", KEYS, { B, "1000" } },
+    { "fair/cancel", { LOCK, QUEUE, TIMEOUTS, CHANNEL, "x" }, { B, "1000" } },
+    { "fair/cancel", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { B } },
+    { "fair/cancel", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { B, "1000", "x" } },
+  })
+end)
+
+describe("fair/force_release", function()
+  it("deletes the lock whoever holds it and wakes the head waiter", function()
+    held_with_queue()
+    assert.equal(NIL, acquire(A))
+    r:published()
+    assert.equal(1, force())
+    assert.equal(0, r:call("EXISTS", LOCK))
+    assert.same({ B, C }, queue())
+    assert.same({ wake(B) }, r:published())
+    assert.equal(NIL, acquire(B))
+  end)
+
+  it("deletes a lock nobody waits for, publishing nothing", function()
+    assert.equal(NIL, acquire(A))
+    assert.equal(1, force())
+    assert.same({}, r:published())
+  end)
+
+  it("replies 0 when there is no lock and publishes nothing", function()
+    assert.equal(0, force())
+    assert.same({}, r:published())
+  end)
+
+  it_virtual("drops stale head waiters before waking the first live one", function()
+    assert.equal(NIL, acquire(A, 10000))
+    assert.is_number(acquire(B, nil, 1000))
+    assert.is_number(acquire(C))
+    r:advance(9000)
+    assert.equal(1, renew(A, 10000))
+    r:advance(2000)
+    r:published()
+    assert.equal(1, force())
+    assert.same({ wake(C) }, r:published())
+  end)
+
+  wrongtype_cases(function() return force() end)
+  count_cases({
+    { "fair/force_release", KEYS, {} },
+    { "fair/force_release", { LOCK, QUEUE, TIMEOUTS, CHANNEL, "x" }, {} },
+    { "fair/force_release", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { "0" } },
+  })
+end)
