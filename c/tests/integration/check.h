@@ -1,0 +1,148 @@
+/*
+ * check.h - a tiny check-macro test framework for rlk's integration tests.
+ *
+ * Header-only; include it from exactly one translation unit (the test
+ * program). A test is a `static void fn(void)`; run it with RUN_TEST(fn).
+ * CHECK* records a failed check and goes on; REQUIRE* records it and returns
+ * from the current test function. check_summary() prints
+ * "<name>: N passed, M failed" (tests) and returns the exit status.
+ */
+#ifndef RLK_IT_CHECK_H
+#define RLK_IT_CHECK_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define CHECK_MAYBE_UNUSED __attribute__((unused))
+
+static int check_tests_passed;
+static int check_tests_failed;
+static int check_checks_run;
+static int check_checks_failed;
+static int check_current_failed;
+static const char *check_current_name = "(none)";
+
+CHECK_MAYBE_UNUSED static int check_record(int ok, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+CHECK_MAYBE_UNUSED static int check_record(int ok, const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+
+    check_checks_run++;
+    if (ok)
+        return 1;
+    check_checks_failed++;
+    check_current_failed++;
+    fprintf(stderr, "  FAIL %s (%s:%d): ", check_current_name, file, line);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return 0;
+}
+
+#define CHECK(cond) check_record(!!(cond), __FILE__, __LINE__, "%s", #cond)
+
+#define CHECKF(cond, ...) check_record(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
+
+#define CHECK_INT_EQ(actual, expected)                                        \
+    check_int_eq((long long)(actual), (long long)(expected), #actual,         \
+                 __FILE__, __LINE__)
+
+#define CHECK_STR_EQ(actual, expected)                                        \
+    check_str_eq((actual), (expected), #actual, __FILE__, __LINE__)
+
+#define CHECK_STR_PREFIX(actual, prefix)                                      \
+    check_str_prefix((actual), (prefix), #actual, __FILE__, __LINE__)
+
+#define CHECK_STR_CONTAINS(actual, needle)                                    \
+    check_str_contains((actual), (needle), #actual, __FILE__, __LINE__)
+
+#define REQUIRE(cond)                                                         \
+    do {                                                                      \
+        if (!CHECK(cond))                                                     \
+            return;                                                           \
+    } while (0)
+
+#define REQUIREF(cond, ...)                                                   \
+    do {                                                                      \
+        if (!CHECKF(cond, __VA_ARGS__))                                       \
+            return;                                                           \
+    } while (0)
+
+#define REQUIRE_INT_EQ(actual, expected)                                      \
+    do {                                                                      \
+        if (!CHECK_INT_EQ(actual, expected))                                  \
+            return;                                                           \
+    } while (0)
+
+#define RUN_TEST(fn) check_run(#fn, fn)
+
+CHECK_MAYBE_UNUSED static int check_int_eq(long long actual, long long expected, const char *expr,
+                        const char *file, int line)
+{
+    return check_record(actual == expected, file, line,
+                        "%s == %lld, expected %lld", expr, actual, expected);
+}
+
+CHECK_MAYBE_UNUSED static const char *check_show(const char *s)
+{
+    return s ? s : "(null)";
+}
+
+CHECK_MAYBE_UNUSED static int check_str_eq(const char *actual, const char *expected,
+                        const char *expr, const char *file, int line)
+{
+    int ok = actual && expected && strcmp(actual, expected) == 0;
+
+    return check_record(ok, file, line, "%s == \"%s\", expected \"%s\"", expr,
+                        check_show(actual), check_show(expected));
+}
+
+CHECK_MAYBE_UNUSED static int check_str_prefix(const char *actual, const char *prefix,
+                            const char *expr, const char *file, int line)
+{
+    int ok = actual && strncmp(actual, prefix, strlen(prefix)) == 0;
+
+    return check_record(ok, file, line, "%s == \"%s\", expected prefix \"%s\"",
+                        expr, check_show(actual), prefix);
+}
+
+CHECK_MAYBE_UNUSED static int check_str_contains(const char *actual, const char *needle,
+                              const char *expr, const char *file, int line)
+{
+    int ok = actual && strstr(actual, needle) != NULL;
+
+    return check_record(ok, file, line, "%s == \"%s\", expected to contain \"%s\"",
+                        expr, check_show(actual), needle);
+}
+
+CHECK_MAYBE_UNUSED static void check_run(const char *name, void (*fn)(void))
+{
+    check_current_name = name;
+    check_current_failed = 0;
+    fprintf(stderr, "- %s\n", name);
+    fn();
+    if (check_current_failed == 0) {
+        check_tests_passed++;
+    } else {
+        check_tests_failed++;
+        fprintf(stderr, "  %s: FAILED (%d failed checks)\n", name,
+                check_current_failed);
+    }
+    check_current_name = "(none)";
+}
+
+/* Prints the totals; returns 0 when everything passed, 1 otherwise. */
+CHECK_MAYBE_UNUSED static int check_summary(const char *program)
+{
+    printf("%s: %d passed, %d failed (%d checks, %d failed)\n", program,
+           check_tests_passed, check_tests_failed, check_checks_run,
+           check_checks_failed);
+    fflush(stdout);
+    return (check_tests_failed == 0 && check_tests_passed > 0) ? 0 : 1;
+}
+
+#endif /* RLK_IT_CHECK_H */

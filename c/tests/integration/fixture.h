@@ -1,0 +1,106 @@
+/*
+ * fixture.h - a real redis-server per test, started and stopped by PID.
+ *
+ * rlk_fx_start() picks a free loopback port (bind test, retried on a
+ * collision), makes a temp dir (mkdtemp), runs
+ *   redis-server --bind 127.0.0.1 --port P --save '' --appendonly no --dir TMP
+ * plus the configured extras with stdout/stderr going to TMP/redis.log, and
+ * returns once PING answers (bounded poll). Every started server is kept in
+ * a registry: an atexit handler and handlers for fatal signals kill what is
+ * left, and on Linux the server also dies with the test process
+ * (PR_SET_PDEATHSIG), so a failing or killed test leaves no server behind.
+ *
+ * The redis-server binary is $RLK_REDIS_SERVER, else RLK_FX_REDIS_SERVER
+ * (a compile definition), else "redis-server" from PATH.
+ *
+ * All functions return 0 on success and -1 on failure, after printing the
+ * reason (and the tail of the server log, when there is one) to stderr.
+ */
+#ifndef RLK_IT_FIXTURE_H
+#define RLK_IT_FIXTURE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <hiredis/hiredis.h>
+
+#define RLK_FX_MAX_EXTRA 32
+#define RLK_FX_PATH_MAX 256
+
+typedef struct rlk_fx_config {
+    const char *requirepass; /* NULL: no password on the default user */
+    const char *acl_user;    /* NULL, or an ACL rule line: "alice on >pw ~* &* +@all" */
+    int unixsocket;          /* nonzero: also listen on TMP/redis.sock */
+    const char *const *extra; /* NULL, or a NULL-terminated list of more args */
+} rlk_fx_config;
+
+typedef struct rlk_fx_server {
+    pid_t pid;                         /* 0 when not running */
+    int port;
+    char dir[RLK_FX_PATH_MAX];         /* the temp dir ("" once removed) */
+    char log_path[RLK_FX_PATH_MAX];
+    char sock_path[RLK_FX_PATH_MAX];   /* "" unless config.unixsocket */
+    char password[128];                /* the requirepass, "" when none */
+    int argc;                          /* the full redis-server argv, kept for restart */
+    char *argv[RLK_FX_MAX_EXTRA + 24];
+} rlk_fx_server;
+
+void rlk_fx_config_init(rlk_fx_config *cfg);
+
+/* Starts a server (cfg may be NULL: defaults). *s is overwritten. */
+int rlk_fx_start(rlk_fx_server *s, const rlk_fx_config *cfg);
+
+/* Starts n servers with the same config; on failure stops those started. */
+int rlk_fx_start_n(rlk_fx_server *servers, int n, const rlk_fx_config *cfg);
+
+/* SIGTERM (plus SIGCONT, in case it is paused), wait up to 5 s, then
+ * SIGKILL; removes the temp dir. Safe to call on a stopped server. */
+int rlk_fx_stop(rlk_fx_server *s);
+void rlk_fx_stop_n(rlk_fx_server *servers, int n);
+
+/* Stops every server still registered (what the atexit handler does). */
+void rlk_fx_stop_all(void);
+
+/* Stops the process (the temp dir stays) and starts it again on the same
+ * port with the same arguments; returns once PING answers. */
+int rlk_fx_restart(rlk_fx_server *s);
+
+/* Kills the process with SIGKILL (the temp dir and the port number stay:
+ * rlk_fx_restart brings it back). */
+int rlk_fx_crash(rlk_fx_server *s);
+
+/* SIGSTOP / SIGCONT: the process stops answering while its sockets stay open. */
+int rlk_fx_pause(rlk_fx_server *s);
+int rlk_fx_resume(rlk_fx_server *s);
+
+/* CLIENT PAUSE <ms> ALL from a fresh connection. Note that under ALL the
+ * server also delays CLIENT UNPAUSE, so the pause simply runs out. */
+int rlk_fx_client_pause(const rlk_fx_server *s, long ms);
+
+/* A new hiredis connection (TCP), authenticated with the requirepass. The
+ * caller frees it with redisFree. NULL on failure. */
+redisContext *rlk_fx_connect(const rlk_fx_server *s);
+
+/* One command on a fresh connection (printf-style, as redisCommand). The
+ * caller frees the reply. NULL on a connection error. */
+redisReply *rlk_fx_command(const rlk_fx_server *s, const char *fmt, ...);
+
+/* "redis://127.0.0.1:P" (db < 0) or "redis://127.0.0.1:P/db". */
+int rlk_fx_url(const rlk_fx_server *s, int db, char *buf, size_t len);
+
+/* "unix:///TMP/redis.sock" (db < 0) or "...?db=N"; -1 without a socket. */
+int rlk_fx_unix_url(const rlk_fx_server *s, int db, char *buf, size_t len);
+
+/* A loopback port that nothing listens on right now (bind test). -1 on failure. */
+int rlk_fx_free_port(void);
+
+/* The redis-server binary the fixture runs. */
+const char *rlk_fx_redis_server_path(void);
+
+/* CLOCK_MONOTONIC in ns / ms. */
+long long rlk_fx_now_ns(void);
+long long rlk_fx_now_ms(void);
+
+/* Sleeps about ms milliseconds (for bounded polls and back-offs only). */
+void rlk_fx_sleep_ms(long ms);
+
+#endif /* RLK_IT_FIXTURE_H */

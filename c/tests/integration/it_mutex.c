@@ -1,0 +1,496 @@
+/*
+ * it_mutex.c - multi-process mutual exclusion, for both lock kinds.
+ *
+ * 8 processes, each with its own rlk client, loop acquire -> hold a few µs
+ * -> release until each has 1250 acquisitions (10^4 per kind). A failed
+ * acquire retries after a random 50..500 µs back-off (the runtime's blocking
+ * wait is not used here). Each process records (process, acquire_ns,
+ * release_ns) on CLOCK_MONOTONIC - taken after the acquire reply arrived and
+ * before the release is sent, so each recorded span lies inside the real
+ * hold - and writes them to its own file. The parent merges the files, sorts
+ * by acquire time and counts overlapping spans (must be 0), acquisitions
+ * (must be >= 10^4) and releases that found another owner (must be 0).
+ *
+ * Usage: it_mutex [PROCESSES [ACQUISITIONS_PER_PROCESS]]
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "check.h"
+#include "fixture.h"
+
+#include <rlk.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_PROCS 64
+#define LEASE_MS "30000"
+#define LEASE_MS_NUM 30000LL
+#define HOLD_NS 3000LL           /* busy work while holding */
+#define BACKOFF_MIN_US 50
+#define BACKOFF_MAX_US 500
+#define WORKER_DEADLINE_MS 45000 /* a worker gives up (and fails) after this */
+#define TRAILER_MAGIC 0x726c6b6dU
+
+typedef struct event {
+    int proc;
+    long long acquire_ns;
+    long long release_ns;
+} event;
+
+/* What a worker counted, written after its events. */
+typedef struct trailer {
+    unsigned magic;
+    int proc;
+    long acquisitions;
+    long contended;   /* acquire attempts that found the lock held */
+    long not_owner;   /* releases that said the caller did not hold it */
+    long still_held;  /* releases that left the lock held (reentry count > 1) */
+    long errors;      /* calls that failed */
+    int timed_out;
+    char first_error[200];
+} trailer;
+
+typedef struct lock_kind {
+    const char *name;
+    const char *acquire;
+    const char *release;
+    int token;           /* token lock: a fresh token per acquire; else reentrant */
+    int key_per_process; /* the control: no shared lock, so holds must overlap */
+} lock_kind;
+
+static const lock_kind kinds[] = {
+    {"reentrant", "reentrant/acquire", "reentrant/release", 0, 0},
+    {"token", "token/acquire", "token/release", 1, 0},
+    {"control (a lock per process)", "token/acquire", "token/release", 1, 1},
+};
+
+static rlk_fx_server server;
+static int nprocs = 8;
+static long per_proc = 1250;
+
+/* ------------------------------------------------------------ worker */
+
+typedef struct worker {
+    const lock_kind *kind;
+    int proc;
+    long long hold_ns;
+    rlk_client *c;
+    char key[64];
+    char owner[64]; /* reentrant: the holder id; token: a fresh token per acquire */
+    unsigned long rng;
+    trailer tr;
+} worker;
+
+static unsigned long worker_random(worker *w)
+{
+    w->rng ^= w->rng << 13;
+    w->rng ^= w->rng >> 7;
+    w->rng ^= w->rng << 17;
+    return w->rng;
+}
+
+static void worker_error(worker *w, const char *what, int rc)
+{
+    w->tr.errors++;
+    if (!w->tr.first_error[0])
+        snprintf(w->tr.first_error, sizeof w->tr.first_error, "%s: %s (%s)", what,
+                 rlk_strerror(rc), rlk_errstr(w->c));
+}
+
+/* 1 acquired, 0 held by another, -1 error. */
+static int worker_try_acquire(worker *w, long seq)
+{
+    const char *keys[] = {w->key};
+    const char *args[2];
+    redisReply *r = NULL;
+    int rc, got;
+
+    if (w->kind->token) {
+        snprintf(w->owner, sizeof w->owner, "tok-%d-%ld-%lx", w->proc, seq,
+                 worker_random(w) & 0xffffffUL);
+        args[0] = w->owner;
+        args[1] = LEASE_MS;
+    } else {
+        args[0] = LEASE_MS;
+        args[1] = w->owner;
+    }
+    rc = rlk_eval(w->c, w->kind->acquire, 1, keys, 2, args, &r);
+    if (rc != RLK_OK) {
+        worker_error(w, w->kind->acquire, rc);
+        return -1;
+    }
+    got = r->type == REDIS_REPLY_NIL;
+    if (!got && r->type != REDIS_REPLY_INTEGER)
+        worker_error(w, "acquire reply is neither nil nor an integer", RLK_ERR_PROTOCOL);
+    freeReplyObject(r);
+    return got;
+}
+
+/* Reentrant release: 1 released, 0 still held, nil not owner. Token: 1 / 0. */
+static int worker_release(worker *w)
+{
+    const char *keys[] = {w->key, "redisson_lock__channel:{it-mutex}"};
+    const char *args[2];
+    int reentrant = !w->kind->token;
+    redisReply *r = NULL;
+    int rc;
+
+    args[0] = w->owner;
+    args[1] = LEASE_MS;
+    rc = rlk_eval(w->c, w->kind->release, reentrant ? 2 : 1, keys, reentrant ? 2 : 1, args, &r);
+    if (rc != RLK_OK) {
+        worker_error(w, w->kind->release, rc);
+        return -1;
+    }
+    if (r->type == REDIS_REPLY_NIL)
+        w->tr.not_owner++; /* reentrant: nil = not the owner */
+    else if (r->type == REDIS_REPLY_INTEGER && r->integer == 0 && !reentrant)
+        w->tr.not_owner++; /* token: 0 = not the owner */
+    else if (r->type == REDIS_REPLY_INTEGER && r->integer == 0)
+        w->tr.still_held++; /* reentrant: 0 = still held (entered twice) */
+    else if (r->type != REDIS_REPLY_INTEGER || r->integer != 1)
+        worker_error(w, "release reply is not 1", RLK_ERR_PROTOCOL);
+    freeReplyObject(r);
+    return 0;
+}
+
+static void backoff(worker *w)
+{
+    long us = BACKOFF_MIN_US + (long)(worker_random(w) % (BACKOFF_MAX_US - BACKOFF_MIN_US + 1));
+    struct timespec ts = {0, us * 1000L};
+    nanosleep(&ts, NULL);
+}
+
+static void hold_busy(long long since_ns, long long hold_ns)
+{
+    volatile unsigned long spin = 0;
+    while (rlk_fx_now_ns() - since_ns < hold_ns)
+        spin++;
+}
+
+/* Acquire (retrying), hold, release; -1 on an error or the deadline. */
+static int worker_round(worker *w, long seq, long long deadline_ms, event *ev)
+{
+    int got;
+
+    while ((got = worker_try_acquire(w, seq)) == 0) {
+        w->tr.contended++;
+        if (rlk_fx_now_ms() > deadline_ms) {
+            w->tr.timed_out = 1;
+            return -1;
+        }
+        backoff(w);
+    }
+    if (got < 0)
+        return -1;
+    ev->proc = w->proc;
+    ev->acquire_ns = rlk_fx_now_ns();
+    hold_busy(ev->acquire_ns, w->hold_ns);
+    ev->release_ns = rlk_fx_now_ns();
+    w->tr.acquisitions++;
+    return worker_release(w);
+}
+
+static int write_all(FILE *f, const void *p, size_t n)
+{
+    return fwrite(p, 1, n, f) == n ? 0 : -1;
+}
+
+/* The child: connect, wait for the start signal (EOF on go_fd), run. */
+static int worker_main(const lock_kind *kind, int proc, long rounds, const char *url,
+                       int go_fd, const char *path)
+{
+    worker w;
+    event *events = calloc((size_t)rounds, sizeof *events);
+    long long deadline;
+    char byte;
+    FILE *f;
+    long n = 0;
+
+    memset(&w, 0, sizeof w);
+    w.kind = kind;
+    w.proc = proc;
+    w.hold_ns = kind->key_per_process ? 50 * HOLD_NS : HOLD_NS;
+    if (kind->key_per_process)
+        snprintf(w.key, sizeof w.key, "{it-mutex}:lock-%d", proc);
+    else
+        snprintf(w.key, sizeof w.key, "{it-mutex}:lock");
+    w.tr.magic = TRAILER_MAGIC;
+    w.tr.proc = proc;
+    w.rng = ((unsigned long)getpid() << 20) ^ (unsigned long)rlk_fx_now_ns();
+    snprintf(w.owner, sizeof w.owner, "it-mutex-%ld:%d", (long)getpid(), proc);
+    w.c = rlk_connect_url(url);
+    if (!events || !w.c || rlk_err(w.c) != RLK_OK) {
+        fprintf(stderr, "worker %d: connect: %s\n", proc, w.c ? rlk_errstr(w.c) : "no memory");
+        return 2;
+    }
+    while (read(go_fd, &byte, 1) < 0 && errno == EINTR) {
+    }
+    close(go_fd);
+    deadline = rlk_fx_now_ms() + WORKER_DEADLINE_MS;
+    while (n < rounds && worker_round(&w, n, deadline, &events[n]) == 0)
+        n++;
+    f = fopen(path, "wb");
+    if (!f || write_all(f, events, (size_t)n * sizeof *events) != 0 ||
+        write_all(f, &w.tr, sizeof w.tr) != 0 || fclose(f) != 0) {
+        fprintf(stderr, "worker %d: cannot write %s\n", proc, path);
+        return 3;
+    }
+    rlk_free(w.c);
+    free(events);
+    return n == rounds ? 0 : 1;
+}
+
+/* ------------------------------------------------------------ parent */
+
+/* CLOCK_REALTIME - CLOCK_MONOTONIC in ms: it moves when the wall clock jumps,
+ * and Redis expires keys by the wall clock. */
+static long long wall_offset_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000LL + ts.tv_nsec / 1000000L - rlk_fx_now_ms();
+}
+
+typedef struct results {
+    event *events;
+    long n;
+    long contended, not_owner, still_held, errors;
+    int timed_out, bad_files;
+} results;
+
+static int read_worker_file(const char *path, results *res)
+{
+    FILE *f = fopen(path, "rb");
+    long size, n;
+    trailer tr;
+    event *grown;
+
+    if (!f || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < (long)sizeof tr ||
+        (size - (long)sizeof tr) % (long)sizeof(event) != 0) {
+        if (f)
+            fclose(f);
+        return -1;
+    }
+    n = (size - (long)sizeof tr) / (long)sizeof(event);
+    grown = realloc(res->events, (size_t)(res->n + n + 1) * sizeof(event));
+    if (!grown) {
+        fclose(f);
+        return -1;
+    }
+    res->events = grown;
+    rewind(f);
+    if (fread(res->events + res->n, sizeof(event), (size_t)n, f) != (size_t)n ||
+        fread(&tr, sizeof tr, 1, f) != 1 || tr.magic != TRAILER_MAGIC) {
+        fclose(f);
+        return -1;
+    }
+    fclose(f);
+    res->n += n;
+    res->contended += tr.contended;
+    res->not_owner += tr.not_owner;
+    res->still_held += tr.still_held;
+    res->errors += tr.errors;
+    res->timed_out |= tr.timed_out;
+    if (tr.first_error[0])
+        fprintf(stderr, "  worker %d: %s\n", tr.proc, tr.first_error);
+    return 0;
+}
+
+static int by_acquire(const void *a, const void *b)
+{
+    const event *x = a, *y = b;
+    return (x->acquire_ns > y->acquire_ns) - (x->acquire_ns < y->acquire_ns);
+}
+
+/* Spans sorted by start overlap when one starts before the latest end so far. */
+static long count_overlaps(const event *ev, long n, long long *longest_hold_ns, int verbose)
+{
+    long overlaps = 0;
+    long long max_end = 0;
+    int max_proc = -1;
+
+    *longest_hold_ns = 0;
+    for (long i = 0; i < n; i++) {
+        long long hold = ev[i].release_ns - ev[i].acquire_ns;
+        if (hold > *longest_hold_ns)
+            *longest_hold_ns = hold;
+        if (i > 0 && ev[i].acquire_ns < max_end) {
+            if (verbose && overlaps < 5)
+                fprintf(stderr, "  overlap: process %d acquired at %lld while process %d held "
+                        "until %lld\n", ev[i].proc, ev[i].acquire_ns, max_proc, max_end);
+            overlaps++;
+        }
+        if (ev[i].release_ns > max_end) {
+            max_end = ev[i].release_ns;
+            max_proc = ev[i].proc;
+        }
+    }
+    return overlaps;
+}
+
+/* Forks the workers, releases them together, waits for all of them. */
+static int run_workers(const lock_kind *kind, long rounds, const char *dir, const char *url)
+{
+    pid_t pids[MAX_PROCS];
+    int go[2], failed = 0, status;
+    char path[512];
+
+    if (pipe(go) != 0)
+        return -1;
+    fflush(NULL);
+    for (int p = 0; p < nprocs; p++) {
+        snprintf(path, sizeof path, "%s/worker-%d.bin", dir, p);
+        pids[p] = fork();
+        if (pids[p] < 0) {
+            failed = 1;
+            nprocs = p;
+            break;
+        }
+        if (pids[p] == 0) {
+            close(go[1]);
+            _exit(worker_main(kind, p, rounds, url, go[0], path));
+        }
+    }
+    close(go[0]);
+    close(go[1]); /* every worker reads EOF: start */
+    for (int p = 0; p < nprocs; p++) {
+        if (waitpid(pids[p], &status, 0) != pids[p] || !WIFEXITED(status) ||
+            WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "  worker %d ended with status 0x%x\n", p, status);
+            failed = 1;
+        }
+    }
+    return failed ? -1 : 0;
+}
+
+/* The outcome of one run of every worker on one lock kind. */
+typedef struct run {
+    results res;
+    long rounds;
+    long overlaps;
+    long long elapsed_ms, longest_ns, jump_ms;
+    int workers_failed;
+} run;
+
+/* Runs the workers and merges what they recorded; 0 unless setup failed. */
+static int run_kind(const lock_kind *kind, long rounds, run *out)
+{
+    char dir[] = "/tmp/rlk-it-mutex-XXXXXX", path[512], url[128];
+    redisReply *r;
+
+    memset(out, 0, sizeof *out);
+    out->rounds = rounds;
+    if (!mkdtemp(dir) || rlk_fx_url(&server, -1, url, sizeof url) != 0)
+        return -1;
+    r = rlk_fx_command(&server, "FLUSHALL");
+    if (r)
+        freeReplyObject(r);
+
+    out->jump_ms = wall_offset_ms();
+    out->elapsed_ms = rlk_fx_now_ms();
+    out->workers_failed = run_workers(kind, rounds, dir, url) != 0;
+    out->elapsed_ms = rlk_fx_now_ms() - out->elapsed_ms;
+    out->jump_ms = wall_offset_ms() - out->jump_ms;
+    for (int p = 0; p < nprocs; p++) {
+        snprintf(path, sizeof path, "%s/worker-%d.bin", dir, p);
+        if (read_worker_file(path, &out->res) != 0)
+            out->res.bad_files++;
+        unlink(path);
+    }
+    rmdir(dir);
+    qsort(out->res.events, (size_t)out->res.n, sizeof(event), by_acquire);
+    out->overlaps = count_overlaps(out->res.events, out->res.n, &out->longest_ns,
+                                   !kind->key_per_process);
+    printf("%s: %d processes, %ld acquisitions, %ld overlaps, %ld contended attempts, "
+           "%ld not-owner releases, %ld errors, longest hold %lld us, %lld ms\n",
+           kind->name, nprocs, out->res.n, out->overlaps, out->res.contended,
+           out->res.not_owner, out->res.errors, out->longest_ns / 1000, out->elapsed_ms);
+    fflush(stdout);
+    return 0;
+}
+
+static void check_mutual_exclusion(const lock_kind *kind)
+{
+    run x;
+    redisReply *r;
+    int stalled;
+
+    REQUIRE(run_kind(kind, per_proc, &x) == 0);
+    stalled = x.elapsed_ms >= LEASE_MS_NUM || x.jump_ms > 1000 || x.jump_ms < -1000;
+    CHECKF(!x.workers_failed, "%s: a worker failed", kind->name);
+    CHECK_INT_EQ(x.res.bad_files, 0);
+    CHECKF(x.res.n >= (long)nprocs * per_proc, "%s: %ld acquisitions, expected %ld",
+           kind->name, x.res.n, (long)nprocs * per_proc);
+    CHECKF(x.overlaps == 0, "%s: %ld overlapping holds%s", kind->name, x.overlaps,
+           stalled ? " - but the run outlived a lease or the wall clock jumped (see below): "
+                     "a stalled machine, not necessarily a safety bug"
+                   : "");
+    CHECKF(x.jump_ms <= 1000 && x.jump_ms >= -1000,
+           "%s: the wall clock moved %lld ms against the monotonic clock during the run; "
+           "Redis expires leases by the wall clock", kind->name, x.jump_ms);
+    CHECKF(x.longest_ns / 1000000 < LEASE_MS_NUM,
+           "%s: a hold lasted %lld ms, longer than the lease: the machine stalled", kind->name,
+           x.longest_ns / 1000000);
+    CHECK_INT_EQ(x.res.not_owner, 0);
+    CHECK_INT_EQ(x.res.still_held, 0);
+    CHECK_INT_EQ(x.res.errors, 0);
+    CHECKF(!x.res.timed_out, "%s: a worker ran past %d ms", kind->name, WORKER_DEADLINE_MS);
+    r = rlk_fx_command(&server, "DBSIZE");
+    CHECKF(r && r->type == REDIS_REPLY_INTEGER && r->integer == 0, "the lock is left behind");
+    if (r)
+        freeReplyObject(r);
+    free(x.res.events);
+}
+
+static void test_mutex_reentrant(void)
+{
+    check_mutual_exclusion(&kinds[0]);
+}
+
+static void test_mutex_token(void)
+{
+    check_mutual_exclusion(&kinds[1]);
+}
+
+/* The detector itself: with a lock per process nothing excludes anything,
+ * and the overlap count must say so. */
+static void test_detector_sees_overlaps(void)
+{
+    run x;
+
+    REQUIRE(run_kind(&kinds[2], 200, &x) == 0);
+    CHECK(!x.workers_failed);
+    CHECK_INT_EQ(x.res.n, (long)nprocs * 200);
+    CHECKF(x.overlaps > 0, "no overlap found among %ld unsynchronised holds", x.res.n);
+    free(x.res.events);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        nprocs = atoi(argv[1]);
+    if (argc > 2)
+        per_proc = atol(argv[2]);
+    if (nprocs < 2 || nprocs > MAX_PROCS || per_proc < 1) {
+        fprintf(stderr, "usage: it_mutex [PROCESSES 2..%d [ACQUISITIONS_PER_PROCESS]]\n",
+                MAX_PROCS);
+        return 2;
+    }
+    if (rlk_fx_start(&server, NULL) != 0) {
+        fprintf(stderr, "it_mutex: cannot start redis-server\n");
+        return 1;
+    }
+    RUN_TEST(test_detector_sees_overlaps);
+    RUN_TEST(test_mutex_reentrant);
+    RUN_TEST(test_mutex_token);
+    rlk_fx_stop(&server);
+    return check_summary("it_mutex");
+}
