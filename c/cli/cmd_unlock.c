@@ -1,0 +1,178 @@
+/*
+ * cmd_unlock.c - rlk unlock --force NAME
+ *
+ * Deletes a lock whoever holds it and publishes the unlock message, so
+ * waiters try again at once: reentrant/force_release for a reentrant lock,
+ * rwlock/force_release (mode any) for a read-write lock (a hash with a
+ * `mode` field; it also deletes the readers' timeout keys). A plain unlock
+ * is not offered: it needs the holder's id, which belongs to the process
+ * holding the lock.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lock_cli.h"
+
+static const char unlock_usage[] =
+    "usage: rlk unlock --force NAME [--url URL]\n"
+    "\n"
+    "Force-releases the lock NAME whoever holds it (Redisson's forceUnlock): deletes it\n"
+    "and publishes the unlock message so that waiters try at once. Handles reentrant\n"
+    "and read-write locks. Prints whether a lock was removed; exit 0 either way.\n"
+    "A holder that is still running loses the lock: `rlk lock` stops its command (exit 6).\n"
+    "\n"
+    "Without --force: exit 2. Only a forced unlock is offered here: a normal unlock\n"
+    "must come from the holder (its holder id), which a separate rlk process is not.\n"
+    "\n"
+    "  --force     required: release whoever holds it\n"
+    "  --url URL   the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n";
+
+typedef struct unlock_opts {
+    const char *name;
+    const char *url;
+    int force;
+} unlock_opts;
+
+static int unlock_parse(int argc, char **argv, unlock_opts *o)
+{
+    for (int i = 1; i < argc;) {
+        int got = rlk_cli_opt_value("unlock", argc, argv, &i, "--url", &o->url);
+
+        if (got < 0)
+            return RLK_EXIT_USAGE;
+        if (got > 0)
+            continue;
+        if (rlk_cli_is_help(argv[i])) {
+            fputs(unlock_usage, stdout);
+            return RLK_EXIT_OK;
+        }
+        if (strcmp(argv[i], "--force") == 0 || strcmp(argv[i], "-f") == 0)
+            o->force = 1;
+        else if (argv[i][0] == '-' && argv[i][1] != '\0')
+            return rlk_cli_usage("unlock", "unknown option '%s'", argv[i]);
+        else if (o->name)
+            return rlk_cli_usage("unlock", "unexpected argument '%s'", argv[i]);
+        else
+            o->name = argv[i];
+        i++;
+    }
+    if (!o->name)
+        return rlk_cli_usage("unlock", "missing the lock NAME");
+    if (!o->force)
+        return rlk_cli_usage("unlock", "only 'rlk unlock --force %s' is offered: a plain unlock "
+                             "needs the holder's id, which only the holding process has", o->name);
+    return -1;
+}
+
+/* ---------------------------------------------------------------- kinds */
+
+/* 1 when NAME is a hash with a `mode` field (a read-write lock), 0 when not. */
+static int unlock_is_rwlock(rlk_client *c, const char *name, int *rw)
+{
+    const char *argv[3] = {"HEXISTS", name, "mode"};
+    redisReply *r = NULL;
+    const char *targv[2] = {"TYPE", name};
+    int rc = rlk_command(c, 2, targv, NULL, &r);
+
+    *rw = 0;
+    if (rc != RLK_OK)
+        return rc;
+    if (r->type != REDIS_REPLY_STATUS || strcmp(r->str, "hash") != 0) {
+        freeReplyObject(r);
+        return RLK_OK;
+    }
+    freeReplyObject(r);
+    if ((rc = rlk_command(c, 3, argv, NULL, &r)) != RLK_OK)
+        return rc;
+    *rw = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+    freeReplyObject(r);
+    return RLK_OK;
+}
+
+static int unlock_reentrant(rlk_client *c, const char *name, int *released)
+{
+    rlk_lock *l = rlk_lock_new(c, name);
+    int rc;
+
+    if (!l)
+        return rlk_err(c);
+    rc = rlk_lock_force_unlock(l, released);
+    rlk_lock_free(l);
+    return rc;
+}
+
+/* Redisson's prefixName / suffixName: "{name}", or name itself when it has a '{'. */
+static char *unlock_tagged(const char *before, const char *name, const char *after)
+{
+    int tagged = strchr(name, '{') != NULL;
+    size_t len = strlen(before) + strlen(name) + strlen(after) + 3;
+    char *s = malloc(len);
+
+    if (s)
+        snprintf(s, len, "%s%s%s%s%s", before, tagged ? "" : "{", name, tagged ? "" : "}", after);
+    return s;
+}
+
+static int unlock_rwlock(rlk_client *c, const char *name, int *released)
+{
+    char *channel = unlock_tagged("redisson_rwlock:", name, "");
+    char *prefix = unlock_tagged("", name, "");
+    const char *keys[3] = {name, channel, prefix};
+    const char *args[1] = {"any"};
+    redisReply *r = NULL;
+    int rc = RLK_ERR_NOMEM;
+
+    if (channel && prefix)
+        rc = rlk_eval(c, "rwlock/force_release", 3, keys, 1, args, &r);
+    if (rc == RLK_OK) {
+        *released = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+        freeReplyObject(r);
+    }
+    free(channel);
+    free(prefix);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- command */
+
+static int unlock_force(rlk_client *c, const char *name)
+{
+    int rw = 0, released = 0;
+    int rc = unlock_is_rwlock(c, name, &rw);
+
+    if (rc == RLK_OK)
+        rc = rw ? unlock_rwlock(c, name, &released) : unlock_reentrant(c, name, &released);
+    if (rc != RLK_OK) {
+        char what[300];
+
+        snprintf(what, sizeof what, "unlock %s", name);
+        return rlk_lc_fail(c, rc, what);
+    }
+    if (released)
+        printf("%s: %s removed (force unlock)\n", name, rw ? "read-write lock" : "lock");
+    else
+        printf("%s: no lock to remove\n", name);
+    return RLK_EXIT_OK;
+}
+
+static int unlock_run(int argc, char **argv)
+{
+    unlock_opts o = {NULL, NULL, 0};
+    rlk_client *c;
+    int rc;
+
+    if ((rc = unlock_parse(argc, argv, &o)) >= 0)
+        return rc;
+    if (!(c = rlk_cli_connect(o.url, NULL, 1, &rc)))
+        return rc;
+    rc = unlock_force(c, o.name);
+    rlk_free(c);
+    return rc;
+}
+
+const rlk_cli_command rlk_cmd_unlock = {
+    "unlock",
+    "force-release a lock whoever holds it (rlk unlock --force NAME)",
+    unlock_usage,
+    unlock_run,
+};

@@ -1,0 +1,174 @@
+/*
+ * lock_watch.c - the main loop of `rlk lock` while the command runs.
+ *
+ * One poll() over two descriptors and the timers, no signal handlers:
+ *   - a signalfd for SIGCHLD and the signals rlk forwards (blocked in every
+ *     thread: the lock runtime's threads block all signals, the main thread
+ *     blocks these before the fork), so none is lost between two polls;
+ *   - the read end of a pipe the lost-lock callback writes one byte to, from
+ *     the watchdog thread;
+ *   - the deadline of a fixed lease, and the SIGKILL deadline once the
+ *     command was sent SIGTERM.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lock_cli.h"
+
+#define RLK_NS_PER_MS 1000000LL
+
+void rlk_lc_signal_set(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGCHLD);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGHUP);
+    sigaddset(set, SIGQUIT);
+}
+
+const char *rlk_lc_lost_text(int reason)
+{
+    switch (reason) {
+    case RLK_LOST_GONE:
+        return "a renewal found it no longer held: deleted, expired or force-unlocked";
+    case RLK_LOST_EXPIRED:
+        return "renewals failed until its lease ran out";
+    default:
+        return "reported lost by the watchdog";
+    }
+}
+
+/* ---------------------------------------------------------------- stopping the command */
+
+static void rlk_lc_stop(rlk_lc_watch *w, const char *why)
+{
+    if (w->lost || w->reaped)
+        return;
+    w->lost = 1;
+    snprintf(w->why, sizeof w->why, "%s", why);
+    kill(w->pid, SIGTERM);
+    w->kill_deadline_ns = rlk_lc_now_ns() + w->grace_ms * RLK_NS_PER_MS;
+}
+
+static void rlk_lc_deadlines(rlk_lc_watch *w)
+{
+    long long now = rlk_lc_now_ns();
+
+    if (w->reaped)
+        return;
+    if (!w->lost && w->lease_deadline_ns >= 0 && now >= w->lease_deadline_ns) {
+        char why[96];
+
+        snprintf(why, sizeof why, "its lease of %lld ms ran out", w->lease_ms);
+        rlk_lc_stop(w, why);
+    }
+    if (w->kill_deadline_ns >= 0 && now >= w->kill_deadline_ns) {
+        kill(w->pid, SIGKILL);
+        w->killed = 1;
+        w->kill_deadline_ns = -1;
+    }
+}
+
+/* poll() timeout in ms up to the next deadline (rounded up), -1: none. */
+static int rlk_lc_timeout(const rlk_lc_watch *w)
+{
+    long long next = -1, now = rlk_lc_now_ns(), ms;
+
+    if (!w->lost && w->lease_deadline_ns >= 0)
+        next = w->lease_deadline_ns;
+    if (w->kill_deadline_ns >= 0 && (next < 0 || w->kill_deadline_ns < next))
+        next = w->kill_deadline_ns;
+    if (next < 0)
+        return -1;
+    if (next <= now)
+        return 0;
+    ms = (next - now + RLK_NS_PER_MS - 1) / RLK_NS_PER_MS;
+    return ms > 1000000 ? 1000000 : (int)ms;
+}
+
+/* ---------------------------------------------------------------- events */
+
+static void rlk_lc_reap(rlk_lc_watch *w)
+{
+    int status;
+    pid_t r;
+
+    do
+        r = waitpid(w->pid, &status, WNOHANG);
+    while (r < 0 && errno == EINTR);
+    if (r == w->pid) {
+        w->status = status;
+        w->reaped = 1;
+    }
+}
+
+/* A signal from the terminal (SI_KERNEL) went to the whole foreground
+ * process group, the command included: forwarding it would deliver it twice. */
+static void rlk_lc_forward(rlk_lc_watch *w, const struct signalfd_siginfo *si)
+{
+    if (si->ssi_code == SI_KERNEL || w->reaped)
+        return;
+    kill(w->pid, (int)si->ssi_signo);
+}
+
+static int rlk_lc_read_signals(rlk_lc_watch *w)
+{
+    struct signalfd_siginfo si;
+    ssize_t n;
+
+    while ((n = read(w->sigfd, &si, sizeof si)) == (ssize_t)sizeof si) {
+        if (si.ssi_signo == SIGCHLD)
+            rlk_lc_reap(w);
+        else
+            rlk_lc_forward(w, &si);
+    }
+    if (n < 0 && errno != EAGAIN && errno != EINTR)
+        return -1;
+    return 0;
+}
+
+static void rlk_lc_read_lost(rlk_lc_watch *w)
+{
+    unsigned char reason[16];
+    ssize_t n = read(w->lost_fd, reason, sizeof reason);
+
+    if (n > 0)
+        rlk_lc_stop(w, rlk_lc_lost_text(reason[0]));
+}
+
+/* The command is stopped for good when rlk itself cannot go on. */
+static int rlk_lc_abort(rlk_lc_watch *w, const char *what)
+{
+    rlk_cli_fail(RLK_EXIT_REPLY, "%s: %s; killing the command", what, strerror(errno));
+    kill(w->pid, SIGKILL);
+    while (waitpid(w->pid, &w->status, 0) < 0 && errno == EINTR)
+        ;
+    w->reaped = 1;
+    return -1;
+}
+
+int rlk_lc_watch_run(rlk_lc_watch *w)
+{
+    w->status = 0;
+    w->lost = w->killed = w->reaped = 0;
+    w->why[0] = '\0';
+    w->kill_deadline_ns = -1;
+    rlk_lc_reap(w);     /* a command that ended before the first poll */
+    while (!w->reaped) {
+        struct pollfd p[2] = {{w->sigfd, POLLIN, 0}, {w->lost_fd, POLLIN, 0}};
+
+        if (poll(p, 2, rlk_lc_timeout(w)) < 0 && errno != EINTR)
+            return rlk_lc_abort(w, "poll");
+        if ((p[0].revents & POLLIN) && rlk_lc_read_signals(w) < 0)
+            return rlk_lc_abort(w, "reading signals");
+        if (p[1].revents & POLLIN)
+            rlk_lc_read_lost(w);
+        rlk_lc_deadlines(w);
+    }
+    return 0;
+}

@@ -1,0 +1,111 @@
+/*
+ * main.c - rlk: the command-line tool around rlk's scripts.
+ *
+ *   rlk [--url URL] COMMAND [ARGS...]
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "lock_cli.h"
+
+/* Every command, in the order `rlk --help` lists them. */
+static const rlk_cli_command *const rlk_cli_commands[] = {
+    &rlk_cmd_scripts,
+    &rlk_cmd_eval,
+    &rlk_cmd_lock,
+    &rlk_cmd_inspect,
+    &rlk_cmd_unlock,
+    NULL,
+};
+
+static void rlk_cli_help(FILE *out)
+{
+    fprintf(out,
+            "usage: rlk [--url URL] COMMAND [ARGS...]\n"
+            "       rlk --help | --version | help COMMAND | COMMAND --help\n"
+            "\n"
+            "Lists, loads, verifies and calls rlk's Redis Lua scripts.\n"
+            "\n"
+            "Commands:\n");
+    for (int i = 0; rlk_cli_commands[i]; i++)
+        fprintf(out, "  %-10s %s\n", rlk_cli_commands[i]->name, rlk_cli_commands[i]->summary);
+    fprintf(out,
+            "\n"
+            "Options (accepted before the command or after it):\n"
+            "  --url URL  redis://[user:password@]host[:port][/db] or unix:///path[?db=N]\n"
+            "             (default: $RLK_URL, then %s)\n"
+            "\n"
+            "Exit codes:\n"
+            "  0  success\n"
+            "  1  lock not acquired in time\n"
+            "  2  usage error or bad input (bad URL, unknown script, bad bundle)\n"
+            "  3  connection, auth or timeout error\n"
+            "  4  a script or the server replied an error\n"
+            "  5  scripts missing or mismatched on the server (scripts load, scripts verify)\n"
+            "  6  lock lost while the command ran (rlk lock)\n",
+            RLK_DEFAULT_URL);
+}
+
+static const rlk_cli_command *rlk_cli_find(const char *name)
+{
+    for (int i = 0; rlk_cli_commands[i]; i++)
+        if (strcmp(rlk_cli_commands[i]->name, name) == 0)
+            return rlk_cli_commands[i];
+    return NULL;
+}
+
+/* rlk help [COMMAND] */
+static int rlk_cli_help_command(int argc, char **argv)
+{
+    const rlk_cli_command *cmd;
+
+    if (argc < 2) {
+        rlk_cli_help(stdout);
+        return RLK_EXIT_OK;
+    }
+    cmd = rlk_cli_find(argv[1]);
+    if (!cmd)
+        return rlk_cli_usage(NULL, "unknown command '%s'", argv[1]);
+    fputs(cmd->usage, stdout);
+    return RLK_EXIT_OK;
+}
+
+static void rlk_cli_version(void)
+{
+    printf("rlk %s (hiredis %d.%d.%d, %zu scripts embedded)\n", RLK_VERSION, HIREDIS_MAJOR,
+           HIREDIS_MINOR, HIREDIS_PATCH, rlk_embedded_count());
+}
+
+int main(int argc, char **argv)
+{
+    int i = 1;
+
+    while (i < argc && argv[i][0] == '-') {
+        int got;
+
+        if (rlk_cli_is_help(argv[i])) {
+            rlk_cli_help(stdout);
+            return RLK_EXIT_OK;
+        }
+        if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-V") == 0) {
+            rlk_cli_version();
+            return RLK_EXIT_OK;
+        }
+        got = rlk_cli_opt_value(NULL, argc, argv, &i, "--url", &rlk_cli_global_url);
+        if (got < 0)
+            return RLK_EXIT_USAGE;
+        if (got == 0)
+            return rlk_cli_usage(NULL, "unknown option '%s'", argv[i]);
+    }
+    if (i >= argc) {
+        rlk_cli_help(stderr);
+        return RLK_EXIT_USAGE;
+    }
+    if (strcmp(argv[i], "help") == 0)
+        return rlk_cli_help_command(argc - i, argv + i);
+    const rlk_cli_command *cmd = rlk_cli_find(argv[i]);
+    if (!cmd)
+        return rlk_cli_usage(NULL, "unknown command '%s'", argv[i]);
+    return cmd->run(argc - i, argv + i);
+}

@@ -1,0 +1,206 @@
+/*
+ * lock_internal.h - the lock runtime's parts: per-client runtime state
+ * (holder ids, counters, the lost-lock callback), the pub/sub subscriber
+ * (pubsub.c), the hold registry and its watchdog (watchdog.c), and the
+ * process-wide local wait queues (lock_queue.c). lock.c builds the public
+ * rlk_lock_* API on them. docs/runtime.md explains the design.
+ *
+ * Not installed; not a stable API. The runtime tests include it for
+ * rlk_runtime_stats_get().
+ *
+ * Times are CLOCK_MONOTONIC nanoseconds (rlk_rt_now_ns); a deadline or
+ * "until" of -1 means "no deadline".
+ */
+#ifndef RLK_LOCK_INTERNAL_H
+#define RLK_LOCK_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "rlk_internal.h"
+
+#define RLK_OWNER_MAX 1024          /* longest holder id the scripts accept */
+#define RLK_UUID_LEN 36
+
+/* ---------------------------------------------------------------- counters */
+
+/* A snapshot of one client's runtime counters (since rlk_connect). */
+typedef struct rlk_runtime_stats {
+    unsigned long long acquire_calls;   /* reentrant/acquire round trips */
+    unsigned long long acquired;        /* of which acquired or re-entered */
+    unsigned long long waits;           /* sleeps on a channel's wake permit */
+    unsigned long long wake_permits;    /* ... ended by a message 0 (a permit) */
+    unsigned long long wake_all;        /* ... ended by a message 1 or a reconnect */
+    unsigned long long ttl_wakeups;     /* ... ran out on the holder's TTL (no message came) */
+    unsigned long long sub_connects;    /* subscriber connections opened */
+    unsigned long long sub_drops;       /* subscriber connections lost */
+    unsigned long long subscribes;      /* SUBSCRIBE commands sent */
+    unsigned long long unsubscribes;    /* UNSUBSCRIBE commands sent */
+    unsigned long long renew_calls;     /* watchdog renewal round trips */
+    unsigned long long renew_errors;    /* ... that failed */
+    unsigned long long locks_lost;      /* lost-lock declarations */
+} rlk_runtime_stats;
+
+typedef struct rlk_rt_counters {
+    atomic_ullong acquire_calls, acquired;
+    atomic_ullong waits, wake_permits, wake_all, ttl_wakeups;
+    atomic_ullong sub_connects, sub_drops, subscribes, unsubscribes;
+    atomic_ullong renew_calls, renew_errors, locks_lost;
+} rlk_rt_counters;
+
+#define RLK_RT_COUNT(rt, field) atomic_fetch_add_explicit(&(rt)->counters.field, 1, \
+                                                          memory_order_relaxed)
+
+/* ---------------------------------------------------------------- runtime state */
+
+typedef struct rlk_sub rlk_sub;
+typedef struct rlk_wd rlk_wd;
+
+typedef struct rlk_rt {
+    rlk_client *c;
+    char uuid[RLK_UUID_LEN + 1];
+    rlk_sub *sub;                   /* created with the state; its thread starts lazily */
+    rlk_wd *wd;                     /* likewise */
+    pthread_mutex_t cb_mu;          /* guards the callback pair */
+    rlk_lost_fn lost_fn;
+    void *lost_ud;
+    rlk_rt_counters counters;
+} rlk_rt;
+
+/* The client's runtime state, created on first use (no I/O); installs
+ * c->runtime_free. NULL only when out of memory (error recorded on c). */
+rlk_rt *rlk_rt_get(rlk_client *c);
+
+/* A snapshot of the counters. RLK_ERR_NOMEM if the state cannot be made. */
+int rlk_runtime_stats_get(rlk_client *c, rlk_runtime_stats *out);
+
+/* "<uuid>:<thread id>" of the calling thread into buf (RLK_ERR_ARG if short). */
+int rlk_rt_thread_owner(const rlk_rt *rt, char *buf, size_t len);
+
+/* Fills uuid with a random (v4) UUID, 36 characters and a NUL. 0 or -1. */
+int rlk_uuid_v4(char uuid[RLK_UUID_LEN + 1]);
+
+/* pthread_create with every signal blocked in the new thread. 0 or an errno. */
+int rlk_rt_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
+
+/* Calls the lost callback, if any (from the watchdog thread). */
+void rlk_rt_report_lost(rlk_rt *rt, const char *name, const char *owner, int reason);
+
+/* ---------------------------------------------------------------- time */
+
+long long rlk_rt_now_ns(void);
+/* now + ms (ms < 0: -1, no deadline). */
+long long rlk_rt_deadline_after_ms(long long ms);
+/* The earlier of two "until" times, -1 meaning never. */
+long long rlk_rt_until_min(long long a, long long b);
+/* A condition variable on CLOCK_MONOTONIC. */
+int rlk_rt_cond_init(pthread_cond_t *cv);
+/* Waits on cv until signalled or until_ns (-1: no limit). Returns 1 when
+ * until_ns has passed, 0 otherwise (which may be spurious). */
+int rlk_rt_cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, long long until_ns);
+
+/* ---------------------------------------------------------------- subscriber (pubsub.c) */
+
+/* One subscriber connection + thread per client. Waiters join a channel
+ * (reference counted: SUBSCRIBE on the first, UNSUBSCRIBE when the last
+ * leaves), wait until the subscription is confirmed, take a mark, try their
+ * acquire, and sleep on the channel's wake permit. */
+typedef struct rlk_sub_chan rlk_sub_chan;
+
+enum rlk_sub_result {
+    RLK_SUB_READY = 0,      /* subscribed on the live connection */
+    RLK_SUB_DOWN = 1,       /* the subscriber cannot connect right now: poll */
+    RLK_SUB_TIMEOUT = 2,    /* until passed */
+    RLK_SUB_WOKEN = 3       /* a permit (message 0) or a wake-all (message 1, reconnect) */
+};
+
+rlk_sub *rlk_sub_new(rlk_client *c, rlk_rt *rt);
+void rlk_sub_free(rlk_sub *s);
+/* Registers interest in channel (starts the thread on first use). */
+int rlk_sub_join(rlk_sub *s, const char *channel, rlk_sub_chan **out);
+void rlk_sub_leave(rlk_sub *s, rlk_sub_chan *ch);
+/* Waits until ch is subscribed (READY), the subscriber is down (DOWN) or
+ * until passes (TIMEOUT). On READY and DOWN, *mark is set and the permits
+ * received so far are dropped: the acquire attempt that follows sees every
+ * release they announced. */
+int rlk_sub_ready(rlk_sub *s, rlk_sub_chan *ch, long long until_ns, unsigned long long *mark);
+/* Sleeps until a permit (consumed), a wake-all since mark, or until:
+ * RLK_SUB_WOKEN or RLK_SUB_TIMEOUT. */
+int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long long until_ns);
+/* Adds a permit to a confirmed channel, as a message 0 would: the local
+ * shortcut of a release made by this process (the message still comes). */
+void rlk_sub_poke(rlk_sub *s, rlk_sub_chan *ch);
+
+/* ---------------------------------------------------------------- holds + watchdog (watchdog.c) */
+
+/* Every lock a client holds through rlk_lock_* is an entry (name, owner)
+ * with a reentry count; lease-less ones are renewed by the watchdog thread. */
+typedef struct rlk_hold rlk_hold;
+
+/* What rlk_wd_release_begin did, for rlk_wd_release_end. */
+typedef struct rlk_wd_ticket {
+    rlk_hold *removed;              /* taken out of the registry before the release */
+    unsigned long long decremented; /* id of an entry whose count was decremented, or 0 */
+} rlk_wd_ticket;
+
+enum rlk_release_outcome {
+    RLK_REL_RELEASED = 1,   /* release replied 1: the key is gone */
+    RLK_REL_STILL_HELD = 0, /* replied 0: one reentry left */
+    RLK_REL_NOT_OWNER = -1, /* replied nil */
+    RLK_REL_ERROR = -2      /* no reply: unknown */
+};
+
+rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt *rt);
+void rlk_wd_free(rlk_wd *wd);
+/* Records an acquisition (or re-entry) whose acquire was sent at sent_ns.
+ * watchdog: lease-less (renewed until the last unlock). */
+int rlk_wd_acquired(rlk_wd *wd, const char *name, const char *owner, long long lease_ms,
+                    int watchdog, long long sent_ns);
+/* 1 when (name, owner) is recorded as held by this client. */
+int rlk_wd_holds(rlk_wd *wd, const char *name, const char *owner);
+/* Drops the entry of (name, owner) without reporting it lost. */
+void rlk_wd_forget(rlk_wd *wd, const char *name, const char *owner);
+/* Drops every entry of name (force unlock). */
+void rlk_wd_forget_name(rlk_wd *wd, const char *name);
+/* Before a release: takes the entry out when this is its last hold (waiting
+ * for a renewal of it on the wire), else decrements it. Returns the lease
+ * to restore if the owner still holds the lock afterwards. */
+long long rlk_wd_release_begin(rlk_wd *wd, const char *name, const char *owner,
+                               rlk_wd_ticket *t);
+void rlk_wd_release_end(rlk_wd *wd, rlk_wd_ticket *t, int outcome);
+/* 1 when the watchdog declared (name, owner) lost since it was last acquired. */
+int rlk_wd_is_lost(rlk_wd *wd, const char *name, const char *owner);
+
+/* ---------------------------------------------------------------- local queues (lock_queue.c) */
+
+/* A process-wide FIFO of the threads waiting for one lock (server address,
+ * db, lock name), across every client of the process. Only its head talks
+ * to Redis; the others sleep until they become head. */
+typedef struct rlk_lq rlk_lq;
+
+typedef struct rlk_lq_node {
+    struct rlk_lq_node *next;
+    pthread_cond_t cv;
+    int is_head;
+    rlk_sub *sub;           /* the head's subscription, for rlk_lq_poke (NULL: none yet) */
+    rlk_sub_chan *ch;
+} rlk_lq_node;
+
+rlk_lq *rlk_lq_get(const char *addr, int db, const char *name);
+void rlk_lq_put(rlk_lq *q);
+/* 1 when some thread is queued. */
+int rlk_lq_busy(rlk_lq *q);
+/* Joins at the tail and sleeps until head: RLK_OK, or RLK_ERR_BUSY when
+ * until passed first (the node has then left the queue). */
+int rlk_lq_enter(rlk_lq *q, rlk_lq_node *n, long long until_ns);
+/* The head leaves; the next node becomes head and is woken. */
+void rlk_lq_leave(rlk_lq *q, rlk_lq_node *n);
+/* The head n subscribed (sub, ch): from now until it leaves, a release by
+ * this process pokes that channel (rlk_lq_poke). */
+void rlk_lq_set_sub(rlk_lq *q, rlk_lq_node *n, rlk_sub *sub, rlk_sub_chan *ch);
+/* After a release that deleted the lock: wakes the head at once instead of
+ * after the unlock message's trip through its subscriber thread. */
+void rlk_lq_poke(rlk_lq *q);
+
+#endif /* RLK_LOCK_INTERNAL_H */

@@ -1,0 +1,66 @@
+/*
+ * lock_time.c - the lock runtime's clock: CLOCK_MONOTONIC nanoseconds,
+ * deadlines, and condition variables that wait on that clock (so a jump of
+ * the wall clock never shortens or stretches a wait).
+ */
+#include <errno.h>
+#include <time.h>
+
+#include "lock_internal.h"
+
+long long rlk_rt_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+long long rlk_rt_deadline_after_ms(long long ms)
+{
+    if (ms < 0)
+        return -1;
+    if (ms > 1000000000000LL)
+        ms = 1000000000000LL;
+    return rlk_rt_now_ns() + ms * 1000000LL;
+}
+
+long long rlk_rt_until_min(long long a, long long b)
+{
+    if (a < 0)
+        return b;
+    if (b < 0)
+        return a;
+    return a < b ? a : b;
+}
+
+int rlk_rt_cond_init(pthread_cond_t *cv)
+{
+    pthread_condattr_t attr;
+    int rc;
+
+    if (pthread_condattr_init(&attr) != 0)
+        return -1;
+    rc = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    if (rc == 0)
+        rc = pthread_cond_init(cv, &attr);
+    pthread_condattr_destroy(&attr);
+    return rc == 0 ? 0 : -1;
+}
+
+int rlk_rt_cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, long long until_ns)
+{
+    struct timespec ts;
+
+    if (until_ns < 0) {
+        pthread_cond_wait(cv, mu);
+        return 0;
+    }
+    if (rlk_rt_now_ns() >= until_ns)
+        return 1;
+    ts.tv_sec = (time_t)(until_ns / 1000000000LL);
+    ts.tv_nsec = (long)(until_ns % 1000000000LL);
+    if (pthread_cond_timedwait(cv, mu, &ts) == ETIMEDOUT)
+        return 1;
+    return 0;
+}

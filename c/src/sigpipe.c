@@ -1,0 +1,55 @@
+/*
+ * sigpipe.c - keep a write to a closed socket from killing the process.
+ *
+ * hiredis writes with write(2), which raises SIGPIPE when the server has
+ * closed the connection. A library must not change the process's signal
+ * dispositions, so the calling thread blocks SIGPIPE for the duration of a
+ * request; a SIGPIPE that the request itself raised is consumed before the
+ * old mask comes back (the write has already failed with EPIPE, which hiredis
+ * reports). A SIGPIPE that was pending before the request is left alone.
+ * Threads the library starts itself block SIGPIPE for their whole life.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+#include "rlk_internal.h"
+
+void rlk_sigpipe_enter(rlk_sigpipe_guard *g)
+{
+    sigset_t set, pending;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    g->active = pthread_sigmask(SIG_BLOCK, &set, &g->old) == 0 && !sigismember(&g->old, SIGPIPE);
+    g->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+}
+
+void rlk_sigpipe_leave(rlk_sigpipe_guard *g)
+{
+    sigset_t set, pending;
+    const struct timespec zero = {0, 0};
+
+    if (!g->active)
+        return;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    if (!g->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
+        int rc;
+        do {
+            rc = sigtimedwait(&set, NULL, &zero);
+        } while (rc < 0 && errno == EINTR);
+    }
+    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+    g->active = 0;
+}
+
+void rlk_sigpipe_block_thread(void)
+{
+    sigset_t set;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+}

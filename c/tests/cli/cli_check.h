@@ -1,0 +1,90 @@
+/*
+ * cli_check.h - checks shared by the CLI test programs (include from the
+ * test program only: it includes check.h, which is header-only).
+ */
+#ifndef RLK_CLI_CHECK_H
+#define RLK_CLI_CHECK_H
+
+#include "../integration/check.h"
+#include "../integration/fixture.h"
+#include "cli_run.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The exit status, with the output shown when it differs. */
+CHECK_MAYBE_UNUSED static int expect_status(const cli_result *r, int want, const char *what)
+{
+    return CHECKF(r->status == want, "%s: exit %d, expected %d (after %lld ms)\n    stdout: %s\n"
+                  "    stderr: %s", what, r->status, want, r->ms, r->out, r->err);
+}
+
+/* A failing command says "rlk: <message>" on exactly one line of stderr. */
+CHECK_MAYBE_UNUSED static void expect_one_line_error(const cli_result *r, const char *what)
+{
+    const char *nl = strchr(r->err, '\n');
+
+    CHECKF(strncmp(r->err, "rlk: ", 5) == 0, "%s: stderr does not start with \"rlk: \": %s",
+           what, r->err);
+    CHECKF(nl != NULL && nl[1] == '\0', "%s: the error is not one line: %s", what, r->err);
+}
+
+/* An integer reply of one command on a fresh connection; -999 on failure. */
+CHECK_MAYBE_UNUSED static long long fx_int(const rlk_fx_server *s, const char *fmt, const char *arg)
+{
+    redisReply *r = rlk_fx_command(s, fmt, arg);
+    long long v = -999;
+
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        v = r->integer;
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+/* Subscribers of the reentrant lock's channel: a waiting `rlk lock` is one. */
+CHECK_MAYBE_UNUSED static long long fx_lock_waiters(const rlk_fx_server *s, const char *name)
+{
+    char channel[300];
+    redisReply *r;
+    long long n = -1;
+
+    snprintf(channel, sizeof channel, "redisson_lock__channel:{%s}", name);
+    r = rlk_fx_command(s, "PUBSUB NUMSUB %s", channel);
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_INTEGER)
+        n = r->element[1]->integer;
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+/* Bounded poll until name has a waiter: 0, or -1 after timeout_ms. */
+CHECK_MAYBE_UNUSED static int fx_wait_waiter(const rlk_fx_server *s, const char *name,
+                                             long timeout_ms)
+{
+    long long deadline = rlk_fx_now_ms() + timeout_ms;
+
+    while (fx_lock_waiters(s, name) < 1) {
+        if (rlk_fx_now_ms() > deadline)
+            return -1;
+        rlk_fx_sleep_ms(5);
+    }
+    return 0;
+}
+
+/* Bounded poll until the key is gone: 0, or -1 after timeout_ms. */
+CHECK_MAYBE_UNUSED static int fx_wait_gone(const rlk_fx_server *s, const char *key,
+                                           long timeout_ms)
+{
+    long long deadline = rlk_fx_now_ms() + timeout_ms;
+
+    while (fx_int(s, "EXISTS %s", key) != 0) {
+        if (rlk_fx_now_ms() > deadline)
+            return -1;
+        rlk_fx_sleep_ms(5);
+    }
+    return 0;
+}
+
+#endif /* RLK_CLI_CHECK_H */

@@ -1,0 +1,312 @@
+/*
+ * it_cli_inspect.c - `rlk inspect` (text and --json, parsed) on every kind
+ * of key it knows, and `rlk unlock --force`: frees a lock held by another
+ * process, wakes a waiting `rlk lock` through the unlock message, handles a
+ * read-write lock, refuses a key of another type, and wants --force.
+ *
+ * Usage: it_cli_inspect PATH_TO_RLK
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cli_check.h"
+#include "json_mini.h"
+
+#include <rlk.h>
+
+#include <unistd.h>
+
+static rlk_fx_server server;
+static char url[128];
+
+/* `rlk inspect NAME --json`, parsed; NULL (after a failed check) when it is
+ * not one JSON object or rlk failed. */
+static json_value *inspect_json(const char *name)
+{
+    cli_result r = RUN("inspect", name, "--json");
+    const char *err = NULL;
+    json_value *j = NULL;
+
+    if (expect_status(&r, 0, "inspect --json")) {
+        j = json_parse(r.out, &err);
+        CHECKF(j && j->type == JSON_OBJECT, "inspect --json %s: not a JSON object (%s): %s", name,
+               err ? err : "", r.out);
+        CHECKF(strchr(r.out, '\n') == r.out + strlen(r.out) - 1, "not one line: %s", r.out);
+    }
+    cli_result_free(&r);
+    if (j && j->type != JSON_OBJECT) {
+        json_free(j);
+        j = NULL;
+    }
+    return j;
+}
+
+static cli_result inspect_text(const char *name)
+{
+    cli_result r = RUN("inspect", name);
+
+    expect_status(&r, 0, "inspect");
+    return r;
+}
+
+static void fx_do(const char *fmt, const char *a, const char *b)
+{
+    redisReply *r = rlk_fx_command(&server, fmt, a, b);
+
+    CHECKF(r && r->type != REDIS_REPLY_ERROR, "setup command %s failed", fmt);
+    if (r)
+        freeReplyObject(r);
+}
+
+/* ---------------------------------------------------------------- inspect */
+
+static void test_inspect_none(void)
+{
+    json_value *j = inspect_json("absent");
+    cli_result r = inspect_text("absent");
+
+    REQUIRE(j != NULL);
+    CHECK_STR_EQ(json_get_string(j, "name"), "absent");
+    CHECK_STR_EQ(json_get_string(j, "kind"), "none");
+    CHECK(json_get(j, "holders") == NULL);
+    CHECK_STR_EQ(r.out, "absent: no lock\n");
+    json_free(j);
+    cli_result_free(&r);
+}
+
+static void test_inspect_reentrant(void)
+{
+    rlk_client *c = rlk_connect_url(url);
+    rlk_lock *l = c ? rlk_lock_new(c, "re") : NULL;
+    char owner[200], line[300];
+    const json_value *h;
+    json_value *j;
+    cli_result r;
+
+    REQUIRE(l != NULL);
+    REQUIRE_INT_EQ(rlk_lock_try_lock(l, 0, 20000), RLK_OK);
+    REQUIRE_INT_EQ(rlk_lock_try_lock(l, 0, 20000), RLK_OK);     /* re-entered: count 2 */
+    REQUIRE_INT_EQ(rlk_lock_owner(l, owner, sizeof owner), RLK_OK);
+    j = inspect_json("re");
+    if (j) {
+        double ttl = json_get_number(j, "ttl_ms", -9);
+
+        h = json_at(json_get(j, "holders"), 0);
+        CHECK_STR_EQ(json_get_string(j, "kind"), "reentrant");
+        CHECK_STR_EQ(json_get_string(h, "owner"), owner);
+        CHECK(json_get_number(h, "count", 0) == 2);
+        CHECK(json_at(json_get(j, "holders"), 1) == NULL);
+        CHECKF(ttl > 0 && ttl <= 20000, "ttl_ms %g not in (0, 20000]", ttl);
+    }
+    json_free(j);
+    r = inspect_text("re");
+    snprintf(line, sizeof line, "holder:  %s  count 2\n", owner);
+    CHECK_STR_PREFIX(r.out, "re: reentrant lock\nttl:     ");
+    CHECK_STR_CONTAINS(r.out, line);
+    cli_result_free(&r);
+    CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
+    CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
+    rlk_lock_free(l);
+    rlk_free(c);
+}
+
+static void test_inspect_rwlock(void)
+{
+    json_value *j;
+    const json_value *hs;
+
+    fx_do("HSET rw mode read %s 2", "r1:1", NULL);
+    fx_do("HSET rw %s 1", "r2:7", NULL);
+    fx_do("PEXPIRE rw 10000", NULL, NULL);
+    j = inspect_json("rw");
+    REQUIRE(j != NULL);
+    hs = json_get(j, "holders");
+    CHECK_STR_EQ(json_get_string(j, "kind"), "rwlock");
+    CHECK_STR_EQ(json_get_string(j, "mode"), "read");
+    CHECK(json_at(hs, 0) && json_at(hs, 1) && !json_at(hs, 2));
+    for (size_t k = 0; k < 2; k++) {
+        const json_value *h = json_at(hs, k);
+        const char *o = json_get_string(h, "owner");
+
+        CHECK_STR_EQ(json_get_string(h, "mode"), "read");
+        CHECKF(o && ((strcmp(o, "r1:1") == 0 && json_get_number(h, "count", 0) == 2) ||
+                     (strcmp(o, "r2:7") == 0 && json_get_number(h, "count", 0) == 1)),
+               "unexpected holder %s", o ? o : "(null)");
+    }
+    CHECKF(json_get_number(j, "ttl_ms", -9) > 0, "ttl_ms %g", json_get_number(j, "ttl_ms", -9));
+    json_free(j);
+
+    fx_do("HSET rw2 mode write %s 1", "w:3:write", NULL);
+    j = inspect_json("rw2");
+    REQUIRE(j != NULL);
+    hs = json_get(j, "holders");
+    CHECK_STR_EQ(json_get_string(j, "mode"), "write");
+    CHECK_STR_EQ(json_get_string(json_at(hs, 0), "owner"), "w:3");
+    CHECK_STR_EQ(json_get_string(json_at(hs, 0), "mode"), "write");
+    CHECK(json_get_number(j, "ttl_ms", 0) == -1);
+    json_free(j);
+}
+
+static void test_inspect_token(void)
+{
+    json_value *j;
+    cli_result r;
+
+    fx_do("SET tok %s PX 10000", "tok-3f9a", NULL);
+    j = inspect_json("tok");
+    REQUIRE(j != NULL);
+    CHECK_STR_EQ(json_get_string(j, "kind"), "token");
+    CHECK_STR_EQ(json_get_string(j, "token"), "tok-3f9a");
+    CHECKF(json_get_number(j, "ttl_ms", -9) > 0 && json_get_number(j, "ttl_ms", -9) <= 10000,
+           "ttl_ms %g", json_get_number(j, "ttl_ms", -9));
+    json_free(j);
+    r = inspect_text("tok");
+    CHECK_STR_PREFIX(r.out, "tok: token lock\ntoken:   tok-3f9a\nttl:     ");
+    cli_result_free(&r);
+}
+
+static void test_inspect_other_and_odd(void)
+{
+    json_value *j;
+    cli_result r;
+
+    fx_do("RPUSH %s %s", "alist", "x");
+    j = inspect_json("alist");
+    REQUIRE(j != NULL);
+    CHECK_STR_EQ(json_get_string(j, "kind"), "other");
+    CHECK_STR_EQ(json_get_string(j, "type"), "list");
+    json_free(j);
+    r = inspect_text("alist");
+    CHECK_STR_EQ(r.out, "alist: not a lock rlk knows: the key holds a list\n");
+    cli_result_free(&r);
+
+    fx_do("HSET notlock %s %s", "field", "not-a-count");
+    j = inspect_json("notlock");
+    CHECK_STR_EQ(json_get_string(j, "kind"), "other");
+    CHECK_STR_EQ(json_get_string(j, "type"), "hash");
+    json_free(j);
+
+    /* A holder id that needs escaping, a lock without expiry. */
+    fx_do("HSET %s %s 1", "odd", "a\"b\\c:1");
+    j = inspect_json("odd");
+    CHECK_STR_EQ(json_get_string(json_at(json_get(j, "holders"), 0), "owner"), "a\"b\\c:1");
+    CHECK(json_get_number(j, "ttl_ms", 0) == -1);
+    json_free(j);
+    r = inspect_text("odd");
+    CHECK_STR_CONTAINS(r.out, "ttl:     none (no expiry)\n");
+    cli_result_free(&r);
+}
+
+/* ---------------------------------------------------------------- unlock --force */
+
+static void test_unlock_force(void)
+{
+    rlk_client *c = rlk_connect_url(url);
+    rlk_lock *l = c ? rlk_lock_new(c, "held") : NULL;
+    int held = -1;
+    cli_result r;
+
+    REQUIRE(l != NULL);
+    REQUIRE_INT_EQ(rlk_lock_try_lock(l, 0, 20000), RLK_OK);
+    r = RUN("unlock", "--force", "held");
+    expect_status(&r, 0, "unlock --force of a held lock");
+    CHECK_STR_EQ(r.out, "held: lock removed (force unlock)\n");
+    CHECK_STR_EQ(r.err, "");
+    cli_result_free(&r);
+    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "held"), 0);
+    CHECK_INT_EQ(rlk_lock_is_held_by_me(l, &held), RLK_OK);
+    CHECK_INT_EQ(held, 0);
+
+    r = RUN("unlock", "--force", "held");
+    expect_status(&r, 0, "unlock --force without a lock");
+    CHECK_STR_EQ(r.out, "held: no lock to remove\n");
+    cli_result_free(&r);
+    rlk_lock_free(l);
+    rlk_free(c);
+}
+
+/* The waiter would otherwise sleep for the holder's 30 s TTL: only the
+ * unlock message wakes it in time. */
+static void test_unlock_force_wakes_waiter(void)
+{
+    rlk_client *c = rlk_connect_url(url);
+    rlk_lock *l = c ? rlk_lock_new(c, "wake") : NULL;
+    char script[400];
+    cli_proc p;
+    long long t0;
+    int st;
+
+    REQUIRE(l != NULL);
+    REQUIRE_INT_EQ(rlk_lock_try_lock(l, 0, 30000), RLK_OK);
+    snprintf(script, sizeof script, "echo ran > %s", cli_path("wake.ran"));
+    REQUIRE(START(&p, "lock", "wake", "-w", "25", "--", "sh", "-c", script) == 0);
+    CHECKF(fx_wait_waiter(&server, "wake", 10000) == 0, "rlk lock never waited");
+    t0 = rlk_fx_now_ms();
+    cli_result u = RUN("unlock", "--force", "wake");
+    expect_status(&u, 0, "unlock --force with a waiter");
+    cli_result_free(&u);
+    st = cli_wait(&p, 20000);
+    cli_result r = cli_collect(&p, st, rlk_fx_now_ms() - t0);
+    expect_status(&r, 0, "the waiter after the force unlock");
+    CHECKF(r.ms < 5000, "the waiter took %lld ms after the force unlock", r.ms);
+    CHECK(access(cli_path("wake.ran"), F_OK) == 0);
+    cli_result_free(&r);
+    rlk_lock_free(l);
+    rlk_free(c);
+}
+
+static void test_unlock_force_rwlock(void)
+{
+    cli_result r;
+
+    fx_do("HSET rwx mode read %s 1", "o1:1", NULL);
+    fx_do("SET %s 1 PX 20000", "{rwx}:o1:1:rwlock_timeout:1", NULL);
+    fx_do("PEXPIRE rwx 20000", NULL, NULL);
+    r = RUN("unlock", "--force", "rwx");
+    expect_status(&r, 0, "unlock --force of a read-write lock");
+    CHECK_STR_EQ(r.out, "rwx: read-write lock removed (force unlock)\n");
+    cli_result_free(&r);
+    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "rwx"), 0);
+    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "{rwx}:o1:1:rwlock_timeout:1"), 0);
+}
+
+static void test_unlock_wrong_type(void)
+{
+    cli_result r;
+
+    fx_do("SET %s %s", "plain", "v");
+    r = RUN("unlock", "--force", "plain");
+    expect_status(&r, 4, "unlock --force of a string");
+    expect_one_line_error(&r, "unlock --force of a string");
+    CHECK_STR_CONTAINS(r.err, "WRONGTYPE");
+    cli_result_free(&r);
+    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "plain"), 1);
+
+    r = RUN("unlock", "plain");
+    expect_status(&r, 2, "unlock without --force");
+    expect_one_line_error(&r, "unlock without --force");
+    CHECK_STR_CONTAINS(r.err, "--force");
+    cli_result_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s PATH_TO_RLK\n", argv[0]);
+        return 2;
+    }
+    if (rlk_fx_start(&server, NULL) != 0 || rlk_fx_url(&server, -1, url, sizeof url) != 0 ||
+        cli_setup(argv[1], url) != 0)
+        return 1;
+    RUN_TEST(test_inspect_none);
+    RUN_TEST(test_inspect_reentrant);
+    RUN_TEST(test_inspect_rwlock);
+    RUN_TEST(test_inspect_token);
+    RUN_TEST(test_inspect_other_and_odd);
+    RUN_TEST(test_unlock_force);
+    RUN_TEST(test_unlock_force_wakes_waiter);
+    RUN_TEST(test_unlock_force_rwlock);
+    RUN_TEST(test_unlock_wrong_type);
+    cli_teardown();
+    rlk_fx_stop(&server);
+    return check_summary("it_cli_inspect");
+}

@@ -1,0 +1,385 @@
+/*
+ * rt_util.c - see rt_util.h.
+ */
+#include "rt_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+rlk_client *rt_connect(const char *url, long long watchdog_lease_ms, int pool_size)
+{
+    rlk_options o;
+    rlk_client *c;
+
+    rlk_options_init(&o);
+    o.url = url;
+    o.watchdog_lease_ms = watchdog_lease_ms;
+    o.pool_size = pool_size;
+    c = rlk_connect(&o);
+    if (!c) {
+        fprintf(stderr, "  rlk_connect %s: out of memory\n", url);
+        return NULL;
+    }
+    if (rlk_err(c) != RLK_OK) {
+        fprintf(stderr, "  rlk_connect %s: %s %s\n", url, rlk_strerror(rlk_err(c)), rlk_errstr(c));
+        rlk_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* ---------------------------------------------------------------- stall detector */
+
+static void *rt_stall_main(void *arg)
+{
+    rt_stall *s = arg;
+    long long last = rlk_fx_now_ns();
+
+    while (!atomic_load(&s->stop)) {
+        struct timespec ts = {0, 2000000};
+        long long now, gap;
+
+        nanosleep(&ts, NULL);
+        now = rlk_fx_now_ns();
+        gap = now - last;
+        last = now;
+        if (gap > atomic_load(&s->max_gap_ns))
+            atomic_store(&s->max_gap_ns, gap);
+    }
+    return NULL;
+}
+
+void rt_stall_start(rt_stall *s)
+{
+    atomic_store(&s->stop, 0);
+    atomic_store(&s->max_gap_ns, 0);
+    pthread_create(&s->thread, NULL, rt_stall_main, s);
+}
+
+void rt_stall_reset(rt_stall *s)
+{
+    atomic_store(&s->max_gap_ns, 0);
+}
+
+long long rt_stall_max_gap_ms(rt_stall *s)
+{
+    return atomic_load(&s->max_gap_ns) / 1000000LL;
+}
+
+void rt_stall_stop(rt_stall *s)
+{
+    atomic_store(&s->stop, 1);
+    pthread_join(s->thread, NULL);
+}
+
+/* ---------------------------------------------------------------- latch */
+
+void rt_latch_init(rt_latch *l)
+{
+    pthread_condattr_t a;
+
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&l->cv, &a);
+    pthread_condattr_destroy(&a);
+    l->count = 0;
+}
+
+void rt_latch_destroy(rt_latch *l)
+{
+    pthread_cond_destroy(&l->cv);
+    pthread_mutex_destroy(&l->mu);
+}
+
+void rt_latch_add(rt_latch *l, int n)
+{
+    pthread_mutex_lock(&l->mu);
+    l->count += n;
+    pthread_cond_broadcast(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+}
+
+int rt_latch_wait(rt_latch *l, int target, long long timeout_ms)
+{
+    long long until = rlk_fx_now_ns() + timeout_ms * 1000000LL;
+    struct timespec ts = {(time_t)(until / 1000000000LL), (long)(until % 1000000000LL)};
+    int n;
+
+    pthread_mutex_lock(&l->mu);
+    while (l->count < target && pthread_cond_timedwait(&l->cv, &l->mu, &ts) != ETIMEDOUT) {
+    }
+    n = l->count;
+    pthread_mutex_unlock(&l->mu);
+    return n;
+}
+
+int rt_latch_get(rt_latch *l)
+{
+    int n;
+
+    pthread_mutex_lock(&l->mu);
+    n = l->count;
+    pthread_mutex_unlock(&l->mu);
+    return n;
+}
+
+/* ---------------------------------------------------------------- server probes */
+
+long long rt_numsub(const rlk_fx_server *s, const char *channel)
+{
+    redisReply *r = rlk_fx_command(s, "PUBSUB NUMSUB %s", channel);
+    long long n = -1;
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_INTEGER)
+        n = r->element[1]->integer;
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+int rt_wait_numsub(const rlk_fx_server *s, const char *channel, long long min, long long timeout_ms)
+{
+    long long until = rlk_fx_now_ms() + timeout_ms;
+
+    while (rt_numsub(s, channel) < min) {
+        if (rlk_fx_now_ms() >= until)
+            return -1;
+        rlk_fx_sleep_ms(2);     /* bounded poll of server state: there is no signal for it */
+    }
+    return 0;
+}
+
+/* Calls fn(id, ctx) for every "id=N ... name=NAME ..." line of CLIENT LIST. */
+static int rt_for_clients_named(const rlk_fx_server *s, const char *name,
+                                void (*fn)(const rlk_fx_server *, long long))
+{
+    redisReply *r = rlk_fx_command(s, "CLIENT LIST");
+    char needle[128];
+    int n = 0;
+
+    if (!r || r->type != REDIS_REPLY_STRING) {
+        if (r)
+            freeReplyObject(r);
+        return -1;
+    }
+    snprintf(needle, sizeof needle, " name=%s ", name);
+    for (char *line = r->str; line && *line;) {
+        char *end = strchr(line, '\n');
+
+        if (end)
+            *end = '\0';
+        if (strstr(line, needle) && strncmp(line, "id=", 3) == 0) {
+            if (fn)
+                fn(s, atoll(line + 3));
+            n++;
+        }
+        line = end ? end + 1 : NULL;
+    }
+    freeReplyObject(r);
+    return n;
+}
+
+static void rt_kill_id(const rlk_fx_server *s, long long id)
+{
+    redisReply *r = rlk_fx_command(s, "CLIENT KILL ID %lld", id);
+
+    if (r)
+        freeReplyObject(r);
+}
+
+int rt_kill_clients_named(const rlk_fx_server *s, const char *name)
+{
+    return rt_for_clients_named(s, name, rt_kill_id);
+}
+
+int rt_count_clients_named(const rlk_fx_server *s, const char *name)
+{
+    return rt_for_clients_named(s, name, NULL);
+}
+
+int rt_key_exists(const rlk_fx_server *s, const char *key)
+{
+    redisReply *r = rlk_fx_command(s, "EXISTS %s", key);
+    int n = -1;
+
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        n = (int)r->integer;
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+/* ---------------------------------------------------------------- child processes */
+
+static void rt_child_exec(int in_fd, int out_fd, pid_t parent, const char *const *args)
+{
+    const char *argv[32];
+    int n = 0;
+
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(126);
+    dup2(in_fd, STDIN_FILENO);
+    dup2(out_fd, STDOUT_FILENO);
+    argv[n++] = "rlk_rt_child";
+    for (int i = 0; args[i] && n < 31; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    execv("/proc/self/exe", (char *const *)argv);
+    fprintf(stderr, "exec /proc/self/exe: %s\n", strerror(errno));
+    _exit(127);
+}
+
+int rt_child_spawn(rt_child *ch, const char *const *args)
+{
+    int in[2], out[2];
+    pid_t parent = getpid();
+
+    memset(ch, 0, sizeof *ch);
+    ch->pid = -1;
+    ch->in_fd = ch->out_fd = -1;
+    if (pipe2(in, O_CLOEXEC) != 0)
+        return -1;
+    if (pipe2(out, O_CLOEXEC) != 0) {
+        close(in[0]);
+        close(in[1]);
+        return -1;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    ch->pid = fork();
+    if (ch->pid == 0)
+        rt_child_exec(in[0], out[1], parent, args);
+    close(in[0]);
+    close(out[1]);
+    ch->in_fd = in[1];
+    ch->out_fd = out[0];
+    if (ch->pid < 0) {
+        rt_child_kill(ch);
+        return -1;
+    }
+    return 0;
+}
+
+static int rt_child_take_line(rt_child *ch, char *line, size_t len)
+{
+    char *nl = memchr(ch->buf, '\n', ch->len);
+    size_t n;
+
+    if (!nl)
+        return -1;
+    n = (size_t)(nl - ch->buf);
+    snprintf(line, len, "%.*s", (int)n, ch->buf);
+    memmove(ch->buf, nl + 1, ch->len - n - 1);
+    ch->len -= n + 1;
+    return 0;
+}
+
+int rt_child_read_line(rt_child *ch, char *line, size_t len, long long timeout_ms)
+{
+    long long until = rlk_fx_now_ms() + timeout_ms;
+
+    while (rt_child_take_line(ch, line, len) != 0) {
+        struct pollfd p = {ch->out_fd, POLLIN, 0};
+        long long left = until - rlk_fx_now_ms();
+        ssize_t got;
+
+        if (left <= 0 || ch->len == sizeof ch->buf || ch->out_fd < 0)
+            return -1;
+        if (poll(&p, 1, (int)left) <= 0)
+            continue;
+        got = read(ch->out_fd, ch->buf + ch->len, sizeof ch->buf - ch->len);
+        if (got <= 0)
+            return -1;
+        ch->len += (size_t)got;
+    }
+    return 0;
+}
+
+int rt_child_send(rt_child *ch, const char *line)
+{
+    size_t len = strlen(line);
+
+    if (write(ch->in_fd, line, len) != (ssize_t)len || write(ch->in_fd, "\n", 1) != 1)
+        return -1;
+    return 0;
+}
+
+int rt_child_wait(rt_child *ch, long long timeout_ms)
+{
+    long long until = rlk_fx_now_ms() + timeout_ms;
+    int status;
+
+    if (ch->pid <= 0)
+        return -1;
+    for (;;) {
+        pid_t r = waitpid(ch->pid, &status, WNOHANG);
+
+        if (r == ch->pid) {
+            ch->pid = -1;
+            rt_child_kill(ch);
+            return status;
+        }
+        if (r < 0 || rlk_fx_now_ms() >= until)
+            break;
+        rlk_fx_sleep_ms(5);     /* bounded poll: waitpid has no timeout */
+    }
+    rt_child_kill(ch);
+    return -1;
+}
+
+void rt_child_kill(rt_child *ch)
+{
+    if (ch->pid > 0) {
+        kill(ch->pid, SIGKILL);
+        waitpid(ch->pid, NULL, 0);
+        ch->pid = -1;
+    }
+    if (ch->in_fd >= 0)
+        close(ch->in_fd);
+    if (ch->out_fd >= 0)
+        close(ch->out_fd);
+    ch->in_fd = ch->out_fd = -1;
+}
+
+void rt_say(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+    fflush(stdout);
+}
+
+void rt_spin_ns(long long ns)
+{
+    long long until = rlk_fx_now_ns() + ns;
+
+    while (rlk_fx_now_ns() < until) {
+    }
+}
+
+unsigned rt_rand(unsigned *state)
+{
+    unsigned x = *state ? *state : 2463534242u;
+
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    *state = x;
+    return x;
+}

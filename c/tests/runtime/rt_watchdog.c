@@ -1,0 +1,436 @@
+/*
+ * rt_watchdog.c - the watchdog: it keeps a lease-less lock alive for many
+ * leases, renews many locks per call, keeps a reentrant hold until the last
+ * unlock, never renews a released lock (unlock racing renewals), and
+ * reports a lost lock once: RLK_LOST_GONE when the key was deleted behind
+ * its back, RLK_LOST_EXPIRED when renewals failed until the lease ran out.
+ */
+#include "check.h"
+#include "rt_util.h"
+#include "lock_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static rlk_fx_server srv;
+static char url[128];
+static rt_stall stall;
+
+/* ------------------------------------------------------------ lost-callback recorder */
+
+typedef struct lost_log {
+    pthread_mutex_t mu;
+    rt_latch fired;
+    int count;
+    int reason;
+    char name[128];
+    char owner[128];
+    long long at_ms;
+} lost_log;
+
+static void lost_log_init(lost_log *g)
+{
+    memset(g, 0, sizeof *g);
+    pthread_mutex_init(&g->mu, NULL);
+    rt_latch_init(&g->fired);
+}
+
+static void lost_log_destroy(lost_log *g)
+{
+    rt_latch_destroy(&g->fired);
+    pthread_mutex_destroy(&g->mu);
+}
+
+static void on_lost(const char *name, const char *owner, int reason, void *ud)
+{
+    lost_log *g = ud;
+
+    pthread_mutex_lock(&g->mu);
+    g->count++;
+    g->reason = reason;
+    g->at_ms = rlk_fx_now_ms();
+    snprintf(g->name, sizeof g->name, "%s", name);
+    snprintf(g->owner, sizeof g->owner, "%s", owner);
+    pthread_mutex_unlock(&g->mu);
+    rt_latch_add(&g->fired, 1);
+}
+
+static long long pttl(const char *key)
+{
+    redisReply *r = rlk_fx_command(&srv, "PTTL %s", key);
+    long long v = -3;
+
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        v = r->integer;
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+static const char *stall_note(void)
+{
+    return rt_stall_max_gap_ms(&stall) > RT_STALL_MS ? " - a scheduling stall, not a watchdog bug"
+                                                     : "";
+}
+
+/* ------------------------------------------------------------ tests */
+
+#define LEASE_ALIVE 400
+
+static void test_keeps_alive_five_leases(void)
+{
+    rlk_client *c = rt_connect(url, LEASE_ALIVE, 2);
+    rlk_runtime_stats st;
+    lost_log g;
+    rlk_lock *l;
+    long long t0, min_ttl = LEASE_ALIVE, probes = 0, misses = 0;
+
+    REQUIRE(c);
+    lost_log_init(&g);
+    rlk_set_lost_callback(c, on_lost, &g);
+    l = rlk_lock_new(c, "wd:alive");
+    REQUIRE(l);
+    REQUIRE(rlk_lock_lock(l, 0) == RLK_OK);
+    t0 = rlk_fx_now_ms();
+    rt_stall_reset(&stall);
+    /* Observe the key for 5 leases (+ a third): it must never be missing. */
+    while (rlk_fx_now_ms() - t0 < 5 * LEASE_ALIVE + LEASE_ALIVE / 3) {
+        long long v = pttl("wd:alive");
+        int held = 0;
+
+        probes++;
+        if (v <= 0 || rlk_lock_is_held_by_me(l, &held) != RLK_OK || !held)
+            misses++;
+        else if (v < min_ttl)
+            min_ttl = v;
+        rlk_fx_sleep_ms(20);    /* the observation interval */
+    }
+    CHECK_INT_EQ(rlk_runtime_stats_get(c, &st), RLK_OK);
+    printf("  watchdog: %lld probes over %lld ms (5 leases of %d ms), lowest PTTL %lld ms, "
+           "%llu renewals\n", probes, rlk_fx_now_ms() - t0, LEASE_ALIVE, min_ttl, st.renew_calls);
+    CHECKF(misses == 0, "the lock was missing at %lld of %lld probes (max scheduling gap %lld ms%s)",
+           misses, probes, rt_stall_max_gap_ms(&stall), stall_note());
+    CHECK(st.renew_calls >= 10);
+    CHECK_INT_EQ(g.count, 0);
+    CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
+    CHECK_INT_EQ(rt_key_exists(&srv, "wd:alive"), 0);
+    /* Released: no renewal brings it back, nothing is reported lost. */
+    rlk_fx_sleep_ms(2 * LEASE_ALIVE / 3);
+    CHECK_INT_EQ(rt_key_exists(&srv, "wd:alive"), 0);
+    CHECK_INT_EQ(g.count, 0);
+    rlk_lock_free(l);
+    rlk_free(c);
+    lost_log_destroy(&g);
+}
+
+#define LEASE_LOST 300
+
+static void test_lost_when_deleted(void)
+{
+    rlk_client *c = rt_connect(url, LEASE_LOST, 2);
+    char owner[128];
+    redisReply *r;
+    lost_log g;
+    rlk_lock *l;
+    long long t_del, waited;
+    int held = -1;
+
+    REQUIRE(c);
+    lost_log_init(&g);
+    rlk_set_lost_callback(c, on_lost, &g);
+    l = rlk_lock_new(c, "wd:deleted");
+    REQUIRE(l);
+    REQUIRE(rlk_lock_lock(l, 0) == RLK_OK);
+    REQUIRE(rlk_lock_owner(l, owner, sizeof owner) == RLK_OK);
+    rt_stall_reset(&stall);
+    t_del = rlk_fx_now_ms();
+    r = rlk_fx_command(&srv, "DEL wd:deleted");
+    CHECK(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1);
+    if (r)
+        freeReplyObject(r);
+    CHECK_INT_EQ(rt_latch_wait(&g.fired, 1, 3000), 1);
+    waited = g.at_ms - t_del;
+    printf("  lost callback %lld ms after DEL (renewal period %d ms)\n", waited, LEASE_LOST / 3);
+    CHECK_INT_EQ(g.reason, RLK_LOST_GONE);
+    CHECK_STR_EQ(g.name, "wd:deleted");
+    CHECK_STR_EQ(g.owner, owner);
+    CHECKF(waited <= LEASE_LOST / 3 + 250, "told %lld ms after the DEL (max scheduling gap %lld ms%s)",
+           waited, rt_stall_max_gap_ms(&stall), stall_note());
+    CHECK_INT_EQ(rlk_lock_is_held_by_me(l, &held), RLK_OK);
+    CHECK_INT_EQ(held, 0);
+    /* Once per lost lock, and the lock is never re-created. */
+    rlk_fx_sleep_ms(LEASE_LOST);
+    CHECK_INT_EQ(g.count, 1);
+    CHECK_INT_EQ(rt_key_exists(&srv, "wd:deleted"), 0);
+    CHECK_INT_EQ(rlk_lock_unlock(l), RLK_ERR_NOT_OWNER);
+    /* Taken again, it is held (and renewed) again. */
+    CHECK_INT_EQ(rlk_lock_lock(l, 0), RLK_OK);
+    CHECK_INT_EQ(rlk_lock_is_held_by_me(l, &held), RLK_OK);
+    CHECK_INT_EQ(held, 1);
+    CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
+    rlk_lock_free(l);
+    rlk_free(c);
+    lost_log_destroy(&g);
+}
+
+#define LEASE_EXPIRE 600
+
+static void test_expired_when_renewals_fail(void)
+{
+    rlk_fx_server s2;
+    rlk_runtime_stats st;
+    char url2[128];
+    rlk_client *c;
+    lost_log g;
+    rlk_lock *l;
+    long long t_crash, waited, period = LEASE_EXPIRE / 3;
+    int held = -1;
+
+    REQUIRE(rlk_fx_start(&s2, NULL) == 0);
+    REQUIRE(rlk_fx_url(&s2, -1, url2, sizeof url2) == 0);
+    c = rt_connect(url2, LEASE_EXPIRE, 2);
+    lost_log_init(&g);
+    l = c ? rlk_lock_new(c, "wd:expire") : NULL;
+    if (!l) {
+        CHECK(l != NULL);
+        rlk_free(c);
+        rlk_fx_stop(&s2);
+        lost_log_destroy(&g);
+        return;
+    }
+    rlk_set_lost_callback(c, on_lost, &g);
+    CHECK_INT_EQ(rlk_lock_lock(l, 0), RLK_OK);
+    rt_stall_reset(&stall);
+    t_crash = rlk_fx_now_ms();
+    CHECK_INT_EQ(rlk_fx_crash(&s2), 0);
+    CHECK_INT_EQ(rt_latch_wait(&g.fired, 1, 5000), 1);
+    waited = g.at_ms - t_crash;
+    printf("  lost (expired) %lld ms after the server died (lease %d ms, period %lld ms)\n",
+           waited, LEASE_EXPIRE, period);
+    CHECK_INT_EQ(g.reason, RLK_LOST_EXPIRED);
+    CHECK_STR_EQ(g.name, "wd:expire");
+    /* The last good renewal was sent at most a period before the crash; the
+     * loss is declared once its lease ran out, not before. */
+    CHECKF(waited >= LEASE_EXPIRE - period - 50, "declared lost %lld ms after the crash: too early",
+           waited);
+    CHECKF(waited <= LEASE_EXPIRE + 300, "declared lost %lld ms after the crash (max scheduling gap "
+           "%lld ms%s)", waited, rt_stall_max_gap_ms(&stall), stall_note());
+    CHECK_INT_EQ(rlk_lock_is_held_by_me(l, &held), RLK_OK);     /* no I/O: known lost */
+    CHECK_INT_EQ(held, 0);
+    CHECK_INT_EQ(rlk_runtime_stats_get(c, &st), RLK_OK);
+    CHECK(st.renew_errors >= 1);
+    CHECK_INT_EQ(st.locks_lost, 1);
+    rlk_lock_free(l);
+    rlk_free(c);
+    rlk_fx_stop(&s2);
+    lost_log_destroy(&g);
+}
+
+/* A hung server (SIGSTOP): renewals time out after a period, not after the
+ * command timeout, so the loss is declared when the lease has run out. */
+static void test_expired_when_server_hangs(void)
+{
+    rlk_fx_server s2;
+    char url2[128];
+    rlk_client *c;
+    lost_log g;
+    rlk_lock *l;
+    long long t_pause, waited, period = LEASE_EXPIRE / 3;
+    int held = -1;
+
+    REQUIRE(rlk_fx_start(&s2, NULL) == 0);
+    REQUIRE(rlk_fx_url(&s2, -1, url2, sizeof url2) == 0);
+    c = rt_connect(url2, LEASE_EXPIRE, 2);
+    lost_log_init(&g);
+    l = c ? rlk_lock_new(c, "wd:hang") : NULL;
+    if (!l) {
+        CHECK(l != NULL);
+        rlk_free(c);
+        rlk_fx_stop(&s2);
+        lost_log_destroy(&g);
+        return;
+    }
+    rlk_set_lost_callback(c, on_lost, &g);
+    CHECK_INT_EQ(rlk_lock_lock(l, 0), RLK_OK);
+    rt_stall_reset(&stall);
+    t_pause = rlk_fx_now_ms();
+    CHECK_INT_EQ(rlk_fx_pause(&s2), 0);
+    CHECK_INT_EQ(rt_latch_wait(&g.fired, 1, 5000), 1);
+    waited = g.at_ms - t_pause;
+    printf("  lost (expired) %lld ms after the server hung (lease %d ms, period %lld ms)\n", waited,
+           LEASE_EXPIRE, period);
+    CHECK_INT_EQ(g.reason, RLK_LOST_EXPIRED);
+    CHECKF(waited >= LEASE_EXPIRE - period - 50, "declared lost %lld ms after the hang: too early",
+           waited);
+    CHECKF(waited <= LEASE_EXPIRE + period + 300, "declared lost %lld ms after the hang (max "
+           "scheduling gap %lld ms%s)", waited, rt_stall_max_gap_ms(&stall), stall_note());
+    CHECK_INT_EQ(rlk_lock_is_held_by_me(l, &held), RLK_OK);
+    CHECK_INT_EQ(held, 0);
+    CHECK_INT_EQ(rlk_fx_resume(&s2), 0);
+    rlk_lock_free(l);
+    rlk_free(c);
+    rlk_fx_stop(&s2);
+    lost_log_destroy(&g);
+}
+
+#define LEASE_RACE 150
+#define RACE_CYCLES 120
+
+/* Unlock while renewals are on the wire: never a false "lost", and a lease
+ * taken right after by the same owner (shorter than the watchdog lease) is
+ * never stretched by a renewal. */
+static int race_call(rlk_client *c, int rc, const char *what, int cycle)
+{
+    if (rc == RLK_OK)
+        return 0;
+    fprintf(stderr, "  cycle %d: %s: %s %s (max scheduling gap %lld ms)\n", cycle, what,
+            rlk_strerror(rc), rlk_errstr(c), rt_stall_max_gap_ms(&stall));
+    return 1;
+}
+
+static void test_unlock_races_renewals(void)
+{
+    rlk_client *c = rt_connect(url, LEASE_RACE, 2);
+    rlk_runtime_stats st;
+    unsigned seed = 12345;
+    lost_log g;
+    rlk_lock *l;
+    int bad = 0, stretched = 0;
+
+    REQUIRE(c);
+    lost_log_init(&g);
+    rlk_set_lost_callback(c, on_lost, &g);
+    l = rlk_lock_new(c, "wd:race");
+    REQUIRE(l);
+    rt_stall_reset(&stall);
+    for (int i = 0; i < RACE_CYCLES; i++) {
+        long long v;
+
+        if (race_call(c, rlk_lock_lock(l, 0), "lock (watchdog)", i)) {
+            bad++;
+            continue;
+        }
+        rlk_fx_sleep_ms((long)(rt_rand(&seed) % 61));    /* hold 0..60 ms */
+        bad += race_call(c, rlk_lock_unlock(l), "unlock (watchdog)", i);
+        if (race_call(c, rlk_lock_lock(l, 100), "lock (100 ms lease)", i)) {
+            bad++;
+            continue;
+        }
+        v = pttl("wd:race");
+        rlk_fx_sleep_ms(2);     /* room for a stray renewal to land */
+        if (pttl("wd:race") > 100 || v > 100)
+            stretched++;
+        bad += race_call(c, rlk_lock_unlock(l), "unlock (100 ms lease)", i);
+    }
+    CHECK_INT_EQ(rlk_runtime_stats_get(c, &st), RLK_OK);
+    printf("  %d lock/unlock cycles against %llu renewals: %d failed calls, %d leases stretched, "
+           "%d lost reports\n", RACE_CYCLES, st.renew_calls, bad, stretched, g.count);
+    CHECKF(bad == 0, "%d failed calls (max scheduling gap %lld ms%s)", bad,
+           rt_stall_max_gap_ms(&stall), stall_note());
+    CHECK_INT_EQ(stretched, 0);
+    CHECKF(g.count == 0, "%d false lost reports (max scheduling gap %lld ms%s)", g.count,
+           rt_stall_max_gap_ms(&stall), stall_note());
+    CHECK(st.renew_calls > 0);
+    rlk_fx_sleep_ms(2 * LEASE_RACE / 3);
+    CHECK_INT_EQ(rt_key_exists(&srv, "wd:race"), 0);
+    CHECK_INT_EQ(g.count, 0);
+    rlk_lock_free(l);
+    rlk_free(c);
+    lost_log_destroy(&g);
+}
+
+#define LEASE_REENTRY 300
+
+static void test_reentrant_hold_stays_renewed(void)
+{
+    rlk_client *c = rt_connect(url, LEASE_REENTRY, 2);
+    rlk_lock *l;
+    long long n = 0, t0;
+    int misses = 0;
+
+    REQUIRE(c);
+    l = rlk_lock_new(c, "wd:reentry");
+    REQUIRE(l);
+    REQUIRE(rlk_lock_lock(l, 0) == RLK_OK);
+    REQUIRE(rlk_lock_lock(l, 0) == RLK_OK);
+    CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);       /* one hold left */
+    rt_stall_reset(&stall);
+    t0 = rlk_fx_now_ms();
+    while (rlk_fx_now_ms() - t0 < 3 * LEASE_REENTRY) {
+        misses += pttl("wd:reentry") <= 0;
+        rlk_fx_sleep_ms(20);
+    }
+    CHECKF(misses == 0, "the held lock vanished at %d probes (max scheduling gap %lld ms%s)", misses,
+           rt_stall_max_gap_ms(&stall), stall_note());
+    CHECK_INT_EQ(rlk_lock_hold_count(l, &n), RLK_OK);
+    CHECK_INT_EQ(n, 1);
+    CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
+    CHECK_INT_EQ(rt_key_exists(&srv, "wd:reentry"), 0);
+    rlk_lock_free(l);
+    rlk_free(c);
+}
+
+#define LEASE_BATCH 300
+#define BATCH_LOCKS 6
+
+/* Six locks of one client: renewed together, one call per period. */
+static void test_many_locks_per_call(void)
+{
+    rlk_client *c = rt_connect(url, LEASE_BATCH, 2);
+    rlk_lock *locks[BATCH_LOCKS];
+    rlk_runtime_stats a, b;
+    long long t0, elapsed;
+    int misses = 0;
+
+    REQUIRE(c);
+    for (int i = 0; i < BATCH_LOCKS; i++) {
+        char name[32];
+
+        snprintf(name, sizeof name, "wd:batch:%d", i);
+        locks[i] = rlk_lock_new(c, name);
+        REQUIRE(locks[i]);
+        REQUIRE(rlk_lock_lock(locks[i], 0) == RLK_OK);
+    }
+    CHECK_INT_EQ(rlk_runtime_stats_get(c, &a), RLK_OK);
+    t0 = rlk_fx_now_ms();
+    while ((elapsed = rlk_fx_now_ms() - t0) < 3 * LEASE_BATCH) {
+        for (int i = 0; i < BATCH_LOCKS; i++) {
+            char name[32];
+
+            snprintf(name, sizeof name, "wd:batch:%d", i);
+            misses += pttl(name) <= 0;
+        }
+        rlk_fx_sleep_ms(25);
+    }
+    CHECK_INT_EQ(rlk_runtime_stats_get(c, &b), RLK_OK);
+    printf("  %d locks over %lld ms: %llu renewal calls (period %d ms)\n", BATCH_LOCKS, elapsed,
+           b.renew_calls - a.renew_calls, LEASE_BATCH / 3);
+    CHECK_INT_EQ(misses, 0);
+    CHECK(b.renew_calls - a.renew_calls >= 3);
+    CHECK(b.renew_calls - a.renew_calls <= (unsigned long long)(elapsed / (LEASE_BATCH / 3) + 3));
+    for (int i = 0; i < BATCH_LOCKS; i++) {
+        CHECK_INT_EQ(rlk_lock_unlock(locks[i]), RLK_OK);
+        rlk_lock_free(locks[i]);
+    }
+    rlk_free(c);
+}
+
+int main(void)
+{
+    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
+        fprintf(stderr, "rt_watchdog: cannot start redis-server\n");
+        return 1;
+    }
+    rt_stall_start(&stall);
+    RUN_TEST(test_keeps_alive_five_leases);
+    RUN_TEST(test_lost_when_deleted);
+    RUN_TEST(test_expired_when_renewals_fail);
+    RUN_TEST(test_expired_when_server_hangs);
+    RUN_TEST(test_unlock_races_renewals);
+    RUN_TEST(test_reentrant_hold_stays_renewed);
+    RUN_TEST(test_many_locks_per_call);
+    rt_stall_stop(&stall);
+    rlk_fx_stop(&srv);
+    return check_summary("rt_watchdog");
+}

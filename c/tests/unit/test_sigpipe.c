@@ -1,0 +1,69 @@
+/* The SIGPIPE guard: a write to a closed socket inside it neither kills the
+ * process nor leaves a SIGPIPE pending, and the thread's mask comes back. */
+#include <errno.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "rlk_internal.h"
+#include "unit.h"
+
+static int sigpipe_pending(void)
+{
+    sigset_t p;
+
+    sigpending(&p);
+    return sigismember(&p, SIGPIPE);
+}
+
+static int sigpipe_blocked(void)
+{
+    sigset_t cur;
+
+    pthread_sigmask(SIG_BLOCK, NULL, &cur);
+    return sigismember(&cur, SIGPIPE);
+}
+
+static void write_to_closed_socket_is_harmless(void)
+{
+    int sv[2];
+    rlk_sigpipe_guard g;
+    ssize_t n;
+    int err;
+
+    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    close(sv[1]);
+    CHECK(!sigpipe_blocked());
+    rlk_sigpipe_enter(&g);
+    CHECK(sigpipe_blocked());
+    n = write(sv[0], "x", 1); /* default disposition: this would kill us unblocked */
+    err = errno;
+    CHECK(n == -1 && err == EPIPE);
+    CHECK(sigpipe_pending());
+    rlk_sigpipe_leave(&g);
+    CHECK(!sigpipe_pending());
+    CHECK(!sigpipe_blocked());
+    close(sv[0]);
+}
+
+static void mask_set_by_caller_is_kept(void)
+{
+    sigset_t set;
+    rlk_sigpipe_guard g;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    rlk_sigpipe_enter(&g);
+    rlk_sigpipe_leave(&g);
+    CHECK(sigpipe_blocked()); /* the caller blocked it: still blocked */
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    CHECK(!sigpipe_blocked());
+}
+
+int main(void)
+{
+    UNIT_RUN(write_to_closed_socket_is_harmless);
+    UNIT_RUN(mask_set_by_caller_is_kept);
+    return unit_summary("test_sigpipe");
+}
