@@ -39,7 +39,8 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: rlk-demo [--url URL] [--workers N] [--rounds R] [--hold-ms MS] [--name NAME]\n"
             "  N processes (default 6) each take the reentrant lock NAME (default rlk:demo)\n"
-            "  R times (default 3), re-enter it once, hold it MS ms (default 40), release.\n");
+            "  R times (default 3) with a blocking wait woken by pub/sub, re-enter it once,\n"
+            "  hold it MS ms (default 40), release it twice, then work outside it a while.\n");
 }
 
 static int parse_int(const char *s, int lo, int hi, int *out) {
@@ -51,74 +52,60 @@ static int parse_int(const char *s, int lo, int hi, int *out) {
     return 0;
 }
 
-/* One worker: its own client, its own holder id; reports events on fd. */
+/* One worker: its own client (so its own holder id, subscriber and
+ * watchdog); takes the lock with the library's blocking wait (woken by the
+ * unlock message), re-enters it, holds it, releases twice; reports on fd. */
 static int run_worker(int idx, const char *url, const char *name, int rounds, int hold_ms,
                       int64_t t0, int fd) {
     rlk_client *c = rlk_connect_url(url);
     if (!c || rlk_err(c)) {
         fprintf(stderr, "worker %d: %s\n", idx, c ? rlk_errstr(c) : "out of memory");
+        rlk_free(c);
         return 1;
     }
-    char owner[64], channel[512];
-    snprintf(owner, sizeof owner, "rlk-demo-%d:%d", (int)getpid(), idx);
-    snprintf(channel, sizeof channel, "redisson_lock__channel:{%s}", name);
-    const char *lease = "10000";
+    rlk_lock *l = rlk_lock_new(c, name);
+    if (!l) {
+        fprintf(stderr, "worker %d: %s\n", idx, rlk_errstr(c));
+        rlk_free(c);
+        return 1;
+    }
+    char owner[128] = "?";
+    rlk_lock_owner(l, owner, sizeof owner);
+    int rc = 0;
     srand((unsigned)(getpid() ^ now_ns()));
-    for (int r = 0; r < rounds; r++) {
+    for (int r = 0; r < rounds && rc == 0; r++) {
         int64_t asked = now_ns();
-        for (;;) { /* acquire: nil = acquired, integer = holder's PTTL */
-            const char *keys[] = {name};
-            const char *args[] = {lease, owner};
-            redisReply *rep = NULL;
-            if (rlk_eval(c, "reentrant/acquire", 1, keys, 2, args, &rep) != RLK_OK) {
-                fprintf(stderr, "worker %d: acquire: %s\n", idx, rlk_errstr(c));
-                rlk_free(c);
-                return 1;
-            }
-            int got = rep->type == REDIS_REPLY_NIL;
-            freeReplyObject(rep);
-            if (got) break;
-            sleep_ms(2 + rand() % 5);
+        /* lease <= 0: the watchdog lease (30 s, renewed every 10 s until unlock) */
+        if (rlk_lock_lock(l, -1) != RLK_OK || rlk_lock_lock(l, -1) != RLK_OK) {
+            fprintf(stderr, "worker %d: lock: %s\n", idx, rlk_errstr(c));
+            rc = 1;
+            break;
         }
         int64_t got_at = now_ns();
-        /* Re-enter: the same holder id takes it again (count 2). */
-        const char *keys1[] = {name};
-        const char *args1[] = {lease, owner};
-        redisReply *rep = NULL;
-        if (rlk_eval(c, "reentrant/acquire", 1, keys1, 2, args1, &rep) == RLK_OK) freeReplyObject(rep);
-        printf("%9.3f ms  worker %d  holds %s  (waited %.1f ms, re-entered: count 2)\n",
-               (got_at - t0) / 1e6, idx, name, (got_at - asked) / 1e6);
+        long long count = 0, ttl = 0;
+        rlk_lock_hold_count(l, &count);
+        rlk_lock_remaining_ttl(l, &ttl);
+        printf("%9.3f ms  worker %d  holds %s as %s  (waited %.1f ms, hold count %lld, ttl %lld ms)\n",
+               (got_at - t0) / 1e6, idx, name, owner, (got_at - asked) / 1e6, count, ttl);
         fflush(stdout);
         sleep_ms(hold_ms);
         int64_t rel_at = now_ns();
-        int released = 0;
-        for (int k = 0; k < 2; k++) { /* two releases: 0 = still held, 1 = released */
-            const char *keys[] = {name, channel};
-            const char *args[] = {owner, lease};
-            rep = NULL;
-            if (rlk_eval(c, "reentrant/release", 2, keys, 2, args, &rep) != RLK_OK) {
-                fprintf(stderr, "worker %d: release: %s\n", idx, rlk_errstr(c));
-                rlk_free(c);
-                return 1;
-            }
-            released = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
-            freeReplyObject(rep);
+        int locked = 1;
+        if (rlk_lock_unlock(l) != RLK_OK || rlk_lock_unlock(l) != RLK_OK) {
+            fprintf(stderr, "worker %d: unlock: %s\n", idx, rlk_errstr(c));
+            rc = 1;
         }
+        rlk_lock_is_held_by_me(l, &locked);
         printf("%9.3f ms  worker %d  released %s%s\n", (now_ns() - t0) / 1e6, idx, name,
-               released ? "" : "  (UNEXPECTED: still held)");
+               locked ? "  (UNEXPECTED: still held)" : "");
         fflush(stdout);
         demo_event ev = {idx, got_at, rel_at, got_at - asked};
-        if (write(fd, &ev, sizeof ev) != (ssize_t)sizeof ev) {
-            rlk_free(c);
-            return 1;
-        }
-        if (!released) {
-            rlk_free(c);
-            return 1;
-        }
+        if (write(fd, &ev, sizeof ev) != (ssize_t)sizeof ev || locked) rc = 1;
+        sleep_ms(hold_ms / 2 + rand() % (hold_ms + 1)); /* work outside the lock */
     }
+    rlk_lock_free(l);
     rlk_free(c);
-    return 0;
+    return rc;
 }
 
 static int cmp_event(const void *a, const void *b) {
