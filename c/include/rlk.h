@@ -47,7 +47,9 @@ enum rlk_error {
     RLK_ERR_SERVER = 12,      /* any other error reply from the server */
     RLK_ERR_NOT_OWNER = 13,   /* unlock of a lock the caller does not hold */
     RLK_ERR_BUSY = 14,        /* the lock stayed held by another until the wait ran out */
-    RLK_ERR_LOST = 15         /* the lock was lost (lease ran out or key removed) */
+    RLK_ERR_LOST = 15,        /* the lock was lost (lease ran out or key removed) */
+    RLK_ERR_UPGRADE = 16      /* a read holder asked for the write lock of the same read-write
+                                 lock (it would wait forever): release the reads first */
 };
 
 /* Returns a static, one-word name for an error code ("RLK_ERR_IO"). */
@@ -188,8 +190,9 @@ const char *rlk_client_uuid(const rlk_client *c);
  * fails with an error (not RLK_ERR_BUSY) ends the call with that error, after
  * the same release. Lease-less members (lease_ms <= 0) are renewed by their
  * clients' watchdogs, as rlk_lock_* does. With lease_ms > 0 and a wait, the
- * members are taken with a lease of max(lease, 2 x attempt budget) and set to
- * lease_ms once all are held (so none expires while later ones are awaited).
+ * members are taken with a lease of max(lease, 2 x the attempt's budget, at
+ * most the wait) and set to lease_ms once all are held (so none expires while
+ * later ones are awaited).
  *
  * Holder ids are the calling thread's (or the one rlk_multilock_set_owner
  * fixes). A handle is used by one thread at a time; err/errstr describe its
@@ -297,6 +300,317 @@ int rlk_redlock_quorum(const rlk_redlock *rl);
 int rlk_redlock_server_status(rlk_redlock *rl, int i, const char **msg);
 int rlk_redlock_err(rlk_redlock *rl);
 const char *rlk_redlock_errstr(rlk_redlock *rl);
+
+/* ---------------------------------------------------------------- lock kinds, lost holds */
+
+/* The kinds of hold a client's watchdog renews (docs/runtime.md): the
+ * lost-lock callbacks say which one was lost. rlk_set_lost_callback's
+ * callback is called for every kind too; this one adds the kind (a thread
+ * may hold both the write lock and a read of one read-write lock). */
+enum rlk_lock_kind {
+    RLK_KIND_LOCK = 0,      /* rlk_lock_* (reentrant) */
+    RLK_KIND_FAIR = 1,      /* rlk_fairlock_* */
+    RLK_KIND_FENCED = 2,    /* rlk_fenced_* */
+    RLK_KIND_READ = 3,      /* rlk_rwlock_*, the read side */
+    RLK_KIND_WRITE = 4      /* rlk_rwlock_*, the write side */
+};
+/* "lock", "fair", "fenced", "read", "write"; "unknown" otherwise. */
+const char *rlk_kind_name(int kind);
+/* Called from the watchdog thread, once per lost hold, after the plain
+ * callback; must not block long. NULL: none. */
+typedef void (*rlk_lost_kind_fn)(int kind, const char *name, const char *owner, int reason,
+                                 void *userdata);
+void rlk_set_lost_kind_callback(rlk_client *c, rlk_lost_kind_fn fn, void *userdata);
+
+/* ---------------------------------------------------------------- read-write lock */
+
+/* Redisson's RReadWriteLock (docs/locks/rwlock.md): hash `name` with field
+ * "mode" -> read|write, "<owner>" -> its reads, "<owner>:write" -> its
+ * writes; a key "{name}:<owner>:rwlock_timeout:<n>" per read; channel
+ * "redisson_rwlock:{name}" (message 0, the last read left: wakes one waiter
+ * per process; 1, a write left: wakes them all). Many readers or one writer;
+ * the writer may also read, and keeps its reads when it lets the write lock
+ * go (a downgrade, which wakes the waiting readers). One handle has both
+ * sides (Redisson's readLock() / writeLock()): the side is an argument.
+ * Holder ids as for rlk_lock: the calling thread's, or a fixed one. */
+typedef struct rlk_rwlock rlk_rwlock;
+
+enum rlk_rw_side {
+    RLK_RW_READ = 0,
+    RLK_RW_WRITE = 1,
+    RLK_RW_ANY = 2              /* rlk_rwlock_force_unlock only: whatever the mode */
+};
+enum rlk_rw_mode {
+    RLK_RW_FREE = 0,            /* no lock */
+    RLK_RW_MODE_READ = 1,
+    RLK_RW_MODE_WRITE = 2
+};
+
+/* No I/O. NULL on an empty name or out of memory (error on c). */
+rlk_rwlock *rlk_rwlock_new(rlk_client *c, const char *name);
+void rlk_rwlock_free(rlk_rwlock *rw);                  /* does not unlock */
+const char *rlk_rwlock_name(const rlk_rwlock *rw);
+const char *rlk_rwlock_channel(const rlk_rwlock *rw);  /* redisson_rwlock:{name} */
+/* A fixed holder id (1..1024 bytes, not "mode", not ending in ":write");
+ * NULL: per-thread ids again. */
+int rlk_rwlock_set_owner(rlk_rwlock *rw, const char *owner);
+int rlk_rwlock_owner(const rlk_rwlock *rw, char *buf, size_t len);
+
+/* side RLK_RW_READ or RLK_RW_WRITE; wait_ms and lease_ms as for
+ * rlk_lock_try_lock (lease_ms <= 0: the watchdog renews the hold: reads with
+ * rwlock/renew_readers, the write lock with rwlock/renew_writer).
+ * RLK_OK: acquired or re-entered. RLK_ERR_BUSY: the wait ran out.
+ * RLK_ERR_UPGRADE (at once, whatever wait_ms): the write side asked by an
+ * owner that holds a read of this lock. Other codes: errors. */
+int rlk_rwlock_try_lock(rlk_rwlock *rw, int side, long long wait_ms, long long lease_ms);
+int rlk_rwlock_lock(rlk_rwlock *rw, int side, long long lease_ms);
+/* Leaves one hold of that side. RLK_ERR_NOT_OWNER when the caller has none. */
+int rlk_rwlock_unlock(rlk_rwlock *rw, int side);
+/* Deletes the lock (and its reads' timeout keys) whoever holds it, when it is
+ * in the mode of side (RLK_RW_ANY: any); *released (may be NULL) = 1 if so. */
+int rlk_rwlock_force_unlock(rlk_rwlock *rw, int side, int *released);
+/* enum rlk_rw_mode of the lock now. */
+int rlk_rwlock_mode(rlk_rwlock *rw, int *mode);
+/* False once the watchdog declared that hold of the caller lost. */
+int rlk_rwlock_is_held_by_me(rlk_rwlock *rw, int side, int *held);
+/* The caller's reads or writes, from Redis. */
+int rlk_rwlock_hold_count(rlk_rwlock *rw, int side, long long *count);
+/* Owners holding at least one read (the writer's own reads included). */
+int rlk_rwlock_reader_count(rlk_rwlock *rw, long long *owners);
+/* PTTL of the lock hash: -2 no lock, -1 no expiry. */
+int rlk_rwlock_remaining_ttl(rlk_rwlock *rw, long long *ttl_ms);
+
+/* ---------------------------------------------------------------- fair lock */
+
+/* Redisson's RFairLock (docs/locks/fair.md): a reentrant lock (hash `name`)
+ * handed to its waiters in the order they first asked for it, across
+ * processes: list redisson_lock_queue:{name} of waiting owners, sorted set
+ * redisson_lock_timeout:{name} of their deadlines (server time). A waiter
+ * sleeps on its own channel redisson_lock__channel:{name}:<owner>; the
+ * release wakes the first waiter only. A waiter that gives up (its wait ran
+ * out, an error) leaves the queue (fair/cancel); one that dies keeps its
+ * place until its deadline: the one ahead's deadline + the thread wait time.
+ * Holder ids as for rlk_lock. */
+typedef struct rlk_fairlock rlk_fairlock;
+
+#define RLK_FAIR_THREAD_WAIT_MS 300000LL    /* Redisson's default threadWaitTime */
+
+rlk_fairlock *rlk_fairlock_new(rlk_client *c, const char *name);      /* no I/O */
+void rlk_fairlock_free(rlk_fairlock *f);                            /* does not unlock */
+const char *rlk_fairlock_name(const rlk_fairlock *f);
+const char *rlk_fairlock_queue_name(const rlk_fairlock *f);         /* redisson_lock_queue:{name} */
+const char *rlk_fairlock_timeout_name(const rlk_fairlock *f);       /* redisson_lock_timeout:{name} */
+int rlk_fairlock_set_owner(rlk_fairlock *f, const char *owner);     /* NULL: per-thread ids */
+int rlk_fairlock_owner(const rlk_fairlock *f, char *buf, size_t len);
+/* The thread wait time (ms, up to 10^12) every call of this handle queues
+ * with. <= 0 (the default): Redisson's rule, try_lock's wait_ms when it is
+ * > 0, else RLK_FAIR_THREAD_WAIT_MS. */
+int rlk_fairlock_set_thread_wait(rlk_fairlock *f, long long ms);
+
+/* As rlk_lock_try_lock (lease_ms <= 0: renewed by the watchdog with
+ * fair/renew). wait_ms == 0: one attempt that does not stay queued. */
+int rlk_fairlock_try_lock(rlk_fairlock *f, long long wait_ms, long long lease_ms);
+int rlk_fairlock_lock(rlk_fairlock *f, long long lease_ms);
+int rlk_fairlock_unlock(rlk_fairlock *f);          /* RLK_ERR_NOT_OWNER: not held */
+/* Deletes the lock whoever holds it and wakes the first waiter. */
+int rlk_fairlock_force_unlock(rlk_fairlock *f, int *released);
+int rlk_fairlock_is_locked(rlk_fairlock *f, int *locked);
+int rlk_fairlock_is_held_by_me(rlk_fairlock *f, int *held);
+int rlk_fairlock_hold_count(rlk_fairlock *f, long long *count);
+int rlk_fairlock_remaining_ttl(rlk_fairlock *f, long long *ttl_ms);
+/* Owners in the queue (LLEN; stale ones are dropped by the next script). */
+int rlk_fairlock_queue_length(rlk_fairlock *f, long long *n);
+
+/* ---------------------------------------------------------------- fenced lock */
+
+/* Redisson's RFencedLock (docs/locks/fenced.md): the reentrant lock's hash
+ * `name` and channel, plus redisson_lock_token:{name}, the last fencing
+ * token issued. Every acquisition (re-entries too) gets a token larger than
+ * every token issued on the name before, from the same script call; pass it
+ * to the protected resource, which rejects tokens below the highest it has
+ * seen. Waits, leases, the watchdog (fenced/renew) and holder ids as for
+ * rlk_lock; the process-wide local queue is the one of rlk_lock `name`. */
+typedef struct rlk_fenced rlk_fenced;
+
+rlk_fenced *rlk_fenced_new(rlk_client *c, const char *name);    /* no I/O */
+void rlk_fenced_free(rlk_fenced *f);                          /* does not unlock */
+const char *rlk_fenced_name(const rlk_fenced *f);
+const char *rlk_fenced_token_name(const rlk_fenced *f);       /* redisson_lock_token:{name} */
+int rlk_fenced_set_owner(rlk_fenced *f, const char *owner);   /* NULL: per-thread ids */
+int rlk_fenced_owner(const rlk_fenced *f, char *buf, size_t len);
+
+/* As rlk_lock_try_lock; on RLK_OK *token (may be NULL) is this
+ * acquisition's fencing token (> 0). */
+int rlk_fenced_try_lock(rlk_fenced *f, long long wait_ms, long long lease_ms, long long *token);
+int rlk_fenced_lock(rlk_fenced *f, long long lease_ms, long long *token);
+int rlk_fenced_unlock(rlk_fenced *f);               /* RLK_ERR_NOT_OWNER: not held */
+/* Deletes the lock whoever holds it (the token key stays). */
+int rlk_fenced_force_unlock(rlk_fenced *f, int *released);
+/* The token of the caller's latest acquisition, while this client records
+ * its hold (no I/O). RLK_ERR_NOT_OWNER: not held, unlocked, or declared lost
+ * by the watchdog (a leased hold whose lease ran out still answers: the
+ * resource's check is what rejects a stale token). */
+int rlk_fenced_token(rlk_fenced *f, long long *token);
+/* The last token issued on the name (fenced/token; Redisson's getToken()):
+ * 0 when none (never, or the token key expired). */
+int rlk_fenced_last_token(rlk_fenced *f, long long *token);
+int rlk_fenced_is_locked(rlk_fenced *f, int *locked);
+int rlk_fenced_is_held_by_me(rlk_fenced *f, int *held);
+int rlk_fenced_hold_count(rlk_fenced *f, long long *count);
+int rlk_fenced_remaining_ttl(rlk_fenced *f, long long *ttl_ms);
+
+/* ---------------------------------------------------------------- semaphore */
+
+/* Redisson's RSemaphore (docs/locks/semaphore.md): a string key `name`
+ * holding the available permits (no key: 0), channel "redisson_sc:{name}"
+ * ("redisson_sc:name" when name has a '{'), on which a call that leaves
+ * more permits than before, and above 0, publishes the new count. Nothing
+ * records who holds permits: any client may release permits it never took,
+ * and permits taken by a process that dies are gone until someone releases
+ * them (the permit-expirable semaphore below gives them back by itself).
+ * No watchdog, no lease. A handle may be used by several threads. */
+typedef struct rlk_semaphore rlk_semaphore;
+
+/* No I/O. NULL on an empty name or out of memory (error on c). */
+rlk_semaphore *rlk_semaphore_new(rlk_client *c, const char *name);
+void rlk_semaphore_free(rlk_semaphore *s);
+const char *rlk_semaphore_name(const rlk_semaphore *s);
+const char *rlk_semaphore_channel(const rlk_semaphore *s);
+
+/* Takes permits (1..10^12) when that many are available. wait_ms < 0: as
+ * long as it takes; 0: one attempt; > 0: at most that long, woken by the
+ * count messages (every waiter of a client retries on each). RLK_OK:
+ * taken. RLK_ERR_BUSY: not available when the wait ran out. A connection
+ * error is returned at once: when the request may have run, the permits
+ * may be taken (give them back with release if the caller cannot tell). */
+int rlk_semaphore_try_acquire(rlk_semaphore *s, long long permits, long long wait_ms);
+int rlk_semaphore_acquire(rlk_semaphore *s, long long permits);
+/* Gives permits (1..10^12) back; *count (may be NULL) gets the new count. */
+int rlk_semaphore_release(rlk_semaphore *s, long long permits, long long *count);
+/* Sets the count to permits (0..10^12) only when the semaphore has none;
+ * *set (may be NULL) is 1 when it did. */
+int rlk_semaphore_try_set_permits(rlk_semaphore *s, long long permits, int *set);
+/* Adds delta (-10^12..10^12; negative: reduce, the count may go below 0). */
+int rlk_semaphore_add_permits(rlk_semaphore *s, long long delta, long long *count);
+/* Takes every available permit; *drained (may be NULL) gets how many (the
+ * count before; a negative count is reset to 0). */
+int rlk_semaphore_drain(rlk_semaphore *s, long long *drained);
+/* The available permits (0 when there is no key; may be negative). */
+int rlk_semaphore_available(rlk_semaphore *s, long long *count);
+
+/* ---------------------------------------------------------------- permit-expirable semaphore */
+
+/* Redisson's RPermitExpirableSemaphore (docs/locks/psemaphore.md): the
+ * count key `name`, a sorted set "{name}:timeout" of the held permits
+ * (member: the id's raw bytes; score: expiry on the server's clock) and
+ * the channel "redisson_sc:{name}" ("name:timeout", "redisson_sc:name"
+ * when name has a '{'). Every permit has an id and a lease; a permit whose
+ * lease ran out goes back to the count on the next call of any kind, so a
+ * holder that dies leaks nothing for longer than its lease.
+ *
+ * Permit ids: the API shows them as hex text (Redisson's form); new ones
+ * are 16 random bytes (32 hex digits), made from the kernel's random
+ * source. Calls that take an id accept 2..2048 hex digits (an even number,
+ * either case), so every id Redisson or rlk stored can be named. */
+typedef struct rlk_psemaphore rlk_psemaphore;
+
+#define RLK_PERMIT_ID_SIZE 33       /* a new permit id: 32 hex digits and a NUL */
+#define RLK_PERMITS_MAX 1024        /* permits per acquire / release call */
+
+/* No I/O. NULL on an empty name or out of memory (error on c). */
+rlk_psemaphore *rlk_psemaphore_new(rlk_client *c, const char *name);
+void rlk_psemaphore_free(rlk_psemaphore *s);
+const char *rlk_psemaphore_name(const rlk_psemaphore *s);
+const char *rlk_psemaphore_timeouts_key(const rlk_psemaphore *s);
+const char *rlk_psemaphore_channel(const rlk_psemaphore *s);
+
+/* Takes one permit with a lease of lease_ms (1..10^12; it comes back by
+ * itself when the lease runs out) and writes its new id to id. wait_ms as
+ * for rlk_semaphore_try_acquire; a wait is woken by the count messages and
+ * bounded by the earliest expiry of a held permit (an expiry publishes
+ * nothing). RLK_OK: taken. RLK_ERR_BUSY: none available when the wait ran
+ * out (id is ""). */
+int rlk_psemaphore_try_acquire(rlk_psemaphore *s, long long wait_ms, long long lease_ms,
+                               char id[RLK_PERMIT_ID_SIZE]);
+int rlk_psemaphore_acquire(rlk_psemaphore *s, long long lease_ms, char id[RLK_PERMIT_ID_SIZE]);
+/* n (1..RLK_PERMITS_MAX) permits at once, all or none; ids[0..n-1] get
+ * their ids. */
+int rlk_psemaphore_try_acquire_n(rlk_psemaphore *s, int n, long long wait_ms, long long lease_ms,
+                                 char (*ids)[RLK_PERMIT_ID_SIZE]);
+/* Gives a permit back. RLK_ERR_NOT_OWNER: the id is not held - its lease
+ * ran out (it went back to the count by itself), it was released already,
+ * or it never existed; nothing changed. RLK_ERR_ARG: not a hex id. */
+int rlk_psemaphore_release(rlk_psemaphore *s, const char *id);
+/* n ids; *released (may be NULL) gets how many were held. RLK_OK when all
+ * were; RLK_ERR_NOT_OWNER when some were not (the others are released). */
+int rlk_psemaphore_release_n(rlk_psemaphore *s, int n, const char *const *ids, int *released);
+/* The permit now expires lease_ms (1..10^12) from now (server clock).
+ * RLK_ERR_NOT_OWNER: not held (expired, released, unknown). */
+int rlk_psemaphore_update_lease(rlk_psemaphore *s, const char *id, long long lease_ms);
+/* As for rlk_semaphore_*, after giving expired permits back. */
+int rlk_psemaphore_try_set_permits(rlk_psemaphore *s, long long permits, int *set);
+int rlk_psemaphore_add_permits(rlk_psemaphore *s, long long delta, long long *count);
+int rlk_psemaphore_available(rlk_psemaphore *s, long long *count);
+
+/* A held permit, for inspection. */
+typedef struct rlk_permit_info {
+    char id[2 * 1024 + 1];      /* hex */
+    long long ttl_ms;           /* lease left (<= 0: expired, not yet given back); -1: none
+                                   (a Redisson permit taken without a lease) */
+} rlk_permit_info;
+/* Reads the held permits (ZRANGE and TIME: a snapshot, not atomic; nothing
+ * is reclaimed). Up to max go to out, in expiry order; *total gets the
+ * number held. */
+int rlk_psemaphore_permits(rlk_psemaphore *s, rlk_permit_info *out, size_t max, size_t *total);
+
+/* A lease keeper: renews the n permits ids (copied) with a lease of
+ * lease_ms (>= 3) every lease/3, from its own thread and connection, until
+ * stopped. Each is renewed once before this returns (NULL, error on the
+ * client: RLK_ERR_NOT_OWNER when one is not held). A permit found gone is
+ * reported RLK_LOST_GONE; one whose renewals failed until its lease had
+ * run out since the last success, RLK_LOST_EXPIRED; either way it is not
+ * renewed again. fn (may be NULL) is called from the keeper thread, once
+ * per lost permit, with (semaphore name, permit id, reason, userdata); it
+ * must not block long. s must outlive the keeper. */
+typedef struct rlk_psemaphore_keeper rlk_psemaphore_keeper;
+rlk_psemaphore_keeper *rlk_psemaphore_keep(rlk_psemaphore *s, int n, const char *const *ids,
+                                           long long lease_ms, rlk_lost_fn fn, void *userdata);
+/* 0 while every permit is kept; else the reason of the first loss. */
+int rlk_psemaphore_keeper_lost(rlk_psemaphore_keeper *k);
+/* Stops renewing (joins the thread: no renewal runs after this returns)
+ * and frees the keeper. Does not release the permits. */
+void rlk_psemaphore_keeper_stop(rlk_psemaphore_keeper *k);
+
+/* ---------------------------------------------------------------- count-down latch */
+
+/* Redisson's RCountDownLatch (docs/locks/latch.md): a string key `name`
+ * holding the remaining count (no key: open, count 0), channel
+ * "redisson_countdownlatch__channel__{name}" (braces always added): "0"
+ * when the count reaches zero or the latch is deleted, "1" when it is
+ * armed. A handle may be used by several threads. */
+typedef struct rlk_latch rlk_latch;
+
+/* No I/O. NULL on an empty name or out of memory (error on c). */
+rlk_latch *rlk_latch_new(rlk_client *c, const char *name);
+void rlk_latch_free(rlk_latch *l);
+const char *rlk_latch_name(const rlk_latch *l);
+const char *rlk_latch_channel(const rlk_latch *l);
+
+/* Arms the latch with count (1..10^12) only when it is open; *set (may be
+ * NULL) is 1 when it did. */
+int rlk_latch_try_set_count(rlk_latch *l, long long count, int *set);
+/* Counts down by one; *left (may be NULL) gets the count left (0: open -
+ * reached now, which wakes every awaiter, or open already). */
+int rlk_latch_count_down(rlk_latch *l, long long *left);
+/* The remaining count (0: open). */
+int rlk_latch_count(rlk_latch *l, long long *count);
+/* Opens the latch at once (wakes every awaiter); *deleted: 1 if it was armed. */
+int rlk_latch_delete(rlk_latch *l, int *deleted);
+/* Waits until the count is 0. timeout_ms < 0: as long as it takes; 0: one
+ * look; > 0: at most that long. RLK_OK: open (reached zero). RLK_ERR_BUSY:
+ * still armed when the timeout ran out. Woken by the channel's "0"; every
+ * awaiter of the process wakes. */
+int rlk_latch_await(rlk_latch *l, long long timeout_ms);
 
 #ifdef __cplusplus
 }

@@ -294,6 +294,8 @@ static int multi_try_lock(rlk_multilock *m, long long wait_ms, long long lease_m
 
     if (wait_ms > MULTI_WAIT_MAX)
         wait_ms = MULTI_WAIT_MAX;
+    if (wait_ms > 0 && wait_ms < budget_ms)
+        budget_ms = wait_ms;
     deadline = wait_ms < 0 ? -1 : start + wait_ms * MULTI_NS_PER_MS;
     for (;;) {
         long long now = multi_now_ns(), attempt_end = now + budget_ms * MULTI_NS_PER_MS;

@@ -61,7 +61,8 @@ static int redlock_set_nonblocking(redisContext *ctx, int on)
 
 static void redlock_expect_free(redlock_expect *e)
 {
-    free(e->cmd);
+    if (e->cmd)
+        redisFreeCommand(e->cmd);
     memset(e, 0, sizeof *e);
 }
 
@@ -260,6 +261,7 @@ static int redlock_conn_ready(redlock_conn *k)
     }
     k->nonblocking = 1;
     k->fresh = 1;
+    k->answered = 0;
     if (redlock_conn_setup(k) != 0) {
         redlock_conn_fail(k, RLK_ERR_NOMEM, "connect: out of memory");
         return rlk_set_error(c, RLK_ERR_NOMEM, "connect %s: out of memory", c->addr);
@@ -314,7 +316,8 @@ void redlock_io_send(redlock_io *io, int i, const char *name,
     }
     if ((len = redlock_format_call(s, nkeys, keys, nargs, args, &cmd)) < 0 ||
         !(e = redlock_expect_push(k, REDLOCK_EXP_CALL))) {
-        free(cmd);
+        if (cmd)
+            redisFreeCommand(cmd);
         redlock_req_fail(req, RLK_ERR_NOMEM, "out of memory (or too many pipelined calls)");
         return;
     }
@@ -392,8 +395,10 @@ static void redlock_on_load(redlock_conn *k, const redlock_expect *e, const redi
 
     if (r->type == REDIS_REPLY_ERROR)
         rc = rlk_set_reply_error(k->c, r, "SCRIPT LOAD", RLK_ERR_SERVER);
-    else if (r->type != REDIS_REPLY_STRING || r->len != 40 || memcmp(r->str, e->script->sha1, 40) != 0)
-        rc = rlk_set_error(k->c, RLK_ERR_SHA, "SCRIPT LOAD %s on %s: the server computed another SHA-1",
+    else if (r->type != REDIS_REPLY_STRING || r->len != 40 ||
+             memcmp(r->str, e->script->sha1, 40) != 0)
+        rc = rlk_set_error(k->c, RLK_ERR_SHA,
+                           "SCRIPT LOAD %s on %s: the server computed another SHA-1",
                            e->script->name, k->c->addr);
     if (rc != RLK_OK && next && next->kind == REDLOCK_EXP_CALL) {
         next->load_rc = rc;
@@ -435,25 +440,10 @@ static int redlock_on_reply(redlock_conn *k, redisReply *r)
     return 0;
 }
 
-static void redlock_conn_read(redlock_conn *k)
+/* The operation a failure on k is part of, for messages. */
+static const char *redlock_conn_stage(const redlock_conn *k, const char *io)
 {
-    redisContext *ctx = redlock_ctx(k);
-    void *r = NULL;
-
-    errno = 0;
-    if (redisBufferRead(ctx) != REDIS_OK) {
-        redlock_conn_fail_ctx(k, "read");
-        return;
-    }
-    for (;;) {
-        r = NULL;
-        if (redisGetReplyFromReader(ctx, &r) != REDIS_OK) {
-            redlock_conn_fail_ctx(k, "read");
-            return;
-        }
-        if (!r || redlock_on_reply(k, r) != 0)
-            return;
-    }
+    return k->fresh && !k->answered ? "connect" : io;
 }
 
 static void redlock_conn_write(redlock_conn *k)
@@ -462,7 +452,31 @@ static void redlock_conn_write(redlock_conn *k)
 
     errno = 0;
     if (redisBufferWrite(redlock_ctx(k), &done) != REDIS_OK)
-        redlock_conn_fail_ctx(k, "write");
+        redlock_conn_fail_ctx(k, redlock_conn_stage(k, "write"));
+}
+
+static void redlock_conn_read(redlock_conn *k)
+{
+    redisContext *ctx = redlock_ctx(k);
+    void *r = NULL;
+
+    errno = 0;
+    if (redisBufferRead(ctx) != REDIS_OK) {
+        redlock_conn_fail_ctx(k, redlock_conn_stage(k, "read"));
+        return;
+    }
+    for (;;) {
+        r = NULL;
+        if (redisGetReplyFromReader(ctx, &r) != REDIS_OK) {
+            redlock_conn_fail_ctx(k, "read");
+            return;
+        }
+        if (!r)
+            return;
+        k->answered = 1;
+        if (redlock_on_reply(k, r) != 0)
+            return;
+    }
 }
 
 /* ---------------------------------------------------------------- the loop */
@@ -513,8 +527,8 @@ static void redlock_io_abandon(redlock_io *io, long long timeout_ms)
         for (int j = 0; j < k->nexp; j++) {
             if (!k->exp[j].req || k->exp[j].req->done)
                 continue;
-            snprintf(msg, sizeof msg, "%.100s %.300s: no reply within %lld ms", k->exp[j].script->name,
-                     k->c->addr, timeout_ms);
+            snprintf(msg, sizeof msg, "%.100s %.300s: no reply within %lld ms",
+                     k->exp[j].script->name, k->c->addr, timeout_ms);
             redlock_req_fail(k->exp[j].req, RLK_ERR_TIMEOUT, msg);
             k->exp[j].req = NULL;
         }

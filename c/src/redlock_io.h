@@ -64,6 +64,7 @@ typedef struct redlock_conn {
     rlk_slot *slot;                 /* checked out for the whole session */
     int nonblocking;                /* the socket is in non-blocking mode (restore on close) */
     int fresh;                      /* connected in this session */
+    int answered;                   /* some reply came on it in this session */
     redlock_expect exp[REDLOCK_IO_MAX_EXPECT];
     int nexp;
 } redlock_conn;

@@ -182,15 +182,15 @@ static void ml_bad_arguments(void)
 
 /* ---------------------------------------------------------------- leases */
 
-/* With a wait, members are taken with 2 x the attempt budget, then set to
- * the lease once all are held. */
+/* With a wait, members are taken with 2 x the attempt budget (here 2 x 5000
+ * ms), then set to the lease once all are held. */
 static void ml_lease_after_wait(void)
 {
     rlk_multilock *m = ml_new();
     int rc;
 
     REQUIRE(m != NULL);
-    rc = rlk_multilock_try_lock(m, 1000, 3000);
+    rc = rlk_multilock_try_lock(m, 5000, 3000);
     REQUIRE_INT_EQ(rc, RLK_OK);
     for (int i = 0; i < NMEMBERS; i++) {
         long long pttl = mu_pttl(&S.srv[members[i].server], members[i].name);
@@ -248,6 +248,7 @@ static void ml_busy_member(void)
     REQUIRE_INT_EQ(rlk_lock_try_lock(held, 0, 20000), RLK_OK);
 
     rc = rlk_multilock_try_lock(m, 0, 5000);
+    show(m, rc);
     CHECK_INT_EQ(rc, RLK_ERR_BUSY);
     CHECK_INT_EQ(rlk_multilock_failed_member(m), member_index("ml-b"));
     CHECK_STR_CONTAINS(rlk_multilock_errstr(m), "ml-b");
@@ -337,6 +338,7 @@ static void ml_member_server_down(void)
     REQUIRE(m != NULL);
     REQUIRE(rlk_fx_crash(&S.srv[2]) == 0);
     rc = rlk_multilock_try_lock(m, 0, 5000);
+    show(m, rc);
     CHECK_INT_EQ(rc, RLK_ERR_IO);
     CHECK_INT_EQ(rlk_multilock_failed_member(m), member_index("ml-c"));
     CHECK_STR_CONTAINS(rlk_multilock_errstr(m), rlk_client_url(S.c[2]));
