@@ -131,6 +131,7 @@ int redlock_io_open(redlock_io *io, rlk_client *const *clients, int n)
         return RLK_ERR_NOMEM;
     }
     io->n = n;
+    rlk_sigpipe_enter(&io->sigpipe);
     for (int i = 0; i < n; i++) {
         io->conns[i].c = clients[i];
         sorted[i] = &io->conns[i];
@@ -189,9 +190,13 @@ static void redlock_conn_close(redlock_conn *k)
 
 void redlock_io_close(redlock_io *io)
 {
+    int opened = io->conns != NULL;
+
     for (int i = 0; i < io->n; i++)
         redlock_conn_close(&io->conns[i]);
     free(io->conns);
+    if (opened)
+        rlk_sigpipe_leave(&io->sigpipe);
     memset(io, 0, sizeof *io);
 }
 

@@ -72,6 +72,7 @@ typedef struct redlock_conn {
 typedef struct redlock_io {
     int n;
     redlock_conn *conns;
+    rlk_sigpipe_guard sigpipe;  /* SIGPIPE blocked from open to close */
 } redlock_io;
 
 /* CLOCK_MONOTONIC in ns. */
