@@ -69,20 +69,21 @@ static int lock_opt_value(int argc, char **argv, int *i, lock_opts *o)
     const char *v;
     int got;
 
-    if ((got = rlk_lc_opt("lock", argc, argv, i, "-w", "--wait", &v)) != 0) {
+    if ((got = rlk_lc_opt("lock", argc, argv, i, "-w", "--wait", &v)) > 0) {
         o->wait_given = 1;
-        return got < 0 ? -1 : rlk_lc_parse_seconds("lock", "-w", v, &o->wait_ms) < 0 ? -1 : 1;
+        got = rlk_lc_parse_seconds("lock", "-w", v, &o->wait_ms) < 0 ? -1 : 1;
     }
-    if ((got = rlk_lc_opt("lock", argc, argv, i, "-l", "--lease", &v)) != 0)
-        return got < 0 ? -1 : rlk_lc_parse_ms("lock", "-l", v, &o->lease_ms) < 0 ? -1 : 1;
-    if ((got = rlk_lc_opt("lock", argc, argv, i, "-E", "--conflict-exit-code", &v)) != 0)
-        return got < 0 ? -1 : rlk_lc_parse_exit("lock", "-E", v, &o->conflict_code) < 0 ? -1 : 1;
-    if ((got = rlk_lc_opt("lock", argc, argv, i, "-k", "--kill-after", &v)) != 0)
-        return got < 0 ? -1 : rlk_lc_parse_seconds("lock", "-k", v, &o->grace_ms) < 0 ? -1 : 1;
-    if ((got = rlk_lc_opt("lock", argc, argv, i, NULL, "--watchdog-lease", &v)) != 0)
-        return got < 0 ? -1
-                       : rlk_lc_parse_ms("lock", "--watchdog-lease", v, &o->wd_lease_ms) < 0 ? -1 : 1;
-    return rlk_lc_opt("lock", argc, argv, i, NULL, "--url", &o->url);
+    if (got == 0 && (got = rlk_lc_opt("lock", argc, argv, i, "-l", "--lease", &v)) > 0)
+        got = rlk_lc_parse_ms("lock", "-l", v, &o->lease_ms) < 0 ? -1 : 1;
+    if (got == 0 && (got = rlk_lc_opt("lock", argc, argv, i, "-E", "--conflict-exit-code", &v)) > 0)
+        got = rlk_lc_parse_exit("lock", "-E", v, &o->conflict_code) < 0 ? -1 : 1;
+    if (got == 0 && (got = rlk_lc_opt("lock", argc, argv, i, "-k", "--kill-after", &v)) > 0)
+        got = rlk_lc_parse_seconds("lock", "-k", v, &o->grace_ms) < 0 ? -1 : 1;
+    if (got == 0 && (got = rlk_lc_opt("lock", argc, argv, i, NULL, "--watchdog-lease", &v)) > 0)
+        got = rlk_lc_parse_ms("lock", "--watchdog-lease", v, &o->wd_lease_ms) < 0 ? -1 : 1;
+    if (got == 0)
+        got = rlk_lc_opt("lock", argc, argv, i, NULL, "--url", &o->url);
+    return got;
 }
 
 /* One argument before "--". -1 to go on, or an exit code. */
@@ -154,9 +155,12 @@ static void lock_lost_cb(const char *name, const char *owner, int reason, void *
     unsigned char byte = (unsigned char)reason;
 
     (void)owner;
-    if (strcmp(name, sink->name) == 0 && write(sink->fd, &byte, 1) < 0) {
-        /* The pipe is full: a report is already waiting; nothing is lost. */
-    }
+    if (strcmp(name, sink->name) != 0)
+        return;
+    /* Non-blocking: when the pipe is full a report is already waiting, and
+     * one is all the main loop needs. */
+    if (write(sink->fd, &byte, 1) < 0)
+        return;
 }
 
 static int lock_acquire(rlk_lock *l, rlk_client *c, const lock_opts *o)

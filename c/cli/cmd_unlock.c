@@ -66,23 +66,22 @@ static int unlock_parse(int argc, char **argv, unlock_opts *o)
 
 /* ---------------------------------------------------------------- kinds */
 
-/* 1 when NAME is a hash with a `mode` field (a read-write lock), 0 when not. */
+/* *rw = 1 when NAME is a hash with a `mode` field (a read-write lock). */
 static int unlock_is_rwlock(rlk_client *c, const char *name, int *rw)
 {
-    const char *argv[3] = {"HEXISTS", name, "mode"};
+    const char *type_argv[2] = {"TYPE", name};
+    const char *mode_argv[3] = {"HEXISTS", name, "mode"};
     redisReply *r = NULL;
-    const char *targv[2] = {"TYPE", name};
-    int rc = rlk_command(c, 2, targv, NULL, &r);
+    int hash, rc = rlk_command(c, 2, type_argv, NULL, &r);
 
     *rw = 0;
     if (rc != RLK_OK)
         return rc;
-    if (r->type != REDIS_REPLY_STATUS || strcmp(r->str, "hash") != 0) {
-        freeReplyObject(r);
-        return RLK_OK;
-    }
+    hash = r->type == REDIS_REPLY_STATUS && strcmp(r->str, "hash") == 0;
     freeReplyObject(r);
-    if ((rc = rlk_command(c, 3, argv, NULL, &r)) != RLK_OK)
+    if (!hash)
+        return RLK_OK;
+    if ((rc = rlk_command(c, 3, mode_argv, NULL, &r)) != RLK_OK)
         return rc;
     *rw = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
     freeReplyObject(r);

@@ -44,7 +44,7 @@ int rlk_lc_fail(rlk_client *c, int rc, const char *what)
 static int rlk_lc_take(const char *cmd, int argc, char **argv, int *i, const char *name,
                        const char **value)
 {
-    if (*i + 1 >= argc) {
+    if (*i + 1 >= argc || strcmp(argv[*i + 1], "--") == 0) {
         rlk_cli_usage(cmd, "option %s needs a value", name);
         return -1;
     }

@@ -207,6 +207,15 @@ void cli_result_free(cli_result *r)
 
 /* ---------------------------------------------------------------- files */
 
+static char *run_empty(void)
+{
+    char *s = strdup("");
+
+    if (!s)
+        abort();
+    return s;
+}
+
 char *cli_slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -215,7 +224,7 @@ char *cli_slurp(const char *path)
     char chunk[4096];
 
     if (!f)
-        return strdup("");
+        return run_empty();
     while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
         if (len + n + 1 > cap) {
             char *grown = realloc(buf, (cap = (len + n + 1) * 2));
@@ -229,7 +238,7 @@ char *cli_slurp(const char *path)
     }
     fclose(f);
     if (!buf)
-        return strdup("");
+        return run_empty();
     buf[len] = '\0';
     return buf;
 }

@@ -52,8 +52,8 @@ void cli_result_free(cli_result *r);
 #define RUN(...) cli_run((const char *const[]){__VA_ARGS__, NULL})
 #define START(p, ...) cli_start((p), (const char *const[]){__VA_ARGS__, NULL})
 
-/* A file's content ("" when missing); the caller frees it. */
-char *cli_slurp(const char *path);
+/* A file's content ("" when missing); the caller frees it. Never NULL. */
+char *cli_slurp(const char *path) __attribute__((returns_nonnull));
 /* Bounded polls: 0 once the file exists / contains text, -1 after timeout_ms. */
 int cli_wait_file(const char *path, long timeout_ms);
 int cli_wait_contains(const char *path, const char *text, long timeout_ms);
