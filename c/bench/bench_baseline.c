@@ -180,13 +180,13 @@ static int rlk_bench_bl_release(void *st, char *err, size_t errlen)
     return rc;
 }
 
-static rlk_bench_acq rlk_bench_bl_lock(void *st, const atomic_int *abandon,
+static rlk_bench_acq rlk_bench_bl_lock(void *st, const atomic_int *abandon, int64_t give_up_ns,
                                        char *err, size_t errlen)
 {
     for (;;) {
         rlk_bench_acq a;
 
-        if (atomic_load(abandon))
+        if (atomic_load(abandon) || rlk_bench_now_ns() >= give_up_ns)
             return RLK_BENCH_ACQ_ABANDONED;
         a = rlk_bench_bl_try_acquire(st, err, errlen);
         if (a != RLK_BENCH_ACQ_HELD)

@@ -9,6 +9,7 @@
 #include <hiredis/hiredis.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "bench_script.h"
 
@@ -23,6 +24,7 @@ typedef struct rlk_bench_target {
     const char *host;
     int port;
     const char *url;                  /* redis://host:port, for the library */
+    int workload;                     /* 1 or 2 */
     const rlk_bench_script *acquire;  /* reentrant/acquire */
     const rlk_bench_script *release;  /* reentrant/release */
     const char *lease_ms;             /* decimal string */
@@ -43,7 +45,7 @@ typedef enum rlk_bench_acq {
     RLK_BENCH_ACQ_OK = 0,     /* the lock is ours */
     RLK_BENCH_ACQ_HELD,       /* held by another (try_acquire only) */
     RLK_BENCH_ACQ_ERR,        /* failed; err holds why */
-    RLK_BENCH_ACQ_ABANDONED   /* lock(): *abandon was set while waiting */
+    RLK_BENCH_ACQ_ABANDONED   /* lock(): still waiting at deadline + grace (stuck) */
 } rlk_bench_acq;
 
 typedef struct rlk_bench_driver {
@@ -56,9 +58,13 @@ typedef struct rlk_bench_driver {
     rlk_bench_acq (*try_acquire)(void *st, char *err, size_t errlen);
     /* W1: one release script call; 0 when the lock was released. */
     int (*release)(void *st, char *err, size_t errlen);
-    /* W2: blocking acquire, waiting the driver's own way, returning
-     * ABANDONED soon after *abandon becomes nonzero. */
-    rlk_bench_acq (*lock)(void *st, const atomic_int *abandon, char *err, size_t errlen);
+    /* W2: blocking acquire, waiting the driver's own way. A waiter still
+     * without the lock at give_up_ns (absolute CLOCK_MONOTONIC ns: deadline
+     * + grace) is stuck: return ABANDONED then, or soon after *abandon
+     * becomes nonzero (set at the same moment), whichever the driver can
+     * observe. */
+    rlk_bench_acq (*lock)(void *st, const atomic_int *abandon, int64_t give_up_ns,
+                          char *err, size_t errlen);
     /* W2: release what lock() took; 0 on success. */
     int (*unlock)(void *st, char *err, size_t errlen);
     void (*close)(void *st);

@@ -210,6 +210,7 @@ static void rlk_bench_make_target(rlk_bench_setup *s)
     s->t.host = s->o.host;
     s->t.port = s->o.port;
     s->t.url = s->url;
+    s->t.workload = s->o.workload;
     s->t.acquire = &s->acquire;
     s->t.release = &s->release;
     s->t.lease_ms = RLK_BENCH_LEASE_MS;
@@ -390,7 +391,7 @@ static void rlk_bench_report_w2(const rlk_bench_setup *s, rlk_bench_run_result *
                 "acquisitions\n", st.overlaps);
     if (r->stuck > 0)
         fprintf(stderr, "rlk-bench: %d contender(s) still waiting %.3f s after the "
-                "deadline; abandoned\n", r->stuck, s->o.grace_s);
+                "deadline: stuck\n", r->stuck, s->o.grace_s);
     rlk_bench_json_begin(&j, stdout);
     rlk_bench_json_common(&j, s);
     rlk_bench_json_w2(&j, s, &st, r);

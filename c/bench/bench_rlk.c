@@ -1,7 +1,8 @@
 /* bench_rlk: the rlk driver. W1 calls the scripts by name through the
  * library (rlk_evalv: EVALSHA, NOSCRIPT reload, reconnects); W2 goes
- * through the blocking lock runtime (rlk_lock_*), which is filled in below
- * once the library has it. Built only when the rlk library target exists. */
+ * through the blocking lock runtime (rlk_lock_*: local FIFO, pub/sub
+ * wake-ups). Built only when the rlk library target exists. */
+#include "bench_clock.h"
 #include "bench_driver.h"
 
 #include "rlk.h"
@@ -17,7 +18,8 @@ typedef struct rlk_bench_lib {
     rlk_bench_values values;
     rlk_bench_call acquire;
     rlk_bench_call release;
-    void *lock;   /* W2: the lock runtime's object, see below */
+    rlk_lock *lock;        /* W2: this contender's handle on the lock key */
+    long long lease_ms;    /* W2: the lease, as the baseline's scripts get it */
 } rlk_bench_lib;
 
 static void rlk_bench_lib_error(rlk_bench_lib *b, const char *what, char *err, size_t errlen)
@@ -27,50 +29,74 @@ static void rlk_bench_lib_error(rlk_bench_lib *b, const char *what, char *err, s
 }
 
 /* ================================================================== W2 ====
- * LEAD: fill in these three functions when the blocking lock API
- * (rlk_lock_*, pub/sub wake-ups) exists, then make
- * rlk_bench_rlk_w2_available() return 1. Contract:
- *   rlk_bench_lib_w2_open:   create b->lock for lock key b->id->key on
- *                            b->client; 0, or -1 with err.
- *   rlk_bench_lib_lock:      blocking acquire with the library's own waiting.
- *                            Return RLK_BENCH_ACQ_OK when held; return
- *                            RLK_BENCH_ACQ_ABANDONED soon after *abandon
- *                            becomes nonzero (e.g. wait in slices of at most
- *                            100 ms, or use a wake-up the runtime offers);
- *                            RLK_BENCH_ACQ_ERR with err on failure.
- *   rlk_bench_lib_unlock:    release what lock() took; 0, or -1 with err.
- * Until then rlk-bench refuses W2 without --baseline (exit 2). */
+ * The library's blocking lock: one rlk_lock per contender on its own client
+ * (so the process-wide local FIFO of the lock spans every contender), the
+ * same lease as the baseline's scripts (no watchdog), one blocking call per
+ * acquisition. rlk_lock_lock cannot be interrupted, so the acquire is a
+ * try_lock with the whole time left until deadline + grace: a wait that runs
+ * out there (RLK_ERR_BUSY) is a stuck waiter. Never short slices: a slice
+ * that runs out re-joins the local queue at the tail. */
 int rlk_bench_rlk_w2_available(void)
 {
-    return 0;
+    return 1;
 }
 
 static int rlk_bench_lib_w2_open(rlk_bench_lib *b, char *err, size_t errlen)
 {
-    (void)err;
-    (void)errlen;
+    char *end;
+
     b->lock = NULL;
+    b->lease_ms = strtoll(b->t->lease_ms, &end, 10);
+    if (*end != '\0' || b->lease_ms <= 0) {
+        snprintf(err, errlen, "bad lease \"%s\"", b->t->lease_ms);
+        return -1;
+    }
+    b->lock = rlk_lock_new(b->client, b->id->key);
+    if (b->lock == NULL) {
+        rlk_bench_lib_error(b, "rlk_lock_new", err, errlen);
+        return -1;
+    }
     return 0;
 }
 
-static rlk_bench_acq rlk_bench_lib_lock(void *st, const atomic_int *abandon,
+/* Whole milliseconds left until give_up_ns, at least 1 (0 would be a single
+ * try that may overtake queued waiters). */
+static long long rlk_bench_lib_wait_ms(int64_t give_up_ns)
+{
+    int64_t left = give_up_ns - rlk_bench_now_ns();
+
+    return left < INT64_C(1000000) ? 1 : (long long)(left / 1000000);
+}
+
+static rlk_bench_acq rlk_bench_lib_lock(void *st, const atomic_int *abandon, int64_t give_up_ns,
                                         char *err, size_t errlen)
 {
-    (void)st;
-    (void)abandon;
-    snprintf(err, errlen, "W2 needs the lock runtime (not built yet)");
+    rlk_bench_lib *b = st;
+    int rc;
+
+    (void)abandon; /* set at give_up_ns, when the wait below runs out anyway */
+    rc = rlk_lock_try_lock(b->lock, rlk_bench_lib_wait_ms(give_up_ns), b->lease_ms);
+    if (rc == RLK_OK)
+        return RLK_BENCH_ACQ_OK;
+    if (rc == RLK_ERR_BUSY)
+        return RLK_BENCH_ACQ_ABANDONED;
+    rlk_bench_lib_error(b, "rlk_lock_try_lock", err, errlen);
     return RLK_BENCH_ACQ_ERR;
 }
 
 static int rlk_bench_lib_unlock(void *st, char *err, size_t errlen)
 {
-    (void)st;
-    snprintf(err, errlen, "W2 needs the lock runtime (not built yet)");
+    rlk_bench_lib *b = st;
+
+    if (rlk_lock_unlock(b->lock) == RLK_OK)
+        return 0;
+    rlk_bench_lib_error(b, "rlk_lock_unlock", err, errlen);
     return -1;
 }
 
 static void rlk_bench_lib_w2_close(rlk_bench_lib *b)
 {
+    rlk_lock_free(b->lock);
     b->lock = NULL;
 }
 /* ============================================================ end of W2 == */
@@ -110,7 +136,7 @@ static int rlk_bench_lib_open(void **st, const rlk_bench_target *t,
     b->values.message = "0";
     rlk_bench_script_bind(t->acquire, &b->values, &b->acquire);
     rlk_bench_script_bind(t->release, &b->values, &b->release);
-    if (rlk_bench_lib_w2_open(b, err, errlen) != 0) {
+    if (t->workload == 2 && rlk_bench_lib_w2_open(b, err, errlen) != 0) {
         rlk_free(b->client);
         free(b);
         return -1;
@@ -193,5 +219,7 @@ const rlk_bench_driver rlk_bench_rlk_driver = {
     rlk_bench_lib_close,
     "rlk_evalv(\"reentrant/acquire\") then rlk_evalv(\"reentrant/release\") on the client's "
     "own key; one rlk_client (pool of 1) per client",
-    "rlk blocking lock (pub/sub wake-ups); hold by sleeping; unlock",
+    "rlk_lock_try_lock (blocking: local FIFO, pub/sub wake-ups; wait = time left until "
+    "deadline + grace; lease 30000 ms, no watchdog), hold by sleeping, rlk_lock_unlock; "
+    "one rlk_client (pool of 1) per contender",
 };

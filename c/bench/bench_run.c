@@ -51,6 +51,7 @@ typedef struct rlk_bench_runner {
     int abort;
     int64_t t0;                   /* absolute CLOCK_MONOTONIC ns */
     int64_t deadline;             /* absolute */
+    int64_t give_up;              /* absolute: deadline + grace */
     atomic_int abandon;
     int n;
     rlk_bench_worker *w;
@@ -118,6 +119,16 @@ static void rlk_bench_note_event(rlk_bench_worker *w, const rlk_bench_event *e)
         rlk_bench_note_error(w, "out of memory recording an acquisition", 0);
 }
 
+/* A waiter gave up at deadline + grace: stuck, even if its thread ends
+ * before the results are taken. */
+static void rlk_bench_note_stuck(rlk_bench_worker *w)
+{
+    pthread_mutex_lock(&w->mu);
+    if (!w->closed)
+        w->res.stuck = 1;
+    pthread_mutex_unlock(&w->mu);
+}
+
 /* ------------------------------------------------------------ workloads */
 
 static void rlk_bench_w1_loop(rlk_bench_worker *w)
@@ -156,12 +167,15 @@ static int rlk_bench_w2_once(rlk_bench_worker *w, int64_t request)
     char err[RLK_BENCH_ERRLEN];
     rlk_bench_event e;
     rlk_bench_acq a;
+    int rc;
 
     atomic_store(&w->phase, RLK_BENCH_PH_ACQUIRING);
-    a = r->d->lock(w->st, &r->abandon, err, sizeof err);
+    a = r->d->lock(w->st, &r->abandon, r->give_up, err, sizeof err);
     e.acquire_ns = rlk_bench_now_ns() - r->t0;
-    if (a == RLK_BENCH_ACQ_ABANDONED)
+    if (a == RLK_BENCH_ACQ_ABANDONED) {
+        rlk_bench_note_stuck(w);
         return -1;
+    }
     if (a != RLK_BENCH_ACQ_OK) {
         atomic_store(&w->phase, RLK_BENCH_PH_IDLE);
         rlk_bench_note_error(w, err, 1);
@@ -170,12 +184,15 @@ static int rlk_bench_w2_once(rlk_bench_worker *w, int64_t request)
     }
     atomic_store(&w->phase, RLK_BENCH_PH_HOLDING);
     rlk_bench_sleep_ns((int64_t)r->o->hold_ms * 1000000);
+    atomic_store(&w->phase, RLK_BENCH_PH_RELEASING);
     e.release_ns = rlk_bench_now_ns() - r->t0;
+    rc = r->d->unlock(w->st, err, sizeof err);
+    /* Recorded after the release so that the bookkeeping (a mutex, now and
+     * then a realloc) is not part of the handoff gap it measures. */
     e.request_ns = request - r->t0;
     e.contender = w->id->index;
     rlk_bench_note_event(w, &e);
-    atomic_store(&w->phase, RLK_BENCH_PH_RELEASING);
-    if (r->d->unlock(w->st, err, sizeof err) != 0)
+    if (rc != 0)
         rlk_bench_note_error(w, err, 0);
     atomic_store(&w->phase, RLK_BENCH_PH_IDLE);
     return 0;
@@ -290,6 +307,7 @@ static void rlk_bench_release_gate(rlk_bench_runner *r, int abort)
     r->abort = abort;
     r->t0 = rlk_bench_now_ns();
     r->deadline = r->t0 + (int64_t)(r->o->duration_s * 1e9);
+    r->give_up = r->deadline + (int64_t)(r->o->grace_s * 1e9);
     r->go = 1;
     pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->mu);
@@ -322,8 +340,10 @@ static void rlk_bench_collect(rlk_bench_runner *r, rlk_bench_run_result *out)
         phase = atomic_load(&w->phase);
         out->w[i] = w->res;
         pthread_mutex_unlock(&w->mu);
-        if (phase == RLK_BENCH_PH_DONE)
+        if (phase == RLK_BENCH_PH_DONE) {
+            out->stuck += out->w[i].stuck;  /* gave up at deadline + grace, then ended */
             continue;
+        }
         out->w[i].unfinished = 1;
         out->w[i].stuck = phase == RLK_BENCH_PH_ACQUIRING;
         out->w[i].end_ns = -1;
@@ -398,7 +418,7 @@ int rlk_bench_run(const rlk_bench_opts *o, const rlk_bench_driver *d,
     }
     rlk_bench_release_gate(r, 0);
     out->deadline_ns = r->deadline - r->t0;
-    rlk_bench_wait_until(r, r->deadline + (int64_t)(o->grace_s * 1e9));
+    rlk_bench_wait_until(r, r->give_up);
     atomic_store(&r->abandon, 1);
     rlk_bench_collect(r, out);
     rlk_bench_finish(r, started, out);

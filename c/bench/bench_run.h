@@ -1,8 +1,9 @@
 /*
  * bench_run: the contender threads. All contenders connect first, then
- * start together; they stop starting acquisitions at the deadline; whatever
- * has not finished `grace` seconds later is abandoned (its thread is left
- * running and the process exits without it) and reported.
+ * start together; they stop starting acquisitions at the deadline; a waiter
+ * still without the lock `grace` seconds later is stuck (the driver gives up
+ * then; a thread that does not return is abandoned: left running, and the
+ * process exits without it) and reported.
  */
 #ifndef RLK_BENCH_RUN_H
 #define RLK_BENCH_RUN_H
@@ -24,7 +25,8 @@ typedef struct rlk_bench_worker_result {
     uint64_t giveups;        /* W2: blocking acquires that returned without the lock */
     char last_error[RLK_BENCH_ERRLEN];
     int64_t end_ns;          /* when it finished, ns since the start; -1: abandoned */
-    int stuck;               /* abandoned while waiting in acquire */
+    int stuck;               /* W2: still waiting in acquire at deadline + grace (the
+                                driver gave up then, or the thread was abandoned there) */
     int unfinished;          /* abandoned anywhere (stuck included) */
 } rlk_bench_worker_result;
 

@@ -1,0 +1,692 @@
+-- bench_report: what tools/bench-run prints. Reads the run directory that
+-- tools/bench-run filled (one rlk-bench run per id: its stdout, stderr,
+-- INFO commandstats before and after, and for W2 its --events-out file),
+-- counts the server's work per acquisition, re-checks every W2 run's
+-- overlaps from its events, and prints the Markdown tables with the goals.
+--
+--   luajit c/bench/bench_report.lua report DIR key=value...
+--     keys: duration hold_ms repeat w1 w2 (comma lists) version pinned
+--           date json_out (a file: every run's record, one JSON per line)
+--   Exit: 0 every run that could run completed without an overlap;
+--         1 a run failed, or an overlap was recorded or found in its events.
+--
+-- Also a module (require "bench_report") for c/bench/test_report.lua.
+-- Lua 5.1 (LuaJIT or PUC), no libraries beyond io, os, string, table, math.
+
+local M = {}
+
+-- ------------------------------------------------------------------ JSON
+
+local decode_value
+
+local function decode_error(s, i, what)
+    error(string.format("JSON: %s at byte %d of %q", what, i, s:sub(1, 80)), 0)
+end
+
+local function skip_ws(s, i)
+    return s:find("[^ \t\r\n]", i) or #s + 1
+end
+
+local escapes = { ['"'] = '"', ["\\"] = "\\", ["/"] = "/", b = "\b", f = "\f", n = "\n",
+                  r = "\r", t = "\t" }
+
+local function utf8_of(cp)
+    if cp < 0x80 then
+        return string.char(cp)
+    elseif cp < 0x800 then
+        return string.char(0xC0 + math.floor(cp / 64), 0x80 + cp % 64)
+    end
+    return string.char(0xE0 + math.floor(cp / 4096), 0x80 + math.floor(cp / 64) % 64,
+                       0x80 + cp % 64)
+end
+
+local function decode_string(s, i)
+    local out, j = {}, i + 1
+    while true do
+        local c = s:sub(j, j)
+        if c == "" then
+            decode_error(s, j, "unterminated string")
+        elseif c == '"' then
+            return table.concat(out), j + 1
+        elseif c == "\\" then
+            local e = s:sub(j + 1, j + 1)
+            if e == "u" then
+                local hex = s:sub(j + 2, j + 5)
+                if not hex:match("^%x%x%x%x$") then
+                    decode_error(s, j, "bad \\u escape")
+                end
+                out[#out + 1] = utf8_of(tonumber(hex, 16))
+                j = j + 6
+            elseif escapes[e] then
+                out[#out + 1] = escapes[e]
+                j = j + 2
+            else
+                decode_error(s, j, "bad escape")
+            end
+        else
+            local k = s:find('["\\]', j) or #s + 1
+            out[#out + 1] = s:sub(j, k - 1)
+            j = k
+        end
+    end
+end
+
+local function decode_object(s, i)
+    local obj = {}
+    i = skip_ws(s, i + 1)
+    if s:sub(i, i) == "}" then
+        return obj, i + 1
+    end
+    while true do
+        if s:sub(i, i) ~= '"' then
+            decode_error(s, i, "expected a key")
+        end
+        local key, v
+        key, i = decode_string(s, i)
+        i = skip_ws(s, i)
+        if s:sub(i, i) ~= ":" then
+            decode_error(s, i, "expected ':'")
+        end
+        v, i = decode_value(s, skip_ws(s, i + 1))
+        obj[key] = v
+        i = skip_ws(s, i)
+        local c = s:sub(i, i)
+        if c == "}" then
+            return obj, i + 1
+        elseif c ~= "," then
+            decode_error(s, i, "expected ',' or '}'")
+        end
+        i = skip_ws(s, i + 1)
+    end
+end
+
+local function decode_array(s, i)
+    local arr, n = {}, 0
+    i = skip_ws(s, i + 1)
+    if s:sub(i, i) == "]" then
+        return arr, i + 1
+    end
+    while true do
+        local v
+        v, i = decode_value(s, i)
+        n = n + 1
+        arr[n] = v
+        i = skip_ws(s, i)
+        local c = s:sub(i, i)
+        if c == "]" then
+            return arr, i + 1
+        elseif c ~= "," then
+            decode_error(s, i, "expected ',' or ']'")
+        end
+        i = skip_ws(s, i + 1)
+    end
+end
+
+local literals = { ["true"] = true, ["false"] = false }
+
+decode_value = function(s, i)
+    i = skip_ws(s, i)
+    local c = s:sub(i, i)
+    if c == "{" then
+        return decode_object(s, i)
+    elseif c == "[" then
+        return decode_array(s, i)
+    elseif c == '"' then
+        return decode_string(s, i)
+    end
+    local num = s:match("^-?%d+%.?%d*[eE]?[-+]?%d*", i)
+    if num and num ~= "" and num ~= "-" then
+        return tonumber(num), i + #num
+    end
+    for word, v in pairs(literals) do
+        if s:sub(i, i + #word - 1) == word then
+            return v, i + #word
+        end
+    end
+    if s:sub(i, i + 3) == "null" then
+        return nil, i + 4
+    end
+    decode_error(s, i, "unexpected character")
+end
+
+-- Decodes one JSON text; JSON null becomes nil. Raises on malformed input.
+function M.json_decode(s)
+    local v, i = decode_value(s, 1)
+    if skip_ws(s, i) <= #s then
+        decode_error(s, i, "trailing characters")
+    end
+    return v
+end
+
+local function encode_string(s)
+    return '"' .. s:gsub('[%c"\\]', function(c)
+        local named = { ['"'] = '\\"', ["\\"] = "\\\\", ["\n"] = "\\n", ["\r"] = "\\r",
+                        ["\t"] = "\\t" }
+        return named[c] or string.format("\\u%04x", c:byte())
+    end) .. '"'
+end
+
+local function sorted_keys(t)
+    local keys = {}
+    for k in pairs(t) do
+        keys[#keys + 1] = k
+    end
+    table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+    return keys
+end
+
+-- Encodes strings, numbers, booleans and tables (a table with [1] is an
+-- array; otherwise an object with its keys sorted).
+function M.json_encode(v)
+    local t = type(v)
+    if t == "string" then
+        return encode_string(v)
+    elseif t == "number" then
+        if v ~= v or v == math.huge or v == -math.huge then
+            return "null"
+        end
+        if v == math.floor(v) and math.abs(v) < 2 ^ 53 then
+            return string.format("%d", v)
+        end
+        local short = string.format("%.14g", v)
+        return tonumber(short) == v and short or string.format("%.17g", v)
+    elseif t == "boolean" then
+        return tostring(v)
+    elseif t == "table" then
+        local parts = {}
+        if v[1] ~= nil then
+            for i = 1, #v do
+                parts[i] = M.json_encode(v[i])
+            end
+            return "[" .. table.concat(parts, ",") .. "]"
+        end
+        for _, k in ipairs(sorted_keys(v)) do
+            parts[#parts + 1] = encode_string(tostring(k)) .. ":" .. M.json_encode(v[k])
+        end
+        return "{" .. table.concat(parts, ",") .. "}"
+    end
+    return "null"
+end
+
+-- ------------------------------------------------------------------ server work
+
+-- Commands that are not part of a workload: this driver's INFO, the
+-- clients' SCRIPT LOAD at connect, CONFIG/CLIENT/HELLO/COMMAND chatter.
+M.NOT_WORKLOAD = { info = true, script = true, config = true, client = true, hello = true,
+                   command = true }
+
+-- Commands only a client sends: a script cannot call the script and
+-- subscription commands, and no rlk script calls PING. rlk-bench's clients
+-- send nothing else while they run (the lock path of the library is EVALSHA,
+-- SUBSCRIBE, UNSUBSCRIBE and the subscriber's PING), so their sum is the
+-- number of top-level commands, and the rest ran inside scripts.
+M.TOP_LEVEL = { eval = true, evalsha = true, eval_ro = true, evalsha_ro = true, fcall = true,
+                fcall_ro = true, subscribe = true, unsubscribe = true, psubscribe = true,
+                punsubscribe = true, ssubscribe = true, sunsubscribe = true, ping = true }
+
+-- {command = calls} from the text of INFO commandstats ("client|setname"
+-- for subcommands).
+function M.parse_commandstats(text)
+    local calls = {}
+    for name, n in text:gmatch("cmdstat_([^:\r\n]+):calls=(%d+)") do
+        calls[name] = tonumber(n)
+    end
+    return calls
+end
+
+-- The workload's share of the difference between two commandstats:
+-- { calls = {command = n}, total = n, top = n, inner = n }. setup_dels
+-- DELs (rlk-bench deletes its keys before and after a run) are taken off.
+function M.server_work(before, after, setup_dels)
+    local calls, total, top = {}, 0, 0
+    for _, name in ipairs(sorted_keys(after)) do
+        local d = after[name] - (before[name] or 0)
+        if name == "del" then
+            d = d - (setup_dels or 0)
+        end
+        if d > 0 and not M.NOT_WORKLOAD[name:match("^[^|]+")] then
+            calls[name] = d
+            total = total + d
+            if M.TOP_LEVEL[name] then
+                top = top + d
+            end
+        end
+    end
+    return { calls = calls, total = total, top = top, inner = total - top }
+end
+
+-- ------------------------------------------------------------------ events
+
+-- The records of --events-out: a list of {contender, request, acquire,
+-- release} (ns), or nil and a message.
+function M.read_events(path)
+    local f, err = io.open(path, "r")
+    if not f then
+        return nil, err
+    end
+    local ev, lineno = {}, 0
+    for line in f:lines() do
+        lineno = lineno + 1
+        local c, rq, aq, rl = line:match("^(%-?%d+),(%-?%d+),(%-?%d+),(%-?%d+)$")
+        if not c then
+            f:close()
+            return nil, string.format("%s:%d: not contender,request,acquire,release", path, lineno)
+        end
+        ev[#ev + 1] = { tonumber(c), tonumber(rq), tonumber(aq), tonumber(rl) }
+    end
+    f:close()
+    return ev
+end
+
+-- Pairs of records whose closed intervals [acquire, release] intersect,
+-- counted independently of rlk-bench's own check. Sorts ev.
+function M.count_overlaps(ev)
+    table.sort(ev, function(a, b)
+        if a[3] ~= b[3] then return a[3] < b[3] end
+        if a[1] ~= b[1] then return a[1] < b[1] end
+        return a[4] < b[4]
+    end)
+    local n = 0
+    for i = 1, #ev do
+        local j = i + 1
+        while j <= #ev and ev[j][3] <= ev[i][4] do
+            n = n + 1
+            j = j + 1
+        end
+    end
+    return n
+end
+
+-- ------------------------------------------------------------------ runs
+
+local function read_file(path)
+    local f = io.open(path, "r")
+    if not f then
+        return nil
+    end
+    local s = f:read("*a")
+    f:close()
+    return s
+end
+
+local function last_line(text)
+    local last
+    for line in (text or ""):gmatch("[^\n]+") do
+        last = line
+    end
+    return last
+end
+
+-- One run's record from its files (dir/id.{out,err,before,after,events}).
+function M.load_run(dir, meta)
+    local base = dir .. "/" .. meta.id
+    local res = { workload = meta.workload, clients = meta.clients, variant = meta.variant,
+                  ["repeat"] = meta["repeat"], exit = meta.exit,
+                  stderr = (read_file(base .. ".err") or ""):gsub("%s+$", "") }
+    local line = last_line(read_file(base .. ".out"))
+    if meta.exit ~= 0 or not line then
+        return res
+    end
+    local ok, r = pcall(M.json_decode, line)
+    if not ok or type(r) ~= "table" then
+        res.exit = -1
+        res.stderr = "unreadable result: " .. tostring(r)
+        return res
+    end
+    res.result = r
+    local setup_dels = 2 * (meta.workload == "w1" and meta.clients or 1)
+    local work = M.server_work(M.parse_commandstats(read_file(base .. ".before") or ""),
+                               M.parse_commandstats(read_file(base .. ".after") or ""), setup_dels)
+    res.server_calls, res.commands_total, res.commands_top = work.calls, work.total, work.top
+    if meta.workload == "w1" then
+        res.acquisitions_all = r.ops
+    else
+        local ev, err = M.read_events(base .. ".events")
+        if ev then
+            res.acquisitions_all = #ev
+            res.overlaps_recheck = M.count_overlaps(ev)
+        else
+            res.events_error = err
+            res.acquisitions_all = r.acquisitions
+        end
+    end
+    return res
+end
+
+-- Every run listed in dir/runs.tsv (id, workload, clients, variant, repeat,
+-- exit; tab-separated), in order.
+function M.load_runs(dir)
+    local runs = {}
+    local text = read_file(dir .. "/runs.tsv") or ""
+    for line in text:gmatch("[^\n]+") do
+        local id, w, n, v, rep, ex = line:match("^(%S+)\t(%S+)\t(%d+)\t(%S+)\t(%d+)\t(%-?%d+)$")
+        if id then
+            runs[#runs + 1] = M.load_run(dir, { id = id, workload = w, clients = tonumber(n),
+                                                variant = v, ["repeat"] = tonumber(rep),
+                                                exit = tonumber(ex) })
+        end
+    end
+    return runs
+end
+
+local function rate_of(res)
+    return res.workload == "w1" and res.result.ops_per_s or res.result.acq_per_s
+end
+
+-- Per (workload, clients, variant): the run with the median rate, or the
+-- last run when none succeeded.
+function M.median_runs(runs)
+    local cells, order = {}, {}
+    for _, res in ipairs(runs) do
+        local key = res.workload .. "/" .. res.clients .. "/" .. res.variant
+        if not cells[key] then
+            cells[key] = {}
+            order[#order + 1] = key
+        end
+        table.insert(cells[key], res)
+    end
+    local picked = {}
+    for _, key in ipairs(order) do
+        local ok = {}
+        for _, res in ipairs(cells[key]) do
+            if res.result then
+                ok[#ok + 1] = res
+            end
+        end
+        table.sort(ok, function(a, b) return rate_of(a) < rate_of(b) end)
+        picked[key] = ok[math.floor((#ok + 1) / 2)] or cells[key][#cells[key]]
+    end
+    return picked
+end
+
+-- ------------------------------------------------------------------ cells
+
+local function per(n, d)
+    if n == nil or d == nil or d == 0 then
+        return nil
+    end
+    return n / d
+end
+
+function M.w1_cell(res)
+    local r = res and res.result
+    if not r then
+        return nil
+    end
+    return { rate = r.ops_per_s, p50 = r.pair_lat_us.p50, p99 = r.pair_lat_us.p99,
+             total = per(res.commands_total, res.acquisitions_all),
+             top = per(res.commands_top, res.acquisitions_all), errors = r.errors }
+end
+
+function M.w2_cell(res, hold_ms)
+    local r = res and res.result
+    if not r then
+        return nil
+    end
+    local hold_p99 = r.hold_us.p99
+    return { rate = r.acq_per_s, handoffs = r.handoffs_per_s,
+             handoff_frac = per(r.handoffs_per_s, r.acq_per_s),
+             p50 = r.handoff_other_us.p50, p99 = r.handoff_other_us.p99,
+             total = per(res.commands_total, res.acquisitions_all),
+             top = per(res.commands_top, res.acquisitions_all),
+             jain = r.jain_fairness, overlaps = r.overlaps, recheck = res.overlaps_recheck,
+             stuck = r.stuck_at_deadline,
+             disturbed = hold_p99 ~= nil and hold_p99 > hold_ms * 2000 + 2000 }
+end
+
+-- ------------------------------------------------------------------ goals
+
+-- The goals of the rlk rows. Each: what, where (clients, or nil: every W2
+-- size), the cell field, the comparison, the bound, and how to print it.
+M.W1_RATIO_GOAL = 0.95
+M.W2_GOALS = {
+    { what = "handoffs/s ÷ acq/s", at = 32, field = "handoff_frac", op = ">=", bound = 0.9,
+      digits = 2 },
+    { what = "handoff p50 µs", at = 32, field = "p50", op = "<=", bound = 250, digits = 1 },
+    { what = "handoff p99 µs", at = 32, field = "p99", op = "<=", bound = 2000, digits = 1 },
+    { what = "top-level commands/acq", field = "top", op = "<=", bound = 6, digits = 2 },
+    { what = "Jain fairness", field = "jain", op = ">=", bound = 0.99, digits = 3 },
+    { what = "overlaps", field = "overlaps", op = "==", bound = 0, digits = 0 },
+    { what = "overlaps (re-checked from the events)", field = "recheck", op = "==", bound = 0,
+      digits = 0 },
+    { what = "stuck", field = "stuck", op = "==", bound = 0, digits = 0 },
+}
+
+function M.meets(v, op, bound)
+    if v == nil then
+        return nil
+    elseif op == ">=" then
+        return v >= bound
+    elseif op == "<=" then
+        return v <= bound
+    end
+    return v == bound
+end
+
+-- nil: "n/a"; a number with `digits` decimals (default: integers as they
+-- are, others with 1); anything else as tostring gives it.
+local function fmt(v, digits)
+    if v == nil then
+        return "n/a"
+    elseif type(v) ~= "number" then
+        return tostring(v)
+    elseif digits == nil and v == math.floor(v) then
+        return string.format("%d", v)
+    end
+    return string.format("%." .. (digits or 1) .. "f", v)
+end
+M.fmt = fmt
+
+local function verdict_word(ok)
+    if ok == nil then
+        return "n/a"
+    end
+    return ok and "met" or "MISSED"
+end
+
+local function why_missing(res)
+    local msg = last_line(res.stderr) or ("exit " .. tostring(res.exit))
+    return (msg:gsub("^rlk%-bench: ", ""):gsub("|", "/"))
+end
+
+-- ------------------------------------------------------------------ tables
+
+function M.table_w1(picked, sizes)
+    local out = {
+        "### W1: uncontended acquire + release pairs", "",
+        "| clients | rlk pairs/s | baseline pairs/s | rlk ÷ baseline | goal ≥ " ..
+            fmt(M.W1_RATIO_GOAL, 2) .. " | rlk pair p50 / p99 µs | baseline pair p50 / p99 µs | " ..
+            "rlk commands/pair (top-level) | baseline commands/pair (top-level) | errors |",
+        "| ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |" }
+    local goals = {}
+    for _, n in ipairs(sizes) do
+        local rres, bres = picked["w1/" .. n .. "/rlk"], picked["w1/" .. n .. "/baseline"]
+        local r, b = M.w1_cell(rres), M.w1_cell(bres)
+        local ratio = r and b and per(r.rate, b.rate)
+        local ok = M.meets(ratio, ">=", M.W1_RATIO_GOAL)
+        local function rate(c, res)
+            if c then return fmt(c.rate, 0) end
+            return res and ("n/a: " .. why_missing(res)) or "not run"
+        end
+        local function lat(c)
+            return c and (fmt(c.p50, 1) .. " / " .. fmt(c.p99, 1)) or ""
+        end
+        local function cmds(c)
+            return c and (fmt(c.total, 2) .. " (" .. fmt(c.top, 2) .. ")") or ""
+        end
+        out[#out + 1] = string.format("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s |",
+            n, rate(r, rres), rate(b, bres), fmt(ratio, 2), verdict_word(ok), lat(r), lat(b),
+            cmds(r), cmds(b), r and fmt(r.errors) or "-", b and fmt(b.errors) or "-")
+        goals[#goals + 1] = { what = "W1 at " .. n .. ": rlk ÷ baseline pairs/s",
+                              target = "≥ " .. fmt(M.W1_RATIO_GOAL, 2),
+                              measured = fmt(ratio, 2), ok = ok }
+    end
+    return out, goals
+end
+
+local function goal_text(g)
+    local op = { [">="] = "≥ ", ["<="] = "≤ ", ["=="] = "" }
+    return op[g.op] .. fmt(g.bound, g.bound == math.floor(g.bound) and 0 or 2)
+        .. (g.at and (" at " .. g.at) or "")
+end
+
+local function w2_goal_cells()
+    local cells = {}
+    for _, g in ipairs(M.W2_GOALS) do
+        cells[g.field] = goal_text(g)
+    end
+    return cells
+end
+
+local function w2_row(n, variant, c, res)
+    if not c then
+        local why = res and ("n/a: " .. why_missing(res)) or "not run"
+        return string.format("| %d | %s | %s | | | | | | | | | |", n, variant, why)
+    end
+    local overlaps = fmt(c.overlaps)
+    if c.recheck ~= c.overlaps then
+        overlaps = overlaps .. " (events: " .. fmt(c.recheck) .. ")"
+    end
+    return string.format("| %d | %s | %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s |",
+        n, variant, fmt(c.rate, 0), c.disturbed and " (disturbed)" or "", fmt(c.handoffs, 0),
+        fmt(c.handoff_frac, 2), fmt(c.p50, 1), fmt(c.p99, 1), fmt(c.total, 2), fmt(c.top, 2),
+        fmt(c.jain, 3), overlaps, fmt(c.stuck))
+end
+
+function M.table_w2(picked, sizes, hold_ms)
+    local g = w2_goal_cells()
+    local out = {
+        "### W2: contended handoff (hold " .. hold_ms .. " ms, slept)", "",
+        "| contenders | variant | acq/s | handoffs/s | handoffs ÷ acq | handoff p50 µs | " ..
+            "handoff p99 µs | commands/acq | top-level commands/acq | Jain | overlaps | stuck |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        string.format("| | goal (rlk) | | | %s | %s | %s | | %s | %s | %s | %s |",
+                      g.handoff_frac, g.p50, g.p99, g.top, g.jain, g.overlaps, g.stuck) }
+    local goals = {}
+    for _, n in ipairs(sizes) do
+        for _, variant in ipairs({ "rlk", "baseline" }) do
+            local res = picked["w2/" .. n .. "/" .. variant]
+            local c = M.w2_cell(res, hold_ms)
+            if res then
+                out[#out + 1] = w2_row(n, variant, c, res)
+            end
+            if variant == "rlk" then
+                for _, goal in ipairs(M.W2_GOALS) do
+                    if goal.at == nil or goal.at == n then
+                        local v = c and c[goal.field]
+                        goals[#goals + 1] = { what = "W2 at " .. n .. ": " .. goal.what,
+                                              target = goal_text(goal):gsub(" at %d+$", ""),
+                                              measured = fmt(v, goal.digits),
+                                              ok = M.meets(v, goal.op, goal.bound) }
+                    end
+                end
+            end
+        end
+    end
+    return out, goals
+end
+
+function M.table_goals(goals)
+    local out = { "### Goals (rlk)", "", "| goal | target | measured | |",
+                  "| --- | --- | ---: | --- |" }
+    for _, g in ipairs(goals) do
+        out[#out + 1] = string.format("| %s | %s | %s | %s |", g.what, g.target, g.measured,
+                                      verdict_word(g.ok))
+    end
+    return out
+end
+
+-- ------------------------------------------------------------------ verdict
+
+-- 1 when a run failed (other than "not built": exit 2) or an overlap was
+-- recorded or found in its events; messages go to stderr.
+function M.verdict(runs, warn)
+    local bad = 0
+    for _, res in ipairs(runs) do
+        local r = res.result
+        local name = string.format("%s %d %s #%d", res.workload, res.clients, res.variant,
+                                   (res["repeat"] or 0) + 1)
+        if not r and res.exit ~= 2 then
+            warn("bench-run: " .. name .. " failed: " .. (res.stderr ~= "" and res.stderr
+                 or ("exit " .. tostring(res.exit))))
+            bad = 1
+        end
+        if r and ((r.overlaps or 0) > 0 or (res.overlaps_recheck or 0) > 0) then
+            warn(string.format("bench-run: MUTUAL EXCLUSION VIOLATED in %s: %s overlaps "
+                               .. "(events re-check: %s)", name, fmt(r.overlaps),
+                               fmt(res.overlaps_recheck)))
+            bad = 1
+        end
+        if r and res.events_error then
+            warn("bench-run: " .. name .. ": events not re-checked: " .. res.events_error)
+        end
+    end
+    return bad
+end
+
+-- ------------------------------------------------------------------ main
+
+local function sizes_of(text)
+    local sizes = {}
+    for n in (text or ""):gmatch("%d+") do
+        sizes[#sizes + 1] = tonumber(n)
+    end
+    return sizes
+end
+
+local NOTE = "commands/…: every command the server ran per acquisition (those inside scripts "
+    .. "included; INFO, SCRIPT, CONFIG, CLIENT and the setup's DELs excluded), divided by every "
+    .. "acquisition made (W2: the lines of --events-out, after-deadline drain included); "
+    .. "top-level: the commands clients sent (EVALSHA/EVAL, SUBSCRIBE/UNSUBSCRIBE, PING). "
+    .. "(disturbed): hold p99 far above the hold; run again."
+
+function M.report(dir, opts, out, warn)
+    local runs = M.load_runs(dir)
+    local picked = M.median_runs(runs)
+    local w1, g1 = M.table_w1(picked, sizes_of(opts.w1))
+    local w2, g2 = M.table_w2(picked, sizes_of(opts.w2), tonumber(opts.hold_ms) or 1)
+    local goals = {}
+    for _, g in ipairs(g1) do goals[#goals + 1] = g end
+    for _, g in ipairs(g2) do goals[#goals + 1] = g end
+    local rep = tonumber(opts["repeat"]) or 1
+    out(string.format("redis-server %s%s; %s s per run%s; %s", opts.version or "?",
+        opts.pinned == "1" and " pinned to CPU 0, rlk-bench to CPU 1" or " (unpinned)",
+        opts.duration or "?", rep > 1 and (", median of " .. rep .. " by rate") or "",
+        opts.date or os.date("%Y-%m-%d %H:%M:%S")))
+    out("")
+    out(table.concat(w1, "\n"))
+    out("")
+    out(table.concat(w2, "\n"))
+    out("")
+    out(table.concat(M.table_goals(goals), "\n"))
+    out("")
+    out(NOTE)
+    if opts.json_out and opts.json_out ~= "" then
+        local f = assert(io.open(opts.json_out, "w"))
+        for _, res in ipairs(runs) do
+            f:write(M.json_encode(res), "\n")
+        end
+        f:close()
+    end
+    return M.verdict(runs, warn)
+end
+
+local function main(args)
+    if args[1] ~= "report" or not args[2] then
+        io.stderr:write("usage: bench_report.lua report DIR [key=value...]\n")
+        return 2
+    end
+    local opts = {}
+    for i = 3, #args do
+        local k, v = args[i]:match("^([%w_]+)=(.*)$")
+        if k then
+            opts[k] = v
+        end
+    end
+    return M.report(args[2], opts, print, function(msg) io.stderr:write(msg, "\n") end)
+end
+
+if ... == "bench_report" then
+    return M
+end
+os.exit(main({ ... }))

@@ -1,0 +1,337 @@
+-- test_report: the unit test of bench_report.lua (what tools/bench-run
+-- prints), on fixed inputs: JSON, commandstats arithmetic, the overlap
+-- re-check, the median, and whole reports over fixture run directories.
+--
+--   luajit c/bench/test_report.lua SCRATCH_DIR     (also under lua5.1)
+-- TAP output; exit 1 when a test failed.
+
+local here = (arg and arg[0] or ""):match("^(.*)/") or "."
+package.path = here .. "/?.lua;" .. package.path
+local R = require("bench_report")
+
+local scratch = arg and arg[1]
+if not scratch then
+    io.stderr:write("usage: test_report.lua SCRATCH_DIR\n")
+    os.exit(2)
+end
+
+local passed, failed, count = 0, 0, 0
+
+local function test(name, fn)
+    count = count + 1
+    local ok, err = pcall(fn)
+    if ok then
+        passed = passed + 1
+        print(string.format("ok %d - %s", count, name))
+    else
+        failed = failed + 1
+        print(string.format("not ok %d - %s\n# %s", count, name, tostring(err)))
+    end
+end
+
+local function eq(got, want, what)
+    if got ~= want then
+        error(string.format("%s: got %s, want %s", what or "value", tostring(got),
+                            tostring(want)), 2)
+    end
+end
+
+local function has(text, needle, what)
+    if not text:find(needle, 1, true) then
+        error(string.format("%s: %q not found in:\n%s", what or "text", needle, text), 2)
+    end
+end
+
+local function write(path, text)
+    local f = assert(io.open(path, "w"))
+    f:write(text)
+    f:close()
+end
+
+local function mkdir(path)
+    os.execute("rm -rf '" .. path .. "' && mkdir -p '" .. path .. "'")
+end
+
+-- ------------------------------------------------------------------ JSON
+
+test("json_decode: objects, arrays, numbers, null, escapes", function()
+    local v = R.json_decode(' {"a": 1, "b": -2.5e3, "c": [true, false, null, "x"], ' ..
+                            '"d": {"n": 0, "p50": null}, "s": "q\\"\\n\\u00b5\\/"} ')
+    eq(v.a, 1, "a")
+    eq(v.b, -2500, "b")
+    eq(v.c[1], true, "c[1]")
+    eq(v.c[2], false, "c[2]")
+    eq(v.c[3], nil, "c[3] (null)")
+    eq(v.c[4], "x", "c[4]")
+    eq(v.d.n, 0, "d.n")
+    eq(v.d.p50, nil, "d.p50 (null)")
+    eq(v.s, 'q"\n\194\181/', "s")
+end)
+
+test("json_decode: malformed input raises", function()
+    for _, bad in ipairs({ '{"a":1', '{"a" 1}', '[1,2', '"abc', '{"a":1} x', '{"a":tru}', '' }) do
+        local ok = pcall(R.json_decode, bad)
+        eq(ok, false, "decoding " .. bad)
+    end
+end)
+
+test("json_encode: sorted keys, escapes, integers, fractions, round trip", function()
+    local text = R.json_encode({ b = 2, a = "x\"\n\1", c = { 1, 2.5 }, d = { p = 0.1 } })
+    eq(text, '{"a":"x\\"\\n\\u0001","b":2,"c":[1,2.5],"d":{"p":0.1}}', "encoding")
+    local back = R.json_decode(text)
+    eq(back.a, "x\"\n\1", "a back")
+    eq(back.c[2], 2.5, "c[2] back")
+    eq(R.json_encode(8415.752), "8415.752", "a 3-decimal time")
+end)
+
+-- ------------------------------------------------------------------ server work
+
+local INFO_BEFORE = "# Commandstats\r\n" ..
+    "cmdstat_info:calls=3,usec=48,usec_per_call=16.00,rejected_calls=0,failed_calls=0\r\n" ..
+    "cmdstat_del:calls=4,usec=9,usec_per_call=2.25,rejected_calls=0,failed_calls=0\r\n" ..
+    "cmdstat_evalsha:calls=100,usec=900,usec_per_call=9.00,rejected_calls=0,failed_calls=0\r\n"
+
+local INFO_AFTER = "# Commandstats\r\n" ..
+    "cmdstat_info:calls=4,usec=60,usec_per_call=15.00,rejected_calls=0,failed_calls=0\r\n" ..
+    "cmdstat_del:calls=16,usec=30,usec_per_call=1.88,rejected_calls=0,failed_calls=0\r\n" ..
+    "cmdstat_evalsha:calls=130,usec=1200,usec_per_call=9.23,rejected_calls=0,failed_calls=0\r\n" ..
+    "cmdstat_subscribe:calls=10,usec=20,usec_per_call=2.00,rejected_calls=0,failed_calls=0\r\n" ..
+    "cmdstat_unsubscribe:calls=10,usec=20,usec_per_call=2.00,rejected_calls=0,failed_calls=0\r\n" ..
+    "cmdstat_ping:calls=1,usec=1,usec_per_call=1.00,rejected_calls=0,failed_calls=0\r\n" ..
+    "cmdstat_hincrby:calls=20,usec=20,usec_per_call=1.00,rejected_calls=0,failed_calls=0\r\n" ..
+    "cmdstat_publish:calls=10,usec=20,usec_per_call=2.00,rejected_calls=0,failed_calls=0\r\n" ..
+    "cmdstat_script|load:calls=40,usec=400,usec_per_call=10.00,rejected_calls=0," ..
+    "failed_calls=0\r\n" ..
+    "cmdstat_client|setname:calls=4,usec=4,usec_per_call=1.00,rejected_calls=0,failed_calls=0\r\n"
+
+test("parse_commandstats: calls per command, subcommands by their full name", function()
+    local c = R.parse_commandstats(INFO_AFTER)
+    eq(c.evalsha, 130, "evalsha")
+    eq(c["script|load"], 40, "script|load")
+    eq(c["client|setname"], 4, "client|setname")
+    eq(c.ping, 1, "ping")
+    eq(c.usec, nil, "no other fields")
+end)
+
+test("server_work: top-level vs inside scripts; setup DELs and chatter excluded", function()
+    local w = R.server_work(R.parse_commandstats(INFO_BEFORE), R.parse_commandstats(INFO_AFTER), 2)
+    -- evalsha 30 + subscribe 10 + unsubscribe 10 + ping 1 = 51 top-level;
+    -- del 12 - 2 setup + hincrby 20 + publish 10 = 40 inside scripts.
+    eq(w.top, 51, "top-level")
+    eq(w.inner, 40, "inside scripts")
+    eq(w.total, 91, "total")
+    eq(w.calls.del, 10, "del without the setup's")
+    eq(w.calls.info, nil, "info excluded")
+    eq(w.calls["script|load"], nil, "script load excluded")
+    eq(w.calls["client|setname"], nil, "client setname excluded")
+end)
+
+-- ------------------------------------------------------------------ events
+
+test("count_overlaps: disjoint, touching, nested, unsorted", function()
+    eq(R.count_overlaps({ { 0, 0, 10, 20 }, { 1, 5, 21, 30 }, { 0, 6, 31, 40 } }), 0, "disjoint")
+    eq(R.count_overlaps({ { 0, 0, 10, 20 }, { 1, 5, 20, 30 } }), 1, "touching (closed intervals)")
+    eq(R.count_overlaps({ { 0, 0, 10, 100 }, { 1, 5, 20, 30 }, { 2, 5, 40, 50 } }), 2, "nested")
+    eq(R.count_overlaps({ { 2, 0, 40, 50 }, { 1, 0, 10, 20 }, { 0, 0, 15, 25 } }), 1, "unsorted")
+    eq(R.count_overlaps({}), 0, "empty")
+end)
+
+test("read_events: records, and a malformed line refused", function()
+    local path = scratch .. "/events.csv"
+    write(path, "0,1,2,3\n1,4,5,6000000000\n")
+    local ev = assert(R.read_events(path))
+    eq(#ev, 2, "records")
+    eq(ev[2][4], 6000000000, "release ns beyond 32 bits")
+    write(path, "0,1,2,3\n1,4,5\n")
+    local none, err = R.read_events(path)
+    eq(none, nil, "malformed")
+    has(err, ":2:", "the line is named")
+end)
+
+test("median_runs: the run with the median rate; the last run when none succeeded", function()
+    local function run(rate, variant)
+        return { workload = "w2", clients = 2, variant = variant, result = { acq_per_s = rate } }
+    end
+    local picked = R.median_runs({ run(10, "rlk"), run(30, "rlk"), run(20, "rlk"),
+                                   { workload = "w2", clients = 2, variant = "baseline", exit = 1 },
+                                   { workload = "w2", clients = 2, variant = "baseline", exit = 3 } })
+    eq(picked["w2/2/rlk"].result.acq_per_s, 20, "median of 3")
+    eq(picked["w2/2/baseline"].exit, 3, "last failed run")
+end)
+
+-- ------------------------------------------------------------------ whole reports
+
+local function summary(p50, p99)
+    return string.format('{"n":10,"p50":%s,"p99":%s,"max":%s,"mean":%s}', p50, p99, p99, p50)
+end
+
+local function w1_json(rate)
+    return string.format('{"schema":"peers-bench/1","workload":"w1","ops":%d,"ops_per_s":%s,' ..
+                         '"pair_lat_us":%s,"errors":0,"last_error":null}',
+                         rate * 2, rate, summary(150.5, 400))
+end
+
+local function w2_json(o)
+    return string.format('{"schema":"peers-bench/1","workload":"w2","acquisitions":%d,' ..
+        '"acq_per_s":%s,"handoffs_per_s":%s,"handoff_other_us":%s,"jain_fairness":%s,' ..
+        '"overlaps":%d,"stuck_at_deadline":%d,"hold_us":%s,"wait_us":%s,' ..
+        '"self_reacquire_frac":0,"errors":0}', o.acq, o.acq_per_s, o.handoffs, summary(o.p50, o.p99),
+        o.jain, o.overlaps or 0, o.stuck or 0, summary(1060, o.hold_p99 or 1200),
+        summary(5000, 9000))
+end
+
+local function stats_text(evalsha, sub, inner)
+    return string.format("cmdstat_evalsha:calls=%d,usec=1\r\ncmdstat_subscribe:calls=%d,usec=1\r\n" ..
+                         "cmdstat_unsubscribe:calls=%d,usec=1\r\ncmdstat_hincrby:calls=%d,usec=1\r\n",
+                         evalsha, sub, sub, inner)
+end
+
+local function events_text(n, overlap)
+    local lines = {}
+    for i = 0, n - 1 do
+        local a = i * 1000
+        lines[#lines + 1] = string.format("%d,%d,%d,%d", i % 4, a - 500, a, a + 900)
+    end
+    if overlap then
+        lines[#lines + 1] = "3,0,950,1100"
+    end
+    return table.concat(lines, "\n") .. "\n"
+end
+
+-- A run directory as tools/bench-run leaves it.
+local function fixture(dir, runs)
+    mkdir(dir)
+    local tsv = {}
+    for i, r in ipairs(runs) do
+        local id = string.format("run%03d", i)
+        tsv[#tsv + 1] = table.concat({ id, r.workload, r.clients, r.variant, r.rep or 0,
+                                       r.exit or 0 }, "\t")
+        write(dir .. "/" .. id .. ".out", r.out or "")
+        write(dir .. "/" .. id .. ".err", r.err or "")
+        write(dir .. "/" .. id .. ".before", "")
+        write(dir .. "/" .. id .. ".after", r.after or "")
+        if r.events then
+            write(dir .. "/" .. id .. ".events", r.events)
+        end
+    end
+    write(dir .. "/runs.tsv", table.concat(tsv, "\n") .. "\n")
+end
+
+local function report(dir, opts)
+    local lines, warnings = {}, {}
+    local rc = R.report(dir, opts, function(s) lines[#lines + 1] = s end,
+                        function(s) warnings[#warnings + 1] = s end)
+    return rc, table.concat(lines, "\n"), table.concat(warnings, "\n")
+end
+
+local GOOD_W2_32 = { acq = 2000, acq_per_s = 666.7, handoffs = 666.0, p50 = 180.4, p99 = 700,
+                     jain = 0.9999 }
+
+test("report: W1 ratio against its goal, W2 rows, commands per acquisition, goals met", function()
+    local dir = scratch .. "/good"
+    fixture(dir, {
+        { workload = "w1", clients = 1, variant = "baseline", out = "noise\n" .. w1_json(1000),
+          after = stats_text(2000 * 1, 0, 8000) },
+        { workload = "w1", clients = 1, variant = "rlk", out = w1_json(960),
+          after = stats_text(1920, 0, 7680) },
+        { workload = "w2", clients = 32, variant = "rlk", out = w2_json(GOOD_W2_32),
+          -- 2040 acquisitions recorded (40 after the deadline): 2040 x (3 EVALSHA + 1 + 1) top-level
+          after = stats_text(3 * 2040, 2040, 2040 * 11), events = events_text(2040) },
+    })
+    local rc, text, warnings = report(dir, { w1 = "1", w2 = "32", hold_ms = "1", duration = "3" })
+    eq(rc, 0, "exit")
+    eq(warnings, "", "warnings")
+    has(text, "| 1 | 960 | 1000 | 0.96 | met | 150.5 / 400.0 | 150.5 / 400.0 | " ..
+              "5.00 (1.00) | 5.00 (1.00) | 0 / 0 |", "W1 row")
+    has(text, "| 32 | rlk | 667 | 666 | 1.00 | 180.4 | 700.0 | 16.00 | 5.00 | 1.000 | 0 | 0 |",
+        "W2 row: per acquisition over all 2040 recorded")
+    has(text, "| | goal (rlk) | | | ≥ 0.90 at 32 | ≤ 250 at 32 | ≤ 2000 at 32 | | ≤ 6 | " ..
+              "≥ 0.99 | 0 | 0 |", "goal row")
+    has(text, "| W1 at 1: rlk ÷ baseline pairs/s | ≥ 0.95 | 0.96 | met |", "W1 goal")
+    has(text, "| W2 at 32: handoff p50 µs | ≤ 250 | 180.4 | met |", "p50 goal")
+    has(text, "| W2 at 32: top-level commands/acq | ≤ 6 | 5.00 | met |", "commands goal")
+    has(text, "| W2 at 32: overlaps (re-checked from the events) | 0 | 0 | met |", "re-check")
+    eq(text:find("MISSED", 1, true), nil, "nothing missed")
+end)
+
+test("report: goals missed, missing baseline, a disturbed run", function()
+    local dir = scratch .. "/missed"
+    fixture(dir, {
+        { workload = "w1", clients = 8, variant = "rlk", out = w1_json(700) },
+        { workload = "w1", clients = 8, variant = "baseline", out = w1_json(1000) },
+        { workload = "w2", clients = 32, variant = "rlk",
+          out = w2_json({ acq = 100, acq_per_s = 50, handoffs = 40, p50 = 300, p99 = 2500,
+                          jain = 0.9, stuck = 2, hold_p99 = 9000 }),
+          after = stats_text(700, 100, 900), events = events_text(100) },
+    })
+    local rc, text = report(dir, { w1 = "8", w2 = "2,32", hold_ms = "1" })
+    eq(rc, 0, "exit (missed goals and stuck waiters are results, not failures)")
+    has(text, "| 8 | 700 | 1000 | 0.70 | MISSED |", "W1 row")
+    has(text, "| 32 | rlk | 50 (disturbed) | 40 | 0.80 | 300.0 | 2500.0 |", "W2 row")
+    has(text, "| W2 at 32: handoffs/s ÷ acq/s | ≥ 0.90 | 0.80 | MISSED |", "handoff goal")
+    has(text, "| W2 at 32: handoff p99 µs | ≤ 2000 | 2500.0 | MISSED |", "p99 goal")
+    has(text, "| W2 at 32: top-level commands/acq | ≤ 6 | 9.00 | MISSED |", "commands goal")
+    has(text, "| W2 at 32: Jain fairness | ≥ 0.99 | 0.900 | MISSED |", "Jain goal")
+    has(text, "| W2 at 32: stuck | 0 | 2 | MISSED |", "stuck goal")
+    has(text, "| W2 at 2: Jain fairness | ≥ 0.99 | n/a | n/a |", "a size not run")
+end)
+
+test("report: an overlap in the events fails the run even when rlk-bench saw none", function()
+    local dir = scratch .. "/overlap"
+    fixture(dir, {
+        { workload = "w2", clients = 32, variant = "rlk", out = w2_json(GOOD_W2_32),
+          after = stats_text(10, 1, 10), events = events_text(50, true) },
+    })
+    local rc, text, warnings = report(dir, { w1 = "", w2 = "32", hold_ms = "1" })
+    eq(rc, 1, "exit")
+    has(warnings, "MUTUAL EXCLUSION VIOLATED in w2 32 rlk #1: 0 overlaps (events re-check: 1)",
+        "warning")
+    has(text, "| 0 (events: 1) |", "overlap cell")
+    has(text, "| W2 at 32: overlaps (re-checked from the events) | 0 | 1 | MISSED |", "goal")
+end)
+
+test("report: a variant not built is n/a; a failed run fails the report", function()
+    local dir = scratch .. "/failed"
+    fixture(dir, {
+        { workload = "w2", clients = 2, variant = "rlk", exit = 2,
+          err = "rlk-bench: W2 needs the lock runtime (not built yet)\n" },
+        { workload = "w2", clients = 2, variant = "baseline", exit = 1,
+          err = "rlk-bench: connect to 127.0.0.1:1: Connection refused\n" },
+    })
+    local rc, text, warnings = report(dir, { w1 = "", w2 = "2", hold_ms = "1" })
+    has(text, "| 2 | rlk | n/a: W2 needs the lock runtime (not built yet) |", "not built")
+    has(text, "| 2 | baseline | n/a: connect to 127.0.0.1:1: Connection refused |", "failed")
+    eq(rc, 1, "exit")
+    has(warnings, "w2 2 baseline #1 failed: rlk-bench: connect to", "warning")
+    eq(warnings:find("w2 2 rlk", 1, true), nil, "no warning for the variant not built")
+end)
+
+test("report: --json-out keeps every run with its server work", function()
+    local dir = scratch .. "/json"
+    local out = scratch .. "/runs.jsonl"
+    fixture(dir, {
+        { workload = "w2", clients = 32, variant = "rlk", out = w2_json(GOOD_W2_32),
+          after = stats_text(30, 10, 50), events = events_text(10) },
+        { workload = "w2", clients = 32, variant = "rlk", rep = 1, out = w2_json(GOOD_W2_32),
+          after = stats_text(30, 10, 50), events = events_text(10) },
+    })
+    report(dir, { w2 = "32", hold_ms = "1", json_out = out, ["repeat"] = "2" })
+    local f = assert(io.open(out, "r"))
+    local n = 0
+    for line in f:lines() do
+        n = n + 1
+        local rec = R.json_decode(line)
+        eq(rec.commands_top, 50, "top-level")
+        eq(rec.commands_total, 100, "total")
+        eq(rec.acquisitions_all, 10, "acquisitions recorded")
+        eq(rec.overlaps_recheck, 0, "re-check")
+        eq(rec.result.jain_fairness, 0.9999, "the run's own result")
+        eq(rec["repeat"], n - 1, "repeat")
+    end
+    f:close()
+    eq(n, 2, "records")
+end)
+
+print(string.format("1..%d", count))
+print(string.format("# %d passed, %d failed", passed, failed))
+os.exit(failed == 0 and 0 or 1)

@@ -1,0 +1,177 @@
+-- test_w2_smoke: rlk-bench's W2 against a real redis-server, as behaviour
+-- (no speed is asserted): a short contended run of each variant records
+-- consistent acquisitions with no overlap and no stuck waiter; and with the
+-- lock held by a foreign owner mid-run, every contender is reported stuck
+-- at deadline + grace and the program still ends on its own.
+--
+--   tools/with-redis luajit c/bench/test_w2_smoke.lua RLK_BENCH SCRATCH_DIR HAVE_RLK
+-- (with-redis sets RLK_REDIS_PORT.) HAVE_RLK: 1 when the build has the rlk
+-- variant, 0 for a baseline-only build. TAP output; exit 1 when a test failed.
+
+local here = (arg and arg[0] or ""):match("^(.*)/") or "."
+package.path = here .. "/?.lua;" .. package.path
+local R = require("bench_report")
+
+local bench, scratch, have_rlk = arg[1], arg[2], arg[3] == "1"
+local port = os.getenv("RLK_REDIS_PORT")
+if not bench or not scratch or not port then
+    io.stderr:write("usage: RLK_REDIS_PORT=P test_w2_smoke.lua RLK_BENCH SCRATCH_DIR HAVE_RLK\n")
+    os.exit(2)
+end
+
+local CONTENDERS, DURATION_S, GRACE_S = 4, 1, 1.5
+
+local passed, failed, count = 0, 0, 0
+
+local function test(name, fn)
+    count = count + 1
+    local ok, err = pcall(fn)
+    if ok then
+        passed = passed + 1
+        print(string.format("ok %d - %s", count, name))
+    else
+        failed = failed + 1
+        print(string.format("not ok %d - %s\n# %s", count, name,
+                            tostring(err):gsub("\n", "\n# ")))
+    end
+end
+
+local function check(cond, fmt, ...)
+    if not cond then
+        error(string.format(fmt, ...), 2)
+    end
+end
+
+local function q(s)
+    return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
+end
+
+local function read_file(path)
+    local f = io.open(path, "r")
+    if not f then
+        return ""
+    end
+    local s = f:read("*a")
+    f:close()
+    return s
+end
+
+-- Runs a shell script; returns when it has ended.
+local function sh(script)
+    local p = assert(io.popen(script, "r"))
+    local out = p:read("*a")
+    p:close()
+    return out
+end
+
+local function bench_cmd(variant, prefix, events)
+    return table.concat({ q(bench), "--workload w2 --clients", CONTENDERS, "--duration", DURATION_S,
+                          "--grace", GRACE_S, "--host 127.0.0.1 --port", port,
+                          "--key-prefix", q(prefix), variant == "baseline" and "--baseline" or "",
+                          "--events-out", q(events) }, " ")
+end
+
+-- The run's exit code, its JSON (decoded), its stderr and its events.
+local function collect(base)
+    local rc = tonumber(read_file(base .. ".rc"):match("%-?%d+"))
+    local last
+    for line in read_file(base .. ".out"):gmatch("[^\n]+") do
+        last = line
+    end
+    local ok, result = pcall(R.json_decode, last or "")
+    return rc, ok and result or nil, read_file(base .. ".err"), R.read_events(base .. ".events")
+end
+
+local function check_common(rc, r, err)
+    check(rc == 0, "exit %s, stderr: %s", tostring(rc), err)
+    check(r ~= nil, "no JSON result on the last line of stdout; stderr: %s", err)
+    check(r.schema == "peers-bench/1" and r.workload == "w2", "schema/workload")
+    check(r.contenders == CONTENDERS, "contenders %s", tostring(r.contenders))
+    check(r.overlaps == 0, "rlk-bench reports %s overlaps", tostring(r.overlaps))
+    check(r.errors == 0 and r.giveups == 0, "errors %s, giveups %s (%s)", tostring(r.errors),
+          tostring(r.giveups), tostring(r.last_error))
+end
+
+local function check_events(r, ev)
+    check(ev ~= nil, "no events file")
+    local deadline_ns, before, seen = DURATION_S * 1e9, 0, {}
+    for _, e in ipairs(ev) do
+        check(e[2] <= e[3] and e[3] <= e[4], "record out of order: %d,%d,%d,%d", e[1], e[2], e[3],
+              e[4])
+        check(e[4] - e[3] >= 1e6, "hold shorter than --hold-ms 1: %d ns", e[4] - e[3])
+        check(e[1] >= 0 and e[1] < CONTENDERS, "contender %d", e[1])
+        seen[e[1]] = true
+        if e[3] <= deadline_ns then
+            before = before + 1
+        end
+    end
+    check(before == r.acquisitions, "%d records acquired by the deadline, JSON says %s", before,
+          tostring(r.acquisitions))
+    for c = 0, CONTENDERS - 1 do
+        check(seen[c], "contender %d never acquired", c)
+    end
+    check(R.count_overlaps(ev) == 0, "the events overlap")
+end
+
+local variants = { "baseline" }
+if have_rlk then
+    table.insert(variants, 1, "rlk")
+end
+
+for _, variant in ipairs(variants) do
+    test(variant .. ": a contended run records consistent acquisitions, no overlap, none stuck",
+         function()
+        local base = scratch .. "/smoke-" .. variant
+        sh(bench_cmd(variant, "smoke-" .. variant, base .. ".events") .. " >" .. q(base .. ".out")
+           .. " 2>" .. q(base .. ".err") .. "; echo $? >" .. q(base .. ".rc"))
+        local rc, r, err, ev = collect(base)
+        check_common(rc, r, err)
+        check(r.acquisitions > 0, "no acquisition")
+        check(r.stuck_at_deadline == 0, "%s stuck", tostring(r.stuck_at_deadline))
+        check(r.lib == (variant == "rlk" and "rlk" or "hiredis"), "lib %s", tostring(r.lib))
+        check_events(r, ev)
+    end)
+
+    test(variant .. ": waiters blocked by a foreign holder are stuck at deadline + grace",
+         function()
+        local base = scratch .. "/stuck-" .. variant
+        local key = "stuck-" .. variant .. ":w2"
+        -- Once the run has taken the key (its setup DEL is behind us), wait for a
+        -- moment it is free and take it for a foreign owner (bounded tries).
+        local take = "if redis.call('exists', KEYS[1]) == 0 then " ..
+                     "redis.call('hset', KEYS[1], 'foreign:1', 1); " ..
+                     "redis.call('pexpire', KEYS[1], 60000); return 1 end return 0"
+        local script = table.concat({
+            "t0=$(date +%s%N)",
+            bench_cmd(variant, "stuck-" .. variant, base .. ".events") .. " >" .. q(base .. ".out")
+                .. " 2>" .. q(base .. ".err") .. " & b=$!",
+            "cli() { redis-cli -h 127.0.0.1 -p " .. port .. " \"$@\"; }",
+            "for i in $(seq 2000); do [ \"$(cli exists " .. q(key) .. ")\" = 1 ] && break; done",
+            "taken=0",
+            "for i in $(seq 5000); do [ \"$(cli eval " .. q(take) .. " 1 " .. q(key) ..
+                ")\" = 1 ] && { taken=1; break; }; done",
+            "wait $b; echo $? >" .. q(base .. ".rc"),
+            "echo \"taken=$taken ms=$(( ($(date +%s%N) - t0) / 1000000 ))\"",
+        }, "\n")
+        local out = sh(script)
+        check(out:match("taken=1"), "could not take the key for a foreign owner: %s", out)
+        local rc, r, err, ev = collect(base)
+        check_common(rc, r, err)
+        check(r.stuck_at_deadline == CONTENDERS, "stuck %s, want %d; stderr: %s",
+              tostring(r.stuck_at_deadline), CONTENDERS, err)
+        check(err:find(CONTENDERS .. " contender(s) still waiting", 1, true), "stderr: %s", err)
+        check(ev ~= nil and R.count_overlaps(ev) == 0, "the events overlap")
+        -- It ended by itself, about grace after the deadline (a generous bound
+        -- for a loaded machine: a hang would take minutes).
+        local ms = tonumber(out:match("ms=(%d+)"))
+        check(ms and ms >= (DURATION_S + GRACE_S) * 1000 - 50, "ended after %s ms, before "
+              .. "deadline + grace", tostring(ms))
+        check(ms < (DURATION_S + GRACE_S) * 1000 + 20000, "took %s ms", tostring(ms))
+        local left = sh("redis-cli -h 127.0.0.1 -p " .. port .. " exists " .. q(key))
+        check(left:match("^0"), "rlk-bench left its key behind: %s", left)
+    end)
+end
+
+print(string.format("1..%d", count))
+print(string.format("# %d passed, %d failed", passed, failed))
+os.exit(failed == 0 and 0 or 1)
