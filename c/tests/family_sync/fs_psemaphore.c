@@ -1,0 +1,762 @@
+/*
+ * fs_psemaphore.c - the permit-expirable semaphore (rlk_psemaphore_*)
+ * against a real redis-server:
+ *   - every call: ids, release of a held / released / unknown / expired id,
+ *     update_lease, all-or-nothing acquire of n permits, counts, the held
+ *     permits listing, key and channel names, argument checks;
+ *   - waits: woken by a release, by the expiry of a held permit (bounded
+ *     by its lease, no message needed), running out;
+ *   - the lease keeper: keeps a permit over many leases; reports a permit
+ *     removed behind its back (RLK_LOST_GONE) within a period, and one it
+ *     cannot renew while the server hangs (RLK_LOST_EXPIRED) once its lease
+ *     has run out;
+ *   - the invariant across processes, with holders killed (SIGKILL) while
+ *     holding: the peak of permits held at once never exceeds the total (a
+ *     killed holder counts as holding until its lease ran out), the others
+ *     all finish, and after the longest lease no permit is leaked.
+ *
+ * Child modes (argv[1]): contend URL NAME THREADS ITERS LEASE LOG VICTIM |
+ * hold URL NAME LEASE LOG.
+ */
+#include "check.h"
+#include "fs_util.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static rlk_fx_server srv;
+static char url[128];
+static rt_stall stall;
+
+#define LATENCY_MS 250      /* bound on a wake-up, with room for scheduling noise */
+
+static size_t unhex(const char *hex, unsigned char *raw)
+{
+    size_t n = strlen(hex) / 2;
+
+    for (size_t i = 0; i < n; i++) {
+        unsigned v = 0;
+
+        sscanf(hex + 2 * i, "%2x", &v);
+        raw[i] = (unsigned char)v;
+    }
+    return n;
+}
+
+static int is_hex32(const char *id)
+{
+    return strlen(id) == 32 && strspn(id, "0123456789abcdef") == 32;
+}
+
+/* ------------------------------------------------------------ child: contend */
+
+typedef struct contend {
+    rlk_psemaphore *sem;
+    int iters;
+    long long lease;
+    int log_fd;
+    int victim;             /* thread 0 stops on its 3rd hold, holding, and says so */
+    int errors;
+} contend;
+
+typedef struct contend_arg {
+    contend *ct;
+    int idx;
+} contend_arg;
+
+static void contend_one(contend *ct, int idx, int seq, unsigned *seed)
+{
+    fs_event ev = {(int)getpid(), idx, seq, FS_ACQ, 1, 0, 0};
+    char id[RLK_PERMIT_ID_SIZE];
+
+    ev.t1_ns = rlk_fx_now_ns();
+    if (rlk_psemaphore_try_acquire(ct->sem, 15000, ct->lease, id) != RLK_OK) {
+        __atomic_add_fetch(&ct->errors, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    ev.t2_ns = rlk_fx_now_ns();
+    fs_log_write(ct->log_fd, &ev);
+    if (ct->victim && idx == 0 && seq == 2) {
+        fs_say("holding");
+        for (;;)
+            pause();        /* until SIGKILL */
+    }
+    rt_spin_ns(1000000 + (long long)(rt_rand(seed) % 3000000));
+    ev.type = FS_REL;
+    ev.t1_ns = rlk_fx_now_ns();
+    ev.t2_ns = 0;
+    fs_log_write(ct->log_fd, &ev);
+    if (rlk_psemaphore_release(ct->sem, id) != RLK_OK)
+        __atomic_add_fetch(&ct->errors, 1, __ATOMIC_RELAXED);
+}
+
+static void *contend_main(void *arg)
+{
+    contend_arg *a = arg;
+    unsigned seed = (unsigned)getpid() * 7919u + (unsigned)a->idx;
+
+    for (int i = 0; i < a->ct->iters; i++)
+        contend_one(a->ct, a->idx, i, &seed);
+    return NULL;
+}
+
+static int child_contend(char **argv)
+{
+    int threads = atoi(argv[4]);
+    rlk_client *c = rt_connect(argv[2], 0, threads);
+    contend ct = {0};
+    contend_arg args[8];
+    pthread_t t[8];
+    char line[32];
+
+    if (!c || threads > 8 || !(ct.sem = rlk_psemaphore_new(c, argv[3])))
+        return 2;
+    ct.iters = atoi(argv[5]);
+    ct.lease = atoll(argv[6]);
+    ct.log_fd = fs_log_open(argv[7]);
+    ct.victim = atoi(argv[8]);
+    if (ct.log_fd < 0)
+        return 2;
+    fs_say("ready");
+    if (!fgets(line, sizeof line, stdin) || strncmp(line, "go", 2) != 0)
+        return 2;
+    for (int i = 0; i < threads; i++) {
+        args[i].ct = &ct;
+        args[i].idx = i;
+        pthread_create(&t[i], NULL, contend_main, &args[i]);
+    }
+    for (int i = 0; i < threads; i++)
+        pthread_join(t[i], NULL);
+    close(ct.log_fd);
+    fs_say("done %d", ct.errors);
+    rlk_psemaphore_free(ct.sem);
+    rlk_free(c);
+    return 0;
+}
+
+/* ------------------------------------------------------------ child: hold (killed) */
+
+static int child_hold(char **argv)
+{
+    rlk_client *c = rt_connect(argv[2], 0, 1);
+    rlk_psemaphore *s = c ? rlk_psemaphore_new(c, argv[3]) : NULL;
+    fs_event ev = {(int)getpid(), 0, 0, FS_ACQ, 1, 0, 0};
+    char id[RLK_PERMIT_ID_SIZE];
+    int fd = fs_log_open(argv[5]);
+
+    ev.t1_ns = rlk_fx_now_ns();
+    if (!s || fd < 0 || rlk_psemaphore_try_acquire(s, 5000, atoll(argv[4]), id) != RLK_OK)
+        return 2;
+    ev.t2_ns = rlk_fx_now_ns();
+    fs_log_write(fd, &ev);
+    fs_say("held");
+    for (;;)
+        pause();            /* until SIGKILL */
+}
+
+static int child_main(int argc, char **argv)
+{
+    if (argc == 9 && strcmp(argv[1], "contend") == 0)
+        return child_contend(argv);
+    if (argc == 6 && strcmp(argv[1], "hold") == 0)
+        return child_hold(argv);
+    fprintf(stderr, "fs_psemaphore: unknown child mode\n");
+    return 2;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static long long available(rlk_psemaphore *s)
+{
+    long long n = -999;
+
+    CHECK_INT_EQ(rlk_psemaphore_available(s, &n), RLK_OK);
+    return n;
+}
+
+static size_t held_permits(rlk_psemaphore *s)
+{
+    size_t total = 999;
+
+    CHECK_INT_EQ(rlk_psemaphore_permits(s, NULL, 0, &total), RLK_OK);
+    return total;
+}
+
+typedef struct bg_acquire {
+    rlk_psemaphore *sem;
+    long long wait_ms, lease_ms;
+    char id[RLK_PERMIT_ID_SIZE];
+    int rc;
+    long long done_ns;
+    rt_latch done;
+} bg_acquire;
+
+static void *bg_acquire_main(void *arg)
+{
+    bg_acquire *b = arg;
+
+    b->rc = rlk_psemaphore_try_acquire(b->sem, b->wait_ms, b->lease_ms, b->id);
+    b->done_ns = rlk_fx_now_ns();
+    rt_latch_add(&b->done, 1);
+    return NULL;
+}
+
+static void bg_start(bg_acquire *b, pthread_t *t, rlk_psemaphore *s, long long wait_ms,
+                     long long lease_ms)
+{
+    memset(b, 0, sizeof *b);
+    b->sem = s;
+    b->wait_ms = wait_ms;
+    b->lease_ms = lease_ms;
+    rt_latch_init(&b->done);
+    pthread_create(t, NULL, bg_acquire_main, b);
+}
+
+static void bg_finish(bg_acquire *b, pthread_t t)
+{
+    rt_latch_wait(&b->done, 1, 15000);
+    pthread_join(t, NULL);
+    rt_latch_destroy(&b->done);
+}
+
+/* ------------------------------------------------------------ calls */
+
+static void test_names(void)
+{
+    rlk_client *c = rt_connect(url, 0, 1);
+    rlk_psemaphore *s = c ? rlk_psemaphore_new(c, "fs:p") : NULL;
+    rlk_psemaphore *t = c ? rlk_psemaphore_new(c, "x{fs}y") : NULL;
+
+    REQUIRE(s && t);
+    CHECK_STR_EQ(rlk_psemaphore_name(s), "fs:p");
+    CHECK_STR_EQ(rlk_psemaphore_timeouts_key(s), "{fs:p}:timeout");
+    CHECK_STR_EQ(rlk_psemaphore_channel(s), "redisson_sc:{fs:p}");
+    CHECK_STR_EQ(rlk_psemaphore_timeouts_key(t), "x{fs}y:timeout");
+    CHECK_STR_EQ(rlk_psemaphore_channel(t), "redisson_sc:x{fs}y");
+    CHECK(rlk_psemaphore_new(c, "") == NULL);
+    CHECK_INT_EQ(rlk_err(c), RLK_ERR_ARG);
+    rlk_psemaphore_free(t);
+    rlk_psemaphore_free(s);
+    rlk_free(c);
+}
+
+static void test_acquire_release(void)
+{
+    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_psemaphore *s = c ? rlk_psemaphore_new(c, "fs:ar") : NULL;
+    char a[RLK_PERMIT_ID_SIZE], b[RLK_PERMIT_ID_SIZE], x[RLK_PERMIT_ID_SIZE] = "x";
+    rlk_permit_info info[4];
+    size_t total = 0;
+    long long count = 0;
+    int set = -1;
+
+    REQUIRE(s);
+    CHECK_INT_EQ(available(s), 0);
+    CHECK_INT_EQ(rlk_psemaphore_try_set_permits(s, 2, &set), RLK_OK);
+    CHECK_INT_EQ(set, 1);
+    CHECK_INT_EQ(rlk_psemaphore_try_set_permits(s, 2, &set), RLK_OK);
+    CHECK_INT_EQ(set, 0);
+    CHECK_INT_EQ(rlk_psemaphore_try_acquire(s, 0, 5000, a), RLK_OK);
+    CHECK_INT_EQ(rlk_psemaphore_acquire(s, 9000, b), RLK_OK);
+    CHECK(is_hex32(a) && is_hex32(b) && strcmp(a, b) != 0);
+    CHECK_INT_EQ(available(s), 0);
+    CHECK_INT_EQ(rlk_psemaphore_try_acquire(s, 0, 5000, x), RLK_ERR_BUSY);
+    CHECK_STR_EQ(x, "");
+    CHECK_STR_CONTAINS(rlk_errstr(c), "not available");
+
+    /* The listing, in expiry order, with the lease left. */
+    CHECK_INT_EQ(rlk_psemaphore_permits(s, info, 4, &total), RLK_OK);
+    CHECK_INT_EQ(total, 2);
+    CHECK_STR_EQ(info[0].id, a);
+    CHECK_STR_EQ(info[1].id, b);
+    CHECK(info[0].ttl_ms > 4000 && info[0].ttl_ms <= 5000);
+    CHECK(info[1].ttl_ms > 8000 && info[1].ttl_ms <= 9000);
+
+    CHECK_INT_EQ(rlk_psemaphore_release(s, a), RLK_OK);
+    CHECK_INT_EQ(available(s), 1);
+    CHECK_INT_EQ(rlk_psemaphore_release(s, a), RLK_ERR_NOT_OWNER);         /* released already */
+    CHECK_STR_CONTAINS(rlk_errstr(c), "not held");
+    CHECK_INT_EQ(rlk_psemaphore_release(s, "00112233445566778899aabbccddeeff"), RLK_ERR_NOT_OWNER);
+    CHECK_INT_EQ(available(s), 1);                                          /* nothing changed */
+    CHECK_INT_EQ(rlk_psemaphore_release(s, "xyz"), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_psemaphore_release(s, "abc"), RLK_ERR_ARG);             /* odd length */
+    CHECK_INT_EQ(rlk_psemaphore_release(s, ""), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_psemaphore_update_lease(s, a, 1000), RLK_ERR_NOT_OWNER);
+    CHECK_INT_EQ(rlk_psemaphore_update_lease(s, b, 20000), RLK_OK);
+    CHECK_INT_EQ(rlk_psemaphore_permits(s, info, 4, &total), RLK_OK);
+    CHECK(total == 1 && info[0].ttl_ms > 19000);
+    CHECK_STR_EQ(info[0].id, b);
+    /* Upper-case hex names the same permit. */
+    for (char *p = b; *p; p++)
+        if (*p >= 'a' && *p <= 'f')
+            *p = (char)(*p - 'a' + 'A');
+    CHECK_INT_EQ(rlk_psemaphore_release(s, b), RLK_OK);
+    CHECK_INT_EQ(available(s), 2);
+    CHECK_INT_EQ(held_permits(s), 0);
+
+    /* Arguments. */
+    CHECK_INT_EQ(rlk_psemaphore_try_acquire(s, 0, 0, a), RLK_ERR_ARG);
+    CHECK_STR_CONTAINS(rlk_errstr(c), "lease_ms 0 is not in 1..");
+    CHECK_INT_EQ(rlk_psemaphore_try_acquire(s, 0, 1000000000001LL, a), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_psemaphore_update_lease(s, "00", 0), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_psemaphore_try_set_permits(s, -1, NULL), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_psemaphore_add_permits(s, -1000000000001LL, NULL), RLK_ERR_ARG);
+    CHECK(fs_command(&srv, "SET {fs:ar}:timeout x") == 0);
+    CHECK_INT_EQ(rlk_psemaphore_available(s, &count), RLK_ERR_SCRIPT);
+    CHECK_STR_PREFIX(rlk_errstr(c), "RLK_WRONGTYPE");
+    CHECK(fs_command(&srv, "DEL {fs:ar}:timeout") == 0);
+    rlk_psemaphore_free(s);
+    rlk_free(c);
+}
+
+static void test_n_permits(void)
+{
+    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_psemaphore *s = c ? rlk_psemaphore_new(c, "fs:n") : NULL;
+    char ids[3][RLK_PERMIT_ID_SIZE];
+    const char *list[3];
+    long long n = 0;
+    int released = -1;
+
+    REQUIRE(s);
+    CHECK_INT_EQ(rlk_psemaphore_add_permits(s, 2, &n), RLK_OK);
+    CHECK_INT_EQ(n, 2);
+    CHECK_INT_EQ(rlk_psemaphore_try_acquire_n(s, 3, 0, 5000, ids), RLK_ERR_BUSY);   /* none taken */
+    CHECK_INT_EQ(available(s), 2);
+    CHECK_INT_EQ(rlk_psemaphore_add_permits(s, 1, &n), RLK_OK);
+    CHECK_INT_EQ(rlk_psemaphore_try_acquire_n(s, 3, 0, 5000, ids), RLK_OK);
+    CHECK_INT_EQ(available(s), 0);
+    CHECK_INT_EQ(held_permits(s), 3);
+    for (int i = 0; i < 3; i++) {
+        CHECK(is_hex32(ids[i]));
+        list[i] = ids[i];
+    }
+    CHECK_INT_EQ(rlk_psemaphore_release_n(s, 2, list, &released), RLK_OK);
+    CHECK_INT_EQ(released, 2);
+    list[0] = ids[2];
+    list[1] = ids[0];       /* released already */
+    CHECK_INT_EQ(rlk_psemaphore_release_n(s, 2, list, &released), RLK_ERR_NOT_OWNER);
+    CHECK_INT_EQ(released, 1);
+    CHECK_STR_CONTAINS(rlk_errstr(c), "1 of 2 permit(s) were not held");
+    CHECK_INT_EQ(available(s), 3);
+    CHECK_INT_EQ(rlk_psemaphore_try_acquire_n(s, 0, 0, 5000, ids), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_psemaphore_try_acquire_n(s, RLK_PERMITS_MAX + 1, 0, 5000, ids), RLK_ERR_ARG);
+    rlk_psemaphore_free(s);
+    rlk_free(c);
+}
+
+static void test_expired_permit(void)
+{
+    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_psemaphore *s = c ? rlk_psemaphore_new(c, "fs:exp") : NULL;
+    char id[RLK_PERMIT_ID_SIZE];
+
+    REQUIRE(s);
+    CHECK_INT_EQ(rlk_psemaphore_try_set_permits(s, 1, NULL), RLK_OK);
+    CHECK_INT_EQ(rlk_psemaphore_try_acquire(s, 0, 100, id), RLK_OK);
+    CHECK_INT_EQ(available(s), 0);
+    rlk_fx_sleep_ms(150);       /* the lease runs out: time itself is the event */
+    CHECK_INT_EQ(rlk_psemaphore_update_lease(s, id, 5000), RLK_ERR_NOT_OWNER);
+    CHECK_INT_EQ(rlk_psemaphore_release(s, id), RLK_ERR_NOT_OWNER);
+    CHECK_STR_CONTAINS(rlk_errstr(c), "expired");
+    CHECK_INT_EQ(available(s), 1);  /* back by itself, once */
+    CHECK_INT_EQ(held_permits(s), 0);
+    rlk_psemaphore_free(s);
+    rlk_free(c);
+}
+
+/* ------------------------------------------------------------ waits */
+
+static void test_wait_woken_by_release(void)
+{
+    rlk_client *c = rt_connect(url, 0, 3);
+    rlk_psemaphore *s = c ? rlk_psemaphore_new(c, "fs:pw") : NULL;
+    char id[RLK_PERMIT_ID_SIZE];
+    bg_acquire b;
+    pthread_t t;
+    long long t_rel, latency;
+
+    REQUIRE(s);
+    CHECK_INT_EQ(rlk_psemaphore_try_set_permits(s, 1, NULL), RLK_OK);
+    CHECK_INT_EQ(rlk_psemaphore_try_acquire(s, 0, 30000, id), RLK_OK);
+    bg_start(&b, &t, s, 10000, 5000);
+    CHECK(rt_wait_numsub(&srv, "redisson_sc:{fs:pw}", 1, 5000) == 0);
+    CHECK_INT_EQ(rt_latch_get(&b.done), 0);
+    rt_stall_reset(&stall);
+    t_rel = rlk_fx_now_ns();
+    CHECK_INT_EQ(rlk_psemaphore_release(s, id), RLK_OK);
+    bg_finish(&b, t);
+    latency = (b.done_ns - t_rel) / 1000000;
+    printf("  waiter served %lld ms after the release\n", latency);
+    CHECK_INT_EQ(b.rc, RLK_OK);
+    CHECK(is_hex32(b.id));
+    CHECKF(latency <= LATENCY_MS, "served %lld ms after the release (longest scheduling gap %lld "
+           "ms%s)", latency, rt_stall_max_gap_ms(&stall), fs_stall_note(&stall));
+    CHECK_INT_EQ(rlk_psemaphore_release(s, b.id), RLK_OK);
+    rlk_psemaphore_free(s);
+    rlk_free(c);
+}
+
+#define EXPIRY_LEASE 400
+
+static void test_wait_woken_by_expiry(void)
+{
+    rlk_client *c = rt_connect(url, 0, 3);
+    rlk_psemaphore *s = c ? rlk_psemaphore_new(c, "fs:pe") : NULL;
+    char id[RLK_PERMIT_ID_SIZE];
+    long long sent, after, wall0 = fs_wall_offset_ms();
+    bg_acquire b;
+    pthread_t t;
+
+    REQUIRE(s);
+    CHECK_INT_EQ(rlk_psemaphore_try_set_permits(s, 1, NULL), RLK_OK);
+    rt_stall_reset(&stall);
+    sent = rlk_fx_now_ns();
+    CHECK_INT_EQ(rlk_psemaphore_try_acquire(s, 0, EXPIRY_LEASE, id), RLK_OK);
+    bg_start(&b, &t, s, 5000, 5000);        /* nobody releases: only the expiry can serve it */
+    bg_finish(&b, t);
+    after = (b.done_ns - sent) / 1000000;
+    printf("  waiter served %lld ms after a %d ms permit was taken (it expired unreleased)\n",
+           after, EXPIRY_LEASE);
+    CHECK_INT_EQ(b.rc, RLK_OK);
+    CHECKF(after >= EXPIRY_LEASE - 2, "served %lld ms after the acquire: before the lease of %d ms "
+           "ran out (the wall clock moved by %lld ms against the monotonic one)", after,
+           EXPIRY_LEASE, fs_wall_offset_ms() - wall0);
+    CHECKF(after <= EXPIRY_LEASE + LATENCY_MS, "served %lld ms after, lease %d ms (longest "
+           "scheduling gap %lld ms%s)", after, EXPIRY_LEASE, rt_stall_max_gap_ms(&stall),
+           fs_stall_note(&stall));
+    CHECK_INT_EQ(rlk_psemaphore_release(s, id), RLK_ERR_NOT_OWNER);
+    CHECK_INT_EQ(rlk_psemaphore_release(s, b.id), RLK_OK);
+    rlk_psemaphore_free(s);
+    rlk_free(c);
+}
+
+static void test_wait_runs_out(void)
+{
+    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_psemaphore *s = c ? rlk_psemaphore_new(c, "fs:po") : NULL;
+    char id[RLK_PERMIT_ID_SIZE];
+    long long t0, elapsed;
+
+    REQUIRE(s);
+    rt_stall_reset(&stall);
+    t0 = rlk_fx_now_ms();
+    CHECK_INT_EQ(rlk_psemaphore_try_acquire(s, 300, 1000, id), RLK_ERR_BUSY);
+    elapsed = rlk_fx_now_ms() - t0;
+    CHECKF(elapsed >= 300 && elapsed <= 300 + LATENCY_MS, "gave up after %lld ms, wait 300 ms "
+           "(longest scheduling gap %lld ms%s)", elapsed, rt_stall_max_gap_ms(&stall),
+           fs_stall_note(&stall));
+    rlk_psemaphore_free(s);
+    rlk_free(c);
+}
+
+/* ------------------------------------------------------------ the keeper */
+
+typedef struct lost_note {
+    rt_latch fired;
+    int reason;
+    char id[RLK_PERMIT_ID_SIZE];
+    long long at_ns;
+} lost_note;
+
+static void on_lost(const char *name, const char *id, int reason, void *ud)
+{
+    lost_note *n = ud;
+
+    (void)name;
+    n->reason = reason;
+    snprintf(n->id, sizeof n->id, "%s", id);
+    n->at_ns = rlk_fx_now_ns();
+    rt_latch_add(&n->fired, 1);
+}
+
+#define KEEP_LEASE 300
+
+static void test_keeper_keeps_and_reports_gone(void)
+{
+    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_psemaphore *s = c ? rlk_psemaphore_new(c, "fs:keep") : NULL;
+    char ids[2][RLK_PERMIT_ID_SIZE], other[RLK_PERMIT_ID_SIZE];
+    const char *list[2] = {ids[0], ids[1]};
+    unsigned char raw[16];
+    rlk_psemaphore_keeper *k;
+    rlk_permit_info info[2];
+    lost_note note = {0};
+    size_t total = 0;
+    long long t_rem, told;
+
+    REQUIRE(s);
+    rt_latch_init(&note.fired);
+    CHECK_INT_EQ(rlk_psemaphore_try_set_permits(s, 2, NULL), RLK_OK);
+    REQUIRE(rlk_psemaphore_try_acquire_n(s, 2, 0, KEEP_LEASE, ids) == RLK_OK);
+    k = rlk_psemaphore_keep(s, 2, list, KEEP_LEASE, on_lost, &note);
+    REQUIRE(k);
+    /* Four leases later both are still held, by the keeper's renewals alone. */
+    CHECK_INT_EQ(rt_latch_wait(&note.fired, 1, 4 * KEEP_LEASE), 0);
+    CHECK_INT_EQ(rlk_psemaphore_keeper_lost(k), 0);
+    CHECK_INT_EQ(rlk_psemaphore_permits(s, info, 2, &total), RLK_OK);
+    CHECK_INT_EQ(total, 2);
+    CHECK_INT_EQ(rlk_psemaphore_try_acquire(s, 0, 1000, other), RLK_ERR_BUSY);
+    /* One removed behind its back: reported within a period. */
+    rt_stall_reset(&stall);
+    t_rem = rlk_fx_now_ns();
+    CHECK(fs_command(&srv, "ZREM {fs:keep}:timeout %b", raw, unhex(ids[1], raw)) == 0);
+    CHECK_INT_EQ(rt_latch_wait(&note.fired, 1, 5000), 1);
+    told = (note.at_ns - t_rem) / 1000000;
+    printf("  keeper: kept 2 permits over 4 leases of %d ms; one removed behind its back was "
+           "reported %lld ms later\n", KEEP_LEASE, told);
+    CHECK_INT_EQ(note.reason, RLK_LOST_GONE);
+    CHECK_STR_EQ(note.id, ids[1]);
+    CHECK_INT_EQ(rlk_psemaphore_keeper_lost(k), RLK_LOST_GONE);
+    CHECKF(told <= KEEP_LEASE / 3 + LATENCY_MS, "reported after %lld ms, period %d ms (longest "
+           "scheduling gap %lld ms%s)", told, KEEP_LEASE / 3, rt_stall_max_gap_ms(&stall),
+           fs_stall_note(&stall));
+    rlk_psemaphore_keeper_stop(k);
+    CHECK_INT_EQ(rlk_psemaphore_release(s, ids[0]), RLK_OK);   /* still held after 5+ leases */
+    CHECK_INT_EQ(rlk_psemaphore_release(s, ids[1]), RLK_ERR_NOT_OWNER);
+    /* A keeper of a permit that is not held is refused. */
+    CHECK(rlk_psemaphore_keep(s, 1, list, KEEP_LEASE, NULL, NULL) == NULL);
+    CHECK_INT_EQ(rlk_err(c), RLK_ERR_NOT_OWNER);
+    rt_latch_destroy(&note.fired);
+    rlk_psemaphore_free(s);
+    rlk_free(c);
+}
+
+#define HANG_LEASE 600
+
+static void test_keeper_reports_expired(void)
+{
+    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_psemaphore *s = c ? rlk_psemaphore_new(c, "fs:hang") : NULL;
+    char id[RLK_PERMIT_ID_SIZE];
+    const char *list[1] = {id};
+    rlk_psemaphore_keeper *k;
+    lost_note note = {0};
+    long long t_keep, told;
+
+    REQUIRE(s);
+    rt_latch_init(&note.fired);
+    CHECK_INT_EQ(rlk_psemaphore_try_set_permits(s, 1, NULL), RLK_OK);
+    REQUIRE(rlk_psemaphore_try_acquire(s, 0, HANG_LEASE, id) == RLK_OK);
+    t_keep = rlk_fx_now_ns();
+    k = rlk_psemaphore_keep(s, 1, list, HANG_LEASE, on_lost, &note);
+    REQUIRE(k);
+    rt_stall_reset(&stall);
+    REQUIRE(rlk_fx_pause(&srv) == 0);          /* the server hangs: renewals time out */
+    CHECK_INT_EQ(rt_latch_wait(&note.fired, 1, 5000), 1);
+    rlk_fx_resume(&srv);
+    told = (note.at_ns - t_keep) / 1000000;
+    printf("  keeper: server hung; permit declared expired %lld ms after its last renewal "
+           "(lease %d ms)\n", told, HANG_LEASE);
+    CHECK_INT_EQ(note.reason, RLK_LOST_EXPIRED);
+    CHECKF(told >= HANG_LEASE, "declared after %lld ms, before the lease of %d ms ran out", told,
+           HANG_LEASE);
+    CHECKF(told <= HANG_LEASE + LATENCY_MS, "declared after %lld ms, lease %d ms (longest "
+           "scheduling gap %lld ms%s)", told, HANG_LEASE, rt_stall_max_gap_ms(&stall),
+           fs_stall_note(&stall));
+    rlk_psemaphore_keeper_stop(k);
+    CHECK_INT_EQ(rlk_psemaphore_release(s, id), RLK_ERR_NOT_OWNER);
+    CHECK_INT_EQ(available(s), 1);
+    rt_latch_destroy(&note.fired);
+    rlk_psemaphore_free(s);
+    rlk_free(c);
+}
+
+/* ------------------------------------------------------------ invariant with SIGKILL */
+
+#define PROCS 6
+#define THREADS 2
+#define ITERS 15
+#define PERMITS 3
+#define LEASE 800
+#define HOLDERS 2           /* killed while holding, before the contenders start */
+#define VICTIMS 2           /* contender processes killed mid-run, one thread holding */
+#define OPEN_SLACK_MS 20    /* a killed hold counts until its acquire's send + lease - this */
+
+typedef struct inv_run {
+    char dir[32];
+    char logs[PROCS + HOLDERS][300];
+    rt_child kids[PROCS + HOLDERS];
+    int spawned;
+    long long last_kill_ns;
+} inv_run;
+
+static int inv_spawn_holders(inv_run *r)
+{
+    char line[32];
+
+    for (int h = 0; h < HOLDERS; h++) {
+        rt_child *k = &r->kids[PROCS + h];
+        const char *args[] = {"hold", url, "fs:inv", "800", r->logs[PROCS + h], NULL};
+
+        if (rt_child_spawn(k, args) != 0)
+            return -1;
+        r->spawned++;
+        if (rt_child_read_line(k, line, sizeof line, 15000) != 0 || strcmp(line, "held") != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int inv_spawn_contenders(inv_run *r)
+{
+    char line[32];
+
+    for (int p = 0; p < PROCS; p++) {
+        char threads[8], iters[8], victim[4];
+        const char *args[] = {"contend", url, "fs:inv", threads, iters, "800", r->logs[p],
+                              victim, NULL};
+
+        snprintf(threads, sizeof threads, "%d", THREADS);
+        snprintf(iters, sizeof iters, "%d", ITERS);
+        snprintf(victim, sizeof victim, "%d", p < VICTIMS);
+        if (rt_child_spawn(&r->kids[p], args) != 0)
+            return -1;
+        r->spawned++;
+    }
+    for (int p = 0; p < PROCS; p++)
+        if (rt_child_read_line(&r->kids[p], line, sizeof line, 15000) != 0 ||
+            strcmp(line, "ready") != 0)
+            return -1;
+    return 0;
+}
+
+/* Kills the holders now and each victim once it says it is holding. */
+static int inv_kill(inv_run *r)
+{
+    char line[32];
+    int killed = 0;
+
+    for (int h = 0; h < HOLDERS; h++)
+        killed += kill(r->kids[PROCS + h].pid, SIGKILL) == 0;
+    for (int p = 0; p < VICTIMS; p++)
+        if (rt_child_read_line(&r->kids[p], line, sizeof line, 20000) == 0 &&
+            strcmp(line, "holding") == 0)
+            killed += kill(r->kids[p].pid, SIGKILL) == 0;
+    r->last_kill_ns = rlk_fx_now_ns();
+    return killed;
+}
+
+static int inv_finish(inv_run *r, int *errors)
+{
+    char line[32];
+    int done = 0;
+
+    for (int p = VICTIMS; p < PROCS; p++) {
+        int errs = 0;
+
+        if (rt_child_read_line(&r->kids[p], line, sizeof line, 30000) == 0 &&
+            sscanf(line, "done %d", &errs) == 1) {
+            done++;
+            *errors += errs;
+        }
+        CHECKF(rt_child_wait(&r->kids[p], 10000) == 0, "contender %d did not exit cleanly", p);
+    }
+    for (int p = 0; p < VICTIMS; p++)
+        rt_child_kill(&r->kids[p]);
+    for (int h = 0; h < HOLDERS; h++)
+        rt_child_kill(&r->kids[PROCS + h]);
+    return done;
+}
+
+static void inv_check_log(inv_run *r)
+{
+    const char *paths[PROCS + HOLDERS];
+    fs_hold *holds = NULL;
+    long long peak, last_expiry = 0;
+    size_t n;
+    int open = 0;
+
+    for (int i = 0; i < PROCS + HOLDERS; i++)
+        paths[i] = r->logs[i];
+    n = fs_holds_read(paths, PROCS + HOLDERS, (LEASE - OPEN_SLACK_MS) * 1000000LL, &holds);
+    peak = fs_peak_permits(holds, n);
+    for (size_t i = 0; i < n; i++) {
+        open += holds[i].open;
+        if (holds[i].open && holds[i].sent_ns + LEASE * 1000000LL > last_expiry)
+            last_expiry = holds[i].sent_ns + LEASE * 1000000LL;
+    }
+    printf("  %zu holds of %d permits (%d by killed holders, counted until their lease ran out): "
+           "at most %lld held at once\n", n, PERMITS, open, peak);
+    CHECKF(peak <= PERMITS, "%lld permits held at once, only %d exist", peak, PERMITS);
+    CHECKF(peak >= 2, "peak %lld: the holders never overlapped, nothing was tested", peak);
+    /* A victim's other thread may have been killed holding too (or before it logged). */
+    CHECK(open >= HOLDERS + VICTIMS);
+    CHECK(n >= (size_t)((PROCS - VICTIMS) * THREADS * ITERS + VICTIMS * 3 + HOLDERS));
+    free(holds);
+    /* Wait until the last killed hold's lease has run out (time is the event); an
+     * acquire whose holder died before logging it was sent before the last kill. */
+    if (r->last_kill_ns + LEASE * 1000000LL > last_expiry)
+        last_expiry = r->last_kill_ns + LEASE * 1000000LL;
+    if (last_expiry > rlk_fx_now_ns())
+        rlk_fx_sleep_ms((last_expiry - rlk_fx_now_ns()) / 1000000 + 50);
+}
+
+static void test_invariant_with_kills(void)
+{
+    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_psemaphore *s = c ? rlk_psemaphore_new(c, "fs:inv") : NULL;
+    inv_run r;
+    long long wall0 = fs_wall_offset_ms(), t0, wall_moved;
+    int errors = 0, done, killed;
+
+    REQUIRE(s);
+    memset(&r, 0, sizeof r);
+    snprintf(r.dir, sizeof r.dir, "/tmp/rlk-fs-XXXXXX");
+    REQUIRE(mkdtemp(r.dir) != NULL);
+    for (int i = 0; i < PROCS + HOLDERS; i++)
+        snprintf(r.logs[i], sizeof r.logs[i], "%s/log.%d", r.dir, i);
+    CHECK_INT_EQ(rlk_psemaphore_try_set_permits(s, PERMITS, NULL), RLK_OK);
+    CHECK(inv_spawn_holders(&r) == 0);
+    CHECK_INT_EQ(available(s), PERMITS - HOLDERS);
+    CHECK(inv_spawn_contenders(&r) == 0);
+    t0 = rlk_fx_now_ms();
+    for (int p = 0; p < PROCS; p++)
+        rt_child_send(&r.kids[p], "go");
+    killed = inv_kill(&r);
+    done = inv_finish(&r, &errors);
+    printf("  %d contender processes x %d threads, %d holders killed: %d finished in %lld ms\n",
+           PROCS, THREADS, killed, done, rlk_fx_now_ms() - t0);
+    CHECK_INT_EQ(killed, HOLDERS + VICTIMS);
+    CHECK_INT_EQ(done, PROCS - VICTIMS);
+    CHECK_INT_EQ(errors, 0);
+    inv_check_log(&r);
+    /* Every killed holder's permit came back: nothing leaked. */
+    wall_moved = fs_wall_offset_ms() - wall0;
+    CHECKF(available(s) == PERMITS, "permits leaked after the longest lease (wall clock moved "
+           "by %lld ms)", wall_moved);
+    CHECK_INT_EQ(held_permits(s), 0);
+    for (int i = 0; i < PROCS + HOLDERS; i++)
+        unlink(r.logs[i]);
+    rmdir(r.dir);
+    rlk_psemaphore_free(s);
+    rlk_free(c);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        return child_main(argc, argv);
+    signal(SIGPIPE, SIG_IGN);
+    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
+        fprintf(stderr, "fs_psemaphore: cannot start redis-server\n");
+        return 1;
+    }
+    rt_stall_start(&stall);
+    RUN_TEST(test_names);
+    RUN_TEST(test_acquire_release);
+    RUN_TEST(test_n_permits);
+    RUN_TEST(test_expired_permit);
+    RUN_TEST(test_wait_woken_by_release);
+    RUN_TEST(test_wait_woken_by_expiry);
+    RUN_TEST(test_wait_runs_out);
+    RUN_TEST(test_keeper_keeps_and_reports_gone);
+    RUN_TEST(test_keeper_reports_expired);
+    RUN_TEST(test_invariant_with_kills);
+    rt_stall_stop(&stall);
+    rlk_fx_stop(&srv);
+    return check_summary("fs_psemaphore");
+}
