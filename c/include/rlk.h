@@ -399,7 +399,7 @@ rlk_fairlock *rlk_fairlock_new(rlk_client *c, const char *name);      /* no I/O 
 void rlk_fairlock_free(rlk_fairlock *f);                            /* does not unlock */
 const char *rlk_fairlock_name(const rlk_fairlock *f);
 const char *rlk_fairlock_queue_name(const rlk_fairlock *f);         /* redisson_lock_queue:{name} */
-const char *rlk_fairlock_timeout_name(const rlk_fairlock *f);       /* redisson_lock_timeout:{name} */
+const char *rlk_fairlock_timeout_name(const rlk_fairlock *f);       /* redisson_lock_timeout:{..} */
 int rlk_fairlock_set_owner(rlk_fairlock *f, const char *owner);     /* NULL: per-thread ids */
 int rlk_fairlock_owner(const rlk_fairlock *f, char *buf, size_t len);
 /* The thread wait time (ms, up to 10^12) every call of this handle queues

@@ -1,9 +1,11 @@
 /*
  * lock_internal.h - the lock runtime's parts: per-client runtime state
  * (holder ids, counters, the lost-lock callback), the pub/sub subscriber
- * (pubsub.c), the hold registry and its watchdog (watchdog.c), and the
- * process-wide local wait queues (lock_queue.c). lock.c builds the public
- * rlk_lock_* API on them. docs/runtime.md explains the design.
+ * (pubsub.c), the hold registry and its watchdog (watchdog.c), the
+ * process-wide local wait queues (lock_queue.c), and the wait loop shared by
+ * the rest of the lock family (family_wait.c). lock.c builds the public
+ * rlk_lock_* API on them; rwlock.c, fairlock.c and fenced.c the read-write,
+ * fair and fenced locks. docs/runtime.md explains the design.
  *
  * Not installed; not a stable API. The runtime tests include it for
  * rlk_runtime_stats_get().
@@ -62,9 +64,11 @@ typedef struct rlk_rt {
     char uuid[RLK_UUID_LEN + 1];
     rlk_sub *sub;                   /* created with the state; its thread starts lazily */
     rlk_wd *wd;                     /* likewise */
-    pthread_mutex_t cb_mu;          /* guards the callback pair */
+    pthread_mutex_t cb_mu;          /* guards the callback pairs */
     rlk_lost_fn lost_fn;
     void *lost_ud;
+    rlk_lost_kind_fn lost_kind_fn;  /* set by rlk_set_lost_kind_callback (watchdog.c) */
+    void *lost_kind_ud;
     rlk_rt_counters counters;
 } rlk_rt;
 
@@ -134,9 +138,28 @@ void rlk_sub_poke(rlk_sub *s, rlk_sub_chan *ch);
 
 /* ---------------------------------------------------------------- holds + watchdog (watchdog.c) */
 
-/* Every lock a client holds through rlk_lock_* is an entry (name, owner)
- * with a reentry count; lease-less ones are renewed by the watchdog thread. */
+/* Every lock a client holds through the lock API is an entry (kind, name,
+ * owner) with a reentry count; lease-less ones are renewed by the watchdog
+ * thread with their kind's renew script:
+ *   RLK_KIND_LOCK    reentrant/renew_many, many locks per call (KEYS: name)
+ *   RLK_KIND_READ    rwlock/renew_readers, every owner of one lock per call
+ *                    (KEYS: name, timeout-key prefix)
+ *   RLK_KIND_WRITE   rwlock/renew_writer (KEYS: name)
+ *   RLK_KIND_FAIR    fair/renew (KEYS: name, queue, timeouts)
+ *   RLK_KIND_FENCED  fenced/renew (KEYS: name, token key)
+ * The functions without a kind are the reentrant lock's (RLK_KIND_LOCK). */
 typedef struct rlk_hold rlk_hold;
+
+#define RLK_HOLD_KEYS_MAX 3
+
+/* What identifies a hold and how to renew it. */
+typedef struct rlk_hold_spec {
+    int kind;                       /* enum rlk_lock_kind */
+    const char *name;               /* the lock hash */
+    const char *owner;
+    int nkeys;                      /* the renew script's KEYS, keys[0] = name */
+    const char *keys[RLK_HOLD_KEYS_MAX];
+} rlk_hold_spec;
 
 /* What rlk_wd_release_begin did, for rlk_wd_release_end. */
 typedef struct rlk_wd_ticket {
@@ -145,8 +168,8 @@ typedef struct rlk_wd_ticket {
 } rlk_wd_ticket;
 
 enum rlk_release_outcome {
-    RLK_REL_RELEASED = 1,   /* release replied 1: the key is gone */
-    RLK_REL_STILL_HELD = 0, /* replied 0: one reentry left */
+    RLK_REL_RELEASED = 1,   /* release replied 1: the key is gone (or the write left) */
+    RLK_REL_STILL_HELD = 0, /* replied 0: still held */
     RLK_REL_NOT_OWNER = -1, /* replied nil */
     RLK_REL_ERROR = -2      /* no reply: unknown */
 };
@@ -154,22 +177,32 @@ enum rlk_release_outcome {
 rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt *rt);
 void rlk_wd_free(rlk_wd *wd);
 /* Records an acquisition (or re-entry) whose acquire was sent at sent_ns.
- * watchdog: lease-less (renewed until the last unlock). */
+ * watchdog: lease-less (renewed until the last unlock). token: the fenced
+ * lock's token of this acquisition (0 for other kinds). */
+int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, int watchdog,
+                       long long sent_ns, long long token);
 int rlk_wd_acquired(rlk_wd *wd, const char *name, const char *owner, long long lease_ms,
                     int watchdog, long long sent_ns);
-/* 1 when (name, owner) is recorded as held by this client. */
+/* 1 when (kind, name, owner) is recorded as held by this client. */
+int rlk_wd_holds_as(rlk_wd *wd, int kind, const char *name, const char *owner);
 int rlk_wd_holds(rlk_wd *wd, const char *name, const char *owner);
+/* 1 and *token when held: the token recorded by the latest acquisition. */
+int rlk_wd_token_of(rlk_wd *wd, int kind, const char *name, const char *owner, long long *token);
 /* Drops the entry of (name, owner) without reporting it lost. */
+void rlk_wd_forget_as(rlk_wd *wd, int kind, const char *name, const char *owner);
 void rlk_wd_forget(rlk_wd *wd, const char *name, const char *owner);
-/* Drops every entry of name (force unlock). */
+/* Drops every entry of name, of every kind (force unlock deletes the hash). */
 void rlk_wd_forget_name(rlk_wd *wd, const char *name);
 /* Before a release: takes the entry out when this is its last hold (waiting
  * for a renewal of it on the wire), else decrements it. Returns the lease
  * to restore if the owner still holds the lock afterwards. */
+long long rlk_wd_release_begin_as(rlk_wd *wd, int kind, const char *name, const char *owner,
+                                  rlk_wd_ticket *t);
 long long rlk_wd_release_begin(rlk_wd *wd, const char *name, const char *owner,
                                rlk_wd_ticket *t);
 void rlk_wd_release_end(rlk_wd *wd, rlk_wd_ticket *t, int outcome);
-/* 1 when the watchdog declared (name, owner) lost since it was last acquired. */
+/* 1 when the watchdog declared (kind, name, owner) lost since it was last acquired. */
+int rlk_wd_is_lost_as(rlk_wd *wd, int kind, const char *name, const char *owner);
 int rlk_wd_is_lost(rlk_wd *wd, const char *name, const char *owner);
 
 /* ---------------------------------------------------------------- local queues (lock_queue.c) */
@@ -202,5 +235,62 @@ void rlk_lq_set_sub(rlk_lq *q, rlk_lq_node *n, rlk_sub *sub, rlk_sub_chan *ch);
 /* After a release that deleted the lock: wakes the head at once instead of
  * after the unlock message's trip through its subscriber thread. */
 void rlk_lq_poke(rlk_lq *q);
+
+/* ---------------------------------------------------------------- lock family (family_wait.c) */
+
+/* Shared by rwlock.c, fairlock.c and fenced.c. */
+
+#define RLK_LEASE_MAX_MS 1000000000000LL
+#define RLK_FAM_POLL_NS (100LL * 1000000LL)     /* retry period while the subscriber is down */
+
+/* Redisson's prefixName(prefix, name): "prefix:{name}", or "prefix:name"
+ * when name already has a '{'. malloc'd; NULL when out of memory. */
+char *rlk_fam_prefix_name(const char *prefix, const char *name);
+/* The hash-tag prefix of a lock's companion keys: "{name}", or name itself
+ * when it has a '{' (Redisson's suffixName base). malloc'd or NULL. */
+char *rlk_fam_tag(const char *name);
+
+/* A handle's holder id: fixed, or the calling thread's. */
+typedef struct rlk_fam_id {
+    pthread_mutex_t mu;
+    char *fixed;                    /* NULL: "<uuid>:<thread id>" */
+} rlk_fam_id;
+
+void rlk_fam_id_init(rlk_fam_id *id);
+void rlk_fam_id_destroy(rlk_fam_id *id);
+/* Fixes (owner) or unfixes (NULL) the id; what names the call in errors.
+ * rw: also refuse "mode" and ids ending in ":write" (read-write lock fields). */
+int rlk_fam_id_set(rlk_client *c, rlk_fam_id *id, const char *owner, int rw, const char *what);
+int rlk_fam_id_get(rlk_client *c, const rlk_rt *rt, rlk_fam_id *id, char *buf, size_t len,
+                   const char *what);
+
+/* lease_ms of an API call: > 0 as given (RLK_ERR_ARG above 10^12), <= 0
+ * the client's watchdog lease with *watchdog = 1. */
+int rlk_fam_lease(rlk_client *c, const char *what, const char *name, long long lease_ms,
+                  long long *lease, int *watchdog);
+/* The deadline of a wait of wait_ms from start_ns (-1: none for wait_ms < 0). */
+long long rlk_fam_deadline(long long start_ns, long long wait_ms);
+
+/* One acquire attempt for rlk_fam_wait: RLK_OK acquired; RLK_ERR_BUSY not
+ * acquired (no error recorded), *ttl_ms bounds the sleep before the next
+ * attempt (-1: only the deadline does); another code: an error (recorded). */
+typedef int (*rlk_fam_attempt_fn)(void *arg, long long *ttl_ms);
+
+/* lock.c's wait loop on a joined channel: ready, attempt, sleep on the
+ * channel's permit / wake-all bounded by the attempt's ttl and the deadline;
+ * polls while the subscriber is down and rides out an outage of up to the
+ * connect timeout. RLK_OK, RLK_ERR_BUSY (the deadline passed; no error
+ * recorded), or the attempt's error. */
+int rlk_fam_wait(rlk_rt *rt, rlk_sub_chan *ch, long long deadline_ns, rlk_fam_attempt_fn attempt,
+                 void *arg);
+
+/* A command whose reply is an integer (nil: nil_value; a decimal string is
+ * parsed). what names the lock in errors. */
+int rlk_fam_query(rlk_client *c, const char *what, int argc, const char **argv,
+                  long long nil_value, long long *out);
+
+/* Maps a release reply (nil / 0 / 1) to enum rlk_release_outcome;
+ * RLK_REL_ERROR (protocol error recorded) for any other reply. */
+int rlk_fam_release_outcome(rlk_client *c, const char *what, const redisReply *r);
 
 #endif /* RLK_LOCK_INTERNAL_H */

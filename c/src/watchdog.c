@@ -1,11 +1,14 @@
 /*
  * watchdog.c - the client's hold registry and its watchdog thread.
  *
- * Every lock taken through rlk_lock_* is an entry (name, owner) with a
+ * Every lock taken through the lock API (rlk_lock_*, rlk_rwlock_*,
+ * rlk_fairlock_*, rlk_fenced_*) is an entry (kind, name, owner) with a
  * reentry count. Lease-less entries ("watchdog" entries) are renewed by one
  * thread per client (started on the first of them, connection CLIENT
- * SETNAME rlk-wd) every lease/3, as many per reentrant/renew_many call as
- * are due (per-key owners).
+ * SETNAME rlk-wd) every lease/3, with their kind's renew script: reentrant
+ * locks as many per reentrant/renew_many call as are due (per-key owners),
+ * the reads of one read-write lock in one rwlock/renew_readers call, the
+ * others (rwlock/renew_writer, fair/renew, fenced/renew) one call each.
  *
  * Race-freedom with unlock (docs/runtime.md has the argument):
  *   - the thread marks the entries of a renewal "in flight" under wd->mu
@@ -17,11 +20,12 @@
  *   is even sent, and the release is never followed by a renewal.
  *
  * Outcomes per entry: 1 renewed (lease counted from the send time); 0 the
- * owner no longer holds it: dropped and reported RLK_LOST_GONE; error: kept
- * and retried a period later, and dropped and reported RLK_LOST_EXPIRED
- * once lease ms have passed since the send time of its last successful
- * renewal (or acquisition). A dropped entry is never renewed again and its
- * (name, owner) is marked lost until the owner acquires it again.
+ * owner no longer holds it (or its script refused the key): dropped and
+ * reported RLK_LOST_GONE; error: kept and retried a period later, and
+ * dropped and reported RLK_LOST_EXPIRED once lease ms have passed since the
+ * send time of its last successful renewal (or acquisition). A dropped entry
+ * is never renewed again and its (kind, name, owner) is marked lost until
+ * the owner acquires it again. Reports go to both lost-lock callbacks.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,8 +41,12 @@
 struct rlk_hold {
     rlk_hold *next;
     unsigned long long id;
+    int kind;                   /* enum rlk_lock_kind */
     char *name;
     char *owner;
+    int nkeys;                  /* the renew script's KEYS; keys[0] is name */
+    char *keys[RLK_HOLD_KEYS_MAX];
+    long long token;            /* fenced: the token of the latest acquisition */
     long long count;            /* acquisitions through this client not yet released */
     long long lease_ms;         /* of the last acquisition, restored by a partial release */
     int watchdog;               /* lease-less: renewed by the thread */
@@ -50,6 +58,7 @@ struct rlk_hold {
 
 typedef struct rlk_lost_mark {
     struct rlk_lost_mark *next;
+    int kind;
     char *name;
     char *owner;
 } rlk_lost_mark;
@@ -57,6 +66,7 @@ typedef struct rlk_lost_mark {
 /* A lost lock to report once the registry lock is released. */
 typedef struct rlk_lost_note {
     struct rlk_lost_note *next;
+    int kind;
     char *name;
     char *owner;
     int reason;
@@ -80,18 +90,25 @@ struct rlk_wd {
 
     /* Used by the thread only. */
     redisContext *ctx;
+    int conn_failed;            /* a connection error in this round: skip its other calls */
     rlk_hold **batch;
     int *results;
+    int *idx;                   /* batch positions of one call's entries */
     const char **keys;
     const char **args;
 };
 
 /* ---------------------------------------------------------------- registry (wd->mu held) */
 
-static rlk_hold *rlk_wd_find(rlk_wd *wd, const char *name, const char *owner)
+static int rlk_hold_is(const rlk_hold *e, int kind, const char *name, const char *owner)
+{
+    return e->kind == kind && strcmp(e->name, name) == 0 && strcmp(e->owner, owner) == 0;
+}
+
+static rlk_hold *rlk_wd_find(rlk_wd *wd, int kind, const char *name, const char *owner)
 {
     for (rlk_hold *e = wd->holds; e; e = e->next)
-        if (strcmp(e->name, name) == 0 && strcmp(e->owner, owner) == 0)
+        if (rlk_hold_is(e, kind, name, owner))
             return e;
     return NULL;
 }
@@ -104,13 +121,13 @@ static rlk_hold *rlk_wd_find_id(rlk_wd *wd, unsigned long long id)
     return NULL;
 }
 
-/* Waits until no renewal of (name, owner) is on the wire; returns its
+/* Waits until no renewal of (kind, name, owner) is on the wire; returns its
  * entry (looked up again after every wait) or NULL. */
-static rlk_hold *rlk_wd_settle(rlk_wd *wd, const char *name, const char *owner)
+static rlk_hold *rlk_wd_settle(rlk_wd *wd, int kind, const char *name, const char *owner)
 {
     rlk_hold *e;
 
-    while ((e = rlk_wd_find(wd, name, owner)) && e->inflight)
+    while ((e = rlk_wd_find(wd, kind, name, owner)) && e->inflight)
         pthread_cond_wait(&wd->settled, &wd->mu);
     return e;
 }
@@ -139,20 +156,31 @@ static void rlk_hold_free(rlk_hold *e)
 {
     if (!e)
         return;
+    for (int i = 1; i < e->nkeys; i++)     /* keys[0] is name */
+        free(e->keys[i]);
     free(e->name);
     free(e->owner);
     free(e);
 }
 
-static rlk_hold *rlk_hold_new(rlk_wd *wd, const char *name, const char *owner)
+static rlk_hold *rlk_hold_new(rlk_wd *wd, const rlk_hold_spec *h)
 {
     rlk_hold *e = calloc(1, sizeof *e);
+    int ok;
 
     if (!e)
         return NULL;
-    e->name = strdup(name);
-    e->owner = strdup(owner);
-    if (!e->name || !e->owner) {
+    e->kind = h->kind;
+    e->name = strdup(h->name);
+    e->owner = strdup(h->owner);
+    e->keys[0] = e->name;
+    e->nkeys = 1;
+    ok = e->name && e->owner;
+    for (int i = 1; ok && i < h->nkeys && i < RLK_HOLD_KEYS_MAX; i++) {
+        ok = (e->keys[i] = strdup(h->keys[i])) != NULL;
+        e->nkeys += ok;
+    }
+    if (!ok) {
         rlk_hold_free(e);
         return NULL;
     }
@@ -164,27 +192,33 @@ static rlk_hold *rlk_hold_new(rlk_wd *wd, const char *name, const char *owner)
 
 /* ---------------------------------------------------------------- lost marks (wd->mu held) */
 
-static rlk_lost_mark **rlk_wd_mark_slot(rlk_wd *wd, const char *name, const char *owner)
+static rlk_lost_mark **rlk_wd_mark_slot(rlk_wd *wd, int kind, const char *name, const char *owner)
 {
     rlk_lost_mark **pp = &wd->lost;
 
     for (; *pp; pp = &(*pp)->next)
-        if (strcmp((*pp)->name, name) == 0 && strcmp((*pp)->owner, owner) == 0)
+        if ((*pp)->kind == kind && strcmp((*pp)->name, name) == 0 &&
+            strcmp((*pp)->owner, owner) == 0)
             break;
     return pp;
 }
 
-static void rlk_wd_unmark(rlk_wd *wd, const char *name, const char *owner)
+static void rlk_mark_free(rlk_lost_mark *m)
 {
-    rlk_lost_mark **pp = rlk_wd_mark_slot(wd, name, owner);
+    free(m->name);
+    free(m->owner);
+    free(m);
+}
+
+static void rlk_wd_unmark(rlk_wd *wd, int kind, const char *name, const char *owner)
+{
+    rlk_lost_mark **pp = rlk_wd_mark_slot(wd, kind, name, owner);
     rlk_lost_mark *m = *pp;
 
     if (!m)
         return;
     *pp = m->next;
-    free(m->name);
-    free(m->owner);
-    free(m);
+    rlk_mark_free(m);
     wd->nlost--;
 }
 
@@ -202,28 +236,25 @@ static void rlk_wd_trim_marks(rlk_wd *wd)
         rlk_lost_mark *m = *pp;
 
         *pp = m->next;
-        free(m->name);
-        free(m->owner);
-        free(m);
+        rlk_mark_free(m);
         wd->nlost--;
     }
 }
 
-static void rlk_wd_mark(rlk_wd *wd, const char *name, const char *owner)
+static void rlk_wd_mark(rlk_wd *wd, int kind, const char *name, const char *owner)
 {
     rlk_lost_mark *m;
 
-    if (*rlk_wd_mark_slot(wd, name, owner))
+    if (*rlk_wd_mark_slot(wd, kind, name, owner))
         return;
     m = calloc(1, sizeof *m);
     if (!m)
         return;     /* without the mark is_held_by_me asks the server, which is still right */
+    m->kind = kind;
     m->name = strdup(name);
     m->owner = strdup(owner);
     if (!m->name || !m->owner) {
-        free(m->name);
-        free(m->owner);
-        free(m);
+        rlk_mark_free(m);
         return;
     }
     m->next = wd->lost;
@@ -295,21 +326,26 @@ static int rlk_is_conn_err(int rc)
 }
 
 /* One script call on the watchdog connection; the connection is closed
- * after a connection error (reopened on the next renewal). */
-static int rlk_wd_eval(rlk_wd *wd, const char *script, int nkeys, int nargs, redisReply **r)
+ * after a connection error (reopened on the next round), and the round's
+ * other calls are skipped (their entries count as failed renewals). */
+static int rlk_wd_eval(rlk_wd *wd, const char *script, int nkeys, const char **keys, int nargs,
+                       const char **args, redisReply **r)
 {
     const rlk_script_info *s = rlk_script_find(wd->c, script);
     int rc;
 
     *r = NULL;
+    if (wd->conn_failed)
+        return RLK_ERR_IO;
     if (!s)
         return rlk_set_error(wd->c, RLK_ERR_NOSUCHSCRIPT, "no script named '%s'", script);
     rc = rlk_wd_connect(wd);
     if (rc == RLK_OK)
-        rc = rlk_conn_evalv(wd->c, wd->ctx, s, nkeys, wd->keys, NULL, nargs, wd->args, NULL, r,
-                            NULL);
-    if (rlk_is_conn_err(rc) || (wd->ctx && wd->ctx->err))
+        rc = rlk_conn_evalv(wd->c, wd->ctx, s, nkeys, keys, NULL, nargs, args, NULL, r, NULL);
+    if (rlk_is_conn_err(rc) || (wd->ctx && wd->ctx->err)) {
         rlk_wd_disconnect(wd);
+        wd->conn_failed = 1;
+    }
     return rc;
 }
 
@@ -320,55 +356,171 @@ static int rlk_wd_result_of(const redisReply *r)
     return -1;
 }
 
-/* Fallback when renew_many refused the batch (a key of another type, say):
- * each lock alone with reentrant/renew; a refusal means not our hash. */
-static void rlk_wd_renew_each(rlk_wd *wd, int n, const char *lease)
+/* A single-lock renewal's outcome: 1 / 0 as replied; a refusal by the script
+ * (a key of another type) means not our lock: 0; anything else -1. */
+static int rlk_wd_single_result(int rc, const redisReply *r)
 {
-    const char **keys = wd->keys, **args = wd->args;
-    const char *owners[RLK_WD_BATCH_MAX];
-
-    memcpy(owners, args + 1, (size_t)n * sizeof *owners);
-    for (int i = 0; i < n; i++) {
-        redisReply *r;
-        int rc;
-
-        wd->keys = keys + i;
-        args[0] = lease;
-        args[1] = owners[i];
-        rc = rlk_wd_eval(wd, "reentrant/renew", 1, 2, &r);
-        wd->results[i] = rc == RLK_OK ? rlk_wd_result_of(r) : rc == RLK_ERR_SCRIPT ? 0 : -1;
-        if (r)
-            freeReplyObject(r);
-    }
-    wd->keys = keys;
+    if (rc == RLK_OK)
+        return rlk_wd_result_of(r);
+    return rc == RLK_ERR_SCRIPT ? 0 : -1;
 }
 
-/* Renews batch[0..n) in one call; results[i]: 1 renewed, 0 gone, -1 error. */
-static void rlk_wd_renew(rlk_wd *wd, int n)
+/* Copies per-owner results of an array reply of m elements into results. */
+static void rlk_wd_spread(rlk_wd *wd, int rc, const redisReply *r, int m)
 {
-    char lease[24];
+    if (rc != RLK_OK || r->type != REDIS_REPLY_ARRAY || r->elements != (size_t)m)
+        return;
+    for (int k = 0; k < m; k++)
+        wd->results[wd->idx[k]] = rlk_wd_result_of(r->element[k]);
+}
+
+/* The batch positions of the entries of kind (and of name, when not NULL)
+ * into wd->idx; returns how many. */
+static int rlk_wd_pick(rlk_wd *wd, int n, int kind, const char *name)
+{
+    int m = 0;
+
+    for (int i = 0; i < n; i++) {
+        const rlk_hold *e = wd->batch[i];
+
+        if (e->kind == kind && (!name || strcmp(e->name, name) == 0))
+            wd->idx[m++] = i;
+    }
+    return m;
+}
+
+/* One lock alone with its kind's single renew script (KEYS: the entry's,
+ * ARGV: lease, owner). */
+static void rlk_wd_renew_one(rlk_wd *wd, int i, const char *script, const char *lease)
+{
+    rlk_hold *e = wd->batch[i];
+    const char *keys[RLK_HOLD_KEYS_MAX], *args[2] = {lease, e->owner};
     redisReply *r;
     int rc;
 
-    snprintf(lease, sizeof lease, "%lld", wd->lease_ms);
-    wd->args[0] = lease;
-    for (int i = 0; i < n; i++) {
-        wd->keys[i] = wd->batch[i]->name;   /* stable: in-flight entries are never freed */
-        wd->args[i + 1] = wd->batch[i]->owner;
-        wd->results[i] = -1;
-    }
+    for (int k = 0; k < e->nkeys; k++)
+        keys[k] = e->keys[k];
     RLK_RT_COUNT(wd->rt, renew_calls);
-    rc = rlk_wd_eval(wd, "reentrant/renew_many", n, n + 1, &r);
-    if (rc == RLK_OK && r->type == REDIS_REPLY_ARRAY && r->elements == (size_t)n) {
-        for (int i = 0; i < n; i++)
-            wd->results[i] = rlk_wd_result_of(r->element[i]);
-    } else if (rc == RLK_ERR_SCRIPT) {
-        rlk_wd_renew_each(wd, n, lease);
-    }
+    rc = rlk_wd_eval(wd, script, e->nkeys, keys, 2, args, &r);
+    wd->results[i] = rlk_wd_single_result(rc, r);
     if (rc != RLK_OK)
         RLK_RT_COUNT(wd->rt, renew_errors);
     if (r)
         freeReplyObject(r);
+}
+
+/* Fallback when renew_many refused the batch (a key of another type, say):
+ * each lock alone with reentrant/renew; a refusal means not our hash. */
+static void rlk_wd_renew_each(rlk_wd *wd, int m, const char *lease)
+{
+    for (int k = 0; k < m; k++) {
+        rlk_hold *e = wd->batch[wd->idx[k]];
+        const char *keys[1] = {e->name}, *args[2] = {lease, e->owner};
+        redisReply *r;
+        int rc = rlk_wd_eval(wd, "reentrant/renew", 1, keys, 2, args, &r);
+
+        wd->results[wd->idx[k]] = rlk_wd_single_result(rc, r);
+        if (r)
+            freeReplyObject(r);
+    }
+}
+
+/* The reentrant locks of the batch in one reentrant/renew_many call. */
+static void rlk_wd_renew_reentrant(rlk_wd *wd, int n, const char *lease)
+{
+    int m = rlk_wd_pick(wd, n, RLK_KIND_LOCK, NULL);
+    redisReply *r;
+    int rc;
+
+    if (m == 0)
+        return;
+    wd->args[0] = lease;
+    for (int k = 0; k < m; k++) {
+        wd->keys[k] = wd->batch[wd->idx[k]]->name;  /* stable: in-flight entries are never freed */
+        wd->args[k + 1] = wd->batch[wd->idx[k]]->owner;
+    }
+    RLK_RT_COUNT(wd->rt, renew_calls);
+    rc = rlk_wd_eval(wd, "reentrant/renew_many", m, wd->keys, m + 1, wd->args, &r);
+    rlk_wd_spread(wd, rc, r, m);
+    if (rc == RLK_ERR_SCRIPT)
+        rlk_wd_renew_each(wd, m, lease);
+    if (rc != RLK_OK)
+        RLK_RT_COUNT(wd->rt, renew_errors);
+    if (r)
+        freeReplyObject(r);
+}
+
+/* The reads of one read-write lock (every owner of this client in the batch)
+ * in one rwlock/renew_readers call; a refusal means not our lock. */
+static void rlk_wd_renew_readers_of(rlk_wd *wd, int n, const rlk_hold *first, const char *lease)
+{
+    int m = rlk_wd_pick(wd, n, RLK_KIND_READ, first->name);
+    const char *keys[RLK_HOLD_KEYS_MAX];
+    redisReply *r;
+    int rc;
+
+    for (int k = 0; k < first->nkeys; k++)
+        keys[k] = first->keys[k];
+    wd->args[0] = lease;
+    for (int k = 0; k < m; k++)
+        wd->args[k + 1] = wd->batch[wd->idx[k]]->owner;
+    RLK_RT_COUNT(wd->rt, renew_calls);
+    rc = rlk_wd_eval(wd, "rwlock/renew_readers", first->nkeys, keys, m + 1, wd->args, &r);
+    rlk_wd_spread(wd, rc, r, m);
+    for (int k = 0; rc == RLK_ERR_SCRIPT && k < m; k++)
+        wd->results[wd->idx[k]] = 0;
+    if (rc != RLK_OK)
+        RLK_RT_COUNT(wd->rt, renew_errors);
+    if (r)
+        freeReplyObject(r);
+}
+
+static void rlk_wd_renew_readers(rlk_wd *wd, int n, const char *lease)
+{
+    for (int i = 0; i < n; i++) {
+        const rlk_hold *e = wd->batch[i];
+        int seen = 0;
+
+        if (e->kind != RLK_KIND_READ)
+            continue;
+        for (int j = 0; j < i && !seen; j++)    /* one call per lock name */
+            seen = wd->batch[j]->kind == RLK_KIND_READ && strcmp(wd->batch[j]->name, e->name) == 0;
+        if (!seen)
+            rlk_wd_renew_readers_of(wd, n, e, lease);
+    }
+}
+
+static const char *rlk_wd_single_script(int kind)
+{
+    switch (kind) {
+    case RLK_KIND_WRITE:
+        return "rwlock/renew_writer";
+    case RLK_KIND_FAIR:
+        return "fair/renew";
+    case RLK_KIND_FENCED:
+        return "fenced/renew";
+    default:
+        return NULL;
+    }
+}
+
+/* Renews batch[0..n); results[i]: 1 renewed, 0 gone, -1 error. */
+static void rlk_wd_renew(rlk_wd *wd, int n)
+{
+    char lease[24];
+
+    snprintf(lease, sizeof lease, "%lld", wd->lease_ms);
+    wd->conn_failed = 0;
+    for (int i = 0; i < n; i++)
+        wd->results[i] = -1;
+    rlk_wd_renew_reentrant(wd, n, lease);
+    rlk_wd_renew_readers(wd, n, lease);
+    for (int i = 0; i < n; i++) {
+        const char *script = rlk_wd_single_script(wd->batch[i]->kind);
+
+        if (script)
+            rlk_wd_renew_one(wd, i, script, lease);
+    }
 }
 
 /* ---------------------------------------------------------------- the thread: bookkeeping (wd->mu held) */
@@ -379,8 +531,9 @@ static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_lost_note **not
     rlk_lost_note *n = calloc(1, sizeof *n);
 
     rlk_wd_unlink(wd, e);
-    rlk_wd_mark(wd, e->name, e->owner);
+    rlk_wd_mark(wd, e->kind, e->name, e->owner);
     if (n) {
+        n->kind = e->kind;
         n->name = e->name;
         n->owner = e->owner;
         n->reason = reason;
@@ -459,6 +612,44 @@ static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_lost_note **n
     pthread_cond_broadcast(&wd->settled);
 }
 
+/* ---------------------------------------------------------------- reports */
+
+const char *rlk_kind_name(int kind)
+{
+    static const char *const names[] = {"lock", "fair", "fenced", "read", "write"};
+
+    if (kind < 0 || (size_t)kind >= sizeof names / sizeof names[0])
+        return "unknown";
+    return names[kind];
+}
+
+void rlk_set_lost_kind_callback(rlk_client *c, rlk_lost_kind_fn fn, void *userdata)
+{
+    rlk_rt *rt = c ? rlk_rt_get(c) : NULL;
+
+    if (!rt)
+        return;
+    pthread_mutex_lock(&rt->cb_mu);
+    rt->lost_kind_fn = fn;
+    rt->lost_kind_ud = userdata;
+    pthread_mutex_unlock(&rt->cb_mu);
+}
+
+/* The plain callback (and the counter) first, then the one with the kind. */
+static void rlk_wd_report_one(rlk_wd *wd, const rlk_lost_note *n)
+{
+    rlk_lost_kind_fn fn;
+    void *ud;
+
+    rlk_rt_report_lost(wd->rt, n->name, n->owner, n->reason);
+    pthread_mutex_lock(&wd->rt->cb_mu);
+    fn = wd->rt->lost_kind_fn;
+    ud = wd->rt->lost_kind_ud;
+    pthread_mutex_unlock(&wd->rt->cb_mu);
+    if (fn)
+        fn(n->kind, n->name, n->owner, n->reason, ud);
+}
+
 /* Reports (outside wd->mu) and frees the notes, oldest first. */
 static void rlk_wd_report(rlk_wd *wd, rlk_lost_note *notes)
 {
@@ -475,12 +666,14 @@ static void rlk_wd_report(rlk_wd *wd, rlk_lost_note *notes)
         rlk_lost_note *n = rev;
 
         rev = n->next;
-        rlk_rt_report_lost(wd->rt, n->name, n->owner, n->reason);
+        rlk_wd_report_one(wd, n);
         free(n->name);
         free(n->owner);
         free(n);
     }
 }
+
+/* ---------------------------------------------------------------- the thread */
 
 static void *rlk_wd_main(void *arg)
 {
@@ -527,6 +720,15 @@ static int rlk_wd_start(rlk_wd *wd)
 
 /* ---------------------------------------------------------------- life cycle */
 
+static void rlk_wd_free_arrays(rlk_wd *wd)
+{
+    free(wd->batch);
+    free(wd->results);
+    free(wd->idx);
+    free(wd->keys);
+    free(wd->args);
+}
+
 rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt *rt)
 {
     rlk_wd *wd = calloc(1, sizeof *wd);
@@ -543,13 +745,12 @@ rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt *rt)
         wd->period_ns = RLK_NS_PER_MS;
     wd->batch = calloc(RLK_WD_BATCH_MAX, sizeof *wd->batch);
     wd->results = calloc(RLK_WD_BATCH_MAX, sizeof *wd->results);
+    wd->idx = calloc(RLK_WD_BATCH_MAX, sizeof *wd->idx);
     wd->keys = calloc(RLK_WD_BATCH_MAX, sizeof *wd->keys);
     wd->args = calloc(RLK_WD_BATCH_MAX + 1, sizeof *wd->args);
-    if (!wd->batch || !wd->results || !wd->keys || !wd->args || rlk_rt_cond_init(&wd->wake) != 0) {
-        free(wd->batch);
-        free(wd->results);
-        free(wd->keys);
-        free(wd->args);
+    if (!wd->batch || !wd->results || !wd->idx || !wd->keys || !wd->args ||
+        rlk_rt_cond_init(&wd->wake) != 0) {
+        rlk_wd_free_arrays(wd);
         free(wd);
         return NULL;
     }
@@ -575,12 +776,13 @@ void rlk_wd_free(rlk_wd *wd)
         wd->holds = e->next;
         rlk_hold_free(e);
     }
-    while (wd->lost)
-        rlk_wd_unmark(wd, wd->lost->name, wd->lost->owner);
-    free(wd->batch);
-    free(wd->results);
-    free(wd->keys);
-    free(wd->args);
+    while (wd->lost) {
+        rlk_lost_mark *m = wd->lost;
+
+        wd->lost = m->next;
+        rlk_mark_free(m);
+    }
+    rlk_wd_free_arrays(wd);
     pthread_cond_destroy(&wd->wake);
     pthread_cond_destroy(&wd->settled);
     pthread_mutex_destroy(&wd->mu);
@@ -589,8 +791,8 @@ void rlk_wd_free(rlk_wd *wd)
 
 /* ---------------------------------------------------------------- the lock API's calls */
 
-int rlk_wd_acquired(rlk_wd *wd, const char *name, const char *owner, long long lease_ms,
-                    int watchdog, long long sent_ns)
+int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, int watchdog,
+                       long long sent_ns, long long token)
 {
     rlk_hold *e;
     int rc = RLK_OK;
@@ -598,12 +800,13 @@ int rlk_wd_acquired(rlk_wd *wd, const char *name, const char *owner, long long l
     pthread_mutex_lock(&wd->mu);
     if (watchdog)
         rc = rlk_wd_start(wd);
-    e = rc == RLK_OK ? rlk_wd_find(wd, name, owner) : NULL;
-    if (rc == RLK_OK && !e && !(e = rlk_hold_new(wd, name, owner)))
-        rc = rlk_set_error(wd->c, RLK_ERR_NOMEM, "lock %s: out of memory", name);
+    e = rc == RLK_OK ? rlk_wd_find(wd, h->kind, h->name, h->owner) : NULL;
+    if (rc == RLK_OK && !e && !(e = rlk_hold_new(wd, h)))
+        rc = rlk_set_error(wd->c, RLK_ERR_NOMEM, "lock %s: out of memory", h->name);
     if (e) {
         e->count++;
         e->lease_ms = lease_ms;
+        e->token = token;
         if (watchdog) {
             /* The acquire reset the lease to the watchdog lease when it ran. */
             e->watchdog = 1;
@@ -613,33 +816,63 @@ int rlk_wd_acquired(rlk_wd *wd, const char *name, const char *owner, long long l
                 e->next_due_ns = e->last_ok_ns + wd->period_ns;
             pthread_cond_signal(&wd->wake);
         }
-        rlk_wd_unmark(wd, name, owner);
+        rlk_wd_unmark(wd, h->kind, h->name, h->owner);
     }
     pthread_mutex_unlock(&wd->mu);
     return rc;
 }
 
-int rlk_wd_holds(rlk_wd *wd, const char *name, const char *owner)
+int rlk_wd_acquired(rlk_wd *wd, const char *name, const char *owner, long long lease_ms,
+                    int watchdog, long long sent_ns)
+{
+    rlk_hold_spec h = {RLK_KIND_LOCK, name, owner, 1, {name, NULL, NULL}};
+
+    return rlk_wd_acquired_as(wd, &h, lease_ms, watchdog, sent_ns, 0);
+}
+
+int rlk_wd_holds_as(rlk_wd *wd, int kind, const char *name, const char *owner)
 {
     int held;
 
     pthread_mutex_lock(&wd->mu);
-    held = rlk_wd_find(wd, name, owner) != NULL;
+    held = rlk_wd_find(wd, kind, name, owner) != NULL;
     pthread_mutex_unlock(&wd->mu);
     return held;
 }
 
-void rlk_wd_forget(rlk_wd *wd, const char *name, const char *owner)
+int rlk_wd_holds(rlk_wd *wd, const char *name, const char *owner)
+{
+    return rlk_wd_holds_as(wd, RLK_KIND_LOCK, name, owner);
+}
+
+int rlk_wd_token_of(rlk_wd *wd, int kind, const char *name, const char *owner, long long *token)
 {
     rlk_hold *e;
 
     pthread_mutex_lock(&wd->mu);
-    e = rlk_wd_settle(wd, name, owner);
+    e = rlk_wd_find(wd, kind, name, owner);
+    if (e)
+        *token = e->token;
+    pthread_mutex_unlock(&wd->mu);
+    return e != NULL;
+}
+
+void rlk_wd_forget_as(rlk_wd *wd, int kind, const char *name, const char *owner)
+{
+    rlk_hold *e;
+
+    pthread_mutex_lock(&wd->mu);
+    e = rlk_wd_settle(wd, kind, name, owner);
     if (e) {
         rlk_wd_unlink(wd, e);
         rlk_hold_free(e);
     }
     pthread_mutex_unlock(&wd->mu);
+}
+
+void rlk_wd_forget(rlk_wd *wd, const char *name, const char *owner)
+{
+    rlk_wd_forget_as(wd, RLK_KIND_LOCK, name, owner);
 }
 
 void rlk_wd_forget_name(rlk_wd *wd, const char *name)
@@ -662,17 +895,17 @@ void rlk_wd_forget_name(rlk_wd *wd, const char *name)
     pthread_mutex_unlock(&wd->mu);
 }
 
-long long rlk_wd_release_begin(rlk_wd *wd, const char *name, const char *owner,
-                               rlk_wd_ticket *t)
+long long rlk_wd_release_begin_as(rlk_wd *wd, int kind, const char *name, const char *owner,
+                                  rlk_wd_ticket *t)
 {
     long long lease = wd->lease_ms;
     rlk_hold *e;
 
     memset(t, 0, sizeof *t);
     pthread_mutex_lock(&wd->mu);
-    e = rlk_wd_find(wd, name, owner);
+    e = rlk_wd_find(wd, kind, name, owner);
     if (e && e->count <= 1)
-        e = rlk_wd_settle(wd, name, owner);
+        e = rlk_wd_settle(wd, kind, name, owner);
     if (e) {
         lease = e->watchdog ? wd->lease_ms : e->lease_ms;
         if (e->count <= 1) {
@@ -685,6 +918,12 @@ long long rlk_wd_release_begin(rlk_wd *wd, const char *name, const char *owner,
     }
     pthread_mutex_unlock(&wd->mu);
     return lease;
+}
+
+long long rlk_wd_release_begin(rlk_wd *wd, const char *name, const char *owner,
+                               rlk_wd_ticket *t)
+{
+    return rlk_wd_release_begin_as(wd, RLK_KIND_LOCK, name, owner, t);
 }
 
 void rlk_wd_release_end(rlk_wd *wd, rlk_wd_ticket *t, int outcome)
@@ -709,12 +948,17 @@ void rlk_wd_release_end(rlk_wd *wd, rlk_wd_ticket *t, int outcome)
     pthread_mutex_unlock(&wd->mu);
 }
 
-int rlk_wd_is_lost(rlk_wd *wd, const char *name, const char *owner)
+int rlk_wd_is_lost_as(rlk_wd *wd, int kind, const char *name, const char *owner)
 {
     int lost;
 
     pthread_mutex_lock(&wd->mu);
-    lost = *rlk_wd_mark_slot(wd, name, owner) != NULL;
+    lost = *rlk_wd_mark_slot(wd, kind, name, owner) != NULL;
     pthread_mutex_unlock(&wd->mu);
     return lost;
+}
+
+int rlk_wd_is_lost(rlk_wd *wd, const char *name, const char *owner)
+{
+    return rlk_wd_is_lost_as(wd, RLK_KIND_LOCK, name, owner);
 }

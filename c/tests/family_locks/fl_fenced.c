@@ -1,0 +1,460 @@
+/*
+ * fl_fenced.c - the fenced lock (rlk_fenced_*) against a real redis-server:
+ *   - tokens: every acquisition (re-entries too) returns a larger token from
+ *     the acquire itself; rlk_fenced_token gives the caller's, last_token the
+ *     server's; not-owner and busy answers; force unlock keeps the token key;
+ *   - a waiter is woken by the release (pub/sub), not by the lease;
+ *   - the watchdog renews the lock and its token key (fenced/renew) and
+ *     reports a deleted lock lost (both callbacks, kind RLK_KIND_FENCED);
+ *   - the invariant: 6 processes x 3 threads acquire and release one lock;
+ *     the event log, sorted by acquisition, has strictly increasing tokens
+ *     (0 regressions) and no two holds overlapping (0 overlaps).
+ *
+ * Child mode (argv[1]): contend URL THREADS ITERS LOGFILE.
+ */
+#include "check.h"
+#include "fl_util.h"
+#include "lock_internal.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static rlk_fx_server srv;
+static char url[128];
+static rt_stall stall;
+
+/* ------------------------------------------------------------ child: contend */
+
+typedef struct contend {
+    rlk_fenced *lock;
+    int iters;
+    fl_rec *recs;               /* iters per thread */
+    int errors;
+} contend;
+
+typedef struct contend_arg {
+    contend *ct;
+    int idx;
+} contend_arg;
+
+static void contend_once(contend *ct, int idx, int i, unsigned *seed)
+{
+    fl_rec *r = &ct->recs[idx * ct->iters + i];
+    long long lease = (i + idx) % 2 ? 5000 : 0;     /* half leased, half watchdog */
+    long long token = 0, mine = 0;
+
+    if (rlk_fenced_lock(ct->lock, lease, &token) != RLK_OK) {
+        __atomic_add_fetch(&ct->errors, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    r->acq_ns = rlk_fx_now_ns();
+    if (rlk_fenced_token(ct->lock, &mine) != RLK_OK || mine != token)
+        __atomic_add_fetch(&ct->errors, 1, __ATOMIC_RELAXED);
+    rt_spin_ns(20000 + (long long)(rt_rand(seed) % 60000));
+    r->rel_ns = rlk_fx_now_ns();
+    r->token = token;
+    r->pid = (int)getpid();
+    r->thread = idx;
+    r->kind = RLK_KIND_FENCED;
+    if (rlk_fenced_unlock(ct->lock) != RLK_OK)
+        __atomic_add_fetch(&ct->errors, 1, __ATOMIC_RELAXED);
+}
+
+static void *contend_main(void *arg)
+{
+    contend_arg *a = arg;
+    unsigned seed = (unsigned)getpid() * 31u + (unsigned)a->idx;
+
+    for (int i = 0; i < a->ct->iters; i++)
+        contend_once(a->ct, a->idx, i, &seed);
+    return NULL;
+}
+
+static int child_contend(const char *curl, int threads, int iters, const char *logpath)
+{
+    rlk_client *c = rt_connect(curl, 2000, threads);
+    contend ct = {0};
+    contend_arg args[16];
+    pthread_t t[16];
+    char line[32];
+    size_t n = 0;
+
+    if (!c || threads > 16 || !(ct.lock = rlk_fenced_new(c, "fe:contend")))
+        return 2;
+    ct.iters = iters;
+    ct.recs = calloc((size_t)(threads * iters), sizeof *ct.recs);
+    if (!ct.recs)
+        return 2;
+    fl_say("ready");
+    if (!fgets(line, sizeof line, stdin) || strncmp(line, "go", 2) != 0)
+        return 2;
+    for (int i = 0; i < threads; i++) {
+        args[i].ct = &ct;
+        args[i].idx = i;
+        pthread_create(&t[i], NULL, contend_main, &args[i]);
+    }
+    for (int i = 0; i < threads; i++)
+        pthread_join(t[i], NULL);
+    for (int i = 0; i < threads * iters; i++)   /* compact: failed iterations have pid 0 */
+        if (ct.recs[i].pid != 0)
+            ct.recs[n++] = ct.recs[i];
+    if (fl_log_write(logpath, ct.recs, n) != 0)
+        ct.errors++;
+    fl_say("done %zu %d", n, ct.errors);
+    free(ct.recs);
+    rlk_fenced_free(ct.lock);
+    rlk_free(c);
+    return 0;
+}
+
+static int child_main(int argc, char **argv)
+{
+    if (argc == 6 && strcmp(argv[1], "contend") == 0)
+        return child_contend(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5]);
+    fprintf(stderr, "fl_fenced: unknown child mode\n");
+    return 2;
+}
+
+/* ------------------------------------------------------------ tokens */
+
+static void test_tokens(void)
+{
+    rlk_client *c = rt_connect(url, 0, 2), *c2 = rt_connect(url, 0, 2);
+    rlk_fenced *f, *f2;
+    long long t1 = 0, t2 = 0, t3 = 0, tok = -1, n = 0, ttl = 0, start;
+    int held = -1, released = -1;
+
+    REQUIRE(c && c2);
+    f = rlk_fenced_new(c, "fe:basic");
+    f2 = rlk_fenced_new(c2, "fe:basic");
+    REQUIRE(f && f2);
+    CHECK_STR_EQ(rlk_fenced_name(f), "fe:basic");
+    CHECK_STR_EQ(rlk_fenced_token_name(f), "redisson_lock_token:{fe:basic}");
+    CHECK_INT_EQ(rlk_fenced_last_token(f, &tok), RLK_OK);
+    CHECK_INT_EQ(tok, 0);
+    CHECK_INT_EQ(rlk_fenced_token(f, &tok), RLK_ERR_NOT_OWNER);
+
+    CHECK_INT_EQ(rlk_fenced_try_lock(f, 0, 5000, &t1), RLK_OK);
+    CHECK(t1 > 0);
+    CHECK_INT_EQ(rlk_fenced_token(f, &tok), RLK_OK);
+    CHECK_INT_EQ(tok, t1);
+    CHECK_INT_EQ(rlk_fenced_last_token(f2, &tok), RLK_OK);
+    CHECK_INT_EQ(tok, t1);
+    /* A re-entry gets a new, larger token. */
+    CHECK_INT_EQ(rlk_fenced_lock(f, 5000, &t2), RLK_OK);
+    CHECKF(t2 > t1, "re-entry token %lld after %lld", t2, t1);
+    CHECK_INT_EQ(rlk_fenced_hold_count(f, &n), RLK_OK);
+    CHECK_INT_EQ(n, 2);
+    CHECK_INT_EQ(rlk_fenced_token(f, &tok), RLK_OK);
+    CHECK_INT_EQ(tok, t2);
+
+    /* Another holder: busy at once, and after a bounded wait. */
+    CHECK_INT_EQ(rlk_fenced_try_lock(f2, 0, 5000, &t3), RLK_ERR_BUSY);
+    CHECK_INT_EQ(rlk_err(c2), RLK_ERR_BUSY);
+    start = rlk_fx_now_ms();
+    CHECK_INT_EQ(rlk_fenced_try_lock(f2, 150, 5000, &t3), RLK_ERR_BUSY);
+    CHECK(rlk_fx_now_ms() - start >= 140);
+    CHECK_INT_EQ(rlk_fenced_token(f2, &tok), RLK_ERR_NOT_OWNER);
+
+    CHECK_INT_EQ(rlk_fenced_unlock(f), RLK_OK);
+    CHECK_INT_EQ(rlk_fenced_is_held_by_me(f, &held), RLK_OK);
+    CHECK_INT_EQ(held, 1);
+    CHECK_INT_EQ(rlk_fenced_unlock(f), RLK_OK);
+    CHECK_INT_EQ(rlk_fenced_unlock(f), RLK_ERR_NOT_OWNER);
+    CHECK_INT_EQ(rlk_fenced_token(f, &tok), RLK_ERR_NOT_OWNER);
+
+    CHECK_INT_EQ(rlk_fenced_try_lock(f2, 0, 5000, &t3), RLK_OK);
+    CHECKF(t3 > t2, "next holder's token %lld after %lld", t3, t2);
+    CHECK_INT_EQ(rlk_fenced_last_token(f, &tok), RLK_OK);
+    CHECK_INT_EQ(tok, t3);
+    CHECK_INT_EQ(rlk_fenced_is_held_by_me(f2, &held), RLK_OK);
+    CHECK_INT_EQ(held, 1);
+    CHECK_INT_EQ(rlk_fenced_is_held_by_me(f, &held), RLK_OK);
+    CHECK_INT_EQ(held, 0);
+    CHECK_INT_EQ(rlk_fenced_remaining_ttl(f, &ttl), RLK_OK);
+    CHECK(ttl > 0 && ttl <= 5000);
+
+    /* Force unlock: the lock goes, the token key stays. */
+    CHECK_INT_EQ(rlk_fenced_force_unlock(f, &released), RLK_OK);
+    CHECK_INT_EQ(released, 1);
+    CHECK_INT_EQ(rlk_fenced_is_locked(f, &held), RLK_OK);
+    CHECK_INT_EQ(held, 0);
+    CHECK_INT_EQ(rt_key_exists(&srv, "redisson_lock_token:{fe:basic}"), 1);
+    CHECK_INT_EQ(rlk_fenced_unlock(f2), RLK_ERR_NOT_OWNER);
+    CHECK_INT_EQ(rlk_fenced_try_lock(f, 0, 5000, &t1), RLK_OK);
+    CHECK(t1 > t3);
+    CHECK_INT_EQ(rlk_fenced_unlock(f), RLK_OK);
+
+    rlk_fenced_free(f);
+    rlk_fenced_free(f2);
+    rlk_free(c);
+    rlk_free(c2);
+}
+
+static void test_names_and_args(void)
+{
+    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_fenced *f;
+    long long tok = 0;
+
+    REQUIRE(c);
+    CHECK(rlk_fenced_new(c, "") == NULL);
+    CHECK_INT_EQ(rlk_err(c), RLK_ERR_ARG);
+    f = rlk_fenced_new(c, "fe:{tag}x");
+    REQUIRE(f);
+    CHECK_STR_EQ(rlk_fenced_token_name(f), "redisson_lock_token:fe:{tag}x");
+    CHECK_INT_EQ(rlk_fenced_try_lock(f, 0, 1000000000001LL, &tok), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_fenced_set_owner(f, ""), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_fenced_set_owner(f, "job-7"), RLK_OK);
+    CHECK_INT_EQ(rlk_fenced_try_lock(f, 0, 5000, &tok), RLK_OK);
+    CHECK_INT_EQ(fl_int(&srv, "HGET %s %s", "fe:{tag}x", "job-7"), 1);
+    CHECK_INT_EQ(rlk_fenced_unlock(f), RLK_OK);
+    /* A key of another type: the script's refusal, nothing written. */
+    {
+        redisReply *r = rlk_fx_command(&srv, "SET %s %s", "fe:str", "x");
+
+        CHECK(r && r->type == REDIS_REPLY_STATUS);
+        if (r)
+            freeReplyObject(r);
+    }
+    rlk_fenced_free(f);
+    f = rlk_fenced_new(c, "fe:str");
+    REQUIRE(f);
+    CHECK_INT_EQ(rlk_fenced_try_lock(f, 0, 5000, &tok), RLK_ERR_SCRIPT);
+    CHECK_STR_CONTAINS(rlk_errstr(c), "RLK_WRONGTYPE");
+    rlk_fenced_free(f);
+    rlk_free(c);
+}
+
+/* ------------------------------------------------------------ waiting */
+
+typedef struct bg_lock {
+    rlk_fenced *lock;
+    long long wait_ms;
+    long long token;
+    int rc;
+    long long at_ms;
+    rt_latch done;
+} bg_lock;
+
+static void *bg_lock_main(void *arg)
+{
+    bg_lock *b = arg;
+
+    b->rc = rlk_fenced_try_lock(b->lock, b->wait_ms, 0, &b->token);
+    b->at_ms = rlk_fx_now_ms();
+    rt_latch_add(&b->done, 1);
+    return NULL;
+}
+
+static void test_waiter_woken(void)
+{
+    rlk_client *c = rt_connect(url, 0, 2), *c2 = rt_connect(url, 0, 2);
+    rlk_fenced *f;
+    bg_lock b = {0};
+    long long t1 = 0, t_unlock;
+    pthread_t t;
+
+    REQUIRE(c && c2);
+    f = rlk_fenced_new(c, "fe:wake");
+    b.lock = rlk_fenced_new(c2, "fe:wake");
+    REQUIRE(f && b.lock);
+    REQUIRE(rlk_fenced_set_owner(b.lock, "fe-waiter") == RLK_OK);  /* unlocked from here */
+    REQUIRE_INT_EQ(rlk_fenced_try_lock(f, 0, 20000, &t1), RLK_OK);
+    b.wait_ms = 10000;
+    rt_latch_init(&b.done);
+    pthread_create(&t, NULL, bg_lock_main, &b);
+    CHECK(rt_wait_numsub(&srv, "redisson_lock__channel:{fe:wake}", 1, 5000) == 0);
+    CHECK_INT_EQ(rt_latch_get(&b.done), 0);
+    rt_stall_reset(&stall);
+    t_unlock = rlk_fx_now_ms();
+    CHECK_INT_EQ(rlk_fenced_unlock(f), RLK_OK);
+    rt_latch_wait(&b.done, 1, 10000);
+    pthread_join(t, NULL);
+    printf("  waiter acquired %lld ms after the release (lease 20000 ms)\n", b.at_ms - t_unlock);
+    CHECK_INT_EQ(b.rc, RLK_OK);
+    CHECK(b.token > t1);
+    CHECKF(b.at_ms - t_unlock <= 500, "woken %lld ms after the release (max scheduling gap %lld "
+           "ms%s)", b.at_ms - t_unlock, rt_stall_max_gap_ms(&stall), fl_stall_note(&stall));
+    CHECK_INT_EQ(rlk_fenced_unlock(b.lock), RLK_OK);
+    rt_latch_destroy(&b.done);
+    rlk_fenced_free(b.lock);
+    rlk_fenced_free(f);
+    rlk_free(c);
+    rlk_free(c2);
+}
+
+/* ------------------------------------------------------------ watchdog */
+
+#define WD_LEASE 300
+
+static void test_watchdog_and_lost(void)
+{
+    rlk_client *c = rt_connect(url, WD_LEASE, 2);
+    rlk_runtime_stats st;
+    rlk_fenced *f;
+    fl_lost g;
+    long long tok = 0, ttl, token_ttl;
+    int held = -1;
+
+    REQUIRE(c);
+    fl_lost_init(&g);
+    fl_lost_install(c, &g);
+    f = rlk_fenced_new(c, "fe:wd");
+    REQUIRE(f);
+    REQUIRE_INT_EQ(rlk_fenced_lock(f, 0, &tok), RLK_OK);
+    rlk_fx_sleep_ms(4 * WD_LEASE);      /* four leases: only renewals keep it */
+    ttl = fl_int(&srv, "PTTL %s", "fe:wd");
+    token_ttl = fl_int(&srv, "PTTL %s", "redisson_lock_token:{fe:wd}");
+    CHECKF(ttl > 0 && ttl <= WD_LEASE, "lock PTTL %lld after four leases", ttl);
+    CHECKF(token_ttl > 3600000, "token key PTTL %lld (renewed with the lock)", token_ttl);
+    CHECK_INT_EQ(rlk_fenced_is_held_by_me(f, &held), RLK_OK);
+    CHECK_INT_EQ(held, 1);
+    CHECK_INT_EQ(rlk_runtime_stats_get(c, &st), RLK_OK);
+    CHECKF(st.renew_calls >= 3, "%llu renewals", st.renew_calls);
+    CHECK_INT_EQ(st.renew_errors, 0);
+
+    CHECK_INT_EQ(fl_int(&srv, "DEL %s", "fe:wd"), 1);
+    CHECK(rt_latch_wait(&g.fired, 1, 3000) == 1);
+    CHECK_INT_EQ(g.kind, RLK_KIND_FENCED);
+    CHECK_INT_EQ(g.reason, RLK_LOST_GONE);
+    CHECK_STR_EQ(g.name, "fe:wd");
+    CHECK_INT_EQ(g.plain_count, 1);
+    CHECK_INT_EQ(rlk_fenced_is_held_by_me(f, &held), RLK_OK);
+    CHECK_INT_EQ(held, 0);
+    CHECK_INT_EQ(rlk_fenced_token(f, &tok), RLK_ERR_NOT_OWNER);
+    CHECK_INT_EQ(rlk_fenced_unlock(f), RLK_ERR_NOT_OWNER);
+    rlk_fenced_free(f);
+    rlk_free(c);
+    fl_lost_destroy(&g);
+}
+
+/* ------------------------------------------------------------ invariant */
+
+#define PROCS 6
+#define THREADS 3
+#define ITERS 40
+
+static int all_exclusive(const fl_rec *r)
+{
+    (void)r;
+    return 1;
+}
+
+/* Holds whose token is not above the token of the hold before them. */
+static int token_regressions(const fl_rec *recs, size_t n, long long *max_token)
+{
+    int bad = 0;
+
+    *max_token = n ? recs[0].token : 0;
+    for (size_t i = 1; i < n; i++) {
+        if (recs[i].token <= recs[i - 1].token) {
+            if (bad < 5)
+                fprintf(stderr, "  regression: token %lld (pid %d) after %lld (pid %d)\n",
+                        recs[i].token, recs[i].pid, recs[i - 1].token, recs[i - 1].pid);
+            bad++;
+        }
+        if (recs[i].token > *max_token)
+            *max_token = recs[i].token;
+    }
+    return bad;
+}
+
+static int spawn_contenders(rt_child *kids, const char *dir)
+{
+    int spawned = 0;
+
+    for (int p = 0; p < PROCS; p++) {
+        char threads[8], iters[8], log[300];
+        const char *args[] = {"contend", url, threads, iters, log, NULL};
+
+        snprintf(threads, sizeof threads, "%d", THREADS);
+        snprintf(iters, sizeof iters, "%d", ITERS);
+        snprintf(log, sizeof log, "%s/log.%d", dir, p);
+        if (rt_child_spawn(&kids[p], args) != 0)
+            break;
+        spawned++;
+    }
+    return spawned;
+}
+
+static void test_invariant(void)
+{
+    char dir[] = "/tmp/rlk-fl-XXXXXX", line[128];
+    rt_child kids[PROCS];
+    fl_rec *recs = NULL;
+    size_t n = 0;
+    int spawned, done = 0, errors = 0, overlaps, regressions;
+    long long t0, ms, max_token = 0, last = -1;
+
+    REQUIRE(mkdtemp(dir) != NULL);
+    spawned = spawn_contenders(kids, dir);
+    CHECK_INT_EQ(spawned, PROCS);
+    for (int p = 0; p < spawned; p++)
+        CHECKF(rt_child_read_line(&kids[p], line, sizeof line, 15000) == 0 &&
+               strcmp(line, "ready") == 0, "child %d did not get ready", p);
+    t0 = rlk_fx_now_ms();
+    for (int p = 0; p < spawned; p++)
+        rt_child_send(&kids[p], "go");
+    for (int p = 0; p < spawned; p++) {
+        size_t got = 0;
+        int errs = 0;
+        char log[300];
+
+        if (rt_child_read_line(&kids[p], line, sizeof line, 40000) == 0 &&
+            sscanf(line, "done %zu %d", &got, &errs) == 2) {
+            done++;
+            errors += errs;
+        }
+        CHECKF(rt_child_wait(&kids[p], 10000) == 0, "child %d did not exit cleanly", p);
+        snprintf(log, sizeof log, "%s/log.%d", dir, p);
+        fl_log_read(log, &recs, &n);
+    }
+    ms = rlk_fx_now_ms() - t0;
+    rmdir(dir);
+    fl_sort(recs, n);
+    overlaps = fl_exclusive_overlaps(recs, n, all_exclusive);
+    regressions = token_regressions(recs, n, &max_token);
+    {
+        rlk_client *c = rt_connect(url, 0, 1);
+        rlk_fenced *f = c ? rlk_fenced_new(c, "fe:contend") : NULL;
+
+        if (f)
+            rlk_fenced_last_token(f, &last);
+        rlk_fenced_free(f);
+        rlk_free(c);
+    }
+    printf("  fenced invariant: %d processes x %d threads, %zu acquisitions in %lld ms, "
+           "%d token regressions, %d overlaps, %d errors\n", PROCS, THREADS, n, ms, regressions,
+           overlaps, errors);
+    CHECK_INT_EQ(done, PROCS);
+    CHECK_INT_EQ(errors, 0);
+    CHECK_INT_EQ(n, PROCS * THREADS * ITERS);
+    CHECK_INT_EQ(regressions, 0);
+    CHECK_INT_EQ(overlaps, 0);
+    CHECK_INT_EQ(last, max_token);      /* the last token issued is the last holder's */
+    free(recs);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        return child_main(argc, argv);
+    signal(SIGPIPE, SIG_IGN);
+    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
+        fprintf(stderr, "fl_fenced: cannot start redis-server\n");
+        return 1;
+    }
+    rt_stall_start(&stall);
+    RUN_TEST(test_tokens);
+    RUN_TEST(test_names_and_args);
+    RUN_TEST(test_waiter_woken);
+    RUN_TEST(test_watchdog_and_lost);
+    RUN_TEST(test_invariant);
+    rt_stall_stop(&stall);
+    rlk_fx_stop(&srv);
+    return check_summary("fl_fenced");
+}

@@ -1,0 +1,661 @@
+/*
+ * fl_rwlock.c - the read-write lock (rlk_rwlock_*) against a real redis-server:
+ *   - sides: readers share, a writer excludes everyone, the writer may read
+ *     and keeps its reads when it releases the write lock (downgrade);
+ *     re-entry counts, not-owner answers, argument checks, force unlock;
+ *   - no upgrade: a reader asking for the write lock gets RLK_ERR_UPGRADE at
+ *     once (try_lock with a wait and lock() alike), nothing changed;
+ *   - the watchdog renews lease-less reads (several owners of one lock in one
+ *     renew_readers call) and writers, and reports a lost read or write with
+ *     its kind;
+ *   - a downgrade wakes the readers waiting in other processes at once (by
+ *     the message 1), not when the writer's 20 s lease would run out;
+ *   - the invariant: 4 processes x 4 threads, mixed readers and writers (some
+ *     writers downgrade); the event log shows no writer overlapping any other
+ *     hold, and reader concurrency above 1 (the maximum is printed).
+ *
+ * Child modes (argv[1]): contend URL THREADS ITERS LOGFILE | readers URL THREADS.
+ */
+#include "check.h"
+#include "fl_util.h"
+#include "lock_internal.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static rlk_fx_server srv;
+static char url[128];
+static rt_stall stall;
+
+static int mode_of(rlk_rwlock *rw)
+{
+    int mode = -1;
+
+    if (rlk_rwlock_mode(rw, &mode) != RLK_OK)
+        return -1;
+    return mode;
+}
+
+static long long count_of(rlk_rwlock *rw, int side)
+{
+    long long n = -1;
+
+    if (rlk_rwlock_hold_count(rw, side, &n) != RLK_OK)
+        return -1;
+    return n;
+}
+
+/* ------------------------------------------------------------ child: contend */
+
+typedef struct contend {
+    rlk_client *c;
+    rlk_rwlock *lock;
+    int iters;
+    fl_rec *recs;               /* 2 * iters per thread: a downgrade makes two */
+    int errors;
+} contend;
+
+typedef struct contend_arg {
+    contend *ct;
+    int idx;
+    int nrec;
+} contend_arg;
+
+static fl_rec *contend_rec(contend_arg *a, int kind, long long acq)
+{
+    fl_rec *r = &a->ct->recs[a->idx * 2 * a->ct->iters + a->nrec++];
+
+    r->acq_ns = acq;
+    r->pid = (int)getpid();
+    r->thread = a->idx;
+    r->kind = kind;
+    return r;
+}
+
+static void contend_error(contend *ct, const char *what)
+{
+    fprintf(stderr, "  child %d: %s: %s\n", (int)getpid(), what, rlk_errstr(ct->c));
+    __atomic_add_fetch(&ct->errors, 1, __ATOMIC_RELAXED);
+}
+
+/* A write hold; one in three also reads and downgrades. */
+static void contend_write(contend_arg *a, long long lease, unsigned *seed)
+{
+    contend *ct = a->ct;
+    int downgrade = rt_rand(seed) % 3 == 0;
+    fl_rec *w, *r = NULL;
+
+    if (rlk_rwlock_try_lock(ct->lock, RLK_RW_WRITE, 20000, lease) != RLK_OK)
+        return contend_error(ct, "write lock");
+    w = contend_rec(a, RLK_KIND_WRITE, rlk_fx_now_ns());
+    rt_spin_ns(30000 + (long long)(rt_rand(seed) % 70000));
+    if (downgrade && rlk_rwlock_try_lock(ct->lock, RLK_RW_READ, 0, lease) != RLK_OK)
+        contend_error(ct, "writer's read");
+    w->rel_ns = rlk_fx_now_ns();
+    if (rlk_rwlock_unlock(ct->lock, RLK_RW_WRITE) != RLK_OK)
+        contend_error(ct, "write unlock");
+    if (!downgrade)
+        return;
+    r = contend_rec(a, RLK_KIND_READ, w->rel_ns);   /* held since before: a reader from here */
+    rt_spin_ns(100000 + (long long)(rt_rand(seed) % 200000));
+    r->rel_ns = rlk_fx_now_ns();
+    if (rlk_rwlock_unlock(ct->lock, RLK_RW_READ) != RLK_OK)
+        contend_error(ct, "downgraded read unlock");
+}
+
+static void contend_read(contend_arg *a, long long lease, unsigned *seed)
+{
+    contend *ct = a->ct;
+    fl_rec *r;
+
+    if (rlk_rwlock_try_lock(ct->lock, RLK_RW_READ, 20000, lease) != RLK_OK)
+        return contend_error(ct, "read lock");
+    r = contend_rec(a, RLK_KIND_READ, rlk_fx_now_ns());
+    rt_spin_ns(200000 + (long long)(rt_rand(seed) % 400000));
+    r->rel_ns = rlk_fx_now_ns();
+    if (rlk_rwlock_unlock(ct->lock, RLK_RW_READ) != RLK_OK)
+        contend_error(ct, "read unlock");
+}
+
+static void *contend_main(void *arg)
+{
+    contend_arg *a = arg;
+    unsigned seed = (unsigned)getpid() * 31u + (unsigned)a->idx;
+
+    for (int i = 0; i < a->ct->iters; i++) {
+        long long lease = (i + a->idx) % 2 ? 5000 : 0;     /* half leased, half watchdog */
+        struct timespec outside = {0, (long)(rt_rand(&seed) % 500000)};
+
+        if (rt_rand(&seed) % 4 == 0)
+            contend_write(a, lease, &seed);
+        else
+            contend_read(a, lease, &seed);
+        nanosleep(&outside, NULL);      /* work outside the lock */
+    }
+    return NULL;
+}
+
+static int child_contend(const char *curl, int threads, int iters, const char *logpath)
+{
+    rlk_client *c = rt_connect(curl, 2000, threads);
+    rlk_runtime_stats st;
+    contend ct = {0};
+    contend_arg args[16];
+    pthread_t t[16];
+    char line[32];
+    size_t n = 0;
+
+    if (!c || threads > 16 || !(ct.lock = rlk_rwlock_new(c, "rw:contend")))
+        return 2;
+    ct.c = c;
+    ct.iters = iters;
+    ct.recs = calloc((size_t)(threads * 2 * iters), sizeof *ct.recs);
+    if (!ct.recs)
+        return 2;
+    fl_say("ready");
+    if (!fgets(line, sizeof line, stdin) || strncmp(line, "go", 2) != 0)
+        return 2;
+    for (int i = 0; i < threads; i++) {
+        args[i] = (contend_arg){&ct, i, 0};
+        pthread_create(&t[i], NULL, contend_main, &args[i]);
+    }
+    for (int i = 0; i < threads; i++)
+        pthread_join(t[i], NULL);
+    for (int i = 0; i < threads * 2 * iters; i++)
+        if (ct.recs[i].pid != 0)
+            ct.recs[n++] = ct.recs[i];
+    if (fl_log_write(logpath, ct.recs, n) != 0)
+        ct.errors++;
+    rlk_runtime_stats_get(c, &st);
+    fl_say("done %zu %d %llu %llu", n, ct.errors, st.ttl_wakeups, st.waits);
+    free(ct.recs);
+    rlk_rwlock_free(ct.lock);
+    rlk_free(c);
+    return 0;
+}
+
+/* ------------------------------------------------------------ child: readers */
+
+typedef struct reader {
+    rlk_rwlock *lock;
+    int rc;
+    long long at_ms;
+} reader;
+
+static void *reader_main(void *arg)
+{
+    reader *r = arg;
+
+    r->rc = rlk_rwlock_try_lock(r->lock, RLK_RW_READ, 15000, 5000);
+    r->at_ms = rlk_fx_now_ms();
+    fl_say("acq %d %lld", r->rc, r->at_ms);
+    if (r->rc == RLK_OK)
+        rlk_rwlock_unlock(r->lock, RLK_RW_READ);
+    return NULL;
+}
+
+/* Readers that wait for the parent's writer; "waits" answers how many
+ * sleeps on the channel have started (each thread's first sleep is one). */
+static int child_readers(const char *curl, int threads)
+{
+    rlk_client *c = rt_connect(curl, 0, threads);
+    rlk_rwlock *rw = c ? rlk_rwlock_new(c, "rw:down") : NULL;
+    rlk_runtime_stats st;
+    reader rd[16];
+    pthread_t t[16];
+    char line[32];
+
+    if (!rw || threads > 16)
+        return 2;
+    for (int i = 0; i < threads; i++) {
+        rd[i] = (reader){rw, -1, 0};
+        pthread_create(&t[i], NULL, reader_main, &rd[i]);
+    }
+    while (fgets(line, sizeof line, stdin) && strncmp(line, "waits", 5) == 0) {
+        rlk_runtime_stats_get(c, &st);
+        fl_say("waits %llu", st.waits);
+    }
+    for (int i = 0; i < threads; i++)
+        pthread_join(t[i], NULL);
+    rlk_runtime_stats_get(c, &st);
+    fl_say("stats %llu %llu", st.ttl_wakeups, st.wake_all);
+    rlk_rwlock_free(rw);
+    rlk_free(c);
+    return 0;
+}
+
+static int child_main(int argc, char **argv)
+{
+    if (argc == 6 && strcmp(argv[1], "contend") == 0)
+        return child_contend(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5]);
+    if (argc == 4 && strcmp(argv[1], "readers") == 0)
+        return child_readers(argv[2], atoi(argv[3]));
+    fprintf(stderr, "fl_rwlock: unknown child mode\n");
+    return 2;
+}
+
+/* ------------------------------------------------------------ sides */
+
+static void test_sides(void)
+{
+    rlk_client *c = rt_connect(url, 0, 4);
+    rlk_rwlock *a, *b, *w;
+    long long readers = -1, start, ttl = 0;
+    int held = -1;
+
+    REQUIRE(c);
+    a = rlk_rwlock_new(c, "rw:basic");
+    b = rlk_rwlock_new(c, "rw:basic");
+    w = rlk_rwlock_new(c, "rw:basic");
+    REQUIRE(a && b && w);
+    REQUIRE(rlk_rwlock_set_owner(a, "A") == RLK_OK && rlk_rwlock_set_owner(b, "B") == RLK_OK &&
+            rlk_rwlock_set_owner(w, "W") == RLK_OK);
+    CHECK_STR_EQ(rlk_rwlock_channel(a), "redisson_rwlock:{rw:basic}");
+    CHECK_INT_EQ(mode_of(a), RLK_RW_FREE);
+
+    /* Readers share; a writer waits for them. */
+    CHECK_INT_EQ(rlk_rwlock_try_lock(a, RLK_RW_READ, 0, 5000), RLK_OK);
+    CHECK_INT_EQ(rlk_rwlock_try_lock(b, RLK_RW_READ, 0, 5000), RLK_OK);
+    CHECK_INT_EQ(mode_of(a), RLK_RW_MODE_READ);
+    CHECK_INT_EQ(rlk_rwlock_reader_count(a, &readers), RLK_OK);
+    CHECK_INT_EQ(readers, 2);
+    CHECK_INT_EQ(fl_int(&srv, "PTTL %s", "{rw:basic}:A:rwlock_timeout:1") > 0, 1);
+    CHECK_INT_EQ(rlk_rwlock_try_lock(w, RLK_RW_WRITE, 0, 5000), RLK_ERR_BUSY);
+    CHECK_INT_EQ(rlk_err(c), RLK_ERR_BUSY);
+    start = rlk_fx_now_ms();
+    CHECK_INT_EQ(rlk_rwlock_try_lock(w, RLK_RW_WRITE, 150, 5000), RLK_ERR_BUSY);
+    CHECK(rlk_fx_now_ms() - start >= 140);
+    CHECK_INT_EQ(rlk_rwlock_unlock(a, RLK_RW_READ), RLK_OK);
+    CHECK_INT_EQ(rlk_rwlock_unlock(b, RLK_RW_READ), RLK_OK);
+    CHECK_INT_EQ(mode_of(a), RLK_RW_FREE);
+    CHECK_INT_EQ(rt_key_exists(&srv, "{rw:basic}:A:rwlock_timeout:1"), 0);
+
+    /* A writer excludes readers; it may read itself, and re-enter. */
+    CHECK_INT_EQ(rlk_rwlock_try_lock(w, RLK_RW_WRITE, 0, 5000), RLK_OK);
+    CHECK_INT_EQ(mode_of(w), RLK_RW_MODE_WRITE);
+    CHECK_INT_EQ(rlk_rwlock_try_lock(a, RLK_RW_READ, 0, 5000), RLK_ERR_BUSY);
+    CHECK_INT_EQ(rlk_rwlock_try_lock(w, RLK_RW_READ, 0, 5000), RLK_OK);
+    CHECK_INT_EQ(rlk_rwlock_try_lock(w, RLK_RW_WRITE, 0, 5000), RLK_OK);
+    CHECK_INT_EQ(count_of(w, RLK_RW_WRITE), 2);
+    CHECK_INT_EQ(count_of(w, RLK_RW_READ), 1);
+    CHECK_INT_EQ(rlk_rwlock_is_held_by_me(w, RLK_RW_WRITE, &held), RLK_OK);
+    CHECK_INT_EQ(held, 1);
+    CHECK_INT_EQ(rlk_rwlock_is_held_by_me(a, RLK_RW_WRITE, &held), RLK_OK);
+    CHECK_INT_EQ(held, 0);
+    CHECK_INT_EQ(rlk_rwlock_unlock(w, RLK_RW_WRITE), RLK_OK);
+    CHECK_INT_EQ(mode_of(w), RLK_RW_MODE_WRITE);
+
+    /* The last write exit downgrades to the writer's read: readers enter. */
+    CHECK_INT_EQ(rlk_rwlock_unlock(w, RLK_RW_WRITE), RLK_OK);
+    CHECK_INT_EQ(mode_of(w), RLK_RW_MODE_READ);
+    CHECK_INT_EQ(count_of(w, RLK_RW_WRITE), 0);
+    CHECK_INT_EQ(rlk_rwlock_try_lock(a, RLK_RW_READ, 0, 5000), RLK_OK);
+    CHECK_INT_EQ(rlk_rwlock_try_lock(b, RLK_RW_WRITE, 0, 5000), RLK_ERR_BUSY);
+    CHECK_INT_EQ(rlk_rwlock_remaining_ttl(a, &ttl), RLK_OK);
+    CHECK(ttl > 0 && ttl <= 5000);
+    CHECK_INT_EQ(rlk_rwlock_unlock(w, RLK_RW_READ), RLK_OK);
+    CHECK_INT_EQ(rlk_rwlock_unlock(a, RLK_RW_READ), RLK_OK);
+    CHECK_INT_EQ(mode_of(a), RLK_RW_FREE);
+
+    /* Not held; bad arguments. */
+    CHECK_INT_EQ(rlk_rwlock_unlock(a, RLK_RW_READ), RLK_ERR_NOT_OWNER);
+    CHECK_INT_EQ(rlk_rwlock_unlock(a, RLK_RW_WRITE), RLK_ERR_NOT_OWNER);
+    CHECK_INT_EQ(rlk_err(c), RLK_ERR_NOT_OWNER);
+    CHECK_INT_EQ(rlk_rwlock_try_lock(a, 7, 0, 5000), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_rwlock_try_lock(a, RLK_RW_ANY, 0, 5000), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_rwlock_set_owner(a, "x:write"), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_rwlock_set_owner(a, "mode"), RLK_ERR_ARG);
+    CHECK(rlk_rwlock_new(c, "") == NULL);
+
+    rlk_rwlock_free(a);
+    rlk_rwlock_free(b);
+    rlk_rwlock_free(w);
+    rlk_free(c);
+}
+
+static void test_names_and_force(void)
+{
+    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_rwlock *w, *t;
+    char owner[RLK_OWNER_MAX + 1];
+    int released = -1;
+
+    REQUIRE(c);
+    t = rlk_rwlock_new(c, "rw:{tag}x");
+    w = rlk_rwlock_new(c, "rw:force");
+    REQUIRE(t && w);
+    CHECK_STR_EQ(rlk_rwlock_channel(t), "redisson_rwlock:rw:{tag}x");
+    REQUIRE_INT_EQ(rlk_rwlock_try_lock(t, RLK_RW_READ, 0, 5000), RLK_OK);
+    CHECK_INT_EQ(fl_int(&srv, "EXISTS %s", "rw:{tag}x"), 1);
+    REQUIRE_INT_EQ(rlk_rwlock_owner(t, owner, sizeof owner), RLK_OK);
+    /* The timeout keys' prefix is the name itself when it has a hash tag. */
+    CHECK(fl_int(&srv, "PTTL %s:%s:rwlock_timeout:1", "rw:{tag}x", owner) > 0);
+    CHECK_INT_EQ(rlk_rwlock_unlock(t, RLK_RW_READ), RLK_OK);
+
+    REQUIRE_INT_EQ(rlk_rwlock_try_lock(w, RLK_RW_WRITE, 0, 5000), RLK_OK);
+    CHECK_INT_EQ(rlk_rwlock_force_unlock(w, RLK_RW_READ, &released), RLK_OK);
+    CHECK_INT_EQ(released, 0);
+    CHECK_INT_EQ(mode_of(w), RLK_RW_MODE_WRITE);
+    CHECK_INT_EQ(rlk_rwlock_force_unlock(w, RLK_RW_ANY, &released), RLK_OK);
+    CHECK_INT_EQ(released, 1);
+    CHECK_INT_EQ(mode_of(w), RLK_RW_FREE);
+    CHECK_INT_EQ(rlk_rwlock_unlock(w, RLK_RW_WRITE), RLK_ERR_NOT_OWNER);
+    CHECK_INT_EQ(rlk_rwlock_force_unlock(w, 9, &released), RLK_ERR_ARG);
+    rlk_rwlock_free(t);
+    rlk_rwlock_free(w);
+    rlk_free(c);
+}
+
+/* ------------------------------------------------------------ upgrade */
+
+static void test_no_upgrade(void)
+{
+    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_rwlock *rw;
+    long long start, elapsed;
+
+    REQUIRE(c);
+    rw = rlk_rwlock_new(c, "rw:upgrade");
+    REQUIRE(rw);
+    REQUIRE_INT_EQ(rlk_rwlock_try_lock(rw, RLK_RW_READ, 0, 5000), RLK_OK);
+    start = rlk_fx_now_ms();
+    CHECK_INT_EQ(rlk_rwlock_try_lock(rw, RLK_RW_WRITE, 5000, 5000), RLK_ERR_UPGRADE);
+    CHECK_INT_EQ(rlk_err(c), RLK_ERR_UPGRADE);
+    CHECK_STR_CONTAINS(rlk_errstr(c), "release every read");
+    CHECK_STR_EQ(rlk_strerror(RLK_ERR_UPGRADE), "RLK_ERR_UPGRADE");
+    CHECK_INT_EQ(rlk_rwlock_lock(rw, RLK_RW_WRITE, 0), RLK_ERR_UPGRADE);    /* no deadlock */
+    elapsed = rlk_fx_now_ms() - start;
+    CHECKF(elapsed < 1000, "the refusals took %lld ms: not at once", elapsed);
+    CHECK_INT_EQ(mode_of(rw), RLK_RW_MODE_READ);
+    CHECK_INT_EQ(count_of(rw, RLK_RW_READ), 1);
+    CHECK_INT_EQ(count_of(rw, RLK_RW_WRITE), 0);
+    /* Releasing the reads first makes the write lock available. */
+    CHECK_INT_EQ(rlk_rwlock_unlock(rw, RLK_RW_READ), RLK_OK);
+    CHECK_INT_EQ(rlk_rwlock_try_lock(rw, RLK_RW_WRITE, 0, 5000), RLK_OK);
+    CHECK_INT_EQ(rlk_rwlock_unlock(rw, RLK_RW_WRITE), RLK_OK);
+    rlk_rwlock_free(rw);
+    rlk_free(c);
+}
+
+/* ------------------------------------------------------------ watchdog */
+
+#define WD_LEASE 300
+
+static void test_watchdog_and_lost(void)
+{
+    rlk_client *c = rt_connect(url, WD_LEASE, 4);
+    rlk_rwlock *r1, *r2, *w;
+    rlk_runtime_stats st;
+    fl_lost g;
+    int held = -1;
+
+    REQUIRE(c);
+    fl_lost_init(&g);
+    fl_lost_install(c, &g);
+    r1 = rlk_rwlock_new(c, "rw:wdr");
+    r2 = rlk_rwlock_new(c, "rw:wdr");
+    w = rlk_rwlock_new(c, "rw:wdw");
+    REQUIRE(r1 && r2 && w);
+    REQUIRE(rlk_rwlock_set_owner(r1, "R1") == RLK_OK && rlk_rwlock_set_owner(r2, "R2") == RLK_OK);
+    REQUIRE_INT_EQ(rlk_rwlock_lock(r1, RLK_RW_READ, 0), RLK_OK);
+    REQUIRE_INT_EQ(rlk_rwlock_lock(r2, RLK_RW_READ, 0), RLK_OK);
+    REQUIRE_INT_EQ(rlk_rwlock_lock(w, RLK_RW_WRITE, 0), RLK_OK);
+    rlk_fx_sleep_ms(4 * WD_LEASE);      /* four leases: only renewals keep them */
+    CHECK(fl_int(&srv, "PTTL %s", "rw:wdr") > 0);
+    CHECK(fl_int(&srv, "PTTL %s", "{rw:wdr}:R1:rwlock_timeout:1") > 0);
+    CHECK(fl_int(&srv, "PTTL %s", "{rw:wdr}:R2:rwlock_timeout:1") > 0);
+    CHECK(fl_int(&srv, "PTTL %s", "rw:wdw") > 0);
+    CHECK_INT_EQ(rlk_runtime_stats_get(c, &st), RLK_OK);
+    CHECKF(st.renew_calls >= 6, "%llu renewal calls", st.renew_calls);
+    CHECK_INT_EQ(st.renew_errors, 0);
+    CHECK_INT_EQ(g.count, 0);
+
+    /* The writer's lock deleted: lost, kind write. */
+    CHECK_INT_EQ(fl_int(&srv, "DEL %s", "rw:wdw"), 1);
+    CHECK(rt_latch_wait(&g.fired, 1, 3000) == 1);
+    CHECK_INT_EQ(g.kind, RLK_KIND_WRITE);
+    CHECK_INT_EQ(g.reason, RLK_LOST_GONE);
+    CHECK_STR_EQ(g.name, "rw:wdw");
+    CHECK_INT_EQ(rlk_rwlock_is_held_by_me(w, RLK_RW_WRITE, &held), RLK_OK);
+    CHECK_INT_EQ(held, 0);
+    CHECK_INT_EQ(rlk_rwlock_unlock(w, RLK_RW_WRITE), RLK_ERR_NOT_OWNER);
+
+    /* One reader's read expired behind its back: that reader alone is lost. */
+    CHECK_INT_EQ(fl_int(&srv, "DEL %s", "{rw:wdr}:R2:rwlock_timeout:1"), 1);
+    CHECK(rt_latch_wait(&g.fired, 2, 3000) == 2);
+    CHECK_INT_EQ(g.kind, RLK_KIND_READ);
+    CHECK_STR_EQ(g.owner, "R2");
+    CHECK_INT_EQ(g.plain_count, 2);
+    CHECK_INT_EQ(rlk_rwlock_is_held_by_me(r2, RLK_RW_READ, &held), RLK_OK);
+    CHECK_INT_EQ(held, 0);
+    CHECK_INT_EQ(rlk_rwlock_is_held_by_me(r1, RLK_RW_READ, &held), RLK_OK);
+    CHECK_INT_EQ(held, 1);
+    CHECK_INT_EQ(rlk_rwlock_unlock(r1, RLK_RW_READ), RLK_OK);
+    rlk_rwlock_free(r1);
+    rlk_rwlock_free(r2);
+    rlk_rwlock_free(w);
+    rlk_free(c);
+    fl_lost_destroy(&g);
+}
+
+/* ------------------------------------------------------------ downgrade wakes readers */
+
+#define DOWN_PROCS 2
+#define DOWN_THREADS 3
+#define DOWN_LEASE 20000
+
+/* Bounded poll until each child's readers all sleep on the channel. */
+static int wait_readers_asleep(rt_child *kids)
+{
+    long long until = rlk_fx_now_ms() + 10000;
+
+    while (rlk_fx_now_ms() < until) {
+        int asleep = 0;
+
+        for (int p = 0; p < DOWN_PROCS; p++) {
+            char line[64];
+            unsigned long long waits = 0;
+
+            if (rt_child_send(&kids[p], "waits") == 0 &&
+                rt_child_read_line(&kids[p], line, sizeof line, 5000) == 0 &&
+                sscanf(line, "waits %llu", &waits) == 1 && waits >= DOWN_THREADS)
+                asleep++;
+        }
+        if (asleep == DOWN_PROCS)
+            return 0;
+        rlk_fx_sleep_ms(5);
+    }
+    return -1;
+}
+
+/* Collects every reader's acquisition; returns the slowest (ms after t_down). */
+static long long collect_readers(rt_child *kids, long long t_down, int *ok, int *early)
+{
+    long long slowest = -1;
+
+    for (int p = 0; p < DOWN_PROCS; p++) {
+        for (int i = 0; i < DOWN_THREADS; i++) {
+            char line[64];
+            long long at = 0;
+            int rc = -1;
+
+            if (rt_child_read_line(&kids[p], line, sizeof line, 20000) != 0 ||
+                sscanf(line, "acq %d %lld", &rc, &at) != 2)
+                continue;
+            *ok += rc == RLK_OK;
+            *early += at < t_down;
+            if (at - t_down > slowest)
+                slowest = at - t_down;
+        }
+    }
+    return slowest;
+}
+
+static void test_downgrade_wakes_readers(void)
+{
+    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_rwlock *w = c ? rlk_rwlock_new(c, "rw:down") : NULL;
+    rt_child kids[DOWN_PROCS];
+    char threads[8];
+    const char *args[] = {"readers", url, threads, NULL};
+    long long t_down, slowest;
+    int ok = 0, early = 0, spawned = 0;
+    unsigned long long ttl_wakeups = 0, wake_all = 0, sum_ttl = 0, sum_all = 0;
+
+    REQUIRE(w);
+    REQUIRE_INT_EQ(rlk_rwlock_try_lock(w, RLK_RW_WRITE, 0, DOWN_LEASE), RLK_OK);
+    REQUIRE_INT_EQ(rlk_rwlock_try_lock(w, RLK_RW_READ, 0, DOWN_LEASE), RLK_OK);
+    snprintf(threads, sizeof threads, "%d", DOWN_THREADS);
+    for (int p = 0; p < DOWN_PROCS; p++)
+        spawned += rt_child_spawn(&kids[p], args) == 0;
+    REQUIRE_INT_EQ(spawned, DOWN_PROCS);
+    CHECK(rt_wait_numsub(&srv, "redisson_rwlock:{rw:down}", DOWN_PROCS, 10000) == 0);
+    CHECK(wait_readers_asleep(kids) == 0);
+    rt_stall_reset(&stall);
+    t_down = rlk_fx_now_ms();
+    CHECK_INT_EQ(rlk_rwlock_unlock(w, RLK_RW_WRITE), RLK_OK);      /* downgrade: publishes 1 */
+    CHECK_INT_EQ(mode_of(w), RLK_RW_MODE_READ);
+    for (int p = 0; p < DOWN_PROCS; p++)
+        rt_child_send(&kids[p], "go");
+    slowest = collect_readers(kids, t_down, &ok, &early);
+    for (int p = 0; p < DOWN_PROCS; p++) {
+        char line[64];
+
+        if (rt_child_read_line(&kids[p], line, sizeof line, 10000) == 0 &&
+            sscanf(line, "stats %llu %llu", &ttl_wakeups, &wake_all) == 2) {
+            sum_ttl += ttl_wakeups;
+            sum_all += wake_all;
+        }
+        CHECK_INT_EQ(rt_child_wait(&kids[p], 10000), 0);
+    }
+    printf("  downgrade: %d readers in %d processes acquired within %lld ms (writer's lease %d "
+           "ms); %llu woken by a wake-all, %llu by a TTL\n", ok, DOWN_PROCS, slowest, DOWN_LEASE,
+           sum_all, sum_ttl);
+    CHECK_INT_EQ(ok, DOWN_PROCS * DOWN_THREADS);
+    CHECK_INT_EQ(early, 0);
+    CHECK_INT_EQ(sum_ttl, 0);
+    CHECK(sum_all >= DOWN_PROCS);
+    CHECKF(slowest >= 0 && slowest <= 500, "slowest reader acquired %lld ms after the downgrade "
+           "(max scheduling gap %lld ms%s)", slowest, rt_stall_max_gap_ms(&stall),
+           fl_stall_note(&stall));
+    CHECK_INT_EQ(rlk_rwlock_unlock(w, RLK_RW_READ), RLK_OK);
+    CHECK_INT_EQ(mode_of(w), RLK_RW_FREE);
+    rlk_rwlock_free(w);
+    rlk_free(c);
+}
+
+/* ------------------------------------------------------------ invariant */
+
+#define PROCS 4
+#define THREADS 4
+#define ITERS 30
+
+static int is_writer(const fl_rec *r)
+{
+    return r->kind == RLK_KIND_WRITE;
+}
+
+static int is_reader(const fl_rec *r)
+{
+    return r->kind == RLK_KIND_READ;
+}
+
+static int spawn_contenders(rt_child *kids, const char *dir)
+{
+    int spawned = 0;
+
+    for (int p = 0; p < PROCS; p++) {
+        char threads[8], iters[8], log[300];
+        const char *args[] = {"contend", url, threads, iters, log, NULL};
+
+        snprintf(threads, sizeof threads, "%d", THREADS);
+        snprintf(iters, sizeof iters, "%d", ITERS);
+        snprintf(log, sizeof log, "%s/log.%d", dir, p);
+        if (rt_child_spawn(&kids[p], args) != 0)
+            break;
+        spawned++;
+    }
+    return spawned;
+}
+
+static void test_invariant(void)
+{
+    char dir[] = "/tmp/rlk-fl-XXXXXX", line[128];
+    rt_child kids[PROCS];
+    fl_rec *recs = NULL;
+    size_t n = 0, writes = 0;
+    int spawned, done = 0, errors = 0, overlaps, max_readers;
+    unsigned long long ttl_wakeups = 0, waits = 0;
+    long long t0, ms;
+
+    REQUIRE(mkdtemp(dir) != NULL);
+    spawned = spawn_contenders(kids, dir);
+    CHECK_INT_EQ(spawned, PROCS);
+    for (int p = 0; p < spawned; p++)
+        CHECKF(rt_child_read_line(&kids[p], line, sizeof line, 15000) == 0 &&
+               strcmp(line, "ready") == 0, "child %d did not get ready", p);
+    t0 = rlk_fx_now_ms();
+    for (int p = 0; p < spawned; p++)
+        rt_child_send(&kids[p], "go");
+    for (int p = 0; p < spawned; p++) {
+        unsigned long long tw = 0, w = 0;
+        size_t got = 0;
+        int errs = 0;
+        char log[300];
+
+        if (rt_child_read_line(&kids[p], line, sizeof line, 45000) == 0 &&
+            sscanf(line, "done %zu %d %llu %llu", &got, &errs, &tw, &w) == 4) {
+            done++;
+            errors += errs;
+            ttl_wakeups += tw;
+            waits += w;
+        }
+        CHECKF(rt_child_wait(&kids[p], 10000) == 0, "child %d did not exit cleanly", p);
+        snprintf(log, sizeof log, "%s/log.%d", dir, p);
+        fl_log_read(log, &recs, &n);
+    }
+    ms = rlk_fx_now_ms() - t0;
+    rmdir(dir);
+    fl_sort(recs, n);
+    overlaps = fl_exclusive_overlaps(recs, n, is_writer);
+    max_readers = fl_max_concurrency(recs, n, is_reader);
+    for (size_t i = 0; i < n; i++)
+        writes += is_writer(&recs[i]);
+    printf("  rwlock invariant: %d processes x %d threads, %zu holds (%zu writes) in %lld ms, "
+           "%d overlaps with a writer, max concurrent readers %d, %llu waits, %llu TTL wake-ups, "
+           "%d errors\n", PROCS, THREADS, n, writes, ms, overlaps, max_readers, waits,
+           ttl_wakeups, errors);
+    CHECK_INT_EQ(done, PROCS);
+    CHECK_INT_EQ(errors, 0);
+    CHECK(n >= PROCS * THREADS * ITERS);
+    CHECK(writes > 0);
+    CHECK_INT_EQ(overlaps, 0);
+    CHECKF(max_readers > 1, "max concurrent readers %d", max_readers);
+    CHECK_INT_EQ(ttl_wakeups, 0);
+    free(recs);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        return child_main(argc, argv);
+    signal(SIGPIPE, SIG_IGN);
+    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
+        fprintf(stderr, "fl_rwlock: cannot start redis-server\n");
+        return 1;
+    }
+    rt_stall_start(&stall);
+    RUN_TEST(test_sides);
+    RUN_TEST(test_names_and_force);
+    RUN_TEST(test_no_upgrade);
+    RUN_TEST(test_watchdog_and_lost);
+    RUN_TEST(test_downgrade_wakes_readers);
+    RUN_TEST(test_invariant);
+    rt_stall_stop(&stall);
+    rlk_fx_stop(&srv);
+    return check_summary("fl_rwlock");
+}
