@@ -10,7 +10,7 @@
 
 #include "lock_internal.h"
 
-#define RLK_CHANNEL_PREFIX "redisson_lock__channel:"
+#define RLK_CHANNEL_PREFIX "redisson_lock__channel"
 #define RLK_LEASE_MAX 1000000000000LL
 #define RLK_POLL_NS (100LL * 1000000LL)     /* retry period while the subscriber is down */
 
@@ -33,14 +33,11 @@ typedef struct rlk_acq {
 
 /* ---------------------------------------------------------------- handles */
 
+/* Redisson's prefixName: "redisson_lock__channel:{name}", or without the
+ * braces when the name already carries a hash tag. */
 static char *rlk_channel_of(const char *name)
 {
-    size_t len = strlen(RLK_CHANNEL_PREFIX) + strlen(name) + 3;
-    char *ch = malloc(len);
-
-    if (ch)
-        snprintf(ch, len, "%s{%s}", RLK_CHANNEL_PREFIX, name);
-    return ch;
+    return rlk_fam_prefix_name(RLK_CHANNEL_PREFIX, name);
 }
 
 rlk_lock *rlk_lock_new(rlk_client *c, const char *name)
