@@ -24,7 +24,8 @@ enum rlk_exit {
     RLK_EXIT_USAGE = 2,         /* usage error or bad input */
     RLK_EXIT_CONNECT = 3,       /* connection, auth or timeout error */
     RLK_EXIT_REPLY = 4,         /* a script or the server replied an error */
-    RLK_EXIT_SCRIPTS = 5        /* scripts missing or mismatched on the server */
+    RLK_EXIT_SCRIPTS = 5,       /* scripts missing or mismatched on the server */
+    RLK_EXIT_LOST = 6           /* the lock was lost while the command ran */
 };
 
 typedef struct rlk_cli_command {
@@ -36,6 +37,11 @@ typedef struct rlk_cli_command {
 
 extern const rlk_cli_command rlk_cmd_scripts;
 extern const rlk_cli_command rlk_cmd_eval;
+extern const rlk_cli_command rlk_cmd_lock;
+extern const rlk_cli_command rlk_cmd_semaphore;
+extern const rlk_cli_command rlk_cmd_latch;
+extern const rlk_cli_command rlk_cmd_inspect;
+extern const rlk_cli_command rlk_cmd_unlock;
 
 /* Global --url (NULL when not given); commands may override it with their own --url. */
 extern const char *rlk_cli_global_url;

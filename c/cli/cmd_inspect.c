@@ -1,64 +1,70 @@
 /*
- * cmd_inspect.c - rlk inspect NAME [--json]
+ * cmd_inspect.c - rlk inspect NAME [--kind KIND] [--json]
  *
- * Shows what the key NAME holds, read with plain commands (TYPE, then the
- * kind's reads and PTTL): a snapshot, not a transaction. Each kind of lock
- * is one small function: reentrant lock (hash of holder -> count),
- * read-write lock (hash with a `mode` field), token lock (string), no lock,
- * and anything else (its type). Semaphores, latches and fair-lock queues
- * are to follow as kinds of their own.
+ * Shows what the name holds: which kind of lock or synchronizer (detected
+ * by inspect_read.c, or forced with --kind) and its state, as text or as
+ * one JSON object. Each kind prints with one small function.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "lock_cli.h"
+#include "inspect.h"
 
 static const char inspect_usage[] =
-    "usage: rlk inspect NAME [--json] [--url URL]\n"
+    "usage: rlk inspect NAME [--kind KIND] [--json] [--url URL]\n"
     "\n"
-    "Shows what the lock key NAME holds: for a reentrant lock its holders (holder id and\n"
-    "reentry count) and TTL; for a read-write lock its mode, readers and writer; for a\n"
-    "token lock (a string) the token and TTL; \"no lock\" when the key does not exist;\n"
-    "otherwise the key's type. The reads are not atomic: a lock that changes meanwhile\n"
-    "may show a mix. A TTL of -1 means no expiry.\n"
+    "Shows what NAME holds, read with plain commands (a snapshot, not a transaction: a\n"
+    "lock that changes meanwhile may show a mix; nothing is changed). A TTL of -1 means\n"
+    "no expiry.\n"
     "\n"
-    "  --json      one JSON object: {\"name\", \"kind\", ...}; kind is reentrant, rwlock,\n"
-    "              token, none or other (with \"type\")\n"
-    "  --url URL   the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n";
+    "  reentrant   holders (holder id, reentry count), TTL\n"
+    "  rwlock      mode (read/write), holders, readers, the writer, TTL\n"
+    "  fair        holder, TTL, the waiters in queue order with their deadlines\n"
+    "  fenced      holder, TTL, the last fencing token issued\n"
+    "  token       the token (a string lock: RedLock, redis-py, node-redlock), TTL\n"
+    "  semaphore   available permits\n"
+    "  psemaphore  available permits, the held permits with their expiries\n"
+    "  latch       the count (0: open)\n"
+    "  none, other no key / a key of another kind (its type)\n"
+    "\n"
+    "The kind is found from the key's type and the companion keys Redisson uses; a\n"
+    "count-down latch has the layout of a semaphore, so name it: --kind latch.\n"
+    "\n"
+    "  --kind KIND  read NAME as this kind (one of the words above but none, other)\n"
+    "  --json       one JSON object on one line: {\"name\", \"kind\", ...}\n"
+    "  --url URL    the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n";
 
 typedef struct inspect_opts {
     const char *name;
     const char *url;
     int json;
+    int kind;
 } inspect_opts;
 
-/* One holder entry of a lock hash. */
-typedef struct inspect_holder {
-    const char *owner;
-    size_t owner_len;
-    long long count;
-    const char *mode;           /* NULL (reentrant), "read" or "write" */
-} inspect_holder;
-
-typedef struct inspect_view {
-    const char *name;
-    const char *kind;           /* reentrant, rwlock, token, none, other */
-    const char *type;           /* the Redis type, for "other" */
-    const char *mode;           /* rwlock */
-    const char *token;          /* token lock */
-    size_t token_len;
-    long long ttl_ms;
-    inspect_holder *holders;
-    size_t nholders;
-} inspect_view;
-
 /* ---------------------------------------------------------------- parsing */
+
+static int inspect_kind_opt(int argc, char **argv, int *i, inspect_opts *o)
+{
+    const char *v;
+    int got = rlk_cli_opt_value("inspect", argc, argv, i, "--kind", &v);
+
+    if (got <= 0)
+        return got;
+    if ((o->kind = rlk_ik_from_word(v)) == RLK_IK_NONE) {
+        rlk_cli_usage("inspect", "unknown kind '%s': reentrant, rwlock, fair, fenced, token, "
+                      "semaphore, psemaphore or latch", v);
+        return -1;
+    }
+    return 1;
+}
 
 static int inspect_parse(int argc, char **argv, inspect_opts *o)
 {
     for (int i = 1; i < argc;) {
         int got = rlk_cli_opt_value("inspect", argc, argv, &i, "--url", &o->url);
 
+        if (got == 0)
+            got = inspect_kind_opt(argc, argv, &i, o);
         if (got < 0)
             return RLK_EXIT_USAGE;
         if (got > 0)
@@ -82,239 +88,275 @@ static int inspect_parse(int argc, char **argv, inspect_opts *o)
     return -1;
 }
 
-/* ---------------------------------------------------------------- reading */
+/* ---------------------------------------------------------------- text */
 
-/* A command on NAME with up to one more argument. */
-static int inspect_cmd(rlk_client *c, const char *cmd, const char *name, const char *arg,
-                       redisReply **r)
-{
-    const char *argv[3] = {cmd, name, arg};
-
-    return rlk_command(c, arg ? 3 : 2, argv, NULL, r);
-}
-
-static int inspect_ttl(rlk_client *c, inspect_view *v)
-{
-    redisReply *r = NULL;
-    int rc = inspect_cmd(c, "PTTL", v->name, NULL, &r);
-
-    if (rc != RLK_OK)
-        return rc;
-    v->ttl_ms = r->type == REDIS_REPLY_INTEGER ? r->integer : -2;
-    freeReplyObject(r);
-    return RLK_OK;
-}
-
-/* A hash field's count: a decimal integer > 0, else -1. */
-static long long inspect_count(const redisReply *val)
-{
-    char *end;
-    long long n;
-
-    if (val->type != REDIS_REPLY_STRING || val->len == 0 || val->len > 19)
-        return -1;
-    n = strtoll(val->str, &end, 10);
-    return (*end == '\0' && n > 0) ? n : -1;
-}
-
-static int inspect_has_suffix(const char *s, size_t len, const char *suffix)
-{
-    size_t n = strlen(suffix);
-
-    return len >= n && memcmp(s + len - n, suffix, n) == 0;
-}
-
-/* Holder entries from an HGETALL reply (skipping rwlock's mode field).
- * 0, or -1 when a value is not a count: the hash is not a lock. */
-static int inspect_holders(const redisReply *all, inspect_view *v, int rw)
-{
-    v->holders = calloc(all->elements / 2 + 1, sizeof *v->holders);
-    if (!v->holders)
-        return -1;
-    for (size_t k = 0; k + 1 < all->elements; k += 2) {
-        const redisReply *f = all->element[k];
-        inspect_holder *h = &v->holders[v->nholders];
-
-        if (rw && f->len == 4 && memcmp(f->str, "mode", 4) == 0)
-            continue;
-        h->owner = f->str;
-        h->owner_len = f->len;
-        if ((h->count = inspect_count(all->element[k + 1])) < 0)
-            return -1;
-        if (rw) {
-            int w = inspect_has_suffix(f->str, f->len, ":write");
-
-            h->mode = w ? "write" : "read";
-            h->owner_len -= w ? 6 : 0;
-        }
-        v->nholders++;
-    }
-    return 0;
-}
-
-/* The value of field `mode` in an HGETALL reply, or NULL. */
-static const char *inspect_mode_field(const redisReply *all)
-{
-    for (size_t k = 0; k + 1 < all->elements; k += 2) {
-        const redisReply *f = all->element[k];
-
-        if (f->len == 4 && memcmp(f->str, "mode", 4) == 0)
-            return all->element[k + 1]->str;
-    }
-    return NULL;
-}
-
-/* ---------------------------------------------------------------- kinds */
-
-/* Reentrant lock or read-write lock: a hash. *all stays alive for the view. */
-static int inspect_kind_hash(rlk_client *c, inspect_view *v, redisReply **all)
-{
-    int rc = inspect_cmd(c, "HGETALL", v->name, NULL, all);
-
-    if (rc != RLK_OK)
-        return rc;
-    if ((*all)->type != REDIS_REPLY_ARRAY || (*all)->elements == 0) {
-        v->kind = "none";   /* released between TYPE and HGETALL */
-        return RLK_OK;
-    }
-    v->mode = inspect_mode_field(*all);
-    v->kind = v->mode ? "rwlock" : "reentrant";
-    if (inspect_holders(*all, v, v->mode != NULL) < 0) {
-        v->kind = "other";
-        v->type = "hash";
-        v->nholders = 0;
-        return RLK_OK;
-    }
-    rc = inspect_ttl(c, v);
-    if (rc == RLK_OK && v->ttl_ms == -2)
-        v->kind = "none";   /* expired meanwhile */
-    return rc;
-}
-
-/* Token lock: a string holding the holder's token. *val stays alive for the view. */
-static int inspect_kind_token(rlk_client *c, inspect_view *v, redisReply **val)
-{
-    int rc = inspect_cmd(c, "GET", v->name, NULL, val);
-
-    if (rc != RLK_OK)
-        return rc;
-    if ((*val)->type != REDIS_REPLY_STRING) {
-        v->kind = "none";
-        return RLK_OK;
-    }
-    v->kind = "token";
-    v->token = (*val)->str;
-    v->token_len = (*val)->len;
-    rc = inspect_ttl(c, v);
-    if (rc == RLK_OK && v->ttl_ms == -2)
-        v->kind = "none";
-    return rc;
-}
-
-/* Fills v by the key's type; *data holds the reply v points into. */
-static int inspect_read(rlk_client *c, inspect_view *v, char *type, size_t typelen,
-                        redisReply **data)
-{
-    redisReply *r = NULL;
-    int rc = inspect_cmd(c, "TYPE", v->name, NULL, &r);
-
-    if (rc != RLK_OK)
-        return rc;
-    snprintf(type, typelen, "%s", r->type == REDIS_REPLY_STATUS ? r->str : "unknown");
-    freeReplyObject(r);
-    if (strcmp(type, "none") == 0) {
-        v->kind = "none";
-        return RLK_OK;
-    }
-    if (strcmp(type, "hash") == 0)
-        return inspect_kind_hash(c, v, data);
-    if (strcmp(type, "string") == 0)
-        return inspect_kind_token(c, v, data);
-    v->kind = "other";
-    v->type = type;
-    return RLK_OK;
-}
-
-/* ---------------------------------------------------------------- output */
-
-static void inspect_print_ttl(const inspect_view *v)
+static void inspect_text_ttl(const rlk_ik_view *v)
 {
     if (v->ttl_ms == -1)
         printf("ttl:     none (no expiry)\n");
-    else
+    else if (v->ttl_ms >= 0)
         printf("ttl:     %lld ms\n", v->ttl_ms);
 }
 
-static void inspect_print_text(const inspect_view *v)
+static void inspect_text_holders(const rlk_ik_view *v)
 {
-    if (strcmp(v->kind, "none") == 0) {
-        printf("%s: no lock\n", v->name);
-        return;
-    }
-    if (strcmp(v->kind, "other") == 0) {
-        printf("%s: not a lock rlk knows: the key holds a %s\n", v->name, v->type);
-        return;
-    }
-    if (strcmp(v->kind, "token") == 0) {
-        printf("%s: token lock\ntoken:   %.*s\n", v->name, (int)v->token_len, v->token);
-        inspect_print_ttl(v);
-        return;
-    }
-    printf("%s: %s\n", v->name, v->mode ? "read-write lock" : "reentrant lock");
-    if (v->mode)
-        printf("mode:    %s\n", v->mode);
-    inspect_print_ttl(v);
+    if (v->nholders == 0)
+        printf("holder:  none (free)\n");
     for (size_t k = 0; k < v->nholders; k++)
         printf("holder:  %.*s  count %lld%s%s\n", (int)v->holders[k].owner_len,
                v->holders[k].owner, v->holders[k].count, v->holders[k].mode ? "  " : "",
                v->holders[k].mode ? v->holders[k].mode : "");
 }
 
-static void inspect_json_holders(const inspect_view *v)
+static const rlk_ik_holder *inspect_writer(const rlk_ik_view *v)
 {
-    fputs(",\"holders\":[", stdout);
+    for (size_t k = 0; k < v->nholders; k++)
+        if (v->holders[k].mode && strcmp(v->holders[k].mode, "write") == 0)
+            return &v->holders[k];
+    return NULL;
+}
+
+static size_t inspect_readers(const rlk_ik_view *v)
+{
+    size_t n = 0;
+
+    for (size_t k = 0; k < v->nholders; k++)
+        n += v->holders[k].mode && strcmp(v->holders[k].mode, "read") == 0;
+    return n;
+}
+
+static void inspect_text_rwlock(const rlk_ik_view *v)
+{
+    const rlk_ik_holder *w = inspect_writer(v);
+
+    printf("mode:    %s\n", v->mode ? v->mode : "none (free)");
+    inspect_text_ttl(v);
+    inspect_text_holders(v);
+    printf("readers: %zu\n", inspect_readers(v));
+    if (w)
+        printf("writer:  %.*s  count %lld\n", (int)w->owner_len, w->owner, w->count);
+    else
+        printf("writer:  none\n");
+}
+
+static void inspect_text_fair(const rlk_ik_view *v)
+{
+    inspect_text_ttl(v);
+    inspect_text_holders(v);
+    if (v->nqueue == 0)
+        printf("queue:   empty\n");
+    for (size_t k = 0; k < v->nqueue; k++)
+        printf("queue:   %zu. %.*s  deadline in %lld ms\n", k + 1, (int)v->queue[k].owner_len,
+               v->queue[k].owner, v->queue[k].deadline_in_ms);
+}
+
+static void inspect_text_psemaphore(const rlk_ik_view *v)
+{
+    printf("available: %lld\nheld:      %zu\n", v->count, v->permits_total);
+    for (size_t k = 0; k < v->npermits; k++) {
+        const rlk_permit_info *p = &v->permits[k];
+
+        if (p->ttl_ms == -1)
+            printf("permit:  %s  no expiry\n", p->id);
+        else if (p->ttl_ms <= 0)
+            printf("permit:  %s  expired (given back on the next call)\n", p->id);
+        else
+            printf("permit:  %s  expires in %lld ms\n", p->id, p->ttl_ms);
+    }
+    if (v->npermits < v->permits_total)
+        printf("permit:  ... and %zu more\n", v->permits_total - v->npermits);
+}
+
+static void inspect_text_body(const rlk_ik_view *v)
+{
+    switch (v->kind) {
+    case RLK_IK_RWLOCK:
+        inspect_text_rwlock(v);
+        break;
+    case RLK_IK_FAIR:
+        inspect_text_fair(v);
+        break;
+    case RLK_IK_FENCED:
+        inspect_text_ttl(v);
+        inspect_text_holders(v);
+        printf("token:   %lld (the last fencing token issued)\n", v->fence_token);
+        break;
+    case RLK_IK_TOKEN:
+        printf("token:   %.*s\n", (int)v->token_len, v->token ? v->token : "");
+        inspect_text_ttl(v);
+        break;
+    case RLK_IK_SEMAPHORE:
+        printf("available: %lld\n", v->count);
+        if (v->detected)
+            printf("(a count-down latch looks the same: rlk inspect %s --kind latch)\n", v->name);
+        break;
+    case RLK_IK_PSEMAPHORE:
+        inspect_text_psemaphore(v);
+        break;
+    case RLK_IK_LATCH:
+        printf("count:   %lld%s\n", v->count, v->count <= 0 ? " (open)" : "");
+        break;
+    default:
+        inspect_text_ttl(v);
+        inspect_text_holders(v);
+    }
+}
+
+static void inspect_print_text(const rlk_ik_view *v)
+{
+    if (v->kind == RLK_IK_NONE) {
+        printf("%s: no lock\n", v->name);
+        return;
+    }
+    if (v->kind == RLK_IK_OTHER) {
+        printf("%s: not a lock rlk knows: the key holds a %s\n", v->name, v->type);
+        return;
+    }
+    printf("%s: %s\n", v->name, rlk_ik_label(v->kind));
+    inspect_text_body(v);
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+static void inspect_json_str(const char *key, const char *s, size_t len)
+{
+    printf(",\"%s\":", key);
+    rlk_lc_json_string(stdout, s, len);
+}
+
+static void inspect_json_holder(const rlk_ik_holder *h, int with_mode)
+{
+    fputs("{\"owner\":", stdout);
+    rlk_lc_json_string(stdout, h->owner, h->owner_len);
+    printf(",\"count\":%lld", h->count);
+    if (with_mode && h->mode)
+        printf(",\"mode\":\"%s\"", h->mode);
+    fputc('}', stdout);
+}
+
+static void inspect_json_holders(const rlk_ik_view *v)
+{
+    printf(",\"ttl_ms\":%lld,\"holders\":[", v->ttl_ms);
     for (size_t k = 0; k < v->nholders; k++) {
-        fputs(k ? ",{\"owner\":" : "{\"owner\":", stdout);
-        rlk_lc_json_string(stdout, v->holders[k].owner, v->holders[k].owner_len);
-        printf(",\"count\":%lld", v->holders[k].count);
-        if (v->holders[k].mode)
-            printf(",\"mode\":\"%s\"", v->holders[k].mode);
-        fputc('}', stdout);
+        if (k)
+            fputc(',', stdout);
+        inspect_json_holder(&v->holders[k], 1);
     }
     fputc(']', stdout);
 }
 
-static void inspect_print_json(const inspect_view *v)
+static void inspect_json_rwlock(const rlk_ik_view *v)
+{
+    const rlk_ik_holder *w = inspect_writer(v);
+    int first = 1;
+
+    if (v->mode)
+        inspect_json_str("mode", v->mode, strlen(v->mode));
+    else
+        fputs(",\"mode\":null", stdout);
+    inspect_json_holders(v);
+    fputs(",\"readers\":[", stdout);
+    for (size_t k = 0; k < v->nholders; k++) {
+        if (!v->holders[k].mode || strcmp(v->holders[k].mode, "read") != 0)
+            continue;
+        fputs(first ? "" : ",", stdout);
+        inspect_json_holder(&v->holders[k], 0);
+        first = 0;
+    }
+    fputs("],\"writer\":", stdout);
+    if (w)
+        inspect_json_holder(w, 0);
+    else
+        fputs("null", stdout);
+}
+
+static void inspect_json_queue(const rlk_ik_view *v)
+{
+    fputs(",\"queue\":[", stdout);
+    for (size_t k = 0; k < v->nqueue; k++) {
+        fputs(k ? ",{\"owner\":" : "{\"owner\":", stdout);
+        rlk_lc_json_string(stdout, v->queue[k].owner, v->queue[k].owner_len);
+        printf(",\"deadline_ms\":%lld,\"deadline_in_ms\":%lld}", v->queue[k].deadline_ms,
+               v->queue[k].deadline_in_ms);
+    }
+    fputc(']', stdout);
+}
+
+static void inspect_json_permits(const rlk_ik_view *v)
+{
+    printf(",\"available\":%lld,\"held\":%zu,\"permits\":[", v->count, v->permits_total);
+    for (size_t k = 0; k < v->npermits; k++) {
+        fputs(k ? ",{\"id\":" : "{\"id\":", stdout);
+        rlk_lc_json_string(stdout, v->permits[k].id, strlen(v->permits[k].id));
+        printf(",\"ttl_ms\":%lld}", v->permits[k].ttl_ms);
+    }
+    fputc(']', stdout);
+}
+
+static void inspect_json_body(const rlk_ik_view *v)
+{
+    switch (v->kind) {
+    case RLK_IK_OTHER:
+        inspect_json_str("type", v->type, strlen(v->type));
+        break;
+    case RLK_IK_TOKEN:
+        inspect_json_str("token", v->token ? v->token : "", v->token_len);
+        printf(",\"ttl_ms\":%lld", v->ttl_ms);
+        break;
+    case RLK_IK_RWLOCK:
+        inspect_json_rwlock(v);
+        break;
+    case RLK_IK_FAIR:
+        inspect_json_holders(v);
+        inspect_json_queue(v);
+        break;
+    case RLK_IK_FENCED:
+        inspect_json_holders(v);
+        printf(",\"fence_token\":%lld", v->fence_token);
+        break;
+    case RLK_IK_SEMAPHORE:
+        printf(",\"available\":%lld,\"ttl_ms\":%lld", v->count, v->ttl_ms);
+        break;
+    case RLK_IK_PSEMAPHORE:
+        inspect_json_permits(v);
+        break;
+    case RLK_IK_LATCH:
+        printf(",\"count\":%lld", v->count);
+        break;
+    case RLK_IK_REENTRANT:
+        inspect_json_holders(v);
+        break;
+    default:
+        break;
+    }
+}
+
+static void inspect_print_json(const rlk_ik_view *v)
 {
     fputs("{\"name\":", stdout);
     rlk_lc_json_string(stdout, v->name, strlen(v->name));
-    printf(",\"kind\":\"%s\"", v->kind);
-    if (strcmp(v->kind, "other") == 0) {
-        fputs(",\"type\":", stdout);
-        rlk_lc_json_string(stdout, v->type, strlen(v->type));
-    } else if (strcmp(v->kind, "token") == 0) {
-        fputs(",\"token\":", stdout);
-        rlk_lc_json_string(stdout, v->token, v->token_len);
-        printf(",\"ttl_ms\":%lld", v->ttl_ms);
-    } else if (strcmp(v->kind, "none") != 0) {
-        if (v->mode) {
-            fputs(",\"mode\":", stdout);
-            rlk_lc_json_string(stdout, v->mode, strlen(v->mode));
-        }
-        printf(",\"ttl_ms\":%lld", v->ttl_ms);
-        inspect_json_holders(v);
-    }
+    printf(",\"kind\":\"%s\"", rlk_ik_word(v->kind));
+    inspect_json_body(v);
     fputs("}\n", stdout);
 }
 
 /* ---------------------------------------------------------------- command */
 
+static int inspect_failed(rlk_client *c, const rlk_ik_view *v, int rc)
+{
+    char what[300];
+
+    if (rc == RLK_ERR_ARG)
+        return rlk_cli_fail(RLK_EXIT_REPLY, "inspect %s: not a %s (the key holds a %s)",
+                            v->name, rlk_ik_label(v->kind), v->type);
+    snprintf(what, sizeof what, "inspect %s", v->name);
+    return rlk_lc_fail(c, rc, what);
+}
+
 static int inspect_run(int argc, char **argv)
 {
-    inspect_opts o = {NULL, NULL, 0};
-    inspect_view v;
-    redisReply *data = NULL;
-    char type[64], what[300];
+    inspect_opts o = {NULL, NULL, 0, RLK_IK_AUTO};
+    rlk_ik_view v;
     rlk_client *c;
     int rc;
 
@@ -322,12 +364,9 @@ static int inspect_run(int argc, char **argv)
         return rc;
     if (!(c = rlk_cli_connect(o.url, NULL, 1, &rc)))
         return rc;
-    memset(&v, 0, sizeof v);
-    v.name = o.name;
-    rc = inspect_read(c, &v, type, sizeof type, &data);
+    rc = rlk_ik_read(c, o.name, o.kind, &v);
     if (rc != RLK_OK) {
-        snprintf(what, sizeof what, "inspect %s", o.name);
-        rc = rlk_lc_fail(c, rc, what);
+        rc = inspect_failed(c, &v, rc);
     } else {
         if (o.json)
             inspect_print_json(&v);
@@ -335,16 +374,14 @@ static int inspect_run(int argc, char **argv)
             inspect_print_text(&v);
         rc = RLK_EXIT_OK;
     }
-    free(v.holders);
-    if (data)
-        freeReplyObject(data);
+    rlk_ik_free(&v);
     rlk_free(c);
     return rc;
 }
 
 const rlk_cli_command rlk_cmd_inspect = {
     "inspect",
-    "show what a lock key holds: holders, counts, TTL (rlk inspect NAME [--json])",
+    "show a lock, semaphore or latch (rlk inspect NAME [--json])",
     inspect_usage,
     inspect_run,
 };

@@ -1,359 +1,227 @@
 /*
- * cmd_lock.c - rlk lock NAME [OPTIONS] -- COMMAND [ARGS...]
+ * cmd_lock.c - rlk lock [MODE] NAME [OPTIONS] -- COMMAND [ARGS...]
  *
- * Waits for the reentrant lock NAME, runs COMMAND while holding it (the
- * watchdog renews a lease-less hold), releases it when the command ends and
- * exits with the command's status. lock_child.c starts the command,
- * lock_watch.c runs the loop while it runs.
+ * Waits for a lock, runs COMMAND while holding it, releases it when the
+ * command ends and exits with the command's status. This file parses the
+ * options and picks the mode; the modes are lock_single.c (reentrant,
+ * --read, --write, --fair, --fenced), lock_multi.c (--all) and
+ * lock_redlock.c (--redlock); lock_hold.c runs the command for all of them.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "lock_cli.h"
 
-#define LOCK_OWNER_MAX 1100
-
 static const char lock_usage[] =
-    "usage: rlk lock NAME [-w SECONDS | -n] [-l LEASE_MS] [-E CODE] [-k SECONDS]\n"
-    "                [--watchdog-lease MS] [--url URL] -- COMMAND [ARGS...]\n"
+    "usage: rlk lock NAME [OPTIONS] -- COMMAND [ARGS...]\n"
+    "       rlk lock --read | --write | --fair | --fenced NAME [OPTIONS] -- COMMAND...\n"
+    "       rlk lock --all MEMBER... [OPTIONS] -- COMMAND...\n"
+    "       rlk lock --redlock URL,URL,URL[,...] NAME [OPTIONS] -- COMMAND...\n"
     "\n"
-    "Waits for the reentrant lock NAME (Redisson's RLock layout), runs COMMAND while\n"
-    "holding it, releases it when COMMAND ends, and exits with COMMAND's exit code\n"
-    "(128+N when a signal N ended it). COMMAND sees RLK_LOCK_NAME and RLK_LOCK_OWNER\n"
-    "(the holder id) in its environment.\n"
+    "Waits for the lock, runs COMMAND while holding it, releases it when COMMAND ends,\n"
+    "and exits with COMMAND's exit code (128+N when a signal N ended it).\n"
     "\n"
+    "Kinds of lock (Redisson's layouts; one at a time):\n"
+    "  (none)                the reentrant lock NAME (RLock)\n"
+    "  --read, --write       a read or the write lock of the read-write lock NAME\n"
+    "                        (RReadWriteLock): many readers or one writer\n"
+    "  --fair                the fair lock NAME (RFairLock): first come, first served\n"
+    "  --fenced              the fenced lock NAME (RFencedLock): COMMAND gets the fencing\n"
+    "                        token in RLK_FENCE_TOKEN\n"
+    "  --all MEMBER...       every MEMBER, all or none (RedissonMultiLock); a MEMBER is\n"
+    "                        NAME (on --url) or URL#NAME (URL starting redis:// or unix://)\n"
+    "  --redlock URLS        NAME on every server of the comma-separated URLS, held with a\n"
+    "                        majority (RedLock; extended every third of the lease)\n"
+    "\n"
+    "Options:\n"
     "  -w, --wait SECONDS    wait at most this long (fractions allowed); default: forever\n"
     "  -n, --no-wait         one attempt, no waiting\n"
     "  -E, --conflict-exit-code CODE\n"
     "                        exit code when the lock stays held by another (default 1)\n"
     "  -l, --lease LEASE_MS  a fixed lease: the lock expires LEASE_MS after it was taken,\n"
     "                        and COMMAND is stopped if it still runs then; default: a\n"
-    "                        watchdog lease, renewed every third of it while COMMAND runs\n"
+    "                        renewed lease (watchdog; --redlock: extend), renewed every\n"
+    "                        third of it while COMMAND runs\n"
     "  -k, --kill-after SECONDS\n"
     "                        when the lock is lost, COMMAND gets SIGTERM, then SIGKILL\n"
     "                        after this grace period (default 10)\n"
-    "  --watchdog-lease MS   the watchdog lease (default 30000)\n"
+    "  --watchdog-lease MS   the renewed lease (default 30000)\n"
     "  --url URL             the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
+    "\n"
+    "COMMAND sees RLK_LOCK_NAME, RLK_LOCK_KIND (lock, read, write, fair, fenced, multi,\n"
+    "redlock) and RLK_LOCK_OWNER (the holder id; --redlock: the token). An rlk lock run\n"
+    "by COMMAND on the same NAME and kind re-enters the lock (a reader asking for the\n"
+    "write lock is refused at once: exit 2).\n"
     "\n"
     "SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to rlk are passed on to COMMAND. If the\n"
     "lock is lost while COMMAND runs (its key deleted or expired, renewals failing, a\n"
-    "fixed lease running out), COMMAND is stopped as above and rlk exits 6.\n"
+    "fixed lease or RedLock's validity running out), COMMAND is stopped as above and rlk\n"
+    "exits 6.\n"
     "\n"
     "exit: COMMAND's code; CODE when not acquired; 2 usage; 3 connection; 4 error reply;\n"
     "      6 lock lost while COMMAND ran; 126/127 COMMAND could not be run\n"
     "\n"
-    "example: rlk lock nightly-backup -w 30 -- ./backup.sh --full\n";
-
-typedef struct lock_opts {
-    const char *name;
-    const char *url;
-    long long wait_ms;          /* -1: forever; 0: one attempt */
-    int wait_given, no_wait;
-    long long lease_ms;         /* 0: watchdog lease */
-    long long wd_lease_ms;      /* 0: the library's default */
-    long long grace_ms;
-    int conflict_code;
-    char **cmd;                 /* NULL-terminated, after "--" */
-} lock_opts;
+    "examples: rlk lock nightly-backup -w 30 -- ./backup.sh --full\n"
+    "          rlk lock --read config -- ./render.sh\n"
+    "          rlk lock --all order:42 redis://10.0.0.2:6379#stock:7 -- ./ship.sh\n"
+    "          rlk lock --redlock redis://a:6379,redis://b:6379,redis://c:6379 job -- ./job\n";
 
 /* ---------------------------------------------------------------- parsing */
 
-/* Options with a value. 1 matched, 0 not, -1 usage error printed. */
-static int lock_opt_value(int argc, char **argv, int *i, lock_opts *o)
+typedef struct lock_mode_flag {
+    const char *flag;
+    int mode;
+} lock_mode_flag;
+
+static const lock_mode_flag lock_mode_flags[] = {
+    {"--read", RLK_LC_READ},   {"--write", RLK_LC_WRITE}, {"--fair", RLK_LC_FAIR},
+    {"--fenced", RLK_LC_FENCED}, {"--all", RLK_LC_ALL},   {NULL, 0},
+};
+
+static int lock_set_mode(rlk_lc_lock_opts *o, const char *flag, int mode)
 {
-    const char *v;
+    if (o->mode_flag && strcmp(o->mode_flag, flag) != 0)
+        return rlk_cli_usage("lock", "%s and %s exclude each other: one kind of lock at a time",
+                             o->mode_flag, flag);
+    o->mode_flag = flag;
+    o->mode = mode;
+    return -1;
+}
+
+/* A mode flag at argv[*i]: 1 (taken; *rc -1 or an exit code), 0: not one. */
+static int lock_mode_arg(int argc, char **argv, int *i, rlk_lc_lock_opts *o, int *rc)
+{
+    const char *urls;
     int got;
 
-    if ((got = rlk_lc_opt("lock", argc, argv, i, "-w", "--wait", &v)) > 0) {
-        o->wait_given = 1;
-        got = rlk_lc_parse_seconds("lock", "-w", v, &o->wait_ms) < 0 ? -1 : 1;
+    for (int k = 0; lock_mode_flags[k].flag; k++) {
+        if (strcmp(argv[*i], lock_mode_flags[k].flag) == 0) {
+            (*i)++;
+            *rc = lock_set_mode(o, lock_mode_flags[k].flag, lock_mode_flags[k].mode);
+            return 1;
+        }
     }
-    if (got == 0 && (got = rlk_lc_opt("lock", argc, argv, i, "-l", "--lease", &v)) > 0)
-        got = rlk_lc_parse_ms("lock", "-l", v, &o->lease_ms) < 0 ? -1 : 1;
-    if (got == 0 && (got = rlk_lc_opt("lock", argc, argv, i, "-E", "--conflict-exit-code", &v)) > 0)
-        got = rlk_lc_parse_exit("lock", "-E", v, &o->conflict_code) < 0 ? -1 : 1;
-    if (got == 0 && (got = rlk_lc_opt("lock", argc, argv, i, "-k", "--kill-after", &v)) > 0)
-        got = rlk_lc_parse_seconds("lock", "-k", v, &o->grace_ms) < 0 ? -1 : 1;
-    if (got == 0 && (got = rlk_lc_opt("lock", argc, argv, i, NULL, "--watchdog-lease", &v)) > 0)
-        got = rlk_lc_parse_ms("lock", "--watchdog-lease", v, &o->wd_lease_ms) < 0 ? -1 : 1;
+    got = rlk_lc_opt("lock", argc, argv, i, NULL, "--redlock", &urls);
     if (got == 0)
-        got = rlk_lc_opt("lock", argc, argv, i, NULL, "--url", &o->url);
-    return got;
+        return 0;
+    if (got < 0) {
+        *rc = RLK_EXIT_USAGE;
+        return 1;
+    }
+    o->redlock_urls = urls;
+    *rc = lock_set_mode(o, "--redlock", RLK_LC_REDLOCK);
+    return 1;
+}
+
+/* 1 when "--all" comes before "--" from argv[i] on. */
+static int lock_all_ahead(int argc, char **argv, int i)
+{
+    for (; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--all") == 0)
+            return 1;
+    return 0;
+}
+
+static int lock_name_arg(int argc, char **argv, int *i, rlk_lc_lock_opts *o)
+{
+    const char *arg = argv[*i];
+
+    if (o->nnames > 0 && o->mode != RLK_LC_ALL && !lock_all_ahead(argc, argv, *i))
+        return rlk_cli_usage("lock", "unexpected argument '%s': put '--' before the command "
+                             "(rlk lock NAME -- COMMAND...; several locks: --all)", arg);
+    if (arg[0] == '\0')
+        return rlk_cli_usage("lock", "the lock name must not be empty");
+    o->names[o->nnames++] = arg;
+    (*i)++;
+    return -1;
 }
 
 /* One argument before "--". -1 to go on, or an exit code. */
-static int lock_arg(int argc, char **argv, int *i, lock_opts *o)
+static int lock_arg(int argc, char **argv, int *i, rlk_lc_lock_opts *o)
 {
     const char *arg = argv[*i];
-    int got;
+    int got, rc = -1;
 
     if (rlk_cli_is_help(arg)) {
         fputs(lock_usage, stdout);
         return RLK_EXIT_OK;
     }
-    if (rlk_lc_flag(argv, i, "-n", "--no-wait")) {
-        o->no_wait = 1;
-        return -1;
-    }
+    if (lock_mode_arg(argc, argv, i, o, &rc))
+        return rc;
     if (arg[0] == '-' && arg[1] != '\0') {
-        got = lock_opt_value(argc, argv, i, o);
+        got = rlk_lc_common_opt("lock", argc, argv, i, &o->c, 1);
         if (got < 0)
             return RLK_EXIT_USAGE;
         return got > 0 ? -1 : rlk_cli_usage("lock", "unknown option '%s'", arg);
     }
-    if (o->name)
-        return rlk_cli_usage("lock", "unexpected argument '%s': put '--' before the command "
-                             "(rlk lock NAME -- COMMAND...)", arg);
-    if (arg[0] == '\0')
-        return rlk_cli_usage("lock", "the lock name must not be empty");
-    o->name = arg;
-    (*i)++;
+    return lock_name_arg(argc, argv, i, o);
+}
+
+static int lock_check(const rlk_lc_lock_opts *o)
+{
+    if (o->nnames == 0)
+        return rlk_cli_usage("lock", o->mode == RLK_LC_ALL ? "--all needs at least one lock "
+                             "NAME" : "missing the lock NAME");
+    if (o->mode == RLK_LC_REDLOCK && o->redlock_urls[0] == '\0')
+        return rlk_cli_usage("lock", "--redlock needs the servers' URLs, separated by commas");
+    if (o->mode == RLK_LC_REDLOCK && o->c.url)
+        return rlk_cli_usage("lock", "--url does not go with --redlock: list every server in "
+                             "--redlock URL,URL,...");
     return -1;
 }
 
-static int lock_parse(int argc, char **argv, lock_opts *o)
+/* "rlk lock --write cfg" / "rlk lock --all a ..." for the hint of a missing command. */
+static void lock_synopsis(const rlk_lc_lock_opts *o, char *buf, size_t len)
 {
-    int i = 1;
+    snprintf(buf, len, "rlk lock %s%s%s%s%s%s", o->mode_flag ? o->mode_flag : "",
+             o->mode_flag ? " " : "", o->mode == RLK_LC_REDLOCK ? "URLS " : "", o->names[0],
+             o->nnames > 1 ? " " : "", o->nnames > 1 ? "..." : "");
+}
+
+static int lock_parse(int argc, char **argv, rlk_lc_lock_opts *o)
+{
+    char synopsis[400];
+    int i = 1, rc;
 
     while (i < argc && strcmp(argv[i], "--") != 0) {
-        int rc = lock_arg(argc, argv, &i, o);
-
+        rc = lock_arg(argc, argv, &i, o);
         if (rc >= 0)
             return rc;
     }
-    if (!o->name)
-        return rlk_cli_usage("lock", "missing the lock NAME");
-    if (i >= argc)
-        return rlk_cli_usage("lock", "missing '--' and the command to run "
-                             "(rlk lock %s -- COMMAND...)", o->name);
-    if (i + 1 >= argc)
-        return rlk_cli_usage("lock", "missing the command after '--'");
-    if (o->no_wait && o->wait_given)
-        return rlk_cli_usage("lock", "-n and -w exclude each other");
-    if (o->no_wait)
-        o->wait_ms = 0;
-    o->cmd = argv + i + 1;
-    return -1;
+    if ((rc = lock_check(o)) >= 0)
+        return rc;
+    lock_synopsis(o, synopsis, sizeof synopsis);
+    return rlk_lc_take_command("lock", argc, argv, i, &o->c, synopsis);
 }
 
-/* ---------------------------------------------------------------- acquiring */
-
-/* The lost-lock callback, on the watchdog thread: one byte into the pipe. */
-typedef struct lock_lost_sink {
-    const char *name;
-    int fd;
-} lock_lost_sink;
-
-static void lock_lost_cb(const char *name, const char *owner, int reason, void *userdata)
-{
-    const lock_lost_sink *sink = userdata;
-    unsigned char byte = (unsigned char)reason;
-
-    (void)owner;
-    if (strcmp(name, sink->name) != 0)
-        return;
-    /* Non-blocking: when the pipe is full a report is already waiting, and
-     * one is all the main loop needs. */
-    if (write(sink->fd, &byte, 1) < 0)
-        return;
-}
-
-static int lock_acquire(rlk_lock *l, rlk_client *c, const lock_opts *o)
-{
-    char waited[32], what[64 + 256];
-    int rc = rlk_lock_try_lock(l, o->wait_ms, o->lease_ms);
-
-    if (rc == RLK_OK)
-        return -1;
-    if (rc != RLK_ERR_BUSY) {
-        snprintf(what, sizeof what, "lock %s", o->name);
-        return rlk_lc_fail(c, rc, what);
-    }
-    if (o->wait_ms == 0 && !o->wait_given)
-        return rlk_cli_fail(o->conflict_code, "lock %s: held by another", o->name);
-    rlk_lc_format_seconds(o->wait_ms, waited, sizeof waited);
-    return rlk_cli_fail(o->conflict_code, "lock %s: still held after %s s", o->name, waited);
-}
-
-/* ---------------------------------------------------------------- running */
-
-/* Everything the running phase owns. */
-typedef struct lock_job {
-    const lock_opts *o;
-    rlk_lock *l;
-    rlk_client *c;
-    const rlk_lc_fds *inherited;
-    int lost_fd;                /* read end */
-    long long acquired_ns;
-    char owner[LOCK_OWNER_MAX];
-} lock_job;
-
-static int lock_status_code(int status)
-{
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    if (WIFSIGNALED(status))
-        return 128 + WTERMSIG(status);
-    return RLK_EXIT_REPLY;
-}
-
-/* Starts the command with the signals blocked (saved in *old); -1 on success
- * (*pid set), else an exit code. */
-static int lock_start(lock_job *j, const sigset_t *old, pid_t *pid)
-{
-    char **env = rlk_lc_env(j->o->name, j->owner);
-    int err = 0, exec_failed = 0, rc;
-
-    if (!env)
-        return rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
-    rlk_lc_fds_cloexec_new(j->inherited);
-    rc = rlk_lc_spawn(j->o->cmd, env, old, pid, &err, &exec_failed);
-    rlk_lc_env_free(env);
-    if (rc == 0)
-        return -1;
-    if (!exec_failed)
-        return rlk_cli_fail(RLK_EXIT_REPLY, "cannot start '%s': %s", j->o->cmd[0], strerror(err));
-    return rlk_cli_fail(err == ENOENT ? 127 : 126, "cannot run '%s': %s", j->o->cmd[0],
-                        strerror(err));
-}
-
-static int lock_watch(lock_job *j, int sigfd, pid_t pid, rlk_lc_watch *w)
-{
-    memset(w, 0, sizeof *w);
-    w->pid = pid;
-    w->sigfd = sigfd;
-    w->lost_fd = j->lost_fd;
-    w->lease_ms = j->o->lease_ms;
-    w->lease_deadline_ns = j->o->lease_ms > 0 ? j->acquired_ns + j->o->lease_ms * 1000000LL : -1;
-    w->grace_ms = j->o->grace_ms;
-    return rlk_lc_watch_run(w);
-}
-
-/* Runs the command with the signals blocked; its exit code, or -2 plus *w
- * filled when it ran. */
-static int lock_run_blocked(lock_job *j, const sigset_t *set, const sigset_t *old,
-                            rlk_lc_watch *w)
-{
-    int sigfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
-    pid_t pid;
-    int rc;
-
-    if (sigfd < 0)
-        return rlk_cli_fail(RLK_EXIT_REPLY, "signalfd: %s", strerror(errno));
-    rc = lock_start(j, old, &pid);
-    if (rc < 0)
-        rc = lock_watch(j, sigfd, pid, w) == 0 ? -2 : RLK_EXIT_REPLY;
-    close(sigfd);
-    return rc;
-}
-
-/* The release after the command; the final exit code. */
-static int lock_finish(lock_job *j, const rlk_lc_watch *w)
-{
-    char grace[32];
-    int rc = rlk_lock_unlock(j->l);
-
-    if (w->lost) {
-        rlk_lc_format_seconds(j->o->grace_ms, grace, sizeof grace);
-        return rlk_cli_fail(RLK_EXIT_LOST, "lock %s lost (%s); command stopped%s%s%s", j->o->name,
-                            w->why, w->killed ? " with SIGKILL after " : "",
-                            w->killed ? grace : "", w->killed ? " s" : "");
-    }
-    if (rc == RLK_ERR_NOT_OWNER)
-        return rlk_cli_fail(RLK_EXIT_LOST, "lock %s lost (no longer held when the command "
-                            "ended with exit %d)", j->o->name, lock_status_code(w->status));
-    if (rc != RLK_OK)
-        rlk_cli_fail(RLK_EXIT_REPLY, "lock %s: release failed (%s); it expires with its lease",
-                     j->o->name, rlk_errstr(j->c));
-    return lock_status_code(w->status);
-}
-
-/* Holding the lock: block the signals, run, release. */
-static int lock_hold(lock_job *j)
-{
-    sigset_t set, old;
-    rlk_lc_watch w;
-    int rc;
-
-    rlk_lc_signal_set(&set);
-    pthread_sigmask(SIG_BLOCK, &set, &old);
-    rc = lock_run_blocked(j, &set, &old, &w);
-    if (rc == -2)
-        return lock_finish(j, &w);  /* signals stay blocked: rlk exits right after */
-    if (rlk_lock_unlock(j->l) != RLK_OK)
-        rlk_cli_fail(RLK_EXIT_REPLY, "lock %s: release failed (%s); it expires with its lease",
-                     j->o->name, rlk_errstr(j->c));
-    return rc;
-}
-
-static int lock_with_client(const lock_opts *o, rlk_client *c, const rlk_lc_fds *inherited,
-                            int lost_fd)
-{
-    lock_job j = {o, NULL, c, inherited, lost_fd, 0, ""};
-    int rc;
-
-    j.l = rlk_lock_new(c, o->name);
-    if (!j.l)
-        return rlk_lc_fail(c, rlk_err(c), "lock");
-    if (rlk_lock_owner(j.l, j.owner, sizeof j.owner) != RLK_OK)
-        rc = rlk_lc_fail(c, rlk_err(c), "lock");
-    else if ((rc = lock_acquire(j.l, c, o)) < 0) {
-        j.acquired_ns = rlk_lc_now_ns();
-        rc = lock_hold(&j);
-    }
-    rlk_lock_free(j.l);
-    return rc;
-}
-
-static int lock_run_cmd(const lock_opts *o)
-{
-    rlk_lc_fds inherited;
-    lock_lost_sink sink = {o->name, -1};
-    int p[2], rc;
-    rlk_client *c;
-
-    rlk_lc_fds_snapshot(&inherited);
-    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
-        rlk_lc_fds_free(&inherited);
-        return rlk_cli_fail(RLK_EXIT_REPLY, "pipe: %s", strerror(errno));
-    }
-    sink.fd = p[1];
-    c = rlk_lc_connect(o->url, o->wd_lease_ms, &rc);
-    if (c) {
-        rlk_set_lost_callback(c, lock_lost_cb, &sink);
-        rc = lock_with_client(o, c, &inherited, p[0]);
-        rlk_free(c);    /* stops the watchdog: no callback after this */
-    }
-    close(p[0]);
-    close(p[1]);
-    rlk_lc_fds_free(&inherited);
-    return rc;
-}
+/* ---------------------------------------------------------------- command */
 
 static int lock_run(int argc, char **argv)
 {
-    lock_opts o;
+    rlk_lc_lock_opts o;
     int rc;
 
     memset(&o, 0, sizeof o);
-    o.wait_ms = -1;
-    o.grace_ms = 10000;
-    o.conflict_code = RLK_EXIT_NOT_ACQUIRED;
+    rlk_lc_opts_init(&o.c);
+    o.names = calloc((size_t)argc, sizeof *o.names);
+    if (!o.names)
+        return rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
     rc = lock_parse(argc, argv, &o);
-    if (rc >= 0)
-        return rc;
-    fflush(NULL);   /* nothing buffered may be written twice by the child */
-    return lock_run_cmd(&o);
+    if (rc < 0) {
+        if (o.mode == RLK_LC_ALL)
+            rc = rlk_lc_lock_all(&o);
+        else if (o.mode == RLK_LC_REDLOCK)
+            rc = rlk_lc_lock_redlock(&o);
+        else
+            rc = rlk_lc_lock_single(&o);
+    }
+    free(o.names);
+    return rc;
 }
 
 const rlk_cli_command rlk_cmd_lock = {
     "lock",
-    "run a command while holding a lock (rlk lock NAME -- COMMAND...)",
+    "run a command while holding a lock (rlk lock [KIND] NAME -- CMD)",
     lock_usage,
     lock_run,
 };

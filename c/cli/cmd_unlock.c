@@ -2,23 +2,27 @@
  * cmd_unlock.c - rlk unlock --force NAME
  *
  * Deletes a lock whoever holds it and publishes the unlock message, so
- * waiters try again at once: reentrant/force_release for a reentrant lock,
- * rwlock/force_release (mode any) for a read-write lock (a hash with a
- * `mode` field; it also deletes the readers' timeout keys). A plain unlock
- * is not offered: it needs the holder's id, which belongs to the process
- * holding the lock.
+ * waiters try again at once. The kind comes from inspect_read.c's
+ * detection: rwlock/force_release (mode any; it also deletes the readers'
+ * timeout keys) for a read-write lock, the fair lock's force unlock (wakes
+ * the first waiter on its own channel) for a fair lock, the fenced lock's
+ * (the token key stays) for a fenced lock, reentrant/force_release for
+ * anything else (a key of another type: its RLK_WRONGTYPE error). A plain
+ * unlock is not offered: it needs the holder's id, which belongs to the
+ * process holding the lock.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "lock_cli.h"
+#include "inspect.h"
 
 static const char unlock_usage[] =
     "usage: rlk unlock --force NAME [--url URL]\n"
     "\n"
     "Force-releases the lock NAME whoever holds it (Redisson's forceUnlock): deletes it\n"
-    "and publishes the unlock message so that waiters try at once. Handles reentrant\n"
-    "and read-write locks. Prints whether a lock was removed; exit 0 either way.\n"
+    "and publishes the unlock message so that waiters try at once. Handles reentrant,\n"
+    "read-write, fair and fenced locks (the kind as rlk inspect finds it). Prints\n"
+    "whether a lock was removed; exit 0 either way.\n"
     "A holder that is still running loses the lock: `rlk lock` stops its command (exit 6).\n"
     "\n"
     "Without --force: exit 2. Only a forced unlock is offered here: a normal unlock\n"
@@ -66,28 +70,6 @@ static int unlock_parse(int argc, char **argv, unlock_opts *o)
 
 /* ---------------------------------------------------------------- kinds */
 
-/* *rw = 1 when NAME is a hash with a `mode` field (a read-write lock). */
-static int unlock_is_rwlock(rlk_client *c, const char *name, int *rw)
-{
-    const char *type_argv[2] = {"TYPE", name};
-    const char *mode_argv[3] = {"HEXISTS", name, "mode"};
-    redisReply *r = NULL;
-    int hash, rc = rlk_command(c, 2, type_argv, NULL, &r);
-
-    *rw = 0;
-    if (rc != RLK_OK)
-        return rc;
-    hash = r->type == REDIS_REPLY_STATUS && strcmp(r->str, "hash") == 0;
-    freeReplyObject(r);
-    if (!hash)
-        return RLK_OK;
-    if ((rc = rlk_command(c, 3, mode_argv, NULL, &r)) != RLK_OK)
-        return rc;
-    *rw = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
-    freeReplyObject(r);
-    return RLK_OK;
-}
-
 static int unlock_reentrant(rlk_client *c, const char *name, int *released)
 {
     rlk_lock *l = rlk_lock_new(c, name);
@@ -132,25 +114,76 @@ static int unlock_rwlock(rlk_client *c, const char *name, int *released)
     return rc;
 }
 
+static int unlock_fair(rlk_client *c, const char *name, int *released)
+{
+    rlk_fairlock *f = rlk_fairlock_new(c, name);
+    int rc;
+
+    if (!f)
+        return rlk_err(c);
+    rc = rlk_fairlock_force_unlock(f, released);
+    rlk_fairlock_free(f);
+    return rc;
+}
+
+static int unlock_fenced(rlk_client *c, const char *name, int *released)
+{
+    rlk_fenced *f = rlk_fenced_new(c, name);
+    int rc;
+
+    if (!f)
+        return rlk_err(c);
+    rc = rlk_fenced_force_unlock(f, released);
+    rlk_fenced_free(f);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- command */
+
+/* The kind as inspect finds it. */
+static int unlock_kind(rlk_client *c, const char *name, int *kind)
+{
+    rlk_ik_view v;
+    int rc = rlk_ik_read(c, name, RLK_IK_AUTO, &v);
+
+    *kind = v.kind;
+    rlk_ik_free(&v);
+    return rc;
+}
+
+static int unlock_by_kind(rlk_client *c, const char *name, int kind, int *released)
+{
+    switch (kind) {
+    case RLK_IK_RWLOCK:
+        return unlock_rwlock(c, name, released);
+    case RLK_IK_FAIR:
+        return unlock_fair(c, name, released);
+    case RLK_IK_FENCED:
+        return unlock_fenced(c, name, released);
+    default:
+        return unlock_reentrant(c, name, released);
+    }
+}
 
 static int unlock_force(rlk_client *c, const char *name)
 {
-    int rw = 0, released = 0;
-    int rc = unlock_is_rwlock(c, name, &rw);
+    int kind = RLK_IK_NONE, released = 0;
+    int rc = unlock_kind(c, name, &kind);
 
     if (rc == RLK_OK)
-        rc = rw ? unlock_rwlock(c, name, &released) : unlock_reentrant(c, name, &released);
+        rc = unlock_by_kind(c, name, kind, &released);
     if (rc != RLK_OK) {
         char what[300];
 
         snprintf(what, sizeof what, "unlock %s", name);
         return rlk_lc_fail(c, rc, what);
     }
-    if (released)
-        printf("%s: %s removed (force unlock)\n", name, rw ? "read-write lock" : "lock");
-    else
+    if (!released)
         printf("%s: no lock to remove\n", name);
+    else if (kind == RLK_IK_RWLOCK || kind == RLK_IK_FAIR || kind == RLK_IK_FENCED)
+        printf("%s: %s removed (force unlock)\n", name, rlk_ik_label(kind));
+    else
+        printf("%s: lock removed (force unlock)\n", name);
     return RLK_EXIT_OK;
 }
 

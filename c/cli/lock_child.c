@@ -98,38 +98,35 @@ void rlk_lc_fds_cloexec_new(const rlk_lc_fds *s)
 
 /* ---------------------------------------------------------------- environment */
 
-static char *rlk_lc_env_entry(const char *key, const char *value)
-{
-    size_t len = strlen(key) + strlen(value) + 2;
-    char *e = malloc(len);
-
-    if (e)
-        snprintf(e, len, "%s=%s", key, value);
-    return e;
-}
+/* The variables rlk sets for a command: a command run by a nested rlk never
+ * sees its parent's values for a variable this mode does not set. */
+static const char *const rlk_lc_env_names[] = {
+    "RLK_LOCK_NAME=", "RLK_LOCK_OWNER=", "RLK_LOCK_KIND=", "RLK_FENCE_TOKEN=", NULL,
+};
 
 static int rlk_lc_env_ours(const char *entry)
 {
-    return strncmp(entry, "RLK_LOCK_NAME=", 14) == 0 || strncmp(entry, "RLK_LOCK_OWNER=", 15) == 0;
+    for (int k = 0; rlk_lc_env_names[k]; k++)
+        if (strncmp(entry, rlk_lc_env_names[k], strlen(rlk_lc_env_names[k])) == 0)
+            return 1;
+    return 0;
 }
 
-/* The two entries rlk adds sit first; the rest point into environ. */
-char **rlk_lc_env(const char *name, const char *owner)
+/* rlk's entries sit first; the rest point into environ. */
+char **rlk_lc_env(char *const *ours)
 {
-    size_t n = 0, k = 2;
+    size_t n = 0, mine = 0, k = 0;
     char **env;
 
     while (environ && environ[n])
         n++;
-    env = calloc(n + 3, sizeof *env);
+    while (ours[mine])
+        mine++;
+    env = calloc(n + mine + 1, sizeof *env);
     if (!env)
         return NULL;
-    env[0] = rlk_lc_env_entry("RLK_LOCK_NAME", name);
-    env[1] = rlk_lc_env_entry("RLK_LOCK_OWNER", owner);
-    if (!env[0] || !env[1]) {
-        rlk_lc_env_free(env);
-        return NULL;
-    }
+    for (size_t i = 0; i < mine; i++)
+        env[k++] = ours[i];
     for (size_t i = 0; i < n; i++)
         if (!rlk_lc_env_ours(environ[i]))
             env[k++] = environ[i];
@@ -139,10 +136,6 @@ char **rlk_lc_env(const char *name, const char *owner)
 
 void rlk_lc_env_free(char **env)
 {
-    if (!env)
-        return;
-    free(env[0]);
-    free(env[1]);
     free(env);
 }
 

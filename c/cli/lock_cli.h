@@ -1,8 +1,17 @@
 /*
- * lock_cli.h - what `rlk lock`, `rlk inspect` and `rlk unlock` share:
- * their command entries, the "lock lost" exit code, connecting with a
- * watchdog lease, option and number parsing, JSON strings, and the parts
- * of `rlk lock` that run the command (lock_child.c, lock_watch.c).
+ * lock_cli.h - what the lock commands share (`rlk lock` in all its modes,
+ * `rlk semaphore`, `rlk latch`, `rlk inspect`, `rlk unlock`): connecting
+ * with a watchdog lease, option and number parsing, JSON strings, and the
+ * mode-independent way of running a command while something is held
+ * ("hold": lock_hold.c, lock_child.c, lock_watch.c).
+ *
+ * A mode (lock_single.c, lock_multi.c, lock_redlock.c, cmd_semaphore.c)
+ * opens a session (the descriptors rlk inherited, the lost-report pipe),
+ * connects, acquires, describes what it holds in an rlk_lc_hold (a name
+ * for messages, the command's environment, a deadline, an optional renew
+ * step, the release) and calls rlk_lc_hold_run, which runs the command and
+ * returns the exit code. Kill-on-loss, signal forwarding and exit codes are
+ * therefore the same in every mode.
  */
 #ifndef RLK_LOCK_CLI_H
 #define RLK_LOCK_CLI_H
@@ -13,17 +22,11 @@
 
 #include "cli.h"
 
-/* The lock was lost while the command ran (also in `rlk --help`, docs/cli.md). */
-#define RLK_EXIT_LOST 6
-
-extern const rlk_cli_command rlk_cmd_lock;
-extern const rlk_cli_command rlk_cmd_inspect;
-extern const rlk_cli_command rlk_cmd_unlock;
-
 /* ---------------------------------------------------------------- lock_util.c */
 
 /* rlk_cli_connect with a watchdog lease (<= 0: the library's default) and
- * scripts loaded on first use. NULL after printing the error (*exit_code set). */
+ * scripts loaded on first use. url NULL: the global --url, then $RLK_URL.
+ * NULL after printing the error (*exit_code set). */
 rlk_client *rlk_lc_connect(const char *url, long long watchdog_lease_ms, int *exit_code);
 
 /* Prints "rlk: <what>: <errstr of c>" and returns the exit code for rc. */
@@ -46,6 +49,9 @@ int rlk_lc_parse_seconds(const char *cmd, const char *opt, const char *text, lon
 int rlk_lc_parse_ms(const char *cmd, const char *opt, const char *text, long long *ms);
 /* An exit code 0..255. */
 int rlk_lc_parse_exit(const char *cmd, const char *opt, const char *text, int *code);
+/* A whole number in min..max (at most 10^12). */
+int rlk_lc_parse_count(const char *cmd, const char *opt, const char *text, long long min,
+                       long long max, long long *out);
 
 /* "0.25", "2", "1.5" from milliseconds, for messages. */
 void rlk_lc_format_seconds(long long ms, char *buf, size_t len);
@@ -55,6 +61,41 @@ long long rlk_lc_now_ns(void);
 
 /* A JSON string literal of s (len bytes), escaped. */
 void rlk_lc_json_string(FILE *out, const char *s, size_t len);
+
+/* ---------------------------------------------------------------- common options */
+
+/* The options every command that runs COMMAND shares (`rlk lock`, `rlk semaphore`). */
+typedef struct rlk_lc_opts {
+    const char *url;
+    long long wait_ms;          /* -1: forever; 0: one attempt */
+    int wait_given, no_wait;
+    long long lease_ms;         /* 0: a renewed lease (watchdog, keeper, extend) */
+    long long wd_lease_ms;      /* the renewed lease; 0: the default (30000) */
+    long long grace_ms;         /* SIGTERM .. SIGKILL when lost */
+    int conflict_code;          /* exit code when not acquired */
+    char **cmd;                 /* NULL-terminated, after "--" */
+} rlk_lc_opts;
+
+#define RLK_LC_DEFAULT_LEASE_MS 30000LL
+
+void rlk_lc_opts_init(rlk_lc_opts *o);
+
+/* -w, -l, -E, -k, --watchdog-lease, --url and --no-wait (with_short_n: -n
+ * too). 1 matched, 0 not, -1 usage error printed. */
+int rlk_lc_common_opt(const char *cmd, int argc, char **argv, int *i, rlk_lc_opts *o,
+                      int with_short_n);
+
+/* After the options: "--" and COMMAND at argv[*i] (argc). -1 to go on, or an
+ * exit code after a usage error. synopsis: "rlk lock NAME" for the hint. */
+int rlk_lc_take_command(const char *cmd, int argc, char **argv, int i, rlk_lc_opts *o,
+                        const char *synopsis);
+
+/* The renewed lease in ms (wd_lease_ms, or the default). */
+long long rlk_lc_renewed_lease(const rlk_lc_opts *o);
+
+/* "lock X: still held after 2 s" / "held by another" (exit conflict_code),
+ * with " (detail)" when detail is not NULL. */
+int rlk_lc_not_acquired(const rlk_lc_opts *o, const char *what, const char *detail);
 
 /* ---------------------------------------------------------------- lock_child.c */
 
@@ -71,9 +112,11 @@ void rlk_lc_fds_free(rlk_lc_fds *s);
 /* Sets FD_CLOEXEC on every descriptor not in the snapshot. */
 void rlk_lc_fds_cloexec_new(const rlk_lc_fds *s);
 
-/* environ without RLK_LOCK_NAME / RLK_LOCK_OWNER, plus both set to name and
- * owner. NULL when out of memory. Free with rlk_lc_env_free. */
-char **rlk_lc_env(const char *name, const char *owner);
+/* environ without any of the variables rlk sets for a command (RLK_LOCK_NAME,
+ * RLK_LOCK_OWNER, RLK_LOCK_KIND, RLK_FENCE_TOKEN), with the "KEY=VALUE"
+ * entries of `ours` (NULL-terminated, borrowed) first. NULL when out of
+ * memory. Free with rlk_lc_env_free (frees the array only). */
+char **rlk_lc_env(char *const *ours);
 void rlk_lc_env_free(char **env);
 
 /* fork + execvpe(argv[0], argv, env) with the signal mask child_mask in the
@@ -83,27 +126,92 @@ void rlk_lc_env_free(char **env);
 int rlk_lc_spawn(char *const argv[], char *const env[], const sigset_t *child_mask, pid_t *pid,
                  int *err, int *exec_failed);
 
+/* ---------------------------------------------------------------- lock_hold.c */
+
+#define RLK_LC_ENV_MAX 6
+#define RLK_LC_WHAT_MAX 320
+#define RLK_LC_WHY_MAX 600
+
+/* What a mode holds while the command runs. */
+typedef struct rlk_lc_hold rlk_lc_hold;
+struct rlk_lc_hold {
+    char what[RLK_LC_WHAT_MAX];     /* "lock deploy", "write lock cfg": messages */
+    char *env[RLK_LC_ENV_MAX + 1];  /* "KEY=VALUE" (owned), NULL-terminated */
+    long long deadline_ns;          /* CLOCK_MONOTONIC; -1: none. Passing it = lost */
+    char deadline_why[RLK_LC_WHY_MAX]; /* "its lease of 600 ms ran out" */
+    /* Optional renewal from the main loop (RedLock's extend): every
+     * renew_period_ns. Returns 0 (renewed; may move deadline_ns), 1 (failed,
+     * retry soon: the deadline still holds) or -1 (lost; why filled). */
+    long long renew_period_ns;
+    int (*renew)(rlk_lc_hold *h, char *why, size_t len);
+    /* The release after the command: an rlk code; RLK_ERR_NOT_OWNER means
+     * it was no longer held. errstr describes a failure. */
+    int (*release)(rlk_lc_hold *h);
+    const char *(*errstr)(rlk_lc_hold *h);
+    /* Optional: adds to why (the loss's reason) which part was lost. */
+    void (*describe_loss)(rlk_lc_hold *h, char *why, size_t len);
+    void *impl;
+};
+
+/* Clears h (no deadline, no renewal) and sets `what`. */
+void rlk_lc_hold_init(rlk_lc_hold *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Adds KEY=VALUE to the command's environment. 0, or -1 when out of memory / full. */
+int rlk_lc_hold_setenv(rlk_lc_hold *h, const char *key, const char *value);
+void rlk_lc_hold_free(rlk_lc_hold *h);
+/* A fixed lease: lost when lease_ms have passed since acquired_ns. */
+void rlk_lc_hold_fixed_lease(rlk_lc_hold *h, long long acquired_ns, long long lease_ms);
+
+/* The state shared by a run: opened before connecting (so that the library's
+ * sockets are not passed to the command). */
+typedef struct rlk_lc_session {
+    rlk_lc_fds inherited;
+    int lost_rd;                /* the main loop reads lost reports here */
+    int lost_wr;                /* callbacks write one byte (an rlk_lost_reason) */
+} rlk_lc_session;
+
+/* -1 on success, else an exit code (message printed). */
+int rlk_lc_session_open(rlk_lc_session *s);
+void rlk_lc_session_close(rlk_lc_session *s);
+
+/* A lost-hold callback (rlk_lost_fn): one byte into sink->fd, when the
+ * name matches sink->name (NULL: any name). Safe on any thread. */
+typedef struct rlk_lc_sink {
+    const char *name;
+    int fd;
+} rlk_lc_sink;
+void rlk_lc_lost_cb(const char *name, const char *owner, int reason, void *userdata);
+
+/* Runs o->cmd while h is held: blocks the forwarded signals, starts the
+ * command with h's environment, watches it (signals, lost reports,
+ * deadline, renewals), releases h when it ends and returns the exit code:
+ * the command's (128+N for signal N), RLK_EXIT_LOST, 126/127 when it could
+ * not be run. */
+int rlk_lc_hold_run(rlk_lc_hold *h, const rlk_lc_session *s, const rlk_lc_opts *o);
+
+/* The exit code of a wait status (128+N for signal N). */
+int rlk_lc_status_code(int status);
+
 /* ---------------------------------------------------------------- lock_watch.c */
 
 /* Runs while the command runs: forwards signals, reaps it, stops it when
- * the lock is lost (lost_fd readable: one byte per report, the rlk_lost_reason)
- * or when a fixed lease runs out. */
+ * the hold is lost (lost_fd readable: one byte per report, the
+ * rlk_lost_reason; the hold's deadline passing; its renew step failing). */
 typedef struct rlk_lc_watch {
     /* in */
     pid_t pid;
     int sigfd;                  /* signalfd of RLK_LC_SIGNALS */
-    int lost_fd;                /* read end of the lost-lock pipe */
-    long long lease_deadline_ns; /* -1: none (watchdog lease) */
-    long long lease_ms;         /* for the message */
+    int lost_fd;                /* read end of the lost-report pipe */
+    rlk_lc_hold *hold;          /* deadline, renewal */
     long long grace_ms;         /* SIGTERM .. SIGKILL */
     /* out */
     int status;                 /* the command's wait status */
-    int lost;                   /* 1: the lock was lost and the command stopped */
+    int lost;                   /* 1: the hold was lost and the command stopped */
     int killed;                 /* 1: SIGKILL was sent */
-    char why[160];              /* why the lock was lost */
+    char why[RLK_LC_WHY_MAX];   /* why it was lost */
     /* private */
     int reaped;
     long long kill_deadline_ns; /* -1: no SIGKILL scheduled */
+    long long renew_at_ns;      /* -1: no renewal */
 } rlk_lc_watch;
 
 /* The signals rlk blocks while the command runs (read through signalfd):
@@ -116,5 +224,31 @@ int rlk_lc_watch_run(rlk_lc_watch *w);
 
 /* Text for a lost-lock reason byte. */
 const char *rlk_lc_lost_text(int reason);
+
+/* ---------------------------------------------------------------- `rlk lock` modes */
+
+enum rlk_lc_mode {
+    RLK_LC_REENTRANT = 0,       /* default */
+    RLK_LC_READ,                /* --read */
+    RLK_LC_WRITE,               /* --write */
+    RLK_LC_FAIR,                /* --fair */
+    RLK_LC_FENCED,              /* --fenced */
+    RLK_LC_ALL,                 /* --all: MultiLock */
+    RLK_LC_REDLOCK              /* --redlock URLS */
+};
+
+typedef struct rlk_lc_lock_opts {
+    rlk_lc_opts c;
+    int mode;
+    const char *mode_flag;      /* "--read" ..., for messages; NULL: default */
+    const char *redlock_urls;   /* --redlock: comma-separated */
+    const char **names;         /* NAME (or NAME... with --all) */
+    int nnames;
+} rlk_lc_lock_opts;
+
+/* Each runs `rlk lock` in its mode and returns the exit code. */
+int rlk_lc_lock_single(const rlk_lc_lock_opts *o);   /* reentrant, read, write, fair, fenced */
+int rlk_lc_lock_all(const rlk_lc_lock_opts *o);      /* lock_multi.c */
+int rlk_lc_lock_redlock(const rlk_lc_lock_opts *o);  /* lock_redlock.c */
 
 #endif /* RLK_LOCK_CLI_H */

@@ -1,6 +1,7 @@
 /*
  * lock_util.c - helpers of the lock commands: connecting with a watchdog
- * lease, option matching, number parsing, JSON strings, the clock.
+ * lease, option matching, number parsing, the options every command that
+ * runs a COMMAND shares, JSON strings, the clock.
  */
 #include <string.h>
 #include <time.h>
@@ -155,6 +156,16 @@ int rlk_lc_parse_ms(const char *cmd, const char *opt, const char *text, long lon
     return -1;
 }
 
+int rlk_lc_parse_count(const char *cmd, const char *opt, const char *text, long long min,
+                       long long max, long long *out)
+{
+    if (text[0] != '\0' && rlk_lc_digits(text, strlen(text), 13, out) == 0 && *out >= min &&
+        *out <= max)
+        return 0;
+    rlk_cli_usage(cmd, "%s needs a whole number in %lld..%lld, not '%s'", opt, min, max, text);
+    return -1;
+}
+
 int rlk_lc_parse_exit(const char *cmd, const char *opt, const char *text, int *code)
 {
     long long v;
@@ -177,6 +188,87 @@ void rlk_lc_format_seconds(long long ms, char *buf, size_t len)
     snprintf(buf + n, len - (size_t)n, ".%03lld", frac);
     for (size_t end = strlen(buf); buf[end - 1] == '0'; end--)
         buf[end - 1] = '\0';
+}
+
+/* ---------------------------------------------------------------- common options */
+
+void rlk_lc_opts_init(rlk_lc_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->wait_ms = -1;
+    o->grace_ms = 10000;
+    o->conflict_code = RLK_EXIT_NOT_ACQUIRED;
+}
+
+/* The options with a value. 1 matched, 0 not, -1 usage error printed. */
+static int rlk_lc_common_value(const char *cmd, int argc, char **argv, int *i, rlk_lc_opts *o)
+{
+    const char *v;
+    int got;
+
+    if ((got = rlk_lc_opt(cmd, argc, argv, i, "-w", "--wait", &v)) > 0) {
+        o->wait_given = 1;
+        got = rlk_lc_parse_seconds(cmd, "-w", v, &o->wait_ms) < 0 ? -1 : 1;
+    }
+    if (got == 0 && (got = rlk_lc_opt(cmd, argc, argv, i, "-l", "--lease", &v)) > 0)
+        got = rlk_lc_parse_ms(cmd, "-l", v, &o->lease_ms) < 0 ? -1 : 1;
+    if (got == 0 && (got = rlk_lc_opt(cmd, argc, argv, i, "-E", "--conflict-exit-code", &v)) > 0)
+        got = rlk_lc_parse_exit(cmd, "-E", v, &o->conflict_code) < 0 ? -1 : 1;
+    if (got == 0 && (got = rlk_lc_opt(cmd, argc, argv, i, "-k", "--kill-after", &v)) > 0)
+        got = rlk_lc_parse_seconds(cmd, "-k", v, &o->grace_ms) < 0 ? -1 : 1;
+    if (got == 0 && (got = rlk_lc_opt(cmd, argc, argv, i, NULL, "--watchdog-lease", &v)) > 0)
+        got = rlk_lc_parse_count(cmd, "option --watchdog-lease", v, 3, RLK_LC_MAX_MS,
+                                 &o->wd_lease_ms) < 0 ? -1 : 1;
+    if (got == 0)
+        got = rlk_lc_opt(cmd, argc, argv, i, NULL, "--url", &o->url);
+    return got;
+}
+
+int rlk_lc_common_opt(const char *cmd, int argc, char **argv, int *i, rlk_lc_opts *o,
+                      int with_short_n)
+{
+    if (rlk_lc_flag(argv, i, with_short_n ? "-n" : NULL, "--no-wait")) {
+        o->no_wait = 1;
+        return 1;
+    }
+    return rlk_lc_common_value(cmd, argc, argv, i, o);
+}
+
+int rlk_lc_take_command(const char *cmd, int argc, char **argv, int i, rlk_lc_opts *o,
+                        const char *synopsis)
+{
+    if (i >= argc)
+        return rlk_cli_usage(cmd, "missing '--' and the command to run (%s -- COMMAND...)",
+                             synopsis);
+    if (i + 1 >= argc)
+        return rlk_cli_usage(cmd, "missing the command after '--'");
+    if (o->no_wait && o->wait_given)
+        return rlk_cli_usage(cmd, "%s and -w exclude each other",
+                             strcmp(cmd, "lock") == 0 ? "-n" : "--no-wait");
+    if (o->no_wait)
+        o->wait_ms = 0;
+    o->cmd = argv + i + 1;
+    return -1;
+}
+
+long long rlk_lc_renewed_lease(const rlk_lc_opts *o)
+{
+    return o->wd_lease_ms > 0 ? o->wd_lease_ms : RLK_LC_DEFAULT_LEASE_MS;
+}
+
+int rlk_lc_not_acquired(const rlk_lc_opts *o, const char *what, const char *detail)
+{
+    char waited[32];
+    const char *open = detail ? " (" : "", *close = detail ? ")" : "";
+
+    if (!detail)
+        detail = "";
+    if (o->wait_ms == 0 && !o->wait_given)
+        return rlk_cli_fail(o->conflict_code, "%s: held by another%s%s%s", what, open, detail,
+                            close);
+    rlk_lc_format_seconds(o->wait_ms, waited, sizeof waited);
+    return rlk_cli_fail(o->conflict_code, "%s: still held after %s s%s%s%s", what, waited, open,
+                        detail, close);
 }
 
 /* ---------------------------------------------------------------- misc */

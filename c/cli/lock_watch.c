@@ -1,14 +1,16 @@
 /*
- * lock_watch.c - the main loop of `rlk lock` while the command runs.
+ * lock_watch.c - the main loop of every command rlk runs while it holds
+ * something (`rlk lock` in every mode, `rlk semaphore`).
  *
  * One poll() over two descriptors and the timers, no signal handlers:
  *   - a signalfd for SIGCHLD and the signals rlk forwards (blocked in every
  *     thread: the lock runtime's threads block all signals, the main thread
  *     blocks these before the fork), so none is lost between two polls;
- *   - the read end of a pipe the lost-lock callback writes one byte to, from
- *     the watchdog thread;
- *   - the deadline of a fixed lease, and the SIGKILL deadline once the
- *     command was sent SIGTERM.
+ *   - the read end of a pipe the lost-hold callbacks write one byte to, from
+ *     the watchdog's (or the permit keeper's) thread;
+ *   - the hold's deadline (a fixed lease, RedLock's validity), its renewal
+ *     step (RedLock's extend, every third of the lease), and the SIGKILL
+ *     deadline once the command was sent SIGTERM.
  */
 #include <errno.h>
 #include <poll.h>
@@ -50,23 +52,45 @@ static void rlk_lc_stop(rlk_lc_watch *w, const char *why)
     if (w->lost || w->reaped)
         return;
     w->lost = 1;
+    w->renew_at_ns = -1;
     snprintf(w->why, sizeof w->why, "%s", why);
     kill(w->pid, SIGTERM);
     w->kill_deadline_ns = rlk_lc_now_ns() + w->grace_ms * RLK_NS_PER_MS;
 }
 
+/* The hold's renewal step, when due: reschedules it, or stops the command. */
+static void rlk_lc_renew(rlk_lc_watch *w)
+{
+    rlk_lc_hold *h = w->hold;
+    char why[RLK_LC_WHY_MAX];
+    long long retry;
+    int rc;
+
+    if (w->lost || w->renew_at_ns < 0 || rlk_lc_now_ns() < w->renew_at_ns)
+        return;
+    why[0] = '\0';
+    rc = h->renew(h, why, sizeof why);
+    if (rc < 0) {
+        rlk_lc_stop(w, why);
+        return;
+    }
+    /* A failure that may pass (errors from too many servers) is tried again
+     * soon; the deadline stays the bound. */
+    retry = h->renew_period_ns / 4 > 50 * RLK_NS_PER_MS ? h->renew_period_ns / 4
+                                                         : 50 * RLK_NS_PER_MS;
+    w->renew_at_ns = rlk_lc_now_ns() + (rc == 0 ? h->renew_period_ns : retry);
+}
+
 static void rlk_lc_deadlines(rlk_lc_watch *w)
 {
-    long long now = rlk_lc_now_ns();
+    long long now;
 
     if (w->reaped)
         return;
-    if (!w->lost && w->lease_deadline_ns >= 0 && now >= w->lease_deadline_ns) {
-        char why[96];
-
-        snprintf(why, sizeof why, "its lease of %lld ms ran out", w->lease_ms);
-        rlk_lc_stop(w, why);
-    }
+    rlk_lc_renew(w);
+    now = rlk_lc_now_ns();
+    if (!w->lost && w->hold->deadline_ns >= 0 && now >= w->hold->deadline_ns)
+        rlk_lc_stop(w, w->hold->deadline_why);
     if (w->kill_deadline_ns >= 0 && now >= w->kill_deadline_ns) {
         kill(w->pid, SIGKILL);
         w->killed = 1;
@@ -79,8 +103,10 @@ static int rlk_lc_timeout(const rlk_lc_watch *w)
 {
     long long next = -1, now = rlk_lc_now_ns(), ms;
 
-    if (!w->lost && w->lease_deadline_ns >= 0)
-        next = w->lease_deadline_ns;
+    if (!w->lost && w->hold->deadline_ns >= 0)
+        next = w->hold->deadline_ns;
+    if (!w->lost && w->renew_at_ns >= 0 && (next < 0 || w->renew_at_ns < next))
+        next = w->renew_at_ns;
     if (w->kill_deadline_ns >= 0 && (next < 0 || w->kill_deadline_ns < next))
         next = w->kill_deadline_ns;
     if (next < 0)
@@ -158,6 +184,9 @@ int rlk_lc_watch_run(rlk_lc_watch *w)
     w->lost = w->killed = w->reaped = 0;
     w->why[0] = '\0';
     w->kill_deadline_ns = -1;
+    w->renew_at_ns = -1;
+    if (w->hold->renew && w->hold->renew_period_ns > 0)
+        w->renew_at_ns = rlk_lc_now_ns() + w->hold->renew_period_ns;
     rlk_lc_reap(w);     /* a command that ended before the first poll */
     while (!w->reaped) {
         struct pollfd p[2] = {{w->sigfd, POLLIN, 0}, {w->lost_fd, POLLIN, 0}};

@@ -7,13 +7,14 @@
 #include <string.h>
 
 #include "cli.h"
-#include "lock_cli.h"
 
 /* Every command, in the order `rlk --help` lists them. */
 static const rlk_cli_command *const rlk_cli_commands[] = {
     &rlk_cmd_scripts,
     &rlk_cmd_eval,
     &rlk_cmd_lock,
+    &rlk_cmd_semaphore,
+    &rlk_cmd_latch,
     &rlk_cmd_inspect,
     &rlk_cmd_unlock,
     NULL,
@@ -25,7 +26,9 @@ static void rlk_cli_help(FILE *out)
             "usage: rlk [--url URL] COMMAND [ARGS...]\n"
             "       rlk --help | --version | help COMMAND | COMMAND --help\n"
             "\n"
-            "Lists, loads, verifies and calls rlk's Redis Lua scripts.\n"
+            "Runs commands under distributed locks on Redis (Redisson's layouts: reentrant,\n"
+            "read-write, fair and fenced locks, MultiLock, RedLock), semaphores and latches;\n"
+            "shows and force-releases them; lists, loads, verifies and calls rlk's Lua scripts.\n"
             "\n"
             "Commands:\n");
     for (int i = 0; rlk_cli_commands[i]; i++)
@@ -38,12 +41,13 @@ static void rlk_cli_help(FILE *out)
             "\n"
             "Exit codes:\n"
             "  0  success\n"
-            "  1  lock not acquired in time\n"
+            "  1  lock or permit not acquired in time; latch still armed (await) or\n"
+            "     armed already (set)\n"
             "  2  usage error or bad input (bad URL, unknown script, bad bundle)\n"
             "  3  connection, auth or timeout error\n"
             "  4  a script or the server replied an error\n"
             "  5  scripts missing or mismatched on the server (scripts load, scripts verify)\n"
-            "  6  lock lost while the command ran (rlk lock)\n",
+            "  6  lock lost while the command ran (rlk lock, rlk semaphore)\n",
             RLK_DEFAULT_URL);
 }
 

@@ -48,6 +48,7 @@ int rlk_cli_exit_code(int err)
         return RLK_EXIT_NOT_ACQUIRED;
     case RLK_ERR_URL:
     case RLK_ERR_ARG:
+    case RLK_ERR_UPGRADE:
     case RLK_ERR_BUNDLE:
     case RLK_ERR_NOSUCHSCRIPT:
         return RLK_EXIT_USAGE;

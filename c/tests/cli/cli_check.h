@@ -87,4 +87,52 @@ CHECK_MAYBE_UNUSED static int fx_wait_gone(const rlk_fx_server *s, const char *k
     return 0;
 }
 
+/* Subscribers of any channel (PUBSUB NUMSUB); -1 when it cannot be asked. */
+CHECK_MAYBE_UNUSED static long long fx_numsub(const rlk_fx_server *s, const char *channel)
+{
+    redisReply *r = rlk_fx_command(s, "PUBSUB NUMSUB %s", channel);
+    long long n = -1;
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_INTEGER)
+        n = r->element[1]->integer;
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+/* Bounded poll until `fmt arg` (an integer command) answers at least want: 0, or -1. */
+CHECK_MAYBE_UNUSED static int fx_wait_int_at_least(const rlk_fx_server *s, const char *fmt,
+                                                   const char *arg, long long want,
+                                                   long timeout_ms)
+{
+    long long deadline = rlk_fx_now_ms() + timeout_ms;
+
+    while (fx_int(s, fmt, arg) < want) {
+        if (rlk_fx_now_ms() > deadline)
+            return -1;
+        rlk_fx_sleep_ms(5);
+    }
+    return 0;
+}
+
+/* Starts n runs of the same rlk arguments at once and expects each to exit 0. */
+CHECK_MAYBE_UNUSED static void run_many(int n, const char *const *args, const char *what)
+{
+    cli_proc p[16];
+    int started = 0;
+
+    for (int i = 0; i < n && i < 16; i++)
+        if (cli_start(&p[i], args) == 0)
+            started++;
+    CHECKF(started == n, "%s: started %d of %d", what, started, n);
+    for (int i = 0; i < started; i++) {
+        int st = cli_wait(&p[i], CLI_TIMEOUT_MS);
+        cli_result r = cli_collect(&p[i], st, 0);
+
+        expect_status(&r, 0, what);
+        cli_result_free(&r);
+    }
+}
+
 #endif /* RLK_CLI_CHECK_H */

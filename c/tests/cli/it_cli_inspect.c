@@ -1,8 +1,12 @@
 /*
  * it_cli_inspect.c - `rlk inspect` (text and --json, parsed) on every kind
- * of key it knows, and `rlk unlock --force`: frees a lock held by another
- * process, wakes a waiting `rlk lock` through the unlock message, handles a
- * read-write lock, refuses a key of another type, and wants --force.
+ * it knows - reentrant, read-write (mode, readers, writer), fair (queue and
+ * deadlines), fenced (token), token, semaphore, permit-expirable semaphore
+ * (permits, expiries), latch (--kind), none, other - and `rlk unlock
+ * --force`: frees a lock held by another process, wakes a waiting `rlk
+ * lock` through the unlock message (a fair waiter on its own channel),
+ * handles read-write, fair and fenced locks, refuses a key of another type,
+ * and wants --force.
  *
  * Usage: it_cli_inspect PATH_TO_RLK
  */
@@ -196,6 +200,234 @@ static void test_inspect_other_and_odd(void)
     cli_result_free(&r);
 }
 
+/* `rlk inspect NAME --kind KIND --json`, parsed (NULL after a failed check). */
+static json_value *inspect_kind_json(const char *name, const char *kind)
+{
+    cli_result r = RUN("inspect", name, "--kind", kind, "--json");
+    const char *err = NULL;
+    json_value *j = NULL;
+
+    if (expect_status(&r, 0, "inspect --kind --json")) {
+        j = json_parse(r.out, &err);
+        CHECKF(j && j->type == JSON_OBJECT, "inspect --kind %s %s: not a JSON object (%s): %s",
+               kind, name, err ? err : "", r.out);
+    }
+    cli_result_free(&r);
+    return j;
+}
+
+/* A writer that also reads: mode write, the writer, one reader (itself). */
+static void test_inspect_rwlock_sides(void)
+{
+    rlk_client *c = rlk_connect_url(url);
+    rlk_rwlock *rw = c ? rlk_rwlock_new(c, "sides") : NULL;
+    char owner[200];
+    const json_value *w;
+    json_value *j;
+    cli_result r;
+
+    REQUIRE(rw != NULL);
+    REQUIRE_INT_EQ(rlk_rwlock_try_lock(rw, RLK_RW_WRITE, 0, 20000), RLK_OK);
+    REQUIRE_INT_EQ(rlk_rwlock_try_lock(rw, RLK_RW_READ, 0, 20000), RLK_OK);
+    REQUIRE_INT_EQ(rlk_rwlock_owner(rw, owner, sizeof owner), RLK_OK);
+    j = inspect_json("sides");
+    REQUIRE(j != NULL);
+    w = json_get(j, "writer");
+    CHECK_STR_EQ(json_get_string(j, "kind"), "rwlock");
+    CHECK_STR_EQ(json_get_string(j, "mode"), "write");
+    CHECK_STR_EQ(json_get_string(w, "owner"), owner);
+    CHECK(json_get_number(w, "count", 0) == 1);
+    CHECK_STR_EQ(json_get_string(json_at(json_get(j, "readers"), 0), "owner"), owner);
+    CHECK(json_at(json_get(j, "readers"), 1) == NULL);
+    json_free(j);
+    r = inspect_text("sides");
+    CHECK_STR_CONTAINS(r.out, "mode:    write\n");
+    CHECK_STR_CONTAINS(r.out, "readers: 1\n");
+    CHECK_STR_CONTAINS(r.out, "writer:  ");
+    cli_result_free(&r);
+    CHECK_INT_EQ(rlk_rwlock_unlock(rw, RLK_RW_READ), RLK_OK);
+    CHECK_INT_EQ(rlk_rwlock_unlock(rw, RLK_RW_WRITE), RLK_OK);
+
+    fx_do("HSET rwr mode read %s 1", "x:1", NULL);
+    fx_do("HSET rwr %s 3", "y:2", NULL);
+    j = inspect_json("rwr");
+    REQUIRE(j != NULL);
+    CHECK(json_get(j, "writer") && json_get(j, "writer")->type == JSON_NULL);
+    CHECK(json_at(json_get(j, "readers"), 1) != NULL && json_at(json_get(j, "readers"), 2) == NULL);
+    json_free(j);
+    rlk_rwlock_free(rw);
+    rlk_free(c);
+}
+
+/* A holder (the API) and a waiting `rlk lock --fair`: the queue with its
+ * deadline; a force unlock hands the lock to the waiter at once. */
+static void test_inspect_fair(void)
+{
+    rlk_client *c = rlk_connect_url(url);
+    rlk_fairlock *f = c ? rlk_fairlock_new(c, "fq") : NULL;
+    char owner[200];
+    const json_value *q;
+    json_value *j;
+    cli_proc p;
+    cli_result r;
+    long long t0;
+
+    REQUIRE(f != NULL);
+    REQUIRE_INT_EQ(rlk_fairlock_try_lock(f, 0, 30000), RLK_OK);
+    REQUIRE_INT_EQ(rlk_fairlock_owner(f, owner, sizeof owner), RLK_OK);
+    REQUIRE(START(&p, "lock", "--fair", "fq", "-w", "20", "--", "true") == 0);
+    CHECKF(fx_wait_int_at_least(&server, "LLEN %s", "redisson_lock_queue:{fq}", 1, 10000) == 0,
+           "the waiter never queued");
+    j = inspect_json("fq");
+    if (j) {
+        q = json_at(json_get(j, "queue"), 0);
+        CHECK_STR_EQ(json_get_string(j, "kind"), "fair");
+        CHECK_STR_EQ(json_get_string(json_at(json_get(j, "holders"), 0), "owner"), owner);
+        CHECKF(json_get_string(q, "owner") && strcmp(json_get_string(q, "owner"), owner) != 0,
+               "no waiter in the queue");
+        CHECKF(json_get_number(q, "deadline_in_ms", -1) > 0 &&
+               json_get_number(q, "deadline_ms", -1) > json_get_number(q, "deadline_in_ms", -1),
+               "deadline_in_ms %g, deadline_ms %g", json_get_number(q, "deadline_in_ms", -1),
+               json_get_number(q, "deadline_ms", -1));
+        CHECK(json_at(json_get(j, "queue"), 1) == NULL);
+    }
+    json_free(j);
+    r = inspect_text("fq");
+    CHECK_STR_PREFIX(r.out, "fq: fair lock\n");
+    CHECK_STR_CONTAINS(r.out, "queue:   1. ");
+    cli_result_free(&r);
+    t0 = rlk_fx_now_ms();
+    r = RUN("unlock", "--force", "fq");
+    expect_status(&r, 0, "unlock --force of a fair lock");
+    CHECK_STR_EQ(r.out, "fq: fair lock removed (force unlock)\n");
+    cli_result_free(&r);
+    r = cli_collect(&p, cli_wait(&p, 20000), rlk_fx_now_ms() - t0);
+    expect_status(&r, 0, "the fair waiter after the force unlock");
+    CHECKF(r.ms < 5000, "the waiter took %lld ms after the force unlock", r.ms);
+    cli_result_free(&r);
+    rlk_fairlock_free(f);
+    rlk_free(c);
+}
+
+static void test_inspect_fenced(void)
+{
+    rlk_client *c = rlk_connect_url(url);
+    rlk_fenced *f = c ? rlk_fenced_new(c, "fe") : NULL;
+    long long token = 0;
+    json_value *j;
+    cli_result r;
+
+    REQUIRE(f != NULL);
+    REQUIRE_INT_EQ(rlk_fenced_try_lock(f, 0, 20000, &token), RLK_OK);
+    j = inspect_json("fe");
+    if (j) {
+        CHECK_STR_EQ(json_get_string(j, "kind"), "fenced");
+        CHECK(json_get_number(j, "fence_token", -1) == (double)token);
+        CHECK(json_get_number(json_at(json_get(j, "holders"), 0), "count", 0) == 1);
+    }
+    json_free(j);
+    r = RUN("unlock", "--force", "fe");
+    expect_status(&r, 0, "unlock --force of a fenced lock");
+    CHECK_STR_EQ(r.out, "fe: fenced lock removed (force unlock)\n");
+    cli_result_free(&r);
+    j = inspect_json("fe");    /* free, the token key stays */
+    if (j) {
+        CHECK_STR_EQ(json_get_string(j, "kind"), "fenced");
+        CHECK(json_get_number(j, "fence_token", -1) == (double)token);
+        CHECK(json_get(j, "holders") && json_at(json_get(j, "holders"), 0) == NULL);
+    }
+    json_free(j);
+    rlk_fenced_free(f);
+    rlk_free(c);
+}
+
+static void test_inspect_semaphores(void)
+{
+    rlk_client *c = rlk_connect_url(url);
+    rlk_semaphore *s = c ? rlk_semaphore_new(c, "sem") : NULL;
+    rlk_psemaphore *ps = c ? rlk_psemaphore_new(c, "psem") : NULL;
+    char id[RLK_PERMIT_ID_SIZE];
+    const json_value *p;
+    json_value *j;
+    cli_result r;
+
+    REQUIRE(s && ps);
+    REQUIRE_INT_EQ(rlk_semaphore_try_set_permits(s, 5, NULL), RLK_OK);
+    j = inspect_json("sem");
+    if (j) {
+        CHECK_STR_EQ(json_get_string(j, "kind"), "semaphore");
+        CHECK(json_get_number(j, "available", -1) == 5);
+    }
+    json_free(j);
+    r = inspect_text("sem");
+    CHECK_STR_PREFIX(r.out, "sem: semaphore\navailable: 5\n");
+    CHECK_STR_CONTAINS(r.out, "--kind latch");
+    cli_result_free(&r);
+
+    REQUIRE_INT_EQ(rlk_psemaphore_try_set_permits(ps, 3, NULL), RLK_OK);
+    REQUIRE_INT_EQ(rlk_psemaphore_try_acquire(ps, 0, 20000, id), RLK_OK);
+    j = inspect_json("psem");
+    if (j) {
+        p = json_at(json_get(j, "permits"), 0);
+        CHECK_STR_EQ(json_get_string(j, "kind"), "psemaphore");
+        CHECK(json_get_number(j, "available", -1) == 2);
+        CHECK(json_get_number(j, "held", -1) == 1);
+        CHECK_STR_EQ(json_get_string(p, "id"), id);
+        CHECKF(json_get_number(p, "ttl_ms", -9) > 0 && json_get_number(p, "ttl_ms", -9) <= 20000,
+               "ttl_ms %g", json_get_number(p, "ttl_ms", -9));
+    }
+    json_free(j);
+    r = inspect_text("psem");
+    CHECK_STR_PREFIX(r.out, "psem: permit-expirable semaphore\navailable: 2\nheld:      1\n");
+    cli_result_free(&r);
+    CHECK_INT_EQ(rlk_psemaphore_release(ps, id), RLK_OK);
+    rlk_semaphore_free(s);
+    rlk_psemaphore_free(ps);
+    rlk_free(c);
+}
+
+static void test_inspect_latch(void)
+{
+    rlk_client *c = rlk_connect_url(url);
+    rlk_latch *l = c ? rlk_latch_new(c, "lat") : NULL;
+    json_value *j;
+    cli_result r;
+
+    REQUIRE(l != NULL);
+    REQUIRE_INT_EQ(rlk_latch_try_set_count(l, 4, NULL), RLK_OK);
+    j = inspect_kind_json("lat", "latch");
+    if (j) {
+        CHECK_STR_EQ(json_get_string(j, "kind"), "latch");
+        CHECK(json_get_number(j, "count", -1) == 4);
+    }
+    json_free(j);
+    r = RUN("inspect", "lat", "--kind=latch");
+    expect_status(&r, 0, "inspect --kind=latch");
+    CHECK_STR_EQ(r.out, "lat: count-down latch\ncount:   4\n");
+    cli_result_free(&r);
+    j = inspect_kind_json("absent-latch", "latch");
+    if (j)
+        CHECK(json_get_number(j, "count", -1) == 0);
+    json_free(j);
+    r = RUN("inspect", "absent-latch", "--kind", "latch");
+    CHECK_STR_EQ(r.out, "absent-latch: count-down latch\ncount:   0 (open)\n");
+    cli_result_free(&r);
+
+    /* A forced kind that does not fit the key; an unknown kind. */
+    fx_do("HSET %s %s 1", "hl", "o:1");
+    r = RUN("inspect", "hl", "--kind", "latch");
+    expect_status(&r, 4, "inspect --kind latch of a hash");
+    CHECK_STR_EQ(r.err, "rlk: inspect hl: not a count-down latch (the key holds a hash)\n");
+    cli_result_free(&r);
+    r = RUN("inspect", "hl", "--kind", "mutex");
+    expect_status(&r, 2, "inspect --kind mutex");
+    expect_one_line_error(&r, "inspect --kind mutex");
+    CHECK_STR_CONTAINS(r.err, "unknown kind 'mutex'");
+    cli_result_free(&r);
+    rlk_latch_free(l);
+    rlk_free(c);
+}
+
 /* ---------------------------------------------------------------- unlock --force */
 
 static void test_unlock_force(void)
@@ -302,6 +534,11 @@ int main(int argc, char **argv)
     RUN_TEST(test_inspect_rwlock);
     RUN_TEST(test_inspect_token);
     RUN_TEST(test_inspect_other_and_odd);
+    RUN_TEST(test_inspect_rwlock_sides);
+    RUN_TEST(test_inspect_fair);
+    RUN_TEST(test_inspect_fenced);
+    RUN_TEST(test_inspect_semaphores);
+    RUN_TEST(test_inspect_latch);
     RUN_TEST(test_unlock_force);
     RUN_TEST(test_unlock_force_wakes_waiter);
     RUN_TEST(test_unlock_force_rwlock);

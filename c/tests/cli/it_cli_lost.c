@@ -1,7 +1,9 @@
 /*
  * it_cli_lost.c - `rlk lock` while the command runs: the lock lost (its key
  * deleted behind rlk's back, force-unlocked, a fixed lease running out)
- * stops the command with SIGTERM, then SIGKILL after -k, and rlk exits 6;
+ * stops the command with SIGTERM, then SIGKILL after -k, and rlk exits 6,
+ * in every single-server mode (--write, --read, --fenced, --fair, a
+ * semaphore permit);
  * SIGTERM/SIGINT/SIGHUP/SIGQUIT sent to rlk reach the command, and the lock
  * is released when the command ends.
  *
@@ -164,6 +166,80 @@ static void test_force_unlocked_while_running(void)
     cli_result_free(&r);
 }
 
+/* Every mode stops its command the same way when what it holds is deleted
+ * behind its back: args run `sh -c SCRIPT` (appended), key is deleted. */
+static void lost_in_mode(const char *const *lead, const char *key, const char *ev_name,
+                         const char *prefix)
+{
+    const char *ev = cli_path(ev_name);
+    char script[400], on_term[300];
+    const char *args[20];
+    cli_proc p;
+    long long t0;
+    cli_result r;
+    int k = 0;
+
+    snprintf(on_term, sizeof on_term, "echo TERM >> %s; exit 0", ev);
+    looping_script(script, sizeof script, ev, "TERM", on_term);
+    for (; lead[k] && k < 14; k++)
+        args[k] = lead[k];
+    args[k++] = "--watchdog-lease";
+    args[k++] = WD_LEASE;
+    args[k++] = "--";
+    args[k++] = "sh";
+    args[k++] = "-c";
+    args[k++] = script;
+    args[k] = NULL;
+    REQUIRE(start_holder(&p, args, ev) == 0);
+    t0 = rlk_fx_now_ms();
+    CHECK_INT_EQ(fx_int(&server, "DEL %s", key), 1);
+    r = finish(&p, LOST_BOUND_MS + 5000, t0);
+    expect_status(&r, 6, prefix);
+    CHECKF(r.ms < LOST_BOUND_MS, "%s: rlk took %lld ms to stop the command after the DEL", prefix,
+           r.ms);
+    expect_one_line_error(&r, prefix);
+    CHECK_STR_PREFIX(r.err, prefix);
+    CHECK_STR_CONTAINS(r.err, "); command stopped");
+    CHECK(cli_count_lines(ev, "TERM") == 1);
+    cli_result_free(&r);
+}
+
+static void test_lost_other_modes(void)
+{
+    lost_in_mode((const char *const[]){"lock", "--write", "lw", NULL}, "lw", "lw.ev",
+                 "rlk: write lock lw lost (");
+    lost_in_mode((const char *const[]){"lock", "--read", "lr", NULL}, "lr", "lr.ev",
+                 "rlk: read lock lr lost (");
+    lost_in_mode((const char *const[]){"lock", "--fenced", "lf", NULL}, "lf", "lf.ev",
+                 "rlk: fenced lock lf lost (");
+    lost_in_mode((const char *const[]){"lock", "--fair", "lfa", NULL}, "lfa", "lfa.ev",
+                 "rlk: fair lock lfa lost (");
+    /* The permit's entry gone: its renewal finds it no longer held. */
+    lost_in_mode((const char *const[]){"semaphore", "ls", "-n", "2", NULL}, "{ls}:timeout",
+                 "ls.ev", "rlk: permit of semaphore ls lost (");
+}
+
+/* A fixed lease in another mode: the same deadline rule. */
+static void test_fixed_lease_semaphore(void)
+{
+    const char *ev = cli_path("slease.ev");
+    char script[400], on_term[300];
+    cli_proc p;
+    long long t0 = rlk_fx_now_ms();
+    cli_result r;
+
+    snprintf(on_term, sizeof on_term, "echo TERM >> %s; exit 0", ev);
+    looping_script(script, sizeof script, ev, "TERM", on_term);
+    REQUIRE(start_holder(&p, (const char *const[]){"semaphore", "slease", "-n", "1", "-l", "500",
+                                                   "--", "sh", "-c", script, NULL}, ev) == 0);
+    r = finish(&p, 10000, t0);
+    expect_status(&r, 6, "semaphore fixed lease ran out");
+    CHECK_STR_EQ(r.err, "rlk: permit of semaphore slease lost (its lease of 500 ms ran out); "
+                 "command stopped\n");
+    CHECKF(r.ms >= 500, "stopped after %lld ms, before the 500 ms lease ran out", r.ms);
+    cli_result_free(&r);
+}
+
 /* ---------------------------------------------------------------- forwarding */
 
 typedef struct fwd_case {
@@ -209,6 +285,49 @@ static void test_signals_forwarded(void)
         forward_one(&cases[k]);
 }
 
+/* The same forwarding in the other modes: SIGTERM reaches the command, its
+ * code is rlk's, and what was held is given back. */
+static void forward_in_mode(const char *const *lead, const char *tag, const char *key,
+                            const char *gone_key)
+{
+    char ev_name[64], script[400], on_sig[300];
+    const char *args[16], *ev;
+    cli_proc p;
+    cli_result r;
+    int k = 0;
+
+    snprintf(ev_name, sizeof ev_name, "fwdm-%s.ev", tag);
+    ev = cli_path(ev_name);
+    snprintf(on_sig, sizeof on_sig, "echo got TERM >> %s; exit 4", ev);
+    looping_script(script, sizeof script, ev, "TERM", on_sig);
+    for (; lead[k] && k < 10; k++)
+        args[k] = lead[k];
+    args[k++] = "--";
+    args[k++] = "sh";
+    args[k++] = "-c";
+    args[k++] = script;
+    args[k] = NULL;
+    REQUIRE(start_holder(&p, args, ev) == 0);
+    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", key), 1);
+    CHECK(kill(p.pid, SIGTERM) == 0);
+    r = finish(&p, 10000, rlk_fx_now_ms());
+    expect_status(&r, 4, tag);
+    CHECKF(cli_count_lines(ev, "got ") == 1, "%s: the command did not get SIGTERM once", tag);
+    CHECK_STR_EQ(r.err, "");
+    cli_result_free(&r);
+    CHECKF(fx_int(&server, "EXISTS %s", gone_key) == 0, "%s: %s still there", tag, gone_key);
+}
+
+static void test_signals_forwarded_other_modes(void)
+{
+    forward_in_mode((const char *const[]){"lock", "--write", "fw-w", NULL}, "write", "fw-w",
+                    "fw-w");
+    forward_in_mode((const char *const[]){"lock", "--fenced", "fw-f", NULL}, "fenced", "fw-f",
+                    "fw-f");
+    forward_in_mode((const char *const[]){"semaphore", "fw-s", "-n", "1", NULL}, "semaphore",
+                    "{fw-s}:timeout", "{fw-s}:timeout");
+}
+
 /* A command without a trap dies of the forwarded signal: 128 + N, lock released. */
 static void test_forwarded_signal_kills_command(void)
 {
@@ -240,7 +359,10 @@ int main(int argc, char **argv)
     RUN_TEST(test_lost_then_sigkill);
     RUN_TEST(test_fixed_lease_runs_out);
     RUN_TEST(test_force_unlocked_while_running);
+    RUN_TEST(test_lost_other_modes);
+    RUN_TEST(test_fixed_lease_semaphore);
     RUN_TEST(test_signals_forwarded);
+    RUN_TEST(test_signals_forwarded_other_modes);
     RUN_TEST(test_forwarded_signal_kills_command);
     cli_teardown();
     rlk_fx_stop(&server);

@@ -1,0 +1,238 @@
+/*
+ * cmd_latch.c - rlk latch NAME set COUNT | count-down | await [-w SECONDS] | count
+ *
+ * The count-down latch NAME (Redisson's RCountDownLatch layout: a string
+ * key holding the count, channel redisson_countdownlatch__channel__{NAME}):
+ * arm it, count it down, wait until it reaches zero (pub/sub), read it.
+ */
+#include <string.h>
+
+#include "lock_cli.h"
+
+static const char latch_usage[] =
+    "usage: rlk latch NAME set COUNT\n"
+    "       rlk latch NAME count-down\n"
+    "       rlk latch NAME await [-w SECONDS] [-E CODE]\n"
+    "       rlk latch NAME count\n"
+    "\n"
+    "The count-down latch NAME (Redisson's RCountDownLatch): `set` arms it with COUNT when\n"
+    "it is open (exit 1 when it is armed already: the count is not changed); `count-down`\n"
+    "lowers the count by one and prints what is left (reaching 0 opens the latch and\n"
+    "wakes every `await`); `await` waits until the count is 0; `count` prints the count\n"
+    "(0: open).\n"
+    "\n"
+    "  -w, --wait SECONDS    await at most this long (fractions allowed); default: forever\n"
+    "  -E, --conflict-exit-code CODE\n"
+    "                        await's exit code when the latch is still armed (default 1)\n"
+    "  --url URL             the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
+    "\n"
+    "exit: 0 done; 1 (set) armed already, (await) still armed when the wait ran out;\n"
+    "      2 usage; 3 connection; 4 error reply\n"
+    "\n"
+    "example: rlk latch deploy-ready set 3; ... rlk latch deploy-ready count-down\n"
+    "         rlk latch deploy-ready await -w 600 && ./switch-traffic.sh\n";
+
+enum latch_action { LATCH_NONE, LATCH_SET, LATCH_COUNT_DOWN, LATCH_AWAIT, LATCH_COUNT };
+
+typedef struct latch_opts {
+    const char *name;
+    const char *url;
+    int action;
+    const char *action_word;
+    long long count;            /* set */
+    int count_given;
+    long long wait_ms;          /* await; -1: forever */
+    int wait_given;
+    int conflict_code;
+} latch_opts;
+
+/* ---------------------------------------------------------------- parsing */
+
+static int latch_action_of(const char *word)
+{
+    if (strcmp(word, "set") == 0)
+        return LATCH_SET;
+    if (strcmp(word, "count-down") == 0 || strcmp(word, "countdown") == 0)
+        return LATCH_COUNT_DOWN;
+    if (strcmp(word, "await") == 0)
+        return LATCH_AWAIT;
+    if (strcmp(word, "count") == 0)
+        return LATCH_COUNT;
+    return LATCH_NONE;
+}
+
+/* A positional argument: NAME, the action, set's COUNT. -1 or an exit code. */
+static int latch_word(latch_opts *o, const char *arg)
+{
+    if (!o->name) {
+        if (arg[0] == '\0')
+            return rlk_cli_usage("latch", "the latch name must not be empty");
+        o->name = arg;
+        return -1;
+    }
+    if (o->action == LATCH_NONE) {
+        if ((o->action = latch_action_of(arg)) == LATCH_NONE)
+            return rlk_cli_usage("latch", "unknown action '%s': set, count-down, await or count",
+                                 arg);
+        o->action_word = arg;
+        return -1;
+    }
+    if (o->action == LATCH_SET && !o->count_given) {
+        o->count_given = 1;
+        return rlk_lc_parse_count("latch", "set", arg, 1, 1000000000000LL, &o->count) < 0
+                   ? RLK_EXIT_USAGE : -1;
+    }
+    if (o->action == LATCH_AWAIT)
+        return rlk_cli_usage("latch", "unexpected argument '%s': a wait is given as -w %s", arg,
+                             arg);
+    return rlk_cli_usage("latch", "unexpected argument '%s'", arg);
+}
+
+static int latch_option(int argc, char **argv, int *i, latch_opts *o)
+{
+    const char *v;
+    int got = rlk_lc_opt("latch", argc, argv, i, "-w", "--wait", &v);
+
+    if (got > 0) {
+        o->wait_given = 1;
+        return rlk_lc_parse_seconds("latch", "-w", v, &o->wait_ms) < 0 ? -1 : 1;
+    }
+    if (got == 0 && (got = rlk_lc_opt("latch", argc, argv, i, "-E", "--conflict-exit-code",
+                                      &v)) > 0)
+        return rlk_lc_parse_exit("latch", "-E", v, &o->conflict_code) < 0 ? -1 : 1;
+    if (got == 0)
+        got = rlk_lc_opt("latch", argc, argv, i, NULL, "--url", &o->url);
+    return got;
+}
+
+static int latch_check(const latch_opts *o)
+{
+    if (!o->name)
+        return rlk_cli_usage("latch", "missing the latch NAME");
+    if (o->action == LATCH_NONE)
+        return rlk_cli_usage("latch", "missing the action: rlk latch %s set COUNT | count-down | "
+                             "await | count", o->name);
+    if (o->action == LATCH_SET && !o->count_given)
+        return rlk_cli_usage("latch", "missing the COUNT: rlk latch %s set COUNT", o->name);
+    if (o->action != LATCH_AWAIT && o->wait_given)
+        return rlk_cli_usage("latch", "-w applies to await only");
+    return -1;
+}
+
+static int latch_parse(int argc, char **argv, latch_opts *o)
+{
+    for (int i = 1; i < argc;) {
+        const char *arg = argv[i];
+        int got, rc;
+
+        if (rlk_cli_is_help(arg)) {
+            fputs(latch_usage, stdout);
+            return RLK_EXIT_OK;
+        }
+        if (arg[0] == '-' && arg[1] != '\0' && !(o->action == LATCH_SET && !o->count_given &&
+                                                 arg[1] >= '0' && arg[1] <= '9')) {
+            if ((got = latch_option(argc, argv, &i, o)) < 0)
+                return RLK_EXIT_USAGE;
+            if (got == 0)
+                return rlk_cli_usage("latch", "unknown option '%s'", arg);
+            continue;
+        }
+        if ((rc = latch_word(o, arg)) >= 0)
+            return rc;
+        i++;
+    }
+    return latch_check(o);
+}
+
+/* ---------------------------------------------------------------- actions */
+
+static int latch_set(rlk_latch *l, rlk_client *c, const latch_opts *o, const char *what)
+{
+    long long count = 0;
+    int set = 0, rc = rlk_latch_try_set_count(l, o->count, &set);
+
+    if (rc != RLK_OK)
+        return rlk_lc_fail(c, rc, what);
+    if (set)
+        return RLK_EXIT_OK;
+    if (rlk_latch_count(l, &count) != RLK_OK)
+        return rlk_cli_fail(RLK_EXIT_NOT_ACQUIRED, "%s: armed already; not changed", what);
+    return rlk_cli_fail(RLK_EXIT_NOT_ACQUIRED, "%s: armed already (count %lld); not changed",
+                        what, count);
+}
+
+static int latch_print(rlk_latch *l, rlk_client *c, int count_down, const char *what)
+{
+    long long value = 0;
+    int rc = count_down ? rlk_latch_count_down(l, &value) : rlk_latch_count(l, &value);
+
+    if (rc != RLK_OK)
+        return rlk_lc_fail(c, rc, what);
+    printf("%lld\n", value);
+    return RLK_EXIT_OK;
+}
+
+static int latch_await(rlk_latch *l, rlk_client *c, const latch_opts *o, const char *what)
+{
+    char waited[32];
+    long long count = 0;
+    int rc = rlk_latch_await(l, o->wait_ms);
+
+    if (rc == RLK_OK)
+        return RLK_EXIT_OK;
+    if (rc != RLK_ERR_BUSY)
+        return rlk_lc_fail(c, rc, what);
+    rlk_lc_format_seconds(o->wait_ms, waited, sizeof waited);
+    if (rlk_latch_count(l, &count) != RLK_OK || count <= 0)
+        return rlk_cli_fail(o->conflict_code, "%s: still armed after %s s", what, waited);
+    return rlk_cli_fail(o->conflict_code, "%s: still armed after %s s (count %lld)", what, waited,
+                        count);
+}
+
+static int latch_act(rlk_latch *l, rlk_client *c, const latch_opts *o)
+{
+    char what[RLK_LC_WHAT_MAX];
+
+    snprintf(what, sizeof what, "latch %s", o->name);
+    switch (o->action) {
+    case LATCH_SET:
+        return latch_set(l, c, o, what);
+    case LATCH_COUNT_DOWN:
+        return latch_print(l, c, 1, what);
+    case LATCH_AWAIT:
+        return latch_await(l, c, o, what);
+    default:
+        return latch_print(l, c, 0, what);
+    }
+}
+
+static int latch_run(int argc, char **argv)
+{
+    latch_opts o;
+    rlk_client *c;
+    rlk_latch *l;
+    int rc;
+
+    memset(&o, 0, sizeof o);
+    o.wait_ms = -1;
+    o.conflict_code = RLK_EXIT_NOT_ACQUIRED;
+    if ((rc = latch_parse(argc, argv, &o)) >= 0)
+        return rc;
+    if (!(c = rlk_lc_connect(o.url, 0, &rc)))
+        return rc;
+    if ((l = rlk_latch_new(c, o.name)) != NULL) {
+        rc = latch_act(l, c, &o);
+        rlk_latch_free(l);
+    } else {
+        rc = rlk_lc_fail(c, rlk_err(c), "latch");
+    }
+    rlk_free(c);
+    return rc;
+}
+
+const rlk_cli_command rlk_cmd_latch = {
+    "latch",
+    "count-down latch: set, count-down, await, count (rlk latch NAME ...)",
+    latch_usage,
+    latch_run,
+};

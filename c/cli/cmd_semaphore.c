@@ -1,0 +1,311 @@
+/*
+ * cmd_semaphore.c - rlk semaphore NAME -n PERMITS [OPTIONS] -- COMMAND [ARGS...]
+ *
+ * Runs COMMAND while holding a permit of the semaphore NAME, so that at most
+ * PERMITS commands run at once across machines. It is the permit-expirable
+ * semaphore (Redisson's RPermitExpirableSemaphore layout: count key NAME,
+ * held permits in {NAME}:timeout): every permit has an id and a lease, a
+ * keeper thread renews the lease every third of it while COMMAND runs
+ * (rlk_psemaphore_keep), so the permit of an rlk that dies comes back by
+ * itself within one lease. -n sets the number of permits when the semaphore
+ * does not exist yet (Redisson's trySetPermits); an existing count is kept.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lock_cli.h"
+
+static const char semaphore_usage[] =
+    "usage: rlk semaphore NAME -n PERMITS [--take K] [-w SECONDS | --no-wait]\n"
+    "                     [-l LEASE_MS] [-E CODE] [-k SECONDS] [--watchdog-lease MS]\n"
+    "                     [--url URL] -- COMMAND [ARGS...]\n"
+    "\n"
+    "Waits for a permit of the semaphore NAME, runs COMMAND while holding it, gives it\n"
+    "back when COMMAND ends, and exits with COMMAND's exit code: at most PERMITS\n"
+    "commands hold a permit at once. Permits expire (Redisson's permit-expirable\n"
+    "semaphore): rlk renews its permit every third of the lease while COMMAND runs, so\n"
+    "the permit of an rlk that dies comes back by itself within one lease.\n"
+    "\n"
+    "  -n, --permits PERMITS the semaphore's number of permits, set when it does not exist\n"
+    "                        yet; an existing semaphore keeps its count\n"
+    "  --take K              hold K permits at once (default 1, at most PERMITS)\n"
+    "  -w, --wait SECONDS    wait at most this long (fractions allowed); default: forever\n"
+    "  --no-wait             one attempt, no waiting\n"
+    "  -E, --conflict-exit-code CODE\n"
+    "                        exit code when no permit is free in time (default 1)\n"
+    "  -l, --lease LEASE_MS  a fixed lease: the permit expires LEASE_MS after it was\n"
+    "                        taken, and COMMAND is stopped if it still runs then\n"
+    "  -k, --kill-after SECONDS\n"
+    "                        when the permit is lost, COMMAND gets SIGTERM, then SIGKILL\n"
+    "                        after this grace period (default 10)\n"
+    "  --watchdog-lease MS   the renewed lease (default 30000)\n"
+    "  --url URL             the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
+    "\n"
+    "COMMAND sees RLK_LOCK_NAME, RLK_LOCK_KIND=semaphore and RLK_LOCK_OWNER (its permit\n"
+    "ids, separated by spaces). Signals and a lost permit (it expired or was taken away:\n"
+    "exit 6) are handled as by rlk lock.\n"
+    "\n"
+    "exit: COMMAND's code; CODE when no permit is free in time; 2 usage; 3 connection;\n"
+    "      4 error reply; 6 permit lost while COMMAND ran; 126/127 COMMAND could not be run\n"
+    "\n"
+    "example: rlk semaphore encoders -n 4 -- ffmpeg -i in.mov out.mp4\n";
+
+typedef struct sem_opts {
+    rlk_lc_opts c;
+    const char *name;
+    long long permits;          /* -n; 0: not given */
+    long long take;
+} sem_opts;
+
+typedef struct sem_run {
+    const sem_opts *o;
+    rlk_client *c;
+    rlk_psemaphore *s;
+    char (*ids)[RLK_PERMIT_ID_SIZE];
+    rlk_psemaphore_keeper *keeper;
+} sem_run;
+
+/* ---------------------------------------------------------------- parsing */
+
+static int sem_value(int argc, char **argv, int *i, sem_opts *o)
+{
+    const char *v;
+    int got = rlk_lc_opt("semaphore", argc, argv, i, "-n", "--permits", &v);
+
+    if (got > 0)
+        return rlk_lc_parse_count("semaphore", "option -n", v, 1, 1000000000000LL,
+                                  &o->permits) < 0 ? -1 : 1;
+    if (got == 0 && (got = rlk_lc_opt("semaphore", argc, argv, i, NULL, "--take", &v)) > 0)
+        return rlk_lc_parse_count("semaphore", "option --take", v, 1, RLK_PERMITS_MAX,
+                                  &o->take) < 0 ? -1 : 1;
+    if (got == 0)
+        got = rlk_lc_common_opt("semaphore", argc, argv, i, &o->c, 0);
+    return got;
+}
+
+/* One argument before "--". -1 to go on, or an exit code. */
+static int sem_arg(int argc, char **argv, int *i, sem_opts *o)
+{
+    const char *arg = argv[*i];
+    int got;
+
+    if (rlk_cli_is_help(arg)) {
+        fputs(semaphore_usage, stdout);
+        return RLK_EXIT_OK;
+    }
+    if (arg[0] == '-' && arg[1] != '\0') {
+        if ((got = sem_value(argc, argv, i, o)) < 0)
+            return RLK_EXIT_USAGE;
+        return got > 0 ? -1 : rlk_cli_usage("semaphore", "unknown option '%s'", arg);
+    }
+    if (o->name)
+        return rlk_cli_usage("semaphore", "unexpected argument '%s': put '--' before the "
+                             "command (rlk semaphore NAME -n PERMITS -- COMMAND...)", arg);
+    if (arg[0] == '\0')
+        return rlk_cli_usage("semaphore", "the semaphore name must not be empty");
+    o->name = arg;
+    (*i)++;
+    return -1;
+}
+
+static int sem_parse(int argc, char **argv, sem_opts *o)
+{
+    char synopsis[300];
+    int i = 1, rc;
+
+    while (i < argc && strcmp(argv[i], "--") != 0)
+        if ((rc = sem_arg(argc, argv, &i, o)) >= 0)
+            return rc;
+    if (!o->name)
+        return rlk_cli_usage("semaphore", "missing the semaphore NAME");
+    if (o->permits == 0)
+        return rlk_cli_usage("semaphore", "missing -n PERMITS: how many commands may hold a "
+                             "permit at once");
+    if (o->take > o->permits)
+        return rlk_cli_usage("semaphore", "--take %lld is more than the %lld permits of -n",
+                             o->take, o->permits);
+    snprintf(synopsis, sizeof synopsis, "rlk semaphore %s -n %lld", o->name, o->permits);
+    return rlk_lc_take_command("semaphore", argc, argv, i, &o->c, synopsis);
+}
+
+/* ---------------------------------------------------------------- holding */
+
+static long long sem_lease(const sem_opts *o)
+{
+    return o->c.lease_ms > 0 ? o->c.lease_ms : rlk_lc_renewed_lease(&o->c);
+}
+
+static int sem_release_ids(sem_run *r)
+{
+    const char *ids[RLK_PERMITS_MAX];
+
+    for (long long k = 0; k < r->o->take; k++)
+        ids[k] = r->ids[k];
+    return rlk_psemaphore_release_n(r->s, (int)r->o->take, ids, NULL);
+}
+
+/* The keeper first (no renewal after it returns), then the permits. */
+static int sem_release(rlk_lc_hold *h)
+{
+    sem_run *r = h->impl;
+
+    if (r->keeper) {
+        rlk_psemaphore_keeper_stop(r->keeper);
+        r->keeper = NULL;
+    }
+    return sem_release_ids(r);
+}
+
+static const char *sem_errstr(rlk_lc_hold *h)
+{
+    const sem_run *r = h->impl;
+
+    return rlk_errstr(r->c);
+}
+
+/* RLK_LOCK_OWNER: the permit ids separated by spaces. */
+static int sem_env(rlk_lc_hold *h, const sem_run *r)
+{
+    char *owner = calloc((size_t)r->o->take, RLK_PERMIT_ID_SIZE);
+    int rc = -1;
+
+    if (owner) {
+        for (long long k = 0; k < r->o->take; k++) {
+            if (k)
+                strcat(owner, " ");
+            strcat(owner, r->ids[k]);
+        }
+        if (rlk_lc_hold_setenv(h, "RLK_LOCK_NAME", r->o->name) == 0 &&
+            rlk_lc_hold_setenv(h, "RLK_LOCK_KIND", "semaphore") == 0 &&
+            rlk_lc_hold_setenv(h, "RLK_LOCK_OWNER", owner) == 0)
+            rc = 0;
+    }
+    free(owner);
+    return rc;
+}
+
+/* Starts the keeper (a renewed lease). -1, or an exit code (permits given back). */
+static int sem_keep(sem_run *r, rlk_lc_sink *sink, const char *what)
+{
+    const char *ids[RLK_PERMITS_MAX];
+    int rc;
+
+    if (r->o->c.lease_ms > 0)
+        return -1;
+    for (long long k = 0; k < r->o->take; k++)
+        ids[k] = r->ids[k];
+    r->keeper = rlk_psemaphore_keep(r->s, (int)r->o->take, ids, sem_lease(r->o), rlk_lc_lost_cb,
+                                    sink);
+    if (r->keeper)
+        return -1;
+    rc = rlk_lc_fail(r->c, rlk_err(r->c), what);
+    sem_release_ids(r);
+    return rc;
+}
+
+static int sem_hold(sem_run *r, const rlk_lc_session *s, const char *what)
+{
+    long long acquired_ns = rlk_lc_now_ns();
+    rlk_lc_sink sink = {r->o->name, s->lost_wr};
+    rlk_lc_hold h;
+    int rc;
+
+    if ((rc = sem_keep(r, &sink, what)) >= 0)
+        return rc;
+    rlk_lc_hold_init(&h, "%s", what);
+    h.release = sem_release;
+    h.errstr = sem_errstr;
+    h.impl = r;
+    if (r->o->c.lease_ms > 0)
+        rlk_lc_hold_fixed_lease(&h, acquired_ns, r->o->c.lease_ms);
+    if (sem_env(&h, r) < 0) {
+        rc = rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
+        sem_release(&h);
+    } else {
+        rc = rlk_lc_hold_run(&h, s, &r->o->c);
+    }
+    rlk_lc_hold_free(&h);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- acquiring */
+
+static int sem_busy(const sem_opts *o)
+{
+    char waited[32];
+
+    if (o->c.wait_ms == 0 && !o->c.wait_given)
+        return rlk_cli_fail(o->c.conflict_code, "semaphore %s: no permit free", o->name);
+    rlk_lc_format_seconds(o->c.wait_ms, waited, sizeof waited);
+    return rlk_cli_fail(o->c.conflict_code, "semaphore %s: no permit free after %s s", o->name,
+                        waited);
+}
+
+/* -1 when the permits are held, else the exit code. */
+static int sem_acquire(sem_run *r, const char *what)
+{
+    int rc = rlk_psemaphore_try_set_permits(r->s, r->o->permits, NULL);
+
+    if (rc == RLK_OK)
+        rc = rlk_psemaphore_try_acquire_n(r->s, (int)r->o->take, r->o->c.wait_ms,
+                                          sem_lease(r->o), r->ids);
+    if (rc == RLK_OK)
+        return -1;
+    return rc == RLK_ERR_BUSY ? sem_busy(r->o) : rlk_lc_fail(r->c, rc, what);
+}
+
+static int sem_with_client(sem_run *r, const rlk_lc_session *s)
+{
+    char what[RLK_LC_WHAT_MAX];
+    int rc;
+
+    snprintf(what, sizeof what, "%s of semaphore %s", r->o->take > 1 ? "permits" : "permit",
+             r->o->name);
+    r->s = rlk_psemaphore_new(r->c, r->o->name);
+    r->ids = calloc((size_t)r->o->take, sizeof *r->ids);
+    if (!r->s || !r->ids)
+        rc = rlk_lc_fail(r->c, r->s ? RLK_ERR_NOMEM : rlk_err(r->c), what);
+    else if ((rc = sem_acquire(r, what)) < 0)
+        rc = sem_hold(r, s, what);
+    free(r->ids);
+    rlk_psemaphore_free(r->s);
+    return rc;
+}
+
+static int sem_run_cmd(const sem_opts *o)
+{
+    rlk_lc_session s;
+    sem_run r;
+    int rc;
+
+    if ((rc = rlk_lc_session_open(&s)) >= 0)
+        return rc;
+    memset(&r, 0, sizeof r);
+    r.o = o;
+    if ((r.c = rlk_lc_connect(o->c.url, 0, &rc)) != NULL) {
+        rc = sem_with_client(&r, &s);
+        rlk_free(r.c);
+    }
+    rlk_lc_session_close(&s);
+    return rc;
+}
+
+static int semaphore_run(int argc, char **argv)
+{
+    sem_opts o;
+    int rc;
+
+    memset(&o, 0, sizeof o);
+    rlk_lc_opts_init(&o.c);
+    o.take = 1;
+    if ((rc = sem_parse(argc, argv, &o)) >= 0)
+        return rc;
+    return sem_run_cmd(&o);
+}
+
+const rlk_cli_command rlk_cmd_semaphore = {
+    "semaphore",
+    "run a command holding a permit (rlk semaphore NAME -n N -- CMD)",
+    semaphore_usage,
+    semaphore_run,
+};

@@ -1,0 +1,75 @@
+/*
+ * inspect.h - reading what a name holds, for `rlk inspect` and `rlk unlock`
+ * (inspect_read.c): the kind of lock or synchronizer, found from the key's
+ * type and its companion keys (or forced with --kind), and its state, read
+ * with plain commands (a snapshot, not a transaction; nothing is written,
+ * nothing reclaimed).
+ */
+#ifndef RLK_INSPECT_H
+#define RLK_INSPECT_H
+
+#include "lock_cli.h"
+
+enum rlk_ik_kind {
+    RLK_IK_AUTO = -1,           /* detect (the default of --kind) */
+    RLK_IK_NONE = 0,            /* nothing under the name */
+    RLK_IK_OTHER,               /* a key rlk does not know as a lock */
+    RLK_IK_REENTRANT,
+    RLK_IK_RWLOCK,
+    RLK_IK_FAIR,
+    RLK_IK_FENCED,
+    RLK_IK_TOKEN,
+    RLK_IK_SEMAPHORE,
+    RLK_IK_PSEMAPHORE,
+    RLK_IK_LATCH
+};
+
+/* The JSON / --kind word of a kind ("reentrant", "psemaphore"), its text label
+ * ("reentrant lock", "permit-expirable semaphore"). */
+const char *rlk_ik_word(int kind);
+const char *rlk_ik_label(int kind);
+/* The kind named by a --kind word; RLK_IK_NONE when unknown. */
+int rlk_ik_from_word(const char *word);
+
+typedef struct rlk_ik_holder {
+    const char *owner;
+    size_t owner_len;
+    long long count;
+    const char *mode;           /* rwlock: "read" or "write"; else NULL */
+} rlk_ik_holder;
+
+typedef struct rlk_ik_waiter {
+    const char *owner;
+    size_t owner_len;
+    long long deadline_ms;      /* ms since the epoch (server clock); -1: none */
+    long long deadline_in_ms;   /* from the server's now */
+} rlk_ik_waiter;
+
+#define RLK_IK_PERMITS_MAX 1000     /* permits listed (all are counted) */
+
+typedef struct rlk_ik_view {
+    const char *name;
+    int kind;
+    int detected;               /* 1: found by detection (not forced) */
+    char type[64];              /* the Redis type (RLK_IK_OTHER) */
+    const char *mode;           /* rwlock: "read", "write"; NULL: free */
+    long long ttl_ms;           /* PTTL of the main key: -1 no expiry, -2 no key */
+    rlk_ik_holder *holders;
+    size_t nholders;
+    rlk_ik_waiter *queue;       /* fair */
+    size_t nqueue;
+    long long fence_token;      /* fenced: the last token issued (0: none) */
+    const char *token;          /* token lock */
+    size_t token_len;
+    long long count;            /* semaphores: available; latch: the count */
+    rlk_permit_info *permits;   /* psemaphore, in expiry order */
+    size_t npermits, permits_total;
+    redisReply *keep[4];        /* replies the view points into */
+} rlk_ik_view;
+
+/* Fills v for name (kind RLK_IK_AUTO: detect). RLK_OK, or an rlk error code
+ * (errstr on c); RLK_ERR_ARG when a forced kind does not match the key. */
+int rlk_ik_read(rlk_client *c, const char *name, int kind, rlk_ik_view *v);
+void rlk_ik_free(rlk_ik_view *v);
+
+#endif /* RLK_INSPECT_H */

@@ -1,0 +1,527 @@
+/*
+ * inspect_read.c - see inspect.h.
+ *
+ * Detection, from the key NAME's type and the companion keys Redisson
+ * derives from the name (the library's handles give their names):
+ *   hash with a `mode` field                         rwlock
+ *   hash of counts, with redisson_lock_token:{NAME}   fenced
+ *   hash of counts, with a fair queue or timeout key  fair
+ *   hash of counts                                   reentrant
+ *   string holding an integer, with {NAME}:timeout   psemaphore
+ *   string holding an integer                        semaphore (a latch looks the same)
+ *   other string                                     token
+ *   no key, but a fair queue / permits / a token key fair / psemaphore / fenced, free
+ *   no key                                           none
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "inspect.h"
+
+typedef struct ik_keys {
+    char *queue;                /* redisson_lock_queue:{name} */
+    char *timeout;              /* redisson_lock_timeout:{name} */
+    char *fence;                /* redisson_lock_token:{name} */
+    char *permits;              /* {name}:timeout */
+} ik_keys;
+
+static const struct {
+    int kind;
+    const char *word;
+    const char *label;
+} ik_names[] = {
+    {RLK_IK_NONE, "none", "no lock"},
+    {RLK_IK_OTHER, "other", "not a lock rlk knows"},
+    {RLK_IK_REENTRANT, "reentrant", "reentrant lock"},
+    {RLK_IK_RWLOCK, "rwlock", "read-write lock"},
+    {RLK_IK_FAIR, "fair", "fair lock"},
+    {RLK_IK_FENCED, "fenced", "fenced lock"},
+    {RLK_IK_TOKEN, "token", "token lock"},
+    {RLK_IK_SEMAPHORE, "semaphore", "semaphore"},
+    {RLK_IK_PSEMAPHORE, "psemaphore", "permit-expirable semaphore"},
+    {RLK_IK_LATCH, "latch", "count-down latch"},
+};
+
+#define IK_NKINDS (sizeof ik_names / sizeof ik_names[0])
+
+const char *rlk_ik_word(int kind)
+{
+    for (size_t k = 0; k < IK_NKINDS; k++)
+        if (ik_names[k].kind == kind)
+            return ik_names[k].word;
+    return "unknown";
+}
+
+const char *rlk_ik_label(int kind)
+{
+    for (size_t k = 0; k < IK_NKINDS; k++)
+        if (ik_names[k].kind == kind)
+            return ik_names[k].label;
+    return "unknown";
+}
+
+int rlk_ik_from_word(const char *word)
+{
+    for (size_t k = 2; k < IK_NKINDS; k++)     /* not none, not other */
+        if (strcmp(ik_names[k].word, word) == 0)
+            return ik_names[k].kind;
+    return RLK_IK_NONE;
+}
+
+/* ---------------------------------------------------------------- commands */
+
+static int ik_cmd(rlk_client *c, int argc, const char *a0, const char *a1, const char *a2,
+                  const char *a3, redisReply **r)
+{
+    const char *argv[5] = {a0, a1, a2, a3, NULL};
+
+    *r = NULL;
+    return rlk_command(c, argc, argv, NULL, r);
+}
+
+/* The key's type into buf ("none", "hash", ...). */
+static int ik_type(rlk_client *c, const char *key, char *buf, size_t len)
+{
+    redisReply *r;
+    int rc = ik_cmd(c, 2, "TYPE", key, NULL, NULL, &r);
+
+    if (rc != RLK_OK)
+        return rc;
+    snprintf(buf, len, "%s", r->type == REDIS_REPLY_STATUS ? r->str : "unknown");
+    freeReplyObject(r);
+    return RLK_OK;
+}
+
+static int ik_exists(rlk_client *c, const char *key, int *exists)
+{
+    char type[64];
+    int rc = ik_type(c, key, type, sizeof type);
+
+    *exists = rc == RLK_OK && strcmp(type, "none") != 0;
+    return rc;
+}
+
+static int ik_int(rlk_client *c, int argc, const char *a0, const char *a1, long long *out)
+{
+    redisReply *r;
+    int rc = ik_cmd(c, argc, a0, a1, NULL, NULL, &r);
+
+    if (rc != RLK_OK)
+        return rc;
+    *out = r->type == REDIS_REPLY_INTEGER ? r->integer : -2;
+    freeReplyObject(r);
+    return RLK_OK;
+}
+
+/* The server's clock in ms (TIME). */
+static int ik_server_ms(rlk_client *c, long long *now)
+{
+    redisReply *r;
+    int rc = ik_cmd(c, 1, "TIME", NULL, NULL, NULL, &r);
+
+    if (rc != RLK_OK)
+        return rc;
+    *now = 0;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2)
+        *now = atoll(r->element[0]->str) * 1000 + atoll(r->element[1]->str) / 1000;
+    freeReplyObject(r);
+    return RLK_OK;
+}
+
+/* A decimal integer (optional '-'), whole string; 0 or -1. */
+static int ik_parse_int(const char *s, size_t len, long long *out)
+{
+    char *end;
+
+    if (len == 0 || len > 20)
+        return -1;
+    *out = strtoll(s, &end, 10);
+    return (size_t)(end - s) == len ? 0 : -1;
+}
+
+/* ---------------------------------------------------------------- keys */
+
+static int ik_keys_make(rlk_client *c, const char *name, ik_keys *k)
+{
+    rlk_fairlock *f = rlk_fairlock_new(c, name);
+    rlk_fenced *fe = rlk_fenced_new(c, name);
+    rlk_psemaphore *ps = rlk_psemaphore_new(c, name);
+    int rc = RLK_ERR_NOMEM;
+
+    memset(k, 0, sizeof *k);
+    if (f && fe && ps) {
+        k->queue = strdup(rlk_fairlock_queue_name(f));
+        k->timeout = strdup(rlk_fairlock_timeout_name(f));
+        k->fence = strdup(rlk_fenced_token_name(fe));
+        k->permits = strdup(rlk_psemaphore_timeouts_key(ps));
+        if (k->queue && k->timeout && k->fence && k->permits)
+            rc = RLK_OK;
+    }
+    rlk_fairlock_free(f);
+    rlk_fenced_free(fe);
+    rlk_psemaphore_free(ps);
+    return rc;
+}
+
+static void ik_keys_free(ik_keys *k)
+{
+    free(k->queue);
+    free(k->timeout);
+    free(k->fence);
+    free(k->permits);
+}
+
+static void ik_keep(rlk_ik_view *v, redisReply *r)
+{
+    for (size_t k = 0; k < sizeof v->keep / sizeof v->keep[0]; k++) {
+        if (!v->keep[k]) {
+            v->keep[k] = r;
+            return;
+        }
+    }
+    freeReplyObject(r);     /* not reached: at most 3 kept replies */
+}
+
+/* ---------------------------------------------------------------- locks (hashes) */
+
+static int ik_has_suffix(const char *s, size_t len, const char *suffix)
+{
+    size_t n = strlen(suffix);
+
+    return len >= n && memcmp(s + len - n, suffix, n) == 0;
+}
+
+/* A holder entry from field f = value val; 0, or -1 when val is not a count. */
+static int ik_holder(rlk_ik_holder *h, const redisReply *f, const redisReply *val, int rw)
+{
+    if (val->type != REDIS_REPLY_STRING || ik_parse_int(val->str, val->len, &h->count) < 0 ||
+        h->count <= 0)
+        return -1;
+    h->owner = f->str;
+    h->owner_len = f->len;
+    if (rw) {
+        int w = ik_has_suffix(f->str, f->len, ":write");
+
+        h->mode = w ? "write" : "read";
+        h->owner_len -= w ? 6 : 0;
+    }
+    return 0;
+}
+
+/* Holders from HGETALL (rwlock's `mode` field aside). 0, or -1: not a lock. */
+static int ik_holders(const redisReply *all, rlk_ik_view *v)
+{
+    int rw = v->mode != NULL;
+
+    v->holders = calloc(all->elements / 2 + 1, sizeof *v->holders);
+    if (!v->holders)
+        return -1;
+    for (size_t k = 0; k + 1 < all->elements; k += 2) {
+        const redisReply *f = all->element[k];
+
+        if (f->len == 4 && memcmp(f->str, "mode", 4) == 0) {
+            if (rw)
+                continue;
+            return -1;
+        }
+        if (ik_holder(&v->holders[v->nholders], f, all->element[k + 1], rw) < 0)
+            return -1;
+        v->nholders++;
+    }
+    return 0;
+}
+
+static const char *ik_mode_field(const redisReply *all)
+{
+    for (size_t k = 0; k + 1 < all->elements; k += 2) {
+        const redisReply *f = all->element[k];
+
+        if (f->len == 4 && memcmp(f->str, "mode", 4) == 0)
+            return all->element[k + 1]->str;
+    }
+    return NULL;
+}
+
+/* HGETALL + PTTL. *not_lock = 1 when the hash is not a lock of any kind. */
+static int ik_read_hash(rlk_client *c, rlk_ik_view *v, int *not_lock)
+{
+    redisReply *all;
+    int rc = ik_cmd(c, 2, "HGETALL", v->name, NULL, NULL, &all);
+
+    *not_lock = 0;
+    if (rc != RLK_OK)
+        return rc;
+    ik_keep(v, all);
+    if (all->type != REDIS_REPLY_ARRAY)
+        return RLK_ERR_PROTOCOL;
+    v->mode = ik_mode_field(all);
+    if (ik_holders(all, v) < 0) {
+        *not_lock = 1;
+        v->nholders = 0;
+        return RLK_OK;
+    }
+    return ik_int(c, 2, "PTTL", v->name, &v->ttl_ms);
+}
+
+/* The fair lock's queue with each waiter's deadline. */
+static int ik_read_queue(rlk_client *c, rlk_ik_view *v, const ik_keys *keys)
+{
+    const char *zrange[5] = {"ZRANGE", keys->timeout, "0", "-1", "WITHSCORES"};
+    redisReply *list, *scores = NULL;
+    long long now = 0;
+    int rc = ik_cmd(c, 4, "LRANGE", keys->queue, "0", "-1", &list);
+
+    if (rc != RLK_OK)
+        return rc;
+    ik_keep(v, list);
+    if ((rc = rlk_command(c, 5, zrange, NULL, &scores)) != RLK_OK)
+        return rc;
+    ik_keep(v, scores);
+    if ((rc = ik_server_ms(c, &now)) != RLK_OK || list->type != REDIS_REPLY_ARRAY)
+        return rc;
+    v->queue = calloc(list->elements + 1, sizeof *v->queue);
+    if (!v->queue)
+        return RLK_ERR_NOMEM;
+    for (size_t k = 0; k < list->elements; k++) {
+        rlk_ik_waiter *w = &v->queue[v->nqueue++];
+
+        w->owner = list->element[k]->str;
+        w->owner_len = list->element[k]->len;
+        w->deadline_ms = -1;
+        for (size_t j = 0; scores->type == REDIS_REPLY_ARRAY && j + 1 < scores->elements; j += 2)
+            if (scores->element[j]->len == w->owner_len &&
+                memcmp(scores->element[j]->str, w->owner, w->owner_len) == 0)
+                w->deadline_ms = atoll(scores->element[j + 1]->str);
+        w->deadline_in_ms = w->deadline_ms >= 0 ? w->deadline_ms - now : -1;
+    }
+    return RLK_OK;
+}
+
+/* ---------------------------------------------------------------- strings */
+
+/* GET of a key holding an integer count: *count (0 when absent); *is_int. */
+static int ik_read_int(rlk_client *c, const char *key, long long *count, int *is_int)
+{
+    redisReply *r;
+    int rc = ik_cmd(c, 2, "GET", key, NULL, NULL, &r);
+
+    if (rc != RLK_OK)
+        return rc;
+    *count = 0;
+    *is_int = r->type == REDIS_REPLY_NIL ||
+              (r->type == REDIS_REPLY_STRING && ik_parse_int(r->str, r->len, count) == 0);
+    freeReplyObject(r);
+    return RLK_OK;
+}
+
+static int ik_read_token(rlk_client *c, rlk_ik_view *v)
+{
+    redisReply *r;
+    int rc = ik_cmd(c, 2, "GET", v->name, NULL, NULL, &r);
+
+    if (rc != RLK_OK)
+        return rc;
+    ik_keep(v, r);
+    if (r->type == REDIS_REPLY_STRING) {
+        v->token = r->str;
+        v->token_len = r->len;
+    }
+    return ik_int(c, 2, "PTTL", v->name, &v->ttl_ms);
+}
+
+static int ik_read_permits(rlk_client *c, rlk_ik_view *v)
+{
+    rlk_psemaphore *s = rlk_psemaphore_new(c, v->name);
+    size_t n = 0;
+    int rc;
+
+    if (!s)
+        return rlk_err(c);
+    rc = rlk_psemaphore_permits(s, NULL, 0, &v->permits_total);
+    n = v->permits_total < RLK_IK_PERMITS_MAX ? v->permits_total : RLK_IK_PERMITS_MAX;
+    if (rc == RLK_OK && n > 0 && !(v->permits = calloc(n, sizeof *v->permits)))
+        rc = RLK_ERR_NOMEM;
+    if (rc == RLK_OK && n > 0)
+        rc = rlk_psemaphore_permits(s, v->permits, n, &v->permits_total);
+    v->npermits = n < v->permits_total ? n : v->permits_total;
+    rlk_psemaphore_free(s);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- detection */
+
+static int ik_detect_hash(rlk_client *c, rlk_ik_view *v, const ik_keys *keys)
+{
+    int rc, not_lock, fenced = 0, queue = 0, timeout = 0;
+
+    if ((rc = ik_read_hash(c, v, &not_lock)) != RLK_OK)
+        return rc;
+    if (not_lock) {
+        v->kind = RLK_IK_OTHER;
+        snprintf(v->type, sizeof v->type, "hash");
+        return RLK_OK;
+    }
+    if (v->mode) {
+        v->kind = RLK_IK_RWLOCK;
+        return RLK_OK;
+    }
+    if ((rc = ik_exists(c, keys->fence, &fenced)) != RLK_OK ||
+        (rc = ik_exists(c, keys->queue, &queue)) != RLK_OK ||
+        (rc = ik_exists(c, keys->timeout, &timeout)) != RLK_OK)
+        return rc;
+    v->kind = fenced ? RLK_IK_FENCED : (queue || timeout) ? RLK_IK_FAIR : RLK_IK_REENTRANT;
+    return RLK_OK;
+}
+
+static int ik_detect_string(rlk_client *c, rlk_ik_view *v, const ik_keys *keys)
+{
+    int rc, is_int, permits = 0;
+
+    if ((rc = ik_read_int(c, v->name, &v->count, &is_int)) != RLK_OK)
+        return rc;
+    if (!is_int) {
+        v->kind = RLK_IK_TOKEN;
+        return RLK_OK;
+    }
+    if ((rc = ik_exists(c, keys->permits, &permits)) != RLK_OK)
+        return rc;
+    v->kind = permits ? RLK_IK_PSEMAPHORE : RLK_IK_SEMAPHORE;
+    return RLK_OK;
+}
+
+/* No key NAME: a free lock or semaphore may still have companion keys. */
+static int ik_detect_none(rlk_client *c, rlk_ik_view *v, const ik_keys *keys)
+{
+    int rc, queue = 0, timeout = 0, permits = 0, fenced = 0;
+
+    if ((rc = ik_exists(c, keys->queue, &queue)) != RLK_OK ||
+        (rc = ik_exists(c, keys->timeout, &timeout)) != RLK_OK ||
+        (rc = ik_exists(c, keys->permits, &permits)) != RLK_OK ||
+        (rc = ik_exists(c, keys->fence, &fenced)) != RLK_OK)
+        return rc;
+    if (queue || timeout)
+        v->kind = RLK_IK_FAIR;
+    else if (permits)
+        v->kind = RLK_IK_PSEMAPHORE;
+    else if (fenced)
+        v->kind = RLK_IK_FENCED;
+    else
+        v->kind = RLK_IK_NONE;
+    return RLK_OK;
+}
+
+static int ik_detect(rlk_client *c, rlk_ik_view *v, const ik_keys *keys, const char *type)
+{
+    v->detected = 1;
+    if (strcmp(type, "hash") == 0)
+        return ik_detect_hash(c, v, keys);
+    if (strcmp(type, "string") == 0)
+        return ik_detect_string(c, v, keys);
+    if (strcmp(type, "none") == 0)
+        return ik_detect_none(c, v, keys);
+    v->kind = RLK_IK_OTHER;
+    snprintf(v->type, sizeof v->type, "%s", type);
+    return RLK_OK;
+}
+
+/* ---------------------------------------------------------------- by kind */
+
+static int ik_is_hash_kind(int kind)
+{
+    return kind == RLK_IK_REENTRANT || kind == RLK_IK_RWLOCK || kind == RLK_IK_FAIR ||
+           kind == RLK_IK_FENCED;
+}
+
+/* A forced kind on a key of another type. */
+static int ik_mismatch(const rlk_ik_view *v, const char *type)
+{
+    if (strcmp(type, "none") == 0)
+        return 0;
+    if (ik_is_hash_kind(v->kind))
+        return strcmp(type, "hash") != 0;
+    return strcmp(type, "string") != 0;
+}
+
+/* The hash of a forced lock kind (a detected one was read already). */
+static int ik_forced_hash(rlk_client *c, rlk_ik_view *v, const char *type)
+{
+    int not_lock = 0, rc;
+
+    if (!v->detected && strcmp(type, "hash") == 0) {
+        if ((rc = ik_read_hash(c, v, &not_lock)) != RLK_OK)
+            return rc;
+        if (not_lock)
+            return RLK_ERR_ARG;
+    }
+    if (strcmp(type, "none") == 0)
+        v->ttl_ms = -2;
+    return RLK_OK;
+}
+
+/* The rest of each kind's state. */
+static int ik_fill(rlk_client *c, rlk_ik_view *v, const ik_keys *keys, const char *type)
+{
+    int rc = RLK_OK, is_int = 1;
+
+    if (ik_is_hash_kind(v->kind) && (rc = ik_forced_hash(c, v, type)) != RLK_OK)
+        return rc;
+    switch (v->kind) {
+    case RLK_IK_FAIR:
+        return ik_read_queue(c, v, keys);
+    case RLK_IK_FENCED:
+        return ik_read_int(c, keys->fence, &v->fence_token, &is_int);
+    case RLK_IK_TOKEN:
+        return ik_read_token(c, v);
+    case RLK_IK_SEMAPHORE:
+    case RLK_IK_PSEMAPHORE:
+    case RLK_IK_LATCH:
+        if ((rc = ik_read_int(c, v->name, &v->count, &is_int)) != RLK_OK)
+            return rc;
+        if (!is_int)
+            return RLK_ERR_ARG;
+        if (v->kind == RLK_IK_PSEMAPHORE)
+            rc = ik_read_permits(c, v);
+        return rc == RLK_OK ? ik_int(c, 2, "PTTL", v->name, &v->ttl_ms) : rc;
+    default:
+        return RLK_OK;
+    }
+}
+
+int rlk_ik_read(rlk_client *c, const char *name, int kind, rlk_ik_view *v)
+{
+    char type[64];
+    ik_keys keys;
+    int rc;
+
+    memset(v, 0, sizeof *v);
+    v->name = name;
+    v->kind = kind;
+    v->ttl_ms = -2;
+    if ((rc = ik_keys_make(c, name, &keys)) != RLK_OK)
+        return rc;
+    rc = ik_type(c, name, type, sizeof type);
+    if (rc == RLK_OK && kind == RLK_IK_AUTO)
+        rc = ik_detect(c, v, &keys, type);
+    else if (rc == RLK_OK && ik_mismatch(v, type))
+        rc = RLK_ERR_ARG;
+    if (rc == RLK_OK)
+        rc = ik_fill(c, v, &keys, type);
+    if (rc == RLK_ERR_ARG)
+        snprintf(v->type, sizeof v->type, "%s", type);
+    ik_keys_free(&keys);
+    return rc;
+}
+
+void rlk_ik_free(rlk_ik_view *v)
+{
+    free(v->holders);
+    free(v->queue);
+    free(v->permits);
+    for (size_t k = 0; k < sizeof v->keep / sizeof v->keep[0]; k++)
+        if (v->keep[k])
+            freeReplyObject(v->keep[k]);
+    memset(v->keep, 0, sizeof v->keep);
+    v->holders = NULL;
+    v->queue = NULL;
+    v->permits = NULL;
+}

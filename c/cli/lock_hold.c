@@ -1,0 +1,197 @@
+/*
+ * lock_hold.c - running a command while something is held, the same way for
+ * every mode: the session (inherited descriptors, the lost-report pipe), the
+ * lost-hold callback, and the run itself (signals blocked, the command
+ * started with the hold's environment, lock_watch.c's loop, the release and
+ * the final exit code and message).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lock_cli.h"
+
+/* ---------------------------------------------------------------- the hold */
+
+void rlk_lc_hold_init(rlk_lc_hold *h, const char *fmt, ...)
+{
+    va_list ap;
+
+    memset(h, 0, sizeof *h);
+    h->deadline_ns = -1;
+    va_start(ap, fmt);
+    vsnprintf(h->what, sizeof h->what, fmt, ap);
+    va_end(ap);
+}
+
+int rlk_lc_hold_setenv(rlk_lc_hold *h, const char *key, const char *value)
+{
+    size_t len = strlen(key) + strlen(value) + 2;
+    int k = 0;
+
+    while (k < RLK_LC_ENV_MAX && h->env[k])
+        k++;
+    if (k == RLK_LC_ENV_MAX || !(h->env[k] = malloc(len)))
+        return -1;
+    snprintf(h->env[k], len, "%s=%s", key, value);
+    return 0;
+}
+
+void rlk_lc_hold_free(rlk_lc_hold *h)
+{
+    for (int k = 0; k < RLK_LC_ENV_MAX; k++) {
+        free(h->env[k]);
+        h->env[k] = NULL;
+    }
+}
+
+void rlk_lc_hold_fixed_lease(rlk_lc_hold *h, long long acquired_ns, long long lease_ms)
+{
+    h->deadline_ns = acquired_ns + lease_ms * 1000000LL;
+    snprintf(h->deadline_why, sizeof h->deadline_why, "its lease of %lld ms ran out", lease_ms);
+}
+
+/* ---------------------------------------------------------------- the session */
+
+int rlk_lc_session_open(rlk_lc_session *s)
+{
+    int p[2];
+
+    rlk_lc_fds_snapshot(&s->inherited);
+    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
+        rlk_lc_fds_free(&s->inherited);
+        return rlk_cli_fail(RLK_EXIT_REPLY, "pipe: %s", strerror(errno));
+    }
+    s->lost_rd = p[0];
+    s->lost_wr = p[1];
+    return -1;
+}
+
+void rlk_lc_session_close(rlk_lc_session *s)
+{
+    close(s->lost_rd);
+    close(s->lost_wr);
+    rlk_lc_fds_free(&s->inherited);
+}
+
+void rlk_lc_lost_cb(const char *name, const char *owner, int reason, void *userdata)
+{
+    const rlk_lc_sink *sink = userdata;
+    unsigned char byte = (unsigned char)reason;
+
+    (void)owner;
+    if (sink->name && strcmp(name, sink->name) != 0)
+        return;
+    /* Non-blocking: when the pipe is full a report is already waiting, and
+     * one is all the main loop needs. */
+    if (write(sink->fd, &byte, 1) < 0)
+        return;
+}
+
+/* ---------------------------------------------------------------- running */
+
+int rlk_lc_status_code(int status)
+{
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return RLK_EXIT_REPLY;
+}
+
+/* Starts the command with the signals blocked (old: the mask it gets); -1
+ * on success (*pid set), else an exit code. */
+static int rlk_lc_start(const rlk_lc_hold *h, const rlk_lc_session *s, const rlk_lc_opts *o,
+                        const sigset_t *old, pid_t *pid)
+{
+    char **env = rlk_lc_env(h->env);
+    int err = 0, exec_failed = 0, rc;
+
+    if (!env)
+        return rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
+    rlk_lc_fds_cloexec_new(&s->inherited);
+    rc = rlk_lc_spawn(o->cmd, env, old, pid, &err, &exec_failed);
+    rlk_lc_env_free(env);
+    if (rc == 0)
+        return -1;
+    if (!exec_failed)
+        return rlk_cli_fail(RLK_EXIT_REPLY, "cannot start '%s': %s", o->cmd[0], strerror(err));
+    return rlk_cli_fail(err == ENOENT ? 127 : 126, "cannot run '%s': %s", o->cmd[0],
+                        strerror(err));
+}
+
+/* Runs the command with the signals blocked; its exit code, or -2 plus *w
+ * filled when it ran. */
+static int rlk_lc_run_blocked(rlk_lc_hold *h, const rlk_lc_session *s, const rlk_lc_opts *o,
+                              const sigset_t *set, const sigset_t *old, rlk_lc_watch *w)
+{
+    int sigfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
+    pid_t pid;
+    int rc;
+
+    if (sigfd < 0)
+        return rlk_cli_fail(RLK_EXIT_REPLY, "signalfd: %s", strerror(errno));
+    rc = rlk_lc_start(h, s, o, old, &pid);
+    if (rc < 0) {
+        memset(w, 0, sizeof *w);
+        w->pid = pid;
+        w->sigfd = sigfd;
+        w->lost_fd = s->lost_rd;
+        w->hold = h;
+        w->grace_ms = o->grace_ms;
+        rc = rlk_lc_watch_run(w) == 0 ? -2 : RLK_EXIT_REPLY;
+    }
+    close(sigfd);
+    return rc;
+}
+
+static void rlk_lc_release_failed(rlk_lc_hold *h)
+{
+    rlk_cli_fail(RLK_EXIT_REPLY, "%s: release failed (%s); it expires with its lease", h->what,
+                 h->errstr(h));
+}
+
+/* The release after the command; the final exit code. */
+static int rlk_lc_finish(rlk_lc_hold *h, const rlk_lc_opts *o, const rlk_lc_watch *w)
+{
+    char grace[32], why[RLK_LC_WHY_MAX];
+    int rc = h->release(h);
+
+    if (w->lost) {
+        rlk_lc_format_seconds(o->grace_ms, grace, sizeof grace);
+        snprintf(why, sizeof why, "%s", w->why);
+        if (h->describe_loss)
+            h->describe_loss(h, why, sizeof why);
+        return rlk_cli_fail(RLK_EXIT_LOST, "%s lost (%s); command stopped%s%s%s", h->what, why,
+                            w->killed ? " with SIGKILL after " : "", w->killed ? grace : "",
+                            w->killed ? " s" : "");
+    }
+    if (rc == RLK_ERR_NOT_OWNER || rc == RLK_ERR_LOST)
+        return rlk_cli_fail(RLK_EXIT_LOST, "%s lost (no longer held when the command ended "
+                            "with exit %d)", h->what, rlk_lc_status_code(w->status));
+    if (rc != RLK_OK)
+        rlk_lc_release_failed(h);
+    return rlk_lc_status_code(w->status);
+}
+
+int rlk_lc_hold_run(rlk_lc_hold *h, const rlk_lc_session *s, const rlk_lc_opts *o)
+{
+    sigset_t set, old;
+    rlk_lc_watch w;
+    int rc;
+
+    fflush(NULL);   /* nothing buffered may be written twice by the child */
+    rlk_lc_signal_set(&set);
+    pthread_sigmask(SIG_BLOCK, &set, &old);
+    rc = rlk_lc_run_blocked(h, s, o, &set, &old, &w);
+    if (rc == -2)
+        return rlk_lc_finish(h, o, &w);  /* signals stay blocked: rlk exits right after */
+    if (h->release(h) != RLK_OK)
+        rlk_lc_release_failed(h);
+    return rc;
+}

@@ -1,0 +1,225 @@
+/*
+ * lock_redlock.c - `rlk lock --redlock URL,URL,URL NAME -- COMMAND`: one
+ * lock on N independent servers held with a majority (the library's
+ * RedLock), kept while the command runs by extending it every third of the
+ * lease from the main loop.
+ *
+ * RedLock has no watchdog: the hold's deadline is the end of the validity
+ * (rlk_redlock_valid_until_ms, CLOCK_MONOTONIC as the main loop's), moved
+ * by every successful extend. An extend that finds the token gone from a
+ * majority (or the validity already over) loses the lock at once; one that
+ * fails with errors (servers down or slow) is tried again a quarter period
+ * later, and the validity running out is the loss. A server that is down
+ * when rlk starts is not an error by itself: RedLock needs a majority.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lock_cli.h"
+
+#define REDLOCK_TOKEN_MAX 64
+
+typedef struct redlock_run {
+    const rlk_lc_lock_opts *o;
+    rlk_client **clients;
+    int n;
+    rlk_redlock *rl;
+    long long lease_ms;         /* of the acquire and of every extend */
+} redlock_run;
+
+/* ---------------------------------------------------------------- servers */
+
+/* Connects to one server. A server that does not answer is kept (the
+ * library connects again on use); a URL it refuses is an error. */
+static int redlock_connect(redlock_run *r, const char *url)
+{
+    rlk_options opts;
+    rlk_client *c;
+    int err;
+
+    rlk_options_init(&opts);
+    opts.url = url;
+    opts.no_preload = 1;
+    opts.pool_size = 1;
+    if (!(c = rlk_connect(&opts)))
+        return rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
+    err = rlk_err(c);
+    if (err == RLK_ERR_URL || err == RLK_ERR_AUTH || err == RLK_ERR_SHA ||
+        err == RLK_ERR_BUNDLE || err == RLK_ERR_NOMEM) {
+        rlk_cli_fail(rlk_cli_exit_code(err), "lock --redlock: %s", rlk_errstr(c));
+        rlk_free(c);
+        return rlk_cli_exit_code(err);
+    }
+    r->clients[r->n++] = c;
+    return -1;
+}
+
+static int redlock_duplicate(char *const *urls, int n, const char *url)
+{
+    for (int k = 0; k < n; k++)
+        if (strcmp(urls[k], url) == 0)
+            return 1;
+    return 0;
+}
+
+/* Splits the comma-separated list into urls (malloc'd). -1, or an exit code. */
+static int redlock_split(const char *list, char **urls, int *n)
+{
+    const char *p = list;
+
+    *n = 0;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+
+        if (len == 0)
+            return rlk_cli_usage("lock", "--redlock: an empty URL in '%s'", list);
+        if (!(urls[*n] = strndup(p, len)))
+            return rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
+        if (redlock_duplicate(urls, *n, urls[*n]))
+            return rlk_cli_usage("lock", "--redlock: %s is listed twice", urls[(*n)++]);
+        (*n)++;
+        if (p[len] == '\0')
+            return -1;
+        p += len + 1;
+    }
+}
+
+static int redlock_count(const char *list)
+{
+    int n = 1;
+
+    for (; *list; list++)
+        n += *list == ',';
+    return n;
+}
+
+static int redlock_open(redlock_run *r)
+{
+    int max = redlock_count(r->o->redlock_urls), n = 0, rc;
+    char **urls = calloc((size_t)max, sizeof *urls);
+
+    r->clients = calloc((size_t)max, sizeof *r->clients);
+    if (!urls || !r->clients)
+        rc = rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
+    else if ((rc = redlock_split(r->o->redlock_urls, urls, &n)) < 0)
+        for (int k = 0; k < n && rc < 0; k++)
+            rc = redlock_connect(r, urls[k]);
+    for (int k = 0; urls && k < max; k++)
+        free(urls[k]);
+    free(urls);
+    if (rc < 0 && !(r->rl = rlk_redlock_new(r->clients, r->n, r->o->names[0], NULL)))
+        rc = rlk_cli_usage("lock", "--redlock: cannot make a RedLock of '%s' on %d servers",
+                           r->o->names[0], r->n);
+    return rc;
+}
+
+static void redlock_close(redlock_run *r)
+{
+    rlk_redlock_free(r->rl);
+    for (int k = 0; k < r->n; k++)
+        rlk_free(r->clients[k]);
+    free(r->clients);
+}
+
+/* ---------------------------------------------------------------- holding */
+
+static void redlock_set_deadline(rlk_lc_hold *h, rlk_redlock *rl)
+{
+    h->deadline_ns = rlk_redlock_valid_until_ms(rl) * 1000000LL;
+}
+
+static int redlock_renew(rlk_lc_hold *h, char *why, size_t len)
+{
+    redlock_run *r = h->impl;
+    long long validity;
+    int rc = rlk_redlock_extend(r->rl, r->lease_ms, &validity);
+
+    if (rc == RLK_OK) {
+        redlock_set_deadline(h, r->rl);
+        return 0;
+    }
+    if (rc == RLK_ERR_LOST || rc == RLK_ERR_NOT_OWNER) {
+        snprintf(why, len, "extend failed: %s", rlk_redlock_errstr(r->rl));
+        return -1;
+    }
+    snprintf(h->deadline_why, sizeof h->deadline_why, "its validity ran out; the last extend "
+             "failed: %s", rlk_redlock_errstr(r->rl));
+    return 1;
+}
+
+static int redlock_release(rlk_lc_hold *h)
+{
+    redlock_run *r = h->impl;
+
+    return rlk_redlock_unlock(r->rl);
+}
+
+static const char *redlock_errstr(rlk_lc_hold *h)
+{
+    redlock_run *r = h->impl;
+
+    return rlk_redlock_errstr(r->rl);
+}
+
+static int redlock_hold(redlock_run *r, const rlk_lc_session *s, const char *what)
+{
+    char token[REDLOCK_TOKEN_MAX];
+    rlk_lc_hold h;
+    int rc;
+
+    rlk_lc_hold_init(&h, "%s", what);
+    h.release = redlock_release;
+    h.errstr = redlock_errstr;
+    h.impl = r;
+    redlock_set_deadline(&h, r->rl);
+    snprintf(h.deadline_why, sizeof h.deadline_why, "its validity ran out (lease %lld ms)",
+             r->lease_ms);
+    if (r->o->c.lease_ms <= 0) {
+        h.renew = redlock_renew;
+        h.renew_period_ns = r->lease_ms * 1000000LL / 3;
+    }
+    if (rlk_redlock_token(r->rl, token, sizeof token) != RLK_OK ||
+        rlk_lc_hold_setenv(&h, "RLK_LOCK_NAME", r->o->names[0]) < 0 ||
+        rlk_lc_hold_setenv(&h, "RLK_LOCK_KIND", "redlock") < 0 ||
+        rlk_lc_hold_setenv(&h, "RLK_LOCK_OWNER", token) < 0) {
+        rc = rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
+        rlk_redlock_unlock(r->rl);
+    } else {
+        rc = rlk_lc_hold_run(&h, s, &r->o->c);
+    }
+    rlk_lc_hold_free(&h);
+    return rc;
+}
+
+/* -1 when held, else the exit code. */
+static int redlock_acquire(redlock_run *r, const char *what)
+{
+    long long validity;
+    int rc = rlk_redlock_try_lock(r->rl, r->o->c.wait_ms, r->lease_ms, &validity);
+
+    if (rc == RLK_OK)
+        return -1;
+    if (rc == RLK_ERR_BUSY)
+        return rlk_lc_not_acquired(&r->o->c, what, NULL);
+    return rlk_cli_fail(rlk_cli_exit_code(rc), "%s", rlk_redlock_errstr(r->rl));
+}
+
+int rlk_lc_lock_redlock(const rlk_lc_lock_opts *o)
+{
+    char what[RLK_LC_WHAT_MAX];
+    rlk_lc_session s;
+    redlock_run r;
+    int rc;
+
+    if ((rc = rlk_lc_session_open(&s)) >= 0)
+        return rc;
+    memset(&r, 0, sizeof r);
+    r.o = o;
+    r.lease_ms = o->c.lease_ms > 0 ? o->c.lease_ms : rlk_lc_renewed_lease(&o->c);
+    snprintf(what, sizeof what, "redlock %s", o->names[0]);
+    if ((rc = redlock_open(&r)) < 0 && (rc = redlock_acquire(&r, what)) < 0)
+        rc = redlock_hold(&r, &s, what);
+    redlock_close(&r);
+    rlk_lc_session_close(&s);
+    return rc;
+}

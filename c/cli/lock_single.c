@@ -1,0 +1,276 @@
+/*
+ * lock_single.c - `rlk lock` on one lock of one server: the reentrant lock
+ * (default), a read or the write lock of a read-write lock (--read,
+ * --write), the fair lock (--fair) and the fenced lock (--fenced). All five
+ * wait with pub/sub and are renewed by the client's watchdog (or have a
+ * fixed lease), so they differ only in which library calls they make: the
+ * small switch functions below.
+ *
+ * A command run under `rlk lock` that runs `rlk lock` on the same name and
+ * kind again gets the same holder id (from RLK_LOCK_OWNER): the inner rlk
+ * re-enters the lock instead of waiting for its own parent, and a reader
+ * asking for the write lock is refused at once (RLK_ERR_UPGRADE).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lock_cli.h"
+
+#define SINGLE_OWNER_MAX 1100
+
+typedef struct single_lock {
+    int mode;
+    rlk_client *c;
+    rlk_lock *lock;
+    rlk_rwlock *rw;
+    rlk_fairlock *fair;
+    rlk_fenced *fenced;
+} single_lock;
+
+/* ---------------------------------------------------------------- the kinds */
+
+static const char *single_kind(int mode)
+{
+    switch (mode) {
+    case RLK_LC_READ:
+        return "read";
+    case RLK_LC_WRITE:
+        return "write";
+    case RLK_LC_FAIR:
+        return "fair";
+    case RLK_LC_FENCED:
+        return "fenced";
+    default:
+        return "lock";
+    }
+}
+
+static const char *single_label(int mode)
+{
+    switch (mode) {
+    case RLK_LC_READ:
+        return "read lock";
+    case RLK_LC_WRITE:
+        return "write lock";
+    case RLK_LC_FAIR:
+        return "fair lock";
+    case RLK_LC_FENCED:
+        return "fenced lock";
+    default:
+        return "lock";
+    }
+}
+
+/* 0, or -1 (error on the client). */
+static int single_make(single_lock *l, const char *name)
+{
+    switch (l->mode) {
+    case RLK_LC_READ:
+    case RLK_LC_WRITE:
+        return (l->rw = rlk_rwlock_new(l->c, name)) ? 0 : -1;
+    case RLK_LC_FAIR:
+        return (l->fair = rlk_fairlock_new(l->c, name)) ? 0 : -1;
+    case RLK_LC_FENCED:
+        return (l->fenced = rlk_fenced_new(l->c, name)) ? 0 : -1;
+    default:
+        return (l->lock = rlk_lock_new(l->c, name)) ? 0 : -1;
+    }
+}
+
+static void single_destroy(single_lock *l)
+{
+    rlk_rwlock_free(l->rw);
+    rlk_fairlock_free(l->fair);
+    rlk_fenced_free(l->fenced);
+    rlk_lock_free(l->lock);
+}
+
+static int single_set_owner(single_lock *l, const char *owner)
+{
+    if (l->rw)
+        return rlk_rwlock_set_owner(l->rw, owner);
+    if (l->fair)
+        return rlk_fairlock_set_owner(l->fair, owner);
+    if (l->fenced)
+        return rlk_fenced_set_owner(l->fenced, owner);
+    return rlk_lock_set_owner(l->lock, owner);
+}
+
+static int single_owner(const single_lock *l, char *buf, size_t len)
+{
+    if (l->rw)
+        return rlk_rwlock_owner(l->rw, buf, len);
+    if (l->fair)
+        return rlk_fairlock_owner(l->fair, buf, len);
+    if (l->fenced)
+        return rlk_fenced_owner(l->fenced, buf, len);
+    return rlk_lock_owner(l->lock, buf, len);
+}
+
+static int single_try(single_lock *l, long long wait_ms, long long lease_ms, long long *token)
+{
+    switch (l->mode) {
+    case RLK_LC_READ:
+        return rlk_rwlock_try_lock(l->rw, RLK_RW_READ, wait_ms, lease_ms);
+    case RLK_LC_WRITE:
+        return rlk_rwlock_try_lock(l->rw, RLK_RW_WRITE, wait_ms, lease_ms);
+    case RLK_LC_FAIR:
+        return rlk_fairlock_try_lock(l->fair, wait_ms, lease_ms);
+    case RLK_LC_FENCED:
+        return rlk_fenced_try_lock(l->fenced, wait_ms, lease_ms, token);
+    default:
+        return rlk_lock_try_lock(l->lock, wait_ms, lease_ms);
+    }
+}
+
+static int single_unlock(single_lock *l)
+{
+    switch (l->mode) {
+    case RLK_LC_READ:
+        return rlk_rwlock_unlock(l->rw, RLK_RW_READ);
+    case RLK_LC_WRITE:
+        return rlk_rwlock_unlock(l->rw, RLK_RW_WRITE);
+    case RLK_LC_FAIR:
+        return rlk_fairlock_unlock(l->fair);
+    case RLK_LC_FENCED:
+        return rlk_fenced_unlock(l->fenced);
+    default:
+        return rlk_lock_unlock(l->lock);
+    }
+}
+
+/* ---------------------------------------------------------------- nesting */
+
+/* Read and write locks are one family: the same hash. */
+static int single_same_family(int mode, const char *kind)
+{
+    if (mode == RLK_LC_READ || mode == RLK_LC_WRITE)
+        return strcmp(kind, "read") == 0 || strcmp(kind, "write") == 0;
+    return strcmp(kind, single_kind(mode)) == 0;
+}
+
+/* The enclosing `rlk lock`'s holder id when it holds this very lock, else NULL. */
+static const char *single_inherited_owner(int mode, const char *name)
+{
+    const char *env_name = getenv("RLK_LOCK_NAME");
+    const char *env_kind = getenv("RLK_LOCK_KIND");
+    const char *env_owner = getenv("RLK_LOCK_OWNER");
+
+    if (!env_name || !env_kind || !env_owner || env_owner[0] == '\0')
+        return NULL;
+    if (strcmp(env_name, name) != 0 || !single_same_family(mode, env_kind))
+        return NULL;
+    return env_owner;
+}
+
+/* ---------------------------------------------------------------- holding */
+
+static int single_release(rlk_lc_hold *h)
+{
+    return single_unlock(h->impl);
+}
+
+static const char *single_errstr(rlk_lc_hold *h)
+{
+    const single_lock *l = h->impl;
+
+    return rlk_errstr(l->c);
+}
+
+/* -1 when acquired (*token set for --fenced), else the exit code. */
+static int single_acquire(single_lock *l, const rlk_lc_lock_opts *o, const char *what,
+                          long long *token)
+{
+    int rc = single_try(l, o->c.wait_ms, o->c.lease_ms, token);
+
+    if (rc == RLK_OK)
+        return -1;
+    if (rc == RLK_ERR_BUSY)
+        return rlk_lc_not_acquired(&o->c, what, NULL);
+    if (rc == RLK_ERR_UPGRADE)
+        return rlk_cli_fail(RLK_EXIT_USAGE, "%s: refused: its holder (RLK_LOCK_OWNER of the "
+                            "enclosing rlk lock) holds a read of %s, and a reader cannot "
+                            "upgrade to the write lock", what, o->names[0]);
+    return rlk_lc_fail(l->c, rc, what);
+}
+
+/* The command's environment; 0 or -1 (out of memory). */
+static int single_env(rlk_lc_hold *h, const single_lock *l, const char *name, const char *owner,
+                      long long token)
+{
+    char tok[32];
+
+    if (rlk_lc_hold_setenv(h, "RLK_LOCK_NAME", name) < 0 ||
+        rlk_lc_hold_setenv(h, "RLK_LOCK_KIND", single_kind(l->mode)) < 0 ||
+        rlk_lc_hold_setenv(h, "RLK_LOCK_OWNER", owner) < 0)
+        return -1;
+    if (l->mode != RLK_LC_FENCED)
+        return 0;
+    snprintf(tok, sizeof tok, "%lld", token);
+    return rlk_lc_hold_setenv(h, "RLK_FENCE_TOKEN", tok);
+}
+
+static int single_hold(single_lock *l, const rlk_lc_lock_opts *o, const rlk_lc_session *s,
+                       const char *owner, long long token)
+{
+    long long acquired_ns = rlk_lc_now_ns();
+    rlk_lc_hold h;
+    int rc;
+
+    rlk_lc_hold_init(&h, "%s %s", single_label(l->mode), o->names[0]);
+    h.release = single_release;
+    h.errstr = single_errstr;
+    h.impl = l;
+    if (o->c.lease_ms > 0)
+        rlk_lc_hold_fixed_lease(&h, acquired_ns, o->c.lease_ms);
+    if (single_env(&h, l, o->names[0], owner, token) < 0) {
+        rc = rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
+        single_unlock(l);
+    } else {
+        rc = rlk_lc_hold_run(&h, s, &o->c);
+    }
+    rlk_lc_hold_free(&h);
+    return rc;
+}
+
+static int single_with_client(single_lock *l, const rlk_lc_lock_opts *o, const rlk_lc_session *s)
+{
+    const char *name = o->names[0], *inherited = single_inherited_owner(l->mode, name);
+    char what[RLK_LC_WHAT_MAX], owner[SINGLE_OWNER_MAX];
+    long long token = 0;
+    int rc;
+
+    snprintf(what, sizeof what, "%s %s", single_label(l->mode), name);
+    if (single_make(l, name) < 0)
+        return rlk_lc_fail(l->c, rlk_err(l->c), what);
+    if ((inherited && single_set_owner(l, inherited) != RLK_OK) ||
+        single_owner(l, owner, sizeof owner) != RLK_OK)
+        return rlk_lc_fail(l->c, rlk_err(l->c), what);
+    if ((rc = single_acquire(l, o, what, &token)) >= 0)
+        return rc;
+    return single_hold(l, o, s, owner, token);
+}
+
+int rlk_lc_lock_single(const rlk_lc_lock_opts *o)
+{
+    rlk_lc_session s;
+    rlk_lc_sink sink;
+    single_lock l;
+    int rc;
+
+    if ((rc = rlk_lc_session_open(&s)) >= 0)
+        return rc;
+    memset(&l, 0, sizeof l);
+    l.mode = o->mode;
+    l.c = rlk_lc_connect(o->c.url, o->c.wd_lease_ms, &rc);
+    if (l.c) {
+        sink.name = o->names[0];
+        sink.fd = s.lost_wr;
+        rlk_set_lost_callback(l.c, rlk_lc_lost_cb, &sink);
+        rc = single_with_client(&l, o, &s);
+        single_destroy(&l);
+        rlk_free(l.c);  /* stops the watchdog: no callback after this */
+    }
+    rlk_lc_session_close(&s);
+    return rc;
+}

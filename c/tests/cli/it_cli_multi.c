@@ -1,0 +1,400 @@
+/*
+ * it_cli_multi.c - `rlk lock --all` (MultiLock) and `rlk lock --redlock`
+ * (RedLock) against three fixture servers: mutual exclusion with concurrent
+ * invocations (members named in different orders), the command's
+ * environment against what the servers hold, exit codes when not acquired,
+ * a member deleted / the token deleted on a majority while the command runs
+ * (exit 6), RedLock with one server down, RedLock's fixed lease.
+ *
+ * Usage: it_cli_multi PATH_TO_RLK
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cli_check.h"
+#include "cli_events.h"
+#include "json_mini.h"
+
+#include <rlk.h>
+
+#include <ctype.h>
+#include <signal.h>
+#include <unistd.h>
+
+#define NSERVERS 3
+#define CONCURRENT 4
+#define WD_LEASE "900"          /* renewed (extended) every 300 ms */
+#define LOST_BOUND_MS 5000
+
+static rlk_fx_server srv[NSERVERS];
+static char urls[NSERVERS][128];
+static char all_urls[3 * 128 + 4];
+
+/* "URL#name" of server i into a static rotating buffer. */
+static const char *member(int i, const char *name)
+{
+    static char bufs[8][300];
+    static unsigned next;
+    char *b = bufs[next++ % 8];
+
+    snprintf(b, sizeof bufs[0], "%s#%s", urls[i], name);
+    return b;
+}
+
+static json_value *parse_file_json(const char *path)
+{
+    char *text = cli_slurp(path);
+    const char *err = NULL;
+    json_value *j = json_parse(text, &err);
+
+    CHECKF(j != NULL, "%s is not JSON (%s): %s", path, err ? err : "", text);
+    free(text);
+    return j;
+}
+
+static char *file_line(const char *path)
+{
+    char *s = cli_slurp(path);
+
+    s[strcspn(s, "\n")] = '\0';
+    return s;
+}
+
+static int is_hex32(const char *s)
+{
+    if (strlen(s) != 32)
+        return 0;
+    for (size_t k = 0; k < 32; k++)
+        if (!isxdigit((unsigned char)s[k]))
+            return 0;
+    return 1;
+}
+
+/* ---------------------------------------------------------------- MultiLock */
+
+/* Half the holders name the members a, b, c, half c, b, a: one global order
+ * in the library, so no deadlock, and never two holders at once. */
+static void test_all_exclusion(void)
+{
+    const char *log = cli_path("all.events");
+    char script[600];
+    cli_proc p[CONCURRENT];
+    cli_events e;
+    char *text;
+
+    cli_events_script(script, sizeof script, log, "W", "sleep 0.05");
+    for (int k = 0; k < CONCURRENT; k++) {
+        int rev = k % 2;
+
+        REQUIRE(START(&p[k], "lock", "--all", member(rev ? 2 : 0, rev ? "c" : "a"), member(1, "b"),
+                      member(rev ? 0 : 2, rev ? "a" : "c"), "-w", "30", "--", "sh", "-c",
+                      script) == 0);
+    }
+    for (int k = 0; k < CONCURRENT; k++) {
+        int st = cli_wait(&p[k], CLI_TIMEOUT_MS);
+        cli_result r = cli_collect(&p[k], st, 0);
+
+        expect_status(&r, 0, "lock --all");
+        cli_result_free(&r);
+    }
+    text = cli_slurp(log);
+    e = cli_events_parse(text);
+    CHECKF(e.ok && e.pairs == CONCURRENT && e.max_open == 1,
+           "--all holders overlapped or did not all run:\n%s", text);
+    free(text);
+    for (int i = 0; i < NSERVERS; i++)
+        CHECK_INT_EQ(fx_int(&srv[i], "EXISTS %s", i == 0 ? "a" : i == 1 ? "b" : "c"), 0);
+}
+
+/* The members' names, one holder id on every server; a name without URL on --url. */
+static void test_all_environment(void)
+{
+    char script[900];
+    cli_result r;
+    char *names, *owner;
+
+    snprintf(script, sizeof script,
+             "printf '%%s\\n' \"$RLK_LOCK_NAME\" > $T/all.names; "
+             "printf '%%s\\n' \"$RLK_LOCK_KIND\" > $T/all.kind; "
+             "printf '%%s\\n' \"$RLK_LOCK_OWNER\" > $T/all.owner; "
+             "\"$RLK_BIN\" inspect --url %s --json e1 > $T/all.0; "
+             "\"$RLK_BIN\" inspect --url %s --json e2 > $T/all.1; "
+             "\"$RLK_BIN\" inspect --url %s --json e3 > $T/all.2", urls[0], urls[1], urls[2]);
+    cli_set_url(urls[2]);
+    r = RUN("lock", "--all", member(0, "e1"), member(1, "e2"), "e3", "--", "sh", "-c", script);
+    cli_set_url(urls[0]);
+    expect_status(&r, 0, "--all environment");
+    cli_result_free(&r);
+    names = file_line(cli_path("all.names"));
+    owner = file_line(cli_path("all.owner"));
+    CHECK_STR_EQ(names, "e1 e2 e3");
+    free(names);
+    names = file_line(cli_path("all.kind"));
+    CHECK_STR_EQ(names, "multi");
+    for (int i = 0; i < NSERVERS; i++) {
+        char f[16];
+        json_value *j;
+
+        snprintf(f, sizeof f, "all.%d", i);
+        j = parse_file_json(cli_path(f));
+        CHECK_STR_EQ(json_get_string(j, "kind"), "reentrant");
+        CHECK_STR_EQ(json_get_string(json_at(json_get(j, "holders"), 0), "owner"), owner);
+        json_free(j);
+    }
+    free(names);
+    free(owner);
+}
+
+static void test_all_busy(void)
+{
+    rlk_client *c = rlk_connect_url(urls[1]);
+    rlk_lock *l = c ? rlk_lock_new(c, "bb") : NULL;
+    char want[400];
+    cli_result r;
+
+    REQUIRE(l != NULL);
+    REQUIRE_INT_EQ(rlk_lock_try_lock(l, 0, 20000), RLK_OK);
+    r = RUN("lock", "--all", member(0, "ba"), member(1, "bb"), "-w", "0.3", "-E", "9", "--",
+            "true");
+    expect_status(&r, 9, "--all with a member held");
+    snprintf(want, sizeof want, "rlk: locks ba, bb: still held after 0.3 s (bb on %s/0)\n",
+             urls[1]);
+    CHECK_STR_EQ(r.err, want);
+    cli_result_free(&r);
+    CHECK_INT_EQ(fx_int(&srv[0], "EXISTS %s", "ba"), 0);   /* all or none */
+
+    r = RUN("lock", "--all", member(0, "ba"), member(1, "bb"), "-n", "--", "true");
+    expect_status(&r, 1, "--all -n with a member held");
+    CHECK_STR_PREFIX(r.err, "rlk: locks ba, bb: held by another (bb on ");
+    cli_result_free(&r);
+    CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
+    rlk_lock_free(l);
+    rlk_free(c);
+
+    /* A member whose server does not answer: exit 3, nothing left held. */
+    char dead[160];
+    snprintf(dead, sizeof dead, "redis://127.0.0.1:%d#bd", rlk_fx_free_port());
+    r = RUN("lock", "--all", member(0, "ba"), dead, "--", "true");
+    expect_status(&r, 3, "--all with a member's server down");
+    expect_one_line_error(&r, "--all with a member's server down");
+    cli_result_free(&r);
+    CHECK_INT_EQ(fx_int(&srv[0], "EXISTS %s", "ba"), 0);
+}
+
+/* Starts `rlk ARGS -- sh -c LOOP` that traps TERM; waits for "ready". */
+static int start_looping(cli_proc *p, const char *const *lead, const char *ev)
+{
+    char script[500];
+    const char *args[24];
+    int k = 0;
+
+    snprintf(script, sizeof script, "trap 'echo TERM >> %s; exit 0' TERM; echo ready >> %s; "
+             "n=0; while [ $n -lt 1500 ]; do sleep 0.02; n=$((n+1)); done", ev, ev);
+    for (; lead[k] && k < 18; k++)
+        args[k] = lead[k];
+    args[k++] = "--";
+    args[k++] = "sh";
+    args[k++] = "-c";
+    args[k++] = script;
+    args[k] = NULL;
+    if (cli_start(p, args) != 0)
+        return -1;
+    if (cli_wait_contains(ev, "ready", 10000) == 0)
+        return 0;
+    kill(-p->pid, SIGKILL);
+    cli_wait(p, 5000);
+    return -1;
+}
+
+static void test_all_member_lost(void)
+{
+    const char *ev = cli_path("alllost.ev");
+    long long t0;
+    cli_proc p;
+    cli_result r;
+
+    REQUIRE(start_looping(&p, (const char *const[]){"lock", "--all", member(0, "la"),
+                                                    member(1, "lb"), member(2, "lc"),
+                                                    "--watchdog-lease", WD_LEASE, NULL},
+                          ev) == 0);
+    t0 = rlk_fx_now_ms();
+    CHECK_INT_EQ(fx_int(&srv[1], "DEL %s", "lb"), 1);
+    r = cli_collect(&p, cli_wait(&p, LOST_BOUND_MS + 5000), rlk_fx_now_ms() - t0);
+    expect_status(&r, 6, "--all, a member deleted");
+    expect_one_line_error(&r, "--all, a member deleted");
+    CHECK_STR_PREFIX(r.err, "rlk: locks la, lb, lc lost (");
+    CHECK_STR_CONTAINS(r.err, ": member lb); command stopped");
+    CHECKF(r.ms < LOST_BOUND_MS, "took %lld ms", r.ms);
+    CHECK(cli_count_lines(ev, "TERM") == 1);
+    cli_result_free(&r);
+    CHECK_INT_EQ(fx_int(&srv[0], "EXISTS %s", "la"), 0);
+    CHECK_INT_EQ(fx_int(&srv[2], "EXISTS %s", "lc"), 0);
+}
+
+/* ---------------------------------------------------------------- RedLock */
+
+static void test_redlock_exclusion(void)
+{
+    const char *log = cli_path("rl.events");
+    char script[600];
+    cli_events e;
+    char *text;
+
+    cli_events_script(script, sizeof script, log, "W", "sleep 0.05");
+    run_many(CONCURRENT, (const char *const[]){"lock", "--redlock", all_urls, "rl1", "-w", "30",
+                                               "--", "sh", "-c", script, NULL}, "--redlock");
+    text = cli_slurp(log);
+    e = cli_events_parse(text);
+    CHECKF(e.ok && e.pairs == CONCURRENT && e.max_open == 1,
+           "--redlock holders overlapped or did not all run:\n%s", text);
+    free(text);
+    for (int i = 0; i < NSERVERS; i++)
+        CHECK_INT_EQ(fx_int(&srv[i], "EXISTS %s", "rl1"), 0);
+}
+
+static void test_redlock_environment(void)
+{
+    char script[900];
+    cli_result r;
+    char *owner, *kind;
+
+    snprintf(script, sizeof script,
+             "printf '%%s\\n' \"$RLK_LOCK_OWNER\" > $T/rl.owner; "
+             "printf '%%s %%s\\n' \"$RLK_LOCK_KIND\" \"$RLK_LOCK_NAME\" > $T/rl.kind; "
+             "\"$RLK_BIN\" inspect --url %s --json rl2 > $T/rl.0; "
+             "\"$RLK_BIN\" inspect --url %s --json rl2 > $T/rl.1; "
+             "\"$RLK_BIN\" inspect --url %s --json rl2 > $T/rl.2", urls[0], urls[1], urls[2]);
+    r = RUN("lock", "--redlock", all_urls, "rl2", "--", "sh", "-c", script);
+    expect_status(&r, 0, "--redlock environment");
+    cli_result_free(&r);
+    owner = file_line(cli_path("rl.owner"));
+    kind = file_line(cli_path("rl.kind"));
+    CHECKF(is_hex32(owner), "RLK_LOCK_OWNER is not a 128-bit hex token: \"%s\"", owner);
+    CHECK_STR_EQ(kind, "redlock rl2");
+    for (int i = 0; i < NSERVERS; i++) {
+        char f[16];
+        json_value *j;
+
+        snprintf(f, sizeof f, "rl.%d", i);
+        j = parse_file_json(cli_path(f));
+        CHECK_STR_EQ(json_get_string(j, "kind"), "token");
+        CHECK_STR_EQ(json_get_string(j, "token"), owner);
+        json_free(j);
+    }
+    free(owner);
+    free(kind);
+}
+
+static void test_redlock_busy(void)
+{
+    cli_result r;
+
+    for (int i = 0; i < 2; i++) {
+        redisReply *x = rlk_fx_command(&srv[i], "SET rl3 other-token PX 20000");
+
+        CHECK(x && x->type == REDIS_REPLY_STATUS);
+        if (x)
+            freeReplyObject(x);
+    }
+    r = RUN("lock", "--redlock", all_urls, "rl3", "-w", "0.3", "-E", "9", "--", "true");
+    expect_status(&r, 9, "--redlock held on a majority");
+    CHECK_STR_EQ(r.err, "rlk: redlock rl3: still held after 0.3 s\n");
+    CHECKF(r.ms >= 300, "returned after %lld ms", r.ms);
+    cli_result_free(&r);
+    r = RUN("lock", "--redlock", all_urls, "rl3", "-n", "--", "true");
+    expect_status(&r, 1, "--redlock -n held on a majority");
+    CHECK_STR_EQ(r.err, "rlk: redlock rl3: held by another\n");
+    cli_result_free(&r);
+    CHECK_INT_EQ(fx_int(&srv[2], "EXISTS %s", "rl3"), 0);  /* the minority's token released */
+}
+
+/* The token deleted on two of three servers: the next extend fails. */
+static void test_redlock_lost(void)
+{
+    const char *ev = cli_path("rllost.ev");
+    long long t0;
+    cli_proc p;
+    cli_result r;
+
+    REQUIRE(start_looping(&p, (const char *const[]){"lock", "--redlock", all_urls, "rl4",
+                                                    "--watchdog-lease", WD_LEASE, NULL},
+                          ev) == 0);
+    t0 = rlk_fx_now_ms();
+    CHECK_INT_EQ(fx_int(&srv[0], "DEL %s", "rl4"), 1);
+    CHECK_INT_EQ(fx_int(&srv[2], "DEL %s", "rl4"), 1);
+    r = cli_collect(&p, cli_wait(&p, LOST_BOUND_MS + 5000), rlk_fx_now_ms() - t0);
+    expect_status(&r, 6, "--redlock, token deleted on a majority");
+    expect_one_line_error(&r, "--redlock lost");
+    CHECK_STR_PREFIX(r.err, "rlk: redlock rl4 lost (extend failed: ");
+    CHECK_STR_CONTAINS(r.err, "); command stopped");
+    CHECKF(r.ms < LOST_BOUND_MS, "took %lld ms", r.ms);
+    CHECK(cli_count_lines(ev, "TERM") == 1);
+    cli_result_free(&r);
+    CHECK_INT_EQ(fx_int(&srv[1], "EXISTS %s", "rl4"), 0);
+}
+
+/* One server of three down for the whole run: acquired and extended on the
+ * other two (the command outlives several extends). */
+static void test_redlock_minority_down(void)
+{
+    cli_result r;
+
+    REQUIRE(rlk_fx_crash(&srv[2]) == 0);
+    /* The sleep is the time spent inside the lock: four extends at 200 ms. */
+    r = RUN("lock", "--redlock", all_urls, "rl5", "--watchdog-lease", "600", "-w", "5", "--",
+            "sleep", "0.9");
+    expect_status(&r, 0, "--redlock with one server down");
+    CHECK_STR_EQ(r.err, "");
+    cli_result_free(&r);
+    CHECK_INT_EQ(fx_int(&srv[0], "EXISTS %s", "rl5"), 0);
+    CHECK(rlk_fx_restart(&srv[2]) == 0);
+}
+
+static void test_redlock_fixed_lease(void)
+{
+    const char *ev = cli_path("rlfixed.ev");
+    long long t0 = rlk_fx_now_ms();
+    cli_proc p;
+    cli_result r;
+
+    REQUIRE(start_looping(&p, (const char *const[]){"lock", "--redlock", all_urls, "rl6", "-l",
+                                                    "500", NULL}, ev) == 0);
+    r = cli_collect(&p, cli_wait(&p, 10000), rlk_fx_now_ms() - t0);
+    expect_status(&r, 6, "--redlock fixed lease");
+    CHECK_STR_EQ(r.err, "rlk: redlock rl6 lost (its validity ran out (lease 500 ms)); "
+                 "command stopped\n");
+    CHECKF(r.ms < 500 + LOST_BOUND_MS, "took %lld ms", r.ms);
+    cli_result_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+    size_t used = 0;
+
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s PATH_TO_RLK\n", argv[0]);
+        return 2;
+    }
+    if (rlk_fx_start_n(srv, NSERVERS, NULL) != 0)
+        return 1;
+    for (int i = 0; i < NSERVERS; i++) {
+        if (rlk_fx_url(&srv[i], -1, urls[i], sizeof urls[i]) != 0)
+            return 1;
+        used += (size_t)snprintf(all_urls + used, sizeof all_urls - used, "%s%s", i ? "," : "",
+                                 urls[i]);
+    }
+    if (cli_setup(argv[1], urls[0]) != 0)
+        return 1;
+    RUN_TEST(test_all_exclusion);
+    RUN_TEST(test_all_environment);
+    RUN_TEST(test_all_busy);
+    RUN_TEST(test_all_member_lost);
+    RUN_TEST(test_redlock_exclusion);
+    RUN_TEST(test_redlock_environment);
+    RUN_TEST(test_redlock_busy);
+    RUN_TEST(test_redlock_lost);
+    RUN_TEST(test_redlock_minority_down);
+    RUN_TEST(test_redlock_fixed_lease);
+    cli_teardown();
+    rlk_fx_stop_n(srv, NSERVERS);
+    return check_summary("it_cli_multi");
+}
