@@ -32,11 +32,11 @@ static char all_urls[3 * 128 + 4];
 /* "URL#name" of server i into a static rotating buffer. */
 static const char *member(int i, const char *name)
 {
-    static char bufs[8][300];
+    static char bufs[8][512]; /* a 127-byte URL, "#", a name of up to 256 bytes */
     static unsigned next;
     char *b = bufs[next++ % 8];
 
-    snprintf(b, sizeof bufs[0], "%s#%s", urls[i], name);
+    snprintf(b, sizeof bufs[0], "%s#%.256s", urls[i], name);
     return b;
 }
 
