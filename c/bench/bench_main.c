@@ -315,6 +315,8 @@ static rlk_bench_event *rlk_bench_gather_events(const rlk_bench_run_result *r, s
     if (ev == NULL)
         rlk_bench_die(1, "out of memory");
     for (i = 0; i < r->n; i++) {
+        if (r->w[i].nev == 0)
+            continue; /* ev may be NULL: memcpy must not see it */
         memcpy(ev + k, r->w[i].ev, r->w[i].nev * sizeof *ev);
         k += r->w[i].nev;
     }

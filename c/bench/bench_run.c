@@ -352,6 +352,9 @@ static void rlk_bench_collect(rlk_bench_runner *r, rlk_bench_run_result *out)
     }
 }
 
+/* Where an abandoned runner stays reachable (external, so it is kept). */
+void *rlk_bench_abandoned_runner;
+
 /* Joins finished threads, detaches abandoned ones; frees the runner only
  * when nothing is left running. */
 static void rlk_bench_finish(rlk_bench_runner *r, int started, const rlk_bench_run_result *out)
@@ -364,8 +367,12 @@ static void rlk_bench_finish(rlk_bench_runner *r, int started, const rlk_bench_r
         else
             pthread_detach(r->w[i].thread);
     }
-    if (out != NULL && out->unfinished > 0)
-        return; /* abandoned threads still use r: the process exits soon */
+    if (out != NULL && out->unfinished > 0) {
+        /* Abandoned threads still use r: keep it, reachable, until the
+         * process exits (soon), so leak checkers see it as in use. */
+        rlk_bench_abandoned_runner = r;
+        return;
+    }
     for (i = 0; i < r->n; i++)
         pthread_mutex_destroy(&r->w[i].mu);
     pthread_cond_destroy(&r->cv);
