@@ -2,10 +2,12 @@
  * lock_internal.h - the lock runtime's parts: per-client runtime state
  * (holder ids, counters, the lost-lock callback), the pub/sub subscriber
  * (pubsub.c), the hold registry and its watchdog (watchdog.c), the
- * process-wide local wait queues (lock_queue.c), and the wait loop shared by
- * the rest of the lock family (family_wait.c). lock.c builds the public
- * rlk_lock_* API on them; rwlock.c, fairlock.c and fenced.c the read-write,
- * fair and fenced locks. docs/runtime.md explains the design.
+ * process-wide local wait queues (lock_queue.c), what every kind built on
+ * them shares (lock_family.c: handles, names, holder ids, arguments and
+ * replies; lock_hold.c: acquire replies, releases, queries of a lock hash)
+ * and the one wait loop (lock_wait.c). lock.c builds the public rlk_lock_*
+ * API on them; fenced.c, fairlock.c, rwlock.c, semaphore.c, psemaphore.c
+ * and latch.c the other kinds. docs/runtime.md explains the design.
  *
  * Not installed; not a stable API. The runtime tests include it for
  * rlk_runtime_stats_get().
@@ -84,6 +86,10 @@ int rlk_rt_thread_owner(const rlk_rt *rt, char *buf, size_t len);
 
 /* Fills uuid with a random (v4) UUID, 36 characters and a NUL. 0 or -1. */
 int rlk_uuid_v4(char uuid[RLK_UUID_LEN + 1]);
+
+/* len bytes from the kernel's random source (getrandom, else /dev/urandom):
+ * client uuids, permit ids. 0, or -1 when neither can give them. */
+int rlk_random_bytes(unsigned char *buf, size_t len);
 
 /* pthread_create with every signal blocked in the new thread. 0 or an errno. */
 int rlk_rt_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
@@ -236,21 +242,58 @@ void rlk_lq_set_sub(rlk_lq *q, rlk_lq_node *n, rlk_sub *sub, rlk_sub_chan *ch);
  * after the unlock message's trip through its subscriber thread. */
 void rlk_lq_poke(rlk_lq *q);
 
-/* ---------------------------------------------------------------- lock family (family_wait.c) */
+/* ---------------------------------------------------------------- the family (lock_family.c) */
 
-/* Shared by rwlock.c, fairlock.c and fenced.c. */
+/* What the kinds built on the runtime share: the reentrant lock (lock.c),
+ * the fenced, fair and read-write locks (fenced.c, fairlock.c, rwlock.c),
+ * the semaphores and the count-down latch (semaphore.c, psemaphore.c,
+ * latch.c). */
 
-#define RLK_LEASE_MAX_MS 1000000000000LL
-#define RLK_FAM_POLL_NS (100LL * 1000000LL)     /* retry period while the subscriber is down */
+#define RLK_NUM_MAX 1000000000000LL     /* leases, waits, permits, counts: at most 10^12 */
 
-/* Redisson's prefixName(prefix, name): "prefix:{name}", or "prefix:name"
- * when name already has a '{'. malloc'd; NULL when out of memory. */
+/* Redisson's key and channel names; malloc'd, NULL when out of memory.
+ * prefixName(prefix, name): "prefix:{name}", or "prefix:name" when name
+ * already has a '{' (it keeps its own hash tag). */
 char *rlk_fam_prefix_name(const char *prefix, const char *name);
-/* The hash-tag prefix of a lock's companion keys: "{name}", or name itself
- * when it has a '{' (Redisson's suffixName base). malloc'd or NULL. */
+/* suffixName(name, suffix): "{name}:suffix", or "name:suffix" when name
+ * already has a '{'. */
+char *rlk_fam_suffix_name(const char *name, const char *suffix);
+/* The hash tag of a lock's companion keys: "{name}", or name itself when
+ * it has a '{' (suffixName's base). */
 char *rlk_fam_tag(const char *name);
+/* "prefix{name}": braces always added (the latch's channel). */
+char *rlk_fam_braced_name(const char *prefix, const char *name);
 
-/* A handle's holder id: fixed, or the calling thread's. */
+/* What every handle of the family starts with (its first member). */
+typedef struct rlk_fam_base {
+    rlk_client *c;
+    rlk_rt *rt;
+    char *name;
+    char *channel;                  /* the channel its waiters join */
+} rlk_fam_base;
+
+/* How rlk_fam_new makes a kind's handle. */
+typedef struct rlk_fam_kind {
+    const char *fn;                 /* the constructor, for errors: "rlk_lock_new" */
+    const char *noun;               /* "<fn>: the <noun> name must not be empty" */
+    const char *channel_prefix;
+    char *(*channel_of)(const char *prefix, const char *name);  /* one of the names above */
+} rlk_fam_kind;
+
+/* A zeroed handle of size bytes whose rlk_fam_base (first member) holds c,
+ * the client's runtime state, a copy of name and its channel. NULL with the
+ * error recorded (no client, empty name, out of memory). */
+void *rlk_fam_new(rlk_client *c, const char *name, size_t size, const rlk_fam_kind *k);
+/* Records "<fn> <name>: out of memory" (a kind's own allocation failed
+ * after rlk_fam_new; free the handle first) and returns NULL. */
+void *rlk_fam_nomem(rlk_client *c, const rlk_fam_kind *k, const char *name);
+/* Frees the base's strings and the handle (NULL: nothing). */
+void rlk_fam_free(void *handle);
+/* keys[0..1] = (name, channel), the KEYS of the scripts that publish on
+ * the lock's or the object's own channel. Returns 2. */
+int rlk_fam_keys(const rlk_fam_base *b, const char **keys);
+
+/* A lock handle's holder id: fixed, or the calling thread's. */
 typedef struct rlk_fam_id {
     pthread_mutex_t mu;
     char *fixed;                    /* NULL: "<uuid>:<thread id>" */
@@ -261,36 +304,159 @@ void rlk_fam_id_destroy(rlk_fam_id *id);
 /* Fixes (owner) or unfixes (NULL) the id; what names the call in errors.
  * rw: also refuse "mode" and ids ending in ":write" (read-write lock fields). */
 int rlk_fam_id_set(rlk_client *c, rlk_fam_id *id, const char *owner, int rw, const char *what);
+/* The id into buf; errors recorded as "<what>: ...". */
 int rlk_fam_id_get(rlk_client *c, const rlk_rt *rt, rlk_fam_id *id, char *buf, size_t len,
                    const char *what);
+/* The id into buf, nothing recorded: RLK_OK, or RLK_ERR_ARG (buf too short). */
+int rlk_fam_id_copy(const rlk_rt *rt, rlk_fam_id *id, char *buf, size_t len);
 
-/* lease_ms of an API call: > 0 as given (RLK_ERR_ARG above 10^12), <= 0
- * the client's watchdog lease with *watchdog = 1. */
+/* lease_ms of an API call: > 0 as given (RLK_ERR_ARG "<what> <name>: lease
+ * ... is above ..." above 10^12), <= 0 the client's watchdog lease with
+ * *watchdog = 1. */
 int rlk_fam_lease(rlk_client *c, const char *what, const char *name, long long lease_ms,
                   long long *lease, int *watchdog);
-/* The deadline of a wait of wait_ms from start_ns (-1: none for wait_ms < 0). */
-long long rlk_fam_deadline(long long start_ns, long long wait_ms);
-
-/* One acquire attempt for rlk_fam_wait: RLK_OK acquired; RLK_ERR_BUSY not
- * acquired (no error recorded), *ttl_ms bounds the sleep before the next
- * attempt (-1: only the deadline does); another code: an error (recorded). */
-typedef int (*rlk_fam_attempt_fn)(void *arg, long long *ttl_ms);
-
-/* lock.c's wait loop on a joined channel: ready, attempt, sleep on the
- * channel's permit / wake-all bounded by the attempt's ttl and the deadline;
- * polls while the subscriber is down and rides out an outage of up to the
- * connect timeout. RLK_OK, RLK_ERR_BUSY (the deadline passed; no error
- * recorded), or the attempt's error. */
-int rlk_fam_wait(rlk_rt *rt, rlk_sub_chan *ch, long long deadline_ns, rlk_fam_attempt_fn attempt,
-                 void *arg);
+/* lo <= v <= hi, else RLK_ERR_ARG "<what> <name>: <field> <v> is not in lo..hi". */
+int rlk_fam_check_range(rlk_client *c, const char *what, const char *name, const char *field,
+                        long long v, long long lo, long long hi);
 
 /* A command whose reply is an integer (nil: nil_value; a decimal string is
- * parsed). what names the lock in errors. */
+ * parsed). what names the object in errors. */
 int rlk_fam_query(rlk_client *c, const char *what, int argc, const char **argv,
                   long long nil_value, long long *out);
+/* Runs script and reads its integer reply into *out (RLK_ERR_PROTOCOL for
+ * another shape). arglens may be NULL. */
+int rlk_fam_eval_int(rlk_client *c, const char *script, int nkeys, const char *const *keys,
+                     int nargs, const char *const *args, const size_t *arglens, long long *out);
 
-/* Maps a release reply (nil / 0 / 1) to enum rlk_release_outcome;
- * RLK_REL_ERROR (protocol error recorded) for any other reply. */
-int rlk_fam_release_outcome(rlk_client *c, const char *what, const redisReply *r);
+/* A counting call (semaphores, latch): lo <= v <= 10^12 (else RLK_ERR_ARG
+ * "<what> <name>: <field> ..."), then script on keys with v as its one
+ * argument; its integer reply in *out. */
+int rlk_fam_count(const rlk_fam_base *b, const char *what, const char *field, long long v,
+                  long long lo, const char *script, int nkeys, const char *const *keys,
+                  long long *out);
+
+/* try_set_permits and add_permits of both semaphores, on their own script
+ * and keys: *set (may be NULL) = reply 1; *count (may be NULL) = the count. */
+int rlk_fam_try_set_permits(const rlk_fam_base *b, const char *script, int nkeys,
+                            const char *const *keys, long long permits, int *set);
+int rlk_fam_add_permits(const rlk_fam_base *b, const char *script, int nkeys,
+                        const char *const *keys, long long delta, long long *count);
+
+/* ---------------------------------------------------------------- lock holds (lock_hold.c) */
+
+/* The parts of acquiring and releasing that the reentrant, fenced, fair
+ * and read-write locks share. */
+
+/* An acquire script's reply. RLK_OK: acquired (nil; with token != NULL the
+ * reply {token} instead, *token set). RLK_ERR_BUSY (nothing recorded): an
+ * integer, the wait it tells, in *ttl. Else RLK_ERR_PROTOCOL, recorded as
+ * "<what> <name>: <script> replied type <t>". */
+int rlk_fam_acquire_reply(rlk_client *c, const char *what, const char *name, const char *script,
+                          const redisReply *r, long long *ttl, long long *token);
+
+/* Gives back (best effort) an acquisition the registry could not record. */
+typedef void (*rlk_fam_undo_fn)(void *arg);
+
+/* Records an acquisition (acquire sent at sent_ns) in the client's registry
+ * and counts it; when the registry cannot take it, calls undo(arg) and
+ * returns the registry's error. */
+int rlk_fam_record(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int watchdog,
+                   long long sent_ns, long long token, rlk_fam_undo_fn undo, void *arg);
+
+/* Runs a release script with ARGV (owner, lease) (nargs 2) or (owner)
+ * (nargs 1): returns its enum rlk_release_outcome; *rc is RLK_OK or the
+ * call's error (RLK_ERR_PROTOCOL recorded as "unlock <name>: <label> replied
+ * type <t>" for a reply other than nil / 0 / 1). */
+int rlk_fam_release_call(rlk_client *c, const char *script, const char *label, const char *name,
+                         int nkeys, const char *const *keys, int nargs, const char *owner,
+                         long long lease, int *rc);
+
+/* Sends the kind's release for (owner, lease): rlk_fam_release_call's contract. */
+typedef int (*rlk_fam_release_fn)(void *arg, const char *owner, long long lease, int *rc);
+
+/* An unlock of b's lock by the holder id id (owner_fn names it in errors)
+ * as kind: out of the registry before the release is sent
+ * (rlk_wd_release_begin_as), the release, the registry's end; a release
+ * that deleted the lock pokes the local queue q (may be NULL). Returns
+ * RLK_OK, the id's or the release's error, or RLK_ERR_NOT_OWNER recorded as
+ * "unlock [<what> ]<name>: not held by <owner>" (what may be ""). */
+int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id *id,
+                   const char *owner_fn, rlk_lq *q, rlk_fam_release_fn release, void *arg);
+
+/* A force unlock: forgets every hold of b->name in the registry, then runs
+ * script (which deletes the lock whoever holds it); *released (may be NULL)
+ * tells whether it did, and then q (may be NULL) is poked. */
+int rlk_fam_force_unlock(const rlk_fam_base *b, const char *script, int nkeys,
+                         const char *const *keys, int nargs, const char *const *args, rlk_lq *q,
+                         int *released);
+
+/* Queries of a lock hash whose fields are holder ids (reentrant, fenced,
+ * fair): EXISTS; the registry's lost mark, then HEXISTS of the handle's
+ * holder id (id, owner_fn as for rlk_fam_unlock); HGET of it; PTTL (-2
+ * when there is no key). */
+int rlk_fam_is_locked(const rlk_fam_base *b, int *locked);
+int rlk_fam_is_held(const rlk_fam_base *b, int kind, rlk_fam_id *id, const char *owner_fn,
+                    int *held);
+int rlk_fam_hold_count(const rlk_fam_base *b, rlk_fam_id *id, const char *owner_fn,
+                       long long *count);
+int rlk_fam_remaining_ttl(const rlk_fam_base *b, long long *ttl_ms);
+
+/* ---------------------------------------------------------------- waiting (lock_wait.c) */
+
+/* One attempt of a waiter. RLK_OK: done. RLK_ERR_BUSY (no error recorded):
+ * not yet; *bound_ms is how long at most before it may succeed without any
+ * message (the holder's TTL, a permit's expiry; 0 counts as 1), -1 when only
+ * a message can change the outcome. Another code: an error, recorded. */
+typedef int (*rlk_wait_attempt_fn)(void *arg, long long *bound_ms);
+
+/* How a kind waits (rlk_wait_init / _lock fill it). The fields after arg
+ * are the differences between the kinds; each kind sets them where it
+ * waits and says why. */
+typedef struct rlk_waiter {
+    rlk_rt *rt;
+    const char *channel;
+    rlk_wait_attempt_fn attempt;
+    void *arg;
+    rlk_lq *q;          /* the process-wide local FIFO of the lock: only its head subscribes
+                           and attempts. NULL: every waiter does */
+    const char *what;   /* with name: the waiter in errors ("fenced lock", name); needed with q */
+    const char *name;
+    int ride_out;       /* a connection error of an attempt while the subscriber is down too
+                           is an outage: keep polling up to the connect timeout (only for
+                           attempts that are safe to repeat after a lost reply) */
+    int count_ttl;      /* a sleep that ran out on the attempt's bound counts as ttl_wakeups
+                           (the bound is a lock holder's TTL) */
+    int pass_on;        /* on leaving with success or an error, add a permit to the channel
+                           for the next local waiter */
+} rlk_waiter;
+
+/* A waiter on b's channel with every difference off (as a semaphore
+ * waits); what names it in errors. */
+void rlk_wait_init(rlk_waiter *w, const rlk_fam_base *b, const char *what,
+                   rlk_wait_attempt_fn attempt, void *arg);
+/* The same as a lock waits (reentrant, fenced, fair, read-write): the
+ * attempt's bound is the holder's TTL (count_ttl), and outages are ridden
+ * out (ride_out: an acquire repeated after a lost reply is at worst a
+ * re-entry, which the release reconciles; docs/runtime.md). */
+void rlk_wait_init_lock(rlk_waiter *w, const rlk_fam_base *b, const char *what,
+                        rlk_wait_attempt_fn attempt, void *arg);
+
+/* The deadline of a wait of wait_ms from start_ns: -1 (none) when wait_ms
+ * < 0; wait_ms capped at 10^12. */
+long long rlk_wait_deadline(long long start_ns, long long wait_ms);
+
+/* Waits (behind the local queue when w->q): joins w->channel on the
+ * client's subscriber and, once the subscription is confirmed (so that no
+ * release published after the attempt is missed), attempts; sleeps until a
+ * message on the channel, a subscriber reconnect, the attempt's bound, the
+ * 100 ms poll while the subscriber is down, or the deadline; again. RLK_OK,
+ * the attempt's error, or RLK_ERR_BUSY (the deadline passed; no error
+ * recorded). */
+int rlk_wait(const rlk_waiter *w, long long deadline_ns);
+
+/* An acquire of wait_ms from start_ns: with first, one attempt straight
+ * away (wait_ms == 0: that is all; without first, wait_ms must not be 0),
+ * then rlk_wait. Returns as rlk_wait. */
+int rlk_wait_acquire(const rlk_waiter *w, long long start_ns, long long wait_ms, int first);
 
 #endif /* RLK_LOCK_INTERNAL_H */

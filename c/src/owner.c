@@ -1,7 +1,8 @@
 /*
- * owner.c - who holds a lock: the client's uuid (v4, from getrandom or
- * /dev/urandom), holder ids "<uuid>:<thread id>", and the per-client runtime
- * state they live in (created on first use, freed by rlk_free through
+ * owner.c - who holds a lock: the random source (getrandom, else
+ * /dev/urandom; permit ids use it too), the client's uuid (v4) made from
+ * it, holder ids "<uuid>:<thread id>", and the per-client runtime state
+ * they live in (created on first use, freed by rlk_free through
  * c->runtime_free), with its counters and the lost-lock callback.
  */
 #include <errno.h>
@@ -18,9 +19,9 @@
 /* Serialises the creation of runtime states (rare: once per client). */
 static pthread_mutex_t rlk_rt_create_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* ---------------------------------------------------------------- uuid */
+/* ---------------------------------------------------------------- randomness */
 
-static int rlk_urandom(unsigned char *buf, size_t len)
+int rlk_random_bytes(unsigned char *buf, size_t len)
 {
     size_t got = 0;
     int fd;
@@ -54,13 +55,15 @@ static int rlk_urandom(unsigned char *buf, size_t len)
     return got == len ? 0 : -1;
 }
 
+/* ---------------------------------------------------------------- uuid */
+
 int rlk_uuid_v4(char uuid[RLK_UUID_LEN + 1])
 {
     static const char hex[] = "0123456789abcdef";
     unsigned char b[16];
     size_t j = 0;
 
-    if (rlk_urandom(b, sizeof b) != 0)
+    if (rlk_random_bytes(b, sizeof b) != 0)
         return -1;
     b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);   /* version 4 */
     b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);   /* variant 10xx */

@@ -6,50 +6,35 @@
  * every script first gives expired permits back to the count. Scripts that
  * raise the count above 0 publish it on redisson_sc:{name}.
  *
- * Permit ids: 16 bytes from the kernel's random source (getrandom, else
- * /dev/urandom, as the client uuid), stored raw as Redisson stores them and
- * shown to the caller as 32 hex digits. docs/locks/psemaphore.md describes
- * the data and the API; psemaphore_keeper.c renews leases.
+ * Permit ids: 16 bytes from the kernel's random source (rlk_random_bytes,
+ * as the client uuid), stored raw as Redisson stores them and shown to the
+ * caller as 32 hex digits. docs/locks/psemaphore.md describes the data and
+ * the API; psemaphore_keeper.c renews leases.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <unistd.h>
 
 #include "psemaphore_internal.h"
 
-#define RLK_PSEM_CHANNEL_PREFIX "redisson_sc"
 #define RLK_PSEM_LEASELESS 922337203685477LL    /* Redisson's score of a permit without a lease */
 
 /* ---------------------------------------------------------------- handles */
 
+static const rlk_fam_kind rlk_psemaphore_kind = {
+    "rlk_psemaphore_new", "semaphore", "redisson_sc", rlk_fam_prefix_name
+};
+
 rlk_psemaphore *rlk_psemaphore_new(rlk_client *c, const char *name)
 {
-    rlk_psemaphore *s;
+    rlk_psemaphore *s = rlk_fam_new(c, name, sizeof *s, &rlk_psemaphore_kind);
 
-    if (!c)
+    if (!s)
         return NULL;
-    if (!name || !*name) {
-        rlk_set_error(c, RLK_ERR_ARG, "rlk_psemaphore_new: the semaphore name must not be empty");
-        return NULL;
-    }
-    s = calloc(1, sizeof *s);
-    if (!s || !(s->rt = rlk_rt_get(c))) {
-        free(s);
-        rlk_set_error(c, RLK_ERR_NOMEM, "rlk_psemaphore_new %s: out of memory", name);
-        return NULL;
-    }
-    s->c = c;
-    s->name = strdup(name);
-    s->timeouts = rlk_sync_suffix_name(name, "timeout");
-    s->channel = rlk_sync_prefix_name(RLK_PSEM_CHANNEL_PREFIX, name);
-    if (!s->name || !s->timeouts || !s->channel) {
+    s->timeouts = rlk_fam_suffix_name(name, "timeout");
+    if (!s->timeouts) {
         rlk_psemaphore_free(s);
-        rlk_set_error(c, RLK_ERR_NOMEM, "rlk_psemaphore_new %s: out of memory", name);
-        return NULL;
+        return rlk_fam_nomem(c, &rlk_psemaphore_kind, name);
     }
     return s;
 }
@@ -58,15 +43,13 @@ void rlk_psemaphore_free(rlk_psemaphore *s)
 {
     if (!s)
         return;
-    free(s->channel);
     free(s->timeouts);
-    free(s->name);
-    free(s);
+    rlk_fam_free(s);
 }
 
 const char *rlk_psemaphore_name(const rlk_psemaphore *s)
 {
-    return s ? s->name : NULL;
+    return s ? s->b.name : NULL;
 }
 
 const char *rlk_psemaphore_timeouts_key(const rlk_psemaphore *s)
@@ -76,41 +59,10 @@ const char *rlk_psemaphore_timeouts_key(const rlk_psemaphore *s)
 
 const char *rlk_psemaphore_channel(const rlk_psemaphore *s)
 {
-    return s ? s->channel : NULL;
+    return s ? s->b.channel : NULL;
 }
 
 /* ---------------------------------------------------------------- permit ids */
-
-static int rlk_psem_random(unsigned char *buf, size_t len)
-{
-    size_t got = 0;
-    int fd;
-
-    while (got < len) {
-        ssize_t n = getrandom(buf + got, len - got, 0);
-
-        if (n > 0)
-            got += (size_t)n;
-        else if (n < 0 && errno == EINTR)
-            continue;
-        else
-            break;      /* ENOSYS and the like: the device */
-    }
-    if (got == len)
-        return 0;
-    fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    while (fd >= 0 && got < len) {
-        ssize_t n = read(fd, buf + got, len - got);
-
-        if (n > 0)
-            got += (size_t)n;
-        else if (!(n < 0 && errno == EINTR))
-            break;
-    }
-    if (fd >= 0)
-        close(fd);
-    return got == len ? 0 : -1;
-}
 
 static void rlk_psem_hex(const unsigned char *raw, size_t len, char *out)
 {
@@ -134,20 +86,28 @@ static int rlk_psem_nibble(char ch)
     return -1;
 }
 
+int rlk_psem_keys(const rlk_psemaphore *s, const char **keys)
+{
+    keys[0] = s->b.name;
+    keys[1] = s->timeouts;
+    keys[2] = s->b.channel;
+    return RLK_PSEM_NKEYS;
+}
+
 int rlk_psem_decode_id(rlk_psemaphore *s, const char *what, const char *hex, unsigned char *raw,
                        size_t *len)
 {
     size_t n = hex ? strlen(hex) : 0;
 
     if (n < 2 || n % 2 != 0 || n > 2 * RLK_PSEM_RAW_ID_MAX)
-        return rlk_set_error(s->c, RLK_ERR_ARG, "%s %s: a permit id is 2..%d hex digits, an even "
-                             "number of them", what, s->name, 2 * RLK_PSEM_RAW_ID_MAX);
+        return rlk_set_error(s->b.c, RLK_ERR_ARG, "%s %s: a permit id is 2..%d hex digits, an "
+                             "even number of them", what, s->b.name, 2 * RLK_PSEM_RAW_ID_MAX);
     for (size_t i = 0; i < n; i += 2) {
         int hi = rlk_psem_nibble(hex[i]), lo = rlk_psem_nibble(hex[i + 1]);
 
         if (hi < 0 || lo < 0)
-            return rlk_set_error(s->c, RLK_ERR_ARG, "%s %s: permit id \"%.40s\" is not hex", what,
-                                 s->name, hex);
+            return rlk_set_error(s->b.c, RLK_ERR_ARG, "%s %s: permit id \"%.40s\" is not hex", what,
+                                 s->b.name, hex);
         raw[i / 2] = (unsigned char)(hi << 4 | lo);
     }
     *len = n / 2;
@@ -184,10 +144,10 @@ static int rlk_psem_try_init(rlk_psem_try *t, rlk_psemaphore *s, int n, long lon
     t->args = malloc((size_t)(n + 1) * sizeof *t->args);
     t->lens = malloc((size_t)(n + 1) * sizeof *t->lens);
     if (!t->raw || !t->args || !t->lens)
-        return rlk_set_error(s->c, RLK_ERR_NOMEM, "acquire %s: out of memory", s->name);
-    if (rlk_psem_random(t->raw, (size_t)n * RLK_PSEM_NEW_ID_BYTES) != 0)
-        return rlk_set_error(s->c, RLK_ERR_IO, "acquire %s: no random source for permit ids",
-                             s->name);
+        return rlk_set_error(s->b.c, RLK_ERR_NOMEM, "acquire %s: out of memory", s->b.name);
+    if (rlk_random_bytes(t->raw, (size_t)n * RLK_PSEM_NEW_ID_BYTES) != 0)
+        return rlk_set_error(s->b.c, RLK_ERR_IO, "acquire %s: no random source for permit ids",
+                             s->b.name);
     t->args[0] = t->lease;
     t->lens[0] = strlen(t->lease);
     for (int i = 0; i < n; i++) {
@@ -204,33 +164,36 @@ static int rlk_psem_attempt_error(rlk_psem_try *t, int rc)
 {
     if (rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT)
         t->io_failed = 1;
-    else if (rc == RLK_ERR_SCRIPT && t->io_failed && strstr(rlk_errstr(t->s->c), "is held already"))
+    else if (rc == RLK_ERR_SCRIPT && t->io_failed &&
+             strstr(rlk_errstr(t->s->b.c), "is held already"))
         return RLK_OK;
     return rc;
 }
 
-/* rlk_sync_attempt_fn: psemaphore/acquire. The hint is the time until the
- * earliest held permit expires (its expiry publishes nothing by itself). */
-static int rlk_psem_attempt(void *arg, long long *hint_ms)
+/* rlk_wait_attempt_fn: psemaphore/acquire. The bound is the time until the
+ * earliest held permit expires (its expiry publishes nothing by itself),
+ * + 1 ms: the expiry falls on a whole ms. */
+static int rlk_psem_attempt(void *arg, long long *bound_ms)
 {
     rlk_psem_try *t = arg;
     rlk_psemaphore *s = t->s;
-    const char *keys[3] = {s->name, s->timeouts, s->channel};
+    const char *keys[RLK_PSEM_NKEYS];
     redisReply *r = NULL;
-    int rc = rlk_evalv(s->c, "psemaphore/acquire", 3, keys, NULL, t->n + 1, t->args, t->lens, &r);
+    int rc = rlk_evalv(s->b.c, "psemaphore/acquire", rlk_psem_keys(s, keys), keys, NULL, t->n + 1,
+                       t->args, t->lens, &r);
 
-    *hint_ms = -1;
+    *bound_ms = -1;
     if (rc != RLK_OK)
         return rlk_psem_attempt_error(t, rc);
     if (r->type == REDIS_REPLY_ARRAY && r->elements == (size_t)t->n) {
         rc = RLK_OK;
     } else if (r->type == REDIS_REPLY_INTEGER || r->type == REDIS_REPLY_NIL) {
         if (r->type == REDIS_REPLY_INTEGER)
-            *hint_ms = r->integer > 0 ? r->integer : 0;
+            *bound_ms = (r->integer > 0 ? r->integer : 0) + 1;
         rc = RLK_ERR_BUSY;
     } else {
-        rc = rlk_set_error(s->c, RLK_ERR_PROTOCOL, "acquire %s: psemaphore/acquire replied type %d",
-                           s->name, r->type);
+        rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL,
+                           "acquire %s: psemaphore/acquire replied type %d", s->b.name, r->type);
     }
     freeReplyObject(r);
     return rc;
@@ -238,20 +201,12 @@ static int rlk_psem_attempt(void *arg, long long *hint_ms)
 
 static int rlk_psem_wait(rlk_psemaphore *s, rlk_psem_try *t, long long start, long long wait_ms)
 {
-    long long hint;
-    rlk_sync_waiter w;
-    int rc = rlk_psem_attempt(t, &hint);
+    rlk_waiter w;
 
-    if (rc != RLK_ERR_BUSY || wait_ms == 0)
-        return rc;
-    memset(&w, 0, sizeof w);
-    w.c = s->c;
-    w.rt = s->rt;
-    w.channel = s->channel;
-    w.attempt = rlk_psem_attempt;
-    w.arg = t;
+    rlk_wait_init(&w, &s->b, "semaphore", rlk_psem_attempt, t);
     w.ride_out = 1;     /* safe: a retry reuses the ids (see rlk_psem_attempt_error) */
-    return rlk_sync_wait(&w, rlk_sync_deadline(start, wait_ms));
+    /* count_ttl stays 0: the bound is a permit's expiry, not a lock holder's TTL */
+    return rlk_wait_acquire(&w, start, wait_ms, 1);
 }
 
 int rlk_psemaphore_try_acquire_n(rlk_psemaphore *s, int n, long long wait_ms, long long lease_ms,
@@ -263,12 +218,12 @@ int rlk_psemaphore_try_acquire_n(rlk_psemaphore *s, int n, long long wait_ms, lo
 
     if (!s || !ids)
         return RLK_ERR_ARG;
-    rc = rlk_sync_check_range(s->c, "acquire", s->name, "permits", n, 1, RLK_PERMITS_MAX);
+    rc = rlk_fam_check_range(s->b.c, "acquire", s->b.name, "permits", n, 1, RLK_PERMITS_MAX);
     if (rc != RLK_OK)
         return rc;
     for (int i = 0; i < n; i++)
         ids[i][0] = '\0';
-    rc = rlk_sync_check_range(s->c, "acquire", s->name, "lease_ms", lease_ms, 1, RLK_SYNC_NUM_MAX);
+    rc = rlk_fam_check_range(s->b.c, "acquire", s->b.name, "lease_ms", lease_ms, 1, RLK_NUM_MAX);
     if (rc != RLK_OK)
         return rc;
     rc = rlk_psem_try_init(&t, s, n, lease_ms);
@@ -279,8 +234,8 @@ int rlk_psemaphore_try_acquire_n(rlk_psemaphore *s, int n, long long wait_ms, lo
             rlk_psem_hex(t.raw + (size_t)i * RLK_PSEM_NEW_ID_BYTES, RLK_PSEM_NEW_ID_BYTES, ids[i]);
     rlk_psem_try_free(&t);
     if (rc == RLK_ERR_BUSY)
-        rc = rlk_set_error(s->c, RLK_ERR_BUSY, "acquire %s: %d permit(s) not available after "
-                           "%lld ms", s->name, n, (rlk_rt_now_ns() - start) / 1000000LL);
+        rc = rlk_set_error(s->b.c, RLK_ERR_BUSY, "acquire %s: %d permit(s) not available after "
+                           "%lld ms", s->b.name, n, (rlk_rt_now_ns() - start) / 1000000LL);
     return rc;
 }
 
@@ -322,7 +277,7 @@ static int rlk_psem_ids_decode(rlk_psemaphore *s, const char *what, int first, i
     d->args = calloc((size_t)(first + n), sizeof *d->args);
     d->lens = calloc((size_t)(first + n), sizeof *d->lens);
     if (!d->buf || !d->args || !d->lens)
-        return rlk_set_error(s->c, RLK_ERR_NOMEM, "%s %s: out of memory", what, s->name);
+        return rlk_set_error(s->b.c, RLK_ERR_NOMEM, "%s %s: out of memory", what, s->b.name);
     for (int i = 0; i < n && rc == RLK_OK; i++) {
         unsigned char *raw = d->buf + (size_t)i * RLK_PSEM_RAW_ID_MAX;
 
@@ -334,7 +289,7 @@ static int rlk_psem_ids_decode(rlk_psemaphore *s, const char *what, int first, i
 
 int rlk_psemaphore_release_n(rlk_psemaphore *s, int n, const char *const *ids, int *released)
 {
-    const char *keys[3];
+    const char *keys[RLK_PSEM_NKEYS];
     rlk_psem_ids d;
     long long got = 0;
     int rc;
@@ -343,23 +298,22 @@ int rlk_psemaphore_release_n(rlk_psemaphore *s, int n, const char *const *ids, i
         *released = 0;
     if (!s || !ids)
         return RLK_ERR_ARG;
-    rc = rlk_sync_check_range(s->c, "release", s->name, "permits", n, 1, RLK_PERMITS_MAX);
+    rc = rlk_fam_check_range(s->b.c, "release", s->b.name, "permits", n, 1, RLK_PERMITS_MAX);
     if (rc != RLK_OK)
         return rc;
-    keys[0] = s->name;
-    keys[1] = s->timeouts;
-    keys[2] = s->channel;
+    rlk_psem_keys(s, keys);
     rc = rlk_psem_ids_decode(s, "release", 0, n, ids, &d);
     if (rc == RLK_OK)
-        rc = rlk_sync_eval_int(s->c, "psemaphore/release", 3, keys, n, d.args, d.lens, &got);
+        rc = rlk_fam_eval_int(s->b.c, "psemaphore/release", RLK_PSEM_NKEYS, keys, n, d.args,
+                              d.lens, &got);
     rlk_psem_ids_free(&d);
     if (rc != RLK_OK)
         return rc;
     if (released)
         *released = (int)got;
     if (got < n)
-        return rlk_set_error(s->c, RLK_ERR_NOT_OWNER, "release %s: %lld of %d permit(s) were not "
-                             "held (expired, released already or never acquired)", s->name,
+        return rlk_set_error(s->b.c, RLK_ERR_NOT_OWNER, "release %s: %lld of %d permit(s) were not "
+                             "held (expired, released already or never acquired)", s->b.name,
                              n - got, n);
     return RLK_OK;
 }
@@ -371,7 +325,7 @@ int rlk_psemaphore_release(rlk_psemaphore *s, const char *id)
 
 int rlk_psemaphore_update_lease(rlk_psemaphore *s, const char *id, long long lease_ms)
 {
-    const char *keys[3];
+    const char *keys[RLK_PSEM_NKEYS];
     char lease[24];
     rlk_psem_ids d;
     long long got = 0;
@@ -379,78 +333,56 @@ int rlk_psemaphore_update_lease(rlk_psemaphore *s, const char *id, long long lea
 
     if (!s)
         return RLK_ERR_ARG;
-    rc = rlk_sync_check_range(s->c, "update_lease", s->name, "lease_ms", lease_ms, 1,
-                              RLK_SYNC_NUM_MAX);
+    rc = rlk_fam_check_range(s->b.c, "update_lease", s->b.name, "lease_ms", lease_ms, 1,
+                              RLK_NUM_MAX);
     if (rc != RLK_OK)
         return rc;
-    keys[0] = s->name;
-    keys[1] = s->timeouts;
-    keys[2] = s->channel;
+    rlk_psem_keys(s, keys);
     snprintf(lease, sizeof lease, "%lld", lease_ms);
     rc = rlk_psem_ids_decode(s, "update_lease", 1, 1, &id, &d);
     if (rc == RLK_OK) {
         d.args[0] = lease;
         d.lens[0] = strlen(lease);
-        rc = rlk_sync_eval_int(s->c, "psemaphore/update_lease", 3, keys, 2, d.args, d.lens, &got);
+        rc = rlk_fam_eval_int(s->b.c, "psemaphore/update_lease", RLK_PSEM_NKEYS, keys, 2, d.args,
+                              d.lens, &got);
     }
     rlk_psem_ids_free(&d);
     if (rc == RLK_OK && got != 1)
-        rc = rlk_set_error(s->c, RLK_ERR_NOT_OWNER, "update_lease %s: permit %.40s is not held "
-                           "(expired, released or never acquired)", s->name, id);
+        rc = rlk_set_error(s->b.c, RLK_ERR_NOT_OWNER, "update_lease %s: permit %.40s is not held "
+                           "(expired, released or never acquired)", s->b.name, id);
     return rc;
 }
 
 /* ---------------------------------------------------------------- counting */
 
-/* A script on the three keys with nargs (0 or 1) number arguments. */
-static int rlk_psem_call(rlk_psemaphore *s, const char *script, int nargs, long long n,
-                         long long *out)
-{
-    const char *keys[3] = {s->name, s->timeouts, s->channel};
-    char num[24];
-    const char *args[1] = {num};
-
-    snprintf(num, sizeof num, "%lld", n);
-    return rlk_sync_eval_int(s->c, script, 3, keys, nargs, args, NULL, out);
-}
-
 int rlk_psemaphore_try_set_permits(rlk_psemaphore *s, long long permits, int *set)
 {
-    long long n = 0;
-    int rc;
+    const char *keys[RLK_PSEM_NKEYS];
 
     if (!s)
         return RLK_ERR_ARG;
-    rc = rlk_sync_check_range(s->c, "try_set_permits", s->name, "permits", permits, 0,
-                              RLK_SYNC_NUM_MAX);
-    if (rc == RLK_OK)
-        rc = rlk_psem_call(s, "psemaphore/try_set_permits", 1, permits, &n);
-    if (rc == RLK_OK && set)
-        *set = n == 1;
-    return rc;
+    return rlk_fam_try_set_permits(&s->b, "psemaphore/try_set_permits", rlk_psem_keys(s, keys),
+                                   keys, permits, set);
 }
 
 int rlk_psemaphore_add_permits(rlk_psemaphore *s, long long delta, long long *count)
 {
-    long long n = 0;
-    int rc;
+    const char *keys[RLK_PSEM_NKEYS];
 
     if (!s)
         return RLK_ERR_ARG;
-    rc = rlk_sync_check_range(s->c, "add_permits", s->name, "delta", delta, -RLK_SYNC_NUM_MAX,
-                              RLK_SYNC_NUM_MAX);
-    if (rc == RLK_OK)
-        rc = rlk_psem_call(s, "psemaphore/add_permits", 1, delta, &n);
-    if (rc == RLK_OK && count)
-        *count = n;
-    return rc;
+    return rlk_fam_add_permits(&s->b, "psemaphore/add_permits", rlk_psem_keys(s, keys), keys,
+                               delta, count);
 }
 
 int rlk_psemaphore_available(rlk_psemaphore *s, long long *count)
 {
+    const char *keys[RLK_PSEM_NKEYS];
+
     if (!s || !count)
         return RLK_ERR_ARG;
-    return rlk_psem_call(s, "psemaphore/available", 0, 0, count);
+    return rlk_fam_eval_int(s->b.c, "psemaphore/available", rlk_psem_keys(s, keys), keys, 0, NULL,
+                            NULL, count);
 }
 
 /* ---------------------------------------------------------------- listing held permits */
@@ -459,10 +391,10 @@ int rlk_psemaphore_available(rlk_psemaphore *s, long long *count)
 static int rlk_psem_command(rlk_psemaphore *s, int argc, const char **argv, int want,
                             redisReply **r)
 {
-    int rc = rlk_command(s->c, argc, argv, NULL, r);
+    int rc = rlk_command(s->b.c, argc, argv, NULL, r);
 
     if (rc == RLK_OK && (*r)->type != want) {
-        rc = rlk_set_error(s->c, RLK_ERR_PROTOCOL, "permits %s: %s replied type %d", s->name,
+        rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "permits %s: %s replied type %d", s->b.name,
                            argv[0], (*r)->type);
         freeReplyObject(*r);
         *r = NULL;
@@ -483,7 +415,8 @@ static int rlk_psem_server_ms(rlk_psemaphore *s, long long *now_ms)
         r->element[1]->type == REDIS_REPLY_STRING)
         *now_ms = atoll(r->element[0]->str) * 1000 + atoll(r->element[1]->str) / 1000;
     else
-        rc = rlk_set_error(s->c, RLK_ERR_PROTOCOL, "permits %s: TIME replied a bad array", s->name);
+        rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "permits %s: TIME replied a bad array",
+                           s->b.name);
     freeReplyObject(r);
     return rc;
 }
@@ -518,8 +451,8 @@ int rlk_psemaphore_permits(rlk_psemaphore *s, rlk_permit_info *out, size_t max, 
         rc = rlk_psem_server_ms(s, &now);
     for (size_t i = 0; rc == RLK_OK && i + 1 < r->elements; i += 2) {
         if (r->element[i]->type != REDIS_REPLY_STRING || r->element[i + 1]->type != REDIS_REPLY_STRING) {
-            rc = rlk_set_error(s->c, RLK_ERR_PROTOCOL, "permits %s: ZRANGE replied a bad array",
-                               s->name);
+            rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "permits %s: ZRANGE replied a bad array",
+                               s->b.name);
             break;
         }
         if (*total < max)

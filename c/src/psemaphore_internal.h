@@ -9,18 +9,20 @@
 #ifndef RLK_PSEMAPHORE_INTERNAL_H
 #define RLK_PSEMAPHORE_INTERNAL_H
 
-#include "semaphore_wait.h"
+#include "lock_internal.h"
 
 #define RLK_PSEM_RAW_ID_MAX 1024        /* longest id the scripts accept, in bytes */
 #define RLK_PSEM_NEW_ID_BYTES 16        /* random bytes of a new id (Redisson's size) */
 
 struct rlk_psemaphore {
-    rlk_client *c;
-    rlk_rt *rt;
-    char *name;
+    rlk_fam_base b;     /* channel: redisson_sc:{name} */
     char *timeouts;     /* {name}:timeout */
-    char *channel;      /* redisson_sc:{name} */
 };
+
+/* The keys of every psemaphore script, in order: (name, timeouts, channel)
+ * into keys; returns RLK_PSEM_NKEYS. */
+#define RLK_PSEM_NKEYS 3
+int rlk_psem_keys(const rlk_psemaphore *s, const char **keys);
 
 /* Decodes a hex id (even length, 2..2048 hex digits, either case) into raw
  * (RLK_PSEM_RAW_ID_MAX bytes); *len gets its length. RLK_OK, or RLK_ERR_ARG

@@ -61,7 +61,7 @@ static void rlk_keeper_disconnect(rlk_psemaphore_keeper *k)
  * is the period (100 ms at least), never above the command timeout. */
 static int rlk_keeper_connect(rlk_psemaphore_keeper *k)
 {
-    rlk_client *c = k->s->c;
+    rlk_client *c = k->s->b.c;
     long long ms = k->period_ns / RLK_NS_PER_MS;
     struct timeval tv;
     int rc;
@@ -88,7 +88,7 @@ static int rlk_keeper_connect(rlk_psemaphore_keeper *k)
 static int rlk_keeper_renew(rlk_psemaphore_keeper *k, const rlk_kept *p)
 {
     rlk_psemaphore *s = k->s;
-    const char *keys[3] = {s->name, s->timeouts, s->channel};
+    const char *keys[RLK_PSEM_NKEYS];
     char lease[24];
     const char *args[2] = {lease, (const char *)p->raw};
     size_t lens[2];
@@ -98,7 +98,8 @@ static int rlk_keeper_renew(rlk_psemaphore_keeper *k, const rlk_kept *p)
     snprintf(lease, sizeof lease, "%lld", k->lease_ms);
     lens[0] = strlen(lease);
     lens[1] = p->raw_len;
-    rc = rlk_conn_evalv(s->c, k->ctx, k->script, 3, keys, NULL, 2, args, lens, &r, NULL);
+    rc = rlk_conn_evalv(s->b.c, k->ctx, k->script, rlk_psem_keys(s, keys), keys, NULL, 2, args,
+                        lens, &r, NULL);
     if (rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT || rc == RLK_ERR_PROTOCOL)
         rlk_keeper_disconnect(k);
     if (rc == RLK_OK && r->type == REDIS_REPLY_INTEGER)
@@ -116,7 +117,7 @@ static void rlk_keeper_lose(rlk_psemaphore_keeper *k, rlk_kept *p, int reason)
         k->first_lost = reason;
     pthread_mutex_unlock(&k->mu);
     if (k->fn)
-        k->fn(k->s->name, p->hex, reason, k->ud);
+        k->fn(k->s->b.name, p->hex, reason, k->ud);
 }
 
 /* Renews every kept permit; returns when the next round is due. */
@@ -191,7 +192,7 @@ static int rlk_keeper_take(rlk_psemaphore_keeper *k, const char *const *ids)
         p->hex = strdup(ids[i]);
         p->raw = malloc(RLK_PSEM_RAW_ID_MAX);
         if (!p->hex || !p->raw)
-            return rlk_set_error(s->c, RLK_ERR_NOMEM, "keep %s: out of memory", s->name);
+            return rlk_set_error(s->b.c, RLK_ERR_NOMEM, "keep %s: out of memory", s->b.name);
         rc = rlk_psem_decode_id(s, "keep", ids[i], p->raw, &p->raw_len);
         if (rc == RLK_OK)
             rc = rlk_psemaphore_update_lease(s, ids[i], k->lease_ms);
@@ -228,28 +229,28 @@ rlk_psemaphore_keeper *rlk_psemaphore_keep(rlk_psemaphore *s, int n, const char 
 
     if (!s)
         return NULL;
-    if (!ids || rlk_sync_check_range(s->c, "keep", s->name, "permits", n, 1, RLK_PERMITS_MAX) ||
-        rlk_sync_check_range(s->c, "keep", s->name, "lease_ms", lease_ms, 3, RLK_SYNC_NUM_MAX)) {
+    if (!ids || rlk_fam_check_range(s->b.c, "keep", s->b.name, "permits", n, 1, RLK_PERMITS_MAX) ||
+        rlk_fam_check_range(s->b.c, "keep", s->b.name, "lease_ms", lease_ms, 3, RLK_NUM_MAX)) {
         if (!ids)
-            rlk_set_error(s->c, RLK_ERR_ARG, "keep %s: no permit ids", s->name);
+            rlk_set_error(s->b.c, RLK_ERR_ARG, "keep %s: no permit ids", s->b.name);
         return NULL;
     }
     if (!(k = rlk_keeper_alloc(s, n, lease_ms))) {
-        rlk_set_error(s->c, RLK_ERR_NOMEM, "keep %s: out of memory", s->name);
+        rlk_set_error(s->b.c, RLK_ERR_NOMEM, "keep %s: out of memory", s->b.name);
         return NULL;
     }
     k->fn = fn;
     k->ud = userdata;
-    k->script = rlk_script_find(s->c, "psemaphore/update_lease");
+    k->script = rlk_script_find(s->b.c, "psemaphore/update_lease");
     if (!k->script)
-        rlk_set_error(s->c, RLK_ERR_NOSUCHSCRIPT, "keep %s: no script psemaphore/update_lease",
-                      s->name);
+        rlk_set_error(s->b.c, RLK_ERR_NOSUCHSCRIPT, "keep %s: no script psemaphore/update_lease",
+                      s->b.name);
     if (!k->script || rlk_keeper_take(k, ids) != RLK_OK) {
         rlk_keeper_free(k);
         return NULL;
     }
     if (rlk_rt_thread_start(&k->thread, rlk_keeper_main, k) != 0) {
-        rlk_set_error(s->c, RLK_ERR_NOMEM, "keep %s: cannot start the keeper thread", s->name);
+        rlk_set_error(s->b.c, RLK_ERR_NOMEM, "keep %s: cannot start the keeper thread", s->b.name);
         rlk_keeper_free(k);
         return NULL;
     }

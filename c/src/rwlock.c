@@ -18,13 +18,8 @@
 
 #include "lock_internal.h"
 
-#define RLK_RW_CHANNEL_PREFIX "redisson_rwlock"
-
 struct rlk_rwlock {
-    rlk_client *c;
-    rlk_rt *rt;
-    char *name;
-    char *channel;              /* redisson_rwlock:{name} */
+    rlk_fam_base b;             /* channel: redisson_rwlock:{name} */
     char *prefix;               /* {name}: the timeout keys' prefix */
     rlk_fam_id id;
 };
@@ -38,51 +33,43 @@ typedef struct rlk_rw_acq {
     int watchdog;
 } rlk_rw_acq;
 
+static const rlk_fam_kind rlk_rwlock_kind = {
+    "rlk_rwlock_new", "lock", "redisson_rwlock", rlk_fam_prefix_name
+};
+
 static int rlk_rw_kind(int side)
 {
     return side == RLK_RW_WRITE ? RLK_KIND_WRITE : RLK_KIND_READ;
 }
 
-static const char *rlk_rw_side_name(int side)
+/* The side in errors. */
+static const char *rlk_rw_what(int side)
 {
-    return side == RLK_RW_WRITE ? "write" : "read";
+    return side == RLK_RW_WRITE ? "write lock" : "read lock";
 }
 
 static int rlk_rw_check_side(rlk_rwlock *rw, int side, int any_ok, const char *what)
 {
     if (side == RLK_RW_READ || side == RLK_RW_WRITE || (any_ok && side == RLK_RW_ANY))
         return RLK_OK;
-    return rlk_set_error(rw->c, RLK_ERR_ARG, "%s %s: side %d is not RLK_RW_READ or RLK_RW_WRITE%s",
-                         what, rw->name, side, any_ok ? " or RLK_RW_ANY" : "");
+    return rlk_set_error(rw->b.c, RLK_ERR_ARG,
+                         "%s %s: side %d is not RLK_RW_READ or RLK_RW_WRITE%s", what, rw->b.name,
+                         side, any_ok ? " or RLK_RW_ANY" : "");
 }
 
 /* ---------------------------------------------------------------- handles */
 
 rlk_rwlock *rlk_rwlock_new(rlk_client *c, const char *name)
 {
-    rlk_rwlock *rw;
+    rlk_rwlock *rw = rlk_fam_new(c, name, sizeof *rw, &rlk_rwlock_kind);
 
-    if (!c)
+    if (!rw)
         return NULL;
-    if (!name || !*name) {
-        rlk_set_error(c, RLK_ERR_ARG, "rlk_rwlock_new: the lock name must not be empty");
-        return NULL;
-    }
-    rw = calloc(1, sizeof *rw);
-    if (!rw || !(rw->rt = rlk_rt_get(c))) {
-        free(rw);
-        rlk_set_error(c, RLK_ERR_NOMEM, "rlk_rwlock_new %s: out of memory", name);
-        return NULL;
-    }
-    rw->c = c;
     rlk_fam_id_init(&rw->id);
-    rw->name = strdup(name);
-    rw->channel = rlk_fam_prefix_name(RLK_RW_CHANNEL_PREFIX, name);
     rw->prefix = rlk_fam_tag(name);
-    if (!rw->name || !rw->channel || !rw->prefix) {
+    if (!rw->prefix) {
         rlk_rwlock_free(rw);
-        rlk_set_error(c, RLK_ERR_NOMEM, "rlk_rwlock_new %s: out of memory", name);
-        return NULL;
+        return rlk_fam_nomem(c, &rlk_rwlock_kind, name);
     }
     return rw;
 }
@@ -93,26 +80,24 @@ void rlk_rwlock_free(rlk_rwlock *rw)
         return;
     rlk_fam_id_destroy(&rw->id);
     free(rw->prefix);
-    free(rw->channel);
-    free(rw->name);
-    free(rw);
+    rlk_fam_free(rw);
 }
 
 const char *rlk_rwlock_name(const rlk_rwlock *rw)
 {
-    return rw ? rw->name : NULL;
+    return rw ? rw->b.name : NULL;
 }
 
 const char *rlk_rwlock_channel(const rlk_rwlock *rw)
 {
-    return rw ? rw->channel : NULL;
+    return rw ? rw->b.channel : NULL;
 }
 
 int rlk_rwlock_set_owner(rlk_rwlock *rw, const char *owner)
 {
     if (!rw)
         return RLK_ERR_ARG;
-    return rlk_fam_id_set(rw->c, &rw->id, owner, 1, "rlk_rwlock_set_owner");
+    return rlk_fam_id_set(rw->b.c, &rw->id, owner, 1, "rlk_rwlock_set_owner");
 }
 
 int rlk_rwlock_owner(const rlk_rwlock *rw, char *buf, size_t len)
@@ -121,7 +106,7 @@ int rlk_rwlock_owner(const rlk_rwlock *rw, char *buf, size_t len)
 
     if (!rw)
         return RLK_ERR_ARG;
-    return rlk_fam_id_get(m->c, m->rt, &m->id, buf, len, "rlk_rwlock_owner");
+    return rlk_fam_id_get(m->b.c, m->b.rt, &m->id, buf, len, "rlk_rwlock_owner");
 }
 
 /* ---------------------------------------------------------------- one acquire attempt */
@@ -134,7 +119,7 @@ static int rlk_rw_acq_init(rlk_rwlock *rw, int side, long long lease_ms, rlk_rw_
         return rc;
     a->rw = rw;
     a->side = side;
-    rc = rlk_fam_lease(rw->c, "rwlock", rw->name, lease_ms, &a->lease_ms, &a->watchdog);
+    rc = rlk_fam_lease(rw->b.c, "rwlock", rw->b.name, lease_ms, &a->lease_ms, &a->watchdog);
     if (rc != RLK_OK)
         return rc;
     return rlk_rwlock_owner(rw, a->owner, sizeof a->owner);
@@ -144,9 +129,9 @@ static void rlk_rw_spec(const rlk_rwlock *rw, int side, const char *owner, rlk_h
 {
     memset(h, 0, sizeof *h);
     h->kind = rlk_rw_kind(side);
-    h->name = rw->name;
+    h->name = rw->b.name;
     h->owner = owner;
-    h->keys[0] = rw->name;
+    h->keys[0] = rw->b.name;
     h->keys[1] = rw->prefix;
     h->nkeys = side == RLK_RW_WRITE ? 1 : 2;    /* renew_writer: lock; renew_readers: + prefix */
 }
@@ -155,28 +140,31 @@ static void rlk_rw_spec(const rlk_rwlock *rw, int side, const char *owner, rlk_h
 static int rlk_rw_release_call(rlk_rwlock *rw, int side, const char *owner, long long lease,
                                int *rc_out)
 {
-    const char *keys[3] = {rw->name, rw->channel, rw->prefix};
-    char lease_s[24];
-    const char *args[2] = {owner, lease_s};
-    redisReply *r = NULL;
-    int outcome = RLK_REL_ERROR;
+    const char *keys[3] = {rw->b.name, rw->b.channel, rw->prefix};
+    int write = side == RLK_RW_WRITE;
 
-    snprintf(lease_s, sizeof lease_s, "%lld", lease);
-    *rc_out = side == RLK_RW_WRITE
-                  ? rlk_evalv(rw->c, "rwlock/write_release", 3, keys, NULL, 2, args, NULL, &r)
-                  : rlk_evalv(rw->c, "rwlock/read_release", 3, keys, NULL, 1, args, NULL, &r);
-    if (*rc_out == RLK_OK) {
-        outcome = rlk_fam_release_outcome(rw->c, rw->name, r);
-        freeReplyObject(r);
-        if (outcome == RLK_REL_ERROR)
-            *rc_out = RLK_ERR_PROTOCOL;
-    }
-    return outcome;
+    /* read_release takes the owner only; write_release also the lease to restore */
+    return rlk_fam_release_call(rw->b.c, write ? "rwlock/write_release" : "rwlock/read_release",
+                                "release", rw->b.name, 3, keys, write ? 2 : 1, owner, lease,
+                                rc_out);
 }
 
-/* Best effort: gives back a hold the registry could not record. */
-static void rlk_rw_undo(const rlk_rw_acq *a)
+/* rlk_fam_release_fn of the write side. */
+static int rlk_rw_release_write(void *arg, const char *owner, long long lease, int *rc)
 {
+    return rlk_rw_release_call(arg, RLK_RW_WRITE, owner, lease, rc);
+}
+
+/* rlk_fam_release_fn of the read side. */
+static int rlk_rw_release_read(void *arg, const char *owner, long long lease, int *rc)
+{
+    return rlk_rw_release_call(arg, RLK_RW_READ, owner, lease, rc);
+}
+
+/* rlk_fam_undo_fn: gives back a hold the registry could not record. */
+static void rlk_rw_undo(void *arg)
+{
+    const rlk_rw_acq *a = arg;
     int rc;
 
     rlk_rw_release_call(a->rw, a->side, a->owner, a->lease_ms, &rc);
@@ -185,32 +173,32 @@ static void rlk_rw_undo(const rlk_rw_acq *a)
 /* The script's RLK_UPGRADE refusal, as the API's own error code. */
 static int rlk_rw_upgrade_error(rlk_rwlock *rw, const char *owner)
 {
-    return rlk_set_error(rw->c, RLK_ERR_UPGRADE,
+    return rlk_set_error(rw->b.c, RLK_ERR_UPGRADE,
                          "write lock %s: %s holds a read of it; release every read before "
-                         "taking the write lock (no upgrade)", rw->name, owner);
+                         "taking the write lock (no upgrade)", rw->b.name, owner);
 }
 
 static int rlk_rw_is_upgrade(rlk_rwlock *rw)
 {
-    return strncmp(rlk_errstr(rw->c), "RLK_UPGRADE", 11) == 0 ||
-           strstr(rlk_errstr(rw->c), ": RLK_UPGRADE") != NULL;
+    return strncmp(rlk_errstr(rw->b.c), "RLK_UPGRADE", 11) == 0 ||
+           strstr(rlk_errstr(rw->b.c), ": RLK_UPGRADE") != NULL;
 }
 
 static int rlk_rw_send_acquire(rlk_rw_acq *a, redisReply **r)
 {
     rlk_rwlock *rw = a->rw;
-    const char *keys[2] = {rw->name, rw->prefix};
+    const char *keys[2] = {rw->b.name, rw->prefix};
     char lease[24];
     const char *args[2] = {lease, a->owner};
 
     snprintf(lease, sizeof lease, "%lld", a->lease_ms);
-    RLK_RT_COUNT(rw->rt, acquire_calls);
+    RLK_RT_COUNT(rw->b.rt, acquire_calls);
     if (a->side == RLK_RW_WRITE)
-        return rlk_evalv(rw->c, "rwlock/write_acquire", 1, keys, NULL, 2, args, NULL, r);
-    return rlk_evalv(rw->c, "rwlock/read_acquire", 2, keys, NULL, 2, args, NULL, r);
+        return rlk_evalv(rw->b.c, "rwlock/write_acquire", 1, keys, NULL, 2, args, NULL, r);
+    return rlk_evalv(rw->b.c, "rwlock/read_acquire", 2, keys, NULL, 2, args, NULL, r);
 }
 
-/* rlk_fam_attempt_fn. RLK_OK: acquired (recorded in the registry).
+/* rlk_wait_attempt_fn. RLK_OK: acquired (recorded in the registry).
  * RLK_ERR_BUSY: held against us, *ttl its PTTL (-1: none). */
 static int rlk_rw_attempt(void *arg, long long *ttl)
 {
@@ -225,21 +213,13 @@ static int rlk_rw_attempt(void *arg, long long *ttl)
         return rlk_rw_upgrade_error(rw, a->owner);
     if (rc != RLK_OK)
         return rc;
-    if (r->type == REDIS_REPLY_NIL) {
-        rlk_rw_spec(rw, a->side, a->owner, &h);
-        rc = rlk_wd_acquired_as(rw->rt->wd, &h, a->lease_ms, a->watchdog, sent, 0);
-        if (rc != RLK_OK)
-            rlk_rw_undo(a);
-        else
-            RLK_RT_COUNT(rw->rt, acquired);
-    } else if (r->type == REDIS_REPLY_INTEGER) {
-        *ttl = r->integer;
-        rc = RLK_ERR_BUSY;
-    } else {
-        rc = rlk_set_error(rw->c, RLK_ERR_PROTOCOL, "%s lock %s: acquire replied type %d",
-                           rlk_rw_side_name(a->side), rw->name, r->type);
-    }
+    rc = rlk_fam_acquire_reply(rw->b.c, rlk_rw_what(a->side), rw->b.name, "acquire", r, ttl,
+                               NULL);
     freeReplyObject(r);
+    if (rc == RLK_OK) {
+        rlk_rw_spec(rw, a->side, a->owner, &h);
+        rc = rlk_fam_record(rw->b.rt, &h, a->lease_ms, a->watchdog, sent, 0, rlk_rw_undo, a);
+    }
     return rc;
 }
 
@@ -247,28 +227,16 @@ static int rlk_rw_busy(rlk_rwlock *rw, int side, long long start_ns)
 {
     long long ms = (rlk_rt_now_ns() - start_ns) / 1000000LL;
 
-    return rlk_set_error(rw->c, RLK_ERR_BUSY, "%s lock %s: held against it after %lld ms",
-                         rlk_rw_side_name(side), rw->name, ms);
+    return rlk_set_error(rw->b.c, RLK_ERR_BUSY, "%s %s: held against it after %lld ms",
+                         rlk_rw_what(side), rw->b.name, ms);
 }
 
 /* ---------------------------------------------------------------- locking */
 
-static int rlk_rw_wait(rlk_rw_acq *a, long long deadline)
-{
-    rlk_rwlock *rw = a->rw;
-    rlk_sub_chan *ch;
-    int rc = rlk_sub_join(rw->rt->sub, rw->channel, &ch);
-
-    if (rc != RLK_OK)
-        return rc;
-    rc = rlk_fam_wait(rw->rt, ch, deadline, rlk_rw_attempt, a);
-    rlk_sub_leave(rw->rt->sub, ch);
-    return rc;
-}
-
 int rlk_rwlock_try_lock(rlk_rwlock *rw, int side, long long wait_ms, long long lease_ms)
 {
-    long long start = rlk_rt_now_ns(), ttl = -1;
+    long long start = rlk_rt_now_ns();
+    rlk_waiter w;
     rlk_rw_acq a;
     int rc;
 
@@ -276,12 +244,9 @@ int rlk_rwlock_try_lock(rlk_rwlock *rw, int side, long long wait_ms, long long l
         return RLK_ERR_ARG;
     if ((rc = rlk_rw_acq_init(rw, side, lease_ms, &a)) != RLK_OK)
         return rc;
-    rc = rlk_rw_attempt(&a, &ttl);
-    if (rc != RLK_ERR_BUSY)
-        return rc;
-    if (wait_ms == 0)
-        return rlk_rw_busy(rw, side, start);
-    rc = rlk_rw_wait(&a, rlk_fam_deadline(start, wait_ms));
+    /* No local queue: readers must be able to enter together (see the top). */
+    rlk_wait_init_lock(&w, &rw->b, rlk_rw_what(side), rlk_rw_attempt, &a);
+    rc = rlk_wait_acquire(&w, start, wait_ms, 1);
     return rc == RLK_ERR_BUSY ? rlk_rw_busy(rw, side, start) : rc;
 }
 
@@ -294,54 +259,32 @@ int rlk_rwlock_lock(rlk_rwlock *rw, int side, long long lease_ms)
 
 int rlk_rwlock_unlock(rlk_rwlock *rw, int side)
 {
-    char owner[RLK_OWNER_MAX + 1];
-    rlk_wd_ticket t;
-    long long lease;
-    int rc, outcome;
+    int rc;
 
     if (!rw)
         return RLK_ERR_ARG;
-    if ((rc = rlk_rw_check_side(rw, side, 0, "unlock")) != RLK_OK ||
-        (rc = rlk_rwlock_owner(rw, owner, sizeof owner)) != RLK_OK)
+    if ((rc = rlk_rw_check_side(rw, side, 0, "unlock")) != RLK_OK)
         return rc;
-    /* Out of the watchdog's registry before the release is sent. */
-    lease = rlk_wd_release_begin_as(rw->rt->wd, rlk_rw_kind(side), rw->name, owner, &t);
-    outcome = rlk_rw_release_call(rw, side, owner, lease, &rc);
-    rlk_wd_release_end(rw->rt->wd, &t, outcome);
-    if (outcome == RLK_REL_NOT_OWNER)
-        rc = rlk_set_error(rw->c, RLK_ERR_NOT_OWNER, "unlock %s lock %s: not held by %s",
-                           rlk_rw_side_name(side), rw->name, owner);
-    return rc;
+    return rlk_fam_unlock(&rw->b, rlk_rw_kind(side), rlk_rw_what(side), &rw->id,
+                          "rlk_rwlock_owner", NULL,
+                          side == RLK_RW_WRITE ? rlk_rw_release_write : rlk_rw_release_read, rw);
 }
 
 int rlk_rwlock_force_unlock(rlk_rwlock *rw, int side, int *released)
 {
     static const char *const modes[] = {"read", "write", "any"};
-    const char *keys[3], *args[1];
-    redisReply *r = NULL;
+    const char *keys[3];
     int rc;
 
     if (!rw)
         return RLK_ERR_ARG;
     if ((rc = rlk_rw_check_side(rw, side, 1, "force unlock")) != RLK_OK)
         return rc;
-    keys[0] = rw->name;
-    keys[1] = rw->channel;
+    keys[0] = rw->b.name;
+    keys[1] = rw->b.channel;
     keys[2] = rw->prefix;
-    args[0] = modes[side];
-    rlk_wd_forget_name(rw->rt->wd, rw->name);
-    rc = rlk_evalv(rw->c, "rwlock/force_release", 3, keys, NULL, 1, args, NULL, &r);
-    if (rc != RLK_OK)
-        return rc;
-    if (r->type == REDIS_REPLY_INTEGER) {
-        if (released)
-            *released = r->integer == 1;
-    } else {
-        rc = rlk_set_error(rw->c, RLK_ERR_PROTOCOL, "force unlock %s: reply type %d", rw->name,
-                           r->type);
-    }
-    freeReplyObject(r);
-    return rc;
+    return rlk_fam_force_unlock(&rw->b, "rwlock/force_release", 3, keys, 1, &modes[side], NULL,
+                                released);
 }
 
 /* ---------------------------------------------------------------- queries */
@@ -355,16 +298,16 @@ int rlk_rwlock_mode(rlk_rwlock *rw, int *mode)
     if (!rw || !mode)
         return RLK_ERR_ARG;
     *mode = RLK_RW_FREE;
-    argv[1] = rw->name;
-    if ((rc = rlk_command(rw->c, 3, argv, NULL, &r)) != RLK_OK)
+    argv[1] = rw->b.name;
+    if ((rc = rlk_command(rw->b.c, 3, argv, NULL, &r)) != RLK_OK)
         return rc;
     if (r->type == REDIS_REPLY_STRING && strcmp(r->str, "read") == 0)
         *mode = RLK_RW_MODE_READ;
     else if (r->type == REDIS_REPLY_STRING && strcmp(r->str, "write") == 0)
         *mode = RLK_RW_MODE_WRITE;
     else if (r->type != REDIS_REPLY_NIL)
-        rc = rlk_set_error(rw->c, RLK_ERR_PROTOCOL, "rwlock %s: not a read-write lock (mode)",
-                           rw->name);
+        rc = rlk_set_error(rw->b.c, RLK_ERR_PROTOCOL, "rwlock %s: not a read-write lock (mode)",
+                           rw->b.name);
     freeReplyObject(r);
     return rc;
 }
@@ -389,9 +332,9 @@ int rlk_rwlock_hold_count(rlk_rwlock *rw, int side, long long *count)
         return rc;
     rlk_rw_field(side, owner, field, sizeof field);
     argv[0] = "HGET";
-    argv[1] = rw->name;
+    argv[1] = rw->b.name;
     argv[2] = field;
-    return rlk_fam_query(rw->c, rw->name, 3, argv, 0, count);
+    return rlk_fam_query(rw->b.c, rw->b.name, 3, argv, 0, count);
 }
 
 int rlk_rwlock_is_held_by_me(rlk_rwlock *rw, int side, int *held)
@@ -406,7 +349,7 @@ int rlk_rwlock_is_held_by_me(rlk_rwlock *rw, int side, int *held)
     if ((rc = rlk_rw_check_side(rw, side, 0, "is held")) != RLK_OK ||
         (rc = rlk_rwlock_owner(rw, owner, sizeof owner)) != RLK_OK)
         return rc;
-    if (rlk_wd_is_lost_as(rw->rt->wd, rlk_rw_kind(side), rw->name, owner))
+    if (rlk_wd_is_lost_as(rw->b.rt->wd, rlk_rw_kind(side), rw->b.name, owner))
         return RLK_OK;
     rc = rlk_rwlock_hold_count(rw, side, &n);
     *held = rc == RLK_OK && n > 0;
@@ -434,14 +377,14 @@ int rlk_rwlock_reader_count(rlk_rwlock *rw, long long *owners)
     if (!rw || !owners)
         return RLK_ERR_ARG;
     *owners = 0;
-    argv[1] = rw->name;
-    if ((rc = rlk_command(rw->c, 2, argv, NULL, &r)) != RLK_OK)
+    argv[1] = rw->b.name;
+    if ((rc = rlk_command(rw->b.c, 2, argv, NULL, &r)) != RLK_OK)
         return rc;
     if (r->type == REDIS_REPLY_ARRAY) {
         for (size_t i = 0; i + 1 < r->elements; i += 2)
             *owners += rlk_rw_is_reader(r->element[i], r->element[i + 1]);
     } else {
-        rc = rlk_set_error(rw->c, RLK_ERR_PROTOCOL, "HGETALL %s: reply type %d", rw->name,
+        rc = rlk_set_error(rw->b.c, RLK_ERR_PROTOCOL, "HGETALL %s: reply type %d", rw->b.name,
                            r->type);
     }
     freeReplyObject(r);
@@ -450,10 +393,7 @@ int rlk_rwlock_reader_count(rlk_rwlock *rw, long long *owners)
 
 int rlk_rwlock_remaining_ttl(rlk_rwlock *rw, long long *ttl_ms)
 {
-    const char *argv[2] = {"PTTL", NULL};
-
     if (!rw || !ttl_ms)
         return RLK_ERR_ARG;
-    argv[1] = rw->name;
-    return rlk_fam_query(rw->c, rw->name, 2, argv, -2, ttl_ms);
+    return rlk_fam_remaining_ttl(&rw->b, ttl_ms);
 }
