@@ -91,7 +91,7 @@ int rlk_conn_command(rlk_client *c, redisContext *ctx, const char *what,
 
     rlk_sigpipe_enter(&g);
     rc = rlk_conn_command_io(c, ctx, what, argc, argv, argvlen, reply, written);
-    rlk_sigpipe_leave(&g);
+    rlk_sigpipe_leave(&g, rc != RLK_OK);
     return rc;
 }
 
@@ -286,7 +286,7 @@ int rlk_conn_load_all(rlk_client *c, redisContext *ctx)
 
     rlk_sigpipe_enter(&g);
     rc = rlk_conn_load_all_io(c, ctx);
-    rlk_sigpipe_leave(&g);
+    rlk_sigpipe_leave(&g, rc != RLK_OK);
     return rc;
 }
 

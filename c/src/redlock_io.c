@@ -196,7 +196,7 @@ void redlock_io_close(redlock_io *io)
         redlock_conn_close(&io->conns[i]);
     free(io->conns);
     if (opened)
-        rlk_sigpipe_leave(&io->sigpipe);
+        rlk_sigpipe_leave(&io->sigpipe, 1); /* once per round: always check */
     memset(io, 0, sizeof *io);
 }
 

@@ -6,7 +6,8 @@
  * dispositions, so the calling thread blocks SIGPIPE for the duration of a
  * request; a SIGPIPE that the request itself raised is consumed before the
  * old mask comes back (the write has already failed with EPIPE, which hiredis
- * reports). A SIGPIPE that was pending before the request is left alone.
+ * reports). Only a failed request can have raised one, so a request that
+ * went well costs two pthread_sigmask calls and nothing else.
  * Threads the library starts itself block SIGPIPE for their whole life.
  */
 #include <errno.h>
@@ -18,15 +19,17 @@
 
 void rlk_sigpipe_enter(rlk_sigpipe_guard *g)
 {
-    sigset_t set, pending;
+    sigset_t set;
 
     sigemptyset(&set);
     sigaddset(&set, SIGPIPE);
+    /* Active only when this call blocked it: had SIGPIPE been unblocked in
+     * this thread, none can be pending for it now (it would have been
+     * delivered), so whatever is pending at leave was raised in between. */
     g->active = pthread_sigmask(SIG_BLOCK, &set, &g->old) == 0 && !sigismember(&g->old, SIGPIPE);
-    g->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
 }
 
-void rlk_sigpipe_leave(rlk_sigpipe_guard *g)
+void rlk_sigpipe_leave(rlk_sigpipe_guard *g, int failed)
 {
     sigset_t set, pending;
     const struct timespec zero = {0, 0};
@@ -35,7 +38,9 @@ void rlk_sigpipe_leave(rlk_sigpipe_guard *g)
         return;
     sigemptyset(&set);
     sigaddset(&set, SIGPIPE);
-    if (!g->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
+    /* A write that raised SIGPIPE failed (EPIPE): after a request that went
+     * well there is nothing to consume, and no need to ask. */
+    if (failed && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
         int rc;
         do {
             rc = sigtimedwait(&set, NULL, &zero);

@@ -40,7 +40,7 @@ static void write_to_closed_socket_is_harmless(void)
     err = errno;
     CHECK(n == -1 && err == EPIPE);
     CHECK(sigpipe_pending());
-    rlk_sigpipe_leave(&g);
+    rlk_sigpipe_leave(&g, 1);
     CHECK(!sigpipe_pending());
     CHECK(!sigpipe_blocked());
     close(sv[0]);
@@ -55,15 +55,28 @@ static void mask_set_by_caller_is_kept(void)
     sigaddset(&set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     rlk_sigpipe_enter(&g);
-    rlk_sigpipe_leave(&g);
+    rlk_sigpipe_leave(&g, 1);
     CHECK(sigpipe_blocked()); /* the caller blocked it: still blocked */
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
     CHECK(!sigpipe_blocked());
+}
+
+static void successful_request_restores_mask(void)
+{
+    rlk_sigpipe_guard g;
+
+    CHECK(!sigpipe_blocked());
+    rlk_sigpipe_enter(&g);
+    CHECK(sigpipe_blocked());
+    rlk_sigpipe_leave(&g, 0);
+    CHECK(!sigpipe_blocked());
+    CHECK(!sigpipe_pending());
 }
 
 int main(void)
 {
     UNIT_RUN(write_to_closed_socket_is_harmless);
     UNIT_RUN(mask_set_by_caller_is_kept);
+    UNIT_RUN(successful_request_restores_mask);
     return unit_summary("test_sigpipe");
 }
