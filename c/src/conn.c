@@ -51,9 +51,34 @@ int rlk_set_reply_error(rlk_client *c, const redisReply *r, const char *what, in
 
 /* ---------------------------------------------------------------- one command */
 
+/* A callback run once after a request is written (rlk_conn_after_write). */
+typedef struct rlk_write_hook {
+    void (*fn)(void *);
+    void *arg;
+} rlk_write_hook;
+
+/* Armed by rlk_conn_after_write; taken by the next rlk_conn_evalv. */
+static _Thread_local rlk_write_hook rlk_armed_hook;
+
+void rlk_conn_after_write(void (*fn)(void *), void *arg)
+{
+    rlk_armed_hook.fn = fn;
+    rlk_armed_hook.arg = arg;
+}
+
+static void rlk_write_hook_run(rlk_write_hook *h)
+{
+    void (*fn)(void *) = h ? h->fn : NULL;
+
+    if (fn) {
+        h->fn = NULL;
+        fn(h->arg);
+    }
+}
+
 static int rlk_conn_command_io(rlk_client *c, redisContext *ctx, const char *what,
                                int argc, const char **argv, const size_t *argvlen,
-                               redisReply **reply, int *written)
+                               redisReply **reply, int *written, rlk_write_hook *hook)
 {
     void *r = NULL;
     int done = 0;
@@ -72,6 +97,7 @@ static int rlk_conn_command_io(rlk_client *c, redisContext *ctx, const char *wha
     }
     if (written)
         *written = 1;
+    rlk_write_hook_run(hook);
     errno = 0;
     if (redisGetReply(ctx, &r) != REDIS_OK || !r) {
         if (!ctx->err)
@@ -82,17 +108,24 @@ static int rlk_conn_command_io(rlk_client *c, redisContext *ctx, const char *wha
     return RLK_OK;
 }
 
-int rlk_conn_command(rlk_client *c, redisContext *ctx, const char *what,
-                     int argc, const char **argv, const size_t *argvlen,
-                     redisReply **reply, int *written)
+static int rlk_conn_command_hooked(rlk_client *c, redisContext *ctx, const char *what,
+                                   int argc, const char **argv, const size_t *argvlen,
+                                   redisReply **reply, int *written, rlk_write_hook *hook)
 {
     rlk_sigpipe_guard g;
     int rc;
 
     rlk_sigpipe_enter(&g);
-    rc = rlk_conn_command_io(c, ctx, what, argc, argv, argvlen, reply, written);
+    rc = rlk_conn_command_io(c, ctx, what, argc, argv, argvlen, reply, written, hook);
     rlk_sigpipe_leave(&g, rc != RLK_OK);
     return rc;
+}
+
+int rlk_conn_command(rlk_client *c, redisContext *ctx, const char *what,
+                     int argc, const char **argv, const size_t *argvlen,
+                     redisReply **reply, int *written)
+{
+    return rlk_conn_command_hooked(c, ctx, what, argc, argv, argvlen, reply, written, NULL);
 }
 
 int rlk_conn_alive(const redisContext *ctx)
@@ -338,6 +371,7 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
                    redisReply **reply, int *written)
 {
     rlk_evalsha_argv e = {0};
+    rlk_write_hook hook = rlk_armed_hook;
     redisReply *r = NULL;
     int rc, w = 0;
 
@@ -347,8 +381,9 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
     rc = rlk_evalsha_build(&e, s, nkeys, keys, keylens, nargs, args, arglens);
     if (rc != RLK_OK)
         rc = rlk_set_error(c, rc, "%s: out of memory", s->name);
+    rlk_conn_after_write(NULL, NULL);   /* this EVALSHA takes the armed hook */
     for (int attempt = 0; rc == RLK_OK && attempt < 2; attempt++) {
-        rc = rlk_conn_command(c, ctx, s->name, e.argc, e.argv, e.lens, &r, &w);
+        rc = rlk_conn_command_hooked(c, ctx, s->name, e.argc, e.argv, e.lens, &r, &w, &hook);
         if (rc != RLK_OK || !(attempt == 0 && rlk_is_noscript(r)))
             break;
         /* NOSCRIPT: the script did not run. Load it and try once more. */

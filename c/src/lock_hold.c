@@ -50,6 +50,20 @@ int rlk_fam_record(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int w
 
 /* ---------------------------------------------------------------- releasing */
 
+/* The in-process handoff of an unlock: wakes the head of the local queue. */
+typedef struct rlk_fam_handoff {
+    rlk_lq *q;
+    int poked;
+} rlk_fam_handoff;
+
+static void rlk_fam_handoff_poke(void *arg)
+{
+    rlk_fam_handoff *h = arg;
+
+    rlk_lq_poke(h->q);
+    h->poked = 1;
+}
+
 /* A release reply (nil / 0 / 1) as enum rlk_release_outcome; RLK_REL_ERROR
  * (protocol error recorded) for any other reply. */
 static int rlk_fam_release_outcome(rlk_client *c, const char *label, const char *name,
@@ -87,6 +101,7 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id
                    const char *owner_fn, rlk_lq *q, rlk_fam_release_fn release, void *arg)
 {
     char owner[RLK_OWNER_MAX + 1];
+    rlk_fam_handoff h = {q, 0};
     rlk_wd_ticket t;
     long long lease;
     int rc, outcome;
@@ -95,9 +110,15 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id
         return rc;
     /* Out of the watchdog's registry before the release is sent. */
     lease = rlk_wd_release_begin_as(b->rt->wd, kind, b->name, owner, &t);
+    /* The last local hold: the local head is woken as soon as the release
+     * is written, so that its acquire follows the release on the server
+     * without waiting for this thread to read the reply. */
+    if (q && t.removed)
+        rlk_conn_after_write(rlk_fam_handoff_poke, &h);
     outcome = release(arg, owner, lease, &rc);
+    rlk_conn_after_write(NULL, NULL);
     rlk_wd_release_end(b->rt->wd, &t, outcome);
-    if (outcome == RLK_REL_RELEASED && q)
+    if (outcome == RLK_REL_RELEASED && q && !h.poked)
         rlk_lq_poke(q);
     if (outcome == RLK_REL_NOT_OWNER)
         rc = rlk_set_error(b->c, RLK_ERR_NOT_OWNER, "unlock %s%s%s: not held by %s", what,

@@ -208,6 +208,13 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
                    int nargs, const char *const *args, const size_t *arglens,
                    redisReply **reply, int *written);
 
+/* Arms a callback for the calling thread: fn(arg) runs once, right after
+ * the first EVALSHA that rlk_conn_evalv next writes in this thread has been
+ * written, before its reply is read (not after AUTH, SELECT or SCRIPT LOAD
+ * of a reconnect). rlk_conn_after_write(NULL, NULL) disarms it. Used by an
+ * unlock to wake the local queue's head while its release is in flight. */
+void rlk_conn_after_write(void (*fn)(void *), void *arg);
+
 /* Classifies an error reply of EVALSHA: RLK_ERR_AUTH, RLK_ERR_SERVER or
  * RLK_ERR_SCRIPT, and records it on c. */
 int rlk_set_reply_error(rlk_client *c, const redisReply *r, const char *what, int default_err);
