@@ -11,6 +11,8 @@
  * fails with errors (servers down or slow) is tried again a quarter period
  * later, and the validity running out is the loss. A server that is down
  * when rlk starts is not an error by itself: RedLock needs a majority.
+ * Waiting for the quorum goes in slices (redlock_try_sliced) so that an
+ * outage is told on stderr (once) while rlk keeps trying.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,8 @@
 #include "lock_cli.h"
 
 #define REDLOCK_TOKEN_MAX 64
+/* The longest one rlk_redlock_try_lock waits: how soon an outage is told. */
+#define RLK_LC_REDLOCK_SLICE_MS 1000LL
 
 typedef struct redlock_run {
     const rlk_lc_lock_opts *o;
@@ -191,11 +195,102 @@ static int redlock_hold(redlock_run *r, const rlk_lc_session *s, const char *wha
     return rc;
 }
 
+/* ---------------------------------------------------------------- acquiring */
+
+/* "URL: message; URL: message" for every server whose part in the last
+ * attempt was an error (not acquired, not held elsewhere). 0 when none. */
+static int redlock_failing(redlock_run *r, char *buf, size_t len)
+{
+    size_t used = 0;
+    int count = 0;
+
+    buf[0] = '\0';
+    for (int i = 0; i < r->n && used + 1 < len; i++) {
+        const char *msg = "";
+        int st = rlk_redlock_server_status(r->rl, i, &msg), w;
+
+        if (st == RLK_OK || st == RLK_ERR_BUSY)
+            continue;
+        w = snprintf(buf + used, len - used, "%s%s: %s", count ? "; " : "",
+                     rlk_client_url(r->clients[i]), msg);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+        count++;
+    }
+    return count;
+}
+
+/* Tells the user, once per outage, that the attempts fail with errors and
+ * that rlk keeps trying (waiting, however long, stays silent otherwise). */
+static void redlock_warn(redlock_run *r, const char *what, int forever)
+{
+    char failing[1500];
+    int count = redlock_failing(r, failing, sizeof failing);
+
+    if (count > 0)
+        fprintf(stderr, "rlk: %s: no quorum: %d of %d servers failing (%s); still trying%s\n",
+                what, count, r->n, failing, forever ? " until a majority answers (no -w)" : "");
+    else
+        fprintf(stderr, "rlk: %s: %s; still trying\n", what, rlk_redlock_errstr(r->rl));
+    fflush(stderr);
+}
+
+/* The wait of the next slice in ms; 0 when the wait (deadline_ns) is over. */
+static long long redlock_slice_ms(long long deadline_ns)
+{
+    long long left;
+
+    if (deadline_ns < 0)
+        return RLK_LC_REDLOCK_SLICE_MS;
+    left = (deadline_ns - rlk_lc_now_ns() + 999999) / 1000000;
+    if (left <= 0)
+        return 0;
+    return left < RLK_LC_REDLOCK_SLICE_MS ? left : RLK_LC_REDLOCK_SLICE_MS;
+}
+
+/* The library waits for a quorum without a word, however long it takes.
+ * rlk waits in slices of at most RLK_LC_REDLOCK_SLICE_MS instead, each one
+ * rlk_redlock_try_lock, so that an outage (a slice ending in errors, not in
+ * "held elsewhere") is reported while the wait goes on. A failed slice holds
+ * nothing (the library released its token everywhere); the slice that
+ * acquires keeps the lock with its validity on the handle
+ * (rlk_redlock_valid_until_ms), so slicing changes nothing in RedLock's
+ * guarantees. Returns the last slice's code. */
+static int redlock_try_sliced(redlock_run *r, const char *what)
+{
+    long long wait_ms = r->o->c.wait_ms, validity, slice;
+    long long deadline_ns = wait_ms < 0 ? -1 : rlk_lc_now_ns() + wait_ms * 1000000LL;
+    int rc, warned = 0;
+
+    if (wait_ms == 0)
+        return rlk_redlock_try_lock(r->rl, 0, r->lease_ms, &validity);
+    for (;;) {
+        slice = redlock_slice_ms(deadline_ns);
+        rc = rlk_redlock_try_lock(r->rl, slice, r->lease_ms, &validity);
+        if (rc == RLK_OK || rc == RLK_ERR_ARG || rc == RLK_ERR_NOMEM)
+            break;
+        if (rc == RLK_ERR_BUSY && warned) {
+            fprintf(stderr, "rlk: %s: a majority of servers answers again; the lock is held "
+                    "elsewhere, still waiting\n", what);
+            warned = 0;
+        }
+        if (redlock_slice_ms(deadline_ns) == 0)
+            break;
+        if (rc != RLK_ERR_BUSY && !warned) {
+            redlock_warn(r, what, deadline_ns < 0);
+            warned = 1;
+        }
+    }
+    if (rc == RLK_OK && warned)
+        fprintf(stderr, "rlk: %s: a majority of servers answers again; acquired\n", what);
+    return rc;
+}
+
 /* -1 when held, else the exit code. */
 static int redlock_acquire(redlock_run *r, const char *what)
 {
-    long long validity;
-    int rc = rlk_redlock_try_lock(r->rl, r->o->c.wait_ms, r->lease_ms, &validity);
+    int rc = redlock_try_sliced(r, what);
 
     if (rc == RLK_OK)
         return -1;

@@ -4,7 +4,9 @@
  * invocations (members named in different orders), the command's
  * environment against what the servers hold, exit codes when not acquired,
  * a member deleted / the token deleted on a majority while the command runs
- * (exit 6), RedLock with one server down, RedLock's fixed lease.
+ * (exit 6), RedLock with one server down, RedLock's fixed lease, RedLock
+ * with two servers down (told on stderr while it keeps trying; acquired once
+ * they are back).
  *
  * Usage: it_cli_multi PATH_TO_RLK
  */
@@ -180,6 +182,38 @@ static void test_all_busy(void)
     CHECK_INT_EQ(fx_int(&srv[0], "EXISTS %s", "ba"), 0);
 }
 
+/* A member's server killed while rlk waits (no -w) for that member, held
+ * elsewhere: not a silent wait either: exit 3 naming the member, at once. */
+static void test_all_server_dies_while_waiting(void)
+{
+    rlk_client *c = rlk_connect_url(urls[1]);
+    rlk_lock *l = c ? rlk_lock_new(c, "wb") : NULL;
+    long long t0, deadline;
+    cli_proc p;
+    cli_result r;
+
+    REQUIRE(l != NULL);
+    REQUIRE_INT_EQ(rlk_lock_try_lock(l, 0, 20000), RLK_OK);
+    REQUIRE(START(&p, "lock", "--all", member(0, "wa"), member(1, "wb"), "--", "true") == 0);
+    deadline = rlk_fx_now_ms() + 10000;
+    while (fx_lock_waiters(&srv[1], "wb") < 1 && rlk_fx_now_ms() < deadline)
+        rlk_fx_sleep_ms(5);
+    CHECKF(fx_lock_waiters(&srv[1], "wb") == 1, "rlk lock --all is not waiting for wb");
+    t0 = rlk_fx_now_ms();
+    REQUIRE(rlk_fx_crash(&srv[1]) == 0);
+    r = cli_collect(&p, cli_wait(&p, CLI_TIMEOUT_MS), rlk_fx_now_ms() - t0);
+    expect_status(&r, 3, "--all, the waited-for member's server killed");
+    expect_one_line_error(&r, "--all, the waited-for member's server killed");
+    CHECK_STR_PREFIX(r.err, "rlk: locks wa, wb: member 1 (");
+    CHECK_STR_CONTAINS(r.err, urls[1]);
+    CHECKF(r.ms < LOST_BOUND_MS, "took %lld ms", r.ms);
+    cli_result_free(&r);
+    CHECK_INT_EQ(fx_int(&srv[0], "EXISTS %s", "wa"), 0);
+    rlk_lock_free(l);
+    rlk_free(c);
+    CHECK(rlk_fx_restart(&srv[1]) == 0);
+}
+
 /* Starts `rlk ARGS -- sh -c LOOP` that traps TERM; waits for "ready". */
 static int start_looping(cli_proc *p, const char *const *lead, const char *ev)
 {
@@ -349,6 +383,66 @@ static void test_redlock_minority_down(void)
     CHECK(rlk_fx_restart(&srv[2]) == 0);
 }
 
+/* Occurrences of needle in text. */
+static int count_of(const char *text, const char *needle)
+{
+    int n = 0;
+
+    for (const char *at = strstr(text, needle); at; at = strstr(at + 1, needle))
+        n++;
+    return n;
+}
+
+/* Two servers of three down (connection refused). With -w: exit 3 when the
+ * wait ends, naming both. Without -w: rlk says once on stderr that it cannot
+ * reach a majority (naming the two) and keeps trying; once the servers are
+ * back on their ports it acquires, runs the command and exits 0. */
+static void test_redlock_majority_down(void)
+{
+    const char *ran = cli_path("rl7.ran");
+    char script[200];
+    long long t0;
+    cli_proc p;
+    cli_result r;
+    char *said;
+    int waited;
+
+    REQUIRE(rlk_fx_crash(&srv[1]) == 0);
+    REQUIRE(rlk_fx_crash(&srv[2]) == 0);
+    r = RUN("lock", "--redlock", all_urls, "rl7", "-w", "1.2", "--", "true");
+    expect_status(&r, 3, "--redlock -w with a majority down");
+    CHECKF(r.ms >= 1200, "returned after %lld ms, before the wait", r.ms);
+    CHECK_STR_CONTAINS(r.err, "rlk: redlock rl7: acquired on 1 of 3 servers (quorum 2)");
+    CHECK_STR_CONTAINS(r.err, "server 1: ");
+    CHECK_STR_CONTAINS(r.err, "server 2: ");
+    cli_result_free(&r);
+
+    snprintf(script, sizeof script, "echo ran > %s", ran);
+    REQUIRE(START(&p, "lock", "--redlock", all_urls, "rl7", "--", "sh", "-c", script) == 0);
+    t0 = rlk_fx_now_ms();
+    waited = cli_wait_contains(p.err_path, "still trying", 10000);
+    said = cli_slurp(p.err_path);
+    CHECKF(waited == 0, "no word on stderr after %lld ms with a majority down: \"%s\"",
+           rlk_fx_now_ms() - t0, said);
+    free(said);
+    CHECKF(cli_wait_file(ran, 0) != 0, "the command ran without a quorum");
+    CHECK(rlk_fx_restart(&srv[1]) == 0);
+    CHECK(rlk_fx_restart(&srv[2]) == 0);
+    r = cli_collect(&p, cli_wait(&p, CLI_TIMEOUT_MS), rlk_fx_now_ms() - t0);
+    expect_status(&r, 0, "--redlock once the majority is back");
+    CHECK(cli_wait_file(ran, 0) == 0);
+    CHECKF(count_of(r.err, "still trying") == 1, "told %d times: %s",
+           count_of(r.err, "still trying"), r.err);
+    CHECK_STR_PREFIX(r.err, "rlk: redlock rl7: no quorum: 2 of 3 servers failing (");
+    CHECK_STR_CONTAINS(r.err, urls[1]);
+    CHECK_STR_CONTAINS(r.err, urls[2]);
+    CHECKF(strstr(r.err, urls[0]) == NULL, "the server that answers is named: %s", r.err);
+    CHECK_STR_CONTAINS(r.err, "rlk: redlock rl7: a majority of servers answers again; acquired\n");
+    cli_result_free(&r);
+    for (int i = 0; i < NSERVERS; i++)
+        CHECK_INT_EQ(fx_int(&srv[i], "EXISTS %s", "rl7"), 0);
+}
+
 static void test_redlock_fixed_lease(void)
 {
     const char *ev = cli_path("rlfixed.ev");
@@ -387,6 +481,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_all_exclusion);
     RUN_TEST(test_all_environment);
     RUN_TEST(test_all_busy);
+    RUN_TEST(test_all_server_dies_while_waiting);
     RUN_TEST(test_all_member_lost);
     RUN_TEST(test_redlock_exclusion);
     RUN_TEST(test_redlock_environment);
@@ -394,6 +489,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_redlock_lost);
     RUN_TEST(test_redlock_minority_down);
     RUN_TEST(test_redlock_fixed_lease);
+    RUN_TEST(test_redlock_majority_down);
     cli_teardown();
     rlk_fx_stop_n(srv, NSERVERS);
     return check_summary("it_cli_multi");
