@@ -44,7 +44,7 @@ __attribute__((unused)) static int unit_check_str(const char *got, const char *w
 
     if (got && want && strcmp(got, want) == 0)
         return 1;
-    snprintf(buf, sizeof buf, "%s is \"%s\", expected \"%s\"", expr, got ? got : "(null)",
+    snprintf(buf, sizeof buf, "%.150s is \"%.400s\", expected \"%.400s\"", expr, got ? got : "(null)",
              want ? want : "(null)");
     return unit_check(0, file, line, buf);
 }
@@ -56,7 +56,7 @@ __attribute__((unused)) static int unit_check_contains(const char *got, const ch
 
     if (got && strstr(got, needle))
         return 1;
-    snprintf(buf, sizeof buf, "%s is \"%s\", expected to contain \"%s\"", expr,
+    snprintf(buf, sizeof buf, "%.150s is \"%.400s\", expected to contain \"%.400s\"", expr,
              got ? got : "(null)", needle);
     return unit_check(0, file, line, buf);
 }
