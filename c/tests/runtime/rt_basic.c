@@ -333,6 +333,49 @@ static void test_wait_woken_by_unlock(void)
     rlk_free(c);
 }
 
+/* A name with a hash tag: Redisson's channel is "redisson_lock__channel:<name>"
+ * (no extra braces). A release by another client that publishes there, as a
+ * Redisson client would, wakes our waiter long before the holder's TTL. */
+static void test_tagged_name_channel(void)
+{
+    const char *name = "rt:x{t}", *channel = "redisson_lock__channel:rt:x{t}";
+    rlk_client *c = rt_connect(url, 0, 2), *wc = rt_connect(url, 0, 2);
+    const char *acq_keys[] = {name}, *acq_args[] = {"30000", "java-client:1"};
+    const char *rel_keys[] = {name, channel}, *rel_args[] = {"java-client:1", "30000"};
+    rlk_runtime_stats st;
+    redisReply *r = NULL;
+    waiter w;
+    pthread_t t;
+    long long t0;
+
+    REQUIRE(c && wc);
+    memset(&w, 0, sizeof w);
+    w.lock = rlk_lock_new(wc, name);
+    REQUIRE(w.lock);
+    rt_latch_init(&w.done);
+    REQUIRE(rlk_eval(c, "reentrant/acquire", 1, acq_keys, 2, acq_args, &r) == RLK_OK);
+    CHECK(r->type == REDIS_REPLY_NIL);
+    freeReplyObject(r);
+    pthread_create(&t, NULL, waiter_main, &w);
+    CHECKF(rt_wait_numsub(&srv, channel, 1, 5000) == 0, "nobody subscribed to %s", channel);
+    t0 = rlk_fx_now_ms();
+    r = NULL;
+    REQUIRE(rlk_eval(c, "reentrant/release", 2, rel_keys, 2, rel_args, &r) == RLK_OK);
+    CHECK(r->type == REDIS_REPLY_INTEGER && r->integer == 1);
+    freeReplyObject(r);
+    CHECK_INT_EQ(rt_latch_wait(&w.done, 1, 5000), 1);
+    pthread_join(t, NULL);
+    CHECK_INT_EQ(w.rc, RLK_OK);
+    CHECKF(w.acquired_ms - t0 < 1000, "the waiter took %lld ms after the release (TTL 30 s)",
+           w.acquired_ms - t0);
+    CHECK_INT_EQ(rlk_runtime_stats_get(wc, &st), RLK_OK);
+    CHECK_INT_EQ(st.ttl_wakeups, 0);
+    rt_latch_destroy(&w.done);
+    rlk_lock_free(w.lock);
+    rlk_free(wc);
+    rlk_free(c);
+}
+
 /* ------------------------------------------------------------ fairness */
 
 #define FAIR_THREADS 4
@@ -473,6 +516,7 @@ int main(void)
     RUN_TEST(test_force_unlock);
     RUN_TEST(test_fixed_owner_handoff);
     RUN_TEST(test_wait_woken_by_unlock);
+    RUN_TEST(test_tagged_name_channel);
     RUN_TEST(test_local_fifo);
     RUN_TEST(test_bad_arguments);
     rt_stall_stop(&stall);
