@@ -5,15 +5,14 @@
  * after a random delay. docs/redlock.md describes the algorithm.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
+#include "lock_internal.h"
 #include "redlock_io.h"
 
 #define REDLOCK_DEFAULT_SERVER_TIMEOUT_MS 50
@@ -133,42 +132,12 @@ static void redlock_set_status(rlk_redlock *rl, int i, int status, const char *m
 
 /* ---------------------------------------------------------------- randomness */
 
-static int redlock_random(unsigned char *buf, size_t len)
-{
-    size_t got = 0;
-    int fd;
-
-    while (got < len) {
-        ssize_t n = getrandom(buf + got, len - got, 0);
-
-        if (n > 0)
-            got += (size_t)n;
-        else if (n < 0 && errno != EINTR)
-            break;
-    }
-    if (got == len)
-        return 0;
-    fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    while (got < len) {
-        ssize_t n = read(fd, buf + got, len - got);
-
-        if (n > 0)
-            got += (size_t)n;
-        else if (n == 0 || errno != EINTR)
-            break;
-    }
-    close(fd);
-    return got == len ? 0 : -1;
-}
-
 static int redlock_new_token(rlk_redlock *rl)
 {
     unsigned char b[REDLOCK_TOKEN_BYTES];
     char hex[sizeof rl->token];
 
-    if (redlock_random(b, sizeof b) != 0)
+    if (rlk_random_bytes(b, sizeof b) != 0)
         return -1;
     for (size_t i = 0; i < sizeof b; i++)
         snprintf(hex + 2 * i, 3, "%02x", b[i]);
@@ -216,7 +185,7 @@ rlk_redlock *rlk_redlock_new(rlk_client *const *clients, int n, const char *name
     rl->srv = calloc((size_t)n, sizeof *rl->srv);
     rl->name = strdup(name);
     if (!rl->clients || !rl->srv || !rl->name ||
-        redlock_random((unsigned char *)&rl->rng, sizeof rl->rng) != 0) {
+        rlk_random_bytes((unsigned char *)&rl->rng, sizeof rl->rng) != 0) {
         free(rl->clients);
         free(rl->srv);
         free(rl->name);
