@@ -184,8 +184,11 @@ describe("fenced/acquire", function()
     acquire_token(owner, "1000000000000")
     sa.assert_pttl(r, LOCK, 1000000000000, 1000000000000 - sa.TTL_SLACK_MS)
     sa.assert_pttl(r, TOKEN, 1000000000000 + GRACE, 1000000000000 + GRACE - sa.TTL_SLACK_MS)
+    -- Re-entry with a 1 ms lease: accepted (a token comes back) and the lease cut to 1 ms. The
+    -- key may already be gone when we look (a loaded machine takes more than 1 ms), so only an
+    -- upper bound on PTTL is asserted: -2 (expired) or 0..1.
     acquire_token(owner, "1")
-    assert.equal("2", r:call("HGET", LOCK, owner))
+    assert.is_true(r:call("PTTL", LOCK) <= 1)
   end)
 
   it_virtual("lets another owner in once the lease ran out, with a larger token", function()

@@ -322,10 +322,7 @@ static void test_wait_woken_by_unlock(void)
     CHECK_INT_EQ(st.ttl_wakeups, 0);
     CHECK(st.wake_permits >= 1);
     /* The last waiter left: the channel is unsubscribed (bounded poll). */
-    for (long long until = rlk_fx_now_ms() + 5000;
-         rt_numsub(&srv, "redisson_lock__channel:{rt:wake}") != 0 && rlk_fx_now_ms() < until;)
-        rlk_fx_sleep_ms(2);
-    CHECK_INT_EQ(rt_numsub(&srv, "redisson_lock__channel:{rt:wake}"), 0);
+    CHECK(rt_wait_numsub_at_most(&srv, "redisson_lock__channel:{rt:wake}", 0, 5000) == 0);
     rt_latch_destroy(&w.done);
     rlk_lock_free(w.lock);
     rlk_lock_free(l);

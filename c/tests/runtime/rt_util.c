@@ -161,6 +161,21 @@ int rt_wait_numsub(const rlk_fx_server *s, const char *channel, long long min, l
     return 0;
 }
 
+int rt_wait_numsub_at_most(const rlk_fx_server *s, const char *channel, long long max,
+                           long long timeout_ms)
+{
+    long long until = rlk_fx_now_ms() + timeout_ms;
+    long long n;
+
+    /* An UNSUBSCRIBE is asynchronous: the caller's thread may have returned before it landed. */
+    while ((n = rt_numsub(s, channel)) > max || n < 0) {
+        if (rlk_fx_now_ms() >= until)
+            return -1;
+        rlk_fx_sleep_ms(2);     /* bounded poll of server state: there is no signal for it */
+    }
+    return 0;
+}
+
 /* Calls fn(id, ctx) for every "id=N ... name=NAME ..." line of CLIENT LIST. */
 static int rt_for_clients_named(const rlk_fx_server *s, const char *name,
                                 void (*fn)(const rlk_fx_server *, long long))

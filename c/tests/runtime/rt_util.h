@@ -59,6 +59,9 @@ int rt_latch_get(rt_latch *l);
 long long rt_numsub(const rlk_fx_server *s, const char *channel);
 /* Bounded poll until PUBSUB NUMSUB channel >= min. 0, or -1 on timeout. */
 int rt_wait_numsub(const rlk_fx_server *s, const char *channel, long long min, long long timeout_ms);
+/* Waits until the channel has at most max subscribers; 0, or -1 after timeout_ms. */
+int rt_wait_numsub_at_most(const rlk_fx_server *s, const char *channel, long long max,
+                           long long timeout_ms);
 /* CLIENT KILL ID for every connection whose name is name; returns how many. */
 int rt_kill_clients_named(const rlk_fx_server *s, const char *name);
 /* Number of connections named name, or -1 on error. */
