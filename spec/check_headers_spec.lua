@@ -2,6 +2,7 @@
 -- Header section of docs/script-contract.md fires on a fixture that breaks it.
 package.path = "tools/?.lua;" .. package.path
 local sh = require("script_header")
+local expand = require("expand")
 
 -- A header and body that satisfy every rule; fixtures are edits of it.
 local GOOD = {
@@ -61,9 +62,7 @@ describe("script_header.check", function()
     for _, name in ipairs({ "reentrant/acquire", "reentrant/release", "reentrant/renew",
                             "reentrant/renew_many", "reentrant/force_release",
                             "token/acquire", "token/release", "token/extend" }) do
-      local f = assert(io.open("scripts/" .. name .. ".lua", "rb"))
-      local src = f:read("*a")
-      f:close()
+      local src = assert(expand.file("scripts/" .. name .. ".lua", "scripts"))
       assert.same({}, sh.check(src, name), name)
     end
   end)
@@ -305,6 +304,36 @@ for _, lua in ipairs({ "luajit", "lua5.1" }) do
       local out, rc = run(lua .. " tools/check-headers.lua " .. dir .. " " .. dir .. "/demo/op.lua")
       assert.equal(0, rc)
       assert.same({ "checked 2 scripts, 0 problems" }, out)
+    end)
+
+    it("checks the expanded script: a helper's ARGV and RLK_ codes count, its problems name its line", function()
+      -- the helper validates ARGV[1] and replies RLK_BADLEASE; the script itself mentions neither
+      write(dir .. "/lib/check_lease.lua", "-- Checks ARGV[1].\n\nlocal function check_lease()\n"
+        .. "  if ARGV[1] == '' then return redis.error_reply('RLK_BADLEASE no lease') end\nend\n")
+      local header = { GOOD[1], GOOD[2], GOOD[3], GOOD[4], GOOD[5], GOOD[6], GOOD[7], GOOD[8],
+                       "-- error RLK_BADLEASE: lease_ms is empty", "-- end" }
+      local body = { "--- @include \"lib/check_lease\"", "local err = check_lease()", "if err then return err end",
+                     "return redis.call('pexpire', KEYS[1], 1000)" }
+      write(dir .. "/demo/op.lua", source(header) .. table.concat(body, "\n") .. "\n")
+      local out, rc = run(lua .. " tools/check-headers.lua " .. dir)
+      assert.same({ "checked 1 scripts, 0 problems" }, out)
+      assert.equal(0, rc)
+      -- without the error line, the problem is on the helper's line, expanded into the script
+      header[9], header[10] = "-- end", nil
+      write(dir .. "/demo/op.lua", source(header) .. table.concat(body, "\n") .. "\n")
+      out, rc = run(lua .. " tools/check-headers.lua " .. dir)
+      assert.equal(1, rc)
+      assert.same({ dir .. "/lib/check_lease.lua:4: code replies RLK_BADLEASE but the header has no "
+        .. "'error RLK_BADLEASE' line (expanded into " .. dir .. "/demo/op.lua)",
+        "checked 1 scripts, 1 problems" }, out)
+    end)
+
+    it("reports an include that does not expand, with its file and line", function()
+      write(dir .. "/demo/op.lua", source(GOOD) .. "--- @include \"lib/nope\"\n")
+      local out, rc = run(lua .. " tools/check-headers.lua " .. dir)
+      assert.equal(1, rc)
+      assert.same({ dir .. "/demo/op.lua:16: no such helper 'lib/nope' (" .. dir .. "/lib/nope.lua)",
+                    "checked 1 scripts, 1 problems" }, out)
     end)
 
     it("reports an empty directory and a missing file", function()

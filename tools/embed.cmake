@@ -1,23 +1,26 @@
 # tools/embed.cmake - embeds rlk's Lua scripts into the C library.
 #
-#   cmake -DRLK_SCRIPTS_DIR=<repo>/scripts -DRLK_OUT_DIR=<dir> -P tools/embed.cmake
+#   cmake -DRLK_SCRIPTS_DIR=<repo>/scripts -DRLK_OUT_DIR=<dir> -DRLK_LUA=<luajit|lua5.1> -P tools/embed.cmake
 #
-# Reads every <RLK_SCRIPTS_DIR>/<kind>/<op>.lua (header format: docs/script-contract.md) and
-# writes, under RLK_OUT_DIR, each file only when its content changes (so an unchanged set never
-# triggers a recompile):
-#   generated/rlk_scripts_gen.c   the scripts as byte arrays (exact bytes) with name, version,
+# Expands every <RLK_SCRIPTS_DIR>/<kind>/<op>.lua (its `--- @include "lib/<helper>"` lines) with
+# tools/expand.lua into RLK_OUT_DIR/bundle/<kind>/<op>.lua, then reads the expanded scripts (header
+# format: docs/script-contract.md) and writes, under RLK_OUT_DIR, each file only when its content
+# changes (so an unchanged set never triggers a recompile):
+#   bundle/<kind>/<op>.lua        every script expanded: the exact bytes Redis runs
+#   generated/rlk_scripts_gen.c   the expanded scripts as byte arrays with name, version,
 #                                 number of KEYS (-1: variadic) and SHA-1, sorted by name
 #   manifest.tsv                  name<TAB>version<TAB>numkeys<TAB>sha1, sorted by name
-#   bundle/manifest.tsv           the same manifest ...
-#   bundle/<kind>/<op>.lua        ... and a copy of every script: a bundle directory
+#   bundle/manifest.tsv           the same manifest: with the files, a bundle directory
 # Only the fields the C table needs are read from the header; tools/check-headers.lua checks the
 # rest. A script whose header lacks them, or whose name line disagrees with its path, stops the
 # build with a message naming the file.
 cmake_minimum_required(VERSION 3.18)
 
-if(NOT RLK_SCRIPTS_DIR OR NOT RLK_OUT_DIR)
-  message(FATAL_ERROR "usage: cmake -DRLK_SCRIPTS_DIR=DIR -DRLK_OUT_DIR=DIR -P embed.cmake")
+if(NOT RLK_SCRIPTS_DIR OR NOT RLK_OUT_DIR OR NOT RLK_LUA)
+  message(FATAL_ERROR "usage: cmake -DRLK_SCRIPTS_DIR=DIR -DRLK_OUT_DIR=DIR -DRLK_LUA=LUA -P embed.cmake")
 endif()
+get_filename_component(RLK_TOOLS_DIR "${CMAKE_CURRENT_LIST_DIR}" ABSOLUTE)
+set(RLK_EXPANDED_DIR "${RLK_OUT_DIR}/bundle")
 
 # Writes CONTENT to PATH unless PATH already holds exactly that.
 function(rlk_write_if_changed path content)
@@ -31,8 +34,10 @@ function(rlk_write_if_changed path content)
 endfunction()
 
 # Reads the header of FILE (script NAME) and sets <out>_version and <out>_numkeys.
+# Messages name the source file: expansion leaves the header as it is.
 function(rlk_read_header file name out)
   file(READ "${file}" text)
+  set(file "${RLK_SCRIPTS_DIR}/${name}.lua")
   string(FIND "${text}" "\n-- end\n" end_at)
   if(end_at EQUAL -1)
     message(FATAL_ERROR "${file}: no '-- end' line closing the header")
@@ -71,8 +76,19 @@ function(rlk_c_bytes file out)
   set(${out} "    ${hex}" PARENT_SCOPE)
 endfunction()
 
+# ---------------------------------------------------------------- expand
+# tools/expand.lua writes each expanded script only when its bytes change and removes the .lua
+# files of scripts that are gone; a bad include stops the build with the file and line.
+file(MAKE_DIRECTORY "${RLK_EXPANDED_DIR}")
+execute_process(
+  COMMAND "${RLK_LUA}" "${RLK_TOOLS_DIR}/expand.lua" --out "${RLK_EXPANDED_DIR}" "${RLK_SCRIPTS_DIR}"
+  RESULT_VARIABLE rc ERROR_VARIABLE errors)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "tools/expand.lua failed:\n${errors}")
+endif()
+
 # ---------------------------------------------------------------- collect
-file(GLOB files RELATIVE "${RLK_SCRIPTS_DIR}" "${RLK_SCRIPTS_DIR}/*/*.lua")
+file(GLOB files RELATIVE "${RLK_EXPANDED_DIR}" "${RLK_EXPANDED_DIR}/*/*.lua")
 set(names "")
 foreach(rel IN LISTS files)
   string(REGEX REPLACE "\\.lua$" "" name "${rel}")
@@ -90,7 +106,7 @@ set(rows "")
 set(manifest "")
 set(i 0)
 foreach(name IN LISTS names)
-  set(file "${RLK_SCRIPTS_DIR}/${name}.lua")
+  set(file "${RLK_EXPANDED_DIR}/${name}.lua")
   rlk_read_header("${file}" "${name}" h)
   file(SHA1 "${file}" sha1)
   file(SIZE "${file}" size)
@@ -113,15 +129,3 @@ file(MAKE_DIRECTORY "${RLK_OUT_DIR}/generated" "${RLK_OUT_DIR}/bundle")
 rlk_write_if_changed("${RLK_OUT_DIR}/generated/rlk_scripts_gen.c" "${gen}")
 rlk_write_if_changed("${RLK_OUT_DIR}/manifest.tsv" "${manifest}")
 rlk_write_if_changed("${RLK_OUT_DIR}/bundle/manifest.tsv" "${manifest}")
-
-# ---------------------------------------------------------------- bundle copies
-foreach(name IN LISTS names)
-  configure_file("${RLK_SCRIPTS_DIR}/${name}.lua" "${RLK_OUT_DIR}/bundle/${name}.lua" COPYONLY)
-endforeach()
-file(GLOB_RECURSE old RELATIVE "${RLK_OUT_DIR}/bundle" "${RLK_OUT_DIR}/bundle/*.lua")
-foreach(rel IN LISTS old)
-  string(REGEX REPLACE "\\.lua$" "" name "${rel}")
-  if(NOT name IN_LIST names)
-    file(REMOVE "${RLK_OUT_DIR}/bundle/${rel}")
-  endif()
-endforeach()

@@ -4,13 +4,15 @@
 --   luajit tools/gen-docs.lua --check    exit 1 when docs/reference.md differs from what would be written
 --   options: --scripts DIR (default <repo>/scripts), --out FILE (default <repo>/docs/reference.md)
 --
--- <repo> is the directory above this file. A script whose header has problems stops the run
--- (exit 1, problems printed as check-headers.lua prints them). Exit 2: usage error.
+-- <repo> is the directory above this file. Scripts are read expanded (tools/expand.lua): the SHA-1
+-- is of the text Redis runs. A script whose header has problems, or whose includes do not expand,
+-- stops the run (exit 1, problems printed as check-headers.lua prints them). Exit 2: usage error.
 
 local here = (arg and arg[0] or ""):match("^(.*)/[^/]*$") or "."
 package.path = here .. "/?.lua;" .. package.path
 local sh = require("script_header")
 local sha1 = require("sha1")
+local expand = require("expand")
 local root = here == "tools" and "." or here:match("^(.*)/tools$") or here .. "/.."
 
 local function shell_quote(s)
@@ -92,8 +94,9 @@ local function render(scripts)
     "Generated from the script headers by `tools/gen-docs.lua`; do not edit by hand. After changing",
     "a script run `luajit tools/gen-docs.lua`; ctest's `docs_reference_fresh` fails while this file is",
     "stale. The header format and the error vocabulary are in [script-contract.md](script-contract.md).",
-    "SHA-1 is of the script file's exact bytes (what `SCRIPT LOAD` returns). Keys: the number of",
-    "KEYS, or `n` when variadic.\n",
+    "SHA-1 is of the expanded script's exact bytes (its `--- @include` lines replaced by the helpers,",
+    "as the build embeds and bundles it: what `SCRIPT LOAD` returns). Keys: the number of KEYS, or",
+    "`n` when variadic.\n",
     "| script | version | keys | SHA-1 |\n| --- | --- | --- | --- |",
   }
   for _, s in ipairs(scripts) do
@@ -110,11 +113,19 @@ end
 local function load_scripts(dir)
   local scripts, bad = {}, 0
   for _, path in ipairs(lua_files(dir)) do
-    local source = assert(read_file(path))
-    local problems = sh.check(source, sh.name_from_path(path, dir))
-    for _, p in ipairs(problems) do print(string.format("%s:%d: %s", path, p.line, p.message)) end
-    bad = bad + #problems
-    scripts[#scripts + 1] = { header = (sh.parse(source)), sha1 = sha1.hex(source) }
+    local name = sh.name_from_path(path, dir)
+    if not name:match("^lib/") then
+      local source, err = expand.source(assert(read_file(path)), path, (dir:gsub("/+$", "")))
+      if source then
+        local problems = sh.check(source, name)
+        for _, p in ipairs(problems) do print(string.format("%s:%d: %s", path, p.line, p.message)) end
+        bad = bad + #problems
+        scripts[#scripts + 1] = { header = (sh.parse(source)), sha1 = sha1.hex(source) }
+      else
+        print(err)
+        bad = bad + 1
+      end
+    end
   end
   if #scripts == 0 then print(dir .. ": no scripts found"); return nil end
   if bad > 0 then return nil end

@@ -54,13 +54,16 @@ function backend.script_path(name)
   return backend.root .. "/scripts/" .. name .. ".lua"
 end
 
--- The exact bytes of scripts/<name>.lua.
+-- scripts/<name>.lua with its includes expanded by tools/expand.lua: the exact bytes the build
+-- embeds and bundles, what Redis runs.
 function backend.read_script(name)
   local path = backend.script_path(name)
   local f, err = io.open(path, "rb")
   if not f then error("no script '" .. name .. "': " .. tostring(err), 2) end
-  local src = f:read("*a")
   f:close()
+  local expand = dofile(backend.root .. "/tools/expand.lua")
+  local src, why = expand.file(path, backend.root .. "/scripts")
+  if not src then error("script '" .. name .. "': " .. why, 2) end
   return src
 end
 
@@ -127,7 +130,7 @@ function Backend:eval(src, keys, args)
   return self.real:command(argv)
 end
 
--- EVAL of scripts/<name>.lua.
+-- EVAL of scripts/<name>.lua, expanded (backend.read_script).
 function Backend:script(name, keys, args)
   return self:eval(backend.read_script(name), keys, args)
 end

@@ -1,8 +1,9 @@
 /*
- * The embedded table against the scripts/ directory it was built from
- * (RLK_TEST_SCRIPTS_DIR) and the manifest the build wrote (RLK_TEST_MANIFEST):
- * one entry per file, exact bytes, SHA-1 of the body, header fields, order,
- * lookup.
+ * The embedded table against the expanded scripts it was built from
+ * (RLK_TEST_SCRIPTS_DIR: the build's bundle directory, scripts/<kind>/<op>.lua
+ * with their includes expanded by tools/expand.lua) and the manifest the build
+ * wrote (RLK_TEST_MANIFEST): one entry per file, exact bytes, SHA-1 of the
+ * body, header fields, order, lookup.
  */
 #include <dirent.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@ static int has_suffix(const char *s, const char *suffix)
     return n > m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* Collects <kind>/<op> for every scripts/<kind>/<op>.lua. */
+/* Collects <kind>/<op> for every expanded <kind>/<op>.lua. */
 static void scan_scripts(void)
 {
     DIR *top = opendir(RLK_TEST_SCRIPTS_DIR);
