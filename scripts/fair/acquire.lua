@@ -17,35 +17,16 @@
 -- error RLK_WRONGTYPE: the lock key is not a hash, the queue not a list, or the timeouts not a sorted set
 -- end
 
-local function is_lease(s)
-  return #s <= 13 and s:find('^[1-9][0-9]*$') ~= nil and tonumber(s) <= 1e12
-end
+--- @include "lib/is_lease"
 
 -- The reason when key holds another type than want, else nil.
-local function wrong_type(key, want, what)
-  local kind = redis.call('type', key).ok
-  if kind ~= 'none' and kind ~= want then
-    return what .. ' key holds a ' .. kind .. ', not a ' .. want
-  end
-end
+--- @include "lib/wrong_type"
 
 -- Milliseconds since the epoch by the server's clock.
-local function now_ms()
-  local t = redis.call('time')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+--- @include "lib/now_ms"
 
 -- Drops waiters from the head of the queue while their deadline has passed (or they have none).
-local function drop_stale(queue, timeouts, now)
-  while true do
-    local head = redis.call('lindex', queue, 0)
-    if not head then return end
-    local deadline = tonumber(redis.call('zscore', timeouts, head))
-    if deadline and deadline > now then return end
-    redis.call('lpop', queue)
-    redis.call('zrem', timeouts, head)
-  end
-end
+--- @include "lib/drop_stale"
 
 -- A waiter behind the head retries after estimate ms, or at the head's deadline once that estimate passed.
 local function retry_in(estimate, queue, timeouts, now)

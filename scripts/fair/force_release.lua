@@ -14,30 +14,13 @@
 -- end
 
 -- The reason when key holds another type than want, else nil.
-local function wrong_type(key, want, what)
-  local kind = redis.call('type', key).ok
-  if kind ~= 'none' and kind ~= want then
-    return what .. ' key holds a ' .. kind .. ', not a ' .. want
-  end
-end
+--- @include "lib/wrong_type"
 
 -- Milliseconds since the epoch by the server's clock.
-local function now_ms()
-  local t = redis.call('time')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+--- @include "lib/now_ms"
 
 -- Drops waiters from the head of the queue while their deadline has passed (or they have none).
-local function drop_stale(queue, timeouts, now)
-  while true do
-    local head = redis.call('lindex', queue, 0)
-    if not head then return end
-    local deadline = tonumber(redis.call('zscore', timeouts, head))
-    if deadline and deadline > now then return end
-    redis.call('lpop', queue)
-    redis.call('zrem', timeouts, head)
-  end
-end
+--- @include "lib/drop_stale"
 
 if #KEYS ~= 4 or #ARGV ~= 0 then
   return redis.error_reply('RLK_BADARG expected 4 keys and no arguments')

@@ -17,44 +17,22 @@
 -- error RLK_WRONGTYPE: the lock key is not a hash, or the token key not a string holding an integer below 2^53-1
 -- end
 
-local function is_lease(s)
-  return #s <= 13 and s:find('^[1-9][0-9]*$') ~= nil and tonumber(s) <= 1e12
-end
+--- @include "lib/is_lease"
 
 local MAX_TOKEN = 9007199254740991 -- 2^53 - 1: integers above it are not exact in a Lua number
 local GRACE_MS = 3600000           -- the token key outlives the lock and the last token's time by this much
 
-local function int(n)
-  return string.format('%.0f', n)
-end
+--- @include "lib/int"
 
 -- The last token a token key holds (nil when there is no key), or nil and an error reply.
-local function load_token(key)
-  local kind = redis.call('type', key).ok
-  if kind == 'none' then return nil end
-  if kind ~= 'string' then
-    return nil, redis.error_reply('RLK_WRONGTYPE token key holds a ' .. kind .. ', not a string')
-  end
-  local s = redis.call('get', key)
-  local n = (s == '0' or (#s <= 17 and s:find('^%-?[1-9][0-9]*$') ~= nil)) and tonumber(s)
-  if not n or n < -MAX_TOKEN or n >= MAX_TOKEN then
-    return nil, redis.error_reply('RLK_WRONGTYPE token key holds a string that is not an integer token')
-  end
-  return n
-end
+--- @include "lib/load_token"
 
 -- Server time in microseconds since the epoch.
-local function now_us()
-  local t = redis.call('time')
-  return tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
+--- @include "lib/now_us"
 
 -- TTL for a token key whose last token is token: it outlives a lock leased now for lease_ms, and
 -- lives until the server clock has passed token, plus GRACE_MS either way.
-local function token_ttl(token, now, lease_ms)
-  local ahead_ms = math.ceil(math.max(0, token - now) / 1000)
-  return int(tonumber(lease_ms) + ahead_ms + GRACE_MS)
-end
+--- @include "lib/token_ttl"
 
 if #KEYS ~= 3 or #ARGV ~= 2 then
   return redis.error_reply('RLK_BADARG expected 3 keys and 2 arguments')

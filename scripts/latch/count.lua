@@ -1,5 +1,5 @@
 -- name: latch/count
--- version: 1
+-- version: 2
 -- summary: Read a count-down latch's remaining count (read-only).
 -- redisson: RedissonCountDownLatch.getCountAsync (get)
 -- time: none
@@ -12,23 +12,11 @@
 local MAX_COUNT = 9007199254740991
 
 -- The count a latch key holds (nil when there is no key), or nil and an error reply.
-local function load_count(key)
-  local kind = redis.call('type', key).ok
-  if kind == 'none' then return nil end
-  if kind ~= 'string' then
-    return nil, redis.error_reply('RLK_WRONGTYPE latch key holds a ' .. kind .. ', not a string')
-  end
-  local s = redis.call('get', key)
-  local n = (s == '0' or (#s <= 17 and s:find('^%-?[1-9][0-9]*$') ~= nil)) and tonumber(s)
-  if not n or n < -MAX_COUNT or n > MAX_COUNT then
-    return nil, redis.error_reply('RLK_WRONGTYPE latch key holds a string that is not an integer count')
-  end
-  return n
-end
+--- @include "lib/load_latch_count"
 
 if #KEYS ~= 1 or #ARGV ~= 0 then
   return redis.error_reply('RLK_BADARG expected 1 key and no arguments')
 end
-local count, err = load_count(KEYS[1])
+local count, err = load_latch_count(KEYS[1])
 if err then return err end
 return count or 0

@@ -1,5 +1,5 @@
 -- name: latch/count_down
--- version: 1
+-- version: 2
 -- summary: Count a latch down by one; at zero delete it and wake every waiter.
 -- redisson: RedissonCountDownLatch.countDownAsync (decr; <= 0 -> del; == 0 -> publish 0)
 -- time: none
@@ -13,25 +13,13 @@
 local MAX_COUNT = 9007199254740991
 
 -- The count a latch key holds (nil when there is no key), or nil and an error reply.
-local function load_count(key)
-  local kind = redis.call('type', key).ok
-  if kind == 'none' then return nil end
-  if kind ~= 'string' then
-    return nil, redis.error_reply('RLK_WRONGTYPE latch key holds a ' .. kind .. ', not a string')
-  end
-  local s = redis.call('get', key)
-  local n = (s == '0' or (#s <= 17 and s:find('^%-?[1-9][0-9]*$') ~= nil)) and tonumber(s)
-  if not n or n < -MAX_COUNT or n > MAX_COUNT then
-    return nil, redis.error_reply('RLK_WRONGTYPE latch key holds a string that is not an integer count')
-  end
-  return n
-end
+--- @include "lib/load_latch_count"
 
 if #KEYS ~= 2 or #ARGV ~= 0 then
   return redis.error_reply('RLK_BADARG expected 2 keys and no arguments')
 end
 local latch, channel = KEYS[1], KEYS[2]
-local count, err = load_count(latch)
+local count, err = load_latch_count(latch)
 if err then return err end
 
 if count == nil then

@@ -1,5 +1,5 @@
 -- name: latch/try_set_count
--- version: 1
+-- version: 2
 -- summary: Arm a count-down latch with count, only if it is not armed (its key is missing).
 -- redisson: RedissonCountDownLatch.trySetCountAsync (exists == 0 -> set, publish 1, 1; else 0)
 -- time: none
@@ -12,7 +12,7 @@
 -- error RLK_WRONGTYPE: the latch key holds a value that is not a string
 -- end
 
-local function is_count(s)
+local function is_latch_count(s)
   return #s <= 13 and s:find('^[1-9][0-9]*$') ~= nil and tonumber(s) <= 1e12
 end
 
@@ -20,7 +20,7 @@ if #KEYS ~= 2 or #ARGV ~= 1 then
   return redis.error_reply('RLK_BADARG expected 2 keys and 1 argument')
 end
 local latch, channel, count = KEYS[1], KEYS[2], ARGV[1]
-if not is_count(count) then
+if not is_latch_count(count) then
   return redis.error_reply('RLK_BADARG count must be an integer in 1..1000000000000')
 end
 local kind = redis.call('type', latch).ok

@@ -19,41 +19,17 @@
 local MAX_COUNT = 9007199254740991
 local NON_EXPIRABLE = 922337203685477 -- the expiry Redisson gives a permit acquired without a lease
 
-local function is_lease(s)
-  return #s <= 13 and s:find('^[1-9][0-9]*$') ~= nil and tonumber(s) <= 1e12
-end
+--- @include "lib/is_lease"
 
-local function int(n)
-  return string.format('%.0f', n)
-end
+--- @include "lib/int"
 
 -- The count a semaphore key holds (nil when there is no key), or nil and an error reply.
-local function load_count(key)
-  local kind = redis.call('type', key).ok
-  if kind == 'none' then return nil end
-  if kind ~= 'string' then
-    return nil, redis.error_reply('RLK_WRONGTYPE semaphore key holds a ' .. kind .. ', not a string')
-  end
-  local s = redis.call('get', key)
-  local n = (s == '0' or (#s <= 17 and s:find('^%-?[1-9][0-9]*$') ~= nil)) and tonumber(s)
-  if not n or n < -MAX_COUNT or n > MAX_COUNT then
-    return nil, redis.error_reply('RLK_WRONGTYPE semaphore key holds a string that is not an integer count')
-  end
-  return n
-end
+--- @include "lib/load_count"
 
-local function now_ms()
-  local t = redis.call('time')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+--- @include "lib/now_ms"
 
 -- Returns expired permits to the count (the caller has checked the sum stays in range).
-local function reclaim(semaphore, timeouts, now, expired)
-  if expired > 0 then
-    redis.call('zremrangebyscore', timeouts, '-inf', int(now))
-    redis.call('incrby', semaphore, expired)
-  end
-end
+--- @include "lib/reclaim"
 
 if #KEYS ~= 3 or #ARGV < 2 then
   return redis.error_reply('RLK_BADARG expected 3 keys and 2 or more arguments')

@@ -14,9 +14,7 @@
 -- error RLK_WRONGTYPE: the lock key holds a value that is not a hash
 -- end
 
-local function is_lease(s)
-  return #s <= 13 and s:find('^[1-9][0-9]*$') ~= nil and tonumber(s) <= 1e12
-end
+--- @include "lib/is_lease"
 
 if #KEYS ~= 1 or #ARGV ~= 2 then
   return redis.error_reply('RLK_BADARG expected 1 key and 2 arguments')

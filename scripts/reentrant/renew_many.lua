@@ -13,9 +13,7 @@
 -- error RLK_WRONGTYPE: a lock key holds a value that is not a hash
 -- end
 
-local function is_lease(s)
-  return #s <= 13 and s:find('^[1-9][0-9]*$') ~= nil and tonumber(s) <= 1e12
-end
+--- @include "lib/is_lease"
 
 local n = #KEYS
 if n < 1 or (#ARGV ~= 2 and #ARGV ~= n + 1) then

@@ -14,20 +14,10 @@
 -- end
 
 -- Redisson's prefix of the per-read timeout keys: the hash tag of the lock's slot.
-local function timeout_prefix(lock)
-  if lock:find('{', 1, true) then return lock end
-  return '{' .. lock .. '}'
-end
+--- @include "lib/timeout_prefix"
 
 -- 'none', 'read' or 'write'; nil and the reason when the key is not a read-write lock.
-local function rw_mode(lock)
-  local kind = redis.call('type', lock).ok
-  if kind == 'none' then return 'none' end
-  if kind ~= 'hash' then return nil, 'lock key holds a ' .. kind .. ', not a hash' end
-  local mode = redis.call('hget', lock, 'mode')
-  if mode == 'read' or mode == 'write' then return mode end
-  return nil, 'lock hash has no mode field read or write'
-end
+--- @include "lib/rw_mode"
 
 -- Deletes the timeout key of every read counted in the hash.
 local function delete_reads(lock, prefix)

@@ -15,25 +15,13 @@
 -- error RLK_WRONGTYPE: the lock key is not a hash with mode read or write
 -- end
 
-local function is_owner(s)
-  return #s >= 1 and #s <= 1024 and s ~= 'mode' and s:sub(-6) ~= ':write'
-end
+--- @include "lib/is_owner"
 
 -- Redisson's prefix of the per-read timeout keys: the hash tag of the lock's slot.
-local function timeout_prefix(lock)
-  if lock:find('{', 1, true) then return lock end
-  return '{' .. lock .. '}'
-end
+--- @include "lib/timeout_prefix"
 
 -- 'none', 'read' or 'write'; nil and the reason when the key is not a read-write lock.
-local function rw_mode(lock)
-  local kind = redis.call('type', lock).ok
-  if kind == 'none' then return 'none' end
-  if kind ~= 'hash' then return nil, 'lock key holds a ' .. kind .. ', not a hash' end
-  local mode = redis.call('hget', lock, 'mode')
-  if mode == 'read' or mode == 'write' then return mode end
-  return nil, 'lock hash has no mode field read or write'
-end
+--- @include "lib/rw_mode"
 
 -- The longest PTTL among the timeout keys of every read still counted in the hash (<= 0: none live).
 local function longest_read(lock, prefix)

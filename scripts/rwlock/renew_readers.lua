@@ -14,29 +14,15 @@
 -- error RLK_WRONGTYPE: the lock key is not a hash with mode read or write
 -- end
 
-local function is_lease(s)
-  return #s <= 13 and s:find('^[1-9][0-9]*$') ~= nil and tonumber(s) <= 1e12
-end
+--- @include "lib/is_lease"
 
-local function is_owner(s)
-  return #s >= 1 and #s <= 1024 and s ~= 'mode' and s:sub(-6) ~= ':write'
-end
+--- @include "lib/is_owner"
 
 -- Redisson's prefix of the per-read timeout keys: the hash tag of the lock's slot.
-local function timeout_prefix(lock)
-  if lock:find('{', 1, true) then return lock end
-  return '{' .. lock .. '}'
-end
+--- @include "lib/timeout_prefix"
 
 -- 'none', 'read' or 'write'; nil and the reason when the key is not a read-write lock.
-local function rw_mode(lock)
-  local kind = redis.call('type', lock).ok
-  if kind == 'none' then return 'none' end
-  if kind ~= 'hash' then return nil, 'lock key holds a ' .. kind .. ', not a hash' end
-  local mode = redis.call('hget', lock, 'mode')
-  if mode == 'read' or mode == 'write' then return mode end
-  return nil, 'lock hash has no mode field read or write'
-end
+--- @include "lib/rw_mode"
 
 -- Renews the timeout keys of owner's reads. Returns how many it renewed and how many it counts.
 local function renew_owner(lock, prefix, owner, lease_ms)

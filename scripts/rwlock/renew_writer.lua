@@ -14,23 +14,12 @@
 -- error RLK_WRONGTYPE: the lock key is not a hash with mode read or write
 -- end
 
-local function is_lease(s)
-  return #s <= 13 and s:find('^[1-9][0-9]*$') ~= nil and tonumber(s) <= 1e12
-end
+--- @include "lib/is_lease"
 
-local function is_owner(s)
-  return #s >= 1 and #s <= 1024 and s ~= 'mode' and s:sub(-6) ~= ':write'
-end
+--- @include "lib/is_owner"
 
 -- 'none', 'read' or 'write'; nil and the reason when the key is not a read-write lock.
-local function rw_mode(lock)
-  local kind = redis.call('type', lock).ok
-  if kind == 'none' then return 'none' end
-  if kind ~= 'hash' then return nil, 'lock key holds a ' .. kind .. ', not a hash' end
-  local mode = redis.call('hget', lock, 'mode')
-  if mode == 'read' or mode == 'write' then return mode end
-  return nil, 'lock hash has no mode field read or write'
-end
+--- @include "lib/rw_mode"
 
 if #KEYS ~= 1 or #ARGV ~= 2 then
   return redis.error_reply('RLK_BADARG expected 1 key and 2 arguments')

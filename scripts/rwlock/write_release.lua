@@ -1,5 +1,5 @@
 -- name: rwlock/write_release
--- version: 1
+-- version: 2
 -- summary: Leave the write lock once; on the last exit downgrade to the owner's live reads or delete; publish 1.
 -- redisson: RedissonWriteLock.unlockInnerAsync (hincrby -1; pexpire while held; else hdel + mode read or del)
 -- time: none
@@ -17,32 +17,18 @@
 -- error RLK_WRONGTYPE: the lock key is not a hash with mode read or write
 -- end
 
-local function is_lease(s)
-  return #s <= 13 and s:find('^[1-9][0-9]*$') ~= nil and tonumber(s) <= 1e12
-end
+--- @include "lib/is_lease"
 
-local function is_owner(s)
-  return #s >= 1 and #s <= 1024 and s ~= 'mode' and s:sub(-6) ~= ':write'
-end
+--- @include "lib/is_owner"
 
 -- Redisson's prefix of the per-read timeout keys: the hash tag of the lock's slot.
-local function timeout_prefix(lock)
-  if lock:find('{', 1, true) then return lock end
-  return '{' .. lock .. '}'
-end
+--- @include "lib/timeout_prefix"
 
 -- 'none', 'read' or 'write'; nil and the reason when the key is not a read-write lock.
-local function rw_mode(lock)
-  local kind = redis.call('type', lock).ok
-  if kind == 'none' then return 'none' end
-  if kind ~= 'hash' then return nil, 'lock key holds a ' .. kind .. ', not a hash' end
-  local mode = redis.call('hget', lock, 'mode')
-  if mode == 'read' or mode == 'write' then return mode end
-  return nil, 'lock hash has no mode field read or write'
-end
+--- @include "lib/rw_mode"
 
 -- The longest PTTL among the timeout keys of the owner's counted reads (<= 0: none live).
-local function longest_read(lock, prefix, owner)
+local function longest_own_read(lock, prefix, owner)
   local longest = -2
   local count = tonumber(redis.call('hget', lock, owner)) or 0
   for n = count, 1, -1 do
@@ -80,7 +66,7 @@ if redis.call('hincrby', lock, writer, -1) > 0 then
   return 0
 end
 redis.call('hdel', lock, writer)
-local longest = longest_read(lock, prefix, owner)
+local longest = longest_own_read(lock, prefix, owner)
 if longest > 0 then
   redis.call('hset', lock, 'mode', 'read')
   redis.call('pexpire', lock, longest)

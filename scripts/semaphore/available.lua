@@ -12,19 +12,7 @@
 local MAX_COUNT = 9007199254740991
 
 -- The count a semaphore key holds (nil when there is no key), or nil and an error reply.
-local function load_count(key)
-  local kind = redis.call('type', key).ok
-  if kind == 'none' then return nil end
-  if kind ~= 'string' then
-    return nil, redis.error_reply('RLK_WRONGTYPE semaphore key holds a ' .. kind .. ', not a string')
-  end
-  local s = redis.call('get', key)
-  local n = (s == '0' or (#s <= 17 and s:find('^%-?[1-9][0-9]*$') ~= nil)) and tonumber(s)
-  if not n or n < -MAX_COUNT or n > MAX_COUNT then
-    return nil, redis.error_reply('RLK_WRONGTYPE semaphore key holds a string that is not an integer count')
-  end
-  return n
-end
+--- @include "lib/load_count"
 
 if #KEYS ~= 1 or #ARGV ~= 0 then
   return redis.error_reply('RLK_BADARG expected 1 key and no arguments')

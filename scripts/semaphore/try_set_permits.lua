@@ -12,9 +12,7 @@
 -- error RLK_WRONGTYPE: the semaphore key holds a value that is not a string
 -- end
 
-local function is_count(s)
-  return s == '0' or (#s <= 13 and s:find('^[1-9][0-9]*$') ~= nil and tonumber(s) <= 1e12)
-end
+--- @include "lib/is_count"
 
 if #KEYS ~= 2 or #ARGV ~= 1 then
   return redis.error_reply('RLK_BADARG expected 2 keys and 1 argument')
