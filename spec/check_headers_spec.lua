@@ -251,29 +251,8 @@ end)
 
 -- ------------------------------------------------------------------ the command
 
-local function tmpdir()
-  local p = io.popen("mktemp -d")
-  local d = p:read("*l")
-  p:close()
-  return d
-end
-
-local function write(path, text)
-  os.execute("mkdir -p '" .. path:match("^(.*)/") .. "'")
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
-
--- Runs a command; returns its output lines and exit status.
-local function run(cmd)
-  local p = io.popen(cmd .. " 2>&1; echo \"rc=$?\"")
-  local lines = {}
-  for l in p:read("*a"):gmatch("[^\n]+") do lines[#lines + 1] = l end
-  p:close()
-  local rc = tonumber(table.remove(lines):match("^rc=(%d+)$"))
-  return lines, rc
-end
+local files = require("support.files")
+local tmpdir, write, run = files.tmpdir, files.write, files.run
 
 for _, lua in ipairs({ "luajit", "lua5.1" }) do
   describe("tools/check-headers.lua under " .. lua, function()

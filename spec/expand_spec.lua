@@ -4,37 +4,8 @@
 package.path = "tools/?.lua;" .. package.path
 local expand = require("expand")
 
-local function tmpdir()
-  local p = io.popen("mktemp -d")
-  local d = p:read("*l")
-  p:close()
-  return d
-end
-
-local function write(path, text)
-  os.execute("mkdir -p '" .. path:match("^(.*)/") .. "'")
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
-
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
-
--- Runs a command; returns its output lines (stdout and stderr) and exit status.
-local function run(cmd)
-  local p = io.popen(cmd .. " 2>&1; echo \"rc=$?\"")
-  local lines = {}
-  for l in p:read("*a"):gmatch("[^\n]+") do lines[#lines + 1] = l end
-  p:close()
-  local rc = tonumber(table.remove(lines):match("^rc=(%d+)$"))
-  return lines, rc
-end
+local files = require("support.files")
+local tmpdir, write, read, run = files.tmpdir, files.write, files.read, files.run
 
 local HEADER = "-- name: demo/op\n-- version: 1\n-- end\n"
 
@@ -48,7 +19,7 @@ end
 describe("expand", function()
   local dir
   before_each(function() dir = tmpdir() end)
-  after_each(function() os.execute("rm -rf '" .. dir .. "'") end)
+  after_each(function() files.rm(dir) end)
 
   local function script(text) write(dir .. "/demo/op.lua", HEADER .. text) end
   local function expanded() return expand.file(dir .. "/demo/op.lua", dir) end
@@ -203,7 +174,7 @@ for _, lua in ipairs({ "luajit", "lua5.1" }) do
   describe("tools/expand.lua under " .. lua, function()
     local dir
     before_each(function() dir = tmpdir() end)
-    after_each(function() os.execute("rm -rf '" .. dir .. "'") end)
+    after_each(function() files.rm(dir) end)
 
     it("prints the expanded script", function()
       write(dir .. "/lib/a.lua", helper("a"))
@@ -253,7 +224,7 @@ for _, lua in ipairs({ "luajit", "lua5.1" }) do
   describe("tools/check-helpers.lua under " .. lua, function()
     local dir
     before_each(function() dir = tmpdir() end)
-    after_each(function() os.execute("rm -rf '" .. dir .. "'") end)
+    after_each(function() files.rm(dir) end)
 
     local function check() return run(lua .. " tools/check-helpers.lua " .. dir) end
 

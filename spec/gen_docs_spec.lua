@@ -3,25 +3,11 @@ package.path = "tools/?.lua;" .. package.path
 local sha1 = require("sha1")
 local expand = require("expand")
 
-local function run(cmd)
-  local p = io.popen(cmd .. " 2>&1; echo \"rc=$?\"")
-  local lines = {}
-  for l in p:read("*a"):gmatch("[^\n]+") do lines[#lines + 1] = l end
-  p:close()
-  local rc = tonumber(table.remove(lines):match("^rc=(%d+)$"))
-  return lines, rc
-end
+local files = require("support.files")
+local run, tmpdir = files.run, files.tmpdir
 
 local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("*a")
-  f:close()
-  return s
-end
-
-local function tmpdir()
-  local out = run("mktemp -d")
-  return out[1]
+  return assert(files.read(path))
 end
 
 local SCRIPTS = { "reentrant/acquire", "reentrant/release", "reentrant/renew", "reentrant/renew_many",

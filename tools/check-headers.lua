@@ -31,13 +31,7 @@ local function lua_files(dir)
   return files
 end
 
-local function read_file(path)
-  local f, err = io.open(path, "rb")
-  if not f then return nil, err end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
+local read_file = expand.read_file
 
 -- Returns the list of { path, name, root } to check and a list of problems for bad arguments.
 -- root: the scripts directory includes are found under (nil: two levels above the file).

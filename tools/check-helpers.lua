@@ -18,20 +18,7 @@ local here = (arg and arg[0] or ""):match("^(.*)/[^/]*$") or "."
 package.path = here .. "/?.lua;" .. package.path
 local expand = require("expand")
 
-local function read_file(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
-
-local function split_lines(source)
-  local lines = {}
-  for line in (source .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = line end
-  if source:sub(-1) == "\n" then lines[#lines] = nil end
-  return lines
-end
+local read_file, split_lines = expand.read_file, expand.split_lines
 
 -- Top-level `local function NAME` ... `end` blocks of expanded text: { name, body, file, line }.
 local function functions_of(text, origins)

@@ -10,6 +10,7 @@
 --   local text, origins = expand.source(src, path [, root])
 --   expand.scripts(root)                                 sorted paths of the scripts (not lib/) under root
 --   expand.helpers(root)                                 sorted names ("lib/x") of the helpers under root
+--   expand.read_file(path), expand.split_lines(text)     the file helpers the tools share
 --
 -- An include is a line that is exactly `--- @include "lib/<helper>"`. It is replaced by the code of
 -- <root>/lib/<helper>.lua: the file minus its leading comment block, its include lines and blank
@@ -26,20 +27,24 @@ local M = {}
 M.PATTERN = '^%-%-%- @include "(.*)"$'
 local NAME = "^lib/[%w_]+$"
 
-local function read_file(path)
+-- The bytes of the file at path, or nil and the reason.
+function M.read_file(path)
   local f, err = io.open(path, "rb")
   if not f then return nil, err end
   local s = f:read("*a")
   f:close()
   return s
 end
+local read_file = M.read_file
 
-local function split_lines(source)
+-- The lines of source, without their "\n" (a final newline ends the last line, it opens none).
+function M.split_lines(source)
   local lines = {}
   for line in (source .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = line end
   if source:sub(-1) == "\n" then lines[#lines] = nil end
   return lines
 end
+local split_lines = M.split_lines
 
 local function default_root(path)
   return path:match("^(.*)/[^/]+/[^/]+$") or (path:match("^[^/]+/[^/]+$") and ".") or ".."

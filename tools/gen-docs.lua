@@ -19,13 +19,7 @@ local function shell_quote(s)
   return "'" .. s:gsub("'", "'\\''") .. "'"
 end
 
-local function read_file(path)
-  local f, err = io.open(path, "rb")
-  if not f then return nil, err end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
+local read_file = expand.read_file
 
 local function lua_files(dir)
   local p = io.popen("find " .. shell_quote(dir) .. " -type f -name '*.lua' 2>/dev/null | LC_ALL=C sort")
