@@ -46,7 +46,7 @@ local function collect(args)
         local name = sh.name_from_path(f, a)
         if not name:match("^lib/") then items[#items + 1] = { path = f, name = name, root = root } end
       end
-    else
+    elseif not sh.name_from_path(a):match("^lib/") then
       items[#items + 1] = { path = a, name = sh.name_from_path(a) }
     end
   end

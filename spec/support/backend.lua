@@ -55,15 +55,18 @@ function backend.script_path(name)
 end
 
 -- scripts/<name>.lua with its includes expanded by tools/expand.lua: the exact bytes the build
--- embeds and bundles, what Redis runs.
+-- embeds and bundles, what Redis runs. Expanded once per name while this module is loaded.
+local expand, expanded = nil, {}
 function backend.read_script(name)
   local path = backend.script_path(name)
+  if expanded[path] then return expanded[path] end
   local f, err = io.open(path, "rb")
   if not f then error("no script '" .. name .. "': " .. tostring(err), 2) end
   f:close()
-  local expand = dofile(backend.root .. "/tools/expand.lua")
+  expand = expand or dofile(backend.root .. "/tools/expand.lua")
   local src, why = expand.file(path, backend.root .. "/scripts")
   if not src then error("script '" .. name .. "': " .. why, 2) end
+  expanded[path] = src
   return src
 end
 
