@@ -529,7 +529,7 @@ static void *bg_query_main(void *arg)
         if (!rlk_redlock_is_held(q->rl) || rlk_redlock_validity_ms(q->rl) <= 0 ||
             rlk_redlock_valid_until_ms(q->rl) <= 0)
             q->bad++;
-        q->queries++;
+        __atomic_add_fetch(&q->queries, 1, __ATOMIC_SEQ_CST);
     }
     return NULL;
 }
@@ -545,6 +545,10 @@ static void rl_queries_during_extend(void)
     REQUIRE_INT_EQ(rlk_redlock_try_lock(rl, 0, 5000, NULL), RLK_OK);
     q.rl = rl;
     REQUIRE(pthread_create(&t, NULL, bg_query_main, &q) == 0);
+    /* The extends must overlap the queries: wait (bounded) until the thread runs. */
+    for (long long until = rlk_fx_now_ms() + 10000;
+         __atomic_load_n(&q.queries, __ATOMIC_SEQ_CST) == 0 && rlk_fx_now_ms() < until;)
+        rlk_fx_sleep_ms(1);
     before = rlk_redlock_valid_until_ms(rl);
     for (int i = 0; i < 20; i++)
         CHECK_INT_EQ(rlk_redlock_extend(rl, 8000, NULL), RLK_OK);
