@@ -100,8 +100,6 @@ void rlk_rt_report_lost(rlk_rt *rt, const char *name, const char *owner, int rea
 /* ---------------------------------------------------------------- time */
 
 long long rlk_rt_now_ns(void);
-/* now + ms (ms < 0: -1, no deadline). */
-long long rlk_rt_deadline_after_ms(long long ms);
 /* The earlier of two "until" times, -1 meaning never. */
 long long rlk_rt_until_min(long long a, long long b);
 /* A condition variable on CLOCK_MONOTONIC. */
@@ -187,16 +185,11 @@ void rlk_wd_free(rlk_wd *wd);
  * lock's token of this acquisition (0 for other kinds). */
 int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, int watchdog,
                        long long sent_ns, long long token);
-int rlk_wd_acquired(rlk_wd *wd, const char *name, const char *owner, long long lease_ms,
-                    int watchdog, long long sent_ns);
 /* 1 when (kind, name, owner) is recorded as held by this client. */
 int rlk_wd_holds_as(rlk_wd *wd, int kind, const char *name, const char *owner);
 int rlk_wd_holds(rlk_wd *wd, const char *name, const char *owner);
 /* 1 and *token when held: the token recorded by the latest acquisition. */
 int rlk_wd_token_of(rlk_wd *wd, int kind, const char *name, const char *owner, long long *token);
-/* Drops the entry of (name, owner) without reporting it lost. */
-void rlk_wd_forget_as(rlk_wd *wd, int kind, const char *name, const char *owner);
-void rlk_wd_forget(rlk_wd *wd, const char *name, const char *owner);
 /* Drops every entry of name, of every kind (force unlock deletes the hash). */
 void rlk_wd_forget_name(rlk_wd *wd, const char *name);
 /* Before a release: takes the entry out when this is its last hold (waiting
@@ -204,12 +197,9 @@ void rlk_wd_forget_name(rlk_wd *wd, const char *name);
  * to restore if the owner still holds the lock afterwards. */
 long long rlk_wd_release_begin_as(rlk_wd *wd, int kind, const char *name, const char *owner,
                                   rlk_wd_ticket *t);
-long long rlk_wd_release_begin(rlk_wd *wd, const char *name, const char *owner,
-                               rlk_wd_ticket *t);
 void rlk_wd_release_end(rlk_wd *wd, rlk_wd_ticket *t, int outcome);
 /* 1 when the watchdog declared (kind, name, owner) lost since it was last acquired. */
 int rlk_wd_is_lost_as(rlk_wd *wd, int kind, const char *name, const char *owner);
-int rlk_wd_is_lost(rlk_wd *wd, const char *name, const char *owner);
 
 /* ---------------------------------------------------------------- local queues (lock_queue.c) */
 

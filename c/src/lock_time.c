@@ -16,15 +16,6 @@ long long rlk_rt_now_ns(void)
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-long long rlk_rt_deadline_after_ms(long long ms)
-{
-    if (ms < 0)
-        return -1;
-    if (ms > 1000000000000LL)
-        ms = 1000000000000LL;
-    return rlk_rt_now_ns() + ms * 1000000LL;
-}
-
 long long rlk_rt_until_min(long long a, long long b)
 {
     if (a < 0)

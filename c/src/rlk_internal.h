@@ -149,8 +149,6 @@ typedef struct rlk_sigpipe_guard {
 void rlk_sigpipe_enter(rlk_sigpipe_guard *g);
 /* failed: the request ended in an error (only then may a SIGPIPE be pending). */
 void rlk_sigpipe_leave(rlk_sigpipe_guard *g, int failed);
-/* For threads the library starts: block SIGPIPE for the thread's life. */
-void rlk_sigpipe_block_thread(void);
 
 /* ---------------------------------------------------------------- errors */
 

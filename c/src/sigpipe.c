@@ -49,12 +49,3 @@ void rlk_sigpipe_leave(rlk_sigpipe_guard *g, int failed)
     pthread_sigmask(SIG_SETMASK, &g->old, NULL);
     g->active = 0;
 }
-
-void rlk_sigpipe_block_thread(void)
-{
-    sigset_t set;
-
-    sigemptyset(&set);
-    sigaddset(&set, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
-}

@@ -822,14 +822,6 @@ int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, i
     return rc;
 }
 
-int rlk_wd_acquired(rlk_wd *wd, const char *name, const char *owner, long long lease_ms,
-                    int watchdog, long long sent_ns)
-{
-    rlk_hold_spec h = {RLK_KIND_LOCK, name, owner, 1, {name, NULL, NULL}};
-
-    return rlk_wd_acquired_as(wd, &h, lease_ms, watchdog, sent_ns, 0);
-}
-
 int rlk_wd_holds_as(rlk_wd *wd, int kind, const char *name, const char *owner)
 {
     int held;
@@ -855,24 +847,6 @@ int rlk_wd_token_of(rlk_wd *wd, int kind, const char *name, const char *owner, l
         *token = e->token;
     pthread_mutex_unlock(&wd->mu);
     return e != NULL;
-}
-
-void rlk_wd_forget_as(rlk_wd *wd, int kind, const char *name, const char *owner)
-{
-    rlk_hold *e;
-
-    pthread_mutex_lock(&wd->mu);
-    e = rlk_wd_settle(wd, kind, name, owner);
-    if (e) {
-        rlk_wd_unlink(wd, e);
-        rlk_hold_free(e);
-    }
-    pthread_mutex_unlock(&wd->mu);
-}
-
-void rlk_wd_forget(rlk_wd *wd, const char *name, const char *owner)
-{
-    rlk_wd_forget_as(wd, RLK_KIND_LOCK, name, owner);
 }
 
 void rlk_wd_forget_name(rlk_wd *wd, const char *name)
@@ -920,12 +894,6 @@ long long rlk_wd_release_begin_as(rlk_wd *wd, int kind, const char *name, const 
     return lease;
 }
 
-long long rlk_wd_release_begin(rlk_wd *wd, const char *name, const char *owner,
-                               rlk_wd_ticket *t)
-{
-    return rlk_wd_release_begin_as(wd, RLK_KIND_LOCK, name, owner, t);
-}
-
 void rlk_wd_release_end(rlk_wd *wd, rlk_wd_ticket *t, int outcome)
 {
     rlk_hold *e;
@@ -956,9 +924,4 @@ int rlk_wd_is_lost_as(rlk_wd *wd, int kind, const char *name, const char *owner)
     lost = *rlk_wd_mark_slot(wd, kind, name, owner) != NULL;
     pthread_mutex_unlock(&wd->mu);
     return lost;
-}
-
-int rlk_wd_is_lost(rlk_wd *wd, const char *name, const char *owner)
-{
-    return rlk_wd_is_lost_as(wd, RLK_KIND_LOCK, name, owner);
 }
