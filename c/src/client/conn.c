@@ -244,7 +244,7 @@ int rlk_conn_open(rlk_client *c, redisContext **out)
 /* ---------------------------------------------------------------- scripts */
 
 /* Checks one SCRIPT LOAD reply against s; records and returns the error. */
-static int rlk_check_load_reply(rlk_client *c, const rlk_script_info *s, const redisReply *r)
+int rlk_conn_check_load_reply(rlk_client *c, const rlk_script_info *s, const redisReply *r)
 {
     if (r->type == REDIS_REPLY_ERROR)
         return rlk_set_error(c, rlk_reply_class(r, RLK_ERR_SERVER), "SCRIPT LOAD %s on %s: %.*s",
@@ -259,7 +259,7 @@ static int rlk_check_load_reply(rlk_client *c, const rlk_script_info *s, const r
     return RLK_OK;
 }
 
-static void rlk_load_argv(const rlk_script_info *s, const char *argv[3], size_t lens[3])
+void rlk_conn_load_argv(const rlk_script_info *s, const char *argv[3], size_t lens[3])
 {
     argv[0] = "SCRIPT";
     argv[1] = "LOAD";
@@ -276,11 +276,11 @@ int rlk_conn_load_script(rlk_client *c, redisContext *ctx, const rlk_script_info
     redisReply *r;
     int rc;
 
-    rlk_load_argv(s, argv, lens);
+    rlk_conn_load_argv(s, argv, lens);
     rc = rlk_conn_command(c, ctx, "SCRIPT LOAD", 3, argv, lens, &r, NULL);
     if (rc != RLK_OK)
         return rc;
-    rc = rlk_check_load_reply(c, s, r);
+    rc = rlk_conn_check_load_reply(c, s, r);
     freeReplyObject(r);
     return rc;
 }
@@ -295,7 +295,7 @@ static int rlk_conn_load_all_io(rlk_client *c, redisContext *ctx)
         const char *argv[3];
         size_t lens[3];
 
-        rlk_load_argv(&c->scripts.items[i], argv, lens);
+        rlk_conn_load_argv(&c->scripts.items[i], argv, lens);
         if (redisAppendCommandArgv(ctx, 3, argv, lens) != REDIS_OK)
             return rlk_set_ctx_error(c, ctx, "SCRIPT LOAD");
     }
@@ -307,7 +307,7 @@ static int rlk_conn_load_all_io(rlk_client *c, redisContext *ctx)
         errno = 0;
         if (redisGetReply(ctx, &r) != REDIS_OK || !r)
             return rlk_set_ctx_error(c, ctx, "SCRIPT LOAD");
-        one = rc == RLK_OK ? rlk_check_load_reply(c, &c->scripts.items[i], r) : RLK_OK;
+        one = rc == RLK_OK ? rlk_conn_check_load_reply(c, &c->scripts.items[i], r) : RLK_OK;
         if (one != RLK_OK)
             rc = one;
         freeReplyObject(r);
@@ -363,7 +363,7 @@ static int rlk_evalsha_build(rlk_evalsha_argv *e, const rlk_script_info *s,
     return RLK_OK;
 }
 
-static int rlk_is_noscript(const redisReply *r)
+int rlk_conn_is_noscript(const redisReply *r)
 {
     return r->type == REDIS_REPLY_ERROR && rlk_first_word_is(r->str, r->len, "NOSCRIPT");
 }
@@ -387,7 +387,7 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
     rlk_conn_after_write(NULL, NULL);   /* this EVALSHA takes the armed hook */
     for (int attempt = 0; rc == RLK_OK && attempt < 2; attempt++) {
         rc = rlk_conn_command_hooked(c, ctx, s->name, e.argc, e.argv, e.lens, &r, &w, &hook);
-        if (rc != RLK_OK || !(attempt == 0 && rlk_is_noscript(r)))
+        if (rc != RLK_OK || !(attempt == 0 && rlk_conn_is_noscript(r)))
             break;
         /* NOSCRIPT: the script did not run. Load it and try once more. */
         freeReplyObject(r);

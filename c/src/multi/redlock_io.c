@@ -343,21 +343,17 @@ void redlock_io_send(redlock_io *io, int i, const char *name,
 
 /* ---------------------------------------------------------------- replies */
 
-static int redlock_is_noscript(const redisReply *r)
-{
-    return r->type == REDIS_REPLY_ERROR && r->len >= 8 && memcmp(r->str, "NOSCRIPT", 8) == 0;
-}
-
 /* NOSCRIPT: SCRIPT LOAD and EVALSHA again, pipelined, once. 0 when queued. */
 static int redlock_retry_noscript(redlock_conn *k, redlock_expect *e)
 {
-    const char *argv[3] = {"SCRIPT", "LOAD", e->script->body};
-    size_t lens[3] = {6, 4, e->script->body_len};
+    const char *argv[3];
+    size_t lens[3];
     redisContext *ctx = redlock_ctx(k);
     redlock_expect *load, *call;
 
     if (e->retried || k->nexp != 1 || k->nexp + 2 > REDLOCK_IO_MAX_EXPECT)
         return -1;
+    rlk_conn_load_argv(e->script, argv, lens);
     if (redisAppendCommandArgv(ctx, 3, argv, lens) != REDIS_OK ||
         redisAppendFormattedCommand(ctx, e->cmd, e->cmdlen) != REDIS_OK)
         return -1;
@@ -384,7 +380,7 @@ static void redlock_on_call(redlock_conn *k, redlock_expect *e, redisReply *r)
     }
     if (e->load_rc != RLK_OK) {
         redlock_req_fail(e->req, e->load_rc, e->load_err);
-    } else if (redlock_is_noscript(r) && redlock_retry_noscript(k, e) == 0) {
+    } else if (rlk_conn_is_noscript(r) && redlock_retry_noscript(k, e) == 0) {
         /* the retry owns the request now */
     } else if (r->type == REDIS_REPLY_ERROR) {
         rc = rlk_set_reply_error(k->c, r, e->script->name, RLK_ERR_SCRIPT);
@@ -403,15 +399,8 @@ static void redlock_on_call(redlock_conn *k, redlock_expect *e, redisReply *r)
 static void redlock_on_load(redlock_conn *k, const redlock_expect *e, const redisReply *r)
 {
     redlock_expect *next = k->nexp > 1 ? &k->exp[1] : NULL;
-    int rc = RLK_OK;
+    int rc = rlk_conn_check_load_reply(k->c, e->script, r);
 
-    if (r->type == REDIS_REPLY_ERROR)
-        rc = rlk_set_reply_error(k->c, r, "SCRIPT LOAD", RLK_ERR_SERVER);
-    else if (r->type != REDIS_REPLY_STRING || r->len != 40 ||
-             memcmp(r->str, e->script->sha1, 40) != 0)
-        rc = rlk_set_error(k->c, RLK_ERR_SHA,
-                           "SCRIPT LOAD %s on %s: the server computed another SHA-1",
-                           e->script->name, k->c->addr);
     if (rc != RLK_OK && next && next->kind == REDLOCK_EXP_CALL) {
         next->load_rc = rc;
         snprintf(next->load_err, sizeof next->load_err, "%s", rlk_errstr(k->c));

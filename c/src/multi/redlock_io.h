@@ -17,7 +17,9 @@
  * and closes the others.
  *
  * Calls go by name: EVALSHA, and on NOSCRIPT a pipelined SCRIPT LOAD (SHA-1
- * checked against the build) and EVALSHA again, once.
+ * checked against the build) and EVALSHA again, once; the NOSCRIPT test,
+ * the SCRIPT LOAD argv and the check of its reply are client/conn.h's, as
+ * for every other call.
  *
  * Not thread-safe: a session belongs to the thread that opened it. Error
  * messages also go through rlk_set_error, so the calling thread's last error
