@@ -15,7 +15,11 @@
 
 #include <stdio.h>
 
-#include "rlk_internal.h"
+#include "client/bundle.h"
+#include "client/client.h"
+#include "client/clock.h"
+#include "client/error.h"
+#include "client/scripts.h"
 
 /* Exit codes (also in `rlk --help` and docs/cli.md). */
 enum rlk_exit {

@@ -21,7 +21,6 @@
 
 #include "lock_cli.h"
 
-#define RLK_NS_PER_MS 1000000LL
 
 void rlk_lc_signal_set(sigset_t *set)
 {

@@ -14,6 +14,11 @@
  *
  * Ownership: the caller owns what it creates (rlk_free, rlk_lock_free) and
  * every redisReply handed out (freeReplyObject).
+ *
+ * Sections, in the order of the library's layers (c/src/README.md): errors,
+ * client, scripts; holders and lost locks (every lock kind); the kinds on one
+ * server (reentrant, read-write, fair and fenced lock, semaphore,
+ * permit-expirable semaphore, count-down latch); MultiLock and RedLock.
  */
 #ifndef RLK_H
 #define RLK_H
@@ -130,6 +135,39 @@ int rlk_eval(rlk_client *c, const char *name,
 int rlk_command(rlk_client *c, int argc, const char *const *argv,
                 const size_t *argvlen, redisReply **reply);
 
+/* ---------------------------------------------------------------- holders, lost locks */
+
+/* This client's uuid (the first part of its holder ids), 36 characters. */
+const char *rlk_client_uuid(const rlk_client *c);
+
+/* Why a lock was lost. */
+enum rlk_lost_reason {
+    RLK_LOST_GONE = 1,    /* a renewal found the lock no longer held by this holder */
+    RLK_LOST_EXPIRED = 2  /* renewals failed (errors) until its lease had certainly run out */
+};
+/* Called from the watchdog thread, once per lost lock; must not block long. */
+typedef void (*rlk_lost_fn)(const char *name, const char *owner, int reason, void *userdata);
+void rlk_set_lost_callback(rlk_client *c, rlk_lost_fn fn, void *userdata);
+
+/* The kinds of hold a client's watchdog renews (docs/runtime.md): the
+ * lost-lock callbacks say which one was lost. rlk_set_lost_callback's
+ * callback is called for every kind too; this one adds the kind (a thread
+ * may hold both the write lock and a read of one read-write lock). */
+enum rlk_lock_kind {
+    RLK_KIND_LOCK = 0,      /* rlk_lock_* (reentrant) */
+    RLK_KIND_FAIR = 1,      /* rlk_fairlock_* */
+    RLK_KIND_FENCED = 2,    /* rlk_fenced_* */
+    RLK_KIND_READ = 3,      /* rlk_rwlock_*, the read side */
+    RLK_KIND_WRITE = 4      /* rlk_rwlock_*, the write side */
+};
+/* "lock", "fair", "fenced", "read", "write"; "unknown" otherwise. */
+const char *rlk_kind_name(int kind);
+/* Called from the watchdog thread, once per lost hold, after the plain
+ * callback; must not block long. NULL: none. */
+typedef void (*rlk_lost_kind_fn)(int kind, const char *name, const char *owner, int reason,
+                                 void *userdata);
+void rlk_set_lost_kind_callback(rlk_client *c, rlk_lost_kind_fn fn, void *userdata);
+
 /* ---------------------------------------------------------------- reentrant lock */
 
 typedef struct rlk_lock rlk_lock;
@@ -163,164 +201,6 @@ int rlk_lock_is_held_by_me(rlk_lock *l, int *held);
 int rlk_lock_hold_count(rlk_lock *l, long long *count);
 /* PTTL of the lock key: -2 no lock, -1 no expiry. */
 int rlk_lock_remaining_ttl(rlk_lock *l, long long *ttl_ms);
-
-/* Why a lock was lost. */
-enum rlk_lost_reason {
-    RLK_LOST_GONE = 1,    /* a renewal found the lock no longer held by this holder */
-    RLK_LOST_EXPIRED = 2  /* renewals failed (errors) until its lease had certainly run out */
-};
-/* Called from the watchdog thread, once per lost lock; must not block long. */
-typedef void (*rlk_lost_fn)(const char *name, const char *owner, int reason, void *userdata);
-void rlk_set_lost_callback(rlk_client *c, rlk_lost_fn fn, void *userdata);
-
-/* This client's uuid (the first part of its holder ids), 36 characters. */
-const char *rlk_client_uuid(const rlk_client *c);
-
-/* ---------------------------------------------------------------- MultiLock and RedLock */
-
-/* MultiLock: several reentrant locks, each a (client, name) member, possibly
- * on different servers, taken all or none (Redisson's RedissonMultiLock).
- *
- * Members are taken in one global order (server address, db, then name),
- * whatever order they were added in, so two MultiLocks sharing members cannot
- * deadlock. An attempt takes the members one by one, each waiting (pub/sub)
- * at most until the attempt's budget (1500 ms per member by default) or the
- * caller's wait runs out; when one stays busy, every member already taken is
- * released and a new attempt starts, while the wait lasts. A member that
- * fails with an error (not RLK_ERR_BUSY) ends the call with that error, after
- * the same release. Lease-less members (lease_ms <= 0) are renewed by their
- * clients' watchdogs, as rlk_lock_* does. With lease_ms > 0 and a wait, the
- * members are taken with a lease of max(lease, 2 x the attempt's budget, at
- * most the wait) and set to lease_ms once all are held (so none expires while
- * later ones are awaited).
- *
- * Holder ids are the calling thread's (or the one rlk_multilock_set_owner
- * fixes). A handle is used by one thread at a time; err/errstr describe its
- * last call, and failed_member tells which member ended it. */
-typedef struct rlk_multilock rlk_multilock;
-
-rlk_multilock *rlk_multilock_new(void);              /* NULL: out of memory */
-void rlk_multilock_free(rlk_multilock *m);          /* does not unlock */
-/* Adds the lock `name` on client c (borrowed: it must outlive the handle).
- * RLK_ERR_ARG for an empty name or a member already in the set. */
-int rlk_multilock_add(rlk_multilock *m, rlk_client *c, const char *name);
-/* The wait budget of one attempt is ms_per_member x members (<= 0: 1500). */
-void rlk_multilock_set_attempt_wait(rlk_multilock *m, long long ms_per_member);
-/* A fixed holder id for every member (NULL: per-thread ids again). */
-int rlk_multilock_set_owner(rlk_multilock *m, const char *owner);
-
-/* wait_ms < 0: as long as it takes; 0: one attempt without waiting; > 0: at
- * most that long. RLK_OK: every member held. RLK_ERR_BUSY: some member stayed
- * held by another until the wait ran out. Other codes: a member's error.
- * After any failure this handle holds no member. */
-int rlk_multilock_try_lock(rlk_multilock *m, long long wait_ms, long long lease_ms);
-int rlk_multilock_lock(rlk_multilock *m, long long lease_ms);
-/* Releases every member (all are tried). RLK_OK, or the first member's
- * error (RLK_ERR_NOT_OWNER when its hold was lost or had expired). */
-int rlk_multilock_unlock(rlk_multilock *m);
-
-int rlk_multilock_count(const rlk_multilock *m);
-/* Member i, in the order added (0-based); NULL when out of range. */
-const char *rlk_multilock_member_name(const rlk_multilock *m, int i);
-const char *rlk_multilock_member_url(const rlk_multilock *m, int i);   /* password masked */
-rlk_client *rlk_multilock_member_client(const rlk_multilock *m, int i);
-rlk_lock *rlk_multilock_member_lock(const rlk_multilock *m, int i);
-/* The index of the member taken k-th (0-based) in the global order. */
-int rlk_multilock_order_at(const rlk_multilock *m, int k);
-/* The member whose failure ended the last call, or -1. */
-int rlk_multilock_failed_member(const rlk_multilock *m);
-int rlk_multilock_err(const rlk_multilock *m);
-const char *rlk_multilock_errstr(const rlk_multilock *m);
-
-/* RedLock over N independent servers, one client each (antirez's algorithm,
- * on the token/acquire, token/extend and token/release scripts: a string key
- * `name` holding a random 128-bit hex token, SET NX PX semantics).
- *
- * One attempt sends the acquire to every server at once (non-blocking I/O
- * multiplexed with poll(): no server waits for another), each bounded by
- * server_timeout_ms. With quorum = N/2 + 1 acquired, validity = lease -
- * elapsed - drift, drift = lease x drift_factor + drift_ms; the attempt
- * counts only with a quorum and a positive validity. Otherwise the token is
- * released on every server (in parallel; on a server that did not answer, the
- * release is pipelined behind the unanswered acquire on the same connection)
- * and, while the wait lasts, a new attempt follows after a random delay of
- * 0..retry_delay_ms (polling: no pub/sub). */
-typedef struct rlk_redlock rlk_redlock;
-
-typedef struct rlk_redlock_options {
-    long long server_timeout_ms;  /* <= 0: 50; bounds each server's part of an attempt */
-    long long retry_delay_ms;     /* <= 0: 200; retry after uniform 0..retry_delay_ms */
-    double drift_factor;          /* <= 0: 0.01 */
-    long long drift_ms;           /* <= 0: 2 */
-} rlk_redlock_options;
-
-void rlk_redlock_options_init(rlk_redlock_options *o);
-
-/* A handle on `name` over n clients (borrowed; distinct; n >= 1; NULL opts:
- * defaults). No I/O. NULL on a bad argument or out of memory. The handle has
- * its own mutex: a thread may extend while another waits for the validity. */
-rlk_redlock *rlk_redlock_new(rlk_client *const *clients, int n, const char *name,
-                             const rlk_redlock_options *opts);
-void rlk_redlock_free(rlk_redlock *rl);                 /* does not unlock */
-
-/* lease_ms in 1..10^12 (there is no watchdog: extend before it runs out).
- * wait_ms as for rlk_lock_try_lock. RLK_OK: held; *validity_ms (may be NULL)
- * is what is left of the lease for sure. RLK_ERR_BUSY: held elsewhere when
- * the wait ran out. RLK_ERR_TIMEOUT: a quorum answered but too late (no
- * validity left). Another code: too many servers failed with it (errstr
- * names them). A handle already holding the lock answers RLK_ERR_ARG. */
-int rlk_redlock_try_lock(rlk_redlock *rl, long long wait_ms, long long lease_ms,
-                         long long *validity_ms);
-int rlk_redlock_lock(rlk_redlock *rl, long long lease_ms, long long *validity_ms);
-/* Sets the lease to lease_ms on every server that still holds the token.
- * RLK_OK only when a quorum did so before the current validity ran out and
- * with a positive new validity (*validity_ms). RLK_ERR_LOST: the validity had
- * run out, or the token is gone from a majority; RLK_ERR_NOT_OWNER: not held. */
-int rlk_redlock_extend(rlk_redlock *rl, long long lease_ms, long long *validity_ms);
-/* Releases on every server (in parallel). RLK_OK: a quorum released it;
- * RLK_ERR_NOT_OWNER: too few servers still held the token (it had expired);
- * else the servers' error. The handle no longer holds the lock either way. */
-int rlk_redlock_unlock(rlk_redlock *rl);
-
-/* 1 while acquired and not unlocked (whatever the validity). */
-int rlk_redlock_is_held(rlk_redlock *rl);
-/* The end of the validity on CLOCK_MONOTONIC, in ms (-1 when not held): the
- * lock is certainly held until then and not after, unless extended. */
-long long rlk_redlock_valid_until_ms(rlk_redlock *rl);
-/* Validity left now in ms (<= 0: run out; -1 as well when not held). */
-long long rlk_redlock_validity_ms(rlk_redlock *rl);
-/* The token of the current hold (33 bytes with the NUL), "" when not held. */
-int rlk_redlock_token(rlk_redlock *rl, char *buf, size_t len);
-int rlk_redlock_server_count(const rlk_redlock *rl);
-int rlk_redlock_quorum(const rlk_redlock *rl);
-/* Server i's part in the last operation: RLK_OK (acquired / extended /
- * released), RLK_ERR_BUSY (acquire: held by another token), RLK_ERR_NOT_OWNER
- * (extend, release: the token was not there), or its error (RLK_ERR_IO,
- * RLK_ERR_TIMEOUT, ...). *msg (may be NULL) gets a description. */
-int rlk_redlock_server_status(rlk_redlock *rl, int i, const char **msg);
-int rlk_redlock_err(rlk_redlock *rl);
-const char *rlk_redlock_errstr(rlk_redlock *rl);
-
-/* ---------------------------------------------------------------- lock kinds, lost holds */
-
-/* The kinds of hold a client's watchdog renews (docs/runtime.md): the
- * lost-lock callbacks say which one was lost. rlk_set_lost_callback's
- * callback is called for every kind too; this one adds the kind (a thread
- * may hold both the write lock and a read of one read-write lock). */
-enum rlk_lock_kind {
-    RLK_KIND_LOCK = 0,      /* rlk_lock_* (reentrant) */
-    RLK_KIND_FAIR = 1,      /* rlk_fairlock_* */
-    RLK_KIND_FENCED = 2,    /* rlk_fenced_* */
-    RLK_KIND_READ = 3,      /* rlk_rwlock_*, the read side */
-    RLK_KIND_WRITE = 4      /* rlk_rwlock_*, the write side */
-};
-/* "lock", "fair", "fenced", "read", "write"; "unknown" otherwise. */
-const char *rlk_kind_name(int kind);
-/* Called from the watchdog thread, once per lost hold, after the plain
- * callback; must not block long. NULL: none. */
-typedef void (*rlk_lost_kind_fn)(int kind, const char *name, const char *owner, int reason,
-                                 void *userdata);
-void rlk_set_lost_kind_callback(rlk_client *c, rlk_lost_kind_fn fn, void *userdata);
 
 /* ---------------------------------------------------------------- read-write lock */
 
@@ -611,6 +491,131 @@ int rlk_latch_delete(rlk_latch *l, int *deleted);
  * still armed when the timeout ran out. Woken by the channel's "0"; every
  * awaiter of the process wakes. */
 int rlk_latch_await(rlk_latch *l, long long timeout_ms);
+
+/* ---------------------------------------------------------------- MultiLock and RedLock */
+
+/* MultiLock: several reentrant locks, each a (client, name) member, possibly
+ * on different servers, taken all or none (Redisson's RedissonMultiLock).
+ *
+ * Members are taken in one global order (server address, db, then name),
+ * whatever order they were added in, so two MultiLocks sharing members cannot
+ * deadlock. An attempt takes the members one by one, each waiting (pub/sub)
+ * at most until the attempt's budget (1500 ms per member by default) or the
+ * caller's wait runs out; when one stays busy, every member already taken is
+ * released and a new attempt starts, while the wait lasts. A member that
+ * fails with an error (not RLK_ERR_BUSY) ends the call with that error, after
+ * the same release. Lease-less members (lease_ms <= 0) are renewed by their
+ * clients' watchdogs, as rlk_lock_* does. With lease_ms > 0 and a wait, the
+ * members are taken with a lease of max(lease, 2 x the attempt's budget, at
+ * most the wait) and set to lease_ms once all are held (so none expires while
+ * later ones are awaited).
+ *
+ * Holder ids are the calling thread's (or the one rlk_multilock_set_owner
+ * fixes). A handle is used by one thread at a time; err/errstr describe its
+ * last call, and failed_member tells which member ended it. */
+typedef struct rlk_multilock rlk_multilock;
+
+rlk_multilock *rlk_multilock_new(void);              /* NULL: out of memory */
+void rlk_multilock_free(rlk_multilock *m);          /* does not unlock */
+/* Adds the lock `name` on client c (borrowed: it must outlive the handle).
+ * RLK_ERR_ARG for an empty name or a member already in the set. */
+int rlk_multilock_add(rlk_multilock *m, rlk_client *c, const char *name);
+/* The wait budget of one attempt is ms_per_member x members (<= 0: 1500). */
+void rlk_multilock_set_attempt_wait(rlk_multilock *m, long long ms_per_member);
+/* A fixed holder id for every member (NULL: per-thread ids again). */
+int rlk_multilock_set_owner(rlk_multilock *m, const char *owner);
+
+/* wait_ms < 0: as long as it takes; 0: one attempt without waiting; > 0: at
+ * most that long. RLK_OK: every member held. RLK_ERR_BUSY: some member stayed
+ * held by another until the wait ran out. Other codes: a member's error.
+ * After any failure this handle holds no member. */
+int rlk_multilock_try_lock(rlk_multilock *m, long long wait_ms, long long lease_ms);
+int rlk_multilock_lock(rlk_multilock *m, long long lease_ms);
+/* Releases every member (all are tried). RLK_OK, or the first member's
+ * error (RLK_ERR_NOT_OWNER when its hold was lost or had expired). */
+int rlk_multilock_unlock(rlk_multilock *m);
+
+int rlk_multilock_count(const rlk_multilock *m);
+/* Member i, in the order added (0-based); NULL when out of range. */
+const char *rlk_multilock_member_name(const rlk_multilock *m, int i);
+const char *rlk_multilock_member_url(const rlk_multilock *m, int i);   /* password masked */
+rlk_client *rlk_multilock_member_client(const rlk_multilock *m, int i);
+rlk_lock *rlk_multilock_member_lock(const rlk_multilock *m, int i);
+/* The index of the member taken k-th (0-based) in the global order. */
+int rlk_multilock_order_at(const rlk_multilock *m, int k);
+/* The member whose failure ended the last call, or -1. */
+int rlk_multilock_failed_member(const rlk_multilock *m);
+int rlk_multilock_err(const rlk_multilock *m);
+const char *rlk_multilock_errstr(const rlk_multilock *m);
+
+/* RedLock over N independent servers, one client each (antirez's algorithm,
+ * on the token/acquire, token/extend and token/release scripts: a string key
+ * `name` holding a random 128-bit hex token, SET NX PX semantics).
+ *
+ * One attempt sends the acquire to every server at once (non-blocking I/O
+ * multiplexed with poll(): no server waits for another), each bounded by
+ * server_timeout_ms. With quorum = N/2 + 1 acquired, validity = lease -
+ * elapsed - drift, drift = lease x drift_factor + drift_ms; the attempt
+ * counts only with a quorum and a positive validity. Otherwise the token is
+ * released on every server (in parallel; on a server that did not answer, the
+ * release is pipelined behind the unanswered acquire on the same connection)
+ * and, while the wait lasts, a new attempt follows after a random delay of
+ * 0..retry_delay_ms (polling: no pub/sub). */
+typedef struct rlk_redlock rlk_redlock;
+
+typedef struct rlk_redlock_options {
+    long long server_timeout_ms;  /* <= 0: 50; bounds each server's part of an attempt */
+    long long retry_delay_ms;     /* <= 0: 200; retry after uniform 0..retry_delay_ms */
+    double drift_factor;          /* <= 0: 0.01 */
+    long long drift_ms;           /* <= 0: 2 */
+} rlk_redlock_options;
+
+void rlk_redlock_options_init(rlk_redlock_options *o);
+
+/* A handle on `name` over n clients (borrowed; distinct; n >= 1; NULL opts:
+ * defaults). No I/O. NULL on a bad argument or out of memory. The handle has
+ * its own mutex: a thread may extend while another waits for the validity. */
+rlk_redlock *rlk_redlock_new(rlk_client *const *clients, int n, const char *name,
+                             const rlk_redlock_options *opts);
+void rlk_redlock_free(rlk_redlock *rl);                 /* does not unlock */
+
+/* lease_ms in 1..10^12 (there is no watchdog: extend before it runs out).
+ * wait_ms as for rlk_lock_try_lock. RLK_OK: held; *validity_ms (may be NULL)
+ * is what is left of the lease for sure. RLK_ERR_BUSY: held elsewhere when
+ * the wait ran out. RLK_ERR_TIMEOUT: a quorum answered but too late (no
+ * validity left). Another code: too many servers failed with it (errstr
+ * names them). A handle already holding the lock answers RLK_ERR_ARG. */
+int rlk_redlock_try_lock(rlk_redlock *rl, long long wait_ms, long long lease_ms,
+                         long long *validity_ms);
+int rlk_redlock_lock(rlk_redlock *rl, long long lease_ms, long long *validity_ms);
+/* Sets the lease to lease_ms on every server that still holds the token.
+ * RLK_OK only when a quorum did so before the current validity ran out and
+ * with a positive new validity (*validity_ms). RLK_ERR_LOST: the validity had
+ * run out, or the token is gone from a majority; RLK_ERR_NOT_OWNER: not held. */
+int rlk_redlock_extend(rlk_redlock *rl, long long lease_ms, long long *validity_ms);
+/* Releases on every server (in parallel). RLK_OK: a quorum released it;
+ * RLK_ERR_NOT_OWNER: too few servers still held the token (it had expired);
+ * else the servers' error. The handle no longer holds the lock either way. */
+int rlk_redlock_unlock(rlk_redlock *rl);
+
+/* 1 while acquired and not unlocked (whatever the validity). */
+int rlk_redlock_is_held(rlk_redlock *rl);
+/* The end of the validity on CLOCK_MONOTONIC, in ms (-1 when not held): the
+ * lock is certainly held until then and not after, unless extended. */
+long long rlk_redlock_valid_until_ms(rlk_redlock *rl);
+/* Validity left now in ms (<= 0: run out; -1 as well when not held). */
+long long rlk_redlock_validity_ms(rlk_redlock *rl);
+/* The token of the current hold (33 bytes with the NUL), "" when not held. */
+int rlk_redlock_token(rlk_redlock *rl, char *buf, size_t len);
+int rlk_redlock_server_count(const rlk_redlock *rl);
+int rlk_redlock_quorum(const rlk_redlock *rl);
+/* Server i's part in the last operation: RLK_OK (acquired / extended /
+ * released), RLK_ERR_BUSY (acquire: held by another token), RLK_ERR_NOT_OWNER
+ * (extend, release: the token was not there), or its error (RLK_ERR_IO,
+ * RLK_ERR_TIMEOUT, ...). *msg (may be NULL) gets a description. */
+int rlk_redlock_server_status(rlk_redlock *rl, int i, const char **msg);
+int rlk_redlock_err(rlk_redlock *rl);
+const char *rlk_redlock_errstr(rlk_redlock *rl);
 
 #ifdef __cplusplus
 }

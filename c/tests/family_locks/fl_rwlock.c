@@ -18,7 +18,7 @@
  */
 #include "check.h"
 #include "fl_util.h"
-#include "lock_internal.h"
+#include "runtime/rt.h"
 
 #include <signal.h>
 #include <stdio.h>

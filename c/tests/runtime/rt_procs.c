@@ -16,7 +16,6 @@
  */
 #include "check.h"
 #include "rt_util.h"
-#include "lock_internal.h"
 
 #include <signal.h>
 #include <stdio.h>

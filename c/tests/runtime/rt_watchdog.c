@@ -7,7 +7,7 @@
  */
 #include "check.h"
 #include "rt_util.h"
-#include "lock_internal.h"
+#include "runtime/rt.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,7 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rlk_internal.h"
+#include "client/bundle.h"
+#include "client/scripts.h"
+#include "client/sha1.h"
 #include "unit.h"
 
 static char root[256];     /* a fresh temp dir per test */

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "rlk_internal.h"
+#include "client/bundle.h"
+#include "client/scripts.h"
+#include "client/sha1.h"
 #include "unit.h"
 
 #define MAX_FILES 512

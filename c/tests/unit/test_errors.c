@@ -2,7 +2,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "rlk_internal.h"
+#include "client/client.h"
+#include "client/error.h"
 #include "unit.h"
 
 static void test_strerror_names(void)

@@ -1,7 +1,7 @@
 /* SHA-1 against the FIPS 180 / RFC 3174 test vectors. */
 #include <stdlib.h>
 
-#include "rlk_internal.h"
+#include "client/sha1.h"
 #include "unit.h"
 
 static void hex_of(const char *s, char out[41])

@@ -5,7 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "rlk_internal.h"
+#include "client/sigpipe.h"
 #include "unit.h"
 
 static int sigpipe_pending(void)

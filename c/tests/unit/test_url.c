@@ -1,7 +1,8 @@
 /* URL parsing: accepted forms, every malformed form, masking, and clients with bad URLs. */
 #include <stdlib.h>
 
-#include "rlk_internal.h"
+#include "client/client.h"
+#include "client/url.h"
 #include "unit.h"
 
 typedef struct good_case {

@@ -1,0 +1,274 @@
+/*
+ * bundle.c - a bundle directory: manifest.tsv plus <name>.lua per script.
+ *
+ * manifest.tsv: one line per script, name<TAB>version<TAB>numkeys<TAB>sha1
+ * (docs/script-contract.md). Every listed file must exist and hash to the
+ * manifest's SHA-1; names must be unique and made of [A-Za-z0-9_-] segments
+ * joined by '/', so a name can never leave the directory.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/bundle.h"
+#include "client/error.h"
+#include "client/sha1.h"
+
+#define RLK_BUNDLE_MAX_FILE (16u * 1024u * 1024u)
+#define RLK_BUNDLE_MAX_LINE 4096
+
+#define RLK_BUNDLE_FAIL(...) (snprintf(err, errlen, __VA_ARGS__), RLK_ERR_BUNDLE)
+
+/* Reads a whole file (NUL-terminated copy); 0, or -1 with errno set. */
+static int rlk_read_file(const char *path, char **out, size_t *outlen)
+{
+    FILE *f = fopen(path, "rb");
+    size_t cap = 4096, len = 0;
+    char *buf;
+
+    if (!f)
+        return -1;
+    buf = malloc(cap + 1);
+    while (buf) {
+        size_t n = fread(buf + len, 1, cap - len, f);
+
+        len += n;
+        if (len < cap)
+            break;
+        if (cap >= RLK_BUNDLE_MAX_FILE) {
+            free(buf);
+            buf = NULL;
+            errno = EFBIG;
+            break;
+        }
+        cap *= 2;
+        char *bigger = realloc(buf, cap + 1);
+        if (!bigger)
+            free(buf);
+        buf = bigger;
+        if (!buf)
+            errno = ENOMEM;
+    }
+    if (buf && ferror(f)) {
+        free(buf);
+        buf = NULL;
+        errno = EIO;
+    }
+    fclose(f);
+    if (!buf)
+        return -1;
+    buf[len] = '\0';
+    *out = buf;
+    *outlen = len;
+    return 0;
+}
+
+static int rlk_name_ok(const char *s)
+{
+    int seglen = 0;
+
+    for (; *s; s++) {
+        char ch = *s;
+
+        if (ch == '/') {
+            if (seglen == 0)
+                return 0;
+            seglen = 0;
+        } else if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                   (ch >= '0' && ch <= '9') || ch == '_' || ch == '-') {
+            seglen++;
+        } else {
+            return 0;
+        }
+    }
+    return seglen > 0;
+}
+
+static int rlk_sha1_text_ok(const char *s)
+{
+    size_t n = strlen(s);
+
+    return n == 40 && strspn(s, "0123456789abcdef") == 40;
+}
+
+/* Decimal integer in lo..hi, digits only (a leading '-' allowed when lo < 0). */
+static int rlk_int_field(const char *s, long lo, long hi, int *out)
+{
+    const char *digits = (s[0] == '-') ? s + 1 : s;
+    char *end;
+    long v;
+
+    if ((s[0] == '-' && lo >= 0) || !*digits || strspn(digits, "0123456789") != strlen(digits))
+        return -1;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* Splits a manifest line in place into exactly four tab-separated fields. */
+static int rlk_split4(char *line, char *fields[4])
+{
+    int n = 0;
+
+    fields[n++] = line;
+    for (char *p = line; *p; p++) {
+        if (*p != '\t')
+            continue;
+        if (n == 4)
+            return -1;
+        *p = '\0';
+        fields[n++] = p + 1;
+    }
+    return n == 4 ? 0 : -1;
+}
+
+typedef struct rlk_bundle_ctx {
+    const char *dir;
+    rlk_script_info *items;
+    size_t count, cap;
+    char *err;
+    size_t errlen;
+} rlk_bundle_ctx;
+
+static int rlk_bundle_line(rlk_bundle_ctx *b, char *line, int lineno)
+{
+    char *f[4];
+    char *err = b->err;
+    size_t errlen = b->errlen;
+    rlk_script_info *s;
+
+    if (rlk_split4(line, f) != 0)
+        return RLK_BUNDLE_FAIL("bundle %s: manifest.tsv:%d: expected name<TAB>version<TAB>numkeys<TAB>sha1",
+                               b->dir, lineno);
+    if (!rlk_name_ok(f[0]))
+        return RLK_BUNDLE_FAIL("bundle %s: manifest.tsv:%d: invalid script name", b->dir, lineno);
+    if (b->count == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 16;
+        rlk_script_info *items = realloc(b->items, cap * sizeof *items);
+
+        if (!items)
+            return RLK_ERR_NOMEM;
+        b->items = items;
+        b->cap = cap;
+    }
+    s = &b->items[b->count];
+    memset(s, 0, sizeof *s);
+    if (rlk_int_field(f[1], 1, 1000000000L, &s->version) != 0)
+        return RLK_BUNDLE_FAIL("bundle %s: manifest.tsv:%d: version must be a positive integer",
+                               b->dir, lineno);
+    if (rlk_int_field(f[2], -1, 1000000L, &s->numkeys) != 0)
+        return RLK_BUNDLE_FAIL("bundle %s: manifest.tsv:%d: numkeys must be -1 or a count",
+                               b->dir, lineno);
+    if (!rlk_sha1_text_ok(f[3]))
+        return RLK_BUNDLE_FAIL("bundle %s: manifest.tsv:%d: sha1 must be 40 lowercase hex digits",
+                               b->dir, lineno);
+    s->name = strdup(f[0]);
+    s->sha1 = strdup(f[3]);
+    b->count++;
+    return (s->name && s->sha1) ? RLK_OK : RLK_ERR_NOMEM;
+}
+
+static int rlk_bundle_manifest(rlk_bundle_ctx *b)
+{
+    char path[4096], line[RLK_BUNDLE_MAX_LINE + 2], ebuf[128];
+    char *err = b->err;
+    size_t errlen = b->errlen;
+    int lineno = 0, rc = RLK_OK;
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/manifest.tsv", b->dir);
+    f = fopen(path, "r");
+    if (!f)
+        return RLK_BUNDLE_FAIL("bundle %s: cannot open manifest.tsv: %s", b->dir,
+                               rlk_errno_str(errno, ebuf, sizeof ebuf));
+    while (rc == RLK_OK && fgets(line, sizeof line, f)) {
+        size_t n = strlen(line);
+
+        lineno++;
+        if (n > RLK_BUNDLE_MAX_LINE) {
+            rc = RLK_BUNDLE_FAIL("bundle %s: manifest.tsv:%d: line too long", b->dir, lineno);
+            break;
+        }
+        if (n > 0 && line[n - 1] == '\n')
+            line[--n] = '\0';
+        rc = rlk_bundle_line(b, line, lineno);
+    }
+    if (rc == RLK_OK && ferror(f))
+        rc = RLK_BUNDLE_FAIL("bundle %s: cannot read manifest.tsv", b->dir);
+    fclose(f);
+    if (rc == RLK_OK && b->count == 0)
+        rc = RLK_BUNDLE_FAIL("bundle %s: manifest.tsv lists no scripts", b->dir);
+    return rc;
+}
+
+static int rlk_bundle_body(rlk_bundle_ctx *b, rlk_script_info *s)
+{
+    char path[4096], hex[41], ebuf[128];
+    char *err = b->err, *body;
+    size_t errlen = b->errlen, len;
+
+    snprintf(path, sizeof path, "%s/%s.lua", b->dir, s->name);
+    if (rlk_read_file(path, &body, &len) != 0) {
+        if (errno == ENOMEM)
+            return RLK_ERR_NOMEM;
+        return RLK_BUNDLE_FAIL("bundle %s: cannot read %s.lua: %s", b->dir, s->name,
+                               rlk_errno_str(errno, ebuf, sizeof ebuf));
+    }
+    s->body = body;
+    s->body_len = len;
+    rlk_sha1_hex(body, len, hex);
+    if (strcmp(hex, s->sha1) != 0)
+        return RLK_BUNDLE_FAIL("bundle %s: %s.lua has SHA-1 %s, the manifest says %s", b->dir,
+                               s->name, hex, s->sha1);
+    return RLK_OK;
+}
+
+static int rlk_info_cmp(const void *a, const void *b)
+{
+    return strcmp(((const rlk_script_info *)a)->name, ((const rlk_script_info *)b)->name);
+}
+
+static int rlk_bundle_finish(rlk_bundle_ctx *b)
+{
+    char *err = b->err;
+    size_t errlen = b->errlen;
+
+    qsort(b->items, b->count, sizeof *b->items, rlk_info_cmp);
+    for (size_t i = 1; i < b->count; i++)
+        if (strcmp(b->items[i - 1].name, b->items[i].name) == 0)
+            return RLK_BUNDLE_FAIL("bundle %s: manifest.tsv lists %s twice", b->dir,
+                                   b->items[i].name);
+    for (size_t i = 0; i < b->count; i++) {
+        int rc = rlk_bundle_body(b, &b->items[i]);
+
+        if (rc != RLK_OK)
+            return rc;
+    }
+    return RLK_OK;
+}
+
+int rlk_bundle_read(const char *dir, rlk_script_set *set, char *err, size_t errlen)
+{
+    rlk_bundle_ctx b = {dir, NULL, 0, 0, err, errlen};
+    int rc;
+
+    memset(set, 0, sizeof *set);
+    if (!dir || !*dir)
+        return RLK_BUNDLE_FAIL("bundle: empty directory name");
+    rc = rlk_bundle_manifest(&b);
+    if (rc == RLK_OK)
+        rc = rlk_bundle_finish(&b);
+    set->owned = b.items;
+    set->items = b.items;
+    set->count = b.count;
+    if (rc != RLK_OK) {
+        if (rc == RLK_ERR_NOMEM)
+            snprintf(err, errlen, "bundle %s: out of memory", dir);
+        rlk_script_set_free(set);
+    }
+    return rc;
+}

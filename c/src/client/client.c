@@ -1,0 +1,363 @@
+/*
+ * client.c - the public client API: options, connect, free, and the calls
+ * (load, verify, eval, command) that run through the pool.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/bundle.h"
+#include "client/client.h"
+#include "client/conn.h"
+#include "client/error.h"
+#include "client/pool.h"
+#include "client/scripts.h"
+#include "client/url.h"
+
+#define RLK_MAX_POOL 1024
+
+static atomic_uint_fast64_t rlk_next_client_id;
+
+void rlk_options_init(rlk_options *opts)
+{
+    memset(opts, 0, sizeof *opts);
+}
+
+/* ---------------------------------------------------------------- connect */
+
+static struct timeval rlk_ms_to_tv(int ms)
+{
+    struct timeval tv;
+
+    tv.tv_sec = ms / 1000;
+    tv.tv_usec = (ms % 1000) * 1000;
+    return tv;
+}
+
+static void rlk_client_defaults(rlk_client *c, const rlk_options *o)
+{
+    c->connect_timeout_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms
+                                                      : RLK_DEFAULT_CONNECT_TIMEOUT_MS;
+    c->command_timeout_ms = o->command_timeout_ms > 0 ? o->command_timeout_ms
+                                                      : RLK_DEFAULT_COMMAND_TIMEOUT_MS;
+    c->connect_tv = rlk_ms_to_tv(c->connect_timeout_ms);
+    c->command_tv = rlk_ms_to_tv(c->command_timeout_ms);
+    c->pool_size = o->pool_size > 0 ? o->pool_size : RLK_DEFAULT_POOL_SIZE;
+    if (c->pool_size > RLK_MAX_POOL)
+        c->pool_size = RLK_MAX_POOL;
+    c->watchdog_lease_ms = o->watchdog_lease_ms > 0 ? o->watchdog_lease_ms
+                                                    : RLK_DEFAULT_WATCHDOG_LEASE_MS;
+    c->no_preload = o->no_preload != 0;
+}
+
+static const char *rlk_pick_url(const rlk_options *o)
+{
+    const char *env;
+
+    if (o->url)
+        return o->url;
+    env = getenv("RLK_URL");
+    return (env && *env) ? env : RLK_DEFAULT_URL;
+}
+
+/* Parses the URL, reads the script set and allocates the pool. On failure
+ * returns the code with the message in msg. */
+static int rlk_client_setup(rlk_client *c, const rlk_options *o, char *msg, size_t len)
+{
+    int rc = rlk_url_parse(rlk_pick_url(o), &c->url, msg, len);
+
+    if (rc != RLK_OK)
+        return rc;
+    rlk_url_address(&c->url, c->addr, sizeof c->addr);
+    c->url_masked = rlk_url_masked(&c->url);
+    if (!c->url_masked)
+        return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
+    if (o->bundle_dir)
+        rc = rlk_bundle_read(o->bundle_dir, &c->scripts, msg, len);
+    else
+        rlk_script_set_embedded(&c->scripts);
+    if (rc != RLK_OK)
+        return rc;
+    c->slots = calloc((size_t)c->pool_size, sizeof *c->slots);
+    if (!c->slots)
+        return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
+    return RLK_OK;
+}
+
+/* Opens the first pool connection and loads the scripts. */
+static void rlk_client_first_connect(rlk_client *c)
+{
+    rlk_slot *slot = rlk_pool_checkout(c);
+    int rc = rlk_slot_ready(c, slot);
+
+    if (rc == RLK_OK && !c->no_preload) {
+        rc = rlk_conn_load_all(c, slot->ctx);
+        if (rc != RLK_OK && slot->ctx->err)
+            rlk_slot_drop(slot);
+    }
+    rlk_pool_checkin(c, slot);
+}
+
+rlk_client *rlk_connect(const rlk_options *opts)
+{
+    rlk_options defaults;
+    rlk_client *c;
+    int rc;
+
+    if (!opts) {
+        rlk_options_init(&defaults);
+        opts = &defaults;
+    }
+    c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->id = atomic_fetch_add(&rlk_next_client_id, 1) + 1;
+    rlk_client_defaults(c, opts);
+    pthread_mutex_init(&c->pool_mu, NULL);
+    pthread_cond_init(&c->pool_cv, NULL);
+    rc = rlk_client_setup(c, opts, c->fatal_msg, sizeof c->fatal_msg);
+    if (rc != RLK_OK) {
+        c->fatal = rc;
+        rlk_set_error(c, rc, "%s", c->fatal_msg);
+        return c;
+    }
+    rlk_client_first_connect(c);
+    return c;
+}
+
+rlk_client *rlk_connect_url(const char *url)
+{
+    rlk_options o;
+
+    rlk_options_init(&o);
+    o.url = url;
+    return rlk_connect(&o);
+}
+
+void rlk_free(rlk_client *c)
+{
+    if (!c)
+        return;
+    if (c->runtime_free)
+        c->runtime_free(c);
+    for (int i = 0; c->slots && i < c->pool_size; i++)
+        if (c->slots[i].ctx)
+            redisFree(c->slots[i].ctx);
+    free(c->slots);
+    rlk_script_set_free(&c->scripts);
+    rlk_url_free(&c->url);
+    free(c->url_masked);
+    pthread_cond_destroy(&c->pool_cv);
+    pthread_mutex_destroy(&c->pool_mu);
+    free(c);
+}
+
+const char *rlk_client_url(const rlk_client *c)
+{
+    if (!c)
+        return "";
+    return c->url_masked ? c->url_masked : "(invalid url)";
+}
+
+/* ---------------------------------------------------------------- load, verify */
+
+static int rlk_op_load_all(rlk_client *c, redisContext *ctx, void *arg, redisReply **reply,
+                           int *written)
+{
+    (void)arg;
+    (void)reply;
+    *written = 1;
+    return rlk_conn_load_all(c, ctx);
+}
+
+int rlk_load_scripts(rlk_client *c)
+{
+    redisReply *unused;
+
+    if (!c)
+        return RLK_ERR_ARG;
+    return rlk_pool_run(c, rlk_op_load_all, NULL, 1, &unused);
+}
+
+static int rlk_op_exists(rlk_client *c, redisContext *ctx, void *arg, redisReply **reply,
+                         int *written)
+{
+    size_t n = c->scripts.count;
+    const char **argv = malloc((n + 2) * sizeof *argv);
+    size_t *lens = malloc((n + 2) * sizeof *lens);
+    int rc;
+
+    (void)arg;
+    if (!argv || !lens) {
+        free(argv);
+        free(lens);
+        return rlk_set_error(c, RLK_ERR_NOMEM, "SCRIPT EXISTS: out of memory");
+    }
+    argv[0] = "SCRIPT";
+    lens[0] = 6;
+    argv[1] = "EXISTS";
+    lens[1] = 6;
+    for (size_t i = 0; i < n; i++) {
+        argv[i + 2] = c->scripts.items[i].sha1;
+        lens[i + 2] = 40;
+    }
+    rc = rlk_conn_command(c, ctx, "SCRIPT EXISTS", (int)n + 2, argv, lens, reply, written);
+    free(argv);
+    free(lens);
+    return rc;
+}
+
+static int rlk_exists_result(rlk_client *c, const redisReply *r, int *present)
+{
+    if (r->type == REDIS_REPLY_ERROR)
+        return rlk_set_reply_error(c, r, "SCRIPT EXISTS", RLK_ERR_SERVER);
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != c->scripts.count)
+        return rlk_set_error(c, RLK_ERR_PROTOCOL, "SCRIPT EXISTS %s: unexpected reply", c->addr);
+    for (size_t i = 0; i < r->elements; i++) {
+        if (r->element[i]->type != REDIS_REPLY_INTEGER)
+            return rlk_set_error(c, RLK_ERR_PROTOCOL, "SCRIPT EXISTS %s: unexpected reply",
+                                 c->addr);
+        present[i] = r->element[i]->integer == 1;
+    }
+    return RLK_OK;
+}
+
+int rlk_verify_scripts(rlk_client *c, int *present)
+{
+    redisReply *r;
+    int rc;
+
+    if (!c)
+        return RLK_ERR_ARG;
+    if (!present)
+        return rlk_set_error(c, RLK_ERR_ARG, "rlk_verify_scripts: present is NULL");
+    if (c->scripts.count == 0 && !c->fatal)
+        return RLK_OK;
+    rc = rlk_pool_run(c, rlk_op_exists, NULL, 1, &r);
+    if (rc != RLK_OK)
+        return rc;
+    rc = rlk_exists_result(c, r, present);
+    freeReplyObject(r);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- eval */
+
+typedef struct rlk_eval_call {
+    const rlk_script_info *script;
+    int nkeys, nargs;
+    const char *const *keys, *const *args;
+    const size_t *keylens, *arglens;
+} rlk_eval_call;
+
+static int rlk_op_eval(rlk_client *c, redisContext *ctx, void *arg, redisReply **reply,
+                       int *written)
+{
+    const rlk_eval_call *e = arg;
+
+    return rlk_conn_evalv(c, ctx, e->script, e->nkeys, e->keys, e->keylens, e->nargs, e->args,
+                          e->arglens, reply, written);
+}
+
+static int rlk_check_strings(int n, const char *const *v, const size_t *lens)
+{
+    if (n < 0 || (n > 0 && !v))
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (!v[i] && !(lens && lens[i] == 0))
+            return -1;
+    return 0;
+}
+
+int rlk_evalv(rlk_client *c, const char *name,
+              int nkeys, const char *const *keys, const size_t *keylens,
+              int nargs, const char *const *args, const size_t *arglens,
+              redisReply **reply)
+{
+    rlk_eval_call e = {NULL, nkeys, nargs, keys, args, keylens, arglens};
+
+    if (!c)
+        return RLK_ERR_ARG;
+    if (!reply || !name)
+        return rlk_set_error(c, RLK_ERR_ARG, "rlk_evalv: name and reply must not be NULL");
+    *reply = NULL;
+    if (c->fatal)
+        return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
+    if (rlk_check_strings(nkeys, keys, keylens) || rlk_check_strings(nargs, args, arglens) ||
+        nkeys > 1000000 || nargs > 1000000)
+        return rlk_set_error(c, RLK_ERR_ARG, "%s: bad keys or args (negative count or NULL)",
+                             name);
+    e.script = rlk_script_find(c, name);
+    if (!e.script)
+        return rlk_set_error(c, RLK_ERR_NOSUCHSCRIPT, "no script named '%s'", name);
+    return rlk_pool_run(c, rlk_op_eval, &e, 0, reply);
+}
+
+int rlk_eval(rlk_client *c, const char *name,
+             int nkeys, const char *const *keys,
+             int nargs, const char *const *args,
+             redisReply **reply)
+{
+    return rlk_evalv(c, name, nkeys, keys, NULL, nargs, args, NULL, reply);
+}
+
+/* ---------------------------------------------------------------- command */
+
+typedef struct rlk_command_call {
+    int argc;
+    const char **argv;
+    size_t *lens;
+    char what[40];      /* the command name, printable, for messages */
+} rlk_command_call;
+
+static void rlk_command_name(char *out, size_t outlen, const char *s, size_t len)
+{
+    size_t j = 0;
+
+    for (size_t i = 0; i < len && j + 1 < outlen; i++)
+        out[j++] = (s[i] > ' ' && s[i] < 0x7f) ? s[i] : '?';
+    out[j] = '\0';
+}
+
+static int rlk_op_command(rlk_client *c, redisContext *ctx, void *arg, redisReply **reply,
+                          int *written)
+{
+    const rlk_command_call *cc = arg;
+    int rc = rlk_conn_command(c, ctx, cc->what, cc->argc, cc->argv, cc->lens, reply, written);
+
+    if (rc == RLK_OK && (*reply)->type == REDIS_REPLY_ERROR) {
+        rc = rlk_set_reply_error(c, *reply, NULL, RLK_ERR_SERVER);
+        freeReplyObject(*reply);
+        *reply = NULL;
+    }
+    return rc;
+}
+
+int rlk_command(rlk_client *c, int argc, const char *const *argv,
+                const size_t *argvlen, redisReply **reply)
+{
+    rlk_command_call cc = {argc, NULL, NULL, ""};
+    int rc;
+
+    if (!c)
+        return RLK_ERR_ARG;
+    if (!reply || argc <= 0 || rlk_check_strings(argc, argv, argvlen) || !argv[0])
+        return rlk_set_error(c, RLK_ERR_ARG, "rlk_command: bad argv");
+    *reply = NULL;
+    cc.argv = malloc((size_t)argc * sizeof *cc.argv);
+    cc.lens = malloc((size_t)argc * sizeof *cc.lens);
+    if (!cc.argv || !cc.lens) {
+        rc = rlk_set_error(c, RLK_ERR_NOMEM, "rlk_command: out of memory");
+    } else {
+        for (int i = 0; i < argc; i++) {
+            cc.argv[i] = argv[i] ? argv[i] : "";
+            cc.lens[i] = argvlen ? argvlen[i] : strlen(argv[i]);
+        }
+        rlk_command_name(cc.what, sizeof cc.what, cc.argv[0], cc.lens[0]);
+        rc = rlk_pool_run(c, rlk_op_command, &cc, 0, reply);
+    }
+    free(cc.argv);
+    free(cc.lens);
+    return rc;
+}

@@ -1,0 +1,61 @@
+/*
+ * client.h - the client object (client.c): struct rlk_client and its
+ * defaults. The public calls on it (rlk_connect, rlk_eval, ...) are in
+ * rlk.h.
+ *
+ * Threading rules
+ *   - Everything in struct rlk_client except the pool slots is written once
+ *     by rlk_connect() and read-only afterwards; the slots are guarded by
+ *     pool_mu (pool.h).
+ *   - rlk_set_error() records the error for the calling thread only (error.h).
+ *
+ * Not installed; not a stable API. The CLI and the tests use it too.
+ */
+#ifndef RLK_CLIENT_H
+#define RLK_CLIENT_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/time.h>
+
+#include "rlk.h"
+#include "client/error.h"
+#include "client/pool.h"
+#include "client/scripts.h"
+#include "client/url.h"
+
+#define RLK_DEFAULT_URL "redis://127.0.0.1:6379"
+#define RLK_DEFAULT_CONNECT_TIMEOUT_MS 2000
+#define RLK_DEFAULT_COMMAND_TIMEOUT_MS 5000
+#define RLK_DEFAULT_POOL_SIZE 4
+#define RLK_DEFAULT_WATCHDOG_LEASE_MS 30000LL
+
+struct rlk_client {
+    uint64_t id;                    /* unique per process; keys the per-thread errors */
+    int fatal;                      /* RLK_ERR_URL / _BUNDLE / _NOMEM from rlk_connect: every call fails */
+    char fatal_msg[RLK_ERRSTR_MAX];
+
+    rlk_url url;
+    char *url_masked;
+    char addr[300];                 /* for messages: "127.0.0.1:6379", "/tmp/redis.sock" */
+    struct timeval connect_tv;
+    struct timeval command_tv;
+    int connect_timeout_ms;
+    int command_timeout_ms;
+    long long watchdog_lease_ms;
+    int no_preload;
+
+    rlk_script_set scripts;
+
+    pthread_mutex_t pool_mu;
+    pthread_cond_t pool_cv;
+    rlk_slot *slots;
+    int pool_size;
+
+    /* For the lock runtime: its per-client state, freed by runtime_free
+     * (called first thing in rlk_free, before any connection is closed). */
+    void *runtime;
+    void (*runtime_free)(rlk_client *c);
+};
+
+#endif /* RLK_CLIENT_H */

@@ -1,0 +1,410 @@
+/*
+ * conn.c - one hiredis connection: open (timeouts, AUTH, SELECT), liveness,
+ * one command with a "was the request written" flag, SCRIPT LOAD, EVALSHA
+ * with NOSCRIPT recovery, and the classification of error replies.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "client/client.h"
+#include "client/conn.h"
+#include "client/error.h"
+#include "client/sigpipe.h"
+
+/* Error replies that mean the server refused the call itself, whatever the
+ * script would have said (first word of the reply). */
+static const char *const rlk_server_refusals[] = {
+    "BUSY",  "LOADING",   "READONLY",   "MASTERDOWN", "MISCONF", "NOREPLICAS", "OOM",
+    "MOVED", "ASK",       "TRYAGAIN",   "CLUSTERDOWN", "CROSSSLOT", "NOPERM",  "NOSCRIPT",
+    "EXECABORT", NULL,
+};
+
+static int rlk_first_word_is(const char *text, size_t len, const char *word)
+{
+    size_t n = strlen(word);
+
+    return len >= n && memcmp(text, word, n) == 0 && (len == n || text[n] == ' ');
+}
+
+static int rlk_reply_class(const redisReply *r, int default_err)
+{
+    static const char unauth[] = "ERR Protocol error: unauthenticated";
+
+    if (rlk_first_word_is(r->str, r->len, "NOAUTH") || rlk_first_word_is(r->str, r->len, "WRONGPASS") ||
+        (r->len >= sizeof unauth - 1 && memcmp(r->str, unauth, sizeof unauth - 1) == 0))
+        return RLK_ERR_AUTH;
+    for (int i = 0; rlk_server_refusals[i]; i++)
+        if (rlk_first_word_is(r->str, r->len, rlk_server_refusals[i]))
+            return RLK_ERR_SERVER;
+    return default_err;
+}
+
+int rlk_set_reply_error(rlk_client *c, const redisReply *r, const char *what, int default_err)
+{
+    int err = rlk_reply_class(r, default_err);
+
+    if (what)
+        return rlk_set_error(c, err, "%s %s: %.*s", what, c->addr, (int)r->len, r->str);
+    return rlk_set_error(c, err, "%.*s", (int)r->len, r->str);
+}
+
+/* ---------------------------------------------------------------- one command */
+
+/* A callback run once after a request is written (rlk_conn_after_write). */
+typedef struct rlk_write_hook {
+    void (*fn)(void *);
+    void *arg;
+} rlk_write_hook;
+
+/* Armed by rlk_conn_after_write; taken by the next rlk_conn_evalv. */
+static _Thread_local rlk_write_hook rlk_armed_hook;
+
+void rlk_conn_after_write(void (*fn)(void *), void *arg)
+{
+    rlk_armed_hook.fn = fn;
+    rlk_armed_hook.arg = arg;
+}
+
+static void rlk_write_hook_run(rlk_write_hook *h)
+{
+    void (*fn)(void *) = h ? h->fn : NULL;
+
+    if (fn) {
+        h->fn = NULL;
+        fn(h->arg);
+    }
+}
+
+static int rlk_conn_command_io(rlk_client *c, redisContext *ctx, const char *what,
+                               int argc, const char **argv, const size_t *argvlen,
+                               redisReply **reply, int *written, rlk_write_hook *hook)
+{
+    void *r = NULL;
+    int done = 0;
+
+    *reply = NULL;
+    if (written)
+        *written = 0;
+    if (ctx->err)
+        return rlk_set_ctx_error(c, ctx, what);
+    if (redisAppendCommandArgv(ctx, argc, argv, argvlen) != REDIS_OK)
+        return rlk_set_ctx_error(c, ctx, what);
+    while (!done) {
+        errno = 0;
+        if (redisBufferWrite(ctx, &done) != REDIS_OK)
+            return rlk_set_ctx_error(c, ctx, what);
+    }
+    if (written)
+        *written = 1;
+    rlk_write_hook_run(hook);
+    errno = 0;
+    if (redisGetReply(ctx, &r) != REDIS_OK || !r) {
+        if (!ctx->err)
+            return rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: no reply", what, c->addr);
+        return rlk_set_ctx_error(c, ctx, what);
+    }
+    *reply = r;
+    return RLK_OK;
+}
+
+static int rlk_conn_command_hooked(rlk_client *c, redisContext *ctx, const char *what,
+                                   int argc, const char **argv, const size_t *argvlen,
+                                   redisReply **reply, int *written, rlk_write_hook *hook)
+{
+    rlk_sigpipe_guard g;
+    int rc;
+
+    rlk_sigpipe_enter(&g);
+    rc = rlk_conn_command_io(c, ctx, what, argc, argv, argvlen, reply, written, hook);
+    rlk_sigpipe_leave(&g, rc != RLK_OK);
+    return rc;
+}
+
+int rlk_conn_command(rlk_client *c, redisContext *ctx, const char *what,
+                     int argc, const char **argv, const size_t *argvlen,
+                     redisReply **reply, int *written)
+{
+    return rlk_conn_command_hooked(c, ctx, what, argc, argv, argvlen, reply, written, NULL);
+}
+
+int rlk_conn_alive(const redisContext *ctx)
+{
+    struct pollfd p;
+    int n;
+
+    if (!ctx || ctx->err || ctx->fd < 0 || !(ctx->flags & REDIS_CONNECTED))
+        return 0;
+    if ((ctx->obuf && sdslen(ctx->obuf) > 0) || (ctx->reader && ctx->reader->len > ctx->reader->pos))
+        return 0;
+    p.fd = ctx->fd;
+    p.events = POLLIN;
+    p.revents = 0;
+    do {
+        n = poll(&p, 1, 0);
+    } while (n < 0 && errno == EINTR);
+    /* Readable (EOF or bytes nobody asked for), hang-up or error: broken. */
+    return n == 0;
+}
+
+/* ---------------------------------------------------------------- open */
+
+static int rlk_conn_auth(rlk_client *c, redisContext *ctx)
+{
+    const char *argv[3];
+    size_t lens[3];
+    int argc = 0, rc;
+    redisReply *r;
+
+    if (!c->url.password)
+        return RLK_OK;
+    argv[argc++] = "AUTH";
+    if (c->url.user)
+        argv[argc++] = c->url.user;
+    argv[argc++] = c->url.password;
+    for (int i = 0; i < argc; i++)
+        lens[i] = strlen(argv[i]);
+    rc = rlk_conn_command(c, ctx, "auth", argc, argv, lens, &r, NULL);
+    if (rc != RLK_OK)
+        return rc;
+    if (r->type == REDIS_REPLY_ERROR)
+        rc = rlk_set_error(c, RLK_ERR_AUTH, "auth %s: %.*s", c->addr, (int)r->len, r->str);
+    freeReplyObject(r);
+    return rc;
+}
+
+static int rlk_conn_select(rlk_client *c, redisContext *ctx)
+{
+    char db[16];
+    const char *argv[2] = {"SELECT", db};
+    size_t lens[2];
+    int rc;
+    redisReply *r;
+
+    if (c->url.db == 0)
+        return RLK_OK;
+    snprintf(db, sizeof db, "%d", c->url.db);
+    lens[0] = 6;
+    lens[1] = strlen(db);
+    rc = rlk_conn_command(c, ctx, "select", 2, argv, lens, &r, NULL);
+    if (rc != RLK_OK)
+        return rc;
+    if (r->type == REDIS_REPLY_ERROR)
+        rc = rlk_set_error(c, RLK_ERR_AUTH, "select %d on %s: %.*s", c->url.db, c->addr,
+                           (int)r->len, r->str);
+    freeReplyObject(r);
+    return rc;
+}
+
+static redisContext *rlk_conn_dial(const rlk_client *c)
+{
+    errno = 0;
+    if (c->url.is_unix)
+        return redisConnectUnixWithTimeout(c->url.path, c->connect_tv);
+    return redisConnectWithTimeout(c->url.host, c->url.port, c->connect_tv);
+}
+
+int rlk_conn_open(rlk_client *c, redisContext **out)
+{
+    redisContext *ctx;
+    int rc;
+
+    *out = NULL;
+    if (c->fatal)
+        return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
+    ctx = rlk_conn_dial(c);
+    if (!ctx)
+        return rlk_set_error(c, RLK_ERR_NOMEM, "connect %s: out of memory", c->addr);
+    if (ctx->err) {
+        rc = rlk_set_ctx_error(c, ctx, "connect");
+        redisFree(ctx);
+        return rc;
+    }
+    if (redisSetTimeout(ctx, c->command_tv) != REDIS_OK) {
+        rc = rlk_set_ctx_error(c, ctx, "connect");
+        redisFree(ctx);
+        return rc;
+    }
+    if (!c->url.is_unix)
+        (void)redisEnableKeepAlive(ctx);
+    rc = rlk_conn_auth(c, ctx);
+    if (rc == RLK_OK)
+        rc = rlk_conn_select(c, ctx);
+    if (rc != RLK_OK) {
+        redisFree(ctx);
+        return rc;
+    }
+    *out = ctx;
+    return RLK_OK;
+}
+
+/* ---------------------------------------------------------------- scripts */
+
+/* Checks one SCRIPT LOAD reply against s; records and returns the error. */
+int rlk_conn_check_load_reply(rlk_client *c, const rlk_script_info *s, const redisReply *r)
+{
+    if (r->type == REDIS_REPLY_ERROR)
+        return rlk_set_error(c, rlk_reply_class(r, RLK_ERR_SERVER), "SCRIPT LOAD %s on %s: %.*s",
+                             s->name, c->addr, (int)r->len, r->str);
+    if (r->type != REDIS_REPLY_STRING)
+        return rlk_set_error(c, RLK_ERR_PROTOCOL, "SCRIPT LOAD %s on %s: unexpected reply type %d",
+                             s->name, c->addr, r->type);
+    if (r->len != 40 || strncasecmp(r->str, s->sha1, 40) != 0)
+        return rlk_set_error(c, RLK_ERR_SHA,
+                             "SCRIPT LOAD %s on %s: the server computed SHA-1 %.*s, the build has %s",
+                             s->name, c->addr, (int)r->len, r->str, s->sha1);
+    return RLK_OK;
+}
+
+void rlk_conn_load_argv(const rlk_script_info *s, const char *argv[3], size_t lens[3])
+{
+    argv[0] = "SCRIPT";
+    argv[1] = "LOAD";
+    argv[2] = s->body;
+    lens[0] = 6;
+    lens[1] = 4;
+    lens[2] = s->body_len;
+}
+
+int rlk_conn_load_script(rlk_client *c, redisContext *ctx, const rlk_script_info *s)
+{
+    const char *argv[3];
+    size_t lens[3];
+    redisReply *r;
+    int rc;
+
+    rlk_conn_load_argv(s, argv, lens);
+    rc = rlk_conn_command(c, ctx, "SCRIPT LOAD", 3, argv, lens, &r, NULL);
+    if (rc != RLK_OK)
+        return rc;
+    rc = rlk_conn_check_load_reply(c, s, r);
+    freeReplyObject(r);
+    return rc;
+}
+
+static int rlk_conn_load_all_io(rlk_client *c, redisContext *ctx)
+{
+    int rc = RLK_OK;
+
+    if (ctx->err)
+        return rlk_set_ctx_error(c, ctx, "SCRIPT LOAD");
+    for (size_t i = 0; i < c->scripts.count; i++) {
+        const char *argv[3];
+        size_t lens[3];
+
+        rlk_conn_load_argv(&c->scripts.items[i], argv, lens);
+        if (redisAppendCommandArgv(ctx, 3, argv, lens) != REDIS_OK)
+            return rlk_set_ctx_error(c, ctx, "SCRIPT LOAD");
+    }
+    /* Read every reply, even after a bad one, so the connection stays in step. */
+    for (size_t i = 0; i < c->scripts.count; i++) {
+        void *r = NULL;
+        int one;
+
+        errno = 0;
+        if (redisGetReply(ctx, &r) != REDIS_OK || !r)
+            return rlk_set_ctx_error(c, ctx, "SCRIPT LOAD");
+        one = rc == RLK_OK ? rlk_conn_check_load_reply(c, &c->scripts.items[i], r) : RLK_OK;
+        if (one != RLK_OK)
+            rc = one;
+        freeReplyObject(r);
+    }
+    return rc;
+}
+
+int rlk_conn_load_all(rlk_client *c, redisContext *ctx)
+{
+    rlk_sigpipe_guard g;
+    int rc;
+
+    rlk_sigpipe_enter(&g);
+    rc = rlk_conn_load_all_io(c, ctx);
+    rlk_sigpipe_leave(&g, rc != RLK_OK);
+    return rc;
+}
+
+/* EVALSHA argv: "EVALSHA" sha1 numkeys keys... args... */
+typedef struct rlk_evalsha_argv {
+    const char **argv;
+    size_t *lens;
+    int argc;
+    char numkeys[16];
+} rlk_evalsha_argv;
+
+static int rlk_evalsha_build(rlk_evalsha_argv *e, const rlk_script_info *s,
+                             int nkeys, const char *const *keys, const size_t *keylens,
+                             int nargs, const char *const *args, const size_t *arglens)
+{
+    int n = 0;
+
+    e->argc = 3 + nkeys + nargs;
+    e->argv = malloc((size_t)e->argc * sizeof *e->argv);
+    e->lens = malloc((size_t)e->argc * sizeof *e->lens);
+    if (!e->argv || !e->lens)
+        return RLK_ERR_NOMEM;
+    snprintf(e->numkeys, sizeof e->numkeys, "%d", nkeys);
+    e->argv[n] = "EVALSHA";
+    e->lens[n++] = 7;
+    e->argv[n] = s->sha1;
+    e->lens[n++] = 40;
+    e->argv[n] = e->numkeys;
+    e->lens[n++] = strlen(e->numkeys);
+    for (int i = 0; i < nkeys; i++, n++) {
+        e->argv[n] = keys[i];
+        e->lens[n] = keylens ? keylens[i] : strlen(keys[i]);
+    }
+    for (int i = 0; i < nargs; i++, n++) {
+        e->argv[n] = args[i];
+        e->lens[n] = arglens ? arglens[i] : strlen(args[i]);
+    }
+    return RLK_OK;
+}
+
+int rlk_conn_is_noscript(const redisReply *r)
+{
+    return r->type == REDIS_REPLY_ERROR && rlk_first_word_is(r->str, r->len, "NOSCRIPT");
+}
+
+int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
+                   int nkeys, const char *const *keys, const size_t *keylens,
+                   int nargs, const char *const *args, const size_t *arglens,
+                   redisReply **reply, int *written)
+{
+    rlk_evalsha_argv e = {0};
+    rlk_write_hook hook = rlk_armed_hook;
+    redisReply *r = NULL;
+    int rc, w = 0;
+
+    *reply = NULL;
+    if (written)
+        *written = 0;
+    rc = rlk_evalsha_build(&e, s, nkeys, keys, keylens, nargs, args, arglens);
+    if (rc != RLK_OK)
+        rc = rlk_set_error(c, rc, "%s: out of memory", s->name);
+    rlk_conn_after_write(NULL, NULL);   /* this EVALSHA takes the armed hook */
+    for (int attempt = 0; rc == RLK_OK && attempt < 2; attempt++) {
+        rc = rlk_conn_command_hooked(c, ctx, s->name, e.argc, e.argv, e.lens, &r, &w, &hook);
+        if (rc != RLK_OK || !(attempt == 0 && rlk_conn_is_noscript(r)))
+            break;
+        /* NOSCRIPT: the script did not run. Load it and try once more. */
+        freeReplyObject(r);
+        r = NULL;
+        w = 0;
+        rc = rlk_conn_load_script(c, ctx, s);
+    }
+    if (written)
+        *written = w;
+    if (rc == RLK_OK && r->type == REDIS_REPLY_ERROR) {
+        rc = rlk_set_reply_error(c, r, NULL, RLK_ERR_SCRIPT);
+        freeReplyObject(r);
+        r = NULL;
+    }
+    if (rc == RLK_OK)
+        *reply = r;
+    free(e.argv);
+    free(e.lens);
+    return rc;
+}

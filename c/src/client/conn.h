@@ -1,0 +1,87 @@
+/*
+ * conn.h - one connection (conn.c): opening a dedicated connection,
+ * commands and script calls on a given connection, script loading, the
+ * one NOSCRIPT path (used here and by RedLock's non-blocking I/O), and the
+ * classification of error replies.
+ *
+ * Connection errors
+ *   Functions that talk to Redis return RLK_ERR_IO / RLK_ERR_TIMEOUT /
+ *   RLK_ERR_PROTOCOL when hiredis reports a connection error; the context is
+ *   then unusable (ctx->err != 0) and must be freed (or, for a pool slot,
+ *   dropped with rlk_slot_drop). Their `written` out-parameter tells whether
+ *   the whole request reached the socket: only when it did not is the
+ *   request known not to have run.
+ *
+ * A redisContext is used by one thread at a time; a dedicated connection
+ * (rlk_conn_open) belongs to whoever opened it.
+ *
+ * Not installed; not a stable API.
+ */
+#ifndef RLK_CONN_H
+#define RLK_CONN_H
+
+#include <stddef.h>
+
+#include <hiredis/hiredis.h>
+
+#include "rlk.h"
+
+/* Opens a new connection with the client's address, connect timeout,
+ * command timeout, AUTH and SELECT. For the lock runtime's subscriber or
+ * watchdog: the caller owns *out (redisFree) and uses it from one thread at a
+ * time. Does not load scripts. Errors: RLK_ERR_IO / _TIMEOUT (connect),
+ * RLK_ERR_AUTH (AUTH or SELECT refused), RLK_ERR_NOMEM. */
+int rlk_conn_open(rlk_client *c, redisContext **out);
+
+/* 1 when an idle connection looks usable: no hiredis error, and the server
+ * has neither closed it nor sent anything unasked (checked with a zero-timeout
+ * poll, no I/O). A request/reply connection must pass this before a request
+ * is written to it; a subscriber connection must not use it. */
+int rlk_conn_alive(const redisContext *ctx);
+
+/* Sends one command and reads its reply. what names the request in error
+ * messages ("SCRIPT LOAD", "reentrant/acquire"). RLK_OK: *reply is the
+ * reply, which may be an error reply (the caller decides). *written (may be
+ * NULL) is 1 once the whole request has been written to the socket. */
+int rlk_conn_command(rlk_client *c, redisContext *ctx, const char *what,
+                     int argc, const char **argv, const size_t *argvlen,
+                     redisReply **reply, int *written);
+
+/* SCRIPT LOAD of script s; RLK_ERR_SHA when the server's SHA-1 differs. */
+int rlk_conn_load_script(rlk_client *c, redisContext *ctx, const rlk_script_info *s);
+
+/* SCRIPT LOAD of every script in c's set in one pipelined round trip;
+ * RLK_ERR_SHA names the first script whose SHA-1 differs. */
+int rlk_conn_load_all(rlk_client *c, redisContext *ctx);
+
+/* The NOSCRIPT path, for callers that pipeline (RedLock): 1 when r is a
+ * NOSCRIPT error reply (the EVALSHA did not run); the argv of SCRIPT LOAD
+ * of s; the check of its reply against the build's SHA-1 (the error
+ * recorded on c and returned, else RLK_OK). */
+int rlk_conn_is_noscript(const redisReply *r);
+void rlk_conn_load_argv(const rlk_script_info *s, const char *argv[3], size_t lens[3]);
+int rlk_conn_check_load_reply(rlk_client *c, const rlk_script_info *s, const redisReply *r);
+
+/* EVALSHA of script s on ctx; on a NOSCRIPT reply, SCRIPT LOAD it and retry
+ * once. RLK_OK: *reply is the script's reply (never an error reply).
+ * RLK_ERR_SCRIPT: the script replied an error (errstr is its text);
+ * RLK_ERR_AUTH (NOAUTH) / RLK_ERR_SERVER (BUSY, READONLY, OOM, ...): the
+ * server refused the call. *written is 1 when an EVALSHA that may have run
+ * was written (a NOSCRIPT reply proves the first one did not run). */
+int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
+                   int nkeys, const char *const *keys, const size_t *keylens,
+                   int nargs, const char *const *args, const size_t *arglens,
+                   redisReply **reply, int *written);
+
+/* Arms a callback for the calling thread: fn(arg) runs once, right after
+ * the first EVALSHA that rlk_conn_evalv next writes in this thread has been
+ * written, before its reply is read (not after AUTH, SELECT or SCRIPT LOAD
+ * of a reconnect). rlk_conn_after_write(NULL, NULL) disarms it. Used by an
+ * unlock to wake the local queue's head while its release is in flight. */
+void rlk_conn_after_write(void (*fn)(void *), void *arg);
+
+/* Classifies an error reply of EVALSHA: RLK_ERR_AUTH, RLK_ERR_SERVER or
+ * RLK_ERR_SCRIPT, and records it on c. */
+int rlk_set_reply_error(rlk_client *c, const redisReply *r, const char *what, int default_err);
+
+#endif /* RLK_CONN_H */

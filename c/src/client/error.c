@@ -1,0 +1,148 @@
+/*
+ * error.c - error names and the per-thread, per-client last error.
+ *
+ * Each thread keeps a small table of (client id, code, message) entries in
+ * thread-local storage. Client ids are never reused within a process, so an
+ * entry left behind by a freed client is harmless; when the table is full the
+ * least recently written entry is replaced. Nothing to lock, nothing to free.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "client/client.h"
+#include "client/error.h"
+
+#define RLK_ERR_SLOTS 16
+
+typedef struct rlk_err_entry {
+    uint64_t client_id;     /* 0: unused */
+    uint64_t stamp;         /* write order, for replacement */
+    int err;
+    char msg[RLK_ERRSTR_MAX];
+} rlk_err_entry;
+
+static _Thread_local rlk_err_entry rlk_err_table[RLK_ERR_SLOTS];
+static _Thread_local uint64_t rlk_err_clock;
+
+static const char *const rlk_err_names[] = {
+    "RLK_OK",           "RLK_ERR_IO",      "RLK_ERR_TIMEOUT",      "RLK_ERR_URL",
+    "RLK_ERR_AUTH",     "RLK_ERR_PROTOCOL", "RLK_ERR_SCRIPT",      "RLK_ERR_NOSUCHSCRIPT",
+    "RLK_ERR_SHA",      "RLK_ERR_BUNDLE",  "RLK_ERR_ARG",          "RLK_ERR_NOMEM",
+    "RLK_ERR_SERVER",   "RLK_ERR_NOT_OWNER", "RLK_ERR_BUSY",       "RLK_ERR_LOST",
+    "RLK_ERR_UPGRADE",
+};
+
+const char *rlk_strerror(int err)
+{
+    if (err < 0 || (size_t)err >= sizeof rlk_err_names / sizeof rlk_err_names[0])
+        return "RLK_ERR_UNKNOWN";
+    return rlk_err_names[err];
+}
+
+static rlk_err_entry *rlk_err_lookup(uint64_t id)
+{
+    for (int i = 0; i < RLK_ERR_SLOTS; i++)
+        if (rlk_err_table[i].client_id == id)
+            return &rlk_err_table[i];
+    return NULL;
+}
+
+static rlk_err_entry *rlk_err_claim(uint64_t id)
+{
+    rlk_err_entry *e = rlk_err_lookup(id);
+
+    if (e)
+        return e;
+    e = &rlk_err_table[0];
+    for (int i = 1; i < RLK_ERR_SLOTS; i++)
+        if (rlk_err_table[i].stamp < e->stamp)
+            e = &rlk_err_table[i];
+    e->client_id = id;
+    return e;
+}
+
+/* Newlines and other control bytes become spaces: messages are one line. */
+static void rlk_one_line(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            *s = ' ';
+}
+
+int rlk_set_error(rlk_client *c, int err, const char *fmt, ...)
+{
+    rlk_err_entry *e;
+    va_list ap;
+
+    if (!c)
+        return err;
+    e = rlk_err_claim(c->id);
+    e->err = err;
+    e->stamp = ++rlk_err_clock;
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    va_end(ap);
+    rlk_one_line(e->msg);
+    return err;
+}
+
+int rlk_err(const rlk_client *c)
+{
+    const rlk_err_entry *e = c ? rlk_err_lookup(c->id) : NULL;
+
+    return e ? e->err : RLK_OK;
+}
+
+const char *rlk_errstr(const rlk_client *c)
+{
+    const rlk_err_entry *e = c ? rlk_err_lookup(c->id) : NULL;
+
+    return e ? e->msg : "";
+}
+
+const char *rlk_errno_str(int errnum, char *buf, size_t len)
+{
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+    return strerror_r(errnum, buf, len);
+#else
+    if (strerror_r(errnum, buf, len) != 0)
+        snprintf(buf, len, "error %d", errnum);
+    return buf;
+#endif
+}
+
+static int rlk_ctx_timed_out(const redisContext *ctx, int saved_errno)
+{
+    char buf[128];
+
+    if (ctx->err != REDIS_ERR_IO)
+        return 0;
+    if (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK || saved_errno == ETIMEDOUT)
+        return 1;
+    return strcmp(ctx->errstr, rlk_errno_str(EAGAIN, buf, sizeof buf)) == 0 ||
+           strcmp(ctx->errstr, rlk_errno_str(ETIMEDOUT, buf, sizeof buf)) == 0;
+}
+
+int rlk_set_ctx_error(rlk_client *c, const redisContext *ctx, const char *what)
+{
+    int saved_errno = errno;
+
+    if (rlk_ctx_timed_out(ctx, saved_errno)) {
+        int ms = strcmp(what, "connect") == 0 ? c->connect_timeout_ms : c->command_timeout_ms;
+
+        return rlk_set_error(c, RLK_ERR_TIMEOUT, "%s %s: timed out after %d ms", what, c->addr,
+                             ms);
+    }
+    switch (ctx->err) {
+    case REDIS_ERR_PROTOCOL:
+        return rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: protocol error: %s", what, c->addr,
+                             ctx->errstr);
+    case REDIS_ERR_OOM:
+        return rlk_set_error(c, RLK_ERR_NOMEM, "%s %s: out of memory", what, c->addr);
+    default:
+        return rlk_set_error(c, RLK_ERR_IO, "%s %s: %s", what, c->addr,
+                             ctx->errstr[0] ? ctx->errstr : "connection error");
+    }
+}

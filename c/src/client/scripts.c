@@ -1,0 +1,73 @@
+/*
+ * scripts.c - the embedded script table and script sets (lookup by name).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client.h"
+#include "client/scripts.h"
+
+size_t rlk_embedded_count(void)
+{
+    return rlk_embedded_scripts_count;
+}
+
+const rlk_script_info *rlk_embedded_at(size_t i)
+{
+    return i < rlk_embedded_scripts_count ? &rlk_embedded_scripts[i] : NULL;
+}
+
+void rlk_script_set_embedded(rlk_script_set *set)
+{
+    set->items = rlk_embedded_scripts;
+    set->count = rlk_embedded_scripts_count;
+    set->owned = NULL;
+}
+
+const rlk_script_info *rlk_script_set_find(const rlk_script_set *set, const char *name)
+{
+    size_t lo = 0, hi = set->count;
+
+    if (!name)
+        return NULL;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int cmp = strcmp(name, set->items[mid].name);
+
+        if (cmp == 0)
+            return &set->items[mid];
+        if (cmp < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return NULL;
+}
+
+void rlk_script_set_free(rlk_script_set *set)
+{
+    if (set->owned) {
+        for (size_t i = 0; i < set->count; i++) {
+            free((char *)set->owned[i].name);
+            free((char *)set->owned[i].sha1);
+            free((char *)set->owned[i].body);
+        }
+        free(set->owned);
+    }
+    memset(set, 0, sizeof *set);
+}
+
+size_t rlk_script_count(const rlk_client *c)
+{
+    return c ? c->scripts.count : 0;
+}
+
+const rlk_script_info *rlk_script_at(const rlk_client *c, size_t i)
+{
+    return (c && i < c->scripts.count) ? &c->scripts.items[i] : NULL;
+}
+
+const rlk_script_info *rlk_script_find(const rlk_client *c, const char *name)
+{
+    return c ? rlk_script_set_find(&c->scripts, name) : NULL;
+}

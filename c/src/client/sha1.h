@@ -1,0 +1,26 @@
+/*
+ * sha1.h - SHA-1 (sha1.c): script identities, computed at build time and
+ * checked against SCRIPT LOAD and bundle manifests.
+ *
+ * Not installed; not a stable API.
+ */
+#ifndef RLK_SHA1_H
+#define RLK_SHA1_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct rlk_sha1_ctx {
+    uint32_t h[5];
+    uint64_t total;             /* bytes hashed so far */
+    unsigned char block[64];
+    size_t used;                /* bytes waiting in block */
+} rlk_sha1_ctx;
+
+void rlk_sha1_init(rlk_sha1_ctx *s);
+void rlk_sha1_update(rlk_sha1_ctx *s, const void *data, size_t len);
+void rlk_sha1_final(rlk_sha1_ctx *s, unsigned char digest[20]);
+/* 40 lowercase hex digits and a NUL into hex. */
+void rlk_sha1_hex(const void *data, size_t len, char hex[41]);
+
+#endif /* RLK_SHA1_H */

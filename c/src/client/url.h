@@ -1,0 +1,31 @@
+/*
+ * url.h - redis:// and unix:// URLs (url.c).
+ *
+ * Not installed; not a stable API.
+ */
+#ifndef RLK_URL_H
+#define RLK_URL_H
+
+#include <stddef.h>
+
+typedef struct rlk_url {
+    int is_unix;        /* 1: unix socket at path; 0: TCP host:port */
+    char *host;         /* TCP host, without IPv6 brackets */
+    int port;
+    char *path;         /* unix socket path */
+    char *user;         /* NULL: none (AUTH password) */
+    char *password;     /* NULL: no AUTH */
+    int db;             /* SELECT db when nonzero */
+} rlk_url;
+
+/* Parses url into *u (zeroed first). On failure returns RLK_ERR_URL (or
+ * RLK_ERR_NOMEM) with a one-line reason in err, which never contains the
+ * password. Free with rlk_url_free in both cases. */
+int rlk_url_parse(const char *url, rlk_url *u, char *err, size_t errlen);
+void rlk_url_free(rlk_url *u);
+/* "redis://u:***@host:port/db" or "unix:///path?db=N" (malloc'd, NULL: OOM). */
+char *rlk_url_masked(const rlk_url *u);
+/* "host:port", "[v6]:port" or the socket path, for messages. */
+void rlk_url_address(const rlk_url *u, char *buf, size_t len);
+
+#endif /* RLK_URL_H */

@@ -1,0 +1,336 @@
+/*
+ * fairlock.c - the fair lock API (rlk_fairlock_*): Redisson's RFairLock on
+ * fair/{acquire,release,cancel,renew,force_release} (docs/locks/fair.md).
+ *
+ * The queue lives in Redis (redisson_lock_queue:{name}, deadlines in
+ * redisson_lock_timeout:{name}): the first acquire that does not get the
+ * lock puts the owner at the tail, and retries keep its place. A waiter
+ * sleeps on its own channel redisson_lock__channel:{name}:<owner>, which
+ * only the release (or a cancel, or a force unlock) that makes it the next
+ * holder publishes to, at most until the wait its last attempt was told
+ * (the holder's PTTL at the head, the deadline of the one ahead behind it)
+ * and, unlike Redisson, at most half a thread wait time: deadlines move up
+ * by a thread wait time whenever someone ahead acquires, so a waiter behind
+ * a dead one would otherwise wake at its own (moved) deadline and be
+ * dropped as stale. A waiter that gives up calls fair/cancel. No
+ * process-wide local queue: the server's queue orders every thread.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/clock.h"
+#include "client/error.h"
+#include "runtime/fam.h"
+#include "runtime/fam_hold.h"
+#include "runtime/rt.h"
+#include "runtime/wait.h"
+#include "runtime/wd.h"
+
+struct rlk_fairlock {
+    rlk_fam_base b;             /* channel: redisson_lock__channel:{name}; a waiter's is
+                                   <channel>:<owner> */
+    char *queue;                /* redisson_lock_queue:{name} */
+    char *timeouts;             /* redisson_lock_timeout:{name} */
+    rlk_fam_id id;
+    pthread_mutex_t mu;         /* guards thread_wait */
+    long long thread_wait;      /* <= 0: Redisson's rule */
+};
+
+/* One call's view. */
+typedef struct rlk_fair_acq {
+    rlk_fairlock *f;
+    char owner[RLK_OWNER_MAX + 1];
+    long long lease_ms;
+    int watchdog;
+    long long wait_ms;          /* the thread wait time this call queues with */
+} rlk_fair_acq;
+
+static const rlk_fam_kind rlk_fair_kind = {
+    "rlk_fairlock_new", "lock", "redisson_lock__channel", rlk_fam_prefix_name
+};
+
+/* ---------------------------------------------------------------- handles */
+
+rlk_fairlock *rlk_fairlock_new(rlk_client *c, const char *name)
+{
+    rlk_fairlock *f = rlk_fam_new(c, name, sizeof *f, &rlk_fair_kind);
+
+    if (!f)
+        return NULL;
+    rlk_fam_id_init(&f->id);
+    pthread_mutex_init(&f->mu, NULL);
+    f->queue = rlk_fam_prefix_name("redisson_lock_queue", name);
+    f->timeouts = rlk_fam_prefix_name("redisson_lock_timeout", name);
+    if (!f->queue || !f->timeouts) {
+        rlk_fairlock_free(f);
+        return rlk_fam_nomem(c, &rlk_fair_kind, name);
+    }
+    return f;
+}
+
+void rlk_fairlock_free(rlk_fairlock *f)
+{
+    if (!f)
+        return;
+    rlk_fam_id_destroy(&f->id);
+    pthread_mutex_destroy(&f->mu);
+    free(f->timeouts);
+    free(f->queue);
+    rlk_fam_free(f);
+}
+
+const char *rlk_fairlock_name(const rlk_fairlock *f)
+{
+    return f ? f->b.name : NULL;
+}
+
+const char *rlk_fairlock_queue_name(const rlk_fairlock *f)
+{
+    return f ? f->queue : NULL;
+}
+
+const char *rlk_fairlock_timeout_name(const rlk_fairlock *f)
+{
+    return f ? f->timeouts : NULL;
+}
+
+int rlk_fairlock_set_owner(rlk_fairlock *f, const char *owner)
+{
+    if (!f)
+        return RLK_ERR_ARG;
+    return rlk_fam_id_set(f->b.c, &f->id, owner, 0, "rlk_fairlock_set_owner");
+}
+
+int rlk_fairlock_owner(const rlk_fairlock *f, char *buf, size_t len)
+{
+    rlk_fairlock *m = (rlk_fairlock *)f;    /* the id's mutex only */
+
+    if (!f)
+        return RLK_ERR_ARG;
+    return rlk_fam_id_get(m->b.c, m->b.rt, &m->id, buf, len, "rlk_fairlock_owner");
+}
+
+int rlk_fairlock_set_thread_wait(rlk_fairlock *f, long long ms)
+{
+    if (!f)
+        return RLK_ERR_ARG;
+    if (ms > RLK_NUM_MAX)
+        return rlk_set_error(f->b.c, RLK_ERR_ARG,
+                             "fair lock %s: thread wait %lld ms is above %lld ms", f->b.name, ms,
+                             RLK_NUM_MAX);
+    pthread_mutex_lock(&f->mu);
+    f->thread_wait = ms > 0 ? ms : 0;
+    pthread_mutex_unlock(&f->mu);
+    return RLK_OK;
+}
+
+/* The thread wait time of a call waiting wait_ms. */
+static long long rlk_fair_thread_wait(rlk_fairlock *f, long long wait_ms)
+{
+    long long ms;
+
+    pthread_mutex_lock(&f->mu);
+    ms = f->thread_wait;
+    pthread_mutex_unlock(&f->mu);
+    if (ms > 0)
+        return ms;
+    if (wait_ms > 0)
+        return wait_ms > RLK_NUM_MAX ? RLK_NUM_MAX : wait_ms;
+    return RLK_FAIR_THREAD_WAIT_MS;
+}
+
+/* ---------------------------------------------------------------- script calls */
+
+static int rlk_fair_acq_init(rlk_fairlock *f, long long wait_ms, long long lease_ms,
+                             rlk_fair_acq *a)
+{
+    int rc = rlk_fam_lease(f->b.c, "fair lock", f->b.name, lease_ms, &a->lease_ms, &a->watchdog);
+
+    if (rc != RLK_OK)
+        return rc;
+    a->f = f;
+    a->wait_ms = rlk_fair_thread_wait(f, wait_ms);
+    return rlk_fairlock_owner(f, a->owner, sizeof a->owner);
+}
+
+/* rlk_fam_release_fn: fair/release. */
+static int rlk_fair_release_call(void *arg, const char *owner, long long lease, int *rc)
+{
+    rlk_fairlock *f = arg;
+    const char *keys[4] = {f->b.name, f->queue, f->timeouts, f->b.channel};
+
+    return rlk_fam_release_call(f->b.c, "fair/release", "release", f->b.name, 4, keys, 2, owner,
+                                lease, rc);
+}
+
+/* rlk_fam_undo_fn: gives back a hold the registry could not record. */
+static void rlk_fair_undo(void *arg)
+{
+    rlk_fair_acq *a = arg;
+    int rc;
+
+    rlk_fair_release_call(a->f, a->owner, a->lease_ms, &rc);
+}
+
+/* Leaves the queue (best effort), keeping the calling thread's last error. */
+static void rlk_fair_cancel(const rlk_fair_acq *a)
+{
+    rlk_fairlock *f = a->f;
+    const char *keys[4] = {f->b.name, f->queue, f->timeouts, f->b.channel};
+    char wait_s[24], saved[RLK_ERRSTR_MAX];
+    const char *args[2] = {a->owner, wait_s};
+    redisReply *r = NULL;
+    int err = rlk_err(f->b.c);
+
+    snprintf(saved, sizeof saved, "%s", rlk_errstr(f->b.c));
+    snprintf(wait_s, sizeof wait_s, "%lld", a->wait_ms);
+    if (rlk_evalv(f->b.c, "fair/cancel", 4, keys, NULL, 2, args, NULL, &r) == RLK_OK)
+        freeReplyObject(r);
+    else
+        rlk_set_error(f->b.c, err, "%s", saved);
+}
+
+/* rlk_wait_attempt_fn. RLK_OK: acquired (recorded in the registry).
+ * RLK_ERR_BUSY: queued; *ttl the wait the script told (capped, see the top). */
+static int rlk_fair_attempt(void *arg, long long *ttl)
+{
+    rlk_fair_acq *a = arg;
+    rlk_fairlock *f = a->f;
+    const char *keys[3] = {f->b.name, f->queue, f->timeouts};
+    char lease[24], wait_s[24];
+    const char *args[3] = {lease, a->owner, wait_s};
+    rlk_hold_spec h = {RLK_KIND_FAIR, f->b.name, a->owner, 3,       /* fair/renew's keys */
+                       {f->b.name, f->queue, f->timeouts}};
+    long long sent = rlk_clock_now_ns(), cap = a->wait_ms / 2 > 0 ? a->wait_ms / 2 : 1;
+    redisReply *r = NULL;
+    int rc;
+
+    snprintf(lease, sizeof lease, "%lld", a->lease_ms);
+    snprintf(wait_s, sizeof wait_s, "%lld", a->wait_ms);
+    RLK_RT_COUNT(f->b.rt, acquire_calls);
+    if ((rc = rlk_evalv(f->b.c, "fair/acquire", 3, keys, NULL, 3, args, NULL, &r)) != RLK_OK)
+        return rc;
+    rc = rlk_fam_acquire_reply(f->b.c, "fair lock", f->b.name, "fair/acquire", r, ttl, NULL);
+    freeReplyObject(r);
+    if (rc == RLK_ERR_BUSY && (*ttl < 0 || *ttl > cap))
+        *ttl = cap;
+    if (rc == RLK_OK)
+        rc = rlk_fam_record(f->b.rt, &h, a->lease_ms, a->watchdog, sent, 0, rlk_fair_undo, a);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- locking */
+
+static int rlk_fair_busy(rlk_fairlock *f, long long start_ns)
+{
+    return rlk_set_error(f->b.c, RLK_ERR_BUSY, "fair lock %s: not this owner's turn after %lld ms",
+                         f->b.name, (rlk_clock_now_ns() - start_ns) / 1000000LL);
+}
+
+/* Waits on the owner's own channel until acquired, an error or the deadline. */
+static int rlk_fair_wait(rlk_fair_acq *a, long long deadline)
+{
+    rlk_fairlock *f = a->f;
+    size_t len = strlen(f->b.channel) + strlen(a->owner) + 2;
+    char *own = malloc(len);
+    rlk_waiter w;
+    int rc;
+
+    if (!own)
+        return rlk_set_error(f->b.c, RLK_ERR_NOMEM, "fair lock %s: out of memory", f->b.name);
+    snprintf(own, len, "%s:%s", f->b.channel, a->owner);
+    /* No local queue: the server's queue orders every thread. */
+    rlk_wait_init_lock(&w, &f->b, "fair lock", rlk_fair_attempt, a);
+    w.channel = own;
+    rc = rlk_wait(&w, deadline);
+    free(own);
+    return rc;
+}
+
+int rlk_fairlock_try_lock(rlk_fairlock *f, long long wait_ms, long long lease_ms)
+{
+    long long start = rlk_clock_now_ns(), ttl = -1;
+    rlk_fair_acq a;
+    int rc;
+
+    if (!f)
+        return RLK_ERR_ARG;
+    if ((rc = rlk_fair_acq_init(f, wait_ms, lease_ms, &a)) != RLK_OK)
+        return rc;
+    rc = rlk_fair_attempt(&a, &ttl);
+    if (rc == RLK_ERR_BUSY && wait_ms != 0)
+        rc = rlk_fair_wait(&a, rlk_wait_deadline(start, wait_ms));
+    if (rc == RLK_OK || rc == RLK_ERR_SCRIPT)
+        return rc;              /* a refused script changed nothing */
+    rlk_fair_cancel(&a);
+    return rc == RLK_ERR_BUSY ? rlk_fair_busy(f, start) : rc;
+}
+
+int rlk_fairlock_lock(rlk_fairlock *f, long long lease_ms)
+{
+    return rlk_fairlock_try_lock(f, -1, lease_ms);
+}
+
+/* ---------------------------------------------------------------- releasing */
+
+int rlk_fairlock_unlock(rlk_fairlock *f)
+{
+    if (!f)
+        return RLK_ERR_ARG;
+    return rlk_fam_unlock(&f->b, RLK_KIND_FAIR, "fair lock", &f->id, "rlk_fairlock_owner", NULL,
+                          rlk_fair_release_call, f);
+}
+
+int rlk_fairlock_force_unlock(rlk_fairlock *f, int *released)
+{
+    const char *keys[4];
+
+    if (!f)
+        return RLK_ERR_ARG;
+    keys[0] = f->b.name;
+    keys[1] = f->queue;
+    keys[2] = f->timeouts;
+    keys[3] = f->b.channel;
+    return rlk_fam_force_unlock(&f->b, "fair/force_release", 4, keys, 0, NULL, NULL, released);
+}
+
+/* ---------------------------------------------------------------- queries */
+
+int rlk_fairlock_is_locked(rlk_fairlock *f, int *locked)
+{
+    if (!f || !locked)
+        return RLK_ERR_ARG;
+    return rlk_fam_is_locked(&f->b, locked);
+}
+
+int rlk_fairlock_is_held_by_me(rlk_fairlock *f, int *held)
+{
+    if (!f || !held)
+        return RLK_ERR_ARG;
+    return rlk_fam_is_held(&f->b, RLK_KIND_FAIR, &f->id, "rlk_fairlock_owner", held);
+}
+
+int rlk_fairlock_hold_count(rlk_fairlock *f, long long *count)
+{
+    if (!f || !count)
+        return RLK_ERR_ARG;
+    return rlk_fam_hold_count(&f->b, &f->id, "rlk_fairlock_owner", count);
+}
+
+int rlk_fairlock_remaining_ttl(rlk_fairlock *f, long long *ttl_ms)
+{
+    if (!f || !ttl_ms)
+        return RLK_ERR_ARG;
+    return rlk_fam_remaining_ttl(&f->b, ttl_ms);
+}
+
+int rlk_fairlock_queue_length(rlk_fairlock *f, long long *n)
+{
+    const char *argv[2] = {"LLEN", NULL};
+
+    if (!f || !n)
+        return RLK_ERR_ARG;
+    argv[1] = f->queue;
+    return rlk_fam_query(f->b.c, f->b.name, 2, argv, 0, n);
+}

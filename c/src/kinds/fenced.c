@@ -1,0 +1,278 @@
+/*
+ * fenced.c - the fenced lock API (rlk_fenced_*): Redisson's RFencedLock on
+ * fenced/{acquire,release,renew,token} and reentrant/force_release
+ * (docs/locks/fenced.md). A reentrant lock (same hash and channel as
+ * rlk_lock `name`) whose every acquisition returns a fencing token from the
+ * acquire script itself.
+ *
+ * Waiting is the reentrant lock's (runtime/wait.c with a local queue): the
+ * process-wide local queue of `name` (shared with rlk_lock handles of the
+ * same name, which use the same hash), only its head subscribed to
+ * redisson_lock__channel:{name} and retrying.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client.h"
+#include "client/clock.h"
+#include "client/error.h"
+#include "runtime/fam.h"
+#include "runtime/fam_hold.h"
+#include "runtime/lq.h"
+#include "runtime/rt.h"
+#include "runtime/wait.h"
+#include "runtime/wd.h"
+
+struct rlk_fenced {
+    rlk_fam_base b;             /* channel: redisson_lock__channel:{name} */
+    char *token_key;            /* redisson_lock_token:{name} */
+    rlk_lq *q;
+    rlk_fam_id id;
+};
+
+/* One call's view. */
+typedef struct rlk_fenced_acq {
+    rlk_fenced *f;
+    char owner[RLK_OWNER_MAX + 1];
+    long long lease_ms;
+    int watchdog;
+    long long token;            /* of the acquisition, once acquired */
+} rlk_fenced_acq;
+
+static const rlk_fam_kind rlk_fenced_kind = {
+    "rlk_fenced_new", "lock", "redisson_lock__channel", rlk_fam_prefix_name
+};
+
+/* ---------------------------------------------------------------- handles */
+
+rlk_fenced *rlk_fenced_new(rlk_client *c, const char *name)
+{
+    rlk_fenced *f = rlk_fam_new(c, name, sizeof *f, &rlk_fenced_kind);
+
+    if (!f)
+        return NULL;
+    rlk_fam_id_init(&f->id);
+    f->token_key = rlk_fam_prefix_name("redisson_lock_token", name);
+    f->q = rlk_lq_get(c->addr, c->url.db, name);
+    if (!f->token_key || !f->q) {
+        rlk_fenced_free(f);
+        return rlk_fam_nomem(c, &rlk_fenced_kind, name);
+    }
+    return f;
+}
+
+void rlk_fenced_free(rlk_fenced *f)
+{
+    if (!f)
+        return;
+    rlk_lq_put(f->q);
+    rlk_fam_id_destroy(&f->id);
+    free(f->token_key);
+    rlk_fam_free(f);
+}
+
+const char *rlk_fenced_name(const rlk_fenced *f)
+{
+    return f ? f->b.name : NULL;
+}
+
+const char *rlk_fenced_token_name(const rlk_fenced *f)
+{
+    return f ? f->token_key : NULL;
+}
+
+int rlk_fenced_set_owner(rlk_fenced *f, const char *owner)
+{
+    if (!f)
+        return RLK_ERR_ARG;
+    return rlk_fam_id_set(f->b.c, &f->id, owner, 0, "rlk_fenced_set_owner");
+}
+
+int rlk_fenced_owner(const rlk_fenced *f, char *buf, size_t len)
+{
+    rlk_fenced *m = (rlk_fenced *)f;    /* the id's mutex only */
+
+    if (!f)
+        return RLK_ERR_ARG;
+    return rlk_fam_id_get(m->b.c, m->b.rt, &m->id, buf, len, "rlk_fenced_owner");
+}
+
+/* ---------------------------------------------------------------- script calls */
+
+/* rlk_fam_release_fn: fenced/release. */
+static int rlk_fenced_release_call(void *arg, const char *owner, long long lease, int *rc)
+{
+    rlk_fenced *f = arg;
+    const char *keys[3] = {f->b.name, f->b.channel, f->token_key};
+
+    return rlk_fam_release_call(f->b.c, "fenced/release", "release", f->b.name, 3, keys, 2, owner,
+                                lease, rc);
+}
+
+/* rlk_fam_undo_fn: gives back a hold the registry could not record. */
+static void rlk_fenced_undo(void *arg)
+{
+    rlk_fenced_acq *a = arg;
+    int rc;
+
+    rlk_fenced_release_call(a->f, a->owner, a->lease_ms, &rc);
+}
+
+/* rlk_wait_attempt_fn. RLK_OK: acquired, a->token set, recorded in the
+ * registry. RLK_ERR_BUSY: held by another, *ttl its PTTL (-1: none). */
+static int rlk_fenced_attempt(void *arg, long long *ttl)
+{
+    rlk_fenced_acq *a = arg;
+    rlk_fenced *f = a->f;
+    const char *keys[2] = {f->b.name, f->token_key};
+    char lease[24];
+    const char *args[2] = {lease, a->owner};
+    rlk_hold_spec h = {RLK_KIND_FENCED, f->b.name, a->owner, 2, {f->b.name, f->token_key, NULL}};
+    long long sent = rlk_clock_now_ns();
+    redisReply *r = NULL;
+    int rc;
+
+    snprintf(lease, sizeof lease, "%lld", a->lease_ms);
+    RLK_RT_COUNT(f->b.rt, acquire_calls);
+    if ((rc = rlk_evalv(f->b.c, "fenced/acquire", 2, keys, NULL, 2, args, NULL, &r)) != RLK_OK)
+        return rc;
+    rc = rlk_fam_acquire_reply(f->b.c, "fenced lock", f->b.name, "fenced/acquire", r, ttl,
+                               &a->token);
+    freeReplyObject(r);
+    if (rc == RLK_OK)
+        rc = rlk_fam_record(f->b.rt, &h, a->lease_ms, a->watchdog, sent, a->token,
+                            rlk_fenced_undo, a);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- locking */
+
+static int rlk_fenced_busy(rlk_fenced *f, long long start_ns)
+{
+    return rlk_set_error(f->b.c, RLK_ERR_BUSY,
+                         "fenced lock %s: held by another holder after %lld ms", f->b.name,
+                         (rlk_clock_now_ns() - start_ns) / 1000000LL);
+}
+
+int rlk_fenced_try_lock(rlk_fenced *f, long long wait_ms, long long lease_ms, long long *token)
+{
+    long long start = rlk_clock_now_ns();
+    rlk_fenced_acq a;
+    rlk_waiter w;
+    int rc, first;
+
+    if (!f)
+        return RLK_ERR_ARG;
+    memset(&a, 0, sizeof a);
+    a.f = f;
+    rc = rlk_fam_lease(f->b.c, "fenced lock", f->b.name, lease_ms, &a.lease_ms, &a.watchdog);
+    if (rc != RLK_OK || (rc = rlk_fenced_owner(f, a.owner, sizeof a.owner)) != RLK_OK)
+        return rc;
+    /* As rlk_lock_try_lock: the local queue of `name` (shared with rlk_lock
+     * handles, same hash) and its rule for the attempt straight away. */
+    rlk_wait_init_lock(&w, &f->b, "fenced lock", rlk_fenced_attempt, &a);
+    w.q = f->q;
+    first = wait_ms == 0 || rlk_wd_holds_as(f->b.rt->wd, RLK_KIND_FENCED, f->b.name, a.owner) ||
+            !rlk_lq_busy(f->q);
+    rc = rlk_wait_acquire(&w, start, wait_ms, first);
+    if (rc == RLK_ERR_BUSY)
+        return rlk_fenced_busy(f, start);
+    if (rc == RLK_OK && token)
+        *token = a.token;
+    return rc;
+}
+
+int rlk_fenced_lock(rlk_fenced *f, long long lease_ms, long long *token)
+{
+    return rlk_fenced_try_lock(f, -1, lease_ms, token);
+}
+
+/* ---------------------------------------------------------------- releasing */
+
+int rlk_fenced_unlock(rlk_fenced *f)
+{
+    if (!f)
+        return RLK_ERR_ARG;
+    return rlk_fam_unlock(&f->b, RLK_KIND_FENCED, "fenced lock", &f->id, "rlk_fenced_owner", f->q,
+                          rlk_fenced_release_call, f);
+}
+
+int rlk_fenced_force_unlock(rlk_fenced *f, int *released)
+{
+    const char *keys[2];
+
+    if (!f)
+        return RLK_ERR_ARG;
+    return rlk_fam_force_unlock(&f->b, "reentrant/force_release", rlk_fam_keys(&f->b, keys), keys,
+                                0, NULL, f->q, released);
+}
+
+/* ---------------------------------------------------------------- tokens */
+
+int rlk_fenced_token(rlk_fenced *f, long long *token)
+{
+    char owner[RLK_OWNER_MAX + 1];
+    int rc;
+
+    if (!f || !token)
+        return RLK_ERR_ARG;
+    *token = 0;
+    if ((rc = rlk_fenced_owner(f, owner, sizeof owner)) != RLK_OK)
+        return rc;
+    if (!rlk_wd_token_of(f->b.rt->wd, RLK_KIND_FENCED, f->b.name, owner, token))
+        return rlk_set_error(f->b.c, RLK_ERR_NOT_OWNER, "fenced lock %s: no hold of %s recorded",
+                             f->b.name, owner);
+    return RLK_OK;
+}
+
+int rlk_fenced_last_token(rlk_fenced *f, long long *token)
+{
+    const char *keys[1];
+    redisReply *r = NULL;
+    int rc;
+
+    if (!f || !token)
+        return RLK_ERR_ARG;
+    *token = 0;
+    keys[0] = f->token_key;
+    if ((rc = rlk_evalv(f->b.c, "fenced/token", 1, keys, NULL, 0, NULL, NULL, &r)) != RLK_OK)
+        return rc;
+    if (r->type == REDIS_REPLY_INTEGER)
+        *token = r->integer;
+    else
+        rc = rlk_set_error(f->b.c, RLK_ERR_PROTOCOL, "fenced lock %s: fenced/token replied type %d",
+                           f->b.name, r->type);
+    freeReplyObject(r);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- queries */
+
+int rlk_fenced_is_locked(rlk_fenced *f, int *locked)
+{
+    if (!f || !locked)
+        return RLK_ERR_ARG;
+    return rlk_fam_is_locked(&f->b, locked);
+}
+
+int rlk_fenced_is_held_by_me(rlk_fenced *f, int *held)
+{
+    if (!f || !held)
+        return RLK_ERR_ARG;
+    return rlk_fam_is_held(&f->b, RLK_KIND_FENCED, &f->id, "rlk_fenced_owner", held);
+}
+
+int rlk_fenced_hold_count(rlk_fenced *f, long long *count)
+{
+    if (!f || !count)
+        return RLK_ERR_ARG;
+    return rlk_fam_hold_count(&f->b, &f->id, "rlk_fenced_owner", count);
+}
+
+int rlk_fenced_remaining_ttl(rlk_fenced *f, long long *ttl_ms)
+{
+    if (!f || !ttl_ms)
+        return RLK_ERR_ARG;
+    return rlk_fam_remaining_ttl(&f->b, ttl_ms);
+}

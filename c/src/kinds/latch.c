@@ -1,0 +1,150 @@
+/*
+ * latch.c - the count-down latch API (rlk_latch_*): Redisson's
+ * RCountDownLatch on the scripts/latch scripts. A string key `name` holds the
+ * remaining count (no key: open). Reaching zero (count_down) or deleting
+ * publishes "0" on redisson_countdownlatch__channel__{name}; arming
+ * (try_set_count) publishes "1". docs/locks/latch.md describes the data
+ * and the API.
+ *
+ * Waking every awaiter: the subscriber turns a message "0" into one wake
+ * permit per client (it is the reentrant lock's "unlock: wake one"). An
+ * awaiter that finds the latch open passes a permit on to the channel
+ * before it leaves, so each local awaiter wakes the next; every one of
+ * them re-reads the count, so a permit is never taken for more than "look
+ * again".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/clock.h"
+#include "client/error.h"
+#include "runtime/fam.h"
+#include "runtime/wait.h"
+
+struct rlk_latch {
+    rlk_fam_base b;             /* channel: redisson_countdownlatch__channel__{name} */
+};
+
+static const rlk_fam_kind rlk_latch_kind = {
+    "rlk_latch_new", "latch", "redisson_countdownlatch__channel__", rlk_fam_braced_name
+};
+
+/* ---------------------------------------------------------------- handles */
+
+rlk_latch *rlk_latch_new(rlk_client *c, const char *name)
+{
+    return rlk_fam_new(c, name, sizeof(rlk_latch), &rlk_latch_kind);
+}
+
+void rlk_latch_free(rlk_latch *l)
+{
+    rlk_fam_free(l);
+}
+
+const char *rlk_latch_name(const rlk_latch *l)
+{
+    return l ? l->b.name : NULL;
+}
+
+const char *rlk_latch_channel(const rlk_latch *l)
+{
+    return l ? l->b.channel : NULL;
+}
+
+/* ---------------------------------------------------------------- counting */
+
+int rlk_latch_try_set_count(rlk_latch *l, long long count, int *set)
+{
+    const char *keys[2];
+    long long n = 0;
+    int rc;
+
+    if (!l)
+        return RLK_ERR_ARG;
+    rc = rlk_fam_count(&l->b, "try_set_count", "count", count, 1, "latch/try_set_count",
+                       rlk_fam_keys(&l->b, keys), keys, &n);
+    if (rc == RLK_OK && set)
+        *set = n == 1;
+    return rc;
+}
+
+/* A script on (name, channel) without arguments, with an integer reply. */
+static int rlk_latch_call(rlk_latch *l, const char *script, long long *out)
+{
+    const char *keys[2];
+
+    return rlk_fam_eval_int(l->b.c, script, rlk_fam_keys(&l->b, keys), keys, 0, NULL, NULL, out);
+}
+
+int rlk_latch_count_down(rlk_latch *l, long long *left)
+{
+    long long n = 0;
+    int rc;
+
+    if (!l)
+        return RLK_ERR_ARG;
+    rc = rlk_latch_call(l, "latch/count_down", &n);
+    if (rc == RLK_OK && left)
+        *left = n;
+    return rc;
+}
+
+int rlk_latch_delete(rlk_latch *l, int *deleted)
+{
+    long long n = 0;
+    int rc;
+
+    if (!l)
+        return RLK_ERR_ARG;
+    rc = rlk_latch_call(l, "latch/delete", &n);
+    if (rc == RLK_OK && deleted)
+        *deleted = n == 1;
+    return rc;
+}
+
+int rlk_latch_count(rlk_latch *l, long long *count)
+{
+    const char *keys[1];
+
+    if (!l || !count)
+        return RLK_ERR_ARG;
+    keys[0] = l->b.name;
+    return rlk_fam_eval_int(l->b.c, "latch/count", 1, keys, 0, NULL, NULL, count);
+}
+
+/* ---------------------------------------------------------------- awaiting */
+
+/* rlk_wait_attempt_fn: open (count <= 0, or no key) is success. A count
+ * changes only by a script that publishes, and never expires: no bound. */
+static int rlk_latch_attempt(void *arg, long long *bound_ms)
+{
+    rlk_latch *l = arg;
+    long long count = 0;
+    int rc = rlk_latch_count(l, &count);
+
+    *bound_ms = -1;
+    if (rc != RLK_OK)
+        return rc;
+    return count <= 0 ? RLK_OK : RLK_ERR_BUSY;
+}
+
+int rlk_latch_await(rlk_latch *l, long long timeout_ms)
+{
+    long long start = rlk_clock_now_ns();
+    rlk_waiter w;
+    int rc;
+
+    if (!l)
+        return RLK_ERR_ARG;
+    /* Open already: no subscription needed. */
+    rlk_wait_init(&w, &l->b, "latch", rlk_latch_attempt, l);
+    w.ride_out = 1;         /* a read: retrying it is harmless */
+    w.pass_on = 1;          /* a "0" wakes one awaiter per client: each wakes the next
+                               (see the top) */
+    rc = rlk_wait_acquire(&w, start, timeout_ms, 1);
+    if (rc == RLK_ERR_BUSY)
+        return rlk_set_error(l->b.c, RLK_ERR_BUSY, "latch %s: count still above 0 after %lld ms",
+                             l->b.name, (rlk_clock_now_ns() - start) / 1000000LL);
+    return rc;
+}

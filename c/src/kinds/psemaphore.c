@@ -1,0 +1,470 @@
+/*
+ * psemaphore.c - the permit-expirable semaphore API (rlk_psemaphore_*):
+ * Redisson's RPermitExpirableSemaphore on the scripts/psemaphore scripts. The
+ * count is a string key `name`; every taken permit is a member of the
+ * sorted set {name}:timeout (score: its expiry on the server's clock), and
+ * every script first gives expired permits back to the count. Scripts that
+ * raise the count above 0 publish it on redisson_sc:{name}.
+ *
+ * Permit ids: 16 bytes from the kernel's random source (rlk_random_bytes,
+ * as the client uuid), stored raw as Redisson stores them and shown to the
+ * caller as 32 hex digits. docs/locks/psemaphore.md describes the data and
+ * the API; psemaphore_keeper.c renews leases.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/clock.h"
+#include "client/error.h"
+#include "client/random.h"
+#include "kinds/psemaphore.h"
+#include "runtime/fam.h"
+#include "runtime/wait.h"
+
+#define RLK_PSEM_LEASELESS 922337203685477LL    /* Redisson's score of a permit without a lease */
+
+/* ---------------------------------------------------------------- handles */
+
+static const rlk_fam_kind rlk_psemaphore_kind = {
+    "rlk_psemaphore_new", "semaphore", "redisson_sc", rlk_fam_prefix_name
+};
+
+rlk_psemaphore *rlk_psemaphore_new(rlk_client *c, const char *name)
+{
+    rlk_psemaphore *s = rlk_fam_new(c, name, sizeof *s, &rlk_psemaphore_kind);
+
+    if (!s)
+        return NULL;
+    s->timeouts = rlk_fam_suffix_name(name, "timeout");
+    if (!s->timeouts) {
+        rlk_psemaphore_free(s);
+        return rlk_fam_nomem(c, &rlk_psemaphore_kind, name);
+    }
+    return s;
+}
+
+void rlk_psemaphore_free(rlk_psemaphore *s)
+{
+    if (!s)
+        return;
+    free(s->timeouts);
+    rlk_fam_free(s);
+}
+
+const char *rlk_psemaphore_name(const rlk_psemaphore *s)
+{
+    return s ? s->b.name : NULL;
+}
+
+const char *rlk_psemaphore_timeouts_key(const rlk_psemaphore *s)
+{
+    return s ? s->timeouts : NULL;
+}
+
+const char *rlk_psemaphore_channel(const rlk_psemaphore *s)
+{
+    return s ? s->b.channel : NULL;
+}
+
+/* ---------------------------------------------------------------- permit ids */
+
+static void rlk_psem_hex(const unsigned char *raw, size_t len, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+
+    for (size_t i = 0; i < len; i++) {
+        out[2 * i] = digits[raw[i] >> 4];
+        out[2 * i + 1] = digits[raw[i] & 0x0f];
+    }
+    out[2 * len] = '\0';
+}
+
+static int rlk_psem_nibble(char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
+    return -1;
+}
+
+int rlk_psem_keys(const rlk_psemaphore *s, const char **keys)
+{
+    keys[0] = s->b.name;
+    keys[1] = s->timeouts;
+    keys[2] = s->b.channel;
+    return RLK_PSEM_NKEYS;
+}
+
+int rlk_psem_decode_id(rlk_psemaphore *s, const char *what, const char *hex, unsigned char *raw,
+                       size_t *len)
+{
+    size_t n = hex ? strlen(hex) : 0;
+
+    if (n < 2 || n % 2 != 0 || n > 2 * RLK_PSEM_RAW_ID_MAX)
+        return rlk_set_error(s->b.c, RLK_ERR_ARG, "%s %s: a permit id is 2..%d hex digits, an "
+                             "even number of them", what, s->b.name, 2 * RLK_PSEM_RAW_ID_MAX);
+    for (size_t i = 0; i < n; i += 2) {
+        int hi = rlk_psem_nibble(hex[i]), lo = rlk_psem_nibble(hex[i + 1]);
+
+        if (hi < 0 || lo < 0)
+            return rlk_set_error(s->b.c, RLK_ERR_ARG, "%s %s: permit id \"%.40s\" is not hex", what,
+                                 s->b.name, hex);
+        raw[i / 2] = (unsigned char)(hi << 4 | lo);
+    }
+    *len = n / 2;
+    return RLK_OK;
+}
+
+/* ---------------------------------------------------------------- acquiring */
+
+/* One call's permits: n random ids, kept across its attempts. */
+typedef struct rlk_psem_try {
+    rlk_psemaphore *s;
+    int n;
+    char lease[24];
+    unsigned char *raw;         /* n x RLK_PSEM_NEW_ID_BYTES */
+    const char **args;          /* lease, then the n ids */
+    size_t *lens;
+    int io_failed;              /* an attempt ended in a connection error: it may have run */
+} rlk_psem_try;
+
+static void rlk_psem_try_free(rlk_psem_try *t)
+{
+    free(t->raw);
+    free((void *)t->args);
+    free(t->lens);
+}
+
+static int rlk_psem_try_init(rlk_psem_try *t, rlk_psemaphore *s, int n, long long lease_ms)
+{
+    memset(t, 0, sizeof *t);
+    t->s = s;
+    t->n = n;
+    snprintf(t->lease, sizeof t->lease, "%lld", lease_ms);
+    t->raw = malloc((size_t)n * RLK_PSEM_NEW_ID_BYTES);
+    t->args = malloc((size_t)(n + 1) * sizeof *t->args);
+    t->lens = malloc((size_t)(n + 1) * sizeof *t->lens);
+    if (!t->raw || !t->args || !t->lens)
+        return rlk_set_error(s->b.c, RLK_ERR_NOMEM, "acquire %s: out of memory", s->b.name);
+    if (rlk_random_bytes(t->raw, (size_t)n * RLK_PSEM_NEW_ID_BYTES) != 0)
+        return rlk_set_error(s->b.c, RLK_ERR_IO, "acquire %s: no random source for permit ids",
+                             s->b.name);
+    t->args[0] = t->lease;
+    t->lens[0] = strlen(t->lease);
+    for (int i = 0; i < n; i++) {
+        t->args[i + 1] = (const char *)t->raw + (size_t)i * RLK_PSEM_NEW_ID_BYTES;
+        t->lens[i + 1] = RLK_PSEM_NEW_ID_BYTES;
+    }
+    return RLK_OK;
+}
+
+/* A failed acquire call. After one whose reply was lost, "is held already"
+ * (the ids are this call's, 128 random bits each) proves that the lost one
+ * ran and took them: acquired. */
+static int rlk_psem_attempt_error(rlk_psem_try *t, int rc)
+{
+    if (rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT)
+        t->io_failed = 1;
+    else if (rc == RLK_ERR_SCRIPT && t->io_failed &&
+             strstr(rlk_errstr(t->s->b.c), "is held already"))
+        return RLK_OK;
+    return rc;
+}
+
+/* rlk_wait_attempt_fn: psemaphore/acquire. The bound is the time until the
+ * earliest held permit expires (its expiry publishes nothing by itself),
+ * + 1 ms: the expiry falls on a whole ms. */
+static int rlk_psem_attempt(void *arg, long long *bound_ms)
+{
+    rlk_psem_try *t = arg;
+    rlk_psemaphore *s = t->s;
+    const char *keys[RLK_PSEM_NKEYS];
+    redisReply *r = NULL;
+    int rc = rlk_evalv(s->b.c, "psemaphore/acquire", rlk_psem_keys(s, keys), keys, NULL, t->n + 1,
+                       t->args, t->lens, &r);
+
+    *bound_ms = -1;
+    if (rc != RLK_OK)
+        return rlk_psem_attempt_error(t, rc);
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == (size_t)t->n) {
+        rc = RLK_OK;
+    } else if (r->type == REDIS_REPLY_INTEGER || r->type == REDIS_REPLY_NIL) {
+        if (r->type == REDIS_REPLY_INTEGER)
+            *bound_ms = (r->integer > 0 ? r->integer : 0) + 1;
+        rc = RLK_ERR_BUSY;
+    } else {
+        rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL,
+                           "acquire %s: psemaphore/acquire replied type %d", s->b.name, r->type);
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+static int rlk_psem_wait(rlk_psemaphore *s, rlk_psem_try *t, long long start, long long wait_ms)
+{
+    rlk_waiter w;
+
+    rlk_wait_init(&w, &s->b, "semaphore", rlk_psem_attempt, t);
+    w.ride_out = 1;     /* safe: a retry reuses the ids (see rlk_psem_attempt_error) */
+    /* count_ttl stays 0: the bound is a permit's expiry, not a lock holder's TTL */
+    return rlk_wait_acquire(&w, start, wait_ms, 1);
+}
+
+int rlk_psemaphore_try_acquire_n(rlk_psemaphore *s, int n, long long wait_ms, long long lease_ms,
+                                 char (*ids)[RLK_PERMIT_ID_SIZE])
+{
+    long long start = rlk_clock_now_ns();
+    rlk_psem_try t;
+    int rc;
+
+    if (!s || !ids)
+        return RLK_ERR_ARG;
+    rc = rlk_fam_check_range(s->b.c, "acquire", s->b.name, "permits", n, 1, RLK_PERMITS_MAX);
+    if (rc != RLK_OK)
+        return rc;
+    for (int i = 0; i < n; i++)
+        ids[i][0] = '\0';
+    rc = rlk_fam_check_range(s->b.c, "acquire", s->b.name, "lease_ms", lease_ms, 1, RLK_NUM_MAX);
+    if (rc != RLK_OK)
+        return rc;
+    rc = rlk_psem_try_init(&t, s, n, lease_ms);
+    if (rc == RLK_OK)
+        rc = rlk_psem_wait(s, &t, start, wait_ms);
+    if (rc == RLK_OK)
+        for (int i = 0; i < n; i++)
+            rlk_psem_hex(t.raw + (size_t)i * RLK_PSEM_NEW_ID_BYTES, RLK_PSEM_NEW_ID_BYTES, ids[i]);
+    rlk_psem_try_free(&t);
+    if (rc == RLK_ERR_BUSY)
+        rc = rlk_set_error(s->b.c, RLK_ERR_BUSY, "acquire %s: %d permit(s) not available after "
+                           "%lld ms", s->b.name, n, (rlk_clock_now_ns() - start) / 1000000LL);
+    return rc;
+}
+
+int rlk_psemaphore_try_acquire(rlk_psemaphore *s, long long wait_ms, long long lease_ms,
+                               char id[RLK_PERMIT_ID_SIZE])
+{
+    return rlk_psemaphore_try_acquire_n(s, 1, wait_ms, lease_ms, (char (*)[RLK_PERMIT_ID_SIZE])id);
+}
+
+int rlk_psemaphore_acquire(rlk_psemaphore *s, long long lease_ms, char id[RLK_PERMIT_ID_SIZE])
+{
+    return rlk_psemaphore_try_acquire(s, -1, lease_ms, id);
+}
+
+/* ---------------------------------------------------------------- releasing, leases */
+
+/* Decoded ids for a release: args/lens point into one buffer. */
+typedef struct rlk_psem_ids {
+    unsigned char *buf;
+    const char **args;
+    size_t *lens;
+} rlk_psem_ids;
+
+static void rlk_psem_ids_free(rlk_psem_ids *d)
+{
+    free(d->buf);
+    free((void *)d->args);
+    free(d->lens);
+}
+
+/* args[first..first+n-1] = the decoded ids; args[0..first-1] are the caller's. */
+static int rlk_psem_ids_decode(rlk_psemaphore *s, const char *what, int first, int n,
+                               const char *const *ids, rlk_psem_ids *d)
+{
+    int rc = RLK_OK;
+
+    memset(d, 0, sizeof *d);
+    d->buf = malloc((size_t)n * RLK_PSEM_RAW_ID_MAX);
+    d->args = calloc((size_t)(first + n), sizeof *d->args);
+    d->lens = calloc((size_t)(first + n), sizeof *d->lens);
+    if (!d->buf || !d->args || !d->lens)
+        return rlk_set_error(s->b.c, RLK_ERR_NOMEM, "%s %s: out of memory", what, s->b.name);
+    for (int i = 0; i < n && rc == RLK_OK; i++) {
+        unsigned char *raw = d->buf + (size_t)i * RLK_PSEM_RAW_ID_MAX;
+
+        rc = rlk_psem_decode_id(s, what, ids[i], raw, &d->lens[first + i]);
+        d->args[first + i] = (const char *)raw;
+    }
+    return rc;
+}
+
+int rlk_psemaphore_release_n(rlk_psemaphore *s, int n, const char *const *ids, int *released)
+{
+    const char *keys[RLK_PSEM_NKEYS];
+    rlk_psem_ids d;
+    long long got = 0;
+    int rc;
+
+    if (released)
+        *released = 0;
+    if (!s || !ids)
+        return RLK_ERR_ARG;
+    rc = rlk_fam_check_range(s->b.c, "release", s->b.name, "permits", n, 1, RLK_PERMITS_MAX);
+    if (rc != RLK_OK)
+        return rc;
+    rlk_psem_keys(s, keys);
+    rc = rlk_psem_ids_decode(s, "release", 0, n, ids, &d);
+    if (rc == RLK_OK)
+        rc = rlk_fam_eval_int(s->b.c, "psemaphore/release", RLK_PSEM_NKEYS, keys, n, d.args,
+                              d.lens, &got);
+    rlk_psem_ids_free(&d);
+    if (rc != RLK_OK)
+        return rc;
+    if (released)
+        *released = (int)got;
+    if (got < n)
+        return rlk_set_error(s->b.c, RLK_ERR_NOT_OWNER, "release %s: %lld of %d permit(s) were not "
+                             "held (expired, released already or never acquired)", s->b.name,
+                             n - got, n);
+    return RLK_OK;
+}
+
+int rlk_psemaphore_release(rlk_psemaphore *s, const char *id)
+{
+    return rlk_psemaphore_release_n(s, 1, &id, NULL);
+}
+
+int rlk_psemaphore_update_lease(rlk_psemaphore *s, const char *id, long long lease_ms)
+{
+    const char *keys[RLK_PSEM_NKEYS];
+    char lease[24];
+    rlk_psem_ids d;
+    long long got = 0;
+    int rc;
+
+    if (!s)
+        return RLK_ERR_ARG;
+    rc = rlk_fam_check_range(s->b.c, "update_lease", s->b.name, "lease_ms", lease_ms, 1,
+                              RLK_NUM_MAX);
+    if (rc != RLK_OK)
+        return rc;
+    rlk_psem_keys(s, keys);
+    snprintf(lease, sizeof lease, "%lld", lease_ms);
+    rc = rlk_psem_ids_decode(s, "update_lease", 1, 1, &id, &d);
+    if (rc == RLK_OK) {
+        d.args[0] = lease;
+        d.lens[0] = strlen(lease);
+        rc = rlk_fam_eval_int(s->b.c, "psemaphore/update_lease", RLK_PSEM_NKEYS, keys, 2, d.args,
+                              d.lens, &got);
+    }
+    rlk_psem_ids_free(&d);
+    if (rc == RLK_OK && got != 1)
+        rc = rlk_set_error(s->b.c, RLK_ERR_NOT_OWNER, "update_lease %s: permit %.40s is not held "
+                           "(expired, released or never acquired)", s->b.name, id);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- counting */
+
+int rlk_psemaphore_try_set_permits(rlk_psemaphore *s, long long permits, int *set)
+{
+    const char *keys[RLK_PSEM_NKEYS];
+
+    if (!s)
+        return RLK_ERR_ARG;
+    return rlk_fam_try_set_permits(&s->b, "psemaphore/try_set_permits", rlk_psem_keys(s, keys),
+                                   keys, permits, set);
+}
+
+int rlk_psemaphore_add_permits(rlk_psemaphore *s, long long delta, long long *count)
+{
+    const char *keys[RLK_PSEM_NKEYS];
+
+    if (!s)
+        return RLK_ERR_ARG;
+    return rlk_fam_add_permits(&s->b, "psemaphore/add_permits", rlk_psem_keys(s, keys), keys,
+                               delta, count);
+}
+
+int rlk_psemaphore_available(rlk_psemaphore *s, long long *count)
+{
+    const char *keys[RLK_PSEM_NKEYS];
+
+    if (!s || !count)
+        return RLK_ERR_ARG;
+    return rlk_fam_eval_int(s->b.c, "psemaphore/available", rlk_psem_keys(s, keys), keys, 0, NULL,
+                            NULL, count);
+}
+
+/* ---------------------------------------------------------------- listing held permits */
+
+/* A command on the pool; RLK_ERR_PROTOCOL unless the reply has type want. */
+static int rlk_psem_command(rlk_psemaphore *s, int argc, const char **argv, int want,
+                            redisReply **r)
+{
+    int rc = rlk_command(s->b.c, argc, argv, NULL, r);
+
+    if (rc == RLK_OK && (*r)->type != want) {
+        rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "permits %s: %s replied type %d", s->b.name,
+                           argv[0], (*r)->type);
+        freeReplyObject(*r);
+        *r = NULL;
+    }
+    return rc;
+}
+
+/* The server's TIME in ms. */
+static int rlk_psem_server_ms(rlk_psemaphore *s, long long *now_ms)
+{
+    const char *argv[1] = {"TIME"};
+    redisReply *r = NULL;
+    int rc = rlk_psem_command(s, 1, argv, REDIS_REPLY_ARRAY, &r);
+
+    if (rc != RLK_OK)
+        return rc;
+    if (r->elements == 2 && r->element[0]->type == REDIS_REPLY_STRING &&
+        r->element[1]->type == REDIS_REPLY_STRING)
+        *now_ms = atoll(r->element[0]->str) * 1000 + atoll(r->element[1]->str) / 1000;
+    else
+        rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "permits %s: TIME replied a bad array",
+                           s->b.name);
+    freeReplyObject(r);
+    return rc;
+}
+
+static void rlk_psem_fill_info(const redisReply *member, const redisReply *score, long long now,
+                               rlk_permit_info *info)
+{
+    long long expiry = (long long)strtod(score->str, NULL);
+    size_t len = member->len > RLK_PSEM_RAW_ID_MAX ? RLK_PSEM_RAW_ID_MAX : member->len;
+
+    rlk_psem_hex((const unsigned char *)member->str, len, info->id);
+    info->ttl_ms = expiry >= RLK_PSEM_LEASELESS ? -1 : expiry - now;
+}
+
+int rlk_psemaphore_permits(rlk_psemaphore *s, rlk_permit_info *out, size_t max, size_t *total)
+{
+    const char *argv[5];
+    redisReply *r = NULL;
+    long long now = 0;
+    int rc;
+
+    if (!s || !total || (max > 0 && !out))
+        return RLK_ERR_ARG;
+    *total = 0;
+    argv[0] = "ZRANGE";
+    argv[1] = s->timeouts;
+    argv[2] = "0";
+    argv[3] = "-1";
+    argv[4] = "WITHSCORES";
+    rc = rlk_psem_command(s, 5, argv, REDIS_REPLY_ARRAY, &r);
+    if (rc == RLK_OK)
+        rc = rlk_psem_server_ms(s, &now);
+    for (size_t i = 0; rc == RLK_OK && i + 1 < r->elements; i += 2) {
+        if (r->element[i]->type != REDIS_REPLY_STRING || r->element[i + 1]->type != REDIS_REPLY_STRING) {
+            rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "permits %s: ZRANGE replied a bad array",
+                               s->b.name);
+            break;
+        }
+        if (*total < max)
+            rlk_psem_fill_info(r->element[i], r->element[i + 1], now, &out[*total]);
+        (*total)++;
+    }
+    if (r)
+        freeReplyObject(r);
+    return rc;
+}

@@ -1,0 +1,405 @@
+/*
+ * rwlock.c - the read-write lock API (rlk_rwlock_*): Redisson's
+ * RReadWriteLock on rwlock/{read,write}_{acquire,release}, force_release,
+ * renew_readers and renew_writer (docs/locks/rwlock.md).
+ *
+ * Waiting: a waiter joins the lock's channel (redisson_rwlock:{name}) on its
+ * client's subscriber, attempts, and sleeps until a message or the TTL the
+ * failed attempt returned, as Redisson does: message 0 (the last read left)
+ * is one permit per process, so one waiter of each process retries; message
+ * 1 (a write left: released or downgraded) wakes every waiter, so all the
+ * readers blocked by the writer retry at once. There is no process-wide
+ * local queue: readers must be able to enter together, and a permit taken
+ * by a waiter is always followed by its attempt, which sees the release.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/clock.h"
+#include "client/error.h"
+#include "runtime/fam.h"
+#include "runtime/fam_hold.h"
+#include "runtime/rt.h"
+#include "runtime/wait.h"
+#include "runtime/wd.h"
+
+struct rlk_rwlock {
+    rlk_fam_base b;             /* channel: redisson_rwlock:{name} */
+    char *prefix;               /* {name}: the timeout keys' prefix */
+    rlk_fam_id id;
+};
+
+/* One call's view: who asks for which side, for how long. */
+typedef struct rlk_rw_acq {
+    rlk_rwlock *rw;
+    int side;
+    char owner[RLK_OWNER_MAX + 1];
+    long long lease_ms;
+    int watchdog;
+} rlk_rw_acq;
+
+static const rlk_fam_kind rlk_rwlock_kind = {
+    "rlk_rwlock_new", "lock", "redisson_rwlock", rlk_fam_prefix_name
+};
+
+static int rlk_rw_kind(int side)
+{
+    return side == RLK_RW_WRITE ? RLK_KIND_WRITE : RLK_KIND_READ;
+}
+
+/* The side in errors. */
+static const char *rlk_rw_what(int side)
+{
+    return side == RLK_RW_WRITE ? "write lock" : "read lock";
+}
+
+static int rlk_rw_check_side(rlk_rwlock *rw, int side, int any_ok, const char *what)
+{
+    if (side == RLK_RW_READ || side == RLK_RW_WRITE || (any_ok && side == RLK_RW_ANY))
+        return RLK_OK;
+    return rlk_set_error(rw->b.c, RLK_ERR_ARG,
+                         "%s %s: side %d is not RLK_RW_READ or RLK_RW_WRITE%s", what, rw->b.name,
+                         side, any_ok ? " or RLK_RW_ANY" : "");
+}
+
+/* ---------------------------------------------------------------- handles */
+
+rlk_rwlock *rlk_rwlock_new(rlk_client *c, const char *name)
+{
+    rlk_rwlock *rw = rlk_fam_new(c, name, sizeof *rw, &rlk_rwlock_kind);
+
+    if (!rw)
+        return NULL;
+    rlk_fam_id_init(&rw->id);
+    rw->prefix = rlk_fam_tag(name);
+    if (!rw->prefix) {
+        rlk_rwlock_free(rw);
+        return rlk_fam_nomem(c, &rlk_rwlock_kind, name);
+    }
+    return rw;
+}
+
+void rlk_rwlock_free(rlk_rwlock *rw)
+{
+    if (!rw)
+        return;
+    rlk_fam_id_destroy(&rw->id);
+    free(rw->prefix);
+    rlk_fam_free(rw);
+}
+
+const char *rlk_rwlock_name(const rlk_rwlock *rw)
+{
+    return rw ? rw->b.name : NULL;
+}
+
+const char *rlk_rwlock_channel(const rlk_rwlock *rw)
+{
+    return rw ? rw->b.channel : NULL;
+}
+
+int rlk_rwlock_set_owner(rlk_rwlock *rw, const char *owner)
+{
+    if (!rw)
+        return RLK_ERR_ARG;
+    return rlk_fam_id_set(rw->b.c, &rw->id, owner, 1, "rlk_rwlock_set_owner");
+}
+
+int rlk_rwlock_owner(const rlk_rwlock *rw, char *buf, size_t len)
+{
+    rlk_rwlock *m = (rlk_rwlock *)rw;   /* the id's mutex only */
+
+    if (!rw)
+        return RLK_ERR_ARG;
+    return rlk_fam_id_get(m->b.c, m->b.rt, &m->id, buf, len, "rlk_rwlock_owner");
+}
+
+/* ---------------------------------------------------------------- one acquire attempt */
+
+static int rlk_rw_acq_init(rlk_rwlock *rw, int side, long long lease_ms, rlk_rw_acq *a)
+{
+    int rc = rlk_rw_check_side(rw, side, 0, "lock");
+
+    if (rc != RLK_OK)
+        return rc;
+    a->rw = rw;
+    a->side = side;
+    rc = rlk_fam_lease(rw->b.c, "rwlock", rw->b.name, lease_ms, &a->lease_ms, &a->watchdog);
+    if (rc != RLK_OK)
+        return rc;
+    return rlk_rwlock_owner(rw, a->owner, sizeof a->owner);
+}
+
+static void rlk_rw_spec(const rlk_rwlock *rw, int side, const char *owner, rlk_hold_spec *h)
+{
+    memset(h, 0, sizeof *h);
+    h->kind = rlk_rw_kind(side);
+    h->name = rw->b.name;
+    h->owner = owner;
+    h->keys[0] = rw->b.name;
+    h->keys[1] = rw->prefix;
+    h->nkeys = side == RLK_RW_WRITE ? 1 : 2;    /* renew_writer: lock; renew_readers: + prefix */
+}
+
+/* Sends one release of side for owner; the reply's outcome (or ERROR). */
+static int rlk_rw_release_call(rlk_rwlock *rw, int side, const char *owner, long long lease,
+                               int *rc_out)
+{
+    const char *keys[3] = {rw->b.name, rw->b.channel, rw->prefix};
+    int write = side == RLK_RW_WRITE;
+
+    /* read_release takes the owner only; write_release also the lease to restore */
+    return rlk_fam_release_call(rw->b.c, write ? "rwlock/write_release" : "rwlock/read_release",
+                                "release", rw->b.name, 3, keys, write ? 2 : 1, owner, lease,
+                                rc_out);
+}
+
+/* rlk_fam_release_fn of the write side. */
+static int rlk_rw_release_write(void *arg, const char *owner, long long lease, int *rc)
+{
+    return rlk_rw_release_call(arg, RLK_RW_WRITE, owner, lease, rc);
+}
+
+/* rlk_fam_release_fn of the read side. */
+static int rlk_rw_release_read(void *arg, const char *owner, long long lease, int *rc)
+{
+    return rlk_rw_release_call(arg, RLK_RW_READ, owner, lease, rc);
+}
+
+/* rlk_fam_undo_fn: gives back a hold the registry could not record. */
+static void rlk_rw_undo(void *arg)
+{
+    const rlk_rw_acq *a = arg;
+    int rc;
+
+    rlk_rw_release_call(a->rw, a->side, a->owner, a->lease_ms, &rc);
+}
+
+/* The script's RLK_UPGRADE refusal, as the API's own error code. */
+static int rlk_rw_upgrade_error(rlk_rwlock *rw, const char *owner)
+{
+    return rlk_set_error(rw->b.c, RLK_ERR_UPGRADE,
+                         "write lock %s: %s holds a read of it; release every read before "
+                         "taking the write lock (no upgrade)", rw->b.name, owner);
+}
+
+static int rlk_rw_is_upgrade(rlk_rwlock *rw)
+{
+    return strncmp(rlk_errstr(rw->b.c), "RLK_UPGRADE", 11) == 0 ||
+           strstr(rlk_errstr(rw->b.c), ": RLK_UPGRADE") != NULL;
+}
+
+static int rlk_rw_send_acquire(rlk_rw_acq *a, redisReply **r)
+{
+    rlk_rwlock *rw = a->rw;
+    const char *keys[2] = {rw->b.name, rw->prefix};
+    char lease[24];
+    const char *args[2] = {lease, a->owner};
+
+    snprintf(lease, sizeof lease, "%lld", a->lease_ms);
+    RLK_RT_COUNT(rw->b.rt, acquire_calls);
+    if (a->side == RLK_RW_WRITE)
+        return rlk_evalv(rw->b.c, "rwlock/write_acquire", 1, keys, NULL, 2, args, NULL, r);
+    return rlk_evalv(rw->b.c, "rwlock/read_acquire", 2, keys, NULL, 2, args, NULL, r);
+}
+
+/* rlk_wait_attempt_fn. RLK_OK: acquired (recorded in the registry).
+ * RLK_ERR_BUSY: held against us, *ttl its PTTL (-1: none). */
+static int rlk_rw_attempt(void *arg, long long *ttl)
+{
+    rlk_rw_acq *a = arg;
+    rlk_rwlock *rw = a->rw;
+    long long sent = rlk_clock_now_ns();
+    redisReply *r = NULL;
+    rlk_hold_spec h;
+    int rc = rlk_rw_send_acquire(a, &r);
+
+    if (rc == RLK_ERR_SCRIPT && rlk_rw_is_upgrade(rw))
+        return rlk_rw_upgrade_error(rw, a->owner);
+    if (rc != RLK_OK)
+        return rc;
+    rc = rlk_fam_acquire_reply(rw->b.c, rlk_rw_what(a->side), rw->b.name, "acquire", r, ttl,
+                               NULL);
+    freeReplyObject(r);
+    if (rc == RLK_OK) {
+        rlk_rw_spec(rw, a->side, a->owner, &h);
+        rc = rlk_fam_record(rw->b.rt, &h, a->lease_ms, a->watchdog, sent, 0, rlk_rw_undo, a);
+    }
+    return rc;
+}
+
+static int rlk_rw_busy(rlk_rwlock *rw, int side, long long start_ns)
+{
+    long long ms = (rlk_clock_now_ns() - start_ns) / 1000000LL;
+
+    return rlk_set_error(rw->b.c, RLK_ERR_BUSY, "%s %s: held against it after %lld ms",
+                         rlk_rw_what(side), rw->b.name, ms);
+}
+
+/* ---------------------------------------------------------------- locking */
+
+int rlk_rwlock_try_lock(rlk_rwlock *rw, int side, long long wait_ms, long long lease_ms)
+{
+    long long start = rlk_clock_now_ns();
+    rlk_waiter w;
+    rlk_rw_acq a;
+    int rc;
+
+    if (!rw)
+        return RLK_ERR_ARG;
+    if ((rc = rlk_rw_acq_init(rw, side, lease_ms, &a)) != RLK_OK)
+        return rc;
+    /* No local queue: readers must be able to enter together (see the top). */
+    rlk_wait_init_lock(&w, &rw->b, rlk_rw_what(side), rlk_rw_attempt, &a);
+    rc = rlk_wait_acquire(&w, start, wait_ms, 1);
+    return rc == RLK_ERR_BUSY ? rlk_rw_busy(rw, side, start) : rc;
+}
+
+int rlk_rwlock_lock(rlk_rwlock *rw, int side, long long lease_ms)
+{
+    return rlk_rwlock_try_lock(rw, side, -1, lease_ms);
+}
+
+/* ---------------------------------------------------------------- releasing */
+
+int rlk_rwlock_unlock(rlk_rwlock *rw, int side)
+{
+    int rc;
+
+    if (!rw)
+        return RLK_ERR_ARG;
+    if ((rc = rlk_rw_check_side(rw, side, 0, "unlock")) != RLK_OK)
+        return rc;
+    return rlk_fam_unlock(&rw->b, rlk_rw_kind(side), rlk_rw_what(side), &rw->id,
+                          "rlk_rwlock_owner", NULL,
+                          side == RLK_RW_WRITE ? rlk_rw_release_write : rlk_rw_release_read, rw);
+}
+
+int rlk_rwlock_force_unlock(rlk_rwlock *rw, int side, int *released)
+{
+    static const char *const modes[] = {"read", "write", "any"};
+    const char *keys[3];
+    int rc;
+
+    if (!rw)
+        return RLK_ERR_ARG;
+    if ((rc = rlk_rw_check_side(rw, side, 1, "force unlock")) != RLK_OK)
+        return rc;
+    keys[0] = rw->b.name;
+    keys[1] = rw->b.channel;
+    keys[2] = rw->prefix;
+    return rlk_fam_force_unlock(&rw->b, "rwlock/force_release", 3, keys, 1, &modes[side], NULL,
+                                released);
+}
+
+/* ---------------------------------------------------------------- queries */
+
+int rlk_rwlock_mode(rlk_rwlock *rw, int *mode)
+{
+    const char *argv[3] = {"HGET", NULL, "mode"};
+    redisReply *r = NULL;
+    int rc;
+
+    if (!rw || !mode)
+        return RLK_ERR_ARG;
+    *mode = RLK_RW_FREE;
+    argv[1] = rw->b.name;
+    if ((rc = rlk_command(rw->b.c, 3, argv, NULL, &r)) != RLK_OK)
+        return rc;
+    if (r->type == REDIS_REPLY_STRING && strcmp(r->str, "read") == 0)
+        *mode = RLK_RW_MODE_READ;
+    else if (r->type == REDIS_REPLY_STRING && strcmp(r->str, "write") == 0)
+        *mode = RLK_RW_MODE_WRITE;
+    else if (r->type != REDIS_REPLY_NIL)
+        rc = rlk_set_error(rw->b.c, RLK_ERR_PROTOCOL, "rwlock %s: not a read-write lock (mode)",
+                           rw->b.name);
+    freeReplyObject(r);
+    return rc;
+}
+
+/* The hash field of side for owner: "<owner>" or "<owner>:write". */
+static void rlk_rw_field(int side, const char *owner, char *buf, size_t len)
+{
+    snprintf(buf, len, side == RLK_RW_WRITE ? "%s:write" : "%s", owner);
+}
+
+int rlk_rwlock_hold_count(rlk_rwlock *rw, int side, long long *count)
+{
+    char owner[RLK_OWNER_MAX + 1], field[RLK_OWNER_MAX + 8];
+    const char *argv[3];
+    int rc;
+
+    if (!rw || !count)
+        return RLK_ERR_ARG;
+    *count = 0;
+    if ((rc = rlk_rw_check_side(rw, side, 0, "hold count")) != RLK_OK ||
+        (rc = rlk_rwlock_owner(rw, owner, sizeof owner)) != RLK_OK)
+        return rc;
+    rlk_rw_field(side, owner, field, sizeof field);
+    argv[0] = "HGET";
+    argv[1] = rw->b.name;
+    argv[2] = field;
+    return rlk_fam_query(rw->b.c, rw->b.name, 3, argv, 0, count);
+}
+
+int rlk_rwlock_is_held_by_me(rlk_rwlock *rw, int side, int *held)
+{
+    char owner[RLK_OWNER_MAX + 1];
+    long long n = 0;
+    int rc;
+
+    if (!rw || !held)
+        return RLK_ERR_ARG;
+    *held = 0;
+    if ((rc = rlk_rw_check_side(rw, side, 0, "is held")) != RLK_OK ||
+        (rc = rlk_rwlock_owner(rw, owner, sizeof owner)) != RLK_OK)
+        return rc;
+    if (rlk_wd_is_lost_as(rw->b.rt->wd, rlk_rw_kind(side), rw->b.name, owner))
+        return RLK_OK;
+    rc = rlk_rwlock_hold_count(rw, side, &n);
+    *held = rc == RLK_OK && n > 0;
+    return rc;
+}
+
+/* A reader field: not "mode", not "<w>:write", with a positive count. */
+static int rlk_rw_is_reader(const redisReply *field, const redisReply *value)
+{
+    if (field->type != REDIS_REPLY_STRING || value->type != REDIS_REPLY_STRING)
+        return 0;
+    if (strcmp(field->str, "mode") == 0)
+        return 0;
+    if (field->len >= 6 && strcmp(field->str + field->len - 6, ":write") == 0)
+        return 0;
+    return atoll(value->str) > 0;
+}
+
+int rlk_rwlock_reader_count(rlk_rwlock *rw, long long *owners)
+{
+    const char *argv[2] = {"HGETALL", NULL};
+    redisReply *r = NULL;
+    int rc;
+
+    if (!rw || !owners)
+        return RLK_ERR_ARG;
+    *owners = 0;
+    argv[1] = rw->b.name;
+    if ((rc = rlk_command(rw->b.c, 2, argv, NULL, &r)) != RLK_OK)
+        return rc;
+    if (r->type == REDIS_REPLY_ARRAY) {
+        for (size_t i = 0; i + 1 < r->elements; i += 2)
+            *owners += rlk_rw_is_reader(r->element[i], r->element[i + 1]);
+    } else {
+        rc = rlk_set_error(rw->b.c, RLK_ERR_PROTOCOL, "HGETALL %s: reply type %d", rw->b.name,
+                           r->type);
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+int rlk_rwlock_remaining_ttl(rlk_rwlock *rw, long long *ttl_ms)
+{
+    if (!rw || !ttl_ms)
+        return RLK_ERR_ARG;
+    return rlk_fam_remaining_ttl(&rw->b, ttl_ms);
+}

@@ -1,0 +1,411 @@
+/*
+ * multilock.c - MultiLock (rlk_multilock_*): several reentrant locks, each
+ * on its own client, taken all or none in one global order (server address,
+ * db, name), with Redisson's attempt loop: a wait budget per attempt of
+ * 1500 ms per member; on a member that stays busy, release what was taken
+ * and start again while the caller's wait lasts. docs/redlock.md describes
+ * it.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client/client.h"
+#include "client/clock.h"
+#include "client/error.h"
+
+#define MULTI_DEFAULT_MS_PER_MEMBER 1500LL
+#define MULTI_WAIT_MAX 1000000000000LL
+#define MULTI_OWNER_MAX 1024
+
+typedef struct multi_member {
+    rlk_client *c;
+    rlk_lock *lock;
+    char *name;
+    int taken;                  /* held through this handle's current attempt */
+} multi_member;
+
+struct rlk_multilock {
+    multi_member *mem;          /* in the order added */
+    int *order;                 /* member indices in acquisition order */
+    int n, cap;
+    long long ms_per_member;
+    char *owner;                /* fixed holder id, or NULL */
+    int failed;                 /* the member that ended the last call, or -1 */
+    int err;
+    char errstr[RLK_ERRSTR_MAX];
+};
+
+/* ---------------------------------------------------------------- errors */
+
+static int multi_fail(rlk_multilock *m, int member, int err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int multi_fail(rlk_multilock *m, int member, int err, const char *fmt, ...)
+{
+    va_list ap;
+
+    m->failed = member;
+    m->err = err;
+    va_start(ap, fmt);
+    vsnprintf(m->errstr, sizeof m->errstr, fmt, ap);
+    va_end(ap);
+    return err;
+}
+
+/* Records member i's failure with the message its client kept for this thread. */
+static int multi_fail_member(rlk_multilock *m, int i, int err)
+{
+    const multi_member *x = &m->mem[i];
+
+    return multi_fail(m, i, err, "member %d (%s %s): %s", i, rlk_client_url(x->c), x->name,
+                      rlk_errstr(x->c));
+}
+
+static void multi_ok(rlk_multilock *m)
+{
+    m->failed = -1;
+    m->err = RLK_OK;
+    m->errstr[0] = '\0';
+}
+
+/* ---------------------------------------------------------------- the set */
+
+rlk_multilock *rlk_multilock_new(void)
+{
+    rlk_multilock *m = calloc(1, sizeof *m);
+
+    if (!m)
+        return NULL;
+    m->ms_per_member = MULTI_DEFAULT_MS_PER_MEMBER;
+    m->failed = -1;
+    return m;
+}
+
+void rlk_multilock_free(rlk_multilock *m)
+{
+    if (!m)
+        return;
+    for (int i = 0; i < m->n; i++) {
+        rlk_lock_free(m->mem[i].lock);
+        free(m->mem[i].name);
+    }
+    free(m->mem);
+    free(m->order);
+    free(m->owner);
+    free(m);
+}
+
+/* The global order: server address, db, name. */
+static int multi_compare(const multi_member *a, const multi_member *b)
+{
+    int d = strcmp(a->c->addr, b->c->addr);
+
+    if (d == 0)
+        d = (a->c->url.db > b->c->url.db) - (a->c->url.db < b->c->url.db);
+    if (d == 0)
+        d = strcmp(a->name, b->name);
+    return d;
+}
+
+/* Inserts the newest member (index n - 1) into the sorted order. */
+static void multi_order_insert(rlk_multilock *m)
+{
+    int i = m->n - 1, k = i;
+
+    while (k > 0 && multi_compare(&m->mem[m->order[k - 1]], &m->mem[i]) > 0) {
+        m->order[k] = m->order[k - 1];
+        k--;
+    }
+    m->order[k] = i;
+}
+
+static int multi_grow(rlk_multilock *m)
+{
+    int cap = m->cap ? 2 * m->cap : 4;
+    multi_member *mem;
+    int *order;
+
+    if (m->n < m->cap)
+        return 0;
+    mem = realloc(m->mem, (size_t)cap * sizeof *mem);
+    if (!mem)
+        return -1;
+    m->mem = mem;
+    order = realloc(m->order, (size_t)cap * sizeof *order);
+    if (!order)
+        return -1;
+    m->order = order;
+    m->cap = cap;
+    return 0;
+}
+
+int rlk_multilock_add(rlk_multilock *m, rlk_client *c, const char *name)
+{
+    multi_member x = {c, NULL, NULL, 0};
+
+    if (!m)
+        return RLK_ERR_ARG;
+    if (!c || !name || !*name)
+        return multi_fail(m, -1, RLK_ERR_ARG, "multilock add: a member needs a client and a name");
+    for (int i = 0; i < m->n; i++) {
+        x.name = (char *)name;
+        if (multi_compare(&m->mem[i], &x) == 0)
+            return multi_fail(m, i, RLK_ERR_ARG, "multilock add: %s %s is member %d already",
+                              rlk_client_url(c), name, i);
+    }
+    if (multi_grow(m) != 0 || !(x.name = strdup(name)))
+        return multi_fail(m, -1, RLK_ERR_NOMEM, "multilock add: out of memory");
+    if (!(x.lock = rlk_lock_new(c, name)) ||
+        (m->owner && rlk_lock_set_owner(x.lock, m->owner) != RLK_OK)) {
+        rlk_lock_free(x.lock);
+        free(x.name);
+        return multi_fail(m, -1, rlk_err(c), "multilock add %s: %s", name, rlk_errstr(c));
+    }
+    m->mem[m->n++] = x;
+    multi_order_insert(m);
+    multi_ok(m);
+    return RLK_OK;
+}
+
+void rlk_multilock_set_attempt_wait(rlk_multilock *m, long long ms_per_member)
+{
+    if (m)
+        m->ms_per_member = ms_per_member > 0 ? ms_per_member : MULTI_DEFAULT_MS_PER_MEMBER;
+}
+
+int rlk_multilock_set_owner(rlk_multilock *m, const char *owner)
+{
+    char *copy = NULL;
+
+    if (!m)
+        return RLK_ERR_ARG;
+    if (owner && (!*owner || strlen(owner) > MULTI_OWNER_MAX))
+        return multi_fail(m, -1, RLK_ERR_ARG, "multilock owner must be 1..%d bytes",
+                          MULTI_OWNER_MAX);
+    if (owner && !(copy = strdup(owner)))
+        return multi_fail(m, -1, RLK_ERR_NOMEM, "multilock owner: out of memory");
+    for (int i = 0; i < m->n; i++) {
+        int rc = rlk_lock_set_owner(m->mem[i].lock, owner);
+
+        if (rc != RLK_OK) {
+            free(copy);
+            return multi_fail_member(m, i, rc);
+        }
+    }
+    free(m->owner);
+    m->owner = copy;
+    multi_ok(m);
+    return RLK_OK;
+}
+
+/* ---------------------------------------------------------------- acquiring */
+
+/* Gives back every member this handle took, last taken first. */
+static void multi_release_taken(rlk_multilock *m)
+{
+    for (int k = m->n - 1; k >= 0; k--) {
+        multi_member *x = &m->mem[m->order[k]];
+
+        if (x->taken)
+            (void)rlk_lock_unlock(x->lock);
+        x->taken = 0;
+    }
+}
+
+/* One attempt: every member in order, each waiting until attempt_end_ns at
+ * most (no wait at all when single_try). On a failure all that was taken is
+ * given back and the failing member's error is recorded. */
+static int multi_attempt(rlk_multilock *m, long long attempt_end_ns, long long lease_ms,
+                         int single_try)
+{
+    for (int k = 0; k < m->n; k++) {
+        int i = m->order[k], rc;
+        long long wait_ms = (attempt_end_ns - rlk_clock_now_ns()) / RLK_NS_PER_MS;
+
+        if (single_try || wait_ms < 0)
+            wait_ms = 0;
+        rc = rlk_lock_try_lock(m->mem[i].lock, wait_ms, lease_ms);
+        if (rc != RLK_OK) {
+            multi_fail_member(m, i, rc);
+            multi_release_taken(m);
+            return rc;
+        }
+        m->mem[i].taken = 1;
+    }
+    return RLK_OK;
+}
+
+/* Sets every member's lease to lease_ms once all are held (they were taken
+ * with a longer one so that none expired while the others were awaited).
+ * RLK_ERR_LOST when one no longer holds; everything is given back then. */
+static int multi_set_leases(rlk_multilock *m, long long lease_ms)
+{
+    char lease[24], owner[MULTI_OWNER_MAX + 1];
+
+    snprintf(lease, sizeof lease, "%lld", lease_ms);
+    for (int k = 0; k < m->n; k++) {
+        int i = m->order[k], rc;
+        multi_member *x = &m->mem[i];
+        const char *keys[1] = {x->name}, *args[2] = {lease, owner};
+        redisReply *r = NULL;
+
+        rc = rlk_lock_owner(x->lock, owner, sizeof owner);
+        if (rc == RLK_OK)
+            rc = rlk_eval(x->c, "reentrant/renew", 1, keys, 2, args, &r);
+        if (rc == RLK_OK && !(r->type == REDIS_REPLY_INTEGER && r->integer == 1))
+            rc = r->type == REDIS_REPLY_INTEGER
+                     ? rlk_set_error(x->c, RLK_ERR_LOST, "lock %s: gone before all members "
+                                     "were held", x->name)
+                     : rlk_set_error(x->c, RLK_ERR_PROTOCOL, "reentrant/renew %s: reply type %d",
+                                     x->name, r->type);
+        if (r)
+            freeReplyObject(r);
+        if (rc != RLK_OK) {
+            multi_fail_member(m, i, rc);
+            multi_release_taken(m);
+            return rc;
+        }
+    }
+    return RLK_OK;
+}
+
+/* Redisson takes the members with twice the wait as lease when it may wait. */
+static long long multi_acquire_lease(long long lease_ms, long long budget_ms, int single_try)
+{
+    if (lease_ms <= 0 || single_try || lease_ms >= 2 * budget_ms)
+        return lease_ms;
+    return 2 * budget_ms;
+}
+
+static int multi_try_lock(rlk_multilock *m, long long wait_ms, long long lease_ms)
+{
+    long long start = rlk_clock_now_ns(), budget_ms = m->ms_per_member * m->n, deadline;
+    int single_try = wait_ms == 0;
+
+    if (wait_ms > MULTI_WAIT_MAX)
+        wait_ms = MULTI_WAIT_MAX;
+    if (wait_ms > 0 && wait_ms < budget_ms)
+        budget_ms = wait_ms;
+    deadline = wait_ms < 0 ? -1 : start + wait_ms * RLK_NS_PER_MS;
+    for (;;) {
+        long long now = rlk_clock_now_ns(), attempt_end = now + budget_ms * RLK_NS_PER_MS;
+        long long acq_lease = multi_acquire_lease(lease_ms, budget_ms, single_try);
+        int rc;
+
+        if (deadline >= 0 && attempt_end > deadline)
+            attempt_end = deadline;
+        rc = multi_attempt(m, attempt_end, acq_lease, single_try);
+        if (rc == RLK_OK && acq_lease != lease_ms)
+            rc = multi_set_leases(m, lease_ms);
+        if (rc == RLK_OK)
+            return RLK_OK;
+        if (rc != RLK_ERR_BUSY && rc != RLK_ERR_LOST)
+            return rc;
+        if (single_try || (deadline >= 0 && rlk_clock_now_ns() >= deadline))
+            return m->err = RLK_ERR_BUSY;
+    }
+}
+
+int rlk_multilock_try_lock(rlk_multilock *m, long long wait_ms, long long lease_ms)
+{
+    if (!m)
+        return RLK_ERR_ARG;
+    if (m->n == 0)
+        return multi_fail(m, -1, RLK_ERR_ARG, "multilock: no members");
+    multi_ok(m);
+    for (int i = 0; i < m->n; i++)
+        m->mem[i].taken = 0;
+    if (multi_try_lock(m, wait_ms, lease_ms) != RLK_OK)
+        return m->err;
+    multi_ok(m);
+    return RLK_OK;
+}
+
+int rlk_multilock_lock(rlk_multilock *m, long long lease_ms)
+{
+    return rlk_multilock_try_lock(m, -1, lease_ms);
+}
+
+int rlk_multilock_unlock(rlk_multilock *m)
+{
+    int first = -1, first_rc = RLK_OK;
+
+    if (!m)
+        return RLK_ERR_ARG;
+    if (m->n == 0)
+        return multi_fail(m, -1, RLK_ERR_ARG, "multilock: no members");
+    multi_ok(m);
+    for (int k = m->n - 1; k >= 0; k--) {
+        int i = m->order[k], rc = rlk_lock_unlock(m->mem[i].lock);
+
+        m->mem[i].taken = 0;
+        if (rc != RLK_OK && first < 0) {
+            first = i;
+            first_rc = multi_fail_member(m, i, rc);
+        }
+    }
+    return first_rc;
+}
+
+/* ---------------------------------------------------------------- queries */
+
+int rlk_multilock_count(const rlk_multilock *m)
+{
+    return m ? m->n : 0;
+}
+
+static const multi_member *multi_at(const rlk_multilock *m, int i)
+{
+    return m && i >= 0 && i < m->n ? &m->mem[i] : NULL;
+}
+
+const char *rlk_multilock_member_name(const rlk_multilock *m, int i)
+{
+    const multi_member *x = multi_at(m, i);
+
+    return x ? x->name : NULL;
+}
+
+const char *rlk_multilock_member_url(const rlk_multilock *m, int i)
+{
+    const multi_member *x = multi_at(m, i);
+
+    return x ? rlk_client_url(x->c) : NULL;
+}
+
+rlk_client *rlk_multilock_member_client(const rlk_multilock *m, int i)
+{
+    const multi_member *x = multi_at(m, i);
+
+    return x ? x->c : NULL;
+}
+
+rlk_lock *rlk_multilock_member_lock(const rlk_multilock *m, int i)
+{
+    const multi_member *x = multi_at(m, i);
+
+    return x ? x->lock : NULL;
+}
+
+int rlk_multilock_order_at(const rlk_multilock *m, int k)
+{
+    return m && k >= 0 && k < m->n ? m->order[k] : -1;
+}
+
+int rlk_multilock_failed_member(const rlk_multilock *m)
+{
+    return m ? m->failed : -1;
+}
+
+int rlk_multilock_err(const rlk_multilock *m)
+{
+    return m ? m->err : RLK_ERR_ARG;
+}
+
+const char *rlk_multilock_errstr(const rlk_multilock *m)
+{
+    return m ? m->errstr : "";
+}

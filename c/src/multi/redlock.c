@@ -1,0 +1,695 @@
+/*
+ * redlock.c - RedLock over N independent servers (rlk_redlock_*): the token
+ * lock scripts on every server at once (redlock_io.c), quorum N/2 + 1,
+ * validity = lease - elapsed - drift, release everywhere on failure, retry
+ * after a random delay. docs/redlock.md describes the algorithm.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client/clock.h"
+#include "client/random.h"
+#include "multi/redlock_io.h"
+
+#define REDLOCK_DEFAULT_SERVER_TIMEOUT_MS 50
+#define REDLOCK_DEFAULT_RETRY_DELAY_MS 200
+#define REDLOCK_DEFAULT_DRIFT_FACTOR 0.01
+#define REDLOCK_DEFAULT_DRIFT_MS 2
+#define REDLOCK_LEASE_MAX 1000000000000LL
+#define REDLOCK_TOKEN_BYTES 16
+#define REDLOCK_MSG_MAX 512
+
+typedef struct redlock_server {
+    int status;                         /* rlk code of its part in the last operation */
+    char msg[REDLOCK_IO_ERR_MAX];
+} redlock_server;
+
+struct rlk_redlock {
+    pthread_mutex_t op_mu;              /* one operation at a time */
+    pthread_mutex_t st_mu;              /* guards everything below */
+    rlk_client **clients;
+    redlock_server *srv;
+    int n, quorum;
+    char *name;
+    rlk_redlock_options opt;
+    char token[2 * REDLOCK_TOKEN_BYTES + 1];
+    int held;
+    long long valid_until_ns;           /* CLOCK_MONOTONIC */
+    uint64_t rng;
+    int err;
+    char errstr[REDLOCK_MSG_MAX];
+};
+
+/* What one round of calls came back with. */
+typedef struct redlock_tally {
+    int ok;                             /* acquired / extended / released */
+    int refused;                        /* busy (acquire), token not there (extend, release) */
+    int failed;                         /* errors and timeouts */
+    int first_err;                      /* the code of the first failed server */
+    long long started_ns, ended_ns;
+} redlock_tally;
+
+/* ---------------------------------------------------------------- options, errors */
+
+void rlk_redlock_options_init(rlk_redlock_options *o)
+{
+    if (!o)
+        return;
+    o->server_timeout_ms = REDLOCK_DEFAULT_SERVER_TIMEOUT_MS;
+    o->retry_delay_ms = REDLOCK_DEFAULT_RETRY_DELAY_MS;
+    o->drift_factor = REDLOCK_DEFAULT_DRIFT_FACTOR;
+    o->drift_ms = REDLOCK_DEFAULT_DRIFT_MS;
+}
+
+static void redlock_options_fix(rlk_redlock_options *o)
+{
+    if (o->server_timeout_ms <= 0)
+        o->server_timeout_ms = REDLOCK_DEFAULT_SERVER_TIMEOUT_MS;
+    if (o->retry_delay_ms <= 0)
+        o->retry_delay_ms = REDLOCK_DEFAULT_RETRY_DELAY_MS;
+    if (!(o->drift_factor > 0))
+        o->drift_factor = REDLOCK_DEFAULT_DRIFT_FACTOR;
+    if (o->drift_ms <= 0)
+        o->drift_ms = REDLOCK_DEFAULT_DRIFT_MS;
+}
+
+static int redlock_fail(rlk_redlock *rl, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int redlock_fail(rlk_redlock *rl, int err, const char *fmt, ...)
+{
+    va_list ap;
+
+    pthread_mutex_lock(&rl->st_mu);
+    rl->err = err;
+    va_start(ap, fmt);
+    vsnprintf(rl->errstr, sizeof rl->errstr, fmt, ap);
+    va_end(ap);
+    pthread_mutex_unlock(&rl->st_mu);
+    return err;
+}
+
+static void redlock_ok(rlk_redlock *rl)
+{
+    pthread_mutex_lock(&rl->st_mu);
+    rl->err = RLK_OK;
+    rl->errstr[0] = '\0';
+    pthread_mutex_unlock(&rl->st_mu);
+}
+
+/* "; server 2 (127.0.0.1:7001): <msg>" for every server whose status is not
+ * RLK_OK, appended to buf. */
+static void redlock_describe_servers(rlk_redlock *rl, char *buf, size_t len)
+{
+    size_t used = strlen(buf);
+
+    pthread_mutex_lock(&rl->st_mu);
+    for (int i = 0; i < rl->n && used + 1 < len; i++) {
+        int w;
+
+        if (rl->srv[i].status == RLK_OK)
+            continue;
+        w = snprintf(buf + used, len - used, "; server %d: %s", i, rl->srv[i].msg);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    pthread_mutex_unlock(&rl->st_mu);
+}
+
+static void redlock_set_status(rlk_redlock *rl, int i, int status, const char *msg)
+{
+    pthread_mutex_lock(&rl->st_mu);
+    rl->srv[i].status = status;
+    snprintf(rl->srv[i].msg, sizeof rl->srv[i].msg, "%s", msg);
+    pthread_mutex_unlock(&rl->st_mu);
+}
+
+/* ---------------------------------------------------------------- randomness */
+
+static int redlock_new_token(rlk_redlock *rl)
+{
+    unsigned char b[REDLOCK_TOKEN_BYTES];
+    char hex[sizeof rl->token];
+
+    if (rlk_random_bytes(b, sizeof b) != 0)
+        return -1;
+    for (size_t i = 0; i < sizeof b; i++)
+        snprintf(hex + 2 * i, 3, "%02x", b[i]);
+    pthread_mutex_lock(&rl->st_mu);
+    memcpy(rl->token, hex, sizeof hex);
+    pthread_mutex_unlock(&rl->st_mu);
+    return 0;
+}
+
+/* xorshift64*: for retry delays only. */
+static uint64_t redlock_next_random(rlk_redlock *rl)
+{
+    rl->rng ^= rl->rng >> 12;
+    rl->rng ^= rl->rng << 25;
+    rl->rng ^= rl->rng >> 27;
+    return rl->rng * 0x2545F4914F6CDD1DULL;
+}
+
+/* ---------------------------------------------------------------- handles */
+
+static int redlock_check_args(rlk_client *const *clients, int n, const char *name)
+{
+    if (!clients || n < 1 || !name || !*name)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        if (!clients[i])
+            return -1;
+        for (int j = 0; j < i; j++)
+            if (clients[j] == clients[i])
+                return -1;
+    }
+    return 0;
+}
+
+rlk_redlock *rlk_redlock_new(rlk_client *const *clients, int n, const char *name,
+                             const rlk_redlock_options *opts)
+{
+    rlk_redlock *rl;
+
+    if (redlock_check_args(clients, n, name) != 0)
+        return NULL;
+    if (!(rl = calloc(1, sizeof *rl)))
+        return NULL;
+    rl->clients = calloc((size_t)n, sizeof *rl->clients);
+    rl->srv = calloc((size_t)n, sizeof *rl->srv);
+    rl->name = strdup(name);
+    if (!rl->clients || !rl->srv || !rl->name ||
+        rlk_random_bytes((unsigned char *)&rl->rng, sizeof rl->rng) != 0) {
+        free(rl->clients);
+        free(rl->srv);
+        free(rl->name);
+        free(rl);
+        return NULL;
+    }
+    rl->rng |= 1;
+    memcpy(rl->clients, clients, (size_t)n * sizeof *clients);
+    rl->n = n;
+    rl->quorum = n / 2 + 1;
+    if (opts)
+        rl->opt = *opts;
+    else
+        rlk_redlock_options_init(&rl->opt);
+    redlock_options_fix(&rl->opt);
+    rl->valid_until_ns = -1;
+    pthread_mutex_init(&rl->op_mu, NULL);
+    pthread_mutex_init(&rl->st_mu, NULL);
+    return rl;
+}
+
+void rlk_redlock_free(rlk_redlock *rl)
+{
+    if (!rl)
+        return;
+    pthread_mutex_destroy(&rl->op_mu);
+    pthread_mutex_destroy(&rl->st_mu);
+    free(rl->clients);
+    free(rl->srv);
+    free(rl->name);
+    free(rl);
+}
+
+/* ---------------------------------------------------------------- one round */
+
+/* Calls script on every server at once with args (the key is the lock name);
+ * waits at most server_timeout_ms. The session stays open for a release. */
+static void redlock_round(rlk_redlock *rl, redlock_io *io, const char *script, int nargs,
+                          const char *const *args, redlock_req *reqs)
+{
+    const char *keys[1] = {rl->name};
+    long long start = rlk_clock_now_ns();
+
+    for (int i = 0; i < rl->n; i++)
+        redlock_io_send(io, i, script, 1, keys, nargs, args, &reqs[i]);
+    redlock_io_wait(io, start + rl->opt.server_timeout_ms * RLK_NS_PER_MS,
+                    rl->opt.server_timeout_ms);
+}
+
+/* Classifies server i's reply. ok_nil: a nil reply is success (acquire),
+ * else an integer 1 is (extend, release). */
+static int redlock_judge(rlk_redlock *rl, int i, const redlock_req *q, int ok_nil,
+                         redlock_tally *t)
+{
+    char msg[REDLOCK_IO_ERR_MAX];
+    const redisReply *r = q->reply;
+    int st;
+
+    if (q->rc != RLK_OK) {
+        st = q->rc;
+        snprintf(msg, sizeof msg, "%s", q->err);
+    } else if (ok_nil && r->type == REDIS_REPLY_NIL) {
+        st = RLK_OK;
+        snprintf(msg, sizeof msg, "acquired");
+    } else if (ok_nil && r->type == REDIS_REPLY_INTEGER) {
+        st = RLK_ERR_BUSY;
+        snprintf(msg, sizeof msg, "held by another token (pttl %lld ms)", r->integer);
+    } else if (!ok_nil && r->type == REDIS_REPLY_INTEGER && (r->integer == 0 || r->integer == 1)) {
+        st = r->integer ? RLK_OK : RLK_ERR_NOT_OWNER;
+        snprintf(msg, sizeof msg, "%s", r->integer ? "done" : "the token is not there");
+    } else {
+        st = RLK_ERR_PROTOCOL;
+        snprintf(msg, sizeof msg, "unexpected reply type %d", r->type);
+    }
+    redlock_set_status(rl, i, st, msg);
+    if (st == RLK_OK)
+        t->ok++;
+    else if (st == RLK_ERR_BUSY || st == RLK_ERR_NOT_OWNER)
+        t->refused++;
+    else if (t->failed++ == 0)
+        t->first_err = st;
+    return st;
+}
+
+static void redlock_tally_round(rlk_redlock *rl, redlock_req *reqs, int ok_nil, redlock_tally *t)
+{
+    t->ended_ns = rlk_clock_now_ns();
+    for (int i = 0; i < rl->n; i++)
+        redlock_judge(rl, i, &reqs[i], ok_nil, t);
+}
+
+static void redlock_reqs_clear(redlock_req *reqs, int n)
+{
+    for (int i = 0; i < n; i++)
+        redlock_req_clear(&reqs[i]);
+}
+
+static long long redlock_drift_ms(const rlk_redlock *rl, long long lease_ms)
+{
+    return (long long)((double)lease_ms * rl->opt.drift_factor) + rl->opt.drift_ms;
+}
+
+/* What is left of a lease granted by calls sent at t->started_ns, when they
+ * all had answered at t->ended_ns, in ns. */
+static long long redlock_validity_ns(const rlk_redlock *rl, long long lease_ms,
+                                     const redlock_tally *t)
+{
+    return (lease_ms - redlock_drift_ms(rl, lease_ms)) * RLK_NS_PER_MS -
+           (t->ended_ns - t->started_ns);
+}
+
+/* ---------------------------------------------------------------- acquiring */
+
+/* The code and message of an attempt without quorum or validity. */
+static int redlock_acquire_failed(rlk_redlock *rl, long long lease_ms, const redlock_tally *t)
+{
+    char msg[REDLOCK_MSG_MAX];
+    long long elapsed = (t->ended_ns - t->started_ns) / RLK_NS_PER_MS;
+    int err;
+
+    if (t->ok >= rl->quorum) {
+        err = RLK_ERR_TIMEOUT;
+        snprintf(msg, sizeof msg, "redlock %s: acquired on %d of %d servers, but %lld ms of the "
+                 "%lld ms lease passed (drift %lld ms): no validity left", rl->name, t->ok, rl->n,
+                 elapsed, lease_ms, redlock_drift_ms(rl, lease_ms));
+    } else {
+        err = t->failed > rl->n - rl->quorum ? t->first_err : RLK_ERR_BUSY;
+        snprintf(msg, sizeof msg, "redlock %s: acquired on %d of %d servers (quorum %d): held "
+                 "elsewhere on %d, failed on %d", rl->name, t->ok, rl->n, rl->quorum, t->refused,
+                 t->failed);
+    }
+    redlock_describe_servers(rl, msg, sizeof msg);
+    return redlock_fail(rl, err, "%s", msg);
+}
+
+/* Releases the token everywhere in the open session (behind any unanswered
+ * acquire on the same connection); waits one server timeout for it. */
+static void redlock_release_in(rlk_redlock *rl, redlock_io *io, redlock_req *reqs)
+{
+    const char *args[1] = {rl->token};
+
+    redlock_round(rl, io, "token/release", 1, args, reqs);
+    redlock_reqs_clear(reqs, rl->n);
+}
+
+/* After a success: a server that did not answer in time may still run the
+ * acquire. Its release is pipelined behind it on the same connection (sent,
+ * not awaited; redlock_io_close flushes it), so the lock ends up held exactly
+ * where the quorum was counted. */
+static void redlock_release_late(rlk_redlock *rl, redlock_io *io, const redlock_req *acq,
+                                 redlock_req *rel)
+{
+    const char *keys[1] = {rl->name}, *args[1] = {rl->token};
+
+    for (int i = 0; i < rl->n; i++) {
+        if (acq[i].rc != RLK_ERR_TIMEOUT)
+            continue;
+        redlock_io_send(io, i, "token/release", 1, keys, 1, args, &rel[i]);
+        redlock_req_clear(&rel[i]);
+    }
+}
+
+static void redlock_set_held(rlk_redlock *rl, int held, long long valid_until_ns)
+{
+    pthread_mutex_lock(&rl->st_mu);
+    rl->held = held;
+    rl->valid_until_ns = held ? valid_until_ns : -1;
+    if (!held)
+        rl->token[0] = '\0';
+    pthread_mutex_unlock(&rl->st_mu);
+}
+
+/* One attempt on every server. RLK_OK with *validity_ms, or a failure after
+ * releasing everywhere. */
+static int redlock_attempt(rlk_redlock *rl, long long lease_ms, long long *validity_ms)
+{
+    redlock_req *acq = calloc((size_t)rl->n, sizeof *acq);
+    redlock_req *rel = calloc((size_t)rl->n, sizeof *rel);
+    redlock_tally t = {0};
+    char lease[24];
+    const char *args[2] = {rl->token, lease};
+    long long validity;
+    redlock_io io;
+    int rc;
+
+    if (!acq || !rel || redlock_io_open(&io, rl->clients, rl->n) != RLK_OK) {
+        free(acq);
+        free(rel);
+        return redlock_fail(rl, RLK_ERR_NOMEM, "redlock %s: out of memory", rl->name);
+    }
+    snprintf(lease, sizeof lease, "%lld", lease_ms);
+    t.started_ns = rlk_clock_now_ns();
+    redlock_round(rl, &io, "token/acquire", 2, args, acq);
+    redlock_tally_round(rl, acq, 1, &t);
+    validity = redlock_validity_ns(rl, lease_ms, &t);
+    if (t.ok >= rl->quorum && validity >= RLK_NS_PER_MS) {
+        redlock_release_late(rl, &io, acq, rel);
+        redlock_set_held(rl, 1, t.ended_ns + validity);
+        *validity_ms = validity / RLK_NS_PER_MS;
+        redlock_ok(rl);
+        rc = RLK_OK;
+    } else {
+        rc = redlock_acquire_failed(rl, lease_ms, &t);
+        redlock_release_in(rl, &io, rel);
+    }
+    redlock_io_close(&io);
+    redlock_reqs_clear(acq, rl->n);
+    free(acq);
+    free(rel);
+    return rc;
+}
+
+/* Sleeps a uniform 0..retry_delay_ms, never past deadline_ns (-1: none).
+ * Returns 0 when there is time left for another attempt. */
+static int redlock_retry_pause(rlk_redlock *rl, long long deadline_ns)
+{
+    long long delay_ns = (long long)(redlock_next_random(rl) %
+                                     (uint64_t)(rl->opt.retry_delay_ms * RLK_NS_PER_MS + 1));
+    long long now = rlk_clock_now_ns(), until = now + delay_ns;
+    struct timespec ts;
+
+    if (deadline_ns >= 0 && until > deadline_ns)
+        until = deadline_ns;
+    while ((now = rlk_clock_now_ns()) < until) {
+        ts.tv_sec = (until - now) / 1000000000LL;
+        ts.tv_nsec = (until - now) % 1000000000LL;
+        nanosleep(&ts, NULL);
+    }
+    return deadline_ns >= 0 && rlk_clock_now_ns() >= deadline_ns ? -1 : 0;
+}
+
+static int redlock_check_lease(rlk_redlock *rl, long long lease_ms)
+{
+    if (lease_ms < 1 || lease_ms > REDLOCK_LEASE_MAX)
+        return redlock_fail(rl, RLK_ERR_ARG, "redlock %s: lease %lld ms is not in 1..%lld",
+                            rl->name, lease_ms, REDLOCK_LEASE_MAX);
+    return RLK_OK;
+}
+
+static int redlock_try_lock_locked(rlk_redlock *rl, long long wait_ms, long long lease_ms,
+                                   long long *validity_ms)
+{
+    long long start = rlk_clock_now_ns(), deadline;
+    int rc;
+
+    if ((rc = redlock_check_lease(rl, lease_ms)) != RLK_OK)
+        return rc;
+    if (rlk_redlock_is_held(rl))
+        return redlock_fail(rl, RLK_ERR_ARG, "redlock %s: this handle holds it already", rl->name);
+    if (redlock_new_token(rl) != 0)
+        return redlock_fail(rl, RLK_ERR_IO, "redlock %s: no random source for a token", rl->name);
+    if (wait_ms > REDLOCK_LEASE_MAX)
+        wait_ms = REDLOCK_LEASE_MAX;
+    deadline = wait_ms < 0 ? -1 : start + wait_ms * RLK_NS_PER_MS;
+    for (;;) {
+        rc = redlock_attempt(rl, lease_ms, validity_ms);
+        if (rc == RLK_OK || rc == RLK_ERR_NOMEM || wait_ms == 0)
+            break;
+        if (redlock_retry_pause(rl, deadline) != 0)
+            break;
+    }
+    if (rc != RLK_OK)
+        redlock_set_held(rl, 0, -1);
+    return rc;
+}
+
+int rlk_redlock_try_lock(rlk_redlock *rl, long long wait_ms, long long lease_ms,
+                         long long *validity_ms)
+{
+    long long v = 0;
+    int rc;
+
+    if (!rl)
+        return RLK_ERR_ARG;
+    pthread_mutex_lock(&rl->op_mu);
+    rc = redlock_try_lock_locked(rl, wait_ms, lease_ms, &v);
+    pthread_mutex_unlock(&rl->op_mu);
+    if (validity_ms)
+        *validity_ms = rc == RLK_OK ? v : 0;
+    return rc;
+}
+
+int rlk_redlock_lock(rlk_redlock *rl, long long lease_ms, long long *validity_ms)
+{
+    return rlk_redlock_try_lock(rl, -1, lease_ms, validity_ms);
+}
+
+/* ---------------------------------------------------------------- extending */
+
+static int redlock_extend_failed(rlk_redlock *rl, const redlock_tally *t, long long old_until)
+{
+    char msg[REDLOCK_MSG_MAX];
+    int err;
+
+    if (t->ended_ns >= old_until) {
+        err = RLK_ERR_LOST;
+        snprintf(msg, sizeof msg, "redlock %s: extended on %d of %d servers, but the validity "
+                 "ran out before a quorum answered", rl->name, t->ok, rl->n);
+    } else if (t->ok >= rl->quorum) {
+        err = RLK_ERR_TIMEOUT;
+        snprintf(msg, sizeof msg, "redlock %s: extended on %d of %d servers, but the new lease "
+                 "leaves no validity", rl->name, t->ok, rl->n);
+    } else {
+        err = t->refused > rl->n - rl->quorum || t->failed == 0 ? RLK_ERR_LOST : t->first_err;
+        snprintf(msg, sizeof msg, "redlock %s: extended on %d of %d servers (quorum %d): token "
+                 "gone on %d, failed on %d", rl->name, t->ok, rl->n, rl->quorum, t->refused,
+                 t->failed);
+    }
+    redlock_describe_servers(rl, msg, sizeof msg);
+    return redlock_fail(rl, err, "%s", msg);
+}
+
+static int redlock_extend_locked(rlk_redlock *rl, long long lease_ms, long long *validity_ms)
+{
+    redlock_req *reqs;
+    redlock_tally t = {0};
+    char lease[24];
+    const char *args[2] = {rl->token, lease};
+    long long old_until, validity;
+    redlock_io io;
+    int rc;
+
+    if ((rc = redlock_check_lease(rl, lease_ms)) != RLK_OK)
+        return rc;
+    if (!rlk_redlock_is_held(rl))
+        return redlock_fail(rl, RLK_ERR_NOT_OWNER, "redlock %s: not held", rl->name);
+    old_until = rl->valid_until_ns;
+    if (rlk_clock_now_ns() >= old_until)
+        return redlock_fail(rl, RLK_ERR_LOST, "redlock %s: the validity ran out %lld ms ago",
+                            rl->name, (rlk_clock_now_ns() - old_until) / RLK_NS_PER_MS);
+    reqs = calloc((size_t)rl->n, sizeof *reqs);
+    if (!reqs || redlock_io_open(&io, rl->clients, rl->n) != RLK_OK) {
+        free(reqs);
+        return redlock_fail(rl, RLK_ERR_NOMEM, "redlock %s: out of memory", rl->name);
+    }
+    snprintf(lease, sizeof lease, "%lld", lease_ms);
+    t.started_ns = rlk_clock_now_ns();
+    redlock_round(rl, &io, "token/extend", 2, args, reqs);
+    redlock_tally_round(rl, reqs, 0, &t);
+    redlock_io_close(&io);
+    redlock_reqs_clear(reqs, rl->n);
+    free(reqs);
+    validity = redlock_validity_ns(rl, lease_ms, &t);
+    if (t.ok < rl->quorum || t.ended_ns >= old_until || validity < RLK_NS_PER_MS)
+        return redlock_extend_failed(rl, &t, old_until);
+    redlock_set_held(rl, 1, t.ended_ns + validity);
+    *validity_ms = validity / RLK_NS_PER_MS;
+    redlock_ok(rl);
+    return RLK_OK;
+}
+
+int rlk_redlock_extend(rlk_redlock *rl, long long lease_ms, long long *validity_ms)
+{
+    long long v = 0;
+    int rc;
+
+    if (!rl)
+        return RLK_ERR_ARG;
+    pthread_mutex_lock(&rl->op_mu);
+    rc = redlock_extend_locked(rl, lease_ms, &v);
+    pthread_mutex_unlock(&rl->op_mu);
+    if (validity_ms)
+        *validity_ms = rc == RLK_OK ? v : 0;
+    return rc;
+}
+
+/* ---------------------------------------------------------------- releasing */
+
+static int redlock_unlock_locked(rlk_redlock *rl)
+{
+    redlock_req *reqs;
+    redlock_tally t = {0};
+    const char *args[1] = {rl->token};
+    char msg[REDLOCK_MSG_MAX];
+    redlock_io io;
+    int err;
+
+    if (!rlk_redlock_is_held(rl))
+        return redlock_fail(rl, RLK_ERR_NOT_OWNER, "redlock %s: not held", rl->name);
+    reqs = calloc((size_t)rl->n, sizeof *reqs);
+    if (!reqs || redlock_io_open(&io, rl->clients, rl->n) != RLK_OK) {
+        free(reqs);
+        return redlock_fail(rl, RLK_ERR_NOMEM, "redlock %s: out of memory", rl->name);
+    }
+    t.started_ns = rlk_clock_now_ns();
+    redlock_round(rl, &io, "token/release", 1, args, reqs);
+    redlock_tally_round(rl, reqs, 0, &t);
+    redlock_io_close(&io);
+    redlock_reqs_clear(reqs, rl->n);
+    free(reqs);
+    redlock_set_held(rl, 0, -1);
+    if (t.ok >= rl->quorum) {
+        redlock_ok(rl);
+        return RLK_OK;
+    }
+    err = t.ok + t.failed >= rl->quorum ? t.first_err : RLK_ERR_NOT_OWNER;
+    snprintf(msg, sizeof msg, "redlock %s: released on %d of %d servers (quorum %d): token gone "
+             "on %d, failed on %d", rl->name, t.ok, rl->n, rl->quorum, t.refused, t.failed);
+    redlock_describe_servers(rl, msg, sizeof msg);
+    return redlock_fail(rl, err, "%s", msg);
+}
+
+int rlk_redlock_unlock(rlk_redlock *rl)
+{
+    int rc;
+
+    if (!rl)
+        return RLK_ERR_ARG;
+    pthread_mutex_lock(&rl->op_mu);
+    rc = redlock_unlock_locked(rl);
+    pthread_mutex_unlock(&rl->op_mu);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- queries */
+
+int rlk_redlock_is_held(rlk_redlock *rl)
+{
+    int held;
+
+    if (!rl)
+        return 0;
+    pthread_mutex_lock(&rl->st_mu);
+    held = rl->held;
+    pthread_mutex_unlock(&rl->st_mu);
+    return held;
+}
+
+long long rlk_redlock_valid_until_ms(rlk_redlock *rl)
+{
+    long long until;
+
+    if (!rl)
+        return -1;
+    pthread_mutex_lock(&rl->st_mu);
+    until = rl->held ? rl->valid_until_ns / RLK_NS_PER_MS : -1;
+    pthread_mutex_unlock(&rl->st_mu);
+    return until;
+}
+
+long long rlk_redlock_validity_ms(rlk_redlock *rl)
+{
+    long long until_ns, left;
+
+    if (!rl)
+        return -1;
+    pthread_mutex_lock(&rl->st_mu);
+    until_ns = rl->held ? rl->valid_until_ns : -1;
+    pthread_mutex_unlock(&rl->st_mu);
+    if (until_ns < 0)
+        return -1;
+    left = until_ns - rlk_clock_now_ns();
+    return left > 0 ? left / RLK_NS_PER_MS : 0;
+}
+
+int rlk_redlock_token(rlk_redlock *rl, char *buf, size_t len)
+{
+    int fits;
+
+    if (!rl || !buf || len == 0)
+        return RLK_ERR_ARG;
+    pthread_mutex_lock(&rl->st_mu);
+    fits = (size_t)snprintf(buf, len, "%s", rl->held ? rl->token : "") < len;
+    pthread_mutex_unlock(&rl->st_mu);
+    return fits ? RLK_OK : RLK_ERR_ARG;
+}
+
+int rlk_redlock_server_count(const rlk_redlock *rl)
+{
+    return rl ? rl->n : 0;
+}
+
+int rlk_redlock_quorum(const rlk_redlock *rl)
+{
+    return rl ? rl->quorum : 0;
+}
+
+int rlk_redlock_server_status(rlk_redlock *rl, int i, const char **msg)
+{
+    int st;
+
+    if (!rl || i < 0 || i >= rl->n)
+        return RLK_ERR_ARG;
+    pthread_mutex_lock(&rl->st_mu);
+    st = rl->srv[i].status;
+    if (msg)
+        *msg = rl->srv[i].msg;
+    pthread_mutex_unlock(&rl->st_mu);
+    return st;
+}
+
+int rlk_redlock_err(rlk_redlock *rl)
+{
+    int err;
+
+    if (!rl)
+        return RLK_ERR_ARG;
+    pthread_mutex_lock(&rl->st_mu);
+    err = rl->err;
+    pthread_mutex_unlock(&rl->st_mu);
+    return err;
+}
+
+const char *rlk_redlock_errstr(rlk_redlock *rl)
+{
+    return rl ? rl->errstr : "";
+}

@@ -1,0 +1,565 @@
+/*
+ * redlock_io.c - parallel script calls on several servers (see redlock_io.h):
+ * one pool connection per server in non-blocking mode, requests written
+ * before any reply is awaited, replies read as they come with poll().
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client.h"
+#include "client/clock.h"
+#include "client/conn.h"
+#include "client/error.h"
+#include "client/pool.h"
+#include "client/scripts.h"
+#include "client/sigpipe.h"
+#include "client/url.h"
+#include "multi/redlock_io.h"
+
+
+/* ---------------------------------------------------------------- small helpers */
+
+static void redlock_req_fail(redlock_req *req, int rc, const char *msg)
+{
+    if (!req || req->done)
+        return;
+    req->done = 1;
+    req->rc = rc;
+    snprintf(req->err, sizeof req->err, "%s", msg);
+}
+
+/* Fails req with the message rlk_set_error just recorded for this thread. */
+static void redlock_req_fail_recorded(redlock_req *req, rlk_client *c, int rc)
+{
+    redlock_req_fail(req, rc, rlk_errstr(c));
+}
+
+void redlock_req_clear(redlock_req *req)
+{
+    if (req->reply)
+        freeReplyObject(req->reply);
+    memset(req, 0, sizeof *req);
+}
+
+static redisContext *redlock_ctx(const redlock_conn *k)
+{
+    return k->slot ? k->slot->ctx : NULL;
+}
+
+static int redlock_set_nonblocking(redisContext *ctx, int on)
+{
+    int fl = fcntl(ctx->fd, F_GETFL);
+
+    if (fl < 0)
+        return -1;
+    fl = on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK;
+    if (fcntl(ctx->fd, F_SETFL, fl) < 0)
+        return -1;
+    if (on)
+        ctx->flags &= ~REDIS_BLOCK;
+    else
+        ctx->flags |= REDIS_BLOCK;
+    return 0;
+}
+
+static void redlock_expect_free(redlock_expect *e)
+{
+    if (e->cmd)
+        redisFreeCommand(e->cmd);
+    memset(e, 0, sizeof *e);
+}
+
+/* Removes the oldest expected reply (its outcome already handled). */
+static void redlock_expect_shift(redlock_conn *k)
+{
+    redlock_expect_free(&k->exp[0]);
+    memmove(&k->exp[0], &k->exp[1], (size_t)(k->nexp - 1) * sizeof k->exp[0]);
+    memset(&k->exp[k->nexp - 1], 0, sizeof k->exp[0]);
+    k->nexp--;
+}
+
+static redlock_expect *redlock_expect_push(redlock_conn *k, int kind)
+{
+    redlock_expect *e;
+
+    if (k->nexp >= REDLOCK_IO_MAX_EXPECT)
+        return NULL;
+    e = &k->exp[k->nexp++];
+    memset(e, 0, sizeof *e);
+    e->kind = kind;
+    return e;
+}
+
+/* The connection is unusable: every call it owes fails with rc/msg, and it
+ * is closed (the slot reconnects on its next use). */
+static void redlock_conn_fail(redlock_conn *k, int rc, const char *msg)
+{
+    while (k->nexp > 0) {
+        redlock_req_fail(k->exp[0].req, rc, msg);
+        redlock_expect_shift(k);
+    }
+    k->nonblocking = 0;
+    k->fresh = 0;
+    if (k->slot)
+        rlk_slot_drop(k->slot);
+}
+
+static void redlock_conn_fail_ctx(redlock_conn *k, const char *what)
+{
+    int rc = rlk_set_ctx_error(k->c, redlock_ctx(k), what);
+
+    redlock_conn_fail(k, rc, rlk_errstr(k->c));
+}
+
+/* ---------------------------------------------------------------- open / close */
+
+static int redlock_by_client(const void *a, const void *b)
+{
+    const redlock_conn *x = *(redlock_conn *const *)a, *y = *(redlock_conn *const *)b;
+
+    return (x->c > y->c) - (x->c < y->c);
+}
+
+int redlock_io_open(redlock_io *io, rlk_client *const *clients, int n)
+{
+    redlock_conn **sorted;
+
+    memset(io, 0, sizeof *io);
+    io->conns = calloc((size_t)n, sizeof *io->conns);
+    sorted = calloc((size_t)n, sizeof *sorted);
+    if (!io->conns || !sorted) {
+        free(io->conns);
+        free(sorted);
+        io->conns = NULL;
+        return RLK_ERR_NOMEM;
+    }
+    io->n = n;
+    rlk_sigpipe_enter(&io->sigpipe);
+    for (int i = 0; i < n; i++) {
+        io->conns[i].c = clients[i];
+        sorted[i] = &io->conns[i];
+    }
+    /* One global order of checkouts: two sessions never wait for each other's slots. */
+    qsort(sorted, (size_t)n, sizeof *sorted, redlock_by_client);
+    for (int i = 0; i < n; i++)
+        if (!sorted[i]->c->fatal)
+            sorted[i]->slot = rlk_pool_checkout(sorted[i]->c);
+    free(sorted);
+    return RLK_OK;
+}
+
+/* A connection made in this session joins the pool like one rlk_conn_open made. */
+static int redlock_conn_make_blocking(redlock_conn *k)
+{
+    redisContext *ctx = redlock_ctx(k);
+
+    if (redlock_set_nonblocking(ctx, 0) != 0)
+        return -1;
+    k->nonblocking = 0;
+    if (k->fresh) {
+        if (redisSetTimeout(ctx, k->c->command_tv) != REDIS_OK)
+            return -1;
+        if (!k->c->url.is_unix)
+            (void)redisEnableKeepAlive(ctx);
+    }
+    return 0;
+}
+
+static void redlock_conn_close(redlock_conn *k)
+{
+    redisContext *ctx = redlock_ctx(k);
+
+    if (!k->slot)
+        return;
+    if (ctx) {
+        int clean = k->nexp == 0 && !ctx->err && (!ctx->obuf || sdslen(ctx->obuf) == 0);
+
+        if (!clean || (k->nonblocking && redlock_conn_make_blocking(k) != 0)) {
+            /* Still owes replies (a server that did not answer in time): closing
+             * it is the only way to keep the pool's request/reply order. What
+             * was pipelined goes out first, so the server runs it in order. */
+            int done = 0;
+
+            if (!ctx->err && k->nonblocking && ctx->obuf && sdslen(ctx->obuf) > 0)
+                (void)redisBufferWrite(ctx, &done);
+            while (k->nexp > 0)
+                redlock_expect_shift(k);
+            rlk_slot_drop(k->slot);
+        }
+    }
+    rlk_pool_checkin(k->c, k->slot);
+    k->slot = NULL;
+}
+
+void redlock_io_close(redlock_io *io)
+{
+    int opened = io->conns != NULL;
+
+    for (int i = 0; i < io->n; i++)
+        redlock_conn_close(&io->conns[i]);
+    free(io->conns);
+    if (opened)
+        rlk_sigpipe_leave(&io->sigpipe, 1); /* once per round: always check */
+    memset(io, 0, sizeof *io);
+}
+
+/* ---------------------------------------------------------------- connecting */
+
+static int redlock_append_setup(redlock_conn *k, int argc, const char **argv)
+{
+    if (!redlock_expect_push(k, REDLOCK_EXP_SETUP))
+        return -1;
+    return redisAppendCommandArgv(redlock_ctx(k), argc, argv, NULL) == REDIS_OK ? 0 : -1;
+}
+
+/* AUTH and SELECT, pipelined in front of the first call. */
+static int redlock_conn_setup(redlock_conn *k)
+{
+    const rlk_url *u = &k->c->url;
+    const char *argv[3];
+    char db[16];
+    int argc = 0;
+
+    if (u->password) {
+        argv[argc++] = "AUTH";
+        if (u->user)
+            argv[argc++] = u->user;
+        argv[argc++] = u->password;
+        if (redlock_append_setup(k, argc, argv) != 0)
+            return -1;
+    }
+    if (u->db != 0) {
+        snprintf(db, sizeof db, "%d", u->db);
+        argv[0] = "SELECT";
+        argv[1] = db;
+        if (redlock_append_setup(k, 2, argv) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* A live connection in non-blocking mode: the pool's, or a new one whose
+ * connect completes in the poll loop. RLK_OK or an error (recorded). */
+static int redlock_conn_ready(redlock_conn *k)
+{
+    rlk_client *c = k->c;
+    redisContext *ctx;
+
+    if (c->fatal)
+        return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
+    ctx = redlock_ctx(k);
+    if (ctx && (k->nexp > 0 || k->nonblocking || rlk_conn_alive(ctx))) {
+        if (!k->nonblocking && redlock_set_nonblocking(ctx, 1) != 0)
+            return rlk_set_error(c, RLK_ERR_IO, "connection to %s: fcntl failed", c->addr);
+        k->nonblocking = 1;
+        return RLK_OK;
+    }
+    rlk_slot_drop(k->slot);     /* closed by the server while idle, or broken */
+    errno = 0;
+    ctx = c->url.is_unix ? redisConnectUnixNonBlock(c->url.path)
+                         : redisConnectNonBlock(c->url.host, c->url.port);
+    if (!ctx)
+        return rlk_set_error(c, RLK_ERR_NOMEM, "connect %s: out of memory", c->addr);
+    k->slot->ctx = ctx;
+    if (ctx->err) {
+        int rc = rlk_set_ctx_error(c, ctx, "connect");
+
+        rlk_slot_drop(k->slot);
+        return rc;
+    }
+    k->nonblocking = 1;
+    k->fresh = 1;
+    k->answered = 0;
+    if (redlock_conn_setup(k) != 0) {
+        redlock_conn_fail(k, RLK_ERR_NOMEM, "connect: out of memory");
+        return rlk_set_error(c, RLK_ERR_NOMEM, "connect %s: out of memory", c->addr);
+    }
+    return RLK_OK;
+}
+
+/* ---------------------------------------------------------------- sending */
+
+static int redlock_format_call(const rlk_script_info *s, int nkeys, const char *const *keys,
+                               int nargs, const char *const *args, char **cmd)
+{
+    int argc = 3 + nkeys + nargs, len;
+    const char **argv = calloc((size_t)argc, sizeof *argv);
+    char numkeys[16];
+
+    if (!argv)
+        return -1;
+    snprintf(numkeys, sizeof numkeys, "%d", nkeys);
+    argv[0] = "EVALSHA";
+    argv[1] = s->sha1;
+    argv[2] = numkeys;
+    for (int i = 0; i < nkeys; i++)
+        argv[3 + i] = keys[i];
+    for (int i = 0; i < nargs; i++)
+        argv[3 + nkeys + i] = args[i];
+    len = redisFormatCommandArgv(cmd, argc, argv, NULL);
+    free(argv);
+    return len;
+}
+
+void redlock_io_send(redlock_io *io, int i, const char *name,
+                     int nkeys, const char *const *keys,
+                     int nargs, const char *const *args, redlock_req *req)
+{
+    redlock_conn *k = &io->conns[i];
+    const rlk_script_info *s;
+    redlock_expect *e;
+    char *cmd = NULL;
+    int len, rc;
+
+    memset(req, 0, sizeof *req);
+    if ((rc = redlock_conn_ready(k)) != RLK_OK) {
+        redlock_req_fail_recorded(req, k->c, rc);
+        return;
+    }
+    if (!(s = rlk_script_set_find(&k->c->scripts, name))) {
+        rc = rlk_set_error(k->c, RLK_ERR_NOSUCHSCRIPT, "no script %s in the set of %s", name,
+                           k->c->addr);
+        redlock_req_fail_recorded(req, k->c, rc);
+        return;
+    }
+    if ((len = redlock_format_call(s, nkeys, keys, nargs, args, &cmd)) < 0 ||
+        !(e = redlock_expect_push(k, REDLOCK_EXP_CALL))) {
+        if (cmd)
+            redisFreeCommand(cmd);
+        redlock_req_fail(req, RLK_ERR_NOMEM, "out of memory (or too many pipelined calls)");
+        return;
+    }
+    e->req = req;
+    e->script = s;
+    e->cmd = cmd;
+    e->cmdlen = (size_t)len;
+    if (redisAppendFormattedCommand(redlock_ctx(k), cmd, (size_t)len) != REDIS_OK)
+        redlock_conn_fail_ctx(k, name);
+}
+
+/* ---------------------------------------------------------------- replies */
+
+/* NOSCRIPT: SCRIPT LOAD and EVALSHA again, pipelined, once. 0 when queued. */
+static int redlock_retry_noscript(redlock_conn *k, redlock_expect *e)
+{
+    const char *argv[3];
+    size_t lens[3];
+    redisContext *ctx = redlock_ctx(k);
+    redlock_expect *load, *call;
+
+    if (e->retried || k->nexp != 1 || k->nexp + 2 > REDLOCK_IO_MAX_EXPECT)
+        return -1;
+    rlk_conn_load_argv(e->script, argv, lens);
+    if (redisAppendCommandArgv(ctx, 3, argv, lens) != REDIS_OK ||
+        redisAppendFormattedCommand(ctx, e->cmd, e->cmdlen) != REDIS_OK)
+        return -1;
+    load = redlock_expect_push(k, REDLOCK_EXP_LOAD);
+    load->script = e->script;
+    call = redlock_expect_push(k, REDLOCK_EXP_CALL);
+    call->req = e->req;
+    call->script = e->script;
+    call->cmd = e->cmd;         /* moves */
+    call->cmdlen = e->cmdlen;
+    call->retried = 1;
+    e->cmd = NULL;
+    e->req = NULL;
+    return 0;
+}
+
+static void redlock_on_call(redlock_conn *k, redlock_expect *e, redisReply *r)
+{
+    int rc;
+
+    if (!e->req) {                              /* abandoned at a deadline */
+        freeReplyObject(r);
+        return;
+    }
+    if (e->load_rc != RLK_OK) {
+        redlock_req_fail(e->req, e->load_rc, e->load_err);
+    } else if (rlk_conn_is_noscript(r) && redlock_retry_noscript(k, e) == 0) {
+        /* the retry owns the request now */
+    } else if (r->type == REDIS_REPLY_ERROR) {
+        rc = rlk_set_reply_error(k->c, r, e->script->name, RLK_ERR_SCRIPT);
+        redlock_req_fail_recorded(e->req, k->c, rc);
+    } else {
+        e->req->done = 1;
+        e->req->rc = RLK_OK;
+        e->req->reply = r;
+        return;
+    }
+    freeReplyObject(r);
+}
+
+/* The SCRIPT LOAD reply must be the build's SHA-1; a failure goes to the
+ * retried call behind it. */
+static void redlock_on_load(redlock_conn *k, const redlock_expect *e, const redisReply *r)
+{
+    redlock_expect *next = k->nexp > 1 ? &k->exp[1] : NULL;
+    int rc = rlk_conn_check_load_reply(k->c, e->script, r);
+
+    if (rc != RLK_OK && next && next->kind == REDLOCK_EXP_CALL) {
+        next->load_rc = rc;
+        snprintf(next->load_err, sizeof next->load_err, "%s", rlk_errstr(k->c));
+    }
+}
+
+/* Handles one reply; 0, or -1 when the connection was failed. */
+static int redlock_on_reply(redlock_conn *k, redisReply *r)
+{
+    redlock_expect *e = &k->exp[0];
+    int rc;
+
+    if (k->nexp == 0) {
+        freeReplyObject(r);
+        redlock_conn_fail(k, RLK_ERR_PROTOCOL, "a reply nobody asked for");
+        return -1;
+    }
+    switch (e->kind) {
+    case REDLOCK_EXP_SETUP:
+        if (r->type == REDIS_REPLY_ERROR) {
+            rc = rlk_set_error(k->c, RLK_ERR_AUTH, "auth/select on %s: %.*s", k->c->addr,
+                               (int)r->len, r->str);
+            freeReplyObject(r);
+            redlock_conn_fail(k, rc, rlk_errstr(k->c));
+            return -1;
+        }
+        freeReplyObject(r);
+        break;
+    case REDLOCK_EXP_LOAD:
+        redlock_on_load(k, e, r);
+        freeReplyObject(r);
+        break;
+    default:
+        redlock_on_call(k, e, r);
+        break;
+    }
+    redlock_expect_shift(k);
+    return 0;
+}
+
+/* The operation a failure on k is part of, for messages. */
+static const char *redlock_conn_stage(const redlock_conn *k, const char *io)
+{
+    return k->fresh && !k->answered ? "connect" : io;
+}
+
+static void redlock_conn_write(redlock_conn *k)
+{
+    int done = 0;
+
+    errno = 0;
+    if (redisBufferWrite(redlock_ctx(k), &done) != REDIS_OK)
+        redlock_conn_fail_ctx(k, redlock_conn_stage(k, "write"));
+}
+
+static void redlock_conn_read(redlock_conn *k)
+{
+    redisContext *ctx = redlock_ctx(k);
+    void *r = NULL;
+
+    errno = 0;
+    if (redisBufferRead(ctx) != REDIS_OK) {
+        redlock_conn_fail_ctx(k, redlock_conn_stage(k, "read"));
+        return;
+    }
+    for (;;) {
+        r = NULL;
+        if (redisGetReplyFromReader(ctx, &r) != REDIS_OK) {
+            redlock_conn_fail_ctx(k, "read");
+            return;
+        }
+        if (!r)
+            return;
+        k->answered = 1;
+        if (redlock_on_reply(k, r) != 0)
+            return;
+    }
+}
+
+/* ---------------------------------------------------------------- the loop */
+
+static int redlock_conn_owes(const redlock_conn *k)
+{
+    for (int j = 0; j < k->nexp; j++)
+        if (k->exp[j].req && !k->exp[j].req->done)
+            return 1;
+    return 0;
+}
+
+static int redlock_conn_wants_write(const redlock_conn *k)
+{
+    const redisContext *ctx = redlock_ctx(k);
+
+    return ctx && ctx->obuf && sdslen(ctx->obuf) > 0;
+}
+
+/* Fills pfd with the connections to watch; returns how many, 0 when no call
+ * is owed any more. map[j] is the connection of pfd[j]. */
+static int redlock_io_watch(redlock_io *io, struct pollfd *pfd, int *map)
+{
+    int m = 0, owed = 0;
+
+    for (int i = 0; i < io->n; i++) {
+        redlock_conn *k = &io->conns[i];
+        redisContext *ctx = redlock_ctx(k);
+
+        if (!ctx || k->nexp == 0)
+            continue;
+        owed |= redlock_conn_owes(k);
+        pfd[m].fd = ctx->fd;
+        pfd[m].events = POLLIN | (redlock_conn_wants_write(k) ? POLLOUT : 0);
+        pfd[m].revents = 0;
+        map[m++] = i;
+    }
+    return owed ? m : 0;
+}
+
+static void redlock_io_abandon(redlock_io *io, long long timeout_ms)
+{
+    char msg[REDLOCK_IO_ERR_MAX];
+
+    for (int i = 0; i < io->n; i++) {
+        redlock_conn *k = &io->conns[i];
+
+        for (int j = 0; j < k->nexp; j++) {
+            if (!k->exp[j].req || k->exp[j].req->done)
+                continue;
+            snprintf(msg, sizeof msg, "%.100s %.300s: no reply within %lld ms",
+                     k->exp[j].script->name, k->c->addr, timeout_ms);
+            redlock_req_fail(k->exp[j].req, RLK_ERR_TIMEOUT, msg);
+            k->exp[j].req = NULL;
+        }
+    }
+}
+
+void redlock_io_wait(redlock_io *io, long long until_ns, long long timeout_ms)
+{
+    struct pollfd *pfd = calloc((size_t)io->n + 1, sizeof *pfd);
+    int *map = calloc((size_t)io->n + 1, sizeof *map);
+
+    while (pfd && map) {
+        int m = redlock_io_watch(io, pfd, map), ready;
+        long long left = until_ns - rlk_clock_now_ns();
+
+        if (m == 0 || left <= 0)
+            break;
+        ready = poll(pfd, (nfds_t)m, (int)((left + RLK_NS_PER_MS - 1) / RLK_NS_PER_MS));
+        if (ready < 0 && errno != EINTR)
+            break;
+        for (int j = 0; ready > 0 && j < m; j++) {
+            redlock_conn *k = &io->conns[map[j]];
+
+            if ((pfd[j].revents & POLLOUT) && redlock_conn_wants_write(k))
+                redlock_conn_write(k);
+            if ((pfd[j].revents & (POLLIN | POLLHUP | POLLERR)) && redlock_ctx(k))
+                redlock_conn_read(k);
+        }
+    }
+    free(pfd);
+    free(map);
+    redlock_io_abandon(io, timeout_ms);
+}

@@ -1,0 +1,104 @@
+/*
+ * redlock_io.h - one script call on each of several servers at once, for
+ * RedLock (redlock.c).
+ *
+ * A session checks out one pool connection of every client, switches it to
+ * non-blocking mode and multiplexes the calls with poll(): requests are
+ * written to every server before any reply is awaited, and a slow server
+ * delays nobody beyond the deadline the caller gives. A server without a
+ * live connection gets a non-blocking connect (AUTH and SELECT pipelined in
+ * front of the call), so even connecting is bounded by that deadline.
+ *
+ * A call that is still unanswered at the deadline fails with
+ * RLK_ERR_TIMEOUT but its connection is kept for the rest of the session:
+ * a later call on that server is pipelined behind it, so the server runs the
+ * two in order (an acquire that arrives late is followed by its release).
+ * redlock_io_close returns clean connections to their pools (blocking again)
+ * and closes the others.
+ *
+ * Calls go by name: EVALSHA, and on NOSCRIPT a pipelined SCRIPT LOAD (SHA-1
+ * checked against the build) and EVALSHA again, once; the NOSCRIPT test,
+ * the SCRIPT LOAD argv and the check of its reply are client/conn.h's, as
+ * for every other call.
+ *
+ * Not thread-safe: a session belongs to the thread that opened it. Error
+ * messages also go through rlk_set_error, so the calling thread's last error
+ * on each client changes.
+ */
+#ifndef RLK_REDLOCK_IO_H
+#define RLK_REDLOCK_IO_H
+
+#include <hiredis/hiredis.h>
+
+#include "rlk.h"
+#include "client/pool.h"
+#include "client/sigpipe.h"
+
+#define REDLOCK_IO_ERR_MAX 512
+#define REDLOCK_IO_MAX_EXPECT 16    /* replies one connection may owe at once */
+
+/* The outcome of one call. */
+typedef struct redlock_req {
+    int done;                       /* the reply came, or the call failed */
+    int rc;                         /* RLK_OK: reply is the script's (non-error) reply */
+    redisReply *reply;              /* owned by the request: redlock_req_clear frees it */
+    char err[REDLOCK_IO_ERR_MAX];   /* when rc != RLK_OK */
+} redlock_req;
+
+enum redlock_expect_kind {
+    REDLOCK_EXP_SETUP = 1,          /* AUTH / SELECT of a new connection */
+    REDLOCK_EXP_LOAD = 2,           /* SCRIPT LOAD after NOSCRIPT */
+    REDLOCK_EXP_CALL = 3            /* EVALSHA */
+};
+
+/* One reply a connection still owes, in the order the requests were written. */
+typedef struct redlock_expect {
+    int kind;
+    redlock_req *req;               /* CALL: where the outcome goes; NULL once abandoned */
+    const rlk_script_info *script;  /* CALL, LOAD */
+    char *cmd;                      /* CALL: the formatted EVALSHA, kept for a NOSCRIPT retry */
+    size_t cmdlen;
+    int retried;                    /* CALL: this is the retry after NOSCRIPT */
+    int load_rc;                    /* CALL: the LOAD in front of it failed (RLK_ERR_SHA...) */
+    char load_err[REDLOCK_IO_ERR_MAX];
+} redlock_expect;
+
+typedef struct redlock_conn {
+    rlk_client *c;
+    rlk_slot *slot;                 /* checked out for the whole session */
+    int nonblocking;                /* the socket is in non-blocking mode (restore on close) */
+    int fresh;                      /* connected in this session */
+    int answered;                   /* some reply came on it in this session */
+    redlock_expect exp[REDLOCK_IO_MAX_EXPECT];
+    int nexp;
+} redlock_conn;
+
+typedef struct redlock_io {
+    int n;
+    redlock_conn *conns;
+    rlk_sigpipe_guard sigpipe;  /* SIGPIPE blocked from open to close */
+} redlock_io;
+
+/* Checks out one connection slot of each client (no I/O). RLK_ERR_NOMEM. */
+int redlock_io_open(redlock_io *io, rlk_client *const *clients, int n);
+
+/* Queues a call of script `name` on server i. The request is zeroed first;
+ * a call that cannot even be queued is done at once with its error. */
+void redlock_io_send(redlock_io *io, int i, const char *name,
+                     int nkeys, const char *const *keys,
+                     int nargs, const char *const *args, redlock_req *req);
+
+/* Runs the I/O until every queued call is done or until_ns (CLOCK_MONOTONIC)
+ * passes; calls still unanswered then fail with RLK_ERR_TIMEOUT (timeout_ms
+ * is only for the message) and their replies are dropped when they come. */
+void redlock_io_wait(redlock_io *io, long long until_ns, long long timeout_ms);
+
+/* Returns every slot to its pool: clean connections back in blocking mode
+ * with the client's timeouts, connections that still owe replies (or broke)
+ * closed. */
+void redlock_io_close(redlock_io *io);
+
+/* Frees the reply of a request. */
+void redlock_req_clear(redlock_req *req);
+
+#endif /* RLK_REDLOCK_IO_H */

@@ -1,0 +1,284 @@
+/*
+ * fam.c - what every kind built on the lock runtime shares (see
+ * fam.h): Redisson's key and channel names, the handle's common
+ * part, a lock handle's holder id, argument checks, and integer replies.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client.h"
+#include "client/error.h"
+#include "runtime/fam.h"
+#include "runtime/rt.h"
+
+/* ---------------------------------------------------------------- names */
+
+static char *rlk_fam_concat(const char *a, const char *b, const char *c, const char *d)
+{
+    size_t len = strlen(a) + strlen(b) + strlen(c) + strlen(d) + 1;
+    char *s = malloc(len);
+
+    if (s)
+        snprintf(s, len, "%s%s%s%s", a, b, c, d);
+    return s;
+}
+
+static int rlk_fam_tagged(const char *name)
+{
+    return strchr(name, '{') != NULL;
+}
+
+char *rlk_fam_prefix_name(const char *prefix, const char *name)
+{
+    if (rlk_fam_tagged(name))
+        return rlk_fam_concat(prefix, ":", name, "");
+    return rlk_fam_concat(prefix, ":{", name, "}");
+}
+
+char *rlk_fam_suffix_name(const char *name, const char *suffix)
+{
+    if (rlk_fam_tagged(name))
+        return rlk_fam_concat(name, ":", suffix, "");
+    return rlk_fam_concat("{", name, "}:", suffix);
+}
+
+char *rlk_fam_tag(const char *name)
+{
+    if (rlk_fam_tagged(name))
+        return rlk_fam_concat(name, "", "", "");
+    return rlk_fam_concat("{", name, "}", "");
+}
+
+char *rlk_fam_braced_name(const char *prefix, const char *name)
+{
+    return rlk_fam_concat(prefix, "{", name, "}");
+}
+
+/* ---------------------------------------------------------------- handles */
+
+void *rlk_fam_new(rlk_client *c, const char *name, size_t size, const rlk_fam_kind *k)
+{
+    rlk_fam_base *b;
+
+    if (!c)
+        return NULL;
+    if (!name || !*name) {
+        rlk_set_error(c, RLK_ERR_ARG, "%s: the %s name must not be empty", k->fn, k->noun);
+        return NULL;
+    }
+    b = calloc(1, size);
+    if (!b || !(b->rt = rlk_rt_get(c))) {
+        free(b);
+        return rlk_fam_nomem(c, k, name);
+    }
+    b->c = c;
+    b->name = strdup(name);
+    b->channel = k->channel_of(k->channel_prefix, name);
+    if (!b->name || !b->channel) {
+        rlk_fam_free(b);
+        return rlk_fam_nomem(c, k, name);
+    }
+    return b;
+}
+
+void *rlk_fam_nomem(rlk_client *c, const rlk_fam_kind *k, const char *name)
+{
+    rlk_set_error(c, RLK_ERR_NOMEM, "%s %s: out of memory", k->fn, name);
+    return NULL;
+}
+
+void rlk_fam_free(void *handle)
+{
+    rlk_fam_base *b = handle;
+
+    if (!b)
+        return;
+    free(b->channel);
+    free(b->name);
+    free(b);
+}
+
+int rlk_fam_keys(const rlk_fam_base *b, const char **keys)
+{
+    keys[0] = b->name;
+    keys[1] = b->channel;
+    return 2;
+}
+
+/* ---------------------------------------------------------------- holder ids */
+
+void rlk_fam_id_init(rlk_fam_id *id)
+{
+    pthread_mutex_init(&id->mu, NULL);
+    id->fixed = NULL;
+}
+
+void rlk_fam_id_destroy(rlk_fam_id *id)
+{
+    pthread_mutex_destroy(&id->mu);
+    free(id->fixed);
+    id->fixed = NULL;
+}
+
+static int rlk_fam_rw_owner_ok(const char *owner, size_t len)
+{
+    return strcmp(owner, "mode") != 0 && (len < 6 || strcmp(owner + len - 6, ":write") != 0);
+}
+
+int rlk_fam_id_set(rlk_client *c, rlk_fam_id *id, const char *owner, int rw, const char *what)
+{
+    char *copy = NULL;
+
+    if (owner) {
+        size_t len = strlen(owner);
+
+        if (len < 1 || len > RLK_OWNER_MAX)
+            return rlk_set_error(c, RLK_ERR_ARG, "%s: owner must be 1..%d bytes", what,
+                                 RLK_OWNER_MAX);
+        if (rw && !rlk_fam_rw_owner_ok(owner, len))
+            return rlk_set_error(c, RLK_ERR_ARG, "%s: owner must not be 'mode' or end in ':write'",
+                                 what);
+        if (!(copy = strdup(owner)))
+            return rlk_set_error(c, RLK_ERR_NOMEM, "%s: out of memory", what);
+    }
+    pthread_mutex_lock(&id->mu);
+    free(id->fixed);
+    id->fixed = copy;
+    pthread_mutex_unlock(&id->mu);
+    return RLK_OK;
+}
+
+int rlk_fam_id_copy(const rlk_rt *rt, rlk_fam_id *id, char *buf, size_t len)
+{
+    int rc = RLK_OK;
+
+    pthread_mutex_lock(&id->mu);
+    if (id->fixed) {
+        if ((size_t)snprintf(buf, len, "%s", id->fixed) >= len)
+            rc = RLK_ERR_ARG;
+    } else {
+        rc = rlk_rt_thread_owner(rt, buf, len);
+    }
+    pthread_mutex_unlock(&id->mu);
+    return rc;
+}
+
+int rlk_fam_id_get(rlk_client *c, const rlk_rt *rt, rlk_fam_id *id, char *buf, size_t len,
+                   const char *what)
+{
+    int rc;
+
+    if (!buf || len == 0)
+        return rlk_set_error(c, RLK_ERR_ARG, "%s: no buffer for the owner", what);
+    if ((rc = rlk_fam_id_copy(rt, id, buf, len)) != RLK_OK)
+        return rlk_set_error(c, rc, "%s: buffer of %zu bytes too short for the owner", what, len);
+    return RLK_OK;
+}
+
+/* ---------------------------------------------------------------- arguments */
+
+int rlk_fam_lease(rlk_client *c, const char *what, const char *name, long long lease_ms,
+                  long long *lease, int *watchdog)
+{
+    if (lease_ms > RLK_NUM_MAX)
+        return rlk_set_error(c, RLK_ERR_ARG, "%s %s: lease %lld ms is above %lld ms", what, name,
+                             lease_ms, RLK_NUM_MAX);
+    *watchdog = lease_ms <= 0;
+    *lease = *watchdog ? c->watchdog_lease_ms : lease_ms;
+    if (*lease <= 0)
+        *lease = RLK_DEFAULT_WATCHDOG_LEASE_MS;
+    if (*lease > RLK_NUM_MAX)
+        *lease = RLK_NUM_MAX;
+    return RLK_OK;
+}
+
+int rlk_fam_check_range(rlk_client *c, const char *what, const char *name, const char *field,
+                        long long v, long long lo, long long hi)
+{
+    if (v >= lo && v <= hi)
+        return RLK_OK;
+    return rlk_set_error(c, RLK_ERR_ARG, "%s %s: %s %lld is not in %lld..%lld", what, name, field,
+                         v, lo, hi);
+}
+
+/* ---------------------------------------------------------------- integer replies */
+
+int rlk_fam_query(rlk_client *c, const char *what, int argc, const char **argv,
+                  long long nil_value, long long *out)
+{
+    redisReply *r = NULL;
+    int rc = rlk_command(c, argc, argv, NULL, &r);
+
+    if (rc != RLK_OK)
+        return rc;
+    if (r->type == REDIS_REPLY_INTEGER) {
+        *out = r->integer;
+    } else if (r->type == REDIS_REPLY_NIL) {
+        *out = nil_value;
+    } else if (r->type == REDIS_REPLY_STRING) {
+        char *end;
+
+        *out = strtoll(r->str, &end, 10);
+        if (end == r->str || *end)
+            rc = rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: not a number", argv[0], what);
+    } else {
+        rc = rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: reply type %d", argv[0], what, r->type);
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+int rlk_fam_eval_int(rlk_client *c, const char *script, int nkeys, const char *const *keys,
+                     int nargs, const char *const *args, const size_t *arglens, long long *out)
+{
+    redisReply *r = NULL;
+    int rc = rlk_evalv(c, script, nkeys, keys, NULL, nargs, args, arglens, &r);
+
+    if (rc != RLK_OK)
+        return rc;
+    if (r->type == REDIS_REPLY_INTEGER)
+        *out = r->integer;
+    else
+        rc = rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: reply of type %d, expected an integer",
+                           script, keys[0], r->type);
+    freeReplyObject(r);
+    return rc;
+}
+
+
+int rlk_fam_count(const rlk_fam_base *b, const char *what, const char *field, long long v,
+                  long long lo, const char *script, int nkeys, const char *const *keys,
+                  long long *out)
+{
+    char num[24];
+    const char *args[1] = {num};
+    int rc = rlk_fam_check_range(b->c, what, b->name, field, v, lo, RLK_NUM_MAX);
+
+    if (rc != RLK_OK)
+        return rc;
+    snprintf(num, sizeof num, "%lld", v);
+    return rlk_fam_eval_int(b->c, script, nkeys, keys, 1, args, NULL, out);
+}
+
+int rlk_fam_try_set_permits(const rlk_fam_base *b, const char *script, int nkeys,
+                            const char *const *keys, long long permits, int *set)
+{
+    long long n = 0;
+    int rc = rlk_fam_count(b, "try_set_permits", "permits", permits, 0, script, nkeys, keys, &n);
+
+    if (rc == RLK_OK && set)
+        *set = n == 1;
+    return rc;
+}
+
+int rlk_fam_add_permits(const rlk_fam_base *b, const char *script, int nkeys,
+                        const char *const *keys, long long delta, long long *count)
+{
+    long long n = 0;
+    int rc = rlk_fam_count(b, "add_permits", "delta", delta, -RLK_NUM_MAX, script, nkeys, keys, &n);
+
+    if (rc == RLK_OK && count)
+        *count = n;
+    return rc;
+}

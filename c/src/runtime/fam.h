@@ -1,0 +1,116 @@
+/*
+ * fam.h - what every kind built on the runtime shares (fam.c): handles,
+ * Redisson's key and channel names, holder ids, arguments, and calls with
+ * integer replies. The kinds: the reentrant lock (kinds/lock.c), the
+ * fenced, fair and read-write locks (kinds/fenced.c, kinds/fairlock.c,
+ * kinds/rwlock.c), the semaphores and the count-down latch
+ * (kinds/semaphore.c, kinds/psemaphore.c, kinds/latch.c). What the locks
+ * among them share to acquire and release is fam_hold.h.
+ *
+ * Not installed; not a stable API.
+ */
+#ifndef RLK_FAM_H
+#define RLK_FAM_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include <hiredis/hiredis.h>
+
+#include "rlk.h"
+#include "runtime/rt.h"
+
+#define RLK_NUM_MAX 1000000000000LL     /* leases, waits, permits, counts: at most 10^12 */
+
+/* Redisson's key and channel names; malloc'd, NULL when out of memory.
+ * prefixName(prefix, name): "prefix:{name}", or "prefix:name" when name
+ * already has a '{' (it keeps its own hash tag). */
+char *rlk_fam_prefix_name(const char *prefix, const char *name);
+/* suffixName(name, suffix): "{name}:suffix", or "name:suffix" when name
+ * already has a '{'. */
+char *rlk_fam_suffix_name(const char *name, const char *suffix);
+/* The hash tag of a lock's companion keys: "{name}", or name itself when
+ * it has a '{' (suffixName's base). */
+char *rlk_fam_tag(const char *name);
+/* "prefix{name}": braces always added (the latch's channel). */
+char *rlk_fam_braced_name(const char *prefix, const char *name);
+
+/* What every handle of the family starts with (its first member). */
+typedef struct rlk_fam_base {
+    rlk_client *c;
+    rlk_rt *rt;
+    char *name;
+    char *channel;                  /* the channel its waiters join */
+} rlk_fam_base;
+
+/* How rlk_fam_new makes a kind's handle. */
+typedef struct rlk_fam_kind {
+    const char *fn;                 /* the constructor, for errors: "rlk_lock_new" */
+    const char *noun;               /* "<fn>: the <noun> name must not be empty" */
+    const char *channel_prefix;
+    char *(*channel_of)(const char *prefix, const char *name);  /* one of the names above */
+} rlk_fam_kind;
+
+/* A zeroed handle of size bytes whose rlk_fam_base (first member) holds c,
+ * the client's runtime state, a copy of name and its channel. NULL with the
+ * error recorded (no client, empty name, out of memory). */
+void *rlk_fam_new(rlk_client *c, const char *name, size_t size, const rlk_fam_kind *k);
+/* Records "<fn> <name>: out of memory" (a kind's own allocation failed
+ * after rlk_fam_new; free the handle first) and returns NULL. */
+void *rlk_fam_nomem(rlk_client *c, const rlk_fam_kind *k, const char *name);
+/* Frees the base's strings and the handle (NULL: nothing). */
+void rlk_fam_free(void *handle);
+/* keys[0..1] = (name, channel), the KEYS of the scripts that publish on
+ * the lock's or the object's own channel. Returns 2. */
+int rlk_fam_keys(const rlk_fam_base *b, const char **keys);
+
+/* A lock handle's holder id: fixed, or the calling thread's. */
+typedef struct rlk_fam_id {
+    pthread_mutex_t mu;
+    char *fixed;                    /* NULL: "<uuid>:<thread id>" */
+} rlk_fam_id;
+
+void rlk_fam_id_init(rlk_fam_id *id);
+void rlk_fam_id_destroy(rlk_fam_id *id);
+/* Fixes (owner) or unfixes (NULL) the id; what names the call in errors.
+ * rw: also refuse "mode" and ids ending in ":write" (read-write lock fields). */
+int rlk_fam_id_set(rlk_client *c, rlk_fam_id *id, const char *owner, int rw, const char *what);
+/* The id into buf; errors recorded as "<what>: ...". */
+int rlk_fam_id_get(rlk_client *c, const rlk_rt *rt, rlk_fam_id *id, char *buf, size_t len,
+                   const char *what);
+/* The id into buf, nothing recorded: RLK_OK, or RLK_ERR_ARG (buf too short). */
+int rlk_fam_id_copy(const rlk_rt *rt, rlk_fam_id *id, char *buf, size_t len);
+
+/* lease_ms of an API call: > 0 as given (RLK_ERR_ARG "<what> <name>: lease
+ * ... is above ..." above 10^12), <= 0 the client's watchdog lease with
+ * *watchdog = 1. */
+int rlk_fam_lease(rlk_client *c, const char *what, const char *name, long long lease_ms,
+                  long long *lease, int *watchdog);
+/* lo <= v <= hi, else RLK_ERR_ARG "<what> <name>: <field> <v> is not in lo..hi". */
+int rlk_fam_check_range(rlk_client *c, const char *what, const char *name, const char *field,
+                        long long v, long long lo, long long hi);
+
+/* A command whose reply is an integer (nil: nil_value; a decimal string is
+ * parsed). what names the object in errors. */
+int rlk_fam_query(rlk_client *c, const char *what, int argc, const char **argv,
+                  long long nil_value, long long *out);
+/* Runs script and reads its integer reply into *out (RLK_ERR_PROTOCOL for
+ * another shape). arglens may be NULL. */
+int rlk_fam_eval_int(rlk_client *c, const char *script, int nkeys, const char *const *keys,
+                     int nargs, const char *const *args, const size_t *arglens, long long *out);
+
+/* A counting call (semaphores, latch): lo <= v <= 10^12 (else RLK_ERR_ARG
+ * "<what> <name>: <field> ..."), then script on keys with v as its one
+ * argument; its integer reply in *out. */
+int rlk_fam_count(const rlk_fam_base *b, const char *what, const char *field, long long v,
+                  long long lo, const char *script, int nkeys, const char *const *keys,
+                  long long *out);
+
+/* try_set_permits and add_permits of both semaphores, on their own script
+ * and keys: *set (may be NULL) = reply 1; *count (may be NULL) = the count. */
+int rlk_fam_try_set_permits(const rlk_fam_base *b, const char *script, int nkeys,
+                            const char *const *keys, long long permits, int *set);
+int rlk_fam_add_permits(const rlk_fam_base *b, const char *script, int nkeys,
+                        const char *const *keys, long long delta, long long *count);
+
+#endif /* RLK_FAM_H */

@@ -1,0 +1,211 @@
+/*
+ * fam_hold.c - acquiring and releasing as the reentrant, fenced, fair and
+ * read-write locks all do it (see fam_hold.h): an acquire script's
+ * reply, recording the hold in the client's registry (the watchdog renews
+ * it), the release ordered after the registry's last renewal, force unlock,
+ * and the queries of a lock hash whose fields are holder ids.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/conn.h"
+#include "client/error.h"
+#include "runtime/fam.h"
+#include "runtime/fam_hold.h"
+#include "runtime/lq.h"
+#include "runtime/rt.h"
+#include "runtime/wd.h"
+
+/* ---------------------------------------------------------------- acquiring */
+
+/* The reply {token}: 1 and *token, or 0 for any other shape. */
+static int rlk_fam_token_of(const redisReply *r, long long *token)
+{
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 1 ||
+        r->element[0]->type != REDIS_REPLY_INTEGER || r->element[0]->integer <= 0)
+        return 0;
+    *token = r->element[0]->integer;
+    return 1;
+}
+
+int rlk_fam_acquire_reply(rlk_client *c, const char *what, const char *name, const char *script,
+                          const redisReply *r, long long *ttl, long long *token)
+{
+    if (token ? rlk_fam_token_of(r, token) : r->type == REDIS_REPLY_NIL)
+        return RLK_OK;
+    if (r->type == REDIS_REPLY_INTEGER) {
+        *ttl = r->integer;
+        return RLK_ERR_BUSY;
+    }
+    return rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: %s replied type %d", what, name, script,
+                         r->type);
+}
+
+int rlk_fam_record(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int watchdog,
+                   long long sent_ns, long long token, rlk_fam_undo_fn undo, void *arg)
+{
+    int rc = rlk_wd_acquired_as(rt->wd, h, lease_ms, watchdog, sent_ns, token);
+
+    if (rc != RLK_OK)
+        undo(arg);
+    else
+        RLK_RT_COUNT(rt, acquired);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- releasing */
+
+/* The in-process handoff of an unlock: wakes the head of the local queue. */
+typedef struct rlk_fam_handoff {
+    rlk_lq *q;
+    int poked;
+} rlk_fam_handoff;
+
+static void rlk_fam_handoff_poke(void *arg)
+{
+    rlk_fam_handoff *h = arg;
+
+    rlk_lq_poke(h->q);
+    h->poked = 1;
+}
+
+/* A release reply (nil / 0 / 1) as enum rlk_release_outcome; RLK_REL_ERROR
+ * (protocol error recorded) for any other reply. */
+static int rlk_fam_release_outcome(rlk_client *c, const char *label, const char *name,
+                                   const redisReply *r)
+{
+    if (r->type == REDIS_REPLY_NIL)
+        return RLK_REL_NOT_OWNER;
+    if (r->type == REDIS_REPLY_INTEGER && (r->integer == 0 || r->integer == 1))
+        return r->integer ? RLK_REL_RELEASED : RLK_REL_STILL_HELD;
+    rlk_set_error(c, RLK_ERR_PROTOCOL, "unlock %s: %s replied type %d", name, label, r->type);
+    return RLK_REL_ERROR;
+}
+
+int rlk_fam_release_call(rlk_client *c, const char *script, const char *label, const char *name,
+                         int nkeys, const char *const *keys, int nargs, const char *owner,
+                         long long lease, int *rc)
+{
+    char lease_s[24];
+    const char *args[2] = {owner, lease_s};
+    redisReply *r = NULL;
+    int outcome = RLK_REL_ERROR;
+
+    snprintf(lease_s, sizeof lease_s, "%lld", lease);
+    *rc = rlk_evalv(c, script, nkeys, keys, NULL, nargs, args, NULL, &r);
+    if (*rc == RLK_OK) {
+        outcome = rlk_fam_release_outcome(c, label, name, r);
+        freeReplyObject(r);
+        if (outcome == RLK_REL_ERROR)
+            *rc = RLK_ERR_PROTOCOL;
+    }
+    return outcome;
+}
+
+int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id *id,
+                   const char *owner_fn, rlk_lq *q, rlk_fam_release_fn release, void *arg)
+{
+    char owner[RLK_OWNER_MAX + 1];
+    rlk_fam_handoff h = {q, 0};
+    rlk_wd_ticket t;
+    long long lease;
+    int rc, outcome;
+
+    if ((rc = rlk_fam_id_get(b->c, b->rt, id, owner, sizeof owner, owner_fn)) != RLK_OK)
+        return rc;
+    /* Out of the watchdog's registry before the release is sent. */
+    lease = rlk_wd_release_begin_as(b->rt->wd, kind, b->name, owner, &t);
+    /* The last local hold: the local head is woken as soon as the release
+     * is written, so that its acquire follows the release on the server
+     * without waiting for this thread to read the reply. */
+    if (q && t.removed)
+        rlk_conn_after_write(rlk_fam_handoff_poke, &h);
+    outcome = release(arg, owner, lease, &rc);
+    rlk_conn_after_write(NULL, NULL);
+    rlk_wd_release_end(b->rt->wd, &t, outcome);
+    if (outcome == RLK_REL_RELEASED && q && !h.poked)
+        rlk_lq_poke(q);
+    if (outcome == RLK_REL_NOT_OWNER)
+        rc = rlk_set_error(b->c, RLK_ERR_NOT_OWNER, "unlock %s%s%s: not held by %s", what,
+                           *what ? " " : "", b->name, owner);
+    return rc;
+}
+
+int rlk_fam_force_unlock(const rlk_fam_base *b, const char *script, int nkeys,
+                         const char *const *keys, int nargs, const char *const *args, rlk_lq *q,
+                         int *released)
+{
+    redisReply *r = NULL;
+    int rc;
+
+    rlk_wd_forget_name(b->rt->wd, b->name);
+    rc = rlk_evalv(b->c, script, nkeys, keys, NULL, nargs, args, NULL, &r);
+    if (rc != RLK_OK)
+        return rc;
+    if (r->type == REDIS_REPLY_INTEGER) {
+        if (released)
+            *released = r->integer == 1;
+        if (r->integer == 1 && q)
+            rlk_lq_poke(q);
+    } else {
+        rc = rlk_set_error(b->c, RLK_ERR_PROTOCOL, "force unlock %s: reply type %d", b->name,
+                           r->type);
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- queries */
+
+/* cmd on the lock hash, with owner's field when owner is not NULL. */
+static int rlk_fam_hash_query(const rlk_fam_base *b, const char *cmd, const char *owner,
+                              long long nil_value, long long *out)
+{
+    const char *argv[3] = {cmd, b->name, owner};
+
+    return rlk_fam_query(b->c, b->name, owner ? 3 : 2, argv, nil_value, out);
+}
+
+int rlk_fam_is_locked(const rlk_fam_base *b, int *locked)
+{
+    long long n = 0;
+    int rc = rlk_fam_hash_query(b, "EXISTS", NULL, 0, &n);
+
+    *locked = rc == RLK_OK && n > 0;
+    return rc;
+}
+
+int rlk_fam_is_held(const rlk_fam_base *b, int kind, rlk_fam_id *id, const char *owner_fn,
+                    int *held)
+{
+    char owner[RLK_OWNER_MAX + 1];
+    long long n = 0;
+    int rc;
+
+    *held = 0;
+    if ((rc = rlk_fam_id_get(b->c, b->rt, id, owner, sizeof owner, owner_fn)) != RLK_OK)
+        return rc;
+    if (rlk_wd_is_lost_as(b->rt->wd, kind, b->name, owner))
+        return RLK_OK;
+    rc = rlk_fam_hash_query(b, "HEXISTS", owner, 0, &n);
+    *held = rc == RLK_OK && n == 1;
+    return rc;
+}
+
+int rlk_fam_hold_count(const rlk_fam_base *b, rlk_fam_id *id, const char *owner_fn,
+                       long long *count)
+{
+    char owner[RLK_OWNER_MAX + 1];
+    int rc;
+
+    *count = 0;
+    if ((rc = rlk_fam_id_get(b->c, b->rt, id, owner, sizeof owner, owner_fn)) != RLK_OK)
+        return rc;
+    return rlk_fam_hash_query(b, "HGET", owner, 0, count);
+}
+
+int rlk_fam_remaining_ttl(const rlk_fam_base *b, long long *ttl_ms)
+{
+    return rlk_fam_hash_query(b, "PTTL", NULL, -2, ttl_ms);
+}

@@ -1,0 +1,74 @@
+/*
+ * fam_hold.h - the parts of acquiring and releasing that the reentrant,
+ * fenced, fair and read-write locks share (fam_hold.c): acquire replies,
+ * recording in the hold registry, releases, force unlocks, and the queries
+ * of a lock hash whose fields are holder ids.
+ *
+ * Not installed; not a stable API.
+ */
+#ifndef RLK_FAM_HOLD_H
+#define RLK_FAM_HOLD_H
+
+#include <hiredis/hiredis.h>
+
+#include "rlk.h"
+#include "runtime/fam.h"
+#include "runtime/lq.h"
+#include "runtime/rt.h"
+#include "runtime/wd.h"
+
+/* An acquire script's reply. RLK_OK: acquired (nil; with token != NULL the
+ * reply {token} instead, *token set). RLK_ERR_BUSY (nothing recorded): an
+ * integer, the wait it tells, in *ttl. Else RLK_ERR_PROTOCOL, recorded as
+ * "<what> <name>: <script> replied type <t>". */
+int rlk_fam_acquire_reply(rlk_client *c, const char *what, const char *name, const char *script,
+                          const redisReply *r, long long *ttl, long long *token);
+
+/* Gives back (best effort) an acquisition the registry could not record. */
+typedef void (*rlk_fam_undo_fn)(void *arg);
+
+/* Records an acquisition (acquire sent at sent_ns) in the client's registry
+ * and counts it; when the registry cannot take it, calls undo(arg) and
+ * returns the registry's error. */
+int rlk_fam_record(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int watchdog,
+                   long long sent_ns, long long token, rlk_fam_undo_fn undo, void *arg);
+
+/* Runs a release script with ARGV (owner, lease) (nargs 2) or (owner)
+ * (nargs 1): returns its enum rlk_release_outcome; *rc is RLK_OK or the
+ * call's error (RLK_ERR_PROTOCOL recorded as "unlock <name>: <label> replied
+ * type <t>" for a reply other than nil / 0 / 1). */
+int rlk_fam_release_call(rlk_client *c, const char *script, const char *label, const char *name,
+                         int nkeys, const char *const *keys, int nargs, const char *owner,
+                         long long lease, int *rc);
+
+/* Sends the kind's release for (owner, lease): rlk_fam_release_call's contract. */
+typedef int (*rlk_fam_release_fn)(void *arg, const char *owner, long long lease, int *rc);
+
+/* An unlock of b's lock by the holder id id (owner_fn names it in errors)
+ * as kind: out of the registry before the release is sent
+ * (rlk_wd_release_begin_as), the release, the registry's end; a release
+ * that deleted the lock pokes the local queue q (may be NULL). Returns
+ * RLK_OK, the id's or the release's error, or RLK_ERR_NOT_OWNER recorded as
+ * "unlock [<what> ]<name>: not held by <owner>" (what may be ""). */
+int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id *id,
+                   const char *owner_fn, rlk_lq *q, rlk_fam_release_fn release, void *arg);
+
+/* A force unlock: forgets every hold of b->name in the registry, then runs
+ * script (which deletes the lock whoever holds it); *released (may be NULL)
+ * tells whether it did, and then q (may be NULL) is poked. */
+int rlk_fam_force_unlock(const rlk_fam_base *b, const char *script, int nkeys,
+                         const char *const *keys, int nargs, const char *const *args, rlk_lq *q,
+                         int *released);
+
+/* Queries of a lock hash whose fields are holder ids (reentrant, fenced,
+ * fair): EXISTS; the registry's lost mark, then HEXISTS of the handle's
+ * holder id (id, owner_fn as for rlk_fam_unlock); HGET of it; PTTL (-2
+ * when there is no key). */
+int rlk_fam_is_locked(const rlk_fam_base *b, int *locked);
+int rlk_fam_is_held(const rlk_fam_base *b, int kind, rlk_fam_id *id, const char *owner_fn,
+                    int *held);
+int rlk_fam_hold_count(const rlk_fam_base *b, rlk_fam_id *id, const char *owner_fn,
+                       long long *count);
+int rlk_fam_remaining_ttl(const rlk_fam_base *b, long long *ttl_ms);
+
+#endif /* RLK_FAM_HOLD_H */

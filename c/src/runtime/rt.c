@@ -1,0 +1,188 @@
+/*
+ * rt.c - the per-client runtime state (created on first use, freed by
+ * rlk_free through c->runtime_free): the client's uuid (client/random.h),
+ * holder ids "<uuid>:<thread id>", the counters, the lost-lock callbacks
+ * and the watchdog's report hook that calls them, and the subscriber and
+ * hold registry it owns.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "client/client.h"
+#include "client/error.h"
+#include "client/random.h"
+#include "runtime/rt.h"
+
+/* Serialises the creation of runtime states (rare: once per client). */
+static pthread_mutex_t rlk_rt_create_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void rlk_rt_report_lost(void *arg, int kind, const char *name, const char *owner,
+                               int reason);
+
+/* ---------------------------------------------------------------- holder ids */
+
+/* Not cached: a forked child must not reuse its parent's thread id. */
+static long rlk_thread_id(void)
+{
+    return (long)syscall(SYS_gettid);
+}
+
+int rlk_rt_thread_owner(const rlk_rt *rt, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "%s:%ld", rt->uuid, rlk_thread_id());
+
+    return (n < 0 || (size_t)n >= len) ? RLK_ERR_ARG : RLK_OK;
+}
+
+/* ---------------------------------------------------------------- runtime state */
+
+static void rlk_rt_destroy(rlk_rt *rt)
+{
+    if (!rt)
+        return;
+    rlk_sub_free(rt->sub);
+    rlk_wd_free(rt->wd);
+    pthread_mutex_destroy(&rt->cb_mu);
+    free(rt);
+}
+
+/* c->runtime_free: called first thing in rlk_free. */
+static void rlk_rt_free_hook(rlk_client *c)
+{
+    rlk_rt *rt = c->runtime;
+
+    c->runtime = NULL;
+    rlk_rt_destroy(rt);
+}
+
+static rlk_rt *rlk_rt_create(rlk_client *c)
+{
+    rlk_rt *rt = calloc(1, sizeof *rt);
+
+    if (!rt)
+        return NULL;
+    rt->c = c;
+    pthread_mutex_init(&rt->cb_mu, NULL);
+    if (rlk_random_uuid(rt->uuid) != 0) {
+        rlk_set_error(c, RLK_ERR_IO, "lock runtime: no random source for the client uuid");
+        pthread_mutex_destroy(&rt->cb_mu);
+        free(rt);
+        return NULL;
+    }
+    rt->sub = rlk_sub_new(c, &rt->counters);
+    rt->wd = rlk_wd_new(c, &rt->counters, rlk_rt_report_lost, rt);
+    if (!rt->sub || !rt->wd) {
+        rlk_rt_destroy(rt);
+        rlk_set_error(c, RLK_ERR_NOMEM, "lock runtime: out of memory");
+        return NULL;
+    }
+    return rt;
+}
+
+rlk_rt *rlk_rt_get(rlk_client *c)
+{
+    rlk_rt *rt = __atomic_load_n(&c->runtime, __ATOMIC_ACQUIRE);
+
+    if (rt)
+        return rt;
+    pthread_mutex_lock(&rlk_rt_create_mu);
+    rt = c->runtime;
+    if (!rt) {
+        rt = rlk_rt_create(c);
+        if (rt) {
+            c->runtime_free = rlk_rt_free_hook;
+            __atomic_store_n(&c->runtime, rt, __ATOMIC_RELEASE);
+        }
+    }
+    pthread_mutex_unlock(&rlk_rt_create_mu);
+    return rt;
+}
+
+const char *rlk_client_uuid(const rlk_client *c)
+{
+    rlk_rt *rt;
+
+    if (!c)
+        return "";
+    rt = rlk_rt_get((rlk_client *)c);
+    return rt ? rt->uuid : "";
+}
+
+/* ---------------------------------------------------------------- lost callback */
+
+void rlk_set_lost_callback(rlk_client *c, rlk_lost_fn fn, void *userdata)
+{
+    rlk_rt *rt = c ? rlk_rt_get(c) : NULL;
+
+    if (!rt)
+        return;
+    pthread_mutex_lock(&rt->cb_mu);
+    rt->lost_fn = fn;
+    rt->lost_ud = userdata;
+    pthread_mutex_unlock(&rt->cb_mu);
+}
+
+void rlk_set_lost_kind_callback(rlk_client *c, rlk_lost_kind_fn fn, void *userdata)
+{
+    rlk_rt *rt = c ? rlk_rt_get(c) : NULL;
+
+    if (!rt)
+        return;
+    pthread_mutex_lock(&rt->cb_mu);
+    rt->lost_kind_fn = fn;
+    rt->lost_kind_ud = userdata;
+    pthread_mutex_unlock(&rt->cb_mu);
+}
+
+/* The watchdog's report hook (rlk_wd_new): the plain callback (and the
+ * counter) first, then the one with the kind. */
+static void rlk_rt_report_lost(void *arg, int kind, const char *name, const char *owner,
+                               int reason)
+{
+    rlk_rt *rt = arg;
+    rlk_lost_fn fn;
+    rlk_lost_kind_fn kind_fn;
+    void *ud, *kind_ud;
+
+    RLK_RT_COUNT(rt, locks_lost);
+    pthread_mutex_lock(&rt->cb_mu);
+    fn = rt->lost_fn;
+    ud = rt->lost_ud;
+    kind_fn = rt->lost_kind_fn;
+    kind_ud = rt->lost_kind_ud;
+    pthread_mutex_unlock(&rt->cb_mu);
+    if (fn)
+        fn(name, owner, reason, ud);
+    if (kind_fn)
+        kind_fn(kind, name, owner, reason, kind_ud);
+}
+
+/* ---------------------------------------------------------------- counters */
+
+#define RLK_RT_LOAD(rt, field) atomic_load_explicit(&(rt)->counters.field, memory_order_relaxed)
+
+int rlk_runtime_stats_get(rlk_client *c, rlk_runtime_stats *out)
+{
+    rlk_rt *rt = c ? rlk_rt_get(c) : NULL;
+
+    memset(out, 0, sizeof *out);
+    if (!rt)
+        return RLK_ERR_NOMEM;
+    out->acquire_calls = RLK_RT_LOAD(rt, acquire_calls);
+    out->acquired = RLK_RT_LOAD(rt, acquired);
+    out->waits = RLK_RT_LOAD(rt, waits);
+    out->wake_permits = RLK_RT_LOAD(rt, wake_permits);
+    out->wake_all = RLK_RT_LOAD(rt, wake_all);
+    out->ttl_wakeups = RLK_RT_LOAD(rt, ttl_wakeups);
+    out->sub_connects = RLK_RT_LOAD(rt, sub_connects);
+    out->sub_drops = RLK_RT_LOAD(rt, sub_drops);
+    out->subscribes = RLK_RT_LOAD(rt, subscribes);
+    out->unsubscribes = RLK_RT_LOAD(rt, unsubscribes);
+    out->renew_calls = RLK_RT_LOAD(rt, renew_calls);
+    out->renew_errors = RLK_RT_LOAD(rt, renew_errors);
+    out->locks_lost = RLK_RT_LOAD(rt, locks_lost);
+    return RLK_OK;
+}

@@ -1,0 +1,66 @@
+/*
+ * rt.h - the per-client runtime state (rt.c): the client's uuid, holder
+ * ids "<uuid>:<thread id>", the counters, the lost-lock callbacks, and the
+ * subscriber (sub.h) and hold registry (wd.h) it creates and owns. Created
+ * on first use (no I/O), freed by rlk_free through c->runtime_free.
+ *
+ * Not installed; not a stable API. The runtime tests include it for
+ * rlk_runtime_stats_get().
+ */
+#ifndef RLK_RT_H
+#define RLK_RT_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "rlk.h"
+#include "client/random.h"
+#include "runtime/counters.h"
+#include "runtime/sub.h"
+#include "runtime/wd.h"
+
+#define RLK_OWNER_MAX 1024          /* longest holder id the scripts accept */
+
+/* A snapshot of one client's runtime counters (since rlk_connect). */
+typedef struct rlk_runtime_stats {
+    unsigned long long acquire_calls;   /* reentrant/acquire round trips */
+    unsigned long long acquired;        /* of which acquired or re-entered */
+    unsigned long long waits;           /* sleeps on a channel's wake permit */
+    unsigned long long wake_permits;    /* ... ended by a message 0 (a permit) */
+    unsigned long long wake_all;        /* ... ended by a message 1 or a reconnect */
+    unsigned long long ttl_wakeups;     /* ... ran out on the holder's TTL (no message came) */
+    unsigned long long sub_connects;    /* subscriber connections opened */
+    unsigned long long sub_drops;       /* subscriber connections lost */
+    unsigned long long subscribes;      /* SUBSCRIBE commands sent */
+    unsigned long long unsubscribes;    /* UNSUBSCRIBE commands sent */
+    unsigned long long renew_calls;     /* watchdog renewal round trips */
+    unsigned long long renew_errors;    /* ... that failed */
+    unsigned long long locks_lost;      /* lost-lock declarations */
+} rlk_runtime_stats;
+
+#define RLK_RT_COUNT(rt, field) RLK_COUNT(&(rt)->counters, field)
+
+typedef struct rlk_rt {
+    rlk_client *c;
+    char uuid[RLK_UUID_LEN + 1];
+    rlk_sub *sub;                   /* created with the state; its thread starts lazily */
+    rlk_wd *wd;                     /* likewise; reports lost locks to rt.c */
+    pthread_mutex_t cb_mu;          /* guards the callback pairs */
+    rlk_lost_fn lost_fn;
+    void *lost_ud;
+    rlk_lost_kind_fn lost_kind_fn;  /* set by rlk_set_lost_kind_callback */
+    void *lost_kind_ud;
+    rlk_rt_counters counters;
+} rlk_rt;
+
+/* The client's runtime state, created on first use (no I/O); installs
+ * c->runtime_free. NULL only when out of memory (error recorded on c). */
+rlk_rt *rlk_rt_get(rlk_client *c);
+
+/* A snapshot of the counters. RLK_ERR_NOMEM if the state cannot be made. */
+int rlk_runtime_stats_get(rlk_client *c, rlk_runtime_stats *out);
+
+/* "<uuid>:<thread id>" of the calling thread into buf (RLK_ERR_ARG if short). */
+int rlk_rt_thread_owner(const rlk_rt *rt, char *buf, size_t len);
+
+#endif /* RLK_RT_H */

@@ -1,0 +1,47 @@
+/*
+ * sub.h - the client's subscriber (sub.c): one connection + thread per
+ * client. Waiters join a channel (reference counted: SUBSCRIBE on the
+ * first, UNSUBSCRIBE when the last leaves), wait until the subscription is
+ * confirmed, take a mark, try their acquire, and sleep on the channel's
+ * wake permit.
+ *
+ * Times are CLOCK_MONOTONIC nanoseconds (client/clock.h); an "until" of -1
+ * means "no deadline".
+ *
+ * Not installed; not a stable API.
+ */
+#ifndef RLK_SUB_H
+#define RLK_SUB_H
+
+#include "rlk.h"
+#include "runtime/counters.h"
+
+typedef struct rlk_sub rlk_sub;
+typedef struct rlk_sub_chan rlk_sub_chan;
+
+enum rlk_sub_result {
+    RLK_SUB_READY = 0,      /* subscribed on the live connection */
+    RLK_SUB_DOWN = 1,       /* the subscriber cannot connect right now: poll */
+    RLK_SUB_TIMEOUT = 2,    /* until passed */
+    RLK_SUB_WOKEN = 3       /* a permit (message 0) or a wake-all (message 1, reconnect) */
+};
+
+/* A subscriber of c counting into counters (the runtime state's). No I/O. */
+rlk_sub *rlk_sub_new(rlk_client *c, rlk_rt_counters *counters);
+void rlk_sub_free(rlk_sub *s);
+/* Registers interest in channel (starts the thread on first use). */
+int rlk_sub_join(rlk_sub *s, const char *channel, rlk_sub_chan **out);
+void rlk_sub_leave(rlk_sub *s, rlk_sub_chan *ch);
+/* Waits until ch is subscribed (READY), the subscriber is down (DOWN) or
+ * until passes (TIMEOUT). On READY and DOWN, *mark is set and the permits
+ * received so far are dropped: the acquire attempt that follows sees every
+ * release they announced. */
+int rlk_sub_ready(rlk_sub *s, rlk_sub_chan *ch, long long until_ns, unsigned long long *mark);
+/* Sleeps until a permit (consumed), a wake-all since mark, or until:
+ * RLK_SUB_WOKEN or RLK_SUB_TIMEOUT. */
+int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long long until_ns);
+/* Adds a permit to a confirmed channel, as a message 0 would: the local
+ * shortcut of a release made by this process (the message still comes). */
+void rlk_sub_poke(rlk_sub *s, rlk_sub_chan *ch);
+
+#endif /* RLK_SUB_H */

@@ -1,0 +1,75 @@
+/*
+ * wait.h - the one wait loop (wait.c): a waiter joins its channel on the
+ * client's subscriber (sub.h), behind the process-wide local queue (lq.h)
+ * when it has one, attempts once the subscription is confirmed, and sleeps
+ * until a message, a reconnect, the attempt's bound or its deadline.
+ *
+ * Times are CLOCK_MONOTONIC nanoseconds (client/clock.h); a deadline of -1
+ * means "no deadline".
+ *
+ * Not installed; not a stable API.
+ */
+#ifndef RLK_WAIT_H
+#define RLK_WAIT_H
+
+#include "runtime/fam.h"
+#include "runtime/lq.h"
+#include "runtime/rt.h"
+
+/* One attempt of a waiter. RLK_OK: done. RLK_ERR_BUSY (no error recorded):
+ * not yet; *bound_ms is how long at most before it may succeed without any
+ * message (the holder's TTL, a permit's expiry; 0 counts as 1), -1 when only
+ * a message can change the outcome. Another code: an error, recorded. */
+typedef int (*rlk_wait_attempt_fn)(void *arg, long long *bound_ms);
+
+/* How a kind waits (rlk_wait_init / _lock fill it). The fields after arg
+ * are the differences between the kinds; each kind sets them where it
+ * waits and says why. */
+typedef struct rlk_waiter {
+    rlk_rt *rt;
+    const char *channel;
+    rlk_wait_attempt_fn attempt;
+    void *arg;
+    rlk_lq *q;          /* the process-wide local FIFO of the lock: only its head subscribes
+                           and attempts. NULL: every waiter does */
+    const char *what;   /* with name: the waiter in errors ("fenced lock", name); needed with q */
+    const char *name;
+    int ride_out;       /* a connection error of an attempt while the subscriber is down too
+                           is an outage: keep polling up to the connect timeout (only for
+                           attempts that are safe to repeat after a lost reply) */
+    int count_ttl;      /* a sleep that ran out on the attempt's bound counts as ttl_wakeups
+                           (the bound is a lock holder's TTL) */
+    int pass_on;        /* on leaving with success or an error, add a permit to the channel
+                           for the next local waiter */
+} rlk_waiter;
+
+/* A waiter on b's channel with every difference off (as a semaphore
+ * waits); what names it in errors. */
+void rlk_wait_init(rlk_waiter *w, const rlk_fam_base *b, const char *what,
+                   rlk_wait_attempt_fn attempt, void *arg);
+/* The same as a lock waits (reentrant, fenced, fair, read-write): the
+ * attempt's bound is the holder's TTL (count_ttl), and outages are ridden
+ * out (ride_out: an acquire repeated after a lost reply is at worst a
+ * re-entry, which the release reconciles; docs/runtime.md). */
+void rlk_wait_init_lock(rlk_waiter *w, const rlk_fam_base *b, const char *what,
+                        rlk_wait_attempt_fn attempt, void *arg);
+
+/* The deadline of a wait of wait_ms from start_ns: -1 (none) when wait_ms
+ * < 0; wait_ms capped at 10^12. */
+long long rlk_wait_deadline(long long start_ns, long long wait_ms);
+
+/* Waits (behind the local queue when w->q): joins w->channel on the
+ * client's subscriber and, once the subscription is confirmed (so that no
+ * release published after the attempt is missed), attempts; sleeps until a
+ * message on the channel, a subscriber reconnect, the attempt's bound, the
+ * 100 ms poll while the subscriber is down, or the deadline; again. RLK_OK,
+ * the attempt's error, or RLK_ERR_BUSY (the deadline passed; no error
+ * recorded). */
+int rlk_wait(const rlk_waiter *w, long long deadline_ns);
+
+/* An acquire of wait_ms from start_ns: with first, one attempt straight
+ * away (wait_ms == 0: that is all; without first, wait_ms must not be 0),
+ * then rlk_wait. Returns as rlk_wait. */
+int rlk_wait_acquire(const rlk_waiter *w, long long start_ns, long long wait_ms, int first);
+
+#endif /* RLK_WAIT_H */

@@ -1,0 +1,915 @@
+/*
+ * wd.c - the client's hold registry and its watchdog thread.
+ *
+ * Every lock taken through the lock API (rlk_lock_*, rlk_rwlock_*,
+ * rlk_fairlock_*, rlk_fenced_*) is an entry (kind, name, owner) with a
+ * reentry count. Lease-less entries ("watchdog" entries) are renewed by one
+ * thread per client (started on the first of them, connection CLIENT
+ * SETNAME rlk-wd) every lease/3, with their kind's renew script: reentrant
+ * locks as many per reentrant/renew_many call as are due (per-key owners),
+ * the reads of one read-write lock in one rwlock/renew_readers call, the
+ * others (rwlock/renew_writer, fair/renew, fenced/renew) one call each.
+ *
+ * Race-freedom with unlock (docs/runtime.md has the argument):
+ *   - the thread marks the entries of a renewal "in flight" under wd->mu
+ *     and clears the mark only after the renewal's reply (or its failure);
+ *   - unlock of the last hold waits until its entry is not in flight and
+ *     takes it out of the registry, under wd->mu, before it sends the
+ *     release; nothing renews an entry that is out of the registry.
+ *   So every renewal of an entry has run on the server before its release
+ *   is even sent, and the release is never followed by a renewal.
+ *
+ * Outcomes per entry: 1 renewed (lease counted from the send time); 0 the
+ * owner no longer holds it (or its script refused the key): dropped and
+ * reported RLK_LOST_GONE; error: kept and retried a period later, and
+ * dropped and reported RLK_LOST_EXPIRED once lease ms have passed since the
+ * send time of its last successful renewal (or acquisition). A dropped entry
+ * is never renewed again and its (kind, name, owner) is marked lost until
+ * the owner acquires it again. Reports go through the hook the runtime
+ * state installs (rt.c), to both lost-lock callbacks.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client.h"
+#include "client/clock.h"
+#include "client/conn.h"
+#include "client/error.h"
+#include "runtime/thread.h"
+#include "runtime/wd.h"
+
+#define RLK_WD_NAME "rlk-wd"
+#define RLK_WD_BATCH_MAX 512        /* locks per renew_many call */
+#define RLK_WD_LOST_MARKS_MAX 256   /* lost (name, owner) pairs remembered */
+
+struct rlk_hold {
+    rlk_hold *next;
+    unsigned long long id;
+    int kind;                   /* enum rlk_lock_kind */
+    char *name;
+    char *owner;
+    int nkeys;                  /* the renew script's KEYS; keys[0] is name */
+    char *keys[RLK_HOLD_KEYS_MAX];
+    long long token;            /* fenced: the token of the latest acquisition */
+    long long count;            /* acquisitions through this client not yet released */
+    long long lease_ms;         /* of the last acquisition, restored by a partial release */
+    int watchdog;               /* lease-less: renewed by the thread */
+    int inflight;               /* part of a renewal on the wire */
+    int failing;                /* the last renewal attempt failed */
+    long long last_ok_ns;       /* send time of the acquire or of the last successful renewal */
+    long long next_due_ns;
+};
+
+typedef struct rlk_lost_mark {
+    struct rlk_lost_mark *next;
+    int kind;
+    char *name;
+    char *owner;
+} rlk_lost_mark;
+
+/* A lost lock to report once the registry lock is released. */
+typedef struct rlk_lost_note {
+    struct rlk_lost_note *next;
+    int kind;
+    char *name;
+    char *owner;
+    int reason;
+} rlk_lost_note;
+
+struct rlk_wd {
+    rlk_client *c;
+    rlk_rt_counters *counters;
+    rlk_wd_report_fn report;    /* installed by the runtime state (rt.c) */
+    void *report_ud;
+    pthread_mutex_t mu;
+    pthread_cond_t wake;        /* the thread: a new watchdog entry, or stop */
+    pthread_cond_t settled;     /* a renewal finished: its entries are out of flight */
+    rlk_hold *holds;
+    unsigned long long next_id;
+    rlk_lost_mark *lost;
+    size_t nlost;
+    int started;
+    int stop;
+    pthread_t thread;
+    long long lease_ms;
+    long long period_ns;
+
+    /* Used by the thread only. */
+    redisContext *ctx;
+    int conn_failed;            /* a connection error in this round: skip its other calls */
+    rlk_hold **batch;
+    int *results;
+    int *idx;                   /* batch positions of one call's entries */
+    const char **keys;
+    const char **args;
+};
+
+/* ---------------------------------------------------------------- registry (wd->mu held) */
+
+static int rlk_hold_is(const rlk_hold *e, int kind, const char *name, const char *owner)
+{
+    return e->kind == kind && strcmp(e->name, name) == 0 && strcmp(e->owner, owner) == 0;
+}
+
+static rlk_hold *rlk_wd_find(rlk_wd *wd, int kind, const char *name, const char *owner)
+{
+    for (rlk_hold *e = wd->holds; e; e = e->next)
+        if (rlk_hold_is(e, kind, name, owner))
+            return e;
+    return NULL;
+}
+
+static rlk_hold *rlk_wd_find_id(rlk_wd *wd, unsigned long long id)
+{
+    for (rlk_hold *e = wd->holds; e; e = e->next)
+        if (e->id == id)
+            return e;
+    return NULL;
+}
+
+/* Waits until no renewal of (kind, name, owner) is on the wire; returns its
+ * entry (looked up again after every wait) or NULL. */
+static rlk_hold *rlk_wd_settle(rlk_wd *wd, int kind, const char *name, const char *owner)
+{
+    rlk_hold *e;
+
+    while ((e = rlk_wd_find(wd, kind, name, owner)) && e->inflight)
+        pthread_cond_wait(&wd->settled, &wd->mu);
+    return e;
+}
+
+static rlk_hold *rlk_wd_settle_id(rlk_wd *wd, unsigned long long id)
+{
+    rlk_hold *e;
+
+    while ((e = rlk_wd_find_id(wd, id)) && e->inflight)
+        pthread_cond_wait(&wd->settled, &wd->mu);
+    return e;
+}
+
+static void rlk_wd_unlink(rlk_wd *wd, rlk_hold *e)
+{
+    for (rlk_hold **pp = &wd->holds; *pp; pp = &(*pp)->next) {
+        if (*pp == e) {
+            *pp = e->next;
+            e->next = NULL;
+            return;
+        }
+    }
+}
+
+static void rlk_hold_free(rlk_hold *e)
+{
+    if (!e)
+        return;
+    for (int i = 1; i < e->nkeys; i++)     /* keys[0] is name */
+        free(e->keys[i]);
+    free(e->name);
+    free(e->owner);
+    free(e);
+}
+
+static rlk_hold *rlk_hold_new(rlk_wd *wd, const rlk_hold_spec *h)
+{
+    rlk_hold *e = calloc(1, sizeof *e);
+    int ok;
+
+    if (!e)
+        return NULL;
+    e->kind = h->kind;
+    e->name = strdup(h->name);
+    e->owner = strdup(h->owner);
+    e->keys[0] = e->name;
+    e->nkeys = 1;
+    ok = e->name && e->owner;
+    for (int i = 1; ok && i < h->nkeys && i < RLK_HOLD_KEYS_MAX; i++) {
+        ok = (e->keys[i] = strdup(h->keys[i])) != NULL;
+        e->nkeys += ok;
+    }
+    if (!ok) {
+        rlk_hold_free(e);
+        return NULL;
+    }
+    e->id = ++wd->next_id;
+    e->next = wd->holds;
+    wd->holds = e;
+    return e;
+}
+
+/* ---------------------------------------------------------------- lost marks (wd->mu held) */
+
+static rlk_lost_mark **rlk_wd_mark_slot(rlk_wd *wd, int kind, const char *name, const char *owner)
+{
+    rlk_lost_mark **pp = &wd->lost;
+
+    for (; *pp; pp = &(*pp)->next)
+        if ((*pp)->kind == kind && strcmp((*pp)->name, name) == 0 &&
+            strcmp((*pp)->owner, owner) == 0)
+            break;
+    return pp;
+}
+
+static void rlk_mark_free(rlk_lost_mark *m)
+{
+    free(m->name);
+    free(m->owner);
+    free(m);
+}
+
+static void rlk_wd_unmark(rlk_wd *wd, int kind, const char *name, const char *owner)
+{
+    rlk_lost_mark **pp = rlk_wd_mark_slot(wd, kind, name, owner);
+    rlk_lost_mark *m = *pp;
+
+    if (!m)
+        return;
+    *pp = m->next;
+    rlk_mark_free(m);
+    wd->nlost--;
+}
+
+/* Drops the oldest marks beyond the limit (the list is newest first). */
+static void rlk_wd_trim_marks(rlk_wd *wd)
+{
+    rlk_lost_mark **pp = &wd->lost;
+    size_t kept = 0;
+
+    while (*pp && kept < RLK_WD_LOST_MARKS_MAX) {
+        pp = &(*pp)->next;
+        kept++;
+    }
+    while (*pp) {
+        rlk_lost_mark *m = *pp;
+
+        *pp = m->next;
+        rlk_mark_free(m);
+        wd->nlost--;
+    }
+}
+
+static void rlk_wd_mark(rlk_wd *wd, int kind, const char *name, const char *owner)
+{
+    rlk_lost_mark *m;
+
+    if (*rlk_wd_mark_slot(wd, kind, name, owner))
+        return;
+    m = calloc(1, sizeof *m);
+    if (!m)
+        return;     /* without the mark is_held_by_me asks the server, which is still right */
+    m->kind = kind;
+    m->name = strdup(name);
+    m->owner = strdup(owner);
+    if (!m->name || !m->owner) {
+        rlk_mark_free(m);
+        return;
+    }
+    m->next = wd->lost;
+    wd->lost = m;
+    wd->nlost++;
+    rlk_wd_trim_marks(wd);
+}
+
+/* ---------------------------------------------------------------- the thread: renewing */
+
+static int rlk_wd_setname(rlk_wd *wd)
+{
+    const char *argv[3] = {"CLIENT", "SETNAME", RLK_WD_NAME};
+    redisReply *r = NULL;
+    int rc = rlk_conn_command(wd->c, wd->ctx, "CLIENT SETNAME", 3, argv, NULL, &r, NULL);
+
+    if (r)
+        freeReplyObject(r);
+    return rc;
+}
+
+static void rlk_wd_disconnect(rlk_wd *wd)
+{
+    if (wd->ctx) {
+        redisFree(wd->ctx);
+        wd->ctx = NULL;
+    }
+}
+
+/* A renewal slower than a period is retried rather than waited for: the
+ * connection's timeout is the period (100 ms at least), never more than the
+ * client's command timeout. */
+static int rlk_wd_set_timeout(rlk_wd *wd)
+{
+    long long ms = wd->period_ns / RLK_NS_PER_MS;
+    struct timeval tv;
+
+    if (ms < 100)
+        ms = 100;
+    if (ms > wd->c->command_timeout_ms)
+        ms = wd->c->command_timeout_ms;
+    tv.tv_sec = (time_t)(ms / 1000);
+    tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+    if (redisSetTimeout(wd->ctx, tv) != REDIS_OK)
+        return rlk_set_ctx_error(wd->c, wd->ctx, "watchdog connect");
+    return RLK_OK;
+}
+
+static int rlk_wd_connect(rlk_wd *wd)
+{
+    int rc;
+
+    if (wd->ctx && rlk_conn_alive(wd->ctx))
+        return RLK_OK;
+    rlk_wd_disconnect(wd);
+    rc = rlk_conn_open(wd->c, &wd->ctx);
+    if (rc == RLK_OK)
+        rc = rlk_wd_set_timeout(wd);
+    if (rc == RLK_OK)
+        rc = rlk_wd_setname(wd);
+    if (rc != RLK_OK)
+        rlk_wd_disconnect(wd);
+    return rc;
+}
+
+static int rlk_is_conn_err(int rc)
+{
+    return rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT || rc == RLK_ERR_PROTOCOL;
+}
+
+/* One script call on the watchdog connection; the connection is closed
+ * after a connection error (reopened on the next round), and the round's
+ * other calls are skipped (their entries count as failed renewals). */
+static int rlk_wd_eval(rlk_wd *wd, const char *script, int nkeys, const char **keys, int nargs,
+                       const char **args, redisReply **r)
+{
+    const rlk_script_info *s = rlk_script_find(wd->c, script);
+    int rc;
+
+    *r = NULL;
+    if (wd->conn_failed)
+        return RLK_ERR_IO;
+    if (!s)
+        return rlk_set_error(wd->c, RLK_ERR_NOSUCHSCRIPT, "no script named '%s'", script);
+    rc = rlk_wd_connect(wd);
+    if (rc == RLK_OK)
+        rc = rlk_conn_evalv(wd->c, wd->ctx, s, nkeys, keys, NULL, nargs, args, NULL, r, NULL);
+    if (rlk_is_conn_err(rc) || (wd->ctx && wd->ctx->err)) {
+        rlk_wd_disconnect(wd);
+        wd->conn_failed = 1;
+    }
+    return rc;
+}
+
+static int rlk_wd_result_of(const redisReply *r)
+{
+    if (r->type == REDIS_REPLY_INTEGER && (r->integer == 0 || r->integer == 1))
+        return (int)r->integer;
+    return -1;
+}
+
+/* A single-lock renewal's outcome: 1 / 0 as replied; a refusal by the script
+ * (a key of another type) means not our lock: 0; anything else -1. */
+static int rlk_wd_single_result(int rc, const redisReply *r)
+{
+    if (rc == RLK_OK)
+        return rlk_wd_result_of(r);
+    return rc == RLK_ERR_SCRIPT ? 0 : -1;
+}
+
+/* Copies per-owner results of an array reply of m elements into results. */
+static void rlk_wd_spread(rlk_wd *wd, int rc, const redisReply *r, int m)
+{
+    if (rc != RLK_OK || r->type != REDIS_REPLY_ARRAY || r->elements != (size_t)m)
+        return;
+    for (int k = 0; k < m; k++)
+        wd->results[wd->idx[k]] = rlk_wd_result_of(r->element[k]);
+}
+
+/* The batch positions of the entries of kind (and of name, when not NULL)
+ * into wd->idx; returns how many. */
+static int rlk_wd_pick(rlk_wd *wd, int n, int kind, const char *name)
+{
+    int m = 0;
+
+    for (int i = 0; i < n; i++) {
+        const rlk_hold *e = wd->batch[i];
+
+        if (e->kind == kind && (!name || strcmp(e->name, name) == 0))
+            wd->idx[m++] = i;
+    }
+    return m;
+}
+
+/* One lock alone with its kind's single renew script (KEYS: the entry's,
+ * ARGV: lease, owner). */
+static void rlk_wd_renew_one(rlk_wd *wd, int i, const char *script, const char *lease)
+{
+    rlk_hold *e = wd->batch[i];
+    const char *keys[RLK_HOLD_KEYS_MAX], *args[2] = {lease, e->owner};
+    redisReply *r;
+    int rc;
+
+    for (int k = 0; k < e->nkeys; k++)
+        keys[k] = e->keys[k];
+    RLK_COUNT(wd->counters, renew_calls);
+    rc = rlk_wd_eval(wd, script, e->nkeys, keys, 2, args, &r);
+    wd->results[i] = rlk_wd_single_result(rc, r);
+    if (rc != RLK_OK)
+        RLK_COUNT(wd->counters, renew_errors);
+    if (r)
+        freeReplyObject(r);
+}
+
+/* Fallback when renew_many refused the batch (a key of another type, say):
+ * each lock alone with reentrant/renew; a refusal means not our hash. */
+static void rlk_wd_renew_each(rlk_wd *wd, int m, const char *lease)
+{
+    for (int k = 0; k < m; k++) {
+        rlk_hold *e = wd->batch[wd->idx[k]];
+        const char *keys[1] = {e->name}, *args[2] = {lease, e->owner};
+        redisReply *r;
+        int rc = rlk_wd_eval(wd, "reentrant/renew", 1, keys, 2, args, &r);
+
+        wd->results[wd->idx[k]] = rlk_wd_single_result(rc, r);
+        if (r)
+            freeReplyObject(r);
+    }
+}
+
+/* The reentrant locks of the batch in one reentrant/renew_many call. */
+static void rlk_wd_renew_reentrant(rlk_wd *wd, int n, const char *lease)
+{
+    int m = rlk_wd_pick(wd, n, RLK_KIND_LOCK, NULL);
+    redisReply *r;
+    int rc;
+
+    if (m == 0)
+        return;
+    wd->args[0] = lease;
+    for (int k = 0; k < m; k++) {
+        wd->keys[k] = wd->batch[wd->idx[k]]->name;  /* stable: in-flight entries are never freed */
+        wd->args[k + 1] = wd->batch[wd->idx[k]]->owner;
+    }
+    RLK_COUNT(wd->counters, renew_calls);
+    rc = rlk_wd_eval(wd, "reentrant/renew_many", m, wd->keys, m + 1, wd->args, &r);
+    rlk_wd_spread(wd, rc, r, m);
+    if (rc == RLK_ERR_SCRIPT)
+        rlk_wd_renew_each(wd, m, lease);
+    if (rc != RLK_OK)
+        RLK_COUNT(wd->counters, renew_errors);
+    if (r)
+        freeReplyObject(r);
+}
+
+/* The reads of one read-write lock (every owner of this client in the batch)
+ * in one rwlock/renew_readers call; a refusal means not our lock. */
+static void rlk_wd_renew_readers_of(rlk_wd *wd, int n, const rlk_hold *first, const char *lease)
+{
+    int m = rlk_wd_pick(wd, n, RLK_KIND_READ, first->name);
+    const char *keys[RLK_HOLD_KEYS_MAX];
+    redisReply *r;
+    int rc;
+
+    for (int k = 0; k < first->nkeys; k++)
+        keys[k] = first->keys[k];
+    wd->args[0] = lease;
+    for (int k = 0; k < m; k++)
+        wd->args[k + 1] = wd->batch[wd->idx[k]]->owner;
+    RLK_COUNT(wd->counters, renew_calls);
+    rc = rlk_wd_eval(wd, "rwlock/renew_readers", first->nkeys, keys, m + 1, wd->args, &r);
+    rlk_wd_spread(wd, rc, r, m);
+    for (int k = 0; rc == RLK_ERR_SCRIPT && k < m; k++)
+        wd->results[wd->idx[k]] = 0;
+    if (rc != RLK_OK)
+        RLK_COUNT(wd->counters, renew_errors);
+    if (r)
+        freeReplyObject(r);
+}
+
+static void rlk_wd_renew_readers(rlk_wd *wd, int n, const char *lease)
+{
+    for (int i = 0; i < n; i++) {
+        const rlk_hold *e = wd->batch[i];
+        int seen = 0;
+
+        if (e->kind != RLK_KIND_READ)
+            continue;
+        for (int j = 0; j < i && !seen; j++)    /* one call per lock name */
+            seen = wd->batch[j]->kind == RLK_KIND_READ && strcmp(wd->batch[j]->name, e->name) == 0;
+        if (!seen)
+            rlk_wd_renew_readers_of(wd, n, e, lease);
+    }
+}
+
+static const char *rlk_wd_single_script(int kind)
+{
+    switch (kind) {
+    case RLK_KIND_WRITE:
+        return "rwlock/renew_writer";
+    case RLK_KIND_FAIR:
+        return "fair/renew";
+    case RLK_KIND_FENCED:
+        return "fenced/renew";
+    default:
+        return NULL;
+    }
+}
+
+/* Renews batch[0..n); results[i]: 1 renewed, 0 gone, -1 error. */
+static void rlk_wd_renew(rlk_wd *wd, int n)
+{
+    char lease[24];
+
+    snprintf(lease, sizeof lease, "%lld", wd->lease_ms);
+    wd->conn_failed = 0;
+    for (int i = 0; i < n; i++)
+        wd->results[i] = -1;
+    rlk_wd_renew_reentrant(wd, n, lease);
+    rlk_wd_renew_readers(wd, n, lease);
+    for (int i = 0; i < n; i++) {
+        const char *script = rlk_wd_single_script(wd->batch[i]->kind);
+
+        if (script)
+            rlk_wd_renew_one(wd, i, script, lease);
+    }
+}
+
+/* ---------------------------------------------------------------- the thread: bookkeeping (wd->mu held) */
+
+/* Drops e from the registry, marks it lost and queues its report. */
+static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_lost_note **notes)
+{
+    rlk_lost_note *n = calloc(1, sizeof *n);
+
+    rlk_wd_unlink(wd, e);
+    rlk_wd_mark(wd, e->kind, e->name, e->owner);
+    if (n) {
+        n->kind = e->kind;
+        n->name = e->name;
+        n->owner = e->owner;
+        n->reason = reason;
+        n->next = *notes;
+        *notes = n;
+        e->name = e->owner = NULL;
+    }
+    rlk_hold_free(e);
+}
+
+/* Drops the failing entries whose lease has run out by the clock. */
+static void rlk_wd_expire(rlk_wd *wd, long long now, rlk_lost_note **notes)
+{
+    long long lease_ns = wd->lease_ms * RLK_NS_PER_MS;
+    rlk_hold *e = wd->holds;
+
+    while (e) {
+        rlk_hold *next = e->next;
+
+        if (e->watchdog && e->failing && !e->inflight && now - e->last_ok_ns >= lease_ns)
+            rlk_wd_lose(wd, e, RLK_LOST_EXPIRED, notes);
+        e = next;
+    }
+}
+
+/* Marks the entries due by now (and those due within a quarter period, to
+ * renew them together) in flight. Returns how many. */
+static int rlk_wd_collect(rlk_wd *wd, long long now)
+{
+    long long horizon = now + wd->period_ns / 4;
+    int n = 0;
+
+    for (rlk_hold *e = wd->holds; e && n < RLK_WD_BATCH_MAX; e = e->next) {
+        if (!e->watchdog || e->inflight || e->next_due_ns > horizon)
+            continue;
+        e->inflight = 1;
+        wd->batch[n++] = e;
+    }
+    return n;
+}
+
+static long long rlk_wd_next_due(rlk_wd *wd)
+{
+    long long next = -1;
+
+    for (rlk_hold *e = wd->holds; e; e = e->next)
+        if (e->watchdog && !e->inflight)
+            next = rlk_clock_until_min(next, e->next_due_ns);
+    return next;
+}
+
+static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_lost_note **notes)
+{
+    long long now = rlk_clock_now_ns(), lease_ns = wd->lease_ms * RLK_NS_PER_MS;
+
+    for (int i = 0; i < n; i++) {
+        rlk_hold *e = wd->batch[i];
+
+        e->inflight = 0;
+        e->failing = wd->results[i] < 0;
+        if (wd->results[i] == 1) {
+            e->last_ok_ns = sent_ns;
+            e->next_due_ns = sent_ns + wd->period_ns;
+        } else if (wd->results[i] == 0) {
+            rlk_wd_lose(wd, e, RLK_LOST_GONE, notes);
+        } else if (now - e->last_ok_ns >= lease_ns) {
+            rlk_wd_lose(wd, e, RLK_LOST_EXPIRED, notes);
+        } else {
+            /* Retry a period later, but look again when the lease runs out
+             * (rlk_wd_expire declares it then if no renewal got through). */
+            e->next_due_ns = rlk_clock_until_min(now + wd->period_ns, e->last_ok_ns + lease_ns);
+            if (e->next_due_ns < now + RLK_NS_PER_MS)
+                e->next_due_ns = now + RLK_NS_PER_MS;
+        }
+    }
+    pthread_cond_broadcast(&wd->settled);
+}
+
+/* ---------------------------------------------------------------- reports */
+
+const char *rlk_kind_name(int kind)
+{
+    static const char *const names[] = {"lock", "fair", "fenced", "read", "write"};
+
+    if (kind < 0 || (size_t)kind >= sizeof names / sizeof names[0])
+        return "unknown";
+    return names[kind];
+}
+
+/* Through the hook the runtime state installed (rt.c). */
+static void rlk_wd_report_one(rlk_wd *wd, const rlk_lost_note *n)
+{
+    wd->report(wd->report_ud, n->kind, n->name, n->owner, n->reason);
+}
+
+/* Reports (outside wd->mu) and frees the notes, oldest first. */
+static void rlk_wd_report(rlk_wd *wd, rlk_lost_note *notes)
+{
+    rlk_lost_note *rev = NULL;
+
+    while (notes) {
+        rlk_lost_note *n = notes;
+
+        notes = n->next;
+        n->next = rev;
+        rev = n;
+    }
+    while (rev) {
+        rlk_lost_note *n = rev;
+
+        rev = n->next;
+        rlk_wd_report_one(wd, n);
+        free(n->name);
+        free(n->owner);
+        free(n);
+    }
+}
+
+/* ---------------------------------------------------------------- the thread */
+
+static void *rlk_wd_main(void *arg)
+{
+    rlk_wd *wd = arg;
+
+    pthread_mutex_lock(&wd->mu);
+    while (!wd->stop) {
+        rlk_lost_note *notes = NULL;
+        long long sent_ns = rlk_clock_now_ns();
+        int n;
+
+        rlk_wd_expire(wd, sent_ns, &notes);
+        n = rlk_wd_collect(wd, sent_ns);
+        if (n == 0 && !notes) {
+            rlk_clock_cond_wait_until(&wd->wake, &wd->mu, rlk_wd_next_due(wd));
+            continue;
+        }
+        if (n > 0) {
+            pthread_mutex_unlock(&wd->mu);
+            rlk_wd_renew(wd, n);
+            pthread_mutex_lock(&wd->mu);
+            rlk_wd_apply(wd, n, sent_ns, &notes);
+        }
+        if (notes) {
+            pthread_mutex_unlock(&wd->mu);
+            rlk_wd_report(wd, notes);
+            pthread_mutex_lock(&wd->mu);
+        }
+    }
+    pthread_mutex_unlock(&wd->mu);
+    return NULL;
+}
+
+/* wd->mu held. */
+static int rlk_wd_start(rlk_wd *wd)
+{
+    if (wd->started)
+        return RLK_OK;
+    if (rlk_thread_start(&wd->thread, rlk_wd_main, wd) != 0)
+        return rlk_set_error(wd->c, RLK_ERR_NOMEM, "lock runtime: cannot start the watchdog thread");
+    wd->started = 1;
+    return RLK_OK;
+}
+
+/* ---------------------------------------------------------------- life cycle */
+
+static void rlk_wd_free_arrays(rlk_wd *wd)
+{
+    free(wd->batch);
+    free(wd->results);
+    free(wd->idx);
+    free(wd->keys);
+    free(wd->args);
+}
+
+rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_wd_report_fn report, void *ud)
+{
+    rlk_wd *wd = calloc(1, sizeof *wd);
+
+    if (!wd)
+        return NULL;
+    wd->c = c;
+    wd->counters = counters;
+    wd->report = report;
+    wd->report_ud = ud;
+    wd->lease_ms = c->watchdog_lease_ms > 0 ? c->watchdog_lease_ms : RLK_DEFAULT_WATCHDOG_LEASE_MS;
+    if (wd->lease_ms > 1000000000000LL)
+        wd->lease_ms = 1000000000000LL;
+    wd->period_ns = wd->lease_ms * RLK_NS_PER_MS / 3;
+    if (wd->period_ns < RLK_NS_PER_MS)
+        wd->period_ns = RLK_NS_PER_MS;
+    wd->batch = calloc(RLK_WD_BATCH_MAX, sizeof *wd->batch);
+    wd->results = calloc(RLK_WD_BATCH_MAX, sizeof *wd->results);
+    wd->idx = calloc(RLK_WD_BATCH_MAX, sizeof *wd->idx);
+    wd->keys = calloc(RLK_WD_BATCH_MAX, sizeof *wd->keys);
+    wd->args = calloc(RLK_WD_BATCH_MAX + 1, sizeof *wd->args);
+    if (!wd->batch || !wd->results || !wd->idx || !wd->keys || !wd->args ||
+        rlk_clock_cond_init(&wd->wake) != 0) {
+        rlk_wd_free_arrays(wd);
+        free(wd);
+        return NULL;
+    }
+    pthread_cond_init(&wd->settled, NULL);
+    pthread_mutex_init(&wd->mu, NULL);
+    return wd;
+}
+
+void rlk_wd_free(rlk_wd *wd)
+{
+    if (!wd)
+        return;
+    pthread_mutex_lock(&wd->mu);
+    wd->stop = 1;
+    pthread_cond_signal(&wd->wake);
+    pthread_mutex_unlock(&wd->mu);
+    if (wd->started)
+        pthread_join(wd->thread, NULL);
+    rlk_wd_disconnect(wd);
+    while (wd->holds) {
+        rlk_hold *e = wd->holds;
+
+        wd->holds = e->next;
+        rlk_hold_free(e);
+    }
+    while (wd->lost) {
+        rlk_lost_mark *m = wd->lost;
+
+        wd->lost = m->next;
+        rlk_mark_free(m);
+    }
+    rlk_wd_free_arrays(wd);
+    pthread_cond_destroy(&wd->wake);
+    pthread_cond_destroy(&wd->settled);
+    pthread_mutex_destroy(&wd->mu);
+    free(wd);
+}
+
+/* ---------------------------------------------------------------- the lock API's calls */
+
+int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, int watchdog,
+                       long long sent_ns, long long token)
+{
+    rlk_hold *e;
+    int rc = RLK_OK;
+
+    pthread_mutex_lock(&wd->mu);
+    if (watchdog)
+        rc = rlk_wd_start(wd);
+    e = rc == RLK_OK ? rlk_wd_find(wd, h->kind, h->name, h->owner) : NULL;
+    if (rc == RLK_OK && !e && !(e = rlk_hold_new(wd, h)))
+        rc = rlk_set_error(wd->c, RLK_ERR_NOMEM, "lock %s: out of memory", h->name);
+    if (e) {
+        e->count++;
+        e->lease_ms = lease_ms;
+        e->token = token;
+        if (watchdog) {
+            /* The acquire reset the lease to the watchdog lease when it ran. */
+            e->watchdog = 1;
+            if (sent_ns > e->last_ok_ns)
+                e->last_ok_ns = sent_ns;
+            if (!e->inflight)
+                e->next_due_ns = e->last_ok_ns + wd->period_ns;
+            pthread_cond_signal(&wd->wake);
+        }
+        rlk_wd_unmark(wd, h->kind, h->name, h->owner);
+    }
+    pthread_mutex_unlock(&wd->mu);
+    return rc;
+}
+
+int rlk_wd_holds_as(rlk_wd *wd, int kind, const char *name, const char *owner)
+{
+    int held;
+
+    pthread_mutex_lock(&wd->mu);
+    held = rlk_wd_find(wd, kind, name, owner) != NULL;
+    pthread_mutex_unlock(&wd->mu);
+    return held;
+}
+
+int rlk_wd_holds(rlk_wd *wd, const char *name, const char *owner)
+{
+    return rlk_wd_holds_as(wd, RLK_KIND_LOCK, name, owner);
+}
+
+int rlk_wd_token_of(rlk_wd *wd, int kind, const char *name, const char *owner, long long *token)
+{
+    rlk_hold *e;
+
+    pthread_mutex_lock(&wd->mu);
+    e = rlk_wd_find(wd, kind, name, owner);
+    if (e)
+        *token = e->token;
+    pthread_mutex_unlock(&wd->mu);
+    return e != NULL;
+}
+
+void rlk_wd_forget_name(rlk_wd *wd, const char *name)
+{
+    pthread_mutex_lock(&wd->mu);
+    for (;;) {
+        rlk_hold *e = wd->holds;
+
+        while (e && strcmp(e->name, name) != 0)
+            e = e->next;
+        if (!e)
+            break;
+        if (e->inflight) {
+            pthread_cond_wait(&wd->settled, &wd->mu);
+            continue;   /* look again: the list may have changed */
+        }
+        rlk_wd_unlink(wd, e);
+        rlk_hold_free(e);
+    }
+    pthread_mutex_unlock(&wd->mu);
+}
+
+long long rlk_wd_release_begin_as(rlk_wd *wd, int kind, const char *name, const char *owner,
+                                  rlk_wd_ticket *t)
+{
+    long long lease = wd->lease_ms;
+    rlk_hold *e;
+
+    memset(t, 0, sizeof *t);
+    pthread_mutex_lock(&wd->mu);
+    e = rlk_wd_find(wd, kind, name, owner);
+    if (e && e->count <= 1)
+        e = rlk_wd_settle(wd, kind, name, owner);
+    if (e) {
+        lease = e->watchdog ? wd->lease_ms : e->lease_ms;
+        if (e->count <= 1) {
+            rlk_wd_unlink(wd, e);       /* from here on nothing renews it */
+            t->removed = e;
+        } else {
+            e->count--;
+            t->decremented = e->id;
+        }
+    }
+    pthread_mutex_unlock(&wd->mu);
+    return lease;
+}
+
+void rlk_wd_release_end(rlk_wd *wd, rlk_wd_ticket *t, int outcome)
+{
+    rlk_hold *e;
+
+    pthread_mutex_lock(&wd->mu);
+    if (t->decremented && (outcome == RLK_REL_RELEASED || outcome == RLK_REL_NOT_OWNER)) {
+        /* The server had fewer holds than this client counted: it is gone. */
+        e = rlk_wd_settle_id(wd, t->decremented);
+        if (e)
+            rlk_wd_unlink(wd, e);
+        rlk_hold_free(e);
+    }
+    /* A removed entry never goes back, whatever the outcome: released, not
+     * ours, unknown (no reply), or still held through a hold this client
+     * does not know of (an acquire whose reply was lost, or the same owner
+     * id on another client, which renews its own). In the last case the
+     * release reset the lease, which runs out unless its real holder renews. */
+    rlk_hold_free(t->removed);
+    t->removed = NULL;
+    pthread_mutex_unlock(&wd->mu);
+}
+
+int rlk_wd_is_lost_as(rlk_wd *wd, int kind, const char *name, const char *owner)
+{
+    int lost;
+
+    pthread_mutex_lock(&wd->mu);
+    lost = *rlk_wd_mark_slot(wd, kind, name, owner) != NULL;
+    pthread_mutex_unlock(&wd->mu);
+    return lost;
+}
