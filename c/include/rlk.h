@@ -564,7 +564,7 @@ const char *rlk_multilock_errstr(const rlk_multilock *m);
 typedef struct rlk_redlock rlk_redlock;
 
 typedef struct rlk_redlock_options {
-    long long server_timeout_ms;  /* <= 0: 50; bounds each server's part of an attempt */
+    long long server_timeout_ms;  /* <= 0: 50; bounds each server's part of an attempt (unlock: >= 1000) */
     long long retry_delay_ms;     /* <= 0: 200; retry after uniform 0..retry_delay_ms */
     double drift_factor;          /* <= 0: 0.01 */
     long long drift_ms;           /* <= 0: 2 */

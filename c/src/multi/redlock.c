@@ -17,6 +17,7 @@
 #include "multi/redlock_io.h"
 
 #define REDLOCK_DEFAULT_SERVER_TIMEOUT_MS 50
+#define REDLOCK_UNLOCK_TIMEOUT_MS 1000     /* at least this long for rlk_redlock_unlock's round */
 #define REDLOCK_DEFAULT_RETRY_DELAY_MS 200
 #define REDLOCK_DEFAULT_DRIFT_FACTOR 0.01
 #define REDLOCK_DEFAULT_DRIFT_MS 2
@@ -222,17 +223,24 @@ void rlk_redlock_free(rlk_redlock *rl)
 /* ---------------------------------------------------------------- one round */
 
 /* Calls script on every server at once with args (the key is the lock name);
- * waits at most server_timeout_ms. The session stays open for a release. */
-static void redlock_round(rlk_redlock *rl, redlock_io *io, const char *script, int nargs,
-                          const char *const *args, redlock_req *reqs)
+ * waits at most timeout_ms. The session stays open for a release. */
+static void redlock_round_for(rlk_redlock *rl, redlock_io *io, const char *script, int nargs,
+                              const char *const *args, redlock_req *reqs, long long timeout_ms)
 {
     const char *keys[1] = {rl->name};
     long long start = rlk_clock_now_ns();
 
     for (int i = 0; i < rl->n; i++)
         redlock_io_send(io, i, script, 1, keys, nargs, args, &reqs[i]);
-    redlock_io_wait(io, start + rl->opt.server_timeout_ms * RLK_NS_PER_MS,
-                    rl->opt.server_timeout_ms);
+    redlock_io_wait(io, start + timeout_ms * RLK_NS_PER_MS, timeout_ms);
+}
+
+/* A round that spends validity (acquire, extend, the release of a failed
+ * attempt): one server timeout. */
+static void redlock_round(rlk_redlock *rl, redlock_io *io, const char *script, int nargs,
+                          const char *const *args, redlock_req *reqs)
+{
+    redlock_round_for(rl, io, script, nargs, args, reqs, rl->opt.server_timeout_ms);
 }
 
 /* Classifies server i's reply. ok_nil: a nil reply is success (acquire),
@@ -571,7 +579,11 @@ static int redlock_unlock_locked(rlk_redlock *rl)
         return redlock_fail(rl, RLK_ERR_NOMEM, "redlock %s: out of memory", rl->name);
     }
     t.started_ns = rlk_clock_now_ns();
-    redlock_round(rl, &io, "token/release", 1, args, reqs);
+    /* An unlock spends no validity: a loaded server that answers after the short acquire
+     * timeout still counts (it returns as soon as every server has answered). */
+    redlock_round_for(rl, &io, "token/release", 1, args, reqs,
+                      rl->opt.server_timeout_ms > REDLOCK_UNLOCK_TIMEOUT_MS
+                          ? rl->opt.server_timeout_ms : REDLOCK_UNLOCK_TIMEOUT_MS);
     redlock_tally_round(rl, reqs, 0, &t);
     redlock_io_close(&io);
     redlock_reqs_clear(reqs, rl->n);
