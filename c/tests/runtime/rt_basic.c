@@ -381,6 +381,7 @@ static void test_tagged_name_channel(void)
 typedef struct fair {
     rlk_lock *locks[FAIR_THREADS];
     pthread_mutex_t mu;
+    pthread_barrier_t start;    /* every thread runs before the first acquisition */
     int total;
     int last;               /* thread of the previous acquisition */
     int count[FAIR_THREADS];
@@ -398,6 +399,7 @@ static void *fair_main(void *arg)
     fair_arg *a = arg;
     fair *f = a->f;
 
+    pthread_barrier_wait(&f->start);
     for (;;) {
         int stop;
 
@@ -435,6 +437,7 @@ static void test_local_fifo(void)
     memset(&f, 0, sizeof f);
     f.last = -1;
     pthread_mutex_init(&f.mu, NULL);
+    pthread_barrier_init(&f.start, NULL, FAIR_THREADS);
     for (int i = 0; i < FAIR_THREADS; i++) {
         clients[i] = rt_connect(url, 0, 1);
         REQUIRE(clients[i]);
@@ -465,6 +468,7 @@ static void test_local_fifo(void)
         rlk_free(clients[i]);
     }
     pthread_mutex_destroy(&f.mu);
+    pthread_barrier_destroy(&f.start);
 }
 
 static void test_bad_arguments(void)
