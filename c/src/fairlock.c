@@ -8,12 +8,13 @@
  * sleeps on its own channel redisson_lock__channel:{name}:<owner>, which
  * only the release (or a cancel, or a force unlock) that makes it the next
  * holder publishes to, at most until the wait its last attempt was told
- * (the holder's PTTL at the head, the deadline of the one ahead behind it)
- * and, unlike Redisson, at most half a thread wait time: deadlines move up
- * by a thread wait time whenever someone ahead acquires, so a waiter behind
- * a dead one would otherwise wake at its own (moved) deadline and be
- * dropped as stale. A waiter that gives up calls fair/cancel. No
- * process-wide local queue: the server's queue orders every thread.
+ * (the holder's PTTL at the head, the head's deadline behind it) and at
+ * most a third of its keep-alive (the "thread wait time"): every attempt
+ * moves its deadline to now + keep-alive, and the scripts drop any waiter
+ * whose deadline passed, so a waiter that died leaves the queue at most a
+ * keep-alive after its last attempt. A waiter that gives up (its wait ran
+ * out, an error, rlk_interrupt_waits) calls fair/cancel. No process-wide
+ * local queue: the server's queue orders every thread.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@ struct rlk_fairlock {
     char *timeouts;             /* redisson_lock_timeout:{name} */
     rlk_fam_id id;
     pthread_mutex_t mu;         /* guards thread_wait */
-    long long thread_wait;      /* <= 0: Redisson's rule */
+    long long thread_wait;      /* <= 0: RLK_FAIR_THREAD_WAIT_MS */
 };
 
 /* One call's view. */
@@ -37,7 +38,7 @@ typedef struct rlk_fair_acq {
     char owner[RLK_OWNER_MAX + 1];
     long long lease_ms;
     int watchdog;
-    long long wait_ms;          /* the thread wait time this call queues with */
+    long long wait_ms;          /* the keep-alive (thread wait time) this call queues with */
 } rlk_fair_acq;
 
 static const rlk_fam_kind rlk_fair_kind = {
@@ -119,19 +120,17 @@ int rlk_fairlock_set_thread_wait(rlk_fairlock *f, long long ms)
     return RLK_OK;
 }
 
-/* The thread wait time of a call waiting wait_ms. */
-static long long rlk_fair_thread_wait(rlk_fairlock *f, long long wait_ms)
+/* The keep-alive (thread wait time) of a call: the handle's, else the
+ * default. Not the call's wait (Redisson's rule): a dead waiter must leave
+ * the queue a short, fixed time after its last attempt. */
+static long long rlk_fair_thread_wait(rlk_fairlock *f)
 {
     long long ms;
 
     pthread_mutex_lock(&f->mu);
     ms = f->thread_wait;
     pthread_mutex_unlock(&f->mu);
-    if (ms > 0)
-        return ms;
-    if (wait_ms > 0)
-        return wait_ms > RLK_NUM_MAX ? RLK_NUM_MAX : wait_ms;
-    return RLK_FAIR_THREAD_WAIT_MS;
+    return ms > 0 ? ms : RLK_FAIR_THREAD_WAIT_MS;
 }
 
 /* ---------------------------------------------------------------- script calls */
@@ -144,7 +143,8 @@ static int rlk_fair_acq_init(rlk_fairlock *f, long long wait_ms, long long lease
     if (rc != RLK_OK)
         return rc;
     a->f = f;
-    a->wait_ms = rlk_fair_thread_wait(f, wait_ms);
+    (void)wait_ms;
+    a->wait_ms = rlk_fair_thread_wait(f);
     return rlk_fairlock_owner(f, a->owner, sizeof a->owner);
 }
 
@@ -172,14 +172,13 @@ static void rlk_fair_cancel(const rlk_fair_acq *a)
 {
     rlk_fairlock *f = a->f;
     const char *keys[4] = {f->b.name, f->queue, f->timeouts, f->b.channel};
-    char wait_s[24], saved[RLK_ERRSTR_MAX];
-    const char *args[2] = {a->owner, wait_s};
+    char saved[RLK_ERRSTR_MAX];
+    const char *args[1] = {a->owner};
     redisReply *r = NULL;
     int err = rlk_err(f->b.c);
 
     snprintf(saved, sizeof saved, "%s", rlk_errstr(f->b.c));
-    snprintf(wait_s, sizeof wait_s, "%lld", a->wait_ms);
-    if (rlk_evalv(f->b.c, "fair/cancel", 4, keys, NULL, 2, args, NULL, &r) == RLK_OK)
+    if (rlk_evalv(f->b.c, "fair/cancel", 4, keys, NULL, 1, args, NULL, &r) == RLK_OK)
         freeReplyObject(r);
     else
         rlk_set_error(f->b.c, err, "%s", saved);
@@ -196,7 +195,7 @@ static int rlk_fair_attempt(void *arg, long long *ttl)
     const char *args[3] = {lease, a->owner, wait_s};
     rlk_hold_spec h = {RLK_KIND_FAIR, f->b.name, a->owner, 3,       /* fair/renew's keys */
                        {f->b.name, f->queue, f->timeouts}};
-    long long sent = rlk_rt_now_ns(), cap = a->wait_ms / 2 > 0 ? a->wait_ms / 2 : 1;
+    long long sent = rlk_rt_now_ns(), cap = a->wait_ms / 3 > 0 ? a->wait_ms / 3 : 1;
     redisReply *r = NULL;
     int rc;
 

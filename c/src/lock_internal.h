@@ -72,6 +72,7 @@ typedef struct rlk_rt {
     rlk_lost_kind_fn lost_kind_fn;  /* set by rlk_set_lost_kind_callback (watchdog.c) */
     void *lost_kind_ud;
     rlk_rt_counters counters;
+    atomic_int interrupted;         /* set by rlk_interrupt_waits: every wait ends */
 } rlk_rt;
 
 /* The client's runtime state, created on first use (no I/O); installs
@@ -138,6 +139,9 @@ int rlk_sub_ready(rlk_sub *s, rlk_sub_chan *ch, long long until_ns, unsigned lon
 /* Sleeps until a permit (consumed), a wake-all since mark, or until:
  * RLK_SUB_WOKEN or RLK_SUB_TIMEOUT. */
 int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long long until_ns);
+/* Wakes every waiter of the subscriber (rlk_interrupt_waits): they see
+ * rt->interrupted and return. */
+void rlk_sub_interrupt(rlk_sub *s);
 /* Adds a permit to a confirmed channel, as a message 0 would: the local
  * shortcut of a release made by this process (the message still comes). */
 void rlk_sub_poke(rlk_sub *s, rlk_sub_chan *ch);

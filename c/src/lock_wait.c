@@ -83,6 +83,15 @@ static int rlk_wait_outage(const rlk_waiter *w, int rc, int ready, long long *ou
     return now - *outage_start < (long long)w->rt->c->connect_timeout_ms * RLK_NS_PER_MS;
 }
 
+/* RLK_ERR_INTERRUPTED (recorded) after rlk_interrupt_waits, else RLK_OK. */
+static int rlk_wait_interrupted(const rlk_waiter *w)
+{
+    if (!atomic_load(&w->rt->interrupted))
+        return RLK_OK;
+    return rlk_set_error(w->rt->c, RLK_ERR_INTERRUPTED, "%s %s: wait interrupted", w->what,
+                         w->name);
+}
+
 /* On a joined channel: ready, attempt, sleep; until the attempt succeeds
  * (RLK_OK), fails (its error) or the deadline passes (RLK_ERR_BUSY). */
 static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, long long deadline)
@@ -95,7 +104,11 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, long long deadli
         long long bound = -1, until;
         int ready, by_bound, rc;
 
+        if ((rc = rlk_wait_interrupted(w)) != RLK_OK)
+            return rc;
         ready = rlk_sub_ready(sub, ch, deadline, &mark);
+        if ((rc = rlk_wait_interrupted(w)) != RLK_OK)
+            return rc;
         if (ready == RLK_SUB_TIMEOUT)
             return RLK_ERR_BUSY;
         rc = w->attempt(w->arg, &bound);
@@ -108,7 +121,8 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, long long deadli
         until = rlk_wait_sleep_until(bound, ready == RLK_SUB_DOWN, deadline, &by_bound);
         if (deadline >= 0 && rlk_rt_now_ns() >= deadline)
             return RLK_ERR_BUSY;    /* no sleep, no attempt past the caller's deadline */
-        if (rlk_sub_wait(sub, ch, mark, until) == RLK_SUB_TIMEOUT) {
+        if (rlk_sub_wait(sub, ch, mark, until) == RLK_SUB_TIMEOUT &&
+            !atomic_load(&w->rt->interrupted)) {
             if (by_bound && w->count_ttl)
                 RLK_RT_COUNT(w->rt, ttl_wakeups);
             if (until == deadline)

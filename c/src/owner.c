@@ -156,6 +156,16 @@ rlk_rt *rlk_rt_get(rlk_client *c)
     return rt;
 }
 
+void rlk_interrupt_waits(rlk_client *c)
+{
+    rlk_rt *rt = c ? rlk_rt_get(c) : NULL;
+
+    if (!rt)
+        return;
+    atomic_store(&rt->interrupted, 1);
+    rlk_sub_interrupt(rt->sub);
+}
+
 const char *rlk_client_uuid(const rlk_client *c)
 {
     rlk_rt *rt;

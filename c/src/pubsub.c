@@ -538,6 +538,10 @@ int rlk_sub_ready(rlk_sub *s, rlk_sub_chan *ch, long long until_ns, unsigned lon
 
     pthread_mutex_lock(&s->mu);
     for (;;) {
+        if (atomic_load(&s->rt->interrupted)) {
+            rc = RLK_SUB_TIMEOUT;   /* the caller sees the flag */
+            break;
+        }
         if (ch->confirmed || s->down) {
             rc = ch->confirmed ? RLK_SUB_READY : RLK_SUB_DOWN;
             ch->permits = 0;
@@ -580,6 +584,13 @@ int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long lon
     }
     pthread_mutex_unlock(&s->mu);
     return rc;
+}
+
+void rlk_sub_interrupt(rlk_sub *s)
+{
+    pthread_mutex_lock(&s->mu);
+    rlk_sub_wake_all(s, 1);
+    pthread_mutex_unlock(&s->mu);
 }
 
 void rlk_sub_poke(rlk_sub *s, rlk_sub_chan *ch)

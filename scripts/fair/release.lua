@@ -1,11 +1,11 @@
 -- name: fair/release
--- version: 1
+-- version: 2
 -- summary: Leave a fair lock once; on the last exit delete it and wake the first waiter on its own channel.
 -- redisson: RedissonFairLock.unlockInnerAsync (drop stale head waiters; hincrby -1; del + publish 0 to the head)
 -- time: server - now to drop waiters whose deadline has passed (Redisson passes the client's clock)
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
 -- KEYS[2]: queue - waiter list redisson_lock_queue:{lock}, first come first
--- KEYS[3]: timeouts - sorted set redisson_lock_timeout:{lock}; waiter -> deadline in ms since the epoch
+-- KEYS[3]: timeouts - zset redisson_lock_timeout:{lock}; waiter -> deadline, ms since the epoch (then dropped)
 -- KEYS[4]: channel - channel prefix redisson_lock__channel:{lock}; a waiter listens on <channel>:<waiter>
 -- ARGV[1]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- ARGV[2]: lease_ms - lease in milliseconds set while the owner still holds it, integer 1..1000000000000
@@ -36,15 +36,21 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- Drops waiters from the head of the queue while their deadline has passed (or they have none).
+-- Drops every waiter whose deadline has passed, wherever it is in the queue (a live rlk waiter
+-- keeps moving its deadline), then head waiters without a deadline. True when the head changed.
 local function drop_stale(queue, timeouts, now)
+  local before = redis.call('lindex', queue, 0)
+  local due = redis.call('zrangebyscore', timeouts, '-inf', now)
+  for i = 1, #due do
+    redis.call('lrem', queue, 0, due[i])
+    redis.call('zrem', timeouts, due[i])
+  end
   while true do
     local head = redis.call('lindex', queue, 0)
-    if not head then return end
-    local deadline = tonumber(redis.call('zscore', timeouts, head))
-    if deadline and deadline > now then return end
+    if not head or redis.call('zscore', timeouts, head) then
+      return head ~= before
+    end
     redis.call('lpop', queue)
-    redis.call('zrem', timeouts, head)
   end
 end
 

@@ -1,11 +1,11 @@
 -- name: fair/renew
--- version: 1
+-- version: 2
 -- summary: Reset the lease of a fair lock the owner holds (watchdog renewal); drops stale head waiters first.
 -- redisson: RedissonBaseLock.renewExpirationAsync (hexists -> pexpire, 1; else 0)
 -- time: server - now to drop waiters whose deadline has passed
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
 -- KEYS[2]: queue - waiter list redisson_lock_queue:{lock}, first come first
--- KEYS[3]: timeouts - sorted set redisson_lock_timeout:{lock}; waiter -> deadline in ms since the epoch
+-- KEYS[3]: timeouts - zset redisson_lock_timeout:{lock}; waiter -> deadline, ms since the epoch (then dropped)
 -- ARGV[1]: lease_ms - new lease in milliseconds, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- return 1: owner holds the lock; its lease is now lease_ms
@@ -34,15 +34,21 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- Drops waiters from the head of the queue while their deadline has passed (or they have none).
+-- Drops every waiter whose deadline has passed, wherever it is in the queue (a live rlk waiter
+-- keeps moving its deadline), then head waiters without a deadline. True when the head changed.
 local function drop_stale(queue, timeouts, now)
+  local before = redis.call('lindex', queue, 0)
+  local due = redis.call('zrangebyscore', timeouts, '-inf', now)
+  for i = 1, #due do
+    redis.call('lrem', queue, 0, due[i])
+    redis.call('zrem', timeouts, due[i])
+  end
   while true do
     local head = redis.call('lindex', queue, 0)
-    if not head then return end
-    local deadline = tonumber(redis.call('zscore', timeouts, head))
-    if deadline and deadline > now then return end
+    if not head or redis.call('zscore', timeouts, head) then
+      return head ~= before
+    end
     redis.call('lpop', queue)
-    redis.call('zrem', timeouts, head)
   end
 end
 
