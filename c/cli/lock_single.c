@@ -26,6 +26,7 @@
 #include "lock_cli.h"
 
 #define SINGLE_OWNER_MAX 1100
+#define SINGLE_DETAIL_MS 300    /* the queue detail of a "still held" message: at most this long */
 
 typedef struct single_lock {
     int mode;
@@ -245,10 +246,15 @@ static int single_sigwatch_stop(single_sigwatch *w)
 static const char *single_queue_detail(single_lock *l, char *buf, size_t len)
 {
     long long n = 0;
-    int locked = 1;
+    int locked = 1, rc;
 
-    if (l->mode != RLK_LC_FAIR || rlk_fairlock_is_locked(l->fair, &locked) != RLK_OK || locked ||
-        rlk_fairlock_queue_length(l->fair, &n) != RLK_OK || n <= 0)
+    if (l->mode != RLK_LC_FAIR)
+        return NULL;
+    rlk_thread_time_limit(SINGLE_DETAIL_MS);    /* only a detail: never hang on it */
+    rc = rlk_fairlock_is_locked(l->fair, &locked) != RLK_OK || locked ||
+         rlk_fairlock_queue_length(l->fair, &n) != RLK_OK || n <= 0;
+    rlk_thread_time_limit(-1);
+    if (rc)
         return NULL;
     snprintf(buf, len, "queued behind %lld waiter%s; the lock itself is free", n,
              n == 1 ? "" : "s");

@@ -175,6 +175,12 @@ enum rlk_lost_reason {
 typedef void (*rlk_lost_fn)(const char *name, const char *owner, int reason, void *userdata);
 void rlk_set_lost_callback(rlk_client *c, rlk_lost_fn fn, void *userdata);
 
+/* Bounds every call the calling thread makes from now on (connect and
+ * command timeouts included) to end within ms (< 0: no bound). For a last
+ * call that must not hang, e.g. releasing a lock known lost. The waits of
+ * try_lock, acquire and await calls bound themselves by their wait. */
+void rlk_thread_time_limit(long long ms);
+
 /* Ends every wait on c, now and later, with RLK_ERR_INTERRUPTED (a fair
  * waiter leaves the queue first): for a process that is shutting down, e.g.
  * from a thread that received SIGTERM. Does not cut a command already on

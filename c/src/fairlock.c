@@ -22,6 +22,8 @@
 
 #include "lock_internal.h"
 
+#define RLK_FAIR_CANCEL_LIMIT_NS (300LL * 1000000LL)    /* a cancel after the wait: 300 ms at most */
+
 struct rlk_fairlock {
     rlk_fam_base b;             /* channel: redisson_lock__channel:{name}; a waiter's is
                                    <channel>:<owner> */
@@ -221,8 +223,9 @@ static int rlk_fair_busy(rlk_fairlock *f, long long start_ns)
                          f->b.name, (rlk_rt_now_ns() - start_ns) / 1000000LL);
 }
 
-/* Waits on the owner's own channel until acquired, an error or the deadline. */
-static int rlk_fair_wait(rlk_fair_acq *a, long long deadline)
+/* Waits on the owner's own channel until acquired, an error or the
+ * deadline; first: the first attempt's transient failure, or RLK_OK. */
+static int rlk_fair_wait(rlk_fair_acq *a, long long deadline, int first)
 {
     rlk_fairlock *f = a->f;
     size_t len = strlen(f->b.channel) + strlen(a->owner) + 2;
@@ -236,6 +239,7 @@ static int rlk_fair_wait(rlk_fair_acq *a, long long deadline)
     /* No local queue: the server's queue orders every thread. */
     rlk_wait_init_lock(&w, &f->b, "fair lock", rlk_fair_attempt, a);
     w.channel = own;
+    w.first_failed = first;
     rc = rlk_wait(&w, deadline);
     free(own);
     return rc;
@@ -243,7 +247,7 @@ static int rlk_fair_wait(rlk_fair_acq *a, long long deadline)
 
 int rlk_fairlock_try_lock(rlk_fairlock *f, long long wait_ms, long long lease_ms)
 {
-    long long start = rlk_rt_now_ns(), ttl = -1;
+    long long start = rlk_rt_now_ns(), ttl = -1, limit;
     rlk_fair_acq a;
     int rc;
 
@@ -251,12 +255,22 @@ int rlk_fairlock_try_lock(rlk_fairlock *f, long long wait_ms, long long lease_ms
         return RLK_ERR_ARG;
     if ((rc = rlk_fair_acq_init(f, wait_ms, lease_ms, &a)) != RLK_OK)
         return rc;
+    /* The wait bounds every connect and command of it (rlk_wait does the
+     * same for the rest): a server that stopped answering cannot make it
+     * last longer. A first attempt that failed for a passing reason
+     * (LOADING, BUSY, a lost connection) is waited out like a busy lock. */
+    limit = rlk_time_limit_enter(wait_ms > 0 ? rlk_wait_deadline(start, wait_ms) : 0);
     rc = rlk_fair_attempt(&a, &ttl);
-    if (rc == RLK_ERR_BUSY && wait_ms != 0)
-        rc = rlk_fair_wait(&a, rlk_wait_deadline(start, wait_ms));
+    if (wait_ms != 0 && (rc == RLK_ERR_BUSY || rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT ||
+                         (rc == RLK_ERR_SERVER && rlk_err_is_transient_reply(f->b.c))))
+        rc = rlk_fair_wait(&a, rlk_wait_deadline(start, wait_ms),
+                           rc == RLK_ERR_BUSY ? RLK_OK : rc);
+    rlk_time_limit_leave(limit);
     if (rc == RLK_OK || rc == RLK_ERR_SCRIPT)
         return rc;              /* a refused script changed nothing */
-    rlk_fair_cancel(&a);
+    limit = rlk_time_limit_enter(rlk_rt_now_ns() + RLK_FAIR_CANCEL_LIMIT_NS);
+    rlk_fair_cancel(&a);        /* best effort: else the keep-alive drops it */
+    rlk_time_limit_leave(limit);
     return rc == RLK_ERR_BUSY ? rlk_fair_busy(f, start) : rc;
 }
 

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "lock_internal.h"
@@ -61,6 +62,9 @@ struct rlk_sub {
     int down;                   /* the last connect attempt failed */
     int kick_pending;
     int kick[2];
+    int live_fd;                /* the connection's socket once open, else -1: rlk_sub_free
+                                   shuts it down so that a round trip blocked on a server that
+                                   stopped answering (CLIENT SETNAME) ends at once */
     pthread_t thread;
 
     /* Used by the subscriber thread only. */
@@ -170,7 +174,18 @@ static int rlk_sub_connect(rlk_sub *s)
 {
     int rc = rlk_conn_open(s->c, &s->ctx);
 
-    if (rc == RLK_OK && (rc = rlk_sub_setname(s)) != RLK_OK) {
+    if (rc == RLK_OK) {
+        pthread_mutex_lock(&s->mu);
+        s->live_fd = s->stop ? -1 : s->ctx->fd;
+        rc = s->stop ? RLK_ERR_IO : RLK_OK;
+        pthread_mutex_unlock(&s->mu);
+    }
+    if (rc == RLK_OK)
+        rc = rlk_sub_setname(s);
+    if (rc != RLK_OK && s->ctx) {
+        pthread_mutex_lock(&s->mu);
+        s->live_fd = -1;
+        pthread_mutex_unlock(&s->mu);
         redisFree(s->ctx);
         s->ctx = NULL;
     }
@@ -194,6 +209,9 @@ static int rlk_sub_connect(rlk_sub *s)
 /* After a connection error: every channel starts over, every waiter wakes. */
 static void rlk_sub_drop(rlk_sub *s)
 {
+    pthread_mutex_lock(&s->mu);
+    s->live_fd = -1;
+    pthread_mutex_unlock(&s->mu);
     if (s->ctx) {
         redisFree(s->ctx);
         s->ctx = NULL;
@@ -436,6 +454,7 @@ rlk_sub *rlk_sub_new(rlk_client *c, rlk_rt *rt)
         return NULL;
     s->c = c;
     s->rt = rt;
+    s->live_fd = -1;
     if (pipe2(s->kick, O_NONBLOCK | O_CLOEXEC) != 0) {
         free(s);
         return NULL;
@@ -452,6 +471,8 @@ void rlk_sub_free(rlk_sub *s)
     s->stop = 1;
     if (s->started)
         rlk_sub_kick(s);
+    if (s->live_fd >= 0)
+        shutdown(s->live_fd, SHUT_RDWR);    /* ends a blocked round trip; the thread frees it */
     pthread_mutex_unlock(&s->mu);
     if (s->started)
         pthread_join(s->thread, NULL);
