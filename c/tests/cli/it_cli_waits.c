@@ -23,6 +23,7 @@
 #include "cli_check.h"
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
@@ -122,6 +123,42 @@ static cli_result finish(cli_proc *p, long timeout_ms, long long t0_ms)
     int st = cli_wait(p, timeout_ms);
 
     return cli_collect(p, st, ms_since(t0_ms));
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+/* Stops an AOF server and removes its temp dir (the fixture does not
+ * remove the appendonlydir inside it). */
+static void stop_aof_server(rlk_fx_server *s)
+{
+    char dir[RLK_FX_PATH_MAX];
+
+    snprintf(dir, sizeof dir, "%s", s->dir);
+    rlk_fx_stop(s);
+    if (dir[0] && strncmp(dir, "/tmp/", 5) == 0)
+        nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* errorstat_<word>:count=N of INFO errorstats (0 when absent). */
+static long long error_count(const rlk_fx_server *s, const char *word)
+{
+    redisReply *r = rlk_fx_command(s, "INFO errorstats");
+    char key[64];
+    const char *at;
+    long long n = 0;
+
+    snprintf(key, sizeof key, "errorstat_%s:count=", word);
+    if (r && r->type == REDIS_REPLY_STRING && (at = strstr(r->str, key)))
+        n = atoll(at + strlen(key));
+    if (r)
+        freeReplyObject(r);
+    return n;
 }
 
 /* ---------------------------------------------------------------- case 5 */
@@ -451,6 +488,7 @@ static void test_aof_restart(void)
         fprintf(stderr, "  %.*s\n", at ? (int)strcspn(at, "\n") : 0, at ? at : "");
         free(slog);
     }
+    fprintf(stderr, "  LOADING replies sent during the load: %lld\n", error_count(&s3, "LOADING"));
     fclose(fopen(go, "w"));
     r = finish(&h, 20000, rlk_fx_now_ms());
     expect_status(&r, 0, "holder across the restart");
@@ -458,7 +496,7 @@ static void test_aof_restart(void)
     finish_all(w, 3, "waiter across an AOF restart");
     check_stamps(log, 4);
     cli_set_url(url);
-    rlk_fx_stop(&s3);
+    stop_aof_server(&s3);
 }
 
 static const char *const busy_extra[] = {"--busy-reply-threshold", "100", NULL};
@@ -499,6 +537,8 @@ static void test_busy_script(void)
     r = finish(&h, 20000, rlk_fx_now_ms());
     expect_status(&r, 0, "holder");
     cli_result_free(&r);
+    fprintf(stderr, "  BUSY replies sent during the script: %lld\n", error_count(&s2, "BUSY"));
+    CHECK(error_count(&s2, "BUSY") >= 1);
     finish_all(w, 2, "fair waiter that met BUSY");
     check_stamps(log, 3);
     cli_set_url(url);
