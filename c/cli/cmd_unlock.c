@@ -22,7 +22,7 @@
 #include "inspect.h"
 
 static const char unlock_usage[] =
-    "usage: rlk unlock --force [--queue] NAME [--url URL]\n"
+    "usage: rlk unlock --force NAME [--queue] [--url URL]\n"
     "       rlk unlock --queue NAME [--url URL]\n"
     "\n"
     "Force-releases the lock NAME whoever holds it (Redisson's forceUnlock): deletes it\n"

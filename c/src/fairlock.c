@@ -257,12 +257,13 @@ int rlk_fairlock_try_lock(rlk_fairlock *f, long long wait_ms, long long lease_ms
         return rc;
     /* The wait bounds every connect and command of it (rlk_wait does the
      * same for the rest): a server that stopped answering cannot make it
-     * last longer. A first attempt that failed for a passing reason
-     * (LOADING, BUSY, a lost connection) is waited out like a busy lock. */
+     * last longer. A first attempt refused for a passing reason (LOADING,
+     * BUSY) is waited out like a busy lock; an unreachable server is an
+     * error at once (only a wait under way rides out a lost connection). */
     limit = rlk_time_limit_enter(wait_ms > 0 ? rlk_wait_deadline(start, wait_ms) : 0);
     rc = rlk_fair_attempt(&a, &ttl);
-    if (wait_ms != 0 && (rc == RLK_ERR_BUSY || rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT ||
-                         (rc == RLK_ERR_SERVER && rlk_err_is_transient_reply(f->b.c))))
+    if (wait_ms != 0 &&
+        (rc == RLK_ERR_BUSY || (rc == RLK_ERR_SERVER && rlk_err_is_transient_reply(f->b.c))))
         rc = rlk_fair_wait(&a, rlk_wait_deadline(start, wait_ms),
                            rc == RLK_ERR_BUSY ? RLK_OK : rc);
     rlk_time_limit_leave(limit);

@@ -199,8 +199,12 @@ int rlk_wait_acquire(const rlk_waiter *w, long long start_ns, long long wait_ms,
     int rc = RLK_ERR_BUSY;
 
     if (first) {
+        /* A first attempt refused with LOADING, BUSY ... is waited out; a
+         * server that cannot be reached at all is an error at once (only a
+         * wait already under way rides out a lost connection). */
         rc = w->attempt(w->arg, &bound);
-        if (rc != RLK_ERR_BUSY && (rc == RLK_OK || wait_ms == 0 || !rlk_wait_transient(w, rc)))
+        if (rc != RLK_ERR_BUSY &&
+            (rc == RLK_OK || wait_ms == 0 || !rlk_err_is_transient_reply(w->rt->c)))
             wait_ms = 0;        /* done: rc is the answer */
     }
     if (!first || (rc != RLK_OK && wait_ms != 0)) {

@@ -182,7 +182,8 @@ static const char redisson_acquire_failed[] =
  * it acquires within a poll period of its default keep-alive. */
 static void test_redisson_head_gives_up(void)
 {
-    const long long bound = RLK_FAIR_THREAD_WAIT_MS / 3 + SLACK_MS;
+    const long long keep_alive = 10000;     /* the documented default keep-alive */
+    const long long bound = keep_alive / 3 + SLACK_MS;
     const char *queue = "redisson_lock_queue:{ff:giveup}", *timeouts =
         "redisson_lock_timeout:{ff:giveup}", *java = "3f6c-redisson-uuid:41";
     rlk_client *c = rt_connect(url, 30000, 1);
@@ -194,6 +195,7 @@ static void test_redisson_head_gives_up(void)
     redisReply *r;
 
     REQUIRE(f && now > 0);
+    CHECK_INT_EQ(RLK_FAIR_THREAD_WAIT_MS, keep_alive);
     REQUIRE_INT_EQ(rlk_fairlock_try_lock(f, 0, 0), RLK_OK);
     recs[0].acq_ns = rlk_fx_now_ns();
     /* A Redisson waiter at the head: its deadline 5 minutes out (threadWaitTime). */
