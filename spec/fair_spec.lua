@@ -24,8 +24,8 @@ local function release(owner, lease)
   return r:script("fair/release", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { owner, s(lease, LEASE) })
 end
 local function renew(owner, lease) return r:script("fair/renew", KEYS, { s(lease, LEASE), owner }) end
-local function cancel(owner, wait)
-  return r:script("fair/cancel", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { owner, s(wait, WAIT) })
+local function cancel(owner)
+  return r:script("fair/cancel", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { owner })
 end
 local function force() return r:script("fair/force_release", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, {}) end
 
@@ -122,67 +122,68 @@ describe("fair/acquire", function()
     sa.assert_pttl(r, LOCK, BIG, BIG - sa.TTL_SLACK_MS)
   end)
 
-  it("queues the first waiter: reply = holder's PTTL, deadline = server now + PTTL + wait", function()
+  it("queues the first waiter: reply = holder's PTTL, deadline = server now + wait", function()
     assert.equal(NIL, acquire(A, 20000))
     local t0 = r:time_ms()
     local ttl = acquire(B)
     local t1 = r:time_ms()
     assert.is_true(type(ttl) == "number" and ttl > 0 and ttl <= 20000, "reply " .. tostring(ttl))
     assert.same({ B }, queue())
-    local now = deadline(B) - ttl - WAIT               -- the server time the script used
+    local now = deadline(B) - WAIT                     -- the server time the script used
     assert.is_true(now >= t0 and now <= t1, string.format("now %d outside [%d, %d]", now, t0, t1))
     assert.equal("1", count(A))
     assert.equal(NIL, count(B))
   end)
 
-  it("queues later waiters one wait apart; each waits until the one ahead's deadline", function()
+  it("queues later waiters at the tail, deadline now + their wait; each waits until the head's deadline", function()
     assert.equal(NIL, acquire(A, 20000))
     assert.is_number(acquire(B))
     local t0 = r:time_ms()
     local rc = acquire(C, nil, 7000)
     local t1 = r:time_ms()
     assert.same({ B, C }, queue())
-    assert.equal(deadline(B) + 7000, deadline(C))
+    assert.is_true(deadline(C) >= t0 + 7000 and deadline(C) <= t1 + 7000, "deadline " .. deadline(C))
     assert.is_true(rc <= deadline(B) - t0 and rc >= deadline(B) - t1, "reply " .. rc)
   end)
 
-  it("answers a waiter that retries without queueing it twice", function()
+  it("answers a waiter that retries without queueing it twice, moving its deadline on", function()
     held_with_queue(20000)
     local db, dc = deadline(B), deadline(C)
     local t0 = r:time_ms()
     local rb, rc = acquire(B), acquire(C)
     local t1 = r:time_ms()
     assert.is_true(rb > 0 and rb <= 20000, "head: the holder's PTTL, got " .. rb)
-    assert.is_true(rc <= db - t0 and rc >= db - t1, "second: until the head's deadline, got " .. rc)
+    assert.is_true(rc <= deadline(B) - t0 and rc >= deadline(B) - t1, "second: until the head's deadline, got " .. rc)
     assert.same({ B, C }, queue())
-    assert.same({ db, dc }, { deadline(B), deadline(C) })
+    assert.is_true(deadline(B) >= db and deadline(B) >= t0 + WAIT and deadline(B) <= t1 + WAIT)
+    assert.is_true(deadline(C) >= dc and deadline(C) >= t0 + WAIT and deadline(C) <= t1 + WAIT)
   end)
 
-  it("keeps FIFO: a free lock goes to the head only, who is dequeued; later deadlines - wait", function()
+  it("keeps FIFO: a free lock goes to the head only, who is dequeued; other deadlines stay", function()
     held_with_queue()
-    local dc = deadline(C)
     assert.equal(1, release(A))
     assert.same({ wake(B) }, r:published())
     assert.is_number(acquire(C))                     -- not C's turn
     assert.is_number(acquire(D))                     -- a newcomer queues behind
     assert.same({ B, C, D }, queue())
     assert.equal(0, r:call("EXISTS", LOCK))
+    local dc = deadline(C)
     assert.equal(NIL, acquire(B, nil, 3000))
     assert.equal("1", count(B))
     assert.same({ C, D }, queue())
     assert.is_nil(deadline(B))
-    assert.equal(dc - 3000, deadline(C))
+    assert.equal(dc, deadline(C))
   end)
 
   it("replies -1 to the first waiter when the holder has no TTL", function()
     r:call("HSET", LOCK, A, "1")
     local t0 = r:time_ms()
     assert.equal(-1, acquire(B))
-    local now = deadline(B) - WAIT + 1
+    local now = deadline(B) - WAIT
     assert.is_true(now >= t0 and now <= r:time_ms())
   end)
 
-  it("takes deadlines written by Redisson (client-clock ms scores) as they are", function()
+  it("leaves deadlines written by Redisson as they are; a waiter behind waits until that deadline", function()
     assert.equal(NIL, acquire(A, 20000))
     local far = r:time_ms() + BIG
     r:call("RPUSH", QUEUE, E)
@@ -190,7 +191,8 @@ describe("fair/acquire", function()
     local t0 = r:time_ms()
     local rb = acquire(B)
     assert.same({ E, B }, queue())
-    assert.equal(far + WAIT, deadline(B))
+    assert.equal(far, deadline(E))
+    assert.is_true(deadline(B) >= t0 + WAIT and deadline(B) <= r:time_ms() + WAIT)
     assert.is_true(rb <= far - t0 and rb > far - t0 - sa.TTL_SLACK_MS)
   end)
 
@@ -205,8 +207,9 @@ describe("fair/acquire", function()
     local owner = string.rep("o", 1024)
     assert.equal(NIL, acquire(owner, "1000000000000", "1"))
     sa.assert_pttl(r, LOCK, 1e12, 1e12 - sa.TTL_SLACK_MS)
+    local t0 = r:time_ms()
     assert.is_number(acquire(A, "1", "1000000000000"))
-    assert.is_true(deadline(A) > r:time_ms() + 1e12)
+    assert.is_true(deadline(A) >= t0 + 1e12)
     assert.equal(1, release(owner))
     assert.equal(NIL, acquire(A, "1", "1"))
     assert.is_true(r:call("PTTL", LOCK) <= 1)
@@ -235,52 +238,96 @@ describe("fair/acquire", function()
     assert.equal(0, r:call("EXISTS", QUEUE, TIMEOUTS))
   end)
 
-  it_virtual("stores deadlines from the server's clock", function()
+  it_virtual("stores deadlines from the server's clock, moved on by every call of the waiter", function()
     local t = r:time_ms()
     assert.equal(NIL, acquire(A, 10000))
     assert.equal(10000, acquire(B))
-    assert.equal(t + 10000 + WAIT, deadline(B))
+    assert.equal(t + WAIT, deadline(B))
     r:advance(1000)
-    assert.equal(10000 + WAIT - 1000, acquire(C))
-    assert.equal(t + 10000 + 2 * WAIT, deadline(C))
+    assert.equal(WAIT - 1000, acquire(C))            -- until the head's deadline
+    assert.equal(t + 1000 + WAIT, deadline(C))
     assert.equal(9000, acquire(B))
-    assert.equal(10000 + WAIT - 1000, acquire(C))
+    assert.equal(t + 1000 + WAIT, deadline(B))
+    assert.equal(WAIT, acquire(C))
   end)
 
-  it_virtual("lets a dead head waiter delay the queue no longer than its own deadline", function()
+  it_virtual("drops a dead waiter wait_ms after its last call, wherever it stands in the queue", function()
+    local t = r:time_ms()
+    assert.equal(NIL, acquire(A, BIG))
+    for _, o in ipairs({ B, C, D }) do assert.is_number(acquire(o)) end -- B and then C die
+    r:advance(2000)
+    assert.is_number(acquire(C))
+    assert.is_number(acquire(D))
+    r:advance(WAIT - 2001)
+    assert.is_number(acquire(D))
+    assert.same({ B, C, D }, queue())
+    r:advance(1)                                     -- t + WAIT: B's deadline
+    assert.is_number(acquire(D))
+    assert.same({ C, D }, queue())
+    assert.is_nil(deadline(B))
+    r:advance(1999)                                  -- t + 2000 + WAIT - 1: C still in, D moved on
+    assert.is_number(acquire(D))
+    assert.same({ C, D }, queue())
+    r:advance(1)                                     -- C's deadline, in the middle of nothing
+    assert.equal(BIG - (t + 2000 + WAIT - t), acquire(D)) -- D is the head: the holder's PTTL
+    assert.same({ D }, queue())
+    r:advance(BIG)                                   -- the holder's lease runs out
+    assert.equal(NIL, acquire(D))
+    assert.equal(0, r:call("EXISTS", QUEUE, TIMEOUTS))
+  end)
+
+  it_virtual("drops a dead waiter in the middle while those around it keep their places", function()
+    assert.equal(NIL, acquire(A, BIG))
+    assert.is_number(acquire(B))
+    assert.is_number(acquire(C))                     -- C dies
+    assert.is_number(acquire(D))
+    r:advance(WAIT / 2)
+    assert.is_number(acquire(B))
+    assert.is_number(acquire(D))
+    r:advance(WAIT / 2)                              -- C's deadline
+    assert.is_number(acquire(B))
+    assert.same({ B, D }, queue())
+    r:advance(WAIT)                                  -- a live waiter late by a whole wait: re-queued
+    assert.is_number(acquire(B))
+    assert.same({ B }, queue())
+    assert.is_number(acquire(D))
+    assert.same({ B, D }, queue())
+  end)
+
+  it_virtual("keeps a live head in place however long the holder keeps the lock", function()
     assert.equal(NIL, acquire(A, 10000))
-    assert.equal(10000, acquire(B))                  -- B will die while waiting
-    assert.equal(10000 + WAIT, acquire(C))           -- C: come back at B's deadline
-    r:advance(1000)
-    assert.equal(1, release(A))
-    assert.same({ wake(B) }, r:published())
-    assert.equal(14000, acquire(C))                  -- B still has its turn
-    r:advance(13999)
-    assert.equal(1, acquire(C))
+    assert.is_number(acquire(B))
+    assert.is_number(acquire(C))
+    for _ = 1, 20 do                                 -- 100 s: far past the lease + the wait
+      r:advance(WAIT / 2)
+      assert.equal(1, renew(A, 10000))
+      assert.is_number(acquire(B))
+      assert.is_number(acquire(C))
+    end
     assert.same({ B, C }, queue())
-    r:advance(1)                                     -- B's deadline: B is dropped
-    assert.equal(NIL, acquire(C))
-    assert.same({}, queue())
-    assert.equal(0, r:call("EXISTS", TIMEOUTS))
+    assert.equal(1, release(A))
+    assert.equal(NIL, acquire(B))
   end)
 
   it_virtual("tells a head whose estimate passed to wait for the holder instead of spinning", function()
     assert.equal(NIL, acquire(A, 10000))
-    assert.is_number(acquire(B))                     -- B's deadline: +15000, its estimate of A: +10000
-    assert.is_number(acquire(C))
+    assert.is_number(acquire(B, nil, 20000))
+    assert.is_number(acquire(C, nil, 20000))
     r:advance(9000)
     assert.equal(1, renew(A, 10000))                 -- the holder keeps it longer than B expected
     r:advance(3000)
-    assert.equal(7000, acquire(B))                   -- head: the holder's PTTL (Redisson 3.17: -2000)
-    assert.equal(3000, acquire(C))                   -- behind: until the head's deadline
+    assert.equal(7000, acquire(B, nil, 20000))       -- head: the holder's PTTL (Redisson 3.17: -2000)
+    assert.equal(20000, acquire(C, nil, 20000))      -- behind: until the head's (moved) deadline
   end)
 
-  it_virtual("never tells a waiter behind the head to retry at once", function()
+  it_virtual("tells a waiter behind the head to retry at the head's deadline, never at once", function()
     assert.equal(NIL, acquire(A, 10000))
-    assert.is_number(acquire(B, nil, 1000))          -- deadline +11000
-    assert.is_number(acquire(C))                     -- deadline +16000
-    r:advance(9000)
-    assert.equal(2000, acquire(C, nil, 9000))        -- its own estimate is -1000: the head's deadline
+    assert.is_number(acquire(B, nil, 1000))          -- deadline +1000
+    assert.is_number(acquire(C))
+    r:advance(999)
+    assert.equal(1, acquire(C, nil, 9000))
+    r:advance(1)
+    assert.equal(9000, acquire(C, nil, 9000))        -- B dropped: C is the head, the holder's PTTL
   end)
 
   it_virtual("re-queues a waiter dropped after its deadline at the tail", function()
@@ -354,8 +401,8 @@ describe("fair/release", function()
 
   it_virtual("drops stale waiters first and wakes the first live one", function()
     assert.equal(NIL, acquire(A, 10000))
-    assert.is_number(acquire(B, nil, 1000))          -- deadline +11000
-    assert.is_number(acquire(C, nil, 1000))          -- deadline +12000
+    assert.is_number(acquire(B, nil, 1000))          -- deadline +1000
+    assert.is_number(acquire(C, nil, 20000))         -- deadline +20000
     r:advance(9000)
     assert.equal(1, renew(A, 10000))
     r:advance(2500)                                  -- B's deadline passed, C's not
@@ -402,10 +449,10 @@ describe("fair/renew", function()
     assert.equal(0, r:call("EXISTS", LOCK))
   end)
 
-  it_virtual("drops stale head waiters", function()
+  it_virtual("drops stale waiters", function()
     assert.equal(NIL, acquire(A, 10000))
     assert.is_number(acquire(B, nil, 1000))
-    assert.is_number(acquire(C))
+    assert.is_number(acquire(C, nil, BIG))
     r:advance(9000)
     assert.equal(1, renew(A, 10000))
     r:advance(2000)
@@ -426,15 +473,15 @@ describe("fair/renew", function()
 end)
 
 describe("fair/cancel", function()
-  it("removes a waiter; the deadlines behind it shrink by its wait, those ahead stay", function()
+  it("removes a waiter; the others' deadlines stay", function()
     held_with_queue()
     assert.is_number(acquire(D))
     local db, dd = deadline(B), deadline(D)
-    assert.equal(1, cancel(C, 3000))
+    assert.equal(1, cancel(C))
     assert.same({ B, D }, queue())
     assert.is_nil(deadline(C))
     assert.equal(db, deadline(B))
-    assert.equal(dd - 3000, deadline(D))
+    assert.equal(dd, deadline(D))
     assert.same({}, r:published())
   end)
 
@@ -481,43 +528,39 @@ describe("fair/cancel", function()
     sa.assert_unchanged(r, before)
   end)
 
-  it_virtual("shrinks later deadlines so dead waiters behind it expire one wait sooner", function()
+  it_virtual("wakes the new head when it drops a dead head of a free lock", function()
     assert.equal(NIL, acquire(A, 10000))
-    for _, o in ipairs({ B, C, D, E }) do assert.is_number(acquire(o)) end
-    local de = deadline(E)                            -- +10000 + 4 waits
-    assert.equal(1, cancel(C))
-    assert.equal(de - WAIT, deadline(E))
-    assert.equal(1, release(A))                      -- B and D never come back
-    r:advance(10000 + WAIT)                          -- B's deadline
-    assert.is_number(acquire(E))
-    assert.same({ D, E }, queue())
-    r:advance(WAIT - 1)
-    assert.equal(1, acquire(E))
-    r:advance(1)                                     -- D's deadline, one wait earlier than without the cancel
-    assert.equal(NIL, acquire(E))
+    assert.is_number(acquire(B, nil, 1000))          -- B dies
+    assert.is_number(acquire(C, nil, BIG))
+    assert.is_number(acquire(D, nil, BIG))
+    assert.equal(1, release(A))
+    assert.same({ wake(B) }, r:published())
+    r:advance(1000)
+    assert.equal(1, cancel(D))
+    assert.same({ wake(C) }, r:published())
+    assert.same({ C }, queue())
   end)
 
-  it_virtual("drops stale head waiters before cancelling, without shrinking the others", function()
+  it_virtual("drops stale waiters before cancelling, leaving the others' deadlines", function()
     assert.equal(NIL, acquire(A, 10000))
     assert.is_number(acquire(B, nil, 1000))
-    assert.is_number(acquire(C))
+    assert.is_number(acquire(C, nil, BIG))
     local dc = deadline(C)
     r:advance(9000)
     assert.equal(1, renew(A, 10000))
     r:advance(2000)                                  -- B is stale
-    assert.equal(0, cancel(B, 1000))
+    assert.equal(0, cancel(B))
     assert.same({ C }, queue())
     assert.equal(dc, deadline(C))
   end)
 
   wrongtype_cases(function() return cancel(B) end)
   owner_cases(function(owner) return cancel(owner) end)
-  lease_cases("RLK_BADARG", function(v) return cancel(B, v) end)
   count_cases({
-    { "fair/cancel", KEYS, { B, "1000" } },
-    { "fair/cancel", { LOCK, QUEUE, TIMEOUTS, CHANNEL, "x" }, { B, "1000" } },
-    { "fair/cancel", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { B } },
-    { "fair/cancel", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { B, "1000", "x" } },
+    { "fair/cancel", KEYS, { B } },
+    { "fair/cancel", { LOCK, QUEUE, TIMEOUTS, CHANNEL, "x" }, { B } },
+    { "fair/cancel", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, {} },
+    { "fair/cancel", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { B, "1000" } },
   })
 end)
 
@@ -547,7 +590,7 @@ describe("fair/force_release", function()
   it_virtual("drops stale head waiters before waking the first live one", function()
     assert.equal(NIL, acquire(A, 10000))
     assert.is_number(acquire(B, nil, 1000))
-    assert.is_number(acquire(C))
+    assert.is_number(acquire(C, nil, BIG))
     r:advance(9000)
     assert.equal(1, renew(A, 10000))
     r:advance(2000)

@@ -8,7 +8,16 @@ local NIL = backend.NIL
 local LOCK, CHANNEL, TOKEN = "{ledger}", "redisson_lock__channel:{ledger}", "redisson_lock_token:{ledger}"
 local A, B = "5f0c-uuid-a:1", "5f0c-uuid-b:9"
 local LEASE = 30000
-local GRACE = 3600000 -- how long the token key outlives the lock (scripts/fenced: GRACE_MS)
+local OLD_GRACE = 3600000 -- version 1 let the token key expire this long after the lock
+local REDISSON_ACQUIRE = [[
+if (redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then
+  local token = redis.call('incr', KEYS[2]);
+  redis.call('hincrby', KEYS[1], ARGV[2], 1);
+  redis.call('pexpire', KEYS[1], ARGV[1]);
+  return {-1, token};
+end;
+return {redis.call('pttl', KEYS[1]), -1};
+]] -- RedissonFencedLock.tryLockInnerAsync (Redisson 3.2x): INCR, never a TTL on the token key
 local it_virtual = helpers.it_virtual
 
 local r = backend.new()
@@ -110,7 +119,7 @@ local function validation_cases(call, scripted)
 end
 
 describe("fenced/acquire", function()
-  it("takes a free lock: count 1, lease set, token = server TIME in us, token key outlives the lock", function()
+  it("takes a free lock: count 1, lease set, token = server TIME in us, token key without a TTL", function()
     local t0 = server_us()
     local t = acquire_token(A)
     local t1 = server_us()
@@ -118,7 +127,7 @@ describe("fenced/acquire", function()
     assert.same({ A, "1" }, r:call("HGETALL", LOCK))
     sa.assert_pttl(r, LOCK, LEASE, LEASE - sa.TTL_SLACK_MS)
     assert.equal(t, stored_token())
-    sa.assert_pttl(r, TOKEN, LEASE + GRACE, LEASE + GRACE - sa.TTL_SLACK_MS)
+    assert.equal(-1, r:call("PTTL", TOKEN))
     assert.same({}, r:published())
   end)
 
@@ -164,13 +173,18 @@ describe("fenced/acquire", function()
     assert.is_true(t >= t0 and t <= server_us())
   end)
 
-  it("counts on from a token ahead of the clock and keeps its key until the clock has passed it", function()
+  it("counts on from a token ahead of the clock", function()
     local ahead = server_us() + 5000 * 1000000 -- 5000 s ahead
     r:call("SET", TOKEN, string.format("%.0f", ahead))
     assert.equal(ahead + 1, acquire_token(A))
     assert.equal(ahead + 1, stored_token())
-    local floor = LEASE + 5000 * 1000 + GRACE - sa.TTL_SLACK_MS
-    sa.assert_pttl(r, TOKEN, LEASE + 5000 * 1000 + GRACE + 1, floor)
+    assert.equal(-1, r:call("PTTL", TOKEN))
+  end)
+
+  it("drops a TTL that version 1 left on the token key", function()
+    r:call("SET", TOKEN, "41", "PX", tostring(OLD_GRACE))
+    acquire_token(A)
+    assert.equal(-1, r:call("PTTL", TOKEN))
   end)
 
   it("accepts a stored token up to 2^53-2 and issues 2^53-1 exactly", function()
@@ -183,7 +197,7 @@ describe("fenced/acquire", function()
     local owner = string.rep("o", 1024)
     acquire_token(owner, "1000000000000")
     sa.assert_pttl(r, LOCK, 1000000000000, 1000000000000 - sa.TTL_SLACK_MS)
-    sa.assert_pttl(r, TOKEN, 1000000000000 + GRACE, 1000000000000 + GRACE - sa.TTL_SLACK_MS)
+    assert.equal(-1, r:call("PTTL", TOKEN))
     -- Re-entry with a 1 ms lease: accepted (a token comes back) and the lease cut to 1 ms. The
     -- key may already be gone when we look (a loaded machine takes more than 1 ms), so only an
     -- upper bound on PTTL is asserted: -2 (expired) or 0..1.
@@ -203,34 +217,40 @@ describe("fenced/acquire", function()
     assert.same({ B, "1" }, r:call("HGETALL", LOCK))
   end)
 
-  it_virtual("keeps the token key after the lock expired (TTL lease + 1 h)", function()
+  it_virtual("keeps the token key for good after the lock expired (no TTL, as Redisson's)", function()
     local t1 = acquire_token(A, 1000)
-    r:advance(1000 + GRACE)
+    r:advance(1000 + 2 * OLD_GRACE)
     assert.equal(0, r:call("EXISTS", LOCK))
     assert.equal(t1, stored_token())
-    r:advance(1)
-    assert.equal(0, r:call("EXISTS", TOKEN))
   end)
 
-  it_virtual("never goes back after the token key expired: the next token is the later TIME", function()
+  it_virtual("never goes back when a Redisson client (INCR) takes the lock long after rlk", function()
+    local last = acquire_token(A, 1000)
+    assert.equal(1, release(A))
+    r:advance(1000 + OLD_GRACE + 1) -- version 1's token key had expired by now
+    for i = 1, 6 do
+      local t
+      if i % 2 == 1 then
+        local reply = r:eval(REDISSON_ACQUIRE, { LOCK, TOKEN }, { "1000", B })
+        assert.equal(-1, reply[1])
+        t = reply[2]
+        assert.equal(1, release(B))
+      else
+        t = acquire_token(A, 1000)
+        assert.equal(1, release(A))
+      end
+      assert.is_true(t > last, string.format("token %.0f after %.0f", t, last))
+      last = t
+      r:advance(2 * OLD_GRACE)
+    end
+  end)
+
+  it_virtual("never goes back after the token key was lost: the next token is the later TIME", function()
     local t1 = acquire_token(A, 1000)
     assert.equal(1, release(A))
-    r:advance(1000 + GRACE + 1)
-    assert.equal(0, r:call("EXISTS", TOKEN))
+    r:advance(1000)
+    r:call("DEL", TOKEN) -- FLUSHDB, a failover that lost the last write
     assert.equal(0, token())
-    local t2 = acquire_token(B, 1000)
-    assert.is_true(t2 > t1, string.format("token %.0f after %.0f", t2, t1))
-  end)
-
-  it_virtual("never goes back after the key of a token ahead of the clock expired", function()
-    local ahead_us = 600 * 1000000 -- the last token is 10 minutes ahead of the clock
-    r:call("SET", TOKEN, string.format("%.0f", server_us() + ahead_us))
-    local t1 = acquire_token(A, 1000)
-    assert.equal(1, release(A))
-    local pttl = r:call("PTTL", TOKEN)
-    assert.is_true(pttl >= 1000 + 600000 + GRACE, "token key PTTL " .. pttl)
-    r:advance(pttl + 1)
-    assert.equal(0, r:call("EXISTS", TOKEN))
     local t2 = acquire_token(B, 1000)
     assert.is_true(t2 > t1, string.format("token %.0f after %.0f", t2, t1))
   end)
@@ -253,27 +273,25 @@ describe("fenced/acquire", function()
 end)
 
 describe("fenced/release", function()
-  it("releases the last hold: lock deleted, 0 published, token key kept as it was", function()
+  it("releases the last hold: lock deleted, 0 published, token key kept without a TTL", function()
     local t = acquire_token(A)
-    local pttl = r:call("PTTL", TOKEN)
+    r:call("PEXPIRE", TOKEN, tostring(OLD_GRACE)) -- as version 1 left it
     r:published()
     assert.equal(1, release(A))
     assert.equal(0, r:call("EXISTS", LOCK))
     assert.same({ { channel = CHANNEL, message = "0" } }, r:published())
     assert.equal(t, stored_token())
-    local now = r:call("PTTL", TOKEN)
-    assert.is_true(now <= pttl and now > pttl - sa.TTL_SLACK_MS, "token key PTTL " .. now)
+    assert.equal(-1, r:call("PTTL", TOKEN))
   end)
 
-  it("leaves one reentry: count - 1, lease reset, token key renewed to outlive it", function()
+  it("leaves one reentry: count - 1, lease reset, token key without a TTL", function()
     acquire_token(A, 2000)
     acquire_token(A, 2000)
     r:published()
     assert.equal(0, release(A, 7200000))
     assert.equal("1", r:call("HGET", LOCK, A))
     sa.assert_pttl(r, LOCK, 7200000, 7200000 - sa.TTL_SLACK_MS)
-    -- + 1 ms: the second token may be a microsecond ahead of the clock (last + 1)
-    sa.assert_pttl(r, TOKEN, 7200000 + GRACE + 1, 7200000 + GRACE - sa.TTL_SLACK_MS)
+    assert.equal(-1, r:call("PTTL", TOKEN))
     assert.same({}, r:published())
   end)
 
@@ -317,20 +335,14 @@ describe("fenced/release", function()
 end)
 
 describe("fenced/renew", function()
-  it("resets the lease of a lock the owner holds and makes the token key outlive it", function()
+  it("resets the lease of a lock the owner holds; the token key keeps no TTL", function()
     local t = acquire_token(A, 2000)
+    r:call("PEXPIRE", TOKEN, tostring(OLD_GRACE)) -- as version 1 left it
     assert.equal(1, renew(A, 7200000))
     sa.assert_pttl(r, LOCK, 7200000, 7200000 - sa.TTL_SLACK_MS)
-    sa.assert_pttl(r, TOKEN, 7200000 + GRACE, 7200000 + GRACE - sa.TTL_SLACK_MS)
+    assert.equal(-1, r:call("PTTL", TOKEN))
     assert.equal(t, stored_token())
     assert.equal("1", r:call("HGET", LOCK, A))
-  end)
-
-  it("keeps a token ahead of the clock alive until the clock has passed it", function()
-    r:call("SET", TOKEN, string.format("%.0f", server_us() + 5000 * 1000000))
-    acquire_token(A)
-    assert.equal(1, renew(A, 1000))
-    sa.assert_pttl(r, TOKEN, 1000 + 5000 * 1000 + GRACE + 1, 1000 + 5000 * 1000 + GRACE - sa.TTL_SLACK_MS)
   end)
 
   it("replies 1 without recreating a token key someone deleted", function()
@@ -359,18 +371,16 @@ describe("fenced/renew", function()
     assert.equal(0, r:call("EXISTS", LOCK))
   end)
 
-  it_virtual("keeps the token key alive as long as the watchdog renews the lock", function()
+  it_virtual("keeps the token key while the watchdog renews the lock and after it", function()
     local t = acquire_token(A, 1200000)
-    for _ = 1, 2 * GRACE / 600000 do
+    for _ = 1, 2 * OLD_GRACE / 600000 do
       r:advance(600000)
       assert.equal(1, renew(A, 1200000))
     end
     assert.equal(t, stored_token())
     assert.equal(1, release(A))
-    r:advance(1200000 + GRACE)
+    r:advance(1200000 + 2 * OLD_GRACE)
     assert.equal(t, stored_token())
-    r:advance(1)
-    assert.equal(0, r:call("EXISTS", TOKEN))
   end)
 
   wrongtype_cases(function() return renew(A) end)

@@ -10,6 +10,11 @@
  * anything else (a key of another type: its RLK_WRONGTYPE error). A plain
  * unlock is not offered: it needs the holder's id, which belongs to the
  * process holding the lock.
+ *
+ * --queue empties a fair lock's queue (redisson_lock_queue:{name} and
+ * redisson_lock_timeout:{name}) and sends each waiter that was in it the
+ * message 0 on its own channel: a live rlk waiter retries at once and
+ * queues again, a dead one is gone. With --force the lock goes too.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +22,8 @@
 #include "inspect.h"
 
 static const char unlock_usage[] =
-    "usage: rlk unlock --force NAME [--url URL]\n"
+    "usage: rlk unlock --force NAME [--queue] [--url URL]\n"
+    "       rlk unlock --queue NAME [--url URL]\n"
     "\n"
     "Force-releases the lock NAME whoever holds it (Redisson's forceUnlock): deletes it\n"
     "and publishes the unlock message so that waiters try at once. Handles reentrant,\n"
@@ -28,13 +34,16 @@ static const char unlock_usage[] =
     "Without --force: exit 2. Only a forced unlock is offered here: a normal unlock\n"
     "must come from the holder (its holder id), which a separate rlk process is not.\n"
     "\n"
-    "  --force     required: release whoever holds it\n"
+    "  --force     release whoever holds it\n"
+    "  --queue     empty a fair lock's queue of waiters (dead ones included); live\n"
+    "              waiters are woken and queue again. With --force: both\n"
     "  --url URL   the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n";
 
 typedef struct unlock_opts {
     const char *name;
     const char *url;
     int force;
+    int queue;
 } unlock_opts;
 
 static int unlock_parse(int argc, char **argv, unlock_opts *o)
@@ -52,6 +61,8 @@ static int unlock_parse(int argc, char **argv, unlock_opts *o)
         }
         if (strcmp(argv[i], "--force") == 0 || strcmp(argv[i], "-f") == 0)
             o->force = 1;
+        else if (strcmp(argv[i], "--queue") == 0)
+            o->queue = 1;
         else if (argv[i][0] == '-' && argv[i][1] != '\0')
             return rlk_cli_usage("unlock", "unknown option '%s'", argv[i]);
         else if (o->name)
@@ -62,7 +73,7 @@ static int unlock_parse(int argc, char **argv, unlock_opts *o)
     }
     if (!o->name)
         return rlk_cli_usage("unlock", "missing the lock NAME");
-    if (!o->force)
+    if (!o->force && !o->queue)
         return rlk_cli_usage("unlock", "only 'rlk unlock --force %s' is offered: a plain unlock "
                              "needs the holder's id, which only the holding process has", o->name);
     return -1;
@@ -187,9 +198,56 @@ static int unlock_force(rlk_client *c, const char *name)
     return RLK_EXIT_OK;
 }
 
+/* Empties the fair lock's queue and wakes each waiter that was in it. */
+static int unlock_queue(rlk_client *c, const char *name)
+{
+    rlk_fairlock *f = rlk_fairlock_new(c, name);
+    const char *lr[4] = {"LRANGE", NULL, "0", "-1"}, *del[3] = {"DEL", NULL, NULL};
+    redisReply *list = NULL, *r = NULL;
+    char what[300];
+    int rc;
+
+    snprintf(what, sizeof what, "unlock --queue %s", name);
+    if (!f)
+        return rlk_lc_fail(c, rlk_err(c), what);
+    lr[1] = del[1] = rlk_fairlock_queue_name(f);
+    del[2] = rlk_fairlock_timeout_name(f);
+    rc = rlk_command(c, 4, lr, NULL, &list);
+    if (rc == RLK_OK && (rc = rlk_command(c, 3, del, NULL, &r)) == RLK_OK)
+        freeReplyObject(r);
+    for (size_t k = 0; rc == RLK_OK && list->type == REDIS_REPLY_ARRAY && k < list->elements;
+         k++) {
+        const redisReply *w = list->element[k];
+        size_t len = strlen(name) + w->len + 40;
+        char *channel = malloc(len);
+        const char *pub[3] = {"PUBLISH", channel, "0"};
+
+        if (!channel || w->type != REDIS_REPLY_STRING) {
+            free(channel);
+            continue;
+        }
+        snprintf(channel, len, "redisson_lock__channel:%s%s%s:%.*s", strchr(name, '{') ? "" : "{",
+                 name, strchr(name, '{') ? "" : "}", (int)w->len, w->str);
+        if (rlk_command(c, 3, pub, NULL, &r) == RLK_OK)
+            freeReplyObject(r);
+        free(channel);
+    }
+    if (rc != RLK_OK) {
+        freeReplyObject(list);
+        rlk_fairlock_free(f);
+        return rlk_lc_fail(c, rc, what);
+    }
+    printf("%s: fair lock queue cleared (%zu waiter%s)\n", name,
+           list->type == REDIS_REPLY_ARRAY ? list->elements : 0,
+           list->type == REDIS_REPLY_ARRAY && list->elements == 1 ? "" : "s");
+    freeReplyObject(list);
+    rlk_fairlock_free(f);
+    return RLK_EXIT_OK;
+}
+
 static int unlock_run(int argc, char **argv)
 {
-    unlock_opts o = {NULL, NULL, 0};
+    unlock_opts o = {NULL, NULL, 0, 0};
     rlk_client *c;
     int rc;
 
@@ -197,7 +255,9 @@ static int unlock_run(int argc, char **argv)
         return rc;
     if (!(c = rlk_cli_connect(o.url, NULL, 1, &rc)))
         return rc;
-    rc = unlock_force(c, o.name);
+    rc = o.force ? unlock_force(c, o.name) : RLK_EXIT_OK;
+    if (rc == RLK_EXIT_OK && o.queue)
+        rc = unlock_queue(c, o.name);
     rlk_free(c);
     return rc;
 }

@@ -16,6 +16,8 @@
 
 #include "lock_cli.h"
 
+#define RLK_LC_LOST_RELEASE_MS 500     /* the release of a hold known lost: at most this long */
+
 /* ---------------------------------------------------------------- the hold */
 
 void rlk_lc_hold_init(rlk_lc_hold *h, const char *fmt, ...)
@@ -160,7 +162,15 @@ static void rlk_lc_release_failed(rlk_lc_hold *h)
 static int rlk_lc_finish(rlk_lc_hold *h, const rlk_lc_opts *o, const rlk_lc_watch *w)
 {
     char grace[32], why[RLK_LC_WHY_MAX];
-    int rc = h->release(h);
+    int rc;
+
+    /* A hold known lost is released best effort only: its server may be
+     * the reason (unreachable, stopped), and rlk must not hang on it for a
+     * whole command timeout before it exits. */
+    if (w->lost)
+        rlk_thread_time_limit(RLK_LC_LOST_RELEASE_MS);
+    rc = h->release(h);
+    rlk_thread_time_limit(-1);
 
     if (w->lost) {
         rlk_lc_format_seconds(o->grace_ms, grace, sizeof grace);

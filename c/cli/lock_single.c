@@ -10,13 +10,23 @@
  * kind again gets the same holder id (from RLK_LOCK_OWNER): the inner rlk
  * re-enters the lock instead of waiting for its own parent, and a reader
  * asking for the write lock is refused at once (RLK_ERR_UPGRADE).
+ *
+ * While it waits, SIGINT, SIGTERM, SIGHUP and SIGQUIT are taken by a small
+ * thread (sigtimedwait) that ends the wait with rlk_interrupt_waits: a fair
+ * waiter leaves the queue (fair/cancel) instead of keeping its place until
+ * its deadline, and rlk exits with 128 + the signal, as the signal would
+ * have made it.
  */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lock_cli.h"
 
 #define SINGLE_OWNER_MAX 1100
+#define SINGLE_DETAIL_MS 300    /* the queue detail of a "still held" message: at most this long */
 
 typedef struct single_lock {
     int mode;
@@ -177,16 +187,102 @@ static const char *single_errstr(rlk_lc_hold *h)
     return rlk_errstr(l->c);
 }
 
+/* ---------------------------------------------------------------- signals while waiting */
+
+typedef struct single_sigwatch {
+    rlk_client *c;
+    sigset_t set;
+    sigset_t old;
+    pthread_t thread;
+    int started;
+    atomic_int done;
+    atomic_int sig;             /* the signal that interrupted the wait, or 0 */
+} single_sigwatch;
+
+static void *single_sigwatch_main(void *arg)
+{
+    single_sigwatch *w = arg;
+    struct timespec tick = {0, 50 * 1000000L};     /* how soon it notices `done` */
+
+    while (!atomic_load(&w->done)) {
+        int sig = sigtimedwait(&w->set, NULL, &tick);
+
+        if (sig > 0) {
+            atomic_store(&w->sig, sig);
+            rlk_interrupt_waits(w->c);
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* Blocks the signals in this thread and starts the watcher. */
+static void single_sigwatch_start(single_sigwatch *w, rlk_client *c)
+{
+    memset(w, 0, sizeof *w);
+    w->c = c;
+    sigemptyset(&w->set);
+    sigaddset(&w->set, SIGINT);
+    sigaddset(&w->set, SIGTERM);
+    sigaddset(&w->set, SIGHUP);
+    sigaddset(&w->set, SIGQUIT);
+    pthread_sigmask(SIG_BLOCK, &w->set, &w->old);
+    w->started = pthread_create(&w->thread, NULL, single_sigwatch_main, w) == 0;
+}
+
+/* Stops the watcher and restores the mask; the signal it took, or 0. A
+ * signal that comes after this acts as before (or goes to the command). */
+static int single_sigwatch_stop(single_sigwatch *w)
+{
+    atomic_store(&w->done, 1);
+    if (w->started)
+        pthread_join(w->thread, NULL);
+    pthread_sigmask(SIG_SETMASK, &w->old, NULL);
+    return atomic_load(&w->sig);
+}
+
+/* " (queued behind N waiters; the lock itself is free)" for a fair lock
+ * whose queue, not a holder, kept this waiter out; else NULL. */
+static const char *single_queue_detail(single_lock *l, char *buf, size_t len)
+{
+    long long n = 0;
+    int locked = 1, rc;
+
+    if (l->mode != RLK_LC_FAIR)
+        return NULL;
+    rlk_thread_time_limit(SINGLE_DETAIL_MS);    /* only a detail: never hang on it */
+    rc = rlk_fairlock_is_locked(l->fair, &locked) != RLK_OK || locked ||
+         rlk_fairlock_queue_length(l->fair, &n) != RLK_OK || n <= 0;
+    rlk_thread_time_limit(-1);
+    if (rc)
+        return NULL;
+    snprintf(buf, len, "queued behind %lld waiter%s; the lock itself is free", n,
+             n == 1 ? "" : "s");
+    return buf;
+}
+
 /* -1 when acquired (*token set for --fenced), else the exit code. */
 static int single_acquire(single_lock *l, const rlk_lc_lock_opts *o, const char *what,
                           long long *token)
 {
-    int rc = single_try(l, o->c.wait_ms, o->c.lease_ms, token);
+    single_sigwatch sw;
+    char detail[128];
+    int rc, sig;
 
+    single_sigwatch_start(&sw, l->c);
+    rc = single_try(l, o->c.wait_ms, o->c.lease_ms, token);
+    sig = single_sigwatch_stop(&sw);
+    if (sig) {
+        if (rc == RLK_OK)
+            single_unlock(l);   /* acquired as the signal came: give it back at once */
+        rlk_cli_fail(128 + sig, "%s: interrupted by signal %d (%s) while waiting%s", what, sig,
+                     strsignal(sig), l->mode == RLK_LC_FAIR ? "; left the queue" : "");
+        return 128 + sig;
+    }
     if (rc == RLK_OK)
         return -1;
     if (rc == RLK_ERR_BUSY)
-        return rlk_lc_not_acquired(&o->c, what, NULL);
+        return rlk_lc_not_acquired(&o->c, what, single_queue_detail(l, detail, sizeof detail));
     if (rc == RLK_ERR_UPGRADE)
         return rlk_cli_fail(RLK_EXIT_USAGE, "%s: refused: its holder (RLK_LOCK_OWNER of the "
                             "enclosing rlk lock) holds a read of %s, and a reader cannot "

@@ -53,8 +53,10 @@ enum rlk_error {
     RLK_ERR_NOT_OWNER = 13,   /* unlock of a lock the caller does not hold */
     RLK_ERR_BUSY = 14,        /* the lock stayed held by another until the wait ran out */
     RLK_ERR_LOST = 15,        /* the lock was lost (lease ran out or key removed) */
-    RLK_ERR_UPGRADE = 16      /* a read holder asked for the write lock of the same read-write
+    RLK_ERR_UPGRADE = 16,     /* a read holder asked for the write lock of the same read-write
                                  lock (it would wait forever): release the reads first */
+    RLK_ERR_INTERRUPTED = 17  /* the wait was ended by rlk_interrupt_waits (a fair waiter has
+                                 left the queue) */
 };
 
 /* Returns a static, one-word name for an error code ("RLK_ERR_IO"). */
@@ -134,6 +136,18 @@ int rlk_eval(rlk_client *c, const char *name,
  * An error reply is returned as RLK_ERR_SERVER with the text in errstr. */
 int rlk_command(rlk_client *c, int argc, const char *const *argv,
                 const size_t *argvlen, redisReply **reply);
+
+/* Bounds every call the calling thread makes from now on (connect and
+ * command timeouts included) to end within ms (< 0: no bound). For a last
+ * call that must not hang, e.g. releasing a lock known lost. The waits of
+ * try_lock, acquire and await calls bound themselves by their wait. */
+void rlk_thread_time_limit(long long ms);
+
+/* Ends every wait on c, now and later, with RLK_ERR_INTERRUPTED (a fair
+ * waiter leaves the queue first): for a process that is shutting down, e.g.
+ * from a thread that received SIGTERM. Does not cut a command already on
+ * the wire. Thread-safe; not async-signal-safe. */
+void rlk_interrupt_waits(rlk_client *c);
 
 /* ---------------------------------------------------------------- holders, lost locks */
 
@@ -267,13 +281,15 @@ int rlk_rwlock_remaining_ttl(rlk_rwlock *rw, long long *ttl_ms);
  * processes: list redisson_lock_queue:{name} of waiting owners, sorted set
  * redisson_lock_timeout:{name} of their deadlines (server time). A waiter
  * sleeps on its own channel redisson_lock__channel:{name}:<owner>; the
- * release wakes the first waiter only. A waiter that gives up (its wait ran
- * out, an error) leaves the queue (fair/cancel); one that dies keeps its
- * place until its deadline: the one ahead's deadline + the thread wait time.
- * Holder ids as for rlk_lock. */
+ * release wakes the first waiter only. A waiting call retries at least
+ * every third of the thread wait time (keep-alive), which moves its
+ * deadline to now + the thread wait time. A waiter that gives up (its wait
+ * ran out, an error, rlk_interrupt_waits) leaves the queue (fair/cancel);
+ * one that dies is dropped once its deadline passes: at most the thread
+ * wait time after its last attempt. Holder ids as for rlk_lock. */
 typedef struct rlk_fairlock rlk_fairlock;
 
-#define RLK_FAIR_THREAD_WAIT_MS 300000LL    /* Redisson's default threadWaitTime */
+#define RLK_FAIR_THREAD_WAIT_MS 10000LL     /* rlk's keep-alive (Redisson's threadWaitTime: 300000) */
 
 rlk_fairlock *rlk_fairlock_new(rlk_client *c, const char *name);      /* no I/O */
 void rlk_fairlock_free(rlk_fairlock *f);                            /* does not unlock */
@@ -282,9 +298,9 @@ const char *rlk_fairlock_queue_name(const rlk_fairlock *f);         /* redisson_
 const char *rlk_fairlock_timeout_name(const rlk_fairlock *f);       /* redisson_lock_timeout:{..} */
 int rlk_fairlock_set_owner(rlk_fairlock *f, const char *owner);     /* NULL: per-thread ids */
 int rlk_fairlock_owner(const rlk_fairlock *f, char *buf, size_t len);
-/* The thread wait time (ms, up to 10^12) every call of this handle queues
- * with. <= 0 (the default): Redisson's rule, try_lock's wait_ms when it is
- * > 0, else RLK_FAIR_THREAD_WAIT_MS. */
+/* The thread wait time (keep-alive, ms, up to 10^12) every call of this
+ * handle queues with: a dead waiter is dropped this long after its last
+ * attempt. <= 0 (the default): RLK_FAIR_THREAD_WAIT_MS. */
 int rlk_fairlock_set_thread_wait(rlk_fairlock *f, long long ms);
 
 /* As rlk_lock_try_lock (lease_ms <= 0: renewed by the watchdog with
@@ -332,7 +348,7 @@ int rlk_fenced_force_unlock(rlk_fenced *f, int *released);
  * resource's check is what rejects a stale token). */
 int rlk_fenced_token(rlk_fenced *f, long long *token);
 /* The last token issued on the name (fenced/token; Redisson's getToken()):
- * 0 when none (never, or the token key expired). */
+ * 0 when none (never, or the token key was deleted). */
 int rlk_fenced_last_token(rlk_fenced *f, long long *token);
 int rlk_fenced_is_locked(rlk_fenced *f, int *locked);
 int rlk_fenced_is_held_by_me(rlk_fenced *f, int *held);

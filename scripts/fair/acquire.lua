@@ -1,16 +1,16 @@
 -- name: fair/acquire
--- version: 1
--- summary: Acquire or re-enter a fair lock in FIFO order, or join (or stay in) its queue of waiters.
--- redisson: RedissonFairLock.tryLockInnerAsync (EVAL_LONG: drop stale head waiters; acquire when first; else enqueue)
+-- version: 2
+-- summary: Acquire or re-enter a fair lock in FIFO order, or join its queue (or stay in it, moving its deadline on).
+-- redisson: RedissonFairLock.tryLockInnerAsync (EVAL_LONG: drop stale waiters; acquire when first; else enqueue)
 -- time: server - now for the waiters' deadlines (Redisson passes the client's clock)
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
 -- KEYS[2]: queue - waiter list redisson_lock_queue:{lock}, first come first
--- KEYS[3]: timeouts - sorted set redisson_lock_timeout:{lock}; waiter -> deadline in ms since the epoch
+-- KEYS[3]: timeouts - zset redisson_lock_timeout:{lock}; waiter -> deadline, ms since the epoch (then dropped)
 -- ARGV[1]: lease_ms - lease in milliseconds, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
--- ARGV[3]: wait_ms - thread wait time: a new waiter's deadline is the one ahead's + wait_ms, integer 1..1000000000000
--- return nil: acquired (free, and no queue or owner first: dequeued, other deadlines - wait_ms) or re-entered
--- return integer: queued; ms to wait: first in queue: holder's PTTL (-1 none); else until the one ahead's deadline
+-- ARGV[3]: wait_ms - keep-alive: a queued caller's deadline becomes now + wait_ms, integer 1..1000000000000
+-- return nil: acquired (free, and no queue or owner first: dequeued; other deadlines unchanged) or re-entered
+-- return integer: queued; ms to wait: first in queue: holder's PTTL (-1 none); else until the head's deadline
 -- error RLK_BADARG: not exactly 3 keys and 3 arguments, or wait_ms is not an integer in 1..1000000000000
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
@@ -25,12 +25,12 @@
 -- Milliseconds since the epoch by the server's clock.
 --- @include "lib/now_ms"
 
--- Drops waiters from the head of the queue while their deadline has passed (or they have none).
+-- Drops every waiter whose deadline has passed, wherever it is in the queue (a live rlk waiter
+-- keeps moving its deadline), then head waiters without a deadline. True when the head changed.
 --- @include "lib/drop_stale"
 
--- A waiter behind the head retries after estimate ms, or at the head's deadline once that estimate passed.
-local function retry_in(estimate, queue, timeouts, now)
-  if estimate > 0 then return estimate end
+-- A waiter behind the head retries at the head's deadline at the latest (when a dead head is dropped).
+local function retry_in(queue, timeouts, now)
   return tonumber(redis.call('zscore', timeouts, redis.call('lindex', queue, 0))) - now
 end
 
@@ -62,10 +62,6 @@ if redis.call('exists', lock) == 0 and (not head or head == owner) then
     redis.call('lpop', queue)
   end
   redis.call('zrem', timeouts, owner)
-  local waiting = redis.call('zrange', timeouts, 0, -1)
-  for i = 1, #waiting do
-    redis.call('zincrby', timeouts, -wait, waiting[i])
-  end
   redis.call('hset', lock, owner, '1')
   redis.call('pexpire', lock, lease_ms)
   return nil
@@ -75,25 +71,12 @@ if redis.call('hexists', lock, owner) == 1 then
   redis.call('pexpire', lock, lease_ms)
   return nil
 end
-if head == owner then
+-- Queued (or joining at the tail): the deadline moves to now + wait_ms, so a waiter that stops
+-- calling (it died) is dropped wait_ms after its last call, wherever it stands.
+if redis.call('zadd', timeouts, now + wait, owner) == 1 then
+  redis.call('rpush', queue, owner)
+end
+if not head or head == owner then
   return redis.call('pttl', lock)
 end
-local deadline = redis.call('zscore', timeouts, owner)
-if deadline then
-  return retry_in(tonumber(deadline) - wait - now, queue, timeouts, now)
-end
-
-local last = redis.call('lindex', queue, -1)
-local last_deadline = last and redis.call('zscore', timeouts, last)
-local ttl
-if last_deadline then
-  ttl = tonumber(last_deadline) - now
-else
-  ttl = redis.call('pttl', lock)
-end
-redis.call('zadd', timeouts, ttl + wait + now, owner)
-redis.call('rpush', queue, owner)
-if not last then
-  return ttl
-end
-return retry_in(ttl, queue, timeouts, now)
+return retry_in(queue, timeouts, now)

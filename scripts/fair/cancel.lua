@@ -1,22 +1,19 @@
 -- name: fair/cancel
--- version: 1
--- summary: Take a waiter that gives up out of a fair lock's queue; the deadlines behind it shrink by wait_ms.
--- redisson: RedissonFairLock.acquireFailedAsync (zincrby -wait for those behind; zrem + lrem)
+-- version: 2
+-- summary: Take a waiter that gives up out of a fair lock's queue; wake the new head if the lock is free.
+-- redisson: RedissonFairLock.acquireFailedAsync (zrem + lrem; Redisson also shifts later deadlines by -wait)
 -- time: server - now to drop waiters whose deadline has passed (before the cancel, as every fair script)
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
 -- KEYS[2]: queue - waiter list redisson_lock_queue:{lock}, first come first
--- KEYS[3]: timeouts - sorted set redisson_lock_timeout:{lock}; waiter -> deadline in ms since the epoch
+-- KEYS[3]: timeouts - zset redisson_lock_timeout:{lock}; waiter -> deadline, ms since the epoch (then dropped)
 -- KEYS[4]: channel - channel prefix redisson_lock__channel:{lock}; a waiter listens on <channel>:<waiter>
 -- ARGV[1]: owner - the waiter's holder id <client-uuid>:<thread-id>, 1..1024 bytes
--- ARGV[2]: wait_ms - the thread wait time it queued with, integer 1..1000000000000
--- return 1: removed; later deadlines - wait_ms; if it was first and the lock is free, 0 published to the next
--- return 0: owner is not in the queue; only stale waiters dropped
--- error RLK_BADARG: not exactly 4 keys and 2 arguments, or wait_ms is not an integer in 1..1000000000000
+-- return 1: removed; if the head changed and the lock is free, 0 published on <channel>:<new head>
+-- return 0: owner is not in the queue; only stale waiters dropped (and the new head woken as above)
+-- error RLK_BADARG: not exactly 4 keys and 1 argument
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
 -- error RLK_WRONGTYPE: the lock key is not a hash, the queue not a list, or the timeouts not a sorted set
 -- end
-
---- @include "lib/is_lease"
 
 -- The reason when key holds another type than want, else nil.
 --- @include "lib/wrong_type"
@@ -24,19 +21,17 @@
 -- Milliseconds since the epoch by the server's clock.
 --- @include "lib/now_ms"
 
--- Drops waiters from the head of the queue while their deadline has passed (or they have none).
+-- Drops every waiter whose deadline has passed, wherever it is in the queue (a live rlk waiter
+-- keeps moving its deadline), then head waiters without a deadline. True when the head changed.
 --- @include "lib/drop_stale"
 
-if #KEYS ~= 4 or #ARGV ~= 2 then
-  return redis.error_reply('RLK_BADARG expected 4 keys and 2 arguments')
+if #KEYS ~= 4 or #ARGV ~= 1 then
+  return redis.error_reply('RLK_BADARG expected 4 keys and 1 argument')
 end
 local lock, queue, timeouts, channel = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local owner, wait_ms = ARGV[1], ARGV[2]
+local owner = ARGV[1]
 if #owner < 1 or #owner > 1024 then
   return redis.error_reply('RLK_BADOWNER owner must be 1..1024 bytes')
-end
-if not is_lease(wait_ms) then
-  return redis.error_reply('RLK_BADARG wait_ms must be an integer in 1..1000000000000')
 end
 local why = wrong_type(lock, 'hash', 'lock') or wrong_type(queue, 'list', 'queue')
   or wrong_type(timeouts, 'zset', 'timeouts')
@@ -44,22 +39,17 @@ if why then
   return redis.error_reply('RLK_WRONGTYPE ' .. why)
 end
 
-drop_stale(queue, timeouts, now_ms())
-local waiting = redis.call('lrange', queue, 0, -1)
-local at = nil
-for i = 1, #waiting do
-  if waiting[i] == owner then at = i; break end
+local moved = drop_stale(queue, timeouts, now_ms())
+local removed = redis.call('zrem', timeouts, owner)
+if redis.call('lindex', queue, 0) == owner then
+  moved = true
 end
-if not at then
-  return 0
-end
-for i = at + 1, #waiting do
-  redis.call('zincrby', timeouts, -tonumber(wait_ms), waiting[i])
-end
-redis.call('zrem', timeouts, owner)
-redis.call('lrem', queue, 0, owner)
+removed = redis.call('lrem', queue, 0, owner) + removed
 local first = redis.call('lindex', queue, 0)
-if at == 1 and first and redis.call('exists', lock) == 0 then
+if moved and first and redis.call('exists', lock) == 0 then
   redis.call('publish', channel .. ':' .. first, '0')
 end
-return 1
+if removed > 0 then
+  return 1
+end
+return 0

@@ -1,11 +1,11 @@
 -- name: fair/release
--- version: 1
+-- version: 2
 -- summary: Leave a fair lock once; on the last exit delete it and wake the first waiter on its own channel.
 -- redisson: RedissonFairLock.unlockInnerAsync (drop stale head waiters; hincrby -1; del + publish 0 to the head)
 -- time: server - now to drop waiters whose deadline has passed (Redisson passes the client's clock)
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
 -- KEYS[2]: queue - waiter list redisson_lock_queue:{lock}, first come first
--- KEYS[3]: timeouts - sorted set redisson_lock_timeout:{lock}; waiter -> deadline in ms since the epoch
+-- KEYS[3]: timeouts - zset redisson_lock_timeout:{lock}; waiter -> deadline, ms since the epoch (then dropped)
 -- KEYS[4]: channel - channel prefix redisson_lock__channel:{lock}; a waiter listens on <channel>:<waiter>
 -- ARGV[1]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- ARGV[2]: lease_ms - lease in milliseconds set while the owner still holds it, integer 1..1000000000000
@@ -26,7 +26,8 @@
 -- Milliseconds since the epoch by the server's clock.
 --- @include "lib/now_ms"
 
--- Drops waiters from the head of the queue while their deadline has passed (or they have none).
+-- Drops every waiter whose deadline has passed, wherever it is in the queue (a live rlk waiter
+-- keeps moving its deadline), then head waiters without a deadline. True when the head changed.
 --- @include "lib/drop_stale"
 
 if #KEYS ~= 4 or #ARGV ~= 2 then

@@ -1,11 +1,11 @@
 -- name: fair/renew
--- version: 1
+-- version: 2
 -- summary: Reset the lease of a fair lock the owner holds (watchdog renewal); drops stale head waiters first.
 -- redisson: RedissonBaseLock.renewExpirationAsync (hexists -> pexpire, 1; else 0)
 -- time: server - now to drop waiters whose deadline has passed
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
 -- KEYS[2]: queue - waiter list redisson_lock_queue:{lock}, first come first
--- KEYS[3]: timeouts - sorted set redisson_lock_timeout:{lock}; waiter -> deadline in ms since the epoch
+-- KEYS[3]: timeouts - zset redisson_lock_timeout:{lock}; waiter -> deadline, ms since the epoch (then dropped)
 -- ARGV[1]: lease_ms - new lease in milliseconds, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- return 1: owner holds the lock; its lease is now lease_ms
@@ -24,7 +24,8 @@
 -- Milliseconds since the epoch by the server's clock.
 --- @include "lib/now_ms"
 
--- Drops waiters from the head of the queue while their deadline has passed (or they have none).
+-- Drops every waiter whose deadline has passed, wherever it is in the queue (a live rlk waiter
+-- keeps moving its deadline), then head waiters without a deadline. True when the head changed.
 --- @include "lib/drop_stale"
 
 if #KEYS ~= 3 or #ARGV ~= 2 then

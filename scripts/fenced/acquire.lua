@@ -1,10 +1,10 @@
 -- name: fenced/acquire
--- version: 1
+-- version: 2
 -- summary: Acquire or re-enter a fenced lock and issue a fencing token larger than every token issued before.
 -- redisson: RedissonFencedLock.tryLockInnerAsync (free or own -> incr token, hincrby, pexpire, {-1, token})
--- time: server - a token is at least TIME in microseconds, so tokens keep rising after the token key expired
+-- time: server - a token is at least TIME in microseconds, so tokens keep rising even if the token key was lost
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
--- KEYS[2]: token - string key redisson_lock_token:{name} holding the last token issued
+-- KEYS[2]: token - string key redisson_lock_token:{name} holding the last token issued; never expires (as Redisson's)
 -- ARGV[1]: lease_ms - lease in milliseconds, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- return array: acquired or re-entered: {token}, the new fencing token max(last + 1, TIME in us)
@@ -18,7 +18,6 @@
 --- @include "lib/is_lease"
 
 local MAX_TOKEN = 9007199254740991 -- 2^53 - 1: integers above it are not exact in a Lua number
-local GRACE_MS = 3600000           -- the token key outlives the lock and the last token's time by this much
 
 --- @include "lib/int"
 
@@ -27,10 +26,6 @@ local GRACE_MS = 3600000           -- the token key outlives the lock and the la
 
 -- Server time in microseconds since the epoch.
 --- @include "lib/now_us"
-
--- TTL for a token key whose last token is token: it outlives a lock leased now for lease_ms, and
--- lives until the server clock has passed token, plus GRACE_MS either way.
---- @include "lib/token_ttl"
 
 if #KEYS ~= 2 or #ARGV ~= 2 then
   return redis.error_reply('RLK_BADARG expected 2 keys and 2 arguments')
@@ -56,5 +51,7 @@ local now = now_us()
 local token = math.max((last or 0) + 1, now)
 redis.call('hincrby', lock, owner, 1)
 redis.call('pexpire', lock, lease_ms)
-redis.call('set', token_key, int(token), 'PX', token_ttl(token, now, lease_ms))
+-- No TTL (a plain SET also drops one an older version set): a Redisson client's INCR counts on
+-- from this key, and a key that expired would start it again at 1.
+redis.call('set', token_key, int(token))
 return { token }

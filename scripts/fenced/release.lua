@@ -1,16 +1,16 @@
 -- name: fenced/release
--- version: 1
+-- version: 2
 -- summary: Leave a fenced lock once; on the last exit delete it and publish the unlock message.
 -- redisson: RedissonLock.unlockInnerAsync (hincrby -1; pexpire while held, else del + publish 0)
--- time: server - while still held, the token key's TTL is renewed to outlive the lock and the last token (us)
+-- time: none
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
 -- KEYS[2]: channel - unlock channel redisson_lock__channel:{name}
--- KEYS[3]: token - string key redisson_lock_token:{name} holding the last token issued (kept on release)
+-- KEYS[3]: token - string key redisson_lock_token:{name} holding the last token issued (kept; never expires)
 -- ARGV[1]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- ARGV[2]: lease_ms - lease in milliseconds set while the owner still holds it, integer 1..1000000000000
 -- return nil: owner does not hold the lock (or there is no lock); nothing changed
--- return 0: still held by owner: count decremented, lease reset to lease_ms, token key TTL renewed
--- return 1: released: the lock key deleted and message 0 (unlock) published on channel; token key left to expire
+-- return 0: still held by owner: count decremented, lease reset to lease_ms, token key TTL removed (PERSIST)
+-- return 1: released: the lock key deleted and message 0 (unlock) published on channel; token key kept, without a TTL
 -- error RLK_BADARG: not exactly 3 keys and 2 arguments
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
@@ -20,19 +20,9 @@
 --- @include "lib/is_lease"
 
 local MAX_TOKEN = 9007199254740991 -- 2^53 - 1: integers above it are not exact in a Lua number
-local GRACE_MS = 3600000           -- the token key outlives the lock and the last token's time by this much
-
---- @include "lib/int"
 
 -- The last token a token key holds (nil when there is no key), or nil and an error reply.
 --- @include "lib/load_token"
-
--- Server time in microseconds since the epoch.
---- @include "lib/now_us"
-
--- TTL for a token key whose last token is token: it outlives a lock leased now for lease_ms, and
--- lives until the server clock has passed token, plus GRACE_MS either way.
---- @include "lib/token_ttl"
 
 if #KEYS ~= 3 or #ARGV ~= 2 then
   return redis.error_reply('RLK_BADARG expected 3 keys and 2 arguments')
@@ -54,11 +44,11 @@ if err then return err end
 if kind == 'none' or redis.call('hexists', lock, owner) == 0 then
   return nil
 end
+if last ~= nil then
+  redis.call('persist', token_key) -- a TTL left by version 1 of the scripts
+end
 if redis.call('hincrby', lock, owner, -1) > 0 then
   redis.call('pexpire', lock, lease_ms)
-  if last ~= nil then
-    redis.call('pexpire', token_key, token_ttl(last, now_us(), lease_ms))
-  end
   return 0
 end
 redis.call('del', lock)

@@ -1,13 +1,13 @@
 -- name: fenced/renew
--- version: 1
--- summary: Reset the lease of a fenced lock the owner holds, and keep its token key alive longer than the lock.
+-- version: 2
+-- summary: Reset the lease of a fenced lock the owner holds; its token key loses any TTL (it never expires).
 -- redisson: RedissonBaseLock.renewExpirationAsync (hexists -> pexpire, 1; else 0)
--- time: server - the token key's new TTL covers the time until the server clock passes the last token (us)
+-- time: none
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
--- KEYS[2]: token - string key redisson_lock_token:{name} holding the last token issued
+-- KEYS[2]: token - string key redisson_lock_token:{name} holding the last token issued; never expires
 -- ARGV[1]: lease_ms - new lease in milliseconds, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
--- return 1: owner holds the lock; its lease is now lease_ms and the token key lives lease_ms + 1 h or longer
+-- return 1: owner holds the lock; its lease is now lease_ms; the token key has no TTL (PERSIST)
 -- return 0: owner does not hold the lock (or there is no lock); nothing changed
 -- error RLK_BADARG: not exactly 2 keys and 2 arguments
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
@@ -18,19 +18,9 @@
 --- @include "lib/is_lease"
 
 local MAX_TOKEN = 9007199254740991 -- 2^53 - 1: integers above it are not exact in a Lua number
-local GRACE_MS = 3600000           -- the token key outlives the lock and the last token's time by this much
-
---- @include "lib/int"
 
 -- The last token a token key holds (nil when there is no key), or nil and an error reply.
 --- @include "lib/load_token"
-
--- Server time in microseconds since the epoch.
---- @include "lib/now_us"
-
--- TTL for a token key whose last token is token: it outlives a lock leased now for lease_ms, and
--- lives until the server clock has passed token, plus GRACE_MS either way.
---- @include "lib/token_ttl"
 
 if #KEYS ~= 2 or #ARGV ~= 2 then
   return redis.error_reply('RLK_BADARG expected 2 keys and 2 arguments')
@@ -54,6 +44,6 @@ if kind == 'none' or redis.call('hexists', lock, owner) == 0 then
 end
 redis.call('pexpire', lock, lease_ms)
 if last ~= nil then
-  redis.call('pexpire', token_key, token_ttl(last, now_us(), lease_ms))
+  redis.call('persist', token_key) -- a TTL left by version 1 of the scripts
 end
 return 1

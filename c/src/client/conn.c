@@ -43,6 +43,28 @@ static int rlk_reply_class(const redisReply *r, int default_err)
     return default_err;
 }
 
+int rlk_err_is_transient_reply(rlk_client *c)
+{
+    static const char *const words[] = {"LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN",
+                                        "MASTERDOWN", NULL};
+    const char *text = rlk_errstr(c);
+
+    if (rlk_err(c) != RLK_ERR_SERVER && rlk_err(c) != RLK_ERR_SCRIPT)
+        return 0;
+    for (int i = 0; words[i]; i++) {
+        const char *at = strstr(text, words[i]);
+        size_t n = strlen(words[i]);
+
+        while (at) {
+            if ((at == text || (at >= text + 2 && at[-1] == ' ' && at[-2] == ':')) &&
+                (at[n] == ' ' || at[n] == '\0'))
+                return 1;
+            at = strstr(at + 1, words[i]);
+        }
+    }
+    return 0;
+}
+
 int rlk_set_reply_error(rlk_client *c, const redisReply *r, const char *what, int default_err)
 {
     int err = rlk_reply_class(r, default_err);
@@ -201,10 +223,13 @@ static int rlk_conn_select(rlk_client *c, redisContext *ctx)
 
 static redisContext *rlk_conn_dial(const rlk_client *c)
 {
+    struct timeval tv = c->connect_tv;
+
+    (void)rlk_time_limit_tv(c->connect_tv, &tv);    /* a wait's limit cuts it */
     errno = 0;
     if (c->url.is_unix)
-        return redisConnectUnixWithTimeout(c->url.path, c->connect_tv);
-    return redisConnectWithTimeout(c->url.host, c->url.port, c->connect_tv);
+        return redisConnectUnixWithTimeout(c->url.path, tv);
+    return redisConnectWithTimeout(c->url.host, c->url.port, tv);
 }
 
 int rlk_conn_open(rlk_client *c, redisContext **out)

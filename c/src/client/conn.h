@@ -84,4 +84,8 @@ void rlk_conn_after_write(void (*fn)(void *), void *arg);
  * RLK_ERR_SCRIPT, and records it on c. */
 int rlk_set_reply_error(rlk_client *c, const redisReply *r, const char *what, int default_err);
 
+/* 1 when c's last error is a reply that says "not now" and changed nothing:
+ * LOADING, BUSY, TRYAGAIN, CLUSTERDOWN, MASTERDOWN. */
+int rlk_err_is_transient_reply(rlk_client *c);
+
 #endif /* RLK_CONN_H */

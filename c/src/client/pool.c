@@ -7,10 +7,59 @@
  * happen outside it, so a thread never waits behind another thread's I/O
  * while a slot is free.
  */
+#include <time.h>
+
 #include "client/client.h"
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/pool.h"
+
+static _Thread_local long long rlk_tl_limit_ns;     /* 0: no limit */
+
+static long long rlk_pool_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+long long rlk_time_limit_enter(long long until_ns)
+{
+    long long previous = rlk_tl_limit_ns;
+
+    if (until_ns > 0 && (previous == 0 || until_ns < previous))
+        rlk_tl_limit_ns = until_ns;
+    return previous;
+}
+
+void rlk_time_limit_leave(long long previous)
+{
+    rlk_tl_limit_ns = previous;
+}
+
+void rlk_thread_time_limit(long long ms)
+{
+    rlk_tl_limit_ns = ms < 0 ? 0 : rlk_pool_now_ns() + (ms > 0 ? ms : 1) * 1000000LL;
+}
+
+int rlk_time_limit_tv(struct timeval base, struct timeval *out)
+{
+    long long left, base_us = (long long)base.tv_sec * 1000000LL + base.tv_usec;
+
+    if (rlk_tl_limit_ns == 0)
+        return 0;
+    left = (rlk_tl_limit_ns - rlk_pool_now_ns()) / 1000;
+    if (left <= 0)
+        return -1;
+    if (left < 1000)
+        left = 1000;
+    if (base_us > 0 && base_us <= left)
+        return 0;
+    out->tv_sec = (time_t)(left / 1000000LL);
+    out->tv_usec = (suseconds_t)(left % 1000000LL);
+    return 1;
+}
 
 rlk_slot *rlk_pool_checkout(rlk_client *c)
 {
@@ -85,21 +134,43 @@ static int rlk_is_conn_error(int rc)
     return rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT || rc == RLK_ERR_PROTOCOL;
 }
 
+/* Cuts the command timeout of slot's connection to the thread's time
+ * limit: 1 when cut (restore it after the call), 0 when not, or
+ * RLK_ERR_TIMEOUT (recorded) when the limit has passed. */
+static int rlk_pool_limit(rlk_client *c, rlk_slot *slot)
+{
+    struct timeval tv;
+    int cut = rlk_time_limit_tv(c->command_tv, &tv);
+
+    if (cut < 0)
+        return -rlk_set_error(c, RLK_ERR_TIMEOUT, "%s: time limit of the wait reached", c->addr);
+    if (cut > 0 && redisSetTimeout(slot->ctx, tv) != REDIS_OK)
+        return 0;
+    return cut;
+}
+
 int rlk_pool_run(rlk_client *c, rlk_conn_op op, void *arg, int idempotent, redisReply **reply)
 {
     rlk_slot *slot;
+    struct timeval unused;
     int rc = RLK_OK;
 
     *reply = NULL;
     if (c->fatal)
         return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
+    if (rlk_time_limit_tv(c->command_tv, &unused) < 0)
+        return rlk_set_error(c, RLK_ERR_TIMEOUT, "%s: time limit of the wait reached", c->addr);
     slot = rlk_pool_checkout(c);
     for (int attempt = 0; attempt < 2; attempt++) {
-        int written = 0;
+        int written = 0, cut = 0;
 
         rc = rlk_slot_ready(c, slot);
+        if (rc == RLK_OK && (cut = rlk_pool_limit(c, slot)) < 0)
+            rc = -cut;
         if (rc == RLK_OK)
             rc = op(c, slot->ctx, arg, reply, &written);
+        if (cut > 0 && slot->ctx && !slot->ctx->err)
+            (void)redisSetTimeout(slot->ctx, c->command_tv);
         if (!rlk_is_conn_error(rc))
             break;
         if (slot->ctx && slot->ctx->err)

@@ -8,24 +8,29 @@
  * sleeps on its own channel redisson_lock__channel:{name}:<owner>, which
  * only the release (or a cancel, or a force unlock) that makes it the next
  * holder publishes to, at most until the wait its last attempt was told
- * (the holder's PTTL at the head, the deadline of the one ahead behind it)
- * and, unlike Redisson, at most half a thread wait time: deadlines move up
- * by a thread wait time whenever someone ahead acquires, so a waiter behind
- * a dead one would otherwise wake at its own (moved) deadline and be
- * dropped as stale. A waiter that gives up calls fair/cancel. No
- * process-wide local queue: the server's queue orders every thread.
+ * (the holder's PTTL at the head, the head's deadline behind it) and at
+ * most a third of its keep-alive (the "thread wait time"): every attempt
+ * moves its deadline to now + keep-alive, and the scripts drop any waiter
+ * whose deadline passed, so a waiter that died leaves the queue at most a
+ * keep-alive after its last attempt. A waiter that gives up (its wait ran
+ * out, an error, rlk_interrupt_waits) calls fair/cancel. No process-wide
+ * local queue: the server's queue orders every thread.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client/clock.h"
+#include "client/conn.h"
 #include "client/error.h"
+#include "client/pool.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/rt.h"
 #include "runtime/wait.h"
 #include "runtime/wd.h"
+
+#define RLK_FAIR_CANCEL_LIMIT_NS (300LL * 1000000LL)    /* a cancel after the wait: 300 ms at most */
 
 struct rlk_fairlock {
     rlk_fam_base b;             /* channel: redisson_lock__channel:{name}; a waiter's is
@@ -34,7 +39,7 @@ struct rlk_fairlock {
     char *timeouts;             /* redisson_lock_timeout:{name} */
     rlk_fam_id id;
     pthread_mutex_t mu;         /* guards thread_wait */
-    long long thread_wait;      /* <= 0: Redisson's rule */
+    long long thread_wait;      /* <= 0: RLK_FAIR_THREAD_WAIT_MS */
 };
 
 /* One call's view. */
@@ -43,7 +48,7 @@ typedef struct rlk_fair_acq {
     char owner[RLK_OWNER_MAX + 1];
     long long lease_ms;
     int watchdog;
-    long long wait_ms;          /* the thread wait time this call queues with */
+    long long wait_ms;          /* the keep-alive (thread wait time) this call queues with */
 } rlk_fair_acq;
 
 static const rlk_fam_kind rlk_fair_kind = {
@@ -125,19 +130,17 @@ int rlk_fairlock_set_thread_wait(rlk_fairlock *f, long long ms)
     return RLK_OK;
 }
 
-/* The thread wait time of a call waiting wait_ms. */
-static long long rlk_fair_thread_wait(rlk_fairlock *f, long long wait_ms)
+/* The keep-alive (thread wait time) of a call: the handle's, else the
+ * default. Not the call's wait (Redisson's rule): a dead waiter must leave
+ * the queue a short, fixed time after its last attempt. */
+static long long rlk_fair_thread_wait(rlk_fairlock *f)
 {
     long long ms;
 
     pthread_mutex_lock(&f->mu);
     ms = f->thread_wait;
     pthread_mutex_unlock(&f->mu);
-    if (ms > 0)
-        return ms;
-    if (wait_ms > 0)
-        return wait_ms > RLK_NUM_MAX ? RLK_NUM_MAX : wait_ms;
-    return RLK_FAIR_THREAD_WAIT_MS;
+    return ms > 0 ? ms : RLK_FAIR_THREAD_WAIT_MS;
 }
 
 /* ---------------------------------------------------------------- script calls */
@@ -150,7 +153,8 @@ static int rlk_fair_acq_init(rlk_fairlock *f, long long wait_ms, long long lease
     if (rc != RLK_OK)
         return rc;
     a->f = f;
-    a->wait_ms = rlk_fair_thread_wait(f, wait_ms);
+    (void)wait_ms;
+    a->wait_ms = rlk_fair_thread_wait(f);
     return rlk_fairlock_owner(f, a->owner, sizeof a->owner);
 }
 
@@ -178,14 +182,13 @@ static void rlk_fair_cancel(const rlk_fair_acq *a)
 {
     rlk_fairlock *f = a->f;
     const char *keys[4] = {f->b.name, f->queue, f->timeouts, f->b.channel};
-    char wait_s[24], saved[RLK_ERRSTR_MAX];
-    const char *args[2] = {a->owner, wait_s};
+    char saved[RLK_ERRSTR_MAX];
+    const char *args[1] = {a->owner};
     redisReply *r = NULL;
     int err = rlk_err(f->b.c);
 
     snprintf(saved, sizeof saved, "%s", rlk_errstr(f->b.c));
-    snprintf(wait_s, sizeof wait_s, "%lld", a->wait_ms);
-    if (rlk_evalv(f->b.c, "fair/cancel", 4, keys, NULL, 2, args, NULL, &r) == RLK_OK)
+    if (rlk_evalv(f->b.c, "fair/cancel", 4, keys, NULL, 1, args, NULL, &r) == RLK_OK)
         freeReplyObject(r);
     else
         rlk_set_error(f->b.c, err, "%s", saved);
@@ -202,7 +205,7 @@ static int rlk_fair_attempt(void *arg, long long *ttl)
     const char *args[3] = {lease, a->owner, wait_s};
     rlk_hold_spec h = {RLK_KIND_FAIR, f->b.name, a->owner, 3,       /* fair/renew's keys */
                        {f->b.name, f->queue, f->timeouts}};
-    long long sent = rlk_clock_now_ns(), cap = a->wait_ms / 2 > 0 ? a->wait_ms / 2 : 1;
+    long long sent = rlk_clock_now_ns(), cap = a->wait_ms / 3 > 0 ? a->wait_ms / 3 : 1;
     redisReply *r = NULL;
     int rc;
 
@@ -228,8 +231,9 @@ static int rlk_fair_busy(rlk_fairlock *f, long long start_ns)
                          f->b.name, (rlk_clock_now_ns() - start_ns) / 1000000LL);
 }
 
-/* Waits on the owner's own channel until acquired, an error or the deadline. */
-static int rlk_fair_wait(rlk_fair_acq *a, long long deadline)
+/* Waits on the owner's own channel until acquired, an error or the
+ * deadline; first: the first attempt's transient failure, or RLK_OK. */
+static int rlk_fair_wait(rlk_fair_acq *a, long long deadline, int first)
 {
     rlk_fairlock *f = a->f;
     size_t len = strlen(f->b.channel) + strlen(a->owner) + 2;
@@ -243,6 +247,7 @@ static int rlk_fair_wait(rlk_fair_acq *a, long long deadline)
     /* No local queue: the server's queue orders every thread. */
     rlk_wait_init_lock(&w, &f->b, "fair lock", rlk_fair_attempt, a);
     w.channel = own;
+    w.first_failed = first;
     rc = rlk_wait(&w, deadline);
     free(own);
     return rc;
@@ -250,7 +255,7 @@ static int rlk_fair_wait(rlk_fair_acq *a, long long deadline)
 
 int rlk_fairlock_try_lock(rlk_fairlock *f, long long wait_ms, long long lease_ms)
 {
-    long long start = rlk_clock_now_ns(), ttl = -1;
+    long long start = rlk_clock_now_ns(), ttl = -1, limit;
     rlk_fair_acq a;
     int rc;
 
@@ -258,12 +263,23 @@ int rlk_fairlock_try_lock(rlk_fairlock *f, long long wait_ms, long long lease_ms
         return RLK_ERR_ARG;
     if ((rc = rlk_fair_acq_init(f, wait_ms, lease_ms, &a)) != RLK_OK)
         return rc;
+    /* The wait bounds every connect and command of it (rlk_wait does the
+     * same for the rest): a server that stopped answering cannot make it
+     * last longer. A first attempt refused for a passing reason (LOADING,
+     * BUSY) is waited out like a busy lock; an unreachable server is an
+     * error at once (only a wait under way rides out a lost connection). */
+    limit = rlk_time_limit_enter(wait_ms > 0 ? rlk_wait_deadline(start, wait_ms) : 0);
     rc = rlk_fair_attempt(&a, &ttl);
-    if (rc == RLK_ERR_BUSY && wait_ms != 0)
-        rc = rlk_fair_wait(&a, rlk_wait_deadline(start, wait_ms));
+    if (wait_ms != 0 &&
+        (rc == RLK_ERR_BUSY || (rc == RLK_ERR_SERVER && rlk_err_is_transient_reply(f->b.c))))
+        rc = rlk_fair_wait(&a, rlk_wait_deadline(start, wait_ms),
+                           rc == RLK_ERR_BUSY ? RLK_OK : rc);
+    rlk_time_limit_leave(limit);
     if (rc == RLK_OK || rc == RLK_ERR_SCRIPT)
         return rc;              /* a refused script changed nothing */
-    rlk_fair_cancel(&a);
+    limit = rlk_time_limit_enter(rlk_clock_now_ns() + RLK_FAIR_CANCEL_LIMIT_NS);
+    rlk_fair_cancel(&a);        /* best effort: else the keep-alive drops it */
+    rlk_time_limit_leave(limit);
     return rc == RLK_ERR_BUSY ? rlk_fair_busy(f, start) : rc;
 }
 

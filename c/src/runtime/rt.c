@@ -72,7 +72,7 @@ static rlk_rt *rlk_rt_create(rlk_client *c)
         free(rt);
         return NULL;
     }
-    rt->sub = rlk_sub_new(c, &rt->counters);
+    rt->sub = rlk_sub_new(c, &rt->counters, &rt->interrupted);
     rt->wd = rlk_wd_new(c, &rt->counters, rlk_rt_report_lost, rt);
     if (!rt->sub || !rt->wd) {
         rlk_rt_destroy(rt);
@@ -99,6 +99,16 @@ rlk_rt *rlk_rt_get(rlk_client *c)
     }
     pthread_mutex_unlock(&rlk_rt_create_mu);
     return rt;
+}
+
+void rlk_interrupt_waits(rlk_client *c)
+{
+    rlk_rt *rt = c ? rlk_rt_get(c) : NULL;
+
+    if (!rt)
+        return;
+    atomic_store(&rt->interrupted, 1);
+    rlk_sub_interrupt(rt->sub);
 }
 
 const char *rlk_client_uuid(const rlk_client *c)

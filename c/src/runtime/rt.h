@@ -51,6 +51,7 @@ typedef struct rlk_rt {
     rlk_lost_kind_fn lost_kind_fn;  /* set by rlk_set_lost_kind_callback */
     void *lost_kind_ud;
     rlk_rt_counters counters;
+    atomic_int interrupted;         /* set by rlk_interrupt_waits: every wait ends */
 } rlk_rt;
 
 /* The client's runtime state, created on first use (no I/O); installs

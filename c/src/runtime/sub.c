@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "client/client.h"
@@ -59,6 +60,7 @@ struct rlk_sub_chan {
 struct rlk_sub {
     rlk_client *c;
     rlk_rt_counters *counters;
+    const atomic_int *interrupted;  /* the runtime's rlk_interrupt_waits flag */
     pthread_mutex_t mu;         /* guards the channel table and the flags */
     rlk_sub_chan *chans;
     int started;
@@ -66,6 +68,9 @@ struct rlk_sub {
     int down;                   /* the last connect attempt failed */
     int kick_pending;
     int kick[2];
+    int live_fd;                /* the connection's socket once open, else -1: rlk_sub_free
+                                   shuts it down so that a round trip blocked on a server that
+                                   stopped answering (CLIENT SETNAME) ends at once */
     pthread_t thread;
 
     /* Used by the subscriber thread only. */
@@ -175,7 +180,18 @@ static int rlk_sub_connect(rlk_sub *s)
 {
     int rc = rlk_conn_open(s->c, &s->ctx);
 
-    if (rc == RLK_OK && (rc = rlk_sub_setname(s)) != RLK_OK) {
+    if (rc == RLK_OK) {
+        pthread_mutex_lock(&s->mu);
+        s->live_fd = s->stop ? -1 : s->ctx->fd;
+        rc = s->stop ? RLK_ERR_IO : RLK_OK;
+        pthread_mutex_unlock(&s->mu);
+    }
+    if (rc == RLK_OK)
+        rc = rlk_sub_setname(s);
+    if (rc != RLK_OK && s->ctx) {
+        pthread_mutex_lock(&s->mu);
+        s->live_fd = -1;
+        pthread_mutex_unlock(&s->mu);
         redisFree(s->ctx);
         s->ctx = NULL;
     }
@@ -199,6 +215,9 @@ static int rlk_sub_connect(rlk_sub *s)
 /* After a connection error: every channel starts over, every waiter wakes. */
 static void rlk_sub_drop(rlk_sub *s)
 {
+    pthread_mutex_lock(&s->mu);
+    s->live_fd = -1;
+    pthread_mutex_unlock(&s->mu);
     if (s->ctx) {
         redisFree(s->ctx);
         s->ctx = NULL;
@@ -433,7 +452,7 @@ static void *rlk_sub_main(void *arg)
 
 /* ---------------------------------------------------------------- life cycle */
 
-rlk_sub *rlk_sub_new(rlk_client *c, rlk_rt_counters *counters)
+rlk_sub *rlk_sub_new(rlk_client *c, rlk_rt_counters *counters, const atomic_int *interrupted)
 {
     rlk_sub *s = calloc(1, sizeof *s);
 
@@ -441,6 +460,8 @@ rlk_sub *rlk_sub_new(rlk_client *c, rlk_rt_counters *counters)
         return NULL;
     s->c = c;
     s->counters = counters;
+    s->interrupted = interrupted;
+    s->live_fd = -1;
     if (pipe2(s->kick, O_NONBLOCK | O_CLOEXEC) != 0) {
         free(s);
         return NULL;
@@ -457,6 +478,8 @@ void rlk_sub_free(rlk_sub *s)
     s->stop = 1;
     if (s->started)
         rlk_sub_kick(s);
+    if (s->live_fd >= 0)
+        shutdown(s->live_fd, SHUT_RDWR);    /* ends a blocked round trip; the thread frees it */
     pthread_mutex_unlock(&s->mu);
     if (s->started)
         pthread_join(s->thread, NULL);
@@ -529,6 +552,10 @@ int rlk_sub_ready(rlk_sub *s, rlk_sub_chan *ch, long long until_ns, unsigned lon
 
     pthread_mutex_lock(&s->mu);
     for (;;) {
+        if (atomic_load(s->interrupted)) {
+            rc = RLK_SUB_TIMEOUT;   /* the caller sees the flag */
+            break;
+        }
         if (ch->confirmed || s->down) {
             rc = ch->confirmed ? RLK_SUB_READY : RLK_SUB_DOWN;
             ch->permits = 0;
@@ -571,6 +598,13 @@ int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long lon
     }
     pthread_mutex_unlock(&s->mu);
     return rc;
+}
+
+void rlk_sub_interrupt(rlk_sub *s)
+{
+    pthread_mutex_lock(&s->mu);
+    rlk_sub_wake_all(s, 1);
+    pthread_mutex_unlock(&s->mu);
 }
 
 void rlk_sub_poke(rlk_sub *s, rlk_sub_chan *ch)

@@ -27,7 +27,7 @@ enum rlk_sub_result {
 };
 
 /* A subscriber of c counting into counters (the runtime state's). No I/O. */
-rlk_sub *rlk_sub_new(rlk_client *c, rlk_rt_counters *counters);
+rlk_sub *rlk_sub_new(rlk_client *c, rlk_rt_counters *counters, const atomic_int *interrupted);
 void rlk_sub_free(rlk_sub *s);
 /* Registers interest in channel (starts the thread on first use). */
 int rlk_sub_join(rlk_sub *s, const char *channel, rlk_sub_chan **out);
@@ -40,6 +40,9 @@ int rlk_sub_ready(rlk_sub *s, rlk_sub_chan *ch, long long until_ns, unsigned lon
 /* Sleeps until a permit (consumed), a wake-all since mark, or until:
  * RLK_SUB_WOKEN or RLK_SUB_TIMEOUT. */
 int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long long until_ns);
+/* Wakes every waiter of the subscriber (rlk_interrupt_waits): they see
+ * the interrupted flag given to rlk_sub_new and return. */
+void rlk_sub_interrupt(rlk_sub *s);
 /* Adds a permit to a confirmed channel, as a message 0 would: the local
  * shortcut of a release made by this process (the message still comes). */
 void rlk_sub_poke(rlk_sub *s, rlk_sub_chan *ch);

@@ -12,6 +12,7 @@
 
 #include "client/client.h"
 #include "client/clock.h"
+#include "client/conn.h"
 #include "client/error.h"
 #include "runtime/fam.h"
 #include "runtime/lq.h"
@@ -20,6 +21,8 @@
 #include "runtime/wait.h"
 
 #define RLK_WAIT_POLL_NS (100LL * 1000000LL)    /* retry period while the subscriber is down */
+#define RLK_WAIT_BACKOFF_MIN_MS 50LL            /* retry after a transient failure: 50 ms, */
+#define RLK_WAIT_BACKOFF_MAX_MS 1000LL          /* doubling up to 1 s */
 
 void rlk_wait_init(rlk_waiter *w, const rlk_fam_base *b, const char *what,
                    rlk_wait_attempt_fn attempt, void *arg)
@@ -72,21 +75,26 @@ static long long rlk_wait_sleep_until(long long bound_ms, int sub_down, long lon
     return until;
 }
 
-/* While the subscriber cannot reach the server either, a connection error
- * of an attempt is taken for an outage and ridden out (polling) for up to
- * the connect timeout, so a waiter survives a server restart. Returns 1 to
- * keep waiting. */
-static int rlk_wait_outage(const rlk_waiter *w, int rc, int ready, long long *outage_start)
+/* 1 when an attempt's failure is worth waiting out while the wait has time
+ * left: a reply that says "not now" and changed nothing (LOADING while a
+ * restarted server reads its AOF, BUSY behind a long script, TRYAGAIN,
+ * CLUSTERDOWN, MASTERDOWN), and for kinds whose attempt is safe to repeat
+ * after a lost reply (ride_out) a lost connection or a timeout: a server
+ * restart or a stall. */
+static int rlk_wait_transient(const rlk_waiter *w, int rc)
 {
-    long long now = rlk_clock_now_ns();
+    if (rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT)
+        return w->ride_out;
+    return rlk_err_is_transient_reply(w->rt->c);
+}
 
-    if (!w->ride_out || rc != RLK_ERR_IO || ready != RLK_SUB_DOWN) {
-        *outage_start = 0;
-        return 0;
-    }
-    if (*outage_start == 0)
-        *outage_start = now;
-    return now - *outage_start < (long long)w->rt->c->connect_timeout_ms * RLK_NS_PER_MS;
+/* RLK_ERR_INTERRUPTED (recorded) after rlk_interrupt_waits, else RLK_OK. */
+static int rlk_wait_interrupted(const rlk_waiter *w)
+{
+    if (!atomic_load(&w->rt->interrupted))
+        return RLK_OK;
+    return rlk_set_error(w->rt->c, RLK_ERR_INTERRUPTED, "%s %s: wait interrupted", w->what,
+                         w->name);
 }
 
 /* On a joined channel: ready, attempt, sleep; until the attempt succeeds
@@ -94,31 +102,45 @@ static int rlk_wait_outage(const rlk_waiter *w, int rc, int ready, long long *ou
 static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, long long deadline)
 {
     rlk_sub *sub = w->rt->sub;
-    long long outage_start = 0;
+    long long backoff = 0;
+    int failed = w->first_failed;    /* the transient failure of the last attempt, returned at the
+                               deadline instead of RLK_ERR_BUSY (its error is recorded) */
 
     for (;;) {
         unsigned long long mark;
         long long bound = -1, until;
         int ready, by_bound, rc;
 
-        ready = rlk_sub_ready(sub, ch, deadline, &mark);
-        if (ready == RLK_SUB_TIMEOUT)
-            return RLK_ERR_BUSY;
-        rc = w->attempt(w->arg, &bound);
-        if (rlk_wait_outage(w, rc, ready, &outage_start)) {
-            rc = RLK_ERR_BUSY;
-            bound = -1;         /* the poll period bounds the sleep */
-        }
-        if (rc != RLK_ERR_BUSY)
+        if ((rc = rlk_wait_interrupted(w)) != RLK_OK)
             return rc;
+        ready = rlk_sub_ready(sub, ch, deadline, &mark);
+        if ((rc = rlk_wait_interrupted(w)) != RLK_OK)
+            return rc;
+        if (ready == RLK_SUB_TIMEOUT)
+            return failed != RLK_OK ? failed : RLK_ERR_BUSY;
+        rc = w->attempt(w->arg, &bound);
+        failed = RLK_OK;
+        if (rc != RLK_OK && rc != RLK_ERR_BUSY && rlk_wait_transient(w, rc)) {
+            failed = rc;
+            backoff = backoff ? backoff * 2 : RLK_WAIT_BACKOFF_MIN_MS;
+            if (backoff > RLK_WAIT_BACKOFF_MAX_MS)
+                backoff = RLK_WAIT_BACKOFF_MAX_MS;
+            bound = backoff;    /* keep waiting, retry after the back-off */
+        } else if (rc != RLK_ERR_BUSY) {
+            return rc;
+        } else {
+            backoff = 0;
+        }
         until = rlk_wait_sleep_until(bound, ready == RLK_SUB_DOWN, deadline, &by_bound);
         if (deadline >= 0 && rlk_clock_now_ns() >= deadline)
-            return RLK_ERR_BUSY;    /* no sleep, no attempt past the caller's deadline */
-        if (rlk_sub_wait(sub, ch, mark, until) == RLK_SUB_TIMEOUT) {
-            if (by_bound && w->count_ttl)
+            return failed != RLK_OK ? failed : RLK_ERR_BUSY;    /* no sleep, no attempt past
+                                                                   the caller's deadline */
+        if (rlk_sub_wait(sub, ch, mark, until) == RLK_SUB_TIMEOUT &&
+            !atomic_load(&w->rt->interrupted)) {
+            if (by_bound && w->count_ttl && failed == RLK_OK)
                 RLK_RT_COUNT(w->rt, ttl_wakeups);
             if (until == deadline)
-                return RLK_ERR_BUSY;
+                return failed != RLK_OK ? failed : RLK_ERR_BUSY;
         }
     }
 }
@@ -147,7 +169,21 @@ static int rlk_wait_subscribed(const rlk_waiter *w, rlk_lq_node *node, long long
     return rc;
 }
 
+static int rlk_wait_unbounded(const rlk_waiter *w, long long deadline_ns);
+
+/* The wait, with the thread's time limit cut to its deadline: no connect or
+ * command of an attempt outlasts it (a server that stopped answering). */
 int rlk_wait(const rlk_waiter *w, long long deadline_ns)
+{
+    long long limit = rlk_time_limit_enter(deadline_ns > 0 ? deadline_ns : 0);
+    int rc = rlk_wait_unbounded(w, deadline_ns);
+
+    rlk_time_limit_leave(limit);
+    return rc;
+}
+
+/* rlk_wait without the thread's time limit. */
+static int rlk_wait_unbounded(const rlk_waiter *w, long long deadline_ns)
 {
     rlk_lq_node node;
     int rc;
@@ -165,13 +201,25 @@ int rlk_wait(const rlk_waiter *w, long long deadline_ns)
 
 int rlk_wait_acquire(const rlk_waiter *w, long long start_ns, long long wait_ms, int first)
 {
-    long long bound = -1;
-    int rc;
+    long long bound = -1, deadline = rlk_wait_deadline(start_ns, wait_ms);
+    long long limit = rlk_time_limit_enter(wait_ms > 0 ? deadline : 0);
+    int rc = RLK_ERR_BUSY;
 
     if (first) {
+        /* A first attempt refused with LOADING, BUSY ... is waited out; a
+         * server that cannot be reached at all is an error at once (only a
+         * wait already under way rides out a lost connection). */
         rc = w->attempt(w->arg, &bound);
-        if (rc != RLK_ERR_BUSY || wait_ms == 0)
-            return rc;
+        if (rc != RLK_ERR_BUSY &&
+            (rc == RLK_OK || wait_ms == 0 || !rlk_err_is_transient_reply(w->rt->c)))
+            wait_ms = 0;        /* done: rc is the answer */
     }
-    return rlk_wait(w, rlk_wait_deadline(start_ns, wait_ms));
+    if (!first || (rc != RLK_OK && wait_ms != 0)) {
+        rlk_waiter again = *w;
+
+        again.first_failed = rc != RLK_ERR_BUSY ? rc : RLK_OK;
+        rc = rlk_wait(&again, deadline);
+    }
+    rlk_time_limit_leave(limit);
+    return rc;
 }

@@ -41,6 +41,9 @@ typedef struct rlk_waiter {
                            (the bound is a lock holder's TTL) */
     int pass_on;        /* on leaving with success or an error, add a permit to the channel
                            for the next local waiter */
+    int first_failed;   /* the transient failure of an attempt made before rlk_wait (0: none):
+                           returned, instead of RLK_ERR_BUSY, if no attempt runs before the
+                           deadline */
 } rlk_waiter;
 
 /* A waiter on b's channel with every difference off (as a semaphore

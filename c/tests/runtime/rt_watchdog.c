@@ -274,8 +274,12 @@ static void test_expired_when_server_hangs(void)
     lost_log_destroy(&g);
 }
 
-#define LEASE_RACE 150
-#define RACE_CYCLES 120
+#define LEASE_RACE 300      /* renewals every 100 ms */
+/* A cycle whose own longest scheduling gap reaches lease - period can lose
+ * its watchdog lock for real (no renewal could be sent in time): its failures
+ * are counted as stalls, not as races. */
+#define RACE_STALL_MS (LEASE_RACE - LEASE_RACE / 3)
+#define RACE_CYCLES 100
 
 /* Unlock while renewals are on the wire: never a false "lost", and a lease
  * taken right after by the same owner (shorter than the watchdog lease) is
@@ -296,24 +300,31 @@ static void test_unlock_races_renewals(void)
     unsigned seed = 12345;
     lost_log g;
     rlk_lock *l;
-    int bad = 0, stretched = 0, ran_out = 0;
+    int bad = 0, stretched = 0, ran_out = 0, stalled = 0, lost_in_stalls = 0;
 
     REQUIRE(c);
     lost_log_init(&g);
     rlk_set_lost_callback(c, on_lost, &g);
     l = rlk_lock_new(c, "wd:race");
     REQUIRE(l);
-    rt_stall_reset(&stall);
     for (int i = 0; i < RACE_CYCLES; i++) {
         long long v, t_lock;
-        int rc;
+        int rc, lost_before = g.count, bad_before = bad;
 
+        rt_stall_reset(&stall);
         if (race_call(c, rlk_lock_lock(l, 0), "lock (watchdog)", i)) {
             bad++;
             continue;
         }
-        rlk_fx_sleep_ms((long)(rt_rand(&seed) % 61));    /* hold 0..60 ms */
-        bad += race_call(c, rlk_lock_unlock(l), "unlock (watchdog)", i);
+        rlk_fx_sleep_ms((long)(rt_rand(&seed) % 121));   /* hold 0..120 ms: across renewals */
+        rc = rlk_lock_unlock(l);
+        if (rt_stall_max_gap_ms(&stall) >= RACE_STALL_MS) {
+            stalled++;      /* whatever happened to the watchdog lock, a stall explains it */
+            lost_in_stalls += g.count - lost_before;
+            bad = bad_before;
+            continue;
+        }
+        bad += race_call(c, rc, "unlock (watchdog)", i);
         t_lock = rlk_fx_now_ms();   /* before the request: the lease cannot start earlier */
         if (race_call(c, rlk_lock_lock(l, 100), "lock (100 ms lease)", i)) {
             bad++;
@@ -333,17 +344,21 @@ static void test_unlock_races_renewals(void)
     }
     CHECK_INT_EQ(rlk_runtime_stats_get(c, &st), RLK_OK);
     printf("  %d lock/unlock cycles against %llu renewals: %d failed calls, %d leases stretched, "
-           "%d lost reports, %d 100 ms leases that ran out in a stall before the unlock\n",
-           RACE_CYCLES, st.renew_calls, bad, stretched, g.count, ran_out);
+           "%d lost reports, %d 100 ms leases that ran out in a stall before the unlock, %d "
+           "cycles stalled >= %d ms (%d lost reports in them)\n", RACE_CYCLES, st.renew_calls,
+           bad, stretched, g.count - lost_in_stalls, ran_out, stalled, RACE_STALL_MS,
+           lost_in_stalls);
+    CHECKF(stalled <= RACE_CYCLES / 4, "%d of %d cycles stalled: the machine is too loaded for "
+           "this test to say anything", stalled, RACE_CYCLES);
     CHECKF(bad == 0, "%d failed calls (max scheduling gap %lld ms%s)", bad,
            rt_stall_max_gap_ms(&stall), stall_note());
     CHECK_INT_EQ(stretched, 0);
-    CHECKF(g.count == 0, "%d false lost reports (max scheduling gap %lld ms%s)", g.count,
-           rt_stall_max_gap_ms(&stall), stall_note());
+    CHECKF(g.count - lost_in_stalls == 0, "%d false lost reports (max scheduling gap %lld ms%s)",
+           g.count - lost_in_stalls, rt_stall_max_gap_ms(&stall), stall_note());
     CHECK(st.renew_calls > 0);
     rlk_fx_sleep_ms(2 * LEASE_RACE / 3);
     CHECK_INT_EQ(rt_key_exists(&srv, "wd:race"), 0);
-    CHECK_INT_EQ(g.count, 0);
+    CHECK_INT_EQ(g.count - lost_in_stalls, 0);
     rlk_lock_free(l);
     rlk_free(c);
     lost_log_destroy(&g);

@@ -29,6 +29,7 @@ static void test_strerror_names(void)
         {RLK_ERR_BUSY, "RLK_ERR_BUSY"},
         {RLK_ERR_LOST, "RLK_ERR_LOST"},
         {RLK_ERR_UPGRADE, "RLK_ERR_UPGRADE"},
+        {RLK_ERR_INTERRUPTED, "RLK_ERR_INTERRUPTED"},
     };
 
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

@@ -1,0 +1,581 @@
+/*
+ * it_cli_waits.c - `rlk lock` waits under faults (issue 11, cases 5 and 7),
+ * the rlk binary against fixture servers on loopback:
+ *   - a fair waiter stopped with SIGTERM leaves the queue (exit 143, `rlk
+ *     inspect` shows only the waiter behind it) and the next waiter gets the
+ *     lock within 3 s of the release;
+ *   - `rlk unlock --queue` clears a queue that a SIGKILLed waiter holds up
+ *     (before that, a waiter is told "queued behind 1 waiter");
+ *   - -w bounds the whole wait against a SIGSTOPped server (about 1 s for
+ *     -w 1, plain and --fair) and during a DEBUG SLEEP stall;
+ *   - a hold lost because its server stopped answering exits without a
+ *     command-timeout-long release;
+ *   - waiters ride out an AOF restart (appendonly yes, a slow load that
+ *     answers LOADING) and a long script (BUSY replies), then acquire.
+ * Every command under a lock stamps its start and end with CLOCK_MONOTONIC
+ * (this program in "stamp" mode): 0 overlapping holds.
+ *
+ * Usage: it_cli_waits PATH_TO_RLK
+ *        it_cli_waits stamp FILE TAG start|end   (inside the commands)
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cli_check.h"
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+static rlk_fx_server server;
+static char url[128];
+static char self[512];
+
+/* ---------------------------------------------------------------- stamps */
+
+static int stamp_main(const char *file, const char *tag, const char *what)
+{
+    char line[200];
+    int fd = open(file, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    int n;
+
+    if (fd < 0)
+        return 1;
+    n = snprintf(line, sizeof line, "%s %s %lld\n", tag, what, rlk_fx_now_ns());
+    if (write(fd, line, (size_t)n) != n) {
+        close(fd);
+        return 1;
+    }
+    close(fd);
+    return 0;
+}
+
+/* An sh command: stamp start, body, stamp end. */
+static void stamped(char *buf, size_t len, const char *log, const char *tag, const char *body)
+{
+    int n = snprintf(buf, len, "'%s' stamp '%s' %s start; %s; '%s' stamp '%s' %s end", self,
+                     log, tag, body, self, log, tag);
+
+    if (n < 0 || (size_t)n >= len) {
+        fprintf(stderr, "it_cli_waits: command too long for its buffer\n");
+        exit(2);
+    }
+}
+
+/* sh: wait (bounded, 30 s) until file exists. */
+static void wait_for_file(char *buf, size_t len, const char *file)
+{
+    snprintf(buf, len, "n=0; while [ ! -e '%s' ] && [ $n -lt 1500 ]; do sleep 0.02; "
+             "n=$((n+1)); done", file);
+}
+
+typedef struct hold {
+    char tag[32];
+    long long start, end;
+} hold;
+
+/* Reads the holds of a stamp log; checks each tag started and ended once
+ * and that no two holds overlap. Returns the number of complete holds. */
+static int check_stamps(const char *log, int want)
+{
+    char *text = cli_slurp(log), *line, *save = NULL;
+    hold h[32];
+    int n = 0, overlaps = 0;
+
+    for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char tag[32], what[8];
+        long long ns;
+        int k;
+
+        if (sscanf(line, "%31s %7s %lld", tag, what, &ns) != 3)
+            continue;
+        for (k = 0; k < n && strcmp(h[k].tag, tag) != 0; k++)
+            ;
+        if (k == n && n < 32) {
+            snprintf(h[n].tag, sizeof h[n].tag, "%s", tag);
+            h[n].start = h[n].end = 0;
+            n++;
+        }
+        if (k < 32 && strcmp(what, "start") == 0)
+            h[k].start = ns;
+        else if (k < 32)
+            h[k].end = ns;
+    }
+    free(text);
+    for (int i = 0; i < n; i++) {
+        CHECKF(h[i].start > 0 && h[i].end >= h[i].start, "hold %s incomplete", h[i].tag);
+        for (int j = i + 1; j < n; j++)
+            if (h[i].start < h[j].end && h[j].start < h[i].end) {
+                overlaps++;
+                fprintf(stderr, "  overlap: %s and %s\n", h[i].tag, h[j].tag);
+            }
+    }
+    CHECKF(overlaps == 0, "%d overlapping holds in %s", overlaps, log);
+    CHECKF(n == want, "%d holds in %s, expected %d", n, log, want);
+    return n;
+}
+
+static long long ms_since(long long t0_ms)
+{
+    return rlk_fx_now_ms() - t0_ms;
+}
+
+/* Waits for p; returns its status and the time it took from t0_ms. */
+static cli_result finish(cli_proc *p, long timeout_ms, long long t0_ms)
+{
+    int st = cli_wait(p, timeout_ms);
+
+    return cli_collect(p, st, ms_since(t0_ms));
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+/* Stops an AOF server and removes its temp dir (the fixture does not
+ * remove the appendonlydir inside it). */
+static void stop_aof_server(rlk_fx_server *s)
+{
+    char dir[RLK_FX_PATH_MAX];
+
+    snprintf(dir, sizeof dir, "%s", s->dir);
+    rlk_fx_stop(s);
+    if (dir[0] && strncmp(dir, "/tmp/", 5) == 0)
+        nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* errorstat_<word>:count=N of INFO errorstats (0 when absent). */
+static long long error_count(const rlk_fx_server *s, const char *word)
+{
+    redisReply *r = rlk_fx_command(s, "INFO errorstats");
+    char key[64];
+    const char *at;
+    long long n = 0;
+
+    snprintf(key, sizeof key, "errorstat_%s:count=", word);
+    if (r && r->type == REDIS_REPLY_STRING && (at = strstr(r->str, key)))
+        n = atoll(at + strlen(key));
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+/* ---------------------------------------------------------------- case 5 */
+
+static void test_sigterm_fair_waiter(void)
+{
+    const char *log = cli_path("fq1.log"), *go = cli_path("fq1.go");
+    const char *queue = "redisson_lock_queue:{fq1}";
+    char body[600], cmd[1200], cmd1[1200], cmd2[1200];
+    cli_proc h, w1, w2;
+    cli_result r;
+    long long t0;
+
+    wait_for_file(body, sizeof body, go);
+    stamped(cmd, sizeof cmd, log, "H", body);
+    stamped(cmd1, sizeof cmd1, log, "W1", "true");
+    stamped(cmd2, sizeof cmd2, log, "W2", "true");
+    REQUIRE(START(&h, "lock", "--fair", "fq1", "--", "sh", "-c", cmd) == 0);
+    REQUIRE(fx_wait_int_at_least(&server, "EXISTS %s", "fq1", 1, 10000) == 0);
+    REQUIRE(START(&w1, "lock", "--fair", "fq1", "-w", "60", "--", "sh", "-c", cmd1) == 0);
+    REQUIRE(fx_wait_int_at_least(&server, "LLEN %s", queue, 1, 10000) == 0);
+    REQUIRE(START(&w2, "lock", "--fair", "fq1", "-w", "60", "--", "sh", "-c", cmd2) == 0);
+    REQUIRE(fx_wait_int_at_least(&server, "LLEN %s", queue, 2, 10000) == 0);
+
+    t0 = rlk_fx_now_ms();
+    kill(w1.pid, SIGTERM);
+    r = finish(&w1, 10000, t0);
+    expect_status(&r, 143, "SIGTERMed fair waiter");
+    CHECKF(r.ms < 3000, "SIGTERMed waiter took %lld ms to exit", r.ms);
+    CHECKF(strstr(r.err, "interrupted") != NULL, "stderr: %s", r.err);
+    cli_result_free(&r);
+    CHECK_INT_EQ(fx_int(&server, "LLEN %s", queue), 1);
+    r = RUN("inspect", "fq1");
+    expect_status(&r, 0, "inspect fq1");
+    CHECKF(strstr(r.out, "queue:   1. ") && !strstr(r.out, "queue:   2. ") &&
+           strstr(r.out, "deadline in"), "inspect shows the queue: %s", r.out);
+    cli_result_free(&r);
+
+    t0 = rlk_fx_now_ms();
+    fclose(fopen(go, "w"));
+    r = finish(&w2, 20000, t0);
+    expect_status(&r, 0, "fair waiter behind the SIGTERMed one");
+    fprintf(stderr, "  next fair waiter done %lld ms after the release was allowed\n", r.ms);
+    CHECKF(r.ms < 3000, "next waiter took %lld ms after the holder's release", r.ms);
+    cli_result_free(&r);
+    r = finish(&h, 10000, t0);
+    expect_status(&r, 0, "fair holder");
+    cli_result_free(&r);
+    check_stamps(log, 2);
+}
+
+static void test_queue_clear(void)
+{
+    const char *go = cli_path("fq2.go"), *queue = "redisson_lock_queue:{fq2}";
+    char body[600];
+    cli_proc h, w1;
+    cli_result r;
+    long long killed;
+
+    wait_for_file(body, sizeof body, go);
+    REQUIRE(START(&h, "lock", "--fair", "fq2", "--", "sh", "-c", body) == 0);
+    REQUIRE(fx_wait_int_at_least(&server, "EXISTS %s", "fq2", 1, 10000) == 0);
+    REQUIRE(START(&w1, "lock", "--fair", "fq2", "-w", "60", "--", "true") == 0);
+    REQUIRE(fx_wait_int_at_least(&server, "LLEN %s", queue, 1, 10000) == 0);
+    kill(w1.pid, SIGKILL);
+    killed = rlk_fx_now_ms();
+    r = finish(&w1, 5000, killed);
+    cli_result_free(&r);
+    fclose(fopen(go, "w"));
+    r = finish(&h, 10000, killed);
+    expect_status(&r, 0, "fair holder");
+    cli_result_free(&r);
+
+    r = RUN("lock", "--fair", "fq2", "-w", "0.5", "--", "true");
+    if (ms_since(killed) < 8000) {  /* the dead waiter's keep-alive (10 s) has not run out */
+        expect_status(&r, 1, "fair lock behind a dead waiter");
+        CHECKF(strstr(r.err, "queued behind 1 waiter; the lock itself is free") != NULL,
+               "stderr: %s", r.err);
+    } else {
+        fprintf(stderr, "  (stalled: the dead waiter may have been dropped already)\n");
+    }
+    cli_result_free(&r);
+    r = RUN("unlock", "--queue", "fq2");
+    expect_status(&r, 0, "unlock --queue");
+    CHECKF(strstr(r.out, "queue cleared") != NULL, "stdout: %s", r.out);
+    cli_result_free(&r);
+    CHECK_INT_EQ(fx_int(&server, "LLEN %s", queue), 0);
+    CHECK_INT_EQ(fx_int(&server, "ZCARD %s", "redisson_lock_timeout:{fq2}"), 0);
+    r = RUN("lock", "--fair", "fq2", "-w", "5", "--", "true");
+    expect_status(&r, 0, "fair lock after the queue was cleared");
+    CHECKF(r.ms < 2000, "took %lld ms", r.ms);
+    cli_result_free(&r);
+    r = RUN("unlock", "--force", "--queue", "fq2");
+    expect_status(&r, 0, "unlock --force --queue");
+    CHECKF(strstr(r.out, "no lock to remove") && strstr(r.out, "queue cleared (0 waiters)"),
+           "stdout: %s", r.out);
+    cli_result_free(&r);
+}
+
+/* ---------------------------------------------------------------- case 7 */
+
+static void test_wait_bound_stopped_server(void)
+{
+    rlk_fx_server s2;
+    char url2[128];
+    cli_result r;
+
+    REQUIRE(rlk_fx_start(&s2, NULL) == 0 && rlk_fx_url(&s2, -1, url2, sizeof url2) == 0);
+    cli_set_url(url2);
+    r = RUN("lock", "ws1", "-w", "1", "--", "true");     /* scripts loaded, connection warm */
+    expect_status(&r, 0, "lock on a live server");
+    cli_result_free(&r);
+    REQUIRE(rlk_fx_pause(&s2) == 0);
+    r = RUN("lock", "ws1", "-w", "1", "--", "true");
+    fprintf(stderr, "  -w 1 against a SIGSTOPped server: exit %d after %lld ms\n", r.status,
+            r.ms);
+    CHECKF(r.status != 0 && r.status != -1, "exit %d", r.status);
+    CHECKF(r.ms < 1800, "-w 1 against a stopped server took %lld ms", r.ms);
+    cli_result_free(&r);
+    r = RUN("lock", "--fair", "ws2", "-w", "1", "--", "true");
+    fprintf(stderr, "  --fair -w 1 against a SIGSTOPped server: exit %d after %lld ms\n",
+            r.status, r.ms);
+    CHECKF(r.status != 0 && r.status != -1, "exit %d", r.status);
+    CHECKF(r.ms < 1800, "--fair -w 1 against a stopped server took %lld ms", r.ms);
+    cli_result_free(&r);
+    rlk_fx_resume(&s2);
+    cli_set_url(url);
+    rlk_fx_stop(&s2);
+}
+
+/* A hold whose server stops answering is lost after its watchdog lease;
+ * rlk then exits without waiting a command timeout (5 s) on the release. */
+static void test_lost_hold_exits_promptly(void)
+{
+    rlk_fx_server s2;
+    char url2[128];
+    cli_proc h;
+    cli_result r;
+    long long t0;
+
+    REQUIRE(rlk_fx_start(&s2, NULL) == 0 && rlk_fx_url(&s2, -1, url2, sizeof url2) == 0);
+    cli_set_url(url2);
+    REQUIRE(START(&h, "lock", "lh1", "--watchdog-lease", "1500", "-k", "0.2", "--", "sleep",
+                  "30") == 0);
+    CHECK(fx_wait_int_at_least(&s2, "EXISTS %s", "lh1", 1, 10000) == 0);
+    REQUIRE(rlk_fx_pause(&s2) == 0);
+    t0 = rlk_fx_now_ms();
+    r = finish(&h, 20000, t0);
+    fprintf(stderr, "  hold lost on a SIGSTOPped server: exit %d %lld ms after the stop\n",
+            r.status, r.ms);
+    expect_status(&r, 6, "hold lost on a stopped server");
+    CHECKF(r.ms < 1500 + 500 + 1500, "exit %lld ms after the server stopped (lease 1.5 s, "
+           "release at most 0.5 s)", r.ms);
+    cli_result_free(&r);
+    rlk_fx_resume(&s2);
+    cli_set_url(url);
+    rlk_fx_stop(&s2);
+}
+
+typedef struct sleeper {
+    const rlk_fx_server *s;
+    const char *cmd;            /* a format with one %s */
+    const char *arg;
+    int ok;
+} sleeper;
+
+static void *sleeper_main(void *arg)
+{
+    sleeper *sl = arg;
+    redisReply *r = rlk_fx_command(sl->s, sl->cmd, sl->arg);
+
+    sl->ok = r && r->type != REDIS_REPLY_ERROR;
+    if (r)
+        freeReplyObject(r);
+    return NULL;
+}
+
+/* Waits (bounded) until the server answers a PING with an error (BUSY). */
+static int wait_busy(const rlk_fx_server *s, long timeout_ms)
+{
+    long long until = rlk_fx_now_ms() + timeout_ms;
+
+    while (rlk_fx_now_ms() < until) {
+        redisReply *r = rlk_fx_command(s, "PING");
+        int busy = r && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "BUSY", 4) == 0;
+
+        if (r)
+            freeReplyObject(r);
+        if (busy)
+            return 0;
+        rlk_fx_sleep_ms(10);
+    }
+    return -1;
+}
+
+static const char *const debug_extra[] = {"--enable-debug-command", "local", NULL};
+
+/* -w 2 while the server is stalled in DEBUG SLEEP 4: back in about 2 s. */
+static void test_wait_bound_debug_sleep(void)
+{
+    rlk_fx_server s2;
+    rlk_fx_config cfg;
+    char url2[128];
+    sleeper sl;
+    pthread_t t;
+    cli_proc h;
+    cli_result r;
+
+    rlk_fx_config_init(&cfg);
+    cfg.extra = debug_extra;
+    REQUIRE(rlk_fx_start(&s2, &cfg) == 0 && rlk_fx_url(&s2, -1, url2, sizeof url2) == 0);
+    cli_set_url(url2);
+    REQUIRE(START(&h, "lock", "ds1", "--", "sleep", "8") == 0);
+    CHECK(fx_wait_int_at_least(&s2, "EXISTS %s", "ds1", 1, 10000) == 0);
+    sl.s = &s2;
+    sl.cmd = "DEBUG SLEEP %s";
+    sl.arg = "4";
+    pthread_create(&t, NULL, sleeper_main, &sl);
+    rlk_fx_sleep_ms(100);   /* let DEBUG SLEEP reach the server first (not a safety wait) */
+    r = RUN("lock", "ds1", "-w", "2", "--", "true");
+    fprintf(stderr, "  -w 2 during DEBUG SLEEP 4: exit %d after %lld ms\n", r.status, r.ms);
+    CHECKF(r.status != 0 && r.status != -1, "exit %d", r.status);
+    CHECKF(r.ms < 2800, "-w 2 during a 4 s stall took %lld ms", r.ms);
+    cli_result_free(&r);
+    pthread_join(t, NULL);
+    kill(h.pid, SIGTERM);
+    r = finish(&h, 10000, rlk_fx_now_ms());
+    cli_result_free(&r);
+    cli_set_url(url);
+    rlk_fx_stop(&s2);
+}
+
+/* Starts n stamped waiters on name with -w 60. */
+static int start_waiters(cli_proc *w, int n, const char *name, const char *log, const char *kind)
+{
+    for (int k = 0; k < n; k++) {
+        char tag[16], cmd[1200];
+        int rc;
+
+        snprintf(tag, sizeof tag, "W%d", k + 1);
+        stamped(cmd, sizeof cmd, log, tag, "true");
+        rc = kind ? START(&w[k], "lock", kind, name, "-w", "60", "--", "sh", "-c", cmd)
+                  : START(&w[k], "lock", name, "-w", "60", "--", "sh", "-c", cmd);
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static void finish_all(cli_proc *w, int n, const char *what)
+{
+    long long t0 = rlk_fx_now_ms();
+
+    for (int k = 0; k < n; k++) {
+        cli_result r = finish(&w[k], 30000, t0);
+
+        expect_status(&r, 0, what);
+        if (r.status != 0)
+            fprintf(stderr, "  %s %d: %s", what, k + 1, r.err);
+        cli_result_free(&r);
+    }
+}
+
+static const char *const aof_extra[] = {"--appendonly", "yes", "--key-load-delay", "300",
+                                        "--enable-debug-command", "local", NULL};
+
+/* Waiters ride out an AOF restart whose load answers LOADING for ~2 s. */
+static void test_aof_restart(void)
+{
+    rlk_fx_server s3;
+    rlk_fx_config cfg;
+    char url3[128], body[600], cmd[1200];
+    const char *log = cli_path("aof.log"), *go = cli_path("aof.go");
+    cli_proc h, w[3];
+    cli_result r;
+    redisReply *rep;
+    long long until;
+
+    rlk_fx_config_init(&cfg);
+    cfg.extra = aof_extra;
+    REQUIRE(rlk_fx_start(&s3, &cfg) == 0 && rlk_fx_url(&s3, -1, url3, sizeof url3) == 0);
+    rep = rlk_fx_command(&s3, "DEBUG POPULATE 10000 filler 10");
+    REQUIRE(rep && rep->type != REDIS_REPLY_ERROR);
+    freeReplyObject(rep);
+    rep = rlk_fx_command(&s3, "BGREWRITEAOF");
+    freeReplyObject(rep);
+    REQUIRE(fx_wait_int_at_least(&s3, "DBSIZE%s", "", 10000, 5000) == 0);
+    until = rlk_fx_now_ms() + 20000;
+    for (;;) {  /* bounded: until the rewrite (the slow-loading base file) is done */
+        rep = rlk_fx_command(&s3, "INFO persistence");
+        int done = rep && rep->type == REDIS_REPLY_STRING &&
+                   strstr(rep->str, "aof_rewrite_in_progress:0") &&
+                   !strstr(rep->str, "aof_rewrite_scheduled:1");
+        freeReplyObject(rep);
+        if (done || rlk_fx_now_ms() > until)
+            break;
+        rlk_fx_sleep_ms(20);
+    }
+    cli_set_url(url3);
+    wait_for_file(body, sizeof body, go);
+    stamped(cmd, sizeof cmd, log, "H", body);
+    REQUIRE(START(&h, "lock", "ar1", "--", "sh", "-c", cmd) == 0);
+    REQUIRE(fx_wait_int_at_least(&s3, "EXISTS %s", "ar1", 1, 10000) == 0);
+    REQUIRE(start_waiters(w, 3, "ar1", log, NULL) == 0);
+    until = rlk_fx_now_ms() + 10000;
+    while (fx_numsub(&s3, "redisson_lock__channel:{ar1}") < 3 && rlk_fx_now_ms() < until)
+        rlk_fx_sleep_ms(10);
+    CHECK_INT_EQ(fx_numsub(&s3, "redisson_lock__channel:{ar1}"), 3);
+
+    REQUIRE(rlk_fx_restart(&s3) == 0);
+    rep = rlk_fx_command(&s3, "PING");
+    fprintf(stderr, "  restarted; PING answers: %s\n", rep && rep->str ? rep->str : "?");
+    freeReplyObject(rep);
+    until = rlk_fx_now_ms() + 30000;
+    for (;;) {  /* bounded: until the load is over */
+        rep = rlk_fx_command(&s3, "INFO persistence");
+        int loading = !rep || rep->type != REDIS_REPLY_STRING || strstr(rep->str, "loading:1");
+        freeReplyObject(rep);
+        if (!loading || rlk_fx_now_ms() > until)
+            break;
+        rlk_fx_sleep_ms(20);
+    }
+    CHECK_INT_EQ(fx_int(&s3, "EXISTS %s", "ar1"), 1);     /* the hold survived in the AOF */
+    {
+        char *slog = cli_slurp(s3.log_path), *at = strstr(slog, "DB loaded from append only file");
+
+        fprintf(stderr, "  %.*s\n", at ? (int)strcspn(at, "\n") : 0, at ? at : "");
+        free(slog);
+    }
+    fprintf(stderr, "  LOADING replies sent during the load: %lld\n", error_count(&s3, "LOADING"));
+    fclose(fopen(go, "w"));
+    r = finish(&h, 20000, rlk_fx_now_ms());
+    expect_status(&r, 0, "holder across the restart");
+    cli_result_free(&r);
+    finish_all(w, 3, "waiter across an AOF restart");
+    check_stamps(log, 4);
+    cli_set_url(url);
+    stop_aof_server(&s3);
+}
+
+static const char *const busy_extra[] = {"--busy-reply-threshold", "100", NULL};
+
+/* Waiters that start while a long script runs (BUSY replies) keep waiting. */
+static void test_busy_script(void)
+{
+    static const char script[] =
+        "local s = tonumber(redis.call('time')[1]) "
+        "while tonumber(redis.call('time')[1]) - s < 2 do end return 1";
+    rlk_fx_server s2;
+    rlk_fx_config cfg;
+    char url2[128], body[600], cmd[1200];
+    const char *log = cli_path("busy.log"), *go = cli_path("busy.go");
+    sleeper sl;
+    pthread_t t;
+    cli_proc h, w[2];
+    cli_result r;
+
+    rlk_fx_config_init(&cfg);
+    cfg.extra = busy_extra;
+    REQUIRE(rlk_fx_start(&s2, &cfg) == 0 && rlk_fx_url(&s2, -1, url2, sizeof url2) == 0);
+    cli_set_url(url2);
+    wait_for_file(body, sizeof body, go);
+    stamped(cmd, sizeof cmd, log, "H", body);
+    REQUIRE(START(&h, "lock", "bs1", "--", "sh", "-c", cmd) == 0);
+    REQUIRE(fx_wait_int_at_least(&s2, "EXISTS %s", "bs1", 1, 10000) == 0);
+    sl.s = &s2;
+    sl.cmd = "EVAL %s 0";
+    sl.arg = script;
+    pthread_create(&t, NULL, sleeper_main, &sl);
+    CHECK(wait_busy(&s2, 5000) == 0);
+    REQUIRE(start_waiters(w, 2, "bs1", log, "--fair") == 0);
+    pthread_join(t, NULL);
+    CHECK(sl.ok);
+    CHECK(fx_wait_int_at_least(&s2, "LLEN %s", "redisson_lock_queue:{bs1}", 2, 10000) == 0);
+    fclose(fopen(go, "w"));
+    r = finish(&h, 20000, rlk_fx_now_ms());
+    expect_status(&r, 0, "holder");
+    cli_result_free(&r);
+    fprintf(stderr, "  BUSY replies sent during the script: %lld\n", error_count(&s2, "BUSY"));
+    CHECK(error_count(&s2, "BUSY") >= 1);
+    finish_all(w, 2, "fair waiter that met BUSY");
+    check_stamps(log, 3);
+    cli_set_url(url);
+    rlk_fx_stop(&s2);
+}
+
+int main(int argc, char **argv)
+{
+    ssize_t n;
+
+    if (argc == 5 && strcmp(argv[1], "stamp") == 0)
+        return stamp_main(argv[2], argv[3], argv[4]);
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s PATH_TO_RLK\n", argv[0]);
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return 1;
+    self[n] = '\0';
+    if (rlk_fx_start(&server, NULL) != 0 || rlk_fx_url(&server, -1, url, sizeof url) != 0 ||
+        cli_setup(argv[1], url) != 0)
+        return 1;
+    RUN_TEST(test_sigterm_fair_waiter);
+    RUN_TEST(test_queue_clear);
+    RUN_TEST(test_wait_bound_stopped_server);
+    RUN_TEST(test_lost_hold_exits_promptly);
+    RUN_TEST(test_wait_bound_debug_sleep);
+    RUN_TEST(test_aof_restart);
+    RUN_TEST(test_busy_script);
+    cli_teardown();
+    rlk_fx_stop(&server);
+    return check_summary("it_cli_waits");
+}
