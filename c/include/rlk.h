@@ -68,6 +68,10 @@ typedef struct rlk_options {
     int pool_size;            /* <= 0: 4 connections */
     long long watchdog_lease_ms; /* <= 0: 30000 */
     int no_preload;           /* nonzero: do not SCRIPT LOAD on connect (load on NOSCRIPT) */
+    long long lost_margin_ms; /* <= 0: 0. A lock (or kept permit) whose renewals keep failing
+                                 is declared lost (RLK_LOST_EXPIRED) lost_margin_ms before its
+                                 lease, counted from the send of its last successful renewal,
+                                 runs out: the time the application needs to stop using it */
 } rlk_options;
 
 void rlk_options_init(rlk_options *opts);

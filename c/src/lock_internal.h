@@ -141,6 +141,11 @@ int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long lon
 /* Adds a permit to a confirmed channel, as a message 0 would: the local
  * shortcut of a release made by this process (the message still comes). */
 void rlk_sub_poke(rlk_sub *s, rlk_sub_chan *ch);
+/* Called from the subscriber thread (no subscriber lock held) with the
+ * channel of every message received; NULL clears it. When this returns, no
+ * call of the previous hook is running. */
+typedef void (*rlk_sub_hook_fn)(void *arg, const char *channel, size_t len);
+void rlk_sub_set_hook(rlk_sub *s, rlk_sub_hook_fn fn, void *arg);
 
 /* ---------------------------------------------------------------- holds + watchdog (watchdog.c) */
 
@@ -165,6 +170,10 @@ typedef struct rlk_hold_spec {
     const char *owner;
     int nkeys;                      /* the renew script's KEYS, keys[0] = name */
     const char *keys[RLK_HOLD_KEYS_MAX];
+    /* The channel a force unlock publishes on (NULL: none). A watchdog
+     * entry stays subscribed to it while held; a message there makes the
+     * watchdog renew the entry at once, which finds a removed lock gone. */
+    const char *channel;
 } rlk_hold_spec;
 
 /* What rlk_wd_release_begin did, for rlk_wd_release_end. */
@@ -207,6 +216,9 @@ long long rlk_wd_release_begin_as(rlk_wd *wd, int kind, const char *name, const 
 long long rlk_wd_release_begin(rlk_wd *wd, const char *name, const char *owner,
                                rlk_wd_ticket *t);
 void rlk_wd_release_end(rlk_wd *wd, rlk_wd_ticket *t, int outcome);
+/* The subscriber's hook: a message on a held lock's channel (a force
+ * unlock, or another holder's release) makes its entries due at once. */
+void rlk_wd_on_message(void *wd, const char *channel, size_t len);
 /* 1 when the watchdog declared (kind, name, owner) lost since it was last acquired. */
 int rlk_wd_is_lost_as(rlk_wd *wd, int kind, const char *name, const char *owner);
 int rlk_wd_is_lost(rlk_wd *wd, const char *name, const char *owner);

@@ -98,8 +98,12 @@ static void rlk_rt_destroy(rlk_rt *rt)
 {
     if (!rt)
         return;
-    rlk_sub_free(rt->sub);
+    /* The watchdog's holds leave their channels on the subscriber: the hook
+     * goes first, then the watchdog, then the subscriber. */
+    if (rt->sub)
+        rlk_sub_set_hook(rt->sub, NULL, NULL);
     rlk_wd_free(rt->wd);
+    rlk_sub_free(rt->sub);
     pthread_mutex_destroy(&rt->cb_mu);
     free(rt);
 }
@@ -134,6 +138,7 @@ static rlk_rt *rlk_rt_create(rlk_client *c)
         rlk_set_error(c, RLK_ERR_NOMEM, "lock runtime: out of memory");
         return NULL;
     }
+    rlk_sub_set_hook(rt->sub, rlk_wd_on_message, rt->wd);
     return rt;
 }
 

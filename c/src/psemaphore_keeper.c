@@ -124,7 +124,9 @@ static void rlk_keeper_lose(rlk_psemaphore_keeper *k, rlk_kept *p, int reason)
 static long long rlk_keeper_round(rlk_psemaphore_keeper *k)
 {
     long long sent = rlk_rt_now_ns(), next = sent + k->period_ns;
-    long long lease_ns = k->lease_ms * RLK_NS_PER_MS;
+    long long margin = k->s->b.c->lost_margin_ms;
+    long long lease_ns = (k->lease_ms - (margin < k->lease_ms ? margin : k->lease_ms)) *
+                         RLK_NS_PER_MS;     /* declared lost this long after the last success */
     int connected = rlk_keeper_connect(k) == RLK_OK;
 
     for (int i = 0; i < k->n; i++) {

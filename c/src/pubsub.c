@@ -62,6 +62,9 @@ struct rlk_sub {
     int kick_pending;
     int kick[2];
     pthread_t thread;
+    pthread_mutex_t hook_mu;    /* held while the hook runs; guards hook, hook_arg */
+    rlk_sub_hook_fn hook;
+    void *hook_arg;
 
     /* Used by the subscriber thread only. */
     redisContext *ctx;
@@ -294,6 +297,18 @@ static void rlk_sub_on_message(rlk_sub *s, const redisReply *chan, const redisRe
         pthread_cond_broadcast(&ch->cv);
     }
     pthread_mutex_unlock(&s->mu);
+    pthread_mutex_lock(&s->hook_mu);
+    if (s->hook && chan->type == REDIS_REPLY_STRING)
+        s->hook(s->hook_arg, chan->str, chan->len);
+    pthread_mutex_unlock(&s->hook_mu);
+}
+
+void rlk_sub_set_hook(rlk_sub *s, rlk_sub_hook_fn fn, void *arg)
+{
+    pthread_mutex_lock(&s->hook_mu);
+    s->hook = fn;
+    s->hook_arg = arg;
+    pthread_mutex_unlock(&s->hook_mu);
 }
 
 static void rlk_sub_on_ack(rlk_sub *s, const redisReply *chan)
@@ -441,6 +456,7 @@ rlk_sub *rlk_sub_new(rlk_client *c, rlk_rt *rt)
         return NULL;
     }
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->hook_mu, NULL);
     return s;
 }
 
@@ -466,6 +482,7 @@ void rlk_sub_free(rlk_sub *s)
     close(s->kick[0]);
     close(s->kick[1]);
     pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->hook_mu);
     free(s);
 }
 
