@@ -282,7 +282,7 @@ static int sem_run_cmd(const sem_opts *o)
         return rc;
     memset(&r, 0, sizeof r);
     r.o = o;
-    if ((r.c = rlk_lc_connect(o->c.url, 0, &rc)) != NULL) {
+    if ((r.c = rlk_lc_connect_margin(o->c.url, 0, o->c.grace_ms + o->c.margin_ms, &rc)) != NULL) {
         rc = sem_with_client(&r, &s);
         rlk_free(r.c);
     }
