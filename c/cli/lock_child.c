@@ -14,6 +14,7 @@
  * rlk's end of a pipe closes without the "done" byte (rlk killed).
  */
 #include <dirent.h>
+#include <linux/close_range.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -69,6 +70,13 @@ static void rlk_lc_fds_add(int fd, void *arg)
     s->fds[s->count++] = fd;
 }
 
+static int rlk_lc_fd_cmp(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+
+    return (x > y) - (x < y);
+}
+
 void rlk_lc_fds_snapshot(rlk_lc_fds *s)
 {
     s->fds = NULL;
@@ -76,6 +84,29 @@ void rlk_lc_fds_snapshot(rlk_lc_fds *s)
     s->known = 1;
     if (rlk_lc_fds_each(rlk_lc_fds_add, s) < 0)
         s->known = 0;
+    if (s->count > 1)
+        qsort(s->fds, s->count, sizeof *s->fds, rlk_lc_fd_cmp);
+}
+
+/* In the child (async-signal-safe): close-on-exec for every descriptor
+ * above 2 but the inherited ones (sorted), including sockets a library
+ * thread opened after rlk_lc_fds_cloexec_new ran in the parent. */
+static void rlk_lc_child_cloexec(const rlk_lc_fds *keep)
+{
+    unsigned int lo = 3;
+
+    if (!keep || !keep->known)
+        return;
+    for (size_t k = 0; k < keep->count; k++) {
+        unsigned int fd = (unsigned int)keep->fds[k];
+
+        if (fd < lo)
+            continue;
+        if (fd > lo)
+            close_range(lo, fd - 1, CLOSE_RANGE_CLOEXEC);
+        lo = fd + 1;
+    }
+    close_range(lo, ~0U, CLOSE_RANGE_CLOEXEC);
 }
 
 void rlk_lc_fds_free(rlk_lc_fds *s)
@@ -159,11 +190,12 @@ static int rlk_lc_has_tty(void)
  * when rlk dies (the getppid check closes the race with a parent that died
  * before prctl); the terminal when rlk had it. */
 static void rlk_lc_child(char *const argv[], char *const env[], const sigset_t *mask, int errfd,
-                         pid_t parent, int tty)
+                         pid_t parent, int tty, const rlk_lc_fds *keep)
 {
     sigset_t ttou;
     int err;
 
+    rlk_lc_child_cloexec(keep);
     setpgid(0, 0);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
         _exit(137);
@@ -265,8 +297,8 @@ static int rlk_lc_exec_result(int fd)
     return n == (ssize_t)sizeof err ? err : 0;
 }
 
-int rlk_lc_spawn(char *const argv[], char *const env[], const sigset_t *child_mask, pid_t *pid,
-                 int *err, int *exec_failed)
+int rlk_lc_spawn(char *const argv[], char *const env[], const sigset_t *child_mask,
+                 const rlk_lc_fds *keep, pid_t *pid, int *err, int *exec_failed)
 {
     int p[2], tty = rlk_lc_has_tty();
     pid_t child, parent = getpid();
@@ -284,7 +316,7 @@ int rlk_lc_spawn(char *const argv[], char *const env[], const sigset_t *child_ma
         return -1;
     }
     if (child == 0)
-        rlk_lc_child(argv, env, child_mask, p[1], parent, tty);
+        rlk_lc_child(argv, env, child_mask, p[1], parent, tty, keep);
     setpgid(child, child);  /* also here: signals to the group work at once */
     close(p[1]);
     *err = rlk_lc_exec_result(p[0]);

@@ -102,7 +102,8 @@ long long rlk_lc_renewed_lease(const rlk_lc_opts *o);
 
 /* Fits the grace into the lease (the fixed one, else the renewed one): sets
  * margin_ms (100 ms + 1 % of the lease) and shortens grace_ms to at most
- * lease/2 - margin (a warning when -k was given). -1 to go on, or exit 2
+ * lease/2 - margin for a fixed lease, lease/3 - margin for a renewed one (a
+ * warning when -k was given). -1 to go on, or exit 2
  * after a message when the lease is shorter than RLK_LC_MIN_LEASE_MS. */
 #define RLK_LC_MIN_LEASE_MS 250LL
 int rlk_lc_fit_grace(const char *cmd, rlk_lc_opts *o);
@@ -134,13 +135,14 @@ char **rlk_lc_env(char *const *ours);
 void rlk_lc_env_free(char **env);
 
 /* fork + execvpe(argv[0], argv, env) with the signal mask child_mask in the
- * child, in a process group of its own (pgid = *pid), with PR_SET_PDEATHSIG
+ * child, no descriptor but keep's (and 0..2) left open across exec (marked
+ * in the child: also sockets the library's threads opened meanwhile), in a process group of its own (pgid = *pid), with PR_SET_PDEATHSIG
  * SIGKILL, holding the terminal when rlk held it (rlk_lc_tty_restore takes
  * it back). 0: *pid runs the command. -1: it could not be started; *err is the
  * errno (of exec, or of pipe/fork) and *exec_failed tells which; a child that
  * failed to exec has been reaped. */
-int rlk_lc_spawn(char *const argv[], char *const env[], const sigset_t *child_mask, pid_t *pid,
-                 int *err, int *exec_failed);
+int rlk_lc_spawn(char *const argv[], char *const env[], const sigset_t *child_mask,
+                 const rlk_lc_fds *keep, pid_t *pid, int *err, int *exec_failed);
 void rlk_lc_tty_restore(void);
 
 /* The guard: a process that kills the command's whole group (SIGKILL) when

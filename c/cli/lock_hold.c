@@ -116,7 +116,7 @@ static int rlk_lc_start(const rlk_lc_hold *h, const rlk_lc_session *s, const rlk
     if (!env)
         return rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
     rlk_lc_fds_cloexec_new(&s->inherited);
-    rc = rlk_lc_spawn(o->cmd, env, old, pid, &err, &exec_failed);
+    rc = rlk_lc_spawn(o->cmd, env, old, &s->inherited, pid, &err, &exec_failed);
     rlk_lc_env_free(env);
     if (rc == 0)
         return -1;

@@ -269,7 +269,10 @@ int rlk_lc_fit_grace(const char *cmd, rlk_lc_opts *o)
         return rlk_cli_usage(cmd, "a lease of %lld ms is too short to stop the command before "
                              "it ends (at least %lld ms)", lease, RLK_LC_MIN_LEASE_MS);
     o->margin_ms = 100 + lease / 100;
-    room = lease / 2 - o->margin_ms;
+    /* A renewed lease: the loss is declared grace + margin before it runs
+     * out from the last success, so never before two renewal periods (one
+     * failed renewal is retried). A fixed lease has no renewals. */
+    room = (o->lease_ms > 0 ? lease / 2 : lease / 3) - o->margin_ms;
     if (o->grace_ms > room) {
         if (o->grace_given) {
             rlk_lc_format_seconds(o->grace_ms, given, sizeof given);

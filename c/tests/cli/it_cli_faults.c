@@ -9,6 +9,7 @@
  *               contender: the first command is gone before the lease ends
  *   renewals    the server hangs (SIGSTOP): the command is stopped before
  *               (last successful renewal sent) + lease
+ *   (fixed and renewals also for `rlk semaphore`: a permit with a lease)
  *   force       `rlk unlock --force` reaches a running holder within a few
  *               hundred ms (not the 10 s renewal period): SIGTERM, exit 6
  *
@@ -236,23 +237,27 @@ static void test_kill9_command_dies_with_rlk(void)
  * shortened (warning), SIGTERM at lease - grace - margin, SIGKILL before
  * the lease ends. Before the fix: SIGTERM at 1000 ms, SIGKILL at 4000 ms,
  * while the second holder ran from about 1000 ms. */
-static void test_fixed_lease_stops_before_it_ends(void)
+static void fixed_lease(const char *cmd, const char *name, const char *lost_line)
 {
-    const char *log = cli_path("fixed.log");
+    const char *log = cli_path(name);
+    int sem = strcmp(cmd, "semaphore") == 0;
     cli_proc p1, p2;
     cli_result r;
     long pid1;
 
-    REQUIRE(START(&p1, "lock", "fb", "-l", "1000", "-k", "3", "--", child_bin, log,
-                  "--trap-term", "--ms", "6000") == 0);
+    REQUIRE((sem ? START(&p1, cmd, name, "-n", "1", "-l", "1000", "-k", "3", "--", child_bin, log,
+                         "--trap-term", "--ms", "6000")
+                 : START(&p1, cmd, name, "-l", "1000", "-k", "3", "--", child_bin, log,
+                         "--trap-term", "--ms", "6000")) == 0);
     pid1 = first_pid(log, 10000);
     REQUIRE(pid1 > 0);
-    REQUIRE(START(&p2, "lock", "fb", "-w", "15", "--", child_bin, log, "--ms", "200") == 0);
+    REQUIRE((sem ? START(&p2, cmd, name, "-n", "1", "-w", "15", "--", child_bin, log, "--ms",
+                         "200")
+                 : START(&p2, cmd, name, "-w", "15", "--", child_bin, log, "--ms", "200")) == 0);
     r = cli_collect(&p1, cli_wait(&p1, 15000), 0);
     expect_status(&r, 6, "fixed lease");
     CHECK_STR_CONTAINS(r.err, "rlk: warning: -k 3 s does not fit in a lease of 1000 ms");
-    CHECK_STR_CONTAINS(r.err, "rlk: lock fb lost (its lease of 1000 ms was running out); "
-                       "command stopped with SIGKILL");
+    CHECK_STR_CONTAINS(r.err, lost_line);
     cli_result_free(&r);
     r = cli_collect(&p2, cli_wait(&p2, 20000), 0);
     expect_status(&r, 0, "the second rlk lock");
@@ -263,25 +268,41 @@ static void test_fixed_lease_stops_before_it_ends(void)
                lg.h[0].term_ns ? (lg.h[0].term_ns - lg.h[0].start_ns) / 1000000 : -1,
                (lg.h[0].last_ns - lg.h[0].start_ns) / 1000000);
     CHECKF(lg.nh >= 1 && lg.h[0].term_ns > 0, "the first command never saw SIGTERM");
-    expect_exclusive(&lg, 2, "fixed lease -l 1000 -k 3");
+    expect_exclusive(&lg, 2, sem ? "semaphore, fixed lease -l 1000 -k 3"
+                                 : "fixed lease -l 1000 -k 3");
     reap_leftover(pid1);
+}
+
+static void test_fixed_lease_stops_before_it_ends(void)
+{
+    fixed_lease("lock", "fb", "rlk: lock fb lost (its lease of 1000 ms was running out); "
+                "command stopped with SIGKILL");
+}
+
+static void test_semaphore_fixed_lease_stops_before_it_ends(void)
+{
+    fixed_lease("semaphore", "sb", "rlk: permit of semaphore sb lost (its lease of 1000 ms was "
+                "running out); command stopped with SIGKILL");
 }
 
 /* Case 2: renewals fail (the server hangs). Every successful renewal was
  * sent before the pause, so the lock may live until t_pause + lease at
  * most: the command must be gone by then. Before the fix the loss was
  * declared at last renewal + lease and the grace came after it. */
-static void test_failing_renewals_stop_before_lease(void)
+static void failing_renewals(const char *cmd, const char *name)
 {
-    const char *log = cli_path("renew.log");
+    const char *log = cli_path(name);
     const long long lease_ms = 1500;
+    int sem = strcmp(cmd, "semaphore") == 0;
     cli_proc p1, p2;
     cli_result r;
     long pid1;
     long long t_pause_ns, gone, left_ms;
 
-    REQUIRE(START(&p1, "lock", "fc", "--watchdog-lease", "1500", "-k", "0.6", "--", child_bin, log,
-                  "--trap-term", "--ms", "15000") == 0);
+    REQUIRE((sem ? START(&p1, cmd, name, "-n", "1", "--watchdog-lease", "1500", "-k", "0.35",
+                         "--", child_bin, log, "--trap-term", "--ms", "15000")
+                 : START(&p1, cmd, name, "--watchdog-lease", "1500", "-k", "0.35", "--", child_bin,
+                         log, "--trap-term", "--ms", "15000")) == 0);
     pid1 = first_pid(log, 10000);
     REQUIRE(pid1 > 0);
     t_pause_ns = rlk_fx_now_ns();
@@ -292,7 +313,9 @@ static void test_failing_renewals_stop_before_lease(void)
     while ((rlk_fx_now_ns() - t_pause_ns) / 1000000 < lease_ms + 200)
         rlk_fx_sleep_ms(10);
     REQUIRE(rlk_fx_resume(&server) == 0);
-    REQUIRE(START(&p2, "lock", "fc", "-w", "15", "--", child_bin, log, "--ms", "100") == 0);
+    REQUIRE((sem ? START(&p2, cmd, name, "-n", "1", "-w", "15", "--", child_bin, log, "--ms",
+                         "100")
+                 : START(&p2, cmd, name, "-w", "15", "--", child_bin, log, "--ms", "100")) == 0);
     r = cli_collect(&p1, cli_wait(&p1, 15000), 0);
     expect_status(&r, 6, "renewals failing");
     cli_result_free(&r);
@@ -306,8 +329,18 @@ static void test_failing_renewals_stop_before_lease(void)
     CHECKF(gone >= 0, "the command still ran %lld ms after the server hung", lease_ms + 3000);
     CHECKF(left_ms > 0, "the command's last stamp was %lld ms after pause + lease (the latest "
            "the lock can have lasted)%s", -left_ms, stall_note(&lg));
-    expect_exclusive(&lg, 2, "failing renewals");
+    expect_exclusive(&lg, 2, sem ? "semaphore, failing renewals" : "failing renewals");
     reap_leftover(pid1);
+}
+
+static void test_failing_renewals_stop_before_lease(void)
+{
+    failing_renewals("lock", "fc");
+}
+
+static void test_semaphore_failing_renewals_stop_before_lease(void)
+{
+    failing_renewals("semaphore", "sc");
 }
 
 /* Case 4: rlk unlock --force reaches the holder through the lock's channel.
@@ -361,6 +394,8 @@ int main(int argc, char **argv)
     RUN_TEST(test_kill9_command_dies_with_rlk);
     RUN_TEST(test_fixed_lease_stops_before_it_ends);
     RUN_TEST(test_failing_renewals_stop_before_lease);
+    RUN_TEST(test_semaphore_fixed_lease_stops_before_it_ends);
+    RUN_TEST(test_semaphore_failing_renewals_stop_before_lease);
     RUN_TEST(test_force_unlock_reaches_holder);
     cli_teardown();
     rlk_fx_stop(&server);
