@@ -8,7 +8,7 @@
  * Appends to LOG (one write() per line, O_APPEND):
  *   start PID NS ALIVE   ALIVE: how many other holders that started in LOG
  *                        and did not log "end" are still running (not a
- *                        zombie) at this moment: must be 0
+ *                        zombie, no SIGKILL pending) at this moment: must be 0
  *   w PID NS             every 5 ms while it runs ("a write")
  *   term PID NS          when SIGTERM arrived (--trap-term, --exit-on-term)
  *   end PID NS           when it finishes on its own (N ms, --exit-on-term)
@@ -58,7 +58,26 @@ static void log_line(const char *what, long long extra, int with_extra)
         _exit(3);
 }
 
-/* 1 when pid runs (exists and is not a zombie). */
+/* 1 when a SIGKILL is pending for pid: it never returns to user space
+ * (the kernel may take a while to tear it down on a loaded machine). */
+static int kill_pending(long pid)
+{
+    char path[64], line[128];
+    FILE *f;
+    int pending = 0;
+
+    snprintf(path, sizeof path, "/proc/%ld/status", pid);
+    if (!(f = fopen(path, "r")))
+        return 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "SigPnd:", 7) == 0 || strncmp(line, "ShdPnd:", 7) == 0)
+            pending |= (strtoull(line + 7, NULL, 16) & (1ULL << (SIGKILL - 1))) != 0;
+    }
+    fclose(f);
+    return pending;
+}
+
+/* 1 when pid runs (exists, is not a zombie, has no SIGKILL pending). */
 static int running(long pid)
 {
     char path[64], buf[256], *p;
@@ -72,7 +91,7 @@ static int running(long pid)
     fclose(f);
     buf[n] = '\0';
     p = strrchr(buf, ')');
-    return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+    return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X' && !kill_pending(pid);
 }
 
 /* Other holders in LOG that started, did not end, and still run. */

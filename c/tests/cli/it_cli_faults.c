@@ -147,7 +147,8 @@ static void expect_exclusive(const fault_log *l, int holders, const char *what)
            what, overlaps, stall_note(l));
     for (int i = 0; i < l->nh; i++)
         CHECKF(l->h[i].alive_at_start == 0, "%s: holder %ld started while %lld other holder(s) "
-               "still ran", what, l->h[i].pid, l->h[i].alive_at_start);
+               "still ran (no SIGKILL pending)%s", what, l->h[i].pid, l->h[i].alive_at_start,
+               stall_note(l));
 }
 
 /* ---------------------------------------------------------------- processes */
