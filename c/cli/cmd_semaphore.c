@@ -33,11 +33,13 @@ static const char semaphore_usage[] =
     "  --no-wait             one attempt, no waiting\n"
     "  -E, --conflict-exit-code CODE\n"
     "                        exit code when no permit is free in time (default 1)\n"
-    "  -l, --lease LEASE_MS  a fixed lease: the permit expires LEASE_MS after it was\n"
-    "                        taken, and COMMAND is stopped if it still runs then\n"
+    "  -l, --lease LEASE_MS  a fixed lease (at least 250): the permit expires LEASE_MS\n"
+    "                        after it was taken; COMMAND is stopped before that, as by\n"
+    "                        rlk lock\n"
     "  -k, --kill-after SECONDS\n"
     "                        when the permit is lost, COMMAND gets SIGTERM, then SIGKILL\n"
-    "                        after this grace period (default 10)\n"
+    "                        after this grace period (default 10; fitted to the lease as\n"
+    "                        for rlk lock)\n"
     "  --watchdog-lease MS   the renewed lease (default 30000)\n"
     "  --url URL             the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
     "\n"
@@ -282,7 +284,7 @@ static int sem_run_cmd(const sem_opts *o)
         return rc;
     memset(&r, 0, sizeof r);
     r.o = o;
-    if ((r.c = rlk_lc_connect(o->c.url, 0, &rc)) != NULL) {
+    if ((r.c = rlk_lc_connect_margin(o->c.url, 0, o->c.grace_ms + o->c.margin_ms, &rc)) != NULL) {
         rc = sem_with_client(&r, &s);
         rlk_free(r.c);
     }

@@ -28,6 +28,11 @@
  * scripts loaded on first use. url NULL: the global --url, then $RLK_URL.
  * NULL after printing the error (*exit_code set). */
 rlk_client *rlk_lc_connect(const char *url, long long watchdog_lease_ms, int *exit_code);
+/* The same with the library's lost margin (rlk_options.lost_margin_ms): a
+ * hold whose renewals fail is reported lost that long before its lease,
+ * counted from the last successful renewal's send, can run out. */
+rlk_client *rlk_lc_connect_margin(const char *url, long long watchdog_lease_ms,
+                                  long long lost_margin_ms, int *exit_code);
 
 /* Prints "rlk: <what>: <errstr of c>" and returns the exit code for rc. */
 int rlk_lc_fail(rlk_client *c, int rc, const char *what);
@@ -71,7 +76,9 @@ typedef struct rlk_lc_opts {
     int wait_given, no_wait;
     long long lease_ms;         /* 0: a renewed lease (watchdog, keeper, extend) */
     long long wd_lease_ms;      /* the renewed lease; 0: the default (30000) */
-    long long grace_ms;         /* SIGTERM .. SIGKILL when lost */
+    long long grace_ms;         /* SIGTERM .. SIGKILL when lost; fitted to the lease */
+    int grace_given;            /* -k was given */
+    long long margin_ms;        /* SIGKILL this long before a lease can end (rlk_lc_fit_grace) */
     int conflict_code;          /* exit code when not acquired */
     char **cmd;                 /* NULL-terminated, after "--" */
 } rlk_lc_opts;
@@ -92,6 +99,14 @@ int rlk_lc_take_command(const char *cmd, int argc, char **argv, int i, rlk_lc_op
 
 /* The renewed lease in ms (wd_lease_ms, or the default). */
 long long rlk_lc_renewed_lease(const rlk_lc_opts *o);
+
+/* Fits the grace into the lease (the fixed one, else the renewed one): sets
+ * margin_ms (100 ms + 1 % of the lease) and shortens grace_ms to at most
+ * lease/2 - margin for a fixed lease, lease/3 - margin for a renewed one (a
+ * warning when -k was given). -1 to go on, or exit 2
+ * after a message when the lease is shorter than RLK_LC_MIN_LEASE_MS. */
+#define RLK_LC_MIN_LEASE_MS 250LL
+int rlk_lc_fit_grace(const char *cmd, rlk_lc_opts *o);
 
 /* "lock X: still held after 2 s" / "held by another" (exit conflict_code),
  * with " (detail)" when detail is not NULL. */
@@ -120,11 +135,26 @@ char **rlk_lc_env(char *const *ours);
 void rlk_lc_env_free(char **env);
 
 /* fork + execvpe(argv[0], argv, env) with the signal mask child_mask in the
- * child. 0: *pid runs the command. -1: it could not be started; *err is the
+ * child, no descriptor but keep's (and 0..2) left open across exec (marked
+ * in the child: also sockets the library's threads opened meanwhile), in a process group of its own (pgid = *pid), with PR_SET_PDEATHSIG
+ * SIGKILL, holding the terminal when rlk held it (rlk_lc_tty_restore takes
+ * it back). 0: *pid runs the command. -1: it could not be started; *err is the
  * errno (of exec, or of pipe/fork) and *exec_failed tells which; a child that
  * failed to exec has been reaped. */
-int rlk_lc_spawn(char *const argv[], char *const env[], const sigset_t *child_mask, pid_t *pid,
-                 int *err, int *exec_failed);
+int rlk_lc_spawn(char *const argv[], char *const env[], const sigset_t *child_mask,
+                 const rlk_lc_fds *keep, pid_t *pid, int *err, int *exec_failed);
+void rlk_lc_tty_restore(void);
+
+/* The guard: a process that kills the command's whole group (SIGKILL) when
+ * rlk dies without stopping it first. */
+typedef struct rlk_lc_guard_t {
+    pid_t pid;
+    int fd;             /* rlk's end of the pipe; -1: no guard */
+} rlk_lc_guard_t;
+/* 0, or -1 (errno; no guard: PR_SET_PDEATHSIG still kills the direct child). */
+int rlk_lc_guard_start(pid_t group, rlk_lc_guard_t *g);
+/* Tells the guard the command has ended and reaps it. */
+void rlk_lc_guard_stop(rlk_lc_guard_t *g);
 
 /* ---------------------------------------------------------------- lock_hold.c */
 
@@ -203,6 +233,7 @@ typedef struct rlk_lc_watch {
     int lost_fd;                /* read end of the lost-report pipe */
     rlk_lc_hold *hold;          /* deadline, renewal */
     long long grace_ms;         /* SIGTERM .. SIGKILL */
+    long long margin_ms;        /* SIGKILL this long before the hold's deadline */
     /* out */
     int status;                 /* the command's wait status */
     int lost;                   /* 1: the hold was lost and the command stopped */

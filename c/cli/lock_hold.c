@@ -55,7 +55,8 @@ void rlk_lc_hold_free(rlk_lc_hold *h)
 void rlk_lc_hold_fixed_lease(rlk_lc_hold *h, long long acquired_ns, long long lease_ms)
 {
     h->deadline_ns = acquired_ns + lease_ms * 1000000LL;
-    snprintf(h->deadline_why, sizeof h->deadline_why, "its lease of %lld ms ran out", lease_ms);
+    snprintf(h->deadline_why, sizeof h->deadline_why, "its lease of %lld ms was running out",
+             lease_ms);
 }
 
 /* ---------------------------------------------------------------- the session */
@@ -117,7 +118,7 @@ static int rlk_lc_start(const rlk_lc_hold *h, const rlk_lc_session *s, const rlk
     if (!env)
         return rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
     rlk_lc_fds_cloexec_new(&s->inherited);
-    rc = rlk_lc_spawn(o->cmd, env, old, pid, &err, &exec_failed);
+    rc = rlk_lc_spawn(o->cmd, env, old, &s->inherited, pid, &err, &exec_failed);
     rlk_lc_env_free(env);
     if (rc == 0)
         return -1;
@@ -133,6 +134,7 @@ static int rlk_lc_run_blocked(rlk_lc_hold *h, const rlk_lc_session *s, const rlk
                               const sigset_t *set, const sigset_t *old, rlk_lc_watch *w)
 {
     int sigfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
+    rlk_lc_guard_t guard;
     pid_t pid;
     int rc;
 
@@ -146,7 +148,13 @@ static int rlk_lc_run_blocked(rlk_lc_hold *h, const rlk_lc_session *s, const rlk
         w->lost_fd = s->lost_rd;
         w->hold = h;
         w->grace_ms = o->grace_ms;
+        w->margin_ms = o->margin_ms;
+        if (rlk_lc_guard_start(pid, &guard) < 0)
+            rlk_cli_fail(RLK_EXIT_REPLY, "warning: no guard process (%s): if rlk is killed, "
+                         "only the command's own process dies with it", strerror(errno));
         rc = rlk_lc_watch_run(w) == 0 ? -2 : RLK_EXIT_REPLY;
+        rlk_lc_guard_stop(&guard);
+        rlk_lc_tty_restore();
     }
     close(sigfd);
     return rc;

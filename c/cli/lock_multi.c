@@ -77,7 +77,8 @@ static rlk_client *multi_client(multi_run *r, char *url, int *rc)
             return r->clients[k];
         }
     }
-    if (!(c = rlk_lc_connect(url ? url : r->o->c.url, r->o->c.wd_lease_ms, rc))) {
+    if (!(c = rlk_lc_connect_margin(url ? url : r->o->c.url, r->o->c.wd_lease_ms,
+                                    r->o->c.grace_ms + r->o->c.margin_ms, rc))) {
         free(url);
         return NULL;
     }

@@ -358,7 +358,8 @@ int rlk_lc_lock_single(const rlk_lc_lock_opts *o)
         return rc;
     memset(&l, 0, sizeof l);
     l.mode = o->mode;
-    l.c = rlk_lc_connect(o->c.url, o->c.wd_lease_ms, &rc);
+    l.c = rlk_lc_connect_margin(o->c.url, o->c.wd_lease_ms, o->c.grace_ms + o->c.margin_ms,
+                                &rc);
     if (l.c) {
         sink.name = o->names[0];
         sink.fd = s.lost_wr;

@@ -13,6 +13,12 @@
 
 rlk_client *rlk_lc_connect(const char *url, long long watchdog_lease_ms, int *exit_code)
 {
+    return rlk_lc_connect_margin(url, watchdog_lease_ms, 0, exit_code);
+}
+
+rlk_client *rlk_lc_connect_margin(const char *url, long long watchdog_lease_ms,
+                                  long long lost_margin_ms, int *exit_code)
+{
     rlk_options o;
     rlk_client *c;
 
@@ -21,6 +27,7 @@ rlk_client *rlk_lc_connect(const char *url, long long watchdog_lease_ms, int *ex
     o.no_preload = 1;
     o.pool_size = 1;
     o.watchdog_lease_ms = watchdog_lease_ms;
+    o.lost_margin_ms = lost_margin_ms;
     c = rlk_connect(&o);
     if (!c) {
         *exit_code = rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
@@ -214,8 +221,10 @@ static int rlk_lc_common_value(const char *cmd, int argc, char **argv, int *i, r
         got = rlk_lc_parse_ms(cmd, "-l", v, &o->lease_ms) < 0 ? -1 : 1;
     if (got == 0 && (got = rlk_lc_opt(cmd, argc, argv, i, "-E", "--conflict-exit-code", &v)) > 0)
         got = rlk_lc_parse_exit(cmd, "-E", v, &o->conflict_code) < 0 ? -1 : 1;
-    if (got == 0 && (got = rlk_lc_opt(cmd, argc, argv, i, "-k", "--kill-after", &v)) > 0)
+    if (got == 0 && (got = rlk_lc_opt(cmd, argc, argv, i, "-k", "--kill-after", &v)) > 0) {
+        o->grace_given = 1;
         got = rlk_lc_parse_seconds(cmd, "-k", v, &o->grace_ms) < 0 ? -1 : 1;
+    }
     if (got == 0 && (got = rlk_lc_opt(cmd, argc, argv, i, NULL, "--watchdog-lease", &v)) > 0)
         got = rlk_lc_parse_count(cmd, "option --watchdog-lease", v, 3, RLK_LC_MAX_MS,
                                  &o->wd_lease_ms) < 0 ? -1 : 1;
@@ -248,6 +257,31 @@ int rlk_lc_take_command(const char *cmd, int argc, char **argv, int i, rlk_lc_op
     if (o->no_wait)
         o->wait_ms = 0;
     o->cmd = argv + i + 1;
+    return rlk_lc_fit_grace(cmd, o);
+}
+
+int rlk_lc_fit_grace(const char *cmd, rlk_lc_opts *o)
+{
+    long long lease = o->lease_ms > 0 ? o->lease_ms : rlk_lc_renewed_lease(o), room;
+    char given[32], fitted[32];
+
+    if (lease < RLK_LC_MIN_LEASE_MS)
+        return rlk_cli_usage(cmd, "a lease of %lld ms is too short to stop the command before "
+                             "it ends (at least %lld ms)", lease, RLK_LC_MIN_LEASE_MS);
+    o->margin_ms = 100 + lease / 100;
+    /* A renewed lease: the loss is declared grace + margin before it runs
+     * out from the last success, so never before two renewal periods (one
+     * failed renewal is retried). A fixed lease has no renewals. */
+    room = (o->lease_ms > 0 ? lease / 2 : lease / 3) - o->margin_ms;
+    if (o->grace_ms > room) {
+        if (o->grace_given) {
+            rlk_lc_format_seconds(o->grace_ms, given, sizeof given);
+            rlk_lc_format_seconds(room, fitted, sizeof fitted);
+            fprintf(stderr, "rlk: warning: -k %s s does not fit in a lease of %lld ms: the "
+                    "command gets SIGKILL %s s after SIGTERM\n", given, lease, fitted);
+        }
+        o->grace_ms = room;
+    }
     return -1;
 }
 

@@ -11,6 +11,10 @@
  *   - the hold's deadline (a fixed lease, RedLock's validity), its renewal
  *     step (RedLock's extend, every third of the lease), and the SIGKILL
  *     deadline once the command was sent SIGTERM.
+ *
+ * The command runs in a process group of its own: every signal goes to the
+ * group. A deadline stops it before the lease ends, not at its end: SIGTERM
+ * at deadline - grace - margin, SIGKILL at deadline - margin.
  */
 #include <errno.h>
 #include <poll.h>
@@ -53,8 +57,21 @@ static void rlk_lc_stop(rlk_lc_watch *w, const char *why)
     w->lost = 1;
     w->renew_at_ns = -1;
     snprintf(w->why, sizeof w->why, "%s", why);
-    kill(w->pid, SIGTERM);
+    kill(-w->pid, SIGTERM);
     w->kill_deadline_ns = rlk_lc_now_ns() + w->grace_ms * RLK_NS_PER_MS;
+    /* SIGKILL no later than margin before the lease ends. */
+    if (w->hold->deadline_ns >= 0 &&
+        w->hold->deadline_ns - w->margin_ms * RLK_NS_PER_MS < w->kill_deadline_ns)
+        w->kill_deadline_ns = w->hold->deadline_ns - w->margin_ms * RLK_NS_PER_MS;
+}
+
+/* When the command must get SIGTERM so that SIGKILL comes margin before the
+ * hold's deadline; -1: no deadline. */
+static long long rlk_lc_term_at(const rlk_lc_watch *w)
+{
+    if (w->hold->deadline_ns < 0)
+        return -1;
+    return w->hold->deadline_ns - (w->grace_ms + w->margin_ms) * RLK_NS_PER_MS;
 }
 
 /* The hold's renewal step, when due: reschedules it, or stops the command. */
@@ -88,10 +105,10 @@ static void rlk_lc_deadlines(rlk_lc_watch *w)
         return;
     rlk_lc_renew(w);
     now = rlk_lc_now_ns();
-    if (!w->lost && w->hold->deadline_ns >= 0 && now >= w->hold->deadline_ns)
+    if (!w->lost && w->hold->deadline_ns >= 0 && now >= rlk_lc_term_at(w))
         rlk_lc_stop(w, w->hold->deadline_why);
     if (w->kill_deadline_ns >= 0 && now >= w->kill_deadline_ns) {
-        kill(w->pid, SIGKILL);
+        kill(-w->pid, SIGKILL);
         w->killed = 1;
         w->kill_deadline_ns = -1;
     }
@@ -103,7 +120,7 @@ static int rlk_lc_timeout(const rlk_lc_watch *w)
     long long next = -1, now = rlk_lc_now_ns(), ms;
 
     if (!w->lost && w->hold->deadline_ns >= 0)
-        next = w->hold->deadline_ns;
+        next = rlk_lc_term_at(w);
     if (!w->lost && w->renew_at_ns >= 0 && (next < 0 || w->renew_at_ns < next))
         next = w->renew_at_ns;
     if (w->kill_deadline_ns >= 0 && (next < 0 || w->kill_deadline_ns < next))
@@ -132,13 +149,14 @@ static void rlk_lc_reap(rlk_lc_watch *w)
     }
 }
 
-/* A signal from the terminal (SI_KERNEL) went to the whole foreground
- * process group, the command included: forwarding it would deliver it twice. */
+/* To the command's whole group. The terminal's own signals (Ctrl-C) reach
+ * only the foreground group: the command's when it took the terminal, else
+ * rlk's, which then passes them on. */
 static void rlk_lc_forward(rlk_lc_watch *w, const struct signalfd_siginfo *si)
 {
-    if (si->ssi_code == SI_KERNEL || w->reaped)
+    if (w->reaped)
         return;
-    kill(w->pid, (int)si->ssi_signo);
+    kill(-w->pid, (int)si->ssi_signo);
 }
 
 static int rlk_lc_read_signals(rlk_lc_watch *w)
@@ -170,7 +188,7 @@ static void rlk_lc_read_lost(rlk_lc_watch *w)
 static int rlk_lc_abort(rlk_lc_watch *w, const char *what)
 {
     rlk_cli_fail(RLK_EXIT_REPLY, "%s: %s; killing the command", what, strerror(errno));
-    kill(w->pid, SIGKILL);
+    kill(-w->pid, SIGKILL);
     while (waitpid(w->pid, &w->status, 0) < 0 && errno == EINTR)
         ;
     w->reaped = 1;
@@ -198,5 +216,9 @@ int rlk_lc_watch_run(rlk_lc_watch *w)
             rlk_lc_read_lost(w);
         rlk_lc_deadlines(w);
     }
+    /* A lost hold: what the command left running in its group (it had
+     * SIGTERM already) does not outlive it. */
+    if (w->lost)
+        kill(-w->pid, SIGKILL);
     return 0;
 }

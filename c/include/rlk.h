@@ -75,6 +75,10 @@ typedef struct rlk_options {
     int pool_size;            /* <= 0: 4 connections */
     long long watchdog_lease_ms; /* <= 0: 30000 */
     int no_preload;           /* nonzero: do not SCRIPT LOAD on connect (load on NOSCRIPT) */
+    long long lost_margin_ms; /* <= 0: 0. A lock (or kept permit) whose renewals keep failing
+                                 is declared lost (RLK_LOST_EXPIRED) lost_margin_ms before its
+                                 lease, counted from the send of its last successful renewal,
+                                 runs out: the time the application needs to stop using it */
 } rlk_options;
 
 void rlk_options_init(rlk_options *opts);
@@ -157,9 +161,18 @@ const char *rlk_client_uuid(const rlk_client *c);
 /* Why a lock was lost. */
 enum rlk_lost_reason {
     RLK_LOST_GONE = 1,    /* a renewal found the lock no longer held by this holder */
-    RLK_LOST_EXPIRED = 2  /* renewals failed (errors) until its lease had certainly run out */
+    RLK_LOST_EXPIRED = 2  /* renewals failed (errors) until lost_margin_ms before its lease,
+                             counted from the send of the last successful renewal, runs out */
 };
-/* Called from the watchdog thread, once per lost lock; must not block long. */
+/* Called from the watchdog thread, once per lost lock; must not block long.
+ * When: RLK_LOST_GONE as soon as a renewal replies the holder no longer has
+ * it - at once (about a round trip) after a force unlock of a reentrant,
+ * read-write or fenced lock, whose channel the holder listens on while it
+ * holds it; at the next renewal (a third of the lease) for a fair lock or
+ * a plain DEL. RLK_LOST_EXPIRED at (send time of the last successful
+ * renewal or acquire) + lease - rlk_options.lost_margin_ms: with the
+ * default margin 0 the server may already have expired the lock. Only
+ * lease-less (watchdog) locks are watched. */
 typedef void (*rlk_lost_fn)(const char *name, const char *owner, int reason, void *userdata);
 void rlk_set_lost_callback(rlk_client *c, rlk_lost_fn fn, void *userdata);
 

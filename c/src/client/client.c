@@ -48,6 +48,7 @@ static void rlk_client_defaults(rlk_client *c, const rlk_options *o)
         c->pool_size = RLK_MAX_POOL;
     c->watchdog_lease_ms = o->watchdog_lease_ms > 0 ? o->watchdog_lease_ms
                                                     : RLK_DEFAULT_WATCHDOG_LEASE_MS;
+    c->lost_margin_ms = o->lost_margin_ms > 0 ? o->lost_margin_ms : 0;
     c->no_preload = o->no_preload != 0;
 }
 

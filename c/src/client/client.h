@@ -43,6 +43,7 @@ struct rlk_client {
     int connect_timeout_ms;
     int command_timeout_ms;
     long long watchdog_lease_ms;
+    long long lost_margin_ms;
     int no_preload;
 
     rlk_script_set scripts;

@@ -128,7 +128,8 @@ static int rlk_fenced_attempt(void *arg, long long *ttl)
     const char *keys[2] = {f->b.name, f->token_key};
     char lease[24];
     const char *args[2] = {lease, a->owner};
-    rlk_hold_spec h = {RLK_KIND_FENCED, f->b.name, a->owner, 2, {f->b.name, f->token_key, NULL}};
+    rlk_hold_spec h = {RLK_KIND_FENCED, f->b.name, a->owner, 2, {f->b.name, f->token_key, NULL},
+                       f->b.channel};
     long long sent = rlk_clock_now_ns();
     redisReply *r = NULL;
     int rc;

@@ -127,7 +127,8 @@ static int rlk_lock_attempt(void *arg, long long *ttl)
     const char *keys[1] = {l->b.name};
     char lease[24];
     const char *args[2] = {lease, a->owner};
-    rlk_hold_spec h = {RLK_KIND_LOCK, l->b.name, a->owner, 1, {l->b.name, NULL, NULL}};
+    rlk_hold_spec h = {RLK_KIND_LOCK, l->b.name, a->owner, 1, {l->b.name, NULL, NULL},
+                       l->b.channel};
     long long sent = rlk_clock_now_ns();
     redisReply *r = NULL;
     int rc;

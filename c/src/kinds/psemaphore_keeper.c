@@ -87,6 +87,26 @@ static int rlk_keeper_connect(rlk_psemaphore_keeper *k)
     return rc;
 }
 
+/* ... and never past the moment the permit would be declared lost
+ * (left_ns from now; 10 ms at least): a hung server cannot delay that. */
+static void rlk_keeper_bound_wait(rlk_psemaphore_keeper *k, long long left_ns)
+{
+    long long ms = k->period_ns / RLK_NS_PER_MS;
+    struct timeval tv;
+
+    if (!k->ctx)
+        return;
+    ms = ms < 100 ? 100 : ms > k->s->b.c->command_timeout_ms ? k->s->b.c->command_timeout_ms : ms;
+    if (left_ns / RLK_NS_PER_MS < ms)
+        ms = left_ns / RLK_NS_PER_MS;
+    if (ms < 10)
+        ms = 10;
+    tv.tv_sec = (time_t)(ms / 1000);
+    tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+    if (redisSetTimeout(k->ctx, tv) != REDIS_OK)
+        rlk_keeper_disconnect(k);
+}
+
 /* ---------------------------------------------------------------- one round */
 
 /* update_lease of one permit: 1 renewed, 0 gone, -1 error. */
@@ -129,7 +149,9 @@ static void rlk_keeper_lose(rlk_psemaphore_keeper *k, rlk_kept *p, int reason)
 static long long rlk_keeper_round(rlk_psemaphore_keeper *k)
 {
     long long sent = rlk_clock_now_ns(), next = sent + k->period_ns;
-    long long lease_ns = k->lease_ms * RLK_NS_PER_MS;
+    long long margin = k->s->b.c->lost_margin_ms;
+    long long lease_ns = (k->lease_ms - (margin < k->lease_ms ? margin : k->lease_ms)) *
+                         RLK_NS_PER_MS;     /* declared lost this long after the last success */
     int connected = rlk_keeper_connect(k) == RLK_OK;
 
     for (int i = 0; i < k->n; i++) {
@@ -138,6 +160,7 @@ static long long rlk_keeper_round(rlk_psemaphore_keeper *k)
 
         if (p->lost)
             continue;
+        rlk_keeper_bound_wait(k, p->last_ok_ns + lease_ns - rlk_clock_now_ns());
         got = connected && k->ctx ? rlk_keeper_renew(k, p) : -1;
         if (got == 1) {
             p->last_ok_ns = sent;

@@ -140,6 +140,7 @@ static void rlk_rw_spec(const rlk_rwlock *rw, int side, const char *owner, rlk_h
     h->keys[0] = rw->b.name;
     h->keys[1] = rw->prefix;
     h->nkeys = side == RLK_RW_WRITE ? 1 : 2;    /* renew_writer: lock; renew_readers: + prefix */
+    h->channel = rw->b.channel;
 }
 
 /* Sends one release of side for owner; the reply's outcome (or ERROR). */

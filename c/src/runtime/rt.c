@@ -43,8 +43,12 @@ static void rlk_rt_destroy(rlk_rt *rt)
 {
     if (!rt)
         return;
-    rlk_sub_free(rt->sub);
+    /* The watchdog's holds leave their channels on the subscriber: the hook
+     * goes first, then the watchdog, then the subscriber. */
+    if (rt->sub)
+        rlk_sub_set_hook(rt->sub, NULL, NULL);
     rlk_wd_free(rt->wd);
+    rlk_sub_free(rt->sub);
     pthread_mutex_destroy(&rt->cb_mu);
     free(rt);
 }
@@ -73,12 +77,13 @@ static rlk_rt *rlk_rt_create(rlk_client *c)
         return NULL;
     }
     rt->sub = rlk_sub_new(c, &rt->counters, &rt->interrupted);
-    rt->wd = rlk_wd_new(c, &rt->counters, rlk_rt_report_lost, rt);
+    rt->wd = rlk_wd_new(c, &rt->counters, rt->sub, rlk_rt_report_lost, rt);
     if (!rt->sub || !rt->wd) {
         rlk_rt_destroy(rt);
         rlk_set_error(c, RLK_ERR_NOMEM, "lock runtime: out of memory");
         return NULL;
     }
+    rlk_sub_set_hook(rt->sub, rlk_wd_on_message, rt->wd);
     return rt;
 }
 

@@ -72,6 +72,9 @@ struct rlk_sub {
                                    shuts it down so that a round trip blocked on a server that
                                    stopped answering (CLIENT SETNAME) ends at once */
     pthread_t thread;
+    pthread_mutex_t hook_mu;    /* held while the hook runs; guards hook, hook_arg */
+    rlk_sub_hook_fn hook;
+    void *hook_arg;
 
     /* Used by the subscriber thread only. */
     redisContext *ctx;
@@ -318,6 +321,18 @@ static void rlk_sub_on_message(rlk_sub *s, const redisReply *chan, const redisRe
         pthread_cond_broadcast(&ch->cv);
     }
     pthread_mutex_unlock(&s->mu);
+    pthread_mutex_lock(&s->hook_mu);
+    if (s->hook && chan->type == REDIS_REPLY_STRING)
+        s->hook(s->hook_arg, chan->str, chan->len);
+    pthread_mutex_unlock(&s->hook_mu);
+}
+
+void rlk_sub_set_hook(rlk_sub *s, rlk_sub_hook_fn fn, void *arg)
+{
+    pthread_mutex_lock(&s->hook_mu);
+    s->hook = fn;
+    s->hook_arg = arg;
+    pthread_mutex_unlock(&s->hook_mu);
 }
 
 static void rlk_sub_on_ack(rlk_sub *s, const redisReply *chan)
@@ -467,6 +482,7 @@ rlk_sub *rlk_sub_new(rlk_client *c, rlk_rt_counters *counters, const atomic_int 
         return NULL;
     }
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->hook_mu, NULL);
     return s;
 }
 
@@ -494,6 +510,7 @@ void rlk_sub_free(rlk_sub *s)
     close(s->kick[0]);
     close(s->kick[1]);
     pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->hook_mu);
     free(s);
 }
 

@@ -46,5 +46,10 @@ void rlk_sub_interrupt(rlk_sub *s);
 /* Adds a permit to a confirmed channel, as a message 0 would: the local
  * shortcut of a release made by this process (the message still comes). */
 void rlk_sub_poke(rlk_sub *s, rlk_sub_chan *ch);
+/* Called from the subscriber thread (no subscriber lock held) with the
+ * channel of every message received; NULL clears it. When this returns, no
+ * call of the previous hook is running. */
+typedef void (*rlk_sub_hook_fn)(void *arg, const char *channel, size_t len);
+void rlk_sub_set_hook(rlk_sub *s, rlk_sub_hook_fn fn, void *arg);
 
 #endif /* RLK_SUB_H */

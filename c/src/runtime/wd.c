@@ -59,6 +59,10 @@ struct rlk_hold {
     int failing;                /* the last renewal attempt failed */
     long long last_ok_ns;       /* send time of the acquire or of the last successful renewal */
     long long next_due_ns;
+    rlk_sub *sub;               /* watchdog entries: subscribed to channel while held */
+    rlk_sub_chan *sub_ch;
+    char *channel;
+    int nudged;                 /* a message came while in flight: renew again at once */
 };
 
 typedef struct rlk_lost_mark {
@@ -80,6 +84,7 @@ typedef struct rlk_lost_note {
 struct rlk_wd {
     rlk_client *c;
     rlk_rt_counters *counters;
+    rlk_sub *sub;               /* the client's subscriber: held locks' channels */
     rlk_wd_report_fn report;    /* installed by the runtime state (rt.c) */
     void *report_ud;
     pthread_mutex_t mu;
@@ -94,6 +99,8 @@ struct rlk_wd {
     pthread_t thread;
     long long lease_ms;
     long long period_ns;
+    long long lost_after_ns;    /* failing entries are lost this long after last_ok_ns */
+    long long round_limit_ns;   /* this round's replies are waited for at most this long */
 
     /* Used by the thread only. */
     redisContext *ctx;
@@ -163,6 +170,9 @@ static void rlk_hold_free(rlk_hold *e)
 {
     if (!e)
         return;
+    if (e->sub_ch)
+        rlk_sub_leave(e->sub, e->sub_ch);
+    free(e->channel);
     for (int i = 1; i < e->nkeys; i++)     /* keys[0] is name */
         free(e->keys[i]);
     free(e->name);
@@ -188,6 +198,10 @@ static rlk_hold *rlk_hold_new(rlk_wd *wd, const rlk_hold_spec *h)
         e->nkeys += ok;
     }
     if (!ok) {
+        rlk_hold_free(e);
+        return NULL;
+    }
+    if (h->channel && !(e->channel = strdup(h->channel))) {
         rlk_hold_free(e);
         return NULL;
     }
@@ -293,7 +307,9 @@ static void rlk_wd_disconnect(rlk_wd *wd)
 
 /* A renewal slower than a period is retried rather than waited for: the
  * connection's timeout is the period (100 ms at least), never more than the
- * client's command timeout. */
+ * client's command timeout, and never past the moment the round's first
+ * entry would be declared lost (wd->round_limit_ns, 10 ms at least), so a
+ * hanging server cannot delay the declaration. */
 static int rlk_wd_set_timeout(rlk_wd *wd)
 {
     long long ms = wd->period_ns / RLK_NS_PER_MS;
@@ -301,6 +317,10 @@ static int rlk_wd_set_timeout(rlk_wd *wd)
 
     if (ms < 100)
         ms = 100;
+    if (wd->round_limit_ns > 0 && wd->round_limit_ns / RLK_NS_PER_MS < ms)
+        ms = wd->round_limit_ns / RLK_NS_PER_MS;
+    if (ms < 10)
+        ms = 10;
     if (ms > wd->c->command_timeout_ms)
         ms = wd->c->command_timeout_ms;
     tv.tv_sec = (time_t)(ms / 1000);
@@ -518,6 +538,15 @@ static void rlk_wd_renew(rlk_wd *wd, int n)
 
     snprintf(lease, sizeof lease, "%lld", wd->lease_ms);
     wd->conn_failed = 0;
+    wd->round_limit_ns = -1;
+    for (int i = 0; i < n; i++) {
+        long long left = wd->batch[i]->last_ok_ns + wd->lost_after_ns - rlk_clock_now_ns();
+
+        if (wd->round_limit_ns < 0 || left < wd->round_limit_ns)
+            wd->round_limit_ns = left;
+    }
+    if (wd->ctx && rlk_wd_set_timeout(wd) != RLK_OK)
+        rlk_wd_disconnect(wd);
     for (int i = 0; i < n; i++)
         wd->results[i] = -1;
     rlk_wd_renew_reentrant(wd, n, lease);
@@ -554,7 +583,7 @@ static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_lost_note **not
 /* Drops the failing entries whose lease has run out by the clock. */
 static void rlk_wd_expire(rlk_wd *wd, long long now, rlk_lost_note **notes)
 {
-    long long lease_ns = wd->lease_ms * RLK_NS_PER_MS;
+    long long lease_ns = wd->lost_after_ns;
     rlk_hold *e = wd->holds;
 
     while (e) {
@@ -594,7 +623,7 @@ static long long rlk_wd_next_due(rlk_wd *wd)
 
 static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_lost_note **notes)
 {
-    long long now = rlk_clock_now_ns(), lease_ns = wd->lease_ms * RLK_NS_PER_MS;
+    long long now = rlk_clock_now_ns(), lease_ns = wd->lost_after_ns;
 
     for (int i = 0; i < n; i++) {
         rlk_hold *e = wd->batch[i];
@@ -603,7 +632,8 @@ static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_lost_note **n
         e->failing = wd->results[i] < 0;
         if (wd->results[i] == 1) {
             e->last_ok_ns = sent_ns;
-            e->next_due_ns = sent_ns + wd->period_ns;
+            e->next_due_ns = e->nudged ? now : sent_ns + wd->period_ns;
+            e->nudged = 0;
         } else if (wd->results[i] == 0) {
             rlk_wd_lose(wd, e, RLK_LOST_GONE, notes);
         } else if (now - e->last_ok_ns >= lease_ns) {
@@ -706,6 +736,14 @@ static int rlk_wd_start(rlk_wd *wd)
 
 /* ---------------------------------------------------------------- life cycle */
 
+/* The lost margin, at most the lease. */
+static long long rlk_wd_margin_ms(long long margin_ms, long long lease_ms)
+{
+    if (margin_ms <= 0)
+        return 0;
+    return margin_ms < lease_ms ? margin_ms : lease_ms;
+}
+
 static void rlk_wd_free_arrays(rlk_wd *wd)
 {
     free(wd->batch);
@@ -715,7 +753,8 @@ static void rlk_wd_free_arrays(rlk_wd *wd)
     free(wd->args);
 }
 
-rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_wd_report_fn report, void *ud)
+rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_sub *sub,
+                   rlk_wd_report_fn report, void *ud)
 {
     rlk_wd *wd = calloc(1, sizeof *wd);
 
@@ -723,6 +762,7 @@ rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_wd_report_fn re
         return NULL;
     wd->c = c;
     wd->counters = counters;
+    wd->sub = sub;
     wd->report = report;
     wd->report_ud = ud;
     wd->lease_ms = c->watchdog_lease_ms > 0 ? c->watchdog_lease_ms : RLK_DEFAULT_WATCHDOG_LEASE_MS;
@@ -731,6 +771,8 @@ rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_wd_report_fn re
     wd->period_ns = wd->lease_ms * RLK_NS_PER_MS / 3;
     if (wd->period_ns < RLK_NS_PER_MS)
         wd->period_ns = RLK_NS_PER_MS;
+    wd->lost_after_ns = (wd->lease_ms - rlk_wd_margin_ms(c->lost_margin_ms, wd->lease_ms)) *
+                        RLK_NS_PER_MS;
     wd->batch = calloc(RLK_WD_BATCH_MAX, sizeof *wd->batch);
     wd->results = calloc(RLK_WD_BATCH_MAX, sizeof *wd->results);
     wd->idx = calloc(RLK_WD_BATCH_MAX, sizeof *wd->idx);
@@ -779,6 +821,41 @@ void rlk_wd_free(rlk_wd *wd)
 
 /* ---------------------------------------------------------------- the lock API's calls */
 
+/* A watchdog entry with a channel listens to it while held (wd->mu held;
+ * the subscriber's lock nests inside it). Without a subscription the next
+ * renewal still finds a removed lock. */
+static void rlk_wd_subscribe(rlk_wd *wd, rlk_hold *e)
+{
+    if (!e->channel || e->sub_ch)
+        return;
+    if (wd->sub && rlk_sub_join(wd->sub, e->channel, &e->sub_ch) == RLK_OK)
+        e->sub = wd->sub;
+    else
+        e->sub_ch = NULL;
+}
+
+void rlk_wd_on_message(void *arg, const char *channel, size_t len)
+{
+    rlk_wd *wd = arg;
+    long long now = rlk_clock_now_ns();
+    int due = 0;
+
+    pthread_mutex_lock(&wd->mu);
+    for (rlk_hold *e = wd->holds; e; e = e->next) {
+        if (!e->watchdog || !e->channel || strlen(e->channel) != len ||
+            memcmp(e->channel, channel, len) != 0)
+            continue;
+        if (e->inflight)
+            e->nudged = 1;
+        else
+            e->next_due_ns = now;
+        due = 1;
+    }
+    if (due)
+        pthread_cond_signal(&wd->wake);
+    pthread_mutex_unlock(&wd->mu);
+}
+
 int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, int watchdog,
                        long long sent_ns, long long token)
 {
@@ -798,6 +875,7 @@ int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, i
         if (watchdog) {
             /* The acquire reset the lease to the watchdog lease when it ran. */
             e->watchdog = 1;
+            rlk_wd_subscribe(wd, e);
             if (sent_ns > e->last_ok_ns)
                 e->last_ok_ns = sent_ns;
             if (!e->inflight)

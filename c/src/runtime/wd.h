@@ -20,6 +20,7 @@
 
 #include "rlk.h"
 #include "runtime/counters.h"
+#include "runtime/sub.h"
 
 typedef struct rlk_wd rlk_wd;
 typedef struct rlk_hold rlk_hold;
@@ -33,6 +34,10 @@ typedef struct rlk_hold_spec {
     const char *owner;
     int nkeys;                      /* the renew script's KEYS, keys[0] = name */
     const char *keys[RLK_HOLD_KEYS_MAX];
+    /* The channel a force unlock publishes on (NULL: none). A watchdog
+     * entry stays subscribed to it while held; a message there makes the
+     * watchdog renew the entry at once, which finds a removed lock gone. */
+    const char *channel;
 } rlk_hold_spec;
 
 /* What rlk_wd_release_begin_as did, for rlk_wd_release_end. */
@@ -55,7 +60,8 @@ typedef void (*rlk_wd_report_fn)(void *ud, int kind, const char *name, const cha
 
 /* A registry of c counting into counters, reporting lost locks to
  * report(ud, ...). No I/O; the thread starts with the first watchdog hold. */
-rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_wd_report_fn report, void *ud);
+rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_sub *sub,
+                   rlk_wd_report_fn report, void *ud);
 void rlk_wd_free(rlk_wd *wd);
 /* Records an acquisition (or re-entry) whose acquire was sent at sent_ns.
  * watchdog: lease-less (renewed until the last unlock). token: the fenced
@@ -77,6 +83,9 @@ long long rlk_wd_release_begin_as(rlk_wd *wd, int kind, const char *name, const 
                                   rlk_wd_ticket *t);
 void rlk_wd_release_end(rlk_wd *wd, rlk_wd_ticket *t, int outcome);
 /* 1 when the watchdog declared (kind, name, owner) lost since it was last acquired. */
+/* The subscriber's hook: a message on a held lock's channel (a force
+ * unlock, or another holder's release) makes its entries due at once. */
+void rlk_wd_on_message(void *wd, const char *channel, size_t len);
 int rlk_wd_is_lost_as(rlk_wd *wd, int kind, const char *name, const char *owner);
 
 #endif /* RLK_WD_H */

@@ -222,7 +222,8 @@ static int start_looping(cli_proc *p, const char *const *lead, const char *ev)
     int k = 0;
 
     snprintf(script, sizeof script, "trap 'echo TERM >> %s; exit 0' TERM; echo ready >> %s; "
-             "n=0; while [ $n -lt 1500 ]; do sleep 0.02; n=$((n+1)); done", ev, ev);
+             "exec 2>/dev/null; n=0; while [ $n -lt 1500 ]; do sleep 0.02; n=$((n+1)); done", ev,
+             ev);
     for (; lead[k] && k < 18; k++)
         args[k] = lead[k];
     args[k++] = "--";

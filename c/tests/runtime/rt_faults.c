@@ -1,0 +1,239 @@
+/*
+ * rt_faults.c - issue 11 for the C API:
+ *   - a force unlock (by another client) reaches a holder within a round
+ *     trip: its watchdog hold listens on the lock's channel, renews at once
+ *     on a message and reports RLK_LOST_GONE - for the reentrant lock, the
+ *     write and read sides of a read-write lock and the fenced lock (the
+ *     renewal period is 10 s here: the old behaviour);
+ *   - rlk_options.lost_margin_ms: with renewals failing (the server hangs),
+ *     RLK_LOST_EXPIRED fires lost_margin_ms before (last successful renewal
+ *     sent) + lease, not after it.
+ */
+#include "check.h"
+#include "rt_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FORCE_BOUND_MS 500      /* a round trip, with room for scheduling noise */
+
+static rlk_fx_server srv;
+static char url[128];
+static rt_stall stall;
+
+typedef struct lost_rec {
+    pthread_mutex_t mu;
+    rt_latch fired;
+    int kind, reason;
+    long long at_ns;
+} lost_rec;
+
+static void on_lost_kind(int kind, const char *name, const char *owner, int reason, void *ud)
+{
+    lost_rec *g = ud;
+
+    (void)name;
+    (void)owner;
+    pthread_mutex_lock(&g->mu);
+    g->kind = kind;
+    g->reason = reason;
+    g->at_ns = rlk_fx_now_ns();
+    pthread_mutex_unlock(&g->mu);
+    rt_latch_add(&g->fired, 1);
+}
+
+static void on_lost(const char *name, const char *owner, int reason, void *ud)
+{
+    on_lost_kind(-1, name, owner, reason, ud);
+}
+
+static void rec_init(lost_rec *g)
+{
+    memset(g, 0, sizeof *g);
+    pthread_mutex_init(&g->mu, NULL);
+    rt_latch_init(&g->fired);
+}
+
+static void rec_destroy(lost_rec *g)
+{
+    rt_latch_destroy(&g->fired);
+    pthread_mutex_destroy(&g->mu);
+}
+
+static const char *stall_note(void)
+{
+    return rt_stall_max_gap_ms(&stall) > RT_STALL_MS ? " - a scheduling stall, not a lock bug"
+                                                     : "";
+}
+
+/* ------------------------------------------------------------ force unlock */
+
+enum { K_LOCK, K_WRITE, K_READ, K_FENCED };
+
+typedef struct holder {
+    rlk_lock *l;
+    rlk_rwlock *rw;
+    rlk_fenced *f;
+} holder;
+
+static int take(rlk_client *c, int k, const char *name, holder *h)
+{
+    long long token;
+
+    memset(h, 0, sizeof *h);
+    switch (k) {
+    case K_LOCK:
+        return (h->l = rlk_lock_new(c, name)) ? rlk_lock_lock(h->l, 0) : -1;
+    case K_WRITE:
+    case K_READ:
+        return (h->rw = rlk_rwlock_new(c, name))
+                   ? rlk_rwlock_try_lock(h->rw, k == K_WRITE ? RLK_RW_WRITE : RLK_RW_READ, -1, 0)
+                   : -1;
+    default:
+        return (h->f = rlk_fenced_new(c, name)) ? rlk_fenced_try_lock(h->f, -1, 0, &token) : -1;
+    }
+}
+
+static int force(rlk_client *c, int k, const char *name)
+{
+    holder h;
+    int released = 0, rc;
+
+    memset(&h, 0, sizeof h);
+    if (k == K_LOCK)
+        rc = (h.l = rlk_lock_new(c, name)) ? rlk_lock_force_unlock(h.l, &released) : -1;
+    else if (k == K_FENCED)
+        rc = (h.f = rlk_fenced_new(c, name)) ? rlk_fenced_force_unlock(h.f, &released) : -1;
+    else
+        rc = (h.rw = rlk_rwlock_new(c, name)) ? rlk_rwlock_force_unlock(h.rw, RLK_RW_ANY, &released)
+                                              : -1;
+    rlk_lock_free(h.l);
+    rlk_rwlock_free(h.rw);
+    rlk_fenced_free(h.f);
+    return rc == RLK_OK && released ? 0 : -1;
+}
+
+static void drop(holder *h)
+{
+    rlk_lock_free(h->l);
+    rlk_rwlock_free(h->rw);
+    rlk_fenced_free(h->f);
+}
+
+static void force_reaches_holder(int k, const char *name, const char *channel, int want_kind)
+{
+    rlk_client *c1 = rt_connect(url, 0, 2), *c2 = rt_connect(url, 0, 2);
+    lost_rec g;
+    holder h;
+    long long t_force, ms;
+
+    rec_init(&g);
+    REQUIRE(c1 && c2);
+    rlk_set_lost_kind_callback(c1, on_lost_kind, &g);
+    CHECK_INT_EQ(take(c1, k, name, &h), RLK_OK);
+    /* The holder listens on the lock's channel while it holds. */
+    CHECKF(rt_wait_numsub(&srv, channel, 1, 3000) == 0, "%s: nobody subscribed to %s while held",
+           name, channel);
+    rt_stall_reset(&stall);
+    t_force = rlk_fx_now_ns();
+    CHECK(force(c2, k, name) == 0);
+    CHECKF(rt_latch_wait(&g.fired, 1, 5000) == 1, "%s: the lost callback did not fire within "
+           "5 s of the force unlock (renewal period 10 s)", name);
+    ms = g.at_ns > 0 ? (g.at_ns - t_force) / 1000000 : -1;
+    printf("  %s: lost callback %lld ms after the force unlock\n", name, ms);
+    CHECKF(ms >= 0 && ms < FORCE_BOUND_MS, "%s: lost callback %lld ms after the force "
+           "unlock (bound %d ms; longest scheduling gap %lld ms%s)", name, ms, FORCE_BOUND_MS,
+           rt_stall_max_gap_ms(&stall), stall_note());
+    CHECK_INT_EQ(g.reason, RLK_LOST_GONE);
+    CHECK_INT_EQ(g.kind, want_kind);
+    drop(&h);
+    rlk_free(c1);
+    rlk_free(c2);
+    rec_destroy(&g);
+}
+
+static void test_force_reentrant(void)
+{
+    force_reaches_holder(K_LOCK, "f:lock", "redisson_lock__channel:{f:lock}", RLK_KIND_LOCK);
+}
+
+static void test_force_write(void)
+{
+    force_reaches_holder(K_WRITE, "f:write", "redisson_rwlock:{f:write}", RLK_KIND_WRITE);
+}
+
+static void test_force_read(void)
+{
+    force_reaches_holder(K_READ, "f:read", "redisson_rwlock:{f:read}", RLK_KIND_READ);
+}
+
+static void test_force_fenced(void)
+{
+    force_reaches_holder(K_FENCED, "f:fenced", "redisson_lock__channel:{f:fenced}",
+                         RLK_KIND_FENCED);
+}
+
+/* ------------------------------------------------------------ lost margin */
+
+#define MARGIN_LEASE 1500
+#define MARGIN 700
+
+/* The server hangs: every successful renewal was sent before t_pause, so
+ * the callback must come by t_pause + lease - margin (plus the wakeup). */
+static void test_lost_margin(void)
+{
+    rlk_fx_server s2;
+    rlk_options o;
+    rlk_client *c;
+    rlk_lock *l;
+    lost_rec g;
+    char url2[128];
+    long long t_pause, ms;
+
+    REQUIRE(rlk_fx_start(&s2, NULL) == 0);
+    REQUIRE(rlk_fx_url(&s2, -1, url2, sizeof url2) == 0);
+    rlk_options_init(&o);
+    o.url = url2;
+    o.watchdog_lease_ms = MARGIN_LEASE;
+    o.lost_margin_ms = MARGIN;
+    c = rlk_connect(&o);
+    rec_init(&g);
+    REQUIRE(c && rlk_err(c) == RLK_OK);
+    rlk_set_lost_callback(c, on_lost, &g);
+    l = rlk_lock_new(c, "f:margin");
+    CHECK_INT_EQ(rlk_lock_lock(l, 0), RLK_OK);
+    rt_stall_reset(&stall);
+    t_pause = rlk_fx_now_ns();
+    CHECK_INT_EQ(rlk_fx_pause(&s2), 0);
+    CHECK_INT_EQ(rt_latch_wait(&g.fired, 1, 5000), 1);
+    ms = g.at_ns > 0 ? (g.at_ns - t_pause) / 1000000 : -1;
+    printf("  lost margin %d ms, lease %d ms: RLK_LOST_EXPIRED %lld ms after the server hung\n",
+           MARGIN, MARGIN_LEASE, ms);
+    CHECK_INT_EQ(g.reason, RLK_LOST_EXPIRED);
+    CHECKF(ms >= 0 && ms <= MARGIN_LEASE - MARGIN + 100, "declared %lld ms after the hang: later than "
+           "lease - margin = %d ms (longest scheduling gap %lld ms%s)", ms, MARGIN_LEASE - MARGIN,
+           rt_stall_max_gap_ms(&stall), stall_note());
+    CHECK_INT_EQ(rlk_fx_resume(&s2), 0);
+    rlk_lock_free(l);
+    rlk_free(c);
+    rlk_fx_stop(&s2);
+    rec_destroy(&g);
+}
+
+int main(void)
+{
+    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
+        fprintf(stderr, "rt_faults: cannot start redis-server\n");
+        return 1;
+    }
+    rt_stall_start(&stall);
+    RUN_TEST(test_force_reentrant);
+    RUN_TEST(test_force_write);
+    RUN_TEST(test_force_read);
+    RUN_TEST(test_force_fenced);
+    RUN_TEST(test_lost_margin);
+    rt_stall_stop(&stall);
+    rlk_fx_stop(&srv);
+    return check_summary("rt_faults");
+}
