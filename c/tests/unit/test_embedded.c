@@ -203,6 +203,12 @@ static void test_manifest_matches_table(void)
         const rlk_script_info *s = rlk_embedded_at(i);
         char want[1024];
 
+        if (line[0] == '#') { /* "# rlk <version>" */
+            CHECK_STR(line, "# rlk " RLK_VERSION);
+            i--;
+            continue;
+        }
+
         if (!CHECK(s != NULL))
             break;
         snprintf(want, sizeof want, "%s\t%d\t%d\t%s", s->name, s->version, s->numkeys, s->sha1);
