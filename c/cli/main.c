@@ -17,6 +17,7 @@ static const rlk_cli_command *const rlk_cli_commands[] = {
     &rlk_cmd_latch,
     &rlk_cmd_inspect,
     &rlk_cmd_unlock,
+    &rlk_cmd_check,
     NULL,
 };
 
@@ -48,7 +49,9 @@ static void rlk_cli_help(FILE *out)
             "  4  a script or the server replied an error\n"
             "  5  scripts missing or mismatched on the server (scripts load, scripts verify),\n"
             "     or a bundle that differs from this release's scripts\n"
-            "  6  lock lost while the command ran (rlk lock, rlk semaphore)\n",
+            "  6  lock lost while the command ran (rlk lock, rlk semaphore)\n"
+            "  7  rlk check: warnings, or checks it could not make\n"
+            "  8  rlk check: errors (the server is not fit for locks)\n",
             RLK_DEFAULT_URL);
 }
 
