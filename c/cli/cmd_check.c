@@ -940,7 +940,7 @@ static int check_run(int argc, char **argv)
 
 const rlk_cli_command rlk_cmd_check = {
     "check",
-    "check a server before trusting it with locks (eviction, role, ACL, scripts, clock)",
+    "check a server before trusting it with locks (rlk check [--json])",
     check_usage,
     check_run,
 };
