@@ -53,8 +53,11 @@ enum rlk_error {
     RLK_ERR_NOT_OWNER = 13,   /* unlock of a lock the caller does not hold */
     RLK_ERR_BUSY = 14,        /* the lock stayed held by another until the wait ran out */
     RLK_ERR_LOST = 15,        /* the lock was lost (lease ran out or key removed) */
-    RLK_ERR_UPGRADE = 16      /* a read holder asked for the write lock of the same read-write
+    RLK_ERR_UPGRADE = 16,     /* a read holder asked for the write lock of the same read-write
                                  lock (it would wait forever): release the reads first */
+    RLK_ERR_NOTIFY = 17       /* an unlock did release (the holder's field or the key is gone),
+                                 but the server's ACL refused the script's PUBLISH: waiters are
+                                 not woken and try again only at their TTL (docs/acl.md) */
 };
 
 /* Returns a static, one-word name for an error code ("RLK_ERR_IO"). */
