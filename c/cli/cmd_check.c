@@ -899,21 +899,13 @@ static int check_run(int argc, char **argv)
     k.c = rlk_cli_connect(o.url, NULL, 1, &code);
     if (!k.c)
         return code;
-    check_server(&k);
-    if (!k.fatal)
-        check_role(&k);
-    if (!k.fatal)
-        check_eviction(&k);
-    if (!k.fatal)
-        check_persistence(&k);
-    if (!k.fatal)
-        check_acl(&k);
-    if (!k.fatal)
-        check_scripts(&k);
-    if (!k.fatal)
-        check_clock(&k);
-    if (!k.fatal)
-        check_latency(&k);
+    /* In this order: role, eviction and persistence read the INFO of check_server; scripts
+     * uses what check_acl found about SCRIPT LOAD. */
+    static void (*const checks[])(checker *) = {check_server, check_role, check_eviction,
+                                                check_persistence, check_acl, check_scripts,
+                                                check_clock, check_latency};
+    for (size_t i = 0; i < sizeof checks / sizeof checks[0] && !k.fatal; i++)
+        checks[i](&k);
     if (k.fatal) {
         code = rlk_cli_fail(rlk_cli_exit_code(k.fatal), "check: %s", rlk_errstr(k.c));
     } else {

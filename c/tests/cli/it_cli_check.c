@@ -66,6 +66,29 @@ static const char *level_of(const json_value *v, const char *check)
     return l ? l : "(absent)";
 }
 
+/* One command on the test server; the reply is not needed. */
+static void admin(const char *fmt, const char *arg)
+{
+    redisReply *rr = rlk_fx_command(&server, fmt, arg);
+
+    if (rr)
+        freeReplyObject(rr);
+}
+
+/* `rlk check` in text: the exit code and lines its output must contain. */
+static void expect_text(int status, const char *what, const char *out1, const char *out2)
+{
+    cli_result r = RUN("check");
+
+    expect_status(&r, status, what);
+    CHECK_STR_CONTAINS(r.out, out1);
+    if (out2)
+        CHECK_STR_CONTAINS(r.out, out2);
+    if (status == 0)
+        CHECK_STR_EQ(r.err, "");
+    cli_result_free(&r);
+}
+
 static void load_scripts(const char *u)
 {
     cli_result r = RUN("scripts", "load", "--url", u);
@@ -106,30 +129,17 @@ static void test_clean_server(void)
 
     /* The same server with RDB save points: all ok, exit 0, text output. (Not AOF: it would
      * leave a directory the fixture does not remove.) */
-    redisReply *rr = rlk_fx_command(&server, "CONFIG SET save %s", "3600 1");
-    if (rr)
-        freeReplyObject(rr);
-    {
-        cli_result r = RUN("check");
-
-        expect_status(&r, 0, "check (RDB on)");
-        CHECK_STR_CONTAINS(r.out, "ok       persistence  RDB snapshots (save 3600 1)");
-        CHECK_STR_EQ(r.err, "");
-        cli_result_free(&r);
-    }
-    rr = rlk_fx_command(&server, "CONFIG SET save %s", "");
-    if (rr)
-        freeReplyObject(rr);
+    admin("CONFIG SET save %s", "3600 1");
+    expect_text(0, "check (RDB on)", "ok       persistence  RDB snapshots (save 3600 1)", NULL);
+    admin("CONFIG SET save %s", "");
 }
 
 static void test_scripts_missing(void)
 {
     int status;
     json_value *v;
-    redisReply *rr = rlk_fx_command(&server, "SCRIPT FLUSH");
 
-    if (rr)
-        freeReplyObject(rr);
+    admin("SCRIPT FLUSH%s", "");
     v = check_json(url, NULL, &status);
     if (!v)
         return;
@@ -139,14 +149,7 @@ static void test_scripts_missing(void)
     CHECK(json_get(finding(v, "scripts"), "missing") != NULL &&
           json_get(finding(v, "scripts"), "missing")->count == rlk_embedded_count());
     json_free(v);
-    {
-        cli_result r = RUN("check");
-
-        expect_status(&r, 7, "check (scripts flushed)");
-        CHECK_STR_CONTAINS(r.out, "warning  scripts ");
-        CHECK_STR_CONTAINS(r.out, "fix: rlk scripts load");
-        cli_result_free(&r);
-    }
+    expect_text(7, "check (scripts flushed)", "warning  scripts ", "fix: rlk scripts load");
 }
 
 static void test_evicting_server(void)
