@@ -241,6 +241,34 @@ static void test_publish_refused(void)
     cli_set_url(admin_url);
 }
 
+/* What makes RLK_ERR_NOTIFY true: in every release and force-release script, no write comes
+ * after the first PUBLISH (in the text; each script is straight-line code after its checks). */
+static void test_release_scripts_publish_last(void)
+{
+    static const char *const writes[] = {"'del'", "'set'", "'hset'", "'hdel'", "'hincrby'",
+                                         "'pexpire'", "'incrby'", "'decrby'", "'decr'", "'zadd'",
+                                         "'zrem'", "'rpush'", "'lpop'", "'lrem'", "'zincrby'",
+                                         "'zremrangebyscore'", NULL};
+    int checked = 0;
+
+    for (size_t i = 0; i < rlk_embedded_count(); i++) {
+        const rlk_script_info *s = rlk_embedded_at(i);
+        const char *op = strchr(s->name, '/') + 1;
+        const char *pub = strstr(s->body, "redis.call('publish'");
+
+        if (strstr(op, "release") == NULL || !pub)
+            continue;
+        checked++;
+        for (int w = 0; writes[w]; w++) {
+            char call[48];
+
+            snprintf(call, sizeof call, "redis.call(%s", writes[w]);
+            CHECKF(strstr(pub, call) == NULL, "%s: %s after its PUBLISH", s->name, call);
+        }
+    }
+    CHECKF(checked >= 6, "only %d release scripts publish", checked);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -256,6 +284,7 @@ int main(int argc, char **argv)
         return 1;
     snprintf(app_url, sizeof app_url, "redis://app:app-secret@127.0.0.1:%d", server.port);
     snprintf(nopub_url, sizeof nopub_url, "redis://appnp:app-secret@127.0.0.1:%d", server.port);
+    RUN_TEST(test_release_scripts_publish_last);
     RUN_TEST(test_every_kind_as_app);
     RUN_TEST(test_check_agrees);
     RUN_TEST(test_publish_refused);
