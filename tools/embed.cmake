@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tools/embed.cmake - embeds rlk's Lua scripts into the C library.
 #
 #   cmake -DRLK_SCRIPTS_DIR=<repo>/scripts -DRLK_OUT_DIR=<dir> -DRLK_LUA=<luajit|lua5.1>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_check.c - rlk check [--json] [--name NAME]: what an operator runs before
  * trusting a server with locks. Each check is one finding (ok, info, warning,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lock_hold.c - running a command while something is held, the same way for
  * every mode: the session (inherited descriptors, the lost-report pipe), the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * main.c - rlk: the command-line tool around rlk's scripts.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # bash completion for rlk -*- shell-script -*-
 # Installed as share/bash-completion/completions/rlk; needs nothing but bash (the
 # bash-completion package loads it on demand, or `source` it).

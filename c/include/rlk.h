@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rlk - Redis lock kit: the C harness around rlk's Lua scripts.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bundle.c - a bundle directory: manifest.tsv plus <name>.lua per script.
  *

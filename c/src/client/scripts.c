@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * scripts.c - the embedded script table and script sets (lookup by name).
  */

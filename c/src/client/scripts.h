@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * scripts.h - script sets (scripts.c): the embedded table generated from
  * scripts/ by tools/embed.cmake, or a bundle read at run time (bundle.h);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fam_hold.c - acquiring and releasing as the reentrant, fenced, fair and
  * read-write locks all do it (see fam_hold.h): an acquire script's

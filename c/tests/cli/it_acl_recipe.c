@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * it_acl_recipe.c - the ACL rule set of docs/acl.md, read from the page (the
  * one line starting "user app on "), given to a user of a fixture server with

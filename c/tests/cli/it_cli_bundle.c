@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * it_cli_bundle.c - `rlk scripts load|verify --bundle` compare a bundle with
  * the scripts this release was built with: a tampered script (reentrant/acquire

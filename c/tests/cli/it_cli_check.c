@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * it_cli_check.c - `rlk check` against fixture servers: a clean server (its
  * only warning: no persistence, as the fixture starts every server), an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The embedded table against the expanded scripts it was built from
  * (RLK_TEST_SCRIPTS_DIR: the build's bundle directory, scripts/<kind>/<op>.lua

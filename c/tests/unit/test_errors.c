@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Error names, and the per-thread, per-client last error. */
 #include <pthread.h>
 #include <stdlib.h>
