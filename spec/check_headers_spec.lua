@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Specs of tools/check-headers.lua and its module tools/script_header.lua: every rule of the
 -- Header section of docs/script-contract.md fires on a fixture that breaks it.
 package.path = "tools/?.lua;" .. package.path

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Conformance: every case of spec/conformance/cases.lua runs on a fresh mock
 -- and on a real redis-server (FLUSHDB first); the replies of every step
 -- must agree (support.reply.same: errors by first word, or by a declared

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Specs of tools/expand.lua (the include expander) and tools/check-helpers.lua (the include rules
 -- and the copy checker), on fixture trees in a temporary directory: docs/script-contract.md,
 -- "Shared helpers".

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Specs of tools/sha1.lua and tools/gen-docs.lua.
 package.path = "tools/?.lua;" .. package.path
 local sha1 = require("sha1")

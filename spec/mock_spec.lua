@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Specs of the redis.call mock itself (spec/support): the canonical reply
 -- form, exact 64-bit integers, SHA-1 and bit ops, the virtual clock and
 -- lazy expiry, pub/sub, command edge cases, the script sandbox and the

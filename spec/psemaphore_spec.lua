@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Specs of scripts/psemaphore/*.lua on the backend RLK_BACKEND picks (mock or a real redis-server).
 package.path = "spec/?.lua;" .. package.path
 local backend = require("support.backend")

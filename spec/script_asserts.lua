@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Shared assertions for the script specs (reentrant_spec, token_spec). Not a spec itself.
 --
 --   local sa = require("script_asserts")

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- check-headers.lua: check every script's header against docs/script-contract.md.
 --
 --   luajit tools/check-headers.lua scripts            (or lua5.1; directories and/or files)

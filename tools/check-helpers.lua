@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- check-helpers.lua: the include rules of docs/script-contract.md ("Shared helpers").
 --
 --   luajit tools/check-helpers.lua [SCRIPTS_DIR]        (or lua5.1; default: scripts)

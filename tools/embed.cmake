@@ -1,6 +1,8 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tools/embed.cmake - embeds rlk's Lua scripts into the C library.
 #
-#   cmake -DRLK_SCRIPTS_DIR=<repo>/scripts -DRLK_OUT_DIR=<dir> -DRLK_LUA=<luajit|lua5.1> -P tools/embed.cmake
+#   cmake -DRLK_SCRIPTS_DIR=<repo>/scripts -DRLK_OUT_DIR=<dir> -DRLK_LUA=<luajit|lua5.1>
+#         [-DRLK_VERSION=<x.y.z>] -P tools/embed.cmake
 #
 # Expands every <RLK_SCRIPTS_DIR>/<kind>/<op>.lua (its `--- @include "lib/<helper>"` lines) with
 # tools/expand.lua into RLK_OUT_DIR/bundle/<kind>/<op>.lua, then reads the expanded scripts (header
@@ -9,7 +11,8 @@
 #   bundle/<kind>/<op>.lua        every script expanded: the exact bytes Redis runs
 #   generated/rlk_scripts_gen.c   the expanded scripts as byte arrays with name, version,
 #                                 number of KEYS (-1: variadic) and SHA-1, sorted by name
-#   manifest.tsv                  name<TAB>version<TAB>numkeys<TAB>sha1, sorted by name
+#   manifest.tsv                  "# rlk <RLK_VERSION>", then one line per script,
+#                                 name<TAB>version<TAB>numkeys<TAB>sha1, sorted by name
 #   bundle/manifest.tsv           the same manifest: with the files, a bundle directory
 # Only the fields the C table needs are read from the header; tools/check-headers.lua checks the
 # rest. A script whose header lacks them, or whose name line disagrees with its path, stops the
@@ -103,7 +106,13 @@ list(LENGTH names count)
 # ---------------------------------------------------------------- generate
 set(arrays "")
 set(rows "")
-set(manifest "")
+# The release the bundle belongs to: `rlk scripts load|verify --bundle` compare a bundle with the
+# scripts built into rlk, and name both versions when they differ.
+if(RLK_VERSION)
+  set(manifest "# rlk ${RLK_VERSION}\n")
+else()
+  set(manifest "")
+endif()
 set(i 0)
 foreach(name IN LISTS names)
   set(file "${RLK_EXPANDED_DIR}/${name}.lua")

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- expand.lua: expand the include lines of rlk scripts (docs/script-contract.md, "Includes").
 -- Plain Lua 5.1: runs under LuaJIT and PUC Lua 5.1, as a module and as a command.
 --

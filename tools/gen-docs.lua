@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- gen-docs.lua: generate docs/reference.md from the script headers.
 --
 --   luajit tools/gen-docs.lua            write docs/reference.md

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- script_header.lua: parse and check the header of an rlk script (docs/script-contract.md).
 -- Shared by tools/check-headers.lua and tools/gen-docs.lua; plain Lua 5.1 (LuaJIT or PUC).
 --

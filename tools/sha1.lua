@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- sha1.lua: SHA-1 (FIPS 180-4) in plain Lua 5.1 arithmetic, no bit library needed, so the same
 -- code runs under LuaJIT and PUC Lua 5.1. Words are numbers in [0, 2^32). Fast enough for files
 -- of a few kilobytes (the scripts), not meant for bulk data.

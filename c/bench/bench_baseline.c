@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bench_baseline: the yardstick driver. Raw hiredis, no library: EVALSHA of
  * the same acquire and release scripts rlk uses (NOSCRIPT: SCRIPT LOAD and
  * retry once, as the library does), and for W2 a retry poll every 1 ms. */

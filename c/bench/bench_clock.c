@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bench_clock: see bench_clock.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_clock.h"

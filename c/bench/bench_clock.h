@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bench_clock: CLOCK_MONOTONIC in nanoseconds, and sleeping on it. */
 #ifndef RLK_BENCH_CLOCK_H
 #define RLK_BENCH_CLOCK_H

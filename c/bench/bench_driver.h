@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_driver: how one contender talks to Redis. rlk-bench runs the same
  * workload loops over two drivers: the baseline (raw hiredis, EVALSHA) and

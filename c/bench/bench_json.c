@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bench_json: see bench_json.h. */
 #include "bench_json.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bench_json: writes the one-line JSON object rlk-bench prints. */
 #ifndef RLK_BENCH_JSON_H
 #define RLK_BENCH_JSON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rlk-bench: lock workloads against a real redis-server, one JSON line per
  * run (schema peers-bench/1, see /work/shared/bench-schema.md and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bench_opts: rlk-bench's command line (see /work/shared/bench-schema.md). */
 #ifndef RLK_BENCH_OPTS_H
 #define RLK_BENCH_OPTS_H

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- bench_report: what tools/bench-run prints. Reads the run directory that
 -- tools/bench-run filled (one rlk-bench run per id: its stdout, stderr,
 -- INFO commandstats before and after, and for W2 its --events-out file),

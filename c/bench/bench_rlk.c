@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bench_rlk: the rlk driver. W1 calls the scripts by name through the
  * library (rlk_evalv: EVALSHA, NOSCRIPT reload, reconnects); W2 goes
  * through the blocking lock runtime (rlk_lock_*: local FIFO, pub/sub

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bench_run: contender threads, start gate, deadline and grace. See
  * bench_run.h. */
 #define _POSIX_C_SOURCE 200809L

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_run: the contender threads. All contenders connect first, then
  * start together; they stop starting acquisitions at the deadline; a waiter

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bench_script: load the benchmarked scripts and map their header's KEYS and
  * ARGV to values. See bench_script.h. */
 #include "bench_script.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_script: the acquire and release scripts rlk-bench calls, and how to
  * fill in their KEYS and ARGV.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bench_stats: summaries, fairness, gap/handoff metrics and overlap
  * detection for rlk-bench. See bench_stats.h. */
 #include "bench_stats.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_stats: every number rlk-bench reports is computed here, from raw
  * nanosecond samples and acquisition records, with no I/O and no clock, so

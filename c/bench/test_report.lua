@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- test_report: the unit test of bench_report.lua (what tools/bench-run
 -- prints), on fixed inputs: JSON, commandstats arithmetic, the overlap
 -- re-check, the median, and whole reports over fixture run directories.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit test of bench_stats: every computation rlk-bench reports, on fixed
  * inputs with hand-computed answers. Prints "N passed, M failed". */
 #include "bench_stats.h"

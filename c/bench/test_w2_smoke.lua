@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- test_w2_smoke: rlk-bench's W2 against a real redis-server, as behaviour
 -- (no speed is asserted): a short contended run of each variant records
 -- consistent acquisitions with no overlap and no stuck waiter; and with the

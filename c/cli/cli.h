@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cli.h - what the rlk command's parts share.
  *
@@ -29,7 +30,9 @@ enum rlk_exit {
     RLK_EXIT_CONNECT = 3,       /* connection, auth or timeout error */
     RLK_EXIT_REPLY = 4,         /* a script or the server replied an error */
     RLK_EXIT_SCRIPTS = 5,       /* scripts missing or mismatched on the server */
-    RLK_EXIT_LOST = 6           /* the lock was lost while the command ran */
+    RLK_EXIT_LOST = 6,          /* the lock was lost while the command ran */
+    RLK_EXIT_CHECK_WARNINGS = 7, /* rlk check: warnings (or checks it could not make) */
+    RLK_EXIT_CHECK_ERRORS = 8   /* rlk check: errors (a server not fit for locks) */
 };
 
 typedef struct rlk_cli_command {
@@ -46,6 +49,7 @@ extern const rlk_cli_command rlk_cmd_semaphore;
 extern const rlk_cli_command rlk_cmd_latch;
 extern const rlk_cli_command rlk_cmd_inspect;
 extern const rlk_cli_command rlk_cmd_unlock;
+extern const rlk_cli_command rlk_cmd_check;
 
 /* Global --url (NULL when not given); commands may override it with their own --url. */
 extern const char *rlk_cli_global_url;

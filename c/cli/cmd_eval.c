@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_eval.c - rlk eval NAME [--key K]... [--arg A]...
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_inspect.c - rlk inspect NAME [--kind KIND] [--json]
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_latch.c - rlk latch NAME set COUNT | count-down | await [-w SECONDS] | count
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_lock.c - rlk lock [MODE] NAME [OPTIONS] -- COMMAND [ARGS...]
  *

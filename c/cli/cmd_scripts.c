@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_scripts.c - rlk scripts list | load | verify
  */
@@ -11,12 +12,13 @@ typedef struct scripts_opts {
     const char *url;
     const char *bundle;
     int json;
+    int allow_modified;
 } scripts_opts;
 
 static const char scripts_usage[] =
     "usage: rlk scripts list   [--bundle DIR] [--json]\n"
-    "       rlk scripts load   [--url URL] [--bundle DIR]\n"
-    "       rlk scripts verify [--url URL] [--bundle DIR] [--json]\n"
+    "       rlk scripts load   [--url URL] [--bundle DIR [--allow-modified]]\n"
+    "       rlk scripts verify [--url URL] [--bundle DIR [--allow-modified]] [--json]\n"
     "\n"
     "  list    the scripts (name, version, number of KEYS, SHA-1); no server needed.\n"
     "          KEYS 'n' means a variadic number of keys.\n"
@@ -25,7 +27,11 @@ static const char scripts_usage[] =
     "          is missing.\n"
     "\n"
     "  --bundle DIR  use the bundle directory DIR (manifest.tsv + <name>.lua) instead of\n"
-    "                the scripts built into rlk; its files are checked against the manifest\n"
+    "                the scripts built into rlk; its files are checked against the manifest,\n"
+    "                and every script against the SHA-1 this release was built with: a\n"
+    "                changed, added or removed script is named and refused (exit 5)\n"
+    "  --allow-modified  load or verify such a bundle anyway (each difference is still\n"
+    "                named, as a warning)\n"
     "  --json        machine-readable output\n"
     "  --url URL     the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n";
 
@@ -47,6 +53,8 @@ static int scripts_parse(int argc, char **argv, scripts_opts *o)
         }
         if (strcmp(argv[i], "--json") == 0)
             o->json = 1;
+        else if (strcmp(argv[i], "--allow-modified") == 0)
+            o->allow_modified = 1;
         else if (argv[i][0] == '-')
             return rlk_cli_usage("scripts", "unknown option '%s'", argv[i]);
         else if (o->sub)
@@ -57,6 +65,8 @@ static int scripts_parse(int argc, char **argv, scripts_opts *o)
     }
     if (!o->sub)
         return rlk_cli_usage("scripts", "missing subcommand: list, load or verify");
+    if (o->allow_modified && !o->bundle)
+        return rlk_cli_usage("scripts", "--allow-modified goes with --bundle DIR");
     return -1;
 }
 
@@ -136,13 +146,140 @@ static int scripts_list(const scripts_opts *o)
     return RLK_EXIT_OK;
 }
 
+/* ---------------------------------------------------------------- the bundle vs the release */
+
+/* What a bundle script is, compared with the scripts built into rlk. */
+enum { REL_SAME = 0, REL_CHANGED, REL_ADDED };
+
+static const char *const rel_words[] = {"release", "changed", "added"};
+
+/* Compares every script of a bundle with the embedded table (the SHA-1s this release was built
+ * with) by name; rel[i] gets the bundle's script i's REL_*. Prints one line per difference
+ * (changed, added, removed) and a summary; returns the number of differences. */
+static size_t bundle_vs_release(const char *dir, const rlk_script_set *bundle, int *rel,
+                                int allow)
+{
+    rlk_script_set release;
+    const char *tag = allow ? "warning: " : "";
+    size_t changed = 0, added = 0, removed = 0;
+
+    rlk_script_set_embedded(&release);
+    for (size_t i = 0; i < bundle->count; i++) {
+        const rlk_script_info *b = &bundle->items[i];
+        const rlk_script_info *r = rlk_script_set_find(&release, b->name);
+
+        rel[i] = REL_SAME;
+        if (!r) {
+            rel[i] = REL_ADDED;
+            added++;
+            rlk_cli_fail(0, "%sbundle %s: %s (version %d) is not a script of rlk %s", tag, dir,
+                         b->name, b->version, RLK_VERSION);
+        } else if (r->version != b->version || strcmp(r->sha1, b->sha1) != 0) {
+            rel[i] = REL_CHANGED;
+            changed++;
+            if (r->version != b->version)
+                rlk_cli_fail(0, "%sbundle %s: %s is version %d, rlk %s has version %d "
+                             "(SHA-1 %s, not %s)", tag, dir, b->name, b->version, RLK_VERSION,
+                             r->version, b->sha1, r->sha1);
+            else
+                rlk_cli_fail(0, "%sbundle %s: %s (version %d) was modified: SHA-1 %s, rlk %s "
+                             "was built with %s", tag, dir, b->name, b->version, b->sha1,
+                             RLK_VERSION, r->sha1);
+        }
+    }
+    for (size_t i = 0; i < release.count; i++) {
+        if (rlk_script_set_find(bundle, release.items[i].name))
+            continue;
+        removed++;
+        rlk_cli_fail(0, "%sbundle %s: %s (version %d) of rlk %s is missing from the bundle", tag,
+                     dir, release.items[i].name, release.items[i].version, RLK_VERSION);
+    }
+    if (changed + added + removed) {
+        char other[96] = "";
+
+        if (!bundle->rlk_version[0])
+            snprintf(other, sizeof other, "; its manifest names no rlk version");
+        else if (strcmp(bundle->rlk_version, RLK_VERSION) != 0)
+            snprintf(other, sizeof other, "; its manifest says rlk %.40s", bundle->rlk_version);
+        rlk_cli_fail(0, "%sbundle %s differs from the scripts of rlk %s (%zu changed, %zu added, "
+                     "%zu removed%s)%s", tag, dir, RLK_VERSION, changed, added, removed, other,
+                     allow ? "" : "; refused (--allow-modified to use it anyway)");
+    }
+    return changed + added + removed;
+}
+
+/* Reads and checks a bundle before any connection: RLK_EXIT_OK with rel filled (the caller
+ * frees it), or an exit code. */
+static int bundle_check(const scripts_opts *o, int **rel_out)
+{
+    rlk_script_set set;
+    char err[RLK_ERRSTR_MAX];
+    int rc = rlk_bundle_read(o->bundle, &set, err, sizeof err);
+    int *rel;
+    size_t diffs;
+
+    *rel_out = NULL;
+    if (rc != RLK_OK)
+        return rlk_cli_fail(rlk_cli_exit_code(rc), "%s", err);
+    rel = calloc(set.count ? set.count : 1, sizeof *rel);
+    if (!rel) {
+        rlk_script_set_free(&set);
+        return rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
+    }
+    diffs = bundle_vs_release(o->bundle, &set, rel, o->allow_modified);
+    rlk_script_set_free(&set);
+    if (diffs && !o->allow_modified) {
+        free(rel);
+        return RLK_EXIT_SCRIPTS;
+    }
+    *rel_out = rel;
+    return RLK_EXIT_OK;
+}
+
+/* Connects with the bundle checked by bundle_check (or the embedded scripts); a bundle that
+ * changed between the check and the connection is refused. */
+static rlk_client *scripts_connect(const scripts_opts *o, int **rel, int *code)
+{
+    rlk_client *c;
+
+    *rel = NULL;
+    if (o->bundle && (*code = bundle_check(o, rel)) != RLK_EXIT_OK)
+        return NULL;
+    c = rlk_cli_connect(o->url, o->bundle, 1, code);
+    if (!c) {
+        free(*rel);
+        *rel = NULL;
+        return NULL;
+    }
+    if (o->bundle) {
+        rlk_script_set again;
+        char err[RLK_ERRSTR_MAX];
+        int same = rlk_bundle_read(o->bundle, &again, err, sizeof err) == RLK_OK &&
+                   again.count == rlk_script_count(c);
+
+        for (size_t i = 0; same && i < again.count; i++)
+            same = strcmp(again.items[i].sha1, rlk_script_at(c, i)->sha1) == 0;
+        if (again.count)
+            rlk_script_set_free(&again);
+        if (!same) {
+            *code = rlk_cli_fail(RLK_EXIT_USAGE, "bundle %s changed while rlk read it", o->bundle);
+            free(*rel);
+            *rel = NULL;
+            rlk_free(c);
+            return NULL;
+        }
+    }
+    return c;
+}
+
 static int scripts_load(const scripts_opts *o)
 {
-    int code, rc;
-    rlk_client *c = rlk_cli_connect(o->url, o->bundle, 1, &code);
+    int code, rc, *rel;
+    rlk_client *c = scripts_connect(o, &rel, &code);
 
     if (!c)
         return code;
+    free(rel);
     rc = rlk_load_scripts(c);
     if (rc != RLK_OK) {
         code = rlk_cli_fail(rlk_cli_exit_code(rc), "%s", rlk_errstr(c));
@@ -155,7 +292,7 @@ static int scripts_load(const scripts_opts *o)
     return code;
 }
 
-static void verify_print(const rlk_client *c, const int *present, int json)
+static void verify_print(const rlk_client *c, const int *present, const int *rel, int json)
 {
     size_t n = rlk_script_count(c);
 
@@ -167,9 +304,13 @@ static void verify_print(const rlk_client *c, const int *present, int json)
         if (json) {
             printf("%s\n  {\"name\": ", i ? "," : "");
             json_string(stdout, s->name);
-            printf(", \"sha1\": \"%s\", \"present\": %s}", s->sha1, present[i] ? "true" : "false");
+            printf(", \"sha1\": \"%s\", \"present\": %s", s->sha1, present[i] ? "true" : "false");
+            if (rel)
+                printf(", \"release\": \"%s\"", rel_words[rel[i]]);
+            printf("}");
         } else {
-            printf("%-7s  %s  %s\n", present[i] ? "present" : "MISSING", s->sha1, s->name);
+            printf("%-7s  %s  %s%s%s\n", present[i] ? "present" : "MISSING", s->sha1, s->name,
+                   rel && rel[i] ? "  " : "", rel && rel[i] ? rel_words[rel[i]] : "");
         }
     }
     if (json)
@@ -178,10 +319,10 @@ static void verify_print(const rlk_client *c, const int *present, int json)
 
 static int scripts_verify(const scripts_opts *o)
 {
-    int code, rc;
+    int code, rc, *rel;
     size_t missing = 0, n;
     int *present;
-    rlk_client *c = rlk_cli_connect(o->url, o->bundle, 1, &code);
+    rlk_client *c = scripts_connect(o, &rel, &code);
 
     if (!c)
         return code;
@@ -191,7 +332,7 @@ static int scripts_verify(const scripts_opts *o)
     if (rc != RLK_OK) {
         code = rlk_cli_fail(rlk_cli_exit_code(rc), "%s", present ? rlk_errstr(c) : "out of memory");
     } else {
-        verify_print(c, present, o->json);
+        verify_print(c, present, rel, o->json);
         for (size_t i = 0; i < n; i++)
             missing += !present[i];
         code = RLK_EXIT_OK;
@@ -200,6 +341,7 @@ static int scripts_verify(const scripts_opts *o)
                                 missing, n, rlk_client_url(c));
     }
     free(present);
+    free(rel);
     rlk_free(c);
     return code;
 }

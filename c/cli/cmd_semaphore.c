@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_semaphore.c - rlk semaphore NAME -n PERMITS [OPTIONS] -- COMMAND [ARGS...]
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * inspect.h - reading what a name holds, for `rlk inspect` and `rlk unlock`
  * (inspect_read.c): the kind of lock or synchronizer, found from the key's

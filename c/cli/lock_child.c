@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lock_child.c - starting the command of `rlk lock`: its environment, the
  * descriptors it must not inherit, fork + exec with exec errors reported

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lock_cli.h - what the lock commands share (`rlk lock` in all its modes,
  * `rlk semaphore`, `rlk latch`, `rlk inspect`, `rlk unlock`): connecting

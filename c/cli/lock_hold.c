@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lock_hold.c - running a command while something is held, the same way for
  * every mode: the session (inherited descriptors, the lost-report pipe), the
@@ -160,10 +161,17 @@ static int rlk_lc_run_blocked(rlk_lc_hold *h, const rlk_lc_session *s, const rlk
     return rc;
 }
 
-static void rlk_lc_release_failed(rlk_lc_hold *h)
+/* rc: the release's error. RLK_ERR_NOTIFY (released, the wake-up refused) and the messages of an
+ * ACL refusal say themselves what happened; anything else leaves the lock to its lease. */
+static void rlk_lc_release_failed(rlk_lc_hold *h, int rc)
 {
-    rlk_cli_fail(RLK_EXIT_REPLY, "%s: release failed (%s); it expires with its lease", h->what,
-                 h->errstr(h));
+    const char *e = h->errstr(h);
+
+    if (rc == RLK_ERR_NOTIFY || strstr(e, "refused by ACL"))
+        rlk_cli_fail(RLK_EXIT_REPLY, "%s", e);
+    else
+        rlk_cli_fail(RLK_EXIT_REPLY, "%s: release failed (%s); it expires with its lease",
+                     h->what, e);
 }
 
 /* The release after the command; the final exit code. */
@@ -193,7 +201,7 @@ static int rlk_lc_finish(rlk_lc_hold *h, const rlk_lc_opts *o, const rlk_lc_watc
         return rlk_cli_fail(RLK_EXIT_LOST, "%s lost (no longer held when the command ended "
                             "with exit %d)", h->what, rlk_lc_status_code(w->status));
     if (rc != RLK_OK)
-        rlk_lc_release_failed(h);
+        rlk_lc_release_failed(h, rc);
     return rlk_lc_status_code(w->status);
 }
 
@@ -209,7 +217,9 @@ int rlk_lc_hold_run(rlk_lc_hold *h, const rlk_lc_session *s, const rlk_lc_opts *
     rc = rlk_lc_run_blocked(h, s, o, &set, &old, &w);
     if (rc == -2)
         return rlk_lc_finish(h, o, &w);  /* signals stay blocked: rlk exits right after */
-    if (h->release(h) != RLK_OK)
-        rlk_lc_release_failed(h);
+    int release_rc = h->release(h);
+
+    if (release_rc != RLK_OK)
+        rlk_lc_release_failed(h, release_rc);
     return rc;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lock_multi.c - `rlk lock --all MEMBER... -- COMMAND`: several reentrant
  * locks, possibly on several servers, taken all or none (the library's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lock_redlock.c - `rlk lock --redlock URL,URL,URL NAME -- COMMAND`: one
  * lock on N independent servers held with a majority (the library's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lock_single.c - `rlk lock` on one lock of one server: the reentrant lock
  * (default), a read or the write lock of a read-write lock (--read,

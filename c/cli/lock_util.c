@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lock_util.c - helpers of the lock commands: connecting with a watchdog
  * lease, option matching, number parsing, the options every command that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lock_watch.c - the main loop of every command rlk runs while it holds
  * something (`rlk lock` in every mode, `rlk semaphore`).

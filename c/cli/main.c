@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * main.c - rlk: the command-line tool around rlk's scripts.
  *
@@ -17,6 +18,7 @@ static const rlk_cli_command *const rlk_cli_commands[] = {
     &rlk_cmd_latch,
     &rlk_cmd_inspect,
     &rlk_cmd_unlock,
+    &rlk_cmd_check,
     NULL,
 };
 
@@ -46,8 +48,11 @@ static void rlk_cli_help(FILE *out)
             "  2  usage error or bad input (bad URL, unknown script, bad bundle)\n"
             "  3  connection, auth or timeout error\n"
             "  4  a script or the server replied an error\n"
-            "  5  scripts missing or mismatched on the server (scripts load, scripts verify)\n"
-            "  6  lock lost while the command ran (rlk lock, rlk semaphore)\n",
+            "  5  scripts missing or mismatched on the server (scripts load, scripts verify),\n"
+            "     or a bundle that differs from this release's scripts\n"
+            "  6  lock lost while the command ran (rlk lock, rlk semaphore)\n"
+            "  7  rlk check: warnings, or checks it could not make\n"
+            "  8  rlk check: errors (the server is not fit for locks)\n",
             RLK_DEFAULT_URL);
 }
 
@@ -75,10 +80,17 @@ static int rlk_cli_help_command(int argc, char **argv)
     return RLK_EXIT_OK;
 }
 
+/* The version, and the identity of the embedded script set: the SHA-1 of its manifest lines
+ * (`grep -v '^#' share/rlk/scripts/manifest.tsv | sha1sum` gives the same). */
 static void rlk_cli_version(void)
 {
-    printf("rlk %s (hiredis %d.%d.%d, %zu scripts embedded)\n", RLK_VERSION, HIREDIS_MAJOR,
-           HIREDIS_MINOR, HIREDIS_PATCH, rlk_embedded_count());
+    rlk_script_set set;
+    char id[41];
+
+    rlk_script_set_embedded(&set);
+    rlk_script_set_id(&set, id);
+    printf("rlk %s (hiredis %d.%d.%d, %zu scripts embedded)\nscript set %s\n", RLK_VERSION,
+           HIREDIS_MAJOR, HIREDIS_MINOR, HIREDIS_PATCH, rlk_embedded_count(), id);
 }
 
 int main(int argc, char **argv)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * reply.c - prints a reply as redis-cli does: formatted on a terminal
  * ("(integer) 1", "\"quoted\"", "(nil)", numbered arrays), raw otherwise

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * util.c - the CLI's shared helpers: error lines, exit codes, option values,
  * connecting.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rlk-demo: several processes contend for one reentrant lock through the C
  * library and print who holds it when. The parent collects every holding

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rlk - Redis lock kit: the C harness around rlk's Lua scripts.
  *
@@ -55,8 +56,11 @@ enum rlk_error {
     RLK_ERR_LOST = 15,        /* the lock was lost (lease ran out or key removed) */
     RLK_ERR_UPGRADE = 16,     /* a read holder asked for the write lock of the same read-write
                                  lock (it would wait forever): release the reads first */
-    RLK_ERR_INTERRUPTED = 17  /* the wait was ended by rlk_interrupt_waits (a fair waiter has
+    RLK_ERR_INTERRUPTED = 17, /* the wait was ended by rlk_interrupt_waits (a fair waiter has
                                  left the queue) */
+    RLK_ERR_NOTIFY = 18       /* an unlock did release (the holder's field or the key is gone),
+                                 but the server's ACL refused the script's PUBLISH: waiters are
+                                 not woken and try again only at their TTL (docs/acl.md) */
 };
 
 /* Returns a static, one-word name for an error code ("RLK_ERR_IO"). */

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- The conformance cases (see spec/conformance_spec.lua for the format),
 -- gathered from one file per area.
 

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Conformance cases: hash commands. Small hashes keep insertion order in
 -- Redis 7.0 (listpack), so listings are compared in order.
 

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Conformance cases: keyspace, expiry, server and pub/sub commands.
 
 return {

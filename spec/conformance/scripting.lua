@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Conformance cases: EVAL, the Lua <-> RESP conversions, redis.* and the
 -- sandbox. Error texts of scripts carry the script's SHA-1 and line
 -- ("... script: <sha>, on @user_script:<line>."); most cases compare them

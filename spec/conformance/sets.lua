@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Conformance cases: set commands. An all-integer set (intset) lists in
 -- numeric order in Redis 7.0; other sets list in hash order, so those
 -- listings are compared sorted.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Conformance cases: string commands.
 
 local WT = "WRONGTYPE Operation against a key holding the wrong kind of value"

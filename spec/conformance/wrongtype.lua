@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Conformance cases: every data command against a key of another type.
 -- Each case stores a value of the wrong type at "k" and expects the exact
 -- WRONGTYPE error, and that the value is unchanged afterwards.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- The backend specs run against (interface: spec/support/README.md).
 --
 --   local backend = require("support.backend")

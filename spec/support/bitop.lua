@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- The `bit` library Redis gives scripts (LuaBitOp: 32-bit operations,
 -- signed results). Under LuaJIT this is LuaJIT's own `bit` (the same API);
 -- under PUC Lua 5.1 a pure-Lua implementation with the same results.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Files and commands for the specs of the command-line tools (tools/*.lua).
 --
 --   local files = require("support.files")

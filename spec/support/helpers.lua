@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Small helpers for specs.
 --
 --   local helpers = require("support.helpers")

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Exact signed 64-bit integers as decimal strings, for the mock.
 --
 -- Lua 5.1 numbers are doubles (exact only up to 2^53); Redis counts with

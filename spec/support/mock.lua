@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- A small Redis 7.0 in Lua 5.1 (runs under LuaJIT and PUC Lua 5.1).
 --
 --   local mock = require("support.mock")

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Hash commands of the mock. Fields keep insertion order, as a small
 -- (listpack-encoded) hash does in Redis 7.0.
 

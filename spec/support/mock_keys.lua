@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Keyspace, expiry, server and pub/sub commands of the mock.
 
 return function(api)

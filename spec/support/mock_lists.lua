@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- List commands of the mock. A list is a Lua array, head first.
 
 return function(api)

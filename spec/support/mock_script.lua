@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Script execution in the mock: a sandbox like Redis 7.0's, the Lua <-> RESP
 -- conversions, error texts, and the EVAL / EVALSHA / SCRIPT commands.
 --

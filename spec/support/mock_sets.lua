@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Set commands of the mock. SMEMBERS lists an all-integer set (an intset
 -- in Redis 7.0, up to 512 members) in ascending numeric order, as Redis
 -- does; any other set in insertion order (Redis: hash order, unspecified).

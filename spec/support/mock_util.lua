@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Shared pieces of the mock: Redis 7.0's error texts, argument parsing with
 -- Redis's rules, reply formatting, glob matching and hash slots.
 

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Sorted set commands of the mock. Members are ordered by score, then by
 -- member bytes. Scores are doubles; replies format them as Redis 7.0 does
 -- (RESP2: "inf", "-inf", else %.17g; -0 is stored as 0).

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- The real Redis backend: hiredis 0.14.1 (libhiredis.so.0.14) through
 -- LuaJIT's FFI. LuaJIT only.
 --

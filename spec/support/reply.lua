@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Canonical reply form shared by every backend (see spec/support/README.md).
 --
 --   integer -> number          bulk string -> string

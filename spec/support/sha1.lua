@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- SHA-1 in Lua 5.1 (for redis.sha1hex, EVALSHA and script error texts in
 -- the mock). Uses support.bitop: LuaJIT's bit, or the pure-Lua fallback.
 

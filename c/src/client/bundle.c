@@ -1,8 +1,10 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bundle.c - a bundle directory: manifest.tsv plus <name>.lua per script.
  *
  * manifest.tsv: one line per script, name<TAB>version<TAB>numkeys<TAB>sha1
- * (docs/script-contract.md). Every listed file must exist and hash to the
+ * (docs/script-contract.md); lines starting with '#' are comments, and
+ * "# rlk <version>" names the rlk release the bundle was built with. Every listed file must exist and hash to the
  * manifest's SHA-1; names must be unique and made of [A-Za-z0-9_-] segments
  * joined by '/', so a name can never leave the directory.
  */
@@ -130,6 +132,7 @@ typedef struct rlk_bundle_ctx {
     const char *dir;
     rlk_script_info *items;
     size_t count, cap;
+    char rlk_version[32];
     char *err;
     size_t errlen;
 } rlk_bundle_ctx;
@@ -195,6 +198,11 @@ static int rlk_bundle_manifest(rlk_bundle_ctx *b)
         }
         if (n > 0 && line[n - 1] == '\n')
             line[--n] = '\0';
+        if (line[0] == '#') {
+            if (strncmp(line, "# rlk ", 6) == 0)
+                snprintf(b->rlk_version, sizeof b->rlk_version, "%.31s", line + 6);
+            continue;
+        }
         rc = rlk_bundle_line(b, line, lineno);
     }
     if (rc == RLK_OK && ferror(f))
@@ -253,7 +261,7 @@ static int rlk_bundle_finish(rlk_bundle_ctx *b)
 
 int rlk_bundle_read(const char *dir, rlk_script_set *set, char *err, size_t errlen)
 {
-    rlk_bundle_ctx b = {dir, NULL, 0, 0, err, errlen};
+    rlk_bundle_ctx b = {dir, NULL, 0, 0, "", err, errlen};
     int rc;
 
     memset(set, 0, sizeof *set);
@@ -265,6 +273,7 @@ int rlk_bundle_read(const char *dir, rlk_script_set *set, char *err, size_t errl
     set->owned = b.items;
     set->items = b.items;
     set->count = b.count;
+    memcpy(set->rlk_version, b.rlk_version, sizeof set->rlk_version);
     if (rc != RLK_OK) {
         if (rc == RLK_ERR_NOMEM)
             snprintf(err, errlen, "bundle %s: out of memory", dir);

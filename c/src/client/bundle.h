@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bundle.h - reading a bundle directory (bundle.c) into a script set.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * client.c - the public client API: options, connect, free, and the calls
  * (load, verify, eval, command) that run through the pool.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * client.h - the client object (client.c): struct rlk_client and its
  * defaults. The public calls on it (rlk_connect, rlk_eval, ...) are in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * clock.c - the library's one clock: CLOCK_MONOTONIC nanoseconds, "until"
  * times, and condition variables that wait on that clock (so a jump of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * clock.h - the library's one clock (clock.c): CLOCK_MONOTONIC
  * nanoseconds, "until" times, and condition variables that wait on that

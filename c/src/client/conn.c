@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conn.c - one hiredis connection: open (timeouts, AUTH, SELECT), liveness,
  * one command with a "was the request written" flag, SCRIPT LOAD, EVALSHA

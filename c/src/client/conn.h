@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conn.h - one connection (conn.c): opening a dedicated connection,
  * commands and script calls on a given connection, script loading, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * error.h - the per-thread error of a client (error.c): the setters the
  * library's parts record errors with. The getters (rlk_err, rlk_errstr,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pool.c - the client's connections: pool_size slots, checked out by one
  * thread at a time (mutex + condition variable), connected lazily, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pool.h - the client's connection pool (pool.c): slots handed out to one
  * thread at a time, made ready (reconnect, reload scripts) on checkout, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * random.c - the kernel's random source (getrandom, else /dev/urandom) and
  * the v4 uuids made from it: client uuids, permit ids, RedLock tokens.

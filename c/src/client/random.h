@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * random.h - the kernel's random source (random.c): client uuids, permit
  * ids, RedLock tokens.

@@ -1,11 +1,14 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * scripts.c - the embedded script table and script sets (lookup by name).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client/client.h"
 #include "client/scripts.h"
+#include "client/sha1.h"
 
 size_t rlk_embedded_count(void)
 {
@@ -22,6 +25,32 @@ void rlk_script_set_embedded(rlk_script_set *set)
     set->items = rlk_embedded_scripts;
     set->count = rlk_embedded_scripts_count;
     set->owned = NULL;
+    snprintf(set->rlk_version, sizeof set->rlk_version, "%s", RLK_VERSION);
+}
+
+void rlk_script_set_id(const rlk_script_set *set, char hex[41])
+{
+    static const char digits[] = "0123456789abcdef";
+    unsigned char digest[20];
+    rlk_sha1_ctx ctx;
+
+    rlk_sha1_init(&ctx);
+    for (size_t i = 0; i < set->count; i++) {
+        const rlk_script_info *s = &set->items[i];
+        char nums[64];
+        int n = snprintf(nums, sizeof nums, "\t%d\t%d\t", s->version, s->numkeys);
+
+        rlk_sha1_update(&ctx, s->name, strlen(s->name));
+        rlk_sha1_update(&ctx, nums, (size_t)n);
+        rlk_sha1_update(&ctx, s->sha1, strlen(s->sha1));
+        rlk_sha1_update(&ctx, "\n", 1);
+    }
+    rlk_sha1_final(&ctx, digest);
+    for (int i = 0; i < 20; i++) {
+        hex[2 * i] = digits[digest[i] >> 4];
+        hex[2 * i + 1] = digits[digest[i] & 15];
+    }
+    hex[40] = '\0';
 }
 
 const rlk_script_info *rlk_script_set_find(const rlk_script_set *set, const char *name)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sha1.c - SHA-1 (FIPS 180-4), used to check bundle files against their
  * manifest. Small and portable; not constant-time (nothing secret is hashed).

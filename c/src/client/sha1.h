@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sha1.h - SHA-1 (sha1.c): script identities, computed at build time and
  * checked against SCRIPT LOAD and bundle manifests.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sigpipe.c - keep a write to a closed socket from killing the process.
  *

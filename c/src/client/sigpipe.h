@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sigpipe.h - SIGPIPE blocked around one request on a socket (sigpipe.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * url.h - redis:// and unix:// URLs (url.c).
  *

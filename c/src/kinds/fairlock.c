@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fairlock.c - the fair lock API (rlk_fairlock_*): Redisson's RFairLock on
  * fair/{acquire,release,cancel,renew,force_release} (docs/locks/fair.md).

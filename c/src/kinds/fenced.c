@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fenced.c - the fenced lock API (rlk_fenced_*): Redisson's RFencedLock on
  * fenced/{acquire,release,renew,token} and reentrant/force_release

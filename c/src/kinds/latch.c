@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * latch.c - the count-down latch API (rlk_latch_*): Redisson's
  * RCountDownLatch on the scripts/latch scripts. A string key `name` holds the

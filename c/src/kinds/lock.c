@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lock.c - the reentrant lock API (rlk_lock_*): Redisson's RLock on
  * reentrant/{acquire,release,force_release}, waiting through the client's

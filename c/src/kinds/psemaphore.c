@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * psemaphore.c - the permit-expirable semaphore API (rlk_psemaphore_*):
  * Redisson's RPermitExpirableSemaphore on the scripts/psemaphore scripts. The

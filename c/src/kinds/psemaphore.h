@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * psemaphore.h - what psemaphore.c (the rlk_psemaphore_* calls)
  * and psemaphore_keeper.c (the lease keeper thread) share: the handle and

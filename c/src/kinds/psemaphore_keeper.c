@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * psemaphore_keeper.c - keeps permits of a permit-expirable semaphore
  * alive (rlk_psemaphore_keep): one thread and one connection per keeper

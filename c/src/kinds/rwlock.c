@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rwlock.c - the read-write lock API (rlk_rwlock_*): Redisson's
  * RReadWriteLock on rwlock/{read,write}_{acquire,release}, force_release,

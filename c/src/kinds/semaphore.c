@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * semaphore.c - the semaphore API (rlk_semaphore_*): Redisson's RSemaphore
  * on the scripts/semaphore scripts. A string key `name` holds the available

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * multilock.c - MultiLock (rlk_multilock_*): several reentrant locks, each
  * on its own client, taken all or none in one global order (server address,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * redlock.c - RedLock over N independent servers (rlk_redlock_*): the token
  * lock scripts on every server at once (redlock_io.c), quorum N/2 + 1,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * redlock_io.c - parallel script calls on several servers (see redlock_io.h):
  * one pool connection per server in non-blocking mode, requests written

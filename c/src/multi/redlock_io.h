@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * redlock_io.h - one script call on each of several servers at once, for
  * RedLock (redlock.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * counters.h - the lock runtime's counters (no .c: a struct and a macro).
  * The runtime state (rt.h) owns one set per client; the subscriber and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fam.c - what every kind built on the lock runtime shares (see
  * fam.h): Redisson's key and channel names, the handle's common

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fam.h - what every kind built on the runtime shares (fam.c): handles,
  * Redisson's key and channel names, holder ids, arguments, and calls with

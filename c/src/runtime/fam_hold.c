@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fam_hold.c - acquiring and releasing as the reentrant, fenced, fair and
  * read-write locks all do it (see fam_hold.h): an acquire script's
@@ -103,6 +104,53 @@ int rlk_fam_release_call(rlk_client *c, const char *script, const char *label, c
     return outcome;
 }
 
+/* The server's ACL refused a command inside a script ("The user executing the script can't run
+ * this command ..."). Redis does not roll back what the script wrote before, and the message
+ * does not say which command it was. */
+static int rlk_fam_acl_refused(const rlk_client *c)
+{
+    return strstr(rlk_errstr(c), "The user executing the script can't") != NULL;
+}
+
+/* HEXISTS name field / EXISTS name (field NULL): 1, 0, or -1 when that is refused too. */
+static int rlk_fam_probe(rlk_client *c, const char *name, const char *field)
+{
+    const char *argv[3] = {field ? "HEXISTS" : "EXISTS", name, field};
+    redisReply *r = NULL;
+    int rc = rlk_command(c, field ? 3 : 2, argv, NULL, &r), v = -1;
+
+    if (rc == RLK_OK && r && r->type == REDIS_REPLY_INTEGER)
+        v = r->integer > 0;
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+/* After an ACL refusal inside a release script: finds out whether the release happened (every
+ * release script publishes after its last write, so a refused PUBLISH comes after the release)
+ * and says so truthfully. Returns the outcome; *rc and the client's error are set. */
+static int rlk_fam_acl_aftermath(const rlk_fam_base *b, int kind, const char *what,
+                                 const char *owner, int *rc)
+{
+    char why[RLK_ERRSTR_MAX], field[RLK_OWNER_MAX + 8];
+    int held;
+
+    snprintf(why, sizeof why, "%s", rlk_errstr(b->c));
+    snprintf(field, sizeof field, "%s%s", owner, kind == RLK_KIND_WRITE ? ":write" : "");
+    held = rlk_fam_probe(b->c, b->name, field);
+    if (held == 0) {
+        *rc = rlk_set_error(b->c, RLK_ERR_NOTIFY, "unlock %s%s%s: released, but the unlock message "
+                            "was refused by ACL (%s): waiters wake only at their TTL", what,
+                            *what ? " " : "", b->name, why);
+        return RLK_REL_RELEASED;
+    }
+    *rc = rlk_set_error(b->c, RLK_ERR_SCRIPT, "unlock %s%s%s: refused by ACL (%s); %s", what,
+                        *what ? " " : "", b->name, why, held == 1
+                        ? "the lock is still held and expires with its lease"
+                        : "whether it was released is unknown (the check was refused too)");
+    return RLK_REL_ERROR;
+}
+
 int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id *id,
                    const char *owner_fn, rlk_lq *q, rlk_fam_release_fn release, void *arg)
 {
@@ -123,6 +171,8 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id
         rlk_conn_after_write(rlk_fam_handoff_poke, &h);
     outcome = release(arg, owner, lease, &rc);
     rlk_conn_after_write(NULL, NULL);
+    if (outcome == RLK_REL_ERROR && rc == RLK_ERR_SCRIPT && t.removed && rlk_fam_acl_refused(b->c))
+        outcome = rlk_fam_acl_aftermath(b, kind, what, owner, &rc);
     rlk_wd_release_end(b->rt->wd, &t, outcome);
     if (outcome == RLK_REL_RELEASED && q && !h.poked)
         rlk_lq_poke(q);
@@ -141,6 +191,26 @@ int rlk_fam_force_unlock(const rlk_fam_base *b, const char *script, int nkeys,
 
     rlk_wd_forget_name(b->rt->wd, b->name);
     rc = rlk_evalv(b->c, script, nkeys, keys, NULL, nargs, args, NULL, &r);
+    if (rc == RLK_ERR_SCRIPT && rlk_fam_acl_refused(b->c)) {
+        /* As for unlock: the scripts publish after they delete. */
+        char why[RLK_ERRSTR_MAX];
+        int exists;
+
+        snprintf(why, sizeof why, "%s", rlk_errstr(b->c));
+        exists = rlk_fam_probe(b->c, b->name, NULL);
+        if (exists == 0) {
+            if (released)
+                *released = 1;
+            if (q)
+                rlk_lq_poke(q);
+            return rlk_set_error(b->c, RLK_ERR_NOTIFY, "force unlock %s: removed, but the unlock "
+                                 "message was refused by ACL (%s): waiters wake only at their TTL",
+                                 b->name, why);
+        }
+        return rlk_set_error(b->c, RLK_ERR_SCRIPT, "force unlock %s: refused by ACL (%s); %s",
+                             b->name, why, exists == 1 ? "the lock is still there"
+                             : "whether it was removed is unknown (the check was refused too)");
+    }
     if (rc != RLK_OK)
         return rc;
     if (r->type == REDIS_REPLY_INTEGER) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fam_hold.h - the parts of acquiring and releasing that the reentrant,
  * fenced, fair and read-write locks share (fam_hold.c): acquire replies,

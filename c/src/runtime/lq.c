@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lq.c - process-wide local wait queues, one per (server address,
  * db, lock name), shared by every client of the process.

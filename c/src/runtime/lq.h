@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lq.h - the process-wide local wait queues (lq.c): a FIFO of the threads
  * waiting for one lock (server address, db, lock name), across every client

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rt.c - the per-client runtime state (created on first use, freed by
  * rlk_free through c->runtime_free): the client's uuid (client/random.h),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rt.h - the per-client runtime state (rt.c): the client's uuid, holder
  * ids "<uuid>:<thread id>", the counters, the lost-lock callbacks, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sub.c - the client's subscriber: one dedicated connection (CLIENT
  * SETNAME rlk-sub) and one thread, started on the first wait.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sub.h - the client's subscriber (sub.c): one connection + thread per
  * client. Waiters join a channel (reference counted: SUBSCRIBE on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * thread.c - the runtime's threads start with every signal blocked.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * thread.h - starting the runtime's threads (thread.c): the subscriber,
  * the watchdog, the permit-expirable semaphore's keeper.

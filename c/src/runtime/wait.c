@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wait.c - the one wait loop of every kind that waits for a release:
  * the reentrant, fenced, fair and read-write locks, the semaphores and the

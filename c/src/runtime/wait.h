@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wait.h - the one wait loop (wait.c): a waiter joins its channel on the
  * client's subscriber (sub.h), behind the process-wide local queue (lq.h)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wd.h - the client's hold registry and its watchdog thread (wd.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cli_check.h - checks shared by the CLI test programs (include from the
  * test program only: it includes check.h, which is header-only).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cli_events.h - event logs the commands of the CLI tests write, and the
  * mutual-exclusion checks on them.

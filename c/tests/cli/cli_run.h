@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cli_run.h - running the rlk tool as a child process for the CLI tests,
  * and waiting on what it and its commands write (bounded polls).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * it_cli_inspect.c - `rlk inspect` (text and --json, parsed) on every kind
  * it knows - reentrant, read-write (mode, readers, writer), fair (queue and

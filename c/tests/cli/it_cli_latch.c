@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * it_cli_latch.c - `rlk latch NAME set | count-down | await | count` against
  * a fixture server: outputs and exit codes, an await proven waiting

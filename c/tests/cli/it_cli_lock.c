@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * it_cli_lock.c - `rlk lock` against a fixture server: help and usage
  * errors, exit codes (the command's, 128+N, 126/127, CODE when not

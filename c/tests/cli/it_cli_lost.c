@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * it_cli_lost.c - `rlk lock` while the command runs: the lock lost (its key
  * deleted behind rlk's back, force-unlocked, a fixed lease running out)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * it_cli_modes.c - `rlk lock --read | --write | --fair | --fenced` and
  * `rlk semaphore` against one fixture server: help and usage errors of the

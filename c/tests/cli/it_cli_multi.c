@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * it_cli_multi.c - `rlk lock --all` (MultiLock) and `rlk lock --redlock`
  * (RedLock) against three fixture servers: mutual exclusion with concurrent

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * json_mini.c - see json_mini.h. Recursive descent, depth-limited.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * json_mini.h - a small strict JSON parser for checking `--json` output in
  * tests: one value, UTF-8 text, whitespace around; numbers as double.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fl_fair.c - the fair lock (rlk_fairlock_*) against a real redis-server:
  *   - basics: names, re-entry, busy answers that leave the queue (a single

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fl_fenced.c - the fenced lock (rlk_fenced_*) against a real redis-server:
  *   - tokens: every acquisition (re-entries too) returns a larger token from

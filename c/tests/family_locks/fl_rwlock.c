@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fl_rwlock.c - the read-write lock (rlk_rwlock_*) against a real redis-server:
  *   - sides: readers share, a writer excludes everyone, the writer may read

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fl_util.h - helpers of the lock-family tests (fl_rwlock.c, fl_fair.c,
  * fl_fenced.c): hold records written by child processes and read back by the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fs_latch.c - the count-down latch (rlk_latch_*) against a real
  * redis-server:

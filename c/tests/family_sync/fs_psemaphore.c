@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fs_psemaphore.c - the permit-expirable semaphore (rlk_psemaphore_*)
  * against a real redis-server:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fs_semaphore.c - the semaphore (rlk_semaphore_*) against a real
  * redis-server:

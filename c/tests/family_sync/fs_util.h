@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fs_util.h - helpers of the family_sync tests: event logs that child
  * processes append to (one write per event, so a SIGKILL never leaves half

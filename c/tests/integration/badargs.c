@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * badargs.c - bad arguments to a script must be refused and change nothing.
  * See badargs.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * badargs.h - call a script with bad arguments and prove nothing changed.
  *

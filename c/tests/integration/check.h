@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * check.h - a tiny check-macro test framework for rlk's integration tests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fixture.c - start, stop, restart and pause real redis-servers for tests.
  * See fixture.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fixture.h - a real redis-server per test, started and stopped by PID.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * it_cli.c - the rlk command-line tool, run as a child process against
  * fixture servers: --help outputs, scripts list/load/verify, eval, and the

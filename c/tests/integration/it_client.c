@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * it_client.c - the rlk client against real redis-servers: URLs, auth,
  * NOSCRIPT recovery, reconnects, timeouts, bundles, and a bad argument to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * it_fixture.c - the redis-server fixture itself: start, stop, restart,
  * pause, several servers, and no server left behind when a test dies.

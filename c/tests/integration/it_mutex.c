@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * it_mutex.c - multi-process mutual exclusion, for both lock kinds.
  *

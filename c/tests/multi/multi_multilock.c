@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * multi_multilock.c - MultiLock (rlk_multilock_*) against 3 real
  * redis-servers: all-or-nothing acquisition, the global member order, leases

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * multi_procs.c - mutual exclusion among 8 processes (fork), for RedLock
  * over 3 servers and for MultiLock over 3 servers (4 members, each process

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * multi_redlock.c - RedLock (rlk_redlock_*) against 3 and 5 real
  * redis-servers: quorum with servers down or held elsewhere, failure with a

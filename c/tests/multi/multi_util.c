@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * multi_util.c - servers, clients, probes and the event log for the
  * MultiLock / RedLock tests (see multi_util.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * multi_util.h - what the MultiLock / RedLock tests share: a set of
  * redis-servers from the integration fixture, one rlk client per server,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rt_basic.c - the reentrant lock API on one redis-server, one process:
  * holder ids, reentrancy (hold_count), unlock by a non-owner, try_lock

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rt_procs.c - the lock runtime across processes (this program re-executed
  * in a child mode):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rt_pubsub.c - waiting by pub/sub: 1000 releases racing a waiter's
  * subscription with no wait falling through to the holder's TTL; CLIENT

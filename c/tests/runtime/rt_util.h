@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rt_util.h - helpers for the lock runtime's tests: clients on a fixture
  * server, a scheduling-stall detector, child processes (this same program

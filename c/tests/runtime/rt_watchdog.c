@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rt_watchdog.c - the watchdog: it keeps a lease-less lock alive for many
  * leases, renews many locks per call, keeps a reentrant hold until the last

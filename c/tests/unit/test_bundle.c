@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Bundle directories: a good one, a missing or tampered file, malformed
  * manifest lines, unsafe names, and a client opened on a bad bundle.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Error names, and the per-thread, per-client last error. */
 #include <pthread.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@ static void test_strerror_names(void)
         {RLK_ERR_LOST, "RLK_ERR_LOST"},
         {RLK_ERR_UPGRADE, "RLK_ERR_UPGRADE"},
         {RLK_ERR_INTERRUPTED, "RLK_ERR_INTERRUPTED"},
+        {RLK_ERR_NOTIFY, "RLK_ERR_NOTIFY"},
     };
 
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SHA-1 against the FIPS 180 / RFC 3174 test vectors. */
 #include <stdlib.h>
 

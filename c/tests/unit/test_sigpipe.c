@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The SIGPIPE guard: a write to a closed socket inside it neither kills the
  * process nor leaves a SIGPIPE pending, and the thread's mask comes back. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* URL parsing: accepted forms, every malformed form, masking, and clients with bad URLs. */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * unit.h - a tiny test framework for rlk's C unit tests.
  *

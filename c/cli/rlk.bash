@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# bash completion for rlk -*- shell-script -*-
+# Installed as share/bash-completion/completions/rlk; needs nothing but bash (the
+# bash-completion package loads it on demand, or `source` it).
+
+_rlk_commands="scripts eval lock semaphore latch inspect unlock check help"
+
+_rlk()
+{
+    local cur=${COMP_WORDS[COMP_CWORD]} prev=""
+    local cmd="" i w words=()
+    [ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD-1]}
+    COMPREPLY=()
+
+    # The command: the first word after rlk that is not an option (or --url's value); and
+    # whether the cursor is past `--` (lock, semaphore: the command to run).
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        w=${COMP_WORDS[i]}
+        if [ "$w" = "--" ] && [ -n "$cmd" ]; then
+            if [ $((i + 1)) -eq "$COMP_CWORD" ]; then
+                mapfile -t COMPREPLY < <(compgen -c -- "$cur")
+            else
+                mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+            fi
+            return 0
+        fi
+        if [ -z "$cmd" ]; then
+            case $w in
+                --url) ((i++)) ;;
+                -*) ;;
+                *) cmd=$w ;;
+            esac
+        fi
+    done
+
+    # Option values.
+    case $prev in
+        --url) return 0 ;;
+        --bundle) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return 0 ;;
+        --kind)
+            mapfile -t COMPREPLY < <(compgen -W "reentrant rwlock fair fenced token semaphore psemaphore latch" -- "$cur")
+            return 0 ;;
+        -w|--wait|-E|--conflict-exit-code|-l|--lease|-k|--kill-after|--watchdog-lease|--permits|--take|--key|--arg|--name|--user)
+            return 0 ;;
+        -n) [ "$cmd" = semaphore ] && return 0 ;;
+    esac
+
+    case $cmd in
+        "")
+            words="$_rlk_commands --url --help --version" ;;
+        help)
+            words=$_rlk_commands ;;
+        scripts)
+            words="list load verify --bundle --json --url --allow-modified --help" ;;
+        eval)
+            if [[ $cur != -* ]]; then
+                # Script names, from the binary being completed.
+                mapfile -t COMPREPLY < <(compgen -W "$("${COMP_WORDS[0]}" scripts list 2>/dev/null |
+                    awk 'NR > 1 {print $1}')" -- "$cur")
+                return 0
+            fi
+            words="--key --arg --raw --no-raw --url --bundle --help" ;;
+        lock)
+            words="--read --write --fair --fenced --all --redlock -w --wait -n --no-wait -E
+                   --conflict-exit-code -l --lease -k --kill-after --watchdog-lease --url -- --help" ;;
+        semaphore)
+            words="-n --permits --take -w --wait --no-wait -E --conflict-exit-code -l --lease -k
+                   --kill-after --watchdog-lease --url -- --help" ;;
+        latch)
+            words="set count-down await count -w -E --url --help" ;;
+        inspect)
+            words="--kind --json --url --help" ;;
+        unlock)
+            words="--force --url --help" ;;
+        check)
+            words="--json --name --user --url --help" ;;
+        *)
+            return 0 ;;
+    esac
+    mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
+    return 0
+}
+
+complete -F _rlk rlk
