@@ -5,8 +5,8 @@
 #ifndef RLK_CLI_CHECK_H
 #define RLK_CLI_CHECK_H
 
-#include "../integration/check.h"
-#include "../integration/fixture.h"
+#include "check.h"
+#include "fixture.h"
 #include "cli_run.h"
 
 #include <stdlib.h>

@@ -5,7 +5,7 @@
 
 #include "cli_run.h"
 
-#include "../integration/fixture.h"
+#include "fixture.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -15,7 +15,7 @@
  * | stopped URL LEASE. Children print one line per step on stdout.
  */
 #include "check.h"
-#include "rt_util.h"
+#include "tk_util.h"
 #include "lock_internal.h"
 
 #include <signal.h>
@@ -27,11 +27,11 @@
 
 static rlk_fx_server srv;
 static char url[128];
-static rt_stall stall;
+static tk_stall stall;
 
 static const char *stall_note(void)
 {
-    return rt_stall_max_gap_ms(&stall) > RT_STALL_MS ? " - a scheduling stall, not a lock bug" : "";
+    return tk_stall_max_gap_ms(&stall) > TK_STALL_MS ? " - a scheduling stall, not a lock bug" : "";
 }
 
 /* ------------------------------------------------------------ child: contend */
@@ -70,7 +70,7 @@ static void *contend_main(void *arg)
             continue;
         }
         r->acquired_ns = rlk_fx_now_ns();
-        rt_spin_ns(20000 + (long long)(rt_rand(&seed) % 60000));
+        tk_spin_ns(20000 + (long long)(tk_rand(&seed) % 60000));
         r->released_ns = rlk_fx_now_ns();
         r->pid = (int)getpid();
         r->thread = a->idx;
@@ -82,7 +82,7 @@ static void *contend_main(void *arg)
 
 static int child_contend(const char *curl, int threads, int iters, const char *logpath)
 {
-    rlk_client *c = rt_connect(curl, 2000, threads);
+    rlk_client *c = tk_connect(curl, 2000, threads);
     contend ct = {0};
     contend_arg args[16];
     pthread_t t[16];
@@ -96,7 +96,7 @@ static int child_contend(const char *curl, int threads, int iters, const char *l
     ct.recs = calloc((size_t)(threads * iters), sizeof *ct.recs);
     if (!ct.recs)
         return 2;
-    rt_say("ready");
+    tk_say("ready");
     if (!fgets(line, sizeof line, stdin) || strncmp(line, "go", 2) != 0)
         return 2;
     for (int i = 0; i < threads; i++) {
@@ -112,7 +112,7 @@ static int child_contend(const char *curl, int threads, int iters, const char *l
             n += fwrite(&ct.recs[i], sizeof ct.recs[i], 1, f) == 1;
     if (f)
         fclose(f);
-    rt_say("done %d %d", n, ct.errors);
+    tk_say("done %d %d", n, ct.errors);
     free(ct.recs);
     rlk_lock_free(ct.lock);
     rlk_free(c);
@@ -123,13 +123,13 @@ static int child_contend(const char *curl, int threads, int iters, const char *l
 
 static int child_hold(const char *curl, long long lease)
 {
-    rlk_client *c = rt_connect(curl, lease, 2);
+    rlk_client *c = tk_connect(curl, lease, 2);
     rlk_lock *l = c ? rlk_lock_new(c, "pr:crash") : NULL;
     char buf[64];
 
     if (!l || rlk_lock_lock(l, 0) != RLK_OK)
         return 2;
-    rt_say("held");
+    tk_say("held");
     while (read(STDIN_FILENO, buf, sizeof buf) > 0) {
         /* hold (the watchdog renews) until killed */
     }
@@ -137,7 +137,7 @@ static int child_hold(const char *curl, long long lease)
 }
 
 typedef struct lost_note {
-    rt_latch fired;
+    tk_latch fired;
     int reason;
     long long at_ms;
 } lost_note;
@@ -150,29 +150,29 @@ static void child_on_lost(const char *name, const char *owner, int reason, void 
     (void)owner;
     n->reason = reason;
     n->at_ms = rlk_fx_now_ms();
-    rt_latch_add(&n->fired, 1);
+    tk_latch_add(&n->fired, 1);
 }
 
 static int child_stopped(const char *curl, long long lease)
 {
-    rlk_client *c = rt_connect(curl, lease, 2);
+    rlk_client *c = tk_connect(curl, lease, 2);
     rlk_lock *l = c ? rlk_lock_new(c, "pr:stop") : NULL;
     lost_note note = {0};
     int held = -1;
 
-    rt_latch_init(&note.fired);
+    tk_latch_init(&note.fired);
     if (!l)
         return 2;
     rlk_set_lost_callback(c, child_on_lost, &note);
     if (rlk_lock_lock(l, 0) != RLK_OK)
         return 2;
-    rt_say("held");
-    if (rt_latch_wait(&note.fired, 1, 30000) < 1)
+    tk_say("held");
+    if (tk_latch_wait(&note.fired, 1, 30000) < 1)
         return 3;
-    rt_say("lost %d %lld", note.reason, note.at_ms);
+    tk_say("lost %d %lld", note.reason, note.at_ms);
     rlk_lock_is_held_by_me(l, &held);
-    rt_say("held_by_me %d", held);
-    rt_say("unlock %d", rlk_lock_unlock(l));
+    tk_say("held_by_me %d", held);
+    tk_say("unlock %d", rlk_lock_unlock(l));
     rlk_lock_free(l);
     rlk_free(c);
     return 0;
@@ -250,7 +250,7 @@ static void analyse(hold_rec *recs, size_t n, int *overlaps, int *handoffs)
 static void test_contention_8x4(void)
 {
     char dir[] = "/tmp/rlk-rt-XXXXXX", line[128];
-    rt_child kids[PROCS];
+    tk_child kids[PROCS];
     hold_rec *recs = NULL;
     int spawned = 0, done = 0, errors = 0, overlaps = -1, handoffs = 0;
     long long t0, ms;
@@ -264,26 +264,26 @@ static void test_contention_8x4(void)
         snprintf(threads, sizeof threads, "%d", THREADS);
         snprintf(iters, sizeof iters, "%d", ITERS);
         snprintf(log, sizeof log, "%s/log.%d", dir, p);
-        if (rt_child_spawn(&kids[p], args) != 0)
+        if (tk_child_spawn(&kids[p], args) != 0)
             break;
         spawned++;
     }
     CHECK_INT_EQ(spawned, PROCS);
     for (int p = 0; p < spawned; p++)
-        CHECKF(rt_child_read_line(&kids[p], line, sizeof line, 15000) == 0 &&
+        CHECKF(tk_child_read_line(&kids[p], line, sizeof line, 15000) == 0 &&
                strcmp(line, "ready") == 0, "child %d did not get ready", p);
     t0 = rlk_fx_now_ms();
     for (int p = 0; p < spawned; p++)
-        rt_child_send(&kids[p], "go");
+        tk_child_send(&kids[p], "go");
     for (int p = 0; p < spawned; p++) {
         int got = 0, errs = 0;
 
-        if (rt_child_read_line(&kids[p], line, sizeof line, 60000) == 0 &&
+        if (tk_child_read_line(&kids[p], line, sizeof line, 60000) == 0 &&
             sscanf(line, "done %d %d", &got, &errs) == 2) {
             done++;
             errors += errs;
         }
-        CHECKF(rt_child_wait(&kids[p], 10000) == 0, "child %d did not exit cleanly", p);
+        CHECKF(tk_child_wait(&kids[p], 10000) == 0, "child %d did not exit cleanly", p);
     }
     ms = rlk_fx_now_ms() - t0;
     n = read_logs(dir, &recs);
@@ -310,7 +310,7 @@ typedef struct bg_lock {
     long long wait_ms, lease_ms;
     int rc;
     long long at_ms;
-    rt_latch done;
+    tk_latch done;
 } bg_lock;
 
 static void *bg_lock_main(void *arg)
@@ -319,15 +319,15 @@ static void *bg_lock_main(void *arg)
 
     b->rc = rlk_lock_try_lock(b->lock, b->wait_ms, b->lease_ms);
     b->at_ms = rlk_fx_now_ms();
-    rt_latch_add(&b->done, 1);
+    tk_latch_add(&b->done, 1);
     return NULL;
 }
 
 static void test_killed_holder(void)
 {
     const char *args[] = {"hold", url, "500", NULL};
-    rlk_client *c = rt_connect(url, 0, 2);
-    rt_child kid;
+    rlk_client *c = tk_connect(url, 0, 2);
+    tk_child kid;
     char line[64];
     bg_lock b = {0};
     pthread_t t;
@@ -337,33 +337,33 @@ static void test_killed_holder(void)
     b.lock = rlk_lock_new(c, "pr:crash");
     REQUIRE(b.lock);
     REQUIRE(rlk_lock_set_owner(b.lock, "pr-waiter") == RLK_OK);   /* taken in a thread, freed here */
-    REQUIRE(rt_child_spawn(&kid, args) == 0);
-    if (rt_child_read_line(&kid, line, sizeof line, 15000) != 0 || strcmp(line, "held") != 0) {
+    REQUIRE(tk_child_spawn(&kid, args) == 0);
+    if (tk_child_read_line(&kid, line, sizeof line, 15000) != 0 || strcmp(line, "held") != 0) {
         CHECK(!"the holder did not take the lock");
-        rt_child_kill(&kid);
+        tk_child_kill(&kid);
         return;
     }
     b.wait_ms = 10000;
     b.lease_ms = 10000;
-    rt_latch_init(&b.done);
+    tk_latch_init(&b.done);
     pthread_create(&t, NULL, bg_lock_main, &b);
-    CHECK(rt_wait_numsub(&srv, "redisson_lock__channel:{pr:crash}", 1, 5000) == 0);
-    CHECK_INT_EQ(rt_latch_get(&b.done), 0);        /* held by the child: still waiting */
-    rt_stall_reset(&stall);
+    CHECK(tk_wait_numsub(&srv, "redisson_lock__channel:{pr:crash}", 1, 5000) == 0);
+    CHECK_INT_EQ(tk_latch_get(&b.done), 0);        /* held by the child: still waiting */
+    tk_stall_reset(&stall);
     t_kill = rlk_fx_now_ms();
     kill(kid.pid, SIGKILL);
-    rt_latch_wait(&b.done, 1, 10000);
+    tk_latch_wait(&b.done, 1, 10000);
     pthread_join(t, NULL);
     elapsed = b.at_ms - t_kill;
     printf("  SIGKILLed holder (lease %d ms): the waiter acquired %lld ms later\n", KILL_LEASE,
            elapsed);
     CHECK_INT_EQ(b.rc, RLK_OK);
     CHECKF(elapsed <= KILL_LEASE + 250, "acquired %lld ms after the kill, bound %d ms (max "
-           "scheduling gap %lld ms%s)", elapsed, KILL_LEASE + 250, rt_stall_max_gap_ms(&stall),
+           "scheduling gap %lld ms%s)", elapsed, KILL_LEASE + 250, tk_stall_max_gap_ms(&stall),
            stall_note());
-    rt_child_wait(&kid, 5000);
+    tk_child_wait(&kid, 5000);
     CHECK_INT_EQ(rlk_lock_unlock(b.lock), RLK_OK);
-    rt_latch_destroy(&b.done);
+    tk_latch_destroy(&b.done);
     rlk_lock_free(b.lock);
     rlk_free(c);
 }
@@ -375,9 +375,9 @@ static void test_killed_holder(void)
 static void test_stopped_holder(void)
 {
     const char *args[] = {"stopped", url, "600", NULL};
-    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_client *c = tk_connect(url, 0, 2);
     rlk_lock *l;
-    rt_child kid;
+    tk_child kid;
     char line[64];
     long long t_stop, t_cont, elapsed, told_ms = 0;
     int status = 0, reason = 0, held = -1, unlock_rc = -1;
@@ -385,38 +385,38 @@ static void test_stopped_holder(void)
     REQUIRE(c);
     l = rlk_lock_new(c, "pr:stop");
     REQUIRE(l);
-    REQUIRE(rt_child_spawn(&kid, args) == 0);
-    if (rt_child_read_line(&kid, line, sizeof line, 15000) != 0 || strcmp(line, "held") != 0) {
+    REQUIRE(tk_child_spawn(&kid, args) == 0);
+    if (tk_child_read_line(&kid, line, sizeof line, 15000) != 0 || strcmp(line, "held") != 0) {
         CHECK(!"the holder did not take the lock");
-        rt_child_kill(&kid);
+        tk_child_kill(&kid);
         return;
     }
     kill(kid.pid, SIGSTOP);
     CHECK(waitpid(kid.pid, &status, WUNTRACED) == kid.pid && WIFSTOPPED(status));
-    rt_stall_reset(&stall);
+    tk_stall_reset(&stall);
     t_stop = rlk_fx_now_ms();
     CHECK_INT_EQ(rlk_lock_try_lock(l, 5000, 30000), RLK_OK);
     elapsed = rlk_fx_now_ms() - t_stop;
     CHECKF(elapsed <= STOP_LEASE + 250, "took the stopped holder's lock after %lld ms (max "
-           "scheduling gap %lld ms%s)", elapsed, rt_stall_max_gap_ms(&stall), stall_note());
-    rt_stall_reset(&stall);
+           "scheduling gap %lld ms%s)", elapsed, tk_stall_max_gap_ms(&stall), stall_note());
+    tk_stall_reset(&stall);
     t_cont = rlk_fx_now_ms();
     kill(kid.pid, SIGCONT);
-    CHECK(rt_child_read_line(&kid, line, sizeof line, 5000) == 0 &&
+    CHECK(tk_child_read_line(&kid, line, sizeof line, 5000) == 0 &&
           sscanf(line, "lost %d %lld", &reason, &told_ms) == 2);
     CHECK_INT_EQ(reason, RLK_LOST_GONE);
     printf("  SIGSTOPped holder (lease %d ms): lost its lock %lld ms after the stop; told %lld ms "
            "after SIGCONT (period %d ms)\n", STOP_LEASE, elapsed, told_ms - t_cont, STOP_LEASE / 3);
     CHECKF(told_ms - t_cont <= STOP_LEASE / 3 + 150, "told %lld ms after SIGCONT, period %d ms (max "
            "scheduling gap %lld ms%s)", told_ms - t_cont, STOP_LEASE / 3,
-           rt_stall_max_gap_ms(&stall), stall_note());
-    CHECK(rt_child_read_line(&kid, line, sizeof line, 5000) == 0 &&
+           tk_stall_max_gap_ms(&stall), stall_note());
+    CHECK(tk_child_read_line(&kid, line, sizeof line, 5000) == 0 &&
           sscanf(line, "held_by_me %d", &held) == 1);
     CHECK_INT_EQ(held, 0);
-    CHECK(rt_child_read_line(&kid, line, sizeof line, 5000) == 0 &&
+    CHECK(tk_child_read_line(&kid, line, sizeof line, 5000) == 0 &&
           sscanf(line, "unlock %d", &unlock_rc) == 1);
     CHECK_INT_EQ(unlock_rc, RLK_ERR_NOT_OWNER);
-    CHECK_INT_EQ(rt_child_wait(&kid, 5000), 0);
+    CHECK_INT_EQ(tk_child_wait(&kid, 5000), 0);
     /* The new holder is untouched. */
     CHECK_INT_EQ(rlk_lock_is_held_by_me(l, &held), RLK_OK);
     CHECK_INT_EQ(held, 1);
@@ -434,11 +434,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "rt_procs: cannot start redis-server\n");
         return 1;
     }
-    rt_stall_start(&stall);
+    tk_stall_start(&stall);
     RUN_TEST(test_contention_8x4);
     RUN_TEST(test_killed_holder);
     RUN_TEST(test_stopped_holder);
-    rt_stall_stop(&stall);
+    tk_stall_stop(&stall);
     rlk_fx_stop(&srv);
     return check_summary("rt_procs");
 }

@@ -1,7 +1,7 @@
 /*
- * rt_util.c - see rt_util.h.
+ * tk_util.c - see tk_util.h.
  */
-#include "rt_util.h"
+#include "tk_util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-rlk_client *rt_connect(const char *url, long long watchdog_lease_ms, int pool_size)
+rlk_client *tk_connect(const char *url, long long watchdog_lease_ms, int pool_size)
 {
     rlk_options o;
     rlk_client *c;
@@ -40,9 +40,9 @@ rlk_client *rt_connect(const char *url, long long watchdog_lease_ms, int pool_si
 
 /* ---------------------------------------------------------------- stall detector */
 
-static void *rt_stall_main(void *arg)
+static void *tk_stall_main(void *arg)
 {
-    rt_stall *s = arg;
+    tk_stall *s = arg;
     long long last = rlk_fx_now_ns();
 
     while (!atomic_load(&s->stop)) {
@@ -59,24 +59,24 @@ static void *rt_stall_main(void *arg)
     return NULL;
 }
 
-void rt_stall_start(rt_stall *s)
+void tk_stall_start(tk_stall *s)
 {
     atomic_store(&s->stop, 0);
     atomic_store(&s->max_gap_ns, 0);
-    pthread_create(&s->thread, NULL, rt_stall_main, s);
+    pthread_create(&s->thread, NULL, tk_stall_main, s);
 }
 
-void rt_stall_reset(rt_stall *s)
+void tk_stall_reset(tk_stall *s)
 {
     atomic_store(&s->max_gap_ns, 0);
 }
 
-long long rt_stall_max_gap_ms(rt_stall *s)
+long long tk_stall_max_gap_ms(tk_stall *s)
 {
     return atomic_load(&s->max_gap_ns) / 1000000LL;
 }
 
-void rt_stall_stop(rt_stall *s)
+void tk_stall_stop(tk_stall *s)
 {
     atomic_store(&s->stop, 1);
     pthread_join(s->thread, NULL);
@@ -84,7 +84,7 @@ void rt_stall_stop(rt_stall *s)
 
 /* ---------------------------------------------------------------- latch */
 
-void rt_latch_init(rt_latch *l)
+void tk_latch_init(tk_latch *l)
 {
     pthread_condattr_t a;
 
@@ -96,13 +96,13 @@ void rt_latch_init(rt_latch *l)
     l->count = 0;
 }
 
-void rt_latch_destroy(rt_latch *l)
+void tk_latch_destroy(tk_latch *l)
 {
     pthread_cond_destroy(&l->cv);
     pthread_mutex_destroy(&l->mu);
 }
 
-void rt_latch_add(rt_latch *l, int n)
+void tk_latch_add(tk_latch *l, int n)
 {
     pthread_mutex_lock(&l->mu);
     l->count += n;
@@ -110,7 +110,7 @@ void rt_latch_add(rt_latch *l, int n)
     pthread_mutex_unlock(&l->mu);
 }
 
-int rt_latch_wait(rt_latch *l, int target, long long timeout_ms)
+int tk_latch_wait(tk_latch *l, int target, long long timeout_ms)
 {
     long long until = rlk_fx_now_ns() + timeout_ms * 1000000LL;
     struct timespec ts = {(time_t)(until / 1000000000LL), (long)(until % 1000000000LL)};
@@ -124,7 +124,7 @@ int rt_latch_wait(rt_latch *l, int target, long long timeout_ms)
     return n;
 }
 
-int rt_latch_get(rt_latch *l)
+int tk_latch_get(tk_latch *l)
 {
     int n;
 
@@ -136,7 +136,7 @@ int rt_latch_get(rt_latch *l)
 
 /* ---------------------------------------------------------------- server probes */
 
-long long rt_numsub(const rlk_fx_server *s, const char *channel)
+long long tk_numsub(const rlk_fx_server *s, const char *channel)
 {
     redisReply *r = rlk_fx_command(s, "PUBSUB NUMSUB %s", channel);
     long long n = -1;
@@ -149,11 +149,11 @@ long long rt_numsub(const rlk_fx_server *s, const char *channel)
     return n;
 }
 
-int rt_wait_numsub(const rlk_fx_server *s, const char *channel, long long min, long long timeout_ms)
+int tk_wait_numsub(const rlk_fx_server *s, const char *channel, long long min, long long timeout_ms)
 {
     long long until = rlk_fx_now_ms() + timeout_ms;
 
-    while (rt_numsub(s, channel) < min) {
+    while (tk_numsub(s, channel) < min) {
         if (rlk_fx_now_ms() >= until)
             return -1;
         rlk_fx_sleep_ms(2);     /* bounded poll of server state: there is no signal for it */
@@ -161,14 +161,14 @@ int rt_wait_numsub(const rlk_fx_server *s, const char *channel, long long min, l
     return 0;
 }
 
-int rt_wait_numsub_at_most(const rlk_fx_server *s, const char *channel, long long max,
+int tk_wait_numsub_at_most(const rlk_fx_server *s, const char *channel, long long max,
                            long long timeout_ms)
 {
     long long until = rlk_fx_now_ms() + timeout_ms;
     long long n;
 
     /* An UNSUBSCRIBE is asynchronous: the caller's thread may have returned before it landed. */
-    while ((n = rt_numsub(s, channel)) > max || n < 0) {
+    while ((n = tk_numsub(s, channel)) > max || n < 0) {
         if (rlk_fx_now_ms() >= until)
             return -1;
         rlk_fx_sleep_ms(2);     /* bounded poll of server state: there is no signal for it */
@@ -177,7 +177,7 @@ int rt_wait_numsub_at_most(const rlk_fx_server *s, const char *channel, long lon
 }
 
 /* Calls fn(id, ctx) for every "id=N ... name=NAME ..." line of CLIENT LIST. */
-static int rt_for_clients_named(const rlk_fx_server *s, const char *name,
+static int tk_for_clients_named(const rlk_fx_server *s, const char *name,
                                 void (*fn)(const rlk_fx_server *, long long))
 {
     redisReply *r = rlk_fx_command(s, "CLIENT LIST");
@@ -206,7 +206,7 @@ static int rt_for_clients_named(const rlk_fx_server *s, const char *name,
     return n;
 }
 
-static void rt_kill_id(const rlk_fx_server *s, long long id)
+static void tk_kill_id(const rlk_fx_server *s, long long id)
 {
     redisReply *r = rlk_fx_command(s, "CLIENT KILL ID %lld", id);
 
@@ -214,17 +214,17 @@ static void rt_kill_id(const rlk_fx_server *s, long long id)
         freeReplyObject(r);
 }
 
-int rt_kill_clients_named(const rlk_fx_server *s, const char *name)
+int tk_kill_clients_named(const rlk_fx_server *s, const char *name)
 {
-    return rt_for_clients_named(s, name, rt_kill_id);
+    return tk_for_clients_named(s, name, tk_kill_id);
 }
 
-int rt_count_clients_named(const rlk_fx_server *s, const char *name)
+int tk_count_clients_named(const rlk_fx_server *s, const char *name)
 {
-    return rt_for_clients_named(s, name, NULL);
+    return tk_for_clients_named(s, name, NULL);
 }
 
-int rt_key_exists(const rlk_fx_server *s, const char *key)
+int tk_key_exists(const rlk_fx_server *s, const char *key)
 {
     redisReply *r = rlk_fx_command(s, "EXISTS %s", key);
     int n = -1;
@@ -238,7 +238,7 @@ int rt_key_exists(const rlk_fx_server *s, const char *key)
 
 /* ---------------------------------------------------------------- child processes */
 
-static void rt_child_exec(int in_fd, int out_fd, pid_t parent, const char *const *args)
+static void tk_child_exec(int in_fd, int out_fd, pid_t parent, const char *const *args)
 {
     const char *argv[32];
     int n = 0;
@@ -248,7 +248,7 @@ static void rt_child_exec(int in_fd, int out_fd, pid_t parent, const char *const
         _exit(126);
     dup2(in_fd, STDIN_FILENO);
     dup2(out_fd, STDOUT_FILENO);
-    argv[n++] = "rlk_rt_child";
+    argv[n++] = "rlk_test_child";
     for (int i = 0; args[i] && n < 31; i++)
         argv[n++] = args[i];
     argv[n] = NULL;
@@ -257,7 +257,7 @@ static void rt_child_exec(int in_fd, int out_fd, pid_t parent, const char *const
     _exit(127);
 }
 
-int rt_child_spawn(rt_child *ch, const char *const *args)
+int tk_child_spawn(tk_child *ch, const char *const *args)
 {
     int in[2], out[2];
     pid_t parent = getpid();
@@ -276,19 +276,19 @@ int rt_child_spawn(rt_child *ch, const char *const *args)
     fflush(stderr);
     ch->pid = fork();
     if (ch->pid == 0)
-        rt_child_exec(in[0], out[1], parent, args);
+        tk_child_exec(in[0], out[1], parent, args);
     close(in[0]);
     close(out[1]);
     ch->in_fd = in[1];
     ch->out_fd = out[0];
     if (ch->pid < 0) {
-        rt_child_kill(ch);
+        tk_child_kill(ch);
         return -1;
     }
     return 0;
 }
 
-static int rt_child_take_line(rt_child *ch, char *line, size_t len)
+static int tk_child_take_line(tk_child *ch, char *line, size_t len)
 {
     char *nl = memchr(ch->buf, '\n', ch->len);
     size_t n;
@@ -302,11 +302,11 @@ static int rt_child_take_line(rt_child *ch, char *line, size_t len)
     return 0;
 }
 
-int rt_child_read_line(rt_child *ch, char *line, size_t len, long long timeout_ms)
+int tk_child_read_line(tk_child *ch, char *line, size_t len, long long timeout_ms)
 {
     long long until = rlk_fx_now_ms() + timeout_ms;
 
-    while (rt_child_take_line(ch, line, len) != 0) {
+    while (tk_child_take_line(ch, line, len) != 0) {
         struct pollfd p = {ch->out_fd, POLLIN, 0};
         long long left = until - rlk_fx_now_ms();
         ssize_t got;
@@ -323,7 +323,7 @@ int rt_child_read_line(rt_child *ch, char *line, size_t len, long long timeout_m
     return 0;
 }
 
-int rt_child_send(rt_child *ch, const char *line)
+int tk_child_send(tk_child *ch, const char *line)
 {
     size_t len = strlen(line);
 
@@ -332,7 +332,7 @@ int rt_child_send(rt_child *ch, const char *line)
     return 0;
 }
 
-int rt_child_wait(rt_child *ch, long long timeout_ms)
+int tk_child_wait(tk_child *ch, long long timeout_ms)
 {
     long long until = rlk_fx_now_ms() + timeout_ms;
     int status;
@@ -344,18 +344,18 @@ int rt_child_wait(rt_child *ch, long long timeout_ms)
 
         if (r == ch->pid) {
             ch->pid = -1;
-            rt_child_kill(ch);
+            tk_child_kill(ch);
             return status;
         }
         if (r < 0 || rlk_fx_now_ms() >= until)
             break;
         rlk_fx_sleep_ms(5);     /* bounded poll: waitpid has no timeout */
     }
-    rt_child_kill(ch);
+    tk_child_kill(ch);
     return -1;
 }
 
-void rt_child_kill(rt_child *ch)
+void tk_child_kill(tk_child *ch)
 {
     if (ch->pid > 0) {
         kill(ch->pid, SIGKILL);
@@ -369,18 +369,102 @@ void rt_child_kill(rt_child *ch)
     ch->in_fd = ch->out_fd = -1;
 }
 
-void rt_say(const char *fmt, ...)
+void tk_say(const char *fmt, ...)
 {
     va_list ap;
 
+    flockfile(stdout);
     va_start(ap, fmt);
     vprintf(fmt, ap);
     va_end(ap);
     putchar('\n');
     fflush(stdout);
+    funlockfile(stdout);
 }
 
-void rt_spin_ns(long long ns)
+const char *tk_stall_note(tk_stall *s)
+{
+    return tk_stall_max_gap_ms(s) > TK_STALL_MS ? " - a scheduling stall, not a lock bug" : "";
+}
+
+long long tk_wall_offset_ms(void)
+{
+    struct timespec rt, mono;
+
+    clock_gettime(CLOCK_REALTIME, &rt);
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    return ((long long)rt.tv_sec - mono.tv_sec) * 1000LL + (rt.tv_nsec - mono.tv_nsec) / 1000000L;
+}
+
+long long tk_int(const rlk_fx_server *s, const char *fmt, ...)
+{
+    redisContext *ctx = rlk_fx_connect(s);
+    redisReply *r = NULL;
+    long long v = -999;
+    va_list ap;
+
+    if (!ctx)
+        return v;
+    va_start(ap, fmt);
+    r = redisvCommand(ctx, fmt, ap);
+    va_end(ap);
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        v = r->integer;
+    else if (r && r->type == REDIS_REPLY_STRING)
+        v = atoll(r->str);
+    else if (r && r->type == REDIS_REPLY_NIL)
+        v = -1;
+    if (r)
+        freeReplyObject(r);
+    redisFree(ctx);
+    return v;
+}
+
+int tk_command_ok(const rlk_fx_server *s, const char *fmt, ...)
+{
+    redisContext *ctx = rlk_fx_connect(s);
+    redisReply *r = NULL;
+    va_list ap;
+    int rc;
+
+    if (!ctx)
+        return -1;
+    va_start(ap, fmt);
+    r = redisvCommand(ctx, fmt, ap);
+    va_end(ap);
+    rc = r && r->type != REDIS_REPLY_ERROR ? 0 : -1;
+    if (r)
+        freeReplyObject(r);
+    redisFree(ctx);
+    return rc;
+}
+
+long long tk_server_ms(const rlk_fx_server *s)
+{
+    redisReply *r = rlk_fx_command(s, "TIME");
+    long long ms = -1;
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
+        ms = atoll(r->element[0]->str) * 1000 + atoll(r->element[1]->str) / 1000;
+    if (r)
+        freeReplyObject(r);
+    return ms;
+}
+
+int tk_wait_int_at_least(const rlk_fx_server *s, long long want, long long timeout_ms,
+                         const char *fmt, const char *arg)
+{
+    long long deadline = rlk_fx_now_ms() + timeout_ms;
+
+    while (tk_int(s, fmt, arg) < want) {
+        if (rlk_fx_now_ms() > deadline)
+            return -1;
+        rlk_fx_sleep_ms(5);
+    }
+    return 0;
+}
+
+void tk_spin_ns(long long ns)
 {
     long long until = rlk_fx_now_ns() + ns;
 
@@ -388,7 +472,7 @@ void rt_spin_ns(long long ns)
     }
 }
 
-unsigned rt_rand(unsigned *state)
+unsigned tk_rand(unsigned *state)
 {
     unsigned x = *state ? *state : 2463534242u;
 

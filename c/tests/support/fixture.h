@@ -13,11 +13,14 @@
  * The redis-server binary is $RLK_REDIS_SERVER, else RLK_FX_REDIS_SERVER
  * (a compile definition), else "redis-server" from PATH.
  *
+ * Clusters (cluster.h) and sentinels (sentinel.h) are built from these
+ * servers (config.cluster, config.sentinel_conf).
+ *
  * All functions return 0 on success and -1 on failure, after printing the
  * reason (and the tail of the server log, when there is one) to stderr.
  */
-#ifndef RLK_IT_FIXTURE_H
-#define RLK_IT_FIXTURE_H
+#ifndef RLK_TEST_FIXTURE_H
+#define RLK_TEST_FIXTURE_H
 
 #include <stddef.h>
 #include <sys/types.h>
@@ -31,6 +34,11 @@ typedef struct rlk_fx_config {
     const char *acl_user;    /* NULL, or an ACL rule line: "alice on >pw ~* &* +@all" */
     int unixsocket;          /* nonzero: also listen on TMP/redis.sock */
     const char *const *extra; /* NULL, or a NULL-terminated list of more args */
+    int cluster;             /* nonzero: cluster-enabled yes, TMP/nodes.conf, the cluster bus on
+                              * a second free port (cluster-port), cluster_node_timeout_ms */
+    long cluster_node_timeout_ms; /* <= 0: 2000 */
+    const char *sentinel_conf; /* non-NULL: run as a sentinel (redis-server TMP/sentinel.conf
+                                * --sentinel) with this text as its config file */
 } rlk_fx_config;
 
 typedef struct rlk_fx_server {
@@ -40,6 +48,8 @@ typedef struct rlk_fx_server {
     char log_path[RLK_FX_PATH_MAX];
     char sock_path[RLK_FX_PATH_MAX];   /* "" unless config.unixsocket */
     char password[128];                /* the requirepass, "" when none */
+    int bus_port;                      /* the cluster bus port; 0 unless config.cluster */
+    char conf_path[RLK_FX_PATH_MAX];   /* TMP/nodes.conf or TMP/sentinel.conf, else "" */
     int argc;                          /* the full redis-server argv, kept for restart */
     char *argv[RLK_FX_MAX_EXTRA + 24];
 } rlk_fx_server;
@@ -103,4 +113,4 @@ long long rlk_fx_now_ms(void);
 /* Sleeps about ms milliseconds (for bounded polls and back-offs only). */
 void rlk_fx_sleep_ms(long ms);
 
-#endif /* RLK_IT_FIXTURE_H */
+#endif /* RLK_TEST_FIXTURE_H */

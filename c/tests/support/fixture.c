@@ -43,6 +43,7 @@ typedef struct fx_entry {
     char dir[RLK_FX_PATH_MAX];
     char log_path[RLK_FX_PATH_MAX];
     char sock_path[RLK_FX_PATH_MAX];
+    char conf_path[RLK_FX_PATH_MAX];
 } fx_entry;
 
 static fx_entry fx_registry[FX_MAX_SERVERS];
@@ -86,6 +87,7 @@ static int fx_registry_add(const rlk_fx_server *s)
         memcpy(e->dir, s->dir, sizeof e->dir);
         memcpy(e->log_path, s->log_path, sizeof e->log_path);
         memcpy(e->sock_path, s->sock_path, sizeof e->sock_path);
+        memcpy(e->conf_path, s->conf_path, sizeof e->conf_path);
         e->pid = 0;
         e->owner = getpid();
         e->used = 1;
@@ -125,6 +127,8 @@ static void fx_cleanup_from_signal(void)
         unlink(e->log_path);
         if (e->sock_path[0])
             unlink(e->sock_path);
+        if (e->conf_path[0])
+            unlink(e->conf_path);
         rmdir(e->dir);
         e->pid = 0;
         e->used = 0;
@@ -371,6 +375,10 @@ static int fx_build_argv(rlk_fx_server *s, const rlk_fx_config *cfg)
     fx_free_argv(s);
     snprintf(port, sizeof port, "%d", s->port);
     rc |= fx_push_arg(s, rlk_fx_redis_server_path());
+    if (cfg->sentinel_conf) {
+        rc |= fx_push_arg(s, s->conf_path);
+        rc |= fx_push_arg(s, "--sentinel");
+    }
     rc |= fx_push_words(s, "--bind 127.0.0.1 --port");
     rc |= fx_push_arg(s, port);
     rc |= fx_push_arg(s, "--save");
@@ -389,6 +397,19 @@ static int fx_build_argv(rlk_fx_server *s, const rlk_fx_config *cfg)
     if (cfg->acl_user) {
         rc |= fx_push_arg(s, "--user");
         rc |= fx_push_words(s, cfg->acl_user);
+    }
+    if (cfg->cluster) {
+        char bus[16], timeout[24];
+
+        snprintf(bus, sizeof bus, "%d", s->bus_port);
+        snprintf(timeout, sizeof timeout, "%ld",
+                 cfg->cluster_node_timeout_ms > 0 ? cfg->cluster_node_timeout_ms : 2000);
+        rc |= fx_push_words(s, "--cluster-enabled yes --cluster-config-file");
+        rc |= fx_push_arg(s, s->conf_path);
+        rc |= fx_push_arg(s, "--cluster-port");
+        rc |= fx_push_arg(s, bus);
+        rc |= fx_push_arg(s, "--cluster-node-timeout");
+        rc |= fx_push_arg(s, timeout);
     }
     for (int i = 0; cfg->extra && cfg->extra[i]; i++)
         rc |= fx_push_arg(s, cfg->extra[i]);
@@ -600,7 +621,28 @@ static int fx_make_dir(rlk_fx_server *s, const rlk_fx_config *cfg)
     }
     if (!cfg->unixsocket)
         s->sock_path[0] = '\0';
+    if (cfg->cluster || cfg->sentinel_conf) {
+        if (snprintf(s->conf_path, sizeof s->conf_path, "%s/%s", s->dir,
+                     cfg->cluster ? "nodes.conf" : "sentinel.conf") >= (int)sizeof s->conf_path) {
+            fprintf(stderr, "fixture: temp dir path too long: %s\n", s->dir);
+            return -1;
+        }
+    }
     return 0;
+}
+
+/* The sentinel's config file, written afresh before each start attempt. */
+static int fx_write_conf(const rlk_fx_server *s, const char *text)
+{
+    FILE *f = fopen(s->conf_path, "w");
+    int ok;
+
+    if (!f) {
+        fprintf(stderr, "fixture: %s: %s\n", s->conf_path, strerror(errno));
+        return -1;
+    }
+    ok = fputs(text, f) >= 0;
+    return (fclose(f) == 0 && ok) ? 0 : -1;
 }
 
 static int fx_start_config(rlk_fx_server *s, const rlk_fx_config *cfg)
@@ -613,8 +655,17 @@ static int fx_start_config(rlk_fx_server *s, const rlk_fx_config *cfg)
         return -1;
     for (int attempt = 0; attempt < FX_START_ATTEMPTS && rc == 1; attempt++) {
         unlink(s->log_path); /* a fresh log: "in use" must be this attempt's */
+        if (s->conf_path[0])
+            unlink(s->conf_path);
         s->port = rlk_fx_free_port();
-        if (s->port < 0 || fx_build_argv(s, cfg) != 0)
+        s->bus_port = 0;
+        if (cfg->cluster) {
+            for (int i = 0; i < 10 && (s->bus_port == 0 || s->bus_port == s->port); i++)
+                s->bus_port = rlk_fx_free_port();
+        }
+        if (s->port < 0 || s->bus_port < 0 || fx_build_argv(s, cfg) != 0)
+            return -1;
+        if (cfg->sentinel_conf && fx_write_conf(s, cfg->sentinel_conf) != 0)
             return -1;
         rc = fx_spawn_ready(s);
     }
