@@ -15,6 +15,7 @@
  * | stopped URL LEASE. Children print one line per step on stdout.
  */
 #include "check.h"
+#include "holdlog.h"
 #include "tk_util.h"
 #include "lock_internal.h"
 
@@ -31,22 +32,15 @@ static tk_stall stall;
 
 static const char *stall_note(void)
 {
-    return tk_stall_max_gap_ms(&stall) > TK_STALL_MS ? " - a scheduling stall, not a lock bug" : "";
+    return tk_stall_note(&stall);
 }
 
 /* ------------------------------------------------------------ child: contend */
 
-typedef struct hold_rec {
-    long long acquired_ns;
-    long long released_ns;      /* taken before the unlock is sent */
-    int pid;
-    int thread;
-} hold_rec;
-
 typedef struct contend {
     rlk_lock *lock;
     int iters;
-    hold_rec *recs;             /* iters per thread */
+    tk_hold *recs;              /* iters per thread */
     int errors;
 } contend;
 
@@ -62,18 +56,20 @@ static void *contend_main(void *arg)
     unsigned seed = (unsigned)getpid() * 31u + (unsigned)a->idx;
 
     for (int i = 0; i < ct->iters; i++) {
-        hold_rec *r = &ct->recs[a->idx * ct->iters + i];
+        tk_hold *r = &ct->recs[a->idx * ct->iters + i];
         long long lease = a->idx % 2 ? 5000 : 0;    /* half leased, half watchdog */
 
         if (rlk_lock_lock(ct->lock, lease) != RLK_OK) {
             __atomic_add_fetch(&ct->errors, 1, __ATOMIC_RELAXED);
             continue;
         }
-        r->acquired_ns = rlk_fx_now_ns();
+        r->start_ns = rlk_fx_now_ns();
         tk_spin_ns(20000 + (long long)(tk_rand(&seed) % 60000));
-        r->released_ns = rlk_fx_now_ns();
+        r->end_ns = rlk_fx_now_ns();
         r->pid = (int)getpid();
         r->thread = a->idx;
+        r->seq = i;
+        r->kind = TK_HOLD_EXCL;
         if (rlk_lock_unlock(ct->lock) != RLK_OK)
             __atomic_add_fetch(&ct->errors, 1, __ATOMIC_RELAXED);
     }
@@ -87,8 +83,7 @@ static int child_contend(const char *curl, int threads, int iters, const char *l
     contend_arg args[16];
     pthread_t t[16];
     char line[32];
-    FILE *f;
-    int n = 0;
+    size_t n = 0;
 
     if (!c || threads > 16 || !(ct.lock = rlk_lock_new(c, "pr:contend")))
         return 2;
@@ -106,13 +101,12 @@ static int child_contend(const char *curl, int threads, int iters, const char *l
     }
     for (int i = 0; i < threads; i++)
         pthread_join(t[i], NULL);
-    f = fopen(logpath, "wb");
-    for (int i = 0; f && i < threads * iters; i++)
+    for (int i = 0; i < threads * iters; i++)   /* compact: failed iterations have pid 0 */
         if (ct.recs[i].pid != 0)
-            n += fwrite(&ct.recs[i], sizeof ct.recs[i], 1, f) == 1;
-    if (f)
-        fclose(f);
-    tk_say("done %d %d", n, ct.errors);
+            ct.recs[n++] = ct.recs[i];
+    if (tk_holds_save(logpath, ct.recs, n) != 0)
+        n = 0;
+    tk_say("done %zu %d", n, ct.errors);
     free(ct.recs);
     rlk_lock_free(ct.lock);
     rlk_free(c);
@@ -196,64 +190,39 @@ static int child_main(int argc, char **argv)
 #define THREADS 4
 #define ITERS 30
 
-static int cmp_rec(const void *a, const void *b)
+/* Reads every child's log (and removes it) into *out; returns the count. */
+static size_t read_logs(const char *dir, tk_hold **out, int *bad)
 {
-    const hold_rec *x = a, *y = b;
+    size_t n = 0;
 
-    return (x->acquired_ns > y->acquired_ns) - (x->acquired_ns < y->acquired_ns);
-}
-
-/* Reads every child's log into *out; returns the count. */
-static size_t read_logs(const char *dir, hold_rec **out)
-{
-    size_t n = 0, cap = PROCS * THREADS * ITERS;
-    hold_rec *recs = calloc(cap, sizeof *recs);
-
-    for (int p = 0; recs && p < PROCS; p++) {
+    *out = NULL;
+    for (int p = 0; p < PROCS; p++) {
         char path[300];
-        FILE *f;
 
         snprintf(path, sizeof path, "%s/log.%d", dir, p);
-        f = fopen(path, "rb");
-        while (f && n < cap && fread(&recs[n], sizeof recs[n], 1, f) == 1)
-            n++;
-        if (f)
-            fclose(f);
-        unlink(path);
+        tk_holds_take(path, out, &n, bad);
     }
-    *out = recs;
     return n;
 }
 
-/* Holds that start before an earlier hold ended; cross-process handoffs. */
-static void analyse(hold_rec *recs, size_t n, int *overlaps, int *handoffs)
+/* Consecutive holds (by start) in different processes. */
+static int handoffs(const tk_hold *recs, size_t n)
 {
-    long long max_rel = 0;
+    int count = 0;
 
-    qsort(recs, n, sizeof *recs, cmp_rec);
-    *overlaps = *handoffs = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i > 0 && recs[i].acquired_ns < max_rel) {
-            if (*overlaps < 5)
-                fprintf(stderr, "  overlap: pid %d/%d acquired %.3f ms before pid %d/%d released\n",
-                        recs[i].pid, recs[i].thread, (max_rel - recs[i].acquired_ns) / 1e6,
-                        recs[i - 1].pid, recs[i - 1].thread);
-            (*overlaps)++;
-        }
-        if (i > 0 && recs[i].pid != recs[i - 1].pid)
-            (*handoffs)++;
-        if (recs[i].released_ns > max_rel)
-            max_rel = recs[i].released_ns;
-    }
+    for (size_t i = 1; i < n; i++)
+        count += recs[i].pid != recs[i - 1].pid;
+    return count;
 }
 
 static void test_contention_8x4(void)
 {
     char dir[] = "/tmp/rlk-rt-XXXXXX", line[128];
     tk_child kids[PROCS];
-    hold_rec *recs = NULL;
-    int spawned = 0, done = 0, errors = 0, overlaps = -1, handoffs = 0;
+    tk_hold *recs = NULL;
+    int spawned = 0, done = 0, errors = 0, bad = 0, moves;
     long long t0, ms;
+    tk_hold_report rep;
     size_t n;
 
     REQUIRE(mkdtemp(dir) != NULL);
@@ -276,28 +245,30 @@ static void test_contention_8x4(void)
     for (int p = 0; p < spawned; p++)
         tk_child_send(&kids[p], "go");
     for (int p = 0; p < spawned; p++) {
-        int got = 0, errs = 0;
+        size_t got = 0;
+        int errs = 0;
 
         if (tk_child_read_line(&kids[p], line, sizeof line, 60000) == 0 &&
-            sscanf(line, "done %d %d", &got, &errs) == 2) {
+            sscanf(line, "done %zu %d", &got, &errs) == 2) {
             done++;
             errors += errs;
         }
         CHECKF(tk_child_wait(&kids[p], 10000) == 0, "child %d did not exit cleanly", p);
     }
     ms = rlk_fx_now_ms() - t0;
-    n = read_logs(dir, &recs);
+    n = read_logs(dir, &recs, &bad);
     rmdir(dir);
-    if (recs)
-        analyse(recs, n, &overlaps, &handoffs);
-    printf("  contention: %d processes x %d threads, %zu acquisitions in %lld ms, %d overlaps, "
-           "%d cross-process handoffs, %d errors\n", PROCS, THREADS, n, ms, overlaps, handoffs,
+    rep = tk_holds_check(recs, n, 1);
+    moves = handoffs(recs, n);
+    printf("  contention: %d processes x %d threads, %zu acquisitions in %lld ms, %ld overlaps, "
+           "%d cross-process handoffs, %d errors\n", PROCS, THREADS, n, ms, rep.conflicts, moves,
            errors);
     CHECK_INT_EQ(done, PROCS);
     CHECK_INT_EQ(errors, 0);
     CHECK_INT_EQ(n, PROCS * THREADS * ITERS);
-    CHECK_INT_EQ(overlaps, 0);
-    CHECK(handoffs > 0);
+    CHECK_INT_EQ(bad, 0);
+    CHECK_INT_EQ(rep.conflicts, 0);
+    CHECK(moves > 0);
     free(recs);
 }
 
