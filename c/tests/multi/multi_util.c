@@ -183,7 +183,7 @@ int mu_wait_subscribed(const rlk_fx_server *srv, const char *channel, long timeo
     return -1;
 }
 
-/* ---------------------------------------------------------------- event log */
+/* ---------------------------------------------------------------- shared memory */
 
 void *mu_shared_alloc(size_t size)
 {
@@ -196,67 +196,4 @@ void mu_shared_free(void *p, size_t size)
 {
     if (p)
         munmap(p, size);
-}
-
-static size_t mu_log_size(size_t cap)
-{
-    return sizeof(mu_log) + cap * sizeof(mu_event);
-}
-
-mu_log *mu_log_new(size_t cap)
-{
-    mu_log *log = mu_shared_alloc(mu_log_size(cap));
-
-    if (!log)
-        return NULL;
-    log->cap = cap;
-    log->next = 0;
-    return log;
-}
-
-void mu_log_free(mu_log *log)
-{
-    if (log)
-        mu_shared_free(log, mu_log_size(log->cap));
-}
-
-int mu_log_add(mu_log *log, int proc, long long start_ns, long long end_ns)
-{
-    long i = __atomic_fetch_add(&log->next, 1, __ATOMIC_SEQ_CST);
-
-    if (i < 0 || (size_t)i >= log->cap)
-        return -1;
-    log->ev[i].proc = proc;
-    log->ev[i].start_ns = start_ns;
-    log->ev[i].end_ns = end_ns;
-    return 0;
-}
-
-static int mu_by_start(const void *a, const void *b)
-{
-    const mu_event *x = a, *y = b;
-
-    return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
-}
-
-long mu_log_overlaps(mu_log *log, int verbose)
-{
-    long n = log->next < (long)log->cap ? log->next : (long)log->cap, overlaps = 0;
-    long long latest_end = 0;
-    int latest_proc = -1;
-
-    qsort(log->ev, (size_t)n, sizeof log->ev[0], mu_by_start);
-    for (long i = 0; i < n; i++) {
-        if (i > 0 && log->ev[i].start_ns < latest_end) {
-            if (overlaps++ < 3 && verbose)
-                fprintf(stderr, "  overlap: process %d started at %lld while process %d held "
-                        "until %lld\n", log->ev[i].proc, log->ev[i].start_ns, latest_proc,
-                        latest_end);
-        }
-        if (log->ev[i].end_ns > latest_end) {
-            latest_end = log->ev[i].end_ns;
-            latest_proc = log->ev[i].proc;
-        }
-    }
-    return overlaps;
 }
