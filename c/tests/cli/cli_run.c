@@ -289,3 +289,44 @@ int cli_count_lines(const char *path, const char *prefix)
     free(s);
     return n;
 }
+
+/* ---------------------------------------------------------------- hold logs */
+
+static const char *cli_self(void)
+{
+    static char self[512];
+
+    if (!self[0]) {
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+
+        self[n > 0 ? n : 0] = '\0';
+    }
+    return self;
+}
+
+void cli_hold_script(char *buf, size_t len, const char *log, char kind, const char *value,
+                     const char *hold)
+{
+    snprintf(buf, len, "'%s' --tk-hold %s %c begin $$ %s; %s; '%s' --tk-hold %s %c end $$",
+             cli_self(), log, kind, value ? value : "", hold, cli_self(), log, kind);
+}
+
+void cli_hold_barrier(char *buf, size_t len, const char *log, int n)
+{
+    snprintf(buf, len, "n=0; while [ \"$(grep -c '^B ' %s)\" -lt %d ] && [ $n -lt 1000 ]; "
+             "do sleep 0.01; n=$((n+1)); done", log, n);
+}
+
+tk_hold_report cli_holds_check(const char *log, int *bad)
+{
+    const char *paths[1] = {log};
+    tk_hold *holds = NULL;
+    tk_hold_report rep;
+    size_t n = 0;
+
+    *bad = 0;
+    tk_holds_read(paths, 1, -1, &holds, &n, bad);
+    rep = tk_holds_check(holds, n, 1);
+    free(holds);
+    return rep;
+}

@@ -324,47 +324,19 @@ static void test_second_waits_for_first(void)
     free(events);
 }
 
-/* Lines "start P" / "end P" strictly alternate, each end matching its start. */
-static int events_serial(const char *text, int *pairs)
-{
-    char open_pid[32] = "";
-    const char *line = text;
-
-    *pairs = 0;
-    while (*line) {
-        char word[8], pid[32];
-
-        if (sscanf(line, "%7s %31s", word, pid) != 2)
-            return 0;
-        if (strcmp(word, "start") == 0 && open_pid[0] == '\0') {
-            snprintf(open_pid, sizeof open_pid, "%s", pid);
-        } else if (strcmp(word, "end") == 0 && strcmp(pid, open_pid) == 0) {
-            open_pid[0] = '\0';
-            (*pairs)++;
-        } else {
-            return 0;
-        }
-        line = strchr(line, '\n');
-        if (!line)
-            return 0;
-        line++;
-    }
-    return open_pid[0] == '\0';
-}
-
 #define SERIAL_PROCS 4
 
 static void test_many_never_overlap(void)
 {
     const char *ev = cli_path("many.events");
-    char script[400];
+    char script[800];
     cli_proc p[SERIAL_PROCS];
-    int pairs = 0;
+    tk_hold_report e;
+    int bad = 0;
     char *events;
 
     /* The sleep is the time spent inside the lock, not a synchronisation. */
-    snprintf(script, sizeof script,
-             "echo \"start $$\" >> %s; sleep 0.05; echo \"end $$\" >> %s", ev, ev);
+    cli_hold_script(script, sizeof script, ev, 'X', NULL, "sleep 0.05");
     for (int i = 0; i < SERIAL_PROCS; i++)
         REQUIRE(START(&p[i], "lock", "many", "-w", "30", "--", "sh", "-c", script) == 0);
     for (int i = 0; i < SERIAL_PROCS; i++) {
@@ -374,14 +346,19 @@ static void test_many_never_overlap(void)
         expect_status(&r, 0, "concurrent rlk lock");
         cli_result_free(&r);
     }
+    e = cli_holds_check(ev, &bad);
     events = cli_slurp(ev);
-    CHECKF(events_serial(events, &pairs) && pairs == SERIAL_PROCS,
-           "the commands overlapped or did not all run (%d pairs):\n%s", pairs, events);
+    CHECKF(bad == 0 && e.open == 0 && e.holds == SERIAL_PROCS && e.peak == 1 && e.conflicts == 0,
+           "the commands overlapped or did not all run (%zu holds):\n%s", e.holds, events);
     free(events);
 }
 
 int main(int argc, char **argv)
 {
+    int helper = tk_holdlog_main(argc, argv);     /* a command's --tk-hold call */
+
+    if (helper >= 0)
+        return helper;
     if (argc < 2) {
         fprintf(stderr, "usage: %s PATH_TO_RLK\n", argv[0]);
         return 2;

@@ -13,7 +13,6 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli_check.h"
-#include "cli_events.h"
 #include "json_mini.h"
 
 #include <rlk.h>
@@ -80,10 +79,11 @@ static void test_all_exclusion(void)
     const char *log = cli_path("all.events");
     char script[600];
     cli_proc p[CONCURRENT];
-    cli_events e;
+    tk_hold_report e;
+    int bad = 0;
     char *text;
 
-    cli_events_script(script, sizeof script, log, "W", "sleep 0.05");
+    cli_hold_script(script, sizeof script, log, 'X', NULL, "sleep 0.05");
     for (int k = 0; k < CONCURRENT; k++) {
         int rev = k % 2;
 
@@ -98,9 +98,9 @@ static void test_all_exclusion(void)
         expect_status(&r, 0, "lock --all");
         cli_result_free(&r);
     }
+    e = cli_holds_check(log, &bad);
     text = cli_slurp(log);
-    e = cli_events_parse(text);
-    CHECKF(e.ok && e.pairs == CONCURRENT && e.max_open == 1,
+    CHECKF(bad == 0 && e.open == 0 && e.holds == CONCURRENT && e.peak == 1 && e.conflicts == 0,
            "--all holders overlapped or did not all run:\n%s", text);
     free(text);
     for (int i = 0; i < NSERVERS; i++)
@@ -270,15 +270,16 @@ static void test_redlock_exclusion(void)
 {
     const char *log = cli_path("rl.events");
     char script[600];
-    cli_events e;
+    tk_hold_report e;
+    int bad = 0;
     char *text;
 
-    cli_events_script(script, sizeof script, log, "W", "sleep 0.05");
+    cli_hold_script(script, sizeof script, log, 'X', NULL, "sleep 0.05");
     run_many(CONCURRENT, (const char *const[]){"lock", "--redlock", all_urls, "rl1", "-w", "30",
                                                "--", "sh", "-c", script, NULL}, "--redlock");
+    e = cli_holds_check(log, &bad);
     text = cli_slurp(log);
-    e = cli_events_parse(text);
-    CHECKF(e.ok && e.pairs == CONCURRENT && e.max_open == 1,
+    CHECKF(bad == 0 && e.open == 0 && e.holds == CONCURRENT && e.peak == 1 && e.conflicts == 0,
            "--redlock holders overlapped or did not all run:\n%s", text);
     free(text);
     for (int i = 0; i < NSERVERS; i++)
@@ -462,6 +463,10 @@ static void test_redlock_fixed_lease(void)
 
 int main(int argc, char **argv)
 {
+    int helper = tk_holdlog_main(argc, argv);     /* a command's --tk-hold call */
+
+    if (helper >= 0)
+        return helper;
     size_t used = 0;
 
     if (argc < 2) {

@@ -375,8 +375,8 @@ int tk_holdlog_main(int argc, char **argv)
 
     if (argc < 2 || strcmp(argv[1], "--tk-hold") != 0)
         return -1;
-    if (argc != 6 || strlen(argv[3]) != 1 || !strchr("XWRS", argv[3][0])) {
-        fprintf(stderr, "usage: %s --tk-hold LOG X|W|R|S begin|end ID\n", argv[0]);
+    if ((argc != 6 && argc != 7) || strlen(argv[3]) != 1 || !strchr("XWRS", argv[3][0])) {
+        fprintf(stderr, "usage: %s --tk-hold LOG X|W|R|S begin|end ID [VALUE]\n", argv[0]);
         return 1;
     }
     now = tk_mono_ns();
@@ -386,8 +386,9 @@ int tk_holdlog_main(int argc, char **argv)
         return 1;
     if (strcmp(argv[4], "begin") == 0) {
         char line[160];
-        int len = snprintf(line, sizeof line, "B %d 0 0 %c 0 %lld %d\n", id, argv[3][0], now,
-                           argv[3][0] == TK_HOLD_PERMITS ? 1 : 0);
+        long long value = argc == 7 ? atoll(argv[6]) : argv[3][0] == TK_HOLD_PERMITS ? 1 : 0;
+        int len = snprintf(line, sizeof line, "B %d 0 0 %c 0 %lld %lld\n", id, argv[3][0], now,
+                           value);
 
         rc = tk_write_line(fd, line, len);
     } else if (strcmp(argv[4], "end") == 0) {

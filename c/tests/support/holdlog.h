@@ -120,10 +120,11 @@ const char *tk_hold_report_str(const tk_hold_report *r, char *buf, size_t len);
 
 /* The `hold` helper for commands run by sh (the CLI tests): a test program
  * calls it first in main; when argv is
- *   PROG --tk-hold LOG KIND begin|end ID        appends a B or E line, ID the seq
+ *   PROG --tk-hold LOG KIND begin|end ID [VALUE]   appends a B or E line
  * it does that and returns the exit status (0 or 1); otherwise -1 (not a
  * helper call: go on). The line's pid is ID (a shell's $$: it pairs the B
- * with its E), thread and seq 0; an S hold counts 1 permit. */
+ * with its E), thread and seq 0; VALUE (a fenced token, say) defaults to 0,
+ * or 1 permit for S. */
 int tk_holdlog_main(int argc, char **argv);
 
 #endif /* RLK_TEST_HOLDLOG_H */
