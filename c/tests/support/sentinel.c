@@ -120,18 +120,30 @@ int rlk_fx_sentinel_start(rlk_fx_sentinel *s, const char *name)
 {
     long long t0 = rlk_fx_now_ms(), deadline = t0 + SN_START_TIMEOUT_MS;
     char port[16], conf[512];
-    const char *replica_args[] = {"--replicaof", "127.0.0.1", port, NULL};
+    /* Replicas sync at once, not after the default 5 s diskless-sync delay. */
+    const char *master_args[] = {"--repl-diskless-sync-delay", "0", NULL};
+    const char *replica_args[] = {"--repl-diskless-sync-delay", "0", "--replicaof", "127.0.0.1",
+                                  port, NULL};
     rlk_fx_config cfg;
 
     memset(s, 0, sizeof *s);
     snprintf(s->name, sizeof s->name, "%s", name ? name : "rlkmaster");
-    if (rlk_fx_start(&s->data[0], NULL) != 0)
+    rlk_fx_config_init(&cfg);
+    cfg.extra = master_args;
+    if (rlk_fx_start(&s->data[0], &cfg) != 0)
         return -1;
     snprintf(port, sizeof port, "%d", s->data[0].port);
-    rlk_fx_config_init(&cfg);
     cfg.extra = replica_args;
     if (rlk_fx_start(&s->data[1], &cfg) != 0)
         goto fail;
+    /* The replica linked first: the sentinels' first INFO of the master lists it. */
+    while (!sn_replica_up(s, 0)) {
+        if (rlk_fx_now_ms() > deadline) {
+            fprintf(stderr, "sentinel: the replica never linked to the master\n");
+            goto fail;
+        }
+        rlk_fx_sleep_ms(10);
+    }
     snprintf(conf, sizeof conf,
              "sentinel monitor %s 127.0.0.1 %d 2\n"
              "sentinel down-after-milliseconds %s 1000\n"
@@ -187,7 +199,7 @@ int rlk_fx_sentinel_failover(rlk_fx_sentinel *s, long timeout_ms)
         return -1;
     }
     freeReplyObject(r);
-    while (rlk_fx_sentinel_master(s) != want || !sn_replica_up(s, want)) {
+    while (rlk_fx_sentinel_master(s) != want) {
         if (rlk_fx_now_ms() > deadline) {
             fprintf(stderr, "sentinel: after %ld ms the sentinels name ports %d/%d/%d (want %d), "
                     "ROLE %c/%c\n", timeout_ms, rlk_fx_sentinel_master_port(s, 0),
@@ -196,6 +208,18 @@ int rlk_fx_sentinel_failover(rlk_fx_sentinel *s, long timeout_ms)
                     rlk_fx_sentinel_role(s, 1) ? rlk_fx_sentinel_role(s, 1) : '?');
             return -1;
         }
+        rlk_fx_sleep_ms(50);
+    }
+    return 0;
+}
+
+int rlk_fx_sentinel_wait_demoted(const rlk_fx_sentinel *s, int old, long timeout_ms)
+{
+    long long deadline = rlk_fx_now_ms() + timeout_ms;
+
+    while (rlk_fx_sentinel_role(s, old) != 'S' || !sn_replica_up(s, 1 - old)) {
+        if (rlk_fx_now_ms() > deadline)
+            return -1;
         rlk_fx_sleep_ms(50);
     }
     return 0;
