@@ -599,17 +599,13 @@ int main(int argc, char **argv)
     if (argc > 1)
         return child_main(argc, argv);
     signal(SIGPIPE, SIG_IGN);
-    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
-        fprintf(stderr, "fl_fair: cannot start redis-server\n");
+    if (tk_suite_start("fl_fair", &srv, url, sizeof url, &stall) != 0)
         return 1;
-    }
-    tk_stall_start(&stall);
     RUN_TEST(test_basics);
     RUN_TEST(test_own_channel);
     RUN_TEST(test_watchdog_and_lost);
     RUN_TEST(test_fifo);
     RUN_TEST(test_killed_waiters);
-    tk_stall_stop(&stall);
-    rlk_fx_stop(&srv);
+    tk_suite_stop(&srv, &stall);
     return check_summary("fl_fair");
 }

@@ -35,11 +35,6 @@ typedef struct contend {
     int errors;
 } contend;
 
-typedef struct contend_arg {
-    contend *ct;
-    int idx;
-} contend_arg;
-
 static void contend_once(contend *ct, int idx, int i, unsigned *seed)
 {
     tk_hold *r = &ct->recs[idx * ct->iters + i];
@@ -66,11 +61,12 @@ static void contend_once(contend *ct, int idx, int i, unsigned *seed)
 
 static void *contend_main(void *arg)
 {
-    contend_arg *a = arg;
+    tk_thread_arg *a = arg;
+    contend *ct = a->ctx;
     unsigned seed = (unsigned)getpid() * 31u + (unsigned)a->idx;
 
-    for (int i = 0; i < a->ct->iters; i++)
-        contend_once(a->ct, a->idx, i, &seed);
+    for (int i = 0; i < ct->iters; i++)
+        contend_once(ct, a->idx, i, &seed);
     return NULL;
 }
 
@@ -78,9 +74,6 @@ static int child_contend(const char *curl, int threads, int iters, const char *l
 {
     rlk_client *c = tk_connect(curl, 2000, threads);
     contend ct = {0};
-    contend_arg args[16];
-    pthread_t t[16];
-    char line[32];
     size_t n = 0;
 
     if (!c || threads > 16 || !(ct.lock = rlk_fenced_new(c, "fe:contend")))
@@ -89,16 +82,8 @@ static int child_contend(const char *curl, int threads, int iters, const char *l
     ct.recs = calloc((size_t)(threads * iters), sizeof *ct.recs);
     if (!ct.recs)
         return 2;
-    tk_say("ready");
-    if (!fgets(line, sizeof line, stdin) || strncmp(line, "go", 2) != 0)
+    if (tk_child_go_threads(threads, contend_main, &ct) != 0)
         return 2;
-    for (int i = 0; i < threads; i++) {
-        args[i].ct = &ct;
-        args[i].idx = i;
-        pthread_create(&t[i], NULL, contend_main, &args[i]);
-    }
-    for (int i = 0; i < threads; i++)
-        pthread_join(t[i], NULL);
     for (int i = 0; i < threads * iters; i++)   /* compact: failed iterations have pid 0 */
         if (ct.recs[i].pid != 0)
             ct.recs[n++] = ct.recs[i];
@@ -339,24 +324,6 @@ static void test_watchdog_and_lost(void)
 #define THREADS 3
 #define ITERS 40
 
-static int spawn_contenders(tk_child *kids, const char *dir)
-{
-    int spawned = 0;
-
-    for (int p = 0; p < PROCS; p++) {
-        char threads[8], iters[8], log[300];
-        const char *args[] = {"contend", url, threads, iters, log, NULL};
-
-        snprintf(threads, sizeof threads, "%d", THREADS);
-        snprintf(iters, sizeof iters, "%d", ITERS);
-        snprintf(log, sizeof log, "%s/log.%d", dir, p);
-        if (tk_child_spawn(&kids[p], args) != 0)
-            break;
-        spawned++;
-    }
-    return spawned;
-}
-
 static void test_invariant(void)
 {
     char dir[] = "/tmp/rlk-fl-XXXXXX", line[128];
@@ -368,18 +335,16 @@ static void test_invariant(void)
     tk_hold_report rep;
 
     REQUIRE(mkdtemp(dir) != NULL);
-    spawned = spawn_contenders(kids, dir);
+    spawned = tk_children_spawn_contend(kids, PROCS, url, THREADS, ITERS, dir);
     CHECK_INT_EQ(spawned, PROCS);
     for (int p = 0; p < spawned; p++)
         CHECKF(tk_child_read_line(&kids[p], line, sizeof line, 15000) == 0 &&
                strcmp(line, "ready") == 0, "child %d did not get ready", p);
     t0 = rlk_fx_now_ms();
-    for (int p = 0; p < spawned; p++)
-        tk_child_send(&kids[p], "go");
+    tk_children_send(kids, spawned, "go");
     for (int p = 0; p < spawned; p++) {
         size_t got = 0;
         int errs = 0;
-        char log[300];
 
         if (tk_child_read_line(&kids[p], line, sizeof line, 40000) == 0 &&
             sscanf(line, "done %zu %d", &got, &errs) == 2) {
@@ -387,9 +352,8 @@ static void test_invariant(void)
             errors += errs;
         }
         CHECKF(tk_child_wait(&kids[p], 10000) == 0, "child %d did not exit cleanly", p);
-        snprintf(log, sizeof log, "%s/log.%d", dir, p);
-        tk_holds_take(log, &recs, &n, &bad);
     }
+    tk_children_take_logs(dir, spawned, &recs, &n, &bad);
     ms = rlk_fx_now_ms() - t0;
     rmdir(dir);
     rep = tk_holds_check(recs, n, 1);
@@ -423,17 +387,13 @@ int main(int argc, char **argv)
     if (argc > 1)
         return child_main(argc, argv);
     signal(SIGPIPE, SIG_IGN);
-    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
-        fprintf(stderr, "fl_fenced: cannot start redis-server\n");
+    if (tk_suite_start("fl_fenced", &srv, url, sizeof url, &stall) != 0)
         return 1;
-    }
-    tk_stall_start(&stall);
     RUN_TEST(test_tokens);
     RUN_TEST(test_names_and_args);
     RUN_TEST(test_waiter_woken);
     RUN_TEST(test_watchdog_and_lost);
     RUN_TEST(test_invariant);
-    tk_stall_stop(&stall);
-    rlk_fx_stop(&srv);
+    tk_suite_stop(&srv, &stall);
     return check_summary("fl_fenced");
 }

@@ -520,8 +520,7 @@ static void test_downgrade_wakes_readers(void)
     t_down = rlk_fx_now_ms();
     CHECK_INT_EQ(rlk_rwlock_unlock(w, RLK_RW_WRITE), RLK_OK);      /* downgrade: publishes 1 */
     CHECK_INT_EQ(mode_of(w), RLK_RW_MODE_READ);
-    for (int p = 0; p < DOWN_PROCS; p++)
-        tk_child_send(&kids[p], "go");
+    tk_children_send(kids, DOWN_PROCS, "go");
     slowest = collect_readers(kids, t_down, &ok, &early);
     for (int p = 0; p < DOWN_PROCS; p++) {
         char line[64];
@@ -555,24 +554,6 @@ static void test_downgrade_wakes_readers(void)
 #define THREADS 4
 #define ITERS 30
 
-static int spawn_contenders(tk_child *kids, const char *dir)
-{
-    int spawned = 0;
-
-    for (int p = 0; p < PROCS; p++) {
-        char threads[8], iters[8], log[300];
-        const char *args[] = {"contend", url, threads, iters, log, NULL};
-
-        snprintf(threads, sizeof threads, "%d", THREADS);
-        snprintf(iters, sizeof iters, "%d", ITERS);
-        snprintf(log, sizeof log, "%s/log.%d", dir, p);
-        if (tk_child_spawn(&kids[p], args) != 0)
-            break;
-        spawned++;
-    }
-    return spawned;
-}
-
 static void test_invariant(void)
 {
     char dir[] = "/tmp/rlk-fl-XXXXXX", line[128];
@@ -585,19 +566,17 @@ static void test_invariant(void)
     long long t0, ms;
 
     REQUIRE(mkdtemp(dir) != NULL);
-    spawned = spawn_contenders(kids, dir);
+    spawned = tk_children_spawn_contend(kids, PROCS, url, THREADS, ITERS, dir);
     CHECK_INT_EQ(spawned, PROCS);
     for (int p = 0; p < spawned; p++)
         CHECKF(tk_child_read_line(&kids[p], line, sizeof line, 15000) == 0 &&
                strcmp(line, "ready") == 0, "child %d did not get ready", p);
     t0 = rlk_fx_now_ms();
-    for (int p = 0; p < spawned; p++)
-        tk_child_send(&kids[p], "go");
+    tk_children_send(kids, spawned, "go");
     for (int p = 0; p < spawned; p++) {
         unsigned long long tw = 0, w = 0;
         size_t got = 0;
         int errs = 0;
-        char log[300];
 
         if (tk_child_read_line(&kids[p], line, sizeof line, 45000) == 0 &&
             sscanf(line, "done %zu %d %llu %llu", &got, &errs, &tw, &w) == 4) {
@@ -607,9 +586,8 @@ static void test_invariant(void)
             waits += w;
         }
         CHECKF(tk_child_wait(&kids[p], 10000) == 0, "child %d did not exit cleanly", p);
-        snprintf(log, sizeof log, "%s/log.%d", dir, p);
-        tk_holds_take(log, &recs, &n, &bad);
     }
+    tk_children_take_logs(dir, spawned, &recs, &n, &bad);
     ms = rlk_fx_now_ms() - t0;
     rmdir(dir);
     rep = tk_holds_check(recs, n, 1);
@@ -635,18 +613,14 @@ int main(int argc, char **argv)
     if (argc > 1)
         return child_main(argc, argv);
     signal(SIGPIPE, SIG_IGN);
-    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
-        fprintf(stderr, "fl_rwlock: cannot start redis-server\n");
+    if (tk_suite_start("fl_rwlock", &srv, url, sizeof url, &stall) != 0)
         return 1;
-    }
-    tk_stall_start(&stall);
     RUN_TEST(test_sides);
     RUN_TEST(test_names_and_force);
     RUN_TEST(test_no_upgrade);
     RUN_TEST(test_watchdog_and_lost);
     RUN_TEST(test_downgrade_wakes_readers);
     RUN_TEST(test_invariant);
-    tk_stall_stop(&stall);
-    rlk_fx_stop(&srv);
+    tk_suite_stop(&srv, &stall);
     return check_summary("fl_rwlock");
 }

@@ -344,8 +344,7 @@ static void test_invariant_procs(void)
     for (int p = 0; p < PROCS; p++)
         CHECKF(tk_child_read_line(&kids[p], line, sizeof line, 15000) == 0 &&
                strcmp(line, "ready") == 0, "child %d did not get ready", p);
-    for (int p = 0; p < PROCS; p++)
-        tk_child_send(&kids[p], "go");
+    tk_children_send(kids, PROCS, "go");
     /* Every process subscribed (one subscription per client). */
     CHECK(tk_wait_numsub(&srv, "redisson_countdownlatch__channel__{fs:inv}", PROCS, 10000) == 0);
     tk_stall_reset(&stall);
@@ -362,17 +361,13 @@ int main(int argc, char **argv)
     if (argc > 1)
         return child_main(argc, argv);
     signal(SIGPIPE, SIG_IGN);
-    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
-        fprintf(stderr, "fs_latch: cannot start redis-server\n");
+    if (tk_suite_start("fs_latch", &srv, url, sizeof url, &stall) != 0)
         return 1;
-    }
-    tk_stall_start(&stall);
     RUN_TEST(test_calls);
     RUN_TEST(test_await_runs_out);
     RUN_TEST(test_stray_messages_and_delete);
     RUN_TEST(test_all_local_awaiters_released);
     RUN_TEST(test_invariant_procs);
-    tk_stall_stop(&stall);
-    rlk_fx_stop(&srv);
+    tk_suite_stop(&srv, &stall);
     return check_summary("fs_latch");
 }

@@ -63,11 +63,6 @@ typedef struct contend {
     int errors;
 } contend;
 
-typedef struct contend_arg {
-    contend *ct;
-    int idx;
-} contend_arg;
-
 static void contend_one(contend *ct, int idx, int seq, unsigned *seed)
 {
     char id[RLK_PERMIT_ID_SIZE];
@@ -91,11 +86,12 @@ static void contend_one(contend *ct, int idx, int seq, unsigned *seed)
 
 static void *contend_main(void *arg)
 {
-    contend_arg *a = arg;
+    tk_thread_arg *a = arg;
+    contend *ct = a->ctx;
     unsigned seed = (unsigned)getpid() * 7919u + (unsigned)a->idx;
 
-    for (int i = 0; i < a->ct->iters; i++)
-        contend_one(a->ct, a->idx, i, &seed);
+    for (int i = 0; i < ct->iters; i++)
+        contend_one(ct, a->idx, i, &seed);
     return NULL;
 }
 
@@ -104,9 +100,6 @@ static int child_contend(char **argv)
     int threads = atoi(argv[4]);
     rlk_client *c = tk_connect(argv[2], 0, threads);
     contend ct = {0};
-    contend_arg args[8];
-    pthread_t t[8];
-    char line[32];
 
     if (!c || threads > 8 || !(ct.sem = rlk_psemaphore_new(c, argv[3])))
         return 2;
@@ -116,16 +109,8 @@ static int child_contend(char **argv)
     ct.victim = atoi(argv[8]);
     if (ct.log_fd < 0)
         return 2;
-    tk_say("ready");
-    if (!fgets(line, sizeof line, stdin) || strncmp(line, "go", 2) != 0)
+    if (tk_child_go_threads(threads, contend_main, &ct) != 0)
         return 2;
-    for (int i = 0; i < threads; i++) {
-        args[i].ct = &ct;
-        args[i].idx = i;
-        pthread_create(&t[i], NULL, contend_main, &args[i]);
-    }
-    for (int i = 0; i < threads; i++)
-        pthread_join(t[i], NULL);
     close(ct.log_fd);
     tk_say("done %d", ct.errors);
     rlk_psemaphore_free(ct.sem);
@@ -736,11 +721,8 @@ int main(int argc, char **argv)
     if (argc > 1)
         return child_main(argc, argv);
     signal(SIGPIPE, SIG_IGN);
-    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
-        fprintf(stderr, "fs_psemaphore: cannot start redis-server\n");
+    if (tk_suite_start("fs_psemaphore", &srv, url, sizeof url, &stall) != 0)
         return 1;
-    }
-    tk_stall_start(&stall);
     RUN_TEST(test_names);
     RUN_TEST(test_acquire_release);
     RUN_TEST(test_n_permits);
@@ -751,7 +733,6 @@ int main(int argc, char **argv)
     RUN_TEST(test_keeper_keeps_and_reports_gone);
     RUN_TEST(test_keeper_reports_expired);
     RUN_TEST(test_invariant_with_kills);
-    tk_stall_stop(&stall);
-    rlk_fx_stop(&srv);
+    tk_suite_stop(&srv, &stall);
     return check_summary("fs_psemaphore");
 }

@@ -38,11 +38,6 @@ typedef struct contend {
     int errors;
 } contend;
 
-typedef struct contend_arg {
-    contend *ct;
-    int idx;
-} contend_arg;
-
 static void contend_one(contend *ct, int idx, int seq, unsigned *seed)
 {
     long long permits = 1 + (long long)(tk_rand(seed) % 2), sent = rlk_fx_now_ns();
@@ -60,11 +55,12 @@ static void contend_one(contend *ct, int idx, int seq, unsigned *seed)
 
 static void *contend_main(void *arg)
 {
-    contend_arg *a = arg;
+    tk_thread_arg *a = arg;
+    contend *ct = a->ctx;
     unsigned seed = (unsigned)getpid() * 7919u + (unsigned)a->idx;
 
-    for (int i = 0; i < a->ct->iters; i++)
-        contend_one(a->ct, a->idx, i, &seed);
+    for (int i = 0; i < ct->iters; i++)
+        contend_one(ct, a->idx, i, &seed);
     return NULL;
 }
 
@@ -73,9 +69,6 @@ static int child_contend(const char *curl, const char *name, int threads, int it
 {
     rlk_client *c = tk_connect(curl, 0, threads);
     contend ct = {0};
-    contend_arg args[8];
-    pthread_t t[8];
-    char line[32];
 
     if (!c || threads > 8 || !(ct.sem = rlk_semaphore_new(c, name)))
         return 2;
@@ -83,16 +76,8 @@ static int child_contend(const char *curl, const char *name, int threads, int it
     ct.log_fd = tk_holdlog_open(log);
     if (ct.log_fd < 0)
         return 2;
-    tk_say("ready");
-    if (!fgets(line, sizeof line, stdin) || strncmp(line, "go", 2) != 0)
+    if (tk_child_go_threads(threads, contend_main, &ct) != 0)
         return 2;
-    for (int i = 0; i < threads; i++) {
-        args[i].ct = &ct;
-        args[i].idx = i;
-        pthread_create(&t[i], NULL, contend_main, &args[i]);
-    }
-    for (int i = 0; i < threads; i++)
-        pthread_join(t[i], NULL);
     close(ct.log_fd);
     tk_say("done %d", ct.errors);
     rlk_semaphore_free(ct.sem);
@@ -347,8 +332,7 @@ static void test_invariant_procs(void)
         CHECKF(tk_child_read_line(&kids[p], line, sizeof line, 15000) == 0 &&
                strcmp(line, "ready") == 0, "child %d did not get ready", p);
     t0 = rlk_fx_now_ms();
-    for (int p = 0; p < spawned; p++)
-        tk_child_send(&kids[p], "go");
+    tk_children_send(kids, spawned, "go");
     for (int p = 0; p < spawned; p++) {
         int errs = 0;
 
@@ -441,18 +425,14 @@ int main(int argc, char **argv)
     if (argc > 1)
         return child_main(argc, argv);
     signal(SIGPIPE, SIG_IGN);
-    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
-        fprintf(stderr, "fs_semaphore: cannot start redis-server\n");
+    if (tk_suite_start("fs_semaphore", &srv, url, sizeof url, &stall) != 0)
         return 1;
-    }
-    tk_stall_start(&stall);
     RUN_TEST(test_calls);
     RUN_TEST(test_wait_woken_by_release);
     RUN_TEST(test_wait_runs_out);
     RUN_TEST(test_local_waiters_all_served);
     RUN_TEST(test_invariant_procs);
     RUN_TEST(test_killed_holder_leaks);
-    tk_stall_stop(&stall);
-    rlk_fx_stop(&srv);
+    tk_suite_stop(&srv, &stall);
     return check_summary("fs_semaphore");
 }

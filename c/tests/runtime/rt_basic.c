@@ -500,11 +500,8 @@ static void test_bad_arguments(void)
 
 int main(void)
 {
-    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
-        fprintf(stderr, "rt_basic: cannot start redis-server\n");
+    if (tk_suite_start("rt_basic", &srv, url, sizeof url, &stall) != 0)
         return 1;
-    }
-    tk_stall_start(&stall);
     RUN_TEST(test_owner_ids);
     RUN_TEST(test_reentrancy);
     RUN_TEST(test_not_owner);
@@ -516,7 +513,6 @@ int main(void)
     RUN_TEST(test_tagged_name_channel);
     RUN_TEST(test_local_fifo);
     RUN_TEST(test_bad_arguments);
-    tk_stall_stop(&stall);
-    rlk_fx_stop(&srv);
+    tk_suite_stop(&srv, &stall);
     return check_summary("rt_basic");
 }

@@ -44,15 +44,10 @@ typedef struct contend {
     int errors;
 } contend;
 
-typedef struct contend_arg {
-    contend *ct;
-    int idx;
-} contend_arg;
-
 static void *contend_main(void *arg)
 {
-    contend_arg *a = arg;
-    contend *ct = a->ct;
+    tk_thread_arg *a = arg;
+    contend *ct = a->ctx;
     unsigned seed = (unsigned)getpid() * 31u + (unsigned)a->idx;
 
     for (int i = 0; i < ct->iters; i++) {
@@ -80,9 +75,6 @@ static int child_contend(const char *curl, int threads, int iters, const char *l
 {
     rlk_client *c = tk_connect(curl, 2000, threads);
     contend ct = {0};
-    contend_arg args[16];
-    pthread_t t[16];
-    char line[32];
     size_t n = 0;
 
     if (!c || threads > 16 || !(ct.lock = rlk_lock_new(c, "pr:contend")))
@@ -91,16 +83,8 @@ static int child_contend(const char *curl, int threads, int iters, const char *l
     ct.recs = calloc((size_t)(threads * iters), sizeof *ct.recs);
     if (!ct.recs)
         return 2;
-    tk_say("ready");
-    if (!fgets(line, sizeof line, stdin) || strncmp(line, "go", 2) != 0)
+    if (tk_child_go_threads(threads, contend_main, &ct) != 0)
         return 2;
-    for (int i = 0; i < threads; i++) {
-        args[i].ct = &ct;
-        args[i].idx = i;
-        pthread_create(&t[i], NULL, contend_main, &args[i]);
-    }
-    for (int i = 0; i < threads; i++)
-        pthread_join(t[i], NULL);
     for (int i = 0; i < threads * iters; i++)   /* compact: failed iterations have pid 0 */
         if (ct.recs[i].pid != 0)
             ct.recs[n++] = ct.recs[i];
@@ -190,21 +174,6 @@ static int child_main(int argc, char **argv)
 #define THREADS 4
 #define ITERS 30
 
-/* Reads every child's log (and removes it) into *out; returns the count. */
-static size_t read_logs(const char *dir, tk_hold **out, int *bad)
-{
-    size_t n = 0;
-
-    *out = NULL;
-    for (int p = 0; p < PROCS; p++) {
-        char path[300];
-
-        snprintf(path, sizeof path, "%s/log.%d", dir, p);
-        tk_holds_take(path, out, &n, bad);
-    }
-    return n;
-}
-
 /* Consecutive holds (by start) in different processes. */
 static int handoffs(const tk_hold *recs, size_t n)
 {
@@ -223,27 +192,16 @@ static void test_contention_8x4(void)
     int spawned = 0, done = 0, errors = 0, bad = 0, moves;
     long long t0, ms;
     tk_hold_report rep;
-    size_t n;
+    size_t n = 0;
 
     REQUIRE(mkdtemp(dir) != NULL);
-    for (int p = 0; p < PROCS; p++) {
-        char threads[8], iters[8], log[300];
-        const char *args[] = {"contend", url, threads, iters, log, NULL};
-
-        snprintf(threads, sizeof threads, "%d", THREADS);
-        snprintf(iters, sizeof iters, "%d", ITERS);
-        snprintf(log, sizeof log, "%s/log.%d", dir, p);
-        if (tk_child_spawn(&kids[p], args) != 0)
-            break;
-        spawned++;
-    }
+    spawned = tk_children_spawn_contend(kids, PROCS, url, THREADS, ITERS, dir);
     CHECK_INT_EQ(spawned, PROCS);
     for (int p = 0; p < spawned; p++)
         CHECKF(tk_child_read_line(&kids[p], line, sizeof line, 15000) == 0 &&
                strcmp(line, "ready") == 0, "child %d did not get ready", p);
     t0 = rlk_fx_now_ms();
-    for (int p = 0; p < spawned; p++)
-        tk_child_send(&kids[p], "go");
+    tk_children_send(kids, spawned, "go");
     for (int p = 0; p < spawned; p++) {
         size_t got = 0;
         int errs = 0;
@@ -256,7 +214,7 @@ static void test_contention_8x4(void)
         CHECKF(tk_child_wait(&kids[p], 10000) == 0, "child %d did not exit cleanly", p);
     }
     ms = rlk_fx_now_ms() - t0;
-    n = read_logs(dir, &recs, &bad);
+    tk_children_take_logs(dir, PROCS, &recs, &n, &bad);
     rmdir(dir);
     rep = tk_holds_check(recs, n, 1);
     moves = handoffs(recs, n);
@@ -401,15 +359,11 @@ int main(int argc, char **argv)
     if (argc > 1)
         return child_main(argc, argv);
     signal(SIGPIPE, SIG_IGN);
-    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
-        fprintf(stderr, "rt_procs: cannot start redis-server\n");
+    if (tk_suite_start("rt_procs", &srv, url, sizeof url, &stall) != 0)
         return 1;
-    }
-    tk_stall_start(&stall);
     RUN_TEST(test_contention_8x4);
     RUN_TEST(test_killed_holder);
     RUN_TEST(test_stopped_holder);
-    tk_stall_stop(&stall);
-    rlk_fx_stop(&srv);
+    tk_suite_stop(&srv, &stall);
     return check_summary("rt_procs");
 }

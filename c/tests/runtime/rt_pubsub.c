@@ -292,16 +292,12 @@ static void test_server_restart_under_waiter(void)
 
 int main(void)
 {
-    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
-        fprintf(stderr, "rt_pubsub: cannot start redis-server\n");
+    if (tk_suite_start("rt_pubsub", &srv, url, sizeof url, &stall) != 0)
         return 1;
-    }
-    tk_stall_start(&stall);
     RUN_TEST(test_release_races_subscription);
     RUN_TEST(test_subscriber_killed);
     RUN_TEST(test_wake_all_message);
     RUN_TEST(test_server_restart_under_waiter);
-    tk_stall_stop(&stall);
-    rlk_fx_stop(&srv);
+    tk_suite_stop(&srv, &stall);
     return check_summary("rt_pubsub");
 }

@@ -418,11 +418,8 @@ static void test_many_locks_per_call(void)
 
 int main(void)
 {
-    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
-        fprintf(stderr, "rt_watchdog: cannot start redis-server\n");
+    if (tk_suite_start("rt_watchdog", &srv, url, sizeof url, &stall) != 0)
         return 1;
-    }
-    tk_stall_start(&stall);
     RUN_TEST(test_keeps_alive_five_leases);
     RUN_TEST(test_lost_when_deleted);
     RUN_TEST(test_expired_when_renewals_fail);
@@ -430,7 +427,6 @@ int main(void)
     RUN_TEST(test_unlock_races_renewals);
     RUN_TEST(test_reentrant_hold_stays_renewed);
     RUN_TEST(test_many_locks_per_call);
-    tk_stall_stop(&stall);
-    rlk_fx_stop(&srv);
+    tk_suite_stop(&srv, &stall);
     return check_summary("rt_watchdog");
 }

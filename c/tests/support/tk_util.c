@@ -482,3 +482,109 @@ unsigned tk_rand(unsigned *state)
     *state = x;
     return x;
 }
+
+/* ---------------------------------------------------------------- a program's server */
+
+int tk_suite_start(const char *name, rlk_fx_server *srv, char *url, size_t len, tk_stall *stall)
+{
+    if (rlk_fx_start(srv, NULL) != 0 || rlk_fx_url(srv, -1, url, len) != 0) {
+        fprintf(stderr, "%s: cannot start redis-server\n", name);
+        return -1;
+    }
+    if (stall)
+        tk_stall_start(stall);
+    return 0;
+}
+
+void tk_suite_stop(rlk_fx_server *srv, tk_stall *stall)
+{
+    if (stall)
+        tk_stall_stop(stall);
+    rlk_fx_stop(srv);
+}
+
+/* ---------------------------------------------------------------- children with threads */
+
+int tk_child_go_threads(int threads, void *(*fn)(void *), void *ctx)
+{
+    tk_thread_arg args[64];
+    pthread_t t[64];
+    char line[32];
+    int started = 0;
+
+    if (threads < 0 || threads > 64)
+        return -1;
+    tk_say("ready");
+    if (!fgets(line, sizeof line, stdin) || strncmp(line, "go", 2) != 0)
+        return -1;
+    for (int i = 0; i < threads; i++) {
+        args[i].ctx = ctx;
+        args[i].idx = i;
+        if (pthread_create(&t[i], NULL, fn, &args[i]) != 0)
+            break;
+        started++;
+    }
+    for (int i = 0; i < started; i++)
+        pthread_join(t[i], NULL);
+    return started == threads ? 0 : -1;
+}
+
+const char *tk_child_log(char *buf, size_t len, const char *dir, int p)
+{
+    snprintf(buf, len, "%s/log.%d", dir, p);
+    return buf;
+}
+
+int tk_children_spawn(tk_child *kids, int n, const char *const *args, int log_arg,
+                      const char *dir)
+{
+    const char *a[32];
+    char log[300];
+    int spawned = 0, argc = 0;
+
+    while (args[argc] && argc < 31) {
+        a[argc] = args[argc];
+        argc++;
+    }
+    a[argc] = NULL;
+    for (int p = 0; p < n; p++) {
+        if (log_arg >= 0 && log_arg < argc)
+            a[log_arg] = tk_child_log(log, sizeof log, dir, p);
+        if (tk_child_spawn(&kids[p], a) != 0)
+            break;
+        spawned++;
+    }
+    return spawned;
+}
+
+int tk_children_spawn_contend(tk_child *kids, int n, const char *url, int threads, int iters,
+                              const char *dir)
+{
+    char t[16], i[16];
+    const char *args[] = {"contend", url, t, i, "", NULL};
+
+    snprintf(t, sizeof t, "%d", threads);
+    snprintf(i, sizeof i, "%d", iters);
+    return tk_children_spawn(kids, n, args, 4, dir);
+}
+
+int tk_children_send(tk_child *kids, int n, const char *line)
+{
+    int sent = 0;
+
+    for (int p = 0; p < n; p++)
+        sent += tk_child_send(&kids[p], line) == 0;
+    return sent;
+}
+
+size_t tk_children_take_logs(const char *dir, int n, tk_hold **holds, size_t *count, int *bad)
+{
+    size_t added = 0;
+
+    for (int p = 0; p < n; p++) {
+        char log[300];
+
+        added += tk_holds_take(tk_child_log(log, sizeof log, dir, p), holds, count, bad);
+    }
+    return added;
+}

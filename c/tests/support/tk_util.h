@@ -15,6 +15,7 @@
 #include <rlk.h>
 
 #include "fixture.h"
+#include "holdlog.h"
 
 /* A client on url with the given watchdog lease (<= 0: default) and pool
  * size (<= 0: default). NULL (after printing why) on failure. */
@@ -37,6 +38,15 @@ long long tk_stall_max_gap_ms(tk_stall *s);
 void tk_stall_stop(tk_stall *s);
 /* A gap this long (ms) counts as a stall in failure messages. */
 #define TK_STALL_MS 100
+
+/* ---------------------------------------------------------------- a program's server */
+
+/* What most test programs' main does first: starts one server (defaults),
+ * writes its URL into url, starts the stall detector (stall may be NULL).
+ * 0, or -1 after printing "<name>: cannot start redis-server". */
+int tk_suite_start(const char *name, rlk_fx_server *srv, char *url, size_t len, tk_stall *stall);
+/* Stops the stall detector (NULL: none) and the server. */
+void tk_suite_stop(rlk_fx_server *srv, tk_stall *stall);
 
 /* ---------------------------------------------------------------- latch */
 
@@ -102,6 +112,35 @@ int tk_child_send(tk_child *ch, const char *line);
 int tk_child_wait(tk_child *ch, long long timeout_ms);
 /* SIGKILL, reap, close the pipes. Safe on a finished child. */
 void tk_child_kill(tk_child *ch);
+
+/* In a child with worker threads: says "ready", waits for a "go" line on
+ * stdin, then runs fn on `threads` threads (at most 64), each given a
+ * tk_thread_arg {ctx, idx}, and joins them. 0, or -1 when no "go" came or a
+ * thread could not start. */
+typedef struct tk_thread_arg {
+    void *ctx;
+    int idx;
+} tk_thread_arg;
+int tk_child_go_threads(int threads, void *(*fn)(void *), void *ctx);
+
+/* In the parent: spawns n children of this program with args (as
+ * tk_child_spawn), args[log_arg] replaced by "<dir>/log.<p>" for child p
+ * (log_arg < 0: none). Returns how many were spawned (stops at the first
+ * failure). */
+int tk_children_spawn(tk_child *kids, int n, const char *const *args, int log_arg,
+                      const char *dir);
+/* The common contention protocol: n children "contend URL THREADS ITERS
+ * <dir>/log.<p>" (each says "ready", waits for "go", runs, writes its hold
+ * log and says "done ..."). Returns how many were spawned. */
+int tk_children_spawn_contend(tk_child *kids, int n, const char *url, int threads, int iters,
+                              const char *dir);
+/* Sends line to each of n children; how many took it. */
+int tk_children_send(tk_child *kids, int n, const char *line);
+/* tk_holds_take (holdlog.h) of <dir>/log.0 .. log.<n-1>: appends to *holds,
+ * removes the files; returns how many holds were added. */
+size_t tk_children_take_logs(const char *dir, int n, tk_hold **holds, size_t *count, int *bad);
+/* The path tk_children_spawn gave child p's log, into buf. */
+const char *tk_child_log(char *buf, size_t len, const char *dir, int p);
 
 /* In a child: prints one line to stdout and flushes it, the whole line under
  * the stream's lock (safe from several threads). */
