@@ -330,3 +330,29 @@ tk_hold_report cli_holds_check(const char *log, int *bad)
     free(holds);
     return rep;
 }
+
+/* ---------------------------------------------------------------- main */
+
+int cli_main_begin(int argc, char **argv, rlk_fx_server *srv, int n, char *urls, size_t url_len)
+{
+    int helper = tk_holdlog_main(argc, argv);
+
+    if (helper >= 0)
+        return helper;
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s PATH_TO_RLK\n", argv[0]);
+        return 2;
+    }
+    if (rlk_fx_start_n(srv, n, NULL) != 0)
+        return 1;
+    for (int i = 0; i < n; i++)
+        if (rlk_fx_url(&srv[i], -1, urls + (size_t)i * url_len, url_len) != 0)
+            return 1;
+    return cli_setup(argv[1], urls) == 0 ? -1 : 1;
+}
+
+void cli_main_end(rlk_fx_server *srv, int n)
+{
+    cli_teardown();
+    rlk_fx_stop_n(srv, n);
+}

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "fixture.h"
 #include "holdlog.h"
 
 #define CLI_TIMEOUT_MS 20000
@@ -29,6 +30,15 @@ typedef struct cli_result {
     char *out;
     char *err;
 } cli_result;
+
+/* The start of a CLI test program's main: a command's --tk-hold call
+ * (holdlog.h) returns its status; no PATH_TO_RLK argument: usage, 2; then n
+ * servers started, their URLs written to urls (n slots of url_len bytes
+ * each) and cli_setup with the first: 1 on a failure. -1: go on with the
+ * tests. */
+int cli_main_begin(int argc, char **argv, rlk_fx_server *srv, int n, char *urls, size_t url_len);
+/* The end: cli_teardown and the n servers stopped. */
+void cli_main_end(rlk_fx_server *srv, int n);
 
 /* Makes the temp dir ($T) and remembers the binary and URL. 0 or -1. */
 int cli_setup(const char *rlk_path, const char *url);

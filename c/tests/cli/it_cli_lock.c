@@ -97,7 +97,7 @@ static void test_usage_errors(void)
     USAGE("unexpected argument 'b'", "inspect", "a", "b");
     USAGE("unknown option '--yaml'", "inspect", "a", "--yaml");
     CHECKF(access(ran, F_OK) != 0, "a usage error ran the command");
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "u1"), 0);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "u1"), 0);
 }
 
 /* ---------------------------------------------------------------- exit codes */
@@ -108,7 +108,7 @@ static void expect_sh_status(const char *script, int want)
     cli_result r = RUN("lock", "codes", "--", "sh", "-c", script);
 
     expect_status(&r, want, script);
-    CHECKF(fx_int(&server, "EXISTS %s", "codes") == 0, "%s: the lock is still there", script);
+    CHECKF(tk_int(&server, "EXISTS %s", "codes") == 0, "%s: the lock is still there", script);
     cli_result_free(&r);
 }
 
@@ -143,7 +143,7 @@ static void test_exit_codes(void)
     expect_status(&r, 126, "a directory as the command");
     expect_one_line_error(&r, "a directory as the command");
     cli_result_free(&r);
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "codes"), 0);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "codes"), 0);
 }
 
 static void test_connection_refused(void)
@@ -355,17 +355,10 @@ static void test_many_never_overlap(void)
 
 int main(int argc, char **argv)
 {
-    int helper = tk_holdlog_main(argc, argv);     /* a command's --tk-hold call */
+    int rc = cli_main_begin(argc, argv, &server, 1, url, sizeof url);
 
-    if (helper >= 0)
-        return helper;
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PATH_TO_RLK\n", argv[0]);
-        return 2;
-    }
-    if (rlk_fx_start(&server, NULL) != 0 || rlk_fx_url(&server, -1, url, sizeof url) != 0 ||
-        cli_setup(argv[1], url) != 0)
-        return 1;
+    if (rc >= 0)
+        return rc;
     RUN_TEST(test_help);
     RUN_TEST(test_usage_errors);
     RUN_TEST(test_exit_codes);
@@ -374,7 +367,6 @@ int main(int argc, char **argv)
     RUN_TEST(test_not_acquired);
     RUN_TEST(test_second_waits_for_first);
     RUN_TEST(test_many_never_overlap);
-    cli_teardown();
-    rlk_fx_stop(&server);
+    cli_main_end(&server, 1);
     return check_summary("it_cli_lock");
 }

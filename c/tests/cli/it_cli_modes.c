@@ -204,8 +204,8 @@ static void test_usage_errors(void)
     USAGE("option --watchdog-lease needs a whole number in 3..", "lock", "u", "--watchdog-lease",
           "2", "--", "true");
     CHECKF(access(ran, F_OK) != 0, "a usage error ran the command");
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "u"), 0);
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "s"), 0);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "u"), 0);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "s"), 0);
 }
 
 /* ---------------------------------------------------------------- mutual exclusion */
@@ -221,7 +221,7 @@ static void test_writers_one_at_a_time(void)
     e = run_logged(CONCURRENT, (const char *const[]){"lock", "--write", "rw1", "-w", "30", NULL},
                    script, log);
     CHECKF(e.peak == 1 && e.conflicts == 0, "writers overlapped (%d at once)", e.peak);
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "rw1"), 0);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "rw1"), 0);
 }
 
 /* Every reader waits inside until all have started: only readers that hold
@@ -293,12 +293,12 @@ static void test_fair_order(void)
     snprintf(hold, sizeof hold, "n=0; while [ ! -e %s ] && [ $n -lt 1500 ]; do sleep 0.02; "
              "n=$((n+1)); done", go);
     REQUIRE(START(&a, "lock", "--fair", "fair2", "--", "sh", "-c", hold) == 0);
-    CHECK(fx_wait_int_at_least(&server, "EXISTS %s", "fair2", 1, 10000) == 0);
+    CHECK(tk_wait_int_at_least(&server, 1, 10000, "EXISTS %s", "fair2") == 0);
     for (int k = 0; k < 3; k++) {
         snprintf(line[k], sizeof line[k], "echo %c >> %s", 'B' + k, log);
         REQUIRE(START(&w[k], "lock", "--fair", "fair2", "-w", "30", "--", "sh", "-c",
                       line[k]) == 0);
-        CHECKF(fx_wait_int_at_least(&server, "LLEN %s", queue, k + 1, 10000) == 0,
+        CHECKF(tk_wait_int_at_least(&server, k + 1, 10000, "LLEN %s", queue) == 0,
                "waiter %c never queued", 'B' + k);
     }
     fclose(fopen(go, "w"));
@@ -362,7 +362,7 @@ static void test_semaphore_permits(void)
                    script, log);
     CHECKF(e.peak_permits == 2, "%lld permits held at once with 2 permits", e.peak_permits);
     CHECKF(fx_get_is("sem1", "2"), "the permits did not all come back");
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "{sem1}:timeout"), 0);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "{sem1}:timeout"), 0);
 }
 
 /* ---------------------------------------------------------------- not acquired */
@@ -415,7 +415,7 @@ static void test_not_acquired(void)
          "--no-wait", "--", "sh", "-c", touch);
     CHECKF(access(ran, F_OK) != 0, "a command ran without its lock");
     /* A fair waiter that gave up left the queue. */
-    CHECK_INT_EQ(fx_int(&server, "LLEN %s", "redisson_lock_queue:{busy-fair}"), 0);
+    CHECK_INT_EQ(tk_int(&server, "LLEN %s", "redisson_lock_queue:{busy-fair}"), 0);
 
     CHECK_INT_EQ(rlk_rwlock_unlock(rw, RLK_RW_WRITE), RLK_OK);
     CHECK_INT_EQ(rlk_fairlock_unlock(f), RLK_OK);
@@ -522,7 +522,7 @@ static void test_environment_semaphore(void)
                "permit %zu of inspect is not one of the command's: %s", i, id ? id : "(none)");
     }
     CHECKF(fx_get_is("env-sem", "3"), "the permits did not come back");
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "{env-sem}:timeout"), 0);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "{env-sem}:timeout"), 0);
     free(k);
     free(o);
     free(env);
@@ -559,22 +559,15 @@ static void test_nested(void)
             "\"$RLK_BIN\" lock --read nest-rw -n -- true");
     expect_status(&r, 0, "read inside write");
     cli_result_free(&r);
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "nest-rw"), 0);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "nest-rw"), 0);
 }
 
 int main(int argc, char **argv)
 {
-    int helper = tk_holdlog_main(argc, argv);     /* a command's --tk-hold call */
+    int rc = cli_main_begin(argc, argv, &server, 1, url, sizeof url);
 
-    if (helper >= 0)
-        return helper;
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PATH_TO_RLK\n", argv[0]);
-        return 2;
-    }
-    if (rlk_fx_start(&server, NULL) != 0 || rlk_fx_url(&server, -1, url, sizeof url) != 0 ||
-        cli_setup(argv[1], url) != 0)
-        return 1;
+    if (rc >= 0)
+        return rc;
     RUN_TEST(test_help);
     RUN_TEST(test_usage_errors);
     RUN_TEST(test_writers_one_at_a_time);
@@ -588,7 +581,6 @@ int main(int argc, char **argv)
     RUN_TEST(test_environment);
     RUN_TEST(test_environment_semaphore);
     RUN_TEST(test_nested);
-    cli_teardown();
-    rlk_fx_stop(&server);
+    cli_main_end(&server, 1);
     return check_summary("it_cli_modes");
 }

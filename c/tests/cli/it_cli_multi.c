@@ -104,7 +104,7 @@ static void test_all_exclusion(void)
            "--all holders overlapped or did not all run:\n%s", text);
     free(text);
     for (int i = 0; i < NSERVERS; i++)
-        CHECK_INT_EQ(fx_int(&srv[i], "EXISTS %s", i == 0 ? "a" : i == 1 ? "b" : "c"), 0);
+        CHECK_INT_EQ(tk_int(&srv[i], "EXISTS %s", i == 0 ? "a" : i == 1 ? "b" : "c"), 0);
 }
 
 /* The members' names, one holder id on every server; a name without URL on --url. */
@@ -162,7 +162,7 @@ static void test_all_busy(void)
              urls[1]);
     CHECK_STR_EQ(r.err, want);
     cli_result_free(&r);
-    CHECK_INT_EQ(fx_int(&srv[0], "EXISTS %s", "ba"), 0);   /* all or none */
+    CHECK_INT_EQ(tk_int(&srv[0], "EXISTS %s", "ba"), 0);   /* all or none */
 
     r = RUN("lock", "--all", member(0, "ba"), member(1, "bb"), "-n", "--", "true");
     expect_status(&r, 1, "--all -n with a member held");
@@ -179,7 +179,7 @@ static void test_all_busy(void)
     expect_status(&r, 3, "--all with a member's server down");
     expect_one_line_error(&r, "--all with a member's server down");
     cli_result_free(&r);
-    CHECK_INT_EQ(fx_int(&srv[0], "EXISTS %s", "ba"), 0);
+    CHECK_INT_EQ(tk_int(&srv[0], "EXISTS %s", "ba"), 0);
 }
 
 /* A member's server killed while rlk waits (no -w) for that member, held
@@ -208,7 +208,7 @@ static void test_all_server_dies_while_waiting(void)
     CHECK_STR_CONTAINS(r.err, urls[1]);
     CHECKF(r.ms < LOST_BOUND_MS, "took %lld ms", r.ms);
     cli_result_free(&r);
-    CHECK_INT_EQ(fx_int(&srv[0], "EXISTS %s", "wa"), 0);
+    CHECK_INT_EQ(tk_int(&srv[0], "EXISTS %s", "wa"), 0);
     rlk_lock_free(l);
     rlk_free(c);
     CHECK(rlk_fx_restart(&srv[1]) == 0);
@@ -251,7 +251,7 @@ static void test_all_member_lost(void)
                                                     "--watchdog-lease", WD_LEASE, NULL},
                           ev) == 0);
     t0 = rlk_fx_now_ms();
-    CHECK_INT_EQ(fx_int(&srv[1], "DEL %s", "lb"), 1);
+    CHECK_INT_EQ(tk_int(&srv[1], "DEL %s", "lb"), 1);
     r = cli_collect(&p, cli_wait(&p, LOST_BOUND_MS + 5000), rlk_fx_now_ms() - t0);
     expect_status(&r, 6, "--all, a member deleted");
     expect_one_line_error(&r, "--all, a member deleted");
@@ -260,8 +260,8 @@ static void test_all_member_lost(void)
     CHECKF(r.ms < LOST_BOUND_MS, "took %lld ms", r.ms);
     CHECK(cli_count_lines(ev, "TERM") == 1);
     cli_result_free(&r);
-    CHECK_INT_EQ(fx_int(&srv[0], "EXISTS %s", "la"), 0);
-    CHECK_INT_EQ(fx_int(&srv[2], "EXISTS %s", "lc"), 0);
+    CHECK_INT_EQ(tk_int(&srv[0], "EXISTS %s", "la"), 0);
+    CHECK_INT_EQ(tk_int(&srv[2], "EXISTS %s", "lc"), 0);
 }
 
 /* ---------------------------------------------------------------- RedLock */
@@ -283,7 +283,7 @@ static void test_redlock_exclusion(void)
            "--redlock holders overlapped or did not all run:\n%s", text);
     free(text);
     for (int i = 0; i < NSERVERS; i++)
-        CHECK_INT_EQ(fx_int(&srv[i], "EXISTS %s", "rl1"), 0);
+        CHECK_INT_EQ(tk_int(&srv[i], "EXISTS %s", "rl1"), 0);
 }
 
 static void test_redlock_environment(void)
@@ -339,7 +339,7 @@ static void test_redlock_busy(void)
     expect_status(&r, 1, "--redlock -n held on a majority");
     CHECK_STR_EQ(r.err, "rlk: redlock rl3: held by another\n");
     cli_result_free(&r);
-    CHECK_INT_EQ(fx_int(&srv[2], "EXISTS %s", "rl3"), 0);  /* the minority's token released */
+    CHECK_INT_EQ(tk_int(&srv[2], "EXISTS %s", "rl3"), 0);  /* the minority's token released */
 }
 
 /* The token deleted on two of three servers: the next extend fails. */
@@ -354,8 +354,8 @@ static void test_redlock_lost(void)
                                                     "--watchdog-lease", WD_LEASE, NULL},
                           ev) == 0);
     t0 = rlk_fx_now_ms();
-    CHECK_INT_EQ(fx_int(&srv[0], "DEL %s", "rl4"), 1);
-    CHECK_INT_EQ(fx_int(&srv[2], "DEL %s", "rl4"), 1);
+    CHECK_INT_EQ(tk_int(&srv[0], "DEL %s", "rl4"), 1);
+    CHECK_INT_EQ(tk_int(&srv[2], "DEL %s", "rl4"), 1);
     r = cli_collect(&p, cli_wait(&p, LOST_BOUND_MS + 5000), rlk_fx_now_ms() - t0);
     expect_status(&r, 6, "--redlock, token deleted on a majority");
     expect_one_line_error(&r, "--redlock lost");
@@ -364,7 +364,7 @@ static void test_redlock_lost(void)
     CHECKF(r.ms < LOST_BOUND_MS, "took %lld ms", r.ms);
     CHECK(cli_count_lines(ev, "TERM") == 1);
     cli_result_free(&r);
-    CHECK_INT_EQ(fx_int(&srv[1], "EXISTS %s", "rl4"), 0);
+    CHECK_INT_EQ(tk_int(&srv[1], "EXISTS %s", "rl4"), 0);
 }
 
 /* One server of three down for the whole run: acquired and extended on the
@@ -380,7 +380,7 @@ static void test_redlock_minority_down(void)
     expect_status(&r, 0, "--redlock with one server down");
     CHECK_STR_EQ(r.err, "");
     cli_result_free(&r);
-    CHECK_INT_EQ(fx_int(&srv[0], "EXISTS %s", "rl5"), 0);
+    CHECK_INT_EQ(tk_int(&srv[0], "EXISTS %s", "rl5"), 0);
     CHECK(rlk_fx_restart(&srv[2]) == 0);
 }
 
@@ -441,7 +441,7 @@ static void test_redlock_majority_down(void)
     CHECK_STR_CONTAINS(r.err, "rlk: redlock rl7: a majority of servers answers again; acquired\n");
     cli_result_free(&r);
     for (int i = 0; i < NSERVERS; i++)
-        CHECK_INT_EQ(fx_int(&srv[i], "EXISTS %s", "rl7"), 0);
+        CHECK_INT_EQ(tk_int(&srv[i], "EXISTS %s", "rl7"), 0);
 }
 
 static void test_redlock_fixed_lease(void)
@@ -463,26 +463,14 @@ static void test_redlock_fixed_lease(void)
 
 int main(int argc, char **argv)
 {
-    int helper = tk_holdlog_main(argc, argv);     /* a command's --tk-hold call */
-
-    if (helper >= 0)
-        return helper;
+    int rc = cli_main_begin(argc, argv, srv, NSERVERS, urls[0], sizeof urls[0]);
     size_t used = 0;
 
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PATH_TO_RLK\n", argv[0]);
-        return 2;
-    }
-    if (rlk_fx_start_n(srv, NSERVERS, NULL) != 0)
-        return 1;
-    for (int i = 0; i < NSERVERS; i++) {
-        if (rlk_fx_url(&srv[i], -1, urls[i], sizeof urls[i]) != 0)
-            return 1;
+    if (rc >= 0)
+        return rc;
+    for (int i = 0; i < NSERVERS; i++)
         used += (size_t)snprintf(all_urls + used, sizeof all_urls - used, "%s%s", i ? "," : "",
                                  urls[i]);
-    }
-    if (cli_setup(argv[1], urls[0]) != 0)
-        return 1;
     RUN_TEST(test_all_exclusion);
     RUN_TEST(test_all_environment);
     RUN_TEST(test_all_busy);
@@ -495,7 +483,6 @@ int main(int argc, char **argv)
     RUN_TEST(test_redlock_minority_down);
     RUN_TEST(test_redlock_fixed_lease);
     RUN_TEST(test_redlock_majority_down);
-    cli_teardown();
-    rlk_fx_stop_n(srv, NSERVERS);
+    cli_main_end(srv, NSERVERS);
     return check_summary("it_cli_multi");
 }

@@ -77,37 +77,26 @@ int mu_set_reset(mu_set *s)
 
 /* ---------------------------------------------------------------- probes */
 
-static long long mu_integer(const rlk_fx_server *srv, const char *cmd, const char *key,
-                            long long fail)
-{
-    redisReply *r = rlk_fx_command(srv, "%s %s", cmd, key);
-    long long v = fail;
-
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer;
-    if (r)
-        freeReplyObject(r);
-    return v;
-}
-
-int mu_exists(const rlk_fx_server *srv, const char *key)
-{
-    return (int)mu_integer(srv, "EXISTS", key, -1);
-}
-
 int mu_count_holding(const mu_set *s, int n, const char *key)
 {
     int count = 0;
 
     for (int i = 0; i < n && i < s->n; i++)
-        if (s->srv[i].pid > 0 && mu_exists(&s->srv[i], key) == 1)
+        if (s->srv[i].pid > 0 && tk_key_exists(&s->srv[i], key) == 1)
             count++;
     return count;
 }
 
 long long mu_pttl(const rlk_fx_server *srv, const char *key)
 {
-    return mu_integer(srv, "PTTL", key, -3);
+    redisReply *r = rlk_fx_command(srv, "PTTL %s", key);
+    long long v = -3;
+
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        v = r->integer;
+    if (r)
+        freeReplyObject(r);
+    return v;
 }
 
 int mu_get(const rlk_fx_server *srv, const char *key, char *buf, size_t len)
@@ -155,24 +144,6 @@ int mu_wait_client(const rlk_fx_server *srv, const char *needle, long timeout_ms
     do {
         redisReply *r = rlk_fx_command(srv, "CLIENT LIST");
         int seen = r && r->type == REDIS_REPLY_STRING && strstr(r->str, needle) != NULL;
-
-        if (r)
-            freeReplyObject(r);
-        if (seen)
-            return 0;
-        rlk_fx_sleep_ms(2);
-    } while (rlk_fx_now_ms() < deadline);
-    return -1;
-}
-
-int mu_wait_subscribed(const rlk_fx_server *srv, const char *channel, long timeout_ms)
-{
-    long long deadline = rlk_fx_now_ms() + timeout_ms;
-
-    do {
-        redisReply *r = rlk_fx_command(srv, "PUBSUB NUMSUB %s", channel);
-        int seen = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-                   r->element[1]->type == REDIS_REPLY_INTEGER && r->element[1]->integer > 0;
 
         if (r)
             freeReplyObject(r);

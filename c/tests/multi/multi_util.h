@@ -12,6 +12,7 @@
 #include <rlk.h>
 
 #include "fixture.h"
+#include "tk_util.h"
 
 #define MU_MAX_SERVERS 8
 
@@ -30,9 +31,6 @@ void mu_set_stop(mu_set *s);
  * every server. 0 or -1. */
 int mu_set_reset(mu_set *s);
 
-/* EXISTS key on one server (fresh connection): 1, 0, or -1 when it cannot
- * be asked. */
-int mu_exists(const rlk_fx_server *srv, const char *key);
 /* How many of the servers whose index is in [0, n) and running hold key. */
 int mu_count_holding(const mu_set *s, int n, const char *key);
 /* PTTL of key on one server; -3 when it cannot be asked. */
@@ -46,10 +44,6 @@ int mu_ping(const rlk_fx_server *srv);
 /* Polls CLIENT LIST every 2 ms until some client's line contains needle, for
  * at most timeout_ms. 0 when seen, -1 otherwise. */
 int mu_wait_client(const rlk_fx_server *srv, const char *needle, long timeout_ms);
-
-/* Polls PUBSUB NUMSUB every 2 ms until channel has a subscriber, for at
- * most timeout_ms. 0 when it has, -1 otherwise. */
-int mu_wait_subscribed(const rlk_fx_server *srv, const char *channel, long timeout_ms);
 
 /* ---------------------------------------------------------------- shared memory */
 
