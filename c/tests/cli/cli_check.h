@@ -8,6 +8,7 @@
 #include "check.h"
 #include "fixture.h"
 #include "cli_run.h"
+#include "json_mini.h"
 #include "tk_util.h"
 
 #include <stdlib.h>
@@ -28,6 +29,18 @@ CHECK_MAYBE_UNUSED static void expect_one_line_error(const cli_result *r, const 
     CHECKF(strncmp(r->err, "rlk: ", 5) == 0, "%s: stderr does not start with \"rlk: \": %s",
            what, r->err);
     CHECKF(nl != NULL && nl[1] == '\0', "%s: the error is not one line: %s", what, r->err);
+}
+
+/* A file's content parsed as JSON (a failed check when it is not). */
+CHECK_MAYBE_UNUSED static json_value *parse_file_json(const char *path)
+{
+    char *text = cli_slurp(path);
+    const char *err = NULL;
+    json_value *j = json_parse(text, &err);
+
+    CHECKF(j != NULL, "%s is not JSON (%s): %s", path, err ? err : "", text);
+    free(text);
+    return j;
 }
 
 /* Subscribers of the reentrant lock's channel: a waiting `rlk lock` is one. */

@@ -96,17 +96,6 @@ static int fx_get_is(const char *key, const char *want)
     return same;
 }
 
-static json_value *parse_file_json(const char *path)
-{
-    char *text = cli_slurp(path);
-    const char *err = NULL;
-    json_value *j = json_parse(text, &err);
-
-    CHECKF(j != NULL, "%s is not JSON (%s): %s", path, err ? err : "", text);
-    free(text);
-    return j;
-}
-
 /* A concurrency run: n copies of `rlk ARGS... -- sh -c SCRIPT`, the hold log checked. */
 static tk_hold_report run_logged(int n, const char *const *lead, const char *script,
                                  const char *log)

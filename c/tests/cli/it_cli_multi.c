@@ -41,17 +41,6 @@ static const char *member(int i, const char *name)
     return b;
 }
 
-static json_value *parse_file_json(const char *path)
-{
-    char *text = cli_slurp(path);
-    const char *err = NULL;
-    json_value *j = json_parse(text, &err);
-
-    CHECKF(j != NULL, "%s is not JSON (%s): %s", path, err ? err : "", text);
-    free(text);
-    return j;
-}
-
 static char *file_line(const char *path)
 {
     char *s = cli_slurp(path);

@@ -166,9 +166,7 @@ static int child_contend(const char *curl, int threads, int iters, const char *l
     }
     for (int i = 0; i < threads; i++)
         pthread_join(t[i], NULL);
-    for (int i = 0; i < threads * 2 * iters; i++)
-        if (ct.recs[i].pid != 0)
-            ct.recs[n++] = ct.recs[i];
+    n = tk_holds_compact(ct.recs, (size_t)(threads * 2 * iters));   /* failed ones: pid 0 */
     if (tk_holds_save(logpath, ct.recs, n) != 0)
         ct.errors++;
     rlk_runtime_stats_get(c, &st);

@@ -89,14 +89,9 @@ int mu_count_holding(const mu_set *s, int n, const char *key)
 
 long long mu_pttl(const rlk_fx_server *srv, const char *key)
 {
-    redisReply *r = rlk_fx_command(srv, "PTTL %s", key);
-    long long v = -3;
+    long long v = tk_int(srv, "PTTL %s", key);
 
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer;
-    if (r)
-        freeReplyObject(r);
-    return v;
+    return v == -999 ? -3 : v;
 }
 
 int mu_get(const rlk_fx_server *srv, const char *key, char *buf, size_t len)

@@ -85,9 +85,7 @@ static int child_contend(const char *curl, int threads, int iters, const char *l
         return 2;
     if (tk_child_go_threads(threads, contend_main, &ct) != 0)
         return 2;
-    for (int i = 0; i < threads * iters; i++)   /* compact: failed iterations have pid 0 */
-        if (ct.recs[i].pid != 0)
-            ct.recs[n++] = ct.recs[i];
+    n = tk_holds_compact(ct.recs, (size_t)(threads * iters));   /* failed ones: pid 0 */
     if (tk_holds_save(logpath, ct.recs, n) != 0)
         n = 0;
     tk_say("done %zu %d", n, ct.errors);

@@ -58,14 +58,9 @@ static void on_lost(const char *name, const char *owner, int reason, void *ud)
 
 static long long pttl(const char *key)
 {
-    redisReply *r = rlk_fx_command(&srv, "PTTL %s", key);
-    long long v = -3;
+    long long v = tk_int(&srv, "PTTL %s", key);
 
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer;
-    if (r)
-        freeReplyObject(r);
-    return v;
+    return v == -999 ? -3 : v;
 }
 
 static const char *stall_note(void)

@@ -16,19 +16,6 @@
 #define CL_START_TIMEOUT_MS 30000
 #define CL_CREATE_TIMEOUT_MS 20000
 
-const char *rlk_fx_redis_cli_path(void)
-{
-    const char *env = getenv("RLK_REDIS_CLI");
-
-    if (env && env[0])
-        return env;
-#ifdef RLK_FX_REDIS_CLI
-    return RLK_FX_REDIS_CLI;
-#else
-    return "redis-cli";
-#endif
-}
-
 /* ------------------------------------------------------------ slots */
 
 unsigned rlk_fx_crc16(const char *buf, size_t len)
@@ -62,19 +49,14 @@ int rlk_fx_key_slot(const char *key, size_t len)
 
 redisReply *rlk_fx_cluster_command(const rlk_fx_cluster *c, int node, const char *fmt, ...)
 {
-    redisContext *ctx;
     redisReply *r;
     va_list ap;
 
     if (node < 0 || node >= c->n || c->node[node].pid <= 0)
         return NULL;
-    ctx = rlk_fx_connect(&c->node[node]);
-    if (!ctx)
-        return NULL;
     va_start(ap, fmt);
-    r = redisvCommand(ctx, fmt, ap);
+    r = rlk_fx_vcommand(&c->node[node], fmt, ap);
     va_end(ap);
-    redisFree(ctx);
     return r;
 }
 
@@ -277,16 +259,7 @@ int rlk_fx_cluster_wait_ok(rlk_fx_cluster *c, long timeout_ms)
 
 int rlk_fx_cluster_role(const rlk_fx_cluster *c, int node)
 {
-    redisReply *r = rlk_fx_cluster_command(c, node, "ROLE");
-    int role = 0;
-
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
-        r->element[0]->type == REDIS_REPLY_STRING)
-        role = strcmp(r->element[0]->str, "master") == 0 ? 'M'
-             : strcmp(r->element[0]->str, "slave") == 0 ? 'S' : 0;
-    if (r)
-        freeReplyObject(r);
-    return role;
+    return node >= 0 && node < c->n ? rlk_fx_role(&c->node[node]) : 0;
 }
 
 int rlk_fx_cluster_master_of(const rlk_fx_cluster *c, int replica)

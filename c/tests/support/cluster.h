@@ -92,7 +92,4 @@ int rlk_fx_cluster_move_slot(rlk_fx_cluster *c, int slot, int src, int dst, long
 /* One command to one node (fresh connection; printf-style). Caller frees. */
 redisReply *rlk_fx_cluster_command(const rlk_fx_cluster *c, int node, const char *fmt, ...);
 
-/* The redis-cli binary. */
-const char *rlk_fx_redis_cli_path(void);
-
 #endif /* RLK_TEST_CLUSTER_H */

@@ -210,16 +210,29 @@ void rlk_fx_sleep_ms(long ms)
 
 /* ------------------------------------------------------------ helpers */
 
+#ifndef RLK_FX_REDIS_SERVER
+#define RLK_FX_REDIS_SERVER "redis-server"
+#endif
+#ifndef RLK_FX_REDIS_CLI
+#define RLK_FX_REDIS_CLI "redis-cli"
+#endif
+
+/* $name when set and not empty, else the build's path. */
+static const char *fx_binary(const char *name, const char *built)
+{
+    const char *env = getenv(name);
+
+    return env && env[0] ? env : built;
+}
+
 const char *rlk_fx_redis_server_path(void)
 {
-    const char *env = getenv("RLK_REDIS_SERVER");
-    if (env && env[0])
-        return env;
-#ifdef RLK_FX_REDIS_SERVER
-    return RLK_FX_REDIS_SERVER;
-#else
-    return "redis-server";
-#endif
+    return fx_binary("RLK_REDIS_SERVER", RLK_FX_REDIS_SERVER);
+}
+
+const char *rlk_fx_redis_cli_path(void)
+{
+    return fx_binary("RLK_REDIS_CLI", RLK_FX_REDIS_CLI);
 }
 
 static unsigned long fx_random(void)
@@ -806,19 +819,41 @@ redisContext *rlk_fx_connect(const rlk_fx_server *s)
     return ctx;
 }
 
-redisReply *rlk_fx_command(const rlk_fx_server *s, const char *fmt, ...)
+redisReply *rlk_fx_vcommand(const rlk_fx_server *s, const char *fmt, va_list ap)
 {
     redisContext *ctx = rlk_fx_connect(s);
     redisReply *r;
-    va_list ap;
 
     if (!ctx)
         return NULL;
-    va_start(ap, fmt);
     r = redisvCommand(ctx, fmt, ap);
-    va_end(ap);
     redisFree(ctx);
     return r;
+}
+
+redisReply *rlk_fx_command(const rlk_fx_server *s, const char *fmt, ...)
+{
+    redisReply *r;
+    va_list ap;
+
+    va_start(ap, fmt);
+    r = rlk_fx_vcommand(s, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+int rlk_fx_role(const rlk_fx_server *s)
+{
+    redisReply *r = s->pid > 0 ? rlk_fx_command(s, "ROLE") : NULL;
+    int role = 0;
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+        r->element[0]->type == REDIS_REPLY_STRING)
+        role = strcmp(r->element[0]->str, "master") == 0 ? 'M'
+             : strcmp(r->element[0]->str, "slave") == 0 ? 'S' : 0;
+    if (r)
+        freeReplyObject(r);
+    return role;
 }
 
 int rlk_fx_client_pause(const rlk_fx_server *s, long ms)

@@ -22,6 +22,7 @@
 #ifndef RLK_TEST_FIXTURE_H
 #define RLK_TEST_FIXTURE_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <hiredis/hiredis.h>
@@ -94,6 +95,12 @@ redisContext *rlk_fx_connect(const rlk_fx_server *s);
  * caller frees the reply. NULL on a connection error. */
 redisReply *rlk_fx_command(const rlk_fx_server *s, const char *fmt, ...);
 
+/* rlk_fx_command with a va_list. */
+redisReply *rlk_fx_vcommand(const rlk_fx_server *s, const char *fmt, va_list ap);
+
+/* ROLE: 'M' master, 'S' replica, 0 when it cannot be asked (or not running). */
+int rlk_fx_role(const rlk_fx_server *s);
+
 /* "redis://127.0.0.1:P" (db < 0) or "redis://127.0.0.1:P/db". */
 int rlk_fx_url(const rlk_fx_server *s, int db, char *buf, size_t len);
 
@@ -103,8 +110,11 @@ int rlk_fx_unix_url(const rlk_fx_server *s, int db, char *buf, size_t len);
 /* A loopback port that nothing listens on right now (bind test). -1 on failure. */
 int rlk_fx_free_port(void);
 
-/* The redis-server binary the fixture runs. */
+/* The redis-server binary the fixture runs ($RLK_REDIS_SERVER, else the
+ * build's RLK_FX_REDIS_SERVER, else "redis-server"), and redis-cli
+ * ($RLK_REDIS_CLI, RLK_FX_REDIS_CLI, "redis-cli"). */
 const char *rlk_fx_redis_server_path(void);
+const char *rlk_fx_redis_cli_path(void);
 
 /* CLOCK_MONOTONIC in ns / ms. */
 long long rlk_fx_now_ns(void);

@@ -59,6 +59,16 @@ int tk_hold_write(int fd, const tk_hold *h)
     return tk_write_line(fd, line, len);
 }
 
+size_t tk_holds_compact(tk_hold *holds, size_t n)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < n; i++)
+        if (holds[i].pid != 0)
+            holds[k++] = holds[i];
+    return k;
+}
+
 int tk_holds_save(const char *path, const tk_hold *holds, size_t n)
 {
     int fd = tk_holdlog_open(path), rc = 0;
@@ -319,7 +329,8 @@ static void tk_peaks(const tk_hold *holds, size_t n, tk_hold_report *r)
 tk_hold_report tk_holds_check(tk_hold *holds, size_t n, int verbose)
 {
     tk_hold_report r;
-    long long prev_value = LLONG_MIN;
+    long long prev_value = 0;
+    int have_prev = 0;
 
     memset(&r, 0, sizeof r);
     r.holds = n;
@@ -346,13 +357,16 @@ tk_hold_report tk_holds_check(tk_hold *holds, size_t n, int verbose)
                         b->end_ns / 1e6);
             r.conflicts++;
         }
-        if (i > 0 && a->value <= prev_value) {
-            if (verbose && r.regressions < 5 && a->kind != TK_HOLD_PERMITS)
-                fprintf(stderr, "  token regression: pid %d/%d got %lld after %lld\n", a->pid,
-                        a->thread, a->value, prev_value);
-            r.regressions++;
+        if (a->value != 0 && a->kind != TK_HOLD_PERMITS) {
+            if (have_prev && a->value <= prev_value) {
+                if (verbose && r.regressions < 5)
+                    fprintf(stderr, "  token regression: pid %d/%d got %lld after %lld\n", a->pid,
+                            a->thread, a->value, prev_value);
+                r.regressions++;
+            }
+            prev_value = a->value;
+            have_prev = 1;
         }
-        prev_value = a->value;
     }
     tk_peaks(holds, n, &r);
     return r;

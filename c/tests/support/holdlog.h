@@ -30,8 +30,9 @@
  *     writer against anyone); two R or two S never conflict;
  *   - peak: the most holds at once, and the largest sum of S permits at once
  *     (a semaphore of N permits: peak_permits <= N);
- *   - token regressions: holds, in start order, whose value is not greater
- *     than the one before (fenced tokens must strictly increase).
+ *   - token regressions: among the holds with a value (not 0, not S), in
+ *     start order, those whose value is not greater than the one before
+ *     (fenced tokens must strictly increase).
  * An end at the same ns as a start does not overlap it.
  * Its control test is support/test_holdlog.c (hand-built holds that must
  * fail each rule) and it_mutex's run with a lock per process.
@@ -72,6 +73,10 @@ int tk_hold_write(int fd, const tk_hold *h);
 /* tk_hold_write of n holds to path (created or appended to). 0 or -1. */
 int tk_holds_save(const char *path, const tk_hold *holds, size_t n);
 
+/* Drops the holds whose pid is 0 (slots of a preallocated array that were
+ * never filled: failed acquisitions), keeping the order; the new count. */
+size_t tk_holds_compact(tk_hold *holds, size_t n);
+
 /* CLOCK_MONOTONIC in ns. */
 long long tk_mono_ns(void);
 
@@ -101,7 +106,7 @@ typedef struct tk_hold_report {
     size_t holds;           /* holds examined */
     size_t open;            /* of them open */
     long conflicts;         /* overlapping pairs with an X or W side */
-    long regressions;       /* start order: value not above the previous (fenced) */
+    long regressions;       /* start order: a value not above the previous one (fenced) */
     int peak;               /* most holds at once */
     int peak_readers;       /* most R holds at once */
     long long peak_permits; /* largest sum of S permits at once */

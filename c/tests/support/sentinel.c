@@ -68,16 +68,7 @@ int rlk_fx_sentinel_master_port(const rlk_fx_sentinel *s, int i)
 
 int rlk_fx_sentinel_role(const rlk_fx_sentinel *s, int data)
 {
-    redisReply *r = rlk_fx_command(&s->data[data], "ROLE");
-    int role = 0;
-
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
-        r->element[0]->type == REDIS_REPLY_STRING)
-        role = strcmp(r->element[0]->str, "master") == 0 ? 'M'
-             : strcmp(r->element[0]->str, "slave") == 0 ? 'S' : 0;
-    if (r)
-        freeReplyObject(r);
-    return role;
+    return rlk_fx_role(&s->data[data]);
 }
 
 int rlk_fx_sentinel_master(const rlk_fx_sentinel *s)
@@ -100,8 +91,8 @@ static int sn_replica_up(const rlk_fx_sentinel *s, int idx)
 {
     char status[16];
 
-    return sn_info_field(&s->data[1 - idx], "replication", "master_link_status:", status,
-                         sizeof status) >= -1 && strcmp(status, "up") == 0 &&
+    sn_info_field(&s->data[1 - idx], "replication", "master_link_status:", status, sizeof status);
+    return strcmp(status, "up") == 0 &&
            sn_info_field(&s->data[1 - idx], "replication", "master_port:", NULL, 0) ==
                s->data[idx].port;
 }

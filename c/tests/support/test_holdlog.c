@@ -38,6 +38,7 @@ static void test_exclusive(void)
     r = tk_holds_check(apart, 3, 0);
     CHECK_INT_EQ(r.conflicts, 0);       /* an end at a start's ns does not overlap it */
     CHECK_INT_EQ(r.peak, 1);
+    CHECK_INT_EQ(r.regressions, 0);     /* holds without a value have no token order */
     r = tk_holds_check(overlap, 3, 0);
     CHECK_INT_EQ(r.conflicts, 2);
     CHECK_INT_EQ(r.peak, 2);

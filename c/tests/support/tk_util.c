@@ -398,15 +398,12 @@ long long tk_wall_offset_ms(void)
 
 long long tk_int(const rlk_fx_server *s, const char *fmt, ...)
 {
-    redisContext *ctx = rlk_fx_connect(s);
-    redisReply *r = NULL;
+    redisReply *r;
     long long v = -999;
     va_list ap;
 
-    if (!ctx)
-        return v;
     va_start(ap, fmt);
-    r = redisvCommand(ctx, fmt, ap);
+    r = rlk_fx_vcommand(s, fmt, ap);
     va_end(ap);
     if (r && r->type == REDIS_REPLY_INTEGER)
         v = r->integer;
@@ -416,26 +413,21 @@ long long tk_int(const rlk_fx_server *s, const char *fmt, ...)
         v = -1;
     if (r)
         freeReplyObject(r);
-    redisFree(ctx);
     return v;
 }
 
 int tk_command_ok(const rlk_fx_server *s, const char *fmt, ...)
 {
-    redisContext *ctx = rlk_fx_connect(s);
-    redisReply *r = NULL;
+    redisReply *r;
     va_list ap;
     int rc;
 
-    if (!ctx)
-        return -1;
     va_start(ap, fmt);
-    r = redisvCommand(ctx, fmt, ap);
+    r = rlk_fx_vcommand(s, fmt, ap);
     va_end(ap);
     rc = r && r->type != REDIS_REPLY_ERROR ? 0 : -1;
     if (r)
         freeReplyObject(r);
-    redisFree(ctx);
     return rc;
 }
 
