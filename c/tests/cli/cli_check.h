@@ -6,9 +6,11 @@
 #ifndef RLK_CLI_CHECK_H
 #define RLK_CLI_CHECK_H
 
-#include "../integration/check.h"
-#include "../integration/fixture.h"
+#include "check.h"
+#include "fixture.h"
 #include "cli_run.h"
+#include "json_mini.h"
+#include "tk_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,48 +32,35 @@ CHECK_MAYBE_UNUSED static void expect_one_line_error(const cli_result *r, const 
     CHECKF(nl != NULL && nl[1] == '\0', "%s: the error is not one line: %s", what, r->err);
 }
 
-/* An integer reply of one command on a fresh connection; -999 on failure. */
-CHECK_MAYBE_UNUSED static long long fx_int(const rlk_fx_server *s, const char *fmt, const char *arg)
+/* A file's content parsed as JSON (a failed check when it is not). */
+CHECK_MAYBE_UNUSED static json_value *parse_file_json(const char *path)
 {
-    redisReply *r = rlk_fx_command(s, fmt, arg);
-    long long v = -999;
+    char *text = cli_slurp(path);
+    const char *err = NULL;
+    json_value *j = json_parse(text, &err);
 
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer;
-    if (r)
-        freeReplyObject(r);
-    return v;
+    CHECKF(j != NULL, "%s is not JSON (%s): %s", path, err ? err : "", text);
+    free(text);
+    return j;
 }
 
 /* Subscribers of the reentrant lock's channel: a waiting `rlk lock` is one. */
 CHECK_MAYBE_UNUSED static long long fx_lock_waiters(const rlk_fx_server *s, const char *name)
 {
     char channel[300];
-    redisReply *r;
-    long long n = -1;
 
     snprintf(channel, sizeof channel, "redisson_lock__channel:{%s}", name);
-    r = rlk_fx_command(s, "PUBSUB NUMSUB %s", channel);
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[1]->type == REDIS_REPLY_INTEGER)
-        n = r->element[1]->integer;
-    if (r)
-        freeReplyObject(r);
-    return n;
+    return tk_numsub(s, channel);
 }
 
 /* Bounded poll until name has a waiter: 0, or -1 after timeout_ms. */
 CHECK_MAYBE_UNUSED static int fx_wait_waiter(const rlk_fx_server *s, const char *name,
                                              long timeout_ms)
 {
-    long long deadline = rlk_fx_now_ms() + timeout_ms;
+    char channel[300];
 
-    while (fx_lock_waiters(s, name) < 1) {
-        if (rlk_fx_now_ms() > deadline)
-            return -1;
-        rlk_fx_sleep_ms(5);
-    }
-    return 0;
+    snprintf(channel, sizeof channel, "redisson_lock__channel:{%s}", name);
+    return tk_wait_numsub(s, channel, 1, timeout_ms);
 }
 
 /* Bounded poll until the key is gone: 0, or -1 after timeout_ms. */
@@ -80,36 +69,7 @@ CHECK_MAYBE_UNUSED static int fx_wait_gone(const rlk_fx_server *s, const char *k
 {
     long long deadline = rlk_fx_now_ms() + timeout_ms;
 
-    while (fx_int(s, "EXISTS %s", key) != 0) {
-        if (rlk_fx_now_ms() > deadline)
-            return -1;
-        rlk_fx_sleep_ms(5);
-    }
-    return 0;
-}
-
-/* Subscribers of any channel (PUBSUB NUMSUB); -1 when it cannot be asked. */
-CHECK_MAYBE_UNUSED static long long fx_numsub(const rlk_fx_server *s, const char *channel)
-{
-    redisReply *r = rlk_fx_command(s, "PUBSUB NUMSUB %s", channel);
-    long long n = -1;
-
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[1]->type == REDIS_REPLY_INTEGER)
-        n = r->element[1]->integer;
-    if (r)
-        freeReplyObject(r);
-    return n;
-}
-
-/* Bounded poll until `fmt arg` (an integer command) answers at least want: 0, or -1. */
-CHECK_MAYBE_UNUSED static int fx_wait_int_at_least(const rlk_fx_server *s, const char *fmt,
-                                                   const char *arg, long long want,
-                                                   long timeout_ms)
-{
-    long long deadline = rlk_fx_now_ms() + timeout_ms;
-
-    while (fx_int(s, fmt, arg) < want) {
+    while (tk_int(s, "EXISTS %s", key) != 0) {
         if (rlk_fx_now_ms() > deadline)
             return -1;
         rlk_fx_sleep_ms(5);

@@ -6,7 +6,7 @@
 
 #include "cli_run.h"
 
-#include "../integration/fixture.h"
+#include "fixture.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -289,4 +289,71 @@ int cli_count_lines(const char *path, const char *prefix)
     }
     free(s);
     return n;
+}
+
+/* ---------------------------------------------------------------- hold logs */
+
+static const char *cli_self(void)
+{
+    static char self[512];
+
+    if (!self[0]) {
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+
+        self[n > 0 ? n : 0] = '\0';
+    }
+    return self;
+}
+
+void cli_hold_script(char *buf, size_t len, const char *log, char kind, const char *value,
+                     const char *hold)
+{
+    snprintf(buf, len, "'%s' --tk-hold %s %c begin $$ %s; %s; '%s' --tk-hold %s %c end $$",
+             cli_self(), log, kind, value ? value : "", hold, cli_self(), log, kind);
+}
+
+void cli_hold_barrier(char *buf, size_t len, const char *log, int n)
+{
+    snprintf(buf, len, "n=0; while [ \"$(grep -c '^B ' %s)\" -lt %d ] && [ $n -lt 1000 ]; "
+             "do sleep 0.01; n=$((n+1)); done", log, n);
+}
+
+tk_hold_report cli_holds_check(const char *log, int *bad)
+{
+    const char *paths[1] = {log};
+    tk_hold *holds = NULL;
+    tk_hold_report rep;
+    size_t n = 0;
+
+    *bad = 0;
+    tk_holds_read(paths, 1, -1, &holds, &n, bad);
+    rep = tk_holds_check(holds, n, 1);
+    free(holds);
+    return rep;
+}
+
+/* ---------------------------------------------------------------- main */
+
+int cli_main_begin(int argc, char **argv, rlk_fx_server *srv, int n, char *urls, size_t url_len)
+{
+    int helper = tk_holdlog_main(argc, argv);
+
+    if (helper >= 0)
+        return helper;
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s PATH_TO_RLK\n", argv[0]);
+        return 2;
+    }
+    if (rlk_fx_start_n(srv, n, NULL) != 0)
+        return 1;
+    for (int i = 0; i < n; i++)
+        if (rlk_fx_url(&srv[i], -1, urls + (size_t)i * url_len, url_len) != 0)
+            return 1;
+    return cli_setup(argv[1], urls) == 0 ? -1 : 1;
+}
+
+void cli_main_end(rlk_fx_server *srv, int n)
+{
+    cli_teardown();
+    rlk_fx_stop_n(srv, n);
 }

@@ -11,7 +11,11 @@
 #ifndef RLK_CLI_RUN_H
 #define RLK_CLI_RUN_H
 
+#include <stddef.h>
 #include <sys/types.h>
+
+#include "fixture.h"
+#include "holdlog.h"
 
 #define CLI_TIMEOUT_MS 20000
 
@@ -27,6 +31,15 @@ typedef struct cli_result {
     char *out;
     char *err;
 } cli_result;
+
+/* The start of a CLI test program's main: a command's --tk-hold call
+ * (holdlog.h) returns its status; no PATH_TO_RLK argument: usage, 2; then n
+ * servers started, their URLs written to urls (n slots of url_len bytes
+ * each) and cli_setup with the first: 1 on a failure. -1: go on with the
+ * tests. */
+int cli_main_begin(int argc, char **argv, rlk_fx_server *srv, int n, char *urls, size_t url_len);
+/* The end: cli_teardown and the n servers stopped. */
+void cli_main_end(rlk_fx_server *srv, int n);
 
 /* Makes the temp dir ($T) and remembers the binary and URL. 0 or -1. */
 int cli_setup(const char *rlk_path, const char *url);
@@ -60,5 +73,25 @@ int cli_wait_file(const char *path, long timeout_ms);
 int cli_wait_contains(const char *path, const char *text, long timeout_ms);
 /* Number of lines in a file that start with prefix. */
 int cli_count_lines(const char *path, const char *prefix);
+
+/* ---------------------------------------------------------------- hold logs
+ *
+ * A command under test logs its hold in the one hold-log format
+ * (support/holdlog.h) by calling this test program in its --tk-hold mode
+ * (main calls tk_holdlog_main first): a B line once inside the lock, an E
+ * line before it leaves, ID $$ - so each stamped span lies inside the real
+ * hold, on CLOCK_MONOTONIC. */
+
+/* The sh snippet of a command that logs its begin, spends `hold` (an sh
+ * command, like "sleep 0.05") inside, and logs its end: kind X/W/R/S, value
+ * an sh word for the hold's value ("$RLK_FENCE_TOKEN") or NULL. */
+void cli_hold_script(char *buf, size_t len, const char *log, char kind, const char *value,
+                     const char *hold);
+/* An sh command that waits (bounded, about 10 s) until log has n begun
+ * holds: a barrier that proves n holders are inside at once. */
+void cli_hold_barrier(char *buf, size_t len, const char *log, int n);
+/* Reads the log and checks it (tk_holds_check); *bad counts malformed lines
+ * and ends without a begin. */
+tk_hold_report cli_holds_check(const char *log, int *bad);
 
 #endif /* RLK_CLI_RUN_H */

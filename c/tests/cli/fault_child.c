@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fault_child.c - the command the fault tests run under `rlk lock`: a
  * critical section that stamps itself with CLOCK_MONOTONIC, so the test

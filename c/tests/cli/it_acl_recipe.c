@@ -80,7 +80,7 @@ static void expect_ok(const char *what, cli_result r)
 
 static long long exists(const char *key)
 {
-    return fx_int(&server, "EXISTS %s", key);
+    return tk_int(&server, "EXISTS %s", key);
 }
 
 /* A holder runs `sleep`-less until a file appears; a waiter must be woken by the unlock

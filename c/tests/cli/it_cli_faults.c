@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * it_cli_faults.c - issue 11, cases 1, 2 and 4: the command of `rlk lock`
  * never runs without the lock.
@@ -362,7 +363,7 @@ static void test_force_unlock_reaches_holder(void)
     {
         long long until = rlk_fx_now_ms() + 3000;
 
-        while (fx_numsub(&server, "redisson_lock__channel:{fd}") < 1 && rlk_fx_now_ms() < until)
+        while (tk_numsub(&server, "redisson_lock__channel:{fd}") < 1 && rlk_fx_now_ms() < until)
             rlk_fx_sleep_ms(5);
     }
     t_force_ns = rlk_fx_now_ns();

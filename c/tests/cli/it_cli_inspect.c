@@ -277,7 +277,7 @@ static void test_inspect_fair(void)
     REQUIRE_INT_EQ(rlk_fairlock_try_lock(f, 0, 30000), RLK_OK);
     REQUIRE_INT_EQ(rlk_fairlock_owner(f, owner, sizeof owner), RLK_OK);
     REQUIRE(START(&p, "lock", "--fair", "fq", "-w", "20", "--", "true") == 0);
-    CHECKF(fx_wait_int_at_least(&server, "LLEN %s", "redisson_lock_queue:{fq}", 1, 10000) == 0,
+    CHECKF(tk_wait_int_at_least(&server, 1, 10000, "LLEN %s", "redisson_lock_queue:{fq}") == 0,
            "the waiter never queued");
     j = inspect_json("fq");
     if (j) {
@@ -445,7 +445,7 @@ static void test_unlock_force(void)
     CHECK_STR_EQ(r.out, "held: lock removed (force unlock)\n");
     CHECK_STR_EQ(r.err, "");
     cli_result_free(&r);
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "held"), 0);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "held"), 0);
     CHECK_INT_EQ(rlk_lock_is_held_by_me(l, &held), RLK_OK);
     CHECK_INT_EQ(held, 0);
 
@@ -498,8 +498,8 @@ static void test_unlock_force_rwlock(void)
     expect_status(&r, 0, "unlock --force of a read-write lock");
     CHECK_STR_EQ(r.out, "rwx: read-write lock removed (force unlock)\n");
     cli_result_free(&r);
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "rwx"), 0);
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "{rwx}:o1:1:rwlock_timeout:1"), 0);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "rwx"), 0);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "{rwx}:o1:1:rwlock_timeout:1"), 0);
 }
 
 static void test_unlock_wrong_type(void)
@@ -512,7 +512,7 @@ static void test_unlock_wrong_type(void)
     expect_one_line_error(&r, "unlock --force of a string");
     CHECK_STR_CONTAINS(r.err, "WRONGTYPE");
     cli_result_free(&r);
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "plain"), 1);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "plain"), 1);
 
     r = RUN("unlock", "plain");
     expect_status(&r, 2, "unlock without --force");
@@ -523,13 +523,10 @@ static void test_unlock_wrong_type(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PATH_TO_RLK\n", argv[0]);
-        return 2;
-    }
-    if (rlk_fx_start(&server, NULL) != 0 || rlk_fx_url(&server, -1, url, sizeof url) != 0 ||
-        cli_setup(argv[1], url) != 0)
-        return 1;
+    int rc = cli_main_begin(argc, argv, &server, 1, url, sizeof url);
+
+    if (rc >= 0)
+        return rc;
     RUN_TEST(test_inspect_none);
     RUN_TEST(test_inspect_reentrant);
     RUN_TEST(test_inspect_rwlock);
@@ -544,7 +541,6 @@ int main(int argc, char **argv)
     RUN_TEST(test_unlock_force_wakes_waiter);
     RUN_TEST(test_unlock_force_rwlock);
     RUN_TEST(test_unlock_wrong_type);
-    cli_teardown();
-    rlk_fx_stop(&server);
+    cli_main_end(&server, 1);
     return check_summary("it_cli_inspect");
 }

@@ -41,7 +41,7 @@ static void test_set_count_down(void)
     OUT(0, "0\n", "", "latch", "l1", "count-down");
     OUT(0, "0\n", "", "latch", "l1", "count-down");    /* open: stays open */
     OUT(0, "", "", "latch", "l1", "await", "-w", "0");  /* open: at once */
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "l1"), 0);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "l1"), 0);
     /* Options after the action, --url anywhere. */
     OUT(0, "", "", "latch", "--url", url, "l2", "set", "3");
     OUT(0, "3\n", "", "latch", "l2", "count", "--url", url);
@@ -52,7 +52,7 @@ static int wait_subscribed(const char *channel, long timeout_ms)
 {
     long long deadline = rlk_fx_now_ms() + timeout_ms;
 
-    while (fx_numsub(&server, channel) < 1) {
+    while (tk_numsub(&server, channel) < 1) {
         if (rlk_fx_now_ms() > deadline)
             return -1;
         rlk_fx_sleep_ms(5);
@@ -130,23 +130,19 @@ static void test_usage(void)
     USAGE("option -w needs a number of seconds", "latch", "u", "await", "-w", "soon");
     USAGE("unknown option '--json'", "latch", "u", "count", "--json");
     USAGE("must not be empty", "latch", "", "count");
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "u"), 0);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "u"), 0);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PATH_TO_RLK\n", argv[0]);
-        return 2;
-    }
-    if (rlk_fx_start(&server, NULL) != 0 || rlk_fx_url(&server, -1, url, sizeof url) != 0 ||
-        cli_setup(argv[1], url) != 0)
-        return 1;
+    int rc = cli_main_begin(argc, argv, &server, 1, url, sizeof url);
+
+    if (rc >= 0)
+        return rc;
     RUN_TEST(test_set_count_down);
     RUN_TEST(test_await_released);
     RUN_TEST(test_await_timeout);
     RUN_TEST(test_usage);
-    cli_teardown();
-    rlk_fx_stop(&server);
+    cli_main_end(&server, 1);
     return check_summary("it_cli_latch");
 }

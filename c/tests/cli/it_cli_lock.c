@@ -98,7 +98,7 @@ static void test_usage_errors(void)
     USAGE("unexpected argument 'b'", "inspect", "a", "b");
     USAGE("unknown option '--yaml'", "inspect", "a", "--yaml");
     CHECKF(access(ran, F_OK) != 0, "a usage error ran the command");
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "u1"), 0);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "u1"), 0);
 }
 
 /* ---------------------------------------------------------------- exit codes */
@@ -109,7 +109,7 @@ static void expect_sh_status(const char *script, int want)
     cli_result r = RUN("lock", "codes", "--", "sh", "-c", script);
 
     expect_status(&r, want, script);
-    CHECKF(fx_int(&server, "EXISTS %s", "codes") == 0, "%s: the lock is still there", script);
+    CHECKF(tk_int(&server, "EXISTS %s", "codes") == 0, "%s: the lock is still there", script);
     cli_result_free(&r);
 }
 
@@ -144,7 +144,7 @@ static void test_exit_codes(void)
     expect_status(&r, 126, "a directory as the command");
     expect_one_line_error(&r, "a directory as the command");
     cli_result_free(&r);
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "codes"), 0);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "codes"), 0);
 }
 
 static void test_connection_refused(void)
@@ -325,47 +325,19 @@ static void test_second_waits_for_first(void)
     free(events);
 }
 
-/* Lines "start P" / "end P" strictly alternate, each end matching its start. */
-static int events_serial(const char *text, int *pairs)
-{
-    char open_pid[32] = "";
-    const char *line = text;
-
-    *pairs = 0;
-    while (*line) {
-        char word[8], pid[32];
-
-        if (sscanf(line, "%7s %31s", word, pid) != 2)
-            return 0;
-        if (strcmp(word, "start") == 0 && open_pid[0] == '\0') {
-            snprintf(open_pid, sizeof open_pid, "%s", pid);
-        } else if (strcmp(word, "end") == 0 && strcmp(pid, open_pid) == 0) {
-            open_pid[0] = '\0';
-            (*pairs)++;
-        } else {
-            return 0;
-        }
-        line = strchr(line, '\n');
-        if (!line)
-            return 0;
-        line++;
-    }
-    return open_pid[0] == '\0';
-}
-
 #define SERIAL_PROCS 4
 
 static void test_many_never_overlap(void)
 {
     const char *ev = cli_path("many.events");
-    char script[400];
+    char script[800];
     cli_proc p[SERIAL_PROCS];
-    int pairs = 0;
+    tk_hold_report e;
+    int bad = 0;
     char *events;
 
     /* The sleep is the time spent inside the lock, not a synchronisation. */
-    snprintf(script, sizeof script,
-             "echo \"start $$\" >> %s; sleep 0.05; echo \"end $$\" >> %s", ev, ev);
+    cli_hold_script(script, sizeof script, ev, 'X', NULL, "sleep 0.05");
     for (int i = 0; i < SERIAL_PROCS; i++)
         REQUIRE(START(&p[i], "lock", "many", "-w", "30", "--", "sh", "-c", script) == 0);
     for (int i = 0; i < SERIAL_PROCS; i++) {
@@ -375,21 +347,19 @@ static void test_many_never_overlap(void)
         expect_status(&r, 0, "concurrent rlk lock");
         cli_result_free(&r);
     }
+    e = cli_holds_check(ev, &bad);
     events = cli_slurp(ev);
-    CHECKF(events_serial(events, &pairs) && pairs == SERIAL_PROCS,
-           "the commands overlapped or did not all run (%d pairs):\n%s", pairs, events);
+    CHECKF(bad == 0 && e.open == 0 && e.holds == SERIAL_PROCS && e.peak == 1 && e.conflicts == 0,
+           "the commands overlapped or did not all run (%zu holds):\n%s", e.holds, events);
     free(events);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PATH_TO_RLK\n", argv[0]);
-        return 2;
-    }
-    if (rlk_fx_start(&server, NULL) != 0 || rlk_fx_url(&server, -1, url, sizeof url) != 0 ||
-        cli_setup(argv[1], url) != 0)
-        return 1;
+    int rc = cli_main_begin(argc, argv, &server, 1, url, sizeof url);
+
+    if (rc >= 0)
+        return rc;
     RUN_TEST(test_help);
     RUN_TEST(test_usage_errors);
     RUN_TEST(test_exit_codes);
@@ -398,7 +368,6 @@ int main(int argc, char **argv)
     RUN_TEST(test_not_acquired);
     RUN_TEST(test_second_waits_for_first);
     RUN_TEST(test_many_never_overlap);
-    cli_teardown();
-    rlk_fx_stop(&server);
+    cli_main_end(&server, 1);
     return check_summary("it_cli_lock");
 }

@@ -79,7 +79,7 @@ static void test_lost_key_deleted(void)
     REQUIRE(start_holder(&p, (const char *const[]){"lock", "del", "--watchdog-lease", WD_LEASE,
                                                    "--", "sh", "-c", script, NULL}, ev) == 0);
     t0 = rlk_fx_now_ms();
-    CHECK_INT_EQ(fx_int(&server, "DEL %s", "del"), 1);
+    CHECK_INT_EQ(tk_int(&server, "DEL %s", "del"), 1);
     r = finish(&p, LOST_BOUND_MS + 5000, t0);
     expect_status(&r, 6, "key deleted while the command ran");
     CHECKF(r.ms < LOST_BOUND_MS, "rlk took %lld ms to stop the command after the DEL", r.ms);
@@ -105,7 +105,7 @@ static void test_lost_then_sigkill(void)
                                                    "-k", "0.15", "--", "sh", "-c", script, NULL},
                          ev) == 0);
     t0 = rlk_fx_now_ms();
-    CHECK_INT_EQ(fx_int(&server, "DEL %s", "kill"), 1);
+    CHECK_INT_EQ(tk_int(&server, "DEL %s", "kill"), 1);
     CHECK(cli_wait_contains(ev, "TERM", LOST_BOUND_MS) == 0);
     t_term = rlk_fx_now_ms();
     r = finish(&p, LOST_BOUND_MS + 5000, t0);
@@ -145,7 +145,7 @@ static void test_fixed_lease_runs_out(void)
     r = RUN("lock", "lease", "-l", "5000", "--", "true");
     expect_status(&r, 0, "fixed lease, command done in time");
     CHECK_STR_EQ(r.err, "");
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "lease"), 0);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "lease"), 0);
     cli_result_free(&r);
 }
 
@@ -199,7 +199,7 @@ static void lost_in_mode(const char *const *lead, const char *key, const char *e
     args[k] = NULL;
     REQUIRE(start_holder(&p, args, ev) == 0);
     t0 = rlk_fx_now_ms();
-    CHECK_INT_EQ(fx_int(&server, "DEL %s", key), 1);
+    CHECK_INT_EQ(tk_int(&server, "DEL %s", key), 1);
     r = finish(&p, LOST_BOUND_MS + 5000, t0);
     expect_status(&r, 6, prefix);
     CHECKF(r.ms < LOST_BOUND_MS, "%s: rlk took %lld ms to stop the command after the DEL", prefix,
@@ -315,14 +315,14 @@ static void forward_in_mode(const char *const *lead, const char *tag, const char
     args[k++] = script;
     args[k] = NULL;
     REQUIRE(start_holder(&p, args, ev) == 0);
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", key), 1);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", key), 1);
     CHECK(kill(p.pid, SIGTERM) == 0);
     r = finish(&p, 10000, rlk_fx_now_ms());
     expect_status(&r, 4, tag);
     CHECKF(cli_count_lines(ev, "got ") == 1, "%s: the command did not get SIGTERM once", tag);
     CHECK_STR_EQ(r.err, "");
     cli_result_free(&r);
-    CHECKF(fx_int(&server, "EXISTS %s", gone_key) == 0, "%s: %s still there", tag, gone_key);
+    CHECKF(tk_int(&server, "EXISTS %s", gone_key) == 0, "%s: %s still there", tag, gone_key);
 }
 
 static void test_signals_forwarded_other_modes(void)
@@ -350,18 +350,15 @@ static void test_forwarded_signal_kills_command(void)
     r = finish(&p, 10000, rlk_fx_now_ms());
     expect_status(&r, 128 + SIGTERM, "command ended by the forwarded SIGTERM");
     cli_result_free(&r);
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "die"), 0);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "die"), 0);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PATH_TO_RLK\n", argv[0]);
-        return 2;
-    }
-    if (rlk_fx_start(&server, NULL) != 0 || rlk_fx_url(&server, -1, url, sizeof url) != 0 ||
-        cli_setup(argv[1], url) != 0)
-        return 1;
+    int rc = cli_main_begin(argc, argv, &server, 1, url, sizeof url);
+
+    if (rc >= 0)
+        return rc;
     RUN_TEST(test_lost_key_deleted);
     RUN_TEST(test_lost_then_sigkill);
     RUN_TEST(test_fixed_lease_runs_out);
@@ -371,7 +368,6 @@ int main(int argc, char **argv)
     RUN_TEST(test_signals_forwarded);
     RUN_TEST(test_signals_forwarded_other_modes);
     RUN_TEST(test_forwarded_signal_kills_command);
-    cli_teardown();
-    rlk_fx_stop(&server);
+    cli_main_end(&server, 1);
     return check_summary("it_cli_lost");
 }

@@ -13,7 +13,6 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli_check.h"
-#include "cli_events.h"
 #include "json_mini.h"
 
 #include <rlk.h>
@@ -98,24 +97,14 @@ static int fx_get_is(const char *key, const char *want)
     return same;
 }
 
-static json_value *parse_file_json(const char *path)
-{
-    char *text = cli_slurp(path);
-    const char *err = NULL;
-    json_value *j = json_parse(text, &err);
-
-    CHECKF(j != NULL, "%s is not JSON (%s): %s", path, err ? err : "", text);
-    free(text);
-    return j;
-}
-
-/* A concurrency run: n copies of `rlk ARGS... -- sh -c SCRIPT`, the events parsed. */
-static cli_events run_logged(int n, const char *const *lead, const char *script, const char *log)
+/* A concurrency run: n copies of `rlk ARGS... -- sh -c SCRIPT`, the hold log checked. */
+static tk_hold_report run_logged(int n, const char *const *lead, const char *script,
+                                 const char *log)
 {
     const char *args[24];
-    cli_events e;
+    tk_hold_report e;
     char *text;
-    int k = 0;
+    int k = 0, bad = 0;
 
     for (; lead[k] && k < 20; k++)
         args[k] = lead[k];
@@ -125,10 +114,11 @@ static cli_events run_logged(int n, const char *const *lead, const char *script,
     args[k++] = script;
     args[k] = NULL;
     run_many(n, args, lead[1] ? lead[1] : lead[0]);
+    e = cli_holds_check(log, &bad);
     text = cli_slurp(log);
-    e = cli_events_parse(text);
-    CHECKF(e.ok && e.pairs == n, "%s: events malformed or missing (%d pairs):\n%s", lead[0],
-           e.pairs, text);
+    CHECKF(bad == 0 && e.open == 0 && e.holds == (size_t)n,
+           "%s: hold log malformed or missing (%zu holds, %zu open):\n%s", lead[0], e.holds,
+           e.open, text);
     free(text);
     return e;
 }
@@ -204,8 +194,8 @@ static void test_usage_errors(void)
     USAGE("option --watchdog-lease needs a whole number in 3..", "lock", "u", "--watchdog-lease",
           "2", "--", "true");
     CHECKF(access(ran, F_OK) != 0, "a usage error ran the command");
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "u"), 0);
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "s"), 0);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "u"), 0);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "s"), 0);
 }
 
 /* ---------------------------------------------------------------- mutual exclusion */
@@ -214,14 +204,14 @@ static void test_writers_one_at_a_time(void)
 {
     const char *log = cli_path("w.events");
     char script[600];
-    cli_events e;
+    tk_hold_report e;
 
     /* The sleep is the time spent inside the lock, not a synchronisation. */
-    cli_events_script(script, sizeof script, log, "W", "sleep 0.05");
+    cli_hold_script(script, sizeof script, log, 'W', NULL, "sleep 0.05");
     e = run_logged(CONCURRENT, (const char *const[]){"lock", "--write", "rw1", "-w", "30", NULL},
                    script, log);
-    CHECKF(e.max_open == 1, "writers overlapped (%d at once)", e.max_open);
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "rw1"), 0);
+    CHECKF(e.peak == 1 && e.conflicts == 0, "writers overlapped (%d at once)", e.peak);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "rw1"), 0);
 }
 
 /* Every reader waits inside until all have started: only readers that hold
@@ -230,14 +220,14 @@ static void test_readers_together(void)
 {
     const char *log = cli_path("r.events");
     char barrier[300], script[900];
-    cli_events e;
+    tk_hold_report e;
 
-    cli_events_barrier(barrier, sizeof barrier, log, CONCURRENT);
-    cli_events_script(script, sizeof script, log, "R", barrier);
+    cli_hold_barrier(barrier, sizeof barrier, log, CONCURRENT);
+    cli_hold_script(script, sizeof script, log, 'R', NULL, barrier);
     e = run_logged(CONCURRENT, (const char *const[]){"lock", "--read", "rw2", "-w", "30", NULL},
                    script, log);
-    CHECKF(e.max_open == CONCURRENT, "readers did not hold the lock together (%d at most)",
-           e.max_open);
+    CHECKF(e.peak_readers == CONCURRENT, "readers did not hold the lock together (%d at most)",
+           e.peak_readers);
 }
 
 static void test_readers_and_writers(void)
@@ -245,11 +235,12 @@ static void test_readers_and_writers(void)
     const char *log = cli_path("rw.events");
     char rs[600], ws[600];
     cli_proc p[6];
-    cli_events e;
+    tk_hold_report e;
     char *text;
+    int bad = 0;
 
-    cli_events_script(rs, sizeof rs, log, "R", "sleep 0.03");
-    cli_events_script(ws, sizeof ws, log, "W", "sleep 0.03");
+    cli_hold_script(rs, sizeof rs, log, 'R', NULL, "sleep 0.03");
+    cli_hold_script(ws, sizeof ws, log, 'W', NULL, "sleep 0.03");
     for (int k = 0; k < 6; k++)
         REQUIRE(START(&p[k], "lock", k % 2 ? "--read" : "--write", "rw3", "-w", "30", "--", "sh",
                       "-c", k % 2 ? rs : ws) == 0);
@@ -260,10 +251,10 @@ static void test_readers_and_writers(void)
         expect_status(&r, 0, "readers and writers");
         cli_result_free(&r);
     }
+    e = cli_holds_check(log, &bad);
     text = cli_slurp(log);
-    e = cli_events_parse(text);
-    CHECKF(e.ok && e.pairs == 6 && !e.writer_shared,
-           "a writer shared the lock, or events are missing:\n%s", text);
+    CHECKF(bad == 0 && e.open == 0 && e.holds == 6 && e.conflicts == 0,
+           "a writer shared the lock, or holds are missing:\n%s", text);
     free(text);
 }
 
@@ -271,12 +262,12 @@ static void test_fair_one_at_a_time(void)
 {
     const char *log = cli_path("f.events");
     char script[600];
-    cli_events e;
+    tk_hold_report e;
 
-    cli_events_script(script, sizeof script, log, "W", "sleep 0.05");
+    cli_hold_script(script, sizeof script, log, 'X', NULL, "sleep 0.05");
     e = run_logged(CONCURRENT, (const char *const[]){"lock", "--fair", "fair1", "-w", "30", NULL},
                    script, log);
-    CHECKF(e.max_open == 1, "fair holders overlapped (%d at once)", e.max_open);
+    CHECKF(e.peak == 1 && e.conflicts == 0, "fair holders overlapped (%d at once)", e.peak);
 }
 
 /* A parked holder, then waiters B, C, D each proven queued before the next
@@ -292,12 +283,12 @@ static void test_fair_order(void)
     snprintf(hold, sizeof hold, "n=0; while [ ! -e %s ] && [ $n -lt 1500 ]; do sleep 0.02; "
              "n=$((n+1)); done", go);
     REQUIRE(START(&a, "lock", "--fair", "fair2", "--", "sh", "-c", hold) == 0);
-    CHECK(fx_wait_int_at_least(&server, "EXISTS %s", "fair2", 1, 10000) == 0);
+    CHECK(tk_wait_int_at_least(&server, 1, 10000, "EXISTS %s", "fair2") == 0);
     for (int k = 0; k < 3; k++) {
         snprintf(line[k], sizeof line[k], "echo %c >> %s", 'B' + k, log);
         REQUIRE(START(&w[k], "lock", "--fair", "fair2", "-w", "30", "--", "sh", "-c",
                       line[k]) == 0);
-        CHECKF(fx_wait_int_at_least(&server, "LLEN %s", queue, k + 1, 10000) == 0,
+        CHECKF(tk_wait_int_at_least(&server, k + 1, 10000, "LLEN %s", queue) == 0,
                "waiter %c never queued", 'B' + k);
     }
     fclose(fopen(go, "w"));
@@ -322,16 +313,18 @@ static void test_fenced_tokens_increase(void)
     const char *log = cli_path("fe.events"), *tokens = cli_path("fe.tokens");
     char hold[300], script[800];
     long long prev = 0, t;
-    cli_events e;
+    tk_hold_report e;
     char *text, *p;
     int n = 0;
 
     snprintf(hold, sizeof hold, "echo \"$RLK_FENCE_TOKEN\" >> %s; sleep 0.03", tokens);
-    cli_events_script(script, sizeof script, log, "W", hold);
+    cli_hold_script(script, sizeof script, log, 'X', "\"$RLK_FENCE_TOKEN\"", hold);
     e = run_logged(CONCURRENT,
                    (const char *const[]){"lock", "--fenced", "fenced1", "-w", "30", NULL},
                    script, log);
-    CHECKF(e.max_open == 1, "fenced holders overlapped (%d at once)", e.max_open);
+    CHECKF(e.peak == 1 && e.conflicts == 0 && e.regressions == 0,
+           "fenced holders overlapped (%d at once) or tokens went back (%ld)", e.peak,
+           e.regressions);
     text = cli_slurp(tokens);
     for (p = text; sscanf(p, "%lld", &t) == 1; n++) {
         CHECKF(t > prev, "token %lld after %lld: not increasing:\n%s", t, prev, text);
@@ -350,16 +343,16 @@ static void test_semaphore_permits(void)
 {
     const char *log = cli_path("s.events");
     char barrier[300], script[900];
-    cli_events e;
+    tk_hold_report e;
 
-    cli_events_barrier(barrier, sizeof barrier, log, 2);
-    cli_events_script(script, sizeof script, log, "S", barrier);
+    cli_hold_barrier(barrier, sizeof barrier, log, 2);
+    cli_hold_script(script, sizeof script, log, 'S', NULL, barrier);
     e = run_logged(CONCURRENT,
                    (const char *const[]){"semaphore", "sem1", "-n", "2", "-w", "30", NULL},
                    script, log);
-    CHECKF(e.max_open == 2, "%d holders at once with 2 permits", e.max_open);
+    CHECKF(e.peak_permits == 2, "%lld permits held at once with 2 permits", e.peak_permits);
     CHECKF(fx_get_is("sem1", "2"), "the permits did not all come back");
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "{sem1}:timeout"), 0);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "{sem1}:timeout"), 0);
 }
 
 /* ---------------------------------------------------------------- not acquired */
@@ -412,7 +405,7 @@ static void test_not_acquired(void)
          "--no-wait", "--", "sh", "-c", touch);
     CHECKF(access(ran, F_OK) != 0, "a command ran without its lock");
     /* A fair waiter that gave up left the queue. */
-    CHECK_INT_EQ(fx_int(&server, "LLEN %s", "redisson_lock_queue:{busy-fair}"), 0);
+    CHECK_INT_EQ(tk_int(&server, "LLEN %s", "redisson_lock_queue:{busy-fair}"), 0);
 
     CHECK_INT_EQ(rlk_rwlock_unlock(rw, RLK_RW_WRITE), RLK_OK);
     CHECK_INT_EQ(rlk_fairlock_unlock(f), RLK_OK);
@@ -519,7 +512,7 @@ static void test_environment_semaphore(void)
                "permit %zu of inspect is not one of the command's: %s", i, id ? id : "(none)");
     }
     CHECKF(fx_get_is("env-sem", "3"), "the permits did not come back");
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "{env-sem}:timeout"), 0);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "{env-sem}:timeout"), 0);
     free(k);
     free(o);
     free(env);
@@ -556,18 +549,15 @@ static void test_nested(void)
             "\"$RLK_BIN\" lock --read nest-rw -n -- true");
     expect_status(&r, 0, "read inside write");
     cli_result_free(&r);
-    CHECK_INT_EQ(fx_int(&server, "EXISTS %s", "nest-rw"), 0);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "nest-rw"), 0);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PATH_TO_RLK\n", argv[0]);
-        return 2;
-    }
-    if (rlk_fx_start(&server, NULL) != 0 || rlk_fx_url(&server, -1, url, sizeof url) != 0 ||
-        cli_setup(argv[1], url) != 0)
-        return 1;
+    int rc = cli_main_begin(argc, argv, &server, 1, url, sizeof url);
+
+    if (rc >= 0)
+        return rc;
     RUN_TEST(test_help);
     RUN_TEST(test_usage_errors);
     RUN_TEST(test_writers_one_at_a_time);
@@ -581,7 +571,6 @@ int main(int argc, char **argv)
     RUN_TEST(test_environment);
     RUN_TEST(test_environment_semaphore);
     RUN_TEST(test_nested);
-    cli_teardown();
-    rlk_fx_stop(&server);
+    cli_main_end(&server, 1);
     return check_summary("it_cli_modes");
 }

@@ -14,7 +14,6 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli_check.h"
-#include "cli_events.h"
 #include "json_mini.h"
 
 #include <rlk.h>
@@ -41,17 +40,6 @@ static const char *member(int i, const char *name)
 
     snprintf(b, sizeof bufs[0], "%s#%.256s", urls[i], name);
     return b;
-}
-
-static json_value *parse_file_json(const char *path)
-{
-    char *text = cli_slurp(path);
-    const char *err = NULL;
-    json_value *j = json_parse(text, &err);
-
-    CHECKF(j != NULL, "%s is not JSON (%s): %s", path, err ? err : "", text);
-    free(text);
-    return j;
 }
 
 static char *file_line(const char *path)
@@ -81,10 +69,11 @@ static void test_all_exclusion(void)
     const char *log = cli_path("all.events");
     char script[600];
     cli_proc p[CONCURRENT];
-    cli_events e;
+    tk_hold_report e;
+    int bad = 0;
     char *text;
 
-    cli_events_script(script, sizeof script, log, "W", "sleep 0.05");
+    cli_hold_script(script, sizeof script, log, 'X', NULL, "sleep 0.05");
     for (int k = 0; k < CONCURRENT; k++) {
         int rev = k % 2;
 
@@ -99,13 +88,13 @@ static void test_all_exclusion(void)
         expect_status(&r, 0, "lock --all");
         cli_result_free(&r);
     }
+    e = cli_holds_check(log, &bad);
     text = cli_slurp(log);
-    e = cli_events_parse(text);
-    CHECKF(e.ok && e.pairs == CONCURRENT && e.max_open == 1,
+    CHECKF(bad == 0 && e.open == 0 && e.holds == CONCURRENT && e.peak == 1 && e.conflicts == 0,
            "--all holders overlapped or did not all run:\n%s", text);
     free(text);
     for (int i = 0; i < NSERVERS; i++)
-        CHECK_INT_EQ(fx_int(&srv[i], "EXISTS %s", i == 0 ? "a" : i == 1 ? "b" : "c"), 0);
+        CHECK_INT_EQ(tk_int(&srv[i], "EXISTS %s", i == 0 ? "a" : i == 1 ? "b" : "c"), 0);
 }
 
 /* The members' names, one holder id on every server; a name without URL on --url. */
@@ -163,7 +152,7 @@ static void test_all_busy(void)
              urls[1]);
     CHECK_STR_EQ(r.err, want);
     cli_result_free(&r);
-    CHECK_INT_EQ(fx_int(&srv[0], "EXISTS %s", "ba"), 0);   /* all or none */
+    CHECK_INT_EQ(tk_int(&srv[0], "EXISTS %s", "ba"), 0);   /* all or none */
 
     r = RUN("lock", "--all", member(0, "ba"), member(1, "bb"), "-n", "--", "true");
     expect_status(&r, 1, "--all -n with a member held");
@@ -180,7 +169,7 @@ static void test_all_busy(void)
     expect_status(&r, 3, "--all with a member's server down");
     expect_one_line_error(&r, "--all with a member's server down");
     cli_result_free(&r);
-    CHECK_INT_EQ(fx_int(&srv[0], "EXISTS %s", "ba"), 0);
+    CHECK_INT_EQ(tk_int(&srv[0], "EXISTS %s", "ba"), 0);
 }
 
 /* A member's server killed while rlk waits (no -w) for that member, held
@@ -209,7 +198,7 @@ static void test_all_server_dies_while_waiting(void)
     CHECK_STR_CONTAINS(r.err, urls[1]);
     CHECKF(r.ms < LOST_BOUND_MS, "took %lld ms", r.ms);
     cli_result_free(&r);
-    CHECK_INT_EQ(fx_int(&srv[0], "EXISTS %s", "wa"), 0);
+    CHECK_INT_EQ(tk_int(&srv[0], "EXISTS %s", "wa"), 0);
     rlk_lock_free(l);
     rlk_free(c);
     CHECK(rlk_fx_restart(&srv[1]) == 0);
@@ -253,7 +242,7 @@ static void test_all_member_lost(void)
                                                     "--watchdog-lease", WD_LEASE, NULL},
                           ev) == 0);
     t0 = rlk_fx_now_ms();
-    CHECK_INT_EQ(fx_int(&srv[1], "DEL %s", "lb"), 1);
+    CHECK_INT_EQ(tk_int(&srv[1], "DEL %s", "lb"), 1);
     r = cli_collect(&p, cli_wait(&p, LOST_BOUND_MS + 5000), rlk_fx_now_ms() - t0);
     expect_status(&r, 6, "--all, a member deleted");
     expect_one_line_error(&r, "--all, a member deleted");
@@ -262,8 +251,8 @@ static void test_all_member_lost(void)
     CHECKF(r.ms < LOST_BOUND_MS, "took %lld ms", r.ms);
     CHECK(cli_count_lines(ev, "TERM") == 1);
     cli_result_free(&r);
-    CHECK_INT_EQ(fx_int(&srv[0], "EXISTS %s", "la"), 0);
-    CHECK_INT_EQ(fx_int(&srv[2], "EXISTS %s", "lc"), 0);
+    CHECK_INT_EQ(tk_int(&srv[0], "EXISTS %s", "la"), 0);
+    CHECK_INT_EQ(tk_int(&srv[2], "EXISTS %s", "lc"), 0);
 }
 
 /* ---------------------------------------------------------------- RedLock */
@@ -272,19 +261,20 @@ static void test_redlock_exclusion(void)
 {
     const char *log = cli_path("rl.events");
     char script[600];
-    cli_events e;
+    tk_hold_report e;
+    int bad = 0;
     char *text;
 
-    cli_events_script(script, sizeof script, log, "W", "sleep 0.05");
+    cli_hold_script(script, sizeof script, log, 'X', NULL, "sleep 0.05");
     run_many(CONCURRENT, (const char *const[]){"lock", "--redlock", all_urls, "rl1", "-w", "30",
                                                "--", "sh", "-c", script, NULL}, "--redlock");
+    e = cli_holds_check(log, &bad);
     text = cli_slurp(log);
-    e = cli_events_parse(text);
-    CHECKF(e.ok && e.pairs == CONCURRENT && e.max_open == 1,
+    CHECKF(bad == 0 && e.open == 0 && e.holds == CONCURRENT && e.peak == 1 && e.conflicts == 0,
            "--redlock holders overlapped or did not all run:\n%s", text);
     free(text);
     for (int i = 0; i < NSERVERS; i++)
-        CHECK_INT_EQ(fx_int(&srv[i], "EXISTS %s", "rl1"), 0);
+        CHECK_INT_EQ(tk_int(&srv[i], "EXISTS %s", "rl1"), 0);
 }
 
 static void test_redlock_environment(void)
@@ -340,7 +330,7 @@ static void test_redlock_busy(void)
     expect_status(&r, 1, "--redlock -n held on a majority");
     CHECK_STR_EQ(r.err, "rlk: redlock rl3: held by another\n");
     cli_result_free(&r);
-    CHECK_INT_EQ(fx_int(&srv[2], "EXISTS %s", "rl3"), 0);  /* the minority's token released */
+    CHECK_INT_EQ(tk_int(&srv[2], "EXISTS %s", "rl3"), 0);  /* the minority's token released */
 }
 
 /* The token deleted on two of three servers: the next extend fails. */
@@ -355,8 +345,8 @@ static void test_redlock_lost(void)
                                                     "--watchdog-lease", WD_LEASE, NULL},
                           ev) == 0);
     t0 = rlk_fx_now_ms();
-    CHECK_INT_EQ(fx_int(&srv[0], "DEL %s", "rl4"), 1);
-    CHECK_INT_EQ(fx_int(&srv[2], "DEL %s", "rl4"), 1);
+    CHECK_INT_EQ(tk_int(&srv[0], "DEL %s", "rl4"), 1);
+    CHECK_INT_EQ(tk_int(&srv[2], "DEL %s", "rl4"), 1);
     r = cli_collect(&p, cli_wait(&p, LOST_BOUND_MS + 5000), rlk_fx_now_ms() - t0);
     expect_status(&r, 6, "--redlock, token deleted on a majority");
     expect_one_line_error(&r, "--redlock lost");
@@ -365,7 +355,7 @@ static void test_redlock_lost(void)
     CHECKF(r.ms < LOST_BOUND_MS, "took %lld ms", r.ms);
     CHECK(cli_count_lines(ev, "TERM") == 1);
     cli_result_free(&r);
-    CHECK_INT_EQ(fx_int(&srv[1], "EXISTS %s", "rl4"), 0);
+    CHECK_INT_EQ(tk_int(&srv[1], "EXISTS %s", "rl4"), 0);
 }
 
 /* One server of three down for the whole run: acquired and extended on the
@@ -381,7 +371,7 @@ static void test_redlock_minority_down(void)
     expect_status(&r, 0, "--redlock with one server down");
     CHECK_STR_EQ(r.err, "");
     cli_result_free(&r);
-    CHECK_INT_EQ(fx_int(&srv[0], "EXISTS %s", "rl5"), 0);
+    CHECK_INT_EQ(tk_int(&srv[0], "EXISTS %s", "rl5"), 0);
     CHECK(rlk_fx_restart(&srv[2]) == 0);
 }
 
@@ -442,7 +432,7 @@ static void test_redlock_majority_down(void)
     CHECK_STR_CONTAINS(r.err, "rlk: redlock rl7: a majority of servers answers again; acquired\n");
     cli_result_free(&r);
     for (int i = 0; i < NSERVERS; i++)
-        CHECK_INT_EQ(fx_int(&srv[i], "EXISTS %s", "rl7"), 0);
+        CHECK_INT_EQ(tk_int(&srv[i], "EXISTS %s", "rl7"), 0);
 }
 
 static void test_redlock_fixed_lease(void)
@@ -464,22 +454,14 @@ static void test_redlock_fixed_lease(void)
 
 int main(int argc, char **argv)
 {
+    int rc = cli_main_begin(argc, argv, srv, NSERVERS, urls[0], sizeof urls[0]);
     size_t used = 0;
 
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PATH_TO_RLK\n", argv[0]);
-        return 2;
-    }
-    if (rlk_fx_start_n(srv, NSERVERS, NULL) != 0)
-        return 1;
-    for (int i = 0; i < NSERVERS; i++) {
-        if (rlk_fx_url(&srv[i], -1, urls[i], sizeof urls[i]) != 0)
-            return 1;
+    if (rc >= 0)
+        return rc;
+    for (int i = 0; i < NSERVERS; i++)
         used += (size_t)snprintf(all_urls + used, sizeof all_urls - used, "%s%s", i ? "," : "",
                                  urls[i]);
-    }
-    if (cli_setup(argv[1], urls[0]) != 0)
-        return 1;
     RUN_TEST(test_all_exclusion);
     RUN_TEST(test_all_environment);
     RUN_TEST(test_all_busy);
@@ -492,7 +474,6 @@ int main(int argc, char **argv)
     RUN_TEST(test_redlock_minority_down);
     RUN_TEST(test_redlock_fixed_lease);
     RUN_TEST(test_redlock_majority_down);
-    cli_teardown();
-    rlk_fx_stop_n(srv, NSERVERS);
+    cli_main_end(srv, NSERVERS);
     return check_summary("it_cli_multi");
 }

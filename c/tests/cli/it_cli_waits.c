@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * it_cli_waits.c - `rlk lock` waits under faults (issue 11, cases 5 and 7),
  * the rlk binary against fixture servers on loopback:
@@ -12,17 +13,17 @@
  *     command-timeout-long release;
  *   - waiters ride out an AOF restart (appendonly yes, a slow load that
  *     answers LOADING) and a long script (BUSY replies), then acquire.
- * Every command under a lock stamps its start and end with CLOCK_MONOTONIC
- * (this program in "stamp" mode): 0 overlapping holds.
+ * Every command under a lock logs its hold's start and end with
+ * CLOCK_MONOTONIC (this program in --tk-hold mode, support/holdlog.h): 0
+ * overlapping holds.
  *
  * Usage: it_cli_waits PATH_TO_RLK
- *        it_cli_waits stamp FILE TAG start|end   (inside the commands)
+ *        it_cli_waits --tk-hold LOG X begin|end ID  (inside the commands, holdlog.h)
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli_check.h"
 
-#include <fcntl.h>
 #include <ftw.h>
 #include <pthread.h>
 #include <signal.h>
@@ -31,35 +32,16 @@
 
 static rlk_fx_server server;
 static char url[128];
-static char self[512];
 
-/* ---------------------------------------------------------------- stamps */
+/* ---------------------------------------------------------------- hold log */
 
-static int stamp_main(const char *file, const char *tag, const char *what)
-{
-    char line[200];
-    int fd = open(file, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    int n;
-
-    if (fd < 0)
-        return 1;
-    n = snprintf(line, sizeof line, "%s %s %lld\n", tag, what, rlk_fx_now_ns());
-    if (write(fd, line, (size_t)n) != n) {
-        close(fd);
-        return 1;
-    }
-    close(fd);
-    return 0;
-}
-
-/* An sh command: stamp start, body, stamp end. */
+/* An sh command: logs its hold's begin (support/holdlog.h, through this
+ * program's --tk-hold mode, ID $$), body, logs its end. */
 static void stamped(char *buf, size_t len, const char *log, const char *tag, const char *body)
 {
-    int n = snprintf(buf, len, "'%s' stamp '%s' %s start; %s; '%s' stamp '%s' %s end", self,
-                     log, tag, body, self, log, tag);
-
-    if (n < 0 || (size_t)n >= len) {
-        fprintf(stderr, "it_cli_waits: command too long for its buffer\n");
+    cli_hold_script(buf, len, log, TK_HOLD_EXCL, NULL, body);
+    if (strlen(buf) + 1 >= len) {
+        fprintf(stderr, "it_cli_waits: command %s too long for its buffer\n", tag);
         exit(2);
     }
 }
@@ -71,50 +53,25 @@ static void wait_for_file(char *buf, size_t len, const char *file)
              "n=$((n+1)); done", file);
 }
 
-typedef struct hold {
-    char tag[32];
-    long long start, end;
-} hold;
-
-/* Reads the holds of a stamp log; checks each tag started and ended once
- * and that no two holds overlap. Returns the number of complete holds. */
+/* Reads the hold log; checks each hold began and ended and that no two
+ * holds overlap. Returns the number of holds. */
 static int check_stamps(const char *log, int want)
 {
-    char *text = cli_slurp(log), *line, *save = NULL;
-    hold h[32];
-    int n = 0, overlaps = 0;
+    const char *paths[1] = {log};
+    tk_hold *h = NULL;
+    tk_hold_report rep;
+    size_t n = 0;
+    int bad = 0;
 
-    for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char tag[32], what[8];
-        long long ns;
-        int k;
-
-        if (sscanf(line, "%31s %7s %lld", tag, what, &ns) != 3)
-            continue;
-        for (k = 0; k < n && strcmp(h[k].tag, tag) != 0; k++)
-            ;
-        if (k == n && n < 32) {
-            snprintf(h[n].tag, sizeof h[n].tag, "%s", tag);
-            h[n].start = h[n].end = 0;
-            n++;
-        }
-        if (k < 32 && strcmp(what, "start") == 0)
-            h[k].start = ns;
-        else if (k < 32)
-            h[k].end = ns;
-    }
-    free(text);
-    for (int i = 0; i < n; i++) {
-        CHECKF(h[i].start > 0 && h[i].end >= h[i].start, "hold %s incomplete", h[i].tag);
-        for (int j = i + 1; j < n; j++)
-            if (h[i].start < h[j].end && h[j].start < h[i].end) {
-                overlaps++;
-                fprintf(stderr, "  overlap: %s and %s\n", h[i].tag, h[j].tag);
-            }
-    }
-    CHECKF(overlaps == 0, "%d overlapping holds in %s", overlaps, log);
-    CHECKF(n == want, "%d holds in %s, expected %d", n, log, want);
-    return n;
+    tk_holds_read(paths, 1, -1, &h, &n, &bad);
+    for (size_t i = 0; i < n; i++)
+        CHECKF(!h[i].open && h[i].end_ns >= h[i].start_ns, "hold of sh %d incomplete", h[i].pid);
+    rep = tk_holds_check(h, n, 1);
+    free(h);
+    CHECKF(rep.conflicts == 0, "%ld overlapping holds in %s", rep.conflicts, log);
+    CHECKF((int)n == want && bad == 0, "%zu holds (and %d malformed lines or ends without a "
+           "begin) in %s, expected %d", n, bad, log, want);
+    return (int)n;
 }
 
 static long long ms_since(long long t0_ms)
@@ -182,11 +139,11 @@ static void test_sigterm_fair_waiter(void)
     stamped(cmd1, sizeof cmd1, log, "W1", "true");
     stamped(cmd2, sizeof cmd2, log, "W2", "true");
     REQUIRE(START(&h, "lock", "--fair", "fq1", "--", "sh", "-c", cmd) == 0);
-    REQUIRE(fx_wait_int_at_least(&server, "EXISTS %s", "fq1", 1, 10000) == 0);
+    REQUIRE(tk_wait_int_at_least(&server, 1, 10000, "EXISTS %s", "fq1") == 0);
     REQUIRE(START(&w1, "lock", "--fair", "fq1", "-w", "60", "--", "sh", "-c", cmd1) == 0);
-    REQUIRE(fx_wait_int_at_least(&server, "LLEN %s", queue, 1, 10000) == 0);
+    REQUIRE(tk_wait_int_at_least(&server, 1, 10000, "LLEN %s", queue) == 0);
     REQUIRE(START(&w2, "lock", "--fair", "fq1", "-w", "60", "--", "sh", "-c", cmd2) == 0);
-    REQUIRE(fx_wait_int_at_least(&server, "LLEN %s", queue, 2, 10000) == 0);
+    REQUIRE(tk_wait_int_at_least(&server, 2, 10000, "LLEN %s", queue) == 0);
 
     t0 = rlk_fx_now_ms();
     kill(w1.pid, SIGTERM);
@@ -195,7 +152,7 @@ static void test_sigterm_fair_waiter(void)
     CHECKF(r.ms < 3000, "SIGTERMed waiter took %lld ms to exit", r.ms);
     CHECKF(strstr(r.err, "interrupted") != NULL, "stderr: %s", r.err);
     cli_result_free(&r);
-    CHECK_INT_EQ(fx_int(&server, "LLEN %s", queue), 1);
+    CHECK_INT_EQ(tk_int(&server, "LLEN %s", queue), 1);
     r = RUN("inspect", "fq1");
     expect_status(&r, 0, "inspect fq1");
     CHECKF(strstr(r.out, "queue:   1. ") && !strstr(r.out, "queue:   2. ") &&
@@ -225,9 +182,9 @@ static void test_queue_clear(void)
 
     wait_for_file(body, sizeof body, go);
     REQUIRE(START(&h, "lock", "--fair", "fq2", "--", "sh", "-c", body) == 0);
-    REQUIRE(fx_wait_int_at_least(&server, "EXISTS %s", "fq2", 1, 10000) == 0);
+    REQUIRE(tk_wait_int_at_least(&server, 1, 10000, "EXISTS %s", "fq2") == 0);
     REQUIRE(START(&w1, "lock", "--fair", "fq2", "-w", "60", "--", "true") == 0);
-    REQUIRE(fx_wait_int_at_least(&server, "LLEN %s", queue, 1, 10000) == 0);
+    REQUIRE(tk_wait_int_at_least(&server, 1, 10000, "LLEN %s", queue) == 0);
     kill(w1.pid, SIGKILL);
     killed = rlk_fx_now_ms();
     r = finish(&w1, 5000, killed);
@@ -250,8 +207,8 @@ static void test_queue_clear(void)
     expect_status(&r, 0, "unlock --queue");
     CHECKF(strstr(r.out, "queue cleared") != NULL, "stdout: %s", r.out);
     cli_result_free(&r);
-    CHECK_INT_EQ(fx_int(&server, "LLEN %s", queue), 0);
-    CHECK_INT_EQ(fx_int(&server, "ZCARD %s", "redisson_lock_timeout:{fq2}"), 0);
+    CHECK_INT_EQ(tk_int(&server, "LLEN %s", queue), 0);
+    CHECK_INT_EQ(tk_int(&server, "ZCARD %s", "redisson_lock_timeout:{fq2}"), 0);
     r = RUN("lock", "--fair", "fq2", "-w", "5", "--", "true");
     expect_status(&r, 0, "fair lock after the queue was cleared");
     CHECKF(r.ms < 2000, "took %lld ms", r.ms);
@@ -308,7 +265,7 @@ static void test_lost_hold_exits_promptly(void)
     cli_set_url(url2);
     REQUIRE(START(&h, "lock", "lh1", "--watchdog-lease", "1500", "-k", "0.2", "--", "sleep",
                   "30") == 0);
-    CHECK(fx_wait_int_at_least(&s2, "EXISTS %s", "lh1", 1, 10000) == 0);
+    CHECK(tk_wait_int_at_least(&s2, 1, 10000, "EXISTS %s", "lh1") == 0);
     REQUIRE(rlk_fx_pause(&s2) == 0);
     t0 = rlk_fx_now_ms();
     r = finish(&h, 20000, t0);
@@ -377,7 +334,7 @@ static void test_wait_bound_debug_sleep(void)
     REQUIRE(rlk_fx_start(&s2, &cfg) == 0 && rlk_fx_url(&s2, -1, url2, sizeof url2) == 0);
     cli_set_url(url2);
     REQUIRE(START(&h, "lock", "ds1", "--", "sleep", "8") == 0);
-    CHECK(fx_wait_int_at_least(&s2, "EXISTS %s", "ds1", 1, 10000) == 0);
+    CHECK(tk_wait_int_at_least(&s2, 1, 10000, "EXISTS %s", "ds1") == 0);
     sl.s = &s2;
     sl.cmd = "DEBUG SLEEP %s";
     sl.arg = "4";
@@ -450,7 +407,7 @@ static void test_aof_restart(void)
     freeReplyObject(rep);
     rep = rlk_fx_command(&s3, "BGREWRITEAOF");
     freeReplyObject(rep);
-    REQUIRE(fx_wait_int_at_least(&s3, "DBSIZE%s", "", 10000, 5000) == 0);
+    REQUIRE(tk_wait_int_at_least(&s3, 10000, 5000, "DBSIZE%s", "") == 0);
     until = rlk_fx_now_ms() + 20000;
     for (;;) {  /* bounded: until the rewrite (the slow-loading base file) is done */
         rep = rlk_fx_command(&s3, "INFO persistence");
@@ -466,13 +423,13 @@ static void test_aof_restart(void)
     wait_for_file(body, sizeof body, go);
     stamped(cmd, sizeof cmd, log, "H", body);
     REQUIRE(START(&h, "lock", "ar1", "--", "sh", "-c", cmd) == 0);
-    REQUIRE(fx_wait_int_at_least(&s3, "EXISTS %s", "ar1", 1, 10000) == 0);
+    REQUIRE(tk_wait_int_at_least(&s3, 1, 10000, "EXISTS %s", "ar1") == 0);
     REQUIRE(start_waiters(w, 3, "ar1", log, NULL) == 0);
     until = rlk_fx_now_ms() + 10000;
     /* 3 waiters, and the holder, which listens on its lock's channel for a force unlock. */
-    while (fx_numsub(&s3, "redisson_lock__channel:{ar1}") < 4 && rlk_fx_now_ms() < until)
+    while (tk_numsub(&s3, "redisson_lock__channel:{ar1}") < 4 && rlk_fx_now_ms() < until)
         rlk_fx_sleep_ms(10);
-    CHECK_INT_EQ(fx_numsub(&s3, "redisson_lock__channel:{ar1}"), 4);
+    CHECK_INT_EQ(tk_numsub(&s3, "redisson_lock__channel:{ar1}"), 4);
 
     REQUIRE(rlk_fx_restart(&s3) == 0);
     rep = rlk_fx_command(&s3, "PING");
@@ -487,7 +444,7 @@ static void test_aof_restart(void)
             break;
         rlk_fx_sleep_ms(20);
     }
-    CHECK_INT_EQ(fx_int(&s3, "EXISTS %s", "ar1"), 1);     /* the hold survived in the AOF */
+    CHECK_INT_EQ(tk_int(&s3, "EXISTS %s", "ar1"), 1);     /* the hold survived in the AOF */
     {
         char *slog = cli_slurp(s3.log_path), *at = strstr(slog, "DB loaded from append only file");
 
@@ -529,7 +486,7 @@ static void test_busy_script(void)
     wait_for_file(body, sizeof body, go);
     stamped(cmd, sizeof cmd, log, "H", body);
     REQUIRE(START(&h, "lock", "bs1", "--", "sh", "-c", cmd) == 0);
-    REQUIRE(fx_wait_int_at_least(&s2, "EXISTS %s", "bs1", 1, 10000) == 0);
+    REQUIRE(tk_wait_int_at_least(&s2, 1, 10000, "EXISTS %s", "bs1") == 0);
     sl.s = &s2;
     sl.cmd = "EVAL %s 0";
     sl.arg = script;
@@ -538,7 +495,7 @@ static void test_busy_script(void)
     REQUIRE(start_waiters(w, 2, "bs1", log, "--fair") == 0);
     pthread_join(t, NULL);
     CHECK(sl.ok);
-    CHECK(fx_wait_int_at_least(&s2, "LLEN %s", "redisson_lock_queue:{bs1}", 2, 10000) == 0);
+    CHECK(tk_wait_int_at_least(&s2, 2, 10000, "LLEN %s", "redisson_lock_queue:{bs1}") == 0);
     fclose(fopen(go, "w"));
     r = finish(&h, 20000, rlk_fx_now_ms());
     expect_status(&r, 0, "holder");
@@ -553,19 +510,15 @@ static void test_busy_script(void)
 
 int main(int argc, char **argv)
 {
-    ssize_t n;
+    int helper = tk_holdlog_main(argc, argv);    /* a command's --tk-hold call */
 
-    if (argc == 5 && strcmp(argv[1], "stamp") == 0)
-        return stamp_main(argv[2], argv[3], argv[4]);
+    if (helper >= 0)
+        return helper;
     if (argc < 2) {
         fprintf(stderr, "usage: %s PATH_TO_RLK\n", argv[0]);
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
-    n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return 1;
-    self[n] = '\0';
     if (rlk_fx_start(&server, NULL) != 0 || rlk_fx_url(&server, -1, url, sizeof url) != 0 ||
         cli_setup(argv[1], url) != 0)
         return 1;

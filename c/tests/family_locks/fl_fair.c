@@ -34,7 +34,7 @@
 
 static rlk_fx_server srv;
 static char url[128];
-static rt_stall stall;
+static tk_stall stall;
 
 /* ------------------------------------------------------------ child: waiters */
 
@@ -71,25 +71,25 @@ static void *waiter_main(void *arg)
 
     if (rlk_fairlock_owner(w->lock, owner, sizeof owner) != RLK_OK)
         snprintf(owner, sizeof owner, "?");
-    fl_say("owner %d %s", w->slot, owner);
+    tk_say("owner %d %s", w->slot, owner);
     rc = rlk_fairlock_try_lock(w->lock, 20000, 5000);
     if (rc == RLK_OK) {
         acq = rlk_fx_now_ns();
         seq = next_seq(w->c, rlk_fairlock_name(w->lock));
-        rt_spin_ns(2000000);
+        tk_spin_ns(2000000);
         rel = rlk_fx_now_ns();
         if (rlk_fairlock_unlock(w->lock) != RLK_OK)
             rc = -1;
     } else {
         fprintf(stderr, "  waiter %d: %s\n", w->slot, rlk_errstr(w->c));
     }
-    fl_say("acq %d %d %lld %lld %lld", w->slot, rc, seq, acq, rel);
+    tk_say("acq %d %d %lld %lld %lld", w->slot, rc, seq, acq, rel);
     return NULL;
 }
 
 static int child_waiters(const char *curl, int slots, long long thread_wait, const char *name)
 {
-    rlk_client *c = rt_connect(curl, 0, slots);
+    rlk_client *c = tk_connect(curl, 0, slots);
     rlk_fairlock *f = c ? rlk_fairlock_new(c, name) : NULL;
     waiter w[SLOTS_MAX];
     pthread_t t[SLOTS_MAX];
@@ -98,7 +98,7 @@ static int child_waiters(const char *curl, int slots, long long thread_wait, con
 
     if (!f || slots > SLOTS_MAX || rlk_fairlock_set_thread_wait(f, thread_wait) != RLK_OK)
         return 2;
-    fl_say("ready");
+    tk_say("ready");
     while (fgets(line, sizeof line, stdin) && strncmp(line, "go ", 3) == 0) {
         int s = atoi(line + 3);
 
@@ -127,7 +127,7 @@ static int child_main(int argc, char **argv)
 
 static void test_basics(void)
 {
-    rlk_client *c = rt_connect(url, 0, 4);
+    rlk_client *c = tk_connect(url, 0, 4);
     rlk_fairlock *a, *b, *t;
     long long n = -1, start;
     int held = -1, released = -1;
@@ -162,7 +162,7 @@ static void test_basics(void)
     CHECK(rlk_fx_now_ms() - start >= 190);
     CHECK_INT_EQ(rlk_fairlock_queue_length(b, &n), RLK_OK);
     CHECK_INT_EQ(n, 0);
-    CHECK_INT_EQ(fl_int(&srv, "ZCARD %s", "redisson_lock_timeout:{fa:basic}"), 0);
+    CHECK_INT_EQ(tk_int(&srv, "ZCARD %s", "redisson_lock_timeout:{fa:basic}"), 0);
     CHECK_INT_EQ(rlk_fairlock_is_held_by_me(b, &held), RLK_OK);
     CHECK_INT_EQ(held, 0);
 
@@ -193,7 +193,7 @@ typedef struct bg_lock {
     rlk_fairlock *lock;
     int rc;
     long long at_ms;
-    rt_latch done;
+    tk_latch done;
 } bg_lock;
 
 static void *bg_lock_main(void *arg)
@@ -202,13 +202,13 @@ static void *bg_lock_main(void *arg)
 
     b->rc = rlk_fairlock_try_lock(b->lock, 10000, 5000);
     b->at_ms = rlk_fx_now_ms();
-    rt_latch_add(&b->done, 1);
+    tk_latch_add(&b->done, 1);
     return NULL;
 }
 
 static void test_own_channel(void)
 {
-    rlk_client *c = rt_connect(url, 0, 2), *c2 = rt_connect(url, 0, 2);
+    rlk_client *c = tk_connect(url, 0, 2), *c2 = tk_connect(url, 0, 2);
     rlk_fairlock *a;
     bg_lock b = {0};
     long long t_unlock;
@@ -220,25 +220,25 @@ static void test_own_channel(void)
     REQUIRE(a && b.lock);
     REQUIRE(rlk_fairlock_set_owner(b.lock, "fa-b") == RLK_OK);
     REQUIRE_INT_EQ(rlk_fairlock_try_lock(a, 0, 20000), RLK_OK);
-    rt_latch_init(&b.done);
+    tk_latch_init(&b.done);
     pthread_create(&t, NULL, bg_lock_main, &b);
-    CHECK(rt_wait_numsub(&srv, "redisson_lock__channel:{fa:wake}:fa-b", 1, 5000) == 0);
+    CHECK(tk_wait_numsub(&srv, "redisson_lock__channel:{fa:wake}:fa-b", 1, 5000) == 0);
     CHECK(fl_wait_lindex(&srv, "redisson_lock_queue:{fa:wake}", 0, "fa-b", 5000) == 0);
-    CHECK_INT_EQ(rt_numsub(&srv, "redisson_lock__channel:{fa:wake}"), 0);
-    CHECK_INT_EQ(rt_latch_get(&b.done), 0);
-    rt_stall_reset(&stall);
+    CHECK_INT_EQ(tk_numsub(&srv, "redisson_lock__channel:{fa:wake}"), 0);
+    CHECK_INT_EQ(tk_latch_get(&b.done), 0);
+    tk_stall_reset(&stall);
     t_unlock = rlk_fx_now_ms();
     CHECK_INT_EQ(rlk_fairlock_unlock(a), RLK_OK);
-    rt_latch_wait(&b.done, 1, 10000);
+    tk_latch_wait(&b.done, 1, 10000);
     pthread_join(t, NULL);
     printf("  fair waiter acquired %lld ms after the release (holder's lease 20000 ms)\n",
            b.at_ms - t_unlock);
     CHECK_INT_EQ(b.rc, RLK_OK);
     CHECKF(b.at_ms - t_unlock <= 500, "woken %lld ms after the release (max scheduling gap %lld "
-           "ms%s)", b.at_ms - t_unlock, rt_stall_max_gap_ms(&stall), fl_stall_note(&stall));
+           "ms%s)", b.at_ms - t_unlock, tk_stall_max_gap_ms(&stall), tk_stall_note(&stall));
     CHECK_INT_EQ(rlk_fairlock_unlock(b.lock), RLK_OK);
-    CHECK_INT_EQ(fl_int(&srv, "LLEN %s", "redisson_lock_queue:{fa:wake}"), 0);
-    rt_latch_destroy(&b.done);
+    CHECK_INT_EQ(tk_int(&srv, "LLEN %s", "redisson_lock_queue:{fa:wake}"), 0);
+    tk_latch_destroy(&b.done);
     rlk_fairlock_free(b.lock);
     rlk_fairlock_free(a);
     rlk_free(c);
@@ -251,7 +251,7 @@ static void test_own_channel(void)
 
 static void test_watchdog_and_lost(void)
 {
-    rlk_client *c = rt_connect(url, WD_LEASE, 2);
+    rlk_client *c = tk_connect(url, WD_LEASE, 2);
     rlk_runtime_stats st;
     rlk_fairlock *f;
     fl_lost g;
@@ -265,13 +265,13 @@ static void test_watchdog_and_lost(void)
     REQUIRE(f);
     REQUIRE_INT_EQ(rlk_fairlock_lock(f, 0), RLK_OK);
     rlk_fx_sleep_ms(4 * WD_LEASE);      /* four leases: only renewals keep it */
-    ttl = fl_int(&srv, "PTTL %s", "fa:wd");
+    ttl = tk_int(&srv, "PTTL %s", "fa:wd");
     CHECKF(ttl > 0 && ttl <= WD_LEASE, "PTTL %lld after four leases", ttl);
     CHECK_INT_EQ(rlk_runtime_stats_get(c, &st), RLK_OK);
     CHECKF(st.renew_calls >= 3, "%llu renewals", st.renew_calls);
     CHECK_INT_EQ(st.renew_errors, 0);
-    CHECK_INT_EQ(fl_int(&srv, "DEL %s", "fa:wd"), 1);
-    CHECK(rt_latch_wait(&g.fired, 1, 3000) == 1);
+    CHECK_INT_EQ(tk_int(&srv, "DEL %s", "fa:wd"), 1);
+    CHECK(tk_latch_wait(&g.fired, 1, 3000) == 1);
     CHECK_INT_EQ(g.kind, RLK_KIND_FAIR);
     CHECK_INT_EQ(g.reason, RLK_LOST_GONE);
     CHECK_STR_EQ(g.name, "fa:wd");
@@ -302,7 +302,7 @@ typedef struct queued {
 typedef struct fair_run {
     const char *name;
     char queue_key[160];
-    rt_child kids[WAITERS_MAX];
+    tk_child kids[WAITERS_MAX];
     int nkids;
     queued q[WAITERS_MAX];
     int n;
@@ -318,11 +318,11 @@ static int spawn_waiters(fair_run *run, int nkids, int slots, long long thread_w
     snprintf(s_wait, sizeof s_wait, "%lld", thread_wait);
     snprintf(run->queue_key, sizeof run->queue_key, "redisson_lock_queue:{%s}", run->name);
     for (run->nkids = 0; run->nkids < nkids; run->nkids++) {
-        rt_child *k = &run->kids[run->nkids];
+        tk_child *k = &run->kids[run->nkids];
 
-        if (rt_child_spawn(k, args) != 0)
+        if (tk_child_spawn(k, args) != 0)
             return -1;
-        if (rt_child_read_line(k, line, sizeof line, 15000) != 0 || strcmp(line, "ready") != 0)
+        if (tk_child_read_line(k, line, sizeof line, 15000) != 0 || strcmp(line, "ready") != 0)
             return -1;
     }
     return 0;
@@ -338,8 +338,8 @@ static int queue_one(fair_run *run, int k, int kid, int slot)
     w->kid = kid;
     w->slot = slot;
     snprintf(cmd, sizeof cmd, "go %d", slot);
-    if (rt_child_send(&run->kids[kid], cmd) != 0 ||
-        rt_child_read_line(&run->kids[kid], line, sizeof line, 5000) != 0 ||
+    if (tk_child_send(&run->kids[kid], cmd) != 0 ||
+        tk_child_read_line(&run->kids[kid], line, sizeof line, 5000) != 0 ||
         sscanf(line, "owner %d %127s", &got_slot, w->owner) != 2 || got_slot != slot)
         return -1;
     return fl_wait_lindex(&srv, run->queue_key, k, w->owner, 5000);
@@ -360,7 +360,7 @@ static void collect(fair_run *run)
             int slot = -1, rc = 0;
             long long seq = 0, acq = 0, rel = 0;
 
-            if (rt_child_read_line(&run->kids[w->kid], line, sizeof line, 30000) != 0)
+            if (tk_child_read_line(&run->kids[w->kid], line, sizeof line, 30000) != 0)
                 break;
             if (sscanf(line, "acq %d %d %lld %lld %lld", &slot, &rc, &seq, &acq, &rel) != 5)
                 continue;
@@ -381,9 +381,9 @@ static void collect(fair_run *run)
 static void finish(fair_run *run)
 {
     for (int p = 0; p < run->nkids; p++) {
-        if (run->kids[p].pid > 0 && rt_child_send(&run->kids[p], "quit") == 0)
-            CHECKF(rt_child_wait(&run->kids[p], 10000) == 0, "child %d did not exit cleanly", p);
-        rt_child_kill(&run->kids[p]);
+        if (run->kids[p].pid > 0 && tk_child_send(&run->kids[p], "quit") == 0)
+            CHECKF(tk_child_wait(&run->kids[p], 10000) == 0, "child %d did not exit cleanly", p);
+        tk_child_kill(&run->kids[p]);
     }
 }
 
@@ -408,17 +408,18 @@ static int live_ok(const fair_run *run)
     return ok;
 }
 
+/* Overlapping holds of live waiters (the one checker, support/holdlog.h). */
 static int overlaps(const fair_run *run)
 {
-    int bad = 0;
+    tk_hold h[WAITERS_MAX];
+    size_t n = 0;
 
-    for (int i = 0; i < run->n; i++)
-        for (int j = 0; j < run->n; j++)
-            if (i != j && !run->q[i].dead && !run->q[j].dead &&
-                run->q[i].acq_ns < run->q[j].rel_ns && run->q[j].acq_ns < run->q[i].rel_ns &&
-                run->q[i].acq_ns <= run->q[j].acq_ns)
-                bad++;
-    return bad;
+    for (int k = 0; k < run->n; k++)
+        if (!run->q[k].dead)
+            h[n++] = (tk_hold){.pid = run->kids[run->q[k].kid].pid, .thread = run->q[k].slot,
+                               .kind = TK_HOLD_EXCL, .start_ns = run->q[k].acq_ns,
+                               .end_ns = run->q[k].rel_ns, .value = run->q[k].seq};
+    return (int)tk_holds_check(h, n, 1).conflicts;
 }
 
 #define FIFO_PROCS 4
@@ -426,7 +427,7 @@ static int overlaps(const fair_run *run)
 
 static void test_fifo(void)
 {
-    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_client *c = tk_connect(url, 0, 2);
     rlk_fairlock *h = c ? rlk_fairlock_new(c, "fa:fifo") : NULL;
     fair_run run;
     int queued_ok = 0, inv;
@@ -457,7 +458,7 @@ static void test_fifo(void)
     CHECK_INT_EQ(live_ok(&run), run.n);
     CHECK_INT_EQ(inv, 0);
     CHECK_INT_EQ(overlaps(&run), 0);
-    CHECK_INT_EQ(fl_int(&srv, "LLEN %s", run.queue_key), 0);
+    CHECK_INT_EQ(tk_int(&srv, "LLEN %s", run.queue_key), 0);
     finish(&run);
     rlk_fairlock_free(h);
     rlk_free(c);
@@ -474,7 +475,7 @@ static void test_fifo(void)
 static void pick_victims(fair_run *run, unsigned seed)
 {
     for (int picked = 0; picked < KILL_COUNT;) {
-        int k = (int)(rt_rand(&seed) % (KILL_WAITERS - 1));
+        int k = (int)(tk_rand(&seed) % (KILL_WAITERS - 1));
 
         if (!run->q[k].dead) {
             run->q[k].dead = 1;
@@ -496,11 +497,11 @@ static void kill_victims(fair_run *run)
 
         if (!w->dead)
             continue;
-        server_now = fl_server_ms(&srv);
+        server_now = tk_server_ms(&srv);
         mono_now = rlk_fx_now_ns();
-        deadline = fl_int(&srv, "ZSCORE %s %s", timeouts, w->owner);
+        deadline = tk_int(&srv, "ZSCORE %s %s", timeouts, w->owner);
         w->deadline_ns = mono_now + (deadline - server_now) * 1000000LL;
-        rt_child_kill(&run->kids[w->kid]);
+        tk_child_kill(&run->kids[w->kid]);
     }
 }
 
@@ -547,7 +548,7 @@ static int late_survivors(const fair_run *run, long long released_ns)
 
 static void test_killed_waiters(void)
 {
-    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_client *c = tk_connect(url, 0, 2);
     rlk_fairlock *h = c ? rlk_fairlock_new(c, "fa:kill") : NULL;
     unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
     fair_run run;
@@ -576,7 +577,7 @@ static void test_killed_waiters(void)
         if (run.q[k].dead)
             printf(" %d", k);
     printf(" of %d queued (thread wait %d ms)\n", run.n, KILL_THREAD_WAIT);
-    rt_stall_reset(&stall);
+    tk_stall_reset(&stall);
     released_ns = rlk_fx_now_ns();
     CHECK_INT_EQ(rlk_fairlock_unlock(h), RLK_OK);
     collect(&run);
@@ -588,7 +589,7 @@ static void test_killed_waiters(void)
     CHECK_INT_EQ(inv, 0);
     CHECK_INT_EQ(overlaps(&run), 0);
     CHECKF(late == 0, "%d survivors acquired after their bound (max scheduling gap %lld ms%s)",
-           late, rt_stall_max_gap_ms(&stall), fl_stall_note(&stall));
+           late, tk_stall_max_gap_ms(&stall), tk_stall_note(&stall));
     finish(&run);
     rlk_fairlock_free(h);
     rlk_free(c);
@@ -599,17 +600,13 @@ int main(int argc, char **argv)
     if (argc > 1)
         return child_main(argc, argv);
     signal(SIGPIPE, SIG_IGN);
-    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
-        fprintf(stderr, "fl_fair: cannot start redis-server\n");
+    if (tk_suite_start("fl_fair", &srv, url, sizeof url, &stall) != 0)
         return 1;
-    }
-    rt_stall_start(&stall);
     RUN_TEST(test_basics);
     RUN_TEST(test_own_channel);
     RUN_TEST(test_watchdog_and_lost);
     RUN_TEST(test_fifo);
     RUN_TEST(test_killed_waiters);
-    rt_stall_stop(&stall);
-    rlk_fx_stop(&srv);
+    tk_suite_stop(&srv, &stall);
     return check_summary("fl_fair");
 }

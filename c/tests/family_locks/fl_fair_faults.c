@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fl_fair_faults.c - fair-lock queues never hold dead waiters for minutes
  * (issue 11, case 5), through the C API against a real redis-server:
@@ -33,13 +34,13 @@
 
 static rlk_fx_server srv;
 static char url[128];
-static rt_stall stall;
+static tk_stall stall;
 
 /* ------------------------------------------------------------ child: wait */
 
 static int child_wait(const char *curl, const char *name, long long thread_wait, long long wait)
 {
-    rlk_client *c = rt_connect(curl, 3000, 1);
+    rlk_client *c = tk_connect(curl, 3000, 1);
     rlk_fairlock *f = c ? rlk_fairlock_new(c, name) : NULL;
     char owner[256];
     long long acq = 0, rel = 0;
@@ -49,15 +50,15 @@ static int child_wait(const char *curl, const char *name, long long thread_wait,
         return 2;
     if (thread_wait > 0)
         rlk_fairlock_set_thread_wait(f, thread_wait);
-    rt_say("owner %s", owner);
+    tk_say("owner %s", owner);
     rc = rlk_fairlock_try_lock(f, wait, 0);
     if (rc == RLK_OK) {
         acq = rlk_fx_now_ns();
-        rt_spin_ns(20LL * 1000000LL);
+        tk_spin_ns(20LL * 1000000LL);
         rel = rlk_fx_now_ns();
         rlk_fairlock_unlock(f);
     }
-    rt_say("acq %d %lld %lld", rc, acq, rel);
+    tk_say("acq %d %lld %lld", rc, acq, rel);
     rlk_fairlock_free(f);
     rlk_free(c);
     return 0;
@@ -66,7 +67,7 @@ static int child_wait(const char *curl, const char *name, long long thread_wait,
 /* ------------------------------------------------------------ helpers */
 
 /* Starts a waiter child and waits until it is index-th in the queue. */
-static int start_waiter(rt_child *ch, const char *name, long long thread_wait, int index,
+static int start_waiter(tk_child *ch, const char *name, long long thread_wait, int index,
                         char *owner, size_t len)
 {
     char tw[24], queue[160], line[300];
@@ -74,7 +75,7 @@ static int start_waiter(rt_child *ch, const char *name, long long thread_wait, i
 
     snprintf(tw, sizeof tw, "%lld", thread_wait);
     snprintf(queue, sizeof queue, "redisson_lock_queue:{%s}", name);
-    if (rt_child_spawn(ch, args) != 0 || rt_child_read_line(ch, line, sizeof line, 15000) != 0 ||
+    if (tk_child_spawn(ch, args) != 0 || tk_child_read_line(ch, line, sizeof line, 15000) != 0 ||
         strncmp(line, "owner ", 6) != 0)
         return -1;
     if ((size_t)snprintf(owner, len, "%s", line + 6) >= len)
@@ -91,11 +92,11 @@ static int wait_settled(const char *name, const char *owner, long long timeout_m
 
     snprintf(channel, sizeof channel, "redisson_lock__channel:{%s}:%s", name, owner);
     snprintf(timeouts, sizeof timeouts, "redisson_lock_timeout:{%s}", name);
-    first = fl_int(&srv, "ZSCORE %s %s", timeouts, owner);
-    if (rt_wait_numsub(&srv, channel, 1, timeout_ms) != 0)
+    first = tk_int(&srv, "ZSCORE %s %s", timeouts, owner);
+    if (tk_wait_numsub(&srv, channel, 1, timeout_ms) != 0)
         return -1;
     while (rlk_fx_now_ms() < until) {
-        if (fl_int(&srv, "ZSCORE %s %s", timeouts, owner) != first)
+        if (tk_int(&srv, "ZSCORE %s %s", timeouts, owner) != first)
             return 0;
         rlk_fx_sleep_ms(5);
     }
@@ -103,32 +104,24 @@ static int wait_settled(const char *name, const char *owner, long long timeout_m
 }
 
 /* Reads a child's "acq" line into rec; 0 when it held the lock. */
-static int read_acq(rt_child *ch, fl_rec *rec, long long timeout_ms)
+static int read_acq(tk_child *ch, tk_hold *rec, long long timeout_ms)
 {
     char line[200];
     int rc = -1;
 
-    if (rt_child_read_line(ch, line, sizeof line, timeout_ms) != 0 ||
-        sscanf(line, "acq %d %lld %lld", &rc, &rec->acq_ns, &rec->rel_ns) != 3)
+    if (tk_child_read_line(ch, line, sizeof line, timeout_ms) != 0 ||
+        sscanf(line, "acq %d %lld %lld", &rc, &rec->start_ns, &rec->end_ns) != 3)
         return -1;
-    rec->kind = RLK_KIND_FAIR;
+    rec->kind = TK_HOLD_EXCL;
     rec->pid = (int)ch->pid;
     return rc == RLK_OK ? 0 : -1;
 }
 
-static int always(const fl_rec *r)
+static void check_no_overlap(tk_hold *recs, size_t n)
 {
-    (void)r;
-    return 1;
-}
+    tk_hold_report rep = tk_holds_check(recs, n, 1);
 
-static void check_no_overlap(fl_rec *recs, size_t n)
-{
-    int overlaps;
-
-    fl_sort(recs, n);
-    overlaps = fl_exclusive_overlaps(recs, n, always);
-    CHECKF(overlaps == 0, "%d overlapping holds%s", overlaps, fl_stall_note(&stall));
+    CHECKF(rep.conflicts == 0, "%ld overlapping holds%s", rep.conflicts, tk_stall_note(&stall));
 }
 
 /* ------------------------------------------------------------ tests */
@@ -138,32 +131,34 @@ static void test_killed_head_skipped(void)
 {
     const long long keep_alive = 2000;
     const long long bound = keep_alive + keep_alive / 3 + SLACK_MS;
-    rlk_client *c = rt_connect(url, 30000, 1);
+    rlk_client *c = tk_connect(url, 30000, 1);
     rlk_fairlock *f = c ? rlk_fairlock_new(c, "ff:kill") : NULL;
-    rt_child dead, next;
+    tk_child dead, next;
     char o1[256], o2[256];
-    fl_rec recs[2] = {{0}};
+    tk_hold recs[2] = {{0}};
     long long t_kill, waited;
 
     REQUIRE(f);
     REQUIRE_INT_EQ(rlk_fairlock_try_lock(f, 0, 0), RLK_OK);     /* watchdog lease: 30 s */
-    recs[0].acq_ns = rlk_fx_now_ns();
+    recs[0].start_ns = rlk_fx_now_ns();
+    recs[0].pid = (int)getpid();
+    recs[0].kind = TK_HOLD_EXCL;
     REQUIRE(start_waiter(&dead, "ff:kill", keep_alive, 0, o1, sizeof o1) == 0);
     REQUIRE(start_waiter(&next, "ff:kill", keep_alive, 1, o2, sizeof o2) == 0);
-    rt_stall_reset(&stall);
-    rt_child_kill(&dead);
+    tk_stall_reset(&stall);
+    tk_child_kill(&dead);
     t_kill = rlk_fx_now_ns();
-    recs[0].rel_ns = rlk_fx_now_ns();
+    recs[0].end_ns = rlk_fx_now_ns();
     CHECK_INT_EQ(rlk_fairlock_unlock(f), RLK_OK);
     CHECKF(read_acq(&next, &recs[1], 40000) == 0, "the waiter behind the killed one never held it");
-    waited = (recs[1].acq_ns - t_kill) / 1000000;
-    fl_say("killed head: next waiter acquired %lld ms after the kill (bound %lld ms)", waited,
+    waited = (recs[1].start_ns - t_kill) / 1000000;
+    tk_say("killed head: next waiter acquired %lld ms after the kill (bound %lld ms)", waited,
            bound);
-    CHECKF(recs[1].acq_ns > 0 && waited <= bound,
+    CHECKF(recs[1].start_ns > 0 && waited <= bound,
            "next waiter acquired %lld ms after the kill; bound %lld ms (keep-alive %lld)%s",
-           waited, bound, keep_alive, fl_stall_note(&stall));
+           waited, bound, keep_alive, tk_stall_note(&stall));
     check_no_overlap(recs, 2);
-    rt_child_wait(&next, 5000);
+    tk_child_wait(&next, 5000);
     rlk_fairlock_free(f);
     rlk_free(c);
 }
@@ -187,25 +182,27 @@ static void test_redisson_head_gives_up(void)
     const long long bound = keep_alive / 3 + SLACK_MS;
     const char *queue = "redisson_lock_queue:{ff:giveup}", *timeouts =
         "redisson_lock_timeout:{ff:giveup}", *java = "3f6c-redisson-uuid:41";
-    rlk_client *c = rt_connect(url, 30000, 1);
+    rlk_client *c = tk_connect(url, 30000, 1);
     rlk_fairlock *f = c ? rlk_fairlock_new(c, "ff:giveup") : NULL;
-    rt_child next;
+    tk_child next;
     char o2[256];
-    fl_rec recs[2] = {{0}};
-    long long t_gone, waited, now = fl_server_ms(&srv);
+    tk_hold recs[2] = {{0}};
+    long long t_gone, waited, now = tk_server_ms(&srv);
     redisReply *r;
 
     REQUIRE(f && now > 0);
     CHECK_INT_EQ(RLK_FAIR_THREAD_WAIT_MS, keep_alive);
     REQUIRE_INT_EQ(rlk_fairlock_try_lock(f, 0, 0), RLK_OK);
-    recs[0].acq_ns = rlk_fx_now_ns();
+    recs[0].start_ns = rlk_fx_now_ns();
+    recs[0].pid = (int)getpid();
+    recs[0].kind = TK_HOLD_EXCL;
     /* A Redisson waiter at the head: its deadline 5 minutes out (threadWaitTime). */
-    CHECK(fl_int(&srv, "RPUSH %s %s", queue, java) == 1);
-    CHECK(fl_int(&srv, "ZADD %s %lld %s", timeouts, now + 300000, java) == 1);
+    CHECK(tk_int(&srv, "RPUSH %s %s", queue, java) == 1);
+    CHECK(tk_int(&srv, "ZADD %s %lld %s", timeouts, now + 300000, java) == 1);
     REQUIRE(start_waiter(&next, "ff:giveup", 0, 1, o2, sizeof o2) == 0);
     CHECK(wait_settled("ff:giveup", o2, 5000) == 0);
-    rt_stall_reset(&stall);
-    recs[0].rel_ns = rlk_fx_now_ns();
+    tk_stall_reset(&stall);
+    recs[0].end_ns = rlk_fx_now_ns();
     CHECK_INT_EQ(rlk_fairlock_unlock(f), RLK_OK);    /* wakes the Redisson head only */
     r = rlk_fx_command(&srv, "EVAL %s 2 %s %s %s 300000", redisson_acquire_failed, queue,
                        timeouts, java);
@@ -213,14 +210,14 @@ static void test_redisson_head_gives_up(void)
     freeReplyObject(r);
     t_gone = rlk_fx_now_ns();
     CHECKF(read_acq(&next, &recs[1], 60000) == 0, "the rlk waiter never held it");
-    waited = (recs[1].acq_ns - t_gone) / 1000000;
-    fl_say("redisson head gave up: rlk waiter acquired %lld ms later (bound %lld ms)", waited,
+    waited = (recs[1].start_ns - t_gone) / 1000000;
+    tk_say("redisson head gave up: rlk waiter acquired %lld ms later (bound %lld ms)", waited,
            bound);
-    CHECKF(recs[1].acq_ns > 0 && waited <= bound,
+    CHECKF(recs[1].start_ns > 0 && waited <= bound,
            "rlk waiter acquired %lld ms after the Redisson head gave up; bound %lld ms%s", waited,
-           bound, fl_stall_note(&stall));
+           bound, tk_stall_note(&stall));
     check_no_overlap(recs, 2);
-    rt_child_wait(&next, 5000);
+    tk_child_wait(&next, 5000);
     rlk_fairlock_free(f);
     rlk_free(c);
 }
@@ -243,7 +240,7 @@ static void *interrupt_main(void *arg)
 /* rlk_interrupt_waits ends a fair wait at once; the waiter left the queue. */
 static void test_interrupt_cancels(void)
 {
-    rlk_client *holder = rt_connect(url, 30000, 1), *c = rt_connect(url, 30000, 1);
+    rlk_client *holder = tk_connect(url, 30000, 1), *c = tk_connect(url, 30000, 1);
     rlk_fairlock *h = holder ? rlk_fairlock_new(holder, "ff:intr") : NULL;
     rlk_fairlock *f = c ? rlk_fairlock_new(c, "ff:intr") : NULL;
     interrupter in = {c, 0};
@@ -262,8 +259,8 @@ static void test_interrupt_cancels(void)
     CHECK(in.ok);
     CHECK_INT_EQ(rc, RLK_ERR_INTERRUPTED);
     CHECKF(took < 12000, "interrupted wait returned after %lld ms", took);
-    CHECK_INT_EQ(fl_int(&srv, "LLEN %s", "redisson_lock_queue:{ff:intr}"), 0);
-    CHECK_INT_EQ(fl_int(&srv, "ZCARD %s", "redisson_lock_timeout:{ff:intr}"), 0);
+    CHECK_INT_EQ(tk_int(&srv, "LLEN %s", "redisson_lock_queue:{ff:intr}"), 0);
+    CHECK_INT_EQ(tk_int(&srv, "ZCARD %s", "redisson_lock_timeout:{ff:intr}"), 0);
     CHECK_INT_EQ(rlk_fairlock_unlock(h), RLK_OK);
     rlk_fairlock_free(f);
     rlk_fairlock_free(h);
@@ -280,11 +277,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "fl_fair_faults: cannot start redis-server\n");
         return 1;
     }
-    rt_stall_start(&stall);
+    tk_stall_start(&stall);
     RUN_TEST(test_killed_head_skipped);
     RUN_TEST(test_redisson_head_gives_up);
     RUN_TEST(test_interrupt_cancels);
-    rt_stall_stop(&stall);
+    tk_stall_stop(&stall);
     rlk_fx_stop(&srv);
     return check_summary("fl_fair_faults");
 }

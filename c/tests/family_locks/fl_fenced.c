@@ -25,25 +25,20 @@
 
 static rlk_fx_server srv;
 static char url[128];
-static rt_stall stall;
+static tk_stall stall;
 
 /* ------------------------------------------------------------ child: contend */
 
 typedef struct contend {
     rlk_fenced *lock;
     int iters;
-    fl_rec *recs;               /* iters per thread */
+    tk_hold *recs;              /* iters per thread */
     int errors;
 } contend;
 
-typedef struct contend_arg {
-    contend *ct;
-    int idx;
-} contend_arg;
-
 static void contend_once(contend *ct, int idx, int i, unsigned *seed)
 {
-    fl_rec *r = &ct->recs[idx * ct->iters + i];
+    tk_hold *r = &ct->recs[idx * ct->iters + i];
     long long lease = (i + idx) % 2 ? 5000 : 0;     /* half leased, half watchdog */
     long long token = 0, mine = 0;
 
@@ -51,36 +46,35 @@ static void contend_once(contend *ct, int idx, int i, unsigned *seed)
         __atomic_add_fetch(&ct->errors, 1, __ATOMIC_RELAXED);
         return;
     }
-    r->acq_ns = rlk_fx_now_ns();
+    r->start_ns = rlk_fx_now_ns();
     if (rlk_fenced_token(ct->lock, &mine) != RLK_OK || mine != token)
         __atomic_add_fetch(&ct->errors, 1, __ATOMIC_RELAXED);
-    rt_spin_ns(20000 + (long long)(rt_rand(seed) % 60000));
-    r->rel_ns = rlk_fx_now_ns();
-    r->token = token;
+    tk_spin_ns(20000 + (long long)(tk_rand(seed) % 60000));
+    r->end_ns = rlk_fx_now_ns();
+    r->value = token;
     r->pid = (int)getpid();
     r->thread = idx;
-    r->kind = RLK_KIND_FENCED;
+    r->seq = i;
+    r->kind = TK_HOLD_EXCL;
     if (rlk_fenced_unlock(ct->lock) != RLK_OK)
         __atomic_add_fetch(&ct->errors, 1, __ATOMIC_RELAXED);
 }
 
 static void *contend_main(void *arg)
 {
-    contend_arg *a = arg;
+    tk_thread_arg *a = arg;
+    contend *ct = a->ctx;
     unsigned seed = (unsigned)getpid() * 31u + (unsigned)a->idx;
 
-    for (int i = 0; i < a->ct->iters; i++)
-        contend_once(a->ct, a->idx, i, &seed);
+    for (int i = 0; i < ct->iters; i++)
+        contend_once(ct, a->idx, i, &seed);
     return NULL;
 }
 
 static int child_contend(const char *curl, int threads, int iters, const char *logpath)
 {
-    rlk_client *c = rt_connect(curl, 2000, threads);
+    rlk_client *c = tk_connect(curl, 2000, threads);
     contend ct = {0};
-    contend_arg args[16];
-    pthread_t t[16];
-    char line[32];
     size_t n = 0;
 
     if (!c || threads > 16 || !(ct.lock = rlk_fenced_new(c, "fe:contend")))
@@ -89,22 +83,12 @@ static int child_contend(const char *curl, int threads, int iters, const char *l
     ct.recs = calloc((size_t)(threads * iters), sizeof *ct.recs);
     if (!ct.recs)
         return 2;
-    fl_say("ready");
-    if (!fgets(line, sizeof line, stdin) || strncmp(line, "go", 2) != 0)
+    if (tk_child_go_threads(threads, contend_main, &ct) != 0)
         return 2;
-    for (int i = 0; i < threads; i++) {
-        args[i].ct = &ct;
-        args[i].idx = i;
-        pthread_create(&t[i], NULL, contend_main, &args[i]);
-    }
-    for (int i = 0; i < threads; i++)
-        pthread_join(t[i], NULL);
-    for (int i = 0; i < threads * iters; i++)   /* compact: failed iterations have pid 0 */
-        if (ct.recs[i].pid != 0)
-            ct.recs[n++] = ct.recs[i];
-    if (fl_log_write(logpath, ct.recs, n) != 0)
+    n = tk_holds_compact(ct.recs, (size_t)(threads * iters));   /* failed ones: pid 0 */
+    if (tk_holds_save(logpath, ct.recs, n) != 0)
         ct.errors++;
-    fl_say("done %zu %d", n, ct.errors);
+    tk_say("done %zu %d", n, ct.errors);
     free(ct.recs);
     rlk_fenced_free(ct.lock);
     rlk_free(c);
@@ -123,7 +107,7 @@ static int child_main(int argc, char **argv)
 
 static void test_tokens(void)
 {
-    rlk_client *c = rt_connect(url, 0, 2), *c2 = rt_connect(url, 0, 2);
+    rlk_client *c = tk_connect(url, 0, 2), *c2 = tk_connect(url, 0, 2);
     rlk_fenced *f, *f2;
     long long t1 = 0, t2 = 0, t3 = 0, tok = -1, n = 0, ttl = 0, start;
     int held = -1, released = -1;
@@ -183,7 +167,7 @@ static void test_tokens(void)
     CHECK_INT_EQ(released, 1);
     CHECK_INT_EQ(rlk_fenced_is_locked(f, &held), RLK_OK);
     CHECK_INT_EQ(held, 0);
-    CHECK_INT_EQ(rt_key_exists(&srv, "redisson_lock_token:{fe:basic}"), 1);
+    CHECK_INT_EQ(tk_key_exists(&srv, "redisson_lock_token:{fe:basic}"), 1);
     CHECK_INT_EQ(rlk_fenced_unlock(f2), RLK_ERR_NOT_OWNER);
     CHECK_INT_EQ(rlk_fenced_try_lock(f, 0, 5000, &t1), RLK_OK);
     CHECK(t1 > t3);
@@ -197,7 +181,7 @@ static void test_tokens(void)
 
 static void test_names_and_args(void)
 {
-    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_client *c = tk_connect(url, 0, 2);
     rlk_fenced *f;
     long long tok = 0;
 
@@ -211,7 +195,7 @@ static void test_names_and_args(void)
     CHECK_INT_EQ(rlk_fenced_set_owner(f, ""), RLK_ERR_ARG);
     CHECK_INT_EQ(rlk_fenced_set_owner(f, "job-7"), RLK_OK);
     CHECK_INT_EQ(rlk_fenced_try_lock(f, 0, 5000, &tok), RLK_OK);
-    CHECK_INT_EQ(fl_int(&srv, "HGET %s %s", "fe:{tag}x", "job-7"), 1);
+    CHECK_INT_EQ(tk_int(&srv, "HGET %s %s", "fe:{tag}x", "job-7"), 1);
     CHECK_INT_EQ(rlk_fenced_unlock(f), RLK_OK);
     /* A key of another type: the script's refusal, nothing written. */
     {
@@ -238,7 +222,7 @@ typedef struct bg_lock {
     long long token;
     int rc;
     long long at_ms;
-    rt_latch done;
+    tk_latch done;
 } bg_lock;
 
 static void *bg_lock_main(void *arg)
@@ -247,13 +231,13 @@ static void *bg_lock_main(void *arg)
 
     b->rc = rlk_fenced_try_lock(b->lock, b->wait_ms, 0, &b->token);
     b->at_ms = rlk_fx_now_ms();
-    rt_latch_add(&b->done, 1);
+    tk_latch_add(&b->done, 1);
     return NULL;
 }
 
 static void test_waiter_woken(void)
 {
-    rlk_client *c = rt_connect(url, 0, 2), *c2 = rt_connect(url, 0, 2);
+    rlk_client *c = tk_connect(url, 0, 2), *c2 = tk_connect(url, 0, 2);
     rlk_fenced *f;
     bg_lock b = {0};
     long long t1 = 0, t_unlock;
@@ -266,22 +250,22 @@ static void test_waiter_woken(void)
     REQUIRE(rlk_fenced_set_owner(b.lock, "fe-waiter") == RLK_OK);  /* unlocked from here */
     REQUIRE_INT_EQ(rlk_fenced_try_lock(f, 0, 20000, &t1), RLK_OK);
     b.wait_ms = 10000;
-    rt_latch_init(&b.done);
+    tk_latch_init(&b.done);
     pthread_create(&t, NULL, bg_lock_main, &b);
-    CHECK(rt_wait_numsub(&srv, "redisson_lock__channel:{fe:wake}", 1, 5000) == 0);
-    CHECK_INT_EQ(rt_latch_get(&b.done), 0);
-    rt_stall_reset(&stall);
+    CHECK(tk_wait_numsub(&srv, "redisson_lock__channel:{fe:wake}", 1, 5000) == 0);
+    CHECK_INT_EQ(tk_latch_get(&b.done), 0);
+    tk_stall_reset(&stall);
     t_unlock = rlk_fx_now_ms();
     CHECK_INT_EQ(rlk_fenced_unlock(f), RLK_OK);
-    rt_latch_wait(&b.done, 1, 10000);
+    tk_latch_wait(&b.done, 1, 10000);
     pthread_join(t, NULL);
     printf("  waiter acquired %lld ms after the release (lease 20000 ms)\n", b.at_ms - t_unlock);
     CHECK_INT_EQ(b.rc, RLK_OK);
     CHECK(b.token > t1);
     CHECKF(b.at_ms - t_unlock <= 500, "woken %lld ms after the release (max scheduling gap %lld "
-           "ms%s)", b.at_ms - t_unlock, rt_stall_max_gap_ms(&stall), fl_stall_note(&stall));
+           "ms%s)", b.at_ms - t_unlock, tk_stall_max_gap_ms(&stall), tk_stall_note(&stall));
     CHECK_INT_EQ(rlk_fenced_unlock(b.lock), RLK_OK);
-    rt_latch_destroy(&b.done);
+    tk_latch_destroy(&b.done);
     rlk_fenced_free(b.lock);
     rlk_fenced_free(f);
     rlk_free(c);
@@ -294,7 +278,7 @@ static void test_waiter_woken(void)
 
 static void test_watchdog_and_lost(void)
 {
-    rlk_client *c = rt_connect(url, WD_LEASE, 2);
+    rlk_client *c = tk_connect(url, WD_LEASE, 2);
     rlk_runtime_stats st;
     rlk_fenced *f;
     fl_lost g;
@@ -308,8 +292,8 @@ static void test_watchdog_and_lost(void)
     REQUIRE(f);
     REQUIRE_INT_EQ(rlk_fenced_lock(f, 0, &tok), RLK_OK);
     rlk_fx_sleep_ms(4 * WD_LEASE);      /* four leases: only renewals keep it */
-    ttl = fl_int(&srv, "PTTL %s", "fe:wd");
-    token_ttl = fl_int(&srv, "PTTL %s", "redisson_lock_token:{fe:wd}");
+    ttl = tk_int(&srv, "PTTL %s", "fe:wd");
+    token_ttl = tk_int(&srv, "PTTL %s", "redisson_lock_token:{fe:wd}");
     CHECKF(ttl > 0 && ttl <= WD_LEASE, "lock PTTL %lld after four leases", ttl);
     CHECKF(token_ttl == -1, "token key PTTL %lld (it never expires)", token_ttl);
     CHECK_INT_EQ(rlk_fenced_is_held_by_me(f, &held), RLK_OK);
@@ -318,8 +302,8 @@ static void test_watchdog_and_lost(void)
     CHECKF(st.renew_calls >= 3, "%llu renewals", st.renew_calls);
     CHECK_INT_EQ(st.renew_errors, 0);
 
-    CHECK_INT_EQ(fl_int(&srv, "DEL %s", "fe:wd"), 1);
-    CHECK(rt_latch_wait(&g.fired, 1, 3000) == 1);
+    CHECK_INT_EQ(tk_int(&srv, "DEL %s", "fe:wd"), 1);
+    CHECK(tk_latch_wait(&g.fired, 1, 3000) == 1);
     CHECK_INT_EQ(g.kind, RLK_KIND_FENCED);
     CHECK_INT_EQ(g.reason, RLK_LOST_GONE);
     CHECK_STR_EQ(g.name, "fe:wd");
@@ -339,88 +323,44 @@ static void test_watchdog_and_lost(void)
 #define THREADS 3
 #define ITERS 40
 
-static int all_exclusive(const fl_rec *r)
-{
-    (void)r;
-    return 1;
-}
-
-/* Holds whose token is not above the token of the hold before them. */
-static int token_regressions(const fl_rec *recs, size_t n, long long *max_token)
-{
-    int bad = 0;
-
-    *max_token = n ? recs[0].token : 0;
-    for (size_t i = 1; i < n; i++) {
-        if (recs[i].token <= recs[i - 1].token) {
-            if (bad < 5)
-                fprintf(stderr, "  regression: token %lld (pid %d) after %lld (pid %d)\n",
-                        recs[i].token, recs[i].pid, recs[i - 1].token, recs[i - 1].pid);
-            bad++;
-        }
-        if (recs[i].token > *max_token)
-            *max_token = recs[i].token;
-    }
-    return bad;
-}
-
-static int spawn_contenders(rt_child *kids, const char *dir)
-{
-    int spawned = 0;
-
-    for (int p = 0; p < PROCS; p++) {
-        char threads[8], iters[8], log[300];
-        const char *args[] = {"contend", url, threads, iters, log, NULL};
-
-        snprintf(threads, sizeof threads, "%d", THREADS);
-        snprintf(iters, sizeof iters, "%d", ITERS);
-        snprintf(log, sizeof log, "%s/log.%d", dir, p);
-        if (rt_child_spawn(&kids[p], args) != 0)
-            break;
-        spawned++;
-    }
-    return spawned;
-}
-
 static void test_invariant(void)
 {
     char dir[] = "/tmp/rlk-fl-XXXXXX", line[128];
-    rt_child kids[PROCS];
-    fl_rec *recs = NULL;
+    tk_child kids[PROCS];
+    tk_hold *recs = NULL;
     size_t n = 0;
-    int spawned, done = 0, errors = 0, overlaps, regressions;
+    int spawned, done = 0, errors = 0, bad = 0;
     long long t0, ms, max_token = 0, last = -1;
+    tk_hold_report rep;
 
     REQUIRE(mkdtemp(dir) != NULL);
-    spawned = spawn_contenders(kids, dir);
+    spawned = tk_children_spawn_contend(kids, PROCS, url, THREADS, ITERS, dir);
     CHECK_INT_EQ(spawned, PROCS);
     for (int p = 0; p < spawned; p++)
-        CHECKF(rt_child_read_line(&kids[p], line, sizeof line, 15000) == 0 &&
+        CHECKF(tk_child_read_line(&kids[p], line, sizeof line, 15000) == 0 &&
                strcmp(line, "ready") == 0, "child %d did not get ready", p);
     t0 = rlk_fx_now_ms();
-    for (int p = 0; p < spawned; p++)
-        rt_child_send(&kids[p], "go");
+    tk_children_send(kids, spawned, "go");
     for (int p = 0; p < spawned; p++) {
         size_t got = 0;
         int errs = 0;
-        char log[300];
 
-        if (rt_child_read_line(&kids[p], line, sizeof line, 40000) == 0 &&
+        if (tk_child_read_line(&kids[p], line, sizeof line, 40000) == 0 &&
             sscanf(line, "done %zu %d", &got, &errs) == 2) {
             done++;
             errors += errs;
         }
-        CHECKF(rt_child_wait(&kids[p], 10000) == 0, "child %d did not exit cleanly", p);
-        snprintf(log, sizeof log, "%s/log.%d", dir, p);
-        fl_log_read(log, &recs, &n);
+        CHECKF(tk_child_wait(&kids[p], 10000) == 0, "child %d did not exit cleanly", p);
     }
+    tk_children_take_logs(dir, spawned, &recs, &n, &bad);
     ms = rlk_fx_now_ms() - t0;
     rmdir(dir);
-    fl_sort(recs, n);
-    overlaps = fl_exclusive_overlaps(recs, n, all_exclusive);
-    regressions = token_regressions(recs, n, &max_token);
+    rep = tk_holds_check(recs, n, 1);
+    for (size_t i = 0; i < n; i++)
+        if (recs[i].value > max_token)
+            max_token = recs[i].value;
     {
-        rlk_client *c = rt_connect(url, 0, 1);
+        rlk_client *c = tk_connect(url, 0, 1);
         rlk_fenced *f = c ? rlk_fenced_new(c, "fe:contend") : NULL;
 
         if (f)
@@ -429,13 +369,14 @@ static void test_invariant(void)
         rlk_free(c);
     }
     printf("  fenced invariant: %d processes x %d threads, %zu acquisitions in %lld ms, "
-           "%d token regressions, %d overlaps, %d errors\n", PROCS, THREADS, n, ms, regressions,
-           overlaps, errors);
+           "%ld token regressions, %ld overlaps, %d errors\n", PROCS, THREADS, n, ms,
+           rep.regressions, rep.conflicts, errors);
     CHECK_INT_EQ(done, PROCS);
     CHECK_INT_EQ(errors, 0);
     CHECK_INT_EQ(n, PROCS * THREADS * ITERS);
-    CHECK_INT_EQ(regressions, 0);
-    CHECK_INT_EQ(overlaps, 0);
+    CHECK_INT_EQ(bad, 0);
+    CHECK_INT_EQ(rep.regressions, 0);
+    CHECK_INT_EQ(rep.conflicts, 0);
     CHECK_INT_EQ(last, max_token);      /* the last token issued is the last holder's */
     free(recs);
 }
@@ -445,17 +386,13 @@ int main(int argc, char **argv)
     if (argc > 1)
         return child_main(argc, argv);
     signal(SIGPIPE, SIG_IGN);
-    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
-        fprintf(stderr, "fl_fenced: cannot start redis-server\n");
+    if (tk_suite_start("fl_fenced", &srv, url, sizeof url, &stall) != 0)
         return 1;
-    }
-    rt_stall_start(&stall);
     RUN_TEST(test_tokens);
     RUN_TEST(test_names_and_args);
     RUN_TEST(test_waiter_woken);
     RUN_TEST(test_watchdog_and_lost);
     RUN_TEST(test_invariant);
-    rt_stall_stop(&stall);
-    rlk_fx_stop(&srv);
+    tk_suite_stop(&srv, &stall);
     return check_summary("fl_fenced");
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fl_fenced_redisson.c - fencing tokens never go back when Java Redisson
  * clients share a fenced lock with rlk (issue 11, case 6).
@@ -41,7 +42,7 @@
 
 static rlk_fx_server srv;
 static char url[128];
-static rt_stall stall;
+static tk_stall stall;
 
 /* RedissonFencedLock.tryLockInnerAsync (Redisson 3.2x), ARGV: lease, owner. */
 static const char redisson_acquire[] =
@@ -105,7 +106,7 @@ static long long redisson_lock(redisson *r)
         long long first, second;
 
         if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements != 2) {
-            fl_say("redisson acquire: %s", rep && rep->type == REDIS_REPLY_ERROR ? rep->str
+            tk_say("redisson acquire: %s", rep && rep->type == REDIS_REPLY_ERROR ? rep->str
                    : "bad reply");
             freeReplyObject(rep);
             return -1;
@@ -134,7 +135,7 @@ static int redisson_unlock(redisson *r)
 
 static void test_alternating(void)
 {
-    rlk_client *c = rt_connect(url, 0, 1);
+    rlk_client *c = tk_connect(url, 0, 1);
     redisson r = {rlk_fx_connect(&srv), "4b1d-redisson-uuid:77", 0, 0};
     long long last = 0;
     rlk_fenced *f;
@@ -148,8 +149,8 @@ static void test_alternating(void)
         REQUIRE_INT_EQ(rlk_fenced_try_lock(f, 5000, LEASE_MS, &t), RLK_OK);
         CHECK_INT_EQ(rlk_fenced_unlock(f), RLK_OK);
         CHECKF(t > last, "round %d: rlk token %lld after %lld", i, t, last);
-        CHECKF(fl_int(&srv, "PTTL %s", TOKEN_KEY) == -1, "round %d: token key has a TTL of %lld ms",
-               i, fl_int(&srv, "PTTL %s", TOKEN_KEY));
+        CHECKF(tk_int(&srv, "PTTL %s", TOKEN_KEY) == -1, "round %d: token key has a TTL of %lld ms",
+               i, tk_int(&srv, "PTTL %s", TOKEN_KEY));
         last = t;
         t2 = redisson_lock(&r);
         REQUIREF(t2 >= 0, "round %d: redisson acquire failed", i);
@@ -159,7 +160,7 @@ static void test_alternating(void)
         last = t2;
     }
     CHECK_INT_EQ(r.expiries, 0);
-    fl_say("alternating: 40 tokens, last %lld, %d token-key expiries", last, r.expiries);
+    tk_say("alternating: 40 tokens, last %lld, %d token-key expiries", last, r.expiries);
     rlk_fenced_free(f);
     rlk_free(c);
     redisFree(r.rc);
@@ -168,7 +169,7 @@ static void test_alternating(void)
 /* ------------------------------------------------------------ contention */
 
 typedef struct side {
-    fl_rec recs[ITERS];
+    tk_hold recs[ITERS];
     int n;
     int errors;
     rlk_client *c;          /* rlk side */
@@ -182,17 +183,17 @@ static void *rlk_side(void *arg)
 
     for (int i = 0; f && i < ITERS; i++) {
         long long token = 0;
-        fl_rec *rec = &s->recs[s->n];
+        tk_hold *rec = &s->recs[s->n];
 
         if (rlk_fenced_try_lock(f, 20000, LEASE_MS, &token) != RLK_OK) {
             s->errors++;
             continue;
         }
-        rec->acq_ns = rlk_fx_now_ns();
-        rt_spin_ns(50000);
-        rec->rel_ns = rlk_fx_now_ns();
-        rec->token = token;
-        rec->kind = RLK_KIND_FENCED;
+        rec->start_ns = rlk_fx_now_ns();
+        tk_spin_ns(50000);
+        rec->end_ns = rlk_fx_now_ns();
+        rec->value = token;
+        rec->kind = TK_HOLD_EXCL;
         rec->thread = 0;
         rec->pid = 1;
         s->n++;
@@ -210,18 +211,18 @@ static void *redisson_side(void *arg)
     side *s = arg;
 
     for (int i = 0; i < ITERS; i++) {
-        fl_rec *rec = &s->recs[s->n];
+        tk_hold *rec = &s->recs[s->n];
         long long token = redisson_lock(s->r);
 
         if (token < 0) {
             s->errors++;
             continue;
         }
-        rec->acq_ns = rlk_fx_now_ns();
-        rt_spin_ns(50000);
-        rec->rel_ns = rlk_fx_now_ns();
-        rec->token = token;
-        rec->kind = RLK_KIND_FENCED;
+        rec->start_ns = rlk_fx_now_ns();
+        tk_spin_ns(50000);
+        rec->end_ns = rlk_fx_now_ns();
+        rec->value = token;
+        rec->kind = TK_HOLD_EXCL;
         rec->thread = 1;
         rec->pid = 2;
         s->n++;
@@ -231,26 +232,21 @@ static void *redisson_side(void *arg)
     return NULL;
 }
 
-static int always(const fl_rec *r)
-{
-    (void)r;
-    return 1;
-}
-
 static void test_contention(void)
 {
     redisson r = {rlk_fx_connect(&srv), "4b1d-redisson-uuid:78", 0, 0};
     side *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
-    fl_rec all[2 * ITERS];
+    tk_hold all[2 * ITERS];
     pthread_t ta, tb;
     size_t n = 0;
-    int regressions = 0, overlaps;
+    int regressions = 0;
+    long overlaps;
 
     REQUIRE(a && b && r.rc);
-    a->c = rt_connect(url, 0, 1);
+    a->c = tk_connect(url, 0, 1);
     b->r = &r;
     REQUIRE(a->c);
-    rt_stall_reset(&stall);
+    tk_stall_reset(&stall);
     pthread_create(&ta, NULL, rlk_side, a);
     pthread_create(&tb, NULL, redisson_side, b);
     pthread_join(ta, NULL);
@@ -261,18 +257,17 @@ static void test_contention(void)
         all[n++] = a->recs[i];
     for (int i = 0; i < b->n; i++)
         all[n++] = b->recs[i];
-    fl_sort(all, n);
-    overlaps = fl_exclusive_overlaps(all, n, always);
+    overlaps = tk_holds_check(all, n, 1).conflicts;     /* sorts by start */
     for (size_t i = 1; i < n; i++)
-        if (all[i].token <= all[i - 1].token) {
+        if (all[i].value <= all[i - 1].value) {
             if (regressions++ < 3)
-                fl_say("regression: %s token %lld after %s token %lld",
-                       all[i].pid == 2 ? "Redisson" : "rlk", all[i].token,
-                       all[i - 1].pid == 2 ? "Redisson" : "rlk", all[i - 1].token);
+                tk_say("regression: %s token %lld after %s token %lld",
+                       all[i].pid == 2 ? "Redisson" : "rlk", all[i].value,
+                       all[i - 1].pid == 2 ? "Redisson" : "rlk", all[i - 1].value);
         }
-    fl_say("contention: %zu holds (%d rlk, %d Redisson), %d overlaps, %d regressions, "
+    tk_say("contention: %zu holds (%d rlk, %d Redisson), %ld overlaps, %d regressions, "
            "%d token-key expiries", n, a->n, b->n, overlaps, regressions, r.expiries);
-    CHECKF(overlaps == 0, "%d overlapping holds%s", overlaps, fl_stall_note(&stall));
+    CHECKF(overlaps == 0, "%ld overlapping holds%s", overlaps, tk_stall_note(&stall));
     CHECK_INT_EQ(regressions, 0);
     CHECK_INT_EQ(n, 2 * ITERS);
     rlk_free(a->c);
@@ -288,10 +283,10 @@ int main(void)
         fprintf(stderr, "fl_fenced_redisson: cannot start redis-server\n");
         return 1;
     }
-    rt_stall_start(&stall);
+    tk_stall_start(&stall);
     RUN_TEST(test_alternating);
     RUN_TEST(test_contention);
-    rt_stall_stop(&stall);
+    tk_stall_stop(&stall);
     rlk_fx_stop(&srv);
     return check_summary("fl_fenced_redisson");
 }

@@ -15,7 +15,8 @@
  * Child mode (argv[1]): await URL NAME THREADS.
  */
 #include "check.h"
-#include "fs_util.h"
+#include "holdlog.h"
+#include "tk_util.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -26,7 +27,7 @@
 
 static rlk_fx_server srv;
 static char url[128];
-static rt_stall stall;
+static tk_stall stall;
 
 #define LATENCY_MS 250      /* bound on a wake-up, with room for scheduling noise */
 
@@ -38,7 +39,7 @@ typedef struct awaiter {
     int idx;
     int rc;
     long long done_ns;
-    rt_latch *done;
+    tk_latch *done;
     int say;                /* child: print "rel IDX RC NS" when released */
 } awaiter;
 
@@ -49,15 +50,15 @@ static void *awaiter_main(void *arg)
     a->rc = rlk_latch_await(a->latch, a->timeout_ms);
     a->done_ns = rlk_fx_now_ns();
     if (a->say)
-        fs_say("rel %d %d %lld", a->idx, a->rc, a->done_ns);
+        tk_say("rel %d %d %lld", a->idx, a->rc, a->done_ns);
     if (a->done)
-        rt_latch_add(a->done, 1);
+        tk_latch_add(a->done, 1);
     return NULL;
 }
 
 static int child_await(const char *curl, const char *name, int threads)
 {
-    rlk_client *c = rt_connect(curl, 0, threads);
+    rlk_client *c = tk_connect(curl, 0, threads);
     rlk_latch *l = c ? rlk_latch_new(c, name) : NULL;
     awaiter a[8];
     pthread_t t[8];
@@ -65,7 +66,7 @@ static int child_await(const char *curl, const char *name, int threads)
 
     if (!l || threads > 8)
         return 2;
-    fs_say("ready");
+    tk_say("ready");
     if (!fgets(line, sizeof line, stdin) || strncmp(line, "go", 2) != 0)
         return 2;
     for (int i = 0; i < threads; i++) {
@@ -99,7 +100,7 @@ static long long count_of(rlk_latch *l)
 
 static void test_calls(void)
 {
-    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_client *c = tk_connect(url, 0, 2);
     rlk_latch *l = c ? rlk_latch_new(c, "fs:l") : NULL;
     rlk_latch *tagged = c ? rlk_latch_new(c, "a{fs}") : NULL;
     long long left = -1;
@@ -130,7 +131,7 @@ static void test_calls(void)
     CHECK_INT_EQ(rlk_latch_count_down(l, &left), RLK_OK);
     CHECK_INT_EQ(left, 0);
     CHECK_INT_EQ(count_of(l), 0);
-    CHECK_INT_EQ(rt_key_exists(&srv, "fs:l"), 0);
+    CHECK_INT_EQ(tk_key_exists(&srv, "fs:l"), 0);
     CHECK_INT_EQ(rlk_latch_delete(l, &deleted), RLK_OK);
     CHECK_INT_EQ(deleted, 0);
     CHECK_INT_EQ(rlk_latch_try_set_count(l, 1, NULL), RLK_OK);
@@ -141,11 +142,11 @@ static void test_calls(void)
     CHECK_STR_CONTAINS(rlk_errstr(c), "count 0 is not in 1..");
     CHECK_INT_EQ(rlk_latch_try_set_count(l, 1000000000001LL, NULL), RLK_ERR_ARG);
     CHECK_INT_EQ(rlk_latch_count(l, NULL), RLK_ERR_ARG);
-    CHECK(fs_command(&srv, "LPUSH fs:l x") == 0);
+    CHECK(tk_command_ok(&srv, "LPUSH fs:l x") == 0);
     CHECK_INT_EQ(rlk_latch_count_down(l, NULL), RLK_ERR_SCRIPT);
     CHECK_STR_PREFIX(rlk_errstr(c), "RLK_WRONGTYPE");
     CHECK_INT_EQ(rlk_latch_await(l, 1000), RLK_ERR_SCRIPT);
-    CHECK(fs_command(&srv, "DEL fs:l") == 0);
+    CHECK(tk_command_ok(&srv, "DEL fs:l") == 0);
     rlk_latch_free(tagged);
     rlk_latch_free(l);
     rlk_free(c);
@@ -155,19 +156,19 @@ static void test_calls(void)
 
 static void test_await_runs_out(void)
 {
-    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_client *c = tk_connect(url, 0, 2);
     rlk_latch *l = c ? rlk_latch_new(c, "fs:out") : NULL;
     long long t0, elapsed;
 
     REQUIRE(l);
     CHECK_INT_EQ(rlk_latch_try_set_count(l, 1, NULL), RLK_OK);
-    rt_stall_reset(&stall);
+    tk_stall_reset(&stall);
     t0 = rlk_fx_now_ms();
     CHECK_INT_EQ(rlk_latch_await(l, 300), RLK_ERR_BUSY);
     elapsed = rlk_fx_now_ms() - t0;
     CHECKF(elapsed >= 300 && elapsed <= 300 + LATENCY_MS, "gave up after %lld ms, timeout 300 ms "
-           "(longest scheduling gap %lld ms%s)", elapsed, rt_stall_max_gap_ms(&stall),
-           fs_stall_note(&stall));
+           "(longest scheduling gap %lld ms%s)", elapsed, tk_stall_max_gap_ms(&stall),
+           tk_stall_note(&stall));
     CHECK_INT_EQ(rlk_latch_delete(l, NULL), RLK_OK);
     rlk_latch_free(l);
     rlk_free(c);
@@ -175,37 +176,37 @@ static void test_await_runs_out(void)
 
 static void test_stray_messages_and_delete(void)
 {
-    rlk_client *c = rt_connect(url, 0, 3);
+    rlk_client *c = tk_connect(url, 0, 3);
     rlk_latch *l = c ? rlk_latch_new(c, "fs:stray") : NULL;
     const char *chan = "redisson_countdownlatch__channel__{fs:stray}";
-    rt_latch done;
+    tk_latch done;
     awaiter a;
     pthread_t t;
     long long t_del, latency;
 
     REQUIRE(l);
-    rt_latch_init(&done);
+    tk_latch_init(&done);
     CHECK_INT_EQ(rlk_latch_try_set_count(l, 2, NULL), RLK_OK);
     a = (awaiter){l, 10000, 0, -1, 0, &done, 0};
     pthread_create(&t, NULL, awaiter_main, &a);
-    CHECK(rt_wait_numsub(&srv, chan, 1, 5000) == 0);
+    CHECK(tk_wait_numsub(&srv, chan, 1, 5000) == 0);
     /* Messages that do not open the latch wake the awaiter, which looks and waits on. */
-    CHECK(fs_command(&srv, "PUBLISH %s 1", chan) == 0);
-    CHECK(fs_command(&srv, "PUBLISH %s 0", chan) == 0);
-    CHECK(fs_command(&srv, "PUBLISH %s garbage", chan) == 0);
+    CHECK(tk_command_ok(&srv, "PUBLISH %s 1", chan) == 0);
+    CHECK(tk_command_ok(&srv, "PUBLISH %s 0", chan) == 0);
+    CHECK(tk_command_ok(&srv, "PUBLISH %s garbage", chan) == 0);
     CHECK_INT_EQ(rlk_latch_count_down(l, NULL), RLK_OK);           /* 2 -> 1: no message */
-    CHECK_INT_EQ(rt_latch_wait(&done, 1, 200), 0);
-    rt_stall_reset(&stall);
+    CHECK_INT_EQ(tk_latch_wait(&done, 1, 200), 0);
+    tk_stall_reset(&stall);
     t_del = rlk_fx_now_ns();
     CHECK_INT_EQ(rlk_latch_delete(l, NULL), RLK_OK);               /* opens it: "0" */
-    rt_latch_wait(&done, 1, 10000);
+    tk_latch_wait(&done, 1, 10000);
     pthread_join(t, NULL);
     latency = (a.done_ns - t_del) / 1000000;
     CHECK_INT_EQ(a.rc, RLK_OK);
     CHECKF(latency <= LATENCY_MS, "released %lld ms after the delete (longest scheduling gap "
-           "%lld ms%s)", latency, rt_stall_max_gap_ms(&stall), fs_stall_note(&stall));
-    CHECK(rt_wait_numsub_at_most(&srv, chan, 0, 5000) == 0);     /* unsubscribed */
-    rt_latch_destroy(&done);
+           "%lld ms%s)", latency, tk_stall_max_gap_ms(&stall), tk_stall_note(&stall));
+    CHECK(tk_wait_numsub_at_most(&srv, chan, 0, 5000) == 0);     /* unsubscribed */
+    tk_latch_destroy(&done);
     rlk_latch_free(l);
     rlk_free(c);
 }
@@ -215,27 +216,27 @@ static void test_stray_messages_and_delete(void)
 /* "0" gives one wake permit per client; each released thread passes it on. */
 static void test_all_local_awaiters_released(void)
 {
-    rlk_client *c = rt_connect(url, 0, LOCAL_AWAITERS + 1);
+    rlk_client *c = tk_connect(url, 0, LOCAL_AWAITERS + 1);
     rlk_latch *l = c ? rlk_latch_new(c, "fs:local") : NULL;
     awaiter a[LOCAL_AWAITERS];
     pthread_t t[LOCAL_AWAITERS];
-    rt_latch done;
+    tk_latch done;
     long long t_send, worst = 0;
     int ok = 0;
 
     REQUIRE(l);
-    rt_latch_init(&done);
+    tk_latch_init(&done);
     CHECK_INT_EQ(rlk_latch_try_set_count(l, 1, NULL), RLK_OK);
     for (int i = 0; i < LOCAL_AWAITERS; i++) {
         a[i] = (awaiter){l, 10000, i, -1, 0, &done, 0};
         pthread_create(&t[i], NULL, awaiter_main, &a[i]);
     }
-    CHECK(rt_wait_numsub(&srv, "redisson_countdownlatch__channel__{fs:local}", 1, 5000) == 0);
-    CHECK_INT_EQ(rt_latch_wait(&done, 1, 100), 0);
-    rt_stall_reset(&stall);
+    CHECK(tk_wait_numsub(&srv, "redisson_countdownlatch__channel__{fs:local}", 1, 5000) == 0);
+    CHECK_INT_EQ(tk_latch_wait(&done, 1, 100), 0);
+    tk_stall_reset(&stall);
     t_send = rlk_fx_now_ns();
     CHECK_INT_EQ(rlk_latch_count_down(l, NULL), RLK_OK);
-    CHECK_INT_EQ(rt_latch_wait(&done, LOCAL_AWAITERS, 10000), LOCAL_AWAITERS);
+    CHECK_INT_EQ(tk_latch_wait(&done, LOCAL_AWAITERS, 10000), LOCAL_AWAITERS);
     for (int i = 0; i < LOCAL_AWAITERS; i++) {
         pthread_join(t[i], NULL);
         ok += a[i].rc == RLK_OK;
@@ -246,9 +247,9 @@ static void test_all_local_awaiters_released(void)
            LOCAL_AWAITERS, worst / 1e6);
     CHECK_INT_EQ(ok, LOCAL_AWAITERS);
     CHECKF(worst / 1000000 <= LATENCY_MS, "the last was released after %lld ms (longest "
-           "scheduling gap %lld ms%s)", worst / 1000000, rt_stall_max_gap_ms(&stall),
-           fs_stall_note(&stall));
-    rt_latch_destroy(&done);
+           "scheduling gap %lld ms%s)", worst / 1000000, tk_stall_max_gap_ms(&stall),
+           tk_stall_note(&stall));
+    tk_latch_destroy(&done);
     rlk_latch_free(l);
     rlk_free(c);
 }
@@ -260,7 +261,7 @@ static void test_all_local_awaiters_released(void)
 #define COUNT 5
 
 /* 1 when some child has written something (a release) already. */
-static int any_output(rt_child *kids, int n)
+static int any_output(tk_child *kids, int n)
 {
     for (int p = 0; p < n; p++) {
         struct pollfd pfd = {kids[p].out_fd, POLLIN, 0};
@@ -273,7 +274,7 @@ static int any_output(rt_child *kids, int n)
 
 /* Counts down COUNT times; returns the send time of the last one. Before
  * each, no awaiter may have been released. */
-static long long count_down_all(rlk_latch *l, rt_child *kids, long long *reply_ns)
+static long long count_down_all(rlk_latch *l, tk_child *kids, long long *reply_ns)
 {
     long long sent = 0, left = -1;
 
@@ -289,7 +290,7 @@ static long long count_down_all(rlk_latch *l, rt_child *kids, long long *reply_n
     return sent;
 }
 
-static void check_releases(rt_child *kids, long long sent, long long reply)
+static void check_releases(tk_child *kids, long long sent, long long reply)
 {
     char line[128];
     long long worst = 0;
@@ -300,7 +301,7 @@ static void check_releases(rt_child *kids, long long sent, long long reply)
             int idx, rc;
             long long ns;
 
-            if (rt_child_read_line(&kids[p], line, sizeof line, 10000) != 0 ||
+            if (tk_child_read_line(&kids[p], line, sizeof line, 10000) != 0 ||
                 sscanf(line, "rel %d %d %lld", &idx, &rc, &ns) != 3 || rc != RLK_OK)
                 continue;
             got++;
@@ -309,7 +310,7 @@ static void check_releases(rt_child *kids, long long sent, long long reply)
             if (ns - reply > worst)
                 worst = ns - reply;
         }
-        CHECKF(rt_child_wait(&kids[p], 10000) == 0, "awaiter process %d did not exit cleanly", p);
+        CHECKF(tk_child_wait(&kids[p], 10000) == 0, "awaiter process %d did not exit cleanly", p);
     }
     printf("  %d processes x %d threads awaiting a latch of %d: %d released, none before the last "
            "count_down; the last %.1f ms after its reply\n", PROCS, THREADS, COUNT, got,
@@ -318,14 +319,14 @@ static void check_releases(rt_child *kids, long long sent, long long reply)
     CHECK_INT_EQ(early, 0);
     CHECKF(late == 0, "%d released more than %d ms after the count reached 0 (worst %lld ms; "
            "longest scheduling gap %lld ms%s)", late, LATENCY_MS, worst / 1000000,
-           rt_stall_max_gap_ms(&stall), fs_stall_note(&stall));
+           tk_stall_max_gap_ms(&stall), tk_stall_note(&stall));
 }
 
 static void test_invariant_procs(void)
 {
-    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_client *c = tk_connect(url, 0, 2);
     rlk_latch *l = c ? rlk_latch_new(c, "fs:inv") : NULL;
-    rt_child kids[PROCS];
+    tk_child kids[PROCS];
     char line[32], threads[8];
     long long sent, reply = 0;
     int spawned = 0;
@@ -336,23 +337,22 @@ static void test_invariant_procs(void)
     for (int p = 0; p < PROCS; p++) {
         const char *args[] = {"await", url, "fs:inv", threads, NULL};
 
-        if (rt_child_spawn(&kids[p], args) != 0)
+        if (tk_child_spawn(&kids[p], args) != 0)
             break;
         spawned++;
     }
     REQUIRE(spawned == PROCS);
     for (int p = 0; p < PROCS; p++)
-        CHECKF(rt_child_read_line(&kids[p], line, sizeof line, 15000) == 0 &&
+        CHECKF(tk_child_read_line(&kids[p], line, sizeof line, 15000) == 0 &&
                strcmp(line, "ready") == 0, "child %d did not get ready", p);
-    for (int p = 0; p < PROCS; p++)
-        rt_child_send(&kids[p], "go");
+    tk_children_send(kids, PROCS, "go");
     /* Every process subscribed (one subscription per client). */
-    CHECK(rt_wait_numsub(&srv, "redisson_countdownlatch__channel__{fs:inv}", PROCS, 10000) == 0);
-    rt_stall_reset(&stall);
+    CHECK(tk_wait_numsub(&srv, "redisson_countdownlatch__channel__{fs:inv}", PROCS, 10000) == 0);
+    tk_stall_reset(&stall);
     sent = count_down_all(l, kids, &reply);
     check_releases(kids, sent, reply);
     for (int p = 0; p < PROCS; p++)
-        rt_child_kill(&kids[p]);
+        tk_child_kill(&kids[p]);
     rlk_latch_free(l);
     rlk_free(c);
 }
@@ -362,17 +362,13 @@ int main(int argc, char **argv)
     if (argc > 1)
         return child_main(argc, argv);
     signal(SIGPIPE, SIG_IGN);
-    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
-        fprintf(stderr, "fs_latch: cannot start redis-server\n");
+    if (tk_suite_start("fs_latch", &srv, url, sizeof url, &stall) != 0)
         return 1;
-    }
-    rt_stall_start(&stall);
     RUN_TEST(test_calls);
     RUN_TEST(test_await_runs_out);
     RUN_TEST(test_stray_messages_and_delete);
     RUN_TEST(test_all_local_awaiters_released);
     RUN_TEST(test_invariant_procs);
-    rt_stall_stop(&stall);
-    rlk_fx_stop(&srv);
+    tk_suite_stop(&srv, &stall);
     return check_summary("fs_latch");
 }

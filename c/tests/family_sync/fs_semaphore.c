@@ -15,7 +15,8 @@
  * Child modes (argv[1]): contend URL NAME THREADS ITERS LOG | hold URL NAME N.
  */
 #include "check.h"
-#include "fs_util.h"
+#include "holdlog.h"
+#include "tk_util.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -25,7 +26,7 @@
 
 static rlk_fx_server srv;
 static char url[128];
-static rt_stall stall;
+static tk_stall stall;
 
 #define LATENCY_MS 250      /* bound on a wake-up, with room for scheduling noise */
 
@@ -38,68 +39,48 @@ typedef struct contend {
     int errors;
 } contend;
 
-typedef struct contend_arg {
-    contend *ct;
-    int idx;
-} contend_arg;
-
 static void contend_one(contend *ct, int idx, int seq, unsigned *seed)
 {
-    fs_event ev = {(int)getpid(), idx, seq, FS_ACQ, 1 + (long long)(rt_rand(seed) % 2), 0, 0};
+    long long permits = 1 + (long long)(tk_rand(seed) % 2), sent = rlk_fx_now_ns();
 
-    ev.t1_ns = rlk_fx_now_ns();
-    if (rlk_semaphore_try_acquire(ct->sem, ev.permits, 20000) != RLK_OK) {
+    if (rlk_semaphore_try_acquire(ct->sem, permits, 20000) != RLK_OK) {
         __atomic_add_fetch(&ct->errors, 1, __ATOMIC_RELAXED);
         return;
     }
-    ev.t2_ns = rlk_fx_now_ns();
-    fs_log_write(ct->log_fd, &ev);
-    rt_spin_ns(200000 + (long long)(rt_rand(seed) % 600000));
-    ev.type = FS_REL;
-    ev.t1_ns = rlk_fx_now_ns();
-    ev.t2_ns = 0;
-    fs_log_write(ct->log_fd, &ev);
-    if (rlk_semaphore_release(ct->sem, ev.permits, NULL) != RLK_OK)
+    tk_hold_begin(ct->log_fd, idx, seq, TK_HOLD_PERMITS, sent, rlk_fx_now_ns(), permits);
+    tk_spin_ns(200000 + (long long)(tk_rand(seed) % 600000));
+    tk_hold_end(ct->log_fd, idx, seq, rlk_fx_now_ns());
+    if (rlk_semaphore_release(ct->sem, permits, NULL) != RLK_OK)
         __atomic_add_fetch(&ct->errors, 1, __ATOMIC_RELAXED);
 }
 
 static void *contend_main(void *arg)
 {
-    contend_arg *a = arg;
+    tk_thread_arg *a = arg;
+    contend *ct = a->ctx;
     unsigned seed = (unsigned)getpid() * 7919u + (unsigned)a->idx;
 
-    for (int i = 0; i < a->ct->iters; i++)
-        contend_one(a->ct, a->idx, i, &seed);
+    for (int i = 0; i < ct->iters; i++)
+        contend_one(ct, a->idx, i, &seed);
     return NULL;
 }
 
 static int child_contend(const char *curl, const char *name, int threads, int iters,
                          const char *log)
 {
-    rlk_client *c = rt_connect(curl, 0, threads);
+    rlk_client *c = tk_connect(curl, 0, threads);
     contend ct = {0};
-    contend_arg args[8];
-    pthread_t t[8];
-    char line[32];
 
     if (!c || threads > 8 || !(ct.sem = rlk_semaphore_new(c, name)))
         return 2;
     ct.iters = iters;
-    ct.log_fd = fs_log_open(log);
+    ct.log_fd = tk_holdlog_open(log);
     if (ct.log_fd < 0)
         return 2;
-    fs_say("ready");
-    if (!fgets(line, sizeof line, stdin) || strncmp(line, "go", 2) != 0)
+    if (tk_child_go_threads(threads, contend_main, &ct) != 0)
         return 2;
-    for (int i = 0; i < threads; i++) {
-        args[i].ct = &ct;
-        args[i].idx = i;
-        pthread_create(&t[i], NULL, contend_main, &args[i]);
-    }
-    for (int i = 0; i < threads; i++)
-        pthread_join(t[i], NULL);
     close(ct.log_fd);
-    fs_say("done %d", ct.errors);
+    tk_say("done %d", ct.errors);
     rlk_semaphore_free(ct.sem);
     rlk_free(c);
     return 0;
@@ -109,13 +90,13 @@ static int child_contend(const char *curl, const char *name, int threads, int it
 
 static int child_hold(const char *curl, const char *name, long long permits)
 {
-    rlk_client *c = rt_connect(curl, 0, 1);
+    rlk_client *c = tk_connect(curl, 0, 1);
     rlk_semaphore *s = c ? rlk_semaphore_new(c, name) : NULL;
     char buf[16];
 
     if (!s || rlk_semaphore_try_acquire(s, permits, 5000) != RLK_OK)
         return 2;
-    fs_say("held");
+    tk_say("held");
     while (read(STDIN_FILENO, buf, sizeof buf) > 0) {
         /* hold until killed */
     }
@@ -139,7 +120,7 @@ typedef struct bg_acquire {
     long long permits, wait_ms;
     int rc;
     long long done_ms;
-    rt_latch *done;
+    tk_latch *done;
 } bg_acquire;
 
 static void *bg_acquire_main(void *arg)
@@ -148,7 +129,7 @@ static void *bg_acquire_main(void *arg)
 
     b->rc = rlk_semaphore_try_acquire(b->sem, b->permits, b->wait_ms);
     b->done_ms = rlk_fx_now_ms();
-    rt_latch_add(b->done, 1);
+    tk_latch_add(b->done, 1);
     return NULL;
 }
 
@@ -164,7 +145,7 @@ static long long available(rlk_semaphore *s)
 
 static void test_calls(void)
 {
-    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_client *c = tk_connect(url, 0, 2);
     rlk_semaphore *s, *tagged;
     long long n = -1;
     int set = -1;
@@ -213,12 +194,12 @@ static void test_calls(void)
     CHECK_INT_EQ(rlk_semaphore_try_acquire(NULL, 1, 0), RLK_ERR_ARG);
 
     /* The script's refusals come through as RLK_ERR_SCRIPT. */
-    CHECK(fs_command(&srv, "DEL fs:calls") == 0);
-    CHECK(fs_command(&srv, "HSET fs:calls f v") == 0);
+    CHECK(tk_command_ok(&srv, "DEL fs:calls") == 0);
+    CHECK(tk_command_ok(&srv, "HSET fs:calls f v") == 0);
     CHECK_INT_EQ(rlk_semaphore_available(s, &n), RLK_ERR_SCRIPT);
     CHECK_STR_PREFIX(rlk_errstr(c), "RLK_WRONGTYPE");
     CHECK_INT_EQ(rlk_semaphore_try_acquire(s, 1, 1000), RLK_ERR_SCRIPT);
-    CHECK(fs_command(&srv, "DEL fs:calls") == 0);
+    CHECK(tk_command_ok(&srv, "DEL fs:calls") == 0);
 
     rlk_semaphore_free(tagged);
     rlk_semaphore_free(s);
@@ -229,56 +210,56 @@ static void test_calls(void)
 
 static void test_wait_woken_by_release(void)
 {
-    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_client *c = tk_connect(url, 0, 2);
     rlk_semaphore *s = c ? rlk_semaphore_new(c, "fs:wake") : NULL;
-    rt_latch done;
+    tk_latch done;
     bg_acquire b = {0};
     pthread_t t;
     long long t_rel, latency;
 
     REQUIRE(s);
-    rt_latch_init(&done);
+    tk_latch_init(&done);
     b.sem = s;
     b.permits = 2;
     b.wait_ms = 10000;
     b.done = &done;
     pthread_create(&t, NULL, bg_acquire_main, &b);
-    CHECK(rt_wait_numsub(&srv, "redisson_sc:{fs:wake}", 1, 5000) == 0);
+    CHECK(tk_wait_numsub(&srv, "redisson_sc:{fs:wake}", 1, 5000) == 0);
     CHECK_INT_EQ(rlk_semaphore_release(s, 1, NULL), RLK_OK);       /* 1 of 2: not enough */
-    CHECK_INT_EQ(rt_latch_wait(&done, 1, 100), 0);
-    rt_stall_reset(&stall);
+    CHECK_INT_EQ(tk_latch_wait(&done, 1, 100), 0);
+    tk_stall_reset(&stall);
     t_rel = rlk_fx_now_ms();
     CHECK_INT_EQ(rlk_semaphore_release(s, 1, NULL), RLK_OK);
-    rt_latch_wait(&done, 1, 10000);
+    tk_latch_wait(&done, 1, 10000);
     pthread_join(t, NULL);
     latency = b.done_ms - t_rel;
     printf("  waiter for 2 permits: served %lld ms after the release that made them\n", latency);
     CHECK_INT_EQ(b.rc, RLK_OK);
     CHECKF(latency <= LATENCY_MS, "served %lld ms after the release (bound %d ms, longest "
-           "scheduling gap %lld ms%s)", latency, LATENCY_MS, rt_stall_max_gap_ms(&stall),
-           fs_stall_note(&stall));
+           "scheduling gap %lld ms%s)", latency, LATENCY_MS, tk_stall_max_gap_ms(&stall),
+           tk_stall_note(&stall));
     CHECK_INT_EQ(available(s), 0);
-    CHECK(rt_wait_numsub_at_most(&srv, "redisson_sc:{fs:wake}", 0, 5000) == 0); /* unsubscribed */
-    rt_latch_destroy(&done);
+    CHECK(tk_wait_numsub_at_most(&srv, "redisson_sc:{fs:wake}", 0, 5000) == 0); /* unsubscribed */
+    tk_latch_destroy(&done);
     rlk_semaphore_free(s);
     rlk_free(c);
 }
 
 static void test_wait_runs_out(void)
 {
-    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_client *c = tk_connect(url, 0, 2);
     rlk_semaphore *s = c ? rlk_semaphore_new(c, "fs:out") : NULL;
     long long t0, elapsed;
 
     REQUIRE(s);
-    rt_stall_reset(&stall);
+    tk_stall_reset(&stall);
     t0 = rlk_fx_now_ms();
     CHECK_INT_EQ(rlk_semaphore_try_acquire(s, 1, 300), RLK_ERR_BUSY);
     elapsed = rlk_fx_now_ms() - t0;
     CHECK_STR_CONTAINS(rlk_errstr(c), "not available after");
     CHECKF(elapsed >= 300 && elapsed <= 300 + LATENCY_MS, "gave up after %lld ms, wait 300 ms "
-           "(longest scheduling gap %lld ms%s)", elapsed, rt_stall_max_gap_ms(&stall),
-           fs_stall_note(&stall));
+           "(longest scheduling gap %lld ms%s)", elapsed, tk_stall_max_gap_ms(&stall),
+           tk_stall_note(&stall));
     rlk_semaphore_free(s);
     rlk_free(c);
 }
@@ -287,29 +268,29 @@ static void test_wait_runs_out(void)
 
 static void test_local_waiters_all_served(void)
 {
-    rlk_client *c = rt_connect(url, 0, LOCAL_WAITERS + 1);
+    rlk_client *c = tk_connect(url, 0, LOCAL_WAITERS + 1);
     rlk_semaphore *s = c ? rlk_semaphore_new(c, "fs:local") : NULL;
     bg_acquire b[LOCAL_WAITERS];
     pthread_t t[LOCAL_WAITERS];
-    rt_latch done;
+    tk_latch done;
     int ok = 0;
 
     REQUIRE(s);
-    rt_latch_init(&done);
+    tk_latch_init(&done);
     for (int i = 0; i < LOCAL_WAITERS; i++) {
         b[i] = (bg_acquire){s, 1, 10000, -1, 0, &done};
         pthread_create(&t[i], NULL, bg_acquire_main, &b[i]);
     }
-    CHECK(rt_wait_numsub(&srv, "redisson_sc:{fs:local}", 1, 5000) == 0);
+    CHECK(tk_wait_numsub(&srv, "redisson_sc:{fs:local}", 1, 5000) == 0);
     CHECK_INT_EQ(rlk_semaphore_release(s, LOCAL_WAITERS, NULL), RLK_OK);   /* one message */
-    CHECK_INT_EQ(rt_latch_wait(&done, LOCAL_WAITERS, 5000), LOCAL_WAITERS);
+    CHECK_INT_EQ(tk_latch_wait(&done, LOCAL_WAITERS, 5000), LOCAL_WAITERS);
     for (int i = 0; i < LOCAL_WAITERS; i++) {
         pthread_join(t[i], NULL);
         ok += b[i].rc == RLK_OK;
     }
     CHECK_INT_EQ(ok, LOCAL_WAITERS);
     CHECK_INT_EQ(available(s), 0);
-    rt_latch_destroy(&done);
+    tk_latch_destroy(&done);
     rlk_semaphore_free(s);
     rlk_free(c);
 }
@@ -325,13 +306,13 @@ static void test_invariant_procs(void)
 {
     char dir[] = "/tmp/rlk-fs-XXXXXX", logs[PROCS][300], line[64];
     const char *paths[PROCS];
-    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_client *c = tk_connect(url, 0, 2);
     rlk_semaphore *s = c ? rlk_semaphore_new(c, "fs:inv") : NULL;
-    rt_child kids[PROCS];
-    fs_hold *holds = NULL;
-    int spawned = 0, done = 0, errors = 0;
+    tk_child kids[PROCS];
+    tk_hold *holds = NULL;
+    int spawned = 0, done = 0, errors = 0, bad = 0;
     long long peak, t0;
-    size_t n;
+    size_t n = 0;
 
     REQUIRE(s && mkdtemp(dir) != NULL);
     CHECK_INT_EQ(rlk_semaphore_try_set_permits(s, PERMITS, NULL), RLK_OK);
@@ -343,34 +324,34 @@ static void test_invariant_procs(void)
         snprintf(iters, sizeof iters, "%d", ITERS);
         snprintf(logs[p], sizeof logs[p], "%s/log.%d", dir, p);
         paths[p] = logs[p];
-        if (rt_child_spawn(&kids[p], args) != 0)
+        if (tk_child_spawn(&kids[p], args) != 0)
             break;
         spawned++;
     }
     CHECK_INT_EQ(spawned, PROCS);
     for (int p = 0; p < spawned; p++)
-        CHECKF(rt_child_read_line(&kids[p], line, sizeof line, 15000) == 0 &&
+        CHECKF(tk_child_read_line(&kids[p], line, sizeof line, 15000) == 0 &&
                strcmp(line, "ready") == 0, "child %d did not get ready", p);
     t0 = rlk_fx_now_ms();
-    for (int p = 0; p < spawned; p++)
-        rt_child_send(&kids[p], "go");
+    tk_children_send(kids, spawned, "go");
     for (int p = 0; p < spawned; p++) {
         int errs = 0;
 
-        if (rt_child_read_line(&kids[p], line, sizeof line, 40000) == 0 &&
+        if (tk_child_read_line(&kids[p], line, sizeof line, 40000) == 0 &&
             sscanf(line, "done %d", &errs) == 1) {
             done++;
             errors += errs;
         }
-        CHECKF(rt_child_wait(&kids[p], 10000) == 0, "child %d did not exit cleanly", p);
+        CHECKF(tk_child_wait(&kids[p], 10000) == 0, "child %d did not exit cleanly", p);
     }
-    n = fs_holds_read(paths, PROCS, -1, &holds);
-    peak = fs_peak_permits(holds, n);
+    tk_holds_read(paths, PROCS, -1, &holds, &n, &bad);
+    peak = tk_holds_check(holds, n, 1).peak_permits;
     printf("  %d processes x %d threads, %zu holds of 1-2 of %d permits in %lld ms: at most %lld "
            "permits held at once\n", PROCS, THREADS, n, PERMITS, rlk_fx_now_ms() - t0, peak);
     CHECK_INT_EQ(done, PROCS);
     CHECK_INT_EQ(errors, 0);
     CHECK_INT_EQ(n, PROCS * THREADS * ITERS);
+    CHECK_INT_EQ(bad, 0);
     CHECKF(peak <= PERMITS, "%lld permits held at once, only %d exist", peak, PERMITS);
     CHECKF(peak >= 2, "peak %lld: the holders never overlapped, nothing was tested", peak);
     for (size_t i = 0; i < n; i++)
@@ -390,10 +371,10 @@ static void test_invariant_procs(void)
 static void test_killed_holder_leaks(void)
 {
     const char *args[] = {"hold", url, "fs:kill", "2", NULL};
-    rlk_client *c = rt_connect(url, 0, 3);
+    rlk_client *c = tk_connect(url, 0, 3);
     rlk_semaphore *s = c ? rlk_semaphore_new(c, "fs:kill") : NULL;
-    rt_child kid;
-    rt_latch done;
+    tk_child kid;
+    tk_latch done;
     bg_acquire b = {0};
     pthread_t t;
     char line[32];
@@ -401,41 +382,41 @@ static void test_killed_holder_leaks(void)
 
     REQUIRE(s);
     CHECK_INT_EQ(rlk_semaphore_try_set_permits(s, 3, NULL), RLK_OK);
-    REQUIRE(rt_child_spawn(&kid, args) == 0);
-    if (rt_child_read_line(&kid, line, sizeof line, 15000) != 0 || strcmp(line, "held") != 0) {
+    REQUIRE(tk_child_spawn(&kid, args) == 0);
+    if (tk_child_read_line(&kid, line, sizeof line, 15000) != 0 || strcmp(line, "held") != 0) {
         CHECK(!"the holder did not take its permits");
-        rt_child_kill(&kid);
+        tk_child_kill(&kid);
         return;
     }
     kill(kid.pid, SIGKILL);
-    CHECK(rt_child_wait(&kid, 5000) != 0);
+    CHECK(tk_child_wait(&kid, 5000) != 0);
     /* Dead, and its 2 permits stay taken: nothing records or expires them. */
     CHECK_INT_EQ(available(s), 1);
     CHECK_INT_EQ(rlk_semaphore_try_acquire(s, 2, 300), RLK_ERR_BUSY);
     CHECK_INT_EQ(available(s), 1);
     /* A waiter for all 3 is served once someone gives the 2 back. */
-    rt_latch_init(&done);
+    tk_latch_init(&done);
     b.sem = s;
     b.permits = 3;
     b.wait_ms = 10000;
     b.done = &done;
     pthread_create(&t, NULL, bg_acquire_main, &b);
-    CHECK(rt_wait_numsub(&srv, "redisson_sc:{fs:kill}", 1, 5000) == 0);
-    CHECK_INT_EQ(rt_latch_get(&done), 0);
-    rt_stall_reset(&stall);
+    CHECK(tk_wait_numsub(&srv, "redisson_sc:{fs:kill}", 1, 5000) == 0);
+    CHECK_INT_EQ(tk_latch_get(&done), 0);
+    tk_stall_reset(&stall);
     t_rel = rlk_fx_now_ms();
     CHECK_INT_EQ(rlk_semaphore_release(s, 2, NULL), RLK_OK);
-    rt_latch_wait(&done, 1, 10000);
+    tk_latch_wait(&done, 1, 10000);
     pthread_join(t, NULL);
     latency = b.done_ms - t_rel;
     printf("  killed holder of 2 of 3 permits: still taken after its death; a waiter for 3 was "
            "served %lld ms after another client released the 2\n", latency);
     CHECK_INT_EQ(b.rc, RLK_OK);
     CHECKF(latency <= LATENCY_MS, "served after %lld ms (longest scheduling gap %lld ms%s)",
-           latency, rt_stall_max_gap_ms(&stall), fs_stall_note(&stall));
+           latency, tk_stall_max_gap_ms(&stall), tk_stall_note(&stall));
     CHECK_INT_EQ(rlk_semaphore_release(s, 3, NULL), RLK_OK);
     CHECK_INT_EQ(available(s), 3);
-    rt_latch_destroy(&done);
+    tk_latch_destroy(&done);
     rlk_semaphore_free(s);
     rlk_free(c);
 }
@@ -445,18 +426,14 @@ int main(int argc, char **argv)
     if (argc > 1)
         return child_main(argc, argv);
     signal(SIGPIPE, SIG_IGN);
-    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
-        fprintf(stderr, "fs_semaphore: cannot start redis-server\n");
+    if (tk_suite_start("fs_semaphore", &srv, url, sizeof url, &stall) != 0)
         return 1;
-    }
-    rt_stall_start(&stall);
     RUN_TEST(test_calls);
     RUN_TEST(test_wait_woken_by_release);
     RUN_TEST(test_wait_runs_out);
     RUN_TEST(test_local_waiters_all_served);
     RUN_TEST(test_invariant_procs);
     RUN_TEST(test_killed_holder_leaks);
-    rt_stall_stop(&stall);
-    rlk_fx_stop(&srv);
+    tk_suite_stop(&srv, &stall);
     return check_summary("fs_semaphore");
 }

@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * it_fixture.c - the redis-server fixture itself: start, stop, restart,
- * pause, several servers, and no server left behind when a test dies.
+ * pause, several servers, and no server left behind when a test dies; the
+ * cluster fixture (3 masters + 3 replicas: state, slots, MOVED, failover,
+ * slot migration with ASK) and the sentinel fixture (master + replica + 3
+ * sentinels: discovery, SENTINEL FAILOVER), each stopped by PID.
  * Talks to Redis with plain hiredis only (no rlk library).
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include "check.h"
+#include "cluster.h"
 #include "fixture.h"
+#include "sentinel.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -342,6 +347,191 @@ static void check_no_leftover(enum child_end how, const char *label)
     }
 }
 
+/* ------------------------------------------------------------ cluster */
+
+/* The cluster spec's examples of HASH_SLOT and its CRC16. */
+static void test_key_slot(void)
+{
+    CHECK_INT_EQ(rlk_fx_crc16("123456789", 9), 0x31C3);
+    CHECK_INT_EQ(rlk_fx_key_slot("foo", 3), 12182);
+    CHECK_INT_EQ(rlk_fx_key_slot("{user1000}.following", 20), rlk_fx_key_slot("user1000", 8));
+    CHECK_INT_EQ(rlk_fx_key_slot("foo{bar}{zap}", 13), rlk_fx_key_slot("bar", 3));
+    CHECK_INT_EQ(rlk_fx_key_slot("foo{{bar}}zap", 13), rlk_fx_key_slot("{bar", 4));
+    CHECK_INT_EQ(rlk_fx_key_slot("foo{}{bar}", 10), (int)(rlk_fx_crc16("foo{}{bar}", 10) & 16383));
+    CHECK_INT_EQ(rlk_fx_key_slot("{rlk}", 5), rlk_fx_key_slot("rlk", 3));
+}
+
+/* An error reply's text ("" when the reply is not an error); caller frees. */
+static char *error_of(redisReply *r)
+{
+    char *out = strdup(r && r->type == REDIS_REPLY_ERROR ? r->str : "");
+
+    if (r)
+        freeReplyObject(r);
+    return out;
+}
+
+static int count_role(const rlk_fx_cluster *c, int role)
+{
+    int n = 0;
+
+    for (int i = 0; i < c->n; i++)
+        n += rlk_fx_cluster_role(c, i) == role;
+    return n;
+}
+
+static void test_cluster(void)
+{
+    rlk_fx_cluster c;
+    pid_t pids[RLK_FX_CLUSTER_NODES];
+    char dirs[RLK_FX_CLUSTER_NODES][RLK_FX_PATH_MAX], urls[512], want[64], map[1024], *err;
+    const char *key = "{rlk-fx}k";
+    int slot = rlk_fx_key_slot(key, strlen(key)), owner, other = -1, replica, dst = -1, moved;
+    long long t0;
+    redisReply *r;
+
+    t0 = rlk_fx_now_ms();
+    REQUIRE(rlk_fx_cluster_start(&c) == 0);
+    printf("  cluster: 6 nodes up, created and agreed in %lld ms\n", c.start_ms);
+    for (int i = 0; i < c.n; i++) {
+        pids[i] = c.node[i].pid;
+        memcpy(dirs[i], c.node[i].dir, sizeof dirs[i]);
+        CHECK(pids[i] > 0);
+        CHECK(c.node[i].bus_port > 0 && c.node[i].bus_port != c.node[i].port);
+    }
+    CHECK_INT_EQ(count_role(&c, 'M'), 3);
+    CHECK_INT_EQ(count_role(&c, 'S'), 3);
+    CHECK_INT_EQ(rlk_fx_cluster_wait_ok(&c, 1000), 0);
+    CHECK_INT_EQ(rlk_fx_cluster_slot_map(&c, 0, map, sizeof map), 0);
+    printf("  slot map: %s\n", map);
+    CHECK_INT_EQ(rlk_fx_cluster_urls(&c, urls, sizeof urls), 0);
+    snprintf(want, sizeof want, "redis://127.0.0.1:%d,", c.node[0].port);
+    CHECK_STR_PREFIX(urls, want);
+    CHECK_INT_EQ((long long)(strchr(urls, ',') ? 6 : 0), 6);
+
+    /* The owner takes the key; another master redirects with the slot and the owner's port. */
+    owner = rlk_fx_cluster_key_owner(&c, key);
+    REQUIRE(owner >= 0);
+    CHECK_INT_EQ(rlk_fx_cluster_role(&c, owner), 'M');
+    r = rlk_fx_cluster_command(&c, owner, "SET %s %s", key, "v1");
+    CHECK(r && r->type == REDIS_REPLY_STATUS);
+    if (r)
+        freeReplyObject(r);
+    for (int i = 0; i < c.n && other < 0; i++)
+        if (i != owner && rlk_fx_cluster_role(&c, i) == 'M')
+            other = i;
+    REQUIRE(other >= 0);
+    err = error_of(rlk_fx_cluster_command(&c, other, "GET %s", key));
+    snprintf(want, sizeof want, "MOVED %d 127.0.0.1:%d", slot, c.node[owner].port);
+    CHECK_STR_EQ(err, want);
+    free(err);
+
+    /* CLUSTER FAILOVER on the owner's replica: roles flip, the key is there. */
+    replica = rlk_fx_cluster_replica_of(&c, owner);
+    REQUIRE(replica >= 0);
+    CHECK_INT_EQ(rlk_fx_cluster_master_of(&c, replica), owner);
+    t0 = rlk_fx_now_ms();
+    CHECK_INT_EQ(rlk_fx_cluster_failover(&c, replica, 15000), 0);
+    printf("  cluster failover: %lld ms\n", rlk_fx_now_ms() - t0);
+    CHECK_INT_EQ(rlk_fx_cluster_role(&c, replica), 'M');
+    CHECK_INT_EQ(rlk_fx_cluster_role(&c, owner), 'S');
+    CHECK_INT_EQ(rlk_fx_cluster_key_owner(&c, key), replica);
+    r = rlk_fx_cluster_command(&c, replica, "GET %s", key);
+    CHECK(r && r->type == REDIS_REPLY_STRING && strcmp(r->str, "v1") == 0);
+    if (r)
+        freeReplyObject(r);
+
+    /* Slot migration step by step: ASK for a moved key while MIGRATING, then the new owner. */
+    owner = replica;
+    dst = other;
+    CHECK_INT_EQ(rlk_fx_cluster_set_importing(&c, slot, dst, owner), 0);
+    CHECK_INT_EQ(rlk_fx_cluster_set_migrating(&c, slot, owner, dst), 0);
+    moved = rlk_fx_cluster_migrate_keys(&c, slot, owner, dst);
+    CHECK_INT_EQ(moved, 1);
+    err = error_of(rlk_fx_cluster_command(&c, owner, "GET %s", key));
+    snprintf(want, sizeof want, "ASK %d 127.0.0.1:%d", slot, c.node[dst].port);
+    CHECK_STR_EQ(err, want);
+    free(err);
+    CHECK_INT_EQ(rlk_fx_cluster_set_node(&c, slot, dst), 0);
+    t0 = rlk_fx_now_ms();
+    while (rlk_fx_now_ms() - t0 < 10000) {     /* bounded: every node learns the new owner */
+        int agreed = 1;
+
+        for (int i = 0; i < c.n; i++)
+            agreed &= rlk_fx_cluster_slot_owner(&c, i, slot) == dst;
+        if (agreed)
+            break;
+        rlk_fx_sleep_ms(20);
+    }
+    for (int i = 0; i < c.n; i++)
+        CHECKF(rlk_fx_cluster_slot_owner(&c, i, slot) == dst, "node %d: slot %d on node %d, not %d",
+               i, slot, rlk_fx_cluster_slot_owner(&c, i, slot), dst);
+    r = rlk_fx_cluster_command(&c, dst, "GET %s", key);
+    CHECK(r && r->type == REDIS_REPLY_STRING && strcmp(r->str, "v1") == 0);
+    if (r)
+        freeReplyObject(r);
+    /* The all-in-one move brings it back. */
+    CHECK_INT_EQ(rlk_fx_cluster_move_slot(&c, slot, dst, owner, 10000), 0);
+    CHECK_INT_EQ(rlk_fx_cluster_key_owner(&c, key), owner);
+    CHECK_INT_EQ(rlk_fx_cluster_wait_ok(&c, 10000), 0);
+
+    rlk_fx_cluster_stop(&c);
+    for (int i = 0; i < RLK_FX_CLUSTER_NODES; i++) {
+        CHECKF(wait_gone(pids[i], 2000), "cluster node pid %ld still running", (long)pids[i]);
+        CHECKF(!dir_exists(dirs[i]), "%s left behind", dirs[i]);
+    }
+    rlk_fx_cluster_stop(&c);    /* twice is harmless */
+}
+
+/* ------------------------------------------------------------ sentinel */
+
+static void test_sentinel(void)
+{
+    rlk_fx_sentinel s;
+    pid_t pids[2 + RLK_FX_SENTINELS];
+    char dirs[2 + RLK_FX_SENTINELS][RLK_FX_PATH_MAX], urls[256], want[64];
+    long long t0;
+
+    REQUIRE(rlk_fx_sentinel_start(&s, "fxmaster") == 0);
+    printf("  sentinel: master, replica and 3 sentinels up and agreed in %lld ms\n", s.start_ms);
+    for (int i = 0; i < 2 + RLK_FX_SENTINELS; i++) {
+        const rlk_fx_server *srv = i < 2 ? &s.data[i] : &s.sentinel[i - 2];
+
+        pids[i] = srv->pid;
+        memcpy(dirs[i], srv->dir, sizeof dirs[i]);
+        CHECK(pids[i] > 0);
+    }
+    for (int i = 0; i < RLK_FX_SENTINELS; i++)
+        CHECK_INT_EQ(rlk_fx_sentinel_master_port(&s, i), s.data[0].port);
+    CHECK_INT_EQ(rlk_fx_sentinel_master(&s), 0);
+    CHECK_INT_EQ(rlk_fx_sentinel_role(&s, 0), 'M');
+    CHECK_INT_EQ(rlk_fx_sentinel_role(&s, 1), 'S');
+    check_command(&s.sentinel[0], "SENTINEL CKQUORUM fxmaster",
+                  "OK 3 usable Sentinels. Quorum and failover authorization can be reached");
+    CHECK_INT_EQ(rlk_fx_sentinel_urls(&s, urls, sizeof urls), 0);
+    snprintf(want, sizeof want, "redis://127.0.0.1:%d,", s.sentinel[0].port);
+    CHECK_STR_PREFIX(urls, want);
+
+    t0 = rlk_fx_now_ms();
+    CHECK_INT_EQ(rlk_fx_sentinel_failover(&s, 20000), 0);
+    printf("  sentinel failover: %lld ms\n", rlk_fx_now_ms() - t0);
+    for (int i = 0; i < RLK_FX_SENTINELS; i++)
+        CHECK_INT_EQ(rlk_fx_sentinel_master_port(&s, i), s.data[1].port);
+    CHECK_INT_EQ(rlk_fx_sentinel_master(&s), 1);
+    CHECK_INT_EQ(rlk_fx_sentinel_role(&s, 1), 'M');
+    t0 = rlk_fx_now_ms();
+    CHECK_INT_EQ(rlk_fx_sentinel_wait_demoted(&s, 0, 20000), 0);
+    printf("  old master demoted %lld ms later\n", rlk_fx_now_ms() - t0);
+    CHECK_INT_EQ(rlk_fx_sentinel_role(&s, 0), 'S');
+
+    rlk_fx_sentinel_stop(&s);
+    for (int i = 0; i < 2 + RLK_FX_SENTINELS; i++) {
+        CHECKF(wait_gone(pids[i], 2000), "pid %ld still running", (long)pids[i]);
+        CHECKF(!dir_exists(dirs[i]), "%s left behind", dirs[i]);
+    }
+    rlk_fx_sentinel_stop(&s);   /* twice is harmless */
+}
+
 static void test_no_server_left_behind(void)
 {
 #ifdef __linux__
@@ -365,6 +555,9 @@ int main(void)
     RUN_TEST(test_client_pause);
     RUN_TEST(test_start_n);
     RUN_TEST(test_free_port_refuses);
+    RUN_TEST(test_key_slot);
+    RUN_TEST(test_cluster);
+    RUN_TEST(test_sentinel);
     RUN_TEST(test_no_server_left_behind);
     return check_summary("it_fixture");
 }

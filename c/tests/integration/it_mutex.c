@@ -8,8 +8,9 @@
  * wait is not used here). Each process records (process, acquire_ns,
  * release_ns) on CLOCK_MONOTONIC - taken after the acquire reply arrived and
  * before the release is sent, so each recorded span lies inside the real
- * hold - and writes them to its own file. The parent merges the files, sorts
- * by acquire time and counts overlapping spans (must be 0), acquisitions
+ * hold - and writes them to its own hold log (support/holdlog.h). The parent
+ * merges the logs and the one checker counts overlapping holds (must be 0;
+ * the control run with a lock per process must show some), acquisitions
  * (must be >= 10^4) and releases that found another owner (must be 0).
  *
  * Usage: it_mutex [PROCESSES [ACQUISITIONS_PER_PROCESS]]
@@ -18,6 +19,8 @@
 
 #include "check.h"
 #include "fixture.h"
+#include "holdlog.h"
+#include "tk_util.h"
 
 #include <rlk.h>
 
@@ -39,13 +42,7 @@
 #define WORKER_DEADLINE_MS 45000 /* a worker gives up (and fails) after this */
 #define TRAILER_MAGIC 0x726c6b6dU
 
-typedef struct event {
-    int proc;
-    long long acquire_ns;
-    long long release_ns;
-} event;
-
-/* What a worker counted, written after its events. */
+/* What a worker counted, written to its own file next to its hold log. */
 typedef struct trailer {
     unsigned magic;
     int proc;
@@ -177,7 +174,7 @@ static void hold_busy(long long since_ns, long long hold_ns)
 }
 
 /* Acquire (retrying), hold, release; -1 on an error or the deadline. */
-static int worker_round(worker *w, long seq, long long deadline_ms, event *ev)
+static int worker_round(worker *w, long seq, long long deadline_ms, tk_hold *ev)
 {
     int got;
 
@@ -191,10 +188,13 @@ static int worker_round(worker *w, long seq, long long deadline_ms, event *ev)
     }
     if (got < 0)
         return -1;
-    ev->proc = w->proc;
-    ev->acquire_ns = rlk_fx_now_ns();
-    hold_busy(ev->acquire_ns, w->hold_ns);
-    ev->release_ns = rlk_fx_now_ns();
+    ev->pid = (int)getpid();
+    ev->thread = w->proc;
+    ev->seq = (int)seq;
+    ev->kind = TK_HOLD_EXCL;
+    ev->start_ns = rlk_fx_now_ns();
+    hold_busy(ev->start_ns, w->hold_ns);
+    ev->end_ns = rlk_fx_now_ns();
     w->tr.acquisitions++;
     return worker_release(w);
 }
@@ -204,12 +204,14 @@ static int write_all(FILE *f, const void *p, size_t n)
     return fwrite(p, 1, n, f) == n ? 0 : -1;
 }
 
-/* The child: connect, wait for the start signal (EOF on go_fd), run. */
+/* The child: connect, wait for the start signal (EOF on go_fd), run; the
+ * holds go to path.holds (support/holdlog.h), the counters to path. */
 static int worker_main(const lock_kind *kind, int proc, long rounds, const char *url,
                        int go_fd, const char *path)
 {
     worker w;
-    event *events = calloc((size_t)rounds, sizeof *events);
+    tk_hold *events = calloc((size_t)rounds, sizeof *events);
+    char holds_path[600];
     long long deadline;
     char byte;
     FILE *f;
@@ -238,8 +240,9 @@ static int worker_main(const lock_kind *kind, int proc, long rounds, const char 
     deadline = rlk_fx_now_ms() + WORKER_DEADLINE_MS;
     while (n < rounds && worker_round(&w, n, deadline, &events[n]) == 0)
         n++;
+    snprintf(holds_path, sizeof holds_path, "%s.holds", path);
     f = fopen(path, "wb");
-    if (!f || write_all(f, events, (size_t)n * sizeof *events) != 0 ||
+    if (!f || tk_holds_save(holds_path, events, (size_t)n) != 0 ||
         write_all(f, &w.tr, sizeof w.tr) != 0 || fclose(f) != 0) {
         fprintf(stderr, "worker %d: cannot write %s\n", proc, path);
         return 3;
@@ -251,18 +254,9 @@ static int worker_main(const lock_kind *kind, int proc, long rounds, const char 
 
 /* ------------------------------------------------------------ parent */
 
-/* CLOCK_REALTIME - CLOCK_MONOTONIC in ms: it moves when the wall clock jumps,
- * and Redis expires keys by the wall clock. */
-static long long wall_offset_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (long long)ts.tv_sec * 1000LL + ts.tv_nsec / 1000000L - rlk_fx_now_ms();
-}
-
 typedef struct results {
-    event *events;
-    long n;
+    tk_hold *events;
+    size_t n;
     long contended, not_owner, still_held, errors;
     int timed_out, bad_files;
 } results;
@@ -270,31 +264,18 @@ typedef struct results {
 static int read_worker_file(const char *path, results *res)
 {
     FILE *f = fopen(path, "rb");
-    long size, n;
+    char holds_path[600];
     trailer tr;
-    event *grown;
+    int bad = 0;
 
-    if (!f || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < (long)sizeof tr ||
-        (size - (long)sizeof tr) % (long)sizeof(event) != 0) {
+    snprintf(holds_path, sizeof holds_path, "%s.holds", path);
+    tk_holds_take(holds_path, &res->events, &res->n, &bad);
+    if (!f || fread(&tr, sizeof tr, 1, f) != 1 || tr.magic != TRAILER_MAGIC || bad) {
         if (f)
             fclose(f);
         return -1;
     }
-    n = (size - (long)sizeof tr) / (long)sizeof(event);
-    grown = realloc(res->events, (size_t)(res->n + n + 1) * sizeof(event));
-    if (!grown) {
-        fclose(f);
-        return -1;
-    }
-    res->events = grown;
-    rewind(f);
-    if (fread(res->events + res->n, sizeof(event), (size_t)n, f) != (size_t)n ||
-        fread(&tr, sizeof tr, 1, f) != 1 || tr.magic != TRAILER_MAGIC) {
-        fclose(f);
-        return -1;
-    }
     fclose(f);
-    res->n += n;
     res->contended += tr.contended;
     res->not_owner += tr.not_owner;
     res->still_held += tr.still_held;
@@ -303,38 +284,6 @@ static int read_worker_file(const char *path, results *res)
     if (tr.first_error[0])
         fprintf(stderr, "  worker %d: %s\n", tr.proc, tr.first_error);
     return 0;
-}
-
-static int by_acquire(const void *a, const void *b)
-{
-    const event *x = a, *y = b;
-    return (x->acquire_ns > y->acquire_ns) - (x->acquire_ns < y->acquire_ns);
-}
-
-/* Spans sorted by start overlap when one starts before the latest end so far. */
-static long count_overlaps(const event *ev, long n, long long *longest_hold_ns, int verbose)
-{
-    long overlaps = 0;
-    long long max_end = 0;
-    int max_proc = -1;
-
-    *longest_hold_ns = 0;
-    for (long i = 0; i < n; i++) {
-        long long hold = ev[i].release_ns - ev[i].acquire_ns;
-        if (hold > *longest_hold_ns)
-            *longest_hold_ns = hold;
-        if (i > 0 && ev[i].acquire_ns < max_end) {
-            if (verbose && overlaps < 5)
-                fprintf(stderr, "  overlap: process %d acquired at %lld while process %d held "
-                        "until %lld\n", ev[i].proc, ev[i].acquire_ns, max_proc, max_end);
-            overlaps++;
-        }
-        if (ev[i].release_ns > max_end) {
-            max_end = ev[i].release_ns;
-            max_proc = ev[i].proc;
-        }
-    }
-    return overlaps;
 }
 
 /* Forks the workers, releases them together, waits for all of them. */
@@ -385,6 +334,7 @@ typedef struct run {
 static int run_kind(const lock_kind *kind, long rounds, run *out)
 {
     char dir[] = "/tmp/rlk-it-mutex-XXXXXX", path[512], url[128];
+    tk_hold_report rep;
     redisReply *r;
 
     memset(out, 0, sizeof *out);
@@ -395,11 +345,11 @@ static int run_kind(const lock_kind *kind, long rounds, run *out)
     if (r)
         freeReplyObject(r);
 
-    out->jump_ms = wall_offset_ms();
+    out->jump_ms = tk_wall_offset_ms();
     out->elapsed_ms = rlk_fx_now_ms();
     out->workers_failed = run_workers(kind, rounds, dir, url) != 0;
     out->elapsed_ms = rlk_fx_now_ms() - out->elapsed_ms;
-    out->jump_ms = wall_offset_ms() - out->jump_ms;
+    out->jump_ms = tk_wall_offset_ms() - out->jump_ms;
     for (int p = 0; p < nprocs; p++) {
         snprintf(path, sizeof path, "%s/worker-%d.bin", dir, p);
         if (read_worker_file(path, &out->res) != 0)
@@ -407,10 +357,10 @@ static int run_kind(const lock_kind *kind, long rounds, run *out)
         unlink(path);
     }
     rmdir(dir);
-    qsort(out->res.events, (size_t)out->res.n, sizeof(event), by_acquire);
-    out->overlaps = count_overlaps(out->res.events, out->res.n, &out->longest_ns,
-                                   !kind->key_per_process);
-    printf("%s: %d processes, %ld acquisitions, %ld overlaps, %ld contended attempts, "
+    rep = tk_holds_check(out->res.events, out->res.n, !kind->key_per_process);
+    out->overlaps = rep.conflicts;
+    out->longest_ns = rep.longest_ns;
+    printf("%s: %d processes, %zu acquisitions, %ld overlaps, %ld contended attempts, "
            "%ld not-owner releases, %ld errors, longest hold %lld us, %lld ms\n",
            kind->name, nprocs, out->res.n, out->overlaps, out->res.contended,
            out->res.not_owner, out->res.errors, out->longest_ns / 1000, out->elapsed_ms);
@@ -428,7 +378,7 @@ static void check_mutual_exclusion(const lock_kind *kind)
     stalled = x.elapsed_ms >= LEASE_MS_NUM || x.jump_ms > 1000 || x.jump_ms < -1000;
     CHECKF(!x.workers_failed, "%s: a worker failed", kind->name);
     CHECK_INT_EQ(x.res.bad_files, 0);
-    CHECKF(x.res.n >= (long)nprocs * per_proc, "%s: %ld acquisitions, expected %ld",
+    CHECKF(x.res.n >= (size_t)nprocs * (size_t)per_proc, "%s: %zu acquisitions, expected %ld",
            kind->name, x.res.n, (long)nprocs * per_proc);
     CHECKF(x.overlaps == 0, "%s: %ld overlapping holds%s", kind->name, x.overlaps,
            stalled ? " - but the run outlived a lease or the wall clock jumped (see below): "
@@ -470,7 +420,7 @@ static void test_detector_sees_overlaps(void)
     REQUIRE(run_kind(&kinds[2], 200, &x) == 0);
     CHECK(!x.workers_failed);
     CHECK_INT_EQ(x.res.n, (long)nprocs * 200);
-    CHECKF(x.overlaps > 0, "no overlap found among %ld unsynchronised holds", x.res.n);
+    CHECKF(x.overlaps > 0, "no overlap found among %zu unsynchronised holds", x.res.n);
     free(x.res.events);
 }
 

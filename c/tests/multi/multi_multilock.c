@@ -57,7 +57,7 @@ static int keys_left(void)
     for (int i = 0; i < NMEMBERS; i++) {
         const rlk_fx_server *srv = &S.srv[members[i].server];
 
-        if (srv->pid > 0 && mu_exists(srv, members[i].name) == 1)
+        if (srv->pid > 0 && tk_key_exists(srv, members[i].name) == 1)
             left++;
     }
     return left;
@@ -286,7 +286,7 @@ static void *bg_release_main(void *arg)
 
     /* Release once the MultiLock has taken the members before ml-c and
      * subscribed to ml-c's channel (it waits there). */
-    if (mu_wait_subscribed(b->srv, "redisson_lock__channel:{ml-c}", 3000) != 0)
+    if (tk_wait_numsub(b->srv, "redisson_lock__channel:{ml-c}", 1, 3000) != 0)
         b->rc = -1;
     else
         b->rc = rlk_lock_unlock(b->held);

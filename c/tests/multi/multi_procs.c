@@ -14,6 +14,7 @@
  * counter is known to see them.
  */
 #include "check.h"
+#include "holdlog.h"
 #include "multi_util.h"
 
 #include <errno.h>
@@ -71,7 +72,16 @@ static int worker_connect(rlk_client **c)
     return 0;
 }
 
-static void redlock_worker(int proc, rlk_client **c, const char *name, mu_log *log,
+/* One hold into the run's hold log (support/holdlog.h). */
+static void log_hold(int log_fd, int proc, int round, long long start, long long end)
+{
+    tk_hold h = {.pid = (int)getpid(), .thread = proc, .seq = round, .kind = TK_HOLD_EXCL,
+                 .start_ns = start, .end_ns = end};
+
+    tk_hold_write(log_fd, &h);
+}
+
+static void redlock_worker(int proc, rlk_client **c, const char *name, int log_fd,
                            worker_stats *st)
 {
     rlk_redlock_options o;
@@ -98,7 +108,7 @@ static void redlock_worker(int proc, rlk_client **c, const char *name, mu_log *l
         end = rlk_fx_now_ns();
         if (rlk_redlock_validity_ms(rl) <= 0)
             st->out_of_validity++;
-        mu_log_add(log, proc, start, end);
+        log_hold(log_fd, proc, i, start, end);
         st->acquired++;
         if ((rc = rlk_redlock_unlock(rl)) != RLK_OK) {
             st->failed_release++;
@@ -109,7 +119,7 @@ static void redlock_worker(int proc, rlk_client **c, const char *name, mu_log *l
 }
 
 /* Members a@0 b@1 c@2 d@0, added starting at a process-dependent member. */
-static void multilock_worker(int proc, rlk_client **c, mu_log *log, worker_stats *st)
+static void multilock_worker(int proc, rlk_client **c, int log_fd, worker_stats *st)
 {
     static const char *const names[] = {"mp-a", "mp-b", "mp-c", "mp-d"};
     static const int servers[] = {0, 1, 2, 0};
@@ -135,7 +145,7 @@ static void multilock_worker(int proc, rlk_client **c, mu_log *log, worker_stats
         start = rlk_fx_now_ns();
         hold();
         end = rlk_fx_now_ns();
-        mu_log_add(log, proc, start, end);
+        log_hold(log_fd, proc, i, start, end);
         st->acquired++;
         if ((rc = rlk_multilock_unlock(m)) != RLK_OK) {
             st->failed_release++;
@@ -145,7 +155,7 @@ static void multilock_worker(int proc, rlk_client **c, mu_log *log, worker_stats
     rlk_multilock_free(m);
 }
 
-static int worker_main(enum kind kind, int proc, int go_fd, mu_log *log, worker_stats *st)
+static int worker_main(enum kind kind, int proc, int go_fd, int log_fd, worker_stats *st)
 {
     rlk_client *c[NSERVERS] = {0};
     char name[64], byte;
@@ -158,13 +168,13 @@ static int worker_main(enum kind kind, int proc, int go_fd, mu_log *log, worker_
     }
     close(go_fd);
     if (kind == KIND_MULTILOCK) {
-        multilock_worker(proc, c, log, st);
+        multilock_worker(proc, c, log_fd, st);
     } else {
         if (kind == KIND_CONTROL)
             snprintf(name, sizeof name, "mp-control-%d", proc);
         else
             snprintf(name, sizeof name, "mp-redlock");
-        redlock_worker(proc, c, name, log, st);
+        redlock_worker(proc, c, name, log_fd, st);
     }
     for (int i = 0; i < NSERVERS; i++)
         rlk_free(c[i]);
@@ -175,20 +185,31 @@ static int worker_main(enum kind kind, int proc, int go_fd, mu_log *log, worker_
 
 typedef struct run_result {
     long events, overlaps, failed_acquire, failed_release, out_of_validity;
+    int bad_lines;                  /* malformed hold-log lines */
     long long elapsed_ms;
     int workers_failed;
 } run_result;
 
 static int run(enum kind kind, run_result *res)
 {
-    mu_log *log = mu_log_new(NPROCS * ROUNDS);
+    char path[] = "/tmp/rlk-mp-holds-XXXXXX";
+    int tmp_fd = mkstemp(path), log_fd = -1;
     worker_stats *st = mu_shared_alloc(NPROCS * sizeof *st);
     pid_t pids[NPROCS];
-    int go[2], status;
+    int go[2], status, bad = 0;
+    tk_hold *holds = NULL;
+    size_t n = 0;
 
     memset(res, 0, sizeof *res);
-    if (!log || !st || pipe(go) != 0) {
-        mu_log_free(log);
+    if (tmp_fd >= 0) {
+        close(tmp_fd);
+        log_fd = tk_holdlog_open(path);     /* O_APPEND: the workers' lines never interleave */
+    }
+    if (log_fd < 0 || !st || pipe(go) != 0) {
+        if (tmp_fd >= 0)
+            unlink(path);
+        if (log_fd >= 0)
+            close(log_fd);
         mu_shared_free(st, NPROCS * sizeof *st);
         return -1;
     }
@@ -198,7 +219,7 @@ static int run(enum kind kind, run_result *res)
         pids[p] = fork();
         if (pids[p] == 0) {
             close(go[1]);
-            _exit(worker_main(kind, p, go[0], log, &st[p]));
+            _exit(worker_main(kind, p, go[0], log_fd, &st[p]));
         }
     }
     close(go[0]);
@@ -214,9 +235,11 @@ static int run(enum kind kind, run_result *res)
         res->out_of_validity += st[p].out_of_validity;
     }
     res->elapsed_ms = rlk_fx_now_ms() - res->elapsed_ms;
-    res->events = log->next;
-    res->overlaps = mu_log_overlaps(log, kind != KIND_CONTROL);  /* the control overlaps */
-    mu_log_free(log);
+    close(log_fd);
+    res->events = (long)tk_holds_take(path, &holds, &n, &bad);
+    res->overlaps = tk_holds_check(holds, n, kind != KIND_CONTROL).conflicts; /* the control overlaps */
+    res->bad_lines = bad;
+    free(holds);
     mu_shared_free(st, NPROCS * sizeof *st);
     return 0;
 }
@@ -238,6 +261,7 @@ static void mp_redlock_mutual_exclusion(void)
     report("redlock", &r);
     CHECK_INT_EQ(r.events, NPROCS * ROUNDS);
     CHECK_INT_EQ(r.overlaps, 0);
+    CHECK_INT_EQ(r.bad_lines, 0);
     CHECK_INT_EQ(r.failed_acquire, 0);
     CHECK_INT_EQ(r.failed_release, 0);
     CHECK_INT_EQ(r.out_of_validity, 0);
@@ -253,6 +277,7 @@ static void mp_multilock_mutual_exclusion(void)
     report("multilock", &r);
     CHECK_INT_EQ(r.events, NPROCS * ROUNDS);
     CHECK_INT_EQ(r.overlaps, 0);
+    CHECK_INT_EQ(r.bad_lines, 0);
     CHECK_INT_EQ(r.failed_acquire, 0);
     CHECK_INT_EQ(r.failed_release, 0);
     CHECK_INT_EQ(r.workers_failed, 0);

@@ -160,8 +160,8 @@ static void rl_one_held_elsewhere_3(void)
     CHECK_INT_EQ(rlk_redlock_unlock(rl), RLK_OK);
     /* The release left the other holder's key alone. */
     CHECK(mu_get(&S.srv[1], KEY, v, sizeof v) == 0 && strcmp(v, "someone-else") == 0);
-    CHECK_INT_EQ(mu_exists(&S.srv[0], KEY), 0);
-    CHECK_INT_EQ(mu_exists(&S.srv[2], KEY), 0);
+    CHECK_INT_EQ(tk_key_exists(&S.srv[0], KEY), 0);
+    CHECK_INT_EQ(tk_key_exists(&S.srv[2], KEY), 0);
     rlk_redlock_free(rl);
     reset();
 }
@@ -201,7 +201,7 @@ static void rl_majority_held_elsewhere_3(void)
     CHECKF(elapsed >= 290 && elapsed < 2000, "the 300 ms wait took %lld ms", elapsed);
     CHECK_INT_EQ(rlk_redlock_is_held(rl), 0);
     /* Ours is gone from server 1; the other holder keeps 0 and 2. */
-    CHECK_INT_EQ(mu_exists(&S.srv[1], KEY), 0);
+    CHECK_INT_EQ(tk_key_exists(&S.srv[1], KEY), 0);
     CHECK(mu_get(&S.srv[0], KEY, v, sizeof v) == 0 && strcmp(v, "someone-else") == 0);
     CHECK(mu_get(&S.srv[2], KEY, v, sizeof v) == 0 && strcmp(v, "someone-else") == 0);
     rlk_redlock_free(rl);
@@ -407,7 +407,7 @@ static void rl_sigstop_past_lease(void)
     /* One round trip: the resumed server ran what it had received (the
      * acquire, then the release pipelined behind it). */
     CHECK(mu_ping(&S.srv[2]) == 0);
-    CHECK_INT_EQ(mu_exists(&S.srv[2], KEY), 0);
+    CHECK_INT_EQ(tk_key_exists(&S.srv[2], KEY), 0);
     /* And the handle works again on all three. */
     rc = rlk_redlock_try_lock(rl, 0, 2000, NULL);
     CHECK_INT_EQ(rc, RLK_OK);
@@ -431,7 +431,7 @@ static void rl_client_pause_past_lease(void)
     rl_paused_check(rl, rc, elapsed);
     /* The PING is held until the pause ends: one round trip after it. */
     CHECK(mu_ping(&S.srv[2]) == 0);
-    CHECK_INT_EQ(mu_exists(&S.srv[2], KEY), 0);
+    CHECK_INT_EQ(tk_key_exists(&S.srv[2], KEY), 0);
     rlk_redlock_free(rl);
     reset();
 }
@@ -467,8 +467,8 @@ static void rl_requests_in_parallel_5(void)
      * counted, and only there. */
     CHECK(mu_ping(&S.srv[3]) == 0 && mu_ping(&S.srv[4]) == 0);
     CHECK_INT_EQ(mu_count_holding(&S, 3, KEY), 3);
-    CHECK_INT_EQ(mu_exists(&S.srv[3], KEY), 0);
-    CHECK_INT_EQ(mu_exists(&S.srv[4], KEY), 0);
+    CHECK_INT_EQ(tk_key_exists(&S.srv[3], KEY), 0);
+    CHECK_INT_EQ(tk_key_exists(&S.srv[4], KEY), 0);
     CHECK_INT_EQ(rlk_redlock_unlock(rl), RLK_OK);
     check_no_keys(5);
     rlk_redlock_free(rl);

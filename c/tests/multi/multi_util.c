@@ -78,37 +78,21 @@ int mu_set_reset(mu_set *s)
 
 /* ---------------------------------------------------------------- probes */
 
-static long long mu_integer(const rlk_fx_server *srv, const char *cmd, const char *key,
-                            long long fail)
-{
-    redisReply *r = rlk_fx_command(srv, "%s %s", cmd, key);
-    long long v = fail;
-
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer;
-    if (r)
-        freeReplyObject(r);
-    return v;
-}
-
-int mu_exists(const rlk_fx_server *srv, const char *key)
-{
-    return (int)mu_integer(srv, "EXISTS", key, -1);
-}
-
 int mu_count_holding(const mu_set *s, int n, const char *key)
 {
     int count = 0;
 
     for (int i = 0; i < n && i < s->n; i++)
-        if (s->srv[i].pid > 0 && mu_exists(&s->srv[i], key) == 1)
+        if (s->srv[i].pid > 0 && tk_key_exists(&s->srv[i], key) == 1)
             count++;
     return count;
 }
 
 long long mu_pttl(const rlk_fx_server *srv, const char *key)
 {
-    return mu_integer(srv, "PTTL", key, -3);
+    long long v = tk_int(srv, "PTTL %s", key);
+
+    return v == -999 ? -3 : v;
 }
 
 int mu_get(const rlk_fx_server *srv, const char *key, char *buf, size_t len)
@@ -166,25 +150,7 @@ int mu_wait_client(const rlk_fx_server *srv, const char *needle, long timeout_ms
     return -1;
 }
 
-int mu_wait_subscribed(const rlk_fx_server *srv, const char *channel, long timeout_ms)
-{
-    long long deadline = rlk_fx_now_ms() + timeout_ms;
-
-    do {
-        redisReply *r = rlk_fx_command(srv, "PUBSUB NUMSUB %s", channel);
-        int seen = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-                   r->element[1]->type == REDIS_REPLY_INTEGER && r->element[1]->integer > 0;
-
-        if (r)
-            freeReplyObject(r);
-        if (seen)
-            return 0;
-        rlk_fx_sleep_ms(2);
-    } while (rlk_fx_now_ms() < deadline);
-    return -1;
-}
-
-/* ---------------------------------------------------------------- event log */
+/* ---------------------------------------------------------------- shared memory */
 
 void *mu_shared_alloc(size_t size)
 {
@@ -197,67 +163,4 @@ void mu_shared_free(void *p, size_t size)
 {
     if (p)
         munmap(p, size);
-}
-
-static size_t mu_log_size(size_t cap)
-{
-    return sizeof(mu_log) + cap * sizeof(mu_event);
-}
-
-mu_log *mu_log_new(size_t cap)
-{
-    mu_log *log = mu_shared_alloc(mu_log_size(cap));
-
-    if (!log)
-        return NULL;
-    log->cap = cap;
-    log->next = 0;
-    return log;
-}
-
-void mu_log_free(mu_log *log)
-{
-    if (log)
-        mu_shared_free(log, mu_log_size(log->cap));
-}
-
-int mu_log_add(mu_log *log, int proc, long long start_ns, long long end_ns)
-{
-    long i = __atomic_fetch_add(&log->next, 1, __ATOMIC_SEQ_CST);
-
-    if (i < 0 || (size_t)i >= log->cap)
-        return -1;
-    log->ev[i].proc = proc;
-    log->ev[i].start_ns = start_ns;
-    log->ev[i].end_ns = end_ns;
-    return 0;
-}
-
-static int mu_by_start(const void *a, const void *b)
-{
-    const mu_event *x = a, *y = b;
-
-    return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
-}
-
-long mu_log_overlaps(mu_log *log, int verbose)
-{
-    long n = log->next < (long)log->cap ? log->next : (long)log->cap, overlaps = 0;
-    long long latest_end = 0;
-    int latest_proc = -1;
-
-    qsort(log->ev, (size_t)n, sizeof log->ev[0], mu_by_start);
-    for (long i = 0; i < n; i++) {
-        if (i > 0 && log->ev[i].start_ns < latest_end) {
-            if (overlaps++ < 3 && verbose)
-                fprintf(stderr, "  overlap: process %d started at %lld while process %d held "
-                        "until %lld\n", log->ev[i].proc, log->ev[i].start_ns, latest_proc,
-                        latest_end);
-        }
-        if (log->ev[i].end_ns > latest_end) {
-            latest_end = log->ev[i].end_ns;
-            latest_proc = log->ev[i].proc;
-        }
-    }
-    return overlaps;
 }

@@ -2,8 +2,8 @@
 /*
  * multi_util.h - what the MultiLock / RedLock tests share: a set of
  * redis-servers from the integration fixture, one rlk client per server,
- * key probes on every server, and a shared-memory event log for the
- * mutual-exclusion runs.
+ * key probes on every server, and shared memory for forked workers' counters.
+ * Hold logs and the overlap checker are support/holdlog.h.
  */
 #ifndef RLK_MULTI_UTIL_H
 #define RLK_MULTI_UTIL_H
@@ -13,6 +13,7 @@
 #include <rlk.h>
 
 #include "fixture.h"
+#include "tk_util.h"
 
 #define MU_MAX_SERVERS 8
 
@@ -31,9 +32,6 @@ void mu_set_stop(mu_set *s);
  * every server. 0 or -1. */
 int mu_set_reset(mu_set *s);
 
-/* EXISTS key on one server (fresh connection): 1, 0, or -1 when it cannot
- * be asked. */
-int mu_exists(const rlk_fx_server *srv, const char *key);
 /* How many of the servers whose index is in [0, n) and running hold key. */
 int mu_count_holding(const mu_set *s, int n, const char *key);
 /* PTTL of key on one server; -3 when it cannot be asked. */
@@ -48,33 +46,7 @@ int mu_ping(const rlk_fx_server *srv);
  * at most timeout_ms. 0 when seen, -1 otherwise. */
 int mu_wait_client(const rlk_fx_server *srv, const char *needle, long timeout_ms);
 
-/* Polls PUBSUB NUMSUB every 2 ms until channel has a subscriber, for at
- * most timeout_ms. 0 when it has, -1 otherwise. */
-int mu_wait_subscribed(const rlk_fx_server *srv, const char *channel, long timeout_ms);
-
-/* ---------------------------------------------------------------- event log */
-
-/* One hold of the lock: CLOCK_MONOTONIC ns from just after the acquire
- * returned to just before the release was sent. */
-typedef struct mu_event {
-    int proc;
-    long long start_ns, end_ns;
-} mu_event;
-
-/* A log in shared memory (MAP_SHARED), writable by forked children. */
-typedef struct mu_log {
-    size_t cap;
-    volatile long next;          /* atomically incremented */
-    mu_event ev[];
-} mu_log;
-
-mu_log *mu_log_new(size_t cap);
-void mu_log_free(mu_log *log);
-/* Appends an event; -1 when full. */
-int mu_log_add(mu_log *log, int proc, long long start_ns, long long end_ns);
-/* Sorts the log by start and counts holds that begin before an earlier one
- * ended; prints up to 3 of them when verbose. */
-long mu_log_overlaps(mu_log *log, int verbose);
+/* ---------------------------------------------------------------- shared memory */
 
 /* Zeroed shared memory (MAP_SHARED) that forked children write into. */
 void *mu_shared_alloc(size_t size);

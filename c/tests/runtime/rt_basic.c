@@ -6,7 +6,7 @@
  * woken by the unlock message, local FIFO fairness, argument errors.
  */
 #include "check.h"
-#include "rt_util.h"
+#include "tk_util.h"
 #include "runtime/rt.h"
 
 #include <stdio.h>
@@ -16,15 +16,15 @@
 
 static rlk_fx_server srv;
 static char url[128];
-static rt_stall stall;
+static tk_stall stall;
 
 /* ------------------------------------------------------------ helpers */
 
 typedef struct holder {
     rlk_lock *lock;
     long long lease_ms;
-    rt_latch held;          /* 1: locked */
-    rt_latch release;       /* 1: unlock now */
+    tk_latch held;          /* 1: locked */
+    tk_latch release;       /* 1: unlock now */
     int rc_lock, rc_unlock;
 } holder;
 
@@ -33,8 +33,8 @@ static void *holder_main(void *arg)
     holder *h = arg;
 
     h->rc_lock = rlk_lock_lock(h->lock, h->lease_ms);
-    rt_latch_add(&h->held, 1);
-    rt_latch_wait(&h->release, 1, 30000);
+    tk_latch_add(&h->held, 1);
+    tk_latch_wait(&h->release, 1, 30000);
     h->rc_unlock = h->rc_lock == RLK_OK ? rlk_lock_unlock(h->lock) : -1;
     return NULL;
 }
@@ -45,25 +45,25 @@ static int holder_start(holder *h, pthread_t *t, rlk_lock *l, long long lease_ms
     memset(h, 0, sizeof *h);
     h->lock = l;
     h->lease_ms = lease_ms;
-    rt_latch_init(&h->held);
-    rt_latch_init(&h->release);
+    tk_latch_init(&h->held);
+    tk_latch_init(&h->release);
     pthread_create(t, NULL, holder_main, h);
-    return rt_latch_wait(&h->held, 1, 10000) == 1 && h->rc_lock == RLK_OK ? 0 : -1;
+    return tk_latch_wait(&h->held, 1, 10000) == 1 && h->rc_lock == RLK_OK ? 0 : -1;
 }
 
 static void holder_finish(holder *h, pthread_t t)
 {
-    rt_latch_add(&h->release, 1);
+    tk_latch_add(&h->release, 1);
     pthread_join(t, NULL);
-    rt_latch_destroy(&h->held);
-    rt_latch_destroy(&h->release);
+    tk_latch_destroy(&h->held);
+    tk_latch_destroy(&h->release);
 }
 
 /* ------------------------------------------------------------ tests */
 
 static void test_owner_ids(void)
 {
-    rlk_client *a = rt_connect(url, 0, 2), *b = rt_connect(url, 0, 2);
+    rlk_client *a = tk_connect(url, 0, 2), *b = tk_connect(url, 0, 2);
     rlk_lock *l;
     char owner[128], expect[128];
     const char *uuid;
@@ -96,7 +96,7 @@ static void test_owner_ids(void)
 
 static void test_reentrancy(void)
 {
-    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_client *c = tk_connect(url, 0, 2);
     rlk_lock *l;
     long long n = -1, ttl = -9;
     int locked = -1, held = -1;
@@ -138,7 +138,7 @@ static void test_reentrancy(void)
 
 static void test_not_owner(void)
 {
-    rlk_client *c = rt_connect(url, 0, 4), *other = rt_connect(url, 0, 2);
+    rlk_client *c = tk_connect(url, 0, 4), *other = tk_connect(url, 0, 2);
     rlk_lock *l, *lo;
     holder h;
     pthread_t t;
@@ -164,7 +164,7 @@ static void test_not_owner(void)
 
 static void test_try_lock_busy(void)
 {
-    rlk_client *c = rt_connect(url, 0, 4);
+    rlk_client *c = tk_connect(url, 0, 4);
     rlk_lock *l;
     holder h;
     pthread_t t;
@@ -175,22 +175,22 @@ static void test_try_lock_busy(void)
     l = rlk_lock_new(c, "rt:busy");
     REQUIRE(l);
     REQUIRE(holder_start(&h, &t, l, 20000) == 0);
-    rt_stall_reset(&stall);
+    tk_stall_reset(&stall);
     t0 = rlk_fx_now_ms();
     rc = rlk_lock_try_lock(l, 0, 5000);
     ms = rlk_fx_now_ms() - t0;
     CHECK_INT_EQ(rc, RLK_ERR_BUSY);
     CHECK_STR_CONTAINS(rlk_errstr(c), "held by another");
     CHECKF(ms < 500, "try_lock(wait 0) took %lld ms (max scheduling gap %lld ms)", ms,
-           rt_stall_max_gap_ms(&stall));
-    rt_stall_reset(&stall);
+           tk_stall_max_gap_ms(&stall));
+    tk_stall_reset(&stall);
     t0 = rlk_fx_now_ms();
     rc = rlk_lock_try_lock(l, 300, 5000);
     ms = rlk_fx_now_ms() - t0;
     CHECK_INT_EQ(rc, RLK_ERR_BUSY);
     CHECKF(ms >= 295, "try_lock(wait 300) gave up after %lld ms", ms);
     CHECKF(ms < 300 + 500, "try_lock(wait 300) took %lld ms (max scheduling gap %lld ms%s)", ms,
-           rt_stall_max_gap_ms(&stall), rt_stall_max_gap_ms(&stall) > RT_STALL_MS ? ": a stall" : "");
+           tk_stall_max_gap_ms(&stall), tk_stall_max_gap_ms(&stall) > TK_STALL_MS ? ": a stall" : "");
     printf("  try_lock busy: wait 0 -> BUSY; wait 300 -> BUSY after %lld ms\n", ms);
     holder_finish(&h, t);
     rlk_lock_free(l);
@@ -199,7 +199,7 @@ static void test_try_lock_busy(void)
 
 static void test_lease_expires(void)
 {
-    rlk_client *c = rt_connect(url, 0, 4), *w = rt_connect(url, 0, 2);
+    rlk_client *c = tk_connect(url, 0, 4), *w = tk_connect(url, 0, 2);
     rlk_lock *l, *lw;
     long long t0, ms, ttl = 0;
 
@@ -207,7 +207,7 @@ static void test_lease_expires(void)
     l = rlk_lock_new(c, "rt:lease");
     lw = rlk_lock_new(w, "rt:lease");
     REQUIRE(l && lw);
-    rt_stall_reset(&stall);
+    tk_stall_reset(&stall);
     t0 = rlk_fx_now_ms();
     REQUIRE(rlk_lock_lock(l, 300) == RLK_OK);
     CHECK_INT_EQ(rlk_lock_remaining_ttl(l, &ttl), RLK_OK);
@@ -217,7 +217,7 @@ static void test_lease_expires(void)
     ms = rlk_fx_now_ms() - t0;
     CHECKF(ms >= 250 && ms < 300 + 400,
            "acquired %lld ms after a 300 ms lease was taken (max scheduling gap %lld ms)", ms,
-           rt_stall_max_gap_ms(&stall));
+           tk_stall_max_gap_ms(&stall));
     CHECK_INT_EQ(rlk_lock_unlock(l), RLK_ERR_NOT_OWNER);
     CHECK_INT_EQ(rlk_lock_unlock(lw), RLK_OK);
     rlk_lock_free(l);
@@ -228,7 +228,7 @@ static void test_lease_expires(void)
 
 static void test_force_unlock(void)
 {
-    rlk_client *c = rt_connect(url, 0, 4);
+    rlk_client *c = tk_connect(url, 0, 4);
     rlk_lock *l;
     int released = -1, locked = -1;
 
@@ -255,7 +255,7 @@ static void *unlock_main(void *arg)
 
 static void test_fixed_owner_handoff(void)
 {
-    rlk_client *c = rt_connect(url, 0, 4);
+    rlk_client *c = tk_connect(url, 0, 4);
     rlk_lock *l;
     pthread_t t;
     void *ret;
@@ -279,7 +279,7 @@ typedef struct waiter {
     rlk_lock *lock;
     int rc;
     long long acquired_ms;
-    rt_latch done;
+    tk_latch done;
 } waiter;
 
 static void *waiter_main(void *arg)
@@ -290,13 +290,13 @@ static void *waiter_main(void *arg)
     w->acquired_ms = rlk_fx_now_ms();
     if (w->rc == RLK_OK)
         rlk_lock_unlock(w->lock);
-    rt_latch_add(&w->done, 1);
+    tk_latch_add(&w->done, 1);
     return NULL;
 }
 
 static void test_wait_woken_by_unlock(void)
 {
-    rlk_client *c = rt_connect(url, 0, 2), *wc = rt_connect(url, 0, 2);
+    rlk_client *c = tk_connect(url, 0, 2), *wc = tk_connect(url, 0, 2);
     rlk_runtime_stats st;
     waiter w;
     pthread_t t;
@@ -308,13 +308,13 @@ static void test_wait_woken_by_unlock(void)
     memset(&w, 0, sizeof w);
     w.lock = rlk_lock_new(wc, "rt:wake");
     REQUIRE(l && w.lock);
-    rt_latch_init(&w.done);
+    tk_latch_init(&w.done);
     REQUIRE(rlk_lock_lock(l, 30000) == RLK_OK);
     pthread_create(&t, NULL, waiter_main, &w);
-    CHECK(rt_wait_numsub(&srv, "redisson_lock__channel:{rt:wake}", 1, 5000) == 0);
+    CHECK(tk_wait_numsub(&srv, "redisson_lock__channel:{rt:wake}", 1, 5000) == 0);
     t0 = rlk_fx_now_ms();
     CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
-    CHECK_INT_EQ(rt_latch_wait(&w.done, 1, 5000), 1);
+    CHECK_INT_EQ(tk_latch_wait(&w.done, 1, 5000), 1);
     pthread_join(t, NULL);
     CHECK_INT_EQ(w.rc, RLK_OK);
     CHECKF(w.acquired_ms - t0 < 1000, "the waiter took %lld ms after the unlock",
@@ -323,8 +323,8 @@ static void test_wait_woken_by_unlock(void)
     CHECK_INT_EQ(st.ttl_wakeups, 0);
     CHECK(st.wake_permits >= 1);
     /* The last waiter left: the channel is unsubscribed (bounded poll). */
-    CHECK(rt_wait_numsub_at_most(&srv, "redisson_lock__channel:{rt:wake}", 0, 5000) == 0);
-    rt_latch_destroy(&w.done);
+    CHECK(tk_wait_numsub_at_most(&srv, "redisson_lock__channel:{rt:wake}", 0, 5000) == 0);
+    tk_latch_destroy(&w.done);
     rlk_lock_free(w.lock);
     rlk_lock_free(l);
     rlk_free(wc);
@@ -337,7 +337,7 @@ static void test_wait_woken_by_unlock(void)
 static void test_tagged_name_channel(void)
 {
     const char *name = "rt:x{t}", *channel = "redisson_lock__channel:rt:x{t}";
-    rlk_client *c = rt_connect(url, 0, 2), *wc = rt_connect(url, 0, 2);
+    rlk_client *c = tk_connect(url, 0, 2), *wc = tk_connect(url, 0, 2);
     const char *acq_keys[] = {name}, *acq_args[] = {"30000", "java-client:1"};
     const char *rel_keys[] = {name, channel}, *rel_args[] = {"java-client:1", "30000"};
     rlk_runtime_stats st;
@@ -350,25 +350,25 @@ static void test_tagged_name_channel(void)
     memset(&w, 0, sizeof w);
     w.lock = rlk_lock_new(wc, name);
     REQUIRE(w.lock);
-    rt_latch_init(&w.done);
+    tk_latch_init(&w.done);
     REQUIRE(rlk_eval(c, "reentrant/acquire", 1, acq_keys, 2, acq_args, &r) == RLK_OK);
     CHECK(r->type == REDIS_REPLY_NIL);
     freeReplyObject(r);
     pthread_create(&t, NULL, waiter_main, &w);
-    CHECKF(rt_wait_numsub(&srv, channel, 1, 5000) == 0, "nobody subscribed to %s", channel);
+    CHECKF(tk_wait_numsub(&srv, channel, 1, 5000) == 0, "nobody subscribed to %s", channel);
     t0 = rlk_fx_now_ms();
     r = NULL;
     REQUIRE(rlk_eval(c, "reentrant/release", 2, rel_keys, 2, rel_args, &r) == RLK_OK);
     CHECK(r->type == REDIS_REPLY_INTEGER && r->integer == 1);
     freeReplyObject(r);
-    CHECK_INT_EQ(rt_latch_wait(&w.done, 1, 5000), 1);
+    CHECK_INT_EQ(tk_latch_wait(&w.done, 1, 5000), 1);
     pthread_join(t, NULL);
     CHECK_INT_EQ(w.rc, RLK_OK);
     CHECKF(w.acquired_ms - t0 < 1000, "the waiter took %lld ms after the release (TTL 30 s)",
            w.acquired_ms - t0);
     CHECK_INT_EQ(rlk_runtime_stats_get(wc, &st), RLK_OK);
     CHECK_INT_EQ(st.ttl_wakeups, 0);
-    rt_latch_destroy(&w.done);
+    tk_latch_destroy(&w.done);
     rlk_lock_free(w.lock);
     rlk_free(wc);
     rlk_free(c);
@@ -417,7 +417,7 @@ static void *fair_main(void *arg)
             f->last = a->idx;
         }
         pthread_mutex_unlock(&f->mu);
-        rt_spin_ns(100000);
+        tk_spin_ns(100000);
         if (rlk_lock_unlock(f->locks[a->idx]) != RLK_OK)
             __atomic_add_fetch(&f->errors, 1, __ATOMIC_RELAXED);
         if (stop)
@@ -440,7 +440,7 @@ static void test_local_fifo(void)
     pthread_mutex_init(&f.mu, NULL);
     pthread_barrier_init(&f.start, NULL, FAIR_THREADS);
     for (int i = 0; i < FAIR_THREADS; i++) {
-        clients[i] = rt_connect(url, 0, 1);
+        clients[i] = tk_connect(url, 0, 1);
         REQUIRE(clients[i]);
         f.locks[i] = rlk_lock_new(clients[i], "rt:fair");
         REQUIRE(f.locks[i]);
@@ -474,7 +474,7 @@ static void test_local_fifo(void)
 
 static void test_bad_arguments(void)
 {
-    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_client *c = tk_connect(url, 0, 2);
     rlk_lock *l;
     redisReply *r;
     int locked = 0;
@@ -505,11 +505,8 @@ static void test_bad_arguments(void)
 
 int main(void)
 {
-    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
-        fprintf(stderr, "rt_basic: cannot start redis-server\n");
+    if (tk_suite_start("rt_basic", &srv, url, sizeof url, &stall) != 0)
         return 1;
-    }
-    rt_stall_start(&stall);
     RUN_TEST(test_owner_ids);
     RUN_TEST(test_reentrancy);
     RUN_TEST(test_not_owner);
@@ -521,7 +518,6 @@ int main(void)
     RUN_TEST(test_tagged_name_channel);
     RUN_TEST(test_local_fifo);
     RUN_TEST(test_bad_arguments);
-    rt_stall_stop(&stall);
-    rlk_fx_stop(&srv);
+    tk_suite_stop(&srv, &stall);
     return check_summary("rt_basic");
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rt_faults.c - issue 11 for the C API:
  *   - a force unlock (by another client) reaches a holder within a round
@@ -10,7 +11,7 @@
  *     sent) + lease, not after it.
  */
 #include "check.h"
-#include "rt_util.h"
+#include "tk_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,11 +21,11 @@
 
 static rlk_fx_server srv;
 static char url[128];
-static rt_stall stall;
+static tk_stall stall;
 
 typedef struct lost_rec {
     pthread_mutex_t mu;
-    rt_latch fired;
+    tk_latch fired;
     int kind, reason;
     long long at_ns;
 } lost_rec;
@@ -40,7 +41,7 @@ static void on_lost_kind(int kind, const char *name, const char *owner, int reas
     g->reason = reason;
     g->at_ns = rlk_fx_now_ns();
     pthread_mutex_unlock(&g->mu);
-    rt_latch_add(&g->fired, 1);
+    tk_latch_add(&g->fired, 1);
 }
 
 static void on_lost(const char *name, const char *owner, int reason, void *ud)
@@ -52,18 +53,18 @@ static void rec_init(lost_rec *g)
 {
     memset(g, 0, sizeof *g);
     pthread_mutex_init(&g->mu, NULL);
-    rt_latch_init(&g->fired);
+    tk_latch_init(&g->fired);
 }
 
 static void rec_destroy(lost_rec *g)
 {
-    rt_latch_destroy(&g->fired);
+    tk_latch_destroy(&g->fired);
     pthread_mutex_destroy(&g->mu);
 }
 
 static const char *stall_note(void)
 {
-    return rt_stall_max_gap_ms(&stall) > RT_STALL_MS ? " - a scheduling stall, not a lock bug"
+    return tk_stall_max_gap_ms(&stall) > TK_STALL_MS ? " - a scheduling stall, not a lock bug"
                                                      : "";
 }
 
@@ -123,7 +124,7 @@ static void drop(holder *h)
 
 static void force_reaches_holder(int k, const char *name, const char *channel, int want_kind)
 {
-    rlk_client *c1 = rt_connect(url, 0, 2), *c2 = rt_connect(url, 0, 2);
+    rlk_client *c1 = tk_connect(url, 0, 2), *c2 = tk_connect(url, 0, 2);
     lost_rec g;
     holder h;
     long long t_force, ms;
@@ -133,18 +134,18 @@ static void force_reaches_holder(int k, const char *name, const char *channel, i
     rlk_set_lost_kind_callback(c1, on_lost_kind, &g);
     CHECK_INT_EQ(take(c1, k, name, &h), RLK_OK);
     /* The holder listens on the lock's channel while it holds. */
-    CHECKF(rt_wait_numsub(&srv, channel, 1, 3000) == 0, "%s: nobody subscribed to %s while held",
+    CHECKF(tk_wait_numsub(&srv, channel, 1, 3000) == 0, "%s: nobody subscribed to %s while held",
            name, channel);
-    rt_stall_reset(&stall);
+    tk_stall_reset(&stall);
     t_force = rlk_fx_now_ns();
     CHECK(force(c2, k, name) == 0);
-    CHECKF(rt_latch_wait(&g.fired, 1, 5000) == 1, "%s: the lost callback did not fire within "
+    CHECKF(tk_latch_wait(&g.fired, 1, 5000) == 1, "%s: the lost callback did not fire within "
            "5 s of the force unlock (renewal period 10 s)", name);
     ms = g.at_ns > 0 ? (g.at_ns - t_force) / 1000000 : -1;
     printf("  %s: lost callback %lld ms after the force unlock\n", name, ms);
     CHECKF(ms >= 0 && ms < FORCE_BOUND_MS, "%s: lost callback %lld ms after the force "
            "unlock (bound %d ms; longest scheduling gap %lld ms%s)", name, ms, FORCE_BOUND_MS,
-           rt_stall_max_gap_ms(&stall), stall_note());
+           tk_stall_max_gap_ms(&stall), stall_note());
     CHECK_INT_EQ(g.reason, RLK_LOST_GONE);
     CHECK_INT_EQ(g.kind, want_kind);
     drop(&h);
@@ -203,17 +204,17 @@ static void test_lost_margin(void)
     rlk_set_lost_callback(c, on_lost, &g);
     l = rlk_lock_new(c, "f:margin");
     CHECK_INT_EQ(rlk_lock_lock(l, 0), RLK_OK);
-    rt_stall_reset(&stall);
+    tk_stall_reset(&stall);
     t_pause = rlk_fx_now_ns();
     CHECK_INT_EQ(rlk_fx_pause(&s2), 0);
-    CHECK_INT_EQ(rt_latch_wait(&g.fired, 1, 5000), 1);
+    CHECK_INT_EQ(tk_latch_wait(&g.fired, 1, 5000), 1);
     ms = g.at_ns > 0 ? (g.at_ns - t_pause) / 1000000 : -1;
     printf("  lost margin %d ms, lease %d ms: RLK_LOST_EXPIRED %lld ms after the server hung\n",
            MARGIN, MARGIN_LEASE, ms);
     CHECK_INT_EQ(g.reason, RLK_LOST_EXPIRED);
     CHECKF(ms >= 0 && ms <= MARGIN_LEASE - MARGIN + 100, "declared %lld ms after the hang: later than "
            "lease - margin = %d ms (longest scheduling gap %lld ms%s)", ms, MARGIN_LEASE - MARGIN,
-           rt_stall_max_gap_ms(&stall), stall_note());
+           tk_stall_max_gap_ms(&stall), stall_note());
     CHECK_INT_EQ(rlk_fx_resume(&s2), 0);
     rlk_lock_free(l);
     rlk_free(c);
@@ -227,13 +228,13 @@ int main(void)
         fprintf(stderr, "rt_faults: cannot start redis-server\n");
         return 1;
     }
-    rt_stall_start(&stall);
+    tk_stall_start(&stall);
     RUN_TEST(test_force_reentrant);
     RUN_TEST(test_force_write);
     RUN_TEST(test_force_read);
     RUN_TEST(test_force_fenced);
     RUN_TEST(test_lost_margin);
-    rt_stall_stop(&stall);
+    tk_stall_stop(&stall);
     rlk_fx_stop(&srv);
     return check_summary("rt_faults");
 }

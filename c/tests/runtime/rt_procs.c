@@ -16,7 +16,8 @@
  * | stopped URL LEASE. Children print one line per step on stdout.
  */
 #include "check.h"
-#include "rt_util.h"
+#include "holdlog.h"
+#include "tk_util.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -27,53 +28,43 @@
 
 static rlk_fx_server srv;
 static char url[128];
-static rt_stall stall;
+static tk_stall stall;
 
 static const char *stall_note(void)
 {
-    return rt_stall_max_gap_ms(&stall) > RT_STALL_MS ? " - a scheduling stall, not a lock bug" : "";
+    return tk_stall_note(&stall);
 }
 
 /* ------------------------------------------------------------ child: contend */
 
-typedef struct hold_rec {
-    long long acquired_ns;
-    long long released_ns;      /* taken before the unlock is sent */
-    int pid;
-    int thread;
-} hold_rec;
-
 typedef struct contend {
     rlk_lock *lock;
     int iters;
-    hold_rec *recs;             /* iters per thread */
+    tk_hold *recs;              /* iters per thread */
     int errors;
 } contend;
 
-typedef struct contend_arg {
-    contend *ct;
-    int idx;
-} contend_arg;
-
 static void *contend_main(void *arg)
 {
-    contend_arg *a = arg;
-    contend *ct = a->ct;
+    tk_thread_arg *a = arg;
+    contend *ct = a->ctx;
     unsigned seed = (unsigned)getpid() * 31u + (unsigned)a->idx;
 
     for (int i = 0; i < ct->iters; i++) {
-        hold_rec *r = &ct->recs[a->idx * ct->iters + i];
+        tk_hold *r = &ct->recs[a->idx * ct->iters + i];
         long long lease = a->idx % 2 ? 5000 : 0;    /* half leased, half watchdog */
 
         if (rlk_lock_lock(ct->lock, lease) != RLK_OK) {
             __atomic_add_fetch(&ct->errors, 1, __ATOMIC_RELAXED);
             continue;
         }
-        r->acquired_ns = rlk_fx_now_ns();
-        rt_spin_ns(20000 + (long long)(rt_rand(&seed) % 60000));
-        r->released_ns = rlk_fx_now_ns();
+        r->start_ns = rlk_fx_now_ns();
+        tk_spin_ns(20000 + (long long)(tk_rand(&seed) % 60000));
+        r->end_ns = rlk_fx_now_ns();
         r->pid = (int)getpid();
         r->thread = a->idx;
+        r->seq = i;
+        r->kind = TK_HOLD_EXCL;
         if (rlk_lock_unlock(ct->lock) != RLK_OK)
             __atomic_add_fetch(&ct->errors, 1, __ATOMIC_RELAXED);
     }
@@ -82,13 +73,9 @@ static void *contend_main(void *arg)
 
 static int child_contend(const char *curl, int threads, int iters, const char *logpath)
 {
-    rlk_client *c = rt_connect(curl, 2000, threads);
+    rlk_client *c = tk_connect(curl, 2000, threads);
     contend ct = {0};
-    contend_arg args[16];
-    pthread_t t[16];
-    char line[32];
-    FILE *f;
-    int n = 0;
+    size_t n = 0;
 
     if (!c || threads > 16 || !(ct.lock = rlk_lock_new(c, "pr:contend")))
         return 2;
@@ -96,23 +83,12 @@ static int child_contend(const char *curl, int threads, int iters, const char *l
     ct.recs = calloc((size_t)(threads * iters), sizeof *ct.recs);
     if (!ct.recs)
         return 2;
-    rt_say("ready");
-    if (!fgets(line, sizeof line, stdin) || strncmp(line, "go", 2) != 0)
+    if (tk_child_go_threads(threads, contend_main, &ct) != 0)
         return 2;
-    for (int i = 0; i < threads; i++) {
-        args[i].ct = &ct;
-        args[i].idx = i;
-        pthread_create(&t[i], NULL, contend_main, &args[i]);
-    }
-    for (int i = 0; i < threads; i++)
-        pthread_join(t[i], NULL);
-    f = fopen(logpath, "wb");
-    for (int i = 0; f && i < threads * iters; i++)
-        if (ct.recs[i].pid != 0)
-            n += fwrite(&ct.recs[i], sizeof ct.recs[i], 1, f) == 1;
-    if (f)
-        fclose(f);
-    rt_say("done %d %d", n, ct.errors);
+    n = tk_holds_compact(ct.recs, (size_t)(threads * iters));   /* failed ones: pid 0 */
+    if (tk_holds_save(logpath, ct.recs, n) != 0)
+        n = 0;
+    tk_say("done %zu %d", n, ct.errors);
     free(ct.recs);
     rlk_lock_free(ct.lock);
     rlk_free(c);
@@ -123,13 +99,13 @@ static int child_contend(const char *curl, int threads, int iters, const char *l
 
 static int child_hold(const char *curl, long long lease)
 {
-    rlk_client *c = rt_connect(curl, lease, 2);
+    rlk_client *c = tk_connect(curl, lease, 2);
     rlk_lock *l = c ? rlk_lock_new(c, "pr:crash") : NULL;
     char buf[64];
 
     if (!l || rlk_lock_lock(l, 0) != RLK_OK)
         return 2;
-    rt_say("held");
+    tk_say("held");
     while (read(STDIN_FILENO, buf, sizeof buf) > 0) {
         /* hold (the watchdog renews) until killed */
     }
@@ -137,7 +113,7 @@ static int child_hold(const char *curl, long long lease)
 }
 
 typedef struct lost_note {
-    rt_latch fired;
+    tk_latch fired;
     int reason;
     long long at_ms;
 } lost_note;
@@ -150,29 +126,29 @@ static void child_on_lost(const char *name, const char *owner, int reason, void 
     (void)owner;
     n->reason = reason;
     n->at_ms = rlk_fx_now_ms();
-    rt_latch_add(&n->fired, 1);
+    tk_latch_add(&n->fired, 1);
 }
 
 static int child_stopped(const char *curl, long long lease)
 {
-    rlk_client *c = rt_connect(curl, lease, 2);
+    rlk_client *c = tk_connect(curl, lease, 2);
     rlk_lock *l = c ? rlk_lock_new(c, "pr:stop") : NULL;
     lost_note note = {0};
     int held = -1;
 
-    rt_latch_init(&note.fired);
+    tk_latch_init(&note.fired);
     if (!l)
         return 2;
     rlk_set_lost_callback(c, child_on_lost, &note);
     if (rlk_lock_lock(l, 0) != RLK_OK)
         return 2;
-    rt_say("held");
-    if (rt_latch_wait(&note.fired, 1, 30000) < 1)
+    tk_say("held");
+    if (tk_latch_wait(&note.fired, 1, 30000) < 1)
         return 3;
-    rt_say("lost %d %lld", note.reason, note.at_ms);
+    tk_say("lost %d %lld", note.reason, note.at_ms);
     rlk_lock_is_held_by_me(l, &held);
-    rt_say("held_by_me %d", held);
-    rt_say("unlock %d", rlk_lock_unlock(l));
+    tk_say("held_by_me %d", held);
+    tk_say("unlock %d", rlk_lock_unlock(l));
     rlk_lock_free(l);
     rlk_free(c);
     return 0;
@@ -196,108 +172,59 @@ static int child_main(int argc, char **argv)
 #define THREADS 4
 #define ITERS 30
 
-static int cmp_rec(const void *a, const void *b)
+/* Consecutive holds (by start) in different processes. */
+static int handoffs(const tk_hold *recs, size_t n)
 {
-    const hold_rec *x = a, *y = b;
+    int count = 0;
 
-    return (x->acquired_ns > y->acquired_ns) - (x->acquired_ns < y->acquired_ns);
-}
-
-/* Reads every child's log into *out; returns the count. */
-static size_t read_logs(const char *dir, hold_rec **out)
-{
-    size_t n = 0, cap = PROCS * THREADS * ITERS;
-    hold_rec *recs = calloc(cap, sizeof *recs);
-
-    for (int p = 0; recs && p < PROCS; p++) {
-        char path[300];
-        FILE *f;
-
-        snprintf(path, sizeof path, "%s/log.%d", dir, p);
-        f = fopen(path, "rb");
-        while (f && n < cap && fread(&recs[n], sizeof recs[n], 1, f) == 1)
-            n++;
-        if (f)
-            fclose(f);
-        unlink(path);
-    }
-    *out = recs;
-    return n;
-}
-
-/* Holds that start before an earlier hold ended; cross-process handoffs. */
-static void analyse(hold_rec *recs, size_t n, int *overlaps, int *handoffs)
-{
-    long long max_rel = 0;
-
-    qsort(recs, n, sizeof *recs, cmp_rec);
-    *overlaps = *handoffs = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i > 0 && recs[i].acquired_ns < max_rel) {
-            if (*overlaps < 5)
-                fprintf(stderr, "  overlap: pid %d/%d acquired %.3f ms before pid %d/%d released\n",
-                        recs[i].pid, recs[i].thread, (max_rel - recs[i].acquired_ns) / 1e6,
-                        recs[i - 1].pid, recs[i - 1].thread);
-            (*overlaps)++;
-        }
-        if (i > 0 && recs[i].pid != recs[i - 1].pid)
-            (*handoffs)++;
-        if (recs[i].released_ns > max_rel)
-            max_rel = recs[i].released_ns;
-    }
+    for (size_t i = 1; i < n; i++)
+        count += recs[i].pid != recs[i - 1].pid;
+    return count;
 }
 
 static void test_contention_8x4(void)
 {
     char dir[] = "/tmp/rlk-rt-XXXXXX", line[128];
-    rt_child kids[PROCS];
-    hold_rec *recs = NULL;
-    int spawned = 0, done = 0, errors = 0, overlaps = -1, handoffs = 0;
+    tk_child kids[PROCS];
+    tk_hold *recs = NULL;
+    int spawned = 0, done = 0, errors = 0, bad = 0, moves;
     long long t0, ms;
-    size_t n;
+    tk_hold_report rep;
+    size_t n = 0;
 
     REQUIRE(mkdtemp(dir) != NULL);
-    for (int p = 0; p < PROCS; p++) {
-        char threads[8], iters[8], log[300];
-        const char *args[] = {"contend", url, threads, iters, log, NULL};
-
-        snprintf(threads, sizeof threads, "%d", THREADS);
-        snprintf(iters, sizeof iters, "%d", ITERS);
-        snprintf(log, sizeof log, "%s/log.%d", dir, p);
-        if (rt_child_spawn(&kids[p], args) != 0)
-            break;
-        spawned++;
-    }
+    spawned = tk_children_spawn_contend(kids, PROCS, url, THREADS, ITERS, dir);
     CHECK_INT_EQ(spawned, PROCS);
     for (int p = 0; p < spawned; p++)
-        CHECKF(rt_child_read_line(&kids[p], line, sizeof line, 15000) == 0 &&
+        CHECKF(tk_child_read_line(&kids[p], line, sizeof line, 15000) == 0 &&
                strcmp(line, "ready") == 0, "child %d did not get ready", p);
     t0 = rlk_fx_now_ms();
-    for (int p = 0; p < spawned; p++)
-        rt_child_send(&kids[p], "go");
+    tk_children_send(kids, spawned, "go");
     for (int p = 0; p < spawned; p++) {
-        int got = 0, errs = 0;
+        size_t got = 0;
+        int errs = 0;
 
-        if (rt_child_read_line(&kids[p], line, sizeof line, 60000) == 0 &&
-            sscanf(line, "done %d %d", &got, &errs) == 2) {
+        if (tk_child_read_line(&kids[p], line, sizeof line, 60000) == 0 &&
+            sscanf(line, "done %zu %d", &got, &errs) == 2) {
             done++;
             errors += errs;
         }
-        CHECKF(rt_child_wait(&kids[p], 10000) == 0, "child %d did not exit cleanly", p);
+        CHECKF(tk_child_wait(&kids[p], 10000) == 0, "child %d did not exit cleanly", p);
     }
     ms = rlk_fx_now_ms() - t0;
-    n = read_logs(dir, &recs);
+    tk_children_take_logs(dir, PROCS, &recs, &n, &bad);
     rmdir(dir);
-    if (recs)
-        analyse(recs, n, &overlaps, &handoffs);
-    printf("  contention: %d processes x %d threads, %zu acquisitions in %lld ms, %d overlaps, "
-           "%d cross-process handoffs, %d errors\n", PROCS, THREADS, n, ms, overlaps, handoffs,
+    rep = tk_holds_check(recs, n, 1);
+    moves = handoffs(recs, n);
+    printf("  contention: %d processes x %d threads, %zu acquisitions in %lld ms, %ld overlaps, "
+           "%d cross-process handoffs, %d errors\n", PROCS, THREADS, n, ms, rep.conflicts, moves,
            errors);
     CHECK_INT_EQ(done, PROCS);
     CHECK_INT_EQ(errors, 0);
     CHECK_INT_EQ(n, PROCS * THREADS * ITERS);
-    CHECK_INT_EQ(overlaps, 0);
-    CHECK(handoffs > 0);
+    CHECK_INT_EQ(bad, 0);
+    CHECK_INT_EQ(rep.conflicts, 0);
+    CHECK(moves > 0);
     free(recs);
 }
 
@@ -310,7 +237,7 @@ typedef struct bg_lock {
     long long wait_ms, lease_ms;
     int rc;
     long long at_ms;
-    rt_latch done;
+    tk_latch done;
 } bg_lock;
 
 static void *bg_lock_main(void *arg)
@@ -319,15 +246,15 @@ static void *bg_lock_main(void *arg)
 
     b->rc = rlk_lock_try_lock(b->lock, b->wait_ms, b->lease_ms);
     b->at_ms = rlk_fx_now_ms();
-    rt_latch_add(&b->done, 1);
+    tk_latch_add(&b->done, 1);
     return NULL;
 }
 
 static void test_killed_holder(void)
 {
     const char *args[] = {"hold", url, "500", NULL};
-    rlk_client *c = rt_connect(url, 0, 2);
-    rt_child kid;
+    rlk_client *c = tk_connect(url, 0, 2);
+    tk_child kid;
     char line[64];
     bg_lock b = {0};
     pthread_t t;
@@ -337,33 +264,33 @@ static void test_killed_holder(void)
     b.lock = rlk_lock_new(c, "pr:crash");
     REQUIRE(b.lock);
     REQUIRE(rlk_lock_set_owner(b.lock, "pr-waiter") == RLK_OK);   /* taken in a thread, freed here */
-    REQUIRE(rt_child_spawn(&kid, args) == 0);
-    if (rt_child_read_line(&kid, line, sizeof line, 15000) != 0 || strcmp(line, "held") != 0) {
+    REQUIRE(tk_child_spawn(&kid, args) == 0);
+    if (tk_child_read_line(&kid, line, sizeof line, 15000) != 0 || strcmp(line, "held") != 0) {
         CHECK(!"the holder did not take the lock");
-        rt_child_kill(&kid);
+        tk_child_kill(&kid);
         return;
     }
     b.wait_ms = 10000;
     b.lease_ms = 10000;
-    rt_latch_init(&b.done);
+    tk_latch_init(&b.done);
     pthread_create(&t, NULL, bg_lock_main, &b);
-    CHECK(rt_wait_numsub(&srv, "redisson_lock__channel:{pr:crash}", 1, 5000) == 0);
-    CHECK_INT_EQ(rt_latch_get(&b.done), 0);        /* held by the child: still waiting */
-    rt_stall_reset(&stall);
+    CHECK(tk_wait_numsub(&srv, "redisson_lock__channel:{pr:crash}", 1, 5000) == 0);
+    CHECK_INT_EQ(tk_latch_get(&b.done), 0);        /* held by the child: still waiting */
+    tk_stall_reset(&stall);
     t_kill = rlk_fx_now_ms();
     kill(kid.pid, SIGKILL);
-    rt_latch_wait(&b.done, 1, 10000);
+    tk_latch_wait(&b.done, 1, 10000);
     pthread_join(t, NULL);
     elapsed = b.at_ms - t_kill;
     printf("  SIGKILLed holder (lease %d ms): the waiter acquired %lld ms later\n", KILL_LEASE,
            elapsed);
     CHECK_INT_EQ(b.rc, RLK_OK);
     CHECKF(elapsed <= KILL_LEASE + 250, "acquired %lld ms after the kill, bound %d ms (max "
-           "scheduling gap %lld ms%s)", elapsed, KILL_LEASE + 250, rt_stall_max_gap_ms(&stall),
+           "scheduling gap %lld ms%s)", elapsed, KILL_LEASE + 250, tk_stall_max_gap_ms(&stall),
            stall_note());
-    rt_child_wait(&kid, 5000);
+    tk_child_wait(&kid, 5000);
     CHECK_INT_EQ(rlk_lock_unlock(b.lock), RLK_OK);
-    rt_latch_destroy(&b.done);
+    tk_latch_destroy(&b.done);
     rlk_lock_free(b.lock);
     rlk_free(c);
 }
@@ -375,9 +302,9 @@ static void test_killed_holder(void)
 static void test_stopped_holder(void)
 {
     const char *args[] = {"stopped", url, "600", NULL};
-    rlk_client *c = rt_connect(url, 0, 2);
+    rlk_client *c = tk_connect(url, 0, 2);
     rlk_lock *l;
-    rt_child kid;
+    tk_child kid;
     char line[64];
     long long t_stop, t_cont, elapsed, told_ms = 0;
     int status = 0, reason = 0, held = -1, unlock_rc = -1;
@@ -385,38 +312,38 @@ static void test_stopped_holder(void)
     REQUIRE(c);
     l = rlk_lock_new(c, "pr:stop");
     REQUIRE(l);
-    REQUIRE(rt_child_spawn(&kid, args) == 0);
-    if (rt_child_read_line(&kid, line, sizeof line, 15000) != 0 || strcmp(line, "held") != 0) {
+    REQUIRE(tk_child_spawn(&kid, args) == 0);
+    if (tk_child_read_line(&kid, line, sizeof line, 15000) != 0 || strcmp(line, "held") != 0) {
         CHECK(!"the holder did not take the lock");
-        rt_child_kill(&kid);
+        tk_child_kill(&kid);
         return;
     }
     kill(kid.pid, SIGSTOP);
     CHECK(waitpid(kid.pid, &status, WUNTRACED) == kid.pid && WIFSTOPPED(status));
-    rt_stall_reset(&stall);
+    tk_stall_reset(&stall);
     t_stop = rlk_fx_now_ms();
     CHECK_INT_EQ(rlk_lock_try_lock(l, 5000, 30000), RLK_OK);
     elapsed = rlk_fx_now_ms() - t_stop;
     CHECKF(elapsed <= STOP_LEASE + 250, "took the stopped holder's lock after %lld ms (max "
-           "scheduling gap %lld ms%s)", elapsed, rt_stall_max_gap_ms(&stall), stall_note());
-    rt_stall_reset(&stall);
+           "scheduling gap %lld ms%s)", elapsed, tk_stall_max_gap_ms(&stall), stall_note());
+    tk_stall_reset(&stall);
     t_cont = rlk_fx_now_ms();
     kill(kid.pid, SIGCONT);
-    CHECK(rt_child_read_line(&kid, line, sizeof line, 5000) == 0 &&
+    CHECK(tk_child_read_line(&kid, line, sizeof line, 5000) == 0 &&
           sscanf(line, "lost %d %lld", &reason, &told_ms) == 2);
     CHECK_INT_EQ(reason, RLK_LOST_GONE);
     printf("  SIGSTOPped holder (lease %d ms): lost its lock %lld ms after the stop; told %lld ms "
            "after SIGCONT (period %d ms)\n", STOP_LEASE, elapsed, told_ms - t_cont, STOP_LEASE / 3);
     CHECKF(told_ms - t_cont <= STOP_LEASE / 3 + 150, "told %lld ms after SIGCONT, period %d ms (max "
            "scheduling gap %lld ms%s)", told_ms - t_cont, STOP_LEASE / 3,
-           rt_stall_max_gap_ms(&stall), stall_note());
-    CHECK(rt_child_read_line(&kid, line, sizeof line, 5000) == 0 &&
+           tk_stall_max_gap_ms(&stall), stall_note());
+    CHECK(tk_child_read_line(&kid, line, sizeof line, 5000) == 0 &&
           sscanf(line, "held_by_me %d", &held) == 1);
     CHECK_INT_EQ(held, 0);
-    CHECK(rt_child_read_line(&kid, line, sizeof line, 5000) == 0 &&
+    CHECK(tk_child_read_line(&kid, line, sizeof line, 5000) == 0 &&
           sscanf(line, "unlock %d", &unlock_rc) == 1);
     CHECK_INT_EQ(unlock_rc, RLK_ERR_NOT_OWNER);
-    CHECK_INT_EQ(rt_child_wait(&kid, 5000), 0);
+    CHECK_INT_EQ(tk_child_wait(&kid, 5000), 0);
     /* The new holder is untouched. */
     CHECK_INT_EQ(rlk_lock_is_held_by_me(l, &held), RLK_OK);
     CHECK_INT_EQ(held, 1);
@@ -430,15 +357,11 @@ int main(int argc, char **argv)
     if (argc > 1)
         return child_main(argc, argv);
     signal(SIGPIPE, SIG_IGN);
-    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
-        fprintf(stderr, "rt_procs: cannot start redis-server\n");
+    if (tk_suite_start("rt_procs", &srv, url, sizeof url, &stall) != 0)
         return 1;
-    }
-    rt_stall_start(&stall);
     RUN_TEST(test_contention_8x4);
     RUN_TEST(test_killed_holder);
     RUN_TEST(test_stopped_holder);
-    rt_stall_stop(&stall);
-    rlk_fx_stop(&srv);
+    tk_suite_stop(&srv, &stall);
     return check_summary("rt_procs");
 }

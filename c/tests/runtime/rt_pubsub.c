@@ -6,7 +6,7 @@
  * acquire); a wake-all message; a server restart under a waiter.
  */
 #include "check.h"
-#include "rt_util.h"
+#include "tk_util.h"
 #include "runtime/rt.h"
 
 #include <stdio.h>
@@ -15,7 +15,7 @@
 
 static rlk_fx_server srv;
 static char url[128];
-static rt_stall stall;
+static tk_stall stall;
 
 static unsigned long long stat_of(rlk_client *c, size_t offset)
 {
@@ -34,7 +34,7 @@ static unsigned long long stat_of(rlk_client *c, size_t offset)
 
 typedef struct race {
     rlk_lock *lw;
-    rt_latch go, started, done;
+    tk_latch go, started, done;
     int errors;
     long long max_wait_ns;
 } race;
@@ -46,16 +46,16 @@ static void *race_waiter(void *arg)
     for (int i = 1; i <= RACE_TRIALS; i++) {
         long long t0, waited;
 
-        if (rt_latch_wait(&r->go, i, 10000) < i)
+        if (tk_latch_wait(&r->go, i, 10000) < i)
             break;
-        rt_latch_add(&r->started, 1);
+        tk_latch_add(&r->started, 1);
         t0 = rlk_fx_now_ns();
         if (rlk_lock_lock(r->lw, 10000) != RLK_OK || rlk_lock_unlock(r->lw) != RLK_OK)
             r->errors++;
         waited = rlk_fx_now_ns() - t0;
         if (waited > r->max_wait_ns)
             r->max_wait_ns = waited;
-        rt_latch_add(&r->done, 1);
+        tk_latch_add(&r->done, 1);
     }
     return NULL;
 }
@@ -67,7 +67,7 @@ static void *race_waiter(void *arg)
  * 2 s lease. */
 static void test_release_races_subscription(void)
 {
-    rlk_client *ch = rt_connect(url, 0, 1), *cw = rt_connect(url, 0, 1);
+    rlk_client *ch = tk_connect(url, 0, 1), *cw = tk_connect(url, 0, 1);
     unsigned long long waits0, permits0;
     unsigned seed = 777;
     rlk_lock *lh;
@@ -80,9 +80,9 @@ static void test_release_races_subscription(void)
     lh = rlk_lock_new(ch, "ps:race");
     r.lw = rlk_lock_new(cw, "ps:race");
     REQUIRE(lh && r.lw);
-    rt_latch_init(&r.go);
-    rt_latch_init(&r.started);
-    rt_latch_init(&r.done);
+    tk_latch_init(&r.go);
+    tk_latch_init(&r.started);
+    tk_latch_init(&r.done);
     waits0 = STAT(cw, waits);
     permits0 = STAT(cw, wake_permits);
     pthread_create(&t, NULL, race_waiter, &r);
@@ -91,16 +91,16 @@ static void test_release_races_subscription(void)
             errors++;
             break;
         }
-        rt_latch_add(&r.go, 1);
-        if (rt_latch_wait(&r.started, i, 10000) < i)
+        tk_latch_add(&r.go, 1);
+        if (tk_latch_wait(&r.started, i, 10000) < i)
             break;
-        rt_spin_ns((long long)(rt_rand(&seed) % 400) * 1000);    /* vary the interleaving */
+        tk_spin_ns((long long)(tk_rand(&seed) % 400) * 1000);    /* vary the interleaving */
         errors += rlk_lock_unlock(lh) != RLK_OK;
-        if (rt_latch_wait(&r.done, i, 10000) < i)
+        if (tk_latch_wait(&r.done, i, 10000) < i)
             break;
         trials++;
     }
-    rt_latch_add(&r.go, RACE_TRIALS);      /* let the waiter run out if we broke off */
+    tk_latch_add(&r.go, RACE_TRIALS);      /* let the waiter run out if we broke off */
     pthread_join(t, NULL);
     printf("  %d trials: the waiter slept %llu times, woken by %llu permits, %llu TTL wake-ups, "
            "longest lock() %.2f ms\n", trials, STAT(cw, waits) - waits0,
@@ -111,9 +111,9 @@ static void test_release_races_subscription(void)
     CHECK_INT_EQ(STAT(cw, ttl_wakeups), 0);
     CHECK(STAT(cw, waits) - waits0 > 0);        /* the race was really run */
     CHECKF(r.max_wait_ns < 1000000000LL, "a lock() took %.1f ms", r.max_wait_ns / 1e6);
-    rt_latch_destroy(&r.go);
-    rt_latch_destroy(&r.started);
-    rt_latch_destroy(&r.done);
+    tk_latch_destroy(&r.go);
+    tk_latch_destroy(&r.started);
+    tk_latch_destroy(&r.done);
     rlk_lock_free(r.lw);
     rlk_lock_free(lh);
     rlk_free(cw);
@@ -127,7 +127,7 @@ static void test_release_races_subscription(void)
 
 typedef struct kill_waiter {
     rlk_lock *lock;
-    rt_latch *done;
+    tk_latch *done;
     int rc;
 } kill_waiter;
 
@@ -138,28 +138,28 @@ static void *kill_waiter_main(void *arg)
     w->rc = rlk_lock_lock(w->lock, 30000);
     if (w->rc == RLK_OK)
         w->rc = rlk_lock_unlock(w->lock);
-    rt_latch_add(w->done, 1);
+    tk_latch_add(w->done, 1);
     return NULL;
 }
 
 static void test_subscriber_killed(void)
 {
     const char *channel = "redisson_lock__channel:{ps:kill}";
-    rlk_client *ch = rt_connect(url, 0, 2), *cw[KILL_CLIENTS];
+    rlk_client *ch = tk_connect(url, 0, 2), *cw[KILL_CLIENTS];
     kill_waiter w[KILL_CLIENTS * KILL_THREADS];
     pthread_t t[KILL_CLIENTS * KILL_THREADS];
     unsigned long long drops = 0, ttl = 0;
-    rt_latch done;
+    tk_latch done;
     rlk_lock *lh;
     int killed1, killed2, n = KILL_CLIENTS * KILL_THREADS;
 
     REQUIRE(ch);
-    rt_latch_init(&done);
+    tk_latch_init(&done);
     lh = rlk_lock_new(ch, "ps:kill");
     REQUIRE(lh);
     REQUIRE(rlk_lock_lock(lh, 30000) == RLK_OK);
     for (int i = 0; i < KILL_CLIENTS; i++) {
-        cw[i] = rt_connect(url, 0, KILL_THREADS);
+        cw[i] = tk_connect(url, 0, KILL_THREADS);
         REQUIRE(cw[i]);
     }
     for (int i = 0; i < n; i++) {
@@ -169,18 +169,18 @@ static void test_subscriber_killed(void)
         pthread_create(&t[i], NULL, kill_waiter_main, &w[i]);
     }
     /* Round 1: kill while they wait; they must resubscribe. */
-    CHECK(rt_wait_numsub(&srv, channel, 1, 5000) == 0);
-    CHECK(rt_count_clients_named(&srv, "rlk-sub") >= 1);
-    killed1 = rt_kill_clients_named(&srv, "rlk-sub");
+    CHECK(tk_wait_numsub(&srv, channel, 1, 5000) == 0);
+    CHECK(tk_count_clients_named(&srv, "rlk-sub") >= 1);
+    killed1 = tk_kill_clients_named(&srv, "rlk-sub");
     CHECK(killed1 >= 1);
-    CHECK(rt_wait_numsub(&srv, channel, 1, 5000) == 0);
+    CHECK(tk_wait_numsub(&srv, channel, 1, 5000) == 0);
     /* Round 2: kill and release at once: the unlock message goes nowhere,
      * the reconnect wakes the waiters, their retry finds the lock free. */
-    killed2 = rt_kill_clients_named(&srv, "rlk-sub");
+    killed2 = tk_kill_clients_named(&srv, "rlk-sub");
     CHECK(killed2 >= 1);
     CHECK_INT_EQ(rlk_lock_unlock(lh), RLK_OK);
-    CHECKF(rt_latch_wait(&done, n, 10000) == n, "%d of %d waiters acquired after the kills",
-           rt_latch_get(&done), n);
+    CHECKF(tk_latch_wait(&done, n, 10000) == n, "%d of %d waiters acquired after the kills",
+           tk_latch_get(&done), n);
     for (int i = 0; i < n; i++) {
         pthread_join(t[i], NULL);
         CHECK_INT_EQ(w[i].rc, RLK_OK);
@@ -195,7 +195,7 @@ static void test_subscriber_killed(void)
            killed1, killed2, drops, n);
     CHECK(drops >= 2);
     CHECK_INT_EQ(ttl, 0);
-    rt_latch_destroy(&done);
+    tk_latch_destroy(&done);
     rlk_lock_free(lh);
     rlk_free(ch);
 }
@@ -205,24 +205,24 @@ static void test_subscriber_killed(void)
 static void test_wake_all_message(void)
 {
     const char *channel = "redisson_lock__channel:{ps:all}";
-    rlk_client *ch = rt_connect(url, 0, 2), *cw = rt_connect(url, 0, 2);
+    rlk_client *ch = tk_connect(url, 0, 2), *cw = tk_connect(url, 0, 2);
     unsigned long long calls0;
     kill_waiter w;
-    rt_latch done;
+    tk_latch done;
     rlk_lock *lh;
     redisReply *r;
     pthread_t t;
     long long until;
 
     REQUIRE(ch && cw);
-    rt_latch_init(&done);
+    tk_latch_init(&done);
     lh = rlk_lock_new(ch, "ps:all");
     w.lock = rlk_lock_new(cw, "ps:all");
     w.done = &done;
     REQUIRE(lh && w.lock);
     REQUIRE(rlk_lock_lock(lh, 30000) == RLK_OK);
     pthread_create(&t, NULL, kill_waiter_main, &w);
-    CHECK(rt_wait_numsub(&srv, channel, 1, 5000) == 0);
+    CHECK(tk_wait_numsub(&srv, channel, 1, 5000) == 0);
     /* The waiter has subscribed; wait (bounded) until it is asleep. */
     until = rlk_fx_now_ms() + 5000;
     while (STAT(cw, waits) == 0 && rlk_fx_now_ms() < until)
@@ -237,12 +237,12 @@ static void test_wake_all_message(void)
         rlk_fx_sleep_ms(1);
     CHECK(STAT(cw, wake_all) >= 1);
     CHECK(STAT(cw, acquire_calls) > calls0);     /* it retried */
-    CHECK_INT_EQ(rt_latch_get(&done), 0);        /* and is still waiting: the lock is held */
+    CHECK_INT_EQ(tk_latch_get(&done), 0);        /* and is still waiting: the lock is held */
     CHECK_INT_EQ(rlk_lock_unlock(lh), RLK_OK);
-    CHECK_INT_EQ(rt_latch_wait(&done, 1, 5000), 1);
+    CHECK_INT_EQ(tk_latch_wait(&done, 1, 5000), 1);
     pthread_join(t, NULL);
     CHECK_INT_EQ(w.rc, RLK_OK);
-    rt_latch_destroy(&done);
+    tk_latch_destroy(&done);
     rlk_lock_free(w.lock);
     rlk_lock_free(lh);
     rlk_free(cw);
@@ -257,25 +257,25 @@ static void test_server_restart_under_waiter(void)
     rlk_fx_server s2;
     char url2[128];
     kill_waiter w;
-    rt_latch done;
+    tk_latch done;
     rlk_lock *lh;
     pthread_t t;
 
     REQUIRE(rlk_fx_start(&s2, NULL) == 0);
     REQUIRE(rlk_fx_url(&s2, -1, url2, sizeof url2) == 0);
-    ch = rt_connect(url2, 0, 2);
-    cw = rt_connect(url2, 0, 2);
-    rt_latch_init(&done);
+    ch = tk_connect(url2, 0, 2);
+    cw = tk_connect(url2, 0, 2);
+    tk_latch_init(&done);
     lh = ch ? rlk_lock_new(ch, "ps:restart") : NULL;
     w.lock = cw ? rlk_lock_new(cw, "ps:restart") : NULL;
     w.done = &done;
     if (lh && w.lock && rlk_lock_lock(lh, 60000) == RLK_OK) {
         pthread_create(&t, NULL, kill_waiter_main, &w);
-        CHECK(rt_wait_numsub(&s2, "redisson_lock__channel:{ps:restart}", 1, 5000) == 0);
+        CHECK(tk_wait_numsub(&s2, "redisson_lock__channel:{ps:restart}", 1, 5000) == 0);
         /* No persistence: the restarted server has no lock; the waiter's
          * subscriber reconnects, wakes it, and its retry acquires. */
         CHECK_INT_EQ(rlk_fx_restart(&s2), 0);
-        CHECKF(rt_latch_wait(&done, 1, 10000) == 1, "the waiter did not acquire after the restart");
+        CHECKF(tk_latch_wait(&done, 1, 10000) == 1, "the waiter did not acquire after the restart");
         pthread_join(t, NULL);
         CHECK_INT_EQ(w.rc, RLK_OK);
         CHECK(STAT(cw, sub_drops) >= 1);
@@ -283,7 +283,7 @@ static void test_server_restart_under_waiter(void)
     } else {
         CHECK(!"setup failed");
     }
-    rt_latch_destroy(&done);
+    tk_latch_destroy(&done);
     rlk_lock_free(w.lock);
     rlk_lock_free(lh);
     rlk_free(cw);
@@ -293,16 +293,12 @@ static void test_server_restart_under_waiter(void)
 
 int main(void)
 {
-    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
-        fprintf(stderr, "rt_pubsub: cannot start redis-server\n");
+    if (tk_suite_start("rt_pubsub", &srv, url, sizeof url, &stall) != 0)
         return 1;
-    }
-    rt_stall_start(&stall);
     RUN_TEST(test_release_races_subscription);
     RUN_TEST(test_subscriber_killed);
     RUN_TEST(test_wake_all_message);
     RUN_TEST(test_server_restart_under_waiter);
-    rt_stall_stop(&stall);
-    rlk_fx_stop(&srv);
+    tk_suite_stop(&srv, &stall);
     return check_summary("rt_pubsub");
 }

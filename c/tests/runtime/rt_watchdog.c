@@ -7,7 +7,7 @@
  * its back, RLK_LOST_EXPIRED when renewals failed until the lease ran out.
  */
 #include "check.h"
-#include "rt_util.h"
+#include "tk_util.h"
 #include "runtime/rt.h"
 
 #include <stdio.h>
@@ -16,13 +16,13 @@
 
 static rlk_fx_server srv;
 static char url[128];
-static rt_stall stall;
+static tk_stall stall;
 
 /* ------------------------------------------------------------ lost-callback recorder */
 
 typedef struct lost_log {
     pthread_mutex_t mu;
-    rt_latch fired;
+    tk_latch fired;
     int count;
     int reason;
     char name[128];
@@ -34,12 +34,12 @@ static void lost_log_init(lost_log *g)
 {
     memset(g, 0, sizeof *g);
     pthread_mutex_init(&g->mu, NULL);
-    rt_latch_init(&g->fired);
+    tk_latch_init(&g->fired);
 }
 
 static void lost_log_destroy(lost_log *g)
 {
-    rt_latch_destroy(&g->fired);
+    tk_latch_destroy(&g->fired);
     pthread_mutex_destroy(&g->mu);
 }
 
@@ -54,24 +54,19 @@ static void on_lost(const char *name, const char *owner, int reason, void *ud)
     snprintf(g->name, sizeof g->name, "%s", name);
     snprintf(g->owner, sizeof g->owner, "%s", owner);
     pthread_mutex_unlock(&g->mu);
-    rt_latch_add(&g->fired, 1);
+    tk_latch_add(&g->fired, 1);
 }
 
 static long long pttl(const char *key)
 {
-    redisReply *r = rlk_fx_command(&srv, "PTTL %s", key);
-    long long v = -3;
+    long long v = tk_int(&srv, "PTTL %s", key);
 
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer;
-    if (r)
-        freeReplyObject(r);
-    return v;
+    return v == -999 ? -3 : v;
 }
 
 static const char *stall_note(void)
 {
-    return rt_stall_max_gap_ms(&stall) > RT_STALL_MS ? " - a scheduling stall, not a watchdog bug"
+    return tk_stall_max_gap_ms(&stall) > TK_STALL_MS ? " - a scheduling stall, not a watchdog bug"
                                                      : "";
 }
 
@@ -81,7 +76,7 @@ static const char *stall_note(void)
 
 static void test_keeps_alive_five_leases(void)
 {
-    rlk_client *c = rt_connect(url, LEASE_ALIVE, 2);
+    rlk_client *c = tk_connect(url, LEASE_ALIVE, 2);
     rlk_runtime_stats st;
     lost_log g;
     rlk_lock *l;
@@ -94,7 +89,7 @@ static void test_keeps_alive_five_leases(void)
     REQUIRE(l);
     REQUIRE(rlk_lock_lock(l, 0) == RLK_OK);
     t0 = rlk_fx_now_ms();
-    rt_stall_reset(&stall);
+    tk_stall_reset(&stall);
     /* Observe the key for 5 leases (+ a third): it must never be missing. */
     while (rlk_fx_now_ms() - t0 < 5 * LEASE_ALIVE + LEASE_ALIVE / 3) {
         long long v = pttl("wd:alive");
@@ -111,14 +106,14 @@ static void test_keeps_alive_five_leases(void)
     printf("  watchdog: %lld probes over %lld ms (5 leases of %d ms), lowest PTTL %lld ms, "
            "%llu renewals\n", probes, rlk_fx_now_ms() - t0, LEASE_ALIVE, min_ttl, st.renew_calls);
     CHECKF(misses == 0, "the lock was missing at %lld of %lld probes (max scheduling gap %lld ms%s)",
-           misses, probes, rt_stall_max_gap_ms(&stall), stall_note());
+           misses, probes, tk_stall_max_gap_ms(&stall), stall_note());
     CHECK(st.renew_calls >= 10);
     CHECK_INT_EQ(g.count, 0);
     CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
-    CHECK_INT_EQ(rt_key_exists(&srv, "wd:alive"), 0);
+    CHECK_INT_EQ(tk_key_exists(&srv, "wd:alive"), 0);
     /* Released: no renewal brings it back, nothing is reported lost. */
     rlk_fx_sleep_ms(2 * LEASE_ALIVE / 3);
-    CHECK_INT_EQ(rt_key_exists(&srv, "wd:alive"), 0);
+    CHECK_INT_EQ(tk_key_exists(&srv, "wd:alive"), 0);
     CHECK_INT_EQ(g.count, 0);
     rlk_lock_free(l);
     rlk_free(c);
@@ -129,7 +124,7 @@ static void test_keeps_alive_five_leases(void)
 
 static void test_lost_when_deleted(void)
 {
-    rlk_client *c = rt_connect(url, LEASE_LOST, 2);
+    rlk_client *c = tk_connect(url, LEASE_LOST, 2);
     char owner[128];
     redisReply *r;
     lost_log g;
@@ -144,26 +139,26 @@ static void test_lost_when_deleted(void)
     REQUIRE(l);
     REQUIRE(rlk_lock_lock(l, 0) == RLK_OK);
     REQUIRE(rlk_lock_owner(l, owner, sizeof owner) == RLK_OK);
-    rt_stall_reset(&stall);
+    tk_stall_reset(&stall);
     t_del = rlk_fx_now_ms();
     r = rlk_fx_command(&srv, "DEL wd:deleted");
     CHECK(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1);
     if (r)
         freeReplyObject(r);
-    CHECK_INT_EQ(rt_latch_wait(&g.fired, 1, 3000), 1);
+    CHECK_INT_EQ(tk_latch_wait(&g.fired, 1, 3000), 1);
     waited = g.at_ms - t_del;
     printf("  lost callback %lld ms after DEL (renewal period %d ms)\n", waited, LEASE_LOST / 3);
     CHECK_INT_EQ(g.reason, RLK_LOST_GONE);
     CHECK_STR_EQ(g.name, "wd:deleted");
     CHECK_STR_EQ(g.owner, owner);
     CHECKF(waited <= LEASE_LOST / 3 + 250, "told %lld ms after the DEL (max scheduling gap %lld ms%s)",
-           waited, rt_stall_max_gap_ms(&stall), stall_note());
+           waited, tk_stall_max_gap_ms(&stall), stall_note());
     CHECK_INT_EQ(rlk_lock_is_held_by_me(l, &held), RLK_OK);
     CHECK_INT_EQ(held, 0);
     /* Once per lost lock, and the lock is never re-created. */
     rlk_fx_sleep_ms(LEASE_LOST);
     CHECK_INT_EQ(g.count, 1);
-    CHECK_INT_EQ(rt_key_exists(&srv, "wd:deleted"), 0);
+    CHECK_INT_EQ(tk_key_exists(&srv, "wd:deleted"), 0);
     CHECK_INT_EQ(rlk_lock_unlock(l), RLK_ERR_NOT_OWNER);
     /* Taken again, it is held (and renewed) again. */
     CHECK_INT_EQ(rlk_lock_lock(l, 0), RLK_OK);
@@ -190,7 +185,7 @@ static void test_expired_when_renewals_fail(void)
 
     REQUIRE(rlk_fx_start(&s2, NULL) == 0);
     REQUIRE(rlk_fx_url(&s2, -1, url2, sizeof url2) == 0);
-    c = rt_connect(url2, LEASE_EXPIRE, 2);
+    c = tk_connect(url2, LEASE_EXPIRE, 2);
     lost_log_init(&g);
     l = c ? rlk_lock_new(c, "wd:expire") : NULL;
     if (!l) {
@@ -202,10 +197,10 @@ static void test_expired_when_renewals_fail(void)
     }
     rlk_set_lost_callback(c, on_lost, &g);
     CHECK_INT_EQ(rlk_lock_lock(l, 0), RLK_OK);
-    rt_stall_reset(&stall);
+    tk_stall_reset(&stall);
     t_crash = rlk_fx_now_ms();
     CHECK_INT_EQ(rlk_fx_crash(&s2), 0);
-    CHECK_INT_EQ(rt_latch_wait(&g.fired, 1, 5000), 1);
+    CHECK_INT_EQ(tk_latch_wait(&g.fired, 1, 5000), 1);
     waited = g.at_ms - t_crash;
     printf("  lost (expired) %lld ms after the server died (lease %d ms, period %lld ms)\n",
            waited, LEASE_EXPIRE, period);
@@ -216,7 +211,7 @@ static void test_expired_when_renewals_fail(void)
     CHECKF(waited >= LEASE_EXPIRE - period - 50, "declared lost %lld ms after the crash: too early",
            waited);
     CHECKF(waited <= LEASE_EXPIRE + 300, "declared lost %lld ms after the crash (max scheduling gap "
-           "%lld ms%s)", waited, rt_stall_max_gap_ms(&stall), stall_note());
+           "%lld ms%s)", waited, tk_stall_max_gap_ms(&stall), stall_note());
     CHECK_INT_EQ(rlk_lock_is_held_by_me(l, &held), RLK_OK);     /* no I/O: known lost */
     CHECK_INT_EQ(held, 0);
     CHECK_INT_EQ(rlk_runtime_stats_get(c, &st), RLK_OK);
@@ -242,7 +237,7 @@ static void test_expired_when_server_hangs(void)
 
     REQUIRE(rlk_fx_start(&s2, NULL) == 0);
     REQUIRE(rlk_fx_url(&s2, -1, url2, sizeof url2) == 0);
-    c = rt_connect(url2, LEASE_EXPIRE, 2);
+    c = tk_connect(url2, LEASE_EXPIRE, 2);
     lost_log_init(&g);
     l = c ? rlk_lock_new(c, "wd:hang") : NULL;
     if (!l) {
@@ -254,10 +249,10 @@ static void test_expired_when_server_hangs(void)
     }
     rlk_set_lost_callback(c, on_lost, &g);
     CHECK_INT_EQ(rlk_lock_lock(l, 0), RLK_OK);
-    rt_stall_reset(&stall);
+    tk_stall_reset(&stall);
     t_pause = rlk_fx_now_ms();
     CHECK_INT_EQ(rlk_fx_pause(&s2), 0);
-    CHECK_INT_EQ(rt_latch_wait(&g.fired, 1, 5000), 1);
+    CHECK_INT_EQ(tk_latch_wait(&g.fired, 1, 5000), 1);
     waited = g.at_ms - t_pause;
     printf("  lost (expired) %lld ms after the server hung (lease %d ms, period %lld ms)\n", waited,
            LEASE_EXPIRE, period);
@@ -265,7 +260,7 @@ static void test_expired_when_server_hangs(void)
     CHECKF(waited >= LEASE_EXPIRE - period - 50, "declared lost %lld ms after the hang: too early",
            waited);
     CHECKF(waited <= LEASE_EXPIRE + period + 300, "declared lost %lld ms after the hang (max "
-           "scheduling gap %lld ms%s)", waited, rt_stall_max_gap_ms(&stall), stall_note());
+           "scheduling gap %lld ms%s)", waited, tk_stall_max_gap_ms(&stall), stall_note());
     CHECK_INT_EQ(rlk_lock_is_held_by_me(l, &held), RLK_OK);
     CHECK_INT_EQ(held, 0);
     CHECK_INT_EQ(rlk_fx_resume(&s2), 0);
@@ -290,13 +285,13 @@ static int race_call(rlk_client *c, int rc, const char *what, int cycle)
     if (rc == RLK_OK)
         return 0;
     fprintf(stderr, "  cycle %d: %s: %s %s (max scheduling gap %lld ms)\n", cycle, what,
-            rlk_strerror(rc), rlk_errstr(c), rt_stall_max_gap_ms(&stall));
+            rlk_strerror(rc), rlk_errstr(c), tk_stall_max_gap_ms(&stall));
     return 1;
 }
 
 static void test_unlock_races_renewals(void)
 {
-    rlk_client *c = rt_connect(url, LEASE_RACE, 2);
+    rlk_client *c = tk_connect(url, LEASE_RACE, 2);
     rlk_runtime_stats st;
     unsigned seed = 12345;
     lost_log g;
@@ -312,14 +307,14 @@ static void test_unlock_races_renewals(void)
         long long v, t_lock;
         int rc, lost_before = g.count, bad_before = bad;
 
-        rt_stall_reset(&stall);
+        tk_stall_reset(&stall);
         if (race_call(c, rlk_lock_lock(l, 0), "lock (watchdog)", i)) {
             bad++;
             continue;
         }
-        rlk_fx_sleep_ms((long)(rt_rand(&seed) % 121));   /* hold 0..120 ms: across renewals */
+        rlk_fx_sleep_ms((long)(tk_rand(&seed) % 121));   /* hold 0..120 ms: across renewals */
         rc = rlk_lock_unlock(l);
-        if (rt_stall_max_gap_ms(&stall) >= RACE_STALL_MS) {
+        if (tk_stall_max_gap_ms(&stall) >= RACE_STALL_MS) {
             stalled++;      /* whatever happened to the watchdog lock, a stall explains it */
             lost_in_stalls += g.count - lost_before;
             bad = bad_before;
@@ -352,13 +347,13 @@ static void test_unlock_races_renewals(void)
     CHECKF(stalled <= RACE_CYCLES / 4, "%d of %d cycles stalled: the machine is too loaded for "
            "this test to say anything", stalled, RACE_CYCLES);
     CHECKF(bad == 0, "%d failed calls (max scheduling gap %lld ms%s)", bad,
-           rt_stall_max_gap_ms(&stall), stall_note());
+           tk_stall_max_gap_ms(&stall), stall_note());
     CHECK_INT_EQ(stretched, 0);
     CHECKF(g.count - lost_in_stalls == 0, "%d false lost reports (max scheduling gap %lld ms%s)",
-           g.count - lost_in_stalls, rt_stall_max_gap_ms(&stall), stall_note());
+           g.count - lost_in_stalls, tk_stall_max_gap_ms(&stall), stall_note());
     CHECK(st.renew_calls > 0);
     rlk_fx_sleep_ms(2 * LEASE_RACE / 3);
-    CHECK_INT_EQ(rt_key_exists(&srv, "wd:race"), 0);
+    CHECK_INT_EQ(tk_key_exists(&srv, "wd:race"), 0);
     CHECK_INT_EQ(g.count - lost_in_stalls, 0);
     rlk_lock_free(l);
     rlk_free(c);
@@ -369,7 +364,7 @@ static void test_unlock_races_renewals(void)
 
 static void test_reentrant_hold_stays_renewed(void)
 {
-    rlk_client *c = rt_connect(url, LEASE_REENTRY, 2);
+    rlk_client *c = tk_connect(url, LEASE_REENTRY, 2);
     rlk_lock *l;
     long long n = 0, t0;
     int misses = 0;
@@ -380,18 +375,18 @@ static void test_reentrant_hold_stays_renewed(void)
     REQUIRE(rlk_lock_lock(l, 0) == RLK_OK);
     REQUIRE(rlk_lock_lock(l, 0) == RLK_OK);
     CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);       /* one hold left */
-    rt_stall_reset(&stall);
+    tk_stall_reset(&stall);
     t0 = rlk_fx_now_ms();
     while (rlk_fx_now_ms() - t0 < 3 * LEASE_REENTRY) {
         misses += pttl("wd:reentry") <= 0;
         rlk_fx_sleep_ms(20);
     }
     CHECKF(misses == 0, "the held lock vanished at %d probes (max scheduling gap %lld ms%s)", misses,
-           rt_stall_max_gap_ms(&stall), stall_note());
+           tk_stall_max_gap_ms(&stall), stall_note());
     CHECK_INT_EQ(rlk_lock_hold_count(l, &n), RLK_OK);
     CHECK_INT_EQ(n, 1);
     CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
-    CHECK_INT_EQ(rt_key_exists(&srv, "wd:reentry"), 0);
+    CHECK_INT_EQ(tk_key_exists(&srv, "wd:reentry"), 0);
     rlk_lock_free(l);
     rlk_free(c);
 }
@@ -402,7 +397,7 @@ static void test_reentrant_hold_stays_renewed(void)
 /* Six locks of one client: renewed together, one call per period. */
 static void test_many_locks_per_call(void)
 {
-    rlk_client *c = rt_connect(url, LEASE_BATCH, 2);
+    rlk_client *c = tk_connect(url, LEASE_BATCH, 2);
     rlk_lock *locks[BATCH_LOCKS];
     rlk_runtime_stats a, b;
     long long t0, elapsed;
@@ -443,11 +438,8 @@ static void test_many_locks_per_call(void)
 
 int main(void)
 {
-    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
-        fprintf(stderr, "rt_watchdog: cannot start redis-server\n");
+    if (tk_suite_start("rt_watchdog", &srv, url, sizeof url, &stall) != 0)
         return 1;
-    }
-    rt_stall_start(&stall);
     RUN_TEST(test_keeps_alive_five_leases);
     RUN_TEST(test_lost_when_deleted);
     RUN_TEST(test_expired_when_renewals_fail);
@@ -455,7 +447,6 @@ int main(void)
     RUN_TEST(test_unlock_races_renewals);
     RUN_TEST(test_reentrant_hold_stays_renewed);
     RUN_TEST(test_many_locks_per_call);
-    rt_stall_stop(&stall);
-    rlk_fx_stop(&srv);
+    tk_suite_stop(&srv, &stall);
     return check_summary("rt_watchdog");
 }

@@ -11,7 +11,7 @@
 #include "client/bundle.h"
 #include "client/scripts.h"
 #include "client/sha1.h"
-#include "unit.h"
+#include "check.h"
 
 static char root[256];     /* a fresh temp dir per test */
 
@@ -82,18 +82,18 @@ static void test_good_bundle(void)
     const rlk_script_info *b;
 
     make_bundle(NULL);
-    REQUIRE_INT(read_bundle(err, sizeof err, &set), RLK_OK);
-    REQUIRE_INT(set.count, 2);
-    CHECK_STR(set.items[0].name, "k/a");   /* sorted by name */
-    CHECK_STR(set.items[1].name, "k/b");
+    REQUIRE_INT_EQ(read_bundle(err, sizeof err, &set), RLK_OK);
+    REQUIRE_INT_EQ(set.count, 2);
+    CHECK_STR_EQ(set.items[0].name, "k/a");   /* sorted by name */
+    CHECK_STR_EQ(set.items[1].name, "k/b");
     b = rlk_script_set_find(&set, "k/b");
     REQUIRE(b != NULL);
-    CHECK_INT(b->version, 2);
-    CHECK_INT(b->numkeys, -1);
-    CHECK_INT(b->body_len, strlen(body_b));
+    CHECK_INT_EQ(b->version, 2);
+    CHECK_INT_EQ(b->numkeys, -1);
+    CHECK_INT_EQ(b->body_len, strlen(body_b));
     CHECK(memcmp(b->body, body_b, b->body_len) == 0);
     rlk_sha1_hex(body_b, strlen(body_b), sha_b);
-    CHECK_STR(b->sha1, sha_b);
+    CHECK_STR_EQ(b->sha1, sha_b);
     CHECK(rlk_script_set_find(&set, "k/c") == NULL);
     rlk_script_set_free(&set);
     CHECK(set.count == 0 && set.items == NULL);
@@ -108,8 +108,8 @@ static void test_manifest_without_final_newline(void)
     rlk_sha1_hex(body_a, strlen(body_a), sha_a);
     snprintf(m, sizeof m, "k/a\t1\t0\t%s", sha_a);
     make_bundle(m);
-    CHECK_INT(read_bundle(err, sizeof err, &set), RLK_OK);
-    CHECK_INT(set.count, 1);
+    CHECK_INT_EQ(read_bundle(err, sizeof err, &set), RLK_OK);
+    CHECK_INT_EQ(set.count, 1);
     rlk_script_set_free(&set);
     remove_tree();
 }
@@ -122,9 +122,9 @@ static void test_missing_manifest(void)
     make_bundle(NULL);
     snprintf(path, sizeof path, "%s/manifest.tsv", root);
     unlink(path);
-    CHECK_INT(read_bundle(err, sizeof err, &set), RLK_ERR_BUNDLE);
-    CHECK_CONTAINS(err, "cannot open manifest.tsv");
-    CHECK_CONTAINS(err, root);
+    CHECK_INT_EQ(read_bundle(err, sizeof err, &set), RLK_ERR_BUNDLE);
+    CHECK_STR_CONTAINS(err, "cannot open manifest.tsv");
+    CHECK_STR_CONTAINS(err, root);
     CHECK(set.items == NULL && set.count == 0);
     remove_tree();
 }
@@ -134,9 +134,9 @@ static void test_missing_dir(void)
     rlk_script_set set;
     char err[512];
 
-    CHECK_INT(rlk_bundle_read("/nonexistent/rlk-bundle", &set, err, sizeof err), RLK_ERR_BUNDLE);
-    CHECK_CONTAINS(err, "/nonexistent/rlk-bundle");
-    CHECK_INT(rlk_bundle_read("", &set, err, sizeof err), RLK_ERR_BUNDLE);
+    CHECK_INT_EQ(rlk_bundle_read("/nonexistent/rlk-bundle", &set, err, sizeof err), RLK_ERR_BUNDLE);
+    CHECK_STR_CONTAINS(err, "/nonexistent/rlk-bundle");
+    CHECK_INT_EQ(rlk_bundle_read("", &set, err, sizeof err), RLK_ERR_BUNDLE);
 }
 
 static void test_missing_script_file(void)
@@ -147,9 +147,9 @@ static void test_missing_script_file(void)
     make_bundle(NULL);
     snprintf(path, sizeof path, "%s/k/b.lua", root);
     unlink(path);
-    CHECK_INT(read_bundle(err, sizeof err, &set), RLK_ERR_BUNDLE);
-    CHECK_CONTAINS(err, "k/b.lua");
-    CHECK_CONTAINS(err, "No such file");
+    CHECK_INT_EQ(read_bundle(err, sizeof err, &set), RLK_ERR_BUNDLE);
+    CHECK_STR_CONTAINS(err, "k/b.lua");
+    CHECK_STR_CONTAINS(err, "No such file");
     remove_tree();
 }
 
@@ -160,9 +160,9 @@ static void test_tampered_script_file(void)
 
     make_bundle(NULL);
     write_file("k/a.lua", "-- name: k/a\n-- version: 1\n-- end\nreturn 2\n");
-    CHECK_INT(read_bundle(err, sizeof err, &set), RLK_ERR_BUNDLE);
-    CHECK_CONTAINS(err, "k/a.lua has SHA-1");
-    CHECK_CONTAINS(err, "the manifest says");
+    CHECK_INT_EQ(read_bundle(err, sizeof err, &set), RLK_ERR_BUNDLE);
+    CHECK_STR_CONTAINS(err, "k/a.lua has SHA-1");
+    CHECK_STR_CONTAINS(err, "the manifest says");
     remove_tree();
 }
 
@@ -175,8 +175,8 @@ static void test_one_byte_appended(void)
     make_bundle(NULL);
     snprintf(changed, sizeof changed, "%s\n", body_b);
     write_file("k/b.lua", changed);
-    CHECK_INT(read_bundle(err, sizeof err, &set), RLK_ERR_BUNDLE);
-    CHECK_CONTAINS(err, "k/b.lua");
+    CHECK_INT_EQ(read_bundle(err, sizeof err, &set), RLK_ERR_BUNDLE);
+    CHECK_STR_CONTAINS(err, "k/b.lua");
     remove_tree();
 }
 
@@ -212,11 +212,11 @@ static void test_bad_manifest_lines(void)
         char err[512];
 
         make_bundle(cases[i].line);
-        if (!CHECK_INT(read_bundle(err, sizeof err, &set), RLK_ERR_BUNDLE))
+        if (!CHECK_INT_EQ(read_bundle(err, sizeof err, &set), RLK_ERR_BUNDLE))
             fprintf(stderr, "    line %zu accepted\n", i);
-        CHECK_CONTAINS(err, cases[i].reason);
+        CHECK_STR_CONTAINS(err, cases[i].reason);
         if (cases[i].line[0])
-            CHECK_CONTAINS(err, "manifest.tsv:1:");
+            CHECK_STR_CONTAINS(err, "manifest.tsv:1:");
         CHECK(set.items == NULL);
         remove_tree();
     }
@@ -231,8 +231,8 @@ static void test_bad_line_number(void)
     rlk_sha1_hex(body_a, strlen(body_a), sha_a);
     snprintf(m, sizeof m, "k/a\t1\t0\t%s\nk/b\t1\t0\tnope\n", sha_a);
     make_bundle(m);
-    CHECK_INT(read_bundle(err, sizeof err, &set), RLK_ERR_BUNDLE);
-    CHECK_CONTAINS(err, "manifest.tsv:2:");
+    CHECK_INT_EQ(read_bundle(err, sizeof err, &set), RLK_ERR_BUNDLE);
+    CHECK_STR_CONTAINS(err, "manifest.tsv:2:");
     remove_tree();
 }
 
@@ -244,8 +244,8 @@ static void test_duplicate_name(void)
     rlk_sha1_hex(body_a, strlen(body_a), sha_a);
     snprintf(m, sizeof m, "k/a\t1\t0\t%s\nk/a\t1\t0\t%s\n", sha_a, sha_a);
     make_bundle(m);
-    CHECK_INT(read_bundle(err, sizeof err, &set), RLK_ERR_BUNDLE);
-    CHECK_CONTAINS(err, "lists k/a twice");
+    CHECK_INT_EQ(read_bundle(err, sizeof err, &set), RLK_ERR_BUNDLE);
+    CHECK_STR_CONTAINS(err, "lists k/a twice");
     remove_tree();
 }
 
@@ -265,10 +265,10 @@ static void test_client_on_bad_bundle(void)
     o.bundle_dir = root;
     c = rlk_connect(&o);
     REQUIRE(c != NULL);
-    CHECK_INT(rlk_err(c), RLK_ERR_BUNDLE);
-    CHECK_CONTAINS(rlk_errstr(c), "k/a.lua");
-    CHECK_INT(rlk_script_count(c), 0);
-    CHECK_INT(rlk_eval(c, "k/a", 1, keys, 0, NULL, &r), RLK_ERR_BUNDLE);
+    CHECK_INT_EQ(rlk_err(c), RLK_ERR_BUNDLE);
+    CHECK_STR_CONTAINS(rlk_errstr(c), "k/a.lua");
+    CHECK_INT_EQ(rlk_script_count(c), 0);
+    CHECK_INT_EQ(rlk_eval(c, "k/a", 1, keys, 0, NULL, &r), RLK_ERR_BUNDLE);
     rlk_free(c);
     remove_tree();
 }
@@ -287,34 +287,34 @@ static void test_client_on_good_bundle(void)
     o.connect_timeout_ms = 500;
     c = rlk_connect(&o);
     REQUIRE(c != NULL);
-    CHECK_INT(rlk_err(c), RLK_ERR_IO);
-    CHECK_CONTAINS(rlk_errstr(c), "connect 127.0.0.1:1: ");
-    CHECK_INT(rlk_script_count(c), 2);
-    CHECK_STR(rlk_script_at(c, 1)->name, "k/b");
+    CHECK_INT_EQ(rlk_err(c), RLK_ERR_IO);
+    CHECK_STR_CONTAINS(rlk_errstr(c), "connect 127.0.0.1:1: ");
+    CHECK_INT_EQ(rlk_script_count(c), 2);
+    CHECK_STR_EQ(rlk_script_at(c, 1)->name, "k/b");
     CHECK(rlk_script_at(c, 2) == NULL);
     CHECK(rlk_script_find(c, "k/a") != NULL);
     if (rlk_embedded_count() > 0)
         CHECK(rlk_script_find(c, rlk_embedded_at(0)->name) == NULL);
-    CHECK_INT(rlk_eval(c, "reentrant/acquire", 0, NULL, 0, NULL, &r), RLK_ERR_NOSUCHSCRIPT);
-    CHECK_CONTAINS(rlk_errstr(c), "reentrant/acquire");
-    CHECK_INT(rlk_eval(c, "k/a", 0, NULL, 0, NULL, &r), RLK_ERR_IO);
+    CHECK_INT_EQ(rlk_eval(c, "reentrant/acquire", 0, NULL, 0, NULL, &r), RLK_ERR_NOSUCHSCRIPT);
+    CHECK_STR_CONTAINS(rlk_errstr(c), "reentrant/acquire");
+    CHECK_INT_EQ(rlk_eval(c, "k/a", 0, NULL, 0, NULL, &r), RLK_ERR_IO);
     rlk_free(c);
     remove_tree();
 }
 
 int main(void)
 {
-    UNIT_RUN(test_good_bundle);
-    UNIT_RUN(test_manifest_without_final_newline);
-    UNIT_RUN(test_missing_manifest);
-    UNIT_RUN(test_missing_dir);
-    UNIT_RUN(test_missing_script_file);
-    UNIT_RUN(test_tampered_script_file);
-    UNIT_RUN(test_one_byte_appended);
-    UNIT_RUN(test_bad_manifest_lines);
-    UNIT_RUN(test_bad_line_number);
-    UNIT_RUN(test_duplicate_name);
-    UNIT_RUN(test_client_on_bad_bundle);
-    UNIT_RUN(test_client_on_good_bundle);
-    return unit_summary("test_bundle");
+    RUN_TEST(test_good_bundle);
+    RUN_TEST(test_manifest_without_final_newline);
+    RUN_TEST(test_missing_manifest);
+    RUN_TEST(test_missing_dir);
+    RUN_TEST(test_missing_script_file);
+    RUN_TEST(test_tampered_script_file);
+    RUN_TEST(test_one_byte_appended);
+    RUN_TEST(test_bad_manifest_lines);
+    RUN_TEST(test_bad_line_number);
+    RUN_TEST(test_duplicate_name);
+    RUN_TEST(test_client_on_bad_bundle);
+    RUN_TEST(test_client_on_good_bundle);
+    return check_summary("test_bundle");
 }

@@ -13,7 +13,7 @@
 #include "client/bundle.h"
 #include "client/scripts.h"
 #include "client/sha1.h"
-#include "unit.h"
+#include "check.h"
 
 #define MAX_FILES 512
 
@@ -92,7 +92,7 @@ static char *slurp(const char *path, size_t *len)
 static void test_count_matches_directory(void)
 {
     CHECK(nnames > 0);
-    CHECK_INT(rlk_embedded_count(), nnames);
+    CHECK_INT_EQ(rlk_embedded_count(), nnames);
     CHECK(rlk_embedded_at(rlk_embedded_count()) == NULL);
 }
 
@@ -121,9 +121,9 @@ static void test_bodies_are_the_files(void)
         file = slurp(path, &len);
         if (!CHECK(file != NULL))
             continue;
-        CHECK_INT(s->body_len, len);
+        CHECK_INT_EQ(s->body_len, len);
         CHECK(s->body_len == len && memcmp(s->body, file, len) == 0);
-        CHECK_INT(s->body[s->body_len], 0);
+        CHECK_INT_EQ(s->body[s->body_len], 0);
         free(file);
     }
 }
@@ -135,7 +135,7 @@ static void test_sha1_of_body(void)
         char hex[41];
 
         rlk_sha1_hex(s->body, s->body_len, hex);
-        CHECK_STR(s->sha1, hex);
+        CHECK_STR_EQ(s->sha1, hex);
     }
 }
 
@@ -150,7 +150,7 @@ static void test_header_fields(void)
         int keys = 0, variadic = 0;
 
         REQUIRE(end && v && v < end);
-        CHECK_INT(s->version, atoi(v + 13));
+        CHECK_INT_EQ(s->version, atoi(v + 13));
         snprintf(first, sizeof first, "-- name: %s\n", s->name);
         CHECK(strncmp(s->body, first, strlen(first)) == 0);
         for (const char *p = strstr(s->body, "\n-- KEYS["); p && p < end;
@@ -162,7 +162,7 @@ static void test_header_fields(void)
             else
                 keys++;
         }
-        CHECK_INT(s->numkeys, variadic ? -1 : keys);
+        CHECK_INT_EQ(s->numkeys, variadic ? -1 : keys);
     }
 }
 
@@ -205,7 +205,7 @@ static void test_manifest_matches_table(void)
         char want[1024];
 
         if (line[0] == '#') { /* "# rlk <version>" */
-            CHECK_STR(line, "# rlk " RLK_VERSION);
+            CHECK_STR_EQ(line, "# rlk " RLK_VERSION);
             i--;
             continue;
         }
@@ -213,9 +213,9 @@ static void test_manifest_matches_table(void)
         if (!CHECK(s != NULL))
             break;
         snprintf(want, sizeof want, "%s\t%d\t%d\t%s", s->name, s->version, s->numkeys, s->sha1);
-        CHECK_STR(line, want);
+        CHECK_STR_EQ(line, want);
     }
-    CHECK_INT(i, rlk_embedded_count());
+    CHECK_INT_EQ(i, rlk_embedded_count());
     CHECK(ends_with_newline);
     free(text);
 }
@@ -227,16 +227,16 @@ static void test_build_bundle_is_embedded_set(void)
     char err[512];
     int rc = rlk_bundle_read(RLK_TEST_BUNDLE_DIR, &set, err, sizeof err);
 
-    if (!CHECK_INT(rc, RLK_OK)) {
+    if (!CHECK_INT_EQ(rc, RLK_OK)) {
         fprintf(stderr, "    %s\n", err);
         return;
     }
-    CHECK_INT(set.count, rlk_embedded_count());
+    CHECK_INT_EQ(set.count, rlk_embedded_count());
     for (size_t i = 0; i < set.count && i < rlk_embedded_count(); i++) {
-        CHECK_STR(set.items[i].name, rlk_embedded_at(i)->name);
-        CHECK_STR(set.items[i].sha1, rlk_embedded_at(i)->sha1);
-        CHECK_INT(set.items[i].numkeys, rlk_embedded_at(i)->numkeys);
-        CHECK_INT(set.items[i].version, rlk_embedded_at(i)->version);
+        CHECK_STR_EQ(set.items[i].name, rlk_embedded_at(i)->name);
+        CHECK_STR_EQ(set.items[i].sha1, rlk_embedded_at(i)->sha1);
+        CHECK_INT_EQ(set.items[i].numkeys, rlk_embedded_at(i)->numkeys);
+        CHECK_INT_EQ(set.items[i].version, rlk_embedded_at(i)->version);
     }
     rlk_script_set_free(&set);
 }
@@ -244,15 +244,15 @@ static void test_build_bundle_is_embedded_set(void)
 int main(void)
 {
     scan_scripts();
-    UNIT_RUN(test_count_matches_directory);
-    UNIT_RUN(test_names_sorted_and_unique);
-    UNIT_RUN(test_bodies_are_the_files);
-    UNIT_RUN(test_sha1_of_body);
-    UNIT_RUN(test_header_fields);
-    UNIT_RUN(test_lookup);
-    UNIT_RUN(test_manifest_matches_table);
-    UNIT_RUN(test_build_bundle_is_embedded_set);
+    RUN_TEST(test_count_matches_directory);
+    RUN_TEST(test_names_sorted_and_unique);
+    RUN_TEST(test_bodies_are_the_files);
+    RUN_TEST(test_sha1_of_body);
+    RUN_TEST(test_header_fields);
+    RUN_TEST(test_lookup);
+    RUN_TEST(test_manifest_matches_table);
+    RUN_TEST(test_build_bundle_is_embedded_set);
     for (size_t i = 0; i < nnames; i++)
         free(names[i]);
-    return unit_summary("test_embedded");
+    return check_summary("test_embedded");
 }

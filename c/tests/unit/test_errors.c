@@ -5,7 +5,7 @@
 
 #include "client/client.h"
 #include "client/error.h"
-#include "unit.h"
+#include "check.h"
 
 static void test_strerror_names(void)
 {
@@ -35,14 +35,14 @@ static void test_strerror_names(void)
     };
 
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        CHECK_STR(rlk_strerror(names[i].code), names[i].name);
+        CHECK_STR_EQ(rlk_strerror(names[i].code), names[i].name);
 }
 
 static void test_strerror_unknown(void)
 {
-    CHECK_STR(rlk_strerror(-1), "RLK_ERR_UNKNOWN");
-    CHECK_STR(rlk_strerror(1000), "RLK_ERR_UNKNOWN");
-    CHECK_STR(rlk_strerror(1 << 30), "RLK_ERR_UNKNOWN");
+    CHECK_STR_EQ(rlk_strerror(-1), "RLK_ERR_UNKNOWN");
+    CHECK_STR_EQ(rlk_strerror(1000), "RLK_ERR_UNKNOWN");
+    CHECK_STR_EQ(rlk_strerror(1 << 30), "RLK_ERR_UNKNOWN");
 }
 
 /* A client whose URL is bad is a cheap client object for the error tests. */
@@ -56,9 +56,9 @@ static void test_set_error_one_line(void)
     rlk_client *c = dummy_client();
 
     REQUIRE(c != NULL);
-    CHECK_INT(rlk_set_error(c, RLK_ERR_SCRIPT, "line one\nline two\r\t%d", 3), RLK_ERR_SCRIPT);
-    CHECK_INT(rlk_err(c), RLK_ERR_SCRIPT);
-    CHECK_STR(rlk_errstr(c), "line one line two  3");
+    CHECK_INT_EQ(rlk_set_error(c, RLK_ERR_SCRIPT, "line one\nline two\r\t%d", 3), RLK_ERR_SCRIPT);
+    CHECK_INT_EQ(rlk_err(c), RLK_ERR_SCRIPT);
+    CHECK_STR_EQ(rlk_errstr(c), "line one line two  3");
     rlk_free(c);
 }
 
@@ -71,7 +71,7 @@ static void test_set_error_truncates(void)
     memset(big, 'x', sizeof big - 1);
     big[sizeof big - 1] = '\0';
     rlk_set_error(c, RLK_ERR_SERVER, "%s", big);
-    CHECK_INT(strlen(rlk_errstr(c)), RLK_ERRSTR_MAX - 1);
+    CHECK_INT_EQ(strlen(rlk_errstr(c)), RLK_ERRSTR_MAX - 1);
     rlk_free(c);
 }
 
@@ -113,13 +113,13 @@ static void test_errors_are_per_thread(void)
     pthread_join(t1, NULL);
     pthread_join(t2, NULL);
     pthread_barrier_destroy(&barrier);
-    CHECK_INT(a1.seen_before, RLK_OK);
-    CHECK_INT(a2.seen_before, RLK_OK);
-    CHECK_INT(a1.seen_code, RLK_ERR_IO);
-    CHECK_STR(a1.seen_msg, "thread 1");
-    CHECK_INT(a2.seen_code, RLK_ERR_SCRIPT);
-    CHECK_STR(a2.seen_msg, "thread 6");
-    CHECK_INT(rlk_err(c), RLK_ERR_URL);
+    CHECK_INT_EQ(a1.seen_before, RLK_OK);
+    CHECK_INT_EQ(a2.seen_before, RLK_OK);
+    CHECK_INT_EQ(a1.seen_code, RLK_ERR_IO);
+    CHECK_STR_EQ(a1.seen_msg, "thread 1");
+    CHECK_INT_EQ(a2.seen_code, RLK_ERR_SCRIPT);
+    CHECK_STR_EQ(a2.seen_msg, "thread 6");
+    CHECK_INT_EQ(rlk_err(c), RLK_ERR_URL);
     rlk_free(c);
 }
 
@@ -138,8 +138,8 @@ static void test_many_clients_one_thread(void)
         char want[32];
 
         snprintf(want, sizeof want, "client %d", i);
-        CHECK_INT(rlk_err(cs[i]), RLK_ERR_SERVER);
-        CHECK_STR(rlk_errstr(cs[i]), want);
+        CHECK_INT_EQ(rlk_err(cs[i]), RLK_ERR_SERVER);
+        CHECK_STR_EQ(rlk_errstr(cs[i]), want);
     }
     for (int i = 0; i < N; i++)
         rlk_free(cs[i]);
@@ -159,7 +159,7 @@ static void test_new_client_starts_clean(void)
     o.url = "redis://h:0";
     b = rlk_connect(&o);
     REQUIRE(b != NULL);
-    CHECK_INT(rlk_err(b), RLK_ERR_URL);
+    CHECK_INT_EQ(rlk_err(b), RLK_ERR_URL);
     CHECK(strstr(rlk_errstr(b), "old") == NULL);
     rlk_free(b);
 }
@@ -171,11 +171,11 @@ static void test_options_init(void)
     memset(&o, 0x5a, sizeof o);
     rlk_options_init(&o);
     CHECK(o.url == NULL && o.bundle_dir == NULL);
-    CHECK_INT(o.connect_timeout_ms, 0);
-    CHECK_INT(o.command_timeout_ms, 0);
-    CHECK_INT(o.pool_size, 0);
-    CHECK_INT(o.watchdog_lease_ms, 0);
-    CHECK_INT(o.no_preload, 0);
+    CHECK_INT_EQ(o.connect_timeout_ms, 0);
+    CHECK_INT_EQ(o.command_timeout_ms, 0);
+    CHECK_INT_EQ(o.pool_size, 0);
+    CHECK_INT_EQ(o.watchdog_lease_ms, 0);
+    CHECK_INT_EQ(o.no_preload, 0);
 }
 
 /* Defaults and clamping of the options, as the client stores them. */
@@ -190,13 +190,13 @@ static void test_option_defaults(void)
     o.pool_size = -3;
     c = rlk_connect(&o);
     REQUIRE(c != NULL);
-    CHECK_INT(rlk_err(c), RLK_ERR_IO);
-    CHECK_CONTAINS(rlk_errstr(c), "connect /nonexistent/rlk-test.sock: ");
-    CHECK_INT(c->connect_timeout_ms, 2000);
-    CHECK_INT(c->command_timeout_ms, 5000);
-    CHECK_INT(c->pool_size, 4);
-    CHECK_INT(c->watchdog_lease_ms, 30000);
-    CHECK_STR(rlk_client_url(c), "unix:///nonexistent/rlk-test.sock?db=0");
+    CHECK_INT_EQ(rlk_err(c), RLK_ERR_IO);
+    CHECK_STR_CONTAINS(rlk_errstr(c), "connect /nonexistent/rlk-test.sock: ");
+    CHECK_INT_EQ(c->connect_timeout_ms, 2000);
+    CHECK_INT_EQ(c->command_timeout_ms, 5000);
+    CHECK_INT_EQ(c->pool_size, 4);
+    CHECK_INT_EQ(c->watchdog_lease_ms, 30000);
+    CHECK_STR_EQ(rlk_client_url(c), "unix:///nonexistent/rlk-test.sock?db=0");
     rlk_free(c);
 }
 
@@ -208,19 +208,19 @@ static void test_bad_arguments(void)
     const char *argv[] = {"PING"};
 
     REQUIRE(c != NULL);
-    CHECK_INT(rlk_eval(NULL, "x", 0, NULL, 0, NULL, &r), RLK_ERR_ARG);
-    CHECK_INT(rlk_eval(c, NULL, 0, NULL, 0, NULL, &r), RLK_ERR_ARG);
-    CHECK_INT(rlk_eval(c, "reentrant/acquire", 0, NULL, 0, NULL, NULL), RLK_ERR_ARG);
-    CHECK_INT(rlk_eval(c, "reentrant/acquire", -1, NULL, 0, NULL, &r), RLK_ERR_ARG);
-    CHECK_INT(rlk_eval(c, "reentrant/acquire", 1, NULL, 0, NULL, &r), RLK_ERR_ARG);
-    CHECK_INT(rlk_eval(c, "reentrant/acquire", 1, keys, 0, NULL, &r), RLK_ERR_ARG);
-    CHECK_INT(rlk_eval(c, "no/such", 0, NULL, 0, NULL, &r), RLK_ERR_NOSUCHSCRIPT);
-    CHECK_STR(rlk_errstr(c), "no script named 'no/such'");
-    CHECK_INT(rlk_command(c, 0, argv, NULL, &r), RLK_ERR_ARG);
-    CHECK_INT(rlk_command(c, 1, NULL, NULL, &r), RLK_ERR_ARG);
-    CHECK_INT(rlk_command(c, 1, argv, NULL, NULL), RLK_ERR_ARG);
-    CHECK_INT(rlk_verify_scripts(c, NULL), RLK_ERR_ARG);
-    CHECK_INT(rlk_command(c, 1, argv, NULL, &r), RLK_ERR_IO);
+    CHECK_INT_EQ(rlk_eval(NULL, "x", 0, NULL, 0, NULL, &r), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_eval(c, NULL, 0, NULL, 0, NULL, &r), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_eval(c, "reentrant/acquire", 0, NULL, 0, NULL, NULL), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_eval(c, "reentrant/acquire", -1, NULL, 0, NULL, &r), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_eval(c, "reentrant/acquire", 1, NULL, 0, NULL, &r), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_eval(c, "reentrant/acquire", 1, keys, 0, NULL, &r), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_eval(c, "no/such", 0, NULL, 0, NULL, &r), RLK_ERR_NOSUCHSCRIPT);
+    CHECK_STR_EQ(rlk_errstr(c), "no script named 'no/such'");
+    CHECK_INT_EQ(rlk_command(c, 0, argv, NULL, &r), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_command(c, 1, NULL, NULL, &r), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_command(c, 1, argv, NULL, NULL), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_verify_scripts(c, NULL), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_command(c, 1, argv, NULL, &r), RLK_ERR_IO);
     CHECK(r == NULL);
     rlk_free(c);
     rlk_free(NULL);
@@ -228,15 +228,15 @@ static void test_bad_arguments(void)
 
 int main(void)
 {
-    UNIT_RUN(test_strerror_names);
-    UNIT_RUN(test_strerror_unknown);
-    UNIT_RUN(test_set_error_one_line);
-    UNIT_RUN(test_set_error_truncates);
-    UNIT_RUN(test_errors_are_per_thread);
-    UNIT_RUN(test_many_clients_one_thread);
-    UNIT_RUN(test_new_client_starts_clean);
-    UNIT_RUN(test_options_init);
-    UNIT_RUN(test_option_defaults);
-    UNIT_RUN(test_bad_arguments);
-    return unit_summary("test_errors");
+    RUN_TEST(test_strerror_names);
+    RUN_TEST(test_strerror_unknown);
+    RUN_TEST(test_set_error_one_line);
+    RUN_TEST(test_set_error_truncates);
+    RUN_TEST(test_errors_are_per_thread);
+    RUN_TEST(test_many_clients_one_thread);
+    RUN_TEST(test_new_client_starts_clean);
+    RUN_TEST(test_options_init);
+    RUN_TEST(test_option_defaults);
+    RUN_TEST(test_bad_arguments);
+    return check_summary("test_errors");
 }

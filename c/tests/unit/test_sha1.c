@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "client/sha1.h"
-#include "unit.h"
+#include "check.h"
 
 static void hex_of(const char *s, char out[41])
 {
@@ -15,7 +15,7 @@ static void test_empty(void)
     char hex[41];
 
     hex_of("", hex);
-    CHECK_STR(hex, "da39a3ee5e6b4b0d3255bfef95601890afd80709");
+    CHECK_STR_EQ(hex, "da39a3ee5e6b4b0d3255bfef95601890afd80709");
 }
 
 static void test_abc(void)
@@ -23,7 +23,7 @@ static void test_abc(void)
     char hex[41];
 
     hex_of("abc", hex);
-    CHECK_STR(hex, "a9993e364706816aba3e25717850c26c9cd0d89d");
+    CHECK_STR_EQ(hex, "a9993e364706816aba3e25717850c26c9cd0d89d");
 }
 
 static void test_two_blocks(void)
@@ -31,7 +31,7 @@ static void test_two_blocks(void)
     char hex[41];
 
     hex_of("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", hex);
-    CHECK_STR(hex, "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
+    CHECK_STR_EQ(hex, "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
 }
 
 static void test_long_message(void)
@@ -40,7 +40,7 @@ static void test_long_message(void)
 
     hex_of("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopq"
            "klmnopqrlmnopqrsmnopqrstnopqrstu", hex);
-    CHECK_STR(hex, "a49b2446a02c645bf419f995b67091253a04a259");
+    CHECK_STR_EQ(hex, "a49b2446a02c645bf419f995b67091253a04a259");
 }
 
 static void test_million_a_in_pieces(void)
@@ -57,7 +57,7 @@ static void test_million_a_in_pieces(void)
     rlk_sha1_final(&s, d);
     for (int i = 0; i < 20; i++)
         snprintf(hex + 2 * i, 3, "%02x", d[i]);
-    CHECK_STR(hex, "34aa973cd4c4daa4f61eeb2bdbad27316534016f");
+    CHECK_STR_EQ(hex, "34aa973cd4c4daa4f61eeb2bdbad27316534016f");
 }
 
 /* Any split of the input gives the digest of the whole (block boundaries 55/56/64). */
@@ -80,7 +80,7 @@ static void test_split_points(void)
         rlk_sha1_final(&s, d);
         for (int i = 0; i < 20; i++)
             snprintf(hex + 2 * i, 3, "%02x", d[i]);
-        if (!CHECK_STR(hex, whole))
+        if (!CHECK_STR_EQ(hex, whole))
             break;
     }
 }
@@ -90,7 +90,7 @@ static void test_fox(void)
     char hex[41];
 
     hex_of("The quick brown fox jumps over the lazy dog", hex);
-    CHECK_STR(hex, "2fd4e1c67a2d28fced849ee1bb76e7391b93eb12");
+    CHECK_STR_EQ(hex, "2fd4e1c67a2d28fced849ee1bb76e7391b93eb12");
 }
 
 /* Lengths around the padding boundary, against values computed independently (sha1sum). */
@@ -113,19 +113,19 @@ static void test_padding_lengths(void)
         char hex[41];
 
         rlk_sha1_hex(buf, cases[i].len, hex);
-        CHECK_STR(hex, cases[i].sha1);
+        CHECK_STR_EQ(hex, cases[i].sha1);
     }
 }
 
 int main(void)
 {
-    UNIT_RUN(test_empty);
-    UNIT_RUN(test_abc);
-    UNIT_RUN(test_two_blocks);
-    UNIT_RUN(test_long_message);
-    UNIT_RUN(test_million_a_in_pieces);
-    UNIT_RUN(test_split_points);
-    UNIT_RUN(test_fox);
-    UNIT_RUN(test_padding_lengths);
-    return unit_summary("test_sha1");
+    RUN_TEST(test_empty);
+    RUN_TEST(test_abc);
+    RUN_TEST(test_two_blocks);
+    RUN_TEST(test_long_message);
+    RUN_TEST(test_million_a_in_pieces);
+    RUN_TEST(test_split_points);
+    RUN_TEST(test_fox);
+    RUN_TEST(test_padding_lengths);
+    return check_summary("test_sha1");
 }

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "client/sigpipe.h"
-#include "unit.h"
+#include "check.h"
 
 static int sigpipe_pending(void)
 {
@@ -76,8 +76,8 @@ static void successful_request_restores_mask(void)
 
 int main(void)
 {
-    UNIT_RUN(write_to_closed_socket_is_harmless);
-    UNIT_RUN(mask_set_by_caller_is_kept);
-    UNIT_RUN(successful_request_restores_mask);
-    return unit_summary("test_sigpipe");
+    RUN_TEST(write_to_closed_socket_is_harmless);
+    RUN_TEST(mask_set_by_caller_is_kept);
+    RUN_TEST(successful_request_restores_mask);
+    return check_summary("test_sigpipe");
 }

@@ -4,7 +4,7 @@
 
 #include "client/client.h"
 #include "client/url.h"
-#include "unit.h"
+#include "check.h"
 
 typedef struct good_case {
     const char *url;
@@ -50,21 +50,21 @@ static void test_good_forms(void)
         int rc = rlk_url_parse(g->url, &u, err, sizeof err);
         char *masked;
 
-        if (!CHECK_INT(rc, RLK_OK)) {
+        if (!CHECK_INT_EQ(rc, RLK_OK)) {
             fprintf(stderr, "    url %s: %s\n", g->url, err);
             rlk_url_free(&u);
             continue;
         }
-        CHECK_INT(u.is_unix, g->is_unix);
+        CHECK_INT_EQ(u.is_unix, g->is_unix);
         CHECK(streq_null(u.host, g->host));
         CHECK(streq_null(u.path, g->path));
         CHECK(streq_null(u.user, g->user));
         CHECK(streq_null(u.password, g->password));
         if (!g->is_unix)
-            CHECK_INT(u.port, g->port);
-        CHECK_INT(u.db, g->db);
+            CHECK_INT_EQ(u.port, g->port);
+        CHECK_INT_EQ(u.db, g->db);
         masked = rlk_url_masked(&u);
-        CHECK_STR(masked, g->masked);
+        CHECK_STR_EQ(masked, g->masked);
         free(masked);
         rlk_url_free(&u);
     }
@@ -123,9 +123,9 @@ static void test_bad_forms(void)
         rlk_url u;
         int rc = rlk_url_parse(bads[i].url, &u, err, sizeof err);
 
-        if (!CHECK_INT(rc, RLK_ERR_URL))
+        if (!CHECK_INT_EQ(rc, RLK_ERR_URL))
             fprintf(stderr, "    url %s was accepted\n", bads[i].url);
-        CHECK_CONTAINS(err, bads[i].reason);
+        CHECK_STR_CONTAINS(err, bads[i].reason);
         CHECK(strncmp(err, "bad url: ", 9) == 0);
         CHECK(strchr(err, '\n') == NULL);
         rlk_url_free(&u);
@@ -137,7 +137,7 @@ static void test_null_url(void)
     char err[256];
     rlk_url u;
 
-    CHECK_INT(rlk_url_parse(NULL, &u, err, sizeof err), RLK_ERR_URL);
+    CHECK_INT_EQ(rlk_url_parse(NULL, &u, err, sizeof err), RLK_ERR_URL);
     rlk_url_free(&u);
 }
 
@@ -153,7 +153,7 @@ static void test_password_never_in_message(void)
         char err[256];
         rlk_url u;
 
-        CHECK_INT(rlk_url_parse(urls[i], &u, err, sizeof err), RLK_ERR_URL);
+        CHECK_INT_EQ(rlk_url_parse(urls[i], &u, err, sizeof err), RLK_ERR_URL);
         CHECK(strstr(err, "hunter2") == NULL);
         rlk_url_free(&u);
     }
@@ -164,13 +164,13 @@ static void test_address(void)
     char err[256], addr[300];
     rlk_url u;
 
-    REQUIRE_INT(rlk_url_parse("redis://[::1]:7000", &u, err, sizeof err), RLK_OK);
+    REQUIRE_INT_EQ(rlk_url_parse("redis://[::1]:7000", &u, err, sizeof err), RLK_OK);
     rlk_url_address(&u, addr, sizeof addr);
-    CHECK_STR(addr, "[::1]:7000");
+    CHECK_STR_EQ(addr, "[::1]:7000");
     rlk_url_free(&u);
-    REQUIRE_INT(rlk_url_parse("unix:///tmp/x.sock?db=1", &u, err, sizeof err), RLK_OK);
+    REQUIRE_INT_EQ(rlk_url_parse("unix:///tmp/x.sock?db=1", &u, err, sizeof err), RLK_OK);
     rlk_url_address(&u, addr, sizeof addr);
-    CHECK_STR(addr, "/tmp/x.sock");
+    CHECK_STR_EQ(addr, "/tmp/x.sock");
     rlk_url_free(&u);
 }
 
@@ -182,12 +182,12 @@ static void test_client_with_bad_url(void)
     const char *keys[] = {"k"};
 
     REQUIRE(c != NULL);
-    CHECK_INT(rlk_err(c), RLK_ERR_URL);
-    CHECK_CONTAINS(rlk_errstr(c), "port");
-    CHECK_STR(rlk_client_url(c), "(invalid url)");
-    CHECK_INT(rlk_eval(c, "reentrant/acquire", 1, keys, 0, NULL, &r), RLK_ERR_URL);
+    CHECK_INT_EQ(rlk_err(c), RLK_ERR_URL);
+    CHECK_STR_CONTAINS(rlk_errstr(c), "port");
+    CHECK_STR_EQ(rlk_client_url(c), "(invalid url)");
+    CHECK_INT_EQ(rlk_eval(c, "reentrant/acquire", 1, keys, 0, NULL, &r), RLK_ERR_URL);
     CHECK(r == NULL);
-    CHECK_INT(rlk_load_scripts(c), RLK_ERR_URL);
+    CHECK_INT_EQ(rlk_load_scripts(c), RLK_ERR_URL);
     rlk_free(c);
 }
 
@@ -202,13 +202,13 @@ static void test_url_defaults(void)
     setenv("RLK_URL", "redis://also:bad:url", 1);
     c = rlk_connect(&o);
     REQUIRE(c != NULL);
-    CHECK_CONTAINS(rlk_errstr(c), "port must be");
+    CHECK_STR_CONTAINS(rlk_errstr(c), "port must be");
     rlk_free(c);
 
     o.url = NULL;
     c = rlk_connect(&o);
     REQUIRE(c != NULL);
-    CHECK_INT(rlk_err(c), RLK_ERR_URL);
+    CHECK_INT_EQ(rlk_err(c), RLK_ERR_URL);
     rlk_free(c);
     unsetenv("RLK_URL");
 }
@@ -220,24 +220,24 @@ static void test_errors_per_client(void)
     rlk_client *bad2 = rlk_connect_url("redis://h:0");
 
     REQUIRE(bad && bad2);
-    CHECK_INT(rlk_err(bad), RLK_ERR_URL);
-    CHECK_CONTAINS(rlk_errstr(bad), "expected redis://");
-    CHECK_CONTAINS(rlk_errstr(bad2), "port");
-    CHECK_INT(rlk_err(NULL), RLK_OK);
-    CHECK_STR(rlk_errstr(NULL), "");
+    CHECK_INT_EQ(rlk_err(bad), RLK_ERR_URL);
+    CHECK_STR_CONTAINS(rlk_errstr(bad), "expected redis://");
+    CHECK_STR_CONTAINS(rlk_errstr(bad2), "port");
+    CHECK_INT_EQ(rlk_err(NULL), RLK_OK);
+    CHECK_STR_EQ(rlk_errstr(NULL), "");
     rlk_free(bad);
     rlk_free(bad2);
 }
 
 int main(void)
 {
-    UNIT_RUN(test_good_forms);
-    UNIT_RUN(test_bad_forms);
-    UNIT_RUN(test_null_url);
-    UNIT_RUN(test_password_never_in_message);
-    UNIT_RUN(test_address);
-    UNIT_RUN(test_client_with_bad_url);
-    UNIT_RUN(test_url_defaults);
-    UNIT_RUN(test_errors_per_client);
-    return unit_summary("test_url");
+    RUN_TEST(test_good_forms);
+    RUN_TEST(test_bad_forms);
+    RUN_TEST(test_null_url);
+    RUN_TEST(test_password_never_in_message);
+    RUN_TEST(test_address);
+    RUN_TEST(test_client_with_bad_url);
+    RUN_TEST(test_url_defaults);
+    RUN_TEST(test_errors_per_client);
+    return check_summary("test_url");
 }

@@ -44,6 +44,7 @@ typedef struct fx_entry {
     char dir[RLK_FX_PATH_MAX];
     char log_path[RLK_FX_PATH_MAX];
     char sock_path[RLK_FX_PATH_MAX];
+    char conf_path[RLK_FX_PATH_MAX];
 } fx_entry;
 
 static fx_entry fx_registry[FX_MAX_SERVERS];
@@ -87,6 +88,7 @@ static int fx_registry_add(const rlk_fx_server *s)
         memcpy(e->dir, s->dir, sizeof e->dir);
         memcpy(e->log_path, s->log_path, sizeof e->log_path);
         memcpy(e->sock_path, s->sock_path, sizeof e->sock_path);
+        memcpy(e->conf_path, s->conf_path, sizeof e->conf_path);
         e->pid = 0;
         e->owner = getpid();
         e->used = 1;
@@ -126,6 +128,8 @@ static void fx_cleanup_from_signal(void)
         unlink(e->log_path);
         if (e->sock_path[0])
             unlink(e->sock_path);
+        if (e->conf_path[0])
+            unlink(e->conf_path);
         rmdir(e->dir);
         e->pid = 0;
         e->used = 0;
@@ -207,16 +211,29 @@ void rlk_fx_sleep_ms(long ms)
 
 /* ------------------------------------------------------------ helpers */
 
+#ifndef RLK_FX_REDIS_SERVER
+#define RLK_FX_REDIS_SERVER "redis-server"
+#endif
+#ifndef RLK_FX_REDIS_CLI
+#define RLK_FX_REDIS_CLI "redis-cli"
+#endif
+
+/* $name when set and not empty, else the build's path. */
+static const char *fx_binary(const char *name, const char *built)
+{
+    const char *env = getenv(name);
+
+    return env && env[0] ? env : built;
+}
+
 const char *rlk_fx_redis_server_path(void)
 {
-    const char *env = getenv("RLK_REDIS_SERVER");
-    if (env && env[0])
-        return env;
-#ifdef RLK_FX_REDIS_SERVER
-    return RLK_FX_REDIS_SERVER;
-#else
-    return "redis-server";
-#endif
+    return fx_binary("RLK_REDIS_SERVER", RLK_FX_REDIS_SERVER);
+}
+
+const char *rlk_fx_redis_cli_path(void)
+{
+    return fx_binary("RLK_REDIS_CLI", RLK_FX_REDIS_CLI);
 }
 
 static unsigned long fx_random(void)
@@ -372,6 +389,10 @@ static int fx_build_argv(rlk_fx_server *s, const rlk_fx_config *cfg)
     fx_free_argv(s);
     snprintf(port, sizeof port, "%d", s->port);
     rc |= fx_push_arg(s, rlk_fx_redis_server_path());
+    if (cfg->sentinel_conf) {
+        rc |= fx_push_arg(s, s->conf_path);
+        rc |= fx_push_arg(s, "--sentinel");
+    }
     rc |= fx_push_words(s, "--bind 127.0.0.1 --port");
     rc |= fx_push_arg(s, port);
     rc |= fx_push_arg(s, "--save");
@@ -390,6 +411,19 @@ static int fx_build_argv(rlk_fx_server *s, const rlk_fx_config *cfg)
     if (cfg->acl_user) {
         rc |= fx_push_arg(s, "--user");
         rc |= fx_push_words(s, cfg->acl_user);
+    }
+    if (cfg->cluster) {
+        char bus[16], timeout[24];
+
+        snprintf(bus, sizeof bus, "%d", s->bus_port);
+        snprintf(timeout, sizeof timeout, "%ld",
+                 cfg->cluster_node_timeout_ms > 0 ? cfg->cluster_node_timeout_ms : 2000);
+        rc |= fx_push_words(s, "--cluster-enabled yes --cluster-config-file");
+        rc |= fx_push_arg(s, s->conf_path);
+        rc |= fx_push_arg(s, "--cluster-port");
+        rc |= fx_push_arg(s, bus);
+        rc |= fx_push_arg(s, "--cluster-node-timeout");
+        rc |= fx_push_arg(s, timeout);
     }
     for (int i = 0; cfg->extra && cfg->extra[i]; i++)
         rc |= fx_push_arg(s, cfg->extra[i]);
@@ -601,7 +635,28 @@ static int fx_make_dir(rlk_fx_server *s, const rlk_fx_config *cfg)
     }
     if (!cfg->unixsocket)
         s->sock_path[0] = '\0';
+    if (cfg->cluster || cfg->sentinel_conf) {
+        if (snprintf(s->conf_path, sizeof s->conf_path, "%s/%s", s->dir,
+                     cfg->cluster ? "nodes.conf" : "sentinel.conf") >= (int)sizeof s->conf_path) {
+            fprintf(stderr, "fixture: temp dir path too long: %s\n", s->dir);
+            return -1;
+        }
+    }
     return 0;
+}
+
+/* The sentinel's config file, written afresh before each start attempt. */
+static int fx_write_conf(const rlk_fx_server *s, const char *text)
+{
+    FILE *f = fopen(s->conf_path, "w");
+    int ok;
+
+    if (!f) {
+        fprintf(stderr, "fixture: %s: %s\n", s->conf_path, strerror(errno));
+        return -1;
+    }
+    ok = fputs(text, f) >= 0;
+    return (fclose(f) == 0 && ok) ? 0 : -1;
 }
 
 static int fx_start_config(rlk_fx_server *s, const rlk_fx_config *cfg)
@@ -614,8 +669,17 @@ static int fx_start_config(rlk_fx_server *s, const rlk_fx_config *cfg)
         return -1;
     for (int attempt = 0; attempt < FX_START_ATTEMPTS && rc == 1; attempt++) {
         unlink(s->log_path); /* a fresh log: "in use" must be this attempt's */
+        if (s->conf_path[0])
+            unlink(s->conf_path);
         s->port = rlk_fx_free_port();
-        if (s->port < 0 || fx_build_argv(s, cfg) != 0)
+        s->bus_port = 0;
+        if (cfg->cluster) {
+            for (int i = 0; i < 10 && (s->bus_port == 0 || s->bus_port == s->port); i++)
+                s->bus_port = rlk_fx_free_port();
+        }
+        if (s->port < 0 || s->bus_port < 0 || fx_build_argv(s, cfg) != 0)
+            return -1;
+        if (cfg->sentinel_conf && fx_write_conf(s, cfg->sentinel_conf) != 0)
             return -1;
         rc = fx_spawn_ready(s);
     }
@@ -756,19 +820,41 @@ redisContext *rlk_fx_connect(const rlk_fx_server *s)
     return ctx;
 }
 
-redisReply *rlk_fx_command(const rlk_fx_server *s, const char *fmt, ...)
+redisReply *rlk_fx_vcommand(const rlk_fx_server *s, const char *fmt, va_list ap)
 {
     redisContext *ctx = rlk_fx_connect(s);
     redisReply *r;
-    va_list ap;
 
     if (!ctx)
         return NULL;
-    va_start(ap, fmt);
     r = redisvCommand(ctx, fmt, ap);
-    va_end(ap);
     redisFree(ctx);
     return r;
+}
+
+redisReply *rlk_fx_command(const rlk_fx_server *s, const char *fmt, ...)
+{
+    redisReply *r;
+    va_list ap;
+
+    va_start(ap, fmt);
+    r = rlk_fx_vcommand(s, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+int rlk_fx_role(const rlk_fx_server *s)
+{
+    redisReply *r = s->pid > 0 ? rlk_fx_command(s, "ROLE") : NULL;
+    int role = 0;
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+        r->element[0]->type == REDIS_REPLY_STRING)
+        role = strcmp(r->element[0]->str, "master") == 0 ? 'M'
+             : strcmp(r->element[0]->str, "slave") == 0 ? 'S' : 0;
+    if (r)
+        freeReplyObject(r);
+    return role;
 }
 
 int rlk_fx_client_pause(const rlk_fx_server *s, long ms)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rt_util.c - see rt_util.h.
+ * tk_util.c - see tk_util.h.
  */
-#include "rt_util.h"
+#include "tk_util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-rlk_client *rt_connect(const char *url, long long watchdog_lease_ms, int pool_size)
+rlk_client *tk_connect(const char *url, long long watchdog_lease_ms, int pool_size)
 {
     rlk_options o;
     rlk_client *c;
@@ -41,9 +41,9 @@ rlk_client *rt_connect(const char *url, long long watchdog_lease_ms, int pool_si
 
 /* ---------------------------------------------------------------- stall detector */
 
-static void *rt_stall_main(void *arg)
+static void *tk_stall_main(void *arg)
 {
-    rt_stall *s = arg;
+    tk_stall *s = arg;
     long long last = rlk_fx_now_ns();
 
     while (!atomic_load(&s->stop)) {
@@ -60,24 +60,24 @@ static void *rt_stall_main(void *arg)
     return NULL;
 }
 
-void rt_stall_start(rt_stall *s)
+void tk_stall_start(tk_stall *s)
 {
     atomic_store(&s->stop, 0);
     atomic_store(&s->max_gap_ns, 0);
-    pthread_create(&s->thread, NULL, rt_stall_main, s);
+    pthread_create(&s->thread, NULL, tk_stall_main, s);
 }
 
-void rt_stall_reset(rt_stall *s)
+void tk_stall_reset(tk_stall *s)
 {
     atomic_store(&s->max_gap_ns, 0);
 }
 
-long long rt_stall_max_gap_ms(rt_stall *s)
+long long tk_stall_max_gap_ms(tk_stall *s)
 {
     return atomic_load(&s->max_gap_ns) / 1000000LL;
 }
 
-void rt_stall_stop(rt_stall *s)
+void tk_stall_stop(tk_stall *s)
 {
     atomic_store(&s->stop, 1);
     pthread_join(s->thread, NULL);
@@ -85,7 +85,7 @@ void rt_stall_stop(rt_stall *s)
 
 /* ---------------------------------------------------------------- latch */
 
-void rt_latch_init(rt_latch *l)
+void tk_latch_init(tk_latch *l)
 {
     pthread_condattr_t a;
 
@@ -97,13 +97,13 @@ void rt_latch_init(rt_latch *l)
     l->count = 0;
 }
 
-void rt_latch_destroy(rt_latch *l)
+void tk_latch_destroy(tk_latch *l)
 {
     pthread_cond_destroy(&l->cv);
     pthread_mutex_destroy(&l->mu);
 }
 
-void rt_latch_add(rt_latch *l, int n)
+void tk_latch_add(tk_latch *l, int n)
 {
     pthread_mutex_lock(&l->mu);
     l->count += n;
@@ -111,7 +111,7 @@ void rt_latch_add(rt_latch *l, int n)
     pthread_mutex_unlock(&l->mu);
 }
 
-int rt_latch_wait(rt_latch *l, int target, long long timeout_ms)
+int tk_latch_wait(tk_latch *l, int target, long long timeout_ms)
 {
     long long until = rlk_fx_now_ns() + timeout_ms * 1000000LL;
     struct timespec ts = {(time_t)(until / 1000000000LL), (long)(until % 1000000000LL)};
@@ -125,7 +125,7 @@ int rt_latch_wait(rt_latch *l, int target, long long timeout_ms)
     return n;
 }
 
-int rt_latch_get(rt_latch *l)
+int tk_latch_get(tk_latch *l)
 {
     int n;
 
@@ -137,7 +137,7 @@ int rt_latch_get(rt_latch *l)
 
 /* ---------------------------------------------------------------- server probes */
 
-long long rt_numsub(const rlk_fx_server *s, const char *channel)
+long long tk_numsub(const rlk_fx_server *s, const char *channel)
 {
     redisReply *r = rlk_fx_command(s, "PUBSUB NUMSUB %s", channel);
     long long n = -1;
@@ -150,11 +150,11 @@ long long rt_numsub(const rlk_fx_server *s, const char *channel)
     return n;
 }
 
-int rt_wait_numsub(const rlk_fx_server *s, const char *channel, long long min, long long timeout_ms)
+int tk_wait_numsub(const rlk_fx_server *s, const char *channel, long long min, long long timeout_ms)
 {
     long long until = rlk_fx_now_ms() + timeout_ms;
 
-    while (rt_numsub(s, channel) < min) {
+    while (tk_numsub(s, channel) < min) {
         if (rlk_fx_now_ms() >= until)
             return -1;
         rlk_fx_sleep_ms(2);     /* bounded poll of server state: there is no signal for it */
@@ -162,14 +162,14 @@ int rt_wait_numsub(const rlk_fx_server *s, const char *channel, long long min, l
     return 0;
 }
 
-int rt_wait_numsub_at_most(const rlk_fx_server *s, const char *channel, long long max,
+int tk_wait_numsub_at_most(const rlk_fx_server *s, const char *channel, long long max,
                            long long timeout_ms)
 {
     long long until = rlk_fx_now_ms() + timeout_ms;
     long long n;
 
     /* An UNSUBSCRIBE is asynchronous: the caller's thread may have returned before it landed. */
-    while ((n = rt_numsub(s, channel)) > max || n < 0) {
+    while ((n = tk_numsub(s, channel)) > max || n < 0) {
         if (rlk_fx_now_ms() >= until)
             return -1;
         rlk_fx_sleep_ms(2);     /* bounded poll of server state: there is no signal for it */
@@ -178,7 +178,7 @@ int rt_wait_numsub_at_most(const rlk_fx_server *s, const char *channel, long lon
 }
 
 /* Calls fn(id, ctx) for every "id=N ... name=NAME ..." line of CLIENT LIST. */
-static int rt_for_clients_named(const rlk_fx_server *s, const char *name,
+static int tk_for_clients_named(const rlk_fx_server *s, const char *name,
                                 void (*fn)(const rlk_fx_server *, long long))
 {
     redisReply *r = rlk_fx_command(s, "CLIENT LIST");
@@ -207,7 +207,7 @@ static int rt_for_clients_named(const rlk_fx_server *s, const char *name,
     return n;
 }
 
-static void rt_kill_id(const rlk_fx_server *s, long long id)
+static void tk_kill_id(const rlk_fx_server *s, long long id)
 {
     redisReply *r = rlk_fx_command(s, "CLIENT KILL ID %lld", id);
 
@@ -215,17 +215,17 @@ static void rt_kill_id(const rlk_fx_server *s, long long id)
         freeReplyObject(r);
 }
 
-int rt_kill_clients_named(const rlk_fx_server *s, const char *name)
+int tk_kill_clients_named(const rlk_fx_server *s, const char *name)
 {
-    return rt_for_clients_named(s, name, rt_kill_id);
+    return tk_for_clients_named(s, name, tk_kill_id);
 }
 
-int rt_count_clients_named(const rlk_fx_server *s, const char *name)
+int tk_count_clients_named(const rlk_fx_server *s, const char *name)
 {
-    return rt_for_clients_named(s, name, NULL);
+    return tk_for_clients_named(s, name, NULL);
 }
 
-int rt_key_exists(const rlk_fx_server *s, const char *key)
+int tk_key_exists(const rlk_fx_server *s, const char *key)
 {
     redisReply *r = rlk_fx_command(s, "EXISTS %s", key);
     int n = -1;
@@ -239,7 +239,7 @@ int rt_key_exists(const rlk_fx_server *s, const char *key)
 
 /* ---------------------------------------------------------------- child processes */
 
-static void rt_child_exec(int in_fd, int out_fd, pid_t parent, const char *const *args)
+static void tk_child_exec(int in_fd, int out_fd, pid_t parent, const char *const *args)
 {
     const char *argv[32];
     int n = 0;
@@ -249,7 +249,7 @@ static void rt_child_exec(int in_fd, int out_fd, pid_t parent, const char *const
         _exit(126);
     dup2(in_fd, STDIN_FILENO);
     dup2(out_fd, STDOUT_FILENO);
-    argv[n++] = "rlk_rt_child";
+    argv[n++] = "rlk_test_child";
     for (int i = 0; args[i] && n < 31; i++)
         argv[n++] = args[i];
     argv[n] = NULL;
@@ -258,7 +258,7 @@ static void rt_child_exec(int in_fd, int out_fd, pid_t parent, const char *const
     _exit(127);
 }
 
-int rt_child_spawn(rt_child *ch, const char *const *args)
+int tk_child_spawn(tk_child *ch, const char *const *args)
 {
     int in[2], out[2];
     pid_t parent = getpid();
@@ -277,19 +277,19 @@ int rt_child_spawn(rt_child *ch, const char *const *args)
     fflush(stderr);
     ch->pid = fork();
     if (ch->pid == 0)
-        rt_child_exec(in[0], out[1], parent, args);
+        tk_child_exec(in[0], out[1], parent, args);
     close(in[0]);
     close(out[1]);
     ch->in_fd = in[1];
     ch->out_fd = out[0];
     if (ch->pid < 0) {
-        rt_child_kill(ch);
+        tk_child_kill(ch);
         return -1;
     }
     return 0;
 }
 
-static int rt_child_take_line(rt_child *ch, char *line, size_t len)
+static int tk_child_take_line(tk_child *ch, char *line, size_t len)
 {
     char *nl = memchr(ch->buf, '\n', ch->len);
     size_t n;
@@ -303,11 +303,11 @@ static int rt_child_take_line(rt_child *ch, char *line, size_t len)
     return 0;
 }
 
-int rt_child_read_line(rt_child *ch, char *line, size_t len, long long timeout_ms)
+int tk_child_read_line(tk_child *ch, char *line, size_t len, long long timeout_ms)
 {
     long long until = rlk_fx_now_ms() + timeout_ms;
 
-    while (rt_child_take_line(ch, line, len) != 0) {
+    while (tk_child_take_line(ch, line, len) != 0) {
         struct pollfd p = {ch->out_fd, POLLIN, 0};
         long long left = until - rlk_fx_now_ms();
         ssize_t got;
@@ -324,7 +324,7 @@ int rt_child_read_line(rt_child *ch, char *line, size_t len, long long timeout_m
     return 0;
 }
 
-int rt_child_send(rt_child *ch, const char *line)
+int tk_child_send(tk_child *ch, const char *line)
 {
     size_t len = strlen(line);
 
@@ -333,7 +333,7 @@ int rt_child_send(rt_child *ch, const char *line)
     return 0;
 }
 
-int rt_child_wait(rt_child *ch, long long timeout_ms)
+int tk_child_wait(tk_child *ch, long long timeout_ms)
 {
     long long until = rlk_fx_now_ms() + timeout_ms;
     int status;
@@ -345,18 +345,18 @@ int rt_child_wait(rt_child *ch, long long timeout_ms)
 
         if (r == ch->pid) {
             ch->pid = -1;
-            rt_child_kill(ch);
+            tk_child_kill(ch);
             return status;
         }
         if (r < 0 || rlk_fx_now_ms() >= until)
             break;
         rlk_fx_sleep_ms(5);     /* bounded poll: waitpid has no timeout */
     }
-    rt_child_kill(ch);
+    tk_child_kill(ch);
     return -1;
 }
 
-void rt_child_kill(rt_child *ch)
+void tk_child_kill(tk_child *ch)
 {
     if (ch->pid > 0) {
         kill(ch->pid, SIGKILL);
@@ -370,18 +370,94 @@ void rt_child_kill(rt_child *ch)
     ch->in_fd = ch->out_fd = -1;
 }
 
-void rt_say(const char *fmt, ...)
+void tk_say(const char *fmt, ...)
 {
     va_list ap;
 
+    flockfile(stdout);
     va_start(ap, fmt);
     vprintf(fmt, ap);
     va_end(ap);
     putchar('\n');
     fflush(stdout);
+    funlockfile(stdout);
 }
 
-void rt_spin_ns(long long ns)
+const char *tk_stall_note(tk_stall *s)
+{
+    return tk_stall_max_gap_ms(s) > TK_STALL_MS ? " - a scheduling stall, not a lock bug" : "";
+}
+
+long long tk_wall_offset_ms(void)
+{
+    struct timespec rt, mono;
+
+    clock_gettime(CLOCK_REALTIME, &rt);
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    return ((long long)rt.tv_sec - mono.tv_sec) * 1000LL + (rt.tv_nsec - mono.tv_nsec) / 1000000L;
+}
+
+long long tk_int(const rlk_fx_server *s, const char *fmt, ...)
+{
+    redisReply *r;
+    long long v = -999;
+    va_list ap;
+
+    va_start(ap, fmt);
+    r = rlk_fx_vcommand(s, fmt, ap);
+    va_end(ap);
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        v = r->integer;
+    else if (r && r->type == REDIS_REPLY_STRING)
+        v = atoll(r->str);
+    else if (r && r->type == REDIS_REPLY_NIL)
+        v = -1;
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+int tk_command_ok(const rlk_fx_server *s, const char *fmt, ...)
+{
+    redisReply *r;
+    va_list ap;
+    int rc;
+
+    va_start(ap, fmt);
+    r = rlk_fx_vcommand(s, fmt, ap);
+    va_end(ap);
+    rc = r && r->type != REDIS_REPLY_ERROR ? 0 : -1;
+    if (r)
+        freeReplyObject(r);
+    return rc;
+}
+
+long long tk_server_ms(const rlk_fx_server *s)
+{
+    redisReply *r = rlk_fx_command(s, "TIME");
+    long long ms = -1;
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
+        ms = atoll(r->element[0]->str) * 1000 + atoll(r->element[1]->str) / 1000;
+    if (r)
+        freeReplyObject(r);
+    return ms;
+}
+
+int tk_wait_int_at_least(const rlk_fx_server *s, long long want, long long timeout_ms,
+                         const char *fmt, const char *arg)
+{
+    long long deadline = rlk_fx_now_ms() + timeout_ms;
+
+    while (tk_int(s, fmt, arg) < want) {
+        if (rlk_fx_now_ms() > deadline)
+            return -1;
+        rlk_fx_sleep_ms(5);
+    }
+    return 0;
+}
+
+void tk_spin_ns(long long ns)
 {
     long long until = rlk_fx_now_ns() + ns;
 
@@ -389,7 +465,7 @@ void rt_spin_ns(long long ns)
     }
 }
 
-unsigned rt_rand(unsigned *state)
+unsigned tk_rand(unsigned *state)
 {
     unsigned x = *state ? *state : 2463534242u;
 
@@ -398,4 +474,110 @@ unsigned rt_rand(unsigned *state)
     x ^= x << 5;
     *state = x;
     return x;
+}
+
+/* ---------------------------------------------------------------- a program's server */
+
+int tk_suite_start(const char *name, rlk_fx_server *srv, char *url, size_t len, tk_stall *stall)
+{
+    if (rlk_fx_start(srv, NULL) != 0 || rlk_fx_url(srv, -1, url, len) != 0) {
+        fprintf(stderr, "%s: cannot start redis-server\n", name);
+        return -1;
+    }
+    if (stall)
+        tk_stall_start(stall);
+    return 0;
+}
+
+void tk_suite_stop(rlk_fx_server *srv, tk_stall *stall)
+{
+    if (stall)
+        tk_stall_stop(stall);
+    rlk_fx_stop(srv);
+}
+
+/* ---------------------------------------------------------------- children with threads */
+
+int tk_child_go_threads(int threads, void *(*fn)(void *), void *ctx)
+{
+    tk_thread_arg args[64];
+    pthread_t t[64];
+    char line[32];
+    int started = 0;
+
+    if (threads < 0 || threads > 64)
+        return -1;
+    tk_say("ready");
+    if (!fgets(line, sizeof line, stdin) || strncmp(line, "go", 2) != 0)
+        return -1;
+    for (int i = 0; i < threads; i++) {
+        args[i].ctx = ctx;
+        args[i].idx = i;
+        if (pthread_create(&t[i], NULL, fn, &args[i]) != 0)
+            break;
+        started++;
+    }
+    for (int i = 0; i < started; i++)
+        pthread_join(t[i], NULL);
+    return started == threads ? 0 : -1;
+}
+
+const char *tk_child_log(char *buf, size_t len, const char *dir, int p)
+{
+    snprintf(buf, len, "%s/log.%d", dir, p);
+    return buf;
+}
+
+int tk_children_spawn(tk_child *kids, int n, const char *const *args, int log_arg,
+                      const char *dir)
+{
+    const char *a[32];
+    char log[300];
+    int spawned = 0, argc = 0;
+
+    while (args[argc] && argc < 31) {
+        a[argc] = args[argc];
+        argc++;
+    }
+    a[argc] = NULL;
+    for (int p = 0; p < n; p++) {
+        if (log_arg >= 0 && log_arg < argc)
+            a[log_arg] = tk_child_log(log, sizeof log, dir, p);
+        if (tk_child_spawn(&kids[p], a) != 0)
+            break;
+        spawned++;
+    }
+    return spawned;
+}
+
+int tk_children_spawn_contend(tk_child *kids, int n, const char *url, int threads, int iters,
+                              const char *dir)
+{
+    char t[16], i[16];
+    const char *args[] = {"contend", url, t, i, "", NULL};
+
+    snprintf(t, sizeof t, "%d", threads);
+    snprintf(i, sizeof i, "%d", iters);
+    return tk_children_spawn(kids, n, args, 4, dir);
+}
+
+int tk_children_send(tk_child *kids, int n, const char *line)
+{
+    int sent = 0;
+
+    for (int p = 0; p < n; p++)
+        sent += tk_child_send(&kids[p], line) == 0;
+    return sent;
+}
+
+size_t tk_children_take_logs(const char *dir, int n, tk_hold **holds, size_t *count, int *bad)
+{
+    size_t added = 0;
+
+    for (int p = 0; p < n; p++) {
+        char log[300];
+
+        added += tk_holds_take(tk_child_log(log, sizeof log, dir, p), holds, count, bad);
+    }
+    return added;
 }

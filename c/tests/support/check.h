@@ -8,8 +8,8 @@
  * from the current test function. check_summary() prints
  * "<name>: N passed, M failed" (tests) and returns the exit status.
  */
-#ifndef RLK_IT_CHECK_H
-#define RLK_IT_CHECK_H
+#ifndef RLK_TEST_CHECK_H
+#define RLK_TEST_CHECK_H
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -146,4 +146,4 @@ CHECK_MAYBE_UNUSED static int check_summary(const char *program)
     return (check_tests_failed == 0 && check_tests_passed > 0) ? 0 : 1;
 }
 
-#endif /* RLK_IT_CHECK_H */
+#endif /* RLK_TEST_CHECK_H */

@@ -14,12 +14,16 @@
  * The redis-server binary is $RLK_REDIS_SERVER, else RLK_FX_REDIS_SERVER
  * (a compile definition), else "redis-server" from PATH.
  *
+ * Clusters (cluster.h) and sentinels (sentinel.h) are built from these
+ * servers (config.cluster, config.sentinel_conf).
+ *
  * All functions return 0 on success and -1 on failure, after printing the
  * reason (and the tail of the server log, when there is one) to stderr.
  */
-#ifndef RLK_IT_FIXTURE_H
-#define RLK_IT_FIXTURE_H
+#ifndef RLK_TEST_FIXTURE_H
+#define RLK_TEST_FIXTURE_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <hiredis/hiredis.h>
@@ -32,6 +36,11 @@ typedef struct rlk_fx_config {
     const char *acl_user;    /* NULL, or an ACL rule line: "alice on >pw ~* &* +@all" */
     int unixsocket;          /* nonzero: also listen on TMP/redis.sock */
     const char *const *extra; /* NULL, or a NULL-terminated list of more args */
+    int cluster;             /* nonzero: cluster-enabled yes, TMP/nodes.conf, the cluster bus on
+                              * a second free port (cluster-port), cluster_node_timeout_ms */
+    long cluster_node_timeout_ms; /* <= 0: 2000 */
+    const char *sentinel_conf; /* non-NULL: run as a sentinel (redis-server TMP/sentinel.conf
+                                * --sentinel) with this text as its config file */
 } rlk_fx_config;
 
 typedef struct rlk_fx_server {
@@ -41,6 +50,8 @@ typedef struct rlk_fx_server {
     char log_path[RLK_FX_PATH_MAX];
     char sock_path[RLK_FX_PATH_MAX];   /* "" unless config.unixsocket */
     char password[128];                /* the requirepass, "" when none */
+    int bus_port;                      /* the cluster bus port; 0 unless config.cluster */
+    char conf_path[RLK_FX_PATH_MAX];   /* TMP/nodes.conf or TMP/sentinel.conf, else "" */
     int argc;                          /* the full redis-server argv, kept for restart */
     char *argv[RLK_FX_MAX_EXTRA + 24];
 } rlk_fx_server;
@@ -85,6 +96,12 @@ redisContext *rlk_fx_connect(const rlk_fx_server *s);
  * caller frees the reply. NULL on a connection error. */
 redisReply *rlk_fx_command(const rlk_fx_server *s, const char *fmt, ...);
 
+/* rlk_fx_command with a va_list. */
+redisReply *rlk_fx_vcommand(const rlk_fx_server *s, const char *fmt, va_list ap);
+
+/* ROLE: 'M' master, 'S' replica, 0 when it cannot be asked (or not running). */
+int rlk_fx_role(const rlk_fx_server *s);
+
 /* "redis://127.0.0.1:P" (db < 0) or "redis://127.0.0.1:P/db". */
 int rlk_fx_url(const rlk_fx_server *s, int db, char *buf, size_t len);
 
@@ -94,8 +111,11 @@ int rlk_fx_unix_url(const rlk_fx_server *s, int db, char *buf, size_t len);
 /* A loopback port that nothing listens on right now (bind test). -1 on failure. */
 int rlk_fx_free_port(void);
 
-/* The redis-server binary the fixture runs. */
+/* The redis-server binary the fixture runs ($RLK_REDIS_SERVER, else the
+ * build's RLK_FX_REDIS_SERVER, else "redis-server"), and redis-cli
+ * ($RLK_REDIS_CLI, RLK_FX_REDIS_CLI, "redis-cli"). */
 const char *rlk_fx_redis_server_path(void);
+const char *rlk_fx_redis_cli_path(void);
 
 /* CLOCK_MONOTONIC in ns / ms. */
 long long rlk_fx_now_ns(void);
@@ -104,4 +124,4 @@ long long rlk_fx_now_ms(void);
 /* Sleeps about ms milliseconds (for bounded polls and back-offs only). */
 void rlk_fx_sleep_ms(long ms);
 
-#endif /* RLK_IT_FIXTURE_H */
+#endif /* RLK_TEST_FIXTURE_H */

@@ -1,0 +1,561 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cluster.c - see cluster.h.
+ */
+#include "cluster.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define CL_START_TIMEOUT_MS 30000
+#define CL_CREATE_TIMEOUT_MS 20000
+
+/* ------------------------------------------------------------ slots */
+
+unsigned rlk_fx_crc16(const char *buf, size_t len)
+{
+    unsigned crc = 0;
+
+    for (size_t i = 0; i < len; i++) {
+        crc ^= (unsigned)(unsigned char)buf[i] << 8;
+        for (int b = 0; b < 8; b++)
+            crc = (crc & 0x8000) ? ((crc << 1) ^ 0x1021) & 0xFFFF : (crc << 1) & 0xFFFF;
+    }
+    return crc;
+}
+
+int rlk_fx_key_slot(const char *key, size_t len)
+{
+    size_t s, e;
+
+    for (s = 0; s < len && key[s] != '{'; s++) {
+    }
+    if (s < len) {
+        for (e = s + 1; e < len && key[e] != '}'; e++) {
+        }
+        if (e < len && e != s + 1)
+            return (int)(rlk_fx_crc16(key + s + 1, e - s - 1) & 16383);
+    }
+    return (int)(rlk_fx_crc16(key, len) & 16383);
+}
+
+/* ------------------------------------------------------------ commands */
+
+redisReply *rlk_fx_cluster_command(const rlk_fx_cluster *c, int node, const char *fmt, ...)
+{
+    redisReply *r;
+    va_list ap;
+
+    if (node < 0 || node >= c->n || c->node[node].pid <= 0)
+        return NULL;
+    va_start(ap, fmt);
+    r = rlk_fx_vcommand(&c->node[node], fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+static int cl_ok_reply(redisReply *r, const char *what, int node)
+{
+    int ok = r && r->type == REDIS_REPLY_STATUS;
+
+    if (!ok)
+        fprintf(stderr, "cluster: %s on node %d: %s\n", what, node,
+                r && r->type == REDIS_REPLY_ERROR ? r->str : "no reply");
+    if (r)
+        freeReplyObject(r);
+    return ok ? 0 : -1;
+}
+
+static int cl_index_of_port(const rlk_fx_cluster *c, long long port)
+{
+    for (int i = 0; i < c->n; i++)
+        if (c->node[i].port == port)
+            return i;
+    return -1;
+}
+
+int rlk_fx_cluster_url(const rlk_fx_cluster *c, int node, char *buf, size_t len)
+{
+    if (node < 0 || node >= c->n)
+        return -1;
+    return rlk_fx_url(&c->node[node], -1, buf, len);
+}
+
+int rlk_fx_cluster_urls(const rlk_fx_cluster *c, char *buf, size_t len)
+{
+    size_t used = 0;
+
+    if (len)
+        buf[0] = '\0';
+    for (int i = 0; i < c->n; i++) {
+        int w = snprintf(buf + used, len - used, "%sredis://127.0.0.1:%d", i ? "," : "",
+                         c->node[i].port);
+
+        if (w < 0 || (size_t)w >= len - used)
+            return -1;
+        used += (size_t)w;
+    }
+    return 0;
+}
+
+int rlk_fx_cluster_node_id(const rlk_fx_cluster *c, int node, char *buf, size_t len)
+{
+    redisReply *r = rlk_fx_cluster_command(c, node, "CLUSTER MYID");
+    int rc = -1;
+
+    if (r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) && r->len < len) {
+        memcpy(buf, r->str, r->len + 1);
+        rc = 0;
+    }
+    if (r)
+        freeReplyObject(r);
+    return rc;
+}
+
+/* ------------------------------------------------------------ state */
+
+static int cl_cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int cl_cmp_range(const void *a, const void *b)
+{
+    long x = atol(*(char *const *)a), y = atol(*(char *const *)b);
+
+    return (x > y) - (x < y);
+}
+
+int rlk_fx_cluster_slot_map(const rlk_fx_cluster *c, int node, char *buf, size_t len)
+{
+    redisReply *r = rlk_fx_cluster_command(c, node, "CLUSTER SLOTS");
+    char *lines[64];
+    size_t nl = 0, used = 0;
+    int rc = 0;
+
+    if (len)
+        buf[0] = '\0';
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements > 64) {
+        if (r)
+            freeReplyObject(r);
+        return -1;
+    }
+    for (size_t i = 0; i < r->elements && rc == 0; i++) {
+        redisReply *e = r->element[i];
+        char *reps[8], line[256];
+        size_t nr = 0;
+        int w;
+
+        if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 || e->elements > 10) {
+            rc = -1;
+            break;
+        }
+        for (size_t k = 3; k < e->elements; k++) {
+            char port[16];
+
+            snprintf(port, sizeof port, "%lld", e->element[k]->element[1]->integer);
+            reps[nr++] = strdup(port);
+        }
+        qsort(reps, nr, sizeof *reps, cl_cmp_str);
+        w = snprintf(line, sizeof line, "%lld-%lld:%lld", e->element[0]->integer,
+                     e->element[1]->integer, e->element[2]->element[1]->integer);
+        for (size_t k = 0; k < nr; k++) {
+            if (w > 0 && (size_t)w < sizeof line)
+                w += snprintf(line + w, sizeof line - (size_t)w, "%s%s", k ? "," : "/", reps[k]);
+            free(reps[k]);
+        }
+        lines[nl++] = strdup(line);
+    }
+    freeReplyObject(r);
+    qsort(lines, nl, sizeof *lines, cl_cmp_range);
+    for (size_t i = 0; i < nl; i++) {
+        int w = snprintf(buf + used, len - used, "%s%s", i ? " " : "", lines[i]);
+
+        if (w < 0 || (size_t)w >= len - used)
+            rc = -1;
+        else
+            used += (size_t)w;
+        free(lines[i]);
+    }
+    return rc;
+}
+
+static int cl_state_ok(const rlk_fx_cluster *c, int node)
+{
+    redisReply *r = rlk_fx_cluster_command(c, node, "CLUSTER INFO");
+    int ok = r && r->type == REDIS_REPLY_STRING && strstr(r->str, "cluster_state:ok") != NULL;
+
+    if (r)
+        freeReplyObject(r);
+    return ok;
+}
+
+/* Every range with exactly one replica, and all 16384 slots covered. */
+static int cl_map_complete(const char *map)
+{
+    long covered = 0;
+    const char *p = map;
+
+    while (*p) {
+        long a, b;
+        int consumed = 0;
+        const char *slash, *end = strchr(p, ' ');
+
+        if (sscanf(p, "%ld-%ld:%n", &a, &b, &consumed) != 2)
+            return 0;
+        slash = strchr(p, '/');
+        if (!slash || (end && slash > end))
+            return 0;       /* a range without a replica */
+        {
+            const char *comma = strchr(slash, ',');
+            if (comma && (!end || comma < end))
+                return 0;   /* more than one */
+        }
+        covered += b - a + 1;
+        p = end ? end + 1 : p + strlen(p);
+    }
+    return covered == RLK_FX_CLUSTER_SLOTS;
+}
+
+int rlk_fx_cluster_wait_ok(rlk_fx_cluster *c, long timeout_ms)
+{
+    long long deadline = rlk_fx_now_ms() + timeout_ms;
+    char first[1024], map[1024];
+
+    first[0] = '\0';
+    while (rlk_fx_now_ms() < deadline) {
+        int ok = 1, seen = 0;
+
+        for (int i = 0; i < c->n && ok; i++) {
+            if (c->node[i].pid <= 0)
+                continue;
+            ok = cl_state_ok(c, i) && rlk_fx_cluster_slot_map(c, i, map, sizeof map) == 0 &&
+                 cl_map_complete(map) && (!seen || strcmp(map, first) == 0);
+            if (ok && !seen) {
+                memcpy(first, map, sizeof first);
+                seen = 1;
+            }
+        }
+        if (ok && seen)
+            return 0;
+        rlk_fx_sleep_ms(20);
+    }
+    fprintf(stderr, "cluster: not ok / not agreed after %ld ms:\n", timeout_ms);
+    for (int i = 0; i < c->n; i++) {
+        if (c->node[i].pid <= 0)
+            continue;
+        rlk_fx_cluster_slot_map(c, i, map, sizeof map);
+        fprintf(stderr, "  node %d (port %d): state %s, slots %s\n", i, c->node[i].port,
+                cl_state_ok(c, i) ? "ok" : "not ok", map);
+    }
+    return -1;
+}
+
+int rlk_fx_cluster_role(const rlk_fx_cluster *c, int node)
+{
+    return node >= 0 && node < c->n ? rlk_fx_role(&c->node[node]) : 0;
+}
+
+int rlk_fx_cluster_master_of(const rlk_fx_cluster *c, int replica)
+{
+    redisReply *r = rlk_fx_cluster_command(c, replica, "ROLE");
+    int idx = -1;
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements >= 3 &&
+        strcmp(r->element[0]->str, "slave") == 0 && r->element[2]->type == REDIS_REPLY_INTEGER)
+        idx = cl_index_of_port(c, r->element[2]->integer);
+    if (r)
+        freeReplyObject(r);
+    return idx;
+}
+
+int rlk_fx_cluster_replica_of(const rlk_fx_cluster *c, int master)
+{
+    redisReply *r = rlk_fx_cluster_command(c, master, "ROLE");
+    int idx = -1;
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements >= 3 &&
+        strcmp(r->element[0]->str, "master") == 0 && r->element[2]->type == REDIS_REPLY_ARRAY &&
+        r->element[2]->elements > 0) {
+        redisReply *rep = r->element[2]->element[0];
+
+        if (rep->type == REDIS_REPLY_ARRAY && rep->elements >= 2)
+            idx = cl_index_of_port(c, atoll(rep->element[1]->str));
+    }
+    if (r)
+        freeReplyObject(r);
+    return idx;
+}
+
+int rlk_fx_cluster_slot_owner(const rlk_fx_cluster *c, int ask, int slot)
+{
+    redisReply *r = rlk_fx_cluster_command(c, ask, "CLUSTER SLOTS");
+    int idx = -1;
+
+    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
+        redisReply *e = r->element[i];
+
+        if (e->type == REDIS_REPLY_ARRAY && e->elements >= 3 && e->element[0]->integer <= slot &&
+            slot <= e->element[1]->integer)
+            idx = cl_index_of_port(c, e->element[2]->element[1]->integer);
+    }
+    if (r)
+        freeReplyObject(r);
+    return idx;
+}
+
+int rlk_fx_cluster_key_owner(const rlk_fx_cluster *c, const char *key)
+{
+    int ask = 0;
+
+    while (ask < c->n - 1 && c->node[ask].pid <= 0)
+        ask++;
+    return rlk_fx_cluster_slot_owner(c, ask, rlk_fx_key_slot(key, strlen(key)));
+}
+
+/* ------------------------------------------------------------ start / stop */
+
+/* Runs redis-cli --cluster create; its output goes to node 0's temp dir. */
+static int cl_create(rlk_fx_cluster *c)
+{
+    char addrs[RLK_FX_CLUSTER_NODES][32], out[RLK_FX_PATH_MAX + 16];
+    const char *argv[RLK_FX_CLUSTER_NODES + 8];
+    int argc = 0, status = -1;
+    long long deadline;
+    pid_t pid;
+
+    snprintf(out, sizeof out, "%s/create.log", c->node[0].dir);
+    argv[argc++] = rlk_fx_redis_cli_path();
+    argv[argc++] = "--cluster";
+    argv[argc++] = "create";
+    for (int i = 0; i < c->n; i++) {
+        snprintf(addrs[i], sizeof addrs[i], "127.0.0.1:%d", c->node[i].port);
+        argv[argc++] = addrs[i];
+    }
+    argv[argc++] = "--cluster-replicas";
+    argv[argc++] = "1";
+    argv[argc++] = "--cluster-yes";
+    argv[argc] = NULL;
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+        if (fd >= 0) {
+            dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+            close(fd);
+        }
+        execvp(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    deadline = rlk_fx_now_ms() + CL_CREATE_TIMEOUT_MS;
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+        if (rlk_fx_now_ms() > deadline) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            fprintf(stderr, "cluster: redis-cli --cluster create did not finish in %d ms\n",
+                    CL_CREATE_TIMEOUT_MS);
+            return -1;
+        }
+        rlk_fx_sleep_ms(10);
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        char buf[2048];
+        FILE *f = fopen(out, "r");
+        size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+
+        if (f)
+            fclose(f);
+        buf[n] = '\0';
+        fprintf(stderr, "cluster: redis-cli --cluster create failed (status %d):\n%s\n", status,
+                buf);
+        return -1;
+    }
+    unlink(out);
+    return 0;
+}
+
+int rlk_fx_cluster_start(rlk_fx_cluster *c)
+{
+    long long t0 = rlk_fx_now_ms();
+    /* Replicas sync at once (not after the default 5 s), and a master pings them every
+     * second: CLUSTER SLOTS lists a replica only once its offset is above 0, which an
+     * idle master's first replication PING does (after 10 s by default). */
+    static const char *const fast_sync[] = {"--repl-diskless-sync-delay", "0",
+                                            "--repl-ping-replica-period", "1", NULL};
+    rlk_fx_config cfg;
+
+    memset(c, 0, sizeof *c);
+    rlk_fx_config_init(&cfg);
+    cfg.cluster = 1;
+    cfg.extra = fast_sync;
+    if (rlk_fx_start_n(c->node, RLK_FX_CLUSTER_NODES, &cfg) != 0)
+        return -1;
+    c->n = RLK_FX_CLUSTER_NODES;
+    if (cl_create(c) != 0 || rlk_fx_cluster_wait_ok(c, CL_START_TIMEOUT_MS) != 0) {
+        rlk_fx_cluster_stop(c);
+        return -1;
+    }
+    c->start_ms = rlk_fx_now_ms() - t0;
+    return 0;
+}
+
+void rlk_fx_cluster_stop(rlk_fx_cluster *c)
+{
+    rlk_fx_stop_n(c->node, c->n);
+    c->n = 0;
+}
+
+/* ------------------------------------------------------------ failover */
+
+int rlk_fx_cluster_failover(rlk_fx_cluster *c, int replica, long timeout_ms)
+{
+    long long deadline = rlk_fx_now_ms() + timeout_ms;
+    int master = rlk_fx_cluster_master_of(c, replica);
+
+    if (master < 0) {
+        fprintf(stderr, "cluster: node %d is not a replica\n", replica);
+        return -1;
+    }
+    if (cl_ok_reply(rlk_fx_cluster_command(c, replica, "CLUSTER FAILOVER"), "CLUSTER FAILOVER",
+                    replica) != 0)
+        return -1;
+    while (rlk_fx_cluster_role(c, replica) != 'M' || rlk_fx_cluster_role(c, master) != 'S' ||
+           rlk_fx_cluster_master_of(c, master) != replica) {
+        if (rlk_fx_now_ms() > deadline) {
+            fprintf(stderr, "cluster: roles of nodes %d/%d did not flip in %ld ms\n", replica,
+                    master, timeout_ms);
+            return -1;
+        }
+        rlk_fx_sleep_ms(20);
+    }
+    return rlk_fx_cluster_wait_ok(c, (long)(deadline - rlk_fx_now_ms()) > 0
+                                         ? (long)(deadline - rlk_fx_now_ms()) : 1);
+}
+
+/* ------------------------------------------------------------ slot migration */
+
+static int cl_setslot(const rlk_fx_cluster *c, int on, int slot, const char *how, int target)
+{
+    char id[64];
+
+    if (rlk_fx_cluster_node_id(c, target, id, sizeof id) != 0)
+        return -1;
+    return cl_ok_reply(rlk_fx_cluster_command(c, on, "CLUSTER SETSLOT %d %s %s", slot, how, id),
+                       how, on);
+}
+
+int rlk_fx_cluster_set_importing(const rlk_fx_cluster *c, int slot, int dst, int src)
+{
+    return cl_setslot(c, dst, slot, "IMPORTING", src);
+}
+
+int rlk_fx_cluster_set_migrating(const rlk_fx_cluster *c, int slot, int src, int dst)
+{
+    return cl_setslot(c, src, slot, "MIGRATING", dst);
+}
+
+int rlk_fx_cluster_migrate_keys(const rlk_fx_cluster *c, int slot, int src, int dst)
+{
+    int moved = 0;
+
+    for (int round = 0; round < 1000; round++) {
+        redisReply *keys = rlk_fx_cluster_command(c, src, "CLUSTER GETKEYSINSLOT %d 100", slot);
+        const char *argv[110];
+        size_t lens[110];
+        char port[16];
+        int argc = 0;
+        redisContext *ctx;
+        redisReply *r;
+
+        if (!keys || keys->type != REDIS_REPLY_ARRAY) {
+            if (keys)
+                freeReplyObject(keys);
+            return -1;
+        }
+        if (keys->elements == 0) {
+            freeReplyObject(keys);
+            return moved;
+        }
+        snprintf(port, sizeof port, "%d", c->node[dst].port);
+        argv[argc++] = "MIGRATE";
+        argv[argc++] = "127.0.0.1";
+        argv[argc++] = port;
+        argv[argc++] = "";
+        argv[argc++] = "0";
+        argv[argc++] = "5000";
+        argv[argc++] = "KEYS";
+        for (size_t i = 0; i < keys->elements; i++)
+            argv[argc++] = keys->element[i]->str;
+        for (int i = 0; i < argc; i++)
+            lens[i] = strlen(argv[i]);
+        for (size_t i = 0; i < keys->elements; i++)
+            lens[7 + i] = keys->element[i]->len;
+        ctx = rlk_fx_connect(&c->node[src]);
+        r = ctx ? redisCommandArgv(ctx, argc, argv, lens) : NULL;
+        if (ctx)
+            redisFree(ctx);
+        moved += (int)keys->elements;
+        freeReplyObject(keys);
+        if (cl_ok_reply(r, "MIGRATE", src) != 0)
+            return -1;
+    }
+    return -1;
+}
+
+int rlk_fx_cluster_set_node(const rlk_fx_cluster *c, int slot, int owner)
+{
+    int src = -1;
+
+    for (int i = 0; i < c->n; i++)
+        if (i != owner && c->node[i].pid > 0 && rlk_fx_cluster_slot_owner(c, i, slot) == i)
+            src = i;
+    if (cl_setslot(c, owner, slot, "NODE", owner) != 0)
+        return -1;
+    if (src >= 0 && cl_setslot(c, src, slot, "NODE", owner) != 0)
+        return -1;
+    for (int i = 0; i < c->n; i++) {
+        if (i == owner || i == src || c->node[i].pid <= 0 || rlk_fx_cluster_role(c, i) != 'M')
+            continue;
+        if (cl_setslot(c, i, slot, "NODE", owner) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int rlk_fx_cluster_move_slot(rlk_fx_cluster *c, int slot, int src, int dst, long timeout_ms)
+{
+    long long deadline = rlk_fx_now_ms() + timeout_ms;
+
+    if (rlk_fx_cluster_set_importing(c, slot, dst, src) != 0 ||
+        rlk_fx_cluster_set_migrating(c, slot, src, dst) != 0 ||
+        rlk_fx_cluster_migrate_keys(c, slot, src, dst) < 0 ||
+        rlk_fx_cluster_set_node(c, slot, dst) != 0)
+        return -1;
+    for (;;) {
+        int agreed = 1;
+
+        for (int i = 0; i < c->n && agreed; i++)
+            if (c->node[i].pid > 0 && rlk_fx_cluster_slot_owner(c, i, slot) != dst)
+                agreed = 0;
+        if (agreed)
+            return 0;
+        if (rlk_fx_now_ms() > deadline) {
+            fprintf(stderr, "cluster: slot %d not on node %d everywhere after %ld ms\n", slot, dst,
+                    timeout_ms);
+            return -1;
+        }
+        rlk_fx_sleep_ms(20);
+    }
+}

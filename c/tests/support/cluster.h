@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cluster.h - a Redis Cluster on loopback for tests: 3 masters + 3 replicas.
+ *
+ * rlk_fx_cluster_start() starts six fixture servers (fixture.h) with
+ * cluster-enabled yes (TMP/nodes.conf, the bus on its own free port via
+ * cluster-port, cluster-node-timeout 2000 ms), runs
+ *   redis-cli --cluster create 127.0.0.1:P1 ... 127.0.0.1:P6 --cluster-replicas 1 --cluster-yes
+ * and returns once every node says cluster_state:ok (CLUSTER INFO) and every
+ * node reports the same slot map (CLUSTER SLOTS: the same ranges, masters
+ * and replicas), each master with one replica. Bounded: 30 s. Stopping
+ * stops each node by PID and removes its temp dir (nodes.conf included).
+ *
+ * Node indexes are 0..5 in start order; which are masters changes with a
+ * failover: ask rlk_fx_cluster_role(). The redis-cli binary is
+ * $RLK_REDIS_CLI, else RLK_FX_REDIS_CLI (compile definition), else
+ * "redis-cli" from PATH. Functions return 0 / -1 (reason on stderr) unless
+ * said otherwise.
+ */
+#ifndef RLK_TEST_CLUSTER_H
+#define RLK_TEST_CLUSTER_H
+
+#include <stddef.h>
+
+#include "fixture.h"
+
+#define RLK_FX_CLUSTER_NODES 6
+#define RLK_FX_CLUSTER_SLOTS 16384
+
+typedef struct rlk_fx_cluster {
+    int n;                                   /* RLK_FX_CLUSTER_NODES once started */
+    rlk_fx_server node[RLK_FX_CLUSTER_NODES];
+    long long start_ms;                      /* how long the start took */
+} rlk_fx_cluster;
+
+/* Starts the six nodes and creates the cluster; on failure stops them. */
+int rlk_fx_cluster_start(rlk_fx_cluster *c);
+/* Stops every node (by PID) and removes its files. Safe to call twice. */
+void rlk_fx_cluster_stop(rlk_fx_cluster *c);
+
+/* Bounded poll until every running node says cluster_state:ok and all agree
+ * on the slot map. */
+int rlk_fx_cluster_wait_ok(rlk_fx_cluster *c, long timeout_ms);
+/* The slot map one node reports, canonical ("0-5460:P1/P4 5461-...": ranges
+ * with the master's port then its replicas' ports, sorted), into buf. */
+int rlk_fx_cluster_slot_map(const rlk_fx_cluster *c, int node, char *buf, size_t len);
+
+/* "redis://127.0.0.1:P1,redis://127.0.0.1:P2,..." (every node) into buf. */
+int rlk_fx_cluster_urls(const rlk_fx_cluster *c, char *buf, size_t len);
+/* "redis://127.0.0.1:P" of one node. */
+int rlk_fx_cluster_url(const rlk_fx_cluster *c, int node, char *buf, size_t len);
+
+/* The hash slot of a key: CRC16 (XMODEM) of the key, or of the text
+ * between the first '{' and the next '}' when that is non-empty, mod 16384
+ * (the cluster spec's HASH_SLOT). */
+int rlk_fx_key_slot(const char *key, size_t len);
+/* CRC16-CCITT (XMODEM), as the cluster spec defines it ("123456789" -> 0x31C3). */
+unsigned rlk_fx_crc16(const char *buf, size_t len);
+
+/* The node index serving slot as master, as node `ask` sees it (CLUSTER
+ * SLOTS); -1 when unknown. */
+int rlk_fx_cluster_slot_owner(const rlk_fx_cluster *c, int ask, int slot);
+/* rlk_fx_cluster_slot_owner of the key's slot, asked of node 0 (or the first running node). */
+int rlk_fx_cluster_key_owner(const rlk_fx_cluster *c, const char *key);
+/* 'M' master, 'S' replica (ROLE), 0 when it cannot be asked. */
+int rlk_fx_cluster_role(const rlk_fx_cluster *c, int node);
+/* The index of the master node a replica follows, or of a replica of a master; -1 if none. */
+int rlk_fx_cluster_master_of(const rlk_fx_cluster *c, int replica);
+int rlk_fx_cluster_replica_of(const rlk_fx_cluster *c, int master);
+/* CLUSTER MYID into buf (41 bytes at least). */
+int rlk_fx_cluster_node_id(const rlk_fx_cluster *c, int node, char *buf, size_t len);
+
+/* CLUSTER FAILOVER on a replica, then a bounded wait until it is a master,
+ * its old master a replica (ROLE on both), and the cluster is ok and agreed
+ * again. */
+int rlk_fx_cluster_failover(rlk_fx_cluster *c, int replica, long timeout_ms);
+
+/* Slot migration, step by step (as redis-cli --cluster reshard does):
+ *   1. CLUSTER SETSLOT slot IMPORTING <src id>   on dst
+ *   2. CLUSTER SETSLOT slot MIGRATING <dst id>   on src
+ *   3. CLUSTER GETKEYSINSLOT + MIGRATE ... KEYS  on src, until none are left
+ *   4. CLUSTER SETSLOT slot NODE <dst id>        on dst, src, then every other master
+ * Between 2 and 4 a client sees ASK redirections for keys already moved. */
+int rlk_fx_cluster_set_importing(const rlk_fx_cluster *c, int slot, int dst, int src);
+int rlk_fx_cluster_set_migrating(const rlk_fx_cluster *c, int slot, int src, int dst);
+/* Moves the keys of slot still on src to dst (MIGRATE, bounded batches); how many moved, or -1. */
+int rlk_fx_cluster_migrate_keys(const rlk_fx_cluster *c, int slot, int src, int dst);
+/* CLUSTER SETSLOT slot NODE <owner id> on owner, then on every other running master. */
+int rlk_fx_cluster_set_node(const rlk_fx_cluster *c, int slot, int owner);
+/* All four steps, then a bounded wait until every node maps slot to dst. */
+int rlk_fx_cluster_move_slot(rlk_fx_cluster *c, int slot, int src, int dst, long timeout_ms);
+
+/* One command to one node (fresh connection; printf-style). Caller frees. */
+redisReply *rlk_fx_cluster_command(const rlk_fx_cluster *c, int node, const char *fmt, ...);
+
+#endif /* RLK_TEST_CLUSTER_H */

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * tk_util.h - test helpers shared by every suite: clients on a fixture
+ * server, a scheduling-stall detector, child processes (this same program
+ * in a child mode, talking over pipes), server-side probes (PUBSUB NUMSUB,
+ * CLIENT LIST / KILL by name), and a one-shot latch.
+ */
+#ifndef RLK_TK_UTIL_H
+#define RLK_TK_UTIL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <rlk.h>
+
+#include "fixture.h"
+#include "holdlog.h"
+
+/* A client on url with the given watchdog lease (<= 0: default) and pool
+ * size (<= 0: default). NULL (after printing why) on failure. */
+rlk_client *tk_connect(const char *url, long long watchdog_lease_ms, int pool_size);
+
+/* ---------------------------------------------------------------- stall detector */
+
+/* A thread that ticks every 2 ms and keeps the longest gap between two
+ * ticks: a gap far above 2 ms means the machine stalled (all threads
+ * stopped), which a timing assertion reports instead of a false bug. */
+typedef struct tk_stall {
+    pthread_t thread;
+    atomic_int stop;
+    atomic_llong max_gap_ns;
+} tk_stall;
+
+void tk_stall_start(tk_stall *s);
+void tk_stall_reset(tk_stall *s);
+long long tk_stall_max_gap_ms(tk_stall *s);
+void tk_stall_stop(tk_stall *s);
+/* A gap this long (ms) counts as a stall in failure messages. */
+#define TK_STALL_MS 100
+
+/* ---------------------------------------------------------------- a program's server */
+
+/* What most test programs' main does first: starts one server (defaults),
+ * writes its URL into url, starts the stall detector (stall may be NULL).
+ * 0, or -1 after printing "<name>: cannot start redis-server". */
+int tk_suite_start(const char *name, rlk_fx_server *srv, char *url, size_t len, tk_stall *stall);
+/* Stops the stall detector (NULL: none) and the server. */
+void tk_suite_stop(rlk_fx_server *srv, tk_stall *stall);
+
+/* ---------------------------------------------------------------- latch */
+
+typedef struct tk_latch {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int count;
+} tk_latch;
+
+void tk_latch_init(tk_latch *l);
+void tk_latch_destroy(tk_latch *l);
+void tk_latch_add(tk_latch *l, int n);
+/* Waits until count >= target or timeout_ms passed; returns count. */
+int tk_latch_wait(tk_latch *l, int target, long long timeout_ms);
+int tk_latch_get(tk_latch *l);
+
+/* ---------------------------------------------------------------- server probes */
+
+/* PUBSUB NUMSUB channel: subscribers, or -1 on error. */
+long long tk_numsub(const rlk_fx_server *s, const char *channel);
+/* Bounded poll until PUBSUB NUMSUB channel >= min. 0, or -1 on timeout. */
+int tk_wait_numsub(const rlk_fx_server *s, const char *channel, long long min, long long timeout_ms);
+/* Waits until the channel has at most max subscribers; 0, or -1 after timeout_ms. */
+int tk_wait_numsub_at_most(const rlk_fx_server *s, const char *channel, long long max,
+                           long long timeout_ms);
+/* CLIENT KILL ID for every connection whose name is name; returns how many. */
+int tk_kill_clients_named(const rlk_fx_server *s, const char *name);
+/* Number of connections named name, or -1 on error. */
+int tk_count_clients_named(const rlk_fx_server *s, const char *name);
+/* A command on a fresh connection (printf-style, %b for binary) whose reply
+ * is read as a number: an integer, a numeric string (atoll), -1 for nil,
+ * -999 for anything else or a connection error. */
+long long tk_int(const rlk_fx_server *s, const char *fmt, ...);
+/* A command on a fresh connection, reply dropped: 0, or -1 on a connection
+ * error or an error reply. */
+int tk_command_ok(const rlk_fx_server *s, const char *fmt, ...);
+/* Server TIME in ms since the epoch, or -1. */
+long long tk_server_ms(const rlk_fx_server *s);
+/* Bounded poll (5 ms) until tk_int(s, fmt, arg) >= want: 0, or -1 after timeout_ms. */
+int tk_wait_int_at_least(const rlk_fx_server *s, long long want, long long timeout_ms,
+                         const char *fmt, const char *arg);
+/* EXISTS key on a fresh connection: 1, 0, or -1 on error. */
+int tk_key_exists(const rlk_fx_server *s, const char *key);
+
+/* ---------------------------------------------------------------- child processes */
+
+typedef struct tk_child {
+    pid_t pid;
+    int in_fd;      /* the child's stdin */
+    int out_fd;     /* the child's stdout */
+    char buf[4096];
+    size_t len;
+} tk_child;
+
+/* Runs this program (/proc/self/exe) with args (NULL-terminated; args[0]
+ * becomes argv[1]). The child dies with the test (PR_SET_PDEATHSIG). */
+int tk_child_spawn(tk_child *ch, const char *const *args);
+/* Reads one line (without the newline) within timeout_ms: 0, or -1. */
+int tk_child_read_line(tk_child *ch, char *line, size_t len, long long timeout_ms);
+/* Writes a line to the child's stdin: 0 or -1. */
+int tk_child_send(tk_child *ch, const char *line);
+/* Waits for the exit within timeout_ms (SIGKILL after): the wait status, or -1. */
+int tk_child_wait(tk_child *ch, long long timeout_ms);
+/* SIGKILL, reap, close the pipes. Safe on a finished child. */
+void tk_child_kill(tk_child *ch);
+
+/* In a child with worker threads: says "ready", waits for a "go" line on
+ * stdin, then runs fn on `threads` threads (at most 64), each given a
+ * tk_thread_arg {ctx, idx}, and joins them. 0, or -1 when no "go" came or a
+ * thread could not start. */
+typedef struct tk_thread_arg {
+    void *ctx;
+    int idx;
+} tk_thread_arg;
+int tk_child_go_threads(int threads, void *(*fn)(void *), void *ctx);
+
+/* In the parent: spawns n children of this program with args (as
+ * tk_child_spawn), args[log_arg] replaced by "<dir>/log.<p>" for child p
+ * (log_arg < 0: none). Returns how many were spawned (stops at the first
+ * failure). */
+int tk_children_spawn(tk_child *kids, int n, const char *const *args, int log_arg,
+                      const char *dir);
+/* The common contention protocol: n children "contend URL THREADS ITERS
+ * <dir>/log.<p>" (each says "ready", waits for "go", runs, writes its hold
+ * log and says "done ..."). Returns how many were spawned. */
+int tk_children_spawn_contend(tk_child *kids, int n, const char *url, int threads, int iters,
+                              const char *dir);
+/* Sends line to each of n children; how many took it. */
+int tk_children_send(tk_child *kids, int n, const char *line);
+/* tk_holds_take (holdlog.h) of <dir>/log.0 .. log.<n-1>: appends to *holds,
+ * removes the files; returns how many holds were added. */
+size_t tk_children_take_logs(const char *dir, int n, tk_hold **holds, size_t *count, int *bad);
+/* The path tk_children_spawn gave child p's log, into buf. */
+const char *tk_child_log(char *buf, size_t len, const char *dir, int p);
+
+/* In a child: prints one line to stdout and flushes it, the whole line under
+ * the stream's lock (safe from several threads). */
+void tk_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* " - a scheduling stall, not a lock bug" when the stall detector saw a gap
+ * above TK_STALL_MS, else "": for timing failure messages. */
+const char *tk_stall_note(tk_stall *s);
+
+/* CLOCK_REALTIME - CLOCK_MONOTONIC in ms: changes when the wall clock jumps
+ * (Redis expires keys by the wall clock). */
+long long tk_wall_offset_ms(void);
+
+/* Busy-waits about ns nanoseconds (jitter inside a critical section or to
+ * vary an interleaving; never used to wait for an event). */
+void tk_spin_ns(long long ns);
+
+/* A small xorshift generator, seeded per thread. */
+unsigned tk_rand(unsigned *state);
+
+#endif /* RLK_TK_UTIL_H */
