@@ -103,11 +103,12 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id
     char owner[RLK_OWNER_MAX + 1];
     rlk_fam_handoff h = {q, 0};
     rlk_wd_ticket t;
-    long long lease;
+    long long lease, before;
     int rc, outcome;
 
     if ((rc = rlk_fam_id_get(b->c, b->rt, id, owner, sizeof owner, owner_fn)) != RLK_OK)
         return rc;
+    before = rlk_wd_count_as(b->rt->wd, kind, b->name, owner);
     /* Out of the watchdog's registry before the release is sent. */
     lease = rlk_wd_release_begin_as(b->rt->wd, kind, b->name, owner, &t);
     /* The last local hold: the local head is woken as soon as the release
@@ -117,6 +118,13 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id
         rlk_conn_after_write(rlk_fam_handoff_poke, &h);
     outcome = release(arg, owner, lease, &rc);
     rlk_conn_after_write(NULL, NULL);
+    /* A lost reply: settled before anything is reported; sent once more
+     * only when it is known not to have run. */
+    for (int again = 0; outcome == RLK_REL_ERROR && again < 2; again++) {
+        if (!rlk_fam_release_lost(b, kind, owner, before, &outcome, &rc))
+            break;
+        outcome = release(arg, owner, lease, &rc);
+    }
     rlk_wd_release_end(b->rt->wd, &t, outcome);
     if (outcome == RLK_REL_RELEASED && q && !h.poked)
         rlk_lq_poke(q);

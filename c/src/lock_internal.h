@@ -44,6 +44,9 @@ typedef struct rlk_runtime_stats {
     unsigned long long renew_calls;     /* watchdog renewal round trips */
     unsigned long long renew_errors;    /* ... that failed */
     unsigned long long locks_lost;      /* lost-lock declarations */
+    unsigned long long lost_replies;    /* lock calls whose reply was lost, then settled */
+    unsigned long long lost_adopted;    /* ... acquires that had run: the hold was kept */
+    unsigned long long lost_not_run;    /* ... acquires that had not taken the lock */
 } rlk_runtime_stats;
 
 typedef struct rlk_rt_counters {
@@ -51,6 +54,7 @@ typedef struct rlk_rt_counters {
     atomic_ullong waits, wake_permits, wake_all, ttl_wakeups;
     atomic_ullong sub_connects, sub_drops, subscribes, unsubscribes;
     atomic_ullong renew_calls, renew_errors, locks_lost;
+    atomic_ullong lost_replies, lost_adopted, lost_not_run;
 } rlk_rt_counters;
 
 #define RLK_RT_COUNT(rt, field) atomic_fetch_add_explicit(&(rt)->counters.field, 1, \
@@ -192,6 +196,8 @@ int rlk_wd_acquired(rlk_wd *wd, const char *name, const char *owner, long long l
 /* 1 when (kind, name, owner) is recorded as held by this client. */
 int rlk_wd_holds_as(rlk_wd *wd, int kind, const char *name, const char *owner);
 int rlk_wd_holds(rlk_wd *wd, const char *name, const char *owner);
+/* The count of (kind, name, owner) in the registry: 0 when not held. */
+long long rlk_wd_count_as(rlk_wd *wd, int kind, const char *name, const char *owner);
 /* 1 and *token when held: the token recorded by the latest acquisition. */
 int rlk_wd_token_of(rlk_wd *wd, int kind, const char *name, const char *owner, long long *token);
 /* Drops the entry of (name, owner) without reporting it lost. */
@@ -400,6 +406,36 @@ int rlk_fam_is_held(const rlk_fam_base *b, int kind, rlk_fam_id *id, const char 
 int rlk_fam_hold_count(const rlk_fam_base *b, rlk_fam_id *id, const char *owner_fn,
                        long long *count);
 int rlk_fam_remaining_ttl(const rlk_fam_base *b, long long *ttl_ms);
+
+/* ---------------------------------------------------------------- lost replies (lock_settle.c) */
+
+/* A lock call whose request was written and whose reply was lost may have
+ * run. Before anything is reported, the connection it went out on is
+ * fenced (rlk_pool_fence: it has run or never will) and the holder's own
+ * count is read back; docs/runtime.md "Lost replies". */
+
+/* After a call on b->c failed: 0 when its reply was not lost (the error
+ * stands). Else 1 and *settled: RLK_OK with *count = HGET b->name field
+ * once the lost request has run or never will, or the error that left it
+ * unknown (recorded on c with the original message). */
+int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, long long *count, int *settled);
+
+/* An acquire attempt of hold h that failed with rc: when its reply was
+ * lost and it turns out to have run (the server counts more holds of the
+ * owner than the registry), the hold is adopted: recorded as
+ * rlk_fam_record does (with the fenced token read from token_key into
+ * *token when token_key is not NULL), RLK_OK. Otherwise rc, its message
+ * saying what was settled. */
+int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
+                         long long lease_ms, int watchdog, long long sent_ns,
+                         const char *token_key, long long *token, rlk_fam_undo_fn undo, void *arg);
+
+/* A release of (kind, owner) that failed, the registry counting before
+ * holds before it: when its reply was lost, settles it. Sets *outcome and
+ * *rc = RLK_OK when the count shows it ran (or the lock is gone). Returns 1
+ * when it is known not to have run (the release may be sent again), else 0. */
+int rlk_fam_release_lost(const rlk_fam_base *b, int kind, const char *owner, long long before,
+                         int *outcome, int *rc);
 
 /* ---------------------------------------------------------------- waiting (lock_wait.c) */
 

@@ -64,6 +64,11 @@ int rlk_slot_ready(rlk_client *c, rlk_slot *slot)
     rc = rlk_conn_open(c, &slot->ctx);
     if (rc != RLK_OK)
         return rc;
+    rc = rlk_slot_identify(c, slot);
+    if (rc != RLK_OK) {
+        rlk_slot_drop(slot);
+        return rc;
+    }
     if (slot->dropped && !c->no_preload) {
         /* A reconnect: the server may have restarted with an empty script cache. */
         rc = rlk_conn_load_all(c, slot->ctx);
@@ -91,6 +96,7 @@ int rlk_pool_run(rlk_client *c, rlk_conn_op op, void *arg, int idempotent, redis
     if (c->fatal)
         return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
     slot = rlk_pool_checkout(c);
+    rlk_pool_note_lost(c, NULL);
     for (int attempt = 0; attempt < 2; attempt++) {
         int written = 0;
 
@@ -99,6 +105,9 @@ int rlk_pool_run(rlk_client *c, rlk_conn_op op, void *arg, int idempotent, redis
             rc = op(c, slot->ctx, arg, reply, &written);
         if (!rlk_is_conn_error(rc))
             break;
+        /* Written, then no reply: remember which connection, so that the
+         * caller can settle what happened (rlk_pool_lost_reply). */
+        rlk_pool_note_lost(c, written ? slot : NULL);
         if (slot->ctx && slot->ctx->err)
             rlk_slot_drop(slot);
         if (slot->ctx)
@@ -108,6 +117,8 @@ int rlk_pool_run(rlk_client *c, rlk_conn_op op, void *arg, int idempotent, redis
         if (rc == RLK_ERR_TIMEOUT || (written && !idempotent))
             break;
     }
+    if (!rlk_is_conn_error(rc))
+        rlk_pool_note_lost(c, NULL);
     rlk_pool_checkin(c, slot);
     return rc;
 }

@@ -1,0 +1,104 @@
+/*
+ * lock_settle.c - a lock call whose reply was lost (see lock_internal.h,
+ * "lost replies"): fence the connection it was written on, read the
+ * holder's own count, and tell from it whether the call ran, so that the
+ * client's count and the server's never diverge. docs/runtime.md "Lost
+ * replies" explains the design and its limits.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lock_internal.h"
+
+int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, long long *count, int *settled)
+{
+    rlk_client *c = b->c;
+    rlk_lost_conn lc;
+    char orig[RLK_ERRSTR_MAX];
+    const char *argv[3] = {"HGET", b->name, field};
+    long long budget = (long long)c->connect_timeout_ms + c->command_timeout_ms;
+    int orig_err = rlk_err(c), rc;
+
+    if (!rlk_pool_lost_reply(c, &lc))
+        return 0;
+    snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
+    RLK_RT_COUNT(b->rt, lost_replies);
+    rc = rlk_pool_fence(c, &lc, budget);
+    /* The lost request has run or never will: the holder's count says which. */
+    if (rc == RLK_OK)
+        rc = rlk_fam_query(c, b->name, 3, argv, 0, count);
+    if (rc != RLK_OK) {
+        char why[RLK_ERRSTR_MAX];
+
+        snprintf(why, sizeof why, "%s", rlk_errstr(c));
+        rlk_set_error(c, orig_err, "%s; outcome unknown (%s)", orig, why);
+    } else {
+        rlk_set_error(c, orig_err, "%s", orig);
+    }
+    *settled = rc;
+    return 1;
+}
+
+/* "<owner>" or "<owner>:write": the holder's count field of kind. */
+static void rlk_fam_count_field(int kind, const char *owner, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%s", owner, kind == RLK_KIND_WRITE ? ":write" : "");
+}
+
+int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
+                         long long lease_ms, int watchdog, long long sent_ns,
+                         const char *token_key, long long *token, rlk_fam_undo_fn undo, void *arg)
+{
+    char field[RLK_OWNER_MAX + 8];
+    long long before = rlk_wd_count_as(b->rt->wd, h->kind, h->name, h->owner), now = 0;
+    int settled;
+
+    rlk_fam_count_field(h->kind, h->owner, field, sizeof field);
+    if (!rlk_fam_lost_settle(b, field, &now, &settled) || settled != RLK_OK)
+        return rc;
+    if (now <= before) {
+        /* It did not run (or has not taken the lock): nothing to count. */
+        RLK_RT_COUNT(b->rt, lost_not_run);
+        rlk_set_error(b->c, rc, "%s (settled: the acquire did not take the lock)",
+                      rlk_errstr(b->c));
+        return rc;
+    }
+    /* It ran: adopt the hold (the caller asked for it). */
+    if (token_key) {
+        const char *argv[2] = {"GET", token_key};
+        int trc = rlk_fam_query(b->c, token_key, 2, argv, 0, token);
+
+        if (trc != RLK_OK || *token <= 0) {
+            undo(arg);
+            return trc != RLK_OK ? trc
+                                 : rlk_set_error(b->c, RLK_ERR_PROTOCOL, "%s: no token", b->name);
+        }
+    }
+    RLK_RT_COUNT(b->rt, lost_adopted);
+    return rlk_fam_record(b->rt, h, lease_ms, watchdog, sent_ns, token ? *token : 0, undo, arg);
+}
+
+int rlk_fam_release_lost(const rlk_fam_base *b, int kind, const char *owner, long long before,
+                         int *outcome, int *rc)
+{
+    char field[RLK_OWNER_MAX + 8];
+    long long now = 0;
+    int settled;
+
+    rlk_fam_count_field(kind, owner, field, sizeof field);
+    if (!rlk_fam_lost_settle(b, field, &now, &settled))
+        return 0;
+    if (settled != RLK_OK || before <= 0)
+        return 0;   /* unknown (recorded), or a hold this client did not count */
+    if (now == before)
+        return 1;   /* it did not run: the caller may send it again */
+    if (now == before - 1) {
+        *outcome = now > 0 ? RLK_REL_STILL_HELD : RLK_REL_RELEASED;
+        *rc = RLK_OK;
+    } else if (now == 0) {
+        *outcome = RLK_REL_NOT_OWNER;   /* gone meanwhile (expired, deleted) */
+        *rc = RLK_OK;
+    }
+    return 0;
+}
