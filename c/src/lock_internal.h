@@ -415,6 +415,11 @@ int rlk_fam_remaining_ttl(const rlk_fam_base *b, long long *ttl_ms);
  * count is read back; docs/runtime.md "Lost replies". */
 
 /* After a call on b->c failed: 0 when its reply was not lost (the error
+ * stands). Else 1 and *settled: RLK_OK once the lost request has run or
+ * never will (rlk_pool_fence), or the error that left it unknown (recorded
+ * on c after the original message). The caller then reads what tells. */
+int rlk_fam_lost_fence(const rlk_fam_base *b, int *settled);
+/* After a call on b->c failed: 0 when its reply was not lost (the error
  * stands). Else 1 and *settled: RLK_OK with *count = HGET b->name field
  * once the lost request has run or never will, or the error that left it
  * unknown (recorded on c with the original message). */

@@ -11,12 +11,11 @@
 
 #include "lock_internal.h"
 
-int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, long long *count, int *settled)
+int rlk_fam_lost_fence(const rlk_fam_base *b, int *settled)
 {
     rlk_client *c = b->c;
     rlk_lost_conn lc;
     char orig[RLK_ERRSTR_MAX];
-    const char *argv[3] = {"HGET", b->name, field};
     long long budget = (long long)c->connect_timeout_ms + c->command_timeout_ms;
     int orig_err = rlk_err(c), rc;
 
@@ -25,9 +24,6 @@ int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, long long *cou
     snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
     RLK_RT_COUNT(b->rt, lost_replies);
     rc = rlk_pool_fence(c, &lc, budget);
-    /* The lost request has run or never will: the holder's count says which. */
-    if (rc == RLK_OK)
-        rc = rlk_fam_query(c, b->name, 3, argv, 0, count);
     if (rc != RLK_OK) {
         char why[RLK_ERRSTR_MAX];
 
@@ -37,6 +33,32 @@ int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, long long *cou
         rlk_set_error(c, orig_err, "%s", orig);
     }
     *settled = rc;
+    return 1;
+}
+
+int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, long long *count, int *settled)
+{
+    rlk_client *c = b->c;
+    char orig[RLK_ERRSTR_MAX];
+    const char *argv[3] = {"HGET", b->name, field};
+    int orig_err;
+
+    if (!rlk_fam_lost_fence(b, settled))
+        return 0;
+    if (*settled != RLK_OK)
+        return 1;
+    /* The lost request has run or never will: the holder's count says which. */
+    orig_err = rlk_err(c);
+    snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
+    *settled = rlk_fam_query(c, b->name, 3, argv, 0, count);
+    if (*settled != RLK_OK) {
+        char why[RLK_ERRSTR_MAX];
+
+        snprintf(why, sizeof why, "%s", rlk_errstr(c));
+        rlk_set_error(c, orig_err, "%s; outcome unknown (%s)", orig, why);
+    } else {
+        rlk_set_error(c, orig_err, "%s", orig);
+    }
     return 1;
 }
 

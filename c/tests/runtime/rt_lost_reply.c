@@ -496,6 +496,86 @@ static void kill_case(int kind, int unlock)
     rlk_free(b);
 }
 
+/* A permit-expirable semaphore acquire whose reply is lost: the permit
+ * must be the caller's (RLK_OK and its id), not leaked until its lease. */
+static void test_psemaphore_sleep(void)
+{
+    rlk_client *a = connect_timeout(200);
+    rlk_psemaphore *s;
+    int leaked = 0;
+
+    REQUIRE(a);
+    REQUIRE((s = rlk_psemaphore_new(a, "lr:psem")));
+    REQUIRE(rlk_psemaphore_try_set_permits(s, 1, NULL) == RLK_OK);
+    for (int round = 0; round < rounds; round++) {
+        char id[RLK_PERMIT_ID_SIZE];
+        long long avail = -1;
+        redisContext *x = sleep_begin(700);
+        int rc;
+
+        REQUIRE(x);
+        rc = rlk_psemaphore_try_acquire(s, 0, 20000, id);
+        sleep_end(x);
+        CHECKF(rc == RLK_OK, "psemaphore round %d: %s %s", round, rlk_strerror(rc),
+               rlk_errstr(a));
+        if (rc == RLK_OK)
+            CHECK_INT_EQ(rlk_psemaphore_release(s, id), RLK_OK);
+        CHECK_INT_EQ(rlk_psemaphore_available(s, &avail), RLK_OK);
+        if (avail != 1) {
+            leaked++;
+            rlk_fx_command(&srv, "DEL lr:psem {lr:psem}:timeout");
+            rlk_psemaphore_try_set_permits(s, 1, NULL);
+        }
+    }
+    printf("  psemaphore: acquire lost by sleep: permit leaked %d/%d\n", leaked, rounds);
+    CHECKF(leaked == 0, "psemaphore: a permit leaked in %d of %d rounds", leaked, rounds);
+    rlk_psemaphore_free(s);
+    rlk_free(a);
+}
+
+/* A MultiLock whose member acquire loses its reply: the member is adopted
+ * (or given back), never left held behind the handle's back. */
+static void test_multilock_sleep(void)
+{
+    rlk_client *a = connect_timeout(200), *b = rt_connect(url, 0, 1);
+    rlk_multilock *m = rlk_multilock_new();
+    obj o1, o2;
+    int pinned = 0;
+
+    REQUIRE(a && b && m);
+    REQUIRE(rlk_multilock_add(m, a, "lr:m1") == RLK_OK && rlk_multilock_add(m, a, "lr:m2") == RLK_OK);
+    REQUIRE(obj_new(&o1, a, K_LOCK, "lr:m1") == 0 && obj_new(&o2, a, K_LOCK, "lr:m2") == 0);
+    for (int round = 0; round < rounds; round++) {
+        redisContext *x = sleep_begin(700);
+        int rc, tries = 0;
+
+        REQUIRE(x);
+        rc = rlk_multilock_try_lock(m, 0, 20000);
+        sleep_end(x);
+        while (rc != RLK_OK && ++tries < 3)
+            rc = rlk_multilock_try_lock(m, 0, 20000);
+        CHECKF(rc == RLK_OK, "multilock round %d: %s", round, rlk_errstr(a));
+        CHECKF(server_count(&o1) == 1 && server_count(&o2) == 1,
+               "multilock round %d: the server counts %lld and %lld holds", round,
+               server_count(&o1), server_count(&o2));
+        if (rc == RLK_OK)
+            CHECK_INT_EQ(rlk_multilock_unlock(m), RLK_OK);
+        if (!other_gets_it(b, &o1) || !other_gets_it(b, &o2)) {
+            pinned++;
+            rlk_fx_command(&srv, "DEL lr:m1 lr:m2");
+            rlk_wd_forget_name(rlk_rt_get(a)->wd, "lr:m1");
+            rlk_wd_forget_name(rlk_rt_get(a)->wd, "lr:m2");
+        }
+    }
+    printf("  multilock: member acquire lost by sleep: a member pinned %d/%d\n", pinned, rounds);
+    CHECKF(pinned == 0, "multilock: a member pinned in %d of %d rounds", pinned, rounds);
+    obj_free(&o1);
+    obj_free(&o2);
+    rlk_multilock_free(m);
+    rlk_free(a);
+    rlk_free(b);
+}
+
 static void test_acquire_sleep(void)
 {
     for (int k = 0; k < K_COUNT; k++)
@@ -535,7 +615,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "rt_lost_reply: cannot start redis-server\n");
         return 1;
     }
-    if (argc > 1 && strcmp(argv[1], "reentrant") == 0) {
+    if (argc > 1 && strcmp(argv[1], "others") == 0) {
+        RUN_TEST(test_psemaphore_sleep);
+        RUN_TEST(test_multilock_sleep);
+    } else if (argc > 1 && strcmp(argv[1], "reentrant") == 0) {
         acquire_sleep(K_LOCK);
         release_sleep(K_LOCK);
         kill_case(K_LOCK, 0);
@@ -545,6 +628,8 @@ int main(int argc, char **argv)
         RUN_TEST(test_acquire_pause);
         RUN_TEST(test_release_sleep);
         RUN_TEST(test_kill);
+        RUN_TEST(test_psemaphore_sleep);
+        RUN_TEST(test_multilock_sleep);
     }
     rlk_fx_stop(&srv);
     return check_summary("rt_lost_reply");
