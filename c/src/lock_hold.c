@@ -39,8 +39,14 @@ int rlk_fam_acquire_reply(rlk_client *c, const char *what, const char *name, con
 int rlk_fam_record(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int watchdog,
                    long long sent_ns, long long token, rlk_fam_undo_fn undo, void *arg)
 {
-    int rc = rlk_wd_acquired_as(rt->wd, h, lease_ms, watchdog, sent_ns, token);
+    int rc = RLK_OK;
 
+    /* An earlier acquire of this hold whose outcome stayed unknown, found
+     * to have run: counted too, so that every server hold has its unlock. */
+    if (rlk_fam_doubt_settle(rt, h))
+        rc = rlk_wd_acquired_as(rt->wd, h, lease_ms, watchdog, sent_ns, token);
+    if (rc == RLK_OK)
+        rc = rlk_wd_acquired_as(rt->wd, h, lease_ms, watchdog, sent_ns, token);
     if (rc != RLK_OK)
         undo(arg);
     else

@@ -435,6 +435,12 @@ int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
                          long long lease_ms, int watchdog, long long sent_ns,
                          const char *token_key, long long *token, rlk_fam_undo_fn undo, void *arg);
 
+/* Called by rlk_fam_record for an acquisition of h about to be recorded:
+ * when this thread holds an unsettled lost acquire of the same (kind, name,
+ * owner), fences it now and reads the count; 1 when it had run (one more
+ * hold to record), else 0. */
+int rlk_fam_doubt_settle(rlk_rt *rt, const rlk_hold_spec *h);
+
 /* A release of (kind, owner) that failed, the registry counting before
  * holds before it: when its reply was lost, settles it. Sets *outcome and
  * *rc = RLK_OK when the count shows it ran (or the lock is gone). Returns 1

@@ -11,6 +11,25 @@
 
 #include "lock_internal.h"
 
+/* An acquire whose lost reply could not be settled (the server stayed out
+ * of reach for the whole budget): it may still run. Kept per thread (the
+ * latest one) and settled at this thread's next acquisition of the same
+ * (kind, name, owner), in rlk_fam_record. */
+typedef struct rlk_doubt {
+    uint64_t client_id;             /* 0: none */
+    int kind;
+    char name[512];
+    char owner[RLK_OWNER_MAX + 1];
+    rlk_lost_conn lc;
+} rlk_doubt;
+
+static _Thread_local rlk_doubt rlk_thread_doubt;
+
+static void rlk_fam_count_field(int kind, const char *owner, char *buf, size_t len);
+
+/* The connection of the latest lost reply this thread settled. */
+static _Thread_local rlk_lost_conn rlk_thread_lost_conn;
+
 int rlk_fam_lost_fence(const rlk_fam_base *b, int *settled)
 {
     rlk_client *c = b->c;
@@ -21,6 +40,7 @@ int rlk_fam_lost_fence(const rlk_fam_base *b, int *settled)
 
     if (!rlk_pool_lost_reply(c, &lc))
         return 0;
+    rlk_thread_lost_conn = lc;
     snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
     RLK_RT_COUNT(b->rt, lost_replies);
     rc = rlk_pool_fence(c, &lc, budget);
@@ -68,6 +88,50 @@ static void rlk_fam_count_field(int kind, const char *owner, char *buf, size_t l
     snprintf(buf, len, "%s%s", owner, kind == RLK_KIND_WRITE ? ":write" : "");
 }
 
+static void rlk_fam_doubt_keep(const rlk_fam_base *b, const rlk_hold_spec *h,
+                               const rlk_lost_conn *lc)
+{
+    rlk_doubt *d = &rlk_thread_doubt;
+
+    d->client_id = 0;
+    if (strlen(h->name) >= sizeof d->name || strlen(h->owner) >= sizeof d->owner)
+        return;     /* not kept: the lease resolves it (docs/runtime.md) */
+    d->client_id = b->c->id;
+    d->kind = h->kind;
+    snprintf(d->name, sizeof d->name, "%s", h->name);
+    snprintf(d->owner, sizeof d->owner, "%s", h->owner);
+    d->lc = *lc;
+}
+
+int rlk_fam_doubt_settle(rlk_rt *rt, const rlk_hold_spec *h)
+{
+    rlk_doubt *d = &rlk_thread_doubt;
+    rlk_client *c = rt->c;
+    char field[RLK_OWNER_MAX + 8], orig[RLK_ERRSTR_MAX];
+    const char *argv[3] = {"HGET", h->name, field};
+    long long before, now = 0;
+    int extra = 0, orig_err;
+
+    if (d->client_id == 0 || d->client_id != c->id || d->kind != h->kind ||
+        strcmp(d->name, h->name) != 0 || strcmp(d->owner, h->owner) != 0)
+        return 0;
+    d->client_id = 0;
+    orig_err = rlk_err(c);
+    snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
+    rlk_fam_count_field(h->kind, h->owner, field, sizeof field);
+    before = rlk_wd_count_as(rt->wd, h->kind, h->name, h->owner);
+    /* The acquisition being recorded is one server hold; one more is the
+     * doubted acquire, which has run. */
+    if (rlk_pool_fence(c, &d->lc, (long long)c->connect_timeout_ms + c->command_timeout_ms) ==
+            RLK_OK &&
+        rlk_fam_query(c, h->name, 3, argv, 0, &now) == RLK_OK && now >= before + 2)
+        extra = 1;
+    rlk_set_error(c, orig_err, "%s", orig);
+    if (extra)
+        RLK_RT_COUNT(rt, lost_adopted);
+    return extra;
+}
+
 int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
                          long long lease_ms, int watchdog, long long sent_ns,
                          const char *token_key, long long *token, rlk_fam_undo_fn undo, void *arg)
@@ -77,8 +141,12 @@ int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
     int settled;
 
     rlk_fam_count_field(h->kind, h->owner, field, sizeof field);
-    if (!rlk_fam_lost_settle(b, field, &now, &settled) || settled != RLK_OK)
+    if (!rlk_fam_lost_settle(b, field, &now, &settled))
         return rc;
+    if (settled != RLK_OK) {
+        rlk_fam_doubt_keep(b, h, &rlk_thread_lost_conn);
+        return rc;
+    }
     if (now <= before) {
         /* It did not run (or has not taken the lock): nothing to count. */
         RLK_RT_COUNT(b->rt, lost_not_run);

@@ -61,8 +61,8 @@ static void rlk_self_addr(int fd, char *buf, size_t len)
     } else if (ss.ss_family == AF_INET6) {
         struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
 
-        if (inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof ip))
-            snprintf(buf, len, "%s:%u", ip, (unsigned)ntohs(a->sin6_port));
+        if (inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof ip))   /* as Redis prints it */
+            snprintf(buf, len, "[%s]:%u", ip, (unsigned)ntohs(a->sin6_port));
     }
 }
 
