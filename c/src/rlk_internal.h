@@ -107,7 +107,7 @@ typedef struct rlk_slot {
     int busy;           /* checked out by a thread */
     int dropped;        /* had a connection that was dropped: reload scripts on reconnect */
     long long server_id;        /* CLIENT ID of ctx on the server; 0: unknown */
-    char self_addr[64];         /* ctx's address as the server sees it ("ip:port"); "" for unix */
+    char conn_name[32];         /* its CLIENT SETNAME: "rlk-pool-<16 random hex digits>" */
 } rlk_slot;
 
 struct rlk_client {
@@ -256,7 +256,7 @@ int rlk_pool_run(rlk_client *c, rlk_conn_op op, void *arg, int idempotent,
  * run. docs/runtime.md "Lost replies" gives the ordering argument. */
 typedef struct rlk_lost_conn {
     long long id;               /* the connection's CLIENT ID; 0: unknown (cannot be fenced) */
-    char addr[64];              /* its address as the server sees it; "" for unix sockets */
+    char name[32];              /* its unique CLIENT SETNAME (ids restart with the server) */
 } rlk_lost_conn;
 
 /* Called by rlk_pool_run: notes (or clears, slot NULL) the calling
@@ -265,15 +265,17 @@ void rlk_pool_note_lost(rlk_client *c, const rlk_slot *slot);
 /* 1 and *out when the calling thread's last pool call on c lost its reply
  * after writing its request; clears the note. 0 otherwise. */
 int rlk_pool_lost_reply(rlk_client *c, rlk_lost_conn *out);
-/* Fetches the server's id of a new pool connection (CLIENT ID) and its
- * own address into slot; leaves 0 when the server refuses CLIENT ID. */
+/* Names a new pool connection (CLIENT SETNAME rlk-pool-<random>) and
+ * fetches its server id (CLIENT ID), pipelined in one round trip; leaves
+ * server_id 0 when the server refuses either (ACL). */
 int rlk_slot_identify(rlk_client *c, rlk_slot *slot);
-/* Fences the lost request: CLIENT KILL ID <id> [ADDR <addr>] from another
- * connection, repeated (connection errors, timeouts) for up to budget_ms.
- * Once it returns RLK_OK the lost request has run or never will: Redis
- * runs commands on one thread, and a killed client's unread or unparsed
- * input is discarded. RLK_ERR_SERVER when the id is unknown or the server
- * refuses CLIENT KILL; a connection error when the budget ran out. */
+/* Fences the lost request from another connection: CLIENT LIST ID <id>;
+ * when that client is still there under our name, CLIENT KILL ID <id>.
+ * Repeated (connection errors, timeouts) for up to budget_ms. Once it
+ * returns RLK_OK the lost request has run or never will: Redis runs
+ * commands on one thread, and a killed (or gone) client's unread or
+ * unparsed input is discarded. RLK_ERR_SERVER when the id is unknown or
+ * the server refuses CLIENT; a connection error when the budget ran out. */
 int rlk_pool_fence(rlk_client *c, const rlk_lost_conn *lc, long long budget_ms);
 
 #endif /* RLK_INTERNAL_H */
