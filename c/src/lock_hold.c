@@ -41,9 +41,9 @@ int rlk_fam_record(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int w
 {
     int rc = RLK_OK;
 
-    /* An earlier acquire of this hold whose outcome stayed unknown, found
-     * to have run: counted too, so that every server hold has its unlock. */
-    if (rlk_fam_doubt_settle(rt, h))
+    /* Earlier acquires of this hold whose outcome stayed unknown, found to
+     * have run: counted too, so that every server hold has its unlock. */
+    for (int extra = rlk_fam_doubt_settle(rt, h); rc == RLK_OK && extra > 0; extra--)
         rc = rlk_wd_acquired_as(rt->wd, h, lease_ms, watchdog, sent_ns, token);
     if (rc == RLK_OK)
         rc = rlk_wd_acquired_as(rt->wd, h, lease_ms, watchdog, sent_ns, token);
@@ -131,6 +131,11 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id
             break;
         outcome = release(arg, owner, lease, &rc);
     }
+    /* The last hold this client knew of, and the server still counts one:
+     * an acquire whose outcome was reported unknown has run. Release it too. */
+    if (outcome == RLK_REL_STILL_HELD && t.removed &&
+        rlk_fam_doubt_take(b->c, kind, b->name, owner))
+        outcome = release(arg, owner, lease, &rc);
     rlk_wd_release_end(b->rt->wd, &t, outcome);
     if (outcome == RLK_REL_RELEASED && q && !h.poked)
         rlk_lq_poke(q);

@@ -437,9 +437,15 @@ int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
 
 /* Called by rlk_fam_record for an acquisition of h about to be recorded:
  * when this thread holds an unsettled lost acquire of the same (kind, name,
- * owner), fences it now and reads the count; 1 when it had run (one more
- * hold to record), else 0. */
+ * owner), fences it now and reads the count: how many holds the server
+ * counts beyond the registry's and this acquisition (lost acquires that
+ * ran: to record too; at most 8), else 0. */
 int rlk_fam_doubt_settle(rlk_rt *rt, const rlk_hold_spec *h);
+
+/* 1 (and forgets it) when this thread holds an unsettled lost acquire of
+ * (kind, name, owner): a last unlock that finds the lock still held then
+ * releases that hold too (the caller was told its outcome was unknown). */
+int rlk_fam_doubt_take(const rlk_client *c, int kind, const char *name, const char *owner);
 
 /* A release of (kind, owner) that failed, the registry counting before
  * holds before it: when its reply was lost, settles it. Sets *outcome and

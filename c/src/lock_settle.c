@@ -103,6 +103,23 @@ static void rlk_fam_doubt_keep(const rlk_fam_base *b, const rlk_hold_spec *h,
     d->lc = *lc;
 }
 
+static int rlk_fam_doubt_matches(const rlk_client *c, int kind, const char *name,
+                                 const char *owner)
+{
+    const rlk_doubt *d = &rlk_thread_doubt;
+
+    return d->client_id != 0 && d->client_id == c->id && d->kind == kind &&
+           strcmp(d->name, name) == 0 && strcmp(d->owner, owner) == 0;
+}
+
+int rlk_fam_doubt_take(const rlk_client *c, int kind, const char *name, const char *owner)
+{
+    if (!rlk_fam_doubt_matches(c, kind, name, owner))
+        return 0;
+    rlk_thread_doubt.client_id = 0;
+    return 1;
+}
+
 int rlk_fam_doubt_settle(rlk_rt *rt, const rlk_hold_spec *h)
 {
     rlk_doubt *d = &rlk_thread_doubt;
@@ -112,10 +129,8 @@ int rlk_fam_doubt_settle(rlk_rt *rt, const rlk_hold_spec *h)
     long long before, now = 0;
     int extra = 0, orig_err;
 
-    if (d->client_id == 0 || d->client_id != c->id || d->kind != h->kind ||
-        strcmp(d->name, h->name) != 0 || strcmp(d->owner, h->owner) != 0)
+    if (!rlk_fam_doubt_matches(c, h->kind, h->name, h->owner))
         return 0;
-    d->client_id = 0;
     orig_err = rlk_err(c);
     snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
     rlk_fam_count_field(h->kind, h->owner, field, sizeof field);
@@ -124,8 +139,10 @@ int rlk_fam_doubt_settle(rlk_rt *rt, const rlk_hold_spec *h)
      * doubted acquire, which has run. */
     if (rlk_pool_fence(c, &d->lc, (long long)c->connect_timeout_ms + c->command_timeout_ms) ==
             RLK_OK &&
-        rlk_fam_query(c, h->name, 3, argv, 0, &now) == RLK_OK && now >= before + 2)
-        extra = 1;
+        rlk_fam_query(c, h->name, 3, argv, 0, &now) == RLK_OK) {
+        d->client_id = 0;   /* settled; otherwise kept for the next try */
+        extra = now >= before + 2 ? (int)(now - before - 1 < 8 ? now - before - 1 : 8) : 0;
+    }
     rlk_set_error(c, orig_err, "%s", orig);
     if (extra)
         RLK_RT_COUNT(rt, lost_adopted);
@@ -166,6 +183,13 @@ int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
         }
     }
     RLK_RT_COUNT(b->rt, lost_adopted);
+    /* More than one hold above the registry's: other lost acquires of this
+     * holder ran too (their outcome was reported unknown). The server's
+     * count is the truth for a holder id: count them all (at most 8). */
+    for (long long i = before + 1; i < now && i < before + 9; i++)
+        if (rlk_wd_acquired_as(b->rt->wd, h, lease_ms, watchdog, sent_ns, token ? *token : 0) !=
+            RLK_OK)
+            break;
     return rlk_fam_record(b->rt, h, lease_ms, watchdog, sent_ns, token ? *token : 0, undo, arg);
 }
 
