@@ -450,7 +450,8 @@ int rlk_fam_doubt_take(const rlk_client *c, int kind, const char *name, const ch
 /* A release of (kind, owner) that failed, the registry counting before
  * holds before it: when its reply was lost, settles it. Sets *outcome and
  * *rc = RLK_OK when the count shows it ran (or the lock is gone). Returns 1
- * when it is known not to have run (the release may be sent again), else 0. */
+ * when it is known not to have run (the release may be sent again), else 0.
+ * An outcome left unknown is kept as this thread's doubt, as an acquire's. */
 int rlk_fam_release_lost(const rlk_fam_base *b, int kind, const char *owner, long long before,
                          int *outcome, int *rc);
 

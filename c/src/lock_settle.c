@@ -203,8 +203,16 @@ int rlk_fam_release_lost(const rlk_fam_base *b, int kind, const char *owner, lon
     rlk_fam_count_field(kind, owner, field, sizeof field);
     if (!rlk_fam_lost_settle(b, field, &now, &settled))
         return 0;
-    if (settled != RLK_OK || before <= 0)
-        return 0;   /* unknown (recorded), or a hold this client did not count */
+    if (settled != RLK_OK) {
+        /* Unknown: the server may still count the hold the registry gave
+         * up. The next acquisition (or last unlock) of it reconciles. */
+        rlk_hold_spec h = {kind, b->name, owner, 0, {NULL, NULL, NULL}};
+
+        rlk_fam_doubt_keep(b, &h, &rlk_thread_lost_conn);
+        return 0;
+    }
+    if (before <= 0)
+        return 0;   /* a hold this client did not count */
     if (now == before)
         return 1;   /* it did not run: the caller may send it again */
     if (now == before - 1) {
