@@ -291,7 +291,7 @@ static rlk_client *connect_timeout(int command_timeout_ms)
 static void acquire_sleep(int kind)
 {
     rlk_client *a = connect_timeout(200), *b = rt_connect(url, 0, 1);
-    int refused = 0;
+    int refused = 0, hits = 0;
     obj o;
 
     REQUIRE(a && b);
@@ -306,8 +306,7 @@ static void acquire_sleep(int kind)
         lost0 = lost_replies(a);
         rc = obj_try(&o, 0, 20000, &token);
         sleep_end(x);
-        CHECKF(lost_replies(a) > lost0, "%s round %d: no reply was lost", kind_names[kind],
-               round);
+        hits += lost_replies(a) > lost0;   /* 0: the machine stalled past the sleep */
         while (rc != RLK_OK && ++tries < 3)
             rc = obj_try(&o, 0, 20000, &token);
         CHECKF(rc == RLK_OK, "%s round %d: not locked: %s", kind_names[kind], round,
@@ -337,6 +336,7 @@ static void acquire_sleep(int kind)
            refused, rounds);
     CHECKF(refused == 0, "%s: second client refused %d of %d rounds", kind_names[kind], refused,
            rounds);
+    CHECKF(hits >= 1, "%s: no round lost a reply (the machine stalled?)", kind_names[kind]);
     obj_free(&o);
     rlk_free(a);
     rlk_free(b);
@@ -432,7 +432,7 @@ static void kill_case(int kind, int unlock)
 {
     rlk_client *a = connect_timeout(3000), *b = rt_connect(url, 0, 1);
     long long token = 0;
-    int ran = 0, unran = 0;
+    int ran = 0, unran = 0, hits = 0;
     obj o;
 
     REQUIRE(a && b);
@@ -459,7 +459,7 @@ static void kill_case(int kind, int unlock)
         /* The killer's connection exists before the sleep, so that after it
          * the server reads both sockets in one pass, ours first. */
         REQUIRE((kc = rlk_fx_connect(&srv)));
-        REQUIRE((x = sleep_begin(400)));
+        REQUIRE((x = sleep_begin(600)));
         pthread_create(&t, NULL, killer_main, &k);
         CHECK(rt_latch_wait(&k.written, 1, 10000) >= 1);
         /* Kill every pool connection of a (the one in use among them). */
@@ -476,8 +476,9 @@ static void kill_case(int kind, int unlock)
             printf("    round %d: rc %s (%s), client %lld server %lld\n", round,
                    rlk_strerror(k.rc), k.rc ? rlk_errstr(a) : "", client_count(&o),
                    server_count(&o));
-        CHECKF(lost_replies(a) > lost0, "%s round %d: the kill did not lose a reply",
-               kind_names[kind], round);
+        /* A stalled machine may write the request after the sleep: the
+         * round then proves nothing (its checks below still hold). */
+        hits += lost_replies(a) > lost0;
         if (client_count(&o) != before)
             ran++;
         else
@@ -493,8 +494,9 @@ static void kill_case(int kind, int unlock)
         rlk_fx_command(&srv, "DEL lr:kill");
         rlk_wd_forget_name(rlk_rt_get(a)->wd, "lr:kill");
     }
-    printf("  %s: %s lost by CLIENT KILL: ran %d, did not run %d\n", kind_names[kind],
-           unlock ? "unlock" : "acquire", ran, unran);
+    printf("  %s: %s lost by CLIENT KILL: ran %d, did not run %d (%d of %d rounds lost a "
+           "reply)\n", kind_names[kind], unlock ? "unlock" : "acquire", ran, unran, hits, rounds);
+    CHECKF(hits >= 1, "%s: no round lost a reply (the machine stalled?)", kind_names[kind]);
     obj_free(&o);
     rlk_free(a);
     rlk_free(b);
