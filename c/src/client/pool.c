@@ -11,19 +11,12 @@
 #include <time.h>
 
 #include "client/client.h"
+#include "client/clock.h"
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/pool.h"
 
 static _Thread_local long long rlk_tl_limit_ns;     /* 0: no limit */
-
-static long long rlk_pool_now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 long long rlk_time_limit_enter(long long until_ns)
 {
@@ -39,9 +32,19 @@ void rlk_time_limit_leave(long long previous)
     rlk_tl_limit_ns = previous;
 }
 
+long long rlk_time_limit_left_ms(void)
+{
+    long long left;
+
+    if (rlk_tl_limit_ns == 0)
+        return -1;
+    left = (rlk_tl_limit_ns - rlk_clock_now_ns()) / RLK_NS_PER_MS;
+    return left > 0 ? left : 0;
+}
+
 void rlk_thread_time_limit(long long ms)
 {
-    rlk_tl_limit_ns = ms < 0 ? 0 : rlk_pool_now_ns() + (ms > 0 ? ms : 1) * 1000000LL;
+    rlk_tl_limit_ns = ms < 0 ? 0 : rlk_clock_now_ns() + (ms > 0 ? ms : 1) * 1000000LL;
 }
 
 int rlk_time_limit_tv(struct timeval base, struct timeval *out)
@@ -50,7 +53,7 @@ int rlk_time_limit_tv(struct timeval base, struct timeval *out)
 
     if (rlk_tl_limit_ns == 0)
         return 0;
-    left = (rlk_tl_limit_ns - rlk_pool_now_ns()) / 1000;
+    left = (rlk_tl_limit_ns - rlk_clock_now_ns()) / 1000;
     if (left <= 0)
         return -1;
     if (left < 1000)
@@ -107,9 +110,11 @@ void rlk_slot_drop(rlk_slot *slot)
     }
 }
 
+static int rlk_pool_limit(rlk_client *c, rlk_slot *slot);
+
 int rlk_slot_ready(rlk_client *c, rlk_slot *slot)
 {
-    int rc;
+    int rc, cut;
 
     if (slot->ctx && rlk_conn_alive(slot->ctx))
         return RLK_OK;
@@ -117,6 +122,14 @@ int rlk_slot_ready(rlk_client *c, rlk_slot *slot)
     rc = rlk_conn_open(c, &slot->ctx);
     if (rc != RLK_OK)
         return rc;
+    slot->identified = 0;   /* named by the first call on it, within that call's limit */
+    /* A reconnect's preload keeps to the thread's time limit too: a stopped
+     * server accepts a connect. */
+    cut = rlk_pool_limit(c, slot);
+    if (cut < 0) {
+        rlk_slot_drop(slot);
+        return -cut;
+    }
     if (slot->dropped && !c->no_preload) {
         /* A reconnect: the server may have restarted with an empty script cache. */
         rc = rlk_conn_load_all(c, slot->ctx);
@@ -126,6 +139,8 @@ int rlk_slot_ready(rlk_client *c, rlk_slot *slot)
             return rc;
         }
     }
+    if (cut > 0 && slot->ctx && !slot->ctx->err)
+        (void)redisSetTimeout(slot->ctx, c->command_tv);
     slot->dropped = 0;
     return RLK_OK;
 }
@@ -162,18 +177,28 @@ int rlk_pool_run(rlk_client *c, rlk_conn_op op, void *arg, int idempotent, redis
     if (rlk_time_limit_tv(c->command_tv, &unused) < 0)
         return rlk_set_error(c, RLK_ERR_TIMEOUT, "%s: time limit of the wait reached", c->addr);
     slot = rlk_pool_checkout(c);
+    rlk_pool_note_lost(c, NULL);
     for (int attempt = 0; attempt < 2; attempt++) {
         int written = 0, cut = 0;
 
         rc = rlk_slot_ready(c, slot);
         if (rc == RLK_OK && (cut = rlk_pool_limit(c, slot)) < 0)
             rc = -cut;
+        if (rc == RLK_OK && !slot->identified) {
+            /* Name the connection and learn its id (for fencing a lost reply)
+             * in the first call on it, so that connecting costs no round trip. */
+            rc = rlk_slot_identify(c, slot);
+            slot->identified = rc == RLK_OK;
+        }
         if (rc == RLK_OK)
             rc = op(c, slot->ctx, arg, reply, &written);
         if (cut > 0 && slot->ctx && !slot->ctx->err)
             (void)redisSetTimeout(slot->ctx, c->command_tv);
         if (!rlk_is_conn_error(rc))
             break;
+        /* Written, then no reply: remember which connection, so that the
+         * caller can settle what happened (rlk_pool_lost_reply). */
+        rlk_pool_note_lost(c, written ? slot : NULL);
         if (slot->ctx && slot->ctx->err)
             rlk_slot_drop(slot);
         if (slot->ctx)
@@ -183,6 +208,8 @@ int rlk_pool_run(rlk_client *c, rlk_conn_op op, void *arg, int idempotent, redis
         if (rc == RLK_ERR_TIMEOUT || (written && !idempotent))
             break;
     }
+    if (!rlk_is_conn_error(rc))
+        rlk_pool_note_lost(c, NULL);
     rlk_pool_checkin(c, slot);
     return rc;
 }

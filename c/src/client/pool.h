@@ -21,6 +21,9 @@ typedef struct rlk_slot {
     redisContext *ctx;
     int busy;           /* checked out by a thread */
     int dropped;        /* had a connection that was dropped: reload scripts on reconnect */
+    int identified;             /* rlk_slot_identify ran on ctx (first call on it) */
+    long long server_id;        /* CLIENT ID of ctx on the server; 0: unknown */
+    char conn_name[32];         /* its CLIENT SETNAME: "rlk-pool-<16 random hex digits>" */
 } rlk_slot;
 
 /* Blocks until a slot is free and returns it, busy. Never returns NULL. */
@@ -59,5 +62,38 @@ void rlk_time_limit_leave(long long previous);
 /* base cut to what is left of the limit (at least 1 ms); 0 when there is no
  * limit or base is shorter, 1 when cut, -1 when the limit has passed. */
 int rlk_time_limit_tv(struct timeval base, struct timeval *out);
+/* What is left of the calling thread's time limit in ms (0 when passed),
+ * or -1 when it has none. */
+long long rlk_time_limit_left_ms(void);
+
+/* ---------------------------------------------------------------- lost replies (pool_fence.c) */
+
+/* A pool connection whose request was written and whose reply was lost
+ * (timeout, or the connection broke after the write): the request may have
+ * run, may still be waiting in the server's socket buffer, or may never
+ * run. docs/runtime.md "Lost replies" gives the ordering argument. */
+typedef struct rlk_lost_conn {
+    long long id;               /* the connection's CLIENT ID; 0: unknown (cannot be fenced) */
+    char name[32];              /* its unique CLIENT SETNAME (ids restart with the server) */
+} rlk_lost_conn;
+
+/* Called by rlk_pool_run: notes (or clears, slot NULL) the calling
+ * thread's lost reply on c. */
+void rlk_pool_note_lost(rlk_client *c, const rlk_slot *slot);
+/* 1 and *out when the calling thread's last pool call on c lost its reply
+ * after writing its request; clears the note. 0 otherwise. */
+int rlk_pool_lost_reply(rlk_client *c, rlk_lost_conn *out);
+/* Names a new pool connection (CLIENT SETNAME rlk-pool-<random>) and
+ * fetches its server id (CLIENT ID), pipelined in one round trip; leaves
+ * server_id 0 when the server refuses either (ACL). */
+int rlk_slot_identify(rlk_client *c, rlk_slot *slot);
+/* Fences the lost request from another connection: CLIENT LIST ID <id>;
+ * when that client is still there under our name, CLIENT KILL ID <id>.
+ * Repeated (connection errors, timeouts) for up to budget_ms. Once it
+ * returns RLK_OK the lost request has run or never will: Redis runs
+ * commands on one thread, and a killed (or gone) client's unread or
+ * unparsed input is discarded. RLK_ERR_SERVER when the id is unknown or
+ * the server refuses CLIENT; a connection error when the budget ran out. */
+int rlk_pool_fence(rlk_client *c, const rlk_lost_conn *lc, long long budget_ms);
 
 #endif /* RLK_POOL_H */

@@ -27,6 +27,7 @@
 #include "client/pool.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
+#include "runtime/fam_settle.h"
 #include "runtime/rt.h"
 #include "runtime/wait.h"
 #include "runtime/wd.h"
@@ -215,7 +216,8 @@ static int rlk_fair_attempt(void *arg, long long *ttl)
     snprintf(wait_s, sizeof wait_s, "%lld", a->wait_ms);
     RLK_RT_COUNT(f->b.rt, acquire_calls);
     if ((rc = rlk_evalv(f->b.c, "fair/acquire", 3, keys, NULL, 3, args, NULL, &r)) != RLK_OK)
-        return rc;
+        return rlk_fam_acquire_lost(&f->b, rc, &h, a->lease_ms, a->watchdog, sent, NULL, NULL,
+                                    rlk_fair_undo, a);
     rc = rlk_fam_acquire_reply(f->b.c, "fair lock", f->b.name, "fair/acquire", r, ttl, NULL);
     freeReplyObject(r);
     if (rc == RLK_ERR_BUSY && (*ttl < 0 || *ttl > cap))

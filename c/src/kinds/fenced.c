@@ -20,6 +20,7 @@
 #include "client/error.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
+#include "runtime/fam_settle.h"
 #include "runtime/lq.h"
 #include "runtime/rt.h"
 #include "runtime/wait.h"
@@ -138,7 +139,8 @@ static int rlk_fenced_attempt(void *arg, long long *ttl)
     snprintf(lease, sizeof lease, "%lld", a->lease_ms);
     RLK_RT_COUNT(f->b.rt, acquire_calls);
     if ((rc = rlk_evalv(f->b.c, "fenced/acquire", 2, keys, NULL, 2, args, NULL, &r)) != RLK_OK)
-        return rc;
+        return rlk_fam_acquire_lost(&f->b, rc, &h, a->lease_ms, a->watchdog, sent, f->token_key,
+                                    &a->token, rlk_fenced_undo, a);
     rc = rlk_fam_acquire_reply(f->b.c, "fenced lock", f->b.name, "fenced/acquire", r, ttl,
                                &a->token);
     freeReplyObject(r);

@@ -14,6 +14,7 @@
 #include "client/error.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
+#include "runtime/fam_settle.h"
 #include "runtime/lq.h"
 #include "runtime/rt.h"
 #include "runtime/wait.h"
@@ -138,7 +139,8 @@ static int rlk_lock_attempt(void *arg, long long *ttl)
     RLK_RT_COUNT(l->b.rt, acquire_calls);
     rc = rlk_evalv(l->b.c, "reentrant/acquire", 1, keys, NULL, 2, args, NULL, &r);
     if (rc != RLK_OK)
-        return rc;
+        return rlk_fam_acquire_lost(&l->b, rc, &h, a->lease_ms, a->watchdog, sent, NULL, NULL,
+                                    rlk_lock_undo, a);
     rc = rlk_fam_acquire_reply(l->b.c, "lock", l->b.name, "reentrant/acquire", r, ttl, NULL);
     freeReplyObject(r);
     if (rc == RLK_OK)

@@ -21,6 +21,7 @@
 #include "client/random.h"
 #include "kinds/psemaphore.h"
 #include "runtime/fam.h"
+#include "runtime/fam_settle.h"
 #include "runtime/wait.h"
 
 #define RLK_PSEM_LEASELESS 922337203685477LL    /* Redisson's score of a permit without a lease */
@@ -163,11 +164,38 @@ static int rlk_psem_try_init(rlk_psem_try *t, rlk_psemaphore *s, int n, long lon
     return RLK_OK;
 }
 
+/* After a lost reply, once fenced: 1 when the call's first permit id is
+ * in the timeouts set (the call ran and took all of them, atomically), 0
+ * when not, -1 when the read failed (the error kept as it was). */
+static int rlk_psem_lost_ran(rlk_psem_try *t)
+{
+    rlk_psemaphore *s = t->s;
+    const char *keys[RLK_PSEM_NKEYS];
+    const char *argv[3] = {"ZSCORE", NULL, t->args[1]};
+    size_t lens[3] = {6, 0, t->lens[1]};
+    redisReply *r = NULL;
+    int ran = -1;
+
+    rlk_psem_keys(s, keys);
+    argv[1] = keys[1];
+    lens[1] = strlen(keys[1]);
+    if (rlk_command(s->b.c, 3, argv, lens, &r) == RLK_OK) {
+        ran = r->type == REDIS_REPLY_NIL ? 0 : 1;
+        freeReplyObject(r);
+    }
+    return ran;
+}
+
 /* A failed acquire call. After one whose reply was lost, "is held already"
  * (the ids are this call's, 128 random bits each) proves that the lost one
  * ran and took them: acquired. */
 static int rlk_psem_attempt_error(rlk_psem_try *t, int rc)
 {
+    int settled;
+
+    if (rlk_fam_lost_fence(&t->s->b, &settled) && settled == RLK_OK &&
+        rlk_psem_lost_ran(t) == 1)
+        return RLK_OK;  /* the lost call ran: its permits are the caller's */
     if (rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT)
         t->io_failed = 1;
     else if (rc == RLK_ERR_SCRIPT && t->io_failed &&

@@ -21,6 +21,7 @@
 #include "client/error.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
+#include "runtime/fam_settle.h"
 #include "runtime/rt.h"
 #include "runtime/wait.h"
 #include "runtime/wd.h"
@@ -219,8 +220,11 @@ static int rlk_rw_attempt(void *arg, long long *ttl)
 
     if (rc == RLK_ERR_SCRIPT && rlk_rw_is_upgrade(rw))
         return rlk_rw_upgrade_error(rw, a->owner);
-    if (rc != RLK_OK)
-        return rc;
+    if (rc != RLK_OK) {
+        rlk_rw_spec(rw, a->side, a->owner, &h);
+        return rlk_fam_acquire_lost(&rw->b, rc, &h, a->lease_ms, a->watchdog, sent, NULL, NULL,
+                                    rlk_rw_undo, a);
+    }
     rc = rlk_fam_acquire_reply(rw->b.c, rlk_rw_what(a->side), rw->b.name, "acquire", r, ttl,
                                NULL);
     freeReplyObject(r);

@@ -14,6 +14,7 @@
 #include "client/error.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
+#include "runtime/fam_settle.h"
 #include "runtime/lq.h"
 #include "runtime/rt.h"
 #include "runtime/wd.h"
@@ -46,8 +47,14 @@ int rlk_fam_acquire_reply(rlk_client *c, const char *what, const char *name, con
 int rlk_fam_record(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int watchdog,
                    long long sent_ns, long long token, rlk_fam_undo_fn undo, void *arg)
 {
-    int rc = rlk_wd_acquired_as(rt->wd, h, lease_ms, watchdog, sent_ns, token);
+    int rc = RLK_OK;
 
+    /* Earlier acquires of this hold whose outcome stayed unknown, found to
+     * have run: counted too, so that every server hold has its unlock. */
+    for (int extra = rlk_fam_doubt_settle(rt, h); rc == RLK_OK && extra > 0; extra--)
+        rc = rlk_wd_acquired_as(rt->wd, h, lease_ms, watchdog, sent_ns, token);
+    if (rc == RLK_OK)
+        rc = rlk_wd_acquired_as(rt->wd, h, lease_ms, watchdog, sent_ns, token);
     if (rc != RLK_OK)
         undo(arg);
     else
@@ -157,11 +164,12 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id
     char owner[RLK_OWNER_MAX + 1];
     rlk_fam_handoff h = {q, 0};
     rlk_wd_ticket t;
-    long long lease;
+    long long lease, before;
     int rc, outcome;
 
     if ((rc = rlk_fam_id_get(b->c, b->rt, id, owner, sizeof owner, owner_fn)) != RLK_OK)
         return rc;
+    before = rlk_wd_count_as(b->rt->wd, kind, b->name, owner);
     /* Out of the watchdog's registry before the release is sent. */
     lease = rlk_wd_release_begin_as(b->rt->wd, kind, b->name, owner, &t);
     /* The last local hold: the local head is woken as soon as the release
@@ -171,6 +179,18 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id
         rlk_conn_after_write(rlk_fam_handoff_poke, &h);
     outcome = release(arg, owner, lease, &rc);
     rlk_conn_after_write(NULL, NULL);
+    /* A lost reply: settled before anything is reported; sent once more
+     * only when it is known not to have run. */
+    for (int again = 0; outcome == RLK_REL_ERROR && again < 2; again++) {
+        if (!rlk_fam_release_lost(b, kind, owner, before, &outcome, &rc))
+            break;
+        outcome = release(arg, owner, lease, &rc);
+    }
+    /* The last hold this client knew of, and the server still counts one:
+     * an acquire whose outcome was reported unknown has run. Release it too. */
+    if (outcome == RLK_REL_STILL_HELD && t.removed &&
+        rlk_fam_doubt_take(b->c, kind, b->name, owner))
+        outcome = release(arg, owner, lease, &rc);
     if (outcome == RLK_REL_ERROR && rc == RLK_ERR_SCRIPT && t.removed && rlk_fam_acl_refused(b->c))
         outcome = rlk_fam_acl_aftermath(b, kind, what, owner, &rc);
     rlk_wd_release_end(b->rt->wd, &t, outcome);

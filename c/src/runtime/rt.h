@@ -37,6 +37,9 @@ typedef struct rlk_runtime_stats {
     unsigned long long renew_calls;     /* watchdog renewal round trips */
     unsigned long long renew_errors;    /* ... that failed */
     unsigned long long locks_lost;      /* lost-lock declarations */
+    unsigned long long lost_replies;    /* lock calls whose reply was lost, then settled */
+    unsigned long long lost_adopted;    /* ... acquires that had run: the hold was kept */
+    unsigned long long lost_not_run;    /* ... acquires that had not taken the lock */
 } rlk_runtime_stats;
 
 #define RLK_RT_COUNT(rt, field) RLK_COUNT(&(rt)->counters, field)

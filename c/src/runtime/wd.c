@@ -904,6 +904,18 @@ int rlk_wd_holds(rlk_wd *wd, const char *name, const char *owner)
     return rlk_wd_holds_as(wd, RLK_KIND_LOCK, name, owner);
 }
 
+long long rlk_wd_count_as(rlk_wd *wd, int kind, const char *name, const char *owner)
+{
+    rlk_hold *e;
+    long long n;
+
+    pthread_mutex_lock(&wd->mu);
+    e = rlk_wd_find(wd, kind, name, owner);
+    n = e ? e->count : 0;
+    pthread_mutex_unlock(&wd->mu);
+    return n;
+}
+
 int rlk_wd_token_of(rlk_wd *wd, int kind, const char *name, const char *owner, long long *token)
 {
     rlk_hold *e;

@@ -73,6 +73,8 @@ int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, i
  * rlk_wd_holds: of kind RLK_KIND_LOCK. */
 int rlk_wd_holds_as(rlk_wd *wd, int kind, const char *name, const char *owner);
 int rlk_wd_holds(rlk_wd *wd, const char *name, const char *owner);
+/* The count of (kind, name, owner) in the registry: 0 when not held. */
+long long rlk_wd_count_as(rlk_wd *wd, int kind, const char *name, const char *owner);
 /* 1 and *token when held: the token recorded by the latest acquisition. */
 int rlk_wd_token_of(rlk_wd *wd, int kind, const char *name, const char *owner, long long *token);
 /* Drops every entry of name, of every kind (force unlock deletes the hash). */

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pool_fence.c - settling a lost reply: which server connection a pool
+ * call lost its reply on, and the fence (CLIENT KILL of that connection from
+ * another one) after which the lost request has either run or never will.
+ * The lock kinds then read their own field to learn which (lock_settle.c).
+ * docs/runtime.md "Lost replies" gives the ordering argument.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client/client.h"
+#include "client/clock.h"
+#include "client/conn.h"
+#include "client/error.h"
+#include "client/pool.h"
+#include "client/random.h"
+#include "client/sigpipe.h"
+
+/* The calling thread's last lost reply, per client (by the client's id). */
+typedef struct rlk_lost_note {
+    uint64_t client_id;             /* 0: none */
+    rlk_lost_conn conn;
+} rlk_lost_note;
+
+static _Thread_local rlk_lost_note rlk_thread_lost;
+
+void rlk_pool_note_lost(rlk_client *c, const rlk_slot *slot)
+{
+    if (!slot) {
+        if (rlk_thread_lost.client_id == c->id)
+            rlk_thread_lost.client_id = 0;
+        return;
+    }
+    rlk_thread_lost.client_id = c->id;
+    rlk_thread_lost.conn.id = slot->server_id;
+    snprintf(rlk_thread_lost.conn.name, sizeof rlk_thread_lost.conn.name, "%s", slot->conn_name);
+}
+
+int rlk_pool_lost_reply(rlk_client *c, rlk_lost_conn *out)
+{
+    if (rlk_thread_lost.client_id != c->id || c->id == 0)
+        return 0;
+    *out = rlk_thread_lost.conn;
+    rlk_thread_lost.client_id = 0;
+    return 1;
+}
+
+/* "rlk-pool-" and 16 hex digits from the kernel's random source. */
+static int rlk_pool_conn_name(char *buf, size_t len)
+{
+    unsigned char r[8];
+    ssize_t n = getrandom(r, sizeof r, 0);
+
+    if (n != (ssize_t)sizeof r) {
+        int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+        n = fd >= 0 ? read(fd, r, sizeof r) : -1;
+        if (fd >= 0)
+            close(fd);
+        if (n != (ssize_t)sizeof r)
+            return -1;
+    }
+    snprintf(buf, len, "rlk-pool-%02x%02x%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2], r[3], r[4],
+             r[5], r[6], r[7]);
+    return 0;
+}
+
+static int rlk_slot_identify_io(rlk_client *c, rlk_slot *slot)
+{
+    const char *setname[3] = {"CLIENT", "SETNAME", slot->conn_name};
+    const char *id[2] = {"CLIENT", "ID"};
+    void *r[2] = {NULL, NULL};
+    redisContext *ctx = slot->ctx;
+    int done = 0, rc = RLK_OK;
+
+    if (redisAppendCommandArgv(ctx, 3, setname, NULL) != REDIS_OK ||
+        redisAppendCommandArgv(ctx, 2, id, NULL) != REDIS_OK)
+        return rlk_set_ctx_error(c, ctx, "CLIENT ID");
+    while (!done)
+        if (redisBufferWrite(ctx, &done) != REDIS_OK)
+            return rlk_set_ctx_error(c, ctx, "CLIENT ID");
+    for (int i = 0; i < 2; i++)
+        if (redisGetReply(ctx, &r[i]) != REDIS_OK || !r[i]) {
+            rc = ctx->err ? rlk_set_ctx_error(c, ctx, "CLIENT ID")
+                          : rlk_set_error(c, RLK_ERR_PROTOCOL, "CLIENT ID %s: no reply", c->addr);
+            break;
+        }
+    if (rc == RLK_OK && ((redisReply *)r[0])->type == REDIS_REPLY_STATUS &&
+        ((redisReply *)r[1])->type == REDIS_REPLY_INTEGER && ((redisReply *)r[1])->integer > 0)
+        slot->server_id = ((redisReply *)r[1])->integer;
+    for (int i = 0; i < 2; i++)
+        if (r[i])
+            freeReplyObject(r[i]);
+    return rc;
+}
+
+int rlk_slot_identify(rlk_client *c, rlk_slot *slot)
+{
+    rlk_sigpipe_guard g;
+    int rc;
+
+    slot->server_id = 0;
+    if (rlk_pool_conn_name(slot->conn_name, sizeof slot->conn_name) != 0) {
+        slot->conn_name[0] = '\0';
+        return RLK_OK;      /* no name, no fence: lost replies stay unknown */
+    }
+    rlk_sigpipe_enter(&g);
+    rc = rlk_slot_identify_io(c, slot);
+    rlk_sigpipe_leave(&g, rc != RLK_OK);
+    return rc;
+}
+
+/* One fence step: the lost connection's CLIENT LIST line, or CLIENT KILL of it. */
+typedef struct rlk_fence_op {
+    const rlk_lost_conn *lc;
+    int kill;
+} rlk_fence_op;
+
+static int rlk_op_fence(rlk_client *c, redisContext *ctx, void *arg, redisReply **reply,
+                        int *written)
+{
+    const rlk_fence_op *f = arg;
+    char id[24];
+    const char *argv[4] = {"CLIENT", f->kill ? "KILL" : "LIST", "ID", id};
+
+    snprintf(id, sizeof id, "%lld", f->lc->id);
+    return rlk_conn_command(c, ctx, f->kill ? "CLIENT KILL" : "CLIENT LIST", 4, argv, NULL, reply,
+                            written);
+}
+
+/* 1 when a CLIENT LIST reply holds a client named name. */
+static int rlk_fence_listed(const redisReply *r, const char *name)
+{
+    char want[48];
+
+    snprintf(want, sizeof want, " name=%s ", name);
+    return r->type == REDIS_REPLY_STRING && strstr(r->str, want) != NULL;
+}
+
+/* One fence step; RLK_OK with *listed (LIST) or a killed reply (KILL). */
+static int rlk_fence_step(rlk_client *c, const rlk_lost_conn *lc, int kill, int *listed)
+{
+    rlk_fence_op f = {lc, kill};
+    redisReply *r = NULL;
+    int rc = rlk_pool_run(c, rlk_op_fence, &f, 1, &r);
+
+    if (rc != RLK_OK)
+        return rc;
+    if (r->type == REDIS_REPLY_ERROR)
+        rc = rlk_set_reply_error(c, r, kill ? "CLIENT KILL" : "CLIENT LIST", RLK_ERR_SERVER);
+    else if (kill ? r->type != REDIS_REPLY_INTEGER
+                  : r->type != REDIS_REPLY_STRING)
+        rc = rlk_set_error(c, RLK_ERR_PROTOCOL, "CLIENT %s %s: reply type %d",
+                           kill ? "KILL" : "LIST", c->addr, r->type);
+    else if (!kill)
+        *listed = rlk_fence_listed(r, lc->name);
+    freeReplyObject(r);
+    return rc;
+}
+
+static long long rlk_fence_ms_since(const struct timespec *t0)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (t.tv_sec - t0->tv_sec) * 1000LL + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+int rlk_pool_fence(rlk_client *c, const rlk_lost_conn *lc, long long budget_ms)
+{
+    struct timespec t0;
+    int rc, kill = 0;
+
+    long long limit = rlk_time_limit_left_ms();
+
+    if (lc->id <= 0 || !lc->name[0])
+        return rlk_set_error(c, RLK_ERR_SERVER,
+                             "%s: the connection's CLIENT ID is unknown (CLIENT refused?)", c->addr);
+    /* Within the caller's time limit (a wait's deadline): past it, the
+     * outcome stays unknown and the next acquisition settles it. */
+    if (limit >= 0 && limit < budget_ms)
+        budget_ms = limit;
+    if (budget_ms <= 0)
+        return rlk_set_error(c, RLK_ERR_TIMEOUT, "%s: no time left to fence a lost reply", c->addr);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        int listed = 0;
+
+        /* Still there under our name (ids are never reused by one server
+         * process; a restarted one may give the id to another client): kill
+         * it. Not there: it is gone, and its unread input with it. */
+        rc = rlk_fence_step(c, lc, kill, &listed);
+        if (rc == RLK_OK && !kill && listed) {
+            kill = 1;
+            continue;
+        }
+        if (rc == RLK_OK || (rc != RLK_ERR_IO && rc != RLK_ERR_TIMEOUT && rc != RLK_ERR_PROTOCOL))
+            return rc;
+        if (rlk_fence_ms_since(&t0) >= budget_ms)
+            return rc;
+        /* A refused connect fails at once: back off before the next try. */
+        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+    }
+}

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fam_settle.c - a lock call whose reply was lost (see lock_internal.h,
+ * "lost replies"): fence the connection it was written on, read the
+ * holder's own count, and tell from it whether the call ran, so that the
+ * client's count and the server's never diverge. docs/runtime.md "Lost
+ * replies" explains the design and its limits.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client.h"
+#include "client/clock.h"
+#include "client/error.h"
+#include "client/pool.h"
+#include "runtime/fam_settle.h"
+
+/* An acquire whose lost reply could not be settled (the server stayed out
+ * of reach for the whole budget): it may still run. Kept per thread (the
+ * latest one) and settled at this thread's next acquisition of the same
+ * (kind, name, owner), in rlk_fam_record. */
+typedef struct rlk_doubt {
+    uint64_t client_id;             /* 0: none */
+    int kind;
+    char name[512];
+    char owner[RLK_OWNER_MAX + 1];
+    rlk_lost_conn lc;
+} rlk_doubt;
+
+static _Thread_local rlk_doubt rlk_thread_doubt;
+
+static void rlk_fam_count_field(int kind, const char *owner, char *buf, size_t len);
+
+/* The connection of the latest lost reply this thread settled. */
+static _Thread_local rlk_lost_conn rlk_thread_lost_conn;
+
+int rlk_fam_lost_fence(const rlk_fam_base *b, int *settled)
+{
+    rlk_client *c = b->c;
+    rlk_lost_conn lc;
+    char orig[RLK_ERRSTR_MAX];
+    long long budget = (long long)c->connect_timeout_ms + c->command_timeout_ms;
+    int orig_err = rlk_err(c), rc;
+
+    if (!rlk_pool_lost_reply(c, &lc))
+        return 0;
+    rlk_thread_lost_conn = lc;
+    snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
+    RLK_RT_COUNT(b->rt, lost_replies);
+    rc = rlk_pool_fence(c, &lc, budget);
+    if (rc != RLK_OK) {
+        char why[RLK_ERRSTR_MAX];
+
+        snprintf(why, sizeof why, "%s", rlk_errstr(c));
+        rlk_set_error(c, orig_err, "%s; outcome unknown (%s)", orig, why);
+    } else {
+        rlk_set_error(c, orig_err, "%s", orig);
+    }
+    *settled = rc;
+    return 1;
+}
+
+int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, long long *count, int *settled)
+{
+    rlk_client *c = b->c;
+    char orig[RLK_ERRSTR_MAX];
+    const char *argv[3] = {"HGET", b->name, field};
+    int orig_err;
+
+    if (!rlk_fam_lost_fence(b, settled))
+        return 0;
+    if (*settled != RLK_OK)
+        return 1;
+    /* The lost request has run or never will: the holder's count says which. */
+    orig_err = rlk_err(c);
+    snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
+    *settled = rlk_fam_query(c, b->name, 3, argv, 0, count);
+    if (*settled != RLK_OK) {
+        char why[RLK_ERRSTR_MAX];
+
+        snprintf(why, sizeof why, "%s", rlk_errstr(c));
+        rlk_set_error(c, orig_err, "%s; outcome unknown (%s)", orig, why);
+    } else {
+        rlk_set_error(c, orig_err, "%s", orig);
+    }
+    return 1;
+}
+
+/* "<owner>" or "<owner>:write": the holder's count field of kind. */
+static void rlk_fam_count_field(int kind, const char *owner, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%s", owner, kind == RLK_KIND_WRITE ? ":write" : "");
+}
+
+static void rlk_fam_doubt_keep(const rlk_fam_base *b, const rlk_hold_spec *h,
+                               const rlk_lost_conn *lc)
+{
+    rlk_doubt *d = &rlk_thread_doubt;
+
+    d->client_id = 0;
+    if (strlen(h->name) >= sizeof d->name || strlen(h->owner) >= sizeof d->owner)
+        return;     /* not kept: the lease resolves it (docs/runtime.md) */
+    d->client_id = b->c->id;
+    d->kind = h->kind;
+    snprintf(d->name, sizeof d->name, "%s", h->name);
+    snprintf(d->owner, sizeof d->owner, "%s", h->owner);
+    d->lc = *lc;
+}
+
+static int rlk_fam_doubt_matches(const rlk_client *c, int kind, const char *name,
+                                 const char *owner)
+{
+    const rlk_doubt *d = &rlk_thread_doubt;
+
+    return d->client_id != 0 && d->client_id == c->id && d->kind == kind &&
+           strcmp(d->name, name) == 0 && strcmp(d->owner, owner) == 0;
+}
+
+int rlk_fam_doubt_take(const rlk_client *c, int kind, const char *name, const char *owner)
+{
+    if (!rlk_fam_doubt_matches(c, kind, name, owner))
+        return 0;
+    rlk_thread_doubt.client_id = 0;
+    return 1;
+}
+
+int rlk_fam_doubt_settle(rlk_rt *rt, const rlk_hold_spec *h)
+{
+    rlk_doubt *d = &rlk_thread_doubt;
+    rlk_client *c = rt->c;
+    char field[RLK_OWNER_MAX + 8], orig[RLK_ERRSTR_MAX];
+    const char *argv[3] = {"HGET", h->name, field};
+    long long before, now = 0;
+    int extra = 0, orig_err;
+
+    if (!rlk_fam_doubt_matches(c, h->kind, h->name, h->owner))
+        return 0;
+    orig_err = rlk_err(c);
+    snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
+    rlk_fam_count_field(h->kind, h->owner, field, sizeof field);
+    before = rlk_wd_count_as(rt->wd, h->kind, h->name, h->owner);
+    /* The acquisition being recorded is one server hold; one more is the
+     * doubted acquire, which has run. */
+    if (rlk_pool_fence(c, &d->lc, (long long)c->connect_timeout_ms + c->command_timeout_ms) ==
+            RLK_OK &&
+        rlk_fam_query(c, h->name, 3, argv, 0, &now) == RLK_OK) {
+        d->client_id = 0;   /* settled; otherwise kept for the next try */
+        extra = now >= before + 2 ? (int)(now - before - 1 < 8 ? now - before - 1 : 8) : 0;
+    }
+    rlk_set_error(c, orig_err, "%s", orig);
+    if (extra)
+        RLK_RT_COUNT(rt, lost_adopted);
+    return extra;
+}
+
+int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
+                         long long lease_ms, int watchdog, long long sent_ns,
+                         const char *token_key, long long *token, rlk_fam_undo_fn undo, void *arg)
+{
+    char field[RLK_OWNER_MAX + 8];
+    long long before = rlk_wd_count_as(b->rt->wd, h->kind, h->name, h->owner), now = 0;
+    int settled;
+
+    rlk_fam_count_field(h->kind, h->owner, field, sizeof field);
+    if (!rlk_fam_lost_settle(b, field, &now, &settled))
+        return rc;
+    if (settled != RLK_OK) {
+        rlk_fam_doubt_keep(b, h, &rlk_thread_lost_conn);
+        return rc;
+    }
+    if (now <= before) {
+        /* It did not run (or has not taken the lock): nothing to count. */
+        RLK_RT_COUNT(b->rt, lost_not_run);
+        rlk_set_error(b->c, rc, "%s (settled: the acquire did not take the lock)",
+                      rlk_errstr(b->c));
+        return rc;
+    }
+    /* It ran: adopt the hold (the caller asked for it). */
+    if (token_key) {
+        const char *argv[2] = {"GET", token_key};
+        int trc = rlk_fam_query(b->c, token_key, 2, argv, 0, token);
+
+        if (trc != RLK_OK || *token <= 0) {
+            undo(arg);
+            return trc != RLK_OK ? trc
+                                 : rlk_set_error(b->c, RLK_ERR_PROTOCOL, "%s: no token", b->name);
+        }
+    }
+    RLK_RT_COUNT(b->rt, lost_adopted);
+    /* More than one hold above the registry's: other lost acquires of this
+     * holder ran too (their outcome was reported unknown). The server's
+     * count is the truth for a holder id: count them all (at most 8). */
+    for (long long i = before + 1; i < now && i < before + 9; i++)
+        if (rlk_wd_acquired_as(b->rt->wd, h, lease_ms, watchdog, sent_ns, token ? *token : 0) !=
+            RLK_OK)
+            break;
+    return rlk_fam_record(b->rt, h, lease_ms, watchdog, sent_ns, token ? *token : 0, undo, arg);
+}
+
+int rlk_fam_release_lost(const rlk_fam_base *b, int kind, const char *owner, long long before,
+                         int *outcome, int *rc)
+{
+    char field[RLK_OWNER_MAX + 8];
+    long long now = 0;
+    int settled;
+
+    rlk_fam_count_field(kind, owner, field, sizeof field);
+    if (!rlk_fam_lost_settle(b, field, &now, &settled))
+        return 0;
+    if (settled != RLK_OK) {
+        /* Unknown: the server may still count the hold the registry gave
+         * up. The next acquisition (or last unlock) of it reconciles. */
+        rlk_hold_spec h = {kind, b->name, owner, 0, {NULL, NULL, NULL}, NULL};
+
+        rlk_fam_doubt_keep(b, &h, &rlk_thread_lost_conn);
+        return 0;
+    }
+    if (before <= 0)
+        return 0;   /* a hold this client did not count */
+    if (now == before)
+        return 1;   /* it did not run: the caller may send it again */
+    if (now == before - 1) {
+        *outcome = now > 0 ? RLK_REL_STILL_HELD : RLK_REL_RELEASED;
+        *rc = RLK_OK;
+    } else if (now == 0) {
+        *outcome = RLK_REL_NOT_OWNER;   /* gone meanwhile (expired, deleted) */
+        *rc = RLK_OK;
+    }
+    return 0;
+}

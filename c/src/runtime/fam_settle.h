@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fam_settle.h - lost replies of the lock family (fam_settle.c). A lock call
+ * whose request was written and whose reply was lost may have run. Before
+ * anything is reported, the connection it went out on is fenced
+ * (rlk_pool_fence: it has run or never will) and the holder's own count is
+ * read back; docs/runtime.md "Lost replies".
+ */
+#ifndef RLK_FAM_SETTLE_H
+#define RLK_FAM_SETTLE_H
+
+#include "runtime/fam.h"
+#include "runtime/fam_hold.h"
+#include "runtime/rt.h"
+#include "runtime/wd.h"
+
+/* After a call on b->c failed: 0 when its reply was not lost (the error
+ * stands). Else 1 and *settled: RLK_OK once the lost request has run or
+ * never will (rlk_pool_fence), or the error that left it unknown (recorded
+ * on c after the original message). The caller then reads what tells. */
+int rlk_fam_lost_fence(const rlk_fam_base *b, int *settled);
+/* After a call on b->c failed: 0 when its reply was not lost (the error
+ * stands). Else 1 and *settled: RLK_OK with *count = HGET b->name field
+ * once the lost request has run or never will, or the error that left it
+ * unknown (recorded on c with the original message). */
+int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, long long *count, int *settled);
+
+/* An acquire attempt of hold h that failed with rc: when its reply was
+ * lost and it turns out to have run (the server counts more holds of the
+ * owner than the registry), the hold is adopted: recorded as
+ * rlk_fam_record does (with the fenced token read from token_key into
+ * *token when token_key is not NULL), RLK_OK. Otherwise rc, its message
+ * saying what was settled. */
+int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
+                         long long lease_ms, int watchdog, long long sent_ns,
+                         const char *token_key, long long *token, rlk_fam_undo_fn undo, void *arg);
+
+/* Called by rlk_fam_record for an acquisition of h about to be recorded:
+ * when this thread holds an unsettled lost acquire of the same (kind, name,
+ * owner), fences it now and reads the count: how many holds the server
+ * counts beyond the registry's and this acquisition (lost acquires that
+ * ran: to record too; at most 8), else 0. */
+int rlk_fam_doubt_settle(rlk_rt *rt, const rlk_hold_spec *h);
+
+/* 1 (and forgets it) when this thread holds an unsettled lost acquire of
+ * (kind, name, owner): a last unlock that finds the lock still held then
+ * releases that hold too (the caller was told its outcome was unknown). */
+int rlk_fam_doubt_take(const rlk_client *c, int kind, const char *name, const char *owner);
+
+/* A release of (kind, owner) that failed, the registry counting before
+ * holds before it: when its reply was lost, settles it. Sets *outcome and
+ * *rc = RLK_OK when the count shows it ran (or the lock is gone). Returns 1
+ * when it is known not to have run (the release may be sent again), else 0.
+ * An outcome left unknown is kept as this thread's doubt, as an acquire's. */
+int rlk_fam_release_lost(const rlk_fam_base *b, int kind, const char *owner, long long before,
+                         int *outcome, int *rc);
+
+#endif /* RLK_FAM_SETTLE_H */
