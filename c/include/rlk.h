@@ -66,13 +66,19 @@ typedef struct rlk_client rlk_client;
 
 typedef struct rlk_options {
     const char *url;          /* redis://[user:password@]host:port[/db] or unix:///path[?db=N];
-                                 NULL: $RLK_URL, then redis://127.0.0.1:6379 */
+                                 NULL: $RLK_URL (set but empty: RLK_ERR_URL), then
+                                 redis://127.0.0.1:6379. Scheme case-insensitive */
     int connect_timeout_ms;   /* <= 0: 2000 */
     int command_timeout_ms;   /* <= 0: 5000 */
     const char *bundle_dir;   /* NULL: the embedded scripts */
     int pool_size;            /* <= 0: 4 connections */
     long long watchdog_lease_ms; /* <= 0: 30000 */
     int no_preload;           /* nonzero: do not SCRIPT LOAD on connect (load on NOSCRIPT) */
+    const char *password;     /* AUTH password when the URL has none (redis://host or
+                                 redis://user@host); NULL: none. A password in the URL wins.
+                                 Never shown: messages and rlk_client_url() mask it. The
+                                 library reads no password variable: callers (the rlk CLI)
+                                 take $RLK_PASSWORD / $REDISCLI_AUTH themselves. */
 } rlk_options;
 
 void rlk_options_init(rlk_options *opts);
