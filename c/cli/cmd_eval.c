@@ -51,6 +51,8 @@ static int eval_opt(int argc, char **argv, int *i, eval_opts *o)
         got = rlk_cli_opt_value("eval", argc, argv, i, "--url", &o->url);
     if (got == 0)
         got = rlk_cli_opt_value("eval", argc, argv, i, "--bundle", &o->bundle);
+    if (got == 0)
+        got = rlk_cli_global_opt("eval", argc, argv, i);
     if (got < 0)
         return RLK_EXIT_USAGE;
     if (got > 0)

@@ -65,6 +65,11 @@ static int inspect_parse(int argc, char **argv, inspect_opts *o)
 
         if (got == 0)
             got = inspect_kind_opt(argc, argv, &i, o);
+        if (got == 0 && (got = rlk_cli_opt_value("inspect", argc, argv, &i, "--name",
+                                                 &o->name)) > 0 && o->name[0] == '\0')
+            return rlk_cli_usage("inspect", "the lock name must not be empty");
+        if (got == 0)
+            got = rlk_cli_global_opt("inspect", argc, argv, &i);
         if (got < 0)
             return RLK_EXIT_USAGE;
         if (got > 0)

@@ -102,6 +102,11 @@ static int latch_option(int argc, char **argv, int *i, latch_opts *o)
         return rlk_lc_parse_exit("latch", "-E", v, &o->conflict_code) < 0 ? -1 : 1;
     if (got == 0)
         got = rlk_lc_opt("latch", argc, argv, i, NULL, "--url", &o->url);
+    if (got == 0 && (got = rlk_lc_opt("latch", argc, argv, i, NULL, "--name", &v)) > 0 &&
+        v != o->name)
+        return rlk_cli_usage("latch", "--name given twice ('%s', '%s')", o->name, v), -1;
+    if (got == 0)
+        got = rlk_cli_global_opt("latch", argc, argv, i);
     return got;
 }
 
@@ -119,8 +124,42 @@ static int latch_check(const latch_opts *o)
     return -1;
 }
 
+/* --name NAME anywhere: the words are then the action (and COUNT) only. The
+ * values of the options that take one are skipped. */
+static int latch_name_option(int argc, char **argv, latch_opts *o)
+{
+    static const char *const with_value[] = {"-w", "--wait", "-E", "--conflict-exit-code",
+                                             "--url", "--url-file", "--password-file", NULL};
+
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+
+        if (strcmp(argv[i], "--name") == 0 && i + 1 < argc)
+            v = argv[i + 1];
+        else if (strncmp(argv[i], "--name=", 7) == 0)
+            v = argv[i] + 7;
+        if (v && o->name)
+            return rlk_cli_usage("latch", "--name given twice ('%s', '%s')", o->name, v);
+        if (v && v[0] == '\0')
+            return rlk_cli_usage("latch", "the latch name must not be empty");
+        if (v) {
+            o->name = v;
+            i += strcmp(argv[i], "--name") == 0;
+            continue;
+        }
+        for (int k = 0; with_value[k]; k++)
+            if (strcmp(argv[i], with_value[k]) == 0)
+                i++;
+    }
+    return -1;
+}
+
 static int latch_parse(int argc, char **argv, latch_opts *o)
 {
+    int rc0 = latch_name_option(argc, argv, o);
+
+    if (rc0 >= 0)
+        return rc0;
     for (int i = 1; i < argc;) {
         const char *arg = argv[i];
         int got, rc;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "lock_cli.h"
+#include "wait_report.h"
 
 static const char semaphore_usage[] =
     "usage: rlk semaphore NAME -n PERMITS [--take K] [-w SECONDS | --no-wait]\n"
@@ -78,6 +79,14 @@ static int sem_value(int argc, char **argv, int *i, sem_opts *o)
     if (got == 0 && (got = rlk_lc_opt("semaphore", argc, argv, i, NULL, "--take", &v)) > 0)
         return rlk_lc_parse_count("semaphore", "option --take", v, 1, RLK_PERMITS_MAX,
                                   &o->take) < 0 ? -1 : 1;
+    if (got == 0 && (got = rlk_lc_opt("semaphore", argc, argv, i, NULL, "--name", &v)) > 0) {
+        if (o->name)
+            return rlk_cli_usage("semaphore", "--name %s: the semaphore NAME is given already "
+                                 "('%s')", v, o->name), -1;
+        if (v[0] == '\0')
+            return rlk_cli_usage("semaphore", "the semaphore name must not be empty"), -1;
+        o->name = v;
+    }
     if (got == 0)
         got = rlk_lc_common_opt("semaphore", argc, argv, i, &o->c, 0);
     return got;
@@ -283,7 +292,12 @@ static int sem_run_cmd(const sem_opts *o)
     memset(&r, 0, sizeof r);
     r.o = o;
     if ((r.c = rlk_lc_connect(o->c.url, 0, &rc)) != NULL) {
+        char what[RLK_LC_WHAT_MAX];
+
+        snprintf(what, sizeof what, "semaphore %s", o->name);
+        rlk_wr_start(what, o->c.url, o->name);
         rc = sem_with_client(&r, &s);
+        rlk_wr_stop(0);
         rlk_free(r.c);
     }
     rlk_lc_session_close(&s);

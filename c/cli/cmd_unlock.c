@@ -42,6 +42,9 @@ static int unlock_parse(int argc, char **argv, unlock_opts *o)
     for (int i = 1; i < argc;) {
         int got = rlk_cli_opt_value("unlock", argc, argv, &i, "--url", &o->url);
 
+        if (got == 0)
+            got = rlk_cli_global_opt("unlock", argc, argv, &i);
+
         if (got < 0)
             return RLK_EXIT_USAGE;
         if (got > 0)
