@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "kind_mark.h"
 #include "lock_cli.h"
 
 static const char latch_usage[] =
@@ -24,10 +25,14 @@ static const char latch_usage[] =
     "  -w, --wait SECONDS    await at most this long (fractions allowed); default: forever\n"
     "  -E, --conflict-exit-code CODE\n"
     "                        await's exit code when the latch is still armed (default 1)\n"
+    "  --name NAME           the latch's name (for a name that starts with '-')\n"
     "  --url URL             the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
     "\n"
+    "A name that holds a semaphore (rlk semaphore, or one with held permits) is refused\n"
+    "(exit 2): both are an integer in a string key; rlk marks the ones it creates.\n"
+    "\n"
     "exit: 0 done; 1 (set) armed already, (await) still armed when the wait ran out;\n"
-    "      2 usage; 3 connection; 4 error reply\n"
+    "      2 usage or another kind's name; 3 connection; 4 error reply\n"
     "\n"
     "example: rlk latch deploy-ready set 3; ... rlk latch deploy-ready count-down\n"
     "         rlk latch deploy-ready await -w 600 && ./switch-traffic.sh\n";
@@ -192,6 +197,8 @@ static int latch_set(rlk_latch *l, rlk_client *c, const latch_opts *o, const cha
 
     if (rc != RLK_OK)
         return rlk_lc_fail(c, rc, what);
+    if (set && rlk_km_mark(c, o->name, RLK_KM_LATCH) != RLK_OK)
+        rlk_cli_verbose("%s: could not write its kind marker: %s", what, rlk_errstr(c));
     if (set)
         return RLK_EXIT_OK;
     if (rlk_latch_count(l, &count) != RLK_OK)
@@ -207,6 +214,8 @@ static int latch_print(rlk_latch *l, rlk_client *c, int count_down, const char *
 
     if (rc != RLK_OK)
         return rlk_lc_fail(c, rc, what);
+    if (count_down && value == 0)
+        rlk_km_unmark(c, rlk_latch_name(l));   /* open: the key is gone, so goes its marker */
     printf("%lld\n", value);
     return RLK_EXIT_OK;
 }
@@ -231,8 +240,11 @@ static int latch_await(rlk_latch *l, rlk_client *c, const latch_opts *o, const c
 static int latch_act(rlk_latch *l, rlk_client *c, const latch_opts *o)
 {
     char what[RLK_LC_WHAT_MAX];
+    int rc;
 
     snprintf(what, sizeof what, "latch %s", o->name);
+    if ((rc = rlk_km_check(c, o->name, RLK_KM_LATCH, what)) >= 0)
+        return rc;
     switch (o->action) {
     case LATCH_SET:
         return latch_set(l, c, o, what);
