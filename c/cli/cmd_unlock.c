@@ -29,6 +29,7 @@ static const char unlock_usage[] =
     "must come from the holder (its holder id), which a separate rlk process is not.\n"
     "\n"
     "  --force     required: release whoever holds it\n"
+    "  --name NAME the name (for a name that starts with '-')\n"
     "  --url URL   the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n";
 
 typedef struct unlock_opts {
@@ -44,6 +45,9 @@ static int unlock_parse(int argc, char **argv, unlock_opts *o)
 
         if (got == 0)
             got = rlk_cli_global_opt("unlock", argc, argv, &i);
+        if (got == 0 && (got = rlk_cli_opt_value("unlock", argc, argv, &i, "--name",
+                                                 &o->name)) > 0 && o->name[0] == '\0')
+            return rlk_cli_usage("unlock", "the lock name must not be empty");
 
         if (got < 0)
             return RLK_EXIT_USAGE;

@@ -165,6 +165,11 @@ static void test_name_option(void)
     CHECK_STR_EQ(r.out, "-dash: no lock\n");
     cli_result_free(&r);
 
+    r = RUN("unlock", "--force", "--name", "-dash");
+    expect_status(&r, 0, "unlock --force --name -dash");
+    CHECK_STR_EQ(r.out, "-dash: no lock to remove\n");
+    cli_result_free(&r);
+
     r = RUN("lock", "a", "--name", "b", "--", "true");
     expect_usage(&r, "lock a --name b", "--");
     cli_result_free(&r);
