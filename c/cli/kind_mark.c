@@ -87,11 +87,12 @@ int rlk_km_check(rlk_client *c, const char *name, const char *kind, const char *
                         what, name, found);
 }
 
-int rlk_km_mark(rlk_client *c, const char *name, const char *kind)
+/* SET / DEL of the marker. */
+static int rlk_km_write(rlk_client *c, const char *name, const char *cmd, const char *value)
 {
     redisReply *r = NULL;
     char *mark = rlk_km_key(name);
-    int rc = mark ? rlk_km_cmd(c, "SET", mark, kind, &r) : RLK_ERR_NOMEM;
+    int rc = mark ? rlk_km_cmd(c, cmd, mark, value, &r) : RLK_ERR_NOMEM;
 
     if (r)
         freeReplyObject(r);
@@ -99,14 +100,12 @@ int rlk_km_mark(rlk_client *c, const char *name, const char *kind)
     return rc;
 }
 
+int rlk_km_mark(rlk_client *c, const char *name, const char *kind)
+{
+    return rlk_km_write(c, name, "SET", kind);
+}
+
 int rlk_km_unmark(rlk_client *c, const char *name)
 {
-    redisReply *r = NULL;
-    char *mark = rlk_km_key(name);
-    int rc = mark ? rlk_km_cmd(c, "DEL", mark, NULL, &r) : RLK_ERR_NOMEM;
-
-    if (r)
-        freeReplyObject(r);
-    free(mark);
-    return rc;
+    return rlk_km_write(c, name, "DEL", NULL);
 }

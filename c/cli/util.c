@@ -317,24 +317,25 @@ static int rlk_cli_conn_options_locked(const char *url, rlk_options *o, int quie
     return -1;
 }
 
-int rlk_cli_conn_options(const char *url, rlk_options *o)
+/* Under a lock: the wait-report thread resolves too, and the files are read once. */
+static int rlk_cli_conn_options_q(const char *url, rlk_options *o, int quiet)
 {
     int rc;
 
     pthread_mutex_lock(&rlk_cli_conn_mu);
-    rc = rlk_cli_conn_options_locked(url, o, 0);
+    rc = rlk_cli_conn_options_locked(url, o, quiet);
     pthread_mutex_unlock(&rlk_cli_conn_mu);
     return rc;
 }
 
+int rlk_cli_conn_options(const char *url, rlk_options *o)
+{
+    return rlk_cli_conn_options_q(url, o, 0);
+}
+
 int rlk_cli_conn_options_quiet(const char *url, rlk_options *o)
 {
-    int rc;
-
-    pthread_mutex_lock(&rlk_cli_conn_mu);
-    rc = rlk_cli_conn_options_locked(url, o, 1);
-    pthread_mutex_unlock(&rlk_cli_conn_mu);
-    return rc;
+    return rlk_cli_conn_options_q(url, o, 1);
 }
 
 int rlk_cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *name,

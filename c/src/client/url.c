@@ -296,7 +296,9 @@ void rlk_url_address(const rlk_url *u, char *buf, size_t len)
         snprintf(buf, len, "%s:%d", u->host ? u->host : "", u->port);
 }
 
-char *rlk_url_masked(const rlk_url *u)
+/* The URL in its normal form: "redis://[user[:***]@]addr/db" (mask: the
+ * password as ***; else left out) or "unix://path?db=N". malloc'd. */
+static char *rlk_url_format(const rlk_url *u, int mask)
 {
     char addr[300];
     char userinfo[400] = "";
@@ -311,33 +313,21 @@ char *rlk_url_masked(const rlk_url *u)
     }
     if (u->user)
         rlk_pct_encode(userinfo, sizeof userinfo, u->user);
-    if (u->password)
+    if (mask && u->password)
         strcat(userinfo, ":***");
-    if (u->user || u->password)
+    if (u->user || (mask && u->password))
         strcat(userinfo, "@");
     rlk_url_address(u, addr, sizeof addr);
     snprintf(out, len, "redis://%s%s/%d", userinfo, addr, u->db);
     return out;
 }
 
+char *rlk_url_masked(const rlk_url *u)
+{
+    return rlk_url_format(u, 1);
+}
+
 char *rlk_url_without_password(const rlk_url *u)
 {
-    char addr[300];
-    char user[400] = "";
-    size_t len = strlen(u->path ? u->path : "") + 800;
-    char *out = malloc(len);
-
-    if (!out)
-        return NULL;
-    if (u->is_unix) {
-        snprintf(out, len, "unix://%s?db=%d", u->path, u->db);
-        return out;
-    }
-    if (u->user) {
-        rlk_pct_encode(user, sizeof user, u->user);
-        strcat(user, "@");
-    }
-    rlk_url_address(u, addr, sizeof addr);
-    snprintf(out, len, "redis://%s%s/%d", user, addr, u->db);
-    return out;
+    return rlk_url_format(u, 0);
 }
