@@ -122,6 +122,11 @@ static void test_url_forms(void)
     CHECK_STR_EQ(r.out, "nothing: no lock\n");
     cli_result_free(&r);
 
+    snprintf(upper, sizeof upper, "REDIS://127.0.0.1:%d#upper-member", server.port);
+    r = RUN("lock", "--all", upper, "--", "true");
+    expect_status(&r, 0, "--all REDIS://...#name");
+    cli_result_free(&r);
+
     r = RUN("inspect", "--url", "Rediss://127.0.0.1:6380", "x");
     expect_usage(&r, "Rediss:// url", "TLS");
     cli_result_free(&r);
