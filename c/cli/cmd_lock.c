@@ -170,9 +170,9 @@ static int lock_check(const rlk_lc_lock_opts *o)
                              "NAME" : "missing the lock NAME");
     if (o->mode == RLK_LC_REDLOCK && o->redlock_urls[0] == '\0')
         return rlk_cli_usage("lock", "--redlock needs the servers' URLs, separated by commas");
-    if (o->mode == RLK_LC_REDLOCK && o->c.url)
-        return rlk_cli_usage("lock", "--url does not go with --redlock: list every server in "
-                             "--redlock URL,URL,...");
+    if (o->mode == RLK_LC_REDLOCK && (o->c.url || rlk_cli_global_url || rlk_cli_g.url_file))
+        return rlk_cli_usage("lock", "%s does not go with --redlock: list every server in "
+                             "--redlock URL,URL,...", rlk_cli_g.url_file ? "--url-file" : "--url");
     return -1;
 }
 

@@ -75,6 +75,13 @@ static void test_same_server_twice(void)
     expect_status(&r, 2, "redlock with the same server spelled twice");
     cli_result_free(&r);
     CHECK_INT_EQ(fx_int(&servers[0], "EXISTS %s", "rl-dup"), 0);
+
+    /* The list names every server: a --url or --url-file beside it is a usage error. */
+    snprintf(list, sizeof list, "%s,%s,%s", urls[0], urls[1], urls[2]);
+    r = RUN("--url-file", "/nonexistent", "lock", "--redlock", list, "rl-dup", "--", "true");
+    expect_status(&r, 2, "--url-file with --redlock");
+    CHECK_STR_CONTAINS(r.err, "--url-file does not go with --redlock");
+    cli_result_free(&r);
 }
 
 int main(int argc, char **argv)
