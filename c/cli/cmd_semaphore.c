@@ -266,30 +266,6 @@ static int sem_busy(const sem_opts *o)
                         waited);
 }
 
-/* The size of an existing semaphore: its available permits plus those held
- * in {NAME}:timeout, read in one script (psemaphore/size: atomic, writes
- * nothing). Permits taken without an entry there (Redisson's plain
- * RSemaphore.acquire on the same name) are not counted. RLK_OK or a code. */
-static int sem_size(sem_run *r, long long *size, long long *available, long long *held)
-{
-    const char *keys[2] = {rlk_psemaphore_name(r->s), rlk_psemaphore_timeouts_key(r->s)};
-    redisReply *reply = NULL;
-    int rc = rlk_eval(r->c, "psemaphore/size", 2, keys, 0, NULL, &reply);
-
-    if (rc == RLK_OK && (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
-                         reply->element[0]->type != REDIS_REPLY_INTEGER ||
-                         reply->element[1]->type != REDIS_REPLY_INTEGER))
-        rc = RLK_ERR_PROTOCOL;
-    if (rc == RLK_OK) {
-        *available = reply->element[0]->integer;
-        *held = reply->element[1]->integer;
-        *size = *available + *held;
-    }
-    if (reply)
-        freeReplyObject(reply);
-    return rc;
-}
-
 /* An existing semaphore (try_set_permits changed nothing): its kind, -n
  * against its size (--resize: adjusted by the difference), --take against
  * it. -1 to go on, else the exit code (nothing changed). */
@@ -301,8 +277,9 @@ static int sem_existing(sem_run *r, const char *what)
 
     if (rc >= 0)
         return rc;
-    if ((rc = sem_size(r, &size, &available, &held)) != RLK_OK)
+    if ((rc = rlk_psemaphore_size(r->s, &available, &held)) != RLK_OK)
         return rlk_lc_fail(r->c, rc, what);
+    size = available + held;
     if (size != o->permits && !o->resize)
         return rlk_cli_fail(RLK_EXIT_USAGE, "semaphore %s has %lld permits (%lld available, %lld "
                             "held), not %lld (-n %lld): give -n %lld, or --resize to change it; "

@@ -437,6 +437,11 @@ int rlk_psemaphore_update_lease(rlk_psemaphore *s, const char *id, long long lea
 int rlk_psemaphore_try_set_permits(rlk_psemaphore *s, long long permits, int *set);
 int rlk_psemaphore_add_permits(rlk_psemaphore *s, long long delta, long long *count);
 int rlk_psemaphore_available(rlk_psemaphore *s, long long *count);
+/* The semaphore's size in one atomic read (psemaphore/size; writes nothing, reclaims
+ * nothing): *available the count (0: no key; may be negative), *held the permits in
+ * {name}:timeout, expired ones included; their sum is the size. Permits Redisson's plain
+ * RSemaphore took on the same name are not in {name}:timeout and not counted. */
+int rlk_psemaphore_size(rlk_psemaphore *s, long long *available, long long *held);
 
 /* A held permit, for inspection. */
 typedef struct rlk_permit_info {

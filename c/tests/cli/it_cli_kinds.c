@@ -77,6 +77,20 @@ static void test_semaphore_size(void)
     expect_key("s1", "5");
     OK("--resize -n 1", "semaphore", "s1", "-n", "1", "--resize", "--", "true");
     expect_key("s1", "1");
+
+    /* The same size through the C API. */
+    {
+        rlk_client *c = rlk_connect_url(url);
+        rlk_psemaphore *s = c ? rlk_psemaphore_new(c, "s1") : NULL;
+        long long available = -9, held = -9;
+
+        REQUIRE(s != NULL);
+        CHECK_INT_EQ(rlk_psemaphore_size(s, &available, &held), RLK_OK);
+        CHECK_INT_EQ(available, 1);
+        CHECK_INT_EQ(held, 0);
+        rlk_psemaphore_free(s);
+        rlk_free(c);
+    }
 }
 
 /* A held permit counts in the size; --take beyond the size is refused even with --resize
