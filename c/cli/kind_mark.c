@@ -67,6 +67,21 @@ static int rlk_km_read(rlk_client *c, const char *name, int *exists, char *kind,
     return rc;
 }
 
+int rlk_km_check_not_rwlock(rlk_client *c, const char *name, const char *what)
+{
+    const char *argv[3] = {"HEXISTS", name, "mode"};
+    redisReply *r = NULL;
+    int rc = rlk_command(c, 3, argv, NULL, &r), rw;
+
+    rw = rc == RLK_OK && r && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+    if (r)
+        freeReplyObject(r);
+    if (!rw)
+        return -1;
+    return rlk_cli_fail(RLK_EXIT_USAGE, "%s: refused: %s is a read-write lock (take it with "
+                        "--read or --write); nothing changed", what, name);
+}
+
 int rlk_km_check(rlk_client *c, const char *name, const char *kind, const char *what)
 {
     char found[32];

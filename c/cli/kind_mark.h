@@ -22,6 +22,11 @@
  * cannot be told); else the exit code (2) after a one-line error naming what
  * NAME is; an error talking to the server: its exit code (message printed). */
 int rlk_km_check(rlk_client *c, const char *name, const char *kind, const char *what);
+/* For the reentrant, fair and fenced lock: -1 unless NAME is a read-write lock's
+ * hash (it has a `mode` field), which they would otherwise wait for as if it were
+ * held by another; then exit 2 after a one-line error. Errors (a key of another
+ * type) are left to the acquire, whose script names them. */
+int rlk_km_check_not_rwlock(rlk_client *c, const char *name, const char *what);
 /* Writes the marker ({NAME}:rlk_kind = kind) / removes it. RLK_OK or an rlk code. */
 int rlk_km_mark(rlk_client *c, const char *name, const char *kind);
 int rlk_km_unmark(rlk_client *c, const char *name);

@@ -151,6 +151,31 @@ static void test_latch_vs_semaphore(void)
     expect_key("k4", "1");
 }
 
+/* A read-write lock's name is refused by the reentrant, fair and fenced lock (at once, not a wait
+ * for the readers); the read-write kinds already refuse a plain lock's hash (RLK_WRONGTYPE). */
+static void test_lock_on_rwlock(void)
+{
+    const char *held = cli_path("kinds.rw.held");
+    char cmd[300];
+    cli_proc holder;
+    cli_result r;
+    int st;
+
+    snprintf(cmd, sizeof cmd, "touch %s; sleep 1.5", held);
+    REQUIRE(START(&holder, "lock", "--read", "rw1", "--", "sh", "-c", cmd) == 0);
+    REQUIREF(cli_wait_file(held, 10000) == 0, "the reader did not start");
+    REFUSED("lock on a read-write lock", "is a read-write lock", "lock", "rw1", "--", "true");
+    REFUSED("fair lock on a read-write lock", "is a read-write lock", "lock", "--fair", "rw1",
+            "--", "true");
+    REFUSED("fenced lock on a read-write lock", "is a read-write lock", "lock", "--fenced", "rw1",
+            "--", "true");
+    OK("another reader", "lock", "--read", "rw1", "-n", "--", "true");
+    st = cli_wait(&holder, CLI_TIMEOUT_MS);
+    r = cli_collect(&holder, st, 0);
+    expect_status(&r, 0, "the reader");
+    cli_result_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -163,6 +188,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_semaphore_size);
     RUN_TEST(test_size_with_holder);
     RUN_TEST(test_latch_vs_semaphore);
+    RUN_TEST(test_lock_on_rwlock);
     cli_teardown();
     rlk_fx_stop(&server);
     return check_summary("it_cli_kinds");
