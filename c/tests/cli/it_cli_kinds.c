@@ -58,6 +58,34 @@ static void expect_ok(const char *const *args, const char *what)
 
 #define OK(what, ...) expect_ok((const char *const[]){__VA_ARGS__, NULL}, what)
 
+/* Starts `rlk ARGS... -- sh -c 'touch FLAG; sleep 1.5'` and waits until it holds. */
+static void hold_start(cli_proc *p, const char *flag, const char *const *args)
+{
+    const char *argv[16];
+    char cmd[300];
+    int n = 0;
+
+    snprintf(cmd, sizeof cmd, "touch %s; sleep 1.5", flag);
+    for (; args[n] && n < 11; n++)
+        argv[n] = args[n];
+    argv[n++] = "--";
+    argv[n++] = "sh";
+    argv[n++] = "-c";
+    argv[n++] = cmd;
+    argv[n] = NULL;
+    REQUIRE(cli_start(p, argv) == 0);
+    REQUIREF(cli_wait_file(flag, 10000) == 0, "the holder did not start");
+}
+
+static void hold_finish(cli_proc *p, const char *what)
+{
+    int st = cli_wait(p, CLI_TIMEOUT_MS);
+    cli_result r = cli_collect(p, st, 0);
+
+    expect_status(&r, 0, what);
+    cli_result_free(&r);
+}
+
 static void test_semaphore_size(void)
 {
     OK("create with -n 2", "semaphore", "s1", "-n", "2", "--", "true");
@@ -93,25 +121,16 @@ static void test_semaphore_size(void)
     }
 }
 
-/* A held permit counts in the size; --take beyond the size is refused even with --resize
- * to a size that is still too small. */
+/* A held permit counts in the size: -n 2 with one permit held is the same size, -n 3 is not. */
 static void test_size_with_holder(void)
 {
-    const char *held = cli_path("kinds.held");
-    char cmd[300];
     cli_proc holder;
-    cli_result r;
-    int st;
 
-    snprintf(cmd, sizeof cmd, "touch %s; sleep 1.5", held);
-    REQUIRE(START(&holder, "semaphore", "s2", "-n", "2", "--", "sh", "-c", cmd) == 0);
-    REQUIREF(cli_wait_file(held, 10000) == 0, "the holder did not start");
+    hold_start(&holder, cli_path("kinds.held"),
+               (const char *const[]){"semaphore", "s2", "-n", "2", NULL});
     REFUSED("-n 3 with one permit held", "1 held", "semaphore", "s2", "-n", "3", "--", "true");
     OK("-n 2 with one permit held", "semaphore", "s2", "-n", "2", "-w", "5", "--", "true");
-    st = cli_wait(&holder, CLI_TIMEOUT_MS);
-    r = cli_collect(&holder, st, 0);
-    expect_status(&r, 0, "the holder");
-    cli_result_free(&r);
+    hold_finish(&holder, "the holder");
     expect_key("s2", "2");
 }
 
@@ -155,25 +174,17 @@ static void test_latch_vs_semaphore(void)
  * for the readers); the read-write kinds already refuse a plain lock's hash (RLK_WRONGTYPE). */
 static void test_lock_on_rwlock(void)
 {
-    const char *held = cli_path("kinds.rw.held");
-    char cmd[300];
     cli_proc holder;
-    cli_result r;
-    int st;
 
-    snprintf(cmd, sizeof cmd, "touch %s; sleep 1.5", held);
-    REQUIRE(START(&holder, "lock", "--read", "rw1", "--", "sh", "-c", cmd) == 0);
-    REQUIREF(cli_wait_file(held, 10000) == 0, "the reader did not start");
+    hold_start(&holder, cli_path("kinds.rw.held"),
+               (const char *const[]){"lock", "--read", "rw1", NULL});
     REFUSED("lock on a read-write lock", "is a read-write lock", "lock", "rw1", "--", "true");
     REFUSED("fair lock on a read-write lock", "is a read-write lock", "lock", "--fair", "rw1",
             "--", "true");
     REFUSED("fenced lock on a read-write lock", "is a read-write lock", "lock", "--fenced", "rw1",
             "--", "true");
     OK("another reader", "lock", "--read", "rw1", "-n", "--", "true");
-    st = cli_wait(&holder, CLI_TIMEOUT_MS);
-    r = cli_collect(&holder, st, 0);
-    expect_status(&r, 0, "the reader");
-    cli_result_free(&r);
+    hold_finish(&holder, "the reader");
 }
 
 int main(int argc, char **argv)
