@@ -587,3 +587,44 @@ describe("psemaphore life cycle", function()
     assert.equal(1, available())
   end)
 end)
+
+describe("psemaphore/size", function()
+  local function size() return r:script("psemaphore/size", { SEM, TIMEOUTS }, {}) end
+
+  it("replies the count and the held permits, expired ones included, changing nothing", function()
+    r:call("SET", SEM, "2")
+    r:call("ZADD", TIMEOUTS, tostring(server_ms() + 600000), "live")
+    add_expired_permit("old")
+    local before = sa.snapshot(r, { SEM, TIMEOUTS })
+    assert.same({ 2, 2 }, size())
+    sa.assert_unchanged(r, before)
+    assert.same({}, r:published())
+  end)
+
+  it("replies {0, 0} when there is nothing, creating no key", function()
+    assert.same({ 0, 0 }, size())
+    assert.equal(0, r:call("EXISTS", SEM, TIMEOUTS))
+  end)
+
+  it("replies a negative count", function()
+    r:call("SET", SEM, "-3")
+    assert.same({ -3, 0 }, size())
+  end)
+
+  it("refuses a semaphore or timeouts key of the wrong type with RLK_WRONGTYPE", function()
+    r:call("HSET", SEM, "f", "1")
+    sa.assert_error(size(), "RLK_WRONGTYPE")
+    r:call("DEL", SEM)
+    r:call("SET", SEM, "x")
+    sa.assert_error(size(), "RLK_WRONGTYPE")
+    r:call("SET", SEM, "1")
+    r:call("SET", TIMEOUTS, "1")
+    sa.assert_error(size(), "RLK_WRONGTYPE")
+  end)
+
+  it("refuses keys or arguments it does not take", function()
+    assert_refused_each("RLK_BADARG", script_calls("psemaphore/size", {
+      { { SEM }, {} }, { KEYS, {} }, { { SEM, TIMEOUTS }, { "1" } },
+    }))
+  end)
+end)

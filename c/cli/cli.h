@@ -54,6 +54,44 @@ extern const rlk_cli_command rlk_cmd_check;
 /* Global --url (NULL when not given); commands may override it with their own --url. */
 extern const char *rlk_cli_global_url;
 
+/* The options every command takes, before the command or after it (rlk_cli_global_opt). */
+typedef struct rlk_cli_globals {
+    const char *url_file;       /* --url-file FILE: the URL, read from FILE */
+    const char *password_file;  /* --password-file FILE: the AUTH password, read from FILE */
+    int keep_env;               /* --keep-env: pass RLK_URL, RLK_PASSWORD, REDISCLI_AUTH on */
+    int verbose;                /* --verbose: connect info and waiting reports on stderr */
+} rlk_cli_globals;
+extern rlk_cli_globals rlk_cli_g;
+
+/* The command being run ("lock"; NULL before one is found) and how many words it has
+ * (argv[0] = its name included): a -h/--help is help only as its only word. */
+extern const char *rlk_cli_cmd_name;
+extern int rlk_cli_cmd_argc;
+
+/* Called first in main, before any thread: saves $RLK_URL, $RLK_PASSWORD and
+ * $REDISCLI_AUTH, and takes them out of rlk's environment, so that a command rlk
+ * runs does not inherit a credential. RLK_URL is put back without its password
+ * (a nested rlk finds the same server); --keep-env puts the originals back. */
+void rlk_cli_env_take(void);
+
+/* --url-file, --password-file, --keep-env, --verbose at argv[*i]: 1 matched (*i
+ * advanced), 0 not, -1 usage error printed. Call during parsing only (it may
+ * change the environment: no thread may run yet). */
+int rlk_cli_global_opt(const char *cmd, int argc, char **argv, int *i);
+
+/* Fills the URL and password of o for url (a command's --url; NULL: the global
+ * --url, --url-file, $RLK_URL, the default). The password, when the URL has none:
+ * --password-file, then $RLK_PASSWORD, then $REDISCLI_AUTH. -1 on success, else an
+ * exit code after a one-line error (a missing, empty or world-readable file, an
+ * empty $RLK_URL, --url with --url-file). With --verbose, says where it connects. */
+int rlk_cli_conn_options(const char *url, rlk_options *o);
+
+/* The same without the --verbose line (for a second connection). */
+int rlk_cli_conn_options_quiet(const char *url, rlk_options *o);
+
+/* Prints "rlk: <message>" to stderr when --verbose is on. */
+void rlk_cli_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Prints "rlk: <message>" to stderr and returns code. */
 int rlk_cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A usage error: the message, a hint to `rlk <cmd> --help`, RLK_EXIT_USAGE. */
@@ -66,6 +104,10 @@ int rlk_cli_exit_code(int rlk_err);
  * value is missing; 0 when argv[*i] is something else. */
 int rlk_cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *name,
                       const char **value);
+/* 1 when arg is -h or --help and it is the command's only word (print the usage
+ * and exit 0). A help word among other words (`rlk lock job -h host -- cmd`) is a
+ * usage error: printed, and rlk exits 2 at once (it is only called while parsing,
+ * before anything is connected or changed). 0 for any other word. */
 int rlk_cli_is_help(const char *arg);
 
 /* Connects for a command: --url, else the global --url, else $RLK_URL, else the default.

@@ -23,7 +23,8 @@ static const char eval_usage[] =
     "  --bundle DIR  take the script from the bundle directory DIR\n"
     "  --url URL     the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
     "\n"
-    "example: rlk eval reentrant/acquire --key mylock --arg 30000 --arg \"$(uuidgen):1\"\n";
+    "example: rlk eval reentrant/acquire --key mylock --arg 30000 \\\n"
+    "             --arg \"$(cat /proc/sys/kernel/random/uuid):1\"\n";
 
 typedef struct eval_opts {
     const char *name;
@@ -52,6 +53,8 @@ static int eval_opt(int argc, char **argv, int *i, eval_opts *o)
         got = rlk_cli_opt_value("eval", argc, argv, i, "--url", &o->url);
     if (got == 0)
         got = rlk_cli_opt_value("eval", argc, argv, i, "--bundle", &o->bundle);
+    if (got == 0)
+        got = rlk_cli_global_opt("eval", argc, argv, i);
     if (got < 0)
         return RLK_EXIT_USAGE;
     if (got > 0)

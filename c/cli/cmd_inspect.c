@@ -29,10 +29,12 @@ static const char inspect_usage[] =
     "  none, other no key / a key of another kind (its type)\n"
     "\n"
     "The kind is found from the key's type and the companion keys Redisson uses; a\n"
-    "count-down latch has the layout of a semaphore, so name it: --kind latch.\n"
+    "count-down latch has the layout of a semaphore (one rlk latch armed is marked and\n"
+    "found), so name it: --kind latch.\n"
     "\n"
     "  --kind KIND  read NAME as this kind (one of the words above but none, other)\n"
     "  --json       one JSON object on one line: {\"name\", \"kind\", ...}\n"
+    "  --name NAME  the name (for a name that starts with '-')\n"
     "  --url URL    the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n";
 
 typedef struct inspect_opts {
@@ -66,6 +68,11 @@ static int inspect_parse(int argc, char **argv, inspect_opts *o)
 
         if (got == 0)
             got = inspect_kind_opt(argc, argv, &i, o);
+        if (got == 0 && (got = rlk_cli_opt_value("inspect", argc, argv, &i, "--name",
+                                                 &o->name)) > 0 && o->name[0] == '\0')
+            return rlk_cli_usage("inspect", "the lock name must not be empty");
+        if (got == 0)
+            got = rlk_cli_global_opt("inspect", argc, argv, &i);
         if (got < 0)
             return RLK_EXIT_USAGE;
         if (got > 0)

@@ -8,6 +8,7 @@
  */
 #include <string.h>
 
+#include "kind_mark.h"
 #include "lock_cli.h"
 
 static const char latch_usage[] =
@@ -25,10 +26,14 @@ static const char latch_usage[] =
     "  -w, --wait SECONDS    await at most this long (fractions allowed); default: forever\n"
     "  -E, --conflict-exit-code CODE\n"
     "                        await's exit code when the latch is still armed (default 1)\n"
+    "  --name NAME           the latch's name (for a name that starts with '-')\n"
     "  --url URL             the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
     "\n"
+    "A name that holds a semaphore (rlk semaphore, or one with held permits) is refused\n"
+    "(exit 2): both are an integer in a string key; rlk marks the ones it creates.\n"
+    "\n"
     "exit: 0 done; 1 (set) armed already, (await) still armed when the wait ran out;\n"
-    "      2 usage; 3 connection; 4 error reply\n"
+    "      2 usage or another kind's name; 3 connection; 4 error reply\n"
     "\n"
     "example: rlk latch deploy-ready set 3; ... rlk latch deploy-ready count-down\n"
     "         rlk latch deploy-ready await -w 600 && ./switch-traffic.sh\n";
@@ -103,6 +108,11 @@ static int latch_option(int argc, char **argv, int *i, latch_opts *o)
         return rlk_lc_parse_exit("latch", "-E", v, &o->conflict_code) < 0 ? -1 : 1;
     if (got == 0)
         got = rlk_lc_opt("latch", argc, argv, i, NULL, "--url", &o->url);
+    if (got == 0 && (got = rlk_lc_opt("latch", argc, argv, i, NULL, "--name", &v)) > 0 &&
+        v != o->name)
+        return rlk_cli_usage("latch", "--name given twice ('%s', '%s')", o->name, v), -1;
+    if (got == 0)
+        got = rlk_cli_global_opt("latch", argc, argv, i);
     return got;
 }
 
@@ -120,8 +130,42 @@ static int latch_check(const latch_opts *o)
     return -1;
 }
 
+/* --name NAME anywhere: the words are then the action (and COUNT) only. The
+ * values of the options that take one are skipped. */
+static int latch_name_option(int argc, char **argv, latch_opts *o)
+{
+    static const char *const with_value[] = {"-w", "--wait", "-E", "--conflict-exit-code",
+                                             "--url", "--url-file", "--password-file", NULL};
+
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+
+        if (strcmp(argv[i], "--name") == 0 && i + 1 < argc)
+            v = argv[i + 1];
+        else if (strncmp(argv[i], "--name=", 7) == 0)
+            v = argv[i] + 7;
+        if (v && o->name)
+            return rlk_cli_usage("latch", "--name given twice ('%s', '%s')", o->name, v);
+        if (v && v[0] == '\0')
+            return rlk_cli_usage("latch", "the latch name must not be empty");
+        if (v) {
+            o->name = v;
+            i += strcmp(argv[i], "--name") == 0;
+            continue;
+        }
+        for (int k = 0; with_value[k]; k++)
+            if (strcmp(argv[i], with_value[k]) == 0)
+                i++;
+    }
+    return -1;
+}
+
 static int latch_parse(int argc, char **argv, latch_opts *o)
 {
+    int rc0 = latch_name_option(argc, argv, o);
+
+    if (rc0 >= 0)
+        return rc0;
     for (int i = 1; i < argc;) {
         const char *arg = argv[i];
         int got, rc;
@@ -154,6 +198,8 @@ static int latch_set(rlk_latch *l, rlk_client *c, const latch_opts *o, const cha
 
     if (rc != RLK_OK)
         return rlk_lc_fail(c, rc, what);
+    if (set && rlk_km_mark(c, o->name, RLK_KM_LATCH) != RLK_OK)
+        rlk_cli_verbose("%s: could not write its kind marker: %s", what, rlk_errstr(c));
     if (set)
         return RLK_EXIT_OK;
     if (rlk_latch_count(l, &count) != RLK_OK)
@@ -169,6 +215,8 @@ static int latch_print(rlk_latch *l, rlk_client *c, int count_down, const char *
 
     if (rc != RLK_OK)
         return rlk_lc_fail(c, rc, what);
+    if (count_down && value == 0)
+        rlk_km_unmark(c, rlk_latch_name(l));   /* open: the key is gone, so goes its marker */
     printf("%lld\n", value);
     return RLK_EXIT_OK;
 }
@@ -193,8 +241,11 @@ static int latch_await(rlk_latch *l, rlk_client *c, const latch_opts *o, const c
 static int latch_act(rlk_latch *l, rlk_client *c, const latch_opts *o)
 {
     char what[RLK_LC_WHAT_MAX];
+    int rc;
 
     snprintf(what, sizeof what, "latch %s", o->name);
+    if ((rc = rlk_km_check(c, o->name, RLK_KM_LATCH, what)) >= 0)
+        return rc;
     switch (o->action) {
     case LATCH_SET:
         return latch_set(l, c, o, what);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lock_cli.h"
+#include "wait_report.h"
 
 static const char lock_usage[] =
     "usage: rlk lock NAME [OPTIONS] -- COMMAND [ARGS...]\n"
@@ -50,7 +51,11 @@ static const char lock_usage[] =
     "                        lease, a third of a renewed one, minus the margin: a longer\n"
     "                        one is shortened, with a warning)\n"
     "  --watchdog-lease MS   the renewed lease (default 30000)\n"
+    "  --name NAME           the lock's name (for a name that starts with '-')\n"
     "  --url URL             the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
+    "  --url-file FILE, --password-file FILE, --keep-env, --verbose\n"
+    "                        as in rlk --help: credentials from files, passing them on to\n"
+    "                        COMMAND, and reports on stderr while waiting\n"
     "\n"
     "COMMAND sees RLK_LOCK_NAME, RLK_LOCK_KIND (lock, read, write, fair, fenced, multi,\n"
     "redlock) and RLK_LOCK_OWNER (the holder id; --redlock: the token). An rlk lock run\n"
@@ -128,17 +133,16 @@ static int lock_all_ahead(int argc, char **argv, int i)
     return 0;
 }
 
-static int lock_name_arg(int argc, char **argv, int *i, rlk_lc_lock_opts *o)
+static int lock_name_arg(int argc, char **argv, int *i, rlk_lc_lock_opts *o, const char *arg)
 {
-    const char *arg = argv[*i];
-
     if (o->nnames > 0 && o->mode != RLK_LC_ALL && !lock_all_ahead(argc, argv, *i))
         return rlk_cli_usage("lock", "unexpected argument '%s': put '--' before the command "
                              "(rlk lock NAME -- COMMAND...; several locks: --all)", arg);
     if (arg[0] == '\0')
         return rlk_cli_usage("lock", "the lock name must not be empty");
     o->names[o->nnames++] = arg;
-    (*i)++;
+    if (arg == argv[*i])
+        (*i)++;
     return -1;
 }
 
@@ -154,13 +158,15 @@ static int lock_arg(int argc, char **argv, int *i, rlk_lc_lock_opts *o)
     }
     if (lock_mode_arg(argc, argv, i, o, &rc))
         return rc;
+    if ((got = rlk_lc_opt("lock", argc, argv, i, NULL, "--name", &arg)) != 0)
+        return got < 0 ? RLK_EXIT_USAGE : lock_name_arg(argc, argv, i, o, arg);
     if (arg[0] == '-' && arg[1] != '\0') {
         got = rlk_lc_common_opt("lock", argc, argv, i, &o->c, 1);
         if (got < 0)
             return RLK_EXIT_USAGE;
         return got > 0 ? -1 : rlk_cli_usage("lock", "unknown option '%s'", arg);
     }
-    return lock_name_arg(argc, argv, i, o);
+    return lock_name_arg(argc, argv, i, o, arg);
 }
 
 static int lock_check(const rlk_lc_lock_opts *o)
@@ -170,9 +176,9 @@ static int lock_check(const rlk_lc_lock_opts *o)
                              "NAME" : "missing the lock NAME");
     if (o->mode == RLK_LC_REDLOCK && o->redlock_urls[0] == '\0')
         return rlk_cli_usage("lock", "--redlock needs the servers' URLs, separated by commas");
-    if (o->mode == RLK_LC_REDLOCK && o->c.url)
-        return rlk_cli_usage("lock", "--url does not go with --redlock: list every server in "
-                             "--redlock URL,URL,...");
+    if (o->mode == RLK_LC_REDLOCK && (o->c.url || rlk_cli_global_url || rlk_cli_g.url_file))
+        return rlk_cli_usage("lock", "%s does not go with --redlock: list every server in "
+                             "--redlock URL,URL,...", rlk_cli_g.url_file ? "--url-file" : "--url");
     return -1;
 }
 
@@ -202,6 +208,18 @@ static int lock_parse(int argc, char **argv, rlk_lc_lock_opts *o)
 
 /* ---------------------------------------------------------------- command */
 
+/* --verbose: reports while waiting (the holders of NAME for the single-server kinds). */
+static void lock_report_start(const rlk_lc_lock_opts *o)
+{
+    char what[RLK_LC_WHAT_MAX];
+    int single = o->mode != RLK_LC_ALL && o->mode != RLK_LC_REDLOCK;
+
+    snprintf(what, sizeof what, "%s%s%s %s%s", o->mode_flag ? o->mode_flag + 2 : "",
+             o->mode_flag ? " " : "", o->mode == RLK_LC_ALL ? "locks" : "lock", o->names[0],
+             o->nnames > 1 ? ", ..." : "");
+    rlk_wr_start(what, o->c.url, single ? o->names[0] : NULL);
+}
+
 static int lock_run(int argc, char **argv)
 {
     rlk_lc_lock_opts o;
@@ -214,12 +232,14 @@ static int lock_run(int argc, char **argv)
         return rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
     rc = lock_parse(argc, argv, &o);
     if (rc < 0) {
+        lock_report_start(&o);
         if (o.mode == RLK_LC_ALL)
             rc = rlk_lc_lock_all(&o);
         else if (o.mode == RLK_LC_REDLOCK)
             rc = rlk_lc_lock_redlock(&o);
         else
             rc = rlk_lc_lock_single(&o);
+        rlk_wr_stop(0);
     }
     free(o.names);
     return rc;

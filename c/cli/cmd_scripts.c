@@ -43,6 +43,8 @@ static int scripts_parse(int argc, char **argv, scripts_opts *o)
 
         if (got == 0)
             got = rlk_cli_opt_value("scripts", argc, argv, &i, "--bundle", &o->bundle);
+        if (got == 0)
+            got = rlk_cli_global_opt("scripts", argc, argv, &i);
         if (got < 0)
             return RLK_EXIT_USAGE;
         if (got > 0)

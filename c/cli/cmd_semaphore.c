@@ -9,15 +9,20 @@
  * keeper thread renews the lease every third of it while COMMAND runs
  * (rlk_psemaphore_keep), so the permit of an rlk that dies comes back by
  * itself within one lease. -n sets the number of permits when the semaphore
- * does not exist yet (Redisson's trySetPermits); an existing count is kept.
+ * does not exist yet (Redisson's trySetPermits); an existing semaphore of
+ * another size is refused unless --resize (then adjusted by the difference,
+ * addPermits), and so are a --take larger than it and a count-down latch's
+ * name (kind_mark.h).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "kind_mark.h"
 #include "lock_cli.h"
+#include "wait_report.h"
 
 static const char semaphore_usage[] =
-    "usage: rlk semaphore NAME -n PERMITS [--take K] [-w SECONDS | --no-wait]\n"
+    "usage: rlk semaphore NAME -n PERMITS [--take K] [--resize] [-w SECONDS | --no-wait]\n"
     "                     [-l LEASE_MS] [-E CODE] [-k SECONDS] [--watchdog-lease MS]\n"
     "                     [--url URL] -- COMMAND [ARGS...]\n"
     "\n"
@@ -28,8 +33,13 @@ static const char semaphore_usage[] =
     "the permit of an rlk that dies comes back by itself within one lease.\n"
     "\n"
     "  -n, --permits PERMITS the semaphore's number of permits, set when it does not exist\n"
-    "                        yet; an existing semaphore keeps its count\n"
-    "  --take K              hold K permits at once (default 1, at most PERMITS)\n"
+    "                        yet; an existing semaphore of another size is refused (exit 2)\n"
+    "  --resize              give an existing semaphore PERMITS permits: adds the\n"
+    "                        difference to its count (fewer: the count may go below 0\n"
+    "                        until enough holders give theirs back)\n"
+    "  --take K              hold K permits at once (default 1, at most PERMITS and at\n"
+    "                        most the existing semaphore's size)\n"
+    "  --name NAME           the semaphore's name (for a name that starts with '-')\n"
     "  -w, --wait SECONDS    wait at most this long (fractions allowed); default: forever\n"
     "  --no-wait             one attempt, no waiting\n"
     "  -E, --conflict-exit-code CODE\n"
@@ -43,6 +53,8 @@ static const char semaphore_usage[] =
     "                        for rlk lock)\n"
     "  --watchdog-lease MS   the renewed lease (default 30000)\n"
     "  --url URL             the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
+    "  --url-file FILE, --password-file FILE, --keep-env, --verbose\n"
+    "                        as in rlk --help\n"
     "\n"
     "COMMAND sees RLK_LOCK_NAME, RLK_LOCK_KIND=semaphore and RLK_LOCK_OWNER (its permit\n"
     "ids, separated by spaces). Signals and a lost permit (it expired or was taken away:\n"
@@ -58,6 +70,7 @@ typedef struct sem_opts {
     const char *name;
     long long permits;          /* -n; 0: not given */
     long long take;
+    int resize;                 /* --resize: an existing semaphore gets -n permits */
 } sem_opts;
 
 typedef struct sem_run {
@@ -81,6 +94,18 @@ static int sem_value(int argc, char **argv, int *i, sem_opts *o)
     if (got == 0 && (got = rlk_lc_opt("semaphore", argc, argv, i, NULL, "--take", &v)) > 0)
         return rlk_lc_parse_count("semaphore", "option --take", v, 1, RLK_PERMITS_MAX,
                                   &o->take) < 0 ? -1 : 1;
+    if (got == 0 && rlk_lc_flag(argv, i, NULL, "--resize")) {
+        o->resize = 1;
+        return 1;
+    }
+    if (got == 0 && (got = rlk_lc_opt("semaphore", argc, argv, i, NULL, "--name", &v)) > 0) {
+        if (o->name)
+            return rlk_cli_usage("semaphore", "--name %s: the semaphore NAME is given already "
+                                 "('%s')", v, o->name), -1;
+        if (v[0] == '\0')
+            return rlk_cli_usage("semaphore", "the semaphore name must not be empty"), -1;
+        o->name = v;
+    }
     if (got == 0)
         got = rlk_lc_common_opt("semaphore", argc, argv, i, &o->c, 0);
     return got;
@@ -244,11 +269,53 @@ static int sem_busy(const sem_opts *o)
                         waited);
 }
 
+/* An existing semaphore (try_set_permits changed nothing): its kind, -n
+ * against its size (--resize: adjusted by the difference), --take against
+ * it. -1 to go on, else the exit code (nothing changed). */
+static int sem_existing(sem_run *r, const char *what)
+{
+    const sem_opts *o = r->o;
+    long long size, available, held, count;
+    int rc = rlk_km_check(r->c, o->name, RLK_KM_SEMAPHORE, what);
+
+    if (rc >= 0)
+        return rc;
+    if ((rc = rlk_psemaphore_size(r->s, &available, &held)) != RLK_OK)
+        return rlk_lc_fail(r->c, rc, what);
+    size = available + held;
+    if (size != o->permits && !o->resize)
+        return rlk_cli_fail(RLK_EXIT_USAGE, "semaphore %s has %lld permits (%lld available, %lld "
+                            "held), not %lld (-n %lld): give -n %lld, or --resize to change it; "
+                            "nothing changed", o->name, size, available, held, o->permits,
+                            o->permits, size);
+    if (size != o->permits) {
+        if ((rc = rlk_psemaphore_add_permits(r->s, o->permits - size, &count)) != RLK_OK)
+            return rlk_lc_fail(r->c, rc, what);
+        rlk_cli_verbose("semaphore %s: resized from %lld to %lld permits (%lld available now)",
+                        o->name, size, o->permits, count);
+        size = o->permits;
+    }
+    if (o->take > size)
+        return rlk_cli_fail(RLK_EXIT_USAGE, "semaphore %s: --take %lld is more than its %lld "
+                            "permits: it would wait forever; nothing changed", o->name, o->take,
+                            size);
+    return -1;
+}
+
 /* -1 when the permits are held, else the exit code. */
 static int sem_acquire(sem_run *r, const char *what)
 {
-    int rc = rlk_psemaphore_try_set_permits(r->s, r->o->permits, NULL);
+    int set = 0, rc = rlk_psemaphore_try_set_permits(r->s, r->o->permits, &set);
 
+    if (rc == RLK_OK && set && rlk_km_mark(r->c, r->o->name, RLK_KM_SEMAPHORE) != RLK_OK)
+        rlk_cli_verbose("semaphore %s: could not write its kind marker: %s", r->o->name,
+                        rlk_errstr(r->c));
+    if (rc == RLK_OK && !set) {
+        int code = sem_existing(r, what);
+
+        if (code >= 0)
+            return code;
+    }
     if (rc == RLK_OK)
         rc = rlk_psemaphore_try_acquire_n(r->s, (int)r->o->take, r->o->c.wait_ms,
                                           sem_lease(r->o), r->ids);
@@ -286,7 +353,12 @@ static int sem_run_cmd(const sem_opts *o)
     memset(&r, 0, sizeof r);
     r.o = o;
     if ((r.c = rlk_lc_connect_margin(o->c.url, 0, o->c.grace_ms + o->c.margin_ms, &rc)) != NULL) {
+        char what[RLK_LC_WHAT_MAX];
+
+        snprintf(what, sizeof what, "semaphore %s", o->name);
+        rlk_wr_start(what, o->c.url, o->name);
         rc = sem_with_client(&r, &s);
+        rlk_wr_stop(0);
         rlk_free(r.c);
     }
     rlk_lc_session_close(&s);

@@ -41,6 +41,7 @@ static const char unlock_usage[] =
     "  --force     release whoever holds it\n"
     "  --queue     empty a fair lock's queue of waiters (dead ones included); live\n"
     "              waiters are woken and queue again. With --force: both\n"
+    "  --name NAME the name (for a name that starts with '-')\n"
     "  --url URL   the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n";
 
 typedef struct unlock_opts {
@@ -54,6 +55,12 @@ static int unlock_parse(int argc, char **argv, unlock_opts *o)
 {
     for (int i = 1; i < argc;) {
         int got = rlk_cli_opt_value("unlock", argc, argv, &i, "--url", &o->url);
+
+        if (got == 0)
+            got = rlk_cli_global_opt("unlock", argc, argv, &i);
+        if (got == 0 && (got = rlk_cli_opt_value("unlock", argc, argv, &i, "--name",
+                                                 &o->name)) > 0 && o->name[0] == '\0')
+            return rlk_cli_usage("unlock", "the lock name must not be empty");
 
         if (got < 0)
             return RLK_EXIT_USAGE;

@@ -9,6 +9,7 @@
  *   hash of counts, with a fair queue or timeout key  fair
  *   hash of counts                                   reentrant
  *   string holding an integer, with {NAME}:timeout   psemaphore
+ *   string holding an integer, {NAME}:rlk_kind=latch latch (rlk latch's marker)
  *   string holding an integer                        semaphore (a latch looks the same)
  *   other string                                     token
  *   no key, but a fair queue / permits / a token key fair / psemaphore / fenced, free
@@ -374,6 +375,27 @@ static int ik_detect_hash(rlk_client *c, rlk_ik_view *v, const ik_keys *keys)
     return RLK_OK;
 }
 
+/* rlk latch marks the latches it arms ({NAME}:rlk_kind = "latch", kind_mark.h):
+ * such a string is a latch, not a semaphore. */
+static int ik_marked_latch(rlk_client *c, rlk_ik_view *v)
+{
+    size_t len = strlen(v->name) + 16;
+    char *mark = malloc(len);
+    redisReply *r = NULL;
+    int rc;
+
+    if (!mark)
+        return RLK_ERR_NOMEM;
+    snprintf(mark, len, "{%s}:rlk_kind", v->name);
+    rc = ik_cmd(c, 2, "GET", mark, NULL, NULL, &r);
+    if (rc == RLK_OK && r->type == REDIS_REPLY_STRING && strcmp(r->str, "latch") == 0)
+        v->kind = RLK_IK_LATCH;
+    if (r)
+        freeReplyObject(r);
+    free(mark);
+    return rc;
+}
+
 static int ik_detect_string(rlk_client *c, rlk_ik_view *v, const ik_keys *keys)
 {
     int rc, is_int, permits = 0;
@@ -387,7 +409,7 @@ static int ik_detect_string(rlk_client *c, rlk_ik_view *v, const ik_keys *keys)
     if ((rc = ik_exists(c, keys->permits, &permits)) != RLK_OK)
         return rc;
     v->kind = permits ? RLK_IK_PSEMAPHORE : RLK_IK_SEMAPHORE;
-    return RLK_OK;
+    return permits ? RLK_OK : ik_marked_latch(c, v);
 }
 
 /* No key NAME: a free lock or semaphore may still have companion keys. */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "lock_cli.h"
+#include "wait_report.h"
 
 #define RLK_LC_LOST_RELEASE_MS 500     /* the release of a hold known lost: at most this long */
 
@@ -211,6 +212,7 @@ int rlk_lc_hold_run(rlk_lc_hold *h, const rlk_lc_session *s, const rlk_lc_opts *
     rlk_lc_watch w;
     int rc;
 
+    rlk_wr_stop(1);  /* --verbose: the wait is over */
     fflush(NULL);   /* nothing buffered may be written twice by the child */
     rlk_lc_signal_set(&set);
     pthread_sigmask(SIG_BLOCK, &set, &old);

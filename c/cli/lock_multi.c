@@ -6,7 +6,7 @@
  *
  * A MEMBER is NAME (on the command's server: --url, the global --url,
  * $RLK_URL, the default) or URL#NAME when it starts with redis:// or
- * unix://: it is split at the first '#', a character no URL rlk accepts
+ * unix:// (in any case): it is split at the first '#', a character no URL rlk accepts
  * contains (no fragments; a password writes it %23). One client per
  * distinct URL; every member has the same holder id (the first member's
  * client uuid and this thread), so RLK_LOCK_OWNER is one value. Any
@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lock_cli.h"
 
@@ -37,8 +38,8 @@ static void multi_lost_cb(const char *name, const char *owner, int reason, void 
 
 static int multi_is_url(const char *arg)
 {
-    return strncmp(arg, "redis://", 8) == 0 || strncmp(arg, "rediss://", 9) == 0 ||
-           strncmp(arg, "unix://", 7) == 0;
+    return strncasecmp(arg, "redis://", 8) == 0 || strncasecmp(arg, "rediss://", 9) == 0 ||
+           strncasecmp(arg, "unix://", 7) == 0;
 }
 
 /* Splits a member: *url (malloc'd, or NULL for the default) and *name.

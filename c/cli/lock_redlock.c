@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "lock_cli.h"
+#include "client/url.h"
 
 #define REDLOCK_TOKEN_MAX 64
 /* The longest one rlk_redlock_try_lock waits: how soon an outage is told. */
@@ -35,7 +36,9 @@ typedef struct redlock_run {
 /* ---------------------------------------------------------------- servers */
 
 /* Connects to one server. A server that does not answer is kept (the
- * library connects again on use); a URL it refuses is an error. */
+ * library connects again on use), and so is one that refuses the
+ * credentials (AUTH or SELECT refused): RedLock counts it as a server that is
+ * down, after a one-line warning. A URL it cannot use is an error. */
 static int redlock_connect(redlock_run *r, const char *url)
 {
     rlk_options opts;
@@ -43,13 +46,19 @@ static int redlock_connect(redlock_run *r, const char *url)
     int err;
 
     rlk_options_init(&opts);
-    opts.url = url;
+    if ((err = rlk_cli_conn_options(url, &opts)) >= 0)
+        return err;
     opts.no_preload = 1;
     opts.pool_size = 1;
     if (!(c = rlk_connect(&opts)))
         return rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
     err = rlk_err(c);
-    if (err == RLK_ERR_URL || err == RLK_ERR_AUTH || err == RLK_ERR_SHA ||
+    if (err == RLK_ERR_AUTH)
+        fprintf(stderr, "rlk: lock --redlock: warning: %s: %s; counted as a server that is down\n",
+                rlk_client_url(c), rlk_errstr(c));
+    else if (err == RLK_OK)
+        rlk_cli_verbose("connected to %s", rlk_client_url(c));
+    if (err == RLK_ERR_URL || err == RLK_ERR_SHA ||
         err == RLK_ERR_BUNDLE || err == RLK_ERR_NOMEM) {
         rlk_cli_fail(rlk_cli_exit_code(err), "lock --redlock: %s", rlk_errstr(c));
         rlk_free(c);
@@ -59,18 +68,50 @@ static int redlock_connect(redlock_run *r, const char *url)
     return -1;
 }
 
+/* The server a URL names ("host:port" or the socket path) into addr, for
+ * telling two URLs of one server apart from two servers. -1: a bad URL
+ * (message printed, exit 2). */
+static int redlock_address(const char *url, char *addr, size_t len)
+{
+    char err[300];
+    rlk_url u;
+    int rc = rlk_url_parse(url, &u, err, sizeof err);
+
+    if (rc == RLK_OK)
+        rlk_url_address(&u, addr, len);
+    rlk_url_free(&u);
+    if (rc != RLK_OK)
+        rlk_cli_usage("lock", "--redlock: %s", err);
+    return rc == RLK_OK ? 0 : -1;
+}
+
+/* -1 when url names a server no earlier URL names; else an exit code (2).
+ * Two URLs of one host:port are one server whatever their databases or
+ * credentials: a RedLock on it would count one server twice. */
 static int redlock_duplicate(char *const *urls, int n, const char *url)
 {
-    for (int k = 0; k < n; k++)
-        if (strcmp(urls[k], url) == 0)
-            return 1;
-    return 0;
+    char addr[300], other[300];
+
+    if (redlock_address(url, addr, sizeof addr) < 0)
+        return RLK_EXIT_USAGE;
+    for (int k = 0; k < n; k++) {
+        if (redlock_address(urls[k], other, sizeof other) < 0)
+            return RLK_EXIT_USAGE;
+        if (strcmp(addr, other) == 0)
+            return strcmp(urls[k], url) == 0
+                       ? rlk_cli_usage("lock", "--redlock: %s is listed twice", addr)
+                       : rlk_cli_usage("lock", "--redlock: two URLs name the server %s (RedLock "
+                                       "needs independent servers; a database is not one)",
+                                       addr);
+    }
+    return -1;
 }
 
 /* Splits the comma-separated list into urls (malloc'd). -1, or an exit code. */
 static int redlock_split(const char *list, char **urls, int *n)
 {
     const char *p = list;
+    int rc;
 
     *n = 0;
     for (;;) {
@@ -80,9 +121,9 @@ static int redlock_split(const char *list, char **urls, int *n)
             return rlk_cli_usage("lock", "--redlock: an empty URL in '%s'", list);
         if (!(urls[*n] = strndup(p, len)))
             return rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
-        if (redlock_duplicate(urls, *n, urls[*n]))
-            return rlk_cli_usage("lock", "--redlock: %s is listed twice", urls[(*n)++]);
         (*n)++;
+        if ((rc = redlock_duplicate(urls, *n - 1, urls[*n - 1])) >= 0)
+            return rc;
         if (p[len] == '\0')
             return -1;
         p += len + 1;

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kind_mark.h"
 #include "lock_cli.h"
 
 #define SINGLE_OWNER_MAX 1100
@@ -340,6 +341,9 @@ static int single_with_client(single_lock *l, const rlk_lc_lock_opts *o, const r
     snprintf(what, sizeof what, "%s %s", single_label(l->mode), name);
     if (single_make(l, name) < 0)
         return rlk_lc_fail(l->c, rlk_err(l->c), what);
+    if (l->mode != RLK_LC_READ && l->mode != RLK_LC_WRITE &&
+        (rc = rlk_km_check_not_rwlock(l->c, name, what)) >= 0)
+        return rc;      /* kind_mark.h: not a read-write lock's hash */
     if ((inherited && single_set_owner(l, inherited) != RLK_OK) ||
         single_owner(l, owner, sizeof owner) != RLK_OK)
         return rlk_lc_fail(l->c, rlk_err(l->c), what);

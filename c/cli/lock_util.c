@@ -24,7 +24,8 @@ rlk_client *rlk_lc_connect_margin(const char *url, long long watchdog_lease_ms,
     rlk_client *c;
 
     rlk_options_init(&o);
-    o.url = url ? url : rlk_cli_global_url;
+    if ((*exit_code = rlk_cli_conn_options(url, &o)) >= 0)
+        return NULL;
     o.no_preload = 1;
     o.pool_size = 1;
     o.watchdog_lease_ms = watchdog_lease_ms;
@@ -39,6 +40,7 @@ rlk_client *rlk_lc_connect_margin(const char *url, long long watchdog_lease_ms,
         rlk_free(c);
         return NULL;
     }
+    rlk_cli_verbose("connected to %s", rlk_client_url(c));
     *exit_code = RLK_EXIT_OK;
     return c;
 }
@@ -231,6 +233,8 @@ static int rlk_lc_common_value(const char *cmd, int argc, char **argv, int *i, r
                                  &o->wd_lease_ms) < 0 ? -1 : 1;
     if (got == 0)
         got = rlk_lc_opt(cmd, argc, argv, i, NULL, "--url", &o->url);
+    if (got == 0)
+        got = rlk_cli_global_opt(cmd, argc, argv, i);
     return got;
 }
 

@@ -27,6 +27,7 @@ static void rlk_cli_help(FILE *out)
     fprintf(out,
             "usage: rlk [--url URL] COMMAND [ARGS...]\n"
             "       rlk --help | --version | help COMMAND | COMMAND --help\n"
+            "       (-h and --help, --version: alone only)\n"
             "\n"
             "Runs commands under distributed locks on Redis (Redisson's layouts: reentrant,\n"
             "read-write, fair and fenced locks, MultiLock, RedLock), semaphores and latches;\n"
@@ -38,14 +39,26 @@ static void rlk_cli_help(FILE *out)
     fprintf(out,
             "\n"
             "Options (accepted before the command or after it):\n"
-            "  --url URL  redis://[user:password@]host[:port][/db] or unix:///path[?db=N]\n"
-            "             (default: $RLK_URL, then %s)\n"
+            "  --url URL             redis://[user[:password]@]host[:port][/db] or\n"
+            "                        unix:///path[?db=N] (default: $RLK_URL, then\n"
+            "                        %s); the scheme is case-insensitive\n"
+            "  --url-file FILE       read the URL from FILE (one line)\n"
+            "  --password-file FILE  the AUTH password, from FILE (one line; not readable by\n"
+            "                        every user); used when the URL has no password, before\n"
+            "                        $RLK_PASSWORD, then $REDISCLI_AUTH\n"
+            "  --keep-env            pass RLK_URL, RLK_PASSWORD and REDISCLI_AUTH on to a\n"
+            "                        command rlk runs (default: removed; RLK_URL is passed\n"
+            "                        without its password)\n"
+            "  --verbose             say on stderr where rlk connects (password masked), and\n"
+            "                        while waiting, who holds the lock (after 1 s, then\n"
+            "                        every 10 s)\n"
             "\n"
             "Exit codes:\n"
             "  0  success\n"
             "  1  lock or permit not acquired in time; latch still armed (await) or\n"
             "     armed already (set)\n"
-            "  2  usage error or bad input (bad URL, unknown script, bad bundle)\n"
+            "  2  usage error or bad input (bad URL, unreadable credential file, unknown\n"
+            "     script, bad bundle, a semaphore/latch name of the other kind)\n"
             "  3  connection, auth or timeout error\n"
             "  4  a script or the server replied an error\n"
             "  5  scripts missing or mismatched on the server (scripts load, scripts verify),\n"
@@ -93,26 +106,50 @@ static void rlk_cli_version(void)
            HIREDIS_MAJOR, HIREDIS_MINOR, HIREDIS_PATCH, rlk_embedded_count(), id);
 }
 
+/* redis-cli's options, which rlk spells otherwise: a hint instead of "unknown option". */
+static int rlk_cli_redis_cli_habit(const char *arg)
+{
+    if (strcmp(arg, "-p") == 0 || strcmp(arg, "-n") == 0 || strcmp(arg, "-s") == 0 ||
+        strcmp(arg, "-u") == 0)
+        return rlk_cli_usage(NULL, "unknown option '%s': rlk is not redis-cli; the server is "
+                             "--url redis://HOST:PORT/DB or unix:///PATH", arg);
+    if (strcmp(arg, "-a") == 0 || strcmp(arg, "--pass") == 0 || strcmp(arg, "--user") == 0)
+        return rlk_cli_usage(NULL, "unknown option '%s': give the password with "
+                             "--password-file FILE, $RLK_PASSWORD or $REDISCLI_AUTH", arg);
+    return rlk_cli_usage(NULL, "unknown option '%s'", arg);
+}
+
 int main(int argc, char **argv)
 {
     int i = 1;
 
+    rlk_cli_env_take();
     while (i < argc && argv[i][0] == '-') {
         int got;
 
-        if (rlk_cli_is_help(argv[i])) {
-            rlk_cli_help(stdout);
-            return RLK_EXIT_OK;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            if (argc == 2) {
+                rlk_cli_help(stdout);
+                return RLK_EXIT_OK;
+            }
+            if (strcmp(argv[i], "-h") == 0)
+                return rlk_cli_usage(NULL, "-h means --help and goes alone; the server is given "
+                                     "with --url redis://HOST[:PORT] (rlk is not redis-cli)");
+            return rlk_cli_usage(NULL, "--help goes alone (rlk --help, rlk COMMAND --help)");
         }
         if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-V") == 0) {
+            if (argc != 2)
+                return rlk_cli_usage(NULL, "%s goes alone (rlk %s)", argv[i], argv[i]);
             rlk_cli_version();
             return RLK_EXIT_OK;
         }
         got = rlk_cli_opt_value(NULL, argc, argv, &i, "--url", &rlk_cli_global_url);
+        if (got == 0)
+            got = rlk_cli_global_opt(NULL, argc, argv, &i);
         if (got < 0)
             return RLK_EXIT_USAGE;
         if (got == 0)
-            return rlk_cli_usage(NULL, "unknown option '%s'", argv[i]);
+            return rlk_cli_redis_cli_habit(argv[i]);
     }
     if (i >= argc) {
         rlk_cli_help(stderr);
@@ -123,5 +160,7 @@ int main(int argc, char **argv)
     const rlk_cli_command *cmd = rlk_cli_find(argv[i]);
     if (!cmd)
         return rlk_cli_usage(NULL, "unknown command '%s'", argv[i]);
+    rlk_cli_cmd_name = cmd->name;
+    rlk_cli_cmd_argc = argc - i;
     return cmd->run(argc - i, argv + i);
 }

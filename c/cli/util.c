@@ -3,13 +3,27 @@
  * util.c - the CLI's shared helpers: error lines, exit codes, option values,
  * connecting.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "client/url.h"
 
 const char *rlk_cli_global_url;
+rlk_cli_globals rlk_cli_g;
+const char *rlk_cli_cmd_name;
+int rlk_cli_cmd_argc;
+
+/* The credential variables, as rlk found them (NULL: not set). */
+static char *rlk_cli_env_url, *rlk_cli_env_password, *rlk_cli_env_auth;
+static int rlk_cli_env_url_set;
 
 static void rlk_cli_vmessage(const char *fmt, va_list ap)
 {
@@ -66,7 +80,263 @@ int rlk_cli_exit_code(int err)
 
 int rlk_cli_is_help(const char *arg)
 {
-    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+    const char *cmd = rlk_cli_cmd_name ? rlk_cli_cmd_name : "COMMAND";
+
+    if (strcmp(arg, "--help") != 0 && strcmp(arg, "-h") != 0)
+        return 0;
+    if (rlk_cli_cmd_argc == 2)
+        return 1;
+    if (strcmp(arg, "-h") == 0)
+        rlk_cli_fail(RLK_EXIT_USAGE, "-h means --help and goes alone (rlk %s -h); the server is "
+                     "given with --url redis://HOST[:PORT], not -h HOST", cmd);
+    else
+        rlk_cli_fail(RLK_EXIT_USAGE, "--help goes alone: rlk %s --help", cmd);
+    exit(RLK_EXIT_USAGE);
+}
+
+/* ---------------------------------------------------------------- global options */
+
+static char *rlk_cli_take_env(const char *name)
+{
+    const char *v = getenv(name);
+    char *copy = v ? strdup(v) : NULL;
+
+    unsetenv(name);
+    return copy;
+}
+
+void rlk_cli_env_take(void)
+{
+    rlk_url u;
+    char err[200];
+
+    rlk_cli_env_url_set = getenv("RLK_URL") != NULL;
+    rlk_cli_env_url = rlk_cli_take_env("RLK_URL");
+    rlk_cli_env_password = rlk_cli_take_env("RLK_PASSWORD");
+    rlk_cli_env_auth = rlk_cli_take_env("REDISCLI_AUTH");
+    /* The command may still find the server (a nested rlk lock), never the password. */
+    if (rlk_cli_env_url && *rlk_cli_env_url &&
+        rlk_url_parse(rlk_cli_env_url, &u, err, sizeof err) == 0) {
+        char *pub = rlk_url_without_password(&u);
+
+        if (pub)
+            setenv("RLK_URL", pub, 1);
+        free(pub);
+    }
+    if (rlk_cli_env_url && *rlk_cli_env_url)
+        rlk_url_free(&u);
+}
+
+static void rlk_cli_keep_env(void)
+{
+    if (rlk_cli_env_url)
+        setenv("RLK_URL", rlk_cli_env_url, 1);
+    if (rlk_cli_env_password)
+        setenv("RLK_PASSWORD", rlk_cli_env_password, 1);
+    if (rlk_cli_env_auth)
+        setenv("REDISCLI_AUTH", rlk_cli_env_auth, 1);
+}
+
+int rlk_cli_global_opt(const char *cmd, int argc, char **argv, int *i)
+{
+    const char *arg = argv[*i];
+    int got;
+
+    if (strcmp(arg, "--keep-env") == 0) {
+        rlk_cli_g.keep_env = 1;
+        rlk_cli_keep_env();
+        (*i)++;
+        return 1;
+    }
+    if (strcmp(arg, "--verbose") == 0) {
+        rlk_cli_g.verbose = 1;
+        (*i)++;
+        return 1;
+    }
+    got = rlk_cli_opt_value(cmd, argc, argv, i, "--url-file", &rlk_cli_g.url_file);
+    if (got == 0)
+        got = rlk_cli_opt_value(cmd, argc, argv, i, "--password-file", &rlk_cli_g.password_file);
+    return got;
+}
+
+void rlk_cli_verbose(const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!rlk_cli_g.verbose)
+        return;
+    va_start(ap, fmt);
+    rlk_cli_vmessage(fmt, ap);
+    va_end(ap);
+}
+
+/* ---------------------------------------------------------------- credentials */
+
+#define RLK_CLI_SECRET_MAX 4096
+
+/* Reads the one line of a --url-file / --password-file (a trailing "\n" or "\r\n"
+ * taken off) into a static buffer. NULL after a one-line error. The content is
+ * never printed. */
+static const char *rlk_cli_read_line_file(const char *opt, const char *path, int private,
+                                          char *buf, size_t len)
+{
+    struct stat st;
+    ssize_t n;
+    size_t got = 0;
+    int fd;
+
+    if (path[0] == '\0')
+        return rlk_cli_fail(RLK_EXIT_USAGE, "%s: empty file name", opt), NULL;
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
+        return rlk_cli_fail(RLK_EXIT_USAGE, "%s %s: %s", opt, path, strerror(errno)), NULL;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return rlk_cli_fail(RLK_EXIT_USAGE, "%s %s: not a regular file", opt, path), NULL;
+    }
+    if (private && (st.st_mode & S_IROTH)) {
+        close(fd);
+        return rlk_cli_fail(RLK_EXIT_USAGE, "%s %s: readable by every user; make it private "
+                            "(chmod o-r %s)", opt, path, path), NULL;
+    }
+    while (got < len && (n = read(fd, buf + got, len - got)) != 0) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            close(fd);
+            return rlk_cli_fail(RLK_EXIT_USAGE, "%s %s: %s", opt, path, strerror(errno)), NULL;
+        }
+        got += (size_t)n;
+    }
+    close(fd);
+    if (got >= len)
+        return rlk_cli_fail(RLK_EXIT_USAGE, "%s %s: longer than %d bytes", opt, path,
+                            RLK_CLI_SECRET_MAX), NULL;
+    if (got > 0 && buf[got - 1] == '\n')
+        got--;
+    if (got > 0 && buf[got - 1] == '\r')
+        got--;
+    buf[got] = '\0';
+    if (got == 0)
+        return rlk_cli_fail(RLK_EXIT_USAGE, "%s %s: empty file", opt, path), NULL;
+    if (memchr(buf, '\n', got) || strlen(buf) != got)
+        return rlk_cli_fail(RLK_EXIT_USAGE, "%s %s: more than one line (the file holds one "
+                            "value only)", opt, path), NULL;
+    return buf;
+}
+
+/* The URL to use and where it came from. NULL after an error. */
+static const char *rlk_cli_pick_url(const char *url, const char **from)
+{
+    static char file_url[RLK_CLI_SECRET_MAX + 1];
+    static const char *file_read;
+
+    if (!url)
+        url = rlk_cli_global_url;
+    if (url && rlk_cli_g.url_file)
+        return rlk_cli_fail(RLK_EXIT_USAGE, "--url and --url-file exclude each other"), NULL;
+    if (url) {
+        *from = "--url";
+        return url;
+    }
+    if (rlk_cli_g.url_file) {
+        *from = "--url-file";
+        if (!file_read)
+            file_read = rlk_cli_read_line_file("--url-file", rlk_cli_g.url_file, 0, file_url,
+                                               sizeof file_url);
+        return file_read;
+    }
+    if (rlk_cli_env_url_set && (!rlk_cli_env_url || !*rlk_cli_env_url))
+        return rlk_cli_fail(RLK_EXIT_USAGE, "bad url: $RLK_URL is set but empty (unset it for "
+                            "%s, or give --url)", RLK_DEFAULT_URL), NULL;
+    if (rlk_cli_env_url) {
+        *from = "$RLK_URL";
+        return rlk_cli_env_url;
+    }
+    *from = "the default";
+    return RLK_DEFAULT_URL;
+}
+
+/* The password when the URL has none. NULL: none (or an error: *failed). */
+static const char *rlk_cli_pick_password(const char **from, int *failed)
+{
+    static char file_pw[RLK_CLI_SECRET_MAX + 1];
+    static const char *file_read;
+
+    *failed = 0;
+    if (rlk_cli_g.password_file) {
+        *from = "--password-file";
+        if (!file_read)
+            file_read = rlk_cli_read_line_file("--password-file", rlk_cli_g.password_file, 1,
+                                               file_pw, sizeof file_pw);
+        *failed = file_read == NULL;
+        return file_read;
+    }
+    if (rlk_cli_env_password && *rlk_cli_env_password) {
+        *from = "$RLK_PASSWORD";
+        return rlk_cli_env_password;
+    }
+    if (rlk_cli_env_auth && *rlk_cli_env_auth) {
+        *from = "$REDISCLI_AUTH";
+        return rlk_cli_env_auth;
+    }
+    *from = NULL;
+    return NULL;
+}
+
+static pthread_mutex_t rlk_cli_conn_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int rlk_cli_conn_options_locked(const char *url, rlk_options *o, int quiet)
+{
+    const char *url_from, *pw_from = NULL, *pw;
+    char err[300], *masked;
+    rlk_url u;
+    int failed, in_url;
+
+    if (!(o->url = rlk_cli_pick_url(url, &url_from)))
+        return RLK_EXIT_USAGE;
+    if (rlk_url_parse(o->url, &u, err, sizeof err) != 0) {
+        rlk_url_free(&u);
+        return rlk_cli_fail(RLK_EXIT_USAGE, "%s (from %s)", err, url_from);
+    }
+    in_url = u.password != NULL;
+    pw = rlk_cli_pick_password(&pw_from, &failed);
+    if (failed) {
+        rlk_url_free(&u);
+        return RLK_EXIT_USAGE;
+    }
+    if (!in_url && pw) {
+        o->password = pw;
+        u.password = strdup("x");   /* for the masked form only */
+    }
+    masked = rlk_url_masked(&u);
+    if (!quiet)
+        rlk_cli_verbose("connecting to %s (url from %s%s%s)", masked ? masked : "?", url_from,
+                    in_url ? "; password from the url" : pw ? "; password from " : "",
+                    in_url || !pw ? "" : pw_from);
+    free(masked);
+    rlk_url_free(&u);
+    return -1;
+}
+
+/* Under a lock: the wait-report thread resolves too, and the files are read once. */
+static int rlk_cli_conn_options_q(const char *url, rlk_options *o, int quiet)
+{
+    int rc;
+
+    pthread_mutex_lock(&rlk_cli_conn_mu);
+    rc = rlk_cli_conn_options_locked(url, o, quiet);
+    pthread_mutex_unlock(&rlk_cli_conn_mu);
+    return rc;
+}
+
+int rlk_cli_conn_options(const char *url, rlk_options *o)
+{
+    return rlk_cli_conn_options_q(url, o, 0);
+}
+
+int rlk_cli_conn_options_quiet(const char *url, rlk_options *o)
+{
+    return rlk_cli_conn_options_q(url, o, 1);
 }
 
 int rlk_cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *name,
@@ -100,7 +370,8 @@ rlk_client *rlk_cli_connect(const char *url, const char *bundle_dir, int no_prel
     rlk_client *c;
 
     rlk_options_init(&o);
-    o.url = url ? url : rlk_cli_global_url;
+    if ((*exit_code = rlk_cli_conn_options(url, &o)) >= 0)
+        return NULL;
     o.bundle_dir = bundle_dir;
     o.no_preload = no_preload;
     o.pool_size = 1;
@@ -114,6 +385,7 @@ rlk_client *rlk_cli_connect(const char *url, const char *bundle_dir, int no_prel
         rlk_free(c);
         return NULL;
     }
+    rlk_cli_verbose("connected to %s", rlk_client_url(c));
     *exit_code = RLK_EXIT_OK;
     return c;
 }

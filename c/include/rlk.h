@@ -72,7 +72,8 @@ typedef struct rlk_client rlk_client;
 
 typedef struct rlk_options {
     const char *url;          /* redis://[user:password@]host:port[/db] or unix:///path[?db=N];
-                                 NULL: $RLK_URL, then redis://127.0.0.1:6379 */
+                                 NULL: $RLK_URL (set but empty: RLK_ERR_URL), then
+                                 redis://127.0.0.1:6379. Scheme case-insensitive */
     int connect_timeout_ms;   /* <= 0: 2000 */
     int command_timeout_ms;   /* <= 0: 5000 */
     const char *bundle_dir;   /* NULL: the embedded scripts */
@@ -83,6 +84,11 @@ typedef struct rlk_options {
                                  is declared lost (RLK_LOST_EXPIRED) lost_margin_ms before its
                                  lease, counted from the send of its last successful renewal,
                                  runs out: the time the application needs to stop using it */
+    const char *password;     /* AUTH password when the URL has none (redis://host or
+                                 redis://user@host); NULL: none. A password in the URL wins.
+                                 Never shown: messages and rlk_client_url() mask it. The
+                                 library reads no password variable: callers (the rlk CLI)
+                                 take $RLK_PASSWORD / $REDISCLI_AUTH themselves. */
 } rlk_options;
 
 void rlk_options_init(rlk_options *opts);
@@ -464,6 +470,11 @@ int rlk_psemaphore_update_lease(rlk_psemaphore *s, const char *id, long long lea
 int rlk_psemaphore_try_set_permits(rlk_psemaphore *s, long long permits, int *set);
 int rlk_psemaphore_add_permits(rlk_psemaphore *s, long long delta, long long *count);
 int rlk_psemaphore_available(rlk_psemaphore *s, long long *count);
+/* The semaphore's size in one atomic read (psemaphore/size; writes nothing, reclaims
+ * nothing): *available the count (0: no key; may be negative), *held the permits in
+ * {name}:timeout, expired ones included; their sum is the size. Permits Redisson's plain
+ * RSemaphore took on the same name are not in {name}:timeout and not counted. */
+int rlk_psemaphore_size(rlk_psemaphore *s, long long *available, long long *held);
 
 /* A held permit, for inspection. */
 typedef struct rlk_permit_info {

@@ -53,23 +53,52 @@ static void rlk_client_defaults(rlk_client *c, const rlk_options *o)
     c->no_preload = o->no_preload != 0;
 }
 
-static const char *rlk_pick_url(const rlk_options *o)
+/* The URL to parse: the options', else $RLK_URL, else the default. NULL (with
+ * the reason in msg) when $RLK_URL is set but empty: an empty setting is a
+ * mistake, not a request for 127.0.0.1:6379. */
+static const char *rlk_pick_url(const rlk_options *o, char *msg, size_t len)
 {
     const char *env;
 
     if (o->url)
         return o->url;
     env = getenv("RLK_URL");
-    return (env && *env) ? env : RLK_DEFAULT_URL;
+    if (env && !*env) {
+        snprintf(msg, len, "bad url: $RLK_URL is set but empty (unset it for %s)",
+                 RLK_DEFAULT_URL);
+        return NULL;
+    }
+    return env ? env : RLK_DEFAULT_URL;
+}
+
+/* The password of the options when the URL has none (redis://host or
+ * redis://user@host); a user without any password is an error. */
+static int rlk_client_password(rlk_client *c, const rlk_options *o, char *msg, size_t len)
+{
+    if (!c->url.password && o->password && *o->password) {
+        c->url.password = strdup(o->password);
+        if (!c->url.password)
+            return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
+    }
+    if (c->url.user && !c->url.password)
+        return snprintf(msg, len, "bad url: a user needs a password (redis://user:password@host, "
+                        "or rlk_options.password)"), RLK_ERR_URL;
+    return RLK_OK;
 }
 
 /* Parses the URL, reads the script set and allocates the pool. On failure
  * returns the code with the message in msg. */
 static int rlk_client_setup(rlk_client *c, const rlk_options *o, char *msg, size_t len)
 {
-    int rc = rlk_url_parse(rlk_pick_url(o), &c->url, msg, len);
+    const char *url = rlk_pick_url(o, msg, len);
+    int rc;
 
+    if (!url)
+        return RLK_ERR_URL;
+    rc = rlk_url_parse(url, &c->url, msg, len);
     if (rc != RLK_OK)
+        return rc;
+    if ((rc = rlk_client_password(c, o, msg, len)) != RLK_OK)
         return rc;
     rlk_url_address(&c->url, c->addr, sizeof c->addr);
     c->url_masked = rlk_url_masked(&c->url);

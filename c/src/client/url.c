@@ -3,7 +3,11 @@
  * url.c - the URLs a client accepts:
  *
  *   redis://[[user]:password@]host[:port][/db]     port 6379, db 0 when left out
+ *   redis://user@host[:port][/db]                  user only: the password comes from
+ *                                                  rlk_options.password
  *   unix:///absolute/path[?db=N]
+ *
+ * The scheme is case-insensitive (REDIS://, Unix://), as in RFC 3986.
  *
  * host is a name, an IPv4 address or a bracketed IPv6 address ([::1]).
  * user and password are percent-decoded (%40 for '@', %2F for '/', ...).
@@ -14,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "rlk.h"
 #include "client/url.h"
@@ -92,8 +97,15 @@ static int rlk_url_userinfo(const char *s, size_t n, rlk_url *u, char *err, size
     const char *colon = memchr(s, ':', n);
     int bad = 0;
 
-    if (!colon)
-        return RLK_URL_FAIL("bad url: a user needs a password (redis://user:password@host)");
+    if (!colon) {
+        /* redis://user@host: the password comes from elsewhere (rlk_options.password). */
+        if (n == 0)
+            return RLK_URL_FAIL("bad url: empty user name before '@'");
+        u->user = rlk_pct_decode(s, n, &bad);
+        if (bad)
+            return RLK_URL_FAIL("bad url: malformed %%-escape in the user name");
+        return u->user ? RLK_OK : RLK_ERR_NOMEM;
+    }
     if (colon > s) {
         u->user = rlk_pct_decode(s, (size_t)(colon - s), &bad);
         if (bad)
@@ -236,12 +248,13 @@ int rlk_url_parse(const char *url, rlk_url *u, char *err, size_t errlen)
     for (const char *p = url; *p; p++)
         if ((unsigned char)*p <= ' ' || *p == 0x7f)
             return RLK_URL_FAIL("bad url: spaces or control characters (percent-encode them)");
-    if (strncmp(url, "redis://", 8) == 0)
+    if (strncasecmp(url, "redis://", 8) == 0)
         rc = rlk_url_tcp(url + 8, u, err, errlen);
-    else if (strncmp(url, "unix://", 7) == 0)
+    else if (strncasecmp(url, "unix://", 7) == 0)
         rc = rlk_url_unix(url + 7, u, err, errlen);
-    else if (strncmp(url, "rediss://", 9) == 0)
-        rc = RLK_URL_FAIL("bad url: TLS (rediss://) is not supported");
+    else if (strncasecmp(url, "rediss://", 9) == 0)
+        rc = RLK_URL_FAIL("bad url: TLS (rediss://) is not supported: rlk is built on hiredis "
+                          "without TLS (use a TLS tunnel such as stunnel and a redis:// URL)");
     else
         rc = RLK_URL_FAIL("bad url: expected redis://host:port[/db] or unix:///path[?db=N]");
     if (rc == RLK_ERR_NOMEM)
@@ -284,7 +297,9 @@ void rlk_url_address(const rlk_url *u, char *buf, size_t len)
         snprintf(buf, len, "%s:%d", u->host ? u->host : "", u->port);
 }
 
-char *rlk_url_masked(const rlk_url *u)
+/* The URL in its normal form: "redis://[user[:***]@]addr/db" (mask: the
+ * password as ***; else left out) or "unix://path?db=N". malloc'd. */
+static char *rlk_url_format(const rlk_url *u, int mask)
 {
     char addr[300];
     char userinfo[400] = "";
@@ -297,12 +312,23 @@ char *rlk_url_masked(const rlk_url *u)
         snprintf(out, len, "unix://%s?db=%d", u->path, u->db);
         return out;
     }
-    if (u->password) {
-        if (u->user)
-            rlk_pct_encode(userinfo, sizeof userinfo, u->user);
-        strcat(userinfo, ":***@");
-    }
+    if (u->user)
+        rlk_pct_encode(userinfo, sizeof userinfo, u->user);
+    if (mask && u->password)
+        strcat(userinfo, ":***");
+    if (u->user || (mask && u->password))
+        strcat(userinfo, "@");
     rlk_url_address(u, addr, sizeof addr);
     snprintf(out, len, "redis://%s%s/%d", userinfo, addr, u->db);
     return out;
+}
+
+char *rlk_url_masked(const rlk_url *u)
+{
+    return rlk_url_format(u, 1);
+}
+
+char *rlk_url_without_password(const rlk_url *u)
+{
+    return rlk_url_format(u, 0);
 }

@@ -14,7 +14,7 @@ typedef struct rlk_url {
     char *host;         /* TCP host, without IPv6 brackets */
     int port;
     char *path;         /* unix socket path */
-    char *user;         /* NULL: none (AUTH password) */
+    char *user;         /* NULL: none (AUTH password); may be set without a password */
     char *password;     /* NULL: no AUTH */
     int db;             /* SELECT db when nonzero */
 } rlk_url;
@@ -26,6 +26,10 @@ int rlk_url_parse(const char *url, rlk_url *u, char *err, size_t errlen);
 void rlk_url_free(rlk_url *u);
 /* "redis://u:***@host:port/db" or "unix:///path?db=N" (malloc'd, NULL: OOM). */
 char *rlk_url_masked(const rlk_url *u);
+/* The same URL with its password left out: "redis://u@host:port/db" or
+ * "redis://host:port/db" (malloc'd, NULL: OOM). Safe to pass on to other
+ * processes. */
+char *rlk_url_without_password(const rlk_url *u);
 /* "host:port", "[v6]:port" or the socket path, for messages. */
 void rlk_url_address(const rlk_url *u, char *buf, size_t len);
 

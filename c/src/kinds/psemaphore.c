@@ -419,6 +419,30 @@ int rlk_psemaphore_available(rlk_psemaphore *s, long long *count)
                             NULL, count);
 }
 
+int rlk_psemaphore_size(rlk_psemaphore *s, long long *available, long long *held)
+{
+    const char *keys[RLK_PSEM_NKEYS];
+    redisReply *r = NULL;
+    int rc;
+
+    if (!s || !available || !held)
+        return RLK_ERR_ARG;
+    rlk_psem_keys(s, keys);
+    rc = rlk_eval(s->b.c, "psemaphore/size", 2, keys, 0, NULL, &r);
+    if (rc == RLK_OK && (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+                         r->element[0]->type != REDIS_REPLY_INTEGER ||
+                         r->element[1]->type != REDIS_REPLY_INTEGER))
+        rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "size %s: psemaphore/size replied a bad "
+                           "array", s->b.name);
+    if (rc == RLK_OK) {
+        *available = r->element[0]->integer;
+        *held = r->element[1]->integer;
+    }
+    if (r)
+        freeReplyObject(r);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- listing held permits */
 
 /* A command on the pool; RLK_ERR_PROTOCOL unless the reply has type want. */

@@ -97,7 +97,7 @@ static const bad_case bads[] = {
     {"redis://h o:1", "spaces"},
     {"redis://h\n:1", "control"},
     {"redis://h!:1", "invalid character"},
-    {"redis://user@h:1", "needs a password"},
+    {"redis://@h:1", "empty user name"},  /* redis://user@h: test_url_ops.c */
     {"redis://u:@h:1", "empty password"},
     {"redis://u:p%zz@h:1", "%-escape in the password"},
     {"redis://u:p%4@h:1", "%-escape in the password"},

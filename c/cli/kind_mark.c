@@ -1,0 +1,126 @@
+/*
+ * kind_mark.c - the semaphore / latch marker (kind_mark.h), with plain
+ * commands: a check before the first write, not a transaction (two rlk
+ * creating the same name as two kinds at the same moment are not told).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kind_mark.h"
+
+#define RLK_KM_SUFFIX ":rlk_kind"
+
+static char *rlk_km_key(const char *name)
+{
+    size_t len = strlen(name) + sizeof RLK_KM_SUFFIX + 3;
+    char *key = malloc(len);
+
+    if (key)
+        snprintf(key, len, "{%s}" RLK_KM_SUFFIX, name);
+    return key;
+}
+
+/* One command with one key argument; *reply set. RLK_OK or an rlk code. */
+static int rlk_km_cmd(rlk_client *c, const char *cmd, const char *key, const char *value,
+                      redisReply **reply)
+{
+    const char *argv[3] = {cmd, key, value};
+
+    return rlk_command(c, value ? 3 : 2, argv, NULL, reply);
+}
+
+/* The reply's string, or "" (NULL reply, nil, another type). */
+static const char *rlk_km_str(const redisReply *r)
+{
+    return r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) ? r->str : "";
+}
+
+/* What the key NAME is, as far as the marker and the companion key tell:
+ * "semaphore", "latch" or "" (unknown). *exists: NAME is there. */
+static int rlk_km_read(rlk_client *c, const char *name, int *exists, char *kind, size_t len)
+{
+    redisReply *r = NULL;
+    char *mark = rlk_km_key(name), timeouts[600];
+    int rc;
+
+    kind[0] = '\0';
+    if (!mark)
+        return RLK_ERR_NOMEM;
+    rc = rlk_km_cmd(c, "EXISTS", name, NULL, &r);
+    *exists = rc == RLK_OK && r && r->type == REDIS_REPLY_INTEGER && r->integer > 0;
+    if (r)
+        freeReplyObject(r);
+    r = NULL;
+    if (rc == RLK_OK && *exists && (rc = rlk_km_cmd(c, "GET", mark, NULL, &r)) == RLK_OK)
+        snprintf(kind, len, "%s", rlk_km_str(r));
+    if (r)
+        freeReplyObject(r);
+    r = NULL;
+    snprintf(timeouts, sizeof timeouts, "{%s}:timeout", name);
+    if (rc == RLK_OK && *exists && !kind[0] &&
+        (rc = rlk_km_cmd(c, "TYPE", timeouts, NULL, &r)) == RLK_OK &&
+        strcmp(rlk_km_str(r), "zset") == 0)
+        snprintf(kind, len, "%s", RLK_KM_SEMAPHORE);
+    if (r)
+        freeReplyObject(r);
+    free(mark);
+    return rc;
+}
+
+int rlk_km_check_not_rwlock(rlk_client *c, const char *name, const char *what)
+{
+    const char *argv[3] = {"HEXISTS", name, "mode"};
+    redisReply *r = NULL;
+    int rc = rlk_command(c, 3, argv, NULL, &r), rw;
+
+    rw = rc == RLK_OK && r && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+    if (r)
+        freeReplyObject(r);
+    if (!rw)
+        return -1;
+    return rlk_cli_fail(RLK_EXIT_USAGE, "%s: refused: %s is a read-write lock (take it with "
+                        "--read or --write); nothing changed", what, name);
+}
+
+int rlk_km_check(rlk_client *c, const char *name, const char *kind, const char *what)
+{
+    char found[32];
+    int exists = 0, rc = rlk_km_read(c, name, &exists, found, sizeof found);
+
+    if (rc != RLK_OK)
+        return rlk_lc_fail(c, rc, what);
+    if (!exists || !found[0] || strcmp(found, kind) == 0)
+        return -1;
+    if (strcmp(found, RLK_KM_SEMAPHORE) == 0)
+        return rlk_cli_fail(RLK_EXIT_USAGE, "%s: refused: %s is a semaphore (rlk semaphore, "
+                            "Redisson's RSemaphore), not a count-down latch; nothing changed",
+                            what, name);
+    if (strcmp(found, RLK_KM_LATCH) == 0)
+        return rlk_cli_fail(RLK_EXIT_USAGE, "%s: refused: %s is a count-down latch (rlk latch), "
+                            "not a semaphore; nothing changed", what, name);
+    return rlk_cli_fail(RLK_EXIT_USAGE, "%s: refused: %s is marked as a %s; nothing changed",
+                        what, name, found);
+}
+
+/* SET / DEL of the marker. */
+static int rlk_km_write(rlk_client *c, const char *name, const char *cmd, const char *value)
+{
+    redisReply *r = NULL;
+    char *mark = rlk_km_key(name);
+    int rc = mark ? rlk_km_cmd(c, cmd, mark, value, &r) : RLK_ERR_NOMEM;
+
+    if (r)
+        freeReplyObject(r);
+    free(mark);
+    return rc;
+}
+
+int rlk_km_mark(rlk_client *c, const char *name, const char *kind)
+{
+    return rlk_km_write(c, name, "SET", kind);
+}
+
+int rlk_km_unmark(rlk_client *c, const char *name)
+{
+    return rlk_km_write(c, name, "DEL", NULL);
+}

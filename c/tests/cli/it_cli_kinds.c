@@ -1,0 +1,206 @@
+/*
+ * it_cli_kinds.c - issue 12, part 4: `rlk semaphore -n` against an existing
+ * semaphore (refused when it differs, --resize adjusts), --take larger than
+ * the real size refused at once, and a semaphore's name refused by
+ * `rlk latch` and a latch's name by `rlk semaphore` (the {NAME}:rlk_kind
+ * marker, and the {NAME}:timeout sign for a semaphore rlk did not make).
+ *
+ * Usage: it_cli_kinds PATH_TO_RLK
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cli_check.h"
+
+#include <rlk.h>
+
+static rlk_fx_server server;
+static char url[128];
+
+static char *get_str(const char *key)
+{
+    redisReply *r = rlk_fx_command(&server, "GET %s", key);
+    char *s = strdup(r && r->type == REDIS_REPLY_STRING ? r->str : "(nil)");
+
+    if (r)
+        freeReplyObject(r);
+    return s;
+}
+
+static void expect_key(const char *key, const char *want)
+{
+    char *got = get_str(key);
+
+    CHECKF(strcmp(got, want) == 0, "GET %s: '%s', expected '%s'", key, got, want);
+    free(got);
+}
+
+static void expect_refused(const char *const *args, const char *what, const char *needle)
+{
+    cli_result r = cli_run(args);
+
+    expect_status(&r, 2, what);
+    expect_one_line_error(&r, what);
+    CHECKF(strstr(r.err, needle) != NULL, "%s: no '%s' in: %s", what, needle, r.err);
+    CHECKF(r.ms < 5000, "%s: took %lld ms: not refused at once", what, r.ms);
+    cli_result_free(&r);
+}
+
+#define REFUSED(what, needle, ...) \
+    expect_refused((const char *const[]){__VA_ARGS__, NULL}, what, needle)
+
+static void expect_ok(const char *const *args, const char *what)
+{
+    cli_result r = cli_run(args);
+
+    expect_status(&r, 0, what);
+    cli_result_free(&r);
+}
+
+#define OK(what, ...) expect_ok((const char *const[]){__VA_ARGS__, NULL}, what)
+
+/* Starts `rlk ARGS... -- sh -c 'touch FLAG; sleep 1.5'` and waits until it holds. */
+static void hold_start(cli_proc *p, const char *flag, const char *const *args)
+{
+    const char *argv[16];
+    char cmd[300];
+    int n = 0;
+
+    snprintf(cmd, sizeof cmd, "touch %s; sleep 1.5", flag);
+    for (; args[n] && n < 11; n++)
+        argv[n] = args[n];
+    argv[n++] = "--";
+    argv[n++] = "sh";
+    argv[n++] = "-c";
+    argv[n++] = cmd;
+    argv[n] = NULL;
+    REQUIRE(cli_start(p, argv) == 0);
+    REQUIREF(cli_wait_file(flag, 10000) == 0, "the holder did not start");
+}
+
+static void hold_finish(cli_proc *p, const char *what)
+{
+    int st = cli_wait(p, CLI_TIMEOUT_MS);
+    cli_result r = cli_collect(p, st, 0);
+
+    expect_status(&r, 0, what);
+    cli_result_free(&r);
+}
+
+static void test_semaphore_size(void)
+{
+    OK("create with -n 2", "semaphore", "s1", "-n", "2", "--", "true");
+    expect_key("s1", "2");
+    expect_key("{s1}:rlk_kind", "semaphore");
+    OK("the same -n again", "semaphore", "s1", "-n", "2", "--", "true");
+    REFUSED("-n 5 on a semaphore of 2", "has 2 permits", "semaphore", "s1", "-n", "5", "--",
+            "true");
+    expect_key("s1", "2");
+    REFUSED("-n 5 --take 3 on a semaphore of 2", "has 2 permits", "semaphore", "s1", "-n", "5",
+            "--take", "3", "--", "true");
+    REFUSED("-n 2 --take 3", "--take 3", "semaphore", "s1", "-n", "2", "--take", "3", "--",
+            "true");
+    expect_key("s1", "2");
+
+    OK("--resize -n 5", "semaphore", "s1", "-n", "5", "--resize", "--", "true");
+    expect_key("s1", "5");
+    OK("--resize -n 1", "semaphore", "s1", "-n", "1", "--resize", "--", "true");
+    expect_key("s1", "1");
+
+    /* The same size through the C API. */
+    {
+        rlk_client *c = rlk_connect_url(url);
+        rlk_psemaphore *s = c ? rlk_psemaphore_new(c, "s1") : NULL;
+        long long available = -9, held = -9;
+
+        REQUIRE(s != NULL);
+        CHECK_INT_EQ(rlk_psemaphore_size(s, &available, &held), RLK_OK);
+        CHECK_INT_EQ(available, 1);
+        CHECK_INT_EQ(held, 0);
+        rlk_psemaphore_free(s);
+        rlk_free(c);
+    }
+}
+
+/* A held permit counts in the size: -n 2 with one permit held is the same size, -n 3 is not. */
+static void test_size_with_holder(void)
+{
+    cli_proc holder;
+
+    hold_start(&holder, cli_path("kinds.held"),
+               (const char *const[]){"semaphore", "s2", "-n", "2", NULL});
+    REFUSED("-n 3 with one permit held", "1 held", "semaphore", "s2", "-n", "3", "--", "true");
+    OK("-n 2 with one permit held", "semaphore", "s2", "-n", "2", "-w", "5", "--", "true");
+    hold_finish(&holder, "the holder");
+    expect_key("s2", "2");
+}
+
+static void test_latch_vs_semaphore(void)
+{
+    cli_result r;
+
+    OK("semaphore k1", "semaphore", "k1", "-n", "3", "--", "true");
+    REFUSED("latch count-down on a semaphore", "is a semaphore", "latch", "k1", "count-down");
+    REFUSED("latch set on a semaphore", "is a semaphore", "latch", "k1", "set", "2");
+    REFUSED("latch await on a semaphore", "is a semaphore", "latch", "k1", "await", "-w", "0");
+    expect_key("k1", "3");
+
+    OK("latch k2 set 2", "latch", "k2", "set", "2");
+    expect_key("{k2}:rlk_kind", "latch");
+    REFUSED("semaphore on a latch", "is a count-down latch", "semaphore", "k2", "-n", "2", "--",
+            "true");
+    expect_key("k2", "2");
+    r = RUN("inspect", "k2", "--json");
+    expect_status(&r, 0, "inspect a marked latch");
+    CHECK_STR_EQ(r.out, "{\"name\":\"k2\",\"kind\":\"latch\",\"count\":2}\n");
+    cli_result_free(&r);
+    OK("count-down", "latch", "k2", "count-down");
+    OK("count-down to 0", "latch", "k2", "count-down");
+    expect_key("{k2}:rlk_kind", "(nil)");
+    OK("semaphore on an opened latch's name", "semaphore", "k2", "-n", "1", "--", "true");
+
+    /* A semaphore rlk did not make (no marker), with a held permit: told by {NAME}:timeout. */
+    freeReplyObject(rlk_fx_command(&server, "SET %s 1", "k3"));
+    freeReplyObject(rlk_fx_command(&server, "ZADD {k3}:timeout 99999999999999 %s", "abcd"));
+    REFUSED("latch count-down on a Redisson psemaphore", "is a semaphore", "latch", "k3",
+            "count-down");
+    expect_key("k3", "1");
+    /* A plain count without any sign cannot be told: used as asked (documented). */
+    freeReplyObject(rlk_fx_command(&server, "SET %s 2", "k4"));
+    OK("latch count-down on an unmarked count", "latch", "k4", "count-down");
+    expect_key("k4", "1");
+}
+
+/* A read-write lock's name is refused by the reentrant, fair and fenced lock (at once, not a wait
+ * for the readers); the read-write kinds already refuse a plain lock's hash (RLK_WRONGTYPE). */
+static void test_lock_on_rwlock(void)
+{
+    cli_proc holder;
+
+    hold_start(&holder, cli_path("kinds.rw.held"),
+               (const char *const[]){"lock", "--read", "rw1", NULL});
+    REFUSED("lock on a read-write lock", "is a read-write lock", "lock", "rw1", "--", "true");
+    REFUSED("fair lock on a read-write lock", "is a read-write lock", "lock", "--fair", "rw1",
+            "--", "true");
+    REFUSED("fenced lock on a read-write lock", "is a read-write lock", "lock", "--fenced", "rw1",
+            "--", "true");
+    OK("another reader", "lock", "--read", "rw1", "-n", "--", "true");
+    hold_finish(&holder, "the reader");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s PATH_TO_RLK\n", argv[0]);
+        return 2;
+    }
+    if (rlk_fx_start(&server, NULL) != 0 || rlk_fx_url(&server, -1, url, sizeof url) != 0 ||
+        cli_setup(argv[1], url) != 0)
+        return 1;
+    RUN_TEST(test_semaphore_size);
+    RUN_TEST(test_size_with_holder);
+    RUN_TEST(test_latch_vs_semaphore);
+    RUN_TEST(test_lock_on_rwlock);
+    cli_teardown();
+    rlk_fx_stop(&server);
+    return check_summary("it_cli_kinds");
+}

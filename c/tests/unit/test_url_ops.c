@@ -1,0 +1,104 @@
+/*
+ * test_url_ops.c - issue 12's URL and credential rules in the library:
+ * case-insensitive schemes, redis://user@host with the password from
+ * rlk_options.password (a URL password wins), the masked and the
+ * password-less forms, an empty $RLK_URL refused. No server needed: the
+ * connections go to a port nothing listens on, and only setup errors and
+ * masked URLs are checked.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client.h"
+#include "client/url.h"
+#include "check.h"
+
+static void test_scheme_case(void)
+{
+    const char *ok[] = {"REDIS://h:1/2", "Redis://h", "UNIX:///tmp/s.sock", NULL};
+    char err[256];
+    rlk_url u;
+
+    for (int i = 0; ok[i]; i++) {
+        CHECK_INT_EQ(rlk_url_parse(ok[i], &u, err, sizeof err), RLK_OK);
+        rlk_url_free(&u);
+    }
+    CHECK_INT_EQ(rlk_url_parse("REDISS://h:1", &u, err, sizeof err), RLK_ERR_URL);
+    CHECK_STR_CONTAINS(err, "TLS");
+    rlk_url_free(&u);
+}
+
+static void test_user_only(void)
+{
+    char err[256];
+    char *s;
+    rlk_url u;
+
+    REQUIRE_INT_EQ(rlk_url_parse("redis://al%40ice@h:7/3", &u, err, sizeof err), RLK_OK);
+    CHECK_STR_EQ(u.user, "al@ice");
+    CHECK(u.password == NULL);
+    s = rlk_url_without_password(&u);
+    CHECK_STR_EQ(s, "redis://al%40ice@h:7/3");
+    free(s);
+    rlk_url_free(&u);
+    REQUIRE_INT_EQ(rlk_url_parse("redis://u:top-secret@h:7", &u, err, sizeof err), RLK_OK);
+    s = rlk_url_without_password(&u);
+    CHECK_STR_EQ(s, "redis://u@h:7/0");
+    free(s);
+    s = rlk_url_masked(&u);
+    CHECK_STR_EQ(s, "redis://u:***@h:7/0");
+    free(s);
+    rlk_url_free(&u);
+}
+
+static void test_options_password(void)
+{
+    rlk_options o;
+    rlk_client *c;
+
+    rlk_options_init(&o);
+    o.url = "redis://alice@127.0.0.1:1";
+    o.connect_timeout_ms = 200;
+    c = rlk_connect(&o);
+    REQUIRE(c != NULL);
+    CHECK_INT_EQ(rlk_err(c), RLK_ERR_URL);
+    CHECK_STR_CONTAINS(rlk_errstr(c), "needs a password");
+    rlk_free(c);
+
+    o.password = "pw-from-options";
+    c = rlk_connect(&o);
+    REQUIRE(c != NULL);
+    CHECK_STR_EQ(rlk_client_url(c), "redis://alice:***@127.0.0.1:1/0");
+    CHECK(strstr(rlk_errstr(c), "pw-from-options") == NULL);
+    rlk_free(c);
+
+    o.url = "redis://127.0.0.1:1";
+    c = rlk_connect(&o);
+    REQUIRE(c != NULL);
+    CHECK_STR_EQ(rlk_client_url(c), "redis://:***@127.0.0.1:1/0");
+    rlk_free(c);
+}
+
+static void test_empty_env_url(void)
+{
+    rlk_options o;
+    rlk_client *c;
+
+    rlk_options_init(&o);
+    setenv("RLK_URL", "", 1);
+    c = rlk_connect(&o);
+    REQUIRE(c != NULL);
+    CHECK_INT_EQ(rlk_err(c), RLK_ERR_URL);
+    CHECK_STR_CONTAINS(rlk_errstr(c), "RLK_URL is set but empty");
+    rlk_free(c);
+    unsetenv("RLK_URL");
+}
+
+int main(void)
+{
+    RUN_TEST(test_scheme_case);
+    RUN_TEST(test_user_only);
+    RUN_TEST(test_options_password);
+    RUN_TEST(test_empty_env_url);
+    return check_summary("test_url_ops");
+}
