@@ -335,15 +335,29 @@ static int single_with_client(single_lock *l, const rlk_lc_lock_opts *o, const r
 {
     const char *name = o->names[0], *inherited = single_inherited_owner(l->mode, name);
     char what[RLK_LC_WHAT_MAX], owner[SINGLE_OWNER_MAX];
-    long long token = 0;
+    long long token = 0, t0 = rlk_lc_now_ns();
+    rlk_lc_lock_opts waited = *o;
     int rc;
 
     snprintf(what, sizeof what, "%s %s", single_label(l->mode), name);
     if (single_make(l, name) < 0)
         return rlk_lc_fail(l->c, rlk_err(l->c), what);
-    if (l->mode != RLK_LC_READ && l->mode != RLK_LC_WRITE &&
-        (rc = rlk_km_check_not_rwlock(l->c, name, what)) >= 0)
-        return rc;      /* kind_mark.h: not a read-write lock's hash */
+    if (l->mode != RLK_LC_READ && l->mode != RLK_LC_WRITE) {
+        /* kind_mark.h: not a read-write lock's hash. A check, bounded so that -w
+         * still bounds the whole wait (a failed check lets the acquire decide). */
+        rlk_thread_time_limit(o->c.wait_ms > 0 && o->c.wait_ms < SINGLE_DETAIL_MS
+                                  ? o->c.wait_ms : SINGLE_DETAIL_MS);
+        rc = rlk_km_check_not_rwlock(l->c, name, what);
+        rlk_thread_time_limit(-1);
+        if (rc >= 0)
+            return rc;
+        if (waited.c.wait_ms > 0) {
+            waited.c.wait_ms -= (rlk_lc_now_ns() - t0) / 1000000;
+            if (waited.c.wait_ms < 1)
+                waited.c.wait_ms = 1;
+        }
+        o = &waited;
+    }
     if ((inherited && single_set_owner(l, inherited) != RLK_OK) ||
         single_owner(l, owner, sizeof owner) != RLK_OK)
         return rlk_lc_fail(l->c, rlk_err(l->c), what);
