@@ -224,6 +224,7 @@ return function(api)
         end
         if not e then
           local res = m:script_command(argv, keys)
+          if m.call_hook then m.call_hook(argv, res, raise) end
           if not reply.is_error(res) then return to_lua(res) end
           e = error_table("-" .. res.err)
         end
@@ -469,7 +470,7 @@ return function(api)
     run.env = make_env(self, run, keys, args)
     setfenv(fn, run.env)
     local old_hook, old_mask, old_count = debug.gethook()
-    debug.sethook(line_hook(run), "l")
+    if self.line_hook then debug.sethook(line_hook(run), "l") end
     local ok, res = xpcall(fn, error_handler(run))
     debug.sethook(old_hook, old_mask, old_count)
     if not ok then return script_error(res, sha) end
