@@ -33,7 +33,10 @@ return function(api)
 
   -- Read-only proxies ----------------------------------------------------
 
-  local backing_of = setmetatable({}, { __mode = "k" })
+  -- Weak keys and values: a backing table refers to its proxy (the globals' _G), and Lua 5.1 has no
+  -- ephemerons, so with weak keys only every script's environment would stay alive for ever. A
+  -- proxy keeps its backing table alive through its metatable, so no live entry is dropped.
+  local backing_of = setmetatable({}, { __mode = "kv" })
 
   local function readonly(tbl, strict)
     local proxy = {}
