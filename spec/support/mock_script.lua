@@ -34,7 +34,10 @@ return function(api)
 
   -- Read-only proxies ----------------------------------------------------
 
-  local backing_of = setmetatable({}, { __mode = "k" })
+  -- Weak keys and values: a backing table refers to its proxy (the globals' _G), and Lua 5.1 has no
+  -- ephemerons, so with weak keys only every script's environment would stay alive for ever. A
+  -- proxy keeps its backing table alive through its metatable, so no live entry is dropped.
+  local backing_of = setmetatable({}, { __mode = "kv" })
 
   local function readonly(tbl, strict)
     local proxy = {}
@@ -225,6 +228,7 @@ return function(api)
         end
         if not e then
           local res = m:script_command(argv, keys)
+          if m.call_hook then m.call_hook(argv, res, raise) end
           if not reply.is_error(res) then return to_lua(res) end
           e = error_table("-" .. res.err)
         end
@@ -447,11 +451,20 @@ return function(api)
     return sha
   end
 
+  -- Compiled bodies, memoised as Redis caches them by SHA-1 (each run sets the chunk's environment
+  -- afresh, so a chunk is reused safely; the model checker runs the same scripts 10^5 times).
+  local compiled, compiled_count = {}, 0
   local function compile(src)
-    local fn, err = loadstring(src, "@user_script")
+    local fn = compiled[src]
+    if fn then return fn end
+    local err
+    fn, err = loadstring(src, "@user_script")
     if not fn then
       return nil, { err = one_line("ERR Error compiling script (new function): " .. err) }
     end
+    if compiled_count >= 1000 then compiled, compiled_count = {}, 0 end
+    compiled[src] = fn
+    compiled_count = compiled_count + 1
     return fn
   end
 
@@ -470,7 +483,7 @@ return function(api)
     run.env = make_env(self, run, keys, args)
     setfenv(fn, run.env)
     local old_hook, old_mask, old_count = debug.gethook()
-    debug.sethook(line_hook(run), "l")
+    if self.line_hook then debug.sethook(line_hook(run), "l") end
     local ok, res = xpcall(fn, error_handler(run))
     debug.sethook(old_hook, old_mask, old_count)
     if not ok then return script_error(res, sha) end
