@@ -79,7 +79,10 @@ static rlk_bench_acq rlk_bench_lib_lock(void *st, const atomic_int *abandon, int
     rc = rlk_lock_try_lock(b->lock, rlk_bench_lib_wait_ms(give_up_ns), b->lease_ms);
     if (rc == RLK_OK)
         return RLK_BENCH_ACQ_OK;
-    if (rc == RLK_ERR_BUSY)
+    /* Ran out: BUSY, or a last attempt whose round trip the wait's own deadline cut
+     * (the library bounds a whole wait, command timeouts included). */
+    if (rc == RLK_ERR_BUSY ||
+        (rc == RLK_ERR_TIMEOUT && rlk_bench_now_ns() >= give_up_ns - INT64_C(1000000)))
         return RLK_BENCH_ACQ_ABANDONED;
     rlk_bench_lib_error(b, "rlk_lock_try_lock", err, errlen);
     return RLK_BENCH_ACQ_ERR;
