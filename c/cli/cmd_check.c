@@ -572,7 +572,7 @@ static int probe_kind(probe *p, const kind_layout *kl)
     for (size_t i = 0; i < rlk_script_count(c); i++) {
         const rlk_script_info *s = rlk_script_at(c, i);
         const char *argv[12];
-        char skeys[6][300], nk[8];
+        char skeys[6][300], nk[16];
         int n = 0;
 
         if (strncmp(s->name, kl->kind, plen) != 0 || s->name[plen] != '/')
