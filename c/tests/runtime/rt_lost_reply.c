@@ -331,7 +331,7 @@ static void acquire_sleep(int kind)
             CHECK_INT_EQ(obj_unlock(&o), RLK_OK);
         if (!other_gets_it(b, &o)) {
             refused++;
-            rlk_fx_command(&srv, "DEL lr:acq-sleep");   /* unpin for the next round */
+            (void)tk_command_ok(&srv, "DEL lr:acq-sleep");   /* unpin for the next round */
             rlk_wd_forget_name(rlk_rt_get(a)->wd, "lr:acq-sleep");
         }
     }
@@ -397,7 +397,7 @@ static void release_sleep(int kind)
         }
         CHECKF(other_gets_it(b, &o), "%s round %d: a second client is refused", kind_names[kind],
                round);
-        rlk_fx_command(&srv, "DEL lr:rel-sleep");
+        (void)tk_command_ok(&srv, "DEL lr:rel-sleep");
         rlk_wd_forget_name(rlk_rt_get(a)->wd, "lr:rel-sleep");
     }
     obj_free(&o);
@@ -494,7 +494,7 @@ static void kill_case(int kind, int unlock)
                "%s round %d: an error, yet the count changed", kind_names[kind], round);
         release_all_and_check(&o, b, kind_names[kind]);
         tk_latch_destroy(&k.written);
-        rlk_fx_command(&srv, "DEL lr:kill");
+        (void)tk_command_ok(&srv, "DEL lr:kill");
         rlk_wd_forget_name(rlk_rt_get(a)->wd, "lr:kill");
     }
     printf("  %s: %s lost by CLIENT KILL: ran %d, did not run %d (%d of %d rounds lost a "
@@ -532,7 +532,7 @@ static void test_psemaphore_sleep(void)
         CHECK_INT_EQ(rlk_psemaphore_available(s, &avail), RLK_OK);
         if (avail != 1) {
             leaked++;
-            rlk_fx_command(&srv, "DEL lr:psem {lr:psem}:timeout");
+            (void)tk_command_ok(&srv, "DEL lr:psem {lr:psem}:timeout");
             rlk_psemaphore_try_set_permits(s, 1, NULL);
         }
     }
@@ -571,7 +571,7 @@ static void test_multilock_sleep(void)
             CHECK_INT_EQ(rlk_multilock_unlock(m), RLK_OK);
         if (!other_gets_it(b, &o1) || !other_gets_it(b, &o2)) {
             pinned++;
-            rlk_fx_command(&srv, "DEL lr:m1 lr:m2");
+            (void)tk_command_ok(&srv, "DEL lr:m1 lr:m2");
             rlk_wd_forget_name(rlk_rt_get(a)->wd, "lr:m1");
             rlk_wd_forget_name(rlk_rt_get(a)->wd, "lr:m2");
         }
@@ -644,7 +644,7 @@ static void test_unknown_then_settled(void)
                "round %d: server counts %lld holds, client %lld", round, server_count(&o),
                client_count(&o));
         release_all_and_check(&o, b, "unknown outcome");
-        rlk_fx_command(&srv, "DEL lr:unknown");
+        (void)tk_command_ok(&srv, "DEL lr:unknown");
         rlk_wd_forget_name(rlk_rt_get(a)->wd, "lr:unknown");
     }
     printf("  reentrant: acquire with the server stopped past the budget: outcome unknown %d/%d, "
