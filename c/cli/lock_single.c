@@ -264,15 +264,15 @@ static const char *single_queue_detail(single_lock *l, char *buf, size_t len)
 }
 
 /* -1 when acquired (*token set for --fenced), else the exit code. */
-static int single_acquire(single_lock *l, const rlk_lc_lock_opts *o, const char *what,
-                          long long *token)
+static int single_acquire(single_lock *l, const rlk_lc_lock_opts *o, long long wait_ms,
+                          const char *what, long long *token)
 {
     single_sigwatch sw;
     char detail[128];
     int rc, sig;
 
     single_sigwatch_start(&sw, l->c);
-    rc = single_try(l, o->c.wait_ms, o->c.lease_ms, token);
+    rc = single_try(l, wait_ms, o->c.lease_ms, token);
     sig = single_sigwatch_stop(&sw);
     if (sig) {
         if (rc == RLK_OK)
@@ -336,7 +336,7 @@ static int single_with_client(single_lock *l, const rlk_lc_lock_opts *o, const r
     const char *name = o->names[0], *inherited = single_inherited_owner(l->mode, name);
     char what[RLK_LC_WHAT_MAX], owner[SINGLE_OWNER_MAX];
     long long token = 0, t0 = rlk_lc_now_ns();
-    rlk_lc_lock_opts waited = *o;
+    long long wait_ms = o->c.wait_ms;   /* what is left of -w for the acquire */
     int rc;
 
     snprintf(what, sizeof what, "%s %s", single_label(l->mode), name);
@@ -351,17 +351,16 @@ static int single_with_client(single_lock *l, const rlk_lc_lock_opts *o, const r
         rlk_thread_time_limit(-1);
         if (rc >= 0)
             return rc;
-        if (waited.c.wait_ms > 0) {
-            waited.c.wait_ms -= (rlk_lc_now_ns() - t0) / 1000000;
-            if (waited.c.wait_ms < 1)
-                waited.c.wait_ms = 1;
+        if (wait_ms > 0) {
+            wait_ms -= (rlk_lc_now_ns() - t0) / 1000000;
+            if (wait_ms < 1)
+                wait_ms = 1;
         }
-        o = &waited;
     }
     if ((inherited && single_set_owner(l, inherited) != RLK_OK) ||
         single_owner(l, owner, sizeof owner) != RLK_OK)
         return rlk_lc_fail(l->c, rlk_err(l->c), what);
-    if ((rc = single_acquire(l, o, what, &token)) >= 0)
+    if ((rc = single_acquire(l, o, wait_ms, what, &token)) >= 0)
         return rc;
     return single_hold(l, o, s, owner, token);
 }
