@@ -1,5 +1,5 @@
 -- name: rwlock/read_release
--- version: 1
+-- version: 2
 -- summary: Leave a read lock once; in read mode reset the hash TTL to the longest live read, or delete and publish.
 -- redisson: RedissonReadLock.unlockInnerAsync (hincrby -1, del timeout key, pexpire max pttl; else del + publish 0)
 -- time: none
@@ -8,7 +8,7 @@
 -- KEYS[3]: prefix - {lock} (lock if it has a '{'); the script derives <prefix>:<owner>:rwlock_timeout:<n>, same slot
 -- ARGV[1]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes, not 'mode', not ending in ':write'
 -- return nil: owner holds no read of the lock (or there is no lock); nothing changed
--- return 0: one read left (its timeout key deleted); still held; in read mode hash TTL = longest live read
+-- return 0: one read left (its timeout key deleted); still held; in read mode hash TTL = longest live read (>= 1 ms)
 -- return 1: the last live read left in read mode: lock hash deleted and message 0 (unlock) published on channel
 -- error RLK_BADARG: not exactly 3 keys and 1 argument, or prefix is not the lock's timeout-key prefix
 -- error RLK_BADOWNER: owner is empty, longer than 1024 bytes, 'mode', or ends in ':write'
@@ -23,7 +23,8 @@
 -- 'none', 'read' or 'write'; nil and the reason when the key is not a read-write lock.
 --- @include "lib/rw_mode"
 
--- The longest PTTL among the timeout keys of every read still counted in the hash (<= 0: none live).
+-- The longest PTTL among the timeout keys of every read still counted in the hash (< 0: none live;
+-- 0: a read in its last millisecond, which Redis keeps until its clock passes the expire time).
 local function longest_read(lock, prefix)
   local longest = -2
   local flat = redis.call('hgetall', lock)
@@ -65,8 +66,9 @@ if mode == 'write' then
   return 0
 end
 local longest = longest_read(lock, prefix)
-if longest > 0 then
-  redis.call('pexpire', lock, longest)
+if longest >= 0 then
+  -- PEXPIRE 0 would delete the hash while that read's key still exists: keep it 1 ms instead
+  redis.call('pexpire', lock, math.max(longest, 1))
   return 0
 end
 redis.call('del', lock)

@@ -1,5 +1,5 @@
 -- name: rwlock/write_release
--- version: 2
+-- version: 3
 -- summary: Leave the write lock once; on the last exit downgrade to the owner's live reads or delete; publish 1.
 -- redisson: RedissonWriteLock.unlockInnerAsync (hincrby -1; pexpire while held; else hdel + mode read or del)
 -- time: none
@@ -10,7 +10,7 @@
 -- ARGV[2]: lease_ms - lease in milliseconds while the owner still writes (TTL >= lease_ms), integer 1..1000000000000
 -- return nil: owner does not hold the write lock (or there is no lock); nothing changed
 -- return 0: still written by owner: write count - 1, hash TTL raised to at least lease_ms
--- return 1: write released; downgraded to read (owner's live reads, TTL = longest) or deleted; message 1 published
+-- return 1: write released; downgraded to read (owner's live reads, TTL = longest, >= 1 ms) or deleted; 1 published
 -- error RLK_BADARG: not exactly 3 keys and 2 arguments, or prefix is not the lock's timeout-key prefix
 -- error RLK_BADOWNER: owner is empty, longer than 1024 bytes, 'mode', or ends in ':write'
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
@@ -27,7 +27,8 @@
 -- 'none', 'read' or 'write'; nil and the reason when the key is not a read-write lock.
 --- @include "lib/rw_mode"
 
--- The longest PTTL among the timeout keys of the owner's counted reads (<= 0: none live).
+-- The longest PTTL among the timeout keys of the owner's counted reads (< 0: none live; 0: a read in
+-- its last millisecond, which Redis keeps until its clock passes the expire time).
 local function longest_own_read(lock, prefix, owner)
   local longest = -2
   local count = tonumber(redis.call('hget', lock, owner)) or 0
@@ -67,9 +68,10 @@ if redis.call('hincrby', lock, writer, -1) > 0 then
 end
 redis.call('hdel', lock, writer)
 local longest = longest_own_read(lock, prefix, owner)
-if longest > 0 then
+if longest >= 0 then
   redis.call('hset', lock, 'mode', 'read')
-  redis.call('pexpire', lock, longest)
+  -- PEXPIRE 0 would delete the hash while that read's key still exists: keep it 1 ms instead
+  redis.call('pexpire', lock, math.max(longest, 1))
 else
   redis.call('del', lock)
 end
