@@ -531,6 +531,17 @@ int rlk_cluster_run(rlk_client *c, int slot, rlk_conn_op op, void *arg, int idem
 
 /* ---------------------------------------------------------------- dedicated connections */
 
+int rlk_cluster_evalv(rlk_client *c, const rlk_script_info *s, int nkeys, const char *const *keys,
+                      int nargs, const char *const *args, const size_t *arglens,
+                      redisReply **reply, long long timeout_ms)
+{
+    long long prev = rlk_time_limit_enter(rlk_clock_now_ns() + timeout_ms * RLK_NS_PER_MS);
+    int rc = rlk_evalv(c, s->name, nkeys, keys, NULL, nargs, args, arglens, reply);
+
+    rlk_time_limit_leave(prev);
+    return rc;
+}
+
 int rlk_cluster_conn_open(rlk_client *c, redisContext **out, char *addr)
 {
     rlk_cluster *cl = c->cluster;

@@ -63,6 +63,13 @@ int rlk_cluster_keys_slot(rlk_client *c, const char *what, int nkeys, const char
  * for a command without a key (CLIENT, SCRIPT, INFO, PING, ...). */
 int rlk_cluster_command_slot(int argc, const char *const *argv, const size_t *lens);
 
+/* For a thread that renews on a connection of its own (the watchdog, a
+ * permit keeper): on a cluster its script calls go through the routed
+ * pools instead (rlk_evalv, redirects followed), within timeout_ms. */
+int rlk_cluster_evalv(rlk_client *c, const rlk_script_info *s, int nkeys, const char *const *keys,
+                      int nargs, const char *const *args, const size_t *arglens,
+                      redisReply **reply, long long timeout_ms);
+
 /* A dedicated connection (rlk_conn_open) to some node, the one after the
  * last one handed out first, so that a subscriber whose node died goes on
  * with another. *addr (may be NULL, 300 bytes) gets its address. */
