@@ -8,6 +8,9 @@
  *     waiter acquires after the release;
  *   - CLUSTER FAILOVER of the holder's shard: the holder renews on the new
  *     master, keeps it, the waiter acquires after the release;
+ *   - the node a waiter's subscriber is connected to dies (made a replica
+ *     first if it was a master, then SIGKILLed): the subscriber goes on with
+ *     another node and the release still wakes the waiter;
  *   - 4 processes x 2 threads contend for one lock while its slot is moved
  *     to another master and back: the merged hold log shows 0 overlaps.
  *
@@ -344,6 +347,53 @@ static void test_processes_while_resharding(void)
     free(recs);
 }
 
+/* Runs last: it kills a node. */
+static void test_subscriber_node_dies(void)
+{
+    rlk_client *h = tk_connect(url, 0, 2), *wc = tk_connect(url, 0, 2);
+    waiter w = {0};
+    rlk_lock *l;
+    pthread_t t;
+    int node = -1;
+    long long t0, released;
+
+    REQUIRE(h && wc);
+    w.c = wc;
+    w.rc = -1;
+    snprintf(w.name, sizeof w.name, "cl:subdies");
+    l = rlk_lock_new(h, w.name);
+    REQUIRE(l && rlk_lock_try_lock(l, 0, 60000) == RLK_OK);
+    pthread_create(&t, NULL, waiter_main, &w);
+    t0 = now_ms();
+    while (!subscribed(w.name) && now_ms() - t0 < 10000)
+        nanosleep(&(struct timespec){0, 5000000L}, NULL);
+    for (int i = 0; i < cl.n; i++)
+        if (tk_count_clients_named(&cl.node[i], "rlk-sub") > 0)
+            node = i;
+    REQUIRE(node >= 0);
+    if (rlk_fx_cluster_role(&cl, node) == 'M')
+        REQUIRE(rlk_fx_cluster_failover(&cl, rlk_fx_cluster_replica_of(&cl, node), 20000) == 0);
+    REQUIRE(rlk_fx_crash(&cl.node[node]) == 0);
+    t0 = now_ms();
+    while (!subscribed(w.name) && now_ms() - t0 < 15000)
+        nanosleep(&(struct timespec){0, 10000000L}, NULL);
+    CHECKF(subscribed(w.name), "no node has the waiter's subscription %lld ms after node %d died",
+           now_ms() - t0, node);
+    tk_say("subscriber: node %d died, subscribed again on another node after %lld ms", node,
+           now_ms() - t0);
+    CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
+    released = now_ms();
+    pthread_join(t, NULL);
+    CHECKF(w.rc == RLK_OK, "waiter rc %d", w.rc);
+    tk_say("subscriber: waiter acquired %lld ms after the release (lock lease 60000 ms)",
+           w.got_ms - released);
+    CHECKF(w.got_ms - released < 2000, "waiter woke %lld ms after the release",
+           w.got_ms - released);
+    rlk_lock_free(l);
+    rlk_free(h);
+    rlk_free(wc);
+}
+
 int main(int argc, char **argv)
 {
     char u1[128], u2[128];
@@ -361,6 +411,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_migration_held_and_waited);
     RUN_TEST(test_processes_while_resharding);
     RUN_TEST(test_failover_held_and_waited);
+    RUN_TEST(test_subscriber_node_dies);
     rlk_fx_cluster_stop(&cl);
     return check_summary("cl_faults");
 }
