@@ -125,6 +125,10 @@ static void test_all_and_redlock(void)
         name_on("cli:all:", mst[k], n[k], sizeof n[k]);
     snprintf(args, sizeof args, "lock --all %s %s %s --url \"$U\" -- true", n[0], n[1], n[2]);
     CHECKF(run(out, sizeof out, args) == 0, "lock --all: %s", out);
+    CHECK_INT_EQ(run(out, sizeof out, "lock 'a{b' --url \"$U\" -- true"), 2);
+    CHECK_STR_CONTAINS(out, "hash tag");
+    CHECK_INT_EQ(run(out, sizeof out, "unlock --force 'x}y' --url \"$U\""), 2);
+    CHECK_INT_EQ(run(out, sizeof out, "inspect '{}' --url \"$U\""), 2);
     CHECK(run(out, sizeof out, "lock --redlock \"$U\" cli:rl -- true") != 0);
     CHECKF(strstr(out, "not a Redis Cluster") != NULL, "--redlock with a cluster URL: %s", out);
 }
