@@ -7,6 +7,7 @@
  * migration. One cluster for the whole program.
  */
 #include "check.h"
+#include "cl_util.h"
 #include "cluster.h"
 #include "tk_util.h"
 #include "client/client.h"
@@ -21,28 +22,6 @@
 
 static rlk_fx_cluster cl;
 static char url[512];           /* redis+cluster://127.0.0.1:P0,127.0.0.1:P1 */
-
-/* A name "<prefix><n>" whose slot node `master` owns (as node 0 sees it). */
-static void name_on(const char *prefix, int master, char *buf, size_t len)
-{
-    for (int n = 0; n < 10000; n++) {
-        snprintf(buf, len, "%s%d", prefix, n);
-        if (rlk_fx_cluster_key_owner(&cl, buf) == master)
-            return;
-    }
-    buf[0] = '\0';
-}
-
-/* The indexes of the three masters. */
-static int masters(int out[3])
-{
-    int n = 0;
-
-    for (int i = 0; i < cl.n && n < 3; i++)
-        if (rlk_fx_cluster_role(&cl, i) == 'M')
-            out[n++] = i;
-    return n;
-}
 
 /* ------------------------------------------------------------ tests */
 
@@ -95,7 +74,7 @@ static void test_routed(void)
     char name[64];
 
     REQUIRE(c);
-    REQUIRE_INT_EQ(masters(m), 3);
+    REQUIRE_INT_EQ(cl_masters(&cl, m), 3);
     REQUIRE((size_t)rlk_script_count(c) <= sizeof present / sizeof present[0]);
     for (int k = 0; k < 3; k++) {
         redisReply *r = rlk_fx_cluster_command(&cl, m[k], "SCRIPT EXISTS %s",
@@ -113,7 +92,7 @@ static void test_routed(void)
         rlk_lock *l;
         int held = 0;
 
-        name_on("cl:routed:", m[k], name, sizeof name);
+        cl_name_on(&cl, "cl:routed:", m[k], name, sizeof name);
         REQUIRE(name[0]);
         l = rlk_lock_new(c, name);
         REQUIRE(l);
@@ -187,8 +166,8 @@ static void test_moved(void)
     rlk_lock *l;
 
     REQUIRE(c);
-    REQUIRE_INT_EQ(masters(m), 3);
-    name_on("cl:moved:", m[0], name, sizeof name);
+    REQUIRE_INT_EQ(cl_masters(&cl, m), 3);
+    cl_name_on(&cl, "cl:moved:", m[0], name, sizeof name);
     slot = rlk_key_slot(name, strlen(name));
     dst = m[1];
     REQUIRE(rlk_fx_cluster_move_slot(&cl, slot, m[0], dst, 15000) == 0);
@@ -230,8 +209,8 @@ static void test_ask(void)
     rlk_lock *l, *l2;
 
     REQUIRE(c);
-    REQUIRE_INT_EQ(masters(m), 3);
-    name_on("cl:ask:", m[2], name, sizeof name);
+    REQUIRE_INT_EQ(cl_masters(&cl, m), 3);
+    cl_name_on(&cl, "cl:ask:", m[2], name, sizeof name);
     slot = rlk_key_slot(name, strlen(name));
     snprintf(other, sizeof other, "x{%s}", name);   /* the same slot */
     l = rlk_lock_new(c, name);
@@ -262,16 +241,8 @@ static void test_ask(void)
 
 int main(void)
 {
-    char u1[128], u2[128];
-
-    if (rlk_fx_cluster_start(&cl) != 0) {
-        fprintf(stderr, "cl_basic: the cluster did not start\n");
+    if (cl_start("cl_basic", &cl, 0, 3, url, sizeof url) != 0)
         return 1;
-    }
-    tk_say("cluster started in %lld ms", cl.start_ms);
-    rlk_fx_cluster_url(&cl, 0, u1, sizeof u1);
-    rlk_fx_cluster_url(&cl, 3, u2, sizeof u2);
-    snprintf(url, sizeof url, "redis+cluster://%s,%s", u1 + 8, u2 + 8);
     RUN_TEST(test_url);
     RUN_TEST(test_slots);
     RUN_TEST(test_routed);

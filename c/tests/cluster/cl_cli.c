@@ -7,6 +7,7 @@
  * argv[1]: the rlk binary. One cluster for the whole program.
  */
 #include "check.h"
+#include "cl_util.h"
 #include "cluster.h"
 #include "tk_util.h"
 
@@ -38,16 +39,6 @@ static int run(char *out, size_t len, const char *args)
     out[n] = '\0';
     st = pclose(p);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static void name_on(const char *prefix, int master, char *buf, size_t len)
-{
-    for (int n = 0; n < 10000; n++) {
-        snprintf(buf, len, "%s%d", prefix, n);
-        if (rlk_fx_cluster_key_owner(&cl, buf) == master)
-            return;
-    }
-    buf[0] = '\0';
 }
 
 static int count_lines(const char *s, const char *prefix)
@@ -86,7 +77,7 @@ static void test_eval_and_kinds(void)
     char args[512], n[64];
 
     for (int k = 0; k < 3; k++) {
-        name_on("cli:eval:", mst[k], n, sizeof n);
+        cl_name_on(&cl, "cli:eval:", mst[k], n, sizeof n);
         snprintf(args, sizeof args, "eval reentrant/acquire --key %s --arg 30000 --arg o:1 "
                  "--url \"$U\"", n);
         CHECKF(run(out, sizeof out, args) == 0, "eval on master %d: %s", k, out);
@@ -99,17 +90,17 @@ static void test_eval_and_kinds(void)
         CHECKF(run(out, sizeof out, args) == 0, "lock: %s", out);
         snprintf(args, sizeof args, "lock --write %s --url \"$U\" -- true", n);
         CHECKF(run(out, sizeof out, args) == 0, "lock --write: %s", out);
-        name_on("cli:fair:", mst[k], n, sizeof n);
+        cl_name_on(&cl, "cli:fair:", mst[k], n, sizeof n);
         snprintf(args, sizeof args, "lock --fair %s --url \"$U\" -- true", n);
         CHECKF(run(out, sizeof out, args) == 0, "lock --fair: %s", out);
-        name_on("cli:fenced:", mst[k], n, sizeof n);
+        cl_name_on(&cl, "cli:fenced:", mst[k], n, sizeof n);
         snprintf(args, sizeof args, "lock --fenced %s --url \"$U\" -- sh -c "
                  "'test -n \"$RLK_FENCE_TOKEN\"'", n);
         CHECKF(run(out, sizeof out, args) == 0, "lock --fenced: %s", out);
-        name_on("cli:sem:", mst[k], n, sizeof n);
+        cl_name_on(&cl, "cli:sem:", mst[k], n, sizeof n);
         snprintf(args, sizeof args, "semaphore %s -n 2 --url \"$U\" -- true", n);
         CHECKF(run(out, sizeof out, args) == 0, "semaphore: %s", out);
-        name_on("cli:latch:", mst[k], n, sizeof n);
+        cl_name_on(&cl, "cli:latch:", mst[k], n, sizeof n);
         snprintf(args, sizeof args, "latch %s set 1 --url \"$U\" && '%s' latch %s count-down "
                  "--url \"$U\" && '%s' latch %s await -w 5 --url \"$U\"", n, rlk_bin, n, rlk_bin, n);
         CHECKF(run(out, sizeof out, args) == 0, "latch: %s", out);
@@ -122,7 +113,7 @@ static void test_all_and_redlock(void)
     char args[512], n[3][64];
 
     for (int k = 0; k < 3; k++)
-        name_on("cli:all:", mst[k], n[k], sizeof n[k]);
+        cl_name_on(&cl, "cli:all:", mst[k], n[k], sizeof n[k]);
     snprintf(args, sizeof args, "lock --all %s %s %s --url \"$U\" -- true", n[0], n[1], n[2]);
     CHECKF(run(out, sizeof out, args) == 0, "lock --all: %s", out);
     CHECK_INT_EQ(run(out, sizeof out, "lock 'a{b' --url \"$U\" -- true"), 2);
@@ -135,25 +126,18 @@ static void test_all_and_redlock(void)
 
 int main(int argc, char **argv)
 {
-    char u1[128], u2[128];
-    int n = 0;
-
     if (argc < 2) {
         fprintf(stderr, "usage: cl_cli RLK_BINARY\n");
         return 2;
     }
     rlk_bin = argv[1];
     unsetenv("RLK_URL");
-    if (rlk_fx_cluster_start(&cl) != 0) {
-        fprintf(stderr, "cl_cli: the cluster did not start\n");
+    if (cl_start("cl_cli", &cl, 2, 3, url, sizeof url) != 0)
+        return 1;
+    if (cl_masters(&cl, mst) != 3) {
+        rlk_fx_cluster_stop(&cl);
         return 1;
     }
-    for (int i = 0; i < cl.n && n < 3; i++)
-        if (rlk_fx_cluster_role(&cl, i) == 'M')
-            mst[n++] = i;
-    rlk_fx_cluster_url(&cl, 2, u1, sizeof u1);
-    rlk_fx_cluster_url(&cl, 3, u2, sizeof u2);
-    snprintf(url, sizeof url, "redis+cluster://%s,%s", u1 + 8, u2 + 8);
     RUN_TEST(test_scripts);
     RUN_TEST(test_eval_and_kinds);
     RUN_TEST(test_all_and_redlock);

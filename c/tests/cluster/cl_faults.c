@@ -17,6 +17,7 @@
  * Child mode (argv[1]): contend URL THREADS ITERS LOGFILE (tk_util.h).
  */
 #include "check.h"
+#include "cl_util.h"
 #include "cluster.h"
 #include "holdlog.h"
 #include "tk_util.h"
@@ -36,35 +37,12 @@
 static rlk_fx_cluster cl;
 static char url[512];
 
-static long long now_ms(void)
-{
-    return rlk_fx_now_ms();
-}
-
-static void pause_ms(long long ms)
-{
-    long long t0 = now_ms();
-
-    while (now_ms() - t0 < ms)
-        nanosleep(&(struct timespec){0, 20000000L}, NULL);
-}
-
 static int master_index(int k)
 {
     for (int i = 0, n = 0; i < cl.n; i++)
         if (rlk_fx_cluster_role(&cl, i) == 'M' && n++ == k)
             return i;
     return -1;
-}
-
-static void name_on(const char *prefix, int master, char *buf, size_t len)
-{
-    for (int n = 0; n < 10000; n++) {
-        snprintf(buf, len, "%s%d", prefix, n);
-        if (rlk_fx_cluster_key_owner(&cl, buf) == master)
-            return;
-    }
-    buf[0] = '\0';
 }
 
 static atomic_int lost_count;
@@ -74,19 +52,6 @@ static void on_lost(const char *name, const char *owner, int reason, void *ud)
     (void)ud;
     fprintf(stderr, "  lost: %s (%s) reason %d\n", name, owner, reason);
     atomic_fetch_add(&lost_count, 1);
-}
-
-/* PTTL of key on the master owning it now (node 0's view: ask every node
- * that is up); -3 when unknown. */
-static long long pttl(const char *key)
-{
-    int owner = rlk_fx_cluster_key_owner(&cl, key);
-    redisReply *r = rlk_fx_cluster_command(&cl, owner, "PTTL %s", key);
-    long long v = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -3;
-
-    if (r)
-        freeReplyObject(r);
-    return v;
 }
 
 /* ------------------------------------------------------------ a waiter thread */
@@ -105,7 +70,7 @@ static void *waiter_main(void *arg)
     rlk_lock *l = rlk_lock_new(w->c, w->name);
 
     w->rc = l ? rlk_lock_try_lock(l, 60000, 10000) : -1;
-    w->got_ms = now_ms();
+    w->got_ms = rlk_fx_now_ms();
     atomic_store(&w->done, 1);
     if (w->rc == RLK_OK)
         rlk_lock_unlock(l);
@@ -113,36 +78,19 @@ static void *waiter_main(void *arg)
     return NULL;
 }
 
-static int subscribed(const char *name)
-{
-    char ch[128];
-    long long subs = 0;
-
-    snprintf(ch, sizeof ch, "redisson_lock__channel:{%s}", name);
-    for (int i = 0; i < cl.n; i++) {
-        redisReply *r = rlk_fx_cluster_command(&cl, i, "PUBSUB NUMSUB %s", ch);
-
-        if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
-            subs += r->element[1]->integer;
-        if (r)
-            freeReplyObject(r);
-    }
-    return subs > 0;
-}
-
 /* Holder client h holds w->name lease-less; a waiter thread (client wc)
  * waits on it. Returns 0 once the waiter is subscribed. */
 static int hold_and_wait(rlk_client *h, rlk_lock **l, waiter *w, pthread_t *t)
 {
-    long long t0 = now_ms();
+    long long t0 = rlk_fx_now_ms();
 
     *l = rlk_lock_new(h, w->name);
     if (!*l || rlk_lock_try_lock(*l, 0, 0) != RLK_OK)
         return -1;
     pthread_create(t, NULL, waiter_main, w);
-    while (!subscribed(w->name) && now_ms() - t0 < 10000)
+    while (!cl_subscribed(&cl, w->name) && rlk_fx_now_ms() - t0 < 10000)
         nanosleep(&(struct timespec){0, 5000000L}, NULL);
-    return subscribed(w->name) ? 0 : -1;
+    return cl_subscribed(&cl, w->name) ? 0 : -1;
 }
 
 /* After the change: 2 more leases held (renewed where the key is now),
@@ -152,15 +100,15 @@ static void keep_then_release(const char *what, rlk_lock *l, waiter *w, pthread_
     int held = 0;
     long long released, ttl;
 
-    pause_ms(2 * LEASE_MS);
-    ttl = pttl(w->name);
+    cl_pause_ms(2 * LEASE_MS);
+    ttl = cl_pttl(&cl, w->name);
     CHECKF(rlk_lock_is_held_by_me(l, &held) == RLK_OK && held, "%s: holder lost the lock", what);
     CHECKF(ttl > 0, "%s: the lock's PTTL on its master is %lld", what, ttl);
     CHECKF(!atomic_load(&w->done), "%s: the waiter got in while the lock was held (rc %d)", what,
            w->rc);
     CHECK_INT_EQ(atomic_load(&lost_count), 0);
     CHECKF(rlk_lock_unlock(l) == RLK_OK, "%s: unlock", what);
-    released = now_ms();
+    released = rlk_fx_now_ms();
     pthread_join(t, NULL);
     CHECKF(w->rc == RLK_OK, "%s: waiter rc %d", what, w->rc);
     tk_say("%s: holder kept the lock (PTTL %lld ms after 2 more leases of %lld), waiter acquired "
@@ -184,7 +132,7 @@ static void test_migration_held_and_waited(void)
     rlk_set_lost_callback(h, on_lost, NULL);
     w.c = wc;
     w.rc = -1;
-    name_on("cl:mig:", src, w.name, sizeof w.name);
+    cl_name_on(&cl, "cl:mig:", src, w.name, sizeof w.name);
     slot = rlk_key_slot(w.name, strlen(w.name));
     REQUIRE(hold_and_wait(h, &l, &w, &t) == 0);
     /* The in-between state for a lease: renewals go to the source, get ASK
@@ -192,8 +140,8 @@ static void test_migration_held_and_waited(void)
     REQUIRE(rlk_fx_cluster_set_importing(&cl, slot, dst, src) == 0);
     REQUIRE(rlk_fx_cluster_set_migrating(&cl, slot, src, dst) == 0);
     CHECK(rlk_fx_cluster_migrate_keys(&cl, slot, src, dst) >= 1);
-    pause_ms(LEASE_MS);
-    CHECKF(pttl(w.name) == -3 || pttl(w.name) != -2, "lost during the migration");
+    cl_pause_ms(LEASE_MS);
+    CHECKF(cl_pttl(&cl, w.name) == -3 || cl_pttl(&cl, w.name) != -2, "lost during the migration");
     REQUIRE(rlk_fx_cluster_set_node(&cl, slot, dst) == 0);
     CHECK(rlk_fx_cluster_wait_ok(&cl, 15000) == 0);
     CHECK_INT_EQ(rlk_fx_cluster_key_owner(&cl, w.name), dst);
@@ -220,12 +168,12 @@ static void test_failover_held_and_waited(void)
     rlk_set_lost_callback(h, on_lost, NULL);
     w.c = wc;
     w.rc = -1;
-    name_on("cl:fo:", m, w.name, sizeof w.name);
+    cl_name_on(&cl, "cl:fo:", m, w.name, sizeof w.name);
     REQUIRE(hold_and_wait(h, &l, &w, &t) == 0);
-    pause_ms(LEASE_MS / 2);     /* a renewal or two on the old master */
-    t0 = now_ms();
+    cl_pause_ms(LEASE_MS / 2);     /* a renewal or two on the old master */
+    t0 = rlk_fx_now_ms();
     REQUIRE(rlk_fx_cluster_failover(&cl, rep, 20000) == 0);
-    tk_say("failover of node %d to its replica %d took %lld ms", m, rep, now_ms() - t0);
+    tk_say("failover of node %d to its replica %d took %lld ms", m, rep, rlk_fx_now_ms() - t0);
     CHECK_INT_EQ(rlk_fx_cluster_key_owner(&cl, w.name), rep);
     keep_then_release("failover", l, &w, t);
     rlk_lock_free(l);
@@ -313,14 +261,14 @@ static void test_processes_while_resharding(void)
     for (int p = 0; p < spawned; p++)
         CHECKF(tk_child_read_line(&kids[p], line, sizeof line, 15000) == 0 &&
                strcmp(line, "ready") == 0, "child %d did not get ready", p);
-    t0 = now_ms();
+    t0 = rlk_fx_now_ms();
     tk_children_send(kids, spawned, "go");
     /* The lock's slot moves away and back while they contend. */
-    pause_ms(400);
+    cl_pause_ms(400);
     moves += rlk_fx_cluster_move_slot(&cl, slot, src, dst, 15000) == 0;
-    pause_ms(600);
+    cl_pause_ms(600);
     moves += rlk_fx_cluster_move_slot(&cl, slot, dst, src, 15000) == 0;
-    moved_ms = now_ms() - t0;
+    moved_ms = rlk_fx_now_ms() - t0;
     for (int p = 0; p < spawned; p++) {
         size_t got = 0;
         int errs = 0;
@@ -337,7 +285,7 @@ static void test_processes_while_resharding(void)
     rep = tk_holds_check(recs, n, 1);
     tk_say("processes: %d x %d threads, %zu holds of %s in %lld ms; its slot moved %d times "
            "(at 400 ms and 1000 ms, both done after %lld ms); %ld overlaps, %d errors", PROCS, THREADS, n, MUTEX_NAME,
-           now_ms() - t0, moves, moved_ms, rep.conflicts, errors);
+           rlk_fx_now_ms() - t0, moves, moved_ms, rep.conflicts, errors);
     CHECK_INT_EQ(moves, 2);
     CHECK_INT_EQ(done, PROCS);
     CHECK_INT_EQ(errors, 0);
@@ -364,8 +312,8 @@ static void test_subscriber_node_dies(void)
     l = rlk_lock_new(h, w.name);
     REQUIRE(l && rlk_lock_try_lock(l, 0, 60000) == RLK_OK);
     pthread_create(&t, NULL, waiter_main, &w);
-    t0 = now_ms();
-    while (!subscribed(w.name) && now_ms() - t0 < 10000)
+    t0 = rlk_fx_now_ms();
+    while (!cl_subscribed(&cl, w.name) && rlk_fx_now_ms() - t0 < 10000)
         nanosleep(&(struct timespec){0, 5000000L}, NULL);
     for (int i = 0; i < cl.n; i++)
         if (tk_count_clients_named(&cl.node[i], "rlk-sub") > 0)
@@ -374,15 +322,15 @@ static void test_subscriber_node_dies(void)
     if (rlk_fx_cluster_role(&cl, node) == 'M')
         REQUIRE(rlk_fx_cluster_failover(&cl, rlk_fx_cluster_replica_of(&cl, node), 20000) == 0);
     REQUIRE(rlk_fx_crash(&cl.node[node]) == 0);
-    t0 = now_ms();
-    while (!subscribed(w.name) && now_ms() - t0 < 15000)
+    t0 = rlk_fx_now_ms();
+    while (!cl_subscribed(&cl, w.name) && rlk_fx_now_ms() - t0 < 15000)
         nanosleep(&(struct timespec){0, 10000000L}, NULL);
-    CHECKF(subscribed(w.name), "no node has the waiter's subscription %lld ms after node %d died",
-           now_ms() - t0, node);
+    CHECKF(cl_subscribed(&cl, w.name), "no node has the waiter's subscription %lld ms after node %d died",
+           rlk_fx_now_ms() - t0, node);
     tk_say("subscriber: node %d died, subscribed again on another node after %lld ms", node,
-           now_ms() - t0);
+           rlk_fx_now_ms() - t0);
     CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
-    released = now_ms();
+    released = rlk_fx_now_ms();
     pthread_join(t, NULL);
     CHECKF(w.rc == RLK_OK, "waiter rc %d", w.rc);
     tk_say("subscriber: waiter acquired %lld ms after the release (lock lease 60000 ms)",
@@ -396,18 +344,10 @@ static void test_subscriber_node_dies(void)
 
 int main(int argc, char **argv)
 {
-    char u1[128], u2[128];
-
     if (argc == 6 && strcmp(argv[1], "contend") == 0)
         return child_contend(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5]);
-    if (rlk_fx_cluster_start(&cl) != 0) {
-        fprintf(stderr, "cl_faults: the cluster did not start\n");
+    if (cl_start("cl_faults", &cl, 1, 5, url, sizeof url) != 0)
         return 1;
-    }
-    tk_say("cluster started in %lld ms", cl.start_ms);
-    rlk_fx_cluster_url(&cl, 1, u1, sizeof u1);
-    rlk_fx_cluster_url(&cl, 5, u2, sizeof u2);
-    snprintf(url, sizeof url, "redis+cluster://%s,%s", u1 + 8, u2 + 8);
     RUN_TEST(test_migration_held_and_waited);
     RUN_TEST(test_processes_while_resharding);
     RUN_TEST(test_failover_held_and_waited);

@@ -8,6 +8,7 @@
  * its latency measured. One cluster for the whole program.
  */
 #include "check.h"
+#include "cl_util.h"
 #include "cluster.h"
 #include "tk_util.h"
 #include "client/client.h"
@@ -27,24 +28,6 @@ static rlk_fx_cluster cl;
 static char url[512];
 static int mst[3];              /* the masters' node indexes at start */
 
-static long long now_ms(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
-}
-
-static void name_on(const char *prefix, int master, char *buf, size_t len)
-{
-    for (int n = 0; n < 10000; n++) {
-        snprintf(buf, len, "%s%d", prefix, n);
-        if (rlk_fx_cluster_key_owner(&cl, buf) == master)
-            return;
-    }
-    buf[0] = '\0';
-}
-
 static atomic_int lost_count;
 
 static void on_lost(const char *name, const char *owner, int reason, void *ud)
@@ -54,25 +37,13 @@ static void on_lost(const char *name, const char *owner, int reason, void *ud)
     atomic_fetch_add(&lost_count, 1);
 }
 
-/* PTTL of key on the master owning it now; -3 when it cannot be asked. */
-static long long pttl(const char *key)
-{
-    int owner = rlk_fx_cluster_key_owner(&cl, key);
-    redisReply *r = rlk_fx_cluster_command(&cl, owner, "PTTL %s", key);
-    long long v = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -3;
-
-    if (r)
-        freeReplyObject(r);
-    return v;
-}
-
 /* ------------------------------------------------------------ every kind */
 
 static void kinds_on(rlk_client *c, rlk_client *c2, int master)
 {
     char n[64];
 
-    name_on("cl:lock:", master, n, sizeof n);
+    cl_name_on(&cl, "cl:lock:", master, n, sizeof n);
     {
         rlk_lock *a = rlk_lock_new(c, n), *b = rlk_lock_new(c2, n);
 
@@ -85,7 +56,7 @@ static void kinds_on(rlk_client *c, rlk_client *c2, int master)
         rlk_lock_free(a);
         rlk_lock_free(b);
     }
-    name_on("cl:rw:", master, n, sizeof n);
+    cl_name_on(&cl, "cl:rw:", master, n, sizeof n);
     {
         rlk_rwlock *a = rlk_rwlock_new(c, n), *b = rlk_rwlock_new(c2, n);
         long long readers = 0;
@@ -103,7 +74,7 @@ static void kinds_on(rlk_client *c, rlk_client *c2, int master)
         rlk_rwlock_free(a);
         rlk_rwlock_free(b);
     }
-    name_on("cl:fair:", master, n, sizeof n);
+    cl_name_on(&cl, "cl:fair:", master, n, sizeof n);
     {
         rlk_fairlock *a = rlk_fairlock_new(c, n);
         long long q = -1;
@@ -114,7 +85,7 @@ static void kinds_on(rlk_client *c, rlk_client *c2, int master)
         CHECK_INT_EQ(rlk_fairlock_unlock(a), RLK_OK);
         rlk_fairlock_free(a);
     }
-    name_on("cl:fenced:", master, n, sizeof n);
+    cl_name_on(&cl, "cl:fenced:", master, n, sizeof n);
     {
         rlk_fenced *a = rlk_fenced_new(c, n);
         long long t1 = 0, t2 = 0;
@@ -128,7 +99,7 @@ static void kinds_on(rlk_client *c, rlk_client *c2, int master)
         CHECK_INT_EQ(rlk_fenced_unlock(a), RLK_OK);
         rlk_fenced_free(a);
     }
-    name_on("cl:sem:", master, n, sizeof n);
+    cl_name_on(&cl, "cl:sem:", master, n, sizeof n);
     {
         rlk_semaphore *s = rlk_semaphore_new(c, n);
         int set = 0;
@@ -143,7 +114,7 @@ static void kinds_on(rlk_client *c, rlk_client *c2, int master)
         CHECK(rlk_semaphore_available(s, &left) == RLK_OK && left == 2);
         rlk_semaphore_free(s);
     }
-    name_on("cl:psem:", master, n, sizeof n);
+    cl_name_on(&cl, "cl:psem:", master, n, sizeof n);
     {
         rlk_psemaphore *s = rlk_psemaphore_new(c, n);
         char id[RLK_PERMIT_ID_SIZE], id2[RLK_PERMIT_ID_SIZE];
@@ -157,7 +128,7 @@ static void kinds_on(rlk_client *c, rlk_client *c2, int master)
         CHECK_INT_EQ(rlk_psemaphore_release(s, id), RLK_OK);
         rlk_psemaphore_free(s);
     }
-    name_on("cl:latch:", master, n, sizeof n);
+    cl_name_on(&cl, "cl:latch:", master, n, sizeof n);
     {
         rlk_latch *l = rlk_latch_new(c, n);
         int set = 0;
@@ -191,15 +162,15 @@ static void test_multilock_and_redlock(void)
 
     REQUIRE(c && m);
     for (int k = 0; k < 3; k++) {
-        name_on("cl:multi:", mst[k], n[k], sizeof n[k]);
+        cl_name_on(&cl, "cl:multi:", mst[k], n[k], sizeof n[k]);
         CHECK_INT_EQ(rlk_multilock_add(m, c, n[k]), RLK_OK);
     }
     CHECKF(rlk_multilock_try_lock(m, 0, 10000) == RLK_OK, "%s", rlk_multilock_errstr(m));
     for (int k = 0; k < 3; k++)
-        CHECKF(pttl(n[k]) > 0, "member %s not held on its master", n[k]);
+        CHECKF(cl_pttl(&cl, n[k]) > 0, "member %s not held on its master", n[k]);
     CHECK_INT_EQ(rlk_multilock_unlock(m), RLK_OK);
     for (int k = 0; k < 3; k++)
-        CHECK(pttl(n[k]) == -2);
+        CHECK(cl_pttl(&cl, n[k]) == -2);
     rlk_multilock_free(m);
     {
         rlk_client *cs[1] = {c};
@@ -242,18 +213,17 @@ static void test_watchdog_many_slots(void)
     }
     CHECKF(per_master[0] && per_master[1] && per_master[2], "locks per master %d/%d/%d",
            per_master[0], per_master[1], per_master[2]);
-    t0 = now_ms();
-    while (now_ms() - t0 < 5 * LEASE_MS + 200)
-        nanosleep(&(struct timespec){0, 100000000L}, NULL);     /* the time under test */
+    t0 = rlk_fx_now_ms();
+    cl_pause_ms(5 * LEASE_MS + 200);    /* the time under test */
     for (int i = 0; i < WD_LOCKS; i++) {
         int held = 0;
 
-        kept += pttl(names[i]) > 0 && rlk_lock_is_held_by_me(l[i], &held) == RLK_OK && held;
-        ctl_gone += pttl(cnames[i]) == -2;
+        kept += cl_pttl(&cl, names[i]) > 0 && rlk_lock_is_held_by_me(l[i], &held) == RLK_OK && held;
+        ctl_gone += cl_pttl(&cl, cnames[i]) == -2;
     }
     tk_say("watchdog: %d of %d lease-less locks in %d slots kept through %lld ms (5 leases); "
            "control: %d of %d leased locks expired; lost reports %d", kept, WD_LOCKS, slots_seen,
-           now_ms() - t0, ctl_gone, WD_LOCKS, atomic_load(&lost_count));
+           rlk_fx_now_ms() - t0, ctl_gone, WD_LOCKS, atomic_load(&lost_count));
     CHECK_INT_EQ(kept, WD_LOCKS);
     CHECK_INT_EQ(ctl_gone, WD_LOCKS);
     CHECK_INT_EQ(atomic_load(&lost_count), 0);
@@ -283,37 +253,11 @@ static void *waiter_main(void *arg)
 
     tk_latch_add(&w->started, 1);
     w->rc = l ? rlk_lock_try_lock(l, w->wait_ms, 10000) : -1;
-    w->got_ms = now_ms();
+    w->got_ms = rlk_fx_now_ms();
     if (w->rc == RLK_OK)
         rlk_lock_unlock(l);
     rlk_lock_free(l);
     return NULL;
-}
-
-/* Bounded poll until the lock's channel has a subscriber on some node
- * (PUBSUB NUMSUB of every node added). */
-static int wait_subscribed(const char *name, long long timeout_ms)
-{
-    char ch[128];
-    long long t0 = now_ms();
-
-    snprintf(ch, sizeof ch, "redisson_lock__channel:{%s}", name);
-    while (now_ms() - t0 < timeout_ms) {
-        long long subs = 0;
-
-        for (int i = 0; i < cl.n; i++) {
-            redisReply *r = rlk_fx_cluster_command(&cl, i, "PUBSUB NUMSUB %s", ch);
-
-            if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
-                subs += r->element[1]->integer;
-            if (r)
-                freeReplyObject(r);
-        }
-        if (subs > 0)
-            return 0;
-        nanosleep(&(struct timespec){0, 5000000L}, NULL);
-    }
-    return -1;
 }
 
 /* A waiter (its own client, subscribed on whatever node) woken by a release
@@ -333,15 +277,15 @@ static void test_cross_shard_wake(void)
         pthread_t t;
         long long released;
 
-        name_on("cl:wake:", mst[k % 3], n, sizeof n);
+        cl_name_on(&cl, "cl:wake:", mst[k % 3], n, sizeof n);
         l = rlk_lock_new(h, n);
         REQUIRE(l);
         REQUIRE(rlk_lock_try_lock(l, 0, 30000) == RLK_OK);
         tk_latch_init(&w.started);
         pthread_create(&t, NULL, waiter_main, &w);
-        CHECKF(wait_subscribed(n, 10000) == 0, "waiter never subscribed to %s", n);
+        CHECKF(cl_wait_subscribed(&cl, n, 10000) == 0, "waiter never subscribed to %s", n);
         CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
-        released = now_ms();
+        released = rlk_fx_now_ms();
         pthread_join(t, NULL);
         tk_latch_destroy(&w.started);
         CHECKF(w.rc == RLK_OK, "waiter on %s: rc %d", n, w.rc);
@@ -362,20 +306,11 @@ static void test_cross_shard_wake(void)
 
 int main(void)
 {
-    char u1[128], u2[128];
-    int n = 0;
+    int n;
 
-    if (rlk_fx_cluster_start(&cl) != 0) {
-        fprintf(stderr, "cl_kinds: the cluster did not start\n");
+    if (cl_start("cl_kinds", &cl, 0, 4, url, sizeof url) != 0)
         return 1;
-    }
-    tk_say("cluster started in %lld ms", cl.start_ms);
-    for (int i = 0; i < cl.n && n < 3; i++)
-        if (rlk_fx_cluster_role(&cl, i) == 'M')
-            mst[n++] = i;
-    rlk_fx_cluster_url(&cl, 0, u1, sizeof u1);
-    rlk_fx_cluster_url(&cl, 4, u2, sizeof u2);
-    snprintf(url, sizeof url, "redis+cluster://%s,%s", u1 + 8, u2 + 8);
+    n = cl_masters(&cl, mst);
     if (n == 3) {
         RUN_TEST(test_every_kind);
         RUN_TEST(test_multilock_and_redlock);
