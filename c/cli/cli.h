@@ -94,6 +94,9 @@ void rlk_cli_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 
 /* Prints "rlk: <message>" to stderr and returns code. */
 int rlk_cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The name rule (docs/cluster.md "Names"): -1 when name follows it, else
+ * a usage error (exit 2) for command cmd. */
+int rlk_cli_check_name(const char *cmd, const char *name);
 /* A usage error: the message, a hint to `rlk <cmd> --help`, RLK_EXIT_USAGE. */
 int rlk_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The exit code for an rlk error code. */

@@ -370,6 +370,8 @@ static int inspect_run(int argc, char **argv)
 
     if ((rc = inspect_parse(argc, argv, &o)) >= 0)
         return rc;
+    if ((rc = rlk_cli_check_name("inspect", o.name)) >= 0)
+        return rc;
     if (!(c = rlk_cli_connect(o.url, NULL, 1, &rc)))
         return rc;
     rc = rlk_ik_read(c, o.name, o.kind, &v);

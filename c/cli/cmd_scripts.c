@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "client/client.h"
+#include "client/cluster.h"
 
 typedef struct scripts_opts {
     const char *sub;
@@ -274,6 +276,80 @@ static rlk_client *scripts_connect(const scripts_opts *o, int **rel, int *code)
     return c;
 }
 
+/* ---------------------------------------------------------------- on a cluster: per master */
+
+/* Loads on every master: one line per master. */
+static int scripts_load_cluster(rlk_client *c)
+{
+    rlk_client *m[RLK_CLUSTER_MAX_NODES];
+    int n = rlk_cluster_masters(c, m, RLK_CLUSTER_MAX_NODES), code = RLK_EXIT_OK;
+
+    if (n == 0)
+        return rlk_cli_fail(rlk_cli_exit_code(rlk_err(c)), "no master known: %s", rlk_errstr(c));
+    for (int k = 0; k < n; k++) {
+        int rc = rlk_load_scripts(m[k]);
+
+        if (rc == RLK_OK)
+            printf("loaded  %zu scripts  on %s\n", rlk_script_count(c), m[k]->addr);
+        else
+            code = rlk_cli_fail(rlk_cli_exit_code(rc), "%s", rlk_errstr(m[k]));
+    }
+    return code;
+}
+
+/* SCRIPT EXISTS on every master: one line (or JSON object) per master with
+ * the names of the missing scripts. */
+static int scripts_verify_cluster(rlk_client *c, int json)
+{
+    rlk_client *m[RLK_CLUSTER_MAX_NODES];
+    int n = rlk_cluster_masters(c, m, RLK_CLUSTER_MAX_NODES), code = RLK_EXIT_OK;
+    size_t count = rlk_script_count(c), missing_all = 0;
+    int *present = calloc(count ? count : 1, sizeof *present);
+
+    if (!present)
+        return rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
+    if (n == 0) {
+        free(present);
+        return rlk_cli_fail(rlk_cli_exit_code(rlk_err(c)), "no master known: %s", rlk_errstr(c));
+    }
+    printf("%s", json ? "[" : "");
+    for (int k = 0; k < n; k++) {
+        int rc = rlk_verify_scripts(m[k], present), first = 1;
+        size_t missing = 0;
+
+        if (rc != RLK_OK) {
+            code = rlk_cli_fail(rlk_cli_exit_code(rc), "%s", rlk_errstr(m[k]));
+            continue;
+        }
+        for (size_t i = 0; i < count; i++)
+            missing += !present[i];
+        missing_all += missing;
+        if (json) {
+            printf("%s\n  {\"node\": \"%s\", \"scripts\": %zu, \"present\": %zu, "
+                   "\"missing\": [", k ? "," : "", m[k]->addr, count, count - missing);
+        } else {
+            printf("%-7s  %zu/%zu  %s", missing ? "MISSING" : "present", count - missing, count,
+                   m[k]->addr);
+        }
+        for (size_t i = 0; i < count; i++) {
+            if (present[i])
+                continue;
+            if (json)
+                printf("%s", first ? "" : ", "), json_string(stdout, rlk_script_at(c, i)->name);
+            else
+                printf("%s%s", first ? "  missing: " : " ", rlk_script_at(c, i)->name);
+            first = 0;
+        }
+        printf("%s", json ? "]}" : "\n");
+    }
+    printf("%s", json ? "\n]\n" : "");
+    free(present);
+    if (code == RLK_EXIT_OK && missing_all)
+        code = rlk_cli_fail(RLK_EXIT_SCRIPTS, "%zu scripts missing over %d masters of %s (run "
+                            "'rlk scripts load')", missing_all, n, rlk_client_url(c));
+    return code;
+}
+
 static int scripts_load(const scripts_opts *o)
 {
     int code, rc, *rel;
@@ -282,6 +358,11 @@ static int scripts_load(const scripts_opts *o)
     if (!c)
         return code;
     free(rel);
+    if (c->cluster) {
+        code = scripts_load_cluster(c);
+        rlk_free(c);
+        return code;
+    }
     rc = rlk_load_scripts(c);
     if (rc != RLK_OK) {
         code = rlk_cli_fail(rlk_cli_exit_code(rc), "%s", rlk_errstr(c));
@@ -328,6 +409,12 @@ static int scripts_verify(const scripts_opts *o)
 
     if (!c)
         return code;
+    if (c->cluster) {
+        code = scripts_verify_cluster(c, o->json);
+        free(rel);
+        rlk_free(c);
+        return code;
+    }
     n = rlk_script_count(c);
     present = calloc(n ? n : 1, sizeof *present);
     rc = present ? rlk_verify_scripts(c, present) : RLK_ERR_NOMEM;

@@ -264,6 +264,8 @@ static int unlock_run(int argc, char **argv)
 
     if ((rc = unlock_parse(argc, argv, &o)) >= 0)
         return rc;
+    if ((rc = rlk_cli_check_name("unlock", o.name)) >= 0)
+        return rc;
     if (!(c = rlk_cli_connect(o.url, NULL, 1, &rc)))
         return rc;
     rc = o.force ? unlock_force(c, o.name) : RLK_EXIT_OK;

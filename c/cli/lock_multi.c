@@ -5,8 +5,8 @@
  * MultiLock), held while the command runs.
  *
  * A MEMBER is NAME (on the command's server: --url, the global --url,
- * $RLK_URL, the default) or URL#NAME when it starts with redis:// or
- * unix:// (in any case): it is split at the first '#', a character no URL rlk accepts
+ * $RLK_URL, the default) or URL#NAME when it starts with redis://,
+ * redis+cluster:// or unix:// (in any case): it is split at the first '#', a character no URL rlk accepts
  * contains (no fragments; a password writes it %23). One client per
  * distinct URL; every member has the same holder id (the first member's
  * client uuid and this thread), so RLK_LOCK_OWNER is one value. Any
@@ -39,7 +39,7 @@ static void multi_lost_cb(const char *name, const char *owner, int reason, void 
 static int multi_is_url(const char *arg)
 {
     return strncasecmp(arg, "redis://", 8) == 0 || strncasecmp(arg, "rediss://", 9) == 0 ||
-           strncasecmp(arg, "unix://", 7) == 0;
+           strncasecmp(arg, "unix://", 7) == 0 || strncasecmp(arg, "redis+cluster://", 16) == 0;
 }
 
 /* Splits a member: *url (malloc'd, or NULL for the default) and *name.

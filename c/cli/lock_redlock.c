@@ -142,8 +142,13 @@ static int redlock_count(const char *list)
 static int redlock_open(redlock_run *r)
 {
     int max = redlock_count(r->o->redlock_urls), n = 0, rc;
-    char **urls = calloc((size_t)max, sizeof *urls);
+    char **urls;
 
+    if (strstr(r->o->redlock_urls, "+cluster://") || strstr(r->o->redlock_urls, "+CLUSTER://"))
+        return rlk_cli_usage("lock", "--redlock: RedLock needs independent standalone servers, "
+                             "not a Redis Cluster; on a cluster use a plain lock "
+                             "(rlk lock NAME --url redis+cluster://...; docs/cluster.md)");
+    urls = calloc((size_t)max, sizeof *urls);
     r->clients = calloc((size_t)max, sizeof *r->clients);
     if (!urls || !r->clients)
         rc = rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "client/slot.h"
 #include "client/url.h"
 
 const char *rlk_cli_global_url;
@@ -388,4 +389,13 @@ rlk_client *rlk_cli_connect(const char *url, const char *bundle_dir, int no_prel
     rlk_cli_verbose("connected to %s", rlk_client_url(c));
     *exit_code = RLK_EXIT_OK;
     return c;
+}
+
+int rlk_cli_check_name(const char *cmd, const char *name)
+{
+    char why[256];
+
+    if (!name || rlk_name_check(name, why, sizeof why) == 0)
+        return -1;
+    return rlk_cli_usage(cmd, "'%s': %s", name, why);
 }

@@ -10,6 +10,7 @@
 
 #include "client/bundle.h"
 #include "client/client.h"
+#include "client/cluster.h"
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/pool.h"
@@ -104,6 +105,9 @@ static int rlk_client_setup(rlk_client *c, const rlk_options *o, char *msg, size
     c->url_masked = rlk_url_masked(&c->url);
     if (!c->url_masked)
         return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
+    if (c->url.is_cluster)  /* for messages: "cluster 127.0.0.1:7000,..." */
+        snprintf(c->addr, sizeof c->addr, "cluster %s", strrchr(c->url_masked, '@')
+                 ? strrchr(c->url_masked, '@') + 1 : c->url_masked + 16);
     if (o->bundle_dir)
         rc = rlk_bundle_read(o->bundle_dir, &c->scripts, msg, len);
     else
@@ -113,14 +117,21 @@ static int rlk_client_setup(rlk_client *c, const rlk_options *o, char *msg, size
     c->slots = calloc((size_t)c->pool_size, sizeof *c->slots);
     if (!c->slots)
         return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
-    return RLK_OK;
+    return c->url.is_cluster ? rlk_cluster_setup(c, msg, len) : RLK_OK;
 }
 
 /* Opens the first pool connection and loads the scripts. */
 static void rlk_client_first_connect(rlk_client *c)
 {
-    rlk_slot *slot = rlk_pool_checkout(c);
-    int rc = rlk_slot_ready(c, slot);
+    rlk_slot *slot;
+    int rc;
+
+    if (c->cluster) {
+        (void)rlk_cluster_connect(c);   /* the map, the scripts on every master */
+        return;
+    }
+    slot = rlk_pool_checkout(c);
+    rc = rlk_slot_ready(c, slot);
 
     if (rc == RLK_OK && !c->no_preload) {
         rc = rlk_conn_load_all(c, slot->ctx);
@@ -172,6 +183,7 @@ void rlk_free(rlk_client *c)
         return;
     if (c->runtime_free)
         c->runtime_free(c);
+    rlk_cluster_free(c);
     for (int i = 0; c->slots && i < c->pool_size; i++)
         if (c->slots[i].ctx)
             redisFree(c->slots[i].ctx);
@@ -208,6 +220,15 @@ int rlk_load_scripts(rlk_client *c)
 
     if (!c)
         return RLK_ERR_ARG;
+    if (c->cluster && !c->fatal) {
+        rlk_client *m[RLK_CLUSTER_MAX_NODES];
+        int n = rlk_cluster_masters(c, m, RLK_CLUSTER_MAX_NODES), rc;
+
+        for (int i = 0; i < n; i++)
+            if ((rc = rlk_load_scripts(m[i])) != RLK_OK)
+                return rlk_set_error(c, rc, "%s", rlk_errstr(m[i]));
+        return n ? RLK_OK : rlk_set_error(c, RLK_ERR_IO, "cluster: no master known");
+    }
     return rlk_pool_run(c, rlk_op_load_all, NULL, 1, &unused);
 }
 
@@ -265,6 +286,8 @@ int rlk_verify_scripts(rlk_client *c, int *present)
         return rlk_set_error(c, RLK_ERR_ARG, "rlk_verify_scripts: present is NULL");
     if (c->scripts.count == 0 && !c->fatal)
         return RLK_OK;
+    if (c->cluster && !c->fatal)
+        return rlk_cluster_verify(c, present);
     rc = rlk_pool_run(c, rlk_op_exists, NULL, 1, &r);
     if (rc != RLK_OK)
         return rc;
@@ -322,6 +345,11 @@ int rlk_evalv(rlk_client *c, const char *name,
     e.script = rlk_script_find(c, name);
     if (!e.script)
         return rlk_set_error(c, RLK_ERR_NOSUCHSCRIPT, "no script named '%s'", name);
+    if (c->cluster) {
+        int slot = rlk_cluster_keys_slot(c, name, nkeys, keys, keylens);
+
+        return slot < -1 ? rlk_err(c) : rlk_cluster_run(c, slot, rlk_op_eval, &e, 0, reply);
+    }
     return rlk_pool_run(c, rlk_op_eval, &e, 0, reply);
 }
 
@@ -386,7 +414,9 @@ int rlk_command(rlk_client *c, int argc, const char *const *argv,
             cc.lens[i] = argvlen ? argvlen[i] : strlen(argv[i]);
         }
         rlk_command_name(cc.what, sizeof cc.what, cc.argv[0], cc.lens[0]);
-        rc = rlk_pool_run(c, rlk_op_command, &cc, 0, reply);
+        rc = c->cluster ? rlk_cluster_run(c, rlk_cluster_command_slot(argc, cc.argv, cc.lens),
+                                          rlk_op_command, &cc, 0, reply)
+                        : rlk_pool_run(c, rlk_op_command, &cc, 0, reply);
     }
     free(cc.argv);
     free(cc.lens);

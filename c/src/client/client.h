@@ -54,6 +54,8 @@ struct rlk_client {
     rlk_slot *slots;
     int pool_size;
 
+    struct rlk_cluster *cluster;    /* redis+cluster://: routing (cluster.h); NULL otherwise */
+
     /* For the lock runtime: its per-client state, freed by runtime_free
      * (called first thing in rlk_free, before any connection is closed). */
     void *runtime;

@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "client/client.h"
+#include "client/cluster.h"
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/sigpipe.h"
@@ -241,6 +242,8 @@ int rlk_conn_open(rlk_client *c, redisContext **out)
     *out = NULL;
     if (c->fatal)
         return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
+    if (c->cluster)     /* any node, the next one each time (cluster.h) */
+        return rlk_cluster_conn_open(c, out, NULL);
     ctx = rlk_conn_dial(c);
     if (!ctx)
         return rlk_set_error(c, RLK_ERR_NOMEM, "connect %s: out of memory", c->addr);

@@ -12,6 +12,7 @@
 
 #include "client/client.h"
 #include "client/clock.h"
+#include "client/cluster.h"
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/pool.h"
@@ -174,6 +175,8 @@ int rlk_pool_run(rlk_client *c, rlk_conn_op op, void *arg, int idempotent, redis
     *reply = NULL;
     if (c->fatal)
         return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
+    if (c->cluster)     /* a call without a key (fences go through the node's own) */
+        return rlk_cluster_run(c, RLK_CLUSTER_ANY_SLOT, op, arg, idempotent, reply);
     if (rlk_time_limit_tv(c->command_tv, &unused) < 0)
         return rlk_set_error(c, RLK_ERR_TIMEOUT, "%s: time limit of the wait reached", c->addr);
     slot = rlk_pool_checkout(c);

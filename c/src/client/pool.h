@@ -75,11 +75,15 @@ long long rlk_time_limit_left_ms(void);
 typedef struct rlk_lost_conn {
     long long id;               /* the connection's CLIENT ID; 0: unknown (cannot be fenced) */
     char name[32];              /* its unique CLIENT SETNAME (ids restart with the server) */
+    rlk_client *via;            /* the cluster node client it was on; NULL: the client's own */
 } rlk_lost_conn;
 
 /* Called by rlk_pool_run: notes (or clears, slot NULL) the calling
  * thread's lost reply on c. */
 void rlk_pool_note_lost(rlk_client *c, const rlk_slot *slot);
+/* Notes lc as the calling thread's lost reply on c (a cluster call's, made
+ * through a node client). */
+void rlk_pool_note_lost_conn(rlk_client *c, const rlk_lost_conn *lc);
 /* 1 and *out when the calling thread's last pool call on c lost its reply
  * after writing its request; clears the note. 0 otherwise. */
 int rlk_pool_lost_reply(rlk_client *c, rlk_lost_conn *out);

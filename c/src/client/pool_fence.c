@@ -37,8 +37,15 @@ void rlk_pool_note_lost(rlk_client *c, const rlk_slot *slot)
         return;
     }
     rlk_thread_lost.client_id = c->id;
+    rlk_thread_lost.conn.via = NULL;
     rlk_thread_lost.conn.id = slot->server_id;
     snprintf(rlk_thread_lost.conn.name, sizeof rlk_thread_lost.conn.name, "%s", slot->conn_name);
+}
+
+void rlk_pool_note_lost_conn(rlk_client *c, const rlk_lost_conn *lc)
+{
+    rlk_thread_lost.client_id = c->id;
+    rlk_thread_lost.conn = *lc;
 }
 
 int rlk_pool_lost_reply(rlk_client *c, rlk_lost_conn *out)
@@ -178,6 +185,10 @@ int rlk_pool_fence(rlk_client *c, const rlk_lost_conn *lc, long long budget_ms)
 
     long long limit = rlk_time_limit_left_ms();
 
+    if (lc->via && lc->via != c) {  /* a cluster node's connection: fenced on that node */
+        rc = rlk_pool_fence(lc->via, lc, budget_ms);
+        return rc == RLK_OK ? rc : rlk_set_error(c, rc, "%s", rlk_errstr(lc->via));
+    }
     if (lc->id <= 0 || !lc->name[0])
         return rlk_set_error(c, RLK_ERR_SERVER,
                              "%s: the connection's CLIENT ID is unknown (CLIENT refused?)", c->addr);

@@ -6,6 +6,9 @@
  *   redis://user@host[:port][/db]                  user only: the password comes from
  *                                                  rlk_options.password
  *   unix:///absolute/path[?db=N]
+ *   redis+cluster://[[user]:password@]host[:port][,host[:port]...]
+ *                                                  seed nodes of a Redis Cluster
+ *                                                  (client/cluster.c); no db
  *
  * The scheme is case-insensitive (REDIS://, Unix://), as in RFC 3986.
  *
@@ -236,6 +239,47 @@ static int rlk_url_unix(const char *s, rlk_url *u, char *err, size_t errlen)
     return u->path ? RLK_OK : RLK_ERR_NOMEM;
 }
 
+/* redis+cluster://[userinfo@]host:port[,host:port...]: the seeds; the
+ * first is also u->host/u->port. */
+static int rlk_url_cluster(const char *s, rlk_url *u, char *err, size_t errlen)
+{
+    size_t authlen = strcspn(s, "/?#"), n = 1;
+    const char *at = NULL, *p;
+    int rc;
+
+    if (s[authlen] != '\0')
+        return RLK_URL_FAIL("bad url: a cluster has no database, query or fragment "
+                            "(redis+cluster://host:port,host:port)");
+    for (size_t i = 0; i < authlen; i++)
+        if (s[i] == '@')
+            at = s + i;
+    if (at) {
+        if ((rc = rlk_url_userinfo(s, (size_t)(at - s), u, err, errlen)) != RLK_OK)
+            return rc;
+        s = at + 1;
+    }
+    for (p = s; *p; p++)
+        n += *p == ',';
+    u->is_cluster = 1;
+    u->seed_host = calloc(n, sizeof *u->seed_host);
+    u->seed_port = calloc(n, sizeof *u->seed_port);
+    if (!u->seed_host || !u->seed_port)
+        return RLK_ERR_NOMEM;
+    for (p = s; u->nseeds < (int)n; p += strcspn(p, ",") + 1) {
+        rlk_url one;
+
+        memset(&one, 0, sizeof one);
+        rc = rlk_url_hostport(p, strcspn(p, ","), &one, err, errlen);
+        if (rc != RLK_OK)
+            return rc;
+        u->seed_host[u->nseeds] = one.host;
+        u->seed_port[u->nseeds++] = one.port;
+    }
+    u->host = strdup(u->seed_host[0]);
+    u->port = u->seed_port[0];
+    return u->host ? RLK_OK : RLK_ERR_NOMEM;
+}
+
 int rlk_url_parse(const char *url, rlk_url *u, char *err, size_t errlen)
 {
     int rc;
@@ -250,13 +294,16 @@ int rlk_url_parse(const char *url, rlk_url *u, char *err, size_t errlen)
             return RLK_URL_FAIL("bad url: spaces or control characters (percent-encode them)");
     if (strncasecmp(url, "redis://", 8) == 0)
         rc = rlk_url_tcp(url + 8, u, err, errlen);
+    else if (strncasecmp(url, "redis+cluster://", 16) == 0)
+        rc = rlk_url_cluster(url + 16, u, err, errlen);
     else if (strncasecmp(url, "unix://", 7) == 0)
         rc = rlk_url_unix(url + 7, u, err, errlen);
     else if (strncasecmp(url, "rediss://", 9) == 0)
         rc = RLK_URL_FAIL("bad url: TLS (rediss://) is not supported: rlk is built on hiredis "
                           "without TLS (use a TLS tunnel such as stunnel and a redis:// URL)");
     else
-        rc = RLK_URL_FAIL("bad url: expected redis://host:port[/db] or unix:///path[?db=N]");
+        rc = RLK_URL_FAIL("bad url: expected redis://host:port[/db], unix:///path[?db=N] or "
+                          "redis+cluster://host:port[,host:port...]");
     if (rc == RLK_ERR_NOMEM)
         snprintf(err, errlen, "out of memory");
     return rc;
@@ -268,6 +315,10 @@ void rlk_url_free(rlk_url *u)
     free(u->path);
     free(u->user);
     free(u->password);
+    for (int i = 0; i < u->nseeds; i++)
+        free(u->seed_host[i]);
+    free(u->seed_host);
+    free(u->seed_port);
     memset(u, 0, sizeof *u);
 }
 
@@ -303,7 +354,7 @@ static char *rlk_url_format(const rlk_url *u, int mask)
 {
     char addr[300];
     char userinfo[400] = "";
-    size_t len = strlen(u->path ? u->path : "") + 800;
+    size_t len = strlen(u->path ? u->path : "") + 800 + (size_t)u->nseeds * 300;
     char *out = malloc(len);
 
     if (!out)
@@ -318,6 +369,17 @@ static char *rlk_url_format(const rlk_url *u, int mask)
         strcat(userinfo, ":***");
     if (u->user || (mask && u->password))
         strcat(userinfo, "@");
+    if (u->is_cluster) {
+        size_t j = (size_t)snprintf(out, len, "redis+cluster://%s", userinfo);
+
+        for (int i = 0; i < u->nseeds && j < len; i++) {
+            rlk_url one = {.host = u->seed_host[i], .port = u->seed_port[i]};
+
+            rlk_url_address(&one, addr, sizeof addr);
+            j += (size_t)snprintf(out + j, len - j, "%s%s", i ? "," : "", addr);
+        }
+        return out;
+    }
     rlk_url_address(u, addr, sizeof addr);
     snprintf(out, len, "redis://%s%s/%d", userinfo, addr, u->db);
     return out;

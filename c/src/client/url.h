@@ -17,6 +17,10 @@ typedef struct rlk_url {
     char *user;         /* NULL: none (AUTH password); may be set without a password */
     char *password;     /* NULL: no AUTH */
     int db;             /* SELECT db when nonzero */
+    int is_cluster;     /* redis+cluster://: host/port are the first of nseeds seed nodes */
+    int nseeds;
+    char **seed_host;   /* nseeds each, host:port of the seed nodes */
+    int *seed_port;
 } rlk_url;
 
 /* Parses url into *u (zeroed first). On failure returns RLK_ERR_URL (or

@@ -22,6 +22,7 @@
 
 #include "client/client.h"
 #include "client/clock.h"
+#include "client/cluster.h"
 #include "client/conn.h"
 #include "client/error.h"
 #include "kinds/psemaphore.h"
@@ -52,6 +53,7 @@ struct rlk_psemaphore_keeper {
     int stop;
     int first_lost;
     redisContext *ctx;          /* the thread's own connection (NULL: reconnect) */
+    long long wait_ms;          /* this renewal's reply is waited for this long */
 };
 
 /* ---------------------------------------------------------------- the connection */
@@ -72,7 +74,7 @@ static int rlk_keeper_connect(rlk_psemaphore_keeper *k)
     struct timeval tv;
     int rc;
 
-    if (k->ctx && rlk_conn_alive(k->ctx))
+    if ((k->ctx && rlk_conn_alive(k->ctx)) || c->cluster)   /* a cluster: routed calls */
         return RLK_OK;
     rlk_keeper_disconnect(k);
     rc = rlk_conn_open(c, &k->ctx);
@@ -95,16 +97,15 @@ static void rlk_keeper_bound_wait(rlk_psemaphore_keeper *k, long long left_ns)
     long long ms = k->period_ns / RLK_NS_PER_MS;
     struct timeval tv;
 
-    if (!k->ctx)
-        return;
     ms = ms < 100 ? 100 : ms > k->s->b.c->command_timeout_ms ? k->s->b.c->command_timeout_ms : ms;
     if (left_ns / RLK_NS_PER_MS < ms)
         ms = left_ns / RLK_NS_PER_MS;
     if (ms < 10)
         ms = 10;
+    k->wait_ms = ms;
     tv.tv_sec = (time_t)(ms / 1000);
     tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
-    if (redisSetTimeout(k->ctx, tv) != REDIS_OK)
+    if (k->ctx && redisSetTimeout(k->ctx, tv) != REDIS_OK)
         rlk_keeper_disconnect(k);
 }
 
@@ -124,8 +125,12 @@ static int rlk_keeper_renew(rlk_psemaphore_keeper *k, const rlk_kept *p)
     snprintf(lease, sizeof lease, "%lld", k->lease_ms);
     lens[0] = strlen(lease);
     lens[1] = p->raw_len;
-    rc = rlk_conn_evalv(s->b.c, k->ctx, k->script, rlk_psem_keys(s, keys), keys, NULL, 2, args,
-                        lens, &r, NULL);
+    if (s->b.c->cluster)
+        rc = rlk_cluster_evalv(s->b.c, k->script, rlk_psem_keys(s, keys), keys, 2, args, lens, &r,
+                               k->wait_ms);
+    else
+        rc = rlk_conn_evalv(s->b.c, k->ctx, k->script, rlk_psem_keys(s, keys), keys, NULL, 2, args,
+                            lens, &r, NULL);
     if (rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT || rc == RLK_ERR_PROTOCOL)
         rlk_keeper_disconnect(k);
     if (rc == RLK_OK && r->type == REDIS_REPLY_INTEGER)
@@ -162,7 +167,7 @@ static long long rlk_keeper_round(rlk_psemaphore_keeper *k)
         if (p->lost)
             continue;
         rlk_keeper_bound_wait(k, p->last_ok_ns + lease_ns - rlk_clock_now_ns());
-        got = connected && k->ctx ? rlk_keeper_renew(k, p) : -1;
+        got = connected && (k->ctx || k->s->b.c->cluster) ? rlk_keeper_renew(k, p) : -1;
         if (got == 1) {
             p->last_ok_ns = sent;
         } else if (got == 0) {

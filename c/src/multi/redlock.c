@@ -13,7 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "client/client.h"
 #include "client/clock.h"
+#include "client/error.h"
 #include "client/random.h"
 #include "multi/redlock_io.h"
 
@@ -167,6 +169,12 @@ static int redlock_check_args(rlk_client *const *clients, int n, const char *nam
     for (int i = 0; i < n; i++) {
         if (!clients[i])
             return -1;
+        if (clients[i]->cluster) {     /* RedLock's servers are independent masters */
+            rlk_set_error(clients[i], RLK_ERR_ARG, "rlk_redlock_new: RedLock needs independent "
+                          "standalone servers, not a Redis Cluster (%s): on a cluster use a plain "
+                          "lock (docs/cluster.md)", rlk_client_url(clients[i]));
+            return -1;
+        }
         for (int j = 0; j < i; j++)
             if (clients[j] == clients[i])
                 return -1;

@@ -10,6 +10,7 @@
 
 #include "client/client.h"
 #include "client/error.h"
+#include "client/slot.h"
 #include "runtime/fam.h"
 #include "runtime/rt.h"
 
@@ -53,6 +54,10 @@ char *rlk_fam_tag(const char *name)
 
 char *rlk_fam_braced_name(const char *prefix, const char *name)
 {
+    /* Redisson always braces; a tagged name braced again would hash on
+     * "<name up to its '}'>", away from the name's own slot. */
+    if (rlk_fam_tagged(name))
+        return rlk_fam_concat(prefix, name, "", "");
     return rlk_fam_concat(prefix, "{", name, "}");
 }
 
@@ -61,11 +66,16 @@ char *rlk_fam_braced_name(const char *prefix, const char *name)
 void *rlk_fam_new(rlk_client *c, const char *name, size_t size, const rlk_fam_kind *k)
 {
     rlk_fam_base *b;
+    char why[256];
 
     if (!c)
         return NULL;
     if (!name || !*name) {
         rlk_set_error(c, RLK_ERR_ARG, "%s: the %s name must not be empty", k->fn, k->noun);
+        return NULL;
+    }
+    if (rlk_name_check(name, why, sizeof why) != 0) {
+        rlk_set_error(c, RLK_ERR_ARG, "%s '%s': %s", k->fn, name, why);
         return NULL;
     }
     b = calloc(1, size);

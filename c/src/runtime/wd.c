@@ -35,8 +35,10 @@
 
 #include "client/client.h"
 #include "client/clock.h"
+#include "client/cluster.h"
 #include "client/conn.h"
 #include "client/error.h"
+#include "client/slot.h"
 #include "runtime/thread.h"
 #include "runtime/wd.h"
 
@@ -51,6 +53,7 @@ struct rlk_hold {
     char *name;
     char *owner;
     int nkeys;                  /* the renew script's KEYS; keys[0] is name */
+    int slot;                   /* name's cluster slot: batches never mix slots */
     char *keys[RLK_HOLD_KEYS_MAX];
     long long token;            /* fenced: the token of the latest acquisition */
     long long count;            /* acquisitions through this client not yet released */
@@ -194,6 +197,7 @@ static rlk_hold *rlk_hold_new(rlk_wd *wd, const rlk_hold_spec *h)
     e->keys[0] = e->name;
     e->nkeys = 1;
     ok = e->name && e->owner;
+    e->slot = ok ? rlk_key_slot(e->name, strlen(e->name)) : 0;
     for (int i = 1; ok && i < h->nkeys && i < RLK_HOLD_KEYS_MAX; i++) {
         ok = (e->keys[i] = strdup(h->keys[i])) != NULL;
         e->nkeys += ok;
@@ -311,10 +315,9 @@ static void rlk_wd_disconnect(rlk_wd *wd)
  * client's command timeout, and never past the moment the round's first
  * entry would be declared lost (wd->round_limit_ns, 10 ms at least), so a
  * hanging server cannot delay the declaration. */
-static int rlk_wd_set_timeout(rlk_wd *wd)
+static long long rlk_wd_timeout_ms(const rlk_wd *wd)
 {
     long long ms = wd->period_ns / RLK_NS_PER_MS;
-    struct timeval tv;
 
     if (ms < 100)
         ms = 100;
@@ -324,6 +327,14 @@ static int rlk_wd_set_timeout(rlk_wd *wd)
         ms = 10;
     if (ms > wd->c->command_timeout_ms)
         ms = wd->c->command_timeout_ms;
+    return ms;
+}
+
+static int rlk_wd_set_timeout(rlk_wd *wd)
+{
+    long long ms = rlk_wd_timeout_ms(wd);
+    struct timeval tv;
+
     tv.tv_sec = (time_t)(ms / 1000);
     tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
     if (redisSetTimeout(wd->ctx, tv) != REDIS_OK)
@@ -367,6 +378,9 @@ static int rlk_wd_eval(rlk_wd *wd, const char *script, int nkeys, const char **k
         return RLK_ERR_IO;
     if (!s)
         return rlk_set_error(wd->c, RLK_ERR_NOSUCHSCRIPT, "no script named '%s'", script);
+    if (wd->c->cluster)     /* routed by the first key; one node's trouble spares the others */
+        return rlk_cluster_evalv(wd->c, s, nkeys, keys, nargs, args, NULL, r,
+                                 rlk_wd_timeout_ms(wd));
     rc = rlk_wd_connect(wd);
     if (rc == RLK_OK)
         rc = rlk_conn_evalv(wd->c, wd->ctx, s, nkeys, keys, NULL, nargs, args, NULL, r, NULL);
@@ -402,16 +416,17 @@ static void rlk_wd_spread(rlk_wd *wd, int rc, const redisReply *r, int m)
         wd->results[wd->idx[k]] = rlk_wd_result_of(r->element[k]);
 }
 
-/* The batch positions of the entries of kind (and of name, when not NULL)
- * into wd->idx; returns how many. */
-static int rlk_wd_pick(rlk_wd *wd, int n, int kind, const char *name)
+/* The batch positions of the entries of kind (and of name, when not NULL;
+ * of slot, when not negative) into wd->idx; returns how many. */
+static int rlk_wd_pick(rlk_wd *wd, int n, int kind, const char *name, int slot)
 {
     int m = 0;
 
     for (int i = 0; i < n; i++) {
         const rlk_hold *e = wd->batch[i];
 
-        if (e->kind == kind && (!name || strcmp(e->name, name) == 0))
+        if (e->kind == kind && (!name || strcmp(e->name, name) == 0) &&
+            (slot < 0 || e->slot == slot))
             wd->idx[m++] = i;
     }
     return m;
@@ -453,10 +468,11 @@ static void rlk_wd_renew_each(rlk_wd *wd, int m, const char *lease)
     }
 }
 
-/* The reentrant locks of the batch in one reentrant/renew_many call. */
-static void rlk_wd_renew_reentrant(rlk_wd *wd, int n, const char *lease)
+/* The reentrant locks of the batch of one slot (any: -1) in one
+ * reentrant/renew_many call. */
+static void rlk_wd_renew_reentrant_slot(rlk_wd *wd, int n, const char *lease, int slot)
 {
-    int m = rlk_wd_pick(wd, n, RLK_KIND_LOCK, NULL);
+    int m = rlk_wd_pick(wd, n, RLK_KIND_LOCK, NULL, slot);
     redisReply *r;
     int rc;
 
@@ -478,11 +494,32 @@ static void rlk_wd_renew_reentrant(rlk_wd *wd, int n, const char *lease)
         freeReplyObject(r);
 }
 
+/* The reentrant locks of the batch: all in one call on one server; on a
+ * cluster one call per slot, so that no call mixes slots (CROSSSLOT). */
+static void rlk_wd_renew_reentrant(rlk_wd *wd, int n, const char *lease)
+{
+    if (!wd->c->cluster) {
+        rlk_wd_renew_reentrant_slot(wd, n, lease, -1);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        const rlk_hold *e = wd->batch[i];
+        int seen = 0;
+
+        if (e->kind != RLK_KIND_LOCK)
+            continue;
+        for (int j = 0; j < i && !seen; j++)    /* one call per slot */
+            seen = wd->batch[j]->kind == RLK_KIND_LOCK && wd->batch[j]->slot == e->slot;
+        if (!seen)
+            rlk_wd_renew_reentrant_slot(wd, n, lease, e->slot);
+    }
+}
+
 /* The reads of one read-write lock (every owner of this client in the batch)
  * in one rwlock/renew_readers call; a refusal means not our lock. */
 static void rlk_wd_renew_readers_of(rlk_wd *wd, int n, const rlk_hold *first, const char *lease)
 {
-    int m = rlk_wd_pick(wd, n, RLK_KIND_READ, first->name);
+    int m = rlk_wd_pick(wd, n, RLK_KIND_READ, first->name, -1);
     const char *keys[RLK_HOLD_KEYS_MAX];
     redisReply *r;
     int rc;

@@ -1,0 +1,628 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cluster.c - Redis Cluster routing (see cluster.h): the slot map, one
+ * node client per node, redirects and "not now" retries.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "client/client.h"
+#include "client/clock.h"
+#include "client/cluster.h"
+#include "client/conn.h"
+#include "client/error.h"
+#include "client/pool.h"
+#include "client/slot.h"
+#include "client/url.h"
+
+#define RLK_CLUSTER_REDIRECTS_MAX 8     /* MOVED/ASK followed per call */
+#define RLK_CLUSTER_BACKOFF_MIN_MS 5
+#define RLK_CLUSTER_BACKOFF_MAX_MS 200
+
+typedef struct rlk_cluster_node {
+    rlk_client *cli;            /* host:port in cli->url */
+} rlk_cluster_node;
+
+struct rlk_cluster {
+    pthread_mutex_t mu;         /* guards everything below */
+    rlk_cluster_node node[RLK_CLUSTER_MAX_NODES];
+    int nnodes;                 /* nodes are never removed before rlk_free */
+    unsigned short owner[RLK_SLOT_COUNT];   /* node index + 1; 0: unknown */
+    int master[RLK_CLUSTER_MAX_NODES];      /* the node indexes owning slots, from the map */
+    int nmasters;
+    long long refreshed_ns;     /* last full refresh; 0: never */
+    unsigned rr;                /* rotation for "any node" */
+    int redis_major;            /* 0: not asked yet; -1: unknown */
+};
+
+/* Node clients get ids far from the public clients' (error.c keys on them). */
+static atomic_uint_fast64_t rlk_cluster_next_id;
+
+/* ---------------------------------------------------------------- node clients */
+
+static rlk_client *rlk_node_client_new(const rlk_client *c, const char *host, int port)
+{
+    rlk_client *n = calloc(1, sizeof *n);
+
+    if (!n)
+        return NULL;
+    n->id = (1ULL << 62) + atomic_fetch_add(&rlk_cluster_next_id, 1) + 1;
+    n->connect_tv = c->connect_tv;
+    n->command_tv = c->command_tv;
+    n->connect_timeout_ms = c->connect_timeout_ms;
+    n->command_timeout_ms = c->command_timeout_ms;
+    n->watchdog_lease_ms = c->watchdog_lease_ms;
+    n->lost_margin_ms = c->lost_margin_ms;
+    n->no_preload = c->no_preload;
+    n->scripts = c->scripts;
+    n->scripts.owned = NULL;    /* the parent's: never freed by the node */
+    n->pool_size = c->pool_size;
+    pthread_mutex_init(&n->pool_mu, NULL);
+    pthread_cond_init(&n->pool_cv, NULL);
+    n->url.host = strdup(host);
+    n->url.port = port;
+    n->url.user = c->url.user ? strdup(c->url.user) : NULL;
+    n->url.password = c->url.password ? strdup(c->url.password) : NULL;
+    n->slots = calloc((size_t)n->pool_size, sizeof *n->slots);
+    rlk_url_address(&n->url, n->addr, sizeof n->addr);
+    n->url_masked = rlk_url_masked(&n->url);
+    if (!n->url.host || !n->slots || !n->url_masked || (c->url.user && !n->url.user) ||
+        (c->url.password && !n->url.password)) {
+        rlk_free(n);
+        return NULL;
+    }
+    return n;
+}
+
+/* The index of node host:port, added when new; -1 when full or out of
+ * memory. cl->mu held. */
+static int rlk_node_index(rlk_client *c, const char *host, int port)
+{
+    rlk_cluster *cl = c->cluster;
+
+    for (int i = 0; i < cl->nnodes; i++)
+        if (cl->node[i].cli->url.port == port && strcmp(cl->node[i].cli->url.host, host) == 0)
+            return i;
+    if (cl->nnodes >= RLK_CLUSTER_MAX_NODES)
+        return -1;
+    if (!(cl->node[cl->nnodes].cli = rlk_node_client_new(c, host, port)))
+        return -1;
+    return cl->nnodes++;
+}
+
+/* Records node n's last error as the calling thread's error on c. */
+static int rlk_cluster_copy_error(rlk_client *c, rlk_client *n, int rc)
+{
+    return rlk_set_error(c, rc, "%s", rlk_errstr(n));
+}
+
+int rlk_cluster_setup(rlk_client *c, char *msg, size_t len)
+{
+    rlk_cluster *cl = calloc(1, sizeof *cl);
+
+    if (!cl)
+        return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
+    pthread_mutex_init(&cl->mu, NULL);
+    c->cluster = cl;
+    for (int i = 0; i < c->url.nseeds; i++)
+        if (rlk_node_index(c, c->url.seed_host[i], c->url.seed_port[i]) < 0)
+            return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
+    return RLK_OK;
+}
+
+void rlk_cluster_free(rlk_client *c)
+{
+    rlk_cluster *cl = c->cluster;
+
+    if (!cl)
+        return;
+    for (int i = 0; i < cl->nnodes; i++)
+        rlk_free(cl->node[i].cli);
+    pthread_mutex_destroy(&cl->mu);
+    free(cl);
+    c->cluster = NULL;
+}
+
+/* ---------------------------------------------------------------- the slot map */
+
+static int rlk_op_cluster_slots(rlk_client *n, redisContext *ctx, void *arg, redisReply **reply,
+                                int *written)
+{
+    const char *argv[2] = {"CLUSTER", "SLOTS"};
+
+    (void)arg;
+    return rlk_conn_command(n, ctx, "CLUSTER SLOTS", 2, argv, NULL, reply, written);
+}
+
+/* 1 when e is a CLUSTER SLOTS entry: start, end, [host, port, ...], ... */
+static int rlk_slots_entry_ok(const redisReply *e)
+{
+    const redisReply *m;
+
+    if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
+        e->element[0]->type != REDIS_REPLY_INTEGER || e->element[1]->type != REDIS_REPLY_INTEGER)
+        return 0;
+    m = e->element[2];
+    return m->type == REDIS_REPLY_ARRAY && m->elements >= 2 &&
+           m->element[0]->type == REDIS_REPLY_STRING && m->element[1]->type == REDIS_REPLY_INTEGER &&
+           e->element[0]->integer >= 0 && e->element[1]->integer < RLK_SLOT_COUNT &&
+           e->element[0]->integer <= e->element[1]->integer;
+}
+
+/* Installs the map of a CLUSTER SLOTS reply asked of node `asked`. */
+static int rlk_cluster_apply_slots(rlk_client *c, const redisReply *r, const rlk_client *asked)
+{
+    rlk_cluster *cl = c->cluster;
+    int rc = RLK_OK;
+
+    if (r->type != REDIS_REPLY_ARRAY)
+        return rlk_set_error(c, RLK_ERR_PROTOCOL, "CLUSTER SLOTS %s: unexpected reply", asked->addr);
+    for (size_t i = 0; i < r->elements; i++)
+        if (!rlk_slots_entry_ok(r->element[i]))
+            return rlk_set_error(c, RLK_ERR_PROTOCOL, "CLUSTER SLOTS %s: unexpected entry",
+                                 asked->addr);
+    pthread_mutex_lock(&cl->mu);
+    memset(cl->owner, 0, sizeof cl->owner);
+    cl->nmasters = 0;
+    for (size_t i = 0; i < r->elements; i++) {
+        const redisReply *e = r->element[i], *m = e->element[2];
+        /* An empty host means "the node you asked" (cluster-announce unset). */
+        const char *host = m->element[0]->len ? m->element[0]->str : asked->url.host;
+        int idx = rlk_node_index(c, host, (int)m->element[1]->integer), known = 0;
+
+        if (idx < 0) {
+            rc = rlk_set_error(c, RLK_ERR_NOMEM, "CLUSTER SLOTS: too many nodes or out of memory");
+            continue;
+        }
+        for (long long s = e->element[0]->integer; s <= e->element[1]->integer; s++)
+            cl->owner[s] = (unsigned short)(idx + 1);
+        for (int k = 0; k < cl->nmasters; k++)
+            known |= cl->master[k] == idx;
+        if (!known)
+            cl->master[cl->nmasters++] = idx;
+    }
+    cl->refreshed_ns = rlk_clock_now_ns();
+    pthread_mutex_unlock(&cl->mu);
+    return rc;
+}
+
+/* The node clients to ask for the map: the masters first, then every
+ * other node (seeds, replicas seen before). */
+static int rlk_cluster_candidates(rlk_client *c, rlk_client **out)
+{
+    rlk_cluster *cl = c->cluster;
+    int n = 0;
+
+    pthread_mutex_lock(&cl->mu);
+    for (int k = 0; k < cl->nmasters; k++)
+        out[n++] = cl->node[cl->master[k]].cli;
+    for (int i = 0; i < cl->nnodes; i++) {
+        int dup = 0;
+
+        for (int k = 0; k < cl->nmasters; k++)
+            dup |= cl->master[k] == i;
+        if (!dup)
+            out[n++] = cl->node[i].cli;
+    }
+    pthread_mutex_unlock(&cl->mu);
+    return n;
+}
+
+/* Fetches the slot map from the first node that answers. Unless force, not
+ * more often than RLK_CLUSTER_REFRESH_MS. */
+static int rlk_cluster_refresh(rlk_client *c, int force)
+{
+    rlk_cluster *cl = c->cluster;
+    rlk_client *cand[RLK_CLUSTER_MAX_NODES];
+    int n, rc = RLK_ERR_IO;
+    long long last;
+
+    pthread_mutex_lock(&cl->mu);
+    last = cl->refreshed_ns;
+    pthread_mutex_unlock(&cl->mu);
+    if (!force && last && rlk_clock_now_ns() - last < RLK_CLUSTER_REFRESH_MS * RLK_NS_PER_MS)
+        return RLK_OK;
+    n = rlk_cluster_candidates(c, cand);
+    for (int i = 0; i < n; i++) {
+        redisReply *r = NULL;
+
+        rc = rlk_pool_run(cand[i], rlk_op_cluster_slots, NULL, 1, &r);
+        if (rc != RLK_OK) {
+            rlk_cluster_copy_error(c, cand[i], rc);
+            if (rc == RLK_ERR_TIMEOUT && rlk_time_limit_left_ms() == 0)
+                break;
+            continue;
+        }
+        if (r->type == REDIS_REPLY_ERROR)
+            rc = rlk_set_reply_error(c, r, "CLUSTER SLOTS", RLK_ERR_SERVER);
+        else
+            rc = rlk_cluster_apply_slots(c, r, cand[i]);
+        freeReplyObject(r);
+        if (rc == RLK_OK)
+            break;
+    }
+    return rc;
+}
+
+/* The node client serving slot as master (any master for
+ * RLK_CLUSTER_ANY_SLOT); with refresh, the map is fetched when the slot's
+ * owner is unknown. Falls back on any known node (which redirects). */
+static rlk_client *rlk_cluster_pick(rlk_client *c, int slot, int refresh)
+{
+    rlk_cluster *cl = c->cluster;
+    rlk_client *n = NULL;
+
+    pthread_mutex_lock(&cl->mu);
+    if (slot >= 0 && cl->owner[slot])
+        n = cl->node[cl->owner[slot] - 1].cli;
+    else if (slot < 0 && cl->nmasters)
+        n = cl->node[cl->master[cl->rr++ % (unsigned)cl->nmasters]].cli;
+    pthread_mutex_unlock(&cl->mu);
+    if (n || !refresh)
+        return n;
+    (void)rlk_cluster_refresh(c, 0);
+    n = rlk_cluster_pick(c, slot, 0);
+    if (!n) {
+        pthread_mutex_lock(&cl->mu);
+        n = cl->nnodes ? cl->node[cl->rr++ % (unsigned)cl->nnodes].cli : NULL;
+        pthread_mutex_unlock(&cl->mu);
+    }
+    return n;
+}
+
+int rlk_cluster_connect(rlk_client *c)
+{
+    rlk_client *m[RLK_CLUSTER_MAX_NODES];
+    int n, rc;
+
+    if ((rc = rlk_cluster_refresh(c, 1)) != RLK_OK)
+        return rc;
+    if (c->no_preload)
+        return RLK_OK;
+    n = rlk_cluster_masters(c, m, RLK_CLUSTER_MAX_NODES);
+    for (int i = 0; i < n; i++)
+        if ((rc = rlk_load_scripts(m[i])) != RLK_OK)
+            return rlk_cluster_copy_error(c, m[i], rc);
+    return RLK_OK;
+}
+
+int rlk_cluster_masters(rlk_client *c, rlk_client **out, int max)
+{
+    rlk_cluster *cl = c->cluster;
+    int n = 0;
+
+    (void)rlk_cluster_refresh(c, 1);
+    pthread_mutex_lock(&cl->mu);
+    for (int k = 0; k < cl->nmasters && n < max; k++)
+        out[n++] = cl->node[cl->master[k]].cli;
+    pthread_mutex_unlock(&cl->mu);
+    return n;
+}
+
+int rlk_cluster_verify(rlk_client *c, int *present)
+{
+    rlk_client *m[RLK_CLUSTER_MAX_NODES];
+    int n = rlk_cluster_masters(c, m, RLK_CLUSTER_MAX_NODES), rc = RLK_OK;
+    int *one = calloc(c->scripts.count ? c->scripts.count : 1, sizeof *one);
+
+    if (!one)
+        return rlk_set_error(c, RLK_ERR_NOMEM, "SCRIPT EXISTS: out of memory");
+    for (size_t i = 0; i < c->scripts.count; i++)
+        present[i] = n > 0;
+    for (int k = 0; k < n && rc == RLK_OK; k++) {
+        if ((rc = rlk_verify_scripts(m[k], one)) != RLK_OK)
+            rlk_cluster_copy_error(c, m[k], rc);
+        for (size_t i = 0; rc == RLK_OK && i < c->scripts.count; i++)
+            present[i] &= one[i];
+    }
+    free(one);
+    if (rc == RLK_OK && n == 0)
+        rc = rlk_set_error(c, RLK_ERR_IO, "cluster: no master known");
+    return rc;
+}
+
+int rlk_cluster_owner_addr(rlk_client *c, int slot, char *buf, size_t len)
+{
+    rlk_client *n = rlk_cluster_pick(c, slot, 1);
+
+    if (!n)
+        return -1;
+    snprintf(buf, len, "%s", n->addr);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- keys */
+
+int rlk_cluster_keys_slot(rlk_client *c, const char *what, int nkeys, const char *const *keys,
+                          const size_t *keylens)
+{
+    int slot = RLK_CLUSTER_ANY_SLOT;
+
+    for (int i = 0; i < nkeys; i++) {
+        size_t len = keylens ? keylens[i] : strlen(keys[i]);
+        int s = rlk_key_slot(keys[i], len);
+
+        if (i == 0)
+            slot = s;
+        else if (s != slot)
+            return rlk_set_error(c, RLK_ERR_ARG,
+                                 "%s: its keys hash to different cluster slots ('%.*s' %d, "
+                                 "'%.*s' %d): Redis would refuse it (CROSSSLOT); see the name "
+                                 "rule in docs/cluster.md", what, (int)(keylens ? keylens[0]
+                                 : strlen(keys[0])), keys[0], slot, (int)len, keys[i], s),
+                   RLK_CLUSTER_BAD_SLOT;
+    }
+    return slot;
+}
+
+/* Commands whose argv[1] is not a key. */
+static const char *const rlk_keyless[] = {
+    "CLIENT", "SCRIPT", "INFO", "PING", "ROLE", "CLUSTER", "CONFIG", "ACL", "FUNCTION",
+    "COMMAND", "DBSIZE", "TIME", "ECHO", "HELLO", "AUTH", "SELECT", "MEMORY", "SLOWLOG",
+    "LATENCY", "WAIT", "READONLY", "READWRITE", "ASKING", "PUBSUB", NULL,
+};
+
+int rlk_cluster_command_slot(int argc, const char *const *argv, const size_t *lens)
+{
+    size_t l0;
+
+    if (argc < 2)
+        return RLK_CLUSTER_ANY_SLOT;
+    l0 = lens ? lens[0] : strlen(argv[0]);
+    for (int i = 0; rlk_keyless[i]; i++)
+        if (l0 == strlen(rlk_keyless[i]) && strncasecmp(argv[0], rlk_keyless[i], l0) == 0)
+            return RLK_CLUSTER_ANY_SLOT;
+    return rlk_key_slot(argv[1], lens ? lens[1] : strlen(argv[1]));
+}
+
+/* ---------------------------------------------------------------- redirects */
+
+enum { RLK_RE_NONE, RLK_RE_MOVED, RLK_RE_ASK };
+
+/* MOVED/ASK in the node's last error: the kind, with the slot and target. */
+static int rlk_redirect_parse(const char *text, int *slot, char *host, size_t hostlen, int *port)
+{
+    const char *p, *colon;
+    int kind;
+    char *end;
+    long s, pt;
+
+    if ((p = strstr(text, "MOVED ")) && (p == text || p[-1] == ' '))
+        kind = RLK_RE_MOVED, p += 6;
+    else if ((p = strstr(text, "ASK ")) && (p == text || p[-1] == ' '))
+        kind = RLK_RE_ASK, p += 4;
+    else
+        return RLK_RE_NONE;
+    s = strtol(p, &end, 10);
+    if (end == p || *end != ' ' || s < 0 || s >= RLK_SLOT_COUNT)
+        return RLK_RE_NONE;
+    p = end + 1;
+    colon = strrchr(p, ':');
+    if (!colon || colon == p || (size_t)(colon - p) >= hostlen)
+        return RLK_RE_NONE;
+    pt = strtol(colon + 1, &end, 10);
+    if (pt <= 0 || pt > 65535)
+        return RLK_RE_NONE;
+    memcpy(host, p, (size_t)(colon - p));
+    host[colon - p] = '\0';
+    *slot = (int)s;
+    *port = (int)pt;
+    return kind;
+}
+
+/* The node of a redirect; on MOVED the slot is given to it. */
+static rlk_client *rlk_cluster_follow(rlk_client *c, int kind, int slot, const char *host, int port)
+{
+    rlk_cluster *cl = c->cluster;
+    rlk_client *n = NULL;
+    int idx;
+
+    pthread_mutex_lock(&cl->mu);
+    idx = rlk_node_index(c, host, port);
+    if (idx >= 0) {
+        n = cl->node[idx].cli;
+        if (kind == RLK_RE_MOVED)
+            cl->owner[slot] = (unsigned short)(idx + 1);
+    }
+    pthread_mutex_unlock(&cl->mu);
+    if (kind == RLK_RE_MOVED)
+        (void)rlk_cluster_refresh(c, 0);   /* more slots have probably moved */
+    return n;
+}
+
+typedef struct rlk_asking_call {
+    rlk_conn_op op;
+    void *arg;
+} rlk_asking_call;
+
+/* ASKING, then the call, on one connection. */
+static int rlk_op_asking(rlk_client *n, redisContext *ctx, void *arg, redisReply **reply,
+                         int *written)
+{
+    const rlk_asking_call *a = arg;
+    const char *argv[1] = {"ASKING"};
+    int rc = rlk_conn_command(n, ctx, "ASKING", 1, argv, NULL, reply, NULL);
+
+    if (rc != RLK_OK)
+        return rc;
+    if ((*reply)->type == REDIS_REPLY_ERROR)
+        rc = rlk_set_reply_error(n, *reply, "ASKING", RLK_ERR_SERVER);
+    freeReplyObject(*reply);
+    *reply = NULL;
+    return rc != RLK_OK ? rc : a->op(n, ctx, a->arg, reply, written);
+}
+
+static int rlk_is_conn_error(int rc)
+{
+    return rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT || rc == RLK_ERR_PROTOCOL;
+}
+
+/* Sleeps the backoff when it fits before deadline_ns; 0 when it does not. */
+static int rlk_cluster_backoff(long long *backoff_ms, long long deadline_ns)
+{
+    long long ms = *backoff_ms;
+    struct timespec ts;
+
+    if (rlk_clock_now_ns() + ms * RLK_NS_PER_MS >= deadline_ns)
+        return 0;
+    ts.tv_sec = (time_t)(ms / 1000);
+    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+    nanosleep(&ts, NULL);
+    *backoff_ms = ms * 2 > RLK_CLUSTER_BACKOFF_MAX_MS ? RLK_CLUSTER_BACKOFF_MAX_MS : ms * 2;
+    return 1;
+}
+
+int rlk_cluster_run(rlk_client *c, int slot, rlk_conn_op op, void *arg, int idempotent,
+                    redisReply **reply)
+{
+    long long left = rlk_time_limit_left_ms(), backoff = RLK_CLUSTER_BACKOFF_MIN_MS;
+    long long deadline = rlk_clock_now_ns() +
+                         (left >= 0 ? left : c->command_timeout_ms) * RLK_NS_PER_MS;
+    rlk_asking_call ask = {op, arg};
+    rlk_client *asked = NULL;
+    int redirects = 0, rc;
+
+    *reply = NULL;
+    rlk_pool_note_lost(c, NULL);
+    for (;;) {
+        rlk_client *n = asked ? asked : rlk_cluster_pick(c, slot, 1);
+        rlk_lost_conn lc;
+        char host[256];
+        int rslot, port, kind;
+
+        if (!n)
+            return rlk_set_error(c, RLK_ERR_IO, "cluster: no node known for slot %d", slot);
+        rc = asked ? rlk_pool_run(n, rlk_op_asking, &ask, idempotent, reply)
+                   : rlk_pool_run(n, op, arg, idempotent, reply);
+        asked = NULL;
+        if (rlk_pool_lost_reply(n, &lc)) {
+            lc.via = n;
+            rlk_pool_note_lost_conn(c, &lc);
+            return rlk_cluster_copy_error(c, n, rc);
+        }
+        if (rc == RLK_OK)
+            return RLK_OK;
+        rlk_cluster_copy_error(c, n, rc);
+        kind = rlk_redirect_parse(rlk_errstr(n), &rslot, host, sizeof host, &port);
+        if (kind != RLK_RE_NONE && redirects++ < RLK_CLUSTER_REDIRECTS_MAX) {
+            rlk_client *to = rlk_cluster_follow(c, kind, rslot, host, port);
+
+            if (to) {
+                asked = kind == RLK_RE_ASK ? to : NULL;
+                continue;
+            }
+        }
+        if (!rlk_err_is_transient_reply(n) && !rlk_is_conn_error(rc))
+            return rc;
+        /* "Not now" (a failover, a migration, a restart), or the node is
+         * unreachable and the request was not written: later, maybe
+         * elsewhere. */
+        if (!rlk_cluster_backoff(&backoff, deadline))
+            return rc;
+        redirects = 0;  /* ASK -> TRYAGAIN -> ASK during a migration: time bounds it now */
+        if (rlk_is_conn_error(rc) || rlk_err_is_transient_reply(n))
+            (void)rlk_cluster_refresh(c, 0);
+    }
+}
+
+/* ---------------------------------------------------------------- dedicated connections */
+
+int rlk_cluster_evalv(rlk_client *c, const rlk_script_info *s, int nkeys, const char *const *keys,
+                      int nargs, const char *const *args, const size_t *arglens,
+                      redisReply **reply, long long timeout_ms)
+{
+    long long prev = rlk_time_limit_enter(rlk_clock_now_ns() + timeout_ms * RLK_NS_PER_MS);
+    int rc = rlk_evalv(c, s->name, nkeys, keys, NULL, nargs, args, arglens, reply);
+
+    rlk_time_limit_leave(prev);
+    return rc;
+}
+
+int rlk_cluster_conn_open(rlk_client *c, redisContext **out, char *addr)
+{
+    rlk_cluster *cl = c->cluster;
+    rlk_client *cand[RLK_CLUSTER_MAX_NODES];
+    int n, rc = RLK_ERR_IO;
+    unsigned start;
+
+    *out = NULL;
+    (void)rlk_cluster_refresh(c, 0);
+    n = rlk_cluster_candidates(c, cand);
+    pthread_mutex_lock(&cl->mu);
+    start = cl->rr++;
+    pthread_mutex_unlock(&cl->mu);
+    for (int i = 0; i < n; i++) {
+        rlk_client *node = cand[(start + (unsigned)i) % (unsigned)n];
+
+        rc = rlk_conn_open(node, out);
+        if (rc == RLK_OK) {
+            if (addr)
+                snprintf(addr, 300, "%s", node->addr);
+            return RLK_OK;
+        }
+        rlk_cluster_copy_error(c, node, rc);
+    }
+    if (n == 0)
+        rc = rlk_set_error(c, RLK_ERR_IO, "cluster: no node known");
+    return rc;
+}
+
+int rlk_cluster_conn_open_slot(rlk_client *c, int slot, redisContext **out, char *addr)
+{
+    rlk_client *n = rlk_cluster_pick(c, slot, 1);
+    int rc;
+
+    *out = NULL;
+    if (!n)
+        return rlk_set_error(c, RLK_ERR_IO, "cluster: no node known for slot %d", slot);
+    rc = rlk_conn_open(n, out);
+    if (rc != RLK_OK)
+        return rlk_cluster_copy_error(c, n, rc);
+    if (addr)
+        snprintf(addr, 300, "%s", n->addr);
+    return RLK_OK;
+}
+
+/* ---------------------------------------------------------------- server version */
+
+static int rlk_op_info_server(rlk_client *n, redisContext *ctx, void *arg, redisReply **reply,
+                              int *written)
+{
+    const char *argv[2] = {"INFO", "server"};
+
+    (void)arg;
+    return rlk_conn_command(n, ctx, "INFO", 2, argv, NULL, reply, written);
+}
+
+int rlk_cluster_redis_major(rlk_client *c)
+{
+    rlk_cluster *cl = c->cluster;
+    redisReply *r = NULL;
+    int major, rc;
+
+    pthread_mutex_lock(&cl->mu);
+    major = cl->redis_major;
+    pthread_mutex_unlock(&cl->mu);
+    if (major)
+        return major > 0 ? major : 0;
+    rc = rlk_cluster_run(c, RLK_CLUSTER_ANY_SLOT, rlk_op_info_server, NULL, 1, &r);
+    major = -1;
+    if (rc == RLK_OK && r->type == REDIS_REPLY_STRING) {
+        const char *v = strstr(r->str, "redis_version:");
+
+        if (v)
+            major = atoi(v + 14) > 0 ? atoi(v + 14) : -1;
+    }
+    if (r)
+        freeReplyObject(r);
+    if (rc != RLK_OK)
+        return 0;   /* ask again next time */
+    pthread_mutex_lock(&cl->mu);
+    cl->redis_major = major;
+    pthread_mutex_unlock(&cl->mu);
+    return major > 0 ? major : 0;
+}

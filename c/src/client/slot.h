@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * slot.h - Redis Cluster hash slots (slot.c): CRC16 of a key or of its hash
+ * tag, and the name rule that keeps every key and channel derived from a
+ * lock name in one slot (docs/cluster.md "Names").
+ *
+ * Not installed; not a stable API.
+ */
+#ifndef RLK_SLOT_H
+#define RLK_SLOT_H
+
+#include <stddef.h>
+
+#define RLK_SLOT_COUNT 16384
+
+/* CRC16-CCITT (XMODEM), the cluster spec's ("123456789" -> 0x31C3). */
+unsigned rlk_crc16(const char *buf, size_t len);
+/* HASH_SLOT of a key: CRC16 of the text between the first '{' and the next
+ * '}' when that is non-empty, else of the whole key, mod 16384. */
+int rlk_key_slot(const char *key, size_t len);
+/* 1 when key has a hash tag (a '{', later a '}', at least one byte between). */
+int rlk_key_has_tag(const char *key, size_t len);
+
+/* The name rule: a name either has a valid hash tag ("a{b}c": every key is
+ * hashed on "b"), or has no curly brace at all (rlk braces it: "{name}:x").
+ * Anything else ("a{b", "a{}b", "{}", "a}b") would spread a kind's keys
+ * over several slots. 0 when name follows the rule; -1 with the reason in
+ * why (may be NULL) otherwise. */
+int rlk_name_check(const char *name, char *why, size_t whylen);
+
+#endif /* RLK_SLOT_H */

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cl_cli.c - the rlk command on a Redis Cluster (issue 8, part 6): scripts
+ * load/verify per master (text and JSON), eval routed by its first key,
+ * lock (every kind), semaphore, latch, inspect and unlock --force on names
+ * owned by each master, --all across masters, --redlock refused.
+ * argv[1]: the rlk binary. One cluster for the whole program.
+ */
+#include "check.h"
+#include "cl_util.h"
+#include "cluster.h"
+#include "tk_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+static rlk_fx_cluster cl;
+static char url[512];
+static const char *rlk_bin;
+static int mst[3];
+
+/* Runs "rlk ARGS" (a shell line; $U is the cluster URL) with stderr merged;
+ * the output into out, returns the exit code (-1: did not run). */
+static int run(char *out, size_t len, const char *args)
+{
+    char cmd[2048];
+    FILE *p;
+    size_t n = 0;
+    int st;
+
+    snprintf(cmd, sizeof cmd, "U='%s'; timeout 60 '%s' %s 2>&1", url, rlk_bin, args);
+    p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    while (n + 1 < len && fgets(out + n, (int)(len - n), p))
+        n += strlen(out + n);
+    out[n] = '\0';
+    st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int count_lines(const char *s, const char *prefix)
+{
+    int n = 0;
+
+    for (const char *p = s; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        n += strncmp(p, prefix, strlen(prefix)) == 0;
+    return n;
+}
+
+static void test_scripts(void)
+{
+    static char out[65536];
+    redisReply *r;
+
+    CHECK_INT_EQ(run(out, sizeof out, "scripts load --url \"$U\""), 0);
+    r = rlk_fx_cluster_command(&cl, mst[1], "SCRIPT FLUSH");
+    if (r)
+        freeReplyObject(r);
+    CHECK_INT_EQ(run(out, sizeof out, "scripts verify --url \"$U\""), 5);
+    CHECKF(count_lines(out, "present") == 2 && count_lines(out, "MISSING") == 1,
+           "verify after a flush of one master:\n%s", out);
+    CHECK_STR_CONTAINS(out, "missing over 3 masters");
+    CHECK_INT_EQ(run(out, sizeof out, "scripts load --url \"$U\""), 0);
+    CHECKF(count_lines(out, "loaded") == 3, "load:\n%s", out);
+    CHECK_INT_EQ(run(out, sizeof out, "scripts verify --url \"$U\""), 0);
+    CHECKF(count_lines(out, "present") == 3, "verify:\n%s", out);
+    CHECK_INT_EQ(run(out, sizeof out, "scripts verify --json --url \"$U\""), 0);
+    CHECKF(strstr(out, "\"node\"") && strstr(out, "\"missing\": []"), "json:\n%s", out);
+}
+
+static void test_eval_and_kinds(void)
+{
+    static char out[16384];
+    char args[512], n[64];
+
+    for (int k = 0; k < 3; k++) {
+        cl_name_on(&cl, "cli:eval:", mst[k], n, sizeof n);
+        snprintf(args, sizeof args, "eval reentrant/acquire --key %s --arg 30000 --arg o:1 "
+                 "--url \"$U\"", n);
+        CHECKF(run(out, sizeof out, args) == 0, "eval on master %d: %s", k, out);
+        snprintf(args, sizeof args, "inspect %s --url \"$U\"", n);
+        CHECKF(run(out, sizeof out, args) == 0 && strstr(out, "o:1"), "inspect: %s", out);
+        snprintf(args, sizeof args, "unlock --force %s --url \"$U\"", n);
+        CHECKF(run(out, sizeof out, args) == 0, "unlock --force: %s", out);
+        CHECKF(strstr(out, "removed") || strstr(out, "released"), "unlock --force: %s", out);
+        snprintf(args, sizeof args, "lock %s --url \"$U\" -- true", n);
+        CHECKF(run(out, sizeof out, args) == 0, "lock: %s", out);
+        snprintf(args, sizeof args, "lock --write %s --url \"$U\" -- true", n);
+        CHECKF(run(out, sizeof out, args) == 0, "lock --write: %s", out);
+        cl_name_on(&cl, "cli:fair:", mst[k], n, sizeof n);
+        snprintf(args, sizeof args, "lock --fair %s --url \"$U\" -- true", n);
+        CHECKF(run(out, sizeof out, args) == 0, "lock --fair: %s", out);
+        cl_name_on(&cl, "cli:fenced:", mst[k], n, sizeof n);
+        snprintf(args, sizeof args, "lock --fenced %s --url \"$U\" -- sh -c "
+                 "'test -n \"$RLK_FENCE_TOKEN\"'", n);
+        CHECKF(run(out, sizeof out, args) == 0, "lock --fenced: %s", out);
+        cl_name_on(&cl, "cli:sem:", mst[k], n, sizeof n);
+        snprintf(args, sizeof args, "semaphore %s -n 2 --url \"$U\" -- true", n);
+        CHECKF(run(out, sizeof out, args) == 0, "semaphore: %s", out);
+        cl_name_on(&cl, "cli:latch:", mst[k], n, sizeof n);
+        snprintf(args, sizeof args, "latch %s set 1 --url \"$U\" && '%s' latch %s count-down "
+                 "--url \"$U\" && '%s' latch %s await -w 5 --url \"$U\"", n, rlk_bin, n, rlk_bin, n);
+        CHECKF(run(out, sizeof out, args) == 0, "latch: %s", out);
+    }
+}
+
+static void test_all_and_redlock(void)
+{
+    static char out[8192];
+    char args[512], n[3][64];
+
+    for (int k = 0; k < 3; k++)
+        cl_name_on(&cl, "cli:all:", mst[k], n[k], sizeof n[k]);
+    snprintf(args, sizeof args, "lock --all %s %s %s --url \"$U\" -- true", n[0], n[1], n[2]);
+    CHECKF(run(out, sizeof out, args) == 0, "lock --all: %s", out);
+    CHECK_INT_EQ(run(out, sizeof out, "lock 'a{b' --url \"$U\" -- true"), 2);
+    CHECK_STR_CONTAINS(out, "hash tag");
+    CHECK_INT_EQ(run(out, sizeof out, "unlock --force 'x}y' --url \"$U\""), 2);
+    CHECK_INT_EQ(run(out, sizeof out, "inspect '{}' --url \"$U\""), 2);
+    CHECK(run(out, sizeof out, "lock --redlock \"$U\" cli:rl -- true") != 0);
+    CHECKF(strstr(out, "not a Redis Cluster") != NULL, "--redlock with a cluster URL: %s", out);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: cl_cli RLK_BINARY\n");
+        return 2;
+    }
+    rlk_bin = argv[1];
+    unsetenv("RLK_URL");
+    if (cl_start("cl_cli", &cl, 2, 3, url, sizeof url) != 0)
+        return 1;
+    if (cl_masters(&cl, mst) != 3) {
+        rlk_fx_cluster_stop(&cl);
+        return 1;
+    }
+    RUN_TEST(test_scripts);
+    RUN_TEST(test_eval_and_kinds);
+    RUN_TEST(test_all_and_redlock);
+    rlk_fx_cluster_stop(&cl);
+    return check_summary("cl_cli");
+}
