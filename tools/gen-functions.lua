@@ -21,7 +21,7 @@
 -- args` followed by the expanded script's bytes unchanged (its header comment included). A script
 -- whose every redis.call / redis.pcall names a read-only command gets the flag no-writes (FCALL_RO).
 
-local tool_dir = (arg and arg[0] or ""):match("^(.*)/[^/]*$") or "tools"
+local tool_dir = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "tools"
 if not package.path:find(tool_dir .. "/?.lua", 1, true) then
   package.path = tool_dir .. "/?.lua;" .. package.path
 end
@@ -203,7 +203,8 @@ local function main(args)
       opts.scripts = a
       i = i + 1
     else
-      io.stderr:write("usage: gen-functions.lua --bundle DIR --lua OUT.lua [--c OUT.c] | gen-functions.lua SCRIPTS_DIR\n")
+      io.stderr:write("usage: gen-functions.lua --bundle DIR --lua OUT.lua [--c OUT.c]\n"
+        .. "       gen-functions.lua SCRIPTS_DIR\n")
       return 2
     end
   end
