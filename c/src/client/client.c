@@ -126,8 +126,10 @@ static void rlk_client_first_connect(rlk_client *c)
     rlk_slot *slot = rlk_pool_checkout(c);
     int rc = rlk_slot_ready(c, slot);
 
-    if (rc == RLK_OK)
-        rc = rlk_fn_decide(c, slot->ctx);   /* FCALL or EVALSHA (functions.h) */
+    /* FCALL or EVALSHA (functions.h); without a preload the first call decides, within
+     * that call's time limit (a connect stays free of round trips). */
+    if (rc == RLK_OK && !c->no_preload)
+        rc = rlk_fn_decide(c, slot->ctx);
     if (rc == RLK_OK && !c->no_preload && !rlk_fn_uses_fcall(c))
         rc = rlk_conn_load_all(c, slot->ctx);
     if (rc != RLK_OK && slot->ctx && slot->ctx->err)

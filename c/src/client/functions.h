@@ -6,8 +6,10 @@
  * and the library's load / list (rlk_load_functions, rlk_verify_functions in
  * rlk.h).
  *
- * A client's call mode (rlk_options.functions) is decided once: at connect,
- * or at its first script call when the connect could not ask. An FCALL whose
+ * A client's call mode (rlk_options.functions) is decided once: at connect
+ * (unless no_preload), or at its first script call (no_preload, or a connect
+ * that could not ask). RedLock's pipelined calls do not ask: they use FCALL
+ * once the mode is decided so, or in mode ON. An FCALL whose
  * function the server does not have ("ERR Function not found": it did not
  * run) makes an AUTO client ask again (the library may be gone: a flushed or
  * new server) and an ON client fail with RLK_ERR_SHA.
