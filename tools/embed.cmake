@@ -14,6 +14,10 @@
 #   manifest.tsv                  "# rlk <RLK_VERSION>", then one line per script,
 #                                 name<TAB>version<TAB>numkeys<TAB>sha1, sorted by name
 #   bundle/manifest.tsv           the same manifest: with the files, a bundle directory
+#   functions.lua                 the Redis 7 Functions library built from bundle/ by
+#                                 tools/gen-functions.lua (installed as share/rlk/functions.lua)
+#   generated/rlk_functions_gen.c the library's bytes, name, release, scripts id and SHA-1, and the
+#                                 SHA-1s of the no-writes scripts (FCALL_RO)
 # Only the fields the C table needs are read from the header; tools/check-headers.lua checks the
 # rest. A script whose header lacks them, or whose name line disagrees with its path, stops the
 # build with a message naming the file.
@@ -138,3 +142,12 @@ file(MAKE_DIRECTORY "${RLK_OUT_DIR}/generated" "${RLK_OUT_DIR}/bundle")
 rlk_write_if_changed("${RLK_OUT_DIR}/generated/rlk_scripts_gen.c" "${gen}")
 rlk_write_if_changed("${RLK_OUT_DIR}/manifest.tsv" "${manifest}")
 rlk_write_if_changed("${RLK_OUT_DIR}/bundle/manifest.tsv" "${manifest}")
+
+# ---------------------------------------------------------------- functions library
+execute_process(
+  COMMAND "${RLK_LUA}" "${RLK_TOOLS_DIR}/gen-functions.lua" --bundle "${RLK_OUT_DIR}/bundle"
+          --lua "${RLK_OUT_DIR}/functions.lua" --c "${RLK_OUT_DIR}/generated/rlk_functions_gen.c"
+  RESULT_VARIABLE rc ERROR_VARIABLE errors)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "tools/gen-functions.lua failed:\n${errors}")
+endif()

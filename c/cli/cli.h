@@ -50,6 +50,7 @@ extern const rlk_cli_command rlk_cmd_latch;
 extern const rlk_cli_command rlk_cmd_inspect;
 extern const rlk_cli_command rlk_cmd_unlock;
 extern const rlk_cli_command rlk_cmd_check;
+extern const rlk_cli_command rlk_cmd_functions;
 
 /* Global --url (NULL when not given); commands may override it with their own --url. */
 extern const char *rlk_cli_global_url;
@@ -60,6 +61,7 @@ typedef struct rlk_cli_globals {
     const char *password_file;  /* --password-file FILE: the AUTH password, read from FILE */
     int keep_env;               /* --keep-env: pass RLK_URL, RLK_PASSWORD, REDISCLI_AUTH on */
     int verbose;                /* --verbose: connect info and waiting reports on stderr */
+    int functions;              /* --functions / --no-functions: rlk_options.functions */
 } rlk_cli_globals;
 extern rlk_cli_globals rlk_cli_g;
 
@@ -74,7 +76,7 @@ extern int rlk_cli_cmd_argc;
  * (a nested rlk finds the same server); --keep-env puts the originals back. */
 void rlk_cli_env_take(void);
 
-/* --url-file, --password-file, --keep-env, --verbose at argv[*i]: 1 matched (*i
+/* --url-file, --password-file, --keep-env, --verbose, --functions, --no-functions at argv[*i]: 1 matched (*i
  * advanced), 0 not, -1 usage error printed. Call during parsing only (it may
  * change the environment: no thread may run yet). */
 int rlk_cli_global_opt(const char *cmd, int argc, char **argv, int *i);

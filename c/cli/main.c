@@ -12,6 +12,7 @@
 /* Every command, in the order `rlk --help` lists them. */
 static const rlk_cli_command *const rlk_cli_commands[] = {
     &rlk_cmd_scripts,
+    &rlk_cmd_functions,
     &rlk_cmd_eval,
     &rlk_cmd_lock,
     &rlk_cmd_semaphore,
@@ -49,6 +50,11 @@ static void rlk_cli_help(FILE *out)
             "  --keep-env            pass RLK_URL, RLK_PASSWORD and REDISCLI_AUTH on to a\n"
             "                        command rlk runs (default: removed; RLK_URL is passed\n"
             "                        without its password)\n"
+            "  --functions           call the scripts as the Redis 7 Functions library rlk\n"
+            "                        (FCALL / FCALL_RO; exit 5 while the server lacks this\n"
+            "                        release's library: rlk functions load). Default: FCALL\n"
+            "                        when the server holds it, else EVALSHA\n"
+            "  --no-functions        always EVALSHA (and SCRIPT LOAD on NOSCRIPT)\n"
             "  --verbose             say on stderr where rlk connects (password masked), and\n"
             "                        while waiting, who holds the lock (after 1 s, then\n"
             "                        every 10 s)\n"
@@ -62,7 +68,8 @@ static void rlk_cli_help(FILE *out)
             "  3  connection, auth or timeout error\n"
             "  4  a script or the server replied an error\n"
             "  5  scripts missing or mismatched on the server (scripts load, scripts verify),\n"
-            "     or a bundle that differs from this release's scripts\n"
+            "     or a bundle that differs from this release's scripts; the library rlk\n"
+            "     missing or not this release's (functions verify, --functions)\n"
             "  6  lock lost while the command ran (rlk lock, rlk semaphore)\n"
             "  7  rlk check: warnings, or checks it could not make\n"
             "  8  rlk check: errors (the server is not fit for locks)\n",

@@ -3,7 +3,7 @@
 # Installed as share/bash-completion/completions/rlk; needs nothing but bash (the
 # bash-completion package loads it on demand, or `source` it).
 
-_rlk_commands="scripts eval lock semaphore latch inspect unlock check help"
+_rlk_commands="scripts functions eval lock semaphore latch inspect unlock check help"
 
 _rlk()
 {
@@ -47,11 +47,13 @@ _rlk()
 
     case $cmd in
         "")
-            words="$_rlk_commands --url --help --version" ;;
+            words="$_rlk_commands --url --functions --no-functions --help --version" ;;
         help)
             words=$_rlk_commands ;;
         scripts)
             words="list load verify --bundle --json --url --allow-modified --help" ;;
+        functions)
+            words="load verify dump --replace --json --server --url --help" ;;
         eval)
             if [[ $cur != -* ]]; then
                 # Script names, from the binary being completed.

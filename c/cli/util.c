@@ -154,6 +154,11 @@ int rlk_cli_global_opt(const char *cmd, int argc, char **argv, int *i)
         (*i)++;
         return 1;
     }
+    if (strcmp(arg, "--functions") == 0 || strcmp(arg, "--no-functions") == 0) {
+        rlk_cli_g.functions = arg[2] == 'f' ? RLK_FUNCTIONS_ON : RLK_FUNCTIONS_OFF;
+        (*i)++;
+        return 1;
+    }
     got = rlk_cli_opt_value(cmd, argc, argv, i, "--url-file", &rlk_cli_g.url_file);
     if (got == 0)
         got = rlk_cli_opt_value(cmd, argc, argv, i, "--password-file", &rlk_cli_g.password_file);
@@ -293,6 +298,7 @@ static int rlk_cli_conn_options_locked(const char *url, rlk_options *o, int quie
     rlk_url u;
     int failed, in_url;
 
+    o->functions = rlk_cli_g.functions;
     if (!(o->url = rlk_cli_pick_url(url, &url_from)))
         return RLK_EXIT_USAGE;
     if (rlk_url_parse(o->url, &u, err, sizeof err) != 0) {

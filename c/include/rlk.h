@@ -89,7 +89,20 @@ typedef struct rlk_options {
                                  Never shown: messages and rlk_client_url() mask it. The
                                  library reads no password variable: callers (the rlk CLI)
                                  take $RLK_PASSWORD / $REDISCLI_AUTH themselves. */
+    int functions;            /* how scripts are called (Redis 7 Functions, the library rlk):
+                                 RLK_FUNCTIONS_AUTO (0), RLK_FUNCTIONS_ON, RLK_FUNCTIONS_OFF */
 } rlk_options;
+
+/* rlk_options.functions. AUTO: before the first script call the client asks
+ * the server FCALL_RO rlk_version 0; when the server holds the library rlk built
+ * from exactly this client's scripts (same scripts id), every call is FCALL /
+ * FCALL_RO rlk_<kind>_<op>, else EVALSHA. ON: always FCALL; a call fails with
+ * RLK_ERR_SHA while the server lacks the library or holds another one
+ * (`rlk functions load`). OFF: always EVALSHA (SCRIPT LOAD on NOSCRIPT). In
+ * FCALL mode nothing is SCRIPT LOADed at connect. */
+#define RLK_FUNCTIONS_AUTO 0
+#define RLK_FUNCTIONS_ON 1
+#define RLK_FUNCTIONS_OFF (-1)
 
 void rlk_options_init(rlk_options *opts);
 
@@ -133,6 +146,47 @@ int rlk_load_scripts(rlk_client *c);
 /* SCRIPT EXISTS for every script; present[i] (rlk_script_count entries) is
  * set to 1 when the server holds script i. */
 int rlk_verify_scripts(rlk_client *c, int *present);
+
+/* ---------------------------------------------------------------- functions */
+
+/* The Redis 7 Functions library built from the embedded scripts: the bytes of
+ * share/rlk/functions.lua, `#!lua name=rlk`, one function per script,
+ * rlk_<kind>_<op> ('/' -> '_'), plus rlk_version. */
+typedef struct rlk_library_info {
+    const char *name;        /* "rlk" */
+    const char *release;     /* the rlk version it was built with */
+    const char *scripts_id;  /* SHA-1 of its scripts' manifest lines (rlk_version's 3rd reply) */
+    const char *sha1;        /* SHA-1 of code: the library's identity */
+    const char *code;
+    size_t code_len;
+} rlk_library_info;
+
+const rlk_library_info *rlk_embedded_library(void);
+
+/* FUNCTION LOAD [REPLACE] of the embedded library. Without replace, a server
+ * that already holds a library rlk refuses (RLK_ERR_SERVER, "already exists"). */
+int rlk_load_functions(rlk_client *c, int replace);
+
+/* What the server holds under the name rlk (FUNCTION LIST LIBRARYNAME rlk
+ * WITHCODE), compared with the embedded library. */
+typedef struct rlk_functions_state {
+    int present;             /* 1: the server has a library rlk */
+    int same_code;           /* 1: its code is byte for byte the embedded library's */
+    char release[32];        /* from its code's comment ("" when not found) */
+    char scripts_id[41];     /* from its code ("" when not found) */
+    char sha1[41];           /* SHA-1 of the server's code ("" when absent) */
+    int functions;           /* number of functions it registers */
+} rlk_functions_state;
+
+int rlk_verify_functions(rlk_client *c, rlk_functions_state *st);
+
+/* The server's library code into *code (malloc'ed, *len bytes; NULL and 0 when
+ * the server has no library rlk). The caller frees *code. */
+int rlk_server_functions_code(rlk_client *c, char **code, size_t *len);
+
+/* 1 when c calls scripts with FCALL, 0 with EVALSHA, -1 not decided yet
+ * (AUTO before its first script call). */
+int rlk_functions_active(rlk_client *c);
 
 /* Calls a script by name. keylens/arglens may be NULL (strlen is used).
  * RLK_OK: *reply holds the script's reply (caller frees it).

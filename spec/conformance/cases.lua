@@ -2,7 +2,7 @@
 -- The conformance cases (see spec/conformance_spec.lua for the format),
 -- gathered from one file per area.
 
-local AREAS = { "strings", "keys", "hashes", "lists", "sets", "zsets", "wrongtype", "scripting" }
+local AREAS = { "strings", "keys", "hashes", "lists", "sets", "zsets", "wrongtype", "scripting", "functions" }
 
 local cases = {}
 for _, area in ipairs(AREAS) do

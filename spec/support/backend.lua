@@ -71,6 +71,23 @@ function backend.read_script(name)
   return src
 end
 
+-- The Functions library built from scripts/ by tools/gen-functions.lua (release "spec"), once.
+local gen_functions, library = nil, nil
+function backend.library()
+  gen_functions = gen_functions or dofile(backend.root .. "/tools/gen-functions.lua")
+  library = library or gen_functions.library(gen_functions.read_scripts(backend.root .. "/scripts"), "spec")
+  return library, gen_functions
+end
+
+-- How Backend:script calls a script: "eval" (default) or, with RLK_CALL=fcall, through the
+-- library (FUNCTION LOAD once per backend, then FCALL, or FCALL_RO for a no-writes script).
+function backend.default_call()
+  local how = os.getenv("RLK_CALL")
+  if how == nil or how == "" then return "eval" end
+  if how ~= "eval" and how ~= "fcall" then error("RLK_CALL must be 'eval' or 'fcall', not '" .. how .. "'", 2) end
+  return how
+end
+
 local function strings(list)
   local out = {}
   for i, v in ipairs(list or {}) do out[i] = mock.to_arg(v) end
@@ -104,6 +121,7 @@ end
 function Backend:reset()
   if self.name == "mock" then
     self.mock = mock.new({ now_ms = self.opts.now_ms, strict_keys = self.opts.strict_keys })
+    self.library_loaded = false
     self.mock:psubscribe("*")
     return
   end
@@ -134,9 +152,29 @@ function Backend:eval(src, keys, args)
   return self.real:command(argv)
 end
 
--- EVAL of scripts/<name>.lua, expanded (backend.read_script).
+-- EVAL of scripts/<name>.lua, expanded (backend.read_script); with RLK_CALL=fcall its function.
 function Backend:script(name, keys, args)
+  if (self.opts.call or backend.default_call()) == "fcall" then return self:fcall_script(name, keys, args) end
   return self:eval(backend.read_script(name), keys, args)
+end
+
+-- FUNCTION LOAD REPLACE of the library (backend.library).
+function Backend:load_library()
+  local r = self:command({ "FUNCTION", "LOAD", "REPLACE", (backend.library()) })
+  if r ~= "rlk" then error("FUNCTION LOAD failed: " .. reply.describe(r), 2) end
+  self.library_loaded = true
+end
+
+-- FCALL (FCALL_RO for a no-writes script) of scripts/<name>.lua's function, rlk_<kind>_<op>.
+function Backend:fcall_script(name, keys, args)
+  local _, gf = backend.library()
+  if not self.library_loaded then self:load_library() end
+  keys, args = strings(keys), strings(args)
+  local ro = gf.no_writes(backend.read_script(name))
+  local argv = { ro and "FCALL_RO" or "FCALL", (gf.function_name(name)), tostring(#keys) }
+  for _, k in ipairs(keys) do argv[#argv + 1] = k end
+  for _, a in ipairs(args) do argv[#argv + 1] = a end
+  return self:command(argv)
 end
 
 function Backend:published()

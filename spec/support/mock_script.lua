@@ -369,13 +369,13 @@ return function(api)
     return b
   end
 
-  local function make_env(m, run, keys, args)
+  local function make_env(m, run, keys, args, no_globals)
     local g = base_functions(run)
     g.string, g.table, g.coroutine, g.bit = STRING, TABLE, COROUTINE, BIT
     g.cjson, g.cmsgpack, g.struct = CJSON, CMSGPACK, STRUCT
     g.math = make_math(m)
     g.redis = make_redis(m, keys)
-    g.KEYS, g.ARGV = keys, args
+    if not no_globals then g.KEYS, g.ARGV = keys, args end   -- a function (FCALL) gets neither
     local env = readonly(g, true)
     g._G = env
     return env
@@ -576,6 +576,127 @@ return function(api)
         return util.ERR("SCRIPT FLUSH only support SYNC|ASYNC option")
       end
       m.scripts = {}
+      return util.ok()
+    end },
+  }), nil, NOSCRIPT)
+
+  -- Functions (Redis 7): FUNCTION LOAD / DELETE / FLUSH, FCALL / FCALL_RO -------------------
+  -- A library's code runs once at load with only redis.register_function of the redis table
+  -- (both forms: (name, callback) and { function_name =, callback =, flags = }); a callback then
+  -- runs like a script body, called with (keys, args), without KEYS / ARGV globals; its errors
+  -- name the function and @user_function. Not modelled: FUNCTION LIST / DUMP / RESTORE / STATS,
+  -- the refusal of a write command inside a no-writes function.
+
+  local FN_NAME = "^[%w_]+$"
+
+  function Mock:function_load(code, replace)
+    self.libraries = self.libraries or {}
+    local meta = code:match("^#!([^\n]*)")
+    if not meta then return util.ERR("Missing library metadata") end
+    local engine, rest = meta:match("^(%S+)%s*(.*)$")
+    if engine ~= "lua" then return util.ERR("Engine '" .. tostring(engine) .. "' not found") end
+    local name = rest:match("^name=(%S+)$")
+    if not name then return util.ERR("Library name was not given") end
+    if not name:match(FN_NAME) then
+      return util.ERR("Library names can only contain letters, numbers, or underscores(_) and must be at "
+        .. "least one character long")
+    end
+    if self.libraries[name] and not replace then
+      return util.ERR("Library '" .. name .. "' already exists")
+    end
+    -- compiled without its metadata line (as Redis does), which keeps its newline: lines count alike
+    local chunk, cerr = loadstring((code:gsub("^#![^\n]*", "", 1)), "@user_function")
+    if not chunk then return util.ERR("Error compiling function: " .. cerr) end
+    local fns = {}
+    local function register_function(a, b)
+      local spec = type(a) == "table" and a or { function_name = a, callback = b }
+      local fname, cb = spec.function_name, spec.callback
+      if type(fname) ~= "string" or not fname:match(FN_NAME) then
+        error({ err = "ERR Function names can only contain letters, numbers, or underscores(_) and must be "
+          .. "at least one character long" }, 0)
+      end
+      if type(cb) ~= "function" then error({ err = "ERR callback must be a function" }, 0) end
+      if fns[fname] then error({ err = "ERR Function already exists in the library" }, 0) end
+      local flags = {}
+      for _, f in ipairs(spec.flags or {}) do flags[f] = true end
+      fns[fname] = { callback = cb, flags = flags }
+    end
+    local run = { sources = { ["@user_function"] = true } }
+    local env = setmetatable({ redis = { register_function = register_function } },
+                             { __index = make_env(self, run, {}, {}, true) })
+    setfenv(chunk, env)
+    local ok, res = pcall(chunk)
+    if not ok then
+      local msg = type(res) == "table" and res.err or ("ERR Error registering functions: " .. tostring(res))
+      return { err = one_line(msg) }
+    end
+    if next(fns) == nil then return util.ERR("No functions registered") end
+    for fname in pairs(fns) do
+      local owner = self.function_owner and self.function_owner[fname]
+      if owner and owner ~= name then return util.ERR("Function " .. fname .. " already exists") end
+    end
+    self:function_delete(name)
+    self.function_owner = self.function_owner or {}
+    for fname, f in pairs(fns) do
+      self.function_owner[fname] = name
+      f.library = name
+    end
+    self.libraries[name] = { code = code, functions = fns }
+    return name
+  end
+
+  function Mock:function_delete(name)
+    local lib = self.libraries and self.libraries[name]
+    if not lib then return false end
+    for fname in pairs(lib.functions) do self.function_owner[fname] = nil end
+    self.libraries[name] = nil
+    return true
+  end
+
+  function Mock:fcall(fname, keys, args, ro)
+    keys, args = string_list(keys, "keys"), string_list(args, "args")
+    local lib = self.function_owner and self.function_owner[fname]
+    local f = lib and self.libraries[lib].functions[fname]
+    if not f then return util.ERR("Function not found") end
+    if ro and not f.flags["no-writes"] then
+      return util.ERR("Can not execute a script with write flag using *_ro command.")
+    end
+    if self.strict_keys and not same_slot(keys) then
+      return util.err("CROSSSLOT Keys in request don't hash to the same slot")
+    end
+    local run = { sources = { ["@user_function"] = true } }
+    self.rand = self.rand or srand48(0)
+    setfenv(f.callback, make_env(self, run, keys, args, true))
+    local old_hook, old_mask, old_count = debug.gethook()
+    if self.line_hook then debug.sethook(line_hook(run), "l") end
+    local ok, res = xpcall(function() return f.callback(keys, args) end, error_handler(run))
+    debug.sethook(old_hook, old_mask, old_count)
+    if not ok then return script_error(res, fname) end
+    return from_lua(res)
+  end
+
+  local function fcall_command(ro)
+    return function(m, argv)
+      local keys, args = split_keys(argv)
+      if not keys then return args end
+      return m:fcall(argv[2], keys, args, ro)
+    end
+  end
+  register("fcall", -3, fcall_command(false), nil, NOSCRIPT)
+  register("fcall_ro", -3, fcall_command(true), nil, NOSCRIPT)
+
+  register("function", -2, mock.subcommands("function", {
+    load = { arity = -3, fn = function(m, argv)
+      local replace = #argv == 4 and argv[3]:lower() == "replace"
+      if #argv > 4 or (#argv == 4 and not replace) then return util.syntax() end
+      return m:function_load(argv[#argv], replace)
+    end },
+    delete = { arity = 3, fn = function(m, argv)
+      if not m:function_delete(argv[3]) then return util.ERR("Library not found") end
+      return util.ok()
+    end },
+    flush = { arity = -2, fn = function(m)
+      for name in pairs(m.libraries or {}) do m:function_delete(name) end
       return util.ok()
     end },
   }), nil, NOSCRIPT)

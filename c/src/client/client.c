@@ -13,6 +13,7 @@
 #include "client/cluster.h"
 #include "client/conn.h"
 #include "client/error.h"
+#include "client/functions.h"
 #include "client/pool.h"
 #include "client/scripts.h"
 #include "client/url.h"
@@ -52,6 +53,8 @@ static void rlk_client_defaults(rlk_client *c, const rlk_options *o)
                                                     : RLK_DEFAULT_WATCHDOG_LEASE_MS;
     c->lost_margin_ms = o->lost_margin_ms > 0 ? o->lost_margin_ms : 0;
     c->no_preload = o->no_preload != 0;
+    c->functions = o->functions > 0 ? RLK_FUNCTIONS_ON
+                   : o->functions < 0 ? RLK_FUNCTIONS_OFF : RLK_FUNCTIONS_AUTO;
 }
 
 /* The URL to parse: the options', else $RLK_URL, else the default. NULL (with
@@ -120,7 +123,8 @@ static int rlk_client_setup(rlk_client *c, const rlk_options *o, char *msg, size
     return c->url.is_cluster ? rlk_cluster_setup(c, msg, len) : RLK_OK;
 }
 
-/* Opens the first pool connection and loads the scripts. */
+/* Opens the first pool connection, decides the call mode and loads the scripts
+ * (not in FCALL mode). */
 static void rlk_client_first_connect(rlk_client *c)
 {
     rlk_slot *slot;
@@ -133,11 +137,14 @@ static void rlk_client_first_connect(rlk_client *c)
     slot = rlk_pool_checkout(c);
     rc = rlk_slot_ready(c, slot);
 
-    if (rc == RLK_OK && !c->no_preload) {
+    /* FCALL or EVALSHA (functions.h); without a preload the first call decides, within
+     * that call's time limit (a connect stays free of round trips). */
+    if (rc == RLK_OK && !c->no_preload)
+        rc = rlk_fn_decide(c, slot->ctx);
+    if (rc == RLK_OK && !c->no_preload && !rlk_fn_uses_fcall(c))
         rc = rlk_conn_load_all(c, slot->ctx);
-        if (rc != RLK_OK && slot->ctx->err)
-            rlk_slot_drop(slot);
-    }
+    if (rc != RLK_OK && slot->ctx && slot->ctx->err)
+        rlk_slot_drop(slot);
     rlk_pool_checkin(c, slot);
 }
 

@@ -16,6 +16,7 @@
 #define RLK_CLIENT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/time.h>
 
@@ -46,6 +47,8 @@ struct rlk_client {
     long long watchdog_lease_ms;
     long long lost_margin_ms;
     int no_preload;
+    int functions;                  /* RLK_FUNCTIONS_AUTO / _ON / _OFF (functions.h) */
+    atomic_int fn_state;            /* RLK_FN_UNKNOWN / _EVALSHA / _FCALL: the mode decided */
 
     rlk_script_set scripts;
 

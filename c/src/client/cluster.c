@@ -58,6 +58,7 @@ static rlk_client *rlk_node_client_new(const rlk_client *c, const char *host, in
     n->watchdog_lease_ms = c->watchdog_lease_ms;
     n->lost_margin_ms = c->lost_margin_ms;
     n->no_preload = c->no_preload;
+    n->functions = c->functions;       /* each node decides FCALL or EVALSHA itself */
     n->scripts = c->scripts;
     n->scripts.owned = NULL;    /* the parent's: never freed by the node */
     n->pool_size = c->pool_size;

@@ -15,6 +15,7 @@
 #include "client/cluster.h"
 #include "client/conn.h"
 #include "client/error.h"
+#include "client/functions.h"
 #include "client/sigpipe.h"
 
 /* Error replies that mean the server refused the call itself, whatever the
@@ -237,6 +238,7 @@ static redisContext *rlk_conn_dial(const rlk_client *c)
 int rlk_conn_open(rlk_client *c, redisContext **out)
 {
     redisContext *ctx;
+    struct timeval tv;
     int rc;
 
     *out = NULL;
@@ -252,7 +254,9 @@ int rlk_conn_open(rlk_client *c, redisContext **out)
         redisFree(ctx);
         return rc;
     }
-    if (redisSetTimeout(ctx, c->command_tv) != REDIS_OK) {
+    tv = c->command_tv;
+    (void)rlk_time_limit_tv(c->command_tv, &tv);    /* a wait's limit cuts AUTH and SELECT too */
+    if (redisSetTimeout(ctx, tv) != REDIS_OK) {
         rc = rlk_set_ctx_error(c, ctx, "connect");
         redisFree(ctx);
         return rc;
@@ -355,7 +359,8 @@ int rlk_conn_load_all(rlk_client *c, redisContext *ctx)
     return rc;
 }
 
-/* EVALSHA argv: "EVALSHA" sha1 numkeys keys... args... */
+/* The call's argv: "EVALSHA" sha1 (or "FCALL" / "FCALL_RO" function: functions.h)
+ * numkeys keys... args... */
 typedef struct rlk_evalsha_argv {
     const char **argv;
     size_t *lens;
@@ -363,7 +368,7 @@ typedef struct rlk_evalsha_argv {
     char numkeys[16];
 } rlk_evalsha_argv;
 
-static int rlk_evalsha_build(rlk_evalsha_argv *e, const rlk_script_info *s,
+static int rlk_evalsha_build(rlk_evalsha_argv *e, const rlk_fn_head *h,
                              int nkeys, const char *const *keys, const size_t *keylens,
                              int nargs, const char *const *args, const size_t *arglens)
 {
@@ -375,10 +380,10 @@ static int rlk_evalsha_build(rlk_evalsha_argv *e, const rlk_script_info *s,
     if (!e->argv || !e->lens)
         return RLK_ERR_NOMEM;
     snprintf(e->numkeys, sizeof e->numkeys, "%d", nkeys);
-    e->argv[n] = "EVALSHA";
-    e->lens[n++] = 7;
-    e->argv[n] = s->sha1;
-    e->lens[n++] = 40;
+    e->argv[n] = h->argv[0];
+    e->lens[n++] = h->lens[0];
+    e->argv[n] = h->argv[1];
+    e->lens[n++] = h->lens[1];
     e->argv[n] = e->numkeys;
     e->lens[n++] = strlen(e->numkeys);
     for (int i = 0; i < nkeys; i++, n++) {
@@ -404,25 +409,37 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
 {
     rlk_evalsha_argv e = {0};
     rlk_write_hook hook = rlk_armed_hook;
+    rlk_fn_head h;
     redisReply *r = NULL;
-    int rc, w = 0;
+    int rc, w = 0, loaded = 0, asked = 0;
 
     *reply = NULL;
     if (written)
         *written = 0;
-    rc = rlk_evalsha_build(&e, s, nkeys, keys, keylens, nargs, args, arglens);
-    if (rc != RLK_OK)
-        rc = rlk_set_error(c, rc, "%s: out of memory", s->name);
     rlk_conn_after_write(NULL, NULL);   /* this EVALSHA takes the armed hook */
-    for (int attempt = 0; rc == RLK_OK && attempt < 2; attempt++) {
+    rc = rlk_fn_head_for(c, ctx, s, &h);
+    if (rc == RLK_OK && rlk_evalsha_build(&e, &h, nkeys, keys, keylens, nargs, args, arglens))
+        rc = rlk_set_error(c, RLK_ERR_NOMEM, "%s: out of memory", s->name);
+    for (int attempt = 0; rc == RLK_OK && attempt < 3; attempt++) {
         rc = rlk_conn_command_hooked(c, ctx, s->name, e.argc, e.argv, e.lens, &r, &w, &hook);
-        if (rc != RLK_OK || !(attempt == 0 && rlk_conn_is_noscript(r)))
+        if (rc != RLK_OK)
             break;
-        /* NOSCRIPT: the script did not run. Load it and try once more. */
+        if (!h.fcall && !loaded && rlk_conn_is_noscript(r)) {
+            /* NOSCRIPT: the script did not run. Load it and try once more. */
+            loaded = 1;
+            rc = rlk_conn_load_script(c, ctx, s);
+        } else if (h.fcall && !asked && rlk_fn_is_missing(r)) {
+            /* No such function: it did not run. The library may be gone (functions.h). */
+            asked = 1;
+            rc = rlk_fn_missing(c, ctx, s, &h);
+            e.argv[0] = h.argv[0], e.lens[0] = h.lens[0];
+            e.argv[1] = h.argv[1], e.lens[1] = h.lens[1];
+        } else {
+            break;
+        }
         freeReplyObject(r);
         r = NULL;
         w = 0;
-        rc = rlk_conn_load_script(c, ctx, s);
     }
     if (written)
         *written = w;

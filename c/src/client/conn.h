@@ -64,7 +64,9 @@ void rlk_conn_load_argv(const rlk_script_info *s, const char *argv[3], size_t le
 int rlk_conn_check_load_reply(rlk_client *c, const rlk_script_info *s, const redisReply *r);
 
 /* EVALSHA of script s on ctx; on a NOSCRIPT reply, SCRIPT LOAD it and retry
- * once. RLK_OK: *reply is the script's reply (never an error reply).
+ * once. In FCALL mode (functions.h: decided here when not yet known) FCALL /
+ * FCALL_RO rlk_<kind>_<op> instead; "Function not found" asks again (AUTO) or
+ * fails with RLK_ERR_SHA (ON). RLK_OK: *reply is the script's reply (never an error reply).
  * RLK_ERR_SCRIPT: the script replied an error (errstr is its text);
  * RLK_ERR_AUTH (NOAUTH) / RLK_ERR_SERVER (BUSY, READONLY, OOM, ...): the
  * server refused the call. *written is 1 when an EVALSHA that may have run

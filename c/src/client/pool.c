@@ -15,6 +15,7 @@
 #include "client/cluster.h"
 #include "client/conn.h"
 #include "client/error.h"
+#include "client/functions.h"
 #include "client/pool.h"
 
 static _Thread_local long long rlk_tl_limit_ns;     /* 0: no limit */
@@ -131,7 +132,7 @@ int rlk_slot_ready(rlk_client *c, rlk_slot *slot)
         rlk_slot_drop(slot);
         return -cut;
     }
-    if (slot->dropped && !c->no_preload) {
+    if (slot->dropped && !c->no_preload && !rlk_fn_uses_fcall(c)) {
         /* A reconnect: the server may have restarted with an empty script cache. */
         rc = rlk_conn_load_all(c, slot->ctx);
         if (rc != RLK_OK) {

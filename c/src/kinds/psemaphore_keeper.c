@@ -77,10 +77,12 @@ static int rlk_keeper_connect(rlk_psemaphore_keeper *k)
     if ((k->ctx && rlk_conn_alive(k->ctx)) || c->cluster)   /* a cluster: routed calls */
         return RLK_OK;
     rlk_keeper_disconnect(k);
+    ms = ms < 100 ? 100 : ms > c->command_timeout_ms ? c->command_timeout_ms : ms;
+    rlk_thread_time_limit(ms);      /* a hung server's AUTH too (a password in the url) */
     rc = rlk_conn_open(c, &k->ctx);
+    rlk_thread_time_limit(-1);
     if (rc != RLK_OK)
         return rc;
-    ms = ms < 100 ? 100 : ms > c->command_timeout_ms ? c->command_timeout_ms : ms;
     tv.tv_sec = (time_t)(ms / 1000);
     tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
     if (redisSetTimeout(k->ctx, tv) != REDIS_OK) {

@@ -15,6 +15,7 @@
 #include "client/clock.h"
 #include "client/conn.h"
 #include "client/error.h"
+#include "client/functions.h"
 #include "client/pool.h"
 #include "client/scripts.h"
 #include "client/sigpipe.h"
@@ -284,18 +285,21 @@ static int redlock_conn_ready(redlock_conn *k)
 
 /* ---------------------------------------------------------------- sending */
 
-static int redlock_format_call(const rlk_script_info *s, int nkeys, const char *const *keys,
-                               int nargs, const char *const *args, char **cmd)
+static int redlock_format_call(rlk_client *c, const rlk_script_info *s, int nkeys,
+                               const char *const *keys, int nargs, const char *const *args,
+                               char **cmd)
 {
     int argc = 3 + nkeys + nargs, len;
     const char **argv = calloc((size_t)argc, sizeof *argv);
     char numkeys[16];
+    rlk_fn_head h;
 
     if (!argv)
         return -1;
     snprintf(numkeys, sizeof numkeys, "%d", nkeys);
-    argv[0] = "EVALSHA";
-    argv[1] = s->sha1;
+    rlk_fn_head_known(c, s, &h);    /* EVALSHA, or FCALL in functions mode */
+    argv[0] = h.argv[0];
+    argv[1] = h.argv[1];
     argv[2] = numkeys;
     for (int i = 0; i < nkeys; i++)
         argv[3 + i] = keys[i];
@@ -327,7 +331,7 @@ void redlock_io_send(redlock_io *io, int i, const char *name,
         redlock_req_fail_recorded(req, k->c, rc);
         return;
     }
-    if ((len = redlock_format_call(s, nkeys, keys, nargs, args, &cmd)) < 0 ||
+    if ((len = redlock_format_call(k->c, s, nkeys, keys, nargs, args, &cmd)) < 0 ||
         !(e = redlock_expect_push(k, REDLOCK_EXP_CALL))) {
         if (cmd)
             redisFreeCommand(cmd);

@@ -10,7 +10,15 @@
  * Then the same rules without +publish: a release says truthfully that it
  * released but could not wake waiters (the key is gone), as does unlock --force.
  *
- * Usage: it_acl_recipe PATH_TO_RLK PATH_TO_docs/acl.md
+ * Usage: it_acl_recipe PATH_TO_RLK PATH_TO_docs/acl.md [functions]
+ *
+ * With "functions": the page's functions-mode line ("user appfn on ...": FCALL,
+ * no EVALSHA/SCRIPT) instead, the library loaded by `rlk functions load` (and
+ * verified), proof that EVAL, EVALSHA and SCRIPT LOAD are refused to that user
+ * (rlk --no-functions fails with NOPERM), then every kind as that user (rlk
+ * finds the library and calls FCALL) and the release without +publish; at the
+ * end the server's INFO commandstats must show FCALL calls and no EVALSHA or
+ * EVAL that ran. `rlk check`'s ACL verdict is about EVALSHA: not run here.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -22,22 +30,26 @@
 static rlk_fx_server server;
 static char admin_url[128], app_url[160], nopub_url[160];
 static char rules[4096];
+static int functions_mode;
 
-/* The rule line of the doc, without "user ". */
+/* The rule line of the doc, without "user " (app, or appfn in functions mode: then
+ * renamed app, so that the rest of the program is the same). */
 static int read_rules(const char *doc)
 {
+    const char *prefix = functions_mode ? "user appfn on " : "user app on ";
+    size_t plen = strlen(prefix);
     char *text = cli_slurp(doc), *line, *save = NULL;
     int found = 0;
 
     for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        if (strncmp(line, "user app on ", 12) == 0) {
+        if (strncmp(line, prefix, plen) == 0) {
             found++;
-            snprintf(rules, sizeof rules, "%s", line + 5);
+            snprintf(rules, sizeof rules, "app on %s", line + plen);
         }
     }
     free(text);
     if (found != 1)
-        fprintf(stderr, "%s: %d lines start with 'user app on ' (expected one)\n", doc, found);
+        fprintf(stderr, "%s: %d lines start with '%s' (expected one)\n", doc, found, prefix);
     return found == 1 ? 0 : -1;
 }
 
@@ -270,12 +282,83 @@ static void test_release_scripts_publish_last(void)
     CHECKF(checked >= 6, "only %d release scripts publish", checked);
 }
 
+/* Functions mode: the library loaded and verified by rlk as the admin; as app, rlk refused
+ * EVALSHA and EVAL / SCRIPT LOAD refused (the control), FCALL_RO rlk_version allowed. */
+static void test_functions_setup(void)
+{
+    redisContext *c;
+    redisReply *r;
+
+    expect_ok("functions load", RUN("functions", "load"));
+    expect_ok("functions verify", RUN("functions", "verify"));
+    cli_set_url(app_url);
+    {
+        cli_result e = RUN("--no-functions", "eval", "token/acquire", "--key", "app:t0", "--arg",
+                           "tok", "--arg", "30000");
+
+        CHECKF(e.status != 0, "rlk --no-functions eval as the FCALL-only user succeeded");
+        CHECK_STR_CONTAINS(e.err, "NOPERM");
+        cli_result_free(&e);
+    }
+    cli_set_url(admin_url);
+    c = rlk_fx_connect(&server);
+    REQUIRE(c != NULL);
+    r = redisCommand(c, "AUTH app app-secret");
+    CHECK(r && r->type == REDIS_REPLY_STATUS);
+    if (r)
+        freeReplyObject(r);
+    r = redisCommand(c, "EVAL %s 0", "return 1");
+    CHECKF(r && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOPERM", 6) == 0, "EVAL: %s",
+           r && r->str ? r->str : "not refused");
+    if (r)
+        freeReplyObject(r);
+    r = redisCommand(c, "SCRIPT LOAD %s", "return 1");
+    CHECKF(r && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOPERM", 6) == 0,
+           "SCRIPT LOAD: %s", r && r->str ? r->str : "not refused");
+    if (r)
+        freeReplyObject(r);
+    r = redisCommand(c, "FCALL_RO rlk_version 0");
+    CHECKF(r && r->type == REDIS_REPLY_ARRAY, "FCALL_RO rlk_version: %s",
+           r && r->str ? r->str : "not an array");
+    if (r)
+        freeReplyObject(r);
+    redisFree(c);
+}
+
+/* calls=N of INFO commandstats' line for cmd (0 when absent). */
+static long long calls_of(const char *cmd)
+{
+    redisReply *r = rlk_fx_command(&server, "INFO commandstats");
+    char key[64];
+    const char *at;
+    long long n = -1;
+
+    snprintf(key, sizeof key, "cmdstat_%s:calls=", cmd);
+    if (r && r->type == REDIS_REPLY_STRING)
+        n = (at = strstr(r->str, key)) ? atoll(at + strlen(key)) : 0;
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+static void test_functions_were_called(void)
+{
+    long long fcall = calls_of("fcall"), evalsha = calls_of("evalsha"), eval = calls_of("eval");
+
+    printf("  functions mode: the server ran %lld FCALL, %lld FCALL_RO, %lld EVALSHA, %lld EVAL\n",
+           fcall, calls_of("fcall_ro"), evalsha, eval);
+    CHECKF(fcall > 20, "only %lld FCALL calls", fcall);
+    CHECK_INT_EQ(evalsha, 0);
+    CHECK_INT_EQ(eval, 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: %s PATH_TO_RLK PATH_TO_ACL_MD\n", argv[0]);
         return 2;
     }
+    functions_mode = argc > 3 && strcmp(argv[3], "functions") == 0;
     if (read_rules(argv[2]) != 0)
         return 1;
     if (rlk_fx_start(&server, NULL) != 0 || rlk_fx_url(&server, -1, admin_url, sizeof admin_url) != 0 ||
@@ -285,10 +368,17 @@ int main(int argc, char **argv)
         return 1;
     snprintf(app_url, sizeof app_url, "redis://app:app-secret@127.0.0.1:%d", server.port);
     snprintf(nopub_url, sizeof nopub_url, "redis://appnp:app-secret@127.0.0.1:%d", server.port);
-    RUN_TEST(test_release_scripts_publish_last);
-    RUN_TEST(test_every_kind_as_app);
-    RUN_TEST(test_check_agrees);
-    RUN_TEST(test_publish_refused);
+    if (functions_mode) {
+        RUN_TEST(test_functions_setup);
+        RUN_TEST(test_every_kind_as_app);
+        RUN_TEST(test_publish_refused);
+        RUN_TEST(test_functions_were_called);
+    } else {
+        RUN_TEST(test_release_scripts_publish_last);
+        RUN_TEST(test_every_kind_as_app);
+        RUN_TEST(test_check_agrees);
+        RUN_TEST(test_publish_refused);
+    }
     cli_teardown();
     rlk_fx_stop(&server);
     return check_summary("it_acl_recipe");

@@ -484,6 +484,10 @@ int tk_suite_start(const char *name, rlk_fx_server *srv, char *url, size_t len, 
         fprintf(stderr, "%s: cannot start redis-server\n", name);
         return -1;
     }
+    if (tk_functions_setup(srv, url, len) < 0) {
+        fprintf(stderr, "%s: cannot set up functions mode ($RLK_TEST_FUNCTIONS)\n", name);
+        return -1;
+    }
     if (stall)
         tk_stall_start(stall);
     return 0;
@@ -491,9 +495,14 @@ int tk_suite_start(const char *name, rlk_fx_server *srv, char *url, size_t len, 
 
 void tk_suite_stop(rlk_fx_server *srv, tk_stall *stall)
 {
+    int fn_bad;
+
     if (stall)
         tk_stall_stop(stall);
+    fn_bad = tk_functions_check(srv) != 0;
     rlk_fx_stop(srv);
+    if (fn_bad)
+        exit(1);
 }
 
 /* ---------------------------------------------------------------- children with threads */

@@ -49,6 +49,16 @@ int tk_suite_start(const char *name, rlk_fx_server *srv, char *url, size_t len, 
 /* Stops the stall detector (NULL: none) and the server. */
 void tk_suite_stop(rlk_fx_server *srv, tk_stall *stall);
 
+/* Functions mode (tk_functions.c), called by the two above: with
+ * $RLK_TEST_FUNCTIONS = the path of docs/acl.md, loads the library rlk, makes
+ * the FCALL-only user of the page's "user appfn" line (patterns ~* &*), proves
+ * EVAL / EVALSHA / SCRIPT refused for it, and writes a URL naming it: 1; 0 when
+ * the variable is unset; -1 on failure. The check: FCALL ran and no EVAL /
+ * EVALSHA (INFO commandstats); 0, or -1 after a "FAIL" line (then
+ * tk_suite_stop exits 1). */
+int tk_functions_setup(rlk_fx_server *srv, char *url, size_t len);
+int tk_functions_check(rlk_fx_server *srv);
+
 /* ---------------------------------------------------------------- latch */
 
 typedef struct tk_latch {
