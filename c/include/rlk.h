@@ -689,7 +689,8 @@ int rlk_redlock_lock(rlk_redlock *rl, long long lease_ms, long long *validity_ms
 /* Sets the lease to lease_ms on every server that still holds the token.
  * RLK_OK only when a quorum did so before the current validity ran out and
  * with a positive new validity (*validity_ms). RLK_ERR_LOST: the validity had
- * run out, or the token is gone from a majority; RLK_ERR_NOT_OWNER: not held. */
+ * run out (less than 1 whole ms left: rlk_redlock_validity_ms 0), or the token
+ * is gone from a majority; RLK_ERR_NOT_OWNER: not held. */
 int rlk_redlock_extend(rlk_redlock *rl, long long lease_ms, long long *validity_ms);
 /* Releases on every server (in parallel). RLK_OK: a quorum released it;
  * RLK_ERR_NOT_OWNER: too few servers still held the token (it had expired);

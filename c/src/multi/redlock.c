@@ -530,7 +530,9 @@ static int redlock_extend_locked(rlk_redlock *rl, long long lease_ms, long long 
     if (!rlk_redlock_is_held(rl))
         return redlock_fail(rl, RLK_ERR_NOT_OWNER, "redlock %s: not held", rl->name);
     old_until = rl->valid_until_ns;
-    if (rlk_clock_now_ns() >= old_until)
+    /* Whole milliseconds, as rlk_redlock_validity_ms counts them: a validity that reads 0
+     * there (less than 1 ms left) is run out here too. */
+    if (old_until - rlk_clock_now_ns() < RLK_NS_PER_MS)
         return redlock_fail(rl, RLK_ERR_LOST, "redlock %s: the validity ran out %lld ms ago",
                             rl->name, (rlk_clock_now_ns() - old_until) / RLK_NS_PER_MS);
     reqs = calloc((size_t)rl->n, sizeof *reqs);

@@ -64,7 +64,8 @@ static void *race_waiter(void *arg)
  * queue, subscribing, retrying or already asleep. A release announced
  * before the SUBSCRIBE took effect is seen by the retry; one announced
  * after it is a kept permit. Either way no wait may run into the holder's
- * 2 s lease. */
+ * 10 s lease: a missed wake-up shows as a TTL wake-up and a wait of ~10 s, far
+ * above the 5 s bound that leaves room for a loaded machine's stalls. */
 static void test_release_races_subscription(void)
 {
     rlk_client *ch = tk_connect(url, 0, 1), *cw = tk_connect(url, 0, 1);
@@ -87,7 +88,7 @@ static void test_release_races_subscription(void)
     permits0 = STAT(cw, wake_permits);
     pthread_create(&t, NULL, race_waiter, &r);
     for (int i = 1; i <= RACE_TRIALS; i++) {
-        if (rlk_lock_try_lock(lh, 0, 2000) != RLK_OK) {
+        if (rlk_lock_try_lock(lh, 0, 10000) != RLK_OK) {
             errors++;
             break;
         }
@@ -110,7 +111,8 @@ static void test_release_races_subscription(void)
     CHECK_INT_EQ(r.errors, 0);
     CHECK_INT_EQ(STAT(cw, ttl_wakeups), 0);
     CHECK(STAT(cw, waits) - waits0 > 0);        /* the race was really run */
-    CHECKF(r.max_wait_ns < 1000000000LL, "a lock() took %.1f ms", r.max_wait_ns / 1e6);
+    CHECKF(r.max_wait_ns < 5000000000LL, "a lock() took %.1f ms (longest scheduling gap %lld ms)",
+           r.max_wait_ns / 1e6, tk_stall_max_gap_ms(&stall));
     tk_latch_destroy(&r.go);
     tk_latch_destroy(&r.started);
     tk_latch_destroy(&r.done);
