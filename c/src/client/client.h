@@ -22,6 +22,7 @@
 #include "rlk.h"
 #include "client/error.h"
 #include "client/pool.h"
+#include "client/role.h"
 #include "client/scripts.h"
 #include "client/url.h"
 
@@ -53,6 +54,9 @@ struct rlk_client {
     pthread_cond_t pool_cv;
     rlk_slot *slots;
     int pool_size;
+
+    struct rlk_sentinel *sentinel;  /* redis+sentinel:// (sentinel.h): the master; else NULL */
+    rlk_role role;                  /* what the latest new connection's ROLE said (role.h) */
 
     /* For the lock runtime: its per-client state, freed by runtime_free
      * (called first thing in rlk_free, before any connection is closed). */

@@ -72,7 +72,7 @@ static int rlk_keeper_connect(rlk_psemaphore_keeper *k)
     struct timeval tv;
     int rc;
 
-    if (k->ctx && rlk_conn_alive(k->ctx))
+    if (k->ctx && rlk_conn_usable(c, k->ctx))
         return RLK_OK;
     rlk_keeper_disconnect(k);
     rc = rlk_conn_open(c, &k->ctx);
