@@ -96,8 +96,12 @@ static int rlk_usn_nodes(const char *s, size_t n, rlk_url *u, char *err, size_t 
 static int rlk_usn_userinfo(const char *s, size_t n, rlk_url *u, char *err, size_t errlen)
 {
     rlk_url tmp;
-    int rc = rlk_usn_sub("", s, n, "@x", &tmp, err, errlen);
+    int rc;
 
+    if (memchr(s, '@', n))
+        return RLK_USN_FAIL("bad url: user info goes once, before the first sentinel (%%-escape "
+                            "'@' as %%40)");
+    rc = rlk_usn_sub("", s, n, "@x", &tmp, err, errlen);
     if (rc == RLK_OK) {
         u->user = tmp.user;
         u->password = tmp.password;
@@ -180,9 +184,9 @@ int rlk_url_sentinel_parse(const char *s, rlk_url *u, char *err, size_t errlen)
     u->is_sentinel = 1;
     if (strchr(s, '#'))
         return RLK_USN_FAIL("bad url: fragments are not supported");
-    for (size_t i = 0; i < authlen; i++)
-        if (s[i] == '@')
-            at = s + i;
+    for (size_t i = authlen; i > 0 && !at; i--)     /* the first '@': more is refused */
+        if (s[authlen - i] == '@')
+            at = s + authlen - i;
     if (at) {
         if ((rc = rlk_usn_userinfo(s, (size_t)(at - s), u, err, errlen)) != RLK_OK)
             return rc;
