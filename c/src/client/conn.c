@@ -244,7 +244,7 @@ static redisContext *rlk_conn_dial(const rlk_client *c, const char *master, int 
     return redisConnectWithTimeout(c->url.host, c->url.port, tv);
 }
 
-static int rlk_conn_open_once(rlk_client *c, redisContext **out, int *redial)
+int rlk_conn_open(rlk_client *c, redisContext **out)
 {
     redisContext *ctx;
     char master[256];
@@ -273,26 +273,12 @@ static int rlk_conn_open_once(rlk_client *c, redisContext **out, int *redial)
     rc = rlk_conn_auth(c, ctx);
     if (rc == RLK_OK)
         rc = rlk_conn_select(c, ctx);
-    if (rc == RLK_OK)
-        rc = rlk_role_probe(c, ctx, redial);
-    if (rc != RLK_OK || *redial) {
+    if (rc != RLK_OK) {
         redisFree(ctx);
         return rc;
     }
     *out = ctx;
     return RLK_OK;
-}
-
-int rlk_conn_open(rlk_client *c, redisContext **out)
-{
-    int redial = 0, rc = rlk_conn_open_once(c, out, &redial);
-
-    if (rc == RLK_OK && redial)     /* the sentinels named another master meanwhile */
-        rc = rlk_conn_open_once(c, out, &redial);
-    if (rc == RLK_OK && !*out)
-        rc = rlk_set_error(c, RLK_ERR_READONLY, "%s: the master changed twice while connecting",
-                           c->addr);
-    return rc;
 }
 
 int rlk_conn_usable(rlk_client *c, const redisContext *ctx)

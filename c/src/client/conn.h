@@ -30,11 +30,9 @@
 /* Opens a new connection with the client's address, connect timeout,
  * command timeout, AUTH and SELECT. For the lock runtime's subscriber or
  * watchdog: the caller owns *out (redisFree) and uses it from one thread at a
- * time. Does not load scripts. ROLE is asked (role.h). For a
- * redis+sentinel:// client the address is the master's (sentinel.h).
- * Errors: RLK_ERR_IO / _TIMEOUT (connect), RLK_ERR_AUTH (AUTH or SELECT
- * refused), RLK_ERR_READONLY (a sentinel client found a replica),
- * RLK_ERR_NOMEM. */
+ * time. Does not load scripts. For a redis+sentinel:// client the address
+ * is the master's (sentinel.h). Errors: RLK_ERR_IO / _TIMEOUT (connect),
+ * RLK_ERR_AUTH (AUTH or SELECT refused), RLK_ERR_NOMEM. */
 int rlk_conn_open(rlk_client *c, redisContext **out);
 
 /* 1 when an idle connection looks usable: no hiredis error, and the server

@@ -63,6 +63,7 @@ static void rlk_role_set(rlk_client *c, int kind, const char *of)
 {
     pthread_mutex_lock(&c->role.mu);
     c->role.kind = kind;
+    c->role.asked = 1;
     snprintf(c->role.of, sizeof c->role.of, "%s", of);
     pthread_mutex_unlock(&c->role.mu);
 }
@@ -81,26 +82,6 @@ static int rlk_role_ask(rlk_client *c, redisContext *ctx, char *of, size_t len)
     freeReplyObject(r);
     rlk_role_set(c, rc, of);
     return rc;
-}
-
-int rlk_role_probe(rlk_client *c, redisContext *ctx, int *redial)
-{
-    char of[300], here[300];
-    int kind = rlk_role_ask(c, ctx, of, sizeof of);
-
-    *redial = 0;
-    if (kind < 0)
-        return -kind;
-    if (!c->sentinel || kind != RLK_ROLE_REPLICA)
-        return RLK_OK;
-    /* The sentinels named a replica (a failover under way): ask again. */
-    snprintf(here, sizeof here, "%s:%d", ctx->tcp.host ? ctx->tcp.host : "?", ctx->tcp.port);
-    if (rlk_sentinel_refresh(c, "the master said ROLE slave") == 1) {
-        *redial = 1;
-        return RLK_OK;
-    }
-    return rlk_set_error(c, RLK_ERR_READONLY, "%s: %s is a replica of %s and no sentinel names "
-                         "another master yet", c->addr, here, of);
 }
 
 typedef struct rlk_role_answer {
@@ -126,17 +107,27 @@ int rlk_role_refuse(rlk_client *c, const rlk_script_info *s)
 {
     rlk_role_answer a = {RLK_ROLE_UNKNOWN, ""};
     redisReply *unused;
-    int kind, rc;
+    char msg[RLK_ERRSTR_MAX];
+    int kind, asked, rc, err = rlk_err(c);
 
+    if (!rlk_role_script_writes(s))
+        return RLK_OK;
     pthread_mutex_lock(&c->role.mu);
     kind = c->role.kind;
+    asked = c->role.asked;
     pthread_mutex_unlock(&c->role.mu);
-    if (kind != RLK_ROLE_REPLICA || !rlk_role_script_writes(s))
+    if (asked && kind != RLK_ROLE_REPLICA)
         return RLK_OK;
-    /* Ask again: the replica may have been promoted since it was asked. */
+    /* First writing call, or a replica that may have been promoted since. */
+    snprintf(msg, sizeof msg, "%s", rlk_errstr(c));
     rc = rlk_pool_run(c, rlk_op_role, &a, 1, &unused);
-    if (rc != RLK_OK || a.kind != RLK_ROLE_REPLICA)
+    if (rc != RLK_OK || a.kind != RLK_ROLE_REPLICA) {
+        if (rc != RLK_OK)
+            rlk_set_error(c, err, "%s", msg);
         return RLK_OK;  /* let the script tell */
+    }
+    if (rlk_sentinel_on_readonly(c))
+        return RLK_OK;  /* the sentinels name another master now: the call goes there */
     return rlk_set_error(c, RLK_ERR_READONLY, "%s: %s is a replica (of %s): it refuses writes; "
                          "point rlk at the master, or at the sentinels with "
                          "redis+sentinel://HOST:PORT/MASTERNAME", s->name, c->addr, a.of);

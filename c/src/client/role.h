@@ -7,10 +7,11 @@
  * A replica refuses every write with READONLY, but a script that only
  * reads first (an acquire of a held lock returns its TTL) runs: without a
  * look at ROLE a waiter would wait first and fail only when the lock comes
- * free. So a client remembers what the latest new connection's ROLE said,
- * and while that is "slave", a writing script fails at once with
- * RLK_ERR_READONLY (after one more ROLE, in case the replica has been
- * promoted since) instead of being sent.
+ * free. So a client asks ROLE before its first writing script, and while
+ * the answer is "slave", a writing script fails at once with
+ * RLK_ERR_READONLY instead of being sent. (Not at connect: a connect does
+ * no round trip unless AUTH or SELECT need one, and must not wait on a
+ * stopped server beyond a wait's own bound.)
  *
  * Not installed; not a stable API.
  */
@@ -33,21 +34,19 @@ enum rlk_role_kind {
 typedef struct rlk_role {
     pthread_mutex_t mu;
     int kind;                       /* enum rlk_role_kind */
+    int asked;                      /* ROLE answered at least once */
     char of[300];                   /* a replica's master, "host:port" */
 } rlk_role;
 
 void rlk_role_init(rlk_role *r);
 void rlk_role_destroy(rlk_role *r);
 
-/* ROLE on a new connection, recorded on c. For a redis+sentinel:// client
- * a server that is not a master is refused: the sentinels are asked again
- * and *redial is set when they named another master; RLK_ERR_READONLY
- * (recorded) otherwise. A refused ROLE (ACL) is not an error. */
-int rlk_role_probe(rlk_client *c, redisContext *ctx, int *redial);
-
 /* Before script s: RLK_ERR_READONLY (recorded, one line naming the server
  * and its master) when s writes and c's server is a replica; RLK_OK
- * otherwise. */
+ * otherwise. ROLE is asked (through the pool, within the calling thread's
+ * time limit) before the first writing script, and again before each one
+ * while the answer is "slave" (it may have been promoted since). A refused
+ * ROLE (ACL) or a failed one leaves the call to the script. */
 int rlk_role_refuse(rlk_client *c, const rlk_script_info *s);
 
 /* 1 when script s may write (all but a few read-only scripts). */
