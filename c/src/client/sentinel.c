@@ -264,7 +264,7 @@ static int rlk_sn_consider(rlk_sentinel *sn, int i, rlk_sn_answer *a, int *had, 
 static int rlk_sn_refresh_from(rlk_client *c, const char *cause, int first)
 {
     rlk_sentinel *sn = c->sentinel;
-    char why[300] = "", last[RLK_ERRSTR_MAX] = "no sentinel";
+    char why[600] = "", last[RLK_ERRSTR_MAX] = "no sentinel";
     rlk_sigpipe_guard g;
     int rc = -1, had = 0, n = c->url.nsentinels;
 
@@ -280,7 +280,7 @@ static int rlk_sn_refresh_from(rlk_client *c, const char *cause, int first)
         if (rlk_sn_ask(sn, i, &a, why, sizeof why) == 0)
             rc = rlk_sn_consider(sn, i, &a, &had, why, sizeof why);
         if (rc < 0)
-            snprintf(last, sizeof last, "sentinel %s:%d: %s", c->url.sentinels[i].host,
+            snprintf(last, sizeof last, "sentinel %.100s:%d: %.300s", c->url.sentinels[i].host,
                      c->url.sentinels[i].port, why);
     }
     pthread_mutex_unlock(&sn->resolve_mu);
