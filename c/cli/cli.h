@@ -32,7 +32,9 @@ enum rlk_exit {
     RLK_EXIT_SCRIPTS = 5,       /* scripts missing or mismatched on the server */
     RLK_EXIT_LOST = 6,          /* the lock was lost while the command ran */
     RLK_EXIT_CHECK_WARNINGS = 7, /* rlk check: warnings (or checks it could not make) */
-    RLK_EXIT_CHECK_ERRORS = 8   /* rlk check: errors (a server not fit for locks) */
+    RLK_EXIT_CHECK_ERRORS = 8,  /* rlk check: errors (a server not fit for locks) */
+    RLK_EXIT_READONLY = 9,      /* the server is a replica (READONLY, MASTERDOWN, ROLE) */
+    RLK_EXIT_NOREPLICAS = 10    /* too few replicas acknowledged (--min-replicas, NOREPLICAS) */
 };
 
 typedef struct rlk_cli_command {

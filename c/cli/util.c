@@ -74,6 +74,10 @@ int rlk_cli_exit_code(int err)
         return RLK_EXIT_CONNECT;
     case RLK_ERR_SHA:
         return RLK_EXIT_SCRIPTS;
+    case RLK_ERR_READONLY:
+        return RLK_EXIT_READONLY;
+    case RLK_ERR_NOREPLICAS:
+        return RLK_EXIT_NOREPLICAS;
     default:    /* SCRIPT, SERVER, PROTOCOL, NOMEM, NOT_OWNER, LOST */
         return RLK_EXIT_REPLY;
     }

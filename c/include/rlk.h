@@ -58,9 +58,14 @@ enum rlk_error {
                                  lock (it would wait forever): release the reads first */
     RLK_ERR_INTERRUPTED = 17, /* the wait was ended by rlk_interrupt_waits (a fair waiter has
                                  left the queue) */
-    RLK_ERR_NOTIFY = 18       /* an unlock did release (the holder's field or the key is gone),
+    RLK_ERR_NOTIFY = 18,      /* an unlock did release (the holder's field or the key is gone),
                                  but the server's ACL refused the script's PUBLISH: waiters are
                                  not woken and try again only at their TTL (docs/acl.md) */
+    RLK_ERR_READONLY = 19,    /* the server is a replica: READONLY, MASTERDOWN, or its ROLE (the
+                                 call was not run; docs/sentinel.md) */
+    RLK_ERR_NOREPLICAS = 20   /* too few replicas: the server's NOREPLICAS, or fewer than
+                                 rlk_options.min_replicas acknowledged the write (an acquisition
+                                 is rolled back; docs/sentinel.md) */
 };
 
 /* Returns a static, one-word name for an error code ("RLK_ERR_IO"). */
@@ -71,7 +76,9 @@ const char *rlk_strerror(int err);
 typedef struct rlk_client rlk_client;
 
 typedef struct rlk_options {
-    const char *url;          /* redis://[user:password@]host:port[/db] or unix:///path[?db=N];
+    const char *url;          /* redis://[user:password@]host:port[/db] or unix:///path[?db=N]
+                                 or redis+sentinel://[user:password@]host:port[,host:port...]
+                                 /MASTERNAME[/db] (docs/sentinel.md);
                                  NULL: $RLK_URL (set but empty: RLK_ERR_URL), then
                                  redis://127.0.0.1:6379. Scheme case-insensitive */
     int connect_timeout_ms;   /* <= 0: 2000 */
@@ -91,6 +98,8 @@ typedef struct rlk_options {
                                  take $RLK_PASSWORD / $REDISCLI_AUTH themselves. */
     int functions;            /* how scripts are called (Redis 7 Functions, the library rlk):
                                  RLK_FUNCTIONS_AUTO (0), RLK_FUNCTIONS_ON, RLK_FUNCTIONS_OFF */
+    const char *sentinel_password; /* redis+sentinel://: the sentinels' AUTH password when the
+                                 URL has no ?sentinel_password=; NULL: none */
 } rlk_options;
 
 /* rlk_options.functions. AUTO: before the first script call the client asks
@@ -119,6 +128,10 @@ const char *rlk_errstr(const rlk_client *c);
 
 /* The URL the client was opened with, password masked ("redis://u:***@h:p/0"). */
 const char *rlk_client_url(const rlk_client *c);
+/* The server the client talks to now, "host:port" (or the socket path): for a
+ * redis+sentinel:// client the master the sentinels named last ("" when none
+ * is known); *switches (may be NULL) gets how many failovers it followed. */
+void rlk_client_server(rlk_client *c, char *buf, size_t len, unsigned long long *switches);
 
 /* ---------------------------------------------------------------- scripts */
 

@@ -15,7 +15,9 @@
 #include "client/error.h"
 #include "client/functions.h"
 #include "client/pool.h"
+#include "client/role.h"
 #include "client/scripts.h"
+#include "client/sentinel.h"
 #include "client/url.h"
 
 #define RLK_MAX_POOL 1024
@@ -165,12 +167,21 @@ rlk_client *rlk_connect(const rlk_options *opts)
     rlk_client_defaults(c, opts);
     pthread_mutex_init(&c->pool_mu, NULL);
     pthread_cond_init(&c->pool_cv, NULL);
+    rlk_role_init(&c->role);
     rc = rlk_client_setup(c, opts, c->fatal_msg, sizeof c->fatal_msg);
     if (rc != RLK_OK) {
         c->fatal = rc;
         rlk_set_error(c, rc, "%s", c->fatal_msg);
         return c;
     }
+    if (c->url.is_sentinel && rlk_sentinel_open(c, opts->sentinel_password) == RLK_ERR_NOMEM &&
+        !c->sentinel) {
+        c->fatal = RLK_ERR_NOMEM;
+        snprintf(c->fatal_msg, sizeof c->fatal_msg, "out of memory");
+        return c;
+    }
+    if (c->url.is_sentinel && rlk_sentinel_follow(c) != RLK_OK)
+        return c;
     rlk_client_first_connect(c);
     return c;
 }
@@ -195,6 +206,8 @@ void rlk_free(rlk_client *c)
         if (c->slots[i].ctx)
             redisFree(c->slots[i].ctx);
     free(c->slots);
+    rlk_sentinel_free(c->sentinel);
+    rlk_role_destroy(&c->role);
     rlk_script_set_free(&c->scripts);
     rlk_url_free(&c->url);
     free(c->url_masked);
@@ -208,6 +221,16 @@ const char *rlk_client_url(const rlk_client *c)
     if (!c)
         return "";
     return c->url_masked ? c->url_masked : "(invalid url)";
+}
+
+void rlk_client_server(rlk_client *c, char *buf, size_t len, unsigned long long *switches)
+{
+    if (switches)
+        *switches = c ? rlk_sentinel_switches(c, NULL) : 0;
+    if (len)
+        buf[0] = '\0';
+    if (c)
+        rlk_sentinel_address(c, buf, len);
 }
 
 /* ---------------------------------------------------------------- load, verify */
@@ -352,6 +375,8 @@ int rlk_evalv(rlk_client *c, const char *name,
     e.script = rlk_script_find(c, name);
     if (!e.script)
         return rlk_set_error(c, RLK_ERR_NOSUCHSCRIPT, "no script named '%s'", name);
+    if (rlk_role_refuse(c, e.script) != RLK_OK)
+        return RLK_ERR_READONLY;
     if (c->cluster) {
         int slot = rlk_cluster_keys_slot(c, name, nkeys, keys, keylens);
 

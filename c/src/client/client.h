@@ -23,6 +23,7 @@
 #include "rlk.h"
 #include "client/error.h"
 #include "client/pool.h"
+#include "client/role.h"
 #include "client/scripts.h"
 #include "client/url.h"
 
@@ -58,6 +59,8 @@ struct rlk_client {
     int pool_size;
 
     struct rlk_cluster *cluster;    /* redis+cluster://: routing (cluster.h); NULL otherwise */
+    struct rlk_sentinel *sentinel;  /* redis+sentinel:// (sentinel.h): the master; else NULL */
+    rlk_role role;                  /* what the latest new connection's ROLE said (role.h) */
 
     /* For the lock runtime: its per-client state, freed by runtime_free
      * (called first thing in rlk_free, before any connection is closed). */

@@ -16,6 +16,8 @@
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/functions.h"
+#include "client/role.h"
+#include "client/sentinel.h"
 #include "client/sigpipe.h"
 
 /* Error replies that mean the server refused the call itself, whatever the
@@ -40,6 +42,10 @@ static int rlk_reply_class(const redisReply *r, int default_err)
     if (rlk_first_word_is(r->str, r->len, "NOAUTH") || rlk_first_word_is(r->str, r->len, "WRONGPASS") ||
         (r->len >= sizeof unauth - 1 && memcmp(r->str, unauth, sizeof unauth - 1) == 0))
         return RLK_ERR_AUTH;
+    if (rlk_first_word_is(r->str, r->len, "READONLY") || rlk_first_word_is(r->str, r->len, "MASTERDOWN"))
+        return RLK_ERR_READONLY;
+    if (rlk_first_word_is(r->str, r->len, "NOREPLICAS"))
+        return RLK_ERR_NOREPLICAS;
     for (int i = 0; rlk_server_refusals[i]; i++)
         if (rlk_first_word_is(r->str, r->len, rlk_server_refusals[i]))
             return RLK_ERR_SERVER;
@@ -52,7 +58,7 @@ int rlk_err_is_transient_reply(rlk_client *c)
                                         "MASTERDOWN", NULL};
     const char *text = rlk_errstr(c);
 
-    if (rlk_err(c) != RLK_ERR_SERVER && rlk_err(c) != RLK_ERR_SCRIPT)
+    if (rlk_err(c) != RLK_ERR_SERVER && rlk_err(c) != RLK_ERR_SCRIPT && rlk_err(c) != RLK_ERR_READONLY)
         return 0;
     for (int i = 0; words[i]; i++) {
         const char *at = strstr(text, words[i]);
@@ -71,10 +77,13 @@ int rlk_err_is_transient_reply(rlk_client *c)
 int rlk_set_reply_error(rlk_client *c, const redisReply *r, const char *what, int default_err)
 {
     int err = rlk_reply_class(r, default_err);
+    char word[16];
 
+    snprintf(word, sizeof word, "%.*s", (int)strcspn(r->str, " "), r->str);
     if (what)
-        return rlk_set_error(c, err, "%s %s: %.*s", what, c->addr, (int)r->len, r->str);
-    return rlk_set_error(c, err, "%.*s", (int)r->len, r->str);
+        return rlk_set_error(c, err, "%s %s: %.*s%s", what, c->addr, (int)r->len, r->str,
+                             rlk_role_hint(c, err, word));
+    return rlk_set_error(c, err, "%.*s%s", (int)r->len, r->str, rlk_role_hint(c, err, word));
 }
 
 /* ---------------------------------------------------------------- one command */
@@ -224,12 +233,14 @@ static int rlk_conn_select(rlk_client *c, redisContext *ctx)
     return rc;
 }
 
-static redisContext *rlk_conn_dial(const rlk_client *c)
+static redisContext *rlk_conn_dial(const rlk_client *c, const char *master, int port)
 {
     struct timeval tv = c->connect_tv;
 
     (void)rlk_time_limit_tv(c->connect_tv, &tv);    /* a wait's limit cuts it */
     errno = 0;
+    if (master)         /* redis+sentinel:// */
+        return redisConnectWithTimeout(master, port, tv);
     if (c->url.is_unix)
         return redisConnectUnixWithTimeout(c->url.path, tv);
     return redisConnectWithTimeout(c->url.host, c->url.port, tv);
@@ -239,14 +250,17 @@ int rlk_conn_open(rlk_client *c, redisContext **out)
 {
     redisContext *ctx;
     struct timeval tv;
-    int rc;
+    char master[256];
+    int rc, port = 0;
 
     *out = NULL;
     if (c->fatal)
         return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
     if (c->cluster)     /* any node, the next one each time (cluster.h) */
         return rlk_cluster_conn_open(c, out, NULL);
-    ctx = rlk_conn_dial(c);
+    if (c->sentinel && (rc = rlk_sentinel_master(c, master, sizeof master, &port)) != RLK_OK)
+        return rc;
+    ctx = rlk_conn_dial(c, c->sentinel ? master : NULL, port);
     if (!ctx)
         return rlk_set_error(c, RLK_ERR_NOMEM, "connect %s: out of memory", c->addr);
     if (ctx->err) {
@@ -272,6 +286,11 @@ int rlk_conn_open(rlk_client *c, redisContext **out)
     }
     *out = ctx;
     return RLK_OK;
+}
+
+int rlk_conn_usable(rlk_client *c, const redisContext *ctx)
+{
+    return rlk_conn_alive(ctx) && !rlk_sentinel_stale(c, ctx);
 }
 
 /* ---------------------------------------------------------------- scripts */

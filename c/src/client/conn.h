@@ -30,7 +30,8 @@
 /* Opens a new connection with the client's address, connect timeout,
  * command timeout, AUTH and SELECT. For the lock runtime's subscriber or
  * watchdog: the caller owns *out (redisFree) and uses it from one thread at a
- * time. Does not load scripts. Errors: RLK_ERR_IO / _TIMEOUT (connect),
+ * time. Does not load scripts. For a redis+sentinel:// client the address
+ * is the master's (sentinel.h). Errors: RLK_ERR_IO / _TIMEOUT (connect),
  * RLK_ERR_AUTH (AUTH or SELECT refused), RLK_ERR_NOMEM. */
 int rlk_conn_open(rlk_client *c, redisContext **out);
 
@@ -39,6 +40,9 @@ int rlk_conn_open(rlk_client *c, redisContext **out);
  * poll, no I/O). A request/reply connection must pass this before a request
  * is written to it; a subscriber connection must not use it. */
 int rlk_conn_alive(const redisContext *ctx);
+/* rlk_conn_alive, and for a redis+sentinel:// client, connected to the
+ * current master (a connection to a demoted one is not usable: drop it). */
+int rlk_conn_usable(rlk_client *c, const redisContext *ctx);
 
 /* Sends one command and reads its reply. what names the request in error
  * messages ("SCRIPT LOAD", "reentrant/acquire"). RLK_OK: *reply is the

@@ -32,7 +32,8 @@ static const char *const rlk_err_names[] = {
     "RLK_ERR_AUTH",     "RLK_ERR_PROTOCOL", "RLK_ERR_SCRIPT",      "RLK_ERR_NOSUCHSCRIPT",
     "RLK_ERR_SHA",      "RLK_ERR_BUNDLE",  "RLK_ERR_ARG",          "RLK_ERR_NOMEM",
     "RLK_ERR_SERVER",   "RLK_ERR_NOT_OWNER", "RLK_ERR_BUSY",       "RLK_ERR_LOST",
-    "RLK_ERR_UPGRADE",  "RLK_ERR_INTERRUPTED", "RLK_ERR_NOTIFY",
+    "RLK_ERR_UPGRADE",  "RLK_ERR_INTERRUPTED", "RLK_ERR_NOTIFY",    "RLK_ERR_READONLY",
+    "RLK_ERR_NOREPLICAS",
 };
 
 const char *rlk_strerror(int err)

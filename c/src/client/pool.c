@@ -17,6 +17,7 @@
 #include "client/error.h"
 #include "client/functions.h"
 #include "client/pool.h"
+#include "client/sentinel.h"
 
 static _Thread_local long long rlk_tl_limit_ns;     /* 0: no limit */
 
@@ -118,7 +119,7 @@ int rlk_slot_ready(rlk_client *c, rlk_slot *slot)
 {
     int rc, cut;
 
-    if (slot->ctx && rlk_conn_alive(slot->ctx))
+    if (slot->ctx && rlk_conn_usable(c, slot->ctx))
         return RLK_OK;
     rlk_slot_drop(slot);   /* closed by the server while idle, or broken */
     rc = rlk_conn_open(c, &slot->ctx);
@@ -198,6 +199,8 @@ int rlk_pool_run(rlk_client *c, rlk_conn_op op, void *arg, int idempotent, redis
             rc = op(c, slot->ctx, arg, reply, &written);
         if (cut > 0 && slot->ctx && !slot->ctx->err)
             (void)redisSetTimeout(slot->ctx, c->command_tv);
+        if (rc == RLK_ERR_READONLY && attempt == 0 && rlk_sentinel_on_readonly(c))
+            continue;   /* refused, so not run: once more, on the master the sentinels name now */
         if (!rlk_is_conn_error(rc))
             break;
         /* Written, then no reply: remember which connection, so that the

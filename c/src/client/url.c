@@ -9,6 +9,7 @@
  *   redis+cluster://[[user]:password@]host[:port][,host[:port]...]
  *                                                  seed nodes of a Redis Cluster
  *                                                  (client/cluster.c); no db
+ *   redis+sentinel://...                           url_sentinel.c
  *
  * The scheme is case-insensitive (REDIS://, Unix://), as in RFC 3986.
  *
@@ -296,14 +297,17 @@ int rlk_url_parse(const char *url, rlk_url *u, char *err, size_t errlen)
         rc = rlk_url_tcp(url + 8, u, err, errlen);
     else if (strncasecmp(url, "redis+cluster://", 16) == 0)
         rc = rlk_url_cluster(url + 16, u, err, errlen);
+    else if (strncasecmp(url, "redis+sentinel://", 17) == 0)
+        rc = rlk_url_sentinel_parse(url + 17, u, err, errlen);
     else if (strncasecmp(url, "unix://", 7) == 0)
         rc = rlk_url_unix(url + 7, u, err, errlen);
     else if (strncasecmp(url, "rediss://", 9) == 0)
         rc = RLK_URL_FAIL("bad url: TLS (rediss://) is not supported: rlk is built on hiredis "
                           "without TLS (use a TLS tunnel such as stunnel and a redis:// URL)");
     else
-        rc = RLK_URL_FAIL("bad url: expected redis://host:port[/db], unix:///path[?db=N] or "
-                          "redis+cluster://host:port[,host:port...]");
+        rc = RLK_URL_FAIL("bad url: expected redis://host:port[/db], unix:///path[?db=N], "
+                          "redis+cluster://host:port[,host:port...] or "
+                          "redis+sentinel://host:port[,host:port...]/MASTERNAME[/db]");
     if (rc == RLK_ERR_NOMEM)
         snprintf(err, errlen, "out of memory");
     return rc;
@@ -311,6 +315,7 @@ int rlk_url_parse(const char *url, rlk_url *u, char *err, size_t errlen)
 
 void rlk_url_free(rlk_url *u)
 {
+    rlk_url_sentinel_free(u);
     free(u->host);
     free(u->path);
     free(u->user);
@@ -340,7 +345,9 @@ static void rlk_pct_encode(char *out, size_t len, const char *s)
 
 void rlk_url_address(const rlk_url *u, char *buf, size_t len)
 {
-    if (u->is_unix)
+    if (u->is_sentinel)
+        rlk_url_sentinel_address(u, buf, len);
+    else if (u->is_unix)
         snprintf(buf, len, "%s", u->path ? u->path : "");
     else if (u->host && strchr(u->host, ':'))
         snprintf(buf, len, "[%s]:%d", u->host, u->port);
@@ -357,6 +364,10 @@ static char *rlk_url_format(const rlk_url *u, int mask)
     size_t len = strlen(u->path ? u->path : "") + 800 + (size_t)u->nseeds * 300;
     char *out = malloc(len);
 
+    if (u->is_sentinel) {
+        free(out);
+        return rlk_url_sentinel_format(u, mask);
+    }
     if (!out)
         return NULL;
     if (u->is_unix) {

@@ -21,7 +21,21 @@ typedef struct rlk_url {
     int nseeds;
     char **seed_host;   /* nseeds each, host:port of the seed nodes */
     int *seed_port;
+    /* redis+sentinel:// (url_sentinel.c): host/port are unset; the master is
+     * found through the sentinels. user/password/db are the master's. */
+    int is_sentinel;
+    int nsentinels;
+    struct rlk_url_node *sentinels;     /* nsentinels entries */
+    char *master_name;
+    char *sentinel_user;                /* AUTH for the sentinels; NULL: none */
+    char *sentinel_password;
 } rlk_url;
+
+/* One sentinel of a redis+sentinel:// URL. */
+typedef struct rlk_url_node {
+    char *host;         /* without IPv6 brackets */
+    int port;           /* 26379 when left out */
+} rlk_url_node;
 
 /* Parses url into *u (zeroed first). On failure returns RLK_ERR_URL (or
  * RLK_ERR_NOMEM) with a one-line reason in err, which never contains the
@@ -36,5 +50,17 @@ char *rlk_url_masked(const rlk_url *u);
 char *rlk_url_without_password(const rlk_url *u);
 /* "host:port", "[v6]:port" or the socket path, for messages. */
 void rlk_url_address(const rlk_url *u, char *buf, size_t len);
+
+/* ---------------------------------------------------------------- redis+sentinel:// (url_sentinel.c) */
+
+/* Parses what follows "redis+sentinel://":
+ *   [user:password@]host[:port][,host[:port]...]/MASTERNAME[/db][?sentinel_user=U&sentinel_password=P]
+ * Same rules (percent-decoding, messages without passwords) as rlk_url_parse. */
+int rlk_url_sentinel_parse(const char *s, rlk_url *u, char *err, size_t errlen);
+void rlk_url_sentinel_free(rlk_url *u);
+/* The normal form, as rlk_url_masked (mask) or rlk_url_without_password. */
+char *rlk_url_sentinel_format(const rlk_url *u, int mask);
+/* "MASTERNAME@host:port,..." (for messages; the master's address changes). */
+void rlk_url_sentinel_address(const rlk_url *u, char *buf, size_t len);
 
 #endif /* RLK_URL_H */

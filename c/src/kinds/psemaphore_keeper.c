@@ -74,7 +74,7 @@ static int rlk_keeper_connect(rlk_psemaphore_keeper *k)
     struct timeval tv;
     int rc;
 
-    if ((k->ctx && rlk_conn_alive(k->ctx)) || c->cluster)   /* a cluster: routed calls */
+    if ((k->ctx && rlk_conn_usable(c, k->ctx)) || c->cluster)   /* a cluster: routed calls */
         return RLK_OK;
     rlk_keeper_disconnect(k);
     ms = ms < 100 ? 100 : ms > c->command_timeout_ms ? c->command_timeout_ms : ms;

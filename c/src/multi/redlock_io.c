@@ -244,6 +244,21 @@ static int redlock_conn_setup(redlock_conn *k)
     return 0;
 }
 
+/* redis+sentinel://: a blocking connect to the master the sentinels name
+ * (AUTH, SELECT and ROLE done), then non-blocking like a pool connection. */
+static int redlock_dial_master(redlock_conn *k)
+{
+    int rc = rlk_conn_open(k->c, &k->slot->ctx);
+
+    if (rc != RLK_OK)
+        return rc;
+    k->slot->identified = 0;
+    if (redlock_set_nonblocking(k->slot->ctx, 1) != 0)
+        return rlk_set_error(k->c, RLK_ERR_IO, "connection to %s: fcntl failed", k->c->addr);
+    k->nonblocking = 1;
+    return RLK_OK;
+}
+
 /* A live connection in non-blocking mode: the pool's, or a new one whose
  * connect completes in the poll loop. RLK_OK or an error (recorded). */
 static int redlock_conn_ready(redlock_conn *k)
@@ -254,7 +269,7 @@ static int redlock_conn_ready(redlock_conn *k)
     if (c->fatal)
         return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
     ctx = redlock_ctx(k);
-    if (ctx && (k->nexp > 0 || k->nonblocking || rlk_conn_alive(ctx))) {
+    if (ctx && (k->nexp > 0 || k->nonblocking || rlk_conn_usable(c, ctx))) {
         if (!k->nonblocking && redlock_set_nonblocking(ctx, 1) != 0)
             return rlk_set_error(c, RLK_ERR_IO, "connection to %s: fcntl failed", c->addr);
         k->nonblocking = 1;
@@ -262,6 +277,8 @@ static int redlock_conn_ready(redlock_conn *k)
     }
     rlk_slot_drop(k->slot);     /* closed by the server while idle, or broken */
     errno = 0;
+    if (c->sentinel)            /* redis+sentinel://: the master the sentinels name */
+        return redlock_dial_master(k);
     ctx = c->url.is_unix ? redisConnectUnixNonBlock(c->url.path)
                          : redisConnectNonBlock(c->url.host, c->url.port);
     if (!ctx)

@@ -15,6 +15,7 @@
 #include "client/client.h"
 #include "client/error.h"
 #include "client/random.h"
+#include "client/sentinel.h"
 #include "runtime/rt.h"
 
 /* Serialises the creation of runtime states (rare: once per client). */
@@ -46,6 +47,7 @@ static void rlk_rt_destroy(rlk_rt *rt)
         return;
     /* The watchdog's holds leave their channels on the subscriber: the hook
      * goes first, then the watchdog, then the subscriber. */
+    rlk_sentinel_set_listener(rt->c, NULL, NULL);
     if (rt->sub)
         rlk_sub_set_hook(rt->sub, NULL, NULL);
     rlk_wd_free(rt->wd);
@@ -61,6 +63,16 @@ static void rlk_rt_free_hook(rlk_client *c)
 
     c->runtime = NULL;
     rlk_rt_destroy(rt);
+}
+
+/* The master changed (redis+sentinel://): waiters retry on the new one,
+ * and every held lock is renewed there at once (or found lost). */
+static void rlk_rt_on_switch(void *arg)
+{
+    rlk_rt *rt = arg;
+
+    rlk_sub_reset(rt->sub);
+    rlk_wd_nudge_all(rt->wd);
 }
 
 static rlk_rt *rlk_rt_create(rlk_client *c)
@@ -85,6 +97,7 @@ static rlk_rt *rlk_rt_create(rlk_client *c)
         return NULL;
     }
     rlk_sub_set_hook(rt->sub, rlk_wd_on_message, rt->wd);
+    rlk_sentinel_set_listener(c, rlk_rt_on_switch, rt);
     return rt;
 }
 

@@ -625,6 +625,14 @@ void rlk_sub_interrupt(rlk_sub *s)
     pthread_mutex_unlock(&s->mu);
 }
 
+void rlk_sub_reset(rlk_sub *s)
+{
+    pthread_mutex_lock(&s->mu);
+    if (s->live_fd >= 0)
+        shutdown(s->live_fd, SHUT_RDWR);    /* the thread drops it, wakes all, reconnects */
+    pthread_mutex_unlock(&s->mu);
+}
+
 void rlk_sub_poke(rlk_sub *s, rlk_sub_chan *ch)
 {
     pthread_mutex_lock(&s->mu);

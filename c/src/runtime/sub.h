@@ -44,6 +44,9 @@ int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long lon
 /* Wakes every waiter of the subscriber (rlk_interrupt_waits): they see
  * the interrupted flag given to rlk_sub_new and return. */
 void rlk_sub_interrupt(rlk_sub *s);
+/* Drops the subscriber's connection (the master changed): every waiter
+ * wakes and retries, and the thread reconnects and subscribes again. */
+void rlk_sub_reset(rlk_sub *s);
 /* Adds a permit to a confirmed channel, as a message 0 would: the local
  * shortcut of a release made by this process (the message still comes). */
 void rlk_sub_poke(rlk_sub *s, rlk_sub_chan *ch);

@@ -38,6 +38,7 @@
 #include "client/cluster.h"
 #include "client/conn.h"
 #include "client/error.h"
+#include "client/sentinel.h"
 #include "client/slot.h"
 #include "runtime/thread.h"
 #include "runtime/wd.h"
@@ -346,7 +347,7 @@ static int rlk_wd_connect(rlk_wd *wd)
 {
     int rc;
 
-    if (wd->ctx && rlk_conn_alive(wd->ctx))
+    if (wd->ctx && rlk_conn_usable(wd->c, wd->ctx))
         return RLK_OK;
     rlk_wd_disconnect(wd);
     rc = rlk_conn_open(wd->c, &wd->ctx);
@@ -575,6 +576,7 @@ static void rlk_wd_renew(rlk_wd *wd, int n)
     char lease[24];
 
     snprintf(lease, sizeof lease, "%lld", wd->lease_ms);
+    rlk_sentinel_check(wd->c);     /* never renew on a master the sentinels no longer name */
     wd->conn_failed = 0;
     wd->round_limit_ns = -1;
     for (int i = 0; i < n; i++) {
@@ -870,6 +872,23 @@ static void rlk_wd_subscribe(rlk_wd *wd, rlk_hold *e)
         e->sub = wd->sub;
     else
         e->sub_ch = NULL;
+}
+
+void rlk_wd_nudge_all(rlk_wd *wd)
+{
+    long long now = rlk_clock_now_ns();
+
+    pthread_mutex_lock(&wd->mu);
+    for (rlk_hold *e = wd->holds; e; e = e->next) {
+        if (!e->watchdog)
+            continue;
+        if (e->inflight)
+            e->nudged = 1;
+        else
+            e->next_due_ns = now;
+    }
+    pthread_cond_signal(&wd->wake);
+    pthread_mutex_unlock(&wd->mu);
 }
 
 void rlk_wd_on_message(void *arg, const char *channel, size_t len)

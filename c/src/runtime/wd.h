@@ -90,5 +90,8 @@ void rlk_wd_release_end(rlk_wd *wd, rlk_wd_ticket *t, int outcome);
  * unlock, or another holder's release) makes its entries due at once. */
 void rlk_wd_on_message(void *wd, const char *channel, size_t len);
 int rlk_wd_is_lost_as(rlk_wd *wd, int kind, const char *name, const char *owner);
+/* Makes every watchdog entry due at once (the master changed: a renewal on
+ * the new one finds each lock that did not carry over gone). */
+void rlk_wd_nudge_all(rlk_wd *wd);
 
 #endif /* RLK_WD_H */

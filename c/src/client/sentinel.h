@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * sentinel.h - a client opened with a redis+sentinel:// URL (sentinel.c):
+ * the master's address as the sentinels name it, and a follower thread
+ * that keeps it current.
+ *
+ * Resolving: each sentinel in turn (the one that answered last first) is
+ * asked SENTINEL GET-MASTER-ADDR-BY-NAME and SENTINEL MASTER (pipelined:
+ * the address and the config epoch it belongs to). An answer older than
+ * the address in use (a smaller config epoch: a sentinel that has not
+ * heard of a failover yet) is passed over; a new address is used only once
+ * its ROLE says master.
+ *
+ * Following: the thread subscribes to +switch-master on every sentinel it
+ * can reach and asks one sentinel again every second (a missed event, a
+ * sentinel that was down). Any thread may also ask at once
+ * (rlk_sentinel_refresh: a READONLY reply, a ROLE mismatch; the watchdog
+ * before each renewal round).
+ *
+ * A switch to a new address bumps the address, then calls the listener
+ * (the lock runtime: it drops the subscriber's connection, which wakes
+ * every waiter, and makes every watchdog entry due). Connections opened to
+ * the old address are "stale" (rlk_sentinel_stale) and dropped before
+ * their next request by whoever owns them (rlk_conn_usable).
+ *
+ * Not installed; not a stable API.
+ */
+#ifndef RLK_SENTINEL_H
+#define RLK_SENTINEL_H
+
+#include <stddef.h>
+
+#include <hiredis/hiredis.h>
+
+#include "rlk.h"
+
+typedef struct rlk_sentinel rlk_sentinel;
+
+/* Called after every switch, from the thread that saw it (no lock held). */
+typedef void (*rlk_sentinel_switch_fn)(void *arg);
+
+/* Creates c->sentinel (c->url is a sentinel URL; sentinel_password: the
+ * options' fallback, may be NULL) and resolves the master. A failed
+ * resolution is recorded on c and returned; c->sentinel is kept (the next
+ * connect resolves again). RLK_ERR_NOMEM: no c->sentinel. */
+int rlk_sentinel_open(rlk_client *c, const char *sentinel_password);
+/* Starts the follower thread (once). */
+int rlk_sentinel_follow(rlk_client *c);
+/* Stops the thread, closes its connections, frees. */
+void rlk_sentinel_free(rlk_sentinel *sn);
+
+/* The master to dial (resolving first when none is known yet). */
+int rlk_sentinel_master(rlk_client *c, char *host, size_t len, int *port);
+/* 1 when ctx is a TCP connection to another address than the current master. */
+int rlk_sentinel_stale(rlk_client *c, const redisContext *ctx);
+/* Asks the sentinels now. 1: switched to a new master; 0: the current one
+ * stands; minus an rlk error (recorded, with why in the message) when no
+ * sentinel answered with a master it could confirm. */
+int rlk_sentinel_refresh(rlk_client *c, const char *why);
+/* After a READONLY reply: 1 when the sentinels name another master now
+ * (the call may be sent again there); 0 otherwise, with the READONLY error
+ * left as it was. 0 at once for a client without sentinels. */
+int rlk_sentinel_on_readonly(rlk_client *c);
+/* The watchdog, before a renewal round: asks the sentinels (a switch
+ * follows at once), so that nothing is renewed on a master they no longer
+ * name. The calling thread's error is left as it was. */
+void rlk_sentinel_check(rlk_client *c);
+void rlk_sentinel_set_listener(rlk_client *c, rlk_sentinel_switch_fn fn, void *arg);
+
+/* "host:port" of the current master into buf ("" when none is known). */
+void rlk_sentinel_address(rlk_client *c, char *buf, size_t len);
+/* How many switches this client made, and when the last one was made
+ * (CLOCK_MONOTONIC ns, 0: none). */
+unsigned long long rlk_sentinel_switches(rlk_client *c, long long *last_ns);
+
+#endif /* RLK_SENTINEL_H */
