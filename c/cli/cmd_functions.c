@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "client/client.h"
+#include "client/cluster.h"
 
 typedef struct functions_opts {
     const char *sub;
@@ -123,10 +125,10 @@ static int functions_verify(rlk_client *c, const functions_opts *o)
     if (rc != RLK_OK)
         return rlk_cli_fail(rlk_cli_exit_code(rc), "%s", rlk_errstr(c));
     if (o->json) {
-        printf("{\"library\": \"rlk\", \"state\": \"%s\", \"functions\": %d, "
+        printf("{\"library\": \"rlk\", \"server_url\": \"%s\", \"state\": \"%s\", \"functions\": %d, "
                "\"server\": {\"release\": \"%s\", \"scripts_id\": \"%s\", \"sha1\": \"%s\"}, "
                "\"release\": {\"release\": \"%s\", \"scripts_id\": \"%s\", \"sha1\": \"%s\"}}\n",
-               functions_what(&st), st.functions, st.release, st.scripts_id, st.sha1, lib->release,
+               rlk_client_url(c), functions_what(&st), st.functions, st.release, st.scripts_id, st.sha1, lib->release,
                lib->scripts_id, lib->sha1);
     } else if (st.present) {
         printf("%-9s  rlk  %d functions  release %s  scripts %s  sha1 %s\n",
@@ -184,6 +186,28 @@ static int functions_dump_server(rlk_client *c)
     return RLK_EXIT_OK;
 }
 
+/* On a cluster: load or verify on every master, each with its own line (or JSON object), which
+ * names the master; the exit code is the last failure's. Functions live per node, like scripts. */
+static int functions_cluster(rlk_client *c, const functions_opts *o)
+{
+    rlk_client *m[RLK_CLUSTER_MAX_NODES];
+    int n = rlk_cluster_masters(c, m, RLK_CLUSTER_MAX_NODES), code = RLK_EXIT_OK;
+
+    if (n == 0)
+        return rlk_cli_fail(rlk_cli_exit_code(rlk_err(c)), "no master known: %s", rlk_errstr(c));
+    for (int k = 0; k < n; k++) {
+        int rc;
+
+        if (!o->json)
+            printf("%s:\n", m[k]->addr);
+        fflush(stdout);
+        rc = strcmp(o->sub, "load") == 0 ? functions_load(m[k], o) : functions_verify(m[k], o);
+        if (rc != RLK_EXIT_OK)
+            code = rc;
+    }
+    return code;
+}
+
 static int functions_run(int argc, char **argv)
 {
     functions_opts o = {0};
@@ -203,12 +227,14 @@ static int functions_run(int argc, char **argv)
     }
     if (!(c = functions_connect(&o, &code)))
         return code;
-    if (strcmp(o.sub, "load") == 0)
+    if (c->cluster && strcmp(o.sub, "dump") != 0)
+        code = functions_cluster(c, &o);
+    else if (strcmp(o.sub, "load") == 0)
         code = functions_load(c, &o);
     else if (strcmp(o.sub, "verify") == 0)
         code = functions_verify(c, &o);
     else
-        code = functions_dump_server(c);
+        code = functions_dump_server(c);    /* on a cluster: the node the call lands on */
     rlk_free(c);
     return code;
 }

@@ -3,7 +3,9 @@
  * cl_cli.c - the rlk command on a Redis Cluster (issue 8, part 6): scripts
  * load/verify per master (text and JSON), eval routed by its first key,
  * lock (every kind), semaphore, latch, inspect and unlock --force on names
- * owned by each master, --all across masters, --redlock refused.
+ * owned by each master, --all across masters, --redlock refused; the
+ * Functions library loaded and verified per master, locks in FCALL mode on
+ * every master.
  * argv[1]: the rlk binary. One cluster for the whole program.
  */
 #include "check.h"
@@ -107,6 +109,44 @@ static void test_eval_and_kinds(void)
     }
 }
 
+/* cmdstat_fcall calls= on master k (0 when none). */
+static long long fcalls_on(int k)
+{
+    redisReply *r = rlk_fx_cluster_command(&cl, mst[k], "INFO commandstats");
+    const char *p;
+    long long n = 0;
+
+    if (r && r->type == REDIS_REPLY_STRING && (p = strstr(r->str, "cmdstat_fcall:calls=")))
+        n = atoll(p + strlen("cmdstat_fcall:calls="));
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+static void test_functions(void)
+{
+    static char out[16384];
+    char args[512], n[64];
+    long long before[3];
+
+    CHECKF(run(out, sizeof out, "functions verify --url \"$U\"") == 5 &&
+           count_lines(out, "MISSING") == 3, "verify before any load:\n%s", out);
+    CHECKF(run(out, sizeof out, "functions load --url \"$U\"") == 0 &&
+           count_lines(out, "loaded") == 3, "load:\n%s", out);
+    CHECKF(run(out, sizeof out, "functions verify --url \"$U\"") == 0 &&
+           count_lines(out, "identical") == 3, "verify:\n%s", out);
+    CHECKF(run(out, sizeof out, "functions verify --json --url \"$U\"") == 0 &&
+           count_lines(out, "{\"library\"") == 3, "verify --json:\n%s", out);
+    for (int k = 0; k < 3; k++) {
+        before[k] = fcalls_on(k);
+        cl_name_on(&cl, "cli:fcall:", mst[k], n, sizeof n);
+        snprintf(args, sizeof args, "lock --functions %s --url \"$U\" -- true", n);
+        CHECKF(run(out, sizeof out, args) == 0, "lock --functions on master %d: %s", k, out);
+        CHECKF(fcalls_on(k) >= before[k] + 2, "master %d: FCALL calls %lld -> %lld", k,
+               before[k], fcalls_on(k));
+    }
+}
+
 static void test_all_and_redlock(void)
 {
     static char out[8192];
@@ -141,6 +181,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_scripts);
     RUN_TEST(test_eval_and_kinds);
     RUN_TEST(test_all_and_redlock);
+    RUN_TEST(test_functions);
     rlk_fx_cluster_stop(&cl);
     return check_summary("cl_cli");
 }
