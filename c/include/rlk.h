@@ -89,7 +89,20 @@ typedef struct rlk_options {
                                  Never shown: messages and rlk_client_url() mask it. The
                                  library reads no password variable: callers (the rlk CLI)
                                  take $RLK_PASSWORD / $REDISCLI_AUTH themselves. */
+    int pubsub;               /* RLK_PUBSUB_AUTO (0, the default), _GLOBAL or _SHARDED: how
+                                 releases are published and waited for (docs/cluster.md) */
 } rlk_options;
+
+/* rlk_options.pubsub: the publish command the scripts get and the subscribe
+ * command waiters use. */
+enum rlk_pubsub {
+    RLK_PUBSUB_AUTO = 0,      /* SHARDED on a Redis Cluster of Redis 7 or later (Redisson 4.x's
+                                 shardedSubscriptionMode AUTO), GLOBAL everywhere else */
+    RLK_PUBSUB_GLOBAL = 1,    /* PUBLISH / SUBSCRIBE (a cluster forwards PUBLISH to every node) */
+    RLK_PUBSUB_SHARDED = 2    /* SPUBLISH / SSUBSCRIBE (Redis 7+): only the shard owning the
+                                 channel's slot hears it; on a cluster the waiters subscribe
+                                 on that shard */
+};
 
 void rlk_options_init(rlk_options *opts);
 
@@ -106,6 +119,10 @@ const char *rlk_errstr(const rlk_client *c);
 
 /* The URL the client was opened with, password masked ("redis://u:***@h:p/0"). */
 const char *rlk_client_url(const rlk_client *c);
+
+/* RLK_PUBSUB_GLOBAL or RLK_PUBSUB_SHARDED: what the client uses (AUTO resolved: on a cluster
+ * it asks one master's version once, and until that answers it uses GLOBAL). */
+int rlk_client_pubsub(rlk_client *c);
 
 /* ---------------------------------------------------------------- scripts */
 
