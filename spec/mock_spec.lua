@@ -686,8 +686,8 @@ describe("support.backend (" .. backend.default_name() .. ")", function()
     r:ssubscribe("{s}c")
     assert.equal(1, r:call("SPUBLISH", "{s}c", "1"))
     assert.equal(1, r:eval("return redis.call(ARGV[2], KEYS[1], ARGV[1])", { "{s}c" }, { "2", "spublish" }))
-    assert.same({ { channel = "{s}c", message = "1", sharded = true }, { channel = "{s}c", message = "2", sharded = true } },
-      r:published())
+    assert.same({ { channel = "{s}c", message = "1", sharded = true },
+      { channel = "{s}c", message = "2", sharded = true } }, r:published())
     r:reset()
     assert.equal(0, r:call("SPUBLISH", "{s}c", "3"))
   end)

@@ -273,7 +273,8 @@ describe("psemaphore/acquire", function()
 
   it("refuses the wrong number of keys or arguments", function()
     assert_refused_each("RLK_BADARG", script_calls("psemaphore/acquire", {
-      { { SEM, TIMEOUTS }, { "1000", "publish", "a" } }, { { SEM, TIMEOUTS, CHANNEL, "x" }, { "1000", "publish", "a" } },
+      { { SEM, TIMEOUTS }, { "1000", "publish", "a" } },
+      { { SEM, TIMEOUTS, CHANNEL, "x" }, { "1000", "publish", "a" } },
       { KEYS, { "1000", "publish" } }, { KEYS, { "1000" } }, { KEYS, {} },
     }))
   end)

@@ -722,7 +722,9 @@ describe("rwlock/force_release", function()
   end)
 
   wrongtype_cases(function() return force("any") end)
-  prefix_cases(function(prefix) return r:script("rwlock/force_release", { LOCK, CHANNEL, prefix }, { "any", "publish" }) end)
+  prefix_cases(function(prefix)
+    return r:script("rwlock/force_release", { LOCK, CHANNEL, prefix }, { "any", "publish" })
+  end)
 
   it("refuses a mode other than read, write or any", function()
     assert.equal(NIL, read(A))

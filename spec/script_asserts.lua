@@ -8,7 +8,7 @@
 --   sa.assert_pttl(r, "k", lease)                -- 0 < PTTL <= lease
 local assert = require("luassert")
 local backend = require("support.backend")
-local reply = require("support.reply")
+local replies = require("support.reply")
 
 local M = {}
 
@@ -129,7 +129,7 @@ function M.publish_cases(r, keys, setup, call, channel)
         r:ssubscribe(chan())
         r:published()
         local rep = call(cmd)
-        assert.is_false(reply.is_error(rep), "publish " .. cmd .. ": " .. reply.describe(rep))
+        assert.is_false(replies.is_error(rep), "publish " .. cmd .. ": " .. replies.describe(rep))
         got[cmd] = r:published()
       end
       assert.is_true(#got.publish >= 1, "nothing published with publish")
