@@ -159,9 +159,10 @@ int rlk_cli_global_opt(const char *cmd, int argc, char **argv, int *i)
         got = rlk_cli_opt_value(cmd, argc, argv, i, "--password-file", &rlk_cli_g.password_file);
     if (got == 0)
         got = rlk_cli_opt_value(cmd, argc, argv, i, "--pubsub", &rlk_cli_g.pubsub);
-    if (got == 1 && rlk_cli_g.pubsub && rlk_cli_pubsub_mode(rlk_cli_g.pubsub) < 0)
-        return rlk_cli_usage(cmd, "--pubsub takes auto, global or sharded, not '%s'",
-                             rlk_cli_g.pubsub);
+    if (got == 1 && rlk_cli_g.pubsub && rlk_cli_pubsub_mode(rlk_cli_g.pubsub) < 0) {
+        rlk_cli_usage(cmd, "--pubsub takes auto, global or sharded, not '%s'", rlk_cli_g.pubsub);
+        return -1;
+    }
     return got;
 }
 
