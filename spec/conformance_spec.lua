@@ -11,7 +11,8 @@
 -- A case: { name =, setup = {steps}, cmd = argv | script = src, keys =,
 -- args =, steps = {steps}, error = true (the cmd/script step, or else the
 -- last step, must reply an error; any other step must not),
--- published = true (compare what was PUBLISHed), and comparison options
+-- published = true (compare what was PUBLISHed or SPUBLISHed), ssubscribe = {channels} (the
+-- backends' subscribers SSUBSCRIBE them first), and comparison options
 -- err_prefix = "...", err_exact = true, tolerance = n, sort = true,
 -- sort_pairs = true }. A step is an argv array, or { script = src, keys =,
 -- args = }; a step may carry its own options and `error = true`.
@@ -98,7 +99,8 @@ end
 local function same_publications(mine, theirs)
   if #mine ~= #theirs then return false end
   for i = 1, #mine do
-    if mine[i].channel ~= theirs[i].channel or mine[i].message ~= theirs[i].message then
+    if mine[i].channel ~= theirs[i].channel or mine[i].message ~= theirs[i].message
+      or (mine[i].sharded or false) ~= (theirs[i].sharded or false) then
       return false
     end
   end
@@ -107,13 +109,19 @@ end
 
 local function describe_publications(list)
   local out = {}
-  for _, p in ipairs(list) do out[#out + 1] = p.channel .. "=" .. p.message end
+  for _, p in ipairs(list) do
+    out[#out + 1] = (p.sharded and "(sharded) " or "") .. p.channel .. "=" .. p.message
+  end
   return "[" .. table.concat(out, ", ") .. "]"
 end
 
 local function run_case(case, redis)
   local mock = backend.new({ backend = "mock" })
   redis:reset()
+  for _, ch in ipairs(case.ssubscribe or {}) do
+    mock:ssubscribe(ch)
+    redis:ssubscribe(ch)
+  end
   local steps, main = steps_of(case)
   assert(#steps > 0, "case has no steps")
   for i, step in ipairs(steps) do

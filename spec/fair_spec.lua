@@ -21,14 +21,16 @@ local function s(v, default) return tostring(v or default) end
 local function acquire(owner, lease, wait)
   return r:script("fair/acquire", KEYS, { s(lease, LEASE), owner, s(wait, WAIT) })
 end
-local function release(owner, lease)
-  return r:script("fair/release", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { owner, s(lease, LEASE) })
+local function release(owner, lease, pub)
+  return r:script("fair/release", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { owner, s(lease, LEASE), pub or "publish" })
 end
 local function renew(owner, lease) return r:script("fair/renew", KEYS, { s(lease, LEASE), owner }) end
-local function cancel(owner)
-  return r:script("fair/cancel", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { owner })
+local function cancel(owner, pub)
+  return r:script("fair/cancel", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { owner, pub or "publish" })
 end
-local function force() return r:script("fair/force_release", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, {}) end
+local function force(pub)
+  return r:script("fair/force_release", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { pub or "publish" })
+end
 
 local function queue() return r:call("LRANGE", QUEUE, "0", "-1") end
 local function deadline(owner)
@@ -426,11 +428,13 @@ describe("fair/release", function()
   owner_cases(function(owner) return release(owner) end)
   lease_cases("RLK_BADLEASE", function(v) return release(A, v) end)
   count_cases({
-    { "fair/release", KEYS, { A, "1000" } },
-    { "fair/release", { LOCK, QUEUE, TIMEOUTS, CHANNEL, "x" }, { A, "1000" } },
-    { "fair/release", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { A } },
-    { "fair/release", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { A, "1000", "x" } },
+    { "fair/release", KEYS, { A, "1000", "publish" } },
+    { "fair/release", { LOCK, QUEUE, TIMEOUTS, CHANNEL, "x" }, { A, "1000", "publish" } },
+    { "fair/release", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { A, "1000" } },
+    { "fair/release", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { A, "1000", "publish", "x" } },
   })
+  sa.publish_cases(r, { LOCK, QUEUE, TIMEOUTS }, held_with_queue, function(pub) return release(A, nil, pub) end,
+    CHANNEL .. ":" .. B)
 end)
 
 describe("fair/renew", function()
@@ -558,11 +562,15 @@ describe("fair/cancel", function()
   wrongtype_cases(function() return cancel(B) end)
   owner_cases(function(owner) return cancel(owner) end)
   count_cases({
-    { "fair/cancel", KEYS, { B } },
-    { "fair/cancel", { LOCK, QUEUE, TIMEOUTS, CHANNEL, "x" }, { B } },
-    { "fair/cancel", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, {} },
-    { "fair/cancel", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { B, "1000" } },
+    { "fair/cancel", KEYS, { B, "publish" } },
+    { "fair/cancel", { LOCK, QUEUE, TIMEOUTS, CHANNEL, "x" }, { B, "publish" } },
+    { "fair/cancel", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { B } },
+    { "fair/cancel", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { B, "publish", "1000" } },
   })
+  sa.publish_cases(r, { LOCK, QUEUE, TIMEOUTS }, function()
+    held_with_queue()
+    assert.equal(1, release(A))
+  end, function(pub) return cancel(B, pub) end, CHANNEL .. ":" .. C)
 end)
 
 describe("fair/force_release", function()
@@ -602,8 +610,10 @@ describe("fair/force_release", function()
 
   wrongtype_cases(function() return force() end)
   count_cases({
-    { "fair/force_release", KEYS, {} },
-    { "fair/force_release", { LOCK, QUEUE, TIMEOUTS, CHANNEL, "x" }, {} },
-    { "fair/force_release", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { "0" } },
+    { "fair/force_release", KEYS, { "publish" } },
+    { "fair/force_release", { LOCK, QUEUE, TIMEOUTS, CHANNEL, "x" }, { "publish" } },
+    { "fair/force_release", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, {} },
+    { "fair/force_release", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { "publish", "0" } },
   })
+  sa.publish_cases(r, { LOCK, QUEUE, TIMEOUTS }, held_with_queue, force, CHANNEL .. ":" .. B)
 end)

@@ -26,8 +26,8 @@ local r = backend.new()
 local function acquire(owner, lease)
   return r:script("fenced/acquire", { LOCK, TOKEN }, { tostring(lease or LEASE), owner })
 end
-local function release(owner, lease)
-  return r:script("fenced/release", { LOCK, CHANNEL, TOKEN }, { owner, tostring(lease or LEASE) })
+local function release(owner, lease, pub)
+  return r:script("fenced/release", { LOCK, CHANNEL, TOKEN }, { owner, tostring(lease or LEASE), pub or "publish" })
 end
 local function renew(owner, lease)
   return r:script("fenced/renew", { LOCK, TOKEN }, { tostring(lease or LEASE), owner })
@@ -328,11 +328,13 @@ describe("fenced/release", function()
 
   wrongtype_cases(function() return release(A) end)
   validation_cases(function(lease, owner) return release(owner, lease) end, {
-    { "fenced/release", { LOCK, CHANNEL }, { A, "1000" } },
-    { "fenced/release", { LOCK, CHANNEL, TOKEN, "x" }, { A, "1000" } },
-    { "fenced/release", { LOCK, CHANNEL, TOKEN }, { A } },
-    { "fenced/release", { LOCK, CHANNEL, TOKEN }, { A, "1000", "0" } },
+    { "fenced/release", { LOCK, CHANNEL }, { A, "1000", "publish" } },
+    { "fenced/release", { LOCK, CHANNEL, TOKEN, "x" }, { A, "1000", "publish" } },
+    { "fenced/release", { LOCK, CHANNEL, TOKEN }, { A, "1000" } },
+    { "fenced/release", { LOCK, CHANNEL, TOKEN }, { A, "1000", "publish", "0" } },
   })
+  sa.publish_cases(r, { LOCK, TOKEN }, function() assert.is_table(acquire(A)) end,
+    function(pub) return release(A, nil, pub) end, CHANNEL)
 end)
 
 describe("fenced/renew", function()

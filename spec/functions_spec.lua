@@ -60,23 +60,23 @@ local OPS = {
   { "reentrant/acquire", { "L" }, { "30000", "A:1" } },
   { "reentrant/acquire", { "L" }, { "30000", "A:1" } },
   { "reentrant/acquire", { "L" }, { "30000", "B:1" } },
-  { "reentrant/release", { "L", "redisson_lock__channel:{L}" }, { "30000", "A:1" } },
-  { "reentrant/release", { "L", "redisson_lock__channel:{L}" }, { "30000", "A:1" } },
-  { "reentrant/acquire", { "L" }, { "0", "A:1" } },
+  { "reentrant/release", { "L", "redisson_lock__channel:{L}" }, { "A:1", "30000", "publish" } },
+  { "reentrant/release", { "L", "redisson_lock__channel:{L}" }, { "A:1", "30000", "publish" } },
+  { "reentrant/acquire", { "L" }, { "0", "A:1" }, bad = true },
   { "rwlock/read_acquire", { "W", "{W}" }, { "30000", "A:1" } },
   { "rwlock/write_acquire", { "W" }, { "30000", "A:1" } },
-  { "rwlock/read_release", { "W", "redisson_rwlock:{W}", "{W}" }, { "A:1" } },
+  { "rwlock/read_release", { "W", "redisson_rwlock:{W}", "{W}" }, { "A:1", "publish" } },
   { "fenced/acquire", { "F", "redisson_lock_token:{F}" }, { "30000", "A:1" } },
-  { "fenced/token", { "F", "redisson_lock_token:{F}" }, { "A:1" } },
-  { "semaphore/try_set_permits", { "S", "redisson_sc:{S}" }, { "2" } },
+  { "fenced/token", { "redisson_lock_token:{F}" }, {} },
+  { "semaphore/try_set_permits", { "S", "redisson_sc:{S}" }, { "2", "publish" } },
   { "semaphore/try_acquire", { "S" }, { "1" } },
   { "semaphore/available", { "S" }, {} },
-  { "latch/try_set_count", { "C", "redisson_countdownlatch__channel__{C}" }, { "2" } },
-  { "latch/count_down", { "C", "redisson_countdownlatch__channel__{C}" }, {} },
+  { "latch/try_set_count", { "C", "redisson_countdownlatch__channel__{C}" }, { "2", "publish" } },
+  { "latch/count_down", { "C", "redisson_countdownlatch__channel__{C}" }, { "publish" } },
   { "latch/count", { "C" }, {} },
   { "token/acquire", { "T" }, { "tok", "30000" } },
   { "token/release", { "T" }, { "tok" } },
-  { "reentrant/acquire", { "L", "x" }, { "30000", "A:1" } },
+  { "reentrant/acquire", { "L", "x" }, { "30000", "A:1" }, bad = true },
 }
 
 local function run_all(call)
@@ -107,6 +107,12 @@ describe("FCALL and EVAL", function()
     for i, op in ipairs(OPS) do
       assert.is_true(same(by_eval[i], by_fcall[i]), op[1] .. " (step " .. i .. "): EVAL "
         .. reply.describe(by_eval[i]) .. ", FCALL " .. reply.describe(by_fcall[i]))
+    end
+    for i = 1, #OPS do          -- the steps not marked bad really ran, the others were refused
+      local r = by_fcall[i]
+      local code = type(r) == "table" and reply.is_error(r) and reply.error_code(r.err)
+      assert.equal(OPS[i].bad == true, code and code:match("^RLK_BAD") ~= nil, OPS[i][1]
+        .. " (step " .. i .. "): " .. reply.describe(r))
     end
     assert.equal(NIL, by_fcall[1])
     assert.equal("RLK_BADARG", reply.error_code(by_fcall[#OPS].err))

@@ -9,10 +9,12 @@ local LATCH, CHANNEL = "{start}", "redisson_countdownlatch__channel__{start}"
 
 local r = backend.new()
 
-local function try_set(n) return r:script("latch/try_set_count", { LATCH, CHANNEL }, { tostring(n) }) end
-local function count_down() return r:script("latch/count_down", { LATCH, CHANNEL }, {}) end
+local function try_set(n, pub)
+  return r:script("latch/try_set_count", { LATCH, CHANNEL }, { tostring(n), pub or "publish" })
+end
+local function count_down(pub) return r:script("latch/count_down", { LATCH, CHANNEL }, { pub or "publish" }) end
 local function count() return r:script("latch/count", { LATCH }, {}) end
-local function delete() return r:script("latch/delete", { LATCH, CHANNEL }, {}) end
+local function delete(pub) return r:script("latch/delete", { LATCH, CHANNEL }, { pub or "publish" }) end
 
 local NOT_COUNTS = { "abc", "", "1.5", "01", "+1", "-0", " 1", "9007199254740992", "99999999999999999999" }
 local BAD_COUNTS = { "0", "-1", "+5", "01", "1.5", "1e3", "0x10", " 1", "1 ", "inf", "nan", "", "abc",
@@ -91,10 +93,12 @@ describe("latch/try_set_count", function()
 
   it("refuses the wrong number of keys or arguments", function()
     assert_badarg_cases("latch/try_set_count", {
-      { { LATCH }, { "1" } }, { { LATCH, CHANNEL, "x" }, { "1" } }, { { LATCH, CHANNEL }, {} },
-      { { LATCH, CHANNEL }, { "1", "2" } },
+      { { LATCH }, { "1", "publish" } }, { { LATCH, CHANNEL, "x" }, { "1", "publish" } }, { { LATCH, CHANNEL }, {} },
+      { { LATCH, CHANNEL }, { "1" } }, { { LATCH, CHANNEL }, { "1", "publish", "2" } },
     })
   end)
+
+  sa.publish_cases(r, { LATCH }, function() end, function(pub) return try_set(3, pub) end, CHANNEL)
 end)
 
 describe("latch/count_down", function()
@@ -144,9 +148,12 @@ describe("latch/count_down", function()
 
   it("refuses keys or arguments it does not take", function()
     assert_badarg_cases("latch/count_down", {
-      { { LATCH }, {} }, { { LATCH, CHANNEL, "x" }, {} }, { { LATCH, CHANNEL }, { "1" } },
+      { { LATCH }, { "publish" } }, { { LATCH, CHANNEL, "x" }, { "publish" } }, { { LATCH, CHANNEL }, {} },
+      { { LATCH, CHANNEL }, { "publish", "1" } },
     })
   end)
+
+  sa.publish_cases(r, { LATCH }, function() assert.equal(1, try_set(1)) end, count_down, CHANNEL)
 end)
 
 describe("latch/count", function()
@@ -200,9 +207,12 @@ describe("latch/delete", function()
 
   it("refuses keys or arguments it does not take", function()
     assert_badarg_cases("latch/delete", {
-      { { LATCH }, {} }, { { LATCH, CHANNEL, "x" }, {} }, { { LATCH, CHANNEL }, { "1" } },
+      { { LATCH }, { "publish" } }, { { LATCH, CHANNEL, "x" }, { "publish" } }, { { LATCH, CHANNEL }, {} },
+      { { LATCH, CHANNEL }, { "publish", "1" } },
     })
   end)
+
+  sa.publish_cases(r, { LATCH }, function() assert.equal(1, try_set(2)) end, delete, CHANNEL)
 end)
 
 describe("latch life cycle", function()

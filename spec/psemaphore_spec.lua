@@ -14,16 +14,28 @@ local it_virtual = helpers.it_virtual
 
 local r = backend.new()
 
+-- The publish argument the wrappers pass (sa.publish_cases switches it through with_pub).
+local PUB = "publish"
+local function with_pub(fn)
+  return function(pub)
+    PUB = pub
+    local ok, reply = pcall(fn)
+    PUB = "publish"
+    assert(ok, reply)
+    return reply
+  end
+end
+
 local function acquire(lease, ...)
-  return r:script("psemaphore/acquire", KEYS, { tostring(lease), ... })
+  return r:script("psemaphore/acquire", KEYS, { tostring(lease), PUB, ... })
 end
-local function release(...) return r:script("psemaphore/release", KEYS, { ... }) end
+local function release(...) return r:script("psemaphore/release", KEYS, { PUB, ... }) end
 local function update_lease(lease, id)
-  return r:script("psemaphore/update_lease", KEYS, { tostring(lease), id })
+  return r:script("psemaphore/update_lease", KEYS, { tostring(lease), id, PUB })
 end
-local function try_set(permits) return r:script("psemaphore/try_set_permits", KEYS, { tostring(permits) }) end
-local function add(delta) return r:script("psemaphore/add_permits", KEYS, { tostring(delta) }) end
-local function available() return r:script("psemaphore/available", KEYS, {}) end
+local function try_set(permits) return r:script("psemaphore/try_set_permits", KEYS, { tostring(permits), PUB }) end
+local function add(delta) return r:script("psemaphore/add_permits", KEYS, { tostring(delta), PUB }) end
+local function available() return r:script("psemaphore/available", KEYS, { PUB }) end
 local function count() return r:call("GET", SEM) end
 local function expiry(id)
   local score = r:call("ZSCORE", TIMEOUTS, id)
@@ -261,10 +273,17 @@ describe("psemaphore/acquire", function()
 
   it("refuses the wrong number of keys or arguments", function()
     assert_refused_each("RLK_BADARG", script_calls("psemaphore/acquire", {
-      { { SEM, TIMEOUTS }, { "1000", "a" } }, { { SEM, TIMEOUTS, CHANNEL, "x" }, { "1000", "a" } },
-      { KEYS, { "1000" } }, { KEYS, {} },
+      { { SEM, TIMEOUTS }, { "1000", "publish", "a" } },
+      { { SEM, TIMEOUTS, CHANNEL, "x" }, { "1000", "publish", "a" } },
+      { KEYS, { "1000", "publish" } }, { KEYS, { "1000" } }, { KEYS, {} },
     }))
   end)
+
+  sa.publish_cases(r, { SEM, TIMEOUTS }, function()
+    r:call("SET", SEM, "0")
+    add_expired_permit("old1")
+    add_expired_permit("old2")
+  end, with_pub(function() return acquire(LEASE, "a") end), CHANNEL)
 end)
 
 describe("psemaphore/release", function()
@@ -341,9 +360,15 @@ describe("psemaphore/release", function()
 
   it("refuses the wrong number of keys or arguments", function()
     assert_refused_each("RLK_BADARG", script_calls("psemaphore/release", {
-      { { SEM, TIMEOUTS }, { "live" } }, { { SEM, TIMEOUTS, CHANNEL, "x" }, { "live" } }, { KEYS, {} },
+      { { SEM, TIMEOUTS }, { "publish", "live" } }, { { SEM, TIMEOUTS, CHANNEL, "x" }, { "publish", "live" } },
+      { KEYS, { "publish" } }, { KEYS, {} },
     }))
   end)
+
+  sa.publish_cases(r, { SEM, TIMEOUTS }, function()
+    r:call("SET", SEM, "1")
+    assert.same({ "a" }, acquire(LEASE, "a"))
+  end, with_pub(function() return release("a") end), CHANNEL)
 end)
 
 describe("psemaphore/update_lease", function()
@@ -408,9 +433,16 @@ describe("psemaphore/update_lease", function()
 
   it("refuses the wrong number of keys or arguments", function()
     assert_refused_each("RLK_BADARG", script_calls("psemaphore/update_lease", {
-      { { SEM, TIMEOUTS }, { "1000", "live" } }, { KEYS, { "1000" } }, { KEYS, { "1000", "live", "x" } },
+      { { SEM, TIMEOUTS }, { "1000", "live", "publish" } }, { KEYS, { "1000" } }, { KEYS, { "1000", "live" } },
+      { KEYS, { "1000", "live", "publish", "x" } },
     }))
   end)
+
+  sa.publish_cases(r, { SEM, TIMEOUTS }, function()
+    r:call("SET", SEM, "1")
+    assert.same({ "live" }, acquire(LEASE, "live"))
+    add_expired_permit("old")
+  end, with_pub(function() return update_lease(LEASE, "live") end), CHANNEL)
 end)
 
 describe("psemaphore/try_set_permits", function()
@@ -461,9 +493,11 @@ describe("psemaphore/try_set_permits", function()
 
   it("refuses the wrong number of keys or arguments", function()
     assert_refused_each("RLK_BADARG", script_calls("psemaphore/try_set_permits", {
-      { { SEM, CHANNEL }, { "1" } }, { KEYS, {} }, { KEYS, { "1", "2" } },
+      { { SEM, CHANNEL }, { "1", "publish" } }, { KEYS, {} }, { KEYS, { "1" } }, { KEYS, { "1", "publish", "2" } },
     }))
   end)
+
+  sa.publish_cases(r, { SEM, TIMEOUTS }, function() end, with_pub(function() return try_set(3) end), CHANNEL)
 end)
 
 describe("psemaphore/add_permits", function()
@@ -522,9 +556,12 @@ describe("psemaphore/add_permits", function()
 
   it("refuses the wrong number of keys or arguments", function()
     assert_refused_each("RLK_BADARG", script_calls("psemaphore/add_permits", {
-      { { SEM, CHANNEL }, { "1" } }, { KEYS, {} }, { KEYS, { "1", "2" } },
+      { { SEM, CHANNEL }, { "1", "publish" } }, { KEYS, {} }, { KEYS, { "1" } }, { KEYS, { "1", "publish", "2" } },
     }))
   end)
+
+  sa.publish_cases(r, { SEM, TIMEOUTS }, function() r:call("SET", SEM, "0") end,
+    with_pub(function() return add(2) end), CHANNEL)
 end)
 
 describe("psemaphore/available", function()
@@ -568,9 +605,14 @@ describe("psemaphore/available", function()
 
   it("refuses keys or arguments it does not take", function()
     assert_refused_each("RLK_BADARG", script_calls("psemaphore/available", {
-      { { SEM, TIMEOUTS }, {} }, { KEYS, { "1" } },
+      { { SEM, TIMEOUTS }, { "publish" } }, { KEYS, {} }, { KEYS, { "publish", "1" } },
     }))
   end)
+
+  sa.publish_cases(r, { SEM, TIMEOUTS }, function()
+    r:call("SET", SEM, "0")
+    add_expired_permit("old")
+  end, with_pub(available), CHANNEL)
 end)
 
 describe("psemaphore life cycle", function()

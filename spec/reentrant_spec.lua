@@ -16,8 +16,8 @@ local r = backend.new()
 local function acquire(owner, lease, key)
   return r:script("reentrant/acquire", { key or LOCK }, { tostring(lease or LEASE), owner })
 end
-local function release(owner, lease, key)
-  return r:script("reentrant/release", { key or LOCK, CHANNEL }, { owner, tostring(lease or LEASE) })
+local function release(owner, lease, key, pub)
+  return r:script("reentrant/release", { key or LOCK, CHANNEL }, { owner, tostring(lease or LEASE), pub or "publish" })
 end
 local function renew(owner, lease, key)
   return r:script("reentrant/renew", { key or LOCK }, { tostring(lease or LEASE), owner })
@@ -196,11 +196,13 @@ describe("reentrant/release", function()
 
   wrongtype_cases(function() return release(A) end)
   validation_cases(function(lease, owner) return release(owner, lease) end, {
-    { "reentrant/release", { LOCK }, { A, "1000" } },
-    { "reentrant/release", { LOCK, CHANNEL, "{res}:other" }, { A, "1000" } },
-    { "reentrant/release", { LOCK, CHANNEL }, { A } },
-    { "reentrant/release", { LOCK, CHANNEL }, { A, "1000", "0" } },
+    { "reentrant/release", { LOCK }, { A, "1000", "publish" } },
+    { "reentrant/release", { LOCK, CHANNEL, "{res}:other" }, { A, "1000", "publish" } },
+    { "reentrant/release", { LOCK, CHANNEL }, { A, "1000" } },
+    { "reentrant/release", { LOCK, CHANNEL }, { A, "1000", "publish", "0" } },
   })
+  sa.publish_cases(r, { LOCK }, function() assert.equal(NIL, acquire(A)) end,
+    function(pub) return release(A, nil, nil, pub) end, CHANNEL)
 end)
 
 describe("reentrant/renew", function()
@@ -328,7 +330,7 @@ end)
 
 describe("reentrant/force_release", function()
   local function force(keys, args)
-    return r:script("reentrant/force_release", keys or { LOCK, CHANNEL }, args or {})
+    return r:script("reentrant/force_release", keys or { LOCK, CHANNEL }, args or { "publish" })
   end
 
   it("deletes a lock whoever holds it and publishes 0", function()
@@ -347,11 +349,14 @@ describe("reentrant/force_release", function()
   end)
 
   wrongtype_cases(function() return force() end)
+  sa.publish_cases(r, { LOCK }, function() assert.equal(NIL, acquire(A)) end,
+    function(pub) return force(nil, { pub }) end, CHANNEL)
 
   it("refuses the wrong number of keys or any argument", function()
     assert.equal(NIL, acquire(A))
     r:published()
-    for _, case in ipairs({ { { LOCK } }, { { LOCK, CHANNEL, "{res}:x" } }, { { LOCK, CHANNEL }, { "0" } } }) do
+    for _, case in ipairs({ { { LOCK } }, { { LOCK, CHANNEL, "{res}:x" } }, { { LOCK, CHANNEL }, {} },
+                            { { LOCK, CHANNEL }, { "publish", "0" } } }) do
       local before = sa.snapshot(r, { LOCK })
       sa.assert_error(force(case[1], case[2]), "RLK_BADARG")
       sa.assert_unchanged(r, before)

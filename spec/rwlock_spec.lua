@@ -18,9 +18,11 @@ local r = backend.new()
 local function s(v) return tostring(v or LEASE) end
 local function read(owner, lease) return r:script("rwlock/read_acquire", { LOCK, PREFIX }, { s(lease), owner }) end
 local function write(owner, lease) return r:script("rwlock/write_acquire", { LOCK }, { s(lease), owner }) end
-local function unread(owner) return r:script("rwlock/read_release", { LOCK, CHANNEL, PREFIX }, { owner }) end
-local function unwrite(owner, lease)
-  return r:script("rwlock/write_release", { LOCK, CHANNEL, PREFIX }, { owner, s(lease) })
+local function unread(owner, pub)
+  return r:script("rwlock/read_release", { LOCK, CHANNEL, PREFIX }, { owner, pub or "publish" })
+end
+local function unwrite(owner, lease, pub)
+  return r:script("rwlock/write_release", { LOCK, CHANNEL, PREFIX }, { owner, s(lease), pub or "publish" })
 end
 local function renew_readers(lease, ...)
   return r:script("rwlock/renew_readers", { LOCK, PREFIX }, { s(lease), ... })
@@ -28,7 +30,9 @@ end
 local function renew_writer(owner, lease)
   return r:script("rwlock/renew_writer", { LOCK }, { s(lease), owner })
 end
-local function force(mode) return r:script("rwlock/force_release", { LOCK, CHANNEL, PREFIX }, { mode }) end
+local function force(mode, pub)
+  return r:script("rwlock/force_release", { LOCK, CHANNEL, PREFIX }, { mode, pub or "publish" })
+end
 
 local function tkey(owner, n) return PREFIX .. ":" .. owner .. ":rwlock_timeout:" .. n end
 local function hash()
@@ -439,14 +443,17 @@ describe("rwlock/read_release", function()
   end)
 
   wrongtype_cases(function() return unread(A) end)
-  prefix_cases(function(prefix) return r:script("rwlock/read_release", { LOCK, CHANNEL, prefix }, { A }) end)
+  prefix_cases(function(prefix) return r:script("rwlock/read_release", { LOCK, CHANNEL, prefix }, { A, "publish" }) end)
   argument_cases(function(_, owner) return unread(owner) end, false)
   count_cases("rwlock/read_release", {
-    { { LOCK, CHANNEL }, { A } },
-    { { LOCK, CHANNEL, PREFIX, "x" }, { A } },
+    { { LOCK, CHANNEL }, { A, "publish" } },
+    { { LOCK, CHANNEL, PREFIX, "x" }, { A, "publish" } },
     { { LOCK, CHANNEL, PREFIX }, {} },
-    { { LOCK, CHANNEL, PREFIX }, { A, "30000" } },
+    { { LOCK, CHANNEL, PREFIX }, { A } },
+    { { LOCK, CHANNEL, PREFIX }, { A, "publish", "30000" } },
   })
+  sa.publish_cases(r, { LOCK, tkey(A, 1) }, function() assert.equal(NIL, read(A)) end,
+    function(pub) return unread(A, pub) end, CHANNEL)
 end)
 
 describe("rwlock/write_release", function()
@@ -540,15 +547,18 @@ describe("rwlock/write_release", function()
 
   wrongtype_cases(function() return unwrite(A) end)
   prefix_cases(function(prefix)
-    return r:script("rwlock/write_release", { LOCK, CHANNEL, prefix }, { A, "1000" })
+    return r:script("rwlock/write_release", { LOCK, CHANNEL, prefix }, { A, "1000", "publish" })
   end)
   argument_cases(function(lease, owner) return unwrite(owner, lease) end, true)
   count_cases("rwlock/write_release", {
-    { { LOCK, CHANNEL }, { A, "1000" } },
-    { { LOCK, CHANNEL, PREFIX, "x" }, { A, "1000" } },
+    { { LOCK, CHANNEL }, { A, "1000", "publish" } },
+    { { LOCK, CHANNEL, PREFIX, "x" }, { A, "1000", "publish" } },
     { { LOCK, CHANNEL, PREFIX }, { A } },
-    { { LOCK, CHANNEL, PREFIX }, { A, "1000", "0" } },
+    { { LOCK, CHANNEL, PREFIX }, { A, "1000" } },
+    { { LOCK, CHANNEL, PREFIX }, { A, "1000", "publish", "0" } },
   })
+  sa.publish_cases(r, { LOCK }, function() assert.equal(NIL, write(A)) end,
+    function(pub) return unwrite(A, nil, pub) end, CHANNEL)
 end)
 
 describe("rwlock/renew_readers", function()
@@ -712,7 +722,9 @@ describe("rwlock/force_release", function()
   end)
 
   wrongtype_cases(function() return force("any") end)
-  prefix_cases(function(prefix) return r:script("rwlock/force_release", { LOCK, CHANNEL, prefix }, { "any" }) end)
+  prefix_cases(function(prefix)
+    return r:script("rwlock/force_release", { LOCK, CHANNEL, prefix }, { "any", "publish" })
+  end)
 
   it("refuses a mode other than read, write or any", function()
     assert.equal(NIL, read(A))
@@ -723,11 +735,16 @@ describe("rwlock/force_release", function()
   end)
 
   count_cases("rwlock/force_release", {
-    { { LOCK, CHANNEL }, { "any" } },
-    { { LOCK, CHANNEL, PREFIX, "x" }, { "any" } },
+    { { LOCK, CHANNEL }, { "any", "publish" } },
+    { { LOCK, CHANNEL, PREFIX, "x" }, { "any", "publish" } },
     { { LOCK, CHANNEL, PREFIX }, {} },
-    { { LOCK, CHANNEL, PREFIX }, { "any", "x" } },
+    { { LOCK, CHANNEL, PREFIX }, { "any" } },
+    { { LOCK, CHANNEL, PREFIX }, { "any", "publish", "x" } },
   })
+  sa.publish_cases(r, { LOCK }, function() assert.equal(NIL, write(A)) end,
+    function(pub) return force("write", pub) end, CHANNEL)
+  sa.publish_cases(r, { LOCK, tkey(A, 1) }, function() assert.equal(NIL, read(A)) end,
+    function(pub) return force("read", pub) end, CHANNEL)
 end)
 
 describe("read-write lock life cycle", function()

@@ -8,6 +8,7 @@
 --   sa.assert_pttl(r, "k", lease)                -- 0 < PTTL <= lease
 local assert = require("luassert")
 local backend = require("support.backend")
+local replies = require("support.reply")
 
 local M = {}
 
@@ -95,6 +96,52 @@ function M.make(r, spec, key)
   local cmd = {}
   for i, a in ipairs(spec) do cmd[i] = (a:gsub("%%s", key)) end
   r:call(unpack(cmd))
+end
+
+-- The publish argument of a script that publishes (scripts/lib/publish_cmd): what must be refused
+-- with RLK_BADPUBLISH (Redis would run "PUBLISH", "Publish" as PUBLISH: the rule is exact).
+M.BAD_PUBLISH = { "", "PUBLISH", "Publish", "SPUBLISH", " publish", "publish ", "publishx",
+                  "set", "del", "eval", "0" }
+
+-- Specs of the publish argument of one script. setup() brings the data to a state where
+-- call(publish) publishes on channel (a string, or a function returning it); keys are the keys
+-- a refused call must leave as they were.
+function M.publish_cases(r, keys, setup, call, channel)
+  local busted = require("busted")
+  local function chan() return type(channel) == "function" and channel() or channel end
+  busted.describe("its publish argument (last fixed ARGV)", function()
+    busted.it("refuses anything but exactly publish or spublish with RLK_BADPUBLISH, changing nothing",
+      function()
+        for _, bad in ipairs(M.BAD_PUBLISH) do
+          r:reset()
+          setup()
+          r:published()
+          local before = M.snapshot(r, keys)
+          M.assert_error(call(bad), "RLK_BADPUBLISH")
+          M.assert_unchanged(r, before)
+        end
+      end)
+    busted.it("spublish: the same message goes out with SPUBLISH (sharded), publish: with PUBLISH", function()
+      local got = {}
+      for _, cmd in ipairs({ "publish", "spublish" }) do
+        r:reset()
+        setup()
+        r:ssubscribe(chan())
+        r:published()
+        local rep = call(cmd)
+        assert.is_false(replies.is_error(rep), "publish " .. cmd .. ": " .. replies.describe(rep))
+        got[cmd] = r:published()
+      end
+      assert.is_true(#got.publish >= 1, "nothing published with publish")
+      assert.equal(#got.publish, #got.spublish)
+      for i, p in ipairs(got.spublish) do
+        assert.is_true(p.sharded, "message " .. i .. " not sharded")
+        assert.is_nil(got.publish[i].sharded)
+        assert.equal(got.publish[i].channel, p.channel)
+        assert.equal(got.publish[i].message, p.message)
+      end
+    end)
+  end)
 end
 
 M.NIL = backend.NIL

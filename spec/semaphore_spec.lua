@@ -11,11 +11,15 @@ local it_virtual = helpers.it_virtual
 local r = backend.new()
 
 local function try_acquire(permits) return r:script("semaphore/try_acquire", { SEM }, { tostring(permits) }) end
-local function release(permits) return r:script("semaphore/release", { SEM, CHANNEL }, { tostring(permits) }) end
-local function try_set(permits)
-  return r:script("semaphore/try_set_permits", { SEM, CHANNEL }, { tostring(permits) })
+local function release(permits, pub)
+  return r:script("semaphore/release", { SEM, CHANNEL }, { tostring(permits), pub or "publish" })
 end
-local function add(delta) return r:script("semaphore/add_permits", { SEM, CHANNEL }, { tostring(delta) }) end
+local function try_set(permits, pub)
+  return r:script("semaphore/try_set_permits", { SEM, CHANNEL }, { tostring(permits), pub or "publish" })
+end
+local function add(delta, pub)
+  return r:script("semaphore/add_permits", { SEM, CHANNEL }, { tostring(delta), pub or "publish" })
+end
 local function drain() return r:script("semaphore/drain", { SEM }, {}) end
 local function available() return r:script("semaphore/available", { SEM }, {}) end
 local function count() return r:call("GET", SEM) end
@@ -194,10 +198,12 @@ describe("semaphore/release", function()
 
   it("refuses the wrong number of keys or arguments", function()
     assert_badarg_each(script_calls("semaphore/release", {
-      { { SEM }, { "1" } }, { { SEM, CHANNEL, "{pool}:x" }, { "1" } }, { { SEM, CHANNEL }, {} },
-      { { SEM, CHANNEL }, { "1", "2" } },
+      { { SEM }, { "1", "publish" } }, { { SEM, CHANNEL, "{pool}:x" }, { "1", "publish" } }, { { SEM, CHANNEL }, {} },
+      { { SEM, CHANNEL }, { "1" } }, { { SEM, CHANNEL }, { "1", "publish", "2" } },
     }))
   end)
+
+  sa.publish_cases(r, { SEM }, function() end, function(pub) return release(2, pub) end, CHANNEL)
 end)
 
 describe("semaphore/try_set_permits", function()
@@ -243,13 +249,16 @@ describe("semaphore/try_set_permits", function()
   end)
 
   it("refuses the wrong number of keys or arguments", function()
-    for _, case in ipairs({ { { SEM }, { "1" } }, { { SEM, CHANNEL, "x" }, { "1" } }, { { SEM, CHANNEL }, {} },
-                            { { SEM, CHANNEL }, { "1", "2" } } }) do
+    for _, case in ipairs({ { { SEM }, { "1", "publish" } }, { { SEM, CHANNEL, "x" }, { "1", "publish" } },
+                            { { SEM, CHANNEL }, {} }, { { SEM, CHANNEL }, { "1" } },
+                            { { SEM, CHANNEL }, { "1", "publish", "2" } } }) do
       sa.assert_error(r:script("semaphore/try_set_permits", case[1], case[2]), "RLK_BADARG")
       assert.equal(0, r:call("EXISTS", SEM))
     end
     assert.same({}, r:published())
   end)
+
+  sa.publish_cases(r, { SEM }, function() end, function(pub) return try_set(4, pub) end, CHANNEL)
 end)
 
 describe("semaphore/add_permits", function()
@@ -322,10 +331,12 @@ describe("semaphore/add_permits", function()
 
   it("refuses the wrong number of keys or arguments", function()
     assert_badarg_each(script_calls("semaphore/add_permits", {
-      { { SEM }, { "1" } }, { { SEM, CHANNEL, "{pool}:x" }, { "1" } }, { { SEM, CHANNEL }, {} },
-      { { SEM, CHANNEL }, { "1", "2" } },
+      { { SEM }, { "1", "publish" } }, { { SEM, CHANNEL, "{pool}:x" }, { "1", "publish" } }, { { SEM, CHANNEL }, {} },
+      { { SEM, CHANNEL }, { "1" } }, { { SEM, CHANNEL }, { "1", "publish", "2" } },
     }))
   end)
+
+  sa.publish_cases(r, { SEM }, function() end, function(pub) return add(3, pub) end, CHANNEL)
 end)
 
 describe("semaphore/drain", function()

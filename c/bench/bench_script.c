@@ -38,6 +38,8 @@ int rlk_bench_role_of(const char *short_name, int is_key)
         return RLK_BENCH_ROLE_OWNER;
     if (rlk_bench_contains(low, "message") || rlk_bench_contains(low, "msg"))
         return RLK_BENCH_ROLE_MESSAGE;
+    if (strcmp(low, "publish") == 0)
+        return RLK_BENCH_ROLE_PUBLISH;
     return -1;
 }
 
@@ -234,6 +236,7 @@ static const char *rlk_bench_value(const rlk_bench_values *v, rlk_bench_role rol
     case RLK_BENCH_ROLE_LEASE: return v->lease;
     case RLK_BENCH_ROLE_OWNER: return v->owner;
     case RLK_BENCH_ROLE_MESSAGE: return v->message;
+    case RLK_BENCH_ROLE_PUBLISH: return v->publish;
     }
     return "";
 }

@@ -23,7 +23,8 @@ typedef enum rlk_bench_role {
     RLK_BENCH_ROLE_CHANNEL, /* redisson_lock__channel:{<lock key>} */
     RLK_BENCH_ROLE_LEASE,   /* lease in ms */
     RLK_BENCH_ROLE_OWNER,   /* <uuid>:<contender index> */
-    RLK_BENCH_ROLE_MESSAGE  /* the unlock message, "0" */
+    RLK_BENCH_ROLE_MESSAGE, /* the unlock message, "0" */
+    RLK_BENCH_ROLE_PUBLISH  /* the publish command: "publish" (one server) */
 } rlk_bench_role;
 
 typedef struct rlk_bench_script {
@@ -44,6 +45,7 @@ typedef struct rlk_bench_values {
     const char *lease;
     const char *owner;
     const char *message;
+    const char *publish;
 } rlk_bench_values;
 
 /* One call's KEYS and ARGV, pointing into an rlk_bench_values. */

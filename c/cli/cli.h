@@ -64,6 +64,7 @@ typedef struct rlk_cli_globals {
     int keep_env;               /* --keep-env: pass RLK_URL, RLK_PASSWORD, REDISCLI_AUTH on */
     int verbose;                /* --verbose: connect info and waiting reports on stderr */
     int functions;              /* --functions / --no-functions: rlk_options.functions */
+    const char *pubsub;         /* --pubsub MODE (else $RLK_PUBSUB): auto, global or sharded */
 } rlk_cli_globals;
 extern rlk_cli_globals rlk_cli_g;
 
@@ -78,10 +79,12 @@ extern int rlk_cli_cmd_argc;
  * (a nested rlk finds the same server); --keep-env puts the originals back. */
 void rlk_cli_env_take(void);
 
-/* --url-file, --password-file, --keep-env, --verbose, --functions, --no-functions at argv[*i]: 1 matched (*i
- * advanced), 0 not, -1 usage error printed. Call during parsing only (it may
+/* --url-file, --password-file, --pubsub, --keep-env, --verbose, --functions, --no-functions
+ * at argv[*i]: 1 matched (*i advanced), 0 not, -1 usage error printed. Call during parsing only (it may
  * change the environment: no thread may run yet). */
 int rlk_cli_global_opt(const char *cmd, int argc, char **argv, int *i);
+/* --pubsub / $RLK_PUBSUB: "auto" (or empty), "global", "sharded" -> enum rlk_pubsub; -1 else. */
+int rlk_cli_pubsub_mode(const char *s);
 
 /* Fills the URL and password of o for url (a command's --url; NULL: the global
  * --url, --url-file, $RLK_URL, the default). The password, when the URL has none:

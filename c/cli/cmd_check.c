@@ -475,7 +475,7 @@ static const struct { const char *cmd; const char *args; } cmd_args[] = {
     {"zcount", "K 0 1"}, {"zrangebyscore", "K 0 1"}, {"zremrangebyscore", "K 0 1"},
     {"zcard", "K"}, {"rpush", "K v"},
     {"lpop", "K"}, {"lindex", "K 0"}, {"lrem", "K 0 v"}, {"lrange", "K 0 1"}, {"llen", "K"},
-    {"publish", "C m"}, {"time", ""},
+    {"publish", "C m"}, {"spublish", "C m"}, {"time", ""},
 };
 
 typedef struct probe {
@@ -622,6 +622,16 @@ static int probe_kind(probe *p, const kind_layout *kl)
             if (!dup && nseen < 64)
                 snprintf(seen[nseen++], sizeof seen[0], "%s", cmd);
         }
+        /* redis.call(publish, ...): the command this client passes (lib/publish_cmd). */
+        if (strstr(s->body, "redis.call(publish,")) {
+            const char *cmd = rlk_publish_arg(p->k->c);
+            int dup = 0;
+
+            for (int j = 0; j < nseen; j++)
+                dup |= strcmp(seen[j], cmd) == 0;
+            if (!dup && nseen < 64)
+                snprintf(seen[nseen++], sizeof seen[0], "%s", cmd);
+        }
     }
     /* What the client sends itself, and its queries. */
     for (int j = 0; j < nseen; j++) {
@@ -637,8 +647,11 @@ static int probe_kind(probe *p, const kind_layout *kl)
     MERGE(dryrun(p, 1, (const char *const[]){"ping"}));
     MERGE(dryrun(p, 3, (const char *const[]){"script", "load", "return 1"}));
     for (int j = 0; j < nchans; j++) {
-        MERGE(dryrun(p, 2, (const char *const[]){"subscribe", chans[j]}));
-        MERGE(dryrun(p, 2, (const char *const[]){"unsubscribe", chans[j]}));
+        int sharded = rlk_client_pubsub(p->k->c) == RLK_PUBSUB_SHARDED;
+
+        MERGE(dryrun(p, 2, (const char *const[]){sharded ? "ssubscribe" : "subscribe", chans[j]}));
+        MERGE(dryrun(p, 2, (const char *const[]){sharded ? "sunsubscribe" : "unsubscribe",
+                                                  chans[j]}));
     }
     if (strcmp(kl->kind, "psemaphore") == 0)
         MERGE(dryrun_template(p, "zrange", "K 0 1", keys, nkeys, chans, 0));

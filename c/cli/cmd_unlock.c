@@ -121,12 +121,12 @@ static int unlock_rwlock(rlk_client *c, const char *name, int *released)
     char *channel = unlock_tagged("redisson_rwlock:", name, "");
     char *prefix = unlock_tagged("", name, "");
     const char *keys[3] = {name, channel, prefix};
-    const char *args[1] = {"any"};
+    const char *args[2] = {"any", rlk_publish_arg(c)};
     redisReply *r = NULL;
     int rc = RLK_ERR_NOMEM;
 
     if (channel && prefix)
-        rc = rlk_eval(c, "rwlock/force_release", 3, keys, 1, args, &r);
+        rc = rlk_eval(c, "rwlock/force_release", 3, keys, 2, args, &r);
     if (rc == RLK_OK) {
         *released = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
         freeReplyObject(r);

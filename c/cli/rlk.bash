@@ -26,7 +26,7 @@ _rlk()
         fi
         if [ -z "$cmd" ]; then
             case $w in
-                --url) ((i++)) ;;
+                --url|--pubsub) ((i++)) ;;
                 -*) ;;
                 *) cmd=$w ;;
             esac
@@ -36,6 +36,7 @@ _rlk()
     # Option values.
     case $prev in
         --url) return 0 ;;
+        --pubsub) mapfile -t COMPREPLY < <(compgen -W "auto global sharded" -- "$cur"); return 0 ;;
         --bundle) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return 0 ;;
         --kind)
             mapfile -t COMPREPLY < <(compgen -W "reentrant rwlock fair fenced token semaphore psemaphore latch" -- "$cur")
@@ -47,7 +48,7 @@ _rlk()
 
     case $cmd in
         "")
-            words="$_rlk_commands --url --functions --no-functions --help --version" ;;
+            words="$_rlk_commands --url --functions --no-functions --pubsub --help --version" ;;
         help)
             words=$_rlk_commands ;;
         scripts)

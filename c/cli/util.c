@@ -166,7 +166,24 @@ int rlk_cli_global_opt(const char *cmd, int argc, char **argv, int *i)
     got = rlk_cli_opt_value(cmd, argc, argv, i, "--url-file", &rlk_cli_g.url_file);
     if (got == 0)
         got = rlk_cli_opt_value(cmd, argc, argv, i, "--password-file", &rlk_cli_g.password_file);
+    if (got == 0)
+        got = rlk_cli_opt_value(cmd, argc, argv, i, "--pubsub", &rlk_cli_g.pubsub);
+    if (got == 1 && rlk_cli_g.pubsub && rlk_cli_pubsub_mode(rlk_cli_g.pubsub) < 0) {
+        rlk_cli_usage(cmd, "--pubsub takes auto, global or sharded, not '%s'", rlk_cli_g.pubsub);
+        return -1;
+    }
     return got;
+}
+
+int rlk_cli_pubsub_mode(const char *s)
+{
+    if (!s || !*s || strcmp(s, "auto") == 0)
+        return RLK_PUBSUB_AUTO;
+    if (strcmp(s, "global") == 0)
+        return RLK_PUBSUB_GLOBAL;
+    if (strcmp(s, "sharded") == 0)
+        return RLK_PUBSUB_SHARDED;
+    return -1;
 }
 
 void rlk_cli_verbose(const char *fmt, ...)
@@ -305,6 +322,13 @@ static int rlk_cli_conn_options_locked(const char *url, rlk_options *o, int quie
     o->functions = rlk_cli_g.functions;
     if (!(o->url = rlk_cli_pick_url(url, &url_from)))
         return RLK_EXIT_USAGE;
+    if (rlk_cli_g.pubsub) {
+        o->pubsub = rlk_cli_pubsub_mode(rlk_cli_g.pubsub);
+    } else if (getenv("RLK_PUBSUB")) {
+        if ((o->pubsub = rlk_cli_pubsub_mode(getenv("RLK_PUBSUB"))) < 0)
+            return rlk_cli_fail(RLK_EXIT_USAGE, "$RLK_PUBSUB must be auto, global or sharded, "
+                                "not '%s'", getenv("RLK_PUBSUB"));
+    }
     if (rlk_url_parse(o->url, &u, err, sizeof err) != 0) {
         rlk_url_free(&u);
         return rlk_cli_fail(RLK_EXIT_USAGE, "%s (from %s)", err, url_from);

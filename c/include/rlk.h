@@ -100,6 +100,8 @@ typedef struct rlk_options {
                                  RLK_FUNCTIONS_AUTO (0), RLK_FUNCTIONS_ON, RLK_FUNCTIONS_OFF */
     const char *sentinel_password; /* redis+sentinel://: the sentinels' AUTH password when the
                                  URL has no ?sentinel_password=; NULL: none */
+    int pubsub;               /* RLK_PUBSUB_AUTO (0, the default), _GLOBAL or _SHARDED: how
+                                 releases are published and waited for (docs/cluster.md) */
 } rlk_options;
 
 /* rlk_options.functions. AUTO: before the first script call the client asks
@@ -112,6 +114,17 @@ typedef struct rlk_options {
 #define RLK_FUNCTIONS_AUTO 0
 #define RLK_FUNCTIONS_ON 1
 #define RLK_FUNCTIONS_OFF (-1)
+
+/* rlk_options.pubsub: the publish command the scripts get and the subscribe
+ * command waiters use. */
+enum rlk_pubsub {
+    RLK_PUBSUB_AUTO = 0,      /* SHARDED on a Redis Cluster of Redis 7 or later (Redisson 4.x's
+                                 shardedSubscriptionMode AUTO), GLOBAL everywhere else */
+    RLK_PUBSUB_GLOBAL = 1,    /* PUBLISH / SUBSCRIBE (a cluster forwards PUBLISH to every node) */
+    RLK_PUBSUB_SHARDED = 2    /* SPUBLISH / SSUBSCRIBE (Redis 7+): only the shard owning the
+                                 channel's slot hears it; on a cluster the waiters subscribe
+                                 on that shard */
+};
 
 void rlk_options_init(rlk_options *opts);
 
@@ -132,6 +145,10 @@ const char *rlk_client_url(const rlk_client *c);
  * redis+sentinel:// client the master the sentinels named last ("" when none
  * is known); *switches (may be NULL) gets how many failovers it followed. */
 void rlk_client_server(rlk_client *c, char *buf, size_t len, unsigned long long *switches);
+
+/* RLK_PUBSUB_GLOBAL or RLK_PUBSUB_SHARDED: what the client uses (AUTO resolved: on a cluster
+ * it asks one master's version once, and until that answers it uses GLOBAL). */
+int rlk_client_pubsub(rlk_client *c);
 
 /* ---------------------------------------------------------------- scripts */
 

@@ -1,5 +1,5 @@
 -- name: fair/force_release
--- version: 2
+-- version: 3
 -- summary: Delete a fair lock whoever holds it and wake the first waiter on its own channel.
 -- redisson: RedissonFairLock.forceUnlockAsync (drop stale head waiters; del -> publish 0 to the head, 1; else 0)
 -- time: server - now to drop waiters whose deadline has passed (Redisson passes the client's clock)
@@ -7,10 +7,12 @@
 -- KEYS[2]: queue - waiter list redisson_lock_queue:{lock}, first come first
 -- KEYS[3]: timeouts - zset redisson_lock_timeout:{lock}; waiter -> deadline, ms since the epoch (then dropped)
 -- KEYS[4]: channel - channel prefix redisson_lock__channel:{lock}; a waiter listens on <channel>:<waiter>
+-- ARGV[1]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
 -- return 1: the lock key deleted; message 0 (unlock) published on <channel>:<first waiter> if one waits
 -- return 0: there was no lock; only stale waiters dropped, nothing published
--- error RLK_BADARG: not exactly 4 keys and no arguments
+-- error RLK_BADARG: not exactly 4 keys and 1 argument
 -- error RLK_WRONGTYPE: the lock key is not a hash, the queue not a list, or the timeouts not a sorted set
+-- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
 -- The reason when key holds another type than want, else nil.
@@ -23,10 +25,14 @@
 -- keeps moving its deadline), then head waiters without a deadline. True when the head changed.
 --- @include "lib/drop_stale"
 
-if #KEYS ~= 4 or #ARGV ~= 0 then
-  return redis.error_reply('RLK_BADARG expected 4 keys and no arguments')
+--- @include "lib/publish_cmd"
+
+if #KEYS ~= 4 or #ARGV ~= 1 then
+  return redis.error_reply('RLK_BADARG expected 4 keys and 1 argument')
 end
 local lock, queue, timeouts, channel = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local publish, bad_publish = publish_cmd(ARGV[1])
+if not publish then return bad_publish end
 local why = wrong_type(lock, 'hash', 'lock') or wrong_type(queue, 'list', 'queue')
   or wrong_type(timeouts, 'zset', 'timeouts')
 if why then
@@ -39,6 +45,6 @@ if redis.call('del', lock) == 0 then
 end
 local first = redis.call('lindex', queue, 0)
 if first then
-  redis.call('publish', channel .. ':' .. first, '0')
+  redis.call(publish, channel .. ':' .. first, '0')
 end
 return 1

@@ -1,5 +1,5 @@
 -- name: fair/release
--- version: 2
+-- version: 3
 -- summary: Leave a fair lock once; on the last exit delete it and wake the first waiter on its own channel.
 -- redisson: RedissonFairLock.unlockInnerAsync (drop stale head waiters; hincrby -1; del + publish 0 to the head)
 -- time: server - now to drop waiters whose deadline has passed (Redisson passes the client's clock)
@@ -9,13 +9,15 @@
 -- KEYS[4]: channel - channel prefix redisson_lock__channel:{lock}; a waiter listens on <channel>:<waiter>
 -- ARGV[1]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- ARGV[2]: lease_ms - lease in milliseconds set while the owner still holds it, integer 1..1000000000000
+-- ARGV[3]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
 -- return nil: owner does not hold the lock (or there is no lock); only stale waiters dropped
 -- return 0: still held by owner: count decremented, lease reset to lease_ms
 -- return 1: released: lock deleted; message 0 (unlock) published on <channel>:<first waiter> if one waits
--- error RLK_BADARG: not exactly 4 keys and 2 arguments
+-- error RLK_BADARG: not exactly 4 keys and 3 arguments
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_WRONGTYPE: the lock key is not a hash, the queue not a list, or the timeouts not a sorted set
+-- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
 --- @include "lib/is_lease"
@@ -30,10 +32,14 @@
 -- keeps moving its deadline), then head waiters without a deadline. True when the head changed.
 --- @include "lib/drop_stale"
 
-if #KEYS ~= 4 or #ARGV ~= 2 then
-  return redis.error_reply('RLK_BADARG expected 4 keys and 2 arguments')
+--- @include "lib/publish_cmd"
+
+if #KEYS ~= 4 or #ARGV ~= 3 then
+  return redis.error_reply('RLK_BADARG expected 4 keys and 3 arguments')
 end
 local lock, queue, timeouts, channel = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local publish, bad_publish = publish_cmd(ARGV[3])
+if not publish then return bad_publish end
 local owner, lease_ms = ARGV[1], ARGV[2]
 if #owner < 1 or #owner > 1024 then
   return redis.error_reply('RLK_BADOWNER owner must be 1..1024 bytes')
@@ -58,6 +64,6 @@ end
 redis.call('del', lock)
 local first = redis.call('lindex', queue, 0)
 if first then
-  redis.call('publish', channel .. ':' .. first, '0')
+  redis.call(publish, channel .. ':' .. first, '0')
 end
 return 1

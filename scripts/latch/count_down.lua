@@ -1,13 +1,15 @@
 -- name: latch/count_down
--- version: 2
+-- version: 3
 -- summary: Count a latch down by one; at zero delete it and wake every waiter.
 -- redisson: RedissonCountDownLatch.countDownAsync (decr; <= 0 -> del; == 0 -> publish 0)
 -- time: none
 -- KEYS[1]: latch - a string key holding the remaining count; no key means count 0 (open)
 -- KEYS[2]: channel - latch channel redisson_countdownlatch__channel__{name}
+-- ARGV[1]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
 -- return integer: the count left; 0: open, the key deleted now and message 0 published (no key: nothing changed)
--- error RLK_BADARG: not exactly 2 keys and no arguments
+-- error RLK_BADARG: not exactly 2 keys and 1 argument
 -- error RLK_WRONGTYPE: the latch key holds a non-string, or a string that is not an integer in +-(2^53-1)
+-- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
 local MAX_COUNT = 9007199254740991
@@ -15,10 +17,14 @@ local MAX_COUNT = 9007199254740991
 -- The count a latch key holds (nil when there is no key), or nil and an error reply.
 --- @include "lib/load_latch_count"
 
-if #KEYS ~= 2 or #ARGV ~= 0 then
-  return redis.error_reply('RLK_BADARG expected 2 keys and no arguments')
+--- @include "lib/publish_cmd"
+
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('RLK_BADARG expected 2 keys and 1 argument')
 end
 local latch, channel = KEYS[1], KEYS[2]
+local publish, bad_publish = publish_cmd(ARGV[1])
+if not publish then return bad_publish end
 local count, err = load_latch_count(latch)
 if err then return err end
 
@@ -29,5 +35,5 @@ if count > 1 then
   return redis.call('decr', latch)
 end
 redis.call('del', latch)
-redis.call('publish', channel, '0')
+redis.call(publish, channel, '0')
 return 0

@@ -1,5 +1,5 @@
 -- name: psemaphore/acquire
--- version: 1
+-- version: 2
 -- summary: Take permits from a permit-expirable semaphore, each stored under a caller-made id until it expires.
 -- redisson: RedissonPermitExpirableSemaphore.tryAcquireAsync (reclaim; decrby + zadd ids; else ':' nearest expiry)
 -- time: server - "now" (which permits expired) and each new permit's expiry (TIME in ms + lease_ms) come from TIME
@@ -7,13 +7,15 @@
 -- KEYS[2]: timeouts - sorted set {name}:timeout; member permit id -> expiry time in ms since the epoch
 -- KEYS[3]: channel - wake-up channel redisson_sc:{name}
 -- ARGV[1]: lease_ms - how long each new permit lives, integer 1..1000000000000
--- ARGV[2..n]: ids - one new permit id per permit to take (e.g. 16 random bytes), each 1..1024 bytes, all distinct
+-- ARGV[2]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
+-- ARGV[3..n]: ids - one new permit id per permit to take (e.g. 16 random bytes), each 1..1024 bytes, all distinct
 -- return array: acquired: the ids in ARGV order, stored with expiry TIME + lease_ms; count decreased by their number
 -- return integer: not acquired; ms until the earliest held permit expires (how long to wait at most)
 -- return nil: not acquired, and no held permit expires by itself (none held, or only Redisson's lease-less ones)
--- error RLK_BADARG: fewer than 2 arguments, not exactly 3 keys, an id empty, too long or repeated, or held already
+-- error RLK_BADARG: fewer than 3 arguments, not exactly 3 keys, an id empty, too long or repeated, or held already
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_WRONGTYPE: semaphore key not a string holding an integer in +-(2^53-1), or timeouts key not a zset
+-- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
 local MAX_COUNT = 9007199254740991
@@ -31,24 +33,28 @@ local NON_EXPIRABLE = 922337203685477 -- the expiry Redisson gives a permit acqu
 -- Returns expired permits to the count (the caller has checked the sum stays in range).
 --- @include "lib/reclaim"
 
-if #KEYS ~= 3 or #ARGV < 2 then
-  return redis.error_reply('RLK_BADARG expected 3 keys and 2 or more arguments')
+--- @include "lib/publish_cmd"
+
+if #KEYS ~= 3 or #ARGV < 3 then
+  return redis.error_reply('RLK_BADARG expected 3 keys and 3 or more arguments')
 end
 local semaphore, timeouts, channel, lease_ms = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
+local publish, bad_publish = publish_cmd(ARGV[2])
+if not publish then return bad_publish end
 if not is_lease(lease_ms) then
   return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
 end
 local ids, seen = {}, {}
-for i = 2, #ARGV do
+for i = 3, #ARGV do
   local id = ARGV[i]
   if #id < 1 or #id > 1024 then
-    return redis.error_reply('RLK_BADARG permit id ' .. (i - 1) .. ' must be 1..1024 bytes')
+    return redis.error_reply('RLK_BADARG permit id ' .. (i - 2) .. ' must be 1..1024 bytes')
   end
   if seen[id] then
-    return redis.error_reply('RLK_BADARG permit id ' .. (i - 1) .. ' repeats permit id ' .. seen[id])
+    return redis.error_reply('RLK_BADARG permit id ' .. (i - 2) .. ' repeats permit id ' .. seen[id])
   end
-  seen[id] = i - 1
-  ids[i - 1] = id
+  seen[id] = i - 2
+  ids[i - 2] = id
 end
 local count, err = load_count(semaphore)
 if err then return err end
@@ -85,7 +91,7 @@ if acquired then
   available = available - #ids
 end
 if available > before and available > 0 then
-  redis.call('publish', channel, int(available))
+  redis.call(publish, channel, int(available))
 end
 if acquired then
   return ids

@@ -1,14 +1,16 @@
 -- name: psemaphore/available
--- version: 1
+-- version: 2
 -- summary: Reclaim expired permits, then read how many permits are available (writes only when reclaiming).
 -- redisson: RedissonPermitExpirableSemaphore.availablePermitsAsync (reclaim; get)
 -- time: server - "now" decides which permits expired; they are returned to the count first
 -- KEYS[1]: semaphore - a string key holding the number of available permits
 -- KEYS[2]: timeouts - sorted set {name}:timeout; member permit id -> expiry time in ms since the epoch
 -- KEYS[3]: channel - wake-up channel redisson_sc:{name}
+-- ARGV[1]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
 -- return integer: the count after reclaiming (may be negative); 0 when there is no count and nothing expired
--- error RLK_BADARG: not exactly 3 keys and no arguments, or reclaiming would overflow the count
+-- error RLK_BADARG: not exactly 3 keys and 1 argument, or reclaiming would overflow the count
 -- error RLK_WRONGTYPE: semaphore key not a string holding an integer in +-(2^53-1), or timeouts key not a zset
+-- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
 local MAX_COUNT = 9007199254740991
@@ -23,10 +25,14 @@ local MAX_COUNT = 9007199254740991
 -- Returns expired permits to the count (the caller has checked the sum stays in range).
 --- @include "lib/reclaim"
 
-if #KEYS ~= 3 or #ARGV ~= 0 then
-  return redis.error_reply('RLK_BADARG expected 3 keys and no arguments')
+--- @include "lib/publish_cmd"
+
+if #KEYS ~= 3 or #ARGV ~= 1 then
+  return redis.error_reply('RLK_BADARG expected 3 keys and 1 argument')
 end
 local semaphore, timeouts, channel = KEYS[1], KEYS[2], KEYS[3]
+local publish, bad_publish = publish_cmd(ARGV[1])
+if not publish then return bad_publish end
 local count, err = load_count(semaphore)
 if err then return err end
 local tkind = redis.call('type', timeouts).ok
@@ -42,6 +48,6 @@ end
 
 reclaim(semaphore, timeouts, now, expired)
 if expired > 0 and before + expired > 0 then
-  redis.call('publish', channel, int(before + expired))
+  redis.call(publish, channel, int(before + expired))
 end
 return before + expired

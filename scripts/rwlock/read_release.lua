@@ -1,5 +1,5 @@
 -- name: rwlock/read_release
--- version: 2
+-- version: 3
 -- summary: Leave a read lock once; in read mode reset the hash TTL to the longest live read, or delete and publish.
 -- redisson: RedissonReadLock.unlockInnerAsync (hincrby -1, del timeout key, pexpire max pttl; else del + publish 0)
 -- time: none
@@ -7,12 +7,14 @@
 -- KEYS[2]: channel - read-write lock channel redisson_rwlock:{lock}
 -- KEYS[3]: prefix - {lock} (lock if it has a '{'); the script derives <prefix>:<owner>:rwlock_timeout:<n>, same slot
 -- ARGV[1]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes, not 'mode', not ending in ':write'
+-- ARGV[2]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
 -- return nil: owner holds no read of the lock (or there is no lock); nothing changed
 -- return 0: one read left (its timeout key deleted); still held; in read mode hash TTL = longest live read (>= 1 ms)
 -- return 1: the last live read left in read mode: lock hash deleted and message 0 (unlock) published on channel
--- error RLK_BADARG: not exactly 3 keys and 1 argument, or prefix is not the lock's timeout-key prefix
+-- error RLK_BADARG: not exactly 3 keys and 2 arguments, or prefix is not the lock's timeout-key prefix
 -- error RLK_BADOWNER: owner is empty, longer than 1024 bytes, 'mode', or ends in ':write'
 -- error RLK_WRONGTYPE: the lock key is not a hash with mode read or write
+-- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
 --- @include "lib/is_owner"
@@ -22,6 +24,8 @@
 
 -- 'none', 'read' or 'write'; nil and the reason when the key is not a read-write lock.
 --- @include "lib/rw_mode"
+
+--- @include "lib/publish_cmd"
 
 -- The longest PTTL among the timeout keys of every read still counted in the hash (< 0: none live;
 -- 0: a read in its last millisecond, which Redis keeps until its clock passes the expire time).
@@ -39,10 +43,12 @@ local function longest_read(lock, prefix)
   return longest
 end
 
-if #KEYS ~= 3 or #ARGV ~= 1 then
-  return redis.error_reply('RLK_BADARG expected 3 keys and 1 argument')
+if #KEYS ~= 3 or #ARGV ~= 2 then
+  return redis.error_reply('RLK_BADARG expected 3 keys and 2 arguments')
 end
 local lock, channel, prefix, owner = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
+local publish, bad_publish = publish_cmd(ARGV[2])
+if not publish then return bad_publish end
 if prefix ~= timeout_prefix(lock) then
   return redis.error_reply('RLK_BADARG prefix must be ' .. timeout_prefix(lock))
 end
@@ -72,5 +78,5 @@ if longest >= 0 then
   return 0
 end
 redis.call('del', lock)
-redis.call('publish', channel, '0')
+redis.call(publish, channel, '0')
 return 1

@@ -1,5 +1,5 @@
 -- name: rwlock/write_release
--- version: 3
+-- version: 4
 -- summary: Leave the write lock once; on the last exit downgrade to the owner's live reads or delete; publish 1.
 -- redisson: RedissonWriteLock.unlockInnerAsync (hincrby -1; pexpire while held; else hdel + mode read or del)
 -- time: none
@@ -8,13 +8,15 @@
 -- KEYS[3]: prefix - {lock} (lock if it has a '{'); the script derives <prefix>:<owner>:rwlock_timeout:<n>, same slot
 -- ARGV[1]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes, not 'mode', not ending in ':write'
 -- ARGV[2]: lease_ms - lease in milliseconds while the owner still writes (TTL >= lease_ms), integer 1..1000000000000
+-- ARGV[3]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
 -- return nil: owner does not hold the write lock (or there is no lock); nothing changed
 -- return 0: still written by owner: write count - 1, hash TTL raised to at least lease_ms
 -- return 1: write released; downgraded to read (owner's live reads, TTL = longest, >= 1 ms) or deleted; 1 published
--- error RLK_BADARG: not exactly 3 keys and 2 arguments, or prefix is not the lock's timeout-key prefix
+-- error RLK_BADARG: not exactly 3 keys and 3 arguments, or prefix is not the lock's timeout-key prefix
 -- error RLK_BADOWNER: owner is empty, longer than 1024 bytes, 'mode', or ends in ':write'
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_WRONGTYPE: the lock key is not a hash with mode read or write
+-- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
 --- @include "lib/is_lease"
@@ -27,6 +29,8 @@
 -- 'none', 'read' or 'write'; nil and the reason when the key is not a read-write lock.
 --- @include "lib/rw_mode"
 
+--- @include "lib/publish_cmd"
+
 -- The longest PTTL among the timeout keys of the owner's counted reads (< 0: none live; 0: a read in
 -- its last millisecond, which Redis keeps until its clock passes the expire time).
 local function longest_own_read(lock, prefix, owner)
@@ -38,10 +42,12 @@ local function longest_own_read(lock, prefix, owner)
   return longest
 end
 
-if #KEYS ~= 3 or #ARGV ~= 2 then
-  return redis.error_reply('RLK_BADARG expected 3 keys and 2 arguments')
+if #KEYS ~= 3 or #ARGV ~= 3 then
+  return redis.error_reply('RLK_BADARG expected 3 keys and 3 arguments')
 end
 local lock, channel, prefix, owner, lease_ms = KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2]
+local publish, bad_publish = publish_cmd(ARGV[3])
+if not publish then return bad_publish end
 if prefix ~= timeout_prefix(lock) then
   return redis.error_reply('RLK_BADARG prefix must be ' .. timeout_prefix(lock))
 end
@@ -75,5 +81,5 @@ if longest >= 0 then
 else
   redis.call('del', lock)
 end
-redis.call('publish', channel, '1')
+redis.call(publish, channel, '1')
 return 1

@@ -1,23 +1,29 @@
 -- name: semaphore/try_set_permits
--- version: 1
+-- version: 2
 -- summary: Initialise a semaphore's permit count, only if it has no count yet.
 -- redisson: RedissonSemaphore.trySetPermitsAsync(permits) (no key -> set, publish, 1; else 0)
 -- time: none
 -- KEYS[1]: semaphore - a string key holding the number of available permits
 -- KEYS[2]: channel - wake-up channel redisson_sc:{name}
 -- ARGV[1]: permits - the initial count, integer 0..1000000000000
+-- ARGV[2]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
 -- return 1: the key was missing and now holds permits (no TTL); a count > 0 was published on channel
 -- return 0: the semaphore already has a count; nothing changed
--- error RLK_BADARG: not exactly 2 keys and 1 argument, or permits is not an integer in 0..1000000000000
+-- error RLK_BADARG: not exactly 2 keys and 2 arguments, or permits is not an integer in 0..1000000000000
 -- error RLK_WRONGTYPE: the semaphore key holds a value that is not a string
+-- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
 --- @include "lib/is_count"
 
-if #KEYS ~= 2 or #ARGV ~= 1 then
-  return redis.error_reply('RLK_BADARG expected 2 keys and 1 argument')
+--- @include "lib/publish_cmd"
+
+if #KEYS ~= 2 or #ARGV ~= 2 then
+  return redis.error_reply('RLK_BADARG expected 2 keys and 2 arguments')
 end
 local semaphore, channel, permits = KEYS[1], KEYS[2], ARGV[1]
+local publish, bad_publish = publish_cmd(ARGV[2])
+if not publish then return bad_publish end
 if not is_count(permits) then
   return redis.error_reply('RLK_BADARG permits must be an integer in 0..1000000000000')
 end
@@ -31,6 +37,6 @@ if kind ~= 'none' then
 end
 redis.call('set', semaphore, permits)
 if permits ~= '0' then
-  redis.call('publish', channel, permits)
+  redis.call(publish, channel, permits)
 end
 return 1

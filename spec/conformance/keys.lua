@@ -92,6 +92,12 @@ return {
   { name = "PUBLISH several messages in order", steps = { { "PUBLISH", "a", "1" }, { "PUBLISH", "b", "2" },
     { "PUBLISH", "a", "" } }, published = true },
   { name = "PUBLISH with too few arguments", cmd = { "PUBLISH", "a" }, err_exact = true, error = true },
+  { name = "SPUBLISH is not heard by PSUBSCRIBE *", cmd = { "SPUBLISH", "redisson_lock__channel:{l}", "0" } },
+  { name = "SPUBLISH counts shard subscribers, logged in order with PUBLISH",
+    ssubscribe = { "redisson_lock__channel:{l}" },
+    steps = { { "SPUBLISH", "redisson_lock__channel:{l}", "0" }, { "PUBLISH", "redisson_lock__channel:{l}", "1" },
+      { "SPUBLISH", "redisson_lock__channel:{l}", "" } }, published = true },
+  { name = "SPUBLISH with too few arguments", cmd = { "SPUBLISH", "a" }, err_exact = true, error = true },
   { name = "TIME replies two integer strings", script = [[
 local t = redis.call('TIME')
 return { #t, type(t[1]), type(t[2]), tonumber(t[1]) > 1600000000 and 1 or 0,

@@ -127,7 +127,16 @@ function Backend:reset()
   end
   local r = self.real:command({ "FLUSHDB" })
   if not reply.is_status(r) then error("FLUSHDB failed: " .. reply.describe(r), 2) end
-  self.real:published()
+  self.real:sunsubscribe_all()
+end
+
+-- Subscribes the backend's subscriber to shard channel (SSUBSCRIBE): SPUBLISH on it then counts
+-- 1 and published() logs its messages (marked sharded = true). reset() forgets it. The mock logs
+-- every SPUBLISH; real Redis lets the subscriber hear only the shard channels it subscribed, so a
+-- spec that compares SPUBLISHed messages on both backends ssubscribes their channels first.
+function Backend:ssubscribe(channel)
+  if self.name == "mock" then return self.mock:ssubscribe(channel) end
+  return self.real:ssubscribe(channel)
 end
 
 -- One command; numbers among the arguments are sent as decimal text.

@@ -9,7 +9,8 @@
 --   m:evalsha(sha, keys, args), m:script_load(src)
 --   m:advance(ms), m:now()               -- the virtual clock (keys expire lazily)
 --   m:psubscribe("*"), m:subscribe(ch)   -- counted by PUBLISH's reply
---   m:published()                        -- PUBLISHed messages since the last call
+--   m:ssubscribe(ch)                     -- counted by SPUBLISH's reply (shard channels only)
+--   m:published()                        -- PUBLISHed and SPUBLISHed messages since the last call
 --   m.logs                               -- redis.log() lines: { level=, message= }
 --
 -- Replies are in the canonical form of support.reply (errors are returned as
@@ -101,6 +102,7 @@ function mock.new(opts)
   m.unread = 1
   m.channel_subs = {}
   m.pattern_subs = {}
+  m.shard_subs = {}
   return m
 end
 
@@ -200,6 +202,9 @@ function Mock:unsubscribe(channel) bump(self.channel_subs, channel, -1) end
 function Mock:psubscribe(pattern) bump(self.pattern_subs, pattern, 1) end
 function Mock:punsubscribe(pattern) bump(self.pattern_subs, pattern, -1) end
 
+function Mock:ssubscribe(channel) bump(self.shard_subs, channel, 1) end
+function Mock:sunsubscribe(channel) bump(self.shard_subs, channel, -1) end
+
 -- Logs the message; returns the number of subscribers that receive it.
 function Mock:publish(channel, message)
   local n = self.channel_subs[channel] or 0
@@ -213,12 +218,20 @@ function Mock:publish(channel, message)
   return n
 end
 
--- Messages published since the last call (or since new()), oldest first.
+-- SPUBLISH (Redis 7 sharded pub/sub): only the shard channel's subscribers (SSUBSCRIBE) receive
+-- it, never SUBSCRIBE or PSUBSCRIBE ones. Logged in the same log, marked sharded.
+function Mock:spublish(channel, message)
+  self.publications[#self.publications + 1] = { channel = channel, message = message, sharded = true }
+  return self.shard_subs[channel] or 0
+end
+
+-- Messages published since the last call (or since new()), oldest first; an SPUBLISHed one
+-- carries sharded = true.
 function Mock:published()
   local out = {}
   for i = self.unread, #self.publications do
     local p = self.publications[i]
-    out[#out + 1] = { channel = p.channel, message = p.message }
+    out[#out + 1] = { channel = p.channel, message = p.message, sharded = p.sharded }
   end
   self.unread = #self.publications + 1
   return out

@@ -178,4 +178,8 @@ return function(api)
   register("publish", 3, function(m, argv)
     return m:publish(argv[2], argv[3])
   end)
+
+  register("spublish", 3, function(m, argv)
+    return m:spublish(argv[2], argv[3])
+  end)
 end

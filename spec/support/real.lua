@@ -277,9 +277,32 @@ function Real:published()
     if msg[1] == "pong" then break end
     if msg[1] == "pmessage" then
       out[#out + 1] = { channel = msg[3], message = msg[4] }
+    elseif msg[1] == "smessage" then
+      out[#out + 1] = { channel = msg[2], message = msg[3], sharded = true }
     end
   end
   return out
+end
+
+-- SSUBSCRIBE channel on the subscriber connection (PSUBSCRIBE * does not receive SPUBLISH):
+-- SPUBLISH on it then counts 1 and published() logs its messages, marked sharded.
+function Real:ssubscribe(channel)
+  local sub = session_of(self).sub
+  sub:append({ "SSUBSCRIBE", channel })
+  self.session.shard = self.session.shard or {}
+  self.session.shard[channel] = true
+  self:published()
+end
+
+-- SUNSUBSCRIBE every shard channel ssubscribe() added (reset: a fresh database has none).
+function Real:sunsubscribe_all()
+  local s = session_of(self).session
+  local chans = {}
+  for ch in pairs(s.shard or {}) do chans[#chans + 1] = ch end
+  table.sort(chans)
+  for _, ch in ipairs(chans) do self.sub:append({ "SUNSUBSCRIBE", ch }) end
+  s.shard = {}
+  self:published()
 end
 
 function Real:close()

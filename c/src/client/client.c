@@ -57,6 +57,8 @@ static void rlk_client_defaults(rlk_client *c, const rlk_options *o)
     c->no_preload = o->no_preload != 0;
     c->functions = o->functions > 0 ? RLK_FUNCTIONS_ON
                    : o->functions < 0 ? RLK_FUNCTIONS_OFF : RLK_FUNCTIONS_AUTO;
+    c->pubsub_opt = o->pubsub == RLK_PUBSUB_GLOBAL || o->pubsub == RLK_PUBSUB_SHARDED
+                        ? o->pubsub : RLK_PUBSUB_AUTO;
 }
 
 /* The URL to parse: the options', else $RLK_URL, else the default. NULL (with
@@ -183,7 +185,31 @@ rlk_client *rlk_connect(const rlk_options *opts)
     if (c->url.is_sentinel && rlk_sentinel_follow(c) != RLK_OK)
         return c;
     rlk_client_first_connect(c);
+    (void)rlk_client_pubsub(c);
     return c;
+}
+
+int rlk_client_pubsub(rlk_client *c)
+{
+    int mode = atomic_load(&c->pubsub), major;
+
+    if (mode)
+        return mode;
+    if (c->pubsub_opt != RLK_PUBSUB_AUTO)
+        mode = c->pubsub_opt;
+    else if (!c->cluster)
+        mode = RLK_PUBSUB_GLOBAL;     /* one server (or sentinel): Redisson's AUTO does the same */
+    else if (c->fatal || (major = rlk_cluster_redis_major(c)) == 0)
+        return RLK_PUBSUB_GLOBAL;     /* not known yet: ask again next time */
+    else
+        mode = major >= 7 ? RLK_PUBSUB_SHARDED : RLK_PUBSUB_GLOBAL;
+    atomic_store(&c->pubsub, mode);
+    return mode;
+}
+
+const char *rlk_publish_arg(rlk_client *c)
+{
+    return rlk_client_pubsub(c) == RLK_PUBSUB_SHARDED ? "spublish" : "publish";
 }
 
 rlk_client *rlk_connect_url(const char *url)

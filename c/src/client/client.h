@@ -61,11 +61,19 @@ struct rlk_client {
     struct rlk_cluster *cluster;    /* redis+cluster://: routing (cluster.h); NULL otherwise */
     struct rlk_sentinel *sentinel;  /* redis+sentinel:// (sentinel.h): the master; else NULL */
     rlk_role role;                  /* what the latest new connection's ROLE said (role.h) */
+    int pubsub_opt;                 /* rlk_options.pubsub as given */
+    atomic_int pubsub;              /* resolved: RLK_PUBSUB_GLOBAL / _SHARDED; 0 (AUTO on a
+                                       cluster whose version is not known yet): unresolved */
 
     /* For the lock runtime: its per-client state, freed by runtime_free
      * (called first thing in rlk_free, before any connection is closed). */
     void *runtime;
     void (*runtime_free)(rlk_client *c);
 };
+
+/* The publish argument of the scripts that publish (scripts/lib/publish_cmd):
+ * "spublish" when the client uses sharded pub/sub (rlk_client_pubsub), else
+ * "publish". Callers append it as the script's last fixed argument. */
+const char *rlk_publish_arg(rlk_client *c);
 
 #endif /* RLK_CLIENT_H */

@@ -326,6 +326,21 @@ int rlk_cluster_verify(rlk_client *c, int *present)
     return rc;
 }
 
+static int rlk_redirect_parse(const char *text, int *slot, char *host, size_t hostlen, int *port);
+static rlk_client *rlk_cluster_follow(rlk_client *c, int kind, int slot, const char *host,
+                                      int port);
+
+void rlk_cluster_redirected(rlk_client *c, const char *err)
+{
+    char host[256];
+    int slot, port, kind = err ? rlk_redirect_parse(err, &slot, host, sizeof host, &port) : 0;
+
+    if (kind != 0)
+        (void)rlk_cluster_follow(c, kind, slot, host, port);
+    else
+        (void)rlk_cluster_refresh(c, 0);
+}
+
 int rlk_cluster_owner_addr(rlk_client *c, int slot, char *buf, size_t len)
 {
     rlk_client *n = rlk_cluster_pick(c, slot, 1);

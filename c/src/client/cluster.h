@@ -86,6 +86,12 @@ int rlk_cluster_masters(rlk_client *c, rlk_client **out, int max);
  * script i. */
 int rlk_cluster_verify(rlk_client *c, int *present);
 
+/* For a subscriber: a -MOVED reply to SSUBSCRIBE (its text) gives the slot
+ * to the node it names, as a redirected call would; anything else, or a
+ * sunsubscribe push (the slot migrated away), refreshes the map (at most
+ * every RLK_CLUSTER_REFRESH_MS). */
+void rlk_cluster_redirected(rlk_client *c, const char *err);
+
 /* The cluster's master of slot as "host:port" into buf; -1 when unknown. */
 int rlk_cluster_owner_addr(rlk_client *c, int slot, char *buf, size_t len);
 /* The Redis major version of the cluster's nodes (INFO server of one

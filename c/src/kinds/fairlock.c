@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/client.h"
 #include "client/clock.h"
 #include "client/conn.h"
 #include "client/error.h"
@@ -185,12 +186,12 @@ static void rlk_fair_cancel(const rlk_fair_acq *a)
     rlk_fairlock *f = a->f;
     const char *keys[4] = {f->b.name, f->queue, f->timeouts, f->b.channel};
     char saved[RLK_ERRSTR_MAX];
-    const char *args[1] = {a->owner};
+    const char *args[2] = {a->owner, rlk_publish_arg(f->b.c)};
     redisReply *r = NULL;
     int err = rlk_err(f->b.c);
 
     snprintf(saved, sizeof saved, "%s", rlk_errstr(f->b.c));
-    if (rlk_evalv(f->b.c, "fair/cancel", 4, keys, NULL, 1, args, NULL, &r) == RLK_OK)
+    if (rlk_evalv(f->b.c, "fair/cancel", 4, keys, NULL, 2, args, NULL, &r) == RLK_OK)
         freeReplyObject(r);
     else
         rlk_set_error(f->b.c, err, "%s", saved);

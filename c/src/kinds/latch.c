@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
 #include "runtime/fam.h"
@@ -70,12 +71,14 @@ int rlk_latch_try_set_count(rlk_latch *l, long long count, int *set)
     return rc;
 }
 
-/* A script on (name, channel) without arguments, with an integer reply. */
+/* A script on (name, channel) whose one argument is the publish command,
+ * with an integer reply. */
 static int rlk_latch_call(rlk_latch *l, const char *script, long long *out)
 {
     const char *keys[2];
+    const char *args[1] = {rlk_publish_arg(l->b.c)};
 
-    return rlk_fam_eval_int(l->b.c, script, rlk_fam_keys(&l->b, keys), keys, 0, NULL, NULL, out);
+    return rlk_fam_eval_int(l->b.c, script, rlk_fam_keys(&l->b, keys), keys, 1, args, NULL, out);
 }
 
 int rlk_latch_count_down(rlk_latch *l, long long *left)

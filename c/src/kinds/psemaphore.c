@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
 #include "client/random.h"
@@ -129,7 +130,7 @@ typedef struct rlk_psem_try {
     int n;
     char lease[24];
     unsigned char *raw;         /* n x RLK_PSEM_NEW_ID_BYTES */
-    const char **args;          /* lease, then the n ids */
+    const char **args;          /* lease, the publish command, then the n ids */
     size_t *lens;
     int io_failed;              /* an attempt ended in a connection error: it may have run */
 } rlk_psem_try;
@@ -148,8 +149,8 @@ static int rlk_psem_try_init(rlk_psem_try *t, rlk_psemaphore *s, int n, long lon
     t->n = n;
     snprintf(t->lease, sizeof t->lease, "%lld", lease_ms);
     t->raw = malloc((size_t)n * RLK_PSEM_NEW_ID_BYTES);
-    t->args = malloc((size_t)(n + 1) * sizeof *t->args);
-    t->lens = malloc((size_t)(n + 1) * sizeof *t->lens);
+    t->args = malloc((size_t)(n + 2) * sizeof *t->args);
+    t->lens = malloc((size_t)(n + 2) * sizeof *t->lens);
     if (!t->raw || !t->args || !t->lens)
         return rlk_set_error(s->b.c, RLK_ERR_NOMEM, "acquire %s: out of memory", s->b.name);
     if (rlk_random_bytes(t->raw, (size_t)n * RLK_PSEM_NEW_ID_BYTES) != 0)
@@ -157,9 +158,11 @@ static int rlk_psem_try_init(rlk_psem_try *t, rlk_psemaphore *s, int n, long lon
                              s->b.name);
     t->args[0] = t->lease;
     t->lens[0] = strlen(t->lease);
+    t->args[1] = rlk_publish_arg(s->b.c);
+    t->lens[1] = strlen(t->args[1]);
     for (int i = 0; i < n; i++) {
-        t->args[i + 1] = (const char *)t->raw + (size_t)i * RLK_PSEM_NEW_ID_BYTES;
-        t->lens[i + 1] = RLK_PSEM_NEW_ID_BYTES;
+        t->args[i + 2] = (const char *)t->raw + (size_t)i * RLK_PSEM_NEW_ID_BYTES;
+        t->lens[i + 2] = RLK_PSEM_NEW_ID_BYTES;
     }
     return RLK_OK;
 }
@@ -171,8 +174,8 @@ static int rlk_psem_lost_ran(rlk_psem_try *t)
 {
     rlk_psemaphore *s = t->s;
     const char *keys[RLK_PSEM_NKEYS];
-    const char *argv[3] = {"ZSCORE", NULL, t->args[1]};
-    size_t lens[3] = {6, 0, t->lens[1]};
+    const char *argv[3] = {"ZSCORE", NULL, t->args[2]};
+    size_t lens[3] = {6, 0, t->lens[2]};
     redisReply *r = NULL;
     int ran = -1;
 
@@ -213,7 +216,7 @@ static int rlk_psem_attempt(void *arg, long long *bound_ms)
     rlk_psemaphore *s = t->s;
     const char *keys[RLK_PSEM_NKEYS];
     redisReply *r = NULL;
-    int rc = rlk_evalv(s->b.c, "psemaphore/acquire", rlk_psem_keys(s, keys), keys, NULL, t->n + 1,
+    int rc = rlk_evalv(s->b.c, "psemaphore/acquire", rlk_psem_keys(s, keys), keys, NULL, t->n + 2,
                        t->args, t->lens, &r);
 
     *bound_ms = -1;
@@ -300,7 +303,8 @@ static void rlk_psem_ids_free(rlk_psem_ids *d)
     free(d->lens);
 }
 
-/* args[first..first+n-1] = the decoded ids; args[0..first-1] are the caller's. */
+/* args[first..first+n-1] = the decoded ids; args[0..first-1] and the one
+ * after the ids (args[first+n]) are the caller's. */
 static int rlk_psem_ids_decode(rlk_psemaphore *s, const char *what, int first, int n,
                                const char *const *ids, rlk_psem_ids *d)
 {
@@ -308,8 +312,8 @@ static int rlk_psem_ids_decode(rlk_psemaphore *s, const char *what, int first, i
 
     memset(d, 0, sizeof *d);
     d->buf = malloc((size_t)n * RLK_PSEM_RAW_ID_MAX);
-    d->args = calloc((size_t)(first + n), sizeof *d->args);
-    d->lens = calloc((size_t)(first + n), sizeof *d->lens);
+    d->args = calloc((size_t)(first + n + 1), sizeof *d->args);
+    d->lens = calloc((size_t)(first + n + 1), sizeof *d->lens);
     if (!d->buf || !d->args || !d->lens)
         return rlk_set_error(s->b.c, RLK_ERR_NOMEM, "%s %s: out of memory", what, s->b.name);
     for (int i = 0; i < n && rc == RLK_OK; i++) {
@@ -336,10 +340,13 @@ int rlk_psemaphore_release_n(rlk_psemaphore *s, int n, const char *const *ids, i
     if (rc != RLK_OK)
         return rc;
     rlk_psem_keys(s, keys);
-    rc = rlk_psem_ids_decode(s, "release", 0, n, ids, &d);
-    if (rc == RLK_OK)
-        rc = rlk_fam_eval_int(s->b.c, "psemaphore/release", RLK_PSEM_NKEYS, keys, n, d.args,
+    rc = rlk_psem_ids_decode(s, "release", 1, n, ids, &d);
+    if (rc == RLK_OK) {
+        d.args[0] = rlk_publish_arg(s->b.c);   /* the publish command, then the ids */
+        d.lens[0] = strlen(d.args[0]);
+        rc = rlk_fam_eval_int(s->b.c, "psemaphore/release", RLK_PSEM_NKEYS, keys, n + 1, d.args,
                               d.lens, &got);
+    }
     rlk_psem_ids_free(&d);
     if (rc != RLK_OK)
         return rc;
@@ -377,7 +384,9 @@ int rlk_psemaphore_update_lease(rlk_psemaphore *s, const char *id, long long lea
     if (rc == RLK_OK) {
         d.args[0] = lease;
         d.lens[0] = strlen(lease);
-        rc = rlk_fam_eval_int(s->b.c, "psemaphore/update_lease", RLK_PSEM_NKEYS, keys, 2, d.args,
+        d.args[2] = rlk_publish_arg(s->b.c);
+        d.lens[2] = strlen(d.args[2]);
+        rc = rlk_fam_eval_int(s->b.c, "psemaphore/update_lease", RLK_PSEM_NKEYS, keys, 3, d.args,
                               d.lens, &got);
     }
     rlk_psem_ids_free(&d);
@@ -412,10 +421,12 @@ int rlk_psemaphore_add_permits(rlk_psemaphore *s, long long delta, long long *co
 int rlk_psemaphore_available(rlk_psemaphore *s, long long *count)
 {
     const char *keys[RLK_PSEM_NKEYS];
+    const char *args[1];
 
     if (!s || !count)
         return RLK_ERR_ARG;
-    return rlk_fam_eval_int(s->b.c, "psemaphore/available", rlk_psem_keys(s, keys), keys, 0, NULL,
+    args[0] = rlk_publish_arg(s->b.c);     /* it publishes the permits it reclaims */
+    return rlk_fam_eval_int(s->b.c, "psemaphore/available", rlk_psem_keys(s, keys), keys, 1, args,
                             NULL, count);
 }
 

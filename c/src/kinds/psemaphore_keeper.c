@@ -119,19 +119,20 @@ static int rlk_keeper_renew(rlk_psemaphore_keeper *k, const rlk_kept *p)
     rlk_psemaphore *s = k->s;
     const char *keys[RLK_PSEM_NKEYS];
     char lease[24];
-    const char *args[2] = {lease, (const char *)p->raw};
-    size_t lens[2];
+    const char *args[3] = {lease, (const char *)p->raw, rlk_publish_arg(s->b.c)};
+    size_t lens[3];
     redisReply *r = NULL;
     int rc, out = -1;
 
     snprintf(lease, sizeof lease, "%lld", k->lease_ms);
     lens[0] = strlen(lease);
     lens[1] = p->raw_len;
+    lens[2] = strlen(args[2]);
     if (s->b.c->cluster)
-        rc = rlk_cluster_evalv(s->b.c, k->script, rlk_psem_keys(s, keys), keys, 2, args, lens, &r,
+        rc = rlk_cluster_evalv(s->b.c, k->script, rlk_psem_keys(s, keys), keys, 3, args, lens, &r,
                                k->wait_ms);
     else
-        rc = rlk_conn_evalv(s->b.c, k->ctx, k->script, rlk_psem_keys(s, keys), keys, NULL, 2, args,
+        rc = rlk_conn_evalv(s->b.c, k->ctx, k->script, rlk_psem_keys(s, keys), keys, NULL, 3, args,
                             lens, &r, NULL);
     if (rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT || rc == RLK_ERR_PROTOCOL)
         rlk_keeper_disconnect(k);

@@ -263,13 +263,13 @@ int rlk_fam_count(const rlk_fam_base *b, const char *what, const char *field, lo
                   long long *out)
 {
     char num[24];
-    const char *args[1] = {num};
+    const char *args[2] = {num, rlk_publish_arg(b->c)};
     int rc = rlk_fam_check_range(b->c, what, b->name, field, v, lo, RLK_NUM_MAX);
 
     if (rc != RLK_OK)
         return rc;
     snprintf(num, sizeof num, "%lld", v);
-    return rlk_fam_eval_int(b->c, script, nkeys, keys, 1, args, NULL, out);
+    return rlk_fam_eval_int(b->c, script, nkeys, keys, 2, args, NULL, out);
 }
 
 int rlk_fam_try_set_permits(const rlk_fam_base *b, const char *script, int nkeys,

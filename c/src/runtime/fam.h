@@ -102,8 +102,9 @@ int rlk_fam_eval_int(rlk_client *c, const char *script, int nkeys, const char *c
                      int nargs, const char *const *args, const size_t *arglens, long long *out);
 
 /* A counting call (semaphores, latch): lo <= v <= 10^12 (else RLK_ERR_ARG
- * "<what> <name>: <field> ..."), then script on keys with v as its one
- * argument; its integer reply in *out. */
+ * "<what> <name>: <field> ..."), then script on keys with v and the
+ * client's publish argument (rlk_publish_arg: every counting script
+ * publishes) as its arguments; its integer reply in *out. */
 int rlk_fam_count(const rlk_fam_base *b, const char *what, const char *field, long long v,
                   long long lo, const char *script, int nkeys, const char *const *keys,
                   long long *out);

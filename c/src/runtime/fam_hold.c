@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/client.h"
 #include "client/conn.h"
 #include "client/error.h"
 #include "runtime/fam.h"
@@ -96,12 +97,13 @@ int rlk_fam_release_call(rlk_client *c, const char *script, const char *label, c
                          long long lease, int *rc)
 {
     char lease_s[24];
-    const char *args[2] = {owner, lease_s};
+    const char *args[3] = {owner, lease_s, NULL};
     redisReply *r = NULL;
     int outcome = RLK_REL_ERROR;
 
     snprintf(lease_s, sizeof lease_s, "%lld", lease);
-    *rc = rlk_evalv(c, script, nkeys, keys, NULL, nargs, args, NULL, &r);
+    args[nargs] = rlk_publish_arg(c);  /* the last argument of every release script */
+    *rc = rlk_evalv(c, script, nkeys, keys, NULL, nargs + 1, args, NULL, &r);
     if (*rc == RLK_OK) {
         outcome = rlk_fam_release_outcome(c, label, name, r);
         freeReplyObject(r);
@@ -206,11 +208,17 @@ int rlk_fam_force_unlock(const rlk_fam_base *b, const char *script, int nkeys,
                          const char *const *keys, int nargs, const char *const *args, rlk_lq *q,
                          int *released)
 {
+    const char *argv[RLK_FAM_FORCE_ARGS_MAX + 1];
     redisReply *r = NULL;
     int rc;
 
+    if (nargs < 0 || nargs > RLK_FAM_FORCE_ARGS_MAX)
+        return rlk_set_error(b->c, RLK_ERR_ARG, "force unlock %s: %d arguments", b->name, nargs);
+    for (int i = 0; i < nargs; i++)
+        argv[i] = args[i];
+    argv[nargs] = rlk_publish_arg(b->c);   /* the last argument of every force_release script */
     rlk_wd_forget_name(b->rt->wd, b->name);
-    rc = rlk_evalv(b->c, script, nkeys, keys, NULL, nargs, args, NULL, &r);
+    rc = rlk_evalv(b->c, script, nkeys, keys, NULL, nargs + 1, argv, NULL, &r);
     if (rc == RLK_ERR_SCRIPT && rlk_fam_acl_refused(b->c)) {
         /* As for unlock: the scripts publish after they delete. */
         char why[RLK_ERRSTR_MAX];

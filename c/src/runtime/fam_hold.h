@@ -35,7 +35,7 @@ int rlk_fam_record(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int w
                    long long sent_ns, long long token, rlk_fam_undo_fn undo, void *arg);
 
 /* Runs a release script with ARGV (owner, lease) (nargs 2) or (owner)
- * (nargs 1): returns its enum rlk_release_outcome; *rc is RLK_OK or the
+ * (nargs 1), then the client's publish argument (rlk_publish_arg): returns its enum rlk_release_outcome; *rc is RLK_OK or the
  * call's error (RLK_ERR_PROTOCOL recorded as "unlock <name>: <label> replied
  * type <t>" for a reply other than nil / 0 / 1). */
 int rlk_fam_release_call(rlk_client *c, const char *script, const char *label, const char *name,
@@ -55,8 +55,10 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id
                    const char *owner_fn, rlk_lq *q, rlk_fam_release_fn release, void *arg);
 
 /* A force unlock: forgets every hold of b->name in the registry, then runs
- * script (which deletes the lock whoever holds it); *released (may be NULL)
- * tells whether it did, and then q (may be NULL) is poked. */
+ * script (which deletes the lock whoever holds it) with args and the
+ * client's publish argument (rlk_publish_arg) appended; *released (may be
+ * NULL) tells whether it did, and then q (may be NULL) is poked. */
+#define RLK_FAM_FORCE_ARGS_MAX 4
 int rlk_fam_force_unlock(const rlk_fam_base *b, const char *script, int nkeys,
                          const char *const *keys, int nargs, const char *const *args, rlk_lq *q,
                          int *released);

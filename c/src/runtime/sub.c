@@ -1,22 +1,35 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * sub.c - the client's subscriber: one dedicated connection (CLIENT
- * SETNAME rlk-sub) and one thread, started on the first wait.
+ * sub.c - the client's subscriber: one thread and its dedicated
+ * connections (CLIENT SETNAME rlk-sub), started on the first wait.
  *
- * Waiters never touch the connection. They change the channel table under
+ * Waiters never touch a connection. They change the channel table under
  * s->mu (join: refs + 1, leave: refs - 1) and kick the thread through a
  * self-pipe; the thread brings the server's subscriptions in line with the
  * table (SUBSCRIBE a channel that has waiters, UNSUBSCRIBE one that has
- * none), reads what the server pushes, and wakes waiters:
+ * none), reads what the servers push, and wakes waiters:
  *   - the reply to a channel's SUBSCRIBE marks it confirmed;
  *   - message "0" on a confirmed channel adds one wake permit;
  *   - any other message ("1": wake all) bumps the channel's generation;
- *   - a lost connection bumps every generation, so each waiter retries,
- *     and the thread reconnects and resubscribes what still has waiters.
+ *   - a lost connection bumps the generation of every channel it carried,
+ *     so each waiter retries, and the thread reconnects and resubscribes
+ *     what still has waiters.
  * Permits are counted, not signalled: one that arrives before its waiter
  * sleeps is kept. Every wake-up broadcasts the channel's condition variable
  * (waiters for "confirmed" and for permits share it; a permit is taken by
  * exactly one of them).
+ *
+ * Two modes (rlk_client_pubsub, decided when the thread starts, and again
+ * if the client's answer changes):
+ *   - global: SUBSCRIBE / message on one connection (on a cluster, to any
+ *     node: PUBLISH reaches every node);
+ *   - sharded: SSUBSCRIBE / smessage. On one server, one connection; on a
+ *     cluster, one connection per master, each channel on the master of its
+ *     slot. A -MOVED reply to SSUBSCRIBE sends the channel to the node it
+ *     names; a sunsubscribe the server pushes by itself (its slot migrated
+ *     away) marks the channel unconfirmed and wakes its waiters, which wait
+ *     for the resubscription on the new owner and then retry (the acquire
+ *     after it sees every earlier release).
  *
  * The server answers SUBSCRIBE / UNSUBSCRIBE of one channel in order, so a
  * channel is confirmed when the last command sent for it was SUBSCRIBE and
@@ -28,6 +41,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -36,27 +50,43 @@
 
 #include "client/client.h"
 #include "client/clock.h"
+#include "client/cluster.h"
 #include "client/conn.h"
 #include "client/error.h"
+#include "client/slot.h"
 #include "runtime/sub.h"
 #include "runtime/thread.h"
 
 #define RLK_SUB_NAME "rlk-sub"
 #define RLK_SUB_PING_NS (1000LL * 1000000LL)    /* PING after 1 s of silence */
 #define RLK_SUB_BACKOFF_MAX_MS 1000
+#define RLK_SUB_MAX_CONNS 32                    /* sharded on a cluster: one per master */
+#define RLK_SUB_ADDR 300
 
 struct rlk_sub_chan {
     rlk_sub_chan *next;
     char *name;
     size_t len;
+    int slot;                   /* its hash slot (sharded on a cluster) */
     int refs;                   /* waiters between join and leave */
     int want;                   /* the last command sent was SUBSCRIBE */
     int outstanding;            /* SUBSCRIBE / UNSUBSCRIBE replies still to come */
     int confirmed;              /* subscribed on the live connection */
+    int conn;                   /* the connection its commands went to; -1: none */
     unsigned long long permits; /* messages "0" not yet taken */
     unsigned long long gen;     /* bumped by a wake-all */
     pthread_cond_t cv;
 };
+
+/* One connection of the subscriber thread (used by the thread only; its fd
+ * is mirrored in s->live_fd under s->mu for rlk_sub_free). */
+typedef struct rlk_sub_conn {
+    redisContext *ctx;          /* NULL: unused */
+    char addr[RLK_SUB_ADDR];    /* the node, for routing ("" when not routed) */
+    int active;                 /* channels subscribed or being subscribed */
+    long long last_rx_ns;
+    long long ping_sent_ns;     /* 0: no PING outstanding */
+} rlk_sub_conn;
 
 struct rlk_sub {
     rlk_client *c;
@@ -69,20 +99,21 @@ struct rlk_sub {
     int down;                   /* the last connect attempt failed */
     int kick_pending;
     int kick[2];
-    int live_fd;                /* the connection's socket once open, else -1: rlk_sub_free
-                                   shuts it down so that a round trip blocked on a server that
-                                   stopped answering (CLIENT SETNAME) ends at once */
+    int live_fd[RLK_SUB_MAX_CONNS]; /* each open connection's socket, else -1: rlk_sub_free
+                                       shuts them down so that a round trip blocked on a server
+                                       that stopped answering (CLIENT SETNAME) ends at once */
     pthread_t thread;
     pthread_mutex_t hook_mu;    /* held while the hook runs; guards hook, hook_arg */
     rlk_sub_hook_fn hook;
     void *hook_arg;
 
     /* Used by the subscriber thread only. */
-    redisContext *ctx;
-    int active;                 /* channels subscribed or being subscribed */
+    int mode;                   /* RLK_PUBSUB_GLOBAL / _SHARDED; 0 before the first connect */
+    int routed;                 /* sharded on a cluster: a connection per master */
+    rlk_sub_conn conns[RLK_SUB_MAX_CONNS];
     int failures;               /* consecutive failed connects */
-    long long last_rx_ns;
-    long long ping_sent_ns;     /* 0: no PING outstanding */
+    long long retry_ns;         /* no connect attempt before (0: now) */
+    int refresh;                /* a slot moved: refresh the map before routing */
 };
 
 /* ---------------------------------------------------------------- channel table (s->mu held) */
@@ -103,6 +134,8 @@ static rlk_sub_chan *rlk_sub_chan_new(const char *name)
         return NULL;
     ch->len = strlen(name);
     ch->name = strdup(name);
+    ch->slot = rlk_key_slot(name, ch->len);
+    ch->conn = -1;
     if (!ch->name || rlk_clock_cond_init(&ch->cv) != 0) {
         free(ch->name);
         free(ch);
@@ -125,6 +158,19 @@ static void rlk_sub_wake_all(rlk_sub *s, int bump)
             ch->gen++;
         pthread_cond_broadcast(&ch->cv);
     }
+}
+
+/* The channel starts over (no subscription anywhere); its waiters wake to
+ * wait for the new one and retry. */
+static void rlk_sub_chan_reset(rlk_sub_chan *ch)
+{
+    ch->want = 0;
+    ch->outstanding = 0;
+    ch->confirmed = 0;
+    ch->permits = 0;
+    ch->conn = -1;
+    ch->gen++;
+    pthread_cond_broadcast(&ch->cv);
 }
 
 /* Frees the channels nobody waits on and the server no longer has. */
@@ -156,7 +202,7 @@ static void rlk_sub_kick(rlk_sub *s)
     }
 }
 
-/* ---------------------------------------------------------------- the thread: connection */
+/* ---------------------------------------------------------------- the thread: connections */
 
 static void rlk_sub_drain_kicks(rlk_sub *s)
 {
@@ -169,134 +215,241 @@ static void rlk_sub_drain_kicks(rlk_sub *s)
     pthread_mutex_unlock(&s->mu);
 }
 
-static int rlk_sub_setname(rlk_sub *s)
+static int rlk_sub_setname(rlk_sub *s, redisContext *ctx)
 {
     const char *argv[3] = {"CLIENT", "SETNAME", RLK_SUB_NAME};
     redisReply *r = NULL;
-    int rc = rlk_conn_command(s->c, s->ctx, "CLIENT SETNAME", 3, argv, NULL, &r, NULL);
+    int rc = rlk_conn_command(s->c, ctx, "CLIENT SETNAME", 3, argv, NULL, &r, NULL);
 
     if (r)
         freeReplyObject(r);     /* an error reply (ACL) is not fatal: the name is cosmetic */
     return rc;
 }
 
-static int rlk_sub_connect(rlk_sub *s)
+static void rlk_sub_set_down(rlk_sub *s, int down)
 {
-    int rc = rlk_conn_open(s->c, &s->ctx);
-
-    if (rc == RLK_OK) {
-        pthread_mutex_lock(&s->mu);
-        s->live_fd = s->stop ? -1 : s->ctx->fd;
-        rc = s->stop ? RLK_ERR_IO : RLK_OK;
-        pthread_mutex_unlock(&s->mu);
-    }
-    if (rc == RLK_OK)
-        rc = rlk_sub_setname(s);
-    if (rc != RLK_OK && s->ctx) {
-        pthread_mutex_lock(&s->mu);
-        s->live_fd = -1;
-        pthread_mutex_unlock(&s->mu);
-        redisFree(s->ctx);
-        s->ctx = NULL;
-    }
     pthread_mutex_lock(&s->mu);
-    s->down = rc != RLK_OK;
-    if (s->down)
+    s->down = down;
+    if (down)
         rlk_sub_wake_all(s, 0);     /* waiters for "confirmed" fall back to polling */
     pthread_mutex_unlock(&s->mu);
-    if (rc != RLK_OK) {
-        s->failures++;
-        return rc;
-    }
-    RLK_COUNT(s->counters, sub_connects);
-    s->failures = 0;
-    s->active = 0;
-    s->last_rx_ns = rlk_clock_now_ns();
-    s->ping_sent_ns = 0;
-    return RLK_OK;
 }
 
-/* After a connection error: every channel starts over, every waiter wakes. */
-static void rlk_sub_drop(rlk_sub *s)
+/* After a failed connect: the next attempt after a backoff (10 ms doubling
+ * to RLK_SUB_BACKOFF_MAX_MS). */
+static void rlk_sub_failed(rlk_sub *s)
 {
-    pthread_mutex_lock(&s->mu);
-    s->live_fd = -1;
-    pthread_mutex_unlock(&s->mu);
-    if (s->ctx) {
-        redisFree(s->ctx);
-        s->ctx = NULL;
-        RLK_COUNT(s->counters, sub_drops);
-    }
-    pthread_mutex_lock(&s->mu);
-    for (rlk_sub_chan *ch = s->chans; ch; ch = ch->next) {
-        ch->want = 0;
-        ch->outstanding = 0;
-        ch->confirmed = 0;
-        ch->permits = 0;
-    }
-    rlk_sub_wake_all(s, 1);
-    rlk_sub_prune(s);
-    pthread_mutex_unlock(&s->mu);
-}
+    long long ms = 10;
 
-/* Sleeps ms (or until kicked) between connect attempts. */
-static void rlk_sub_backoff(rlk_sub *s)
-{
-    struct pollfd p = {s->kick[0], POLLIN, 0};
-    int ms = 10;
-
+    s->failures++;
     for (int i = 1; i < s->failures && ms < RLK_SUB_BACKOFF_MAX_MS; i++)
         ms *= 2;
     if (ms > RLK_SUB_BACKOFF_MAX_MS)
         ms = RLK_SUB_BACKOFF_MAX_MS;
-    if (poll(&p, 1, ms) > 0)
-        rlk_sub_drain_kicks(s);
+    s->retry_ns = rlk_clock_now_ns() + ms * RLK_NS_PER_MS;
+    rlk_sub_set_down(s, 1);
 }
 
-static int rlk_sub_flush(rlk_sub *s)
+/* Opens connection i: to the master of slot when routed, else to the
+ * client's server (on a cluster: some node). */
+static int rlk_sub_open(rlk_sub *s, int i, int slot)
+{
+    rlk_sub_conn *k = &s->conns[i];
+    int rc;
+
+    k->addr[0] = '\0';
+    rc = s->routed ? rlk_cluster_conn_open_slot(s->c, slot, &k->ctx, k->addr)
+                   : rlk_conn_open(s->c, &k->ctx);
+    if (rc == RLK_OK) {
+        pthread_mutex_lock(&s->mu);
+        s->live_fd[i] = s->stop ? -1 : k->ctx->fd;
+        rc = s->stop ? RLK_ERR_IO : RLK_OK;
+        pthread_mutex_unlock(&s->mu);
+    }
+    if (rc == RLK_OK)
+        rc = rlk_sub_setname(s, k->ctx);
+    if (rc != RLK_OK) {
+        pthread_mutex_lock(&s->mu);
+        s->live_fd[i] = -1;
+        pthread_mutex_unlock(&s->mu);
+        if (k->ctx)
+            redisFree(k->ctx);
+        k->ctx = NULL;
+        rlk_sub_failed(s);
+        return rc;
+    }
+    RLK_COUNT(s->counters, sub_connects);
+    s->failures = 0;
+    s->retry_ns = 0;
+    rlk_sub_set_down(s, 0);
+    k->active = 0;
+    k->last_rx_ns = rlk_clock_now_ns();
+    k->ping_sent_ns = 0;
+    return RLK_OK;
+}
+
+/* Closes connection i after an error: its channels start over, their
+ * waiters wake. */
+static void rlk_sub_close(rlk_sub *s, int i)
+{
+    rlk_sub_conn *k = &s->conns[i];
+
+    pthread_mutex_lock(&s->mu);
+    s->live_fd[i] = -1;
+    pthread_mutex_unlock(&s->mu);
+    if (k->ctx) {
+        redisFree(k->ctx);
+        k->ctx = NULL;
+        RLK_COUNT(s->counters, sub_drops);
+    }
+    k->addr[0] = '\0';
+    k->active = 0;
+    pthread_mutex_lock(&s->mu);
+    for (rlk_sub_chan *ch = s->chans; ch; ch = ch->next)
+        if (ch->conn == i || (!s->routed && ch->conn >= 0))
+            rlk_sub_chan_reset(ch);
+    rlk_sub_prune(s);
+    pthread_mutex_unlock(&s->mu);
+    s->refresh = s->routed;     /* a node died: the map has probably changed */
+}
+
+static void rlk_sub_close_all(rlk_sub *s)
+{
+    for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
+        if (s->conns[i].ctx)
+            rlk_sub_close(s, i);
+}
+
+/* The connection for slot (routed), or the one connection: its index,
+ * opened when needed; -1 when it cannot be opened now. */
+static int rlk_sub_conn_for(rlk_sub *s, int slot)
+{
+    char owner[RLK_SUB_ADDR];
+    int free_i = -1;
+
+    if (!s->routed) {
+        if (s->conns[0].ctx)
+            return 0;
+        if (rlk_clock_now_ns() < s->retry_ns)
+            return -1;
+        return rlk_sub_open(s, 0, slot) == RLK_OK ? 0 : -1;
+    }
+    if (rlk_cluster_owner_addr(s->c, slot, owner, sizeof owner) == 0)
+        for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
+            if (s->conns[i].ctx && strcmp(s->conns[i].addr, owner) == 0)
+                return i;
+    for (int i = 0; i < RLK_SUB_MAX_CONNS && free_i < 0; i++)
+        if (!s->conns[i].ctx)
+            free_i = i;
+    if (free_i < 0 || rlk_clock_now_ns() < s->retry_ns || rlk_sub_open(s, free_i, slot) != RLK_OK)
+        return -1;
+    /* The map may have changed while connecting: one connection per node. */
+    for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
+        if (i != free_i && s->conns[i].ctx && strcmp(s->conns[i].addr, s->conns[free_i].addr) == 0) {
+            rlk_sub_close(s, free_i);
+            return i;
+        }
+    return free_i;
+}
+
+static int rlk_sub_flush(rlk_sub *s, int i)
 {
     int done = 0;
 
     while (!done)
-        if (redisBufferWrite(s->ctx, &done) != REDIS_OK)
-            return rlk_set_ctx_error(s->c, s->ctx, "subscriber write");
+        if (redisBufferWrite(s->conns[i].ctx, &done) != REDIS_OK)
+            return rlk_set_ctx_error(s->c, s->conns[i].ctx, "subscriber write");
     return RLK_OK;
 }
 
-static void rlk_sub_append(rlk_sub *s, const char *cmd, const rlk_sub_chan *ch)
+static void rlk_sub_append(rlk_sub *s, int i, const char *cmd, const rlk_sub_chan *ch)
 {
     const char *argv[2] = {cmd, ch->name};
     size_t lens[2] = {strlen(cmd), ch->len};
 
-    redisAppendCommandArgv(s->ctx, 2, argv, lens);
+    redisAppendCommandArgv(s->conns[i].ctx, 2, argv, lens);
 }
 
-/* Queues SUBSCRIBE / UNSUBSCRIBE so the server matches the table, then writes. */
-static int rlk_sub_sync(rlk_sub *s)
+/* The next channel that has waiters and no subscription; its slot in *slot. */
+static int rlk_sub_next_unsubscribed(rlk_sub *s, int *slot)
 {
-    int active = 0;
+    int found = 0;
 
     pthread_mutex_lock(&s->mu);
-    for (rlk_sub_chan *ch = s->chans; ch; ch = ch->next) {
-        if (ch->refs > 0 && !ch->want) {
-            rlk_sub_append(s, "SUBSCRIBE", ch);
+    for (rlk_sub_chan *ch = s->chans; ch && !found; ch = ch->next)
+        if (ch->refs > 0 && !ch->want && ch->outstanding == 0) {
+            *slot = ch->slot;
+            found = 1;
+        }
+    pthread_mutex_unlock(&s->mu);
+    return found;
+}
+
+/* Queues SUBSCRIBE / UNSUBSCRIBE (S- when sharded) so the servers match the
+ * table, then writes. Channels whose connection cannot be opened now wait
+ * for the next round (the subscriber is "down" for them meanwhile). */
+static int rlk_sub_sync(rlk_sub *s)
+{
+    const char *sub_cmd = s->mode == RLK_PUBSUB_SHARDED ? "SSUBSCRIBE" : "SUBSCRIBE";
+    const char *unsub_cmd = s->mode == RLK_PUBSUB_SHARDED ? "SUNSUBSCRIBE" : "UNSUBSCRIBE";
+    int dirty[RLK_SUB_MAX_CONNS] = {0}, slot, rounds = 0, rc = RLK_OK;
+
+    if (s->refresh) {
+        s->refresh = 0;
+        rlk_cluster_redirected(s->c, NULL);
+    }
+    /* One channel (and every other one of the same connection) per round. */
+    while (rounds++ < 1024 && rlk_sub_next_unsubscribed(s, &slot)) {
+        int i = rlk_sub_conn_for(s, slot), queued = 0;
+
+        if (i < 0)
+            break;
+        pthread_mutex_lock(&s->mu);
+        for (rlk_sub_chan *ch = s->chans; ch; ch = ch->next) {
+            char owner[RLK_SUB_ADDR];
+
+            if (ch->refs == 0 || ch->want || ch->outstanding != 0)
+                continue;
+            if (s->routed && ch->slot != slot &&
+                (rlk_cluster_owner_addr(s->c, ch->slot, owner, sizeof owner) != 0 ||
+                 strcmp(owner, s->conns[i].addr) != 0))
+                continue;
+            rlk_sub_append(s, i, sub_cmd, ch);
             ch->want = 1;
+            ch->conn = i;
             ch->outstanding++;
+            queued++;
             RLK_COUNT(s->counters, subscribes);
-        } else if (ch->refs == 0 && ch->want) {
-            rlk_sub_append(s, "UNSUBSCRIBE", ch);
+        }
+        pthread_mutex_unlock(&s->mu);
+        dirty[i] = 1;
+        if (!queued)
+            break;
+    }
+    pthread_mutex_lock(&s->mu);
+    for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
+        s->conns[i].active = 0;
+    for (rlk_sub_chan *ch = s->chans; ch; ch = ch->next) {
+        if (ch->refs == 0 && ch->want && ch->conn >= 0 && s->conns[ch->conn].ctx) {
+            rlk_sub_append(s, ch->conn, unsub_cmd, ch);
+            dirty[ch->conn] = 1;
             ch->want = 0;
             ch->confirmed = 0;
             ch->permits = 0;
             ch->outstanding++;
             RLK_COUNT(s->counters, unsubscribes);
         }
-        active += ch->want;
+        if (ch->want && ch->conn >= 0)
+            s->conns[ch->conn].active++;
     }
     rlk_sub_prune(s);
     pthread_mutex_unlock(&s->mu);
-    s->active = active;
-    return rlk_sub_flush(s);
+    for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
+        if (dirty[i] && s->conns[i].ctx && rlk_sub_flush(s, i) != RLK_OK) {
+            rlk_sub_close(s, i);
+            rc = RLK_ERR_IO;
+        }
+    return rc;
 }
 
 /* ---------------------------------------------------------------- the thread: replies */
@@ -336,109 +489,181 @@ void rlk_sub_set_hook(rlk_sub *s, rlk_sub_hook_fn fn, void *arg)
     pthread_mutex_unlock(&s->hook_mu);
 }
 
-static void rlk_sub_on_ack(rlk_sub *s, const redisReply *chan)
+/* A (s)subscribe / (s)unsubscribe on connection i. An sunsubscribe nobody
+ * asked for (no reply outstanding, the channel still wanted) is the server
+ * dropping the subscription because the slot migrated away. */
+static void rlk_sub_on_ack(rlk_sub *s, int i, const redisReply *kind, const redisReply *chan)
 {
     rlk_sub_chan *ch;
 
     pthread_mutex_lock(&s->mu);
     ch = rlk_sub_find(s, chan->str, chan->len);
-    if (ch && ch->outstanding > 0 && --ch->outstanding == 0 && ch->want) {
+    if (ch && ch->outstanding == 0 && ch->want && ch->conn == i &&
+        rlk_reply_is(kind, "sunsubscribe")) {
+        rlk_sub_chan_reset(ch);     /* resubscribed on the new owner by the next sync */
+        s->refresh = s->routed;
+    } else if (ch && ch->outstanding > 0 && --ch->outstanding == 0 && ch->want) {
         ch->confirmed = 1;
         pthread_cond_broadcast(&ch->cv);
     }
     pthread_mutex_unlock(&s->mu);
 }
 
-static int rlk_sub_on_reply(rlk_sub *s, const redisReply *r)
+/* An error reply on connection i. -MOVED to SSUBSCRIBE: that channel goes
+ * to the node named (the map learns it). Anything else (an ACL refusing
+ * SUBSCRIBE): its waiters cannot be told of releases, so they fall back to
+ * polling (RLK_SUB_DOWN). */
+static void rlk_sub_on_error(rlk_sub *s, int i, const redisReply *r)
 {
-    if (r->type == REDIS_REPLY_ERROR) {
-        /* SUBSCRIBE refused (an ACL, say): its waiters cannot be told of
-         * releases, so they fall back to polling (RLK_SUB_DOWN). */
-        pthread_mutex_lock(&s->mu);
+    int slot = -1, moved = s->routed && r->len > 6 && strncmp(r->str, "MOVED ", 6) == 0;
+    rlk_sub_chan *hit = NULL;
+
+    if (moved)
+        slot = atoi(r->str + 6);
+    pthread_mutex_lock(&s->mu);
+    for (rlk_sub_chan *ch = s->chans; moved && ch && !hit; ch = ch->next)
+        if (ch->conn == i && ch->slot == slot && ch->want && ch->outstanding > 0)
+            hit = ch;
+    if (hit) {
+        hit->outstanding--;
+        hit->want = 0;
+        hit->conn = -1;
+    } else {
         s->down = 1;
         rlk_sub_wake_all(s, 0);
-        pthread_mutex_unlock(&s->mu);
-        return RLK_OK;
     }
-    if (r->type == REDIS_REPLY_STATUS) {            /* +PONG outside subscribed mode */
-        s->ping_sent_ns = 0;
-        return RLK_OK;
-    }
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 || r->element[0]->type != REDIS_REPLY_STRING)
-        return RLK_OK;
-    if (rlk_reply_is(r->element[0], "pong")) {
-        s->ping_sent_ns = 0;
-    } else if (r->elements == 3 && r->element[1]->type == REDIS_REPLY_STRING) {
-        if (rlk_reply_is(r->element[0], "message"))
-            rlk_sub_on_message(s, r->element[1], r->element[2]);
-        else if (rlk_reply_is(r->element[0], "subscribe") ||
-                 rlk_reply_is(r->element[0], "unsubscribe"))
-            rlk_sub_on_ack(s, r->element[1]);
-    }
-    return RLK_OK;
+    pthread_mutex_unlock(&s->mu);
+    if (hit)
+        rlk_cluster_redirected(s->c, r->str);
 }
 
-static int rlk_sub_read(rlk_sub *s)
+static void rlk_sub_on_reply(rlk_sub *s, int i, const redisReply *r)
 {
-    void *r = NULL;
-    int rc = RLK_OK;
+    if (r->type == REDIS_REPLY_ERROR) {
+        rlk_sub_on_error(s, i, r);
+        return;
+    }
+    if (r->type == REDIS_REPLY_STATUS) {            /* +PONG outside subscribed mode */
+        s->conns[i].ping_sent_ns = 0;
+        return;
+    }
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 || r->element[0]->type != REDIS_REPLY_STRING)
+        return;
+    if (rlk_reply_is(r->element[0], "pong")) {
+        s->conns[i].ping_sent_ns = 0;
+    } else if (r->elements == 3 && r->element[1]->type == REDIS_REPLY_STRING) {
+        if (rlk_reply_is(r->element[0], "message") || rlk_reply_is(r->element[0], "smessage"))
+            rlk_sub_on_message(s, r->element[1], r->element[2]);
+        else if (rlk_reply_is(r->element[0], "subscribe") ||
+                 rlk_reply_is(r->element[0], "unsubscribe") ||
+                 rlk_reply_is(r->element[0], "ssubscribe") ||
+                 rlk_reply_is(r->element[0], "sunsubscribe"))
+            rlk_sub_on_ack(s, i, r->element[0], r->element[1]);
+    }
+}
 
-    if (redisBufferRead(s->ctx) != REDIS_OK)
-        return rlk_set_ctx_error(s->c, s->ctx, "subscriber read");
-    s->last_rx_ns = rlk_clock_now_ns();
-    while (rc == RLK_OK) {
-        if (redisGetReplyFromReader(s->ctx, &r) != REDIS_OK)
-            return rlk_set_ctx_error(s->c, s->ctx, "subscriber read");
+static int rlk_sub_read(rlk_sub *s, int i)
+{
+    redisContext *ctx = s->conns[i].ctx;
+    void *r = NULL;
+
+    if (redisBufferRead(ctx) != REDIS_OK)
+        return rlk_set_ctx_error(s->c, ctx, "subscriber read");
+    s->conns[i].last_rx_ns = rlk_clock_now_ns();
+    for (;;) {
+        if (redisGetReplyFromReader(ctx, &r) != REDIS_OK)
+            return rlk_set_ctx_error(s->c, ctx, "subscriber read");
         if (!r)
             break;
-        rc = rlk_sub_on_reply(s, r);
+        rlk_sub_on_reply(s, i, r);
         freeReplyObject(r);
     }
-    return rc;
+    return RLK_OK;
 }
 
 /* Keepalive while something is subscribed: PING after a silence; a PING
  * unanswered for the command timeout means the connection is dead. */
-static int rlk_sub_keepalive(rlk_sub *s, long long now)
+static int rlk_sub_keepalive(rlk_sub *s, int i, long long now)
 {
-    if (s->ping_sent_ns && now - s->ping_sent_ns > s->c->command_timeout_ms * 1000000LL)
-        return rlk_set_error(s->c, RLK_ERR_TIMEOUT, "subscriber %s: PING unanswered", s->c->addr);
-    if (s->active && !s->ping_sent_ns && now - s->last_rx_ns >= RLK_SUB_PING_NS) {
-        redisAppendCommand(s->ctx, "PING");
-        s->ping_sent_ns = now;
-        return rlk_sub_flush(s);
+    rlk_sub_conn *k = &s->conns[i];
+
+    if (k->ping_sent_ns && now - k->ping_sent_ns > s->c->command_timeout_ms * 1000000LL)
+        return rlk_set_error(s->c, RLK_ERR_TIMEOUT, "subscriber %s: PING unanswered",
+                             k->addr[0] ? k->addr : s->c->addr);
+    if (k->active && !k->ping_sent_ns && now - k->last_rx_ns >= RLK_SUB_PING_NS) {
+        redisAppendCommand(k->ctx, "PING");
+        k->ping_sent_ns = now;
+        return rlk_sub_flush(s, i);
     }
     return RLK_OK;
 }
 
-static int rlk_sub_poll_timeout_ms(const rlk_sub *s, long long now)
+static long long rlk_sub_conn_until(const rlk_sub *s, const rlk_sub_conn *k)
 {
-    long long until;
+    if (k->ping_sent_ns)
+        return k->ping_sent_ns + s->c->command_timeout_ms * 1000000LL;
+    if (k->active)
+        return k->last_rx_ns + RLK_SUB_PING_NS;
+    return -1;
+}
 
-    if (s->ping_sent_ns)
-        until = s->ping_sent_ns + s->c->command_timeout_ms * 1000000LL;
-    else if (s->active)
-        until = s->last_rx_ns + RLK_SUB_PING_NS;
-    else
+static int rlk_sub_poll_timeout_ms(rlk_sub *s, long long now)
+{
+    long long until = -1;
+    int pending;
+
+    for (int i = 0; i < RLK_SUB_MAX_CONNS; i++) {
+        long long u = s->conns[i].ctx ? rlk_sub_conn_until(s, &s->conns[i]) : -1;
+
+        if (u >= 0 && (until < 0 || u < until))
+            until = u;
+    }
+    pthread_mutex_lock(&s->mu);
+    pending = 0;
+    for (rlk_sub_chan *ch = s->chans; ch && !pending; ch = ch->next)
+        pending = ch->refs > 0 && !ch->want && ch->outstanding == 0;
+    pthread_mutex_unlock(&s->mu);
+    if (pending) {  /* a channel waits for a connection: try again after the backoff */
+        long long u = s->retry_ns > now ? s->retry_ns : now + 10 * RLK_NS_PER_MS;
+
+        if (until < 0 || u < until)
+            until = u;
+    }
+    if (until < 0)
         return -1;
     return until <= now ? 0 : (int)((until - now) / 1000000LL) + 1;
 }
 
-static int rlk_sub_poll_once(rlk_sub *s)
+static void rlk_sub_poll_once(rlk_sub *s)
 {
-    struct pollfd p[2] = {{s->ctx->fd, POLLIN, 0}, {s->kick[0], POLLIN, 0}};
-    int n = poll(p, 2, rlk_sub_poll_timeout_ms(s, rlk_clock_now_ns()));
-    int rc = RLK_OK;
+    struct pollfd p[RLK_SUB_MAX_CONNS + 1];
+    int idx[RLK_SUB_MAX_CONNS], n = 0, got;
 
-    if (n < 0)
-        return errno == EINTR ? RLK_OK : rlk_set_error(s->c, RLK_ERR_IO, "subscriber poll failed");
-    if (p[1].revents)
+    for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
+        if (s->conns[i].ctx) {
+            p[n].fd = s->conns[i].ctx->fd;
+            p[n].events = POLLIN;
+            p[n].revents = 0;
+            idx[n++] = i;
+        }
+    p[n].fd = s->kick[0];
+    p[n].events = POLLIN;
+    p[n].revents = 0;
+    got = poll(p, (nfds_t)n + 1, rlk_sub_poll_timeout_ms(s, rlk_clock_now_ns()));
+    if (got < 0)
+        return;     /* EINTR; anything else shows again at the next poll */
+    if (p[n].revents)
         rlk_sub_drain_kicks(s);
-    if (p[0].revents)
-        rc = rlk_sub_read(s);
-    if (rc == RLK_OK)
-        rc = rlk_sub_keepalive(s, rlk_clock_now_ns());
-    return rc;
+    for (int j = 0; j < n; j++) {
+        int i = idx[j];
+
+        if (p[j].revents && rlk_sub_read(s, i) != RLK_OK) {
+            rlk_sub_close(s, i);
+            continue;
+        }
+        if (rlk_sub_keepalive(s, i, rlk_clock_now_ns()) != RLK_OK)
+            rlk_sub_close(s, i);
+    }
 }
 
 static int rlk_sub_stopping(rlk_sub *s)
@@ -451,17 +676,27 @@ static int rlk_sub_stopping(rlk_sub *s)
     return stop;
 }
 
+/* The mode to run in: rlk_client_pubsub's (it may change once, when a
+ * cluster's version becomes known); a change starts every channel over. */
+static void rlk_sub_pick_mode(rlk_sub *s)
+{
+    int mode = rlk_client_pubsub(s->c);
+
+    if (mode == s->mode)
+        return;
+    rlk_sub_close_all(s);
+    s->mode = mode;
+    s->routed = mode == RLK_PUBSUB_SHARDED && s->c->cluster != NULL;
+}
+
 static void *rlk_sub_main(void *arg)
 {
     rlk_sub *s = arg;
 
     while (!rlk_sub_stopping(s)) {
-        if (!s->ctx && rlk_sub_connect(s) != RLK_OK) {
-            rlk_sub_backoff(s);
-            continue;
-        }
-        if (rlk_sub_sync(s) != RLK_OK || rlk_sub_poll_once(s) != RLK_OK)
-            rlk_sub_drop(s);
+        rlk_sub_pick_mode(s);
+        (void)rlk_sub_sync(s);
+        rlk_sub_poll_once(s);
     }
     return NULL;
 }
@@ -477,7 +712,8 @@ rlk_sub *rlk_sub_new(rlk_client *c, rlk_rt_counters *counters, const atomic_int 
     s->c = c;
     s->counters = counters;
     s->interrupted = interrupted;
-    s->live_fd = -1;
+    for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
+        s->live_fd[i] = -1;
     if (pipe2(s->kick, O_NONBLOCK | O_CLOEXEC) != 0) {
         free(s);
         return NULL;
@@ -495,13 +731,15 @@ void rlk_sub_free(rlk_sub *s)
     s->stop = 1;
     if (s->started)
         rlk_sub_kick(s);
-    if (s->live_fd >= 0)
-        shutdown(s->live_fd, SHUT_RDWR);    /* ends a blocked round trip; the thread frees it */
+    for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
+        if (s->live_fd[i] >= 0)
+            shutdown(s->live_fd[i], SHUT_RDWR); /* ends a blocked round trip; the thread frees it */
     pthread_mutex_unlock(&s->mu);
     if (s->started)
         pthread_join(s->thread, NULL);
-    if (s->ctx)
-        redisFree(s->ctx);
+    for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
+        if (s->conns[i].ctx)
+            redisFree(s->conns[i].ctx);
     while (s->chans) {
         rlk_sub_chan *ch = s->chans;
 
@@ -628,8 +866,9 @@ void rlk_sub_interrupt(rlk_sub *s)
 void rlk_sub_reset(rlk_sub *s)
 {
     pthread_mutex_lock(&s->mu);
-    if (s->live_fd >= 0)
-        shutdown(s->live_fd, SHUT_RDWR);    /* the thread drops it, wakes all, reconnects */
+    for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)     /* the thread drops each, wakes all, */
+        if (s->live_fd[i] >= 0)                     /* reconnects */
+            shutdown(s->live_fd[i], SHUT_RDWR);
     pthread_mutex_unlock(&s->mu);
 }
 

@@ -267,7 +267,7 @@ static void test_release_scripts_publish_last(void)
     for (size_t i = 0; i < rlk_embedded_count(); i++) {
         const rlk_script_info *s = rlk_embedded_at(i);
         const char *op = strchr(s->name, '/') + 1;
-        const char *pub = strstr(s->body, "redis.call('publish'");
+        const char *pub = strstr(s->body, "redis.call(publish,");   /* lib/publish_cmd */
 
         if (strstr(op, "release") == NULL || !pub)
             continue;

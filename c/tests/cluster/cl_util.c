@@ -56,21 +56,38 @@ long long cl_pttl(const rlk_fx_cluster *cl, const char *key)
     return v;
 }
 
+/* Subscribers of ch on node i: PUBSUB NUMSUB (sharded: SHARDNUMSUB). */
+static long long cl_numsub(const rlk_fx_cluster *cl, int i, const char *ch, int sharded)
+{
+    redisReply *r = rlk_fx_cluster_command(cl, i, sharded ? "PUBSUB SHARDNUMSUB %s"
+                                                           : "PUBSUB NUMSUB %s", ch);
+    long long n = 0;
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_INTEGER)
+        n = r->element[1]->integer;
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
 int cl_subscribed(const rlk_fx_cluster *cl, const char *name)
 {
     char ch[160];
     long long subs = 0;
 
     snprintf(ch, sizeof ch, "redisson_lock__channel:{%s}", name);
-    for (int i = 0; i < cl->n; i++) {
-        redisReply *r = rlk_fx_cluster_command(cl, i, "PUBSUB NUMSUB %s", ch);
-
-        if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
-            subs += r->element[1]->integer;
-        if (r)
-            freeReplyObject(r);
-    }
+    for (int i = 0; i < cl->n; i++)
+        subs += cl_numsub(cl, i, ch, 0) + cl_numsub(cl, i, ch, 1);
     return subs > 0;
+}
+
+int cl_shard_subscribed_on(const rlk_fx_cluster *cl, const char *channel)
+{
+    for (int i = 0; i < cl->n; i++)
+        if (cl_numsub(cl, i, channel, 1) > 0)
+            return i;
+    return -1;
 }
 
 int cl_wait_subscribed(const rlk_fx_cluster *cl, const char *name, long long timeout_ms)

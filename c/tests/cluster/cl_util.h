@@ -23,8 +23,10 @@ int cl_masters(const rlk_fx_cluster *cl, int out[3]);
 /* PTTL of key on the master owning it now; -3 when it cannot be asked. */
 long long cl_pttl(const rlk_fx_cluster *cl, const char *key);
 /* 1 when some node has a subscriber on the lock channel of name
- * (redisson_lock__channel:{name}). */
+ * (redisson_lock__channel:{name}): SUBSCRIBE or SSUBSCRIBE. */
 int cl_subscribed(const rlk_fx_cluster *cl, const char *name);
+/* The node with an SSUBSCRIBE subscriber on channel, or -1. */
+int cl_shard_subscribed_on(const rlk_fx_cluster *cl, const char *channel);
 /* Bounded poll of cl_subscribed; 0 once subscribed, -1 after timeout_ms. */
 int cl_wait_subscribed(const rlk_fx_cluster *cl, const char *name, long long timeout_ms);
 /* Sleeps ms (the time under test, not a synchronisation). */

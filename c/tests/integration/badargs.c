@@ -29,7 +29,8 @@ enum ba_role {
     ROLE_PREFIX,  /* a key-name prefix that must be KEYS[1]'s (rwlock timeout keys) */
     ROLE_LEASE,   /* ms; bad values -> RLK_BADLEASE */
     ROLE_INT,     /* "integer A..B"; bad values -> RLK_BADARG */
-    ROLE_ID       /* "1..1024 bytes"; empty / too long -> RLK_BADOWNER, _BADTOKEN or _BADARG */
+    ROLE_ID,      /* "1..1024 bytes"; empty / too long -> RLK_BADOWNER, _BADTOKEN or _BADARG */
+    ROLE_PUBLISH  /* named publish: the publish command (lib/publish_cmd); others -> RLK_BADPUBLISH */
 };
 enum ba_state { STATE_FREE, STATE_SEEDED, STATE_MINE, STATE_COUNT };
 static const char *const ba_state_names[] = {"free", "held by another", "held by the caller"};
@@ -128,7 +129,9 @@ static void ba_classify_arg(ba_param *p, const char *desc)
 {
     int ranged = ba_parse_range(desc, &p->min, &p->max);
 
-    if (strstr(p->name, "lease") || strstr(p->name, "ttl")) {
+    if (strcmp(p->name, "publish") == 0) {
+        p->role = ROLE_PUBLISH;
+    } else if (strstr(p->name, "lease") || strstr(p->name, "ttl")) {
         p->role = ROLE_LEASE;
         if (!ranged) {
             p->min = 1;
@@ -271,6 +274,9 @@ static void ba_valid_arg(const ba_param *p, const char *lease, const char *id, c
         break;
     case ROLE_ID:
         snprintf(out, BA_ARGLEN, "%s", id);
+        break;
+    case ROLE_PUBLISH:
+        snprintf(out, BA_ARGLEN, "%s", "publish");
         break;
     default:
         snprintf(out, BA_ARGLEN, "%s", "1");
@@ -714,6 +720,25 @@ static void ba_id_cases(ba_ctx *t, enum ba_state state, const ba_call *valid)
     }
 }
 
+/* The publish command: anything but exactly publish or spublish. */
+static void ba_publish_cases(ba_ctx *t, enum ba_state state, const ba_call *valid)
+{
+    static const char *const bad[] = {"", "PUBLISH", "Publish", "publish ", "spublishx", "set", "del"};
+    char label[128];
+    ba_call m;
+
+    for (int i = 0; i < t->h.nargs; i++) {
+        if (t->h.args[i].role != ROLE_PUBLISH)
+            continue;
+        for (size_t v = 0; v < sizeof bad / sizeof bad[0]; v++) {
+            m = *valid;
+            snprintf(m.args[i], BA_ARGLEN, "%s", bad[v]);
+            snprintf(label, sizeof label, "ARGV[%d] publish = \"%s\"", i + 1, bad[v]);
+            ba_case(t, state, valid, &m, "RLK_BADPUBLISH", 0, label);
+        }
+    }
+}
+
 static void ba_count_cases(ba_ctx *t, enum ba_state state, const ba_call *valid)
 {
     int args_variadic = t->h.nargs > 0 && t->h.args[t->h.nargs - 1].variadic;
@@ -838,6 +863,7 @@ static void ba_run_all(ba_ctx *t)
             continue;
         ba_number_cases(t, (enum ba_state)state, &valid);
         ba_id_cases(t, (enum ba_state)state, &valid);
+        ba_publish_cases(t, (enum ba_state)state, &valid);
         ba_count_cases(t, (enum ba_state)state, &valid);
     }
     ba_wrongtype_cases(t, &valid);

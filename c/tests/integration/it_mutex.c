@@ -135,14 +135,15 @@ static int worker_try_acquire(worker *w, long seq)
 static int worker_release(worker *w)
 {
     const char *keys[] = {w->key, "redisson_lock__channel:{it-mutex}"};
-    const char *args[2];
+    const char *args[3];
     int reentrant = !w->kind->token;
     redisReply *r = NULL;
     int rc;
 
     args[0] = w->owner;
     args[1] = LEASE_MS;
-    rc = rlk_eval(w->c, w->kind->release, reentrant ? 2 : 1, keys, reentrant ? 2 : 1, args, &r);
+    args[2] = "publish";    /* reentrant/release's publish command (one server) */
+    rc = rlk_eval(w->c, w->kind->release, reentrant ? 2 : 1, keys, reentrant ? 3 : 1, args, &r);
     if (rc != RLK_OK) {
         worker_error(w, w->kind->release, rc);
         return -1;

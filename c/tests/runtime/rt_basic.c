@@ -342,7 +342,8 @@ static void test_tagged_name_channel(void)
     const char *name = "rt:x{t}", *channel = "redisson_lock__channel:rt:x{t}";
     rlk_client *c = tk_connect(url, 0, 2), *wc = tk_connect(url, 0, 2);
     const char *acq_keys[] = {name}, *acq_args[] = {"30000", "java-client:1"};
-    const char *rel_keys[] = {name, channel}, *rel_args[] = {"java-client:1", "30000"};
+    const char *rel_keys[] = {name, channel}, *rel_args[] = {"java-client:1", "30000",
+                                                                 "publish"};
     rlk_runtime_stats st;
     redisReply *r = NULL;
     waiter w;
@@ -361,7 +362,7 @@ static void test_tagged_name_channel(void)
     CHECKF(tk_wait_numsub(&srv, channel, 1, 5000) == 0, "nobody subscribed to %s", channel);
     t0 = rlk_fx_now_ms();
     r = NULL;
-    REQUIRE(rlk_eval(c, "reentrant/release", 2, rel_keys, 2, rel_args, &r) == RLK_OK);
+    REQUIRE(rlk_eval(c, "reentrant/release", 2, rel_keys, 3, rel_args, &r) == RLK_OK);
     CHECK(r->type == REDIS_REPLY_INTEGER && r->integer == 1);
     freeReplyObject(r);
     CHECK_INT_EQ(tk_latch_wait(&w.done, 1, 5000), 1);
