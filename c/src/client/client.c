@@ -401,13 +401,13 @@ int rlk_evalv(rlk_client *c, const char *name,
     e.script = rlk_script_find(c, name);
     if (!e.script)
         return rlk_set_error(c, RLK_ERR_NOSUCHSCRIPT, "no script named '%s'", name);
-    if (rlk_role_refuse(c, e.script) != RLK_OK)
-        return RLK_ERR_READONLY;
-    if (c->cluster) {
+    if (c->cluster) {   /* routed to the slot's master; a replica answers MOVED (cluster.h) */
         int slot = rlk_cluster_keys_slot(c, name, nkeys, keys, keylens);
 
         return slot < -1 ? rlk_err(c) : rlk_cluster_run(c, slot, rlk_op_eval, &e, 0, reply);
     }
+    if (rlk_role_refuse(c, e.script) != RLK_OK)
+        return RLK_ERR_READONLY;
     return rlk_pool_run(c, rlk_op_eval, &e, 0, reply);
 }
 
