@@ -76,8 +76,13 @@ static int rlk_role_ask(rlk_client *c, redisContext *ctx, char *of, size_t len)
     int rc = rlk_conn_command(c, ctx, "ROLE", 1, argv, lens, &r, NULL);
 
     of[0] = '\0';
-    if (rc != RLK_OK)
+    if (rc != RLK_OK) {
+        /* A refusal (NOPERM for an ACL user without +role, an old server) is an answer: not
+         * known, and not asked again before every write. A lost connection is not. */
+        if (rc != RLK_ERR_IO && rc != RLK_ERR_TIMEOUT)
+            rlk_role_set(c, RLK_ROLE_UNKNOWN, "");
         return -rc;
+    }
     rc = rlk_role_parse(r, of, len);
     freeReplyObject(r);
     rlk_role_set(c, rc, of);
