@@ -172,6 +172,46 @@ void rlk_fx_sentinel_stop(rlk_fx_sentinel *s)
     rlk_fx_stop_n(s->data, 2);
 }
 
+/* The value of field key in a flat [k1, v1, k2, v2 ...] reply, or NULL. */
+static const char *sn_field(const redisReply *m, const char *key)
+{
+    for (size_t i = 0; m->type == REDIS_REPLY_ARRAY && i + 1 < m->elements; i += 2)
+        if (m->element[i]->type == REDIS_REPLY_STRING && strcmp(m->element[i]->str, key) == 0)
+            return m->element[i + 1]->type == REDIS_REPLY_STRING ? m->element[i + 1]->str : NULL;
+    return NULL;
+}
+
+/* 1 when sentinel 0 lists a replica it would promote now. */
+static int sn_promotable(const rlk_fx_sentinel *s)
+{
+    redisReply *r = rlk_fx_command(&s->sentinel[0], "SENTINEL REPLICAS %s", s->name);
+    int ok = 0;
+
+    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
+        const char *flags = sn_field(r->element[i], "flags");
+        const char *link = sn_field(r->element[i], "master-link-status");
+        const char *refresh = sn_field(r->element[i], "info-refresh");
+
+        ok |= flags && strcmp(flags, "slave") == 0 && link && strcmp(link, "ok") == 0 &&
+              refresh && atoll(refresh) < 2000;
+    }
+    if (r)
+        freeReplyObject(r);
+    return ok;
+}
+
+int rlk_fx_sentinel_wait_promotable(const rlk_fx_sentinel *s, long timeout_ms)
+{
+    long long deadline = rlk_fx_now_ms() + timeout_ms;
+
+    while (!sn_promotable(s)) {
+        if (rlk_fx_now_ms() > deadline)
+            return -1;
+        rlk_fx_sleep_ms(100);
+    }
+    return 0;
+}
+
 int rlk_fx_sentinel_failover(rlk_fx_sentinel *s, long timeout_ms)
 {
     long long deadline = rlk_fx_now_ms() + timeout_ms;

@@ -56,6 +56,11 @@ int rlk_fx_sentinel_role(const rlk_fx_sentinel *s, int data);
  * later: its publish period x 4 plus an INFO period) - a real split-brain
  * window a test can use; rlk_fx_sentinel_wait_demoted() waits it out. 0 / -1. */
 int rlk_fx_sentinel_failover(rlk_fx_sentinel *s, long timeout_ms);
+/* Bounded poll until sentinel 0 would promote the replica: SENTINEL REPLICAS
+ * lists it with flags "slave" only, master-link-status ok and an INFO younger
+ * than 2 s (else SENTINEL FAILOVER answers NOGOODSLAVE, as it does for a few
+ * seconds after an earlier failover). 0 / -1. */
+int rlk_fx_sentinel_wait_promotable(const rlk_fx_sentinel *s, long timeout_ms);
 /* Bounded poll until data node `old` is a replica of the other, linked. 0 / -1. */
 int rlk_fx_sentinel_wait_demoted(const rlk_fx_sentinel *s, int old, long timeout_ms);
 
