@@ -26,7 +26,7 @@ _rlk()
         fi
         if [ -z "$cmd" ]; then
             case $w in
-                --url) ((i++)) ;;
+                --url|--min-replicas|--min-replicas-timeout) ((i++)) ;;
                 -*) ;;
                 *) cmd=$w ;;
             esac
@@ -40,14 +40,15 @@ _rlk()
         --kind)
             mapfile -t COMPREPLY < <(compgen -W "reentrant rwlock fair fenced token semaphore psemaphore latch" -- "$cur")
             return 0 ;;
-        -w|--wait|-E|--conflict-exit-code|-l|--lease|-k|--kill-after|--watchdog-lease|--permits|--take|--key|--arg|--name|--user)
+        -w|--wait|-E|--conflict-exit-code|-l|--lease|-k|--kill-after|--watchdog-lease|--permits|--take|--key|--arg|--name|--user|--min-replicas|--min-replicas-timeout)
             return 0 ;;
         -n) [ "$cmd" = semaphore ] && return 0 ;;
     esac
 
     case $cmd in
         "")
-            words="$_rlk_commands --url --functions --no-functions --help --version" ;;
+            words="$_rlk_commands --url --functions --no-functions --min-replicas
+                   --min-replicas-timeout --help --version" ;;
         help)
             words=$_rlk_commands ;;
         scripts)
