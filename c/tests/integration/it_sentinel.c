@@ -61,11 +61,8 @@ static rlk_client *sn_connect(long long lease_ms, int min_replicas)
     o.url = surl;
     o.watchdog_lease_ms = lease_ms;
     o.pool_size = 4;
-    (void)min_replicas;
-#ifdef RLK_HAVE_MIN_REPLICAS
     o.min_replicas = min_replicas;
     o.min_replicas_timeout_ms = 500;
-#endif
     c = rlk_connect(&o);
     if (c && rlk_err(c) != RLK_OK) {
         printf("  connect %s: %s\n", surl, rlk_errstr(c));
@@ -284,7 +281,6 @@ static void test_failover_cut(void)
                         getenv("RLK_IT_PAUSE_MS") ? getenv("RLK_IT_PAUSE_MS") : "2500");
     REQUIRE(rr && rr->type == REDIS_REPLY_STATUS);
     freeReplyObject(rr);
-#ifdef RLK_HAVE_MIN_REPLICAS
     {
         rlk_client *w = sn_connect(3000, 1);
         rlk_lock *lw = w ? rlk_lock_new(w, "sn:cut:wait") : NULL;
@@ -296,7 +292,6 @@ static void test_failover_cut(void)
         rlk_lock_free(lw);
         rlk_free(w);
     }
-#endif
     REQUIRE(rlk_fenced_try_lock(fa, 0, 0, &ta) == RLK_OK);
     t0 = rlk_fx_now_ms();
     REQUIRE(failover(30000) == 0);
