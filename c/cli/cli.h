@@ -65,6 +65,8 @@ typedef struct rlk_cli_globals {
     int verbose;                /* --verbose: connect info and waiting reports on stderr */
     int functions;              /* --functions / --no-functions: rlk_options.functions */
     const char *pubsub;         /* --pubsub MODE (else $RLK_PUBSUB): auto, global or sharded */
+    int min_replicas;           /* --min-replicas N: rlk_options.min_replicas */
+    int min_replicas_timeout_ms; /* --min-replicas-timeout MS: rlk_options.min_replicas_timeout_ms */
 } rlk_cli_globals;
 extern rlk_cli_globals rlk_cli_g;
 
@@ -79,8 +81,9 @@ extern int rlk_cli_cmd_argc;
  * (a nested rlk finds the same server); --keep-env puts the originals back. */
 void rlk_cli_env_take(void);
 
-/* --url-file, --password-file, --pubsub, --keep-env, --verbose, --functions, --no-functions
- * at argv[*i]: 1 matched (*i advanced), 0 not, -1 usage error printed. Call during parsing only (it may
+/* --url-file, --password-file, --pubsub, --keep-env, --verbose, --functions, --no-functions,
+ * --min-replicas, --min-replicas-timeout at argv[*i]: 1 matched (*i advanced), 0 not, -1
+ * usage error printed. Call during parsing only (it may
  * change the environment: no thread may run yet). */
 int rlk_cli_global_opt(const char *cmd, int argc, char **argv, int *i);
 /* --pubsub / $RLK_PUBSUB: "auto" (or empty), "global", "sharded" -> enum rlk_pubsub; -1 else. */

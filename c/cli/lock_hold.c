@@ -162,13 +162,15 @@ static int rlk_lc_run_blocked(rlk_lc_hold *h, const rlk_lc_session *s, const rlk
     return rc;
 }
 
-/* rc: the release's error. RLK_ERR_NOTIFY (released, the wake-up refused) and the messages of an
- * ACL refusal say themselves what happened; anything else leaves the lock to its lease. */
+/* rc: the release's error. RLK_ERR_NOTIFY (released, the wake-up refused), RLK_ERR_NOREPLICAS
+ * (released, too few replicas acknowledged: a warning, the command's exit code stands) and the
+ * messages of an ACL refusal say themselves what happened; anything else leaves the lock to its
+ * lease. */
 static void rlk_lc_release_failed(rlk_lc_hold *h, int rc)
 {
     const char *e = h->errstr(h);
 
-    if (rc == RLK_ERR_NOTIFY || strstr(e, "refused by ACL"))
+    if (rc == RLK_ERR_NOTIFY || rc == RLK_ERR_NOREPLICAS || strstr(e, "refused by ACL"))
         rlk_cli_fail(RLK_EXIT_REPLY, "%s", e);
     else
         rlk_cli_fail(RLK_EXIT_REPLY, "%s: release failed (%s); it expires with its lease",

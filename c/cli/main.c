@@ -59,6 +59,11 @@ static void rlk_cli_help(FILE *out)
             "                        (SPUBLISH/SSUBSCRIBE) on a Redis 7 cluster, else global\n"
             "                        (PUBLISH/SUBSCRIBE); global or sharded: that one, to\n"
             "                        match Redisson's shardedSubscriptionMode\n"
+            "  --min-replicas N      after every write to a lock, WAIT until N replicas\n"
+            "                        acknowledge it, in the same round trip; fewer: exit 10\n"
+            "                        (an acquisition is released again). Default 0: no WAIT\n"
+            "  --min-replicas-timeout MS\n"
+            "                        how long that WAIT waits (default 1000)\n"
             "  --verbose             say on stderr where rlk connects (password masked), and\n"
             "                        while waiting, who holds the lock (after 1 s, then\n"
             "                        every 10 s)\n"
@@ -76,7 +81,9 @@ static void rlk_cli_help(FILE *out)
             "     missing or not this release's (functions verify, --functions)\n"
             "  6  lock lost while the command ran (rlk lock, rlk semaphore)\n"
             "  7  rlk check: warnings, or checks it could not make\n"
-            "  8  rlk check: errors (the server is not fit for locks)\n",
+            "  8  rlk check: errors (the server is not fit for locks)\n"
+            "  9  the server is a replica (READONLY, MASTERDOWN)\n"
+            "  10 too few replicas acknowledged (--min-replicas), or NOREPLICAS\n",
             RLK_DEFAULT_URL);
 }
 

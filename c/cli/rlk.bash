@@ -26,7 +26,7 @@ _rlk()
         fi
         if [ -z "$cmd" ]; then
             case $w in
-                --url|--pubsub) ((i++)) ;;
+                --url|--pubsub|--min-replicas|--min-replicas-timeout) ((i++)) ;;
                 -*) ;;
                 *) cmd=$w ;;
             esac
@@ -41,14 +41,15 @@ _rlk()
         --kind)
             mapfile -t COMPREPLY < <(compgen -W "reentrant rwlock fair fenced token semaphore psemaphore latch" -- "$cur")
             return 0 ;;
-        -w|--wait|-E|--conflict-exit-code|-l|--lease|-k|--kill-after|--watchdog-lease|--permits|--take|--key|--arg|--name|--user)
+        -w|--wait|-E|--conflict-exit-code|-l|--lease|-k|--kill-after|--watchdog-lease|--permits|--take|--key|--arg|--name|--user|--min-replicas|--min-replicas-timeout)
             return 0 ;;
         -n) [ "$cmd" = semaphore ] && return 0 ;;
     esac
 
     case $cmd in
         "")
-            words="$_rlk_commands --url --functions --no-functions --pubsub --help --version" ;;
+            words="$_rlk_commands --url --functions --no-functions --pubsub --min-replicas
+                   --min-replicas-timeout --help --version" ;;
         help)
             words=$_rlk_commands ;;
         scripts)

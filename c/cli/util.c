@@ -142,6 +142,41 @@ static void rlk_cli_keep_env(void)
         setenv("REDISCLI_AUTH", rlk_cli_env_auth, 1);
 }
 
+/* --min-replicas N (0..1000) and --min-replicas-timeout MS (1..3600000): 1 matched, 0 not,
+ * -1 usage error printed. */
+static int rlk_cli_replica_opt(const char *cmd, int argc, char **argv, int *i)
+{
+    static const struct { const char *name; long long lo, hi; } opts[2] = {
+        {"--min-replicas", 0, 1000}, {"--min-replicas-timeout", 1, 3600000},
+    };
+    const char *text = NULL;
+
+    for (int k = 0; k < 2; k++) {
+        int got = rlk_cli_opt_value(cmd, argc, argv, i, opts[k].name, &text);
+        char *end = NULL;
+        long long v;
+
+        if (got <= 0) {
+            if (got < 0)
+                return -1;
+            continue;
+        }
+        errno = 0;
+        v = strtoll(text, &end, 10);
+        if (!*text || *end || errno || v < opts[k].lo || v > opts[k].hi) {
+            rlk_cli_usage(cmd, "%s: '%s' is not a whole number from %lld to %lld", opts[k].name,
+                          text, opts[k].lo, opts[k].hi);
+            return -1;
+        }
+        if (k == 0)
+            rlk_cli_g.min_replicas = (int)v;
+        else
+            rlk_cli_g.min_replicas_timeout_ms = (int)v;
+        return 1;
+    }
+    return 0;
+}
+
 int rlk_cli_global_opt(const char *cmd, int argc, char **argv, int *i)
 {
     const char *arg = argv[*i];
@@ -163,6 +198,8 @@ int rlk_cli_global_opt(const char *cmd, int argc, char **argv, int *i)
         (*i)++;
         return 1;
     }
+    if ((got = rlk_cli_replica_opt(cmd, argc, argv, i)) != 0)
+        return got;
     got = rlk_cli_opt_value(cmd, argc, argv, i, "--url-file", &rlk_cli_g.url_file);
     if (got == 0)
         got = rlk_cli_opt_value(cmd, argc, argv, i, "--password-file", &rlk_cli_g.password_file);
@@ -320,6 +357,8 @@ static int rlk_cli_conn_options_locked(const char *url, rlk_options *o, int quie
     int failed, in_url;
 
     o->functions = rlk_cli_g.functions;
+    o->min_replicas = rlk_cli_g.min_replicas;
+    o->min_replicas_timeout_ms = rlk_cli_g.min_replicas_timeout_ms;
     if (!(o->url = rlk_cli_pick_url(url, &url_from)))
         return RLK_EXIT_USAGE;
     if (rlk_cli_g.pubsub) {

@@ -102,6 +102,11 @@ typedef struct rlk_options {
                                  URL has no ?sentinel_password=; NULL: none */
     int pubsub;               /* RLK_PUBSUB_AUTO (0, the default), _GLOBAL or _SHARDED: how
                                  releases are published and waited for (docs/cluster.md) */
+    int min_replicas;         /* <= 0: none. N > 0: every writing script call is followed, on
+                                 its connection and in the same round trip, by WAIT N timeout;
+                                 fewer acks: RLK_ERR_NOREPLICAS (docs/sentinel.md) */
+    int min_replicas_timeout_ms; /* <= 0: 1000 (Redisson's slavesSyncTimeout). The WAIT's
+                                 timeout, cut to 3/4 of the command timeout or the wait left */
 } rlk_options;
 
 /* rlk_options.functions. AUTO: before the first script call the client asks
@@ -217,6 +222,13 @@ int rlk_server_functions_code(rlk_client *c, char **code, size_t *len);
 /* 1 when c calls scripts with FCALL, 0 with EVALSHA, -1 not decided yet
  * (AUTO before its first script call). */
 int rlk_functions_active(rlk_client *c);
+
+/* Replica acknowledgement (rlk_options.min_replicas > 0): how many replicas
+ * acknowledged the calling thread's last script call (rlk_evalv, or the last
+ * script of a lock call), from the WAIT sent with it; -1 when unknown (WAIT
+ * refused, or its reply lost); -2 when no WAIT was sent (min_replicas 0, a
+ * read-only script, no call yet). */
+int rlk_last_replica_acks(void);
 
 /* Calls a script by name. keylens/arglens may be NULL (strlen is used).
  * RLK_OK: *reply holds the script's reply (caller frees it).

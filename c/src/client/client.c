@@ -55,6 +55,9 @@ static void rlk_client_defaults(rlk_client *c, const rlk_options *o)
                                                     : RLK_DEFAULT_WATCHDOG_LEASE_MS;
     c->lost_margin_ms = o->lost_margin_ms > 0 ? o->lost_margin_ms : 0;
     c->no_preload = o->no_preload != 0;
+    c->min_replicas = o->min_replicas > 0 ? o->min_replicas : 0;
+    c->min_replicas_timeout_ms = o->min_replicas_timeout_ms > 0 ? o->min_replicas_timeout_ms
+                                                                : RLK_DEFAULT_MIN_REPLICAS_TIMEOUT_MS;
     c->functions = o->functions > 0 ? RLK_FUNCTIONS_ON
                    : o->functions < 0 ? RLK_FUNCTIONS_OFF : RLK_FUNCTIONS_AUTO;
     c->pubsub_opt = o->pubsub == RLK_PUBSUB_GLOBAL || o->pubsub == RLK_PUBSUB_SHARDED

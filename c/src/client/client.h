@@ -32,6 +32,7 @@
 #define RLK_DEFAULT_COMMAND_TIMEOUT_MS 5000
 #define RLK_DEFAULT_POOL_SIZE 4
 #define RLK_DEFAULT_WATCHDOG_LEASE_MS 30000LL
+#define RLK_DEFAULT_MIN_REPLICAS_TIMEOUT_MS 1000
 
 struct rlk_client {
     uint64_t id;                    /* unique per process; keys the per-thread errors */
@@ -50,6 +51,8 @@ struct rlk_client {
     int no_preload;
     int functions;                  /* RLK_FUNCTIONS_AUTO / _ON / _OFF (functions.h) */
     atomic_int fn_state;            /* RLK_FN_UNKNOWN / _EVALSHA / _FCALL: the mode decided */
+    int min_replicas;               /* WAIT after each writing script: 0 none (conn.h) */
+    int min_replicas_timeout_ms;    /* its timeout (> 0) */
 
     rlk_script_set scripts;
 

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 #include "client/client.h"
 #include "client/cluster.h"
@@ -113,9 +115,28 @@ static void rlk_write_hook_run(rlk_write_hook *h)
     }
 }
 
+/* A second command written behind the first in the same write (the WAIT
+ * after a script): its reply is read after the first one's, so both cost
+ * one round trip. reply NULL: lost (why says how; the connection is then
+ * broken, ctx->err set, and the caller's rules drop it). */
+typedef struct rlk_conn_tail {
+    const char *argv[3];
+    size_t lens[3];
+    redisReply *reply;
+    char why[96];
+} rlk_conn_tail;
+
+static _Thread_local unsigned long long rlk_tl_round_trips;
+
+unsigned long long rlk_conn_round_trips(void)
+{
+    return rlk_tl_round_trips;
+}
+
 static int rlk_conn_command_io(rlk_client *c, redisContext *ctx, const char *what,
                                int argc, const char **argv, const size_t *argvlen,
-                               redisReply **reply, int *written, rlk_write_hook *hook)
+                               redisReply **reply, int *written, rlk_write_hook *hook,
+                               rlk_conn_tail *tail)
 {
     void *r = NULL;
     int done = 0;
@@ -127,6 +148,9 @@ static int rlk_conn_command_io(rlk_client *c, redisContext *ctx, const char *wha
         return rlk_set_ctx_error(c, ctx, what);
     if (redisAppendCommandArgv(ctx, argc, argv, argvlen) != REDIS_OK)
         return rlk_set_ctx_error(c, ctx, what);
+    if (tail && redisAppendCommandArgv(ctx, 3, tail->argv, tail->lens) != REDIS_OK)
+        return rlk_set_ctx_error(c, ctx, what);
+    rlk_tl_round_trips++;
     while (!done) {
         errno = 0;
         if (redisBufferWrite(ctx, &done) != REDIS_OK)
@@ -142,19 +166,29 @@ static int rlk_conn_command_io(rlk_client *c, redisContext *ctx, const char *wha
         return rlk_set_ctx_error(c, ctx, what);
     }
     *reply = r;
+    if (tail) {
+        /* The first reply stands whatever becomes of the second. */
+        r = NULL;
+        errno = 0;
+        if (redisGetReply(ctx, &r) != REDIS_OK || !r)
+            snprintf(tail->why, sizeof tail->why, "its reply was lost (%.60s)",
+                     ctx->err ? ctx->errstr : "no reply");
+        tail->reply = r;
+    }
     return RLK_OK;
 }
 
 static int rlk_conn_command_hooked(rlk_client *c, redisContext *ctx, const char *what,
                                    int argc, const char **argv, const size_t *argvlen,
-                                   redisReply **reply, int *written, rlk_write_hook *hook)
+                                   redisReply **reply, int *written, rlk_write_hook *hook,
+                                   rlk_conn_tail *tail)
 {
     rlk_sigpipe_guard g;
     int rc;
 
     rlk_sigpipe_enter(&g);
-    rc = rlk_conn_command_io(c, ctx, what, argc, argv, argvlen, reply, written, hook);
-    rlk_sigpipe_leave(&g, rc != RLK_OK);
+    rc = rlk_conn_command_io(c, ctx, what, argc, argv, argvlen, reply, written, hook, tail);
+    rlk_sigpipe_leave(&g, rc != RLK_OK || (tail && !tail->reply));
     return rc;
 }
 
@@ -162,7 +196,94 @@ int rlk_conn_command(rlk_client *c, redisContext *ctx, const char *what,
                      int argc, const char **argv, const size_t *argvlen,
                      redisReply **reply, int *written)
 {
-    return rlk_conn_command_hooked(c, ctx, what, argc, argv, argvlen, reply, written, NULL);
+    return rlk_conn_command_hooked(c, ctx, what, argc, argv, argvlen, reply, written, NULL, NULL);
+}
+
+/* ---------------------------------------------------------------- replica acknowledgement */
+
+static _Thread_local rlk_acks rlk_tl_acks;
+static _Thread_local int rlk_tl_acks_off;
+
+int rlk_conn_acks_short(rlk_acks *out)
+{
+    if (out)
+        *out = rlk_tl_acks;
+    return rlk_tl_acks.wanted > 0 && rlk_tl_acks.acks < rlk_tl_acks.wanted;
+}
+
+int rlk_conn_acks_off(int off)
+{
+    int previous = rlk_tl_acks_off;
+
+    rlk_tl_acks_off = off;
+    return previous;
+}
+
+int rlk_last_replica_acks(void)
+{
+    return rlk_tl_acks.wanted > 0 ? rlk_tl_acks.acks : -2;
+}
+
+/* The WAIT's timeout: the option's, cut to 3/4 of the connection's read
+ * timeout (a pool slot's is cut to the thread's time limit; the watchdog's
+ * and the keeper's to their period), so that its reply is read, not timed
+ * out; at least 1 ms (WAIT's 0 would block for ever). */
+static long long rlk_conn_wait_ms(const rlk_client *c, const redisContext *ctx)
+{
+    long long ms = c->min_replicas_timeout_ms, limit = c->command_timeout_ms;
+    struct timeval tv = {0, 0};
+    socklen_t len = sizeof tv;
+
+    if (getsockopt(ctx->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len) == 0 && (tv.tv_sec || tv.tv_usec))
+        limit = (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+    limit -= limit / 4;
+    if (ms > limit)
+        ms = limit;
+    return ms > 0 ? ms : 1;
+}
+
+/* Arms tail with WAIT N ms when c asks for replica acknowledgement and s
+ * writes; the thread's note says what is asked. 0: no WAIT. */
+static int rlk_conn_wait_arm(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
+                             rlk_conn_tail *tail, char *n, char *ms)
+{
+    memset(&rlk_tl_acks, 0, sizeof rlk_tl_acks);
+    if (c->min_replicas <= 0 || rlk_tl_acks_off || !rlk_role_script_writes(s))
+        return 0;
+    rlk_tl_acks.wanted = c->min_replicas;
+    rlk_tl_acks.acks = -1;
+    rlk_tl_acks.timeout_ms = rlk_conn_wait_ms(c, ctx);
+    snprintf(rlk_tl_acks.why, sizeof rlk_tl_acks.why, "the call's reply was lost");
+    snprintf(n, 16, "%d", c->min_replicas);
+    snprintf(ms, 24, "%lld", rlk_tl_acks.timeout_ms);
+    tail->argv[0] = "WAIT";
+    tail->argv[1] = n;
+    tail->argv[2] = ms;
+    for (int i = 0; i < 3; i++)
+        tail->lens[i] = strlen(tail->argv[i]);
+    tail->reply = NULL;
+    tail->why[0] = '\0';
+    return 1;
+}
+
+/* Takes the WAIT's reply into the thread's note and frees it. */
+static void rlk_conn_wait_take(rlk_conn_tail *tail)
+{
+    redisReply *r = tail->reply;
+
+    if (!r) {
+        snprintf(rlk_tl_acks.why, sizeof rlk_tl_acks.why, "WAIT: %.96s", tail->why);
+        return;
+    }
+    if (r->type == REDIS_REPLY_INTEGER) {
+        rlk_tl_acks.acks = r->integer > 1000000 ? 1000000 : (int)r->integer;
+        rlk_tl_acks.why[0] = '\0';
+    } else {
+        snprintf(rlk_tl_acks.why, sizeof rlk_tl_acks.why, "WAIT refused: %.100s",
+                 r->type == REDIS_REPLY_ERROR && r->str ? r->str : "an unexpected reply");
+    }
+    freeReplyObject(r);
+    tail->reply = NULL;
 }
 
 int rlk_conn_alive(const redisContext *ctx)
@@ -428,6 +549,8 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
 {
     rlk_evalsha_argv e = {0};
     rlk_write_hook hook = rlk_armed_hook;
+    rlk_conn_tail wait, *tail = NULL;
+    char wait_n[16], wait_ms[24];
     rlk_fn_head h;
     redisReply *r = NULL;
     int rc, w = 0, loaded = 0, asked = 0;
@@ -436,13 +559,18 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
     if (written)
         *written = 0;
     rlk_conn_after_write(NULL, NULL);   /* this EVALSHA takes the armed hook */
+    /* Replica acknowledgement: WAIT written behind the script, read after it. */
+    if (rlk_conn_wait_arm(c, ctx, s, &wait, wait_n, wait_ms))
+        tail = &wait;
     rc = rlk_fn_head_for(c, ctx, s, &h);
     if (rc == RLK_OK && rlk_evalsha_build(&e, &h, nkeys, keys, keylens, nargs, args, arglens))
         rc = rlk_set_error(c, RLK_ERR_NOMEM, "%s: out of memory", s->name);
     for (int attempt = 0; rc == RLK_OK && attempt < 3; attempt++) {
-        rc = rlk_conn_command_hooked(c, ctx, s->name, e.argc, e.argv, e.lens, &r, &w, &hook);
+        rc = rlk_conn_command_hooked(c, ctx, s->name, e.argc, e.argv, e.lens, &r, &w, &hook, tail);
         if (rc != RLK_OK)
             break;
+        if (tail)
+            rlk_conn_wait_take(tail);   /* the last attempt's WAIT is the one that tells */
         if (!h.fcall && !loaded && rlk_conn_is_noscript(r)) {
             /* NOSCRIPT: the script did not run. Load it and try once more. */
             loaded = 1;

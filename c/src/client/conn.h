@@ -80,6 +80,34 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
                    int nargs, const char *const *args, const size_t *arglens,
                    redisReply **reply, int *written);
 
+/* Replica acknowledgement (rlk_options.min_replicas > 0). rlk_conn_evalv
+ * writes WAIT N timeout right behind every writing script (role.h's list)
+ * and reads its reply after the script's: no extra round trip. A NOSCRIPT
+ * retry sends both again; the last WAIT tells. The outcome is the calling
+ * thread's note until its next rlk_conn_evalv; the client layer only
+ * reports it (what an unacknowledged write means is the caller's: the lock
+ * runtime rolls an acquisition back, fam_hold.h). */
+typedef struct rlk_acks {
+    int wanted;                 /* N asked for; 0: no WAIT was sent */
+    int acks;                   /* replicas that acknowledged; -1: unknown */
+    long long timeout_ms;       /* the WAIT's timeout (cut to the connection's, conn.c) */
+    char why[128];              /* acks -1: why ("WAIT refused: NOPERM ...", "... lost") */
+} rlk_acks;
+
+/* 1 when the calling thread's last script call sent a WAIT that fewer than
+ * wanted replicas acknowledged (or whose answer is unknown); 0 otherwise.
+ * *out (may be NULL) gets the note either way. */
+int rlk_conn_acks_short(rlk_acks *out);
+/* off nonzero: the calling thread's script calls send no WAIT (a rollback:
+ * undoing an unacknowledged write needs no acknowledgement, the replication
+ * stream keeps the order). Returns the previous setting. */
+int rlk_conn_acks_off(int off);
+
+/* Round trips (a write of one or more pipelined commands, then their
+ * replies) made by the calling thread through rlk_conn_command and
+ * rlk_conn_evalv so far; tests compare counts. */
+unsigned long long rlk_conn_round_trips(void);
+
 /* Arms a callback for the calling thread: fn(arg) runs once, right after
  * the first EVALSHA that rlk_conn_evalv next writes in this thread has been
  * written, before its reply is read (not after AUTH, SELECT or SCRIPT LOAD

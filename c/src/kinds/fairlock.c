@@ -171,13 +171,14 @@ static int rlk_fair_release_call(void *arg, const char *owner, long long lease, 
                                 lease, rc);
 }
 
-/* rlk_fam_undo_fn: gives back a hold the registry could not record. */
-static void rlk_fair_undo(void *arg)
+/* rlk_fam_undo_fn: gives back a hold the registry could not record, or that
+ * too few replicas acknowledged (the same holder's release: one hold less). */
+static int rlk_fair_undo(void *arg)
 {
     rlk_fair_acq *a = arg;
-    int rc;
+    int rc, outcome = rlk_fair_release_call(a->f, a->owner, a->lease_ms, &rc);
 
-    rlk_fair_release_call(a->f, a->owner, a->lease_ms, &rc);
+    return rlk_fam_undone(outcome, rc);
 }
 
 /* Leaves the queue (best effort), keeping the calling thread's last error. */

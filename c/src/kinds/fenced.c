@@ -112,13 +112,14 @@ static int rlk_fenced_release_call(void *arg, const char *owner, long long lease
                                 lease, rc);
 }
 
-/* rlk_fam_undo_fn: gives back a hold the registry could not record. */
-static void rlk_fenced_undo(void *arg)
+/* rlk_fam_undo_fn: gives back a hold the registry could not record, or that
+ * too few replicas acknowledged (the same holder's release: one hold less). */
+static int rlk_fenced_undo(void *arg)
 {
     rlk_fenced_acq *a = arg;
-    int rc;
+    int rc, outcome = rlk_fenced_release_call(a->f, a->owner, a->lease_ms, &rc);
 
-    rlk_fenced_release_call(a->f, a->owner, a->lease_ms, &rc);
+    return rlk_fam_undone(outcome, rc);
 }
 
 /* rlk_wait_attempt_fn. RLK_OK: acquired, a->token set, recorded in the

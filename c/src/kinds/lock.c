@@ -110,13 +110,14 @@ static int rlk_lock_release_call(void *arg, const char *owner, long long lease, 
                                 rlk_fam_keys(&l->b, keys), keys, 2, owner, lease, rc);
 }
 
-/* rlk_fam_undo_fn: gives back a hold the registry could not record. */
-static void rlk_lock_undo(void *arg)
+/* rlk_fam_undo_fn: gives back a hold the registry could not record, or that
+ * too few replicas acknowledged (the same holder's release: one hold less). */
+static int rlk_lock_undo(void *arg)
 {
     rlk_acq *a = arg;
-    int rc;
+    int rc, outcome = rlk_lock_release_call(a->l, a->owner, a->lease_ms, &rc);
 
-    rlk_lock_release_call(a->l, a->owner, a->lease_ms, &rc);
+    return rlk_fam_undone(outcome, rc);
 }
 
 /* rlk_wait_attempt_fn. RLK_OK: acquired (recorded in the registry).

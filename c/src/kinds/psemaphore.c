@@ -207,6 +207,19 @@ static int rlk_psem_attempt_error(rlk_psem_try *t, int rc)
     return rc;
 }
 
+/* Releases the n permits of an acquisition too few replicas acknowledged
+ * (psemaphore/release of the same ids). */
+static int rlk_psem_undo(void *arg)
+{
+    rlk_psem_try *t = arg;
+    const char *keys[RLK_PSEM_NKEYS];
+    long long got = 0;
+    int rc = rlk_fam_eval_int(t->s->b.c, "psemaphore/release", rlk_psem_keys(t->s, keys), keys,
+                              t->n + 1, t->args + 1, t->lens + 1, &got);   /* publish, the ids */
+
+    return rc != RLK_OK ? rc : got == t->n ? RLK_OK : RLK_ERR_NOT_OWNER;
+}
+
 /* rlk_wait_attempt_fn: psemaphore/acquire. The bound is the time until the
  * earliest held permit expires (its expiry publishes nothing by itself),
  * + 1 ms: the expiry falls on a whole ms. */
@@ -223,7 +236,8 @@ static int rlk_psem_attempt(void *arg, long long *bound_ms)
     if (rc != RLK_OK)
         return rlk_psem_attempt_error(t, rc);
     if (r->type == REDIS_REPLY_ARRAY && r->elements == (size_t)t->n) {
-        rc = RLK_OK;
+        freeReplyObject(r);
+        return rlk_fam_acks_acquired(s->b.c, "acquire", s->b.name, rlk_psem_undo, t);
     } else if (r->type == REDIS_REPLY_INTEGER || r->type == REDIS_REPLY_NIL) {
         if (r->type == REDIS_REPLY_INTEGER)
             *bound_ms = (r->integer > 0 ? r->integer : 0) + 1;
@@ -356,7 +370,7 @@ int rlk_psemaphore_release_n(rlk_psemaphore *s, int n, const char *const *ids, i
         return rlk_set_error(s->b.c, RLK_ERR_NOT_OWNER, "release %s: %lld of %d permit(s) were not "
                              "held (expired, released already or never acquired)", s->b.name,
                              n - got, n);
-    return RLK_OK;
+    return rlk_fam_acks_done(s->b.c, "release", s->b.name, "released");
 }
 
 int rlk_psemaphore_release(rlk_psemaphore *s, const char *id)

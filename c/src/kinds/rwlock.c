@@ -170,13 +170,14 @@ static int rlk_rw_release_read(void *arg, const char *owner, long long lease, in
     return rlk_rw_release_call(arg, RLK_RW_READ, owner, lease, rc);
 }
 
-/* rlk_fam_undo_fn: gives back a hold the registry could not record. */
-static void rlk_rw_undo(void *arg)
+/* rlk_fam_undo_fn: gives back a hold the registry could not record, or that
+ * too few replicas acknowledged (the same holder's release: one hold less). */
+static int rlk_rw_undo(void *arg)
 {
     const rlk_rw_acq *a = arg;
-    int rc;
+    int rc, outcome = rlk_rw_release_call(a->rw, a->side, a->owner, a->lease_ms, &rc);
 
-    rlk_rw_release_call(a->rw, a->side, a->owner, a->lease_ms, &rc);
+    return rlk_fam_undone(outcome, rc);
 }
 
 /* The script's RLK_UPGRADE refusal, as the API's own error code. */

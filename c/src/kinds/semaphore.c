@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
 #include "runtime/fam.h"
@@ -52,6 +53,18 @@ typedef struct rlk_sem_try {
     char permits[24];
 } rlk_sem_try;
 
+/* Gives the permits of an acquisition too few replicas acknowledged back
+ * (semaphore/release; the count goes back up). */
+static int rlk_sem_undo(void *arg)
+{
+    rlk_sem_try *t = arg;
+    const char *keys[2], *args[2] = {t->permits, rlk_publish_arg(t->s->b.c)};
+    long long count = 0;
+
+    return rlk_fam_eval_int(t->s->b.c, "semaphore/release", rlk_fam_keys(&t->s->b, keys), keys, 2,
+                            args, NULL, &count);
+}
+
 /* rlk_wait_attempt_fn: semaphore/try_acquire. Nothing expires: no bound. */
 static int rlk_sem_attempt(void *arg, long long *bound_ms)
 {
@@ -64,7 +77,9 @@ static int rlk_sem_attempt(void *arg, long long *bound_ms)
     *bound_ms = -1;
     if (rc != RLK_OK)
         return rc;
-    return got == 1 ? RLK_OK : RLK_ERR_BUSY;
+    if (got != 1)
+        return RLK_ERR_BUSY;
+    return rlk_fam_acks_acquired(t->s->b.c, "acquire", t->s->b.name, rlk_sem_undo, t);
 }
 
 static int rlk_sem_busy(rlk_semaphore *s, long long permits, long long start_ns)

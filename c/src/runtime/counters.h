@@ -16,7 +16,7 @@ typedef struct rlk_rt_counters {
     atomic_ullong acquire_calls, acquired;
     atomic_ullong waits, wake_permits, wake_all, ttl_wakeups;
     atomic_ullong sub_connects, sub_drops, subscribes, unsubscribes;
-    atomic_ullong renew_calls, renew_errors, locks_lost;
+    atomic_ullong renew_calls, renew_errors, renew_unacked, locks_lost;
     atomic_ullong lost_replies, lost_adopted, lost_not_run;
 } rlk_rt_counters;
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "client/client.h"
+#include "client/conn.h"
 #include "client/error.h"
 #include "client/slot.h"
 #include "runtime/fam.h"
@@ -269,7 +270,8 @@ int rlk_fam_count(const rlk_fam_base *b, const char *what, const char *field, lo
     if (rc != RLK_OK)
         return rc;
     snprintf(num, sizeof num, "%lld", v);
-    return rlk_fam_eval_int(b->c, script, nkeys, keys, 2, args, NULL, out);
+    rc = rlk_fam_eval_int(b->c, script, nkeys, keys, 2, args, NULL, out);
+    return rc == RLK_OK ? rlk_fam_acks_done(b->c, what, b->name, "done") : rc;
 }
 
 int rlk_fam_try_set_permits(const rlk_fam_base *b, const char *script, int nkeys,
@@ -292,4 +294,50 @@ int rlk_fam_add_permits(const rlk_fam_base *b, const char *script, int nkeys,
     if (rc == RLK_OK && count)
         *count = n;
     return rc;
+}
+
+/* ---------------------------------------------------------------- replica acknowledgement */
+
+/* "only k of N replica(s) acknowledged within T ms (WAIT)", or why it is unknown. */
+static void rlk_fam_acks_text(const rlk_acks *a, char *buf, size_t len)
+{
+    if (a->acks >= 0)
+        snprintf(buf, len, "only %d of %d replica%s acknowledged within %lld ms (WAIT)", a->acks,
+                 a->wanted, a->wanted == 1 ? "" : "s", a->timeout_ms);
+    else
+        snprintf(buf, len, "whether %d replica%s acknowledged is unknown (%s)", a->wanted,
+                 a->wanted == 1 ? "" : "s", a->why);
+}
+
+int rlk_fam_acks_acquired(rlk_client *c, const char *what, const char *name,
+                          int (*undo)(void *arg), void *arg)
+{
+    char text[256], why[RLK_ERRSTR_MAX];
+    rlk_acks a;
+    int off, undone;
+
+    if (!rlk_conn_acks_short(&a))
+        return RLK_OK;
+    rlk_fam_acks_text(&a, text, sizeof text);
+    /* The rollback needs no acknowledgement: a replica that has the
+     * acquisition gets the release after it, in the same stream. */
+    off = rlk_conn_acks_off(1);
+    undone = undo(arg);
+    rlk_conn_acks_off(off);
+    if (undone == RLK_OK)
+        return rlk_set_error(c, RLK_ERR_NOREPLICAS, "%s %s: %s; rolled back", what, name, text);
+    snprintf(why, sizeof why, "%s", rlk_errstr(c));
+    return rlk_set_error(c, RLK_ERR_NOREPLICAS, "%s %s: %s; the rollback failed too (%s): the "
+                         "hold stays until its lease runs out", what, name, text, why);
+}
+
+int rlk_fam_acks_done(rlk_client *c, const char *what, const char *name, const char *done)
+{
+    char text[256];
+    rlk_acks a;
+
+    if (!rlk_conn_acks_short(&a))
+        return RLK_OK;
+    rlk_fam_acks_text(&a, text, sizeof text);
+    return rlk_set_error(c, RLK_ERR_NOREPLICAS, "%s %s: %s, but %s", what, name, done, text);
 }

@@ -101,10 +101,26 @@ int rlk_fam_query(rlk_client *c, const char *what, int argc, const char **argv,
 int rlk_fam_eval_int(rlk_client *c, const char *script, int nkeys, const char *const *keys,
                      int nargs, const char *const *args, const size_t *arglens, long long *out);
 
+/* Replica acknowledgement (rlk_options.min_replicas; client/conn.h): the
+ * calling thread's last script call, just made, was an acquisition. When
+ * fewer than min_replicas replicas acknowledged it (or it is unknown),
+ * undo(arg) runs the kind's matching release for the same holder (no WAIT
+ * behind it; a reentrant count goes back by one), and RLK_ERR_NOREPLICAS is
+ * recorded as "<what> <name>: only k of N replica(s) acknowledged within T
+ * ms (WAIT); rolled back" (or why the rollback failed) and returned.
+ * RLK_OK otherwise. undo returns RLK_OK when it gave the hold back. */
+int rlk_fam_acks_acquired(rlk_client *c, const char *what, const char *name,
+                          int (*undo)(void *arg), void *arg);
+/* The same for a call that is not undone (a release, a count): when short,
+ * RLK_ERR_NOREPLICAS recorded as "<what> <name>: <done>, but only k of N
+ * ..." (done: "released"); RLK_OK otherwise. */
+int rlk_fam_acks_done(rlk_client *c, const char *what, const char *name, const char *done);
+
 /* A counting call (semaphores, latch): lo <= v <= 10^12 (else RLK_ERR_ARG
  * "<what> <name>: <field> ..."), then script on keys with v and the
  * client's publish argument (rlk_publish_arg: every counting script
- * publishes) as its arguments; its integer reply in *out. */
+ * publishes) as its arguments; its integer reply in *out (RLK_ERR_NOREPLICAS,
+ * *out set, when too few replicas acknowledged it: rlk_fam_acks_done). */
 int rlk_fam_count(const rlk_fam_base *b, const char *what, const char *field, long long v,
                   long long lo, const char *script, int nkeys, const char *const *keys,
                   long long *out);

@@ -48,8 +48,10 @@ int rlk_fam_acquire_reply(rlk_client *c, const char *what, const char *name, con
 int rlk_fam_record(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int watchdog,
                    long long sent_ns, long long token, rlk_fam_undo_fn undo, void *arg)
 {
-    int rc = RLK_OK;
+    int rc = rlk_fam_acks_acquired(rt->c, "acquire", h->name, undo, arg);
 
+    if (rc != RLK_OK)
+        return rc;      /* too few replicas: given back, not recorded */
     /* Earlier acquires of this hold whose outcome stayed unknown, found to
      * have run: counted too, so that every server hold has its unlock. */
     for (int extra = rlk_fam_doubt_settle(rt, h); rc == RLK_OK && extra > 0; extra--)
@@ -109,8 +111,18 @@ int rlk_fam_release_call(rlk_client *c, const char *script, const char *label, c
         freeReplyObject(r);
         if (outcome == RLK_REL_ERROR)
             *rc = RLK_ERR_PROTOCOL;
+        else if (outcome != RLK_REL_NOT_OWNER)  /* it wrote: did enough replicas see it? */
+            *rc = rlk_fam_acks_done(c, "unlock", name, outcome == RLK_REL_RELEASED
+                                    ? "released" : "released one hold (still held)");
     }
     return outcome;
+}
+
+int rlk_fam_undone(int outcome, int rc)
+{
+    if (outcome == RLK_REL_RELEASED || outcome == RLK_REL_STILL_HELD)
+        return RLK_OK;
+    return rc != RLK_OK ? rc : RLK_ERR_NOT_OWNER;
 }
 
 /* The server's ACL refused a command inside a script ("The user executing the script can't run

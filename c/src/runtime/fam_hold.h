@@ -25,22 +25,32 @@
 int rlk_fam_acquire_reply(rlk_client *c, const char *what, const char *name, const char *script,
                           const redisReply *r, long long *ttl, long long *token);
 
-/* Gives back (best effort) an acquisition the registry could not record. */
-typedef void (*rlk_fam_undo_fn)(void *arg);
+/* Gives back (best effort) an acquisition the registry could not record,
+ * or that too few replicas acknowledged: the kind's release for the same
+ * holder. RLK_OK when it did. */
+typedef int (*rlk_fam_undo_fn)(void *arg);
 
 /* Records an acquisition (acquire sent at sent_ns) in the client's registry
- * and counts it; when the registry cannot take it, calls undo(arg) and
- * returns the registry's error. */
+ * and counts it. With rlk_options.min_replicas, first: an acquisition too
+ * few replicas acknowledged is undone and not recorded (RLK_ERR_NOREPLICAS,
+ * rlk_fam_acks_acquired). When the registry cannot take it, calls undo(arg)
+ * and returns the registry's error. */
 int rlk_fam_record(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int watchdog,
                    long long sent_ns, long long token, rlk_fam_undo_fn undo, void *arg);
 
 /* Runs a release script with ARGV (owner, lease) (nargs 2) or (owner)
  * (nargs 1), then the client's publish argument (rlk_publish_arg): returns its enum rlk_release_outcome; *rc is RLK_OK or the
  * call's error (RLK_ERR_PROTOCOL recorded as "unlock <name>: <label> replied
- * type <t>" for a reply other than nil / 0 / 1). */
+ * type <t>" for a reply other than nil / 0 / 1), or RLK_ERR_NOREPLICAS for
+ * a release (or a count taken down) too few replicas acknowledged: done,
+ * the outcome says what, not undone. */
 int rlk_fam_release_call(rlk_client *c, const char *script, const char *label, const char *name,
                          int nkeys, const char *const *keys, int nargs, const char *owner,
                          long long lease, int *rc);
+
+/* An undo's result (rlk_fam_undo_fn) from its release's outcome and rc:
+ * RLK_OK when a hold was given back; else rc, or RLK_ERR_NOT_OWNER. */
+int rlk_fam_undone(int outcome, int rc);
 
 /* Sends the kind's release for (owner, lease): rlk_fam_release_call's contract. */
 typedef int (*rlk_fam_release_fn)(void *arg, const char *owner, long long lease, int *rc);

@@ -212,6 +212,7 @@ int rlk_runtime_stats_get(rlk_client *c, rlk_runtime_stats *out)
     out->unsubscribes = RLK_RT_LOAD(rt, unsubscribes);
     out->renew_calls = RLK_RT_LOAD(rt, renew_calls);
     out->renew_errors = RLK_RT_LOAD(rt, renew_errors);
+    out->renew_unacked = RLK_RT_LOAD(rt, renew_unacked);
     out->locks_lost = RLK_RT_LOAD(rt, locks_lost);
     out->lost_replies = RLK_RT_LOAD(rt, lost_replies);
     out->lost_adopted = RLK_RT_LOAD(rt, lost_adopted);

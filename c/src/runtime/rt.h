@@ -36,6 +36,8 @@ typedef struct rlk_runtime_stats {
     unsigned long long unsubscribes;    /* UNSUBSCRIBE commands sent */
     unsigned long long renew_calls;     /* watchdog renewal round trips */
     unsigned long long renew_errors;    /* ... that failed */
+    unsigned long long renew_unacked;   /* renewal calls (watchdog, permit keeper) that fewer
+                                           than rlk_options.min_replicas replicas acknowledged */
     unsigned long long locks_lost;      /* lost-lock declarations */
     unsigned long long lost_replies;    /* lock calls whose reply was lost, then settled */
     unsigned long long lost_adopted;    /* ... acquires that had run: the hold was kept */

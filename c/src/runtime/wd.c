@@ -379,16 +379,21 @@ static int rlk_wd_eval(rlk_wd *wd, const char *script, int nkeys, const char **k
         return RLK_ERR_IO;
     if (!s)
         return rlk_set_error(wd->c, RLK_ERR_NOSUCHSCRIPT, "no script named '%s'", script);
-    if (wd->c->cluster)     /* routed by the first key; one node's trouble spares the others */
-        return rlk_cluster_evalv(wd->c, s, nkeys, keys, nargs, args, NULL, r,
-                                 rlk_wd_timeout_ms(wd));
-    rc = rlk_wd_connect(wd);
-    if (rc == RLK_OK)
-        rc = rlk_conn_evalv(wd->c, wd->ctx, s, nkeys, keys, NULL, nargs, args, NULL, r, NULL);
-    if (rlk_is_conn_err(rc) || (wd->ctx && wd->ctx->err)) {
-        rlk_wd_disconnect(wd);
-        wd->conn_failed = 1;
+    if (wd->c->cluster) {   /* routed by the first key; one node's trouble spares the others */
+        rc = rlk_cluster_evalv(wd->c, s, nkeys, keys, nargs, args, NULL, r,
+                               rlk_wd_timeout_ms(wd));
+    } else {
+        rc = rlk_wd_connect(wd);
+        if (rc == RLK_OK)
+            rc = rlk_conn_evalv(wd->c, wd->ctx, s, nkeys, keys, NULL, nargs, args, NULL, r, NULL);
+        if (rlk_is_conn_err(rc) || (wd->ctx && wd->ctx->err)) {
+            rlk_wd_disconnect(wd);
+            wd->conn_failed = 1;
+        }
     }
+    /* Renewed, but fewer replicas than min_replicas acknowledged: counted, not undone. */
+    if (rc == RLK_OK && rlk_conn_acks_short(NULL))
+        RLK_COUNT(wd->counters, renew_unacked);
     return rc;
 }
 

@@ -61,11 +61,8 @@ static rlk_client *sn_connect(long long lease_ms, int min_replicas)
     o.url = surl;
     o.watchdog_lease_ms = lease_ms;
     o.pool_size = 4;
-    (void)min_replicas;
-#ifdef RLK_HAVE_MIN_REPLICAS
     o.min_replicas = min_replicas;
     o.min_replicas_timeout_ms = 500;
-#endif
     c = rlk_connect(&o);
     if (c && rlk_err(c) != RLK_OK) {
         printf("  connect %s: %s\n", surl, rlk_errstr(c));
@@ -275,14 +272,11 @@ static void test_failover_cut(void)
     long long pause_ms = getenv("RLK_IT_PAUSE_MS") ? atoll(getenv("RLK_IT_PAUSE_MS")) : 2500;
     redisReply *rr;
 
-    (void)pause_ms;
-    (void)rr;
     REQUIRE(m >= 0 && a && b);
     rlk_set_lost_callback(a, on_lost, &lost);
     fa = rlk_fenced_new(a, "sn:cut");
     fb = rlk_fenced_new(b, "sn:cut");
     CHECKF(rlk_fx_sentinel_wait_promotable(&fx, 30000) == 0, "the replica never became promotable");
-#ifdef RLK_HAVE_MIN_REPLICAS
     /* Hold back the replication stream on the replica (its master link is
      * a client too): what the master writes now is not acknowledged. */
     rr = rlk_fx_command(&fx.data[r], "CLIENT PAUSE %lld WRITE", pause_ms);
@@ -302,7 +296,6 @@ static void test_failover_cut(void)
     rr = rlk_fx_command(&fx.data[r], "CLIENT UNPAUSE");
     if (rr)
         freeReplyObject(rr);
-#endif
     REQUIRE(rlk_fenced_try_lock(fa, 0, 0, &ta) == RLK_OK);
     /* The cut: the lock's writes never reach the replica. Modelled exactly by
      * removing them there (replica-read-only off for the two DELs: local, not
