@@ -41,6 +41,8 @@ typedef struct rlk_bench_identity {
     const char *key;
     const char *channel;
     const char *owner;
+    const char *waiters;    /* {key}:rlk_waiters */
+    const char *grant;      /* {key}:rlk_next */
 } rlk_bench_identity;
 
 typedef enum rlk_bench_acq {

@@ -45,6 +45,8 @@ typedef struct rlk_bench_setup {
     char (*keys)[RLK_BENCH_KEYLEN];
     char (*channels)[RLK_BENCH_KEYLEN + 32];
     char (*owners)[64];
+    char (*waiters)[RLK_BENCH_KEYLEN + 32];
+    char (*grants)[RLK_BENCH_KEYLEN + 32];
     rlk_bench_identity *ids;
     rlk_bench_summary rtt;      /* PING round trips measured before the run */
 } rlk_bench_setup;
@@ -213,7 +215,9 @@ static void rlk_bench_make_ids(rlk_bench_setup *s)
     s->channels = calloc((size_t)n, sizeof *s->channels);
     s->owners = calloc((size_t)n, sizeof *s->owners);
     s->ids = calloc((size_t)n, sizeof *s->ids);
-    if (!s->keys || !s->channels || !s->owners || !s->ids)
+    s->waiters = calloc((size_t)n, sizeof *s->waiters);
+    s->grants = calloc((size_t)n, sizeof *s->grants);
+    if (!s->keys || !s->channels || !s->owners || !s->ids || !s->waiters || !s->grants)
         rlk_bench_die(1, "out of memory");
     rlk_bench_make_uuid(s->uuid);
     for (i = 0; i < n; i++) {
@@ -224,6 +228,10 @@ static void rlk_bench_make_ids(rlk_bench_setup *s)
         snprintf(s->channels[i], sizeof s->channels[i], "redisson_lock__channel:{%s}",
                  s->keys[i]);
         snprintf(s->owners[i], sizeof s->owners[i], "%s:%d", s->uuid, i);
+        snprintf(s->waiters[i], sizeof s->waiters[i], "{%s}:rlk_waiters", s->keys[i]);
+        snprintf(s->grants[i], sizeof s->grants[i], "{%s}:rlk_next", s->keys[i]);
+        s->ids[i].waiters = s->waiters[i];
+        s->ids[i].grant = s->grants[i];
         s->ids[i].index = i;
         s->ids[i].key = s->keys[i];
         s->ids[i].channel = s->channels[i];
@@ -495,6 +503,8 @@ int main(int argc, char **argv)
     free(s.keys);
     free(s.channels);
     free(s.owners);
+    free(s.waiters);
+    free(s.grants);
     free(s.ids);
     return 0;
 }

@@ -152,6 +152,10 @@ static int rlk_bench_lib_open(void **st, const rlk_bench_target *t,
     b->values.lease = t->lease_ms;
     b->values.owner = id->owner;
     b->values.message = "0";
+    b->values.waiters = id->waiters;
+    b->values.grant = id->grant;
+    b->values.ticket = "0";
+    b->values.claim = "50";
     rlk_bench_script_bind(t->acquire, &b->values, &b->acquire);
     rlk_bench_script_bind(t->release, &b->values, &b->release);
     if (t->workload == 2 && rlk_bench_lib_w2_open(b, err, errlen) != 0) {
