@@ -12,6 +12,7 @@
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
+#include "client/pool.h"
 #include "client/random.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
@@ -30,6 +31,7 @@ struct rlk_lock {
 };
 
 #define RLK_LOCK_KEEPALIVE_MS 1000  /* a queued waiter attempts at least this often */
+#define RLK_LOCK_CANCEL_NS (200LL * 1000000LL)  /* the most a give-up's cancel may take */
 
 /* One call's view: who asks, for how long, and its place in the queue. */
 typedef struct rlk_acq {
@@ -153,12 +155,18 @@ static void rlk_lock_cancel(rlk_acq *a)
     char saved[RLK_ERRSTR_MAX];
     int err = rlk_err(l->b.c);
 
+    long long limit;
+
     snprintf(saved, sizeof saved, "%s", rlk_errstr(l->b.c));
     snprintf(ticket, sizeof ticket, "%lld", a->ticket.ticket);
+    /* Bounded: a wait's -w holds against a stopped server too (the ticket is then skipped
+     * after its reservation's claim window). */
+    limit = rlk_time_limit_enter(rlk_clock_now_ns() + RLK_LOCK_CANCEL_NS);
     if (rlk_evalv(l->b.c, "reentrant/cancel", 4, keys, NULL, 2, args, NULL, &r) == RLK_OK)
         freeReplyObject(r);
     else
         rlk_set_error(l->b.c, err, "%s", saved);
+    rlk_time_limit_leave(limit);
 }
 
 /* rlk_fam_undo_fn: gives back a hold the registry could not record. */
@@ -217,6 +225,7 @@ static int rlk_lock_busy(rlk_lock *l, long long start_ns)
 int rlk_lock_try_lock(rlk_lock *l, long long wait_ms, long long lease_ms)
 {
     long long start = rlk_clock_now_ns();
+    rlk_lq_node node;
     rlk_waiter w;
     rlk_acq a;
     int rc, first;
@@ -234,9 +243,24 @@ int rlk_lock_try_lock(rlk_lock *l, long long wait_ms, long long lease_ms)
     w.q = l->q;
     w.ticket = a.ticket.ticket ? &a.ticket : NULL;
     w.keepalive_ms = RLK_LOCK_KEEPALIVE_MS;
-    first = wait_ms == 0 || rlk_wd_holds(l->b.rt->wd, l->b.name, a.owner) || !rlk_lq_busy(l->q);
-    if (first && w.ticket)
-        rlk_wait_pre_join(&w);
+    first = wait_ms == 0 || rlk_wd_holds(l->b.rt->wd, l->b.name, a.owner);
+    if (first) {
+        a.ticket.ticket = 0;    /* a single try or a re-entry: never queued */
+        w.ticket = NULL;
+    } else {
+        /* The local queue first: only its head attempts, so only a head ever holds a ticket in
+         * the server's queue (a thread queued there while asleep here would miss its grant).
+         * A head that did not have to wait attempts straight away. */
+        rc = rlk_lq_enter(l->q, &node, rlk_wait_deadline(start, wait_ms));
+        if (rc == RLK_ERR_NOMEM)
+            return rlk_set_error(l->b.c, rc, "lock %s: out of resources for a waiter", l->b.name);
+        if (rc != RLK_OK)
+            return rlk_lock_busy(l, start);
+        w.entered = &node;
+        first = !node.waited;
+        if (first)
+            rlk_wait_pre_join(&w);
+    }
     rc = rlk_wait_acquire(&w, start, wait_ms, first);
     if (rc != RLK_OK && a.queued)
         rlk_lock_cancel(&a);

@@ -224,6 +224,8 @@ static int rlk_wait_unbounded(rlk_waiter *w, long long deadline_ns)
 
     if (!w->q)
         return rlk_wait_subscribed(w, NULL, deadline_ns);
+    if (w->entered)
+        return rlk_wait_subscribed(w, w->entered, deadline_ns);
     rc = rlk_lq_enter(w->q, &node, deadline_ns);
     if (rc != RLK_OK)
         rlk_wait_pre_leave(w);
@@ -260,6 +262,8 @@ int rlk_wait_acquire(rlk_waiter *w, long long start_ns, long long wait_ms, int f
         rc = rlk_wait(&again, deadline);
     } else {
         rlk_wait_pre_leave(w);
+        if (w->entered)
+            rlk_lq_leave(w->q, w->entered);
     }
     rlk_time_limit_leave(limit);
     return rc;

@@ -55,6 +55,9 @@ typedef struct rlk_waiter {
                                    made once subscribed, unless the local queue made it wait */
     unsigned long long pre_mark;
     long long first_bound;      /* with pre_ch: the first attempt's bound */
+    rlk_lq_node *entered;       /* with q: the caller entered the local queue already (and is its
+                                   head): rlk_wait uses this node, rlk_wait_acquire leaves it when
+                                   no wait follows. Only a head may hold a server ticket. */
 } rlk_waiter;
 
 /* Before a first attempt of a waiter with a ticket: joins its channel when
