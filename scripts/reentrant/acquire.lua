@@ -17,20 +17,20 @@
 -- error RLK_WRONGTYPE: the lock key is not a hash, the waiters key not a list or the grant key not a string
 -- end
 
---- @include "lib/lease_ok"
+--- @include "lib/is_lease"
 
 if #KEYS ~= 3 or #ARGV ~= 3 then
   return redis.error_reply('RLK_BADARG expected 3 keys and 3 arguments')
 end
 local lock, waiters, grant = KEYS[1], KEYS[2], KEYS[3]
 local lease_ms, owner, ticket = ARGV[1], ARGV[2], ARGV[3]
-if not lease_ok(lease_ms) then
+if not is_lease(lease_ms) then
   return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
 end
 if #owner < 1 or #owner > 1024 then
   return redis.error_reply('RLK_BADOWNER owner must be 1..1024 bytes')
 end
-local t = tonumber(ticket)
+local t = ticket == '0' and 0 or tonumber(ticket)
 if not t or t % 1 ~= 0 or t < -67108863 or t > 67108863 or tostring(t) ~= ticket then
   return redis.error_reply('RLK_BADARG ticket must be an integer in -67108863..67108863')
 end

@@ -16,7 +16,7 @@
 -- error RLK_WRONGTYPE: the lock key is not a hash, the waiters key not a list or the grant key not a string
 -- end
 
---- @include "lib/lease_ok"
+--- @include "lib/is_lease"
 
 -- Reserves the freed lock for the first waiter and publishes the wake-ups.
 --- @include "lib/hand_over"
@@ -32,7 +32,7 @@ local t = tonumber(ticket)
 if not t or t % 1 ~= 0 or t < 1 or t > 67108863 or tostring(t) ~= ticket then
   return redis.error_reply('RLK_BADARG ticket must be an integer in 1..67108863')
 end
-if not lease_ok(claim_ms) then
+if not is_lease(claim_ms) then
   return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
 end
 local why = wrong_type(lock, 'hash', 'lock') or wrong_type(waiters, 'list', 'waiters')

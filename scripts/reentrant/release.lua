@@ -20,7 +20,7 @@
 -- error RLK_WRONGTYPE: the lock key is not a hash or the waiters key not a list
 -- end
 
---- @include "lib/lease_ok"
+--- @include "lib/is_lease"
 
 -- Reserves the freed lock for the first waiter and publishes the wake-ups.
 --- @include "lib/hand_over"
@@ -33,10 +33,10 @@ local owner, lease_ms, claim_ms = ARGV[1], ARGV[2], ARGV[3]
 if #owner < 1 or #owner > 1024 then
   return redis.error_reply('RLK_BADOWNER owner must be 1..1024 bytes')
 end
-if not lease_ok(lease_ms) then
+if not is_lease(lease_ms) then
   return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
 end
-if not lease_ok(claim_ms) then
+if not is_lease(claim_ms) then
   return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
 end
 
