@@ -18,7 +18,7 @@
 
 --- @include "lib/is_lease"
 
--- Reserves the freed lock for the first waiter and publishes the wake-ups.
+-- Reserves the freed lock for the first waiter; returns the grant message to publish.
 --- @include "lib/hand_over"
 
 --- @include "lib/wrong_type"
@@ -49,5 +49,9 @@ redis.call('del', grant)
 if redis.call('exists', lock) == 1 then
   return 2     -- taken meanwhile (a client that ignores reservations): the next release hands over
 end
-hand_over(redis.call('lpop', waiters), waiters, grant, channel, claim_ms)
+local wake = hand_over(redis.call('lpop', waiters), waiters, grant, claim_ms)
+if wake then
+  redis.call('publish', channel, wake)
+end
+redis.call('publish', channel, '0')
 return 2

@@ -22,7 +22,7 @@
 
 --- @include "lib/is_lease"
 
--- Reserves the freed lock for the first waiter and publishes the wake-ups.
+-- Reserves the freed lock for the first waiter; returns the grant message to publish.
 --- @include "lib/hand_over"
 
 if #KEYS ~= 4 or #ARGV ~= 3 then
@@ -62,4 +62,9 @@ if type(head) == 'table' then
     .. ', not a list')
 end
 redis.call('del', lock)
-return hand_over(head, waiters, grant, channel, claim_ms)
+local wake = hand_over(head, waiters, grant, claim_ms)
+if wake then
+  redis.call('publish', channel, wake)
+end
+redis.call('publish', channel, '0')
+return wake and 2 or 1
