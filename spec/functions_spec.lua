@@ -56,13 +56,16 @@ end)
 -- The same operations through EVAL and through FCALL: the replies must agree (numbers above 1000,
 -- remaining TTLs, within 200 ms, and fenced tokens, microseconds since the epoch, only both above
 -- 10^12: a real server's clock moves between the two runs).
+local RK = { "L", "{L}:rlk_waiters", "{L}:rlk_next" }
+local RREL = { "L", "redisson_lock__channel:{L}", "{L}:rlk_waiters", "{L}:rlk_next" }
 local OPS = {
-  { "reentrant/acquire", { "L" }, { "30000", "A:1" } },
-  { "reentrant/acquire", { "L" }, { "30000", "A:1" } },
-  { "reentrant/acquire", { "L" }, { "30000", "B:1" } },
-  { "reentrant/release", { "L", "redisson_lock__channel:{L}" }, { "A:1", "30000", "publish" } },
-  { "reentrant/release", { "L", "redisson_lock__channel:{L}" }, { "A:1", "30000", "publish" } },
-  { "reentrant/acquire", { "L" }, { "0", "A:1" }, bad = true },
+  { "reentrant/acquire", RK, { "30000", "A:1", "0" } },
+  { "reentrant/acquire", RK, { "30000", "A:1", "0" } },
+  { "reentrant/acquire", RK, { "30000", "B:1", "11" } },    -- queued: the release hands over (2)
+  { "reentrant/release", RREL, { "A:1", "30000", "50", "publish" } },
+  { "reentrant/release", RREL, { "A:1", "30000", "50", "publish" } },
+  { "reentrant/cancel", RREL, { "11", "50", "publish" } },
+  { "reentrant/acquire", RK, { "0", "A:1", "0" }, bad = true },
   { "rwlock/read_acquire", { "W", "{W}" }, { "30000", "A:1" } },
   { "rwlock/write_acquire", { "W" }, { "30000", "A:1" } },
   { "rwlock/read_release", { "W", "redisson_rwlock:{W}", "{W}" }, { "A:1", "publish" } },

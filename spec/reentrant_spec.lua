@@ -7,17 +7,25 @@ local sa = require("script_asserts")
 
 local NIL = backend.NIL
 local LOCK, CHANNEL = "{res}", "redisson_lock__channel:{res}"
+local WAITERS, GRANT = "{res}:rlk_waiters", "{res}:rlk_next"
+local CLAIM = 50
 local A, B = "1b9e7c2a-uuid-a:1", "1b9e7c2a-uuid-b:7"
 local LEASE = 30000
 local it_virtual = helpers.it_virtual
 
 local r = backend.new()
 
-local function acquire(owner, lease, key)
-  return r:script("reentrant/acquire", { key or LOCK }, { tostring(lease or LEASE), owner })
+local function acquire(owner, lease, key, ticket)
+  return r:script("reentrant/acquire", { key or LOCK, WAITERS, GRANT },
+    { tostring(lease or LEASE), owner, tostring(ticket or 0) })
 end
 local function release(owner, lease, key, pub)
-  return r:script("reentrant/release", { key or LOCK, CHANNEL }, { owner, tostring(lease or LEASE), pub or "publish" })
+  return r:script("reentrant/release", { key or LOCK, CHANNEL, WAITERS, GRANT },
+    { owner, tostring(lease or LEASE), tostring(CLAIM), pub or "publish" })
+end
+local function cancel(ticket, pub)
+  return r:script("reentrant/cancel", { LOCK, CHANNEL, WAITERS, GRANT },
+    { tostring(ticket), tostring(CLAIM), pub or "publish" })
 end
 local function renew(owner, lease, key)
   return r:script("reentrant/renew", { key or LOCK }, { tostring(lease or LEASE), owner })
@@ -136,10 +144,15 @@ describe("reentrant/acquire", function()
 
   wrongtype_cases(function() return acquire(A) end)
   validation_cases(function(lease, owner) return acquire(owner, lease) end, {
-    { "reentrant/acquire", {}, { "1000", A } },
-    { "reentrant/acquire", { LOCK, "{res}:other" }, { "1000", A } },
-    { "reentrant/acquire", { LOCK }, { "1000" } },
-    { "reentrant/acquire", { LOCK }, { "1000", A, "extra" } },
+    { "reentrant/acquire", {}, { "1000", A, "0" } },
+    { "reentrant/acquire", { LOCK }, { "1000", A } },
+    { "reentrant/acquire", { LOCK, WAITERS }, { "1000", A, "0" } },
+    { "reentrant/acquire", { LOCK, WAITERS, GRANT }, { "1000", A } },
+    { "reentrant/acquire", { LOCK, WAITERS, GRANT }, { "1000", A, "0", "extra" } },
+    { "reentrant/acquire", { LOCK, WAITERS, GRANT }, { "1000", A, "67108864" } },
+    { "reentrant/acquire", { LOCK, WAITERS, GRANT }, { "1000", A, "1.5" } },
+    { "reentrant/acquire", { LOCK, WAITERS, GRANT }, { "1000", A, " 7" } },
+    { "reentrant/acquire", { LOCK, WAITERS, GRANT }, { "1000", A, "" } },
   })
 end)
 
@@ -196,13 +209,24 @@ describe("reentrant/release", function()
 
   wrongtype_cases(function() return release(A) end)
   validation_cases(function(lease, owner) return release(owner, lease) end, {
-    { "reentrant/release", { LOCK }, { A, "1000", "publish" } },
-    { "reentrant/release", { LOCK, CHANNEL, "{res}:other" }, { A, "1000", "publish" } },
-    { "reentrant/release", { LOCK, CHANNEL }, { A, "1000" } },
-    { "reentrant/release", { LOCK, CHANNEL }, { A, "1000", "publish", "0" } },
+    { "reentrant/release", { LOCK, CHANNEL }, { A, "1000", "50", "publish" } },
+    { "reentrant/release", { LOCK, CHANNEL, WAITERS }, { A, "1000", "50", "publish" } },
+    { "reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT, "{res}:other" },
+      { A, "1000", "50", "publish" } },
+    { "reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT }, { A, "1000", "50" } },
+    { "reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT }, { A, "1000", "publish" } },
+    { "reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT }, { A, "1000", "50", "publish", "0" } },
+    { "reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT }, { A, "1000", "0", "publish" } },
+    { "reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT }, { A, "1000", "5e1", "publish" } },
   })
   sa.publish_cases(r, { LOCK }, function() assert.equal(NIL, acquire(A)) end,
     function(pub) return release(A, nil, nil, pub) end, CHANNEL)
+  describe("handing over to a queued waiter (grant, then 0)", function()
+    sa.publish_cases(r, { LOCK, WAITERS, GRANT }, function()
+      assert.equal(NIL, acquire(A))
+      assert.is_number(acquire(B, nil, nil, 11))
+    end, function(pub) return release(A, nil, nil, pub) end, CHANNEL)
+  end)
 end)
 
 describe("reentrant/renew", function()
@@ -376,5 +400,178 @@ describe("reentrant lock life cycle", function()
     assert.equal(NIL, acquire(B))
     assert.equal("1", count(B))
     assert.same({ { channel = CHANNEL, message = "0" } }, r:published())
+  end)
+end)
+
+-- The handoff across processes (docs/runtime.md): a waiter's failed attempt queues its ticket; the
+-- last release reserves the free lock for the first ticket (grant, PX claim window) and publishes
+-- head * 2^26 + next before the standard 0; only that ticket may take the free lock meanwhile.
+describe("reentrant lock handoff to queued waiters", function()
+  local C = "1b9e7c2a-uuid-c:3"
+  local SHIFT = 67108864
+
+  local function grant_msg(head, nxt)
+    return string.format("%.0f", head * SHIFT + (nxt or 0))
+  end
+
+  it("queues waiters in arrival order, once each, only when they ask to wait", function()
+    assert.equal(NIL, acquire(A))
+    assert.is_number(acquire(B, nil, nil, 0))
+    assert.equal(0, r:call("EXISTS", WAITERS))
+    assert.is_number(acquire(B, nil, nil, 11))
+    assert.is_number(acquire(C, nil, nil, 22))
+    assert.is_number(acquire(B, nil, nil, -11))  -- queued already: stays where it is
+    assert.same({ "11", "22" }, r:call("LRANGE", WAITERS, "0", "-1"))
+    assert.is_true(r:call("PTTL", WAITERS) > 0, "the queue expires when nobody comes any more")
+  end)
+
+  it("reserves the freed lock for the first waiter and publishes its grant before the 0", function()
+    assert.equal(NIL, acquire(A))
+    acquire(B, nil, nil, 11)
+    acquire(C, nil, nil, 22)
+    r:published()
+    assert.equal(2, release(A))
+    assert.equal(0, r:call("EXISTS", LOCK))
+    assert.equal("11", r:call("GET", GRANT))
+    sa.assert_pttl(r, GRANT, CLAIM, 1)
+    assert.same({ "22" }, r:call("LRANGE", WAITERS, "0", "-1"))
+    assert.same({ { channel = CHANNEL, message = grant_msg(11, 22) }, { channel = CHANNEL, message = "0" } },
+      r:published())
+  end)
+
+  it("lets only the reserved ticket take the free lock; the releaser queues behind", function()
+    assert.equal(NIL, acquire(A))
+    acquire(B, nil, nil, 11)
+    release(A)
+    r:published()
+    local before = sa.snapshot(r, { LOCK, GRANT })
+    assert.equal(-1, acquire(A, nil, nil, 33))      -- a waiter: woken by its own grant, no bound
+    assert.is_number(acquire(C, nil, nil, 0))       -- a single try: waits out the claim window
+    assert.is_true(acquire(C, nil, nil, 0) > 0)
+    sa.assert_unchanged(r, before)
+    assert.same({ "33" }, r:call("LRANGE", WAITERS, "0", "-1"))
+    assert.equal(NIL, acquire(B, nil, nil, -11))
+    assert.same({ B, "1" }, r:call("HGETALL", LOCK))
+    assert.equal(0, r:call("EXISTS", GRANT))
+    assert.same({ "33" }, r:call("LRANGE", WAITERS, "0", "-1"))
+  end)
+
+  it("a release with nobody queued publishes the bare 0 only", function()
+    assert.equal(NIL, acquire(A))
+    r:published()
+    assert.equal(1, release(A))
+    assert.equal(0, r:call("EXISTS", GRANT))
+    assert.same({ { channel = CHANNEL, message = "0" } }, r:published())
+  end)
+
+  it_virtual("a reservation nobody claims runs out: then anyone may take the lock", function()
+    assert.equal(NIL, acquire(A))
+    acquire(B, nil, nil, 11)   -- B will die
+    acquire(C, nil, nil, 22)
+    release(A)
+    assert.equal(-1, acquire(C, nil, nil, -22))
+    r:advance(CLAIM + 1)
+    assert.equal(NIL, acquire(C, nil, nil, -22))   -- the runner-up, woken after the claim window
+    assert.equal(0, r:call("EXISTS", WAITERS))
+  end)
+
+  it("a queued waiter that takes a free, unreserved lock leaves the queue", function()
+    acquire(A)
+    acquire(B, nil, nil, 11)
+    acquire(C, nil, nil, 22)
+    r:call("DEL", LOCK)     -- the holder's lease ran out: no release, no reservation
+    assert.equal(NIL, acquire(C, nil, nil, -22))
+    assert.same({ "11" }, r:call("LRANGE", WAITERS, "0", "-1"))
+  end)
+
+  it("a waiter whose entry was lost joins again at the tail", function()
+    acquire(A)
+    acquire(B, nil, nil, 11)
+    r:call("DEL", WAITERS)
+    acquire(C, nil, nil, 22)
+    assert.is_number(acquire(B, nil, nil, -11))
+    assert.same({ "22", "11" }, r:call("LRANGE", WAITERS, "0", "-1"))
+  end)
+
+  it("a Redisson client may take the reserved lock; the grantee then queues again", function()
+    acquire(A)
+    acquire(B, nil, nil, 11)
+    release(A)
+    r:call("HSET", LOCK, "redisson-uuid:1", "1")   -- Redisson's acquire ignores the reservation
+    assert.is_number(acquire(B, nil, nil, -11))
+    assert.same({ "11" }, r:call("LRANGE", WAITERS, "0", "-1"))
+  end)
+
+  describe("reentrant/cancel", function()
+    it("takes a waiter out of the queue", function()
+      acquire(A)
+      acquire(B, nil, nil, 11)
+      acquire(C, nil, nil, 22)
+      r:published()
+      assert.equal(1, cancel(11))
+      assert.same({ "22" }, r:call("LRANGE", WAITERS, "0", "-1"))
+      assert.equal(0, cancel(11))
+      assert.same({}, r:published())
+    end)
+
+    it("passes an unclaimed reservation on to the next waiter at once", function()
+      acquire(A)
+      acquire(B, nil, nil, 11)
+      acquire(C, nil, nil, 22)
+      release(A)
+      r:published()
+      assert.equal(2, cancel(11))
+      assert.equal("22", r:call("GET", GRANT))
+      assert.same({ { channel = CHANNEL, message = grant_msg(22) }, { channel = CHANNEL, message = "0" } },
+        r:published())
+      assert.equal(NIL, acquire(C, nil, nil, -22))
+    end)
+
+    it("drops the reservation and publishes 0 when nobody else waits", function()
+      acquire(A)
+      acquire(B, nil, nil, 11)
+      release(A)
+      r:published()
+      assert.equal(2, cancel(11))
+      assert.equal(0, r:call("EXISTS", GRANT))
+      assert.same({ { channel = CHANNEL, message = "0" } }, r:published())
+    end)
+
+    it("refuses bad tickets, claim windows and key counts without changing anything", function()
+      acquire(A)
+      acquire(B, nil, nil, 11)
+      for _, case in ipairs({ { { LOCK, CHANNEL, WAITERS, GRANT }, { "0", "50", "publish" } },
+                              { { LOCK, CHANNEL, WAITERS, GRANT }, { "-11", "50", "publish" } },
+                              { { LOCK, CHANNEL, WAITERS, GRANT }, { "11", "0", "publish" } },
+                              { { LOCK, CHANNEL, WAITERS, GRANT }, { "11", "50" } },
+                              { { LOCK, CHANNEL, WAITERS, GRANT }, { "11", "50", "publish", "0" } },
+                              { { LOCK, CHANNEL, WAITERS }, { "11", "50", "publish" } } }) do
+        local before = sa.snapshot(r, { LOCK, WAITERS, GRANT })
+        sa.assert_error(r:script("reentrant/cancel", case[1], case[2]), "RLK_BADARG")
+        sa.assert_unchanged(r, before)
+      end
+    end)
+
+    -- A reservation passed on (grant to the next waiter, then 0) goes out with the command given.
+    sa.publish_cases(r, { LOCK, WAITERS, GRANT }, function()
+      acquire(A)
+      acquire(B, nil, nil, 11)
+      acquire(C, nil, nil, 22)
+      assert.equal(2, release(A))
+    end, function(pub) return cancel(11, pub) end, CHANNEL)
+  end)
+
+  it("refuses companion keys of another type before any write", function()
+    acquire(A)
+    r:call("SET", WAITERS, "x")
+    local before = sa.snapshot(r, { LOCK, WAITERS })
+    sa.assert_error(acquire(B, nil, nil, 11), "RLK_WRONGTYPE")
+    sa.assert_error(release(A), "RLK_WRONGTYPE")
+    sa.assert_unchanged(r, before)
+    r:call("DEL", WAITERS, LOCK)
+    r:call("HSET", GRANT, "f", "v")
+    before = sa.snapshot(r, { LOCK, GRANT })
+    sa.assert_error(acquire(B, nil, nil, 11), "RLK_WRONGTYPE")
+    sa.assert_unchanged(r, before)
   end)
 end)

@@ -134,6 +134,10 @@ static int rlk_bench_bl_open(void **st, const rlk_bench_target *t,
     b->values.owner = id->owner;
     b->values.message = "0";
     b->values.publish = "publish";
+    b->values.waiters = id->waiters;
+    b->values.grant = id->grant;
+    b->values.ticket = "0";
+    b->values.claim = "50";
     rlk_bench_bl_build(&b->acquire, t->acquire, &b->values);
     rlk_bench_bl_build(&b->release, t->release, &b->values);
     *st = b;

@@ -29,6 +29,7 @@ typedef struct rlk_bench_target {
     const rlk_bench_script *acquire;  /* reentrant/acquire */
     const rlk_bench_script *release;  /* reentrant/release */
     const char *lease_ms;             /* decimal string */
+    int fair;                         /* W2 (rlk): rlk_fairlock instead of rlk_lock */
     int connect_timeout_ms;
     int command_timeout_ms;
 } rlk_bench_target;
@@ -40,6 +41,8 @@ typedef struct rlk_bench_identity {
     const char *key;
     const char *channel;
     const char *owner;
+    const char *waiters;    /* {key}:rlk_waiters */
+    const char *grant;      /* {key}:rlk_next */
 } rlk_bench_identity;
 
 typedef enum rlk_bench_acq {
@@ -75,6 +78,7 @@ typedef struct rlk_bench_driver {
 } rlk_bench_driver;
 
 extern const rlk_bench_driver rlk_bench_baseline_driver;
+extern const rlk_bench_driver rlk_bench_setnx_driver;    /* --baseline --lock setnx */
 
 #ifdef RLK_BENCH_HAVE_LIB
 extern const rlk_bench_driver rlk_bench_rlk_driver;

@@ -45,8 +45,13 @@ typedef struct rlk_bench_setup {
     char (*keys)[RLK_BENCH_KEYLEN];
     char (*channels)[RLK_BENCH_KEYLEN + 32];
     char (*owners)[64];
+    char (*waiters)[RLK_BENCH_KEYLEN + 32];
+    char (*grants)[RLK_BENCH_KEYLEN + 32];
     rlk_bench_identity *ids;
+    rlk_bench_summary rtt;      /* PING round trips measured before the run */
 } rlk_bench_setup;
+
+#define RLK_BENCH_RTT_PINGS 200
 
 static void rlk_bench_die(int code, const char *msg)
 {
@@ -58,6 +63,12 @@ static void rlk_bench_die(int code, const char *msg)
 
 static const rlk_bench_driver *rlk_bench_pick_driver(const rlk_bench_opts *o)
 {
+    if (o->baseline && o->fair)
+        rlk_bench_die(2, "--lock fair applies to the rlk variant only");
+    if (!o->baseline && o->setnx)
+        rlk_bench_die(2, "--lock setnx applies to --baseline only");
+    if (o->setnx)
+        return &rlk_bench_setnx_driver;
     if (o->baseline)
         return &rlk_bench_baseline_driver;
     if (o->scripts_dir != NULL)
@@ -156,6 +167,25 @@ static void rlk_bench_del_keys(redisContext *c, const rlk_bench_setup *s)
     }
 }
 
+/* The loopback round trip the numbers are read against: PINGs on the setup
+ * connection (bench-run takes them off the run's commands: setup_pings). */
+static void rlk_bench_measure_rtt(redisContext *c, rlk_bench_summary *out)
+{
+    int64_t v[RLK_BENCH_RTT_PINGS];
+    int i;
+
+    for (i = 0; i < RLK_BENCH_RTT_PINGS; i++) {
+        int64_t t = rlk_bench_now_ns();
+        redisReply *r = redisCommand(c, "PING");
+
+        if (r == NULL)
+            rlk_bench_die(1, "PING failed on the setup connection");
+        freeReplyObject(r);
+        v[i] = rlk_bench_now_ns() - t;
+    }
+    rlk_bench_summarize(v, RLK_BENCH_RTT_PINGS, out);
+}
+
 /* ------------------------------------------------------------ identities */
 
 static void rlk_bench_make_uuid(char out[37])
@@ -185,7 +215,9 @@ static void rlk_bench_make_ids(rlk_bench_setup *s)
     s->channels = calloc((size_t)n, sizeof *s->channels);
     s->owners = calloc((size_t)n, sizeof *s->owners);
     s->ids = calloc((size_t)n, sizeof *s->ids);
-    if (!s->keys || !s->channels || !s->owners || !s->ids)
+    s->waiters = calloc((size_t)n, sizeof *s->waiters);
+    s->grants = calloc((size_t)n, sizeof *s->grants);
+    if (!s->keys || !s->channels || !s->owners || !s->ids || !s->waiters || !s->grants)
         rlk_bench_die(1, "out of memory");
     rlk_bench_make_uuid(s->uuid);
     for (i = 0; i < n; i++) {
@@ -196,6 +228,10 @@ static void rlk_bench_make_ids(rlk_bench_setup *s)
         snprintf(s->channels[i], sizeof s->channels[i], "redisson_lock__channel:{%s}",
                  s->keys[i]);
         snprintf(s->owners[i], sizeof s->owners[i], "%s:%d", s->uuid, i);
+        snprintf(s->waiters[i], sizeof s->waiters[i], "{%s}:rlk_waiters", s->keys[i]);
+        snprintf(s->grants[i], sizeof s->grants[i], "{%s}:rlk_next", s->keys[i]);
+        s->ids[i].waiters = s->waiters[i];
+        s->ids[i].grant = s->grants[i];
         s->ids[i].index = i;
         s->ids[i].key = s->keys[i];
         s->ids[i].channel = s->channels[i];
@@ -215,6 +251,7 @@ static void rlk_bench_make_target(rlk_bench_setup *s)
     s->t.acquire = &s->acquire;
     s->t.release = &s->release;
     s->t.lease_ms = RLK_BENCH_LEASE_MS;
+    s->t.fair = s->o.fair;
     s->t.connect_timeout_ms = 2000;
     s->t.command_timeout_ms = 5000;
 }
@@ -226,8 +263,10 @@ static void rlk_bench_json_common(rlk_bench_json *j, const rlk_bench_setup *s)
     const rlk_bench_opts *o = &s->o;
     char conc[200];
 
-    snprintf(conc, sizeof conc, "%d POSIX thread%s, one per %s, each with its own %s",
-             o->clients, o->clients == 1 ? "" : "s", o->workload == 1 ? "client" : "contender",
+    snprintf(conc, sizeof conc, "%d %s, one per %s, each with its own %s",
+             o->clients, o->procs ? (o->clients == 1 ? "process" : "processes (fork)")
+             : (o->clients == 1 ? "POSIX thread" : "POSIX threads"),
+             o->workload == 1 ? "client" : "contender",
              o->baseline ? "hiredis connection" : "rlk_client (pool of 1 connection)");
     rlk_bench_json_str(j, "schema", "peers-bench/1");
     rlk_bench_json_str(j, "impl", "rlk");
@@ -242,6 +281,10 @@ static void rlk_bench_json_common(rlk_bench_json *j, const rlk_bench_setup *s)
     rlk_bench_json_num(j, "duration_s", o->duration_s, 3);
     rlk_bench_json_str(j, "concurrency", conc);
     rlk_bench_json_str(j, "clock", "CLOCK_MONOTONIC");
+    rlk_bench_json_str(j, "mode", o->procs ? "processes" : "threads");
+    rlk_bench_json_str(j, "lock", o->fair ? "fair" : o->setnx ? "setnx" : "reentrant");
+    rlk_bench_json_summary_us(j, "rtt_us", &s->rtt);
+    rlk_bench_json_int(j, "setup_pings", RLK_BENCH_RTT_PINGS);
 }
 
 /* Errors of all contenders, one last message, and one error per contender
@@ -325,8 +368,12 @@ static rlk_bench_event *rlk_bench_gather_events(const rlk_bench_run_result *r, s
     return ev;
 }
 
-static void rlk_bench_write_events(const char *path, const rlk_bench_event *ev, size_t n)
+/* A header line, then one line per acquisition with absolute CLOCK_MONOTONIC
+ * times (files of several processes, or implementations, merge). */
+static void rlk_bench_write_events(const rlk_bench_setup *s, const rlk_bench_event *ev, size_t n,
+                                   int64_t t0)
 {
+    const char *path = s->o.events_out;
     FILE *f = fopen(path, "w");
     size_t i;
 
@@ -334,9 +381,15 @@ static void rlk_bench_write_events(const char *path, const rlk_bench_event *ev, 
         fprintf(stderr, "rlk-bench: cannot write %s\n", path);
         return;
     }
+    fprintf(f, "# peers-bench/1 events impl=rlk variant=%s lock=%s mode=%s contenders=%d "
+            "clock=CLOCK_MONOTONIC times=absolute_ns start_ns=%lld: "
+            "contender,request_ns,acquire_ns,release_ns\n",
+            s->o.variant ? s->o.variant : s->o.baseline ? "baseline" : "rlk",
+            s->o.fair ? "fair" : s->o.setnx ? "setnx" : "reentrant", s->o.procs ? "processes" : "threads",
+            s->o.clients, (long long)t0);
     for (i = 0; i < n; i++)
-        fprintf(f, "%d,%lld,%lld,%lld\n", ev[i].contender, (long long)ev[i].request_ns,
-                (long long)ev[i].acquire_ns, (long long)ev[i].release_ns);
+        fprintf(f, "%d,%lld,%lld,%lld\n", ev[i].contender, (long long)(t0 + ev[i].request_ns),
+                (long long)(t0 + ev[i].acquire_ns), (long long)(t0 + ev[i].release_ns));
     if (fclose(f) != 0)
         fprintf(stderr, "rlk-bench: error writing %s\n", path);
 }
@@ -388,7 +441,7 @@ static void rlk_bench_report_w2(const rlk_bench_setup *s, rlk_bench_run_result *
     if (rlk_bench_w2_compute(ev, n, s->o.clients, r->deadline_ns, &st) != 0)
         rlk_bench_die(1, "out of memory");
     if (s->o.events_out != NULL)
-        rlk_bench_write_events(s->o.events_out, ev, n);
+        rlk_bench_write_events(s, ev, n, r->t0_ns);
     if (st.overlaps > 0)
         fprintf(stderr, "rlk-bench: MUTUAL EXCLUSION VIOLATED: %zu overlapping "
                 "acquisitions\n", st.overlaps);
@@ -432,7 +485,9 @@ int main(int argc, char **argv)
         rlk_bench_script_load(c, &s.release);
     }
     rlk_bench_del_keys(c, &s);
-    if (rlk_bench_run(&s.o, s.d, &s.t, s.ids, &r, err, sizeof err) != 0)
+    rlk_bench_measure_rtt(c, &s.rtt);
+    if ((s.o.procs ? rlk_bench_run_procs : rlk_bench_run)(&s.o, s.d, &s.t, s.ids, &r, err,
+                                                           sizeof err) != 0)
         rlk_bench_die(1, err);
     if (s.o.workload == 1)
         rlk_bench_report_w1(&s, &r);
@@ -448,6 +503,8 @@ int main(int argc, char **argv)
     free(s.keys);
     free(s.channels);
     free(s.owners);
+    free(s.waiters);
+    free(s.grants);
     free(s.ids);
     return 0;
 }

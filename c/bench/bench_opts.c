@@ -14,7 +14,7 @@ void rlk_bench_usage(FILE *f)
     fputs("usage: rlk-bench --workload w1|w2 --clients N --duration SECONDS --port PORT\n"
           "                 [--variant NAME] [--host 127.0.0.1] [--key-prefix PREFIX]\n"
           "                 [--hold-ms 1] [--events-out FILE] [--grace SECONDS] [--baseline]\n"
-          "                 [--scripts-dir DIR]\n"
+          "                 [--scripts-dir DIR] [--procs] [--lock reentrant|fair|setnx]\n"
           "\n"
           "  --workload w1    uncontended: each client acquires and releases PREFIX:w1:<i>\n"
           "  --workload w2    contended: N contenders on PREFIX:w2 (acquire, hold, release)\n"
@@ -23,12 +23,19 @@ void rlk_bench_usage(FILE *f)
           "  --host HOST      loopback only: localhost, 127.0.0.0/8 or ::1 (default 127.0.0.1)\n"
           "  --key-prefix P   every key used starts with P (default rlk-bench)\n"
           "  --hold-ms MS     W2 hold time, slept (default 1)\n"
-          "  --events-out F   W2: one line per acquisition, contender,request_ns,acquire_ns,\n"
-          "                   release_ns (CLOCK_MONOTONIC ns since the common start)\n"
+          "  --events-out F   W2: a header line starting with '#', then one line per\n"
+          "                   acquisition, contender,request_ns,acquire_ns,release_ns\n"
+          "                   (absolute CLOCK_MONOTONIC ns: files of several processes merge)\n"
           "  --grace S        waiters still blocked S seconds after the deadline are\n"
           "                   abandoned and reported as stuck (default 3)\n"
           "  --scripts-dir D  baseline: read <D>/reentrant/{acquire,release}.lua instead of\n"
           "                   the library's embedded copies\n"
+          "  --procs          one process per contender (W2) or client (W1), each with its\n"
+          "                   own connection or rlk_client, started together (default: threads\n"
+          "                   of one process)\n"
+          "  --lock KIND      W2, rlk variant: reentrant (rlk_lock, default) or fair\n"
+          "                   (rlk_fairlock); --baseline: setnx (SET NX PX, compare-and-\n"
+          "                   delete: the server's floor for a lock pair)\n"
           "\n"
           "Prints one JSON object (schema peers-bench/1) as the last line of stdout.\n"
           "Exit: 0 run completed, 1 setup failed (connect, scripts), 2 usage.\n", f);
@@ -81,6 +88,8 @@ static void rlk_bench_defaults(rlk_bench_opts *o)
     o->key_prefix = "rlk-bench";
     o->hold_ms = 1;
     o->grace_s = 3.0;
+    o->ready_fd = -1;
+    o->gate_fd = -1;
 }
 
 /* One "--name value" option. Returns 0, or -1 with err. */
@@ -110,6 +119,10 @@ static int rlk_bench_option(rlk_bench_opts *o, const char *name, const char *val
         o->key_prefix = val;
     } else if (strcmp(name, "--events-out") == 0) {
         o->events_out = val;
+    } else if (strcmp(name, "--lock") == 0) {
+        o->fair = strcmp(val, "fair") == 0;
+        o->setnx = strcmp(val, "setnx") == 0;
+        bad = !o->fair && !o->setnx && strcmp(val, "reentrant") != 0;
     } else if (strcmp(name, "--scripts-dir") == 0) {
         o->scripts_dir = val;
     } else {
@@ -159,6 +172,10 @@ int rlk_bench_parse_opts(int argc, char **argv, rlk_bench_opts *o, char *err, si
             return 1;
         if (strcmp(arg, "--baseline") == 0) {
             o->baseline = 1;
+            continue;
+        }
+        if (strcmp(arg, "--procs") == 0) {
+            o->procs = 1;
             continue;
         }
         if (strncmp(arg, "--", 2) != 0) {

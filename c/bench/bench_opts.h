@@ -21,6 +21,14 @@ typedef struct rlk_bench_opts {
     double grace_s;
     int baseline;
     const char *scripts_dir; /* NULL: the library's embedded set, else the source tree */
+    int procs;               /* --procs: one process per contender (W2) or client (W1) */
+    int fair;                /* --lock fair: W2 through rlk_fairlock (rlk variant only) */
+    int setnx;               /* --lock setnx: SET NX PX + compare-and-delete (--baseline only) */
+    /* Set by the multi-process runner in each child, -1 otherwise: the
+     * child reports "ready" on ready_fd and reads the common start time
+     * (absolute CLOCK_MONOTONIC ns, or -1: abort) from gate_fd. */
+    int ready_fd;
+    int gate_fd;
 } rlk_bench_opts;
 
 /* Returns 0 when *o is ready to run, 1 when --help was asked for, -1 with a

@@ -228,22 +228,37 @@ M.TOP_LEVEL = { eval = true, evalsha = true, eval_ro = true, evalsha_ro = true, 
 -- {command = calls} from the text of INFO commandstats ("client|setname"
 -- for subcommands).
 function M.parse_commandstats(text)
-    local calls = {}
-    for name, n in text:gmatch("cmdstat_([^:\r\n]+):calls=(%d+)") do
+    local calls, usec = {}, {}
+    for name, n, us in text:gmatch("cmdstat_([^:\r\n]+):calls=(%d+),usec=(%d+)") do
         calls[name] = tonumber(n)
+        usec[name] = tonumber(us)
     end
-    return calls
+    return calls, usec
+end
+
+-- Server time (µs) of the top-level commands between two commandstats (a
+-- script's time includes the commands it calls).
+function M.server_usec(before, after)
+    local us = 0
+    for name, v in pairs(after) do
+        if M.TOP_LEVEL[name] or name == "set" then
+            us = us + v - (before[name] or 0)
+        end
+    end
+    return us
 end
 
 -- The workload's share of the difference between two commandstats:
 -- { calls = {command = n}, total = n, top = n, inner = n }. setup_dels
 -- DELs (rlk-bench deletes its keys before and after a run) are taken off.
-function M.server_work(before, after, setup_dels)
+function M.server_work(before, after, setup_dels, setup_pings)
     local calls, total, top = {}, 0, 0
     for _, name in ipairs(sorted_keys(after)) do
         local d = after[name] - (before[name] or 0)
         if name == "del" then
             d = d - (setup_dels or 0)
+        elseif name == "ping" then
+            d = d - (setup_pings or 0)
         end
         if d > 0 and not M.NOT_WORKLOAD[name:match("^[^|]+")] then
             calls[name] = d
@@ -259,24 +274,30 @@ end
 -- ------------------------------------------------------------------ events
 
 -- The records of --events-out: a list of {contender, request, acquire,
--- release} (ns), or nil and a message.
+-- release} (ns), or nil and a message; then (second value nil) the start
+-- time its header line names (start_ns=..., absolute CLOCK_MONOTONIC ns), or 0.
 function M.read_events(path)
     local f, err = io.open(path, "r")
     if not f then
         return nil, err
     end
-    local ev, lineno = {}, 0
+    local ev, lineno, start = {}, 0, 0
     for line in f:lines() do
         lineno = lineno + 1
         local c, rq, aq, rl = line:match("^(%-?%d+),(%-?%d+),(%-?%d+),(%-?%d+)$")
-        if not c then
+        if not c and line:sub(1, 1) == "#" then
+            c = false   -- the header line (rlk-bench writes one; other implementations may)
+            start = tonumber(line:match("start_ns=(%d+)")) or start
+        elseif not c then
             f:close()
             return nil, string.format("%s:%d: not contender,request,acquire,release", path, lineno)
         end
-        ev[#ev + 1] = { tonumber(c), tonumber(rq), tonumber(aq), tonumber(rl) }
+        if c then
+            ev[#ev + 1] = { tonumber(c), tonumber(rq), tonumber(aq), tonumber(rl) }
+        end
     end
     f:close()
-    return ev
+    return ev, nil, start
 end
 
 -- Pairs of records whose closed intervals [acquire, release] intersect,
@@ -336,8 +357,10 @@ function M.load_run(dir, meta)
     end
     res.result = r
     local setup_dels = 2 * (meta.workload == "w1" and meta.clients or 1)
-    local work = M.server_work(M.parse_commandstats(read_file(base .. ".before") or ""),
-                               M.parse_commandstats(read_file(base .. ".after") or ""), setup_dels)
+    local cb, ub = M.parse_commandstats(read_file(base .. ".before") or "")
+    local ca, ua = M.parse_commandstats(read_file(base .. ".after") or "")
+    local work = M.server_work(cb, ca, setup_dels, r.setup_pings)
+    res.server_usec = M.server_usec(ub, ua)
     res.server_calls, res.commands_total, res.commands_top = work.calls, work.total, work.top
     if meta.workload == "w1" then
         res.acquisitions_all = r.ops
@@ -415,6 +438,7 @@ function M.w1_cell(res)
         return nil
     end
     return { rate = r.ops_per_s, p50 = r.pair_lat_us.p50, p99 = r.pair_lat_us.p99,
+             usec = per(res.server_usec, res.acquisitions_all),
              total = per(res.commands_total, res.acquisitions_all),
              top = per(res.commands_top, res.acquisitions_all), errors = r.errors }
 end
@@ -432,6 +456,10 @@ function M.w2_cell(res, hold_ms)
              top = per(res.commands_top, res.acquisitions_all),
              jain = r.jain_fairness, overlaps = r.overlaps, recheck = res.overlaps_recheck,
              stuck = r.stuck_at_deadline,
+             evalsha = per(res.server_calls and res.server_calls.evalsha or nil,
+                           res.acquisitions_all),
+             rtt = r.rtt_us and r.rtt_us.p50,
+             p50_rtt = per(r.handoff_other_us.p50, r.rtt_us and r.rtt_us.p50),
              disturbed = hold_p99 ~= nil and hold_p99 > hold_ms * 2000 + 2000 }
 end
 
@@ -491,6 +519,34 @@ local function why_missing(res)
 end
 
 -- ------------------------------------------------------------------ tables
+
+-- Server µs per pair: rlk's scripts against the SET NX PX + compare-and-
+-- delete lock, in the same run (issue 10 item 5: at most 2x).
+M.SERVER_US_GOAL = 2
+function M.table_server_us(picked, sizes)
+    local out = {
+        "### W1: server time per acquire + release pair (INFO commandstats, top-level µs)", "",
+        "| clients | rlk µs/pair | rlk scripts by raw EVALSHA µs/pair | SET NX PX + compare-and-" ..
+            "delete µs/pair | rlk ÷ SET NX PX | goal ≤ " .. fmt(M.SERVER_US_GOAL, 1) .. " |",
+        "| ---: | ---: | ---: | ---: | ---: | --- |" }
+    local goals = {}
+    for _, n in ipairs(sizes) do
+        local r = M.w1_cell(picked["w1/" .. n .. "/rlk"])
+        local b = M.w1_cell(picked["w1/" .. n .. "/baseline"])
+        local x = M.w1_cell(picked["w1/" .. n .. "/setnx"])
+        if x then
+            local ratio = r and per(r.usec, x.usec)
+            local ok = M.meets(ratio, "<=", M.SERVER_US_GOAL)
+            out[#out + 1] = string.format("| %d | %s | %s | %s | %s | %s |", n,
+                fmt(r and r.usec, 2), fmt(b and b.usec, 2), fmt(x.usec, 2), fmt(ratio, 2),
+                verdict_word(ok))
+            goals[#goals + 1] = { what = "W1 at " .. n .. ": server µs/pair ÷ SET NX PX lock's",
+                                  target = "≤ " .. fmt(M.SERVER_US_GOAL, 1),
+                                  measured = fmt(ratio, 2), ok = ok }
+        end
+    end
+    return out, goals
+end
 
 function M.table_w1(picked, sizes)
     local out = {
@@ -565,7 +621,7 @@ function M.table_w2(picked, sizes, hold_ms)
                       g.handoff_frac, g.p50, g.p99, g.top, g.jain, g.overlaps, g.stuck) }
     local goals = {}
     for _, n in ipairs(sizes) do
-        for _, variant in ipairs({ "rlk", "baseline" }) do
+        for _, variant in ipairs({ "rlk", "fair", "baseline" }) do
             local res = picked["w2/" .. n .. "/" .. variant]
             local c = M.w2_cell(res, hold_ms)
             if res then
@@ -579,6 +635,81 @@ function M.table_w2(picked, sizes, hold_ms)
                                               target = goal_text(goal):gsub(" at %d+$", ""),
                                               measured = fmt(v, goal.digits),
                                               ok = M.meets(v, goal.op, goal.bound) }
+                    end
+                end
+            end
+        end
+    end
+    return out, goals
+end
+
+-- The goals of issue 10 (one contender per process, every size): the rlk
+-- rows, and the fair lock's.
+M.W2P_GOALS = {
+    { what = "handoffs ÷ acquisitions", field = "handoff_frac", op = ">=", bound = 0.9, digits = 2 },
+    { what = "Jain fairness", field = "jain", op = ">=", bound = 0.99, digits = 3 },
+    { what = "EVALSHA/acq", field = "evalsha", op = "<=", bound = 3, digits = 2 },
+    { what = "commands/acq", field = "total", op = "<=", bound = 20, digits = 2 },
+    { what = "handoff p50 in round trips", field = "p50_rtt", op = "<=", bound = 3, digits = 1 },
+    { what = "overlaps", field = "overlaps", op = "==", bound = 0, digits = 0 },
+    { what = "overlaps (re-checked from the events)", field = "recheck", op = "==", bound = 0,
+      digits = 0 },
+    { what = "stuck", field = "stuck", op = "==", bound = 0, digits = 0 },
+}
+M.W2P_FAIR_GOALS = {
+    { what = "fair: commands/acq", field = "total", op = "<=", bound = 30, digits = 2 },
+    { what = "fair: Jain fairness", field = "jain", op = ">=", bound = 0.99, digits = 3 },
+    { what = "fair: overlaps", field = "overlaps", op = "==", bound = 0, digits = 0 },
+    { what = "fair: stuck", field = "stuck", op = "==", bound = 0, digits = 0 },
+}
+
+local MODES = { { key = "w2", name = "threads" }, { key = "w2p", name = "processes" } }
+
+local function modes_row(n, mode, variant, c, res)
+    if not c then
+        local why = res and ("n/a: " .. why_missing(res)) or "not run"
+        return string.format("| %d | %s | %s | %s | | | | | | | | | |", n, mode, variant, why)
+    end
+    local overlaps = fmt(c.overlaps)
+    if c.recheck ~= c.overlaps then
+        overlaps = overlaps .. " (events: " .. fmt(c.recheck) .. ")"
+    end
+    return string.format("| %d | %s | %s | %s%s | %s | %s (%s) | %s | %s | %s | %s | %s | %s |",
+        n, mode, variant, fmt(c.rate, 0), c.disturbed and " (disturbed)" or "",
+        fmt(c.handoff_frac, 2), fmt(c.p50, 1), fmt(c.p50_rtt, 1), fmt(c.p99, 1),
+        fmt(c.evalsha, 2), fmt(c.total, 2), fmt(c.jain, 3), overlaps, fmt(c.stuck))
+end
+
+local function add_goals(goals, list, n, c)
+    for _, goal in ipairs(list) do
+        local v = c and c[goal.field]
+        goals[#goals + 1] = { what = "W2 processes at " .. n .. ": " .. goal.what,
+                              target = goal_text(goal), measured = fmt(v, goal.digits),
+                              ok = M.meets(v, goal.op, goal.bound) }
+    end
+end
+
+-- W2 with one contender per thread of one process and one per process, side
+-- by side; the goals of the multi-process rows.
+function M.table_w2_modes(picked, sizes, hold_ms)
+    local out = {
+        "### W2: threads of one process vs one process per contender (hold " .. hold_ms ..
+            " ms, slept)", "",
+        "| contenders | mode | variant | acq/s | handoffs ÷ acq | handoff p50 µs (round trips) | " ..
+            "handoff p99 µs | EVALSHA/acq | commands/acq | Jain | overlaps | stuck |",
+        "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" }
+    local goals = {}
+    for _, n in ipairs(sizes) do
+        for _, variant in ipairs({ "rlk", "fair", "baseline" }) do
+            for _, mode in ipairs(MODES) do
+                local res = picked[mode.key .. "/" .. n .. "/" .. variant]
+                local c = M.w2_cell(res, hold_ms)
+                if res then
+                    out[#out + 1] = modes_row(n, mode.name, variant, c, res)
+                    if mode.key == "w2p" and variant == "rlk" then
+                        add_goals(goals, M.W2P_GOALS, n, c)
+                    elseif mode.key == "w2p" and variant == "fair" then
+                        add_goals(goals, M.W2P_FAIR_GOALS, n, c)
                     end
                 end
             end
@@ -645,10 +776,14 @@ function M.report(dir, opts, out, warn)
     local runs = M.load_runs(dir)
     local picked = M.median_runs(runs)
     local w1, g1 = M.table_w1(picked, sizes_of(opts.w1))
+    local w1us, g0 = M.table_server_us(picked, sizes_of(opts.w1))
     local w2, g2 = M.table_w2(picked, sizes_of(opts.w2), tonumber(opts.hold_ms) or 1)
+    local w2p, g3 = M.table_w2_modes(picked, sizes_of(opts.w2), tonumber(opts.hold_ms) or 1)
     local goals = {}
     for _, g in ipairs(g1) do goals[#goals + 1] = g end
+    for _, g in ipairs(g0) do goals[#goals + 1] = g end
     for _, g in ipairs(g2) do goals[#goals + 1] = g end
+    for _, g in ipairs(g3) do goals[#goals + 1] = g end
     local rep = tonumber(opts["repeat"]) or 1
     out(string.format("redis-server %s%s; %s s per run%s; %s", opts.version or "?",
         opts.pinned == "1" and " pinned to CPU 0, rlk-bench to CPU 1" or " (unpinned)",
@@ -657,8 +792,16 @@ function M.report(dir, opts, out, warn)
     out("")
     out(table.concat(w1, "\n"))
     out("")
+    if #w1us > 4 then
+        out(table.concat(w1us, "\n"))
+        out("")
+    end
     out(table.concat(w2, "\n"))
     out("")
+    if #w2p > 4 then
+        out(table.concat(w2p, "\n"))
+        out("")
+    end
     out(table.concat(M.table_goals(goals), "\n"))
     out("")
     out(NOTE)

@@ -20,6 +20,7 @@ typedef struct rlk_bench_lib {
     rlk_bench_call acquire;
     rlk_bench_call release;
     rlk_lock *lock;        /* W2: this contender's handle on the lock key */
+    rlk_fairlock *fair;    /* W2 with --lock fair: the same as a fair lock */
     long long lease_ms;    /* W2: the lease, as the baseline's scripts get it */
 } rlk_bench_lib;
 
@@ -52,6 +53,14 @@ static int rlk_bench_lib_w2_open(rlk_bench_lib *b, char *err, size_t errlen)
         snprintf(err, errlen, "bad lease \"%s\"", b->t->lease_ms);
         return -1;
     }
+    if (b->t->fair) {
+        b->fair = rlk_fairlock_new(b->client, b->id->key);
+        if (b->fair == NULL) {
+            rlk_bench_lib_error(b, "rlk_fairlock_new", err, errlen);
+            return -1;
+        }
+        return 0;
+    }
     b->lock = rlk_lock_new(b->client, b->id->key);
     if (b->lock == NULL) {
         rlk_bench_lib_error(b, "rlk_lock_new", err, errlen);
@@ -76,7 +85,10 @@ static rlk_bench_acq rlk_bench_lib_lock(void *st, const atomic_int *abandon, int
     int rc;
 
     (void)abandon; /* set at give_up_ns, when the wait below runs out anyway */
-    rc = rlk_lock_try_lock(b->lock, rlk_bench_lib_wait_ms(give_up_ns), b->lease_ms);
+    if (b->fair)
+        rc = rlk_fairlock_try_lock(b->fair, rlk_bench_lib_wait_ms(give_up_ns), b->lease_ms);
+    else
+        rc = rlk_lock_try_lock(b->lock, rlk_bench_lib_wait_ms(give_up_ns), b->lease_ms);
     if (rc == RLK_OK)
         return RLK_BENCH_ACQ_OK;
     /* Ran out: BUSY, or a last attempt whose round trip the wait's own deadline cut
@@ -92,16 +104,18 @@ static int rlk_bench_lib_unlock(void *st, char *err, size_t errlen)
 {
     rlk_bench_lib *b = st;
 
-    if (rlk_lock_unlock(b->lock) == RLK_OK)
+    if ((b->fair ? rlk_fairlock_unlock(b->fair) : rlk_lock_unlock(b->lock)) == RLK_OK)
         return 0;
-    rlk_bench_lib_error(b, "rlk_lock_unlock", err, errlen);
+    rlk_bench_lib_error(b, b->fair ? "rlk_fairlock_unlock" : "rlk_lock_unlock", err, errlen);
     return -1;
 }
 
 static void rlk_bench_lib_w2_close(rlk_bench_lib *b)
 {
     rlk_lock_free(b->lock);
+    rlk_fairlock_free(b->fair);
     b->lock = NULL;
+    b->fair = NULL;
 }
 /* ============================================================ end of W2 == */
 
@@ -139,6 +153,10 @@ static int rlk_bench_lib_open(void **st, const rlk_bench_target *t,
     b->values.owner = id->owner;
     b->values.message = "0";
     b->values.publish = "publish";
+    b->values.waiters = id->waiters;
+    b->values.grant = id->grant;
+    b->values.ticket = "0";
+    b->values.claim = "50";
     rlk_bench_script_bind(t->acquire, &b->values, &b->acquire);
     rlk_bench_script_bind(t->release, &b->values, &b->release);
     if (t->workload == 2 && rlk_bench_lib_w2_open(b, err, errlen) != 0) {
@@ -224,7 +242,7 @@ const rlk_bench_driver rlk_bench_rlk_driver = {
     rlk_bench_lib_close,
     "rlk_evalv(\"reentrant/acquire\") then rlk_evalv(\"reentrant/release\") on the client's "
     "own key; one rlk_client (pool of 1) per client",
-    "rlk_lock_try_lock (blocking: local FIFO, pub/sub wake-ups; wait = time left until "
+    "rlk_lock_try_lock or, with --lock fair, rlk_fairlock_try_lock (blocking: local FIFO, pub/sub wake-ups; wait = time left until "
     "deadline + grace; lease 30000 ms, no watchdog), hold by sleeping, rlk_lock_unlock; "
     "one rlk_client (pool of 1) per contender",
 };

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench_clock.h"
 
@@ -302,11 +303,11 @@ static int rlk_bench_start(rlk_bench_runner *r, char *err, size_t errlen)
     return i;
 }
 
-static void rlk_bench_release_gate(rlk_bench_runner *r, int abort)
+static void rlk_bench_release_gate(rlk_bench_runner *r, int abort, int64_t t0)
 {
     pthread_mutex_lock(&r->mu);
     r->abort = abort;
-    r->t0 = rlk_bench_now_ns();
+    r->t0 = t0 > 0 ? t0 : rlk_bench_now_ns();
     r->deadline = r->t0 + (int64_t)(r->o->duration_s * 1e9);
     r->give_up = r->deadline + (int64_t)(r->o->grace_s * 1e9);
     r->go = 1;
@@ -397,11 +398,26 @@ static int rlk_bench_open_failed(rlk_bench_runner *r, int started, char *err, si
     return 0;
 }
 
+/* In a child of rlk_bench_run_procs (o->ready_fd >= 0): says "ready" and
+ * reads the common start time. 0 with *t0, or -1: the run is off. */
+static int rlk_bench_child_gate(const rlk_bench_opts *o, int64_t *t0)
+{
+    char ready = 'R';
+
+    if (o->ready_fd < 0)
+        return 0;
+    if (write(o->ready_fd, &ready, 1) != 1 ||
+        read(o->gate_fd, t0, sizeof *t0) != (ssize_t)sizeof *t0 || *t0 <= 0)
+        return -1;
+    return 0;
+}
+
 int rlk_bench_run(const rlk_bench_opts *o, const rlk_bench_driver *d,
                   const rlk_bench_target *t, const rlk_bench_identity *ids,
                   rlk_bench_run_result *out, char *err, size_t errlen)
 {
     rlk_bench_runner *r = malloc(sizeof *r);
+    int64_t t0 = 0;
     int started;
 
     memset(out, 0, sizeof *out);
@@ -412,19 +428,26 @@ int rlk_bench_run(const rlk_bench_opts *o, const rlk_bench_driver *d,
     }
     started = rlk_bench_start(r, err, errlen);
     if (rlk_bench_open_failed(r, started, err, errlen)) {
-        rlk_bench_release_gate(r, 1);
+        rlk_bench_release_gate(r, 1, 0);
         rlk_bench_finish(r, started, NULL);
         return -1;
     }
     out->n = r->n;
     out->w = calloc((size_t)r->n, sizeof *out->w);
     if (out->w == NULL) {
-        rlk_bench_release_gate(r, 1);
+        rlk_bench_release_gate(r, 1, 0);
         rlk_bench_finish(r, started, NULL);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    rlk_bench_release_gate(r, 0);
+    if (rlk_bench_child_gate(o, &t0) != 0) {
+        rlk_bench_release_gate(r, 1, 0);
+        rlk_bench_finish(r, started, NULL);
+        snprintf(err, errlen, "the parent called the run off");
+        return -1;
+    }
+    rlk_bench_release_gate(r, 0, t0);
+    out->t0_ns = r->t0;
     out->deadline_ns = r->deadline - r->t0;
     rlk_bench_wait_until(r, r->give_up);
     atomic_store(&r->abandon, 1);

@@ -36,6 +36,7 @@ typedef struct rlk_bench_run_result {
     rlk_bench_worker_result *w;   /* n entries */
     int64_t deadline_ns;          /* duration, ns since the start */
     int64_t closed_ns;            /* when results were taken, ns since the start */
+    int64_t t0_ns;                /* the common start, absolute CLOCK_MONOTONIC ns */
     int stuck;
     int unfinished;
 } rlk_bench_run_result;
@@ -45,6 +46,15 @@ typedef struct rlk_bench_run_result {
 int rlk_bench_run(const rlk_bench_opts *o, const rlk_bench_driver *d,
                   const rlk_bench_target *t, const rlk_bench_identity *ids,
                   rlk_bench_run_result *out, char *err, size_t errlen);
+
+/* The same with one process per identity (fork): each child runs one
+ * contender through rlk_bench_run, all start at the parent's t0, and the
+ * parent gathers their results into *out (out->w[i] from child i). A child
+ * that does not report by deadline + grace + 30 s is killed and counted
+ * unfinished (stuck when it was in a W2 run). */
+int rlk_bench_run_procs(const rlk_bench_opts *o, const rlk_bench_driver *d,
+                        const rlk_bench_target *t, const rlk_bench_identity *ids,
+                        rlk_bench_run_result *out, char *err, size_t errlen);
 
 /* Frees *r. Call only when r->unfinished == 0: abandoned threads may still
  * use what the run shares with them. */

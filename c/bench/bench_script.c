@@ -30,8 +30,16 @@ int rlk_bench_role_of(const char *short_name, int is_key)
     low[i] = '\0';
     if (rlk_bench_contains(low, "channel"))
         return RLK_BENCH_ROLE_CHANNEL;
+    if (is_key && rlk_bench_contains(low, "waiters"))
+        return RLK_BENCH_ROLE_WAITERS;
+    if (is_key && rlk_bench_contains(low, "grant"))
+        return RLK_BENCH_ROLE_GRANT;
     if (is_key)
         return rlk_bench_contains(low, "lock") ? RLK_BENCH_ROLE_LOCK : -1;
+    if (rlk_bench_contains(low, "ticket"))
+        return RLK_BENCH_ROLE_TICKET;
+    if (rlk_bench_contains(low, "claim"))
+        return RLK_BENCH_ROLE_CLAIM;
     if (rlk_bench_contains(low, "lease") || rlk_bench_contains(low, "ttl"))
         return RLK_BENCH_ROLE_LEASE;
     if (rlk_bench_contains(low, "owner") || rlk_bench_contains(low, "holder"))
@@ -237,6 +245,10 @@ static const char *rlk_bench_value(const rlk_bench_values *v, rlk_bench_role rol
     case RLK_BENCH_ROLE_OWNER: return v->owner;
     case RLK_BENCH_ROLE_MESSAGE: return v->message;
     case RLK_BENCH_ROLE_PUBLISH: return v->publish;
+    case RLK_BENCH_ROLE_WAITERS: return v->waiters;
+    case RLK_BENCH_ROLE_GRANT: return v->grant;
+    case RLK_BENCH_ROLE_TICKET: return v->ticket;
+    case RLK_BENCH_ROLE_CLAIM: return v->claim;
     }
     return "";
 }

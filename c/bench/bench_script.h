@@ -24,7 +24,11 @@ typedef enum rlk_bench_role {
     RLK_BENCH_ROLE_LEASE,   /* lease in ms */
     RLK_BENCH_ROLE_OWNER,   /* <uuid>:<contender index> */
     RLK_BENCH_ROLE_MESSAGE, /* the unlock message, "0" */
-    RLK_BENCH_ROLE_PUBLISH  /* the publish command: "publish" (one server) */
+    RLK_BENCH_ROLE_PUBLISH, /* the publish command: "publish" (one server) */
+    RLK_BENCH_ROLE_WAITERS, /* {<lock key>}:rlk_waiters (reentrant lock's queue) */
+    RLK_BENCH_ROLE_GRANT,   /* {<lock key>}:rlk_next (its reservation) */
+    RLK_BENCH_ROLE_TICKET,  /* a waiter ticket: "0", never queued (single tries, polls) */
+    RLK_BENCH_ROLE_CLAIM    /* the claim window in ms */
 } rlk_bench_role;
 
 typedef struct rlk_bench_script {
@@ -46,6 +50,10 @@ typedef struct rlk_bench_values {
     const char *owner;
     const char *message;
     const char *publish;
+    const char *waiters;
+    const char *grant;
+    const char *ticket;
+    const char *claim;
 } rlk_bench_values;
 
 /* One call's KEYS and ARGV, pointing into an rlk_bench_values. */

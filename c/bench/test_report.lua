@@ -149,6 +149,18 @@ test("read_events: records, and a malformed line refused", function()
     has(err, ":2:", "the line is named")
 end)
 
+test("read_events: a header line is skipped and its start_ns returned", function()
+    local path = scratch .. "/events-header.csv"
+    write(path, "# peers-bench/1 events impl=rlk start_ns=5000000000: contender,...\n" ..
+                "0,5000000001,5000000002,5000000003\n")
+    local ev, err, start = R.read_events(path)
+    eq(err, nil, "no error")
+    eq(#ev, 1, "records")
+    eq(start, 5000000000, "start_ns")
+    write(path, "0,1,2,3\n")
+    eq(select(3, R.read_events(path)), 0, "no header: start 0")
+end)
+
 test("median_runs: the run with the median rate; the last run when none succeeded", function()
     local function run(rate, variant)
         return { workload = "w2", clients = 2, variant = variant, result = { acq_per_s = rate } }
@@ -253,6 +265,33 @@ test("report: W1 ratio against its goal, W2 rows, commands per acquisition, goal
     has(text, "| W2 at 32: top-level commands/acq | ≤ 6 | 5.00 | met |", "commands goal")
     has(text, "| W2 at 32: overlaps (re-checked from the events) | 0 | 0 | met |", "re-check")
     eq(text:find("MISSED", 1, true), nil, "nothing missed")
+end)
+
+test("report: threads and processes side by side, EVALSHA and round trips, fair goals",
+     function()
+    local dir = scratch .. "/modes"
+    local o = { acq = 1000, acq_per_s = 500, handoffs = 475, p50 = 60, p99 = 300, jain = 0.995 }
+    local json = w2_json(o):gsub('}$', ',"rtt_us":' .. summary(20, 40) .. ',"setup_pings":200}')
+    local function stats(evalsha, inner)
+        return stats_text(evalsha, 0, inner) .. "cmdstat_ping:calls=200,usec=1\r\n"
+    end
+    fixture(dir, {
+        { workload = "w2", clients = 8, variant = "rlk", out = json,
+          after = stats(3000, 12000), events = events_text(1000) },
+        { workload = "w2p", clients = 8, variant = "rlk", out = json,
+          after = stats(2900, 14000), events = events_text(1000) },
+        { workload = "w2p", clients = 8, variant = "fair", out = json,
+          after = stats(3500, 28000), events = events_text(1000) },
+    })
+    local rc, text = report(dir, { w1 = "", w2 = "8", hold_ms = "1" })
+    eq(rc, 0, "exit")
+    has(text, "| 8 | threads | rlk | 500 | 0.95 | 60.0 (3.0) | 300.0 | 3.00 | 15.00 | 0.995 | 0 | 0 |",
+        "threads row (the setup's PINGs taken off)")
+    has(text, "| 8 | processes | rlk | 500 | 0.95 | 60.0 (3.0) | 300.0 | 2.90 | 16.90 |", "processes")
+    has(text, "| W2 processes at 8: EVALSHA/acq | ≤ 3 | 2.90 | met |", "EVALSHA goal")
+    has(text, "| W2 processes at 8: commands/acq | ≤ 20 | 16.90 | met |", "commands goal")
+    has(text, "| W2 processes at 8: handoff p50 in round trips | ≤ 3 | 3.0 | met |", "rtt goal")
+    has(text, "| W2 processes at 8: fair: commands/acq | ≤ 30 | 31.50 | MISSED |", "fair goal")
 end)
 
 test("report: goals missed, missing baseline, a disturbed run", function()

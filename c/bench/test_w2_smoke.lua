@@ -72,7 +72,10 @@ local function bench_cmd(variant, prefix, events, duration_s)
     return table.concat({ q(bench), "--workload w2 --clients", CONTENDERS, "--duration",
                           duration_s or DURATION_S,
                           "--grace", GRACE_S, "--host 127.0.0.1 --port", port,
-                          "--key-prefix", q(prefix), variant == "baseline" and "--baseline" or "",
+                          "--key-prefix", q(prefix),
+                          variant:match("^baseline") and "--baseline" or "",
+                          variant:match("procs$") and "--procs" or "",
+                          variant:match("^fair") and "--lock fair" or "",
                           "--events-out", q(events) }, " ")
 end
 
@@ -84,7 +87,8 @@ local function collect(base)
         last = line
     end
     local ok, result = pcall(R.json_decode, last or "")
-    return rc, ok and result or nil, read_file(base .. ".err"), R.read_events(base .. ".events")
+    local ev, _, start = R.read_events(base .. ".events")
+    return rc, ok and result or nil, read_file(base .. ".err"), ev, start
 end
 
 local function check_common(rc, r, err)
@@ -97,9 +101,10 @@ local function check_common(rc, r, err)
           tostring(r.giveups), tostring(r.last_error))
 end
 
-local function check_events(r, ev)
+local function check_events(r, ev, start)
     check(ev ~= nil, "no events file")
-    local deadline_ns, before, seen = DURATION_S * 1e9, 0, {}
+    check(start and start > 0, "no start_ns in the events file's header line")
+    local deadline_ns, before, seen = start + DURATION_S * 1e9, 0, {}
     for _, e in ipairs(ev) do
         check(e[2] <= e[3] and e[3] <= e[4], "record out of order: %d,%d,%d,%d", e[1], e[2], e[3],
               e[4])
@@ -118,9 +123,11 @@ local function check_events(r, ev)
     check(R.count_overlaps(ev) == 0, "the events overlap")
 end
 
-local variants = { "baseline" }
+local variants = { "baseline", "baseline-procs" }
 if have_rlk then
     table.insert(variants, 1, "rlk")
+    table.insert(variants, 2, "rlk-procs")
+    table.insert(variants, 3, "fair-procs")
 end
 
 for _, variant in ipairs(variants) do
@@ -129,12 +136,15 @@ for _, variant in ipairs(variants) do
         local base = scratch .. "/smoke-" .. variant
         sh(bench_cmd(variant, "smoke-" .. variant, base .. ".events") .. " >" .. q(base .. ".out")
            .. " 2>" .. q(base .. ".err") .. "; echo $? >" .. q(base .. ".rc"))
-        local rc, r, err, ev = collect(base)
+        local rc, r, err, ev, start = collect(base)
         check_common(rc, r, err)
         check(r.acquisitions > 0, "no acquisition")
         check(r.stuck_at_deadline == 0, "%s stuck", tostring(r.stuck_at_deadline))
-        check(r.lib == (variant == "rlk" and "rlk" or "hiredis"), "lib %s", tostring(r.lib))
-        check_events(r, ev)
+        check(r.lib == (variant:match("^baseline") and "hiredis" or "rlk"), "lib %s",
+              tostring(r.lib))
+        check(r.mode == (variant:match("procs$") and "processes" or "threads"), "mode %s",
+              tostring(r.mode))
+        check_events(r, ev, start)
     end)
 
     test(variant .. ": waiters blocked by a foreign holder are stuck at deadline + grace",

@@ -474,8 +474,8 @@ static const struct { const char *cmd; const char *args; } cmd_args[] = {
     {"zadd", "K 1 m"}, {"zrem", "K m"}, {"zincrby", "K 1 m"}, {"zrange", "K 0 1"},
     {"zcount", "K 0 1"}, {"zrangebyscore", "K 0 1"}, {"zremrangebyscore", "K 0 1"},
     {"zcard", "K"}, {"rpush", "K v"},
-    {"lpop", "K"}, {"lindex", "K 0"}, {"lrem", "K 0 v"}, {"lrange", "K 0 1"}, {"llen", "K"},
-    {"publish", "C m"}, {"spublish", "C m"}, {"time", ""},
+    {"lpop", "K"}, {"lindex", "K 0"}, {"lpos", "K v"}, {"lrem", "K 0 v"}, {"lrange", "K 0 1"},
+    {"llen", "K"}, {"publish", "C m"}, {"spublish", "C m"}, {"time", ""},
 };
 
 typedef struct probe {

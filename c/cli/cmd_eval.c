@@ -23,8 +23,9 @@ static const char eval_usage[] =
     "  --bundle DIR  take the script from the bundle directory DIR\n"
     "  --url URL     the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
     "\n"
-    "example: rlk eval reentrant/acquire --key mylock --arg 30000 \\\n"
-    "             --arg \"$(cat /proc/sys/kernel/random/uuid):1\"\n";
+    "example: rlk eval reentrant/acquire --key mylock --key '{mylock}:rlk_waiters' \\\n"
+    "             --key '{mylock}:rlk_next' --arg 30000 \\\n"
+    "             --arg \"$(cat /proc/sys/kernel/random/uuid):1\" --arg 0\n";
 
 typedef struct eval_opts {
     const char *name;

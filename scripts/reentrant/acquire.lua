@@ -1,39 +1,95 @@
 -- name: reentrant/acquire
--- version: 1
--- summary: Acquire or re-enter a reentrant lock.
--- redisson: RedissonLock.tryLockInnerAsync (hincrby + pexpire, pttl when held)
+-- version: 2
+-- summary: Acquire or re-enter a reentrant lock, claim it when reserved for this waiter, or join the queue.
+-- redisson: RedissonLock.tryLockInnerAsync (hincrby + pexpire, pttl when held); queue and grant: rlk's
 -- time: none
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
+-- KEYS[2]: waiters - list {lock}:rlk_waiters of waiting tickets, first come first
+-- KEYS[3]: grant - string {lock}:rlk_next: ticket the free lock is reserved for, PX claim window
 -- ARGV[1]: lease_ms - lease in milliseconds, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
--- return nil: acquired, or re-entered by the same owner (count + 1, lease reset)
--- return integer: not acquired; the holder's remaining time to live in ms (PTTL, -1 if it has none)
--- error RLK_BADARG: not exactly 1 key and 2 arguments
+-- ARGV[3]: ticket - integer -67108863..67108863: 0 never queue; t > 0 new waiter (tail); -t queued already
+-- return nil: acquired (free, reserved for no other ticket; own grant and entry dropped), or re-entered
+-- return integer: not acquired; ms to wait at most: holder's PTTL (-1: none); reserved: grant PTTL or -1
+-- error RLK_BADARG: not exactly 3 keys and 3 arguments, or ticket is not an integer in -67108863..67108863
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
--- error RLK_WRONGTYPE: the lock key holds a value that is not a hash
+-- error RLK_WRONGTYPE: the lock key is not a hash, the waiters key not a list or the grant key not a string
 -- end
 
 --- @include "lib/is_lease"
 
-if #KEYS ~= 1 or #ARGV ~= 2 then
-  return redis.error_reply('RLK_BADARG expected 1 key and 2 arguments')
+if #KEYS ~= 3 or #ARGV ~= 3 then
+  return redis.error_reply('RLK_BADARG expected 3 keys and 3 arguments')
 end
-local lock, lease_ms, owner = KEYS[1], ARGV[1], ARGV[2]
+local lock, waiters, grant = KEYS[1], KEYS[2], KEYS[3]
+local lease_ms, owner, ticket = ARGV[1], ARGV[2], ARGV[3]
 if not is_lease(lease_ms) then
   return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
 end
 if #owner < 1 or #owner > 1024 then
   return redis.error_reply('RLK_BADOWNER owner must be 1..1024 bytes')
 end
-local kind = redis.call('type', lock).ok
-if kind ~= 'none' and kind ~= 'hash' then
-  return redis.error_reply('RLK_WRONGTYPE lock key holds a ' .. kind .. ', not a hash')
+local t = ticket == '0' and 0 or tonumber(ticket)
+if not t or t % 1 ~= 0 or t < -67108863 or t > 67108863 or tostring(t) ~= ticket then
+  return redis.error_reply('RLK_BADARG ticket must be an integer in -67108863..67108863')
 end
 
-if kind == 'none' or redis.call('hexists', lock, owner) == 1 then
-  redis.call('hincrby', lock, owner, 1)
-  redis.call('pexpire', lock, lease_ms)
-  return nil
+-- Type errors come from the first call that touches a key (no TYPE on the hot path); every check
+-- below runs before the first write.
+local function wrongtype(key, what, want)
+  return redis.error_reply('RLK_WRONGTYPE ' .. what .. ' key holds a ' .. redis.call('type', key).ok
+    .. ', not a ' .. want)
 end
-return redis.call('pttl', lock)
+
+local me = tostring(t < 0 and -t or t)
+local ttl = redis.call('pttl', lock)
+local wait
+if ttl == -2 then
+  local reserved = redis.pcall('get', grant)
+  if type(reserved) == 'table' then
+    return wrongtype(grant, 'grant', 'string')
+  end
+  if not reserved or reserved == me then
+    if reserved then
+      redis.call('del', grant)
+    elseif t < 0 then
+      local gone = redis.pcall('lrem', waiters, 0, me)
+      if type(gone) == 'table' then
+        return wrongtype(waiters, 'waiters', 'list')
+      end
+    end
+    redis.call('hincrby', lock, owner, 1)
+    redis.call('pexpire', lock, lease_ms)
+    return nil
+  end
+  -- Reserved for another ticket: a single try waits out the claim window; a waiter is woken by
+  -- the grant that names it (no bound of its own).
+  wait = t == 0 and redis.call('pttl', grant) or -1
+else
+  local mine = redis.pcall('hexists', lock, owner)
+  if type(mine) == 'table' then
+    return wrongtype(lock, 'lock', 'hash')
+  end
+  if mine == 1 then
+    redis.call('hincrby', lock, owner, 1)
+    redis.call('pexpire', lock, lease_ms)
+    return nil
+  end
+  wait = ttl
+end
+if t ~= 0 then
+  -- Not acquired: a waiter stays in (or joins) the queue; the list lives as long as waiters come.
+  local queued = t < 0 and redis.pcall('lpos', waiters, me) or false
+  if type(queued) == 'table' then
+    return wrongtype(waiters, 'waiters', 'list')
+  end
+  if not queued then
+    local n = redis.pcall('rpush', waiters, me)
+    if type(n) == 'table' then
+      return wrongtype(waiters, 'waiters', 'list')
+    end
+    redis.call('pexpire', waiters, 60000)
+  end
+end
+return wait

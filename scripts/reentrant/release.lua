@@ -1,51 +1,76 @@
 -- name: reentrant/release
--- version: 2
--- summary: Leave a reentrant lock once; on the last exit delete it and publish the unlock message.
--- redisson: RedissonLock.unlockInnerAsync (hincrby -1; pexpire while held, else del + publish 0)
+-- version: 3
+-- summary: Leave a reentrant lock once; on the last exit delete it, reserve it for the first waiter, publish.
+-- redisson: RedissonLock.unlockInnerAsync (hincrby -1; pexpire while held, else del + publish 0); grant: rlk's
 -- time: none
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
 -- KEYS[2]: channel - unlock channel redisson_lock__channel:{name}
+-- KEYS[3]: waiters - list {lock}:rlk_waiters of waiting tickets, first come first
+-- KEYS[4]: grant - string {lock}:rlk_next: ticket the free lock is reserved for, PX claim window
 -- ARGV[1]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- ARGV[2]: lease_ms - lease in milliseconds set while the owner still holds it, integer 1..1000000000000
--- ARGV[3]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
+-- ARGV[3]: claim_ms - how long the first waiter has to claim the lock, integer 1..1000000000000
+-- ARGV[4]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
 -- return nil: owner does not hold the lock (or there is no lock); nothing changed
 -- return 0: still held by owner: count decremented, lease reset to lease_ms
--- return 1: released: the lock key deleted and message 0 (unlock) published on channel
--- error RLK_BADARG: not exactly 2 keys and 3 arguments
+-- return 1: released: the lock key deleted and message 0 (unlock) published on channel; nobody queued
+-- return 2: released, reserved for the first waiter (popped) for claim_ms; head*2^26+next published, then 0
+-- error RLK_BADARG: not exactly 4 keys and 4 arguments, or claim_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
--- error RLK_WRONGTYPE: the lock key holds a value that is not a hash
+-- error RLK_WRONGTYPE: the lock key is not a hash or the waiters key not a list
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
 --- @include "lib/is_lease"
 
+-- Reserves the freed lock for the first waiter; returns the grant message to publish.
+--- @include "lib/hand_over"
+
 --- @include "lib/publish_cmd"
 
-if #KEYS ~= 2 or #ARGV ~= 3 then
-  return redis.error_reply('RLK_BADARG expected 2 keys and 3 arguments')
+if #KEYS ~= 4 or #ARGV ~= 4 then
+  return redis.error_reply('RLK_BADARG expected 4 keys and 4 arguments')
 end
-local lock, channel, owner, lease_ms = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
-local publish, bad_publish = publish_cmd(ARGV[3])
+local lock, channel, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local publish, bad_publish = publish_cmd(ARGV[4])
 if not publish then return bad_publish end
+local owner, lease_ms, claim_ms = ARGV[1], ARGV[2], ARGV[3]
 if #owner < 1 or #owner > 1024 then
   return redis.error_reply('RLK_BADOWNER owner must be 1..1024 bytes')
 end
 if not is_lease(lease_ms) then
   return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
 end
-local kind = redis.call('type', lock).ok
-if kind ~= 'none' and kind ~= 'hash' then
-  return redis.error_reply('RLK_WRONGTYPE lock key holds a ' .. kind .. ', not a hash')
+if not is_lease(claim_ms) then
+  return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
 end
 
-if kind == 'none' or redis.call('hexists', lock, owner) == 0 then
+-- Type errors come from the first call that touches a key (no TYPE on the hot path).
+local count = redis.pcall('hget', lock, owner)
+if type(count) == 'table' then
+  return redis.error_reply('RLK_WRONGTYPE lock key holds a ' .. redis.call('type', lock).ok
+    .. ', not a hash')
+end
+if not count then
   return nil
 end
-if redis.call('hincrby', lock, owner, -1) > 0 then
+if tonumber(count) > 1 then
+  redis.call('hincrby', lock, owner, -1)
   redis.call('pexpire', lock, lease_ms)
   return 0
 end
+-- The first waiter leaves the queue: the first write, so a waiters key of another type is refused
+-- with nothing changed.
+local head = redis.pcall('lpop', waiters)
+if type(head) == 'table' then
+  return redis.error_reply('RLK_WRONGTYPE waiters key holds a ' .. redis.call('type', waiters).ok
+    .. ', not a list')
+end
 redis.call('del', lock)
+local wake = hand_over(head, waiters, grant, claim_ms)
+if wake then
+  redis.call(publish, channel, wake)
+end
 redis.call(publish, channel, '0')
-return 1
+return wake and 2 or 1

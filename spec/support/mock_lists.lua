@@ -171,6 +171,19 @@ return function(api)
     return removed
   end, ONE)
 
+  -- LPOS key element: the 0-based index of the first match, or nil. The RANK, COUNT and MAXLEN
+  -- options are not modelled (no script uses them): a call with options is refused.
+  register("lpos", -3, function(m, argv)
+    if #argv > 3 then return util.ERR("the mock's LPOS takes no options") end
+    local e, err = m:typed(argv[2], "list")
+    if err then return err end
+    if not e then return NIL end
+    for i = 1, #e.value do
+      if e.value[i] == argv[3] then return i - 1 end
+    end
+    return NIL
+  end, ONE)
+
   register("linsert", 5, function(m, argv)
     local where = argv[3]:lower()
     if where ~= "before" and where ~= "after" then return util.syntax() end

@@ -12,6 +12,8 @@
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
+#include "client/pool.h"
+#include "client/random.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
@@ -24,14 +26,21 @@ struct rlk_lock {
     rlk_fam_base b;             /* channel: redisson_lock__channel:{name} */
     rlk_lq *q;
     rlk_fam_id id;
+    char *waiters;              /* {name}:rlk_waiters: the server's queue of waiting tickets */
+    char *grant;                /* {name}:rlk_next: the ticket a release reserved the lock for */
 };
 
-/* One call's view: who asks, for how long. */
+#define RLK_LOCK_KEEPALIVE_MS 1000  /* a queued waiter attempts at least this often */
+#define RLK_LOCK_CANCEL_NS (200LL * 1000000LL)  /* the most a give-up's cancel may take */
+
+/* One call's view: who asks, for how long, and its place in the queue. */
 typedef struct rlk_acq {
     rlk_lock *l;
     char owner[RLK_OWNER_MAX + 1];
     long long lease_ms;
     int watchdog;
+    rlk_sub_ticket ticket;      /* ticket.ticket 0: a single try, never queued */
+    int queued;                 /* an attempt put the ticket in the queue */
 } rlk_acq;
 
 static const rlk_fam_kind rlk_lock_kind = {
@@ -48,7 +57,9 @@ rlk_lock *rlk_lock_new(rlk_client *c, const char *name)
         return NULL;
     rlk_fam_id_init(&l->id);
     l->q = rlk_lq_get(c->addr, c->url.db, name);
-    if (!l->q) {
+    l->waiters = rlk_fam_suffix_name(name, "rlk_waiters");
+    l->grant = rlk_fam_suffix_name(name, "rlk_next");
+    if (!l->q || !l->waiters || !l->grant) {
         rlk_lock_free(l);
         return rlk_fam_nomem(c, &rlk_lock_kind, name);
     }
@@ -60,6 +71,8 @@ void rlk_lock_free(rlk_lock *l)
     if (!l)
         return;
     rlk_lq_put(l->q);
+    free(l->waiters);
+    free(l->grant);
     rlk_fam_id_destroy(&l->id);
     rlk_fam_free(l);
 }
@@ -90,11 +103,29 @@ int rlk_lock_owner(const rlk_lock *l, char *buf, size_t len)
 
 /* ---------------------------------------------------------------- one acquire attempt */
 
-static int rlk_acq_init(rlk_lock *l, long long lease_ms, rlk_acq *a)
+/* A ticket in 1..2^26-1 from a strong random source (a clash of two
+ * waiters only costs a turn: the lock hash decides who holds it). */
+static long long rlk_lock_new_ticket(void)
+{
+    unsigned char b[4];
+    unsigned long v;
+
+    if (rlk_random_bytes(b, sizeof b) != 0)
+        return 1;
+    v = ((unsigned long)b[0] << 24 | (unsigned long)b[1] << 16 | (unsigned long)b[2] << 8 |
+         b[3]) % (RLK_SUB_GRANT_SHIFT - 1);
+    return (long long)v + 1;
+}
+
+static int rlk_acq_init(rlk_lock *l, long long lease_ms, long long wait_ms, rlk_acq *a)
 {
     int rc = rlk_fam_lease(l->b.c, "lock", l->b.name, lease_ms, &a->lease_ms, &a->watchdog);
 
     a->l = l;
+    a->queued = 0;
+    memset(&a->ticket, 0, sizeof a->ticket);
+    a->ticket.ticket = wait_ms != 0 ? rlk_lock_new_ticket() : 0;
+    a->ticket.claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
     if (rc != RLK_OK)
         return rc;
     return rlk_lock_owner(l, a->owner, sizeof a->owner);
@@ -104,10 +135,38 @@ static int rlk_acq_init(rlk_lock *l, long long lease_ms, rlk_acq *a)
 static int rlk_lock_release_call(void *arg, const char *owner, long long lease, int *rc)
 {
     rlk_lock *l = arg;
-    const char *keys[2];
+    const char *keys[4] = {l->b.name, l->b.channel, l->waiters, l->grant};
 
     return rlk_fam_release_call(l->b.c, "reentrant/release", "reentrant/release", l->b.name,
-                                rlk_fam_keys(&l->b, keys), keys, 2, owner, lease, rc);
+                                4, keys, 3, owner, lease, rc);
+}
+
+/* A waiter that gives up (its wait ran out, an error, an interrupt) leaves
+ * the server's queue, passing on a reservation it did not claim; best
+ * effort, the caller's error kept (a waiter that cannot say so is skipped
+ * when its reservation expires). */
+static void rlk_lock_cancel(rlk_acq *a)
+{
+    rlk_lock *l = a->l;
+    const char *keys[4] = {l->b.name, l->b.channel, l->waiters, l->grant};
+    char ticket[24];
+    const char *args[3] = {ticket, RLK_FAM_CLAIM_MS_STR, rlk_publish_arg(l->b.c)};
+    redisReply *r = NULL;
+    char saved[RLK_ERRSTR_MAX];
+    int err = rlk_err(l->b.c);
+
+    long long limit;
+
+    snprintf(saved, sizeof saved, "%s", rlk_errstr(l->b.c));
+    snprintf(ticket, sizeof ticket, "%lld", a->ticket.ticket);
+    /* Bounded: a wait's -w holds against a stopped server too (the ticket is then skipped
+     * after its reservation's claim window). */
+    limit = rlk_time_limit_enter(rlk_clock_now_ns() + RLK_LOCK_CANCEL_NS);
+    if (rlk_evalv(l->b.c, "reentrant/cancel", 4, keys, NULL, 3, args, NULL, &r) == RLK_OK)
+        freeReplyObject(r);
+    else
+        rlk_set_error(l->b.c, err, "%s", saved);
+    rlk_time_limit_leave(limit);
 }
 
 /* rlk_fam_undo_fn: gives back a hold the registry could not record, or that
@@ -127,9 +186,9 @@ static int rlk_lock_attempt(void *arg, long long *ttl)
 {
     rlk_acq *a = arg;
     rlk_lock *l = a->l;
-    const char *keys[1] = {l->b.name};
-    char lease[24];
-    const char *args[2] = {lease, a->owner};
+    const char *keys[3] = {l->b.name, l->waiters, l->grant};
+    char lease[24], ticket[24];
+    const char *args[3] = {lease, a->owner, ticket};
     rlk_hold_spec h = {RLK_KIND_LOCK, l->b.name, a->owner, 1, {l->b.name, NULL, NULL},
                        l->b.channel};
     long long sent = rlk_clock_now_ns();
@@ -137,13 +196,20 @@ static int rlk_lock_attempt(void *arg, long long *ttl)
     int rc;
 
     snprintf(lease, sizeof lease, "%lld", a->lease_ms);
+    snprintf(ticket, sizeof ticket, "%lld", a->queued ? -a->ticket.ticket : a->ticket.ticket);
     RLK_RT_COUNT(l->b.rt, acquire_calls);
-    rc = rlk_evalv(l->b.c, "reentrant/acquire", 1, keys, NULL, 2, args, NULL, &r);
+    rc = rlk_evalv(l->b.c, "reentrant/acquire", 3, keys, NULL, 3, args, NULL, &r);
+    if (rc != RLK_OK && a->ticket.ticket)
+        a->queued = 1;      /* it may have run: the next attempt looks before it queues */
     if (rc != RLK_OK)
         return rlk_fam_acquire_lost(&l->b, rc, &h, a->lease_ms, a->watchdog, sent, NULL, NULL,
                                     rlk_lock_undo, a);
     rc = rlk_fam_acquire_reply(l->b.c, "lock", l->b.name, "reentrant/acquire", r, ttl, NULL);
     freeReplyObject(r);
+    if (rc == RLK_ERR_BUSY && a->ticket.ticket)
+        a->queued = 1;
+    else if (rc == RLK_OK)
+        a->queued = 0;
     if (rc == RLK_OK)
         rc = rlk_fam_record(l->b.rt, &h, a->lease_ms, a->watchdog, sent, 0, rlk_lock_undo, a);
     return rc;
@@ -160,21 +226,45 @@ static int rlk_lock_busy(rlk_lock *l, long long start_ns)
 int rlk_lock_try_lock(rlk_lock *l, long long wait_ms, long long lease_ms)
 {
     long long start = rlk_clock_now_ns();
+    rlk_lq_node node;
     rlk_waiter w;
     rlk_acq a;
     int rc, first;
 
     if (!l)
         return RLK_ERR_ARG;
-    if ((rc = rlk_acq_init(l, lease_ms, &a)) != RLK_OK)
+    if ((rc = rlk_acq_init(l, lease_ms, wait_ms, &a)) != RLK_OK)
         return rc;
     /* Only the head of the local queue waits; one attempt straight away
      * when it cannot overtake a local waiter: a single try, a re-entry, or
-     * nobody queued here. */
+     * nobody queued here. A waiter has a ticket in the server's queue from
+     * its first failed attempt on, and is woken by the grant that names it
+     * (docs/runtime.md, "Handoff across processes"). */
     rlk_wait_init_lock(&w, &l->b, "lock", rlk_lock_attempt, &a);
     w.q = l->q;
-    first = wait_ms == 0 || rlk_wd_holds(l->b.rt->wd, l->b.name, a.owner) || !rlk_lq_busy(l->q);
+    w.ticket = a.ticket.ticket ? &a.ticket : NULL;
+    w.keepalive_ms = RLK_LOCK_KEEPALIVE_MS;
+    first = wait_ms == 0 || rlk_wd_holds(l->b.rt->wd, l->b.name, a.owner);
+    if (first) {
+        a.ticket.ticket = 0;    /* a single try or a re-entry: never queued */
+        w.ticket = NULL;
+    } else {
+        /* The local queue first: only its head attempts, so only a head ever holds a ticket in
+         * the server's queue (a thread queued there while asleep here would miss its grant).
+         * A head that did not have to wait attempts straight away. */
+        rc = rlk_lq_enter(l->q, &node, rlk_wait_deadline(start, wait_ms));
+        if (rc == RLK_ERR_NOMEM)
+            return rlk_set_error(l->b.c, rc, "lock %s: out of resources for a waiter", l->b.name);
+        if (rc != RLK_OK)
+            return rlk_lock_busy(l, start);
+        w.entered = &node;
+        first = !node.waited;
+        if (first)
+            rlk_wait_pre_join(&w);
+    }
     rc = rlk_wait_acquire(&w, start, wait_ms, first);
+    if (rc != RLK_OK && a.queued)
+        rlk_lock_cancel(&a);
     return rc == RLK_ERR_BUSY ? rlk_lock_busy(l, start) : rc;
 }
 
@@ -189,7 +279,11 @@ int rlk_lock_unlock(rlk_lock *l)
 {
     if (!l)
         return RLK_ERR_ARG;
-    return rlk_fam_unlock(&l->b, RLK_KIND_LOCK, "", &l->id, "rlk_lock_owner", l->q,
+    /* No local poke: a release that finds a waiter queued reserves the lock
+     * for it and its grant wakes it, in this process or another; one that
+     * finds nobody queued has no local waiter to wake either (a waiter
+     * queues with its first failed attempt). */
+    return rlk_fam_unlock(&l->b, RLK_KIND_LOCK, "", &l->id, "rlk_lock_owner", NULL,
                           rlk_lock_release_call, l);
 }
 

@@ -88,8 +88,8 @@ static int rlk_fam_release_outcome(rlk_client *c, const char *label, const char 
 {
     if (r->type == REDIS_REPLY_NIL)
         return RLK_REL_NOT_OWNER;
-    if (r->type == REDIS_REPLY_INTEGER && (r->integer == 0 || r->integer == 1))
-        return r->integer ? RLK_REL_RELEASED : RLK_REL_STILL_HELD;
+    if (r->type == REDIS_REPLY_INTEGER && r->integer >= 0 && r->integer <= 2)
+        return r->integer ? RLK_REL_RELEASED : RLK_REL_STILL_HELD;  /* 2: and handed over */
     rlk_set_error(c, RLK_ERR_PROTOCOL, "unlock %s: %s replied type %d", name, label, r->type);
     return RLK_REL_ERROR;
 }
@@ -99,7 +99,7 @@ int rlk_fam_release_call(rlk_client *c, const char *script, const char *label, c
                          long long lease, int *rc)
 {
     char lease_s[24];
-    const char *args[3] = {owner, lease_s, NULL};
+    const char *args[4] = {owner, lease_s, RLK_FAM_CLAIM_MS_STR, NULL};
     redisReply *r = NULL;
     int outcome = RLK_REL_ERROR;
 

@@ -38,12 +38,19 @@ typedef int (*rlk_fam_undo_fn)(void *arg);
 int rlk_fam_record(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int watchdog,
                    long long sent_ns, long long token, rlk_fam_undo_fn undo, void *arg);
 
-/* Runs a release script with ARGV (owner, lease) (nargs 2) or (owner)
- * (nargs 1), then the client's publish argument (rlk_publish_arg): returns its enum rlk_release_outcome; *rc is RLK_OK or the
- * call's error (RLK_ERR_PROTOCOL recorded as "unlock <name>: <label> replied
- * type <t>" for a reply other than nil / 0 / 1), or RLK_ERR_NOREPLICAS for
- * a release (or a count taken down) too few replicas acknowledged: done,
- * the outcome says what, not undone. */
+/* The reentrant lock's claim window: how long a release reserves the free
+ * lock for the first queued waiter (reentrant/release, reentrant/cancel). */
+#define RLK_FAM_CLAIM_MS 50
+#define RLK_FAM_CLAIM_MS_STR "50"
+
+/* Runs a release script with ARGV (owner, lease, RLK_FAM_CLAIM_MS) (nargs
+ * 3), (owner, lease) (nargs 2) or (owner) (nargs 1), then the client's
+ * publish argument (rlk_publish_arg): returns its enum rlk_release_outcome;
+ * *rc is RLK_OK or the call's error (RLK_ERR_PROTOCOL recorded as "unlock
+ * <name>: <label> replied type <t>" for a reply other than nil / 0 / 1 / 2;
+ * 2 is a release that handed the lock over), or RLK_ERR_NOREPLICAS for a
+ * release (or a count taken down) too few replicas acknowledged: done, the
+ * outcome says what, not undone. */
 int rlk_fam_release_call(rlk_client *c, const char *script, const char *label, const char *name,
                          int nkeys, const char *const *keys, int nargs, const char *owner,
                          long long lease, int *rc);

@@ -131,6 +131,7 @@ int rlk_lq_enter(rlk_lq *q, rlk_lq_node *n, long long until_ns)
 
     n->next = NULL;
     n->is_head = 0;
+    n->waited = 0;
     n->sub = NULL;
     n->ch = NULL;
     if (rlk_clock_cond_init(&n->cv) != 0)
@@ -149,6 +150,7 @@ int rlk_lq_enter(rlk_lq *q, rlk_lq_node *n, long long until_ns)
             break;
         }
         timed_out = rlk_clock_cond_wait_until(&n->cv, &q->mu, until_ns);
+        n->waited = 1;
     }
     pthread_mutex_unlock(&q->mu);
     if (rc != RLK_OK)

@@ -10,6 +10,9 @@
  * none), reads what the servers push, and wakes waiters:
  *   - the reply to a channel's SUBSCRIBE marks it confirmed;
  *   - message "0" on a confirmed channel adds one wake permit;
+ *   - a grant (reentrant handoff: head * 2^26 + next, sub.h) wakes only
+ *     the ticket waiter named head (next: after its claim window) and makes
+ *     the "0" published right after it add no permit;
  *   - any other message ("1": wake all) bumps the channel's generation;
  *   - a lost connection bumps the generation of every channel it carried,
  *     so each waiter retries, and the thread reconnects and resubscribes
@@ -36,6 +39,8 @@
  * no reply is outstanding; messages that arrive while a reply is still
  * outstanding belong to an older subscription and are dropped (the waiter
  * retries its acquire once confirmed, which sees every earlier release).
+ * A channel whose last waiter left stays subscribed RLK_SUB_LINGER_MS
+ * (rlk_sub_try_join finds it ready), then is unsubscribed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -75,6 +80,9 @@ struct rlk_sub_chan {
     int conn;                   /* the connection its commands went to; -1: none */
     unsigned long long permits; /* messages "0" not yet taken */
     unsigned long long gen;     /* bumped by a wake-all */
+    int covered;                /* a grant came: the "0" that follows it adds no permit */
+    long long linger_until;     /* refs == 0: stay subscribed until then */
+    rlk_sub_ticket *tickets;    /* ticket waiters on this channel */
     pthread_cond_t cv;
 };
 
@@ -114,6 +122,7 @@ struct rlk_sub {
     int failures;               /* consecutive failed connects */
     long long retry_ns;         /* no connect attempt before (0: now) */
     int refresh;                /* a slot moved: refresh the map before routing */
+    long long next_linger_ns;   /* the earliest lingering channel's end, 0: none */
 };
 
 /* ---------------------------------------------------------------- channel table (s->mu held) */
@@ -168,6 +177,7 @@ static void rlk_sub_chan_reset(rlk_sub_chan *ch)
     ch->outstanding = 0;
     ch->confirmed = 0;
     ch->permits = 0;
+    ch->covered = 0;
     ch->conn = -1;
     ch->gen++;
     pthread_cond_broadcast(&ch->cv);
@@ -393,6 +403,7 @@ static int rlk_sub_sync(rlk_sub *s)
     const char *sub_cmd = s->mode == RLK_PUBSUB_SHARDED ? "SSUBSCRIBE" : "SUBSCRIBE";
     const char *unsub_cmd = s->mode == RLK_PUBSUB_SHARDED ? "SUNSUBSCRIBE" : "UNSUBSCRIBE";
     int dirty[RLK_SUB_MAX_CONNS] = {0}, slot, rounds = 0, rc = RLK_OK;
+    long long now = rlk_clock_now_ns();
 
     if (s->refresh) {
         s->refresh = 0;
@@ -427,15 +438,20 @@ static int rlk_sub_sync(rlk_sub *s)
             break;
     }
     pthread_mutex_lock(&s->mu);
+    s->next_linger_ns = 0;
     for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
         s->conns[i].active = 0;
     for (rlk_sub_chan *ch = s->chans; ch; ch = ch->next) {
-        if (ch->refs == 0 && ch->want && ch->conn >= 0 && s->conns[ch->conn].ctx) {
+        if (ch->refs == 0 && ch->want && ch->linger_until > now) {
+            if (!s->next_linger_ns || ch->linger_until < s->next_linger_ns)
+                s->next_linger_ns = ch->linger_until;
+        } else if (ch->refs == 0 && ch->want && ch->conn >= 0 && s->conns[ch->conn].ctx) {
             rlk_sub_append(s, ch->conn, unsub_cmd, ch);
             dirty[ch->conn] = 1;
             ch->want = 0;
             ch->confirmed = 0;
             ch->permits = 0;
+            ch->covered = 0;
             ch->outstanding++;
             RLK_COUNT(s->counters, unsubscribes);
         }
@@ -461,17 +477,62 @@ static int rlk_reply_is(const redisReply *r, const char *word)
     return r->type == REDIS_REPLY_STRING && r->len == n && strncasecmp(r->str, word, n) == 0;
 }
 
+/* A grant (reentrant/release, reentrant/cancel): a decimal head * 2^26 +
+ * next with head >= 1. 1 and *v, or 0 for any other message. */
+static int rlk_sub_grant_of(const redisReply *p, unsigned long long *v)
+{
+    unsigned long long x = 0;
+
+    if (p->type != REDIS_REPLY_STRING || p->len < 8 || p->len > 16)
+        return 0;
+    for (size_t i = 0; i < p->len; i++) {
+        if (p->str[i] < '0' || p->str[i] > '9')
+            return 0;
+        x = x * 10 + (unsigned long long)(p->str[i] - '0');
+    }
+    *v = x;
+    return x >= RLK_SUB_GRANT_SHIFT;
+}
+
+/* s->mu held: a grant names head and next; every other ticket waiter's
+ * deferred wake is void (the lock moved on). */
+static void rlk_sub_on_grant(rlk_sub_chan *ch, unsigned long long v)
+{
+    long long head = (long long)(v / RLK_SUB_GRANT_SHIFT);
+    long long next = (long long)(v % RLK_SUB_GRANT_SHIFT);
+
+    ch->covered = 1;
+    for (rlk_sub_ticket *t = ch->tickets; t; t = t->next) {
+        t->defer_ns = 0;
+        if (t->ticket == head)
+            t->granted = 1;
+        else if (t->ticket == next)
+            t->defer_ns = rlk_clock_now_ns() + t->claim_ns;
+    }
+}
+
+/* A message or smessage, from whichever connection carries the channel:
+ * the grant and the "0" after it come from one script, in that order, on
+ * that one connection. */
 static void rlk_sub_on_message(rlk_sub *s, const redisReply *chan, const redisReply *payload)
 {
+    unsigned long long grant;
     rlk_sub_chan *ch;
 
     pthread_mutex_lock(&s->mu);
     ch = rlk_sub_find(s, chan->str, chan->len);
     if (ch && ch->confirmed) {
-        if (payload->type == REDIS_REPLY_STRING && payload->len == 1 && payload->str[0] == '0')
-            ch->permits++;
-        else
+        if (payload->type == REDIS_REPLY_STRING && payload->len == 1 && payload->str[0] == '0') {
+            if (ch->covered)
+                ch->covered = 0;        /* the grant before it woke whom it concerns */
+            else
+                ch->permits++;
+        } else if (rlk_sub_grant_of(payload, &grant)) {
+            rlk_sub_on_grant(ch, grant);
+        } else {
+            ch->covered = 0;
             ch->gen++;
+        }
         pthread_cond_broadcast(&ch->cv);
     }
     pthread_mutex_unlock(&s->mu);
@@ -629,6 +690,8 @@ static int rlk_sub_poll_timeout_ms(rlk_sub *s, long long now)
         if (until < 0 || u < until)
             until = u;
     }
+    if (s->next_linger_ns && (until < 0 || s->next_linger_ns < until))
+        until = s->next_linger_ns;      /* then UNSUBSCRIBE what no longer has waiters */
     if (until < 0)
         return -1;
     return until <= now ? 0 : (int)((until - now) / 1000000LL) + 1;
@@ -797,8 +860,55 @@ int rlk_sub_join(rlk_sub *s, const char *channel, rlk_sub_chan **out)
 void rlk_sub_leave(rlk_sub *s, rlk_sub_chan *ch)
 {
     pthread_mutex_lock(&s->mu);
-    if (--ch->refs == 0)
+    if (--ch->refs == 0) {
+        /* Lingers subscribed: the next wait on it (a contended lock is taken
+         * again and again) needs no SUBSCRIBE round trip and no second attempt. */
+        ch->linger_until = rlk_clock_now_ns() + RLK_SUB_LINGER_MS * 1000000LL;
         rlk_sub_kick(s);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+int rlk_sub_try_join(rlk_sub *s, const char *channel, rlk_sub_chan **out,
+                     unsigned long long *mark)
+{
+    rlk_sub_chan *ch;
+    int joined = 0;
+
+    *out = NULL;
+    pthread_mutex_lock(&s->mu);
+    ch = s->started && !s->down ? rlk_sub_find(s, channel, strlen(channel)) : NULL;
+    if (ch && ch->confirmed && ch->want) {
+        ch->refs++;
+        ch->permits = 0;
+        ch->covered = 0;
+        *mark = ch->gen;
+        *out = ch;
+        joined = 1;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return joined;
+}
+
+void rlk_sub_ticket_add(rlk_sub *s, rlk_sub_chan *ch, rlk_sub_ticket *t)
+{
+    pthread_mutex_lock(&s->mu);
+    t->granted = 0;
+    t->defer_ns = 0;
+    t->next = ch->tickets;
+    ch->tickets = t;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void rlk_sub_ticket_remove(rlk_sub *s, rlk_sub_chan *ch, rlk_sub_ticket *t)
+{
+    pthread_mutex_lock(&s->mu);
+    for (rlk_sub_ticket **pp = &ch->tickets; *pp; pp = &(*pp)->next) {
+        if (*pp == t) {
+            *pp = t->next;
+            break;
+        }
+    }
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -828,13 +938,29 @@ int rlk_sub_ready(rlk_sub *s, rlk_sub_chan *ch, long long until_ns, unsigned lon
     return rc;
 }
 
-int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long long until_ns)
+int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long long until_ns,
+                 rlk_sub_ticket *t)
 {
     int rc, timed_out = 0;
 
     RLK_COUNT(s->counters, waits);
     pthread_mutex_lock(&s->mu);
     for (;;) {
+        long long until = until_ns;
+
+        if (t && t->granted) {
+            t->granted = 0;
+            t->defer_ns = 0;
+            RLK_COUNT(s->counters, wake_permits);
+            rc = RLK_SUB_WOKEN;
+            break;
+        }
+        if (t && t->defer_ns && rlk_clock_now_ns() >= t->defer_ns) {
+            t->defer_ns = 0;
+            RLK_COUNT(s->counters, wake_permits);
+            rc = RLK_SUB_WOKEN;
+            break;
+        }
         if (ch->permits > 0) {
             ch->permits--;
             RLK_COUNT(s->counters, wake_permits);
@@ -846,11 +972,13 @@ int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long lon
             rc = RLK_SUB_WOKEN;
             break;
         }
-        if (timed_out) {
+        if (timed_out && until_ns >= 0 && rlk_clock_now_ns() >= until_ns) {
             rc = RLK_SUB_TIMEOUT;
             break;
         }
-        timed_out = rlk_clock_cond_wait_until(&ch->cv, &s->mu, until_ns);
+        if (t && t->defer_ns && (until < 0 || t->defer_ns < until))
+            until = t->defer_ns;
+        timed_out = rlk_clock_cond_wait_until(&ch->cv, &s->mu, until);
     }
     pthread_mutex_unlock(&s->mu);
     return rc;

@@ -20,6 +20,25 @@
 typedef struct rlk_sub rlk_sub;
 typedef struct rlk_sub_chan rlk_sub_chan;
 
+/* A reentrant-lock waiter that holds a ticket in the lock's server queue
+ * (reentrant/acquire). A release that reserves the lock publishes the grant
+ * head * 2^26 + next (the first and second tickets) just before its "0":
+ * the subscriber then wakes only the waiter whose ticket is head (granted),
+ * sets the one whose ticket is next to wake claim_ns later (the head may be
+ * dead: its reservation then expires and next takes the lock), and takes
+ * the "0" that follows as covered (no permit). A bare "0" (Redisson, a
+ * force unlock, a release with nobody queued) adds a permit as before.
+ * The waiter owns the struct; its fields are guarded by the subscriber. */
+typedef struct rlk_sub_ticket {
+    struct rlk_sub_ticket *next;
+    long long ticket;           /* 1..2^26-1 */
+    long long claim_ns;         /* how long after a grant naming it second to wake */
+    int granted;                /* a grant named it head, not yet taken by rlk_sub_wait */
+    long long defer_ns;         /* 0, or when to wake (named second) */
+} rlk_sub_ticket;
+
+#define RLK_SUB_GRANT_SHIFT 67108864ULL     /* 2^26: grant = head * this + next */
+
 enum rlk_sub_result {
     RLK_SUB_READY = 0,      /* subscribed on the live connection */
     RLK_SUB_DOWN = 1,       /* the subscriber cannot connect right now: poll */
@@ -38,9 +57,22 @@ void rlk_sub_leave(rlk_sub *s, rlk_sub_chan *ch);
  * received so far are dropped: the acquire attempt that follows sees every
  * release they announced. */
 int rlk_sub_ready(rlk_sub *s, rlk_sub_chan *ch, long long until_ns, unsigned long long *mark);
-/* Sleeps until a permit (consumed), a wake-all since mark, or until:
- * RLK_SUB_WOKEN or RLK_SUB_TIMEOUT. */
-int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long long until_ns);
+/* Sleeps until a permit (consumed), a wake-all since mark, t's grant or
+ * deferred wake (consumed; t may be NULL), or until: RLK_SUB_WOKEN or
+ * RLK_SUB_TIMEOUT. */
+int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long long until_ns,
+                 rlk_sub_ticket *t);
+/* Registers / unregisters t on the joined channel ch. */
+void rlk_sub_ticket_add(rlk_sub *s, rlk_sub_chan *ch, rlk_sub_ticket *t);
+void rlk_sub_ticket_remove(rlk_sub *s, rlk_sub_chan *ch, rlk_sub_ticket *t);
+/* Joins channel only when it is subscribed on the live connection right
+ * now (a channel a wait of this client used recently lingers subscribed
+ * for RLK_SUB_LINGER_MS): 1 with *out and *mark as rlk_sub_ready would
+ * give them, or 0 (not joined; no I/O, no SUBSCRIBE started). */
+int rlk_sub_try_join(rlk_sub *s, const char *channel, rlk_sub_chan **out,
+                     unsigned long long *mark);
+
+#define RLK_SUB_LINGER_MS 1000      /* a channel stays subscribed this long after its last waiter */
 /* Wakes every waiter of the subscriber (rlk_interrupt_waits): they see
  * the interrupted flag given to rlk_sub_new and return. */
 void rlk_sub_interrupt(rlk_sub *s);

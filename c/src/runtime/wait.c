@@ -98,9 +98,28 @@ static int rlk_wait_interrupted(const rlk_waiter *w)
                          w->name);
 }
 
+void rlk_wait_pre_join(rlk_waiter *w)
+{
+    if (!w->ticket || !rlk_sub_try_join(w->rt->sub, w->channel, &w->pre_ch, &w->pre_mark))
+        return;
+    rlk_sub_ticket_add(w->rt->sub, w->pre_ch, w->ticket);
+}
+
+void rlk_wait_pre_leave(rlk_waiter *w)
+{
+    if (!w->pre_ch)
+        return;
+    rlk_sub_ticket_remove(w->rt->sub, w->pre_ch, w->ticket);
+    rlk_sub_leave(w->rt->sub, w->pre_ch);
+    w->pre_ch = NULL;
+}
+
 /* On a joined channel: ready, attempt, sleep; until the attempt succeeds
- * (RLK_OK), fails (its error) or the deadline passes (RLK_ERR_BUSY). */
-static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, long long deadline)
+ * (RLK_OK), fails (its error) or the deadline passes (RLK_ERR_BUSY). With
+ * skip_first, the first attempt was made already, once subscribed
+ * (w->pre_mark, w->first_bound): the loop starts with the sleep. */
+static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, long long deadline,
+                         int skip_first)
 {
     rlk_sub *sub = w->rt->sub;
     long long backoff = 0;
@@ -114,12 +133,20 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, long long deadli
 
         if ((rc = rlk_wait_interrupted(w)) != RLK_OK)
             return rc;
-        ready = rlk_sub_ready(sub, ch, deadline, &mark);
-        if ((rc = rlk_wait_interrupted(w)) != RLK_OK)
-            return rc;
-        if (ready == RLK_SUB_TIMEOUT)
-            return failed != RLK_OK ? failed : RLK_ERR_BUSY;
-        rc = w->attempt(w->arg, &bound);
+        if (skip_first) {
+            skip_first = 0;
+            ready = RLK_SUB_READY;
+            mark = w->pre_mark;
+            bound = w->first_bound;
+            rc = RLK_ERR_BUSY;
+        } else {
+            ready = rlk_sub_ready(sub, ch, deadline, &mark);
+            if ((rc = rlk_wait_interrupted(w)) != RLK_OK)
+                return rc;
+            if (ready == RLK_SUB_TIMEOUT)
+                return failed != RLK_OK ? failed : RLK_ERR_BUSY;
+            rc = w->attempt(w->arg, &bound);
+        }
         failed = RLK_OK;
         if (rc != RLK_OK && rc != RLK_ERR_BUSY && rlk_wait_transient(w, rc)) {
             failed = rc;
@@ -132,11 +159,13 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, long long deadli
         } else {
             backoff = 0;
         }
+        if (w->ticket && w->keepalive_ms > 0 && (bound < 0 || bound > w->keepalive_ms))
+            bound = w->keepalive_ms;
         until = rlk_wait_sleep_until(bound, ready == RLK_SUB_DOWN, deadline, &by_bound);
         if (deadline >= 0 && rlk_clock_now_ns() >= deadline)
             return failed != RLK_OK ? failed : RLK_ERR_BUSY;    /* no sleep, no attempt past
                                                                    the caller's deadline */
-        if (rlk_sub_wait(sub, ch, mark, until) == RLK_SUB_TIMEOUT &&
+        if (rlk_sub_wait(sub, ch, mark, until, w->ticket) == RLK_SUB_TIMEOUT &&
             !atomic_load(&w->rt->interrupted)) {
             if (by_bound && w->count_ttl && failed == RLK_OK)
                 RLK_RT_COUNT(w->rt, ttl_wakeups);
@@ -151,30 +180,34 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, long long deadli
 static int rlk_wait_subscribed(const rlk_waiter *w, rlk_lq_node *node, long long deadline)
 {
     rlk_sub *sub = w->rt->sub;
-    rlk_sub_chan *ch;
-    int rc = rlk_sub_join(sub, w->channel, &ch);
+    rlk_sub_chan *ch = w->pre_ch;
+    int rc = ch ? RLK_OK : rlk_sub_join(sub, w->channel, &ch);
 
     if (rc != RLK_OK) {
         if (node)
             rlk_lq_leave(w->q, node);
         return rc;
     }
+    if (w->ticket && !w->pre_ch)
+        rlk_sub_ticket_add(sub, ch, w->ticket);
     if (node)
         rlk_lq_set_sub(w->q, node, sub, ch);
-    rc = rlk_wait_loop(w, ch, deadline);
+    rc = rlk_wait_loop(w, ch, deadline, w->pre_ch && !(node && node->waited));
     if (rc != RLK_ERR_BUSY && w->pass_on)   /* an error must not swallow a permit either */
         rlk_sub_poke(sub, ch);
     if (node)
         rlk_lq_leave(w->q, node);   /* first: the next head may share the subscription */
+    if (w->ticket)
+        rlk_sub_ticket_remove(sub, ch, w->ticket);
     rlk_sub_leave(sub, ch);
     return rc;
 }
 
-static int rlk_wait_unbounded(const rlk_waiter *w, long long deadline_ns);
+static int rlk_wait_unbounded(rlk_waiter *w, long long deadline_ns);
 
 /* The wait, with the thread's time limit cut to its deadline: no connect or
  * command of an attempt outlasts it (a server that stopped answering). */
-int rlk_wait(const rlk_waiter *w, long long deadline_ns)
+int rlk_wait(rlk_waiter *w, long long deadline_ns)
 {
     long long limit = rlk_time_limit_enter(deadline_ns > 0 ? deadline_ns : 0);
     int rc = rlk_wait_unbounded(w, deadline_ns);
@@ -184,14 +217,18 @@ int rlk_wait(const rlk_waiter *w, long long deadline_ns)
 }
 
 /* rlk_wait without the thread's time limit. */
-static int rlk_wait_unbounded(const rlk_waiter *w, long long deadline_ns)
+static int rlk_wait_unbounded(rlk_waiter *w, long long deadline_ns)
 {
     rlk_lq_node node;
     int rc;
 
     if (!w->q)
         return rlk_wait_subscribed(w, NULL, deadline_ns);
+    if (w->entered)
+        return rlk_wait_subscribed(w, w->entered, deadline_ns);
     rc = rlk_lq_enter(w->q, &node, deadline_ns);
+    if (rc != RLK_OK)
+        rlk_wait_pre_leave(w);
     if (rc == RLK_ERR_NOMEM)
         return rlk_set_error(w->rt->c, rc, "%s %s: out of resources for a waiter", w->what,
                              w->name);
@@ -200,7 +237,7 @@ static int rlk_wait_unbounded(const rlk_waiter *w, long long deadline_ns)
     return rlk_wait_subscribed(w, &node, deadline_ns);
 }
 
-int rlk_wait_acquire(const rlk_waiter *w, long long start_ns, long long wait_ms, int first)
+int rlk_wait_acquire(rlk_waiter *w, long long start_ns, long long wait_ms, int first)
 {
     long long bound = -1, deadline = rlk_wait_deadline(start_ns, wait_ms);
     long long limit = rlk_time_limit_enter(wait_ms > 0 ? deadline : 0);
@@ -219,7 +256,14 @@ int rlk_wait_acquire(const rlk_waiter *w, long long start_ns, long long wait_ms,
         rlk_waiter again = *w;
 
         again.first_failed = rc != RLK_ERR_BUSY ? rc : RLK_OK;
+        again.first_bound = bound;
+        if (rc != RLK_ERR_BUSY)
+            rlk_wait_pre_leave(&again);    /* a failed first attempt: attempt again once joined */
         rc = rlk_wait(&again, deadline);
+    } else {
+        rlk_wait_pre_leave(w);
+        if (w->entered)
+            rlk_lq_leave(w->q, w->entered);
     }
     rlk_time_limit_leave(limit);
     return rc;

@@ -45,7 +45,28 @@ typedef struct rlk_waiter {
     int first_failed;   /* the transient failure of an attempt made before rlk_wait (0: none):
                            returned, instead of RLK_ERR_BUSY, if no attempt runs before the
                            deadline */
+    rlk_sub_ticket *ticket;     /* the reentrant lock's waiter ticket (reentrant/acquire puts it
+                                   in the server's queue; NULL: none): registered on the channel
+                                   so that only a grant naming it wakes this waiter */
+    long long keepalive_ms;     /* with ticket: attempt at least this often (a waiter whose
+                                   queue entry was lost, or two dead waiters at the head) */
+    rlk_sub_chan *pre_ch;       /* joined by rlk_wait_pre_join before the first attempt (the
+                                   channel was subscribed already): that attempt counts as one
+                                   made once subscribed, unless the local queue made it wait */
+    unsigned long long pre_mark;
+    long long first_bound;      /* with pre_ch: the first attempt's bound */
+    rlk_lq_node *entered;       /* with q: the caller entered the local queue already (and is its
+                                   head): rlk_wait uses this node, rlk_wait_acquire leaves it when
+                                   no wait follows. Only a head may hold a server ticket. */
 } rlk_waiter;
+
+/* Before a first attempt of a waiter with a ticket: joins its channel when
+ * it is subscribed already (lingering after an earlier wait) and registers
+ * the ticket, so that the first attempt needs no second one after a
+ * SUBSCRIBE. No I/O. */
+void rlk_wait_pre_join(rlk_waiter *w);
+/* Undoes rlk_wait_pre_join when no wait follows (acquired, or no wait). */
+void rlk_wait_pre_leave(rlk_waiter *w);
 
 /* A waiter on b's channel with every difference off (as a semaphore
  * waits); what names it in errors. */
@@ -69,11 +90,11 @@ long long rlk_wait_deadline(long long start_ns, long long wait_ms);
  * 100 ms poll while the subscriber is down, or the deadline; again. RLK_OK,
  * the attempt's error, or RLK_ERR_BUSY (the deadline passed; no error
  * recorded). */
-int rlk_wait(const rlk_waiter *w, long long deadline_ns);
+int rlk_wait(rlk_waiter *w, long long deadline_ns);
 
 /* An acquire of wait_ms from start_ns: with first, one attempt straight
  * away (wait_ms == 0: that is all; without first, wait_ms must not be 0),
  * then rlk_wait. Returns as rlk_wait. */
-int rlk_wait_acquire(const rlk_waiter *w, long long start_ns, long long wait_ms, int first);
+int rlk_wait_acquire(rlk_waiter *w, long long start_ns, long long wait_ms, int first);
 
 #endif /* RLK_WAIT_H */

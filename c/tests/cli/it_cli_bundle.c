@@ -136,7 +136,7 @@ static void test_tampered_refused(void)
     flush_scripts();
     r = RUN("scripts", "load", "--bundle", dir);
     expect_status(&r, 5, "load --bundle (tampered)");
-    CHECK_STR_CONTAINS(r.err, "reentrant/acquire (version 1) was modified");
+    CHECK_STR_CONTAINS(r.err, "reentrant/acquire (version 2) was modified");
     CHECK_STR_CONTAINS(r.err, "refused (--allow-modified");
     CHECK_INT_EQ(count_substr(r.err, "\n"), 2); /* the script's line and the summary */
     expect_rlk_lines(&r, "load --bundle (tampered)");
@@ -146,25 +146,25 @@ static void test_tampered_refused(void)
 
     r = RUN("scripts", "verify", "--bundle", dir);
     expect_status(&r, 5, "verify --bundle (tampered)");
-    CHECK_STR_CONTAINS(r.err, "reentrant/acquire (version 1) was modified");
+    CHECK_STR_CONTAINS(r.err, "reentrant/acquire (version 2) was modified");
     cli_result_free(&r);
 
     /* A bumped version line does not launder it. */
-    REQUIRE(sh("sed -i 's/^-- version: 1$/-- version: 2/' '%s/reentrant/acquire.lua' && "
-               "awk 'BEGIN{FS=OFS=\"\\t\"} $1==\"reentrant/acquire\"{$2=2} {print}' "
+    REQUIRE(sh("sed -i 's/^-- version: 2$/-- version: 3/' '%s/reentrant/acquire.lua' && "
+               "awk 'BEGIN{FS=OFS=\"\\t\"} $1==\"reentrant/acquire\"{$2=3} {print}' "
                "'%s/manifest.tsv' > '%s/m' && mv '%s/m' '%s/manifest.tsv'",
                dir, dir, dir, dir, dir) == 0);
     REQUIRE(rehash(dir, "reentrant/acquire") == 0);
     r = RUN("scripts", "load", "--bundle", dir);
     expect_status(&r, 5, "load --bundle (tampered, version bumped)");
-    CHECK_STR_CONTAINS(r.err, "reentrant/acquire is version 2, rlk " RLK_VERSION " has version 1");
+    CHECK_STR_CONTAINS(r.err, "reentrant/acquire is version 3, rlk " RLK_VERSION " has version 2");
     cli_result_free(&r);
 
     /* --allow-modified: loaded, each difference still named (as a warning). */
     r = RUN("scripts", "load", "--bundle", dir, "--allow-modified");
     expect_status(&r, 0, "load --bundle --allow-modified");
     CHECK_STR_CONTAINS(r.err, "rlk: warning: bundle");
-    CHECK_STR_CONTAINS(r.err, "reentrant/acquire is version 2");
+    CHECK_STR_CONTAINS(r.err, "reentrant/acquire is version 3");
     CHECK_STR_CONTAINS(r.out, "loaded  ");
     cli_result_free(&r);
     r = RUN("scripts", "verify", "--bundle", dir, "--allow-modified");

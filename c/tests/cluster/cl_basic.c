@@ -186,21 +186,23 @@ static void test_moved(void)
 typedef struct unlocker {
     rlk_lock *l;
     int rc;
+    int lock;           /* 1: try_lock(l, 20 s, 20 s) instead of unlock */
 } unlocker;
 
 static void *unlock_main(void *arg)
 {
     unlocker *u = arg;
 
-    u->rc = rlk_lock_unlock(u->l);
+    u->rc = u->lock ? rlk_lock_try_lock(u->l, 20000, 20000) : rlk_lock_unlock(u->l);
     return NULL;
 }
 
 /* During a migration (MIGRATING on the source, IMPORTING on the target,
- * the lock's key already moved) a new lock on a missing key is asked of the
- * target (ASK). The moved lock's release has two keys (lock and channel),
- * which Redis answers with ASK, then TRYAGAIN on the target until the slot
- * is handed over: it retries and succeeds once the migration ends. */
+ * the lock's key already moved) the reentrant lock's calls have several
+ * keys (acquire: the lock, its waiter queue and reservation; release: those
+ * and the channel), some of them missing: Redis answers ASK, then TRYAGAIN
+ * on the target until the slot is handed over. A new lock and the release
+ * of the moved one both retry and succeed once the migration ends. */
 static void test_ask(void)
 {
     rlk_client *c = tk_connect(url, 0, 2);
@@ -217,20 +219,22 @@ static void test_ask(void)
     l2 = rlk_lock_new(c, other);
     REQUIRE(l && l2);
     REQUIRE(rlk_lock_set_owner(l, "cl-ask-holder") == RLK_OK);    /* unlocked by another thread */
+    REQUIRE(rlk_lock_set_owner(l2, "cl-ask-new") == RLK_OK);      /* locked by another thread */
     REQUIRE(rlk_lock_try_lock(l, 0, 20000) == RLK_OK);
     REQUIRE(rlk_fx_cluster_set_importing(&cl, slot, m[0], m[2]) == 0);
     REQUIRE(rlk_fx_cluster_set_migrating(&cl, slot, m[2], m[0]) == 0);
     CHECK(rlk_fx_cluster_migrate_keys(&cl, slot, m[2], m[0]) >= 1);
-    CHECKF(rlk_lock_try_lock(l2, 0, 20000) == RLK_OK, "new lock during migration: %s",
-           rlk_errstr(c));
     {
-        unlocker u = {l, -1};
-        pthread_t t;
+        unlocker u = {l, -1, 0}, u2 = {l2, -1, 1};
+        pthread_t t, t2;
 
         pthread_create(&t, NULL, unlock_main, &u);
+        pthread_create(&t2, NULL, unlock_main, &u2);
         REQUIRE(rlk_fx_cluster_set_node(&cl, slot, m[0]) == 0);
         pthread_join(t, NULL);
+        pthread_join(t2, NULL);
         CHECKF(u.rc == RLK_OK, "unlock of the moved lock: %d", u.rc);
+        CHECKF(u2.rc == RLK_OK, "new lock during migration: %d", u2.rc);
     }
     CHECKF(rlk_lock_unlock(l2) == RLK_OK, "%s", rlk_errstr(c));
     REQUIRE(rlk_fx_cluster_move_slot(&cl, slot, m[0], m[2], 15000) == 0);

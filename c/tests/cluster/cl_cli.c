@@ -80,8 +80,8 @@ static void test_eval_and_kinds(void)
 
     for (int k = 0; k < 3; k++) {
         cl_name_on(&cl, "cli:eval:", mst[k], n, sizeof n);
-        snprintf(args, sizeof args, "eval reentrant/acquire --key %s --arg 30000 --arg o:1 "
-                 "--url \"$U\"", n);
+        snprintf(args, sizeof args, "eval reentrant/acquire --key %s --key '{%s}:rlk_waiters' "
+                 "--key '{%s}:rlk_next' --arg 30000 --arg o:1 --arg 0 --url \"$U\"", n, n, n);
         CHECKF(run(out, sizeof out, args) == 0, "eval on master %d: %s", k, out);
         snprintf(args, sizeof args, "inspect %s --url \"$U\"", n);
         CHECKF(run(out, sizeof out, args) == 0 && strstr(out, "o:1"), "inspect: %s", out);

@@ -17,13 +17,20 @@
  *     (smessage "0" on the channel), and not a raw SUBSCRIBE one;
  *   - the channel's slot migrated while a waiter is SSUBSCRIBEd: the server
  *     drops the subscription (sunsubscribe), the subscriber follows the slot
- *     to the new master, and the release there wakes the waiter.
+ *     to the new master, and the release there wakes the waiter;
+ *   - the reentrant lock's handoff (docs/runtime.md) in both modes: three
+ *     clients (a subscriber and a local queue each, as three processes) queue
+ *     behind a holder on each master; every release reserves the lock for
+ *     the first ticket and publishes the grant (message or smessage) before
+ *     its 0: they acquire in queue order, none is woken by a wake-all, and
+ *     each makes at most a few acquire round trips.
  */
 #include "check.h"
 #include "cl_util.h"
 #include "cluster.h"
 #include "tk_util.h"
 #include "client/slot.h"
+#include "runtime/rt.h"
 
 #include <poll.h>
 #include <pthread.h>
@@ -341,8 +348,145 @@ static void test_migration_while_ssubscribed(void)
     CHECK(rlk_fx_cluster_move_slot(&cl, slot, dst, src, 15000) == 0);
 }
 
-int main(void)
+/* LLEN of name's waiter queue ({name}:rlk_waiters) on the master owning it; -1 on error. */
+static long long queue_len(const char *name)
 {
+    char key[96];
+    redisReply *r;
+    long long n;
+
+    snprintf(key, sizeof key, "{%s}:rlk_waiters", name);
+    r = rlk_fx_cluster_command(&cl, rlk_fx_cluster_key_owner(&cl, key), "LLEN %s", key);
+    n = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+static int wait_queue_len(const char *name, long long want, long long timeout_ms)
+{
+    long long t0 = rlk_fx_now_ms();
+
+    while (queue_len(name) < want) {
+        if (rlk_fx_now_ms() - t0 > timeout_ms)
+            return -1;
+        nanosleep(&(struct timespec){0, 2000000L}, NULL);
+    }
+    return 0;
+}
+
+#define HO_WAITERS 3
+
+/* Child: one client (mode) waits for name, says "ready" first and then "got <monotonic ms> <rc>
+ * <reentrant/acquire calls> <wake-alls>", unlocking at once. */
+static int child_handoff(const char *curl, const char *name, int mode)
+{
+    rlk_client *c;
+    rlk_lock *l;
+    rlk_runtime_stats st = {0};
+    long long got;
+    int rc;
+
+    snprintf(url, sizeof url, "%s", curl);
+    c = connect_mode(mode);
+    l = c ? rlk_lock_new(c, name) : NULL;
+    if (!l)
+        return 2;
+    tk_say("ready");
+    rc = rlk_lock_try_lock(l, 30000, 10000);
+    got = rlk_fx_now_ms();
+    rlk_runtime_stats_get(c, &st);
+    if (rc == RLK_OK)
+        rlk_lock_unlock(l);
+    tk_say("got %lld %d %llu %llu", got, rc, st.acquire_calls, st.wake_all);
+    rlk_lock_free(l);
+    rlk_free(c);
+    return 0;
+}
+
+/* Three waiter processes (a client, a subscriber and a local queue each) queue in turn behind
+ * a holder on each master; the release goes down the queue. */
+static void handoff_rounds(int mode, const char *label)
+{
+    rlk_client *h = connect_mode(mode);
+    long long worst_ms = 0;
+    unsigned long long calls_max = 0;
+    char mode_s[8];
+
+    REQUIRE(h);
+    snprintf(mode_s, sizeof mode_s, "%d", mode);
+    for (int m = 0; m < 3; m++) {
+        tk_child kid[HO_WAITERS];
+        long long got[HO_WAITERS] = {0}, released;
+        unsigned long long calls[HO_WAITERS] = {0}, wake_all[HO_WAITERS] = {0};
+        int rc[HO_WAITERS] = {-1, -1, -1}, spawned = 0;
+        char name[64] = "", line[128];
+        rlk_lock *l;
+
+        cl_name_on(&cl, mode == RLK_PUBSUB_SHARDED ? "cl:ho:s" : "cl:ho:g", master_index(m),
+                   name, sizeof name);
+        REQUIRE(name[0]);
+        l = rlk_lock_new(h, name);
+        REQUIRE(l && rlk_lock_try_lock(l, 0, 30000) == RLK_OK);
+        for (int i = 0; i < HO_WAITERS; i++) {
+            const char *args[] = {"handoff", url, name, mode_s, NULL};
+
+            if (!CHECKF(tk_child_spawn(&kid[i], args) == 0 &&
+                        tk_child_read_line(&kid[i], line, sizeof line, 15000) == 0 &&
+                        strcmp(line, "ready") == 0, "%s master %d: waiter %d did not start",
+                        label, m, i))
+                break;
+            spawned++;
+            if (!CHECKF(wait_queue_len(name, i + 1, 10000) == 0, "%s master %d: waiter %d did "
+                        "not queue (queue length %lld)", label, m, i, queue_len(name)))
+                break;
+        }
+        CHECK(rlk_lock_unlock(l) == RLK_OK);
+        released = rlk_fx_now_ms();
+        for (int i = 0; i < spawned; i++) {
+            CHECKF(tk_child_read_line(&kid[i], line, sizeof line, 20000) == 0 &&
+                   sscanf(line, "got %lld %d %llu %llu", &got[i], &rc[i], &calls[i],
+                          &wake_all[i]) == 4, "%s master %d: waiter %d said nothing", label, m, i);
+            tk_child_wait(&kid[i], 5000);
+            CHECKF(rc[i] == RLK_OK, "%s master %d: waiter %d rc %d", label, m, i, rc[i]);
+            CHECKF(wake_all[i] == 0, "%s master %d: waiter %d woken by %llu wake-all(s) (a grant "
+                   "taken for another message?)", label, m, i, wake_all[i]);
+            CHECKF(calls[i] <= 4, "%s master %d: waiter %d made %llu acquire calls (woken for "
+                   "releases meant for others?)", label, m, i, calls[i]);
+            calls_max = calls[i] > calls_max ? calls[i] : calls_max;
+        }
+        if (spawned == HO_WAITERS) {
+            CHECKF(got[0] <= got[1] && got[1] <= got[2], "%s master %d: acquired out of queue "
+                   "order at +%lld, +%lld, +%lld ms", label, m, got[0] - released,
+                   got[1] - released, got[2] - released);
+            /* Without a working wake-up a queued waiter gets in at its 1 s retry: 3 s for three. */
+            CHECKF(got[2] - released < 2500, "%s master %d: the last waiter got in %lld ms after "
+                   "the release", label, m, got[2] - released);
+            worst_ms = got[2] - released > worst_ms ? got[2] - released : worst_ms;
+        }
+        CHECK_INT_EQ(queue_len(name), 0);
+        rlk_lock_free(l);
+    }
+    tk_say("%s: 3 masters x %d queued processes, in order; the last acquired at most %lld ms "
+           "after the release; at most %llu acquire calls per waiter", label, HO_WAITERS,
+           worst_ms, calls_max);
+    rlk_free(h);
+}
+
+static void test_handoff_global(void)
+{
+    handoff_rounds(RLK_PUBSUB_GLOBAL, "handoff, global (grant as message)");
+}
+
+static void test_handoff_sharded(void)
+{
+    handoff_rounds(RLK_PUBSUB_SHARDED, "handoff, sharded (grant as smessage)");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 5 && strcmp(argv[1], "handoff") == 0)
+        return child_handoff(argv[2], argv[3], atoi(argv[4]));
     if (cl_start("cl_pubsub", &cl, 0, 4, url, sizeof url) != 0)
         return 1;
     RUN_TEST(test_default_mode);
@@ -351,6 +495,8 @@ int main(void)
     RUN_TEST(test_redisson_spublish_wakes_rlk);
     RUN_TEST(test_rlk_release_reaches_ssubscribe);
     RUN_TEST(test_migration_while_ssubscribed);
+    RUN_TEST(test_handoff_global);
+    RUN_TEST(test_handoff_sharded);
     rlk_fx_cluster_stop(&cl);
     return check_summary("cl_pubsub");
 }

@@ -506,7 +506,10 @@ static void test_reconnect_after_restart(void)
         char key[32];
         snprintf(key, sizeof key, "{it}:after%d", i);
         r = NULL;
-        rc = eval2(c, "reentrant/acquire", key, "60000", "it:owner", &r);
+        const char *keys[3] = {key, "{it}:rlk_waiters", "{it}:rlk_next"};
+        const char *args[3] = {"60000", "it:owner", "0"};
+
+        rc = rlk_eval(c, "reentrant/acquire", 3, keys, 3, args, &r);
         CHECKF(rc == RLK_OK && r && r->type == REDIS_REPLY_NIL,
                "call %d after restart: %s (%s)", i, rlk_strerror(rc), rlk_errstr(c));
         if (r)

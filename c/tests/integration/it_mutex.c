@@ -105,8 +105,9 @@ static void worker_error(worker *w, const char *what, int rc)
 /* 1 acquired, 0 held by another, -1 error. */
 static int worker_try_acquire(worker *w, long seq)
 {
-    const char *keys[] = {w->key};
-    const char *args[2];
+    const char *keys[] = {w->key, "{it-mutex}:rlk_waiters", "{it-mutex}:rlk_next"};
+    const char *args[3] = {NULL, NULL, "0"};   /* reentrant: ticket 0, never queued */
+    int reentrant = !w->kind->token;
     redisReply *r = NULL;
     int rc, got;
 
@@ -119,7 +120,7 @@ static int worker_try_acquire(worker *w, long seq)
         args[0] = LEASE_MS;
         args[1] = w->owner;
     }
-    rc = rlk_eval(w->c, w->kind->acquire, 1, keys, 2, args, &r);
+    rc = rlk_eval(w->c, w->kind->acquire, reentrant ? 3 : 1, keys, reentrant ? 3 : 2, args, &r);
     if (rc != RLK_OK) {
         worker_error(w, w->kind->acquire, rc);
         return -1;
@@ -134,16 +135,16 @@ static int worker_try_acquire(worker *w, long seq)
 /* Reentrant release: 1 released, 0 still held, nil not owner. Token: 1 / 0. */
 static int worker_release(worker *w)
 {
-    const char *keys[] = {w->key, "redisson_lock__channel:{it-mutex}"};
-    const char *args[3];
+    const char *keys[] = {w->key, "redisson_lock__channel:{it-mutex}", "{it-mutex}:rlk_waiters",
+                          "{it-mutex}:rlk_next"};
+    const char *args[4] = {NULL, NULL, "50", "publish"};    /* claim_ms, publish (one server) */
     int reentrant = !w->kind->token;
     redisReply *r = NULL;
     int rc;
 
     args[0] = w->owner;
     args[1] = LEASE_MS;
-    args[2] = "publish";    /* reentrant/release's publish command (one server) */
-    rc = rlk_eval(w->c, w->kind->release, reentrant ? 2 : 1, keys, reentrant ? 3 : 1, args, &r);
+    rc = rlk_eval(w->c, w->kind->release, reentrant ? 4 : 1, keys, reentrant ? 4 : 1, args, &r);
     if (rc != RLK_OK) {
         worker_error(w, w->kind->release, rc);
         return -1;

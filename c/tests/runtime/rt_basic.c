@@ -341,9 +341,10 @@ static void test_tagged_name_channel(void)
 {
     const char *name = "rt:x{t}", *channel = "redisson_lock__channel:rt:x{t}";
     rlk_client *c = tk_connect(url, 0, 2), *wc = tk_connect(url, 0, 2);
-    const char *acq_keys[] = {name}, *acq_args[] = {"30000", "java-client:1"};
-    const char *rel_keys[] = {name, channel}, *rel_args[] = {"java-client:1", "30000",
-                                                                 "publish"};
+    const char *acq_keys[] = {name, "rt:x{t}:rlk_waiters", "rt:x{t}:rlk_next"};
+    const char *acq_args[] = {"30000", "java-client:1", "0"};
+    /* Redisson's unlock, as it sends it: the lock deleted, then 0 (no grant). */
+    const char *del[] = {"DEL", name}, *pub[] = {"PUBLISH", channel, "0"};
     rlk_runtime_stats st;
     redisReply *r = NULL;
     waiter w;
@@ -355,15 +356,18 @@ static void test_tagged_name_channel(void)
     w.lock = rlk_lock_new(wc, name);
     REQUIRE(w.lock);
     tk_latch_init(&w.done);
-    REQUIRE(rlk_eval(c, "reentrant/acquire", 1, acq_keys, 2, acq_args, &r) == RLK_OK);
+    REQUIRE(rlk_eval(c, "reentrant/acquire", 3, acq_keys, 3, acq_args, &r) == RLK_OK);
     CHECK(r->type == REDIS_REPLY_NIL);
     freeReplyObject(r);
     pthread_create(&t, NULL, waiter_main, &w);
     CHECKF(tk_wait_numsub(&srv, channel, 1, 5000) == 0, "nobody subscribed to %s", channel);
     t0 = rlk_fx_now_ms();
     r = NULL;
-    REQUIRE(rlk_eval(c, "reentrant/release", 2, rel_keys, 3, rel_args, &r) == RLK_OK);
+    REQUIRE(rlk_command(c, 2, del, NULL, &r) == RLK_OK);
     CHECK(r->type == REDIS_REPLY_INTEGER && r->integer == 1);
+    freeReplyObject(r);
+    r = NULL;
+    REQUIRE(rlk_command(c, 3, pub, NULL, &r) == RLK_OK);
     freeReplyObject(r);
     CHECK_INT_EQ(tk_latch_wait(&w.done, 1, 5000), 1);
     pthread_join(t, NULL);

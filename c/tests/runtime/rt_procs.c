@@ -10,10 +10,14 @@
  *   - a watchdog holder stopped (SIGSTOP) beyond its lease loses the lock to
  *     another process and, after SIGCONT, is told (callback, RLK_LOST_GONE)
  *     within one renewal period; is_held_by_me is then false and its unlock
- *     gives RLK_ERR_NOT_OWNER.
+ *     gives RLK_ERR_NOT_OWNER;
+ *   - the handoff across processes (docs/runtime.md): waiting processes get
+ *     the lock in the order they queued; a queued waiter that is killed, one
+ *     whose wait runs out and one that is interrupted (rlk_interrupt_waits)
+ *     hold up the next waiter no longer than the documented bounds.
  *
  * Child modes (argv[1]): contend URL THREADS ITERS LOGFILE | hold URL LEASE
- * | stopped URL LEASE. Children print one line per step on stdout.
+ * | stopped URL LEASE | queue URL WAIT_MS. Children print one line per step on stdout.
  */
 #include "check.h"
 #include "holdlog.h"
@@ -154,8 +158,31 @@ static int child_stopped(const char *curl, long long lease)
     return 0;
 }
 
+/* Waits for pr:queue (try_lock wait_ms), says "got <ms> <rc>" (monotonic ms), holds 20 ms. */
+static int child_queue(const char *curl, long long wait_ms)
+{
+    rlk_client *c = tk_connect(curl, 2000, 2);
+    rlk_lock *l = c ? rlk_lock_new(c, "pr:queue") : NULL;
+    int rc;
+
+    if (!l)
+        return 2;
+    tk_say("ready");
+    rc = rlk_lock_try_lock(l, wait_ms, 10000);
+    tk_say("got %lld %d", rlk_fx_now_ms(), rc);
+    if (rc == RLK_OK) {
+        rlk_fx_sleep_ms(20);
+        rlk_lock_unlock(l);
+    }
+    rlk_lock_free(l);
+    rlk_free(c);
+    return 0;
+}
+
 static int child_main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "queue") == 0)
+        return child_queue(argv[2], atoll(argv[3]));
     if (argc == 6 && strcmp(argv[1], "contend") == 0)
         return child_contend(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5]);
     if (argc == 4 && strcmp(argv[1], "hold") == 0)
@@ -352,6 +379,118 @@ static void test_stopped_holder(void)
     rlk_free(c);
 }
 
+/* ------------------------------------------------------------ handoff across processes */
+
+#define QWAITERS "{pr:queue}:rlk_waiters"
+
+/* Spawns a queue child and waits until the server's queue holds `queued` tickets. */
+static int spawn_queued(tk_child *kid, const char *wait_ms, long long queued)
+{
+    const char *args[] = {"queue", url, wait_ms, NULL};
+    char line[64];
+
+    if (tk_child_spawn(kid, args) != 0)
+        return -1;
+    if (tk_child_read_line(kid, line, sizeof line, 15000) != 0 || strcmp(line, "ready") != 0)
+        return -1;
+    return tk_wait_int_at_least(&srv, queued, 10000, "LLEN %s", QWAITERS);
+}
+
+static int read_got(tk_child *kid, long long *at_ms, int *rc, long long timeout_ms)
+{
+    char line[64];
+
+    return tk_child_read_line(kid, line, sizeof line, timeout_ms) == 0 &&
+           sscanf(line, "got %lld %d", at_ms, rc) == 2 ? 0 : -1;
+}
+
+/* Three processes queue one after the other behind a holder; each release goes to the
+ * longest waiter: they acquire in queue order. */
+static void test_handoff_order(void)
+{
+    rlk_client *c = tk_connect(url, 0, 2);
+    rlk_lock *l = c ? rlk_lock_new(c, "pr:queue") : NULL;
+    tk_child kids[3];
+    long long at[3] = {0};
+    int rc[3] = {-1, -1, -1}, ok = 1;
+
+    REQUIRE(l);
+    REQUIRE(rlk_lock_lock(l, 10000) == RLK_OK);
+    for (int i = 0; i < 3 && ok; i++)
+        ok = CHECKF(spawn_queued(&kids[i], "20000", i + 1) == 0, "waiter %d did not queue", i);
+    CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
+    for (int i = 0; i < 3 && ok; i++) {
+        CHECKF(read_got(&kids[i], &at[i], &rc[i], 15000) == 0, "waiter %d said nothing", i);
+        CHECK_INT_EQ(rc[i], RLK_OK);
+        tk_child_wait(&kids[i], 5000);
+    }
+    printf("  handoff order: acquired at +0, +%lld, +%lld ms (queued 1st, 2nd, 3rd)\n",
+           at[1] - at[0], at[2] - at[0]);
+    CHECKF(at[0] <= at[1] && at[1] <= at[2], "acquired out of queue order: %lld %lld %lld",
+           at[0], at[1], at[2]);
+    CHECK_INT_EQ(tk_int(&srv, "EXISTS %s", QWAITERS), 0);
+    rlk_lock_free(l);
+    rlk_free(c);
+}
+
+/* A killed waiter at the head of the queue, one whose wait runs out and one interrupted:
+ * the next waiter gets the lock within the claim window (50 ms) + 5 ms + a round trip of
+ * the release (bound here 50 + 250 ms of scheduling room) or at once. */
+static void test_handoff_dead_waiters(void)
+{
+    rlk_client *c = tk_connect(url, 0, 2), *wc = tk_connect(url, 0, 2);
+    rlk_lock *l = c ? rlk_lock_new(c, "pr:queue") : NULL;
+    bg_lock b = {0}, irq = {0};
+    tk_child dead, timed, last;
+    pthread_t t, ti;
+    long long t_rel, at_ms = 0, elapsed;
+    int rc = -1;
+
+    REQUIRE(l && wc);
+    REQUIRE(rlk_lock_lock(l, 10000) == RLK_OK);
+    /* 1st: killed while queued; 2nd: gives up after 300 ms; 3rd: interrupted; 4th: waits. */
+    REQUIRE(spawn_queued(&dead, "20000", 1) == 0);
+    REQUIRE(spawn_queued(&timed, "300", 2) == 0);
+    irq.lock = rlk_lock_new(wc, "pr:queue");
+    REQUIRE(irq.lock && rlk_lock_set_owner(irq.lock, "pr-irq") == RLK_OK);
+    irq.wait_ms = 20000;
+    irq.lease_ms = 10000;
+    tk_latch_init(&irq.done);
+    pthread_create(&ti, NULL, bg_lock_main, &irq);
+    CHECK(tk_wait_int_at_least(&srv, 3, 10000, "LLEN %s", QWAITERS) == 0);
+    REQUIRE(spawn_queued(&last, "20000", 4) == 0);
+    kill(dead.pid, SIGKILL);
+    tk_child_wait(&dead, 5000);
+    CHECK(read_got(&timed, &at_ms, &rc, 10000) == 0);
+    CHECK_INT_EQ(rc, RLK_ERR_BUSY);
+    tk_child_wait(&timed, 5000);
+    rlk_interrupt_waits(wc);
+    tk_latch_wait(&irq.done, 1, 10000);
+    pthread_join(ti, NULL);
+    CHECK_INT_EQ(irq.rc, RLK_ERR_INTERRUPTED);
+    /* The two that gave up left the queue (reentrant/cancel); the killed one could not. */
+    CHECK_INT_EQ(tk_int(&srv, "LLEN %s", QWAITERS), 2);
+    tk_stall_reset(&stall);
+    t_rel = rlk_fx_now_ms();
+    CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
+    CHECK(read_got(&last, &at_ms, &rc, 10000) == 0);
+    CHECK_INT_EQ(rc, RLK_OK);
+    elapsed = at_ms - t_rel;
+    printf("  handoff past a killed, a timed-out and an interrupted waiter: %lld ms after the "
+           "release\n", elapsed);
+    CHECKF(elapsed <= 50 + 250, "the last waiter got the lock %lld ms after the release, bound "
+           "%d ms (max scheduling gap %lld ms%s)", elapsed, 50 + 250,
+           tk_stall_max_gap_ms(&stall), stall_note());
+    tk_child_wait(&last, 5000);
+    (void)b;
+    (void)t;
+    tk_latch_destroy(&irq.done);
+    rlk_lock_free(irq.lock);
+    rlk_lock_free(l);
+    rlk_free(wc);
+    rlk_free(c);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -362,6 +501,8 @@ int main(int argc, char **argv)
     RUN_TEST(test_contention_8x4);
     RUN_TEST(test_killed_holder);
     RUN_TEST(test_stopped_holder);
+    RUN_TEST(test_handoff_order);
+    RUN_TEST(test_handoff_dead_waiters);
     tk_suite_stop(&srv, &stall);
     return check_summary("rt_procs");
 }
