@@ -1,5 +1,5 @@
 -- name: fair/acquire
--- version: 2
+-- version: 3
 -- summary: Acquire or re-enter a fair lock in FIFO order, or join its queue (or stay in it, moving its deadline on).
 -- redisson: RedissonFairLock.tryLockInnerAsync (EVAL_LONG: drop stale waiters; acquire when first; else enqueue)
 -- time: server - now for the waiters' deadlines (Redisson passes the client's clock)
@@ -19,20 +19,15 @@
 
 --- @include "lib/is_lease"
 
--- The reason when key holds another type than want, else nil.
---- @include "lib/wrong_type"
+-- Reads of the lock, queue or timeouts key; a key of another type: nil and RLK_WRONGTYPE.
+--- @include "lib/fair_scan"
 
 -- Milliseconds since the epoch by the server's clock.
 --- @include "lib/now_ms"
 
 -- Drops every waiter whose deadline has passed, wherever it is in the queue (a live rlk waiter
--- keeps moving its deadline), then head waiters without a deadline. True when the head changed.
+-- keeps moving its deadline), then head waiters without a deadline: the head and its deadline.
 --- @include "lib/drop_stale"
-
--- A waiter behind the head retries at the head's deadline at the latest (when a dead head is dropped).
-local function retry_in(queue, timeouts, now)
-  return tonumber(redis.call('zscore', timeouts, redis.call('lindex', queue, 0))) - now
-end
 
 if #KEYS ~= 3 or #ARGV ~= 3 then
   return redis.error_reply('RLK_BADARG expected 3 keys and 3 arguments')
@@ -48,35 +43,45 @@ end
 if not is_lease(wait_ms) then
   return redis.error_reply('RLK_BADARG wait_ms must be an integer in 1..1000000000000')
 end
-local why = wrong_type(lock, 'hash', 'lock') or wrong_type(queue, 'list', 'queue')
-  or wrong_type(timeouts, 'zset', 'timeouts')
-if why then
-  return redis.error_reply('RLK_WRONGTYPE ' .. why)
-end
 
-local now, wait = now_ms(), tonumber(wait_ms)
-drop_stale(queue, timeouts, now)
-local head = redis.call('lindex', queue, 0)
-if redis.call('exists', lock) == 0 and (not head or head == owner) then
-  if head then
-    redis.call('lpop', queue)
-  end
-  redis.call('zrem', timeouts, owner)
-  redis.call('hset', lock, owner, '1')
-  redis.call('pexpire', lock, lease_ms)
-  return nil
+-- Reads first (each key's type checked by them), then writes. pttl: the lock's PTTL (-2: free),
+-- read when the caller may take it; held: whether the caller holds it (not read when free).
+local now = now_ms()
+local due, head, bad = fair_scan(queue, timeouts, now)
+if bad then return bad end
+local pttl, held = nil, 0
+if not head or head == owner then
+  pttl = redis.call('pttl', lock)
 end
-if redis.call('hexists', lock, owner) == 1 then
+if pttl ~= -2 then
+  held, bad = fair_read('hexists', lock, owner)
+  if bad then return bad end
+end
+local first, first_deadline = drop_stale(queue, timeouts, due, head)
+if not first or first == owner then
+  pttl = pttl or redis.call('pttl', lock)
+  if pttl == -2 then
+    if first then
+      redis.call('lpop', queue)
+    end
+    redis.call('zrem', timeouts, owner)
+    redis.call('hset', lock, owner, '1')
+    redis.call('pexpire', lock, lease_ms)
+    return nil
+  end
+end
+if held == 1 then
   redis.call('hincrby', lock, owner, 1)
   redis.call('pexpire', lock, lease_ms)
   return nil
 end
 -- Queued (or joining at the tail): the deadline moves to now + wait_ms, so a waiter that stops
 -- calling (it died) is dropped wait_ms after its last call, wherever it stands.
-if redis.call('zadd', timeouts, now + wait, owner) == 1 then
+if redis.call('zadd', timeouts, now + tonumber(wait_ms), owner) == 1 then
   redis.call('rpush', queue, owner)
 end
-if not head or head == owner then
-  return redis.call('pttl', lock)
+if not first or first == owner then
+  return pttl
 end
-return retry_in(queue, timeouts, now)
+-- Behind the head: retry at the head's deadline at the latest (when a dead head is dropped).
+return first_deadline - now

@@ -1,5 +1,5 @@
 -- name: fair/cancel
--- version: 3
+-- version: 4
 -- summary: Take a waiter that gives up out of a fair lock's queue; wake the new head if the lock is free.
 -- redisson: RedissonFairLock.acquireFailedAsync (zrem + lrem; Redisson also shifts later deadlines by -wait)
 -- time: server - now to drop waiters whose deadline has passed (before the cancel, as every fair script)
@@ -17,14 +17,14 @@
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
--- The reason when key holds another type than want, else nil.
---- @include "lib/wrong_type"
+-- Reads of the lock, queue or timeouts key; a key of another type: nil and RLK_WRONGTYPE.
+--- @include "lib/fair_scan"
 
 -- Milliseconds since the epoch by the server's clock.
 --- @include "lib/now_ms"
 
 -- Drops every waiter whose deadline has passed, wherever it is in the queue (a live rlk waiter
--- keeps moving its deadline), then head waiters without a deadline. True when the head changed.
+-- keeps moving its deadline), then head waiters without a deadline: the head and its deadline.
 --- @include "lib/drop_stale"
 
 --- @include "lib/publish_cmd"
@@ -39,20 +39,21 @@ local owner = ARGV[1]
 if #owner < 1 or #owner > 1024 then
   return redis.error_reply('RLK_BADOWNER owner must be 1..1024 bytes')
 end
-local why = wrong_type(lock, 'hash', 'lock') or wrong_type(queue, 'list', 'queue')
-  or wrong_type(timeouts, 'zset', 'timeouts')
-if why then
-  return redis.error_reply('RLK_WRONGTYPE ' .. why)
+-- Reads first (each key's type checked by them), then writes.
+local due, head, bad = fair_scan(queue, timeouts, now_ms())
+if bad then return bad end
+local lock_type = redis.call('type', lock).ok
+if lock_type ~= 'none' and lock_type ~= 'hash' then
+  return fair_wrongtype()
 end
-
-local moved = drop_stale(queue, timeouts, now_ms())
+local first, _, moved = drop_stale(queue, timeouts, due, head)
 local removed = redis.call('zrem', timeouts, owner)
-if redis.call('lindex', queue, 0) == owner then
-  moved = true
-end
 removed = redis.call('lrem', queue, 0, owner) + removed
-local first = redis.call('lindex', queue, 0)
-if moved and first and redis.call('exists', lock) == 0 then
+if first == owner then
+  moved = true
+  first = redis.call('lindex', queue, 0)
+end
+if moved and first and lock_type == 'none' then
   redis.call(publish, channel .. ':' .. first, '0')
 end
 if removed > 0 then

@@ -1,5 +1,5 @@
 -- name: fair/force_release
--- version: 3
+-- version: 4
 -- summary: Delete a fair lock whoever holds it and wake the first waiter on its own channel.
 -- redisson: RedissonFairLock.forceUnlockAsync (drop stale head waiters; del -> publish 0 to the head, 1; else 0)
 -- time: server - now to drop waiters whose deadline has passed (Redisson passes the client's clock)
@@ -15,14 +15,14 @@
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
--- The reason when key holds another type than want, else nil.
---- @include "lib/wrong_type"
+-- Reads of the lock, queue or timeouts key; a key of another type: nil and RLK_WRONGTYPE.
+--- @include "lib/fair_scan"
 
 -- Milliseconds since the epoch by the server's clock.
 --- @include "lib/now_ms"
 
 -- Drops every waiter whose deadline has passed, wherever it is in the queue (a live rlk waiter
--- keeps moving its deadline), then head waiters without a deadline. True when the head changed.
+-- keeps moving its deadline), then head waiters without a deadline: the head and its deadline.
 --- @include "lib/drop_stale"
 
 --- @include "lib/publish_cmd"
@@ -33,17 +33,18 @@ end
 local lock, queue, timeouts, channel = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local publish, bad_publish = publish_cmd(ARGV[1])
 if not publish then return bad_publish end
-local why = wrong_type(lock, 'hash', 'lock') or wrong_type(queue, 'list', 'queue')
-  or wrong_type(timeouts, 'zset', 'timeouts')
-if why then
-  return redis.error_reply('RLK_WRONGTYPE ' .. why)
+-- Reads first (each key's type checked by them), then writes.
+local due, head, bad = fair_scan(queue, timeouts, now_ms())
+if bad then return bad end
+local lock_type = redis.call('type', lock).ok
+if lock_type ~= 'none' and lock_type ~= 'hash' then
+  return fair_wrongtype()
 end
-
-drop_stale(queue, timeouts, now_ms())
-if redis.call('del', lock) == 0 then
+local first = drop_stale(queue, timeouts, due, head)
+if lock_type == 'none' then
   return 0
 end
-local first = redis.call('lindex', queue, 0)
+redis.call('del', lock)
 if first then
   redis.call(publish, channel .. ':' .. first, '0')
 end

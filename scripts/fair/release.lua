@@ -1,5 +1,5 @@
 -- name: fair/release
--- version: 3
+-- version: 4
 -- summary: Leave a fair lock once; on the last exit delete it and wake the first waiter on its own channel.
 -- redisson: RedissonFairLock.unlockInnerAsync (drop stale head waiters; hincrby -1; del + publish 0 to the head)
 -- time: server - now to drop waiters whose deadline has passed (Redisson passes the client's clock)
@@ -22,14 +22,14 @@
 
 --- @include "lib/is_lease"
 
--- The reason when key holds another type than want, else nil.
---- @include "lib/wrong_type"
+-- Reads of the lock, queue or timeouts key; a key of another type: nil and RLK_WRONGTYPE.
+--- @include "lib/fair_scan"
 
 -- Milliseconds since the epoch by the server's clock.
 --- @include "lib/now_ms"
 
 -- Drops every waiter whose deadline has passed, wherever it is in the queue (a live rlk waiter
--- keeps moving its deadline), then head waiters without a deadline. True when the head changed.
+-- keeps moving its deadline), then head waiters without a deadline: the head and its deadline.
 --- @include "lib/drop_stale"
 
 --- @include "lib/publish_cmd"
@@ -47,22 +47,21 @@ end
 if not is_lease(lease_ms) then
   return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
 end
-local why = wrong_type(lock, 'hash', 'lock') or wrong_type(queue, 'list', 'queue')
-  or wrong_type(timeouts, 'zset', 'timeouts')
-if why then
-  return redis.error_reply('RLK_WRONGTYPE ' .. why)
-end
-
-drop_stale(queue, timeouts, now_ms())
-if redis.call('hexists', lock, owner) == 0 then
+-- Reads first (each key's type checked by them), then writes.
+local due, head, bad = fair_scan(queue, timeouts, now_ms())
+if bad then return bad end
+local count
+count, bad = fair_read('hget', lock, owner)
+if bad then return bad end
+local first = drop_stale(queue, timeouts, due, head)
+if not count then
   return nil
 end
-if redis.call('hincrby', lock, owner, -1) > 0 then
+if count ~= '1' and redis.call('hincrby', lock, owner, -1) > 0 then
   redis.call('pexpire', lock, lease_ms)
   return 0
 end
 redis.call('del', lock)
-local first = redis.call('lindex', queue, 0)
 if first then
   redis.call(publish, channel .. ':' .. first, '0')
 end

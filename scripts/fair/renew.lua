@@ -1,5 +1,5 @@
 -- name: fair/renew
--- version: 2
+-- version: 3
 -- summary: Reset the lease of a fair lock the owner holds (watchdog renewal); drops stale head waiters first.
 -- redisson: RedissonBaseLock.renewExpirationAsync (hexists -> pexpire, 1; else 0)
 -- time: server - now to drop waiters whose deadline has passed
@@ -18,14 +18,14 @@
 
 --- @include "lib/is_lease"
 
--- The reason when key holds another type than want, else nil.
---- @include "lib/wrong_type"
+-- Reads of the lock, queue or timeouts key; a key of another type: nil and RLK_WRONGTYPE.
+--- @include "lib/fair_scan"
 
 -- Milliseconds since the epoch by the server's clock.
 --- @include "lib/now_ms"
 
 -- Drops every waiter whose deadline has passed, wherever it is in the queue (a live rlk waiter
--- keeps moving its deadline), then head waiters without a deadline. True when the head changed.
+-- keeps moving its deadline), then head waiters without a deadline: the head and its deadline.
 --- @include "lib/drop_stale"
 
 if #KEYS ~= 3 or #ARGV ~= 2 then
@@ -38,14 +38,14 @@ end
 if #owner < 1 or #owner > 1024 then
   return redis.error_reply('RLK_BADOWNER owner must be 1..1024 bytes')
 end
-local why = wrong_type(lock, 'hash', 'lock') or wrong_type(queue, 'list', 'queue')
-  or wrong_type(timeouts, 'zset', 'timeouts')
-if why then
-  return redis.error_reply('RLK_WRONGTYPE ' .. why)
-end
-
-drop_stale(queue, timeouts, now_ms())
-if redis.call('hexists', lock, owner) == 1 then
+-- Reads first (each key's type checked by them), then writes.
+local due, head, bad = fair_scan(queue, timeouts, now_ms())
+if bad then return bad end
+local held
+held, bad = fair_read('hexists', lock, owner)
+if bad then return bad end
+drop_stale(queue, timeouts, due, head)
+if held == 1 then
   redis.call('pexpire', lock, lease_ms)
   return 1
 end

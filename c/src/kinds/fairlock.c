@@ -237,37 +237,41 @@ static int rlk_fair_busy(rlk_fairlock *f, long long start_ns)
                          f->b.name, (rlk_clock_now_ns() - start_ns) / 1000000LL);
 }
 
-/* Waits on the owner's own channel until acquired, an error or the
- * deadline; first: the first attempt's transient failure, or RLK_OK. */
-static int rlk_fair_wait(rlk_fair_acq *a, long long deadline, int first)
+/* The waiter of a, on the owner's own channel *own (malloc'd: the caller
+ * frees it), joined already when that channel is still subscribed from an
+ * earlier wait of this client (it lingers): the first attempt then counts
+ * as one made once subscribed, and no second attempt follows it before the
+ * first sleep (no release published after it can be missed). */
+static int rlk_fair_waiter(rlk_fair_acq *a, rlk_waiter *w, char **own)
 {
     rlk_fairlock *f = a->f;
     size_t len = strlen(f->b.channel) + strlen(a->owner) + 2;
-    char *own = malloc(len);
-    rlk_waiter w;
-    int rc;
 
-    if (!own)
+    if (!(*own = malloc(len)))
         return rlk_set_error(f->b.c, RLK_ERR_NOMEM, "fair lock %s: out of memory", f->b.name);
-    snprintf(own, len, "%s:%s", f->b.channel, a->owner);
+    snprintf(*own, len, "%s:%s", f->b.channel, a->owner);
     /* No local queue: the server's queue orders every thread. */
-    rlk_wait_init_lock(&w, &f->b, "fair lock", rlk_fair_attempt, a);
-    w.channel = own;
-    w.first_failed = first;
-    rc = rlk_wait(&w, deadline);
-    free(own);
-    return rc;
+    rlk_wait_init_lock(w, &f->b, "fair lock", rlk_fair_attempt, a);
+    w->channel = *own;
+    w->pre_join = 1;
+    rlk_wait_pre_join(w);
+    return RLK_OK;
 }
 
 int rlk_fairlock_try_lock(rlk_fairlock *f, long long wait_ms, long long lease_ms)
 {
     long long start = rlk_clock_now_ns(), ttl = -1, limit;
     rlk_fair_acq a;
+    rlk_waiter w;
+    char *own = NULL;
     int rc;
 
     if (!f)
         return RLK_ERR_ARG;
+    memset(&w, 0, sizeof w);
     if ((rc = rlk_fair_acq_init(f, wait_ms, lease_ms, &a)) != RLK_OK)
+        return rc;
+    if (wait_ms != 0 && (rc = rlk_fair_waiter(&a, &w, &own)) != RLK_OK)
         return rc;
     /* The wait bounds every connect and command of it (rlk_wait does the
      * same for the rest): a server that stopped answering cannot make it
@@ -277,9 +281,16 @@ int rlk_fairlock_try_lock(rlk_fairlock *f, long long wait_ms, long long lease_ms
     limit = rlk_time_limit_enter(wait_ms > 0 ? rlk_wait_deadline(start, wait_ms) : 0);
     rc = rlk_fair_attempt(&a, &ttl);
     if (wait_ms != 0 &&
-        (rc == RLK_ERR_BUSY || (rc == RLK_ERR_SERVER && rlk_err_is_transient_reply(f->b.c))))
-        rc = rlk_fair_wait(&a, rlk_wait_deadline(start, wait_ms),
-                           rc == RLK_ERR_BUSY ? RLK_OK : rc);
+        (rc == RLK_ERR_BUSY || (rc == RLK_ERR_SERVER && rlk_err_is_transient_reply(f->b.c)))) {
+        w.first_failed = rc == RLK_ERR_BUSY ? RLK_OK : rc;
+        w.first_bound = ttl;
+        if (rc != RLK_ERR_BUSY)
+            rlk_wait_pre_leave(&w);     /* a failed first attempt: attempt again once joined */
+        rc = rlk_wait(&w, rlk_wait_deadline(start, wait_ms));
+    } else if (wait_ms != 0) {
+        rlk_wait_pre_leave(&w);
+    }
+    free(own);
     rlk_time_limit_leave(limit);
     if (rc == RLK_OK || rc == RLK_ERR_SCRIPT)
         return rc;              /* a refused script changed nothing */

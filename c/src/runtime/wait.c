@@ -100,16 +100,19 @@ static int rlk_wait_interrupted(const rlk_waiter *w)
 
 void rlk_wait_pre_join(rlk_waiter *w)
 {
-    if (!w->ticket || !rlk_sub_try_join(w->rt->sub, w->channel, &w->pre_ch, &w->pre_mark))
+    if ((!w->ticket && !w->pre_join) ||
+        !rlk_sub_try_join(w->rt->sub, w->channel, &w->pre_ch, &w->pre_mark))
         return;
-    rlk_sub_ticket_add(w->rt->sub, w->pre_ch, w->ticket);
+    if (w->ticket)
+        rlk_sub_ticket_add(w->rt->sub, w->pre_ch, w->ticket);
 }
 
 void rlk_wait_pre_leave(rlk_waiter *w)
 {
     if (!w->pre_ch)
         return;
-    rlk_sub_ticket_remove(w->rt->sub, w->pre_ch, w->ticket);
+    if (w->ticket)
+        rlk_sub_ticket_remove(w->rt->sub, w->pre_ch, w->ticket);
     rlk_sub_leave(w->rt->sub, w->pre_ch);
     w->pre_ch = NULL;
 }

@@ -50,6 +50,9 @@ typedef struct rlk_waiter {
                                    so that only a grant naming it wakes this waiter */
     long long keepalive_ms;     /* with ticket: attempt at least this often (a waiter whose
                                    queue entry was lost, or two dead waiters at the head) */
+    int pre_join;               /* without ticket: rlk_wait_pre_join joins too (the fair lock:
+                                   a channel of this waiter's own, so a subscription that is
+                                   confirmed before the first attempt misses no wake-up) */
     rlk_sub_chan *pre_ch;       /* joined by rlk_wait_pre_join before the first attempt (the
                                    channel was subscribed already): that attempt counts as one
                                    made once subscribed, unless the local queue made it wait */
