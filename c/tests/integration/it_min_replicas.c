@@ -162,7 +162,7 @@ static void test_healthy_cost(void)
     CHECK_INT_EQ(rlk_lock_unlock(lp), RLK_OK);
 
     for (int round = 0; round < 2; round++) {       /* alternated: load drifts */
-        unsigned long long t;
+        unsigned long long t = 0;
 
         w0 = wait_calls();
         us_plain[round] = pairs(lp, plain, &t);
