@@ -209,8 +209,8 @@ static int rlk_fair_attempt(void *arg, long long *ttl)
     char lease[24], wait_s[24];
     const char *args[3] = {lease, a->owner, wait_s};
     rlk_hold_spec h = {RLK_KIND_FAIR, f->b.name, a->owner, 3,       /* fair/renew's keys */
-                       {f->b.name, f->queue, f->timeouts}, NULL};  /* no channel: a force
-                       unlock publishes to the first waiter only, not to the holder */
+                       {f->b.name, f->queue, f->timeouts},
+                       f->b.channel};   /* fair/force_release tells the holders here */
     long long sent = rlk_clock_now_ns(), cap = a->wait_ms / 3 > 0 ? a->wait_ms / 3 : 1;
     redisReply *r = NULL;
     int rc;
