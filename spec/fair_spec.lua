@@ -574,21 +574,24 @@ describe("fair/cancel", function()
 end)
 
 describe("fair/force_release", function()
-  it("deletes the lock whoever holds it and wakes the head waiter", function()
+  -- The holders' message: on the lock channel itself, where rlk's watchdog listens.
+  local told = { channel = CHANNEL, message = "0" }
+
+  it("deletes the lock whoever holds it, wakes the head waiter and tells the holders", function()
     held_with_queue()
     assert.equal(NIL, acquire(A))
     r:published()
     assert.equal(1, force())
     assert.equal(0, r:call("EXISTS", LOCK))
     assert.same({ B, C }, queue())
-    assert.same({ wake(B) }, r:published())
+    assert.same({ wake(B), told }, r:published())
     assert.equal(NIL, acquire(B))
   end)
 
-  it("deletes a lock nobody waits for, publishing nothing", function()
+  it("deletes a lock nobody waits for, telling only the holders", function()
     assert.equal(NIL, acquire(A))
     assert.equal(1, force())
-    assert.same({}, r:published())
+    assert.same({ told }, r:published())
   end)
 
   it("replies 0 when there is no lock and publishes nothing", function()
@@ -605,7 +608,7 @@ describe("fair/force_release", function()
     r:advance(2000)
     r:published()
     assert.equal(1, force())
-    assert.same({ wake(C) }, r:published())
+    assert.same({ wake(C), told }, r:published())
   end)
 
   wrongtype_cases(function() return force() end)
@@ -615,5 +618,5 @@ describe("fair/force_release", function()
     { "fair/force_release", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, {} },
     { "fair/force_release", { LOCK, QUEUE, TIMEOUTS, CHANNEL }, { "publish", "0" } },
   })
-  sa.publish_cases(r, { LOCK, QUEUE, TIMEOUTS }, held_with_queue, force, CHANNEL .. ":" .. B)
+  sa.publish_cases(r, { LOCK, QUEUE, TIMEOUTS }, held_with_queue, force, { CHANNEL .. ":" .. B, CHANNEL })
 end)

@@ -104,8 +104,8 @@ M.BAD_PUBLISH = { "", "PUBLISH", "Publish", "SPUBLISH", " publish", "publish ", 
                   "set", "del", "eval", "0" }
 
 -- Specs of the publish argument of one script. setup() brings the data to a state where
--- call(publish) publishes on channel (a string, or a function returning it); keys are the keys
--- a refused call must leave as they were.
+-- call(publish) publishes on channel (a string, a list of strings when it publishes on several,
+-- or a function returning either); keys are the keys a refused call must leave as they were.
 function M.publish_cases(r, keys, setup, call, channel)
   local busted = require("busted")
   local function chan() return type(channel) == "function" and channel() or channel end
@@ -126,7 +126,8 @@ function M.publish_cases(r, keys, setup, call, channel)
       for _, cmd in ipairs({ "publish", "spublish" }) do
         r:reset()
         setup()
-        r:ssubscribe(chan())
+        local chans = chan()
+        for _, ch in ipairs(type(chans) == "table" and chans or { chans }) do r:ssubscribe(ch) end
         r:published()
         local rep = call(cmd)
         assert.is_false(replies.is_error(rep), "publish " .. cmd .. ": " .. replies.describe(rep))

@@ -71,6 +71,7 @@ int rlk_cli_exit_code(int err)
     case RLK_ERR_IO:
     case RLK_ERR_TIMEOUT:
     case RLK_ERR_AUTH:
+    case RLK_ERR_UNSETTLED:     /* the server went out of reach with a call in flight */
         return RLK_EXIT_CONNECT;
     case RLK_ERR_SHA:
         return RLK_EXIT_SCRIPTS;

@@ -63,9 +63,14 @@ enum rlk_error {
                                  not woken and try again only at their TTL (docs/acl.md) */
     RLK_ERR_READONLY = 19,    /* the server is a replica: READONLY, MASTERDOWN, or its ROLE (the
                                  call was not run; docs/sentinel.md) */
-    RLK_ERR_NOREPLICAS = 20   /* too few replicas: the server's NOREPLICAS, or fewer than
+    RLK_ERR_NOREPLICAS = 20,  /* too few replicas: the server's NOREPLICAS, or fewer than
                                  rlk_options.min_replicas acknowledged the write (an acquisition
                                  is rolled back; docs/sentinel.md) */
+    RLK_ERR_UNSETTLED = 21    /* a lock call's reply was lost and whether it ran could not be
+                                 settled (server out of reach): it may still run. Never counted
+                                 as held; a hold it left is given back at this thread's next
+                                 acquisition or last unlock of that lock, else ends with its
+                                 lease (docs/runtime.md "Lost replies") */
 };
 
 /* Returns a static, one-word name for an error code ("RLK_ERR_IO"). */

@@ -1,14 +1,14 @@
 -- name: fair/force_release
--- version: 4
--- summary: Delete a fair lock whoever holds it and wake the first waiter on its own channel.
+-- version: 5
+-- summary: Delete a fair lock whoever holds it; wake the first waiter and tell the holders.
 -- redisson: RedissonFairLock.forceUnlockAsync (drop stale head waiters; del -> publish 0 to the head, 1; else 0)
 -- time: server - now to drop waiters whose deadline has passed (Redisson passes the client's clock)
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
 -- KEYS[2]: queue - waiter list redisson_lock_queue:{lock}, first come first
 -- KEYS[3]: timeouts - zset redisson_lock_timeout:{lock}; waiter -> deadline, ms since the epoch (then dropped)
--- KEYS[4]: channel - channel prefix redisson_lock__channel:{lock}; a waiter listens on <channel>:<waiter>
+-- KEYS[4]: channel - redisson_lock__channel:{lock}; waiters listen on <channel>:<waiter>, holders on <channel>
 -- ARGV[1]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
--- return 1: the lock key deleted; message 0 (unlock) published on <channel>:<first waiter> if one waits
+-- return 1: the lock key deleted; message 0 on <channel>:<first waiter> if one waits, and on <channel>
 -- return 0: there was no lock; only stale waiters dropped, nothing published
 -- error RLK_BADARG: not exactly 4 keys and 1 argument
 -- error RLK_WRONGTYPE: the lock key is not a hash, the queue not a list, or the timeouts not a sorted set
@@ -48,4 +48,5 @@ redis.call('del', lock)
 if first then
   redis.call(publish, channel .. ':' .. first, '0')
 end
+redis.call(publish, channel, '0')
 return 1

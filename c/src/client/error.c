@@ -34,6 +34,7 @@ static const char *const rlk_err_names[] = {
     "RLK_ERR_SERVER",   "RLK_ERR_NOT_OWNER", "RLK_ERR_BUSY",       "RLK_ERR_LOST",
     "RLK_ERR_UPGRADE",  "RLK_ERR_INTERRUPTED", "RLK_ERR_NOTIFY",    "RLK_ERR_READONLY",
     "RLK_ERR_NOREPLICAS",
+    "RLK_ERR_UNSETTLED",
 };
 
 const char *rlk_strerror(int err)

@@ -171,8 +171,9 @@ static int rlk_fair_release_call(void *arg, const char *owner, long long lease, 
                                 lease, rc);
 }
 
-/* rlk_fam_undo_fn: gives back a hold the registry could not record, or that
- * too few replicas acknowledged (the same holder's release: one hold less). */
+/* rlk_fam_undo_fn: gives back one hold: an acquisition the registry could not
+ * record, one too few replicas acknowledged, or one the caller was never told
+ * of (the same holder's release: one hold less). */
 static int rlk_fair_undo(void *arg)
 {
     rlk_fair_acq *a = arg;
@@ -208,8 +209,8 @@ static int rlk_fair_attempt(void *arg, long long *ttl)
     char lease[24], wait_s[24];
     const char *args[3] = {lease, a->owner, wait_s};
     rlk_hold_spec h = {RLK_KIND_FAIR, f->b.name, a->owner, 3,       /* fair/renew's keys */
-                       {f->b.name, f->queue, f->timeouts}, NULL};  /* no channel: a force
-                       unlock publishes to the first waiter only, not to the holder */
+                       {f->b.name, f->queue, f->timeouts},
+                       f->b.channel};   /* fair/force_release tells the holders here */
     long long sent = rlk_clock_now_ns(), cap = a->wait_ms / 3 > 0 ? a->wait_ms / 3 : 1;
     redisReply *r = NULL;
     int rc;

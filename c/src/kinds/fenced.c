@@ -112,8 +112,9 @@ static int rlk_fenced_release_call(void *arg, const char *owner, long long lease
                                 lease, rc);
 }
 
-/* rlk_fam_undo_fn: gives back a hold the registry could not record, or that
- * too few replicas acknowledged (the same holder's release: one hold less). */
+/* rlk_fam_undo_fn: gives back one hold: an acquisition the registry could not
+ * record, one too few replicas acknowledged, or one the caller was never told
+ * of (the same holder's release: one hold less). */
 static int rlk_fenced_undo(void *arg)
 {
     rlk_fenced_acq *a = arg;

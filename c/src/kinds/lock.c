@@ -169,8 +169,9 @@ static void rlk_lock_cancel(rlk_acq *a)
     rlk_time_limit_leave(limit);
 }
 
-/* rlk_fam_undo_fn: gives back a hold the registry could not record, or that
- * too few replicas acknowledged (the same holder's release: one hold less). */
+/* rlk_fam_undo_fn: gives back one hold: an acquisition the registry could not
+ * record, one too few replicas acknowledged, or one the caller was never told
+ * of (the same holder's release: one hold less). */
 static int rlk_lock_undo(void *arg)
 {
     rlk_acq *a = arg;

@@ -170,8 +170,9 @@ static int rlk_rw_release_read(void *arg, const char *owner, long long lease, in
     return rlk_rw_release_call(arg, RLK_RW_READ, owner, lease, rc);
 }
 
-/* rlk_fam_undo_fn: gives back a hold the registry could not record, or that
- * too few replicas acknowledged (the same holder's release: one hold less). */
+/* rlk_fam_undo_fn: gives back one hold: an acquisition the registry could not
+ * record, one too few replicas acknowledged, or one the caller was never told
+ * of (the same holder's release: one hold less). */
 static int rlk_rw_undo(void *arg)
 {
     const rlk_rw_acq *a = arg;

@@ -45,24 +45,36 @@ int rlk_fam_acquire_reply(rlk_client *c, const char *what, const char *name, con
                          r->type);
 }
 
-int rlk_fam_record(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int watchdog,
-                   long long sent_ns, long long token, rlk_fam_undo_fn undo, void *arg)
+int rlk_fam_record_beyond(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int watchdog,
+                          long long sent_ns, long long token, int beyond, rlk_fam_undo_fn undo,
+                          void *arg)
 {
-    int rc = rlk_fam_acks_acquired(rt->c, "acquire", h->name, undo, arg);
+    int rc = rlk_fam_acks_acquired(rt->c, "acquire", h->name, undo, arg), settled;
 
-    if (rc != RLK_OK)
+    if (rc != RLK_OK) {
+        rlk_fam_give_back(rt, h, beyond, undo, arg);
         return rc;      /* too few replicas: given back, not recorded */
-    /* Earlier acquires of this hold whose outcome stayed unknown, found to
-     * have run: counted too, so that every server hold has its unlock. */
-    for (int extra = rlk_fam_doubt_settle(rt, h); rc == RLK_OK && extra > 0; extra--)
-        rc = rlk_wd_acquired_as(rt->wd, h, lease_ms, watchdog, sent_ns, token);
-    if (rc == RLK_OK)
-        rc = rlk_wd_acquired_as(rt->wd, h, lease_ms, watchdog, sent_ns, token);
+    }
+    /* An earlier call of this hold whose outcome stayed unknown, settled
+     * now: the server's holds beyond the registry's and this one are holds
+     * the caller was told it did not get (or gave up): given back, never
+     * counted, or nobody would ever unlock them. */
+    settled = rlk_fam_doubt_settle(rt, h);
+    rc = rlk_wd_acquired_as(rt->wd, h, lease_ms, watchdog, sent_ns, token);
+    if (settled >= 0)
+        beyond = settled;
     if (rc != RLK_OK)
         undo(arg);
     else
         RLK_RT_COUNT(rt, acquired);
+    rlk_fam_give_back(rt, h, beyond, undo, arg);
     return rc;
+}
+
+int rlk_fam_record(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int watchdog,
+                   long long sent_ns, long long token, rlk_fam_undo_fn undo, void *arg)
+{
+    return rlk_fam_record_beyond(rt, h, lease_ms, watchdog, sent_ns, token, 0, undo, arg);
 }
 
 /* ---------------------------------------------------------------- releasing */
@@ -172,6 +184,31 @@ static int rlk_fam_acl_aftermath(const rlk_fam_base *b, int kind, const char *wh
     return RLK_REL_ERROR;
 }
 
+/* Releases the holds the server still counts of (kind, owner) after the
+ * last one the registry knew of was released (rlk_fam_unlock): STILL_HELD
+ * (RLK_OK) when some stay (their outcome unknown again: kept as a doubt),
+ * else RELEASED or NOT_OWNER. */
+static int rlk_fam_release_rest(const rlk_fam_base *b, int kind, const char *owner,
+                                long long lease, rlk_fam_release_fn release, void *arg)
+{
+    rlk_hold_spec h = {kind, b->name, owner, 0, {NULL, NULL, NULL}, NULL};
+    char orig[RLK_ERRSTR_MAX];
+    int orig_err = rlk_err(b->c), outcome = RLK_REL_STILL_HELD, rc;
+
+    snprintf(orig, sizeof orig, "%s", rlk_errstr(b->c));
+    for (int i = 0; i < 8 && outcome == RLK_REL_STILL_HELD; i++) {
+        outcome = release(arg, owner, lease, &rc);
+        if (outcome != RLK_REL_ERROR)
+            RLK_RT_COUNT(b->rt, lost_given_back);
+    }
+    if (outcome == RLK_REL_ERROR) {
+        rlk_fam_doubt_keep_lost(b->c, &h);
+        outcome = RLK_REL_STILL_HELD;
+    }
+    rlk_set_error(b->c, orig_err, "%s", orig);
+    return outcome;
+}
+
 int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id *id,
                    const char *owner_fn, rlk_lq *q, rlk_fam_release_fn release, void *arg)
 {
@@ -200,11 +237,13 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id
             break;
         outcome = release(arg, owner, lease, &rc);
     }
-    /* The last hold this client knew of, and the server still counts one:
-     * an acquire whose outcome was reported unknown has run. Release it too. */
+    /* The last hold this client knew of, and the server still counts more:
+     * a call whose outcome was reported unsettled has left holds nobody was
+     * told of. Release them too (at most 8); the caller's own release did
+     * run, whatever happens to these. */
     if (outcome == RLK_REL_STILL_HELD && t.removed &&
         rlk_fam_doubt_take(b->c, kind, b->name, owner))
-        outcome = release(arg, owner, lease, &rc);
+        outcome = rlk_fam_release_rest(b, kind, owner, lease, release, arg);
     if (outcome == RLK_REL_ERROR && rc == RLK_ERR_SCRIPT && t.removed && rlk_fam_acl_refused(b->c))
         outcome = rlk_fam_acl_aftermath(b, kind, what, owner, &rc);
     rlk_wd_release_end(b->rt->wd, &t, outcome);

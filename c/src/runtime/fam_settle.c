@@ -35,6 +35,15 @@ static void rlk_fam_count_field(int kind, const char *owner, char *buf, size_t l
 /* The connection of the latest lost reply this thread settled. */
 static _Thread_local rlk_lost_conn rlk_thread_lost_conn;
 
+/* The recorded error, message kept, becomes RLK_ERR_UNSETTLED. */
+static int rlk_fam_unsettled(rlk_client *c)
+{
+    char msg[RLK_ERRSTR_MAX];
+
+    snprintf(msg, sizeof msg, "%s", rlk_errstr(c));
+    return rlk_set_error(c, RLK_ERR_UNSETTLED, "%s", msg);
+}
+
 int rlk_fam_lost_fence(const rlk_fam_base *b, int *settled)
 {
     rlk_client *c = b->c;
@@ -93,7 +102,7 @@ static void rlk_fam_count_field(int kind, const char *owner, char *buf, size_t l
     snprintf(buf, len, "%s%s", owner, kind == RLK_KIND_WRITE ? ":write" : "");
 }
 
-static void rlk_fam_doubt_keep(const rlk_fam_base *b, const rlk_hold_spec *h,
+static void rlk_fam_doubt_keep(const rlk_client *c, const rlk_hold_spec *h,
                                const rlk_lost_conn *lc)
 {
     rlk_doubt *d = &rlk_thread_doubt;
@@ -101,7 +110,7 @@ static void rlk_fam_doubt_keep(const rlk_fam_base *b, const rlk_hold_spec *h,
     d->client_id = 0;
     if (strlen(h->name) >= sizeof d->name || strlen(h->owner) >= sizeof d->owner)
         return;     /* not kept: the lease resolves it (docs/runtime.md) */
-    d->client_id = b->c->id;
+    d->client_id = c->id;
     d->kind = h->kind;
     snprintf(d->name, sizeof d->name, "%s", h->name);
     snprintf(d->owner, sizeof d->owner, "%s", h->owner);
@@ -125,6 +134,23 @@ int rlk_fam_doubt_take(const rlk_client *c, int kind, const char *name, const ch
     return 1;
 }
 
+void rlk_fam_doubt_keep_lost(rlk_client *c, const rlk_hold_spec *h)
+{
+    rlk_lost_conn lc;
+
+    /* Not known to have run: the server may still count more holds than
+     * the registry. The doubt settles it later (next acquisition, or the
+     * last unlock); without a lost reply to fence, only the last unlock. */
+    memset(&lc, 0, sizeof lc);
+    (void)rlk_pool_lost_reply(c, &lc);
+    rlk_fam_doubt_keep(c, h, &lc);
+}
+
+int rlk_fam_doubt_pending(const rlk_client *c)
+{
+    return rlk_thread_doubt.client_id != 0 && rlk_thread_doubt.client_id == c->id;
+}
+
 int rlk_fam_doubt_settle(rlk_rt *rt, const rlk_hold_spec *h)
 {
     rlk_doubt *d = &rlk_thread_doubt;
@@ -132,26 +158,49 @@ int rlk_fam_doubt_settle(rlk_rt *rt, const rlk_hold_spec *h)
     char field[RLK_OWNER_MAX + 8], orig[RLK_ERRSTR_MAX];
     const char *argv[3] = {"HGET", h->name, field};
     long long before, now = 0;
-    int extra = 0, orig_err;
+    int beyond = -1, orig_err;
 
     if (!rlk_fam_doubt_matches(c, h->kind, h->name, h->owner))
-        return 0;
+        return -1;
     orig_err = rlk_err(c);
     snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
     rlk_fam_count_field(h->kind, h->owner, field, sizeof field);
     before = rlk_wd_count_as(rt->wd, h->kind, h->name, h->owner);
-    /* The acquisition being recorded is one server hold; one more is the
-     * doubted acquire, which has run. */
+    /* The acquisition being recorded is one server hold; any more than the
+     * registry's and that one come from the doubted call (an acquire that
+     * ran, a release that never will). */
     if (rlk_pool_fence(c, &d->lc, (long long)c->connect_timeout_ms + c->command_timeout_ms) ==
             RLK_OK &&
         rlk_fam_query(c, h->name, 3, argv, 0, &now) == RLK_OK) {
         d->client_id = 0;   /* settled; otherwise kept for the next try */
-        extra = now >= before + 2 ? (int)(now - before - 1 < 8 ? now - before - 1 : 8) : 0;
+        beyond = now >= before + 2 ? (int)(now - before - 1 < 8 ? now - before - 1 : 8) : 0;
     }
     rlk_set_error(c, orig_err, "%s", orig);
-    if (extra)
-        RLK_RT_COUNT(rt, lost_adopted);
-    return extra;
+    return beyond;
+}
+
+void rlk_fam_give_back(rlk_rt *rt, const rlk_hold_spec *h, int n, rlk_fam_undo_fn undo,
+                       void *arg)
+{
+    rlk_client *c = rt->c;
+    char orig[RLK_ERRSTR_MAX];
+    int orig_err = rlk_err(c);
+
+    if (n <= 0)
+        return;
+    snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
+    for (int i = 0; i < n; i++) {
+        int rc = undo(arg);
+
+        if (rc == RLK_OK) {
+            RLK_RT_COUNT(rt, lost_given_back);
+            continue;
+        }
+        if (rc != RLK_ERR_NOT_OWNER)
+            rlk_fam_doubt_keep_lost(c, h);
+        break;  /* not ours: the hold went meanwhile (expired, force unlock) */
+    }
+    rlk_set_error(c, orig_err, "%s", orig);
 }
 
 int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
@@ -166,15 +215,18 @@ int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
     if (!rlk_fam_lost_settle(b, field, &now, &settled))
         return rc;
     if (settled != RLK_OK) {
-        rlk_fam_doubt_keep(b, h, &rlk_thread_lost_conn);
-        return rc;
+        /* It may still run: kept as this thread's doubt, and said so. */
+        rlk_fam_doubt_keep(b->c, h, &rlk_thread_lost_conn);
+        RLK_RT_COUNT(b->rt, lost_unsettled);
+        return rlk_fam_unsettled(b->c);
     }
     if (now <= before) {
         /* It did not run (or has not taken the lock): nothing to count. */
         RLK_RT_COUNT(b->rt, lost_not_run);
-        rlk_set_error(b->c, rc, "%s (settled: the acquire did not take the lock)",
-                      rlk_errstr(b->c));
-        return rc;
+        char msg[RLK_ERRSTR_MAX];
+
+        snprintf(msg, sizeof msg, "%s", rlk_errstr(b->c));
+        return rlk_set_error(b->c, rc, "%s (settled: the acquire did not take the lock)", msg);
     }
     /* It ran: adopt the hold (the caller asked for it). */
     if (token_key) {
@@ -188,14 +240,12 @@ int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
         }
     }
     RLK_RT_COUNT(b->rt, lost_adopted);
-    /* More than one hold above the registry's: other lost acquires of this
-     * holder ran too (their outcome was reported unknown). The server's
-     * count is the truth for a holder id: count them all (at most 8). */
-    for (long long i = before + 1; i < now && i < before + 9; i++)
-        if (rlk_wd_acquired_as(b->rt->wd, h, lease_ms, watchdog, sent_ns, token ? *token : 0) !=
-            RLK_OK)
-            break;
-    return rlk_fam_record(b->rt, h, lease_ms, watchdog, sent_ns, token ? *token : 0, undo, arg);
+    /* More than one hold above the registry's: earlier lost acquires of
+     * this holder ran too (within this wait, or reported unsettled). The
+     * caller gets one hold from this call: the others are given back, never
+     * counted, or nobody would ever unlock them (at most 8). */
+    return rlk_fam_record_beyond(b->rt, h, lease_ms, watchdog, sent_ns, token ? *token : 0,
+                                 now - before - 1 < 8 ? (int)(now - before - 1) : 8, undo, arg);
 }
 
 int rlk_fam_release_lost(const rlk_fam_base *b, int kind, const char *owner, long long before,
@@ -213,7 +263,9 @@ int rlk_fam_release_lost(const rlk_fam_base *b, int kind, const char *owner, lon
          * up. The next acquisition (or last unlock) of it reconciles. */
         rlk_hold_spec h = {kind, b->name, owner, 0, {NULL, NULL, NULL}, NULL};
 
-        rlk_fam_doubt_keep(b, &h, &rlk_thread_lost_conn);
+        rlk_fam_doubt_keep(b->c, &h, &rlk_thread_lost_conn);
+        RLK_RT_COUNT(b->rt, lost_unsettled);
+        *rc = rlk_fam_unsettled(b->c);
         return 0;
     }
     if (before <= 0)

@@ -29,18 +29,35 @@ int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, long long *cou
  * lost and it turns out to have run (the server counts more holds of the
  * owner than the registry), the hold is adopted: recorded as
  * rlk_fam_record does (with the fenced token read from token_key into
- * *token when token_key is not NULL), RLK_OK. Otherwise rc, its message
- * saying what was settled. */
+ * *token when token_key is not NULL), RLK_OK; holds beyond that one (other
+ * lost acquires of this holder that ran) are given back with undo. When
+ * the reply was lost and whether it ran cannot be settled:
+ * RLK_ERR_UNSETTLED (the call is kept as this thread's doubt). Otherwise
+ * rc, its message saying what was settled. */
 int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
                          long long lease_ms, int watchdog, long long sent_ns,
                          const char *token_key, long long *token, rlk_fam_undo_fn undo, void *arg);
 
 /* Called by rlk_fam_record for an acquisition of h about to be recorded:
- * when this thread holds an unsettled lost acquire of the same (kind, name,
+ * when this thread holds an unsettled lost call of the same (kind, name,
  * owner), fences it now and reads the count: how many holds the server
- * counts beyond the registry's and this acquisition (lost acquires that
- * ran: to record too; at most 8), else 0. */
+ * counts beyond the registry's and this acquisition (an acquire that ran,
+ * a release that never will: to give back; at most 8), or -1 when there is
+ * no such doubt or it stays unsettled. */
 int rlk_fam_doubt_settle(rlk_rt *rt, const rlk_hold_spec *h);
+
+/* Gives back n holds of h that the server counts and the caller was never
+ * told of (undo: one release each), keeping the thread's last error. A
+ * give-back whose outcome is unknown is kept as this thread's doubt. */
+void rlk_fam_give_back(rlk_rt *rt, const rlk_hold_spec *h, int n, rlk_fam_undo_fn undo,
+                       void *arg);
+
+/* After a release of h (one hold) failed: keeps it as this thread's doubt,
+ * with the connection of its lost reply when there was one. */
+void rlk_fam_doubt_keep_lost(rlk_client *c, const rlk_hold_spec *h);
+
+/* 1 when this thread holds an unsettled lost lock call on c. */
+int rlk_fam_doubt_pending(const rlk_client *c);
 
 /* 1 (and forgets it) when this thread holds an unsettled lost acquire of
  * (kind, name, owner): a last unlock that finds the lock still held then
@@ -51,7 +68,8 @@ int rlk_fam_doubt_take(const rlk_client *c, int kind, const char *name, const ch
  * holds before it: when its reply was lost, settles it. Sets *outcome and
  * *rc = RLK_OK when the count shows it ran (or the lock is gone). Returns 1
  * when it is known not to have run (the release may be sent again), else 0.
- * An outcome left unknown is kept as this thread's doubt, as an acquire's. */
+ * An outcome left unknown is kept as this thread's doubt, as an acquire's,
+ * and *rc is RLK_ERR_UNSETTLED (recorded). */
 int rlk_fam_release_lost(const rlk_fam_base *b, int kind, const char *owner, long long before,
                          int *outcome, int *rc);
 

@@ -217,5 +217,7 @@ int rlk_runtime_stats_get(rlk_client *c, rlk_runtime_stats *out)
     out->lost_replies = RLK_RT_LOAD(rt, lost_replies);
     out->lost_adopted = RLK_RT_LOAD(rt, lost_adopted);
     out->lost_not_run = RLK_RT_LOAD(rt, lost_not_run);
+    out->lost_unsettled = RLK_RT_LOAD(rt, lost_unsettled);
+    out->lost_given_back = RLK_RT_LOAD(rt, lost_given_back);
     return RLK_OK;
 }

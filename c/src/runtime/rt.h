@@ -42,6 +42,10 @@ typedef struct rlk_runtime_stats {
     unsigned long long lost_replies;    /* lock calls whose reply was lost, then settled */
     unsigned long long lost_adopted;    /* ... acquires that had run: the hold was kept */
     unsigned long long lost_not_run;    /* ... acquires that had not taken the lock */
+    unsigned long long lost_unsettled;  /* lock calls whose lost reply could not be settled
+                                           (RLK_ERR_UNSETTLED) */
+    unsigned long long lost_given_back; /* holds the server counted that the caller was never
+                                           told of (lost calls that ran), released */
 } rlk_runtime_stats;
 
 #define RLK_RT_COUNT(rt, field) RLK_COUNT(&(rt)->counters, field)

@@ -9,6 +9,7 @@
  * deadline, again; poll while the subscriber is down. docs/runtime.md
  * describes the algorithm and why no wake-up is lost.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "client/client.h"
@@ -16,6 +17,7 @@
 #include "client/conn.h"
 #include "client/error.h"
 #include "runtime/fam.h"
+#include "runtime/fam_settle.h"
 #include "runtime/lq.h"
 #include "runtime/rt.h"
 #include "runtime/sub.h"
@@ -84,8 +86,8 @@ static long long rlk_wait_sleep_until(long long bound_ms, int sub_down, long lon
  * restart or a stall. */
 static int rlk_wait_transient(const rlk_waiter *w, int rc)
 {
-    if (rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT)
-        return w->ride_out;
+    if (rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT || rc == RLK_ERR_UNSETTLED)
+        return w->ride_out;     /* an unsettled acquire is settled by the next one that runs */
     return rlk_err_is_transient_reply(w->rt->c);
 }
 
@@ -117,6 +119,17 @@ void rlk_wait_pre_leave(rlk_waiter *w)
     w->pre_ch = NULL;
 }
 
+/* The end of a wait at its deadline: failed (the last attempt's transient
+ * error, recorded) or RLK_ERR_BUSY; but RLK_ERR_UNSETTLED when an attempt
+ * of this wait left its outcome unsettled and it still is (it may yet take
+ * the lock: "held by another" would not be the truth). */
+static int rlk_wait_give_up(const rlk_waiter *w, int failed, const char *unsettled)
+{
+    if (unsettled[0] && rlk_fam_doubt_pending(w->rt->c))
+        return rlk_set_error(w->rt->c, RLK_ERR_UNSETTLED, "%s", unsettled);
+    return failed != RLK_OK ? failed : RLK_ERR_BUSY;
+}
+
 /* On a joined channel: ready, attempt, sleep; until the attempt succeeds
  * (RLK_OK), fails (its error) or the deadline passes (RLK_ERR_BUSY). With
  * skip_first, the first attempt was made already, once subscribed
@@ -124,6 +137,7 @@ void rlk_wait_pre_leave(rlk_waiter *w)
 static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, long long deadline,
                          int skip_first)
 {
+    char unsettled[RLK_ERRSTR_MAX] = "";    /* the message of an unsettled attempt */
     rlk_sub *sub = w->rt->sub;
     long long backoff = 0;
     int failed = w->first_failed;    /* the transient failure of the last attempt, returned at the
@@ -147,10 +161,12 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, long long deadli
             if ((rc = rlk_wait_interrupted(w)) != RLK_OK)
                 return rc;
             if (ready == RLK_SUB_TIMEOUT)
-                return failed != RLK_OK ? failed : RLK_ERR_BUSY;
+                return rlk_wait_give_up(w, failed, unsettled);
             rc = w->attempt(w->arg, &bound);
         }
         failed = RLK_OK;
+        if (rc == RLK_ERR_UNSETTLED)
+            snprintf(unsettled, sizeof unsettled, "%s", rlk_errstr(w->rt->c));
         if (rc != RLK_OK && rc != RLK_ERR_BUSY && rlk_wait_transient(w, rc)) {
             failed = rc;
             backoff = backoff ? backoff * 2 : RLK_WAIT_BACKOFF_MIN_MS;
@@ -166,14 +182,14 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, long long deadli
             bound = w->keepalive_ms;
         until = rlk_wait_sleep_until(bound, ready == RLK_SUB_DOWN, deadline, &by_bound);
         if (deadline >= 0 && rlk_clock_now_ns() >= deadline)
-            return failed != RLK_OK ? failed : RLK_ERR_BUSY;    /* no sleep, no attempt past
-                                                                   the caller's deadline */
+            return rlk_wait_give_up(w, failed, unsettled);  /* no sleep, no attempt past
+                                                               the caller's deadline */
         if (rlk_sub_wait(sub, ch, mark, until, w->ticket) == RLK_SUB_TIMEOUT &&
             !atomic_load(&w->rt->interrupted)) {
             if (by_bound && w->count_ttl && failed == RLK_OK)
                 RLK_RT_COUNT(w->rt, ttl_wakeups);
             if (until == deadline)
-                return failed != RLK_OK ? failed : RLK_ERR_BUSY;
+                return rlk_wait_give_up(w, failed, unsettled);
         }
     }
 }

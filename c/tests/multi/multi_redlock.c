@@ -455,9 +455,14 @@ static void rl_requests_in_parallel_5(void)
     CHECK_INT_EQ(rc, RLK_OK);
     CHECKF(elapsed >= 390 && elapsed < 780, "two stopped servers cost %lld ms: one timeout is "
            "400, a sequential client needs 800 (or the machine stalled)", elapsed);
-    /* drift = 10000 x 0.01 + 2 = 102 */
-    CHECKF(v > 10000 - 102 - elapsed - 5 && v <= 10000 - 102 - elapsed + 5,
-           "validity %lld after %lld ms", v, elapsed);
+    /* drift = 10000 x 0.01 + 2 = 102. The attempt's own time lies between the
+     * stopped servers' timeout (400 ms: it waited for them) and what this
+     * test measured around the call (elapsed); not "elapsed +- 5 ms": the
+     * call's set-up and return, outside the attempt, took 6 ms once under
+     * load (validity 9489 after 415 ms). */
+    CHECKF(v >= 10000 - 102 - elapsed - 1 && v <= 10000 - 102 - 400,
+           "validity %lld after %lld ms (expected %lld..%d)", v, elapsed,
+           10000 - 102 - elapsed - 1, 10000 - 102 - 400);
     CHECK_INT_EQ(rlk_redlock_server_status(rl, 3, NULL), RLK_ERR_TIMEOUT);
     CHECK_INT_EQ(rlk_redlock_server_status(rl, 4, NULL), RLK_ERR_TIMEOUT);
     REQUIRE(rlk_fx_resume(&S.srv[3]) == 0);

@@ -7,6 +7,8 @@
  */
 #include "check.h"
 #include "tk_util.h"
+#include "client/client.h"
+#include "runtime/lq.h"
 #include "runtime/rt.h"
 
 #include <stdio.h>
@@ -389,18 +391,21 @@ static void test_tagged_name_channel(void)
 
 typedef struct fair {
     rlk_lock *locks[FAIR_THREADS];
+    rlk_lq *q;                  /* the process-wide local queue of the lock (a reference) */
     pthread_mutex_t mu;
     pthread_barrier_t start;    /* every thread runs before the first acquisition */
     int total;
     int last;               /* thread of the previous acquisition */
     int count[FAIR_THREADS];
-    int self_reacquires;
+    int self_reacquires;    /* all of them */
+    int overtakes;          /* ... by a thread that saw local waiters queued at its unlock */
     int errors;
 } fair;
 
 typedef struct fair_arg {
     fair *f;
     int idx;
+    int queued_at_unlock;   /* local waiters were queued when this thread last unlocked */
 } fair_arg;
 
 static void *fair_main(void *arg)
@@ -422,10 +427,12 @@ static void *fair_main(void *arg)
             f->total++;
             f->count[a->idx]++;
             f->self_reacquires += f->last == a->idx;
+            f->overtakes += f->last == a->idx && a->queued_at_unlock;
             f->last = a->idx;
         }
         pthread_mutex_unlock(&f->mu);
         tk_spin_ns(100000);
+        a->queued_at_unlock = rlk_lq_busy(f->q);
         if (rlk_lock_unlock(f->locks[a->idx]) != RLK_OK)
             __atomic_add_fetch(&f->errors, 1, __ATOMIC_RELAXED);
         if (stop)
@@ -434,7 +441,12 @@ static void *fair_main(void *arg)
 }
 
 /* Threads of one process that ask again right after unlocking queue behind
- * the local waiters: round robin, no self re-acquisitions. */
+ * the local waiters: round robin, and no thread that unlocked while local
+ * waiters were queued takes the lock again before one of them. (A thread
+ * may take it again when nobody was queued at its unlock: on a loaded
+ * machine the others can be descheduled between their unlock and their
+ * next lock call, and a free lock with nobody waiting goes to who asks; that
+ * is counted, not judged: 13 of 200 were seen at load 8.) */
 static void test_local_fifo(void)
 {
     rlk_client *clients[FAIR_THREADS];
@@ -453,9 +465,12 @@ static void test_local_fifo(void)
         f.locks[i] = rlk_lock_new(clients[i], "rt:fair");
         REQUIRE(f.locks[i]);
     }
+    f.q = rlk_lq_get(clients[0]->addr, clients[0]->url.db, "rt:fair");
+    REQUIRE(f.q);
     for (int i = 0; i < FAIR_THREADS; i++) {
         args[i].f = &f;
         args[i].idx = i;
+        args[i].queued_at_unlock = 0;
         pthread_create(&t[i], NULL, fair_main, &args[i]);
     }
     for (int i = 0; i < FAIR_THREADS; i++)
@@ -466,12 +481,15 @@ static void test_local_fifo(void)
     }
     jain = sq > 0 ? sum * sum / (FAIR_THREADS * sq) : 0;
     printf("  local fifo: %d acquisitions by %d threads (%d/%d/%d/%d), jain %.3f, "
-           "%d self re-acquisitions\n", f.total, FAIR_THREADS, f.count[0], f.count[1],
-           f.count[2], f.count[3], jain, f.self_reacquires);
+           "%d self re-acquisitions, %d of them past queued local waiters\n", f.total,
+           FAIR_THREADS, f.count[0], f.count[1], f.count[2], f.count[3], jain, f.self_reacquires,
+           f.overtakes);
     CHECK_INT_EQ(f.errors, 0);
     CHECK_INT_EQ(f.total, FAIR_TOTAL);
     CHECKF(jain >= 0.95, "jain fairness %.3f", jain);
-    CHECKF(f.self_reacquires <= FAIR_TOTAL / 20, "%d self re-acquisitions", f.self_reacquires);
+    CHECKF(f.overtakes == 0, "%d self re-acquisitions past local waiters queued at the unlock",
+           f.overtakes);
+    rlk_lq_put(f.q);
     for (int i = 0; i < FAIR_THREADS; i++) {
         rlk_lock_free(f.locks[i]);
         rlk_free(clients[i]);

@@ -4,8 +4,10 @@
  *   - a force unlock (by another client) reaches a holder within a round
  *     trip: its watchdog hold listens on the lock's channel, renews at once
  *     on a message and reports RLK_LOST_GONE - for the reentrant lock, the
- *     write and read sides of a read-write lock and the fenced lock (the
- *     renewal period is 10 s here: the old behaviour);
+ *     write and read sides of a read-write lock, the fenced lock and the fair
+ *     lock (fair/force_release v4 tells the holders on the lock channel; v3
+ *     woke only the head waiter, and the holder learned at its next renewal:
+ *     the renewal period is 10 s here);
  *   - rlk_options.lost_margin_ms: with renewals failing (the server hangs),
  *     RLK_LOST_EXPIRED fires lost_margin_ms before (last successful renewal
  *     sent) + lease, not after it.
@@ -70,12 +72,13 @@ static const char *stall_note(void)
 
 /* ------------------------------------------------------------ force unlock */
 
-enum { K_LOCK, K_WRITE, K_READ, K_FENCED };
+enum { K_LOCK, K_WRITE, K_READ, K_FENCED, K_FAIR };
 
 typedef struct holder {
     rlk_lock *l;
     rlk_rwlock *rw;
     rlk_fenced *f;
+    rlk_fairlock *fa;
 } holder;
 
 static int take(rlk_client *c, int k, const char *name, holder *h)
@@ -91,9 +94,19 @@ static int take(rlk_client *c, int k, const char *name, holder *h)
         return (h->rw = rlk_rwlock_new(c, name))
                    ? rlk_rwlock_try_lock(h->rw, k == K_WRITE ? RLK_RW_WRITE : RLK_RW_READ, -1, 0)
                    : -1;
+    case K_FAIR:
+        return (h->fa = rlk_fairlock_new(c, name)) ? rlk_fairlock_try_lock(h->fa, -1, 0) : -1;
     default:
         return (h->f = rlk_fenced_new(c, name)) ? rlk_fenced_try_lock(h->f, -1, 0, &token) : -1;
     }
+}
+
+static void drop(holder *h)
+{
+    rlk_lock_free(h->l);
+    rlk_rwlock_free(h->rw);
+    rlk_fenced_free(h->f);
+    rlk_fairlock_free(h->fa);
 }
 
 static int force(rlk_client *c, int k, const char *name)
@@ -106,20 +119,13 @@ static int force(rlk_client *c, int k, const char *name)
         rc = (h.l = rlk_lock_new(c, name)) ? rlk_lock_force_unlock(h.l, &released) : -1;
     else if (k == K_FENCED)
         rc = (h.f = rlk_fenced_new(c, name)) ? rlk_fenced_force_unlock(h.f, &released) : -1;
+    else if (k == K_FAIR)
+        rc = (h.fa = rlk_fairlock_new(c, name)) ? rlk_fairlock_force_unlock(h.fa, &released) : -1;
     else
         rc = (h.rw = rlk_rwlock_new(c, name)) ? rlk_rwlock_force_unlock(h.rw, RLK_RW_ANY, &released)
                                               : -1;
-    rlk_lock_free(h.l);
-    rlk_rwlock_free(h.rw);
-    rlk_fenced_free(h.f);
+    drop(&h);
     return rc == RLK_OK && released ? 0 : -1;
-}
-
-static void drop(holder *h)
-{
-    rlk_lock_free(h->l);
-    rlk_rwlock_free(h->rw);
-    rlk_fenced_free(h->f);
 }
 
 static void force_reaches_holder(int k, const char *name, const char *channel, int want_kind)
@@ -173,6 +179,11 @@ static void test_force_fenced(void)
 {
     force_reaches_holder(K_FENCED, "f:fenced", "redisson_lock__channel:{f:fenced}",
                          RLK_KIND_FENCED);
+}
+
+static void test_force_fair(void)
+{
+    force_reaches_holder(K_FAIR, "f:fair", "redisson_lock__channel:{f:fair}", RLK_KIND_FAIR);
 }
 
 /* ------------------------------------------------------------ lost margin */
@@ -233,6 +244,7 @@ int main(void)
     RUN_TEST(test_force_write);
     RUN_TEST(test_force_read);
     RUN_TEST(test_force_fenced);
+    RUN_TEST(test_force_fair);
     RUN_TEST(test_lost_margin);
     tk_stall_stop(&stall);
     rlk_fx_stop(&srv);

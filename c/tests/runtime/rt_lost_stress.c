@@ -126,8 +126,15 @@ static int child_main(int argc, char **argv)
         }
     }
     fclose(log);
-    tk_say("done grants=%lld errors=%lld pinned=%lld unknown=%lld", grants, errors, pinned,
-           unknown);
+    {
+        rlk_runtime_stats st;
+
+        if (rlk_runtime_stats_get(c, &st) != RLK_OK)
+            memset(&st, 0, sizeof st);
+        tk_say("done grants=%lld errors=%lld pinned=%lld unknown=%lld unsettled=%llu "
+               "given_back=%llu", grants, errors, pinned, unknown, st.lost_unsettled,
+               st.lost_given_back);
+    }
     if (side)
         redisFree(side);
     rlk_lock_free(l);
@@ -223,6 +230,7 @@ static void test_stress(void)
     tk_child ch[NPROC];
     long long run_ms = getenv("RLK_LOST_STRESS_MS") ? atoll(getenv("RLK_LOST_STRESS_MS")) : 6000;
     long long end, grants = 0, pinned = 0, errors = 0, unknown = 0, faults = 0;
+    unsigned long long unsettled = 0, given_back = 0;
     span *spans = NULL;
     size_t nspans = 0, cap = 0;
     int overlaps = 0, free_at_end = 0;
@@ -247,11 +255,14 @@ static void test_stress(void)
     }
     for (int i = 0; i < NPROC; i++) {
         long long g = 0, e = 0, p = 0, u = 0;
+        unsigned long long us = 0, gb = 0;
 
         CHECKF(tk_child_read_line(&ch[i], line, sizeof line, run_ms + 30000) == 0 &&
-                   sscanf(line, "done grants=%lld errors=%lld pinned=%lld unknown=%lld", &g, &e,
-                          &p, &u) == 4,
+                   sscanf(line, "done grants=%lld errors=%lld pinned=%lld unknown=%lld "
+                          "unsettled=%llu given_back=%llu", &g, &e, &p, &u, &us, &gb) == 6,
                "child %d did not finish", i);
+        unsettled += us;
+        given_back += gb;
         grants += g;
         errors += e;
         pinned += p;
@@ -286,8 +297,10 @@ static void test_stress(void)
         rlk_fx_sleep_ms(20);
     }
     printf("  %d processes, %lld ms, %lld faults: %lld grants, %zu spans, %d overlaps, "
-           "%lld pinned holds, %lld errors (%lld unlocks with unknown outcome)%s\n",
-           NPROC, run_ms, faults, grants, nspans, overlaps, pinned, errors, unknown,
+           "%lld pinned holds, %lld errors (%lld unlocks failed); %llu calls unsettled, "
+           "%llu holds given back%s\n",
+           NPROC, run_ms, faults, grants, nspans, overlaps, pinned, errors, unknown, unsettled,
+           given_back,
            tk_stall_max_gap_ms(&stall) > TK_STALL_MS ? " (the machine stalled)" : "");
     CHECKF(faults >= 5, "only %lld faults injected", faults);
     CHECKF(grants >= 20, "only %lld grants", grants);

@@ -4,7 +4,9 @@
  * leases, renews many locks per call, keeps a reentrant hold until the last
  * unlock, never renews a released lock (unlock racing renewals), and
  * reports a lost lock once: RLK_LOST_GONE when the key was deleted behind
- * its back, RLK_LOST_EXPIRED when renewals failed until the lease ran out.
+ * its back, RLK_LOST_EXPIRED when renewals failed until the lease ran out;
+ * messages on the lock channel (the force-unlock listener's nudges) only
+ * renew at once, even while the holder unlocks and re-locks.
  */
 #include "check.h"
 #include "tk_util.h"
@@ -17,6 +19,7 @@
 static rlk_fx_server srv;
 static char url[128];
 static tk_stall stall;
+static tk_srv_stall srv_stall;     /* the server's side: see test_unlock_races_renewals */
 
 /* ------------------------------------------------------------ lost-callback recorder */
 
@@ -68,6 +71,20 @@ static const char *stall_note(void)
 {
     return tk_stall_max_gap_ms(&stall) > TK_STALL_MS ? " - a scheduling stall, not a watchdog bug"
                                                      : "";
+}
+
+/* This process's longest scheduling gap plus the server's longest PING round
+ * trip since both were reset: the two add up (a renewal sent late by a
+ * stalled client, then read late by a stalled server). */
+static long long stall_ms(void)
+{
+    return tk_stall_max_gap_ms(&stall) + tk_srv_stall_max_ms(&srv_stall);
+}
+
+static void stall_reset(void)
+{
+    tk_stall_reset(&stall);
+    tk_srv_stall_reset(&srv_stall);
 }
 
 /* ------------------------------------------------------------ tests */
@@ -271,9 +288,15 @@ static void test_expired_when_server_hangs(void)
 }
 
 #define LEASE_RACE 300      /* renewals every 100 ms */
-/* A cycle whose own longest scheduling gap reaches lease - period can lose
- * its watchdog lock for real (no renewal could be sent in time): its failures
- * are counted as stalls, not as races. */
+/* A cycle whose stalls reach lease - period can lose its watchdog lock for
+ * real: its failures are counted as stalls, not as races. A stall is this
+ * process's scheduling gap (no renewal could be sent in time) plus the
+ * server's (tk_srv_stall: PING round trips): a redis-server that is not
+ * scheduled for 300 ms runs the renewal and the unlock waiting in its socket
+ * buffers only after it has expired the key by the wall clock, and replies
+ * 0 / nil - seen at load > 10 with the client's own detector at 0-3 ms and
+ * MONITOR showing acquire, then 320 ms of nothing, then renewal and unlock
+ * 50 us apart on an expired key. */
 #define RACE_STALL_MS (LEASE_RACE - LEASE_RACE / 3)
 #define RACE_CYCLES 100
 
@@ -284,8 +307,9 @@ static int race_call(rlk_client *c, int rc, const char *what, int cycle)
 {
     if (rc == RLK_OK)
         return 0;
-    fprintf(stderr, "  cycle %d: %s: %s %s (max scheduling gap %lld ms)\n", cycle, what,
-            rlk_strerror(rc), rlk_errstr(c), tk_stall_max_gap_ms(&stall));
+    fprintf(stderr, "  cycle %d: %s: %s %s (max scheduling gap %lld ms, server round trip %lld "
+            "ms)\n", cycle, what, rlk_strerror(rc), rlk_errstr(c), tk_stall_max_gap_ms(&stall),
+            tk_srv_stall_max_ms(&srv_stall));
     return 1;
 }
 
@@ -307,14 +331,14 @@ static void test_unlock_races_renewals(void)
         long long v, t_lock;
         int rc, lost_before = g.count, bad_before = bad;
 
-        tk_stall_reset(&stall);
+        stall_reset();
         if (race_call(c, rlk_lock_lock(l, 0), "lock (watchdog)", i)) {
             bad++;
             continue;
         }
         rlk_fx_sleep_ms((long)(tk_rand(&seed) % 121));   /* hold 0..120 ms: across renewals */
         rc = rlk_lock_unlock(l);
-        if (tk_stall_max_gap_ms(&stall) >= RACE_STALL_MS) {
+        if (stall_ms() >= RACE_STALL_MS) {
             stalled++;      /* whatever happened to the watchdog lock, a stall explains it */
             lost_in_stalls += g.count - lost_before;
             bad = bad_before;
@@ -436,9 +460,133 @@ static void test_many_locks_per_call(void)
     rlk_free(c);
 }
 
+/* Messages on the lock channel while it is held and while it changes hands
+ * within this client: another client's unlocks, waiters' wake-ups (0 and
+ * 1), and this client's own unlock/re-lock cycles with a nudge pending
+ * (the publisher never stops, so most cycles unlock with a nudge queued or
+ * a nudged renewal in flight). A nudge only renews at once: never a lost
+ * report, never a failed unlock, and the lock is never missing while held.
+ * The renewal count proves the nudges ran (far above one per period). */
+#define LEASE_MSG 300
+#define MSG_CYCLES 150
+
+typedef struct publisher {
+    pthread_t thread;
+    atomic_int stop;
+    long long sent;
+} publisher;
+
+static void *publisher_main(void *arg)
+{
+    publisher *p = arg;
+    redisContext *x = rlk_fx_connect(&srv);
+    long long until = rlk_fx_now_ms() + 20000;      /* bounded */
+
+    while (x && !atomic_load(&p->stop) && rlk_fx_now_ms() < until) {
+        redisReply *r = redisCommand(x, "PUBLISH redisson_lock__channel:{wd:msg} %d",
+                                     (int)(p->sent & 1));
+        if (!r)
+            break;
+        freeReplyObject(r);
+        p->sent++;
+        if ((p->sent & 7) == 0) {
+            struct timespec ts = {0, 500000};   /* pacing: ~0.5 ms every 8 messages */
+
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (x)
+        redisFree(x);
+    return NULL;
+}
+
+static void test_messages_while_held(void)
+{
+    rlk_client *c = tk_connect(url, LEASE_MSG, 2);
+    rlk_runtime_stats a, b;
+    publisher p = {0};
+    lost_log g;
+    rlk_lock *l;
+    int bad = 0, stalled = 0, missing = 0, lost_in_stalls = 0;
+    unsigned seed = 777;
+
+    REQUIRE(c);
+    lost_log_init(&g);
+    rlk_set_lost_callback(c, on_lost, &g);
+    l = rlk_lock_new(c, "wd:msg");
+    REQUIRE(l);
+    CHECK_INT_EQ(rlk_runtime_stats_get(c, &a), RLK_OK);
+    atomic_store(&p.stop, 0);
+    REQUIRE(pthread_create(&p.thread, NULL, publisher_main, &p) == 0);
+    for (int i = 0; i < MSG_CYCLES; i++) {
+        int rc1, rc2, rc3, rc4, lost_before = g.count;
+        long long v;
+
+        stall_reset();
+        rc1 = rlk_lock_lock(l, 0);
+        rc2 = rlk_lock_lock(l, 0);      /* a re-entry: the same entry, count 2 */
+        rlk_fx_sleep_ms((long)(tk_rand(&seed) % 40));
+        v = pttl("wd:msg");
+        rc3 = rlk_lock_unlock(l);
+        rc4 = rlk_lock_unlock(l);       /* the last hold: out of the registry, then released */
+        if (stall_ms() >= RACE_STALL_MS) {
+            stalled++;      /* a stall explains a loss */
+            lost_in_stalls += g.count - lost_before;
+            continue;
+        }
+        missing += v <= 0;
+        bad += race_call(c, rc1, "lock", i) + race_call(c, rc2, "re-lock", i) +
+               race_call(c, rc3, "unlock (re-entry)", i) + race_call(c, rc4, "unlock (last)", i);
+    }
+    atomic_store(&p.stop, 1);
+    pthread_join(p.thread, NULL);
+    CHECK_INT_EQ(rlk_runtime_stats_get(c, &b), RLK_OK);
+    printf("  %d lock/re-lock/unlock/unlock cycles under %lld messages: %llu renewals (%d "
+           "cycles stalled >= %d ms), %d failed calls, %d lost reports, lock missing while held "
+           "%d times\n", MSG_CYCLES, p.sent, b.renew_calls - a.renew_calls, stalled,
+           RACE_STALL_MS, bad, g.count - lost_in_stalls, missing);
+    CHECKF(stalled <= MSG_CYCLES / 4, "%d of %d cycles stalled: the machine is too loaded for "
+           "this test to say anything", stalled, MSG_CYCLES);
+    CHECK(p.sent > MSG_CYCLES);
+    /* Without nudges: about one renewal per 100 ms period of holding (a few). */
+    CHECKF(b.renew_calls - a.renew_calls > MSG_CYCLES / 2, "only %llu renewals: the messages "
+           "did not nudge the watchdog", b.renew_calls - a.renew_calls);
+    CHECK_INT_EQ(bad, 0);
+    CHECK_INT_EQ(g.count - lost_in_stalls, 0);
+    CHECK_INT_EQ(missing, 0);
+    CHECK_INT_EQ(tk_key_exists(&srv, "wd:msg"), 0);
+    rlk_lock_free(l);
+    rlk_free(c);
+    lost_log_destroy(&g);
+}
+
+/* The control of the server-side stall probe: a server stopped (SIGSTOP)
+ * for 400 ms is seen as a round trip of at least that. */
+static void test_server_stall_is_seen(void)
+{
+    long long t0, ms;
+
+    tk_srv_stall_reset(&srv_stall);
+    rlk_fx_sleep_ms(50);    /* a few probes */
+    CHECKF(tk_srv_stall_max_ms(&srv_stall) < 400, "an idle server answered PING in %lld ms",
+           tk_srv_stall_max_ms(&srv_stall));
+    REQUIRE(rlk_fx_pause(&srv) == 0);
+    t0 = rlk_fx_now_ms();
+    rlk_fx_sleep_ms(400);   /* the stall being measured */
+    REQUIRE(rlk_fx_resume(&srv) == 0);
+    for (; rlk_fx_now_ms() - t0 < 5000 && tk_srv_stall_max_ms(&srv_stall) < 350;)
+        rlk_fx_sleep_ms(5);     /* bounded poll: the probe's answer after the resume */
+    ms = tk_srv_stall_max_ms(&srv_stall);
+    printf("  server stopped 400 ms: longest PING round trip %lld ms\n", ms);
+    /* The probe in flight may have been sent a few ms after the stop. */
+    CHECKF(ms >= 350, "a 400 ms server stop measured as %lld ms", ms);
+}
+
 int main(void)
 {
     if (tk_suite_start("rt_watchdog", &srv, url, sizeof url, &stall) != 0)
+        return 1;
+    if (tk_srv_stall_start(&srv_stall, &srv) != 0)
         return 1;
     RUN_TEST(test_keeps_alive_five_leases);
     RUN_TEST(test_lost_when_deleted);
@@ -447,6 +595,9 @@ int main(void)
     RUN_TEST(test_unlock_races_renewals);
     RUN_TEST(test_reentrant_hold_stays_renewed);
     RUN_TEST(test_many_locks_per_call);
+    RUN_TEST(test_messages_while_held);
+    RUN_TEST(test_server_stall_is_seen);
+    tk_srv_stall_stop(&srv_stall);
     tk_suite_stop(&srv, &stall);
     return check_summary("rt_watchdog");
 }

@@ -83,6 +83,67 @@ void tk_stall_stop(tk_stall *s)
     pthread_join(s->thread, NULL);
 }
 
+static void *tk_srv_stall_main(void *arg)
+{
+    tk_srv_stall *p = arg;
+    struct timeval tv = {5, 0};
+    redisContext *c = NULL;
+    long long since = 0;    /* send time of the first probe not answered yet (0: none) */
+
+    while (!atomic_load(&p->stop)) {
+        struct timespec ts = {0, 2000000};
+        redisReply *r = NULL;
+        long long t0 = rlk_fx_now_ns(), rtt;
+
+        if (!c || c->err) {
+            if (c)
+                redisFree(c);
+            c = redisConnectWithTimeout("127.0.0.1", p->port, tv);
+            if (c && !c->err)
+                redisSetTimeout(c, tv);
+        }
+        if (c && !c->err)
+            r = redisCommand(c, "PING");
+        if (!since)
+            since = t0;
+        if (r) {
+            rtt = rlk_fx_now_ns() - since;
+            if (rtt > atomic_load(&p->max_rtt_ns))
+                atomic_store(&p->max_rtt_ns, rtt);
+            since = 0;
+            freeReplyObject(r);
+        }
+        nanosleep(&ts, NULL);
+    }
+    if (c)
+        redisFree(c);
+    return NULL;
+}
+
+int tk_srv_stall_start(tk_srv_stall *p, const rlk_fx_server *srv)
+{
+    atomic_store(&p->stop, 0);
+    atomic_store(&p->max_rtt_ns, 0);
+    p->port = srv->port;
+    return pthread_create(&p->thread, NULL, tk_srv_stall_main, p) == 0 ? 0 : -1;
+}
+
+void tk_srv_stall_reset(tk_srv_stall *p)
+{
+    atomic_store(&p->max_rtt_ns, 0);
+}
+
+long long tk_srv_stall_max_ms(tk_srv_stall *p)
+{
+    return atomic_load(&p->max_rtt_ns) / 1000000LL;
+}
+
+void tk_srv_stall_stop(tk_srv_stall *p)
+{
+    atomic_store(&p->stop, 1);
+    pthread_join(p->thread, NULL);
+}
+
 /* ---------------------------------------------------------------- latch */
 
 void tk_latch_init(tk_latch *l)

@@ -40,6 +40,25 @@ void tk_stall_stop(tk_stall *s);
 /* A gap this long (ms) counts as a stall in failure messages. */
 #define TK_STALL_MS 100
 
+/* The server's side of a stall: a thread PINGs srv every 2 ms on its own
+ * connection and keeps the longest round trip. A redis-server that is not
+ * scheduled for a while (a loaded machine) expires keys by the wall clock
+ * when it runs again, before it reads the renewals that wait in its socket
+ * buffers: the client's own stall detector cannot see that. A round trip
+ * that fails (server stopped or gone) counts from its send until the probe
+ * gets through again. */
+typedef struct tk_srv_stall {
+    pthread_t thread;
+    atomic_int stop;
+    atomic_llong max_rtt_ns;
+    int port;
+} tk_srv_stall;
+
+int tk_srv_stall_start(tk_srv_stall *p, const rlk_fx_server *srv);   /* 0, or -1: no probe */
+void tk_srv_stall_reset(tk_srv_stall *p);
+long long tk_srv_stall_max_ms(tk_srv_stall *p);
+void tk_srv_stall_stop(tk_srv_stall *p);
+
 /* ---------------------------------------------------------------- a program's server */
 
 /* What most test programs' main does first: starts one server (defaults),

@@ -32,6 +32,7 @@ static void test_strerror_names(void)
         {RLK_ERR_UPGRADE, "RLK_ERR_UPGRADE"},
         {RLK_ERR_INTERRUPTED, "RLK_ERR_INTERRUPTED"},
         {RLK_ERR_NOTIFY, "RLK_ERR_NOTIFY"},
+        {RLK_ERR_UNSETTLED, "RLK_ERR_UNSETTLED"},
     };
 
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
