@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "client/functions.h"
 
 typedef struct check_opts {
     const char *url;
@@ -28,9 +29,10 @@ static const char check_usage[] =
     "  role         master / replica (error) / cluster node; sentinels monitoring it\n"
     "  eviction     maxmemory with a policy that can evict lock keys (error)\n"
     "  persistence  RDB / AOF / none (warning: a restart forgets every lock)\n"
-    "  scripts      rlk's scripts present on the server (SCRIPT EXISTS)\n"
-    "  acl          what this user may run, per lock kind (ACL DRYRUN); 'unknown' when\n"
-    "               the user may not ask\n"
+    "  scripts      rlk's scripts present on the server (SCRIPT EXISTS); in functions\n"
+    "               mode (--functions, or this release's library loaded) the library rlk\n"
+    "  acl          what this user may run, per lock kind (ACL DRYRUN: EVALSHA, or FCALL\n"
+    "               in functions mode); 'unknown' when the user may not ask\n"
     "  clock        the server's TIME against this host's clock, and monotonic\n"
     "  latency      5 PINGs: min / median / max\n"
     "Levels: ok, info, warning, unknown (could not be checked), error. docs/ops.md\n"
@@ -42,6 +44,10 @@ static const char check_usage[] =
     "  --user USER  check the ACL permissions of USER (the application's user) rather\n"
     "               than of the user rlk check connects as (needs ACL DRYRUN)\n"
     "  --url URL    the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
+    "  --functions  judge the application as calling the Functions library (FCALL):\n"
+    "               the library instead of the scripts, FCALL instead of EVALSHA in the ACL\n"
+    "               (the default when the server holds this release's library)\n"
+    "  and the global options (rlk --help): --url-file, --password-file, --pubsub, ...\n"
     "\n"
     "Exit: 0 all ok, 7 warnings or unknowns, 8 errors; 3 connection error.\n";
 
@@ -65,6 +71,7 @@ typedef struct checker {
     int n;
     int fatal;          /* a connection error: stop and exit 3 */
     char *info;         /* INFO (default sections), NULL when refused */
+    int fcall;          /* 1: the client calls the Functions library (FCALL), not EVALSHA */
 } checker;
 
 static finding *add(checker *k, const char *check, int level, const char *fmt, ...)
@@ -366,12 +373,43 @@ static void check_persistence(checker *k)
 
 static int script_load_allowed = -1;   /* from the ACL check: -1 not known */
 
+/* Functions mode: the library rlk, not the scripts, must be there (rlk functions verify). */
+static void check_library(checker *k)
+{
+    rlk_functions_state st;
+    int rc = rlk_verify_functions(k->c, &st);
+    finding *f;
+
+    if (is_conn_error(rc)) {
+        k->fatal = rc;
+        return;
+    }
+    if (rc != RLK_OK) {
+        f = add(k, "scripts", LV_UNKNOWN, "FUNCTION LIST refused: %s", rlk_errstr(k->c));
+        set_fix(f, "run rlk functions verify as a user allowed FUNCTION LIST");
+    } else if (st.present && st.same_code) {
+        f = add(k, "scripts", LV_OK, "the Functions library rlk of this release is loaded (%d "
+                "functions): calls go by FCALL", st.functions);
+    } else {
+        f = add(k, "scripts", LV_ERROR, "--functions, but the library rlk is %s: every lock call "
+                "fails", st.present ? "not this release's" : "missing");
+        set_fix(f, st.present ? "rlk functions load --replace" : "rlk functions load");
+    }
+    add_json(f, ", \"functions\": true");
+}
+
 static void check_scripts(checker *k)
 {
     size_t n = rlk_script_count(k->c), missing = 0;
-    int *present = calloc(n ? n : 1, sizeof *present);
+    int *present;
     int rc;
     finding *f;
+
+    if (k->fcall) {
+        check_library(k);
+        return;
+    }
+    present = calloc(n ? n : 1, sizeof *present);
 
     if (!present) {
         k->fatal = RLK_ERR_NOMEM;
@@ -572,7 +610,7 @@ static int probe_kind(probe *p, const kind_layout *kl)
     for (size_t i = 0; i < rlk_script_count(c); i++) {
         const rlk_script_info *s = rlk_script_at(c, i);
         const char *argv[12];
-        char skeys[6][300], nk[16];
+        char skeys[6][300], nk[16], fname[96];
         int n = 0;
 
         if (strncmp(s->name, kl->kind, plen) != 0 || s->name[plen] != '/')
@@ -603,6 +641,15 @@ static int probe_kind(probe *p, const kind_layout *kl)
         snprintf(nk, sizeof nk, "%d", n);
         argv[0] = "evalsha";
         argv[1] = s->sha1;
+        if (p->k->fcall) {      /* FCALL rlk_<kind>_<op> (FCALL_RO: a script that only reads) */
+            snprintf(fname, sizeof fname, "rlk_%s", s->name);
+            fname[strcspn(fname, "/")] = '_';
+            argv[0] = "fcall";
+            for (int j = 0; rlk_no_writes_sha1[j]; j++)
+                if (strcmp(rlk_no_writes_sha1[j], s->sha1) == 0)
+                    argv[0] = "fcall_ro";
+            argv[1] = fname;
+        }
         argv[2] = nk;
         for (int j = 0; j < n; j++)
             argv[3 + j] = skeys[j];
@@ -645,7 +692,8 @@ static int probe_kind(probe *p, const kind_layout *kl)
         MERGE(dryrun_template(p, seen[j], args, keys, nkeys, chans, nchans));
     }
     MERGE(dryrun(p, 1, (const char *const[]){"ping"}));
-    MERGE(dryrun(p, 3, (const char *const[]){"script", "load", "return 1"}));
+    if (!p->k->fcall)   /* FCALL mode loads nothing */
+        MERGE(dryrun(p, 3, (const char *const[]){"script", "load", "return 1"}));
     for (int j = 0; j < nchans; j++) {
         int sharded = rlk_client_pubsub(p->k->c) == RLK_PUBSUB_SHARDED;
 
@@ -876,6 +924,18 @@ static void print_json(const checker *k, const char *result, int errors, int war
     printf("\n]}\n");
 }
 
+/* 1 when the client calls the library (--functions, or AUTO with this release's library on
+ * the server): the ACL and scripts checks then judge FCALL instead of EVALSHA. */
+static int check_fcall_mode(rlk_client *c)
+{
+    int active = rlk_functions_active(c);
+    rlk_functions_state st;
+
+    if (active >= 0)
+        return active;
+    return rlk_verify_functions(c, &st) == RLK_OK && st.present && st.same_code;
+}
+
 static int check_run(int argc, char **argv)
 {
     check_opts o = {NULL, "rlk-check", NULL, 0};
@@ -889,6 +949,8 @@ static int check_run(int argc, char **argv)
             got = rlk_cli_opt_value("check", argc, argv, &i, "--name", &o.name);
         if (got == 0)
             got = rlk_cli_opt_value("check", argc, argv, &i, "--user", &o.user);
+        if (got == 0)
+            got = rlk_cli_global_opt("check", argc, argv, &i);
         if (got < 0)
             return RLK_EXIT_USAGE;
         if (got > 0)
@@ -914,6 +976,7 @@ static int check_run(int argc, char **argv)
     k.c = rlk_cli_connect(o.url, NULL, 1, &code);
     if (!k.c)
         return code;
+    k.fcall = check_fcall_mode(k.c);
     /* In this order: role, eviction and persistence read the INFO of check_server; scripts
      * uses what check_acl found about SCRIPT LOAD. */
     static void (*const checks[])(checker *) = {check_server, check_role, check_eviction,

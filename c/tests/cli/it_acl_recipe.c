@@ -199,11 +199,15 @@ static void test_every_kind_as_app(void)
     cli_set_url(admin_url);
 }
 
-static void test_check_agrees(void)
+/* rlk check's ACL verdict for user (functions mode: --functions) as JSON: its level. */
+static void check_acl_level(const char *user, const char *want)
 {
-    cli_result r = RUN("check", "--json", "--user", "app", "--name", "app:orders");
+    cli_result r = functions_mode ? RUN("check", "--json", "--functions", "--user", user,
+                                        "--name", "app:orders")
+                                  : RUN("check", "--json", "--user", user, "--name", "app:orders");
     const char *err = NULL;
     json_value *v = json_parse(r.out, &err);
+    int seen = 0;
 
     CHECKF(v != NULL, "check --json: %s", r.out);
     if (v) {
@@ -213,13 +217,23 @@ static void test_check_agrees(void)
             const json_value *f = json_at(checks, i);
 
             if (strcmp(json_get_string(f, "check"), "acl") == 0) {
-                CHECKF(strcmp(json_get_string(f, "level"), "ok") == 0, "acl: %s",
-                       json_get_string(f, "message"));
+                seen = 1;
+                CHECKF(strcmp(json_get_string(f, "level"), want) == 0, "acl of %s: %s (want %s)",
+                       user, json_get_string(f, "message"), want);
             }
         }
         json_free(v);
     }
+    CHECK(seen);
     cli_result_free(&r);
+}
+
+static void test_check_agrees(void)
+{
+    check_acl_level("app", "ok");
+    /* Control: the same rules without the call command (FCALL, or EVALSHA) are an error. */
+    CHECK(setuser("appnocall", functions_mode ? "-fcall" : "-evalsha") == 0);
+    check_acl_level("appnocall", "error");
 }
 
 static void test_publish_refused(void)
@@ -373,6 +387,7 @@ int main(int argc, char **argv)
         RUN_TEST(test_every_kind_as_app);
         RUN_TEST(test_publish_refused);
         RUN_TEST(test_functions_were_called);
+        RUN_TEST(test_check_agrees);
     } else {
         RUN_TEST(test_release_scripts_publish_last);
         RUN_TEST(test_every_kind_as_app);
