@@ -316,6 +316,58 @@ test("report: goals missed, missing baseline, a disturbed run", function()
     has(text, "| W2 at 2: Jain fairness | ≥ 0.99 | n/a | n/a |", "a size not run")
 end)
 
+-- INFO commandstats after a W1 run: {command, calls, usec} triples.
+local function usec_text(...)
+    local lines = {}
+    for _, c in ipairs({ ... }) do
+        lines[#lines + 1] = string.format("cmdstat_%s:calls=%d,usec=%d\r\n", c[1], c[2], c[3])
+    end
+    return table.concat(lines)
+end
+
+test("report: server µs per pair against SET NX PX and Redisson's scripts", function()
+    local dir = scratch .. "/server_us"
+    -- w1_json(1000): 2000 pairs per run.
+    fixture(dir, {
+        { workload = "w1", clients = 1, variant = "baseline", out = w1_json(1000),
+          after = usec_text({ "evalsha", 4000, 5000 }, { "hincrby", 4000, 900 }) },
+        { workload = "w1", clients = 1, variant = "rlk", out = w1_json(1000),
+          after = usec_text({ "evalsha", 4000, 6000 }, { "pttl", 2000, 300 }) },
+        { workload = "w1", clients = 1, variant = "setnx", out = w1_json(1000),
+          after = usec_text({ "set", 2000, 1000 }, { "evalsha", 2000, 1000 }) },
+        { workload = "w1", clients = 1, variant = "redisson", out = w1_json(1000),
+          after = usec_text({ "evalsha", 4000, 4000 }, { "exists", 2000, 100 }) },
+        -- 8: no redisson run; 32: redisson not built (exit 2), 64: no setnx run.
+        { workload = "w1", clients = 8, variant = "rlk", out = w1_json(1000),
+          after = usec_text({ "evalsha", 4000, 3000 }) },
+        { workload = "w1", clients = 8, variant = "setnx", out = w1_json(1000),
+          after = usec_text({ "set", 2000, 1000 }, { "evalsha", 2000, 1000 }) },
+        { workload = "w1", clients = 32, variant = "rlk", out = w1_json(1000),
+          after = usec_text({ "evalsha", 4000, 3000 }) },
+        { workload = "w1", clients = 32, variant = "setnx", out = w1_json(1000),
+          after = usec_text({ "set", 2000, 1000 }, { "evalsha", 2000, 1000 }) },
+        { workload = "w1", clients = 32, variant = "redisson", exit = 2,
+          err = "rlk-bench: cannot open c/bench/redisson/reentrant/acquire.lua\n" },
+        { workload = "w1", clients = 64, variant = "rlk", out = w1_json(1000),
+          after = usec_text({ "evalsha", 4000, 6000 }) },
+        { workload = "w1", clients = 64, variant = "redisson", out = w1_json(1000),
+          after = usec_text({ "evalsha", 4000, 5000 }) },
+    })
+    local rc, text = report(dir, { w1 = "1,8,32,64", w2 = "", hold_ms = "1" })
+    eq(rc, 0, "exit")
+    has(text, "| clients | rlk µs/pair | rlk scripts by raw EVALSHA µs/pair | SET NX PX + " ..
+              "compare-and-delete µs/pair | rlk ÷ SET NX PX | goal ≤ 2.0 | " ..
+              "Redisson's scripts µs/pair | rlk ÷ Redisson's |", "header")
+    has(text, "| 1 | 3.00 | 2.50 | 1.00 | 3.00 | MISSED | 2.00 | 1.50 |",
+        "row 1: top-level and SET µs only, over the pairs")
+    has(text, "| 8 | 1.50 | n/a | 1.00 | 1.50 | met | n/a | n/a |", "row 8: no redisson run")
+    has(text, "| 32 | 1.50 | n/a | 1.00 | 1.50 | met | n/a | n/a |", "row 32: redisson not built")
+    has(text, "| 64 | 3.00 | n/a | n/a | n/a | n/a | 2.50 | 1.20 |", "row 64: no setnx run")
+    has(text, "| W1 at 1: server µs/pair ÷ SET NX PX lock's | ≤ 2.0 | 3.00 | MISSED |", "goal 1")
+    has(text, "| W1 at 8: server µs/pair ÷ SET NX PX lock's | ≤ 2.0 | 1.50 | met |", "goal 8")
+    eq(text:find("W1 at 64: server", 1, true), nil, "no goal without the setnx cell")
+end)
+
 test("report: an overlap in the events fails the run even when rlk-bench saw none", function()
     local dir = scratch .. "/overlap"
     fixture(dir, {
