@@ -153,7 +153,29 @@ describe("reentrant/acquire", function()
     { "reentrant/acquire", { LOCK, WAITERS, GRANT }, { "1000", A, "1.5" } },
     { "reentrant/acquire", { LOCK, WAITERS, GRANT }, { "1000", A, " 7" } },
     { "reentrant/acquire", { LOCK, WAITERS, GRANT }, { "1000", A, "" } },
+    { "reentrant/acquire", { LOCK, WAITERS, GRANT }, { "1000", A, "00" } },
+    { "reentrant/acquire", { LOCK, WAITERS, GRANT }, { "1000", A, "0.0" } },
+    { "reentrant/acquire", { LOCK, WAITERS, GRANT }, { "1000", A, "0x0" } },
+    { "reentrant/acquire", { LOCK, WAITERS, GRANT }, { "1000", A, "+7" } },
+    { "reentrant/acquire", { LOCK, WAITERS, GRANT }, { "1000", A, "-07" } },
   })
+
+  -- The uncontended path (no lock, no reservation) is one EXISTS of both keys, HSET and PEXPIRE.
+  it("takes a free, unreserved lock for a new waiter without queueing it", function()
+    assert.equal(NIL, acquire(A, nil, nil, 11))
+    assert.same({ A, "1" }, r:call("HGETALL", LOCK))
+    sa.assert_pttl(r, LOCK, LEASE, 1)
+    assert.equal(0, r:call("EXISTS", WAITERS))
+    assert.equal(0, r:call("EXISTS", GRANT))
+  end)
+
+  it("does not take the fast path past a reservation of another type", function()
+    r:call("HSET", GRANT, "f", "v")
+    local before = sa.snapshot(r, { LOCK, GRANT })
+    sa.assert_error(acquire(A), "RLK_WRONGTYPE")
+    sa.assert_error(acquire(A, nil, nil, 11), "RLK_WRONGTYPE")
+    sa.assert_unchanged(r, before)
+  end)
 end)
 
 describe("reentrant/release", function()

@@ -1,5 +1,5 @@
 -- name: reentrant/acquire
--- version: 2
+-- version: 3
 -- summary: Acquire or re-enter a reentrant lock, claim it when reserved for this waiter, or join the queue.
 -- redisson: RedissonLock.tryLockInnerAsync (hincrby + pexpire, pttl when held); queue and grant: rlk's
 -- time: none
@@ -30,9 +30,20 @@ end
 if #owner < 1 or #owner > 1024 then
   return redis.error_reply('RLK_BADOWNER owner must be 1..1024 bytes')
 end
-local t = ticket == '0' and 0 or tonumber(ticket)
-if not t or t % 1 ~= 0 or t < -67108863 or t > 67108863 or tostring(t) ~= ticket then
-  return redis.error_reply('RLK_BADARG ticket must be an integer in -67108863..67108863')
+local t = 0
+if ticket ~= '0' then
+  t = tonumber(ticket)
+  if not t or t % 1 ~= 0 or t < -67108863 or t > 67108863 or tostring(t) ~= ticket then
+    return redis.error_reply('RLK_BADARG ticket must be an integer in -67108863..67108863')
+  end
+end
+
+-- The uncontended path: neither the lock nor a reservation exists (one call tells both), so the
+-- lock is created fresh; no type can be wrong on keys that do not exist.
+if t >= 0 and redis.call('exists', lock, grant) == 0 then
+  redis.call('hset', lock, owner, 1)
+  redis.call('pexpire', lock, lease_ms)
+  return nil
 end
 
 -- Type errors come from the first call that touches a key (no TYPE on the hot path); every check
