@@ -16,6 +16,7 @@
 #include <rlk.h>
 
 #include <stdarg.h>
+#include <string.h>
 
 static rlk_fx_server server;
 static char url[128];
@@ -124,10 +125,30 @@ static void test_release_bundle_passes(void)
     cli_result_free(&r);
 }
 
+/* The version of script name built into the library (0: none). */
+static int embedded_version(const char *name)
+{
+    for (size_t i = 0; i < rlk_embedded_count(); i++) {
+        const rlk_script_info *info = rlk_embedded_at(i);
+
+        if (info && strcmp(info->name, name) == 0)
+            return info->version;
+    }
+    return 0;
+}
+
 static void test_tampered_refused(void)
 {
     const char *dir = copy_bundle("tampered");
+    int v = embedded_version("reentrant/acquire");
+    char modified[96], bumped[160], bumped_only[96];
     cli_result r;
+
+    REQUIRE(v > 0);
+    snprintf(modified, sizeof modified, "reentrant/acquire (version %d) was modified", v);
+    snprintf(bumped, sizeof bumped, "reentrant/acquire is version %d, rlk " RLK_VERSION
+             " has version %d", v + 1, v);
+    snprintf(bumped_only, sizeof bumped_only, "reentrant/acquire is version %d", v + 1);
 
     REQUIRE(dir != NULL);
     /* Every lock lives forever: the lease is never set. */
@@ -136,7 +157,7 @@ static void test_tampered_refused(void)
     flush_scripts();
     r = RUN("scripts", "load", "--bundle", dir);
     expect_status(&r, 5, "load --bundle (tampered)");
-    CHECK_STR_CONTAINS(r.err, "reentrant/acquire (version 2) was modified");
+    CHECK_STR_CONTAINS(r.err, modified);
     CHECK_STR_CONTAINS(r.err, "refused (--allow-modified");
     CHECK_INT_EQ(count_substr(r.err, "\n"), 2); /* the script's line and the summary */
     expect_rlk_lines(&r, "load --bundle (tampered)");
@@ -146,25 +167,25 @@ static void test_tampered_refused(void)
 
     r = RUN("scripts", "verify", "--bundle", dir);
     expect_status(&r, 5, "verify --bundle (tampered)");
-    CHECK_STR_CONTAINS(r.err, "reentrant/acquire (version 2) was modified");
+    CHECK_STR_CONTAINS(r.err, modified);
     cli_result_free(&r);
 
     /* A bumped version line does not launder it. */
-    REQUIRE(sh("sed -i 's/^-- version: 2$/-- version: 3/' '%s/reentrant/acquire.lua' && "
-               "awk 'BEGIN{FS=OFS=\"\\t\"} $1==\"reentrant/acquire\"{$2=3} {print}' "
+    REQUIRE(sh("sed -i 's/^-- version: %d$/-- version: %d/' '%s/reentrant/acquire.lua' && "
+               "awk 'BEGIN{FS=OFS=\"\\t\"} $1==\"reentrant/acquire\"{$2=%d} {print}' "
                "'%s/manifest.tsv' > '%s/m' && mv '%s/m' '%s/manifest.tsv'",
-               dir, dir, dir, dir, dir) == 0);
+               v, v + 1, dir, v + 1, dir, dir, dir, dir) == 0);
     REQUIRE(rehash(dir, "reentrant/acquire") == 0);
     r = RUN("scripts", "load", "--bundle", dir);
     expect_status(&r, 5, "load --bundle (tampered, version bumped)");
-    CHECK_STR_CONTAINS(r.err, "reentrant/acquire is version 3, rlk " RLK_VERSION " has version 2");
+    CHECK_STR_CONTAINS(r.err, bumped);
     cli_result_free(&r);
 
     /* --allow-modified: loaded, each difference still named (as a warning). */
     r = RUN("scripts", "load", "--bundle", dir, "--allow-modified");
     expect_status(&r, 0, "load --bundle --allow-modified");
     CHECK_STR_CONTAINS(r.err, "rlk: warning: bundle");
-    CHECK_STR_CONTAINS(r.err, "reentrant/acquire is version 3");
+    CHECK_STR_CONTAINS(r.err, bumped_only);
     CHECK_STR_CONTAINS(r.out, "loaded  ");
     cli_result_free(&r);
     r = RUN("scripts", "verify", "--bundle", dir, "--allow-modified");
