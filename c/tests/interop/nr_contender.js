@@ -8,7 +8,8 @@
 // Connects a node-redisson client to 127.0.0.1:PORT, says "ready <now_ns>",
 // waits for a line "go <deadline_ns>" on stdin, then until deadline_ns:
 // lock.tryLock(WAIT_MS, LEASE_MS, ms) -> hold HOLD_US microseconds (busy) ->
-// unlock, and says "done <holds> <fails> <errors> <max_wait_ns>".
+// unlock, and says "done <holds> <fails> <errors> <max_wait_ns> <expired>"
+// (expired: unlocks refused after the hold outlived LEASE_MS - a stall).
 //
 // Times are process.hrtime.bigint(): nanoseconds of libuv's uv_hrtime, which is
 // clock_gettime(CLOCK_MONOTONIC) on Linux - the clock of the C side's
@@ -41,7 +42,7 @@ function main() {
     });
     const lock = redisson.getLock(name);
     const holdNs = BigInt(holdUs) * 1000n;
-    let holds = 0, fails = 0, errors = 0, maxWait = 0n, seq = 0;
+    let holds = 0, fails = 0, errors = 0, expired = 0, maxWait = 0n, seq = 0;
 
     const run = async (deadline) => {
         while (now() < deadline) {
@@ -72,11 +73,15 @@ function main() {
             try {
                 await lock.unlock();
             } catch (e) {
+                if (now() - start >= BigInt(leaseMs) * 1000000n) {
+                    expired++;  // stalled past the lease before the unlock got through
+                    continue;
+                }
                 errors++;
                 process.stderr.write(`nr_contender ${pid}: unlock: ${e}\n`);
             }
         }
-        process.stdout.write(`done ${holds} ${fails} ${errors} ${maxWait}\n`);
+        process.stdout.write(`done ${holds} ${fails} ${errors} ${maxWait} ${expired}\n`);
         fs.closeSync(fd);
         // node-redisson leaves wait timers and two connections behind: leave now.
         await Promise.race([redisson.quit(), new Promise((r) => setTimeout(r, 500))]);
