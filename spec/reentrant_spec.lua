@@ -467,7 +467,7 @@ describe("reentrant lock handoff to queued waiters", function()
     release(A)
     r:published()
     local before = sa.snapshot(r, { LOCK, GRANT })
-    assert.equal(-1, acquire(A, nil, nil, 33))      -- a waiter: woken by its own grant, no bound
+    assert.equal(-3, acquire(A, nil, nil, 33))      -- first behind the reservation: after its window
     assert.is_number(acquire(C, nil, nil, 0))       -- a single try: waits out the claim window
     assert.is_true(acquire(C, nil, nil, 0) > 0)
     sa.assert_unchanged(r, before)
@@ -515,13 +515,54 @@ describe("reentrant lock handoff to queued waiters", function()
     assert.same({ "22", "11" }, r:call("LRANGE", WAITERS, "0", "-1"))
   end)
 
-  it("a Redisson client may take the reserved lock; the grantee then queues again", function()
+  it_virtual("a Redisson client may take the reserved lock; the grantee queues again once its reservation ran out", function()
     acquire(A)
     acquire(B, nil, nil, 11)
     release(A)
     r:call("HSET", LOCK, "redisson-uuid:1", "1")   -- Redisson's acquire ignores the reservation
+    r:call("PEXPIRE", LOCK, "30000")
+    assert.equal(30000, acquire(B, nil, nil, -11))  -- the Redisson holder's PTTL
+    assert.equal(0, r:call("EXISTS", WAITERS))      -- still reserved for 11: not queued
+    assert.equal("11", r:call("GET", GRANT))
+    r:advance(CLAIM + 1)
     assert.is_number(acquire(B, nil, nil, -11))
     assert.same({ "11" }, r:call("LRANGE", WAITERS, "0", "-1"))
+  end)
+
+  it("a grantee beaten by a Redisson client claims the freed lock and leaves no entry behind", function()
+    acquire(A)
+    acquire(B, nil, nil, 11)
+    acquire(C, nil, nil, 22)
+    release(A)
+    r:call("HSET", LOCK, "redisson-uuid:1", "1")
+    assert.is_number(acquire(B, nil, nil, -11))
+    assert.same({ "22" }, r:call("LRANGE", WAITERS, "0", "-1"))
+    r:call("DEL", LOCK)                             -- Redisson's unlock: DEL + 0
+    assert.equal(NIL, acquire(B, nil, nil, -11))
+    assert.equal(0, r:call("EXISTS", GRANT))
+    assert.same({ "22" }, r:call("LRANGE", WAITERS, "0", "-1"))
+    assert.equal(2, release(B))                     -- the next grant goes to 22, not to 11 again
+    assert.equal("22", r:call("GET", GRANT))
+  end)
+
+  it("tells the first waiter queued behind another ticket's reservation to attempt after the claim window", function()
+    acquire(A)
+    acquire(B, nil, nil, 11)
+    release(A)                                      -- reserved for 11, nobody else queued
+    assert.equal(-3, acquire(A, nil, nil, 33))      -- first behind it: no grant names it
+    assert.equal(-1, acquire(C, nil, nil, 44))      -- second: 33 goes first
+    assert.equal(-1, acquire(A, nil, nil, -33))     -- queued already
+    assert.same({ "33", "44" }, r:call("LRANGE", WAITERS, "0", "-1"))
+  end)
+
+  it_virtual("a first waiter behind a dead grantee takes the lock once the claim window is over", function()
+    acquire(A)
+    acquire(B, nil, nil, 11)                        -- B will die
+    release(A)
+    assert.equal(-3, acquire(C, nil, nil, 33))
+    r:advance(CLAIM + 1)
+    assert.equal(NIL, acquire(C, nil, nil, -33))
+    assert.equal(0, r:call("EXISTS", WAITERS))
   end)
 
   describe("reentrant/cancel", function()
@@ -581,6 +622,14 @@ describe("reentrant lock handoff to queued waiters", function()
       acquire(C, nil, nil, 22)
       assert.equal(2, release(A))
     end, function(pub) return cancel(11, pub) end, CHANNEL)
+  end)
+
+  it("refuses a reservation of another type before queueing a waiter that lost its entry", function()
+    acquire(A)
+    r:call("HSET", GRANT, "f", "v")
+    local before = sa.snapshot(r, { LOCK, WAITERS, GRANT })
+    sa.assert_error(acquire(B, nil, nil, -11), "RLK_WRONGTYPE")
+    sa.assert_unchanged(r, before)
   end)
 
   it("refuses companion keys of another type before any write", function()

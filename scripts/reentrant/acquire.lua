@@ -1,5 +1,5 @@
 -- name: reentrant/acquire
--- version: 3
+-- version: 4
 -- summary: Acquire or re-enter a reentrant lock, claim it when reserved for this waiter, or join the queue.
 -- redisson: RedissonLock.tryLockInnerAsync (hincrby + pexpire, pttl when held); queue and grant: rlk's
 -- time: none
@@ -11,6 +11,7 @@
 -- ARGV[3]: ticket - integer -67108863..67108863: 0 never queue; t > 0 new waiter (tail); -t queued already
 -- return nil: acquired (free, reserved for no other ticket; own grant and entry dropped), or re-entered
 -- return integer: not acquired; ms to wait at most: holder's PTTL (-1: none); reserved: grant PTTL or -1
+-- return -3: not acquired; queued first behind another ticket's reservation: attempt again after its claim window
 -- error RLK_BADARG: not exactly 3 keys and 3 arguments, or ticket is not an integer in -67108863..67108863
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
@@ -55,9 +56,9 @@ end
 
 local me = tostring(t < 0 and -t or t)
 local ttl = redis.call('pttl', lock)
-local wait
+local wait, reserved
 if ttl == -2 then
-  local reserved = redis.pcall('get', grant)
+  reserved = redis.pcall('get', grant)
   if type(reserved) == 'table' then
     return wrongtype(grant, 'grant', 'string')
   end
@@ -95,12 +96,27 @@ if t ~= 0 then
   if type(queued) == 'table' then
     return wrongtype(waiters, 'waiters', 'list')
   end
+  if not queued and t < 0 and reserved == nil then
+    -- Held, and this waiter is not in the queue: a Redisson client may have taken the lock in its
+    -- claim window. While the lock is still reserved for it, it stays out of the queue, so that
+    -- its claim leaves no second entry behind.
+    reserved = redis.pcall('get', grant)
+    if type(reserved) == 'table' then
+      return wrongtype(grant, 'grant', 'string')
+    end
+    queued = reserved == me
+  end
   if not queued then
     local n = redis.pcall('rpush', waiters, me)
     if type(n) == 'table' then
       return wrongtype(waiters, 'waiters', 'list')
     end
     redis.call('pexpire', waiters, 60000)
+    if n == 1 and ttl == -2 then
+      -- First in the queue behind another ticket's reservation: no grant named it as the
+      -- runner-up, so it attempts again once the claim window is over (a dead grantee).
+      wait = -3
+    end
   end
 end
 return wait

@@ -181,8 +181,9 @@ static int rlk_lock_undo(void *arg)
 }
 
 /* rlk_wait_attempt_fn. RLK_OK: acquired (recorded in the registry).
- * RLK_ERR_BUSY: held by another, *ttl is its PTTL (-1: none); no error
- * recorded. Else an error. */
+ * RLK_ERR_BUSY: held by another, *ttl is its PTTL (-1: none), or
+ * RLK_WAIT_RECHECK (-3: first in the queue behind another ticket's
+ * reservation); no error recorded. Else an error. */
 static int rlk_lock_attempt(void *arg, long long *ttl)
 {
     rlk_acq *a = arg;
@@ -245,6 +246,7 @@ int rlk_lock_try_lock(rlk_lock *l, long long wait_ms, long long lease_ms)
     w.q = l->q;
     w.ticket = a.ticket.ticket ? &a.ticket : NULL;
     w.keepalive_ms = RLK_LOCK_KEEPALIVE_MS;
+    w.recheck_ms = RLK_FAM_CLAIM_MS + 5;   /* reentrant/acquire's -3: a dead grantee is skipped */
     first = wait_ms == 0 || rlk_wd_holds(l->b.rt->wd, l->b.name, a.owner);
     if (first) {
         a.ticket.ticket = 0;    /* a single try or a re-entry: never queued */

@@ -146,7 +146,7 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, long long deadli
     for (;;) {
         unsigned long long mark;
         long long bound = -1, until;
-        int ready, by_bound, rc;
+        int ready, by_bound, rc, recheck;
 
         if ((rc = rlk_wait_interrupted(w)) != RLK_OK)
             return rc;
@@ -164,6 +164,9 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, long long deadli
                 return rlk_wait_give_up(w, failed, unsettled);
             rc = w->attempt(w->arg, &bound);
         }
+        recheck = rc == RLK_ERR_BUSY && bound == RLK_WAIT_RECHECK;
+        if (recheck)
+            bound = w->recheck_ms;
         failed = RLK_OK;
         if (rc == RLK_ERR_UNSETTLED)
             snprintf(unsettled, sizeof unsettled, "%s", rlk_errstr(w->rt->c));
@@ -186,7 +189,7 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, long long deadli
                                                                the caller's deadline */
         if (rlk_sub_wait(sub, ch, mark, until, w->ticket) == RLK_SUB_TIMEOUT &&
             !atomic_load(&w->rt->interrupted)) {
-            if (by_bound && w->count_ttl && failed == RLK_OK)
+            if (by_bound && w->count_ttl && failed == RLK_OK && !recheck)
                 RLK_RT_COUNT(w->rt, ttl_wakeups);
             if (until == deadline)
                 return rlk_wait_give_up(w, failed, unsettled);

@@ -23,6 +23,10 @@
  * a message can change the outcome. Another code: an error, recorded. */
 typedef int (*rlk_wait_attempt_fn)(void *arg, long long *bound_ms);
 
+/* *bound_ms of an attempt that asks to be made again after the waiter's
+ * recheck_ms: not a holder's TTL (no ttl_wakeups when it runs out). */
+#define RLK_WAIT_RECHECK (-3)
+
 /* How a kind waits (rlk_wait_init / _lock fill it). The fields after arg
  * are the differences between the kinds; each kind sets them where it
  * waits and says why. */
@@ -50,6 +54,9 @@ typedef struct rlk_waiter {
                                    so that only a grant naming it wakes this waiter */
     long long keepalive_ms;     /* with ticket: attempt at least this often (a waiter whose
                                    queue entry was lost, or two dead waiters at the head) */
+    long long recheck_ms;       /* the sleep after an attempt whose bound is RLK_WAIT_RECHECK
+                                   (the reentrant lock: first in the queue behind another
+                                   ticket's reservation, the claim window) */
     int pre_join;               /* without ticket: rlk_wait_pre_join joins too (the fair lock:
                                    a channel of this waiter's own, so a subscription that is
                                    confirmed before the first attempt misses no wake-up) */
