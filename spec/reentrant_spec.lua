@@ -515,7 +515,7 @@ describe("reentrant lock handoff to queued waiters", function()
     assert.same({ "22", "11" }, r:call("LRANGE", WAITERS, "0", "-1"))
   end)
 
-  it_virtual("a Redisson client may take the reserved lock; the grantee queues again once its reservation ran out", function()
+  it_virtual("a Redisson client may take the reserved lock; the grantee queues once its window ran out", function()
     acquire(A)
     acquire(B, nil, nil, 11)
     release(A)
