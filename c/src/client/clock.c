@@ -5,8 +5,10 @@
  * wall clock never shortens or stretches a wait).
  */
 #include <errno.h>
+#include <sys/time.h>
 #include <time.h>
 
+#include "rlk.h"
 #include "client/clock.h"
 
 long long rlk_clock_now_ns(void)
@@ -55,4 +57,55 @@ int rlk_clock_cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, long long
     if (pthread_cond_timedwait(cv, mu, &ts) == ETIMEDOUT)
         return 1;
     return 0;
+}
+
+/* ---------------------------------------------------------------- per-thread time limits */
+
+static _Thread_local long long rlk_tl_limit_ns;     /* 0: no limit */
+
+long long rlk_time_limit_enter(long long until_ns)
+{
+    long long previous = rlk_tl_limit_ns;
+
+    if (until_ns > 0 && (previous == 0 || until_ns < previous))
+        rlk_tl_limit_ns = until_ns;
+    return previous;
+}
+
+void rlk_time_limit_leave(long long previous)
+{
+    rlk_tl_limit_ns = previous;
+}
+
+long long rlk_time_limit_left_ms(void)
+{
+    long long left;
+
+    if (rlk_tl_limit_ns == 0)
+        return -1;
+    left = (rlk_tl_limit_ns - rlk_clock_now_ns()) / RLK_NS_PER_MS;
+    return left > 0 ? left : 0;
+}
+
+void rlk_thread_time_limit(long long ms)
+{
+    rlk_tl_limit_ns = ms < 0 ? 0 : rlk_clock_now_ns() + (ms > 0 ? ms : 1) * 1000000LL;
+}
+
+int rlk_time_limit_tv(struct timeval base, struct timeval *out)
+{
+    long long left, base_us = (long long)base.tv_sec * 1000000LL + base.tv_usec;
+
+    if (rlk_tl_limit_ns == 0)
+        return 0;
+    left = (rlk_tl_limit_ns - rlk_clock_now_ns()) / 1000;
+    if (left <= 0)
+        return -1;
+    if (left < 1000)
+        left = 1000;
+    if (base_us > 0 && base_us <= left)
+        return 0;
+    out->tv_sec = (time_t)(left / 1000000LL);
+    out->tv_usec = (suseconds_t)(left % 1000000LL);
+    return 1;
 }

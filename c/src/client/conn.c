@@ -14,6 +14,7 @@
 #include <sys/time.h>
 
 #include "client/client.h"
+#include "client/clock.h"
 #include "client/cluster.h"
 #include "client/conn.h"
 #include "client/error.h"

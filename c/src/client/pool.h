@@ -51,21 +51,6 @@ typedef int (*rlk_conn_op)(rlk_client *c, redisContext *ctx, void *arg,
 int rlk_pool_run(rlk_client *c, rlk_conn_op op, void *arg, int idempotent,
                  redisReply **reply);
 
-/* A per-thread time limit (CLOCK_MONOTONIC ns, 0: none) that cuts the
- * connect and command timeouts of every call the thread makes through a
- * pool: a wait of wait_ms ends on time even against a server that stopped
- * answering. rlk_time_limit_enter sets the earlier of the current limit and
- * until_ns (0: keeps the current) and returns the previous one for
- * rlk_time_limit_leave. */
-long long rlk_time_limit_enter(long long until_ns);
-void rlk_time_limit_leave(long long previous);
-/* base cut to what is left of the limit (at least 1 ms); 0 when there is no
- * limit or base is shorter, 1 when cut, -1 when the limit has passed. */
-int rlk_time_limit_tv(struct timeval base, struct timeval *out);
-/* What is left of the calling thread's time limit in ms (0 when passed),
- * or -1 when it has none. */
-long long rlk_time_limit_left_ms(void);
-
 /* ---------------------------------------------------------------- lost replies (pool_fence.c) */
 
 /* A pool connection whose request was written and whose reply was lost
