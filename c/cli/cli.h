@@ -67,6 +67,14 @@ typedef struct rlk_cli_globals {
     const char *pubsub;         /* --pubsub MODE (else $RLK_PUBSUB): auto, global or sharded */
     int min_replicas;           /* --min-replicas N: rlk_options.min_replicas */
     int min_replicas_timeout_ms; /* --min-replicas-timeout MS: rlk_options.min_replicas_timeout_ms */
+    int tls;                    /* --tls: any redis* URL over TLS (rlk_options.tls) */
+    const char *cacert;         /* --cacert FILE */
+    const char *cacertdir;      /* --cacertdir DIR */
+    const char *cert;           /* --cert FILE: client certificate */
+    const char *key;            /* --key FILE: its private key */
+    const char *key_password_file; /* --key-password-file FILE */
+    const char *sni;            /* --sni NAME */
+    int insecure;               /* --insecure: no certificate or name check (said on stderr) */
 } rlk_cli_globals;
 extern rlk_cli_globals rlk_cli_g;
 
@@ -101,6 +109,9 @@ int rlk_cli_conn_options_quiet(const char *url, rlk_options *o);
 
 /* Prints "rlk: <message>" to stderr when --verbose is on. */
 void rlk_cli_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* --verbose: "connected to URL", and over TLS what the handshake found (protocol, cipher,
+ * the server certificate's subject, days until it expires, whether it was checked). */
+void rlk_cli_connected(rlk_client *c);
 
 /* Prints "rlk: <message>" to stderr and returns code. */
 int rlk_cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

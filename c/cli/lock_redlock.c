@@ -57,7 +57,7 @@ static int redlock_connect(redlock_run *r, const char *url)
         fprintf(stderr, "rlk: lock --redlock: warning: %s: %s; counted as a server that is down\n",
                 rlk_client_url(c), rlk_errstr(c));
     else if (err == RLK_OK)
-        rlk_cli_verbose("connected to %s", rlk_client_url(c));
+        rlk_cli_connected(c);
     if (err == RLK_ERR_URL || err == RLK_ERR_SHA ||
         err == RLK_ERR_BUNDLE || err == RLK_ERR_NOMEM) {
         rlk_cli_fail(rlk_cli_exit_code(err), "lock --redlock: %s", rlk_errstr(c));

@@ -40,7 +40,7 @@ rlk_client *rlk_lc_connect_margin(const char *url, long long watchdog_lease_ms,
         rlk_free(c);
         return NULL;
     }
-    rlk_cli_verbose("connected to %s", rlk_client_url(c));
+    rlk_cli_connected(c);
     *exit_code = RLK_EXIT_OK;
     return c;
 }

@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "client/client.h"
 #include "client/slot.h"
+#include "client/tls.h"
 #include "client/url.h"
 
 const char *rlk_cli_global_url;
@@ -63,6 +65,7 @@ int rlk_cli_exit_code(int err)
     case RLK_ERR_BUSY:
         return RLK_EXIT_NOT_ACQUIRED;
     case RLK_ERR_URL:
+    case RLK_ERR_TLS:           /* unusable TLS files or options: nothing was tried */
     case RLK_ERR_ARG:
     case RLK_ERR_UPGRADE:
     case RLK_ERR_BUNDLE:
@@ -178,6 +181,25 @@ static int rlk_cli_replica_opt(const char *cmd, int argc, char **argv, int *i)
     return 0;
 }
 
+/* The TLS options that take a value, named as redis-cli names them: 1 matched, 0 not,
+ * -1 usage error printed. */
+static int rlk_cli_tls_opt(const char *cmd, int argc, char **argv, int *i)
+{
+    const struct { const char *name; const char **to; } opts[] = {
+        {"--cacert", &rlk_cli_g.cacert}, {"--cacertdir", &rlk_cli_g.cacertdir},
+        {"--cert", &rlk_cli_g.cert}, {"--key", &rlk_cli_g.key},
+        {"--key-password-file", &rlk_cli_g.key_password_file}, {"--sni", &rlk_cli_g.sni},
+    };
+
+    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+        int got = rlk_cli_opt_value(cmd, argc, argv, i, opts[k].name, opts[k].to);
+
+        if (got != 0)
+            return got;
+    }
+    return 0;
+}
+
 int rlk_cli_global_opt(const char *cmd, int argc, char **argv, int *i)
 {
     const char *arg = argv[*i];
@@ -199,7 +221,14 @@ int rlk_cli_global_opt(const char *cmd, int argc, char **argv, int *i)
         (*i)++;
         return 1;
     }
+    if (strcmp(arg, "--tls") == 0 || strcmp(arg, "--insecure") == 0) {
+        *(arg[2] == 't' ? &rlk_cli_g.tls : &rlk_cli_g.insecure) = 1;
+        (*i)++;
+        return 1;
+    }
     if ((got = rlk_cli_replica_opt(cmd, argc, argv, i)) != 0)
+        return got;
+    if ((got = rlk_cli_tls_opt(cmd, argc, argv, i)) != 0)
         return got;
     got = rlk_cli_opt_value(cmd, argc, argv, i, "--url-file", &rlk_cli_g.url_file);
     if (got == 0)
@@ -349,6 +378,7 @@ static const char *rlk_cli_pick_password(const char **from, int *failed)
 }
 
 static pthread_mutex_t rlk_cli_conn_mu = PTHREAD_MUTEX_INITIALIZER;
+static int rlk_cli_insecure_said;
 
 static int rlk_cli_conn_options_locked(const char *url, rlk_options *o, int quiet)
 {
@@ -358,6 +388,14 @@ static int rlk_cli_conn_options_locked(const char *url, rlk_options *o, int quie
     int failed, in_url;
 
     o->functions = rlk_cli_g.functions;
+    o->tls = rlk_cli_g.tls;
+    o->tls_cacert = rlk_cli_g.cacert;
+    o->tls_cacertdir = rlk_cli_g.cacertdir;
+    o->tls_cert = rlk_cli_g.cert;
+    o->tls_key = rlk_cli_g.key;
+    o->tls_key_password_file = rlk_cli_g.key_password_file;
+    o->tls_sni = rlk_cli_g.sni;
+    o->tls_insecure = rlk_cli_g.insecure;
     o->min_replicas = rlk_cli_g.min_replicas;
     o->min_replicas_timeout_ms = rlk_cli_g.min_replicas_timeout_ms;
     if (!(o->url = rlk_cli_pick_url(url, &url_from)))
@@ -382,6 +420,12 @@ static int rlk_cli_conn_options_locked(const char *url, rlk_options *o, int quie
     if (!in_url && pw) {
         o->password = pw;
         u.password = strdup("x");   /* for the masked form only */
+    }
+    u.tls |= rlk_cli_g.tls;
+    if (!quiet && rlk_cli_g.insecure && !rlk_cli_insecure_said) {
+        rlk_cli_insecure_said = 1;
+        fprintf(stderr, "rlk: warning: --insecure: the server's certificate and name are not "
+                "checked (anyone on the path can read and change the traffic)\n");
     }
     masked = rlk_url_masked(&u);
     if (!quiet)
@@ -412,6 +456,20 @@ int rlk_cli_conn_options(const char *url, rlk_options *o)
 int rlk_cli_conn_options_quiet(const char *url, rlk_options *o)
 {
     return rlk_cli_conn_options_q(url, o, 1);
+}
+
+void rlk_cli_connected(rlk_client *c)
+{
+    rlk_tls_peer p;
+
+    rlk_cli_verbose("connected to %s", rlk_client_url(c));
+    if (!rlk_cli_g.verbose || !c->tls)
+        return;
+    rlk_tls_last_peer(c->tls, &p);
+    if (p.known)
+        rlk_cli_verbose("TLS to %s: %s, %s; server certificate %s (issuer %s), expires in %ld "
+                        "days; %s", p.addr, p.protocol, p.cipher, p.subject, p.issuer, p.days_left,
+                        p.verified ? "chain and name verified" : "NOT verified (--insecure)");
 }
 
 int rlk_cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *name,
@@ -460,7 +518,7 @@ rlk_client *rlk_cli_connect(const char *url, const char *bundle_dir, int no_prel
         rlk_free(c);
         return NULL;
     }
-    rlk_cli_verbose("connected to %s", rlk_client_url(c));
+    rlk_cli_connected(c);
     *exit_code = RLK_EXIT_OK;
     return c;
 }

@@ -66,11 +66,13 @@ enum rlk_error {
     RLK_ERR_NOREPLICAS = 20,  /* too few replicas: the server's NOREPLICAS, or fewer than
                                  rlk_options.min_replicas acknowledged the write (an acquisition
                                  is rolled back; docs/sentinel.md) */
-    RLK_ERR_UNSETTLED = 21    /* a lock call's reply was lost and whether it ran could not be
+    RLK_ERR_UNSETTLED = 21,   /* a lock call's reply was lost and whether it ran could not be
                                  settled (server out of reach): it may still run. Never counted
                                  as held; a hold it left is given back at this thread's next
                                  acquisition or last unlock of that lock, else ends with its
                                  lease (docs/runtime.md "Lost replies") */
+    RLK_ERR_TLS = 22          /* the TLS settings are unusable: a CA, certificate or key file
+                                 missing, unreadable or mismatched; TLS options without TLS */
 };
 
 /* Returns a static, one-word name for an error code ("RLK_ERR_IO"). */
@@ -112,6 +114,21 @@ typedef struct rlk_options {
                                  fewer acks: RLK_ERR_NOREPLICAS (docs/sentinel.md) */
     int min_replicas_timeout_ms; /* <= 0: 1000 (Redisson's slavesSyncTimeout). The WAIT's
                                  timeout, cut to 3/4 of the command timeout or the wait left */
+    /* TLS (docs/tls.md). On for rediss://, rediss+cluster:// and rediss+sentinel:// URLs, or
+     * for any redis* URL when tls is nonzero. Each file or name left NULL is taken from its
+     * environment variable ($RLK_TLS_CACERT, ..., read only when TLS is on); a TLS option
+     * given here with a unix:// URL, or with a redis:// URL and tls 0, is RLK_ERR_TLS. The
+     * server's certificate is checked against tls_cacert / tls_cacertdir (else the system's
+     * CA store) and must name the URL's host (or tls_sni); TLS 1.2 or newer. */
+    int tls;                  /* nonzero (or $RLK_TLS=1): TLS for a redis:// URL too */
+    const char *tls_cacert;   /* PEM file of the CAs to trust ($RLK_TLS_CACERT) */
+    const char *tls_cacertdir; /* directory of hashed CA certificates ($RLK_TLS_CACERTDIR) */
+    const char *tls_cert;     /* client certificate chain, PEM ($RLK_TLS_CERT) */
+    const char *tls_key;      /* its private key, PEM ($RLK_TLS_KEY) */
+    const char *tls_key_password_file; /* the key's pass phrase, first line ($RLK_TLS_KEY_PASSWORD_FILE);
+                                 an encrypted key without it is RLK_ERR_TLS, never a prompt */
+    const char *tls_sni;      /* server name to send and check instead of the URL's host ($RLK_TLS_SNI) */
+    int tls_insecure;         /* nonzero (or $RLK_TLS_INSECURE=1): no certificate or name check */
 } rlk_options;
 
 /* rlk_options.functions. AUTO: before the first script call the client asks

@@ -18,6 +18,8 @@
 #include "client/role.h"
 #include "client/scripts.h"
 #include "client/sentinel.h"
+#include "client/tls.h"
+#include "client/transport.h"
 #include "client/url.h"
 
 #define RLK_MAX_POOL 1024
@@ -111,13 +113,15 @@ static int rlk_client_setup(rlk_client *c, const rlk_options *o, char *msg, size
         return rc;
     if ((rc = rlk_client_password(c, o, msg, len)) != RLK_OK)
         return rc;
+    if ((rc = rlk_transport_setup(c, o, msg, len)) != RLK_OK)
+        return rc;
     rlk_url_address(&c->url, c->addr, sizeof c->addr);
     c->url_masked = rlk_url_masked(&c->url);
     if (!c->url_masked)
         return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
     if (c->url.is_cluster)  /* for messages: "cluster 127.0.0.1:7000,..." */
         snprintf(c->addr, sizeof c->addr, "cluster %s", strrchr(c->url_masked, '@')
-                 ? strrchr(c->url_masked, '@') + 1 : c->url_masked + 16);
+                 ? strrchr(c->url_masked, '@') + 1 : strstr(c->url_masked, "://") + 3);
     if (o->bundle_dir)
         rc = rlk_bundle_read(o->bundle_dir, &c->scripts, msg, len);
     else
@@ -236,6 +240,8 @@ void rlk_free(rlk_client *c)
             redisFree(c->slots[i].ctx);
     free(c->slots);
     rlk_sentinel_free(c->sentinel);
+    if (c->tls_owned)
+        rlk_tls_free(c->tls);   /* after every connection of the client is closed */
     rlk_role_destroy(&c->role);
     rlk_script_set_free(&c->scripts);
     rlk_url_free(&c->url);

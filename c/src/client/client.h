@@ -63,6 +63,8 @@ struct rlk_client {
 
     struct rlk_cluster *cluster;    /* redis+cluster://: routing (cluster.h); NULL otherwise */
     struct rlk_sentinel *sentinel;  /* redis+sentinel:// (sentinel.h): the master; else NULL */
+    struct rlk_tls *tls;            /* rediss:// (tls.h, transport.h): every dial is TLS; else NULL */
+    int tls_owned;                  /* 1: freed with the client (a cluster node shares its parent's) */
     rlk_role role;                  /* what the latest new connection's ROLE said (role.h) */
     int pubsub_opt;                 /* rlk_options.pubsub as given */
     atomic_int pubsub;              /* resolved: RLK_PUBSUB_GLOBAL / _SHARDED; 0 (AUTO on a

@@ -61,6 +61,8 @@ static rlk_client *rlk_node_client_new(const rlk_client *c, const char *host, in
     n->functions = c->functions;       /* each node decides FCALL or EVALSHA itself */
     n->min_replicas = c->min_replicas;  /* WAIT for the node's own replicas */
     n->min_replicas_timeout_ms = c->min_replicas_timeout_ms;
+    n->tls = c->tls;            /* the parent's transport; freed with the parent */
+    n->url.tls = c->url.tls;
     n->scripts = c->scripts;
     n->scripts.owned = NULL;    /* the parent's: never freed by the node */
     n->pool_size = c->pool_size;

@@ -21,6 +21,7 @@
 #include "client/functions.h"
 #include "client/role.h"
 #include "client/sentinel.h"
+#include "client/transport.h"
 #include "client/sigpipe.h"
 
 /* Error replies that mean the server refused the call itself, whatever the
@@ -355,24 +356,11 @@ static int rlk_conn_select(rlk_client *c, redisContext *ctx)
     return rc;
 }
 
-static redisContext *rlk_conn_dial(const rlk_client *c, const char *master, int port)
-{
-    struct timeval tv = c->connect_tv;
-
-    (void)rlk_time_limit_tv(c->connect_tv, &tv);    /* a wait's limit cuts it */
-    errno = 0;
-    if (master)         /* redis+sentinel:// */
-        return redisConnectWithTimeout(master, port, tv);
-    if (c->url.is_unix)
-        return redisConnectUnixWithTimeout(c->url.path, tv);
-    return redisConnectWithTimeout(c->url.host, c->url.port, tv);
-}
-
 int rlk_conn_open(rlk_client *c, redisContext **out)
 {
     redisContext *ctx;
-    struct timeval tv;
-    char master[256];
+    struct timeval tv = c->connect_tv;
+    char master[256], why[RLK_ERRSTR_MAX];
     int rc, port = 0;
 
     *out = NULL;
@@ -382,9 +370,10 @@ int rlk_conn_open(rlk_client *c, redisContext **out)
         return rlk_cluster_conn_open(c, out, NULL);
     if (c->sentinel && (rc = rlk_sentinel_master(c, master, sizeof master, &port)) != RLK_OK)
         return rc;
-    ctx = rlk_conn_dial(c, c->sentinel ? master : NULL, port);
+    (void)rlk_time_limit_tv(c->connect_tv, &tv);    /* a wait's limit cuts it */
+    rc = rlk_transport_dial(c, c->sentinel ? master : NULL, port, tv, &ctx, why, sizeof why);
     if (!ctx)
-        return rlk_set_error(c, RLK_ERR_NOMEM, "connect %s: out of memory", c->addr);
+        return rlk_set_error(c, rc, "connect %s: %s", c->addr, why);
     if (ctx->err) {
         rc = rlk_set_ctx_error(c, ctx, "connect");
         redisFree(ctx);
@@ -397,8 +386,6 @@ int rlk_conn_open(rlk_client *c, redisContext **out)
         redisFree(ctx);
         return rc;
     }
-    if (!c->url.is_unix)
-        (void)redisEnableKeepAlive(ctx);
     rc = rlk_conn_auth(c, ctx);
     if (rc == RLK_OK)
         rc = rlk_conn_select(c, ctx);

@@ -35,6 +35,7 @@ static const char *const rlk_err_names[] = {
     "RLK_ERR_UPGRADE",  "RLK_ERR_INTERRUPTED", "RLK_ERR_NOTIFY",    "RLK_ERR_READONLY",
     "RLK_ERR_NOREPLICAS",
     "RLK_ERR_UNSETTLED",
+    "RLK_ERR_TLS",
 };
 
 const char *rlk_strerror(int err)
@@ -145,7 +146,11 @@ int rlk_set_ctx_error(rlk_client *c, const redisContext *ctx, const char *what)
     case REDIS_ERR_OOM:
         return rlk_set_error(c, RLK_ERR_NOMEM, "%s %s: out of memory", what, c->addr);
     default:
-        return rlk_set_error(c, RLK_ERR_IO, "%s %s: %s", what, c->addr,
-                             ctx->errstr[0] ? ctx->errstr : "connection error");
+        /* A TLS port resets a connection that speaks plain RESP to it; a Redis
+         * port never resets one for a well-formed request. */
+        return rlk_set_error(c, RLK_ERR_IO, "%s %s: %s%s", what, c->addr,
+                             ctx->errstr[0] ? ctx->errstr : "connection error",
+                             !c->tls && !c->url.is_unix && strstr(ctx->errstr, "reset by peer")
+                                 ? " (a TLS port? use rediss:// or --tls)" : "");
     }
 }

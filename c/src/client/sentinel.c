@@ -19,6 +19,7 @@
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/sentinel.h"
+#include "client/transport.h"
 #include "client/sigpipe.h"
 
 #define RLK_SN_MAX 16                               /* sentinels (url_sentinel.c's limit) */
@@ -83,10 +84,12 @@ static int rlk_sn_auth(redisContext *ctx, const char *user, const char *password
 static redisContext *rlk_sn_dial(const rlk_client *c, const char *host, int port,
                                  const char *user, const char *password, char *why, size_t len)
 {
-    redisContext *ctx = redisConnectWithTimeout(host, port, c->connect_tv);
+    char tls_why[RLK_ERRSTR_MAX];
+    redisContext *ctx;
 
+    (void)rlk_transport_dial(c, host, port, c->connect_tv, &ctx, tls_why, sizeof tls_why);
     if (!ctx || ctx->err) {
-        snprintf(why, len, "connect %s:%d: %s", host, port, ctx ? ctx->errstr : "out of memory");
+        snprintf(why, len, "connect %s:%d: %s", host, port, ctx ? ctx->errstr : tls_why);
         if (ctx)
             redisFree(ctx);
         return NULL;

@@ -10,6 +10,7 @@
  *                                                  seed nodes of a Redis Cluster
  *                                                  (client/cluster.c); no db
  *   redis+sentinel://...                           url_sentinel.c
+ *   rediss://, rediss+cluster://, rediss+sentinel:// the same over TLS (tls.h)
  *
  * The scheme is case-insensitive (REDIS://, Unix://), as in RFC 3986.
  *
@@ -293,21 +294,31 @@ int rlk_url_parse(const char *url, rlk_url *u, char *err, size_t errlen)
     for (const char *p = url; *p; p++)
         if ((unsigned char)*p <= ' ' || *p == 0x7f)
             return RLK_URL_FAIL("bad url: spaces or control characters (percent-encode them)");
+    if (strncasecmp(url, "rediss", 6) == 0 && (url[6] == ':' || url[6] == '+')) {
+        /* rediss://, rediss+cluster://, rediss+sentinel://: parsed as the redis form */
+        char *plain = malloc(strlen(url));
+
+        if (!plain)
+            return snprintf(err, errlen, "out of memory"), RLK_ERR_NOMEM;
+        memcpy(plain, "redis", 5);
+        strcpy(plain + 5, url + 6);
+        rc = rlk_url_parse(plain, u, err, errlen);
+        free(plain);
+        u->tls = 1;
+        return rc;
+    }
     if (strncasecmp(url, "redis://", 8) == 0)
         rc = rlk_url_tcp(url + 8, u, err, errlen);
     else if (strncasecmp(url, "redis+cluster://", 16) == 0)
         rc = rlk_url_cluster(url + 16, u, err, errlen);
     else if (strncasecmp(url, "redis+sentinel://", 17) == 0)
         rc = rlk_url_sentinel_parse(url + 17, u, err, errlen);
-    else if (strncasecmp(url, "unix://", 7) == 0)
+    else if (!u->tls && strncasecmp(url, "unix://", 7) == 0)
         rc = rlk_url_unix(url + 7, u, err, errlen);
-    else if (strncasecmp(url, "rediss://", 9) == 0)
-        rc = RLK_URL_FAIL("bad url: TLS (rediss://) is not supported: rlk is built on hiredis "
-                          "without TLS (use a TLS tunnel such as stunnel and a redis:// URL)");
     else
-        rc = RLK_URL_FAIL("bad url: expected redis://host:port[/db], unix:///path[?db=N], "
-                          "redis+cluster://host:port[,host:port...] or "
-                          "redis+sentinel://host:port[,host:port...]/MASTERNAME[/db]");
+        rc = RLK_URL_FAIL("bad url: expected redis[s]://host:port[/db], unix:///path[?db=N], "
+                          "redis[s]+cluster://host:port[,host:port...] or "
+                          "redis[s]+sentinel://host:port[,host:port...]/MASTERNAME[/db]");
     if (rc == RLK_ERR_NOMEM)
         snprintf(err, errlen, "out of memory");
     return rc;
@@ -381,7 +392,8 @@ static char *rlk_url_format(const rlk_url *u, int mask)
     if (u->user || (mask && u->password))
         strcat(userinfo, "@");
     if (u->is_cluster) {
-        size_t j = (size_t)snprintf(out, len, "redis+cluster://%s", userinfo);
+        size_t j = (size_t)snprintf(out, len, "%s+cluster://%s", u->tls ? "rediss" : "redis",
+                                    userinfo);
 
         for (int i = 0; i < u->nseeds && j < len; i++) {
             rlk_url one = {.host = u->seed_host[i], .port = u->seed_port[i]};
@@ -392,7 +404,7 @@ static char *rlk_url_format(const rlk_url *u, int mask)
         return out;
     }
     rlk_url_address(u, addr, sizeof addr);
-    snprintf(out, len, "redis://%s%s/%d", userinfo, addr, u->db);
+    snprintf(out, len, "%s://%s%s/%d", u->tls ? "rediss" : "redis", userinfo, addr, u->db);
     return out;
 }
 

@@ -17,6 +17,7 @@ typedef struct rlk_url {
     char *user;         /* NULL: none (AUTH password); may be set without a password */
     char *password;     /* NULL: no AUTH */
     int db;             /* SELECT db when nonzero */
+    int tls;            /* rediss://, rediss+cluster://, rediss+sentinel:// (or --tls) */
     int is_cluster;     /* redis+cluster://: host/port are the first of nseeds seed nodes */
     int nseeds;
     char **seed_host;   /* nseeds each, host:port of the seed nodes */

@@ -261,7 +261,7 @@ char *rlk_url_sentinel_format(const rlk_url *u, int mask)
 
     if (!out)
         return NULL;
-    snprintf(out, len, "redis+sentinel://");
+    snprintf(out, len, "%s+sentinel://", u->tls ? "rediss" : "redis");
     if (u->user)
         rlk_usn_encode(out, len, u->user);
     if (mask && u->password)

@@ -19,6 +19,7 @@
 #include "client/pool.h"
 #include "client/scripts.h"
 #include "client/sigpipe.h"
+#include "client/transport.h"
 #include "client/url.h"
 #include "multi/redlock_io.h"
 
@@ -277,8 +278,8 @@ static int redlock_conn_ready(redlock_conn *k)
     }
     rlk_slot_drop(k->slot);     /* closed by the server while idle, or broken */
     errno = 0;
-    if (c->sentinel)            /* redis+sentinel://: the master the sentinels name */
-        return redlock_dial_master(k);
+    if (c->sentinel || rlk_transport_is_tls(c))  /* the master the sentinels name; a TLS */
+        return redlock_dial_master(k);              /* handshake: a blocking dial (bounded) */
     ctx = c->url.is_unix ? redisConnectUnixNonBlock(c->url.path)
                          : redisConnectNonBlock(c->url.host, c->url.port);
     if (!ctx)
