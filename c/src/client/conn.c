@@ -370,7 +370,10 @@ int rlk_conn_open(rlk_client *c, redisContext **out)
         return rlk_cluster_conn_open(c, out, NULL);
     if (c->sentinel && (rc = rlk_sentinel_master(c, master, sizeof master, &port)) != RLK_OK)
         return rc;
-    (void)rlk_time_limit_tv(c->connect_tv, &tv);    /* a wait's limit cuts it */
+    if (rlk_time_limit_tv(c->connect_tv, &tv) < 0) {    /* a wait's limit cuts it */
+        tv.tv_sec = 0;                                  /* passed: one last quick try */
+        tv.tv_usec = 1000;
+    }
     rc = rlk_transport_dial(c, c->sentinel ? master : NULL, port, tv, &ctx, why, sizeof why);
     if (!ctx)
         return rlk_set_error(c, rc, "connect %s: %s", c->addr, why);

@@ -316,9 +316,10 @@ int rlk_url_parse(const char *url, rlk_url *u, char *err, size_t errlen)
     else if (!u->tls && strncasecmp(url, "unix://", 7) == 0)
         rc = rlk_url_unix(url + 7, u, err, errlen);
     else
-        rc = RLK_URL_FAIL("bad url: expected redis[s]://host:port[/db], unix:///path[?db=N], "
-                          "redis[s]+cluster://host:port[,host:port...] or "
-                          "redis[s]+sentinel://host:port[,host:port...]/MASTERNAME[/db]");
+        rc = RLK_URL_FAIL("bad url: expected redis://host:port[/db], unix:///path[?db=N], "
+                          "redis+cluster://host:port[,host:port...] or "
+                          "redis+sentinel://host:port[,host:port...]/MASTERNAME[/db] "
+                          "(rediss, rediss+cluster, rediss+sentinel: the same over TLS)");
     if (rc == RLK_ERR_NOMEM)
         snprintf(err, errlen, "out of memory");
     return rc;

@@ -237,11 +237,15 @@ static void redlock_round_for(rlk_redlock *rl, redlock_io *io, const char *scrip
                               const char *const *args, redlock_req *reqs, long long timeout_ms)
 {
     const char *keys[1] = {rl->name};
-    long long start = rlk_clock_now_ns();
+    long long start = rlk_clock_now_ns(), until = start + timeout_ms * RLK_NS_PER_MS;
+    /* A blocking (re)connect, such as a TLS handshake, spends the round's time too. */
+    long long previous = rlk_time_limit_enter(until);
 
+    redlock_io_dial(io, until);
     for (int i = 0; i < rl->n; i++)
         redlock_io_send(io, i, script, 1, keys, nargs, args, &reqs[i]);
-    redlock_io_wait(io, start + timeout_ms * RLK_NS_PER_MS, timeout_ms);
+    rlk_time_limit_leave(previous);
+    redlock_io_wait(io, until, timeout_ms);
 }
 
 /* A round that spends validity (acquire, extend, the release of a failed
@@ -358,7 +362,7 @@ static void redlock_release_late(rlk_redlock *rl, redlock_io *io, const redlock_
     const char *keys[1] = {rl->name}, *args[1] = {rl->token};
 
     for (int i = 0; i < rl->n; i++) {
-        if (acq[i].rc != RLK_ERR_TIMEOUT)
+        if (acq[i].rc != RLK_ERR_TIMEOUT || acq[i].not_sent)
             continue;
         redlock_io_send(io, i, "token/release", 1, keys, 1, args, &rel[i]);
         redlock_req_clear(&rel[i]);

@@ -7,9 +7,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client/client.h"
 #include "client/clock.h"
@@ -47,6 +49,8 @@ void redlock_req_clear(redlock_req *req)
         freeReplyObject(req->reply);
     memset(req, 0, sizeof *req);
 }
+
+static void redlock_conn_dial_end(redlock_conn *k, int late);
 
 static redisContext *redlock_ctx(const redlock_conn *k)
 {
@@ -132,6 +136,7 @@ int redlock_io_open(redlock_io *io, rlk_client *const *clients, int n)
     redlock_conn **sorted;
 
     memset(io, 0, sizeof *io);
+    io->wake[0] = io->wake[1] = -1;
     io->conns = calloc((size_t)n, sizeof *io->conns);
     sorted = calloc((size_t)n, sizeof *sorted);
     if (!io->conns || !sorted) {
@@ -141,6 +146,8 @@ int redlock_io_open(redlock_io *io, rlk_client *const *clients, int n)
         return RLK_ERR_NOMEM;
     }
     io->n = n;
+    if (pipe2(io->wake, O_CLOEXEC | O_NONBLOCK) != 0)
+        io->wake[0] = io->wake[1] = -1;     /* dials happen one after another */
     rlk_sigpipe_enter(&io->sigpipe);
     for (int i = 0; i < n; i++) {
         io->conns[i].c = clients[i];
@@ -202,9 +209,16 @@ void redlock_io_close(redlock_io *io)
 {
     int opened = io->conns != NULL;
 
-    for (int i = 0; i < io->n; i++)
+    for (int i = 0; i < io->n; i++) {
+        if (io->conns[i].dialling)
+            redlock_conn_dial_end(&io->conns[i], 1);
         redlock_conn_close(&io->conns[i]);
+    }
     free(io->conns);
+    if (io->wake[0] >= 0) {
+        close(io->wake[0]);
+        close(io->wake[1]);
+    }
     if (opened)
         rlk_sigpipe_leave(&io->sigpipe, 1); /* once per round: always check */
     memset(io, 0, sizeof *io);
@@ -258,6 +272,130 @@ static int redlock_dial_master(redlock_conn *k)
         return rlk_set_error(k->c, RLK_ERR_IO, "connection to %s: fcntl failed", k->c->addr);
     k->nonblocking = 1;
     return RLK_OK;
+}
+
+/* 1 when k has no usable connection and its client dials only blocking
+ * (the sentinels' master, TLS). */
+static int redlock_conn_dials_blocking(redlock_conn *k)
+{
+    redisContext *ctx = redlock_ctx(k);
+
+    if (!k->slot || k->c->fatal || (!k->c->sentinel && !rlk_transport_is_tls(k->c)))
+        return 0;
+    return !(ctx && (k->nexp > 0 || k->nonblocking || rlk_conn_usable(k->c, ctx)));
+}
+
+static void *redlock_dial_main(void *arg)
+{
+    redlock_conn *k = arg;
+    long long previous = rlk_time_limit_enter(k->dial_until);
+    char byte = 1;
+
+    k->dial_rc = rlk_conn_open(k->c, &k->slot->ctx);
+    if (k->dial_rc != RLK_OK)
+        snprintf(k->dial_err, sizeof k->dial_err, "%s", rlk_errstr(k->c));
+    rlk_time_limit_leave(previous);
+    atomic_store(&k->dial_done, 1);
+    if (k->wake_fd >= 0 && write(k->wake_fd, &byte, 1) < 0) {
+        /* the pipe is full: the waiter wakes for another byte already there */
+    }
+    return NULL;
+}
+
+void redlock_io_dial(redlock_io *io, long long until_ns)
+{
+    for (int i = 0; i < io->n; i++) {
+        redlock_conn *k = &io->conns[i];
+
+        if (k->dialling || !redlock_conn_dials_blocking(k))
+            continue;
+        rlk_slot_drop(k->slot);
+        k->dial_until = until_ns;
+        k->wake_fd = io->wake[1];
+        atomic_store(&k->dial_done, 0);
+        k->dial_rc = RLK_OK;
+        k->dial_err[0] = '\0';
+        if (io->wake[0] >= 0 && pthread_create(&k->dial_thread, NULL, redlock_dial_main, k) == 0)
+            k->dialling = 1;
+        /* else: redlock_io_send dials it itself, blocking */
+    }
+}
+
+/* Fails (and drops) k's calls that were never written: they did not run. */
+static void redlock_conn_fail_unsent(redlock_conn *k, int rc, const char *msg)
+{
+    int j = 0;
+
+    while (j < k->nexp) {
+        if (!k->exp[j].unsent) {
+            j++;
+            continue;
+        }
+        redlock_req_fail(k->exp[j].req, rc, msg);
+        if (k->exp[j].req)
+            k->exp[j].req->not_sent = 1;
+        redisFreeCommand(k->exp[j].cmd);
+        memmove(&k->exp[j], &k->exp[j + 1], (size_t)(k->nexp - j - 1) * sizeof k->exp[0]);
+        memset(&k->exp[k->nexp - 1], 0, sizeof k->exp[0]);
+        k->nexp--;
+    }
+}
+
+/* Joins k's dial thread (it ends by its dial_until) and writes the calls that
+ * waited for it; late: the round is over, they are not sent. */
+static void redlock_conn_dial_end(redlock_conn *k, int late)
+{
+    char msg[REDLOCK_IO_ERR_MAX];
+
+    pthread_join(k->dial_thread, NULL);
+    k->dialling = 0;
+    if (k->dial_rc != RLK_OK) {
+        redlock_conn_fail_unsent(k, k->dial_rc, k->dial_err);
+        return;
+    }
+    k->slot->identified = 0;
+    if (redlock_set_nonblocking(k->slot->ctx, 1) != 0) {
+        snprintf(msg, sizeof msg, "connection to %.300s: fcntl failed", k->c->addr);
+        redlock_conn_fail(k, RLK_ERR_IO, msg);
+        return;
+    }
+    k->nonblocking = 1;
+    if (late) {
+        snprintf(msg, sizeof msg, "connect %.300s: made after the round's time ran out (not sent)",
+                 k->c->addr);
+        redlock_conn_fail_unsent(k, RLK_ERR_TIMEOUT, msg);
+        return;
+    }
+    for (int j = 0; j < k->nexp; j++) {
+        if (!k->exp[j].unsent)
+            continue;
+        k->exp[j].unsent = 0;
+        if (redisAppendFormattedCommand(redlock_ctx(k), k->exp[j].cmd, k->exp[j].cmdlen)
+                != REDIS_OK) {
+            redlock_conn_fail_ctx(k, k->exp[j].script->name);
+            return;
+        }
+    }
+}
+
+static int redlock_io_dialling(const redlock_io *io)
+{
+    for (int i = 0; i < io->n; i++)
+        if (io->conns[i].dialling)
+            return 1;
+    return 0;
+}
+
+/* The dials that are done: their calls go out. */
+static void redlock_io_dials_done(redlock_io *io)
+{
+    char buf[64];
+
+    while (io->wake[0] >= 0 && read(io->wake[0], buf, sizeof buf) > 0)
+        ;
+    for (int i = 0; i < io->n; i++)
+        if (io->conns[i].dialling && atomic_load(&io->conns[i].dial_done))
+            redlock_conn_dial_end(&io->conns[i], 0);
 }
 
 /* A live connection in non-blocking mode: the pool's, or a new one whose
@@ -339,7 +477,7 @@ void redlock_io_send(redlock_io *io, int i, const char *name,
     int len, rc;
 
     memset(req, 0, sizeof *req);
-    if ((rc = redlock_conn_ready(k)) != RLK_OK) {
+    if (!k->dialling && (rc = redlock_conn_ready(k)) != RLK_OK) {
         redlock_req_fail_recorded(req, k->c, rc);
         return;
     }
@@ -360,7 +498,8 @@ void redlock_io_send(redlock_io *io, int i, const char *name,
     e->script = s;
     e->cmd = cmd;
     e->cmdlen = (size_t)len;
-    if (redisAppendFormattedCommand(redlock_ctx(k), cmd, (size_t)len) != REDIS_OK)
+    e->unsent = k->dialling;    /* written once its connection is made */
+    if (!e->unsent && redisAppendFormattedCommand(redlock_ctx(k), cmd, (size_t)len) != REDIS_OK)
         redlock_conn_fail_ctx(k, name);
 }
 
@@ -561,18 +700,28 @@ static void redlock_io_abandon(redlock_io *io, long long timeout_ms)
 
 void redlock_io_wait(redlock_io *io, long long until_ns, long long timeout_ms)
 {
-    struct pollfd *pfd = calloc((size_t)io->n + 1, sizeof *pfd);
-    int *map = calloc((size_t)io->n + 1, sizeof *map);
+    struct pollfd *pfd = calloc((size_t)io->n + 2, sizeof *pfd);
+    int *map = calloc((size_t)io->n + 2, sizeof *map);
 
     while (pfd && map) {
-        int m = redlock_io_watch(io, pfd, map), ready;
+        int m = redlock_io_watch(io, pfd, map), ready, dialling = redlock_io_dialling(io);
         long long left = until_ns - rlk_clock_now_ns();
 
-        if (m == 0 || left <= 0)
+        if ((m == 0 && !dialling) || left <= 0)
             break;
-        ready = poll(pfd, (nfds_t)m, (int)((left + RLK_NS_PER_MS - 1) / RLK_NS_PER_MS));
+        if (dialling) {         /* a dial thread's "done" */
+            pfd[m].fd = io->wake[0];
+            pfd[m].events = POLLIN;
+            pfd[m].revents = 0;
+            map[m] = -1;
+        }
+        ready = poll(pfd, (nfds_t)(m + dialling), (int)((left + RLK_NS_PER_MS - 1) / RLK_NS_PER_MS));
         if (ready < 0 && errno != EINTR)
             break;
+        if (ready > 0 && dialling && pfd[m].revents) {
+            redlock_io_dials_done(io);
+            continue;           /* new connections to watch */
+        }
         for (int j = 0; ready > 0 && j < m; j++) {
             redlock_conn *k = &io->conns[map[j]];
 
@@ -584,5 +733,8 @@ void redlock_io_wait(redlock_io *io, long long until_ns, long long timeout_ms)
     }
     free(pfd);
     free(map);
+    for (int i = 0; i < io->n; i++)
+        if (io->conns[i].dialling)
+            redlock_conn_dial_end(&io->conns[i], 1);
     redlock_io_abandon(io, timeout_ms);
 }

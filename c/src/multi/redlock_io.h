@@ -29,6 +29,9 @@
 #ifndef RLK_REDLOCK_IO_H
 #define RLK_REDLOCK_IO_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include <hiredis/hiredis.h>
 
 #include "rlk.h"
@@ -44,6 +47,7 @@ typedef struct redlock_req {
     int rc;                         /* RLK_OK: reply is the script's (non-error) reply */
     redisReply *reply;              /* owned by the request: redlock_req_clear frees it */
     char err[REDLOCK_IO_ERR_MAX];   /* when rc != RLK_OK */
+    int not_sent;                   /* failed before it was written: it did not run */
 } redlock_req;
 
 enum redlock_expect_kind {
@@ -61,6 +65,7 @@ typedef struct redlock_expect {
     size_t cmdlen;
     int retried;                    /* CALL: this is the retry after NOSCRIPT */
     int load_rc;                    /* CALL: the LOAD in front of it failed (RLK_ERR_SHA...) */
+    int unsent;                     /* CALL: waits for its connection (redlock_io_dial) */
     char load_err[REDLOCK_IO_ERR_MAX];
 } redlock_expect;
 
@@ -72,16 +77,34 @@ typedef struct redlock_conn {
     int answered;                   /* some reply came on it in this session */
     redlock_expect exp[REDLOCK_IO_MAX_EXPECT];
     int nexp;
+    /* redlock_io_dial: a thread makes the connection (a blocking dial); calls
+     * sent meanwhile wait in exp (unsent) and are written when it is made. */
+    int dialling;
+    atomic_int dial_done;
+    pthread_t dial_thread;
+    long long dial_until;
+    int wake_fd;                    /* the session's wake pipe (write end) */
+    int dial_rc;
+    char dial_err[REDLOCK_IO_ERR_MAX];
 } redlock_conn;
 
 typedef struct redlock_io {
     int n;
     redlock_conn *conns;
     rlk_sigpipe_guard sigpipe;  /* SIGPIPE blocked from open to close */
+    int wake[2];                /* dial threads say they are done here; -1: no pipe */
 } redlock_io;
 
 /* Checks out one connection slot of each client (no I/O). RLK_ERR_NOMEM. */
 int redlock_io_open(redlock_io *io, rlk_client *const *clients, int n);
+
+/* Starts the blocking dials (a redis+sentinel:// master, a TLS handshake) of
+ * every server that needs a new connection, one thread each, each bounded by
+ * until_ns; calls sent to such a server wait until its connection is made
+ * (redlock_io_wait writes them then), so a server that hangs in its
+ * handshake costs the others nothing. A call whose connection came too late
+ * or failed is reported as not sent (RLK_ERR_IO, or the AUTH error). */
+void redlock_io_dial(redlock_io *io, long long until_ns);
 
 /* Queues a call of script `name` on server i. The request is zeroed first;
  * a call that cannot even be queued is done at once with its error. */

@@ -345,12 +345,17 @@ static int rlk_wd_set_timeout(rlk_wd *wd)
 
 static int rlk_wd_connect(rlk_wd *wd)
 {
+    long long previous;
     int rc;
 
     if (wd->ctx && rlk_conn_usable(wd->c, wd->ctx))
         return RLK_OK;
     rlk_wd_disconnect(wd);
+    /* The round's timeout bounds the connect too: a TLS handshake (or an AUTH)
+     * with a hung server must not outlast the leases being renewed. */
+    previous = rlk_time_limit_enter(rlk_clock_now_ns() + rlk_wd_timeout_ms(wd) * RLK_NS_PER_MS);
     rc = rlk_conn_open(wd->c, &wd->ctx);
+    rlk_time_limit_leave(previous);
     if (rc == RLK_OK)
         rc = rlk_wd_set_timeout(wd);
     if (rc == RLK_OK)

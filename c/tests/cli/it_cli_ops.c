@@ -127,8 +127,15 @@ static void test_url_forms(void)
     expect_status(&r, 0, "--all REDIS://...#name");
     cli_result_free(&r);
 
-    r = RUN("inspect", "--url", "Rediss://127.0.0.1:6380", "x");
-    expect_usage(&r, "Rediss:// url", "TLS");
+    /* TLS forms: bad TLS settings are a usage error before any connection. */
+    r = RUN("inspect", "--url", "Rediss://127.0.0.1:6380", "--cacert", "/nonexistent/ca.pem", "x");
+    expect_usage(&r, "Rediss:// url, unreadable --cacert", "--cacert /nonexistent/ca.pem");
+    cli_result_free(&r);
+    r = RUN("inspect", "--url", "unix:///tmp/rlk-none.sock", "--tls", "x");
+    expect_usage(&r, "unix:// url with --tls", "unix://");
+    cli_result_free(&r);
+    r = RUN("inspect", "--url", "redis://127.0.0.1:6380", "--sni", "x.example", "x");
+    expect_usage(&r, "redis:// url with --sni", "rediss://");
     cli_result_free(&r);
 
     cli_set_url("");

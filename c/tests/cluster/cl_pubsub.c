@@ -274,8 +274,8 @@ static void test_rlk_release_reaches_ssubscribe(void)
     cl_name_on(&cl, "cl:ps:raw", master_index(1), name, sizeof name);
     snprintf(ch, sizeof ch, "redisson_lock__channel:{%s}", name);
     m = rlk_fx_cluster_key_owner(&cl, name);
-    ss = redisConnect("127.0.0.1", cl.node[m].port);
-    gs = redisConnect("127.0.0.1", cl.node[m].port);
+    ss = rlk_fx_connect(&cl.node[m]);  /* its port, or a TLS-only node's control socket */
+    gs = rlk_fx_connect(&cl.node[m]);
     REQUIRE(ss && !ss->err && gs && !gs->err);
     r = redisCommand(ss, "SSUBSCRIBE %s", ch);
     CHECK(r && r->type == REDIS_REPLY_ARRAY);

@@ -21,7 +21,9 @@ int cl_start(const char *prog, rlk_fx_cluster *cl, int seed_a, int seed_b, char 
     tk_say("cluster started in %lld ms", cl->start_ms);
     rlk_fx_cluster_url(cl, seed_a, a, sizeof a);
     rlk_fx_cluster_url(cl, seed_b, b, sizeof b);
-    snprintf(url, len, "redis+cluster://%s,%s", a + 8, b + 8);     /* past "redis://" */
+    /* past "redis://" or "rediss://" (a TLS-only cluster: $RLK_TEST_TLS) */
+    snprintf(url, len, "%s+cluster://%s,%s", cl->node[seed_a].tls ? "rediss" : "redis",
+             strstr(a, "://") + 3, strstr(b, "://") + 3);
     return 0;
 }
 

@@ -30,6 +30,8 @@
 #include <string.h>
 
 static rlk_fx_sentinel fx;
+/* rediss for a TLS-only group ($RLK_TEST_TLS) */
+#define SCHEME (fx.sentinel[0].tls ? "rediss" : "redis")
 static char surl[512];          /* redis+sentinel://127.0.0.1:P1,.../itmaster */
 static tk_stall stall;
 
@@ -106,13 +108,14 @@ static void test_connect(void)
 
     REQUIRE(m >= 0);
     /* A sentinel that is not there first: passed over. */
-    snprintf(url, sizeof url, "redis+sentinel://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/itmaster",
-             rlk_fx_free_port(), fx.sentinel[1].port, fx.sentinel[2].port);
+    snprintf(url, sizeof url, "%s+sentinel://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/itmaster",
+             SCHEME, rlk_fx_free_port(), fx.sentinel[1].port, fx.sentinel[2].port);
     c = rlk_connect_url(url);
     REQUIRE(c != NULL);
     CHECKF(rlk_err(c) == RLK_OK, "connect: %s", rlk_errstr(c));
     CHECK_INT_EQ(server_port(c), fx.data[m].port);
-    CHECK_STR_PREFIX(rlk_client_url(c), "redis+sentinel://127.0.0.1:");
+    CHECK_STR_PREFIX(rlk_client_url(c), fx.sentinel[0].tls ? "rediss+sentinel://127.0.0.1:"
+                                                            : "redis+sentinel://127.0.0.1:");
     l = rlk_lock_new(c, "sn:connect");
     CHECK_INT_EQ(rlk_lock_try_lock(l, 0, 5000), RLK_OK);
     CHECK_INT_EQ(tk_key_exists(&fx.data[m], "sn:connect"), 1);
@@ -121,7 +124,8 @@ static void test_connect(void)
     rlk_free(c);
 
     /* A master name no sentinel monitors. */
-    snprintf(url, sizeof url, "redis+sentinel://127.0.0.1:%d/nosuchmaster", fx.sentinel[0].port);
+    snprintf(url, sizeof url, "%s+sentinel://127.0.0.1:%d/nosuchmaster", SCHEME,
+             fx.sentinel[0].port);
     c = rlk_connect_url(url);
     REQUIRE(c != NULL);
     CHECK_INT_EQ(rlk_err(c), RLK_ERR_IO);
@@ -346,8 +350,8 @@ int main(void)
         return 1;
     }
     printf("  fixture up in %lld ms\n", fx.start_ms);
-    snprintf(surl, sizeof surl, "redis+sentinel://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/itmaster",
-             fx.sentinel[0].port, fx.sentinel[1].port, fx.sentinel[2].port);
+    snprintf(surl, sizeof surl, "%s+sentinel://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/itmaster",
+             SCHEME, fx.sentinel[0].port, fx.sentinel[1].port, fx.sentinel[2].port);
     (void)urls;
     tk_stall_start(&stall);
     RUN_TEST(test_connect);

@@ -296,7 +296,8 @@ int main(int argc, char **argv)
         printf("it_sentinel_procs: cannot start the sentinel fixture\n");
         return 1;
     }
-    snprintf(surl, sizeof surl, "redis+sentinel://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/procmaster",
+    snprintf(surl, sizeof surl, "%s+sentinel://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/procmaster",
+             fx.sentinel[0].tls ? "rediss" : "redis",
              fx.sentinel[0].port, fx.sentinel[1].port, fx.sentinel[2].port);
     tk_stall_start(&stall);
     RUN_TEST(test_window_control);

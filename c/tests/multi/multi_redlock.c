@@ -637,7 +637,8 @@ static void rl_password_and_db(void)
     for (int i = 0; i < 3; i++) {
         char url[160];
 
-        snprintf(url, sizeof url, "redis://:s3cret%%20pass@127.0.0.1:%d/3", srv[i].port);
+        snprintf(url, sizeof url, "%s://:s3cret%%20pass@127.0.0.1:%d/3",
+                 srv[i].tls ? "rediss" : "redis", srv[i].port);
         c[i] = rlk_connect_url(url);
         if (!c[i] || rlk_err(c[i]) != RLK_OK)
             fprintf(stderr, "    connect %s: %s\n", url, c[i] ? rlk_errstr(c[i]) : "no memory");

@@ -49,7 +49,7 @@ static int child_main(int argc, char **argv)
     FILE *log;
     unsigned seed = (unsigned)getpid();
 
-    if (argc < 5)
+    if (argc < 6)
         return 2;
     rlk_options_init(&o);
     o.url = argv[2];
@@ -70,7 +70,7 @@ static int child_main(int argc, char **argv)
     l = rlk_lock_new(c, LOCK_NAME);
     log = fopen(argv[4], "w");
     if (!l || !log || rlk_lock_owner(l, owner, sizeof owner) != RLK_OK ||
-        sscanf(argv[2], "redis://%63[^:]:%d", host, &port) != 2)
+        (sscanf(argv[2], "redis://%63[^:]:%d", host, &port) != 2 && !argv[5][0]))
         return 4;
     tk_say("ready");
     end = rlk_fx_now_ms() + atoll(argv[3]);
@@ -100,7 +100,8 @@ static int child_main(int argc, char **argv)
         if (!side) {
             struct timeval tv = {5, 0};
 
-            side = redisConnectWithTimeout(host, port, tv);
+            side = argv[5][0] ? redisConnectUnixWithTimeout(argv[5], tv)  /* TLS: the control */
+                              : redisConnectWithTimeout(host, port, tv);     /* socket */
             if (side && !side->err)
                 redisSetTimeout(side, tv);
         }
@@ -237,7 +238,7 @@ static void test_stress(void)
 
     snprintf(dur, sizeof dur, "%lld", run_ms);
     for (int i = 0; i < NPROC; i++) {
-        const char *args[] = {"child", url, dur, logs[i], NULL};
+        const char *args[] = {"child", url, dur, logs[i], srv.ctl_path, NULL};
 
         snprintf(logs[i], sizeof logs[i], "%s/spans-%d.txt", srv.dir, i);
         REQUIRE(tk_child_spawn(&ch[i], args) == 0);

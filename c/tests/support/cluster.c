@@ -325,8 +325,8 @@ int rlk_fx_cluster_key_owner(const rlk_fx_cluster *c, const char *key)
 /* Runs redis-cli --cluster create; its output goes to node 0's temp dir. */
 static int cl_create(rlk_fx_cluster *c)
 {
-    char addrs[RLK_FX_CLUSTER_NODES][32], out[RLK_FX_PATH_MAX + 16];
-    const char *argv[RLK_FX_CLUSTER_NODES + 8];
+    char addrs[RLK_FX_CLUSTER_NODES][32], out[RLK_FX_PATH_MAX + 16], ca[RLK_FX_PATH_MAX + 16];
+    const char *argv[RLK_FX_CLUSTER_NODES + 12];
     int argc = 0, status = -1;
     long long deadline;
     pid_t pid;
@@ -342,6 +342,12 @@ static int cl_create(rlk_fx_cluster *c)
     argv[argc++] = "--cluster-replicas";
     argv[argc++] = "1";
     argv[argc++] = "--cluster-yes";
+    if (c->node[0].tls) {       /* TLS-only nodes: redis-cli speaks TLS to them too */
+        snprintf(ca, sizeof ca, "%s/ca.crt", rlk_fx_tls_dir());
+        argv[argc++] = "--tls";
+        argv[argc++] = "--cacert";
+        argv[argc++] = ca;
+    }
     argv[argc] = NULL;
     fflush(stdout);
     fflush(stderr);

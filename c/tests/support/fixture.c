@@ -381,6 +381,42 @@ static int fx_push_words(rlk_fx_server *s, const char *line)
     return 0;
 }
 
+const char *rlk_fx_tls_dir(void)
+{
+    const char *d = getenv("RLK_TEST_TLS");
+
+    return d && d[0] ? d : NULL;
+}
+
+/* --port 0 --tls-port P and the certificates of the TLS directory. */
+static int fx_push_tls(rlk_fx_server *s, const rlk_fx_config *cfg, const char *port)
+{
+    const char *dir = rlk_fx_tls_dir();
+    char path[RLK_FX_PATH_MAX + 16];
+    int rc = 0;
+
+    rc |= fx_push_words(s, "--port 0 --tls-port");
+    rc |= fx_push_arg(s, port);
+    snprintf(path, sizeof path, "%s/server.crt", dir);
+    rc |= fx_push_arg(s, "--tls-cert-file");
+    rc |= fx_push_arg(s, path);
+    snprintf(path, sizeof path, "%s/server.key", dir);
+    rc |= fx_push_arg(s, "--tls-key-file");
+    rc |= fx_push_arg(s, path);
+    snprintf(path, sizeof path, "%s/ca.crt", dir);
+    rc |= fx_push_arg(s, "--tls-ca-cert-file");
+    rc |= fx_push_arg(s, path);
+    rc |= fx_push_words(s, cfg->tls_auth_clients ? "--tls-auth-clients yes"
+                                                 : "--tls-auth-clients no");
+    rc |= fx_push_words(s, "--tls-replication yes");
+    if (cfg->cluster)
+        rc |= fx_push_words(s, "--tls-cluster yes");
+    rc |= fx_push_arg(s, "--unixsocket");
+    rc |= fx_push_arg(s, s->ctl_path);
+    rc |= fx_push_words(s, "--unixsocketperm 700");
+    return rc;
+}
+
 static int fx_build_argv(rlk_fx_server *s, const rlk_fx_config *cfg)
 {
     char port[16];
@@ -393,8 +429,13 @@ static int fx_build_argv(rlk_fx_server *s, const rlk_fx_config *cfg)
         rc |= fx_push_arg(s, s->conf_path);
         rc |= fx_push_arg(s, "--sentinel");
     }
-    rc |= fx_push_words(s, "--bind 127.0.0.1 --port");
-    rc |= fx_push_arg(s, port);
+    rc |= fx_push_words(s, "--bind 127.0.0.1");
+    if (s->tls) {
+        rc |= fx_push_tls(s, cfg, port);
+    } else {
+        rc |= fx_push_arg(s, "--port");
+        rc |= fx_push_arg(s, port);
+    }
     rc |= fx_push_arg(s, "--save");
     rc |= fx_push_arg(s, "");
     rc |= fx_push_words(s, "--appendonly no --daemonize no --dir");
@@ -464,10 +505,11 @@ static void fx_exec_child(const rlk_fx_server *s, pid_t parent)
     _exit(127);
 }
 
-static redisContext *fx_connect_port(int port, const char *password)
+static redisContext *fx_connect_port(const rlk_fx_server *s, const char *password)
 {
     struct timeval tv = {2, 0};
-    redisContext *ctx = redisConnectWithTimeout("127.0.0.1", port, tv);
+    redisContext *ctx = s->tls ? redisConnectUnixWithTimeout(s->ctl_path, tv)
+                               : redisConnectWithTimeout("127.0.0.1", s->port, tv);
     redisReply *r;
 
     if (!ctx)
@@ -493,7 +535,7 @@ static redisContext *fx_connect_port(int port, const char *password)
 /* 1: the server on s->port is ours (INFO's process_id is s->pid). */
 static int fx_is_ours_and_ready(const rlk_fx_server *s)
 {
-    redisContext *ctx = fx_connect_port(s->port, s->password);
+    redisContext *ctx = fx_connect_port(s, s->password);
     redisReply *r;
     char want[40];
     int ok = 0;
@@ -635,6 +677,23 @@ static int fx_make_dir(rlk_fx_server *s, const rlk_fx_config *cfg)
     }
     if (!cfg->unixsocket)
         s->sock_path[0] = '\0';
+    s->tls = cfg->tls > 0 || (cfg->tls == 0 && rlk_fx_tls_dir());
+    s->ctl_path[0] = '\0';
+    if (s->tls) {
+        char ca[RLK_FX_PATH_MAX + 16];
+
+        if (!rlk_fx_tls_dir()) {
+            fprintf(stderr, "fixture: a TLS server needs $RLK_TEST_TLS (a tools/tls-certs directory)\n");
+            return -1;
+        }
+        if (snprintf(s->ctl_path, sizeof s->ctl_path, "%s/ctl.sock", s->dir)
+                >= (int)sizeof s->ctl_path || strlen(s->ctl_path) >= 100) {
+            fprintf(stderr, "fixture: temp dir path too long: %s\n", s->dir);
+            return -1;
+        }
+        snprintf(ca, sizeof ca, "%s/ca.crt", rlk_fx_tls_dir());
+        setenv("RLK_TLS_CACERT", ca, 0);
+    }
     if (cfg->cluster || cfg->sentinel_conf) {
         if (snprintf(s->conf_path, sizeof s->conf_path, "%s/%s", s->dir,
                      cfg->cluster ? "nodes.conf" : "sentinel.conf") >= (int)sizeof s->conf_path) {
@@ -814,9 +873,10 @@ int rlk_fx_resume(rlk_fx_server *s)
 
 redisContext *rlk_fx_connect(const rlk_fx_server *s)
 {
-    redisContext *ctx = fx_connect_port(s->port, s->password);
+    redisContext *ctx = fx_connect_port(s, s->password);
     if (!ctx)
-        fprintf(stderr, "fixture: cannot connect to 127.0.0.1:%d\n", s->port);
+        fprintf(stderr, "fixture: cannot connect to 127.0.0.1:%d%s\n", s->port,
+                s->tls ? " (its control socket)" : "");
     return ctx;
 }
 
@@ -869,8 +929,9 @@ int rlk_fx_client_pause(const rlk_fx_server *s, long ms)
 
 int rlk_fx_url(const rlk_fx_server *s, int db, char *buf, size_t len)
 {
-    int n = db < 0 ? snprintf(buf, len, "redis://127.0.0.1:%d", s->port)
-                   : snprintf(buf, len, "redis://127.0.0.1:%d/%d", s->port, db);
+    const char *scheme = s->tls ? "rediss" : "redis";
+    int n = db < 0 ? snprintf(buf, len, "%s://127.0.0.1:%d", scheme, s->port)
+                   : snprintf(buf, len, "%s://127.0.0.1:%d/%d", scheme, s->port, db);
     return (n < 0 || (size_t)n >= len) ? -1 : 0;
 }
 

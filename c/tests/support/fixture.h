@@ -41,6 +41,13 @@ typedef struct rlk_fx_config {
     long cluster_node_timeout_ms; /* <= 0: 2000 */
     const char *sentinel_conf; /* non-NULL: run as a sentinel (redis-server TMP/sentinel.conf
                                 * --sentinel) with this text as its config file */
+    int tls;                 /* 0: TLS-only when $RLK_TEST_TLS names a certificate directory
+                              * (tools/tls-certs), else plain; 1: TLS-only (needs that directory
+                              * too); -1: plain whatever the environment says. A TLS-only server
+                              * runs --port 0 --tls-port P (replication, cluster bus and sentinel
+                              * links over TLS too); the fixture's own control connection goes
+                              * through a private unix socket (TMP/ctl.sock) */
+    int tls_auth_clients;    /* TLS: nonzero asks for a client certificate (mutual TLS) */
 } rlk_fx_config;
 
 typedef struct rlk_fx_server {
@@ -52,8 +59,11 @@ typedef struct rlk_fx_server {
     char password[128];                /* the requirepass, "" when none */
     int bus_port;                      /* the cluster bus port; 0 unless config.cluster */
     char conf_path[RLK_FX_PATH_MAX];   /* TMP/nodes.conf or TMP/sentinel.conf, else "" */
+    int tls;                           /* 1: TLS-only; port is the TLS port (rlk_fx_url gives
+                                          rediss://) */
+    char ctl_path[RLK_FX_PATH_MAX];    /* TLS: the control socket (TMP/ctl.sock), else "" */
     int argc;                          /* the full redis-server argv, kept for restart */
-    char *argv[RLK_FX_MAX_EXTRA + 24];
+    char *argv[RLK_FX_MAX_EXTRA + 48];
 } rlk_fx_server;
 
 void rlk_fx_config_init(rlk_fx_config *cfg);
@@ -115,6 +125,10 @@ int rlk_fx_free_port(void);
  * build's RLK_FX_REDIS_SERVER, else "redis-server"), and redis-cli
  * ($RLK_REDIS_CLI, RLK_FX_REDIS_CLI, "redis-cli"). */
 const char *rlk_fx_redis_server_path(void);
+/* $RLK_TEST_TLS: the certificate directory (tools/tls-certs) when the suite runs over TLS,
+ * else NULL. When set, the first TLS server started also sets $RLK_TLS_CACERT to its
+ * ca.crt (unless set), so every rlk client of the test (and its children) trusts it. */
+const char *rlk_fx_tls_dir(void);
 const char *rlk_fx_redis_cli_path(void);
 
 /* CLOCK_MONOTONIC in ns / ms. */

@@ -157,7 +157,8 @@ int tk_functions_setup(rlk_fx_server *srv, char *url, size_t len)
     if (tk_fn_rules(doc, rules, sizeof rules) != 0 || tk_fn_setuser(srv, rules) != 0 ||
         tk_fn_control(srv) != 0)
         return -1;
-    n = snprintf(url, len, "redis://%s:%s@127.0.0.1:%d", TK_FN_USER, TK_FN_PASS, srv->port);
+    n = snprintf(url, len, "%s://%s:%s@127.0.0.1:%d", srv->tls ? "rediss" : "redis", TK_FN_USER,
+                 TK_FN_PASS, srv->port);
     if (n < 0 || (size_t)n >= len)
         return -1;
     tk_fn_on = 1;

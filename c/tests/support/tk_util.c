@@ -98,7 +98,8 @@ static void *tk_srv_stall_main(void *arg)
         if (!c || c->err) {
             if (c)
                 redisFree(c);
-            c = redisConnectWithTimeout("127.0.0.1", p->port, tv);
+            c = p->ctl_path[0] ? redisConnectUnixWithTimeout(p->ctl_path, tv)
+                               : redisConnectWithTimeout("127.0.0.1", p->port, tv);
             if (c && !c->err)
                 redisSetTimeout(c, tv);
         }
@@ -125,6 +126,7 @@ int tk_srv_stall_start(tk_srv_stall *p, const rlk_fx_server *srv)
     atomic_store(&p->stop, 0);
     atomic_store(&p->max_rtt_ns, 0);
     p->port = srv->port;
+    snprintf(p->ctl_path, sizeof p->ctl_path, "%s", srv->ctl_path);
     return pthread_create(&p->thread, NULL, tk_srv_stall_main, p) == 0 ? 0 : -1;
 }
 

@@ -52,6 +52,7 @@ typedef struct tk_srv_stall {
     atomic_int stop;
     atomic_llong max_rtt_ns;
     int port;
+    char ctl_path[RLK_FX_PATH_MAX];     /* a TLS-only server's control socket, else "" */
 } tk_srv_stall;
 
 int tk_srv_stall_start(tk_srv_stall *p, const rlk_fx_server *srv);   /* 0, or -1: no probe */

@@ -23,8 +23,27 @@ static void test_scheme_case(void)
         CHECK_INT_EQ(rlk_url_parse(ok[i], &u, err, sizeof err), RLK_OK);
         rlk_url_free(&u);
     }
-    CHECK_INT_EQ(rlk_url_parse("REDISS://h:1", &u, err, sizeof err), RLK_ERR_URL);
-    CHECK_STR_CONTAINS(err, "TLS");
+    /* The TLS forms: the same URLs with rediss, shown as rediss. */
+    {
+        static const struct { const char *in, *masked; } tls[] = {
+            {"REDISS://h:1", "rediss://h:1/0"},
+            {"rediss://u:pw@h:2/3", "rediss://u:***@h:2/3"},
+            {"rediss+cluster://h:1,h:2", "rediss+cluster://h:1,h:2"},
+            {"Rediss+Sentinel://s1:1,s2:2/mymaster", "rediss+sentinel://"},
+        };
+        for (size_t i = 0; i < sizeof tls / sizeof tls[0]; i++) {
+            char *m;
+
+            CHECK_INT_EQ(rlk_url_parse(tls[i].in, &u, err, sizeof err), RLK_OK);
+            CHECK_INT_EQ(u.tls, 1);
+            m = rlk_url_masked(&u);
+            CHECK(m != NULL && strncmp(m, tls[i].masked, strlen(tls[i].masked)) == 0);
+            free(m);
+            rlk_url_free(&u);
+        }
+    }
+    CHECK_INT_EQ(rlk_url_parse("redis://h:1", &u, err, sizeof err), RLK_OK);
+    CHECK_INT_EQ(u.tls, 0);
     rlk_url_free(&u);
 }
 
