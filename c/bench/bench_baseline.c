@@ -3,6 +3,7 @@
  * the same acquire and release scripts rlk uses (NOSCRIPT: SCRIPT LOAD and
  * retry once, as the library does), and for W2 a retry poll every 1 ms. */
 #include "bench_clock.h"
+#include "bench_dial.h"
 #include "bench_driver.h"
 
 #include <hiredis/hiredis.h>
@@ -118,12 +119,8 @@ static int rlk_bench_bl_open(void **st, const rlk_bench_target *t,
         return -1;
     }
     b->t = t;
-    b->ctx = redisConnectWithTimeout(t->host, t->port, rlk_bench_tv(t->connect_timeout_ms));
-    if (b->ctx == NULL || b->ctx->err) {
-        snprintf(err, errlen, "connect to %s:%d: %s", t->host, t->port,
-                 b->ctx ? b->ctx->errstr : "out of memory");
-        if (b->ctx)
-            redisFree(b->ctx);
+    b->ctx = rlk_bench_dial(t->host, t->port, rlk_bench_tv(t->connect_timeout_ms), err, errlen);
+    if (b->ctx == NULL) {
         free(b);
         return -1;
     }

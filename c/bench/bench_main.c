@@ -12,6 +12,7 @@
 #include <sys/time.h>
 
 #include "bench_clock.h"
+#include "bench_dial.h"
 #include "bench_driver.h"
 #include "bench_json.h"
 #include "bench_opts.h"
@@ -114,14 +115,11 @@ static void rlk_bench_load_scripts(rlk_bench_setup *s)
 static redisContext *rlk_bench_setup_connect(const rlk_bench_opts *o)
 {
     struct timeval tv = {2, 0};
-    redisContext *c = redisConnectWithTimeout(o->host, o->port, tv);
     char msg[RLK_BENCH_ERRLEN];
+    redisContext *c = rlk_bench_dial(o->host, o->port, tv, msg, sizeof msg);
 
-    if (c == NULL || c->err) {
-        snprintf(msg, sizeof msg, "connect to %s:%d: %s", o->host, o->port,
-                 c ? c->errstr : "out of memory");
+    if (c == NULL)
         rlk_bench_die(1, msg);
-    }
     tv.tv_sec = 5;
     redisSetTimeout(c, tv);
     return c;
@@ -241,9 +239,9 @@ static void rlk_bench_make_ids(rlk_bench_setup *s)
 
 static void rlk_bench_make_target(rlk_bench_setup *s)
 {
-    const char *fmt = strchr(s->o.host, ':') ? "redis://[%s]:%d" : "redis://%s:%d";
+    const char *fmt = strchr(s->o.host, ':') ? "%s://[%s]:%d" : "%s://%s:%d";
 
-    snprintf(s->url, sizeof s->url, fmt, s->o.host, s->o.port);
+    snprintf(s->url, sizeof s->url, fmt, s->o.tls ? "rediss" : "redis", s->o.host, s->o.port);
     s->t.host = s->o.host;
     s->t.port = s->o.port;
     s->t.url = s->url;
@@ -282,6 +280,7 @@ static void rlk_bench_json_common(rlk_bench_json *j, const rlk_bench_setup *s)
     rlk_bench_json_str(j, "concurrency", conc);
     rlk_bench_json_str(j, "clock", "CLOCK_MONOTONIC");
     rlk_bench_json_str(j, "mode", o->procs ? "processes" : "threads");
+    rlk_bench_json_str(j, "transport", o->tls ? "tls" : "tcp");
     rlk_bench_json_str(j, "lock", o->fair ? "fair" : o->setnx ? "setnx" : "reentrant");
     rlk_bench_json_summary_us(j, "rtt_us", &s->rtt);
     rlk_bench_json_int(j, "setup_pings", RLK_BENCH_RTT_PINGS);
@@ -475,6 +474,10 @@ int main(int argc, char **argv)
     }
     if (s.o.events_out != NULL && s.o.workload != 2)
         fprintf(stderr, "rlk-bench: --events-out applies to W2 only; ignored\n");
+    rlk_bench_tls_cfg.on = s.o.tls;
+    rlk_bench_tls_cfg.cacert = s.o.cacert;
+    rlk_bench_tls_cfg.cert = s.o.cert;
+    rlk_bench_tls_cfg.key = s.o.key;
     s.d = rlk_bench_pick_driver(&s.o);
     rlk_bench_load_scripts(&s);
     rlk_bench_make_ids(&s);

@@ -15,6 +15,7 @@ void rlk_bench_usage(FILE *f)
           "                 [--variant NAME] [--host 127.0.0.1] [--key-prefix PREFIX]\n"
           "                 [--hold-ms 1] [--events-out FILE] [--grace SECONDS] [--baseline]\n"
           "                 [--scripts-dir DIR] [--procs] [--lock reentrant|fair|setnx]\n"
+          "                 [--tls [--cacert FILE] [--cert FILE --key FILE]]\n"
           "\n"
           "  --workload w1    uncontended: each client acquires and releases PREFIX:w1:<i>\n"
           "  --workload w2    contended: N contenders on PREFIX:w2 (acquire, hold, release)\n"
@@ -36,6 +37,10 @@ void rlk_bench_usage(FILE *f)
           "  --lock KIND      W2, rlk variant: reentrant (rlk_lock, default) or fair\n"
           "                   (rlk_fairlock); --baseline: setnx (SET NX PX, compare-and-\n"
           "                   delete: the server's floor for a lock pair)\n"
+          "  --tls            every connection over TLS (rediss:// for the library, the\n"
+          "                   library's TLS transport for the baseline), certificate checked\n"
+          "  --cacert F       the CA of the server's certificate (default: the system store)\n"
+          "  --cert F --key F a client certificate, for servers with tls-auth-clients yes\n"
           "\n"
           "Prints one JSON object (schema peers-bench/1) as the last line of stdout.\n"
           "Exit: 0 run completed, 1 setup failed (connect, scripts), 2 usage.\n", f);
@@ -125,6 +130,12 @@ static int rlk_bench_option(rlk_bench_opts *o, const char *name, const char *val
         bad = !o->fair && !o->setnx && strcmp(val, "reentrant") != 0;
     } else if (strcmp(name, "--scripts-dir") == 0) {
         o->scripts_dir = val;
+    } else if (strcmp(name, "--cacert") == 0) {
+        o->cacert = val;
+    } else if (strcmp(name, "--cert") == 0) {
+        o->cert = val;
+    } else if (strcmp(name, "--key") == 0) {
+        o->key = val;
     } else {
         snprintf(err, errlen, "unknown option %s", name);
         return -1;
@@ -145,6 +156,14 @@ static int rlk_bench_check(const rlk_bench_opts *o, char *err, size_t errlen)
     if (!rlk_bench_is_loopback(o->host)) {
         snprintf(err, errlen, "refusing host '%s': rlk-bench connects to loopback only "
                  "(localhost, 127.0.0.0/8, ::1)", o->host);
+        return -1;
+    }
+    if (!o->tls && (o->cacert || o->cert || o->key)) {
+        snprintf(err, errlen, "--cacert, --cert and --key go with --tls");
+        return -1;
+    }
+    if (!o->cert != !o->key) {
+        snprintf(err, errlen, "--cert and --key go together");
         return -1;
     }
     if (o->key_prefix[0] == '\0' || strlen(o->key_prefix) > 200) {
@@ -176,6 +195,10 @@ int rlk_bench_parse_opts(int argc, char **argv, rlk_bench_opts *o, char *err, si
         }
         if (strcmp(arg, "--procs") == 0) {
             o->procs = 1;
+            continue;
+        }
+        if (strcmp(arg, "--tls") == 0) {
+            o->tls = 1;
             continue;
         }
         if (strncmp(arg, "--", 2) != 0) {

@@ -24,6 +24,10 @@ typedef struct rlk_bench_opts {
     int procs;               /* --procs: one process per contender (W2) or client (W1) */
     int fair;                /* --lock fair: W2 through rlk_fairlock (rlk variant only) */
     int setnx;               /* --lock setnx: SET NX PX + compare-and-delete (--baseline only) */
+    int tls;                 /* --tls: every connection TLS (rediss:// for the library) */
+    const char *cacert;      /* --cacert FILE: the CA that signed the server's certificate */
+    const char *cert;        /* --cert FILE, --key FILE: a client certificate (mutual TLS) */
+    const char *key;
     /* Set by the multi-process runner in each child, -1 otherwise: the
      * child reports "ready" on ready_fd and reads the common start time
      * (absolute CLOCK_MONOTONIC ns, or -1: abort) from gate_fd. */

@@ -764,6 +764,66 @@ function M.verdict(runs, warn)
     return bad
 end
 
+-- ------------------------------------------------------------------ TLS
+
+-- TLS beside plain TCP (issue 19 item 6), from variants rlk-tls and
+-- baseline-tls of the same run: W1 pairs/s and W2 handoffs, each TLS cell
+-- divided by its plain one. Goals: rlk over TLS >= 0.8 x rlk over TCP in W1
+-- at 1 and 8 clients; W2 handoffs still 1.00 of acquisitions at 32
+-- processes. Empty when the run had no -tls variant.
+M.TLS_W1_GOAL = 0.8
+function M.table_tls(picked, w1_sizes, w2_sizes, hold_ms)
+    local out, goals, any = {
+        "| workload | n | variant | plain TCP | TLS | TLS ÷ plain | TLS handoff p50 µs (plain) " ..
+            "| TLS handoffs ÷ acq (plain) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    }, {}, false
+    for _, n in ipairs(w1_sizes) do
+        for _, v in ipairs({ "rlk", "baseline" }) do
+            local plain = M.w1_cell(picked["w1/" .. n .. "/" .. v])
+            local tls = M.w1_cell(picked["w1/" .. n .. "/" .. v .. "-tls"])
+            if tls then
+                any = true
+                local ratio = per(tls.rate, plain and plain.rate)
+                out[#out + 1] = string.format("| W1 pairs/s | %d | %s | %s | %s | %s | | |", n, v,
+                    fmt(plain and plain.rate, 0), fmt(tls.rate, 0), fmt(ratio, 2))
+                if v == "rlk" and (n == 1 or n == 8) then
+                    goals[#goals + 1] = { what = "W1 at " .. n .. ": rlk over TLS ÷ over TCP pairs/s",
+                                          target = "≥ " .. fmt(M.TLS_W1_GOAL, 2),
+                                          measured = fmt(ratio, 2),
+                                          ok = M.meets(ratio, ">=", M.TLS_W1_GOAL) }
+                end
+            end
+        end
+    end
+    for _, mode in ipairs({ { key = "w2", name = "W2 threads" }, { key = "w2p", name = "W2 processes" } }) do
+        for _, n in ipairs(w2_sizes) do
+            for _, v in ipairs({ "rlk", "baseline" }) do
+                local plain = M.w2_cell(picked[mode.key .. "/" .. n .. "/" .. v], hold_ms)
+                local tls = M.w2_cell(picked[mode.key .. "/" .. n .. "/" .. v .. "-tls"], hold_ms)
+                if tls then
+                    any = true
+                    out[#out + 1] = string.format("| %s acq/s | %d | %s | %s | %s | %s | %s (%s) | %s (%s) |",
+                        mode.name, n, v, fmt(plain and plain.rate, 0), fmt(tls.rate, 0),
+                        fmt(per(tls.rate, plain and plain.rate), 2), fmt(tls.p50, 0),
+                        fmt(plain and plain.p50, 0), fmt(tls.handoff_frac, 2),
+                        fmt(plain and plain.handoff_frac, 2))
+                    if v == "rlk" and mode.key == "w2p" and n == 32 then
+                        goals[#goals + 1] = { what = "W2 processes at " .. n ..
+                                                  ": rlk over TLS handoffs ÷ acq",
+                                              target = "≥ 0.99", measured = fmt(tls.handoff_frac, 2),
+                                              ok = M.meets(tls.handoff_frac, ">=", 0.99) }
+                    end
+                end
+            end
+        end
+    end
+    if not any then
+        return {}, {}
+    end
+    return out, goals
+end
+
 -- ------------------------------------------------------------------ main
 
 local function sizes_of(text)
@@ -787,11 +847,14 @@ function M.report(dir, opts, out, warn)
     local w1us, g0 = M.table_server_us(picked, sizes_of(opts.w1))
     local w2, g2 = M.table_w2(picked, sizes_of(opts.w2), tonumber(opts.hold_ms) or 1)
     local w2p, g3 = M.table_w2_modes(picked, sizes_of(opts.w2), tonumber(opts.hold_ms) or 1)
+    local tls, g4 = M.table_tls(picked, sizes_of(opts.w1), sizes_of(opts.w2),
+                                tonumber(opts.hold_ms) or 1)
     local goals = {}
     for _, g in ipairs(g1) do goals[#goals + 1] = g end
     for _, g in ipairs(g0) do goals[#goals + 1] = g end
     for _, g in ipairs(g2) do goals[#goals + 1] = g end
     for _, g in ipairs(g3) do goals[#goals + 1] = g end
+    for _, g in ipairs(g4) do goals[#goals + 1] = g end
     local rep = tonumber(opts["repeat"]) or 1
     out(string.format("redis-server %s%s; %s s per run%s; %s", opts.version or "?",
         opts.pinned == "1" and " pinned to CPU 0, rlk-bench to CPU 1" or " (unpinned)",
@@ -808,6 +871,10 @@ function M.report(dir, opts, out, warn)
     out("")
     if #w2p > 4 then
         out(table.concat(w2p, "\n"))
+        out("")
+    end
+    if #tls > 0 then
+        out(table.concat(tls, "\n"))
         out("")
     end
     out(table.concat(M.table_goals(goals), "\n"))

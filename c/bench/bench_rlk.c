@@ -4,6 +4,7 @@
  * through the blocking lock runtime (rlk_lock_*: local FIFO, pub/sub
  * wake-ups). Built only when the rlk library target exists. */
 #include "bench_clock.h"
+#include "bench_dial.h"
 #include "bench_driver.h"
 
 #include "rlk.h"
@@ -135,6 +136,9 @@ static int rlk_bench_lib_open(void **st, const rlk_bench_target *t,
     opts.pool_size = 1;
     opts.connect_timeout_ms = t->connect_timeout_ms;
     opts.command_timeout_ms = t->command_timeout_ms;
+    opts.tls_cacert = rlk_bench_tls_cfg.cacert;     /* the URL is rediss:// with --tls */
+    opts.tls_cert = rlk_bench_tls_cfg.cert;
+    opts.tls_key = rlk_bench_tls_cfg.key;
     b->client = rlk_connect(&opts);
     if (b->client == NULL || rlk_err(b->client) != RLK_OK) {
         if (b->client != NULL)

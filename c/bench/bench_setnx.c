@@ -5,6 +5,7 @@
  * the SET every 1 ms. Not reentrant, no unlock message, no Redisson layout:
  * the floor that rlk's scripts are compared against. */
 #include "bench_clock.h"
+#include "bench_dial.h"
 #include "bench_driver.h"
 
 #include <hiredis/hiredis.h>
@@ -40,11 +41,8 @@ static int rlk_bench_sx_open(void **st, const rlk_bench_target *t, const rlk_ben
     }
     b->t = t;
     b->id = id;
-    b->ctx = redisConnectWithTimeout(t->host, t->port, tv);
-    if (b->ctx == NULL || b->ctx->err) {
-        snprintf(err, errlen, "connect to %s:%d: %s", t->host, t->port,
-                 b->ctx ? b->ctx->errstr : "out of memory");
-        redisFree(b->ctx);
+    b->ctx = rlk_bench_dial(t->host, t->port, tv, err, errlen);
+    if (b->ctx == NULL) {
         free(b);
         return -1;
     }

@@ -12,7 +12,10 @@
 #include <time.h>
 
 #include "cli.h"
+#include "client/client.h"
 #include "client/functions.h"
+#include "client/tls.h"
+#include "client/url.h"
 
 typedef struct check_opts {
     const char *url;
@@ -26,6 +29,9 @@ static const char check_usage[] =
     "\n"
     "Checks a server before it is trusted with locks, and prints one finding per check:\n"
     "  server       Redis version and mode (a Sentinel is an error)\n"
+    "  transport    TLS: protocol, cipher, certificate, days until it expires (warning\n"
+    "               within 30 days, or when not verified); plain TCP to a host that is not\n"
+    "               loopback is a warning (the password and every call cross in clear)\n"
     "  role         master / replica (error) / cluster node; sentinels monitoring it\n"
     "  eviction     maxmemory with a policy that can evict lock keys (error)\n"
     "  persistence  RDB / AOF / none (warning: a restart forgets every lock)\n"
@@ -235,6 +241,69 @@ static void check_server(checker *k)
 
         add_json(f, ", \"version\": %s, \"mode\": %s", jstr(a, sizeof a, version),
                  jstr(b, sizeof b, mode));
+    }
+}
+
+/* ---------------------------------------------------------------- transport */
+
+/* The first host the URL names: the server, the first seed or sentinel. */
+static const char *url_first_host(const rlk_url *u)
+{
+    if (u->is_sentinel && u->nsentinels > 0)
+        return u->sentinels[0].host;
+    return u->host;
+}
+
+static void check_transport(checker *k)
+{
+    const rlk_url *u = &k->c->url;
+    const char *host = url_first_host(u);
+    rlk_tls_peer p;
+    finding *f;
+
+    if (u->is_unix) {
+        add(k, "transport", LV_OK, "unix socket (local, not encrypted)");
+        return;
+    }
+    if (!k->c->tls) {
+        if (rlk_url_host_is_loopback(host)) {
+            add(k, "transport", LV_OK, "plain TCP to %s (loopback)", host ? host : "?");
+            return;
+        }
+        f = add(k, "transport", LV_WARNING, "plain TCP to %s: the password and every lock call "
+                "cross the network in clear", host ? host : "?");
+        set_fix(f, "turn TLS on at the server (tls-port) and connect with rediss:// "
+                   "(docs/tls.md)");
+        return;
+    }
+    memset(&p, 0, sizeof p);
+    rlk_tls_last_peer(k->c->tls, &p);
+    if (!p.known) {
+        add(k, "transport", LV_UNKNOWN, "TLS: no handshake seen");
+        return;
+    }
+    if (!p.verified) {
+        f = add(k, "transport", LV_WARNING, "TLS to %s (%s, %s), certificate NOT verified "
+                "(--insecure): anyone in the path can pose as the server", p.addr, p.protocol,
+                p.cipher);
+        set_fix(f, "give the server's CA with --cacert (or --cacertdir) and drop --insecure");
+    } else if (p.days_left < 30) {
+        f = add(k, "transport", p.days_left < 0 ? LV_ERROR : LV_WARNING,
+                "TLS to %s (%s, %s), certificate %s verified; it expires in %ld days (within "
+                "30 days)", p.addr, p.protocol, p.cipher, p.subject, p.days_left);
+        set_fix(f, "renew the server's certificate (tls-cert-file) before it expires: clients "
+                   "refuse an expired one and every lock call fails");
+    } else {
+        f = add(k, "transport", LV_OK, "TLS to %s (%s, %s), certificate %s verified; it "
+                "expires in %ld days", p.addr, p.protocol, p.cipher, p.subject, p.days_left);
+    }
+    {
+        char b[64], c[128], d[300];
+
+        add_json(f, ", \"tls\": true, \"protocol\": %s, \"cipher\": %s, \"subject\": %s, "
+                 "\"days_left\": %ld, \"verified\": %s", jstr(b, sizeof b, p.protocol),
+                 jstr(c, sizeof c, p.cipher), jstr(d, sizeof d, p.subject), p.days_left,
+                 p.verified ? "true" : "false");
     }
 }
 
@@ -979,7 +1048,8 @@ static int check_run(int argc, char **argv)
     k.fcall = check_fcall_mode(k.c);
     /* In this order: role, eviction and persistence read the INFO of check_server; scripts
      * uses what check_acl found about SCRIPT LOAD. */
-    static void (*const checks[])(checker *) = {check_server, check_role, check_eviction,
+    static void (*const checks[])(checker *) = {check_server, check_transport, check_role,
+                                                check_eviction,
                                                 check_persistence, check_acl, check_scripts,
                                                 check_clock, check_latency};
     for (size_t i = 0; i < sizeof checks / sizeof checks[0] && !k.fatal; i++)

@@ -331,32 +331,39 @@ static int single_hold(single_lock *l, const rlk_lc_lock_opts *o, const rlk_lc_s
     return rc;
 }
 
-static int single_with_client(single_lock *l, const rlk_lc_lock_opts *o, const rlk_lc_session *s)
+/* What is left of -w (wait_ms, when > 0) since t0; at least 1 ms. */
+static long long single_wait_left(long long wait_ms, long long t0)
+{
+    if (wait_ms > 0 && (wait_ms -= (rlk_lc_now_ns() - t0) / 1000000) < 1)
+        wait_ms = 1;
+    return wait_ms;
+}
+
+/* t0: when the command started to connect (-w bounds the connect too). */
+static int single_with_client(single_lock *l, const rlk_lc_lock_opts *o, const rlk_lc_session *s,
+                              long long t0)
 {
     const char *name = o->names[0], *inherited = single_inherited_owner(l->mode, name);
     char what[RLK_LC_WHAT_MAX], owner[SINGLE_OWNER_MAX];
-    long long token = 0, t0 = rlk_lc_now_ns();
+    long long token = 0;
     long long wait_ms = o->c.wait_ms;   /* what is left of -w for the acquire */
     int rc;
 
     snprintf(what, sizeof what, "%s %s", single_label(l->mode), name);
     if (single_make(l, name) < 0)
         return rlk_lc_fail(l->c, rlk_err(l->c), what);
+    wait_ms = single_wait_left(o->c.wait_ms, t0);   /* the connect took its share */
     if (l->mode != RLK_LC_READ && l->mode != RLK_LC_WRITE) {
         /* kind_mark.h: not a read-write lock's hash. A check, bounded so that -w
          * still bounds the whole wait (a failed check lets the acquire decide). */
-        rlk_thread_time_limit(o->c.wait_ms > 0 && o->c.wait_ms < SINGLE_DETAIL_MS
-                                  ? o->c.wait_ms : SINGLE_DETAIL_MS);
+        rlk_thread_time_limit(wait_ms > 0 && wait_ms < SINGLE_DETAIL_MS
+                                  ? wait_ms : SINGLE_DETAIL_MS);
         rc = rlk_km_check_not_rwlock(l->c, name, what);
         rlk_thread_time_limit(-1);
         if (rc >= 0)
             return rc;
-        if (wait_ms > 0) {
-            wait_ms -= (rlk_lc_now_ns() - t0) / 1000000;
-            if (wait_ms < 1)
-                wait_ms = 1;
-        }
     }
+    wait_ms = single_wait_left(o->c.wait_ms, t0);
     if ((inherited && single_set_owner(l, inherited) != RLK_OK) ||
         single_owner(l, owner, sizeof owner) != RLK_OK)
         return rlk_lc_fail(l->c, rlk_err(l->c), what);
@@ -370,19 +377,26 @@ int rlk_lc_lock_single(const rlk_lc_lock_opts *o)
     rlk_lc_session s;
     rlk_lc_sink sink;
     single_lock l;
+    long long t0;
     int rc;
 
     if ((rc = rlk_lc_session_open(&s)) >= 0)
         return rc;
     memset(&l, 0, sizeof l);
     l.mode = o->mode;
+    t0 = rlk_lc_now_ns();
+    /* -w bounds the whole wait, the connect included (a TLS handshake with a
+     * stopped server hangs until then, where a TCP connect does not). */
+    if (o->c.wait_ms > 0)
+        rlk_thread_time_limit(o->c.wait_ms);
     l.c = rlk_lc_connect_margin(o->c.url, o->c.wd_lease_ms, o->c.grace_ms + o->c.margin_ms,
                                 &rc);
+    rlk_thread_time_limit(-1);
     if (l.c) {
         sink.name = o->names[0];
         sink.fd = s.lost_wr;
         rlk_set_lost_callback(l.c, rlk_lc_lost_cb, &sink);
-        rc = single_with_client(&l, o, &s);
+        rc = single_with_client(&l, o, &s, t0);
         single_destroy(&l);
         rlk_free(l.c);  /* stops the watchdog: no callback after this */
     }

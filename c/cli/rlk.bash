@@ -26,7 +26,7 @@ _rlk()
         fi
         if [ -z "$cmd" ]; then
             case $w in
-                --url|--pubsub|--min-replicas|--min-replicas-timeout) ((i++)) ;;
+                --url|--pubsub|--min-replicas|--min-replicas-timeout|--url-file|--password-file|--cacert|--cacertdir|--cert|--key|--key-password-file|--sni) ((i++)) ;;
                 -*) ;;
                 *) cmd=$w ;;
             esac
@@ -37,7 +37,10 @@ _rlk()
     case $prev in
         --url) return 0 ;;
         --pubsub) mapfile -t COMPREPLY < <(compgen -W "auto global sharded" -- "$cur"); return 0 ;;
-        --bundle) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return 0 ;;
+        --bundle|--cacertdir) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return 0 ;;
+        --cacert|--cert|--key|--key-password-file|--url-file|--password-file)
+            mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return 0 ;;
+        --sni) return 0 ;;
         --kind)
             mapfile -t COMPREPLY < <(compgen -W "reentrant rwlock fair fenced token semaphore psemaphore latch" -- "$cur")
             return 0 ;;
@@ -49,7 +52,8 @@ _rlk()
     case $cmd in
         "")
             words="$_rlk_commands --url --functions --no-functions --pubsub --min-replicas
-                   --min-replicas-timeout --help --version" ;;
+                   --min-replicas-timeout --tls --cacert --cacertdir --cert --key
+                   --key-password-file --sni --insecure --help --version" ;;
         help)
             words=$_rlk_commands ;;
         scripts)

@@ -419,8 +419,11 @@ static int rlk_op_read(SSL *ssl, void *arg)
     return SSL_read(ssl, a->buf, a->len);
 }
 
-/* Why a handshake (or the first round trip on it) failed, in one line. */
-static void rlk_tls_why(SSL *ssl, int code, const char *name, char *err, size_t errlen)
+/* Why a handshake (or the first round trip on it) failed, in one line.
+ * handshaken: the client's side of the handshake was done (the failure came
+ * on the first round trip); with_cert: a client certificate was offered. */
+static void rlk_tls_why(SSL *ssl, int code, const char *name, int handshaken, int with_cert,
+                        char *err, size_t errlen)
 {
     long v = SSL_get_verify_result(ssl);
     char reason[200];
@@ -439,6 +442,15 @@ static void rlk_tls_why(SSL *ssl, int code, const char *name, char *err, size_t 
                  "%s", reason);
     else if (strstr(reason, "alert") && (strstr(reason, "certificate") || strstr(reason, "unknown ca")))
         snprintf(err, errlen, "TLS: the server refused the client certificate: %s", reason);
+    else if (handshaken && !reason[0] && (code == SSL_ERROR_SYSCALL || code == SSL_ERROR_ZERO_RETURN))
+        /* TLS 1.3: a server that wants a client certificate (tls-auth-clients) or
+         * refuses the one it got says so after the client's side is done, and its
+         * alert is often lost to the reset of the closed connection. */
+        snprintf(err, errlen, with_cert
+                     ? "TLS: the server ended the connection right after the handshake: it "
+                       "refused the client certificate (is it signed by a CA the server trusts?)"
+                     : "TLS: the server ended the connection right after the handshake, as a "
+                       "server that requires a client certificate does (give --cert and --key)");
     else if (strstr(reason, "wrong version number") || strstr(reason, "packet length") ||
              strstr(reason, "unexpected eof") || strstr(reason, "record layer") ||
              (code == SSL_ERROR_SYSCALL && !reason[0]) || code == SSL_ERROR_ZERO_RETURN)
@@ -531,7 +543,7 @@ int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns, 
 {
     char addr[300], line[256];
     const char *name = t->sni ? t->sni : host;
-    int timed_out = 0, tcp, code = 0, r;
+    int timed_out = 0, tcp, code = 0, r, handshaken;
     SSL *ssl;
     rlk_io_arg io;
 
@@ -557,6 +569,7 @@ int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns, 
     }
     ERR_clear_error();
     r = rlk_tls_drive(ssl, tcp, deadline_ns, &code, rlk_op_connect, NULL);
+    handshaken = r > 0;
     if (r > 0) {
         /* One round trip: a TLS 1.3 server refuses a client certificate (or
          * its absence) only after the client's handshake is done. */
@@ -581,7 +594,7 @@ int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns, 
         return RLK_ERR_TIMEOUT;
     }
     if (r < 0) {
-        rlk_tls_why(ssl, code, name, err, errlen);
+        rlk_tls_why(ssl, code, name, handshaken, SSL_get_certificate(ssl) != NULL, err, errlen);
         ERR_clear_error();
         SSL_free(ssl);
         close(tcp);

@@ -18,11 +18,13 @@
  * user and password are percent-decoded (%40 for '@', %2F for '/', ...).
  * Error messages never contain the password.
  */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <strings.h>
 
 #include "rlk.h"
@@ -417,4 +419,22 @@ char *rlk_url_masked(const rlk_url *u)
 char *rlk_url_without_password(const rlk_url *u)
 {
     return rlk_url_format(u, 0);
+}
+
+/* 1 for a name or address of this machine's loopback: localhost (and
+ * *.localhost), 127.0.0.0/8, ::1. Decided from the text, never by a lookup. */
+int rlk_url_host_is_loopback(const char *host)
+{
+    size_t n = host ? strlen(host) : 0;
+    struct in_addr v4;
+    struct in6_addr v6;
+
+    if (!host)
+        return 0;
+    if (strcasecmp(host, "localhost") == 0 ||
+        (n > 10 && strcasecmp(host + n - 10, ".localhost") == 0))
+        return 1;
+    if (inet_pton(AF_INET, host, &v4) == 1)
+        return (ntohl(v4.s_addr) >> 24) == 127;
+    return inet_pton(AF_INET6, host, &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }

@@ -49,6 +49,10 @@ char *rlk_url_masked(const rlk_url *u);
  * "redis://host:port/db" (malloc'd, NULL: OOM). Safe to pass on to other
  * processes. */
 char *rlk_url_without_password(const rlk_url *u);
+/* 1 for a name or address of this machine's loopback: localhost (and
+ * *.localhost), 127.0.0.0/8, ::1; decided from the text, never by a lookup
+ * (rlk check warns about plain TCP to any other host). */
+int rlk_url_host_is_loopback(const char *host);
 /* "host:port", "[v6]:port" or the socket path, for messages. */
 void rlk_url_address(const rlk_url *u, char *buf, size_t len);
 

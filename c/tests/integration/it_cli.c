@@ -477,13 +477,15 @@ static void test_connection_errors(void)
     rlk_fx_config_init(&cfg);
     cfg.requirepass = "s3cret";
     REQUIRE(rlk_fx_start(&secured, &cfg) == 0);
-    snprintf(wrongpass, sizeof wrongpass, "redis://:wrong@127.0.0.1:%d", secured.port);
+    snprintf(wrongpass, sizeof wrongpass, "%s://:wrong@127.0.0.1:%d",
+             secured.tls ? "rediss" : "redis", secured.port);
     r = RUN("--url", wrongpass, "scripts", "load");
     expect_status(&r, EXIT_CONNECT, "load, wrong password");
     expect_one_line_error(&r, "load, wrong password");
     CHECKF(strstr(r.err, ":wrong@") == NULL, "the password shows in the error: %s", r.err);
     cli_free(&r);
-    snprintf(wrongpass, sizeof wrongpass, "redis://:s3cret@127.0.0.1:%d", secured.port);
+    snprintf(wrongpass, sizeof wrongpass, "%s://:s3cret@127.0.0.1:%d",
+             secured.tls ? "rediss" : "redis", secured.port);
     r = RUN("--url", wrongpass, "scripts", "load");
     expect_status(&r, 0, "load, right password");
     cli_free(&r);

@@ -351,7 +351,8 @@ static void expect_auth(const rlk_fx_server *s, const char *userinfo, const char
     char url[256];
     rlk_client *c;
 
-    snprintf(url, sizeof url, "redis://%s127.0.0.1:%d%s", userinfo, s->port, path);
+    snprintf(url, sizeof url, "%s://%s127.0.0.1:%d%s", s->tls ? "rediss" : "redis", userinfo,
+             s->port, path);
     c = rlk_connect_url(url);
     if (!CHECK(c != NULL))
         return;

@@ -448,9 +448,10 @@ static void test_handoff_dead_waiters(void)
 
     REQUIRE(l && wc);
     REQUIRE(rlk_lock_lock(l, 10000) == RLK_OK);
-    /* 1st: killed while queued; 2nd: gives up after 300 ms; 3rd: interrupted; 4th: waits. */
+    /* 1st: killed while queued; 2nd: gives up after 3 s (time for the 3rd and 4th to queue
+     * behind it, a TLS handshake and a loaded machine included); 3rd: interrupted; 4th: waits. */
     REQUIRE(spawn_queued(&dead, "20000", 1) == 0);
-    REQUIRE(spawn_queued(&timed, "300", 2) == 0);
+    REQUIRE(spawn_queued(&timed, "3000", 2) == 0);
     irq.lock = rlk_lock_new(wc, "pr:queue");
     REQUIRE(irq.lock && rlk_lock_set_owner(irq.lock, "pr-irq") == RLK_OK);
     irq.wait_ms = 20000;

@@ -391,16 +391,16 @@ const char *rlk_fx_tls_dir(void)
 /* --port 0 --tls-port P and the certificates of the TLS directory. */
 static int fx_push_tls(rlk_fx_server *s, const rlk_fx_config *cfg, const char *port)
 {
-    const char *dir = rlk_fx_tls_dir();
+    const char *dir = rlk_fx_tls_dir(), *pair = cfg->tls_cert ? cfg->tls_cert : "server";
     char path[RLK_FX_PATH_MAX + 16];
     int rc = 0;
 
     rc |= fx_push_words(s, "--port 0 --tls-port");
     rc |= fx_push_arg(s, port);
-    snprintf(path, sizeof path, "%s/server.crt", dir);
+    snprintf(path, sizeof path, "%s/%s.crt", dir, pair);
     rc |= fx_push_arg(s, "--tls-cert-file");
     rc |= fx_push_arg(s, path);
-    snprintf(path, sizeof path, "%s/server.key", dir);
+    snprintf(path, sizeof path, "%s/%s.key", dir, pair);
     rc |= fx_push_arg(s, "--tls-key-file");
     rc |= fx_push_arg(s, path);
     snprintf(path, sizeof path, "%s/ca.crt", dir);
@@ -411,9 +411,11 @@ static int fx_push_tls(rlk_fx_server *s, const rlk_fx_config *cfg, const char *p
     rc |= fx_push_words(s, "--tls-replication yes");
     if (cfg->cluster)
         rc |= fx_push_words(s, "--tls-cluster yes");
-    rc |= fx_push_arg(s, "--unixsocket");
-    rc |= fx_push_arg(s, s->ctl_path);
-    rc |= fx_push_words(s, "--unixsocketperm 700");
+    if (!cfg->unixsocket) {     /* else the test's own socket is the control one */
+        rc |= fx_push_arg(s, "--unixsocket");
+        rc |= fx_push_arg(s, s->ctl_path);
+        rc |= fx_push_words(s, "--unixsocketperm 700");
+    }
     return rc;
 }
 
@@ -686,7 +688,8 @@ static int fx_make_dir(rlk_fx_server *s, const rlk_fx_config *cfg)
             fprintf(stderr, "fixture: a TLS server needs $RLK_TEST_TLS (a tools/tls-certs directory)\n");
             return -1;
         }
-        if (snprintf(s->ctl_path, sizeof s->ctl_path, "%s/ctl.sock", s->dir)
+        if (snprintf(s->ctl_path, sizeof s->ctl_path, "%s/%s", s->dir,
+                     cfg->unixsocket ? "redis.sock" : "ctl.sock")
                 >= (int)sizeof s->ctl_path || strlen(s->ctl_path) >= 100) {
             fprintf(stderr, "fixture: temp dir path too long: %s\n", s->dir);
             return -1;

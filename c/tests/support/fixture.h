@@ -48,6 +48,9 @@ typedef struct rlk_fx_config {
                               * links over TLS too); the fixture's own control connection goes
                               * through a private unix socket (TMP/ctl.sock) */
     int tls_auth_clients;    /* TLS: nonzero asks for a client certificate (mutual TLS) */
+    const char *tls_cert;    /* TLS: the server's certificate pair in the TLS directory, by base
+                              * name (NULL: "server"; "expired", "wrongname", "untrusted": the
+                              * bad ones tools/tls-certs makes) */
 } rlk_fx_config;
 
 typedef struct rlk_fx_server {

@@ -113,8 +113,25 @@ static void test_empty_env_url(void)
     unsetenv("RLK_URL");
 }
 
+/* rlk check's "plain TCP to a host that is not loopback" rule. */
+static void test_loopback_hosts(void)
+{
+    static const char *const yes[] = {"127.0.0.1", "127.1.2.3", "localhost", "LOCALHOST",
+                                      "db.localhost", "::1", "0:0:0:0:0:0:0:1"};
+    static const char *const no[] = {"10.0.0.5", "128.0.0.1", "redis.example.com", "localhost.com",
+                                     "mylocalhost", "::2", "", "127.0.0.1.example.com",
+                                     "fe80::1"};
+
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+        CHECKF(rlk_url_host_is_loopback(yes[i]) == 1, "%s: not loopback", yes[i]);
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+        CHECKF(rlk_url_host_is_loopback(no[i]) == 0, "%s: loopback", no[i]);
+    CHECK_INT_EQ(rlk_url_host_is_loopback(NULL), 0);
+}
+
 int main(void)
 {
+    RUN_TEST(test_loopback_hosts);
     RUN_TEST(test_scheme_case);
     RUN_TEST(test_user_only);
     RUN_TEST(test_options_password);

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * bench_dial: how rlk-bench's raw connections (the baseline and setnx
+ * drivers, the setup connection) reach the server: plain TCP, or TLS with
+ * --tls through the library's own transport (c/src/client/tls.c), so the
+ * baseline and the rlk variant pay the same TLS costs.
+ */
+#ifndef RLK_BENCH_DIAL_H
+#define RLK_BENCH_DIAL_H
+
+#include <hiredis/hiredis.h>
+#include <stddef.h>
+#include <sys/time.h>
+
+/* Set once from the options, before any dial (and before --procs forks). */
+typedef struct rlk_bench_tls {
+    int on;                 /* --tls */
+    const char *cacert;     /* --cacert FILE (NULL: the system store) */
+    const char *cert;       /* --cert FILE (mutual TLS) */
+    const char *key;        /* --key FILE */
+} rlk_bench_tls;
+
+extern rlk_bench_tls rlk_bench_tls_cfg;
+
+/* A blocking connection to host:port within tv: plain, or TLS when
+ * rlk_bench_tls_cfg.on. NULL with one line in err. */
+redisContext *rlk_bench_dial(const char *host, int port, struct timeval tv, char *err,
+                             size_t errlen);
+
+/* TLS handshakes this process made (for the JSON line: none per call). */
+unsigned long long rlk_bench_dial_handshakes(void);
+
+#endif /* RLK_BENCH_DIAL_H */
