@@ -66,11 +66,14 @@ static void rlk_keeper_disconnect(rlk_psemaphore_keeper *k)
 }
 
 /* A renewal slower than a period is retried, not waited for: the timeout
- * is the period (100 ms at least), never above the command timeout. */
-static int rlk_keeper_connect(rlk_psemaphore_keeper *k)
+ * is the period (100 ms at least), never above the command timeout; the
+ * connect (a TLS handshake, an AUTH) also ends before the first kept permit
+ * would be declared lost (left_ns from now, 10 ms at least), so a hung
+ * server cannot delay the declaration. */
+static int rlk_keeper_connect(rlk_psemaphore_keeper *k, long long left_ns)
 {
     rlk_client *c = k->s->b.c;
-    long long ms = k->period_ns / RLK_NS_PER_MS;
+    long long ms = k->period_ns / RLK_NS_PER_MS, conn_ms;
     struct timeval tv;
     int rc;
 
@@ -78,7 +81,8 @@ static int rlk_keeper_connect(rlk_psemaphore_keeper *k)
         return RLK_OK;
     rlk_keeper_disconnect(k);
     ms = ms < 100 ? 100 : ms > c->command_timeout_ms ? c->command_timeout_ms : ms;
-    rlk_thread_time_limit(ms);      /* a hung server's AUTH too (a password in the url) */
+    conn_ms = left_ns / RLK_NS_PER_MS < ms ? left_ns / RLK_NS_PER_MS : ms;
+    rlk_thread_time_limit(conn_ms < 10 ? 10 : conn_ms);   /* a hung server's AUTH too */
     rc = rlk_conn_open(c, &k->ctx);
     rlk_thread_time_limit(-1);
     if (rc != RLK_OK)
@@ -163,7 +167,13 @@ static long long rlk_keeper_round(rlk_psemaphore_keeper *k)
     long long margin = k->s->b.c->lost_margin_ms;
     long long lease_ns = (k->lease_ms - (margin < k->lease_ms ? margin : k->lease_ms)) *
                          RLK_NS_PER_MS;     /* declared lost this long after the last success */
-    int connected = rlk_keeper_connect(k) == RLK_OK;
+    long long first_lost = k->period_ns;    /* until the first permit is declared lost (ns) */
+    int connected;
+
+    for (int i = 0; i < k->n; i++)
+        if (!k->ids[i].lost && k->ids[i].last_ok_ns + lease_ns - sent < first_lost)
+            first_lost = k->ids[i].last_ok_ns + lease_ns - sent;    /* may be <= 0: past */
+    connected = rlk_keeper_connect(k, first_lost) == RLK_OK;
 
     for (int i = 0; i < k->n; i++) {
         rlk_kept *p = &k->ids[i];

@@ -29,6 +29,7 @@
  * the owner acquires it again. Reports go through the hook the runtime
  * state installs (rt.c), to both lost-lock callbacks.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,7 +106,9 @@ struct rlk_wd {
     long long lease_ms;
     long long period_ns;
     long long lost_after_ns;    /* failing entries are lost this long after last_ok_ns */
-    long long round_limit_ns;   /* this round's replies are waited for at most this long */
+    long long round_limit_ns;   /* this round's replies are waited for at most this long (from
+                                   the round's start; <= 0: an entry is past due; LLONG_MAX:
+                                   no entry) */
 
     /* Used by the thread only. */
     redisContext *ctx;
@@ -322,7 +325,7 @@ static long long rlk_wd_timeout_ms(const rlk_wd *wd)
 
     if (ms < 100)
         ms = 100;
-    if (wd->round_limit_ns > 0 && wd->round_limit_ns / RLK_NS_PER_MS < ms)
+    if (wd->round_limit_ns / RLK_NS_PER_MS < ms)     /* past due: the 10 ms below */
         ms = wd->round_limit_ns / RLK_NS_PER_MS;
     if (ms < 10)
         ms = 10;
@@ -588,11 +591,11 @@ static void rlk_wd_renew(rlk_wd *wd, int n)
     snprintf(lease, sizeof lease, "%lld", wd->lease_ms);
     rlk_sentinel_check(wd->c);     /* never renew on a master the sentinels no longer name */
     wd->conn_failed = 0;
-    wd->round_limit_ns = -1;
+    wd->round_limit_ns = LLONG_MAX;
     for (int i = 0; i < n; i++) {
         long long left = wd->batch[i]->last_ok_ns + wd->lost_after_ns - rlk_clock_now_ns();
 
-        if (wd->round_limit_ns < 0 || left < wd->round_limit_ns)
+        if (left < wd->round_limit_ns)
             wd->round_limit_ns = left;
     }
     if (wd->ctx && rlk_wd_set_timeout(wd) != RLK_OK)
@@ -818,6 +821,7 @@ rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_sub *sub,
     wd->lease_ms = c->watchdog_lease_ms > 0 ? c->watchdog_lease_ms : RLK_DEFAULT_WATCHDOG_LEASE_MS;
     if (wd->lease_ms > 1000000000000LL)
         wd->lease_ms = 1000000000000LL;
+    wd->round_limit_ns = LLONG_MAX;
     wd->period_ns = wd->lease_ms * RLK_NS_PER_MS / 3;
     if (wd->period_ns < RLK_NS_PER_MS)
         wd->period_ns = RLK_NS_PER_MS;
