@@ -331,6 +331,8 @@ static int single_hold(single_lock *l, const rlk_lc_lock_opts *o, const rlk_lc_s
     return rc;
 }
 
+#define SINGLE_CONNECT_MIN_MS 1000     /* what a connect may take whatever -w says */
+
 /* What is left of -w (wait_ms, when > 0) since t0; at least 1 ms. */
 static long long single_wait_left(long long wait_ms, long long t0)
 {
@@ -386,9 +388,11 @@ int rlk_lc_lock_single(const rlk_lc_lock_opts *o)
     l.mode = o->mode;
     t0 = rlk_lc_now_ns();
     /* -w bounds the whole wait, the connect included (a TLS handshake with a
-     * stopped server hangs until then, where a TCP connect does not). */
+     * stopped server hangs until then, where a TCP connect does not); a
+     * shorter -w still leaves a handshake SINGLE_CONNECT_MIN_MS. */
     if (o->c.wait_ms > 0)
-        rlk_thread_time_limit(o->c.wait_ms);
+        rlk_thread_time_limit(o->c.wait_ms < SINGLE_CONNECT_MIN_MS ? SINGLE_CONNECT_MIN_MS
+                                                                    : o->c.wait_ms);
     l.c = rlk_lc_connect_margin(o->c.url, o->c.wd_lease_ms, o->c.grace_ms + o->c.margin_ms,
                                 &rc);
     rlk_thread_time_limit(-1);

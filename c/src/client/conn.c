@@ -21,6 +21,7 @@
 #include "client/functions.h"
 #include "client/role.h"
 #include "client/sentinel.h"
+#include "client/tls.h"
 #include "client/transport.h"
 #include "client/sigpipe.h"
 
@@ -402,7 +403,8 @@ int rlk_conn_open(rlk_client *c, redisContext **out)
 
 int rlk_conn_usable(rlk_client *c, const redisContext *ctx)
 {
-    return rlk_conn_alive(ctx) && !rlk_sentinel_stale(c, ctx);
+    return rlk_conn_alive(ctx) && !rlk_sentinel_stale(c, ctx) &&
+           (!c->tls || !rlk_tls_peer_closed(c->tls, ctx->fd));
 }
 
 /* ---------------------------------------------------------------- scripts */

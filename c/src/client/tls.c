@@ -43,15 +43,18 @@ struct rlk_tls {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int pumps;                  /* running pump threads */
+    struct rlk_pump *live;      /* their connections, newest first (rlk_tls_peer_closed) */
     unsigned long long handshakes;
     rlk_tls_peer last;
 };
 
 typedef struct rlk_pump {
     rlk_tls *t;
+    struct rlk_pump *next, *prev;   /* t->live, under t->mu */
     SSL *ssl;
     int tcp;                    /* non-blocking */
     int app;                    /* our end of the pair, non-blocking */
+    int app_peer;               /* the caller's end (its redisContext's fd) */
     unsigned char up[RLK_TLS_BUF];
     size_t up_off, up_len;
     unsigned char down[RLK_TLS_BUF];
@@ -491,6 +494,43 @@ static void rlk_tls_note_peer(rlk_tls *t, SSL *ssl, const char *addr)
 
 static void *rlk_pump_main(void *arg);
 
+/* Takes p off its rlk_tls's list of live connections. */
+static void rlk_pump_unlink(rlk_pump *p)
+{
+    rlk_tls *t = p->t;
+
+    pthread_mutex_lock(&t->mu);
+    if (p->prev)
+        p->prev->next = p->next;
+    else if (t->live == p)
+        t->live = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+    p->next = p->prev = NULL;
+    pthread_mutex_unlock(&t->mu);
+}
+
+int rlk_tls_peer_closed(rlk_tls *t, int fd)
+{
+    int closed = 1;     /* no pump for fd: it ended, and so did the connection */
+
+    pthread_mutex_lock(&t->mu);
+    for (rlk_pump *p = t->live; p; p = p->next) {
+        if (p->app_peer == fd) {
+            struct pollfd q = {.fd = p->tcp, .events = POLLRDHUP};
+            int n;
+
+            do {
+                n = poll(&q, 1, 0);
+            } while (n < 0 && errno == EINTR);
+            closed = n > 0 && (q.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
+            break;      /* the newest with that number: an older one is ending */
+        }
+    }
+    pthread_mutex_unlock(&t->mu);
+    return closed;
+}
+
 /* Starts the pump of a finished handshake; *app_fd is the caller's end. */
 static int rlk_tls_start_pump(rlk_tls *t, SSL *ssl, int tcp, int *app_fd)
 {
@@ -514,8 +554,13 @@ static int rlk_tls_start_pump(rlk_tls *t, SSL *ssl, int tcp, int *app_fd)
     p->ssl = ssl;
     p->tcp = tcp;
     p->app = sv[1];
+    p->app_peer = sv[0];
     pthread_mutex_lock(&t->mu);
     t->pumps++;
+    p->next = t->live;
+    if (t->live)
+        t->live->prev = p;
+    t->live = p;
     pthread_mutex_unlock(&t->mu);
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -526,6 +571,7 @@ static int rlk_tls_start_pump(rlk_tls *t, SSL *ssl, int tcp, int *app_fd)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
     if (rc != 0) {
+        rlk_pump_unlink(p);
         pthread_mutex_lock(&t->mu);
         t->pumps--;
         pthread_mutex_unlock(&t->mu);
@@ -746,6 +792,7 @@ static void *rlk_pump_main(void *arg)
             ((pf[1].revents & POLLHUP) && !(pf[1].revents & POLLIN)))
             break;              /* the context is gone */
     }
+    rlk_pump_unlink(p);         /* before its descriptors are closed and reused */
     if (server_gone)
         rlk_pump_drain(p);
     else

@@ -74,6 +74,12 @@ void rlk_tls_free(rlk_tls *t);
 int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns, int *fd_out,
                  char *err, size_t errlen);
 
+/* 1 when the server has closed the TLS connection whose caller's end is fd
+ * (its TCP peer hung up) or the connection is over, even if the pump has
+ * not yet passed the end on: a caller checks it before writing a request, as
+ * a poll() of a TCP socket shows a closed peer at once. 0: open. */
+int rlk_tls_peer_closed(rlk_tls *t, int fd);
+
 /* The last handshake's findings. */
 void rlk_tls_last_peer(rlk_tls *t, rlk_tls_peer *out);
 /* Handshakes completed so far and pumps running now (tests count them). */
