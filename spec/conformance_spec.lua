@@ -115,7 +115,8 @@ local function describe_publications(list)
   return "[" .. table.concat(out, ", ") .. "]"
 end
 
-local function run_case(case, redis)
+-- known: the case's entry of spec/conformance/valkey.lua on Valkey, else nil.
+local function run_case(case, redis, known)
   local mock = backend.new({ backend = "mock" })
   redis:reset()
   for _, ch in ipairs(case.ssubscribe or {}) do
@@ -127,8 +128,25 @@ local function run_case(case, redis)
   for i, step in ipairs(steps) do
     local mine = run_step(mock, step)
     local theirs = run_step(redis, step)
-    check_kind(step, i, i == main, case, theirs)
-    compare(case, step, i, mine, theirs)
+    if known and known[i] ~= nil then
+      -- A documented Valkey difference: Valkey's reply exactly, and still a difference.
+      local ok, why = reply.same(theirs, known[i], { err_exact = true })
+      if not ok or (reply.is_error(theirs) and theirs.err ~= known[i].err) then
+        error(string.format("step %d (%s): Valkey's reply is not the one spec/conformance/valkey.lua "
+          .. "lists: %s\n  listed: %s\n  valkey: %s", i, label(step), tostring(why or "errors differ"),
+          reply.describe(known[i]), reply.describe(theirs)), 0)
+      end
+      local o = options_for(case, step)
+      local same_as_mock = reply.same(normalise(mine, o), normalise(theirs, o), o)
+      if reply.is_error(mine) and reply.is_error(theirs) then same_as_mock = mine.err == theirs.err end
+      if same_as_mock then
+        error(string.format("step %d (%s): spec/conformance/valkey.lua lists a difference, but the "
+          .. "mock now replies the same (%s): remove the entry", i, label(step), reply.describe(mine)), 0)
+      end
+    else
+      check_kind(step, i, i == main, case, theirs)
+      compare(case, step, i, mine, theirs)
+    end
   end
   if case.published then
     local mine, theirs = mock:published(), redis:published()
@@ -156,20 +174,48 @@ describe("conformance of the mock with redis-server", function()
   end
 
   local redis = backend.new({ backend = "redis" })
-  local version = redis:call("INFO", "server"):match("redis_version:([%d%.]+)")
-  print(string.format("conformance: %d cases against redis-server %s", #cases, tostring(version)))
+  local info = redis:call("INFO", "server")
+  local version = info:match("redis_version:([%d%.]+)")
+  local valkey = info:match("valkey_version:([%d%.]+)")
+  print(string.format("conformance: %d cases against %s", #cases,
+    valkey and ("valkey-server " .. valkey) or ("redis-server " .. tostring(version))))
 
-  it("runs against Redis 7.0 (the mock's reference)", function()
-    assert.is_truthy(version and version:match("^7%.0%."),
-      "the mock models Redis 7.0; this server is " .. tostring(version))
-  end)
+  -- Valkey (RLK_TEST_SERVER=valkey): the differences spec/conformance/valkey.lua lists.
+  local known = {}
+  if valkey then
+    it("runs against Valkey 8.0 (its differences from Redis 7.0 listed)", function()
+      assert.is_truthy(valkey:match("^8%.0%."),
+        "spec/conformance/valkey.lua lists Valkey 8.0's differences; this server is " .. valkey)
+    end)
+    known = require("conformance.valkey")
+    it("names every listed Valkey difference in docs/valkey.md", function()
+      local f = assert(io.open(backend.root .. "/docs/valkey.md", "r"))
+      local doc = f:read("*a")
+      f:close()
+      local names = {}
+      for name in pairs(known) do names[#names + 1] = name end
+      table.sort(names)
+      for _, name in ipairs(names) do
+        assert(doc:find(name, 1, true), "docs/valkey.md does not name the conformance case \""
+          .. name .. "\" (spec/conformance/valkey.lua)")
+      end
+    end)
+  else
+    it("runs against Redis 7.0 (the mock's reference)", function()
+      assert.is_truthy(version and version:match("^7%.0%."),
+        "the mock models Redis 7.0; this server is " .. tostring(version))
+    end)
+  end
 
   local seen = {}
   for _, case in ipairs(cases) do
     assert(type(case.name) == "string", "every case needs a name")
     assert(not seen[case.name], "duplicate case name: " .. case.name)
     seen[case.name] = true
-    it(case.name, function() run_case(case, redis) end)
+    it(case.name, function() run_case(case, redis, known[case.name]) end)
+  end
+  for name in pairs(known) do
+    assert(seen[name], "spec/conformance/valkey.lua names no conformance case: " .. name)
   end
 
   teardown(function() redis:close() end)

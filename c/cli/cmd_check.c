@@ -28,11 +28,10 @@ static const char check_usage[] =
     "usage: rlk check [--url URL] [--json] [--name NAME] [--user USER]\n"
     "\n"
     "Checks a server before it is trusted with locks, and prints one finding per check:\n"
-    "  server       Redis version and mode (a Sentinel is an error)\n"
+    "  server       Redis or Valkey, its version and mode (a Sentinel is an error)\n"
     "  transport    TLS: protocol, cipher, certificate, days until it expires (warning\n"
     "               within 30 days, or when not verified); plain TCP to a host that is not\n"
-    "               loopback is a warning (the password and every call cross in clear)\n"
-    "  role         master / replica (error) / cluster node; sentinels monitoring it\n"
+    "               loopback is a warning (the password and every call cross in clear)\n"    "  role         master / replica (error) / cluster node; sentinels monitoring it\n"
     "  eviction     maxmemory with a policy that can evict lock keys (error)\n"
     "  persistence  RDB / AOF / none (warning: a restart forgets every lock)\n"
     "  scripts      rlk's scripts present on the server (SCRIPT EXISTS); in functions\n"
@@ -200,12 +199,31 @@ static long long info_int(const char *info, const char *name, long long fallback
 
 /* ---------------------------------------------------------------- server, role */
 
+/* Which server and what version: Valkey says server_name:valkey and valkey_version (its
+ * redis_version is the Redis it is compatible with, 7.2.4 for Valkey 8); Redis has neither. */
+static void server_identity(const char *info, char *name, size_t nlen, char *version, size_t vlen,
+                            char *compat, size_t clen)
+{
+    char server[32] = "";
+
+    compat[0] = '\0';
+    info_field(info, "server_name", server, sizeof server);
+    if (strcmp(server, "valkey") == 0 && info_field(info, "valkey_version", version, vlen) == 0) {
+        snprintf(name, nlen, "Valkey");
+        info_field(info, "redis_version", compat, clen);
+        return;
+    }
+    snprintf(name, nlen, "Redis");
+    info_field(info, "redis_version", version, vlen);
+}
+
 static void check_server(checker *k)
 {
     redisReply *r;
-    char version[64], mode[32];
+    char version[64], mode[32], name[16], compat[64], shown[160];
     finding *f;
     int rc = RUN_CMD(k, &r, "INFO");
+    int valkey;
 
     if (rc != RLK_OK || !r || r->type != REDIS_REPLY_STRING) {
         if (k->fatal)
@@ -222,25 +240,33 @@ static void check_server(checker *k)
     freeReplyObject(r);
     if (!k->info)
         return;
-    info_field(k->info, "redis_version", version, sizeof version);
+    server_identity(k->info, name, sizeof name, version, sizeof version, compat, sizeof compat);
+    valkey = strcmp(name, "Valkey") == 0;
+    if (valkey && compat[0])
+        snprintf(shown, sizeof shown, "Valkey %s (Redis %s compatible)", version, compat);
+    else
+        snprintf(shown, sizeof shown, "%s %s", name, version);
     if (info_field(k->info, "redis_mode", mode, sizeof mode) != 0)
         snprintf(mode, sizeof mode, "standalone");
     if (strcmp(mode, "sentinel") == 0) {
-        f = add(k, "server", LV_ERROR, "Redis %s is a Sentinel, not a data server", version);
+        f = add(k, "server", LV_ERROR, "%s is a Sentinel, not a data server", shown);
         set_fix(f, "point rlk at the master the sentinels monitor (SENTINEL "
                    "GET-MASTER-ADDR-BY-NAME <master>)");
-    } else if (atoi(version) < 5) {
-        f = add(k, "server", LV_ERROR, "Redis %s, %s: rlk's scripts need Redis 5 or later "
-                "(they read TIME before writing, which needs effects replication)", version, mode);
-        set_fix(f, "upgrade to Redis 6.2 or 7");
+    } else if (!valkey && atoi(version) < 5) {
+        /* Every Valkey release (7.2 and later) has what the scripts need; Redis from 5 on. */
+        f = add(k, "server", LV_ERROR, "%s, %s: rlk's scripts need Redis 5 or later "
+                "(they read TIME before writing, which needs effects replication)", shown, mode);
+        set_fix(f, "upgrade to Redis 6.2 or 7, or Valkey");
     } else {
-        f = add(k, "server", LV_OK, "Redis %s, %s", version, mode);
+        f = add(k, "server", LV_OK, "%s, %s", shown, mode);
     }
     {
-        char a[96], b[64];
+        char a[96], b[64], c[96];
 
-        add_json(f, ", \"version\": %s, \"mode\": %s", jstr(a, sizeof a, version),
-                 jstr(b, sizeof b, mode));
+        add_json(f, ", \"server\": \"%s\", \"version\": %s, \"mode\": %s", valkey ? "valkey" : "redis",
+                 jstr(a, sizeof a, version), jstr(b, sizeof b, mode));
+        if (valkey && compat[0])
+            add_json(f, ", \"redis_version\": %s", jstr(c, sizeof c, compat));
     }
 }
 

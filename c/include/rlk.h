@@ -632,7 +632,9 @@ void rlk_psemaphore_keeper_stop(rlk_psemaphore_keeper *k);
  * armed. A handle may be used by several threads. */
 typedef struct rlk_latch rlk_latch;
 
-/* No I/O. NULL on an empty name or out of memory (error on c). */
+/* No I/O. NULL on an empty name or out of memory (error on c), and
+ * (RLK_ERR_ARG) on a cluster for a name with a hash tag whose channel
+ * (braced again, as Redisson does) hashes to another slot than the key. */
 rlk_latch *rlk_latch_new(rlk_client *c, const char *name);
 void rlk_latch_free(rlk_latch *l);
 const char *rlk_latch_name(const rlk_latch *l);

@@ -21,6 +21,7 @@
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
+#include "client/slot.h"
 #include "runtime/fam.h"
 #include "runtime/wait.h"
 
@@ -36,7 +37,25 @@ static const rlk_fam_kind rlk_latch_kind = {
 
 rlk_latch *rlk_latch_new(rlk_client *c, const char *name)
 {
-    return rlk_fam_new(c, name, sizeof(rlk_latch), &rlk_latch_kind);
+    rlk_latch *l = rlk_fam_new(c, name, sizeof(rlk_latch), &rlk_latch_kind);
+    int key_slot, chan_slot;
+
+    /* Redisson's channel braces a tagged name again, so it hashes on the text up to the
+     * name's first '}' and, on a cluster, mostly lands in another slot than the key: no
+     * script can touch both (CROSSSLOT; Redisson's own latch fails there the same way).
+     * Refused here, before any call, with the reason. */
+    if (!l || !c->cluster || !strchr(name, '{'))
+        return l;
+    key_slot = rlk_key_slot(name, strlen(name));
+    chan_slot = rlk_key_slot(l->b.channel, strlen(l->b.channel));
+    if (key_slot == chan_slot)
+        return l;
+    rlk_set_error(c, RLK_ERR_ARG, "rlk_latch_new '%s': a latch name with a hash tag cannot be "
+                  "used on a cluster: Redisson's latch channel %s hashes to slot %d, the latch "
+                  "key to slot %d, and one script cannot touch both (CROSSSLOT); use a name "
+                  "without '{' (docs/compat.md)", name, l->b.channel, chan_slot, key_slot);
+    rlk_latch_free(l);
+    return NULL;
 }
 
 void rlk_latch_free(rlk_latch *l)

@@ -55,10 +55,10 @@ char *rlk_fam_tag(const char *name)
 
 char *rlk_fam_braced_name(const char *prefix, const char *name)
 {
-    /* Redisson always braces; a tagged name braced again would hash on
-     * "<name up to its '}'>", away from the name's own slot. */
-    if (rlk_fam_tagged(name))
-        return rlk_fam_concat(prefix, name, "", "");
+    /* Redisson's latch channel braces every name, a tagged one too (it then
+     * hashes on "<name up to its first '}'>", away from the name's own slot:
+     * kinds/latch.c refuses such a name on a cluster). The same text on every
+     * deployment is what lets an rlk latch and a Redisson latch hear each other. */
     return rlk_fam_concat(prefix, "{", name, "}");
 }
 

@@ -33,8 +33,8 @@ char *rlk_fam_suffix_name(const char *name, const char *suffix);
 /* The hash tag of a lock's companion keys: "{name}", or name itself when
  * it has a '{' (suffixName's base). */
 char *rlk_fam_tag(const char *name);
-/* "prefix{name}", or "prefix" + name when name has a hash tag (the latch's
- * channel; Redisson always braces, see docs/compat.md). */
+/* "prefix{name}" for every name, a tagged one too (the latch's channel, as
+ * Redisson's RedissonCountDownLatch.getChannelName builds it; docs/compat.md). */
 char *rlk_fam_braced_name(const char *prefix, const char *name);
 
 /* What every handle of the family starts with (its first member). */

@@ -137,12 +137,16 @@ int rlk_fam_undone(int outcome, int rc)
     return rc != RLK_OK ? rc : RLK_ERR_NOT_OWNER;
 }
 
-/* The server's ACL refused a command inside a script ("The user executing the script can't run
- * this command ..."). Redis does not roll back what the script wrote before, and the message
- * does not say which command it was. */
+/* The server's ACL refused a command inside a script: Redis 7.0 says "The user executing the
+ * script can't run this command ...", Valkey 8 (and Redis 7.2) "ACL failure in script: User U
+ * has no permissions to run the 'publish' command" (docs/valkey.md). Redis does not roll back
+ * what the script wrote before. */
 static int rlk_fam_acl_refused(const rlk_client *c)
 {
-    return strstr(rlk_errstr(c), "The user executing the script can't") != NULL;
+    const char *e = rlk_errstr(c);
+
+    return strstr(e, "The user executing the script can't") != NULL ||
+           strstr(e, "ACL failure in script") != NULL;
 }
 
 /* HEXISTS name field / EXISTS name (field NULL): 1, 0, or -1 when that is refused too. */

@@ -135,6 +135,43 @@ static void test_clean_server(void)
     admin("CONFIG SET save %s", "");
 }
 
+/* The server finding names the server and its version: Valkey by server_name / valkey_version
+ * (its redis_version is the Redis it is compatible with), Redis by redis_version. The fixture
+ * runs the one RLK_TEST_SERVER names; the expected text comes from INFO, asked directly. */
+static void test_server_named(void)
+{
+    redisReply *rr = rlk_fx_command(&server, "INFO server");
+    char want[128], field[64];
+    const char *p, *msg;
+    int status;
+    json_value *v;
+
+    REQUIRE(rr && rr->type == REDIS_REPLY_STRING);
+    p = strstr(rr->str, rlk_fx_is_valkey() ? "valkey_version:" : "redis_version:");
+    REQUIRE(p != NULL);
+    p = strchr(p, ':') + 1;
+    snprintf(field, sizeof field, "%.*s", (int)strcspn(p, "\r\n"), p);
+    freeReplyObject(rr);
+    snprintf(want, sizeof want, "%s %s", rlk_fx_is_valkey() ? "Valkey" : "Redis", field);
+    v = check_json(url, NULL, &status);
+    if (!v)
+        return;
+    CHECK_STR_EQ(level_of(v, "server"), "ok");
+    CHECK_STR_EQ(json_get_string(finding(v, "server"), "server"), rlk_fx_server_kind());
+    CHECK_STR_EQ(json_get_string(finding(v, "server"), "version"), field);
+    msg = json_get_string(finding(v, "server"), "message");
+    CHECKF(msg && strncmp(msg, want, strlen(want)) == 0, "server finding \"%s\", expected it to "
+           "start with \"%s\"", msg ? msg : "(none)", want);
+    if (rlk_fx_is_valkey()) {
+        CHECK_STR_CONTAINS(msg, "(Redis 7.2");                 /* the compatibility version */
+        CHECK(json_get_string(finding(v, "server"), "redis_version") != NULL);
+    } else {
+        CHECK(json_get_string(finding(v, "server"), "redis_version") == NULL);
+    }
+    json_free(v);
+    expect_text(7, "check (server named)", want, NULL);
+}
+
 static void test_scripts_missing(void)
 {
     int status;
@@ -357,6 +394,7 @@ int main(int argc, char **argv)
         cli_setup(argv[1], url) != 0)
         return 1;
     RUN_TEST(test_clean_server);
+    RUN_TEST(test_server_named);
     RUN_TEST(test_scripts_missing);
     RUN_TEST(test_evicting_server);
     RUN_TEST(test_replica);

@@ -144,12 +144,27 @@ static void test_name_rule(void)
         CHECK(rlk_rwlock_new(c, bad[i]) == NULL);
     }
     {
-        rlk_latch *l = rlk_latch_new(c, "cl:latch{t1}");
+        /* A tagged latch name: Redisson's channel redisson_countdownlatch__channel__{NAME}
+         * hashes on "cl:latch{t1", the key on "t1": refused before any call, saying why. */
+        const char *name = "cl:latch{t1}", *chan = "redisson_countdownlatch__channel__{cl:latch{t1}}";
+        rlk_latch *l;
+
+        REQUIRE(rlk_key_slot(name, strlen(name)) != rlk_key_slot(chan, strlen(chan)));
+        l = rlk_latch_new(c, name);
+        CHECK(l == NULL);
+        CHECK_INT_EQ(rlk_err(c), RLK_ERR_ARG);
+        CHECK_STR_CONTAINS(rlk_errstr(c), "cannot be used on a cluster");
+        CHECK_STR_CONTAINS(rlk_errstr(c), chan);
+        rlk_latch_free(l);
+    }
+    {
+        /* An untagged name: key and channel share the name's slot. */
+        rlk_latch *l = rlk_latch_new(c, "cl:latch");
         int set = 0;
         long long left = -1;
 
         REQUIRE(l);
-        CHECK_STR_EQ(rlk_latch_channel(l), "redisson_countdownlatch__channel__cl:latch{t1}");
+        CHECK_STR_EQ(rlk_latch_channel(l), "redisson_countdownlatch__channel__{cl:latch}");
         CHECKF(rlk_latch_try_set_count(l, 1, &set) == RLK_OK && set, "%s", rlk_errstr(c));
         CHECKF(rlk_latch_count_down(l, &left) == RLK_OK && left == 0, "%s", rlk_errstr(c));
         rlk_latch_free(l);

@@ -160,6 +160,18 @@ static void test_all_and_redlock(void)
     CHECK_STR_CONTAINS(out, "hash tag");
     CHECK_INT_EQ(run(out, sizeof out, "unlock --force 'x}y' --url \"$U\""), 2);
     CHECK_INT_EQ(run(out, sizeof out, "inspect '{}' --url \"$U\""), 2);
+    /* A tagged latch name: Redisson's channel ..._channel__{x{t}C2} is in another slot than
+     * the key; refused before any write, saying why (docs/compat.md). */
+    CHECK_INT_EQ(run(out, sizeof out, "latch 'x{t}C2' set 1 --url \"$U\""), 2);
+    CHECK_STR_CONTAINS(out, "cannot be used on a cluster");
+    CHECK_STR_CONTAINS(out, "redisson_countdownlatch__channel__{x{t}C2}");
+    {
+        redisReply *r = rlk_fx_cluster_command(&cl, rlk_fx_cluster_key_owner(&cl, "x{t}C2"),
+                                               "EXISTS %s", "x{t}C2");
+        CHECK(r && r->type == REDIS_REPLY_INTEGER && r->integer == 0);
+        if (r)
+            freeReplyObject(r);
+    }
     CHECK(run(out, sizeof out, "lock --redlock \"$U\" cli:rl -- true") != 0);
     CHECKF(strstr(out, "not a Redis Cluster") != NULL, "--redlock with a cluster URL: %s", out);
 }

@@ -7,6 +7,9 @@
  *   - await: open already, running out, woken by delete, not woken for
  *     good by a stray message ("1", or a "0" while the count is above 0),
  *     several threads of one process all released by one count_down;
+ *   - Redisson's channel for every name ({ in it or not): a raw subscriber on
+ *     redisson_countdownlatch__channel__{NAME} hears rlk's messages, and a
+ *     count-down done with raw commands in Redisson's layout wakes rlk's await;
  *   - the invariant across processes: 4 processes x 3 threads await a
  *     latch of 5; each records when it was released; every release comes
  *     after the last count_down was sent (none earlier, none missing) and
@@ -109,9 +112,9 @@ static void test_calls(void)
     REQUIRE(l && tagged);
     CHECK_STR_EQ(rlk_latch_name(l), "fs:l");
     CHECK_STR_EQ(rlk_latch_channel(l), "redisson_countdownlatch__channel__{fs:l}");
-    /* A tagged name is not braced again (Redisson does: its channel would
-     * hash on "a{fs", another cluster slot; docs/compat.md). */
-    CHECK_STR_EQ(rlk_latch_channel(tagged), "redisson_countdownlatch__channel__a{fs}");
+    /* A tagged name is braced again, as Redisson does (one server: the channel's slot does
+     * not matter; a cluster refuses the name, cl_basic; docs/compat.md). */
+    CHECK_STR_EQ(rlk_latch_channel(tagged), "redisson_countdownlatch__channel__{a{fs}}");
     CHECK(rlk_latch_new(c, NULL) == NULL);
     CHECK_INT_EQ(rlk_err(c), RLK_ERR_ARG);
 
@@ -210,6 +213,102 @@ static void test_stray_messages_and_delete(void)
     CHECK(tk_wait_numsub_at_most(&srv, chan, 0, 5000) == 0);     /* unsubscribed */
     tk_latch_destroy(&done);
     rlk_latch_free(l);
+    rlk_free(c);
+}
+
+/* ------------------------------------------------------------ Redisson's channel */
+
+/* A raw subscriber (hiredis, as a Redisson client's connection would be) on chan. */
+static redisContext *raw_subscribe(const char *chan)
+{
+    redisContext *sub = rlk_fx_connect(&srv);
+    redisReply *r;
+
+    if (!sub)
+        return NULL;
+    r = redisCommand(sub, "SUBSCRIBE %s", chan);
+    if (!r || r->type != REDIS_REPLY_ARRAY) {
+        if (r)
+            freeReplyObject(r);
+        redisFree(sub);
+        return NULL;
+    }
+    freeReplyObject(r);
+    redisSetTimeout(sub, (struct timeval){10, 0});
+    return sub;
+}
+
+/* The next message on sub: 0 with its text in buf, -1 on a timeout or anything else. */
+static int raw_message(redisContext *sub, const char *chan, char *buf, size_t len)
+{
+    void *p = NULL;
+    redisReply *r;
+    int rc = -1;
+
+    if (redisGetReply(sub, &p) != REDIS_OK || !p)
+        return -1;
+    r = p;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 && strcmp(r->element[0]->str, "message") == 0 &&
+        strcmp(r->element[1]->str, chan) == 0) {
+        snprintf(buf, len, "%s", r->element[2]->str);
+        rc = 0;
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+/* Both ways, for a plain name and names with a hash tag (issue 22: rlk published on
+ * ..._channel__x{t}C2, Redisson listens on ..._channel__{x{t}C2}). */
+static void test_redisson_channel(void)
+{
+    static const char *const names[] = {"fs:rl", "x{t}C2", "{fs}rl", "a{b}c{d}"};
+    rlk_client *c = tk_connect(url, 0, 2);
+
+    REQUIRE(c);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char chan[256], msg[32] = "";
+        rlk_latch *l = rlk_latch_new(c, names[i]);
+        redisContext *sub;
+        awaiter a;
+        pthread_t t;
+        tk_latch done;
+        long long left = -1;
+
+        snprintf(chan, sizeof chan, "redisson_countdownlatch__channel__{%s}", names[i]);
+        REQUIREF(l != NULL, "%s: %s", names[i], rlk_errstr(c));
+        CHECK_STR_EQ(rlk_latch_channel(l), chan);
+        /* rlk counts down, a Redisson-style subscriber hears "1" (armed) then "0" (open). */
+        sub = raw_subscribe(chan);
+        REQUIREF(sub != NULL, "%s: SUBSCRIBE %s", names[i], chan);
+        CHECK_INT_EQ(rlk_latch_try_set_count(l, 1, NULL), RLK_OK);
+        CHECKF(raw_message(sub, chan, msg, sizeof msg) == 0 && strcmp(msg, "1") == 0,
+               "%s: the subscriber on %s heard \"%s\" after try_set_count", names[i], chan, msg);
+        CHECK_INT_EQ(rlk_latch_count_down(l, &left), RLK_OK);
+        CHECK_INT_EQ(left, 0);
+        msg[0] = '\0';
+        CHECKF(raw_message(sub, chan, msg, sizeof msg) == 0 && strcmp(msg, "0") == 0,
+               "%s: the subscriber on %s heard \"%s\" after count_down", names[i], chan, msg);
+        redisFree(sub);
+        /* Redisson's layout, by raw commands: SET NAME 1 and PUBLISH 1 (trySetCount), then
+         * DECR, DEL at 0 and PUBLISH 0 on Redisson's channel (countDown). rlk's await has no
+         * other way to learn the count changed (a latch's wait has no bound): it returns
+         * RLK_OK only if it heard the "0", else RLK_ERR_BUSY after 20 s. */
+        CHECK(tk_command_ok(&srv, "SET %s 1", names[i]) == 0);
+        CHECK(tk_command_ok(&srv, "PUBLISH %s 1", chan) == 0);
+        tk_latch_init(&done);
+        a = (awaiter){l, 20000, 0, -1, 0, &done, 0};
+        pthread_create(&t, NULL, awaiter_main, &a);
+        CHECK(tk_wait_numsub(&srv, chan, 1, 10000) == 0);
+        CHECK(tk_command_ok(&srv, "DECR %s", names[i]) == 0);
+        CHECK(tk_command_ok(&srv, "DEL %s", names[i]) == 0);
+        CHECK(tk_command_ok(&srv, "PUBLISH %s 0", chan) == 0);
+        tk_latch_wait(&done, 1, 30000);
+        pthread_join(t, NULL);
+        CHECKF(a.rc == RLK_OK, "%s: rlk's await after a Redisson-style count-down on %s: %d (%s)",
+               names[i], chan, a.rc, rlk_errstr(c));
+        tk_latch_destroy(&done);
+        rlk_latch_free(l);
+    }
     rlk_free(c);
 }
 
@@ -372,6 +471,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_calls);
     RUN_TEST(test_await_runs_out);
     RUN_TEST(test_stray_messages_and_delete);
+    RUN_TEST(test_redisson_channel);
     RUN_TEST(test_all_local_awaiters_released);
     RUN_TEST(test_invariant_procs);
     tk_suite_stop(&srv, &stall);

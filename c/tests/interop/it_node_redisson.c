@@ -561,6 +561,18 @@ static void test_control_ignored_lock(void)
     free(holds);
 }
 
+/* 1 when the server refuses an UNSUBSCRIBE on a connection that subscribed to nothing
+ * (Valkey 8: "NOSUB ..."; Redis 7.0 confirms it with an empty unsubscribe reply). */
+static int nosub_outside_subscribed_mode(void)
+{
+    redisReply *r = rlk_fx_command(&srv, "UNSUBSCRIBE");
+    int nosub = r && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSUB", 5) == 0;
+
+    if (r)
+        freeReplyObject(r);
+    return nosub;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -573,6 +585,14 @@ int main(int argc, char **argv)
     if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
         fprintf(stderr, "it_node_redisson: cannot start redis-server\n");
         return 1;
+    }
+    if (nosub_outside_subscribed_mode()) {
+        printf("SKIP: this server (Valkey 8) answers an UNSUBSCRIBE outside subscribed mode with "
+               "an error (NOSUB), which node-redisson 1.0.4 does not survive: its waitSubscribeOnce "
+               "unsubscribes twice, and the rejected second UNSUBSCRIBE either ends the process "
+               "(unhandled) or leaves tryLock waiting for ever (docs/valkey.md)\n");
+        rlk_fx_stop(&srv);
+        return SKIP_CODE;
     }
     tk_stall_start(&stall);
     RUN_TEST(test_control_ignored_lock);

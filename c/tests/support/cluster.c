@@ -81,6 +81,35 @@ static int cl_index_of_port(const rlk_fx_cluster *c, long long port)
     return -1;
 }
 
+/* The node of a CLUSTER SLOTS node entry ([ip, port, id, ...]): by port, else by node id.
+ * Valkey 8 answers with the port of the asking connection's kind, so over the fixture's plain
+ * control socket a TLS-only node says port 0 (Redis 7.0 says its TLS port); the id decides. */
+static int cl_index_of_entry(const rlk_fx_cluster *c, const redisReply *e)
+{
+    int idx = -1;
+
+    if (e->type != REDIS_REPLY_ARRAY || e->elements < 2)
+        return -1;
+    if (e->element[1]->type == REDIS_REPLY_INTEGER)
+        idx = cl_index_of_port(c, e->element[1]->integer);
+    if (idx >= 0 || e->elements < 3 || e->element[2]->type != REDIS_REPLY_STRING)
+        return idx;
+    for (int i = 0; i < c->n; i++)
+        if (c->id[i][0] && strcmp(c->id[i], e->element[2]->str) == 0)
+            return i;
+    return -1;
+}
+
+/* The port the fixture knows a CLUSTER SLOTS node entry by (see cl_index_of_entry). */
+static long long cl_entry_port(const rlk_fx_cluster *c, const redisReply *e)
+{
+    int idx = cl_index_of_entry(c, e);
+
+    if (idx >= 0)
+        return c->node[idx].port;
+    return e->elements >= 2 && e->element[1]->type == REDIS_REPLY_INTEGER ? e->element[1]->integer : -1;
+}
+
 int rlk_fx_cluster_url(const rlk_fx_cluster *c, int node, char *buf, size_t len)
 {
     if (node < 0 || node >= c->n)
@@ -160,12 +189,12 @@ int rlk_fx_cluster_slot_map(const rlk_fx_cluster *c, int node, char *buf, size_t
         for (size_t k = 3; k < e->elements; k++) {
             char port[16];
 
-            snprintf(port, sizeof port, "%lld", e->element[k]->element[1]->integer);
+            snprintf(port, sizeof port, "%lld", cl_entry_port(c, e->element[k]));
             reps[nr++] = strdup(port);
         }
         qsort(reps, nr, sizeof *reps, cl_cmp_str);
         w = snprintf(line, sizeof line, "%lld-%lld:%lld", e->element[0]->integer,
-                     e->element[1]->integer, e->element[2]->element[1]->integer);
+                     e->element[1]->integer, cl_entry_port(c, e->element[2]));
         for (size_t k = 0; k < nr; k++) {
             if (w > 0 && (size_t)w < sizeof line)
                 w += snprintf(line + w, sizeof line - (size_t)w, "%s%s", k ? "," : "/", reps[k]);
@@ -304,7 +333,7 @@ int rlk_fx_cluster_slot_owner(const rlk_fx_cluster *c, int ask, int slot)
 
         if (e->type == REDIS_REPLY_ARRAY && e->elements >= 3 && e->element[0]->integer <= slot &&
             slot <= e->element[1]->integer)
-            idx = cl_index_of_port(c, e->element[2]->element[1]->integer);
+            idx = cl_index_of_entry(c, e->element[2]);
     }
     if (r)
         freeReplyObject(r);
@@ -409,6 +438,9 @@ int rlk_fx_cluster_start(rlk_fx_cluster *c)
     if (rlk_fx_start_n(c->node, RLK_FX_CLUSTER_NODES, &cfg) != 0)
         return -1;
     c->n = RLK_FX_CLUSTER_NODES;
+    for (int i = 0; i < c->n; i++)
+        if (rlk_fx_cluster_node_id(c, i, c->id[i], sizeof c->id[i]) != 0)
+            c->id[i][0] = '\0';
     if (cl_create(c) != 0 || rlk_fx_cluster_wait_ok(c, CL_START_TIMEOUT_MS) != 0) {
         rlk_fx_cluster_stop(c);
         return -1;

@@ -31,6 +31,7 @@ typedef struct rlk_fx_cluster {
     int n;                                   /* RLK_FX_CLUSTER_NODES once started */
     rlk_fx_server node[RLK_FX_CLUSTER_NODES];
     long long start_ms;                      /* how long the start took */
+    char id[RLK_FX_CLUSTER_NODES][48];       /* CLUSTER MYID of each node, read at start */
 } rlk_fx_cluster;
 
 /* Starts the six nodes and creates the cluster; on failure stops them. */

@@ -217,6 +217,12 @@ void rlk_fx_sleep_ms(long ms)
 #ifndef RLK_FX_REDIS_CLI
 #define RLK_FX_REDIS_CLI "redis-cli"
 #endif
+#ifndef RLK_FX_VALKEY_SERVER
+#define RLK_FX_VALKEY_SERVER "valkey-server"
+#endif
+#ifndef RLK_FX_VALKEY_CLI
+#define RLK_FX_VALKEY_CLI "valkey-cli"
+#endif
 
 /* $name when set and not empty, else the build's path. */
 static const char *fx_binary(const char *name, const char *built)
@@ -226,14 +232,76 @@ static const char *fx_binary(const char *name, const char *built)
     return env && env[0] ? env : built;
 }
 
+const char *rlk_fx_server_kind(void)
+{
+    const char *k = getenv("RLK_TEST_SERVER");
+
+    if (!k || !k[0] || strcmp(k, "redis") == 0)
+        return "redis";
+    if (strcmp(k, "valkey") == 0)
+        return "valkey";
+    fprintf(stderr, "fixture: RLK_TEST_SERVER must be redis or valkey, not \"%s\"\n", k);
+    exit(2);
+}
+
+int rlk_fx_is_valkey(void)
+{
+    return strcmp(rlk_fx_server_kind(), "valkey") == 0;
+}
+
 const char *rlk_fx_redis_server_path(void)
 {
+    if (rlk_fx_is_valkey())
+        return fx_binary("RLK_VALKEY_SERVER", RLK_FX_VALKEY_SERVER);
     return fx_binary("RLK_REDIS_SERVER", RLK_FX_REDIS_SERVER);
 }
 
 const char *rlk_fx_redis_cli_path(void)
 {
+    if (rlk_fx_is_valkey())
+        return fx_binary("RLK_VALKEY_CLI", RLK_FX_VALKEY_CLI);
     return fx_binary("RLK_REDIS_CLI", RLK_FX_REDIS_CLI);
+}
+
+/* 1 when path names an executable file, directly (a '/' in it) or on $PATH. */
+static int fx_executable(const char *path)
+{
+    const char *dirs = getenv("PATH");
+    char full[1024];
+
+    if (strchr(path, '/'))
+        return access(path, X_OK) == 0;
+    while (dirs && *dirs) {
+        size_t n = strcspn(dirs, ":");
+
+        if (snprintf(full, sizeof full, "%.*s/%s", (int)n, n ? dirs : ".", path)
+                < (int)sizeof full && access(full, X_OK) == 0)
+            return 1;
+        dirs += n;
+        if (*dirs == ':')
+            dirs++;
+    }
+    return 0;
+}
+
+void rlk_fx_require_server(void)
+{
+    static int checked;
+    const char *server, *cli;
+
+    if (checked)
+        return;
+    server = rlk_fx_redis_server_path();
+    cli = rlk_fx_redis_cli_path();
+    if (rlk_fx_is_valkey() && (!fx_executable(server) || !fx_executable(cli))) {
+        fprintf(stderr, "SKIP: RLK_TEST_SERVER=valkey but %s is not installed "
+                "(tools/bootstrap installs valkey-server and valkey-tools from "
+                "bookworm-backports)\n", fx_executable(server) ? cli : server);
+        fflush(stderr);
+        exit(RLK_FX_SKIP);
+    }
+    checked = 1;
+    fprintf(stderr, "fixture: server under test: %s (%s)\n", rlk_fx_server_kind(), server);
 }
 
 static unsigned long fx_random(void)
@@ -759,6 +827,7 @@ int rlk_fx_start(rlk_fx_server *s, const rlk_fx_config *cfg)
         cfg = &defaults;
     }
     memset(s, 0, sizeof *s);
+    rlk_fx_require_server();
     fx_install_cleanup();
     if (fx_start_config(s, cfg) != 0) {
         rlk_fx_stop(s);

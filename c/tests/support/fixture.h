@@ -11,8 +11,13 @@
  * left, and on Linux the server also dies with the test process
  * (PR_SET_PDEATHSIG), so a failing or killed test leaves no server behind.
  *
+ * The server under test is $RLK_TEST_SERVER: "redis" (the default) or "valkey".
  * The redis-server binary is $RLK_REDIS_SERVER, else RLK_FX_REDIS_SERVER
- * (a compile definition), else "redis-server" from PATH.
+ * (a compile definition), else "redis-server" from PATH; for Valkey the same
+ * with $RLK_VALKEY_SERVER, RLK_FX_VALKEY_SERVER and "valkey-server" (and
+ * valkey-cli for the cluster's --cluster create). When Valkey is asked for
+ * and not installed, the first start prints "SKIP: ..." and exits 77
+ * (RLK_FX_SKIP), which ctest reports as skipped (SKIP_RETURN_CODE 77).
  *
  * Clusters (cluster.h) and sentinels (sentinel.h) are built from these
  * servers (config.cluster, config.sentinel_conf).
@@ -124,9 +129,24 @@ int rlk_fx_unix_url(const rlk_fx_server *s, int db, char *buf, size_t len);
 /* A loopback port that nothing listens on right now (bind test). -1 on failure. */
 int rlk_fx_free_port(void);
 
-/* The redis-server binary the fixture runs ($RLK_REDIS_SERVER, else the
- * build's RLK_FX_REDIS_SERVER, else "redis-server"), and redis-cli
- * ($RLK_REDIS_CLI, RLK_FX_REDIS_CLI, "redis-cli"). */
+/* The exit status of a test whose server is not installed (ctest SKIP_RETURN_CODE). */
+#define RLK_FX_SKIP 77
+
+/* "redis" or "valkey": $RLK_TEST_SERVER (unset or empty: "redis"; anything else
+ * is an error: the process exits 2). */
+const char *rlk_fx_server_kind(void);
+int rlk_fx_is_valkey(void);
+
+/* Exits 77 (RLK_FX_SKIP) after "SKIP: ..." on stderr when the server under test
+ * is Valkey and its binaries are missing; rlk_fx_start calls it. Prints the
+ * server under test once. */
+void rlk_fx_require_server(void);
+
+/* The server binary the fixture runs ($RLK_REDIS_SERVER, else the build's
+ * RLK_FX_REDIS_SERVER, else "redis-server"), and redis-cli ($RLK_REDIS_CLI,
+ * RLK_FX_REDIS_CLI, "redis-cli"); under $RLK_TEST_SERVER=valkey valkey-server
+ * ($RLK_VALKEY_SERVER, RLK_FX_VALKEY_SERVER, "valkey-server") and valkey-cli
+ * ($RLK_VALKEY_CLI, RLK_FX_VALKEY_CLI, "valkey-cli"). */
 const char *rlk_fx_redis_server_path(void);
 /* $RLK_TEST_TLS: the certificate directory (tools/tls-certs) when the suite runs over TLS,
  * else NULL. When set, the first TLS server started also sets $RLK_TLS_CACERT to its
