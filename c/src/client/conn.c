@@ -565,6 +565,7 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
         if (!h.fcall && !loaded && rlk_conn_is_noscript(r)) {
             /* NOSCRIPT: the script did not run. Load it and try once more. */
             loaded = 1;
+            RLK_CLIENT_COUNT(c, noscript_reloads);
             rc = rlk_conn_load_script(c, ctx, s);
         } else if (h.fcall && !asked && rlk_fn_is_missing(r)) {
             /* No such function: it did not run. The library may be gone (functions.h). */

@@ -40,6 +40,7 @@
 #include "client/error.h"
 #include "client/sentinel.h"
 #include "client/slot.h"
+#include "runtime/metrics.h"
 #include "runtime/thread.h"
 #include "runtime/wd.h"
 
@@ -68,6 +69,7 @@ struct rlk_hold {
     rlk_sub_chan *sub_ch;
     char *channel;
     int nudged;                 /* a message came while in flight: renew again at once */
+    long long acquired_ns;      /* when the count went from 0 to 1 (the hold metric) */
 };
 
 typedef struct rlk_lost_mark {
@@ -936,6 +938,8 @@ int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, i
     if (rc == RLK_OK && !e && !(e = rlk_hold_new(wd, h)))
         rc = rlk_set_error(wd->c, RLK_ERR_NOMEM, "lock %s: out of memory", h->name);
     if (e) {
+        if (e->count == 0)
+            e->acquired_ns = rlk_clock_now_ns();
         e->count++;
         e->lease_ms = lease_ms;
         e->token = token;
@@ -992,6 +996,17 @@ int rlk_wd_token_of(rlk_wd *wd, int kind, const char *name, const char *owner, l
         *token = e->token;
     pthread_mutex_unlock(&wd->mu);
     return e != NULL;
+}
+
+void rlk_wd_gauges(rlk_wd *wd, long long *held, long long *watchdog)
+{
+    *held = *watchdog = 0;
+    pthread_mutex_lock(&wd->mu);
+    for (rlk_hold *e = wd->holds; e; e = e->next) {
+        (*held)++;
+        *watchdog += e->watchdog != 0;
+    }
+    pthread_mutex_unlock(&wd->mu);
 }
 
 void rlk_wd_forget_name(rlk_wd *wd, const char *name)
@@ -1056,6 +1071,8 @@ void rlk_wd_release_end(rlk_wd *wd, rlk_wd_ticket *t, int outcome)
      * does not know of (an acquire whose reply was lost, or the same owner
      * id on another client, which renews its own). In the last case the
      * release reset the lease, which runs out unless its real holder renews. */
+    if (t->removed && (outcome == RLK_REL_RELEASED || outcome == RLK_REL_STILL_HELD))
+        rlk_metrics_hold(wd->counters, t->removed->name, t->removed->acquired_ns);
     rlk_hold_free(t->removed);
     t->removed = NULL;
     pthread_mutex_unlock(&wd->mu);
