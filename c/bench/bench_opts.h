@@ -24,6 +24,8 @@ typedef struct rlk_bench_opts {
     int procs;               /* --procs: one process per contender (W2) or client (W1) */
     int fair;                /* --lock fair: W2 through rlk_fairlock (rlk variant only) */
     int setnx;               /* --lock setnx: SET NX PX + compare-and-delete (--baseline only) */
+    const char *metrics_out; /* rlk variant: the library's metrics exposition; NULL: none */
+    int no_metrics;          /* --no-metrics: the library's recording off (rlk_metrics_set_enabled) */
     /* Set by the multi-process runner in each child, -1 otherwise: the
      * child reports "ready" on ready_fd and reads the common start time
      * (absolute CLOCK_MONOTONIC ns, or -1: abort) from gate_fd. */
