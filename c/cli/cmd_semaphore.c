@@ -244,6 +244,7 @@ static int sem_hold(sem_run *r, const rlk_lc_session *s, const char *what)
     h.release = sem_release;
     h.errstr = sem_errstr;
     h.impl = r;
+    h.client = r->c;
     if (r->o->c.lease_ms > 0)
         rlk_lc_hold_fixed_lease(&h, acquired_ns, r->o->c.lease_ms);
     if (sem_env(&h, r) < 0) {
