@@ -39,6 +39,7 @@ typedef struct rlk_client_counters {
     atomic_ullong reconnects;       /* pool connections opened again after a drop */
     atomic_ullong redirects;        /* cluster MOVED/ASK followed */
     atomic_ullong noscript_reloads; /* NOSCRIPT answered by SCRIPT LOAD */
+    atomic_int no_setinfo;          /* CLIENT SETINFO refused once: not sent again (conn.h) */
 } rlk_client_counters;
 
 /* Adds one to c's counters->field (none on a client without counters). */

@@ -296,13 +296,7 @@ static void rlk_wd_mark(rlk_wd *wd, int kind, const char *name, const char *owne
 
 static int rlk_wd_setname(rlk_wd *wd)
 {
-    const char *argv[3] = {"CLIENT", "SETNAME", RLK_WD_NAME};
-    redisReply *r = NULL;
-    int rc = rlk_conn_command(wd->c, wd->ctx, "CLIENT SETNAME", 3, argv, NULL, &r, NULL);
-
-    if (r)
-        freeReplyObject(r);
-    return rc;
+    return rlk_conn_setname(wd->c, wd->ctx, RLK_WD_NAME);   /* and lib-name, lib-ver */
 }
 
 static void rlk_wd_disconnect(rlk_wd *wd)
