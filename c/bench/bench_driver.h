@@ -30,6 +30,7 @@ typedef struct rlk_bench_target {
     const rlk_bench_script *release;  /* reentrant/release */
     const char *lease_ms;             /* decimal string */
     int fair;                         /* W2 (rlk): rlk_fairlock instead of rlk_lock */
+    int no_metrics;                   /* rlk: rlk_metrics_set_enabled(client, 0) */
     int connect_timeout_ms;
     int command_timeout_ms;
 } rlk_bench_target;
@@ -75,6 +76,9 @@ typedef struct rlk_bench_driver {
     /* One-line description of each workload's calls. */
     const char *w1_desc;
     const char *w2_desc;
+    /* Optional (NULL: none): the contender's metrics snapshot, an opaque
+     * blob of at most len bytes into buf; returns its size (0: none). */
+    size_t (*metrics)(void *st, void *buf, size_t len);
 } rlk_bench_driver;
 
 extern const rlk_bench_driver rlk_bench_baseline_driver;
@@ -84,6 +88,13 @@ extern const rlk_bench_driver rlk_bench_setnx_driver;    /* --baseline --lock se
 extern const rlk_bench_driver rlk_bench_rlk_driver;
 /* Nonzero once W2 through the library's blocking lock is implemented. */
 int rlk_bench_rlk_w2_available(void);
+/* The size of the rlk driver's metrics blob (an rlk_metrics). */
+size_t rlk_bench_rlk_metrics_size(void);
+/* Writes n contenders' metrics blobs (NULL or the wrong size: skipped) to
+ * path as Prometheus text, snapshot i labelled label="<i>". 0, or -1 with
+ * a message on stderr. */
+int rlk_bench_rlk_write_metrics(const char *path, void *const *blobs, const size_t *sizes, int n,
+                                const char *label);
 #endif
 
 #endif /* RLK_BENCH_DRIVER_H */

@@ -70,6 +70,8 @@ static const rlk_bench_driver *rlk_bench_pick_driver(const rlk_bench_opts *o)
         rlk_bench_die(2, "--lock setnx applies to --baseline only");
     if (o->setnx)
         return &rlk_bench_setnx_driver;
+    if (o->baseline && (o->metrics_out != NULL || o->no_metrics))
+        rlk_bench_die(2, "--metrics-out and --no-metrics apply to the rlk variant only");
     if (o->baseline)
         return &rlk_bench_baseline_driver;
     if (o->scripts_dir != NULL)
@@ -250,6 +252,7 @@ static void rlk_bench_make_target(rlk_bench_setup *s)
     s->t.release = &s->release;
     s->t.lease_ms = RLK_BENCH_LEASE_MS;
     s->t.fair = s->o.fair;
+    s->t.no_metrics = s->o.no_metrics;
     s->t.connect_timeout_ms = 2000;
     s->t.command_timeout_ms = 5000;
 }
@@ -454,6 +457,31 @@ static void rlk_bench_report_w2(const rlk_bench_setup *s, rlk_bench_run_result *
     free(ev);
 }
 
+/* The library's metrics of every contender (--metrics-out). */
+static void rlk_bench_write_metrics(const rlk_bench_setup *s, const rlk_bench_run_result *r)
+{
+#ifdef RLK_BENCH_HAVE_LIB
+    void **blobs = calloc((size_t)(r->n ? r->n : 1), sizeof *blobs);
+    size_t *sizes = calloc((size_t)(r->n ? r->n : 1), sizeof *sizes);
+
+    if (blobs == NULL || sizes == NULL)
+        rlk_bench_die(1, "out of memory");
+    for (int i = 0; i < r->n; i++) {
+        blobs[i] = r->w[i].metrics;
+        sizes[i] = r->w[i].metrics_len;
+    }
+    if (rlk_bench_rlk_write_metrics(s->o.metrics_out, blobs, sizes, r->n,
+                                    s->o.procs ? "process" : "contender") != 0)
+        fprintf(stderr, "rlk-bench: no metrics written to %s\n", s->o.metrics_out);
+    free(blobs);
+    free(sizes);
+#else
+    (void)r;
+    fprintf(stderr, "rlk-bench: --metrics-out %s: this build has no rlk library\n",
+            s->o.metrics_out);
+#endif
+}
+
 /* ------------------------------------------------------------ main */
 
 int main(int argc, char **argv)
@@ -496,6 +524,8 @@ int main(int argc, char **argv)
         rlk_bench_report_w1(&s, &r);
     else
         rlk_bench_report_w2(&s, &r);
+    if (s.o.metrics_out != NULL)
+        rlk_bench_write_metrics(&s, &r);
     rlk_bench_del_keys(c, &s);
     redisFree(c);
     if (r.unfinished > 0)

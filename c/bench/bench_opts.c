@@ -16,6 +16,7 @@ void rlk_bench_usage(FILE *f)
           "                 [--hold-ms 1] [--events-out FILE] [--grace SECONDS] [--baseline]\n"
           "                 [--scripts-dir DIR] [--procs] [--lock reentrant|fair|setnx]\n"
           "                 [--tls [--cacert FILE] [--cert FILE --key FILE]]\n"
+          "                 [--metrics-out FILE] [--no-metrics]\n"
           "\n"
           "  --workload w1    uncontended: each client acquires and releases PREFIX:w1:<i>\n"
           "  --workload w2    contended: N contenders on PREFIX:w2 (acquire, hold, release)\n"
@@ -41,6 +42,11 @@ void rlk_bench_usage(FILE *f)
           "                   library's TLS transport for the baseline), certificate checked\n"
           "  --cacert F       the CA of the server's certificate (default: the system store)\n"
           "  --cert F --key F a client certificate, for servers with tls-auth-clients yes\n"
+          "  --metrics-out F  rlk variant: at the end, the library's metrics in Prometheus\n"
+          "                   text format, one snapshot per contender's client labelled\n"
+          "                   process=\"<i>\" (--procs) or contender=\"<i>\" (threads)\n"
+          "  --no-metrics     rlk variant: turn the library's metric recording off\n"
+          "                   (rlk_metrics_set_enabled), to measure what it costs\n"
           "\n"
           "Prints one JSON object (schema peers-bench/1) as the last line of stdout.\n"
           "Exit: 0 run completed, 1 setup failed (connect, scripts), 2 usage.\n", f);
@@ -124,6 +130,8 @@ static int rlk_bench_option(rlk_bench_opts *o, const char *name, const char *val
         o->key_prefix = val;
     } else if (strcmp(name, "--events-out") == 0) {
         o->events_out = val;
+    } else if (strcmp(name, "--metrics-out") == 0) {
+        o->metrics_out = val;
     } else if (strcmp(name, "--lock") == 0) {
         o->fair = strcmp(val, "fair") == 0;
         o->setnx = strcmp(val, "setnx") == 0;
@@ -199,6 +207,10 @@ int rlk_bench_parse_opts(int argc, char **argv, rlk_bench_opts *o, char *err, si
         }
         if (strcmp(arg, "--tls") == 0) {
             o->tls = 1;
+            continue;
+        }
+        if (strcmp(arg, "--no-metrics") == 0) {
+            o->no_metrics = 1;
             continue;
         }
         if (strncmp(arg, "--", 2) != 0) {

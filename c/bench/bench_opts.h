@@ -28,6 +28,8 @@ typedef struct rlk_bench_opts {
     const char *cacert;      /* --cacert FILE: the CA that signed the server's certificate */
     const char *cert;        /* --cert FILE, --key FILE: a client certificate (mutual TLS) */
     const char *key;
+    const char *metrics_out; /* rlk variant: the library's metrics exposition; NULL: none */
+    int no_metrics;          /* --no-metrics: the library's recording off (rlk_metrics_set_enabled) */
     /* Set by the multi-process runner in each child, -1 otherwise: the
      * child reports "ready" on ready_fd and reads the common start time
      * (absolute CLOCK_MONOTONIC ns, or -1: abort) from gate_fd. */

@@ -28,6 +28,7 @@
 typedef struct rlk_bench_wire {
     uint64_t nlat;
     uint64_t nev;
+    uint64_t nmetrics;       /* bytes of the driver's metrics blob, sent after the events */
     uint64_t errors;
     uint64_t giveups;
     int64_t end_ns;
@@ -111,6 +112,7 @@ static void rlk_bench_child_main(const rlk_bench_opts *o, const rlk_bench_driver
     memset(&w, 0, sizeof w);
     w.nlat = r.w[0].nlat;
     w.nev = r.w[0].nev;
+    w.nmetrics = r.w[0].metrics_len;
     w.errors = r.w[0].errors;
     w.giveups = r.w[0].giveups;
     w.end_ns = r.w[0].end_ns;
@@ -121,7 +123,8 @@ static void rlk_bench_child_main(const rlk_bench_opts *o, const rlk_bench_driver
     memcpy(w.last_error, r.w[0].last_error, sizeof w.last_error);
     if (rlk_bench_write_all(up, &w, sizeof w) != 0 ||
         (w.nlat && rlk_bench_write_all(up, r.w[0].lat, w.nlat * sizeof *r.w[0].lat) != 0) ||
-        (w.nev && rlk_bench_write_all(up, r.w[0].ev, w.nev * sizeof *r.w[0].ev) != 0))
+        (w.nev && rlk_bench_write_all(up, r.w[0].ev, w.nev * sizeof *r.w[0].ev) != 0) ||
+        (w.nmetrics && rlk_bench_write_all(up, r.w[0].metrics, w.nmetrics) != 0))
         _exit(1);
     _exit(0);   /* abandoned threads, if any, end here */
 }
@@ -200,9 +203,17 @@ static void rlk_bench_gather(rlk_bench_child *c, rlk_bench_worker_result *res,
         (w.nlat && rlk_bench_read_all(c->up, res->lat, w.nlat * sizeof *res->lat, until) != 0) ||
         (w.nev && rlk_bench_read_all(c->up, res->ev, w.nev * sizeof *res->ev, until) != 0)) {
         rlk_bench_stop_child(c);
-        w.nlat = w.nev = 0;
+        w.nlat = w.nev = w.nmetrics = 0;
         w.unfinished = 1;
         snprintf(w.last_error, sizeof w.last_error, "contender process: truncated result");
+    }
+    if (w.nmetrics && w.nmetrics <= (1u << 20) && (res->metrics = malloc(w.nmetrics)) != NULL) {
+        if (rlk_bench_read_all(c->up, res->metrics, w.nmetrics, until) == 0) {
+            res->metrics_len = w.nmetrics;
+        } else {
+            free(res->metrics);
+            res->metrics = NULL;
+        }
     }
     res->nlat = w.nlat;
     res->nev = w.nev;

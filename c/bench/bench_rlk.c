@@ -163,6 +163,8 @@ static int rlk_bench_lib_open(void **st, const rlk_bench_target *t,
     b->values.claim = "50";
     rlk_bench_script_bind(t->acquire, &b->values, &b->acquire);
     rlk_bench_script_bind(t->release, &b->values, &b->release);
+    if (t->no_metrics)
+        (void)rlk_metrics_set_enabled(b->client, 0);
     if (t->workload == 2 && rlk_bench_lib_w2_open(b, err, errlen) != 0) {
         rlk_free(b->client);
         free(b);
@@ -235,6 +237,64 @@ static void rlk_bench_lib_close(void *st)
     free(b);
 }
 
+static size_t rlk_bench_lib_metrics(void *st, void *buf, size_t len)
+{
+    rlk_bench_lib *b = st;
+
+    if (buf == NULL || len < sizeof(rlk_metrics))
+        return sizeof(rlk_metrics);
+    return rlk_metrics_get(b->client, buf) == RLK_OK ? sizeof(rlk_metrics) : 0;
+}
+
+size_t rlk_bench_rlk_metrics_size(void)
+{
+    return sizeof(rlk_metrics);
+}
+
+int rlk_bench_rlk_write_metrics(const char *path, void *const *blobs, const size_t *sizes, int n,
+                                const char *label)
+{
+    rlk_metrics *m = calloc((size_t)(n > 0 ? n : 1), sizeof *m);
+    char (*lv)[64] = calloc((size_t)(n > 0 ? n : 1), sizeof *lv);
+    const char **labels = calloc((size_t)(n > 0 ? n : 1), sizeof *labels);
+    size_t k = 0, need = 0;
+    char *text = NULL;
+    FILE *f = NULL;
+    int rc = -1;
+
+    if (m == NULL || lv == NULL || labels == NULL)
+        goto out;
+    for (int i = 0; i < n; i++) {
+        if (blobs[i] == NULL || sizes[i] != sizeof(rlk_metrics)) {
+            fprintf(stderr, "rlk-bench: contender %d sent no metrics\n", i);
+            continue;
+        }
+        memcpy(&m[k], blobs[i], sizeof m[k]);
+        snprintf(lv[k], sizeof lv[k], "%s=\"%d\"", label, i);
+        labels[k] = lv[k];
+        k++;
+    }
+    (void)rlk_metrics_format(m, k, labels, RLK_METRICS_PROMETHEUS, NULL, 0, &need);
+    text = malloc(need ? need : 1);
+    if (text == NULL ||
+        rlk_metrics_format(m, k, labels, RLK_METRICS_PROMETHEUS, text, need, NULL) != RLK_OK)
+        goto out;
+    f = fopen(path, "w");
+    if (f == NULL || fputs(text, f) < 0) {
+        fprintf(stderr, "rlk-bench: cannot write %s\n", path);
+        goto out;
+    }
+    rc = 0;
+out:
+    if (f != NULL && fclose(f) != 0)
+        rc = -1;
+    free(text);
+    free(labels);
+    free(lv);
+    free(m);
+    return rc;
+}
+
 const rlk_bench_driver rlk_bench_rlk_driver = {
     "rlk",
     RLK_VERSION,
@@ -249,4 +309,5 @@ const rlk_bench_driver rlk_bench_rlk_driver = {
     "rlk_lock_try_lock or, with --lock fair, rlk_fairlock_try_lock (blocking: local FIFO, pub/sub wake-ups; wait = time left until "
     "deadline + grace; lease 30000 ms, no watchdog), hold by sleeping, rlk_lock_unlock; "
     "one rlk_client (pool of 1) per contender",
+    rlk_bench_lib_metrics,
 };

@@ -243,6 +243,21 @@ static void *rlk_bench_worker_main(void *arg)
     if (!w->closed)
         w->res.end_ns = rlk_bench_now_ns() - r->t0;
     pthread_mutex_unlock(&w->mu);
+    if (w->open_ok && r->d->metrics) {
+        size_t len = r->d->metrics(w->st, NULL, 0);
+        void *blob = len ? malloc(len) : NULL;
+
+        if (blob && r->d->metrics(w->st, blob, len) == len) {
+            pthread_mutex_lock(&w->mu);
+            if (!w->closed) {
+                w->res.metrics = blob;
+                w->res.metrics_len = len;
+                blob = NULL;
+            }
+            pthread_mutex_unlock(&w->mu);
+        }
+        free(blob);
+    }
     if (w->open_ok)
         r->d->close(w->st);
     atomic_store(&w->phase, RLK_BENCH_PH_DONE);
@@ -463,6 +478,7 @@ void rlk_bench_run_free(rlk_bench_run_result *r)
     for (i = 0; i < r->n && r->w != NULL; i++) {
         free(r->w[i].lat);
         free(r->w[i].ev);
+        free(r->w[i].metrics);
     }
     free(r->w);
     r->w = NULL;

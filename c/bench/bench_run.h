@@ -29,6 +29,8 @@ typedef struct rlk_bench_worker_result {
     int stuck;               /* W2: still waiting in acquire at deadline + grace (the
                                 driver gave up then, or the thread was abandoned there) */
     int unfinished;          /* abandoned anywhere (stuck included) */
+    void *metrics;           /* the driver's metrics blob at the end (malloc'd), or NULL */
+    size_t metrics_len;
 } rlk_bench_worker_result;
 
 typedef struct rlk_bench_run_result {

@@ -50,6 +50,7 @@ extern const rlk_cli_command rlk_cmd_lock;
 extern const rlk_cli_command rlk_cmd_semaphore;
 extern const rlk_cli_command rlk_cmd_latch;
 extern const rlk_cli_command rlk_cmd_inspect;
+extern const rlk_cli_command rlk_cmd_top;
 extern const rlk_cli_command rlk_cmd_unlock;
 extern const rlk_cli_command rlk_cmd_check;
 extern const rlk_cli_command rlk_cmd_functions;

@@ -110,10 +110,12 @@ static void inspect_text_holders(const rlk_ik_view *v)
 {
     if (v->nholders == 0)
         printf("holder:  none (free)\n");
-    for (size_t k = 0; k < v->nholders; k++)
-        printf("holder:  %.*s  count %lld%s%s\n", (int)v->holders[k].owner_len,
-               v->holders[k].owner, v->holders[k].count, v->holders[k].mode ? "  " : "",
-               v->holders[k].mode ? v->holders[k].mode : "");
+    for (size_t k = 0; k < v->nholders; k++) {
+        char line[1200];
+
+        rlk_ik_text_holder(line, sizeof line, &v->holders[k]);
+        printf("holder:  %s\n", line);
+    }
 }
 
 static const rlk_ik_holder *inspect_writer(const rlk_ik_view *v)
@@ -232,14 +234,25 @@ static void inspect_json_str(const char *key, const char *s, size_t len)
     rlk_lc_json_string(stdout, s, len);
 }
 
+void rlk_ik_json_holder(FILE *out, const rlk_ik_holder *h, int with_mode)
+{
+    fputs("{\"owner\":", out);
+    rlk_lc_json_string(out, h->owner, h->owner_len);
+    fprintf(out, ",\"count\":%lld", h->count);
+    if (with_mode && h->mode)
+        fprintf(out, ",\"mode\":\"%s\"", h->mode);
+    fputc('}', out);
+}
+
 static void inspect_json_holder(const rlk_ik_holder *h, int with_mode)
 {
-    fputs("{\"owner\":", stdout);
-    rlk_lc_json_string(stdout, h->owner, h->owner_len);
-    printf(",\"count\":%lld", h->count);
-    if (with_mode && h->mode)
-        printf(",\"mode\":\"%s\"", h->mode);
-    fputc('}', stdout);
+    rlk_ik_json_holder(stdout, h, with_mode);
+}
+
+void rlk_ik_text_holder(char *buf, size_t len, const rlk_ik_holder *h)
+{
+    snprintf(buf, len, "%.*s  count %lld%s%s", (int)h->owner_len, h->owner, h->count,
+             h->mode ? "  " : "", h->mode ? h->mode : "");
 }
 
 static void inspect_json_holders(const rlk_ik_view *v)

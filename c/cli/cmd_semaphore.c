@@ -53,6 +53,9 @@ static const char semaphore_usage[] =
     "                        for rlk lock)\n"
     "  --watchdog-lease MS   the renewed lease (default 30000)\n"
     "  --url URL             the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
+    "  --stats               at exit, one line on stderr: how long rlk waited (from its\n"
+    "                        start), held and renewed (docs/observability.md)\n"
+    "  --json                that line as one JSON object (implies --stats)\n"
     "  --url-file FILE, --password-file FILE, --keep-env, --verbose\n"
     "                        as in rlk --help\n"
     "\n"
@@ -244,6 +247,7 @@ static int sem_hold(sem_run *r, const rlk_lc_session *s, const char *what)
     h.release = sem_release;
     h.errstr = sem_errstr;
     h.impl = r;
+    h.client = r->c;
     if (r->o->c.lease_ms > 0)
         rlk_lc_hold_fixed_lease(&h, acquired_ns, r->o->c.lease_ms);
     if (sem_env(&h, r) < 0) {

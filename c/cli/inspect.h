@@ -73,4 +73,9 @@ typedef struct rlk_ik_view {
 int rlk_ik_read(rlk_client *c, const char *name, int kind, rlk_ik_view *v);
 void rlk_ik_free(rlk_ik_view *v);
 
+/* The formatting `rlk inspect` and `rlk top` share (cmd_inspect.c): a holder as
+ * JSON {"owner","count"[,"mode"]}, and as text "<owner>  count N[  mode]". */
+void rlk_ik_json_holder(FILE *out, const rlk_ik_holder *h, int with_mode);
+void rlk_ik_text_holder(char *buf, size_t len, const rlk_ik_holder *h);
+
 #endif /* RLK_INSPECT_H */

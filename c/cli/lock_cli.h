@@ -82,6 +82,9 @@ typedef struct rlk_lc_opts {
     long long margin_ms;        /* SIGKILL this long before a lease can end (rlk_lc_fit_grace) */
     int conflict_code;          /* exit code when not acquired */
     char **cmd;                 /* NULL-terminated, after "--" */
+    int stats;                  /* --stats: one line on stderr at exit (lock_stats.c) */
+    int stats_json;             /* --json: that line as JSON (implies --stats) */
+    long long start_ns;         /* when rlk started waiting (rlk_lc_opts_init) */
 } rlk_lc_opts;
 
 #define RLK_LC_DEFAULT_LEASE_MS 30000LL
@@ -182,6 +185,10 @@ struct rlk_lc_hold {
     /* Optional: adds to why (the loss's reason) which part was lost. */
     void (*describe_loss)(rlk_lc_hold *h, char *why, size_t len);
     void *impl;
+    /* --stats (lock_stats.c): the client whose metrics count the watchdog's
+     * renewals (NULL: none), and the renewals made from the main loop. */
+    rlk_client *client;
+    unsigned long long renewals, renewal_failures;
 };
 
 /* Clears h (no deadline, no renewal) and sets `what`. */
@@ -191,6 +198,12 @@ int rlk_lc_hold_setenv(rlk_lc_hold *h, const char *key, const char *value);
 void rlk_lc_hold_free(rlk_lc_hold *h);
 /* A fixed lease: lost when lease_ms have passed since acquired_ns. */
 void rlk_lc_hold_fixed_lease(rlk_lc_hold *h, long long acquired_ns, long long lease_ms);
+
+/* --stats: "rlk: stats: <what>: waited W s, held H s, renewals R (F failed)" on
+ * stderr, or one JSON object with --json. acquired_ns/released_ns: 0 when
+ * not acquired; exit: the exit code rlk returns. */
+void rlk_lc_stats_print(const rlk_lc_opts *o, const char *what, const rlk_lc_hold *h,
+                        long long acquired_ns, long long released_ns, int exit_code);
 
 /* The state shared by a run: opened before connecting (so that the library's
  * sockets are not passed to the command). */

@@ -210,6 +210,7 @@ static int rlk_lc_finish(rlk_lc_hold *h, const rlk_lc_opts *o, const rlk_lc_watc
 
 int rlk_lc_hold_run(rlk_lc_hold *h, const rlk_lc_session *s, const rlk_lc_opts *o)
 {
+    long long acquired_ns = rlk_lc_now_ns();
     sigset_t set, old;
     rlk_lc_watch w;
     int rc;
@@ -219,11 +220,15 @@ int rlk_lc_hold_run(rlk_lc_hold *h, const rlk_lc_session *s, const rlk_lc_opts *
     rlk_lc_signal_set(&set);
     pthread_sigmask(SIG_BLOCK, &set, &old);
     rc = rlk_lc_run_blocked(h, s, o, &set, &old, &w);
-    if (rc == -2)
-        return rlk_lc_finish(h, o, &w);  /* signals stay blocked: rlk exits right after */
+    if (rc == -2) {
+        rc = rlk_lc_finish(h, o, &w);  /* signals stay blocked: rlk exits right after */
+        rlk_lc_stats_print(o, h->what, h, acquired_ns, rlk_lc_now_ns(), rc);
+        return rc;
+    }
     int release_rc = h->release(h);
 
     if (release_rc != RLK_OK)
         rlk_lc_release_failed(h, release_rc);
+    rlk_lc_stats_print(o, h->what, h, acquired_ns, rlk_lc_now_ns(), rc);
     return rc;
 }

@@ -319,6 +319,7 @@ static int single_hold(single_lock *l, const rlk_lc_lock_opts *o, const rlk_lc_s
     h.release = single_release;
     h.errstr = single_errstr;
     h.impl = l;
+    h.client = l->c;
     if (o->c.lease_ms > 0)
         rlk_lc_hold_fixed_lease(&h, acquired_ns, o->c.lease_ms);
     if (single_env(&h, l, o->names[0], owner, token) < 0) {

@@ -208,6 +208,7 @@ void rlk_lc_opts_init(rlk_lc_opts *o)
     o->wait_ms = -1;
     o->grace_ms = 10000;
     o->conflict_code = RLK_EXIT_NOT_ACQUIRED;
+    o->start_ns = rlk_lc_now_ns();
 }
 
 /* The options with a value. 1 matched, 0 not, -1 usage error printed. */
@@ -243,6 +244,14 @@ int rlk_lc_common_opt(const char *cmd, int argc, char **argv, int *i, rlk_lc_opt
 {
     if (rlk_lc_flag(argv, i, with_short_n ? "-n" : NULL, "--no-wait")) {
         o->no_wait = 1;
+        return 1;
+    }
+    if (rlk_lc_flag(argv, i, NULL, "--stats")) {
+        o->stats = 1;
+        return 1;
+    }
+    if (rlk_lc_flag(argv, i, NULL, "--json")) {
+        o->stats = o->stats_json = 1;
         return 1;
     }
     return rlk_lc_common_value(cmd, argc, argv, i, o);
@@ -302,6 +311,7 @@ int rlk_lc_not_acquired(const rlk_lc_opts *o, const char *what, const char *deta
 
     if (!detail)
         detail = "";
+    rlk_lc_stats_print(o, what, NULL, 0, 0, o->conflict_code);
     if (o->wait_ms == 0 && !o->wait_given)
         return rlk_cli_fail(o->conflict_code, "%s: held by another%s%s%s", what, open, detail,
                             close);

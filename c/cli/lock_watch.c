@@ -87,6 +87,8 @@ static void rlk_lc_renew(rlk_lc_watch *w)
         return;
     why[0] = '\0';
     rc = h->renew(h, why, sizeof why);
+    h->renewals += rc == 0;
+    h->renewal_failures += rc != 0;
     if (rc < 0) {
         rlk_lc_stop(w, why);
         return;

@@ -18,6 +18,7 @@ static const rlk_cli_command *const rlk_cli_commands[] = {
     &rlk_cmd_semaphore,
     &rlk_cmd_latch,
     &rlk_cmd_inspect,
+    &rlk_cmd_top,
     &rlk_cmd_unlock,
     &rlk_cmd_check,
     NULL,

@@ -3,7 +3,7 @@
 # Installed as share/bash-completion/completions/rlk; needs nothing but bash (the
 # bash-completion package loads it on demand, or `source` it).
 
-_rlk_commands="scripts functions eval lock semaphore latch inspect unlock check help"
+_rlk_commands="scripts functions eval lock semaphore latch inspect top unlock check help"
 
 _rlk()
 {
@@ -44,6 +44,8 @@ _rlk()
         --kind)
             mapfile -t COMPREPLY < <(compgen -W "reentrant rwlock fair fenced token semaphore psemaphore latch" -- "$cur")
             return 0 ;;
+        --sort) [ "$cmd" = top ] && { mapfile -t COMPREPLY < <(compgen -W "waiters age name" -- "$cur"); return 0; } ;;
+        --pattern|--interval|--limit|--count|--rate) return 0 ;;
         -w|--wait|-E|--conflict-exit-code|-l|--lease|-k|--kill-after|--watchdog-lease|--permits|--take|--key|--arg|--name|--user|--min-replicas|--min-replicas-timeout)
             return 0 ;;
         -n) [ "$cmd" = semaphore ] && return 0 ;;
@@ -70,14 +72,17 @@ _rlk()
             words="--key --arg --raw --no-raw --url --bundle --help" ;;
         lock)
             words="--read --write --fair --fenced --all --redlock -w --wait -n --no-wait -E
-                   --conflict-exit-code -l --lease -k --kill-after --watchdog-lease --url -- --help" ;;
+                   --conflict-exit-code -l --lease -k --kill-after --watchdog-lease --stats --json
+                   --url -- --help" ;;
         semaphore)
             words="-n --permits --take -w --wait --no-wait -E --conflict-exit-code -l --lease -k
-                   --kill-after --watchdog-lease --url -- --help" ;;
+                   --kill-after --watchdog-lease --stats --json --url -- --help" ;;
         latch)
             words="set count-down await count -w -E --url --help" ;;
         inspect)
             words="--kind --json --url --help" ;;
+        top)
+            words="--once --json --pattern --interval --sort --limit --count --rate --url --help" ;;
         unlock)
             words="--force --url --help" ;;
         check)

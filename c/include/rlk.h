@@ -323,6 +323,135 @@ typedef void (*rlk_lost_kind_fn)(int kind, const char *name, const char *owner, 
                                  void *userdata);
 void rlk_set_lost_kind_callback(rlk_client *c, rlk_lost_kind_fn fn, void *userdata);
 
+/* ---------------------------------------------------------------- metrics
+ *
+ * What one client's lock runtime counted since rlk_connect (docs/observability.md
+ * lists every metric). Recording is a few relaxed atomic additions on the
+ * calling thread: no lock, no allocation. The snapshot is a plain struct (no
+ * pointers): it can be copied, summed (rlk_metrics_add) and sent between
+ * processes of one build. */
+
+/* The kinds an acquisition is counted under: RLK_KIND_* (the five locks),
+ * then these. */
+enum rlk_metrics_kind {
+    RLK_MKIND_SEMAPHORE = 5,    /* rlk_semaphore_try_acquire / _acquire */
+    RLK_MKIND_PSEMAPHORE = 6,   /* rlk_psemaphore_try_acquire(_n) / _acquire */
+    RLK_MKIND_LATCH = 7,        /* rlk_latch_await */
+    RLK_MKIND_COUNT = 8
+};
+/* "lock", "fair", "fenced", "read", "write", "semaphore", "psemaphore",
+ * "latch"; "unknown" otherwise. */
+const char *rlk_metrics_kind_name(int kind);
+
+/* How an acquisition call ended. */
+enum rlk_acquire_result {
+    RLK_ACQ_ACQUIRED = 0,   /* RLK_OK */
+    RLK_ACQ_TIMED_OUT = 1,  /* RLK_ERR_BUSY: still held when the wait (0 included) ran out */
+    RLK_ACQ_REFUSED = 2,    /* refused as asked: RLK_ERR_ARG, _UPGRADE, _SCRIPT, _NOREPLICAS,
+                               _INTERRUPTED, _NOT_OWNER */
+    RLK_ACQ_ERROR = 3,      /* any other error (connection, timeout, protocol, unsettled) */
+    RLK_ACQ_RESULTS = 4
+};
+/* "acquired", "timed_out", "refused", "error"; "unknown" otherwise. */
+const char *rlk_acquire_result_name(int result);
+
+#define RLK_METRICS_BUCKETS 18      /* finite histogram bounds; one more bucket above them */
+#define RLK_METRICS_NAMES_MAX 16    /* names watched per client (rlk_metrics_watch) */
+#define RLK_METRICS_NAME_SIZE 128   /* longest watched name + 1 */
+
+/* The upper bound of bucket i (0 <= i < RLK_METRICS_BUCKETS) in seconds:
+ * 0.0001 0.00025 0.0005 0.001 ... 10 30 60 (1-2.5-5 per decade, then 30
+ * and 60); +Inf for i == RLK_METRICS_BUCKETS, NaN otherwise. */
+double rlk_metrics_bucket_bound(int i);
+
+/* A histogram of durations: buckets[i] counts the observations in
+ * (bound(i-1), bound(i)] (not cumulative); buckets[RLK_METRICS_BUCKETS]
+ * those above the largest bound. count is their sum. */
+typedef struct rlk_histogram {
+    unsigned long long count;
+    unsigned long long sum_ns;      /* the sum of the observations, in nanoseconds */
+    unsigned long long buckets[RLK_METRICS_BUCKETS + 1];
+} rlk_histogram;
+
+/* The metrics of one watched name (rlk_metrics_watch), all kinds together. */
+typedef struct rlk_name_metrics {
+    char name[RLK_METRICS_NAME_SIZE];
+    unsigned long long acquisitions[RLK_ACQ_RESULTS];
+    rlk_histogram wait;             /* acquisitions that acquired */
+    rlk_histogram hold;             /* locks, from acquisition to the last release */
+} rlk_name_metrics;
+
+typedef struct rlk_metrics {
+    int enabled;                    /* rlk_metrics_set_enabled; 0: the fields marked (r) stood still */
+    /* Counters. */
+    unsigned long long acquisitions[RLK_MKIND_COUNT][RLK_ACQ_RESULTS]; /* (r) per call */
+    unsigned long long acquire_calls;       /* lock acquire round trips (attempts) */
+    unsigned long long waits;               /* sleeps on a channel for a release */
+    unsigned long long wake_permits;        /* ... ended by a message 0 or a grant */
+    unsigned long long wake_all;            /* ... ended by a message 1 or a reconnect */
+    unsigned long long ttl_wakeups;         /* ... ended by the holder's TTL running out */
+    unsigned long long handoffs;            /* (r) acquisitions right after a wake-up message */
+    unsigned long long acquired_after_wait; /* (r) acquisitions that slept at least once */
+    unsigned long long renewals;            /* watchdog renewal round trips */
+    unsigned long long renewal_failures;    /* ... that failed */
+    unsigned long long renewals_unacked;    /* ... that too few replicas acknowledged */
+    unsigned long long locks_lost_gone;     /* lost locks, RLK_LOST_GONE */
+    unsigned long long locks_lost_expired;  /* lost locks, RLK_LOST_EXPIRED */
+    unsigned long long lost_replies;        /* lock calls whose reply was lost */
+    unsigned long long lost_adopted;        /* ... acquires that had run: kept */
+    unsigned long long lost_not_run;        /* ... acquires that had not run */
+    unsigned long long lost_unsettled;      /* ... that could not be settled */
+    unsigned long long lost_given_back;     /* holds the caller was never told of, released */
+    unsigned long long reconnects;          /* pool connections opened again after a drop */
+    unsigned long long redirects;           /* cluster MOVED/ASK followed */
+    unsigned long long failovers;           /* sentinel master switches followed */
+    unsigned long long noscript_reloads;    /* NOSCRIPT replies answered by SCRIPT LOAD */
+    unsigned long long sub_connects;        /* subscriber connections opened */
+    unsigned long long sub_drops;           /* subscriber connections lost */
+    /* Gauges, at the time of the snapshot. */
+    long long locks_held;                   /* holds in the client's registry */
+    long long watchdog_entries;             /* ... of which renewed by the watchdog */
+    long long requests_waiting;             /* (r) acquisition calls under way */
+    /* Histograms. (r) */
+    rlk_histogram wait;                     /* acquisition calls that acquired: call to return */
+    rlk_histogram hold;                     /* locks: acquisition to the release of the last hold */
+    rlk_histogram handoff;                  /* wake-up message to the acquisition it led to */
+    /* Watched names. */
+    size_t nnames;
+    rlk_name_metrics names[RLK_METRICS_NAMES_MAX];
+} rlk_metrics;
+
+/* A snapshot of c's metrics into *out. RLK_ERR_NOMEM: the runtime state
+ * could not be made. Thread-safe; takes the hold registry's lock briefly
+ * (the gauges). */
+int rlk_metrics_get(rlk_client *c, rlk_metrics *out);
+/* Turns recording of the fields marked (r) off (0) or on (1, the default). */
+int rlk_metrics_set_enabled(rlk_client *c, int on);
+/* Also counts acquisitions, waits and holds of `name` on their own (every
+ * kind; the exposition labels them name="..."). Names are not watched by
+ * default: an application picks the few it wants to see. Idempotent.
+ * RLK_ERR_ARG: empty, RLK_METRICS_NAME_SIZE bytes or longer, or
+ * RLK_METRICS_NAMES_MAX names watched already. Handles count from the next
+ * call on. */
+int rlk_metrics_watch(rlk_client *c, const char *name);
+/* Adds b into a (counters, gauges, histograms; watched names by name, up to
+ * RLK_METRICS_NAMES_MAX): the metrics of several clients of a process. */
+void rlk_metrics_add(rlk_metrics *a, const rlk_metrics *b);
+
+enum rlk_metrics_format {
+    RLK_METRICS_PROMETHEUS = 0, /* text exposition format 0.0.4 */
+    RLK_METRICS_JSON = 1        /* one object; several snapshots: an array */
+};
+/* Writes n snapshots m[0..n-1] in format into buf (len bytes, NUL
+ * included). labels[i] (labels may be NULL, or hold NULL) is a Prometheus
+ * label list added to every sample of m[i], such as process="3" (values
+ * escaped by the caller); in JSON it is the object's "labels" string.
+ * *needed (may be NULL) gets the size the whole text needs, NUL included.
+ * RLK_OK; RLK_ERR_ARG when len is too small (buf then holds a cut, NUL
+ * terminated prefix: call again with *needed bytes), or a bad argument. */
+int rlk_metrics_format(const rlk_metrics *m, size_t n, const char *const *labels, int format,
+                       char *buf, size_t len, size_t *needed);
+
 /* ---------------------------------------------------------------- reentrant lock */
 
 typedef struct rlk_lock rlk_lock;

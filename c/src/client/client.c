@@ -173,6 +173,7 @@ rlk_client *rlk_connect(const rlk_options *opts)
     if (!c)
         return NULL;
     c->id = atomic_fetch_add(&rlk_next_client_id, 1) + 1;
+    c->counters = &c->own_counters;
     rlk_client_defaults(c, opts);
     pthread_mutex_init(&c->pool_mu, NULL);
     pthread_cond_init(&c->pool_cv, NULL);

@@ -34,6 +34,21 @@
 #define RLK_DEFAULT_WATCHDOG_LEASE_MS 30000LL
 #define RLK_DEFAULT_MIN_REPLICAS_TIMEOUT_MS 1000
 
+/* What the connection layer counts for the metrics (rlk_metrics_get). */
+typedef struct rlk_client_counters {
+    atomic_ullong reconnects;       /* pool connections opened again after a drop */
+    atomic_ullong redirects;        /* cluster MOVED/ASK followed */
+    atomic_ullong noscript_reloads; /* NOSCRIPT answered by SCRIPT LOAD */
+    atomic_int no_setinfo;          /* CLIENT SETINFO refused once: not sent again (conn.h) */
+} rlk_client_counters;
+
+/* Adds one to c's counters->field (none on a client without counters). */
+#define RLK_CLIENT_COUNT(c, field) \
+    do { \
+        if ((c)->counters) \
+            atomic_fetch_add_explicit(&(c)->counters->field, 1, memory_order_relaxed); \
+    } while (0)
+
 struct rlk_client {
     uint64_t id;                    /* unique per process; keys the per-thread errors */
     int fatal;                      /* RLK_ERR_URL / _BUNDLE / _NOMEM from rlk_connect: every call fails */
@@ -74,6 +89,9 @@ struct rlk_client {
      * (called first thing in rlk_free, before any connection is closed). */
     void *runtime;
     void (*runtime_free)(rlk_client *c);
+
+    rlk_client_counters own_counters;
+    rlk_client_counters *counters;  /* &own_counters; a cluster node's: its parent's */
 };
 
 /* The publish argument of the scripts that publish (scripts/lib/publish_cmd):

@@ -51,6 +51,7 @@ static rlk_client *rlk_node_client_new(const rlk_client *c, const char *host, in
     if (!n)
         return NULL;
     n->id = (1ULL << 62) + atomic_fetch_add(&rlk_cluster_next_id, 1) + 1;
+    n->counters = c->counters;  /* the metrics count a cluster as one client */
     n->connect_tv = c->connect_tv;
     n->command_tv = c->command_tv;
     n->connect_timeout_ms = c->connect_timeout_ms;
@@ -532,6 +533,7 @@ int rlk_cluster_run(rlk_client *c, int slot, rlk_conn_op op, void *arg, int idem
             rlk_client *to = rlk_cluster_follow(c, kind, rslot, host, port);
 
             if (to) {
+                RLK_CLIENT_COUNT(c, redirects);
                 asked = kind == RLK_RE_ASK ? to : NULL;
                 continue;
             }

@@ -401,6 +401,50 @@ int rlk_conn_open(rlk_client *c, redisContext **out)
     return RLK_OK;
 }
 
+/* ---------------------------------------------------------------- identity */
+
+int rlk_conn_append_setinfo(rlk_client *c, redisContext *ctx)
+{
+    const char *lib[4] = {"CLIENT", "SETINFO", "LIB-NAME", "rlk"};
+    const char *ver[4] = {"CLIENT", "SETINFO", "LIB-VER", RLK_VERSION};
+
+    if (c->counters && atomic_load_explicit(&c->counters->no_setinfo, memory_order_relaxed))
+        return 0;
+    if (redisAppendCommandArgv(ctx, 4, lib, NULL) != REDIS_OK)
+        return 0;
+    return redisAppendCommandArgv(ctx, 4, ver, NULL) == REDIS_OK ? 2 : 1;
+}
+
+void rlk_conn_setinfo_reply(rlk_client *c, const redisReply *r)
+{
+    if (r && r->type == REDIS_REPLY_ERROR && c->counters)
+        atomic_store_explicit(&c->counters->no_setinfo, 1, memory_order_relaxed);
+}
+
+int rlk_conn_setname(rlk_client *c, redisContext *ctx, const char *name)
+{
+    const char *argv[3] = {"CLIENT", "SETNAME", name};
+    int n, rc = RLK_OK;
+
+    if (redisAppendCommandArgv(ctx, 3, argv, NULL) != REDIS_OK)
+        return rlk_set_ctx_error(c, ctx, "CLIENT SETNAME");
+    n = 1 + rlk_conn_append_setinfo(c, ctx);
+    for (int i = 0; i < n; i++) {
+        void *r = NULL;
+
+        if (redisGetReply(ctx, &r) != REDIS_OK || !r) {
+            rc = ctx->err ? rlk_set_ctx_error(c, ctx, "CLIENT SETNAME")
+                          : rlk_set_error(c, RLK_ERR_PROTOCOL, "CLIENT SETNAME %s: no reply",
+                                          c->addr);
+            break;
+        }
+        if (i > 0)
+            rlk_conn_setinfo_reply(c, r);
+        freeReplyObject(r);     /* an error reply (ACL, an old server) is not fatal */
+    }
+    return rc;
+}
+
 int rlk_conn_usable(rlk_client *c, const redisContext *ctx)
 {
     return rlk_conn_alive(ctx) && !rlk_sentinel_stale(c, ctx) &&
@@ -567,6 +611,7 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
         if (!h.fcall && !loaded && rlk_conn_is_noscript(r)) {
             /* NOSCRIPT: the script did not run. Load it and try once more. */
             loaded = 1;
+            RLK_CLIENT_COUNT(c, noscript_reloads);
             rc = rlk_conn_load_script(c, ctx, s);
         } else if (h.fcall && !asked && rlk_fn_is_missing(r)) {
             /* No such function: it did not run. The library may be gone (functions.h). */

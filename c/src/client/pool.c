@@ -77,6 +77,8 @@ int rlk_slot_ready(rlk_client *c, rlk_slot *slot)
     if (rc != RLK_OK)
         return rc;
     slot->identified = 0;   /* named by the first call on it, within that call's limit */
+    if (slot->dropped)
+        RLK_CLIENT_COUNT(c, reconnects);
     /* A reconnect's preload keeps to the thread's time limit too: a stopped
      * server accepts a connect. */
     cut = rlk_pool_limit(c, slot);

@@ -81,17 +81,18 @@ static int rlk_slot_identify_io(rlk_client *c, rlk_slot *slot)
 {
     const char *setname[3] = {"CLIENT", "SETNAME", slot->conn_name};
     const char *id[2] = {"CLIENT", "ID"};
-    void *r[2] = {NULL, NULL};
+    void *r[4] = {NULL, NULL, NULL, NULL};
     redisContext *ctx = slot->ctx;
-    int done = 0, rc = RLK_OK;
+    int done = 0, rc = RLK_OK, n = 2;
 
     if (redisAppendCommandArgv(ctx, 3, setname, NULL) != REDIS_OK ||
         redisAppendCommandArgv(ctx, 2, id, NULL) != REDIS_OK)
         return rlk_set_ctx_error(c, ctx, "CLIENT ID");
+    n += rlk_conn_append_setinfo(c, ctx);   /* lib-name, lib-ver: same round trip */
     while (!done)
         if (redisBufferWrite(ctx, &done) != REDIS_OK)
             return rlk_set_ctx_error(c, ctx, "CLIENT ID");
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < n; i++)
         if (redisGetReply(ctx, &r[i]) != REDIS_OK || !r[i]) {
             rc = ctx->err ? rlk_set_ctx_error(c, ctx, "CLIENT ID")
                           : rlk_set_error(c, RLK_ERR_PROTOCOL, "CLIENT ID %s: no reply", c->addr);
@@ -100,7 +101,9 @@ static int rlk_slot_identify_io(rlk_client *c, rlk_slot *slot)
     if (rc == RLK_OK && ((redisReply *)r[0])->type == REDIS_REPLY_STATUS &&
         ((redisReply *)r[1])->type == REDIS_REPLY_INTEGER && ((redisReply *)r[1])->integer > 0)
         slot->server_id = ((redisReply *)r[1])->integer;
-    for (int i = 0; i < 2; i++)
+    for (int i = 2; rc == RLK_OK && i < n; i++)
+        rlk_conn_setinfo_reply(c, r[i]);
+    for (int i = 0; i < n; i++)
         if (r[i])
             freeReplyObject(r[i]);
     return rc;

@@ -29,6 +29,7 @@
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
+#include "runtime/metrics.h"
 #include "runtime/rt.h"
 #include "runtime/wait.h"
 #include "runtime/wd.h"
@@ -259,7 +260,7 @@ static int rlk_fair_waiter(rlk_fair_acq *a, rlk_waiter *w, char **own)
     return RLK_OK;
 }
 
-int rlk_fairlock_try_lock(rlk_fairlock *f, long long wait_ms, long long lease_ms)
+static int rlk_fairlock_try_lock_run(rlk_fairlock *f, long long wait_ms, long long lease_ms)
 {
     long long start = rlk_clock_now_ns(), ttl = -1, limit;
     rlk_fair_acq a;
@@ -299,6 +300,16 @@ int rlk_fairlock_try_lock(rlk_fairlock *f, long long wait_ms, long long lease_ms
     rlk_fair_cancel(&a);        /* best effort: else the keep-alive drops it */
     rlk_time_limit_leave(limit);
     return rc == RLK_ERR_BUSY ? rlk_fair_busy(f, start) : rc;
+}
+
+/* The call, counted in the metrics (runtime/metrics.h). */
+int rlk_fairlock_try_lock(rlk_fairlock *f, long long wait_ms, long long lease_ms)
+{
+    rlk_metrics_call mc;
+
+    rlk_metrics_begin(f ? &f->b.rt->counters : NULL, &mc);
+    return rlk_metrics_end(&mc, RLK_KIND_FAIR, f ? f->b.name : NULL,
+                           rlk_fairlock_try_lock_run(f, wait_ms, lease_ms));
 }
 
 int rlk_fairlock_lock(rlk_fairlock *f, long long lease_ms)

@@ -22,6 +22,7 @@
 #include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
 #include "runtime/lq.h"
+#include "runtime/metrics.h"
 #include "runtime/rt.h"
 #include "runtime/wait.h"
 #include "runtime/wd.h"
@@ -161,7 +162,7 @@ static int rlk_fenced_busy(rlk_fenced *f, long long start_ns)
                          (rlk_clock_now_ns() - start_ns) / 1000000LL);
 }
 
-int rlk_fenced_try_lock(rlk_fenced *f, long long wait_ms, long long lease_ms, long long *token)
+static int rlk_fenced_try_lock_run(rlk_fenced *f, long long wait_ms, long long lease_ms, long long *token)
 {
     long long start = rlk_clock_now_ns();
     rlk_fenced_acq a;
@@ -187,6 +188,16 @@ int rlk_fenced_try_lock(rlk_fenced *f, long long wait_ms, long long lease_ms, lo
     if (rc == RLK_OK && token)
         *token = a.token;
     return rc;
+}
+
+/* The call, counted in the metrics (runtime/metrics.h). */
+int rlk_fenced_try_lock(rlk_fenced *f, long long wait_ms, long long lease_ms, long long *token)
+{
+    rlk_metrics_call mc;
+
+    rlk_metrics_begin(f ? &f->b.rt->counters : NULL, &mc);
+    return rlk_metrics_end(&mc, RLK_KIND_FENCED, f ? f->b.name : NULL,
+                           rlk_fenced_try_lock_run(f, wait_ms, lease_ms, token));
 }
 
 int rlk_fenced_lock(rlk_fenced *f, long long lease_ms, long long *token)

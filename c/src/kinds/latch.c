@@ -23,6 +23,7 @@
 #include "client/error.h"
 #include "client/slot.h"
 #include "runtime/fam.h"
+#include "runtime/metrics.h"
 #include "runtime/wait.h"
 
 struct rlk_latch {
@@ -152,7 +153,7 @@ static int rlk_latch_attempt(void *arg, long long *bound_ms)
     return count <= 0 ? RLK_OK : RLK_ERR_BUSY;
 }
 
-int rlk_latch_await(rlk_latch *l, long long timeout_ms)
+static int rlk_latch_await_run(rlk_latch *l, long long timeout_ms)
 {
     long long start = rlk_clock_now_ns();
     rlk_waiter w;
@@ -170,4 +171,14 @@ int rlk_latch_await(rlk_latch *l, long long timeout_ms)
         return rlk_set_error(l->b.c, RLK_ERR_BUSY, "latch %s: count still above 0 after %lld ms",
                              l->b.name, (rlk_clock_now_ns() - start) / 1000000LL);
     return rc;
+}
+
+/* The call, counted in the metrics (runtime/metrics.h). */
+int rlk_latch_await(rlk_latch *l, long long timeout_ms)
+{
+    rlk_metrics_call mc;
+
+    rlk_metrics_begin(l ? &l->b.rt->counters : NULL, &mc);
+    return rlk_metrics_end(&mc, RLK_MKIND_LATCH, l ? l->b.name : NULL,
+                           rlk_latch_await_run(l, timeout_ms));
 }

@@ -18,6 +18,7 @@
 #include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
 #include "runtime/lq.h"
+#include "runtime/metrics.h"
 #include "runtime/rt.h"
 #include "runtime/wait.h"
 #include "runtime/wd.h"
@@ -225,7 +226,7 @@ static int rlk_lock_busy(rlk_lock *l, long long start_ns)
                          l->b.name, (rlk_clock_now_ns() - start_ns) / 1000000LL);
 }
 
-int rlk_lock_try_lock(rlk_lock *l, long long wait_ms, long long lease_ms)
+static int rlk_lock_try_lock_run(rlk_lock *l, long long wait_ms, long long lease_ms)
 {
     long long start = rlk_clock_now_ns();
     rlk_lq_node node;
@@ -269,6 +270,16 @@ int rlk_lock_try_lock(rlk_lock *l, long long wait_ms, long long lease_ms)
     if (rc != RLK_OK && a.queued)
         rlk_lock_cancel(&a);
     return rc == RLK_ERR_BUSY ? rlk_lock_busy(l, start) : rc;
+}
+
+/* The call, counted in the metrics (runtime/metrics.h). */
+int rlk_lock_try_lock(rlk_lock *l, long long wait_ms, long long lease_ms)
+{
+    rlk_metrics_call mc;
+
+    rlk_metrics_begin(l ? &l->b.rt->counters : NULL, &mc);
+    return rlk_metrics_end(&mc, RLK_KIND_LOCK, l ? l->b.name : NULL,
+                           rlk_lock_try_lock_run(l, wait_ms, lease_ms));
 }
 
 int rlk_lock_lock(rlk_lock *l, long long lease_ms)

@@ -23,6 +23,7 @@
 #include "kinds/psemaphore.h"
 #include "runtime/fam.h"
 #include "runtime/fam_settle.h"
+#include "runtime/metrics.h"
 #include "runtime/wait.h"
 
 #define RLK_PSEM_LEASELESS 922337203685477LL    /* Redisson's score of a permit without a lease */
@@ -260,8 +261,8 @@ static int rlk_psem_wait(rlk_psemaphore *s, rlk_psem_try *t, long long start, lo
     return rlk_wait_acquire(&w, start, wait_ms, 1);
 }
 
-int rlk_psemaphore_try_acquire_n(rlk_psemaphore *s, int n, long long wait_ms, long long lease_ms,
-                                 char (*ids)[RLK_PERMIT_ID_SIZE])
+static int rlk_psemaphore_try_acquire_n_run(rlk_psemaphore *s, int n, long long wait_ms, long long lease_ms,
+                                            char (*ids)[RLK_PERMIT_ID_SIZE])
 {
     long long start = rlk_clock_now_ns();
     rlk_psem_try t;
@@ -288,6 +289,17 @@ int rlk_psemaphore_try_acquire_n(rlk_psemaphore *s, int n, long long wait_ms, lo
         rc = rlk_set_error(s->b.c, RLK_ERR_BUSY, "acquire %s: %d permit(s) not available after "
                            "%lld ms", s->b.name, n, (rlk_clock_now_ns() - start) / 1000000LL);
     return rc;
+}
+
+/* The call, counted in the metrics (runtime/metrics.h). */
+int rlk_psemaphore_try_acquire_n(rlk_psemaphore *s, int n, long long wait_ms, long long lease_ms,
+                                 char (*ids)[RLK_PERMIT_ID_SIZE])
+{
+    rlk_metrics_call mc;
+
+    rlk_metrics_begin(s ? &s->b.rt->counters : NULL, &mc);
+    return rlk_metrics_end(&mc, RLK_MKIND_PSEMAPHORE, s ? s->b.name : NULL,
+                           rlk_psemaphore_try_acquire_n_run(s, n, wait_ms, lease_ms, ids));
 }
 
 int rlk_psemaphore_try_acquire(rlk_psemaphore *s, long long wait_ms, long long lease_ms,

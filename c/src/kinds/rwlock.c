@@ -22,6 +22,7 @@
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
+#include "runtime/metrics.h"
 #include "runtime/rt.h"
 #include "runtime/wait.h"
 #include "runtime/wd.h"
@@ -247,7 +248,7 @@ static int rlk_rw_busy(rlk_rwlock *rw, int side, long long start_ns)
 
 /* ---------------------------------------------------------------- locking */
 
-int rlk_rwlock_try_lock(rlk_rwlock *rw, int side, long long wait_ms, long long lease_ms)
+static int rlk_rwlock_try_lock_run(rlk_rwlock *rw, int side, long long wait_ms, long long lease_ms)
 {
     long long start = rlk_clock_now_ns();
     rlk_waiter w;
@@ -262,6 +263,16 @@ int rlk_rwlock_try_lock(rlk_rwlock *rw, int side, long long wait_ms, long long l
     rlk_wait_init_lock(&w, &rw->b, rlk_rw_what(side), rlk_rw_attempt, &a);
     rc = rlk_wait_acquire(&w, start, wait_ms, 1);
     return rc == RLK_ERR_BUSY ? rlk_rw_busy(rw, side, start) : rc;
+}
+
+/* The call, counted in the metrics (runtime/metrics.h). */
+int rlk_rwlock_try_lock(rlk_rwlock *rw, int side, long long wait_ms, long long lease_ms)
+{
+    rlk_metrics_call mc;
+
+    rlk_metrics_begin(rw ? &rw->b.rt->counters : NULL, &mc);
+    return rlk_metrics_end(&mc, side == RLK_RW_WRITE ? RLK_KIND_WRITE : RLK_KIND_READ, rw ? rw->b.name : NULL,
+                           rlk_rwlock_try_lock_run(rw, side, wait_ms, lease_ms));
 }
 
 int rlk_rwlock_lock(rlk_rwlock *rw, int side, long long lease_ms)

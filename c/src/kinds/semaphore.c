@@ -14,6 +14,7 @@
 #include "client/clock.h"
 #include "client/error.h"
 #include "runtime/fam.h"
+#include "runtime/metrics.h"
 #include "runtime/wait.h"
 
 struct rlk_semaphore {
@@ -88,7 +89,7 @@ static int rlk_sem_busy(rlk_semaphore *s, long long permits, long long start_ns)
                          "%lld ms", s->b.name, permits, (rlk_clock_now_ns() - start_ns) / 1000000LL);
 }
 
-int rlk_semaphore_try_acquire(rlk_semaphore *s, long long permits, long long wait_ms)
+static int rlk_semaphore_try_acquire_run(rlk_semaphore *s, long long permits, long long wait_ms)
 {
     long long start = rlk_clock_now_ns();
     rlk_sem_try t;
@@ -108,6 +109,16 @@ int rlk_semaphore_try_acquire(rlk_semaphore *s, long long permits, long long wai
     rlk_wait_init(&w, &s->b, "semaphore", rlk_sem_attempt, &t);
     rc = rlk_wait_acquire(&w, start, wait_ms, 1);
     return rc == RLK_ERR_BUSY ? rlk_sem_busy(s, permits, start) : rc;
+}
+
+/* The call, counted in the metrics (runtime/metrics.h). */
+int rlk_semaphore_try_acquire(rlk_semaphore *s, long long permits, long long wait_ms)
+{
+    rlk_metrics_call mc;
+
+    rlk_metrics_begin(s ? &s->b.rt->counters : NULL, &mc);
+    return rlk_metrics_end(&mc, RLK_MKIND_SEMAPHORE, s ? s->b.name : NULL,
+                           rlk_semaphore_try_acquire_run(s, permits, wait_ms));
 }
 
 int rlk_semaphore_acquire(rlk_semaphore *s, long long permits)

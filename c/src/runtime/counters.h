@@ -12,12 +12,37 @@
 
 #include <stdatomic.h>
 
+#include "rlk.h"
+
+/* A histogram's cells (rlk_histogram's, as atomics). */
+typedef struct rlk_rt_hist {
+    atomic_ullong sum_ns;
+    atomic_ullong buckets[RLK_METRICS_BUCKETS + 1];
+} rlk_rt_hist;
+
+/* A watched name's cells (rlk_metrics_watch): written once before nnames
+ * counts it, never moved or removed. */
+typedef struct rlk_rt_name {
+    char name[RLK_METRICS_NAME_SIZE];
+    atomic_ullong acquisitions[RLK_ACQ_RESULTS];
+    rlk_rt_hist wait, hold;
+} rlk_rt_name;
+
 typedef struct rlk_rt_counters {
     atomic_ullong acquire_calls, acquired;
     atomic_ullong waits, wake_permits, wake_all, ttl_wakeups;
     atomic_ullong sub_connects, sub_drops, subscribes, unsubscribes;
     atomic_ullong renew_calls, renew_errors, renew_unacked, locks_lost;
     atomic_ullong lost_replies, lost_adopted, lost_not_run, lost_unsettled, lost_given_back;
+    /* The metrics (runtime/metrics.h records them; rlk_metrics_get reads them). */
+    atomic_int metrics_off;         /* rlk_metrics_set_enabled(c, 0) */
+    atomic_ullong acquisitions[RLK_MKIND_COUNT][RLK_ACQ_RESULTS];
+    atomic_ullong handoffs, acquired_after_wait;
+    atomic_ullong locks_lost_gone, locks_lost_expired;
+    atomic_llong requests_waiting;
+    rlk_rt_hist wait_h, hold_h, handoff_h;
+    atomic_int nnames;              /* names[0..nnames) are watched */
+    rlk_rt_name names[RLK_METRICS_NAMES_MAX];
 } rlk_rt_counters;
 
 /* Adds one to counters->field (counters: an rlk_rt_counters pointer). */

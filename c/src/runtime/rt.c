@@ -177,6 +177,10 @@ static void rlk_rt_report_lost(void *arg, int kind, const char *name, const char
     void *ud, *kind_ud;
 
     RLK_RT_COUNT(rt, locks_lost);
+    if (reason == RLK_LOST_GONE)
+        RLK_RT_COUNT(rt, locks_lost_gone);
+    else
+        RLK_RT_COUNT(rt, locks_lost_expired);
     pthread_mutex_lock(&rt->cb_mu);
     fn = rt->lost_fn;
     ud = rt->lost_ud;

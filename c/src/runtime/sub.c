@@ -227,13 +227,7 @@ static void rlk_sub_drain_kicks(rlk_sub *s)
 
 static int rlk_sub_setname(rlk_sub *s, redisContext *ctx)
 {
-    const char *argv[3] = {"CLIENT", "SETNAME", RLK_SUB_NAME};
-    redisReply *r = NULL;
-    int rc = rlk_conn_command(s->c, ctx, "CLIENT SETNAME", 3, argv, NULL, &r, NULL);
-
-    if (r)
-        freeReplyObject(r);     /* an error reply (ACL) is not fatal: the name is cosmetic */
-    return rc;
+    return rlk_conn_setname(s->c, ctx, RLK_SUB_NAME);  /* an ACL refusal is not fatal */
 }
 
 static void rlk_sub_set_down(rlk_sub *s, int down)

@@ -19,6 +19,7 @@
 #include "runtime/fam.h"
 #include "runtime/fam_settle.h"
 #include "runtime/lq.h"
+#include "runtime/metrics.h"
 #include "runtime/rt.h"
 #include "runtime/sub.h"
 #include "runtime/wait.h"
@@ -140,6 +141,8 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, long long deadli
     char unsettled[RLK_ERRSTR_MAX] = "";    /* the message of an unsettled attempt */
     rlk_sub *sub = w->rt->sub;
     long long backoff = 0;
+    long long woke_ns = 0;  /* metrics: when a message ended the last sleep (0: none) */
+    int slept = 0;          /* metrics: this loop slept at least once */
     int failed = w->first_failed;    /* the transient failure of the last attempt, returned at the
                                deadline instead of RLK_ERR_BUSY (its error is recorded) */
 
@@ -164,6 +167,8 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, long long deadli
                 return rlk_wait_give_up(w, failed, unsettled);
             rc = w->attempt(w->arg, &bound);
         }
+        if (rc == RLK_OK && slept)
+            rlk_metrics_acquired_waiting(&w->rt->counters, woke_ns);
         recheck = rc == RLK_ERR_BUSY && bound == RLK_WAIT_RECHECK;
         if (recheck)
             bound = w->recheck_ms;
@@ -187,8 +192,11 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, long long deadli
         if (deadline >= 0 && rlk_clock_now_ns() >= deadline)
             return rlk_wait_give_up(w, failed, unsettled);  /* no sleep, no attempt past
                                                                the caller's deadline */
-        if (rlk_sub_wait(sub, ch, mark, until, w->ticket) == RLK_SUB_TIMEOUT &&
-            !atomic_load(&w->rt->interrupted)) {
+        slept = 1;
+        woke_ns = 0;
+        if (rlk_sub_wait(sub, ch, mark, until, w->ticket) != RLK_SUB_TIMEOUT)
+            woke_ns = rlk_clock_now_ns();
+        else if (!atomic_load(&w->rt->interrupted)) {
             if (by_bound && w->count_ttl && failed == RLK_OK && !recheck)
                 RLK_RT_COUNT(w->rt, ttl_wakeups);
             if (until == deadline)

@@ -41,6 +41,7 @@
 #include "client/error.h"
 #include "client/sentinel.h"
 #include "client/slot.h"
+#include "runtime/metrics.h"
 #include "runtime/thread.h"
 #include "runtime/wd.h"
 
@@ -69,6 +70,7 @@ struct rlk_hold {
     rlk_sub_chan *sub_ch;
     char *channel;
     int nudged;                 /* a message came while in flight: renew again at once */
+    long long acquired_ns;      /* when the count went from 0 to 1 (the hold metric) */
 };
 
 typedef struct rlk_lost_mark {
@@ -297,13 +299,7 @@ static void rlk_wd_mark(rlk_wd *wd, int kind, const char *name, const char *owne
 
 static int rlk_wd_setname(rlk_wd *wd)
 {
-    const char *argv[3] = {"CLIENT", "SETNAME", RLK_WD_NAME};
-    redisReply *r = NULL;
-    int rc = rlk_conn_command(wd->c, wd->ctx, "CLIENT SETNAME", 3, argv, NULL, &r, NULL);
-
-    if (r)
-        freeReplyObject(r);
-    return rc;
+    return rlk_conn_setname(wd->c, wd->ctx, RLK_WD_NAME);   /* and lib-name, lib-ver */
 }
 
 static void rlk_wd_disconnect(rlk_wd *wd)
@@ -940,6 +936,8 @@ int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, i
     if (rc == RLK_OK && !e && !(e = rlk_hold_new(wd, h)))
         rc = rlk_set_error(wd->c, RLK_ERR_NOMEM, "lock %s: out of memory", h->name);
     if (e) {
+        if (e->count == 0)
+            e->acquired_ns = rlk_clock_now_ns();
         e->count++;
         e->lease_ms = lease_ms;
         e->token = token;
@@ -996,6 +994,17 @@ int rlk_wd_token_of(rlk_wd *wd, int kind, const char *name, const char *owner, l
         *token = e->token;
     pthread_mutex_unlock(&wd->mu);
     return e != NULL;
+}
+
+void rlk_wd_gauges(rlk_wd *wd, long long *held, long long *watchdog)
+{
+    *held = *watchdog = 0;
+    pthread_mutex_lock(&wd->mu);
+    for (rlk_hold *e = wd->holds; e; e = e->next) {
+        (*held)++;
+        *watchdog += e->watchdog != 0;
+    }
+    pthread_mutex_unlock(&wd->mu);
 }
 
 void rlk_wd_forget_name(rlk_wd *wd, const char *name)
@@ -1060,6 +1069,8 @@ void rlk_wd_release_end(rlk_wd *wd, rlk_wd_ticket *t, int outcome)
      * does not know of (an acquire whose reply was lost, or the same owner
      * id on another client, which renews its own). In the last case the
      * release reset the lease, which runs out unless its real holder renews. */
+    if (t->removed && (outcome == RLK_REL_RELEASED || outcome == RLK_REL_STILL_HELD))
+        rlk_metrics_hold(wd->counters, t->removed->name, t->removed->acquired_ns);
     rlk_hold_free(t->removed);
     t->removed = NULL;
     pthread_mutex_unlock(&wd->mu);

@@ -77,6 +77,8 @@ int rlk_wd_holds(rlk_wd *wd, const char *name, const char *owner);
 long long rlk_wd_count_as(rlk_wd *wd, int kind, const char *name, const char *owner);
 /* 1 and *token when held: the token recorded by the latest acquisition. */
 int rlk_wd_token_of(rlk_wd *wd, int kind, const char *name, const char *owner, long long *token);
+/* The metrics' gauges: entries in the registry, and of them watchdog ones. */
+void rlk_wd_gauges(rlk_wd *wd, long long *held, long long *watchdog);
 /* Drops every entry of name, of every kind (force unlock deletes the hash). */
 void rlk_wd_forget_name(rlk_wd *wd, const char *name);
 /* Before a release: takes the entry out when this is its last hold (waiting

@@ -109,6 +109,60 @@ static void test_eval_and_kinds(void)
     }
 }
 
+/* rlk top on the cluster (issue 23): every master is scanned; 30 locks spread over the slots,
+ * one semaphore, one lock with a waiter's queue entry: the totals count them all. */
+static void test_top(void)
+{
+    static char out[65536];
+    char name[64], key[96];
+    int per[3] = {0, 0, 0};
+
+    for (int i = 0; i < 30; i++) {
+        int k;
+        redisReply *r;
+
+        snprintf(name, sizeof name, "cli:top:%d", i);
+        k = rlk_fx_cluster_key_owner(&cl, name);
+        REQUIRE(k >= 0);
+        r = rlk_fx_command(&cl.node[k], "HSET %s top-owner:%d 1", name, i);
+        CHECK(r && r->type == REDIS_REPLY_INTEGER);
+        if (r)
+            freeReplyObject(r);
+        for (int m = 0; m < 3; m++)
+            per[m] += mst[m] == k;
+    }
+    CHECKF(per[0] && per[1] && per[2], "the 30 locks are not on every master: %d %d %d", per[0],
+           per[1], per[2]);
+    snprintf(key, sizeof key, "{cli:top:0}:rlk_waiters");
+    {
+        redisReply *r = rlk_fx_command(&cl.node[rlk_fx_cluster_key_owner(&cl, key)],
+                                       "RPUSH %s 7", key);
+        CHECK(r && r->type == REDIS_REPLY_INTEGER);
+        if (r)
+            freeReplyObject(r);
+        r = rlk_fx_command(&cl.node[rlk_fx_cluster_key_owner(&cl, "cli:top:sem")],
+                           "SET cli:top:sem 4");
+        if (r)
+            freeReplyObject(r);
+    }
+    CHECKF(run(out, sizeof out, "top --once --json --pattern 'cli:top:*' --limit 100 "
+                                "--url \"$U\"") == 0, "top: %s", out);
+    CHECKF(strstr(out, "\"totals\":{\"rows\":31,\"locks\":30,"), "top totals: %.600s", out);
+    CHECKF(strstr(out, "\"semaphores\":1,"), "top semaphores: %.600s", out);
+    CHECKF(strstr(out, "\"queued\":1,"), "top queued (rlk's queue of cli:top:0): %.600s", out);
+    CHECKF(strstr(out, "\"owner\":\"top-owner:29\""), "a holder: %.600s", out);
+    {
+        const char *nodes = strstr(out, "\"nodes\":[");
+        int commas = 0;
+
+        for (const char *p = nodes; p && *p && *p != ']'; p++)
+            commas += *p == ',';
+        CHECKF(nodes && commas == 2, "top did not scan 3 masters: %.300s", out);
+    }
+    CHECKF(run(out, sizeof out, "top --once --pattern 'cli:top:*' --url \"$U\"") == 0 &&
+           strstr(out, "(3 nodes)") && strstr(out, "cli:top:0"), "top text: %.600s", out);
+}
+
 /* cmdstat_fcall calls= on master k (0 when none). */
 static long long fcalls_on(int k)
 {
@@ -194,6 +248,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_eval_and_kinds);
     RUN_TEST(test_all_and_redlock);
     RUN_TEST(test_functions);
+    RUN_TEST(test_top);
     rlk_fx_cluster_stop(&cl);
     return check_summary("cl_cli");
 }

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * metrics.h - recording the public metrics (rlk.h, rlk_metrics_*) into a
+ * client's counters (counters.h), and reading them (metrics.c). Recording
+ * is relaxed atomic additions on the caller's thread: no lock, no
+ * allocation; with recording off (rlk_metrics_set_enabled) one relaxed
+ * load. docs/observability.md says what each metric means.
+ *
+ * Not installed; not a stable API.
+ */
+#ifndef RLK_METRICS_H
+#define RLK_METRICS_H
+
+#include "rlk.h"
+#include "runtime/counters.h"
+
+/* One acquisition call under way (rlk_metrics_begin .. rlk_metrics_end). */
+typedef struct rlk_metrics_call {
+    rlk_rt_counters *k;     /* NULL: not recorded */
+    long long start_ns;
+} rlk_metrics_call;
+
+/* Counts a call as waiting from now (k may be NULL: a bad handle). */
+void rlk_metrics_begin(rlk_rt_counters *k, rlk_metrics_call *mc);
+/* Ends it: its result (from rc), the wait histogram when it acquired, the
+ * watched name's cells. Returns rc. */
+int rlk_metrics_end(rlk_metrics_call *mc, int kind, const char *name, int rc);
+/* A lock held since acquired_ns was released (its last hold). */
+void rlk_metrics_hold(rlk_rt_counters *k, const char *name, long long acquired_ns);
+/* An attempt of a wait acquired after sleeping; woke_ns > 0: the sleep
+ * before it was ended by a message at woke_ns (a handoff). */
+void rlk_metrics_acquired_waiting(rlk_rt_counters *k, long long woke_ns);
+/* The result class (enum rlk_acquire_result) of an acquisition's rc. */
+int rlk_metrics_result_of(int rc);
+
+#endif /* RLK_METRICS_H */

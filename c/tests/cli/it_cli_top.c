@@ -1,0 +1,462 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * it_cli_top.c - `rlk top` (issue 23) against a real redis-server:
+ *   - every kind's layout, written as Redisson writes it (raw commands):
+ *     the reentrant, read-write, fenced and fair locks (the fair queue with
+ *     its deadlines), a semaphore, a permit-expirable semaphore with a held
+ *     permit, a latch (rlk's mark); an application's hash and string are
+ *     not shown; --pattern; usage errors;
+ *   - contention: 16 `rlk lock` processes on two names (8 each); at several
+ *     sample points (after the start, after stopping some of them) the
+ *     state is frozen (holders sleep, waiters wait) and `rlk top --json`
+ *     must say what the server says: holder (HGETALL), rlk's queue (LLEN),
+ *     subscribers (PUBSUB NUMSUB). node-redisson processes are not added
+ *     here (c/tests/interop's harness runs Redisson's clients in its own
+ *     programs; said on stdout as skipped);
+ *   - with --tmux: the terminal view in a tmux session (capture-pane, the s
+ *     and q keys), exit 77 (skipped) without tmux.
+ *
+ * Usage: it_cli_top PATH_TO_RLK [--tmux]
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cli_check.h"
+#include "json_mini.h"
+
+#include <rlk.h>
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static rlk_fx_server server;
+static char url[128];
+static const char *rlk_path;
+
+static long long fx_int(const char *fmt, const char *a)
+{
+    redisReply *r = rlk_fx_command(&server, fmt, a);
+    long long v = -1;
+
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        v = r->integer;
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+/* A setup command (hiredis's format: spaces split the arguments). */
+static void fx_do(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void fx_do(const char *fmt, ...)
+{
+    va_list ap;
+    redisReply *r;
+
+    va_start(ap, fmt);
+    r = rlk_fx_vcommand(&server, fmt, ap);
+    va_end(ap);
+    CHECKF(r && r->type != REDIS_REPLY_ERROR, "setup: %s: %s", fmt,
+           r && r->type == REDIS_REPLY_ERROR ? r->str : "no reply");
+    if (r)
+        freeReplyObject(r);
+}
+
+/* The string member key of v, "" when absent. */
+static const char *str_of(const json_value *v, const char *key)
+{
+    const char *s = json_get_string(v, key);
+
+    return s ? s : "";
+}
+
+static long long server_ms(void)
+{
+    redisReply *r = rlk_fx_command(&server, "TIME");
+    long long ms = 0;
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
+        ms = atoll(r->element[0]->str) * 1000 + atoll(r->element[1]->str) / 1000;
+    if (r)
+        freeReplyObject(r);
+    return ms;
+}
+
+/* `rlk top --once --json [extra...]`, parsed. */
+static json_value *top_json(const char *a1, const char *a2)
+{
+    cli_result r = a1 ? RUN("top", "--once", "--json", "--limit", "1000", a1, a2)
+                      : RUN("top", "--once", "--json", "--limit", "1000");
+    const char *err = NULL;
+    json_value *j = NULL;
+
+    if (expect_status(&r, 0, "top --once --json")) {
+        j = json_parse(r.out, &err);
+        CHECKF(j && j->type == JSON_OBJECT, "top --json: not a JSON object (%s): %.400s",
+               err ? err : "", r.out);
+    }
+    cli_result_free(&r);
+    return j;
+}
+
+static const json_value *top_row(const json_value *j, const char *name)
+{
+    const json_value *rows = json_get(j, "locks");
+
+    for (size_t i = 0; rows && i < rows->count; i++)
+        if (json_get_string(json_at(rows, i), "name") &&
+            strcmp(json_get_string(json_at(rows, i), "name"), name) == 0)
+            return json_at(rows, i);
+    return NULL;
+}
+
+static double total(const json_value *j, const char *key)
+{
+    return json_get_number(json_get(j, "totals"), key, -1);
+}
+
+/* ---------------------------------------------------------------- layouts */
+
+static void test_top_layouts(void)
+{
+    long long now = server_ms();
+    json_value *j;
+    const json_value *row;
+    cli_result r;
+
+    fx_do("HSET tp:re 6b1f:1 2");
+    fx_do("PEXPIRE tp:re 60000");
+    fx_do("HSET tp:rw mode read u2:1 1 u3:1 2");
+    fx_do("HSET tp:fe u4:1 1");
+    fx_do("SET redisson_lock_token:{tp:fe} 7");
+    fx_do("HSET tp:fa u5:1 1");
+    fx_do("RPUSH redisson_lock_queue:{tp:fa} w1:1 w2:1");
+    fx_do("ZADD redisson_lock_timeout:{tp:fa} %lld w1:1 %lld w2:1", now + 60000, now + 70000);
+    fx_do("SET tp:se 3");
+    fx_do("SET tp:ps 1");
+    fx_do("ZADD {tp:ps}:timeout %lld permit-1", now + 60000);
+    fx_do("SET tp:la 2");
+    fx_do("SET {tp:la}:rlk_kind latch");
+    fx_do("HSET tp:app field value");
+    fx_do("SET tp:str hello");
+
+    j = top_json("--pattern", "tp:*");
+    REQUIRE(j);
+    CHECKF(total(j, "locks") == 4, "locks %g", total(j, "locks"));
+    CHECKF(total(j, "semaphores") == 1 && total(j, "psemaphores") == 1 &&
+           total(j, "latches") == 1 && total(j, "permit_holders") == 1,
+           "semaphores %g psemaphores %g latches %g permit holders %g", total(j, "semaphores"),
+           total(j, "psemaphores"), total(j, "latches"), total(j, "permit_holders"));
+    CHECKF(total(j, "rows") == 7, "rows %g (the application's hash and string shown?)",
+           total(j, "rows"));
+    CHECK(!top_row(j, "tp:app") && !top_row(j, "tp:str"));
+    row = top_row(j, "tp:re");
+    CHECK(row && strcmp(str_of(row, "kind"), "reentrant") == 0);
+    CHECK(row && json_get_number(row, "ttl_ms", -9) > 0);
+    CHECK(row && json_get_number(json_at(json_get(row, "holders"), 0), "count", 0) == 2);
+    row = top_row(j, "tp:rw");
+    CHECK(row && strcmp(str_of(row, "kind"), "rwlock") == 0);
+    CHECK(row && strcmp(str_of(row, "mode"), "read") == 0);
+    CHECK(row && json_get(row, "holders") && json_get(row, "holders")->count == 2);
+    row = top_row(j, "tp:fe");
+    CHECK(row && strcmp(str_of(row, "kind"), "fenced") == 0);
+    row = top_row(j, "tp:fa");
+    CHECK(row && strcmp(str_of(row, "kind"), "fair") == 0);
+    CHECK(row && json_get_number(row, "fair_queued", 0) == 2);
+    CHECK(row && json_get(row, "fair_queue") && json_get(row, "fair_queue")->count == 2);
+    CHECKF(row && json_get_number(json_at(json_get(row, "fair_queue"), 1), "deadline_in_ms", 0) >
+                      50000, "the second fair waiter's deadline");
+    CHECK(row && strcmp(str_of(json_at(json_get(row, "fair_queue"), 0), "owner"),
+                        "w1:1") == 0);
+    row = top_row(j, "tp:ps");
+    CHECK(row && strcmp(str_of(row, "kind"), "psemaphore") == 0);
+    CHECK(row && json_get_number(row, "permits", -1) == 1);
+    row = top_row(j, "tp:la");
+    CHECK(row && strcmp(str_of(row, "kind"), "latch") == 0);
+    CHECK(row && json_get_number(row, "count", -1) == 2);
+    /* sorted by waiters: the fair lock with its queue first */
+    CHECK(strcmp(str_of(json_at(json_get(j, "locks"), 0), "name"), "tp:fa") == 0);
+    json_free(j);
+
+    /* A narrower pattern: the fenced lock's token key does not match it, and is read. */
+    j = top_json("--pattern", "tp:f*");
+    REQUIRE(j);
+    CHECKF(total(j, "rows") == 2, "rows %g", total(j, "rows"));
+    row = top_row(j, "tp:fe");
+    CHECK(row && strcmp(str_of(row, "kind"), "fenced") == 0);
+    json_free(j);
+
+    r = RUN("top", "--once", "--pattern", "tp:*");
+    expect_status(&r, 0, "top --once");
+    CHECK_STR_CONTAINS(r.out, "rlk top - ");
+    CHECK_STR_CONTAINS(r.out, "tp:fa");
+    CHECK_STR_CONTAINS(r.out, "waiter w1:1");
+    cli_result_free(&r);
+    r = RUN("top", "--once", "--sort", "size");
+    expect_status(&r, 2, "top --sort size");
+    CHECK_STR_CONTAINS(r.err, "--sort");
+    cli_result_free(&r);
+    r = RUN("top", "--once", "--count", "5");
+    expect_status(&r, 2, "top --count 5");
+    cli_result_free(&r);
+    r = RUN("top", "--once", "--interval", "0.01");
+    expect_status(&r, 2, "top --interval 0.01");
+    cli_result_free(&r);
+}
+
+/* ---------------------------------------------------------------- contention */
+
+#define NPROC 16
+
+/* Waits (bounded) until name is held and its rlk queue holds `queued` tickets. */
+static int settle(const char *name, long long queued)
+{
+    char key[128];
+    long long end = rlk_fx_now_ms() + 20000;
+
+    snprintf(key, sizeof key, "{%s}:rlk_waiters", name);
+    while (rlk_fx_now_ms() < end) {
+        if (fx_int("EXISTS %s", name) == 1 && fx_int("LLEN %s", key) == queued)
+            return 0;
+        rlk_fx_sleep_ms(20);    /* a bounded poll of the server's state */
+    }
+    return -1;
+}
+
+static long long numsub(const char *name)
+{
+    char ch[160];
+    redisReply *r;
+    long long n = -1;
+
+    snprintf(ch, sizeof ch, "redisson_lock__channel:{%s}", name);
+    r = rlk_fx_command(&server, "PUBSUB NUMSUB %s", ch);
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
+        n = r->element[1]->integer;
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+static char *holder(const char *name)
+{
+    redisReply *r = rlk_fx_command(&server, "HKEYS %s", name);
+    char *h = NULL;
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 1)
+        h = strdup(r->element[0]->str);
+    if (r)
+        freeReplyObject(r);
+    return h;
+}
+
+/* One sample point: top's row of each name against the server. */
+static void sample(const char *const names[2], const long long queued[2], int point)
+{
+    json_value *j = top_json("--pattern", "tc:*");
+    double sum_q = 0, sum_s = 0;
+
+    REQUIRE(j);
+    for (int k = 0; k < 2; k++) {
+        const json_value *row = top_row(j, names[k]);
+        char *h = holder(names[k]);
+        long long subs = numsub(names[k]);
+
+        CHECKF(row, "point %d: no row for %s", point, names[k]);
+        if (!row) {
+            free(h);
+            continue;
+        }
+        CHECKF(json_get_number(row, "queued", -1) == (double)queued[k],
+               "point %d, %s: top queued %g, LLEN %lld", point, names[k],
+               json_get_number(row, "queued", -1), queued[k]);
+        CHECKF(json_get_number(row, "subscribers", -1) == (double)subs,
+               "point %d, %s: top subscribers %g, PUBSUB NUMSUB %lld", point, names[k],
+               json_get_number(row, "subscribers", -1), subs);
+        CHECKF(h && json_get_string(json_at(json_get(row, "holders"), 0), "owner") &&
+                   strcmp(json_get_string(json_at(json_get(row, "holders"), 0), "owner"), h) == 0,
+               "point %d, %s: top's holder differs from the server's %s", point, names[k],
+               h ? h : "(none)");
+        sum_q += (double)queued[k];
+        sum_s += (double)subs;
+        free(h);
+    }
+    CHECKF(total(j, "queued") == sum_q && total(j, "subscribers") == sum_s &&
+           total(j, "locks") == 2, "point %d: totals queued %g subscribers %g locks %g", point,
+           total(j, "queued"), total(j, "subscribers"), total(j, "locks"));
+    json_free(j);
+}
+
+static void test_top_contention(void)
+{
+    const char *names[2] = {"tc:a", "tc:b"};
+    cli_proc p[NPROC];
+    long long queued[2] = {NPROC / 2 - 1, NPROC / 2 - 1};
+    int started = 0;
+
+    for (; started < NPROC; started++)
+        if (START(&p[started], "lock", names[started % 2], "--", "sleep", "60") != 0)
+            break;
+    REQUIRE(started == NPROC);
+    for (int k = 0; k < 2; k++)
+        CHECKF(settle(names[k], queued[k]) == 0, "%s: the 8 processes did not settle", names[k]);
+    sample(names, queued, 1);
+    /* Stop three processes of tc:a and two of tc:b (holders or waiters: either way one ticket
+     * fewer in the queue once the lock has passed on), then sample again. */
+    for (int n = 0, k = 0; k < NPROC && n < 5; k++) {
+        int which = k % 2;
+
+        if ((which == 0 && queued[0] > NPROC / 2 - 4) || (which == 1 && queued[1] > NPROC / 2 - 3)) {
+            kill(p[k].pid, SIGTERM);
+            cli_wait(&p[k], 10000);
+            p[k].pid = 0;
+            queued[which]--;
+            n++;
+            CHECKF(settle(names[which], queued[which]) == 0, "%s: did not settle at %lld queued",
+                   names[which], queued[which]);
+            if (n == 2 || n == 5)
+                sample(names, queued, n == 2 ? 2 : 3);
+        }
+    }
+    for (int k = 0; k < NPROC; k++)
+        if (p[k].pid > 0) {
+            kill(p[k].pid, SIGTERM);
+            cli_wait(&p[k], 10000);
+        }
+    printf("# node-redisson processes: not run here (skipped: c/tests/interop runs Redisson's "
+           "clients in its own harness)\n");
+}
+
+/* ---------------------------------------------------------------- --stats */
+
+/* rlk lock / rlk semaphore --stats and --json: one line on stderr at exit. */
+static void test_stats(void)
+{
+    cli_result r = RUN("lock", "st:a", "--stats", "--watchdog-lease", "300", "--", "sleep", "0.5");
+    json_value *j;
+    const char *err = NULL, *nl;
+
+    expect_status(&r, 0, "lock --stats");
+    CHECK_STR_CONTAINS(r.err, "rlk: stats: lock st:a: waited ");
+    CHECK_STR_CONTAINS(r.err, " held 0.");
+    CHECK_STR_CONTAINS(r.err, "exit 0");
+    cli_result_free(&r);
+    r = RUN("lock", "st:a", "--json", "--watchdog-lease", "300", "--", "sleep", "0.5");
+    expect_status(&r, 0, "lock --json");
+    nl = strchr(r.err, '\n');
+    j = json_parse(r.err, &err);
+    CHECKF(j && nl && nl[1] == '\0', "--json: not one JSON line on stderr: %s", r.err);
+    if (j) {
+        CHECK(json_get(j, "acquired") && json_get(j, "acquired")->boolean);
+        CHECKF(json_get_number(j, "hold_ms", 0) >= 450, "hold_ms %g", json_get_number(j, "hold_ms", 0));
+        /* the watchdog renews every lease/3 = 100 ms: at least 2 in 0.5 s */
+        CHECKF(json_get_number(j, "renewals", 0) >= 2, "renewals %g",
+               json_get_number(j, "renewals", 0));
+        CHECK(json_get_number(j, "exit", -1) == 0);
+        json_free(j);
+    }
+    cli_result_free(&r);
+    fx_do("HSET st:b someone:1 1");
+    r = RUN("lock", "st:b", "-w", "0.2", "--json", "--", "true");
+    expect_status(&r, 1, "lock -w 0.2 --json (held)");
+    CHECK_STR_CONTAINS(r.err, "\"acquired\":false");
+    cli_result_free(&r);
+    r = RUN("semaphore", "st:s", "-n", "2", "--stats", "--", "true");
+    expect_status(&r, 0, "semaphore --stats");
+    CHECK_STR_CONTAINS(r.err, "rlk: stats: ");
+    CHECK_STR_CONTAINS(r.err, "semaphore st:s: waited ");
+    cli_result_free(&r);
+    r = RUN("lock", "st:c", "--", "true");     /* control: no --stats, no line */
+    expect_status(&r, 0, "lock");
+    CHECK(strstr(r.err, "rlk: stats") == NULL);
+    cli_result_free(&r);
+}
+
+/* ---------------------------------------------------------------- tmux */
+
+static char tmux_sock[64];
+
+static int tmux(const char *args, char *out, size_t len)
+{
+    char cmd[2048];
+    FILE *f;
+    size_t n = 0;
+    int st;
+
+    snprintf(cmd, sizeof cmd, "tmux -L %s %s 2>&1", tmux_sock, args);
+    if (!(f = popen(cmd, "r")))
+        return -1;
+    while (out && n + 1 < len && fgets(out + n, (int)(len - n), f))
+        n += strlen(out + n);
+    if (out)
+        out[n] = '\0';
+    st = pclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Bounded poll of the pane until it shows text. */
+static int pane_shows(const char *text, char *pane, size_t len)
+{
+    long long end = rlk_fx_now_ms() + 15000;
+
+    while (rlk_fx_now_ms() < end) {
+        if (tmux("capture-pane -p -t top", pane, len) == 0 && strstr(pane, text))
+            return 0;
+        rlk_fx_sleep_ms(50);
+    }
+    return -1;
+}
+
+static void test_top_tmux(void)
+{
+    static char pane[65536];
+    char args[1024];
+    long long end;
+
+    fx_do("HSET tm:lock tmux-owner:1 1");
+    snprintf(tmux_sock, sizeof tmux_sock, "rlk-top-test-%d", (int)getpid());
+    snprintf(args, sizeof args, "new-session -d -s top -x 150 -y 30 \"'%s' top --interval 0.3 "
+             "--pattern 'tm:*' --url '%s'\"", rlk_path, url);
+    REQUIRE(tmux(args, NULL, 0) == 0);
+    CHECKF(pane_shows("tmux-owner:1", pane, sizeof pane) == 0, "the view: %s", pane);
+    CHECK_STR_CONTAINS(pane, "rlk top - ");
+    CHECK_STR_CONTAINS(pane, "sort: waiters");
+    /* a change on the server shows at the next refresh */
+    fx_do("HSET tm:other tmux-owner:2 1");
+    CHECKF(pane_shows("tm:other", pane, sizeof pane) == 0, "refresh: %s", pane);
+    tmux("send-keys -t top s", NULL, 0);
+    CHECKF(pane_shows("sort: age", pane, sizeof pane) == 0, "s: %s", pane);
+    tmux("send-keys -t top q", NULL, 0);
+    end = rlk_fx_now_ms() + 10000;
+    while (tmux("has-session -t top", NULL, 0) == 0 && rlk_fx_now_ms() < end)
+        rlk_fx_sleep_ms(50);
+    CHECKF(tmux("has-session -t top", NULL, 0) != 0, "q did not end rlk top");
+    tmux("kill-server", NULL, 0);   /* only this test's server (-L) */
+}
+
+int main(int argc, char **argv)
+{
+    int tmux_only = argc > 2 && strcmp(argv[2], "--tmux") == 0;
+    int rc;
+
+    rlk_path = argc > 1 ? argv[1] : "rlk";
+    if (tmux_only && system("command -v tmux >/dev/null 2>&1") != 0) {
+        printf("SKIP: tmux not found\n");
+        return 77;
+    }
+    rc = cli_main_begin(tmux_only ? 2 : argc, argv, &server, 1, url, sizeof url);
+    if (rc >= 0)
+        return rc;
+    if (tmux_only) {
+        RUN_TEST(test_top_tmux);
+    } else {
+        RUN_TEST(test_top_layouts);
+        RUN_TEST(test_top_contention);
+        RUN_TEST(test_stats);
+    }
+    cli_main_end(&server, 1);
+    return check_summary(tmux_only ? "it_cli_top --tmux" : "it_cli_top");
+}
