@@ -223,4 +223,6 @@ const rlk_bench_driver rlk_bench_baseline_driver = {
     "raw hiredis: EVALSHA reentrant/acquire then EVALSHA reentrant/release on the client's own key",
     "raw hiredis: EVALSHA reentrant/acquire, retried every 1 ms while held; "
     "hold by sleeping; EVALSHA reentrant/release",
+    NULL,   /* no subscriber: no timeline, */
+    NULL,   /* no wake-ups */
 };

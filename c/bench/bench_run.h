@@ -29,6 +29,8 @@ typedef struct rlk_bench_worker_result {
     int stuck;               /* W2: still waiting in acquire at deadline + grace (the
                                 driver gave up then, or the thread was abandoned there) */
     int unfinished;          /* abandoned anywhere (stuck included) */
+    uint64_t sub_wakeups;    /* the driver's subscriber wake-ups at the end of its loop */
+    uint64_t sub_messages;   /* ... and pub/sub messages received */
 } rlk_bench_worker_result;
 
 typedef struct rlk_bench_run_result {

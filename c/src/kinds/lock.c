@@ -21,6 +21,7 @@
 #include "runtime/rt.h"
 #include "runtime/wait.h"
 #include "runtime/wd.h"
+#include "kinds/lock.h"
 
 struct rlk_lock {
     rlk_fam_base b;             /* channel: redisson_lock__channel:{name} */
@@ -41,7 +42,15 @@ typedef struct rlk_acq {
     int watchdog;
     rlk_sub_ticket ticket;      /* ticket.ticket 0: a single try, never queued */
     int queued;                 /* an attempt put the ticket in the queue */
+    rlk_lock_timeline tl;       /* the last attempt's timeline */
 } rlk_acq;
+
+static _Thread_local rlk_lock_timeline rlk_lock_tl;    /* the thread's last acquisition */
+
+void rlk_lock_last_timeline(rlk_lock_timeline *out)
+{
+    *out = rlk_lock_tl;
+}
 
 static const rlk_fam_kind rlk_lock_kind = {
     "rlk_lock_new", "lock", "redisson_lock__channel", rlk_fam_prefix_name
@@ -200,7 +209,12 @@ static int rlk_lock_attempt(void *arg, long long *ttl)
     snprintf(lease, sizeof lease, "%lld", a->lease_ms);
     snprintf(ticket, sizeof ticket, "%lld", a->queued ? -a->ticket.ticket : a->ticket.ticket);
     RLK_RT_COUNT(l->b.rt, acquire_calls);
+    a->tl.rx_ns = a->ticket.rx_ns;      /* what woke this attempt, if anything */
+    a->tl.woken_ns = a->ticket.woken_ns;
+    a->ticket.rx_ns = a->ticket.woken_ns = 0;
+    a->tl.claim_sent_ns = sent;
     rc = rlk_evalv(l->b.c, "reentrant/acquire", 3, keys, NULL, 3, args, NULL, &r);
+    a->tl.claim_done_ns = rlk_clock_now_ns();
     if (rc != RLK_OK && a->ticket.ticket)
         a->queued = 1;      /* it may have run: the next attempt looks before it queues */
     if (rc != RLK_OK)
@@ -265,7 +279,10 @@ int rlk_lock_try_lock(rlk_lock *l, long long wait_ms, long long lease_ms)
         if (first)
             rlk_wait_pre_join(&w);
     }
+    memset(&a.tl, 0, sizeof a.tl);
     rc = rlk_wait_acquire(&w, start, wait_ms, first);
+    if (rc == RLK_OK)
+        rlk_lock_tl = a.tl;
     if (rc != RLK_OK && a.queued)
         rlk_lock_cancel(&a);
     return rc == RLK_ERR_BUSY ? rlk_lock_busy(l, start) : rc;

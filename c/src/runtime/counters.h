@@ -18,6 +18,7 @@ typedef struct rlk_rt_counters {
     atomic_ullong sub_connects, sub_drops, subscribes, unsubscribes;
     atomic_ullong renew_calls, renew_errors, renew_unacked, locks_lost;
     atomic_ullong lost_replies, lost_adopted, lost_not_run, lost_unsettled, lost_given_back;
+    atomic_ullong sub_wakeups, sub_messages;    /* subscriber reads that brought messages; messages */
 } rlk_rt_counters;
 
 /* Adds one to counters->field (counters: an rlk_rt_counters pointer). */

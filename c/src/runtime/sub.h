@@ -35,6 +35,8 @@ typedef struct rlk_sub_ticket {
     long long claim_ns;         /* how long after a grant naming it second to wake */
     int granted;                /* a grant named it head, not yet taken by rlk_sub_wait */
     long long defer_ns;         /* 0, or when to wake (named second) */
+    long long rx_ns, woken_ns;  /* the handoff timeline: when the message that woke the
+                                   waiter was read, and when rlk_sub_wait returned (0: none) */
 } rlk_sub_ticket;
 
 #define RLK_SUB_GRANT_SHIFT 67108864ULL     /* 2^26: grant = head * this + next */
