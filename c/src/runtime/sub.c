@@ -875,6 +875,16 @@ void rlk_sub_leave(rlk_sub *s, rlk_sub_chan *ch)
     pthread_mutex_unlock(&s->mu);
 }
 
+void rlk_sub_leave_now(rlk_sub *s, rlk_sub_chan *ch)
+{
+    pthread_mutex_lock(&s->mu);
+    if (--ch->refs == 0) {
+        ch->linger_until = 0;   /* UNSUBSCRIBE at the thread's next round */
+        rlk_sub_kick(s);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
 int rlk_sub_try_join(rlk_sub *s, const char *channel, rlk_sub_chan **out,
                      unsigned long long *mark)
 {
