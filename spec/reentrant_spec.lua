@@ -31,6 +31,12 @@ local function renew(owner, lease, key)
   return r:script("reentrant/renew", { key or LOCK }, { tostring(lease or LEASE), owner })
 end
 local function count(owner, key) return r:call("HGET", key or LOCK, owner) end
+-- The wake channel of ticket t: where a release grants the lock to it (its client listens there).
+local function wake(t) return CHANNEL .. ":rlk:" .. string.format("%d", math.floor(t / 1024)) end
+-- A waiter's attempt that left it first in the queue: {wait, 1} (it also listens on CHANNEL).
+local function first_in_queue(rep)
+  return type(rep) == "table" and #rep == 2 and type(rep[1]) == "number" and rep[2] == 1
+end
 
 -- Every ARGV check of a script: bad leases, bad owners, wrong counts; each refused call leaves the
 -- lock as it was. call(lease, owner) runs the script with those two arguments.
@@ -243,11 +249,11 @@ describe("reentrant/release", function()
   })
   sa.publish_cases(r, { LOCK }, function() assert.equal(NIL, acquire(A)) end,
     function(pub) return release(A, nil, nil, pub) end, CHANNEL)
-  describe("handing over to a queued waiter (grant, then 0)", function()
+  describe("handing over to a queued waiter (grant on its wake channel, then 0)", function()
     sa.publish_cases(r, { LOCK, WAITERS, GRANT }, function()
       assert.equal(NIL, acquire(A))
-      assert.is_number(acquire(B, nil, nil, 11))
-    end, function(pub) return release(A, nil, nil, pub) end, CHANNEL)
+      assert.is_true(first_in_queue(acquire(B, nil, nil, 11)))
+    end, function(pub) return release(A, nil, nil, pub) end, { CHANNEL, wake(11) })
   end)
 end)
 
@@ -426,28 +432,30 @@ describe("reentrant lock life cycle", function()
 end)
 
 -- The handoff across processes (docs/runtime.md): a waiter's failed attempt queues its ticket; the
--- last release reserves the free lock for the first ticket (grant, PX claim window) and publishes
--- head * 2^26 + next before the standard 0; only that ticket may take the free lock meanwhile.
+-- last release reserves the free lock for the first ticket (grant, PX claim window), publishes
+-- head * 2^26 on that ticket's wake channel and then the standard 0 on the lock's channel; only
+-- that ticket may take the free lock meanwhile. The first in the queue is told so ({wait, 1}).
 describe("reentrant lock handoff to queued waiters", function()
   local C = "1b9e7c2a-uuid-c:3"
   local SHIFT = 67108864
 
-  local function grant_msg(head, nxt)
-    return string.format("%.0f", head * SHIFT + (nxt or 0))
+  local function grant_msg(head)
+    return string.format("%.0f", head * SHIFT)
   end
 
   it("queues waiters in arrival order, once each, only when they ask to wait", function()
     assert.equal(NIL, acquire(A))
     assert.is_number(acquire(B, nil, nil, 0))
     assert.equal(0, r:call("EXISTS", WAITERS))
-    assert.is_number(acquire(B, nil, nil, 11))
+    assert.is_true(first_in_queue(acquire(B, nil, nil, 11)))  -- first: told so
     assert.is_number(acquire(C, nil, nil, 22))
-    assert.is_number(acquire(B, nil, nil, -11))  -- queued already: stays where it is
+    assert.is_true(first_in_queue(acquire(B, nil, nil, -11)))  -- queued already: stays first
+    assert.is_number(acquire(C, nil, nil, -22))
     assert.same({ "11", "22" }, r:call("LRANGE", WAITERS, "0", "-1"))
     assert.is_true(r:call("PTTL", WAITERS) > 0, "the queue expires when nobody comes any more")
   end)
 
-  it("reserves the freed lock for the first waiter and publishes its grant before the 0", function()
+  it("reserves the freed lock for the first waiter and grants it on its wake channel, then 0", function()
     assert.equal(NIL, acquire(A))
     acquire(B, nil, nil, 11)
     acquire(C, nil, nil, 22)
@@ -457,8 +465,28 @@ describe("reentrant lock handoff to queued waiters", function()
     assert.equal("11", r:call("GET", GRANT))
     sa.assert_pttl(r, GRANT, CLAIM, 1)
     assert.same({ "22" }, r:call("LRANGE", WAITERS, "0", "-1"))
-    assert.same({ { channel = CHANNEL, message = grant_msg(11, 22) }, { channel = CHANNEL, message = "0" } },
+    assert.same({ { channel = wake(11), message = grant_msg(11) }, { channel = CHANNEL, message = "0" } },
       r:published())
+  end)
+
+  it("skips a waiter whose wake channel nobody hears (its client is gone) and grants the next", function()
+    local D = "1b9e7c2a-uuid-d:4"
+    r:ssubscribe(wake(2048))            -- sharded: only ticket 2048's client still listens
+    r:ssubscribe(CHANNEL)
+    assert.equal(NIL, acquire(A))
+    acquire(B, nil, nil, 1024)
+    acquire(C, nil, nil, 2048)
+    acquire(D, nil, nil, 3072)
+    r:published()
+    assert.equal(2, release(A, nil, nil, "spublish"))
+    assert.equal("2048", r:call("GET", GRANT))
+    assert.same({ "3072" }, r:call("LRANGE", WAITERS, "0", "-1"))
+    local got = {}
+    for _, p in ipairs(r:published()) do
+      if p.channel ~= wake(1024) then got[#got + 1] = { channel = p.channel, message = p.message } end
+    end
+    assert.same({ { channel = wake(2048), message = grant_msg(2048) }, { channel = CHANNEL, message = "0" } },
+      got)
   end)
 
   it("lets only the reserved ticket take the free lock; the releaser queues behind", function()
@@ -491,9 +519,9 @@ describe("reentrant lock handoff to queued waiters", function()
     acquire(B, nil, nil, 11)   -- B will die
     acquire(C, nil, nil, 22)
     release(A)
-    assert.equal(-1, acquire(C, nil, nil, -22))
+    assert.equal(-3, acquire(C, nil, nil, -22))    -- now first, behind the reservation
     r:advance(CLAIM + 1)
-    assert.equal(NIL, acquire(C, nil, nil, -22))   -- the runner-up, woken after the claim window
+    assert.equal(NIL, acquire(C, nil, nil, -22))   -- its attempt after the claim window
     assert.equal(0, r:call("EXISTS", WAITERS))
   end)
 
@@ -521,11 +549,13 @@ describe("reentrant lock handoff to queued waiters", function()
     release(A)
     r:call("HSET", LOCK, "redisson-uuid:1", "1")   -- Redisson's acquire ignores the reservation
     r:call("PEXPIRE", LOCK, "30000")
-    assert.equal(30000, acquire(B, nil, nil, -11))  -- the Redisson holder's PTTL
+    local rep = acquire(B, nil, nil, -11)           -- the Redisson holder's PTTL; it hears CHANNEL
+    assert.is_true(first_in_queue(rep))
+    assert.equal(30000, rep[1])
     assert.equal(0, r:call("EXISTS", WAITERS))      -- still reserved for 11: not queued
     assert.equal("11", r:call("GET", GRANT))
     r:advance(CLAIM + 1)
-    assert.is_number(acquire(B, nil, nil, -11))
+    assert.is_true(first_in_queue(acquire(B, nil, nil, -11)))  -- queued again, first
     assert.same({ "11" }, r:call("LRANGE", WAITERS, "0", "-1"))
   end)
 
@@ -535,7 +565,7 @@ describe("reentrant lock handoff to queued waiters", function()
     acquire(C, nil, nil, 22)
     release(A)
     r:call("HSET", LOCK, "redisson-uuid:1", "1")
-    assert.is_number(acquire(B, nil, nil, -11))
+    assert.is_true(first_in_queue(acquire(B, nil, nil, -11)))  -- reserved: hears the Redisson 0
     assert.same({ "22" }, r:call("LRANGE", WAITERS, "0", "-1"))
     r:call("DEL", LOCK)                             -- Redisson's unlock: DEL + 0
     assert.equal(NIL, acquire(B, nil, nil, -11))
@@ -551,7 +581,7 @@ describe("reentrant lock handoff to queued waiters", function()
     release(A)                                      -- reserved for 11, nobody else queued
     assert.equal(-3, acquire(A, nil, nil, 33))      -- first behind it: no grant names it
     assert.equal(-1, acquire(C, nil, nil, 44))      -- second: 33 goes first
-    assert.equal(-1, acquire(A, nil, nil, -33))     -- queued already
+    assert.equal(-3, acquire(A, nil, nil, -33))     -- queued already, still first behind it
     assert.same({ "33", "44" }, r:call("LRANGE", WAITERS, "0", "-1"))
   end)
 
@@ -566,15 +596,21 @@ describe("reentrant lock handoff to queued waiters", function()
   end)
 
   describe("reentrant/cancel", function()
-    it("takes a waiter out of the queue", function()
+    it("takes a waiter out of the queue; the new first one is woken to learn it is first", function()
+      local D = "1b9e7c2a-uuid-d:4"
       acquire(A)
       acquire(B, nil, nil, 11)
       acquire(C, nil, nil, 22)
+      acquire(D, nil, nil, 33)
       r:published()
+      assert.equal(1, cancel(22))                  -- not first: nobody is told
+      assert.same({}, r:published())
       assert.equal(1, cancel(11))
-      assert.same({ "22" }, r:call("LRANGE", WAITERS, "0", "-1"))
+      assert.same({ "33" }, r:call("LRANGE", WAITERS, "0", "-1"))
+      assert.same({ { channel = wake(33), message = grant_msg(33) } }, r:published())
       assert.equal(0, cancel(11))
       assert.same({}, r:published())
+      assert.is_true(first_in_queue(acquire(D, nil, nil, -33)))
     end)
 
     it("passes an unclaimed reservation on to the next waiter at once", function()
@@ -585,7 +621,7 @@ describe("reentrant lock handoff to queued waiters", function()
       r:published()
       assert.equal(2, cancel(11))
       assert.equal("22", r:call("GET", GRANT))
-      assert.same({ { channel = CHANNEL, message = grant_msg(22) }, { channel = CHANNEL, message = "0" } },
+      assert.same({ { channel = wake(22), message = grant_msg(22) }, { channel = CHANNEL, message = "0" } },
         r:published())
       assert.equal(NIL, acquire(C, nil, nil, -22))
     end)
@@ -621,7 +657,7 @@ describe("reentrant lock handoff to queued waiters", function()
       acquire(B, nil, nil, 11)
       acquire(C, nil, nil, 22)
       assert.equal(2, release(A))
-    end, function(pub) return cancel(11, pub) end, CHANNEL)
+    end, function(pub) return cancel(11, pub) end, { CHANNEL, wake(22) })
   end)
 
   it("refuses a reservation of another type before queueing a waiter that lost its entry", function()

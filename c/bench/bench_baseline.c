@@ -221,4 +221,6 @@ const rlk_bench_driver rlk_bench_baseline_driver = {
     "raw hiredis: EVALSHA reentrant/acquire, retried every 1 ms while held; "
     "hold by sleeping; EVALSHA reentrant/release",
     NULL,     /* no metrics */
+    NULL,   /* no subscriber: no timeline, */
+    NULL,   /* no wake-ups */
 };

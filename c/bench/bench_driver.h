@@ -79,6 +79,15 @@ typedef struct rlk_bench_driver {
     /* Optional (NULL: none): the contender's metrics snapshot, an opaque
      * blob of at most len bytes into buf; returns its size (0: none). */
     size_t (*metrics)(void *st, void *buf, size_t len);
+    /* Optional (NULL: not measured). After a W2 lock(): the handoff
+     * timeline of that acquisition, absolute CLOCK_MONOTONIC ns, 0 where
+     * unknown: [0] the wake-up message received by the subscriber, [1] the
+     * waiter woken, [2] the claim (the acquire that took it) sent, [3] its
+     * reply read. */
+    void (*timeline)(void *st, int64_t out[4]);
+    /* Optional: the contender's subscriber wake-ups (reads that brought
+     * messages) and messages received so far. */
+    void (*sub_counts)(void *st, uint64_t *wakeups, uint64_t *messages);
 } rlk_bench_driver;
 
 extern const rlk_bench_driver rlk_bench_baseline_driver;

@@ -6,6 +6,7 @@
  * run, and the report.
  */
 #include <hiredis/hiredis.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -406,6 +407,81 @@ static uint64_t rlk_bench_giveups(const rlk_bench_run_result *r)
     return g;
 }
 
+/* The handoff timeline (issue 21): for each acquisition that took the lock
+ * over from another contender and was woken by a message, the steps from
+ * the previous holder's release call to this acquire's return; their p50s.
+ * Events sorted in acquisition order (rlk_bench_w2_compute sorts them). */
+#define RLK_BENCH_TL_STEPS 7
+static const char *const rlk_bench_tl_names[RLK_BENCH_TL_STEPS] = {
+    "release_to_message_us",    /* release sent .. the grantee's subscriber read the message */
+    "message_to_woken_us",      /* .. the waiting thread woke */
+    "woken_to_claim_sent_us",   /* .. its claim (acquire) written */
+    "claim_rtt_us",             /* .. the claim's reply read */
+    "claim_to_return_us",       /* .. try_lock returned (registry, bookkeeping) */
+    "release_rtt_us",           /* the releaser's own unlock call */
+    "handoff_us",               /* release sent .. try_lock returned */
+};
+
+static void rlk_bench_json_timeline(rlk_bench_json *j, const rlk_bench_event *ev, size_t n)
+{
+    int64_t *v[RLK_BENCH_TL_STEPS];
+    size_t k = 0;
+    int i;
+
+    for (i = 0; i < RLK_BENCH_TL_STEPS; i++) {
+        v[i] = malloc((n ? n : 1) * sizeof *v[i]);
+        if (v[i] == NULL)
+            rlk_bench_die(1, "out of memory");
+    }
+    for (size_t e = 1; e < n; e++) {
+        const rlk_bench_event *a = &ev[e - 1], *b = &ev[e];
+
+        if (a->contender == b->contender || b->tl[0] <= 0 || b->tl[1] <= 0 || b->tl[2] <= 0 ||
+            b->tl[3] <= 0 || b->tl[0] < a->release_ns)
+            continue;
+        v[0][k] = b->tl[0] - a->release_ns;
+        v[1][k] = b->tl[1] - b->tl[0];
+        v[2][k] = b->tl[2] - b->tl[1];
+        v[3][k] = b->tl[3] - b->tl[2];
+        v[4][k] = b->acquire_ns - b->tl[3];
+        v[5][k] = a->release_end_ns - a->release_ns;
+        v[6][k] = b->acquire_ns - a->release_ns;
+        k++;
+    }
+    rlk_bench_json_int(j, "timeline_handoffs", (long long)k);
+    for (i = 0; i < RLK_BENCH_TL_STEPS; i++) {
+        rlk_bench_summary sum;
+
+        rlk_bench_summarize(v[i], k, &sum);
+        rlk_bench_json_summary_us(j, rlk_bench_tl_names[i], &sum);
+        free(v[i]);
+    }
+}
+
+/* Subscriber wake-ups and messages of every contender (each process reports
+ * its own; summed here), per handoff and per acquisition. */
+static void rlk_bench_json_sub(rlk_bench_json *j, const rlk_bench_run_result *r,
+                               const rlk_bench_w2_stats *st, int have)
+{
+    uint64_t wk = 0, msg = 0;
+
+    for (int i = 0; i < r->n; i++) {
+        wk += r->w[i].sub_wakeups;
+        msg += r->w[i].sub_messages;
+    }
+    if (!have) {
+        rlk_bench_json_num(j, "sub_wakeups_per_handoff", NAN, 3);
+        rlk_bench_json_num(j, "sub_messages_per_acq", NAN, 3);
+        return;
+    }
+    rlk_bench_json_int(j, "sub_wakeups", (long long)wk);
+    rlk_bench_json_int(j, "sub_messages", (long long)msg);
+    rlk_bench_json_num(j, "sub_wakeups_per_handoff",
+                       st->handoffs ? (double)wk / (double)st->handoffs : NAN, 3);
+    rlk_bench_json_num(j, "sub_messages_per_acq",
+                       st->acquisitions ? (double)msg / (double)st->acquisitions : NAN, 3);
+}
+
 static void rlk_bench_json_w2(rlk_bench_json *j, const rlk_bench_setup *s,
                               const rlk_bench_w2_stats *st, const rlk_bench_run_result *r)
 {
@@ -453,6 +529,8 @@ static void rlk_bench_report_w2(const rlk_bench_setup *s, rlk_bench_run_result *
     rlk_bench_json_begin(&j, stdout);
     rlk_bench_json_common(&j, s);
     rlk_bench_json_w2(&j, s, &st, r);
+    rlk_bench_json_sub(&j, r, &st, s->d->sub_counts != NULL);
+    rlk_bench_json_timeline(&j, ev, n);
     rlk_bench_json_end(&j);
     free(ev);
 }

@@ -37,6 +37,8 @@ typedef struct rlk_bench_wire {
     int32_t stuck;
     int32_t unfinished;
     char last_error[RLK_BENCH_ERRLEN];
+    uint64_t sub_wakeups;
+    uint64_t sub_messages;
 } rlk_bench_wire;
 
 typedef struct rlk_bench_child {
@@ -120,6 +122,8 @@ static void rlk_bench_child_main(const rlk_bench_opts *o, const rlk_bench_driver
     w.closed_ns = r.closed_ns;
     w.stuck = r.w[0].stuck;
     w.unfinished = r.w[0].unfinished;
+    w.sub_wakeups = r.w[0].sub_wakeups;
+    w.sub_messages = r.w[0].sub_messages;
     memcpy(w.last_error, r.w[0].last_error, sizeof w.last_error);
     if (rlk_bench_write_all(up, &w, sizeof w) != 0 ||
         (w.nlat && rlk_bench_write_all(up, r.w[0].lat, w.nlat * sizeof *r.w[0].lat) != 0) ||
@@ -222,6 +226,8 @@ static void rlk_bench_gather(rlk_bench_child *c, rlk_bench_worker_result *res,
     res->end_ns = w.end_ns;
     res->stuck = w.stuck;
     res->unfinished = w.unfinished;
+    res->sub_wakeups = w.sub_wakeups;
+    res->sub_messages = w.sub_messages;
     memcpy(res->last_error, w.last_error, sizeof res->last_error);
     if (w.deadline_ns > out->deadline_ns)
         out->deadline_ns = w.deadline_ns;

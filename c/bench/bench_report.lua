@@ -726,6 +726,37 @@ function M.table_w2_modes(picked, sizes, hold_ms)
     return out, goals
 end
 
+-- Issue 21: who a handoff wakes (subscriber wake-ups per handoff, summed over every contender's
+-- client; pub/sub messages received per acquisition) and the p50 of each step of a handoff
+-- (rlk-bench's timeline), for every W2 run of the rlk variant.
+local TIMELINE = { "release_to_message_us", "message_to_woken_us", "woken_to_claim_sent_us",
+                   "claim_rtt_us", "claim_to_return_us", "release_rtt_us", "handoff_us" }
+
+function M.table_w2_wake(picked, sizes)
+    local out = {
+        "### W2 (rlk): who a handoff wakes, and where its time goes (p50 µs of each step)", "",
+        "| contenders | mode | woken subscribers ÷ handoff | messages ÷ acq | release → message | " ..
+            "message → thread woken | woken → claim sent | claim round trip | claim → return | " ..
+            "release round trip | release → acquired | PING |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" }
+    for _, n in ipairs(sizes) do
+        for _, mode in ipairs(MODES) do
+            local res = picked[mode.key .. "/" .. n .. "/rlk"]
+            local r = res and res.result
+            if r and r.sub_wakeups_per_handoff ~= nil then
+                local cells = {}
+                for i, k in ipairs(TIMELINE) do
+                    cells[i] = fmt(r[k] and r[k].p50, 1)
+                end
+                out[#out + 1] = string.format("| %d | %s | %s | %s | %s | %s |", n, mode.name,
+                    fmt(r.sub_wakeups_per_handoff, 2), fmt(r.sub_messages_per_acq, 2),
+                    table.concat(cells, " | "), fmt(r.rtt_us and r.rtt_us.p50, 1))
+            end
+        end
+    end
+    return out
+end
+
 function M.table_goals(goals)
     local out = { "### Goals (rlk)", "", "| goal | target | measured | |",
                   "| --- | --- | ---: | --- |" }
@@ -875,6 +906,11 @@ function M.report(dir, opts, out, warn)
     end
     if #tls > 0 then
         out(table.concat(tls, "\n"))
+        out("")
+    end
+    local wake = M.table_w2_wake(picked, sizes_of(opts.w2))
+    if #wake > 4 then
+        out(table.concat(wake, "\n"))
         out("")
     end
     out(table.concat(M.table_goals(goals), "\n"))

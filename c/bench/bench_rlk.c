@@ -8,6 +8,8 @@
 #include "bench_driver.h"
 
 #include "rlk.h"
+#include "kinds/lock.h"
+#include "runtime/rt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -293,6 +295,32 @@ out:
     free(lv);
     free(m);
     return rc;
+/* The handoff timeline of the last acquisition (reentrant lock only). */
+static void rlk_bench_lib_timeline(void *st, int64_t out[4])
+{
+    rlk_bench_lib *b = st;
+    rlk_lock_timeline tl;
+
+    memset(out, 0, 4 * sizeof *out);
+    if (b->lock == NULL)
+        return;
+    rlk_lock_last_timeline(&tl);
+    out[0] = tl.rx_ns;
+    out[1] = tl.woken_ns;
+    out[2] = tl.claim_sent_ns;
+    out[3] = tl.claim_done_ns;
+}
+
+static void rlk_bench_lib_sub_counts(void *st, uint64_t *wakeups, uint64_t *messages)
+{
+    rlk_bench_lib *b = st;
+    rlk_runtime_stats rs;
+
+    *wakeups = *messages = 0;
+    if (rlk_runtime_stats_get(b->client, &rs) == RLK_OK) {
+        *wakeups = rs.sub_wakeups;
+        *messages = rs.sub_messages;
+    }
 }
 
 const rlk_bench_driver rlk_bench_rlk_driver = {
@@ -310,4 +338,6 @@ const rlk_bench_driver rlk_bench_rlk_driver = {
     "deadline + grace; lease 30000 ms, no watchdog), hold by sleeping, rlk_lock_unlock; "
     "one rlk_client (pool of 1) per contender",
     rlk_bench_lib_metrics,
+    rlk_bench_lib_timeline,
+    rlk_bench_lib_sub_counts,
 };

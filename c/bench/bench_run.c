@@ -174,6 +174,14 @@ static int rlk_bench_w2_once(rlk_bench_worker *w, int64_t request)
     atomic_store(&w->phase, RLK_BENCH_PH_ACQUIRING);
     a = r->d->lock(w->st, &r->abandon, r->give_up, err, sizeof err);
     e.acquire_ns = rlk_bench_now_ns() - r->t0;
+    memset(e.tl, 0, sizeof e.tl);
+    if (a == RLK_BENCH_ACQ_OK && r->d->timeline) {
+        int64_t tl[4];
+
+        r->d->timeline(w->st, tl);
+        for (int i = 0; i < 4; i++)
+            e.tl[i] = tl[i] > 0 ? tl[i] - r->t0 : 0;
+    }
     if (a == RLK_BENCH_ACQ_ABANDONED) {
         rlk_bench_note_stuck(w);
         return -1;
@@ -189,6 +197,7 @@ static int rlk_bench_w2_once(rlk_bench_worker *w, int64_t request)
     atomic_store(&w->phase, RLK_BENCH_PH_RELEASING);
     e.release_ns = rlk_bench_now_ns() - r->t0;
     rc = r->d->unlock(w->st, err, sizeof err);
+    e.release_end_ns = rlk_bench_now_ns() - r->t0;
     /* Recorded after the release so that the bookkeeping (a mutex, now and
      * then a realloc) is not part of the handoff gap it measures. */
     e.request_ns = request - r->t0;
@@ -238,6 +247,15 @@ static void *rlk_bench_worker_main(void *arg)
             rlk_bench_w1_loop(w);
         else
             rlk_bench_w2_loop(w);
+    }
+    if (w->open_ok && r->d->sub_counts) {
+        uint64_t wk = 0, msg = 0;
+
+        r->d->sub_counts(w->st, &wk, &msg);
+        pthread_mutex_lock(&w->mu);
+        w->res.sub_wakeups = wk;
+        w->res.sub_messages = msg;
+        pthread_mutex_unlock(&w->mu);
     }
     pthread_mutex_lock(&w->mu);
     if (!w->closed)

@@ -31,6 +31,8 @@ typedef struct rlk_bench_worker_result {
     int unfinished;          /* abandoned anywhere (stuck included) */
     void *metrics;           /* the driver's metrics blob at the end (malloc'd), or NULL */
     size_t metrics_len;
+    uint64_t sub_wakeups;    /* the driver's subscriber wake-ups at the end of its loop */
+    uint64_t sub_messages;   /* ... and pub/sub messages received */
 } rlk_bench_worker_result;
 
 typedef struct rlk_bench_run_result {

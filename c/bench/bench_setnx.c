@@ -143,4 +143,6 @@ const rlk_bench_driver rlk_bench_setnx_driver = {
     "raw hiredis: SET key owner NX PX lease, retried every 1 ms while held; hold by sleeping; "
     "EVALSHA compare-and-delete",
     NULL,     /* no metrics */
+    NULL,   /* no subscriber: no timeline, */
+    NULL,   /* no wake-ups */
 };

@@ -32,6 +32,8 @@ typedef struct rlk_bench_event {
     int64_t request_ns;
     int64_t acquire_ns;
     int64_t release_ns;
+    int64_t release_end_ns;   /* the release call returned */
+    int64_t tl[4];            /* the handoff timeline (bench_driver.h), ns since the start; 0: none */
 } rlk_bench_event;
 
 /* Everything W2 reports that is computed from the recorded acquisitions.

@@ -1,5 +1,5 @@
 -- name: reentrant/acquire
--- version: 4
+-- version: 5
 -- summary: Acquire or re-enter a reentrant lock, claim it when reserved for this waiter, or join the queue.
 -- redisson: RedissonLock.tryLockInnerAsync (hincrby + pexpire, pttl when held); queue and grant: rlk's
 -- time: none
@@ -12,6 +12,7 @@
 -- return nil: acquired (free, reserved for no other ticket; own grant and entry dropped), or re-entered
 -- return integer: not acquired; ms to wait at most: holder's PTTL (-1: none); reserved: grant PTTL or -1
 -- return -3: not acquired; queued first behind another ticket's reservation: attempt again after its claim window
+-- return array: {wait, 1}: not acquired; first in the queue (or reserved, taken meanwhile): hear the lock's channel
 -- error RLK_BADARG: not exactly 3 keys and 3 arguments, or ticket is not an integer in -67108863..67108863
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
@@ -90,12 +91,16 @@ else
   end
   wait = ttl
 end
+local first = false
 if t ~= 0 then
   -- Not acquired: a waiter stays in (or joins) the queue; the list lives as long as waiters come.
+  -- The first in the queue is told so: a release that grants nobody (a Redisson holder's) frees
+  -- the lock for it, and only the lock's channel carries that (docs/runtime.md).
   local queued = t < 0 and redis.pcall('lpos', waiters, me) or false
   if type(queued) == 'table' then
     return wrongtype(waiters, 'waiters', 'list')
   end
+  first = queued == 0
   if not queued and t < 0 and reserved == nil then
     -- Held, and this waiter is not in the queue: a Redisson client may have taken the lock in its
     -- claim window. While the lock is still reserved for it, it stays out of the queue, so that
@@ -105,6 +110,7 @@ if t ~= 0 then
       return wrongtype(grant, 'grant', 'string')
     end
     queued = reserved == me
+    first = queued
   end
   if not queued then
     local n = redis.pcall('rpush', waiters, me)
@@ -112,11 +118,15 @@ if t ~= 0 then
       return wrongtype(waiters, 'waiters', 'list')
     end
     redis.call('pexpire', waiters, 60000)
-    if n == 1 and ttl == -2 then
-      -- First in the queue behind another ticket's reservation: no grant named it as the
-      -- runner-up, so it attempts again once the claim window is over (a dead grantee).
-      wait = -3
-    end
+    first = n == 1
   end
+  if first and ttl == -2 then
+    -- First in the queue behind another ticket's reservation: nothing tells it when the grantee
+    -- claims or dies, so it attempts again once the claim window is over.
+    return -3
+  end
+end
+if first then
+  return {wait, 1}
 end
 return wait

@@ -1,5 +1,5 @@
 -- name: reentrant/cancel
--- version: 1
+-- version: 2
 -- summary: A waiter that gives up leaves the reentrant lock's queue; its unclaimed grant passes on.
 -- redisson: none (rlk's waiter queue)
 -- time: none
@@ -11,7 +11,7 @@
 -- ARGV[2]: claim_ms - how long the next waiter has to claim the lock, integer 1..1000000000000
 -- ARGV[3]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
 -- return 0: the ticket was neither queued nor reserved; nothing changed
--- return 1: the ticket left the queue
+-- return 1: the ticket left the queue (it was first and the lock is held: the new first is woken)
 -- return 2: the lock was reserved for the ticket: passed to the next waiter (published as release does)
 -- error RLK_BADARG: not exactly 4 keys and 3 arguments, or ticket or claim_ms out of range
 -- error RLK_WRONGTYPE: the lock key is not a hash, the waiters key not a list or the grant key not a string
@@ -20,7 +20,7 @@
 
 --- @include "lib/is_lease"
 
--- Reserves the freed lock for the first waiter; returns the grant message to publish.
+-- Reserves the freed lock for the first waiter whose client still listens, and wakes it alone.
 --- @include "lib/hand_over"
 
 --- @include "lib/wrong_type"
@@ -47,17 +47,24 @@ if why then
   return redis.error_reply('RLK_WRONGTYPE ' .. why)
 end
 
+local was_first = redis.call('lindex', waiters, 0) == ticket
 local removed = redis.call('lrem', waiters, 0, ticket)
 if redis.call('get', grant) ~= ticket then
+  if was_first and redis.call('exists', lock) == 1 then
+    -- The first waiter listens on the lock's channel for a release that grants nobody (a Redisson
+    -- holder's); the waiter now first does not yet: its wake-up makes it attempt and learn it.
+    local nxt = tonumber(redis.call('lindex', waiters, 0))
+    if nxt then
+      redis.call(publish, channel .. ':rlk:' .. string.format('%d', math.floor(nxt / 1024)),
+                 string.format('%.0f', nxt * 67108864))
+    end
+  end
   return removed > 0 and 1 or 0
 end
 redis.call('del', grant)
 if redis.call('exists', lock) == 1 then
   return 2     -- taken meanwhile (a client that ignores reservations): the next release hands over
 end
-local wake = hand_over(redis.call('lpop', waiters), waiters, grant, claim_ms)
-if wake then
-  redis.call(publish, channel, wake)
-end
+hand_over(redis.call('lpop', waiters), waiters, grant, claim_ms, channel, publish)
 redis.call(publish, channel, '0')
 return 2

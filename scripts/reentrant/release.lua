@@ -1,5 +1,5 @@
 -- name: reentrant/release
--- version: 3
+-- version: 4
 -- summary: Leave a reentrant lock once; on the last exit delete it, reserve it for the first waiter, publish.
 -- redisson: RedissonLock.unlockInnerAsync (hincrby -1; pexpire while held, else del + publish 0); grant: rlk's
 -- time: none
@@ -14,7 +14,7 @@
 -- return nil: owner does not hold the lock (or there is no lock); nothing changed
 -- return 0: still held by owner: count decremented, lease reset to lease_ms
 -- return 1: released: the lock key deleted and message 0 (unlock) published on channel; nobody queued
--- return 2: released, reserved for the first waiter (popped) for claim_ms; head*2^26+next published, then 0
+-- return 2: released, reserved for the first waiter (popped) for claim_ms; head*2^26 on its wake channel, then 0
 -- error RLK_BADARG: not exactly 4 keys and 4 arguments, or claim_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
@@ -24,7 +24,7 @@
 
 --- @include "lib/is_lease"
 
--- Reserves the freed lock for the first waiter; returns the grant message to publish.
+-- Reserves the freed lock for the first waiter whose client still listens, and wakes it alone.
 --- @include "lib/hand_over"
 
 --- @include "lib/publish_cmd"
@@ -68,9 +68,6 @@ if type(head) == 'table' then
     .. ', not a list')
 end
 redis.call('del', lock)
-local wake = hand_over(head, waiters, grant, claim_ms)
-if wake then
-  redis.call(publish, channel, wake)
-end
+local granted = hand_over(head, waiters, grant, claim_ms, channel, publish)
 redis.call(publish, channel, '0')
-return wake and 2 or 1
+return granted and 2 or 1

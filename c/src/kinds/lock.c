@@ -22,6 +22,7 @@
 #include "runtime/rt.h"
 #include "runtime/wait.h"
 #include "runtime/wd.h"
+#include "kinds/lock.h"
 
 struct rlk_lock {
     rlk_fam_base b;             /* channel: redisson_lock__channel:{name} */
@@ -29,6 +30,9 @@ struct rlk_lock {
     rlk_fam_id id;
     char *waiters;              /* {name}:rlk_waiters: the server's queue of waiting tickets */
     char *grant;                /* {name}:rlk_next: the ticket a release reserved the lock for */
+    char *wake;                 /* redisson_lock__channel:{name}:rlk:<cid>: this client's wake
+                                   channel, where a release grants the lock to its tickets */
+    long long cid;              /* 1..65535, from the client's uuid: tickets are cid * 1024 + r */
 };
 
 #define RLK_LOCK_KEEPALIVE_MS 1000  /* a queued waiter attempts at least this often */
@@ -42,7 +46,17 @@ typedef struct rlk_acq {
     int watchdog;
     rlk_sub_ticket ticket;      /* ticket.ticket 0: a single try, never queued */
     int queued;                 /* an attempt put the ticket in the queue */
+    int wide;                   /* the last attempt said: first in the queue (or reserved and
+                                   taken meanwhile, or -3): listen on the lock's channel too */
+    rlk_lock_timeline tl;       /* the last attempt's timeline */
 } rlk_acq;
+
+static _Thread_local rlk_lock_timeline rlk_lock_tl;    /* the thread's last acquisition */
+
+void rlk_lock_last_timeline(rlk_lock_timeline *out)
+{
+    *out = rlk_lock_tl;
+}
 
 static const rlk_fam_kind rlk_lock_kind = {
     "rlk_lock_new", "lock", "redisson_lock__channel", rlk_fam_prefix_name
@@ -60,7 +74,16 @@ rlk_lock *rlk_lock_new(rlk_client *c, const char *name)
     l->q = rlk_lq_get(c->addr, c->url.db, name);
     l->waiters = rlk_fam_suffix_name(name, "rlk_waiters");
     l->grant = rlk_fam_suffix_name(name, "rlk_next");
-    if (!l->q || !l->waiters || !l->grant) {
+    /* The wake channel: the client's cid from its uuid's first 4 hex digits (two clients that
+     * draw the same share a channel: a grant then wakes both subscribers, the other ignores it). */
+    l->cid = strtol((char[5]){l->b.rt->uuid[0], l->b.rt->uuid[1], l->b.rt->uuid[2],
+                              l->b.rt->uuid[3], 0}, NULL, 16);
+    if (l->cid < 1 || l->cid > 65535)
+        l->cid = 1;
+    l->wake = malloc(strlen(l->b.channel) + 16);
+    if (l->wake)
+        sprintf(l->wake, "%s:rlk:%lld", l->b.channel, l->cid);
+    if (!l->q || !l->waiters || !l->grant || !l->wake) {
         rlk_lock_free(l);
         return rlk_fam_nomem(c, &rlk_lock_kind, name);
     }
@@ -74,6 +97,7 @@ void rlk_lock_free(rlk_lock *l)
     rlk_lq_put(l->q);
     free(l->waiters);
     free(l->grant);
+    free(l->wake);
     rlk_fam_id_destroy(&l->id);
     rlk_fam_free(l);
 }
@@ -104,18 +128,15 @@ int rlk_lock_owner(const rlk_lock *l, char *buf, size_t len)
 
 /* ---------------------------------------------------------------- one acquire attempt */
 
-/* A ticket in 1..2^26-1 from a strong random source (a clash of two
- * waiters only costs a turn: the lock hash decides who holds it). */
-static long long rlk_lock_new_ticket(void)
+/* A ticket cid * 1024 + r, r in 0..1023 from a strong random source: in
+ * 1024..2^26-1, and the release finds the waiter's wake channel from it (a
+ * clash of two waiters only costs a turn: the lock hash decides who holds it). */
+static long long rlk_lock_new_ticket(const rlk_lock *l)
 {
-    unsigned char b[4];
-    unsigned long v;
+    unsigned char b[2] = {0, 0};
 
-    if (rlk_random_bytes(b, sizeof b) != 0)
-        return 1;
-    v = ((unsigned long)b[0] << 24 | (unsigned long)b[1] << 16 | (unsigned long)b[2] << 8 |
-         b[3]) % (RLK_SUB_GRANT_SHIFT - 1);
-    return (long long)v + 1;
+    (void)rlk_random_bytes(b, sizeof b);
+    return l->cid * 1024 + (((long long)b[0] << 8 | b[1]) & 1023);
 }
 
 static int rlk_acq_init(rlk_lock *l, long long lease_ms, long long wait_ms, rlk_acq *a)
@@ -125,7 +146,8 @@ static int rlk_acq_init(rlk_lock *l, long long lease_ms, long long wait_ms, rlk_
     a->l = l;
     a->queued = 0;
     memset(&a->ticket, 0, sizeof a->ticket);
-    a->ticket.ticket = wait_ms != 0 ? rlk_lock_new_ticket() : 0;
+    a->wide = 0;
+    a->ticket.ticket = wait_ms != 0 ? rlk_lock_new_ticket(l) : 0;
     a->ticket.claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
     if (rc != RLK_OK)
         return rc;
@@ -201,13 +223,26 @@ static int rlk_lock_attempt(void *arg, long long *ttl)
     snprintf(lease, sizeof lease, "%lld", a->lease_ms);
     snprintf(ticket, sizeof ticket, "%lld", a->queued ? -a->ticket.ticket : a->ticket.ticket);
     RLK_RT_COUNT(l->b.rt, acquire_calls);
+    a->tl.rx_ns = a->ticket.rx_ns;      /* what woke this attempt, if anything */
+    a->tl.woken_ns = a->ticket.woken_ns;
+    a->ticket.rx_ns = a->ticket.woken_ns = 0;
+    a->tl.claim_sent_ns = sent;
     rc = rlk_evalv(l->b.c, "reentrant/acquire", 3, keys, NULL, 3, args, NULL, &r);
+    a->tl.claim_done_ns = rlk_clock_now_ns();
     if (rc != RLK_OK && a->ticket.ticket)
         a->queued = 1;      /* it may have run: the next attempt looks before it queues */
     if (rc != RLK_OK)
         return rlk_fam_acquire_lost(&l->b, rc, &h, a->lease_ms, a->watchdog, sent, NULL, NULL,
                                     rlk_lock_undo, a);
-    rc = rlk_fam_acquire_reply(l->b.c, "lock", l->b.name, "reentrant/acquire", r, ttl, NULL);
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[0]->type == REDIS_REPLY_INTEGER) {
+        *ttl = r->element[0]->integer;      /* {wait, 1}: first in the queue */
+        a->wide = 1;
+        rc = RLK_ERR_BUSY;
+    } else {
+        rc = rlk_fam_acquire_reply(l->b.c, "lock", l->b.name, "reentrant/acquire", r, ttl, NULL);
+        a->wide = rc == RLK_ERR_BUSY && *ttl == RLK_WAIT_RECHECK;
+    }
     freeReplyObject(r);
     if (rc == RLK_ERR_BUSY && a->ticket.ticket)
         a->queued = 1;
@@ -248,10 +283,17 @@ static int rlk_lock_try_lock_run(rlk_lock *l, long long wait_ms, long long lease
     w.ticket = a.ticket.ticket ? &a.ticket : NULL;
     w.keepalive_ms = RLK_LOCK_KEEPALIVE_MS;
     w.recheck_ms = RLK_FAM_CLAIM_MS + 5;   /* reentrant/acquire's -3: a dead grantee is skipped */
+    /* Grants come on this client's wake channel; the lock's channel only while first in the
+     * queue (docs/runtime.md, "Who a handoff wakes"). */
+    w.channel = a.ticket.ticket ? l->wake : l->b.channel;
+    w.wide_channel = l->b.channel;
+    w.wide = &a.wide;
     first = wait_ms == 0 || rlk_wd_holds(l->b.rt->wd, l->b.name, a.owner);
     if (first) {
         a.ticket.ticket = 0;    /* a single try or a re-entry: never queued */
         w.ticket = NULL;
+        w.channel = l->b.channel;
+        w.wide = NULL;
     } else {
         /* The local queue first: only its head attempts, so only a head ever holds a ticket in
          * the server's queue (a thread queued there while asleep here would miss its grant).
@@ -266,7 +308,10 @@ static int rlk_lock_try_lock_run(rlk_lock *l, long long wait_ms, long long lease
         if (first)
             rlk_wait_pre_join(&w);
     }
+    memset(&a.tl, 0, sizeof a.tl);
     rc = rlk_wait_acquire(&w, start, wait_ms, first);
+    if (rc == RLK_OK)
+        rlk_lock_tl = a.tl;
     if (rc != RLK_OK && a.queued)
         rlk_lock_cancel(&a);
     return rc == RLK_ERR_BUSY ? rlk_lock_busy(l, start) : rc;

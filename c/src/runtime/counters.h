@@ -43,6 +43,7 @@ typedef struct rlk_rt_counters {
     rlk_rt_hist wait_h, hold_h, handoff_h;
     atomic_int nnames;              /* names[0..nnames) are watched */
     rlk_rt_name names[RLK_METRICS_NAMES_MAX];
+    atomic_ullong sub_wakeups, sub_messages;    /* subscriber reads that brought messages; messages */
 } rlk_rt_counters;
 
 /* Adds one to counters->field (counters: an rlk_rt_counters pointer). */

@@ -223,5 +223,7 @@ int rlk_runtime_stats_get(rlk_client *c, rlk_runtime_stats *out)
     out->lost_not_run = RLK_RT_LOAD(rt, lost_not_run);
     out->lost_unsettled = RLK_RT_LOAD(rt, lost_unsettled);
     out->lost_given_back = RLK_RT_LOAD(rt, lost_given_back);
+    out->sub_wakeups = RLK_RT_LOAD(rt, sub_wakeups);
+    out->sub_messages = RLK_RT_LOAD(rt, sub_messages);
     return RLK_OK;
 }

@@ -46,6 +46,8 @@ typedef struct rlk_runtime_stats {
                                            (RLK_ERR_UNSETTLED) */
     unsigned long long lost_given_back; /* holds the server counted that the caller was never
                                            told of (lost calls that ran), released */
+    unsigned long long sub_wakeups;     /* subscriber thread wake-ups that brought messages */
+    unsigned long long sub_messages;    /* pub/sub messages the subscriber received */
 } rlk_runtime_stats;
 
 #define RLK_RT_COUNT(rt, field) RLK_COUNT(&(rt)->counters, field)

@@ -82,6 +82,7 @@ struct rlk_sub_chan {
     unsigned long long gen;     /* bumped by a wake-all */
     int covered;                /* a grant came: the "0" that follows it adds no permit */
     long long linger_until;     /* refs == 0: stay subscribed until then */
+    long long msg_ns;           /* when the last message was read (the handoff timeline) */
     rlk_sub_ticket *tickets;    /* ticket waiters on this channel */
     pthread_cond_t cv;
 };
@@ -513,9 +514,11 @@ static void rlk_sub_on_message(rlk_sub *s, const redisReply *chan, const redisRe
     unsigned long long grant;
     rlk_sub_chan *ch;
 
+    RLK_COUNT(s->counters, sub_messages);
     pthread_mutex_lock(&s->mu);
     ch = rlk_sub_find(s, chan->str, chan->len);
     if (ch && ch->confirmed) {
+        ch->msg_ns = rlk_clock_now_ns();
         if (payload->type == REDIS_REPLY_STRING && payload->len == 1 && payload->str[0] == '0') {
             if (ch->covered)
                 ch->covered = 0;        /* the grant before it woke whom it concerns */
@@ -621,6 +624,7 @@ static int rlk_sub_read(rlk_sub *s, int i)
 {
     redisContext *ctx = s->conns[i].ctx;
     void *r = NULL;
+    unsigned long long msgs = atomic_load(&s->counters->sub_messages);
 
     if (redisBufferRead(ctx) != REDIS_OK)
         return rlk_set_ctx_error(s->c, ctx, "subscriber read");
@@ -633,6 +637,8 @@ static int rlk_sub_read(rlk_sub *s, int i)
         rlk_sub_on_reply(s, i, r);
         freeReplyObject(r);
     }
+    if (atomic_load(&s->counters->sub_messages) != msgs)
+        RLK_COUNT(s->counters, sub_wakeups);    /* woken by messages (this thread alone counts) */
     return RLK_OK;
 }
 
@@ -863,6 +869,16 @@ void rlk_sub_leave(rlk_sub *s, rlk_sub_chan *ch)
     pthread_mutex_unlock(&s->mu);
 }
 
+void rlk_sub_leave_now(rlk_sub *s, rlk_sub_chan *ch)
+{
+    pthread_mutex_lock(&s->mu);
+    if (--ch->refs == 0) {
+        ch->linger_until = 0;   /* UNSUBSCRIBE at the thread's next round */
+        rlk_sub_kick(s);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
 int rlk_sub_try_join(rlk_sub *s, const char *channel, rlk_sub_chan **out,
                      unsigned long long *mark)
 {
@@ -947,6 +963,7 @@ int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long lon
             t->defer_ns = 0;
             RLK_COUNT(s->counters, wake_permits);
             rc = RLK_SUB_WOKEN;
+            t->rx_ns = ch->msg_ns;
             break;
         }
         if (t && t->defer_ns && rlk_clock_now_ns() >= t->defer_ns) {
@@ -959,6 +976,8 @@ int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long lon
             ch->permits--;
             RLK_COUNT(s->counters, wake_permits);
             rc = RLK_SUB_WOKEN;
+            if (t)
+                t->rx_ns = ch->msg_ns;
             break;
         }
         if (ch->gen != mark) {
@@ -975,6 +994,8 @@ int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long lon
         timed_out = rlk_clock_cond_wait_until(&ch->cv, &s->mu, until);
     }
     pthread_mutex_unlock(&s->mu);
+    if (t && rc == RLK_SUB_WOKEN)
+        t->woken_ns = rlk_clock_now_ns();
     return rc;
 }
 

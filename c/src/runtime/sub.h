@@ -35,6 +35,8 @@ typedef struct rlk_sub_ticket {
     long long claim_ns;         /* how long after a grant naming it second to wake */
     int granted;                /* a grant named it head, not yet taken by rlk_sub_wait */
     long long defer_ns;         /* 0, or when to wake (named second) */
+    long long rx_ns, woken_ns;  /* the handoff timeline: when the message that woke the
+                                   waiter was read, and when rlk_sub_wait returned (0: none) */
 } rlk_sub_ticket;
 
 #define RLK_SUB_GRANT_SHIFT 67108864ULL     /* 2^26: grant = head * this + next */
@@ -52,6 +54,10 @@ void rlk_sub_free(rlk_sub *s);
 /* Registers interest in channel (starts the thread on first use). */
 int rlk_sub_join(rlk_sub *s, const char *channel, rlk_sub_chan **out);
 void rlk_sub_leave(rlk_sub *s, rlk_sub_chan *ch);
+/* The same without lingering: the last one out unsubscribes at once (a
+ * channel that would wake this client for nothing while subscribed: the
+ * reentrant lock's own channel, whose "0" follows every handoff). */
+void rlk_sub_leave_now(rlk_sub *s, rlk_sub_chan *ch);
 /* Waits until ch is subscribed (READY), the subscriber is down (DOWN) or
  * until passes (TIMEOUT). On READY and DOWN, *mark is set and the permits
  * received so far are dropped: the acquire attempt that follows sees every

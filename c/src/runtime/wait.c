@@ -108,10 +108,16 @@ void rlk_wait_pre_join(rlk_waiter *w)
         return;
     if (w->ticket)
         rlk_sub_ticket_add(w->rt->sub, w->pre_ch, w->ticket);
+    if (w->wide)    /* lingering too: the first attempt counts for it as well */
+        (void)rlk_sub_try_join(w->rt->sub, w->wide_channel, &w->pre_wch, &w->pre_wmark);
 }
 
 void rlk_wait_pre_leave(rlk_waiter *w)
 {
+    if (w->pre_wch) {
+        rlk_sub_leave_now(w->rt->sub, w->pre_wch);
+        w->pre_wch = NULL;
+    }
     if (!w->pre_ch)
         return;
     if (w->ticket)
@@ -135,8 +141,8 @@ static int rlk_wait_give_up(const rlk_waiter *w, int failed, const char *unsettl
  * (RLK_OK), fails (its error) or the deadline passes (RLK_ERR_BUSY). With
  * skip_first, the first attempt was made already, once subscribed
  * (w->pre_mark, w->first_bound): the loop starts with the sleep. */
-static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, long long deadline,
-                         int skip_first)
+static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, rlk_sub_chan **wch,
+                         long long deadline, int skip_first)
 {
     char unsettled[RLK_ERRSTR_MAX] = "";    /* the message of an unsettled attempt */
     rlk_sub *sub = w->rt->sub;
@@ -147,9 +153,9 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, long long deadli
                                deadline instead of RLK_ERR_BUSY (its error is recorded) */
 
     for (;;) {
-        unsigned long long mark;
+        unsigned long long mark, wmark = 0;
         long long bound = -1, until;
-        int ready, by_bound, rc, recheck;
+        int ready, by_bound, rc, recheck, wide;
 
         if ((rc = rlk_wait_interrupted(w)) != RLK_OK)
             return rc;
@@ -157,10 +163,13 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, long long deadli
             skip_first = 0;
             ready = RLK_SUB_READY;
             mark = w->pre_mark;
+            wmark = w->pre_wmark;
             bound = w->first_bound;
             rc = RLK_ERR_BUSY;
         } else {
             ready = rlk_sub_ready(sub, ch, deadline, &mark);
+            if (*wch && ready == RLK_SUB_READY)     /* both subscribed before the attempt */
+                ready = rlk_sub_ready(sub, *wch, deadline, &wmark);
             if ((rc = rlk_wait_interrupted(w)) != RLK_OK)
                 return rc;
             if (ready == RLK_SUB_TIMEOUT)
@@ -169,6 +178,14 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, long long deadli
         }
         if (rc == RLK_OK && slept)
             rlk_metrics_acquired_waiting(&w->rt->counters, woke_ns);
+        wide = w->wide && *w->wide;
+        if (rc == RLK_ERR_BUSY && wide && !*wch) {
+            /* First in the queue: the lock's channel too, subscribed before the next attempt
+             * (a release that grants nobody is heard only there). */
+            if ((rc = rlk_sub_join(sub, w->wide_channel, wch)) != RLK_OK)
+                return rc;
+            continue;
+        }
         recheck = rc == RLK_ERR_BUSY && bound == RLK_WAIT_RECHECK;
         if (recheck)
             bound = w->recheck_ms;
@@ -192,9 +209,11 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, long long deadli
         if (deadline >= 0 && rlk_clock_now_ns() >= deadline)
             return rlk_wait_give_up(w, failed, unsettled);  /* no sleep, no attempt past
                                                                the caller's deadline */
+        wide = wide && *wch && ready == RLK_SUB_READY;     /* sleep there: its "0" wakes */
         slept = 1;
         woke_ns = 0;
-        if (rlk_sub_wait(sub, ch, mark, until, w->ticket) != RLK_SUB_TIMEOUT)
+        if (rlk_sub_wait(sub, wide ? *wch : ch, wide ? wmark : mark, until, w->ticket) !=
+            RLK_SUB_TIMEOUT)
             woke_ns = rlk_clock_now_ns();
         else if (!atomic_load(&w->rt->interrupted)) {
             if (by_bound && w->count_ttl && failed == RLK_OK && !recheck)
@@ -210,7 +229,7 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, long long deadli
 static int rlk_wait_subscribed(const rlk_waiter *w, rlk_lq_node *node, long long deadline)
 {
     rlk_sub *sub = w->rt->sub;
-    rlk_sub_chan *ch = w->pre_ch;
+    rlk_sub_chan *ch = w->pre_ch, *wch = w->pre_ch ? w->pre_wch : NULL;
     int rc = ch ? RLK_OK : rlk_sub_join(sub, w->channel, &ch);
 
     if (rc != RLK_OK) {
@@ -222,13 +241,15 @@ static int rlk_wait_subscribed(const rlk_waiter *w, rlk_lq_node *node, long long
         rlk_sub_ticket_add(sub, ch, w->ticket);
     if (node)
         rlk_lq_set_sub(w->q, node, sub, ch);
-    rc = rlk_wait_loop(w, ch, deadline, w->pre_ch && !(node && node->waited));
+    rc = rlk_wait_loop(w, ch, &wch, deadline, w->pre_ch && !(node && node->waited));
     if (rc != RLK_ERR_BUSY && w->pass_on)   /* an error must not swallow a permit either */
         rlk_sub_poke(sub, ch);
     if (node)
         rlk_lq_leave(w->q, node);   /* first: the next head may share the subscription */
     if (w->ticket)
         rlk_sub_ticket_remove(sub, ch, w->ticket);
+    if (wch)
+        rlk_sub_leave_now(sub, wch);    /* no lingering there: every handoff's "0" would wake us */
     rlk_sub_leave(sub, ch);
     return rc;
 }

@@ -68,6 +68,12 @@ typedef struct rlk_waiter {
     rlk_lq_node *entered;       /* with q: the caller entered the local queue already (and is its
                                    head): rlk_wait uses this node, rlk_wait_acquire leaves it when
                                    no wait follows. Only a head may hold a server ticket. */
+    const char *wide_channel;   /* with wide: a second channel (the reentrant lock's own, while
+                                   channel is the client's wake channel), joined once an
+                                   attempt sets *wide, then attempted on and slept on instead */
+    const int *wide;            /* NULL: one channel */
+    rlk_sub_chan *pre_wch;      /* wide_channel joined by rlk_wait_pre_join (lingering) */
+    unsigned long long pre_wmark;
 } rlk_waiter;
 
 /* Before a first attempt of a waiter with a ticket: joins its channel when

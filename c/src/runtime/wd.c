@@ -180,7 +180,9 @@ static void rlk_hold_free(rlk_hold *e)
 {
     if (!e)
         return;
-    if (e->sub_ch)
+    if (e->sub_ch && e->kind == RLK_KIND_LOCK)  /* its waiters wait elsewhere: lingering on the */
+        rlk_sub_leave_now(e->sub, e->sub_ch);   /* lock's channel, each handoff's "0" wakes us */
+    else if (e->sub_ch)
         rlk_sub_leave(e->sub, e->sub_ch);
     free(e->channel);
     for (int i = 1; i < e->nkeys; i++)     /* keys[0] is name */

@@ -179,8 +179,37 @@ static int child_queue(const char *curl, long long wait_ms)
     return 0;
 }
 
+/* Connects, says "ready", waits for a "go" line, says "start <ms>" (monotonic) and waits for
+ * pr:queue (try_lock wait_ms): "got <ms> <rc>", holds 20 ms. */
+static int child_join(const char *curl, long long wait_ms)
+{
+    rlk_client *c = tk_connect(curl, 2000, 2);
+    rlk_lock *l = c ? rlk_lock_new(c, "pr:queue") : NULL;
+    char buf[64];
+    size_t n = 0;
+    int rc;
+
+    if (!l)
+        return 2;
+    tk_say("ready");
+    while (n < sizeof buf - 1 && read(STDIN_FILENO, buf + n, 1) == 1 && buf[n] != '\n')
+        n++;
+    tk_say("start %lld", rlk_fx_now_ms());
+    rc = rlk_lock_try_lock(l, wait_ms, 10000);
+    tk_say("got %lld %d", rlk_fx_now_ms(), rc);
+    if (rc == RLK_OK) {
+        rlk_fx_sleep_ms(20);
+        rlk_lock_unlock(l);
+    }
+    rlk_lock_free(l);
+    rlk_free(c);
+    return 0;
+}
+
 static int child_main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "join") == 0)
+        return child_join(argv[2], atoll(argv[3]));
     if (argc == 4 && strcmp(argv[1], "queue") == 0)
         return child_queue(argv[2], atoll(argv[3]));
     if (argc == 6 && strcmp(argv[1], "contend") == 0)
@@ -492,6 +521,65 @@ static void test_handoff_dead_waiters(void)
     rlk_free(c);
 }
 
+/* The -3 re-check (reentrant/acquire): the lock is reserved for a grantee that cannot claim it,
+ * stopped (SIGSTOP: its client still hears the grant, so the release did not skip it) or killed
+ * after its grant, and nobody else is queued. A waiter that joins then is told -3 (first in the
+ * queue behind another ticket's reservation) and attempts again after the claim window: it gets
+ * the lock within the claim window (50 ms) + 5 ms + a round trip (docs/runtime.md, "Why a waiter
+ * is not stuck"; bound here 55 + 250 ms of scheduling room), not at its 1 s keep-alive. */
+static void test_recheck_after_grantee(void)
+{
+    rlk_client *c = tk_connect(url, 0, 2);
+    rlk_lock *l = c ? rlk_lock_new(c, "pr:queue") : NULL;
+
+    REQUIRE(l);
+    for (int killed = 0; killed < 2; killed++) {
+        const char *label = killed ? "killed after its grant" : "stopped";
+        const char *args[] = {"join", url, "20000", NULL};
+        tk_child grantee, joiner;
+        long long start = 0, at_ms = 0, elapsed;
+        int rc = -1, reserved;
+        char line[64];
+
+        REQUIRE(rlk_lock_lock(l, 10000) == RLK_OK);
+        REQUIRE(spawn_queued(&grantee, "20000", 1) == 0);
+        REQUIRE(tk_child_spawn(&joiner, args) == 0);
+        REQUIRE(tk_child_read_line(&joiner, line, sizeof line, 15000) == 0 &&
+                strcmp(line, "ready") == 0);
+        kill(grantee.pid, SIGSTOP);
+        tk_stall_reset(&stall);
+        CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
+        if (killed) {
+            kill(grantee.pid, SIGKILL);
+            tk_child_wait(&grantee, 5000);
+        }
+        reserved = (int)tk_int(&srv, "EXISTS {pr:queue}:rlk_next");
+        CHECK(tk_child_send(&joiner, "go") == 0);
+        CHECKF(tk_child_read_line(&joiner, line, sizeof line, 15000) == 0 &&
+               sscanf(line, "start %lld", &start) == 1, "%s: the joiner did not start", label);
+        CHECK(read_got(&joiner, &at_ms, &rc, 15000) == 0);
+        CHECK_INT_EQ(rc, RLK_OK);
+        elapsed = at_ms - start;
+        printf("  -3 re-check, grantee %s: the reservation %s when the joiner came; it waited "
+               "%lld ms\n", label, reserved ? "stood" : "had run out", elapsed);
+        CHECKF(reserved == 1, "%s: the reservation was gone before the joiner came (scheduling "
+               "gap %lld ms%s)", label, tk_stall_max_gap_ms(&stall), stall_note());
+        CHECKF(elapsed <= 55 + 250, "%s: the joiner got the lock %lld ms after it asked, bound "
+               "%d ms (max scheduling gap %lld ms%s)", label, elapsed, 55 + 250,
+               tk_stall_max_gap_ms(&stall), stall_note());
+        tk_child_wait(&joiner, 5000);
+        if (!killed) {      /* woken again, it finds its grant gone and waits its turn */
+            kill(grantee.pid, SIGCONT);
+            CHECK(read_got(&grantee, &at_ms, &rc, 15000) == 0);
+            CHECK_INT_EQ(rc, RLK_OK);
+            tk_child_wait(&grantee, 5000);
+        }
+    }
+    CHECK_INT_EQ(tk_int(&srv, "EXISTS %s", QWAITERS), 0);
+    rlk_lock_free(l);
+    rlk_free(c);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -504,6 +592,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_stopped_holder);
     RUN_TEST(test_handoff_order);
     RUN_TEST(test_handoff_dead_waiters);
+    RUN_TEST(test_recheck_after_grantee);
     tk_suite_stop(&srv, &stall);
     return check_summary("rt_procs");
 }
