@@ -30,17 +30,21 @@
 /* Opens a new connection with the client's address, connect timeout,
  * command timeout, AUTH and SELECT. For the lock runtime's subscriber or
  * watchdog: the caller owns *out (redisFree) and uses it from one thread at a
- * time. Does not load scripts. For a redis+sentinel:// client the address
- * is the master's (sentinel.h). Errors: RLK_ERR_IO / _TIMEOUT (connect),
+ * time. Does not load scripts. Where to is the topology's (topo.h: the
+ * URL's server, the master the sentinels name, some cluster node). Errors: RLK_ERR_IO / _TIMEOUT (connect),
  * RLK_ERR_AUTH (AUTH or SELECT refused), RLK_ERR_NOMEM. */
 int rlk_conn_open(rlk_client *c, redisContext **out);
+/* The same to host:port (host NULL: the URL's address): what a topology's
+ * open does once it knows where (topo.h). */
+int rlk_conn_open_to(rlk_client *c, const char *host, int port, redisContext **out);
 
 /* 1 when an idle connection looks usable: no hiredis error, and the server
  * has neither closed it nor sent anything unasked (checked with a zero-timeout
  * poll, no I/O). A request/reply connection must pass this before a request
  * is written to it; a subscriber connection must not use it. */
 int rlk_conn_alive(const redisContext *ctx);
-/* rlk_conn_alive, and for a redis+sentinel:// client, connected to the
+/* rlk_conn_alive, and not stale for the topology (topo.h: for a
+ * redis+sentinel:// client, connected to the
  * current master (a connection to a demoted one is not usable: drop it). */
 int rlk_conn_usable(rlk_client *c, const redisContext *ctx);
 
@@ -80,8 +84,14 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
                    int nargs, const char *const *args, const size_t *arglens,
                    redisReply **reply, int *written);
 
+/* The call mode (functions.h), at connect on the first connection: asks the
+ * server (FCALL_RO rlk_version) when the mode is not OFF. Errors are recorded
+ * on c (mode ON: the library is missing or different). rlk_conn_evalv asks
+ * the same way when the mode is not known yet. */
+int rlk_conn_fn_decide(rlk_client *c, redisContext *ctx);
+
 /* Replica acknowledgement (rlk_options.min_replicas > 0). rlk_conn_evalv
- * writes WAIT N timeout right behind every writing script (role.h's list)
+ * writes WAIT N timeout right behind every writing script (scripts.h's rlk_script_writes)
  * and reads its reply after the script's: no extra round trip. A NOSCRIPT
  * retry sends both again; the last WAIT tells. The outcome is the calling
  * thread's note until its next rlk_conn_evalv; the client layer only

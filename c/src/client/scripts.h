@@ -34,4 +34,7 @@ void rlk_script_set_free(rlk_script_set *set);
  * (`grep -v '^#' manifest.tsv | sha1sum`). */
 void rlk_script_set_id(const rlk_script_set *set, char hex[41]);
 
+/* 1 when script s may write (all but a few read-only scripts). */
+int rlk_script_writes(const rlk_script_info *s);
+
 #endif /* RLK_SCRIPTS_H */

@@ -17,6 +17,7 @@
 #include "client/clock.h"
 #include "client/error.h"
 #include "client/random.h"
+#include "client/topo.h"
 #include "multi/redlock_io.h"
 
 #define REDLOCK_DEFAULT_SERVER_TIMEOUT_MS 50
@@ -169,7 +170,7 @@ static int redlock_check_args(rlk_client *const *clients, int n, const char *nam
     for (int i = 0; i < n; i++) {
         if (!clients[i])
             return -1;
-        if (clients[i]->cluster) {     /* RedLock's servers are independent masters */
+        if (rlk_topo_routed(clients[i])) {  /* RedLock's servers are independent masters */
             rlk_set_error(clients[i], RLK_ERR_ARG, "rlk_redlock_new: RedLock needs independent "
                           "standalone servers, not a Redis Cluster (%s): on a cluster use a plain "
                           "lock (docs/cluster.md)", rlk_client_url(clients[i]));

@@ -21,6 +21,7 @@
 #include "client/pool.h"
 #include "client/scripts.h"
 #include "client/sigpipe.h"
+#include "client/topo.h"
 #include "client/transport.h"
 #include "client/url.h"
 #include "multi/redlock_io.h"
@@ -280,7 +281,7 @@ static int redlock_conn_dials_blocking(redlock_conn *k)
 {
     redisContext *ctx = redlock_ctx(k);
 
-    if (!k->slot || k->c->fatal || (!k->c->sentinel && !rlk_transport_is_tls(k->c)))
+    if (!k->slot || k->c->fatal || !rlk_topo_dial_blocks(k->c))
         return 0;
     return !(ctx && (k->nexp > 0 || k->nonblocking || rlk_conn_usable(k->c, ctx)));
 }
@@ -416,8 +417,8 @@ static int redlock_conn_ready(redlock_conn *k)
     }
     rlk_slot_drop(k->slot);     /* closed by the server while idle, or broken */
     errno = 0;
-    if (c->sentinel || rlk_transport_is_tls(c))  /* the master the sentinels name; a TLS */
-        return redlock_dial_master(k);              /* handshake: a blocking dial (bounded) */
+    if (rlk_topo_dial_blocks(c))    /* the master the sentinels name; a TLS handshake: */
+        return redlock_dial_master(k);  /* a blocking dial (bounded) */
     ctx = c->url.is_unix ? redisConnectUnixNonBlock(c->url.path)
                          : redisConnectNonBlock(c->url.host, c->url.port);
     if (!ctx)

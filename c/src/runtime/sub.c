@@ -59,6 +59,7 @@
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/slot.h"
+#include "client/topo.h"
 #include "runtime/sub.h"
 #include "runtime/thread.h"
 
@@ -268,7 +269,7 @@ static int rlk_sub_open(rlk_sub *s, int i, int slot)
     int rc;
 
     k->addr[0] = '\0';
-    rc = s->routed ? rlk_cluster_conn_open_slot(s->c, slot, &k->ctx, k->addr)
+    rc = s->routed ? rlk_topo_open(s->c, slot, &k->ctx, k->addr)
                    : rlk_conn_open(s->c, &k->ctx);
     if (rc == RLK_OK) {
         pthread_mutex_lock(&s->mu);
@@ -749,7 +750,7 @@ static void rlk_sub_pick_mode(rlk_sub *s)
         return;
     rlk_sub_close_all(s);
     s->mode = mode;
-    s->routed = mode == RLK_PUBSUB_SHARDED && s->c->cluster != NULL;
+    s->routed = mode == RLK_PUBSUB_SHARDED && rlk_topo_routed(s->c);
 }
 
 static void *rlk_sub_main(void *arg)

@@ -38,7 +38,7 @@
 #include "client/cluster.h"
 #include "client/conn.h"
 #include "client/error.h"
-#include "client/sentinel.h"
+#include "client/topo.h"
 #include "client/slot.h"
 #include "runtime/thread.h"
 #include "runtime/wd.h"
@@ -384,9 +384,9 @@ static int rlk_wd_eval(rlk_wd *wd, const char *script, int nkeys, const char **k
         return RLK_ERR_IO;
     if (!s)
         return rlk_set_error(wd->c, RLK_ERR_NOSUCHSCRIPT, "no script named '%s'", script);
-    if (wd->c->cluster) {   /* routed by the first key; one node's trouble spares the others */
-        rc = rlk_cluster_evalv(wd->c, s, nkeys, keys, nargs, args, NULL, r,
-                               rlk_wd_timeout_ms(wd));
+    if (rlk_topo_routed(wd->c)) {   /* by the first key; one node's trouble spares the others */
+        rc = rlk_topo_evalv(wd->c, s, nkeys, keys, NULL, nargs, args, NULL, r,
+                            rlk_wd_timeout_ms(wd));
     } else {
         rc = rlk_wd_connect(wd);
         if (rc == RLK_OK)
@@ -509,7 +509,7 @@ static void rlk_wd_renew_reentrant_slot(rlk_wd *wd, int n, const char *lease, in
  * cluster one call per slot, so that no call mixes slots (CROSSSLOT). */
 static void rlk_wd_renew_reentrant(rlk_wd *wd, int n, const char *lease)
 {
-    if (!wd->c->cluster) {
+    if (!rlk_topo_routed(wd->c)) {
         rlk_wd_renew_reentrant_slot(wd, n, lease, -1);
         return;
     }
@@ -586,7 +586,7 @@ static void rlk_wd_renew(rlk_wd *wd, int n)
     char lease[24];
 
     snprintf(lease, sizeof lease, "%lld", wd->lease_ms);
-    rlk_sentinel_check(wd->c);     /* never renew on a master the sentinels no longer name */
+    rlk_topo_check(wd->c);     /* never renew on a master the sentinels no longer name */
     wd->conn_failed = 0;
     wd->round_limit_ns = -1;
     for (int i = 0; i < n; i++) {
