@@ -324,50 +324,55 @@ int rlk_conn_alive(const redisContext *ctx)
 
 /* ---------------------------------------------------------------- open */
 
-static int rlk_conn_auth(rlk_client *c, redisContext *ctx)
+/* The set-up commands of a new connection, in order: AUTH when the URL has a
+ * password, SELECT when it names a database. */
+int rlk_conn_setup_cmd(const rlk_client *c, int i, const char *argv[3], size_t lens[3],
+                       char db[16])
+{
+    int argc = 0;
+
+    if (i == 0 && c->url.password) {
+        argv[argc++] = "AUTH";
+        if (c->url.user)
+            argv[argc++] = c->url.user;
+        argv[argc++] = c->url.password;
+    } else if (i == (c->url.password ? 1 : 0) && c->url.db != 0) {
+        snprintf(db, 16, "%d", c->url.db);
+        argv[argc++] = "SELECT";
+        argv[argc++] = db;
+    }
+    for (int k = 0; k < argc; k++)
+        lens[k] = strlen(argv[k]);
+    return argc;
+}
+
+int rlk_conn_check_setup_reply(rlk_client *c, int i, const redisReply *r)
+{
+    if (r->type != REDIS_REPLY_ERROR)
+        return RLK_OK;
+    if (i == 0 && c->url.password)
+        return rlk_set_error(c, RLK_ERR_AUTH, "auth %s: %.*s", c->addr, (int)r->len, r->str);
+    return rlk_set_error(c, RLK_ERR_AUTH, "select %d on %s: %.*s", c->url.db, c->addr,
+                         (int)r->len, r->str);
+}
+
+/* AUTH and SELECT on a new blocking connection, one round trip each. */
+static int rlk_conn_setup(rlk_client *c, redisContext *ctx)
 {
     const char *argv[3];
     size_t lens[3];
-    int argc = 0, rc;
-    redisReply *r;
-
-    if (!c->url.password)
-        return RLK_OK;
-    argv[argc++] = "AUTH";
-    if (c->url.user)
-        argv[argc++] = c->url.user;
-    argv[argc++] = c->url.password;
-    for (int i = 0; i < argc; i++)
-        lens[i] = strlen(argv[i]);
-    rc = rlk_conn_command(c, ctx, "auth", argc, argv, lens, &r, NULL);
-    if (rc != RLK_OK)
-        return rc;
-    if (r->type == REDIS_REPLY_ERROR)
-        rc = rlk_set_error(c, RLK_ERR_AUTH, "auth %s: %.*s", c->addr, (int)r->len, r->str);
-    freeReplyObject(r);
-    return rc;
-}
-
-static int rlk_conn_select(rlk_client *c, redisContext *ctx)
-{
     char db[16];
-    const char *argv[2] = {"SELECT", db};
-    size_t lens[2];
-    int rc;
+    int argc, rc = RLK_OK;
     redisReply *r;
 
-    if (c->url.db == 0)
-        return RLK_OK;
-    snprintf(db, sizeof db, "%d", c->url.db);
-    lens[0] = 6;
-    lens[1] = strlen(db);
-    rc = rlk_conn_command(c, ctx, "select", 2, argv, lens, &r, NULL);
-    if (rc != RLK_OK)
-        return rc;
-    if (r->type == REDIS_REPLY_ERROR)
-        rc = rlk_set_error(c, RLK_ERR_AUTH, "select %d on %s: %.*s", c->url.db, c->addr,
-                           (int)r->len, r->str);
-    freeReplyObject(r);
+    for (int i = 0; rc == RLK_OK && (argc = rlk_conn_setup_cmd(c, i, argv, lens, db)) > 0; i++) {
+        rc = rlk_conn_command(c, ctx, argv[0][0] == 'A' ? "auth" : "select", argc, argv, lens,
+                              &r, NULL);
+        if (rc != RLK_OK)
+            break;
+        rc = rlk_conn_check_setup_reply(c, i, r);
+        freeReplyObject(r);
+    }
     return rc;
 }
 
@@ -408,9 +413,7 @@ int rlk_conn_open_to(rlk_client *c, const char *host, int port, redisContext **o
         redisFree(ctx);
         return rc;
     }
-    rc = rlk_conn_auth(c, ctx);
-    if (rc == RLK_OK)
-        rc = rlk_conn_select(c, ctx);
+    rc = rlk_conn_setup(c, ctx);
     if (rc != RLK_OK) {
         redisFree(ctx);
         return rc;
@@ -442,7 +445,7 @@ int rlk_conn_check_load_reply(rlk_client *c, const rlk_script_info *s, const red
     return RLK_OK;
 }
 
-void rlk_conn_load_argv(const rlk_script_info *s, const char *argv[3], size_t lens[3])
+static void rlk_conn_load_argv(const rlk_script_info *s, const char *argv[3], size_t lens[3])
 {
     argv[0] = "SCRIPT";
     argv[1] = "LOAD";
@@ -547,6 +550,23 @@ static int rlk_evalsha_build(rlk_evalsha_argv *e, const rlk_fn_head *h,
     return RLK_OK;
 }
 
+int rlk_conn_format_script(rlk_client *c, const rlk_script_info *s,
+                           int nkeys, const char *const *keys, const size_t *keylens,
+                           int nargs, const char *const *args, const size_t *arglens, char **cmd)
+{
+    rlk_evalsha_argv e = {0};
+    rlk_fn_head h;
+    int len = -1;
+
+    *cmd = NULL;
+    rlk_fn_head_known(c, s, &h);    /* EVALSHA, or FCALL once the mode is decided so */
+    if (rlk_evalsha_build(&e, &h, nkeys, keys, keylens, nargs, args, arglens) == RLK_OK)
+        len = redisFormatCommandArgv(cmd, e.argc, e.argv, e.lens);
+    free(e.argv);
+    free(e.lens);
+    return len;
+}
+
 /* ---------------------------------------------------------------- the call mode (functions.h) */
 
 /* FCALL_RO rlk_version 0 on ctx: RLK_FN_FCALL when the server's library rlk was
@@ -632,9 +652,28 @@ static int rlk_conn_fn_missing(rlk_client *c, redisContext *ctx, const rlk_scrip
     return rlk_conn_fn_head(c, ctx, s, h);
 }
 
-int rlk_conn_is_noscript(const redisReply *r)
+/* 1 when r is a NOSCRIPT error reply (the EVALSHA did not run). */
+static int rlk_conn_is_noscript(const redisReply *r)
 {
     return r->type == REDIS_REPLY_ERROR && rlk_first_word_is(r->str, r->len, "NOSCRIPT");
+}
+
+int rlk_conn_noscript_retry(const redisReply *r, int fcall, int retried)
+{
+    return !fcall && !retried && rlk_conn_is_noscript(r);
+}
+
+int rlk_conn_append_reload(redisContext *ctx, const rlk_script_info *s, const char *cmd,
+                           size_t len)
+{
+    const char *argv[3];
+    size_t lens[3];
+
+    rlk_conn_load_argv(s, argv, lens);
+    if (redisAppendCommandArgv(ctx, 3, argv, lens) != REDIS_OK ||
+        redisAppendFormattedCommand(ctx, cmd, len) != REDIS_OK)
+        return -1;
+    return 0;
 }
 
 int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
@@ -666,7 +705,7 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
             break;
         if (tail)
             rlk_conn_wait_take(tail);   /* the last attempt's WAIT is the one that tells */
-        if (!h.fcall && !loaded && rlk_conn_is_noscript(r)) {
+        if (rlk_conn_noscript_retry(r, h.fcall, loaded)) {
             /* NOSCRIPT: the script did not run. Load it and try once more. */
             loaded = 1;
             rc = rlk_conn_load_script(c, ctx, s);

@@ -2,7 +2,8 @@
 /*
  * conn.h - one connection (conn.c): opening a dedicated connection,
  * commands and script calls on a given connection, script loading, the
- * one NOSCRIPT path (used here and by RedLock's non-blocking I/O), and the
+ * one NOSCRIPT path (used here and, in its pipelined form, by RedLock's
+ * non-blocking I/O), and the
  * classification of error replies.
  *
  * Connection errors
@@ -63,12 +64,35 @@ int rlk_conn_load_script(rlk_client *c, redisContext *ctx, const rlk_script_info
  * RLK_ERR_SHA names the first script whose SHA-1 differs. */
 int rlk_conn_load_all(rlk_client *c, redisContext *ctx);
 
-/* The NOSCRIPT path, for callers that pipeline (RedLock): 1 when r is a
- * NOSCRIPT error reply (the EVALSHA did not run); the argv of SCRIPT LOAD
- * of s; the check of its reply against the build's SHA-1 (the error
+/* ---- the same steps for a caller that pipelines on a non-blocking
+ * connection (RedLock's parallel calls, multi/redlock_io.h): it writes what
+ * these give and reads the replies as they come, so that the set-up, the
+ * call's form and the NOSCRIPT rule are the ones rlk_conn_open and
+ * rlk_conn_evalv use. */
+
+/* Set-up command i (0, 1, ...) of a new connection: AUTH when the URL has
+ * a password, SELECT when it names a database. Its argc (argv, lens and
+ * db filled), 0 past the last one. */
+int rlk_conn_setup_cmd(const rlk_client *c, int i, const char *argv[3], size_t lens[3],
+                       char db[16]);
+/* The reply to set-up command i: RLK_OK, or RLK_ERR_AUTH recorded. */
+int rlk_conn_check_setup_reply(rlk_client *c, int i, const redisReply *r);
+/* The call of script s as rlk_conn_evalv writes it (EVALSHA, or FCALL /
+ * FCALL_RO once c's mode is decided so: the mode is not asked here),
+ * formatted into *cmd (redisFreeCommand); its length, -1 out of memory. */
+int rlk_conn_format_script(rlk_client *c, const rlk_script_info *s,
+                           int nkeys, const char *const *keys, const size_t *keylens,
+                           int nargs, const char *const *args, const size_t *arglens, char **cmd);
+/* The one NOSCRIPT rule: 1 when reply r to an EVALSHA (fcall 0) that was
+ * not retried yet says NOSCRIPT: it did not run; load the script and send
+ * the call once more. */
+int rlk_conn_noscript_retry(const redisReply *r, int fcall, int retried);
+/* The pipelined form of that: appends SCRIPT LOAD of s and the call
+ * (cmd, len) again to ctx's output. -1 out of memory. */
+int rlk_conn_append_reload(redisContext *ctx, const rlk_script_info *s, const char *cmd,
+                           size_t len);
+/* The check of a SCRIPT LOAD reply against the build's SHA-1 (the error
  * recorded on c and returned, else RLK_OK). */
-int rlk_conn_is_noscript(const redisReply *r);
-void rlk_conn_load_argv(const rlk_script_info *s, const char *argv[3], size_t lens[3]);
 int rlk_conn_check_load_reply(rlk_client *c, const rlk_script_info *s, const redisReply *r);
 
 /* EVALSHA of script s on ctx; on a NOSCRIPT reply, SCRIPT LOAD it and retry
