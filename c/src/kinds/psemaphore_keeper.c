@@ -22,9 +22,9 @@
 
 #include "client/client.h"
 #include "client/clock.h"
-#include "client/topo.h"
 #include "client/conn.h"
 #include "client/error.h"
+#include "client/topo.h"
 #include "kinds/psemaphore.h"
 #include "runtime/fam.h"
 #include "runtime/thread.h"

@@ -17,6 +17,7 @@
 #include "client/clock.h"
 #include "client/error.h"
 #include "client/random.h"
+#include "client/scripts.h"
 #include "client/topo.h"
 #include "multi/redlock_io.h"
 
@@ -25,7 +26,7 @@
 #define REDLOCK_DEFAULT_RETRY_DELAY_MS 200
 #define REDLOCK_DEFAULT_DRIFT_FACTOR 0.01
 #define REDLOCK_DEFAULT_DRIFT_MS 2
-#define REDLOCK_LEASE_MAX 1000000000000LL
+#define REDLOCK_LEASE_MAX RLK_NUM_MAX /* client/scripts.h: the scripts' bound */
 #define REDLOCK_TOKEN_BYTES 16
 #define REDLOCK_MSG_MAX 512
 

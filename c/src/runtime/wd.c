@@ -35,11 +35,11 @@
 
 #include "client/client.h"
 #include "client/clock.h"
-#include "client/cluster.h"
 #include "client/conn.h"
 #include "client/error.h"
-#include "client/topo.h"
+#include "client/scripts.h"
 #include "client/slot.h"
+#include "client/topo.h"
 #include "runtime/thread.h"
 #include "runtime/wd.h"
 
@@ -816,8 +816,8 @@ rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_sub *sub,
     wd->report = report;
     wd->report_ud = ud;
     wd->lease_ms = c->watchdog_lease_ms > 0 ? c->watchdog_lease_ms : RLK_DEFAULT_WATCHDOG_LEASE_MS;
-    if (wd->lease_ms > 1000000000000LL)
-        wd->lease_ms = 1000000000000LL;
+    if (wd->lease_ms > RLK_NUM_MAX)
+        wd->lease_ms = RLK_NUM_MAX;
     wd->period_ns = wd->lease_ms * RLK_NS_PER_MS / 3;
     if (wd->period_ns < RLK_NS_PER_MS)
         wd->period_ns = RLK_NS_PER_MS;
