@@ -681,6 +681,8 @@ const rlk_topo rlk_topo_cluster = {
     .command_slot = rlk_cluster_command_slot,
     .run = rlk_cl_run,
     .open = rlk_cl_open,
+    .redirected = rlk_cluster_redirected,
+    .owner = rlk_cluster_owner_addr,
     .masters = rlk_cluster_masters,
     .pubsub_auto = rlk_cl_pubsub_auto,
 };

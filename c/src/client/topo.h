@@ -80,6 +80,14 @@ typedef struct rlk_topo {
      * current. NULL: nothing to do. The thread's error is kept. */
     void (*check)(rlk_client *c);
 
+    /* A subscriber's redirect: the text of a refusal of SSUBSCRIBE (-MOVED:
+     * the slot's new owner), or NULL after a sunsubscribe push (the slot
+     * moved away): the variant learns where slots go now. NULL: nothing. */
+    void (*redirected)(rlk_client *c, const char *err);
+    /* The address ("host:port") of slot's master into buf: 0, or -1 when
+     * not known. NULL: the one server, c->addr. */
+    int (*owner)(rlk_client *c, int slot, char *buf, size_t len);
+
     /* The clients that hold the scripts, one per master (c itself when
      * there is one master); at most max; they belong to c. */
     int (*masters)(rlk_client *c, rlk_client **out, int max);
@@ -101,6 +109,9 @@ int rlk_topo_dial_blocks(const rlk_client *c);
 int rlk_topo_open(rlk_client *c, int slot, redisContext **out, char *addr);
 /* The watchdog's check before a round (rlk_topo.check), when the variant has one. */
 void rlk_topo_check(rlk_client *c);
+/* The subscriber's redirect and the owner of a slot (rlk_topo.redirected, .owner). */
+void rlk_topo_redirected(rlk_client *c, const char *err);
+int rlk_topo_owner(rlk_client *c, int slot, char *buf, size_t len);
 /* Script s by the topology's route (the pool of the one server, or the
  * slot's master), within timeout_ms when >= 0 (a thread that renews
  * through the routed pools: the watchdog, a permit keeper). */
