@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "client/client.h"
 #include "client/cluster.h"
+#include "client/topo.h"
 
 typedef struct functions_opts {
     const char *sub;
@@ -191,7 +192,7 @@ static int functions_dump_server(rlk_client *c)
 static int functions_cluster(rlk_client *c, const functions_opts *o)
 {
     rlk_client *m[RLK_CLUSTER_MAX_NODES];
-    int n = rlk_cluster_masters(c, m, RLK_CLUSTER_MAX_NODES), code = RLK_EXIT_OK;
+    int n = c->topo->masters(c, m, RLK_CLUSTER_MAX_NODES), code = RLK_EXIT_OK;
 
     if (n == 0)
         return rlk_cli_fail(rlk_cli_exit_code(rlk_err(c)), "no master known: %s", rlk_errstr(c));
@@ -227,7 +228,7 @@ static int functions_run(int argc, char **argv)
     }
     if (!(c = functions_connect(&o, &code)))
         return code;
-    if (c->cluster && strcmp(o.sub, "dump") != 0)
+    if (rlk_topo_routed(c) && strcmp(o.sub, "dump") != 0)
         code = functions_cluster(c, &o);
     else if (strcmp(o.sub, "load") == 0)
         code = functions_load(c, &o);

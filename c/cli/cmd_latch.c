@@ -85,7 +85,7 @@ static int latch_word(latch_opts *o, const char *arg)
     }
     if (o->action == LATCH_SET && !o->count_given) {
         o->count_given = 1;
-        return rlk_lc_parse_count("latch", "set", arg, 1, 1000000000000LL, &o->count) < 0
+        return rlk_lc_parse_count("latch", "set", arg, 1, RLK_NUM_MAX, &o->count) < 0
                    ? RLK_EXIT_USAGE : -1;
     }
     if (o->action == LATCH_AWAIT)

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "client/client.h"
 #include "client/cluster.h"
+#include "client/topo.h"
 
 typedef struct scripts_opts {
     const char *sub;
@@ -282,7 +283,7 @@ static rlk_client *scripts_connect(const scripts_opts *o, int **rel, int *code)
 static int scripts_load_cluster(rlk_client *c)
 {
     rlk_client *m[RLK_CLUSTER_MAX_NODES];
-    int n = rlk_cluster_masters(c, m, RLK_CLUSTER_MAX_NODES), code = RLK_EXIT_OK;
+    int n = c->topo->masters(c, m, RLK_CLUSTER_MAX_NODES), code = RLK_EXIT_OK;
 
     if (n == 0)
         return rlk_cli_fail(rlk_cli_exit_code(rlk_err(c)), "no master known: %s", rlk_errstr(c));
@@ -302,7 +303,7 @@ static int scripts_load_cluster(rlk_client *c)
 static int scripts_verify_cluster(rlk_client *c, int json)
 {
     rlk_client *m[RLK_CLUSTER_MAX_NODES];
-    int n = rlk_cluster_masters(c, m, RLK_CLUSTER_MAX_NODES), code = RLK_EXIT_OK;
+    int n = c->topo->masters(c, m, RLK_CLUSTER_MAX_NODES), code = RLK_EXIT_OK;
     size_t count = rlk_script_count(c), missing_all = 0;
     int *present = calloc(count ? count : 1, sizeof *present);
 
@@ -358,7 +359,7 @@ static int scripts_load(const scripts_opts *o)
     if (!c)
         return code;
     free(rel);
-    if (c->cluster) {
+    if (rlk_topo_routed(c)) {
         code = scripts_load_cluster(c);
         rlk_free(c);
         return code;
@@ -409,7 +410,7 @@ static int scripts_verify(const scripts_opts *o)
 
     if (!c)
         return code;
-    if (c->cluster) {
+    if (rlk_topo_routed(c)) {
         code = scripts_verify_cluster(c, o->json);
         free(rel);
         rlk_free(c);

@@ -92,7 +92,7 @@ static int sem_value(int argc, char **argv, int *i, sem_opts *o)
     int got = rlk_lc_opt("semaphore", argc, argv, i, "-n", "--permits", &v);
 
     if (got > 0)
-        return rlk_lc_parse_count("semaphore", "option -n", v, 1, 1000000000000LL,
+        return rlk_lc_parse_count("semaphore", "option -n", v, 1, RLK_NUM_MAX,
                                   &o->permits) < 0 ? -1 : 1;
     if (got == 0 && (got = rlk_lc_opt("semaphore", argc, argv, i, NULL, "--take", &v)) > 0)
         return rlk_lc_parse_count("semaphore", "option --take", v, 1, RLK_PERMITS_MAX,

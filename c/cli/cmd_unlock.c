@@ -4,7 +4,7 @@
  *
  * Deletes a lock whoever holds it and publishes the unlock message, so
  * waiters try again at once. The kind comes from inspect_read.c's
- * detection: rwlock/force_release (mode any; it also deletes the readers'
+ * detection: rlk_rwlock_force_unlock (mode any; it also deletes the readers'
  * timeout keys) for a read-write lock, the fair lock's force unlock (wakes
  * the first waiter on its own channel) for a fair lock, the fenced lock's
  * (the token key stays) for a fenced lock, reentrant/force_release for
@@ -104,35 +104,15 @@ static int unlock_reentrant(rlk_client *c, const char *name, int *released)
     return rc;
 }
 
-/* Redisson's prefixName / suffixName: "{name}", or name itself when it has a '{'. */
-static char *unlock_tagged(const char *before, const char *name, const char *after)
-{
-    int tagged = strchr(name, '{') != NULL;
-    size_t len = strlen(before) + strlen(name) + strlen(after) + 3;
-    char *s = malloc(len);
-
-    if (s)
-        snprintf(s, len, "%s%s%s%s%s", before, tagged ? "" : "{", name, tagged ? "" : "}", after);
-    return s;
-}
-
 static int unlock_rwlock(rlk_client *c, const char *name, int *released)
 {
-    char *channel = unlock_tagged("redisson_rwlock:", name, "");
-    char *prefix = unlock_tagged("", name, "");
-    const char *keys[3] = {name, channel, prefix};
-    const char *args[2] = {"any", rlk_publish_arg(c)};
-    redisReply *r = NULL;
-    int rc = RLK_ERR_NOMEM;
+    rlk_rwlock *rw = rlk_rwlock_new(c, name);
+    int rc;
 
-    if (channel && prefix)
-        rc = rlk_eval(c, "rwlock/force_release", 3, keys, 2, args, &r);
-    if (rc == RLK_OK) {
-        *released = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
-        freeReplyObject(r);
-    }
-    free(channel);
-    free(prefix);
+    if (!rw)
+        return rlk_err(c);
+    rc = rlk_rwlock_force_unlock(rw, RLK_RW_ANY, released);    /* whatever its mode */
+    rlk_rwlock_free(rw);
     return rc;
 }
 

@@ -10,7 +10,7 @@
 #include "lock_cli.h"
 
 #define RLK_LC_MAX_SECONDS 1000000000LL     /* 10^9 s: about 31 years */
-#define RLK_LC_MAX_MS 1000000000000LL       /* the scripts' lease bound */
+#define RLK_LC_MAX_MS RLK_NUM_MAX     /* the scripts' lease bound (client/scripts.h) */
 
 rlk_client *rlk_lc_connect(const char *url, long long watchdog_lease_ms, int *exit_code)
 {

@@ -18,7 +18,9 @@
 #include "client/role.h"
 #include "client/scripts.h"
 #include "client/sentinel.h"
+#include "client/sha1.h"
 #include "client/tls.h"
+#include "client/topo.h"
 #include "client/transport.h"
 #include "client/url.h"
 
@@ -131,32 +133,10 @@ static int rlk_client_setup(rlk_client *c, const rlk_options *o, char *msg, size
     c->slots = calloc((size_t)c->pool_size, sizeof *c->slots);
     if (!c->slots)
         return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
-    return c->url.is_cluster ? rlk_cluster_setup(c, msg, len) : RLK_OK;
-}
-
-/* Opens the first pool connection, decides the call mode and loads the scripts
- * (not in FCALL mode). */
-static void rlk_client_first_connect(rlk_client *c)
-{
-    rlk_slot *slot;
-    int rc;
-
-    if (c->cluster) {
-        (void)rlk_cluster_connect(c);   /* the map, the scripts on every master */
-        return;
-    }
-    slot = rlk_pool_checkout(c);
-    rc = rlk_slot_ready(c, slot);
-
-    /* FCALL or EVALSHA (functions.h); without a preload the first call decides, within
-     * that call's time limit (a connect stays free of round trips). */
-    if (rc == RLK_OK && !c->no_preload)
-        rc = rlk_fn_decide(c, slot->ctx);
-    if (rc == RLK_OK && !c->no_preload && !rlk_fn_uses_fcall(c))
-        rc = rlk_conn_load_all(c, slot->ctx);
-    if (rc != RLK_OK && slot->ctx && slot->ctx->err)
-        rlk_slot_drop(slot);
-    rlk_pool_checkin(c, slot);
+    /* The topology, once (topo.h): every layer above asks it from now on. */
+    c->topo = c->url.is_cluster ? &rlk_topo_cluster
+              : c->url.is_sentinel ? &rlk_topo_sentinel : &rlk_topo_standalone;
+    return c->topo->setup ? c->topo->setup(c, o, msg, len) : RLK_OK;
 }
 
 rlk_client *rlk_connect(const rlk_options *opts)
@@ -174,6 +154,7 @@ rlk_client *rlk_connect(const rlk_options *opts)
         return NULL;
     c->id = atomic_fetch_add(&rlk_next_client_id, 1) + 1;
     c->counters = &c->own_counters;
+    c->topo = &rlk_topo_standalone;     /* until the URL says otherwise */
     rlk_client_defaults(c, opts);
     pthread_mutex_init(&c->pool_mu, NULL);
     pthread_cond_init(&c->pool_cv, NULL);
@@ -184,33 +165,23 @@ rlk_client *rlk_connect(const rlk_options *opts)
         rlk_set_error(c, rc, "%s", c->fatal_msg);
         return c;
     }
-    if (c->url.is_sentinel && rlk_sentinel_open(c, opts->sentinel_password) == RLK_ERR_NOMEM &&
-        !c->sentinel) {
-        c->fatal = RLK_ERR_NOMEM;
-        snprintf(c->fatal_msg, sizeof c->fatal_msg, "out of memory");
-        return c;
-    }
-    if (c->url.is_sentinel && rlk_sentinel_follow(c) != RLK_OK)
-        return c;
-    rlk_client_first_connect(c);
+    c->topo->connect(c, opts);
     (void)rlk_client_pubsub(c);
     return c;
 }
 
 int rlk_client_pubsub(rlk_client *c)
 {
-    int mode = atomic_load(&c->pubsub), major;
+    int mode = atomic_load(&c->pubsub);
 
     if (mode)
         return mode;
     if (c->pubsub_opt != RLK_PUBSUB_AUTO)
         mode = c->pubsub_opt;
-    else if (!c->cluster)
+    else if (!c->topo->pubsub_auto)
         mode = RLK_PUBSUB_GLOBAL;     /* one server (or sentinel): Redisson's AUTO does the same */
-    else if (c->fatal || (major = rlk_cluster_redis_major(c)) == 0)
+    else if (c->fatal || (mode = c->topo->pubsub_auto(c)) == 0)
         return RLK_PUBSUB_GLOBAL;     /* not known yet: ask again next time */
-    else
-        mode = major >= 7 ? RLK_PUBSUB_SHARDED : RLK_PUBSUB_GLOBAL;
     atomic_store(&c->pubsub, mode);
     return mode;
 }
@@ -235,12 +206,12 @@ void rlk_free(rlk_client *c)
         return;
     if (c->runtime_free)
         c->runtime_free(c);
-    rlk_cluster_free(c);
+    if (c->topo->free)
+        c->topo->free(c);       /* a cluster's node clients, the sentinel follower */
     for (int i = 0; c->slots && i < c->pool_size; i++)
         if (c->slots[i].ctx)
             redisFree(c->slots[i].ctx);
     free(c->slots);
-    rlk_sentinel_free(c->sentinel);
     if (c->tls_owned)
         rlk_tls_free(c->tls);   /* after every connection of the client is closed */
     rlk_role_destroy(&c->role);
@@ -271,80 +242,28 @@ void rlk_client_server(rlk_client *c, char *buf, size_t len, unsigned long long 
 
 /* ---------------------------------------------------------------- load, verify */
 
-static int rlk_op_load_all(rlk_client *c, redisContext *ctx, void *arg, redisReply **reply,
-                           int *written)
-{
-    (void)arg;
-    (void)reply;
-    *written = 1;
-    return rlk_conn_load_all(c, ctx);
-}
-
 int rlk_load_scripts(rlk_client *c)
 {
-    redisReply *unused;
+    rlk_client *m[RLK_CLUSTER_MAX_NODES];
+    int n, rc;
 
     if (!c)
         return RLK_ERR_ARG;
-    if (c->cluster && !c->fatal) {
-        rlk_client *m[RLK_CLUSTER_MAX_NODES];
-        int n = rlk_cluster_masters(c, m, RLK_CLUSTER_MAX_NODES), rc;
-
-        for (int i = 0; i < n; i++)
-            if ((rc = rlk_load_scripts(m[i])) != RLK_OK)
-                return rlk_set_error(c, rc, "%s", rlk_errstr(m[i]));
-        return n ? RLK_OK : rlk_set_error(c, RLK_ERR_IO, "cluster: no master known");
-    }
-    return rlk_pool_run(c, rlk_op_load_all, NULL, 1, &unused);
-}
-
-static int rlk_op_exists(rlk_client *c, redisContext *ctx, void *arg, redisReply **reply,
-                         int *written)
-{
-    size_t n = c->scripts.count;
-    const char **argv = malloc((n + 2) * sizeof *argv);
-    size_t *lens = malloc((n + 2) * sizeof *lens);
-    int rc;
-
-    (void)arg;
-    if (!argv || !lens) {
-        free(argv);
-        free(lens);
-        return rlk_set_error(c, RLK_ERR_NOMEM, "SCRIPT EXISTS: out of memory");
-    }
-    argv[0] = "SCRIPT";
-    lens[0] = 6;
-    argv[1] = "EXISTS";
-    lens[1] = 6;
-    for (size_t i = 0; i < n; i++) {
-        argv[i + 2] = c->scripts.items[i].sha1;
-        lens[i + 2] = 40;
-    }
-    rc = rlk_conn_command(c, ctx, "SCRIPT EXISTS", (int)n + 2, argv, lens, reply, written);
-    free(argv);
-    free(lens);
-    return rc;
-}
-
-static int rlk_exists_result(rlk_client *c, const redisReply *r, int *present)
-{
-    if (r->type == REDIS_REPLY_ERROR)
-        return rlk_set_reply_error(c, r, "SCRIPT EXISTS", RLK_ERR_SERVER);
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != c->scripts.count)
-        return rlk_set_error(c, RLK_ERR_PROTOCOL, "SCRIPT EXISTS %s: unexpected reply", c->addr);
-    for (size_t i = 0; i < r->elements; i++) {
-        if (r->element[i]->type != REDIS_REPLY_INTEGER)
-            return rlk_set_error(c, RLK_ERR_PROTOCOL, "SCRIPT EXISTS %s: unexpected reply",
-                                 c->addr);
-        present[i] = r->element[i]->integer == 1;
-    }
-    return RLK_OK;
+    if (c->fatal)
+        return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
+    n = c->topo->masters(c, m, RLK_CLUSTER_MAX_NODES);     /* every master holds them all */
+    if (n == 1 && m[0] == c)
+        return rlk_topo_load_one(c);
+    for (int i = 0; i < n; i++)
+        if ((rc = rlk_topo_load_one(m[i])) != RLK_OK)
+            return rlk_set_error(c, rc, "%s", rlk_errstr(m[i]));
+    return n ? RLK_OK : rlk_set_error(c, RLK_ERR_IO, "cluster: no master known");
 }
 
 int rlk_verify_scripts(rlk_client *c, int *present)
 {
-    redisReply *r;
-    int rc;
+    rlk_client *m[RLK_CLUSTER_MAX_NODES];
+    int *one, n, rc = RLK_OK;
 
     if (!c)
         return RLK_ERR_ARG;
@@ -352,33 +271,30 @@ int rlk_verify_scripts(rlk_client *c, int *present)
         return rlk_set_error(c, RLK_ERR_ARG, "rlk_verify_scripts: present is NULL");
     if (c->scripts.count == 0 && !c->fatal)
         return RLK_OK;
-    if (c->cluster && !c->fatal)
-        return rlk_cluster_verify(c, present);
-    rc = rlk_pool_run(c, rlk_op_exists, NULL, 1, &r);
-    if (rc != RLK_OK)
-        return rc;
-    rc = rlk_exists_result(c, r, present);
-    freeReplyObject(r);
+    if (c->fatal)
+        return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
+    n = c->topo->masters(c, m, RLK_CLUSTER_MAX_NODES);
+    if (n == 1 && m[0] == c)
+        return rlk_topo_verify_one(c, present);
+    /* Several masters: present[i] when every one holds script i. */
+    one = calloc(c->scripts.count, sizeof *one);
+    if (!one)
+        return rlk_set_error(c, RLK_ERR_NOMEM, "SCRIPT EXISTS: out of memory");
+    for (size_t i = 0; i < c->scripts.count; i++)
+        present[i] = n > 0;
+    for (int k = 0; k < n && rc == RLK_OK; k++) {
+        if ((rc = rlk_topo_verify_one(m[k], one)) != RLK_OK)
+            rlk_set_error(c, rc, "%s", rlk_errstr(m[k]));
+        for (size_t i = 0; rc == RLK_OK && i < c->scripts.count; i++)
+            present[i] &= one[i];
+    }
+    free(one);
+    if (rc == RLK_OK && n == 0)
+        rc = rlk_set_error(c, RLK_ERR_IO, "cluster: no master known");
     return rc;
 }
 
 /* ---------------------------------------------------------------- eval */
-
-typedef struct rlk_eval_call {
-    const rlk_script_info *script;
-    int nkeys, nargs;
-    const char *const *keys, *const *args;
-    const size_t *keylens, *arglens;
-} rlk_eval_call;
-
-static int rlk_op_eval(rlk_client *c, redisContext *ctx, void *arg, redisReply **reply,
-                       int *written)
-{
-    const rlk_eval_call *e = arg;
-
-    return rlk_conn_evalv(c, ctx, e->script, e->nkeys, e->keys, e->keylens, e->nargs, e->args,
-                          e->arglens, reply, written);
-}
 
 static int rlk_check_strings(int n, const char *const *v, const size_t *lens)
 {
@@ -395,7 +311,7 @@ int rlk_evalv(rlk_client *c, const char *name,
               int nargs, const char *const *args, const size_t *arglens,
               redisReply **reply)
 {
-    rlk_eval_call e = {NULL, nkeys, nargs, keys, args, keylens, arglens};
+    const rlk_script_info *s;
 
     if (!c)
         return RLK_ERR_ARG;
@@ -408,17 +324,11 @@ int rlk_evalv(rlk_client *c, const char *name,
         nkeys > 1000000 || nargs > 1000000)
         return rlk_set_error(c, RLK_ERR_ARG, "%s: bad keys or args (negative count or NULL)",
                              name);
-    e.script = rlk_script_find(c, name);
-    if (!e.script)
+    s = rlk_script_find(c, name);
+    if (!s)
         return rlk_set_error(c, RLK_ERR_NOSUCHSCRIPT, "no script named '%s'", name);
-    if (c->cluster) {   /* routed to the slot's master; a replica answers MOVED (cluster.h) */
-        int slot = rlk_cluster_keys_slot(c, name, nkeys, keys, keylens);
-
-        return slot < -1 ? rlk_err(c) : rlk_cluster_run(c, slot, rlk_op_eval, &e, 0, reply);
-    }
-    if (rlk_role_refuse(c, e.script) != RLK_OK)
-        return RLK_ERR_READONLY;
-    return rlk_pool_run(c, rlk_op_eval, &e, 0, reply);
+    /* The topology routes it: the one server's pool, or the slot's master. */
+    return rlk_topo_evalv(c, s, nkeys, keys, keylens, nargs, args, arglens, reply, -1);
 }
 
 int rlk_eval(rlk_client *c, const char *name,
@@ -482,11 +392,154 @@ int rlk_command(rlk_client *c, int argc, const char *const *argv,
             cc.lens[i] = argvlen ? argvlen[i] : strlen(argv[i]);
         }
         rlk_command_name(cc.what, sizeof cc.what, cc.argv[0], cc.lens[0]);
-        rc = c->cluster ? rlk_cluster_run(c, rlk_cluster_command_slot(argc, cc.argv, cc.lens),
-                                          rlk_op_command, &cc, 0, reply)
-                        : rlk_pool_run(c, rlk_op_command, &cc, 0, reply);
+        int slot = c->topo->command_slot ? c->topo->command_slot(argc, cc.argv, cc.lens)
+                                         : RLK_TOPO_ANY_SLOT;
+
+        rc = c->topo->run(c, slot, NULL, rlk_op_command, &cc, 0, reply);
     }
     free(cc.argv);
     free(cc.lens);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- the Functions library (functions.h) */
+
+int rlk_load_functions(rlk_client *c, int replace)
+{
+    const rlk_library_info *lib = &rlk_embedded_library_info;
+    const char *argv[4] = {"FUNCTION", "LOAD", "REPLACE", lib->code};
+    size_t lens[4] = {8, 4, 7, lib->code_len};
+    redisReply *r = NULL;
+    int rc;
+
+    if (!c)
+        return RLK_ERR_ARG;
+    if (!replace) {
+        argv[2] = lib->code;
+        lens[2] = lib->code_len;
+    }
+    rc = rlk_command(c, replace ? 4 : 3, argv, lens, &r);
+    if (rc != RLK_OK)
+        return rc;
+    if (r->type != REDIS_REPLY_STRING || r->len != 3 || memcmp(r->str, "rlk", 3) != 0)
+        rc = rlk_set_error(c, RLK_ERR_PROTOCOL, "FUNCTION LOAD on %s: unexpected reply", c->addr);
+    freeReplyObject(r);
+    return rc;
+}
+
+/* The value after key in a flat map reply [k1, v1, k2, v2, ...] (RESP2). */
+static const redisReply *rlk_fn_field(const redisReply *map, const char *key)
+{
+    size_t n = strlen(key);
+
+    if (map->type != REDIS_REPLY_ARRAY)
+        return NULL;
+    for (size_t i = 0; i + 1 < map->elements; i += 2) {
+        const redisReply *k = map->element[i];
+
+        if (k->type == REDIS_REPLY_STRING && k->len == n && memcmp(k->str, key, n) == 0)
+            return map->element[i + 1];
+    }
+    return NULL;
+}
+
+/* FUNCTION LIST LIBRARYNAME rlk WITHCODE: *code_out is the entry's library_code (in r) or
+ * NULL when the server has no library rlk; *nfunc its number of functions. */
+static int rlk_fn_list(rlk_client *c, redisReply **r, const redisReply **code_out, int *nfunc)
+{
+    static const char *const argv[5] = {"FUNCTION", "LIST", "LIBRARYNAME", "rlk", "WITHCODE"};
+    int rc = rlk_command(c, 5, argv, NULL, r);
+
+    *code_out = NULL;
+    *nfunc = 0;
+    if (rc != RLK_OK)
+        return rc;
+    if ((*r)->type != REDIS_REPLY_ARRAY)
+        return rlk_set_error(c, RLK_ERR_PROTOCOL, "FUNCTION LIST on %s: unexpected reply", c->addr);
+    for (size_t i = 0; i < (*r)->elements; i++) {
+        const redisReply *lib = (*r)->element[i];
+        const redisReply *name = rlk_fn_field(lib, "library_name");
+        const redisReply *code = rlk_fn_field(lib, "library_code");
+        const redisReply *fns = rlk_fn_field(lib, "functions");
+
+        if (name && name->type == REDIS_REPLY_STRING && name->len == 3 &&
+            memcmp(name->str, "rlk", 3) == 0 && code && code->type == REDIS_REPLY_STRING) {
+            *code_out = code;
+            *nfunc = fns && fns->type == REDIS_REPLY_ARRAY ? (int)fns->elements : 0;
+            return RLK_OK;
+        }
+    }
+    return RLK_OK;
+}
+
+/* Copies the word after marker in code (up to a space, ':' or newline) into out. */
+static void rlk_fn_word_after(const char *code, size_t len, const char *marker, char *out,
+                              size_t outlen)
+{
+    size_t m = strlen(marker), j = 0;
+
+    out[0] = '\0';
+    for (size_t i = 0; i + m <= len; i++) {
+        if (memcmp(code + i, marker, m) != 0)
+            continue;
+        for (i += m; i < len && j + 1 < outlen && code[i] != ' ' && code[i] != ':' &&
+                     code[i] != '\n'; i++)
+            out[j++] = code[i];
+        out[j] = '\0';
+        return;
+    }
+}
+
+int rlk_verify_functions(rlk_client *c, rlk_functions_state *st)
+{
+    const rlk_library_info *lib = &rlk_embedded_library_info;
+    const redisReply *code;
+    redisReply *r = NULL;
+    int rc;
+
+    if (!c)
+        return RLK_ERR_ARG;
+    if (!st)
+        return rlk_set_error(c, RLK_ERR_ARG, "rlk_verify_functions: st is NULL");
+    memset(st, 0, sizeof *st);
+    rc = rlk_fn_list(c, &r, &code, &st->functions);
+    if (rc == RLK_OK && code) {
+        st->present = 1;
+        st->same_code = code->len == lib->code_len && memcmp(code->str, lib->code, code->len) == 0;
+        rlk_sha1_hex(code->str, code->len, st->sha1);
+        rlk_fn_word_after(code->str, code->len, "\n-- rlk ", st->release, sizeof st->release);
+        rlk_fn_word_after(code->str, code->len, "\n-- scripts id: ", st->scripts_id,
+                          sizeof st->scripts_id);
+    }
+    if (r)
+        freeReplyObject(r);
+    return rc;
+}
+
+int rlk_server_functions_code(rlk_client *c, char **out, size_t *len)
+{
+    const redisReply *code;
+    redisReply *r = NULL;
+    int nfunc, rc;
+
+    if (!c)
+        return RLK_ERR_ARG;
+    if (!out || !len)
+        return rlk_set_error(c, RLK_ERR_ARG, "rlk_server_functions_code: NULL argument");
+    *out = NULL;
+    *len = 0;
+    rc = rlk_fn_list(c, &r, &code, &nfunc);
+    if (rc == RLK_OK && code) {
+        *out = malloc(code->len + 1);
+        if (!*out) {
+            rc = rlk_set_error(c, RLK_ERR_NOMEM, "FUNCTION LIST: out of memory");
+        } else {
+            memcpy(*out, code->str, code->len);
+            (*out)[code->len] = '\0';
+            *len = code->len;
+        }
+    }
+    if (r)
+        freeReplyObject(r);
     return rc;
 }

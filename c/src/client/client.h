@@ -76,8 +76,10 @@ struct rlk_client {
     rlk_slot *slots;
     int pool_size;
 
-    struct rlk_cluster *cluster;    /* redis+cluster://: routing (cluster.h); NULL otherwise */
-    struct rlk_sentinel *sentinel;  /* redis+sentinel:// (sentinel.h): the master; else NULL */
+    const struct rlk_topo *topo;    /* standalone, sentinel or cluster (topo.h): set once by
+                                       rlk_connect, asked by every layer above */
+    struct rlk_cluster *cluster;    /* the cluster variant's state (cluster.c only); else NULL */
+    struct rlk_sentinel *sentinel;  /* the sentinel variant's state (sentinel.c only); else NULL */
     struct rlk_tls *tls;            /* rediss:// (tls.h, transport.h): every dial is TLS; else NULL */
     int tls_owned;                  /* 1: freed with the client (a cluster node shares its parent's) */
     rlk_role role;                  /* what the latest new connection's ROLE said (role.h) */

@@ -17,6 +17,7 @@
 #include "client/error.h"
 #include "client/pool.h"
 #include "client/slot.h"
+#include "client/topo.h"
 #include "client/url.h"
 
 #define RLK_CLUSTER_REDIRECTS_MAX 8     /* MOVED/ASK followed per call */
@@ -44,6 +45,23 @@ static atomic_uint_fast64_t rlk_cluster_next_id;
 
 /* ---------------------------------------------------------------- node clients */
 
+/* A node client has no runtime, no state of a topology and no transport of
+ * its own (the parent's): its pool and its copies of the URL's parts. */
+static void rlk_node_client_free(rlk_client *n)
+{
+    if (!n)
+        return;
+    for (int i = 0; n->slots && i < n->pool_size; i++)
+        if (n->slots[i].ctx)
+            redisFree(n->slots[i].ctx);
+    free(n->slots);
+    rlk_url_free(&n->url);
+    free(n->url_masked);
+    pthread_cond_destroy(&n->pool_cv);
+    pthread_mutex_destroy(&n->pool_mu);
+    free(n);
+}
+
 static rlk_client *rlk_node_client_new(const rlk_client *c, const char *host, int port)
 {
     rlk_client *n = calloc(1, sizeof *n);
@@ -52,6 +70,7 @@ static rlk_client *rlk_node_client_new(const rlk_client *c, const char *host, in
         return NULL;
     n->id = (1ULL << 62) + atomic_fetch_add(&rlk_cluster_next_id, 1) + 1;
     n->counters = c->counters;  /* the metrics count a cluster as one client */
+    n->topo = &rlk_topo_standalone;     /* one server: the node itself */
     n->connect_tv = c->connect_tv;
     n->command_tv = c->command_tv;
     n->connect_timeout_ms = c->connect_timeout_ms;
@@ -78,7 +97,7 @@ static rlk_client *rlk_node_client_new(const rlk_client *c, const char *host, in
     n->url_masked = rlk_url_masked(&n->url);
     if (!n->url.host || !n->slots || !n->url_masked || (c->url.user && !n->url.user) ||
         (c->url.password && !n->url.password)) {
-        rlk_free(n);
+        rlk_node_client_free(n);
         return NULL;
     }
     return n;
@@ -127,7 +146,7 @@ void rlk_cluster_free(rlk_client *c)
     if (!cl)
         return;
     for (int i = 0; i < cl->nnodes; i++)
-        rlk_free(cl->node[i].cli);
+        rlk_node_client_free(cl->node[i].cli);
     pthread_mutex_destroy(&cl->mu);
     free(cl);
     c->cluster = NULL;
@@ -291,7 +310,7 @@ int rlk_cluster_connect(rlk_client *c)
         return RLK_OK;
     n = rlk_cluster_masters(c, m, RLK_CLUSTER_MAX_NODES);
     for (int i = 0; i < n; i++)
-        if ((rc = rlk_load_scripts(m[i])) != RLK_OK)
+        if ((rc = rlk_topo_load_one(m[i])) != RLK_OK)
             return rlk_cluster_copy_error(c, m[i], rc);
     return RLK_OK;
 }
@@ -307,28 +326,6 @@ int rlk_cluster_masters(rlk_client *c, rlk_client **out, int max)
         out[n++] = cl->node[cl->master[k]].cli;
     pthread_mutex_unlock(&cl->mu);
     return n;
-}
-
-int rlk_cluster_verify(rlk_client *c, int *present)
-{
-    rlk_client *m[RLK_CLUSTER_MAX_NODES];
-    int n = rlk_cluster_masters(c, m, RLK_CLUSTER_MAX_NODES), rc = RLK_OK;
-    int *one = calloc(c->scripts.count ? c->scripts.count : 1, sizeof *one);
-
-    if (!one)
-        return rlk_set_error(c, RLK_ERR_NOMEM, "SCRIPT EXISTS: out of memory");
-    for (size_t i = 0; i < c->scripts.count; i++)
-        present[i] = n > 0;
-    for (int k = 0; k < n && rc == RLK_OK; k++) {
-        if ((rc = rlk_verify_scripts(m[k], one)) != RLK_OK)
-            rlk_cluster_copy_error(c, m[k], rc);
-        for (size_t i = 0; rc == RLK_OK && i < c->scripts.count; i++)
-            present[i] &= one[i];
-    }
-    free(one);
-    if (rc == RLK_OK && n == 0)
-        rc = rlk_set_error(c, RLK_ERR_IO, "cluster: no master known");
-    return rc;
 }
 
 static int rlk_redirect_parse(const char *text, int *slot, char *host, size_t hostlen, int *port);
@@ -553,17 +550,6 @@ int rlk_cluster_run(rlk_client *c, int slot, rlk_conn_op op, void *arg, int idem
 
 /* ---------------------------------------------------------------- dedicated connections */
 
-int rlk_cluster_evalv(rlk_client *c, const rlk_script_info *s, int nkeys, const char *const *keys,
-                      int nargs, const char *const *args, const size_t *arglens,
-                      redisReply **reply, long long timeout_ms)
-{
-    long long prev = rlk_time_limit_enter(rlk_clock_now_ns() + timeout_ms * RLK_NS_PER_MS);
-    int rc = rlk_evalv(c, s->name, nkeys, keys, NULL, nargs, args, arglens, reply);
-
-    rlk_time_limit_leave(prev);
-    return rc;
-}
-
 int rlk_cluster_conn_open(rlk_client *c, redisContext **out, char *addr)
 {
     rlk_cluster *cl = c->cluster;
@@ -648,3 +634,57 @@ int rlk_cluster_redis_major(rlk_client *c)
     pthread_mutex_unlock(&cl->mu);
     return major > 0 ? major : 0;
 }
+
+/* ---------------------------------------------------------------- the topology (topo.h) */
+
+static int rlk_cl_setup(rlk_client *c, const rlk_options *o, char *msg, size_t len)
+{
+    (void)o;
+    return rlk_cluster_setup(c, msg, len);
+}
+
+static void rlk_cl_connect(rlk_client *c, const rlk_options *o)
+{
+    (void)o;
+    (void)rlk_cluster_connect(c);   /* the map, the scripts on every master */
+}
+
+static int rlk_cl_run(rlk_client *c, int slot, const rlk_script_info *s, rlk_conn_op op,
+                      void *arg, int idempotent, redisReply **reply)
+{
+    (void)s;    /* no ROLE look: a replica answers MOVED, which is followed */
+    return rlk_cluster_run(c, slot, op, arg, idempotent, reply);
+}
+
+static int rlk_cl_open(rlk_client *c, int slot, redisContext **out, char *addr)
+{
+    return slot == RLK_CLUSTER_ANY_SLOT ? rlk_cluster_conn_open(c, out, addr)
+                                        : rlk_cluster_conn_open_slot(c, slot, out, addr);
+}
+
+static int rlk_cl_pubsub_auto(rlk_client *c)
+{
+    int major = rlk_cluster_redis_major(c);
+
+    if (major == 0)
+        return 0;   /* not known yet */
+    return major >= 7 ? RLK_PUBSUB_SHARDED : RLK_PUBSUB_GLOBAL;
+}
+
+const rlk_topo rlk_topo_cluster = {
+    .name = "cluster",
+    .flags = RLK_TOPO_ROUTED,
+    .readonly_hint = " (a replica: point rlk at the master, or at the sentinels with "
+                     "redis+sentinel://)",
+    .setup = rlk_cl_setup,
+    .connect = rlk_cl_connect,
+    .free = rlk_cluster_free,
+    .script_slot = rlk_cluster_keys_slot,
+    .command_slot = rlk_cluster_command_slot,
+    .run = rlk_cl_run,
+    .open = rlk_cl_open,
+    .redirected = rlk_cluster_redirected,
+    .owner = rlk_cluster_owner_addr,
+    .masters = rlk_cluster_masters,
+    .pubsub_auto = rlk_cl_pubsub_auto,
+};

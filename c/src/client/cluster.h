@@ -32,13 +32,19 @@
 
 #include "rlk.h"
 #include "client/pool.h"
+#include "client/topo.h"
 
 #define RLK_CLUSTER_MAX_NODES 256
 #define RLK_CLUSTER_REFRESH_MS 100      /* full map refreshes at most this often */
-#define RLK_CLUSTER_ANY_SLOT (-1)       /* a call with no key: any master */
-#define RLK_CLUSTER_BAD_SLOT (-2)       /* keys in several slots (rlk_cluster_keys_slot) */
+#define RLK_CLUSTER_ANY_SLOT RLK_TOPO_ANY_SLOT  /* a call with no key: any master */
+#define RLK_CLUSTER_BAD_SLOT RLK_TOPO_BAD_SLOT  /* keys in several slots (rlk_cluster_keys_slot) */
 
 typedef struct rlk_cluster rlk_cluster;
+
+/* The cluster variant of the topology (topo.h): rlk_connect picks it for a
+ * cluster URL. Its calls are routed (RLK_TOPO_ROUTED) by the functions
+ * below; its node clients are standalone clients (rlk_topo_standalone). */
+extern const struct rlk_topo rlk_topo_cluster;
 
 /* From rlk_connect: the node clients of the URL's seeds. */
 int rlk_cluster_setup(rlk_client *c, char *msg, size_t len);
@@ -63,13 +69,6 @@ int rlk_cluster_keys_slot(rlk_client *c, const char *what, int nkeys, const char
  * for a command without a key (CLIENT, SCRIPT, INFO, PING, ...). */
 int rlk_cluster_command_slot(int argc, const char *const *argv, const size_t *lens);
 
-/* For a thread that renews on a connection of its own (the watchdog, a
- * permit keeper): on a cluster its script calls go through the routed
- * pools instead (rlk_evalv, redirects followed), within timeout_ms. */
-int rlk_cluster_evalv(rlk_client *c, const rlk_script_info *s, int nkeys, const char *const *keys,
-                      int nargs, const char *const *args, const size_t *arglens,
-                      redisReply **reply, long long timeout_ms);
-
 /* A dedicated connection (rlk_conn_open) to some node, the one after the
  * last one handed out first, so that a subscriber whose node died goes on
  * with another. *addr (may be NULL, 300 bytes) gets its address. */
@@ -81,10 +80,6 @@ int rlk_cluster_conn_open_slot(rlk_client *c, int slot, redisContext **out, char
  * for per-master script loading and checking; at most max, returns how
  * many. They belong to c. */
 int rlk_cluster_masters(rlk_client *c, rlk_client **out, int max);
-
-/* rlk_verify_scripts on a cluster: present[i] is 1 when every master holds
- * script i. */
-int rlk_cluster_verify(rlk_client *c, int *present);
 
 /* For a subscriber: a -MOVED reply to SSUBSCRIBE (its text) gives the slot
  * to the node it names, as a redirected call would; anything else, or a

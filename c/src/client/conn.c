@@ -13,17 +13,20 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <stdatomic.h>
+
 #include "client/client.h"
 #include "client/clock.h"
-#include "client/cluster.h"
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/functions.h"
 #include "client/role.h"
+#include "client/scripts.h"
 #include "client/sentinel.h"
 #include "client/tls.h"
-#include "client/transport.h"
 #include "client/sigpipe.h"
+#include "client/topo.h"
+#include "client/transport.h"
 
 /* Error replies that mean the server refused the call itself, whatever the
  * script would have said (first word of the reply). */
@@ -79,6 +82,20 @@ int rlk_err_is_transient_reply(rlk_client *c)
     return 0;
 }
 
+/* What to add to the message of an error reply of class err (READONLY,
+ * MASTERDOWN, NOREPLICAS); "" for others. What a READONLY means depends on
+ * the topology (a replica, or a demoted master the sentinels replace). */
+static const char *rlk_reply_hint(rlk_client *c, int err, const char *word)
+{
+    if (err == RLK_ERR_READONLY && strcmp(word, "MASTERDOWN") == 0)
+        return " (a replica whose link to its master is down)";
+    if (err == RLK_ERR_READONLY)
+        return c->topo->readonly_hint;
+    if (err == RLK_ERR_NOREPLICAS)
+        return " (the master's min-replicas-to-write is not met)";
+    return "";
+}
+
 int rlk_set_reply_error(rlk_client *c, const redisReply *r, const char *what, int default_err)
 {
     int err = rlk_reply_class(r, default_err);
@@ -87,8 +104,8 @@ int rlk_set_reply_error(rlk_client *c, const redisReply *r, const char *what, in
     snprintf(word, sizeof word, "%.*s", (int)strcspn(r->str, " "), r->str);
     if (what)
         return rlk_set_error(c, err, "%s %s: %.*s%s", what, c->addr, (int)r->len, r->str,
-                             rlk_role_hint(c, err, word));
-    return rlk_set_error(c, err, "%.*s%s", (int)r->len, r->str, rlk_role_hint(c, err, word));
+                             rlk_reply_hint(c, err, word));
+    return rlk_set_error(c, err, "%.*s%s", (int)r->len, r->str, rlk_reply_hint(c, err, word));
 }
 
 /* ---------------------------------------------------------------- one command */
@@ -251,7 +268,7 @@ static int rlk_conn_wait_arm(rlk_client *c, redisContext *ctx, const rlk_script_
                              rlk_conn_tail *tail, char *n, char *ms)
 {
     memset(&rlk_tl_acks, 0, sizeof rlk_tl_acks);
-    if (c->min_replicas <= 0 || rlk_tl_acks_off || !rlk_role_script_writes(s))
+    if (c->min_replicas <= 0 || rlk_tl_acks_off || !rlk_script_writes(s))
         return 0;
     rlk_tl_acks.wanted = c->min_replicas;
     rlk_tl_acks.acks = -1;
@@ -310,72 +327,81 @@ int rlk_conn_alive(const redisContext *ctx)
 
 /* ---------------------------------------------------------------- open */
 
-static int rlk_conn_auth(rlk_client *c, redisContext *ctx)
+/* The set-up commands of a new connection, in order: AUTH when the URL has a
+ * password, SELECT when it names a database. */
+int rlk_conn_setup_cmd(const rlk_client *c, int i, const char *argv[3], size_t lens[3],
+                       char db[16])
+{
+    int argc = 0;
+
+    if (i == 0 && c->url.password) {
+        argv[argc++] = "AUTH";
+        if (c->url.user)
+            argv[argc++] = c->url.user;
+        argv[argc++] = c->url.password;
+    } else if (i == (c->url.password ? 1 : 0) && c->url.db != 0) {
+        snprintf(db, 16, "%d", c->url.db);
+        argv[argc++] = "SELECT";
+        argv[argc++] = db;
+    }
+    for (int k = 0; k < argc; k++)
+        lens[k] = strlen(argv[k]);
+    return argc;
+}
+
+int rlk_conn_check_setup_reply(rlk_client *c, int i, const redisReply *r)
+{
+    if (r->type != REDIS_REPLY_ERROR)
+        return RLK_OK;
+    if (i == 0 && c->url.password)
+        return rlk_set_error(c, RLK_ERR_AUTH, "auth %s: %.*s", c->addr, (int)r->len, r->str);
+    return rlk_set_error(c, RLK_ERR_AUTH, "select %d on %s: %.*s", c->url.db, c->addr,
+                         (int)r->len, r->str);
+}
+
+/* AUTH and SELECT on a new blocking connection, one round trip each. */
+static int rlk_conn_setup(rlk_client *c, redisContext *ctx)
 {
     const char *argv[3];
     size_t lens[3];
-    int argc = 0, rc;
-    redisReply *r;
-
-    if (!c->url.password)
-        return RLK_OK;
-    argv[argc++] = "AUTH";
-    if (c->url.user)
-        argv[argc++] = c->url.user;
-    argv[argc++] = c->url.password;
-    for (int i = 0; i < argc; i++)
-        lens[i] = strlen(argv[i]);
-    rc = rlk_conn_command(c, ctx, "auth", argc, argv, lens, &r, NULL);
-    if (rc != RLK_OK)
-        return rc;
-    if (r->type == REDIS_REPLY_ERROR)
-        rc = rlk_set_error(c, RLK_ERR_AUTH, "auth %s: %.*s", c->addr, (int)r->len, r->str);
-    freeReplyObject(r);
-    return rc;
-}
-
-static int rlk_conn_select(rlk_client *c, redisContext *ctx)
-{
     char db[16];
-    const char *argv[2] = {"SELECT", db};
-    size_t lens[2];
-    int rc;
+    int argc, rc = RLK_OK;
     redisReply *r;
 
-    if (c->url.db == 0)
-        return RLK_OK;
-    snprintf(db, sizeof db, "%d", c->url.db);
-    lens[0] = 6;
-    lens[1] = strlen(db);
-    rc = rlk_conn_command(c, ctx, "select", 2, argv, lens, &r, NULL);
-    if (rc != RLK_OK)
-        return rc;
-    if (r->type == REDIS_REPLY_ERROR)
-        rc = rlk_set_error(c, RLK_ERR_AUTH, "select %d on %s: %.*s", c->url.db, c->addr,
-                           (int)r->len, r->str);
-    freeReplyObject(r);
+    for (int i = 0; rc == RLK_OK && (argc = rlk_conn_setup_cmd(c, i, argv, lens, db)) > 0; i++) {
+        rc = rlk_conn_command(c, ctx, argv[0][0] == 'A' ? "auth" : "select", argc, argv, lens,
+                              &r, NULL);
+        if (rc != RLK_OK)
+            break;
+        rc = rlk_conn_check_setup_reply(c, i, r);
+        freeReplyObject(r);
+    }
     return rc;
 }
 
 int rlk_conn_open(rlk_client *c, redisContext **out)
 {
+    *out = NULL;
+    if (c->fatal)
+        return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
+    return c->topo->open(c, RLK_TOPO_ANY_SLOT, out, NULL);   /* where: the topology's choice */
+}
+
+int rlk_conn_open_to(rlk_client *c, const char *host, int port, redisContext **out)
+{
     redisContext *ctx;
     struct timeval tv = c->connect_tv;
-    char master[256], why[RLK_ERRSTR_MAX];
-    int rc, port = 0;
+    char why[RLK_ERRSTR_MAX];
+    int rc;
 
     *out = NULL;
     if (c->fatal)
         return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
-    if (c->cluster)     /* any node, the next one each time (cluster.h) */
-        return rlk_cluster_conn_open(c, out, NULL);
-    if (c->sentinel && (rc = rlk_sentinel_master(c, master, sizeof master, &port)) != RLK_OK)
-        return rc;
     if (rlk_time_limit_tv(c->connect_tv, &tv) < 0) {    /* a wait's limit cuts it */
         tv.tv_sec = 0;                                  /* passed: one last quick try */
         tv.tv_usec = 1000;
     }
-    rc = rlk_transport_dial(c, c->sentinel ? master : NULL, port, tv, &ctx, why, sizeof why);
+    rc = rlk_transport_dial(c, host, port, tv, &ctx, why, sizeof why);
     if (!ctx)
         return rlk_set_error(c, rc, "connect %s: %s", c->addr, why);
     if (ctx->err) {
@@ -390,9 +416,7 @@ int rlk_conn_open(rlk_client *c, redisContext **out)
         redisFree(ctx);
         return rc;
     }
-    rc = rlk_conn_auth(c, ctx);
-    if (rc == RLK_OK)
-        rc = rlk_conn_select(c, ctx);
+    rc = rlk_conn_setup(c, ctx);
     if (rc != RLK_OK) {
         redisFree(ctx);
         return rc;
@@ -447,7 +471,7 @@ int rlk_conn_setname(rlk_client *c, redisContext *ctx, const char *name)
 
 int rlk_conn_usable(rlk_client *c, const redisContext *ctx)
 {
-    return rlk_conn_alive(ctx) && !rlk_sentinel_stale(c, ctx) &&
+    return rlk_conn_alive(ctx) && !(c->topo->stale && c->topo->stale(c, ctx)) &&
            (!c->tls || !rlk_tls_peer_closed(c->tls, ctx->fd));
 }
 
@@ -469,7 +493,7 @@ int rlk_conn_check_load_reply(rlk_client *c, const rlk_script_info *s, const red
     return RLK_OK;
 }
 
-void rlk_conn_load_argv(const rlk_script_info *s, const char *argv[3], size_t lens[3])
+static void rlk_conn_load_argv(const rlk_script_info *s, const char *argv[3], size_t lens[3])
 {
     argv[0] = "SCRIPT";
     argv[1] = "LOAD";
@@ -574,9 +598,130 @@ static int rlk_evalsha_build(rlk_evalsha_argv *e, const rlk_fn_head *h,
     return RLK_OK;
 }
 
-int rlk_conn_is_noscript(const redisReply *r)
+int rlk_conn_format_script(rlk_client *c, const rlk_script_info *s,
+                           int nkeys, const char *const *keys, const size_t *keylens,
+                           int nargs, const char *const *args, const size_t *arglens, char **cmd)
+{
+    rlk_evalsha_argv e = {0};
+    rlk_fn_head h;
+    int len = -1;
+
+    *cmd = NULL;
+    rlk_fn_head_known(c, s, &h);    /* EVALSHA, or FCALL once the mode is decided so */
+    if (rlk_evalsha_build(&e, &h, nkeys, keys, keylens, nargs, args, arglens) == RLK_OK)
+        len = redisFormatCommandArgv(cmd, e.argc, e.argv, e.lens);
+    free(e.argv);
+    free(e.lens);
+    return len;
+}
+
+/* ---------------------------------------------------------------- the call mode (functions.h) */
+
+/* FCALL_RO rlk_version 0 on ctx: RLK_FN_FCALL when the server's library rlk was
+ * built from exactly c's scripts, else RLK_FN_EVALSHA with the reason in why;
+ * a negative rlk code after a connection error (recorded). */
+static int rlk_conn_fn_probe(rlk_client *c, redisContext *ctx, char *why, size_t len)
+{
+    const char *argv[3] = {"FCALL_RO", "rlk_version", "0"};
+    static const size_t lens[3] = {8, 11, 1};
+    redisReply *r = NULL;
+    char mine[41];
+    int rc = rlk_conn_command(c, ctx, "FCALL_RO rlk_version", 3, argv, lens, &r, NULL);
+
+    if (rc != RLK_OK)
+        return -rc;
+    rlk_script_set_id(&c->scripts, mine);
+    rc = RLK_FN_EVALSHA;
+    if (r->type == REDIS_REPLY_ERROR) {
+        snprintf(why, len, "FCALL_RO rlk_version: %.*s", (int)r->len, r->str);
+    } else if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 ||
+               r->element[2]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_STRING) {
+        snprintf(why, len, "FCALL_RO rlk_version: an unexpected reply");
+    } else if (r->element[2]->len != 40 || memcmp(r->element[2]->str, mine, 40) != 0) {
+        snprintf(why, len, "the server's library rlk (release %.31s) holds scripts %.40s, this "
+                 "client's scripts are %s", r->element[1]->str, r->element[2]->str, mine);
+    } else {
+        rc = RLK_FN_FCALL;
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+static int rlk_conn_fn_refused(rlk_client *c, const char *why)
+{
+    return rlk_set_error(c, RLK_ERR_SHA, "functions on %s: %s (rlk functions load [--replace] "
+                         "loads this release's library)", c->addr, why);
+}
+
+int rlk_conn_fn_decide(rlk_client *c, redisContext *ctx)
+{
+    char why[256] = "";
+    int got;
+
+    if (c->functions == RLK_FUNCTIONS_OFF)
+        return RLK_OK;
+    got = rlk_conn_fn_probe(c, ctx, why, sizeof why);
+    if (got < 0)
+        return -got;
+    if (c->functions == RLK_FUNCTIONS_ON && got != RLK_FN_FCALL)
+        return rlk_conn_fn_refused(c, why);
+    atomic_store(&c->fn_state, got);
+    return RLK_OK;
+}
+
+/* How c calls s on ctx (asking the server first when c's mode is not known
+ * yet, or is ON and the library was not there at the last look). */
+static int rlk_conn_fn_head(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
+                            rlk_fn_head *h)
+{
+    int rc = RLK_OK;
+
+    if (c->functions == RLK_FUNCTIONS_ON && atomic_load(&c->fn_state) != RLK_FN_FCALL)
+        rc = rlk_conn_fn_decide(c, ctx);    /* until the library is there: each call asks */
+    else if (c->functions == RLK_FUNCTIONS_AUTO && atomic_load(&c->fn_state) == RLK_FN_UNKNOWN)
+        rc = rlk_conn_fn_decide(c, ctx);
+    if (rc == RLK_OK)
+        rlk_fn_head_known(c, s, h);
+    return rc;
+}
+
+/* An FCALL of s found no function: AUTO asks ctx again and refills h
+ * (RLK_OK: call again with h); ON fails with RLK_ERR_SHA. */
+static int rlk_conn_fn_missing(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
+                               rlk_fn_head *h)
+{
+    char why[200];
+
+    atomic_store(&c->fn_state, RLK_FN_UNKNOWN);
+    if (c->functions == RLK_FUNCTIONS_ON) {
+        snprintf(why, sizeof why, "FCALL %s: Function not found", h->fname);
+        return rlk_conn_fn_refused(c, why);
+    }
+    return rlk_conn_fn_head(c, ctx, s, h);
+}
+
+/* 1 when r is a NOSCRIPT error reply (the EVALSHA did not run). */
+static int rlk_conn_is_noscript(const redisReply *r)
 {
     return r->type == REDIS_REPLY_ERROR && rlk_first_word_is(r->str, r->len, "NOSCRIPT");
+}
+
+int rlk_conn_noscript_retry(const redisReply *r, int fcall, int retried)
+{
+    return !fcall && !retried && rlk_conn_is_noscript(r);
+}
+
+int rlk_conn_append_reload(redisContext *ctx, const rlk_script_info *s, const char *cmd,
+                           size_t len)
+{
+    const char *argv[3];
+    size_t lens[3];
+
+    rlk_conn_load_argv(s, argv, lens);
+    if (redisAppendCommandArgv(ctx, 3, argv, lens) != REDIS_OK ||
+        redisAppendFormattedCommand(ctx, cmd, len) != REDIS_OK)
+        return -1;
+    return 0;
 }
 
 int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
@@ -599,7 +744,7 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
     /* Replica acknowledgement: WAIT written behind the script, read after it. */
     if (rlk_conn_wait_arm(c, ctx, s, &wait, wait_n, wait_ms))
         tail = &wait;
-    rc = rlk_fn_head_for(c, ctx, s, &h);
+    rc = rlk_conn_fn_head(c, ctx, s, &h);
     if (rc == RLK_OK && rlk_evalsha_build(&e, &h, nkeys, keys, keylens, nargs, args, arglens))
         rc = rlk_set_error(c, RLK_ERR_NOMEM, "%s: out of memory", s->name);
     for (int attempt = 0; rc == RLK_OK && attempt < 3; attempt++) {
@@ -608,7 +753,7 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
             break;
         if (tail)
             rlk_conn_wait_take(tail);   /* the last attempt's WAIT is the one that tells */
-        if (!h.fcall && !loaded && rlk_conn_is_noscript(r)) {
+        if (rlk_conn_noscript_retry(r, h.fcall, loaded)) {
             /* NOSCRIPT: the script did not run. Load it and try once more. */
             loaded = 1;
             RLK_CLIENT_COUNT(c, noscript_reloads);
@@ -616,7 +761,7 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
         } else if (h.fcall && !asked && rlk_fn_is_missing(r)) {
             /* No such function: it did not run. The library may be gone (functions.h). */
             asked = 1;
-            rc = rlk_fn_missing(c, ctx, s, &h);
+            rc = rlk_conn_fn_missing(c, ctx, s, &h);
             e.argv[0] = h.argv[0], e.lens[0] = h.lens[0];
             e.argv[1] = h.argv[1], e.lens[1] = h.lens[1];
         } else {

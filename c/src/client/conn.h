@@ -2,7 +2,8 @@
 /*
  * conn.h - one connection (conn.c): opening a dedicated connection,
  * commands and script calls on a given connection, script loading, the
- * one NOSCRIPT path (used here and by RedLock's non-blocking I/O), and the
+ * one NOSCRIPT path (used here and, in its pipelined form, by RedLock's
+ * non-blocking I/O), and the
  * classification of error replies.
  *
  * Connection errors
@@ -30,17 +31,21 @@
 /* Opens a new connection with the client's address, connect timeout,
  * command timeout, AUTH and SELECT. For the lock runtime's subscriber or
  * watchdog: the caller owns *out (redisFree) and uses it from one thread at a
- * time. Does not load scripts. For a redis+sentinel:// client the address
- * is the master's (sentinel.h). Errors: RLK_ERR_IO / _TIMEOUT (connect),
+ * time. Does not load scripts. Where to is the topology's (topo.h: the
+ * URL's server, the master the sentinels name, some cluster node). Errors: RLK_ERR_IO / _TIMEOUT (connect),
  * RLK_ERR_AUTH (AUTH or SELECT refused), RLK_ERR_NOMEM. */
 int rlk_conn_open(rlk_client *c, redisContext **out);
+/* The same to host:port (host NULL: the URL's address): what a topology's
+ * open does once it knows where (topo.h). */
+int rlk_conn_open_to(rlk_client *c, const char *host, int port, redisContext **out);
 
 /* 1 when an idle connection looks usable: no hiredis error, and the server
  * has neither closed it nor sent anything unasked (checked with a zero-timeout
  * poll, no I/O). A request/reply connection must pass this before a request
  * is written to it; a subscriber connection must not use it. */
 int rlk_conn_alive(const redisContext *ctx);
-/* rlk_conn_alive, and for a redis+sentinel:// client, connected to the
+/* rlk_conn_alive, and not stale for the topology (topo.h: for a
+ * redis+sentinel:// client, connected to the
  * current master (a connection to a demoted one is not usable: drop it). */
 int rlk_conn_usable(rlk_client *c, const redisContext *ctx);
 
@@ -72,12 +77,35 @@ int rlk_conn_load_script(rlk_client *c, redisContext *ctx, const rlk_script_info
  * RLK_ERR_SHA names the first script whose SHA-1 differs. */
 int rlk_conn_load_all(rlk_client *c, redisContext *ctx);
 
-/* The NOSCRIPT path, for callers that pipeline (RedLock): 1 when r is a
- * NOSCRIPT error reply (the EVALSHA did not run); the argv of SCRIPT LOAD
- * of s; the check of its reply against the build's SHA-1 (the error
+/* ---- the same steps for a caller that pipelines on a non-blocking
+ * connection (RedLock's parallel calls, multi/redlock_io.h): it writes what
+ * these give and reads the replies as they come, so that the set-up, the
+ * call's form and the NOSCRIPT rule are the ones rlk_conn_open and
+ * rlk_conn_evalv use. */
+
+/* Set-up command i (0, 1, ...) of a new connection: AUTH when the URL has
+ * a password, SELECT when it names a database. Its argc (argv, lens and
+ * db filled), 0 past the last one. */
+int rlk_conn_setup_cmd(const rlk_client *c, int i, const char *argv[3], size_t lens[3],
+                       char db[16]);
+/* The reply to set-up command i: RLK_OK, or RLK_ERR_AUTH recorded. */
+int rlk_conn_check_setup_reply(rlk_client *c, int i, const redisReply *r);
+/* The call of script s as rlk_conn_evalv writes it (EVALSHA, or FCALL /
+ * FCALL_RO once c's mode is decided so: the mode is not asked here),
+ * formatted into *cmd (redisFreeCommand); its length, -1 out of memory. */
+int rlk_conn_format_script(rlk_client *c, const rlk_script_info *s,
+                           int nkeys, const char *const *keys, const size_t *keylens,
+                           int nargs, const char *const *args, const size_t *arglens, char **cmd);
+/* The one NOSCRIPT rule: 1 when reply r to an EVALSHA (fcall 0) that was
+ * not retried yet says NOSCRIPT: it did not run; load the script and send
+ * the call once more. */
+int rlk_conn_noscript_retry(const redisReply *r, int fcall, int retried);
+/* The pipelined form of that: appends SCRIPT LOAD of s and the call
+ * (cmd, len) again to ctx's output. -1 out of memory. */
+int rlk_conn_append_reload(redisContext *ctx, const rlk_script_info *s, const char *cmd,
+                           size_t len);
+/* The check of a SCRIPT LOAD reply against the build's SHA-1 (the error
  * recorded on c and returned, else RLK_OK). */
-int rlk_conn_is_noscript(const redisReply *r);
-void rlk_conn_load_argv(const rlk_script_info *s, const char *argv[3], size_t lens[3]);
 int rlk_conn_check_load_reply(rlk_client *c, const rlk_script_info *s, const redisReply *r);
 
 /* EVALSHA of script s on ctx; on a NOSCRIPT reply, SCRIPT LOAD it and retry
@@ -93,8 +121,14 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
                    int nargs, const char *const *args, const size_t *arglens,
                    redisReply **reply, int *written);
 
+/* The call mode (functions.h), at connect on the first connection: asks the
+ * server (FCALL_RO rlk_version) when the mode is not OFF. Errors are recorded
+ * on c (mode ON: the library is missing or different). rlk_conn_evalv asks
+ * the same way when the mode is not known yet. */
+int rlk_conn_fn_decide(rlk_client *c, redisContext *ctx);
+
 /* Replica acknowledgement (rlk_options.min_replicas > 0). rlk_conn_evalv
- * writes WAIT N timeout right behind every writing script (role.h's list)
+ * writes WAIT N timeout right behind every writing script (scripts.h's rlk_script_writes)
  * and reads its reply after the script's: no extra round trip. A NOSCRIPT
  * retry sends both again; the last WAIT tells. The outcome is the calling
  * thread's note until its next rlk_conn_evalv; the client layer only

@@ -2,9 +2,10 @@
 /*
  * functions.h - the Redis 7 Functions library rlk and the FCALL call mode
  * (functions.c): which command calls a script (EVALSHA sha1, or FCALL /
- * FCALL_RO rlk_<kind>_<op>), the probe that decides it (FCALL_RO rlk_version),
- * and the library's load / list (rlk_load_functions, rlk_verify_functions in
- * rlk.h).
+ * FCALL_RO rlk_<kind>_<op>) once the mode is known. The probe that decides
+ * it (FCALL_RO rlk_version) is a round trip, so it is conn.c's
+ * (rlk_conn_fn_decide); the library's load / list (rlk_load_functions,
+ * rlk_verify_functions in rlk.h) are public calls, in client.c.
  *
  * A client's call mode (rlk_options.functions) is decided once: at connect
  * (unless no_preload), or at its first script call (no_preload, or a connect
@@ -43,11 +44,6 @@ typedef struct rlk_fn_head {
     char fname[RLK_FN_NAME_MAX];   /* rlk_<kind>_<op> */
 } rlk_fn_head;
 
-/* Decides how c calls s on ctx (asking the server first when c's mode is not
- * decided yet) and fills h. RLK_OK, a connection error, or RLK_ERR_SHA (mode
- * ON: the server lacks the library, or holds one of other scripts). */
-int rlk_fn_head_for(rlk_client *c, redisContext *ctx, const rlk_script_info *s, rlk_fn_head *h);
-
 /* The same without asking (for pipelined callers: RedLock): FCALL when c's
  * mode is decided FCALL or is ON, else EVALSHA. */
 void rlk_fn_head_known(rlk_client *c, const rlk_script_info *s, rlk_fn_head *h);
@@ -55,14 +51,6 @@ void rlk_fn_head_known(rlk_client *c, const rlk_script_info *s, rlk_fn_head *h);
 /* After an FCALL replied r: 1 when r says the function does not exist (the
  * call did not run). */
 int rlk_fn_is_missing(const redisReply *r);
-
-/* An FCALL of s found no function: AUTO asks ctx again and refills h (RLK_OK:
- * call again with h); ON records and returns RLK_ERR_SHA. */
-int rlk_fn_missing(rlk_client *c, redisContext *ctx, const rlk_script_info *s, rlk_fn_head *h);
-
-/* At connect, on the first connection: decides the mode when it is not OFF.
- * Errors are recorded on c (mode ON: the library is missing or different). */
-int rlk_fn_decide(rlk_client *c, redisContext *ctx);
 
 /* 1 when c's scripts are called with FCALL (decided so, or mode ON): nothing
  * to SCRIPT LOAD at (re)connect. */

@@ -12,12 +12,11 @@
 
 #include "client/client.h"
 #include "client/clock.h"
-#include "client/cluster.h"
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/functions.h"
 #include "client/pool.h"
-#include "client/sentinel.h"
+#include "client/topo.h"
 
 rlk_slot *rlk_pool_checkout(rlk_client *c)
 {
@@ -130,8 +129,9 @@ int rlk_pool_run(rlk_client *c, rlk_conn_op op, void *arg, int idempotent, redis
     *reply = NULL;
     if (c->fatal)
         return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
-    if (c->cluster)     /* a call without a key (fences go through the node's own) */
-        return rlk_cluster_run(c, RLK_CLUSTER_ANY_SLOT, op, arg, idempotent, reply);
+    if (c->topo->flags & RLK_TOPO_ROUTED)   /* no pool of its own: a call without a key,
+                                               on any master (fences use the node's own) */
+        return c->topo->run(c, RLK_TOPO_ANY_SLOT, NULL, op, arg, idempotent, reply);
     if (rlk_time_limit_tv(c->command_tv, &unused) < 0)
         return rlk_set_error(c, RLK_ERR_TIMEOUT, "%s: time limit of the wait reached", c->addr);
     slot = rlk_pool_checkout(c);
@@ -152,7 +152,8 @@ int rlk_pool_run(rlk_client *c, rlk_conn_op op, void *arg, int idempotent, redis
             rc = op(c, slot->ctx, arg, reply, &written);
         if (cut > 0 && slot->ctx && !slot->ctx->err)
             (void)redisSetTimeout(slot->ctx, c->command_tv);
-        if (rc == RLK_ERR_READONLY && attempt == 0 && rlk_sentinel_on_readonly(c))
+        if (rc == RLK_ERR_READONLY && attempt == 0 && c->topo->refused &&
+            c->topo->refused(c, rc))
             continue;   /* refused, so not run: once more, on the master the sentinels name now */
         if (!rlk_is_conn_error(rc))
             break;

@@ -10,13 +10,8 @@
 #include "client/error.h"
 #include "client/pool.h"
 #include "client/role.h"
-#include "client/sentinel.h"
-
-/* The scripts that never write (their includes neither): they may run on a
- * replica. Every other script is refused there at once. */
-static const char *const rlk_read_only_scripts[] = {
-    "fenced/token", "latch/count", "psemaphore/size", "semaphore/available", NULL,
-};
+#include "client/scripts.h"
+#include "client/topo.h"
 
 void rlk_role_init(rlk_role *r)
 {
@@ -27,14 +22,6 @@ void rlk_role_init(rlk_role *r)
 void rlk_role_destroy(rlk_role *r)
 {
     pthread_mutex_destroy(&r->mu);
-}
-
-int rlk_role_script_writes(const rlk_script_info *s)
-{
-    for (int i = 0; rlk_read_only_scripts[i]; i++)
-        if (strcmp(s->name, rlk_read_only_scripts[i]) == 0)
-            return 0;
-    return 1;
 }
 
 /* The role of a ROLE reply (UNKNOWN for an error reply or an odd shape);
@@ -115,7 +102,7 @@ int rlk_role_refuse(rlk_client *c, const rlk_script_info *s)
     char msg[RLK_ERRSTR_MAX];
     int kind, asked, rc, err = rlk_err(c);
 
-    if (!rlk_role_script_writes(s))
+    if (!rlk_script_writes(s))
         return RLK_OK;
     pthread_mutex_lock(&c->role.mu);
     kind = c->role.kind;
@@ -131,22 +118,9 @@ int rlk_role_refuse(rlk_client *c, const rlk_script_info *s)
             rlk_set_error(c, err, "%s", msg);
         return RLK_OK;  /* let the script tell */
     }
-    if (rlk_sentinel_on_readonly(c))
+    if (c->topo->refused && c->topo->refused(c, RLK_ERR_READONLY))
         return RLK_OK;  /* the sentinels name another master now: the call goes there */
     return rlk_set_error(c, RLK_ERR_READONLY, "%s: %s is a replica (of %s): it refuses writes; "
                          "point rlk at the master, or at the sentinels with "
                          "redis+sentinel://HOST:PORT/MASTERNAME", s->name, c->addr, a.of);
-}
-
-const char *rlk_role_hint(rlk_client *c, int err, const char *word)
-{
-    if (err == RLK_ERR_READONLY && strcmp(word, "MASTERDOWN") == 0)
-        return " (a replica whose link to its master is down)";
-    if (err == RLK_ERR_READONLY)
-        return c->sentinel ? " (the master was demoted; rlk asks the sentinels again)"
-                           : " (a replica: point rlk at the master, or at the sentinels with "
-                             "redis+sentinel://)";
-    if (err == RLK_ERR_NOREPLICAS)
-        return " (the master's min-replicas-to-write is not met)";
-    return "";
 }

@@ -49,11 +49,4 @@ void rlk_role_destroy(rlk_role *r);
  * ROLE (ACL) or a failed one leaves the call to the script. */
 int rlk_role_refuse(rlk_client *c, const rlk_script_info *s);
 
-/* 1 when script s may write (all but a few read-only scripts). */
-int rlk_role_script_writes(const rlk_script_info *s);
-
-/* What to add to the message of an error reply of class err (READONLY,
- * MASTERDOWN, NOREPLICAS); "" for others. */
-const char *rlk_role_hint(rlk_client *c, int err, const char *word);
-
 #endif /* RLK_ROLE_H */

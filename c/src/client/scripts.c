@@ -100,3 +100,17 @@ const rlk_script_info *rlk_script_find(const rlk_client *c, const char *name)
 {
     return c ? rlk_script_set_find(&c->scripts, name) : NULL;
 }
+
+/* The scripts that never write (their includes neither): they may run on a
+ * replica (role.h), and no WAIT follows them (conn.h). */
+static const char *const rlk_read_only_scripts[] = {
+    "fenced/token", "latch/count", "psemaphore/size", "semaphore/available", NULL,
+};
+
+int rlk_script_writes(const rlk_script_info *s)
+{
+    for (int i = 0; rlk_read_only_scripts[i]; i++)
+        if (strcmp(s->name, rlk_read_only_scripts[i]) == 0)
+            return 0;
+    return 1;
+}

@@ -34,4 +34,12 @@ void rlk_script_set_free(rlk_script_set *set);
  * (`grep -v '^#' manifest.tsv | sha1sum`). */
 void rlk_script_set_id(const rlk_script_set *set, char hex[41]);
 
+/* The scripts' bound on every number they take (leases, waits, permits,
+ * counts, deltas): at most 10^12, as their headers say. One constant for the
+ * library, the runtime, RedLock and the CLI. */
+#define RLK_NUM_MAX 1000000000000LL
+
+/* 1 when script s may write (all but a few read-only scripts). */
+int rlk_script_writes(const rlk_script_info *s);
+
 #endif /* RLK_SCRIPTS_H */

@@ -19,6 +19,7 @@
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/sentinel.h"
+#include "client/topo.h"
 #include "client/transport.h"
 #include "client/sigpipe.h"
 
@@ -593,3 +594,57 @@ void rlk_sentinel_free(rlk_sentinel *sn)
     free(sn->own_password);
     free(sn);
 }
+
+/* ---------------------------------------------------------------- the topology (topo.h) */
+
+/* A standalone client whose address the sentinels give and move. */
+static void rlk_sn_connect(rlk_client *c, const rlk_options *o)
+{
+    if (rlk_sentinel_open(c, o->sentinel_password) == RLK_ERR_NOMEM && !c->sentinel) {
+        c->fatal = RLK_ERR_NOMEM;
+        snprintf(c->fatal_msg, sizeof c->fatal_msg, "out of memory");
+        return;
+    }
+    if (rlk_sentinel_follow(c) != RLK_OK)
+        return;
+    rlk_topo_pool_connect(c, o);
+}
+
+static void rlk_sn_topo_free(rlk_client *c)
+{
+    rlk_sentinel_free(c->sentinel);
+    c->sentinel = NULL;
+}
+
+static int rlk_sn_refused(rlk_client *c, int err)
+{
+    return err == RLK_ERR_READONLY && rlk_sentinel_on_readonly(c);
+}
+
+static int rlk_sn_open(rlk_client *c, int slot, redisContext **out, char *addr)
+{
+    char master[256];
+    int rc, port = 0;
+
+    (void)slot;     /* the master holds every slot */
+    if (c->sentinel && (rc = rlk_sentinel_master(c, master, sizeof master, &port)) != RLK_OK)
+        return rc;
+    rc = rlk_conn_open_to(c, c->sentinel ? master : NULL, port, out);
+    if (rc == RLK_OK && addr)
+        snprintf(addr, 300, "%s", c->addr);
+    return rc;
+}
+
+const rlk_topo rlk_topo_sentinel = {
+    .name = "sentinel",
+    .flags = RLK_TOPO_RESOLVES,
+    .readonly_hint = " (the master was demoted; rlk asks the sentinels again)",
+    .connect = rlk_sn_connect,
+    .free = rlk_sn_topo_free,
+    .run = rlk_topo_pool_run,
+    .refused = rlk_sn_refused,
+    .open = rlk_sn_open,
+    .stale = rlk_sentinel_stale,
+    .check = rlk_sentinel_check,
+    .masters = rlk_topo_one_master,
+};

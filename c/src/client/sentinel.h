@@ -36,6 +36,12 @@
 
 typedef struct rlk_sentinel rlk_sentinel;
 
+/* The sentinel variant of the topology (topo.h): rlk_connect picks it for
+ * a sentinel URL. Its connect opens and follows (below), then connects the
+ * pool as a standalone client does; its open dials the master; its stale,
+ * refused and check are rlk_sentinel_stale, _on_readonly and _check. */
+extern const struct rlk_topo rlk_topo_sentinel;
+
 /* Called after every switch, from the thread that saw it (no lock held). */
 typedef void (*rlk_sentinel_switch_fn)(void *arg);
 

@@ -93,6 +93,13 @@ int rlk_transport_dial(const rlk_client *c, const char *host, int port, struct t
     return RLK_OK;
 }
 
+int rlk_transport_dial_nonblock(const rlk_client *c, redisContext **out)
+{
+    *out = c->url.is_unix ? redisConnectUnixNonBlock(c->url.path)
+                          : redisConnectNonBlock(c->url.host, c->url.port);
+    return *out ? RLK_OK : RLK_ERR_NOMEM;
+}
+
 /* ---------------------------------------------------------------- setup */
 
 static const char *rlk_opt_or_env(const char *opt, const char *env)

@@ -22,9 +22,9 @@
 
 #include "client/client.h"
 #include "client/clock.h"
-#include "client/cluster.h"
 #include "client/conn.h"
 #include "client/error.h"
+#include "client/topo.h"
 #include "kinds/psemaphore.h"
 #include "runtime/fam.h"
 #include "runtime/thread.h"
@@ -77,7 +77,7 @@ static int rlk_keeper_connect(rlk_psemaphore_keeper *k, long long left_ns)
     struct timeval tv;
     int rc;
 
-    if ((k->ctx && rlk_conn_usable(c, k->ctx)) || c->cluster)   /* a cluster: routed calls */
+    if ((k->ctx && rlk_conn_usable(c, k->ctx)) || rlk_topo_routed(c))   /* routed calls */
         return RLK_OK;
     rlk_keeper_disconnect(k);
     ms = ms < 100 ? 100 : ms > c->command_timeout_ms ? c->command_timeout_ms : ms;
@@ -132,9 +132,9 @@ static int rlk_keeper_renew(rlk_psemaphore_keeper *k, const rlk_kept *p)
     lens[0] = strlen(lease);
     lens[1] = p->raw_len;
     lens[2] = strlen(args[2]);
-    if (s->b.c->cluster)
-        rc = rlk_cluster_evalv(s->b.c, k->script, rlk_psem_keys(s, keys), keys, 3, args, lens, &r,
-                               k->wait_ms);
+    if (rlk_topo_routed(s->b.c))
+        rc = rlk_topo_evalv(s->b.c, k->script, rlk_psem_keys(s, keys), keys, NULL, 3, args, lens,
+                            &r, k->wait_ms);
     else
         rc = rlk_conn_evalv(s->b.c, k->ctx, k->script, rlk_psem_keys(s, keys), keys, NULL, 3, args,
                             lens, &r, NULL);
@@ -182,7 +182,7 @@ static long long rlk_keeper_round(rlk_psemaphore_keeper *k)
         if (p->lost)
             continue;
         rlk_keeper_bound_wait(k, p->last_ok_ns + lease_ns - rlk_clock_now_ns());
-        got = connected && (k->ctx || k->s->b.c->cluster) ? rlk_keeper_renew(k, p) : -1;
+        got = connected && (k->ctx || rlk_topo_routed(k->s->b.c)) ? rlk_keeper_renew(k, p) : -1;
         if (got == 1) {
             p->last_ok_ns = sent;
         } else if (got == 0) {

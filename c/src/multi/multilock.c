@@ -16,9 +16,10 @@
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
+#include "client/scripts.h"
 
 #define MULTI_DEFAULT_MS_PER_MEMBER 1500LL
-#define MULTI_WAIT_MAX 1000000000000LL
+#define MULTI_WAIT_MAX RLK_NUM_MAX    /* client/scripts.h: the scripts' bound */
 #define MULTI_OWNER_MAX 1024
 
 typedef struct multi_member {

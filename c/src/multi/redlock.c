@@ -17,6 +17,8 @@
 #include "client/clock.h"
 #include "client/error.h"
 #include "client/random.h"
+#include "client/scripts.h"
+#include "client/topo.h"
 #include "multi/redlock_io.h"
 
 #define REDLOCK_DEFAULT_SERVER_TIMEOUT_MS 50
@@ -24,7 +26,7 @@
 #define REDLOCK_DEFAULT_RETRY_DELAY_MS 200
 #define REDLOCK_DEFAULT_DRIFT_FACTOR 0.01
 #define REDLOCK_DEFAULT_DRIFT_MS 2
-#define REDLOCK_LEASE_MAX 1000000000000LL
+#define REDLOCK_LEASE_MAX RLK_NUM_MAX /* client/scripts.h: the scripts' bound */
 #define REDLOCK_TOKEN_BYTES 16
 #define REDLOCK_MSG_MAX 512
 
@@ -169,7 +171,7 @@ static int redlock_check_args(rlk_client *const *clients, int n, const char *nam
     for (int i = 0; i < n; i++) {
         if (!clients[i])
             return -1;
-        if (clients[i]->cluster) {     /* RedLock's servers are independent masters */
+        if (rlk_topo_routed(clients[i])) {  /* RedLock's servers are independent masters */
             rlk_set_error(clients[i], RLK_ERR_ARG, "rlk_redlock_new: RedLock needs independent "
                           "standalone servers, not a Redis Cluster (%s): on a cluster use a plain "
                           "lock (docs/cluster.md)", rlk_client_url(clients[i]));

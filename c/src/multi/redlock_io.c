@@ -17,10 +17,10 @@
 #include "client/clock.h"
 #include "client/conn.h"
 #include "client/error.h"
-#include "client/functions.h"
 #include "client/pool.h"
 #include "client/scripts.h"
 #include "client/sigpipe.h"
+#include "client/topo.h"
 #include "client/transport.h"
 #include "client/url.h"
 #include "multi/redlock_io.h"
@@ -226,34 +226,22 @@ void redlock_io_close(redlock_io *io)
 
 /* ---------------------------------------------------------------- connecting */
 
-static int redlock_append_setup(redlock_conn *k, int argc, const char **argv)
-{
-    if (!redlock_expect_push(k, REDLOCK_EXP_SETUP))
-        return -1;
-    return redisAppendCommandArgv(redlock_ctx(k), argc, argv, NULL) == REDIS_OK ? 0 : -1;
-}
-
-/* AUTH and SELECT, pipelined in front of the first call. */
+/* The set-up of a new connection (conn.h: AUTH, SELECT), pipelined in front
+ * of the first call. */
 static int redlock_conn_setup(redlock_conn *k)
 {
-    const rlk_url *u = &k->c->url;
     const char *argv[3];
+    size_t lens[3];
     char db[16];
-    int argc = 0;
+    int argc;
 
-    if (u->password) {
-        argv[argc++] = "AUTH";
-        if (u->user)
-            argv[argc++] = u->user;
-        argv[argc++] = u->password;
-        if (redlock_append_setup(k, argc, argv) != 0)
+    for (int i = 0; (argc = rlk_conn_setup_cmd(k->c, i, argv, lens, db)) > 0; i++) {
+        redlock_expect *e = redlock_expect_push(k, REDLOCK_EXP_SETUP);
+
+        if (!e)
             return -1;
-    }
-    if (u->db != 0) {
-        snprintf(db, sizeof db, "%d", u->db);
-        argv[0] = "SELECT";
-        argv[1] = db;
-        if (redlock_append_setup(k, 2, argv) != 0)
+        e->setup = i;
+        if (redisAppendCommandArgv(redlock_ctx(k), argc, argv, lens) != REDIS_OK)
             return -1;
     }
     return 0;
@@ -280,7 +268,7 @@ static int redlock_conn_dials_blocking(redlock_conn *k)
 {
     redisContext *ctx = redlock_ctx(k);
 
-    if (!k->slot || k->c->fatal || (!k->c->sentinel && !rlk_transport_is_tls(k->c)))
+    if (!k->slot || k->c->fatal || !rlk_topo_dial_blocks(k->c))
         return 0;
     return !(ctx && (k->nexp > 0 || k->nonblocking || rlk_conn_usable(k->c, ctx)));
 }
@@ -416,11 +404,9 @@ static int redlock_conn_ready(redlock_conn *k)
     }
     rlk_slot_drop(k->slot);     /* closed by the server while idle, or broken */
     errno = 0;
-    if (c->sentinel || rlk_transport_is_tls(c))  /* the master the sentinels name; a TLS */
-        return redlock_dial_master(k);              /* handshake: a blocking dial (bounded) */
-    ctx = c->url.is_unix ? redisConnectUnixNonBlock(c->url.path)
-                         : redisConnectNonBlock(c->url.host, c->url.port);
-    if (!ctx)
+    if (rlk_topo_dial_blocks(c))    /* the master the sentinels name; a TLS handshake: */
+        return redlock_dial_master(k);  /* a blocking dial (bounded) */
+    if (rlk_transport_dial_nonblock(c, &ctx) != RLK_OK)   /* completed in the poll loop */
         return rlk_set_error(c, RLK_ERR_NOMEM, "connect %s: out of memory", c->addr);
     k->slot->ctx = ctx;
     if (ctx->err) {
@@ -440,31 +426,6 @@ static int redlock_conn_ready(redlock_conn *k)
 }
 
 /* ---------------------------------------------------------------- sending */
-
-static int redlock_format_call(rlk_client *c, const rlk_script_info *s, int nkeys,
-                               const char *const *keys, int nargs, const char *const *args,
-                               char **cmd)
-{
-    int argc = 3 + nkeys + nargs, len;
-    const char **argv = calloc((size_t)argc, sizeof *argv);
-    char numkeys[16];
-    rlk_fn_head h;
-
-    if (!argv)
-        return -1;
-    snprintf(numkeys, sizeof numkeys, "%d", nkeys);
-    rlk_fn_head_known(c, s, &h);    /* EVALSHA, or FCALL in functions mode */
-    argv[0] = h.argv[0];
-    argv[1] = h.argv[1];
-    argv[2] = numkeys;
-    for (int i = 0; i < nkeys; i++)
-        argv[3 + i] = keys[i];
-    for (int i = 0; i < nargs; i++)
-        argv[3 + nkeys + i] = args[i];
-    len = redisFormatCommandArgv(cmd, argc, argv, NULL);
-    free(argv);
-    return len;
-}
 
 void redlock_io_send(redlock_io *io, int i, const char *name,
                      int nkeys, const char *const *keys,
@@ -487,7 +448,7 @@ void redlock_io_send(redlock_io *io, int i, const char *name,
         redlock_req_fail_recorded(req, k->c, rc);
         return;
     }
-    if ((len = redlock_format_call(k->c, s, nkeys, keys, nargs, args, &cmd)) < 0 ||
+    if ((len = rlk_conn_format_script(k->c, s, nkeys, keys, NULL, nargs, args, NULL, &cmd)) < 0 ||
         !(e = redlock_expect_push(k, REDLOCK_EXP_CALL))) {
         if (cmd)
             redisFreeCommand(cmd);
@@ -505,19 +466,15 @@ void redlock_io_send(redlock_io *io, int i, const char *name,
 
 /* ---------------------------------------------------------------- replies */
 
-/* NOSCRIPT: SCRIPT LOAD and EVALSHA again, pipelined, once. 0 when queued. */
+/* NOSCRIPT: SCRIPT LOAD and the call again, pipelined, once (conn.h's rule
+ * and form). 0 when queued. */
 static int redlock_retry_noscript(redlock_conn *k, redlock_expect *e)
 {
-    const char *argv[3];
-    size_t lens[3];
-    redisContext *ctx = redlock_ctx(k);
     redlock_expect *load, *call;
 
-    if (e->retried || k->nexp != 1 || k->nexp + 2 > REDLOCK_IO_MAX_EXPECT)
-        return -1;
-    rlk_conn_load_argv(e->script, argv, lens);
-    if (redisAppendCommandArgv(ctx, 3, argv, lens) != REDIS_OK ||
-        redisAppendFormattedCommand(ctx, e->cmd, e->cmdlen) != REDIS_OK)
+    if (k->nexp != 1 || k->nexp + 2 > REDLOCK_IO_MAX_EXPECT)
+        return -1;  /* only when nothing is pipelined behind it (the order of the calls) */
+    if (rlk_conn_append_reload(redlock_ctx(k), e->script, e->cmd, e->cmdlen) != 0)
         return -1;
     load = redlock_expect_push(k, REDLOCK_EXP_LOAD);
     load->script = e->script;
@@ -542,7 +499,8 @@ static void redlock_on_call(redlock_conn *k, redlock_expect *e, redisReply *r)
     }
     if (e->load_rc != RLK_OK) {
         redlock_req_fail(e->req, e->load_rc, e->load_err);
-    } else if (rlk_conn_is_noscript(r) && redlock_retry_noscript(k, e) == 0) {
+    } else if (rlk_conn_noscript_retry(r, 0, e->retried) &&   /* NOSCRIPT: only EVALSHA */
+               redlock_retry_noscript(k, e) == 0) {
         /* the retry owns the request now */
     } else if (r->type == REDIS_REPLY_ERROR) {
         rc = rlk_set_reply_error(k->c, r, e->script->name, RLK_ERR_SCRIPT);
@@ -582,9 +540,7 @@ static int redlock_on_reply(redlock_conn *k, redisReply *r)
     }
     switch (e->kind) {
     case REDLOCK_EXP_SETUP:
-        if (r->type == REDIS_REPLY_ERROR) {
-            rc = rlk_set_error(k->c, RLK_ERR_AUTH, "auth/select on %s: %.*s", k->c->addr,
-                               (int)r->len, r->str);
+        if ((rc = rlk_conn_check_setup_reply(k->c, e->setup, r)) != RLK_OK) {
             freeReplyObject(r);
             redlock_conn_fail(k, rc, rlk_errstr(k->c));
             return -1;

@@ -7,8 +7,11 @@
  * non-blocking mode and multiplexes the calls with poll(): requests are
  * written to every server before any reply is awaited, and a slow server
  * delays nobody beyond the deadline the caller gives. A server without a
- * live connection gets a non-blocking connect (AUTH and SELECT pipelined in
- * front of the call), so even connecting is bounded by that deadline.
+ * live connection gets a non-blocking connect (transport.h; the set-up
+ * commands of client/conn.h, AUTH and SELECT, pipelined in front of the
+ * call), so even connecting is bounded by that deadline. A client whose dial
+ * blocks (topo.h rlk_topo_dial_blocks: the master the sentinels name, a TLS
+ * handshake) is dialled by rlk_conn_open on a thread (redlock_io_dial).
  *
  * A call that is still unanswered at the deadline fails with
  * RLK_ERR_TIMEOUT but its connection is kept for the rest of the session:
@@ -17,10 +20,12 @@
  * redlock_io_close returns clean connections to their pools (blocking again)
  * and closes the others.
  *
- * Calls go by name: EVALSHA, and on NOSCRIPT a pipelined SCRIPT LOAD (SHA-1
- * checked against the build) and EVALSHA again, once; the NOSCRIPT test,
- * the SCRIPT LOAD argv and the check of its reply are client/conn.h's, as
- * for every other call.
+ * Calls go by name, formatted as rlk_conn_evalv sends them
+ * (rlk_conn_format_script: EVALSHA, or FCALL in functions mode); on NOSCRIPT
+ * a pipelined SCRIPT LOAD (SHA-1 checked against the build) and the call
+ * again, once: the rule, the reload and the check are client/conn.h's
+ * (rlk_conn_noscript_retry, _append_reload, _check_load_reply), as for every
+ * other call. Only the I/O is this file's: non-blocking writes and poll().
  *
  * Not thread-safe: a session belongs to the thread that opened it. Error
  * messages also go through rlk_set_error, so the calling thread's last error
@@ -59,6 +64,7 @@ enum redlock_expect_kind {
 /* One reply a connection still owes, in the order the requests were written. */
 typedef struct redlock_expect {
     int kind;
+    int setup;                      /* SETUP: which set-up command (conn.h rlk_conn_setup_cmd) */
     redlock_req *req;               /* CALL: where the outcome goes; NULL once abandoned */
     const rlk_script_info *script;  /* CALL, LOAD */
     char *cmd;                      /* CALL: the formatted EVALSHA, kept for a NOSCRIPT retry */

@@ -19,9 +19,8 @@
 #include <hiredis/hiredis.h>
 
 #include "rlk.h"
+#include "client/scripts.h"      /* RLK_NUM_MAX: leases, waits, permits, counts <= 10^12 */
 #include "runtime/rt.h"
-
-#define RLK_NUM_MAX 1000000000000LL     /* leases, waits, permits, counts: at most 10^12 */
 
 /* Redisson's key and channel names; malloc'd, NULL when out of memory.
  * prefixName(prefix, name): "prefix:{name}", or "prefix:name" when name

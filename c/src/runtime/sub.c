@@ -55,10 +55,10 @@
 
 #include "client/client.h"
 #include "client/clock.h"
-#include "client/cluster.h"
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/slot.h"
+#include "client/topo.h"
 #include "runtime/sub.h"
 #include "runtime/thread.h"
 
@@ -263,7 +263,7 @@ static int rlk_sub_open(rlk_sub *s, int i, int slot)
     int rc;
 
     k->addr[0] = '\0';
-    rc = s->routed ? rlk_cluster_conn_open_slot(s->c, slot, &k->ctx, k->addr)
+    rc = s->routed ? rlk_topo_open(s->c, slot, &k->ctx, k->addr)
                    : rlk_conn_open(s->c, &k->ctx);
     if (rc == RLK_OK) {
         pthread_mutex_lock(&s->mu);
@@ -339,7 +339,7 @@ static int rlk_sub_conn_for(rlk_sub *s, int slot)
             return -1;
         return rlk_sub_open(s, 0, slot) == RLK_OK ? 0 : -1;
     }
-    if (rlk_cluster_owner_addr(s->c, slot, owner, sizeof owner) == 0)
+    if (rlk_topo_owner(s->c, slot, owner, sizeof owner) == 0)
         for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
             if (s->conns[i].ctx && strcmp(s->conns[i].addr, owner) == 0)
                 return i;
@@ -402,7 +402,7 @@ static int rlk_sub_sync(rlk_sub *s)
 
     if (s->refresh) {
         s->refresh = 0;
-        rlk_cluster_redirected(s->c, NULL);
+        rlk_topo_redirected(s->c, NULL);
     }
     /* One channel (and every other one of the same connection) per round. */
     while (rounds++ < 1024 && rlk_sub_next_unsubscribed(s, &slot)) {
@@ -417,7 +417,7 @@ static int rlk_sub_sync(rlk_sub *s)
             if (ch->refs == 0 || ch->want || ch->outstanding != 0)
                 continue;
             if (s->routed && ch->slot != slot &&
-                (rlk_cluster_owner_addr(s->c, ch->slot, owner, sizeof owner) != 0 ||
+                (rlk_topo_owner(s->c, ch->slot, owner, sizeof owner) != 0 ||
                  strcmp(owner, s->conns[i].addr) != 0))
                 continue;
             rlk_sub_append(s, i, sub_cmd, ch);
@@ -592,7 +592,7 @@ static void rlk_sub_on_error(rlk_sub *s, int i, const redisReply *r)
     }
     pthread_mutex_unlock(&s->mu);
     if (hit)
-        rlk_cluster_redirected(s->c, r->str);
+        rlk_topo_redirected(s->c, r->str);
 }
 
 static void rlk_sub_on_reply(rlk_sub *s, int i, const redisReply *r)
@@ -749,7 +749,7 @@ static void rlk_sub_pick_mode(rlk_sub *s)
         return;
     rlk_sub_close_all(s);
     s->mode = mode;
-    s->routed = mode == RLK_PUBSUB_SHARDED && s->c->cluster != NULL;
+    s->routed = mode == RLK_PUBSUB_SHARDED && rlk_topo_routed(s->c);
 }
 
 static void *rlk_sub_main(void *arg)

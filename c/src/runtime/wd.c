@@ -36,11 +36,11 @@
 
 #include "client/client.h"
 #include "client/clock.h"
-#include "client/cluster.h"
 #include "client/conn.h"
 #include "client/error.h"
-#include "client/sentinel.h"
+#include "client/scripts.h"
 #include "client/slot.h"
+#include "client/topo.h"
 #include "runtime/metrics.h"
 #include "runtime/thread.h"
 #include "runtime/wd.h"
@@ -385,9 +385,9 @@ static int rlk_wd_eval(rlk_wd *wd, const char *script, int nkeys, const char **k
         return RLK_ERR_IO;
     if (!s)
         return rlk_set_error(wd->c, RLK_ERR_NOSUCHSCRIPT, "no script named '%s'", script);
-    if (wd->c->cluster) {   /* routed by the first key; one node's trouble spares the others */
-        rc = rlk_cluster_evalv(wd->c, s, nkeys, keys, nargs, args, NULL, r,
-                               rlk_wd_timeout_ms(wd));
+    if (rlk_topo_routed(wd->c)) {   /* by the first key; one node's trouble spares the others */
+        rc = rlk_topo_evalv(wd->c, s, nkeys, keys, NULL, nargs, args, NULL, r,
+                            rlk_wd_timeout_ms(wd));
     } else {
         rc = rlk_wd_connect(wd);
         if (rc == RLK_OK)
@@ -510,7 +510,7 @@ static void rlk_wd_renew_reentrant_slot(rlk_wd *wd, int n, const char *lease, in
  * cluster one call per slot, so that no call mixes slots (CROSSSLOT). */
 static void rlk_wd_renew_reentrant(rlk_wd *wd, int n, const char *lease)
 {
-    if (!wd->c->cluster) {
+    if (!rlk_topo_routed(wd->c)) {
         rlk_wd_renew_reentrant_slot(wd, n, lease, -1);
         return;
     }
@@ -587,7 +587,7 @@ static void rlk_wd_renew(rlk_wd *wd, int n)
     char lease[24];
 
     snprintf(lease, sizeof lease, "%lld", wd->lease_ms);
-    rlk_sentinel_check(wd->c);     /* never renew on a master the sentinels no longer name */
+    rlk_topo_check(wd->c);     /* never renew on a master the sentinels no longer name */
     wd->conn_failed = 0;
     wd->round_limit_ns = LLONG_MAX;
     for (int i = 0; i < n; i++) {
@@ -817,8 +817,8 @@ rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_sub *sub,
     wd->report = report;
     wd->report_ud = ud;
     wd->lease_ms = c->watchdog_lease_ms > 0 ? c->watchdog_lease_ms : RLK_DEFAULT_WATCHDOG_LEASE_MS;
-    if (wd->lease_ms > 1000000000000LL)
-        wd->lease_ms = 1000000000000LL;
+    if (wd->lease_ms > RLK_NUM_MAX)
+        wd->lease_ms = RLK_NUM_MAX;
     wd->round_limit_ns = LLONG_MAX;
     wd->period_ns = wd->lease_ms * RLK_NS_PER_MS / 3;
     if (wd->period_ns < RLK_NS_PER_MS)
