@@ -22,6 +22,7 @@
 #include "client/clock.h"
 #include "client/error.h"
 #include "client/slot.h"
+#include "client/topo.h"
 #include "runtime/fam.h"
 #include "runtime/metrics.h"
 #include "runtime/wait.h"
@@ -45,7 +46,7 @@ rlk_latch *rlk_latch_new(rlk_client *c, const char *name)
      * name's first '}' and, on a cluster, mostly lands in another slot than the key: no
      * script can touch both (CROSSSLOT; Redisson's own latch fails there the same way).
      * Refused here, before any call, with the reason. */
-    if (!l || !c->cluster || !strchr(name, '{'))
+    if (!l || !rlk_topo_routed(c) || !strchr(name, '{'))
         return l;
     key_slot = rlk_key_slot(name, strlen(name));
     chan_slot = rlk_key_slot(l->b.channel, strlen(l->b.channel));
