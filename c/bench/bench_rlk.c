@@ -295,6 +295,8 @@ out:
     free(lv);
     free(m);
     return rc;
+}
+
 /* The handoff timeline of the last acquisition (reentrant lock only). */
 static void rlk_bench_lib_timeline(void *st, int64_t out[4])
 {
