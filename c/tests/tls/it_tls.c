@@ -46,6 +46,8 @@
 #define WITHIN_MS (CONNECT_MS + 3000)
 
 static const char *rlk_bin;
+static const char *demo_bin;    /* faults: rlk-demo, or NULL */
+static int child_keeps_ca;      /* run_rlk: pass $RLK_TLS_CACERT on (the demo takes no --cacert) */
 static char tls_dir[RLK_FX_PATH_MAX];
 
 /* DIR/name, one stable string per name (the options keep the pointers). */
@@ -464,7 +466,8 @@ static void run_rlk(cli_out *r, const char *const *args)
         if (pid == 0) {
             dup2(of, 1);
             dup2(ef, 2);
-            unsetenv("RLK_TLS_CACERT");
+            if (!child_keeps_ca)
+                unsetenv("RLK_TLS_CACERT");
             unsetenv("RLK_URL");
             execv(rlk_bin, (char *const *)argv);
             _exit(127);
@@ -913,12 +916,39 @@ static void test_pumps_end(void)
     rlk_fx_stop(&s);
 }
 
+/* The demo (several processes, pub/sub waits, the watchdog) over rediss://. */
+static void test_demo(void)
+{
+    rlk_fx_server s;
+    char url[128];
+    cli_out r;
+    const char *saved = rlk_bin;
+
+    if (!demo_bin) {
+        printf("    skipped: no rlk-demo given\n");
+        return;
+    }
+    REQUIRE(start_tls(&s, NULL, 0) == 0);
+    url_of(&s, "rediss", url, sizeof url);
+    setenv("RLK_TLS_CACERT", tls_file("ca.crt"), 1);
+    rlk_bin = demo_bin;
+    child_keeps_ca = 1;
+    run_rlk(&r, (const char *const[]){"--url", url, "--workers", "3", "--rounds", "2",
+                                      "--hold-ms", "5", NULL});
+    rlk_bin = saved;
+    child_keeps_ca = 0;
+    unsetenv("RLK_TLS_CACERT");
+    CHECKF(r.status == 0, "rlk-demo over rediss://: exit %d\n%s\n%s", r.status, r.out, r.err);
+    CHECKF(strstr(r.out, "0 overlapping holds, 0 failed workers") != NULL, "rlk-demo: %s", r.out);
+    rlk_fx_stop(&s);
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = rlk_fx_tls_dir();
 
     if (argc < 3) {
-        fprintf(stderr, "usage: it_tls errors|faults PATH_TO_RLK\n");
+        fprintf(stderr, "usage: it_tls errors|faults PATH_TO_RLK [PATH_TO_RLK_DEMO]\n");
         return 2;
     }
     if (!dir) {
@@ -927,6 +957,7 @@ int main(int argc, char **argv)
     }
     snprintf(tls_dir, sizeof tls_dir, "%s", dir);
     rlk_bin = argv[2];
+    demo_bin = argc > 3 ? argv[3] : NULL;
     unsetenv("RLK_TLS_CACERT");
     if (strcmp(argv[1], "errors") == 0) {
         RUN_TEST(test_good_and_peer);
@@ -942,6 +973,7 @@ int main(int argc, char **argv)
         RUN_TEST(test_cut_mid_reply);
         RUN_TEST(test_kill_and_restart);
         RUN_TEST(test_pumps_end);
+        RUN_TEST(test_demo);
     }
     return check_summary(argv[1][0] == 'e' ? "it_tls errors" : "it_tls faults");
 }
