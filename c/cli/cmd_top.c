@@ -1393,8 +1393,9 @@ static int top_parse(int argc, char **argv, top_opts *o)
             rlk_lc_parse_seconds("top", "--interval", v, &o->interval_ms) != 0)
             return RLK_EXIT_USAGE;
         if (got == 0 && (got = rlk_cli_opt_value("top", argc, argv, &i, "--sort", &v)) > 0) {
-            for (o->sort = 0; o->sort < TOP_SORTS && strcmp(top_sort_words[o->sort], v); o->sort++) {
-            }
+            o->sort = 0;
+            while (o->sort < TOP_SORTS && strcmp(top_sort_words[o->sort], v) != 0)
+                o->sort++;
             if (o->sort == TOP_SORTS)
                 return rlk_cli_usage("top", "--sort: waiters, age or name, not '%s'", v);
         }
