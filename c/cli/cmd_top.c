@@ -63,7 +63,7 @@ static const char top_usage[] =
     "  --limit N       rows shown (default: the terminal's height, 50 otherwise;\n"
     "                  --json 100); the totals count every lock\n"
     "  --count N       SCAN COUNT (default 1000, 10..10000)\n"
-    "  --rate N        SCAN calls per second per node at most (default 500)\n"
+    "  --rate N        SCAN calls per second per node at most (default 1000)\n"
     "  --url URL       the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n";
 
 enum { TOP_SORT_WAITERS, TOP_SORT_AGE, TOP_SORT_NAME, TOP_SORTS };
@@ -1465,7 +1465,7 @@ static int top_run(int argc, char **argv)
     s.o.pattern = "*";
     s.o.interval_ms = 2000;
     s.o.count = 1000;
-    s.o.rate = 500;
+    s.o.rate = 1000;
     if ((rc = top_parse(argc, argv, &s.o)) >= 0)
         return rc;
     tty = isatty(STDOUT_FILENO) && !s.o.json && !s.o.once;
