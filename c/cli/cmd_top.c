@@ -63,7 +63,7 @@ static const char top_usage[] =
     "  --limit N       rows shown (default: the terminal's height, 50 otherwise;\n"
     "                  --json 100); the totals count every lock\n"
     "  --count N       SCAN COUNT (default 1000, 10..10000)\n"
-    "  --rate N        SCAN calls per second per node at most (default 500)\n"
+    "  --rate N        SCAN calls per second per node at most (default 1000)\n"
     "  --url URL       the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n";
 
 enum { TOP_SORT_WAITERS, TOP_SORT_AGE, TOP_SORT_NAME, TOP_SORTS };
@@ -1393,8 +1393,9 @@ static int top_parse(int argc, char **argv, top_opts *o)
             rlk_lc_parse_seconds("top", "--interval", v, &o->interval_ms) != 0)
             return RLK_EXIT_USAGE;
         if (got == 0 && (got = rlk_cli_opt_value("top", argc, argv, &i, "--sort", &v)) > 0) {
-            for (o->sort = 0; o->sort < TOP_SORTS && strcmp(top_sort_words[o->sort], v); o->sort++) {
-            }
+            o->sort = 0;
+            while (o->sort < TOP_SORTS && strcmp(top_sort_words[o->sort], v) != 0)
+                o->sort++;
             if (o->sort == TOP_SORTS)
                 return rlk_cli_usage("top", "--sort: waiters, age or name, not '%s'", v);
         }
@@ -1464,7 +1465,7 @@ static int top_run(int argc, char **argv)
     s.o.pattern = "*";
     s.o.interval_ms = 2000;
     s.o.count = 1000;
-    s.o.rate = 500;
+    s.o.rate = 1000;
     if ((rc = top_parse(argc, argv, &s.o)) >= 0)
         return rc;
     tty = isatty(STDOUT_FILENO) && !s.o.json && !s.o.once;

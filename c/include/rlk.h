@@ -392,7 +392,7 @@ typedef struct rlk_metrics {
     unsigned long long ttl_wakeups;         /* ... ended by the holder's TTL running out */
     unsigned long long handoffs;            /* (r) acquisitions right after a wake-up message */
     unsigned long long acquired_after_wait; /* (r) acquisitions that slept at least once */
-    unsigned long long renewals;            /* watchdog renewal round trips */
+    unsigned long long renewals;            /* renewal round trips (watchdog, permit keeper) */
     unsigned long long renewal_failures;    /* ... that failed */
     unsigned long long renewals_unacked;    /* ... that too few replicas acknowledged */
     unsigned long long locks_lost_gone;     /* lost locks, RLK_LOST_GONE */

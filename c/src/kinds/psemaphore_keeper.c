@@ -142,6 +142,9 @@ static int rlk_keeper_renew(rlk_psemaphore_keeper *k, const rlk_kept *p)
         rlk_keeper_disconnect(k);
     if (rc == RLK_OK && r->type == REDIS_REPLY_INTEGER)
         out = r->integer == 1;
+    RLK_RT_COUNT(s->b.rt, renew_calls);     /* the metrics: renewals of permits too */
+    if (out < 0)
+        RLK_RT_COUNT(s->b.rt, renew_errors);
     if (rc == RLK_OK && rlk_conn_acks_short(NULL))     /* renewed; too few replicas saw it */
         RLK_RT_COUNT(s->b.rt, renew_unacked);
     if (r)

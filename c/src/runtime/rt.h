@@ -34,7 +34,7 @@ typedef struct rlk_runtime_stats {
     unsigned long long sub_drops;       /* subscriber connections lost */
     unsigned long long subscribes;      /* SUBSCRIBE commands sent */
     unsigned long long unsubscribes;    /* UNSUBSCRIBE commands sent */
-    unsigned long long renew_calls;     /* watchdog renewal round trips */
+    unsigned long long renew_calls;     /* renewal round trips (watchdog, permit keeper) */
     unsigned long long renew_errors;    /* ... that failed */
     unsigned long long renew_unacked;   /* renewal calls (watchdog, permit keeper) that fewer
                                            than rlk_options.min_replicas replicas acknowledged */

@@ -308,8 +308,9 @@ static void test_top_contention(void)
      * fewer in the queue once the lock has passed on), then sample again. */
     for (int n = 0, k = 0; k < NPROC && n < 5; k++) {
         int which = k % 2;
+        long long floor = which == 0 ? NPROC / 2 - 4 : NPROC / 2 - 3;
 
-        if ((which == 0 && queued[0] > NPROC / 2 - 4) || (which == 1 && queued[1] > NPROC / 2 - 3)) {
+        if (queued[which] > floor) {
             kill(p[k].pid, SIGTERM);
             cli_wait(&p[k], 10000);
             p[k].pid = 0;
@@ -351,7 +352,8 @@ static void test_stats(void)
     CHECKF(j && nl && nl[1] == '\0', "--json: not one JSON line on stderr: %s", r.err);
     if (j) {
         CHECK(json_get(j, "acquired") && json_get(j, "acquired")->boolean);
-        CHECKF(json_get_number(j, "hold_ms", 0) >= 450, "hold_ms %g", json_get_number(j, "hold_ms", 0));
+        CHECKF(json_get_number(j, "hold_ms", 0) >= 450, "hold_ms %g",
+               json_get_number(j, "hold_ms", 0));
         /* the watchdog renews every lease/3 = 100 ms: at least 2 in 0.5 s */
         CHECKF(json_get_number(j, "renewals", 0) >= 2, "renewals %g",
                json_get_number(j, "renewals", 0));
