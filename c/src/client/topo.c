@@ -78,12 +78,14 @@ int rlk_topo_evalv(rlk_client *c, const rlk_script_info *s, int nkeys, const cha
                    const size_t *arglens, redisReply **reply, long long timeout_ms)
 {
     rlk_eval_call e = {s, nkeys, nargs, keys, args, keylens, arglens};
-    int slot = c->topo->script_slot ? c->topo->script_slot(c, s->name, nkeys, keys, keylens)
-                                    : RLK_TOPO_ANY_SLOT;
     long long prev = 0;
-    int rc;
+    int slot, rc;
 
     *reply = NULL;
+    if (c->fatal)       /* as rlk_evalv: a client rlk_connect could not set up */
+        return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
+    slot = c->topo->script_slot ? c->topo->script_slot(c, s->name, nkeys, keys, keylens)
+                                : RLK_TOPO_ANY_SLOT;
     if (slot == RLK_TOPO_BAD_SLOT)
         return rlk_err(c);
     if (timeout_ms >= 0)
