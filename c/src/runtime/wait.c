@@ -231,6 +231,8 @@ static int rlk_wait_subscribed(const rlk_waiter *w, rlk_lq_node *node, long long
     }
     if (w->ticket && !w->pre_ch)
         rlk_sub_ticket_add(sub, ch, w->ticket);
+    if (w->wide && w->wide_early && !wch && (rc = rlk_sub_join(sub, w->wide_channel, &wch)) != RLK_OK)
+        wch = NULL;     /* joined at the attempt that says first, as without the hint */
     if (node)
         rlk_lq_set_sub(w->q, node, sub, ch);
     rc = rlk_wait_loop(w, ch, &wch, deadline, w->pre_ch && !(node && node->waited));
