@@ -174,6 +174,12 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, rlk_sub_chan **w
             rc = w->attempt(w->arg, &bound);
         }
         wide = w->wide && *w->wide;
+        if (rc == RLK_ERR_BUSY && !wide && *wch) {
+            /* Joined early on a hint, but not first after all: out again, or every
+             * handoff's "0" would wake this client for nothing. */
+            rlk_sub_leave_now(sub, *wch);
+            *wch = NULL;
+        }
         if (rc == RLK_ERR_BUSY && wide && !*wch) {
             /* First in the queue: the lock's channel too, subscribed before the next attempt
              * (a release that grants nobody is heard only there). */
