@@ -12,7 +12,7 @@
 -- return nil: acquired (free, reserved for no other ticket; own grant and entry dropped), or re-entered
 -- return integer: not acquired; ms to wait at most: holder's PTTL (-1: none); reserved: grant PTTL or -1
 -- return -3: not acquired; queued first behind another ticket's reservation: attempt again after its claim window
--- return array: {wait, 1}: not acquired; first in the queue (or reserved, taken meanwhile): hear the lock's channel
+-- return array: {wait, 1}: not acquired; first in the queue, or reserved or queued again: hear the lock's channel
 -- error RLK_BADARG: not exactly 3 keys and 3 arguments, or ticket is not an integer in -67108863..67108863
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
@@ -118,7 +118,10 @@ if t ~= 0 then
       return wrongtype(waiters, 'waiters', 'list')
     end
     redis.call('pexpire', waiters, 60000)
-    first = n == 1
+    -- Queued again after losing its place (its grant ran out while a Redisson client held the
+    -- lock): the first waiter may not know it is first (a grant made it so), and only the lock's
+    -- channel tells of that client's release; this waiter listens there as well.
+    first = n == 1 or t < 0
   end
   if first and ttl == -2 then
     -- First in the queue behind another ticket's reservation: nothing tells it when the grantee

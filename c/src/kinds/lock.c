@@ -244,9 +244,12 @@ static int rlk_lock_attempt(void *arg, long long *ttl)
         a->wide = rc == RLK_ERR_BUSY && *ttl == RLK_WAIT_RECHECK;
     }
     freeReplyObject(r);
-    if (rc == RLK_ERR_BUSY && a->ticket.ticket)
+    if (rc == RLK_ERR_BUSY && a->ticket.ticket) {
         a->queued = 1;
-    else if (rc == RLK_OK)
+        rlk_lq_note_first(l->q, a->wide);
+    } else if (rc == RLK_OK && a->ticket.ticket && !a->queued)
+        rlk_lq_note_first(l->q, 0);     /* taken at once: nobody to wait for, no hint */
+    if (rc == RLK_OK)
         a->queued = 0;
     if (rc == RLK_OK)
         rc = rlk_fam_record(l->b.rt, &h, a->lease_ms, a->watchdog, sent, 0, rlk_lock_undo, a);
@@ -304,7 +307,10 @@ static int rlk_lock_try_lock_run(rlk_lock *l, long long wait_ms, long long lease
         if (rc != RLK_OK)
             return rlk_lock_busy(l, start);
         w.entered = &node;
-        first = !node.waited;
+        /* Expecting to be first in the server's queue (as the last head of this process was):
+         * join the lock's channel too and make the first attempt once subscribed, not twice. */
+        w.wide_early = rlk_lq_expects_first(l->q);
+        first = !node.waited && !w.wide_early;
         if (first)
             rlk_wait_pre_join(&w);
     }

@@ -15,6 +15,7 @@
  * handoff; the unlock message still arrives and is the one that counts for
  * correctness.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,8 @@ struct rlk_lq {
     pthread_mutex_t mu;
     rlk_lq_node *head;
     rlk_lq_node *tail;
+    atomic_int first;           /* the last attempt of a head found it first in the server's
+                                   queue (the reentrant lock: rlk_lq_note_first) */
 };
 
 static pthread_mutex_t rlk_lq_registry_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -180,6 +183,16 @@ void rlk_lq_set_sub(rlk_lq *q, rlk_lq_node *n, rlk_sub *sub, rlk_sub_chan *ch)
     n->sub = sub;
     n->ch = ch;
     pthread_mutex_unlock(&q->mu);
+}
+
+void rlk_lq_note_first(rlk_lq *q, int first)
+{
+    atomic_store_explicit(&q->first, first, memory_order_relaxed);
+}
+
+int rlk_lq_expects_first(rlk_lq *q)
+{
+    return atomic_load_explicit(&q->first, memory_order_relaxed);
 }
 
 /* q->mu is held across the poke: the head cannot leave (and drop its

@@ -40,5 +40,11 @@ void rlk_lq_set_sub(rlk_lq *q, rlk_lq_node *n, rlk_sub *sub, rlk_sub_chan *ch);
 /* After a release that deleted the lock: wakes the head at once instead of
  * after the unlock message's trip through its subscriber thread. */
 void rlk_lq_poke(rlk_lq *q);
+/* A hint shared by the heads of q (the reentrant lock): whether the last
+ * attempt found its waiter first in the server's queue. A head that expects
+ * to be first joins the lock's channel before its first attempt instead of
+ * attempting twice (docs/runtime.md, "Who a handoff wakes"). */
+void rlk_lq_note_first(rlk_lq *q, int first);
+int rlk_lq_expects_first(rlk_lq *q);
 
 #endif /* RLK_LQ_H */

@@ -179,6 +179,12 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, rlk_sub_chan **w
         if (rc == RLK_OK && slept)
             rlk_metrics_acquired_waiting(&w->rt->counters, woke_ns);
         wide = w->wide && *w->wide;
+        if (rc == RLK_ERR_BUSY && !wide && *wch) {
+            /* Joined early on a hint, but not first after all: out again, or every
+             * handoff's "0" would wake this client for nothing. */
+            rlk_sub_leave_now(sub, *wch);
+            *wch = NULL;
+        }
         if (rc == RLK_ERR_BUSY && wide && !*wch) {
             /* First in the queue: the lock's channel too, subscribed before the next attempt
              * (a release that grants nobody is heard only there). */
@@ -239,6 +245,8 @@ static int rlk_wait_subscribed(const rlk_waiter *w, rlk_lq_node *node, long long
     }
     if (w->ticket && !w->pre_ch)
         rlk_sub_ticket_add(sub, ch, w->ticket);
+    if (w->wide && w->wide_early && !wch && (rc = rlk_sub_join(sub, w->wide_channel, &wch)) != RLK_OK)
+        wch = NULL;     /* joined at the attempt that says first, as without the hint */
     if (node)
         rlk_lq_set_sub(w->q, node, sub, ch);
     rc = rlk_wait_loop(w, ch, &wch, deadline, w->pre_ch && !(node && node->waited));

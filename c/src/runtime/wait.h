@@ -74,6 +74,8 @@ typedef struct rlk_waiter {
     const int *wide;            /* NULL: one channel */
     rlk_sub_chan *pre_wch;      /* wide_channel joined by rlk_wait_pre_join (lingering) */
     unsigned long long pre_wmark;
+    int wide_early;             /* with wide: join wide_channel before the first attempt too
+                                   (the waiter expects to be first) */
 } rlk_waiter;
 
 /* Before a first attempt of a waiter with a ticket: joins its channel when
