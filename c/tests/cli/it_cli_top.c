@@ -226,16 +226,32 @@ static int settle(const char *name, long long queued)
     return -1;
 }
 
+/* Subscribers of the lock's channels, as the server counts them: the lock's own channel and
+ * the channels under it (rlk's per-client wake channels ...:{NAME}:rlk:<cid>, a fair waiter's
+ * ...:{NAME}:<owner>): PUBSUB CHANNELS, then NUMSUB of each. */
 static long long numsub(const char *name)
 {
-    char ch[160];
+    char pat[160];
     redisReply *r;
     long long n = -1;
 
-    snprintf(ch, sizeof ch, "redisson_lock__channel:{%s}", name);
-    r = rlk_fx_command(&server, "PUBSUB NUMSUB %s", ch);
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
-        n = r->element[1]->integer;
+    snprintf(pat, sizeof pat, "redisson_lock__channel:{%s}*", name);
+    r = rlk_fx_command(&server, "PUBSUB CHANNELS %s", pat);
+    if (r && r->type == REDIS_REPLY_ARRAY) {
+        n = 0;
+        for (size_t i = 0; i < r->elements; i++) {
+            redisReply *c = rlk_fx_command(&server, "PUBSUB NUMSUB %s", r->element[i]->str);
+
+            if (c && c->type == REDIS_REPLY_ARRAY && c->elements == 2)
+                n += c->element[1]->integer;
+            else
+                n = -1;
+            if (c)
+                freeReplyObject(c);
+            if (n < 0)
+                break;
+        }
+    }
     if (r)
         freeReplyObject(r);
     return n;

@@ -213,6 +213,25 @@ long long tk_numsub(const rlk_fx_server *s, const char *channel)
     return n;
 }
 
+long long tk_numsub_matching(const rlk_fx_server *s, const char *pattern)
+{
+    redisReply *r = rlk_fx_command(s, "PUBSUB CHANNELS %s", pattern);
+    long long n = -1;
+
+    if (r && r->type == REDIS_REPLY_ARRAY) {
+        n = 0;
+        for (size_t i = 0; i < r->elements && n >= 0; i++) {
+            long long k = r->element[i]->type == REDIS_REPLY_STRING
+                              ? tk_numsub(s, r->element[i]->str) : -1;
+
+            n = k < 0 ? -1 : n + k;
+        }
+    }
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
 int tk_wait_numsub(const rlk_fx_server *s, const char *channel, long long min, long long timeout_ms)
 {
     long long until = rlk_fx_now_ms() + timeout_ms;

@@ -98,6 +98,8 @@ int tk_latch_get(tk_latch *l);
 
 /* PUBSUB NUMSUB channel: subscribers, or -1 on error. */
 long long tk_numsub(const rlk_fx_server *s, const char *channel);
+/* Subscribers of every channel PUBSUB CHANNELS pattern lists (NUMSUB of each, summed), or -1. */
+long long tk_numsub_matching(const rlk_fx_server *s, const char *pattern);
 /* Bounded poll until PUBSUB NUMSUB channel >= min. 0, or -1 on timeout. */
 int tk_wait_numsub(const rlk_fx_server *s, const char *channel, long long min, long long timeout_ms);
 /* Waits until the channel has at most max subscribers; 0, or -1 after timeout_ms. */
