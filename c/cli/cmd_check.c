@@ -372,6 +372,18 @@ static void check_role(checker *k)
                 "them (READONLY), and a lock taken on a writable replica excludes nobody", master);
         set_fix(f, "point rlk at the master (%s), or at the sentinels that know it", master);
         add_json(f, ", \"role\": \"replica\"");
+    } else if (cluster && info_int(k->info, "redis_version", 0) >= 7 &&
+               rlk_client_pubsub(k->c) == RLK_PUBSUB_GLOBAL) {
+        /* Redisson 4.x (shardedSubscriptionMode AUTO) uses SPUBLISH / SSUBSCRIBE on a Redis 7
+         * cluster; a plain URL (one server to rlk) or --pubsub global keeps rlk on PUBLISH. */
+        f = add(k, "role", LV_WARNING, "cluster node (%s), %lld replicas, reached with global "
+                "pub/sub (PUBLISH): Redisson 4.x uses sharded pub/sub (SPUBLISH) on a Redis 7 "
+                "cluster, so rlk and Redisson waiters would not hear each other's releases",
+                role, replicas);
+        set_fix(f, "use the cluster URL (redis+cluster://, rediss+cluster://) or --pubsub sharded; "
+                   "keep global pub/sub only if every Redisson client sets "
+                   "shardedSubscriptionMode OFF (docs/compat.md)");
+        add_json(f, ", \"role\": \"cluster\", \"pubsub\": \"global\"");
     } else if (cluster) {
         f = add(k, "role", LV_OK, "cluster node (%s), %lld replicas", role, replicas);
         add_json(f, ", \"role\": \"cluster\"");

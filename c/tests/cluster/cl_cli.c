@@ -226,6 +226,23 @@ static void test_all_and_redlock(void)
         if (r)
             freeReplyObject(r);
     }
+    /* rlk check through a plain URL to a Redis 7 cluster node: one server to rlk, so PUBLISH,
+     * where Redisson uses SPUBLISH: a warning with the way out. Through the cluster URL: ok. */
+    {
+        char plain[128], line[256];
+
+        REQUIRE(rlk_fx_url(&cl.node[mst[0]], -1, plain, sizeof plain) == 0);
+        snprintf(line, sizeof line, "check --url '%s'", plain);
+        CHECK_INT_EQ(run(out, sizeof out, line), 7);
+        CHECK_STR_CONTAINS(out, "warning  role");
+        CHECK_STR_CONTAINS(out, "SPUBLISH");
+        CHECK_STR_CONTAINS(out, "redis+cluster://");
+        snprintf(line, sizeof line, "check --url '%s' --pubsub sharded", plain);
+        run(out, sizeof out, line);
+        CHECK_STR_CONTAINS(out, "ok       role         cluster node");
+        run(out, sizeof out, "check --url \"$U\"");
+        CHECK_STR_CONTAINS(out, "ok       role         cluster node");
+    }
     CHECK(run(out, sizeof out, "lock --redlock \"$U\" cli:rl -- true") != 0);
     CHECKF(strstr(out, "not a Redis Cluster") != NULL, "--redlock with a cluster URL: %s", out);
 }
