@@ -30,6 +30,7 @@ typedef struct rlk_rt_name {
 
 typedef struct rlk_rt_counters {
     atomic_ullong acquire_calls, acquired;
+    atomic_ullong rechecks;         /* attempts again after another ticket's claim window (-3) */
     atomic_ullong waits, wake_permits, wake_all, ttl_wakeups;
     atomic_ullong sub_connects, sub_drops, subscribes, unsubscribes;
     atomic_ullong renew_calls, renew_errors, renew_unacked, locks_lost;

@@ -205,6 +205,7 @@ int rlk_runtime_stats_get(rlk_client *c, rlk_runtime_stats *out)
     if (!rt)
         return RLK_ERR_NOMEM;
     out->acquire_calls = RLK_RT_LOAD(rt, acquire_calls);
+    out->rechecks = RLK_RT_LOAD(rt, rechecks);
     out->acquired = RLK_RT_LOAD(rt, acquired);
     out->waits = RLK_RT_LOAD(rt, waits);
     out->wake_permits = RLK_RT_LOAD(rt, wake_permits);

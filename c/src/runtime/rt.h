@@ -26,6 +26,8 @@
 typedef struct rlk_runtime_stats {
     unsigned long long acquire_calls;   /* reentrant/acquire round trips */
     unsigned long long acquired;        /* of which acquired or re-entered */
+    unsigned long long rechecks;        /* sleeps that were a re-check after another ticket's
+                                           claim window (reentrant/acquire -3), not a wake-up */
     unsigned long long waits;           /* sleeps on a channel's wake permit */
     unsigned long long wake_permits;    /* ... ended by a message 0 (a permit) */
     unsigned long long wake_all;        /* ... ended by a message 1 or a reconnect */

@@ -193,8 +193,10 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, rlk_sub_chan **w
             continue;
         }
         recheck = rc == RLK_ERR_BUSY && bound == RLK_WAIT_RECHECK;
-        if (recheck)
+        if (recheck) {
             bound = w->recheck_ms;
+            RLK_RT_COUNT(w->rt, rechecks);
+        }
         failed = RLK_OK;
         if (rc == RLK_ERR_UNSETTLED)
             snprintf(unsettled, sizeof unsettled, "%s", rlk_errstr(w->rt->c));
