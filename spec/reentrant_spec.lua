@@ -33,6 +33,10 @@ end
 local function count(owner, key) return r:call("HGET", key or LOCK, owner) end
 -- The wake channel of ticket t: where a release grants the lock to it (its client listens there).
 local function wake(t) return CHANNEL .. ":rlk:" .. string.format("%d", math.floor(t / 1024)) end
+-- Tickets of clients with a wake channel are at least W = 2^25 (lib/hand_over); smaller ones are
+-- granted on CHANNEL as before release v4 (a cluster with global pub/sub).
+local W = 33554432
+local function tk(n) return string.format("%d", W + n) end
 -- A waiter's attempt that left it first in the queue: {wait, 1} (it also listens on CHANNEL).
 local function first_in_queue(rep)
   return type(rep) == "table" and #rep == 2 and type(rep[1]) == "number" and rep[2] == 1
@@ -457,35 +461,46 @@ describe("reentrant lock handoff to queued waiters", function()
 
   it("reserves the freed lock for the first waiter and grants it on its wake channel, then 0", function()
     assert.equal(NIL, acquire(A))
+    acquire(B, nil, nil, (W + 11))
+    acquire(C, nil, nil, (W + 22))
+    r:published()
+    assert.equal(2, release(A))
+    assert.equal(0, r:call("EXISTS", LOCK))
+    assert.equal(tk(11), r:call("GET", GRANT))
+    sa.assert_pttl(r, GRANT, CLAIM, 1)
+    assert.same({ tk(22) }, r:call("LRANGE", WAITERS, "0", "-1"))
+    assert.same({ { channel = wake(W + 11), message = grant_msg(W + 11) }, { channel = CHANNEL, message = "0" } },
+      r:published())
+  end)
+
+  it("grants a ticket below 2^25 (no wake channel) on the lock's channel, naming the next, as before", function()
+    assert.equal(NIL, acquire(A))
     acquire(B, nil, nil, 11)
     acquire(C, nil, nil, 22)
     r:published()
     assert.equal(2, release(A))
-    assert.equal(0, r:call("EXISTS", LOCK))
     assert.equal("11", r:call("GET", GRANT))
-    sa.assert_pttl(r, GRANT, CLAIM, 1)
-    assert.same({ "22" }, r:call("LRANGE", WAITERS, "0", "-1"))
-    assert.same({ { channel = wake(11), message = grant_msg(11) }, { channel = CHANNEL, message = "0" } },
-      r:published())
+    assert.same({ { channel = CHANNEL, message = string.format("%.0f", 11 * SHIFT + 22) },
+                  { channel = CHANNEL, message = "0" } }, r:published())
   end)
 
   it("skips a waiter whose wake channel nobody hears (its client is gone) and grants the next", function()
     local D = "1b9e7c2a-uuid-d:4"
-    r:ssubscribe(wake(2048))            -- sharded: only ticket 2048's client still listens
+    r:ssubscribe(wake(W + 2048))            -- sharded: only ticket 2048's client still listens
     r:ssubscribe(CHANNEL)
     assert.equal(NIL, acquire(A))
-    acquire(B, nil, nil, 1024)
-    acquire(C, nil, nil, 2048)
-    acquire(D, nil, nil, 3072)
+    acquire(B, nil, nil, (W + 1024))
+    acquire(C, nil, nil, (W + 2048))
+    acquire(D, nil, nil, (W + 3072))
     r:published()
     assert.equal(2, release(A, nil, nil, "spublish"))
-    assert.equal("2048", r:call("GET", GRANT))
-    assert.same({ "3072" }, r:call("LRANGE", WAITERS, "0", "-1"))
+    assert.equal(tk(2048), r:call("GET", GRANT))
+    assert.same({ tk(3072) }, r:call("LRANGE", WAITERS, "0", "-1"))
     local got = {}
     for _, p in ipairs(r:published()) do
-      if p.channel ~= wake(1024) then got[#got + 1] = { channel = p.channel, message = p.message } end
+      if p.channel ~= wake(W + 1024) then got[#got + 1] = { channel = p.channel, message = p.message } end
     end
-    assert.same({ { channel = wake(2048), message = grant_msg(2048) }, { channel = CHANNEL, message = "0" } },
+    assert.same({ { channel = wake(W + 2048), message = grant_msg(W + 2048) }, { channel = CHANNEL, message = "0" } },
       got)
   end)
 
@@ -599,31 +614,31 @@ describe("reentrant lock handoff to queued waiters", function()
     it("takes a waiter out of the queue; the new first one is woken to learn it is first", function()
       local D = "1b9e7c2a-uuid-d:4"
       acquire(A)
-      acquire(B, nil, nil, 11)
-      acquire(C, nil, nil, 22)
-      acquire(D, nil, nil, 33)
+      acquire(B, nil, nil, (W + 11))
+      acquire(C, nil, nil, (W + 22))
+      acquire(D, nil, nil, (W + 33))
       r:published()
-      assert.equal(1, cancel(22))                  -- not first: nobody is told
+      assert.equal(1, cancel(W + 22))                  -- not first: nobody is told
       assert.same({}, r:published())
-      assert.equal(1, cancel(11))
-      assert.same({ "33" }, r:call("LRANGE", WAITERS, "0", "-1"))
-      assert.same({ { channel = wake(33), message = grant_msg(33) } }, r:published())
-      assert.equal(0, cancel(11))
+      assert.equal(1, cancel(W + 11))
+      assert.same({ tk(33) }, r:call("LRANGE", WAITERS, "0", "-1"))
+      assert.same({ { channel = wake(W + 33), message = grant_msg(W + 33) } }, r:published())
+      assert.equal(0, cancel(W + 11))
       assert.same({}, r:published())
-      assert.is_true(first_in_queue(acquire(D, nil, nil, -33)))
+      assert.is_true(first_in_queue(acquire(D, nil, nil, -(W + 33))))
     end)
 
     it("passes an unclaimed reservation on to the next waiter at once", function()
       acquire(A)
-      acquire(B, nil, nil, 11)
-      acquire(C, nil, nil, 22)
+      acquire(B, nil, nil, (W + 11))
+      acquire(C, nil, nil, (W + 22))
       release(A)
       r:published()
-      assert.equal(2, cancel(11))
-      assert.equal("22", r:call("GET", GRANT))
-      assert.same({ { channel = wake(22), message = grant_msg(22) }, { channel = CHANNEL, message = "0" } },
+      assert.equal(2, cancel(W + 11))
+      assert.equal(tk(22), r:call("GET", GRANT))
+      assert.same({ { channel = wake(W + 22), message = grant_msg(W + 22) }, { channel = CHANNEL, message = "0" } },
         r:published())
-      assert.equal(NIL, acquire(C, nil, nil, -22))
+      assert.equal(NIL, acquire(C, nil, nil, -(W + 22)))
     end)
 
     it("drops the reservation and publishes 0 when nobody else waits", function()

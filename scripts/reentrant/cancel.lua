@@ -54,7 +54,7 @@ if redis.call('get', grant) ~= ticket then
     -- The first waiter listens on the lock's channel for a release that grants nobody (a Redisson
     -- holder's); the waiter now first does not yet: its wake-up makes it attempt and learn it.
     local nxt = tonumber(redis.call('lindex', waiters, 0))
-    if nxt then
+    if nxt and nxt >= 33554432 then    -- a waiter on its wake channel (lib/hand_over)
       redis.call(publish, channel .. ':rlk:' .. string.format('%d', math.floor(nxt / 1024)),
                  string.format('%.0f', nxt * 67108864))
     end

@@ -32,7 +32,8 @@ struct rlk_lock {
     char *grant;                /* {name}:rlk_next: the ticket a release reserved the lock for */
     char *wake;                 /* redisson_lock__channel:{name}:rlk:<cid>: this client's wake
                                    channel, where a release grants the lock to its tickets */
-    long long cid;              /* 1..65535, from the client's uuid: tickets are cid * 1024 + r */
+    long long cid;              /* 32768..65535, from the client's uuid: tickets are
+                                   cid * 1024 + r, at least 2^25 (lib/hand_over) */
 };
 
 #define RLK_LOCK_KEEPALIVE_MS 1000  /* a queued waiter attempts at least this often */
@@ -76,10 +77,8 @@ rlk_lock *rlk_lock_new(rlk_client *c, const char *name)
     l->grant = rlk_fam_suffix_name(name, "rlk_next");
     /* The wake channel: the client's cid from its uuid's first 4 hex digits (two clients that
      * draw the same share a channel: a grant then wakes both subscribers, the other ignores it). */
-    l->cid = strtol((char[5]){l->b.rt->uuid[0], l->b.rt->uuid[1], l->b.rt->uuid[2],
-                              l->b.rt->uuid[3], 0}, NULL, 16);
-    if (l->cid < 1 || l->cid > 65535)
-        l->cid = 1;
+    l->cid = 32768 + (strtol((char[5]){l->b.rt->uuid[0], l->b.rt->uuid[1], l->b.rt->uuid[2],
+                                       l->b.rt->uuid[3], 0}, NULL, 16) & 32767);
     l->wake = malloc(strlen(l->b.channel) + 16);
     if (l->wake)
         sprintf(l->wake, "%s:rlk:%lld", l->b.channel, l->cid);
@@ -128,14 +127,27 @@ int rlk_lock_owner(const rlk_lock *l, char *buf, size_t len)
 
 /* ---------------------------------------------------------------- one acquire attempt */
 
-/* A ticket cid * 1024 + r, r in 0..1023 from a strong random source: in
- * 1024..2^26-1, and the release finds the waiter's wake channel from it (a
- * clash of two waiters only costs a turn: the lock hash decides who holds it). */
-static long long rlk_lock_new_ticket(const rlk_lock *l)
+/* 1 when a release can tell whether a grant on this client's wake channel
+ * reached it: every pub/sub mode but global pub/sub on a cluster (PUBLISH
+ * counts the subscribers of the node it ran on only). Otherwise the waiter
+ * listens on the lock's channel as before release v4. */
+static int rlk_lock_wakes_alone(rlk_lock *l)
 {
-    unsigned char b[2] = {0, 0};
+    return !(l->b.c->cluster && rlk_client_pubsub(l->b.c) == RLK_PUBSUB_GLOBAL);
+}
+
+/* A ticket cid * 1024 + r, r in 0..1023 from a strong random source: in
+ * 2^25..2^26-1, and the release finds the waiter's wake channel from it; or,
+ * without a wake channel, a random ticket in 1..2^25-1 (a clash of two
+ * waiters only costs a turn: the lock hash decides who holds it). */
+static long long rlk_lock_new_ticket(rlk_lock *l)
+{
+    unsigned char b[4] = {0, 0, 0, 0};
 
     (void)rlk_random_bytes(b, sizeof b);
+    if (!rlk_lock_wakes_alone(l))
+        return (((long long)b[0] << 24 | (long long)b[1] << 16 | (long long)b[2] << 8 | b[3]) %
+                (33554432LL - 1)) + 1;
     return l->cid * 1024 + (((long long)b[0] << 8 | b[1]) & 1023);
 }
 
@@ -288,9 +300,9 @@ static int rlk_lock_try_lock_run(rlk_lock *l, long long wait_ms, long long lease
     w.recheck_ms = RLK_FAM_CLAIM_MS + 5;   /* reentrant/acquire's -3: a dead grantee is skipped */
     /* Grants come on this client's wake channel; the lock's channel only while first in the
      * queue (docs/runtime.md, "Who a handoff wakes"). */
-    w.channel = a.ticket.ticket ? l->wake : l->b.channel;
+    w.channel = a.ticket.ticket >= 33554432 ? l->wake : l->b.channel;
     w.wide_channel = l->b.channel;
-    w.wide = &a.wide;
+    w.wide = a.ticket.ticket >= 33554432 ? &a.wide : NULL;
     first = wait_ms == 0 || rlk_wd_holds(l->b.rt->wd, l->b.name, a.owner);
     if (first) {
         a.ticket.ticket = 0;    /* a single try or a re-entry: never queued */
@@ -309,7 +321,7 @@ static int rlk_lock_try_lock_run(rlk_lock *l, long long wait_ms, long long lease
         w.entered = &node;
         /* Expecting to be first in the server's queue (as the last head of this process was):
          * join the lock's channel too and make the first attempt once subscribed, not twice. */
-        w.wide_early = rlk_lq_expects_first(l->q);
+        w.wide_early = w.wide && rlk_lq_expects_first(l->q);
         first = !node.waited && !w.wide_early;
         if (first)
             rlk_wait_pre_join(&w);
