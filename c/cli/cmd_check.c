@@ -621,9 +621,6 @@ static const struct { const char *cmd; const char *args; } cmd_args[] = {
     {"zcard", "K"}, {"rpush", "K v"},
     {"lpop", "K"}, {"lindex", "K 0"}, {"lpos", "K v"}, {"lrem", "K 0 v"}, {"lrange", "K 0 1"},
     {"llen", "K"}, {"publish", "C m"}, {"spublish", "C m"}, {"time", ""},
-    /* Optional (NULL: not probed): reentrant/release's hand-over asks INFO cluster by pcall
-     * only when a grant reached no subscriber, and does without it when refused. */
-    {"info", NULL},
 };
 
 typedef struct probe {
@@ -793,17 +790,12 @@ static int probe_kind(probe *p, const kind_layout *kl)
     /* What the client sends itself, and its queries. */
     for (int j = 0; j < nseen; j++) {
         const char *args = NULL;
-        int known = 0;
 
         for (size_t t = 0; t < sizeof cmd_args / sizeof cmd_args[0]; t++)
-            if (strcmp(cmd_args[t].cmd, seen[j]) == 0) {
+            if (strcmp(cmd_args[t].cmd, seen[j]) == 0)
                 args = cmd_args[t].args;
-                known = 1;
-            }
-        if (!known)
-            return -1;
         if (!args)
-            continue;
+            return -1;
         MERGE(dryrun_template(p, seen[j], args, keys, nkeys, chans, nchans));
     }
     MERGE(dryrun(p, 1, (const char *const[]){"ping"}));

@@ -651,7 +651,7 @@ static void test_handshakes_counted(void)
 typedef struct cut_proxy {
     int lfd, port, target;
     pthread_t th;
-    atomic_int stop, armed, cuts, accepted;
+    atomic_int stop, armed, cuts, accepted, active;     /* active: pair threads running */
 } cut_proxy;
 
 static int tcp_to(int port)
@@ -715,6 +715,7 @@ static void *cut_pair_main(void *arg)
     close(pr->cfd);
     close(pr->sfd);
     free(pr);
+    atomic_fetch_sub(&p->active, 1);   /* last touch of p */
     return NULL;
 }
 
@@ -746,10 +747,13 @@ static void *cut_proxy_main(void *arg)
         pr->cfd = cfd;
         pr->sfd = sfd;
         atomic_fetch_add(&p->accepted, 1);
-        if (pthread_create(&th, NULL, cut_pair_main, pr) == 0)
+        atomic_fetch_add(&p->active, 1);
+        if (pthread_create(&th, NULL, cut_pair_main, pr) == 0) {
             pthread_detach(th);
-        else
+        } else {
+            atomic_fetch_sub(&p->active, 1);
             close(cfd), close(sfd), free(pr);
+        }
     }
     return NULL;
 }
@@ -766,9 +770,15 @@ static int cut_proxy_start(cut_proxy *p, int target)
 
 static void cut_proxy_stop(cut_proxy *p)
 {
+    long long until = rlk_fx_now_ms() + 5000;
+
     atomic_store(&p->stop, 1);
     pthread_join(p->th, NULL);
     close(p->lfd);
+    while (atomic_load(&p->active) > 0 && rlk_fx_now_ms() < until)
+        usleep(2000);   /* bounded: each pair thread sees stop within its 50 ms poll */
+    CHECKF(atomic_load(&p->active) == 0, "proxy: %d pair threads still running",
+           atomic_load(&p->active));
 }
 
 /* The owner field of our hold, read on the server: the hold count, 0 when
