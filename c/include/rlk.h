@@ -71,8 +71,10 @@ enum rlk_error {
                                  as held; a hold it left is given back at this thread's next
                                  acquisition or last unlock of that lock, else ends with its
                                  lease (docs/runtime.md "Lost replies") */
-    RLK_ERR_TLS = 22          /* the TLS settings are unusable: a CA, certificate or key file
+    RLK_ERR_TLS = 22,         /* the TLS settings are unusable: a CA, certificate or key file
                                  missing, unreadable or mismatched; TLS options without TLS */
+    RLK_ERR_CANCELLED = 23,   /* rlk_async_cancel ended the request (rlk_async.h) */
+    RLK_ERR_CLOSED = 24       /* the async client was freed with the request pending */
 };
 
 /* Returns a static, one-word name for an error code ("RLK_ERR_IO"). */

@@ -36,6 +36,8 @@ static const char *const rlk_err_names[] = {
     "RLK_ERR_NOREPLICAS",
     "RLK_ERR_UNSETTLED",
     "RLK_ERR_TLS",
+    "RLK_ERR_CANCELLED",
+    "RLK_ERR_CLOSED",
 };
 
 const char *rlk_strerror(int err)

@@ -33,6 +33,9 @@ static void test_strerror_names(void)
         {RLK_ERR_INTERRUPTED, "RLK_ERR_INTERRUPTED"},
         {RLK_ERR_NOTIFY, "RLK_ERR_NOTIFY"},
         {RLK_ERR_UNSETTLED, "RLK_ERR_UNSETTLED"},
+        {RLK_ERR_TLS, "RLK_ERR_TLS"},
+        {RLK_ERR_CANCELLED, "RLK_ERR_CANCELLED"},
+        {RLK_ERR_CLOSED, "RLK_ERR_CLOSED"},
     };
 
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

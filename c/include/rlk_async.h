@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rlk_async.h - the non-blocking API: lock requests served by one event
+ * loop's thread, thousands pending at once, without a thread per waiter.
+ *
+ * The model (docs/async.md): an rlk_async client is driven by one event
+ * loop. It opens its connections itself (a command connection per master
+ * and one pub/sub connection, over the same transport as the blocking API,
+ * TLS included), runs the same scripts and the same protocol as the
+ * blocking API (pub/sub wake-ups, the cross-process handoff queue, the fair
+ * queue, the watchdog renewing lease-less locks, settling of lost replies),
+ * and tells the loop which file descriptors to watch and when to fire its
+ * one timer, through rlk_async_hooks. One adapter header per loop fills the
+ * hooks in: rlk_async_libevent.h, rlk_async_libuv.h, rlk_async_libev.h.
+ *
+ * Every request takes a completion callback and user data, and returns a
+ * handle for rlk_async_cancel. The rules (each has a test in c/tests/async):
+ *   - every callback is called exactly once per request: with the result,
+ *     RLK_ERR_BUSY when the wait ran out, RLK_ERR_CANCELLED after
+ *     rlk_async_cancel, or RLK_ERR_CLOSED when the client is freed first;
+ *   - never from inside the call that made the request (a request refused
+ *     at once, e.g. a bad argument, completes on the loop's next turn);
+ *   - never after rlk_async_free has returned;
+ *   - a callback may start, cancel or free requests, and free the client;
+ *   - every rlk_async_* call is made on the loop's thread. rlk_async_* calls
+ *     from another thread are undefined (no locking is done); use the
+ *     loop's own way to run a function on its thread.
+ *
+ * Holder identity: there is no thread to name the holder, so each lock
+ * request names a task (an integer of the caller's choosing, as Redisson's
+ * lockAsync(leaseTime, unit, threadId) does); the holder id is
+ * "<client uuid>:<task>". Re-entry and unlock follow the task.
+ */
+#ifndef RLK_ASYNC_H
+#define RLK_ASYNC_H
+
+#include <stddef.h>
+
+#include "rlk.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rlk_async rlk_async;         /* a client driven by one event loop */
+typedef struct rlk_async_req rlk_async_req; /* a pending request (a cancel handle) */
+
+/* ---------------------------------------------------------------- the loop's hooks */
+
+#define RLK_ASYNC_READ 1
+#define RLK_ASYNC_WRITE 2
+
+/* What an event loop does for rlk. data is the adapter's own, passed back
+ * to every hook. A file descriptor is attached once (attach returns the
+ * adapter's handle for it, NULL on failure), its interest set any number of
+ * times (watch: RLK_ASYNC_READ | RLK_ASYNC_WRITE, 0 for none), and detached
+ * before rlk closes it. When the fd is ready the loop calls
+ * rlk_async_handle_io(ac, fd, events). There is one timer per client:
+ * set_timer(data, ms) asks for rlk_async_handle_timer(ac) once after ms
+ * milliseconds (0: on the next turn), replacing any earlier request; ms -1
+ * stops it. cleanup is called once by rlk_async_free, last. */
+typedef struct rlk_async_hooks {
+    void *data;
+    void *(*attach)(void *data, int fd);
+    void (*watch)(void *data, void *handle, int events);
+    void (*detach)(void *data, void *handle);
+    void (*set_timer)(void *data, long long ms);
+    void (*cleanup)(void *data);
+} rlk_async_hooks;
+
+/* Called by the loop (an adapter or the program's own loop). */
+void rlk_async_handle_io(rlk_async *ac, int fd, int events);
+void rlk_async_handle_timer(rlk_async *ac);
+
+/* ---------------------------------------------------------------- the client */
+
+/* A new client for opts (the same URLs and options as rlk_connect:
+ * redis://, rediss://, redis+sentinel://, redis+cluster://, unix sockets,
+ * TLS settings). No I/O yet: NULL only when out of memory; a bad URL or
+ * option is recorded (rlk_async_err) and every request then fails with it. */
+rlk_async *rlk_async_new(const rlk_options *opts);
+
+/* Gives the client its loop; connections are opened from here on.
+ * Requests made before this wait for it. RLK_OK, or RLK_ERR_ARG (hooks
+ * missing a function, or attached already). The adapter headers call it. */
+int rlk_async_attach(rlk_async *ac, const rlk_async_hooks *hooks);
+
+/* Ends every pending request with RLK_ERR_CLOSED (their callbacks run
+ * inside this call, before it returns), stops the watchdog (locks it renews
+ * are not unlocked: their leases run out), closes the connections and calls
+ * the hooks' cleanup. Safe from inside a callback. */
+void rlk_async_free(rlk_async *ac);
+
+/* The client's first error, or RLK_OK, and its message ("" when none).
+ * Connection errors that are ridden out are not recorded here. */
+int rlk_async_err(const rlk_async *ac);
+const char *rlk_async_errstr(const rlk_async *ac);
+
+/* The client's uuid: holder ids are "<uuid>:<task>". */
+const char *rlk_async_uuid(const rlk_async *ac);
+
+/* Requests not yet completed. */
+size_t rlk_async_pending(const rlk_async *ac);
+
+/* Called when the watchdog finds a lock it renews lost (rlk.h's reasons). */
+void rlk_async_set_lost_callback(rlk_async *ac, rlk_lost_kind_fn fn, void *userdata);
+
+/* ---------------------------------------------------------------- results */
+
+typedef struct rlk_async_result {
+    int err;              /* RLK_OK or RLK_ERR_* (RLK_ERR_CANCELLED, RLK_ERR_CLOSED too) */
+    const char *errstr;   /* the message when err != RLK_OK, else "" */
+    long long value;      /* per request, below; 0 when it has none */
+    const char *id;       /* rlk_async_psemaphore_acquire: the permit id; else NULL */
+} rlk_async_result;
+
+/* r and its strings are valid during the call only. */
+typedef void (*rlk_async_fn)(rlk_async *ac, const rlk_async_result *r, void *privdata);
+
+/* Cancels a pending request: its callback is called with RLK_ERR_CANCELLED
+ * on the loop's next turn (not from inside this call), unless the result
+ * was already on its way, in which case the callback has that result (a
+ * lock taken meanwhile is released by rlk first: a cancelled lock request
+ * never leaves the lock held). A handle is valid until its callback
+ * returns; a NULL handle is ignored. */
+void rlk_async_cancel(rlk_async_req *r);
+
+/* ---------------------------------------------------------------- locks */
+
+/* Every request below returns its handle, or NULL only when out of memory
+ * (then no callback is called). name is copied. */
+
+/* kind: RLK_KIND_LOCK (reentrant), RLK_KIND_FAIR, RLK_KIND_FENCED,
+ * RLK_KIND_READ or RLK_KIND_WRITE (the two sides of a read-write lock).
+ *
+ * wait_ms: 0 one attempt, > 0 wait at most that long, -1 wait without
+ * bound. lease_ms: > 0 the lease, -1 the watchdog (renewed every
+ * watchdog_ms/3 by the loop's timer until unlock). value: the fencing
+ * token (RLK_KIND_FENCED), else the hold count after the call.
+ * Errors as the blocking calls: RLK_ERR_BUSY (still held when the wait ran
+ * out), RLK_ERR_UPGRADE, RLK_ERR_ARG, RLK_ERR_UNSETTLED, ... */
+rlk_async_req *rlk_async_lock(rlk_async *ac, int kind, const char *name, unsigned long long task,
+                              long long wait_ms, long long lease_ms, rlk_async_fn fn,
+                              void *privdata);
+/* RLK_ERR_NOT_OWNER when the task does not hold it; value: count left. */
+rlk_async_req *rlk_async_unlock(rlk_async *ac, int kind, const char *name, unsigned long long task,
+                                rlk_async_fn fn, void *privdata);
+/* Whoever holds it; RLK_KIND_READ or RLK_KIND_WRITE: the read-write lock
+ * in whatever mode it is held (rlk_rwlock_force_unlock's RLK_RW_ANY).
+ * value: 1 when something was released. */
+rlk_async_req *rlk_async_force_unlock(rlk_async *ac, int kind, const char *name,
+                                      rlk_async_fn fn, void *privdata);
+
+/* MultiLock over names of this client (all of kind RLK_KIND_LOCK): all or
+ * none, in the order given; wait and lease as rlk_async_lock. */
+rlk_async_req *rlk_async_multilock_lock(rlk_async *ac, int n, const char *const *names,
+                                        unsigned long long task, long long wait_ms,
+                                        long long lease_ms, rlk_async_fn fn, void *privdata);
+rlk_async_req *rlk_async_multilock_unlock(rlk_async *ac, int n, const char *const *names,
+                                          unsigned long long task, rlk_async_fn fn,
+                                          void *privdata);
+
+/* ---------------------------------------------------------------- semaphores and latch */
+
+/* wait_ms as rlk_async_lock. value after release: permits available. */
+rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long long permits,
+                                           long long wait_ms, rlk_async_fn fn, void *privdata);
+rlk_async_req *rlk_async_semaphore_release(rlk_async *ac, const char *name, long long permits,
+                                           rlk_async_fn fn, void *privdata);
+
+/* One permit with lease_ms (> 0); its id is in the result. */
+rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, long long wait_ms,
+                                            long long lease_ms, rlk_async_fn fn, void *privdata);
+rlk_async_req *rlk_async_psemaphore_release(rlk_async *ac, const char *name, const char *id,
+                                            rlk_async_fn fn, void *privdata);
+
+/* Ends RLK_OK when the count is 0 (value 0), RLK_ERR_BUSY when timeout_ms
+ * (-1: none) ran out first. */
+rlk_async_req *rlk_async_latch_await(rlk_async *ac, const char *name, long long timeout_ms,
+                                     rlk_async_fn fn, void *privdata);
+/* value: the count left. */
+rlk_async_req *rlk_async_latch_count_down(rlk_async *ac, const char *name, rlk_async_fn fn,
+                                          void *privdata);
+/* value: 1 when set (the latch was at 0 or absent). */
+rlk_async_req *rlk_async_latch_try_set_count(rlk_async *ac, const char *name, long long count,
+                                             rlk_async_fn fn, void *privdata);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RLK_ASYNC_H */
