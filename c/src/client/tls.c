@@ -43,13 +43,24 @@ struct rlk_tls {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int pumps;                  /* running pump threads */
+    struct rlk_ended *ended;    /* pump threads that have finished their work, to join */
     struct rlk_pump *live;      /* their connections, newest first (rlk_tls_peer_closed) */
     unsigned long long handshakes;
     rlk_tls_peer last;
 };
 
+/* A pump thread that is ending: joined by the next pump's start or by
+ * rlk_tls_free, so that no thread of a freed client lives on (a thread
+ * still exiting inside OpenSSL or the allocator when the program forks
+ * leaves the child a lock that nobody will release). */
+typedef struct rlk_ended {
+    pthread_t th;
+    struct rlk_ended *next;
+} rlk_ended;
+
 typedef struct rlk_pump {
     rlk_tls *t;
+    rlk_ended *ended;           /* given to t->ended as the thread ends */
     struct rlk_pump *next, *prev;   /* t->live, under t->mu */
     SSL *ssl;
     int tcp;                    /* non-blocking */
@@ -224,6 +235,25 @@ int rlk_tls_new(const rlk_tls_config *cfg, rlk_tls **out, char *err, size_t errl
     return RLK_OK;
 }
 
+/* Joins the pump threads that have ended (they have left t's lists and
+ * only return now: each join is short). */
+static void rlk_tls_join_ended(rlk_tls *t)
+{
+    rlk_ended *e;
+
+    pthread_mutex_lock(&t->mu);
+    e = t->ended;
+    t->ended = NULL;
+    pthread_mutex_unlock(&t->mu);
+    while (e) {
+        rlk_ended *next = e->next;
+
+        (void)pthread_join(e->th, NULL);
+        free(e);
+        e = next;
+    }
+}
+
 void rlk_tls_free(rlk_tls *t)
 {
     long long until;
@@ -236,10 +266,12 @@ void rlk_tls_free(rlk_tls *t)
         ;
     if (t->pumps > 0) {         /* a connection still open: its pump keeps the rest */
         pthread_mutex_unlock(&t->mu);
+        rlk_tls_join_ended(t);
         SSL_CTX_free(t->ctx);   /* reference counted: the SSL objects hold their own */
         return;                 /* t itself stays for the pumps (a leak, never a crash) */
     }
     pthread_mutex_unlock(&t->mu);
+    rlk_tls_join_ended(t);
     SSL_CTX_free(t->ctx);
     pthread_mutex_destroy(&t->mu);
     pthread_cond_destroy(&t->cv);
@@ -543,7 +575,9 @@ static int rlk_tls_start_pump(rlk_tls *t, SSL *ssl, int tcp, int *app_fd)
 
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         return -1;
-    if (!(p = calloc(1, sizeof *p))) {
+    rlk_tls_join_ended(t);
+    if (!(p = calloc(1, sizeof *p)) || !(p->ended = calloc(1, sizeof *p->ended))) {
+        free(p);
         close(sv[0]);
         close(sv[1]);
         return -1;
@@ -563,7 +597,7 @@ static int rlk_tls_start_pump(rlk_tls *t, SSL *ssl, int tcp, int *app_fd)
     t->live = p;
     pthread_mutex_unlock(&t->mu);
     pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_JOINABLE);
     pthread_attr_setstacksize(&attr, 256 * 1024);
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);       /* the pump takes no signal */
@@ -575,6 +609,7 @@ static int rlk_tls_start_pump(rlk_tls *t, SSL *ssl, int tcp, int *app_fd)
         pthread_mutex_lock(&t->mu);
         t->pumps--;
         pthread_mutex_unlock(&t->mu);
+        free(p->ended);
         free(p);
         close(sv[0]);
         close(sv[1]);
@@ -773,6 +808,7 @@ static void *rlk_pump_main(void *arg)
 {
     rlk_pump *p = arg;
     rlk_tls *t = p->t;
+    rlk_ended *ended;
     int server_gone = 0;
 
     for (;;) {
@@ -801,8 +837,12 @@ static void *rlk_pump_main(void *arg)
     close(p->app);
     SSL_free(p->ssl);
     close(p->tcp);
+    ended = p->ended;
     free(p);
+    ended->th = pthread_self();
     pthread_mutex_lock(&t->mu);
+    ended->next = t->ended;
+    t->ended = ended;
     t->pumps--;
     pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);

@@ -15,8 +15,10 @@
  *
  * When the context is freed (redisFree closes its end) the pump reads EOF,
  * sends close_notify, frees the SSL object and the TCP socket, and ends.
- * rlk_tls_free waits (bounded) for the pumps of its connections to end, so
- * no thread of a freed client keeps running.
+ * rlk_tls_free waits (bounded) for the pumps of its connections to end and
+ * joins their threads, so no thread of a freed client keeps running (a
+ * program may fork after rlk_free: a pump thread still exiting inside
+ * OpenSSL could leave the child a lock nobody releases).
  *
  * One rlk_tls per client: the SSL_CTX (CA, client certificate) is built
  * once by rlk_tls_new; node clients of a cluster share their parent's.

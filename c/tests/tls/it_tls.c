@@ -16,6 +16,7 @@
  * Exit 77 (skipped) without $RLK_TEST_TLS.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -889,6 +890,22 @@ static void test_kill_and_restart(void)
 }
 
 /* A freed client leaves no pump thread behind. */
+/* The threads of this process (/proc/self/task). */
+static int count_threads(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    int n = 0;
+
+    if (!d)
+        return -1;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n;
+}
+
 static void test_pumps_end(void)
 {
     rlk_fx_server s;
@@ -898,16 +915,24 @@ static void test_pumps_end(void)
     rlk_tls_config cfg;
     rlk_tls *own;
     char err[256];
-    int fd = -1;
+    int fd = -1, threads;
     long long until;
 
     REQUIRE(start_tls(&s, NULL, 0) == 0);
     url_of(&s, "rediss", url, sizeof url);
+    threads = count_threads();
     c = tls_connect(url, &t);
     REQUIRE(c != NULL && rlk_err(c) == RLK_OK);
     CHECK(client_works(c, "tls:pumps"));
     CHECKF(rlk_tls_live_pumps(c->tls) >= 1, "no pump running for a live client");
+    /* The control: the count sees the client's threads (its pumps at least). */
+    CHECKF(count_threads() > threads, "%d threads with a live TLS client, %d before it",
+           count_threads(), threads);
     rlk_free(c);
+    /* Joined, not only told to end: right after rlk_free no thread of the
+     * client is left (a program may fork now). */
+    CHECKF(count_threads() == threads, "%d threads right after rlk_free, %d before the client",
+           count_threads(), threads);
 
     /* tls.c directly: a pump ends when its end of the pair is closed. */
     memset(&cfg, 0, sizeof cfg);
