@@ -8,7 +8,8 @@
  *   - a watchdog holder killed with SIGKILL frees the lock within its lease
  *     + 250 ms: a waiting process acquires within that bound;
  *   - a watchdog holder stopped (SIGSTOP) beyond its lease loses the lock to
- *     another process and, after SIGCONT, is told (callback, RLK_LOST_GONE)
+ *     another process and, after SIGCONT, is told (callback, RLK_LOST_GONE,
+ *     or RLK_LOST_EXPIRED when the stop caught a renewal in flight)
  *     within one renewal period; is_held_by_me is then false and its unlock
  *     gives RLK_ERR_NOT_OWNER;
  *   - the handoff across processes (docs/runtime.md): waiting processes get
@@ -387,7 +388,13 @@ static void test_stopped_holder(void)
     kill(kid.pid, SIGCONT);
     CHECK(tk_child_read_line(&kid, line, sizeof line, 5000) == 0 &&
           sscanf(line, "lost %d %lld", &reason, &told_ms) == 2);
-    CHECK_INT_EQ(reason, RLK_LOST_GONE);
+    /* GONE: the first renewal after SIGCONT found the lock taken. EXPIRED is
+     * as true when the stop landed while a renewal was in flight: on resume
+     * that call is past its timeout (over TLS the reply may still sit in the
+     * stopped pump), it counts as an error, and the lease has passed. */
+    CHECKF(reason == RLK_LOST_GONE || reason == RLK_LOST_EXPIRED,
+           "lost reason %d, expected %d (gone) or %d (expired)", reason, RLK_LOST_GONE,
+           RLK_LOST_EXPIRED);
     printf("  SIGSTOPped holder (lease %d ms): lost its lock %lld ms after the stop; told %lld ms "
            "after SIGCONT (period %d ms)\n", STOP_LEASE, elapsed, told_ms - t_cont, STOP_LEASE / 3);
     CHECKF(told_ms - t_cont <= STOP_LEASE / 3 + 150, "told %lld ms after SIGCONT, period %d ms (max "
