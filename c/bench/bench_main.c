@@ -12,10 +12,16 @@
 #include <string.h>
 #include <sys/time.h>
 
+#include <sys/resource.h>
+
+#ifdef RLK_BENCH_HAVE_ASYNC
+#include "bench_async.h"
+#endif
 #include "bench_clock.h"
 #include "bench_dial.h"
 #include "bench_driver.h"
 #include "bench_json.h"
+#include "bench_kinds.h"
 #include "bench_opts.h"
 #include "bench_run.h"
 #include "bench_stats.h"
@@ -51,6 +57,8 @@ typedef struct rlk_bench_setup {
     char (*grants)[RLK_BENCH_KEYLEN + 32];
     rlk_bench_identity *ids;
     rlk_bench_summary rtt;      /* PING round trips measured before the run */
+    double cpu_s;               /* the client's CPU (user + system, this process and its
+                                   --procs children) over the run */
 } rlk_bench_setup;
 
 #define RLK_BENCH_RTT_PINGS 200
@@ -67,6 +75,12 @@ static const rlk_bench_driver *rlk_bench_pick_driver(const rlk_bench_opts *o)
 {
     if (o->baseline && o->fair)
         rlk_bench_die(2, "--lock fair applies to the rlk variant only");
+    if (o->kind && (o->baseline || o->workload != 2))
+        rlk_bench_die(2, "--lock rwlock-write, semaphore and psemaphore apply to W2 of the rlk "
+                      "variant only");
+    if (o->kind && o->api_async)
+        rlk_bench_die(2, "--lock rwlock-write, semaphore and psemaphore apply to --api blocking "
+                      "only (the async API's requests for them are not measured)");
     if (!o->baseline && o->setnx)
         rlk_bench_die(2, "--lock setnx applies to --baseline only");
     if (o->setnx)
@@ -77,6 +91,14 @@ static const rlk_bench_driver *rlk_bench_pick_driver(const rlk_bench_opts *o)
         return &rlk_bench_baseline_driver;
     if (o->scripts_dir != NULL)
         rlk_bench_die(2, "--scripts-dir applies to --baseline only (rlk uses its own set)");
+#ifdef RLK_BENCH_HAVE_ASYNC
+    if (o->api_async)
+        return &rlk_bench_async_driver;
+#else
+    if (o->api_async || o->workload == 3)
+        rlk_bench_die(2, "--api async and --workload pending need the library's async engine "
+                         "(rlk_async.h), which this build lacks");
+#endif
 #ifdef RLK_BENCH_HAVE_LIB
     if (o->workload == 2 && !rlk_bench_rlk_w2_available())
         rlk_bench_die(2, "W2 needs the lock runtime (not built yet)");
@@ -253,7 +275,9 @@ static void rlk_bench_make_target(rlk_bench_setup *s)
     s->t.release = &s->release;
     s->t.lease_ms = RLK_BENCH_LEASE_MS;
     s->t.fair = s->o.fair;
+    s->t.kind = s->o.kind;
     s->t.no_metrics = s->o.no_metrics;
+    s->t.w1_lock = s->o.w1_lock;
     s->t.connect_timeout_ms = 2000;
     s->t.command_timeout_ms = 5000;
 }
@@ -265,29 +289,69 @@ static void rlk_bench_json_common(rlk_bench_json *j, const rlk_bench_setup *s)
     const rlk_bench_opts *o = &s->o;
     char conc[200];
 
-    snprintf(conc, sizeof conc, "%d %s, one per %s, each with its own %s",
-             o->clients, o->procs ? (o->clients == 1 ? "process" : "processes (fork)")
-             : (o->clients == 1 ? "POSIX thread" : "POSIX threads"),
-             o->workload == 1 ? "client" : "contender",
-             o->baseline ? "hiredis connection" : "rlk_client (pool of 1 connection)");
+    if (o->workload == 3)
+        snprintf(conc, sizeof conc, "%d lock requests on %d names from %s", o->requests,
+                 o->names, o->api_async ? "one thread, one rlk_async client and poll loop"
+                                        : "a POSIX thread each, one rlk_client");
+    else if (o->api_async && !o->procs)
+        snprintf(conc, sizeof conc, "%d %s as tasks of one rlk_async client, one thread, one "
+                 "poll loop", o->clients, o->workload == 1 ? "clients" : "contenders");
+    else
+        snprintf(conc, sizeof conc, "%d %s, one per %s, each with its own %s",
+                 o->clients, o->procs ? (o->clients == 1 ? "process" : "processes (fork)")
+                 : (o->clients == 1 ? "POSIX thread" : "POSIX threads"),
+                 o->workload == 1 ? "client" : "contender",
+                 o->baseline ? "hiredis connection"
+                 : o->api_async ? "rlk_async client (poll loop)"
+                 : "rlk_client (pool of 1 connection)");
     rlk_bench_json_str(j, "schema", "peers-bench/1");
     rlk_bench_json_str(j, "impl", "rlk");
     rlk_bench_json_str(j, "lib", s->d->lib);
     rlk_bench_json_str(j, "lib_version", s->d->lib_version);
     rlk_bench_json_str(j, "client_lib", "hiredis " RLK_BENCH_HIREDIS_VERSION_STR);
     rlk_bench_json_str(j, "runtime", "C11, " RLK_BENCH_COMPILER ", pthreads");
-    rlk_bench_json_str(j, "workload", o->workload == 1 ? "w1" : "w2");
+    rlk_bench_json_str(j, "workload", o->workload == 1 ? "w1" : o->workload == 2 ? "w2" : "pending");
     rlk_bench_json_str(j, "variant", o->variant ? o->variant : o->baseline ? "baseline" : "rlk");
-    rlk_bench_json_str(j, "variant_desc", o->workload == 1 ? s->d->w1_desc : s->d->w2_desc);
+    rlk_bench_json_str(j, "variant_desc",
+                       o->workload == 3 ? "lock requests pending at once, then served"
+                       : o->workload == 1 && o->w1_lock && !o->api_async
+                       ? "rlk_lock_try_lock (wait 0, lease 30000 ms) then rlk_lock_unlock on the "
+                         "client's own key; one rlk_client (pool of 1) per client"
+                       : o->workload == 1 ? s->d->w1_desc : s->d->w2_desc);
     rlk_bench_json_int(j, "clients", o->clients);
     rlk_bench_json_num(j, "duration_s", o->duration_s, 3);
     rlk_bench_json_str(j, "concurrency", conc);
     rlk_bench_json_str(j, "clock", "CLOCK_MONOTONIC");
     rlk_bench_json_str(j, "mode", o->procs ? "processes" : "threads");
     rlk_bench_json_str(j, "transport", o->tls ? "tls" : "tcp");
-    rlk_bench_json_str(j, "lock", o->fair ? "fair" : o->setnx ? "setnx" : "reentrant");
+    rlk_bench_json_str(j, "lock", o->kind ? rlk_bench_kind_name(o->kind)
+                       : o->fair ? "fair" : o->setnx ? "setnx" : "reentrant");
+    rlk_bench_json_str(j, "api", o->baseline ? NULL : o->api_async ? "async" : "blocking");
+    if (o->workload == 1)
+        rlk_bench_json_str(j, "w1_calls", o->baseline ? "evalsha" : o->w1_lock ? "lock" : "eval");
     rlk_bench_json_summary_us(j, "rtt_us", &s->rtt);
     rlk_bench_json_int(j, "setup_pings", RLK_BENCH_RTT_PINGS);
+}
+
+#ifdef RLK_BENCH_HAVE_ASYNC
+/* The common fields, for bench_async's pending report. */
+static void rlk_bench_json_common_cb(rlk_bench_json *j, const void *arg)
+{
+    rlk_bench_json_common(j, arg);
+}
+#endif
+
+/* User + system CPU of this process and of its waited-for children (--procs). */
+static double rlk_bench_cpu_now(void)
+{
+    struct rusage self, kids;
+
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &kids);
+    return (double)(self.ru_utime.tv_sec + self.ru_stime.tv_sec + kids.ru_utime.tv_sec +
+                    kids.ru_stime.tv_sec) +
+           (double)(self.ru_utime.tv_usec + self.ru_stime.tv_usec + kids.ru_utime.tv_usec +
+                    kids.ru_stime.tv_usec) / 1e6;
 }
 
 /* Errors of all contenders, one last message, and one error per contender
@@ -344,6 +408,8 @@ static void rlk_bench_report_w1(const rlk_bench_setup *s, rlk_bench_run_result *
     rlk_bench_json_num(&j, "elapsed_s", elapsed, 6);
     rlk_bench_json_num(&j, "ops_per_s", elapsed > 0 ? total / elapsed : 0, 1);
     rlk_bench_json_summary_us(&j, "pair_lat_us", &sum);
+    rlk_bench_json_num(&j, "client_cpu_s", s->cpu_s, 3);
+    rlk_bench_json_num(&j, "cpu_us_per_pair", total ? s->cpu_s * 1e6 / (double)total : NAN, 2);
     rlk_bench_json_int(&j, "errors", (long long)errors);
     rlk_bench_json_str(&j, "last_error", last);
     rlk_bench_json_end(&j);
@@ -388,7 +454,8 @@ static void rlk_bench_write_events(const rlk_bench_setup *s, const rlk_bench_eve
             "clock=CLOCK_MONOTONIC times=absolute_ns start_ns=%lld: "
             "contender,request_ns,acquire_ns,release_ns\n",
             s->o.variant ? s->o.variant : s->o.baseline ? "baseline" : "rlk",
-            s->o.fair ? "fair" : s->o.setnx ? "setnx" : "reentrant", s->o.procs ? "processes" : "threads",
+            s->o.kind ? rlk_bench_kind_name(s->o.kind)
+            : s->o.fair ? "fair" : s->o.setnx ? "setnx" : "reentrant", s->o.procs ? "processes" : "threads",
             s->o.clients, (long long)t0);
     for (i = 0; i < n; i++)
         fprintf(f, "%d,%lld,%lld,%lld\n", ev[i].contender, (long long)(t0 + ev[i].request_ns),
@@ -505,6 +572,9 @@ static void rlk_bench_json_w2(rlk_bench_json *j, const rlk_bench_setup *s,
     rlk_bench_json_int(j, "giveups", (long long)rlk_bench_giveups(r));
     rlk_bench_json_int(j, "stuck_at_deadline", r->stuck);
     rlk_bench_json_summary_us(j, "hold_us", &st->hold);
+    rlk_bench_json_num(j, "client_cpu_s", s->cpu_s, 3);
+    rlk_bench_json_num(j, "cpu_us_per_handoff",
+                       st->handoffs ? s->cpu_s * 1e6 / (double)st->handoffs : NAN, 2);
     rlk_bench_json_int(j, "errors", (long long)errors);
     rlk_bench_json_str(j, "last_error", last);
 }
@@ -568,6 +638,7 @@ int main(int argc, char **argv)
     char err[RLK_BENCH_ERRLEN];
     rlk_bench_run_result r;
     redisContext *c;
+    double cpu0;
     int rc = rlk_bench_parse_opts(argc, argv, &s.o, err, sizeof err);
 
     if (rc < 0) {
@@ -595,9 +666,20 @@ int main(int argc, char **argv)
     }
     rlk_bench_del_keys(c, &s);
     rlk_bench_measure_rtt(c, &s.rtt);
+#ifdef RLK_BENCH_HAVE_ASYNC
+    if (s.o.workload == 3) {
+        rc = rlk_bench_pending(&s.o, &s.t, c, rlk_bench_json_common_cb, &s, err, sizeof err);
+        redisFree(c);
+        if (rc != 0)
+            rlk_bench_die(1, err);
+        return 0;
+    }
+#endif
+    cpu0 = rlk_bench_cpu_now();
     if ((s.o.procs ? rlk_bench_run_procs : rlk_bench_run)(&s.o, s.d, &s.t, s.ids, &r, err,
                                                            sizeof err) != 0)
         rlk_bench_die(1, err);
+    s.cpu_s = rlk_bench_cpu_now() - cpu0;
     if (s.o.workload == 1)
         rlk_bench_report_w1(&s, &r);
     else

@@ -2,6 +2,7 @@
 /* bench_opts: see bench_opts.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_opts.h"
+#include "bench_kinds.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -14,9 +15,12 @@ void rlk_bench_usage(FILE *f)
     fputs("usage: rlk-bench --workload w1|w2 --clients N --duration SECONDS --port PORT\n"
           "                 [--variant NAME] [--host 127.0.0.1] [--key-prefix PREFIX]\n"
           "                 [--hold-ms 1] [--events-out FILE] [--grace SECONDS] [--baseline]\n"
-          "                 [--scripts-dir DIR] [--procs] [--lock reentrant|fair|setnx]\n"
+          "                 [--scripts-dir DIR] [--procs] [--lock reentrant|fair|setnx|\n"
+          "                 rwlock-write|semaphore|psemaphore]\n"
           "                 [--tls [--cacert FILE] [--cert FILE --key FILE]]\n"
-          "                 [--metrics-out FILE] [--no-metrics]\n"
+          "                 [--metrics-out FILE] [--no-metrics] [--api blocking|async] [--w1-lock]\n"
+          "       rlk-bench --workload pending --requests N --names M --port PORT\n"
+          "                 [--api async|blocking] [--key-prefix PREFIX] [--grace SECONDS]\n"
           "\n"
           "  --workload w1    uncontended: each client acquires and releases PREFIX:w1:<i>\n"
           "  --workload w2    contended: N contenders on PREFIX:w2 (acquire, hold, release)\n"
@@ -38,6 +42,8 @@ void rlk_bench_usage(FILE *f)
           "  --lock KIND      W2, rlk variant: reentrant (rlk_lock, default) or fair\n"
           "                   (rlk_fairlock); --baseline: setnx (SET NX PX, compare-and-\n"
           "                   delete: the server's floor for a lock pair)\n"
+          "                   W2, rlk: rwlock-write (the write side), semaphore or\n"
+          "                   psemaphore (1 permit each, used as a mutex)\n"
           "  --tls            every connection over TLS (rediss:// for the library, the\n"
           "                   library's TLS transport for the baseline), certificate checked\n"
           "  --cacert F       the CA of the server's certificate (default: the system store)\n"
@@ -47,6 +53,21 @@ void rlk_bench_usage(FILE *f)
           "                   process=\"<i>\" (--procs) or contender=\"<i>\" (threads)\n"
           "  --no-metrics     rlk variant: turn the library's metric recording off\n"
           "                   (rlk_metrics_set_enabled), to measure what it costs\n"
+          "  --api API        rlk variant: blocking (default: a thread, or a process, per\n"
+          "                   contender) or async (rlk_async.h: one thread, one poll loop\n"
+          "                   driving every contender as a task; --procs: one async client\n"
+          "                   per process)\n"
+          "  --w1-lock        W1 through the lock calls (rlk_lock_try_lock with wait 0, then\n"
+          "                   rlk_lock_unlock) instead of rlk_evalv of the two scripts;\n"
+          "                   --api async always goes through the lock calls\n"
+          "  --workload pending  N lock requests on M names (PREFIX:pending:<j>), each name\n"
+          "                   held by a foreign holder (a blocking client in a child process)\n"
+          "                   until all are pending, then released; every request served\n"
+          "                   (acquire, release at once). Reports served, overlaps,\n"
+          "                   rss_bytes_per_request, fds at the peak. --api async: one\n"
+          "                   thread; --api blocking: a thread per request (128 KiB stacks)\n"
+          "  --requests N     pending: the number of requests (1..1000000)\n"
+          "  --names M        pending: the number of names (1..N)\n"
           "\n"
           "Prints one JSON object (schema peers-bench/1) as the last line of stdout.\n"
           "Exit: 0 run completed, 1 setup failed (connect, scripts), 2 usage.\n", f);
@@ -110,8 +131,16 @@ static int rlk_bench_option(rlk_bench_opts *o, const char *name, const char *val
     int bad = 0;
 
     if (strcmp(name, "--workload") == 0) {
-        o->workload = strcmp(val, "w1") == 0 ? 1 : strcmp(val, "w2") == 0 ? 2 : 0;
+        o->workload = strcmp(val, "w1") == 0 ? 1 : strcmp(val, "w2") == 0 ? 2
+                      : strcmp(val, "pending") == 0 ? 3 : 0;
         bad = o->workload == 0;
+    } else if (strcmp(name, "--api") == 0) {
+        o->api_async = strcmp(val, "async") == 0;
+        bad = !o->api_async && strcmp(val, "blocking") != 0;
+    } else if (strcmp(name, "--requests") == 0) {
+        bad = rlk_bench_parse_int(val, 1, RLK_BENCH_MAX_PENDING, &o->requests);
+    } else if (strcmp(name, "--names") == 0) {
+        bad = rlk_bench_parse_int(val, 1, RLK_BENCH_MAX_PENDING, &o->names);
     } else if (strcmp(name, "--clients") == 0) {
         bad = rlk_bench_parse_int(val, 1, RLK_BENCH_MAX_CLIENTS, &o->clients);
     } else if (strcmp(name, "--duration") == 0) {
@@ -135,7 +164,8 @@ static int rlk_bench_option(rlk_bench_opts *o, const char *name, const char *val
     } else if (strcmp(name, "--lock") == 0) {
         o->fair = strcmp(val, "fair") == 0;
         o->setnx = strcmp(val, "setnx") == 0;
-        bad = !o->fair && !o->setnx && strcmp(val, "reentrant") != 0;
+        o->kind = rlk_bench_kind_parse(val);
+        bad = !o->fair && !o->setnx && !o->kind && strcmp(val, "reentrant") != 0;
     } else if (strcmp(name, "--scripts-dir") == 0) {
         o->scripts_dir = val;
     } else if (strcmp(name, "--cacert") == 0) {
@@ -155,8 +185,39 @@ static int rlk_bench_option(rlk_bench_opts *o, const char *name, const char *val
     return 0;
 }
 
-static int rlk_bench_check(const rlk_bench_opts *o, char *err, size_t errlen)
+static int rlk_bench_check(rlk_bench_opts *o, char *err, size_t errlen)
 {
+    if (o->workload == 3) {
+        if (o->requests == 0 || o->names == 0 || o->port == 0) {
+            snprintf(err, errlen, "--workload pending needs --requests, --names and --port");
+            return -1;
+        }
+        if (o->names > o->requests) {
+            snprintf(err, errlen, "--names (%d) must not exceed --requests (%d)", o->names,
+                     o->requests);
+            return -1;
+        }
+        if (o->clients != 0 || o->duration_s != 0 || o->procs || o->baseline) {
+            snprintf(err, errlen, "--workload pending takes no --clients, --duration, --procs "
+                     "or --baseline");
+            return -1;
+        }
+        o->clients = 1;
+        o->duration_s = 1;
+    } else if (o->requests != 0 || o->names != 0) {
+        snprintf(err, errlen, "--requests and --names go with --workload pending");
+        return -1;
+    }
+    if (o->api_async && o->baseline) {
+        snprintf(err, errlen, "--api applies to the rlk variant, not --baseline");
+        return -1;
+    }
+    if (o->w1_lock && o->baseline) {
+        snprintf(err, errlen, "--w1-lock applies to the rlk variant, not --baseline");
+        return -1;
+    }
+    if (o->api_async)
+        o->w1_lock = 1;
     if (o->workload == 0 || o->clients == 0 || o->duration_s == 0 || o->port == 0) {
         snprintf(err, errlen, "--workload, --clients, --duration and --port are required");
         return -1;
@@ -211,6 +272,10 @@ int rlk_bench_parse_opts(int argc, char **argv, rlk_bench_opts *o, char *err, si
         }
         if (strcmp(arg, "--no-metrics") == 0) {
             o->no_metrics = 1;
+            continue;
+        }
+        if (strcmp(arg, "--w1-lock") == 0) {
+            o->w1_lock = 1;
             continue;
         }
         if (strncmp(arg, "--", 2) != 0) {

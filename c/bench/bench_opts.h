@@ -8,8 +8,10 @@
 
 #define RLK_BENCH_MAX_CLIENTS 1024
 
+#define RLK_BENCH_MAX_PENDING 1000000
+
 typedef struct rlk_bench_opts {
-    int workload;            /* 1 or 2 */
+    int workload;            /* 1 or 2; 3: pending (bench_async.h) */
     int clients;
     double duration_s;
     const char *variant;     /* NULL: "rlk" or "baseline" */
@@ -24,12 +26,18 @@ typedef struct rlk_bench_opts {
     int procs;               /* --procs: one process per contender (W2) or client (W1) */
     int fair;                /* --lock fair: W2 through rlk_fairlock (rlk variant only) */
     int setnx;               /* --lock setnx: SET NX PX + compare-and-delete (--baseline only) */
+    int kind;                /* --lock rwlock-write|semaphore|psemaphore: bench_kinds.h (W2, rlk) */
     int tls;                 /* --tls: every connection TLS (rediss:// for the library) */
     const char *cacert;      /* --cacert FILE: the CA that signed the server's certificate */
     const char *cert;        /* --cert FILE, --key FILE: a client certificate (mutual TLS) */
     const char *key;
     const char *metrics_out; /* rlk variant: the library's metrics exposition; NULL: none */
     int no_metrics;          /* --no-metrics: the library's recording off (rlk_metrics_set_enabled) */
+    int api_async;           /* --api async: the rlk variant through rlk_async.h (bench_async.h) */
+    int w1_lock;             /* --w1-lock, implied by --api async: W1 through the lock calls
+                                (rlk_lock_try_lock wait 0 + rlk_lock_unlock) instead of rlk_evalv */
+    int requests;            /* --workload pending: lock requests made at once */
+    int names;               /* ... on this many names */
     /* Set by the multi-process runner in each child, -1 otherwise: the
      * child reports "ready" on ready_fd and reads the common start time
      * (absolute CLOCK_MONOTONIC ns, or -1: abort) from gate_fd. */

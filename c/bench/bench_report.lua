@@ -482,7 +482,7 @@ M.W2_GOALS = {
 }
 
 function M.meets(v, op, bound)
-    if v == nil then
+    if v == nil or bound == nil then
         return nil
     elseif op == ">=" then
         return v >= bound
@@ -603,6 +603,9 @@ local function w2_goal_cells()
     return cells
 end
 
+-- The W2 variants, in the order of the tables' rows (a variant not run has no row).
+local W2_VARIANTS = { "rlk", "fair", "rwlock-write", "semaphore", "psemaphore", "baseline" }
+
 local function w2_row(n, variant, c, res)
     if not c then
         local why = res and ("n/a: " .. why_missing(res)) or "not run"
@@ -629,7 +632,7 @@ function M.table_w2(picked, sizes, hold_ms)
                       g.handoff_frac, g.p50, g.p99, g.top, g.jain, g.overlaps, g.stuck) }
     local goals = {}
     for _, n in ipairs(sizes) do
-        for _, variant in ipairs({ "rlk", "fair", "baseline" }) do
+        for _, variant in ipairs(W2_VARIANTS) do
             local res = picked["w2/" .. n .. "/" .. variant]
             local c = M.w2_cell(res, hold_ms)
             if res then
@@ -708,7 +711,7 @@ function M.table_w2_modes(picked, sizes, hold_ms)
         "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" }
     local goals = {}
     for _, n in ipairs(sizes) do
-        for _, variant in ipairs({ "rlk", "fair", "baseline" }) do
+        for _, variant in ipairs(W2_VARIANTS) do
             for _, mode in ipairs(MODES) do
                 local res = picked[mode.key .. "/" .. n .. "/" .. variant]
                 local c = M.w2_cell(res, hold_ms)
@@ -753,6 +756,51 @@ function M.table_w2_wake(picked, sizes)
                     table.concat(cells, " | "), fmt(r.rtt_us and r.rtt_us.p50, 1))
             end
         end
+    end
+    return out
+end
+
+-- Issue 21: the read-write lock's write side and the two semaphores (1 permit) beside the
+-- reentrant lock (rlk) of the same run: handoff p50 and p99, who a handoff wakes, and the safety
+-- columns, per contender count and mode.
+M.KINDS = { "rlk", "fair", "rwlock-write", "semaphore", "psemaphore" }
+
+function M.table_w2_kinds(picked, sizes, hold_ms)
+    local out = {
+        "### W2: handoffs of every kind (hold " .. hold_ms .. " ms, slept)", "",
+        "| contenders | mode | kind | handoff p50 µs | p50 ÷ rlk's | handoff p99 µs | acq/s | " ..
+            "handoffs ÷ acq | woken subscribers ÷ handoff | messages ÷ acq | commands/acq | " ..
+            "overlaps | stuck |",
+        "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" }
+    local others = 0
+    for _, n in ipairs(sizes) do
+        for _, mode in ipairs(MODES) do
+            local base = M.w2_cell(picked[mode.key .. "/" .. n .. "/rlk"], hold_ms)
+            for _, kind in ipairs(M.KINDS) do
+                local res = picked[mode.key .. "/" .. n .. "/" .. kind]
+                local c = M.w2_cell(res, hold_ms)
+                local r = res and res.result
+                if c then
+                    if kind ~= "rlk" and kind ~= "fair" then
+                        others = others + 1
+                    end
+                    local overlaps = fmt(c.overlaps)
+                    if c.recheck ~= c.overlaps then
+                        overlaps = overlaps .. " (events: " .. fmt(c.recheck) .. ")"
+                    end
+                    out[#out + 1] = string.format(
+                        "| %d | %s | %s | %s | %s | %s | %s%s | %s | %s | %s | %s | %s | %s |",
+                        n, mode.name, kind, fmt(c.p50, 1),
+                        fmt(per(c.p50, base and base.p50), 2), fmt(c.p99, 1), fmt(c.rate, 0),
+                        c.disturbed and " (disturbed)" or "", fmt(c.handoff_frac, 2),
+                        fmt(r.sub_wakeups_per_handoff, 2), fmt(r.sub_messages_per_acq, 2),
+                        fmt(c.total, 2), overlaps, fmt(c.stuck))
+                end
+            end
+        end
+    end
+    if others == 0 then
+        return {}
     end
     return out
 end
@@ -855,6 +903,73 @@ function M.table_tls(picked, w1_sizes, w2_sizes, hold_ms)
     return out, goals
 end
 
+-- ------------------------------------------------------------------ async
+
+-- The non-blocking API beside the blocking one (issue 20), from variants
+-- rlk-async (rlk-bench --api async) and, for W1, rlk-lockw1 (the blocking
+-- lock calls, --w1-lock; else rlk, which calls the scripts by rlk_evalv) of
+-- the same run. Goals: W1 async pairs/s >= 0.95 x blocking at every size;
+-- W2 async handoff p50 and p99 no worse than blocking; async handoffs >=
+-- 0.9 of acquisitions. CPU: the client's user + system time per pair or
+-- per handoff. Empty when the run had no rlk-async variant.
+M.ASYNC_W1_GOAL = 0.95
+M.ASYNC_HANDOFF_GOAL = 0.9
+function M.table_async(picked, w1_sizes, w2_sizes, hold_ms)
+    local out, goals, any = {
+        "| workload | n | blocking | async | async ÷ blocking | blocking p50 / p99 µs " ..
+            "| async p50 / p99 µs | async handoffs ÷ acq | CPU µs per op, blocking / async |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    }, {}, false
+    for _, n in ipairs(w1_sizes) do
+        local ares = picked["w1/" .. n .. "/rlk-async"]
+        local bres = picked["w1/" .. n .. "/rlk-lockw1"] or picked["w1/" .. n .. "/rlk"]
+        local a, b = M.w1_cell(ares), M.w1_cell(bres)
+        if a then
+            any = true
+            local ratio = per(a.rate, b and b.rate)
+            out[#out + 1] = string.format("| W1 pairs/s (blocking: %s) | %d | %s | %s | %s | %s / %s | %s / %s | | %s / %s |",
+                bres and bres.variant or "none", n, fmt(b and b.rate, 0), fmt(a.rate, 0),
+                fmt(ratio, 2), fmt(b and b.p50, 1), fmt(b and b.p99, 1), fmt(a.p50, 1),
+                fmt(a.p99, 1), fmt(bres and bres.result and bres.result.cpu_us_per_pair, 1),
+                fmt(ares.result.cpu_us_per_pair, 1))
+            goals[#goals + 1] = { what = "W1 at " .. n .. ": async ÷ blocking pairs/s",
+                                  target = "≥ " .. fmt(M.ASYNC_W1_GOAL, 2), measured = fmt(ratio, 2),
+                                  ok = M.meets(ratio, ">=", M.ASYNC_W1_GOAL) }
+        end
+    end
+    for _, mode in ipairs({ { key = "w2", name = "W2 threads" }, { key = "w2p", name = "W2 processes" } }) do
+        for _, n in ipairs(w2_sizes) do
+            local ares = picked[mode.key .. "/" .. n .. "/rlk-async"]
+            local bres = picked[mode.key .. "/" .. n .. "/rlk"]
+            local a, b = M.w2_cell(ares, hold_ms), M.w2_cell(bres, hold_ms)
+            if a then
+                any = true
+                out[#out + 1] = string.format("| %s acq/s | %d | %s | %s | %s | %s / %s | %s / %s | %s | %s / %s |",
+                    mode.name, n, fmt(b and b.rate, 0), fmt(a.rate, 0),
+                    fmt(per(a.rate, b and b.rate), 2), fmt(b and b.p50, 1), fmt(b and b.p99, 1),
+                    fmt(a.p50, 1), fmt(a.p99, 1), fmt(a.handoff_frac, 2),
+                    fmt(bres and bres.result and bres.result.cpu_us_per_handoff, 1),
+                    fmt(ares.result.cpu_us_per_handoff, 1))
+                local where = mode.name .. " at " .. n .. ": async "
+                goals[#goals + 1] = { what = where .. "handoff p50 µs (≤ blocking's)",
+                                      target = "≤ " .. fmt(b and b.p50, 1), measured = fmt(a.p50, 1),
+                                      ok = M.meets(a.p50, "<=", b and b.p50) }
+                goals[#goals + 1] = { what = where .. "handoff p99 µs (≤ blocking's)",
+                                      target = "≤ " .. fmt(b and b.p99, 1), measured = fmt(a.p99, 1),
+                                      ok = M.meets(a.p99, "<=", b and b.p99) }
+                goals[#goals + 1] = { what = where .. "handoffs ÷ acq",
+                                      target = "≥ " .. fmt(M.ASYNC_HANDOFF_GOAL, 2),
+                                      measured = fmt(a.handoff_frac, 2),
+                                      ok = M.meets(a.handoff_frac, ">=", M.ASYNC_HANDOFF_GOAL) }
+            end
+        end
+    end
+    if not any then
+        return {}, {}
+    end
+    return out, goals
+end
+
 -- ------------------------------------------------------------------ main
 
 local function sizes_of(text)
@@ -880,12 +995,15 @@ function M.report(dir, opts, out, warn)
     local w2p, g3 = M.table_w2_modes(picked, sizes_of(opts.w2), tonumber(opts.hold_ms) or 1)
     local tls, g4 = M.table_tls(picked, sizes_of(opts.w1), sizes_of(opts.w2),
                                 tonumber(opts.hold_ms) or 1)
+    local async, g5 = M.table_async(picked, sizes_of(opts.w1), sizes_of(opts.w2),
+                                    tonumber(opts.hold_ms) or 1)
     local goals = {}
     for _, g in ipairs(g1) do goals[#goals + 1] = g end
     for _, g in ipairs(g0) do goals[#goals + 1] = g end
     for _, g in ipairs(g2) do goals[#goals + 1] = g end
     for _, g in ipairs(g3) do goals[#goals + 1] = g end
     for _, g in ipairs(g4) do goals[#goals + 1] = g end
+    for _, g in ipairs(g5) do goals[#goals + 1] = g end
     local rep = tonumber(opts["repeat"]) or 1
     out(string.format("redis-server %s%s; %s s per run%s; %s", opts.version or "?",
         opts.pinned == "1" and " pinned to CPU 0, rlk-bench to CPU 1" or " (unpinned)",
@@ -908,9 +1026,20 @@ function M.report(dir, opts, out, warn)
         out(table.concat(tls, "\n"))
         out("")
     end
+    if #async > 0 then
+        out("### The non-blocking API beside the blocking one (rlk-async)")
+        out("")
+        out(table.concat(async, "\n"))
+        out("")
+    end
     local wake = M.table_w2_wake(picked, sizes_of(opts.w2))
     if #wake > 4 then
         out(table.concat(wake, "\n"))
+        out("")
+    end
+    local kinds = M.table_w2_kinds(picked, sizes_of(opts.w2), tonumber(opts.hold_ms) or 1)
+    if #kinds > 0 then
+        out(table.concat(kinds, "\n"))
         out("")
     end
     out(table.concat(M.table_goals(goals), "\n"))

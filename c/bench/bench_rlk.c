@@ -6,6 +6,7 @@
 #include "bench_clock.h"
 #include "bench_dial.h"
 #include "bench_driver.h"
+#include "bench_kinds.h"
 
 #include "rlk.h"
 #include "kinds/lock.h"
@@ -24,6 +25,7 @@ typedef struct rlk_bench_lib {
     rlk_bench_call release;
     rlk_lock *lock;        /* W2: this contender's handle on the lock key */
     rlk_fairlock *fair;    /* W2 with --lock fair: the same as a fair lock */
+    rlk_bench_kind_state *kind;   /* W2 with --lock rwlock-write|semaphore|psemaphore */
     long long lease_ms;    /* W2: the lease, as the baseline's scripts get it */
 } rlk_bench_lib;
 
@@ -55,6 +57,14 @@ static int rlk_bench_lib_w2_open(rlk_bench_lib *b, char *err, size_t errlen)
     if (*end != '\0' || b->lease_ms <= 0) {
         snprintf(err, errlen, "bad lease \"%s\"", b->t->lease_ms);
         return -1;
+    }
+    if (b->t->kind) {
+        b->kind = rlk_bench_kind_open(b->client, b->t->kind, b->id->key);
+        if (b->kind == NULL) {
+            rlk_bench_lib_error(b, rlk_bench_kind_name(b->t->kind), err, errlen);
+            return -1;
+        }
+        return 0;
     }
     if (b->t->fair) {
         b->fair = rlk_fairlock_new(b->client, b->id->key);
@@ -88,7 +98,9 @@ static rlk_bench_acq rlk_bench_lib_lock(void *st, const atomic_int *abandon, int
     int rc;
 
     (void)abandon; /* set at give_up_ns, when the wait below runs out anyway */
-    if (b->fair)
+    if (b->kind)
+        rc = rlk_bench_kind_lock(b->kind, rlk_bench_lib_wait_ms(give_up_ns), b->lease_ms);
+    else if (b->fair)
         rc = rlk_fairlock_try_lock(b->fair, rlk_bench_lib_wait_ms(give_up_ns), b->lease_ms);
     else
         rc = rlk_lock_try_lock(b->lock, rlk_bench_lib_wait_ms(give_up_ns), b->lease_ms);
@@ -99,7 +111,8 @@ static rlk_bench_acq rlk_bench_lib_lock(void *st, const atomic_int *abandon, int
     if (rc == RLK_ERR_BUSY ||
         (rc == RLK_ERR_TIMEOUT && rlk_bench_now_ns() >= give_up_ns - INT64_C(1000000)))
         return RLK_BENCH_ACQ_ABANDONED;
-    rlk_bench_lib_error(b, "rlk_lock_try_lock", err, errlen);
+    rlk_bench_lib_error(b, b->kind ? rlk_bench_kind_call(b->kind, 0) : "rlk_lock_try_lock", err,
+                        errlen);
     return RLK_BENCH_ACQ_ERR;
 }
 
@@ -107,6 +120,12 @@ static int rlk_bench_lib_unlock(void *st, char *err, size_t errlen)
 {
     rlk_bench_lib *b = st;
 
+    if (b->kind) {
+        if (rlk_bench_kind_unlock(b->kind) == RLK_OK)
+            return 0;
+        rlk_bench_lib_error(b, rlk_bench_kind_call(b->kind, 1), err, errlen);
+        return -1;
+    }
     if ((b->fair ? rlk_fairlock_unlock(b->fair) : rlk_lock_unlock(b->lock)) == RLK_OK)
         return 0;
     rlk_bench_lib_error(b, b->fair ? "rlk_fairlock_unlock" : "rlk_lock_unlock", err, errlen);
@@ -117,8 +136,10 @@ static void rlk_bench_lib_w2_close(rlk_bench_lib *b)
 {
     rlk_lock_free(b->lock);
     rlk_fairlock_free(b->fair);
+    rlk_bench_kind_close(b->kind);
     b->lock = NULL;
     b->fair = NULL;
+    b->kind = NULL;
 }
 /* ============================================================ end of W2 == */
 
@@ -167,7 +188,7 @@ static int rlk_bench_lib_open(void **st, const rlk_bench_target *t,
     rlk_bench_script_bind(t->release, &b->values, &b->release);
     if (t->no_metrics)
         (void)rlk_metrics_set_enabled(b->client, 0);
-    if (t->workload == 2 && rlk_bench_lib_w2_open(b, err, errlen) != 0) {
+    if ((t->workload == 2 || t->w1_lock) && rlk_bench_lib_w2_open(b, err, errlen) != 0) {
         rlk_free(b->client);
         free(b);
         return -1;
@@ -196,6 +217,16 @@ static rlk_bench_acq rlk_bench_lib_try_acquire(void *st, char *err, size_t errle
     redisReply *r;
     rlk_bench_acq out = RLK_BENCH_ACQ_ERR;
 
+    if (b->t->w1_lock) { /* --w1-lock: the blocking lock call, one attempt */
+        int rc = rlk_lock_try_lock(b->lock, 0, b->lease_ms);
+
+        if (rc == RLK_OK)
+            return RLK_BENCH_ACQ_OK;
+        if (rc == RLK_ERR_BUSY)
+            return RLK_BENCH_ACQ_HELD;
+        rlk_bench_lib_error(b, "rlk_lock_try_lock", err, errlen);
+        return RLK_BENCH_ACQ_ERR;
+    }
     if (rlk_bench_lib_eval(b, b->t->acquire, &b->acquire, &r, err, errlen) != RLK_OK)
         return RLK_BENCH_ACQ_ERR;
     if (r->type == REDIS_REPLY_NIL)
@@ -208,12 +239,16 @@ static rlk_bench_acq rlk_bench_lib_try_acquire(void *st, char *err, size_t errle
     return out;
 }
 
+static int rlk_bench_lib_unlock(void *st, char *err, size_t errlen);
+
 static int rlk_bench_lib_release(void *st, char *err, size_t errlen)
 {
     rlk_bench_lib *b = st;
     redisReply *r;
     int rc = -1;
 
+    if (b->t->w1_lock)
+        return rlk_bench_lib_unlock(st, err, errlen);
     if (rlk_bench_lib_eval(b, b->t->release, &b->release, &r, err, errlen) != RLK_OK)
         return -1;
     if (r->type == REDIS_REPLY_INTEGER && r->integer == 1)
@@ -336,7 +371,8 @@ const rlk_bench_driver rlk_bench_rlk_driver = {
     rlk_bench_lib_close,
     "rlk_evalv(\"reentrant/acquire\") then rlk_evalv(\"reentrant/release\") on the client's "
     "own key; one rlk_client (pool of 1) per client",
-    "rlk_lock_try_lock or, with --lock fair, rlk_fairlock_try_lock (blocking: local FIFO, pub/sub wake-ups; wait = time left until "
+    "rlk_lock_try_lock or, with --lock fair|rwlock-write|semaphore|psemaphore, the kind's "
+    "try_lock / try_acquire (1 permit) (blocking: local FIFO, pub/sub wake-ups; wait = time left until "
     "deadline + grace; lease 30000 ms, no watchdog), hold by sleeping, rlk_lock_unlock; "
     "one rlk_client (pool of 1) per contender",
     rlk_bench_lib_metrics,

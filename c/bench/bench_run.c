@@ -12,6 +12,9 @@
 #include <unistd.h>
 
 #include "bench_clock.h"
+#ifdef RLK_BENCH_HAVE_ASYNC
+#include "bench_async.h"
+#endif
 
 #define RLK_BENCH_BACKOFF_NS INT64_C(1000000)
 
@@ -433,7 +436,7 @@ static int rlk_bench_open_failed(rlk_bench_runner *r, int started, char *err, si
 
 /* In a child of rlk_bench_run_procs (o->ready_fd >= 0): says "ready" and
  * reads the common start time. 0 with *t0, or -1: the run is off. */
-static int rlk_bench_child_gate(const rlk_bench_opts *o, int64_t *t0)
+int rlk_bench_child_gate(const rlk_bench_opts *o, int64_t *t0)
 {
     char ready = 'R';
 
@@ -449,10 +452,15 @@ int rlk_bench_run(const rlk_bench_opts *o, const rlk_bench_driver *d,
                   const rlk_bench_target *t, const rlk_bench_identity *ids,
                   rlk_bench_run_result *out, char *err, size_t errlen)
 {
-    rlk_bench_runner *r = malloc(sizeof *r);
+    rlk_bench_runner *r;
     int64_t t0 = 0;
     int started;
 
+#ifdef RLK_BENCH_HAVE_ASYNC
+    if (o->api_async) /* one loop in this thread; a --procs child runs its one task here */
+        return rlk_bench_run_async(o, t, ids, out, err, errlen);
+#endif
+    r = malloc(sizeof *r);
     memset(out, 0, sizeof *out);
     if (r == NULL || rlk_bench_runner_init(r, o, d, t, ids) != 0) {
         free(r);

@@ -60,6 +60,11 @@ int rlk_bench_run_procs(const rlk_bench_opts *o, const rlk_bench_driver *d,
                         const rlk_bench_target *t, const rlk_bench_identity *ids,
                         rlk_bench_run_result *out, char *err, size_t errlen);
 
+/* In a child of rlk_bench_run_procs (o->ready_fd >= 0): says "ready" and
+ * reads the common start time into *t0. 0 (also when not a child: *t0
+ * untouched), or -1: the run is off. */
+int rlk_bench_child_gate(const rlk_bench_opts *o, int64_t *t0);
+
 /* Frees *r. Call only when r->unfinished == 0: abandoned threads may still
  * use what the run shares with them. */
 void rlk_bench_run_free(rlk_bench_run_result *r);

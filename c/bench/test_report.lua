@@ -294,6 +294,43 @@ test("report: threads and processes side by side, EVALSHA and round trips, fair 
     has(text, "| W2 processes at 8: fair: commands/acq | ≤ 30 | 31.50 | MISSED |", "fair goal")
 end)
 
+test("report: every kind's handoffs beside the reentrant lock's (issue 21)", function()
+    local dir = scratch .. "/kinds"
+    local function json(p50, woken, messages)
+        local o = { acq = 1000, acq_per_s = 500, handoffs = 500, p50 = p50, p99 = 3 * p50,
+                    jain = 1 }
+        return (w2_json(o):gsub('}$', ',"sub_wakeups_per_handoff":' .. woken ..
+                                ',"sub_messages_per_acq":' .. messages .. '}'))
+    end
+    fixture(dir, {
+        { workload = "w2p", clients = 8, variant = "rlk", out = json(400, 1.01, 1.02),
+          after = stats_text(3000, 0, 13000), events = events_text(1000) },
+        { workload = "w2p", clients = 8, variant = "rwlock-write", out = json(800, 13.5, 8.01),
+          after = stats_text(5000, 0, 45000), events = events_text(1000) },
+        { workload = "w2p", clients = 8, variant = "semaphore", out = json(1000, 9.25, 8),
+          after = stats_text(4000, 0, 26000), events = events_text(1000, true) },
+    })
+    local rc, text = report(dir, { w1 = "", w2 = "8", hold_ms = "1" })
+    eq(rc, 1, "exit: the semaphore's events hold an overlap")
+    has(text, "| 8 | processes | rlk | 400.0 | 1.00 | 1200.0 | 500 | 1.00 | 1.01 | 1.02 | 16.00 | 0 | 0 |",
+        "the reentrant lock's row")
+    has(text, "| 8 | processes | rwlock-write | 800.0 | 2.00 | 2400.0 | 500 | 1.00 | 13.50 | 8.01 | " ..
+              "50.00 | 0 | 0 |", "the write side: woken subscribers per handoff")
+    has(text, "| 8 | processes | semaphore | 1000.0 | 2.50 | 3000.0 | 500 | 1.00 | 9.25 | 8.00 | " ..
+              "29.97 | 0 (events: 1) | 0 |", "the semaphore: the overlap re-checked")
+    has(text, "| 8 | processes | rwlock-write | 500 | 1.00 |", "its row in the modes table")
+end)
+
+test("report: no kinds table without another kind", function()
+    local dir = scratch .. "/nokinds"
+    fixture(dir, {
+        { workload = "w2", clients = 8, variant = "rlk", out = w2_json(GOOD_W2_32),
+          after = stats_text(30, 10, 50), events = events_text(10) },
+    })
+    local _, text = report(dir, { w1 = "", w2 = "8", hold_ms = "1" })
+    eq(text:find("handoffs of every kind", 1, true), nil, "no table")
+end)
+
 test("report: goals missed, missing baseline, a disturbed run", function()
     local dir = scratch .. "/missed"
     fixture(dir, {
@@ -366,6 +403,44 @@ test("report: server µs per pair against SET NX PX and Redisson's scripts", fun
     has(text, "| W1 at 1: server µs/pair ÷ SET NX PX lock's | ≤ 2.0 | 3.00 | MISSED |", "goal 1")
     has(text, "| W1 at 8: server µs/pair ÷ SET NX PX lock's | ≤ 2.0 | 1.50 | met |", "goal 8")
     eq(text:find("W1 at 64: server", 1, true), nil, "no goal without the setnx cell")
+end)
+
+test("report: the async API beside the blocking one, its goals met and missed", function()
+    local dir = scratch .. "/async"
+    local function with_cpu(json, field, v)
+        return (json:gsub("}$", string.format(',"%s":%s}', field, v)))
+    end
+    fixture(dir, {
+        { workload = "w1", clients = 8, variant = "rlk", out = with_cpu(w1_json(1000), "cpu_us_per_pair", 60) },
+        { workload = "w1", clients = 8, variant = "rlk-lockw1",
+          out = with_cpu(w1_json(900), "cpu_us_per_pair", 80) },
+        { workload = "w1", clients = 8, variant = "rlk-async",
+          out = with_cpu(w1_json(880), "cpu_us_per_pair", 20) },
+        { workload = "w2", clients = 32, variant = "rlk",
+          out = with_cpu(w2_json(GOOD_W2_32), "cpu_us_per_handoff", 400), events = events_text(20) },
+        { workload = "w2", clients = 32, variant = "rlk-async",
+          out = with_cpu(w2_json({ acq = 2100, acq_per_s = 700, handoffs = 700, p50 = 150, p99 = 900,
+                                   jain = 1 }), "cpu_us_per_handoff", 250), events = events_text(20) },
+    })
+    local rc, text = report(dir, { w1 = "8", w2 = "32", hold_ms = "1", duration = "3" })
+    eq(rc, 0, "exit")
+    has(text, "### The non-blocking API beside the blocking one (rlk-async)", "heading")
+    -- W1 divides by the blocking lock calls (rlk-lockw1), not by rlk_evalv (rlk)
+    has(text, "| W1 pairs/s (blocking: rlk-lockw1) | 8 | 900 | 880 | 0.98 | 150.5 / 400.0 | " ..
+              "150.5 / 400.0 | | 80.0 / 20.0 |", "W1 row")
+    has(text, "| W2 threads acq/s | 32 | 667 | 700 | 1.05 | 180.4 / 700.0 | 150.0 / 900.0 | 1.00 | " ..
+              "400.0 / 250.0 |", "W2 row")
+    has(text, "| W1 at 8: async ÷ blocking pairs/s | ≥ 0.95 | 0.98 | met |", "W1 goal")
+    has(text, "| W2 threads at 32: async handoff p50 µs (≤ blocking's) | ≤ 180.4 | 150.0 | met |",
+        "p50 goal")
+    has(text, "| W2 threads at 32: async handoff p99 µs (≤ blocking's) | ≤ 700.0 | 900.0 | MISSED |",
+        "p99 goal")
+    has(text, "| W2 threads at 32: async handoffs ÷ acq | ≥ 0.90 | 1.00 | met |", "handoff goal")
+    -- no rlk-async run: no table
+    local dir2 = scratch .. "/no-async"
+    fixture(dir2, { { workload = "w1", clients = 8, variant = "rlk", out = w1_json(1000) } })
+    local _, text2 = report(dir2, { w1 = "8", w2 = "", hold_ms = "1", duration = "3" })
+    eq(text2:find("rlk-async", 1, true), nil, "no async table without the variant")
 end)
 
 test("report: an overlap in the events fails the run even when rlk-bench saw none", function()

@@ -76,6 +76,8 @@ local function bench_cmd(variant, prefix, events, duration_s)
                           variant:match("^baseline") and "--baseline" or "",
                           variant:match("procs$") and "--procs" or "",
                           variant:match("^fair") and "--lock fair" or "",
+                          (variant:match("^rwlock%-write") or variant:match("^p?semaphore")) and
+                              "--lock " .. variant:gsub("%-procs$", "") or "",
                           "--events-out", q(events) }, " ")
 end
 
@@ -190,6 +192,36 @@ for _, variant in ipairs(variants) do
         check(ms < (STUCK_DURATION_S + GRACE_S) * 1000 + 20000, "took %s ms", tostring(ms))
         local left = sh("redis-cli -h 127.0.0.1 -p " .. port .. " exists " .. q(key))
         check(left:match("^0"), "rlk-bench left its key behind: %s", left)
+    end)
+end
+
+-- The other kinds (issue 21): the read-write lock's write side and the semaphores of 1 permit,
+-- used as a mutex; the same records, no overlap, none stuck.
+local kinds = have_rlk and { "rwlock-write", "semaphore-procs", "psemaphore" } or {}
+for _, variant in ipairs(kinds) do
+    test(variant .. ": a contended run records consistent acquisitions, no overlap, none stuck",
+         function()
+        local base = scratch .. "/smoke-" .. variant
+        sh(bench_cmd(variant, "smoke-" .. variant, base .. ".events") .. " >" .. q(base .. ".out")
+           .. " 2>" .. q(base .. ".err") .. "; echo $? >" .. q(base .. ".rc"))
+        local rc, r, err, ev, start = collect(base)
+        check_common(rc, r, err)
+        check(r.lock == variant:gsub("%-procs$", ""), "lock %s", tostring(r.lock))
+        check(r.acquisitions > 0, "no acquisition")
+        check(r.stuck_at_deadline == 0, "%s stuck", tostring(r.stuck_at_deadline))
+        check(r.mode == (variant:match("procs$") and "processes" or "threads"), "mode %s",
+              tostring(r.mode))
+        check_events(r, ev, start)
+    end)
+end
+
+if have_rlk then
+    test("--lock semaphore is refused with --baseline and for W1 (exit 2)", function()
+        for _, extra in ipairs({ "--workload w2 --baseline", "--workload w1" }) do
+            local out = sh(q(bench) .. " " .. extra .. " --clients 2 --duration 1 --port " .. port
+                           .. " --lock semaphore >/dev/null 2>&1; echo $?")
+            check(out:match("^2"), "%s: exit %s", extra, out)
+        end
     end)
 end
 

@@ -16,6 +16,7 @@
 #include "client/functions.h"
 #include "client/tls.h"
 #include "client/url.h"
+#include "kinds/names.h"
 
 typedef struct check_opts {
     const char *url;
@@ -564,52 +565,6 @@ static void check_scripts(checker *k)
 
 /* ---------------------------------------------------------------- ACL */
 
-/* A kind's keys and channels by the role names its scripts' headers give KEYS
- * ("-- KEYS[2]: channel - ..."); "%s" is the lock name. */
-typedef struct kind_layout {
-    const char *kind;       /* scripts/<kind>/ */
-    const char *channel;    /* the channel its waiters subscribe to; NULL: none */
-    const char *timeouts;   /* the "timeouts" key */
-    const char *derived;    /* a key a script derives (not in KEYS), or NULL */
-} kind_layout;
-
-static const kind_layout kinds[] = {
-    {"reentrant", "redisson_lock__channel:{%s}", NULL, NULL},
-    {"rwlock", "redisson_rwlock:{%s}", NULL, "{%s}:o:rwlock_timeout:1"},
-    {"fair", "redisson_lock__channel:{%s}:w", "redisson_lock_timeout:{%s}", NULL},
-    {"fenced", "redisson_lock__channel:{%s}", NULL, NULL},
-    {"semaphore", "redisson_sc:{%s}", NULL, NULL},
-    {"psemaphore", "redisson_sc:{%s}", "{%s}:timeout", NULL},
-    {"latch", "redisson_countdownlatch__channel__{%s}", NULL, NULL},
-    {"token", NULL, NULL, NULL},
-};
-
-/* The key pattern of a KEYS role of a kind; NULL when unknown. */
-static const char *role_pattern(const kind_layout *kl, const char *role)
-{
-    if (strcmp(role, "channel") == 0) {
-        if (strcmp(kl->kind, "rwlock") == 0)
-            return "redisson_rwlock:{%s}";
-        if (strcmp(kl->kind, "semaphore") == 0 || strcmp(kl->kind, "psemaphore") == 0)
-            return "redisson_sc:{%s}";
-        if (strcmp(kl->kind, "latch") == 0)
-            return "redisson_countdownlatch__channel__{%s}";
-        return "redisson_lock__channel:{%s}";
-    }
-    if (strcmp(role, "lock") == 0 || strcmp(role, "locks") == 0 ||
-        strcmp(role, "semaphore") == 0 || strcmp(role, "latch") == 0)
-        return "%s";
-    if (strcmp(role, "queue") == 0)
-        return "redisson_lock_queue:{%s}";
-    if (strcmp(role, "timeouts") == 0)
-        return kl->timeouts;
-    if (strcmp(role, "token") == 0)
-        return "redisson_lock_token:{%s}";
-    if (strcmp(role, "prefix") == 0)
-        return "{%s}";
-    return NULL;
-}
-
 /* Argument templates for the commands scripts run (K: a key, C: a channel). */
 static const struct { const char *cmd; const char *args; } cmd_args[] = {
     {"get", "K"}, {"set", "K v"}, {"del", "K"}, {"exists", "K"}, {"type", "K"},
@@ -699,42 +654,54 @@ static int dryrun_template(probe *p, const char *cmd, const char *args, char key
     return result;
 }
 
-/* Checks what one kind needs: 1 all allowed, 0 something denied, -1 not known. */
-static int probe_kind(probe *p, const kind_layout *kl)
+/* Checks what one kind needs: 1 all allowed, 0 something denied, -1 not known.
+ * The kind's keys and channels come from the library (kinds/names.h), each
+ * script's KEYS by the roles its header names (rlk_script_key_roles). */
+static int probe_kind(probe *p, const rlk_names_kind *kl)
 {
     char keys[8][300], chans[2][300], seen[64][24];
     int nkeys = 0, nchans = 0, nseen = 0, result = 1;
     size_t plen = strlen(kl->kind);
     rlk_client *c = p->k->c;
+    char *nm;
 
 #define MERGE(ok) do { int ok_ = (ok); if (ok_ < 0) return -1; if (ok_ == 0) result = 0; } while (0)
-    if (kl->channel)
-        snprintf(chans[nchans++], sizeof chans[0], kl->channel, p->name);
-    if (strcmp(kl->kind, "fair") == 0)
-        snprintf(chans[nchans++], sizeof chans[0], "redisson_lock__channel:{%s}", p->name);
-    if (kl->derived)
-        snprintf(keys[nkeys++], sizeof keys[0], kl->derived, p->name);
+    if (kl->waiter_channels && (nm = rlk_names_waiter_channel(p->name, "w", 1)) != NULL) {
+        snprintf(chans[nchans++], sizeof chans[0], "%s", nm);
+        free(nm);
+    }
+    if ((nm = rlk_names_channel(kl, p->name)) != NULL) {
+        snprintf(chans[nchans++], sizeof chans[0], "%s", nm);
+        free(nm);
+    }
+    if (strcmp(kl->kind, "rwlock") == 0 && (nm = rlk_names_rw_timeout(p->name, "o", 1)) != NULL) {
+        snprintf(keys[nkeys++], sizeof keys[0], "%s", nm);  /* a key the scripts derive */
+        free(nm);
+    }
     for (size_t i = 0; i < rlk_script_count(c); i++) {
         const rlk_script_info *s = rlk_script_at(c, i);
-        const char *argv[12];
+        const char *argv[12], *roles;
         char skeys[6][300], nk[16], fname[96];
         int n = 0;
 
         if (strncmp(s->name, kl->kind, plen) != 0 || s->name[plen] != '/')
             continue;
-        /* The script's KEYS, by role, from its header. */
-        for (const char *h = strstr(s->body, "\n-- KEYS["); h && n < 6; h = strstr(h + 1, "\n-- KEYS[")) {
-            const char *colon = strstr(h, "]: ");
+        /* The script's KEYS, by role, from its header (generated at build time). */
+        roles = rlk_script_key_roles(s->name);
+        for (const char *r = roles; r && *r && n < 6; r += strspn(r, " ")) {
+            size_t w = strcspn(r, " ");
             char role[32];
-            const char *pat;
+            int unknown;
 
-            if (!colon)
-                break;
-            snprintf(role, sizeof role, "%.*s", (int)strcspn(colon + 3, " \n"), colon + 3);
-            pat = role_pattern(kl, role);
-            if (!pat)
-                continue;
-            snprintf(skeys[n], sizeof skeys[0], pat, p->name);
+            snprintf(role, sizeof role, "%.*s", (int)w, r);
+            r += w;
+            if (!(nm = rlk_names_key(kl, role, p->name, &unknown))) {
+                if (unknown)
+                    continue;
+                return -1;
+            }
+            snprintf(skeys[n], sizeof skeys[0], "%s", nm);
+            free(nm);
             if (strcmp(role, "channel") != 0) {
                 int dup = 0;
 
@@ -840,9 +807,10 @@ static void check_acl(checker *k)
         snprintf(user, sizeof user, "%s", r->str);
         freeReplyObject(r);
     }
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    for (size_t i = 0; i < rlk_names_kind_count(); i++) {
+        const rlk_names_kind *kind = rlk_names_kind_at(i);
         probe p = {k, user, k->o->name, "", 0};
-        int ok = probe_kind(&p, &kinds[i]);
+        int ok = probe_kind(&p, kind);
 
         if (k->fatal)
             return;
@@ -855,17 +823,17 @@ static void check_acl(checker *k)
             return;
         }
         snprintf(kinds_json + strlen(kinds_json), sizeof kinds_json - strlen(kinds_json),
-                 "%s\"%s\": \"%s\"", i ? ", " : "", kinds[i].kind,
+                 "%s\"%s\": \"%s\"", i ? ", " : "", kind->kind,
                  ok > 0 ? "ok" : ok == 0 ? "denied" : "unknown");
         if (ok == 0) {
             snprintf(denied_list + strlen(denied_list), sizeof denied_list - strlen(denied_list),
-                     "%s%s", ndenied ? ", " : "", kinds[i].kind);
+                     "%s%s", ndenied ? ", " : "", kind->kind);
             if (!ndenied++)
                 snprintf(first_denied, sizeof first_denied, "%s", p.denied);
         } else if (ok < 0) {
             nunknown++;
         }
-        if (strcmp(kinds[i].kind, "reentrant") == 0 && ok >= 0) {
+        if (strcmp(kind->kind, "reentrant") == 0 && ok >= 0) {
             probe q = {k, user, k->o->name, "", 0};
 
             script_load_allowed =

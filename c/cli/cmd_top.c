@@ -38,7 +38,10 @@
 #include "client/cluster.h"
 #include "client/conn.h"
 #include "client/slot.h"
+#include "client/topo.h"
 #include "inspect.h"
+#include "kind_mark.h"
+#include "kinds/names.h"
 #include "runtime/fam.h"
 
 static const char top_usage[] =
@@ -286,10 +289,10 @@ static const struct {
     int suffix;
     unsigned flag;
 } top_companions[] = {
-    {"redisson_lock_queue:", 0, TOP_F_QUEUE},   {"redisson_lock_timeout:", 0, TOP_F_TIMEOUT},
-    {"redisson_lock_token:", 0, TOP_F_TOKEN},   {":rlk_waiters", 1, TOP_F_WAITERS},
-    {":rlk_next", 1, TOP_F_NEXT},               {":timeout", 1, TOP_F_PERMITS},
-    {":rlk_kind", 1, TOP_F_MARK},
+    {RLK_NAMES_QUEUE ":", 0, TOP_F_QUEUE},      {RLK_NAMES_TIMEOUTS ":", 0, TOP_F_TIMEOUT},
+    {RLK_NAMES_TOKEN ":", 0, TOP_F_TOKEN},      {":" RLK_NAMES_WAITERS, 1, TOP_F_WAITERS},
+    {":" RLK_NAMES_GRANT, 1, TOP_F_NEXT},       {":" RLK_NAMES_PERMITS, 1, TOP_F_PERMITS},
+    {":" RLK_KM_SUFFIX_NAME, 1, TOP_F_MARK},
 };
 
 /* 1 when key is a companion (its base and flag set; flag 0: skipped, a
@@ -297,7 +300,7 @@ static const struct {
 static int top_companion(const char *key, size_t len, const char **base, size_t *blen,
                          unsigned *flag)
 {
-    if (memmem(key, len, ":rwlock_timeout:", 16)) {
+    if (memmem(key, len, ":" RLK_NAMES_RW_TIMEOUT ":", sizeof RLK_NAMES_RW_TIMEOUT + 1)) {
         *flag = 0;
         return 1;
     }
@@ -371,7 +374,7 @@ static int top_node_of(top_state *s, const top_row *r)
 
     if (r->node >= 0)
         return r->node;
-    if (s->nnodes == 1 || !s->c->cluster)
+    if (s->nnodes == 1 || !rlk_topo_routed(s->c))
         return 0;
     if (rlk_cluster_owner_addr(s->c, rlk_key_slot(r->name, strlen(r->name)), addr,
                                sizeof addr) < 0)
@@ -465,8 +468,8 @@ static int top_read_counts(top_state *s, int node, top_row **rows, size_t n)
         goto out;
     }
     for (size_t i = 0; i < n; i++) {
-        keys[2 * i] = top_key(rows[i]->name, NULL, "timeout");
-        keys[2 * i + 1] = top_key(rows[i]->name, NULL, "rlk_kind");
+        keys[2 * i] = top_key(rows[i]->name, NULL, RLK_NAMES_PERMITS);
+        keys[2 * i + 1] = top_key(rows[i]->name, NULL, RLK_KM_SUFFIX_NAME);
         if (!keys[2 * i] || !keys[2 * i + 1]) {
             rc = RLK_ERR_NOMEM;
             goto out;
@@ -643,27 +646,20 @@ static int top_scan_node(top_state *s, int node, const char *type)
 
 /* ---------------------------------------------------------------- step 3: pub/sub */
 
-static const char *const top_channel_prefixes[] = {
-    "redisson_lock__channel:", "redisson_rwlock:", "redisson_sc:",
-    "redisson_countdownlatch__channel__",
-};
-
-/* The lock name of a channel (malloc'd), or NULL. */
+/* The lock name of a channel (malloc'd), or NULL. The kinds' channel
+ * prefixes come from the library (kinds/names.h). */
 static char *top_channel_base(const char *ch, size_t len)
 {
-    for (size_t i = 0; i < 4; i++) {
-        size_t p = strlen(top_channel_prefixes[i]);
-        const char *rest = ch + p, *close;
+    size_t p = rlk_names_channel_prefix(ch, len);
+    const char *rest = ch + p, *close;
 
-        if (len <= p || memcmp(ch, top_channel_prefixes[i], p) != 0)
-            continue;
-        len -= p;
-        if (rest[0] == '{' && (close = memchr(rest, '}', len)) && close > rest + 1 &&
-            !memchr(rest + 1, '{', (size_t)(close - rest - 1)))
-            return strndup(rest + 1, (size_t)(close - rest - 1));  /* {N} or {N}:<owner> */
-        return strndup(rest, len);
-    }
-    return NULL;
+    if (p == 0)
+        return NULL;
+    len -= p;
+    if (rest[0] == '{' && (close = memchr(rest, '}', len)) && close > rest + 1 &&
+        !memchr(rest + 1, '{', (size_t)(close - rest - 1)))
+        return strndup(rest + 1, (size_t)(close - rest - 1));  /* {N} or {N}:<owner> */
+    return strndup(rest, len);
 }
 
 /* NUMSUB (or SHARDNUMSUB) of channels[0..n) on node, added to their rows. */
@@ -689,7 +685,7 @@ static int top_numsub(top_state *s, int node, const char *cmd, redisReply **ch, 
             char *base = name->type == REDIS_REPLY_STRING ? top_channel_base(name->str, name->len)
                                                           : NULL;
             top_row *row = base && top_matches(s, base)
-                               ? top_get(&s->t, base, strlen(base), s->c->cluster ? -1 : node)
+                               ? top_get(&s->t, base, strlen(base), rlk_topo_routed(s->c) ? -1 : node)
                                : NULL;
 
             if (row && num->type == REDIS_REPLY_INTEGER)
@@ -703,28 +699,29 @@ static int top_numsub(top_state *s, int node, const char *cmd, redisReply **ch, 
 
 static int top_pubsub_node(top_state *s, int node)
 {
-    const char *argv[8][3];
-    const char **pv[8];
-    int argc[8], rc;
-    redisReply *rep[8];
+    enum { H = RLK_NAMES_CHANNEL_HEADS };
+    const char *argv[2 * H][3];
+    const char **pv[2 * H];
+    int argc[2 * H], rc;
+    redisReply *rep[2 * H];
+    char pats[H][64];
 
-    for (int i = 0; i < 8; i++) {
-        static char pats[4][64];
-
-        snprintf(pats[i % 4], sizeof pats[i % 4], "%s*", top_channel_prefixes[i % 4]);
+    for (int i = 0; i < H; i++)
+        snprintf(pats[i], sizeof pats[i], "%s*", rlk_names_channel_head((size_t)i));
+    for (int i = 0; i < 2 * H; i++) {
         argv[i][0] = "PUBSUB";
-        argv[i][1] = i < 4 ? "CHANNELS" : "SHARDCHANNELS";
-        argv[i][2] = pats[i % 4];
+        argv[i][1] = i < H ? "CHANNELS" : "SHARDCHANNELS";
+        argv[i][2] = pats[i % H];
         argc[i] = 3;
         pv[i] = argv[i];
     }
-    if ((rc = top_pipe(s, &s->nodes[node], 8, argc, pv, rep)) != RLK_OK)
+    if ((rc = top_pipe(s, &s->nodes[node], 2 * H, argc, pv, rep)) != RLK_OK)
         return rc;
-    for (int i = 0; i < 8 && rc == RLK_OK; i++)
+    for (int i = 0; i < 2 * H && rc == RLK_OK; i++)
         if (rep[i]->type == REDIS_REPLY_ARRAY && rep[i]->elements > 0)
-            rc = top_numsub(s, node, i < 4 ? "NUMSUB" : "SHARDNUMSUB", rep[i]->element,
+            rc = top_numsub(s, node, i < H ? "NUMSUB" : "SHARDNUMSUB", rep[i]->element,
                             rep[i]->elements);  /* SHARD*: an error before Redis 7 */
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 2 * H; i++)
         freeReplyObject(rep[i]);
     return rc;
 }
@@ -911,10 +908,10 @@ static int top_add_queues(top_batch *b, top_row *r)
         return 0;
     if (!r->subs && !(r->flags & (TOP_F_WAITERS | TOP_F_NEXT | TOP_F_QUEUE | TOP_F_TIMEOUT)))
         return 0;
-    if (top_batch_add(b, r, TOP_W_QUEUED, top_key(r->name, NULL, "rlk_waiters"), 2, "LLEN",
+    if (top_batch_add(b, r, TOP_W_QUEUED, top_key(r->name, NULL, RLK_NAMES_WAITERS), 2, "LLEN",
                       NULL) ||
-        top_batch_add(b, r, TOP_W_NEXT, top_key(r->name, NULL, "rlk_next"), 2, "GET", NULL) ||
-        top_batch_add(b, r, TOP_W_FAIRLEN, top_key(r->name, "redisson_lock_queue", NULL), 2,
+        top_batch_add(b, r, TOP_W_NEXT, top_key(r->name, NULL, RLK_NAMES_GRANT), 2, "GET", NULL) ||
+        top_batch_add(b, r, TOP_W_FAIRLEN, top_key(r->name, RLK_NAMES_QUEUE, NULL), 2,
                       "LLEN", NULL))
         return -1;
     return 0;
@@ -925,9 +922,9 @@ static int top_add_queues_always(top_batch *b, top_row *r)
 {
     if (r->flags & (TOP_F_WAITERS | TOP_F_NEXT | TOP_F_QUEUE | TOP_F_TIMEOUT))
         return 0;   /* read in step 4 */
-    if (top_batch_add(b, r, TOP_W_QUEUED, top_key(r->name, NULL, "rlk_waiters"), 2, "LLEN",
+    if (top_batch_add(b, r, TOP_W_QUEUED, top_key(r->name, NULL, RLK_NAMES_WAITERS), 2, "LLEN",
                       NULL) ||
-        top_batch_add(b, r, TOP_W_NEXT, top_key(r->name, NULL, "rlk_next"), 2, "GET", NULL))
+        top_batch_add(b, r, TOP_W_NEXT, top_key(r->name, NULL, RLK_NAMES_GRANT), 2, "GET", NULL))
         return -1;
     return 0;
 }
@@ -949,9 +946,9 @@ static int top_add_shown(top_batch *b, top_row *r)
         return -1;
     if (r->hash_lock || r->kind == RLK_IK_NONE) {
         /* the fenced lock's token key; the fair lock's queue and deadlines */
-        char *tok = top_key(r->name, "redisson_lock_token", NULL);
-        char *q = top_key(r->name, "redisson_lock_queue", NULL);
-        char *t = top_key(r->name, "redisson_lock_timeout", NULL);
+        char *tok = top_key(r->name, RLK_NAMES_TOKEN, NULL);
+        char *q = top_key(r->name, RLK_NAMES_QUEUE, NULL);
+        char *t = top_key(r->name, RLK_NAMES_TIMEOUTS, NULL);
 
         if (!tok || !q || !t || top_batch_add(b, r, TOP_W_TOKEN, tok, 2, "EXISTS", NULL) ||
             top_batch_add(b, r, TOP_W_FAIRLEN, q, 2, "LLEN", NULL) ||
@@ -1435,7 +1432,7 @@ static int top_connect_nodes(top_state *s)
     rlk_client *m[TOP_NODES_MAX];
     int n = 1, rc;
 
-    if (s->c->cluster) {
+    if (rlk_topo_routed(s->c)) {
         n = rlk_cluster_masters(s->c, m, TOP_NODES_MAX);
         if (n <= 0) {
             snprintf(s->err, sizeof s->err, "no cluster master known");

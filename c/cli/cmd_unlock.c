@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "inspect.h"
+#include "kinds/names.h"
 
 static const char unlock_usage[] =
     "usage: rlk unlock --force NAME [--queue] [--url URL]\n"
@@ -209,16 +210,12 @@ static int unlock_queue(rlk_client *c, const char *name)
     for (size_t k = 0; rc == RLK_OK && list->type == REDIS_REPLY_ARRAY && k < list->elements;
          k++) {
         const redisReply *w = list->element[k];
-        size_t len = strlen(name) + w->len + 40;
-        char *channel = malloc(len);
+        char *channel = w->type == REDIS_REPLY_STRING
+                            ? rlk_names_waiter_channel(name, w->str, w->len) : NULL;
         const char *pub[3] = {"PUBLISH", channel, "0"};
 
-        if (!channel || w->type != REDIS_REPLY_STRING) {
-            free(channel);
+        if (!channel)
             continue;
-        }
-        snprintf(channel, len, "redisson_lock__channel:%s%s%s:%.*s", strchr(name, '{') ? "" : "{",
-                 name, strchr(name, '{') ? "" : "}", (int)w->len, w->str);
         if (rlk_command(c, 3, pub, NULL, &r) == RLK_OK)
             freeReplyObject(r);
         free(channel);

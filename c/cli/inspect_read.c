@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "inspect.h"
+#include "kind_mark.h"
 
 typedef struct ik_keys {
     char *queue;                /* redisson_lock_queue:{name} */
@@ -386,7 +387,7 @@ static int ik_marked_latch(rlk_client *c, rlk_ik_view *v)
 
     if (!mark)
         return RLK_ERR_NOMEM;
-    snprintf(mark, len, "{%s}:rlk_kind", v->name);
+    snprintf(mark, len, "{%s}:" RLK_KM_SUFFIX_NAME, v->name);
     rc = ik_cmd(c, 2, "GET", mark, NULL, NULL, &r);
     if (rc == RLK_OK && r->type == REDIS_REPLY_STRING && strcmp(r->str, "latch") == 0)
         v->kind = RLK_IK_LATCH;

@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "kind_mark.h"
+#include "kinds/names.h"
+#include "runtime/fam.h"
 
-#define RLK_KM_SUFFIX ":rlk_kind"
+#define RLK_KM_SUFFIX ":" RLK_KM_SUFFIX_NAME
 
 static char *rlk_km_key(const char *name)
 {
@@ -40,12 +42,15 @@ static const char *rlk_km_str(const redisReply *r)
 static int rlk_km_read(rlk_client *c, const char *name, int *exists, char *kind, size_t len)
 {
     redisReply *r = NULL;
-    char *mark = rlk_km_key(name), timeouts[600];
+    char *mark = rlk_km_key(name), *timeouts = rlk_fam_suffix_name(name, RLK_NAMES_PERMITS);
     int rc;
 
     kind[0] = '\0';
-    if (!mark)
+    if (!mark || !timeouts) {
+        free(mark);
+        free(timeouts);
         return RLK_ERR_NOMEM;
+    }
     rc = rlk_km_cmd(c, "EXISTS", name, NULL, &r);
     *exists = rc == RLK_OK && r && r->type == REDIS_REPLY_INTEGER && r->integer > 0;
     if (r)
@@ -56,7 +61,6 @@ static int rlk_km_read(rlk_client *c, const char *name, int *exists, char *kind,
     if (r)
         freeReplyObject(r);
     r = NULL;
-    snprintf(timeouts, sizeof timeouts, "{%s}:timeout", name);
     if (rc == RLK_OK && *exists && !kind[0] &&
         (rc = rlk_km_cmd(c, "TYPE", timeouts, NULL, &r)) == RLK_OK &&
         strcmp(rlk_km_str(r), "zset") == 0)
@@ -64,6 +68,7 @@ static int rlk_km_read(rlk_client *c, const char *name, int *exists, char *kind,
     if (r)
         freeReplyObject(r);
     free(mark);
+    free(timeouts);
     return rc;
 }
 

@@ -15,6 +15,8 @@
 
 #include "lock_cli.h"
 
+/* The marker's key: "{NAME}:" RLK_KM_SUFFIX_NAME. */
+#define RLK_KM_SUFFIX_NAME "rlk_kind"
 #define RLK_KM_SEMAPHORE "semaphore"
 #define RLK_KM_LATCH "latch"
 

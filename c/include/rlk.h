@@ -737,12 +737,12 @@ typedef struct rlk_permit_info {
 int rlk_psemaphore_permits(rlk_psemaphore *s, rlk_permit_info *out, size_t max, size_t *total);
 
 /* A lease keeper: renews the n permits ids (copied) with a lease of
- * lease_ms (>= 3) every lease/3, from its own thread and connection, until
- * stopped. Each is renewed once before this returns (NULL, error on the
+ * lease_ms (>= 3) every lease/3, on the client's watchdog (its thread and
+ * connection, as it renews lease-less locks), until stopped. Each is renewed once before this returns (NULL, error on the
  * client: RLK_ERR_NOT_OWNER when one is not held). A permit found gone is
  * reported RLK_LOST_GONE; one whose renewals failed until its lease had
  * run out since the last success, RLK_LOST_EXPIRED; either way it is not
- * renewed again. fn (may be NULL) is called from the keeper thread, once
+ * renewed again. fn (may be NULL) is called from the watchdog thread, once
  * per lost permit, with (semaphore name, permit id, reason, userdata); it
  * must not block long. s must outlive the keeper. */
 typedef struct rlk_psemaphore_keeper rlk_psemaphore_keeper;
@@ -750,8 +750,9 @@ rlk_psemaphore_keeper *rlk_psemaphore_keep(rlk_psemaphore *s, int n, const char 
                                            long long lease_ms, rlk_lost_fn fn, void *userdata);
 /* 0 while every permit is kept; else the reason of the first loss. */
 int rlk_psemaphore_keeper_lost(rlk_psemaphore_keeper *k);
-/* Stops renewing (joins the thread: no renewal runs after this returns)
- * and frees the keeper. Does not release the permits. */
+/* Stops renewing (no renewal of its permits and no call of its fn runs
+ * after this returns) and frees the keeper. Does not release the permits.
+ * Stop every keeper of a client before rlk_free. */
 void rlk_psemaphore_keeper_stop(rlk_psemaphore_keeper *k);
 
 /* ---------------------------------------------------------------- count-down latch */

@@ -1,5 +1,5 @@
 -- name: fair/acquire
--- version: 3
+-- version: 4
 -- summary: Acquire or re-enter a fair lock in FIFO order, or join its queue (or stay in it, moving its deadline on).
 -- redisson: RedissonFairLock.tryLockInnerAsync (EVAL_LONG: drop stale waiters; acquire when first; else enqueue)
 -- time: server - now for the waiters' deadlines (Redisson passes the client's clock)

@@ -1,5 +1,5 @@
 -- name: fair/release
--- version: 4
+-- version: 5
 -- summary: Leave a fair lock once; on the last exit delete it and wake the first waiter on its own channel.
 -- redisson: RedissonFairLock.unlockInnerAsync (drop stale head waiters; hincrby -1; del + publish 0 to the head)
 -- time: server - now to drop waiters whose deadline has passed (Redisson passes the client's clock)

@@ -1,5 +1,5 @@
 -- name: fair/renew
--- version: 3
+-- version: 4
 -- summary: Reset the lease of a fair lock the owner holds (watchdog renewal); drops stale head waiters first.
 -- redisson: RedissonBaseLock.renewExpirationAsync (hexists -> pexpire, 1; else 0)
 -- time: server - now to drop waiters whose deadline has passed

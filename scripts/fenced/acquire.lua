@@ -1,5 +1,5 @@
 -- name: fenced/acquire
--- version: 2
+-- version: 3
 -- summary: Acquire or re-enter a fenced lock and issue a fencing token larger than every token issued before.
 -- redisson: RedissonFencedLock.tryLockInnerAsync (free or own -> incr token, hincrby, pexpire, {-1, token})
 -- time: server - a token is at least TIME in microseconds, so tokens keep rising even if the token key was lost

@@ -1,5 +1,5 @@
 -- name: fenced/release
--- version: 3
+-- version: 4
 -- summary: Leave a fenced lock once; on the last exit delete it and publish the unlock message.
 -- redisson: RedissonLock.unlockInnerAsync (hincrby -1; pexpire while held, else del + publish 0)
 -- time: none

@@ -1,5 +1,5 @@
 -- name: fenced/renew
--- version: 2
+-- version: 3
 -- summary: Reset the lease of a fenced lock the owner holds; its token key loses any TTL (it never expires).
 -- redisson: RedissonBaseLock.renewExpirationAsync (hexists -> pexpire, 1; else 0)
 -- time: none

@@ -1,5 +1,5 @@
 -- name: psemaphore/acquire
--- version: 2
+-- version: 3
 -- summary: Take permits from a permit-expirable semaphore, each stored under a caller-made id until it expires.
 -- redisson: RedissonPermitExpirableSemaphore.tryAcquireAsync (reclaim; decrby + zadd ids; else ':' nearest expiry)
 -- time: server - "now" (which permits expired) and each new permit's expiry (TIME in ms + lease_ms) come from TIME

@@ -1,5 +1,5 @@
 -- name: reentrant/acquire
--- version: 5
+-- version: 6
 -- summary: Acquire or re-enter a reentrant lock, claim it when reserved for this waiter, or join the queue.
 -- redisson: RedissonLock.tryLockInnerAsync (hincrby + pexpire, pttl when held); queue and grant: rlk's
 -- time: none
@@ -41,9 +41,10 @@ if ticket ~= '0' then
 end
 
 -- The uncontended path: neither the lock nor a reservation exists (one call tells both), so the
--- lock is created fresh; no type can be wrong on keys that do not exist.
+-- lock is created fresh; no type can be wrong on keys that do not exist. Arguments to redis.call
+-- on this path are strings: a Lua number would be formatted on every call.
 if t >= 0 and redis.call('exists', lock, grant) == 0 then
-  redis.call('hset', lock, owner, 1)
+  redis.call('hset', lock, owner, '1')
   redis.call('pexpire', lock, lease_ms)
   return nil
 end

@@ -1,5 +1,5 @@
 -- name: reentrant/release
--- version: 4
+-- version: 5
 -- summary: Leave a reentrant lock once; on the last exit delete it, reserve it for the first waiter, publish.
 -- redisson: RedissonLock.unlockInnerAsync (hincrby -1; pexpire while held, else del + publish 0); grant: rlk's
 -- time: none
@@ -55,7 +55,8 @@ end
 if not count then
   return nil
 end
-if tonumber(count) > 1 then
+-- A count is what HSET/HINCRBY wrote: '1' is the last exit, without a tonumber on the fast path.
+if count ~= '1' and tonumber(count) > 1 then
   redis.call('hincrby', lock, owner, -1)
   redis.call('pexpire', lock, lease_ms)
   return 0
@@ -68,6 +69,7 @@ if type(head) == 'table' then
     .. ', not a list')
 end
 redis.call('del', lock)
-local granted = hand_over(head, waiters, grant, claim_ms, channel, publish)
+-- Nobody queued (the uncontended path): no call.
+local granted = head and hand_over(head, waiters, grant, claim_ms, channel, publish)
 redis.call(publish, channel, '0')
 return granted and 2 or 1

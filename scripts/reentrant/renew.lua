@@ -1,5 +1,5 @@
 -- name: reentrant/renew
--- version: 1
+-- version: 2
 -- summary: Reset the lease of a reentrant lock the owner holds (watchdog renewal of one lock).
 -- redisson: RedissonBaseLock.renewExpirationAsync (hexists -> pexpire, 1; else 0)
 -- time: none

@@ -1,5 +1,5 @@
 -- name: reentrant/renew_many
--- version: 1
+-- version: 2
 -- summary: Renew many reentrant locks in one call (the watchdog); in a cluster the caller groups keys by slot.
 -- redisson: RedissonBaseLock.renewExpirationAsync, once per lock
 -- time: none

@@ -1,5 +1,5 @@
 -- name: rwlock/read_acquire
--- version: 1
+-- version: 2
 -- summary: Take or re-enter the read lock of a read-write lock; the write holder may also take reads.
 -- redisson: RedissonReadLock.tryLockInnerAsync (hincrby + timeout key <n>; pttl when another writes)
 -- time: none

@@ -1,5 +1,5 @@
 -- name: rwlock/renew_readers
--- version: 1
+-- version: 2
 -- summary: Renew the reads of several owners of one read-write lock (the watchdog); other owners' reads untouched.
 -- redisson: RedissonReadLock.renewExpirationAsync (pexpire the hash and every read's timeout key)
 -- time: none

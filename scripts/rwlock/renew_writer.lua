@@ -1,5 +1,5 @@
 -- name: rwlock/renew_writer
--- version: 1
+-- version: 2
 -- summary: Renew the write lock the owner holds (the watchdog): raise the hash TTL to at least lease_ms.
 -- redisson: RedissonBaseLock.renewExpirationAsync with <owner>:write (hexists -> pexpire, 1; else 0)
 -- time: none

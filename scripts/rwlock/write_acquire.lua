@@ -1,5 +1,5 @@
 -- name: rwlock/write_acquire
--- version: 1
+-- version: 2
 -- summary: Take or re-enter the write lock of a read-write lock; refuses an upgrade from a read the owner holds.
 -- redisson: RedissonWriteLock.tryLockInnerAsync (hset mode write + <owner>:write; pttl when held)
 -- time: none

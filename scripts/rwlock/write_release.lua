@@ -1,5 +1,5 @@
 -- name: rwlock/write_release
--- version: 4
+-- version: 5
 -- summary: Leave the write lock once; on the last exit downgrade to the owner's live reads or delete; publish 1.
 -- redisson: RedissonWriteLock.unlockInnerAsync (hincrby -1; pexpire while held; else hdel + mode read or del)
 -- time: none

@@ -1,5 +1,5 @@
 -- name: token/acquire
--- version: 1
+-- version: 2
 -- summary: Acquire a token lock (SET NX PX): the key redis-py Lock and node redlock use; not reentrant.
 -- redisson: none
 -- time: none

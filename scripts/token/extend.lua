@@ -1,5 +1,5 @@
 -- name: token/extend
--- version: 1
+-- version: 2
 -- summary: Extend a token lock: set its lease to lease_ms only if the key still holds the caller's token.
 -- redisson: none
 -- time: none

@@ -139,7 +139,7 @@ static int rlk_client_setup(rlk_client *c, const rlk_options *o, char *msg, size
     return c->topo->setup ? c->topo->setup(c, o, msg, len) : RLK_OK;
 }
 
-rlk_client *rlk_connect(const rlk_options *opts)
+rlk_client *rlk_client_prepare(const rlk_options *opts)
 {
     rlk_options defaults;
     rlk_client *c;
@@ -160,9 +160,25 @@ rlk_client *rlk_connect(const rlk_options *opts)
     pthread_cond_init(&c->pool_cv, NULL);
     rlk_role_init(&c->role);
     rc = rlk_client_setup(c, opts, c->fatal_msg, sizeof c->fatal_msg);
-    if (rc != RLK_OK) {
+    if (rc != RLK_OK)
         c->fatal = rc;
-        rlk_set_error(c, rc, "%s", c->fatal_msg);
+    return c;
+}
+
+rlk_client *rlk_connect(const rlk_options *opts)
+{
+    rlk_options defaults;
+    rlk_client *c;
+
+    if (!opts) {
+        rlk_options_init(&defaults);
+        opts = &defaults;
+    }
+    c = rlk_client_prepare(opts);
+    if (!c)
+        return NULL;
+    if (c->fatal) {
+        rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
         return c;
     }
     c->topo->connect(c, opts);

@@ -96,6 +96,13 @@ struct rlk_client {
     rlk_client_counters *counters;  /* &own_counters; a cluster node's: its parent's */
 };
 
+/* A client set up from opts (URL, password, transport, script set, pool
+ * slots, topology table) but not connected: no I/O at all. For the async
+ * engine (async/engine.h), which opens its own connections and uses this
+ * client for its settings only. NULL when out of memory; a bad setting is
+ * in c->fatal and c->fatal_msg. Freed by rlk_free. */
+rlk_client *rlk_client_prepare(const rlk_options *opts);
+
 /* The publish argument of the scripts that publish (scripts/lib/publish_cmd):
  * "spublish" when the client uses sharded pub/sub (rlk_client_pubsub), else
  * "publish". Callers append it as the script's last fixed argument. */

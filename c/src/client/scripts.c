@@ -101,6 +101,14 @@ const rlk_script_info *rlk_script_find(const rlk_client *c, const char *name)
     return c ? rlk_script_set_find(&c->scripts, name) : NULL;
 }
 
+const char *rlk_script_key_roles(const char *name)
+{
+    for (size_t i = 0; name && rlk_embedded_key_roles[i].name; i++)
+        if (strcmp(rlk_embedded_key_roles[i].name, name) == 0)
+            return rlk_embedded_key_roles[i].roles;
+    return NULL;
+}
+
 /* The scripts that never write (their includes neither): they may run on a
  * replica (role.h), and no WAIT follows them (conn.h). */
 static const char *const rlk_read_only_scripts[] = {

@@ -524,6 +524,11 @@ static void *rlk_sn_main(void *arg)
     return NULL;
 }
 
+int rlk_sentinel_opened(const rlk_client *c)
+{
+    return c->sentinel != NULL;
+}
+
 int rlk_sentinel_follow(rlk_client *c)
 {
     rlk_sentinel *sn = c->sentinel;

@@ -50,6 +50,8 @@ typedef void (*rlk_sentinel_switch_fn)(void *arg);
  * resolution is recorded on c and returned; c->sentinel is kept (the next
  * connect resolves again). RLK_ERR_NOMEM: no c->sentinel. */
 int rlk_sentinel_open(rlk_client *c, const char *sentinel_password);
+/* 1 once rlk_sentinel_open made c->sentinel (the async dial asks this). */
+int rlk_sentinel_opened(const rlk_client *c);
 /* Starts the follower thread (once). */
 int rlk_sentinel_follow(rlk_client *c);
 /* Stops the thread, closes its connections, frees. */

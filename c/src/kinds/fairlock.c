@@ -26,6 +26,7 @@
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/pool.h"
+#include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
@@ -56,7 +57,13 @@ typedef struct rlk_fair_acq {
 } rlk_fair_acq;
 
 static const rlk_fam_kind rlk_fair_kind = {
-    "rlk_fairlock_new", "lock", "redisson_lock__channel", rlk_fam_prefix_name
+    "rlk_fairlock_new", "lock", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name
+};
+
+/* The watchdog's task for fair locks (runtime/wd.h): one fair/renew call
+ * per lock (KEYS: name, queue, timeouts; ARGV: lease, owner). */
+static const rlk_renew_task rlk_fair_renew_task = {
+    "fair/renew", RLK_RENEW_ALONE, rlk_renew_build_one, rlk_renew_reply_one, NULL
 };
 
 /* ---------------------------------------------------------------- handles */
@@ -69,8 +76,8 @@ rlk_fairlock *rlk_fairlock_new(rlk_client *c, const char *name)
         return NULL;
     rlk_fam_id_init(&f->id);
     pthread_mutex_init(&f->mu, NULL);
-    f->queue = rlk_fam_prefix_name("redisson_lock_queue", name);
-    f->timeouts = rlk_fam_prefix_name("redisson_lock_timeout", name);
+    f->queue = rlk_fam_prefix_name(RLK_NAMES_QUEUE, name);
+    f->timeouts = rlk_fam_prefix_name(RLK_NAMES_TIMEOUTS, name);
     if (!f->queue || !f->timeouts) {
         rlk_fairlock_free(f);
         return rlk_fam_nomem(c, &rlk_fair_kind, name);
@@ -211,7 +218,8 @@ static int rlk_fair_attempt(void *arg, long long *ttl)
     const char *args[3] = {lease, a->owner, wait_s};
     rlk_hold_spec h = {RLK_KIND_FAIR, f->b.name, a->owner, 3,       /* fair/renew's keys */
                        {f->b.name, f->queue, f->timeouts},
-                       f->b.channel};   /* fair/force_release tells the holders here */
+                       f->b.channel,    /* fair/force_release tells the holders here */
+                       &rlk_fair_renew_task, 0};
     long long sent = rlk_clock_now_ns(), cap = a->wait_ms / 3 > 0 ? a->wait_ms / 3 : 1;
     redisReply *r = NULL;
     int rc;

@@ -18,6 +18,7 @@
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
+#include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
@@ -44,7 +45,13 @@ typedef struct rlk_fenced_acq {
 } rlk_fenced_acq;
 
 static const rlk_fam_kind rlk_fenced_kind = {
-    "rlk_fenced_new", "lock", "redisson_lock__channel", rlk_fam_prefix_name
+    "rlk_fenced_new", "lock", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name
+};
+
+/* The watchdog's task for fenced locks (runtime/wd.h): one fenced/renew
+ * call per lock (KEYS: name, token key; ARGV: lease, owner). */
+static const rlk_renew_task rlk_fenced_renew_task = {
+    "fenced/renew", RLK_RENEW_ALONE, rlk_renew_build_one, rlk_renew_reply_one, NULL
 };
 
 /* ---------------------------------------------------------------- handles */
@@ -56,7 +63,7 @@ rlk_fenced *rlk_fenced_new(rlk_client *c, const char *name)
     if (!f)
         return NULL;
     rlk_fam_id_init(&f->id);
-    f->token_key = rlk_fam_prefix_name("redisson_lock_token", name);
+    f->token_key = rlk_fam_prefix_name(RLK_NAMES_TOKEN, name);
     f->q = rlk_lq_get(c->addr, c->url.db, name);
     if (!f->token_key || !f->q) {
         rlk_fenced_free(f);
@@ -134,7 +141,7 @@ static int rlk_fenced_attempt(void *arg, long long *ttl)
     char lease[24];
     const char *args[2] = {lease, a->owner};
     rlk_hold_spec h = {RLK_KIND_FENCED, f->b.name, a->owner, 2, {f->b.name, f->token_key, NULL},
-                       f->b.channel};
+                       f->b.channel, &rlk_fenced_renew_task, 0};
     long long sent = rlk_clock_now_ns();
     redisReply *r = NULL;
     int rc;

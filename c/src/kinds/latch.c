@@ -23,6 +23,7 @@
 #include "client/error.h"
 #include "client/slot.h"
 #include "client/topo.h"
+#include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/metrics.h"
 #include "runtime/wait.h"
@@ -32,7 +33,7 @@ struct rlk_latch {
 };
 
 static const rlk_fam_kind rlk_latch_kind = {
-    "rlk_latch_new", "latch", "redisson_countdownlatch__channel__", rlk_fam_braced_name
+    "rlk_latch_new", "latch", RLK_NAMES_CH_LATCH, rlk_fam_braced_name
 };
 
 /* ---------------------------------------------------------------- handles */

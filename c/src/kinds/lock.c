@@ -14,6 +14,8 @@
 #include "client/error.h"
 #include "client/pool.h"
 #include "client/random.h"
+#include "client/topo.h"
+#include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
@@ -60,7 +62,68 @@ void rlk_lock_last_timeline(rlk_lock_timeline *out)
 }
 
 static const rlk_fam_kind rlk_lock_kind = {
-    "rlk_lock_new", "lock", "redisson_lock__channel", rlk_fam_prefix_name
+    "rlk_lock_new", "lock", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name
+};
+
+/* The reentrant lock's channel rule (runtime/sub.h): "0" wakes one; a grant
+ * (reentrant/release, reentrant/cancel: the decimal head * 2^26 + next,
+ * head >= 1, 8 to 16 digits) names the first and second tickets of the
+ * server's queue; anything else wakes every waiter. */
+#define RLK_LOCK_GRANT_SHIFT 67108864ULL    /* 2^26 */
+
+static int rlk_lock_meaning(const char *payload, size_t len, long long *head, long long *next)
+{
+    unsigned long long x = 0;
+
+    if (payload && len == 1 && payload[0] == '0')
+        return RLK_SUB_MSG_ONE;
+    if (!payload || len < 8 || len > 16)
+        return RLK_SUB_MSG_ALL;
+    for (size_t i = 0; i < len; i++) {
+        if (payload[i] < '0' || payload[i] > '9')
+            return RLK_SUB_MSG_ALL;
+        x = x * 10 + (unsigned long long)(payload[i] - '0');
+    }
+    if (x < RLK_LOCK_GRANT_SHIFT)
+        return RLK_SUB_MSG_ALL;
+    *head = (long long)(x / RLK_LOCK_GRANT_SHIFT);
+    *next = (long long)(x % RLK_LOCK_GRANT_SHIFT);
+    return RLK_SUB_MSG_GRANT;
+}
+
+static const rlk_sub_rule rlk_lock_sub_rule = {rlk_lock_meaning};
+
+/* The watchdog's task for reentrant locks (runtime/wd.h): as many per
+ * reentrant/renew_many call as are due (KEYS: the names, ARGV: lease, then
+ * each one's owner; one call per hash slot on a cluster); when the script
+ * refuses the batch (a key of another type), each alone with
+ * reentrant/renew, where a refusal means not our hash. */
+static int rlk_lock_renew_build(const rlk_renew_item *items, int m, const char *lease,
+                                const char **keys, int *nkeys, const char **args, size_t *lens)
+{
+    (void)lens;
+    args[0] = lease;
+    for (int k = 0; k < m; k++) {
+        keys[k] = items[k].name;
+        args[k + 1] = items[k].owner;
+    }
+    *nkeys = m;
+    return m + 1;
+}
+
+static int rlk_lock_renew_reply(int rc, const redisReply *r, int m, int *results)
+{
+    rlk_renew_spread(rc, r, m, results);
+    return rc == RLK_ERR_SCRIPT;
+}
+
+static const rlk_renew_task rlk_lock_renew_alone = {
+    "reentrant/renew", RLK_RENEW_ALONE, rlk_renew_build_one, rlk_renew_reply_one, NULL
+};
+
+static const rlk_renew_task rlk_lock_renew_task = {
+    "reentrant/renew_many", RLK_RENEW_SLOT, rlk_lock_renew_build, rlk_lock_renew_reply,
+    &rlk_lock_renew_alone
 };
 
 /* ---------------------------------------------------------------- handles */
@@ -73,8 +136,8 @@ rlk_lock *rlk_lock_new(rlk_client *c, const char *name)
         return NULL;
     rlk_fam_id_init(&l->id);
     l->q = rlk_lq_get(c->addr, c->url.db, name);
-    l->waiters = rlk_fam_suffix_name(name, "rlk_waiters");
-    l->grant = rlk_fam_suffix_name(name, "rlk_next");
+    l->waiters = rlk_fam_suffix_name(name, RLK_NAMES_WAITERS);
+    l->grant = rlk_fam_suffix_name(name, RLK_NAMES_GRANT);
     /* The wake channel: the client's cid from its uuid's first 4 hex digits (two clients that
      * draw the same share a channel: a grant then wakes both subscribers, the other ignores it). */
     l->cid = 32768 + (strtol((char[5]){l->b.rt->uuid[0], l->b.rt->uuid[1], l->b.rt->uuid[2],
@@ -133,7 +196,7 @@ int rlk_lock_owner(const rlk_lock *l, char *buf, size_t len)
  * listens on the lock's channel as before release v4. */
 static int rlk_lock_wakes_alone(rlk_lock *l)
 {
-    return !(l->b.c->cluster && rlk_client_pubsub(l->b.c) == RLK_PUBSUB_GLOBAL);
+    return !(rlk_topo_routed(l->b.c) && rlk_client_pubsub(l->b.c) == RLK_PUBSUB_GLOBAL);
 }
 
 /* A ticket cid * 1024 + r, r in 0..1023 from a strong random source: in
@@ -227,7 +290,7 @@ static int rlk_lock_attempt(void *arg, long long *ttl)
     char lease[24], ticket[24];
     const char *args[3] = {lease, a->owner, ticket};
     rlk_hold_spec h = {RLK_KIND_LOCK, l->b.name, a->owner, 1, {l->b.name, NULL, NULL},
-                       l->b.channel};
+                       l->b.channel, &rlk_lock_renew_task, 1};     /* its channel: no lingering */
     long long sent = rlk_clock_now_ns();
     redisReply *r = NULL;
     int rc;
@@ -295,6 +358,7 @@ static int rlk_lock_try_lock_run(rlk_lock *l, long long wait_ms, long long lease
      * (docs/runtime.md, "Handoff across processes"). */
     rlk_wait_init_lock(&w, &l->b, "lock", rlk_lock_attempt, &a);
     w.q = l->q;
+    w.rule = &rlk_lock_sub_rule;     /* its grants */
     w.ticket = a.ticket.ticket ? &a.ticket : NULL;
     w.keepalive_ms = RLK_LOCK_KEEPALIVE_MS;
     w.recheck_ms = RLK_FAM_CLAIM_MS + 5;   /* reentrant/acquire's -3: a dead grantee is skipped */

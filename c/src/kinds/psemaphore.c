@@ -20,6 +20,7 @@
 #include "client/clock.h"
 #include "client/error.h"
 #include "client/random.h"
+#include "kinds/names.h"
 #include "kinds/psemaphore.h"
 #include "runtime/fam.h"
 #include "runtime/fam_settle.h"
@@ -31,7 +32,7 @@
 /* ---------------------------------------------------------------- handles */
 
 static const rlk_fam_kind rlk_psemaphore_kind = {
-    "rlk_psemaphore_new", "semaphore", "redisson_sc", rlk_fam_prefix_name
+    "rlk_psemaphore_new", "semaphore", RLK_NAMES_CH_SEMAPHORE, rlk_fam_prefix_name
 };
 
 rlk_psemaphore *rlk_psemaphore_new(rlk_client *c, const char *name)
@@ -40,7 +41,7 @@ rlk_psemaphore *rlk_psemaphore_new(rlk_client *c, const char *name)
 
     if (!s)
         return NULL;
-    s->timeouts = rlk_fam_suffix_name(name, "timeout");
+    s->timeouts = rlk_fam_suffix_name(name, RLK_NAMES_PERMITS);
     if (!s->timeouts) {
         rlk_psemaphore_free(s);
         return rlk_fam_nomem(c, &rlk_psemaphore_kind, name);

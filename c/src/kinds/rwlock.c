@@ -19,6 +19,7 @@
 
 #include "client/clock.h"
 #include "client/error.h"
+#include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
@@ -43,7 +44,40 @@ typedef struct rlk_rw_acq {
 } rlk_rw_acq;
 
 static const rlk_fam_kind rlk_rwlock_kind = {
-    "rlk_rwlock_new", "lock", "redisson_rwlock", rlk_fam_prefix_name
+    "rlk_rwlock_new", "lock", RLK_NAMES_CH_RWLOCK, rlk_fam_prefix_name
+};
+
+/* The watchdog's tasks for read-write locks (runtime/wd.h): the reads of
+ * one lock, every owner of this client, in one rwlock/renew_readers call
+ * (KEYS: name, timeout-key prefix; ARGV: lease, the owners), where a
+ * refusal means not our lock; a write alone with rwlock/renew_writer. */
+static int rlk_rw_renew_build(const rlk_renew_item *items, int m, const char *lease,
+                              const char **keys, int *nkeys, const char **args, size_t *lens)
+{
+    (void)lens;
+    for (int k = 0; k < items[0].nkeys; k++)
+        keys[k] = items[0].keys[k];
+    *nkeys = items[0].nkeys;
+    args[0] = lease;
+    for (int k = 0; k < m; k++)
+        args[k + 1] = items[k].owner;
+    return m + 1;
+}
+
+static int rlk_rw_renew_reply(int rc, const redisReply *r, int m, int *results)
+{
+    rlk_renew_spread(rc, r, m, results);
+    for (int k = 0; rc == RLK_ERR_SCRIPT && k < m; k++)
+        results[k] = 0;
+    return 0;
+}
+
+static const rlk_renew_task rlk_rw_renew_readers = {
+    "rwlock/renew_readers", RLK_RENEW_NAME, rlk_rw_renew_build, rlk_rw_renew_reply, NULL
+};
+
+static const rlk_renew_task rlk_rw_renew_writer = {
+    "rwlock/renew_writer", RLK_RENEW_ALONE, rlk_renew_build_one, rlk_renew_reply_one, NULL
 };
 
 static int rlk_rw_kind(int side)
@@ -144,6 +178,7 @@ static void rlk_rw_spec(const rlk_rwlock *rw, int side, const char *owner, rlk_h
     h->keys[1] = rw->prefix;
     h->nkeys = side == RLK_RW_WRITE ? 1 : 2;    /* renew_writer: lock; renew_readers: + prefix */
     h->channel = rw->b.channel;
+    h->task = side == RLK_RW_WRITE ? &rlk_rw_renew_writer : &rlk_rw_renew_readers;
 }
 
 /* Sends one release of side for owner; the reply's outcome (or ERROR). */

@@ -13,6 +13,7 @@
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
+#include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/metrics.h"
 #include "runtime/wait.h"
@@ -22,7 +23,7 @@ struct rlk_semaphore {
 };
 
 static const rlk_fam_kind rlk_semaphore_kind = {
-    "rlk_semaphore_new", "semaphore", "redisson_sc", rlk_fam_prefix_name
+    "rlk_semaphore_new", "semaphore", RLK_NAMES_CH_SEMAPHORE, rlk_fam_prefix_name
 };
 
 /* ---------------------------------------------------------------- handles */

@@ -195,7 +195,7 @@ static int rlk_fam_acl_aftermath(const rlk_fam_base *b, int kind, const char *wh
 static int rlk_fam_release_rest(const rlk_fam_base *b, int kind, const char *owner,
                                 long long lease, rlk_fam_release_fn release, void *arg)
 {
-    rlk_hold_spec h = {kind, b->name, owner, 0, {NULL, NULL, NULL}, NULL};
+    rlk_hold_spec h = {kind, b->name, owner, 0, {NULL, NULL, NULL}, NULL, NULL, 0};
     char orig[RLK_ERRSTR_MAX];
     int orig_err = rlk_err(b->c), outcome = RLK_REL_STILL_HELD, rc;
 

@@ -261,7 +261,7 @@ int rlk_fam_release_lost(const rlk_fam_base *b, int kind, const char *owner, lon
     if (settled != RLK_OK) {
         /* Unknown: the server may still count the hold the registry gave
          * up. The next acquisition (or last unlock) of it reconciles. */
-        rlk_hold_spec h = {kind, b->name, owner, 0, {NULL, NULL, NULL}, NULL};
+        rlk_hold_spec h = {kind, b->name, owner, 0, {NULL, NULL, NULL}, NULL, NULL, 0};
 
         rlk_fam_doubt_keep(b->c, &h, &rlk_thread_lost_conn);
         RLK_RT_COUNT(b->rt, lost_unsettled);

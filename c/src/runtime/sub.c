@@ -10,10 +10,12 @@
  * none), reads what the servers push, and wakes waiters:
  *   - the reply to a channel's SUBSCRIBE marks it confirmed;
  *   - message "0" on a confirmed channel adds one wake permit;
- *   - a grant (reentrant handoff: head * 2^26 + next, sub.h) wakes only
- *     the ticket waiter named head (next: after its claim window) and makes
- *     the "0" published right after it add no permit;
- *   - any other message ("1": wake all) bumps the channel's generation;
+ *   - what a message means is the channel's rule (sub.h: the kind that
+ *     joined it says; plain otherwise: "0" wakes one, anything else all);
+ *   - a grant (the reentrant lock's handoff: its rule reads head and next)
+ *     wakes only the ticket waiter named head (next: after its claim
+ *     window) and makes the "0" published right after it add no permit;
+ *   - a wake-all ("1") bumps the channel's generation;
  *   - a lost connection bumps the generation of every channel it carried,
  *     so each waiter retries, and the thread reconnects and resubscribes
  *     what still has waiters.
@@ -84,6 +86,7 @@ struct rlk_sub_chan {
     long long linger_until;     /* refs == 0: stay subscribed until then */
     long long msg_ns;           /* when the last message was read (the handoff timeline) */
     rlk_sub_ticket *tickets;    /* ticket waiters on this channel */
+    const rlk_sub_rule *rule;   /* what its messages mean (never NULL) */
     pthread_cond_t cv;
 };
 
@@ -146,6 +149,7 @@ static rlk_sub_chan *rlk_sub_chan_new(const char *name)
     ch->name = strdup(name);
     ch->slot = rlk_key_slot(name, ch->len);
     ch->conn = -1;
+    ch->rule = &rlk_sub_rule_plain;
     if (!ch->name || rlk_clock_cond_init(&ch->cv) != 0) {
         free(ch->name);
         free(ch);
@@ -472,30 +476,20 @@ static int rlk_reply_is(const redisReply *r, const char *word)
     return r->type == REDIS_REPLY_STRING && r->len == n && strncasecmp(r->str, word, n) == 0;
 }
 
-/* A grant (reentrant/release, reentrant/cancel): a decimal head * 2^26 +
- * next with head >= 1. 1 and *v, or 0 for any other message. */
-static int rlk_sub_grant_of(const redisReply *p, unsigned long long *v)
+/* "0" wakes one, anything else every waiter. */
+static int rlk_sub_plain_meaning(const char *payload, size_t len, long long *head, long long *next)
 {
-    unsigned long long x = 0;
-
-    if (p->type != REDIS_REPLY_STRING || p->len < 8 || p->len > 16)
-        return 0;
-    for (size_t i = 0; i < p->len; i++) {
-        if (p->str[i] < '0' || p->str[i] > '9')
-            return 0;
-        x = x * 10 + (unsigned long long)(p->str[i] - '0');
-    }
-    *v = x;
-    return x >= RLK_SUB_GRANT_SHIFT;
+    (void)head;
+    (void)next;
+    return payload && len == 1 && payload[0] == '0' ? RLK_SUB_MSG_ONE : RLK_SUB_MSG_ALL;
 }
+
+const rlk_sub_rule rlk_sub_rule_plain = {rlk_sub_plain_meaning};
 
 /* s->mu held: a grant names head and next; every other ticket waiter's
  * deferred wake is void (the lock moved on). */
-static void rlk_sub_on_grant(rlk_sub_chan *ch, unsigned long long v)
+static void rlk_sub_on_grant(rlk_sub_chan *ch, long long head, long long next)
 {
-    long long head = (long long)(v / RLK_SUB_GRANT_SHIFT);
-    long long next = (long long)(v % RLK_SUB_GRANT_SHIFT);
-
     ch->covered = 1;
     for (rlk_sub_ticket *t = ch->tickets; t; t = t->next) {
         t->defer_ns = 0;
@@ -511,21 +505,24 @@ static void rlk_sub_on_grant(rlk_sub_chan *ch, unsigned long long v)
  * that one connection. */
 static void rlk_sub_on_message(rlk_sub *s, const redisReply *chan, const redisReply *payload)
 {
-    unsigned long long grant;
+    long long head = 0, next = 0;
     rlk_sub_chan *ch;
+    int str = payload->type == REDIS_REPLY_STRING, meaning;
 
     RLK_COUNT(s->counters, sub_messages);
     pthread_mutex_lock(&s->mu);
     ch = rlk_sub_find(s, chan->str, chan->len);
     if (ch && ch->confirmed) {
         ch->msg_ns = rlk_clock_now_ns();
-        if (payload->type == REDIS_REPLY_STRING && payload->len == 1 && payload->str[0] == '0') {
+        meaning = ch->rule->meaning(str ? payload->str : NULL, str ? payload->len : 0, &head,
+                                    &next);
+        if (meaning == RLK_SUB_MSG_ONE) {
             if (ch->covered)
                 ch->covered = 0;        /* the grant before it woke whom it concerns */
             else
                 ch->permits++;
-        } else if (rlk_sub_grant_of(payload, &grant)) {
-            rlk_sub_on_grant(ch, grant);
+        } else if (meaning == RLK_SUB_MSG_GRANT) {
+            rlk_sub_on_grant(ch, head, next);
         } else {
             ch->covered = 0;
             ch->gen++;
@@ -829,7 +826,7 @@ static int rlk_sub_start(rlk_sub *s)
 
 /* ---------------------------------------------------------------- waiters */
 
-int rlk_sub_join(rlk_sub *s, const char *channel, rlk_sub_chan **out)
+int rlk_sub_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule, rlk_sub_chan **out)
 {
     rlk_sub_chan *ch;
     int rc;
@@ -849,6 +846,8 @@ int rlk_sub_join(rlk_sub *s, const char *channel, rlk_sub_chan **out)
     }
     if (ch) {
         ch->refs++;
+        if (rule)
+            ch->rule = rule;
         if (!ch->want)
             rlk_sub_kick(s);
         *out = ch;
@@ -879,8 +878,8 @@ void rlk_sub_leave_now(rlk_sub *s, rlk_sub_chan *ch)
     pthread_mutex_unlock(&s->mu);
 }
 
-int rlk_sub_try_join(rlk_sub *s, const char *channel, rlk_sub_chan **out,
-                     unsigned long long *mark)
+int rlk_sub_try_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule,
+                     rlk_sub_chan **out, unsigned long long *mark)
 {
     rlk_sub_chan *ch;
     int joined = 0;
@@ -890,6 +889,8 @@ int rlk_sub_try_join(rlk_sub *s, const char *channel, rlk_sub_chan **out,
     ch = s->started && !s->down ? rlk_sub_find(s, channel, strlen(channel)) : NULL;
     if (ch && ch->confirmed && ch->want) {
         ch->refs++;
+        if (rule)
+            ch->rule = rule;
         ch->permits = 0;
         ch->covered = 0;
         *mark = ch->gen;

@@ -21,8 +21,9 @@ typedef struct rlk_sub rlk_sub;
 typedef struct rlk_sub_chan rlk_sub_chan;
 
 /* A reentrant-lock waiter that holds a ticket in the lock's server queue
- * (reentrant/acquire). A release that reserves the lock publishes the grant
- * head * 2^26 + next (the first and second tickets) just before its "0":
+ * (reentrant/acquire). A release that reserves the lock publishes a grant
+ * naming the first and second tickets, head and next (its encoding is the
+ * reentrant lock's rule, kinds/lock.c), just before its "0":
  * the subscriber then wakes only the waiter whose ticket is head (granted),
  * sets the one whose ticket is next to wake claim_ns later (the head may be
  * dead: its reservation then expires and next takes the lock), and takes
@@ -39,7 +40,24 @@ typedef struct rlk_sub_ticket {
                                    waiter was read, and when rlk_sub_wait returned (0: none) */
 } rlk_sub_ticket;
 
-#define RLK_SUB_GRANT_SHIFT 67108864ULL     /* 2^26: grant = head * this + next */
+/* What a message on a channel means: a kind's rule (as Redisson's
+ * LockPubSub gives each kind's messages their meaning over one generic
+ * subscriber). The subscriber acts on the meaning; the encoding is the
+ * kind's (a grant's: kinds/lock.c). */
+enum rlk_sub_meaning {
+    RLK_SUB_MSG_ONE = 0,    /* wake one waiter: a permit (none when a grant just covered it) */
+    RLK_SUB_MSG_ALL = 1,    /* wake every waiter of the channel */
+    RLK_SUB_MSG_GRANT = 2   /* a handoff: wakes the ticket waiter head, and next after its
+                               claim window; the "0" that follows adds no permit */
+};
+
+/* A kind's rule for its channels' messages. */
+typedef struct rlk_sub_rule {
+    /* The meaning of payload (len bytes; NULL: not a string); with
+     * RLK_SUB_MSG_GRANT, the head and next tickets it names. Called on the
+     * subscriber thread with its lock held: no I/O, no waiting. */
+    int (*meaning)(const char *payload, size_t len, long long *head, long long *next);
+} rlk_sub_rule;
 
 enum rlk_sub_result {
     RLK_SUB_READY = 0,      /* subscribed on the live connection */
@@ -51,8 +69,12 @@ enum rlk_sub_result {
 /* A subscriber of c counting into counters (the runtime state's). No I/O. */
 rlk_sub *rlk_sub_new(rlk_client *c, rlk_rt_counters *counters, const atomic_int *interrupted);
 void rlk_sub_free(rlk_sub *s);
-/* Registers interest in channel (starts the thread on first use). */
-int rlk_sub_join(rlk_sub *s, const char *channel, rlk_sub_chan **out);
+/* The rule of a channel no kind gave one: "0" wakes one, anything else all. */
+extern const rlk_sub_rule rlk_sub_rule_plain;
+/* Registers interest in channel (starts the thread on first use). rule:
+ * its messages' meaning from now on (NULL: keep the channel's, plain for a
+ * new one). */
+int rlk_sub_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule, rlk_sub_chan **out);
 void rlk_sub_leave(rlk_sub *s, rlk_sub_chan *ch);
 /* The same without lingering: the last one out unsubscribes at once (a
  * channel that would wake this client for nothing while subscribed: the
@@ -75,8 +97,8 @@ void rlk_sub_ticket_remove(rlk_sub *s, rlk_sub_chan *ch, rlk_sub_ticket *t);
  * now (a channel a wait of this client used recently lingers subscribed
  * for RLK_SUB_LINGER_MS): 1 with *out and *mark as rlk_sub_ready would
  * give them, or 0 (not joined; no I/O, no SUBSCRIBE started). */
-int rlk_sub_try_join(rlk_sub *s, const char *channel, rlk_sub_chan **out,
-                     unsigned long long *mark);
+int rlk_sub_try_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule,
+                     rlk_sub_chan **out, unsigned long long *mark);
 
 #define RLK_SUB_LINGER_MS 1000      /* a channel stays subscribed this long after its last waiter */
 /* Wakes every waiter of the subscriber (rlk_interrupt_waits): they see

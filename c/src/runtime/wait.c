@@ -104,12 +104,12 @@ static int rlk_wait_interrupted(const rlk_waiter *w)
 void rlk_wait_pre_join(rlk_waiter *w)
 {
     if ((!w->ticket && !w->pre_join) ||
-        !rlk_sub_try_join(w->rt->sub, w->channel, &w->pre_ch, &w->pre_mark))
+        !rlk_sub_try_join(w->rt->sub, w->channel, w->rule, &w->pre_ch, &w->pre_mark))
         return;
     if (w->ticket)
         rlk_sub_ticket_add(w->rt->sub, w->pre_ch, w->ticket);
     if (w->wide)    /* lingering too: the first attempt counts for it as well */
-        (void)rlk_sub_try_join(w->rt->sub, w->wide_channel, &w->pre_wch, &w->pre_wmark);
+        (void)rlk_sub_try_join(w->rt->sub, w->wide_channel, w->rule, &w->pre_wch, &w->pre_wmark);
 }
 
 void rlk_wait_pre_leave(rlk_waiter *w)
@@ -188,7 +188,7 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, rlk_sub_chan **w
         if (rc == RLK_ERR_BUSY && wide && !*wch) {
             /* First in the queue: the lock's channel too, subscribed before the next attempt
              * (a release that grants nobody is heard only there). */
-            if ((rc = rlk_sub_join(sub, w->wide_channel, wch)) != RLK_OK)
+            if ((rc = rlk_sub_join(sub, w->wide_channel, w->rule, wch)) != RLK_OK)
                 return rc;
             continue;
         }
@@ -238,7 +238,7 @@ static int rlk_wait_subscribed(const rlk_waiter *w, rlk_lq_node *node, long long
 {
     rlk_sub *sub = w->rt->sub;
     rlk_sub_chan *ch = w->pre_ch, *wch = w->pre_ch ? w->pre_wch : NULL;
-    int rc = ch ? RLK_OK : rlk_sub_join(sub, w->channel, &ch);
+    int rc = ch ? RLK_OK : rlk_sub_join(sub, w->channel, w->rule, &ch);
 
     if (rc != RLK_OK) {
         if (node)
@@ -247,7 +247,7 @@ static int rlk_wait_subscribed(const rlk_waiter *w, rlk_lq_node *node, long long
     }
     if (w->ticket && !w->pre_ch)
         rlk_sub_ticket_add(sub, ch, w->ticket);
-    if (w->wide && w->wide_early && !wch && (rc = rlk_sub_join(sub, w->wide_channel, &wch)) != RLK_OK)
+    if (w->wide && w->wide_early && !wch && (rc = rlk_sub_join(sub, w->wide_channel, w->rule, &wch)) != RLK_OK)
         wch = NULL;     /* joined at the attempt that says first, as without the hint */
     if (node)
         rlk_lq_set_sub(w->q, node, sub, ch);

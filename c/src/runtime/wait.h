@@ -76,6 +76,9 @@ typedef struct rlk_waiter {
     unsigned long long pre_wmark;
     int wide_early;             /* with wide: join wide_channel before the first attempt too
                                    (the waiter expects to be first) */
+    const rlk_sub_rule *rule;   /* what messages on its channels mean (sub.h; NULL: plain, "0"
+                                   wakes one, anything else all): the reentrant lock's reads
+                                   its grants */
 } rlk_waiter;
 
 /* Before a first attempt of a waiter with a ticket: joins its channel when

@@ -6,10 +6,11 @@
  * rlk_fairlock_*, rlk_fenced_*) is an entry (kind, name, owner) with a
  * reentry count. Lease-less entries ("watchdog" entries) are renewed by one
  * thread per client (started on the first of them, connection CLIENT
- * SETNAME rlk-wd) every lease/3, with their kind's renew script: reentrant
- * locks as many per reentrant/renew_many call as are due (per-key owners),
- * the reads of one read-write lock in one rwlock/renew_readers call, the
- * others (rwlock/renew_writer, fair/renew, fenced/renew) one call each.
+ * SETNAME rlk-wd) every lease/3, each through its kind's task (wd.h; the
+ * tasks live with the kinds): reentrant locks as many per
+ * reentrant/renew_many call as are due (per slot on a cluster), the reads
+ * of one read-write lock in one rwlock/renew_readers call, the others
+ * (rwlock/renew_writer, fair/renew, fenced/renew) one call each.
  *
  * Race-freedom with unlock (docs/runtime.md has the argument):
  *   - the thread marks the entries of a renewal "in flight" under wd->mu
@@ -46,7 +47,6 @@
 #include "runtime/wd.h"
 
 #define RLK_WD_NAME "rlk-wd"
-#define RLK_WD_BATCH_MAX 512        /* locks per renew_many call */
 #define RLK_WD_LOST_MARKS_MAX 256   /* lost (name, owner) pairs remembered */
 
 struct rlk_hold {
@@ -56,6 +56,7 @@ struct rlk_hold {
     char *name;
     char *owner;
     int nkeys;                  /* the renew script's KEYS; keys[0] is name */
+    const rlk_renew_task *task; /* how the kind renews it (NULL: it cannot) */
     int slot;                   /* name's cluster slot: batches never mix slots */
     char *keys[RLK_HOLD_KEYS_MAX];
     long long token;            /* fenced: the token of the latest acquisition */
@@ -70,7 +71,17 @@ struct rlk_hold {
     rlk_sub_chan *sub_ch;
     char *channel;
     int nudged;                 /* a message came while in flight: renew again at once */
+    int leave_now;              /* rlk_hold_spec.leave_now */
     long long acquired_ns;      /* when the count went from 0 to 1 (the hold metric) */
+    long long renew_ms;         /* the lease a renewal sets */
+    long long period_ns;        /* renewed this often */
+    long long lost_after_ns;    /* failing: lost this long after last_ok_ns */
+    /* Kept entries (rlk_wd_keep), on wd->kept: */
+    int kept;
+    const void *arg;            /* the task's item.arg */
+    rlk_wd_lost_fn lost_fn;
+    void *lost_ud;
+    int lost;                   /* declared lost (off every list; freed by rlk_wd_unkeep) */
 };
 
 typedef struct rlk_lost_mark {
@@ -87,6 +98,8 @@ typedef struct rlk_lost_note {
     char *name;
     char *owner;
     int reason;
+    rlk_wd_lost_fn fn;          /* a kept entry's; NULL: the registry's report hook */
+    void *ud;
 } rlk_lost_note;
 
 struct rlk_wd {
@@ -99,6 +112,8 @@ struct rlk_wd {
     pthread_cond_t wake;        /* the thread: a new watchdog entry, or stop */
     pthread_cond_t settled;     /* a renewal finished: its entries are out of flight */
     rlk_hold *holds;
+    rlk_hold *kept;             /* kept entries (rlk_wd_keep): renewed, not held */
+    int reporting;              /* the thread is running lost reports */
     unsigned long long next_id;
     rlk_lost_mark *lost;
     size_t nlost;
@@ -108,6 +123,7 @@ struct rlk_wd {
     long long lease_ms;
     long long period_ns;
     long long lost_after_ns;    /* failing entries are lost this long after last_ok_ns */
+    long long round_period_ns;  /* the shortest period among this round's entries */
     long long round_limit_ns;   /* this round's replies are waited for at most this long (from
                                    the round's start; <= 0: an entry is past due; LLONG_MAX:
                                    no entry) */
@@ -118,8 +134,12 @@ struct rlk_wd {
     rlk_hold **batch;
     int *results;
     int *idx;                   /* batch positions of one call's entries */
+    int *grouped;               /* batch positions already given to a call */
+    int *out;                   /* one call's outcomes, in its order */
+    rlk_renew_item *items;      /* one call's entries, as its task sees them */
     const char **keys;
     const char **args;
+    size_t *lens;
 };
 
 /* ---------------------------------------------------------------- registry (wd->mu held) */
@@ -167,7 +187,7 @@ static rlk_hold *rlk_wd_settle_id(rlk_wd *wd, unsigned long long id)
 
 static void rlk_wd_unlink(rlk_wd *wd, rlk_hold *e)
 {
-    for (rlk_hold **pp = &wd->holds; *pp; pp = &(*pp)->next) {
+    for (rlk_hold **pp = e->kept ? &wd->kept : &wd->holds; *pp; pp = &(*pp)->next) {
         if (*pp == e) {
             *pp = e->next;
             e->next = NULL;
@@ -180,8 +200,8 @@ static void rlk_hold_free(rlk_hold *e)
 {
     if (!e)
         return;
-    if (e->sub_ch && e->kind == RLK_KIND_LOCK)  /* its waiters wait elsewhere: lingering on the */
-        rlk_sub_leave_now(e->sub, e->sub_ch);   /* lock's channel, each handoff's "0" wakes us */
+    if (e->sub_ch && e->leave_now)          /* the kind says its channel must not linger */
+        rlk_sub_leave_now(e->sub, e->sub_ch);
     else if (e->sub_ch)
         rlk_sub_leave(e->sub, e->sub_ch);
     free(e->channel);
@@ -204,6 +224,11 @@ static rlk_hold *rlk_hold_new(rlk_wd *wd, const rlk_hold_spec *h)
     e->owner = strdup(h->owner);
     e->keys[0] = e->name;
     e->nkeys = 1;
+    e->task = h->task;
+    e->leave_now = h->leave_now;
+    e->renew_ms = wd->lease_ms;
+    e->period_ns = wd->period_ns;
+    e->lost_after_ns = wd->lost_after_ns;
     ok = e->name && e->owner;
     e->slot = ok ? rlk_key_slot(e->name, strlen(e->name)) : 0;
     for (int i = 1; ok && i < h->nkeys && i < RLK_HOLD_KEYS_MAX; i++) {
@@ -319,7 +344,7 @@ static void rlk_wd_disconnect(rlk_wd *wd)
  * hanging server cannot delay the declaration. */
 static long long rlk_wd_timeout_ms(const rlk_wd *wd)
 {
-    long long ms = wd->period_ns / RLK_NS_PER_MS;
+    long long ms = wd->round_period_ns / RLK_NS_PER_MS;
 
     if (ms < 100)
         ms = 100;
@@ -375,7 +400,7 @@ static int rlk_is_conn_err(int rc)
  * after a connection error (reopened on the next round), and the round's
  * other calls are skipped (their entries count as failed renewals). */
 static int rlk_wd_eval(rlk_wd *wd, const char *script, int nkeys, const char **keys, int nargs,
-                       const char **args, redisReply **r)
+                       const char **args, const size_t *lens, redisReply **r)
 {
     const rlk_script_info *s = rlk_script_find(wd->c, script);
     int rc;
@@ -386,12 +411,12 @@ static int rlk_wd_eval(rlk_wd *wd, const char *script, int nkeys, const char **k
     if (!s)
         return rlk_set_error(wd->c, RLK_ERR_NOSUCHSCRIPT, "no script named '%s'", script);
     if (rlk_topo_routed(wd->c)) {   /* by the first key; one node's trouble spares the others */
-        rc = rlk_topo_evalv(wd->c, s, nkeys, keys, NULL, nargs, args, NULL, r,
+        rc = rlk_topo_evalv(wd->c, s, nkeys, keys, NULL, nargs, args, lens, r,
                             rlk_wd_timeout_ms(wd));
     } else {
         rc = rlk_wd_connect(wd);
         if (rc == RLK_OK)
-            rc = rlk_conn_evalv(wd->c, wd->ctx, s, nkeys, keys, NULL, nargs, args, NULL, r, NULL);
+            rc = rlk_conn_evalv(wd->c, wd->ctx, s, nkeys, keys, NULL, nargs, args, lens, r, NULL);
         if (rlk_is_conn_err(rc) || (wd->ctx && wd->ctx->err)) {
             rlk_wd_disconnect(wd);
             wd->conn_failed = 1;
@@ -403,210 +428,152 @@ static int rlk_wd_eval(rlk_wd *wd, const char *script, int nkeys, const char **k
     return rc;
 }
 
-static int rlk_wd_result_of(const redisReply *r)
+/* ---------------------------------------------------------------- the shared rules (wd.h) */
+
+static int rlk_renew_result_of(const redisReply *r)
 {
     if (r->type == REDIS_REPLY_INTEGER && (r->integer == 0 || r->integer == 1))
         return (int)r->integer;
     return -1;
 }
 
-/* A single-lock renewal's outcome: 1 / 0 as replied; a refusal by the script
- * (a key of another type) means not our lock: 0; anything else -1. */
-static int rlk_wd_single_result(int rc, const redisReply *r)
+int rlk_renew_build_one(const rlk_renew_item *items, int m, const char *lease, const char **keys,
+                        int *nkeys, const char **args, size_t *lens)
 {
-    if (rc == RLK_OK)
-        return rlk_wd_result_of(r);
-    return rc == RLK_ERR_SCRIPT ? 0 : -1;
+    (void)m;
+    (void)lens;
+    for (int k = 0; k < items[0].nkeys; k++)
+        keys[k] = items[0].keys[k];
+    *nkeys = items[0].nkeys;
+    args[0] = lease;
+    args[1] = items[0].owner;
+    return 2;
 }
 
-/* Copies per-owner results of an array reply of m elements into results. */
-static void rlk_wd_spread(rlk_wd *wd, int rc, const redisReply *r, int m)
+int rlk_renew_reply_one(int rc, const redisReply *r, int m, int *results)
+{
+    (void)m;
+    if (rc == RLK_OK)
+        results[0] = rlk_renew_result_of(r);
+    else
+        results[0] = rc == RLK_ERR_SCRIPT ? 0 : -1;
+    return 0;
+}
+
+void rlk_renew_spread(int rc, const redisReply *r, int m, int *results)
 {
     if (rc != RLK_OK || r->type != REDIS_REPLY_ARRAY || r->elements != (size_t)m)
         return;
     for (int k = 0; k < m; k++)
-        wd->results[wd->idx[k]] = rlk_wd_result_of(r->element[k]);
+        results[k] = rlk_renew_result_of(r->element[k]);
 }
 
-/* The batch positions of the entries of kind (and of name, when not NULL;
- * of slot, when not negative) into wd->idx; returns how many. */
-static int rlk_wd_pick(rlk_wd *wd, int n, int kind, const char *name, int slot)
+/* ---------------------------------------------------------------- the thread: one call */
+
+/* The batch position i as its task sees it. */
+static void rlk_wd_item(rlk_wd *wd, int i, rlk_renew_item *it)
 {
-    int m = 0;
+    const rlk_hold *e = wd->batch[i];    /* stable: in-flight entries are never freed */
 
-    for (int i = 0; i < n; i++) {
-        const rlk_hold *e = wd->batch[i];
-
-        if (e->kind == kind && (!name || strcmp(e->name, name) == 0) &&
-            (slot < 0 || e->slot == slot))
-            wd->idx[m++] = i;
-    }
-    return m;
+    it->name = e->name;
+    it->owner = e->owner;
+    it->nkeys = e->nkeys;
+    it->keys = (const char *const *)e->keys;
+    it->arg = e->arg;
 }
 
-/* One lock alone with its kind's single renew script (KEYS: the entry's,
- * ARGV: lease, owner). */
-static void rlk_wd_renew_one(rlk_wd *wd, int i, const char *script, const char *lease)
+/* One call of task for the batch positions idx[0..m): its outcomes into
+ * wd->results. counted: the call counts in renew_calls / renew_errors (a
+ * fallback's calls do not). */
+static void rlk_wd_call(rlk_wd *wd, const rlk_renew_task *task, const int *idx, int m,
+                        int counted)
 {
-    rlk_hold *e = wd->batch[i];
-    const char *keys[RLK_HOLD_KEYS_MAX], *args[2] = {lease, e->owner};
-    redisReply *r;
-    int rc;
-
-    for (int k = 0; k < e->nkeys; k++)
-        keys[k] = e->keys[k];
-    RLK_COUNT(wd->counters, renew_calls);
-    rc = rlk_wd_eval(wd, script, e->nkeys, keys, 2, args, &r);
-    wd->results[i] = rlk_wd_single_result(rc, r);
-    if (rc != RLK_OK)
-        RLK_COUNT(wd->counters, renew_errors);
-    if (r)
-        freeReplyObject(r);
-}
-
-/* Fallback when renew_many refused the batch (a key of another type, say):
- * each lock alone with reentrant/renew; a refusal means not our hash. */
-static void rlk_wd_renew_each(rlk_wd *wd, int m, const char *lease)
-{
-    for (int k = 0; k < m; k++) {
-        rlk_hold *e = wd->batch[wd->idx[k]];
-        const char *keys[1] = {e->name}, *args[2] = {lease, e->owner};
-        redisReply *r;
-        int rc = rlk_wd_eval(wd, "reentrant/renew", 1, keys, 2, args, &r);
-
-        wd->results[wd->idx[k]] = rlk_wd_single_result(rc, r);
-        if (r)
-            freeReplyObject(r);
-    }
-}
-
-/* The reentrant locks of the batch of one slot (any: -1) in one
- * reentrant/renew_many call. */
-static void rlk_wd_renew_reentrant_slot(rlk_wd *wd, int n, const char *lease, int slot)
-{
-    int m = rlk_wd_pick(wd, n, RLK_KIND_LOCK, NULL, slot);
-    redisReply *r;
-    int rc;
-
-    if (m == 0)
-        return;
-    wd->args[0] = lease;
-    for (int k = 0; k < m; k++) {
-        wd->keys[k] = wd->batch[wd->idx[k]]->name;  /* stable: in-flight entries are never freed */
-        wd->args[k + 1] = wd->batch[wd->idx[k]]->owner;
-    }
-    RLK_COUNT(wd->counters, renew_calls);
-    rc = rlk_wd_eval(wd, "reentrant/renew_many", m, wd->keys, m + 1, wd->args, &r);
-    rlk_wd_spread(wd, rc, r, m);
-    if (rc == RLK_ERR_SCRIPT)
-        rlk_wd_renew_each(wd, m, lease);
-    if (rc != RLK_OK)
-        RLK_COUNT(wd->counters, renew_errors);
-    if (r)
-        freeReplyObject(r);
-}
-
-/* The reentrant locks of the batch: all in one call on one server; on a
- * cluster one call per slot, so that no call mixes slots (CROSSSLOT). */
-static void rlk_wd_renew_reentrant(rlk_wd *wd, int n, const char *lease)
-{
-    if (!rlk_topo_routed(wd->c)) {
-        rlk_wd_renew_reentrant_slot(wd, n, lease, -1);
-        return;
-    }
-    for (int i = 0; i < n; i++) {
-        const rlk_hold *e = wd->batch[i];
-        int seen = 0;
-
-        if (e->kind != RLK_KIND_LOCK)
-            continue;
-        for (int j = 0; j < i && !seen; j++)    /* one call per slot */
-            seen = wd->batch[j]->kind == RLK_KIND_LOCK && wd->batch[j]->slot == e->slot;
-        if (!seen)
-            rlk_wd_renew_reentrant_slot(wd, n, lease, e->slot);
-    }
-}
-
-/* The reads of one read-write lock (every owner of this client in the batch)
- * in one rwlock/renew_readers call; a refusal means not our lock. */
-static void rlk_wd_renew_readers_of(rlk_wd *wd, int n, const rlk_hold *first, const char *lease)
-{
-    int m = rlk_wd_pick(wd, n, RLK_KIND_READ, first->name, -1);
-    const char *keys[RLK_HOLD_KEYS_MAX];
-    redisReply *r;
-    int rc;
-
-    for (int k = 0; k < first->nkeys; k++)
-        keys[k] = first->keys[k];
-    wd->args[0] = lease;
-    for (int k = 0; k < m; k++)
-        wd->args[k + 1] = wd->batch[wd->idx[k]]->owner;
-    RLK_COUNT(wd->counters, renew_calls);
-    rc = rlk_wd_eval(wd, "rwlock/renew_readers", first->nkeys, keys, m + 1, wd->args, &r);
-    rlk_wd_spread(wd, rc, r, m);
-    for (int k = 0; rc == RLK_ERR_SCRIPT && k < m; k++)
-        wd->results[wd->idx[k]] = 0;
-    if (rc != RLK_OK)
-        RLK_COUNT(wd->counters, renew_errors);
-    if (r)
-        freeReplyObject(r);
-}
-
-static void rlk_wd_renew_readers(rlk_wd *wd, int n, const char *lease)
-{
-    for (int i = 0; i < n; i++) {
-        const rlk_hold *e = wd->batch[i];
-        int seen = 0;
-
-        if (e->kind != RLK_KIND_READ)
-            continue;
-        for (int j = 0; j < i && !seen; j++)    /* one call per lock name */
-            seen = wd->batch[j]->kind == RLK_KIND_READ && strcmp(wd->batch[j]->name, e->name) == 0;
-        if (!seen)
-            rlk_wd_renew_readers_of(wd, n, e, lease);
-    }
-}
-
-static const char *rlk_wd_single_script(int kind)
-{
-    switch (kind) {
-    case RLK_KIND_WRITE:
-        return "rwlock/renew_writer";
-    case RLK_KIND_FAIR:
-        return "fair/renew";
-    case RLK_KIND_FENCED:
-        return "fenced/renew";
-    default:
-        return NULL;
-    }
-}
-
-/* Renews batch[0..n); results[i]: 1 renewed, 0 gone, -1 error. */
-static void rlk_wd_renew(rlk_wd *wd, int n)
-{
+    int nkeys = 0, nargs, rc, each;
+    redisReply *r = NULL;
     char lease[24];
 
-    snprintf(lease, sizeof lease, "%lld", wd->lease_ms);
+    /* The entries of one call share their lease: one kind, one registry. */
+    snprintf(lease, sizeof lease, "%lld", wd->batch[idx[0]]->renew_ms);
+    for (int k = 0; k < m; k++) {
+        rlk_wd_item(wd, idx[k], &wd->items[k]);
+        wd->out[k] = -1;
+    }
+    memset(wd->lens, 0, (RLK_WD_BATCH_MAX + 2) * sizeof *wd->lens);
+    nargs = task->build(wd->items, m, lease, wd->keys, &nkeys, wd->args, wd->lens);
+    for (int k = 0; k < nargs; k++)
+        if (wd->lens[k] == 0)
+            wd->lens[k] = strlen(wd->args[k]);
+    if (counted)
+        RLK_COUNT(wd->counters, renew_calls);
+    rc = rlk_wd_eval(wd, task->script, nkeys, wd->keys, nargs, wd->args, wd->lens, &r);
+    each = task->reply(rc, r, m, wd->out);
+    if (counted && rc != RLK_OK)
+        RLK_COUNT(wd->counters, renew_errors);
+    if (r)
+        freeReplyObject(r);
+    if (each && task->fallback) {
+        for (int k = 0; k < m; k++)
+            rlk_wd_call(wd, task->fallback, &idx[k], 1, 0);
+        return;
+    }
+    for (int k = 0; k < m; k++)
+        wd->results[idx[k]] = wd->out[k];
+}
+
+/* 1 when batch positions i and j go in one call of their task. */
+static int rlk_wd_same_call(const rlk_wd *wd, int i, int j, int routed)
+{
+    const rlk_hold *a = wd->batch[i], *b = wd->batch[j];
+
+    if (a->task != b->task)
+        return 0;
+    switch (a->task->group) {
+    case RLK_RENEW_SLOT:
+        return !routed || a->slot == b->slot;   /* a cluster: never mix slots (CROSSSLOT) */
+    case RLK_RENEW_NAME:
+        return strcmp(a->name, b->name) == 0;
+    default:
+        return 0;
+    }
+}
+
+/* Renews batch[0..n); results[i]: 1 renewed, 0 gone, -1 error. Each entry
+ * goes in one call of its task, grouped as the task says. */
+static void rlk_wd_renew(rlk_wd *wd, int n)
+{
+    int routed = rlk_topo_routed(wd->c);
+
     rlk_topo_check(wd->c);     /* never renew on a master the sentinels no longer name */
     wd->conn_failed = 0;
     wd->round_limit_ns = LLONG_MAX;
+    wd->round_period_ns = wd->period_ns;
     for (int i = 0; i < n; i++) {
-        long long left = wd->batch[i]->last_ok_ns + wd->lost_after_ns - rlk_clock_now_ns();
+        const rlk_hold *e = wd->batch[i];
+        long long left = e->last_ok_ns + e->lost_after_ns - rlk_clock_now_ns();
 
         if (left < wd->round_limit_ns)
             wd->round_limit_ns = left;
+        if (e->period_ns < wd->round_period_ns)
+            wd->round_period_ns = e->period_ns;
     }
     if (wd->ctx && rlk_wd_set_timeout(wd) != RLK_OK)
         rlk_wd_disconnect(wd);
-    for (int i = 0; i < n; i++)
-        wd->results[i] = -1;
-    rlk_wd_renew_reentrant(wd, n, lease);
-    rlk_wd_renew_readers(wd, n, lease);
     for (int i = 0; i < n; i++) {
-        const char *script = rlk_wd_single_script(wd->batch[i]->kind);
+        wd->results[i] = -1;
+        wd->grouped[i] = !wd->batch[i]->task;   /* no task: not renewed (an error) */
+    }
+    for (int i = 0; i < n; i++) {
+        int m = 0;
 
-        if (script)
-            rlk_wd_renew_one(wd, i, script, lease);
+        if (wd->grouped[i])
+            continue;
+        for (int j = i; j < n; j++) {
+            if (j == i || (!wd->grouped[j] && rlk_wd_same_call(wd, i, j, routed))) {
+                wd->grouped[j] = 1;
+                wd->idx[m++] = j;
+            }
+        }
+        rlk_wd_call(wd, wd->batch[i]->task, wd->idx, m, 1);
     }
 }
 
@@ -618,6 +585,17 @@ static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_lost_note **not
     rlk_lost_note *n = calloc(1, sizeof *n);
 
     rlk_wd_unlink(wd, e);
+    if (e->kept) {      /* its holder frees it (rlk_wd_unkeep); reported to its own hook */
+        e->lost = reason;
+        if (n) {
+            n->reason = reason;
+            n->fn = e->lost_fn;
+            n->ud = e->lost_ud;
+            n->next = *notes;
+            *notes = n;
+        }
+        return;
+    }
     rlk_wd_mark(wd, e->kind, e->name, e->owner);
     if (n) {
         n->kind = e->kind;
@@ -634,15 +612,16 @@ static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_lost_note **not
 /* Drops the failing entries whose lease has run out by the clock. */
 static void rlk_wd_expire(rlk_wd *wd, long long now, rlk_lost_note **notes)
 {
-    long long lease_ns = wd->lost_after_ns;
-    rlk_hold *e = wd->holds;
+    for (int list = 0; list < 2; list++) {
+        rlk_hold *e = list ? wd->kept : wd->holds;
 
-    while (e) {
-        rlk_hold *next = e->next;
+        while (e) {
+            rlk_hold *next = e->next;
 
-        if (e->watchdog && e->failing && !e->inflight && now - e->last_ok_ns >= lease_ns)
-            rlk_wd_lose(wd, e, RLK_LOST_EXPIRED, notes);
-        e = next;
+            if (e->watchdog && e->failing && !e->inflight && now - e->last_ok_ns >= e->lost_after_ns)
+                rlk_wd_lose(wd, e, RLK_LOST_EXPIRED, notes);
+            e = next;
+        }
     }
 }
 
@@ -650,14 +629,15 @@ static void rlk_wd_expire(rlk_wd *wd, long long now, rlk_lost_note **notes)
  * renew them together) in flight. Returns how many. */
 static int rlk_wd_collect(rlk_wd *wd, long long now)
 {
-    long long horizon = now + wd->period_ns / 4;
     int n = 0;
 
-    for (rlk_hold *e = wd->holds; e && n < RLK_WD_BATCH_MAX; e = e->next) {
-        if (!e->watchdog || e->inflight || e->next_due_ns > horizon)
-            continue;
-        e->inflight = 1;
-        wd->batch[n++] = e;
+    for (int list = 0; list < 2; list++) {
+        for (rlk_hold *e = list ? wd->kept : wd->holds; e && n < RLK_WD_BATCH_MAX; e = e->next) {
+            if (!e->watchdog || e->inflight || e->next_due_ns > now + e->period_ns / 4)
+                continue;
+            e->inflight = 1;
+            wd->batch[n++] = e;
+        }
     }
     return n;
 }
@@ -666,24 +646,26 @@ static long long rlk_wd_next_due(rlk_wd *wd)
 {
     long long next = -1;
 
-    for (rlk_hold *e = wd->holds; e; e = e->next)
-        if (e->watchdog && !e->inflight)
-            next = rlk_clock_until_min(next, e->next_due_ns);
+    for (int list = 0; list < 2; list++)
+        for (rlk_hold *e = list ? wd->kept : wd->holds; e; e = e->next)
+            if (e->watchdog && !e->inflight)
+                next = rlk_clock_until_min(next, e->next_due_ns);
     return next;
 }
 
 static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_lost_note **notes)
 {
-    long long now = rlk_clock_now_ns(), lease_ns = wd->lost_after_ns;
+    long long now = rlk_clock_now_ns();
 
     for (int i = 0; i < n; i++) {
         rlk_hold *e = wd->batch[i];
+        long long lease_ns = e->lost_after_ns;
 
         e->inflight = 0;
         e->failing = wd->results[i] < 0;
         if (wd->results[i] == 1) {
             e->last_ok_ns = sent_ns;
-            e->next_due_ns = e->nudged ? now : sent_ns + wd->period_ns;
+            e->next_due_ns = e->nudged ? now : sent_ns + e->period_ns;
             e->nudged = 0;
         } else if (wd->results[i] == 0) {
             rlk_wd_lose(wd, e, RLK_LOST_GONE, notes);
@@ -692,7 +674,7 @@ static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_lost_note **n
         } else {
             /* Retry a period later, but look again when the lease runs out
              * (rlk_wd_expire declares it then if no renewal got through). */
-            e->next_due_ns = rlk_clock_until_min(now + wd->period_ns, e->last_ok_ns + lease_ns);
+            e->next_due_ns = rlk_clock_until_min(now + e->period_ns, e->last_ok_ns + lease_ns);
             if (e->next_due_ns < now + RLK_NS_PER_MS)
                 e->next_due_ns = now + RLK_NS_PER_MS;
         }
@@ -714,7 +696,10 @@ const char *rlk_kind_name(int kind)
 /* Through the hook the runtime state installed (rt.c). */
 static void rlk_wd_report_one(rlk_wd *wd, const rlk_lost_note *n)
 {
-    wd->report(wd->report_ud, n->kind, n->name, n->owner, n->reason);
+    if (n->fn)
+        n->fn(n->ud, n->reason);     /* a kept entry */
+    else
+        wd->report(wd->report_ud, n->kind, n->name, n->owner, n->reason);
 }
 
 /* Reports (outside wd->mu) and frees the notes, oldest first. */
@@ -753,6 +738,7 @@ static void *rlk_wd_main(void *arg)
         int n;
 
         rlk_wd_expire(wd, sent_ns, &notes);
+        wd->reporting = notes != NULL;  /* rlk_wd_unkeep waits for the reports to be made */
         n = rlk_wd_collect(wd, sent_ns);
         if (n == 0 && !notes) {
             rlk_clock_cond_wait_until(&wd->wake, &wd->mu, rlk_wd_next_due(wd));
@@ -765,9 +751,12 @@ static void *rlk_wd_main(void *arg)
             rlk_wd_apply(wd, n, sent_ns, &notes);
         }
         if (notes) {
+            wd->reporting = 1;
             pthread_mutex_unlock(&wd->mu);
             rlk_wd_report(wd, notes);
             pthread_mutex_lock(&wd->mu);
+            wd->reporting = 0;
+            pthread_cond_broadcast(&wd->settled);
         }
     }
     pthread_mutex_unlock(&wd->mu);
@@ -800,8 +789,12 @@ static void rlk_wd_free_arrays(rlk_wd *wd)
     free(wd->batch);
     free(wd->results);
     free(wd->idx);
+    free(wd->grouped);
+    free(wd->out);
+    free(wd->items);
     free(wd->keys);
     free(wd->args);
+    free(wd->lens);
 }
 
 rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_sub *sub,
@@ -821,6 +814,7 @@ rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_sub *sub,
         wd->lease_ms = RLK_NUM_MAX;
     wd->round_limit_ns = LLONG_MAX;
     wd->period_ns = wd->lease_ms * RLK_NS_PER_MS / 3;
+    wd->round_period_ns = wd->period_ns;
     if (wd->period_ns < RLK_NS_PER_MS)
         wd->period_ns = RLK_NS_PER_MS;
     wd->lost_after_ns = (wd->lease_ms - rlk_wd_margin_ms(c->lost_margin_ms, wd->lease_ms)) *
@@ -828,9 +822,14 @@ rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_sub *sub,
     wd->batch = calloc(RLK_WD_BATCH_MAX, sizeof *wd->batch);
     wd->results = calloc(RLK_WD_BATCH_MAX, sizeof *wd->results);
     wd->idx = calloc(RLK_WD_BATCH_MAX, sizeof *wd->idx);
-    wd->keys = calloc(RLK_WD_BATCH_MAX, sizeof *wd->keys);
-    wd->args = calloc(RLK_WD_BATCH_MAX + 1, sizeof *wd->args);
-    if (!wd->batch || !wd->results || !wd->idx || !wd->keys || !wd->args ||
+    wd->grouped = calloc(RLK_WD_BATCH_MAX, sizeof *wd->grouped);
+    wd->out = calloc(RLK_WD_BATCH_MAX, sizeof *wd->out);
+    wd->items = calloc(RLK_WD_BATCH_MAX, sizeof *wd->items);
+    wd->keys = calloc(RLK_WD_BATCH_MAX + RLK_HOLD_KEYS_MAX, sizeof *wd->keys);
+    wd->args = calloc(RLK_WD_BATCH_MAX + 2, sizeof *wd->args);
+    wd->lens = calloc(RLK_WD_BATCH_MAX + 2, sizeof *wd->lens);
+    if (!wd->batch || !wd->results || !wd->idx || !wd->grouped || !wd->out || !wd->items ||
+        !wd->keys || !wd->args || !wd->lens ||
         rlk_clock_cond_init(&wd->wake) != 0) {
         rlk_wd_free_arrays(wd);
         free(wd);
@@ -858,6 +857,12 @@ void rlk_wd_free(rlk_wd *wd)
         wd->holds = e->next;
         rlk_hold_free(e);
     }
+    while (wd->kept) {      /* keepers still running when the client goes */
+        rlk_hold *e = wd->kept;
+
+        wd->kept = e->next;
+        rlk_hold_free(e);
+    }
     while (wd->lost) {
         rlk_lost_mark *m = wd->lost;
 
@@ -880,7 +885,7 @@ static void rlk_wd_subscribe(rlk_wd *wd, rlk_hold *e)
 {
     if (!e->channel || e->sub_ch)
         return;
-    if (wd->sub && rlk_sub_join(wd->sub, e->channel, &e->sub_ch) == RLK_OK)
+    if (wd->sub && rlk_sub_join(wd->sub, e->channel, NULL, &e->sub_ch) == RLK_OK)
         e->sub = wd->sub;
     else
         e->sub_ch = NULL;
@@ -943,6 +948,8 @@ int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, i
         e->count++;
         e->lease_ms = lease_ms;
         e->token = token;
+        if (!e->task)
+            e->task = h->task;
         if (watchdog) {
             /* The acquire reset the lease to the watchdog lease when it ran. */
             e->watchdog = 1;
@@ -1086,4 +1093,53 @@ int rlk_wd_is_lost_as(rlk_wd *wd, int kind, const char *name, const char *owner)
     lost = *rlk_wd_mark_slot(wd, kind, name, owner) != NULL;
     pthread_mutex_unlock(&wd->mu);
     return lost;
+}
+
+/* ---------------------------------------------------------------- kept entries */
+
+rlk_wd_kept *rlk_wd_keep(rlk_wd *wd, const rlk_hold_spec *h, const void *arg, long long lease_ms,
+                         long long sent_ns, rlk_wd_lost_fn lost, void *ud)
+{
+    rlk_hold *e = NULL;
+    int rc;
+
+    pthread_mutex_lock(&wd->mu);
+    rc = rlk_wd_start(wd);
+    if (rc == RLK_OK && !(e = rlk_hold_new(wd, h)))
+        rc = rlk_set_error(wd->c, RLK_ERR_NOMEM, "keep %s: out of memory", h->name);
+    if (e) {
+        rlk_wd_unlink(wd, e);   /* off the registry, onto the kept list */
+        e->kept = 1;
+        e->next = wd->kept;
+        wd->kept = e;
+        e->arg = arg;
+        e->lost_fn = lost;
+        e->lost_ud = ud;
+        e->watchdog = 1;
+        e->renew_ms = lease_ms;
+        e->period_ns = lease_ms * RLK_NS_PER_MS / 3;
+        e->lost_after_ns = (lease_ms - rlk_wd_margin_ms(wd->c->lost_margin_ms, lease_ms)) *
+                           RLK_NS_PER_MS;
+        e->last_ok_ns = sent_ns;
+        e->next_due_ns = sent_ns + e->period_ns;
+        pthread_cond_signal(&wd->wake);
+    }
+    pthread_mutex_unlock(&wd->mu);
+    return e;
+}
+
+void rlk_wd_unkeep(rlk_wd *wd, rlk_wd_kept *e)
+{
+    if (!e)
+        return;
+    pthread_mutex_lock(&wd->mu);
+    /* From the watchdog thread (a lost report stopping its keeper) nothing
+     * is in flight and its own report is the one running. */
+    while (!(wd->started && pthread_equal(pthread_self(), wd->thread)) &&
+           (e->inflight || wd->reporting))
+        pthread_cond_wait(&wd->settled, &wd->mu);
+    if (!e->lost)
+        rlk_wd_unlink(wd, e);
+    pthread_mutex_unlock(&wd->mu);
+    rlk_hold_free(e);
 }

@@ -4,15 +4,14 @@
  *
  * Every lock a client holds through the lock API is an entry (kind, name,
  * owner) with a reentry count; lease-less ones are renewed by the watchdog
- * thread with their kind's renew script:
- *   RLK_KIND_LOCK    reentrant/renew_many, many locks per call (KEYS: name)
- *   RLK_KIND_READ    rwlock/renew_readers, every owner of one lock per call
- *                    (KEYS: name, timeout-key prefix)
- *   RLK_KIND_WRITE   rwlock/renew_writer (KEYS: name)
- *   RLK_KIND_FAIR    fair/renew (KEYS: name, queue, timeouts)
- *   RLK_KIND_FENCED  fenced/renew (KEYS: name, token key)
- * A lock the watchdog finds lost is reported through the hook its creator
- * (the runtime state, rt.c) installs.
+ * thread. How a kind renews is its task (rlk_renew_task below), given with
+ * each hold by the kind (kinds/lock.c, kinds/rwlock.c, kinds/fairlock.c,
+ * kinds/fenced.c): the engine here does the scheduling (timer, batching per
+ * hash slot or per name, the call, retry, the loss deadline, the reports),
+ * the task names the script, builds a call's KEYS and ARGV from its entries
+ * and reads the reply, as Redisson pairs one LockRenewalScheduler with a
+ * task per kind. A lock the watchdog finds lost is reported through the
+ * hook its creator (the runtime state, rt.c) installs.
  *
  * Not installed; not a stable API.
  */
@@ -23,10 +22,57 @@
 #include "runtime/counters.h"
 #include "runtime/sub.h"
 
+#include <hiredis/hiredis.h>
+
 typedef struct rlk_wd rlk_wd;
 typedef struct rlk_hold rlk_hold;
 
 #define RLK_HOLD_KEYS_MAX 3
+#define RLK_WD_BATCH_MAX 512        /* entries per renewal call */
+
+/* One entry of a renewal call, as a task sees it. */
+typedef struct rlk_renew_item {
+    const char *name;
+    const char *owner;
+    int nkeys;                      /* the kind's renew KEYS: keys[0] = name */
+    const char *const *keys;
+    const void *arg;                /* a kept entry's (rlk_wd_keep); NULL for a hold */
+} rlk_renew_item;
+
+/* How a kind's due entries share one call. */
+enum rlk_renew_group {
+    RLK_RENEW_ALONE = 0,            /* one call per entry */
+    RLK_RENEW_SLOT = 1,             /* one call for every due entry of one hash slot (one call
+                                       for all of them on a server that is not a cluster) */
+    RLK_RENEW_NAME = 2              /* one call for every due entry of one name */
+};
+
+/* A kind's renewal rule: no thread, no I/O (the engine sends the call), so
+ * a non-blocking driver can use the same tasks. */
+typedef struct rlk_renew_task {
+    const char *script;             /* the renew script */
+    int group;                      /* enum rlk_renew_group */
+    /* The call for items[0..m): KEYS into keys (*nkeys), ARGV into args
+     * (room for m + 2) and, for binary ones, their lengths into lens (0:
+     * strlen); returns the number of ARGV. lease: the lease in ms, as text. */
+    int (*build)(const rlk_renew_item *items, int m, const char *lease, const char **keys,
+                 int *nkeys, const char **args, size_t *lens);
+    /* The outcome of each of the m entries from the call's rc and reply (r:
+     * NULL when none) into results (1 renewed, 0 gone: not renewed again,
+     * -1 unknown: retried until the loss deadline). Returns 1 to have each
+     * entry renewed alone with `fallback` (results then come from it). */
+    int (*reply)(int rc, const redisReply *r, int m, int *results);
+    const struct rlk_renew_task *fallback;  /* NULL: none */
+} rlk_renew_task;
+
+/* The rule most kinds share, for tasks of group RLK_RENEW_ALONE: KEYS the
+ * entry's, ARGV (lease, owner); reply 1 renewed, 0 gone, a refusal by the
+ * script (a key of another type) 0, anything else -1. */
+int rlk_renew_build_one(const rlk_renew_item *items, int m, const char *lease, const char **keys,
+                        int *nkeys, const char **args, size_t *lens);
+int rlk_renew_reply_one(int rc, const redisReply *r, int m, int *results);
+/* An array reply of m integers 1/0 into results (another shape: left as is). */
+void rlk_renew_spread(int rc, const redisReply *r, int m, int *results);
 
 /* What identifies a hold and how to renew it. */
 typedef struct rlk_hold_spec {
@@ -39,6 +85,12 @@ typedef struct rlk_hold_spec {
      * entry stays subscribed to it while held; a message there makes the
      * watchdog renew the entry at once, which finds a removed lock gone. */
     const char *channel;
+    /* How the watchdog renews it (lease-less holds); NULL: it cannot. */
+    const rlk_renew_task *task;
+    /* 1: its channel does not linger once the entry goes (the reentrant
+     * lock: its waiters wait elsewhere, and each handoff's "0" there would
+     * wake this client for nothing). */
+    int leave_now;
 } rlk_hold_spec;
 
 /* What rlk_wd_release_begin_as did, for rlk_wd_release_end. */
@@ -92,6 +144,28 @@ void rlk_wd_release_end(rlk_wd *wd, rlk_wd_ticket *t, int outcome);
  * unlock, or another holder's release) makes its entries due at once. */
 void rlk_wd_on_message(void *wd, const char *channel, size_t len);
 int rlk_wd_is_lost_as(rlk_wd *wd, int kind, const char *name, const char *owner);
+
+/* Kept entries: renewals the watchdog runs for a holder other than the
+ * registry (the permit keeper, kinds/psemaphore_keeper.c), with a lease of
+ * their own, renewed every lease/3 through their task like the watchdog
+ * entries, and declared lost by the same rule (reply 0: RLK_LOST_GONE; no
+ * renewal got through for lease minus the client's lost margin:
+ * RLK_LOST_EXPIRED). They are not locks: no registry lookup, gauge,
+ * channel or nudge sees them. */
+typedef struct rlk_hold rlk_wd_kept;      /* a kept entry is an entry of its own list */
+/* Called on the watchdog thread (no lock held), once, when the entry is
+ * declared lost (reason: RLK_LOST_*); no I/O that waits on the watchdog. */
+typedef void (*rlk_wd_lost_fn)(void *ud, int reason);
+/* Keeps h (h->task renews it; its keys; h->kind and h->channel unused)
+ * with lease_ms, renewed last at sent_ns; arg is what the task sees as
+ * item.arg (kept alive by the caller until rlk_wd_unkeep). NULL with the
+ * error recorded (out of memory, no thread). */
+rlk_wd_kept *rlk_wd_keep(rlk_wd *wd, const rlk_hold_spec *h, const void *arg, long long lease_ms,
+                         long long sent_ns, rlk_wd_lost_fn lost, void *ud);
+/* Stops keeping k and frees it: waits until no renewal of it is on the
+ * wire and no lost report is running (unless called from that report), so
+ * neither follows. NULL: nothing. */
+void rlk_wd_unkeep(rlk_wd *wd, rlk_wd_kept *k);
 /* Makes every watchdog entry due at once (the master changed: a renewal on
  * the new one finds each lock that did not carry over gone). */
 void rlk_wd_nudge_all(rlk_wd *wd);

@@ -9,6 +9,9 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <stdio.h>
+#include <unistd.h>
+
 #include "cli_check.h"
 
 #include <rlk.h>
@@ -59,13 +62,20 @@ static void expect_ok(const char *const *args, const char *what)
 #define OK(what, ...) expect_ok((const char *const[]){__VA_ARGS__, NULL}, what)
 
 /* Starts `rlk ARGS... -- sh -c 'touch FLAG; sleep 1.5'` and waits until it holds. */
+/* The holder's command holds until hold_finish creates <flag>.stop (bounded: 60 s), so
+ * the checks made meanwhile see it held however slowly they run. */
+static char hold_stop[420];
+
 static void hold_start(cli_proc *p, const char *flag, const char *const *args)
 {
     const char *argv[16];
-    char cmd[300];
+    char cmd[1000];
     int n = 0;
 
-    snprintf(cmd, sizeof cmd, "touch %s; sleep 1.5", flag);
+    snprintf(hold_stop, sizeof hold_stop, "%s.stop", flag);
+    (void)unlink(hold_stop);
+    snprintf(cmd, sizeof cmd, "touch %s; n=0; while [ ! -e %s ] && [ $n -lt 600 ]; do "
+             "sleep 0.1; n=$((n+1)); done", flag, hold_stop);
     for (; args[n] && n < 11; n++)
         argv[n] = args[n];
     argv[n++] = "--";
@@ -79,7 +89,13 @@ static void hold_start(cli_proc *p, const char *flag, const char *const *args)
 
 static void hold_finish(cli_proc *p, const char *what)
 {
-    int st = cli_wait(p, CLI_TIMEOUT_MS);
+    FILE *f = fopen(hold_stop, "w");
+    int st;
+
+    if (f)
+        fclose(f);
+    CHECKF(f != NULL, "%s: cannot create %s", what, hold_stop);
+    st = cli_wait(p, CLI_TIMEOUT_MS);
     cli_result r = cli_collect(p, st, 0);
 
     expect_status(&r, 0, what);

@@ -10,7 +10,8 @@
  *   - the lease keeper: keeps a permit over many leases; reports a permit
  *     removed behind its back (RLK_LOST_GONE) within a period, and one it
  *     cannot renew while the server hangs (RLK_LOST_EXPIRED) once its lease
- *     has run out;
+ *     has run out; runs on the client's watchdog beside a lease-less lock
+ *     (no connection of its own) and renews nothing after keeper_stop;
  *   - the invariant across processes, with holders killed (SIGKILL) while
  *     holding: the peak of permits held at once never exceeds the total (a
  *     killed holder counts as holding until its lease ran out), the others
@@ -548,6 +549,98 @@ static void test_keeper_reports_expired(void)
     rlk_free(c);
 }
 
+/* The connections the server has open (CLIENT LIST lines), or -1. */
+static int client_count(void)
+{
+    redisReply *r = rlk_fx_command(&srv, "CLIENT LIST");
+    int n = -1;
+
+    if (r && r->type == REDIS_REPLY_STRING) {
+        n = 0;
+        for (const char *p = r->str; (p = strstr(p, "id=")) != NULL; p += 3)
+            n++;
+    }
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+#define WD_LEASE 900        /* the client's watchdog lease: not the keeper's */
+
+/* The keeper runs on the client's watchdog (issue 24): a kept permit and a
+ * lease-less lock of the same client, with different leases, both outlive
+ * several leases, and keeping opens no connection of its own; after
+ * keeper_stop no renewal of the permit follows (its expiry stays put)
+ * while the lock is still renewed. */
+static void test_keeper_on_the_watchdog(void)
+{
+    rlk_client *c = tk_connect(url, WD_LEASE, 2);
+    rlk_psemaphore *s = c ? rlk_psemaphore_new(c, "fs:wdkeep") : NULL;
+    rlk_lock *l = c ? rlk_lock_new(c, "fs:wdkeep:lock") : NULL;
+    char id[RLK_PERMIT_ID_SIZE];
+    const char *list[1] = {id};
+    unsigned char raw[16];
+    size_t rawlen;
+    rlk_psemaphore_keeper *k;
+    lost_note note = {0};
+    int before, after;
+    long long exp1, exp2, pttl;
+
+    REQUIRE(s && l);
+    tk_latch_init(&note.fired);
+    CHECK_INT_EQ(rlk_psemaphore_try_set_permits(s, 1, NULL), RLK_OK);
+    REQUIRE(rlk_psemaphore_try_acquire(s, 0, KEEP_LEASE, id) == RLK_OK);
+    rawlen = unhex(id, raw);
+    REQUIRE(rlk_lock_try_lock(l, 0, 0) == RLK_OK);          /* lease-less: the watchdog */
+    CHECK_INT_EQ(rlk_psemaphore_update_lease(s, id, KEEP_LEASE), RLK_OK);   /* what keep sends */
+    /* The watchdog's connection opens at its first renewal, the subscriber's on the lock's
+     * channel: both there before the count. */
+    for (int i = 0; i < 2500 && (tk_count_clients_named(&srv, "rlk-wd") < 1 ||
+                                 tk_count_clients_named(&srv, "rlk-sub") < 1); i++)
+        usleep(2000);
+    CHECK_INT_EQ(tk_count_clients_named(&srv, "rlk-wd"), 1);
+    CHECK(tk_wait_numsub(&srv, "redisson_lock__channel:{fs:wdkeep:lock}", 1, 5000) == 0);
+    before = client_count();
+    k = rlk_psemaphore_keep(s, 1, list, KEEP_LEASE, on_lost, &note);
+    REQUIRE(k);
+    tk_stall_reset(&stall);
+    CHECKF(tk_latch_wait(&note.fired, 1, 3 * WD_LEASE) == 0, "the permit was reported lost "
+           "(reason %d; longest scheduling gap %lld ms%s)", note.reason,
+           tk_stall_max_gap_ms(&stall), tk_stall_note(&stall));
+    after = client_count();
+    printf("  keeper on the watchdog: %d connections before keep, %d after %d ms of renewals\n",
+           before, after, 3 * WD_LEASE);
+    CHECKF(before > 0 && after == before, "keeping opened connections: %d before, %d after",
+           before, after);
+    CHECK_INT_EQ(rlk_psemaphore_keeper_lost(k), 0);
+    CHECK(tk_int(&srv, "ZSCORE {fs:wdkeep}:timeout %b", raw, rawlen) > 0);  /* still held */
+    CHECK(tk_int(&srv, "PTTL fs:wdkeep:lock") > 0);
+    rlk_psemaphore_keeper_stop(k);
+    exp1 = tk_int(&srv, "ZSCORE {fs:wdkeep}:timeout %b", raw, rawlen);
+    usleep(2 * KEEP_LEASE / 3 * 1000);      /* two keeper periods: no renewal may come */
+    exp2 = tk_int(&srv, "ZSCORE {fs:wdkeep}:timeout %b", raw, rawlen);
+    CHECKF(exp1 == exp2, "the permit was renewed after keeper_stop (expiry %lld -> %lld)", exp1,
+           exp2);
+    pttl = tk_int(&srv, "PTTL fs:wdkeep:lock");
+    CHECKF(pttl > 0, "the lock's lease ran out (PTTL %lld) after the keeper stopped", pttl);
+    CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
+    if (exp2 > 0) {
+        /* The permit's last lease (from before keeper_stop) may have run out by now on a slow
+         * run: then the release is NOT_OWNER, truthfully; before its expiry it must succeed. */
+        long long now = tk_server_ms(&srv);
+        int rc = rlk_psemaphore_release(s, id);
+
+        if (now < exp2 - 50)
+            CHECK_INT_EQ(rc, RLK_OK);
+        else
+            CHECKF(rc == RLK_OK || rc == RLK_ERR_NOT_OWNER, "release after the lease: %d", rc);
+    }
+    tk_latch_destroy(&note.fired);
+    rlk_lock_free(l);
+    rlk_psemaphore_free(s);
+    rlk_free(c);
+}
+
 /* ------------------------------------------------------------ invariant with SIGKILL */
 
 #define PROCS 6
@@ -736,6 +829,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_wait_runs_out);
     RUN_TEST(test_keeper_keeps_and_reports_gone);
     RUN_TEST(test_keeper_reports_expired);
+    RUN_TEST(test_keeper_on_the_watchdog);
     RUN_TEST(test_invariant_with_kills);
     tk_suite_stop(&srv, &stall);
     return check_summary("fs_psemaphore");

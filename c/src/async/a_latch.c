@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * a_latch.c - rlk_async_latch_await / _count_down / _try_set_count
+ * (rlk_async.h) through the engine (engine.h), on the blocking API's scripts
+ * (kinds/latch.c): a string key `name` holds the remaining count (no key:
+ * open); latch/count_down publishes "0" on
+ * redisson_countdownlatch__channel__{name} when it reaches zero,
+ * latch/try_set_count publishes "1" when it arms the latch.
+ *
+ * An awaiter listens on that channel and reads the count (latch/count) when
+ * subscribed, on every message and at least every second (a keepalive);
+ * open (count <= 0) ends it RLK_OK. The engine hands every message to every
+ * listener of the channel, so the blocking subscriber's "pass the wake-up
+ * on" is not needed here. The read is harmless to repeat: a lost reply is
+ * read again within the wait (a wait without bound rides out any outage).
+ * docs/async-internals.md describes it.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client.h"
+#include "kinds/names.h"
+#include "runtime/fam.h"
+#include "async/engine.h"
+#include "async/a_once.h"
+
+#define ALT_KEEPALIVE_MS 1000       /* an awaiter reads the count at least this often */
+#define ALT_RETRY_MS 20             /* after a read whose reply did not come */
+
+typedef struct alt_req {
+    rlk_async *ac;
+    rlk_async_req *r;
+    char *name, *channel;
+    long long timeout_ms;
+    long long start;                /* monotonic ms */
+    rlk_ae_call *call;
+    rlk_ae_timer *retry, *deadline;
+    rlk_ae_sub *sub;
+    int again;                      /* woken while a read was in flight */
+    int ending;                     /* RLK_ERR_BUSY: end when the read in flight says closed */
+} alt_req;
+
+static void alt_read(alt_req *a);
+
+static void alt_free_state(rlk_async_req *r, void *state)
+{
+    alt_req *a = state;
+
+    (void)r;
+    rlk_ae_timer_del(a->retry);
+    rlk_ae_timer_del(a->deadline);
+    rlk_ae_unsubscribe(a->sub);
+    rlk_ae_call_forget(a->call);
+    free(a->name);
+    free(a->channel);
+}
+
+static void alt_quiet(alt_req *a)
+{
+    rlk_ae_timer_del(a->retry);
+    rlk_ae_timer_del(a->deadline);
+    rlk_ae_unsubscribe(a->sub);
+    a->retry = a->deadline = NULL;
+    a->sub = NULL;
+}
+
+static long long alt_elapsed(const alt_req *a)
+{
+    return rlk_ae_now_ms() - a->start;
+}
+
+static long long alt_budget(const alt_req *a)
+{
+    rlk_client *c = rlk_ae_client(a->ac);
+
+    if (a->timeout_ms == -1)
+        return LLONG_MAX;
+    return (a->timeout_ms > 0 ? a->timeout_ms : 0) + 2LL * c->command_timeout_ms +
+           c->connect_timeout_ms;
+}
+
+/* Ends with err (RLK_OK: open). */
+static void alt_end(alt_req *a, int err, const char *why)
+{
+    alt_quiet(a);
+    if (err == RLK_ERR_BUSY)
+        rlk_ae_complete(a->r, err, 0, NULL, "latch %s: count still above 0 after %lld ms",
+                        a->name, alt_elapsed(a));
+    else if (err == RLK_OK)
+        rlk_ae_complete(a->r, RLK_OK, 0, NULL, NULL);
+    else
+        rlk_ae_complete(a->r, err, 0, NULL, "latch %s: %s", a->name, why);
+}
+
+static void alt_retry_fire(rlk_async *ac, void *arg)
+{
+    alt_req *a = arg;
+
+    (void)ac;
+    a->retry = NULL;
+    if (rlk_ae_req_done(a->r))
+        return;
+    if (a->call)
+        a->again = 1;
+    else
+        alt_read(a);
+}
+
+static void alt_schedule(alt_req *a, long long ms)
+{
+    rlk_ae_timer_del(a->retry);
+    a->retry = rlk_ae_timer_add(a->ac, ms, alt_retry_fire, a);
+}
+
+static void alt_count_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
+                            int lost, void *arg)
+{
+    alt_req *a = arg;
+
+    (void)ac;
+    (void)lost;
+    a->call = NULL;
+    if (rlk_ae_req_done(a->r))
+        return;     /* cancelled meanwhile */
+    if (rc == RLK_ERR_IO) {
+        /* A read: lost or never written, read again while the wait lasts. */
+        if (a->ending || alt_elapsed(a) > alt_budget(a))
+            alt_end(a, a->ending ? a->ending : RLK_ERR_IO, errstr);
+        else
+            alt_schedule(a, ALT_RETRY_MS);
+        return;
+    }
+    if (rc != RLK_OK) {
+        alt_end(a, rc, errstr);
+        return;
+    }
+    if (reply->type != REDIS_REPLY_INTEGER) {
+        alt_end(a, RLK_ERR_PROTOCOL, "latch/count replied an unexpected shape");
+        return;
+    }
+    if (reply->integer <= 0) {
+        alt_end(a, RLK_OK, NULL);
+        return;
+    }
+    if (a->timeout_ms == 0 || a->ending) {
+        alt_end(a, RLK_ERR_BUSY, NULL);
+        return;
+    }
+    if (a->again) {
+        a->again = 0;
+        alt_schedule(a, 0);
+    } else
+        alt_schedule(a, ALT_KEEPALIVE_MS);
+}
+
+static void alt_read(alt_req *a)
+{
+    const char *keys[1] = {a->name};
+
+    rlk_ae_timer_del(a->retry);
+    a->retry = NULL;
+    a->call = rlk_ae_script(a->ac, "latch/count", 1, keys, 0, NULL, alt_count_reply, a);
+    if (!a->call)
+        alt_end(a, rlk_ae_closing(a->ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM,
+                rlk_ae_closing(a->ac) ? "client freed" : "out of memory");
+}
+
+/* A message ("0": open; "1": armed) or msg NULL (subscribed, again): read. */
+static void alt_msg(rlk_async *ac, const char *channel, const char *msg, size_t len, void *arg)
+{
+    alt_req *a = arg;
+
+    (void)ac;
+    (void)channel;
+    (void)msg;
+    (void)len;
+    if (rlk_ae_req_done(a->r))
+        return;
+    if (a->call) {
+        a->again = 1;
+        return;
+    }
+    alt_read(a);
+}
+
+static void alt_deadline_fire(rlk_async *ac, void *arg)
+{
+    alt_req *a = arg;
+
+    (void)ac;
+    a->deadline = NULL;
+    if (a->call) {
+        a->ending = RLK_ERR_BUSY;   /* the read in flight decides */
+        return;
+    }
+    alt_end(a, RLK_ERR_BUSY, NULL);
+}
+
+/* Nothing to undo: a read in flight is forgotten with the request. */
+static void alt_cancel_hook(rlk_async_req *r, void *state)
+{
+    alt_req *a = state;
+
+    (void)r;
+    alt_quiet(a);
+    rlk_ae_complete(a->r, RLK_ERR_CANCELLED, 0, NULL, "cancelled");
+}
+
+rlk_async_req *rlk_async_latch_await(rlk_async *ac, const char *name, long long timeout_ms,
+                                     rlk_async_fn fn, void *privdata)
+{
+    rlk_async_req *r;
+    const char *msg;
+    alt_req *a;
+
+    if (!ac)
+        return NULL;
+    r = rlk_ae_req_new(ac, sizeof *a, fn, privdata);
+    if (!r)
+        return NULL;
+    a = rlk_ae_req_state(r);
+    a->ac = ac;
+    a->r = r;
+    a->timeout_ms = timeout_ms;
+    a->start = rlk_ae_now_ms();
+    rlk_ae_req_hooks(r, alt_cancel_hook, alt_free_state);
+    if (rlk_ae_req_done(r))
+        return r;   /* the client is closing */
+    if (rlk_ae_fatal(ac, &msg)) {
+        rlk_ae_complete(r, rlk_ae_fatal(ac, NULL), 0, NULL, "%s", msg);
+        return r;
+    }
+    if (!name || !*name) {
+        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async_latch_await: a name is required");
+        return r;
+    }
+    if (timeout_ms < -1 || timeout_ms > RLK_NUM_MAX) {
+        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async_latch_await %s: timeout_ms must be "
+                        "-1, 0 or 1..10^12", name);
+        return r;
+    }
+    a->name = strdup(name);
+    a->channel = rlk_fam_braced_name(RLK_NAMES_CH_LATCH, name);
+    if (!a->name || !a->channel) {
+        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_latch_await %s: out of memory",
+                        name);
+        return r;
+    }
+    if (timeout_ms != 0) {
+        /* Listen before the read that finds it armed: its confirmation reads again. */
+        if (!(a->sub = rlk_ae_subscribe(ac, a->channel, alt_msg, a))) {
+            rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_latch_await %s: out of memory",
+                            name);
+            return r;
+        }
+        if (timeout_ms > 0)
+            a->deadline = rlk_ae_timer_add(ac, timeout_ms, alt_deadline_fire, a);
+    }
+    alt_read(a);
+    return r;
+}
+
+/* latch/count_down (with_count 0) or latch/try_set_count (count) on (name, channel). */
+static rlk_async_req *alt_count_call(rlk_async *ac, const char *what, const char *script,
+                                     const char *name, int with_count, long long count,
+                                     rlk_async_fn fn, void *privdata)
+{
+    rlk_async_req *r = rlk_a_once_new(ac, what, name, fn, privdata);
+    char num[24], *channel;
+
+    if (!r || rlk_ae_req_done(r))
+        return r;
+    if (with_count && (count < 1 || count > RLK_NUM_MAX)) {
+        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async_latch_try_set_count %s: count %lld "
+                        "is not in 1..%lld", name, count, RLK_NUM_MAX);
+        return r;
+    }
+    if (!(channel = rlk_fam_braced_name(RLK_NAMES_CH_LATCH, name))) {
+        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async %s %s: out of memory", what, name);
+        return r;
+    }
+    snprintf(num, sizeof num, "%lld", count);
+    {
+        const char *keys[2] = {name, channel};
+        const char *args[2] = {num, rlk_ae_publish_arg(ac)};
+
+        if (with_count)
+            rlk_a_once_send(r, script, 2, keys, 2, args);
+        else
+            rlk_a_once_send(r, script, 2, keys, 1, args + 1);
+    }
+    free(channel);
+    return r;
+}
+
+rlk_async_req *rlk_async_latch_count_down(rlk_async *ac, const char *name, rlk_async_fn fn,
+                                          void *privdata)
+{
+    return alt_count_call(ac, "latch count_down", "latch/count_down", name, 0, 0, fn, privdata);
+}
+
+rlk_async_req *rlk_async_latch_try_set_count(rlk_async *ac, const char *name, long long count,
+                                             rlk_async_fn fn, void *privdata)
+{
+    return alt_count_call(ac, "latch try_set_count", "latch/try_set_count", name, 1, count, fn,
+                          privdata);
+}

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * a_once.c - one script call with an integer reply as a request (a_once.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client.h"
+#include "async/engine.h"
+#include "async/a_once.h"
+
+#define AON_RETRY_MS 20     /* after a call that never went out */
+
+typedef struct aon {
+    rlk_async *ac;
+    rlk_async_req *r;
+    char what[48];
+    char *name;
+    const char *script;     /* a name of the client's script set (static) */
+    int nkeys, nargs;
+    char *keys[RLK_A_ONCE_MAX], *args[RLK_A_ONCE_MAX];
+    long long start;
+    rlk_ae_call *call;
+    rlk_ae_timer *retry;
+} aon;
+
+static void aon_free_state(rlk_async_req *r, void *state)
+{
+    aon *o = state;
+
+    (void)r;
+    rlk_ae_timer_del(o->retry);
+    rlk_ae_call_forget(o->call);
+    free(o->name);
+    for (int i = 0; i < RLK_A_ONCE_MAX; i++) {
+        free(o->keys[i]);
+        free(o->args[i]);
+    }
+}
+
+/* A call once sent decides: a cancel does not end the request early. */
+static void aon_cancel_hook(rlk_async_req *r, void *state)
+{
+    (void)r;
+    (void)state;
+}
+
+static void aon_call(aon *o);
+
+static void aon_retry_fire(rlk_async *ac, void *arg)
+{
+    aon *o = arg;
+
+    (void)ac;
+    o->retry = NULL;
+    aon_call(o);
+}
+
+static void aon_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr, int lost,
+                      void *arg)
+{
+    aon *o = arg;
+    rlk_client *c = rlk_ae_client(ac);
+
+    o->call = NULL;
+    if (rc == RLK_ERR_IO && lost) {
+        rlk_ae_complete(o->r, RLK_ERR_UNSETTLED, 0, NULL,
+                        "%s %s: the reply was lost and the call may have run (it is not "
+                        "repeated: it must not run twice): %s", o->what, o->name, errstr);
+        return;
+    }
+    if (rc == RLK_ERR_IO && !rlk_ae_closing(ac) &&
+        rlk_ae_now_ms() - o->start <= 2LL * c->command_timeout_ms + c->connect_timeout_ms) {
+        /* Never written: once more in a while. */
+        o->retry = rlk_ae_timer_add(ac, AON_RETRY_MS, aon_retry_fire, o);
+        if (o->retry)
+            return;
+    }
+    if (rc != RLK_OK) {
+        rlk_ae_complete(o->r, rc, 0, NULL, "%s %s: %s", o->what, o->name, errstr);
+        return;
+    }
+    if (reply->type != REDIS_REPLY_INTEGER) {
+        rlk_ae_complete(o->r, RLK_ERR_PROTOCOL, 0, NULL, "%s %s: %s replied an unexpected shape",
+                        o->what, o->name, o->script);
+        return;
+    }
+    rlk_ae_complete(o->r, RLK_OK, reply->integer, NULL, NULL);
+}
+
+static void aon_call(aon *o)
+{
+    o->call = rlk_ae_script(o->ac, o->script, o->nkeys, (const char *const *)o->keys, o->nargs,
+                            (const char *const *)o->args, aon_reply, o);
+    if (!o->call)
+        rlk_ae_complete(o->r, rlk_ae_closing(o->ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
+                        "%s %s: %s", o->what, o->name,
+                        rlk_ae_closing(o->ac) ? "client freed" : "out of memory");
+}
+
+rlk_async_req *rlk_a_once_new(rlk_async *ac, const char *what, const char *name,
+                              rlk_async_fn fn, void *privdata)
+{
+    rlk_async_req *r;
+    const char *msg;
+    aon *o;
+
+    if (!ac)
+        return NULL;
+    r = rlk_ae_req_new(ac, sizeof *o, fn, privdata);
+    if (!r)
+        return NULL;
+    o = rlk_ae_req_state(r);
+    o->ac = ac;
+    o->r = r;
+    o->start = rlk_ae_now_ms();
+    snprintf(o->what, sizeof o->what, "%s", what);
+    rlk_ae_req_hooks(r, aon_cancel_hook, aon_free_state);
+    if (rlk_ae_req_done(r))
+        return r;   /* the client is closing */
+    if (rlk_ae_fatal(ac, &msg)) {
+        rlk_ae_complete(r, rlk_ae_fatal(ac, NULL), 0, NULL, "%s", msg);
+        return r;
+    }
+    if (!name || !*name) {
+        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async %s: a name is required", what);
+        return r;
+    }
+    if (!(o->name = strdup(name)))
+        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async %s: out of memory", what);
+    return r;
+}
+
+void rlk_a_once_send(rlk_async_req *r, const char *script, int nkeys, const char *const *keys,
+                     int nargs, const char *const *args)
+{
+    aon *o = rlk_ae_req_state(r);
+    int ok = nkeys <= RLK_A_ONCE_MAX && nargs <= RLK_A_ONCE_MAX;
+
+    o->script = script;
+    o->nkeys = nkeys;
+    o->nargs = nargs;
+    for (int i = 0; ok && i < nkeys; i++)
+        ok = (o->keys[i] = strdup(keys[i])) != NULL;
+    for (int i = 0; ok && i < nargs; i++)
+        ok = (o->args[i] = strdup(args[i])) != NULL;
+    if (!ok) {
+        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", o->what, o->name);
+        return;
+    }
+    aon_call(o);
+}

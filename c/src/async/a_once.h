@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * a_once.h - a request that is one script call with an integer reply
+ * (a_once.c): the counting requests of the semaphore and the latch
+ * (semaphore/release, latch/count_down, latch/try_set_count). The reply's
+ * integer is the result's value. A call that never went out is sent again
+ * within the request's budget (two command timeouts and a connect); a
+ * reply that was lost (written, no reply) is not repeated, since none of
+ * these calls may run twice: the request ends RLK_ERR_UNSETTLED. A cancel
+ * does not stop a call already sent: its result stands.
+ *
+ * Not installed; not a stable API.
+ */
+#ifndef RLK_A_ONCE_H
+#define RLK_A_ONCE_H
+
+#include "rlk_async.h"
+
+#define RLK_A_ONCE_MAX 3    /* keys and arguments of one call, each */
+
+/* A new request of ac; what ("semaphore release") and name name it in
+ * messages. After the checks every request makes (the client's fatal
+ * error, an empty name) the request may be completed already
+ * (rlk_ae_req_done): then send nothing. NULL: out of memory (no callback). */
+rlk_async_req *rlk_a_once_new(rlk_async *ac, const char *what, const char *name,
+                              rlk_async_fn fn, void *privdata);
+
+/* Sends script with keys and args (copied; at most RLK_A_ONCE_MAX each)
+ * for r, which rlk_a_once_new made. */
+void rlk_a_once_send(rlk_async_req *r, const char *script, int nkeys, const char *const *keys,
+                     int nargs, const char *const *args);
+
+#endif /* RLK_A_ONCE_H */

@@ -1,0 +1,451 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * a_psemaphore.c - rlk_async_psemaphore_acquire / _release (rlk_async.h)
+ * through the engine (engine.h), on the blocking API's scripts, keys,
+ * channel and wake-up (kinds/psemaphore.c): the count `name`, the permits'
+ * sorted set {name}:timeout, psemaphore/acquire with one new 16-byte random
+ * id (stored raw, given to the caller as 32 hex digits), a wait woken by
+ * redisson_sc:{name} and bounded by the earliest permit's expiry (which
+ * publishes nothing), psemaphore/release by id. One permit per request,
+ * always with a lease (no keeper). A retry after a lost reply reuses the
+ * id, so "is held already" then proves the lost call ran: acquired.
+ * docs/async-internals.md describes it.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client.h"
+#include "client/random.h"
+#include "client/scripts.h"
+#include "kinds/names.h"
+#include "kinds/psemaphore.h"
+#include "runtime/fam.h"
+#include "async/engine.h"
+
+enum { APS_ACQUIRE, APS_RELEASE };
+enum { APS_CW_NONE, APS_CW_ACQ, APS_CW_UNDO, APS_CW_REL };
+
+typedef struct aps {
+    rlk_async *ac;
+    rlk_async_req *r;
+    int op;
+    char *name, *timeouts, *channel;
+    unsigned char raw[RLK_PSEM_RAW_ID_MAX];
+    size_t rawlen;
+    char hex[RLK_PERMIT_ID_SIZE];
+    char lease[24];
+    long long wait_ms, start;
+    rlk_ae_call *call;
+    int cw;
+    rlk_ae_sub *sub;
+    rlk_ae_timer *retry, *deadline;
+    int again;                      /* woken while a call was in flight */
+    int ending;                     /* RLK_ERR_BUSY / RLK_ERR_CANCELLED: end at the next chance */
+    int io_failed;                  /* a call's reply was lost: it may have run */
+} aps;
+
+static void aps_attempt(aps *a);
+
+static void aps_quiet(aps *a)
+{
+    rlk_ae_timer_del(a->retry);
+    rlk_ae_timer_del(a->deadline);
+    rlk_ae_unsubscribe(a->sub);
+    a->retry = a->deadline = NULL;
+    a->sub = NULL;
+}
+
+static void aps_free_state(rlk_async_req *r, void *state)
+{
+    aps *a = state;
+
+    (void)r;
+    aps_quiet(a);
+    rlk_ae_call_forget(a->call);
+    free(a->name);
+    free(a->timeouts);
+    free(a->channel);
+}
+
+static long long aps_elapsed(const aps *a)
+{
+    return rlk_ae_now_ms() - a->start;
+}
+
+/* How long a request rides out lost replies and reconnects. */
+static long long aps_budget(const aps *a)
+{
+    rlk_client *c = rlk_ae_client(a->ac);
+
+    if (a->op == APS_ACQUIRE && a->wait_ms == -1)
+        return LLONG_MAX;
+    return (a->wait_ms > 0 ? a->wait_ms : 0) + 2LL * c->command_timeout_ms + c->connect_timeout_ms;
+}
+
+static void aps_end(aps *a, int err, const char *msg)
+{
+    aps_quiet(a);
+    if (err == RLK_ERR_BUSY)
+        rlk_ae_complete(a->r, err, 0, NULL, "acquire %s: no permit available after %lld ms",
+                        a->name, aps_elapsed(a));
+    else
+        rlk_ae_complete(a->r, err, 0, NULL, "%s", msg ? msg : rlk_strerror(err));
+}
+
+/* ---------------------------------------------------------------- the calls */
+
+static void aps_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr, int lost,
+                      void *arg);
+
+/* psemaphore/release of this request's id (a release, or the undo of a
+ * permit a cancelled request was granted). */
+static void aps_release_send(aps *a, int cw)
+{
+    const char *keys[3] = {a->name, a->timeouts, a->channel};
+    const char *args[2] = {rlk_ae_publish_arg(a->ac), (const char *)a->raw};
+    size_t lens[2] = {strlen(args[0]), a->rawlen};
+
+    a->call = rlk_ae_scriptv(a->ac, "psemaphore/release", 3, keys, 2, args, lens, aps_reply, a);
+    a->cw = a->call ? cw : APS_CW_NONE;
+    if (!a->call)
+        aps_end(a, rlk_ae_closing(a->ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM,
+                rlk_ae_closing(a->ac) ? "the async client was freed" : "out of memory");
+}
+
+static void aps_attempt(aps *a)
+{
+    const char *keys[3] = {a->name, a->timeouts, a->channel};
+    const char *args[3] = {a->lease, rlk_ae_publish_arg(a->ac), (const char *)a->raw};
+    size_t lens[3] = {strlen(args[0]), strlen(args[1]), a->rawlen};
+
+    a->again = 0;
+    a->call = rlk_ae_scriptv(a->ac, "psemaphore/acquire", 3, keys, 3, args, lens, aps_reply, a);
+    a->cw = a->call ? APS_CW_ACQ : APS_CW_NONE;
+    if (!a->call)
+        aps_end(a, rlk_ae_closing(a->ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM,
+                rlk_ae_closing(a->ac) ? "the async client was freed" : "out of memory");
+}
+
+/* Something says a permit may be free: attempt now (or after the call in flight). */
+static void aps_poke(aps *a)
+{
+    if (rlk_ae_req_done(a->r) || a->cw == APS_CW_UNDO)
+        return;
+    if (a->call) {
+        a->again = 1;
+        return;
+    }
+    aps_attempt(a);
+}
+
+static void aps_retry_fire(rlk_async *ac, void *arg)
+{
+    aps *a = arg;
+
+    (void)ac;
+    a->retry = NULL;
+    aps_poke(a);
+}
+
+static void aps_schedule(aps *a, long long ms)
+{
+    rlk_ae_timer_del(a->retry);
+    a->retry = rlk_ae_timer_add(a->ac, ms > 0 ? ms : 0, aps_retry_fire, a);
+}
+
+/* The permit is the request's. */
+static void aps_acquired(aps *a)
+{
+    aps_quiet(a);
+    if (a->ending == RLK_ERR_CANCELLED) {
+        aps_release_send(a, APS_CW_UNDO);    /* cancelled meanwhile: give it back first */
+        return;
+    }
+    rlk_ae_complete(a->r, RLK_OK, 0, a->hex, NULL);
+}
+
+static void aps_acq_reply(aps *a, int rc, const redisReply *r, const char *errstr, int lost)
+{
+    if (rc == RLK_ERR_CLOSED) {
+        aps_end(a, rc, errstr);
+        return;
+    }
+    if (rc == RLK_ERR_IO) {
+        if (lost)
+            a->io_failed = 1;
+        if (aps_elapsed(a) > aps_budget(a)) {
+            aps_end(a, a->io_failed ? RLK_ERR_UNSETTLED : RLK_ERR_IO, errstr);
+            return;
+        }
+        aps_attempt(a);         /* the same id: a lost call that ran says "is held already" */
+        return;
+    }
+    if (rc == RLK_ERR_SCRIPT && a->io_failed && strstr(errstr, "is held already")) {
+        aps_acquired(a);
+        return;
+    }
+    if (rc != RLK_OK) {
+        aps_end(a, rc, errstr);
+        return;
+    }
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 1) {
+        aps_acquired(a);
+        return;
+    }
+    if (r->type != REDIS_REPLY_INTEGER && r->type != REDIS_REPLY_NIL) {
+        char msg[128];
+
+        snprintf(msg, sizeof msg, "acquire %s: psemaphore/acquire replied type %d", a->name,
+                 r->type);
+        aps_end(a, RLK_ERR_PROTOCOL, msg);
+        return;
+    }
+    /* Not acquired. */
+    if (a->wait_ms == 0 || a->ending) {
+        if (a->ending == RLK_ERR_CANCELLED)
+            aps_end(a, RLK_ERR_CANCELLED, "cancelled");
+        else
+            aps_end(a, RLK_ERR_BUSY, NULL);
+        return;
+    }
+    if (a->again) {
+        aps_schedule(a, 0);
+        a->again = 0;
+        return;
+    }
+    /* As the blocking API: woken by redisson_sc:{name}; the earliest permit's
+     * expiry publishes nothing, so attempt then (+1 ms: it falls on a whole
+     * ms); nil (nothing expires by itself): the message or the deadline. */
+    if (r->type == REDIS_REPLY_INTEGER)
+        aps_schedule(a, (r->integer > 0 ? r->integer : 0) + 1);
+}
+
+static void aps_rel_reply(aps *a, int cw, int rc, const redisReply *r, const char *errstr,
+                          int lost)
+{
+    if (rc == RLK_ERR_CLOSED) {
+        aps_end(a, rc, errstr);
+        return;
+    }
+    if (rc == RLK_ERR_IO) {
+        if (lost)
+            a->io_failed = 1;
+        if (aps_elapsed(a) > aps_budget(a)) {
+            aps_end(a, a->io_failed ? RLK_ERR_UNSETTLED : RLK_ERR_IO, errstr);
+            return;
+        }
+        aps_release_send(a, cw);
+        return;
+    }
+    if (rc != RLK_OK) {
+        aps_end(a, rc, errstr);
+        return;
+    }
+    if (r->type != REDIS_REPLY_INTEGER) {
+        char msg[128];
+
+        snprintf(msg, sizeof msg, "release %s: psemaphore/release replied type %d", a->name,
+                 r->type);
+        aps_end(a, RLK_ERR_PROTOCOL, msg);
+        return;
+    }
+    if (cw == APS_CW_UNDO) {
+        aps_end(a, RLK_ERR_CANCELLED, "cancelled");
+        return;
+    }
+    if (r->integer >= 1 || a->io_failed) {
+        /* After a lost reply, 0 means the lost call released it (or it had expired):
+         * the permit is not held either way; value 0 says which could not be told. */
+        aps_quiet(a);
+        rlk_ae_complete(a->r, RLK_OK, r->integer >= 1 ? 1 : 0, NULL, NULL);
+        return;
+    }
+    aps_quiet(a);
+    rlk_ae_complete(a->r, RLK_ERR_NOT_OWNER, 0, NULL, "release %s: the permit was not held "
+                    "(expired, released already or never acquired)", a->name);
+}
+
+static void aps_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr, int lost,
+                      void *arg)
+{
+    aps *a = arg;
+    int cw = a->cw;
+
+    (void)ac;
+    a->call = NULL;
+    a->cw = APS_CW_NONE;
+    if (rlk_ae_req_done(a->r))
+        return;
+    if (cw == APS_CW_ACQ)
+        aps_acq_reply(a, rc, reply, errstr, lost);
+    else
+        aps_rel_reply(a, cw, rc, reply, errstr, lost);
+}
+
+/* ---------------------------------------------------------------- wake-ups, deadline, cancel */
+
+/* A message on redisson_sc:{name} (a release raised the count), or msg NULL:
+ * subscribed (again), a release may have been missed: attempt. */
+static void aps_msg(rlk_async *ac, const char *channel, const char *msg, size_t len, void *arg)
+{
+    aps *a = arg;
+
+    (void)ac;
+    (void)channel;
+    (void)msg;
+    (void)len;
+    aps_poke(a);
+}
+
+static void aps_deadline_fire(rlk_async *ac, void *arg)
+{
+    aps *a = arg;
+
+    (void)ac;
+    a->deadline = NULL;
+    if (a->call) {
+        if (!a->ending)
+            a->ending = RLK_ERR_BUSY;   /* the call in flight decides */
+        return;
+    }
+    aps_end(a, RLK_ERR_BUSY, NULL);
+}
+
+static void aps_cancel_hook(rlk_async_req *r, void *state)
+{
+    aps *a = state;
+
+    (void)r;
+    if (a->op != APS_ACQUIRE)
+        return;     /* a release is on its way: its result stands */
+    a->ending = RLK_ERR_CANCELLED;
+    if (a->call)
+        return;     /* the call in flight decides (a permit granted is given back) */
+    aps_end(a, RLK_ERR_CANCELLED, "cancelled");
+}
+
+/* ---------------------------------------------------------------- the requests */
+
+static int aps_nibble(char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
+    return -1;
+}
+
+static aps *aps_new(rlk_async *ac, int op, const char *name, rlk_async_fn fn, void *privdata)
+{
+    const char *msg;
+    rlk_async_req *r;
+    aps *a;
+
+    if (!ac)
+        return NULL;
+    if (!(r = rlk_ae_req_new(ac, sizeof *a, fn, privdata)))
+        return NULL;
+    a = rlk_ae_req_state(r);
+    a->ac = ac;
+    a->r = r;
+    a->op = op;
+    a->start = rlk_ae_now_ms();
+    rlk_ae_req_hooks(r, aps_cancel_hook, aps_free_state);
+    if (rlk_ae_req_done(r))
+        return a;   /* the client is closing */
+    if (rlk_ae_fatal(ac, &msg)) {
+        rlk_ae_complete(r, rlk_ae_fatal(ac, NULL), 0, NULL, "%s", msg);
+        return a;
+    }
+    if (!name || !*name) {
+        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async psemaphore: a name is required");
+        return a;
+    }
+    a->name = strdup(name);
+    a->timeouts = rlk_fam_suffix_name(name, RLK_NAMES_PERMITS);
+    a->channel = rlk_fam_prefix_name(RLK_NAMES_CH_SEMAPHORE, name);
+    if (!a->name || !a->timeouts || !a->channel)
+        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async psemaphore %s: out of memory", name);
+    return a;
+}
+
+rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, long long wait_ms,
+                                            long long lease_ms, rlk_async_fn fn, void *privdata)
+{
+    static const char digits[] = "0123456789abcdef";
+    aps *a = aps_new(ac, APS_ACQUIRE, name, fn, privdata);
+
+    if (!a || rlk_ae_req_done(a->r))
+        return a ? a->r : NULL;
+    if (wait_ms < -1 || wait_ms > RLK_NUM_MAX) {
+        rlk_ae_complete(a->r, RLK_ERR_ARG, 0, NULL,
+                        "rlk_async_psemaphore_acquire %s: wait_ms must be -1, 0 or 1..10^12",
+                        name);
+        return a->r;
+    }
+    if (lease_ms < 1 || lease_ms > RLK_NUM_MAX) {
+        rlk_ae_complete(a->r, RLK_ERR_ARG, 0, NULL,
+                        "rlk_async_psemaphore_acquire %s: lease_ms must be 1..10^12", name);
+        return a->r;
+    }
+    a->rawlen = RLK_PSEM_NEW_ID_BYTES;
+    if (rlk_random_bytes(a->raw, a->rawlen) != 0) {
+        rlk_ae_complete(a->r, RLK_ERR_IO, 0, NULL,
+                        "rlk_async_psemaphore_acquire %s: no random source for permit ids", name);
+        return a->r;
+    }
+    for (size_t i = 0; i < a->rawlen; i++) {
+        a->hex[2 * i] = digits[a->raw[i] >> 4];
+        a->hex[2 * i + 1] = digits[a->raw[i] & 0x0f];
+    }
+    a->hex[2 * a->rawlen] = '\0';
+    snprintf(a->lease, sizeof a->lease, "%lld", lease_ms);
+    a->wait_ms = wait_ms;
+    if (wait_ms != 0) {
+        a->sub = rlk_ae_subscribe(ac, a->channel, aps_msg, a);
+        if (!a->sub) {
+            rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL,
+                            "rlk_async_psemaphore_acquire %s: out of memory", name);
+            return a->r;
+        }
+        if (wait_ms > 0)
+            a->deadline = rlk_ae_timer_add(ac, wait_ms, aps_deadline_fire, a);
+    }
+    aps_attempt(a);     /* the first try at once; the subscription's confirmation tries again */
+    return a->r;
+}
+
+rlk_async_req *rlk_async_psemaphore_release(rlk_async *ac, const char *name, const char *id,
+                                            rlk_async_fn fn, void *privdata)
+{
+    aps *a = aps_new(ac, APS_RELEASE, name, fn, privdata);
+    size_t n;
+
+    if (!a || rlk_ae_req_done(a->r))
+        return a ? a->r : NULL;
+    n = id ? strlen(id) : 0;
+    if (n < 2 || n % 2 != 0 || n > 2 * RLK_PSEM_RAW_ID_MAX) {
+        rlk_ae_complete(a->r, RLK_ERR_ARG, 0, NULL,
+                        "rlk_async_psemaphore_release %s: a permit id is 2..%d hex digits, an "
+                        "even number of them", name, 2 * RLK_PSEM_RAW_ID_MAX);
+        return a->r;
+    }
+    for (size_t i = 0; i < n; i += 2) {
+        int hi = aps_nibble(id[i]), lo = aps_nibble(id[i + 1]);
+
+        if (hi < 0 || lo < 0) {
+            rlk_ae_complete(a->r, RLK_ERR_ARG, 0, NULL,
+                            "rlk_async_psemaphore_release %s: permit id \"%.40s\" is not hex",
+                            name, id);
+            return a->r;
+        }
+        a->raw[i / 2] = (unsigned char)(hi << 4 | lo);
+    }
+    a->rawlen = n / 2;
+    aps_release_send(a, APS_CW_REL);
+    return a->r;
+}

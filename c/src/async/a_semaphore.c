@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * a_semaphore.c - rlk_async_semaphore_acquire / _release (rlk_async.h)
+ * through the engine (engine.h), on the blocking API's scripts and protocol
+ * (kinds/semaphore.c): a string key `name` holds the available permits;
+ * semaphore/try_acquire takes them when enough are there, semaphore/release
+ * gives them back and publishes the new count on redisson_sc:{name}. A
+ * waiter listens on that channel (every message: attempt again), and
+ * re-checks at least every second as well (a keepalive, as a lock waiter).
+ *
+ * Lost replies: try_acquire is not repeated when its reply was lost (it may
+ * have taken the permits, and repeating it could take them twice): the
+ * request ends RLK_ERR_UNSETTLED, as the blocking call does not ride such
+ * an outage out either. A cancel that finds the permits taken meanwhile
+ * gives them back (semaphore/release) before the request ends
+ * RLK_ERR_CANCELLED. docs/async-internals.md describes it.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client.h"
+#include "kinds/names.h"
+#include "runtime/fam.h"
+#include "async/engine.h"
+#include "async/a_once.h"
+
+#define ASM_KEEPALIVE_MS 1000       /* a waiter attempts at least this often */
+#define ASM_RETRY_MS 20             /* after a call that never went out */
+
+enum { ASM_NONE, ASM_ATTEMPT, ASM_UNDO };
+
+typedef struct asm_req {
+    rlk_async *ac;
+    rlk_async_req *r;
+    char *name, *channel;
+    char permits[24];
+    long long n;
+    long long wait_ms;
+    long long start;                /* monotonic ms */
+    int waiter;                     /* wait_ms != 0 */
+    rlk_ae_call *call;
+    int cw;                         /* ASM_*: what the call in flight is */
+    rlk_ae_timer *retry, *deadline;
+    rlk_ae_sub *sub;
+    int again;                      /* woken while a call was in flight */
+    int ending;                     /* RLK_ERR_BUSY / RLK_ERR_CANCELLED: end at the next chance */
+} asm_req;
+
+static void asm_attempt(asm_req *a);
+
+static void asm_free_state(rlk_async_req *r, void *state)
+{
+    asm_req *a = state;
+
+    (void)r;
+    rlk_ae_timer_del(a->retry);
+    rlk_ae_timer_del(a->deadline);
+    rlk_ae_unsubscribe(a->sub);
+    rlk_ae_call_forget(a->call);
+    free(a->name);
+    free(a->channel);
+}
+
+static void asm_quiet(asm_req *a)
+{
+    rlk_ae_timer_del(a->retry);
+    rlk_ae_timer_del(a->deadline);
+    rlk_ae_unsubscribe(a->sub);
+    a->retry = a->deadline = NULL;
+    a->sub = NULL;
+}
+
+static long long asm_elapsed(const asm_req *a)
+{
+    return rlk_ae_now_ms() - a->start;
+}
+
+/* How long a call that never went out is tried again: the wait, then two
+ * command timeouts and a connect (a wait without bound: always). */
+static long long asm_budget(const asm_req *a)
+{
+    rlk_client *c = rlk_ae_client(a->ac);
+
+    if (a->wait_ms == -1)
+        return LLONG_MAX;
+    return (a->wait_ms > 0 ? a->wait_ms : 0) + 2LL * c->command_timeout_ms +
+           c->connect_timeout_ms;
+}
+
+/* Ends without permits: RLK_ERR_BUSY or RLK_ERR_CANCELLED. */
+static void asm_end(asm_req *a, int err)
+{
+    asm_quiet(a);
+    if (err == RLK_ERR_CANCELLED)
+        rlk_ae_complete(a->r, err, 0, NULL, "cancelled");
+    else
+        rlk_ae_complete(a->r, err, 0, NULL, "semaphore %s: %lld permit(s) not available after "
+                        "%lld ms", a->name, a->n, asm_elapsed(a));
+}
+
+static void asm_retry_fire(rlk_async *ac, void *arg)
+{
+    asm_req *a = arg;
+
+    (void)ac;
+    a->retry = NULL;
+    if (a->cw == ASM_UNDO || rlk_ae_req_done(a->r))
+        return;
+    if (a->call)
+        a->again = 1;
+    else
+        asm_attempt(a);
+}
+
+static void asm_schedule(asm_req *a, long long ms)
+{
+    rlk_ae_timer_del(a->retry);
+    a->retry = rlk_ae_timer_add(a->ac, ms, asm_retry_fire, a);
+}
+
+static void asm_undo(asm_req *a);
+
+static void asm_undo_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
+                           int lost, void *arg)
+{
+    asm_req *a = arg;
+
+    (void)reply;
+    a->call = NULL;
+    if (rc == RLK_OK) {
+        a->cw = ASM_NONE;
+        rlk_ae_complete(a->r, RLK_ERR_CANCELLED, 0, NULL, "cancelled");
+        return;
+    }
+    if (rc == RLK_ERR_IO && !lost && !rlk_ae_closing(ac) && asm_elapsed(a) <= asm_budget(a)) {
+        asm_undo(a);    /* never written: once more */
+        return;
+    }
+    a->cw = ASM_NONE;
+    rlk_ae_complete(a->r, RLK_ERR_UNSETTLED, 0, NULL,
+                    "semaphore %s: cancelled after %lld permit(s) were taken; giving them back "
+                    "failed%s: %s", a->name, a->n, lost ? " (reply lost: it may have run)" : "",
+                    errstr);
+}
+
+/* The permits were taken, but the request was cancelled: give them back. */
+static void asm_undo(asm_req *a)
+{
+    const char *keys[2] = {a->name, a->channel};
+    const char *args[2] = {a->permits, rlk_ae_publish_arg(a->ac)};
+
+    asm_quiet(a);
+    a->call = rlk_ae_script(a->ac, "semaphore/release", 2, keys, 2, args, asm_undo_reply, a);
+    a->cw = a->call ? ASM_UNDO : ASM_NONE;
+    if (!a->call)
+        rlk_ae_complete(a->r, RLK_ERR_UNSETTLED, 0, NULL,
+                        "semaphore %s: cancelled after %lld permit(s) were taken; could not give "
+                        "them back (%s)", a->name, a->n,
+                        rlk_ae_closing(a->ac) ? "client freed" : "out of memory");
+}
+
+/* Not acquired: wait on (message, keepalive), or end. */
+static void asm_busy(asm_req *a)
+{
+    if (!a->waiter || a->ending) {
+        asm_end(a, a->ending == RLK_ERR_CANCELLED ? RLK_ERR_CANCELLED : RLK_ERR_BUSY);
+        return;
+    }
+    if (a->again) {
+        a->again = 0;
+        asm_schedule(a, 0);
+        return;
+    }
+    /* A release publishes (and the subscription's confirmation attempts too); the
+     * keepalive re-checks whatever was missed. */
+    asm_schedule(a, ASM_KEEPALIVE_MS);
+}
+
+static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
+                              int lost, void *arg)
+{
+    asm_req *a = arg;
+
+    (void)ac;
+    a->call = NULL;
+    a->cw = ASM_NONE;
+    if (rc == RLK_ERR_IO && lost) {
+        asm_quiet(a);
+        rlk_ae_complete(a->r, RLK_ERR_UNSETTLED, 0, NULL,
+                        "semaphore %s: the acquire's reply was lost and %lld permit(s) may have "
+                        "been taken (not repeated: it could take them twice): %s", a->name, a->n,
+                        errstr);
+        return;
+    }
+    if (rc == RLK_ERR_IO && a->ending) {
+        asm_end(a, a->ending);              /* never written: nothing taken */
+        return;
+    }
+    if (rc == RLK_ERR_IO && asm_elapsed(a) <= asm_budget(a)) {
+        asm_schedule(a, ASM_RETRY_MS);      /* never written: once more in a while */
+        return;
+    }
+    if (rc != RLK_OK) {
+        asm_quiet(a);
+        rlk_ae_complete(a->r, rc, 0, NULL, "semaphore %s: %s", a->name, errstr);
+        return;
+    }
+    if (reply->type != REDIS_REPLY_INTEGER) {
+        asm_quiet(a);
+        rlk_ae_complete(a->r, RLK_ERR_PROTOCOL, 0, NULL,
+                        "semaphore %s: semaphore/try_acquire replied an unexpected shape", a->name);
+        return;
+    }
+    if (reply->integer == 1) {
+        if (a->ending == RLK_ERR_CANCELLED) {
+            asm_undo(a);        /* cancelled while they were on their way: given back */
+            return;
+        }
+        asm_quiet(a);
+        rlk_ae_complete(a->r, RLK_OK, 0, NULL, NULL);
+        return;
+    }
+    asm_busy(a);
+}
+
+static void asm_attempt(asm_req *a)
+{
+    const char *keys[1] = {a->name};
+    const char *args[1] = {a->permits};
+
+    rlk_ae_timer_del(a->retry);
+    a->retry = NULL;
+    a->call = rlk_ae_script(a->ac, "semaphore/try_acquire", 1, keys, 1, args, asm_acquire_reply,
+                            a);
+    if (a->call) {
+        a->cw = ASM_ATTEMPT;
+        return;
+    }
+    asm_quiet(a);
+    rlk_ae_complete(a->r, rlk_ae_closing(a->ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
+                    "semaphore %s: %s", a->name,
+                    rlk_ae_closing(a->ac) ? "client freed" : "out of memory");
+}
+
+/* A message on the channel (a release published the count), or msg NULL:
+ * subscribed (again; a release may have been missed): attempt. */
+static void asm_msg(rlk_async *ac, const char *channel, const char *msg, size_t len, void *arg)
+{
+    asm_req *a = arg;
+
+    (void)ac;
+    (void)channel;
+    (void)msg;
+    (void)len;
+    if (rlk_ae_req_done(a->r) || a->cw == ASM_UNDO)
+        return;
+    if (a->call) {
+        a->again = 1;
+        return;
+    }
+    asm_attempt(a);
+}
+
+static void asm_deadline_fire(rlk_async *ac, void *arg)
+{
+    asm_req *a = arg;
+
+    (void)ac;
+    a->deadline = NULL;
+    if (a->call) {
+        if (!a->ending)
+            a->ending = RLK_ERR_BUSY;   /* the call in flight decides */
+        return;
+    }
+    asm_end(a, RLK_ERR_BUSY);
+}
+
+static void asm_cancel_hook(rlk_async_req *r, void *state)
+{
+    asm_req *a = state;
+
+    (void)r;
+    if (a->cw == ASM_UNDO)
+        return;     /* giving permits back already */
+    a->ending = RLK_ERR_CANCELLED;
+    if (a->call)
+        return;     /* the call in flight decides (permits taken are given back) */
+    asm_end(a, RLK_ERR_CANCELLED);
+}
+
+rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long long permits,
+                                           long long wait_ms, rlk_async_fn fn, void *privdata)
+{
+    rlk_async_req *r;
+    const char *msg;
+    asm_req *a;
+
+    if (!ac)
+        return NULL;
+    r = rlk_ae_req_new(ac, sizeof *a, fn, privdata);
+    if (!r)
+        return NULL;
+    a = rlk_ae_req_state(r);
+    a->ac = ac;
+    a->r = r;
+    a->n = permits;
+    a->wait_ms = wait_ms;
+    a->start = rlk_ae_now_ms();
+    rlk_ae_req_hooks(r, asm_cancel_hook, asm_free_state);
+    if (rlk_ae_req_done(r))
+        return r;   /* the client is closing */
+    if (rlk_ae_fatal(ac, &msg)) {
+        rlk_ae_complete(r, rlk_ae_fatal(ac, NULL), 0, NULL, "%s", msg);
+        return r;
+    }
+    if (!name || !*name) {
+        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async_semaphore_acquire: a name is required");
+        return r;
+    }
+    if (permits < 1 || permits > RLK_NUM_MAX) {
+        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async_semaphore_acquire %s: permits %lld "
+                        "is not in 1..%lld", name, permits, RLK_NUM_MAX);
+        return r;
+    }
+    if (wait_ms < -1 || wait_ms > RLK_NUM_MAX) {
+        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async_semaphore_acquire %s: wait_ms must "
+                        "be -1, 0 or 1..10^12", name);
+        return r;
+    }
+    a->name = strdup(name);
+    a->channel = rlk_fam_prefix_name(RLK_NAMES_CH_SEMAPHORE, name);
+    if (!a->name || !a->channel) {
+        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_semaphore_acquire %s: out of "
+                        "memory", name);
+        return r;
+    }
+    snprintf(a->permits, sizeof a->permits, "%lld", permits);
+    a->waiter = wait_ms != 0;
+    if (a->waiter) {
+        /* Listen before the attempt that fails: its confirmation attempts again. */
+        if (!(a->sub = rlk_ae_subscribe(ac, a->channel, asm_msg, a))) {
+            rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_semaphore_acquire %s: out of "
+                            "memory", name);
+            return r;
+        }
+        if (wait_ms > 0)
+            a->deadline = rlk_ae_timer_add(ac, wait_ms, asm_deadline_fire, a);
+    }
+    asm_attempt(a);     /* the first try: the uncontended path needs no subscription */
+    return r;
+}
+
+rlk_async_req *rlk_async_semaphore_release(rlk_async *ac, const char *name, long long permits,
+                                           rlk_async_fn fn, void *privdata)
+{
+    rlk_async_req *r = rlk_a_once_new(ac, "semaphore release", name, fn, privdata);
+    char num[24], *channel;
+
+    if (!r || rlk_ae_req_done(r))
+        return r;
+    if (permits < 1 || permits > RLK_NUM_MAX) {
+        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async_semaphore_release %s: permits %lld "
+                        "is not in 1..%lld", name, permits, RLK_NUM_MAX);
+        return r;
+    }
+    if (!(channel = rlk_fam_prefix_name(RLK_NAMES_CH_SEMAPHORE, name))) {
+        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_semaphore_release %s: out of "
+                        "memory", name);
+        return r;
+    }
+    snprintf(num, sizeof num, "%lld", permits);
+    {
+        const char *keys[2] = {name, channel};
+        const char *args[2] = {num, rlk_ae_publish_arg(ac)};
+
+        rlk_a_once_send(r, "semaphore/release", 2, keys, 2, args);
+    }
+    free(channel);
+    return r;
+}

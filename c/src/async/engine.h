@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * engine.h - the engine of the non-blocking API (engine.c and the files
+ * engine_*.c): one rlk_async client driven by an event loop's hooks
+ * (rlk_async.h). What a kind's requests (a_lock.c, a_semaphore.c, ...) are
+ * built from:
+ *
+ *   requests   rlk_ae_req_new, a kind state of the caller's size behind it,
+ *              rlk_ae_complete (queued: the callback runs from
+ *              rlk_async_handle_timer/_io, never from inside the call that
+ *              made the request), a cancel hook and a free hook per request;
+ *   scripts    rlk_ae_script: a script of the client's set by name (EVALSHA,
+ *              on NOSCRIPT load and retry once), its reply to a callback;
+ *              rlk_ae_command for plain commands (HGET read-backs);
+ *   pub/sub    rlk_ae_subscribe / rlk_ae_unsubscribe: a listener on a
+ *              channel, refcounted per channel on the client's one pub/sub
+ *              connection; the listener is told when the subscription is in
+ *              place (again, after a reconnect) so it can attempt then;
+ *   timers     rlk_ae_timer_add / rlk_ae_timer_del: one-shot, on a heap
+ *              behind the loop's one timer;
+ *   watchdog   rlk_ae_wd_add / rlk_ae_wd_del: lease-less holds renewed
+ *              every watchdog_ms/3 in batches (one call per renew script),
+ *              the lost-lock callback when a renewal finds one gone.
+ *
+ * Everything runs on the loop's thread; nothing here blocks (a dial that
+ * would block, TLS or a sentinel's lookup, runs on a short-lived thread and
+ * hands the connection back through a pipe the loop watches).
+ *
+ * Lifetimes. A request lives until its callback has returned (then its
+ * free hook runs and it is freed). A script call's callback is called
+ * exactly once: with the reply, with RLK_ERR_IO when the reply was lost (the
+ * call was written and the connection broke: it may have run; *lost set),
+ * or with RLK_ERR_CLOSED when the client is being freed (then the callback
+ * must not start new calls: rlk_ae_script refuses them). A listener's and a
+ * timer's callbacks are never called after they were removed or the client
+ * started freeing.
+ *
+ * Not installed; not a stable API.
+ */
+#ifndef RLK_ENGINE_H
+#define RLK_ENGINE_H
+
+#include <stddef.h>
+
+#include <hiredis/hiredis.h>
+
+#include "rlk.h"
+#include "rlk_async.h"
+
+/* ---------------------------------------------------------------- the client */
+
+/* The client's inner blocking-API client: never connected, it only carries
+ * the parsed URL, options (watchdog_lease_ms, command_timeout_ms, ...),
+ * transport set-up and script set. Do not call into the pool with it. */
+rlk_client *rlk_ae_client(rlk_async *ac);
+
+/* "<uuid>:<task>" into buf (RLK_OWNER_MAX + 1 bytes is enough). */
+void rlk_ae_owner(rlk_async *ac, unsigned long long task, char *buf, size_t len);
+
+/* The publish argument of the scripts that publish ("publish"). */
+const char *rlk_ae_publish_arg(rlk_async *ac);
+
+/* 1 once rlk_async_free has started: start nothing new. */
+int rlk_ae_closing(rlk_async *ac);
+
+/* The client's fatal error (bad URL, unsupported topology), RLK_OK if none;
+ * a request checks it first and completes with it. */
+int rlk_ae_fatal(rlk_async *ac, const char **msg);
+
+/* Per-client data of a kind (its table of holds, ...): one pointer per
+ * slot, made by make() on the first call, freed by destroy() inside
+ * rlk_async_free after every request has ended. NULL: out of memory. */
+enum {
+    RLK_AE_SLOT_LOCK,           /* a_lock.c: the five lock kinds' holds */
+    RLK_AE_SLOT_SEMAPHORE,
+    RLK_AE_SLOT_PSEMAPHORE,
+    RLK_AE_SLOT_LATCH,
+    RLK_AE_SLOT_MULTILOCK,
+    RLK_AE_SLOTS = 8
+};
+void *rlk_ae_kind_data(rlk_async *ac, int slot, void *(*make)(void), void (*destroy)(void *));
+
+/* The monotonic clock in ms (client/clock.h's). */
+long long rlk_ae_now_ms(void);
+
+/* ---------------------------------------------------------------- requests */
+
+/* A request's cancel hook: rlk_async_cancel on a pending request calls it
+ * (from inside rlk_async_cancel; the hook must not complete synchronously
+ * any other request than r). A kind with work to undo (leave a queue,
+ * release a lock granted meanwhile) does it and calls rlk_ae_complete(r,
+ * RLK_ERR_CANCELLED, ...) when done; with no hook the engine completes r
+ * with RLK_ERR_CANCELLED at once (delivered on the next turn). */
+typedef void (*rlk_ae_cancel_fn)(rlk_async_req *r, void *state);
+/* Called once when r is freed (after its callback, or with the client). */
+typedef void (*rlk_ae_free_fn)(rlk_async_req *r, void *state);
+
+/* A new pending request of ac with state_size bytes of zeroed state for the
+ * kind (rlk_ae_req_state). NULL: out of memory (no callback will come). */
+rlk_async_req *rlk_ae_req_new(rlk_async *ac, size_t state_size, rlk_async_fn fn, void *privdata);
+void *rlk_ae_req_state(rlk_async_req *r);
+rlk_async *rlk_ae_req_client(rlk_async_req *r);
+void rlk_ae_req_hooks(rlk_async_req *r, rlk_ae_cancel_fn cancel, rlk_ae_free_fn free_fn);
+
+/* Completes r: its callback is queued with (err, value, id, message) and
+ * called on the loop's next turn. Only the first completion counts (later
+ * ones are ignored); errfmt NULL gives "" (RLK_OK) or rlk_strerror(err). */
+void rlk_ae_complete(rlk_async_req *r, int err, long long value, const char *id,
+                     const char *errfmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+/* 1 when r was completed already (its result queued or delivered). */
+int rlk_ae_req_done(const rlk_async_req *r);
+/* 1 when rlk_async_cancel was called on r. */
+int rlk_ae_req_cancelled(const rlk_async_req *r);
+
+/* ---------------------------------------------------------------- calls */
+
+typedef struct rlk_ae_call rlk_ae_call;
+
+/* A call's reply: rc RLK_OK with reply (never an error reply), or
+ * RLK_ERR_SCRIPT / RLK_ERR_SERVER / RLK_ERR_AUTH / RLK_ERR_SHA with errstr
+ * (the server's text), or RLK_ERR_IO with lost 1 (written, no reply: it may
+ * have run) or lost 0 (never written), or RLK_ERR_CLOSED. reply and errstr
+ * are valid during the callback only. */
+typedef void (*rlk_ae_reply_fn)(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
+                                int lost, void *arg);
+
+/* Runs script name (the client's script set: "reentrant/acquire") with
+ * keys and args (copied). The call waits for the connection when it is not
+ * up yet (and is sent after a reconnect when it was never written). A call
+ * whose reply does not come within the client's command timeout is treated
+ * as lost (the connection is dropped and opened again, and the next
+ * connection first fences the old one: CLIENT KILL ID). Returns the call
+ * (for rlk_ae_call_forget), or NULL: out of memory, unknown script or the
+ * client is closing (fn is then not called). */
+rlk_ae_call *rlk_ae_script(rlk_async *ac, const char *name, int nkeys, const char *const *keys,
+                           int nargs, const char *const *args, rlk_ae_reply_fn fn, void *arg);
+/* The same with the arguments' lengths (binary arguments: permit ids);
+ * arglens NULL: strlen of each. */
+rlk_ae_call *rlk_ae_scriptv(rlk_async *ac, const char *name, int nkeys, const char *const *keys,
+                            int nargs, const char *const *args, const size_t *arglens,
+                            rlk_ae_reply_fn fn, void *arg);
+/* A plain command (argv form), the same contract. */
+rlk_ae_call *rlk_ae_command(rlk_async *ac, int argc, const char *const *argv, rlk_ae_reply_fn fn,
+                            void *arg);
+/* The call's callback will not be called (its reply is read and dropped).
+ * For a kind whose request is gone; never needed otherwise. */
+void rlk_ae_call_forget(rlk_ae_call *call);
+
+/* ---------------------------------------------------------------- pub/sub */
+
+typedef struct rlk_ae_sub rlk_ae_sub;
+
+/* A message on the listener's channel: msg and len; msg NULL: the
+ * subscription is in place (first time, or again after a reconnect:
+ * messages may have been missed meanwhile, so attempt again). */
+typedef void (*rlk_ae_msg_fn)(rlk_async *ac, const char *channel, const char *msg, size_t len,
+                              void *arg);
+
+/* Adds a listener on channel (SUBSCRIBE on the first one; refcounted). When
+ * the channel is subscribed already, fn(NULL) comes on the next turn.
+ * NULL: out of memory or closing. */
+rlk_ae_sub *rlk_ae_subscribe(rlk_async *ac, const char *channel, rlk_ae_msg_fn fn, void *arg);
+/* Removes the listener (UNSUBSCRIBE after the last one); NULL ignored. */
+void rlk_ae_unsubscribe(rlk_ae_sub *s);
+/* 1 when the listener's channel is subscribed on the live connection. */
+int rlk_ae_sub_ready(const rlk_ae_sub *s);
+
+/* ---------------------------------------------------------------- timers */
+
+typedef struct rlk_ae_timer rlk_ae_timer;
+typedef void (*rlk_ae_timer_fn)(rlk_async *ac, void *arg);
+
+/* fn(arg) once, ms (>= 0) from now, from rlk_async_handle_timer. The timer
+ * is freed after fn returns (do not rlk_ae_timer_del it then). NULL: out of
+ * memory or closing. */
+rlk_ae_timer *rlk_ae_timer_add(rlk_async *ac, long long ms, rlk_ae_timer_fn fn, void *arg);
+/* Stops a timer that has not fired; NULL ignored. */
+void rlk_ae_timer_del(rlk_ae_timer *t);
+
+/* ---------------------------------------------------------------- the watchdog */
+
+typedef struct rlk_ae_hold rlk_ae_hold;
+
+/* The kind's own note that a hold was lost (before the client's lost
+ * callback): drop its record of the hold. h is freed after it returns. */
+typedef void (*rlk_ae_lost_fn)(rlk_async *ac, rlk_ae_hold *h, void *arg);
+
+/* Registers a lease-less hold of key by owner: renewed with the renew
+ * script renew (a "many" form: KEYS the locks, ARGV lease_ms then one owner
+ * per key, reply an array of 1 renewed / 0 gone, as reentrant/renew_many)
+ * every watchdog_ms/3, batched with every hold of the same script. When a
+ * renewal says 0 the hold is dropped and the client's lost callback is
+ * called (lost(arg) first, then the client's (kind, name, owner,
+ * RLK_LOST_GONE)): it is never re-created.
+ * NULL: out of memory. */
+rlk_ae_hold *rlk_ae_wd_add(rlk_async *ac, int kind, const char *renew, const char *name,
+                           const char *key, const char *owner, rlk_ae_lost_fn lost, void *arg);
+/* The same for a renew script of the "one" form, called once per hold:
+ * KEYS keys[0..nkeys-1] (nkeys 1..3; keys[0] is the lock), ARGV lease_ms
+ * and owner, reply 1 / 0 or an array whose first entry is 1 / 0 (as
+ * rwlock/renew_writer, rwlock/renew_readers and fair/renew). */
+rlk_ae_hold *rlk_ae_wd_add_one(rlk_async *ac, int kind, const char *renew, const char *name,
+                               int nkeys, const char *const *keys, const char *owner,
+                               rlk_ae_lost_fn lost, void *arg);
+/* The hold whose (renew, key, owner) match, or NULL. */
+rlk_ae_hold *rlk_ae_wd_find(rlk_async *ac, const char *renew, const char *key, const char *owner);
+/* Stops renewing (unlock); NULL ignored. */
+void rlk_ae_wd_del(rlk_ae_hold *h);
+
+#endif /* RLK_ENGINE_H */

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * names.c - every kind's key and channel names (names.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kinds/names.h"
+#include "runtime/fam.h"
+
+/* The kinds whose scripts rlk embeds (scripts/<kind>/), in a fixed order. */
+static const rlk_names_kind rlk_names_kinds[] = {
+    {"reentrant", RLK_NAMES_CH_LOCK, 0, 0},
+    {"rwlock", RLK_NAMES_CH_RWLOCK, 0, 0},
+    {"fair", RLK_NAMES_CH_LOCK, 0, 1},
+    {"fenced", RLK_NAMES_CH_LOCK, 0, 0},
+    {"semaphore", RLK_NAMES_CH_SEMAPHORE, 0, 0},
+    {"psemaphore", RLK_NAMES_CH_SEMAPHORE, 0, 0},
+    {"latch", RLK_NAMES_CH_LATCH, 1, 0},
+    {"token", NULL, 0, 0},
+};
+
+#define RLK_NAMES_NKINDS (sizeof rlk_names_kinds / sizeof rlk_names_kinds[0])
+
+size_t rlk_names_kind_count(void)
+{
+    return RLK_NAMES_NKINDS;
+}
+
+const rlk_names_kind *rlk_names_kind_at(size_t i)
+{
+    return i < RLK_NAMES_NKINDS ? &rlk_names_kinds[i] : NULL;
+}
+
+const rlk_names_kind *rlk_names_kind_find(const char *kind)
+{
+    for (size_t i = 0; kind && i < RLK_NAMES_NKINDS; i++)
+        if (strcmp(rlk_names_kinds[i].kind, kind) == 0)
+            return &rlk_names_kinds[i];
+    return NULL;
+}
+
+char *rlk_names_channel(const rlk_names_kind *k, const char *name)
+{
+    if (!k || !k->channel_prefix)
+        return NULL;
+    return k->braced ? rlk_fam_braced_name(k->channel_prefix, name)
+                     : rlk_fam_prefix_name(k->channel_prefix, name);
+}
+
+char *rlk_names_waiter_channel(const char *name, const char *waiter, size_t len)
+{
+    char *ch = rlk_fam_prefix_name(RLK_NAMES_CH_LOCK, name), *out;
+    size_t n;
+
+    if (!ch)
+        return NULL;
+    n = strlen(ch) + 1 + len + 1;
+    if ((out = malloc(n)) != NULL)
+        snprintf(out, n, "%s:%.*s", ch, (int)len, waiter);
+    free(ch);
+    return out;
+}
+
+char *rlk_names_rw_timeout(const char *name, const char *owner, int n)
+{
+    char *tag = rlk_fam_tag(name), *out;
+    size_t len;
+
+    if (!tag)
+        return NULL;
+    len = strlen(tag) + strlen(owner) + sizeof RLK_NAMES_RW_TIMEOUT + 16;
+    if ((out = malloc(len)) != NULL)
+        snprintf(out, len, "%s:%s:" RLK_NAMES_RW_TIMEOUT ":%d", tag, owner, n);
+    free(tag);
+    return out;
+}
+
+char *rlk_names_key(const rlk_names_kind *k, const char *role, const char *name, int *unknown)
+{
+    *unknown = 0;
+    if (strcmp(role, "channel") == 0 && k && k->channel_prefix)
+        return rlk_names_channel(k, name);
+    if (strcmp(role, "lock") == 0 || strcmp(role, "locks") == 0 ||
+        strcmp(role, "semaphore") == 0 || strcmp(role, "latch") == 0)
+        return strdup(name);
+    if (strcmp(role, "queue") == 0)
+        return rlk_fam_prefix_name(RLK_NAMES_QUEUE, name);
+    if (strcmp(role, "timeouts") == 0 && k && strcmp(k->kind, "fair") == 0)
+        return rlk_fam_prefix_name(RLK_NAMES_TIMEOUTS, name);
+    if (strcmp(role, "timeouts") == 0 && k && strcmp(k->kind, "psemaphore") == 0)
+        return rlk_fam_suffix_name(name, RLK_NAMES_PERMITS);
+    if (strcmp(role, "token") == 0)
+        return rlk_fam_prefix_name(RLK_NAMES_TOKEN, name);
+    if (strcmp(role, "prefix") == 0)
+        return rlk_fam_tag(name);
+    if (strcmp(role, "waiters") == 0)
+        return rlk_fam_suffix_name(name, RLK_NAMES_WAITERS);
+    if (strcmp(role, "grant") == 0)
+        return rlk_fam_suffix_name(name, RLK_NAMES_GRANT);
+    *unknown = 1;
+    return NULL;
+}
+
+/* Every channel starts with one of these (the kinds' channel prefixes with
+ * their separator), each once. */
+static const char *const rlk_names_heads[] = {
+    RLK_NAMES_CH_LOCK ":", RLK_NAMES_CH_RWLOCK ":", RLK_NAMES_CH_SEMAPHORE ":", RLK_NAMES_CH_LATCH,
+};
+
+#define RLK_NAMES_NHEADS (sizeof rlk_names_heads / sizeof rlk_names_heads[0])
+
+const char *rlk_names_channel_head(size_t i)
+{
+    return i < RLK_NAMES_NHEADS ? rlk_names_heads[i] : NULL;
+}
+
+size_t rlk_names_channel_prefix(const char *ch, size_t len)
+{
+    for (size_t i = 0; i < RLK_NAMES_NHEADS; i++) {
+        size_t p = strlen(rlk_names_heads[i]);
+
+        if (len > p && memcmp(ch, rlk_names_heads[i], p) == 0)
+            return p;
+    }
+    return 0;
+}

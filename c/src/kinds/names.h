@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * names.h - every kind's key and channel names, in one place (names.c).
+ *
+ * The kinds build their handles' names from the constants below (with
+ * runtime/fam.h's naming rule: "prefix:{name}", "{name}:suffix", a name with
+ * its own '{' keeping its tag); the CLI (rlk check, rlk top, rlk unlock)
+ * asks here instead of keeping a copy: a kind's names by the role its
+ * scripts' headers give each KEYS entry ("-- KEYS[2]: channel - ..."; the
+ * roles of every embedded script come from client/scripts.h's
+ * rlk_script_key_roles, generated at build time), the list of kinds, and
+ * the channel prefixes a name can be read back from.
+ *
+ * Not installed; not a stable API.
+ */
+#ifndef RLK_NAMES_H
+#define RLK_NAMES_H
+
+#include <stddef.h>
+
+/* Channel prefixes (Redisson's). */
+#define RLK_NAMES_CH_LOCK "redisson_lock__channel"  /* reentrant, fenced, fair: "<p>:{name}";
+                                                       a fair waiter's: "<p>:{name}:<waiter>" */
+#define RLK_NAMES_CH_RWLOCK "redisson_rwlock"       /* "<p>:{name}" */
+#define RLK_NAMES_CH_SEMAPHORE "redisson_sc"        /* both semaphores: "<p>:{name}" */
+#define RLK_NAMES_CH_LATCH "redisson_countdownlatch__channel__"    /* "<p>{name}", always braced */
+
+/* Companion key prefixes ("<p>:{name}") and suffixes ("{name}:<s>"). */
+#define RLK_NAMES_QUEUE "redisson_lock_queue"       /* the fair lock's waiter list */
+#define RLK_NAMES_TIMEOUTS "redisson_lock_timeout"  /* the fair lock's waiter deadlines */
+#define RLK_NAMES_TOKEN "redisson_lock_token"       /* the fenced lock's last token */
+#define RLK_NAMES_WAITERS "rlk_waiters"             /* the reentrant lock's queue of tickets */
+#define RLK_NAMES_GRANT "rlk_next"                  /* the reentrant lock's reserved ticket */
+#define RLK_NAMES_PERMITS "timeout"                 /* the permit-expirable semaphore's permits */
+#define RLK_NAMES_RW_TIMEOUT "rwlock_timeout"       /* "{name}:<owner>:rwlock_timeout:<n>" */
+
+/* One kind: its scripts' folder and its channel. */
+typedef struct rlk_names_kind {
+    const char *kind;               /* scripts/<kind>/: "reentrant", "rwlock", ... */
+    const char *channel_prefix;     /* one of RLK_NAMES_CH_*; NULL: no channel */
+    int braced;                     /* 1: "<prefix>{name}" (the latch); 0: "<prefix>:{name}" */
+    int waiter_channels;            /* 1: each waiter also listens on "<channel>:<waiter>" */
+} rlk_names_kind;
+
+/* The kinds, in a fixed order: i < rlk_names_kind_count(). */
+size_t rlk_names_kind_count(void);
+const rlk_names_kind *rlk_names_kind_at(size_t i);
+/* The kind of a scripts/<kind>/ folder, or NULL. */
+const rlk_names_kind *rlk_names_kind_find(const char *kind);
+
+/* The channel of kind k for name (malloc'd); NULL: none, or out of memory. */
+char *rlk_names_channel(const rlk_names_kind *k, const char *name);
+/* A fair lock's waiter channel "redisson_lock__channel:{name}:<waiter>"
+ * (waiter: len bytes); malloc'd, NULL when out of memory. */
+char *rlk_names_waiter_channel(const char *name, const char *waiter, size_t len);
+/* A read-write lock reader's lease key "{name}:<owner>:rwlock_timeout:<n>";
+ * malloc'd, NULL when out of memory. */
+char *rlk_names_rw_timeout(const char *name, const char *owner, int n);
+/* The key a script of kind k passes as KEYS for role (as its header names
+ * it: lock, locks, semaphore, latch, channel, queue, timeouts, token,
+ * prefix, waiters, grant), malloc'd; NULL: a role this table does not know
+ * (*unknown = 1), or out of memory (*unknown = 0). */
+char *rlk_names_key(const rlk_names_kind *k, const char *role, const char *name, int *unknown);
+
+/* The distinct starts of the kinds' channels, separator included
+ * ("redisson_lock__channel:", ..., "redisson_countdownlatch__channel__");
+ * NULL for i past the last (RLK_NAMES_CHANNEL_HEADS of them). */
+#define RLK_NAMES_CHANNEL_HEADS 4
+const char *rlk_names_channel_head(size_t i);
+/* The length of the channel prefix ch starts with, separator included
+ * ("redisson_lock__channel:"), when what follows it is not empty; 0 when
+ * ch is not one of the kinds' channels. */
+size_t rlk_names_channel_prefix(const char *ch, size_t len);
+
+#endif /* RLK_NAMES_H */
