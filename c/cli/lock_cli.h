@@ -189,6 +189,12 @@ struct rlk_lc_hold {
      * renewals (NULL: none), and the renewals made from the main loop. */
     rlk_client *client;
     unsigned long long renewals, renewal_failures;
+    /* Optional: the caller blocked the forwarded signals (rlk_lc_signal_set's, bar SIGCHLD)
+     * before the wait and kept them blocked once the lock was taken, so that a signal coming
+     * between the acquisition and the command's start stays pending and is forwarded to the
+     * command (which is then stopped and the lock released) instead of killing rlk with the
+     * lock held until its lease runs out. The mask the command starts with. */
+    const sigset_t *child_mask;
 };
 
 /* Clears h (no deadline, no renewal) and sets `what`. */

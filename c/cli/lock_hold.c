@@ -219,6 +219,8 @@ int rlk_lc_hold_run(rlk_lc_hold *h, const rlk_lc_session *s, const rlk_lc_opts *
     fflush(NULL);   /* nothing buffered may be written twice by the child */
     rlk_lc_signal_set(&set);
     pthread_sigmask(SIG_BLOCK, &set, &old);
+    if (h->child_mask)
+        old = *h->child_mask;
     rc = rlk_lc_run_blocked(h, s, o, &set, &old, &w);
     if (rc == -2) {
         rc = rlk_lc_finish(h, o, &w);  /* signals stay blocked: rlk exits right after */

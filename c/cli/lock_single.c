@@ -232,15 +232,20 @@ static void single_sigwatch_start(single_sigwatch *w, rlk_client *c)
     w->started = pthread_create(&w->thread, NULL, single_sigwatch_main, w) == 0;
 }
 
-/* Stops the watcher and restores the mask; the signal it took, or 0. A
- * signal that comes after this acts as before (or goes to the command). */
+/* Stops the watcher; the signal it took, or 0. The signals stay blocked: a signal that
+ * comes after this stays pending, for single_sigwatch_restore (it then acts as before) or,
+ * once the lock is held, for the hold, which forwards it to the command and releases. */
 static int single_sigwatch_stop(single_sigwatch *w)
 {
     atomic_store(&w->done, 1);
     if (w->started)
         pthread_join(w->thread, NULL);
-    pthread_sigmask(SIG_SETMASK, &w->old, NULL);
     return atomic_load(&w->sig);
+}
+
+static void single_sigwatch_restore(const single_sigwatch *w)
+{
+    pthread_sigmask(SIG_SETMASK, &w->old, NULL);
 }
 
 /* " (queued behind N waiters; the lock itself is free)" for a fair lock
@@ -263,9 +268,10 @@ static const char *single_queue_detail(single_lock *l, char *buf, size_t len)
     return buf;
 }
 
-/* -1 when acquired (*token set for --fenced), else the exit code. */
+/* -1 when acquired (*token set for --fenced; the signals still blocked, *mask the mask to
+ * restore), else the exit code (the mask restored). */
 static int single_acquire(single_lock *l, const rlk_lc_lock_opts *o, long long wait_ms,
-                          const char *what, long long *token)
+                          const char *what, long long *token, sigset_t *mask)
 {
     single_sigwatch sw;
     char detail[128];
@@ -274,6 +280,10 @@ static int single_acquire(single_lock *l, const rlk_lc_lock_opts *o, long long w
     single_sigwatch_start(&sw, l->c);
     rc = single_try(l, wait_ms, o->c.lease_ms, token);
     sig = single_sigwatch_stop(&sw);
+    *mask = sw.old;
+    if (rc == RLK_OK && !sig)
+        return -1;
+    single_sigwatch_restore(&sw);
     if (sig) {
         if (rc == RLK_OK)
             single_unlock(l);   /* acquired as the signal came: give it back at once */
@@ -281,8 +291,6 @@ static int single_acquire(single_lock *l, const rlk_lc_lock_opts *o, long long w
                      strsignal(sig), l->mode == RLK_LC_FAIR ? "; left the queue" : "");
         return 128 + sig;
     }
-    if (rc == RLK_OK)
-        return -1;
     if (rc == RLK_ERR_BUSY)
         return rlk_lc_not_acquired(&o->c, what, single_queue_detail(l, detail, sizeof detail));
     if (rc == RLK_ERR_UPGRADE)
@@ -309,7 +317,7 @@ static int single_env(rlk_lc_hold *h, const single_lock *l, const char *name, co
 }
 
 static int single_hold(single_lock *l, const rlk_lc_lock_opts *o, const rlk_lc_session *s,
-                       const char *owner, long long token)
+                       const char *owner, long long token, const sigset_t *mask)
 {
     long long acquired_ns = rlk_lc_now_ns();
     rlk_lc_hold h;
@@ -320,6 +328,7 @@ static int single_hold(single_lock *l, const rlk_lc_lock_opts *o, const rlk_lc_s
     h.errstr = single_errstr;
     h.impl = l;
     h.client = l->c;
+    h.child_mask = mask;
     if (o->c.lease_ms > 0)
         rlk_lc_hold_fixed_lease(&h, acquired_ns, o->c.lease_ms);
     if (single_env(&h, l, o->names[0], owner, token) < 0) {
@@ -349,6 +358,7 @@ static int single_with_client(single_lock *l, const rlk_lc_lock_opts *o, const r
     const char *name = o->names[0], *inherited = single_inherited_owner(l->mode, name);
     char what[RLK_LC_WHAT_MAX], owner[SINGLE_OWNER_MAX];
     long long token = 0;
+    sigset_t mask;
     long long wait_ms = o->c.wait_ms;   /* what is left of -w for the acquire */
     int rc;
 
@@ -370,9 +380,9 @@ static int single_with_client(single_lock *l, const rlk_lc_lock_opts *o, const r
     if ((inherited && single_set_owner(l, inherited) != RLK_OK) ||
         single_owner(l, owner, sizeof owner) != RLK_OK)
         return rlk_lc_fail(l->c, rlk_err(l->c), what);
-    if ((rc = single_acquire(l, o, wait_ms, what, &token)) >= 0)
+    if ((rc = single_acquire(l, o, wait_ms, what, &token, &mask)) >= 0)
         return rc;
-    return single_hold(l, o, s, owner, token);
+    return single_hold(l, o, s, owner, token, &mask);
 }
 
 int rlk_lc_lock_single(const rlk_lc_lock_opts *o)

@@ -223,6 +223,9 @@ static int settle(const char *name, long long queued)
             return 0;
         rlk_fx_sleep_ms(20);    /* a bounded poll of the server's state */
     }
+    fprintf(stderr, "  %s: not settled at %lld queued: EXISTS %lld, LLEN %lld, PTTL %lld, "
+            "HLEN %lld\n", name, queued, fx_int("EXISTS %s", name), fx_int("LLEN %s", key),
+            fx_int("PTTL %s", name), fx_int("HLEN %s", name));
     return -1;
 }
 
@@ -328,7 +331,10 @@ static void test_top_contention(void)
 
         if (queued[which] > floor) {
             kill(p[k].pid, SIGTERM);
-            cli_wait(&p[k], 10000);
+            int st = cli_wait(&p[k], 10000);
+
+            CHECKF(st == 143, "process %d (%s) exited %d after SIGTERM, not 143", k,
+                   names[which], st);
             p[k].pid = 0;
             queued[which]--;
             n++;

@@ -12,7 +12,11 @@
  *   - a hold lost because its server stopped answering exits without a
  *     command-timeout-long release;
  *   - waiters ride out an AOF restart (appendonly yes, a slow load that
- *     answers LOADING) and a long script (BUSY replies), then acquire.
+ *     answers LOADING) and a long script (BUSY replies), then acquire;
+ *   - a SIGTERM that comes as the lock is taken (sent the moment the server
+ *     shows it held) never leaves it held after rlk exits (the signal is
+ *     forwarded to the command and the lock released, or the wait ends and
+ *     gives it back), over 40 tries; a control of SIGKILLs must leave it held.
  * Every command under a lock logs its hold's start and end with
  * CLOCK_MONOTONIC (this program in --tk-hold mode, support/holdlog.h): 0
  * overlapping holds.
@@ -170,6 +174,58 @@ static void test_sigterm_fair_waiter(void)
     expect_status(&r, 0, "fair holder");
     cli_result_free(&r);
     check_stamps(log, 2);
+}
+
+/* Starts `rlk lock NAME -- sleep 30`, sends sig the moment the server shows the lock held (a
+ * poll with no pause, bounded), and waits for rlk. Returns 1 when the lock was still held after
+ * rlk had exited (it is then deleted), 0 when not, -1 when the lock was never seen held. */
+static int signal_at_acquisition(const char *name, int sig, int *status)
+{
+    cli_proc p;
+    cli_result r;
+    long long t0 = rlk_fx_now_ms();
+    int seen, held;
+
+    *status = -1;
+    if (START(&p, "lock", name, "--", "sleep", "30") != 0)
+        return -1;
+    while (!(seen = tk_int(&server, "EXISTS %s", name) == 1) && ms_since(t0) < 10000)
+        ;
+    kill(p.pid, sig);
+    r = finish(&p, 10000, t0);
+    *status = r.status;
+    cli_result_free(&r);
+    held = tk_int(&server, "EXISTS %s", name) == 1;
+    if (held)
+        tk_int(&server, "DEL %s", name);
+    return seen ? held : -1;
+}
+
+/* A SIGTERM between the acquisition and the command's start used to kill rlk by its default
+ * action (the wait's signal watcher had ended, the hold's had not begun), leaving the lock held
+ * for its 30 s watchdog lease; seen once in CI as a waiter that never got the lock. */
+static void test_sigterm_at_acquisition(void)
+{
+    int held = 0, tries = 0, status, bad_status = 0, not_seen = 0;
+    long long end = rlk_fx_now_ms() + 60000;
+
+    for (; tries < 40 && rlk_fx_now_ms() < end; tries++) {
+        int rc = signal_at_acquisition("sa1", SIGTERM, &status);
+
+        held += rc == 1;
+        not_seen += rc < 0;
+        bad_status += status != 143;
+    }
+    fprintf(stderr, "  %d SIGTERMs at the acquisition: %d left the lock held, %d exits not 143\n",
+            tries, held, bad_status);
+    CHECKF(tries >= 10, "only %d tries in 60 s", tries);
+    CHECKF(held == 0, "%d of %d SIGTERMed rlk processes left the lock held after exiting", held,
+           tries);
+    CHECKF(bad_status == 0, "%d of %d exits were not 143", bad_status, tries);
+    CHECKF(not_seen == 0, "%d of %d locks were never seen held", not_seen, tries);
+    /* Control: SIGKILL cannot be forwarded; the check must see the lock left held. */
+    CHECKF(signal_at_acquisition("sa1", SIGKILL, &status) == 1,
+           "control: a SIGKILLed rlk's lock was not seen held after it exited");
 }
 
 static void test_queue_clear(void)
@@ -543,6 +599,7 @@ int main(int argc, char **argv)
         cli_setup(argv[1], url) != 0)
         return 1;
     RUN_TEST(test_sigterm_fair_waiter);
+    RUN_TEST(test_sigterm_at_acquisition);
     RUN_TEST(test_queue_clear);
     RUN_TEST(test_wait_bound_stopped_server);
     RUN_TEST(test_lost_hold_exits_promptly);
