@@ -24,6 +24,7 @@
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "async/engine.h"
+#include "async/a_common.h"
 #include "async/a_once.h"
 
 #define ALT_KEEPALIVE_MS 1000       /* an awaiter reads the count at least this often */
@@ -212,30 +213,17 @@ rlk_async_req *rlk_async_latch_await(rlk_async *ac, const char *name, long long 
                                      rlk_async_fn fn, void *privdata)
 {
     rlk_async_req *r;
-    const char *msg;
     alt_req *a;
 
-    if (!ac)
-        return NULL;
-    r = rlk_ae_req_new(ac, sizeof *a, fn, privdata);
-    if (!r)
+    if (!ac || !(r = rlk_ae_req_new(ac, sizeof *a, fn, privdata)))
         return NULL;
     a = rlk_ae_req_state(r);
     a->ac = ac;
     a->r = r;
     a->timeout_ms = timeout_ms;
     a->start = rlk_ae_now_ms();
-    rlk_ae_req_hooks(r, alt_cancel_hook, alt_free_state);
-    if (rlk_ae_req_done(r))
-        return r;   /* the client is closing */
-    if (rlk_ae_fatal(ac, &msg)) {
-        rlk_ae_complete(r, rlk_ae_fatal(ac, NULL), 0, NULL, "%s", msg);
+    if (rlk_a_common_begin(r, alt_cancel_hook, alt_free_state, "rlk_async_latch_await", name))
         return r;
-    }
-    if (!name || !*name) {
-        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async_latch_await: a name is required");
-        return r;
-    }
     if (timeout_ms < -1 || timeout_ms > RLK_NUM_MAX) {
         rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async_latch_await %s: timeout_ms must be "
                         "-1, 0 or 1..10^12", name);

@@ -25,6 +25,7 @@
 #include "runtime/fam_hold.h"
 #include "runtime/rt.h"
 #include "async/engine.h"
+#include "async/a_common.h"
 #include "async/a_lock.h"
 
 #define ALK_KEEPALIVE_MS 1000       /* a queued waiter attempts at least this often */
@@ -941,13 +942,9 @@ static alk *alk_new(rlk_async *ac, int op, int kind, const char *name, unsigned 
                     rlk_async_fn fn, void *privdata)
 {
     rlk_async_req *r;
-    const char *msg;
     alk *a;
 
-    if (!ac)
-        return NULL;
-    r = rlk_ae_req_new(ac, sizeof *a, fn, privdata);
-    if (!r)
+    if (!ac || !(r = rlk_ae_req_new(ac, sizeof *a, fn, privdata)))
         return NULL;
     a = rlk_ae_req_state(r);
     a->ac = ac;
@@ -956,17 +953,8 @@ static alk *alk_new(rlk_async *ac, int op, int kind, const char *name, unsigned 
     a->kind = kind;
     a->task = task;
     a->start = rlk_ae_now_ms();
-    rlk_ae_req_hooks(r, alk_cancel_hook, alk_free_state);
-    if (rlk_ae_req_done(r))
-        return a;   /* the client is closing */
-    if (rlk_ae_fatal(ac, &msg)) {
-        rlk_ae_complete(r, rlk_ae_fatal(ac, NULL), 0, NULL, "%s", msg);
+    if (rlk_a_common_begin(r, alk_cancel_hook, alk_free_state, "rlk_async lock", name))
         return a;
-    }
-    if (!name || !*name) {
-        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async lock: a name is required");
-        return a;
-    }
     if (kind < RLK_KIND_LOCK || kind > RLK_KIND_WRITE) {
         rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async lock %s: unknown kind %d", name, kind);
         return a;

@@ -8,6 +8,7 @@
 
 #include "client/client.h"
 #include "async/engine.h"
+#include "async/a_common.h"
 #include "async/a_once.h"
 
 #define AON_RETRY_MS 20     /* after a call that never went out */
@@ -102,31 +103,20 @@ static void aon_call(aon *o)
 rlk_async_req *rlk_a_once_new(rlk_async *ac, const char *what, const char *name,
                               rlk_async_fn fn, void *privdata)
 {
+    char who[64];
     rlk_async_req *r;
-    const char *msg;
     aon *o;
 
-    if (!ac)
-        return NULL;
-    r = rlk_ae_req_new(ac, sizeof *o, fn, privdata);
-    if (!r)
+    if (!ac || !(r = rlk_ae_req_new(ac, sizeof *o, fn, privdata)))
         return NULL;
     o = rlk_ae_req_state(r);
     o->ac = ac;
     o->r = r;
     o->start = rlk_ae_now_ms();
     snprintf(o->what, sizeof o->what, "%s", what);
-    rlk_ae_req_hooks(r, aon_cancel_hook, aon_free_state);
-    if (rlk_ae_req_done(r))
-        return r;   /* the client is closing */
-    if (rlk_ae_fatal(ac, &msg)) {
-        rlk_ae_complete(r, rlk_ae_fatal(ac, NULL), 0, NULL, "%s", msg);
+    snprintf(who, sizeof who, "rlk_async %s", what);
+    if (rlk_a_common_begin(r, aon_cancel_hook, aon_free_state, who, name))
         return r;
-    }
-    if (!name || !*name) {
-        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async %s: a name is required", what);
-        return r;
-    }
     if (!(o->name = strdup(name)))
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async %s: out of memory", what);
     return r;

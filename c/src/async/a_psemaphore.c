@@ -23,6 +23,7 @@
 #include "kinds/psemaphore.h"
 #include "runtime/fam.h"
 #include "async/engine.h"
+#include "async/a_common.h"
 
 enum { APS_ACQUIRE, APS_RELEASE };
 enum { APS_CW_NONE, APS_CW_ACQ, APS_CW_UNDO, APS_CW_REL };
@@ -341,30 +342,18 @@ static int aps_nibble(char ch)
 
 static aps *aps_new(rlk_async *ac, int op, const char *name, rlk_async_fn fn, void *privdata)
 {
-    const char *msg;
     rlk_async_req *r;
     aps *a;
 
-    if (!ac)
-        return NULL;
-    if (!(r = rlk_ae_req_new(ac, sizeof *a, fn, privdata)))
+    if (!ac || !(r = rlk_ae_req_new(ac, sizeof *a, fn, privdata)))
         return NULL;
     a = rlk_ae_req_state(r);
     a->ac = ac;
     a->r = r;
     a->op = op;
     a->start = rlk_ae_now_ms();
-    rlk_ae_req_hooks(r, aps_cancel_hook, aps_free_state);
-    if (rlk_ae_req_done(r))
-        return a;   /* the client is closing */
-    if (rlk_ae_fatal(ac, &msg)) {
-        rlk_ae_complete(r, rlk_ae_fatal(ac, NULL), 0, NULL, "%s", msg);
+    if (rlk_a_common_begin(r, aps_cancel_hook, aps_free_state, "rlk_async psemaphore", name))
         return a;
-    }
-    if (!name || !*name) {
-        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async psemaphore: a name is required");
-        return a;
-    }
     a->name = strdup(name);
     a->timeouts = rlk_fam_suffix_name(name, RLK_NAMES_PERMITS);
     a->channel = rlk_fam_prefix_name(RLK_NAMES_CH_SEMAPHORE, name);

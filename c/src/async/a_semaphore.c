@@ -24,6 +24,7 @@
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "async/engine.h"
+#include "async/a_common.h"
 #include "async/a_once.h"
 
 #define ASM_KEEPALIVE_MS 1000       /* a waiter attempts at least this often */
@@ -294,13 +295,9 @@ rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long
                                            long long wait_ms, rlk_async_fn fn, void *privdata)
 {
     rlk_async_req *r;
-    const char *msg;
     asm_req *a;
 
-    if (!ac)
-        return NULL;
-    r = rlk_ae_req_new(ac, sizeof *a, fn, privdata);
-    if (!r)
+    if (!ac || !(r = rlk_ae_req_new(ac, sizeof *a, fn, privdata)))
         return NULL;
     a = rlk_ae_req_state(r);
     a->ac = ac;
@@ -308,17 +305,8 @@ rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long
     a->n = permits;
     a->wait_ms = wait_ms;
     a->start = rlk_ae_now_ms();
-    rlk_ae_req_hooks(r, asm_cancel_hook, asm_free_state);
-    if (rlk_ae_req_done(r))
-        return r;   /* the client is closing */
-    if (rlk_ae_fatal(ac, &msg)) {
-        rlk_ae_complete(r, rlk_ae_fatal(ac, NULL), 0, NULL, "%s", msg);
+    if (rlk_a_common_begin(r, asm_cancel_hook, asm_free_state, "rlk_async_semaphore_acquire", name))
         return r;
-    }
-    if (!name || !*name) {
-        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async_semaphore_acquire: a name is required");
-        return r;
-    }
     if (permits < 1 || permits > RLK_NUM_MAX) {
         rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async_semaphore_acquire %s: permits %lld "
                         "is not in 1..%lld", name, permits, RLK_NUM_MAX);

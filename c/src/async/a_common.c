@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * a_common.c - what the kinds' requests share on top of the engine
+ * (a_common.h).
+ */
+#include "async/engine.h"
+#include "async/a_common.h"
+
+int rlk_a_common_begin(rlk_async_req *r, rlk_ae_cancel_fn cancel, rlk_ae_free_fn free_fn,
+                       const char *who, const char *name)
+{
+    rlk_async *ac = rlk_ae_req_client(r);
+    const char *msg;
+
+    rlk_ae_req_hooks(r, cancel, free_fn);
+    if (rlk_ae_req_done(r))
+        return 1;   /* the client is closing */
+    if (rlk_ae_fatal(ac, &msg)) {
+        rlk_ae_complete(r, rlk_ae_fatal(ac, NULL), 0, NULL, "%s", msg);
+        return 1;
+    }
+    if (who && (!name || !*name)) {
+        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "%s: a name is required", who);
+        return 1;
+    }
+    return 0;
+}

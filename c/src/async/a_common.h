@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * a_common.h - what the kinds' requests (a_lock.c, a_semaphore.c,
+ * a_psemaphore.c, a_latch.c, a_multilock.c, a_once.c) share on top of the
+ * engine (engine.h): the checks every request makes first. Only the logic
+ * the kinds have in common lives here; their messages stay in the kind's
+ * file.
+ *
+ * Not installed; not a stable API.
+ */
+#ifndef RLK_A_COMMON_H
+#define RLK_A_COMMON_H
+
+#include "rlk_async.h"
+#include "async/engine.h"
+
+/* Sets r's hooks, then the checks every request makes before its own, in
+ * this order: the client is closing (rlk_ae_req_new completed r already),
+ * the client's fatal error (r completed with it), a NULL or empty name
+ * (RLK_ERR_ARG "<who>: a name is required"; who NULL: no name to check).
+ * Called once the kind's state is set up (the hooks may see it). 1: r is
+ * completed (send nothing); 0: go on. */
+int rlk_a_common_begin(rlk_async_req *r, rlk_ae_cancel_fn cancel, rlk_ae_free_fn free_fn,
+                       const char *who, const char *name);
+
+#endif /* RLK_A_COMMON_H */
