@@ -3,6 +3,10 @@
  * a_common.c - what the kinds' requests share on top of the engine
  * (a_common.h).
  */
+#include <limits.h>
+#include <stddef.h>
+
+#include "client/client.h"
 #include "async/engine.h"
 #include "async/a_common.h"
 
@@ -24,4 +28,22 @@ int rlk_a_common_begin(rlk_async_req *r, rlk_ae_cancel_fn cancel, rlk_ae_free_fn
         return 1;
     }
     return 0;
+}
+
+long long rlk_a_common_budget(rlk_async *ac, long long wait_ms)
+{
+    rlk_client *c = rlk_ae_client(ac);
+
+    if (wait_ms == -1)
+        return LLONG_MAX;
+    return (wait_ms > 0 ? wait_ms : 0) + 2LL * c->command_timeout_ms + c->connect_timeout_ms;
+}
+
+void rlk_a_common_quiet(rlk_ae_timer **retry, rlk_ae_timer **deadline, rlk_ae_sub **sub)
+{
+    rlk_ae_timer_del(*retry);
+    rlk_ae_timer_del(*deadline);
+    rlk_ae_unsubscribe(*sub);
+    *retry = *deadline = NULL;
+    *sub = NULL;
 }

@@ -2,9 +2,10 @@
 /*
  * a_common.h - what the kinds' requests (a_lock.c, a_semaphore.c,
  * a_psemaphore.c, a_latch.c, a_multilock.c, a_once.c) share on top of the
- * engine (engine.h): the checks every request makes first. Only the logic
- * the kinds have in common lives here; their messages stay in the kind's
- * file.
+ * engine (engine.h): the checks every request makes first, the budget of
+ * calls that never went out or lost their reply, and the stop of its timers
+ * and listener when it ends. Only the logic the kinds have in common lives
+ * here; their messages and what an end means stay in the kind's file.
  *
  * Not installed; not a stable API.
  */
@@ -22,5 +23,15 @@
  * completed (send nothing); 0: go on. */
 int rlk_a_common_begin(rlk_async_req *r, rlk_ae_cancel_fn cancel, rlk_ae_free_fn free_fn,
                        const char *who, const char *name);
+
+/* How long a request keeps trying through calls that never went out, lost
+ * replies and reconnects: its wait (wait_ms > 0), then two command timeouts
+ * and a connect; a wait without bound (-1) rides out any outage
+ * (LLONG_MAX). Counted from the request's start. */
+long long rlk_a_common_budget(rlk_async *ac, long long wait_ms);
+
+/* Stops a request's retry and deadline timers and its listener, and sets
+ * them NULL (the request is ending, or being freed). */
+void rlk_a_common_quiet(rlk_ae_timer **retry, rlk_ae_timer **deadline, rlk_ae_sub **sub);
 
 #endif /* RLK_A_COMMON_H */

@@ -15,7 +15,6 @@
  * read again within the wait (a wait without bound rides out any outage).
  * docs/async-internals.md describes it.
  */
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,26 +44,20 @@ typedef struct alt_req {
 
 static void alt_read(alt_req *a);
 
+static void alt_quiet(alt_req *a)
+{
+    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub);
+}
+
 static void alt_free_state(rlk_async_req *r, void *state)
 {
     alt_req *a = state;
 
     (void)r;
-    rlk_ae_timer_del(a->retry);
-    rlk_ae_timer_del(a->deadline);
-    rlk_ae_unsubscribe(a->sub);
+    alt_quiet(a);
     rlk_ae_call_forget(a->call);
     free(a->name);
     free(a->channel);
-}
-
-static void alt_quiet(alt_req *a)
-{
-    rlk_ae_timer_del(a->retry);
-    rlk_ae_timer_del(a->deadline);
-    rlk_ae_unsubscribe(a->sub);
-    a->retry = a->deadline = NULL;
-    a->sub = NULL;
 }
 
 static long long alt_elapsed(const alt_req *a)
@@ -74,12 +67,7 @@ static long long alt_elapsed(const alt_req *a)
 
 static long long alt_budget(const alt_req *a)
 {
-    rlk_client *c = rlk_ae_client(a->ac);
-
-    if (a->timeout_ms == -1)
-        return LLONG_MAX;
-    return (a->timeout_ms > 0 ? a->timeout_ms : 0) + 2LL * c->command_timeout_ms +
-           c->connect_timeout_ms;
+    return rlk_a_common_budget(a->ac, a->timeout_ms);
 }
 
 /* Ends with err (RLK_OK: open). */

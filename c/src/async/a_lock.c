@@ -12,7 +12,6 @@
  * back after the engine has fenced the connection it went out on.
  * docs/async-internals.md describes it.
  */
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,15 +227,20 @@ static void alk_attempt(alk *a);
 static void alk_poke(alk *a);
 static void alk_release(alk *a, int cw);
 
+/* Stops listening and timing (the request is ending). */
+static void alk_quiet(alk *a)
+{
+    rlk_a_common_quiet(&a->retry, &a->deadline, &a->s_wake);
+    rlk_ae_unsubscribe(a->s_wide);
+    a->s_wide = NULL;
+}
+
 static void alk_free_state(rlk_async_req *r, void *state)
 {
     alk *a = state;
 
     (void)r;
-    rlk_ae_timer_del(a->retry);
-    rlk_ae_timer_del(a->deadline);
-    rlk_ae_unsubscribe(a->s_wake);
-    rlk_ae_unsubscribe(a->s_wide);
+    alk_quiet(a);
     rlk_ae_call_forget(a->call);
     free(a->end_msg);
     free(a->name);
@@ -253,17 +257,6 @@ static void alk_free_state(rlk_async_req *r, void *state)
     free(a->field);
 }
 
-/* Stops listening and timing (the request is ending). */
-static void alk_quiet(alk *a)
-{
-    rlk_ae_timer_del(a->retry);
-    rlk_ae_timer_del(a->deadline);
-    rlk_ae_unsubscribe(a->s_wake);
-    rlk_ae_unsubscribe(a->s_wide);
-    a->retry = a->deadline = NULL;
-    a->s_wake = a->s_wide = NULL;
-}
-
 static long long alk_elapsed(const alk *a)
 {
     return rlk_ae_now_ms() - a->start;
@@ -273,12 +266,7 @@ static long long alk_elapsed(const alk *a)
  * reconnects: its wait, then two command timeouts and a connect. */
 static long long alk_budget(const alk *a)
 {
-    rlk_client *c = rlk_ae_client(a->ac);
-
-    if (a->op == ALK_LOCK && a->wait_ms == -1)
-        return LLONG_MAX;   /* a wait without bound rides out any outage */
-    return (a->wait_ms > 0 ? a->wait_ms : 0) + 2LL * c->command_timeout_ms +
-           c->connect_timeout_ms;
+    return rlk_a_common_budget(a->ac, a->op == ALK_LOCK ? a->wait_ms : 0);
 }
 
 static void alk_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,

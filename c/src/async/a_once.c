@@ -62,7 +62,6 @@ static void aon_reply(rlk_async *ac, int rc, const redisReply *reply, const char
                       void *arg)
 {
     aon *o = arg;
-    rlk_client *c = rlk_ae_client(ac);
 
     o->call = NULL;
     if (rc == RLK_ERR_IO && lost) {
@@ -72,7 +71,7 @@ static void aon_reply(rlk_async *ac, int rc, const redisReply *reply, const char
         return;
     }
     if (rc == RLK_ERR_IO && !rlk_ae_closing(ac) &&
-        rlk_ae_now_ms() - o->start <= 2LL * c->command_timeout_ms + c->connect_timeout_ms) {
+        rlk_ae_now_ms() - o->start <= rlk_a_common_budget(ac, 0)) {
         /* Never written: once more in a while. */
         o->retry = rlk_ae_timer_add(ac, AON_RETRY_MS, aon_retry_fire, o);
         if (o->retry)

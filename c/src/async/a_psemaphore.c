@@ -11,7 +11,6 @@
  * id, so "is held already" then proves the lost call ran: acquired.
  * docs/async-internals.md describes it.
  */
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,11 +50,7 @@ static void aps_attempt(aps *a);
 
 static void aps_quiet(aps *a)
 {
-    rlk_ae_timer_del(a->retry);
-    rlk_ae_timer_del(a->deadline);
-    rlk_ae_unsubscribe(a->sub);
-    a->retry = a->deadline = NULL;
-    a->sub = NULL;
+    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub);
 }
 
 static void aps_free_state(rlk_async_req *r, void *state)
@@ -78,11 +73,7 @@ static long long aps_elapsed(const aps *a)
 /* How long a request rides out lost replies and reconnects. */
 static long long aps_budget(const aps *a)
 {
-    rlk_client *c = rlk_ae_client(a->ac);
-
-    if (a->op == APS_ACQUIRE && a->wait_ms == -1)
-        return LLONG_MAX;
-    return (a->wait_ms > 0 ? a->wait_ms : 0) + 2LL * c->command_timeout_ms + c->connect_timeout_ms;
+    return rlk_a_common_budget(a->ac, a->op == APS_ACQUIRE ? a->wait_ms : 0);
 }
 
 static void aps_end(aps *a, int err, const char *msg)

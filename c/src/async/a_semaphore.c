@@ -15,7 +15,6 @@
  * gives them back (semaphore/release) before the request ends
  * RLK_ERR_CANCELLED. docs/async-internals.md describes it.
  */
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,26 +50,20 @@ typedef struct asm_req {
 
 static void asm_attempt(asm_req *a);
 
+static void asm_quiet(asm_req *a)
+{
+    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub);
+}
+
 static void asm_free_state(rlk_async_req *r, void *state)
 {
     asm_req *a = state;
 
     (void)r;
-    rlk_ae_timer_del(a->retry);
-    rlk_ae_timer_del(a->deadline);
-    rlk_ae_unsubscribe(a->sub);
+    asm_quiet(a);
     rlk_ae_call_forget(a->call);
     free(a->name);
     free(a->channel);
-}
-
-static void asm_quiet(asm_req *a)
-{
-    rlk_ae_timer_del(a->retry);
-    rlk_ae_timer_del(a->deadline);
-    rlk_ae_unsubscribe(a->sub);
-    a->retry = a->deadline = NULL;
-    a->sub = NULL;
 }
 
 static long long asm_elapsed(const asm_req *a)
@@ -82,12 +75,7 @@ static long long asm_elapsed(const asm_req *a)
  * command timeouts and a connect (a wait without bound: always). */
 static long long asm_budget(const asm_req *a)
 {
-    rlk_client *c = rlk_ae_client(a->ac);
-
-    if (a->wait_ms == -1)
-        return LLONG_MAX;
-    return (a->wait_ms > 0 ? a->wait_ms : 0) + 2LL * c->command_timeout_ms +
-           c->connect_timeout_ms;
+    return rlk_a_common_budget(a->ac, a->wait_ms);
 }
 
 /* Ends without permits: RLK_ERR_BUSY or RLK_ERR_CANCELLED. */
