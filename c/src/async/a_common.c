@@ -39,6 +39,28 @@ long long rlk_a_common_budget(rlk_async *ac, long long wait_ms)
     return (wait_ms > 0 ? wait_ms : 0) + 2LL * c->command_timeout_ms + c->connect_timeout_ms;
 }
 
+int rlk_a_common_wake(const rlk_async_req *r, const rlk_ae_call *call, int *again)
+{
+    if (rlk_ae_req_done(r))
+        return 0;
+    if (call) {
+        *again = 1;
+        return 0;
+    }
+    return 1;
+}
+
+int rlk_a_common_listen(rlk_async *ac, const char *channel, long long wait_ms, rlk_ae_msg_fn fn,
+                        rlk_ae_timer_fn deadline_fn, void *arg, rlk_ae_sub **sub,
+                        rlk_ae_timer **deadline)
+{
+    if (!(*sub = rlk_ae_subscribe(ac, channel, fn, arg)))
+        return -1;
+    if (wait_ms > 0)
+        *deadline = rlk_ae_timer_add(ac, wait_ms, deadline_fn, arg);
+    return 0;
+}
+
 void rlk_a_common_quiet(rlk_ae_timer **retry, rlk_ae_timer **deadline, rlk_ae_sub **sub)
 {
     rlk_ae_timer_del(*retry);

@@ -89,11 +89,7 @@ static void alt_retry_fire(rlk_async *ac, void *arg)
 
     (void)ac;
     a->retry = NULL;
-    if (rlk_ae_req_done(a->r))
-        return;
-    if (a->call)
-        a->again = 1;
-    else
+    if (rlk_a_common_wake(a->r, a->call, &a->again))
         alt_read(a);
 }
 
@@ -165,13 +161,8 @@ static void alt_msg(rlk_async *ac, const char *channel, const char *msg, size_t 
     (void)channel;
     (void)msg;
     (void)len;
-    if (rlk_ae_req_done(a->r))
-        return;
-    if (a->call) {
-        a->again = 1;
-        return;
-    }
-    alt_read(a);
+    if (rlk_a_common_wake(a->r, a->call, &a->again))
+        alt_read(a);
 }
 
 static void alt_deadline_fire(rlk_async *ac, void *arg)
@@ -224,15 +215,12 @@ rlk_async_req *rlk_async_latch_await(rlk_async *ac, const char *name, long long 
                         name);
         return r;
     }
-    if (timeout_ms != 0) {
-        /* Listen before the read that finds it armed: its confirmation reads again. */
-        if (!(a->sub = rlk_ae_subscribe(ac, a->channel, alt_msg, a))) {
-            rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_latch_await %s: out of memory",
-                            name);
-            return r;
-        }
-        if (timeout_ms > 0)
-            a->deadline = rlk_ae_timer_add(ac, timeout_ms, alt_deadline_fire, a);
+    /* Listen before the read that finds it armed: its confirmation reads again. */
+    if (timeout_ms != 0 && rlk_a_common_listen(ac, a->channel, timeout_ms, alt_msg,
+                                               alt_deadline_fire, a, &a->sub, &a->deadline)) {
+        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_latch_await %s: out of memory",
+                        name);
+        return r;
     }
     alt_read(a);
     return r;

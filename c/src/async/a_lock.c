@@ -694,12 +694,8 @@ static void alk_attempt(alk *a)
 /* Something says the lock may be free: attempt now (or after the call in flight). */
 static void alk_poke(alk *a)
 {
-    if (rlk_ae_req_done(a->r) || a->cw == CW_CANCEL || a->cw == CW_UNDO)
+    if (a->cw == CW_CANCEL || a->cw == CW_UNDO || !rlk_a_common_wake(a->r, a->call, &a->again))
         return;
-    if (a->call) {
-        a->again = 1;
-        return;
-    }
     if (a->ticket && !rlk_ae_sub_ready(a->s_wake))
         return;     /* its subscription's confirmation pokes it */
     alk_attempt(a);
@@ -1024,18 +1020,16 @@ rlk_async_req *rlk_async_lock(rlk_async *ac, int kind, const char *name, unsigne
     /* A single try, or a re-entry: never queued (kinds/lock.c does the same). */
     a->waiter = wait_ms != 0 && !alk_find(ac, kind, name, a->owner);
     if (a->waiter) {
-        if (kind == RLK_KIND_FAIR)
-            a->s_wide = rlk_ae_subscribe(ac, a->own, alk_msg, a);
-        else if (kind != RLK_KIND_LOCK)
-            a->s_wide = rlk_ae_subscribe(ac, a->channel, alk_msg, a);
-        else
-            a->s_wake = rlk_ae_subscribe(ac, a->wake, alk_msg, a);
-        if (!a->s_wake && !a->s_wide) {
+        /* The reentrant lock: its wake channel (grants); the others: the
+         * waiter's own channel (fair) or the lock's. */
+        const char *ch = kind == RLK_KIND_FAIR ? a->own : kind != RLK_KIND_LOCK ? a->channel
+                                                                                : a->wake;
+
+        if (rlk_a_common_listen(ac, ch, wait_ms, alk_msg, alk_deadline_fire, a,
+                                kind == RLK_KIND_LOCK ? &a->s_wake : &a->s_wide, &a->deadline)) {
             rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_lock %s: out of memory", name);
             return a->r;
         }
-        if (wait_ms > 0)
-            a->deadline = rlk_ae_timer_add(ac, wait_ms, alk_deadline_fire, a);
     }
     alk_attempt(a);     /* the first try, without a ticket: the uncontended path */
     return a->r;

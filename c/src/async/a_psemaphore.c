@@ -123,13 +123,8 @@ static void aps_attempt(aps *a)
 /* Something says a permit may be free: attempt now (or after the call in flight). */
 static void aps_poke(aps *a)
 {
-    if (rlk_ae_req_done(a->r) || a->cw == APS_CW_UNDO)
-        return;
-    if (a->call) {
-        a->again = 1;
-        return;
-    }
-    aps_attempt(a);
+    if (a->cw != APS_CW_UNDO && rlk_a_common_wake(a->r, a->call, &a->again))
+        aps_attempt(a);
 }
 
 static void aps_retry_fire(rlk_async *ac, void *arg)
@@ -385,15 +380,11 @@ rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, lon
     a->hex[2 * a->rawlen] = '\0';
     snprintf(a->lease, sizeof a->lease, "%lld", lease_ms);
     a->wait_ms = wait_ms;
-    if (wait_ms != 0) {
-        a->sub = rlk_ae_subscribe(ac, a->channel, aps_msg, a);
-        if (!a->sub) {
-            rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL,
-                            "rlk_async_psemaphore_acquire %s: out of memory", name);
-            return a->r;
-        }
-        if (wait_ms > 0)
-            a->deadline = rlk_ae_timer_add(ac, wait_ms, aps_deadline_fire, a);
+    if (wait_ms != 0 && rlk_a_common_listen(ac, a->channel, wait_ms, aps_msg, aps_deadline_fire, a,
+                                            &a->sub, &a->deadline)) {
+        rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL,
+                        "rlk_async_psemaphore_acquire %s: out of memory", name);
+        return a->r;
     }
     aps_attempt(a);     /* the first try at once; the subscription's confirmation tries again */
     return a->r;

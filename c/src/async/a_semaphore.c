@@ -89,18 +89,21 @@ static void asm_end(asm_req *a, int err)
                         "%lld ms", a->name, a->n, asm_elapsed(a));
 }
 
+/* Something says permits may be free: attempt now (or after the call in
+ * flight); not while permits taken by a cancelled request are given back. */
+static void asm_poke(asm_req *a)
+{
+    if (a->cw != ASM_UNDO && rlk_a_common_wake(a->r, a->call, &a->again))
+        asm_attempt(a);
+}
+
 static void asm_retry_fire(rlk_async *ac, void *arg)
 {
     asm_req *a = arg;
 
     (void)ac;
     a->retry = NULL;
-    if (a->cw == ASM_UNDO || rlk_ae_req_done(a->r))
-        return;
-    if (a->call)
-        a->again = 1;
-    else
-        asm_attempt(a);
+    asm_poke(a);
 }
 
 static void asm_schedule(asm_req *a, long long ms)
@@ -243,13 +246,7 @@ static void asm_msg(rlk_async *ac, const char *channel, const char *msg, size_t 
     (void)channel;
     (void)msg;
     (void)len;
-    if (rlk_ae_req_done(a->r) || a->cw == ASM_UNDO)
-        return;
-    if (a->call) {
-        a->again = 1;
-        return;
-    }
-    asm_attempt(a);
+    asm_poke(a);
 }
 
 static void asm_deadline_fire(rlk_async *ac, void *arg)
@@ -314,15 +311,12 @@ rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long
     }
     snprintf(a->permits, sizeof a->permits, "%lld", permits);
     a->waiter = wait_ms != 0;
-    if (a->waiter) {
-        /* Listen before the attempt that fails: its confirmation attempts again. */
-        if (!(a->sub = rlk_ae_subscribe(ac, a->channel, asm_msg, a))) {
-            rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_semaphore_acquire %s: out of "
-                            "memory", name);
-            return r;
-        }
-        if (wait_ms > 0)
-            a->deadline = rlk_ae_timer_add(ac, wait_ms, asm_deadline_fire, a);
+    /* Listen before the attempt that fails: its confirmation attempts again. */
+    if (a->waiter && rlk_a_common_listen(ac, a->channel, wait_ms, asm_msg, asm_deadline_fire, a,
+                                         &a->sub, &a->deadline)) {
+        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_semaphore_acquire %s: out of "
+                        "memory", name);
+        return r;
     }
     asm_attempt(a);     /* the first try: the uncontended path needs no subscription */
     return r;
