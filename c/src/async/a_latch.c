@@ -15,7 +15,6 @@
  * read again within the wait (a wait without bound rides out any outage).
  * docs/async-internals.md describes it.
  */
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "async/engine.h"
+#include "async/a_common.h"
 #include "async/a_once.h"
 
 #define ALT_KEEPALIVE_MS 1000       /* an awaiter reads the count at least this often */
@@ -44,26 +44,20 @@ typedef struct alt_req {
 
 static void alt_read(alt_req *a);
 
+static void alt_quiet(alt_req *a)
+{
+    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub);
+}
+
 static void alt_free_state(rlk_async_req *r, void *state)
 {
     alt_req *a = state;
 
     (void)r;
-    rlk_ae_timer_del(a->retry);
-    rlk_ae_timer_del(a->deadline);
-    rlk_ae_unsubscribe(a->sub);
+    alt_quiet(a);
     rlk_ae_call_forget(a->call);
     free(a->name);
     free(a->channel);
-}
-
-static void alt_quiet(alt_req *a)
-{
-    rlk_ae_timer_del(a->retry);
-    rlk_ae_timer_del(a->deadline);
-    rlk_ae_unsubscribe(a->sub);
-    a->retry = a->deadline = NULL;
-    a->sub = NULL;
 }
 
 static long long alt_elapsed(const alt_req *a)
@@ -73,12 +67,7 @@ static long long alt_elapsed(const alt_req *a)
 
 static long long alt_budget(const alt_req *a)
 {
-    rlk_client *c = rlk_ae_client(a->ac);
-
-    if (a->timeout_ms == -1)
-        return LLONG_MAX;
-    return (a->timeout_ms > 0 ? a->timeout_ms : 0) + 2LL * c->command_timeout_ms +
-           c->connect_timeout_ms;
+    return rlk_a_common_budget(a->ac, a->timeout_ms);
 }
 
 /* Ends with err (RLK_OK: open). */
@@ -100,11 +89,7 @@ static void alt_retry_fire(rlk_async *ac, void *arg)
 
     (void)ac;
     a->retry = NULL;
-    if (rlk_ae_req_done(a->r))
-        return;
-    if (a->call)
-        a->again = 1;
-    else
+    if (rlk_a_common_wake(a->r, a->call, &a->again))
         alt_read(a);
 }
 
@@ -176,13 +161,8 @@ static void alt_msg(rlk_async *ac, const char *channel, const char *msg, size_t 
     (void)channel;
     (void)msg;
     (void)len;
-    if (rlk_ae_req_done(a->r))
-        return;
-    if (a->call) {
-        a->again = 1;
-        return;
-    }
-    alt_read(a);
+    if (rlk_a_common_wake(a->r, a->call, &a->again))
+        alt_read(a);
 }
 
 static void alt_deadline_fire(rlk_async *ac, void *arg)
@@ -212,30 +192,17 @@ rlk_async_req *rlk_async_latch_await(rlk_async *ac, const char *name, long long 
                                      rlk_async_fn fn, void *privdata)
 {
     rlk_async_req *r;
-    const char *msg;
     alt_req *a;
 
-    if (!ac)
-        return NULL;
-    r = rlk_ae_req_new(ac, sizeof *a, fn, privdata);
-    if (!r)
+    if (!ac || !(r = rlk_ae_req_new(ac, sizeof *a, fn, privdata)))
         return NULL;
     a = rlk_ae_req_state(r);
     a->ac = ac;
     a->r = r;
     a->timeout_ms = timeout_ms;
     a->start = rlk_ae_now_ms();
-    rlk_ae_req_hooks(r, alt_cancel_hook, alt_free_state);
-    if (rlk_ae_req_done(r))
-        return r;   /* the client is closing */
-    if (rlk_ae_fatal(ac, &msg)) {
-        rlk_ae_complete(r, rlk_ae_fatal(ac, NULL), 0, NULL, "%s", msg);
+    if (rlk_a_common_begin(r, alt_cancel_hook, alt_free_state, "rlk_async_latch_await", name))
         return r;
-    }
-    if (!name || !*name) {
-        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async_latch_await: a name is required");
-        return r;
-    }
     if (timeout_ms < -1 || timeout_ms > RLK_NUM_MAX) {
         rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async_latch_await %s: timeout_ms must be "
                         "-1, 0 or 1..10^12", name);
@@ -248,15 +215,12 @@ rlk_async_req *rlk_async_latch_await(rlk_async *ac, const char *name, long long 
                         name);
         return r;
     }
-    if (timeout_ms != 0) {
-        /* Listen before the read that finds it armed: its confirmation reads again. */
-        if (!(a->sub = rlk_ae_subscribe(ac, a->channel, alt_msg, a))) {
-            rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_latch_await %s: out of memory",
-                            name);
-            return r;
-        }
-        if (timeout_ms > 0)
-            a->deadline = rlk_ae_timer_add(ac, timeout_ms, alt_deadline_fire, a);
+    /* Listen before the read that finds it armed: its confirmation reads again. */
+    if (timeout_ms != 0 && rlk_a_common_listen(ac, a->channel, timeout_ms, alt_msg,
+                                               alt_deadline_fire, a, &a->sub, &a->deadline)) {
+        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_latch_await %s: out of memory",
+                        name);
+        return r;
     }
     alt_read(a);
     return r;

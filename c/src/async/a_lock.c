@@ -12,7 +12,6 @@
  * back after the engine has fenced the connection it went out on.
  * docs/async-internals.md describes it.
  */
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +24,7 @@
 #include "runtime/fam_hold.h"
 #include "runtime/rt.h"
 #include "async/engine.h"
+#include "async/a_common.h"
 #include "async/a_lock.h"
 
 #define ALK_KEEPALIVE_MS 1000       /* a queued waiter attempts at least this often */
@@ -227,15 +227,20 @@ static void alk_attempt(alk *a);
 static void alk_poke(alk *a);
 static void alk_release(alk *a, int cw);
 
+/* Stops listening and timing (the request is ending). */
+static void alk_quiet(alk *a)
+{
+    rlk_a_common_quiet(&a->retry, &a->deadline, &a->s_wake);
+    rlk_ae_unsubscribe(a->s_wide);
+    a->s_wide = NULL;
+}
+
 static void alk_free_state(rlk_async_req *r, void *state)
 {
     alk *a = state;
 
     (void)r;
-    rlk_ae_timer_del(a->retry);
-    rlk_ae_timer_del(a->deadline);
-    rlk_ae_unsubscribe(a->s_wake);
-    rlk_ae_unsubscribe(a->s_wide);
+    alk_quiet(a);
     rlk_ae_call_forget(a->call);
     free(a->end_msg);
     free(a->name);
@@ -252,17 +257,6 @@ static void alk_free_state(rlk_async_req *r, void *state)
     free(a->field);
 }
 
-/* Stops listening and timing (the request is ending). */
-static void alk_quiet(alk *a)
-{
-    rlk_ae_timer_del(a->retry);
-    rlk_ae_timer_del(a->deadline);
-    rlk_ae_unsubscribe(a->s_wake);
-    rlk_ae_unsubscribe(a->s_wide);
-    a->retry = a->deadline = NULL;
-    a->s_wake = a->s_wide = NULL;
-}
-
 static long long alk_elapsed(const alk *a)
 {
     return rlk_ae_now_ms() - a->start;
@@ -272,12 +266,7 @@ static long long alk_elapsed(const alk *a)
  * reconnects: its wait, then two command timeouts and a connect. */
 static long long alk_budget(const alk *a)
 {
-    rlk_client *c = rlk_ae_client(a->ac);
-
-    if (a->op == ALK_LOCK && a->wait_ms == -1)
-        return LLONG_MAX;   /* a wait without bound rides out any outage */
-    return (a->wait_ms > 0 ? a->wait_ms : 0) + 2LL * c->command_timeout_ms +
-           c->connect_timeout_ms;
+    return rlk_a_common_budget(a->ac, a->op == ALK_LOCK ? a->wait_ms : 0);
 }
 
 static void alk_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
@@ -705,12 +694,8 @@ static void alk_attempt(alk *a)
 /* Something says the lock may be free: attempt now (or after the call in flight). */
 static void alk_poke(alk *a)
 {
-    if (rlk_ae_req_done(a->r) || a->cw == CW_CANCEL || a->cw == CW_UNDO)
+    if (a->cw == CW_CANCEL || a->cw == CW_UNDO || !rlk_a_common_wake(a->r, a->call, &a->again))
         return;
-    if (a->call) {
-        a->again = 1;
-        return;
-    }
     if (a->ticket && !rlk_ae_sub_ready(a->s_wake))
         return;     /* its subscription's confirmation pokes it */
     alk_attempt(a);
@@ -941,13 +926,9 @@ static alk *alk_new(rlk_async *ac, int op, int kind, const char *name, unsigned 
                     rlk_async_fn fn, void *privdata)
 {
     rlk_async_req *r;
-    const char *msg;
     alk *a;
 
-    if (!ac)
-        return NULL;
-    r = rlk_ae_req_new(ac, sizeof *a, fn, privdata);
-    if (!r)
+    if (!ac || !(r = rlk_ae_req_new(ac, sizeof *a, fn, privdata)))
         return NULL;
     a = rlk_ae_req_state(r);
     a->ac = ac;
@@ -956,17 +937,8 @@ static alk *alk_new(rlk_async *ac, int op, int kind, const char *name, unsigned 
     a->kind = kind;
     a->task = task;
     a->start = rlk_ae_now_ms();
-    rlk_ae_req_hooks(r, alk_cancel_hook, alk_free_state);
-    if (rlk_ae_req_done(r))
-        return a;   /* the client is closing */
-    if (rlk_ae_fatal(ac, &msg)) {
-        rlk_ae_complete(r, rlk_ae_fatal(ac, NULL), 0, NULL, "%s", msg);
+    if (rlk_a_common_begin(r, alk_cancel_hook, alk_free_state, "rlk_async lock", name))
         return a;
-    }
-    if (!name || !*name) {
-        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async lock: a name is required");
-        return a;
-    }
     if (kind < RLK_KIND_LOCK || kind > RLK_KIND_WRITE) {
         rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async lock %s: unknown kind %d", name, kind);
         return a;
@@ -1048,18 +1020,16 @@ rlk_async_req *rlk_async_lock(rlk_async *ac, int kind, const char *name, unsigne
     /* A single try, or a re-entry: never queued (kinds/lock.c does the same). */
     a->waiter = wait_ms != 0 && !alk_find(ac, kind, name, a->owner);
     if (a->waiter) {
-        if (kind == RLK_KIND_FAIR)
-            a->s_wide = rlk_ae_subscribe(ac, a->own, alk_msg, a);
-        else if (kind != RLK_KIND_LOCK)
-            a->s_wide = rlk_ae_subscribe(ac, a->channel, alk_msg, a);
-        else
-            a->s_wake = rlk_ae_subscribe(ac, a->wake, alk_msg, a);
-        if (!a->s_wake && !a->s_wide) {
+        /* The reentrant lock: its wake channel (grants); the others: the
+         * waiter's own channel (fair) or the lock's. */
+        const char *ch = kind == RLK_KIND_FAIR ? a->own : kind != RLK_KIND_LOCK ? a->channel
+                                                                                : a->wake;
+
+        if (rlk_a_common_listen(ac, ch, wait_ms, alk_msg, alk_deadline_fire, a,
+                                kind == RLK_KIND_LOCK ? &a->s_wake : &a->s_wide, &a->deadline)) {
             rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_lock %s: out of memory", name);
             return a->r;
         }
-        if (wait_ms > 0)
-            a->deadline = rlk_ae_timer_add(ac, wait_ms, alk_deadline_fire, a);
     }
     alk_attempt(a);     /* the first try, without a ticket: the uncontended path */
     return a->r;

@@ -27,6 +27,7 @@
 #include "client/scripts.h"
 #include "runtime/rt.h"
 #include "async/engine.h"
+#include "async/a_common.h"
 
 #define AML_MS_PER_MEMBER 1500LL
 
@@ -359,13 +360,10 @@ static aml *aml_new(rlk_async *ac, int op, int n, const char *const *names,
                     unsigned long long task, rlk_async_fn fn, void *privdata)
 {
     const char *what = op == AML_LOCK ? "rlk_async_multilock_lock" : "rlk_async_multilock_unlock";
-    const char *msg;
     rlk_async_req *r;
     aml *m;
 
-    if (!ac)
-        return NULL;
-    if (!(r = rlk_ae_req_new(ac, sizeof *m, fn, privdata)))
+    if (!ac || !(r = rlk_ae_req_new(ac, sizeof *m, fn, privdata)))
         return NULL;
     m = rlk_ae_req_state(r);
     m->ac = ac;
@@ -373,13 +371,9 @@ static aml *aml_new(rlk_async *ac, int op, int n, const char *const *names,
     m->op = op;
     m->task = task;
     m->start = rlk_ae_now_ms();
-    rlk_ae_req_hooks(r, aml_cancel_hook, aml_free_state);
-    if (rlk_ae_req_done(r))
+    /* No one name to check: the n names are checked below. */
+    if (rlk_a_common_begin(r, aml_cancel_hook, aml_free_state, NULL, NULL))
         return m;
-    if (rlk_ae_fatal(ac, &msg)) {
-        rlk_ae_complete(r, rlk_ae_fatal(ac, NULL), 0, NULL, "%s", msg);
-        return m;
-    }
     if (n < 1 || !names) {
         rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "%s: needs 1 or more names (n %d)", what, n);
         return m;

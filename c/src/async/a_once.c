@@ -8,6 +8,7 @@
 
 #include "client/client.h"
 #include "async/engine.h"
+#include "async/a_common.h"
 #include "async/a_once.h"
 
 #define AON_RETRY_MS 20     /* after a call that never went out */
@@ -61,7 +62,6 @@ static void aon_reply(rlk_async *ac, int rc, const redisReply *reply, const char
                       void *arg)
 {
     aon *o = arg;
-    rlk_client *c = rlk_ae_client(ac);
 
     o->call = NULL;
     if (rc == RLK_ERR_IO && lost) {
@@ -71,7 +71,7 @@ static void aon_reply(rlk_async *ac, int rc, const redisReply *reply, const char
         return;
     }
     if (rc == RLK_ERR_IO && !rlk_ae_closing(ac) &&
-        rlk_ae_now_ms() - o->start <= 2LL * c->command_timeout_ms + c->connect_timeout_ms) {
+        rlk_ae_now_ms() - o->start <= rlk_a_common_budget(ac, 0)) {
         /* Never written: once more in a while. */
         o->retry = rlk_ae_timer_add(ac, AON_RETRY_MS, aon_retry_fire, o);
         if (o->retry)
@@ -102,31 +102,20 @@ static void aon_call(aon *o)
 rlk_async_req *rlk_a_once_new(rlk_async *ac, const char *what, const char *name,
                               rlk_async_fn fn, void *privdata)
 {
+    char who[64];
     rlk_async_req *r;
-    const char *msg;
     aon *o;
 
-    if (!ac)
-        return NULL;
-    r = rlk_ae_req_new(ac, sizeof *o, fn, privdata);
-    if (!r)
+    if (!ac || !(r = rlk_ae_req_new(ac, sizeof *o, fn, privdata)))
         return NULL;
     o = rlk_ae_req_state(r);
     o->ac = ac;
     o->r = r;
     o->start = rlk_ae_now_ms();
     snprintf(o->what, sizeof o->what, "%s", what);
-    rlk_ae_req_hooks(r, aon_cancel_hook, aon_free_state);
-    if (rlk_ae_req_done(r))
-        return r;   /* the client is closing */
-    if (rlk_ae_fatal(ac, &msg)) {
-        rlk_ae_complete(r, rlk_ae_fatal(ac, NULL), 0, NULL, "%s", msg);
+    snprintf(who, sizeof who, "rlk_async %s", what);
+    if (rlk_a_common_begin(r, aon_cancel_hook, aon_free_state, who, name))
         return r;
-    }
-    if (!name || !*name) {
-        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async %s: a name is required", what);
-        return r;
-    }
     if (!(o->name = strdup(name)))
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async %s: out of memory", what);
     return r;

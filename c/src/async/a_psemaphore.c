@@ -11,7 +11,6 @@
  * id, so "is held already" then proves the lost call ran: acquired.
  * docs/async-internals.md describes it.
  */
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include "kinds/psemaphore.h"
 #include "runtime/fam.h"
 #include "async/engine.h"
+#include "async/a_common.h"
 
 enum { APS_ACQUIRE, APS_RELEASE };
 enum { APS_CW_NONE, APS_CW_ACQ, APS_CW_UNDO, APS_CW_REL };
@@ -50,11 +50,7 @@ static void aps_attempt(aps *a);
 
 static void aps_quiet(aps *a)
 {
-    rlk_ae_timer_del(a->retry);
-    rlk_ae_timer_del(a->deadline);
-    rlk_ae_unsubscribe(a->sub);
-    a->retry = a->deadline = NULL;
-    a->sub = NULL;
+    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub);
 }
 
 static void aps_free_state(rlk_async_req *r, void *state)
@@ -77,11 +73,7 @@ static long long aps_elapsed(const aps *a)
 /* How long a request rides out lost replies and reconnects. */
 static long long aps_budget(const aps *a)
 {
-    rlk_client *c = rlk_ae_client(a->ac);
-
-    if (a->op == APS_ACQUIRE && a->wait_ms == -1)
-        return LLONG_MAX;
-    return (a->wait_ms > 0 ? a->wait_ms : 0) + 2LL * c->command_timeout_ms + c->connect_timeout_ms;
+    return rlk_a_common_budget(a->ac, a->op == APS_ACQUIRE ? a->wait_ms : 0);
 }
 
 static void aps_end(aps *a, int err, const char *msg)
@@ -131,13 +123,8 @@ static void aps_attempt(aps *a)
 /* Something says a permit may be free: attempt now (or after the call in flight). */
 static void aps_poke(aps *a)
 {
-    if (rlk_ae_req_done(a->r) || a->cw == APS_CW_UNDO)
-        return;
-    if (a->call) {
-        a->again = 1;
-        return;
-    }
-    aps_attempt(a);
+    if (a->cw != APS_CW_UNDO && rlk_a_common_wake(a->r, a->call, &a->again))
+        aps_attempt(a);
 }
 
 static void aps_retry_fire(rlk_async *ac, void *arg)
@@ -341,30 +328,18 @@ static int aps_nibble(char ch)
 
 static aps *aps_new(rlk_async *ac, int op, const char *name, rlk_async_fn fn, void *privdata)
 {
-    const char *msg;
     rlk_async_req *r;
     aps *a;
 
-    if (!ac)
-        return NULL;
-    if (!(r = rlk_ae_req_new(ac, sizeof *a, fn, privdata)))
+    if (!ac || !(r = rlk_ae_req_new(ac, sizeof *a, fn, privdata)))
         return NULL;
     a = rlk_ae_req_state(r);
     a->ac = ac;
     a->r = r;
     a->op = op;
     a->start = rlk_ae_now_ms();
-    rlk_ae_req_hooks(r, aps_cancel_hook, aps_free_state);
-    if (rlk_ae_req_done(r))
-        return a;   /* the client is closing */
-    if (rlk_ae_fatal(ac, &msg)) {
-        rlk_ae_complete(r, rlk_ae_fatal(ac, NULL), 0, NULL, "%s", msg);
+    if (rlk_a_common_begin(r, aps_cancel_hook, aps_free_state, "rlk_async psemaphore", name))
         return a;
-    }
-    if (!name || !*name) {
-        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async psemaphore: a name is required");
-        return a;
-    }
     a->name = strdup(name);
     a->timeouts = rlk_fam_suffix_name(name, RLK_NAMES_PERMITS);
     a->channel = rlk_fam_prefix_name(RLK_NAMES_CH_SEMAPHORE, name);
@@ -405,15 +380,11 @@ rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, lon
     a->hex[2 * a->rawlen] = '\0';
     snprintf(a->lease, sizeof a->lease, "%lld", lease_ms);
     a->wait_ms = wait_ms;
-    if (wait_ms != 0) {
-        a->sub = rlk_ae_subscribe(ac, a->channel, aps_msg, a);
-        if (!a->sub) {
-            rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL,
-                            "rlk_async_psemaphore_acquire %s: out of memory", name);
-            return a->r;
-        }
-        if (wait_ms > 0)
-            a->deadline = rlk_ae_timer_add(ac, wait_ms, aps_deadline_fire, a);
+    if (wait_ms != 0 && rlk_a_common_listen(ac, a->channel, wait_ms, aps_msg, aps_deadline_fire, a,
+                                            &a->sub, &a->deadline)) {
+        rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL,
+                        "rlk_async_psemaphore_acquire %s: out of memory", name);
+        return a->r;
     }
     aps_attempt(a);     /* the first try at once; the subscription's confirmation tries again */
     return a->r;

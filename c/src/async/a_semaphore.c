@@ -15,7 +15,6 @@
  * gives them back (semaphore/release) before the request ends
  * RLK_ERR_CANCELLED. docs/async-internals.md describes it.
  */
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "async/engine.h"
+#include "async/a_common.h"
 #include "async/a_once.h"
 
 #define ASM_KEEPALIVE_MS 1000       /* a waiter attempts at least this often */
@@ -50,26 +50,20 @@ typedef struct asm_req {
 
 static void asm_attempt(asm_req *a);
 
+static void asm_quiet(asm_req *a)
+{
+    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub);
+}
+
 static void asm_free_state(rlk_async_req *r, void *state)
 {
     asm_req *a = state;
 
     (void)r;
-    rlk_ae_timer_del(a->retry);
-    rlk_ae_timer_del(a->deadline);
-    rlk_ae_unsubscribe(a->sub);
+    asm_quiet(a);
     rlk_ae_call_forget(a->call);
     free(a->name);
     free(a->channel);
-}
-
-static void asm_quiet(asm_req *a)
-{
-    rlk_ae_timer_del(a->retry);
-    rlk_ae_timer_del(a->deadline);
-    rlk_ae_unsubscribe(a->sub);
-    a->retry = a->deadline = NULL;
-    a->sub = NULL;
 }
 
 static long long asm_elapsed(const asm_req *a)
@@ -81,12 +75,7 @@ static long long asm_elapsed(const asm_req *a)
  * command timeouts and a connect (a wait without bound: always). */
 static long long asm_budget(const asm_req *a)
 {
-    rlk_client *c = rlk_ae_client(a->ac);
-
-    if (a->wait_ms == -1)
-        return LLONG_MAX;
-    return (a->wait_ms > 0 ? a->wait_ms : 0) + 2LL * c->command_timeout_ms +
-           c->connect_timeout_ms;
+    return rlk_a_common_budget(a->ac, a->wait_ms);
 }
 
 /* Ends without permits: RLK_ERR_BUSY or RLK_ERR_CANCELLED. */
@@ -100,18 +89,21 @@ static void asm_end(asm_req *a, int err)
                         "%lld ms", a->name, a->n, asm_elapsed(a));
 }
 
+/* Something says permits may be free: attempt now (or after the call in
+ * flight); not while permits taken by a cancelled request are given back. */
+static void asm_poke(asm_req *a)
+{
+    if (a->cw != ASM_UNDO && rlk_a_common_wake(a->r, a->call, &a->again))
+        asm_attempt(a);
+}
+
 static void asm_retry_fire(rlk_async *ac, void *arg)
 {
     asm_req *a = arg;
 
     (void)ac;
     a->retry = NULL;
-    if (a->cw == ASM_UNDO || rlk_ae_req_done(a->r))
-        return;
-    if (a->call)
-        a->again = 1;
-    else
-        asm_attempt(a);
+    asm_poke(a);
 }
 
 static void asm_schedule(asm_req *a, long long ms)
@@ -254,13 +246,7 @@ static void asm_msg(rlk_async *ac, const char *channel, const char *msg, size_t 
     (void)channel;
     (void)msg;
     (void)len;
-    if (rlk_ae_req_done(a->r) || a->cw == ASM_UNDO)
-        return;
-    if (a->call) {
-        a->again = 1;
-        return;
-    }
-    asm_attempt(a);
+    asm_poke(a);
 }
 
 static void asm_deadline_fire(rlk_async *ac, void *arg)
@@ -294,13 +280,9 @@ rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long
                                            long long wait_ms, rlk_async_fn fn, void *privdata)
 {
     rlk_async_req *r;
-    const char *msg;
     asm_req *a;
 
-    if (!ac)
-        return NULL;
-    r = rlk_ae_req_new(ac, sizeof *a, fn, privdata);
-    if (!r)
+    if (!ac || !(r = rlk_ae_req_new(ac, sizeof *a, fn, privdata)))
         return NULL;
     a = rlk_ae_req_state(r);
     a->ac = ac;
@@ -308,17 +290,8 @@ rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long
     a->n = permits;
     a->wait_ms = wait_ms;
     a->start = rlk_ae_now_ms();
-    rlk_ae_req_hooks(r, asm_cancel_hook, asm_free_state);
-    if (rlk_ae_req_done(r))
-        return r;   /* the client is closing */
-    if (rlk_ae_fatal(ac, &msg)) {
-        rlk_ae_complete(r, rlk_ae_fatal(ac, NULL), 0, NULL, "%s", msg);
+    if (rlk_a_common_begin(r, asm_cancel_hook, asm_free_state, "rlk_async_semaphore_acquire", name))
         return r;
-    }
-    if (!name || !*name) {
-        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async_semaphore_acquire: a name is required");
-        return r;
-    }
     if (permits < 1 || permits > RLK_NUM_MAX) {
         rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async_semaphore_acquire %s: permits %lld "
                         "is not in 1..%lld", name, permits, RLK_NUM_MAX);
@@ -338,15 +311,12 @@ rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long
     }
     snprintf(a->permits, sizeof a->permits, "%lld", permits);
     a->waiter = wait_ms != 0;
-    if (a->waiter) {
-        /* Listen before the attempt that fails: its confirmation attempts again. */
-        if (!(a->sub = rlk_ae_subscribe(ac, a->channel, asm_msg, a))) {
-            rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_semaphore_acquire %s: out of "
-                            "memory", name);
-            return r;
-        }
-        if (wait_ms > 0)
-            a->deadline = rlk_ae_timer_add(ac, wait_ms, asm_deadline_fire, a);
+    /* Listen before the attempt that fails: its confirmation attempts again. */
+    if (a->waiter && rlk_a_common_listen(ac, a->channel, wait_ms, asm_msg, asm_deadline_fire, a,
+                                         &a->sub, &a->deadline)) {
+        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_semaphore_acquire %s: out of "
+                        "memory", name);
+        return r;
     }
     asm_attempt(a);     /* the first try: the uncontended path needs no subscription */
     return r;

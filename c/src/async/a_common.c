@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * a_common.c - what the kinds' requests share on top of the engine
+ * (a_common.h).
+ */
+#include <limits.h>
+#include <stddef.h>
+
+#include "client/client.h"
+#include "async/engine.h"
+#include "async/a_common.h"
+
+int rlk_a_common_begin(rlk_async_req *r, rlk_ae_cancel_fn cancel, rlk_ae_free_fn free_fn,
+                       const char *who, const char *name)
+{
+    rlk_async *ac = rlk_ae_req_client(r);
+    const char *msg;
+
+    rlk_ae_req_hooks(r, cancel, free_fn);
+    if (rlk_ae_req_done(r))
+        return 1;   /* the client is closing */
+    if (rlk_ae_fatal(ac, &msg)) {
+        rlk_ae_complete(r, rlk_ae_fatal(ac, NULL), 0, NULL, "%s", msg);
+        return 1;
+    }
+    if (who && (!name || !*name)) {
+        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "%s: a name is required", who);
+        return 1;
+    }
+    return 0;
+}
+
+long long rlk_a_common_budget(rlk_async *ac, long long wait_ms)
+{
+    rlk_client *c = rlk_ae_client(ac);
+
+    if (wait_ms == -1)
+        return LLONG_MAX;
+    return (wait_ms > 0 ? wait_ms : 0) + 2LL * c->command_timeout_ms + c->connect_timeout_ms;
+}
+
+int rlk_a_common_wake(const rlk_async_req *r, const rlk_ae_call *call, int *again)
+{
+    if (rlk_ae_req_done(r))
+        return 0;
+    if (call) {
+        *again = 1;
+        return 0;
+    }
+    return 1;
+}
+
+int rlk_a_common_listen(rlk_async *ac, const char *channel, long long wait_ms, rlk_ae_msg_fn fn,
+                        rlk_ae_timer_fn deadline_fn, void *arg, rlk_ae_sub **sub,
+                        rlk_ae_timer **deadline)
+{
+    if (!(*sub = rlk_ae_subscribe(ac, channel, fn, arg)))
+        return -1;
+    if (wait_ms > 0)
+        *deadline = rlk_ae_timer_add(ac, wait_ms, deadline_fn, arg);
+    return 0;
+}
+
+void rlk_a_common_quiet(rlk_ae_timer **retry, rlk_ae_timer **deadline, rlk_ae_sub **sub)
+{
+    rlk_ae_timer_del(*retry);
+    rlk_ae_timer_del(*deadline);
+    rlk_ae_unsubscribe(*sub);
+    *retry = *deadline = NULL;
+    *sub = NULL;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * a_common.h - what the kinds' requests (a_lock.c, a_semaphore.c,
+ * a_psemaphore.c, a_latch.c, a_multilock.c, a_once.c) share on top of the
+ * engine (engine.h): the checks every request makes first, the budget of
+ * calls that never went out or lost their reply, a waiter's wake-up while a
+ * call may be in flight, and the stop of its timers and listener when it
+ * ends. Only the logic the kinds have in common lives here; their messages
+ * and what a wake-up or an end means stay in the kind's file.
+ *
+ * Not installed; not a stable API.
+ */
+#ifndef RLK_A_COMMON_H
+#define RLK_A_COMMON_H
+
+#include "rlk_async.h"
+#include "async/engine.h"
+
+/* Sets r's hooks, then the checks every request makes before its own, in
+ * this order: the client is closing (rlk_ae_req_new completed r already),
+ * the client's fatal error (r completed with it), a NULL or empty name
+ * (RLK_ERR_ARG "<who>: a name is required"; who NULL: no name to check).
+ * Called once the kind's state is set up (the hooks may see it). 1: r is
+ * completed (send nothing); 0: go on. */
+int rlk_a_common_begin(rlk_async_req *r, rlk_ae_cancel_fn cancel, rlk_ae_free_fn free_fn,
+                       const char *who, const char *name);
+
+/* How long a request keeps trying through calls that never went out, lost
+ * replies and reconnects: its wait (wait_ms > 0), then two command timeouts
+ * and a connect; a wait without bound (-1) rides out any outage
+ * (LLONG_MAX). Counted from the request's start. */
+long long rlk_a_common_budget(rlk_async *ac, long long wait_ms);
+
+/* Something says a request may get on (a message on its channel, its retry
+ * timer): 1 when it should attempt now; 0 when it has ended, or when a call
+ * is in flight (noted in *again: the call's reply attempts again at once
+ * rather than after its keepalive, since the message may postdate it). */
+int rlk_a_common_wake(const rlk_async_req *r, const rlk_ae_call *call, int *again);
+
+/* A waiter's listener on channel (fn, arg), then for a bounded wait (wait_ms
+ * > 0) its deadline timer (deadline_fn, arg) wait_ms from now, in *sub and
+ * *deadline. Called before the first attempt: a wake-up published after
+ * that attempt is then not missed (the subscription's confirmation attempts
+ * again). -1: out of memory or closing (no listener, no timer: the caller
+ * completes the request); 0: done. */
+int rlk_a_common_listen(rlk_async *ac, const char *channel, long long wait_ms, rlk_ae_msg_fn fn,
+                        rlk_ae_timer_fn deadline_fn, void *arg, rlk_ae_sub **sub,
+                        rlk_ae_timer **deadline);
+
+/* Stops a request's retry and deadline timers and its listener, and sets
+ * them NULL (the request is ending, or being freed). */
+void rlk_a_common_quiet(rlk_ae_timer **retry, rlk_ae_timer **deadline, rlk_ae_sub **sub);
+
+#endif /* RLK_A_COMMON_H */
