@@ -17,6 +17,7 @@
 #endif
 
 #define RLK_BENCH_BACKOFF_NS INT64_C(1000000)
+#define RLK_BENCH_LATE_NS INT64_C(500000000)   /* after give_up: for waiters ending then */
 
 enum rlk_bench_phase {
     RLK_BENCH_PH_CONNECTING,
@@ -492,6 +493,10 @@ int rlk_bench_run(const rlk_bench_opts *o, const rlk_bench_driver *d,
     out->deadline_ns = r->deadline - r->t0;
     rlk_bench_wait_until(r, r->give_up);
     atomic_store(&r->abandon, 1);
+    /* A waiter bounded by give_up returns just after it (its last attempt, its cancel), then
+     * writes its results (stuck, its subscriber's counts): a moment for those, so that they are
+     * counted rather than raced by the copy below. At once when every contender has ended. */
+    rlk_bench_wait_until(r, rlk_bench_now_ns() + RLK_BENCH_LATE_NS);
     rlk_bench_collect(r, out);
     rlk_bench_finish(r, started, out);
     return 0;
