@@ -19,29 +19,8 @@ if not bench or not scratch or not port then
     os.exit(2)
 end
 
-local passed, failed, count = 0, 0, 0
-
-local function test(name, fn)
-    count = count + 1
-    local ok, err = pcall(fn)
-    if ok then
-        passed = passed + 1
-        print(string.format("ok %d - %s", count, name))
-    else
-        failed = failed + 1
-        print(string.format("not ok %d - %s\n# %s", count, name, tostring(err):gsub("\n", "\n# ")))
-    end
-end
-
-local function check(cond, fmt, ...)
-    if not cond then
-        error(string.format(fmt, ...), 2)
-    end
-end
-
-local function q(s)
-    return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
-end
+local T = require("bench_tap")
+local test, check, q = T.test, T.check, T.q
 
 -- Runs rlk-bench with args; returns its exit code and its JSON line (decoded), or fails.
 local function run(name, args)
@@ -109,6 +88,4 @@ test("pending --api blocking, 50 requests on 5 names: all served", function()
           tostring(r.served), tostring(r.failed), tostring(r.overlaps))
 end)
 
-print(string.format("1..%d", count))
-print(string.format("# test_async_smoke: %d passed, %d failed", passed, failed))
-os.exit(failed == 0 and 0 or 1)
+T.finish("test_async_smoke")

@@ -27,46 +27,8 @@ if not bench or not scratch or not port then
 end
 
 local CONTENDERS, DURATION_S = 8, 2
-local passed, failed, count = 0, 0, 0
-
-local function test(name, fn)
-    count = count + 1
-    local ok, err = pcall(fn)
-    if ok then
-        passed = passed + 1
-        print(string.format("ok %d - %s", count, name))
-    else
-        failed = failed + 1
-        print(string.format("not ok %d - %s\n# %s", count, name, tostring(err):gsub("\n", "\n# ")))
-    end
-end
-
-local function check(cond, fmt, ...)
-    if not cond then
-        error(string.format(fmt, ...), 2)
-    end
-end
-
-local function q(s)
-    return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
-end
-
-local function read_file(path)
-    local f = io.open(path, "r")
-    if not f then
-        return ""
-    end
-    local s = f:read("*a")
-    f:close()
-    return s
-end
-
-local function sh(script)
-    local p = assert(io.popen(script, "r"))
-    local out = p:read("*a")
-    p:close()
-    return out
-end
+local T = require("bench_tap")
+local test, check, q, read_file, sh = T.test, T.check, T.q, T.read_file, T.sh
 
 -- Prometheus text: the sum over every sample of name whose labels contain each of want.
 local function prom_sum(text, name, want)
@@ -185,6 +147,4 @@ test("control: --no-metrics records nothing of what it turns off", function()
     check(prom_sum(text, "rlk_metrics_enabled") == 0, "enabled with it off")
 end)
 
-print(string.format("1..%d", count))
-print(string.format("# %d passed, %d failed", passed, failed))
-os.exit(failed == 0 and 0 or 1)
+T.finish()

@@ -16,19 +16,8 @@ if not scratch then
     os.exit(2)
 end
 
-local passed, failed, count = 0, 0, 0
-
-local function test(name, fn)
-    count = count + 1
-    local ok, err = pcall(fn)
-    if ok then
-        passed = passed + 1
-        print(string.format("ok %d - %s", count, name))
-    else
-        failed = failed + 1
-        print(string.format("not ok %d - %s\n# %s", count, name, tostring(err)))
-    end
-end
+local T = require("bench_tap")
+local test = T.test
 
 local function eq(got, want, what)
     if got ~= want then
@@ -499,6 +488,4 @@ test("report: --json-out keeps every run with its server work", function()
     eq(n, 2, "records")
 end)
 
-print(string.format("1..%d", count))
-print(string.format("# %d passed, %d failed", passed, failed))
-os.exit(failed == 0 and 0 or 1)
+T.finish()

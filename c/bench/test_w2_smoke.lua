@@ -25,48 +25,8 @@ local CONTENDERS, DURATION_S, GRACE_S = 4, 1, 1.5
 -- deadline, and on a loaded machine the shell loop that takes it can need more than a second.
 local STUCK_DURATION_S = 4
 
-local passed, failed, count = 0, 0, 0
-
-local function test(name, fn)
-    count = count + 1
-    local ok, err = pcall(fn)
-    if ok then
-        passed = passed + 1
-        print(string.format("ok %d - %s", count, name))
-    else
-        failed = failed + 1
-        print(string.format("not ok %d - %s\n# %s", count, name,
-                            tostring(err):gsub("\n", "\n# ")))
-    end
-end
-
-local function check(cond, fmt, ...)
-    if not cond then
-        error(string.format(fmt, ...), 2)
-    end
-end
-
-local function q(s)
-    return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
-end
-
-local function read_file(path)
-    local f = io.open(path, "r")
-    if not f then
-        return ""
-    end
-    local s = f:read("*a")
-    f:close()
-    return s
-end
-
--- Runs a shell script; returns when it has ended.
-local function sh(script)
-    local p = assert(io.popen(script, "r"))
-    local out = p:read("*a")
-    p:close()
-    return out
-end
+local T = require("bench_tap")
+local test, check, q, read_file, sh = T.test, T.check, T.q, T.read_file, T.sh
 
 local function bench_cmd(variant, prefix, events, duration_s)
     return table.concat({ q(bench), "--workload w2 --clients", CONTENDERS, "--duration",
@@ -225,6 +185,4 @@ if have_rlk then
     end)
 end
 
-print(string.format("1..%d", count))
-print(string.format("# %d passed, %d failed", passed, failed))
-os.exit(failed == 0 and 0 or 1)
+T.finish()
