@@ -82,6 +82,7 @@ typedef struct sem_run {
     rlk_psemaphore *s;
     char (*ids)[RLK_PERMIT_ID_SIZE];
     rlk_psemaphore_keeper *keeper;
+    sigset_t mask;              /* the signal mask before the wait: the command's */
 } sem_run;
 
 /* ---------------------------------------------------------------- parsing */
@@ -248,6 +249,7 @@ static int sem_hold(sem_run *r, const rlk_lc_session *s, const char *what)
     h.errstr = sem_errstr;
     h.impl = r;
     h.client = r->c;
+    h.child_mask = &r->mask;
     if (r->o->c.lease_ms > 0)
         rlk_lc_hold_fixed_lease(&h, acquired_ns, r->o->c.lease_ms);
     if (sem_env(&h, r) < 0) {
@@ -306,25 +308,46 @@ static int sem_existing(sem_run *r, const char *what)
     return -1;
 }
 
-/* -1 when the permits are held, else the exit code. */
-static int sem_acquire(sem_run *r, const char *what)
+static void sem_give_back(void *arg)
+{
+    sem_release_ids(arg);
+}
+
+/* The wait: the semaphore created when it does not exist, then the permits. */
+static int sem_try(sem_run *r, const char *what, int *code)
 {
     int set = 0, rc = rlk_psemaphore_try_set_permits(r->s, r->o->permits, &set);
 
+    *code = -1;
     if (rc == RLK_OK && set && rlk_km_mark(r->c, r->o->name, RLK_KM_SEMAPHORE) != RLK_OK)
         rlk_cli_verbose("semaphore %s: could not write its kind marker: %s", r->o->name,
                         rlk_errstr(r->c));
-    if (rc == RLK_OK && !set) {
-        int code = sem_existing(r, what);
-
-        if (code >= 0)
-            return code;
-    }
+    if (rc == RLK_OK && !set && (*code = sem_existing(r, what)) >= 0)
+        return rc;
     if (rc == RLK_OK)
         rc = rlk_psemaphore_try_acquire_n(r->s, (int)r->o->take, r->o->c.wait_ms,
                                           sem_lease(r->o), r->ids);
-    if (rc == RLK_OK)
-        return -1;
+    return rc;
+}
+
+/* -1 when the permits are held (the forwarded signals still blocked, r->mask the command's
+ * mask: rlk_lc_sigwatch), else the exit code. */
+static int sem_acquire(sem_run *r, const char *what)
+{
+    rlk_lc_sigwatch sw;
+    int code, rc, end;
+
+    rlk_lc_sigwatch_start(&sw, &r->c, 1);
+    rc = sem_try(r, what, &code);
+    r->mask = sw.old;
+    if (code >= 0) {
+        rlk_lc_sigwatch_stop(&sw);      /* a usage refusal: nothing waited, nothing held */
+        rlk_lc_sigwatch_restore(&sw);
+        return code;
+    }
+    end = rlk_lc_sigwatch_end(&sw, rc, what, NULL, sem_give_back, r);
+    if (end != -2)
+        return end;
     return rc == RLK_ERR_BUSY ? sem_busy(r->o) : rlk_lc_fail(r->c, rc, what);
 }
 

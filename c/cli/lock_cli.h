@@ -17,7 +17,9 @@
 #ifndef RLK_LOCK_CLI_H
 #define RLK_LOCK_CLI_H
 
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -240,6 +242,38 @@ int rlk_lc_hold_run(rlk_lc_hold *h, const rlk_lc_session *s, const rlk_lc_opts *
 
 /* The exit code of a wait status (128+N for signal N). */
 int rlk_lc_status_code(int status);
+
+/* Signals while waiting, the same in every mode that runs a command (lock_hold.c): from
+ * rlk_lc_sigwatch_start until the command starts, SIGINT, SIGTERM, SIGHUP and SIGQUIT are
+ * blocked in the calling thread and taken by a small thread (sigtimedwait) that ends the
+ * clients' waits with rlk_interrupt_waits (a fair waiter leaves its queue, a RedLock stops
+ * retrying). rlk_lc_sigwatch_stop ends that thread and returns the signal it took (0: none);
+ * the signals stay blocked, so one coming later stays pending: rlk_lc_sigwatch_restore lets
+ * it act as it would have (not acquired, or given back), or, once the hold runs, it is
+ * forwarded to the command (h->child_mask = &w->old), which is stopped and the hold
+ * released, instead of killing rlk by its default action while something is held. */
+typedef struct rlk_lc_sigwatch {
+    rlk_client *const *clients;
+    int nclients;
+    sigset_t set;
+    sigset_t old;               /* the mask before: the command's, and the one restored */
+    pthread_t thread;
+    int started;
+    atomic_int done;
+    atomic_int sig;             /* the signal that interrupted the wait, or 0 */
+} rlk_lc_sigwatch;
+
+/* clients (borrowed until stop): those whose waits a signal ends. */
+void rlk_lc_sigwatch_start(rlk_lc_sigwatch *w, rlk_client *const *clients, int nclients);
+int rlk_lc_sigwatch_stop(rlk_lc_sigwatch *w);
+void rlk_lc_sigwatch_restore(const rlk_lc_sigwatch *w);
+/* After a wait that ended with code rc: -1 to go on and hold (acquired, no signal: the
+ * signals still blocked), or 128 + the signal after restoring the mask and printing
+ * "<what>: interrupted by signal N (NAME) while waiting<detail>" (a hold taken as the signal
+ * came is given back with give_back(arg) first), or -2 with the mask restored: not acquired
+ * for another reason, for the caller to report. */
+int rlk_lc_sigwatch_end(rlk_lc_sigwatch *w, int rc, const char *what, const char *detail,
+                        void (*give_back)(void *arg), void *arg);
 
 /* ---------------------------------------------------------------- lock_watch.c */
 

@@ -8,7 +8,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -233,4 +236,68 @@ int rlk_lc_hold_run(rlk_lc_hold *h, const rlk_lc_session *s, const rlk_lc_opts *
         rlk_lc_release_failed(h, release_rc);
     rlk_lc_stats_print(o, h->what, h, acquired_ns, rlk_lc_now_ns(), rc);
     return rc;
+}
+
+/* ---------------------------------------------------------------- signals while waiting */
+
+static void *rlk_lc_sigwatch_main(void *arg)
+{
+    rlk_lc_sigwatch *w = arg;
+    struct timespec tick = {0, 50 * 1000000L};     /* how soon it notices `done` */
+
+    while (!atomic_load(&w->done)) {
+        int sig = sigtimedwait(&w->set, NULL, &tick);
+
+        if (sig > 0) {
+            atomic_store(&w->sig, sig);
+            for (int i = 0; i < w->nclients; i++)
+                rlk_interrupt_waits(w->clients[i]);
+            break;
+        }
+    }
+    return NULL;
+}
+
+void rlk_lc_sigwatch_start(rlk_lc_sigwatch *w, rlk_client *const *clients, int nclients)
+{
+    memset(w, 0, sizeof *w);
+    w->clients = clients;
+    w->nclients = nclients;
+    sigemptyset(&w->set);
+    sigaddset(&w->set, SIGINT);
+    sigaddset(&w->set, SIGTERM);
+    sigaddset(&w->set, SIGHUP);
+    sigaddset(&w->set, SIGQUIT);
+    pthread_sigmask(SIG_BLOCK, &w->set, &w->old);
+    w->started = pthread_create(&w->thread, NULL, rlk_lc_sigwatch_main, w) == 0;
+}
+
+int rlk_lc_sigwatch_stop(rlk_lc_sigwatch *w)
+{
+    atomic_store(&w->done, 1);
+    if (w->started)
+        pthread_join(w->thread, NULL);
+    w->started = 0;
+    return atomic_load(&w->sig);
+}
+
+void rlk_lc_sigwatch_restore(const rlk_lc_sigwatch *w)
+{
+    pthread_sigmask(SIG_SETMASK, &w->old, NULL);
+}
+
+int rlk_lc_sigwatch_end(rlk_lc_sigwatch *w, int rc, const char *what, const char *detail,
+                        void (*give_back)(void *arg), void *arg)
+{
+    int sig = rlk_lc_sigwatch_stop(w);
+
+    if (rc == RLK_OK && !sig)
+        return -1;
+    if (sig && rc == RLK_OK && give_back)
+        give_back(arg);     /* acquired as the signal came: given back, signals still blocked */
+    rlk_lc_sigwatch_restore(w);
+    if (!sig)
+        return -2;
+    return rlk_cli_fail(128 + sig, "%s: interrupted by signal %d (%s) while waiting%s", what, sig,
+                        strsignal(sig), detail ? detail : "");
 }

@@ -30,6 +30,7 @@ typedef struct multi_run {
     rlk_lc_sink sink;
     pthread_mutex_t mu;
     char lost_name[256];        /* the first member reported lost */
+    sigset_t mask;              /* the signal mask before the wait: the command's */
 } multi_run;
 
 static void multi_lost_cb(const char *name, const char *owner, int reason, void *userdata);
@@ -182,14 +183,24 @@ static const char *multi_errstr(rlk_lc_hold *h)
     return rlk_multilock_errstr(r->m);
 }
 
-/* -1 when every member is held, else the exit code. */
+static void multi_give_back(void *arg)
+{
+    rlk_multilock_unlock(arg);
+}
+
+/* -1 when every member is held (the forwarded signals still blocked, r->mask the command's
+ * mask: rlk_lc_sigwatch), else the exit code. */
 static int multi_acquire(multi_run *r, const char *what)
 {
-    int rc = rlk_multilock_try_lock(r->m, r->o->c.wait_ms, r->o->c.lease_ms), failed;
+    rlk_lc_sigwatch sw;
+    int rc, failed, end;
     char detail[600];
 
-    if (rc == RLK_OK)
-        return -1;
+    rlk_lc_sigwatch_start(&sw, r->clients, r->nclients);
+    rc = rlk_multilock_try_lock(r->m, r->o->c.wait_ms, r->o->c.lease_ms);
+    r->mask = sw.old;
+    if ((end = rlk_lc_sigwatch_end(&sw, rc, what, NULL, multi_give_back, r->m)) != -2)
+        return end;
     failed = rlk_multilock_failed_member(r->m);
     if (rc != RLK_ERR_BUSY)
         return rlk_cli_fail(rlk_cli_exit_code(rc), "%s: %s", what, rlk_multilock_errstr(r->m));
@@ -224,6 +235,7 @@ static int multi_hold(multi_run *r, const rlk_lc_session *s, const char *what, c
     h.errstr = multi_errstr;
     h.describe_loss = multi_describe_loss;
     h.impl = r;
+    h.child_mask = &r->mask;
     if (r->o->c.lease_ms > 0)
         rlk_lc_hold_fixed_lease(&h, acquired_ns, r->o->c.lease_ms);
     if (multi_env(&h, r, owner) < 0) {

@@ -31,6 +31,7 @@ typedef struct redlock_run {
     int n;
     rlk_redlock *rl;
     long long lease_ms;         /* of the acquire and of every extend */
+    sigset_t mask;              /* the signal mask before the wait: the command's */
 } redlock_run;
 
 /* ---------------------------------------------------------------- servers */
@@ -222,6 +223,7 @@ static int redlock_hold(redlock_run *r, const rlk_lc_session *s, const char *wha
     h.release = redlock_release;
     h.errstr = redlock_errstr;
     h.impl = r;
+    h.child_mask = &r->mask;
     redlock_set_deadline(&h, r->rl);
     snprintf(h.deadline_why, sizeof h.deadline_why, "its validity ran out (lease %lld ms)",
              r->lease_ms);
@@ -315,7 +317,7 @@ static int redlock_try_sliced(redlock_run *r, const char *what)
     for (;;) {
         slice = redlock_slice_ms(deadline_ns);
         rc = rlk_redlock_try_lock(r->rl, slice, r->lease_ms, &validity);
-        if (rc == RLK_OK || rc == RLK_ERR_ARG || rc == RLK_ERR_NOMEM)
+        if (rc == RLK_OK || rc == RLK_ERR_ARG || rc == RLK_ERR_NOMEM || rc == RLK_ERR_INTERRUPTED)
             break;
         if (rc == RLK_ERR_BUSY && warned) {
             fprintf(stderr, "rlk: %s: a majority of servers answers again; the lock is held "
@@ -334,13 +336,23 @@ static int redlock_try_sliced(redlock_run *r, const char *what)
     return rc;
 }
 
-/* -1 when held, else the exit code. */
+static void redlock_give_back(void *arg)
+{
+    rlk_redlock_unlock(arg);
+}
+
+/* -1 when held (the forwarded signals still blocked, r->mask the command's mask:
+ * rlk_lc_sigwatch), else the exit code. */
 static int redlock_acquire(redlock_run *r, const char *what)
 {
-    int rc = redlock_try_sliced(r, what);
+    rlk_lc_sigwatch sw;
+    int rc, end;
 
-    if (rc == RLK_OK)
-        return -1;
+    rlk_lc_sigwatch_start(&sw, r->clients, r->n);
+    rc = redlock_try_sliced(r, what);
+    r->mask = sw.old;
+    if ((end = rlk_lc_sigwatch_end(&sw, rc, what, NULL, redlock_give_back, r->rl)) != -2)
+        return end;
     if (rc == RLK_ERR_BUSY)
         return rlk_lc_not_acquired(&r->o->c, what, NULL);
     return rlk_cli_fail(rlk_cli_exit_code(rc), "%s", rlk_redlock_errstr(r->rl));

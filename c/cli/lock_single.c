@@ -12,15 +12,12 @@
  * re-enters the lock instead of waiting for its own parent, and a reader
  * asking for the write lock is refused at once (RLK_ERR_UPGRADE).
  *
- * While it waits, SIGINT, SIGTERM, SIGHUP and SIGQUIT are taken by a small
- * thread (sigtimedwait) that ends the wait with rlk_interrupt_waits: a fair
- * waiter leaves the queue (fair/cancel) instead of keeping its place until
- * its deadline, and rlk exits with 128 + the signal, as the signal would
- * have made it.
+ * While it waits, SIGINT, SIGTERM, SIGHUP and SIGQUIT end the wait
+ * (rlk_lc_sigwatch, lock_hold.c, as in every mode): a fair waiter leaves the
+ * queue (fair/cancel) instead of keeping its place until its deadline, and
+ * rlk exits with 128 + the signal, as the signal would have made it.
  */
-#include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,65 +186,6 @@ static const char *single_errstr(rlk_lc_hold *h)
     return rlk_errstr(l->c);
 }
 
-/* ---------------------------------------------------------------- signals while waiting */
-
-typedef struct single_sigwatch {
-    rlk_client *c;
-    sigset_t set;
-    sigset_t old;
-    pthread_t thread;
-    int started;
-    atomic_int done;
-    atomic_int sig;             /* the signal that interrupted the wait, or 0 */
-} single_sigwatch;
-
-static void *single_sigwatch_main(void *arg)
-{
-    single_sigwatch *w = arg;
-    struct timespec tick = {0, 50 * 1000000L};     /* how soon it notices `done` */
-
-    while (!atomic_load(&w->done)) {
-        int sig = sigtimedwait(&w->set, NULL, &tick);
-
-        if (sig > 0) {
-            atomic_store(&w->sig, sig);
-            rlk_interrupt_waits(w->c);
-            break;
-        }
-    }
-    return NULL;
-}
-
-/* Blocks the signals in this thread and starts the watcher. */
-static void single_sigwatch_start(single_sigwatch *w, rlk_client *c)
-{
-    memset(w, 0, sizeof *w);
-    w->c = c;
-    sigemptyset(&w->set);
-    sigaddset(&w->set, SIGINT);
-    sigaddset(&w->set, SIGTERM);
-    sigaddset(&w->set, SIGHUP);
-    sigaddset(&w->set, SIGQUIT);
-    pthread_sigmask(SIG_BLOCK, &w->set, &w->old);
-    w->started = pthread_create(&w->thread, NULL, single_sigwatch_main, w) == 0;
-}
-
-/* Stops the watcher; the signal it took, or 0. The signals stay blocked: a signal that
- * comes after this stays pending, for single_sigwatch_restore (it then acts as before) or,
- * once the lock is held, for the hold, which forwards it to the command and releases. */
-static int single_sigwatch_stop(single_sigwatch *w)
-{
-    atomic_store(&w->done, 1);
-    if (w->started)
-        pthread_join(w->thread, NULL);
-    return atomic_load(&w->sig);
-}
-
-static void single_sigwatch_restore(const single_sigwatch *w)
-{
-    pthread_sigmask(SIG_SETMASK, &w->old, NULL);
-}
-
 /* " (queued behind N waiters; the lock itself is free)" for a fair lock
  * whose queue, not a holder, kept this waiter out; else NULL. */
 static const char *single_queue_detail(single_lock *l, char *buf, size_t len)
@@ -268,29 +206,27 @@ static const char *single_queue_detail(single_lock *l, char *buf, size_t len)
     return buf;
 }
 
+static void single_give_back(void *arg)
+{
+    single_unlock(arg);
+}
+
 /* -1 when acquired (*token set for --fenced; the signals still blocked, *mask the mask to
  * restore), else the exit code (the mask restored). */
 static int single_acquire(single_lock *l, const rlk_lc_lock_opts *o, long long wait_ms,
                           const char *what, long long *token, sigset_t *mask)
 {
-    single_sigwatch sw;
+    rlk_lc_sigwatch sw;
     char detail[128];
-    int rc, sig;
+    int rc, end;
 
-    single_sigwatch_start(&sw, l->c);
+    rlk_lc_sigwatch_start(&sw, &l->c, 1);
     rc = single_try(l, wait_ms, o->c.lease_ms, token);
-    sig = single_sigwatch_stop(&sw);
     *mask = sw.old;
-    if (rc == RLK_OK && !sig)
-        return -1;
-    single_sigwatch_restore(&sw);
-    if (sig) {
-        if (rc == RLK_OK)
-            single_unlock(l);   /* acquired as the signal came: give it back at once */
-        rlk_cli_fail(128 + sig, "%s: interrupted by signal %d (%s) while waiting%s", what, sig,
-                     strsignal(sig), l->mode == RLK_LC_FAIR ? "; left the queue" : "");
-        return 128 + sig;
-    }
+    end = rlk_lc_sigwatch_end(&sw, rc, what, l->mode == RLK_LC_FAIR ? "; left the queue" : NULL,
+                              single_give_back, l);
+    if (end != -2)
+        return end;
     if (rc == RLK_ERR_BUSY)
         return rlk_lc_not_acquired(&o->c, what, single_queue_detail(l, detail, sizeof detail));
     if (rc == RLK_ERR_UPGRADE)

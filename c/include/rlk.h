@@ -278,9 +278,10 @@ int rlk_command(rlk_client *c, int argc, const char *const *argv,
 void rlk_thread_time_limit(long long ms);
 
 /* Ends every wait on c, now and later, with RLK_ERR_INTERRUPTED (a fair
- * waiter leaves the queue first): for a process that is shutting down, e.g.
- * from a thread that received SIGTERM. Does not cut a command already on
- * the wire. Thread-safe; not async-signal-safe. */
+ * waiter leaves the queue first; a RedLock over c stops retrying): for a
+ * process that is shutting down, e.g. from a thread that received SIGTERM.
+ * Does not cut a command already on the wire. Thread-safe; not
+ * async-signal-safe. */
 void rlk_interrupt_waits(rlk_client *c);
 
 /* ---------------------------------------------------------------- holders, lost locks */
@@ -880,7 +881,10 @@ void rlk_redlock_free(rlk_redlock *rl);                 /* does not unlock */
  * is what is left of the lease for sure. RLK_ERR_BUSY: held elsewhere when
  * the wait ran out. RLK_ERR_TIMEOUT: a quorum answered but too late (no
  * validity left). Another code: too many servers failed with it (errstr
- * names them). A handle already holding the lock answers RLK_ERR_ARG. */
+ * names them). A handle already holding the lock answers RLK_ERR_ARG.
+ * RLK_ERR_INTERRUPTED: rlk_interrupt_waits was called on one of its clients
+ * (checked before each attempt and during the pauses between them; a wait_ms
+ * of 0 makes its one attempt regardless). */
 int rlk_redlock_try_lock(rlk_redlock *rl, long long wait_ms, long long lease_ms,
                          long long *validity_ms);
 int rlk_redlock_lock(rlk_redlock *rl, long long lease_ms, long long *validity_ms);

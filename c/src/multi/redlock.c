@@ -20,6 +20,7 @@
 #include "client/scripts.h"
 #include "client/topo.h"
 #include "multi/redlock_io.h"
+#include "runtime/rt.h"
 
 #define REDLOCK_DEFAULT_SERVER_TIMEOUT_MS 50
 #define REDLOCK_UNLOCK_TIMEOUT_MS 1000     /* at least this long for rlk_redlock_unlock's round */
@@ -421,8 +422,21 @@ static int redlock_attempt(rlk_redlock *rl, long long lease_ms, long long *valid
     return rc;
 }
 
-/* Sleeps a uniform 0..retry_delay_ms, never past deadline_ns (-1: none).
- * Returns 0 when there is time left for another attempt. */
+/* 1 once rlk_interrupt_waits was called on one of the servers' clients: the
+ * wait ends with RLK_ERR_INTERRUPTED, as the runtime's waits do. */
+static int redlock_interrupted(const rlk_redlock *rl)
+{
+    for (int i = 0; i < rl->n; i++)
+        if (rlk_rt_interrupted(rl->clients[i]))
+            return 1;
+    return 0;
+}
+
+#define REDLOCK_PAUSE_STEP_NS (20 * RLK_NS_PER_MS)     /* how soon a pause sees an interrupt */
+
+/* Sleeps a uniform 0..retry_delay_ms, never past deadline_ns (-1: none), in
+ * steps that notice an interrupt. Returns 0 when there is time left for
+ * another attempt, 1 when interrupted, -1 when the deadline has passed. */
 static int redlock_retry_pause(rlk_redlock *rl, long long deadline_ns)
 {
     long long delay_ns = (long long)(redlock_next_random(rl) %
@@ -432,11 +446,15 @@ static int redlock_retry_pause(rlk_redlock *rl, long long deadline_ns)
 
     if (deadline_ns >= 0 && until > deadline_ns)
         until = deadline_ns;
-    while ((now = rlk_clock_now_ns()) < until) {
-        ts.tv_sec = (until - now) / 1000000000LL;
-        ts.tv_nsec = (until - now) % 1000000000LL;
+    while ((now = rlk_clock_now_ns()) < until && !redlock_interrupted(rl)) {
+        long long step = until - now < REDLOCK_PAUSE_STEP_NS ? until - now : REDLOCK_PAUSE_STEP_NS;
+
+        ts.tv_sec = step / 1000000000LL;
+        ts.tv_nsec = step % 1000000000LL;
         nanosleep(&ts, NULL);
     }
+    if (redlock_interrupted(rl))
+        return 1;
     return deadline_ns >= 0 && rlk_clock_now_ns() >= deadline_ns ? -1 : 0;
 }
 
@@ -464,10 +482,18 @@ static int redlock_try_lock_locked(rlk_redlock *rl, long long wait_ms, long long
         wait_ms = REDLOCK_LEASE_MAX;
     deadline = wait_ms < 0 ? -1 : start + wait_ms * RLK_NS_PER_MS;
     for (;;) {
+        int pause;
+
+        if (wait_ms != 0 && redlock_interrupted(rl)) {
+            rc = redlock_fail(rl, RLK_ERR_INTERRUPTED, "redlock %s: wait interrupted", rl->name);
+            break;
+        }
         rc = redlock_attempt(rl, lease_ms, validity_ms);
         if (rc == RLK_OK || rc == RLK_ERR_NOMEM || wait_ms == 0)
             break;
-        if (redlock_retry_pause(rl, deadline) != 0)
+        if ((pause = redlock_retry_pause(rl, deadline)) == 1)
+            rc = redlock_fail(rl, RLK_ERR_INTERRUPTED, "redlock %s: wait interrupted", rl->name);
+        if (pause != 0)
             break;
     }
     if (rc != RLK_OK)

@@ -130,6 +130,13 @@ void rlk_interrupt_waits(rlk_client *c)
     rlk_sub_interrupt(rt->sub);
 }
 
+int rlk_rt_interrupted(rlk_client *c)
+{
+    rlk_rt *rt = c ? __atomic_load_n(&c->runtime, __ATOMIC_ACQUIRE) : NULL;
+
+    return rt && atomic_load(&rt->interrupted);
+}
+
 const char *rlk_client_uuid(const rlk_client *c)
 {
     rlk_rt *rt;

@@ -72,6 +72,10 @@ typedef struct rlk_rt {
  * c->runtime_free. NULL only when out of memory (error recorded on c). */
 rlk_rt *rlk_rt_get(rlk_client *c);
 
+/* 1 once rlk_interrupt_waits was called on c (its waits end), else 0; never creates the
+ * runtime. For waits outside the runtime (RedLock's retries). */
+int rlk_rt_interrupted(rlk_client *c);
+
 /* A snapshot of the counters. RLK_ERR_NOMEM if the state cannot be made. */
 int rlk_runtime_stats_get(rlk_client *c, rlk_runtime_stats *out);
 

@@ -452,6 +452,187 @@ static void test_redlock_fixed_lease(void)
     cli_result_free(&r);
 }
 
+/* The script calls server s has served (EVALSHA, EVAL and FCALL: INFO commandstats), or -1. */
+static long long evalsha_calls(const rlk_fx_server *s)
+{
+    static const char *const keys[] = {"cmdstat_evalsha:calls=", "cmdstat_eval:calls=",
+                                       "cmdstat_fcall:calls="};
+    redisReply *x = rlk_fx_command(s, "INFO commandstats");
+    long long n = -1;
+
+    if (x && x->type == REDIS_REPLY_STRING) {
+        n = 0;
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            const char *at = strstr(x->str, keys[k]);
+
+            if (at)
+                n += atoll(at + strlen(keys[k]));
+        }
+    }
+    if (x)
+        freeReplyObject(x);
+    return n;
+}
+
+/* A SIGTERM while `rlk lock --all` holds its first member and waits for the second: rlk exits
+ * 143 at once, says "interrupted", and gives the first member back (it used to die by the
+ * signal's default action with that member held until its watchdog lease ran out). */
+static void test_all_sigterm_while_waiting(void)
+{
+    rlk_client *c = rlk_connect_url(urls[0]);
+    rlk_lock *l = c ? rlk_lock_new(c, "tb") : NULL;
+    long long t0, deadline;
+    cli_proc p;
+    cli_result r;
+
+    REQUIRE(l != NULL);
+    REQUIRE_INT_EQ(rlk_lock_try_lock(l, 0, 20000), RLK_OK);
+    /* One server: the global order is by name, so ta is taken first, then tb is waited for. */
+    REQUIRE(START(&p, "lock", "--all", member(0, "ta"), member(0, "tb"), "--", "true") == 0);
+    deadline = rlk_fx_now_ms() + 10000;
+    while ((fx_lock_waiters(&srv[0], "tb") < 1 || tk_int(&srv[0], "EXISTS %s", "ta") != 1) &&
+           rlk_fx_now_ms() < deadline)
+        rlk_fx_sleep_ms(5);
+    CHECKF(fx_lock_waiters(&srv[0], "tb") == 1, "rlk lock --all is not waiting for tb");
+    CHECKF(tk_int(&srv[0], "EXISTS %s", "ta") == 1, "rlk lock --all does not hold ta");
+    t0 = rlk_fx_now_ms();
+    kill(p.pid, SIGTERM);
+    r = cli_collect(&p, cli_wait(&p, CLI_TIMEOUT_MS), rlk_fx_now_ms() - t0);
+    expect_status(&r, 143, "--all, SIGTERM while waiting");
+    CHECK_STR_CONTAINS(r.err, "interrupted by signal 15");
+    CHECKF(r.ms < 3000, "took %lld ms", r.ms);
+    cli_result_free(&r);
+    CHECK_INT_EQ(tk_int(&srv[0], "EXISTS %s", "ta"), 0);    /* given back, not left to its lease */
+    CHECK_INT_EQ(tk_int(&srv[0], "EXISTS %s", "tb"), 1);    /* still the other holder's */
+    CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
+    rlk_lock_free(l);
+    rlk_free(c);
+}
+
+/* Starts `rlk lock <mode> ... NAME -- sleep 30`, sends sig the moment server 0 shows NAME held
+ * (a poll with no pause, bounded) and waits for rlk. 1: something was still held on a server
+ * after rlk exited (cleared then), 0: nothing, -1: never seen held. */
+static int multi_signal_at_acquisition(int redlock, int sig, int *status)
+{
+    cli_proc p;
+    cli_result r;
+    long long t0 = rlk_fx_now_ms();
+    int seen, held = 0, rc;
+
+    *status = -1;
+    rc = redlock ? START(&p, "lock", "--redlock", all_urls, "qa", "--", "sleep", "30")
+                 : START(&p, "lock", "--all", member(0, "qa"), member(1, "qb"), "--", "sleep",
+                         "30");
+    if (rc != 0)
+        return -1;
+    /* MultiLock: the member taken last is on the server that sorts last; RedLock: a majority. */
+    while (!(seen = redlock ? tk_int(&srv[0], "EXISTS %s", "qa") + tk_int(&srv[1], "EXISTS %s", "qa") +
+                                      tk_int(&srv[2], "EXISTS %s", "qa") >= 2
+                            : tk_int(&srv[0], "EXISTS %s", "qa") + tk_int(&srv[1], "EXISTS %s", "qb") == 2) &&
+           rlk_fx_now_ms() - t0 < 10000)
+        ;
+    kill(p.pid, sig);
+    r = cli_collect(&p, cli_wait(&p, CLI_TIMEOUT_MS), rlk_fx_now_ms() - t0);
+    *status = r.status;
+    cli_result_free(&r);
+    for (int i = 0; i < NSERVERS; i++) {
+        const char *name = !redlock && i == 1 ? "qb" : "qa";
+
+        if (tk_int(&srv[i], "EXISTS %s", name) == 1) {
+            held = 1;
+            tk_int(&srv[i], "DEL %s", name);
+        }
+    }
+    return seen ? held : -1;
+}
+
+/* The gap between the acquisition and the command's start, as for a single lock
+ * (it_cli_waits): a SIGTERM there is forwarded to the command and everything released. */
+static void sigterm_at_acquisition(int redlock)
+{
+    const char *mode = redlock ? "--redlock" : "--all";
+    int held = 0, tries = 0, status, bad_status = 0, not_seen = 0;
+    long long end = rlk_fx_now_ms() + 60000;
+
+    for (; tries < 20 && rlk_fx_now_ms() < end; tries++) {
+        int rc = multi_signal_at_acquisition(redlock, SIGTERM, &status);
+
+        held += rc == 1;
+        not_seen += rc < 0;
+        bad_status += status != 143;
+    }
+    fprintf(stderr, "  %s: %d SIGTERMs at the acquisition: %d left something held, %d exits "
+            "not 143\n", mode, tries, held, bad_status);
+    CHECKF(tries >= 10, "%s: only %d tries in 60 s", mode, tries);
+    CHECKF(held == 0, "%s: %d of %d SIGTERMed rlk processes left a lock held", mode, held, tries);
+    CHECKF(bad_status == 0, "%s: %d of %d exits were not 143", mode, bad_status, tries);
+    CHECKF(not_seen == 0, "%s: %d of %d were never seen held", mode, not_seen, tries);
+    CHECKF(multi_signal_at_acquisition(redlock, SIGKILL, &status) == 1,
+           "%s control: a SIGKILLed rlk's locks were not seen held after it exited", mode);
+}
+
+static void test_all_sigterm_at_acquisition(void)
+{
+    sigterm_at_acquisition(0);
+}
+
+static void test_redlock_sigterm_at_acquisition(void)
+{
+    sigterm_at_acquisition(1);
+}
+
+/* RedLock waiting (retrying) for a token held elsewhere ends on SIGTERM: exit 143 at once,
+ * "interrupted" on stderr, no token of its own left anywhere. */
+static void test_redlock_sigterm_while_waiting(void)
+{
+    const char *ev = cli_path("rlw.ev");
+    char before[64], *holder_token;
+    cli_proc h, w;
+    cli_result r;
+    long long calls0, t0, deadline;
+
+    REQUIRE(start_looping(&h, (const char *const[]){"lock", "--redlock", all_urls, "rw1", NULL},
+                          ev) == 0);
+    holder_token = NULL;
+    {
+        redisReply *x = rlk_fx_command(&srv[0], "GET %s", "rw1");
+
+        if (x && x->type == REDIS_REPLY_STRING)
+            holder_token = strdup(x->str);
+        if (x)
+            freeReplyObject(x);
+    }
+    REQUIRE(holder_token != NULL);
+    calls0 = evalsha_calls(&srv[0]);
+    REQUIRE(START(&w, "lock", "--redlock", all_urls, "rw1", "-w", "60", "--", "true") == 0);
+    /* Waiting: it has made two attempts on server 0 */
+    deadline = rlk_fx_now_ms() + 10000;
+    while (evalsha_calls(&srv[0]) < calls0 + 2 && rlk_fx_now_ms() < deadline)
+        rlk_fx_sleep_ms(5);
+    snprintf(before, sizeof before, "%lld", evalsha_calls(&srv[0]) - calls0);
+    CHECKF(evalsha_calls(&srv[0]) >= calls0 + 2, "the waiter made %s calls", before);
+    t0 = rlk_fx_now_ms();
+    kill(w.pid, SIGTERM);
+    r = cli_collect(&w, cli_wait(&w, CLI_TIMEOUT_MS), rlk_fx_now_ms() - t0);
+    expect_status(&r, 143, "--redlock, SIGTERM while waiting");
+    CHECK_STR_CONTAINS(r.err, "interrupted by signal 15");
+    CHECKF(r.ms < 3000, "took %lld ms", r.ms);
+    cli_result_free(&r);
+    for (int i = 0; i < NSERVERS; i++) {
+        redisReply *x = rlk_fx_command(&srv[i], "GET %s", "rw1");
+
+        CHECKF(x && x->type == REDIS_REPLY_STRING && strcmp(x->str, holder_token) == 0,
+               "server %d: rw1 is not the holder's token after the waiter's exit", i);
+        if (x)
+            freeReplyObject(x);
+    }
+    free(holder_token);
+    kill(h.pid, SIGTERM);
+    r = cli_collect(&h, cli_wait(&h, CLI_TIMEOUT_MS), 0);
+    expect_status(&r, 0, "--redlock holder");
+    cli_result_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     int rc = cli_main_begin(argc, argv, srv, NSERVERS, urls[0], sizeof urls[0]);
@@ -474,6 +655,10 @@ int main(int argc, char **argv)
     RUN_TEST(test_redlock_minority_down);
     RUN_TEST(test_redlock_fixed_lease);
     RUN_TEST(test_redlock_majority_down);
+    RUN_TEST(test_all_sigterm_while_waiting);
+    RUN_TEST(test_all_sigterm_at_acquisition);
+    RUN_TEST(test_redlock_sigterm_while_waiting);
+    RUN_TEST(test_redlock_sigterm_at_acquisition);
     cli_main_end(srv, NSERVERS);
     return check_summary("it_cli_multi");
 }

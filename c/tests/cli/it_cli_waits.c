@@ -16,7 +16,9 @@
  *   - a SIGTERM that comes as the lock is taken (sent the moment the server
  *     shows it held) never leaves it held after rlk exits (the signal is
  *     forwarded to the command and the lock released, or the wait ends and
- *     gives it back), over 40 tries; a control of SIGKILLs must leave it held.
+ *     gives it back), over 40 tries; a control of SIGKILLs must leave it held;
+ *     the same for `rlk semaphore` (20 tries), and a SIGTERMed semaphore
+ *     waiter exits 143 at once, "interrupted", taking no permit.
  * Every command under a lock logs its hold's start and end with
  * CLOCK_MONOTONIC (this program in --tk-hold mode, support/holdlog.h): 0
  * overlapping holds.
@@ -176,56 +178,119 @@ static void test_sigterm_fair_waiter(void)
     check_stamps(log, 2);
 }
 
-/* Starts `rlk lock NAME -- sleep 30`, sends sig the moment the server shows the lock held (a
- * poll with no pause, bounded), and waits for rlk. Returns 1 when the lock was still held after
- * rlk had exited (it is then deleted), 0 when not, -1 when the lock was never seen held. */
-static int signal_at_acquisition(const char *name, int sig, int *status)
+/* What one kind of hold looks like on the server, for signal_at_acquisition. */
+typedef struct acq_probe {
+    const char *mode;           /* for messages */
+    const char *lead[6];        /* rlk's arguments before NAME: "lock" or "semaphore", "-n", "1" */
+    const char *held_fmt;       /* an integer command whose value is 1 while NAME is held */
+    const char *clear_fmt;      /* deletes what a hold left */
+} acq_probe;
+
+static const acq_probe probe_lock = {"lock", {"lock", NULL}, "EXISTS %s", "DEL %s"};
+static const acq_probe probe_semaphore = {"semaphore", {"semaphore", "-n", "1", NULL},
+                                          "ZCARD {%s}:timeout", "ZREMRANGEBYRANK {%s}:timeout 0 -1"};
+
+/* Starts `rlk <lead> NAME -- sleep 30`, sends sig the moment the server shows the hold (a poll
+ * with no pause, bounded), and waits for rlk. Returns 1 when it was still held after rlk had
+ * exited (what it left is then cleared), 0 when not, -1 when the hold was never seen. */
+static int signal_at_acquisition(const acq_probe *pr, const char *name, int sig, int *status)
 {
+    const char *args[12];
     cli_proc p;
     cli_result r;
     long long t0 = rlk_fx_now_ms();
-    int seen, held;
+    int k = 0, seen, held;
 
+    for (; pr->lead[k]; k++)
+        args[k] = pr->lead[k];
+    args[k++] = name;
+    args[k++] = "--";
+    args[k++] = "sleep";
+    args[k++] = "30";
+    args[k] = NULL;
     *status = -1;
-    if (START(&p, "lock", name, "--", "sleep", "30") != 0)
+    if (cli_start(&p, args) != 0)
         return -1;
-    while (!(seen = tk_int(&server, "EXISTS %s", name) == 1) && ms_since(t0) < 10000)
+    while (!(seen = tk_int(&server, pr->held_fmt, name) == 1) && ms_since(t0) < 10000)
         ;
     kill(p.pid, sig);
     r = finish(&p, 10000, t0);
     *status = r.status;
     cli_result_free(&r);
-    held = tk_int(&server, "EXISTS %s", name) == 1;
+    held = tk_int(&server, pr->held_fmt, name) == 1;
     if (held)
-        tk_int(&server, "DEL %s", name);
+        tk_int(&server, pr->clear_fmt, name);
     return seen ? held : -1;
 }
 
 /* A SIGTERM between the acquisition and the command's start used to kill rlk by its default
  * action (the wait's signal watcher had ended, the hold's had not begun), leaving the lock held
- * for its 30 s watchdog lease; seen once in CI as a waiter that never got the lock. */
-static void test_sigterm_at_acquisition(void)
+ * for its 30 s watchdog lease; seen once in CI as a waiter that never got the lock. `rlk
+ * semaphore` had the same gap, and no watcher at all while it waited. */
+static void sigterm_at_acquisition(const acq_probe *pr, const char *name, int want)
 {
     int held = 0, tries = 0, status, bad_status = 0, not_seen = 0;
     long long end = rlk_fx_now_ms() + 60000;
 
-    for (; tries < 40 && rlk_fx_now_ms() < end; tries++) {
-        int rc = signal_at_acquisition("sa1", SIGTERM, &status);
+    for (; tries < want && rlk_fx_now_ms() < end; tries++) {
+        int rc = signal_at_acquisition(pr, name, SIGTERM, &status);
 
         held += rc == 1;
         not_seen += rc < 0;
         bad_status += status != 143;
     }
-    fprintf(stderr, "  %d SIGTERMs at the acquisition: %d left the lock held, %d exits not 143\n",
-            tries, held, bad_status);
-    CHECKF(tries >= 10, "only %d tries in 60 s", tries);
-    CHECKF(held == 0, "%d of %d SIGTERMed rlk processes left the lock held after exiting", held,
-           tries);
-    CHECKF(bad_status == 0, "%d of %d exits were not 143", bad_status, tries);
-    CHECKF(not_seen == 0, "%d of %d locks were never seen held", not_seen, tries);
-    /* Control: SIGKILL cannot be forwarded; the check must see the lock left held. */
-    CHECKF(signal_at_acquisition("sa1", SIGKILL, &status) == 1,
-           "control: a SIGKILLed rlk's lock was not seen held after it exited");
+    fprintf(stderr, "  %s: %d SIGTERMs at the acquisition: %d left it held, %d exits not 143\n",
+            pr->mode, tries, held, bad_status);
+    CHECKF(tries >= 10, "%s: only %d tries in 60 s", pr->mode, tries);
+    CHECKF(held == 0, "%s: %d of %d SIGTERMed rlk processes left it held after exiting", pr->mode,
+           held, tries);
+    CHECKF(bad_status == 0, "%s: %d of %d exits were not 143", pr->mode, bad_status, tries);
+    CHECKF(not_seen == 0, "%s: %d of %d holds were never seen", pr->mode, not_seen, tries);
+    /* Control: SIGKILL cannot be forwarded; the check must see the hold left behind. */
+    CHECKF(signal_at_acquisition(pr, name, SIGKILL, &status) == 1,
+           "%s control: a SIGKILLed rlk's hold was not seen after it exited", pr->mode);
+}
+
+static void test_sigterm_at_acquisition(void)
+{
+    sigterm_at_acquisition(&probe_lock, "sa1", 40);
+}
+
+static void test_semaphore_sigterm_at_acquisition(void)
+{
+    sigterm_at_acquisition(&probe_semaphore, "ss1", 20);
+}
+
+/* `rlk semaphore` waiting for a permit ends on SIGTERM (exit 143, "interrupted" on stderr,
+ * nothing taken), as `rlk lock` does; the permit it waited for is still there afterwards. */
+static void test_semaphore_sigterm_while_waiting(void)
+{
+    const char *go = cli_path("sw1.go");
+    char body[600];
+    cli_proc h, w;
+    cli_result r;
+    long long t0;
+
+    wait_for_file(body, sizeof body, go);
+    REQUIRE(START(&h, "semaphore", "sw1", "-n", "1", "--", "sh", "-c", body) == 0);
+    REQUIRE(tk_wait_int_at_least(&server, 1, 10000, "ZCARD %s", "{sw1}:timeout") == 0);
+    REQUIRE(START(&w, "semaphore", "sw1", "-n", "1", "-w", "60", "--", "true") == 0);
+    /* Waiting: subscribed to the semaphore's channel */
+    REQUIRE(tk_wait_numsub(&server, "redisson_sc:{sw1}", 1, 10000) == 0);
+    t0 = rlk_fx_now_ms();
+    kill(w.pid, SIGTERM);
+    r = finish(&w, 10000, t0);
+    expect_status(&r, 143, "SIGTERMed semaphore waiter");
+    CHECKF(r.ms < 3000, "SIGTERMed semaphore waiter took %lld ms to exit", r.ms);
+    CHECKF(strstr(r.err, "interrupted by signal 15") != NULL, "stderr: %s", r.err);
+    cli_result_free(&r);
+    CHECK_INT_EQ(tk_int(&server, "ZCARD %s", "{sw1}:timeout"), 1);    /* the holder's only */
+    fclose(fopen(go, "w"));
+    r = finish(&h, 10000, t0);
+    expect_status(&r, 0, "semaphore holder");
+    cli_result_free(&r);
+    CHECK_INT_EQ(tk_int(&server, "ZCARD %s", "{sw1}:timeout"), 0);
+    CHECK_INT_EQ(tk_int(&server, "GET %s", "sw1"), 1);                 /* no permit lost */
 }
 
 static void test_queue_clear(void)
@@ -600,6 +665,8 @@ int main(int argc, char **argv)
         return 1;
     RUN_TEST(test_sigterm_fair_waiter);
     RUN_TEST(test_sigterm_at_acquisition);
+    RUN_TEST(test_semaphore_sigterm_at_acquisition);
+    RUN_TEST(test_semaphore_sigterm_while_waiting);
     RUN_TEST(test_queue_clear);
     RUN_TEST(test_wait_bound_stopped_server);
     RUN_TEST(test_lost_hold_exits_promptly);
