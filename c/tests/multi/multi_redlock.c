@@ -229,6 +229,83 @@ static void rl_retry_until_released(void)
     reset();
 }
 
+typedef struct rl_waiter {
+    rlk_redlock *rl;
+    int rc;
+    long long ended_ms;
+} rl_waiter;
+
+static void *rl_waiter_main(void *arg)
+{
+    rl_waiter *w = arg;
+
+    w->rc = rlk_redlock_try_lock(w->rl, 10000, 3000, NULL);
+    w->ended_ms = rlk_fx_now_ms();
+    return NULL;
+}
+
+/* The script calls server i has served (INFO commandstats), or -1. */
+static long long rl_script_calls(int i)
+{
+    redisReply *x = rlk_fx_command(&S.srv[i], "INFO commandstats");
+    const char *at;
+    long long n = -1;
+
+    if (x && x->type == REDIS_REPLY_STRING) {
+        n = 0;
+        if ((at = strstr(x->str, "cmdstat_evalsha:calls=")))
+            n += atoll(at + strlen("cmdstat_evalsha:calls="));
+        if ((at = strstr(x->str, "cmdstat_fcall:calls=")))
+            n += atoll(at + strlen("cmdstat_fcall:calls="));
+    }
+    if (x)
+        freeReplyObject(x);
+    return n;
+}
+
+/* rlk_interrupt_waits on one of the servers' clients ends a RedLock's retrying with
+ * RLK_ERR_INTERRUPTED (the `rlk lock --redlock` signal watcher relies on it); a wait of 0 still
+ * makes its one attempt. Own clients: an interrupt lasts for the client's life. */
+static void rl_interrupted(void)
+{
+    rlk_client *c[3] = {NULL, NULL, NULL};
+    rlk_redlock_options o;
+    rl_waiter w = {NULL, -1, 0};
+    pthread_t t;
+    long long calls0, deadline, interrupted_ms;
+    char url[128];
+
+    for (int i = 0; i < 3; i++)
+        if (rlk_fx_url(&S.srv[i], -1, url, sizeof url) == 0)
+            c[i] = rlk_connect_url(url);
+    REQUIRE(c[0] && c[1] && c[2]);
+    rlk_redlock_options_init(&o);
+    o.server_timeout_ms = RL_TEST_SERVER_TIMEOUT_MS;
+    o.retry_delay_ms = 300;
+    REQUIRE((w.rl = rlk_redlock_new(c, 3, KEY, &o)) != NULL);
+    REQUIRE(mu_set_px(&S.srv[0], KEY, "someone-else", 20000) == 0);
+    REQUIRE(mu_set_px(&S.srv[1], KEY, "someone-else", 20000) == 0);
+    calls0 = rl_script_calls(2);
+    REQUIRE(pthread_create(&t, NULL, rl_waiter_main, &w) == 0);
+    deadline = rlk_fx_now_ms() + 10000;     /* two attempts seen: it is retrying */
+    while (rl_script_calls(2) < calls0 + 2 && rlk_fx_now_ms() < deadline)
+        rlk_fx_sleep_ms(5);
+    CHECKF(rl_script_calls(2) >= calls0 + 2, "no retry seen on server 2");
+    interrupted_ms = rlk_fx_now_ms();
+    rlk_interrupt_waits(c[1]);
+    pthread_join(t, NULL);
+    CHECK_INT_EQ(w.rc, RLK_ERR_INTERRUPTED);
+    CHECKF(w.ended_ms - interrupted_ms < 2000, "the wait ended %lld ms after the interrupt",
+           w.ended_ms - interrupted_ms);
+    CHECK_STR_CONTAINS(rlk_redlock_errstr(w.rl), "interrupted");
+    CHECK_INT_EQ(rlk_redlock_try_lock(w.rl, 0, 3000, NULL), RLK_ERR_BUSY);
+    CHECK_INT_EQ(mu_pttl(&S.srv[2], KEY), -2);     /* nothing of its own left on server 2 */
+    rlk_redlock_free(w.rl);
+    for (int i = 0; i < 3; i++)
+        rlk_free(c[i]);
+    reset();
+}
+
 /* ---------------------------------------------------------------- servers down */
 
 static void rl_one_down_3(void)
@@ -686,6 +763,7 @@ int main(void)
     RUN_TEST(rl_two_held_elsewhere_5);
     RUN_TEST(rl_majority_held_elsewhere_3);
     RUN_TEST(rl_retry_until_released);
+    RUN_TEST(rl_interrupted);
     RUN_TEST(rl_one_down_3);
     RUN_TEST(rl_two_down_5);
     RUN_TEST(rl_majority_down_3);
