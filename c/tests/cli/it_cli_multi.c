@@ -174,21 +174,37 @@ static void test_all_busy(void)
 
 /* A member's server killed while rlk waits (no -w) for that member, held
  * elsewhere: not a silent wait either: exit 3 naming the member, at once. */
+/* A lock `held` on server hs, taken here (*c, *l: unlock and free them), and `rlk lock --all
+ * <first on server fs> <held on hs> -- true` started as *p; returns once it waits for held (and,
+ * with first_held, holds first), or after 10 s with a failed check. */
+static void all_waiting(int fs, const char *first, int hs, const char *held, int first_held,
+                        cli_proc *p, rlk_client **c, rlk_lock **l)
+{
+    long long deadline = rlk_fx_now_ms() + 10000;
+
+    *c = rlk_connect_url(urls[hs]);
+    *l = *c ? rlk_lock_new(*c, held) : NULL;
+    REQUIRE(*l != NULL);
+    REQUIRE_INT_EQ(rlk_lock_try_lock(*l, 0, 20000), RLK_OK);
+    REQUIRE(START(p, "lock", "--all", member(fs, first), member(hs, held), "--", "true") == 0);
+    while ((fx_lock_waiters(&srv[hs], held) < 1 ||
+            (first_held && tk_int(&srv[fs], "EXISTS %s", first) != 1)) &&
+           rlk_fx_now_ms() < deadline)
+        rlk_fx_sleep_ms(5);
+    CHECKF(fx_lock_waiters(&srv[hs], held) == 1, "rlk lock --all is not waiting for %s", held);
+    CHECKF(!first_held || tk_int(&srv[fs], "EXISTS %s", first) == 1,
+           "rlk lock --all does not hold %s", first);
+}
+
 static void test_all_server_dies_while_waiting(void)
 {
-    rlk_client *c = rlk_connect_url(urls[1]);
-    rlk_lock *l = c ? rlk_lock_new(c, "wb") : NULL;
-    long long t0, deadline;
+    rlk_client *c;
+    rlk_lock *l;
+    long long t0;
     cli_proc p;
     cli_result r;
 
-    REQUIRE(l != NULL);
-    REQUIRE_INT_EQ(rlk_lock_try_lock(l, 0, 20000), RLK_OK);
-    REQUIRE(START(&p, "lock", "--all", member(0, "wa"), member(1, "wb"), "--", "true") == 0);
-    deadline = rlk_fx_now_ms() + 10000;
-    while (fx_lock_waiters(&srv[1], "wb") < 1 && rlk_fx_now_ms() < deadline)
-        rlk_fx_sleep_ms(5);
-    CHECKF(fx_lock_waiters(&srv[1], "wb") == 1, "rlk lock --all is not waiting for wb");
+    all_waiting(0, "wa", 1, "wb", 0, &p, &c, &l);
     t0 = rlk_fx_now_ms();
     REQUIRE(rlk_fx_crash(&srv[1]) == 0);
     r = cli_collect(&p, cli_wait(&p, CLI_TIMEOUT_MS), rlk_fx_now_ms() - t0);
@@ -479,22 +495,14 @@ static long long evalsha_calls(const rlk_fx_server *s)
  * signal's default action with that member held until its watchdog lease ran out). */
 static void test_all_sigterm_while_waiting(void)
 {
-    rlk_client *c = rlk_connect_url(urls[0]);
-    rlk_lock *l = c ? rlk_lock_new(c, "tb") : NULL;
-    long long t0, deadline;
+    rlk_client *c;
+    rlk_lock *l;
+    long long t0;
     cli_proc p;
     cli_result r;
 
-    REQUIRE(l != NULL);
-    REQUIRE_INT_EQ(rlk_lock_try_lock(l, 0, 20000), RLK_OK);
     /* One server: the global order is by name, so ta is taken first, then tb is waited for. */
-    REQUIRE(START(&p, "lock", "--all", member(0, "ta"), member(0, "tb"), "--", "true") == 0);
-    deadline = rlk_fx_now_ms() + 10000;
-    while ((fx_lock_waiters(&srv[0], "tb") < 1 || tk_int(&srv[0], "EXISTS %s", "ta") != 1) &&
-           rlk_fx_now_ms() < deadline)
-        rlk_fx_sleep_ms(5);
-    CHECKF(fx_lock_waiters(&srv[0], "tb") == 1, "rlk lock --all is not waiting for tb");
-    CHECKF(tk_int(&srv[0], "EXISTS %s", "ta") == 1, "rlk lock --all does not hold ta");
+    all_waiting(0, "ta", 0, "tb", 1, &p, &c, &l);
     t0 = rlk_fx_now_ms();
     kill(p.pid, SIGTERM);
     r = cli_collect(&p, cli_wait(&p, CLI_TIMEOUT_MS), rlk_fx_now_ms() - t0);
