@@ -468,28 +468,6 @@ static void test_redlock_fixed_lease(void)
     cli_result_free(&r);
 }
 
-/* The script calls server s has served (EVALSHA, EVAL and FCALL: INFO commandstats), or -1. */
-static long long evalsha_calls(const rlk_fx_server *s)
-{
-    static const char *const keys[] = {"cmdstat_evalsha:calls=", "cmdstat_eval:calls=",
-                                       "cmdstat_fcall:calls="};
-    redisReply *x = rlk_fx_command(s, "INFO commandstats");
-    long long n = -1;
-
-    if (x && x->type == REDIS_REPLY_STRING) {
-        n = 0;
-        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
-            const char *at = strstr(x->str, keys[k]);
-
-            if (at)
-                n += atoll(at + strlen(keys[k]));
-        }
-    }
-    if (x)
-        freeReplyObject(x);
-    return n;
-}
-
 /* A SIGTERM while `rlk lock --all` holds its first member and waits for the second: rlk exits
  * 143 at once, says "interrupted", and gives the first member back (it used to die by the
  * signal's default action with that member held until its watchdog lease ran out). */
@@ -611,14 +589,14 @@ static void test_redlock_sigterm_while_waiting(void)
             freeReplyObject(x);
     }
     REQUIRE(holder_token != NULL);
-    calls0 = evalsha_calls(&srv[0]);
+    calls0 = tk_script_calls(&srv[0]);
     REQUIRE(START(&w, "lock", "--redlock", all_urls, "rw1", "-w", "60", "--", "true") == 0);
     /* Waiting: it has made two attempts on server 0 */
     deadline = rlk_fx_now_ms() + 10000;
-    while (evalsha_calls(&srv[0]) < calls0 + 2 && rlk_fx_now_ms() < deadline)
+    while (tk_script_calls(&srv[0]) < calls0 + 2 && rlk_fx_now_ms() < deadline)
         rlk_fx_sleep_ms(5);
-    snprintf(before, sizeof before, "%lld", evalsha_calls(&srv[0]) - calls0);
-    CHECKF(evalsha_calls(&srv[0]) >= calls0 + 2, "the waiter made %s calls", before);
+    snprintf(before, sizeof before, "%lld", tk_script_calls(&srv[0]) - calls0);
+    CHECKF(tk_script_calls(&srv[0]) >= calls0 + 2, "the waiter made %s calls", before);
     t0 = rlk_fx_now_ms();
     kill(w.pid, SIGTERM);
     r = cli_collect(&w, cli_wait(&w, CLI_TIMEOUT_MS), rlk_fx_now_ms() - t0);

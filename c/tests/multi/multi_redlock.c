@@ -244,25 +244,6 @@ static void *rl_waiter_main(void *arg)
     return NULL;
 }
 
-/* The script calls server i has served (INFO commandstats), or -1. */
-static long long rl_script_calls(int i)
-{
-    redisReply *x = rlk_fx_command(&S.srv[i], "INFO commandstats");
-    const char *at;
-    long long n = -1;
-
-    if (x && x->type == REDIS_REPLY_STRING) {
-        n = 0;
-        if ((at = strstr(x->str, "cmdstat_evalsha:calls=")))
-            n += atoll(at + strlen("cmdstat_evalsha:calls="));
-        if ((at = strstr(x->str, "cmdstat_fcall:calls=")))
-            n += atoll(at + strlen("cmdstat_fcall:calls="));
-    }
-    if (x)
-        freeReplyObject(x);
-    return n;
-}
-
 /* rlk_interrupt_waits on one of the servers' clients ends a RedLock's retrying with
  * RLK_ERR_INTERRUPTED (the `rlk lock --redlock` signal watcher relies on it); a wait of 0 still
  * makes its one attempt. Own clients: an interrupt lasts for the client's life. */
@@ -285,12 +266,12 @@ static void rl_interrupted(void)
     REQUIRE((w.rl = rlk_redlock_new(c, 3, KEY, &o)) != NULL);
     REQUIRE(mu_set_px(&S.srv[0], KEY, "someone-else", 20000) == 0);
     REQUIRE(mu_set_px(&S.srv[1], KEY, "someone-else", 20000) == 0);
-    calls0 = rl_script_calls(2);
+    calls0 = tk_script_calls(&S.srv[2]);
     REQUIRE(pthread_create(&t, NULL, rl_waiter_main, &w) == 0);
     deadline = rlk_fx_now_ms() + 10000;     /* two attempts seen: it is retrying */
-    while (rl_script_calls(2) < calls0 + 2 && rlk_fx_now_ms() < deadline)
+    while (tk_script_calls(&S.srv[2]) < calls0 + 2 && rlk_fx_now_ms() < deadline)
         rlk_fx_sleep_ms(5);
-    CHECKF(rl_script_calls(2) >= calls0 + 2, "no retry seen on server 2");
+    CHECKF(tk_script_calls(&S.srv[2]) >= calls0 + 2, "no retry seen on server 2");
     interrupted_ms = rlk_fx_now_ms();
     rlk_interrupt_waits(c[1]);
     pthread_join(t, NULL);

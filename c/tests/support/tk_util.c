@@ -200,6 +200,27 @@ int tk_latch_get(tk_latch *l)
 
 /* ---------------------------------------------------------------- server probes */
 
+long long tk_script_calls(const rlk_fx_server *s)
+{
+    static const char *const keys[] = {"cmdstat_eval:calls=", "cmdstat_evalsha:calls=",
+                                       "cmdstat_fcall:calls=", "cmdstat_fcall_ro:calls="};
+    redisReply *x = rlk_fx_command(s, "INFO commandstats");
+    long long n = -1;
+
+    if (x && x->type == REDIS_REPLY_STRING) {
+        n = 0;
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            const char *at = strstr(x->str, keys[k]);
+
+            if (at)
+                n += atoll(at + strlen(keys[k]));
+        }
+    }
+    if (x)
+        freeReplyObject(x);
+    return n;
+}
+
 long long tk_numsub(const rlk_fx_server *s, const char *channel)
 {
     redisReply *r = rlk_fx_command(s, "PUBSUB NUMSUB %s", channel);

@@ -96,6 +96,9 @@ int tk_latch_get(tk_latch *l);
 
 /* ---------------------------------------------------------------- server probes */
 
+/* The script calls s has served (EVAL, EVALSHA, FCALL, FCALL_RO in INFO commandstats), or -1:
+ * a client's attempts seen from the server. */
+long long tk_script_calls(const rlk_fx_server *s);
 /* PUBSUB NUMSUB channel: subscribers, or -1 on error. */
 long long tk_numsub(const rlk_fx_server *s, const char *channel);
 /* Subscribers of every channel PUBSUB CHANNELS pattern lists (NUMSUB of each, summed), or -1. */
