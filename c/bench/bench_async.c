@@ -20,6 +20,7 @@
 
 #include "rlk.h"
 #include "rlk_async.h"
+#include "rlk_async_poll.h"
 
 #include "bench_clock.h"
 #include "bench_dial.h"
@@ -36,175 +37,30 @@ int rlk_bench_async_available(void)
 }
 
 /* ================================================================ the poll loop
- * rlk_async_hooks filled in by hand: what a program with a loop of its own
- * does (docs/async.md, "A loop with no adapter"). */
+ * rlk_async_poll.h: poll() with no event library, the hooks a program with a
+ * loop of its own fills in (docs/async.md, "A loop with no adapter"). */
 
-typedef struct rlk_bench_lfd {
-    int fd;
-    int events;
-    int dead;           /* detached: freed at the end of the turn */
-} rlk_bench_lfd;
-
-typedef struct rlk_bench_loop {
-    rlk_async *ac;      /* NULL once cleaned up */
-    rlk_bench_lfd **fds;
-    int nfds;
-    int cap;
-    int64_t timer_at;   /* absolute CLOCK_MONOTONIC ns; -1: none */
-} rlk_bench_loop;
-
-static void *rlk_bench_loop_attach(void *data, int fd)
-{
-    rlk_bench_loop *l = data;
-    rlk_bench_lfd *f;
-
-    if (l->nfds == l->cap) {
-        int ncap = l->cap ? 2 * l->cap : 16;
-        rlk_bench_lfd **p = realloc(l->fds, (size_t)ncap * sizeof *p);
-
-        if (p == NULL)
-            return NULL;
-        l->fds = p;
-        l->cap = ncap;
-    }
-    f = calloc(1, sizeof *f);
-    if (f == NULL)
-        return NULL;
-    f->fd = fd;
-    l->fds[l->nfds++] = f;
-    return f;
-}
-
-static void rlk_bench_loop_watch(void *data, void *handle, int events)
-{
-    (void)data;
-    ((rlk_bench_lfd *)handle)->events = events;
-}
-
-static void rlk_bench_loop_detach(void *data, void *handle)
-{
-    (void)data;
-    ((rlk_bench_lfd *)handle)->dead = 1;
-}
-
-static void rlk_bench_loop_set_timer(void *data, long long ms)
-{
-    rlk_bench_loop *l = data;
-
-    l->timer_at = ms < 0 ? -1 : rlk_bench_now_ns() + (int64_t)ms * 1000000;
-}
-
-static void rlk_bench_loop_cleanup(void *data)
-{
-    rlk_bench_loop *l = data;
-
-    l->ac = NULL;
-    l->timer_at = -1;
-    for (int i = 0; i < l->nfds; i++)
-        l->fds[i]->dead = 1;
-}
+typedef rlk_async_poll rlk_bench_loop;
 
 static int rlk_bench_loop_attach_client(rlk_bench_loop *l, rlk_async *ac)
 {
-    rlk_async_hooks h;
-
-    memset(l, 0, sizeof *l);
-    l->timer_at = -1;
-    l->ac = ac;
-    h.data = l;
-    h.attach = rlk_bench_loop_attach;
-    h.watch = rlk_bench_loop_watch;
-    h.detach = rlk_bench_loop_detach;
-    h.set_timer = rlk_bench_loop_set_timer;
-    h.cleanup = rlk_bench_loop_cleanup;
-    return rlk_async_attach(ac, &h);
+    return rlk_async_poll_attach(ac, l);
 }
 
-static void rlk_bench_loop_reap(rlk_bench_loop *l)
-{
-    int j = 0;
-
-    for (int i = 0; i < l->nfds; i++) {
-        if (l->fds[i]->dead)
-            free(l->fds[i]);
-        else
-            l->fds[j++] = l->fds[i];
-    }
-    l->nfds = j;
-}
-
-/* One turn: poll at most until `until` (absolute ns) or the rlk timer,
- * dispatch ready fds, then the timer when due. */
+/* One turn: poll at most until `until` (absolute CLOCK_MONOTONIC ns) or the
+ * rlk timer, dispatch ready fds, then the timer when due (ppoll: nanoseconds,
+ * so a 1 ms hold is not rounded to poll()'s milliseconds). */
 static void rlk_bench_loop_turn(rlk_bench_loop *l, int64_t until)
 {
-    struct pollfd stackp[64], *p = stackp;
-    rlk_bench_lfd *stackw[64], **who = stackw;
-    int64_t now = rlk_bench_now_ns(), wait_ns = until - now;
-    int n = 0, rc, cap = l->nfds;
-    struct timespec ts;
+    int64_t wait_ns = until - rlk_bench_now_ns();
 
-    if (cap > 64) {
-        p = malloc((size_t)cap * sizeof *p);
-        who = malloc((size_t)cap * sizeof *who);
-        if (p == NULL || who == NULL) {
-            free(p == stackp ? NULL : p);
-            free(who == stackw ? NULL : who);
-            p = stackp;
-            who = stackw;
-            cap = 64;
-        }
-    }
-    if (l->timer_at >= 0 && l->timer_at - now < wait_ns)
-        wait_ns = l->timer_at - now;
-    if (wait_ns < 0)
-        wait_ns = 0;
-    for (int i = 0; i < l->nfds && n < cap; i++) {
-        rlk_bench_lfd *f = l->fds[i];
-
-        if (f->dead || f->events == 0)
-            continue;
-        p[n].fd = f->fd;
-        p[n].events = (short)(((f->events & RLK_ASYNC_READ) ? POLLIN : 0) |
-                              ((f->events & RLK_ASYNC_WRITE) ? POLLOUT : 0));
-        p[n].revents = 0;
-        who[n++] = f;
-    }
-    /* ppoll: nanoseconds, so a 1 ms hold is not rounded to poll()'s milliseconds */
-    ts.tv_sec = (time_t)(wait_ns / 1000000000);
-    ts.tv_nsec = (long)(wait_ns % 1000000000);
-    rc = ppoll(p, (nfds_t)n, &ts, NULL);
-    for (int i = 0; rc > 0 && i < n; i++) {
-        int ev = 0;
-
-        if (p[i].revents == 0 || who[i]->dead || l->ac == NULL)
-            continue;
-        if (p[i].revents & (POLLIN | POLLHUP | POLLERR))
-            ev |= RLK_ASYNC_READ;
-        if (p[i].revents & (POLLOUT | POLLHUP | POLLERR))
-            ev |= RLK_ASYNC_WRITE;
-        ev &= who[i]->events;
-        if (ev != 0)
-            rlk_async_handle_io(l->ac, who[i]->fd, ev);
-    }
-    if (l->ac != NULL && l->timer_at >= 0 && rlk_bench_now_ns() >= l->timer_at) {
-        l->timer_at = -1;
-        rlk_async_handle_timer(l->ac);
-    }
-    rlk_bench_loop_reap(l);
-    if (p != stackp)
-        free(p);
-    if (who != stackw)
-        free(who);
+    rlk_async_poll_turn(l, wait_ns < 0 ? 0 : (long long)wait_ns);
 }
 
 /* After rlk_async_free (its cleanup marked every fd dead). */
 static void rlk_bench_loop_free(rlk_bench_loop *l)
 {
-    for (int i = 0; i < l->nfds; i++)
-        free(l->fds[i]);
-    free(l->fds);
-    l->fds = NULL;
-    l->nfds = 0;
+    rlk_async_poll_free(l);
 }
 
 /* ================================================================ the client */
@@ -215,6 +71,7 @@ static rlk_async *rlk_bench_async_client(const rlk_bench_target *t, rlk_bench_lo
     rlk_options opts;
     rlk_async *ac;
 
+    memset(loop, 0, sizeof *loop);      /* freed below also when the attach never ran */
     rlk_options_init(&opts);
     opts.url = t->url;
     opts.connect_timeout_ms = t->connect_timeout_ms;
