@@ -1252,31 +1252,32 @@ static void scale_one(void)
     scale_run(1000, 1);
 }
 
-/* What the async API does not support yet fails clearly. */
-static void unsupported(void)
+/* A cluster whose seeds do not answer: no fatal error (the map is asked
+ * again and again), and a request ends within its budget (wait, command
+ * and connect timeouts) with a clear message, never from inside the call. */
+static void cluster_unreachable(void)
 {
-    const char *urls[1] = {"redis+cluster://127.0.0.1:1"};
+    rlk_options o;
+    cl c;
+    res x = {0};
+    long long t0;
 
-    for (int i = 0; i < 1; i++) {
-        rlk_options o;
-        cl c;
-        res x = {0};
-
-        rlk_options_init(&o);
-        o.url = urls[i];
-        c.l = aloop_new();
-        c.ac = rlk_async_new(&o);
-        freed = 0;
-        REQUIRE(c.l && c.ac);
-        CHECK_INT_EQ(rlk_async_err(c.ac), RLK_ERR_ARG);
-        CHECK_STR_CONTAINS(rlk_async_errstr(c.ac), "not supported by the async API yet");
-        REQUIRE(aloop_attach(c.l, c.ac) == RLK_OK);
-        REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, "x", 1, 0, 1000, on_res, &x));
-        REQUIRE(wait_res(&c, &x, 2000));
-        CHECK_INT_EQ(x.err, RLK_ERR_ARG);
-        CHECK_STR_CONTAINS(x.errstr, "not supported by the async API yet");
-        cl_close(&c);
-    }
+    rlk_options_init(&o);
+    o.url = "redis+cluster://127.0.0.1:1";
+    o.command_timeout_ms = 500;
+    c.l = aloop_new();
+    c.ac = rlk_async_new(&o);
+    freed = 0;
+    REQUIRE(c.l && c.ac);
+    CHECK_INT_EQ(rlk_async_err(c.ac), RLK_OK);
+    REQUIRE(aloop_attach(c.l, c.ac) == RLK_OK);
+    t0 = rlk_fx_now_ms();
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, "x", 1, 0, 1000, on_res, &x));
+    REQUIRE(wait_res(&c, &x, 5000));
+    CHECK_INT_EQ(x.err, RLK_ERR_IO);
+    CHECK_STR_CONTAINS(x.errstr, "cluster: slot");
+    CHECKF(x.at_ms - t0 < 6000, "ended after %lld ms", x.at_ms - t0);   /* the request's budget */
+    cl_close(&c);
     CHECK_INT_EQ(rule_breaks, 0);
 }
 
@@ -2300,7 +2301,7 @@ static const struct {
     {"kill_holder", kill_holder},
     {"scale_names", scale_names},
     {"scale_one", scale_one},
-    {"unsupported", unsupported},
+    {"cluster_unreachable", cluster_unreachable},
     {"semaphore", semaphore},
     {"semaphore_procs", semaphore_procs},
     {"latch", latch},
