@@ -1051,9 +1051,9 @@ static void ae_park_arm(rlk_async *ac)
 {
     long long first = -1, now = rlk_ae_now_ms();
 
+    /* (Calls parked for the map are routed when it comes, not by the timer.) */
     for (rlk_ae_call *c = ac->parked.head; c; c = c->next)
-        if ((c->fail_rc || c->not_before || (ac->map_known && ac->pubsub)) &&
-            (first < 0 || c->not_before < first))
+        if ((c->fail_rc || c->not_before) && (first < 0 || c->not_before < first))
             first = c->not_before;
     if (first < 0 || ac->closing)
         return;
@@ -1110,7 +1110,14 @@ static void ae_route(rlk_async *ac, rlk_ae_call *call)
     ae_node *n = ac->pubsub ? ae_slot_node(ac, call->slot) : NULL;
 
     if (!n) {
-        ae_park(ac, call, 0);
+        long long b = 0;
+
+        if (ac->map_known && ac->pubsub) {
+            /* The map has no master for the slot (the cluster is down there): later. */
+            b = call->backoff;
+            call->backoff = b * 2 > AE_CL_BACKOFF_MAX_MS ? AE_CL_BACKOFF_MAX_MS : b * 2;
+        }
+        ae_park(ac, call, b);
         ae_refresh(ac, 0);
         return;
     }
@@ -1164,7 +1171,6 @@ static int ae_cluster_refused(rlk_async *ac, ae_node *n, rlk_ae_call *call, cons
     int slot, port, kind = ae_redirect_parse(r->str, &slot, host, sizeof host, &port);
     long long now = rlk_ae_now_ms();
 
-    (void)n;
     if (kind && call->redirects++ < AE_REDIRECTS_MAX) {
         ae_node *to = ae_node_get(ac, host, port);
 
@@ -1180,6 +1186,8 @@ static int ae_cluster_refused(rlk_async *ac, ae_node *n, rlk_ae_call *call, cons
             ae_refresh(ac, 0);          /* a failover or a finished migration moves more */
         } else
             call->asking = 1;
+        if (to != n)
+            call->retried = 0;      /* NOSCRIPT is the new node's own */
         if (ae_node_submit(ac, to, call) != 0)
             ae_call_end(ac, call, RLK_ERR_NOMEM, NULL, "out of memory", 0);
         return 1;
@@ -1195,6 +1203,7 @@ static int ae_cluster_refused(rlk_async *ac, ae_node *n, rlk_ae_call *call, cons
     call->last_err = strdup(r->str);
     call->redirects = 0;        /* ASK -> TRYAGAIN -> ASK: time bounds it now */
     call->asking = 0;
+    call->retried = 0;
     ae_park(ac, call, call->backoff);
     call->backoff = call->backoff * 2 > AE_CL_BACKOFF_MAX_MS ? AE_CL_BACKOFF_MAX_MS
                                                              : call->backoff * 2;
@@ -1282,6 +1291,7 @@ static void ae_calls_fail(rlk_async *ac, ae_node *n, int rc, const char *why, in
 
             call->backoff = b * 2 > AE_CL_BACKOFF_MAX_MS ? AE_CL_BACKOFF_MAX_MS : b * 2;
             call->asking = 0;
+            call->retried = 0;
             free(call->last_err);
             call->last_err = strdup(why);
             ae_park(ac, call, b);
