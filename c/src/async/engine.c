@@ -4,7 +4,10 @@
  * client, its requests and their deferred completion, the timer heap behind
  * the loop's one timer, the command connection (pipelined EVALSHA, NOSCRIPT
  * load and retry, a fence of the previous connection after a drop), the
- * pub/sub connection and its refcounted channels, and the watchdog.
+ * pub/sub connection and its refcounted channels, and the watchdog. On a
+ * Redis Cluster one node (command and pub/sub connection) per master, the
+ * slot map (CLUSTER SLOTS, asked on the loop), routing by slot and the
+ * redirects (MOVED, ASK, TRYAGAIN, ...).
  * docs/async-internals.md describes it.
  */
 #include <errno.h>
