@@ -24,7 +24,10 @@
  *              the resubscription there), never two holders at once;
  *   failover   CLUSTER FAILOVER on the replica of a lock's master while
  *              requests keep coming and a waiter is pending: every request
- *              is served within its wait, the waiter too after the release.
+ *              is served within its wait, the waiter too after the release;
+ *   crash      a master killed with calls in flight and a waiter pending:
+ *              each call ends once, later ones are served by the promoted
+ *              replica, the waiter after the release (last: a node stays dead).
  *
  * Every wait is bounded; pauses are the time under test, never a
  * synchronisation. The rules of rlk_async.h are checked on every request
@@ -746,6 +749,91 @@ static void failover(void)
     CHECK_INT_EQ(rule_breaks, 0);
 }
 
+/* ---------------------------------------------------------------- crash */
+
+/* A master killed (SIGKILL) with calls in flight on it and a waiter pending;
+ * its replica is promoted (cluster-node-timeout 2 s). The calls in flight
+ * end once each (lost replies settled by the kinds: taken, unsettled or an
+ * I/O error, never twice), calls made meanwhile are served once the map
+ * names the new master, and the waiter, subscribed again there, gets the
+ * lock from the holder's release. Last: the cluster keeps a dead node. */
+static void crash(void)
+{
+    cli c;
+    char n[64], side[FO_BATCH][64];
+    int m = mst[1], rep = rlk_fx_cluster_replica_of(&cl, mst[1]), ok = 0, unsettled = 0, io = 0;
+    res h = {0}, w = {0}, u = {0}, r1[FO_BATCH], u1[FO_BATCH], r2[FO_BATCH], u2[FO_BATCH];
+    batch b1 = {r1, FO_BATCH}, b2 = {r2, FO_BATCH}, bu1 = {u1, FO_BATCH}, bu2 = {u2, FO_BATCH};
+    long long t0;
+
+    REQUIRE(rep >= 0);
+    memset(r1, 0, sizeof r1);
+    memset(u1, 0, sizeof u1);
+    memset(r2, 0, sizeof r2);
+    memset(u2, 0, sizeof u2);
+    name_on("ac:crash:", m, n, sizeof n);
+    for (int k = 0; k < FO_BATCH; k++) {
+        char prefix[32];
+
+        snprintf(prefix, sizeof prefix, "ac:crash-side%d:", k);
+        name_on(prefix, m, side[k], sizeof side[k]);
+    }
+    REQUIRE(cli_open(&c, 1500, 3000) == RLK_OK);
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 1, 0, 60000, on_res, &h));
+    REQUIRE(wait_res(&c, &h, 5000));
+    REQUIRE(h.err == RLK_OK);
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 2, 25000, 60000, on_res, &w));
+    CHECK(!wait_res(&c, &w, 300));      /* subscribed on m; the hold replicated meanwhile */
+    for (int k = 0; k < FO_BATCH; k++)
+        REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, side[k], 200 + (unsigned)k, 20000, 60000, on_res,
+                           &r1[k]));
+    REQUIRE(rlk_fx_crash(&cl.node[m]) == 0);
+    t0 = rlk_fx_now_ms();
+    CHECKF(aloop_run_until(c.l, batch_done, &b1, 30000), "the calls in flight on the dead master");
+    for (int k = 0; k < FO_BATCH; k++) {
+        ok += r1[k].err == RLK_OK;
+        unsettled += r1[k].err == RLK_ERR_UNSETTLED;
+        io += r1[k].err == RLK_ERR_IO;
+        CHECKF(r1[k].calls == 1 && (r1[k].err == RLK_OK || r1[k].err == RLK_ERR_UNSETTLED ||
+                                    r1[k].err == RLK_ERR_IO),
+               "request %d on the dead master: %d %s", k, r1[k].err, r1[k].errstr);
+        if (r1[k].err == RLK_OK)
+            REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, side[k], 200 + (unsigned)k, on_res, &u1[k]));
+        else
+            u1[k].calls = 1;
+    }
+    aloop_run_until(c.l, batch_done, &bu1, 10000);
+    fprintf(stderr, "  in flight at the crash: %d taken, %d unsettled, %d I/O errors, %lld ms\n",
+            ok, unsettled, io, rlk_fx_now_ms() - t0);
+    /* The replica is the master now (or becomes it while these wait). */
+    for (int k = 0; k < FO_BATCH; k++)
+        REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, side[k], 300 + (unsigned)k, 15000, 60000, on_res,
+                           &r2[k]));
+    CHECKF(aloop_run_until(c.l, batch_done, &b2, 30000), "requests after the crash");
+    for (int k = 0; k < FO_BATCH; k++) {
+        CHECKF(r2[k].err == RLK_OK, "request %d after the crash: %d %s", k, r2[k].err,
+               r2[k].errstr);
+        REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, side[k], 300 + (unsigned)k, on_res, &u2[k]));
+    }
+    CHECK(aloop_run_until(c.l, batch_done, &bu2, 10000));
+    fprintf(stderr, "  served on the new master %lld ms after the crash\n", rlk_fx_now_ms() - t0);
+    CHECK_INT_EQ(rlk_fx_cluster_role(&cl, rep), 'M');
+    CHECK(w.calls == 0);
+    REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, 1, on_res, &u));
+    REQUIRE(wait_res(&c, &u, 10000));
+    CHECKF(u.err == RLK_OK, "the holder after the crash: %s", u.errstr);
+    REQUIRE(wait_res(&c, &w, 10000));
+    CHECKF(w.err == RLK_OK && w.at_ms - u.at_ms < WAKE_MS, "waiter after the crash: %s (%lld ms "
+           "after the release)", w.errstr, w.at_ms - u.at_ms);
+    memset(&u, 0, sizeof u);
+    REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, 2, on_res, &u));
+    REQUIRE(wait_res(&c, &u, 5000));
+    CHECK_INT_EQ(u.err, RLK_OK);
+    CHECK_INT_EQ(rlk_async_pending(c.ac), 0);
+    cli_close(&c);
+    CHECK_INT_EQ(rule_breaks, 0);
+}
+
 /* ---------------------------------------------------------------- main */
 
 static const struct {
@@ -757,6 +845,7 @@ static const struct {
     {"wake_global", wake_global},
     {"migrate", migrate},
     {"failover", failover},
+    {"crash", crash},
 };
 
 int main(int argc, char **argv)
