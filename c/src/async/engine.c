@@ -79,30 +79,35 @@ enum { AE_CALL_USER, AE_CALL_SETUP, AE_CALL_ID, AE_CALL_KILL, AE_CALL_LOAD, AE_C
 
 typedef struct ae_node ae_node;
 
-struct rlk_ae_call {
-    rlk_ae_call *next;
-    int what;                       /* AE_CALL_* */
-    int setup_i;                    /* AE_CALL_SETUP: its index */
-    char *cmd;                      /* formatted (redisFreeCommand) */
-    size_t len;
-    const rlk_script_info *script;  /* a script call (NOSCRIPT rule), else NULL */
-    int retried;
-    rlk_ae_reply_fn fn;
-    void *arg;
-    int forgotten;
-    long long issued;               /* monotonic ms: when made */
+/* A call's routing on a cluster (allocated only there: a call on one
+ * server stays as small as it was). */
+struct ae_route {
     long long written;              /* monotonic ms: when written (the reply's timeout) */
-    /* Cluster routing. */
+    long long backoff;              /* the next "not now" retry's delay */
+    long long not_before;           /* parked: routed again from then on (0: when the map is known) */
     int slot;                       /* the slot of its first key, RLK_TOPO_ANY_SLOT: any master */
     int pinned;                     /* sent to one node only (CLUSTER SLOTS, INFO): never routed */
     int asking;                     /* ASK: ASKING goes first on the node it is sent to */
     int redirects;                  /* MOVED/ASK followed */
-    long long backoff;              /* the next "not now" retry's delay */
-    long long not_before;           /* parked: routed again from then on (0: when the map is known) */
     int fail_rc;                    /* parked to end with this (a call refused before sending) */
     char *cmd_s;                    /* the form with "spublish" while the pub/sub mode is unknown */
     size_t len_s;
     char *last_err;                 /* the last "not now" answer, for the timeout's message */
+};
+
+struct rlk_ae_call {
+    rlk_ae_call *next;
+    int what;                       /* AE_CALL_* */
+    int setup_i;                    /* AE_CALL_SETUP: its index */
+    int retried;
+    int forgotten;
+    char *cmd;                      /* formatted (redisFreeCommand) */
+    size_t len;
+    const rlk_script_info *script;  /* a script call (NOSCRIPT rule), else NULL */
+    rlk_ae_reply_fn fn;
+    void *arg;
+    long long issued;               /* monotonic ms: when made */
+    struct ae_route *rt;            /* a cluster's routing state; NULL on one server */
 };
 
 /* A queue of calls, FIFO. */
@@ -161,8 +166,9 @@ typedef struct ae_conn {
     unsigned long long switches;    /* sentinel: the switches when this connection was named */
     void *dial_handle;              /* the loop's handle of dial->sv[0] */
     ae_node *node;                  /* the node it goes to */
-    /* Pub/sub: the channels of the (S)SUBSCRIBE / (S)UNSUBSCRIBE sent, in
-     * order (their replies come in that order); ch NULL: an answer to drop. */
+    /* Pub/sub on a cluster: the channels of the (S)SUBSCRIBE / (S)UNSUBSCRIBE
+     * sent, in order (their replies come in that order); ch NULL: an answer
+     * to drop (name: its channel's, copied when it was dropped). */
     struct ae_sq { ae_chan *ch; char *name; int sub; } *sq;
     size_t sq_head, sq_n, sq_cap;
 } ae_conn;
@@ -192,19 +198,19 @@ struct ae_chan {
     char *name;
     ae_chan *bnext;                 /* the bucket's chain */
     rlk_ae_sub *head, *tail;
-    size_t listeners;               /* live (not dead) listeners */
-    int slot;                       /* its hash slot (sharded pub/sub on a cluster) */
     ae_conn *conn;                  /* the connection its commands went to, or NULL */
-    int last_sent;                  /* 1: SUBSCRIBE was the last command sent; 0 otherwise */
+    unsigned listeners;             /* live (not dead) listeners */
     int outstanding;                /* SUBSCRIBE/UNSUBSCRIBE sent, not answered */
-    int live;                       /* the server has it subscribed (as its last reply said) */
     int dispatching;
+    signed char last_sent;          /* 1: SUBSCRIBE was the last command sent; 0 otherwise */
+    signed char live;               /* the server has it subscribed (as its last reply said) */
 };
 
 struct rlk_ae_hold {
     rlk_async *ac;
     rlk_ae_hold *prev, *next;
     int kind;
+    int slot;                       /* key's slot: a cluster's batches are per slot */
     char *renew, *name, *key, *owner;
     char *more[2];                  /* the "one" form's second and third keys, or NULL */
     int one;                        /* 1: renewed by one call per hold (rlk_ae_wd_add_one) */
@@ -212,7 +218,6 @@ struct rlk_ae_hold {
     void *arg;
     int refs;                       /* renewal calls in flight that name it */
     int removed;
-    int slot;                       /* key's slot: a cluster's batches are per slot */
 };
 
 /* One renewal call: the holds it names. */
@@ -734,9 +739,12 @@ static void ae_call_free(rlk_ae_call *call)
 {
     if (call->cmd)
         redisFreeCommand(call->cmd);
-    if (call->cmd_s)
-        redisFreeCommand(call->cmd_s);
-    free(call->last_err);
+    if (call->rt) {
+        if (call->rt->cmd_s)
+            redisFreeCommand(call->rt->cmd_s);
+        free(call->rt->last_err);
+        free(call->rt);
+    }
     free(call);
 }
 
@@ -752,37 +760,40 @@ static void ae_call_end(rlk_async *ac, rlk_ae_call *call, int rc, const redisRep
 /* The form of the command the pub/sub mode asks for (known by now). */
 static void ae_call_settle_form(rlk_async *ac, rlk_ae_call *call)
 {
-    if (!call->cmd_s)
+    if (!call->rt || !call->rt->cmd_s)
         return;
     if (ac->pubsub == RLK_PUBSUB_SHARDED) {
         redisFreeCommand(call->cmd);
-        call->cmd = call->cmd_s;
-        call->len = call->len_s;
+        call->cmd = call->rt->cmd_s;
+        call->len = call->rt->len_s;
     } else
-        redisFreeCommand(call->cmd_s);
-    call->cmd_s = NULL;
+        redisFreeCommand(call->rt->cmd_s);
+    call->rt->cmd_s = NULL;
 }
+
+static rlk_ae_call *ae_call_new(rlk_async *ac, int what, rlk_ae_reply_fn fn, void *arg);
 
 /* Appends the call's command to n's live connection and moves it in flight
  * (an ASK redirect's ASKING first). */
 static int ae_call_write(rlk_async *ac, ae_node *n, rlk_ae_call *call)
 {
     ae_call_settle_form(ac, call);
-    if (call->asking) {
-        rlk_ae_call *ask = calloc(1, sizeof *ask);
+    if (call->rt && call->rt->asking) {
+        rlk_ae_call *ask = ae_call_new(ac, AE_CALL_ASKING, NULL, NULL);
 
         if (!ask || redisAppendCommand(n->cmd.ctx, "ASKING") != REDIS_OK) {
-            free(ask);
+            if (ask)
+                ae_call_free(ask);
             return -1;
         }
-        ask->what = AE_CALL_ASKING;
-        ask->issued = ask->written = rlk_ae_now_ms();
+        ask->rt->written = rlk_ae_now_ms();
         ae_callq_push(&n->inflight, ask);
-        call->asking = 0;
+        call->rt->asking = 0;
     }
     if (redisAppendFormattedCommand(n->cmd.ctx, call->cmd, call->len) != REDIS_OK)
         return -1;
-    call->written = rlk_ae_now_ms();
+    if (call->rt)
+        call->rt->written = rlk_ae_now_ms();
     ae_callq_push(&n->inflight, call);
     return 0;
 }
@@ -797,9 +808,14 @@ static rlk_ae_call *ae_call_new(rlk_async *ac, int what, rlk_ae_reply_fn fn, voi
     call->fn = fn;
     call->arg = arg;
     call->issued = rlk_ae_now_ms();
-    call->slot = RLK_TOPO_ANY_SLOT;
-    call->backoff = AE_CL_BACKOFF_MIN_MS;
-    (void)ac;
+    if (ac->cluster) {
+        if (!(call->rt = calloc(1, sizeof *call->rt))) {
+            free(call);
+            return NULL;
+        }
+        call->rt->slot = RLK_TOPO_ANY_SLOT;
+        call->rt->backoff = AE_CL_BACKOFF_MIN_MS;
+    }
     return call;
 }
 
@@ -831,7 +847,7 @@ static rlk_ae_call *ae_call_submit(rlk_async *ac, rlk_ae_call *call)
         }
         return call;
     }
-    if (call->fail_rc)
+    if (call->rt->fail_rc)
         ae_park(ac, call, 0);   /* ended on the next turn, never from inside the call */
     else
         ae_route(ac, call);
@@ -867,7 +883,7 @@ rlk_ae_call *rlk_ae_scriptv(rlk_async *ac, const char *name, int nkeys, const ch
     for (int i = 0; i < nargs && pub < 0; i++)
         if (args[i] == ae_pub_auto)
             pub = i;
-    if (pub >= 0) {
+    if (pub >= 0 && call->rt) {
         /* The mode is not known yet: the "spublish" form too. */
         const char **a2 = malloc((size_t)nargs * sizeof *a2);
         size_t *l2 = arglens ? malloc((size_t)nargs * sizeof *l2) : NULL;
@@ -879,29 +895,29 @@ rlk_ae_call *rlk_ae_scriptv(rlk_async *ac, const char *name, int nkeys, const ch
                 memcpy(l2, arglens, (size_t)nargs * sizeof *l2);
                 l2[pub] = 8;
             }
-            len = rlk_conn_format_script(ac->c, s, nkeys, keys, NULL, nargs, a2, l2, &call->cmd_s);
+            len = rlk_conn_format_script(ac->c, s, nkeys, keys, NULL, nargs, a2, l2, &call->rt->cmd_s);
         } else
             len = -1;
         free(a2);
         free(l2);
         if (len < 0) {
-            call->cmd_s = NULL;
+            call->rt->cmd_s = NULL;
             ae_call_free(call);
             return NULL;
         }
-        call->len_s = (size_t)len;
+        call->rt->len_s = (size_t)len;
     }
     if (ac->cluster && nkeys > 0) {
-        call->slot = rlk_key_slot(keys[0], strlen(keys[0]));
+        call->rt->slot = rlk_key_slot(keys[0], strlen(keys[0]));
         for (int i = 1; i < nkeys; i++)
-            if (rlk_key_slot(keys[i], strlen(keys[i])) != call->slot) {
+            if (rlk_key_slot(keys[i], strlen(keys[i])) != call->rt->slot) {
                 char msg[AE_ERRSTR_MAX];
 
                 snprintf(msg, sizeof msg, "%s: its keys hash to different cluster slots ('%s', "
                          "'%s'): Redis would refuse it (CROSSSLOT); see the name rule in "
                          "docs/cluster.md", name, keys[0], keys[i]);
-                call->fail_rc = RLK_ERR_ARG;
-                call->last_err = strdup(msg);
+                call->rt->fail_rc = RLK_ERR_ARG;
+                call->rt->last_err = strdup(msg);
                 break;
             }
     }
@@ -924,7 +940,7 @@ rlk_ae_call *rlk_ae_command(rlk_async *ac, int argc, const char *const *argv, rl
     }
     call->len = (size_t)len;
     if (ac->cluster)
-        call->slot = rlk_cluster_command_slot(argc, argv, NULL);
+        call->rt->slot = rlk_cluster_command_slot(argc, argv, NULL);
     return ae_call_submit(ac, call);
 }
 
@@ -989,7 +1005,8 @@ static int ae_noscript(rlk_async *ac, ae_node *n, rlk_ae_call *call)
         return -1;
     }
     load->script = call->script;
-    load->written = call->written = rlk_ae_now_ms();
+    if (load->rt && call->rt)
+        load->rt->written = call->rt->written = rlk_ae_now_ms();
     call->retried = 1;
     ae_callq_push(&n->inflight, load);
     ae_callq_push(&n->inflight, call);
@@ -1056,8 +1073,8 @@ static void ae_park_arm(rlk_async *ac)
 
     /* (Calls parked for the map are routed when it comes, not by the timer.) */
     for (rlk_ae_call *c = ac->parked.head; c; c = c->next)
-        if ((c->fail_rc || c->not_before) && (first < 0 || c->not_before < first))
-            first = c->not_before;
+        if ((c->rt->fail_rc || c->rt->not_before) && (first < 0 || c->rt->not_before < first))
+            first = c->rt->not_before;
     if (first < 0 || ac->closing)
         return;
     if (ac->park_timer) {
@@ -1071,7 +1088,7 @@ static void ae_park_arm(rlk_async *ac)
 /* Parks a call: routed again after delay_ms (0 with no map: once it is known). */
 static void ae_park(rlk_async *ac, rlk_ae_call *call, long long delay_ms)
 {
-    call->not_before = delay_ms > 0 ? rlk_ae_now_ms() + delay_ms : 0;
+    call->rt->not_before = delay_ms > 0 ? rlk_ae_now_ms() + delay_ms : 0;
     ae_callq_push(&ac->parked, call);
     ae_park_arm(ac);
 }
@@ -1089,9 +1106,9 @@ static void ae_park_run(rlk_async *ac)
             ae_callq_push(&ac->parked, call);
             continue;
         }
-        if (call->fail_rc)
-            ae_call_end(ac, call, call->fail_rc, NULL, call->last_err, 0);
-        else if (call->not_before > now)
+        if (call->rt->fail_rc)
+            ae_call_end(ac, call, call->rt->fail_rc, NULL, call->rt->last_err, 0);
+        else if (call->rt->not_before > now)
             ae_callq_push(&ac->parked, call);
         else
             ae_route(ac, call);
@@ -1110,15 +1127,15 @@ static void ae_park_fire(rlk_async *ac, void *arg)
  * pub/sub mode, which its form depends on) is not known. */
 static void ae_route(rlk_async *ac, rlk_ae_call *call)
 {
-    ae_node *n = ac->pubsub ? ae_slot_node(ac, call->slot) : NULL;
+    ae_node *n = ac->pubsub ? ae_slot_node(ac, call->rt->slot) : NULL;
 
     if (!n) {
         long long b = 0;
 
         if (ac->map_known && ac->pubsub) {
             /* The map has no master for the slot (the cluster is down there): later. */
-            b = call->backoff;
-            call->backoff = b * 2 > AE_CL_BACKOFF_MAX_MS ? AE_CL_BACKOFF_MAX_MS : b * 2;
+            b = call->rt->backoff;
+            call->rt->backoff = b * 2 > AE_CL_BACKOFF_MAX_MS ? AE_CL_BACKOFF_MAX_MS : b * 2;
         }
         ae_park(ac, call, b);
         ae_refresh(ac, 0);
@@ -1174,7 +1191,7 @@ static int ae_cluster_refused(rlk_async *ac, ae_node *n, rlk_ae_call *call, cons
     int slot, port, kind = ae_redirect_parse(r->str, &slot, host, sizeof host, &port);
     long long now = rlk_ae_now_ms();
 
-    if (kind && call->redirects++ < AE_REDIRECTS_MAX) {
+    if (kind && call->rt->redirects++ < AE_REDIRECTS_MAX) {
         ae_node *to = ae_node_get(ac, host, port);
 
         if (!to)
@@ -1188,7 +1205,7 @@ static int ae_cluster_refused(rlk_async *ac, ae_node *n, rlk_ae_call *call, cons
             }
             ae_refresh(ac, 0);          /* a failover or a finished migration moves more */
         } else
-            call->asking = 1;
+            call->rt->asking = 1;
         if (to != n)
             call->retried = 0;      /* NOSCRIPT is the new node's own */
         if (ae_node_submit(ac, to, call) != 0)
@@ -1200,16 +1217,16 @@ static int ae_cluster_refused(rlk_async *ac, ae_node *n, rlk_ae_call *call, cons
         return 0;
     /* "Not now" (a migration's keys in two places, a failover): after a backoff
      * that fits in the command timeout, maybe elsewhere. */
-    if (now + call->backoff >= call->issued + ac->c->command_timeout_ms)
+    if (now + call->rt->backoff >= call->issued + ac->c->command_timeout_ms)
         return 0;
-    free(call->last_err);
-    call->last_err = strdup(r->str);
-    call->redirects = 0;        /* ASK -> TRYAGAIN -> ASK: time bounds it now */
-    call->asking = 0;
+    free(call->rt->last_err);
+    call->rt->last_err = strdup(r->str);
+    call->rt->redirects = 0;        /* ASK -> TRYAGAIN -> ASK: time bounds it now */
+    call->rt->asking = 0;
     call->retried = 0;
-    ae_park(ac, call, call->backoff);
-    call->backoff = call->backoff * 2 > AE_CL_BACKOFF_MAX_MS ? AE_CL_BACKOFF_MAX_MS
-                                                             : call->backoff * 2;
+    ae_park(ac, call, call->rt->backoff);
+    call->rt->backoff = call->rt->backoff * 2 > AE_CL_BACKOFF_MAX_MS ? AE_CL_BACKOFF_MAX_MS
+                                                             : call->rt->backoff * 2;
     if (!ae_word(r->str, "BUSY") && !ae_word(r->str, "LOADING"))
         ae_refresh(ac, 0);
     return 1;
@@ -1256,7 +1273,7 @@ static void ae_cmd_reply(rlk_async *ac, ae_node *n, redisReply *r)
             ac->sn_refresh = 1;
             return;
         }
-        if (r->type == REDIS_REPLY_ERROR && ac->cluster && !call->pinned &&
+        if (r->type == REDIS_REPLY_ERROR && call->rt && !call->rt->pinned &&
             ae_cluster_refused(ac, n, call, r))
             return;
         if (r->type == REDIS_REPLY_ERROR) {
@@ -1287,16 +1304,16 @@ static void ae_calls_fail(rlk_async *ac, ae_node *n, int rc, const char *why, in
     q = n->unsent;
     memset(&n->unsent, 0, sizeof n->unsent);
     while ((call = ae_callq_pop(&q))) {
-        if (unsent_too || call->pinned || ac->closing)
+        if (unsent_too || !call->rt || call->rt->pinned || ac->closing)
             ae_call_end(ac, call, rc, NULL, why, 0);
         else {
-            long long b = call->backoff;
+            long long b = call->rt->backoff;
 
-            call->backoff = b * 2 > AE_CL_BACKOFF_MAX_MS ? AE_CL_BACKOFF_MAX_MS : b * 2;
-            call->asking = 0;
+            call->rt->backoff = b * 2 > AE_CL_BACKOFF_MAX_MS ? AE_CL_BACKOFF_MAX_MS : b * 2;
+            call->rt->asking = 0;
             call->retried = 0;
-            free(call->last_err);
-            call->last_err = strdup(why);
+            free(call->rt->last_err);
+            call->rt->last_err = strdup(why);
             ae_park(ac, call, b);
         }
     }
@@ -1372,7 +1389,7 @@ static int ae_ask_node(rlk_async *ac, ae_node *n, int argc, const char **argv, r
 
     if (!call)
         return -1;
-    call->pinned = 1;
+    call->rt->pinned = 1;
     len = redisFormatCommandArgv(&call->cmd, argc, argv, NULL);
     if (len < 0) {
         call->cmd = NULL;
@@ -1893,7 +1910,8 @@ static void ae_sweep_fire(rlk_async *ac, void *arg)
         /* A redirected call was made earlier than it was written: the reply's
          * time counts from the write on a cluster. */
         if (n->inflight.head &&
-            now - (ac->cluster ? n->inflight.head->written : n->inflight.head->issued) > tmo)
+            now - (n->inflight.head->rt ? n->inflight.head->rt->written : n->inflight.head->issued) >
+                tmo)
             ae_conn_drop(ac, &n->cmd, "no reply within the command timeout");
         while (!ac->closing && n->cmd.state != AE_UP && n->unsent.head &&
                now - n->unsent.head->issued > tmo) {
@@ -1914,13 +1932,13 @@ static void ae_sweep_fire(rlk_async *ac, void *arg)
         while ((call = ae_callq_pop(&q))) {
             char msg[AE_ERRSTR_MAX];
 
-            if (ac->closing || call->fail_rc || now - call->issued <= tmo) {
+            if (ac->closing || call->rt->fail_rc || now - call->issued <= tmo) {
                 ae_callq_push(&ac->parked, call);
                 continue;
             }
             snprintf(msg, sizeof msg, "cluster: slot %d not served within the command timeout "
-                     "(%d ms)%s%s", call->slot, ac->c->command_timeout_ms,
-                     call->last_err ? ": " : " (no slot map)", call->last_err ? call->last_err : "");
+                     "(%d ms)%s%s", call->rt->slot, ac->c->command_timeout_ms,
+                     call->rt->last_err ? ": " : " (no slot map)", call->rt->last_err ? call->rt->last_err : "");
             ae_call_end(ac, call, RLK_ERR_IO, NULL, msg, 0);
         }
     }
@@ -2020,7 +2038,6 @@ static ae_chan *ae_chan_get(rlk_async *ac, const char *name)
         free(ch);
         return NULL;
     }
-    ch->slot = rlk_key_slot(name, strlen(name));
     j = ae_hash(name) & (ac->nbuckets - 1);
     ch->bnext = ac->buckets[j];
     ac->buckets[j] = ch;
@@ -2067,8 +2084,7 @@ static int ae_sq_push(ae_conn *k, ae_chan *ch, int sub)
         k->sq_head = 0;
     }
     e = &k->sq[(k->sq_head + k->sq_n) % k->sq_cap];
-    if (!(e->name = strdup(ch->name)))
-        return -1;
+    e->name = NULL;
     e->ch = ch;
     e->sub = sub;
     k->sq_n++;
@@ -2078,6 +2094,14 @@ static int ae_sq_push(ae_conn *k, ae_chan *ch, int sub)
 static struct ae_sq *ae_sq_peek(ae_conn *k)
 {
     return k->sq_n ? &k->sq[k->sq_head] : NULL;
+}
+
+/* 1 when e is the command of channel name, SUBSCRIBE (sub 1) or UNSUBSCRIBE. */
+static int ae_sq_is(const struct ae_sq *e, const char *name, int sub)
+{
+    const char *n = e ? (e->ch ? e->ch->name : e->name) : NULL;
+
+    return n && e->sub == sub && strcmp(n, name) == 0;
 }
 
 static void ae_sq_pop(ae_conn *k)
@@ -2103,9 +2127,14 @@ static void ae_chan_detach(ae_chan *ch)
 {
     ae_conn *k = ch->conn;
 
-    for (size_t i = 0; k && i < k->sq_n; i++)
-        if (k->sq[(k->sq_head + i) % k->sq_cap].ch == ch)
-            k->sq[(k->sq_head + i) % k->sq_cap].ch = NULL;
+    for (size_t i = 0; k && i < k->sq_n; i++) {
+        struct ae_sq *e = &k->sq[(k->sq_head + i) % k->sq_cap];
+
+        if (e->ch == ch) {
+            e->ch = NULL;
+            e->name = strdup(ch->name);     /* NULL: matches nothing, still dropped in order */
+        }
+    }
     ch->outstanding = 0;
     ch->live = 0;
     ch->last_sent = 0;
@@ -2121,7 +2150,8 @@ static void ae_sub_send(rlk_async *ac, ae_conn *k, const char *cmd, ae_chan *ch,
         snprintf(c2, sizeof c2, "S%s", cmd);
         argv[0] = c2;
     }
-    if (ae_sq_push(k, ch, sub) != 0 || redisAppendCommandArgv(k->ctx, 2, argv, NULL) != REDIS_OK)
+    if ((ac->cluster && ae_sq_push(k, ch, sub) != 0) ||
+        redisAppendCommandArgv(k->ctx, 2, argv, NULL) != REDIS_OK)
         ae_conn_drop(ac, k, "out of memory");
     else if (!ac->depth)
         ae_flush(ac, k);
@@ -2133,6 +2163,7 @@ static void ae_sub_send(rlk_async *ac, ae_conn *k, const char *cmd, ae_chan *ch,
 static ae_conn *ae_chan_route(rlk_async *ac, ae_chan *ch)
 {
     ae_node *n;
+    int slot;
 
     if (!ac->cluster)
         return &AE_N0(ac)->sub;
@@ -2140,7 +2171,8 @@ static ae_conn *ae_chan_route(rlk_async *ac, ae_chan *ch)
         return NULL;
     if (ac->pubsub == RLK_PUBSUB_GLOBAL)
         return &ac->nodes[ac->gsub % ac->nnodes]->sub;
-    n = ac->owner[ch->slot] ? ac->nodes[ac->owner[ch->slot] - 1] : NULL;
+    slot = rlk_key_slot(ch->name, strlen(ch->name));
+    n = ac->owner[slot] ? ac->nodes[ac->owner[slot] - 1] : NULL;
     return n ? &n->sub : NULL;
 }
 
@@ -2389,6 +2421,8 @@ static void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
         return;
     }
     head = ae_sq_peek(k);
+    if (r->type == REDIS_REPLY_ERROR && !ac->cluster)
+        return;     /* one server: nothing to learn from it */
     if (r->type == REDIS_REPLY_ERROR) {
         /* The answer to the oldest command: a refusal of SUBSCRIBE / SSUBSCRIBE. */
         char host[256];
@@ -2428,14 +2462,16 @@ static void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
         return;     /* the dispatch settles the channel */
     }
     if (strcmp(kind, "subscribe") == 0) {
-        ae_chan *mine = head && head->sub && strcmp(head->name, r->element[1]->str) == 0
-                            ? head->ch : NULL;
+        if (ac->cluster) {
+            ae_chan *mine = ae_sq_is(head, r->element[1]->str, 1) ? head->ch : NULL;
 
-        if (head && head->sub && strcmp(head->name, r->element[1]->str) == 0)
-            ae_sq_pop(k);
-        if (!mine)
-            return;     /* an answer dropped (the channel left this connection) */
-        ch = mine;
+            if (ae_sq_is(head, r->element[1]->str, 1))
+                ae_sq_pop(k);
+            if (!mine)
+                return;     /* an answer dropped (the channel left this connection) */
+            ch = mine;
+        } else if (!ch || ch->conn != k)
+            return;
         ch->outstanding--;
         ch->live = 1;
         if (ch->last_sent == 1 && !ch->outstanding) {
@@ -2443,7 +2479,12 @@ static void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
             return;
         }
     } else if (strcmp(kind, "unsubscribe") == 0) {
-        if (head && !head->sub && strcmp(head->name, r->element[1]->str) == 0) {
+        if (!ac->cluster) {
+            if (!ch || ch->conn != k)
+                return;
+            ch->outstanding--;
+            ch->live = 0;
+        } else if (ae_sq_is(head, r->element[1]->str, 0)) {
             ae_chan *mine = head->ch;
 
             ae_sq_pop(k);
