@@ -4,9 +4,11 @@
  * loop's thread, thousands pending at once, without a thread per waiter.
  *
  * The model (docs/async.md): an rlk_async client is driven by one event
- * loop. It opens its connections itself (a command connection per master
- * and one pub/sub connection, over the same transport as the blocking API,
- * TLS included), runs the same scripts and the same protocol as the
+ * loop. It opens its connections itself (a command connection and one
+ * pub/sub connection; on a Redis Cluster a command connection per master,
+ * redirects followed without blocking, and with sharded pub/sub a pub/sub
+ * connection per master; over the same transport as the blocking API, TLS
+ * included), runs the same scripts and the same protocol as the
  * blocking API (pub/sub wake-ups, the cross-process handoff queue, the fair
  * queue, the watchdog renewing lease-less locks, settling of lost replies),
  * and tells the loop which file descriptors to watch and when to fire its

@@ -4,7 +4,10 @@
  * client, its requests and their deferred completion, the timer heap behind
  * the loop's one timer, the command connection (pipelined EVALSHA, NOSCRIPT
  * load and retry, a fence of the previous connection after a drop), the
- * pub/sub connection and its refcounted channels, and the watchdog.
+ * pub/sub connection and its refcounted channels, and the watchdog. On a
+ * Redis Cluster one node (command and pub/sub connection) per master, the
+ * slot map (CLUSTER SLOTS, asked on the loop), routing by slot and the
+ * redirects (MOVED, ASK, TRYAGAIN, ...).
  * docs/async-internals.md describes it.
  */
 #include <errno.h>
@@ -21,11 +24,13 @@
 
 #include "client/client.h"
 #include "client/clock.h"
+#include "client/cluster.h"
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/random.h"
 #include "client/scripts.h"
 #include "client/sentinel.h"
+#include "client/slot.h"
 #include "client/topo.h"
 #include "client/transport.h"
 #include "async/engine.h"
@@ -35,6 +40,11 @@
 #define AE_BACKOFF_MAX_MS 1000      /* the longest */
 #define AE_RENEW_BATCH 100          /* holds per renewal call */
 #define AE_ERRSTR_MAX 1024
+#define AE_MAX_NODES 64             /* cluster: nodes seen (seeds and masters), never removed */
+#define AE_REDIRECTS_MAX 16         /* cluster: MOVED/ASK followed per call */
+#define AE_CL_BACKOFF_MIN_MS 5      /* cluster: TRYAGAIN, CLUSTERDOWN, ... retried after this, */
+#define AE_CL_BACKOFF_MAX_MS 200    /* doubling up to this (cluster.c's rule) */
+#define AE_CL_REFRESH_MS 100        /* cluster: CLUSTER SLOTS at most this often */
 
 /* ---------------------------------------------------------------- types */
 
@@ -65,20 +75,39 @@ struct rlk_ae_timer {
 };
 
 /* What a queued command is for. */
-enum { AE_CALL_USER, AE_CALL_SETUP, AE_CALL_ID, AE_CALL_KILL, AE_CALL_LOAD };
+enum { AE_CALL_USER, AE_CALL_SETUP, AE_CALL_ID, AE_CALL_KILL, AE_CALL_LOAD, AE_CALL_ASKING };
+
+typedef struct ae_node ae_node;
+
+/* A call's routing on a cluster (allocated only there: a call on one
+ * server stays as small as it was). */
+struct ae_route {
+    long long written;              /* monotonic ms: when written (the reply's timeout) */
+    long long backoff;              /* the next "not now" retry's delay */
+    long long not_before;           /* parked: routed again from then on (0: when the map is known) */
+    int slot;                       /* the slot of its first key, RLK_TOPO_ANY_SLOT: any master */
+    int pinned;                     /* sent to one node only (CLUSTER SLOTS, INFO): never routed */
+    int asking;                     /* ASK: ASKING goes first on the node it is sent to */
+    int redirects;                  /* MOVED/ASK followed */
+    int fail_rc;                    /* parked to end with this (a call refused before sending) */
+    char *cmd_s;                    /* the form with "spublish" while the pub/sub mode is unknown */
+    size_t len_s;
+    char *last_err;                 /* the last "not now" answer, for the timeout's message */
+};
 
 struct rlk_ae_call {
     rlk_ae_call *next;
     int what;                       /* AE_CALL_* */
     int setup_i;                    /* AE_CALL_SETUP: its index */
+    int retried;
+    int forgotten;
     char *cmd;                      /* formatted (redisFreeCommand) */
     size_t len;
     const rlk_script_info *script;  /* a script call (NOSCRIPT rule), else NULL */
-    int retried;
     rlk_ae_reply_fn fn;
     void *arg;
-    int forgotten;
     long long issued;               /* monotonic ms: when made */
+    struct ae_route *rt;            /* a cluster's routing state; NULL on one server */
 };
 
 /* A queue of calls, FIFO. */
@@ -88,6 +117,8 @@ typedef struct ae_callq {
 } ae_callq;
 
 enum { AE_DOWN, AE_CONNECTING, AE_SETUP, AE_UP };
+
+typedef struct ae_chan ae_chan;
 
 /* The inner client, shared with dial threads: freed by the last of them. */
 typedef struct ae_cref {
@@ -112,6 +143,8 @@ typedef struct ae_dial {
     int rc;
     char why[256];
     int refresh;                    /* sentinel: ask the sentinels first (a READONLY reply) */
+    char *host;                     /* a cluster's node (else NULL: the URL's, or the sentinels') */
+    int port;
     unsigned long long switches;    /* sentinel: the switches seen when the master was named */
 } ae_dial;
 
@@ -132,9 +165,24 @@ typedef struct ae_conn {
     ae_dial *dial;                  /* a dial on its thread, or NULL */
     unsigned long long switches;    /* sentinel: the switches when this connection was named */
     void *dial_handle;              /* the loop's handle of dial->sv[0] */
+    ae_node *node;                  /* the node it goes to */
+    /* Pub/sub on a cluster: the channels of the (S)SUBSCRIBE / (S)UNSUBSCRIBE
+     * sent, in order (their replies come in that order); ch NULL: an answer
+     * to drop (name: its channel's, copied when it was dropped). */
+    struct ae_sq { ae_chan *ch; char *name; int sub; } *sq;
+    size_t sq_head, sq_n, sq_cap;
 } ae_conn;
 
-typedef struct ae_chan ae_chan;
+/* A server: the one of the URL (or the sentinels' master), or one node of a
+ * cluster, with its command connection and its queues, and its pub/sub
+ * connection. */
+struct ae_node {
+    char *host;                     /* NULL: the URL's own address */
+    int port;
+    char addr[300];
+    ae_conn cmd, sub;
+    ae_callq unsent, inflight;      /* command connection: not written; written, no reply */
+};
 
 struct rlk_ae_sub {
     rlk_async *ac;
@@ -150,17 +198,19 @@ struct ae_chan {
     char *name;
     ae_chan *bnext;                 /* the bucket's chain */
     rlk_ae_sub *head, *tail;
-    size_t listeners;               /* live (not dead) listeners */
-    int last_sent;                  /* 1: SUBSCRIBE was the last command sent; 0 otherwise */
+    ae_conn *conn;                  /* the connection its commands went to, or NULL */
+    unsigned listeners;             /* live (not dead) listeners */
     int outstanding;                /* SUBSCRIBE/UNSUBSCRIBE sent, not answered */
-    int live;                       /* the server has it subscribed (as its last reply said) */
     int dispatching;
+    signed char last_sent;          /* 1: SUBSCRIBE was the last command sent; 0 otherwise */
+    signed char live;               /* the server has it subscribed (as its last reply said) */
 };
 
 struct rlk_ae_hold {
     rlk_async *ac;
     rlk_ae_hold *prev, *next;
     int kind;
+    int slot;                       /* key's slot: a cluster's batches are per slot */
     char *renew, *name, *key, *owner;
     char *more[2];                  /* the "one" form's second and third keys, or NULL */
     int one;                        /* 1: renewed by one call per hold (rlk_ae_wd_add_one) */
@@ -195,9 +245,27 @@ struct rlk_async {
     unsigned long long seq;
     long long armed;                /* what set_timer was last told: -2 nothing yet */
 
-    ae_conn cmd, sub;
-    ae_callq unsent, inflight;      /* command connection: not written; written, no reply */
+    ae_node *nodes[AE_MAX_NODES];   /* [0]: the URL's server (or the first seed) */
+    int nnodes;
     rlk_ae_timer *sweep;
+
+    int pubsub;                     /* RLK_PUBSUB_GLOBAL / _SHARDED; 0: not known yet (cluster) */
+
+    /* Cluster (url.is_cluster): the slot map, filled by CLUSTER SLOTS. */
+    int cluster;
+    int map_known;
+    unsigned char owner[RLK_SLOT_COUNT];    /* node index + 1; 0: unknown */
+    int masters[AE_MAX_NODES];      /* the node indexes owning slots */
+    int nmasters;
+    unsigned rr;                    /* rotation: "any master", the node asked for the map */
+    ae_callq parked;                /* calls waiting for the map, or for a retry's backoff */
+    rlk_ae_timer *park_timer;
+    int refreshing;                 /* CLUSTER SLOTS in flight */
+    int info_asked;                 /* INFO server in flight (the pub/sub mode) */
+    long long refreshed_at;         /* monotonic ms of the last CLUSTER SLOTS sent */
+    int refresh_fails;
+    rlk_ae_timer *refresh_timer;
+    int gsub;                       /* global pub/sub on a cluster: the node of the one connection */
 
     ae_chan **buckets;
     size_t nbuckets, nchans;
@@ -226,8 +294,20 @@ static void ae_conn_start(rlk_async *ac, ae_conn *k);
 static void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why);
 static void ae_sweep_ensure(rlk_async *ac);
 static void ae_arm(rlk_async *ac);
-static void ae_sub_send(rlk_async *ac, const char *cmd, const char *channel);
+static void ae_sub_send(rlk_async *ac, ae_conn *k, const char *cmd, ae_chan *ch, int sub);
 static void ae_renew_arm(rlk_async *ac);
+static void ae_refresh(rlk_async *ac, int force);
+static void ae_park(rlk_async *ac, rlk_ae_call *call, long long delay_ms);
+static void ae_route(rlk_async *ac, rlk_ae_call *call);
+static void ae_chans_reroute(rlk_async *ac);
+static void ae_chans_up(rlk_async *ac);
+
+/* The marker rlk_ae_publish_arg returns while a cluster's pub/sub mode is
+ * not known yet: a script call that passes it is formatted both ways, and
+ * the one of the mode goes out (no call is written before the mode is known). */
+static const char ae_pub_auto[] = "publish";
+
+#define AE_N0(ac) ((ac)->nodes[0])
 
 /* ---------------------------------------------------------------- small things */
 
@@ -248,8 +328,9 @@ void rlk_ae_owner(rlk_async *ac, unsigned long long task, char *buf, size_t len)
 
 const char *rlk_ae_publish_arg(rlk_async *ac)
 {
-    (void)ac;
-    return "publish";   /* one server or a sentinel's master: global pub/sub */
+    if (ac->pubsub == RLK_PUBSUB_SHARDED)
+        return "spublish";
+    return ac->pubsub == RLK_PUBSUB_GLOBAL ? "publish" : ae_pub_auto;
 }
 
 int rlk_ae_closing(rlk_async *ac)
@@ -604,9 +685,13 @@ static void ae_leave(rlk_async *ac)
     if (ac->depth == 1 && !ac->closing) {
         ae_deliver(ac);
         if (!ac->closing) {
-            ae_flush(ac, &ac->cmd);
-            ae_flush(ac, &ac->sub);
-            ae_deliver(ac);     /* a drop while flushing fails calls: their kinds complete */
+            for (int i = 0; i < ac->nnodes && !ac->closing; i++) {
+                ae_flush(ac, &ac->nodes[i]->cmd);
+                if (!ac->closing)
+                    ae_flush(ac, &ac->nodes[i]->sub);
+            }
+            if (!ac->closing)
+                ae_deliver(ac);     /* a drop while flushing fails calls: their kinds complete */
         }
         if (!ac->closing)
             ae_arm(ac);
@@ -628,6 +713,15 @@ static void ae_callq_push(ae_callq *q, rlk_ae_call *call)
     q->n++;
 }
 
+static void ae_callq_push_front(ae_callq *q, rlk_ae_call *call)
+{
+    call->next = q->head;
+    q->head = call;
+    if (!q->tail)
+        q->tail = call;
+    q->n++;
+}
+
 static rlk_ae_call *ae_callq_pop(ae_callq *q)
 {
     rlk_ae_call *call = q->head;
@@ -645,6 +739,12 @@ static void ae_call_free(rlk_ae_call *call)
 {
     if (call->cmd)
         redisFreeCommand(call->cmd);
+    if (call->rt) {
+        if (call->rt->cmd_s)
+            redisFreeCommand(call->rt->cmd_s);
+        free(call->rt->last_err);
+        free(call->rt);
+    }
     free(call);
 }
 
@@ -657,12 +757,44 @@ static void ae_call_end(rlk_async *ac, rlk_ae_call *call, int rc, const redisRep
     ae_call_free(call);
 }
 
-/* Appends the call's command to the live connection and moves it in flight. */
-static int ae_call_write(rlk_async *ac, rlk_ae_call *call)
+/* The form of the command the pub/sub mode asks for (known by now). */
+static void ae_call_settle_form(rlk_async *ac, rlk_ae_call *call)
 {
-    if (redisAppendFormattedCommand(ac->cmd.ctx, call->cmd, call->len) != REDIS_OK)
+    if (!call->rt || !call->rt->cmd_s)
+        return;
+    if (ac->pubsub == RLK_PUBSUB_SHARDED) {
+        redisFreeCommand(call->cmd);
+        call->cmd = call->rt->cmd_s;
+        call->len = call->rt->len_s;
+    } else
+        redisFreeCommand(call->rt->cmd_s);
+    call->rt->cmd_s = NULL;
+}
+
+static rlk_ae_call *ae_call_new(rlk_async *ac, int what, rlk_ae_reply_fn fn, void *arg);
+
+/* Appends the call's command to n's live connection and moves it in flight
+ * (an ASK redirect's ASKING first). */
+static int ae_call_write(rlk_async *ac, ae_node *n, rlk_ae_call *call)
+{
+    ae_call_settle_form(ac, call);
+    if (call->rt && call->rt->asking) {
+        rlk_ae_call *ask = ae_call_new(ac, AE_CALL_ASKING, NULL, NULL);
+
+        if (!ask || redisAppendCommand(n->cmd.ctx, "ASKING") != REDIS_OK) {
+            if (ask)
+                ae_call_free(ask);
+            return -1;
+        }
+        ask->rt->written = rlk_ae_now_ms();
+        ae_callq_push(&n->inflight, ask);
+        call->rt->asking = 0;
+    }
+    if (redisAppendFormattedCommand(n->cmd.ctx, call->cmd, call->len) != REDIS_OK)
         return -1;
-    ae_callq_push(&ac->inflight, call);
+    if (call->rt)
+        call->rt->written = rlk_ae_now_ms();
+    ae_callq_push(&n->inflight, call);
     return 0;
 }
 
@@ -676,26 +808,50 @@ static rlk_ae_call *ae_call_new(rlk_async *ac, int what, rlk_ae_reply_fn fn, voi
     call->fn = fn;
     call->arg = arg;
     call->issued = rlk_ae_now_ms();
-    (void)ac;
+    if (ac->cluster) {
+        if (!(call->rt = calloc(1, sizeof *call->rt))) {
+            free(call);
+            return NULL;
+        }
+        call->rt->slot = RLK_TOPO_ANY_SLOT;
+        call->rt->backoff = AE_CL_BACKOFF_MIN_MS;
+    }
     return call;
 }
 
-/* Queues a user call: written now when the connection is up, else later. */
-static rlk_ae_call *ae_call_submit(rlk_async *ac, rlk_ae_call *call)
+/* Queues a call on node n: written now when its connection is up, else
+ * later (the connection is opened). 0, or -1 (out of memory: not queued). */
+static int ae_node_submit(rlk_async *ac, ae_node *n, rlk_ae_call *call)
 {
-    if (ac->cmd.state == AE_UP && !ac->unsent.head) {
-        if (ae_call_write(ac, call) != 0) {
-            ae_call_free(call);
-            return NULL;
-        }
+    if (n->cmd.state == AE_UP && !n->unsent.head) {
+        if (ae_call_write(ac, n, call) != 0)
+            return -1;
     } else {
-        ae_callq_push(&ac->unsent, call);
-        if (ac->attached && ac->cmd.state == AE_DOWN && !ac->cmd.retry)
-            ae_conn_start(ac, &ac->cmd);
+        ae_callq_push(&n->unsent, call);
+        if (ac->attached && n->cmd.state == AE_DOWN && !n->cmd.retry)
+            ae_conn_start(ac, &n->cmd);
     }
     ae_sweep_ensure(ac);
     if (!ac->depth && ac->attached)
-        ae_flush(ac, &ac->cmd);
+        ae_flush(ac, &n->cmd);
+    return 0;
+}
+
+/* Queues a user call: on the one server, or routed by its slot. */
+static rlk_ae_call *ae_call_submit(rlk_async *ac, rlk_ae_call *call)
+{
+    if (!ac->cluster) {
+        if (ae_node_submit(ac, AE_N0(ac), call) != 0) {
+            ae_call_free(call);
+            return NULL;
+        }
+        return call;
+    }
+    if (call->rt->fail_rc)
+        ae_park(ac, call, 0);   /* ended on the next turn, never from inside the call */
+    else
+        ae_route(ac, call);
+    ae_sweep_ensure(ac);
     return call;
 }
 
@@ -711,7 +867,7 @@ rlk_ae_call *rlk_ae_scriptv(rlk_async *ac, const char *name, int nkeys, const ch
 {
     const rlk_script_info *s;
     rlk_ae_call *call;
-    int len;
+    int len, pub = -1;
 
     if (ac->closing || !(s = rlk_script_set_find(&ac->c->scripts, name)))
         return NULL;
@@ -724,6 +880,47 @@ rlk_ae_call *rlk_ae_scriptv(rlk_async *ac, const char *name, int nkeys, const ch
         return NULL;
     }
     call->len = (size_t)len;
+    for (int i = 0; i < nargs && pub < 0; i++)
+        if (args[i] == ae_pub_auto)
+            pub = i;
+    if (pub >= 0 && call->rt) {
+        /* The mode is not known yet: the "spublish" form too. */
+        const char **a2 = malloc((size_t)nargs * sizeof *a2);
+        size_t *l2 = arglens ? malloc((size_t)nargs * sizeof *l2) : NULL;
+
+        if (a2 && (!arglens || l2)) {
+            memcpy(a2, args, (size_t)nargs * sizeof *a2);
+            a2[pub] = "spublish";
+            if (l2) {
+                memcpy(l2, arglens, (size_t)nargs * sizeof *l2);
+                l2[pub] = 8;
+            }
+            len = rlk_conn_format_script(ac->c, s, nkeys, keys, NULL, nargs, a2, l2, &call->rt->cmd_s);
+        } else
+            len = -1;
+        free(a2);
+        free(l2);
+        if (len < 0) {
+            call->rt->cmd_s = NULL;
+            ae_call_free(call);
+            return NULL;
+        }
+        call->rt->len_s = (size_t)len;
+    }
+    if (ac->cluster && nkeys > 0) {
+        call->rt->slot = rlk_key_slot(keys[0], strlen(keys[0]));
+        for (int i = 1; i < nkeys; i++)
+            if (rlk_key_slot(keys[i], strlen(keys[i])) != call->rt->slot) {
+                char msg[AE_ERRSTR_MAX];
+
+                snprintf(msg, sizeof msg, "%s: its keys hash to different cluster slots ('%s', "
+                         "'%s'): Redis would refuse it (CROSSSLOT); see the name rule in "
+                         "docs/cluster.md", name, keys[0], keys[i]);
+                call->rt->fail_rc = RLK_ERR_ARG;
+                call->rt->last_err = strdup(msg);
+                break;
+            }
+    }
     return ae_call_submit(ac, call);
 }
 
@@ -742,6 +939,8 @@ rlk_ae_call *rlk_ae_command(rlk_async *ac, int argc, const char *const *argv, rl
         return NULL;
     }
     call->len = (size_t)len;
+    if (ac->cluster)
+        call->rt->slot = rlk_cluster_command_slot(argc, argv, NULL);
     return ae_call_submit(ac, call);
 }
 
@@ -751,9 +950,9 @@ void rlk_ae_call_forget(rlk_ae_call *call)
         call->forgotten = 1;
 }
 
-/* An internal command written now (set-up, fence), ahead of user calls. */
-static int ae_internal(rlk_async *ac, int what, int setup_i, int argc, const char **argv,
-                       const size_t *lens)
+/* An internal command written now on n (set-up, fence), ahead of user calls. */
+static int ae_internal(rlk_async *ac, ae_node *n, int what, int setup_i, int argc,
+                       const char **argv, const size_t *lens)
 {
     rlk_ae_call *call = ae_call_new(ac, what, NULL, NULL);
     int len;
@@ -768,7 +967,7 @@ static int ae_internal(rlk_async *ac, int what, int setup_i, int argc, const cha
         return -1;
     }
     call->len = (size_t)len;
-    if (ae_call_write(ac, call) != 0) {
+    if (ae_call_write(ac, n, call) != 0) {
         ae_call_free(call);
         return -1;
     }
@@ -781,41 +980,262 @@ static int ae_reply_error(rlk_async *ac, const redisReply *r, const char *what)
     return rlk_set_reply_error(ac->c, r, what, RLK_ERR_SCRIPT);
 }
 
-/* The command connection is up: the calls that waited are written. */
-static void ae_cmd_up(rlk_async *ac)
+/* n's command connection is up: the calls that waited are written. */
+static void ae_cmd_up(rlk_async *ac, ae_node *n)
 {
     rlk_ae_call *call;
 
-    ac->cmd.state = AE_UP;
-    ac->cmd.fails = 0;
-    while ((call = ae_callq_pop(&ac->unsent)))
-        if (ae_call_write(ac, call) != 0)
+    n->cmd.state = AE_UP;
+    n->cmd.fails = 0;
+    while ((call = ae_callq_pop(&n->unsent)))
+        if (ae_call_write(ac, n, call) != 0)
             ae_call_end(ac, call, RLK_ERR_NOMEM, NULL, "out of memory", 0);
 }
 
 /* A NOSCRIPT reply: SCRIPT LOAD, then the call once more (behind the calls
  * already in flight). */
-static int ae_noscript(rlk_async *ac, rlk_ae_call *call)
+static int ae_noscript(rlk_async *ac, ae_node *n, rlk_ae_call *call)
 {
     rlk_ae_call *load = ae_call_new(ac, AE_CALL_LOAD, NULL, NULL);
 
     if (!load)
         return -1;
-    if (rlk_conn_append_reload(ac->cmd.ctx, call->script, call->cmd, call->len) != 0) {
+    if (rlk_conn_append_reload(n->cmd.ctx, call->script, call->cmd, call->len) != 0) {
         free(load);
         return -1;
     }
     load->script = call->script;
+    if (load->rt && call->rt)
+        load->rt->written = call->rt->written = rlk_ae_now_ms();
     call->retried = 1;
-    ae_callq_push(&ac->inflight, load);
-    ae_callq_push(&ac->inflight, call);
+    ae_callq_push(&n->inflight, load);
+    ae_callq_push(&n->inflight, call);
     return 0;
 }
 
-/* One reply on the command connection. */
-static void ae_cmd_reply(rlk_async *ac, redisReply *r)
+/* ---------------------------------------------------------------- cluster routing */
+
+static int ae_word(const char *text, const char *word)
 {
-    rlk_ae_call *call = ae_callq_pop(&ac->inflight);
+    size_t l = strlen(word);
+
+    return strncmp(text, word, l) == 0 && (text[l] == ' ' || text[l] == '\0');
+}
+
+/* The node host:port, added when new; NULL when full or out of memory. */
+static ae_node *ae_node_get(rlk_async *ac, const char *host, int port)
+{
+    ae_node *n;
+
+    for (int i = 0; i < ac->nnodes; i++)
+        if (ac->nodes[i]->host && ac->nodes[i]->port == port &&
+            strcmp(ac->nodes[i]->host, host) == 0)
+            return ac->nodes[i];
+    if (ac->nnodes >= AE_MAX_NODES || !(n = calloc(1, sizeof *n)))
+        return NULL;
+    if (!(n->host = strdup(host))) {
+        free(n);
+        return NULL;
+    }
+    n->port = port;
+    snprintf(n->addr, sizeof n->addr, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
+    n->cmd.fd = n->sub.fd = -1;
+    n->cmd.node = n->sub.node = n;
+    n->sub.is_sub = 1;
+    ac->nodes[ac->nnodes++] = n;
+    return n;
+}
+
+static int ae_node_index(rlk_async *ac, const ae_node *n)
+{
+    for (int i = 0; i < ac->nnodes; i++)
+        if (ac->nodes[i] == n)
+            return i;
+    return -1;
+}
+
+/* The master of slot by the map (any master for RLK_TOPO_ANY_SLOT), or NULL. */
+static ae_node *ae_slot_node(rlk_async *ac, int slot)
+{
+    if (!ac->map_known)
+        return NULL;
+    if (slot >= 0)
+        return ac->owner[slot] ? ac->nodes[ac->owner[slot] - 1] : NULL;
+    return ac->nmasters ? ac->nodes[ac->masters[ac->rr++ % (unsigned)ac->nmasters]] : NULL;
+}
+
+static void ae_park_fire(rlk_async *ac, void *arg);
+
+/* Arms the park timer for the earliest parked call with a backoff. */
+static void ae_park_arm(rlk_async *ac)
+{
+    long long first = -1, now = rlk_ae_now_ms();
+
+    /* (Calls parked for the map are routed when it comes, not by the timer.) */
+    for (rlk_ae_call *c = ac->parked.head; c; c = c->next)
+        if ((c->rt->fail_rc || c->rt->not_before) && (first < 0 || c->rt->not_before < first))
+            first = c->rt->not_before;
+    if (first < 0 || ac->closing)
+        return;
+    if (ac->park_timer) {
+        if (ac->park_timer->at <= (first > now ? first : now))
+            return;
+        rlk_ae_timer_del(ac->park_timer);
+    }
+    ac->park_timer = rlk_ae_timer_add(ac, first > now ? first - now : 0, ae_park_fire, NULL);
+}
+
+/* Parks a call: routed again after delay_ms (0 with no map: once it is known). */
+static void ae_park(rlk_async *ac, rlk_ae_call *call, long long delay_ms)
+{
+    call->rt->not_before = delay_ms > 0 ? rlk_ae_now_ms() + delay_ms : 0;
+    ae_callq_push(&ac->parked, call);
+    ae_park_arm(ac);
+}
+
+/* Routes the parked calls that are due (all of them once the map is known). */
+static void ae_park_run(rlk_async *ac)
+{
+    ae_callq q = ac->parked;
+    long long now = rlk_ae_now_ms();
+    rlk_ae_call *call;
+
+    memset(&ac->parked, 0, sizeof ac->parked);
+    while ((call = ae_callq_pop(&q))) {
+        if (ac->closing) {
+            ae_callq_push(&ac->parked, call);
+            continue;
+        }
+        if (call->rt->fail_rc)
+            ae_call_end(ac, call, call->rt->fail_rc, NULL, call->rt->last_err, 0);
+        else if (call->rt->not_before > now)
+            ae_callq_push(&ac->parked, call);
+        else
+            ae_route(ac, call);
+    }
+    ae_park_arm(ac);
+}
+
+static void ae_park_fire(rlk_async *ac, void *arg)
+{
+    (void)arg;
+    ac->park_timer = NULL;
+    ae_park_run(ac);
+}
+
+/* A user call to the master of its slot: parked while the map (or the
+ * pub/sub mode, which its form depends on) is not known. */
+static void ae_route(rlk_async *ac, rlk_ae_call *call)
+{
+    ae_node *n = ac->pubsub ? ae_slot_node(ac, call->rt->slot) : NULL;
+
+    if (!n) {
+        long long b = 0;
+
+        if (ac->map_known && ac->pubsub) {
+            /* The map has no master for the slot (the cluster is down there): later. */
+            b = call->rt->backoff;
+            call->rt->backoff = b * 2 > AE_CL_BACKOFF_MAX_MS ? AE_CL_BACKOFF_MAX_MS : b * 2;
+        }
+        ae_park(ac, call, b);
+        ae_refresh(ac, 0);
+        return;
+    }
+    if (ae_node_submit(ac, n, call) != 0)
+        ae_call_end(ac, call, RLK_ERR_NOMEM, NULL, "out of memory", 0);
+}
+
+/* MOVED/ASK: the kind (1 MOVED, 2 ASK, 0 none), slot and target. */
+static int ae_redirect_parse(const char *text, int *slot, char *host, size_t hostlen, int *port)
+{
+    const char *p, *colon;
+    char *end;
+    long s, pt;
+    int kind;
+
+    if (ae_word(text, "MOVED"))
+        kind = 1, p = text + 6;
+    else if (ae_word(text, "ASK"))
+        kind = 2, p = text + 4;
+    else
+        return 0;
+    s = strtol(p, &end, 10);
+    if (end == p || *end != ' ' || s < 0 || s >= RLK_SLOT_COUNT)
+        return 0;
+    p = end + 1;
+    colon = strrchr(p, ':');
+    if (!colon || (size_t)(colon - p) >= hostlen)
+        return 0;
+    pt = strtol(colon + 1, &end, 10);
+    if (end == colon + 1 || pt <= 0 || pt > 65535)
+        return 0;
+    if (colon == p)
+        return 0;   /* "MOVED 1 :6379": an unknown endpoint; the map refresh tells */
+    memcpy(host, p, (size_t)(colon - p));
+    host[colon - p] = '\0';
+    if (host[0] == '[' && colon - p > 2 && host[colon - p - 1] == ']') {
+        memmove(host, host + 1, (size_t)(colon - p - 2));
+        host[colon - p - 2] = '\0';
+    }
+    *slot = (int)s;
+    *port = (int)pt;
+    return kind;
+}
+
+/* A cluster's error reply to a user call on node n: 1 when it was taken
+ * care of (redirected, parked for a retry), 0 to report it. None of these
+ * ran the call: a redirect is not a lost reply. */
+static int ae_cluster_refused(rlk_async *ac, ae_node *n, rlk_ae_call *call, const redisReply *r)
+{
+    char host[256];
+    int slot, port, kind = ae_redirect_parse(r->str, &slot, host, sizeof host, &port);
+    long long now = rlk_ae_now_ms();
+
+    if (kind && call->rt->redirects++ < AE_REDIRECTS_MAX) {
+        ae_node *to = ae_node_get(ac, host, port);
+
+        if (!to)
+            return 0;
+        if (kind == 1) {
+            int i = ae_node_index(ac, to);
+
+            if (ac->owner[slot] != i + 1) {
+                ac->owner[slot] = (unsigned char)(i + 1);
+                ae_chans_reroute(ac);
+            }
+            ae_refresh(ac, 0);          /* a failover or a finished migration moves more */
+        } else
+            call->rt->asking = 1;
+        if (to != n)
+            call->retried = 0;      /* NOSCRIPT is the new node's own */
+        if (ae_node_submit(ac, to, call) != 0)
+            ae_call_end(ac, call, RLK_ERR_NOMEM, NULL, "out of memory", 0);
+        return 1;
+    }
+    if (!kind && !ae_word(r->str, "TRYAGAIN") && !ae_word(r->str, "CLUSTERDOWN") &&
+        !ae_word(r->str, "LOADING") && !ae_word(r->str, "MASTERDOWN") && !ae_word(r->str, "BUSY"))
+        return 0;
+    /* "Not now" (a migration's keys in two places, a failover): after a backoff
+     * that fits in the command timeout, maybe elsewhere. */
+    if (now + call->rt->backoff >= call->issued + ac->c->command_timeout_ms)
+        return 0;
+    free(call->rt->last_err);
+    call->rt->last_err = strdup(r->str);
+    call->rt->redirects = 0;        /* ASK -> TRYAGAIN -> ASK: time bounds it now */
+    call->rt->asking = 0;
+    call->retried = 0;
+    ae_park(ac, call, call->rt->backoff);
+    call->rt->backoff = call->rt->backoff * 2 > AE_CL_BACKOFF_MAX_MS ? AE_CL_BACKOFF_MAX_MS
+                                                             : call->rt->backoff * 2;
+    if (!ae_word(r->str, "BUSY") && !ae_word(r->str, "LOADING"))
+        ae_refresh(ac, 0);
+    return 1;
+}
+
+/* One reply on n's command connection. */
+static void ae_cmd_reply(rlk_async *ac, ae_node *n, redisReply *r)
+{
+    rlk_ae_call *call = ae_callq_pop(&n->inflight);
 
     if (!call)
         return;     /* nothing asked: ignored */
@@ -823,22 +1243,23 @@ static void ae_cmd_reply(rlk_async *ac, redisReply *r)
     case AE_CALL_SETUP:
         if (rlk_conn_check_setup_reply(ac->c, call->setup_i, r) != RLK_OK) {
             ae_call_free(call);
-            ae_conn_drop(ac, &ac->cmd, rlk_errstr(ac->c));
+            ae_conn_drop(ac, &n->cmd, rlk_errstr(ac->c));
             return;
         }
         break;
     case AE_CALL_ID:
         if (r->type == REDIS_REPLY_INTEGER)
-            ac->cmd.id = r->integer;
-        ac->cmd.fence_id = 0;
-        ae_cmd_up(ac);
+            n->cmd.id = r->integer;
+        n->cmd.fence_id = 0;
+        ae_cmd_up(ac, n);
         break;
     case AE_CALL_KILL:
     case AE_CALL_LOAD:
-        break;      /* a fence's or a load's answer: the call behind tells */
+    case AE_CALL_ASKING:
+        break;      /* a fence's, a load's or ASKING's answer: the call behind tells */
     default:
         if (call->script && rlk_conn_noscript_retry(r, 0, call->retried)) {
-            if (ae_noscript(ac, call) == 0)
+            if (ae_noscript(ac, n, call) == 0)
                 return;
             ae_call_end(ac, call, RLK_ERR_NOMEM, NULL, "out of memory", 0);
             return;
@@ -847,15 +1268,14 @@ static void ae_cmd_reply(rlk_async *ac, redisReply *r)
             (strncmp(r->str, "READONLY", 8) == 0 || strncmp(r->str, "MASTERDOWN", 10) == 0)) {
             /* A demoted master refused it (it did not run): sent again on the master the
              * sentinels name now, after this connection is dropped. */
-            call->next = ac->unsent.head;
-            ac->unsent.head = call;
-            if (!ac->unsent.tail)
-                ac->unsent.tail = call;
-            ac->unsent.n++;
+            ae_callq_push_front(&n->unsent, call);
             ac->cmd_readonly = 1;
             ac->sn_refresh = 1;
             return;
         }
+        if (r->type == REDIS_REPLY_ERROR && call->rt && !call->rt->pinned &&
+            ae_cluster_refused(ac, n, call, r))
+            return;
         if (r->type == REDIS_REPLY_ERROR) {
             int rc = ae_reply_error(ac, r, call->script ? call->script->name : "command");
 
@@ -867,22 +1287,202 @@ static void ae_cmd_reply(rlk_async *ac, redisReply *r)
     ae_call_free(call);
 }
 
-/* Fails every call of the command connection: in flight ones lost (they
- * may have run), and the unsent ones too when all is set (client closing). */
-static void ae_calls_fail(rlk_async *ac, int rc, const char *why, int unsent_too)
+/* Fails the calls of n's command connection: in flight ones lost (they may
+ * have run); the unsent ones too when unsent_too (client closing), else on
+ * a cluster they are routed again (after the map is asked again: a
+ * failover), a pinned one failed (never written). */
+static void ae_calls_fail(rlk_async *ac, ae_node *n, int rc, const char *why, int unsent_too)
 {
-    ae_callq q = ac->inflight;
+    ae_callq q = n->inflight;
     rlk_ae_call *call;
 
-    memset(&ac->inflight, 0, sizeof ac->inflight);
+    memset(&n->inflight, 0, sizeof n->inflight);
     while ((call = ae_callq_pop(&q)))
         ae_call_end(ac, call, rc, NULL, why, call->what == AE_CALL_USER);
-    if (!unsent_too)
+    if (!unsent_too && !ac->cluster)
         return;
-    q = ac->unsent;
-    memset(&ac->unsent, 0, sizeof ac->unsent);
-    while ((call = ae_callq_pop(&q)))
-        ae_call_end(ac, call, rc, NULL, why, 0);
+    q = n->unsent;
+    memset(&n->unsent, 0, sizeof n->unsent);
+    while ((call = ae_callq_pop(&q))) {
+        if (unsent_too || !call->rt || call->rt->pinned || ac->closing)
+            ae_call_end(ac, call, rc, NULL, why, 0);
+        else {
+            long long b = call->rt->backoff;
+
+            call->rt->backoff = b * 2 > AE_CL_BACKOFF_MAX_MS ? AE_CL_BACKOFF_MAX_MS : b * 2;
+            call->rt->asking = 0;
+            call->retried = 0;
+            free(call->rt->last_err);
+            call->rt->last_err = strdup(why);
+            ae_park(ac, call, b);
+        }
+    }
+    if (!unsent_too && !ac->closing)
+        ae_refresh(ac, 0);
+}
+
+/* ---------------------------------------------------------------- the slot map */
+
+/* 1 when e is a CLUSTER SLOTS entry: start, end, [host, port, ...], ... */
+static int ae_slots_entry_ok(const redisReply *e)
+{
+    const redisReply *m;
+
+    if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
+        e->element[0]->type != REDIS_REPLY_INTEGER || e->element[1]->type != REDIS_REPLY_INTEGER)
+        return 0;
+    m = e->element[2];
+    return m->type == REDIS_REPLY_ARRAY && m->elements >= 2 &&
+           m->element[0]->type == REDIS_REPLY_STRING && m->element[1]->type == REDIS_REPLY_INTEGER &&
+           e->element[0]->integer >= 0 && e->element[1]->integer < RLK_SLOT_COUNT &&
+           e->element[0]->integer <= e->element[1]->integer;
+}
+
+static void ae_refresh_fire(rlk_async *ac, void *arg)
+{
+    (void)arg;
+    ac->refresh_timer = NULL;
+    ae_refresh(ac, 1);
+}
+
+/* The map could not be had: ask again (another node) after a backoff. */
+static void ae_refresh_later(rlk_async *ac)
+{
+    long long ms = AE_CL_BACKOFF_MIN_MS << (ac->refresh_fails < 6 ? ac->refresh_fails : 6);
+
+    ac->refresh_fails++;
+    ac->rr++;
+    if (!ac->refresh_timer && !ac->closing)
+        ac->refresh_timer = rlk_ae_timer_add(ac, ms > AE_CL_BACKOFF_MAX_MS ? AE_CL_BACKOFF_MAX_MS
+                                                                          : ms,
+                                             ae_refresh_fire, NULL);
+}
+
+static void ae_info_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
+                          int lost, void *arg)
+{
+    (void)errstr;
+    (void)lost;
+    (void)arg;
+    ac->info_asked = 0;
+    if (ac->closing)
+        return;
+    if (rc == RLK_OK && r->type == REDIS_REPLY_STRING) {
+        const char *v = strstr(r->str, "redis_version:");
+        int major = v ? atoi(v + 14) : 0;
+
+        /* Redisson's AUTO: sharded on a cluster of Redis 7 or later. */
+        ac->pubsub = major >= 7 ? RLK_PUBSUB_SHARDED : RLK_PUBSUB_GLOBAL;
+        ae_park_run(ac);
+        ae_chans_reroute(ac);
+        return;
+    }
+    ae_refresh_later(ac);
+}
+
+/* Asks node n something of its own (the map, its version). */
+static int ae_ask_node(rlk_async *ac, ae_node *n, int argc, const char **argv, rlk_ae_reply_fn fn,
+                       void *arg)
+{
+    rlk_ae_call *call = ae_call_new(ac, AE_CALL_USER, fn, arg);
+    int len;
+
+    if (!call)
+        return -1;
+    call->rt->pinned = 1;
+    len = redisFormatCommandArgv(&call->cmd, argc, argv, NULL);
+    if (len < 0) {
+        call->cmd = NULL;
+        ae_call_free(call);
+        return -1;
+    }
+    call->len = (size_t)len;
+    if (ae_node_submit(ac, n, call) != 0) {
+        ae_call_free(call);
+        return -1;
+    }
+    return 0;
+}
+
+static void ae_slots_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
+                           int lost, void *arg)
+{
+    ae_node *asked = arg;
+    int ok = rc == RLK_OK && r->type == REDIS_REPLY_ARRAY && r->elements > 0;
+
+    (void)errstr;
+    (void)lost;
+    ac->refreshing = 0;
+    if (ac->closing)
+        return;
+    for (size_t i = 0; ok && i < r->elements; i++)
+        ok = ae_slots_entry_ok(r->element[i]);
+    if (!ok) {
+        ae_refresh_later(ac);
+        return;
+    }
+    memset(ac->owner, 0, sizeof ac->owner);
+    ac->nmasters = 0;
+    for (size_t i = 0; i < r->elements; i++) {
+        const redisReply *e = r->element[i], *m = e->element[2];
+        /* An empty host means "the node you asked" (cluster-announce unset). */
+        ae_node *n = ae_node_get(ac, m->element[0]->len ? m->element[0]->str : asked->host,
+                                 (int)m->element[1]->integer);
+        int idx, known = 0;
+
+        if (!n)
+            continue;
+        idx = ae_node_index(ac, n);
+        for (long long s = e->element[0]->integer; s <= e->element[1]->integer; s++)
+            ac->owner[s] = (unsigned char)(idx + 1);
+        for (int k = 0; k < ac->nmasters; k++)
+            known |= ac->masters[k] == idx;
+        if (!known)
+            ac->masters[ac->nmasters++] = idx;
+    }
+    ac->map_known = 1;
+    ac->refresh_fails = 0;
+    if (!ac->pubsub && !ac->info_asked) {
+        const char *iv[2] = {"INFO", "server"};
+
+        if (ae_ask_node(ac, asked, 2, iv, ae_info_reply, asked) == 0)
+            ac->info_asked = 1;
+    }
+    ae_park_run(ac);
+    ae_chans_reroute(ac);
+}
+
+/* Asks a node for the slot map (CLUSTER SLOTS), unless it is being asked or
+ * was asked within AE_CL_REFRESH_MS (then once that has passed, if force). */
+static void ae_refresh(rlk_async *ac, int force)
+{
+    long long now = rlk_ae_now_ms(), since = now - ac->refreshed_at;
+    const char *argv[2] = {"CLUSTER", "SLOTS"};
+    ae_node *n = NULL;
+
+    if (!ac->cluster || ac->closing || !ac->attached || ac->refreshing || ac->refresh_timer ||
+        !ac->nnodes || ac->fatal)
+        return;
+    (void)force;
+    if (ac->refreshed_at && since < AE_CL_REFRESH_MS) {
+        ac->refresh_timer = rlk_ae_timer_add(ac, AE_CL_REFRESH_MS - since, ae_refresh_fire, NULL);
+        return;
+    }
+    /* A node whose connection is up, else the next one in turn. */
+    for (int i = 0; i < ac->nnodes && !n; i++) {
+        ae_node *c = ac->nodes[(ac->rr + (unsigned)i) % (unsigned)ac->nnodes];
+
+        if (c->cmd.state == AE_UP && !c->unsent.head)
+            n = c;
+    }
+    if (!n)
+        n = ac->nodes[ac->rr % (unsigned)ac->nnodes];
+    ac->refreshed_at = now;
+    ac->refreshing = 1;
+    if (ae_ask_node(ac, n, 2, argv, ae_slots_reply, n) != 0) {
+        ac->refreshing = 0;
+        ae_refresh_later(ac);
+    }
 }
 
 /* ---------------------------------------------------------------- connections */
@@ -892,8 +1492,14 @@ static void ae_conn_retry_fire(rlk_async *ac, void *arg)
     ae_conn *k = arg;
 
     k->retry = NULL;
-    if (k->state == AE_DOWN)
+    if (k->state != AE_DOWN)
+        return;
+    if (!ac->cluster)
         ae_conn_start(ac, k);
+    else if (k->is_sub)
+        ae_chans_up(ac);        /* opened again if a channel goes there */
+    else if (k->node->unsent.head)
+        ae_conn_start(ac, k);   /* else when a call goes there */
 }
 
 /* Opens the connection again after a backoff (none the first time). */
@@ -926,15 +1532,20 @@ static void ae_conn_close(rlk_async *ac, ae_conn *k)
     k->fd = -1;
 }
 
-/* The pub/sub connection went down: every channel waits for it. */
-static void ae_chans_down(rlk_async *ac);
-static void ae_chans_up(rlk_async *ac);
+/* A pub/sub connection went down: its channels wait for it (or another). */
+static void ae_chans_down(rlk_async *ac, ae_conn *k);
+
+static const char *ae_node_addr(rlk_async *ac, const ae_node *n)
+{
+    return n->host ? n->addr : ac->c->addr;
+}
 
 static void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why)
 {
     char msg[AE_ERRSTR_MAX];
 
-    snprintf(msg, sizeof msg, "connection to %s lost: %s", ac->c->addr, why ? why : "");
+    snprintf(msg, sizeof msg, "connection to %s lost: %s", ae_node_addr(ac, k->node),
+             why ? why : "");
     ae_conn_close(ac, k);
     if (k->state == AE_UP || k->state == AE_SETUP)
         k->fails = 1;
@@ -946,10 +1557,14 @@ static void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why)
     k->state = AE_DOWN;
     k->setup_left = 0;
     ae_conn_schedule(ac, k);
-    if (k->is_sub)
-        ae_chans_down(ac);
-    else
-        ae_calls_fail(ac, RLK_ERR_IO, msg, 0);
+    if (k->is_sub) {
+        if (ac->cluster && ac->nodes[ac->gsub] == k->node)
+            ac->gsub = (ac->gsub + 1) % ac->nnodes;   /* global pub/sub: another node next */
+        ae_chans_down(ac, k);
+        if (ac->cluster)
+            ae_refresh(ac, 0);
+    } else
+        ae_calls_fail(ac, k->node, RLK_ERR_IO, msg, 0);
 }
 
 /* The connection is made: its set-up goes out first. */
@@ -985,16 +1600,16 @@ static void ae_conn_connected(rlk_async *ac, ae_conn *k)
         const char *kv[4] = {"CLIENT", "KILL", "ID", id};
 
         snprintf(id, sizeof id, "%lld", k->fence_id);
-        if (ae_internal(ac, AE_CALL_KILL, 0, 4, kv, NULL) != 0)
+        if (ae_internal(ac, k->node, AE_CALL_KILL, 0, 4, kv, NULL) != 0)
             goto nomem;
     }
     for (int i = 0; (argc = rlk_conn_setup_cmd(ac->c, i, argv, lens, db)) > 0; i++)
-        if (ae_internal(ac, AE_CALL_SETUP, i, argc, argv, lens) != 0)
+        if (ae_internal(ac, k->node, AE_CALL_SETUP, i, argc, argv, lens) != 0)
             goto nomem;
     {
         const char *iv[2] = {"CLIENT", "ID"};
 
-        if (ae_internal(ac, AE_CALL_ID, 0, 2, iv, NULL) != 0)
+        if (ae_internal(ac, k->node, AE_CALL_ID, 0, 2, iv, NULL) != 0)
             goto nomem;
     }
     ae_flush(ac, k);
@@ -1030,6 +1645,7 @@ static void ae_dial_put(ae_dial *d)
     close(d->sv[0]);
     close(d->sv[1]);
     pthread_mutex_destroy(&d->mu);
+    free(d->host);
     free(d);
 }
 
@@ -1041,8 +1657,10 @@ static void *ae_dial_thread(void *arg)
     char host[256];
     int port = c->url.port, rc = RLK_OK, abandoned;
 
-    snprintf(host, sizeof host, "%s", c->url.host ? c->url.host : "");
-    if (c->url.is_sentinel) {
+    snprintf(host, sizeof host, "%s", d->host ? d->host : c->url.host ? c->url.host : "");
+    if (d->host)
+        port = d->port;
+    else if (c->url.is_sentinel) {
         /* The master the sentinels name (their follower thread started once). */
         pthread_mutex_lock(&d->cref->mu);
         if (!rlk_sentinel_opened(c))
@@ -1123,6 +1741,16 @@ static int ae_dial_start(rlk_async *ac, ae_conn *k)
     pthread_mutex_init(&d->mu, NULL);
     d->refs = 2;
     d->cref = ac->cref;
+    if (k->node->host) {
+        d->port = k->node->port;
+        if (!(d->host = strdup(k->node->host))) {
+            close(d->sv[0]);
+            close(d->sv[1]);
+            pthread_mutex_destroy(&d->mu);
+            free(d);
+            return -1;
+        }
+    }
     d->refresh = ac->sn_refresh;
     ac->sn_refresh = 0;
     pthread_mutex_lock(&ac->cref->mu);
@@ -1211,7 +1839,11 @@ static void ae_conn_start(rlk_async *ac, ae_conn *k)
         ae_sweep_ensure(ac);
         return;
     }
-    if (rlk_transport_dial_nonblock(ac->c, &ctx) != RLK_OK || !ctx) {
+    if (k->node->host)
+        ctx = redisConnectNonBlock(k->node->host, k->node->port);
+    else if (rlk_transport_dial_nonblock(ac->c, &ctx) != RLK_OK)
+        ctx = NULL;
+    if (!ctx) {
         k->fails++;
         ae_conn_schedule(ac, k);
         return;
@@ -1258,30 +1890,57 @@ static void ae_conn_check_connect(rlk_async *ac, ae_conn *k)
  * calls that could not be written for as long. */
 static void ae_sweep_fire(rlk_async *ac, void *arg)
 {
-    long long now = rlk_ae_now_ms();
-    ae_conn *ks[2] = {&ac->cmd, &ac->sub};
+    long long now = rlk_ae_now_ms(), tmo = ac->c->command_timeout_ms;
 
     (void)arg;
     ac->sweep = NULL;
-    for (int i = 0; i < 2; i++) {
-        ae_conn *k = ks[i];
+    for (int i = 0; i < ac->nnodes && !ac->closing; i++) {
+        ae_node *n = ac->nodes[i];
+        ae_conn *ks[2] = {&n->cmd, &n->sub};
 
-        if ((k->state == AE_CONNECTING || k->state == AE_SETUP) &&
-            now - k->since > ac->c->connect_timeout_ms)
-            ae_conn_drop(ac, k, "connect timed out");
+        for (int j = 0; j < 2 && !ac->closing; j++) {
+            ae_conn *k = ks[j];
+
+            if ((k->state == AE_CONNECTING || k->state == AE_SETUP) &&
+                now - k->since > ac->c->connect_timeout_ms)
+                ae_conn_drop(ac, k, "connect timed out");
+        }
+        if (ac->closing)
+            return;
+        /* A redirected call was made earlier than it was written: the reply's
+         * time counts from the write on a cluster. */
+        if (n->inflight.head &&
+            now - (n->inflight.head->rt ? n->inflight.head->rt->written : n->inflight.head->issued) >
+                tmo)
+            ae_conn_drop(ac, &n->cmd, "no reply within the command timeout");
+        while (!ac->closing && n->cmd.state != AE_UP && n->unsent.head &&
+               now - n->unsent.head->issued > tmo) {
+            rlk_ae_call *call = ae_callq_pop(&n->unsent);
+            char msg[AE_ERRSTR_MAX];
+
+            snprintf(msg, sizeof msg, "no connection to %s within the command timeout (%d ms)",
+                     ae_node_addr(ac, n), ac->c->command_timeout_ms);
+            ae_call_end(ac, call, RLK_ERR_IO, NULL, msg, 0);
+        }
     }
-    if (ac->closing)
-        return;
-    if (ac->inflight.head && now - ac->inflight.head->issued > ac->c->command_timeout_ms)
-        ae_conn_drop(ac, &ac->cmd, "no reply within the command timeout");
-    while (!ac->closing && ac->cmd.state != AE_UP && ac->unsent.head &&
-           now - ac->unsent.head->issued > ac->c->command_timeout_ms) {
-        rlk_ae_call *call = ae_callq_pop(&ac->unsent);
-        char msg[AE_ERRSTR_MAX];
+    /* Parked calls (a cluster with no map, or "not now" answers) end at the timeout. */
+    if (!ac->closing && ac->parked.head) {
+        ae_callq q = ac->parked;
+        rlk_ae_call *call;
 
-        snprintf(msg, sizeof msg, "no connection to %s within the command timeout (%d ms)",
-                 ac->c->addr, ac->c->command_timeout_ms);
-        ae_call_end(ac, call, RLK_ERR_IO, NULL, msg, 0);
+        memset(&ac->parked, 0, sizeof ac->parked);
+        while ((call = ae_callq_pop(&q))) {
+            char msg[AE_ERRSTR_MAX];
+
+            if (ac->closing || call->rt->fail_rc || now - call->issued <= tmo) {
+                ae_callq_push(&ac->parked, call);
+                continue;
+            }
+            snprintf(msg, sizeof msg, "cluster: slot %d not served within the command timeout "
+                     "(%d ms)%s%s", call->rt->slot, ac->c->command_timeout_ms,
+                     call->rt->last_err ? ": " : " (no slot map)", call->rt->last_err ? call->rt->last_err : "");
+            ae_call_end(ac, call, RLK_ERR_IO, NULL, msg, 0);
+        }
     }
     ae_sweep_ensure(ac);
 }
@@ -1294,7 +1953,7 @@ static void ae_sn_watch_fire(rlk_async *ac, void *arg)
     ac->sn_watch = NULL;
     if (ac->sn_ready) {
         unsigned long long n = rlk_sentinel_switches(ac->c, NULL);
-        ae_conn *ks[2] = {&ac->cmd, &ac->sub};
+        ae_conn *ks[2] = {&AE_N0(ac)->cmd, &AE_N0(ac)->sub};
 
         for (int i = 0; i < 2 && !ac->closing; i++)
             if (ks[i]->state != AE_DOWN && !ks[i]->dial && ks[i]->switches != n)
@@ -1306,11 +1965,18 @@ static void ae_sn_watch_fire(rlk_async *ac, void *arg)
 
 static void ae_sweep_ensure(rlk_async *ac)
 {
+    int need = ac->parked.head != NULL;
+
     if (ac->sweep || ac->closing || !ac->attached)
         return;
-    if (ac->inflight.head || ac->unsent.head || ac->cmd.state == AE_CONNECTING ||
-        ac->cmd.state == AE_SETUP || ac->sub.state == AE_CONNECTING ||
-        ac->sub.state == AE_SETUP)
+    for (int i = 0; i < ac->nnodes && !need; i++) {
+        ae_node *n = ac->nodes[i];
+
+        need = n->inflight.head || n->unsent.head || n->cmd.state == AE_CONNECTING ||
+               n->cmd.state == AE_SETUP || n->sub.state == AE_CONNECTING ||
+               n->sub.state == AE_SETUP;
+    }
+    if (need)
         ac->sweep = rlk_ae_timer_add(ac, AE_SWEEP_MS, ae_sweep_fire, NULL);
 }
 
@@ -1384,6 +2050,8 @@ static void ae_chan_maybe_free(rlk_async *ac, ae_chan *ch)
 {
     ae_chan **p;
 
+    if (!ch->outstanding && !ch->live && ch->last_sent != 1)
+        ch->conn = NULL;
     if (ch->listeners || ch->outstanding || ch->dispatching || ch->head)
         return;
     for (p = &ac->buckets[ae_hash(ch->name) & (ac->nbuckets - 1)]; *p; p = &(*p)->bnext)
@@ -1396,27 +2064,138 @@ static void ae_chan_maybe_free(rlk_async *ac, ae_chan *ch)
     free(ch);
 }
 
-static void ae_sub_send(rlk_async *ac, const char *cmd, const char *channel)
-{
-    const char *argv[2] = {cmd, channel};
+/* ---- the queue of a pub/sub connection's commands awaiting their answer */
 
-    if (redisAppendCommandArgv(ac->sub.ctx, 2, argv, NULL) != REDIS_OK)
-        ae_conn_drop(ac, &ac->sub, "out of memory");
-    else if (!ac->depth)
-        ae_flush(ac, &ac->sub);
+static int ae_sq_push(ae_conn *k, ae_chan *ch, int sub)
+{
+    struct ae_sq *e;
+
+    if (k->sq_n == k->sq_cap) {
+        size_t cap = k->sq_cap ? k->sq_cap * 2 : 16;
+        struct ae_sq *q = malloc(cap * sizeof *q);
+
+        if (!q)
+            return -1;
+        for (size_t i = 0; i < k->sq_n; i++)
+            q[i] = k->sq[(k->sq_head + i) % k->sq_cap];
+        free(k->sq);
+        k->sq = q;
+        k->sq_cap = cap;
+        k->sq_head = 0;
+    }
+    e = &k->sq[(k->sq_head + k->sq_n) % k->sq_cap];
+    e->name = NULL;
+    e->ch = ch;
+    e->sub = sub;
+    k->sq_n++;
+    return 0;
 }
 
-/* Sends SUBSCRIBE for ch when the connection is up (else it goes out when it is). */
+static struct ae_sq *ae_sq_peek(ae_conn *k)
+{
+    return k->sq_n ? &k->sq[k->sq_head] : NULL;
+}
+
+/* 1 when e is the command of channel name, SUBSCRIBE (sub 1) or UNSUBSCRIBE. */
+static int ae_sq_is(const struct ae_sq *e, const char *name, int sub)
+{
+    const char *n = e ? (e->ch ? e->ch->name : e->name) : NULL;
+
+    return n && e->sub == sub && strcmp(n, name) == 0;
+}
+
+static void ae_sq_pop(ae_conn *k)
+{
+    if (!k->sq_n)
+        return;
+    free(k->sq[k->sq_head].name);
+    k->sq_head = (k->sq_head + 1) % k->sq_cap;
+    k->sq_n--;
+}
+
+static void ae_sq_clear(ae_conn *k)
+{
+    while (k->sq_n)
+        ae_sq_pop(k);
+    free(k->sq);
+    k->sq = NULL;
+    k->sq_cap = k->sq_head = 0;
+}
+
+/* ch's answers still to come on its connection will be dropped: ch leaves it. */
+static void ae_chan_detach(ae_chan *ch)
+{
+    ae_conn *k = ch->conn;
+
+    for (size_t i = 0; k && i < k->sq_n; i++) {
+        struct ae_sq *e = &k->sq[(k->sq_head + i) % k->sq_cap];
+
+        if (e->ch == ch) {
+            e->ch = NULL;
+            e->name = strdup(ch->name);     /* NULL: matches nothing, still dropped in order */
+        }
+    }
+    ch->outstanding = 0;
+    ch->live = 0;
+    ch->last_sent = 0;
+    ch->conn = NULL;
+}
+
+static void ae_sub_send(rlk_async *ac, ae_conn *k, const char *cmd, ae_chan *ch, int sub)
+{
+    char c2[16];
+    const char *argv[2] = {cmd, ch->name};
+
+    if (ac->pubsub == RLK_PUBSUB_SHARDED) {
+        snprintf(c2, sizeof c2, "S%s", cmd);
+        argv[0] = c2;
+    }
+    if ((ac->cluster && ae_sq_push(k, ch, sub) != 0) ||
+        redisAppendCommandArgv(k->ctx, 2, argv, NULL) != REDIS_OK)
+        ae_conn_drop(ac, k, "out of memory");
+    else if (!ac->depth)
+        ae_flush(ac, k);
+}
+
+/* The connection ch's subscription goes to: the one server's; on a cluster
+ * the master of its slot (sharded) or the one node chosen (global). NULL
+ * while the mode or the map is not known. */
+static ae_conn *ae_chan_route(rlk_async *ac, ae_chan *ch)
+{
+    ae_node *n;
+    int slot;
+
+    if (!ac->cluster)
+        return &AE_N0(ac)->sub;
+    if (!ac->pubsub || !ac->map_known)
+        return NULL;
+    if (ac->pubsub == RLK_PUBSUB_GLOBAL)
+        return &ac->nodes[ac->gsub % ac->nnodes]->sub;
+    slot = rlk_key_slot(ch->name, strlen(ch->name));
+    n = ac->owner[slot] ? ac->nodes[ac->owner[slot] - 1] : NULL;
+    return n ? &n->sub : NULL;
+}
+
+/* Sends SUBSCRIBE for ch when its connection is up (else it goes out when it is). */
 static void ae_chan_want(rlk_async *ac, ae_chan *ch)
 {
-    if (ch->last_sent == 1)
+    ae_conn *k;
+
+    if (ch->last_sent == 1 && ch->conn)
         return;
-    if (ac->sub.state == AE_UP) {
+    if (!(k = ae_chan_route(ac, ch))) {
+        ae_refresh(ac, 0);
+        return;
+    }
+    if (ch->conn && ch->conn != k)
+        ae_chan_detach(ch);     /* an UNSUBSCRIBE's answer elsewhere: dropped */
+    if (k->state == AE_UP) {
+        ch->conn = k;
         ch->last_sent = 1;
         ch->outstanding++;
-        ae_sub_send(ac, "SUBSCRIBE", ch->name);
-    } else if (ac->sub.state == AE_DOWN && !ac->sub.retry && ac->attached)
-        ae_conn_start(ac, &ac->sub);
+        ae_sub_send(ac, k, "SUBSCRIBE", ch, 1);
+    } else if (k->state == AE_DOWN && !k->retry && ac->attached)
+        ae_conn_start(ac, k);
 }
 
 /* After a change of listeners: UNSUBSCRIBE a channel nobody listens to. */
@@ -1501,11 +2280,11 @@ static void ae_chan_settle(rlk_async *ac, ae_chan *ch)
 {
     if (ch->listeners)
         return;
-    if (ch->last_sent == 1 && ac->sub.state == AE_UP) {
+    if (ch->last_sent == 1 && ch->conn && ch->conn->state == AE_UP) {
         ch->last_sent = 0;
         ch->outstanding++;
-        ae_sub_send(ac, "UNSUBSCRIBE", ch->name);
-    } else if (ac->sub.state != AE_UP)
+        ae_sub_send(ac, ch->conn, "UNSUBSCRIBE", ch, 0);
+    } else if (!ch->conn || ch->conn->state != AE_UP)
         ch->last_sent = 0;
     ae_chan_maybe_free(ac, ch);
 }
@@ -1536,23 +2315,31 @@ static void ae_chan_dispatch(rlk_async *ac, ae_chan *ch, const char *msg, size_t
     }
 }
 
-/* Every channel: not subscribed any more. */
-static void ae_chans_down(rlk_async *ac)
+/* The channels of pub/sub connection k: not subscribed any more. */
+static void ae_chans_down(rlk_async *ac, ae_conn *k)
 {
     for (size_t i = 0; i < ac->nbuckets; i++) {
         ae_chan *ch = ac->buckets[i], *next;
 
         for (; ch; ch = next) {
             next = ch->bnext;
+            if (ch->conn != k)
+                continue;
             ch->live = 0;
             ch->outstanding = 0;
             ch->last_sent = 0;
+            ch->conn = NULL;
             ae_chan_maybe_free(ac, ch);
         }
     }
+    ae_sq_clear(k);
+    /* Subscribed again (elsewhere on a cluster, once the map says where). */
+    if (ac->cluster)
+        ae_chans_up(ac);
 }
 
-/* The pub/sub connection is up: every channel someone listens to again. */
+/* A pub/sub connection is up (or the map or mode changed): every channel
+ * someone listens to, subscribed where it goes. */
 static void ae_chans_up(rlk_async *ac)
 {
     for (size_t i = 0; i < ac->nbuckets; i++)
@@ -1561,43 +2348,130 @@ static void ae_chans_up(rlk_async *ac)
                 ae_chan_want(ac, ch);
 }
 
-/* One reply on the pub/sub connection. */
-static void ae_sub_reply(rlk_async *ac, redisReply *r)
+/* The map changed: a channel subscribed where it does not go any more
+ * leaves that connection (UNSUBSCRIBE there, its answer dropped) and is
+ * subscribed on its slot's master; its listeners hear fn(NULL) then. */
+static void ae_chans_reroute(rlk_async *ac)
+{
+    if (!ac->cluster || ac->closing)
+        return;
+    for (size_t i = 0; i < ac->nbuckets; i++) {
+        ae_chan *ch = ac->buckets[i], *next;
+
+        for (; ch; ch = next) {
+            ae_conn *k = ae_chan_route(ac, ch), *old = ch->conn;
+
+            next = ch->bnext;
+            if (!k || !old || old == k)
+                continue;
+            if (ch->last_sent == 1 && old->state == AE_UP) {
+                ae_chan_detach(ch);
+                ch->conn = old;
+                ch->outstanding = 1;    /* for the send; detached right after */
+                ae_sub_send(ac, old, "UNSUBSCRIBE", ch, 0);
+                if (ac->closing)
+                    return;
+            }
+            ae_chan_detach(ch);
+            if (ch->listeners)
+                ae_chan_want(ac, ch);
+            else
+                ae_chan_maybe_free(ac, ch);
+        }
+    }
+    ae_chans_up(ac);
+}
+
+/* A pub/sub connection's channel was taken away by the server (its slot
+ * moved: a sunsubscribe it pushed, or -MOVED to SSUBSCRIBE): the map is
+ * asked again, and the channel subscribed where it goes now. */
+static void ae_chan_moved(rlk_async *ac, ae_chan *ch)
+{
+    ae_chan_detach(ch);
+    ae_refresh(ac, 0);
+    if (ch->listeners)
+        ae_chan_want(ac, ch);
+    else
+        ae_chan_maybe_free(ac, ch);
+}
+
+/* One reply on pub/sub connection k. */
+static void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
 {
     ae_chan *ch;
     const char *kind;
+    struct ae_sq *head;
 
-    if (ac->sub.setup_left > 0) {
+    if (k->setup_left > 0) {
         int i = 0;
 
         /* The set-up replies come in order: AUTH then SELECT (as many as sent). */
         for (int n = 0; rlk_conn_setup_cmd(ac->c, n, (const char *[3]){0}, (size_t[3]){0},
                                            (char[16]){0}) > 0; n++)
             i++;
-        if (rlk_conn_check_setup_reply(ac->c, i - ac->sub.setup_left, r) != RLK_OK) {
-            ae_conn_drop(ac, &ac->sub, rlk_errstr(ac->c));
+        if (rlk_conn_check_setup_reply(ac->c, i - k->setup_left, r) != RLK_OK) {
+            ae_conn_drop(ac, k, rlk_errstr(ac->c));
             return;
         }
-        if (--ac->sub.setup_left == 0) {
-            ac->sub.state = AE_UP;
-            ac->sub.fails = 0;
+        if (--k->setup_left == 0) {
+            k->state = AE_UP;
+            k->fails = 0;
             ae_chans_up(ac);
         }
+        return;
+    }
+    head = ae_sq_peek(k);
+    if (r->type == REDIS_REPLY_ERROR && !ac->cluster)
+        return;     /* one server: nothing to learn from it */
+    if (r->type == REDIS_REPLY_ERROR) {
+        /* The answer to the oldest command: a refusal of SUBSCRIBE / SSUBSCRIBE. */
+        char host[256];
+        int slot, port;
+
+        ch = head ? head->ch : NULL;
+        if (head)
+            ae_sq_pop(k);
+        if (!ch)
+            return;
+        ch->outstanding--;
+        if (ac->cluster && ae_redirect_parse(r->str, &slot, host, sizeof host, &port) == 1) {
+            ae_node *to = ae_node_get(ac, host, port);
+
+            if (to)
+                ac->owner[slot] = (unsigned char)(ae_node_index(ac, to) + 1);
+            ae_chan_moved(ac, ch);
+            ae_chans_reroute(ac);
+            return;
+        }
+        /* Anything else ("not now"): the connection is opened again after a backoff. */
+        ae_conn_drop(ac, k, r->str);
         return;
     }
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 || r->element[0]->type != REDIS_REPLY_STRING ||
         r->element[1]->type != REDIS_REPLY_STRING)
         return;
     kind = r->element[0]->str;
+    if (kind[0] == 's' && kind[1] != 'u')
+        kind++;     /* smessage, ssubscribe, sunsubscribe: as their global forms */
+    else if (strcmp(kind, "sunsubscribe") == 0)
+        kind++;
     ch = ae_chan_find(ac, r->element[1]->str);
-    if (!ch)
-        return;
     if (strcmp(kind, "message") == 0) {
-        if (ch->live && r->element[2]->type == REDIS_REPLY_STRING)
+        if (ch && ch->conn == k && ch->live && r->element[2]->type == REDIS_REPLY_STRING)
             ae_chan_dispatch(ac, ch, r->element[2]->str, r->element[2]->len);
         return;     /* the dispatch settles the channel */
     }
     if (strcmp(kind, "subscribe") == 0) {
+        if (ac->cluster) {
+            ae_chan *mine = ae_sq_is(head, r->element[1]->str, 1) ? head->ch : NULL;
+
+            if (ae_sq_is(head, r->element[1]->str, 1))
+                ae_sq_pop(k);
+            if (!mine)
+                return;     /* an answer dropped (the channel left this connection) */
+            ch = mine;
+        } else if (!ch || ch->conn != k)
+            return;
         ch->outstanding--;
         ch->live = 1;
         if (ch->last_sent == 1 && !ch->outstanding) {
@@ -1605,9 +2479,28 @@ static void ae_sub_reply(rlk_async *ac, redisReply *r)
             return;
         }
     } else if (strcmp(kind, "unsubscribe") == 0) {
-        ch->outstanding--;
-        ch->live = 0;
-    }
+        if (!ac->cluster) {
+            if (!ch || ch->conn != k)
+                return;
+            ch->outstanding--;
+            ch->live = 0;
+        } else if (ae_sq_is(head, r->element[1]->str, 0)) {
+            ae_chan *mine = head->ch;
+
+            ae_sq_pop(k);
+            if (!mine)
+                return;
+            ch = mine;
+            ch->outstanding--;
+            ch->live = 0;
+        } else {
+            /* Pushed by the server: the channel's slot went to another node. */
+            if (ch && ch->conn == k)
+                ae_chan_moved(ac, ch);
+            return;
+        }
+    } else
+        return;
     if (!ac->closing)
         ae_chan_settle(ac, ch);
 }
@@ -1632,9 +2525,9 @@ static void ae_conn_read(rlk_async *ac, ae_conn *k)
         if (!reply)
             break;
         if (k->is_sub)
-            ae_sub_reply(ac, reply);
+            ae_sub_reply(ac, k, reply);
         else
-            ae_cmd_reply(ac, reply);
+            ae_cmd_reply(ac, k->node, reply);
         freeReplyObject(reply);
         if (ac->closing || !k->ctx)
             return;
@@ -1644,22 +2537,25 @@ static void ae_conn_read(rlk_async *ac, ae_conn *k)
     else if (!k->is_sub && ac->cmd_readonly) {
         ac->cmd_readonly = 0;
         ae_conn_drop(ac, k, "READONLY: the master was demoted, asking the sentinels");
-        if (!ac->closing && ac->sub.state != AE_DOWN)
-            ae_conn_drop(ac, &ac->sub, "the master was demoted");
+        if (!ac->closing && k->node->sub.state != AE_DOWN)
+            ae_conn_drop(ac, &k->node->sub, "the master was demoted");
     }
 }
 
 void rlk_async_handle_io(rlk_async *ac, int fd, int events)
 {
-    ae_conn *k;
+    ae_conn *k = NULL, *d = NULL;
 
     if (!ac || ac->closing)
         return;
-    k = ac->cmd.ctx && ac->cmd.fd == fd ? &ac->cmd : ac->sub.ctx && ac->sub.fd == fd ? &ac->sub : NULL;
-    if (!k) {
-        ae_conn *d = ac->cmd.dial && ac->cmd.dial->sv[0] == fd ? &ac->cmd
-                     : ac->sub.dial && ac->sub.dial->sv[0] == fd ? &ac->sub : NULL;
+    for (int i = 0; i < ac->nnodes && !k && !d; i++) {
+        ae_node *n = ac->nodes[i];
 
+        k = n->cmd.ctx && n->cmd.fd == fd ? &n->cmd : n->sub.ctx && n->sub.fd == fd ? &n->sub : NULL;
+        d = n->cmd.dial && n->cmd.dial->sv[0] == fd ? &n->cmd
+            : n->sub.dial && n->sub.dial->sv[0] == fd ? &n->sub : NULL;
+    }
+    if (!k) {
         if (d) {
             ae_enter(ac);
             ae_dial_done(ac, d);
@@ -1704,6 +2600,7 @@ rlk_ae_hold *rlk_ae_wd_add(rlk_async *ac, int kind, const char *renew, const cha
     h->owner = strdup(owner);
     h->lost = lost;
     h->arg = arg;
+    h->slot = rlk_key_slot(key, strlen(key));
     if (!h->renew || !h->name || !h->key || !h->owner) {
         free(h->renew);
         free(h->name);
@@ -1887,7 +2784,9 @@ static void ae_renew_fire(rlk_async *ac, void *arg)
             renew = all[i]->renew;
             n = 0;
             for (size_t j = i; j < done; j++) {
-                if (used[j] || strcmp(all[j]->renew, renew) != 0)
+                /* On a cluster a call's keys share one slot: a batch per slot. */
+                if (used[j] || strcmp(all[j]->renew, renew) != 0 ||
+                    (ac->cluster && all[j]->slot != all[i]->slot))
                     continue;
                 used[j] = 1;
                 batch[n++] = all[j];
@@ -1924,16 +2823,20 @@ rlk_async *rlk_async_new(const rlk_options *opts)
     if (!ac)
         return NULL;
     ac->armed = -2;
-    ac->cmd.fd = ac->sub.fd = -1;
-    ac->sub.is_sub = 1;
     ac->c = rlk_client_prepare(opts);
     ac->cref = calloc(1, sizeof *ac->cref);
-    if (!ac->c || !ac->cref) {
+    ac->nodes[0] = calloc(1, sizeof *ac->nodes[0]);
+    if (!ac->c || !ac->cref || !ac->nodes[0]) {
         rlk_free(ac->c);
         free(ac->cref);
+        free(ac->nodes[0]);
         free(ac);
         return NULL;
     }
+    ac->nnodes = 1;
+    AE_N0(ac)->cmd.fd = AE_N0(ac)->sub.fd = -1;
+    AE_N0(ac)->cmd.node = AE_N0(ac)->sub.node = AE_N0(ac);
+    AE_N0(ac)->sub.is_sub = 1;
     pthread_mutex_init(&ac->cref->mu, NULL);
     ac->cref->refs = 1;
     ac->cref->c = ac->c;
@@ -1943,10 +2846,26 @@ rlk_async *rlk_async_new(const rlk_options *opts)
         ac->fatal = ac->c->fatal;
         snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "%s", ac->c->fatal_msg);
     } else if (ac->c->url.is_cluster) {
-        ac->fatal = RLK_ERR_ARG;
-        snprintf(ac->fatal_msg, sizeof ac->fatal_msg,
-                 "redis+cluster:// is not supported by the async API yet");
+        /* The seeds are the first nodes; the map (CLUSTER SLOTS) names the masters. */
+        ac->cluster = 1;
+        free(ac->nodes[0]);
+        ac->nodes[0] = NULL;
+        ac->nnodes = 0;
+        for (int i = 0; i < ac->c->url.nseeds; i++)
+            if (!ae_node_get(ac, ac->c->url.seed_host[i], ac->c->url.seed_port[i])) {
+                ac->fatal = RLK_ERR_NOMEM;
+                snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "out of memory");
+                break;
+            }
+        if (!ac->nnodes && !ac->fatal) {
+            ac->fatal = RLK_ERR_URL;
+            snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "redis+cluster://: no seed node");
+        }
     }
+    if (ac->c->pubsub_opt != RLK_PUBSUB_AUTO)
+        ac->pubsub = ac->c->pubsub_opt;
+    else if (!ac->cluster)
+        ac->pubsub = RLK_PUBSUB_GLOBAL;     /* one server (or sentinel): as the blocking client */
     if (rlk_random_uuid(ac->uuid) != 0 && !ac->fatal) {
         ac->fatal = RLK_ERR_IO;
         snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "no random source for the client uuid");
@@ -1962,8 +2881,10 @@ int rlk_async_attach(rlk_async *ac, const rlk_async_hooks *hooks)
     ac->hooks = *hooks;
     ac->attached = 1;
     ae_enter(ac);
-    if (!ac->fatal)
-        ae_conn_start(ac, &ac->cmd);
+    if (!ac->fatal && !ac->cluster)
+        ae_conn_start(ac, &AE_N0(ac)->cmd);
+    if (!ac->fatal && ac->cluster)
+        ae_refresh(ac, 1);
     if (!ac->fatal && ac->c->url.is_sentinel)
         ac->sn_watch = rlk_ae_timer_add(ac, 250, ae_sn_watch_fire, NULL);
     ae_chans_up(ac);
@@ -1992,10 +2913,17 @@ static void ae_destroy(rlk_async *ac)
     for (size_t i = 0; i < ac->nheap; i++)
         free(ac->heap[i]);
     free(ac->heap);
-    if (ac->cmd.ctx)
-        redisFree(ac->cmd.ctx);
-    if (ac->sub.ctx)
-        redisFree(ac->sub.ctx);
+    for (int i = 0; i < ac->nnodes; i++) {
+        ae_node *n = ac->nodes[i];
+
+        if (n->cmd.ctx)
+            redisFree(n->cmd.ctx);
+        if (n->sub.ctx)
+            redisFree(n->sub.ctx);
+        ae_sq_clear(&n->sub);
+        free(n->host);
+        free(n);
+    }
     ae_cref_put(ac->cref);     /* the client goes with the last dial thread */
     free(ac);
 }
@@ -2009,7 +2937,14 @@ void rlk_async_free(rlk_async *ac)
     ac->depth++;
     ac->closing = 1;
     /* Calls first: their kinds complete their requests with the error. */
-    ae_calls_fail(ac, RLK_ERR_CLOSED, "the async client is being freed", 1);
+    for (int i = 0; i < ac->nnodes; i++)
+        ae_calls_fail(ac, ac->nodes[i], RLK_ERR_CLOSED, "the async client is being freed", 1);
+    {
+        rlk_ae_call *call;
+
+        while ((call = ae_callq_pop(&ac->parked)))
+            ae_call_end(ac, call, RLK_ERR_CLOSED, NULL, "the async client is being freed", 0);
+    }
     /* Every request ends now, callbacks included (a request made by one of
      * them ends with RLK_ERR_CLOSED at once, and is delivered here too). */
     for (;;) {
@@ -2028,13 +2963,17 @@ void rlk_async_free(rlk_async *ac)
         if (ac->kind_data[i] && ac->kind_destroy[i])
             ac->kind_destroy[i](ac->kind_data[i]);
     if (ac->attached) {
-        ae_dial_abandon(ac, &ac->cmd);
-        ae_dial_abandon(ac, &ac->sub);
-        if (ac->cmd.handle)
-            ac->hooks.detach(ac->hooks.data, ac->cmd.handle);
-        if (ac->sub.handle)
-            ac->hooks.detach(ac->hooks.data, ac->sub.handle);
-        ac->cmd.handle = ac->sub.handle = NULL;
+        for (int i = 0; i < ac->nnodes; i++) {
+            ae_node *n = ac->nodes[i];
+
+            ae_dial_abandon(ac, &n->cmd);
+            ae_dial_abandon(ac, &n->sub);
+            if (n->cmd.handle)
+                ac->hooks.detach(ac->hooks.data, n->cmd.handle);
+            if (n->sub.handle)
+                ac->hooks.detach(ac->hooks.data, n->sub.handle);
+            n->cmd.handle = n->sub.handle = NULL;
+        }
         ac->hooks.set_timer(ac->hooks.data, -1);
         ac->hooks.cleanup(ac->hooks.data);
     }

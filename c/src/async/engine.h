@@ -14,13 +14,20 @@
  *              rlk_ae_command for plain commands (HGET read-backs);
  *   pub/sub    rlk_ae_subscribe / rlk_ae_unsubscribe: a listener on a
  *              channel, refcounted per channel on the client's one pub/sub
- *              connection; the listener is told when the subscription is in
- *              place (again, after a reconnect) so it can attempt then;
+ *              connection (on a cluster with sharded pub/sub, the one of the
+ *              master owning the channel's slot); the listener is told when
+ *              the subscription is in place (again, after a reconnect or
+ *              after the slot moved) so it can attempt then;
  *   timers     rlk_ae_timer_add / rlk_ae_timer_del: one-shot, on a heap
  *              behind the loop's one timer;
  *   watchdog   rlk_ae_wd_add / rlk_ae_wd_del: lease-less holds renewed
  *              every watchdog_ms/3 in batches (one call per renew script),
  *              the lost-lock callback when a renewal finds one gone.
+ *
+ * On a Redis Cluster the calls are routed by the slot of their first key
+ * (a script's keys must share it), redirects (MOVED, ASK) and "not now"
+ * answers (TRYAGAIN, CLUSTERDOWN, ...) are followed inside the engine: a
+ * kind sees the final reply, or RLK_ERR_IO (lost or not) as on one server.
  *
  * Everything runs on the loop's thread; nothing here blocks (a dial that
  * would block, TLS or a sentinel's lookup, runs on a short-lived thread and
@@ -57,7 +64,10 @@ rlk_client *rlk_ae_client(rlk_async *ac);
 /* "<uuid>:<task>" into buf (RLK_OWNER_MAX + 1 bytes is enough). */
 void rlk_ae_owner(rlk_async *ac, unsigned long long task, char *buf, size_t len);
 
-/* The publish argument of the scripts that publish ("publish"). */
+/* The publish argument of the scripts that publish: "spublish" with sharded
+ * pub/sub, else "publish". Pass the pointer itself among a script's args
+ * (never a copy): on a cluster whose mode is not known yet it is a marker
+ * the engine replaces when the call is written. */
 const char *rlk_ae_publish_arg(rlk_async *ac);
 
 /* 1 once rlk_async_free has started: start nothing new. */

@@ -1252,31 +1252,80 @@ static void scale_one(void)
     scale_run(1000, 1);
 }
 
-/* What the async API does not support yet fails clearly. */
-static void unsupported(void)
+/* pubsub = SHARDED on one server (Redis 7): the scripts publish with
+ * SPUBLISH, the waiter listens with SSUBSCRIBE, and the wake-ups come from
+ * the release (well before the keepalive would try). */
+static void sharded_one(void)
 {
-    const char *urls[1] = {"redis+cluster://127.0.0.1:1"};
+    rlk_options o;
+    cl c;
+    res h = {0}, w = {0}, u = {0}, u2 = {0};
+    redisReply *r;
 
-    for (int i = 0; i < 1; i++) {
-        rlk_options o;
-        cl c;
-        res x = {0};
-
-        rlk_options_init(&o);
-        o.url = urls[i];
-        c.l = aloop_new();
-        c.ac = rlk_async_new(&o);
-        freed = 0;
-        REQUIRE(c.l && c.ac);
-        CHECK_INT_EQ(rlk_async_err(c.ac), RLK_ERR_ARG);
-        CHECK_STR_CONTAINS(rlk_async_errstr(c.ac), "not supported by the async API yet");
-        REQUIRE(aloop_attach(c.l, c.ac) == RLK_OK);
-        REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, "x", 1, 0, 1000, on_res, &x));
-        REQUIRE(wait_res(&c, &x, 2000));
-        CHECK_INT_EQ(x.err, RLK_ERR_ARG);
-        CHECK_STR_CONTAINS(x.errstr, "not supported by the async API yet");
-        cl_close(&c);
+    rlk_options_init(&o);
+    o.url = url;
+    o.command_timeout_ms = cmd_timeout_ms;
+    o.pubsub = RLK_PUBSUB_SHARDED;
+    c.l = aloop_new();
+    c.ac = rlk_async_new(&o);
+    freed = 0;
+    REQUIRE(c.l && c.ac && aloop_attach(c.l, c.ac) == RLK_OK);
+    for (int round = 0; round < 3; round++) {
+        memset(&h, 0, sizeof h);
+        memset(&w, 0, sizeof w);
+        memset(&u, 0, sizeof u);
+        memset(&u2, 0, sizeof u2);
+        REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, "a:sharded", 1, 0, 30000, on_res, &h));
+        REQUIRE(wait_res(&c, &h, 5000));
+        REQUIRE(h.err == RLK_OK);
+        REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, "a:sharded", 2, 20000, 30000, on_res, &w));
+        CHECK(!wait_res(&c, &w, 250));
+        if (round == 0) {
+            r = rlk_fx_command(&srv, "PUBSUB SHARDNUMSUB %s", "redisson_lock__channel:{a:sharded}");
+            CHECKF(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+                   r->element[1]->type == REDIS_REPLY_INTEGER && r->element[1]->integer >= 1,
+                   "SSUBSCRIBE of the waiter");
+            if (r)
+                freeReplyObject(r);
+        }
+        REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, "a:sharded", 1, on_res, &u));
+        REQUIRE(wait_res(&c, &w, 10000));
+        CHECK_INT_EQ(w.err, RLK_OK);
+        CHECKF(w.at_ms - u.at_ms < 400, "woken %lld ms after the release", w.at_ms - u.at_ms);
+        REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, "a:sharded", 2, on_res, &u2));
+        REQUIRE(wait_res(&c, &u2, 5000));
+        CHECK_INT_EQ(u2.err, RLK_OK);
     }
+    cl_close(&c);
+    CHECK_INT_EQ(rule_breaks, 0);
+}
+
+/* A cluster whose seeds do not answer: no fatal error (the map is asked
+ * again and again), and a request ends within its budget (wait, command
+ * and connect timeouts) with a clear message, never from inside the call. */
+static void cluster_unreachable(void)
+{
+    rlk_options o;
+    cl c;
+    res x = {0};
+    long long t0;
+
+    rlk_options_init(&o);
+    o.url = "redis+cluster://127.0.0.1:1";
+    o.command_timeout_ms = 500;
+    c.l = aloop_new();
+    c.ac = rlk_async_new(&o);
+    freed = 0;
+    REQUIRE(c.l && c.ac);
+    CHECK_INT_EQ(rlk_async_err(c.ac), RLK_OK);
+    REQUIRE(aloop_attach(c.l, c.ac) == RLK_OK);
+    t0 = rlk_fx_now_ms();
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, "x", 1, 0, 1000, on_res, &x));
+    REQUIRE(wait_res(&c, &x, 5000));
+    CHECK_INT_EQ(x.err, RLK_ERR_IO);
+    CHECK_STR_CONTAINS(x.errstr, "cluster: slot");
+    CHECKF(x.at_ms - t0 < 6000, "ended after %lld ms", x.at_ms - t0);   /* the request's budget */
+    cl_close(&c);
     CHECK_INT_EQ(rule_breaks, 0);
 }
 
@@ -2300,7 +2349,8 @@ static const struct {
     {"kill_holder", kill_holder},
     {"scale_names", scale_names},
     {"scale_one", scale_one},
-    {"unsupported", unsupported},
+    {"cluster_unreachable", cluster_unreachable},
+    {"sharded_one", sharded_one},
     {"semaphore", semaphore},
     {"semaphore_procs", semaphore_procs},
     {"latch", latch},

@@ -1,0 +1,887 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * async_cluster.c - the non-blocking API (rlk_async.h) on a Redis Cluster:
+ * one 3-master + 3-replica cluster on loopback (support/cluster.h) for the
+ * whole program, driven by the poll loop (aloop_poll.c).
+ *
+ *   async_cluster [case...]     (no case: all, in order)
+ *
+ * Cases:
+ *   kinds      every kind once on names owned by each master: the
+ *              reentrant lock with a lease and with the watchdog (kept
+ *              past three leases; control: a leased lock in the same slot
+ *              expires), rwlock, fair, fenced, semaphore, psemaphore,
+ *              latch, MultiLock across names on the three masters;
+ *   wake       on each master, a waiter woken by a release (pub/sub on the
+ *              cluster: sharded, subscribed on the master owning the
+ *              channel), well before the holder's lease would end;
+ *   wake_global  the same with pubsub = GLOBAL: one SUBSCRIBE connection to
+ *              some node;
+ *   migrate    a lock's slot migrated (IMPORTING/MIGRATING, MIGRATE, SETSLOT
+ *              NODE) while its holder is renewed by the watchdog and two
+ *              waiters are pending: the holder keeps it, the waiters are
+ *              served one after the other on the new owner (woken through
+ *              the resubscription there), never two holders at once;
+ *   failover   CLUSTER FAILOVER on the replica of a lock's master while
+ *              requests keep coming and a waiter is pending: every request
+ *              is served within its wait, the waiter too after the release;
+ *   crash      a master killed with calls in flight and a waiter pending:
+ *              each call ends once, later ones are served by the promoted
+ *              replica, the waiter after the release (last: a node stays dead).
+ *
+ * Every wait is bounded; pauses are the time under test, never a
+ * synchronisation. The rules of rlk_async.h are checked on every request
+ * (one callback, never from inside the call that made it).
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "aloop.h"
+#include "check.h"
+#include "cluster.h"
+#include "fixture.h"
+#include "rlk.h"
+#include "rlk_async.h"
+
+static rlk_fx_cluster cl;
+static char url[512];
+static int mst[3];              /* the masters' node indexes at start */
+static int in_call;
+
+#define WAKE_MS 400             /* a release's wake-up, through pub/sub, at most this late */
+static int rule_breaks;
+
+typedef struct res {
+    int calls;
+    int err;
+    long long value;
+    char id[128];
+    char errstr[256];
+    long long at_ms;
+} res;
+
+static void on_res(rlk_async *ac, const rlk_async_result *r, void *p)
+{
+    res *x = p;
+
+    (void)ac;
+    if (in_call || x->calls)
+        rule_breaks++;
+    x->calls++;
+    x->err = r->err;
+    x->value = r->value;
+    x->at_ms = rlk_fx_now_ms();
+    snprintf(x->id, sizeof x->id, "%s", r->id ? r->id : "");
+    snprintf(x->errstr, sizeof x->errstr, "%s", r->errstr ? r->errstr : "(null)");
+}
+
+static int res_done(void *p)
+{
+    return ((res *)p)->calls > 0;
+}
+
+static rlk_async_req *req_end(rlk_async_req *r)
+{
+    in_call = 0;
+    return r;
+}
+
+#define REQ(expr) req_end((in_call = 1, (expr)))
+
+typedef struct cli {
+    aloop *l;
+    rlk_async *ac;
+} cli;
+
+static int cli_open(cli *c, long long watchdog_ms, int cmd_timeout_ms)
+{
+    rlk_options o;
+
+    rlk_options_init(&o);
+    o.url = url;
+    if (watchdog_ms > 0)
+        o.watchdog_lease_ms = watchdog_ms;
+    o.command_timeout_ms = cmd_timeout_ms;
+    c->l = aloop_new();
+    c->ac = rlk_async_new(&o);
+    if (!c->l || !c->ac)
+        return -1;
+    return aloop_attach(c->l, c->ac);
+}
+
+static void cli_close(cli *c)
+{
+    rlk_async_free(c->ac);
+    aloop_free(c->l);
+    c->ac = NULL;
+    c->l = NULL;
+}
+
+static int wait_res(cli *c, res *x, long long ms)
+{
+    return aloop_run_until(c->l, res_done, x, ms);
+}
+
+static void run_for(cli *c, long long ms)
+{
+    aloop_run_until(c->l, NULL, NULL, ms);
+}
+
+/* The first "<prefix><n>" whose slot node `master` owns (node ask's view). */
+static void name_on(const char *prefix, int master, char *buf, size_t len)
+{
+    int ask = rlk_fx_cluster_role(&cl, master) == 'M' ? master : mst[0];
+
+    buf[0] = '\0';
+    for (int i = 0; i < 100000; i++) {
+        char n[64];
+
+        snprintf(n, sizeof n, "%s%d", prefix, i);
+        if (rlk_fx_cluster_slot_owner(&cl, ask, rlk_fx_key_slot(n, strlen(n))) == master) {
+            snprintf(buf, len, "%s", n);
+            return;
+        }
+    }
+}
+
+/* The master owning key now (a running master's view), or -1. */
+static int owner_of(const char *key)
+{
+    for (int i = 0; i < cl.n; i++)
+        if (rlk_fx_cluster_role(&cl, i) == 'M')
+            return rlk_fx_cluster_slot_owner(&cl, i, rlk_fx_key_slot(key, strlen(key)));
+    return -1;
+}
+
+/* A command on the master owning key: its integer, or -99. */
+static long long key_int(const char *key, const char *fmt)
+{
+    int o = owner_of(key);
+    redisReply *r = o >= 0 ? rlk_fx_cluster_command(&cl, o, fmt, key) : NULL;
+    long long v = -99;
+
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        v = r->integer;
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+/* ---------------------------------------------------------------- kinds */
+
+static void kinds_on(cli *c, int master, int m)
+{
+    char n[64];
+    res a = {0}, b = {0}, u = {0}, u2 = {0};
+
+    /* The reentrant lock with a lease: exclusive, re-entrant, released. */
+    name_on("ac:lock:", master, n, sizeof n);
+    REQ(rlk_async_lock(c->ac, RLK_KIND_LOCK, n, 1, 0, 10000, on_res, &a));
+    REQUIRE(wait_res(c, &a, 5000));
+    CHECKF(a.err == RLK_OK && a.value == 1, "lock %s on master %d: %d %s", n, master, a.err,
+           a.errstr);
+    REQ(rlk_async_lock(c->ac, RLK_KIND_LOCK, n, 2, 0, 10000, on_res, &b));
+    REQUIRE(wait_res(c, &b, 5000));
+    CHECK_INT_EQ(b.err, RLK_ERR_BUSY);
+    memset(&b, 0, sizeof b);
+    REQ(rlk_async_lock(c->ac, RLK_KIND_LOCK, n, 1, 0, 10000, on_res, &b));
+    REQUIRE(wait_res(c, &b, 5000));
+    CHECK(b.err == RLK_OK && b.value == 2);
+    CHECK(key_int(n, "HLEN %s") == 1);
+    REQ(rlk_async_force_unlock(c->ac, RLK_KIND_LOCK, n, on_res, &u));
+    REQUIRE(wait_res(c, &u, 5000));
+    CHECK(u.err == RLK_OK && u.value == 1);
+    CHECK_INT_EQ(key_int(n, "EXISTS %s"), 0);
+
+    /* The read-write lock: two readers, no writer meanwhile, then a writer. */
+    name_on("ac:rw:", master, n, sizeof n);
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    REQ(rlk_async_lock(c->ac, RLK_KIND_READ, n, 1, 0, 10000, on_res, &a));
+    REQ(rlk_async_lock(c->ac, RLK_KIND_READ, n, 2, 0, 10000, on_res, &b));
+    REQUIRE(wait_res(c, &a, 5000) && wait_res(c, &b, 5000));
+    CHECKF(a.err == RLK_OK && b.err == RLK_OK, "rw %s: %s / %s", n, a.errstr, b.errstr);
+    memset(&a, 0, sizeof a);
+    REQ(rlk_async_lock(c->ac, RLK_KIND_WRITE, n, 3, 0, 10000, on_res, &a));
+    REQUIRE(wait_res(c, &a, 5000));
+    CHECK_INT_EQ(a.err, RLK_ERR_BUSY);
+    memset(&u, 0, sizeof u);
+    REQ(rlk_async_unlock(c->ac, RLK_KIND_READ, n, 1, on_res, &u));
+    REQ(rlk_async_unlock(c->ac, RLK_KIND_READ, n, 2, on_res, &u2));
+    REQUIRE(wait_res(c, &u, 5000) && wait_res(c, &u2, 5000));
+    CHECK(u.err == RLK_OK && u2.err == RLK_OK);
+    memset(&a, 0, sizeof a);
+    REQ(rlk_async_lock(c->ac, RLK_KIND_WRITE, n, 3, 0, 10000, on_res, &a));
+    REQUIRE(wait_res(c, &a, 5000));
+    CHECKF(a.err == RLK_OK, "write %s: %s", n, a.errstr);
+    memset(&u, 0, sizeof u);
+    REQ(rlk_async_unlock(c->ac, RLK_KIND_WRITE, n, 3, on_res, &u));
+    REQUIRE(wait_res(c, &u, 5000));
+    CHECK_INT_EQ(u.err, RLK_OK);
+
+    /* The fair lock: a second task waits, served when the first releases. */
+    name_on("ac:fair:", master, n, sizeof n);
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    memset(&u, 0, sizeof u);
+    memset(&u2, 0, sizeof u2);
+    REQ(rlk_async_lock(c->ac, RLK_KIND_FAIR, n, 1, 0, 30000, on_res, &a));
+    REQUIRE(wait_res(c, &a, 5000));
+    CHECKF(a.err == RLK_OK, "fair %s: %s", n, a.errstr);
+    REQ(rlk_async_lock(c->ac, RLK_KIND_FAIR, n, 2, 10000, 30000, on_res, &b));
+    CHECK(!wait_res(c, &b, 200));
+    REQ(rlk_async_unlock(c->ac, RLK_KIND_FAIR, n, 1, on_res, &u));
+    REQUIRE(wait_res(c, &b, 8000));
+    CHECKF(b.err == RLK_OK && b.at_ms - u.at_ms < 3000, "fair waiter %s: %s", n, b.errstr);
+    REQ(rlk_async_unlock(c->ac, RLK_KIND_FAIR, n, 2, on_res, &u2));
+    REQUIRE(wait_res(c, &u2, 5000));
+    CHECK_INT_EQ(u2.err, RLK_OK);
+
+    /* The fenced lock: tokens grow. */
+    name_on("ac:fenced:", master, n, sizeof n);
+    {
+        long long t1;
+
+        memset(&a, 0, sizeof a);
+        memset(&u, 0, sizeof u);
+        REQ(rlk_async_lock(c->ac, RLK_KIND_FENCED, n, 1, 0, 10000, on_res, &a));
+        REQUIRE(wait_res(c, &a, 5000));
+        CHECKF(a.err == RLK_OK && a.value > 0, "fenced %s: %s", n, a.errstr);
+        t1 = a.value;
+        REQ(rlk_async_unlock(c->ac, RLK_KIND_FENCED, n, 1, on_res, &u));
+        REQUIRE(wait_res(c, &u, 5000));
+        memset(&a, 0, sizeof a);
+        REQ(rlk_async_lock(c->ac, RLK_KIND_FENCED, n, 2, 0, 10000, on_res, &a));
+        REQUIRE(wait_res(c, &a, 5000));
+        CHECK(a.err == RLK_OK && a.value > t1);
+        memset(&u, 0, sizeof u);
+        REQ(rlk_async_unlock(c->ac, RLK_KIND_FENCED, n, 2, on_res, &u));
+        REQUIRE(wait_res(c, &u, 5000));
+    }
+
+    /* The semaphore (permits set by the blocking client on the cluster). */
+    name_on("ac:sem:", master, n, sizeof n);
+    {
+        rlk_client *bc = rlk_connect_url(url);
+        rlk_semaphore *bs = bc ? rlk_semaphore_new(bc, n) : NULL;
+        int set = 0;
+
+        REQUIRE(bs && rlk_semaphore_try_set_permits(bs, 2, &set) == RLK_OK && set);
+        rlk_semaphore_free(bs);
+        rlk_free(bc);
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        memset(&u, 0, sizeof u);
+        REQ(rlk_async_semaphore_acquire(c->ac, n, 2, 0, on_res, &a));
+        REQUIRE(wait_res(c, &a, 5000));
+        CHECKF(a.err == RLK_OK, "semaphore %s: %s", n, a.errstr);
+        REQ(rlk_async_semaphore_acquire(c->ac, n, 1, 10000, on_res, &b));
+        CHECK(!wait_res(c, &b, 200));
+        REQ(rlk_async_semaphore_release(c->ac, n, 2, on_res, &u));
+        REQUIRE(wait_res(c, &b, 8000));
+        CHECKF(b.err == RLK_OK && b.at_ms - u.at_ms < 3000, "semaphore waiter %s: %s", n,
+               b.errstr);
+    }
+
+    /* The permit-expirable semaphore. */
+    name_on("ac:psem:", master, n, sizeof n);
+    {
+        rlk_client *bc = rlk_connect_url(url);
+        rlk_psemaphore *bs = bc ? rlk_psemaphore_new(bc, n) : NULL;
+        int set = 0;
+
+        REQUIRE(bs && rlk_psemaphore_try_set_permits(bs, 1, &set) == RLK_OK && set);
+        rlk_psemaphore_free(bs);
+        rlk_free(bc);
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        memset(&u, 0, sizeof u);
+        REQ(rlk_async_psemaphore_acquire(c->ac, n, 0, 10000, on_res, &a));
+        REQUIRE(wait_res(c, &a, 5000));
+        CHECKF(a.err == RLK_OK && a.id[0], "psemaphore %s: %s", n, a.errstr);
+        REQ(rlk_async_psemaphore_acquire(c->ac, n, 10000, 10000, on_res, &b));
+        CHECK(!wait_res(c, &b, 200));
+        REQ(rlk_async_psemaphore_release(c->ac, n, a.id, on_res, &u));
+        REQUIRE(wait_res(c, &b, 8000));
+        CHECKF(b.err == RLK_OK && b.id[0], "psemaphore waiter %s: %s", n, b.errstr);
+        memset(&u, 0, sizeof u);
+        REQ(rlk_async_psemaphore_release(c->ac, n, b.id, on_res, &u));
+        REQUIRE(wait_res(c, &u, 5000));
+        CHECK_INT_EQ(u.err, RLK_OK);
+    }
+
+    /* The latch: an awaiter released by the count-down. */
+    name_on("ac:latch:", master, n, sizeof n);
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    memset(&u, 0, sizeof u);
+    REQ(rlk_async_latch_try_set_count(c->ac, n, 1, on_res, &a));
+    REQUIRE(wait_res(c, &a, 5000));
+    CHECKF(a.err == RLK_OK && a.value == 1, "latch %s: %s", n, a.errstr);
+    REQ(rlk_async_latch_await(c->ac, n, 10000, on_res, &b));
+    CHECK(!wait_res(c, &b, 200));
+    REQ(rlk_async_latch_count_down(c->ac, n, on_res, &u));
+    REQUIRE(wait_res(c, &b, 8000));
+    CHECKF(b.err == RLK_OK && b.at_ms - u.at_ms < 3000, "latch awaiter %s: %s", n, b.errstr);
+
+    (void)m;
+}
+
+static void kinds(void)
+{
+    cli c;
+    char names[3][64], n[64];
+    const char *nm[3] = {names[0], names[1], names[2]};
+    res a = {0}, b = {0}, u = {0};
+
+    REQUIRE(cli_open(&c, 1500, 3000) == RLK_OK);
+    for (int m = 0; m < 3; m++)
+        kinds_on(&c, mst[m], m);
+    name_on("ac:wd:", mst[0], n, sizeof n);
+    /* The watchdog: lease-less locks in four slots on the three masters kept past
+     * three leases (1500 ms): its batches are per slot; control: a leased lock
+     * in the same slot as one of them expires meanwhile. */
+    {
+        char tagged[80], tagged2[80], wn[3][64];
+        res wr[3] = {{0}};
+
+        for (int m = 0; m < 3; m++) {
+            name_on("ac:wdm:", mst[m], wn[m], sizeof wn[m]);
+            REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, wn[m], 1, 0, -1, on_res, &wr[m]));
+        }
+
+        snprintf(tagged, sizeof tagged, "x{%s}wd", n);      /* the same slot as n */
+        snprintf(tagged2, sizeof tagged2, "y{%s}leased", n);
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, tagged, 1, 0, -1, on_res, &a));
+        REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, tagged2, 1, 0, 1500, on_res, &b));
+        REQUIRE(wait_res(&c, &a, 5000) && wait_res(&c, &b, 5000));
+        CHECK(a.err == RLK_OK && b.err == RLK_OK);
+        run_for(&c, 4600);
+        CHECKF(key_int(tagged, "EXISTS %s") == 1, "watchdog lock %s kept", tagged);
+        CHECKF(key_int(tagged2, "EXISTS %s") == 0, "control: leased lock %s expired", tagged2);
+        for (int m = 0; m < 3; m++) {
+            res wu = {0};
+
+            CHECKF(wr[m].calls && wr[m].err == RLK_OK, "watchdog lock %s: %s", wn[m], wr[m].errstr);
+            CHECKF(key_int(wn[m], "EXISTS %s") == 1, "watchdog lock %s kept", wn[m]);
+            REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, wn[m], 1, on_res, &wu));
+            REQUIRE(wait_res(&c, &wu, 5000));
+            CHECK_INT_EQ(wu.err, RLK_OK);
+        }
+        memset(&u, 0, sizeof u);
+        REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, tagged, 1, on_res, &u));
+        REQUIRE(wait_res(&c, &u, 5000));
+        CHECK_INT_EQ(u.err, RLK_OK);
+    }
+
+    /* MultiLock across names on the three masters (three slots). */
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    memset(&u, 0, sizeof u);
+    for (int m = 0; m < 3; m++)
+        name_on("ac:ml:", mst[m], names[m], sizeof names[m]);
+    REQ(rlk_async_multilock_lock(c.ac, 3, nm, 1, 0, 10000, on_res, &a));
+    REQUIRE(wait_res(&c, &a, 5000));
+    CHECKF(a.err == RLK_OK, "multilock: %s", a.errstr);
+    for (int m = 0; m < 3; m++)
+        CHECKF(key_int(names[m], "EXISTS %s") == 1, "multilock member %s", names[m]);
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, names[2], 2, 0, 10000, on_res, &b));
+    REQUIRE(wait_res(&c, &b, 5000));
+    CHECK_INT_EQ(b.err, RLK_ERR_BUSY);
+    REQ(rlk_async_multilock_unlock(c.ac, 3, nm, 1, on_res, &u));
+    REQUIRE(wait_res(&c, &u, 5000));
+    CHECKF(u.err == RLK_OK, "multilock unlock: %s", u.errstr);
+    for (int m = 0; m < 3; m++)
+        CHECK_INT_EQ(key_int(names[m], "EXISTS %s"), 0);
+    CHECK_INT_EQ(rlk_async_pending(c.ac), 0);
+    cli_close(&c);
+    CHECK_INT_EQ(rule_breaks, 0);
+}
+
+/* ---------------------------------------------------------------- wake */
+
+/* 1 when channel has an SSUBSCRIBE subscriber on node i. */
+static int shard_sub_on(int i, const char *channel)
+{
+    redisReply *r = rlk_fx_cluster_command(&cl, i, "PUBSUB SHARDNUMSUB %s", channel);
+    int yes = 0;
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_INTEGER)
+        yes = r->element[1]->integer > 0;
+    if (r)
+        freeReplyObject(r);
+    return yes;
+}
+
+/* 1 when channel has a SUBSCRIBE (global) subscriber on some node. */
+static int global_sub_anywhere(const char *channel)
+{
+    int yes = 0;
+
+    for (int i = 0; i < cl.n && !yes; i++) {
+        redisReply *r = rlk_fx_cluster_command(&cl, i, "PUBSUB NUMSUB %s", channel);
+
+        if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+            r->element[1]->type == REDIS_REPLY_INTEGER)
+            yes = r->element[1]->integer > 0;
+        if (r)
+            freeReplyObject(r);
+    }
+    return yes;
+}
+
+static void wake_mode(int pubsub)
+{
+    cli c;
+    rlk_options o;
+
+    rlk_options_init(&o);
+    o.url = url;
+    o.command_timeout_ms = 3000;
+    o.pubsub = pubsub;
+    c.l = aloop_new();
+    c.ac = rlk_async_new(&o);
+    REQUIRE(c.l && c.ac && aloop_attach(c.l, c.ac) == RLK_OK);
+    /* Three rounds per master, each waiter woken within WAKE_MS of the release: a
+     * queued waiter also attempts every second by itself (its keepalive), so a wake
+     * that pub/sub did not bring would show as a latency up to 1000 ms. */
+    for (int m = 0; m < 3; m++)
+        for (int round = 0; round < 3; round++) {
+            char n[64], chan[128];
+            res h = {0}, w = {0}, u = {0};
+
+            name_on("ac:wake:", mst[m], n, sizeof n);
+            snprintf(chan, sizeof chan, "redisson_lock__channel:{%s}", n);
+            REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 1, 0, 30000, on_res, &h));
+            REQUIRE(wait_res(&c, &h, 5000));
+            REQUIRE(h.err == RLK_OK);
+            REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 2, 15000, 30000, on_res, &w));
+            CHECK(!wait_res(&c, &w, 250));      /* waiting: subscribed by now */
+            if (round == 0 && pubsub == RLK_PUBSUB_GLOBAL)
+                CHECKF(global_sub_anywhere(chan) && !shard_sub_on(mst[m], chan),
+                       "SUBSCRIBE %s (global) on some node", chan);
+            else if (round == 0)
+                CHECKF(shard_sub_on(mst[m], chan), "SSUBSCRIBE %s on master %d", chan, mst[m]);
+            REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, 1, on_res, &u));
+            REQUIRE(wait_res(&c, &w, 10000));
+            CHECKF(w.err == RLK_OK, "waiter on master %d: %s", mst[m], w.errstr);
+            CHECKF(w.at_ms - u.at_ms < WAKE_MS, "woken %lld ms after the release (master %d)",
+                   w.at_ms - u.at_ms, mst[m]);
+            memset(&u, 0, sizeof u);
+            REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, 2, on_res, &u));
+            REQUIRE(wait_res(&c, &u, 5000));
+            CHECK_INT_EQ(u.err, RLK_OK);
+        }
+    cli_close(&c);
+    CHECK_INT_EQ(rule_breaks, 0);
+}
+
+/* AUTO: sharded (the servers are Redis 7), SSUBSCRIBE on each channel's master. */
+static void wake(void)
+{
+    wake_mode(RLK_PUBSUB_AUTO);
+}
+
+/* pubsub = GLOBAL: one SUBSCRIBE connection to some node hears every master's PUBLISH. */
+static void wake_global(void)
+{
+    wake_mode(RLK_PUBSUB_GLOBAL);
+}
+
+/* ---------------------------------------------------------------- migrate */
+
+/* The holders of the migration's lock: who holds it as the callbacks tell. */
+static int holder;              /* task holding it (0: none) */
+static int overlaps;
+
+typedef struct grant {
+    res r;
+    int task;
+} grant;
+
+static void on_grant(rlk_async *ac, const rlk_async_result *r, void *p)
+{
+    grant *g = p;
+
+    on_res(ac, r, &g->r);
+    if (r->err == RLK_OK) {
+        if (holder)
+            overlaps++;
+        holder = g->task;
+    }
+}
+
+static void migrate(void)
+{
+    cli c;
+    char n[64], chan[128];
+    int src = mst[0], dst = mst[1], slot;
+    grant g1 = {.task = 1}, g2 = {.task = 2}, g3 = {.task = 3};
+    res u1 = {0}, u2 = {0}, u3 = {0}, side = {0}, wd = {0}, wdu = {0};
+    char wdn[96];
+
+    holder = overlaps = 0;
+    name_on("ac:mig:", src, n, sizeof n);
+    snprintf(chan, sizeof chan, "redisson_lock__channel:{%s}", n);
+    slot = rlk_fx_key_slot(n, strlen(n));
+    REQUIRE(cli_open(&c, 1500, 3000) == RLK_OK);
+    /* The contended lock has a long lease (its waiters are woken by pub/sub, not
+     * by its TTL); a lock in the same slot is renewed by the watchdog (1500 ms). */
+    snprintf(wdn, sizeof wdn, "wd{%s}", n);
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 1, 0, 30000, on_grant, &g1));
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, wdn, 5, 0, -1, on_res, &wd));
+    REQUIRE(wait_res(&c, &g1.r, 5000) && wait_res(&c, &wd, 5000));
+    REQUIRE(g1.r.err == RLK_OK && wd.err == RLK_OK);
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 2, 25000, 30000, on_grant, &g2));
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 3, 25000, 30000, on_grant, &g3));
+    CHECK(!wait_res(&c, &g2.r, 500));
+    CHECKF(shard_sub_on(src, chan), "waiters subscribed on the source %d", src);
+
+    /* 1-2: importing on dst, migrating on src; the loop turns between the steps. */
+    REQUIRE(rlk_fx_cluster_set_importing(&cl, slot, dst, src) == 0);
+    REQUIRE(rlk_fx_cluster_set_migrating(&cl, slot, src, dst) == 0);
+    run_for(&c, 300);
+    /* 3: the keys move: ASK from src from now on, and TRYAGAIN from dst for a
+     * script whose other keys are on neither node yet (retried after a backoff
+     * within the command timeout); the watchdog renews through ASK. */
+    REQUIRE(rlk_fx_cluster_migrate_keys(&cl, slot, src, dst) >= 1);
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 4, 0, 5000, on_res, &side));
+    run_for(&c, 700);
+    CHECK_INT_EQ(holder, 1);
+    /* 4: the slot is dst's (MOVED from now on; the waiters resubscribe there). */
+    REQUIRE(rlk_fx_cluster_set_node(&cl, slot, dst) == 0);
+    REQUIRE(wait_res(&c, &side, 5000));
+    CHECKF(side.err == RLK_ERR_BUSY, "a try during the migration: %d %s", side.err, side.errstr);
+    run_for(&c, 1500);
+    CHECK(g2.r.calls == 0 && g3.r.calls == 0);
+    CHECK_INT_EQ(holder, 1);
+    CHECK_INT_EQ(owner_of(n), dst);
+    {
+        /* Locked 3 s ago with a 1.5 s lease: renewed through ASK and MOVED. */
+        redisReply *r = rlk_fx_cluster_command(&cl, dst, "PTTL %s", wdn);
+
+        CHECKF(r && r->type == REDIS_REPLY_INTEGER && r->integer > 0,
+               "the watchdog's lock renewed on the new owner %d", dst);
+        if (r)
+            freeReplyObject(r);
+        r = rlk_fx_cluster_command(&cl, dst, "HLEN %s", n);
+        CHECKF(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1, "the holder's lock on %d",
+               dst);
+        if (r)
+            freeReplyObject(r);
+    }
+    CHECKF(shard_sub_on(dst, chan), "waiters subscribed again on the new owner %d", dst);
+    /* The holder releases; the waiters are served one after the other. */
+    holder = 0;
+    REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, 1, on_res, &u1));
+    REQUIRE(wait_res(&c, &u1, 5000));
+    CHECKF(u1.err == RLK_OK, "unlock after the migration: %s", u1.errstr);
+    {
+        grant *first, *second;
+
+        aloop_run_until(c.l, NULL, NULL, 0);
+        for (long long end = rlk_fx_now_ms() + 5000; !g2.r.calls && !g3.r.calls &&
+                                                     rlk_fx_now_ms() < end;)
+            run_for(&c, 20);
+        REQUIRE(g2.r.calls || g3.r.calls);
+        first = g2.r.calls ? &g2 : &g3;
+        second = first == &g2 ? &g3 : &g2;
+        CHECKF(first->r.err == RLK_OK && first->r.at_ms - u1.at_ms < WAKE_MS,
+               "first waiter served %lld ms after the release: %s",
+               first->r.at_ms - u1.at_ms, first->r.errstr);
+        CHECK(second->r.calls == 0);
+        run_for(&c, 200);
+        CHECK(second->r.calls == 0);    /* never two holders */
+        holder = 0;
+        REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, first->task, on_res, &u2));
+        REQUIRE(wait_res(&c, &second->r, 5000));
+        CHECKF(second->r.err == RLK_OK && second->r.at_ms - u2.at_ms < WAKE_MS,
+               "second waiter: %s (%lld ms after the release)", second->r.errstr,
+               second->r.at_ms - u2.at_ms);
+        holder = 0;
+        REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, second->task, on_res, &u3));
+        REQUIRE(wait_res(&c, &u3, 5000));
+        CHECK_INT_EQ(u3.err, RLK_OK);
+    }
+    REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, wdn, 5, on_res, &wdu));
+    REQUIRE(wait_res(&c, &wdu, 5000));
+    CHECKF(wdu.err == RLK_OK, "the watchdog's lock after the migration: %s", wdu.errstr);
+    CHECK_INT_EQ(overlaps, 0);
+    CHECK_INT_EQ(rlk_async_pending(c.ac), 0);
+    cli_close(&c);
+    /* The slot goes home for the next case. */
+    REQUIRE(rlk_fx_cluster_move_slot(&cl, slot, dst, src, 10000) == 0);
+    CHECK_INT_EQ(rule_breaks, 0);
+}
+
+/* ---------------------------------------------------------------- failover */
+
+typedef struct fo_thread {
+    pthread_t th;
+    int replica;
+    atomic_int done;
+    int rc;
+} fo_thread;
+
+static void *fo_main(void *p)
+{
+    fo_thread *f = p;
+
+    f->rc = rlk_fx_cluster_failover(&cl, f->replica, 20000);
+    atomic_store(&f->done, 1);
+    return NULL;
+}
+
+#define FO_BATCH 8
+#define FO_REQS 2048
+
+typedef struct batch {
+    res *r;
+    int n;
+} batch;
+
+static int batch_done(void *p)
+{
+    batch *b = p;
+
+    for (int i = 0; i < b->n; i++)
+        if (!b->r[i].calls)
+            return 0;
+    return 1;
+}
+
+static void failover(void)
+{
+    cli c;
+    char n[64], side[FO_BATCH][64];
+    int m = mst[2], rep = rlk_fx_cluster_replica_of(&cl, mst[2]);
+    fo_thread f = {.replica = rep};
+    res h = {0}, w = {0}, u = {0};
+    static res r[FO_REQS], ru[FO_REQS];
+    int nr = 0, after = 0;
+    long long t0, slowest = 0, done_at = 0;
+
+    REQUIRE(rep >= 0);
+    name_on("ac:fo:", m, n, sizeof n);
+    for (int k = 0; k < FO_BATCH; k++) {
+        char prefix[32];
+
+        snprintf(prefix, sizeof prefix, "ac:fo-side%d:", k);
+        name_on(prefix, m, side[k], sizeof side[k]);
+    }
+    REQUIRE(cli_open(&c, 1500, 3000) == RLK_OK);
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 1, 0, -1, on_res, &h));
+    REQUIRE(wait_res(&c, &h, 5000));
+    REQUIRE(h.err == RLK_OK);
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 2, 20000, 20000, on_res, &w));
+    CHECK(!wait_res(&c, &w, 300));
+    /* The failover on its own thread; requests keep coming meanwhile, FO_BATCH
+     * pending at a time (locks with a 10 s wait, then their unlocks), and two
+     * batches more once it is over. */
+    memset(r, 0, sizeof r);
+    memset(ru, 0, sizeof ru);
+    REQUIRE(pthread_create(&f.th, NULL, fo_main, &f) == 0);
+    t0 = rlk_fx_now_ms();
+    while (after < 2 && nr + FO_BATCH <= FO_REQS && rlk_fx_now_ms() - t0 < 25000) {
+        batch bl = {&r[nr], FO_BATCH}, bu = {&ru[nr], FO_BATCH};
+        long long bt = rlk_fx_now_ms();
+
+        if (atomic_load(&f.done) && !after++)
+            done_at = bt;
+        for (int k = 0; k < FO_BATCH; k++)
+            REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, side[k], 100 + (unsigned)(nr + k), 10000,
+                               5000, on_res, &r[nr + k]));
+        if (!aloop_run_until(c.l, batch_done, &bl, 12000)) {
+            fprintf(stderr, "  a batch of requests not served\n");
+            nr += FO_BATCH;
+            break;
+        }
+        for (int k = 0; k < FO_BATCH; k++)
+            REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, side[k], 100 + (unsigned)(nr + k), on_res,
+                                 &ru[nr + k]));
+        aloop_run_until(c.l, batch_done, &bu, 12000);
+        if (rlk_fx_now_ms() - bt > slowest)
+            slowest = rlk_fx_now_ms() - bt;
+        nr += FO_BATCH;
+        run_for(&c, 25);
+    }
+    pthread_join(f.th, NULL);
+    REQUIRE(f.rc == 0);
+    fprintf(stderr, "  %d requests, the failover took %lld ms, the slowest batch %lld ms\n", nr,
+            done_at ? done_at - t0 : -1, slowest);
+    CHECKF(done_at > 0, "requests went on until the failover was over");
+    CHECK_INT_EQ(rlk_fx_cluster_role(&cl, rep), 'M');
+    CHECK_INT_EQ(owner_of(n), rep);
+    {
+        int bad = 0;
+
+        for (int i = 0; i < nr; i++)
+            if (!CHECKF(r[i].calls == 1 && r[i].err == RLK_OK && ru[i].calls == 1 &&
+                            ru[i].err == RLK_OK,
+                        "request %d during the failover: %d %s / %d %s", i, r[i].err, r[i].errstr,
+                        ru[i].err, ru[i].errstr) &&
+                ++bad > 5)
+                break;
+        CHECKF(nr >= 3 * FO_BATCH, "%d requests", nr);
+    }
+    /* The holder (renewed through the failover) releases; the waiter is served. */
+    CHECK(w.calls == 0);
+    REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, 1, on_res, &u));
+    REQUIRE(wait_res(&c, &u, 5000));
+    CHECKF(u.err == RLK_OK, "the holder after the failover: %s", u.errstr);
+    REQUIRE(wait_res(&c, &w, 10000));
+    CHECKF(w.err == RLK_OK && w.at_ms - u.at_ms < 3000, "waiter after the failover: %s "
+           "(%lld ms after the release)", w.errstr, w.at_ms - u.at_ms);
+    memset(&u, 0, sizeof u);
+    REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, 2, on_res, &u));
+    REQUIRE(wait_res(&c, &u, 5000));
+    CHECK_INT_EQ(u.err, RLK_OK);
+    CHECK_INT_EQ(rlk_async_pending(c.ac), 0);
+    cli_close(&c);
+    CHECK_INT_EQ(rule_breaks, 0);
+}
+
+/* ---------------------------------------------------------------- crash */
+
+/* A master killed (SIGKILL) with calls in flight on it and a waiter pending;
+ * its replica is promoted (cluster-node-timeout 2 s). The calls in flight
+ * end once each (lost replies settled by the kinds: taken, unsettled or an
+ * I/O error, never twice), calls made meanwhile are served once the map
+ * names the new master, and the waiter, subscribed again there, gets the
+ * lock from the holder's release. Last: the cluster keeps a dead node. */
+static void crash(void)
+{
+    cli c;
+    char n[64], side[FO_BATCH][64];
+    int m = mst[1], rep = rlk_fx_cluster_replica_of(&cl, mst[1]), ok = 0, unsettled = 0, io = 0;
+    res h = {0}, w = {0}, u = {0}, r1[FO_BATCH], u1[FO_BATCH], r2[FO_BATCH], u2[FO_BATCH];
+    batch b1 = {r1, FO_BATCH}, b2 = {r2, FO_BATCH}, bu1 = {u1, FO_BATCH}, bu2 = {u2, FO_BATCH};
+    long long t0;
+
+    REQUIRE(rep >= 0);
+    memset(r1, 0, sizeof r1);
+    memset(u1, 0, sizeof u1);
+    memset(r2, 0, sizeof r2);
+    memset(u2, 0, sizeof u2);
+    name_on("ac:crash:", m, n, sizeof n);
+    for (int k = 0; k < FO_BATCH; k++) {
+        char prefix[32];
+
+        snprintf(prefix, sizeof prefix, "ac:crash-side%d:", k);
+        name_on(prefix, m, side[k], sizeof side[k]);
+    }
+    REQUIRE(cli_open(&c, 1500, 3000) == RLK_OK);
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 1, 0, 60000, on_res, &h));
+    REQUIRE(wait_res(&c, &h, 5000));
+    REQUIRE(h.err == RLK_OK);
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 2, 25000, 60000, on_res, &w));
+    CHECK(!wait_res(&c, &w, 300));      /* subscribed on m; the hold replicated meanwhile */
+    for (int k = 0; k < FO_BATCH; k++)
+        REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, side[k], 200 + (unsigned)k, 20000, 60000, on_res,
+                           &r1[k]));
+    REQUIRE(rlk_fx_crash(&cl.node[m]) == 0);
+    t0 = rlk_fx_now_ms();
+    CHECKF(aloop_run_until(c.l, batch_done, &b1, 30000), "the calls in flight on the dead master");
+    for (int k = 0; k < FO_BATCH; k++) {
+        ok += r1[k].err == RLK_OK;
+        unsettled += r1[k].err == RLK_ERR_UNSETTLED;
+        io += r1[k].err == RLK_ERR_IO;
+        CHECKF(r1[k].calls == 1 && (r1[k].err == RLK_OK || r1[k].err == RLK_ERR_UNSETTLED ||
+                                    r1[k].err == RLK_ERR_IO),
+               "request %d on the dead master: %d %s", k, r1[k].err, r1[k].errstr);
+        if (r1[k].err == RLK_OK)
+            REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, side[k], 200 + (unsigned)k, on_res, &u1[k]));
+        else
+            u1[k].calls = 1;
+    }
+    aloop_run_until(c.l, batch_done, &bu1, 10000);
+    fprintf(stderr, "  in flight at the crash: %d taken, %d unsettled, %d I/O errors, %lld ms\n",
+            ok, unsettled, io, rlk_fx_now_ms() - t0);
+    /* The replica is the master now (or becomes it while these wait). */
+    for (int k = 0; k < FO_BATCH; k++)
+        REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, side[k], 300 + (unsigned)k, 15000, 60000, on_res,
+                           &r2[k]));
+    CHECKF(aloop_run_until(c.l, batch_done, &b2, 30000), "requests after the crash");
+    for (int k = 0; k < FO_BATCH; k++) {
+        CHECKF(r2[k].err == RLK_OK, "request %d after the crash: %d %s", k, r2[k].err,
+               r2[k].errstr);
+        REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, side[k], 300 + (unsigned)k, on_res, &u2[k]));
+    }
+    CHECK(aloop_run_until(c.l, batch_done, &bu2, 10000));
+    fprintf(stderr, "  served on the new master %lld ms after the crash\n", rlk_fx_now_ms() - t0);
+    CHECK_INT_EQ(rlk_fx_cluster_role(&cl, rep), 'M');
+    CHECK(w.calls == 0);
+    REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, 1, on_res, &u));
+    REQUIRE(wait_res(&c, &u, 10000));
+    CHECKF(u.err == RLK_OK, "the holder after the crash: %s", u.errstr);
+    REQUIRE(wait_res(&c, &w, 10000));
+    CHECKF(w.err == RLK_OK && w.at_ms - u.at_ms < WAKE_MS, "waiter after the crash: %s (%lld ms "
+           "after the release)", w.errstr, w.at_ms - u.at_ms);
+    memset(&u, 0, sizeof u);
+    REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, 2, on_res, &u));
+    REQUIRE(wait_res(&c, &u, 5000));
+    CHECK_INT_EQ(u.err, RLK_OK);
+    CHECK_INT_EQ(rlk_async_pending(c.ac), 0);
+    cli_close(&c);
+    CHECK_INT_EQ(rule_breaks, 0);
+}
+
+/* ---------------------------------------------------------------- main */
+
+static const struct {
+    const char *name;
+    void (*fn)(void);
+} cases[] = {
+    {"kinds", kinds},
+    {"wake", wake},
+    {"wake_global", wake_global},
+    {"migrate", migrate},
+    {"failover", failover},
+    {"crash", crash},
+};
+
+int main(int argc, char **argv)
+{
+    char a[128], b[128];
+    int k = 0;
+
+    signal(SIGPIPE, SIG_IGN);
+    if (rlk_fx_cluster_start(&cl) != 0) {
+        fprintf(stderr, "async_cluster: the cluster did not start\n");
+        return 1;
+    }
+    rlk_fx_cluster_url(&cl, 0, a, sizeof a);
+    rlk_fx_cluster_url(&cl, 1, b, sizeof b);
+    snprintf(url, sizeof url, "%s+cluster://%s,%s", cl.node[0].tls ? "rediss" : "redis",
+             strstr(a, "://") + 3, strstr(b, "://") + 3);
+    for (int i = 0; i < cl.n && k < 3; i++)
+        if (rlk_fx_cluster_role(&cl, i) == 'M')
+            mst[k++] = i;
+    if (k != 3) {
+        fprintf(stderr, "async_cluster: %d masters\n", k);
+        rlk_fx_cluster_stop(&cl);
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int run = argc < 2;
+        long long t;
+
+        for (int j = 1; j < argc; j++)
+            run |= strcmp(argv[j], cases[i].name) == 0;
+        if (!run)
+            continue;
+        t = rlk_fx_now_ms();
+        check_run(cases[i].name, cases[i].fn);
+        fprintf(stderr, "  (%s: %lld ms)\n", cases[i].name, rlk_fx_now_ms() - t);
+    }
+    rlk_fx_cluster_stop(&cl);
+    return check_summary("async_cluster");
+}
