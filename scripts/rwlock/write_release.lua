@@ -101,11 +101,11 @@ if longest >= 0 then
   redis.call('hset', lock, 'mode', 'read')
   -- PEXPIRE 0 would delete the hash while that read's key still exists: keep it 1 ms instead
   redis.call('pexpire', lock, math.max(longest, 1))
-  redis.call(publish, channel, '1')
-  return 1
+else
+  redis.call('del', lock)
 end
-redis.call('del', lock)
--- Nobody queued (the uncontended path): no call.
+-- Freed with writers queued: the first one is granted (nobody queued, the uncontended path, or a
+-- downgrade: no call). Every write comes before the PUBLISH (docs/acl.md).
 local granted = head and hand_over(head, waiters, grant, claim_ms, channel, publish)
 redis.call(publish, channel, '1')
 return granted and 2 or 1
