@@ -242,6 +242,9 @@ static void rlk_rw_spec(const rlk_rwlock *rw, int side, const char *owner, rlk_h
     h->nkeys = side == RLK_RW_WRITE ? 1 : 2;    /* renew_writer: lock; renew_readers: + prefix */
     h->channel = rw->b.channel;
     h->task = side == RLK_RW_WRITE ? &rlk_rw_renew_writer : &rlk_rw_renew_readers;
+    /* A writer's waiters wait on their wake channels: a write hold's channel does not linger
+     * (each release's 1 there would wake this client for nothing); readers wait there. */
+    h->leave_now = side == RLK_RW_WRITE;
 }
 
 /* Sends one release of side for owner; the reply's outcome (or ERROR). */
