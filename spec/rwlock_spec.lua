@@ -8,6 +8,9 @@ local sa = require("script_asserts")
 local NIL = backend.NIL
 -- Redisson's names for RReadWriteLock "rw": hash rw, channel redisson_rwlock:{rw}, timeout keys {rw}:...
 local LOCK, PREFIX, CHANNEL = "rw", "{rw}", "redisson_rwlock:{rw}"
+-- rlk's companion keys of the writers' queue (docs/compat.md)
+local WAITERS, GRANT = "{rw}:rlk_waiters", "{rw}:rlk_next"
+local CLAIM = 50
 local A, B, C = "1b9e7c2a-uuid-a:1", "1b9e7c2a-uuid-a:2", "77d0c4e1-uuid-c:9"
 local LEASE = 30000
 local BIG = 600000
@@ -16,13 +19,22 @@ local it_virtual = helpers.it_virtual
 local r = backend.new()
 
 local function s(v) return tostring(v or LEASE) end
-local function read(owner, lease) return r:script("rwlock/read_acquire", { LOCK, PREFIX }, { s(lease), owner }) end
-local function write(owner, lease) return r:script("rwlock/write_acquire", { LOCK }, { s(lease), owner }) end
+local function read(owner, lease)
+  return r:script("rwlock/read_acquire", { LOCK, PREFIX, GRANT }, { s(lease), owner })
+end
+local function write(owner, lease, ticket)
+  return r:script("rwlock/write_acquire", { LOCK, WAITERS, GRANT }, { s(lease), owner, tostring(ticket or 0) })
+end
 local function unread(owner, pub)
-  return r:script("rwlock/read_release", { LOCK, CHANNEL, PREFIX }, { owner, pub or "publish" })
+  return r:script("rwlock/read_release", { LOCK, CHANNEL, PREFIX, WAITERS, GRANT },
+    { owner, s(CLAIM), pub or "publish" })
 end
 local function unwrite(owner, lease, pub)
-  return r:script("rwlock/write_release", { LOCK, CHANNEL, PREFIX }, { owner, s(lease), pub or "publish" })
+  return r:script("rwlock/write_release", { LOCK, CHANNEL, PREFIX, WAITERS, GRANT },
+    { owner, s(lease), s(CLAIM), pub or "publish" })
+end
+local function cancel(ticket, pub)
+  return r:script("rwlock/cancel", { LOCK, CHANNEL, WAITERS, GRANT }, { tostring(ticket), s(CLAIM), pub or "publish" })
 end
 local function renew_readers(lease, ...)
   return r:script("rwlock/renew_readers", { LOCK, PREFIX }, { s(lease), ... })
@@ -31,7 +43,8 @@ local function renew_writer(owner, lease)
   return r:script("rwlock/renew_writer", { LOCK }, { s(lease), owner })
 end
 local function force(mode, pub)
-  return r:script("rwlock/force_release", { LOCK, CHANNEL, PREFIX }, { mode, pub or "publish" })
+  return r:script("rwlock/force_release", { LOCK, CHANNEL, PREFIX, WAITERS, GRANT },
+    { mode, s(CLAIM), pub or "publish" })
 end
 
 local function tkey(owner, n) return PREFIX .. ":" .. owner .. ":rwlock_timeout:" .. n end
@@ -43,7 +56,7 @@ end
 local function pttl(key) return r:call("PTTL", key or LOCK) end
 -- Every key the scripts may touch in these specs.
 local function all_keys()
-  return { LOCK, tkey(A, 1), tkey(A, 2), tkey(A, 3), tkey(B, 1), tkey(B, 2), tkey(C, 1) }
+  return { LOCK, tkey(A, 1), tkey(A, 2), tkey(A, 3), tkey(B, 1), tkey(B, 2), tkey(C, 1), WAITERS, GRANT }
 end
 
 -- A bad call: the error code, and no key, TTL or message changed.
@@ -198,9 +211,10 @@ describe("rwlock/read_acquire", function()
 
   it("derives the timeout keys from a lock name that carries its own hash tag", function()
     local lock = "{app}:rw"
-    assert.equal(NIL, r:script("rwlock/read_acquire", { lock, lock }, { "5000", A }))
+    local grant = "{app}:rw:rlk_next"
+    assert.equal(NIL, r:script("rwlock/read_acquire", { lock, lock, grant }, { "5000", A }))
     assert.equal("1", r:call("GET", lock .. ":" .. A .. ":rwlock_timeout:1"))
-    sa.assert_error(r:script("rwlock/read_acquire", { lock, "{{app}:rw}" }, { "5000", A }), "RLK_BADARG")
+    sa.assert_error(r:script("rwlock/read_acquire", { lock, "{{app}:rw}", grant }, { "5000", A }), "RLK_BADARG")
   end)
 
   it("refuses a timeout key of another type with RLK_WRONGTYPE", function()
@@ -222,13 +236,13 @@ describe("rwlock/read_acquire", function()
   end)
 
   wrongtype_cases(function() return read(A) end)
-  prefix_cases(function(prefix) return r:script("rwlock/read_acquire", { LOCK, prefix }, { "1000", A }) end)
+  prefix_cases(function(prefix) return r:script("rwlock/read_acquire", { LOCK, prefix, GRANT }, { "1000", A }) end)
   argument_cases(function(lease, owner) return read(owner, lease) end, true)
   count_cases("rwlock/read_acquire", {
-    { { LOCK }, { "1000", A } },
-    { { LOCK, PREFIX, "x" }, { "1000", A } },
-    { { LOCK, PREFIX }, { "1000" } },
-    { { LOCK, PREFIX }, { "1000", A, A .. ":write" } },
+    { { LOCK, PREFIX }, { "1000", A } },
+    { { LOCK, PREFIX, GRANT, "x" }, { "1000", A } },
+    { { LOCK, PREFIX, GRANT }, { "1000" } },
+    { { LOCK, PREFIX, GRANT }, { "1000", A, A .. ":write" } },
   })
 end)
 
@@ -305,11 +319,19 @@ describe("rwlock/write_acquire", function()
   wrongtype_cases(function() return write(A) end)
   argument_cases(function(lease, owner) return write(owner, lease) end, true)
   count_cases("rwlock/write_acquire", {
-    { {}, { "1000", A } },
-    { { LOCK, PREFIX }, { "1000", A } },
-    { { LOCK }, { "1000" } },
-    { { LOCK }, { "1000", A, "x" } },
+    { {}, { "1000", A, "0" } },
+    { { LOCK }, { "1000", A } },
+    { { LOCK, WAITERS, GRANT }, { "1000", A } },
+    { { LOCK, WAITERS, GRANT }, { "1000", A, "0", "x" } },
+    { { LOCK, WAITERS }, { "1000", A, "0" } },
   })
+  it("refuses a ticket that is not an integer in -67108863..67108863", function()
+    assert.equal(NIL, read(A, 5000))
+    r:published()
+    for _, t in ipairs({ "x", "1.5", "67108864", "-67108864", "01", " 1", "" }) do
+      refused("RLK_BADARG", function() return write(B, nil, t) end)
+    end
+  end)
 end)
 
 describe("rwlock/read_release", function()
@@ -443,14 +465,17 @@ describe("rwlock/read_release", function()
   end)
 
   wrongtype_cases(function() return unread(A) end)
-  prefix_cases(function(prefix) return r:script("rwlock/read_release", { LOCK, CHANNEL, prefix }, { A, "publish" }) end)
+  prefix_cases(function(prefix)
+    return r:script("rwlock/read_release", { LOCK, CHANNEL, prefix, WAITERS, GRANT }, { A, "50", "publish" })
+  end)
   argument_cases(function(_, owner) return unread(owner) end, false)
   count_cases("rwlock/read_release", {
-    { { LOCK, CHANNEL }, { A, "publish" } },
-    { { LOCK, CHANNEL, PREFIX, "x" }, { A, "publish" } },
-    { { LOCK, CHANNEL, PREFIX }, {} },
-    { { LOCK, CHANNEL, PREFIX }, { A } },
-    { { LOCK, CHANNEL, PREFIX }, { A, "publish", "30000" } },
+    { { LOCK, CHANNEL, PREFIX }, { A, "50", "publish" } },
+    { { LOCK, CHANNEL, PREFIX, WAITERS, GRANT, "x" }, { A, "50", "publish" } },
+    { { LOCK, CHANNEL, PREFIX, WAITERS, GRANT }, {} },
+    { { LOCK, CHANNEL, PREFIX, WAITERS, GRANT }, { A, "publish" } },
+    { { LOCK, CHANNEL, PREFIX, WAITERS, GRANT }, { A, "50", "publish", "30000" } },
+    { { LOCK, CHANNEL, PREFIX, WAITERS, GRANT }, { A, "0", "publish" } },
   })
   sa.publish_cases(r, { LOCK, tkey(A, 1) }, function() assert.equal(NIL, read(A)) end,
     function(pub) return unread(A, pub) end, CHANNEL)
@@ -547,15 +572,16 @@ describe("rwlock/write_release", function()
 
   wrongtype_cases(function() return unwrite(A) end)
   prefix_cases(function(prefix)
-    return r:script("rwlock/write_release", { LOCK, CHANNEL, prefix }, { A, "1000", "publish" })
+    return r:script("rwlock/write_release", { LOCK, CHANNEL, prefix, WAITERS, GRANT }, { A, "1000", "50", "publish" })
   end)
   argument_cases(function(lease, owner) return unwrite(owner, lease) end, true)
   count_cases("rwlock/write_release", {
-    { { LOCK, CHANNEL }, { A, "1000", "publish" } },
-    { { LOCK, CHANNEL, PREFIX, "x" }, { A, "1000", "publish" } },
-    { { LOCK, CHANNEL, PREFIX }, { A } },
-    { { LOCK, CHANNEL, PREFIX }, { A, "1000" } },
-    { { LOCK, CHANNEL, PREFIX }, { A, "1000", "publish", "0" } },
+    { { LOCK, CHANNEL, PREFIX }, { A, "1000", "50", "publish" } },
+    { { LOCK, CHANNEL, PREFIX, WAITERS, GRANT, "x" }, { A, "1000", "50", "publish" } },
+    { { LOCK, CHANNEL, PREFIX, WAITERS, GRANT }, { A } },
+    { { LOCK, CHANNEL, PREFIX, WAITERS, GRANT }, { A, "1000", "publish" } },
+    { { LOCK, CHANNEL, PREFIX, WAITERS, GRANT }, { A, "1000", "50", "publish", "0" } },
+    { { LOCK, CHANNEL, PREFIX, WAITERS, GRANT }, { A, "1000", "0", "publish" } },
   })
   sa.publish_cases(r, { LOCK }, function() assert.equal(NIL, write(A)) end,
     function(pub) return unwrite(A, nil, pub) end, CHANNEL)
@@ -723,7 +749,7 @@ describe("rwlock/force_release", function()
 
   wrongtype_cases(function() return force("any") end)
   prefix_cases(function(prefix)
-    return r:script("rwlock/force_release", { LOCK, CHANNEL, prefix }, { "any", "publish" })
+    return r:script("rwlock/force_release", { LOCK, CHANNEL, prefix, WAITERS, GRANT }, { "any", "50", "publish" })
   end)
 
   it("refuses a mode other than read, write or any", function()
@@ -735,11 +761,12 @@ describe("rwlock/force_release", function()
   end)
 
   count_cases("rwlock/force_release", {
-    { { LOCK, CHANNEL }, { "any", "publish" } },
-    { { LOCK, CHANNEL, PREFIX, "x" }, { "any", "publish" } },
-    { { LOCK, CHANNEL, PREFIX }, {} },
-    { { LOCK, CHANNEL, PREFIX }, { "any" } },
-    { { LOCK, CHANNEL, PREFIX }, { "any", "publish", "x" } },
+    { { LOCK, CHANNEL, PREFIX }, { "any", "50", "publish" } },
+    { { LOCK, CHANNEL, PREFIX, WAITERS, GRANT, "x" }, { "any", "50", "publish" } },
+    { { LOCK, CHANNEL, PREFIX, WAITERS, GRANT }, {} },
+    { { LOCK, CHANNEL, PREFIX, WAITERS, GRANT }, { "any", "publish" } },
+    { { LOCK, CHANNEL, PREFIX, WAITERS, GRANT }, { "any", "50", "publish", "x" } },
+    { { LOCK, CHANNEL, PREFIX, WAITERS, GRANT }, { "any", "0", "publish" } },
   })
   sa.publish_cases(r, { LOCK }, function() assert.equal(NIL, write(A)) end,
     function(pub) return force("write", pub) end, CHANNEL)
@@ -766,5 +793,281 @@ describe("read-write lock life cycle", function()
     assert.equal(1, unread(A))
     assert.equal(NIL, write(B))
     assert.same({ mode = "write", [B .. ":write"] = "1" }, hash())
+  end)
+end)
+
+-- The writers' queue (docs/locks/rwlock.md, "Waiting writers"): a waiting writer's ticket joins
+-- {rw}:rlk_waiters; a release that frees the lock (the last write, the last read, a force release)
+-- reserves it for the first ticket ({rw}:rlk_next, PX claim window), grants it on that ticket's
+-- wake channel (head * 2^26) and then publishes the usual 0 or 1 on the lock's channel. Neither
+-- readers nor other writers take a lock reserved for a writer.
+describe("rwlock writers' queue and handoff", function()
+  local D = "1b9e7c2a-uuid-d:4"
+  local SHIFT = 67108864
+  local W = 33554432
+  local function tk(n) return string.format("%d", W + n) end
+  local function wake(t) return CHANNEL .. ":rlk:" .. string.format("%d", math.floor(t / 1024)) end
+  local function grant_msg(head) return string.format("%.0f", head * SHIFT) end
+  local function first_in_queue(rep)
+    return type(rep) == "table" and #rep == 2 and type(rep[1]) == "number" and rep[2] == 1
+  end
+  local function queue() return r:call("LRANGE", WAITERS, "0", "-1") end
+
+  it("queues waiting writers in arrival order, once each, only when they ask to wait", function()
+    assert.equal(NIL, write(A))
+    assert.is_number(write(B, nil, 0))
+    assert.equal(0, r:call("EXISTS", WAITERS))
+    assert.is_true(first_in_queue(write(B, nil, 11)))     -- first: told so
+    assert.is_number(write(C, nil, 22))
+    assert.is_true(first_in_queue(write(B, nil, -11)))    -- queued already: stays first
+    assert.is_number(write(C, nil, -22))
+    assert.same({ "11", "22" }, queue())
+    assert.is_true(pttl(WAITERS) > 0, "the queue expires when nobody comes any more")
+  end)
+
+  it("queues writers behind readers too; readers never queue", function()
+    assert.equal(NIL, read(A))
+    assert.is_true(first_in_queue(write(B, nil, W + 11)))
+    assert.equal(NIL, read(C))                             -- a reader joins a read-held lock
+    assert.same({ tk(11) }, queue())
+  end)
+
+  it("the last write exit reserves the lock for the first writer, grants it on its wake channel, then 1", function()
+    assert.equal(NIL, write(A))
+    write(B, nil, W + 11)
+    write(C, nil, W + 22)
+    r:published()
+    assert.equal(2, unwrite(A))
+    assert.equal(0, r:call("EXISTS", LOCK))
+    assert.equal(tk(11), r:call("GET", GRANT))
+    sa.assert_pttl(r, GRANT, CLAIM, 1)
+    assert.same({ tk(22) }, queue())
+    assert.same({ { channel = wake(W + 11), message = grant_msg(W + 11) }, { channel = CHANNEL, message = "1" } },
+      r:published())
+    assert.equal(NIL, write(B, nil, -(W + 11)))            -- the claim
+    assert.equal(0, r:call("EXISTS", GRANT))
+    assert.same({ mode = "write", [B .. ":write"] = "1" }, hash())
+    assert.equal(2, unwrite(B))
+    assert.equal(tk(22), r:call("GET", GRANT))
+  end)
+
+  it("the last reader's exit hands over to the first writer, then 0", function()
+    assert.equal(NIL, read(A))
+    assert.equal(NIL, read(B))
+    write(C, nil, W + 11)
+    r:published()
+    assert.equal(0, unread(A))
+    assert.same({}, r:published())
+    assert.equal(2, unread(B))
+    assert.equal(tk(11), r:call("GET", GRANT))
+    assert.same({ { channel = wake(W + 11), message = grant_msg(W + 11) }, { channel = CHANNEL, message = "0" } },
+      r:published())
+    assert.equal(NIL, write(C, nil, -(W + 11)))
+  end)
+
+  it("a writer's exit that downgrades to its own reads grants nobody", function()
+    assert.equal(NIL, write(A))
+    assert.equal(NIL, read(A))
+    write(B, nil, W + 11)
+    r:published()
+    assert.equal(1, unwrite(A))
+    assert.equal(0, r:call("EXISTS", GRANT))
+    assert.same({ tk(11) }, queue())
+    assert.same({ { channel = CHANNEL, message = "1" } }, r:published())
+    assert.equal(2, unread(A))                              -- then its last read does
+    assert.equal(tk(11), r:call("GET", GRANT))
+  end)
+
+  it("a release with nobody queued publishes the bare message only", function()
+    assert.equal(NIL, write(A))
+    r:published()
+    assert.equal(1, unwrite(A))
+    assert.equal(NIL, read(A))
+    assert.equal(1, unread(A))
+    assert.equal(0, r:call("EXISTS", GRANT))
+    assert.same({ { channel = CHANNEL, message = "1" }, { channel = CHANNEL, message = "0" } }, r:published())
+  end)
+
+  it("readers and other writers respect the reservation; only its ticket takes the lock", function()
+    assert.equal(NIL, write(A))
+    write(B, nil, 11)
+    unwrite(A)
+    r:published()
+    local before = sa.snapshot(r, { LOCK, GRANT })
+    local rep = read(C)                                    -- a reader: waits out the claim window
+    assert.is_true(type(rep) == "number" and rep > 0 and rep <= CLAIM)
+    assert.is_true(write(D, nil, 0) > 0)                    -- a single try: the same
+    assert.equal(-3, write(A, nil, 33))                    -- a new waiter: first behind it
+    sa.assert_unchanged(r, before)
+    assert.same({ "33" }, queue())
+    assert.equal(NIL, write(B, nil, -11))
+    assert.same({ mode = "write", [B .. ":write"] = "1" }, hash())
+    assert.equal(0, r:call("EXISTS", GRANT))
+    assert.is_number(read(C))                               -- now the writer's PTTL
+  end)
+
+  it("grants a ticket below 2^25 (no wake channel) on the lock's channel, naming the next", function()
+    assert.equal(NIL, write(A))
+    write(B, nil, 11)
+    write(C, nil, 22)
+    r:published()
+    assert.equal(2, unwrite(A))
+    assert.same({ { channel = CHANNEL, message = string.format("%.0f", 11 * SHIFT + 22) },
+                  { channel = CHANNEL, message = "1" } }, r:published())
+  end)
+
+  it("skips a writer whose wake channel nobody hears (its client is gone) and grants the next", function()
+    r:ssubscribe(wake(W + 2048))            -- sharded: only ticket 2048's client still listens
+    r:ssubscribe(CHANNEL)
+    assert.equal(NIL, write(A))
+    write(B, nil, W + 1024)
+    write(C, nil, W + 2048)
+    write(D, nil, W + 3072)
+    r:published()
+    assert.equal(2, unwrite(A, nil, "spublish"))
+    assert.equal(tk(2048), r:call("GET", GRANT))
+    assert.same({ tk(3072) }, queue())
+    local got = {}
+    for _, p in ipairs(r:published()) do
+      if p.channel ~= wake(W + 1024) then got[#got + 1] = { channel = p.channel, message = p.message } end
+    end
+    assert.same({ { channel = wake(W + 2048), message = grant_msg(W + 2048) }, { channel = CHANNEL, message = "1" } },
+      got)
+  end)
+
+  it("leaves the lock free and unreserved when every queued writer is gone", function()
+    r:ssubscribe(CHANNEL)
+    assert.equal(NIL, read(A))
+    write(B, nil, W + 1024)
+    r:published()
+    assert.equal(1, unread(A, "spublish"))
+    assert.equal(0, r:call("EXISTS", GRANT))
+    assert.equal(0, r:call("EXISTS", WAITERS))
+    assert.equal(NIL, read(C))
+  end)
+
+  it_virtual("a reservation nobody claims runs out: then readers and writers may take the lock", function()
+    assert.equal(NIL, write(A))
+    write(B, nil, 11)                       -- B will die
+    unwrite(A)
+    assert.is_number(read(C))
+    r:advance(CLAIM + 1)
+    assert.equal(NIL, read(C))
+  end)
+
+  it("a queued writer that takes a free, unreserved lock leaves the queue", function()
+    write(A)
+    write(B, nil, 11)
+    write(C, nil, 22)
+    r:call("DEL", LOCK)     -- the holder's lease ran out: no release, no reservation
+    assert.equal(NIL, write(C, nil, -22))
+    assert.same({ "11" }, queue())
+  end)
+
+  it("force release hands the lock to the first writer", function()
+    assert.equal(NIL, read(A))
+    write(B, nil, W + 11)
+    r:published()
+    assert.equal(1, force("any"))
+    assert.equal(tk(11), r:call("GET", GRANT))
+    assert.same({ { channel = wake(W + 11), message = grant_msg(W + 11) }, { channel = CHANNEL, message = "0" } },
+      r:published())
+  end)
+
+  it("refuses the upgrade of a queued reader's write without touching the queue", function()
+    assert.equal(NIL, read(A))
+    write(B, nil, 11)
+    local before = sa.snapshot(r, { LOCK, WAITERS, GRANT })
+    sa.assert_error(write(A, nil, 33), "RLK_UPGRADE")
+    sa.assert_unchanged(r, before)
+  end)
+
+  it("refuses companion keys of another type before any write", function()
+    assert.equal(NIL, write(A))
+    r:call("SET", WAITERS, "x")
+    local before = sa.snapshot(r, all_keys())
+    sa.assert_error(write(B, nil, 11), "RLK_WRONGTYPE")
+    sa.assert_error(unwrite(A), "RLK_WRONGTYPE")
+    sa.assert_error(force("any"), "RLK_WRONGTYPE")
+    sa.assert_error(cancel(11), "RLK_WRONGTYPE")
+    sa.assert_unchanged(r, before)
+    r:call("DEL", WAITERS, LOCK)
+    assert.equal(NIL, read(A))
+    r:call("SET", WAITERS, "x")
+    before = sa.snapshot(r, all_keys())
+    sa.assert_error(unread(A), "RLK_WRONGTYPE")
+    sa.assert_unchanged(r, before)
+    r:call("DEL", WAITERS, LOCK, tkey(A, 1))
+    r:call("HSET", GRANT, "f", "v")
+    before = sa.snapshot(r, all_keys())
+    sa.assert_error(write(B, nil, 11), "RLK_WRONGTYPE")
+    sa.assert_error(read(B), "RLK_WRONGTYPE")
+    sa.assert_unchanged(r, before)
+  end)
+
+  describe("rwlock/cancel", function()
+    it("takes a writer out of the queue; the new first one is woken to learn it is first", function()
+      write(A)
+      write(B, nil, W + 11)
+      write(C, nil, W + 22)
+      write(D, nil, W + 33)
+      r:published()
+      assert.equal(1, cancel(W + 22))                  -- not first: nobody is told
+      assert.same({}, r:published())
+      assert.equal(1, cancel(W + 11))
+      assert.same({ tk(33) }, queue())
+      assert.same({ { channel = wake(W + 33), message = grant_msg(W + 33) } }, r:published())
+      assert.equal(0, cancel(W + 11))
+      assert.same({}, r:published())
+    end)
+
+    it("passes an unclaimed reservation on to the next writer at once, then 0", function()
+      write(A)
+      write(B, nil, W + 11)
+      write(C, nil, W + 22)
+      unwrite(A)
+      r:published()
+      assert.equal(2, cancel(W + 11))
+      assert.equal(tk(22), r:call("GET", GRANT))
+      assert.same({ { channel = wake(W + 22), message = grant_msg(W + 22) }, { channel = CHANNEL, message = "0" } },
+        r:published())
+      assert.equal(NIL, write(C, nil, -(W + 22)))
+    end)
+
+    it("drops the reservation and publishes 1 (readers may enter) when nobody else waits", function()
+      write(A)
+      write(B, nil, 11)
+      unwrite(A)
+      r:published()
+      assert.equal(2, cancel(11))
+      assert.equal(0, r:call("EXISTS", GRANT))
+      assert.same({ { channel = CHANNEL, message = "1" } }, r:published())
+      assert.equal(NIL, read(C))
+    end)
+
+    it("refuses bad tickets, claim windows and key counts without changing anything", function()
+      write(A)
+      write(B, nil, 11)
+      for _, case in ipairs({ { { LOCK, CHANNEL, WAITERS, GRANT }, { "0", "50", "publish" } },
+                              { { LOCK, CHANNEL, WAITERS, GRANT }, { "-11", "50", "publish" } },
+                              { { LOCK, CHANNEL, WAITERS, GRANT }, { "11", "0", "publish" } },
+                              { { LOCK, CHANNEL, WAITERS, GRANT }, { "11", "50" } },
+                              { { LOCK, CHANNEL, WAITERS, GRANT }, { "11", "50", "publish", "0" } },
+                              { { LOCK, CHANNEL, WAITERS }, { "11", "50", "publish" } } }) do
+        local before = sa.snapshot(r, all_keys())
+        sa.assert_error(r:script("rwlock/cancel", case[1], case[2]), "RLK_BADARG")
+        sa.assert_unchanged(r, before)
+      end
+      local before = sa.snapshot(r, all_keys())
+      sa.assert_error(cancel(11, "pub"), "RLK_BADPUBLISH")
+      sa.assert_unchanged(r, before)
+    end)
+
+    it("refuses a lock key that is not a read-write lock", function()
+      r:call("HSET", LOCK, A, "1")
+      local before = sa.snapshot(r, all_keys())
+      sa.assert_error(cancel(11), "RLK_WRONGTYPE")
+      sa.assert_unchanged(r, before)
+    end)
   end)
 end)

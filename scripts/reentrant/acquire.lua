@@ -1,5 +1,5 @@
 -- name: reentrant/acquire
--- version: 6
+-- version: 7
 -- summary: Acquire or re-enter a reentrant lock, claim it when reserved for this waiter, or join the queue.
 -- redisson: RedissonLock.tryLockInnerAsync (hincrby + pexpire, pttl when held); queue and grant: rlk's
 -- time: none
@@ -20,6 +20,9 @@
 -- end
 
 --- @include "lib/is_lease"
+
+-- Keeps a waiter that did not take the lock in the queue of tickets, or puts it there.
+--- @include "lib/join_queue"
 
 if #KEYS ~= 3 or #ARGV ~= 3 then
   return redis.error_reply('RLK_BADARG expected 3 keys and 3 arguments')
@@ -92,43 +95,17 @@ else
   end
   wait = ttl
 end
-local first = false
-if t ~= 0 then
-  -- Not acquired: a waiter stays in (or joins) the queue; the list lives as long as waiters come.
-  -- The first in the queue is told so: a release that grants nobody (a Redisson holder's) frees
-  -- the lock for it, and only the lock's channel carries that (docs/runtime.md).
-  local queued = t < 0 and redis.pcall('lpos', waiters, me) or false
-  if type(queued) == 'table' then
-    return wrongtype(waiters, 'waiters', 'list')
-  end
-  first = queued == 0
-  if not queued and t < 0 and reserved == nil then
-    -- Held, and this waiter is not in the queue: a Redisson client may have taken the lock in its
-    -- claim window. While the lock is still reserved for it, it stays out of the queue, so that
-    -- its claim leaves no second entry behind.
-    reserved = redis.pcall('get', grant)
-    if type(reserved) == 'table' then
-      return wrongtype(grant, 'grant', 'string')
-    end
-    queued = reserved == me
-    first = queued
-  end
-  if not queued then
-    local n = redis.pcall('rpush', waiters, me)
-    if type(n) == 'table' then
-      return wrongtype(waiters, 'waiters', 'list')
-    end
-    redis.call('pexpire', waiters, 60000)
-    -- Queued again after losing its place (its grant ran out while a Redisson client held the
-    -- lock): the first waiter may not know it is first (a grant made it so), and only the lock's
-    -- channel tells of that client's release; this waiter listens there as well.
-    first = n == 1 or t < 0
-  end
-  if first and ttl == -2 then
-    -- First in the queue behind another ticket's reservation: nothing tells it when the grantee
-    -- claims or dies, so it attempts again once the claim window is over.
-    return -3
-  end
+-- Not acquired: a waiter stays in (or joins) the queue; the list lives as long as waiters come.
+-- The first in the queue is told so: a release that grants nobody (a Redisson holder's) frees
+-- the lock for it, and only the lock's channel carries that (docs/runtime.md).
+local first, bad = join_queue(waiters, grant, t, me, reserved)
+if bad then
+  return bad
+end
+if first and ttl == -2 then
+  -- First in the queue behind another ticket's reservation: nothing tells it when the grantee
+  -- claims or dies, so it attempts again once the claim window is over.
+  return -3
 end
 if first then
   return {wait, 1}

@@ -1,17 +1,20 @@
 -- name: rwlock/force_release
--- version: 2
--- summary: Delete a read-write lock in the given mode whoever holds it, with its reads' timeout keys; publish.
--- redisson: RedissonReadLock.forceUnlockAsync (mode read: del, publish 0) / RedissonWriteLock (write: publish 1)
+-- version: 3
+-- summary: Delete a read-write lock in a mode whoever holds it, with its reads' timeout keys; grant a writer; publish.
+-- redisson: RedissonReadLock.forceUnlockAsync (read: del, publish 0) / RedissonWriteLock (write: publish 1)
 -- time: none
 -- KEYS[1]: lock - the lock hash; field mode -> read|write, <owner> -> reads, <owner>:write -> writes
 -- KEYS[2]: channel - read-write lock channel redisson_rwlock:{lock}
 -- KEYS[3]: prefix - {lock} (lock if it has a '{'); the script derives <prefix>:<owner>:rwlock_timeout:<n>, same slot
+-- KEYS[4]: waiters - list {lock}:rlk_waiters of waiting writers' tickets, first come first
+-- KEYS[5]: grant - string {lock}:rlk_next: ticket the free lock is reserved for, PX claim window
 -- ARGV[1]: mode - which lock to delete: read, write, or any
--- ARGV[2]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
--- return 1: the lock was in that mode: hash and timeout keys deleted; published 0 (was read) or 1 (was write)
+-- ARGV[2]: claim_ms - how long the first waiting writer has to claim the lock, integer 1..1000000000000
+-- ARGV[3]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
+-- return 1: the lock was in that mode: deleted with its timeout keys, reserved for a writer; 0 (read) or 1 published
 -- return 0: there is no lock, or it is in the other mode; nothing changed
--- error RLK_BADARG: not exactly 3 keys and 2 arguments, mode not read/write/any, or prefix not the lock's prefix
--- error RLK_WRONGTYPE: the lock key is not a hash with mode read or write
+-- error RLK_BADARG: not 5 keys and 3 arguments, mode not read/write/any, bad prefix, or claim_ms not 1..10^12
+-- error RLK_WRONGTYPE: the lock key is not a hash with mode read or write, or the waiters key not a list
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
@@ -22,6 +25,11 @@
 --- @include "lib/rw_mode"
 
 --- @include "lib/publish_cmd"
+
+--- @include "lib/is_lease"
+
+-- Reserves the freed lock for the first waiter whose client still listens, and wakes it alone.
+--- @include "lib/hand_over"
 
 -- Deletes the timeout key of every read counted in the hash.
 local function delete_reads(lock, prefix)
@@ -36,17 +44,21 @@ local function delete_reads(lock, prefix)
   end
 end
 
-if #KEYS ~= 3 or #ARGV ~= 2 then
-  return redis.error_reply('RLK_BADARG expected 3 keys and 2 arguments')
+if #KEYS ~= 5 or #ARGV ~= 3 then
+  return redis.error_reply('RLK_BADARG expected 5 keys and 3 arguments')
 end
-local lock, channel, prefix, which = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
-local publish, bad_publish = publish_cmd(ARGV[2])
+local lock, channel, prefix, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local which, claim_ms = ARGV[1], ARGV[2]
+local publish, bad_publish = publish_cmd(ARGV[3])
 if not publish then return bad_publish end
 if prefix ~= timeout_prefix(lock) then
   return redis.error_reply('RLK_BADARG prefix must be ' .. timeout_prefix(lock))
 end
 if which ~= 'read' and which ~= 'write' and which ~= 'any' then
   return redis.error_reply('RLK_BADARG mode must be read, write or any')
+end
+if not is_lease(claim_ms) then
+  return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
 end
 local mode, why = rw_mode(lock)
 if not mode then
@@ -56,8 +68,18 @@ end
 if mode == 'none' or (which ~= 'any' and which ~= mode) then
   return 0
 end
+-- The first waiting writer leaves the queue: the first write, so a waiters key of another type is
+-- refused with nothing changed.
+local head = redis.pcall('lpop', waiters)
+if type(head) == 'table' then
+  return redis.error_reply('RLK_WRONGTYPE waiters key holds a ' .. redis.call('type', waiters).ok
+    .. ', not a list')
+end
 delete_reads(lock, prefix)
 redis.call('del', lock)
+if head then
+  hand_over(head, waiters, grant, claim_ms, channel, publish)
+end
 if mode == 'read' then
   redis.call(publish, channel, '0')
 else

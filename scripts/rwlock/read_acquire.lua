@@ -1,18 +1,19 @@
 -- name: rwlock/read_acquire
--- version: 2
--- summary: Take or re-enter the read lock of a read-write lock; the write holder may also take reads.
--- redisson: RedissonReadLock.tryLockInnerAsync (hincrby + timeout key <n>; pttl when another writes)
+-- version: 3
+-- summary: Take or re-enter the read lock of a read-write lock (the writer may too); not a lock reserved for a writer.
+-- redisson: RedissonReadLock.tryLockInnerAsync (hincrby + timeout key <n>; pttl when another writes); grant: rlk's
 -- time: none
 -- KEYS[1]: lock - the lock hash; field mode -> read|write, <owner> -> reads, <owner>:write -> writes
 -- KEYS[2]: prefix - {lock} (lock if it has a '{'); the script derives <prefix>:<owner>:rwlock_timeout:<n>, same slot
+-- KEYS[3]: grant - string {lock}:rlk_next: the writer's ticket the free lock is reserved for, PX claim window
 -- ARGV[1]: lease_ms - lease in milliseconds of this read, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes, not 'mode', not ending in ':write'
 -- return nil: acquired: read count n + 1, key <prefix>:<owner>:rwlock_timeout:<n+1> set, hash TTL >= lease_ms
--- return integer: not acquired: another owner holds the write lock; the lock's PTTL in ms (-1 if it has none)
--- error RLK_BADARG: not exactly 2 keys and 2 arguments, or prefix is not the lock's timeout-key prefix
+-- return integer: not acquired: another owner writes: the lock's PTTL (-1: none); reserved for a writer: grant PTTL
+-- error RLK_BADARG: not exactly 3 keys and 2 arguments, or prefix is not the lock's timeout-key prefix
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty, longer than 1024 bytes, 'mode', or ends in ':write'
--- error RLK_WRONGTYPE: the lock key is not a hash with mode read or write, or the timeout key is not a string
+-- error RLK_WRONGTYPE: the lock key is not a read-write lock, or the timeout key or the grant key not a string
 -- end
 
 --- @include "lib/is_lease"
@@ -25,10 +26,10 @@
 -- 'none', 'read' or 'write'; nil and the reason when the key is not a read-write lock.
 --- @include "lib/rw_mode"
 
-if #KEYS ~= 2 or #ARGV ~= 2 then
-  return redis.error_reply('RLK_BADARG expected 2 keys and 2 arguments')
+if #KEYS ~= 3 or #ARGV ~= 2 then
+  return redis.error_reply('RLK_BADARG expected 3 keys and 2 arguments')
 end
-local lock, prefix, lease_ms, owner = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
+local lock, prefix, grant, lease_ms, owner = KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2]
 if prefix ~= timeout_prefix(lock) then
   return redis.error_reply('RLK_BADARG prefix must be ' .. timeout_prefix(lock))
 end
@@ -45,6 +46,18 @@ end
 
 if mode == 'write' and redis.call('hexists', lock, owner .. ':write') == 0 then
   return redis.call('pttl', lock)
+end
+if mode == 'none' then
+  -- A release reserved the free lock for the first waiting writer: readers wait until it has
+  -- claimed it (and released it: its 1) or its claim window ran out.
+  local reserved = redis.pcall('get', grant)
+  if type(reserved) == 'table' then
+    return redis.error_reply('RLK_WRONGTYPE grant key holds a ' .. redis.call('type', grant).ok
+      .. ', not a string')
+  end
+  if reserved then
+    return redis.call('pttl', grant)
+  end
 end
 local n = (tonumber(redis.call('hget', lock, owner)) or 0) + 1
 local timeout_key = prefix .. ':' .. owner .. ':rwlock_timeout:' .. n

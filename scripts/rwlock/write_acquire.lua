@@ -1,17 +1,22 @@
 -- name: rwlock/write_acquire
--- version: 2
--- summary: Take or re-enter the write lock of a read-write lock; refuses an upgrade from a read the owner holds.
--- redisson: RedissonWriteLock.tryLockInnerAsync (hset mode write + <owner>:write; pttl when held)
+-- version: 3
+-- summary: Take or re-enter the write lock of a read-write lock, claim it when reserved for this waiter, or queue.
+-- redisson: RedissonWriteLock.tryLockInnerAsync (hset mode write + <owner>:write; pttl when held); queue: rlk's
 -- time: none
 -- KEYS[1]: lock - the lock hash; field mode -> read|write, <owner> -> reads, <owner>:write -> writes
+-- KEYS[2]: waiters - list {lock}:rlk_waiters of waiting writers' tickets, first come first
+-- KEYS[3]: grant - string {lock}:rlk_next: ticket the free lock is reserved for, PX claim window
 -- ARGV[1]: lease_ms - lease in milliseconds, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes, not 'mode', not ending in ':write'
--- return nil: acquired (mode write, <owner>:write 1, TTL lease_ms) or re-entered (count + 1, TTL >= lease_ms)
--- return integer: not acquired: readers or another writer hold it; the lock's PTTL in ms (-1 if it has none)
--- error RLK_BADARG: not exactly 1 key and 2 arguments
+-- ARGV[3]: ticket - integer -67108863..67108863: 0 never queue; t > 0 new waiter (tail); -t queued already
+-- return nil: acquired (free, reserved for no other ticket; own grant and entry dropped), or re-entered (count + 1)
+-- return integer: not acquired; ms to wait at most: the lock's PTTL (-1: none); reserved: grant PTTL or -1
+-- return -3: not acquired; queued first behind another ticket's reservation: attempt again after its claim window
+-- return array: {wait, 1}: not acquired; first in the queue, or reserved or queued again: hear the lock's channel
+-- error RLK_BADARG: not exactly 3 keys and 3 arguments, or ticket is not an integer in -67108863..67108863
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty, longer than 1024 bytes, 'mode', or ends in ':write'
--- error RLK_WRONGTYPE: the lock key is not a hash with mode read or write
+-- error RLK_WRONGTYPE: the lock key is not a read-write lock, the waiters key not a list or the grant key not a string
 -- error RLK_UPGRADE: the lock is in read mode and owner holds one of the reads; waiting could never succeed
 -- end
 
@@ -22,15 +27,26 @@
 -- 'none', 'read' or 'write'; nil and the reason when the key is not a read-write lock.
 --- @include "lib/rw_mode"
 
-if #KEYS ~= 1 or #ARGV ~= 2 then
-  return redis.error_reply('RLK_BADARG expected 1 key and 2 arguments')
+-- Keeps a waiter that did not take the lock in the queue of tickets, or puts it there.
+--- @include "lib/join_queue"
+
+if #KEYS ~= 3 or #ARGV ~= 3 then
+  return redis.error_reply('RLK_BADARG expected 3 keys and 3 arguments')
 end
-local lock, lease_ms, owner = KEYS[1], ARGV[1], ARGV[2]
+local lock, waiters, grant = KEYS[1], KEYS[2], KEYS[3]
+local lease_ms, owner, ticket = ARGV[1], ARGV[2], ARGV[3]
 if not is_lease(lease_ms) then
   return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
 end
 if not is_owner(owner) then
   return redis.error_reply("RLK_BADOWNER owner must be 1..1024 bytes, not 'mode', not ending in ':write'")
+end
+local t = 0
+if ticket ~= '0' then
+  t = tonumber(ticket)
+  if not t or t % 1 ~= 0 or t < -67108863 or t > 67108863 or tostring(t) ~= ticket then
+    return redis.error_reply('RLK_BADARG ticket must be an integer in -67108863..67108863')
+  end
 end
 local mode, why = rw_mode(lock)
 if not mode then
@@ -38,19 +54,58 @@ if not mode then
 end
 
 local writer = owner .. ':write'
+local me = tostring(t < 0 and -t or t)
+local wait, reserved
 if mode == 'none' then
-  redis.call('hset', lock, 'mode', 'write', writer, '1')
-  redis.call('pexpire', lock, lease_ms)
-  return nil
-end
-if mode == 'write' and redis.call('hexists', lock, writer) == 1 then
-  redis.call('hincrby', lock, writer, 1)
-  if redis.call('pttl', lock) < tonumber(lease_ms) then
-    redis.call('pexpire', lock, lease_ms)
+  -- Free: taken unless reserved for another ticket (a writer granted it by a release).
+  reserved = redis.pcall('get', grant)
+  if type(reserved) == 'table' then
+    return redis.error_reply('RLK_WRONGTYPE grant key holds a ' .. redis.call('type', grant).ok
+      .. ', not a string')
   end
-  return nil
+  if not reserved or reserved == me then
+    if reserved then
+      redis.call('del', grant)
+    elseif t < 0 then
+      local gone = redis.pcall('lrem', waiters, 0, me)
+      if type(gone) == 'table' then
+        return redis.error_reply('RLK_WRONGTYPE waiters key holds a ' .. redis.call('type', waiters).ok
+          .. ', not a list')
+      end
+    end
+    redis.call('hset', lock, 'mode', 'write', writer, '1')
+    redis.call('pexpire', lock, lease_ms)
+    return nil
+  end
+  -- Reserved for another ticket: a single try waits out the claim window; a waiter is woken by
+  -- the grant that names it (no bound of its own).
+  wait = t == 0 and redis.call('pttl', grant) or -1
+else
+  if mode == 'write' and redis.call('hexists', lock, writer) == 1 then
+    redis.call('hincrby', lock, writer, 1)
+    if redis.call('pttl', lock) < tonumber(lease_ms) then
+      redis.call('pexpire', lock, lease_ms)
+    end
+    return nil
+  end
+  if mode == 'read' and redis.call('hexists', lock, owner) == 1 then
+    return redis.error_reply('RLK_UPGRADE owner holds a read of this lock; release its reads before writing')
+  end
+  wait = redis.call('pttl', lock)
 end
-if mode == 'read' and redis.call('hexists', lock, owner) == 1 then
-  return redis.error_reply('RLK_UPGRADE owner holds a read of this lock; release its reads before writing')
+-- Not acquired: a waiter stays in (or joins) the queue. The first in the queue is told so: a
+-- release that grants nobody (a Redisson holder's) frees the lock for it, and only the lock's
+-- channel carries that (docs/runtime.md).
+local first, bad = join_queue(waiters, grant, t, me, reserved)
+if bad then
+  return bad
 end
-return redis.call('pttl', lock)
+if first and mode == 'none' then
+  -- First in the queue behind another ticket's reservation: nothing tells it when the grantee
+  -- claims or dies, so it attempts again once the claim window is over.
+  return -3
+end
+if first then
+  return {wait, 1}
+end
+return wait

@@ -1,21 +1,25 @@
 -- name: rwlock/write_release
--- version: 5
--- summary: Leave the write lock once; on the last exit downgrade to the owner's live reads or delete; publish 1.
+-- version: 6
+-- summary: Leave the write lock once; on the last exit downgrade to the owner's reads, or delete, grant; publish 1.
 -- redisson: RedissonWriteLock.unlockInnerAsync (hincrby -1; pexpire while held; else hdel + mode read or del)
 -- time: none
 -- KEYS[1]: lock - the lock hash; field mode -> read|write, <owner> -> reads, <owner>:write -> writes
 -- KEYS[2]: channel - read-write lock channel redisson_rwlock:{lock}
 -- KEYS[3]: prefix - {lock} (lock if it has a '{'); the script derives <prefix>:<owner>:rwlock_timeout:<n>, same slot
+-- KEYS[4]: waiters - list {lock}:rlk_waiters of waiting writers' tickets, first come first
+-- KEYS[5]: grant - string {lock}:rlk_next: ticket the free lock is reserved for, PX claim window
 -- ARGV[1]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes, not 'mode', not ending in ':write'
 -- ARGV[2]: lease_ms - lease in milliseconds while the owner still writes (TTL >= lease_ms), integer 1..1000000000000
--- ARGV[3]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
+-- ARGV[3]: claim_ms - how long the first waiting writer has to claim the lock, integer 1..1000000000000
+-- ARGV[4]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
 -- return nil: owner does not hold the write lock (or there is no lock); nothing changed
 -- return 0: still written by owner: write count - 1, hash TTL raised to at least lease_ms
 -- return 1: write released; downgraded to read (owner's live reads, TTL = longest, >= 1 ms) or deleted; 1 published
--- error RLK_BADARG: not exactly 3 keys and 3 arguments, or prefix is not the lock's timeout-key prefix
+-- return 2: write released, deleted, reserved for the first writer for claim_ms; head*2^26 on its wake channel, then 1
+-- error RLK_BADARG: not 5 keys and 4 arguments, prefix not the lock's timeout-key prefix, or claim_ms not 1..10^12
 -- error RLK_BADOWNER: owner is empty, longer than 1024 bytes, 'mode', or ends in ':write'
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
--- error RLK_WRONGTYPE: the lock key is not a hash with mode read or write
+-- error RLK_WRONGTYPE: the lock key is not a hash with mode read or write, or the waiters key not a list
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
@@ -31,6 +35,9 @@
 
 --- @include "lib/publish_cmd"
 
+-- Reserves the freed lock for the first waiter whose client still listens, and wakes it alone.
+--- @include "lib/hand_over"
+
 -- The longest PTTL among the timeout keys of the owner's counted reads (< 0: none live; 0: a read in
 -- its last millisecond, which Redis keeps until its clock passes the expire time).
 local function longest_own_read(lock, prefix, owner)
@@ -42,11 +49,12 @@ local function longest_own_read(lock, prefix, owner)
   return longest
 end
 
-if #KEYS ~= 3 or #ARGV ~= 3 then
-  return redis.error_reply('RLK_BADARG expected 3 keys and 3 arguments')
+if #KEYS ~= 5 or #ARGV ~= 4 then
+  return redis.error_reply('RLK_BADARG expected 5 keys and 4 arguments')
 end
-local lock, channel, prefix, owner, lease_ms = KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2]
-local publish, bad_publish = publish_cmd(ARGV[3])
+local lock, channel, prefix, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local owner, lease_ms, claim_ms = ARGV[1], ARGV[2], ARGV[3]
+local publish, bad_publish = publish_cmd(ARGV[4])
 if not publish then return bad_publish end
 if prefix ~= timeout_prefix(lock) then
   return redis.error_reply('RLK_BADARG prefix must be ' .. timeout_prefix(lock))
@@ -57,23 +65,38 @@ end
 if not is_lease(lease_ms) then
   return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
 end
+if not is_lease(claim_ms) then
+  return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
+end
 local mode, why = rw_mode(lock)
 if not mode then
   return redis.error_reply('RLK_WRONGTYPE ' .. why)
 end
 
 local writer = owner .. ':write'
-if mode ~= 'write' or redis.call('hexists', lock, writer) == 0 then
+local count = mode == 'write' and redis.call('hget', lock, writer)
+if not count then
   return nil
 end
-if redis.call('hincrby', lock, writer, -1) > 0 then
+if (tonumber(count) or 0) > 1 then
+  redis.call('hincrby', lock, writer, -1)
   if redis.call('pttl', lock) < tonumber(lease_ms) then
     redis.call('pexpire', lock, lease_ms)
   end
   return 0
 end
-redis.call('hdel', lock, writer)
 local longest = longest_own_read(lock, prefix, owner)
+local head = false
+if longest < 0 then
+  -- Freed: the first waiting writer leaves the queue (the first write, so a waiters key of
+  -- another type is refused with nothing changed).
+  head = redis.pcall('lpop', waiters)
+  if type(head) == 'table' then
+    return redis.error_reply('RLK_WRONGTYPE waiters key holds a ' .. redis.call('type', waiters).ok
+      .. ', not a list')
+  end
+end
+redis.call('hdel', lock, writer)
 if longest >= 0 then
   redis.call('hset', lock, 'mode', 'read')
   -- PEXPIRE 0 would delete the hash while that read's key still exists: keep it 1 ms instead
@@ -81,5 +104,8 @@ if longest >= 0 then
 else
   redis.call('del', lock)
 end
+-- Freed with writers queued: the first one is granted (nobody queued, the uncontended path, or a
+-- downgrade: no call). Every write comes before the PUBLISH (docs/acl.md).
+local granted = head and hand_over(head, waiters, grant, claim_ms, channel, publish)
 redis.call(publish, channel, '1')
-return 1
+return granted and 2 or 1

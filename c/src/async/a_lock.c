@@ -10,6 +10,10 @@
  * reentrant/cancel when a queued waiter gives up, the watchdog for
  * lease-less holds. A lost reply is settled by reading the holder's field
  * back after the engine has fenced the connection it went out on.
+ * The read-write lock's writers wait the same way (rwlock/write_acquire with
+ * a ticket, grants on redisson_rwlock:{name}:rlk:<cid>, rwlock/cancel), in
+ * the same server queue as the blocking API's writers; its readers on the
+ * lock's channel and their attempts' bounds.
  * docs/async-internals.md describes it.
  */
 #include <stdarg.h>
@@ -318,7 +322,8 @@ static void alk_end(alk *a, int err, const char *fmt, ...)
         const char *args[3] = {ticket, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->ac)};
 
         snprintf(ticket, sizeof ticket, "%lld", a->ticket);
-        a->call = rlk_ae_script(a->ac, "reentrant/cancel", 4, keys, 3, args, alk_cancel_reply, a);
+        a->call = rlk_ae_script(a->ac, a->kind == RLK_KIND_WRITE ? "rwlock/cancel"
+                                : "reentrant/cancel", 4, keys, 3, args, alk_cancel_reply, a);
         if (a->call) {
             a->cw = CW_CANCEL;
             return;
@@ -432,7 +437,7 @@ static void alk_busy(alk *a, long long ttl, int first)
             alk_schedule(a, ttl >= 0 && ttl < cap ? ttl : cap);
         return;
     }
-    if (a->kind != RLK_KIND_LOCK) {
+    if (a->kind != RLK_KIND_LOCK && a->kind != RLK_KIND_WRITE) {
         /* No queue: the lock's channel (subscribed from the start) and the TTL. */
         if (a->again) {
             a->again = 0;
@@ -675,12 +680,12 @@ static void alk_attempt(alk *a)
         snprintf(tw, sizeof tw, "%lld", RLK_FAIR_THREAD_WAIT_MS);
         a->call = rlk_ae_script(a->ac, "fair/acquire", 3, fkeys, 3, fargs, alk_acquire_reply, a);
     } else if (a->kind == RLK_KIND_READ) {
-        const char *rkeys[2] = {a->name, a->prefix};
+        const char *rkeys[3] = {a->name, a->prefix, a->grant};
 
-        a->call = rlk_ae_script(a->ac, "rwlock/read_acquire", 2, rkeys, 2, args, alk_acquire_reply,
+        a->call = rlk_ae_script(a->ac, "rwlock/read_acquire", 3, rkeys, 2, args, alk_acquire_reply,
                                 a);
     } else if (a->kind == RLK_KIND_WRITE) {
-        a->call = rlk_ae_script(a->ac, "rwlock/write_acquire", 1, keys, 2, args, alk_acquire_reply,
+        a->call = rlk_ae_script(a->ac, "rwlock/write_acquire", 3, keys, 3, args, alk_acquire_reply,
                                 a);
     } else
         a->call = rlk_ae_script(a->ac, "reentrant/acquire", 3, keys, 3, args, alk_acquire_reply, a);
@@ -836,15 +841,16 @@ static void alk_release(alk *a, int cw)
 
         a->call = rlk_ae_script(a->ac, "fair/release", 4, fkeys, 3, fargs, alk_release_reply, a);
     } else if (a->kind == RLK_KIND_READ || a->kind == RLK_KIND_WRITE) {
-        const char *rkeys[3] = {a->name, a->channel, a->prefix};
-        const char *rargs[3] = {a->owner, lease, rlk_ae_publish_arg(a->ac)};
+        const char *rkeys[5] = {a->name, a->channel, a->prefix, a->waiters, a->grant};
+        const char *rargs[4] = {a->owner, lease, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->ac)};
 
         if (a->kind == RLK_KIND_READ) {
-            rargs[1] = rargs[2];
-            a->call = rlk_ae_script(a->ac, "rwlock/read_release", 3, rkeys, 2, rargs,
+            rargs[1] = rargs[2];    /* read_release: owner, claim window, publish */
+            rargs[2] = rargs[3];
+            a->call = rlk_ae_script(a->ac, "rwlock/read_release", 5, rkeys, 3, rargs,
                                     alk_release_reply, a);
         } else
-            a->call = rlk_ae_script(a->ac, "rwlock/write_release", 3, rkeys, 3, rargs,
+            a->call = rlk_ae_script(a->ac, "rwlock/write_release", 5, rkeys, 4, rargs,
                                     alk_release_reply, a);
     } else
         a->call = rlk_ae_script(a->ac, "reentrant/release", 4, keys, 4, args, alk_release_reply, a);
@@ -864,8 +870,8 @@ static void alk_force_reply(rlk_async *ac, int rc, const redisReply *r, const ch
  * fenced: one hash and channel), rwlock/force_release in any mode. 0, or -1. */
 static int alk_force_send(alk *a)
 {
-    const char *keys[3] = {a->name, a->channel, a->prefix};
-    const char *args[2] = {rlk_ae_publish_arg(a->ac), NULL};
+    const char *keys[5] = {a->name, a->channel, a->prefix, a->waiters, a->grant};
+    const char *args[3] = {rlk_ae_publish_arg(a->ac), NULL, NULL};
 
     if (a->kind == RLK_KIND_FAIR) {
         const char *fkeys[4] = {a->name, a->queue, a->timeouts, a->channel};
@@ -874,8 +880,9 @@ static int alk_force_send(alk *a)
                                 a);
     } else if (a->kind == RLK_KIND_READ || a->kind == RLK_KIND_WRITE) {
         args[0] = "any";
-        args[1] = rlk_ae_publish_arg(a->ac);
-        a->call = rlk_ae_script(a->ac, "rwlock/force_release", 3, keys, 2, args, alk_force_reply, a);
+        args[1] = RLK_FAM_CLAIM_MS_STR;
+        args[2] = rlk_ae_publish_arg(a->ac);
+        a->call = rlk_ae_script(a->ac, "rwlock/force_release", 5, keys, 3, args, alk_force_reply, a);
     } else
         a->call = rlk_ae_script(a->ac, "reentrant/force_release", 2, keys, 1, args,
                                 alk_force_reply, a);
@@ -1020,13 +1027,13 @@ rlk_async_req *rlk_async_lock(rlk_async *ac, int kind, const char *name, unsigne
     /* A single try, or a re-entry: never queued (kinds/lock.c does the same). */
     a->waiter = wait_ms != 0 && !alk_find(ac, kind, name, a->owner);
     if (a->waiter) {
-        /* The reentrant lock: its wake channel (grants); the others: the
-         * waiter's own channel (fair) or the lock's. */
-        const char *ch = kind == RLK_KIND_FAIR ? a->own : kind != RLK_KIND_LOCK ? a->channel
-                                                                                : a->wake;
+        /* The reentrant lock and the read-write lock's writers: the client's wake channel
+         * (grants); the others: the waiter's own channel (fair) or the lock's. */
+        int queues = kind == RLK_KIND_LOCK || kind == RLK_KIND_WRITE;
+        const char *ch = kind == RLK_KIND_FAIR ? a->own : !queues ? a->channel : a->wake;
 
         if (rlk_a_common_listen(ac, ch, wait_ms, alk_msg, alk_deadline_fire, a,
-                                kind == RLK_KIND_LOCK ? &a->s_wake : &a->s_wide, &a->deadline)) {
+                                queues ? &a->s_wake : &a->s_wide, &a->deadline)) {
             rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_lock %s: out of memory", name);
             return a->r;
         }

@@ -91,7 +91,8 @@ static int rlk_lock_meaning(const char *payload, size_t len, long long *head, lo
     return RLK_SUB_MSG_GRANT;
 }
 
-static const rlk_sub_rule rlk_lock_sub_rule = {rlk_lock_meaning};
+/* Also the read-write lock's (kinds/rwlock.c): its releases grant writers the same way. */
+const rlk_sub_rule rlk_lock_sub_rule = {rlk_lock_meaning};
 
 /* The watchdog's task for reentrant locks (runtime/wd.h): as many per
  * reentrant/renew_many call as are due (KEYS: the names, ARGV: lease, then

@@ -9,6 +9,8 @@
 #ifndef RLK_KINDS_LOCK_H
 #define RLK_KINDS_LOCK_H
 
+#include "runtime/sub.h"
+
 /* CLOCK_MONOTONIC ns (client/clock.h); 0 where the step did not happen
  * (an acquisition whose first attempt took the lock was woken by nothing). */
 typedef struct rlk_lock_timeline {
@@ -20,5 +22,11 @@ typedef struct rlk_lock_timeline {
 
 /* The calling thread's last successful rlk_lock_try_lock / rlk_lock_lock. */
 void rlk_lock_last_timeline(rlk_lock_timeline *out);
+
+/* What messages on the reentrant lock's channels mean: "0" wakes one, a
+ * grant (the decimal head * 2^26 + next, lib/hand_over) wakes the ticket it
+ * names, anything else every waiter. The read-write lock's writers use it
+ * too: their grants come from the same lib/hand_over. */
+extern const rlk_sub_rule rlk_lock_sub_rule;
 
 #endif /* RLK_KINDS_LOCK_H */

@@ -4,25 +4,38 @@
  * RReadWriteLock on rwlock/{read,write}_{acquire,release}, force_release,
  * renew_readers and renew_writer (docs/locks/rwlock.md).
  *
- * Waiting: a waiter joins the lock's channel (redisson_rwlock:{name}) on its
- * client's subscriber, attempts, and sleeps until a message or the TTL the
- * failed attempt returned, as Redisson does: message 0 (the last read left)
- * is one permit per process, so one waiter of each process retries; message
- * 1 (a write left: released or downgraded) wakes every waiter, so all the
- * readers blocked by the writer retry at once. There is no process-wide
- * local queue: readers must be able to enter together, and a permit taken
- * by a waiter is always followed by its attempt, which sees the release.
+ * Waiting readers join the lock's channel (redisson_rwlock:{name}) on their
+ * client's subscriber, attempt, and sleep until a message or the bound the
+ * failed attempt returned (the writer's TTL, or a writer's reservation's),
+ * as Redisson does: message 0 (the last read left) is one permit per
+ * process; message 1 (a write left: released or downgraded) wakes every
+ * waiter, so all the readers blocked by the writer retry at once. Readers
+ * have no local queue: they must be able to enter together.
+ *
+ * Waiting writers wait as the reentrant lock's waiters do (kinds/lock.c,
+ * docs/runtime.md "Handoff across processes"): a process-wide local queue of
+ * the lock's writers (keyed by the lock's channel, so apart from a reentrant
+ * lock of the same name), whose head holds a ticket in the server's queue
+ * {name}:rlk_waiters; a release that frees the lock reserves it for the
+ * first ticket and grants it on the client's wake channel
+ * redisson_rwlock:{name}:rlk:<cid>; only the first writer in the queue also
+ * listens on the lock's channel (docs/locks/rwlock.md, "Waiting writers").
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
+#include "client/random.h"
+#include "client/topo.h"
+#include "kinds/lock.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
+#include "runtime/lq.h"
 #include "runtime/metrics.h"
 #include "runtime/rt.h"
 #include "runtime/wait.h"
@@ -32,15 +45,27 @@ struct rlk_rwlock {
     rlk_fam_base b;             /* channel: redisson_rwlock:{name} */
     char *prefix;               /* {name}: the timeout keys' prefix */
     rlk_fam_id id;
+    rlk_lq *q;                  /* the process's waiting writers of this lock */
+    char *waiters;              /* {name}:rlk_waiters: the server's queue of writers' tickets */
+    char *grant;                /* {name}:rlk_next: the ticket a release reserved the lock for */
+    char *wake;                 /* redisson_rwlock:{name}:rlk:<cid>: this client's wake channel */
+    long long cid;              /* 32768..65535, from the client's uuid (as kinds/lock.c) */
 };
 
-/* One call's view: who asks for which side, for how long. */
+#define RLK_RW_KEEPALIVE_MS 1000    /* a queued writer attempts at least this often */
+#define RLK_RW_CANCEL_NS (200LL * 1000000LL)    /* the most a give-up's cancel may take */
+
+/* One call's view: who asks for which side, for how long; a writer's place
+ * in the queue. */
 typedef struct rlk_rw_acq {
     rlk_rwlock *rw;
     int side;
     char owner[RLK_OWNER_MAX + 1];
     long long lease_ms;
     int watchdog;
+    rlk_sub_ticket ticket;      /* a writer's; ticket.ticket 0: none (a reader, a single try) */
+    int queued;                 /* an attempt put the ticket in the queue */
+    int wide;                   /* the last attempt said: first in the queue (or -3) */
 } rlk_rw_acq;
 
 static const rlk_fam_kind rlk_rwlock_kind = {
@@ -110,7 +135,15 @@ rlk_rwlock *rlk_rwlock_new(rlk_client *c, const char *name)
         return NULL;
     rlk_fam_id_init(&rw->id);
     rw->prefix = rlk_fam_tag(name);
-    if (!rw->prefix) {
+    rw->q = rlk_lq_get(c->addr, c->url.db, rw->b.channel);
+    rw->waiters = rlk_fam_suffix_name(name, RLK_NAMES_WAITERS);
+    rw->grant = rlk_fam_suffix_name(name, RLK_NAMES_GRANT);
+    rw->cid = 32768 + (strtol((char[5]){rw->b.rt->uuid[0], rw->b.rt->uuid[1], rw->b.rt->uuid[2],
+                                        rw->b.rt->uuid[3], 0}, NULL, 16) & 32767);
+    rw->wake = malloc(strlen(rw->b.channel) + 16);
+    if (rw->wake)
+        sprintf(rw->wake, "%s:rlk:%lld", rw->b.channel, rw->cid);
+    if (!rw->prefix || !rw->q || !rw->waiters || !rw->grant || !rw->wake) {
         rlk_rwlock_free(rw);
         return rlk_fam_nomem(c, &rlk_rwlock_kind, name);
     }
@@ -123,6 +156,11 @@ void rlk_rwlock_free(rlk_rwlock *rw)
         return;
     rlk_fam_id_destroy(&rw->id);
     free(rw->prefix);
+    if (rw->q)
+        rlk_lq_put(rw->q);
+    free(rw->waiters);
+    free(rw->grant);
+    free(rw->wake);
     rlk_fam_free(rw);
 }
 
@@ -154,6 +192,27 @@ int rlk_rwlock_owner(const rlk_rwlock *rw, char *buf, size_t len)
 
 /* ---------------------------------------------------------------- one acquire attempt */
 
+/* As kinds/lock.c: 1 when a release can tell whether a grant on this
+ * client's wake channel reached it (not global pub/sub on a cluster). */
+static int rlk_rw_wakes_alone(rlk_rwlock *rw)
+{
+    return !(rlk_topo_routed(rw->b.c) && rlk_client_pubsub(rw->b.c) == RLK_PUBSUB_GLOBAL);
+}
+
+/* A writer's ticket, as kinds/lock.c draws them: cid * 1024 + r (>= 2^25: the
+ * release finds the wake channel from it), or without a wake channel a
+ * random ticket in 1..2^25-1. */
+static long long rlk_rw_new_ticket(rlk_rwlock *rw)
+{
+    unsigned char b[4] = {0, 0, 0, 0};
+
+    (void)rlk_random_bytes(b, sizeof b);
+    if (!rlk_rw_wakes_alone(rw))
+        return (((long long)b[0] << 24 | (long long)b[1] << 16 | (long long)b[2] << 8 | b[3]) %
+                (33554432LL - 1)) + 1;
+    return rw->cid * 1024 + (((long long)b[0] << 8 | b[1]) & 1023);
+}
+
 static int rlk_rw_acq_init(rlk_rwlock *rw, int side, long long lease_ms, rlk_rw_acq *a)
 {
     int rc = rlk_rw_check_side(rw, side, 0, "lock");
@@ -162,6 +221,10 @@ static int rlk_rw_acq_init(rlk_rwlock *rw, int side, long long lease_ms, rlk_rw_
         return rc;
     a->rw = rw;
     a->side = side;
+    memset(&a->ticket, 0, sizeof a->ticket);
+    a->ticket.claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
+    a->queued = 0;
+    a->wide = 0;
     rc = rlk_fam_lease(rw->b.c, "rwlock", rw->b.name, lease_ms, &a->lease_ms, &a->watchdog);
     if (rc != RLK_OK)
         return rc;
@@ -179,19 +242,24 @@ static void rlk_rw_spec(const rlk_rwlock *rw, int side, const char *owner, rlk_h
     h->nkeys = side == RLK_RW_WRITE ? 1 : 2;    /* renew_writer: lock; renew_readers: + prefix */
     h->channel = rw->b.channel;
     h->task = side == RLK_RW_WRITE ? &rlk_rw_renew_writer : &rlk_rw_renew_readers;
+    /* A writer's waiters wait on their wake channels: a write hold's channel does not linger
+     * (each release's 1 there would wake this client for nothing); readers wait there. */
+    h->leave_now = side == RLK_RW_WRITE;
 }
 
 /* Sends one release of side for owner; the reply's outcome (or ERROR). */
 static int rlk_rw_release_call(rlk_rwlock *rw, int side, const char *owner, long long lease,
                                int *rc_out)
 {
-    const char *keys[3] = {rw->b.name, rw->b.channel, rw->prefix};
-    int write = side == RLK_RW_WRITE;
+    const char *keys[5] = {rw->b.name, rw->b.channel, rw->prefix, rw->waiters, rw->grant};
 
-    /* read_release takes the owner only; write_release also the lease to restore */
-    return rlk_fam_release_call(rw->b.c, write ? "rwlock/write_release" : "rwlock/read_release",
-                                "release", rw->b.name, 3, keys, write ? 2 : 1, owner, lease,
-                                rc_out);
+    /* write_release: owner, the lease to restore, the claim window; read_release: owner, the
+     * claim window (in the lease's place) */
+    if (side == RLK_RW_WRITE)
+        return rlk_fam_release_call(rw->b.c, "rwlock/write_release", "release", rw->b.name, 5,
+                                    keys, 3, owner, lease, rc_out);
+    return rlk_fam_release_call(rw->b.c, "rwlock/read_release", "release", rw->b.name, 5, keys, 2,
+                                owner, RLK_FAM_CLAIM_MS, rc_out);
 }
 
 /* rlk_fam_release_fn of the write side. */
@@ -234,19 +302,23 @@ static int rlk_rw_is_upgrade(rlk_rwlock *rw)
 static int rlk_rw_send_acquire(rlk_rw_acq *a, redisReply **r)
 {
     rlk_rwlock *rw = a->rw;
-    const char *keys[2] = {rw->b.name, rw->prefix};
-    char lease[24];
-    const char *args[2] = {lease, a->owner};
+    const char *rkeys[3] = {rw->b.name, rw->prefix, rw->grant};
+    const char *wkeys[3] = {rw->b.name, rw->waiters, rw->grant};
+    char lease[24], ticket[24];
+    const char *args[3] = {lease, a->owner, ticket};
 
     snprintf(lease, sizeof lease, "%lld", a->lease_ms);
+    snprintf(ticket, sizeof ticket, "%lld", a->queued ? -a->ticket.ticket : a->ticket.ticket);
     RLK_RT_COUNT(rw->b.rt, acquire_calls);
     if (a->side == RLK_RW_WRITE)
-        return rlk_evalv(rw->b.c, "rwlock/write_acquire", 1, keys, NULL, 2, args, NULL, r);
-    return rlk_evalv(rw->b.c, "rwlock/read_acquire", 2, keys, NULL, 2, args, NULL, r);
+        return rlk_evalv(rw->b.c, "rwlock/write_acquire", 3, wkeys, NULL, 3, args, NULL, r);
+    return rlk_evalv(rw->b.c, "rwlock/read_acquire", 3, rkeys, NULL, 2, args, NULL, r);
 }
 
 /* rlk_wait_attempt_fn. RLK_OK: acquired (recorded in the registry).
- * RLK_ERR_BUSY: held against us, *ttl its PTTL (-1: none). */
+ * RLK_ERR_BUSY: held against us, *ttl its PTTL (-1: none; a reader: a
+ * writer's reservation's PTTL), or RLK_WAIT_RECHECK (-3: a writer first in
+ * the queue behind another ticket's reservation). */
 static int rlk_rw_attempt(void *arg, long long *ttl)
 {
     rlk_rw_acq *a = arg;
@@ -258,14 +330,31 @@ static int rlk_rw_attempt(void *arg, long long *ttl)
 
     if (rc == RLK_ERR_SCRIPT && rlk_rw_is_upgrade(rw))
         return rlk_rw_upgrade_error(rw, a->owner);
+    if (rc != RLK_OK && a->ticket.ticket)
+        a->queued = 1;      /* it may have run: the next attempt looks before it queues */
     if (rc != RLK_OK) {
         rlk_rw_spec(rw, a->side, a->owner, &h);
         return rlk_fam_acquire_lost(&rw->b, rc, &h, a->lease_ms, a->watchdog, sent, NULL, NULL,
                                     rlk_rw_undo, a);
     }
-    rc = rlk_fam_acquire_reply(rw->b.c, rlk_rw_what(a->side), rw->b.name, "acquire", r, ttl,
-                               NULL);
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[0]->type == REDIS_REPLY_INTEGER) {
+        *ttl = r->element[0]->integer;      /* {wait, 1}: first in the writers' queue */
+        a->wide = 1;
+        rc = RLK_ERR_BUSY;
+    } else {
+        rc = rlk_fam_acquire_reply(rw->b.c, rlk_rw_what(a->side), rw->b.name, "acquire", r, ttl,
+                                   NULL);
+        a->wide = rc == RLK_ERR_BUSY && a->ticket.ticket && *ttl == RLK_WAIT_RECHECK;
+    }
     freeReplyObject(r);
+    if (rc == RLK_ERR_BUSY && a->ticket.ticket) {
+        a->queued = 1;
+        rlk_lq_note_first(rw->q, a->wide);
+    } else if (rc == RLK_OK && a->ticket.ticket && !a->queued)
+        rlk_lq_note_first(rw->q, 0);    /* taken at once: nobody to wait for, no hint */
+    if (rc == RLK_OK)
+        a->queued = 0;
     if (rc == RLK_OK) {
         rlk_rw_spec(rw, a->side, a->owner, &h);
         rc = rlk_fam_record(rw->b.rt, &h, a->lease_ms, a->watchdog, sent, 0, rlk_rw_undo, a);
@@ -283,6 +372,65 @@ static int rlk_rw_busy(rlk_rwlock *rw, int side, long long start_ns)
 
 /* ---------------------------------------------------------------- locking */
 
+/* A writer that gives up (its wait ran out, an error, an interrupt) leaves
+ * the server's queue, passing on a reservation it did not claim; best
+ * effort, the caller's error kept (as kinds/lock.c). */
+static void rlk_rw_cancel(rlk_rw_acq *a)
+{
+    rlk_rwlock *rw = a->rw;
+    const char *keys[4] = {rw->b.name, rw->b.channel, rw->waiters, rw->grant};
+    char ticket[24];
+    const char *args[3] = {ticket, RLK_FAM_CLAIM_MS_STR, rlk_publish_arg(rw->b.c)};
+    redisReply *r = NULL;
+    char saved[RLK_ERRSTR_MAX];
+    int err = rlk_err(rw->b.c);
+    long long limit;
+
+    snprintf(saved, sizeof saved, "%s", rlk_errstr(rw->b.c));
+    snprintf(ticket, sizeof ticket, "%lld", a->ticket.ticket);
+    limit = rlk_time_limit_enter(rlk_clock_now_ns() + RLK_RW_CANCEL_NS);
+    if (rlk_evalv(rw->b.c, "rwlock/cancel", 4, keys, NULL, 3, args, NULL, &r) == RLK_OK)
+        freeReplyObject(r);
+    else
+        rlk_set_error(rw->b.c, err, "%s", saved);
+    rlk_time_limit_leave(limit);
+}
+
+/* A writer's wait: behind the process's other writers of the lock, with a
+ * ticket in the server's queue, woken by the grant that names it
+ * (kinds/lock.c's rlk_lock_try_lock_run, step for step). */
+static int rlk_rw_write_wait(rlk_rwlock *rw, rlk_rw_acq *a, rlk_waiter *w, long long start,
+                             long long wait_ms)
+{
+    rlk_lq_node node;
+    int rc, first;
+
+    a->ticket.ticket = rlk_rw_new_ticket(rw);
+    w->q = rw->q;
+    w->rule = &rlk_lock_sub_rule;   /* its grants */
+    w->ticket = &a->ticket;
+    w->keepalive_ms = RLK_RW_KEEPALIVE_MS;
+    w->recheck_ms = RLK_FAM_CLAIM_MS + 5;  /* write_acquire's -3: a dead grantee is skipped */
+    w->channel = a->ticket.ticket >= 33554432 ? rw->wake : rw->b.channel;
+    w->wide_channel = rw->b.channel;
+    w->wide = a->ticket.ticket >= 33554432 ? &a->wide : NULL;
+    rc = rlk_lq_enter(rw->q, &node, rlk_wait_deadline(start, wait_ms));
+    if (rc == RLK_ERR_NOMEM)
+        return rlk_set_error(rw->b.c, rc, "write lock %s: out of resources for a waiter",
+                             rw->b.name);
+    if (rc != RLK_OK)
+        return rlk_rw_busy(rw, RLK_RW_WRITE, start);
+    w->entered = &node;
+    w->wide_early = w->wide && rlk_lq_expects_first(rw->q);
+    first = !node.waited && !w->wide_early;
+    if (first)
+        rlk_wait_pre_join(w);
+    rc = rlk_wait_acquire(w, start, wait_ms, first);
+    if (rc != RLK_OK && a->queued)
+        rlk_rw_cancel(a);
+    return rc == RLK_ERR_BUSY ? rlk_rw_busy(rw, RLK_RW_WRITE, start) : rc;
+}
+
 static int rlk_rwlock_try_lock_run(rlk_rwlock *rw, int side, long long wait_ms, long long lease_ms)
 {
     long long start = rlk_clock_now_ns();
@@ -294,8 +442,11 @@ static int rlk_rwlock_try_lock_run(rlk_rwlock *rw, int side, long long wait_ms, 
         return RLK_ERR_ARG;
     if ((rc = rlk_rw_acq_init(rw, side, lease_ms, &a)) != RLK_OK)
         return rc;
-    /* No local queue: readers must be able to enter together (see the top). */
     rlk_wait_init_lock(&w, &rw->b, rlk_rw_what(side), rlk_rw_attempt, &a);
+    /* A writer that waits (not a single try, not a re-entry) queues; readers have no local
+     * queue: they must be able to enter together (see the top). */
+    if (side == RLK_RW_WRITE && wait_ms != 0 && !rlk_wd_holds_as(rw->b.rt->wd, RLK_KIND_WRITE, rw->b.name, a.owner))
+        return rlk_rw_write_wait(rw, &a, &w, start, wait_ms);
     rc = rlk_wait_acquire(&w, start, wait_ms, 1);
     return rc == RLK_ERR_BUSY ? rlk_rw_busy(rw, side, start) : rc;
 }
@@ -333,18 +484,21 @@ int rlk_rwlock_unlock(rlk_rwlock *rw, int side)
 int rlk_rwlock_force_unlock(rlk_rwlock *rw, int side, int *released)
 {
     static const char *const modes[] = {"read", "write", "any"};
-    const char *keys[3];
+    const char *keys[5];
     int rc;
 
     if (!rw)
         return RLK_ERR_ARG;
     if ((rc = rlk_rw_check_side(rw, side, 1, "force unlock")) != RLK_OK)
         return rc;
+    const char *args[2] = {modes[side], RLK_FAM_CLAIM_MS_STR};
+
     keys[0] = rw->b.name;
     keys[1] = rw->b.channel;
     keys[2] = rw->prefix;
-    return rlk_fam_force_unlock(&rw->b, "rwlock/force_release", 3, keys, 1, &modes[side], NULL,
-                                released);
+    keys[3] = rw->waiters;
+    keys[4] = rw->grant;
+    return rlk_fam_force_unlock(&rw->b, "rwlock/force_release", 5, keys, 2, args, NULL, released);
 }
 
 /* ---------------------------------------------------------------- queries */

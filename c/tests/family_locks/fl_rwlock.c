@@ -13,7 +13,10 @@
  *     the message 1), not when the writer's 20 s lease would run out;
  *   - the invariant: 4 processes x 4 threads, mixed readers and writers (some
  *     writers downgrade); the event log shows no writer overlapping any other
- *     hold, and reader concurrency above 1 (the maximum is printed).
+ *     hold, and reader concurrency above 1 (the maximum is printed);
+ *   - waiting writers queue by ticket: the last reader's exit reserves the
+ *     lock for the waiting writer and grants it (no reader takes it in the
+ *     claim window), and a writer that gives up leaves the queue.
  *
  * Child modes (argv[1]): contend URL THREADS ITERS LOGFILE | readers URL THREADS.
  */
@@ -607,6 +610,92 @@ static void test_invariant(void)
     free(recs);
 }
 
+/* A waiting writer: try_lock(write) on its own client, for the thread. */
+typedef struct {
+    rlk_rwlock *rw;
+    long long wait_ms;
+    int rc;
+    long long done_ms;
+} wq_writer;
+
+static void *wq_writer_main(void *arg)
+{
+    wq_writer *w = arg;
+
+    w->rc = rlk_rwlock_try_lock(w->rw, RLK_RW_WRITE, w->wait_ms, 5000);
+    w->done_ms = rlk_fx_now_ms();
+    return NULL;
+}
+
+/* Until the writers' queue has n tickets, at most 3 s (the server's state is the only signal). */
+static int wq_wait_queued(const char *waiters, long long n)
+{
+    long long until = rlk_fx_now_ms() + 3000;
+
+    while (tk_int(&srv, "LLEN %s", waiters) != n) {
+        if (rlk_fx_now_ms() > until)
+            return -1;
+        struct timespec ts = {0, 2 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+static void test_writer_queue(void)
+{
+    const char *waiters = "{rw:wq}:rlk_waiters", *grant = "{rw:wq}:rlk_next";
+    rlk_client *c = tk_connect(url, 0, 4), *c2 = tk_connect(url, 0, 4);
+    rlk_rwlock *r, *r2, *w;
+    wq_writer wa;
+    pthread_t t;
+    long long released, start;
+
+    REQUIRE(c && c2);
+    r = rlk_rwlock_new(c, "rw:wq");
+    r2 = rlk_rwlock_new(c, "rw:wq");
+    w = rlk_rwlock_new(c2, "rw:wq");
+    REQUIRE(r && r2 && w);
+    REQUIRE(rlk_rwlock_set_owner(r, "R") == RLK_OK && rlk_rwlock_set_owner(r2, "R2") == RLK_OK &&
+            rlk_rwlock_set_owner(w, "W") == RLK_OK);
+
+    /* A writer that gives up leaves the queue; a single try never queues. */
+    CHECK_INT_EQ(rlk_rwlock_try_lock(r, RLK_RW_READ, 0, 5000), RLK_OK);
+    CHECK_INT_EQ(rlk_rwlock_try_lock(w, RLK_RW_WRITE, 0, 5000), RLK_ERR_BUSY);
+    CHECK_INT_EQ(tk_key_exists(&srv, waiters), 0);
+    start = rlk_fx_now_ms();
+    CHECK_INT_EQ(rlk_rwlock_try_lock(w, RLK_RW_WRITE, 150, 5000), RLK_ERR_BUSY);
+    CHECK(rlk_fx_now_ms() - start >= 140);
+    CHECK_INT_EQ(tk_int(&srv, "LLEN %s", waiters), 0);
+
+    /* The last reader's exit reserves the lock for the waiting writer and wakes it. */
+    wa.rw = w;
+    wa.wait_ms = 5000;
+    wa.rc = -1;
+    REQUIRE(pthread_create(&t, NULL, wq_writer_main, &wa) == 0);
+    CHECK_INT_EQ(wq_wait_queued(waiters, 1), 0);
+    CHECK_INT_EQ(rlk_rwlock_try_lock(r2, RLK_RW_READ, 0, 5000), RLK_OK);   /* joins the read */
+    CHECK_INT_EQ(rlk_rwlock_unlock(r, RLK_RW_READ), RLK_OK);
+    CHECK_INT_EQ(tk_key_exists(&srv, grant), 0);     /* still read-held: nobody granted */
+    released = rlk_fx_now_ms();
+    CHECK_INT_EQ(rlk_rwlock_unlock(r2, RLK_RW_READ), RLK_OK);
+    /* In the claim window (or once claimed) no reader gets in. */
+    CHECK_INT_EQ(rlk_rwlock_try_lock(r, RLK_RW_READ, 0, 5000), RLK_ERR_BUSY);
+    pthread_join(t, NULL);
+    CHECK_INT_EQ(wa.rc, RLK_OK);
+    CHECK(wa.done_ms - released < 1000);
+    CHECK_INT_EQ(mode_of(w), RLK_RW_MODE_WRITE);
+    CHECK_INT_EQ(tk_key_exists(&srv, grant), 0);
+    CHECK_INT_EQ(tk_key_exists(&srv, waiters), 0);
+    CHECK_INT_EQ(rlk_rwlock_unlock(w, RLK_RW_WRITE), RLK_OK);
+    CHECK_INT_EQ(mode_of(w), RLK_RW_FREE);
+
+    rlk_rwlock_free(r);
+    rlk_rwlock_free(r2);
+    rlk_rwlock_free(w);
+    rlk_free(c);
+    rlk_free(c2);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -619,6 +708,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_no_upgrade);
     RUN_TEST(test_watchdog_and_lost);
     RUN_TEST(test_downgrade_wakes_readers);
+    RUN_TEST(test_writer_queue);
     RUN_TEST(test_invariant);
     tk_suite_stop(&srv, &stall);
     return check_summary("fl_rwlock");
