@@ -90,8 +90,9 @@ end
 local first
 if lost then
   -- Its reservation could not be served (drained, or a Redisson client took permits meanwhile):
-  -- first again, and the next release grants it.
-  redis.call('lpush', waiters, me)
+  -- queued again at the tail, as a reentrant-lock grantee beaten by Redisson; it listens on the
+  -- channel in case it is first.
+  redis.call('rpush', waiters, me)
   redis.call('pexpire', waiters, 60000)
   first = true
 else
