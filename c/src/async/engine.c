@@ -1323,21 +1323,6 @@ static void ae_calls_fail(rlk_async *ac, ae_node *n, int rc, const char *why, in
 
 /* ---------------------------------------------------------------- the slot map */
 
-/* 1 when e is a CLUSTER SLOTS entry: start, end, [host, port, ...], ... */
-static int ae_slots_entry_ok(const redisReply *e)
-{
-    const redisReply *m;
-
-    if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
-        e->element[0]->type != REDIS_REPLY_INTEGER || e->element[1]->type != REDIS_REPLY_INTEGER)
-        return 0;
-    m = e->element[2];
-    return m->type == REDIS_REPLY_ARRAY && m->elements >= 2 &&
-           m->element[0]->type == REDIS_REPLY_STRING && m->element[1]->type == REDIS_REPLY_INTEGER &&
-           e->element[0]->integer >= 0 && e->element[1]->integer < RLK_SLOT_COUNT &&
-           e->element[0]->integer <= e->element[1]->integer;
-}
-
 static void ae_refresh_fire(rlk_async *ac, void *arg)
 {
     (void)arg;
@@ -1416,7 +1401,7 @@ static void ae_slots_reply(rlk_async *ac, int rc, const redisReply *r, const cha
     if (ac->closing)
         return;
     for (size_t i = 0; ok && i < r->elements; i++)
-        ok = ae_slots_entry_ok(r->element[i]);
+        ok = rlk_cluster_slots_entry_ok(r->element[i]);
     if (!ok) {
         ae_refresh_later(ac);
         return;

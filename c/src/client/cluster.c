@@ -163,8 +163,7 @@ static int rlk_op_cluster_slots(rlk_client *n, redisContext *ctx, void *arg, red
     return rlk_conn_command(n, ctx, "CLUSTER SLOTS", 2, argv, NULL, reply, written);
 }
 
-/* 1 when e is a CLUSTER SLOTS entry: start, end, [host, port, ...], ... */
-static int rlk_slots_entry_ok(const redisReply *e)
+int rlk_cluster_slots_entry_ok(const redisReply *e)
 {
     const redisReply *m;
 
@@ -187,7 +186,7 @@ static int rlk_cluster_apply_slots(rlk_client *c, const redisReply *r, const rlk
     if (r->type != REDIS_REPLY_ARRAY)
         return rlk_set_error(c, RLK_ERR_PROTOCOL, "CLUSTER SLOTS %s: unexpected reply", asked->addr);
     for (size_t i = 0; i < r->elements; i++)
-        if (!rlk_slots_entry_ok(r->element[i]))
+        if (!rlk_cluster_slots_entry_ok(r->element[i]))
             return rlk_set_error(c, RLK_ERR_PROTOCOL, "CLUSTER SLOTS %s: unexpected entry",
                                  asked->addr);
     pthread_mutex_lock(&cl->mu);

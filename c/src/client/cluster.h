@@ -93,4 +93,8 @@ int rlk_cluster_owner_addr(rlk_client *c, int slot, char *buf, size_t len);
  * master, asked once); 0 when unknown. */
 int rlk_cluster_redis_major(rlk_client *c);
 
+/* 1 when e is a CLUSTER SLOTS entry: start, end, [host, port, ...], ... with
+ * 0 <= start <= end < 16384 (the blocking client's and the async engine's slot maps). */
+int rlk_cluster_slots_entry_ok(const redisReply *e);
+
 #endif /* RLK_CLUSTER_H */
