@@ -659,19 +659,21 @@ static int dryrun_template(probe *p, const char *cmd, const char *args, char key
  * script's KEYS by the roles its header names (rlk_script_key_roles). */
 static int probe_kind(probe *p, const rlk_names_kind *kl)
 {
-    char keys[8][300], chans[2][300], seen[64][24];
+    char keys[8][300], chans[3][300], seen[64][24];
     int nkeys = 0, nchans = 0, nseen = 0, result = 1;
     size_t plen = strlen(kl->kind);
     rlk_client *c = p->k->c;
     char *nm;
 
 #define MERGE(ok) do { int ok_ = (ok); if (ok_ < 0) return -1; if (ok_ == 0) result = 0; } while (0)
-    if (kl->waiter_channels && (nm = rlk_names_waiter_channel(p->name, "w", 1)) != NULL) {
+    if (kl->wake == RLK_NAMES_WAKE_WAITER && (nm = rlk_names_waiter_channel(p->name, "w", 1)) != NULL) {
         snprintf(chans[nchans++], sizeof chans[0], "%s", nm);
         free(nm);
     }
     if ((nm = rlk_names_channel(kl, p->name)) != NULL) {
         snprintf(chans[nchans++], sizeof chans[0], "%s", nm);
+        if (kl->wake == RLK_NAMES_WAKE_TICKET)  /* a queued waiter's wake channel (client id 1) */
+            snprintf(chans[nchans++], sizeof chans[0], "%s:rlk:1", nm);
         free(nm);
     }
     if (strcmp(kl->kind, "rwlock") == 0 && (nm = rlk_names_rw_timeout(p->name, "o", 1)) != NULL) {

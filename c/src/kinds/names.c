@@ -11,14 +11,14 @@
 
 /* The kinds whose scripts rlk embeds (scripts/<kind>/), in a fixed order. */
 static const rlk_names_kind rlk_names_kinds[] = {
-    {"reentrant", RLK_NAMES_CH_LOCK, 0, 0},
-    {"rwlock", RLK_NAMES_CH_RWLOCK, 0, 0},
-    {"fair", RLK_NAMES_CH_LOCK, 0, 1},
-    {"fenced", RLK_NAMES_CH_LOCK, 0, 0},
-    {"semaphore", RLK_NAMES_CH_SEMAPHORE, 0, 0},
-    {"psemaphore", RLK_NAMES_CH_SEMAPHORE, 0, 0},
-    {"latch", RLK_NAMES_CH_LATCH, 1, 0},
-    {"token", NULL, 0, 0},
+    {"reentrant", RLK_NAMES_CH_LOCK, 0, RLK_NAMES_WAKE_TICKET},
+    {"rwlock", RLK_NAMES_CH_RWLOCK, 0, RLK_NAMES_WAKE_TICKET},
+    {"fair", RLK_NAMES_CH_LOCK, 0, RLK_NAMES_WAKE_WAITER},
+    {"fenced", RLK_NAMES_CH_LOCK, 0, RLK_NAMES_WAKE_NONE},
+    {"semaphore", RLK_NAMES_CH_SEMAPHORE, 0, RLK_NAMES_WAKE_NONE},
+    {"psemaphore", RLK_NAMES_CH_SEMAPHORE, 0, RLK_NAMES_WAKE_NONE},
+    {"latch", RLK_NAMES_CH_LATCH, 1, RLK_NAMES_WAKE_NONE},
+    {"token", NULL, 0, RLK_NAMES_WAKE_NONE},
 };
 
 #define RLK_NAMES_NKINDS (sizeof rlk_names_kinds / sizeof rlk_names_kinds[0])

@@ -34,12 +34,20 @@
 #define RLK_NAMES_PERMITS "timeout"                 /* the permit-expirable semaphore's permits */
 #define RLK_NAMES_RW_TIMEOUT "rwlock_timeout"       /* "{name}:<owner>:rwlock_timeout:<n>" */
 
+/* A kind's waiters' own channels, besides the kind's channel: none; the fair lock's
+ * "<channel>:<waiter>"; a ticket queue's wake channel "<channel>:rlk:<client id>" (the
+ * reentrant lock, the read-write lock's writers). */
+#define RLK_NAMES_WAKE_NONE 0
+#define RLK_NAMES_WAKE_WAITER 1
+#define RLK_NAMES_WAKE_TICKET 2
+
 /* One kind: its scripts' folder and its channel. */
 typedef struct rlk_names_kind {
     const char *kind;               /* scripts/<kind>/: "reentrant", "rwlock", ... */
     const char *channel_prefix;     /* one of RLK_NAMES_CH_*; NULL: no channel */
     int braced;                     /* 1: "<prefix>{name}" (the latch); 0: "<prefix>:{name}" */
-    int waiter_channels;            /* 1: each waiter also listens on "<channel>:<waiter>" */
+    int wake;                       /* RLK_NAMES_WAKE_*: the channels a waiter listens on besides
+                                       the kind's channel */
 } rlk_names_kind;
 
 /* The kinds, in a fixed order: i < rlk_names_kind_count(). */

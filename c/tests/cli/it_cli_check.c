@@ -277,7 +277,7 @@ static void test_sentinel_managed(void)
 
 static void acl(const char *rules)
 {
-    char cmd[512];
+    char cmd[1024];
     redisContext *c = rlk_fx_connect(&server);
     redisReply *rr;
 
@@ -285,13 +285,15 @@ static void acl(const char *rules)
     snprintf(cmd, sizeof cmd, "ACL SETUSER %s", rules);
     /* Split on spaces: every rule here is one word. */
     {
-        const char *argv[16];
-        char buf[512], *save = NULL;
+        const char *argv[32];
+        char buf[1024], *save = NULL, *w;
         int n = 0;
 
+        REQUIRE(strlen(cmd) < sizeof buf - 1);
         snprintf(buf, sizeof buf, "%s", cmd);
-        for (char *w = strtok_r(buf, " ", &save); w && n < 16; w = strtok_r(NULL, " ", &save))
+        for (w = strtok_r(buf, " ", &save); w && n < 32; w = strtok_r(NULL, " ", &save))
             argv[n++] = w;
+        REQUIRE(w == NULL);     /* every rule given: none dropped past the array */
         rr = redisCommandArgv(c, n, argv, NULL);
     }
     CHECKF(rr && rr->type == REDIS_REPLY_STATUS, "ACL SETUSER %s: %s", rules,
@@ -350,6 +352,36 @@ static void test_acl(void)
     v = check_json(url, (const char *const[]){"--user", "scoped", NULL}, &status);
     if (v) {
         CHECK_STR_EQ(level_of(v, "acl"), "error"); /* rlk-check is not an app:* name */
+        json_free(v);
+    }
+    /* A queued waiter's wake channel ("<channel>:rlk:<client id>") is probed: without the
+     * pattern of the read-write lock's, only that kind is denied; without the lock channel's,
+     * the reentrant and fair locks are (the fenced lock queues nobody). */
+    acl("nowakerw on >pw resetkeys ~app:* ~redisson_*:{app:*}* ~{app:*}* resetchannels "
+        "&redisson_lock__channel:{app:*} &redisson_lock__channel:{app:*}:* &redisson_rwlock:{app:*} "
+        "&redisson_sc:{app:*} &redisson_sc:{app:*}:* &redisson_countdownlatch__channel__{app:*} "
+        "~redisson_countdownlatch__channel__{app:*} +@all");
+    v = check_json(url, (const char *const[]){"--user", "nowakerw", "--name", "app:x", NULL}, &status);
+    if (v) {
+        const json_value *kinds = json_get(finding(v, "acl"), "kinds");
+
+        CHECK_STR_EQ(level_of(v, "acl"), "error");
+        CHECK_STR_EQ(json_get_string(kinds, "rwlock"), "denied");
+        CHECK_STR_EQ(json_get_string(kinds, "reentrant"), "ok");
+        json_free(v);
+    }
+    acl("nowakelk on >pw resetkeys ~app:* ~redisson_*:{app:*}* ~{app:*}* resetchannels "
+        "&redisson_lock__channel:{app:*} &redisson_rwlock:{app:*} &redisson_rwlock:{app:*}:* "
+        "&redisson_sc:{app:*} &redisson_sc:{app:*}:* &redisson_countdownlatch__channel__{app:*} "
+        "~redisson_countdownlatch__channel__{app:*} +@all");
+    v = check_json(url, (const char *const[]){"--user", "nowakelk", "--name", "app:x", NULL}, &status);
+    if (v) {
+        const json_value *kinds = json_get(finding(v, "acl"), "kinds");
+
+        CHECK_STR_EQ(json_get_string(kinds, "reentrant"), "denied");
+        CHECK_STR_EQ(json_get_string(kinds, "fair"), "denied");
+        CHECK_STR_EQ(json_get_string(kinds, "fenced"), "ok");
+        CHECK_STR_EQ(json_get_string(kinds, "rwlock"), "ok");
         json_free(v);
     }
 }
