@@ -1,5 +1,5 @@
 -- name: reentrant/cancel
--- version: 3
+-- version: 4
 -- summary: A waiter that gives up leaves the reentrant lock's queue; its unclaimed grant passes on.
 -- redisson: none (rlk's waiter queue)
 -- time: none
@@ -20,8 +20,13 @@
 
 --- @include "lib/is_lease"
 
+--- @include "lib/bad_leave_args"
+
 -- Reserves the freed lock for the first waiter whose client still listens, and wakes it alone.
 --- @include "lib/hand_over"
+
+-- Takes the ticket out of the queue, or passes on the lock reserved for it.
+--- @include "lib/leave_queue"
 
 --- @include "lib/wrong_type"
 
@@ -34,12 +39,9 @@ local lock, channel, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local publish, bad_publish = publish_cmd(ARGV[3])
 if not publish then return bad_publish end
 local ticket, claim_ms = ARGV[1], ARGV[2]
-local t = tonumber(ticket)
-if not t or t % 1 ~= 0 or t < 1 or t > 67108863 or tostring(t) ~= ticket then
-  return redis.error_reply('RLK_BADARG ticket must be an integer in 1..67108863')
-end
-if not is_lease(claim_ms) then
-  return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
+local bad = bad_leave_args(ticket, claim_ms)
+if bad then
+  return bad
 end
 local why = wrong_type(lock, 'hash', 'lock') or wrong_type(waiters, 'list', 'waiters')
   or wrong_type(grant, 'string', 'grant')
@@ -47,24 +49,9 @@ if why then
   return redis.error_reply('RLK_WRONGTYPE ' .. why)
 end
 
-local was_first = redis.call('lindex', waiters, 0) == ticket
-local removed = redis.call('lrem', waiters, 0, ticket)
-if redis.call('get', grant) ~= ticket then
-  if was_first and redis.call('exists', lock) == 1 then
-    -- The first waiter listens on the lock's channel for a release that grants nobody (a Redisson
-    -- holder's); the waiter now first does not yet: its wake-up makes it attempt and learn it.
-    local nxt = tonumber(redis.call('lindex', waiters, 0))
-    if nxt and nxt >= 33554432 then    -- a waiter on its wake channel (lib/hand_over)
-      redis.call(publish, channel .. ':rlk:' .. string.format('%d', math.floor(nxt / 1024)),
-                 string.format('%.0f', nxt * 67108864))
-    end
-  end
-  return removed > 0 and 1 or 0
+local left, handed = leave_queue(waiters, grant, ticket, redis.call('exists', lock) == 1,
+                                 claim_ms, channel, publish)
+if handed ~= nil then
+  redis.call(publish, channel, '0')
 end
-redis.call('del', grant)
-if redis.call('exists', lock) == 1 then
-  return 2     -- taken meanwhile (a client that ignores reservations): the next release hands over
-end
-hand_over(redis.call('lpop', waiters), waiters, grant, claim_ms, channel, publish)
-redis.call(publish, channel, '0')
-return 2
+return left
