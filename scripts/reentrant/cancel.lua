@@ -20,8 +20,6 @@
 
 --- @include "lib/is_lease"
 
---- @include "lib/bad_leave_args"
-
 -- Reserves the freed lock for the first waiter whose client still listens, and wakes it alone.
 --- @include "lib/hand_over"
 
@@ -32,17 +30,14 @@
 
 --- @include "lib/publish_cmd"
 
-if #KEYS ~= 4 or #ARGV ~= 3 then
-  return redis.error_reply('RLK_BADARG expected 4 keys and 3 arguments')
-end
-local lock, channel, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local publish, bad_publish = publish_cmd(ARGV[3])
-if not publish then return bad_publish end
-local ticket, claim_ms = ARGV[1], ARGV[2]
-local bad = bad_leave_args(ticket, claim_ms)
-if bad then
+--- @include "lib/cancel_args"
+
+local publish, bad = cancel_args()
+if not publish then
   return bad
 end
+local lock, channel, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local ticket, claim_ms = ARGV[1], ARGV[2]
 local why = wrong_type(lock, 'hash', 'lock') or wrong_type(waiters, 'list', 'waiters')
   or wrong_type(grant, 'string', 'grant')
 if why then

@@ -20,8 +20,6 @@
 
 --- @include "lib/is_lease"
 
---- @include "lib/bad_leave_args"
-
 -- 'none', 'read' or 'write'; nil and the reason when the key is not a read-write lock.
 --- @include "lib/rw_mode"
 
@@ -35,17 +33,14 @@
 
 --- @include "lib/publish_cmd"
 
-if #KEYS ~= 4 or #ARGV ~= 3 then
-  return redis.error_reply('RLK_BADARG expected 4 keys and 3 arguments')
-end
-local lock, channel, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local publish, bad_publish = publish_cmd(ARGV[3])
-if not publish then return bad_publish end
-local ticket, claim_ms = ARGV[1], ARGV[2]
-local bad = bad_leave_args(ticket, claim_ms)
-if bad then
+--- @include "lib/cancel_args"
+
+local publish, bad = cancel_args()
+if not publish then
   return bad
 end
+local lock, channel, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local ticket, claim_ms = ARGV[1], ARGV[2]
 local mode, why = rw_mode(lock)
 why = why or wrong_type(waiters, 'list', 'waiters') or wrong_type(grant, 'string', 'grant')
 if why then
