@@ -86,7 +86,8 @@ static void test_lost_key_deleted(void)
     expect_one_line_error(&r, "key deleted");
     CHECK_STR_PREFIX(r.err, "rlk: lock del lost (");
     CHECK_STR_CONTAINS(r.err, "); command stopped");
-    CHECK(cli_count_lines(ev, "TERM") == 1);
+    CHECKF(cli_count_lines(ev, "TERM") == 1, "%d TERM lines from the command; rlk said: %s",
+           cli_count_lines(ev, "TERM"), r.err);
     cli_result_free(&r);
 }
 
@@ -139,7 +140,8 @@ static void test_fixed_lease_runs_out(void)
     /* SIGTERM at lease - grace - margin: the default grace shrinks to
      * 600/2 - 106 = 194 ms, so SIGTERM comes 300 ms after the acquire. */
     CHECKF(r.ms >= 300, "stopped after %lld ms, before the 300 ms SIGTERM point", r.ms);
-    CHECK(cli_count_lines(ev, "TERM") == 1);
+    CHECKF(cli_count_lines(ev, "TERM") == 1, "%d TERM lines from the command; rlk said: %s",
+           cli_count_lines(ev, "TERM"), r.err);
     cli_result_free(&r);
 
     r = RUN("lock", "lease", "-l", "5000", "--", "true");
@@ -207,7 +209,8 @@ static void lost_in_mode(const char *const *lead, const char *key, const char *e
     expect_one_line_error(&r, prefix);
     CHECK_STR_PREFIX(r.err, prefix);
     CHECK_STR_CONTAINS(r.err, "); command stopped");
-    CHECK(cli_count_lines(ev, "TERM") == 1);
+    CHECKF(cli_count_lines(ev, "TERM") == 1, "%d TERM lines from the command; rlk said: %s",
+           cli_count_lines(ev, "TERM"), r.err);
     cli_result_free(&r);
 }
 

@@ -265,7 +265,8 @@ static void test_all_member_lost(void)
     CHECK_STR_PREFIX(r.err, "rlk: locks la, lb, lc lost (");
     CHECK_STR_CONTAINS(r.err, ": member lb); command stopped");
     CHECKF(r.ms < LOST_BOUND_MS, "took %lld ms", r.ms);
-    CHECK(cli_count_lines(ev, "TERM") == 1);
+    CHECKF(cli_count_lines(ev, "TERM") == 1, "%d TERM lines from the command; rlk said: %s",
+           cli_count_lines(ev, "TERM"), r.err);
     cli_result_free(&r);
     CHECK_INT_EQ(tk_int(&srv[0], "EXISTS %s", "la"), 0);
     CHECK_INT_EQ(tk_int(&srv[2], "EXISTS %s", "lc"), 0);
@@ -369,7 +370,8 @@ static void test_redlock_lost(void)
     CHECK_STR_PREFIX(r.err, "rlk: redlock rl4 lost (extend failed: ");
     CHECK_STR_CONTAINS(r.err, "); command stopped");
     CHECKF(r.ms < LOST_BOUND_MS, "took %lld ms", r.ms);
-    CHECK(cli_count_lines(ev, "TERM") == 1);
+    CHECKF(cli_count_lines(ev, "TERM") == 1, "%d TERM lines from the command; rlk said: %s",
+           cli_count_lines(ev, "TERM"), r.err);
     cli_result_free(&r);
     CHECK_INT_EQ(tk_int(&srv[1], "EXISTS %s", "rl4"), 0);
 }
