@@ -520,7 +520,7 @@ static void test_messages_while_held(void)
     REQUIRE(pthread_create(&p.thread, NULL, publisher_main, &p) == 0);
     for (int i = 0; i < MSG_CYCLES; i++) {
         int rc1, rc2, rc3, rc4, lost_before = g.count;
-        long long v;
+        long long v, t_cycle = rlk_fx_now_ms();
 
         stall_reset();
         rc1 = rlk_lock_lock(l, 0);
@@ -535,6 +535,9 @@ static void test_messages_while_held(void)
             continue;
         }
         missing += v <= 0;
+        if (rc1 != RLK_OK || rc2 != RLK_OK || rc3 != RLK_OK || rc4 != RLK_OK)
+            fprintf(stderr, "  cycle %d: PTTL %lld ms before the unlocks, the cycle took %lld ms\n",
+                    i, v, rlk_fx_now_ms() - t_cycle);
         bad += race_call(c, rc1, "lock", i) + race_call(c, rc2, "re-lock", i) +
                race_call(c, rc3, "unlock (re-entry)", i) + race_call(c, rc4, "unlock (last)", i);
     }
