@@ -175,14 +175,15 @@ static int rlk_sem_attempt(void *arg, long long *bound_ms)
     const char *keys[4] = {s->b.name, s->b.channel, s->waiters, s->grant};
     char ticket[24];
     const char *args[4] = {t->permits, ticket, RLK_FAM_CLAIM_MS_STR, rlk_publish_arg(s->b.c)};
+    long long targ = rlk_wait_ticket_arg(&t->ticket, t->queued);   /* 0: does not queue */
     redisReply *r = NULL;
     int rc;
 
     *bound_ms = -1;
-    snprintf(ticket, sizeof ticket, "%lld", t->queued ? -t->ticket.ticket : t->ticket.ticket);
+    snprintf(ticket, sizeof ticket, "%lld", targ);
     rc = rlk_evalv(s->b.c, "semaphore/acquire", 4, keys, NULL, 4, args, NULL, &r);
     if (rc != RLK_OK) {
-        if (t->ticket.ticket)
+        if (targ)
             t->queued = 1;      /* it may have run: the give-up's cancel takes the entry out */
         return rc;
     }
@@ -209,7 +210,7 @@ static int rlk_sem_attempt(void *arg, long long *bound_ms)
                            s->b.name, r->type);
     }
     freeReplyObject(r);
-    if (rc == RLK_ERR_BUSY && t->ticket.ticket)
+    if (rc == RLK_ERR_BUSY && targ)
         t->queued = 1;
     return rc;
 }
