@@ -6,19 +6,33 @@ local helpers = require("support.helpers")
 local sa = require("script_asserts")
 
 local SEM, CHANNEL = "{pool}", "redisson_sc:{pool}"
+local WAITERS, GRANT = "{pool}:rlk_waiters", "{pool}:rlk_next"
+local CLAIM = 50
 local it_virtual = helpers.it_virtual
+local NIL = sa.NIL
 
 local r = backend.new()
 
 local function try_acquire(permits) return r:script("semaphore/try_acquire", { SEM }, { tostring(permits) }) end
 local function release(permits, pub)
-  return r:script("semaphore/release", { SEM, CHANNEL }, { tostring(permits), pub or "publish" })
+  return r:script("semaphore/release", { SEM, CHANNEL, WAITERS, GRANT }, { tostring(permits), tostring(CLAIM),
+                                                                          pub or "publish" })
 end
 local function try_set(permits, pub)
   return r:script("semaphore/try_set_permits", { SEM, CHANNEL }, { tostring(permits), pub or "publish" })
 end
 local function add(delta, pub)
-  return r:script("semaphore/add_permits", { SEM, CHANNEL }, { tostring(delta), pub or "publish" })
+  return r:script("semaphore/add_permits", { SEM, CHANNEL, WAITERS, GRANT }, { tostring(delta), tostring(CLAIM),
+                                                                              pub or "publish" })
+end
+-- semaphore/acquire: ticket 0 (a single try), t (a new waiter) or -t (queued already).
+local function acquire(permits, ticket, pub)
+  return r:script("semaphore/acquire", { SEM, CHANNEL, WAITERS, GRANT },
+                  { tostring(permits), string.format("%.0f", ticket or 0), tostring(CLAIM), pub or "publish" })
+end
+local function cancel(ticket, permits, pub)
+  return r:script("semaphore/cancel", { SEM, CHANNEL, WAITERS, GRANT },
+                  { string.format("%.0f", ticket), tostring(permits), tostring(CLAIM), pub or "publish" })
 end
 local function drain() return r:script("semaphore/drain", { SEM }, {}) end
 local function available() return r:script("semaphore/available", { SEM }, {}) end
@@ -197,9 +211,11 @@ describe("semaphore/release", function()
   end)
 
   it("refuses the wrong number of keys or arguments", function()
+    local K = { SEM, CHANNEL, WAITERS, GRANT }
     assert_badarg_each(script_calls("semaphore/release", {
-      { { SEM }, { "1", "publish" } }, { { SEM, CHANNEL, "{pool}:x" }, { "1", "publish" } }, { { SEM, CHANNEL }, {} },
-      { { SEM, CHANNEL }, { "1" } }, { { SEM, CHANNEL }, { "1", "publish", "2" } },
+      { { SEM, CHANNEL }, { "1", "50", "publish" } }, { { SEM, CHANNEL, WAITERS }, { "1", "50", "publish" } },
+      { K, {} }, { K, { "1", "publish" } }, { K, { "1", "50", "publish", "2" } },
+      { K, { "1", "0", "publish" } }, { K, { "1", "1e3", "publish" } },
     }))
   end)
 
@@ -330,9 +346,11 @@ describe("semaphore/add_permits", function()
   end)
 
   it("refuses the wrong number of keys or arguments", function()
+    local K = { SEM, CHANNEL, WAITERS, GRANT }
     assert_badarg_each(script_calls("semaphore/add_permits", {
-      { { SEM }, { "1", "publish" } }, { { SEM, CHANNEL, "{pool}:x" }, { "1", "publish" } }, { { SEM, CHANNEL }, {} },
-      { { SEM, CHANNEL }, { "1" } }, { { SEM, CHANNEL }, { "1", "publish", "2" } },
+      { { SEM, CHANNEL }, { "1", "50", "publish" } }, { { SEM, CHANNEL, WAITERS }, { "1", "50", "publish" } },
+      { K, {} }, { K, { "1", "publish" } }, { K, { "1", "50", "publish", "2" } },
+      { K, { "1", "0", "publish" } }, { K, { "1", "-5", "publish" } },
     }))
   end)
 
@@ -412,5 +430,319 @@ describe("semaphore/available", function()
     assert_badarg_each(script_calls("semaphore/available", {
       { {}, {} }, { { SEM, CHANNEL }, {} }, { { SEM }, { "1" } },
     }))
+  end)
+end)
+
+-- The queue (issue 21): waiters queue "<ticket> <permits>"; a release that leaves enough permits
+-- for the head reserves them ({pool}:rlk_next, PX claim window) and grants ticket * 2^26 on the
+-- ticket's wake channel; the standard count still goes out on redisson_sc:{pool}.
+describe("semaphore queue and grants", function()
+  local W = 33554432        -- tickets are cid * 1024 + r, at least 2^25
+  local SHIFT = 67108864
+  local function wake(t) return CHANNEL .. ":rlk:" .. string.format("%d", math.floor(t / 1024)) end
+  local function grant_msg(t) return string.format("%.0f", t * SHIFT) end
+  local function entry(t, n) return string.format("%.0f", t) .. " " .. tostring(n) end
+  local function queue() return r:call("LRANGE", WAITERS, "0", "-1") end
+  local function first_in_queue(rep) return type(rep) == "table" and rep[2] == 1 end
+  local A, B, C, D = W + 1024, W + 2048, W + 3072, W + 4096
+
+  it("takes free permits at once, a single try or a new waiter, without queueing", function()
+    r:call("SET", SEM, "2")
+    assert.equal(NIL, acquire(1, 0))
+    assert.equal(NIL, acquire(1, A))
+    assert.equal("0", count())
+    assert.equal(0, r:call("EXISTS", WAITERS))
+    assert.equal(-1, acquire(1, 0))              -- a single try: never queued
+    assert.equal(0, r:call("EXISTS", WAITERS))
+  end)
+
+  it("queues waiters in arrival order, once each; the first is told so", function()
+    r:call("SET", SEM, "0")
+    assert.is_true(first_in_queue(acquire(1, A)))
+    assert.equal(-1, acquire(2, B))
+    assert.equal(-1, acquire(1, C))
+    assert.is_true(first_in_queue(acquire(1, -A)))   -- queued already: stays first, once
+    assert.equal(-1, acquire(2, -B))
+    assert.same({ entry(A, 1), entry(B, 2), entry(C, 1) }, queue())
+    assert.is_true(r:call("PTTL", WAITERS) > 0, "the queue expires when nobody comes any more")
+  end)
+
+  it("a release reserves the permits for the first waiter, grants it alone, then publishes the count", function()
+    r:call("SET", SEM, "0")
+    acquire(1, A)
+    acquire(1, B)
+    r:published()
+    assert.equal(1, release(1))
+    assert.equal("1", count())                   -- a reservation moves no permit
+    assert.equal(entry(A, 1), r:call("GET", GRANT))
+    sa.assert_pttl(r, GRANT, CLAIM, 1)
+    assert.same({ entry(B, 1) }, queue())
+    assert.same({ { channel = wake(A), message = grant_msg(A) }, { channel = CHANNEL, message = "1" } },
+      r:published())
+  end)
+
+  it("other acquirers see the count less the reservation; only the grantee takes it", function()
+    r:call("SET", SEM, "0")
+    acquire(1, A)
+    release(1)
+    r:published()
+    local before = sa.snapshot(r, { SEM, GRANT })
+    assert.is_true(acquire(1, 0) > 0)              -- a single try: the reservation's PTTL
+    assert.equal(-3, acquire(1, B))               -- first behind the reservation: after its window
+    assert.equal(-1, acquire(1, C))
+    sa.assert_unchanged(r, before)
+    assert.same({ entry(B, 1), entry(C, 1) }, queue())
+    assert.equal(NIL, acquire(1, -A))             -- the grantee claims
+    assert.equal("0", count())
+    assert.equal(0, r:call("EXISTS", GRANT))
+    assert.same({ entry(B, 1), entry(C, 1) }, queue())
+  end)
+
+  it("permits beyond the reservation are anyone's", function()
+    r:call("SET", SEM, "0")
+    acquire(1, A)
+    release(2)                                    -- 1 reserved for A, 1 free
+    assert.equal(NIL, acquire(1, 0))
+    assert.is_true(acquire(1, 0) > 0)             -- the rest is reserved: its PTTL
+    assert.equal(NIL, acquire(1, -A))
+    assert.equal("0", count())
+  end)
+
+  it("grants in order a head at a time; the grantee's claim grants the next (the chain)", function()
+    r:call("SET", SEM, "0")
+    acquire(1, A)
+    acquire(2, B)
+    acquire(1, C)
+    acquire(5, D)
+    r:published()
+    assert.equal(4, release(4))
+    assert.equal(entry(A, 1), r:call("GET", GRANT))
+    assert.same({ { channel = wake(A), message = grant_msg(A) }, { channel = CHANNEL, message = "4" } },
+      r:published())
+    assert.equal(NIL, acquire(1, -A))             -- claims 1 and grants B its 2 (3 left)
+    assert.equal(entry(B, 2), r:call("GET", GRANT))
+    assert.same({ { channel = wake(B), message = grant_msg(B) } }, r:published())
+    assert.equal(NIL, acquire(2, -B))             -- claims 2 and grants C (1 left)
+    assert.equal(entry(C, 1), r:call("GET", GRANT))
+    assert.equal(NIL, acquire(1, -C))             -- claims the last; D wants 5: nobody granted
+    assert.equal(0, r:call("EXISTS", GRANT))
+    assert.equal("0", count())
+    assert.same({ entry(D, 5) }, queue())
+    assert.same({ { channel = wake(C), message = grant_msg(C) } }, r:published())
+  end)
+
+  it("a head asking for more than there is holds the others back (first come, first served)", function()
+    r:call("SET", SEM, "0")
+    acquire(3, A)
+    acquire(1, B)
+    r:published()
+    assert.equal(2, release(2))
+    assert.equal(0, r:call("EXISTS", GRANT))
+    assert.same({ { channel = CHANNEL, message = "2" } }, r:published())
+    assert.equal(3, add(1))
+    assert.equal(entry(A, 3), r:call("GET", GRANT))
+    assert.same({ { channel = wake(A), message = grant_msg(A) }, { channel = CHANNEL, message = "3" } },
+      r:published())
+  end)
+
+  it("skips a waiter whose wake channel nobody hears (its client is gone) and grants the next", function()
+    r:ssubscribe(wake(B))                         -- sharded: only B's client still listens
+    r:ssubscribe(CHANNEL)
+    r:call("SET", SEM, "0")
+    acquire(1, A)
+    acquire(1, B)
+    acquire(1, C)
+    r:published()
+    assert.equal(1, release(1, "spublish"))
+    assert.equal(entry(B, 1), r:call("GET", GRANT))
+    assert.same({ entry(C, 1) }, queue())
+    local got = {}
+    for _, p in ipairs(r:published()) do
+      if p.channel ~= wake(A) then got[#got + 1] = { channel = p.channel, message = p.message } end
+    end
+    assert.same({ { channel = wake(B), message = grant_msg(B) }, { channel = CHANNEL, message = "1" } }, got)
+  end)
+
+  it_virtual("an expired reservation loses no permit: the first waiter behind it takes it", function()
+    r:call("SET", SEM, "0")
+    acquire(1, A)                                 -- A will die
+    acquire(1, B)
+    release(1)
+    assert.equal(-3, acquire(1, -B))              -- first now, behind the reservation
+    r:advance(CLAIM + 1)
+    assert.equal(0, r:call("EXISTS", GRANT))
+    assert.equal("1", count())
+    assert.equal(NIL, acquire(1, -B))
+    assert.equal("0", count())
+    assert.equal(0, r:call("EXISTS", WAITERS))
+  end)
+
+  it("a reservation that ran out (its key gone) lost no permit, on every backend", function()
+    r:call("SET", SEM, "0")
+    acquire(1, A)                                 -- A will die
+    acquire(1, B)
+    release(1)
+    assert.equal(-3, acquire(1, -B))
+    r:call("DEL", GRANT)                          -- what its PX does after the claim window
+    assert.equal("1", count())
+    assert.equal(NIL, acquire(1, -B))
+    assert.equal("0", count())
+    assert.equal(0, r:call("EXISTS", WAITERS))
+    assert.is_true(acquire(1, -A) ~= NIL)         -- the slow grantee finds nothing: queued again
+    assert.same({ entry(A, 1) }, queue())
+  end)
+
+  it("a grantee whose permits went meanwhile (drained, a Redisson client) queues again at the tail", function()
+    r:call("SET", SEM, "0")
+    acquire(1, A)
+    acquire(1, B)
+    release(1)
+    r:call("DECRBY", SEM, "1")                    -- Redisson's tryAcquire ignores the reservation
+    assert.is_true(first_in_queue(acquire(1, -A)))  -- told to listen on the channel as well
+    assert.same({ entry(B, 1), entry(A, 1) }, queue())
+    assert.equal(0, r:call("EXISTS", GRANT))
+    assert.equal(1, release(1))
+    assert.equal(entry(B, 1), r:call("GET", GRANT))
+  end)
+
+  it("a queued waiter that finds free, unreserved permits takes them and leaves the queue", function()
+    r:call("SET", SEM, "0")
+    acquire(1, A)
+    acquire(1, B)
+    r:call("SET", SEM, "1")                       -- Redisson's release: INCRBY + publish, no grant
+    assert.equal(NIL, acquire(1, -B))
+    assert.same({ entry(A, 1) }, queue())
+  end)
+
+  it("a waiter whose entry was lost joins again at the tail, and listens on the channel", function()
+    r:call("SET", SEM, "0")
+    acquire(1, A)
+    r:call("DEL", WAITERS)
+    acquire(1, B)
+    assert.is_true(first_in_queue(acquire(1, -A)))
+    assert.same({ entry(B, 1), entry(A, 1) }, queue())
+  end)
+
+  describe("semaphore/cancel", function()
+    it("takes a waiter out of the queue; a new first one is woken to learn it is first", function()
+      r:call("SET", SEM, "0")
+      acquire(1, A)
+      acquire(1, B)
+      acquire(1, C)
+      r:published()
+      assert.equal(1, cancel(B, 1))               -- not first: nobody is told
+      assert.same({}, r:published())
+      assert.equal(1, cancel(A, 1))
+      assert.same({ entry(C, 1) }, queue())
+      assert.same({ { channel = wake(C), message = grant_msg(C) } }, r:published())
+      assert.equal(0, cancel(A, 1))
+      assert.equal(0, cancel(C, 2))               -- its permits are part of its entry
+      assert.same({}, r:published())
+    end)
+
+    it("a head that asked for too much leaves: the next one the count covers is granted", function()
+      r:call("SET", SEM, "0")
+      acquire(2, A)
+      acquire(1, B)
+      r:call("SET", SEM, "1")                     -- Redisson's release: no grant
+      r:published()
+      assert.equal(1, cancel(A, 2))
+      assert.equal(entry(B, 1), r:call("GET", GRANT))
+      assert.same({ { channel = wake(B), message = grant_msg(B) } }, r:published())
+    end)
+
+    it("passes an unclaimed reservation on to the next waiter at once", function()
+      r:call("SET", SEM, "0")
+      acquire(1, A)
+      acquire(1, B)
+      release(1)
+      r:published()
+      assert.equal(2, cancel(A, 1))
+      assert.equal(entry(B, 1), r:call("GET", GRANT))
+      assert.same({ { channel = wake(B), message = grant_msg(B) } }, r:published())
+      assert.equal(NIL, acquire(1, -B))
+      assert.equal("0", count())
+    end)
+
+    it("drops the reservation when nobody else waits: the permits are anyone's", function()
+      r:call("SET", SEM, "0")
+      acquire(1, A)
+      release(1)
+      assert.equal(2, cancel(A, 1))
+      assert.equal(0, r:call("EXISTS", GRANT))
+      assert.equal(NIL, acquire(1, 0))
+    end)
+
+    it("refuses bad tickets, permits, claim windows and key counts without changing anything", function()
+      r:call("SET", SEM, "0")
+      acquire(1, A)
+      local K = { SEM, CHANNEL, WAITERS, GRANT }
+      local a = string.format("%.0f", A)
+      for _, case in ipairs({ { K, { "0", "1", "50", "publish" } }, { K, { "-" .. a, "1", "50", "publish" } },
+                              { K, { "11", "1", "50", "publish" } }, { K, { "67108864", "1", "50", "publish" } },
+                              { K, { a, "0", "50", "publish" } }, { K, { a, "1", "0", "publish" } },
+                              { K, { a, "1", "50" } }, { K, { a, "1", "50", "publish", "0" } },
+                              { { SEM, CHANNEL, WAITERS }, { a, "1", "50", "publish" } } }) do
+        local before = sa.snapshot(r, { SEM, WAITERS, GRANT })
+        sa.assert_error(r:script("semaphore/cancel", case[1], case[2]), "RLK_BADARG")
+        sa.assert_unchanged(r, before)
+      end
+    end)
+
+    sa.publish_cases(r, { SEM, WAITERS, GRANT }, function()
+      r:call("SET", SEM, "0")
+      acquire(1, A)
+      acquire(1, B)
+      release(1)
+    end, function(pub) return cancel(A, 1, pub) end, { wake(B) })
+  end)
+
+  describe("semaphore/acquire refuses bad input without changing anything", function()
+    it("bad permits, tickets, claim windows and key or argument counts", function()
+      r:call("SET", SEM, "3", "PX", "60000")
+      acquire(5, A)
+      local K = { SEM, CHANNEL, WAITERS, GRANT }
+      local bad = {}
+      for _, p in ipairs(BAD_PERMITS) do bad[#bad + 1] = { K, { p, "0", "50", "publish" } } end
+      for _, t in ipairs({ "1", "-1", "33554431", "67108864", "-67108864", "01", "+33554432", "1.5", "x", "" }) do
+        bad[#bad + 1] = { K, { "1", t, "50", "publish" } }
+      end
+      for _, c in ipairs({ "0", "-1", "1e3", "" }) do bad[#bad + 1] = { K, { "1", "0", c, "publish" } } end
+      bad[#bad + 1] = { { SEM }, { "1", "0", "50", "publish" } }
+      bad[#bad + 1] = { { SEM, CHANNEL, WAITERS }, { "1", "0", "50", "publish" } }
+      bad[#bad + 1] = { K, { "1", "0", "50" } }
+      bad[#bad + 1] = { K, { "1", "0", "50", "publish", "x" } }
+      for _, case in ipairs(bad) do
+        local before = sa.snapshot(r, { SEM, WAITERS, GRANT })
+        sa.assert_error(r:script("semaphore/acquire", case[1], case[2]), "RLK_BADARG")
+        sa.assert_unchanged(r, before)
+      end
+    end)
+
+    it("a semaphore, waiters or grant key of another type", function()
+      assert_wrongtype_each(function() return acquire(1, A) end, true)
+      r:call("DEL", SEM)
+      r:call("SET", SEM, "1")
+      r:call("SET", WAITERS, "x")
+      local before = sa.snapshot(r, { SEM, WAITERS, GRANT })
+      sa.assert_error(acquire(1, A), "RLK_WRONGTYPE")
+      sa.assert_error(release(1), "RLK_WRONGTYPE")
+      sa.assert_error(add(1), "RLK_WRONGTYPE")
+      sa.assert_error(cancel(A, 1), "RLK_WRONGTYPE")
+      sa.assert_unchanged(r, before)
+      r:call("DEL", WAITERS)
+      r:call("HSET", GRANT, "f", "v")
+      before = sa.snapshot(r, { SEM, WAITERS, GRANT })
+      sa.assert_error(acquire(1, 0), "RLK_WRONGTYPE")
+      sa.assert_error(release(1), "RLK_WRONGTYPE")
+      sa.assert_unchanged(r, before)
+    end)
+
+    sa.publish_cases(r, { SEM, WAITERS, GRANT }, function()
+      r:call("SET", SEM, "0")
+      acquire(1, A)
+      acquire(1, B)
+      release(2)
+    end, function(pub) return acquire(1, -A, pub) end, { wake(B) })   -- the chain's grant
   end)
 end)

@@ -62,6 +62,7 @@ local REDISSON = {
   ["rwlock/renew_writer"] = { "1", "0" },
   ["rwlock/write_acquire"] = { "nil", "integer" },
   ["rwlock/write_release"] = { "nil", "0", "1" },
+  ["semaphore/acquire"] = {},                          -- tryAcquire: 1 / 0 (booleans)
   ["semaphore/add_permits"] = {},                      -- addPermits is void
   ["semaphore/available"] = { "integer" },
   ["semaphore/drain"] = {},                            -- the old count as a bulk string

@@ -1,15 +1,18 @@
 -- name: semaphore/release
--- version: 2
--- summary: Give permits back to a semaphore (creating its key if missing) and wake waiters.
--- redisson: RedissonSemaphore.releaseAsync(permits) (incrby, publish the new count)
+-- version: 3
+-- summary: Give permits back to a semaphore (creating its key if missing), reserve them for the first waiter, publish.
+-- redisson: RedissonSemaphore.releaseAsync(permits) (incrby, publish the new count); grant: rlk's
 -- time: none
 -- KEYS[1]: semaphore - a string key holding the number of available permits
--- KEYS[2]: channel - wake-up channel redisson_sc:{name}
+-- KEYS[2]: channel - wake-up channel redisson_sc:{name}; grants go to <channel>:rlk:<ticket/1024>
+-- KEYS[3]: waiters - list {name}:rlk_waiters of waiting "<ticket> <permits>", first come first
+-- KEYS[4]: grant - string {name}:rlk_next: the "<ticket> <permits>" permits are reserved for, PX claim window
 -- ARGV[1]: permits - permits to give back, integer 1..1000000000000
--- ARGV[2]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
--- return integer: the new count; when it is > 0 it was published on channel
--- error RLK_BADARG: not exactly 2 keys and 2 arguments, permits not an integer in 1..1000000000000, or overflow
--- error RLK_WRONGTYPE: the semaphore key holds a non-string, or a string that is not an integer in +-(2^53-1)
+-- ARGV[2]: claim_ms - how long the first waiter granted has to claim, integer 1..1000000000000
+-- ARGV[3]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
+-- return integer: the new count; when > 0, the first waiter it covers granted (none reserved), and published on channel
+-- error RLK_BADARG: not exactly 4 keys and 3 arguments, permits or claim_ms out of range, or overflow
+-- error RLK_WRONGTYPE: the semaphore key not an integer string, the waiters key not a list, the grant not a string
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
@@ -20,24 +23,43 @@ local MAX_COUNT = 9007199254740991
 -- The count a semaphore key holds (nil when there is no key), or nil and an error reply.
 --- @include "lib/load_count"
 
+--- @include "lib/is_lease"
+
+--- @include "lib/wrong_type"
+
 --- @include "lib/publish_cmd"
 
-if #KEYS ~= 2 or #ARGV ~= 2 then
-  return redis.error_reply('RLK_BADARG expected 2 keys and 2 arguments')
+-- Reserves permits for the first waiter avail covers and wakes it alone.
+--- @include "lib/sem_grant"
+
+if #KEYS ~= 4 or #ARGV ~= 3 then
+  return redis.error_reply('RLK_BADARG expected 4 keys and 3 arguments')
 end
-local semaphore, channel, permits = KEYS[1], KEYS[2], ARGV[1]
-local publish, bad_publish = publish_cmd(ARGV[2])
+local semaphore, channel, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local permits, claim_ms = ARGV[1], ARGV[2]
+local publish, bad_publish = publish_cmd(ARGV[3])
 if not publish then return bad_publish end
 if not is_permits(permits) then
   return redis.error_reply('RLK_BADARG permits must be an integer in 1..1000000000000')
 end
+if not is_lease(claim_ms) then
+  return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
+end
 local count, err = load_count(semaphore)
 if err then return err end
+local why = wrong_type(waiters, 'list', 'waiters') or wrong_type(grant, 'string', 'grant')
+if why then
+  return redis.error_reply('RLK_WRONGTYPE ' .. why)
+end
 if (count or 0) + tonumber(permits) > MAX_COUNT then
   return redis.error_reply('RLK_BADARG releasing permits would take the count above 9007199254740991')
 end
 
 local new = redis.call('incrby', semaphore, permits)
+-- One reservation at a time: while one lives, its grantee's claim grants the next (the chain).
+if new > 0 and redis.call('exists', grant) == 0 then
+  sem_grant(waiters, grant, new, claim_ms, channel, publish)
+end
 if new > 0 then
   redis.call(publish, channel, string.format('%.0f', new))
 end

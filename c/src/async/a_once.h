@@ -16,7 +16,7 @@
 
 #include "rlk_async.h"
 
-#define RLK_A_ONCE_MAX 3    /* keys and arguments of one call, each */
+#define RLK_A_ONCE_MAX 4    /* keys and arguments of one call, each */
 
 /* A new request of ac; what ("semaphore release") and name name it in
  * messages. After the checks every request makes (the client's fatal

@@ -3,39 +3,55 @@
  * a_semaphore.c - rlk_async_semaphore_acquire / _release (rlk_async.h)
  * through the engine (engine.h), on the blocking API's scripts and protocol
  * (kinds/semaphore.c): a string key `name` holds the available permits;
- * semaphore/try_acquire takes them when enough are there, semaphore/release
- * gives them back and publishes the new count on redisson_sc:{name}. A
- * waiter listens on that channel (every message: attempt again), and
- * re-checks at least every second as well (a keepalive, as a lock waiter).
+ * semaphore/acquire takes them when enough are there that no other
+ * waiter's reservation holds, and otherwise queues the waiter's ticket in
+ * {name}:rlk_waiters, with the blocking waiters (docs/runtime.md, "The
+ * semaphores' queue"); semaphore/release gives them back, reserves them for
+ * the first waiter and grants it on its client's wake channel
+ * redisson_sc:{name}:rlk:<cid>, then publishes the new count on
+ * redisson_sc:{name}. A waiter listens on its wake channel (a grant naming
+ * its ticket: attempt again), on redisson_sc:{name} too while it is first in
+ * the queue, and re-checks at least every second (a keepalive).
  *
- * Lost replies: try_acquire is not repeated when its reply was lost (it may
+ * Lost replies: an acquire is not repeated when its reply was lost (it may
  * have taken the permits, and repeating it could take them twice): the
  * request ends RLK_ERR_UNSETTLED, as the blocking call does not ride such
- * an outage out either. A cancel that finds the permits taken meanwhile
- * gives them back (semaphore/release) before the request ends
- * RLK_ERR_CANCELLED. docs/async-internals.md describes it.
+ * an outage out either; its ticket leaves the queue (semaphore/cancel), as
+ * the ticket of a request that ends without permits does. A cancel that
+ * finds the permits taken meanwhile gives them back (semaphore/release)
+ * before the request ends RLK_ERR_CANCELLED. docs/async-internals.md
+ * describes it.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client/client.h"
+#include "client/random.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
+#include "runtime/fam_hold.h"
 #include "async/engine.h"
 #include "async/a_common.h"
 #include "async/a_once.h"
 
 #define ASM_KEEPALIVE_MS 1000       /* a waiter attempts at least this often */
 #define ASM_RETRY_MS 20             /* after a call that never went out */
+#define ASM_RECHECK_MS (RLK_FAM_CLAIM_MS + 5)  /* first behind another's reservation (-3) */
 
-enum { ASM_NONE, ASM_ATTEMPT, ASM_UNDO };
+enum { ASM_NONE, ASM_ATTEMPT, ASM_UNDO, ASM_CANCEL };
 
 typedef struct asm_req {
     rlk_async *ac;
     rlk_async_req *r;
-    char *name, *channel;
+    char *name, *channel, *waiters, *grant, *wake;
     char permits[24];
+    long long ticket;               /* 0: no place in the queue (a single try, or not yet) */
+    int queued;                     /* an attempt with the ticket may have queued it */
+    rlk_ae_sub *s_wide;             /* redisson_sc:{name} while first in the queue */
+    int end_err;                    /* with ASM_CANCEL: how the request ends */
+    char end_msg[256];
     long long n;
     long long wait_ms;
     long long start;                /* monotonic ms */
@@ -53,6 +69,10 @@ static void asm_attempt(asm_req *a);
 static void asm_quiet(asm_req *a)
 {
     rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub);
+    if (a->s_wide) {
+        rlk_ae_unsubscribe(a->s_wide);
+        a->s_wide = NULL;
+    }
 }
 
 static void asm_free_state(rlk_async_req *r, void *state)
@@ -64,6 +84,9 @@ static void asm_free_state(rlk_async_req *r, void *state)
     rlk_ae_call_forget(a->call);
     free(a->name);
     free(a->channel);
+    free(a->waiters);
+    free(a->grant);
+    free(a->wake);
 }
 
 static long long asm_elapsed(const asm_req *a)
@@ -78,23 +101,73 @@ static long long asm_budget(const asm_req *a)
     return rlk_a_common_budget(a->ac, a->wait_ms);
 }
 
+static void asm_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
+                             int lost, void *arg)
+{
+    asm_req *a = arg;
+
+    (void)ac;
+    (void)rc;
+    (void)reply;
+    (void)errstr;
+    (void)lost;
+    a->call = NULL;
+    a->cw = ASM_NONE;
+    rlk_ae_complete(a->r, a->end_err, 0, NULL, "%s", a->end_msg);
+}
+
+/* Ends without permits (err, the message): a ticket the server may have
+ * queued leaves the queue first (semaphore/cancel, best effort: its reply
+ * does not change how the request ends), passing on a reservation made
+ * for it. */
+static void asm_finish(asm_req *a, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void asm_finish(asm_req *a, int err, const char *fmt, ...)
+{
+    va_list ap;
+
+    asm_quiet(a);
+    va_start(ap, fmt);
+    vsnprintf(a->end_msg, sizeof a->end_msg, fmt, ap);
+    va_end(ap);
+    a->end_err = err;
+    if (a->queued && a->ticket && !rlk_ae_closing(a->ac)) {
+        char ticket[24];
+        const char *keys[4] = {a->name, a->channel, a->waiters, a->grant};
+        const char *args[4] = {ticket, a->permits, RLK_FAM_CLAIM_MS_STR,
+                               rlk_ae_publish_arg(a->ac)};
+
+        snprintf(ticket, sizeof ticket, "%lld", a->ticket);
+        a->queued = 0;
+        a->call = rlk_ae_script(a->ac, "semaphore/cancel", 4, keys, 4, args, asm_cancel_reply, a);
+        if (a->call) {
+            a->cw = ASM_CANCEL;
+            return;
+        }
+    }
+    rlk_ae_complete(a->r, err, 0, NULL, "%s", a->end_msg);
+}
+
 /* Ends without permits: RLK_ERR_BUSY or RLK_ERR_CANCELLED. */
 static void asm_end(asm_req *a, int err)
 {
-    asm_quiet(a);
     if (err == RLK_ERR_CANCELLED)
-        rlk_ae_complete(a->r, err, 0, NULL, "cancelled");
+        asm_finish(a, err, "cancelled");
     else
-        rlk_ae_complete(a->r, err, 0, NULL, "semaphore %s: %lld permit(s) not available after "
-                        "%lld ms", a->name, a->n, asm_elapsed(a));
+        asm_finish(a, err, "semaphore %s: %lld permit(s) not available after %lld ms", a->name,
+                   a->n, asm_elapsed(a));
 }
 
 /* Something says permits may be free: attempt now (or after the call in
  * flight); not while permits taken by a cancelled request are given back. */
 static void asm_poke(asm_req *a)
 {
-    if (a->cw != ASM_UNDO && rlk_a_common_wake(a->r, a->call, &a->again))
-        asm_attempt(a);
+    if (a->cw == ASM_UNDO || a->cw == ASM_CANCEL || !rlk_a_common_wake(a->r, a->call, &a->again))
+        return;
+    if (a->ticket && !rlk_ae_sub_ready(a->sub))
+        return;     /* its subscription's confirmation pokes it */
+    asm_attempt(a);
 }
 
 static void asm_retry_fire(rlk_async *ac, void *arg)
@@ -140,11 +213,11 @@ static void asm_undo_reply(rlk_async *ac, int rc, const redisReply *reply, const
 /* The permits were taken, but the request was cancelled: give them back. */
 static void asm_undo(asm_req *a)
 {
-    const char *keys[2] = {a->name, a->channel};
-    const char *args[2] = {a->permits, rlk_ae_publish_arg(a->ac)};
+    const char *keys[4] = {a->name, a->channel, a->waiters, a->grant};
+    const char *args[3] = {a->permits, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->ac)};
 
     asm_quiet(a);
-    a->call = rlk_ae_script(a->ac, "semaphore/release", 2, keys, 2, args, asm_undo_reply, a);
+    a->call = rlk_ae_script(a->ac, "semaphore/release", 4, keys, 3, args, asm_undo_reply, a);
     a->cw = a->call ? ASM_UNDO : ASM_NONE;
     if (!a->call)
         rlk_ae_complete(a->r, RLK_ERR_UNSETTLED, 0, NULL,
@@ -153,11 +226,44 @@ static void asm_undo(asm_req *a)
                         rlk_ae_closing(a->ac) ? "client freed" : "out of memory");
 }
 
-/* Not acquired: wait on (message, keepalive), or end. */
-static void asm_busy(asm_req *a)
+static void asm_msg(rlk_async *ac, const char *channel, const char *msg, size_t len, void *arg);
+
+/* A new ticket: cid * 1024 + r (the release finds the wake channel from it). */
+static long long asm_new_ticket(rlk_async *ac)
 {
+    const char *u = rlk_async_uuid(ac);
+    unsigned char b[2] = {0, 0};
+    long long cid = 32768 + (strtol((char[5]){u[0], u[1], u[2], u[3], 0}, NULL, 16) & 32767);
+
+    (void)rlk_random_bytes(b, sizeof b);
+    return cid * 1024 + (((long long)b[0] << 8 | b[1]) & 1023);
+}
+
+/* Not acquired (wait: semaphore/acquire's -1, -3 or a single try's bound;
+ * first: {-1, 1}): wait on (grant, message, keepalive), or end. */
+static void asm_busy(asm_req *a, long long wait, int first)
+{
+    if (a->ticket)
+        a->queued = 1;
     if (!a->waiter || a->ending) {
         asm_end(a, a->ending == RLK_ERR_CANCELLED ? RLK_ERR_CANCELLED : RLK_ERR_BUSY);
+        return;
+    }
+    /* First in the queue (or behind a reservation): the semaphore's channel too (a Redisson
+     * release grants nobody); else not, or every release's count would wake this request. */
+    if ((first || wait == -3) && !a->s_wide)
+        a->s_wide = rlk_ae_subscribe(a->ac, a->channel, asm_msg, a);
+    else if (!first && wait != -3 && a->s_wide) {
+        rlk_ae_unsubscribe(a->s_wide);
+        a->s_wide = NULL;
+    }
+    if (!a->ticket) {
+        /* The fast try failed: take a ticket, attempt with it once subscribed. */
+        a->ticket = asm_new_ticket(a->ac);
+        if (rlk_ae_sub_ready(a->sub) || a->again) {
+            a->again = 0;
+            asm_poke(a);
+        }
         return;
     }
     if (a->again) {
@@ -165,9 +271,10 @@ static void asm_busy(asm_req *a)
         asm_schedule(a, 0);
         return;
     }
-    /* A release publishes (and the subscription's confirmation attempts too); the
-     * keepalive re-checks whatever was missed. */
-    asm_schedule(a, ASM_KEEPALIVE_MS);
+    if (wait == -3)
+        asm_schedule(a, ASM_RECHECK_MS);
+    else
+        asm_schedule(a, wait >= 0 && wait < ASM_KEEPALIVE_MS ? wait : ASM_KEEPALIVE_MS);
 }
 
 static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
@@ -179,11 +286,12 @@ static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, co
     a->call = NULL;
     a->cw = ASM_NONE;
     if (rc == RLK_ERR_IO && lost) {
-        asm_quiet(a);
-        rlk_ae_complete(a->r, RLK_ERR_UNSETTLED, 0, NULL,
-                        "semaphore %s: the acquire's reply was lost and %lld permit(s) may have "
-                        "been taken (not repeated: it could take them twice): %s", a->name, a->n,
-                        errstr);
+        if (a->ticket)
+            a->queued = 1;      /* it may have run */
+        asm_finish(a, RLK_ERR_UNSETTLED,
+                   "semaphore %s: the acquire's reply was lost and %lld permit(s) may have "
+                   "been taken (not repeated: it could take them twice): %s", a->name, a->n,
+                   errstr);
         return;
     }
     if (rc == RLK_ERR_IO && a->ending) {
@@ -195,17 +303,11 @@ static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, co
         return;
     }
     if (rc != RLK_OK) {
-        asm_quiet(a);
-        rlk_ae_complete(a->r, rc, 0, NULL, "semaphore %s: %s", a->name, errstr);
+        asm_finish(a, rc, "semaphore %s: %s", a->name, errstr);
         return;
     }
-    if (reply->type != REDIS_REPLY_INTEGER) {
-        asm_quiet(a);
-        rlk_ae_complete(a->r, RLK_ERR_PROTOCOL, 0, NULL,
-                        "semaphore %s: semaphore/try_acquire replied an unexpected shape", a->name);
-        return;
-    }
-    if (reply->integer == 1) {
+    if (reply->type == REDIS_REPLY_NIL) {
+        a->queued = 0;
         if (a->ending == RLK_ERR_CANCELLED) {
             asm_undo(a);        /* cancelled while they were on their way: given back */
             return;
@@ -214,18 +316,29 @@ static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, co
         rlk_ae_complete(a->r, RLK_OK, 0, NULL, NULL);
         return;
     }
-    asm_busy(a);
+    if (reply->type == REDIS_REPLY_INTEGER) {
+        asm_busy(a, reply->integer, 0);
+        return;
+    }
+    if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+        reply->element[0]->type == REDIS_REPLY_INTEGER) {
+        asm_busy(a, reply->element[0]->integer, 1);
+        return;
+    }
+    asm_finish(a, RLK_ERR_PROTOCOL, "semaphore %s: semaphore/acquire replied an unexpected shape",
+               a->name);
 }
 
 static void asm_attempt(asm_req *a)
 {
-    const char *keys[1] = {a->name};
-    const char *args[1] = {a->permits};
+    const char *keys[4] = {a->name, a->channel, a->waiters, a->grant};
+    char ticket[24];
+    const char *args[4] = {a->permits, ticket, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->ac)};
 
     rlk_ae_timer_del(a->retry);
     a->retry = NULL;
-    a->call = rlk_ae_script(a->ac, "semaphore/try_acquire", 1, keys, 1, args, asm_acquire_reply,
-                            a);
+    snprintf(ticket, sizeof ticket, "%lld", a->queued ? -a->ticket : a->ticket);
+    a->call = rlk_ae_script(a->ac, "semaphore/acquire", 4, keys, 4, args, asm_acquire_reply, a);
     if (a->call) {
         a->cw = ASM_ATTEMPT;
         return;
@@ -236,16 +349,19 @@ static void asm_attempt(asm_req *a)
                     rlk_ae_closing(a->ac) ? "client freed" : "out of memory");
 }
 
-/* A message on the channel (a release published the count), or msg NULL:
- * subscribed (again; a release may have been missed): attempt. */
+/* A message on the wake channel (a grant, ticket * 2^26: only its own
+ * counts) or on the semaphore's (a release published the count), or msg
+ * NULL: subscribed (again; a grant may have been missed): attempt. */
 static void asm_msg(rlk_async *ac, const char *channel, const char *msg, size_t len, void *arg)
 {
     asm_req *a = arg;
 
     (void)ac;
-    (void)channel;
-    (void)msg;
     (void)len;
+    if (rlk_ae_req_done(a->r))
+        return;
+    if (msg && strcmp(channel, a->wake) == 0 && strtoll(msg, NULL, 10) / 67108864LL != a->ticket)
+        return;     /* another waiter's grant */
     asm_poke(a);
 }
 
@@ -268,8 +384,8 @@ static void asm_cancel_hook(rlk_async_req *r, void *state)
     asm_req *a = state;
 
     (void)r;
-    if (a->cw == ASM_UNDO)
-        return;     /* giving permits back already */
+    if (a->cw == ASM_UNDO || a->cw == ASM_CANCEL)
+        return;     /* giving permits back, or leaving the queue, already */
     a->ending = RLK_ERR_CANCELLED;
     if (a->call)
         return;     /* the call in flight decides (permits taken are given back) */
@@ -304,15 +420,26 @@ rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long
     }
     a->name = strdup(name);
     a->channel = rlk_fam_prefix_name(RLK_NAMES_CH_SEMAPHORE, name);
-    if (!a->name || !a->channel) {
+    a->waiters = rlk_fam_suffix_name(name, RLK_NAMES_WAITERS);
+    a->grant = rlk_fam_suffix_name(name, RLK_NAMES_GRANT);
+    if (a->channel) {
+        const char *u = rlk_async_uuid(ac);
+        long long cid = 32768 + (strtol((char[5]){u[0], u[1], u[2], u[3], 0}, NULL, 16) & 32767);
+
+        a->wake = malloc(strlen(a->channel) + 32);
+        if (a->wake)
+            sprintf(a->wake, "%s:rlk:%lld", a->channel, cid);
+    }
+    if (!a->name || !a->channel || !a->waiters || !a->grant || !a->wake) {
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_semaphore_acquire %s: out of "
                         "memory", name);
         return r;
     }
     snprintf(a->permits, sizeof a->permits, "%lld", permits);
     a->waiter = wait_ms != 0;
-    /* Listen before the attempt that fails: its confirmation attempts again. */
-    if (a->waiter && rlk_a_common_listen(ac, a->channel, wait_ms, asm_msg, asm_deadline_fire, a,
+    /* Listen (on the wake channel, where grants come) before the attempt that fails: its
+     * confirmation attempts again. */
+    if (a->waiter && rlk_a_common_listen(ac, a->wake, wait_ms, asm_msg, asm_deadline_fire, a,
                                          &a->sub, &a->deadline)) {
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_semaphore_acquire %s: out of "
                         "memory", name);
@@ -326,7 +453,7 @@ rlk_async_req *rlk_async_semaphore_release(rlk_async *ac, const char *name, long
                                            rlk_async_fn fn, void *privdata)
 {
     rlk_async_req *r = rlk_a_once_new(ac, "semaphore release", name, fn, privdata);
-    char num[24], *channel;
+    char num[24], *channel, *waiters, *grant;
 
     if (!r || rlk_ae_req_done(r))
         return r;
@@ -335,18 +462,26 @@ rlk_async_req *rlk_async_semaphore_release(rlk_async *ac, const char *name, long
                         "is not in 1..%lld", name, permits, RLK_NUM_MAX);
         return r;
     }
-    if (!(channel = rlk_fam_prefix_name(RLK_NAMES_CH_SEMAPHORE, name))) {
+    channel = rlk_fam_prefix_name(RLK_NAMES_CH_SEMAPHORE, name);
+    waiters = rlk_fam_suffix_name(name, RLK_NAMES_WAITERS);
+    grant = rlk_fam_suffix_name(name, RLK_NAMES_GRANT);
+    if (!channel || !waiters || !grant) {
+        free(channel);
+        free(waiters);
+        free(grant);
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_semaphore_release %s: out of "
                         "memory", name);
         return r;
     }
     snprintf(num, sizeof num, "%lld", permits);
     {
-        const char *keys[2] = {name, channel};
-        const char *args[2] = {num, rlk_ae_publish_arg(ac)};
+        const char *keys[4] = {name, channel, waiters, grant};
+        const char *args[3] = {num, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(ac)};
 
-        rlk_a_once_send(r, "semaphore/release", 2, keys, 2, args);
+        rlk_a_once_send(r, "semaphore/release", 4, keys, 3, args);
     }
     free(channel);
+    free(waiters);
+    free(grant);
     return r;
 }

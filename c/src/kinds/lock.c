@@ -293,11 +293,12 @@ static int rlk_lock_attempt(void *arg, long long *ttl)
     rlk_hold_spec h = {RLK_KIND_LOCK, l->b.name, a->owner, 1, {l->b.name, NULL, NULL},
                        l->b.channel, &rlk_lock_renew_task, 1};     /* its channel: no lingering */
     long long sent = rlk_clock_now_ns();
+    long long targ = rlk_wait_ticket_arg(&a->ticket, a->queued);   /* 0: does not queue */
     redisReply *r = NULL;
     int rc;
 
     snprintf(lease, sizeof lease, "%lld", a->lease_ms);
-    snprintf(ticket, sizeof ticket, "%lld", a->queued ? -a->ticket.ticket : a->ticket.ticket);
+    snprintf(ticket, sizeof ticket, "%lld", targ);
     RLK_RT_COUNT(l->b.rt, acquire_calls);
     a->tl.rx_ns = a->ticket.rx_ns;      /* what woke this attempt, if anything */
     a->tl.woken_ns = a->ticket.woken_ns;
@@ -305,7 +306,7 @@ static int rlk_lock_attempt(void *arg, long long *ttl)
     a->tl.claim_sent_ns = sent;
     rc = rlk_evalv(l->b.c, "reentrant/acquire", 3, keys, NULL, 3, args, NULL, &r);
     a->tl.claim_done_ns = rlk_clock_now_ns();
-    if (rc != RLK_OK && a->ticket.ticket)
+    if (rc != RLK_OK && targ)
         a->queued = 1;      /* it may have run: the next attempt looks before it queues */
     if (rc != RLK_OK)
         return rlk_fam_acquire_lost(&l->b, rc, &h, a->lease_ms, a->watchdog, sent, NULL, NULL,
@@ -320,7 +321,7 @@ static int rlk_lock_attempt(void *arg, long long *ttl)
         a->wide = rc == RLK_ERR_BUSY && *ttl == RLK_WAIT_RECHECK;
     }
     freeReplyObject(r);
-    if (rc == RLK_ERR_BUSY && a->ticket.ticket) {
+    if (rc == RLK_ERR_BUSY && targ) {
         a->queued = 1;
         rlk_lq_note_first(l->q, a->wide);
     } else if (rc == RLK_OK && a->ticket.ticket && !a->queued)
@@ -355,8 +356,9 @@ static int rlk_lock_try_lock_run(rlk_lock *l, long long wait_ms, long long lease
     /* Only the head of the local queue waits; one attempt straight away
      * when it cannot overtake a local waiter: a single try, a re-entry, or
      * nobody queued here. A waiter has a ticket in the server's queue from
-     * its first failed attempt on, and is woken by the grant that names it
-     * (docs/runtime.md, "Handoff across processes"). */
+     * its first failed attempt made once its wake channel is subscribed
+     * (rlk_wait_ticket_arg: one before that is a single try), and is woken
+     * by the grant that names it (docs/runtime.md, "Who is queued when"). */
     rlk_wait_init_lock(&w, &l->b, "lock", rlk_lock_attempt, &a);
     w.q = l->q;
     w.rule = &rlk_lock_sub_rule;     /* its grants */

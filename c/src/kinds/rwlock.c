@@ -299,7 +299,7 @@ static int rlk_rw_is_upgrade(rlk_rwlock *rw)
            strstr(rlk_errstr(rw->b.c), ": RLK_UPGRADE") != NULL;
 }
 
-static int rlk_rw_send_acquire(rlk_rw_acq *a, redisReply **r)
+static int rlk_rw_send_acquire(rlk_rw_acq *a, long long targ, redisReply **r)
 {
     rlk_rwlock *rw = a->rw;
     const char *rkeys[3] = {rw->b.name, rw->prefix, rw->grant};
@@ -308,7 +308,7 @@ static int rlk_rw_send_acquire(rlk_rw_acq *a, redisReply **r)
     const char *args[3] = {lease, a->owner, ticket};
 
     snprintf(lease, sizeof lease, "%lld", a->lease_ms);
-    snprintf(ticket, sizeof ticket, "%lld", a->queued ? -a->ticket.ticket : a->ticket.ticket);
+    snprintf(ticket, sizeof ticket, "%lld", targ);
     RLK_RT_COUNT(rw->b.rt, acquire_calls);
     if (a->side == RLK_RW_WRITE)
         return rlk_evalv(rw->b.c, "rwlock/write_acquire", 3, wkeys, NULL, 3, args, NULL, r);
@@ -326,11 +326,12 @@ static int rlk_rw_attempt(void *arg, long long *ttl)
     long long sent = rlk_clock_now_ns();
     redisReply *r = NULL;
     rlk_hold_spec h;
-    int rc = rlk_rw_send_acquire(a, &r);
+    long long targ = rlk_wait_ticket_arg(&a->ticket, a->queued);   /* 0: does not queue */
+    int rc = rlk_rw_send_acquire(a, targ, &r);
 
     if (rc == RLK_ERR_SCRIPT && rlk_rw_is_upgrade(rw))
         return rlk_rw_upgrade_error(rw, a->owner);
-    if (rc != RLK_OK && a->ticket.ticket)
+    if (rc != RLK_OK && targ)
         a->queued = 1;      /* it may have run: the next attempt looks before it queues */
     if (rc != RLK_OK) {
         rlk_rw_spec(rw, a->side, a->owner, &h);
@@ -348,7 +349,7 @@ static int rlk_rw_attempt(void *arg, long long *ttl)
         a->wide = rc == RLK_ERR_BUSY && a->ticket.ticket && *ttl == RLK_WAIT_RECHECK;
     }
     freeReplyObject(r);
-    if (rc == RLK_ERR_BUSY && a->ticket.ticket) {
+    if (rc == RLK_ERR_BUSY && targ) {
         a->queued = 1;
         rlk_lq_note_first(rw->q, a->wide);
     } else if (rc == RLK_OK && a->ticket.ticket && !a->queued)

@@ -101,6 +101,15 @@ static int rlk_wait_interrupted(const rlk_waiter *w)
                          w->name);
 }
 
+long long rlk_wait_ticket_arg(const rlk_sub_ticket *t, int queued)
+{
+    if (!t || !t->ticket)
+        return 0;
+    if (queued)
+        return -t->ticket;
+    return t->joined ? t->ticket : 0;
+}
+
 void rlk_wait_pre_join(rlk_waiter *w)
 {
     if ((!w->ticket && !w->pre_join) ||
@@ -174,6 +183,8 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, rlk_sub_chan **w
                 return rc;
             if (ready == RLK_SUB_TIMEOUT)
                 return rlk_wait_give_up(w, failed, unsettled);
+            if (w->ticket)  /* the ticket queues only while a grant can reach this waiter */
+                w->ticket->joined = ready == RLK_SUB_READY;
             rc = w->attempt(w->arg, &bound);
         }
         if (rc == RLK_OK && slept)
@@ -307,7 +318,12 @@ int rlk_wait_acquire(rlk_waiter *w, long long start_ns, long long wait_ms, int f
     if (first) {
         /* A first attempt refused with LOADING, BUSY ... is waited out; a
          * server that cannot be reached at all is an error at once (only a
-         * wait already under way rides out a lost connection). */
+         * wait already under way rides out a lost connection). Made before
+         * the waiter has subscribed (unless rlk_wait_pre_join found its
+         * channel subscribed), it does not queue a ticket: a grant in the
+         * window would reach nobody, and the waiter be dropped as dead. */
+        if (w->ticket)
+            w->ticket->joined = w->pre_ch != NULL;
         rc = w->attempt(w->arg, &bound);
         if (rc != RLK_ERR_BUSY &&
             (rc == RLK_OK || wait_ms == 0 || !rlk_err_is_transient_reply(w->rt->c)))

@@ -81,6 +81,20 @@ typedef struct rlk_waiter {
                                    its grants */
 } rlk_waiter;
 
+/* The ticket argument of an attempt of a waiter with ticket t (the
+ * reentrant lock, the read-write lock's writers, the semaphores; every
+ * script that takes "0 never queue; t > 0 new waiter (tail); -t queued
+ * already"): -ticket when an earlier attempt may have queued it (queued),
+ * the ticket when the waiter's channel subscription is confirmed (t->joined,
+ * which rlk_wait_acquire and rlk_wait set before each attempt), else 0: a
+ * single try that never queues. So a ticket enters the server's queue only
+ * once a grant published on the wake channel reaches this waiter: the first
+ * attempt of a wait that did not find its channel subscribed already
+ * (rlk_wait_pre_join) is a single try, and the attempt made once
+ * subscribed queues (docs/runtime.md, "Who is queued when"). An attempt
+ * sent with 0 queued nothing, even when its reply was lost. t NULL: 0. */
+long long rlk_wait_ticket_arg(const rlk_sub_ticket *t, int queued);
+
 /* Before a first attempt of a waiter with a ticket: joins its channel when
  * it is subscribed already (lingering after an earlier wait) and registers
  * the ticket, so that the first attempt needs no second one after a

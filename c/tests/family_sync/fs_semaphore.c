@@ -10,9 +10,17 @@
  *     of 4 permits, hold them a moment and log it; the peak of permits held
  *     at once, computed from the merged log, never exceeds 4;
  *   - a killed holder: its permits stay taken (nothing expires them) until
- *     someone releases them; a waiter is then served.
+ *     someone releases them; a waiter is then served;
+ *   - the queue (issue 21): waiters are served in arrival order, one release
+ *     each; a waiter whose wait runs out leaves the queue; a waiter killed
+ *     while queued is skipped by the release that reaches it (its grant has
+ *     no subscriber) and the next one is served at once; a waiter's entry
+ *     enters the queue only once it can hear its grant: with waiter B's
+ *     subscriber refused by the server, the release serves the waiter
+ *     heading the queue (A), and B the next release.
  *
- * Child modes (argv[1]): contend URL NAME THREADS ITERS LOG | hold URL NAME N.
+ * Child modes (argv[1]): contend URL NAME THREADS ITERS LOG | hold URL NAME N
+ * | wait URL NAME.
  */
 #include "check.h"
 #include "holdlog.h"
@@ -103,8 +111,23 @@ static int child_hold(const char *curl, const char *name, long long permits)
     return 0;
 }
 
+/* ------------------------------------------------------------ child: wait (killed) */
+
+static int child_wait(const char *curl, const char *name)
+{
+    rlk_client *c = tk_connect(curl, 0, 1);
+    rlk_semaphore *s = c ? rlk_semaphore_new(c, name) : NULL;
+
+    if (!s)
+        return 2;
+    tk_say("waiting");
+    return rlk_semaphore_try_acquire(s, 1, 60000) == RLK_OK ? 0 : 1;
+}
+
 static int child_main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "wait") == 0)
+        return child_wait(argv[2], argv[3]);
     if (argc == 7 && strcmp(argv[1], "contend") == 0)
         return child_contend(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]), argv[6]);
     if (argc == 5 && strcmp(argv[1], "hold") == 0)
@@ -421,6 +444,213 @@ static void test_killed_holder_leaks(void)
     rlk_free(c);
 }
 
+/* ------------------------------------------------------------ the queue */
+
+/* Starts waiter b (1 permit, wait_ms) on its thread and waits until the
+ * server's queue holds want entries (it queued). */
+static void start_queued(bg_acquire *b, pthread_t *t, rlk_semaphore *s, long long wait_ms,
+                         tk_latch *done, const char *waiters, long long want)
+{
+    *b = (bg_acquire){s, 1, wait_ms, -1, 0, done};
+    pthread_create(t, NULL, bg_acquire_main, b);
+    CHECKF(tk_wait_int_at_least(&srv, want, 5000, "LLEN %s", waiters) == 0,
+           "the waiter did not queue (%lld queued)", want);
+}
+
+static void test_queue_fifo(void)
+{
+    const char *waiters = "{fs:q}:rlk_waiters";
+    rlk_client *c = tk_connect(url, 0, 5);
+    rlk_semaphore *s = c ? rlk_semaphore_new(c, "fs:q") : NULL;
+    bg_acquire b[3];
+    pthread_t t[3];
+    tk_latch done;
+
+    REQUIRE(s);
+    tk_latch_init(&done);
+    CHECK_INT_EQ(rlk_semaphore_try_set_permits(s, 0, NULL), RLK_OK);
+    for (int i = 0; i < 3; i++)
+        start_queued(&b[i], &t[i], s, 10000, &done, waiters, i + 1);
+    for (int i = 0; i < 3; i++) {
+        /* One release serves the first waiter still queued, and only it. */
+        CHECK_INT_EQ(rlk_semaphore_release(s, 1, NULL), RLK_OK);
+        CHECK_INT_EQ(tk_latch_wait(&done, i + 1, 5000), i + 1);
+        for (int j = 0; j < 3; j++)
+            CHECKF((b[j].rc == RLK_OK) == (j <= i), "after release %d waiter %d rc %d", i + 1, j,
+                   b[j].rc);
+    }
+    for (int i = 0; i < 3; i++)
+        pthread_join(t[i], NULL);
+    CHECK_INT_EQ(available(s), 0);
+    CHECK_INT_EQ(tk_key_exists(&srv, waiters), 0);
+    CHECK_INT_EQ(tk_key_exists(&srv, "{fs:q}:rlk_next"), 0);
+    /* A waiter whose wait runs out leaves the queue. */
+    CHECK_INT_EQ(rlk_semaphore_try_acquire(s, 1, 200), RLK_ERR_BUSY);
+    CHECK_INT_EQ(tk_key_exists(&srv, waiters), 0);
+    CHECK_INT_EQ(rlk_semaphore_release(s, 1, NULL), RLK_OK);
+    CHECK_INT_EQ(tk_key_exists(&srv, "{fs:q}:rlk_next"), 0);    /* nobody to reserve it for */
+    CHECK_INT_EQ(available(s), 1);
+    tk_latch_destroy(&done);
+    rlk_semaphore_free(s);
+    rlk_free(c);
+}
+
+/* PUBSUB NUMSUB channel on ctx: its subscribers, or -1. */
+static long long numsub_ctx(redisContext *ctx, const char *channel)
+{
+    redisReply *r = redisCommand(ctx, "PUBSUB NUMSUB %s", channel);
+    long long n = -1;
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_INTEGER)
+        n = r->element[1]->integer;
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+/* Issue 21, without timing (the semaphore has no local queue: B is a client of this process
+ * whose subscriber has not started): the server refuses new connections while B makes its first
+ * attempt, so B cannot subscribe to its wake channel; A (subscribed before) queues too. A
+ * release of 1 must serve the waiter whose entry heads the queue when it runs: B when B's entry
+ * is there (it cannot hear the grant: the old code, which fails here), A otherwise. B is served
+ * by the next release. */
+static void test_queue_window(void)
+{
+    const char *waiters = "{fs:win}:rlk_waiters";
+    rlk_client *c = tk_connect(url, 0, 2), *ca = tk_connect(url, 0, 1), *cb = tk_connect(url, 0, 1);
+    rlk_semaphore *s = c ? rlk_semaphore_new(c, "fs:win") : NULL;
+    rlk_semaphore *warm = c ? rlk_semaphore_new(c, "fs:warm") : NULL;
+    rlk_semaphore *sa = ca ? rlk_semaphore_new(ca, "fs:win") : NULL;
+    rlk_semaphore *saw = ca ? rlk_semaphore_new(ca, "fs:warm") : NULL;
+    rlk_semaphore *sb = cb ? rlk_semaphore_new(cb, "fs:win") : NULL;
+    bg_acquire a, aw, b;
+    pthread_t ta, taw, tb;
+    tk_latch done_a, done_aw, done_b;
+    tk_refuse rf = {0};
+    char ch[128], a_ch[128];
+    long long cid_a, cid_b, head = -1, pos_a = -1, pos_b = -1;
+    int refused;
+
+    REQUIRE(s && warm && sa && saw && sb);
+    cid_a = tk_uuid_cid(rlk_client_uuid(ca));
+    cid_b = tk_uuid_cid(rlk_client_uuid(cb));
+    if (cid_a == cid_b) {
+        printf("  A and B drew the same wake channel (1 in 32768): not this run\n");
+        return;
+    }
+    tk_latch_init(&done_a);
+    tk_latch_init(&done_aw);
+    tk_latch_init(&done_b);
+    CHECK_INT_EQ(rlk_semaphore_try_set_permits(s, 0, NULL), RLK_OK);
+    CHECK_INT_EQ(rlk_semaphore_try_set_permits(warm, 0, NULL), RLK_OK);
+    CHECK_INT_EQ(available(sb), 0);     /* B's pool connection open before the refusal */
+    /* A's subscriber connected before the refusal: A waits on fs:warm until its wake channel
+     * there is subscribed, then gets the permit released there. */
+    snprintf(ch, sizeof ch, "redisson_sc:{fs:warm}:rlk:%lld", cid_a);
+    snprintf(a_ch, sizeof a_ch, "redisson_sc:{fs:win}:rlk:%lld", cid_a);
+    aw = (bg_acquire){saw, 1, 10000, -1, 0, &done_aw};
+    pthread_create(&taw, NULL, bg_acquire_main, &aw);
+    CHECK(tk_wait_numsub(&srv, ch, 1, 10000) == 0);
+    CHECK_INT_EQ(rlk_semaphore_release(warm, 1, NULL), RLK_OK);
+    CHECK_INT_EQ(tk_latch_wait(&done_aw, 1, 10000), 1);
+    pthread_join(taw, NULL);
+    CHECK_INT_EQ(aw.rc, RLK_OK);
+
+    refused = CHECK(tk_refuse_begin(&rf, &srv) == 0);
+    b = (bg_acquire){sb, 1, 20000, -1, 0, &done_b};
+    pthread_create(&tb, NULL, bg_acquire_main, &b);
+    /* B's subscriber tried to connect: its first attempt is over (the wait joins after it). */
+    CHECK(tk_refuse_wait_rejected(&rf, 10000) == 0);
+    pos_b = tk_queue_find_cid(rf.ctl, waiters, cid_b);
+    a = (bg_acquire){sa, 1, 20000, -1, 0, &done_a};
+    pthread_create(&ta, NULL, bg_acquire_main, &a);
+    {
+        long long until = rlk_fx_now_ms() + 10000;
+
+        while (((pos_a = tk_queue_find_cid(rf.ctl, waiters, cid_a)) < 0 ||
+                numsub_ctx(rf.ctl, a_ch) < 1) && pos_a != -2 && rlk_fx_now_ms() < until) {
+            struct timespec ts = {0, 2 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    CHECKF(pos_a >= 0, "A's entry did not show in the queue (%lld)", pos_a);
+    head = tk_ctx_int(rf.ctl, "LINDEX %s 0", waiters);     /* "<ticket> <permits>": the ticket */
+    CHECK_INT_EQ(rlk_semaphore_release(s, 1, NULL), RLK_OK);     /* B still cannot subscribe */
+    CHECK_INT_EQ(tk_latch_wait(&done_a, 1, 10000), 1);
+    printf("  release with B unable to subscribe: B's entry at %lld, A's at %lld in the queue; "
+           "A served (rc %d)\n", pos_b, pos_a, a.rc);
+    CHECK_INT_EQ(a.rc, RLK_OK);
+    CHECKF(head / 1024 == cid_a, "the permit went to A while B's entry (%lld) headed the queue: "
+           "B was dropped as dead for a grant it could not hear", head);
+    CHECK_INT_EQ(tk_latch_get(&done_b), 0);
+    if (refused)
+        CHECK(tk_refuse_end(&rf) == 0);
+    pthread_join(ta, NULL);
+    /* B subscribes, queues, and is served by the next release. */
+    CHECK_INT_EQ(rlk_semaphore_release(s, 1, NULL), RLK_OK);
+    CHECK_INT_EQ(tk_latch_wait(&done_b, 1, 15000), 1);
+    pthread_join(tb, NULL);
+    CHECK_INT_EQ(b.rc, RLK_OK);
+    CHECK_INT_EQ(available(s), 0);
+    CHECK_INT_EQ(tk_key_exists(&srv, waiters), 0);
+    tk_latch_destroy(&done_a);
+    tk_latch_destroy(&done_aw);
+    tk_latch_destroy(&done_b);
+    rlk_semaphore_free(sb);
+    rlk_semaphore_free(saw);
+    rlk_semaphore_free(sa);
+    rlk_semaphore_free(warm);
+    rlk_semaphore_free(s);
+    rlk_free(cb);
+    rlk_free(ca);
+    rlk_free(c);
+}
+
+static void test_queue_dead_waiter_skipped(void)
+{
+    const char *waiters = "{fs:qd}:rlk_waiters";
+    const char *args[] = {"wait", url, "fs:qd", NULL};
+    rlk_client *c = tk_connect(url, 0, 3);
+    rlk_semaphore *s = c ? rlk_semaphore_new(c, "fs:qd") : NULL;
+    tk_child kid;
+    tk_latch done;
+    bg_acquire b;
+    pthread_t t;
+    char line[32];
+    long long t_rel, latency;
+
+    REQUIRE(s);
+    tk_latch_init(&done);
+    CHECK_INT_EQ(rlk_semaphore_try_set_permits(s, 0, NULL), RLK_OK);
+    REQUIRE(tk_child_spawn(&kid, args) == 0);
+    if (tk_child_read_line(&kid, line, sizeof line, 15000) != 0 || strcmp(line, "waiting") != 0 ||
+        tk_wait_int_at_least(&srv, 1, 5000, "LLEN %s", waiters) != 0) {
+        CHECK(!"the child did not queue");
+        tk_child_kill(&kid);
+        return;
+    }
+    kill(kid.pid, SIGKILL);     /* queued first, then gone without a cancel */
+    CHECK(tk_child_wait(&kid, 5000) != 0);
+    start_queued(&b, &t, s, 10000, &done, waiters, 2);
+    tk_stall_reset(&stall);
+    t_rel = rlk_fx_now_ms();
+    CHECK_INT_EQ(rlk_semaphore_release(s, 1, NULL), RLK_OK);
+    tk_latch_wait(&done, 1, 10000);
+    pthread_join(t, NULL);
+    latency = b.done_ms - t_rel;
+    printf("  a waiter killed while first in the queue was skipped; the next one was served %lld "
+           "ms after the release\n", latency);
+    CHECK_INT_EQ(b.rc, RLK_OK);
+    CHECKF(latency <= LATENCY_MS, "served after %lld ms (longest scheduling gap %lld ms%s)",
+           latency, tk_stall_max_gap_ms(&stall), tk_stall_note(&stall));
+    CHECK_INT_EQ(available(s), 0);
+    CHECK_INT_EQ(tk_key_exists(&srv, waiters), 0);
+    tk_latch_destroy(&done);
+    rlk_semaphore_free(s);
+    rlk_free(c);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -434,6 +664,9 @@ int main(int argc, char **argv)
     RUN_TEST(test_local_waiters_all_served);
     RUN_TEST(test_invariant_procs);
     RUN_TEST(test_killed_holder_leaks);
+    RUN_TEST(test_queue_fifo);
+    RUN_TEST(test_queue_window);
+    RUN_TEST(test_queue_dead_waiter_skipped);
     tk_suite_stop(&srv, &stall);
     return check_summary("fs_semaphore");
 }

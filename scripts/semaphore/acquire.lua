@@ -1,0 +1,115 @@
+-- name: semaphore/acquire
+-- version: 1
+-- summary: Take permits when enough are not reserved for another waiter, claim a reservation, or join the queue.
+-- redisson: RedissonSemaphore.tryAcquireAsync(permits) (get >= permits -> decrby); queue and grant: rlk's
+-- time: none
+-- KEYS[1]: semaphore - a string key holding the number of available permits
+-- KEYS[2]: channel - wake-up channel redisson_sc:{name}; grants go to <channel>:rlk:<ticket/1024>
+-- KEYS[3]: waiters - list {name}:rlk_waiters of waiting "<ticket> <permits>", first come first
+-- KEYS[4]: grant - string {name}:rlk_next: the "<ticket> <permits>" permits are reserved for, PX claim window
+-- ARGV[1]: permits - permits to take, integer 1..1000000000000
+-- ARGV[2]: ticket - 0 never queue; t in 33554432..67108863 new waiter (tail); -t queued already
+-- ARGV[3]: claim_ms - how long the next waiter granted (a chain) has to claim, integer 1..1000000000000
+-- ARGV[4]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
+-- return nil: acquired: the count is now count - permits (own reservation and queue entry dropped)
+-- return integer: not acquired; -1, or for a single try behind a reservation its PTTL
+-- return -3: not acquired; queued first behind another ticket's reservation: attempt again after its claim window
+-- return array: {-1, 1}: not acquired; first in the queue, or queued again: hear the semaphore's channel
+-- error RLK_BADARG: not exactly 4 keys and 4 arguments, permits, ticket or claim_ms out of range
+-- error RLK_WRONGTYPE: the semaphore key not an integer string, the waiters key not a list, the grant not a string
+-- error RLK_BADPUBLISH: publish is not exactly publish or spublish
+-- end
+
+local MAX_COUNT = 9007199254740991
+
+--- @include "lib/is_permits"
+
+--- @include "lib/is_lease"
+
+--- @include "lib/sem_ticket"
+
+-- The count a semaphore key holds (nil when there is no key), or nil and an error reply.
+--- @include "lib/load_count"
+
+--- @include "lib/wrong_type"
+
+--- @include "lib/publish_cmd"
+
+-- Reserves permits for the first waiter avail covers and wakes it alone.
+--- @include "lib/sem_grant"
+
+if #KEYS ~= 4 or #ARGV ~= 4 then
+  return redis.error_reply('RLK_BADARG expected 4 keys and 4 arguments')
+end
+local semaphore, channel, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local permits, claim_ms = ARGV[1], ARGV[3]
+local publish, bad_publish = publish_cmd(ARGV[4])
+if not publish then return bad_publish end
+if not is_permits(permits) then
+  return redis.error_reply('RLK_BADARG permits must be an integer in 1..1000000000000')
+end
+local t = sem_ticket(ARGV[2])
+if not t then
+  return redis.error_reply('RLK_BADARG ticket must be 0 or an integer t with |t| in 33554432..67108863')
+end
+if not is_lease(claim_ms) then
+  return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
+end
+local count, err = load_count(semaphore)
+if err then return err end
+local why = wrong_type(waiters, 'list', 'waiters') or wrong_type(grant, 'string', 'grant')
+if why then
+  return redis.error_reply('RLK_WRONGTYPE ' .. why)
+end
+
+local n = tonumber(permits)
+local me = t ~= 0 and (string.format('%d', t < 0 and -t or t) .. ' ' .. permits) or nil
+local reserved = redis.call('get', grant)
+local held, lost = 0, false
+if reserved and reserved == me then
+  redis.call('del', grant)      -- this waiter's reservation: claimed (or lost below)
+  reserved, lost = nil, true
+elseif reserved then
+  held = tonumber(string.match(reserved, ' ([0-9]+)$')) or 0
+end
+local avail = (count or 0) - held
+if avail >= n then
+  redis.call('decrby', semaphore, permits)
+  if t < 0 and not lost then
+    redis.call('lrem', waiters, 0, me)      -- a queued waiter that found permits free
+  end
+  if not reserved and avail > n then
+    sem_grant(waiters, grant, avail - n, claim_ms, channel, publish)    -- the chain
+  end
+  return nil
+end
+if t == 0 then
+  return reserved and redis.call('pttl', grant) or -1
+end
+-- Not acquired: the waiter stays in (or joins) the queue; the list lives as long as waiters come.
+local first
+if lost then
+  -- Its reservation could not be served (drained, or a Redisson client took permits meanwhile):
+  -- queued again at the tail, as a reentrant-lock grantee beaten by Redisson; it listens on the
+  -- channel in case it is first.
+  redis.call('rpush', waiters, me)
+  redis.call('pexpire', waiters, 60000)
+  first = true
+else
+  local queued = t < 0 and redis.call('lpos', waiters, me) or false
+  if queued then
+    first = queued == 0
+  else
+    local len = redis.call('rpush', waiters, me)
+    redis.call('pexpire', waiters, 60000)
+    -- Queued again after losing its place: it may be first without a grant saying so.
+    first = len == 1 or t < 0
+  end
+end
+if first and reserved then
+  return -3
+end
+if first then
+  return {-1, 1}
+end
+return -1
