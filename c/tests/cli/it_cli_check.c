@@ -384,6 +384,18 @@ static void test_acl(void)
         CHECK_STR_EQ(json_get_string(kinds, "rwlock"), "ok");
         json_free(v);
     }
+    acl("nowakesc on >pw resetkeys ~app:* ~redisson_*:{app:*}* ~{app:*}* resetchannels "
+        "&redisson_lock__channel:{app:*} &redisson_lock__channel:{app:*}:* &redisson_rwlock:{app:*} "
+        "&redisson_rwlock:{app:*}:* &redisson_sc:{app:*} &redisson_countdownlatch__channel__{app:*} "
+        "~redisson_countdownlatch__channel__{app:*} +@all");
+    v = check_json(url, (const char *const[]){"--user", "nowakesc", "--name", "app:x", NULL}, &status);
+    if (v) {
+        const json_value *kinds = json_get(finding(v, "acl"), "kinds");
+
+        CHECK_STR_EQ(json_get_string(kinds, "semaphore"), "denied");
+        CHECK_STR_EQ(json_get_string(kinds, "reentrant"), "ok");
+        json_free(v);
+    }
 }
 
 static void test_usage(void)
