@@ -57,6 +57,7 @@ static int is_hex32(const char *id)
 /* ------------------------------------------------------------ child: contend */
 
 typedef struct contend {
+    rlk_client *c;
     rlk_psemaphore *sem;
     int iters;
     long long lease;
@@ -71,6 +72,8 @@ static void contend_one(contend *ct, int idx, int seq, unsigned *seed)
     long long sent = rlk_fx_now_ns();
 
     if (rlk_psemaphore_try_acquire(ct->sem, 15000, ct->lease, id) != RLK_OK) {
+        fprintf(stderr, "  contender %d: acquire %d: %s\n", idx, seq,
+                rlk_errstr(ct->c));
         __atomic_add_fetch(&ct->errors, 1, __ATOMIC_RELAXED);
         return;
     }
@@ -82,8 +85,11 @@ static void contend_one(contend *ct, int idx, int seq, unsigned *seed)
     }
     tk_spin_ns(1000000 + (long long)(tk_rand(seed) % 3000000));
     tk_hold_end(ct->log_fd, idx, seq, rlk_fx_now_ns());
-    if (rlk_psemaphore_release(ct->sem, id) != RLK_OK)
+    if (rlk_psemaphore_release(ct->sem, id) != RLK_OK) {
+        fprintf(stderr, "  contender %d: release %d: %s\n", idx, seq,
+                rlk_errstr(ct->c));
         __atomic_add_fetch(&ct->errors, 1, __ATOMIC_RELAXED);
+    }
 }
 
 static void *contend_main(void *arg)
@@ -105,6 +111,7 @@ static int child_contend(char **argv)
 
     if (!c || threads > 8 || !(ct.sem = rlk_psemaphore_new(c, argv[3])))
         return 2;
+    ct.c = c;
     ct.iters = atoi(argv[5]);
     ct.lease = atoll(argv[6]);
     ct.log_fd = tk_holdlog_open(argv[7]);
