@@ -25,6 +25,12 @@
  *   failover   CLUSTER FAILOVER on the replica of a lock's master while
  *              requests keep coming and a waiter is pending: every request
  *              is served within its wait, the waiter too after the release;
+ *   procs      async and blocking processes (forked) on the reentrant lock,
+ *              the fair lock and the rwlock's write side: one merged
+ *              monotonic history each, 0 overlaps, handoffs between the APIs
+ *              (async_procs.c);
+ *   kill_holder  kill -9 of a watchdog-renewed async holder in another
+ *              process: an async waiter is served once its lease lapsed;
  *   crash      a master killed with calls in flight and a waiter pending:
  *              each call ends once, later ones are served by the promoted
  *              replica, the waiter after the release (last: a node stays dead).
@@ -33,15 +39,19 @@
  * synchronisation. The rules of rlk_async.h are checked on every request
  * (one callback, never from inside the call that made it).
  */
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "aloop.h"
+#include "async_procs.h"
 #include "check.h"
 #include "cluster.h"
 #include "fixture.h"
@@ -834,6 +844,117 @@ static void crash(void)
     CHECK_INT_EQ(rule_breaks, 0);
 }
 
+/* ---------------------------------------------------------------- procs */
+
+/* Two async processes (AP_TASKS tasks each) and two blocking ones, each a
+ * separate process with its own cluster client, on one name of each kind:
+ * the reentrant lock (on the first master), the fair lock (the second), the
+ * write side of the read-write lock (the third). One merged CLOCK_MONOTONIC
+ * history per kind (async_procs.c): 0 overlaps, every acquire served, and
+ * the lock went from async to blocking processes and back. */
+#define PR_ITERS 20
+
+static void procs(void)
+{
+    static const struct {
+        int kind;
+        const char *prefix;
+        const char *what;
+    } k[] = {{RLK_KIND_LOCK, "ac:pl:", "lock"},
+             {RLK_KIND_FAIR, "ac:pf:", "fair"},
+             {RLK_KIND_WRITE, "ac:pw:", "rwlock write"}};
+
+    for (int i = 0; i < 3; i++) {
+        char n[64], line[256];
+        ap_run run = {.url = url, .kind = k[i].kind, .async_procs = 2, .blocking_procs = 2,
+                      .iters = PR_ITERS, .wait_ms = 20000, .cmd_timeout_ms = 3000};
+        ap_result out;
+        long long t = rlk_fx_now_ms();
+
+        name_on(k[i].prefix, mst[i], n, sizeof n);
+        run.name = n;
+        REQUIRE(ap_contend(&run, &out) == 0);
+        fprintf(stderr, "  %s %s on master %d: %s, %ld async/blocking handoffs, %lld ms\n",
+                k[i].what, n, mst[i], tk_hold_report_str(&out.rep, line, sizeof line),
+                out.handoffs, rlk_fx_now_ms() - t);
+        CHECK_INT_EQ(out.child_failures, 0);
+        CHECK_INT_EQ(out.bad_lines, 0);
+        CHECK_INT_EQ(out.rep.holds, out.expected);
+        CHECKF(out.rep.conflicts == 0, "%s: %ld overlapping holds", k[i].what, out.rep.conflicts);
+        CHECKF(out.handoffs >= 4, "%s: %ld handoffs between async and blocking processes",
+               k[i].what, out.handoffs);
+        CHECK_INT_EQ(key_int(n, "EXISTS %s"), 0);
+    }
+}
+
+/* ---------------------------------------------------------------- kill_holder */
+
+/* kill -9 of an async holder renewed by its watchdog (KH_WATCHDOG_MS: a
+ * renewal every third of it), while another process's async waiter waits:
+ * the holder keeps it past a whole lease (renewed), and after the kill the
+ * waiter gets it once the last renewal's lease has lapsed - not before (the
+ * key's PTTL read right after the kill, less KH_EARLY_MS for the ms rounding
+ * of PTTL and expiry), and within the lease plus KH_LATE_MS (the waiter
+ * attempts again when the TTL its failed attempt returned runs out; the
+ * slack is for a loaded machine). */
+#define KH_WATCHDOG_MS 3000
+#define KH_EARLY_MS 50
+#define KH_LATE_MS 2000
+
+static void kill_holder(void)
+{
+    char n[64], ch = 0;
+    int p[2];
+    pid_t pid;
+    cli c;
+    res w = {0};
+    long long t_kill, pttl;
+
+    name_on("ac:k9:", mst[1], n, sizeof n);
+    REQUIRE(pipe(p) == 0);
+    fflush(NULL);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        close(p[0]);
+        _exit(ap_holder_child(url, RLK_KIND_LOCK, n, -1, KH_WATCHDOG_MS, p[1]));
+    }
+    close(p[1]);
+    {
+        struct pollfd pf = {.fd = p[0], .events = POLLIN};
+
+        REQUIRE(poll(&pf, 1, 15000) == 1 && read(p[0], &ch, 1) == 1 && ch == 'L');
+    }
+    close(p[0]);
+    REQUIRE(cli_open(&c, 0, 3000) == RLK_OK);
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 2, 20000, 30000, on_res, &w));
+    /* A lease and a half: the holder's renewals keep it. */
+    CHECKF(!wait_res(&c, &w, KH_WATCHDOG_MS * 3 / 2), "served while the holder lived: %d %s",
+           w.err, w.errstr);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    t_kill = rlk_fx_now_ms();
+    pttl = key_int(n, "PTTL %s");
+    CHECKF(pttl > 0 && pttl <= KH_WATCHDOG_MS, "PTTL %lld after the kill", pttl);
+    REQUIRE(wait_res(&c, &w, KH_WATCHDOG_MS + 10000));
+    CHECKF(w.err == RLK_OK, "the waiter after the kill: %d %s", w.err, w.errstr);
+    fprintf(stderr, "  PTTL %lld ms at the kill, served %lld ms after it\n", pttl,
+            w.at_ms - t_kill);
+    CHECKF(w.at_ms - t_kill >= pttl - KH_EARLY_MS,
+           "served %lld ms after the kill, the lease had %lld ms left", w.at_ms - t_kill, pttl);
+    CHECKF(w.at_ms - t_kill < pttl + KH_LATE_MS, "served %lld ms after the kill (lease left %lld)",
+           w.at_ms - t_kill, pttl);
+    {
+        res u = {0};
+
+        REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, 2, on_res, &u));
+        REQUIRE(wait_res(&c, &u, 5000));
+        CHECK_INT_EQ(u.err, RLK_OK);
+    }
+    cli_close(&c);
+    CHECK_INT_EQ(rule_breaks, 0);
+}
+
 /* ---------------------------------------------------------------- main */
 
 static const struct {
@@ -845,6 +966,8 @@ static const struct {
     {"wake_global", wake_global},
     {"migrate", migrate},
     {"failover", failover},
+    {"procs", procs},
+    {"kill_holder", kill_holder},
     {"crash", crash},
 };
 
