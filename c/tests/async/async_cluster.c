@@ -854,6 +854,17 @@ static void crash(void)
  * the lock went from async to blocking processes and back. */
 #define PR_ITERS 20
 
+/* The masters now (a failover or crash earlier in the run swaps roles): up to 3. */
+static int masters_now(int out[3])
+{
+    int k = 0;
+
+    for (int i = 0; i < cl.n && k < 3; i++)
+        if (rlk_fx_cluster_role(&cl, i) == 'M')
+            out[k++] = i;
+    return k;
+}
+
 static void procs(void)
 {
     static const struct {
@@ -863,6 +874,9 @@ static void procs(void)
     } k[] = {{RLK_KIND_LOCK, "ac:pl:", "lock"},
              {RLK_KIND_FAIR, "ac:pf:", "fair"},
              {RLK_KIND_WRITE, "ac:pw:", "rwlock write"}};
+    int m[3];
+
+    REQUIRE(masters_now(m) == 3);
 
     for (int i = 0; i < 3; i++) {
         char n[64], line[256];
@@ -871,11 +885,12 @@ static void procs(void)
         ap_result out;
         long long t = rlk_fx_now_ms();
 
-        name_on(k[i].prefix, mst[i], n, sizeof n);
+        name_on(k[i].prefix, m[i], n, sizeof n);
+        REQUIRE(n[0]);
         run.name = n;
         REQUIRE(ap_contend(&run, &out) == 0);
         fprintf(stderr, "  %s %s on master %d: %s, %ld async/blocking handoffs, %lld ms\n",
-                k[i].what, n, mst[i], tk_hold_report_str(&out.rep, line, sizeof line),
+                k[i].what, n, m[i], tk_hold_report_str(&out.rep, line, sizeof line),
                 out.handoffs, rlk_fx_now_ms() - t);
         CHECK_INT_EQ(out.child_failures, 0);
         CHECK_INT_EQ(out.bad_lines, 0);
@@ -909,8 +924,11 @@ static void kill_holder(void)
     cli c;
     res w = {0};
     long long t_kill, pttl;
+    int m[3];
 
-    name_on("ac:k9:", mst[1], n, sizeof n);
+    REQUIRE(masters_now(m) == 3);
+    name_on("ac:k9:", m[1], n, sizeof n);
+    REQUIRE(n[0]);
     REQUIRE(pipe(p) == 0);
     fflush(NULL);
     pid = fork();
@@ -985,6 +1003,12 @@ int main(int argc, char **argv)
     rlk_fx_cluster_url(&cl, 1, b, sizeof b);
     snprintf(url, sizeof url, "%s+cluster://%s,%s", cl.node[0].tls ? "rediss" : "redis",
              strstr(a, "://") + 3, strstr(b, "://") + 3);
+    fprintf(stderr, "async_cluster on %s\n", url);
+    if (rlk_fx_tls_dir() && !cl.node[0].tls) {
+        fprintf(stderr, "async_cluster: $RLK_TEST_TLS is set but the cluster is not on TLS\n");
+        rlk_fx_cluster_stop(&cl);
+        return 1;
+    }
     for (int i = 0; i < cl.n && k < 3; i++)
         if (rlk_fx_cluster_role(&cl, i) == 'M')
             mst[k++] = i;
