@@ -31,6 +31,11 @@
  *              (async_procs.c);
  *   kill_holder  kill -9 of a watchdog-renewed async holder in another
  *              process: an async waiter is served once its lease lapsed;
+ *   stop       SIGSTOP of a master (no failover: the node timeout raised)
+ *              with a holder, waiters and calls in flight there, SIGCONT:
+ *              one callback each, one holder at a time, waiters served;
+ *   sub_kill   CLIENT KILL of the engine's SSUBSCRIBE connection to a master
+ *              while waiters wait there: resubscribed, waiters woken;
  *   crash      a master killed with calls in flight and a waiter pending:
  *              each call ends once, later ones are served by the promoted
  *              replica, the waiter after the release (last: a node stays dead).
@@ -973,6 +978,247 @@ static void kill_holder(void)
     CHECK_INT_EQ(rule_breaks, 0);
 }
 
+/* ---------------------------------------------------------------- stop */
+
+/* CLUSTER-NODE-TIMEOUT on every running node (CONFIG SET). */
+static int node_timeout_all(long ms)
+{
+    int bad = 0;
+
+    for (int i = 0; i < cl.n; i++) {
+        redisReply *r = cl.node[i].pid ? rlk_fx_cluster_command(&cl, i,
+                                                                "CONFIG SET cluster-node-timeout %ld", ms)
+                                       : NULL;
+
+        bad += cl.node[i].pid && (!r || r->type == REDIS_REPLY_ERROR);
+        if (r)
+            freeReplyObject(r);
+    }
+    return bad ? -1 : 0;
+}
+
+/* SIGSTOP of one master for ST_STOP_MS (longer than the clients' command
+ * timeout, ST_CMD_MS: the calls in flight on it lose their replies) while a
+ * holder holds a lock there, two waiters wait for it (20 s), a third waits
+ * ST_SHORT_MS only, and a batch of locks on other names of that master is
+ * in flight; another batch is made while it is stopped. The cluster's node
+ * timeout is raised for the case so that the stop is a stall, not a
+ * failover (the crash and failover cases are those). Then SIGCONT: every
+ * request's callback comes exactly once (a lock in flight: taken, busy, or
+ * its lost reply settled - taken or unsettled - or an I/O error; the
+ * short waiter: busy, within its wait plus the command timeout); the lock
+ * had one holder at a time throughout; the long waiters are served one
+ * after the other on the holder's release, within 3 s each. */
+#define ST_STOP_MS 3000
+#define ST_CMD_MS 2000
+#define ST_SHORT_MS 1500
+#define ST_BATCH 8
+
+static int in_flight_ok(int err)
+{
+    return err == RLK_OK || err == RLK_ERR_BUSY || err == RLK_ERR_UNSETTLED || err == RLK_ERR_IO ||
+           err == RLK_ERR_TIMEOUT;
+}
+
+static void stop(void)
+{
+    cli c;
+    int m[3], s;
+    char n[64], side[2 * ST_BATCH][64];
+    grant g1 = {.task = 1}, g2 = {.task = 2}, g3 = {.task = 3};
+    res shrt = {0}, r[2 * ST_BATCH], u = {0};
+    batch b = {r, 2 * ST_BATCH};
+    long long t_stop, t_cont;
+    int ok = 0, lost = 0;
+
+    memset(r, 0, sizeof r);
+    holder = overlaps = 0;
+    REQUIRE(masters_now(m) == 3);
+    s = m[2];
+    name_on("ac:st:", s, n, sizeof n);
+    REQUIRE(n[0]);
+    for (int k = 0; k < 2 * ST_BATCH; k++) {
+        char prefix[32];
+
+        snprintf(prefix, sizeof prefix, "ac:st-side%d:", k);
+        name_on(prefix, s, side[k], sizeof side[k]);
+        REQUIRE(side[k][0]);
+    }
+    REQUIRE(node_timeout_all(30000) == 0);
+    REQUIRE(cli_open(&c, 0, ST_CMD_MS) == RLK_OK);
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 1, 0, 60000, on_grant, &g1));
+    REQUIRE(wait_res(&c, &g1.r, 5000));
+    REQUIRE(g1.r.err == RLK_OK);
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 2, 20000, 60000, on_grant, &g2));
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 3, 20000, 60000, on_grant, &g3));
+    CHECK(!wait_res(&c, &g2.r, 300));
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 4, ST_SHORT_MS, 60000, on_res, &shrt));
+    for (int k = 0; k < ST_BATCH; k++)
+        REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, side[k], 100 + (unsigned)k, 10000, 10000, on_res,
+                           &r[k]));
+    aloop_run_until(c.l, NULL, NULL, 0);    /* written */
+    REQUIRE(rlk_fx_pause(&cl.node[s]) == 0);
+    t_stop = rlk_fx_now_ms();
+    run_for(&c, 200);
+    for (int k = ST_BATCH; k < 2 * ST_BATCH; k++)
+        REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, side[k], 100 + (unsigned)k, 10000, 10000, on_res,
+                           &r[k]));
+    run_for(&c, ST_STOP_MS - 200);          /* the time under test: the stall */
+    REQUIRE(rlk_fx_resume(&cl.node[s]) == 0);
+    t_cont = rlk_fx_now_ms();
+    fprintf(stderr, "  master %d stopped for %lld ms\n", s, t_cont - t_stop);
+    CHECKF(aloop_run_until(c.l, batch_done, &b, 20000), "the locks in flight and made during the "
+           "stop: every callback within 20 s of SIGCONT");
+    REQUIRE(wait_res(&c, &shrt, 10000));
+    CHECKF(shrt.err == RLK_ERR_BUSY, "the short waiter: %d %s", shrt.err, shrt.errstr);
+    CHECKF(shrt.at_ms - t_stop < ST_SHORT_MS + ST_CMD_MS + ST_STOP_MS,
+           "the short waiter ended %lld ms after the stop", shrt.at_ms - t_stop);
+    for (int k = 0; k < 2 * ST_BATCH; k++) {
+        res x = {0};
+
+        CHECKF(r[k].calls == 1 && in_flight_ok(r[k].err), "lock %d around the stop: %d calls, %d %s",
+               k, r[k].calls, r[k].err, r[k].errstr);
+        ok += r[k].err == RLK_OK;
+        lost += r[k].err == RLK_ERR_UNSETTLED || r[k].err == RLK_ERR_IO ||
+                r[k].err == RLK_ERR_TIMEOUT;
+        if (r[k].err != RLK_OK)
+            continue;
+        REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, side[k], 100 + (unsigned)k, on_res, &x));
+        CHECK(wait_res(&c, &x, 5000) && x.err == RLK_OK);
+    }
+    fprintf(stderr, "  %d locks around the stop: %d taken, %d lost or unsettled\n", 2 * ST_BATCH,
+            ok, lost);
+    /* Still one holder; the long waiters still wait, then are served in turn. */
+    CHECK(g2.r.calls == 0 && g3.r.calls == 0);
+    CHECK_INT_EQ(holder, 1);
+    holder = 0;
+    REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, 1, on_res, &u));
+    REQUIRE(wait_res(&c, &u, 5000));
+    CHECKF(u.err == RLK_OK, "the holder after the stop: %d %s", u.err, u.errstr);
+    {
+        grant *first, *second;
+        res u2 = {0}, u3 = {0};
+
+        for (long long end = rlk_fx_now_ms() + 3000; !g2.r.calls && !g3.r.calls &&
+                                                     rlk_fx_now_ms() < end;)
+            run_for(&c, 20);
+        REQUIRE(g2.r.calls || g3.r.calls);
+        first = g2.r.calls ? &g2 : &g3;
+        second = first == &g2 ? &g3 : &g2;
+        CHECKF(first->r.err == RLK_OK && first->r.at_ms - u.at_ms < 3000,
+               "first waiter %lld ms after the release: %d %s", first->r.at_ms - u.at_ms,
+               first->r.err, first->r.errstr);
+        run_for(&c, 200);
+        CHECK(second->r.calls == 0);
+        holder = 0;
+        REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, (unsigned)first->task, on_res, &u2));
+        REQUIRE(wait_res(&c, &second->r, 5000));
+        CHECKF(second->r.err == RLK_OK && second->r.at_ms - u2.at_ms < 3000,
+               "second waiter %lld ms after the release: %d %s", second->r.at_ms - u2.at_ms,
+               second->r.err, second->r.errstr);
+        holder = 0;
+        REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, (unsigned)second->task, on_res, &u3));
+        REQUIRE(wait_res(&c, &u3, 5000));
+        CHECK_INT_EQ(u3.err, RLK_OK);
+    }
+    CHECK_INT_EQ(overlaps, 0);
+    CHECK_INT_EQ(g1.r.calls + g2.r.calls + g3.r.calls, 3);
+    CHECK_INT_EQ(rlk_async_pending(c.ac), 0);
+    cli_close(&c);
+    CHECK_INT_EQ(rlk_fx_cluster_role(&cl, s), 'M');
+    CHECK(node_timeout_all(2000) == 0);
+    CHECK(rlk_fx_cluster_wait_ok(&cl, 20000) == 0);
+    CHECK_INT_EQ(rule_breaks, 0);
+}
+
+/* ---------------------------------------------------------------- sub_kill */
+
+/* CLIENT KILL TYPE pubsub on a master: the engine's SSUBSCRIBE connection
+ * there (the only pub/sub client of the test) dies while waiters wait on
+ * two names of that master. First the release comes right after the kill,
+ * before the engine can have subscribed again (its message is lost): the
+ * waiter is served by its attempt once resubscribed. Then, once the
+ * channel is subscribed again, a release wakes the other waiter by its
+ * message. Both within SK_WAKE_MS of their release: the pub/sub connection
+ * is opened again at once (backoff only after repeated failures), then
+ * SSUBSCRIBE and one attempt: a few round trips, 2 s for a loaded machine.
+ * The waiters' leases are 60 s, so only the wake-up can serve them in time. */
+#define SK_WAKE_MS 2000
+
+static int killed_pubsub(int node)
+{
+    redisReply *r = rlk_fx_cluster_command(&cl, node, "CLIENT KILL TYPE pubsub");
+    int k = r && r->type == REDIS_REPLY_INTEGER ? (int)r->integer : -1;
+
+    if (r)
+        freeReplyObject(r);
+    return k;
+}
+
+static void sub_kill(void)
+{
+    cli c;
+    int m[3], s;
+    char n1[64], n2[64], ch1[128], ch2[128];
+    res h1 = {0}, h2 = {0}, w1 = {0}, w2 = {0}, u1 = {0}, u2 = {0}, x = {0};
+
+    REQUIRE(masters_now(m) == 3);
+    s = m[0];
+    name_on("ac:sk1:", s, n1, sizeof n1);
+    name_on("ac:sk2:", s, n2, sizeof n2);
+    REQUIRE(n1[0] && n2[0]);
+    snprintf(ch1, sizeof ch1, "redisson_lock__channel:{%s}", n1);
+    snprintf(ch2, sizeof ch2, "redisson_lock__channel:{%s}", n2);
+    REQUIRE(cli_open(&c, 0, 3000) == RLK_OK);
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n1, 1, 0, 60000, on_res, &h1));
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n2, 1, 0, 60000, on_res, &h2));
+    REQUIRE(wait_res(&c, &h1, 5000) && wait_res(&c, &h2, 5000));
+    REQUIRE(h1.err == RLK_OK && h2.err == RLK_OK);
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n1, 2, 20000, 60000, on_res, &w1));
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n2, 2, 20000, 60000, on_res, &w2));
+    for (long long end = rlk_fx_now_ms() + 5000;
+         !(shard_sub_on(s, ch1) && shard_sub_on(s, ch2)) && rlk_fx_now_ms() < end;)
+        run_for(&c, 20);
+    REQUIRE(shard_sub_on(s, ch1) && shard_sub_on(s, ch2));
+    CHECK(w1.calls == 0 && w2.calls == 0);
+
+    /* 1: kill, release at once (its message reaches nobody). */
+    CHECKF(killed_pubsub(s) >= 1, "CLIENT KILL TYPE pubsub on master %d", s);
+    CHECK(!shard_sub_on(s, ch1));
+    REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n1, 1, on_res, &u1));
+    REQUIRE(wait_res(&c, &u1, 5000));
+    CHECK_INT_EQ(u1.err, RLK_OK);
+    CHECKF(wait_res(&c, &w1, SK_WAKE_MS + 1000) && w1.err == RLK_OK &&
+               w1.at_ms - u1.at_ms < SK_WAKE_MS,
+           "waiter 1 after a release in the resubscription's gap: %d calls, %d %s, %lld ms",
+           w1.calls, w1.err, w1.errstr, w1.calls ? w1.at_ms - u1.at_ms : -1);
+    CHECK(w2.calls == 0);
+
+    /* 2: kill, wait until subscribed again, then release: woken by the message. */
+    CHECKF(killed_pubsub(s) >= 1, "CLIENT KILL TYPE pubsub on master %d (again)", s);
+    for (long long end = rlk_fx_now_ms() + 5000; !shard_sub_on(s, ch2) && rlk_fx_now_ms() < end;)
+        run_for(&c, 20);
+    CHECKF(shard_sub_on(s, ch2), "%s subscribed again on master %d", ch2, s);
+    CHECK(w2.calls == 0);
+    REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n2, 1, on_res, &u2));
+    REQUIRE(wait_res(&c, &u2, 5000));
+    CHECK_INT_EQ(u2.err, RLK_OK);
+    CHECKF(wait_res(&c, &w2, SK_WAKE_MS + 1000) && w2.err == RLK_OK &&
+               w2.at_ms - u2.at_ms < SK_WAKE_MS,
+           "waiter 2 after resubscription: %d calls, %d %s, %lld ms", w2.calls, w2.err,
+           w2.errstr, w2.calls ? w2.at_ms - u2.at_ms : -1);
+    fprintf(stderr, "  served %lld ms (in the gap) and %lld ms (resubscribed) after the release\n",
+            w1.at_ms - u1.at_ms, w2.at_ms - u2.at_ms);
+    REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n1, 2, on_res, &x));
+    REQUIRE(wait_res(&c, &x, 5000));
+    memset(&x, 0, sizeof x);
+    REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n2, 2, on_res, &x));
+    REQUIRE(wait_res(&c, &x, 5000));
+    CHECK_INT_EQ(rlk_async_pending(c.ac), 0);
+    cli_close(&c);
+    CHECK_INT_EQ(rule_breaks, 0);
+}
+
 /* ---------------------------------------------------------------- main */
 
 static const struct {
@@ -986,6 +1232,8 @@ static const struct {
     {"failover", failover},
     {"procs", procs},
     {"kill_holder", kill_holder},
+    {"stop", stop},
+    {"sub_kill", sub_kill},
     {"crash", crash},
 };
 
