@@ -534,13 +534,45 @@ static void on_grant(rlk_async *ac, const rlk_async_result *r, void *p)
     }
 }
 
+/* After the holder's release rel of n: one of the waiters ga, gb is served
+ * within bound_ms of it, the other not while the first holds (200 ms), then
+ * within bound_ms of the first's release; the second releases too. */
+static void serve_two(cli *c, const char *n, grant *ga, grant *gb, const res *rel, long long bound_ms)
+{
+    grant *first, *second;
+    res u2 = {0}, u3 = {0};
+
+    for (long long end = rlk_fx_now_ms() + bound_ms + 2000; !ga->r.calls && !gb->r.calls &&
+                                                            rlk_fx_now_ms() < end;)
+        run_for(c, 20);
+    REQUIRE(ga->r.calls || gb->r.calls);
+    first = ga->r.calls ? ga : gb;
+    second = first == ga ? gb : ga;
+    CHECKF(first->r.err == RLK_OK && first->r.at_ms - rel->at_ms < bound_ms,
+           "first waiter served %lld ms after the release: %d %s", first->r.at_ms - rel->at_ms,
+           first->r.err, first->r.errstr);
+    CHECK(second->r.calls == 0);
+    run_for(c, 200);
+    CHECK(second->r.calls == 0);    /* never two holders */
+    holder = 0;
+    REQ(rlk_async_unlock(c->ac, RLK_KIND_LOCK, n, (unsigned)first->task, on_res, &u2));
+    REQUIRE(wait_res(c, &second->r, bound_ms + 5000));
+    CHECKF(second->r.err == RLK_OK && second->r.at_ms - u2.at_ms < bound_ms,
+           "second waiter served %lld ms after the release: %d %s", second->r.at_ms - u2.at_ms,
+           second->r.err, second->r.errstr);
+    holder = 0;
+    REQ(rlk_async_unlock(c->ac, RLK_KIND_LOCK, n, (unsigned)second->task, on_res, &u3));
+    REQUIRE(wait_res(c, &u3, 5000));
+    CHECK_INT_EQ(u3.err, RLK_OK);
+}
+
 static void migrate(void)
 {
     cli c;
     char n[64], chan[128];
     int src = mst[0], dst = mst[1], slot;
     grant g1 = {.task = 1}, g2 = {.task = 2}, g3 = {.task = 3};
-    res u1 = {0}, u2 = {0}, u3 = {0}, side = {0}, wd = {0}, wdu = {0};
+    res u1 = {0}, side = {0}, wd = {0}, wdu = {0};
     char wdn[96];
 
     holder = overlaps = 0;
@@ -599,33 +631,7 @@ static void migrate(void)
     REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, 1, on_res, &u1));
     REQUIRE(wait_res(&c, &u1, 5000));
     CHECKF(u1.err == RLK_OK, "unlock after the migration: %s", u1.errstr);
-    {
-        grant *first, *second;
-
-        aloop_run_until(c.l, NULL, NULL, 0);
-        for (long long end = rlk_fx_now_ms() + 5000; !g2.r.calls && !g3.r.calls &&
-                                                     rlk_fx_now_ms() < end;)
-            run_for(&c, 20);
-        REQUIRE(g2.r.calls || g3.r.calls);
-        first = g2.r.calls ? &g2 : &g3;
-        second = first == &g2 ? &g3 : &g2;
-        CHECKF(first->r.err == RLK_OK && first->r.at_ms - u1.at_ms < WAKE_MS,
-               "first waiter served %lld ms after the release: %s",
-               first->r.at_ms - u1.at_ms, first->r.errstr);
-        CHECK(second->r.calls == 0);
-        run_for(&c, 200);
-        CHECK(second->r.calls == 0);    /* never two holders */
-        holder = 0;
-        REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, first->task, on_res, &u2));
-        REQUIRE(wait_res(&c, &second->r, 5000));
-        CHECKF(second->r.err == RLK_OK && second->r.at_ms - u2.at_ms < WAKE_MS,
-               "second waiter: %s (%lld ms after the release)", second->r.errstr,
-               second->r.at_ms - u2.at_ms);
-        holder = 0;
-        REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, second->task, on_res, &u3));
-        REQUIRE(wait_res(&c, &u3, 5000));
-        CHECK_INT_EQ(u3.err, RLK_OK);
-    }
+    serve_two(&c, n, &g2, &g3, &u1, WAKE_MS);
     REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, wdn, 5, on_res, &wdu));
     REQUIRE(wait_res(&c, &wdu, 5000));
     CHECKF(wdu.err == RLK_OK, "the watchdog's lock after the migration: %s", wdu.errstr);
@@ -923,8 +929,7 @@ static void procs(void)
 
 static void kill_holder(void)
 {
-    char n[64], ch = 0;
-    int p[2];
+    char n[64];
     pid_t pid;
     cli c;
     res w = {0};
@@ -934,21 +939,8 @@ static void kill_holder(void)
     REQUIRE(masters_now(m) == 3);
     name_on("ac:k9:", m[1], n, sizeof n);
     REQUIRE(n[0]);
-    REQUIRE(pipe(p) == 0);
-    fflush(NULL);
-    pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        close(p[0]);
-        _exit(ap_holder_child(url, RLK_KIND_LOCK, n, -1, KH_WATCHDOG_MS, p[1]));
-    }
-    close(p[1]);
-    {
-        struct pollfd pf = {.fd = p[0], .events = POLLIN};
-
-        REQUIRE(poll(&pf, 1, 15000) == 1 && read(p[0], &ch, 1) == 1 && ch == 'L');
-    }
-    close(p[0]);
+    pid = ap_holder_start(url, RLK_KIND_LOCK, n, -1, KH_WATCHDOG_MS);
+    REQUIRE(pid > 0);
     REQUIRE(cli_open(&c, 0, 3000) == RLK_OK);
     REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 2, 20000, 30000, on_res, &w));
     /* A lease and a half: the holder's renewals keep it. */
@@ -1114,32 +1106,7 @@ static void stop(void)
     REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, 1, on_res, &u));
     REQUIRE(wait_res(&c, &u, 5000));
     CHECKF(u.err == RLK_OK, "the holder after the stop: %d %s", u.err, u.errstr);
-    {
-        grant *first, *second;
-        res u2 = {0}, u3 = {0};
-
-        for (long long end = rlk_fx_now_ms() + 3000; !g2.r.calls && !g3.r.calls &&
-                                                     rlk_fx_now_ms() < end;)
-            run_for(&c, 20);
-        REQUIRE(g2.r.calls || g3.r.calls);
-        first = g2.r.calls ? &g2 : &g3;
-        second = first == &g2 ? &g3 : &g2;
-        CHECKF(first->r.err == RLK_OK && first->r.at_ms - u.at_ms < 3000,
-               "first waiter %lld ms after the release: %d %s", first->r.at_ms - u.at_ms,
-               first->r.err, first->r.errstr);
-        run_for(&c, 200);
-        CHECK(second->r.calls == 0);
-        holder = 0;
-        REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, (unsigned)first->task, on_res, &u2));
-        REQUIRE(wait_res(&c, &second->r, 5000));
-        CHECKF(second->r.err == RLK_OK && second->r.at_ms - u2.at_ms < 3000,
-               "second waiter %lld ms after the release: %d %s", second->r.at_ms - u2.at_ms,
-               second->r.err, second->r.errstr);
-        holder = 0;
-        REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, (unsigned)second->task, on_res, &u3));
-        REQUIRE(wait_res(&c, &u3, 5000));
-        CHECK_INT_EQ(u3.err, RLK_OK);
-    }
+    serve_two(&c, n, &g2, &g3, &u, 3000);
     CHECK_INT_EQ(overlaps, 0);
     CHECK_INT_EQ(g1.r.calls + g2.r.calls + g3.r.calls, 3);
     CHECK_INT_EQ(rlk_async_pending(c.ac), 0);

@@ -3,6 +3,7 @@
  * async_procs.c - several processes on one lock (async_procs.h), shared by
  * async_cases.c and async_cluster.c.
  */
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@
 
 #define AP_MAX_PROCS 8
 #define AP_HOLDER_MAX_S 120       /* a holder child lives at most this long */
+#define AP_HOLDER_START_MS 15000  /* and says it holds the lock within this */
+#define AP_START_MS 30000         /* contenders connect within this */
 
 typedef struct ap_task {
     const ap_run *run;
@@ -100,7 +103,41 @@ static int ap_open(const char *url, long long watchdog_ms, int cmd_timeout_ms, a
     return aloop_attach(*l, *ac);
 }
 
-static int ap_async_child(const ap_run *run, const char *log)
+/* The start line: a child says it is connected (one byte on ready), then
+ * waits for the parent to close go (EOF), so that all contend together;
+ * bounded by AP_START_MS. 0, or -1. */
+static int ap_ready_go(int ready, int go)
+{
+    struct pollfd pf = {.fd = go, .events = POLLIN};
+    char ch = 'R';
+
+    if (write(ready, &ch, 1) != 1)
+        return -1;
+    if (poll(&pf, 1, AP_START_MS) != 1 || read(go, &ch, 1) != 0)
+        return -1;
+    return 0;
+}
+
+/* "{name}w<pid>": a name in name's slot, for a child's first call (its
+ * connections to that master made before the start line). */
+static void ap_warm_name(const ap_run *run, char *buf, size_t len)
+{
+    snprintf(buf, len, "{%s}w%d", run->name, (int)getpid());
+}
+
+/* A request's outcome into an int: 1 ok, -1 an error. */
+static void ap_held(rlk_async *ac, const rlk_async_result *r, void *p)
+{
+    (void)ac;
+    *(int *)p = r->err == RLK_OK ? 1 : -1;
+}
+
+static int ap_settled(void *p)
+{
+    return *(int *)p != 0;
+}
+
+static int ap_async_child(const ap_run *run, const char *log, int ready, int go)
 {
     aloop *l;
     rlk_async *ac;
@@ -109,8 +146,19 @@ static int ap_async_child(const ap_run *run, const char *log)
     /* Every acquire waits at most wait_ms and holds ~1 ms: the whole run is bounded. */
     long long bound = (long long)run->iters * (run->wait_ms + 2000) + 10000;
 
+    char warm[160];
+    int got = 0;
+
     if (fd < 0 || ap_open(run->url, 0, run->cmd_timeout_ms, &l, &ac) != RLK_OK)
         return 3;
+    ap_warm_name(run, warm, sizeof warm);
+    rlk_async_lock(ac, RLK_KIND_LOCK, warm, 1, 0, 5000, ap_held, &got);
+    if (!aloop_run_until(l, ap_settled, &got, AP_START_MS) || got != 1)
+        return 6;
+    got = 0;
+    rlk_async_unlock(ac, RLK_KIND_LOCK, warm, 1, ap_held, &got);
+    if (!aloop_run_until(l, ap_settled, &got, AP_START_MS) || got != 1 || ap_ready_go(ready, go))
+        return 6;
     for (int i = 0; i < AP_TASKS; i++) {
         memset(&ts[i], 0, sizeof ts[i]);
         ts[i].run = run;
@@ -129,16 +177,23 @@ static int ap_async_child(const ap_run *run, const char *log)
 }
 
 /* One blocking client: 2 * iters acquires of the kind. */
-static int ap_blocking_child(const ap_run *run, const char *log)
+static int ap_blocking_child(const ap_run *run, const char *log, int ready, int go)
 {
     rlk_client *c = rlk_connect_url(run->url);
     rlk_lock *lk = NULL;
     rlk_fairlock *fl = NULL;
     rlk_rwlock *rw = NULL;
     int fd = tk_holdlog_open(log), fails = 0;
+    char warm[160];
 
     if (!c || fd < 0)
         return 3;
+    ap_warm_name(run, warm, sizeof warm);
+    if (!(lk = rlk_lock_new(c, warm)) || rlk_lock_try_lock(lk, 0, 5000) != RLK_OK ||
+        rlk_lock_unlock(lk) != RLK_OK || ap_ready_go(ready, go))
+        return 6;
+    rlk_lock_free(lk);
+    lk = NULL;
     if (run->kind == RLK_KIND_LOCK)
         lk = rlk_lock_new(c, run->name);
     else if (run->kind == RLK_KIND_FAIR)
@@ -183,8 +238,10 @@ int ap_contend(const ap_run *run, ap_result *out)
     tk_hold *holds = NULL;
     size_t n = 0;
 
+    int ready[2], go[2], nready = 0;
+
     memset(out, 0, sizeof *out);
-    if (np > AP_MAX_PROCS || !mkdtemp(dir))
+    if (np > AP_MAX_PROCS || !mkdtemp(dir) || pipe(ready) != 0 || pipe(go) != 0)
         return -1;
     fflush(NULL);
     for (int i = 0; i < np; i++) {
@@ -193,10 +250,30 @@ int ap_contend(const ap_run *run, ap_result *out)
         pids[i] = fork();
         if (pids[i] < 0)
             return -1;
-        if (pids[i] == 0)
-            _exit(i < run->async_procs ? ap_async_child(run, logs[i])
-                                       : ap_blocking_child(run, logs[i]));
+        if (pids[i] == 0) {
+            close(ready[0]);
+            close(go[1]);
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            _exit(i < run->async_procs ? ap_async_child(run, logs[i], ready[1], go[0])
+                                       : ap_blocking_child(run, logs[i], ready[1], go[0]));
+        }
     }
+    close(ready[1]);
+    close(go[0]);
+    /* Every child connected (or gone: EOF), bounded; then all start at once. */
+    for (long long end = tk_mono_ns() + AP_START_MS * 1000000LL; nready < np;) {
+        struct pollfd pf = {.fd = ready[0], .events = POLLIN};
+        long long left = (end - tk_mono_ns()) / 1000000;
+        char ch;
+
+        if (left <= 0 || poll(&pf, 1, (int)left) != 1 || read(ready[0], &ch, 1) != 1)
+            break;
+        nready++;
+    }
+    if (nready < np)
+        fprintf(stderr, "ap: %d of %d children ready\n", nready, np);
+    close(ready[0]);
+    close(go[1]);
     for (int i = 0; i < np; i++) {
         int st = 0;
 
@@ -227,19 +304,9 @@ int ap_contend(const ap_run *run, ap_result *out)
     return 0;
 }
 
-static void ap_held(rlk_async *ac, const rlk_async_result *r, void *p)
-{
-    (void)ac;
-    *(int *)p = r->err == RLK_OK ? 1 : -1;
-}
 
-static int ap_settled(void *p)
-{
-    return *(int *)p != 0;
-}
-
-int ap_holder_child(const char *url, int kind, const char *name, long long lease_ms,
-                    long long watchdog_ms, int fd)
+static int ap_holder_child(const char *url, int kind, const char *name, long long lease_ms,
+                           long long watchdog_ms, int fd)
 {
     aloop *l;
     rlk_async *ac;
@@ -258,4 +325,33 @@ int ap_holder_child(const char *url, int kind, const char *name, long long lease
     for (int i = 0; i < AP_HOLDER_MAX_S; i++)
         aloop_run_until(l, NULL, NULL, 1000);
     return 6;
+}
+
+pid_t ap_holder_start(const char *url, int kind, const char *name, long long lease_ms,
+                      long long watchdog_ms)
+{
+    int p[2];
+    pid_t pid;
+    char ch = 0;
+    struct pollfd pf;
+
+    if (pipe(p) != 0)
+        return -1;
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        _exit(ap_holder_child(url, kind, name, lease_ms, watchdog_ms, p[1]));
+    }
+    close(p[1]);
+    pf.fd = p[0];
+    pf.events = POLLIN;
+    if (pid > 0 && (poll(&pf, 1, AP_HOLDER_START_MS) != 1 || read(p[0], &ch, 1) != 1 || ch != 'L')) {
+        fprintf(stderr, "ap: the holder of %s did not say it holds it\n", name);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        pid = -1;
+    }
+    close(p[0]);
+    return pid;
 }

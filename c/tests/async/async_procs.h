@@ -15,12 +15,13 @@
  * be 0; handoffs counts the consecutive holds (in start order) of which one
  * is an async process's and the other a blocking one's.
  *
- * ap_holder_child() is the body of a child that takes a lock (with a lease,
- * or the watchdog) and says so on a pipe, then runs its loop until it is
- * killed.
+ * ap_holder_start() forks a child that takes a lock (with a lease, or the
+ * watchdog) and holds it until it is killed.
  */
 #ifndef RLK_TEST_ASYNC_PROCS_H
 #define RLK_TEST_ASYNC_PROCS_H
+
+#include <sys/types.h>
 
 #include "holdlog.h"
 
@@ -50,10 +51,12 @@ typedef struct ap_result {
  * merges and checks the logs. 0, or -1 when it could not start them. */
 int ap_contend(const ap_run *run, ap_result *out);
 
-/* In a forked child: locks name (kind, task 1; lease_ms > 0, or -1 with the
- * client's watchdog watchdog_ms), writes 'L' to fd, then runs its loop
- * until killed. Returns (exit status) only on failure. */
-int ap_holder_child(const char *url, int kind, const char *name, long long lease_ms,
-                    long long watchdog_ms, int fd);
+/* Forks a child that locks name (kind, task 1; lease_ms > 0, or -1 with
+ * its client's watchdog of watchdog_ms), says so on a pipe, then runs its
+ * loop (renewing) until it is killed (at most 120 s; it dies with its
+ * parent). Returns the child's pid once it holds the lock (bounded: 15 s),
+ * or -1. */
+pid_t ap_holder_start(const char *url, int kind, const char *name, long long lease_ms,
+                      long long watchdog_ms);
 
 #endif /* RLK_TEST_ASYNC_PROCS_H */
