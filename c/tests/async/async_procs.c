@@ -218,7 +218,9 @@ static int ap_blocking_child(const ap_run *run, const char *log, int ready, int 
         tk_hold_begin(fd, 99, i, TK_HOLD_EXCL, 0, s, 0);
         tk_spin_ns(AP_HOLD_NS);
         tk_hold_end(fd, 99, i, tk_mono_ns());
-        urc = lk ? rlk_lock_unlock(lk) : fl ? rlk_fairlock_unlock(fl) : rlk_rwlock_unlock(rw, RLK_RW_WRITE);
+        urc = lk   ? rlk_lock_unlock(lk)
+              : fl ? rlk_fairlock_unlock(fl)
+                   : rlk_rwlock_unlock(rw, RLK_RW_WRITE);
         if (urc != RLK_OK)
             fails++;
     }
@@ -237,7 +239,6 @@ int ap_contend(const ap_run *run, ap_result *out)
     int np = run->async_procs + run->blocking_procs;
     tk_hold *holds = NULL;
     size_t n = 0;
-
     int ready[2], go[2], nready = 0;
 
     memset(out, 0, sizeof *out);
@@ -346,7 +347,8 @@ pid_t ap_holder_start(const char *url, int kind, const char *name, long long lea
     close(p[1]);
     pf.fd = p[0];
     pf.events = POLLIN;
-    if (pid > 0 && (poll(&pf, 1, AP_HOLDER_START_MS) != 1 || read(p[0], &ch, 1) != 1 || ch != 'L')) {
+    if (pid > 0 &&
+        (poll(&pf, 1, AP_HOLDER_START_MS) != 1 || read(p[0], &ch, 1) != 1 || ch != 'L')) {
         fprintf(stderr, "ap: the holder of %s did not say it holds it\n", name);
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
