@@ -62,6 +62,7 @@
 #include "fixture.h"
 #include "rlk.h"
 #include "rlk_async.h"
+#include "tk_util.h"
 
 static rlk_fx_cluster cl;
 static char url[512];
@@ -362,8 +363,10 @@ static void kinds(void)
      * three leases (1500 ms): its batches are per slot; control: a leased lock
      * in the same slot as one of them expires meanwhile. */
     {
-        char tagged[80], tagged2[80], wn[3][64];
+        char tagged[80], tagged2[80], wn[3][64], note[128];
         res wr[3] = {{0}};
+        tk_stall st;
+        long long wall0;
 
         for (int m = 0; m < 3; m++) {
             name_on("ac:wdm:", mst[m], wn[m], sizeof wn[m]);
@@ -378,14 +381,21 @@ static void kinds(void)
         REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, tagged2, 1, 0, 1500, on_res, &b));
         REQUIRE(wait_res(&c, &a, 5000) && wait_res(&c, &b, 5000));
         CHECK(a.err == RLK_OK && b.err == RLK_OK);
+        tk_stall_start(&st);
+        wall0 = tk_wall_offset_ms();
         run_for(&c, 4600);
-        CHECKF(key_int(tagged, "EXISTS %s") == 1, "watchdog lock %s kept", tagged);
+        tk_stall_stop(&st);
+        /* A machine stall or a wall-clock jump (Redis expires by the wall
+         * clock) longer than a lease less a renewal period is not a watchdog bug. */
+        snprintf(note, sizeof note, "; longest stall %lld ms, wall clock moved %lld ms",
+                 tk_stall_max_gap_ms(&st), tk_wall_offset_ms() - wall0);
+        CHECKF(key_int(tagged, "EXISTS %s") == 1, "watchdog lock %s kept%s", tagged, note);
         CHECKF(key_int(tagged2, "EXISTS %s") == 0, "control: leased lock %s expired", tagged2);
         for (int m = 0; m < 3; m++) {
             res wu = {0};
 
             CHECKF(wr[m].calls && wr[m].err == RLK_OK, "watchdog lock %s: %s", wn[m], wr[m].errstr);
-            CHECKF(key_int(wn[m], "EXISTS %s") == 1, "watchdog lock %s kept", wn[m]);
+            CHECKF(key_int(wn[m], "EXISTS %s") == 1, "watchdog lock %s kept%s", wn[m], note);
             REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, wn[m], 1, on_res, &wu));
             REQUIRE(wait_res(&c, &wu, 5000));
             CHECK_INT_EQ(wu.err, RLK_OK);
@@ -870,7 +880,7 @@ static void crash(void)
  * the reentrant lock (on the first master), the fair lock (the second), the
  * write side of the read-write lock (the third). One merged CLOCK_MONOTONIC
  * history per kind (async_procs.c): 0 overlaps, every acquire served, and
- * the lock went from async to blocking processes and back. */
+ * the lock went from async to blocking processes and back (see below). */
 #define PR_ITERS 20
 
 /* The masters now (a failover or crash earlier in the run swaps roles): up to 3. */
@@ -894,9 +904,9 @@ static void procs(void)
              {RLK_KIND_FAIR, "ac:pf:", "fair"},
              {RLK_KIND_WRITE, "ac:pw:", "rwlock write"}};
     int m[3];
+    long handoffs = 0;
 
     REQUIRE(masters_now(m) == 3);
-
     for (int i = 0; i < 3; i++) {
         char n[64], line[256];
         ap_run run = {.url = url, .kind = k[i].kind, .async_procs = 2, .blocking_procs = 2,
@@ -915,10 +925,16 @@ static void procs(void)
         CHECK_INT_EQ(out.bad_lines, 0);
         CHECK_INT_EQ(out.rep.holds, out.expected);
         CHECKF(out.rep.conflicts == 0, "%s: %ld overlapping holds", k[i].what, out.rep.conflicts);
-        CHECKF(out.handoffs >= 4, "%s: %ld handoffs between async and blocking processes",
+        CHECKF(out.handoffs >= 1, "%s: %ld handoffs between async and blocking processes",
                k[i].what, out.handoffs);
         CHECK_INT_EQ(key_int(n, "EXISTS %s"), 0);
+        handoffs += out.handoffs;
     }
+    /* How often the lock changes API is the scheduler's (none of these kinds
+     * but the fair lock promises an order; a TLS run once had all the async
+     * writers' holds first, 1 handoff): per kind both APIs held it, and over
+     * the three kinds (runs show 40 to 80 each) it changed hands many times. */
+    CHECKF(handoffs >= 12, "%ld handoffs between async and blocking processes in all", handoffs);
 }
 
 /* ---------------------------------------------------------------- kill_holder */
