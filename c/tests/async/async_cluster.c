@@ -488,6 +488,7 @@ static void wake_mode(int pubsub)
         for (int round = 0; round < 3; round++) {
             char n[64], chan[128];
             res h = {0}, w = {0}, u = {0};
+            int sub = 0;
 
             name_on("ac:wake:", mst[m], n, sizeof n);
             snprintf(chan, sizeof chan, "redisson_lock__channel:{%s}", n);
@@ -498,16 +499,16 @@ static void wake_mode(int pubsub)
             /* Waiting once subscribed (bounded; a first connection to a node, a
              * TLS handshake on a loaded machine, can take longer than a guess). */
             for (long long end = rlk_fx_now_ms() + 5000;
-                 !w.calls && !(pubsub == RLK_PUBSUB_GLOBAL ? global_sub_anywhere(chan)
-                                                           : shard_sub_on(mst[m], chan)) &&
+                 !w.calls && !(sub = pubsub == RLK_PUBSUB_GLOBAL ? global_sub_anywhere(chan)
+                                                                 : shard_sub_on(mst[m], chan)) &&
                  rlk_fx_now_ms() < end;)
                 run_for(&c, 10);
             CHECK(w.calls == 0);
             if (pubsub == RLK_PUBSUB_GLOBAL)
-                CHECKF(global_sub_anywhere(chan) && !shard_sub_on(mst[m], chan),
-                       "SUBSCRIBE %s (global) on some node", chan);
+                CHECKF(sub && !shard_sub_on(mst[m], chan), "SUBSCRIBE %s (global) on some node",
+                       chan);
             else
-                CHECKF(shard_sub_on(mst[m], chan), "SSUBSCRIBE %s on master %d", chan, mst[m]);
+                CHECKF(sub, "SSUBSCRIBE %s on master %d", chan, mst[m]);
             REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, 1, on_res, &u));
             REQUIRE(wait_res(&c, &w, 10000));
             CHECKF(w.err == RLK_OK, "waiter on master %d: %s", mst[m], w.errstr);
