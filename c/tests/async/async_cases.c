@@ -25,6 +25,7 @@
 #include "holdlog.h"
 #include "sentinel.h"
 #include "aloop.h"
+#include "async_procs.h"
 #include "rlk.h"
 #include "rlk_async.h"
 
@@ -896,186 +897,36 @@ static void sentinel(void)
 
 /* ---------------------------------------------------------------- processes */
 
-#define MX_TASKS 4
 #define MX_ITERS 40
 
-/* An async process: MX_TASKS tasks lock/unlock "a:mx" MX_ITERS times each. */
-typedef struct mx_task {
-    cl *c;
-    int fd;
-    unsigned long long task;
-    int iter;
-    int seq;
-    int fails;
-    long long start;
-} mx_task;
-
-static void mx_step(mx_task *t);
-
-static void mx_unlocked(rlk_async *ac, const rlk_async_result *r, void *p)
-{
-    mx_task *t = p;
-
-    (void)ac;
-    if (r->err != RLK_OK)
-        t->fails++;
-    t->iter++;
-    mx_step(t);
-}
-
-static void mx_locked(rlk_async *ac, const rlk_async_result *r, void *p)
-{
-    mx_task *t = p;
-
-    if (r->err != RLK_OK) {
-        t->fails++;
-        t->iter++;
-        mx_step(t);
-        return;
-    }
-    t->start = tk_mono_ns();
-    tk_hold_begin(t->fd, (int)t->task, t->seq, TK_HOLD_EXCL, 0, t->start, 0);
-    tk_hold_end(t->fd, (int)t->task, t->seq++, tk_mono_ns());
-    rlk_async_unlock(ac, RLK_KIND_LOCK, "a:mx", t->task, mx_unlocked, t);
-}
-
-static void mx_step(mx_task *t)
-{
-    if (t->iter >= MX_ITERS)
-        return;
-    rlk_async_lock(t->c->ac, RLK_KIND_LOCK, "a:mx", t->task, 20000, 10000, mx_locked, t);
-}
-
-static int mx_all_done(void *p)
-{
-    mx_task *ts = p;
-
-    for (int i = 0; i < MX_TASKS; i++)
-        if (ts[i].iter < MX_ITERS)
-            return 0;
-    return 1;
-}
-
-static int mx_async_child(const char *log)
-{
-    cl c;
-    mx_task ts[MX_TASKS];
-    int fd = tk_holdlog_open(log), fails = 0;
-
-    if (fd < 0 || cl_open(&c, 0) != RLK_OK)
-        return 3;
-    for (int i = 0; i < MX_TASKS; i++) {
-        memset(&ts[i], 0, sizeof ts[i]);
-        ts[i].c = &c;
-        ts[i].fd = fd;
-        ts[i].task = (unsigned long long)(i + 1);
-        mx_step(&ts[i]);
-    }
-    if (!aloop_run_until(c.l, mx_all_done, ts, 60000))
-        return 4;
-    for (int i = 0; i < MX_TASKS; i++)
-        fails += ts[i].fails;
-    cl_close(&c);
-    return fails ? 5 : 0;
-}
-
-static int mx_blocking_child(const char *log)
-{
-    rlk_client *c = rlk_connect_url(url);
-    rlk_lock *l;
-    int fd = tk_holdlog_open(log), fails = 0;
-
-    if (!c || fd < 0 || !(l = rlk_lock_new(c, "a:mx")))
-        return 3;
-    for (int i = 0; i < MX_ITERS * 2; i++) {
-        long long s;
-
-        if (rlk_lock_try_lock(l, 20000, 10000) != RLK_OK) {
-            fails++;
-            continue;
-        }
-        s = tk_mono_ns();
-        tk_hold_begin(fd, 99, i, TK_HOLD_EXCL, 0, s, 0);
-        tk_hold_end(fd, 99, i, tk_mono_ns());
-        if (rlk_lock_unlock(l) != RLK_OK)
-            fails++;
-    }
-    rlk_lock_free(l);
-    rlk_free(c);
-    return fails ? 5 : 0;
-}
-
-/* Two async processes (4 tasks each) and two blocking ones on one lock:
- * one merged monotonic history, 0 overlaps. */
+/* Two async processes (AP_TASKS tasks each) and two blocking ones on one lock
+ * (async_procs.c): one merged monotonic history, 0 overlaps. */
 static void mutex_procs(void)
 {
-    char dir[] = "/tmp/rlk-async-mx-XXXXXX", logs[4][320];
-    const char *paths[4];
-    pid_t pids[4];
-    tk_hold *holds = NULL;
-    size_t n = 0;
-    tk_hold_report rep;
+    ap_run run = {.url = url, .kind = RLK_KIND_LOCK, .name = "a:mx", .async_procs = 2,
+                  .blocking_procs = 2, .iters = MX_ITERS, .wait_ms = 20000,
+                  .cmd_timeout_ms = cmd_timeout_ms};
+    ap_result out;
     char line[256];
 
-    REQUIRE(mkdtemp(dir));
-    for (int i = 0; i < 4; i++) {
-        snprintf(logs[i], sizeof logs[i], "%s/p%d.log", dir, i);
-        paths[i] = logs[i];
-        pids[i] = fork();
-        REQUIRE(pids[i] >= 0);
-        if (pids[i] == 0)
-            _exit(i < 2 ? mx_async_child(logs[i]) : mx_blocking_child(logs[i]));
-    }
-    for (int i = 0; i < 4; i++) {
-        int st = 0;
-
-        waitpid(pids[i], &st, 0);
-        CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %d (%s) status %d", i,
-               i < 2 ? "async" : "blocking", st);
-    }
-    tk_holds_read(paths, 4, -1, &holds, &n, NULL);
-    rep = tk_holds_check(holds, n, 1);
-    printf("mutex_procs: %s\n", tk_hold_report_str(&rep, line, sizeof line));
-    CHECK_INT_EQ(rep.holds, 2 * MX_TASKS * MX_ITERS + 2 * 2 * MX_ITERS);
-    CHECK_INT_EQ(rep.conflicts, 0);
-    free(holds);
-    for (int i = 0; i < 4; i++)
-        unlink(logs[i]);
-    rmdir(dir);
+    REQUIRE(ap_contend(&run, &out) == 0);
+    printf("mutex_procs: %s, %ld async/blocking handoffs\n",
+           tk_hold_report_str(&out.rep, line, sizeof line), out.handoffs);
+    CHECK_INT_EQ(out.child_failures, 0);
+    CHECK_INT_EQ(out.bad_lines, 0);
+    CHECK_INT_EQ(out.rep.holds, out.expected);
+    CHECK_INT_EQ(out.rep.conflicts, 0);
 }
 
 /* kill -9 of an async holder: its lease runs out, the next waiter gets it. */
 static void kill_holder(void)
 {
-    int p[2];
-    pid_t pid;
-    char ch = 0;
+    pid_t pid = ap_holder_start(url, RLK_KIND_LOCK, "a:k9", 1500, 0);
     cl c;
     res w = {0};
     long long t0;
 
-    REQUIRE(pipe(p) == 0);
-    pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        cl cc;
-        res h = {0};
-
-        close(p[0]);
-        if (cl_open(&cc, 0) != RLK_OK)
-            _exit(3);
-        rlk_async_lock(cc.ac, RLK_KIND_LOCK, "a:k9", 1, 0, 1500, on_res, &h);
-        if (!aloop_run_until(cc.l, res_done, &h, 5000) || h.err != RLK_OK)
-            _exit(4);
-        ch = 'L';
-        if (write(p[1], &ch, 1) != 1)
-            _exit(5);
-        for (;;)
-            aloop_run_until(cc.l, NULL, NULL, 1000);   /* holds until killed */
-    }
-    close(p[1]);
-    REQUIRE(read(p[0], &ch, 1) == 1 && ch == 'L');
-    close(p[0]);
+    REQUIRE(pid > 0);
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
     t0 = rlk_fx_now_ms();
@@ -1519,7 +1370,7 @@ static void semaphore(void)
     CHECK_INT_EQ(rule_breaks, 0);
 }
 
-/* An async process: MX_TASKS tasks take a permit of sx_name and give it back. */
+/* An async process: AP_TASKS tasks take a permit of sx_name and give it back. */
 #define SX_ITERS 60
 #define SX_HOLD_NS 1000000LL        /* each hold lasts this long (so that overlaps would show) */
 
@@ -1582,7 +1433,7 @@ static int sx_all_done(void *p)
 {
     sx_task *ts = p;
 
-    for (int i = 0; i < MX_TASKS; i++)
+    for (int i = 0; i < AP_TASKS; i++)
         if (ts[i].iter < SX_ITERS)
             return 0;
     return 1;
@@ -1591,12 +1442,12 @@ static int sx_all_done(void *p)
 static int sx_async_child(const char *log)
 {
     cl c;
-    sx_task ts[MX_TASKS];
+    sx_task ts[AP_TASKS];
     int fd = tk_holdlog_open(log), fails = 0;
 
     if (fd < 0 || cl_open(&c, 0) != RLK_OK)
         return 3;
-    for (int i = 0; i < MX_TASKS; i++) {
+    for (int i = 0; i < AP_TASKS; i++) {
         memset(&ts[i], 0, sizeof ts[i]);
         ts[i].c = &c;
         ts[i].fd = fd;
@@ -1605,7 +1456,7 @@ static int sx_async_child(const char *log)
     }
     if (!aloop_run_until(c.l, sx_all_done, ts, 120000))
         return 4;
-    for (int i = 0; i < MX_TASKS; i++)
+    for (int i = 0; i < AP_TASKS; i++)
         fails += ts[i].fails;
     cl_close(&c);
     return fails ? 5 : 0;
@@ -1633,7 +1484,7 @@ static int sx_blocking_child(const char *log)
     return fails ? 5 : 0;
 }
 
-/* Two async processes (MX_TASKS tasks each) and one blocking process take
+/* Two async processes (AP_TASKS tasks each) and one blocking process take
  * and give back a permit of name (permits of them): one merged monotonic
  * history, checked for overlapping holds. */
 static void sx_run(const char *name, int permits, tk_hold_report *rep)
@@ -1668,7 +1519,7 @@ static void sx_run(const char *name, int permits, tk_hold_report *rep)
     *rep = tk_holds_check(holds, n, permits == 1);
     printf("semaphore_procs, %d permit(s): %s\n", permits,
            tk_hold_report_str(rep, line, sizeof line));
-    CHECK_INT_EQ(rep->holds, 2 * MX_TASKS * SX_ITERS + SX_ITERS);
+    CHECK_INT_EQ(rep->holds, 2 * AP_TASKS * SX_ITERS + SX_ITERS);
     CHECK_INT_EQ(srv_get(name), permits);   /* every permit given back */
     free(holds);
     for (int i = 0; i < 3; i++)

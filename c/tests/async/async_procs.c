@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * async_procs.c - several processes on one lock (async_procs.h), shared by
+ * async_cases.c and async_cluster.c.
+ */
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "aloop.h"
+#include "async_procs.h"
+#include "holdlog.h"
+#include "rlk.h"
+#include "rlk_async.h"
+#include "tk_util.h"
+
+#define AP_MAX_PROCS 8
+#define AP_HOLDER_MAX_S 120       /* a holder child lives at most this long */
+#define AP_HOLDER_START_MS 15000  /* and says it holds the lock within this */
+#define AP_START_MS 30000         /* contenders connect within this */
+
+typedef struct ap_task {
+    const ap_run *run;
+    rlk_async *ac;
+    int fd;
+    unsigned long long task;
+    int iter;
+    int seq;
+    int fails;
+} ap_task;
+
+static void ap_step(ap_task *t);
+
+static void ap_unlocked(rlk_async *ac, const rlk_async_result *r, void *p)
+{
+    ap_task *t = p;
+
+    (void)ac;
+    if (r->err != RLK_OK)
+        t->fails++;
+    t->iter++;
+    ap_step(t);
+}
+
+static void ap_locked(rlk_async *ac, const rlk_async_result *r, void *p)
+{
+    ap_task *t = p;
+    long long s;
+
+    if (r->err != RLK_OK) {
+        fprintf(stderr, "ap: async acquire of %s: %d %s\n", t->run->name, r->err,
+                r->errstr ? r->errstr : "");
+        t->fails++;
+        t->iter++;
+        ap_step(t);
+        return;
+    }
+    s = tk_mono_ns();
+    tk_hold_begin(t->fd, (int)t->task, t->seq, TK_HOLD_EXCL, 0, s, 0);
+    tk_spin_ns(AP_HOLD_NS);
+    tk_hold_end(t->fd, (int)t->task, t->seq++, tk_mono_ns());
+    rlk_async_unlock(ac, t->run->kind, t->run->name, t->task, ap_unlocked, t);
+}
+
+static void ap_step(ap_task *t)
+{
+    if (t->iter >= t->run->iters)
+        return;
+    rlk_async_lock(t->ac, t->run->kind, t->run->name, t->task, t->run->wait_ms, 10000, ap_locked,
+                   t);
+}
+
+static int ap_all_done(void *p)
+{
+    ap_task *ts = p;
+
+    for (int i = 0; i < AP_TASKS; i++)
+        if (ts[i].iter < ts[i].run->iters)
+            return 0;
+    return 1;
+}
+
+static int ap_open(const char *url, long long watchdog_ms, int cmd_timeout_ms, aloop **l,
+                   rlk_async **ac)
+{
+    rlk_options o;
+
+    rlk_options_init(&o);
+    o.url = url;
+    if (watchdog_ms > 0)
+        o.watchdog_lease_ms = watchdog_ms;
+    if (cmd_timeout_ms > 0)
+        o.command_timeout_ms = cmd_timeout_ms;
+    *l = aloop_new();
+    *ac = rlk_async_new(&o);
+    if (!*l || !*ac)
+        return -1;
+    return aloop_attach(*l, *ac);
+}
+
+/* The start line: a child says it is connected (one byte on ready), then
+ * waits for the parent to close go (EOF), so that all contend together;
+ * bounded by AP_START_MS. 0, or -1. */
+static int ap_ready_go(int ready, int go)
+{
+    struct pollfd pf = {.fd = go, .events = POLLIN};
+    char ch = 'R';
+
+    if (write(ready, &ch, 1) != 1)
+        return -1;
+    if (poll(&pf, 1, AP_START_MS) != 1 || read(go, &ch, 1) != 0)
+        return -1;
+    return 0;
+}
+
+/* "{name}w<pid>": a name in name's slot, for a child's first call (its
+ * connections to that master made before the start line). */
+static void ap_warm_name(const ap_run *run, char *buf, size_t len)
+{
+    snprintf(buf, len, "{%s}w%d", run->name, (int)getpid());
+}
+
+/* A request's outcome into an int: 1 ok, -1 an error. */
+static void ap_held(rlk_async *ac, const rlk_async_result *r, void *p)
+{
+    (void)ac;
+    *(int *)p = r->err == RLK_OK ? 1 : -1;
+}
+
+static int ap_settled(void *p)
+{
+    return *(int *)p != 0;
+}
+
+static int ap_async_child(const ap_run *run, const char *log, int ready, int go)
+{
+    aloop *l;
+    rlk_async *ac;
+    ap_task ts[AP_TASKS];
+    int fd = tk_holdlog_open(log), fails = 0;
+    /* Every acquire waits at most wait_ms and holds ~1 ms: the whole run is bounded. */
+    long long bound = (long long)run->iters * (run->wait_ms + 2000) + 10000;
+
+    char warm[160];
+    int got = 0;
+
+    if (fd < 0 || ap_open(run->url, 0, run->cmd_timeout_ms, &l, &ac) != RLK_OK)
+        return 3;
+    ap_warm_name(run, warm, sizeof warm);
+    rlk_async_lock(ac, RLK_KIND_LOCK, warm, 1, 0, 5000, ap_held, &got);
+    if (!aloop_run_until(l, ap_settled, &got, AP_START_MS) || got != 1)
+        return 6;
+    got = 0;
+    rlk_async_unlock(ac, RLK_KIND_LOCK, warm, 1, ap_held, &got);
+    if (!aloop_run_until(l, ap_settled, &got, AP_START_MS) || got != 1 || ap_ready_go(ready, go))
+        return 6;
+    for (int i = 0; i < AP_TASKS; i++) {
+        memset(&ts[i], 0, sizeof ts[i]);
+        ts[i].run = run;
+        ts[i].ac = ac;
+        ts[i].fd = fd;
+        ts[i].task = (unsigned long long)(i + 1);
+        ap_step(&ts[i]);
+    }
+    if (!aloop_run_until(l, ap_all_done, ts, bound))
+        return 4;
+    for (int i = 0; i < AP_TASKS; i++)
+        fails += ts[i].fails;
+    rlk_async_free(ac);
+    aloop_free(l);
+    return fails ? 5 : 0;
+}
+
+/* One blocking client: 2 * iters acquires of the kind. */
+static int ap_blocking_child(const ap_run *run, const char *log, int ready, int go)
+{
+    rlk_client *c = rlk_connect_url(run->url);
+    rlk_lock *lk = NULL;
+    rlk_fairlock *fl = NULL;
+    rlk_rwlock *rw = NULL;
+    int fd = tk_holdlog_open(log), fails = 0;
+    char warm[160];
+
+    if (!c || fd < 0)
+        return 3;
+    ap_warm_name(run, warm, sizeof warm);
+    if (!(lk = rlk_lock_new(c, warm)) || rlk_lock_try_lock(lk, 0, 5000) != RLK_OK ||
+        rlk_lock_unlock(lk) != RLK_OK || ap_ready_go(ready, go))
+        return 6;
+    rlk_lock_free(lk);
+    lk = NULL;
+    if (run->kind == RLK_KIND_LOCK)
+        lk = rlk_lock_new(c, run->name);
+    else if (run->kind == RLK_KIND_FAIR)
+        fl = rlk_fairlock_new(c, run->name);
+    else
+        rw = rlk_rwlock_new(c, run->name);
+    if (!lk && !fl && !rw)
+        return 3;
+    for (int i = 0; i < run->iters * 2; i++) {
+        long long s;
+        int rc, urc;
+
+        rc = lk   ? rlk_lock_try_lock(lk, run->wait_ms, 10000)
+             : fl ? rlk_fairlock_try_lock(fl, run->wait_ms, 10000)
+                  : rlk_rwlock_try_lock(rw, RLK_RW_WRITE, run->wait_ms, 10000);
+        if (rc != RLK_OK) {
+            fprintf(stderr, "ap: blocking acquire of %s: %d %s\n", run->name, rc, rlk_errstr(c));
+            fails++;
+            continue;
+        }
+        s = tk_mono_ns();
+        tk_hold_begin(fd, 99, i, TK_HOLD_EXCL, 0, s, 0);
+        tk_spin_ns(AP_HOLD_NS);
+        tk_hold_end(fd, 99, i, tk_mono_ns());
+        urc = lk   ? rlk_lock_unlock(lk)
+              : fl ? rlk_fairlock_unlock(fl)
+                   : rlk_rwlock_unlock(rw, RLK_RW_WRITE);
+        if (urc != RLK_OK)
+            fails++;
+    }
+    rlk_lock_free(lk);
+    rlk_fairlock_free(fl);
+    rlk_rwlock_free(rw);
+    rlk_free(c);
+    return fails ? 5 : 0;
+}
+
+int ap_contend(const ap_run *run, ap_result *out)
+{
+    char dir[] = "/tmp/rlk-async-ap-XXXXXX", logs[AP_MAX_PROCS][320];
+    const char *paths[AP_MAX_PROCS];
+    pid_t pids[AP_MAX_PROCS];
+    int np = run->async_procs + run->blocking_procs;
+    tk_hold *holds = NULL;
+    size_t n = 0;
+    int ready[2], go[2], nready = 0;
+
+    memset(out, 0, sizeof *out);
+    if (np > AP_MAX_PROCS || !mkdtemp(dir) || pipe(ready) != 0 || pipe(go) != 0)
+        return -1;
+    fflush(NULL);
+    for (int i = 0; i < np; i++) {
+        snprintf(logs[i], sizeof logs[i], "%s/p%d.log", dir, i);
+        paths[i] = logs[i];
+        pids[i] = fork();
+        if (pids[i] < 0)
+            return -1;
+        if (pids[i] == 0) {
+            close(ready[0]);
+            close(go[1]);
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            _exit(i < run->async_procs ? ap_async_child(run, logs[i], ready[1], go[0])
+                                       : ap_blocking_child(run, logs[i], ready[1], go[0]));
+        }
+    }
+    close(ready[1]);
+    close(go[0]);
+    /* Every child connected (or gone: EOF), bounded; then all start at once. */
+    for (long long end = tk_mono_ns() + AP_START_MS * 1000000LL; nready < np;) {
+        struct pollfd pf = {.fd = ready[0], .events = POLLIN};
+        long long left = (end - tk_mono_ns()) / 1000000;
+        char ch;
+
+        if (left <= 0 || poll(&pf, 1, (int)left) != 1 || read(ready[0], &ch, 1) != 1)
+            break;
+        nready++;
+    }
+    if (nready < np)
+        fprintf(stderr, "ap: %d of %d children ready\n", nready, np);
+    close(ready[0]);
+    close(go[1]);
+    for (int i = 0; i < np; i++) {
+        int st = 0;
+
+        /* Each child ends by its own bound (its loop's, its acquires' waits). */
+        waitpid(pids[i], &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            fprintf(stderr, "ap: child %d (%s) status %d\n", i,
+                    i < run->async_procs ? "async" : "blocking", st);
+            out->child_failures++;
+        }
+    }
+    tk_holds_read(paths, np, -1, &holds, &n, &out->bad_lines);
+    out->rep = tk_holds_check(holds, n, 1);     /* sorts by start */
+    for (size_t i = 1; i < n; i++) {
+        int a = 0, b = 0;
+
+        for (int p = 0; p < run->async_procs; p++) {
+            a |= holds[i - 1].pid == pids[p];
+            b |= holds[i].pid == pids[p];
+        }
+        out->handoffs += a != b;
+    }
+    out->expected = run->async_procs * AP_TASKS * run->iters + run->blocking_procs * 2 * run->iters;
+    free(holds);
+    for (int i = 0; i < np; i++)
+        unlink(logs[i]);
+    rmdir(dir);
+    return 0;
+}
+
+
+static int ap_holder_child(const char *url, int kind, const char *name, long long lease_ms,
+                           long long watchdog_ms, int fd)
+{
+    aloop *l;
+    rlk_async *ac;
+    int got = 0;
+    char ch = 'L';
+
+    if (ap_open(url, watchdog_ms, 0, &l, &ac) != RLK_OK)
+        return 3;
+    rlk_async_lock(ac, kind, name, 1, 0, lease_ms, ap_held, &got);
+    if (!aloop_run_until(l, ap_settled, &got, 10000) || got != 1)
+        return 4;
+    if (write(fd, &ch, 1) != 1)
+        return 5;
+    /* Holds (and renews) until killed; bounded should the parent never kill it. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    for (int i = 0; i < AP_HOLDER_MAX_S; i++)
+        aloop_run_until(l, NULL, NULL, 1000);
+    return 6;
+}
+
+pid_t ap_holder_start(const char *url, int kind, const char *name, long long lease_ms,
+                      long long watchdog_ms)
+{
+    int p[2];
+    pid_t pid;
+    char ch = 0;
+    struct pollfd pf;
+
+    if (pipe(p) != 0)
+        return -1;
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        _exit(ap_holder_child(url, kind, name, lease_ms, watchdog_ms, p[1]));
+    }
+    close(p[1]);
+    pf.fd = p[0];
+    pf.events = POLLIN;
+    if (pid > 0 &&
+        (poll(&pf, 1, AP_HOLDER_START_MS) != 1 || read(p[0], &ch, 1) != 1 || ch != 'L')) {
+        fprintf(stderr, "ap: the holder of %s did not say it holds it\n", name);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        pid = -1;
+    }
+    close(p[0]);
+    return pid;
+}
