@@ -434,6 +434,95 @@ static void test_wait_runs_out(void)
     rlk_free(c);
 }
 
+/* ------------------------------------------------------------ the queue */
+
+/* Starts waiter b (1 permit, wait_ms, lease 30 s) and waits until the
+ * server's queue holds want entries (it queued). */
+static void bg_start_queued(bg_acquire *b, pthread_t *t, rlk_psemaphore *s, long long wait_ms,
+                            const char *waiters, long long want)
+{
+    bg_start(b, t, s, wait_ms, 30000);
+    CHECKF(tk_wait_int_at_least(&srv, want, 5000, "LLEN %s", waiters) == 0,
+           "waiter %lld did not queue", want);
+}
+
+static void test_queue_fifo(void)
+{
+    const char *waiters = "{fs:pq}:rlk_waiters", *grant = "{fs:pq}:rlk_next";
+    rlk_client *c = tk_connect(url, 0, 5);
+    rlk_psemaphore *s = c ? rlk_psemaphore_new(c, "fs:pq") : NULL;
+    char held[3][RLK_PERMIT_ID_SIZE], id[RLK_PERMIT_ID_SIZE];
+    bg_acquire b[3];
+    pthread_t t[3];
+
+    REQUIRE(s);
+    CHECK_INT_EQ(rlk_psemaphore_try_set_permits(s, 3, NULL), RLK_OK);
+    for (int i = 0; i < 3; i++)
+        CHECK_INT_EQ(rlk_psemaphore_try_acquire(s, 0, 30000, held[i]), RLK_OK);
+    for (int i = 0; i < 3; i++)
+        bg_start_queued(&b[i], &t[i], s, 10000, waiters, i + 1);
+    for (int i = 0; i < 3; i++) {
+        /* One release serves the first waiter still queued, and only it. */
+        CHECK_INT_EQ(rlk_psemaphore_release(s, held[i]), RLK_OK);
+        CHECK_INT_EQ(tk_latch_wait(&b[i].done, 1, 5000), 1);
+        for (int j = 0; j < 3; j++)
+            CHECKF((tk_latch_get(&b[j].done) == 1) == (j <= i), "after release %d waiter %d "
+                   "done %d (rc %d)", i + 1, j, (int)tk_latch_get(&b[j].done), b[j].rc);
+        CHECK_INT_EQ(b[i].rc, RLK_OK);
+    }
+    for (int i = 0; i < 3; i++)
+        bg_finish(&b[i], t[i]);
+    CHECK_INT_EQ(available(s), 0);
+    CHECK_INT_EQ(tk_key_exists(&srv, waiters), 0);
+    CHECK_INT_EQ(tk_key_exists(&srv, grant), 0);
+    /* A waiter whose wait runs out leaves the queue. */
+    CHECK_INT_EQ(rlk_psemaphore_try_acquire(s, 200, 30000, id), RLK_ERR_BUSY);
+    CHECK_INT_EQ(tk_key_exists(&srv, waiters), 0);
+    CHECK_INT_EQ(rlk_psemaphore_release(s, b[0].id), RLK_OK);
+    CHECK_INT_EQ(tk_key_exists(&srv, grant), 0);     /* nobody to reserve it for */
+    CHECK_INT_EQ(available(s), 1);
+    CHECK_INT_EQ(rlk_psemaphore_release(s, b[1].id), RLK_OK);
+    CHECK_INT_EQ(rlk_psemaphore_release(s, b[2].id), RLK_OK);
+    rlk_psemaphore_free(s);
+    rlk_free(c);
+}
+
+/* A permit that expires unreleased goes to the first waiter (its attempt
+ * at the expiry reclaims it), not to the second; the second is granted
+ * the next one released. */
+static void test_queue_expiry_serves_head(void)
+{
+    const char *waiters = "{fs:pqe}:rlk_waiters";
+    rlk_client *c = tk_connect(url, 0, 5);
+    rlk_psemaphore *s = c ? rlk_psemaphore_new(c, "fs:pqe") : NULL;
+    char short_id[RLK_PERMIT_ID_SIZE], long_id[RLK_PERMIT_ID_SIZE];
+    bg_acquire b[2];
+    pthread_t t[2];
+
+    REQUIRE(s);
+    CHECK_INT_EQ(rlk_psemaphore_try_set_permits(s, 2, NULL), RLK_OK);
+    CHECK_INT_EQ(rlk_psemaphore_try_acquire(s, 0, 30000, long_id), RLK_OK);
+    CHECK_INT_EQ(rlk_psemaphore_try_acquire(s, 0, 30000, short_id), RLK_OK);
+    for (int i = 0; i < 2; i++)
+        bg_start_queued(&b[i], &t[i], s, 15000, waiters, i + 1);
+    /* Shorten the second held permit's lease: it expires unreleased. */
+    CHECK_INT_EQ(rlk_psemaphore_update_lease(s, short_id, 300), RLK_OK);
+    CHECK_INT_EQ(tk_latch_wait(&b[0].done, 1, 10000), 1);
+    CHECK_INT_EQ(b[0].rc, RLK_OK);
+    CHECK_INT_EQ(tk_latch_get(&b[1].done), 0);
+    CHECK_INT_EQ(rlk_psemaphore_release(s, long_id), RLK_OK);
+    CHECK_INT_EQ(tk_latch_wait(&b[1].done, 1, 5000), 1);
+    CHECK_INT_EQ(b[1].rc, RLK_OK);
+    for (int i = 0; i < 2; i++) {
+        bg_finish(&b[i], t[i]);
+        CHECK_INT_EQ(rlk_psemaphore_release(s, b[i].id), RLK_OK);
+    }
+    CHECK_INT_EQ(tk_key_exists(&srv, waiters), 0);
+    CHECK_INT_EQ(available(s), 2);
+    rlk_psemaphore_free(s);
+    rlk_free(c);
+}
+
 /* ------------------------------------------------------------ the keeper */
 
 typedef struct lost_note {
@@ -827,6 +916,8 @@ int main(int argc, char **argv)
     RUN_TEST(test_wait_woken_by_release);
     RUN_TEST(test_wait_woken_by_expiry);
     RUN_TEST(test_wait_runs_out);
+    RUN_TEST(test_queue_fifo);
+    RUN_TEST(test_queue_expiry_serves_head);
     RUN_TEST(test_keeper_keeps_and_reports_gone);
     RUN_TEST(test_keeper_reports_expired);
     RUN_TEST(test_keeper_on_the_watchdog);
