@@ -231,8 +231,35 @@ static int child_readers(const char *curl, int threads)
     return 0;
 }
 
+/* The writer B of test_writer_window: connects (its pool connection open, its subscriber not
+ * started), says "ready <its client's uuid>", waits for a "go" line, waits for the write lock
+ * rw:win (wait_ms): "got <ms> <rc>", and gives it back. */
+static int child_window(const char *curl, long long wait_ms)
+{
+    rlk_client *c = tk_connect(curl, 2000, 1);
+    rlk_rwlock *rw = c ? rlk_rwlock_new(c, "rw:win") : NULL;
+    char buf[64];
+    size_t n = 0;
+    int rc, mode = 0;
+
+    if (!rw || rlk_rwlock_mode(rw, &mode) != RLK_OK)
+        return 2;
+    tk_say("ready %s", rlk_client_uuid(c));
+    while (n < sizeof buf - 1 && read(STDIN_FILENO, buf + n, 1) == 1 && buf[n] != '\n')
+        n++;
+    rc = rlk_rwlock_try_lock(rw, RLK_RW_WRITE, wait_ms, 10000);
+    tk_say("got %lld %d", rlk_fx_now_ms(), rc);
+    if (rc == RLK_OK)
+        rlk_rwlock_unlock(rw, RLK_RW_WRITE);
+    rlk_rwlock_free(rw);
+    rlk_free(c);
+    return 0;
+}
+
 static int child_main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "window") == 0)
+        return child_window(argv[2], atoll(argv[3]));
     if (argc == 6 && strcmp(argv[1], "contend") == 0)
         return child_contend(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5]);
     if (argc == 4 && strcmp(argv[1], "readers") == 0)
@@ -696,6 +723,148 @@ static void test_writer_queue(void)
     rlk_free(c2);
 }
 
+/* A child's "got <ms> <rc>" line. */
+static int read_got(tk_child *kid, long long *at_ms, int *rc, long long timeout_ms)
+{
+    char line[64];
+
+    return tk_child_read_line(kid, line, sizeof line, timeout_ms) == 0 &&
+           sscanf(line, "got %lld %d", at_ms, rc) == 2 ? 0 : -1;
+}
+
+/* A writer waiting in a thread, done counted on a latch. */
+typedef struct win_writer {
+    rlk_rwlock *rw;
+    long long wait_ms;
+    int rc;
+    tk_latch done;
+} win_writer;
+
+static void *win_writer_main(void *arg)
+{
+    win_writer *w = arg;
+
+    w->rc = rlk_rwlock_try_lock(w->rw, RLK_RW_WRITE, w->wait_ms, 20000);
+    tk_latch_add(&w->done, 1);
+    return NULL;
+}
+
+/* PUBSUB NUMSUB channel on ctx: its subscribers, or -1. */
+static long long numsub_ctx(redisContext *ctx, const char *channel)
+{
+    redisReply *r = redisCommand(ctx, "PUBSUB NUMSUB %s", channel);
+    long long n = -1;
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_INTEGER)
+        n = r->element[1]->integer;
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+/* Issue 21, the writers' queue (rt_procs.c's test_handoff_window for the reentrant lock): the
+ * server refuses new connections while writer B, in its own process, makes its first attempt
+ * (B's subscriber cannot connect: the window between a ticket in the queue and a subscription
+ * held open without timing); writer A (this process's only one, subscribed before) queues too.
+ * The release must go to the writer whose ticket heads the queue when it runs: B when B's
+ * ticket is there (it cannot hear the grant: the old code, which fails here), A otherwise. B
+ * gets the lock after A. */
+static void test_writer_window(void)
+{
+    const char *waiters = "{rw:win}:rlk_waiters";
+    const char *args[] = {"window", url, "20000", NULL};
+    rlk_client *c = tk_connect(url, 0, 2), *wc = tk_connect(url, 0, 2);
+    rlk_rwlock *h = c ? rlk_rwlock_new(c, "rw:win") : NULL, *hw = c ? rlk_rwlock_new(c, "rw:warm") : NULL;
+    win_writer a = {0}, aw = {0};
+    pthread_t ta, taw;
+    tk_child kid;
+    tk_refuse rf = {0};
+    char line[128], ch[128], a_ch[128];
+    long long cid_a, cid_b, head = -1, at_b = 0, pos_a = -1, pos_b = -1;
+    int rc_b = -1, refused = 0;
+
+    REQUIRE(h && hw && wc);
+    a.rw = rlk_rwlock_new(wc, "rw:win");
+    aw.rw = rlk_rwlock_new(wc, "rw:warm");
+    REQUIRE(a.rw && aw.rw);
+    REQUIRE(rlk_rwlock_set_owner(a.rw, "rw-win-a") == RLK_OK &&
+            rlk_rwlock_set_owner(aw.rw, "rw-win-aw") == RLK_OK);
+    REQUIRE(rlk_rwlock_try_lock(h, RLK_RW_WRITE, 0, 20000) == RLK_OK &&
+            rlk_rwlock_try_lock(hw, RLK_RW_WRITE, 0, 20000) == RLK_OK);
+    /* A's subscriber connected before the server refuses connections: A waits for rw:warm
+     * until its wake channel there is subscribed, then gets it. */
+    cid_a = tk_uuid_cid(rlk_client_uuid(wc));
+    snprintf(ch, sizeof ch, "redisson_rwlock:{rw:warm}:rlk:%lld", cid_a);
+    snprintf(a_ch, sizeof a_ch, "redisson_rwlock:{rw:win}:rlk:%lld", cid_a);
+    aw.wait_ms = 10000;
+    a.wait_ms = 20000;
+    tk_latch_init(&aw.done);
+    tk_latch_init(&a.done);
+    pthread_create(&taw, NULL, win_writer_main, &aw);
+    CHECK(tk_wait_numsub(&srv, ch, 1, 10000) == 0);
+    CHECK_INT_EQ(rlk_rwlock_unlock(hw, RLK_RW_WRITE), RLK_OK);
+    tk_latch_wait(&aw.done, 1, 10000);
+    pthread_join(taw, NULL);
+    CHECK_INT_EQ(aw.rc, RLK_OK);
+    CHECK_INT_EQ(rlk_rwlock_unlock(aw.rw, RLK_RW_WRITE), RLK_OK);
+
+    REQUIRE(tk_child_spawn(&kid, args) == 0);
+    if (tk_child_read_line(&kid, line, sizeof line, 15000) != 0 || strncmp(line, "ready ", 6)) {
+        CHECK(!"writer B did not get ready");
+        tk_child_kill(&kid);
+        return;
+    }
+    cid_b = tk_uuid_cid(line + 6);
+    if (cid_b == cid_a) {
+        printf("  A and B drew the same wake channel (1 in 32768): not this run\n");
+        tk_child_kill(&kid);
+        return;
+    }
+    refused = CHECK(tk_refuse_begin(&rf, &srv) == 0);
+    tk_child_send(&kid, "go");
+    /* B's subscriber tried to connect: its first attempt is over (the wait joins after it). */
+    CHECK(tk_refuse_wait_rejected(&rf, 10000) == 0);
+    pos_b = tk_queue_find_cid(rf.ctl, waiters, cid_b);
+    pthread_create(&ta, NULL, win_writer_main, &a);
+    /* A's ticket in the queue and A subscribed (bounded polls on the server's state). */
+    {
+        long long until = rlk_fx_now_ms() + 10000;
+
+        while (((pos_a = tk_queue_find_cid(rf.ctl, waiters, cid_a)) < 0 ||
+                numsub_ctx(rf.ctl, a_ch) < 1) && pos_a != -2 && rlk_fx_now_ms() < until) {
+            struct timespec ts = {0, 2 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    CHECKF(pos_a >= 0, "A's ticket did not show in the queue (%lld)", pos_a);
+    head = tk_ctx_int(rf.ctl, "LINDEX %s 0", waiters);
+    CHECK_INT_EQ(rlk_rwlock_unlock(h, RLK_RW_WRITE), RLK_OK);   /* B's subscriber still refused */
+    CHECK_INT_EQ(tk_latch_wait(&a.done, 1, 10000), 1);
+    printf("  write release with B unable to subscribe: B's ticket at %lld, A's at %lld in the "
+           "queue; A acquired (rc %d)\n", pos_b, pos_a, a.rc);
+    CHECK_INT_EQ(a.rc, RLK_OK);
+    CHECKF(head / 1024 == cid_a, "the lock went to A while B's ticket (%lld) headed the queue: "
+           "B was dropped as dead for a grant it could not hear", head);
+    if (refused)
+        CHECK(tk_refuse_end(&rf) == 0);
+    pthread_join(ta, NULL);
+    /* B subscribes, queues, and gets the lock from A. */
+    CHECK_INT_EQ(rlk_rwlock_unlock(a.rw, RLK_RW_WRITE), RLK_OK);
+    CHECKF(read_got(&kid, &at_b, &rc_b, 15000) == 0, "B said nothing");
+    CHECK_INT_EQ(rc_b, RLK_OK);
+    CHECK(tk_child_wait(&kid, 5000) == 0);
+    CHECK_INT_EQ(tk_key_exists(&srv, waiters), 0);
+    tk_latch_destroy(&a.done);
+    tk_latch_destroy(&aw.done);
+    rlk_rwlock_free(a.rw);
+    rlk_rwlock_free(aw.rw);
+    rlk_rwlock_free(hw);
+    rlk_rwlock_free(h);
+    rlk_free(wc);
+    rlk_free(c);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -709,6 +878,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_watchdog_and_lost);
     RUN_TEST(test_downgrade_wakes_readers);
     RUN_TEST(test_writer_queue);
+    RUN_TEST(test_writer_window);
     RUN_TEST(test_invariant);
     tk_suite_stop(&srv, &stall);
     return check_summary("fl_rwlock");

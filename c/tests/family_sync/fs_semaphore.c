@@ -492,6 +492,118 @@ static void test_queue_fifo(void)
     rlk_free(c);
 }
 
+/* PUBSUB NUMSUB channel on ctx: its subscribers, or -1. */
+static long long numsub_ctx(redisContext *ctx, const char *channel)
+{
+    redisReply *r = redisCommand(ctx, "PUBSUB NUMSUB %s", channel);
+    long long n = -1;
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_INTEGER)
+        n = r->element[1]->integer;
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+/* Issue 21, without timing (the semaphore has no local queue: B is a client of this process
+ * whose subscriber has not started): the server refuses new connections while B makes its first
+ * attempt, so B cannot subscribe to its wake channel; A (subscribed before) queues too. A
+ * release of 1 must serve the waiter whose entry heads the queue when it runs: B when B's entry
+ * is there (it cannot hear the grant: the old code, which fails here), A otherwise. B is served
+ * by the next release. */
+static void test_queue_window(void)
+{
+    const char *waiters = "{fs:win}:rlk_waiters";
+    rlk_client *c = tk_connect(url, 0, 2), *ca = tk_connect(url, 0, 1), *cb = tk_connect(url, 0, 1);
+    rlk_semaphore *s = c ? rlk_semaphore_new(c, "fs:win") : NULL;
+    rlk_semaphore *warm = c ? rlk_semaphore_new(c, "fs:warm") : NULL;
+    rlk_semaphore *sa = ca ? rlk_semaphore_new(ca, "fs:win") : NULL;
+    rlk_semaphore *saw = ca ? rlk_semaphore_new(ca, "fs:warm") : NULL;
+    rlk_semaphore *sb = cb ? rlk_semaphore_new(cb, "fs:win") : NULL;
+    bg_acquire a, aw, b;
+    pthread_t ta, taw, tb;
+    tk_latch done_a, done_aw, done_b;
+    tk_refuse rf = {0};
+    char ch[128], a_ch[128];
+    long long cid_a, cid_b, head = -1, pos_a = -1, pos_b = -1;
+    int refused;
+
+    REQUIRE(s && warm && sa && saw && sb);
+    cid_a = tk_uuid_cid(rlk_client_uuid(ca));
+    cid_b = tk_uuid_cid(rlk_client_uuid(cb));
+    if (cid_a == cid_b) {
+        printf("  A and B drew the same wake channel (1 in 32768): not this run\n");
+        return;
+    }
+    tk_latch_init(&done_a);
+    tk_latch_init(&done_aw);
+    tk_latch_init(&done_b);
+    CHECK_INT_EQ(rlk_semaphore_try_set_permits(s, 0, NULL), RLK_OK);
+    CHECK_INT_EQ(rlk_semaphore_try_set_permits(warm, 0, NULL), RLK_OK);
+    CHECK_INT_EQ(available(sb), 0);     /* B's pool connection open before the refusal */
+    /* A's subscriber connected before the refusal: A waits on fs:warm until its wake channel
+     * there is subscribed, then gets the permit released there. */
+    snprintf(ch, sizeof ch, "redisson_sc:{fs:warm}:rlk:%lld", cid_a);
+    snprintf(a_ch, sizeof a_ch, "redisson_sc:{fs:win}:rlk:%lld", cid_a);
+    aw = (bg_acquire){saw, 1, 10000, -1, 0, &done_aw};
+    pthread_create(&taw, NULL, bg_acquire_main, &aw);
+    CHECK(tk_wait_numsub(&srv, ch, 1, 10000) == 0);
+    CHECK_INT_EQ(rlk_semaphore_release(warm, 1, NULL), RLK_OK);
+    CHECK_INT_EQ(tk_latch_wait(&done_aw, 1, 10000), 1);
+    pthread_join(taw, NULL);
+    CHECK_INT_EQ(aw.rc, RLK_OK);
+
+    refused = CHECK(tk_refuse_begin(&rf, &srv) == 0);
+    b = (bg_acquire){sb, 1, 20000, -1, 0, &done_b};
+    pthread_create(&tb, NULL, bg_acquire_main, &b);
+    /* B's subscriber tried to connect: its first attempt is over (the wait joins after it). */
+    CHECK(tk_refuse_wait_rejected(&rf, 10000) == 0);
+    pos_b = tk_queue_find_cid(rf.ctl, waiters, cid_b);
+    a = (bg_acquire){sa, 1, 20000, -1, 0, &done_a};
+    pthread_create(&ta, NULL, bg_acquire_main, &a);
+    {
+        long long until = rlk_fx_now_ms() + 10000;
+
+        while (((pos_a = tk_queue_find_cid(rf.ctl, waiters, cid_a)) < 0 ||
+                numsub_ctx(rf.ctl, a_ch) < 1) && pos_a != -2 && rlk_fx_now_ms() < until) {
+            struct timespec ts = {0, 2 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    CHECKF(pos_a >= 0, "A's entry did not show in the queue (%lld)", pos_a);
+    head = tk_ctx_int(rf.ctl, "LINDEX %s 0", waiters);     /* "<ticket> <permits>": the ticket */
+    CHECK_INT_EQ(rlk_semaphore_release(s, 1, NULL), RLK_OK);     /* B still cannot subscribe */
+    CHECK_INT_EQ(tk_latch_wait(&done_a, 1, 10000), 1);
+    printf("  release with B unable to subscribe: B's entry at %lld, A's at %lld in the queue; "
+           "A served (rc %d)\n", pos_b, pos_a, a.rc);
+    CHECK_INT_EQ(a.rc, RLK_OK);
+    CHECKF(head / 1024 == cid_a, "the permit went to A while B's entry (%lld) headed the queue: "
+           "B was dropped as dead for a grant it could not hear", head);
+    CHECK_INT_EQ(tk_latch_get(&done_b), 0);
+    if (refused)
+        CHECK(tk_refuse_end(&rf) == 0);
+    pthread_join(ta, NULL);
+    /* B subscribes, queues, and is served by the next release. */
+    CHECK_INT_EQ(rlk_semaphore_release(s, 1, NULL), RLK_OK);
+    CHECK_INT_EQ(tk_latch_wait(&done_b, 1, 15000), 1);
+    pthread_join(tb, NULL);
+    CHECK_INT_EQ(b.rc, RLK_OK);
+    CHECK_INT_EQ(available(s), 0);
+    CHECK_INT_EQ(tk_key_exists(&srv, waiters), 0);
+    tk_latch_destroy(&done_a);
+    tk_latch_destroy(&done_aw);
+    tk_latch_destroy(&done_b);
+    rlk_semaphore_free(sb);
+    rlk_semaphore_free(saw);
+    rlk_semaphore_free(sa);
+    rlk_semaphore_free(warm);
+    rlk_semaphore_free(s);
+    rlk_free(cb);
+    rlk_free(ca);
+    rlk_free(c);
+}
+
 static void test_queue_dead_waiter_skipped(void)
 {
     const char *waiters = "{fs:qd}:rlk_waiters";
@@ -550,6 +662,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_invariant_procs);
     RUN_TEST(test_killed_holder_leaks);
     RUN_TEST(test_queue_fifo);
+    RUN_TEST(test_queue_window);
     RUN_TEST(test_queue_dead_waiter_skipped);
     tk_suite_stop(&srv, &stall);
     return check_summary("fs_semaphore");

@@ -207,8 +207,35 @@ static int child_join(const char *curl, long long wait_ms)
     return 0;
 }
 
+/* The waiter of test_handoff_window: connects (its pool connection open, its subscriber not
+ * started), says "ready <its client's uuid>", waits for a "go" line, waits for pr:queue (try_lock wait_ms):
+ * "got <ms> <rc>", and gives it back. */
+static int child_window(const char *curl, long long wait_ms)
+{
+    rlk_client *c = tk_connect(curl, 2000, 1);
+    rlk_lock *l = c ? rlk_lock_new(c, "pr:queue") : NULL;
+    char buf[64];
+    size_t n = 0;
+    int rc, locked = 0;
+
+    if (!l || rlk_lock_is_locked(l, &locked) != RLK_OK)
+        return 2;
+    tk_say("ready %s", rlk_client_uuid(c));
+    while (n < sizeof buf - 1 && read(STDIN_FILENO, buf + n, 1) == 1 && buf[n] != '\n')
+        n++;
+    rc = rlk_lock_try_lock(l, wait_ms, 10000);
+    tk_say("got %lld %d", rlk_fx_now_ms(), rc);
+    if (rc == RLK_OK)
+        rlk_lock_unlock(l);
+    rlk_lock_free(l);
+    rlk_free(c);
+    return 0;
+}
+
 static int child_main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "window") == 0)
+        return child_window(argv[2], atoll(argv[3]));
     if (argc == 4 && strcmp(argv[1], "join") == 0)
         return child_join(argv[2], atoll(argv[3]));
     if (argc == 4 && strcmp(argv[1], "queue") == 0)
@@ -469,6 +496,124 @@ static void test_handoff_order(void)
     rlk_free(c);
 }
 
+/* PUBSUB NUMSUB channel on ctx: its subscribers, or -1. */
+static long long numsub_ctx(redisContext *ctx, const char *channel)
+{
+    redisReply *r = redisCommand(ctx, "PUBSUB NUMSUB %s", channel);
+    long long n = -1;
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_INTEGER)
+        n = r->element[1]->integer;
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+/* Issue 21: a release in the window between a waiter's ticket entering the server's queue and
+ * its subscription to its wake channel would publish the grant to nobody and drop the waiter
+ * as dead (FIFO lost). The window is held open without timing: the server refuses new
+ * connections (tk_refuse) while waiter B, in its own process, makes its first attempt, so B's
+ * subscriber cannot connect; then A (this process's only waiter, its subscriber connected
+ * before) queues behind whatever B left in the queue. The release must go to
+ * the waiter whose ticket heads the queue when it runs: B when B's ticket is there (it cannot
+ * hear a grant: the old code, which fails here), A otherwise. B gets the lock after A. */
+static void test_handoff_window(void)
+{
+    const char *args[] = {"window", url, "20000", NULL};
+    const char *warm_ch_fmt = "redisson_lock__channel:{pr:warm}:rlk:%lld";
+    rlk_client *c = tk_connect(url, 0, 2), *wc = tk_connect(url, 0, 2);
+    rlk_lock *l = c ? rlk_lock_new(c, "pr:queue") : NULL, *warm = c ? rlk_lock_new(c, "pr:warm") : NULL;
+    bg_lock a = {0}, aw = {0};
+    pthread_t ta, taw;
+    tk_child kid;
+    tk_refuse rf = {0};
+    char line[128], ch[128], a_ch[128];
+    long long cid_a, cid_b, head = -1, at_b = 0, pos_a = -1, pos_b = -1;
+    int rc_b = -1, refused = 0;
+
+    REQUIRE(l && warm && wc);
+    a.lock = rlk_lock_new(wc, "pr:queue");
+    aw.lock = rlk_lock_new(wc, "pr:warm");
+    REQUIRE(a.lock && aw.lock);
+    REQUIRE(rlk_lock_set_owner(a.lock, "pr-win-a") == RLK_OK &&
+            rlk_lock_set_owner(aw.lock, "pr-win-aw") == RLK_OK);
+    REQUIRE(rlk_lock_lock(l, 20000) == RLK_OK && rlk_lock_lock(warm, 20000) == RLK_OK);
+    /* A's subscriber connected before the server refuses connections: A waits for pr:warm
+     * until its wake channel there is subscribed, then gets it. */
+    cid_a = tk_uuid_cid(rlk_client_uuid(wc));
+    snprintf(ch, sizeof ch, warm_ch_fmt, cid_a);
+    snprintf(a_ch, sizeof a_ch, "redisson_lock__channel:{pr:queue}:rlk:%lld", cid_a);
+    aw.wait_ms = 10000;
+    aw.lease_ms = 10000;
+    tk_latch_init(&aw.done);
+    tk_latch_init(&a.done);
+    pthread_create(&taw, NULL, bg_lock_main, &aw);
+    CHECK(tk_wait_numsub(&srv, ch, 1, 10000) == 0);
+    CHECK_INT_EQ(rlk_lock_unlock(warm), RLK_OK);
+    tk_latch_wait(&aw.done, 1, 10000);
+    pthread_join(taw, NULL);
+    CHECK_INT_EQ(aw.rc, RLK_OK);
+    CHECK_INT_EQ(rlk_lock_unlock(aw.lock), RLK_OK);
+
+    REQUIRE(tk_child_spawn(&kid, args) == 0);
+    if (tk_child_read_line(&kid, line, sizeof line, 15000) != 0 || strncmp(line, "ready ", 6)) {
+        CHECK(!"waiter B did not get ready");
+        tk_child_kill(&kid);
+        return;
+    }
+    cid_b = tk_uuid_cid(line + 6);
+    if (cid_b == cid_a) {
+        printf("  A and B drew the same wake channel (1 in 32768): not this run\n");
+        tk_child_kill(&kid);
+        return;
+    }
+    refused = CHECK(tk_refuse_begin(&rf, &srv) == 0);
+    tk_child_send(&kid, "go");
+    /* B's subscriber tried to connect: its first attempt is over (the wait joins after it). */
+    CHECK(tk_refuse_wait_rejected(&rf, 10000) == 0);
+    pos_b = tk_queue_find_cid(rf.ctl, QWAITERS, cid_b);
+    a.wait_ms = 20000;
+    a.lease_ms = 20000;
+    pthread_create(&ta, NULL, bg_lock_main, &a);
+    /* A's ticket in the queue and A subscribed (bounded polls on the server's state). */
+    {
+        long long until = rlk_fx_now_ms() + 10000;
+
+        while (((pos_a = tk_queue_find_cid(rf.ctl, QWAITERS, cid_a)) < 0 ||
+                numsub_ctx(rf.ctl, a_ch) < 1) && pos_a != -2 && rlk_fx_now_ms() < until) {
+            struct timespec ts = {0, 2 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    CHECKF(pos_a >= 0, "A's ticket did not show in the queue (%lld)", pos_a);
+    head = tk_ctx_int(rf.ctl, "LINDEX %s 0", QWAITERS);
+    CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);    /* the release, B's subscriber still refused */
+    CHECK_INT_EQ(tk_latch_wait(&a.done, 1, 10000), 1);
+    printf("  release with B unable to subscribe: B's ticket at %lld, A's at %lld in the queue; "
+           "A acquired (rc %d)\n", pos_b, pos_a, a.rc);
+    CHECK_INT_EQ(a.rc, RLK_OK);
+    CHECKF(head / 1024 == cid_a, "the lock went to A while B's ticket (%lld) headed the queue: "
+           "B was dropped as dead for a grant it could not hear", head);
+    if (refused)
+        CHECK(tk_refuse_end(&rf) == 0);
+    pthread_join(ta, NULL);
+    /* B subscribes, queues, and gets the lock from A. */
+    CHECK_INT_EQ(rlk_lock_unlock(a.lock), RLK_OK);
+    CHECKF(read_got(&kid, &at_b, &rc_b, 15000) == 0, "B said nothing");
+    CHECK_INT_EQ(rc_b, RLK_OK);
+    CHECK(tk_child_wait(&kid, 5000) == 0);
+    CHECK_INT_EQ(tk_int(&srv, "EXISTS %s", QWAITERS), 0);
+    tk_latch_destroy(&a.done);
+    tk_latch_destroy(&aw.done);
+    rlk_lock_free(a.lock);
+    rlk_lock_free(aw.lock);
+    rlk_lock_free(warm);
+    rlk_lock_free(l);
+    rlk_free(wc);
+    rlk_free(c);
+}
+
 /* A killed waiter at the head of the queue, one whose wait runs out and one interrupted:
  * the next waiter gets the lock within the claim window (50 ms) + 5 ms + a round trip of
  * the release (bound here 50 + 250 ms of scheduling room) or at once. */
@@ -599,6 +744,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_killed_holder);
     RUN_TEST(test_stopped_holder);
     RUN_TEST(test_handoff_order);
+    RUN_TEST(test_handoff_window);
     RUN_TEST(test_handoff_dead_waiters);
     RUN_TEST(test_recheck_after_grantee);
     tk_suite_stop(&srv, &stall);

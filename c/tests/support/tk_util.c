@@ -693,3 +693,148 @@ size_t tk_children_take_logs(const char *dir, int n, tk_hold **holds, size_t *co
     }
     return added;
 }
+
+/* ---------------------------------------------------------------- refused connections */
+
+long long tk_ctx_int(redisContext *ctx, const char *fmt, ...)
+{
+    redisReply *r;
+    long long v = -999;
+    va_list ap;
+
+    if (!ctx)
+        return v;
+    va_start(ap, fmt);
+    r = redisvCommand(ctx, fmt, ap);
+    va_end(ap);
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        v = r->integer;
+    else if (r && r->type == REDIS_REPLY_STRING)
+        v = atoll(r->str);
+    else if (r && r->type == REDIS_REPLY_NIL)
+        v = -1;
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+/* A field of INFO section on ctx, or -1. */
+static long long tk_ctx_info(redisContext *ctx, const char *section, const char *field)
+{
+    redisReply *r = redisCommand(ctx, "INFO %s", section);
+    long long v = -1;
+    size_t n = strlen(field);
+
+    if (r && r->type == REDIS_REPLY_STRING) {
+        for (const char *p = r->str; p && *p; p = strchr(p, '\n')) {
+            if (*p == '\n')
+                p++;
+            if (strncmp(p, field, n) == 0 && p[n] == ':') {
+                v = atoll(p + n + 1);
+                break;
+            }
+        }
+    }
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+int tk_refuse_begin(tk_refuse *r, const rlk_fx_server *s)
+{
+    redisReply *rep;
+    long long connected;
+
+    r->maxclients = -1;
+    r->ctl = rlk_fx_connect(s);
+    if (!r->ctl)
+        return -1;
+    rep = redisCommand(r->ctl, "CONFIG GET maxclients");
+    if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
+        rep->element[1]->type == REDIS_REPLY_STRING)
+        r->maxclients = atoll(rep->element[1]->str);
+    if (rep)
+        freeReplyObject(rep);
+    r->rejected0 = tk_ctx_info(r->ctl, "stats", "rejected_connections");
+    connected = tk_ctx_info(r->ctl, "clients", "connected_clients");
+    if (r->maxclients <= 0 || r->rejected0 < 0 || connected <= 0) {
+        r->maxclients = -1;
+        tk_refuse_end(r);
+        return -1;
+    }
+    rep = redisCommand(r->ctl, "CONFIG SET maxclients %lld", connected);
+    if (!rep || rep->type == REDIS_REPLY_ERROR) {
+        fprintf(stderr, "  tk_refuse_begin: CONFIG SET maxclients %lld: %s\n", connected,
+                rep ? rep->str : r->ctl->errstr);
+        if (rep)
+            freeReplyObject(rep);
+        r->maxclients = -1;
+        tk_refuse_end(r);
+        return -1;
+    }
+    freeReplyObject(rep);
+    return 0;
+}
+
+int tk_refuse_wait_rejected(tk_refuse *r, long long timeout_ms)
+{
+    long long until = rlk_fx_now_ms() + timeout_ms;
+
+    while (r->ctl) {
+        long long n = tk_ctx_info(r->ctl, "stats", "rejected_connections");
+
+        if (n > r->rejected0)
+            return 0;
+        if (n < 0 || rlk_fx_now_ms() > until)
+            return -1;
+        struct timespec ts = {0, 2 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    return -1;
+}
+
+int tk_refuse_end(tk_refuse *r)
+{
+    int rc = 0;
+
+    if (r->ctl && r->maxclients > 0) {
+        redisReply *rep = redisCommand(r->ctl, "CONFIG SET maxclients %lld", r->maxclients);
+
+        rc = rep && rep->type != REDIS_REPLY_ERROR ? 0 : -1;
+        if (rep)
+            freeReplyObject(rep);
+    }
+    r->maxclients = -1;
+    if (r->ctl)
+        redisFree(r->ctl);
+    r->ctl = NULL;
+    return rc;
+}
+
+long long tk_queue_find_cid(redisContext *ctx, const char *key, long long cid)
+{
+    redisReply *r = ctx ? redisCommand(ctx, "LRANGE %s 0 -1", key) : NULL;
+    long long at = -2;
+
+    if (r && r->type == REDIS_REPLY_ARRAY) {
+        at = -1;
+        for (size_t i = 0; i < r->elements; i++)
+            if (r->element[i]->type == REDIS_REPLY_STRING &&
+                atoll(r->element[i]->str) / 1024 == cid) {
+                at = (long long)i;
+                break;
+            }
+    }
+    if (r)
+        freeReplyObject(r);
+    return at;
+}
+
+long long tk_uuid_cid(const char *uuid)
+{
+    char hex[5] = {0};
+
+    for (int i = 0; i < 4 && uuid[i]; i++)
+        hex[i] = uuid[i];
+    return 32768 + (strtol(hex, NULL, 16) & 32767);
+}

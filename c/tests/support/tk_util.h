@@ -127,6 +127,37 @@ int tk_wait_int_at_least(const rlk_fx_server *s, long long want, long long timeo
 /* EXISTS key on a fresh connection: 1, 0, or -1 on error. */
 int tk_key_exists(const rlk_fx_server *s, const char *key);
 
+/* ---------------------------------------------------------------- refused connections */
+
+/* The server refusing new connections (CONFIG SET maxclients to the number connected now):
+ * every connection open before goes on working, a new one (a waiter's subscriber that has
+ * not connected yet) is refused until tk_refuse_end. The window of issue 21 (a ticket queued
+ * before its waiter can hear a grant) held open for as long as a test needs, with no timing
+ * involved. ctl: the test's own connection, opened by tk_refuse_begin, for every probe
+ * meanwhile (tk_int's fresh connections would be refused). */
+typedef struct tk_refuse {
+    redisContext *ctl;
+    long long maxclients;       /* to restore; -1: not changed */
+    long long rejected0;        /* INFO stats rejected_connections when it began */
+} tk_refuse;
+/* 0, or -1 (nothing changed). */
+int tk_refuse_begin(tk_refuse *r, const rlk_fx_server *s);
+/* Bounded poll (2 ms): until the server has refused a connection since tk_refuse_begin (a
+ * client tried to open one). 0, or -1 after timeout_ms. */
+int tk_refuse_wait_rejected(tk_refuse *r, long long timeout_ms);
+/* Restores maxclients and closes ctl; 0, or -1 when maxclients could not be restored.
+ * Idempotent. */
+int tk_refuse_end(tk_refuse *r);
+/* A command on ctx read as a number, as tk_int. */
+long long tk_ctx_int(redisContext *ctx, const char *fmt, ...);
+/* The index in the list key (a queue of tickets, "<ticket>" or "<ticket> <permits>") of the
+ * first entry whose ticket belongs to the client with wake-channel id cid (ticket / 1024 ==
+ * cid), -1 when none does, -2 on an error. */
+long long tk_queue_find_cid(redisContext *ctx, const char *key, long long cid);
+/* The wake-channel id of a client from its uuid or an owner id "<uuid>:<thread>": 32768 + the
+ * first 4 hex digits & 32767, as kinds/lock.c draws it. */
+long long tk_uuid_cid(const char *uuid);
+
 /* ---------------------------------------------------------------- child processes */
 
 typedef struct tk_child {
