@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static rlk_fx_server srv;
@@ -523,6 +524,93 @@ static void test_queue_expiry_serves_head(void)
     rlk_free(c);
 }
 
+/* The first-attempt window of issue 21 (as fs_semaphore's test_queue_window,
+ * with q-base's tk_refuse): B's first attempt is made while the server
+ * refuses new connections, so its subscriber cannot subscribe to its wake
+ * channel; A (subscribed before) queues; a release must serve A, not drop
+ * B as dead while B's entry heads the queue. Then B is served after A. */
+static void test_queue_window(void)
+{
+    const char *waiters = "{fs:pwin}:rlk_waiters";
+    rlk_client *c = tk_connect(url, 0, 2), *ca = tk_connect(url, 0, 1), *cb = tk_connect(url, 0, 1);
+    rlk_psemaphore *s = c ? rlk_psemaphore_new(c, "fs:pwin") : NULL;
+    rlk_psemaphore *warm = c ? rlk_psemaphore_new(c, "fs:pwarm") : NULL;
+    rlk_psemaphore *sa = ca ? rlk_psemaphore_new(ca, "fs:pwin") : NULL;
+    rlk_psemaphore *saw = ca ? rlk_psemaphore_new(ca, "fs:pwarm") : NULL;
+    rlk_psemaphore *sb = cb ? rlk_psemaphore_new(cb, "fs:pwin") : NULL;
+    char held[2][RLK_PERMIT_ID_SIZE], held_w[RLK_PERMIT_ID_SIZE], ch[128];
+    bg_acquire a, aw, b;
+    pthread_t ta, taw, tb;
+    tk_refuse rf = {0};
+    long long cid_a, cid_b, head = -1, pos_a = -1, pos_b = -1, until;
+    int refused;
+
+    REQUIRE(s && warm && sa && saw && sb);
+    cid_a = tk_uuid_cid(rlk_client_uuid(ca));
+    cid_b = tk_uuid_cid(rlk_client_uuid(cb));
+    if (cid_a == cid_b) {
+        printf("  A and B drew the same wake channel (1 in 32768): not this run\n");
+        return;
+    }
+    CHECK_INT_EQ(rlk_psemaphore_try_set_permits(s, 2, NULL), RLK_OK);
+    CHECK_INT_EQ(rlk_psemaphore_try_set_permits(warm, 1, NULL), RLK_OK);
+    for (int i = 0; i < 2; i++)
+        CHECK_INT_EQ(rlk_psemaphore_try_acquire(s, 0, 60000, held[i]), RLK_OK);
+    CHECK_INT_EQ(rlk_psemaphore_try_acquire(warm, 0, 60000, held_w), RLK_OK);
+    CHECK_INT_EQ(available(sb), 0);     /* B's pool connection open before the refusal */
+    /* A's subscriber connected before the refusal: A waits on fs:pwarm until its wake channel
+     * there is subscribed, then gets the permit released there. */
+    snprintf(ch, sizeof ch, "redisson_sc:{fs:pwarm}:rlk:%lld", cid_a);
+    bg_start(&aw, &taw, saw, 10000, 60000);
+    CHECK(tk_wait_numsub(&srv, ch, 1, 10000) == 0);
+    CHECK_INT_EQ(rlk_psemaphore_release(warm, held_w), RLK_OK);
+    bg_finish(&aw, taw);
+    CHECK_INT_EQ(aw.rc, RLK_OK);
+
+    refused = CHECK(tk_refuse_begin(&rf, &srv) == 0);
+    bg_start(&b, &tb, sb, 20000, 60000);
+    /* B's subscriber tried to connect: its first attempt is over (the wait joins after it). */
+    CHECK(tk_refuse_wait_rejected(&rf, 10000) == 0);
+    pos_b = tk_queue_find_cid(rf.ctl, waiters, cid_b);
+    bg_start(&a, &ta, sa, 20000, 60000);
+    /* A's ticket enters the queue only once its wake channel is subscribed (rlk_wait_ticket_arg). */
+    until = rlk_fx_now_ms() + 10000;
+    while ((pos_a = tk_queue_find_cid(rf.ctl, waiters, cid_a)) == -1 && rlk_fx_now_ms() < until) {
+        struct timespec ts = {0, 2 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    CHECKF(pos_a >= 0, "A's entry did not show in the queue (%lld)", pos_a);
+    head = tk_ctx_int(rf.ctl, "LINDEX %s 0", waiters);     /* "<ticket> <permits>": the ticket */
+    CHECK_INT_EQ(rlk_psemaphore_release(s, held[0]), RLK_OK);     /* B still cannot subscribe */
+    CHECK_INT_EQ(tk_latch_wait(&a.done, 1, 10000), 1);
+    printf("  release with B unable to subscribe: B's entry at %lld, A's at %lld in the queue; "
+           "A served (rc %d)\n", pos_b, pos_a, a.rc);
+    CHECK_INT_EQ(a.rc, RLK_OK);
+    CHECKF(head / 1024 == cid_a, "the permit went to A while B's entry (%lld) headed the queue: "
+           "B was dropped as dead for a grant it could not hear", head);
+    CHECK_INT_EQ(tk_latch_get(&b.done), 0);
+    if (refused)
+        CHECK(tk_refuse_end(&rf) == 0);
+    bg_finish(&a, ta);
+    /* B subscribes, queues, and is served by the next release. */
+    CHECK_INT_EQ(rlk_psemaphore_release(s, held[1]), RLK_OK);
+    CHECK_INT_EQ(tk_latch_wait(&b.done, 1, 15000), 1);
+    bg_finish(&b, tb);
+    CHECK_INT_EQ(b.rc, RLK_OK);
+    CHECK_INT_EQ(tk_key_exists(&srv, waiters), 0);
+    CHECK_INT_EQ(rlk_psemaphore_release(s, a.id), RLK_OK);
+    CHECK_INT_EQ(rlk_psemaphore_release(s, b.id), RLK_OK);
+    CHECK_INT_EQ(rlk_psemaphore_release(warm, aw.id), RLK_OK);
+    rlk_psemaphore_free(sb);
+    rlk_psemaphore_free(saw);
+    rlk_psemaphore_free(sa);
+    rlk_psemaphore_free(warm);
+    rlk_psemaphore_free(s);
+    rlk_free(cb);
+    rlk_free(ca);
+    rlk_free(c);
+}
+
 /* ------------------------------------------------------------ the keeper */
 
 typedef struct lost_note {
@@ -918,6 +1006,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_wait_runs_out);
     RUN_TEST(test_queue_fifo);
     RUN_TEST(test_queue_expiry_serves_head);
+    RUN_TEST(test_queue_window);
     RUN_TEST(test_keeper_keeps_and_reports_gone);
     RUN_TEST(test_keeper_reports_expired);
     RUN_TEST(test_keeper_on_the_watchdog);
