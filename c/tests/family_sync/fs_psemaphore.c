@@ -36,6 +36,7 @@ static char url[128];
 static tk_stall stall;
 
 #define LATENCY_MS 250      /* bound on a wake-up, with room for scheduling noise */
+#define CLAIM_WINDOW_MS 50  /* how long a granted waiter has to claim (RLK_FAM_CLAIM_MS) */
 
 static size_t unhex(const char *hex, unsigned char *raw)
 {
@@ -499,6 +500,8 @@ static void test_queue_expiry_serves_head(void)
     char short_id[RLK_PERMIT_ID_SIZE], long_id[RLK_PERMIT_ID_SIZE];
     bg_acquire b[2];
     pthread_t t[2];
+    long long gap;
+    int got;
 
     REQUIRE(s);
     CHECK_INT_EQ(rlk_psemaphore_try_set_permits(s, 2, NULL), RLK_OK);
@@ -507,13 +510,26 @@ static void test_queue_expiry_serves_head(void)
     for (int i = 0; i < 2; i++)
         bg_start_queued(&b[i], &t[i], s, 15000, waiters, i + 1);
     /* Shorten the second held permit's lease: it expires unreleased. */
+    tk_stall_reset(&stall);
     CHECK_INT_EQ(rlk_psemaphore_update_lease(s, short_id, 300), RLK_OK);
-    CHECK_INT_EQ(tk_latch_wait(&b[0].done, 1, 10000), 1);
-    CHECK_INT_EQ(b[0].rc, RLK_OK);
-    CHECK_INT_EQ(tk_latch_get(&b[1].done), 0);
+    got = tk_latch_wait(&b[0].done, 1, 10000);
+    gap = tk_stall_max_gap_ms(&stall);
+    if (got != 1 && tk_latch_get(&b[1].done) == 1 && gap >= CLAIM_WINDOW_MS) {
+        /* The first waiter was granted the permit but did not claim it within the claim
+         * window: the second took it when the reservation ran out (docs/runtime.md). */
+        printf("  inconclusive: a scheduling gap of %lld ms (claim window %d ms) let the second "
+               "waiter take the permit granted to the first\n", gap, CLAIM_WINDOW_MS);
+    } else {
+        CHECKF(got == 1, "the first waiter was not served by the expiry (second served: %d; "
+               "longest scheduling gap %lld ms%s)", (int)tk_latch_get(&b[1].done), gap,
+               tk_stall_note(&stall));
+        CHECK_INT_EQ(tk_latch_get(&b[1].done), 0);
+    }
     CHECK_INT_EQ(rlk_psemaphore_release(s, long_id), RLK_OK);
-    CHECK_INT_EQ(tk_latch_wait(&b[1].done, 1, 5000), 1);
-    CHECK_INT_EQ(b[1].rc, RLK_OK);
+    for (int i = 0; i < 2; i++) {
+        CHECK_INT_EQ(tk_latch_wait(&b[i].done, 1, 10000), 1);
+        CHECK_INT_EQ(b[i].rc, RLK_OK);
+    }
     for (int i = 0; i < 2; i++) {
         bg_finish(&b[i], t[i]);
         CHECK_INT_EQ(rlk_psemaphore_release(s, b[i].id), RLK_OK);
