@@ -16,9 +16,13 @@
  *     hold, and reader concurrency above 1 (the maximum is printed);
  *   - waiting writers queue by ticket: the last reader's exit reserves the
  *     lock for the waiting writer and grants it (no reader takes it in the
- *     claim window), and a writer that gives up leaves the queue.
+ *     claim window), and a writer that gives up leaves the queue;
+ *   - a writer's ticket enters the queue only once it can hear its grant
+ *     (issue 21): with writer B's subscriber refused by the server, the
+ *     release goes to the writer heading the queue (A), and B after it.
  *
- * Child modes (argv[1]): contend URL THREADS ITERS LOGFILE | readers URL THREADS.
+ * Child modes (argv[1]): contend URL THREADS ITERS LOGFILE | readers URL THREADS
+ * | window URL WAIT_MS.
  */
 #include "check.h"
 #include "fl_util.h"

@@ -14,7 +14,10 @@
  *   - the queue (issue 21): waiters are served in arrival order, one release
  *     each; a waiter whose wait runs out leaves the queue; a waiter killed
  *     while queued is skipped by the release that reaches it (its grant has
- *     no subscriber) and the next one is served at once.
+ *     no subscriber) and the next one is served at once; a waiter's entry
+ *     enters the queue only once it can hear its grant: with waiter B's
+ *     subscriber refused by the server, the release serves the waiter
+ *     heading the queue (A), and B the next release.
  *
  * Child modes (argv[1]): contend URL NAME THREADS ITERS LOG | hold URL NAME N
  * | wait URL NAME.

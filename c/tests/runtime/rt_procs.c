@@ -15,10 +15,14 @@
  *   - the handoff across processes (docs/runtime.md): waiting processes get
  *     the lock in the order they queued; a queued waiter that is killed, one
  *     whose wait runs out and one that is interrupted (rlk_interrupt_waits)
- *     hold up the next waiter no longer than the documented bounds.
+ *     hold up the next waiter no longer than the documented bounds; a ticket
+ *     enters the queue only once its waiter can hear its grant (issue 21):
+ *     with waiter B's subscriber refused by the server, the release goes to
+ *     the waiter heading the queue (A), and B after it.
  *
  * Child modes (argv[1]): contend URL THREADS ITERS LOGFILE | hold URL LEASE
- * | stopped URL LEASE | queue URL WAIT_MS. Children print one line per step on stdout.
+ * | stopped URL LEASE | queue URL WAIT_MS | join URL WAIT_MS | window URL WAIT_MS.
+ * Children print one line per step on stdout.
  */
 #include "check.h"
 #include "holdlog.h"
