@@ -15,7 +15,14 @@
  *   - the invariant across processes, with holders killed (SIGKILL) while
  *     holding: the peak of permits held at once never exceeds the total (a
  *     killed holder counts as holding until its lease ran out), the others
- *     all finish, and after the longest lease no permit is leaked.
+ *     all finish, and after the longest lease no permit is leaked;
+ *   - the queue (issue 21): waiters are served in arrival order, one release
+ *     each; a waiter whose wait runs out leaves the queue; a permit that
+ *     expires unreleased goes to the first waiter, not the second (unless a
+ *     scheduling gap of the claim window's length let the second take it:
+ *     reported as inconclusive); with waiter B's subscriber refused by the
+ *     server, the release serves the waiter heading the queue (A), and B the
+ *     next release.
  *
  * Child modes (argv[1]): contend URL NAME THREADS ITERS LEASE LOG VICTIM |
  * hold URL NAME LEASE LOG.
