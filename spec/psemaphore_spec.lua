@@ -8,6 +8,10 @@ local sa = require("script_asserts")
 local NIL = backend.NIL
 local SEM, TIMEOUTS, CHANNEL = "{slots}", "{slots}:timeout", "redisson_sc:{slots}"
 local KEYS = { SEM, TIMEOUTS, CHANNEL }
+local WAITERS, GRANT = "{slots}:rlk_waiters", "{slots}:rlk_next"
+-- acquire, release and add_permits also take the queue's keys (docs/runtime.md, "The semaphores' queue")
+local QKEYS = { SEM, TIMEOUTS, CHANNEL, WAITERS, GRANT }
+local CLAIM = 50
 local LEASE = 30000
 local NON_EXPIRABLE = "922337203685477" -- Redisson's expiry for a permit taken without a lease
 local it_virtual = helpers.it_virtual
@@ -26,15 +30,28 @@ local function with_pub(fn)
   end
 end
 
+-- psemaphore/acquire as a single try (ticket 0), the ids after the fixed arguments.
 local function acquire(lease, ...)
-  return r:script("psemaphore/acquire", KEYS, { tostring(lease), PUB, ... })
+  return r:script("psemaphore/acquire", QKEYS, { tostring(lease), "0", tostring(CLAIM), PUB, ... })
 end
-local function release(...) return r:script("psemaphore/release", KEYS, { PUB, ... }) end
+-- psemaphore/acquire with a ticket: t (a new waiter) or -t (queued already).
+local function acquire_t(ticket, ...)
+  return r:script("psemaphore/acquire", QKEYS, { tostring(LEASE), string.format("%.0f", ticket), tostring(CLAIM),
+                                                 PUB, ... })
+end
+local function release(...) return r:script("psemaphore/release", QKEYS, { tostring(CLAIM), PUB, ... }) end
+-- semaphore/cancel serves both semaphores (the same count key, queue and grant).
+local function cancel(ticket, permits)
+  return r:script("semaphore/cancel", { SEM, CHANNEL, WAITERS, GRANT },
+                  { string.format("%.0f", ticket), tostring(permits), tostring(CLAIM), PUB })
+end
 local function update_lease(lease, id)
   return r:script("psemaphore/update_lease", KEYS, { tostring(lease), id, PUB })
 end
 local function try_set(permits) return r:script("psemaphore/try_set_permits", KEYS, { tostring(permits), PUB }) end
-local function add(delta) return r:script("psemaphore/add_permits", KEYS, { tostring(delta), PUB }) end
+local function add(delta)
+  return r:script("psemaphore/add_permits", QKEYS, { tostring(delta), tostring(CLAIM), PUB })
+end
 local function available() return r:script("psemaphore/available", KEYS, { PUB }) end
 local function count() return r:call("GET", SEM) end
 local function expiry(id)
@@ -273,9 +290,13 @@ describe("psemaphore/acquire", function()
 
   it("refuses the wrong number of keys or arguments", function()
     assert_refused_each("RLK_BADARG", script_calls("psemaphore/acquire", {
-      { { SEM, TIMEOUTS }, { "1000", "publish", "a" } },
-      { { SEM, TIMEOUTS, CHANNEL, "x" }, { "1000", "publish", "a" } },
-      { KEYS, { "1000", "publish" } }, { KEYS, { "1000" } }, { KEYS, {} },
+      { KEYS, { "1000", "0", "50", "publish", "a" } },
+      { { SEM, TIMEOUTS, CHANNEL, WAITERS }, { "1000", "0", "50", "publish", "a" } },
+      { { SEM, TIMEOUTS, CHANNEL, WAITERS, GRANT, "x" }, { "1000", "0", "50", "publish", "a" } },
+      { QKEYS, { "1000", "0", "50", "publish" } }, { QKEYS, { "1000" } }, { QKEYS, {} },
+      { QKEYS, { "1000", "1", "50", "publish", "a" } }, { QKEYS, { "1000", "67108864", "50", "publish", "a" } },
+      { QKEYS, { "1000", "x", "50", "publish", "a" } }, { QKEYS, { "1000", "0", "0", "publish", "a" } },
+      { QKEYS, { "1000", "0", "1e3", "publish", "a" } },
     }))
   end)
 
@@ -360,8 +381,9 @@ describe("psemaphore/release", function()
 
   it("refuses the wrong number of keys or arguments", function()
     assert_refused_each("RLK_BADARG", script_calls("psemaphore/release", {
-      { { SEM, TIMEOUTS }, { "publish", "live" } }, { { SEM, TIMEOUTS, CHANNEL, "x" }, { "publish", "live" } },
-      { KEYS, { "publish" } }, { KEYS, {} },
+      { KEYS, { "50", "publish", "live" } }, { { SEM, TIMEOUTS, CHANNEL, WAITERS }, { "50", "publish", "live" } },
+      { QKEYS, { "50", "publish" } }, { QKEYS, { "50" } }, { QKEYS, {} },
+      { QKEYS, { "0", "publish", "live" } }, { QKEYS, { "x", "publish", "live" } },
     }))
   end)
 
@@ -556,7 +578,8 @@ describe("psemaphore/add_permits", function()
 
   it("refuses the wrong number of keys or arguments", function()
     assert_refused_each("RLK_BADARG", script_calls("psemaphore/add_permits", {
-      { { SEM, CHANNEL }, { "1", "publish" } }, { KEYS, {} }, { KEYS, { "1" } }, { KEYS, { "1", "publish", "2" } },
+      { KEYS, { "1", "50", "publish" } }, { QKEYS, {} }, { QKEYS, { "1" } }, { QKEYS, { "1", "50" } },
+      { QKEYS, { "1", "50", "publish", "2" } }, { QKEYS, { "1", "0", "publish" } },
     }))
   end)
 
@@ -669,4 +692,240 @@ describe("psemaphore/size", function()
       { { SEM }, {} }, { KEYS, {} }, { { SEM, TIMEOUTS }, { "1" } },
     }))
   end)
+end)
+
+-- The waiter queue (issue 21): the same queue, reservation and grants as the plain semaphore
+-- (scripts/lib/sem_grant.lua, sem_claim.lua, sem_queue.lua); a waiter's permits are its ids.
+describe("psemaphore queue and grants", function()
+  local W = 33554432        -- tickets are cid * 1024 + r, at least 2^25
+  local SHIFT = 67108864
+  local function wake(t) return CHANNEL .. ":rlk:" .. string.format("%d", math.floor(t / 1024)) end
+  local function grant_msg(t) return string.format("%.0f", t * SHIFT) end
+  local function entry(t, n) return string.format("%.0f", t) .. " " .. tostring(n) end
+  local function queue() return r:call("LRANGE", WAITERS, "0", "-1") end
+  local function first_in_queue(rep) return type(rep) == "table" and rep[1] == -1 end
+  local A, B, C, D = W + 1024, W + 2048, W + 3072, W + 4096
+
+  it("takes free permits at once, a single try or a new waiter, without queueing", function()
+    r:call("SET", SEM, "2")
+    assert.same({ "a" }, acquire(LEASE, "a"))
+    assert.same({ "b" }, acquire_t(A, "b"))
+    assert.equal("0", count())
+    assert.equal(0, r:call("EXISTS", WAITERS))
+    assert.is_number(acquire(LEASE, "c"))         -- a single try: the earliest expiry, never queued
+    assert.equal(0, r:call("EXISTS", WAITERS))
+  end)
+
+  it("queues waiters in arrival order, once each; the first is told so, with the earliest expiry", function()
+    r:call("SET", SEM, "1")
+    assert.same({ "held" }, acquire(LEASE, "held"))
+    local rep = acquire_t(A, "a1")
+    assert.is_true(first_in_queue(rep))
+    assert.is_true(rep[2] > 0 and rep[2] <= LEASE, "bound " .. tostring(rep[2]))
+    assert.equal(NIL, acquire_t(B, "b1", "b2"))
+    assert.equal(NIL, acquire_t(C, "c1"))
+    assert.is_true(first_in_queue(acquire_t(-A, "a1")))   -- queued already: stays first, once
+    assert.equal(NIL, acquire_t(-B, "b1", "b2"))
+    assert.same({ entry(A, 1), entry(B, 2), entry(C, 1) }, queue())
+    assert.is_true(r:call("PTTL", WAITERS) > 0, "the queue expires when nobody comes any more")
+  end)
+
+  it("the first waiter with no permit that expires by itself is told -1", function()
+    r:call("SET", SEM, "0")
+    assert.same({ -1, -1 }, acquire_t(A, "a1"))
+  end)
+
+  it("a release reserves the permits for the first waiter, grants it alone, then publishes the count", function()
+    r:call("SET", SEM, "1")
+    acquire(LEASE, "held")
+    acquire_t(A, "a1")
+    acquire_t(B, "b1")
+    r:published()
+    assert.equal(1, release("held"))
+    assert.equal("1", count())                    -- a reservation moves no permit
+    assert.equal(entry(A, 1), r:call("GET", GRANT))
+    sa.assert_pttl(r, GRANT, CLAIM, 1)
+    assert.same({ entry(B, 1) }, queue())
+    -- Redisson's waiters (on redisson_sc:{name}) still hear the count
+    assert.same({ { channel = wake(A), message = grant_msg(A) }, { channel = CHANNEL, message = "1" } },
+      r:published())
+  end)
+
+  it("other acquirers see the count less the reservation; only the grantee takes it", function()
+    r:call("SET", SEM, "1")
+    acquire(LEASE, "held")
+    acquire_t(A, "a1")
+    release("held")
+    r:published()
+    local before = sa.snapshot(r, { SEM, TIMEOUTS, GRANT })
+    local single = acquire(LEASE, "x")
+    assert.is_true(single > 0 and single <= CLAIM, "a single try: the reservation's PTTL, got " .. tostring(single))
+    assert.equal(-3, acquire_t(B, "b1"))          -- first behind the reservation: after its window
+    assert.equal(NIL, acquire_t(C, "c1"))
+    sa.assert_unchanged(r, before)
+    assert.same({ entry(B, 1), entry(C, 1) }, queue())
+    assert.same({ "a1" }, acquire_t(-A, "a1"))    -- the grantee claims
+    assert.equal("0", count())
+    assert.is_number(expiry("a1"))
+    assert.equal(0, r:call("EXISTS", GRANT))
+    assert.same({ entry(B, 1), entry(C, 1) }, queue())
+  end)
+
+  it("grants in order a head at a time; the grantee's claim grants the next (the chain)", function()
+    r:call("SET", SEM, "4")
+    assert.same({ "h1", "h2", "h3", "h4" }, acquire(LEASE, "h1", "h2", "h3", "h4"))
+    acquire_t(A, "a1")
+    acquire_t(B, "b1", "b2")
+    acquire_t(C, "c1")
+    acquire_t(D, "d1", "d2", "d3", "d4", "d5")
+    r:published()
+    assert.equal(4, release("h1", "h2", "h3", "h4"))
+    assert.equal(entry(A, 1), r:call("GET", GRANT))
+    assert.same({ { channel = wake(A), message = grant_msg(A) }, { channel = CHANNEL, message = "4" } },
+      r:published())
+    assert.same({ "a1" }, acquire_t(-A, "a1"))    -- claims 1 and grants B its 2 (3 left)
+    assert.equal(entry(B, 2), r:call("GET", GRANT))
+    assert.same({ { channel = wake(B), message = grant_msg(B) } }, r:published())
+    assert.same({ "b1", "b2" }, acquire_t(-B, "b1", "b2"))
+    assert.equal(entry(C, 1), r:call("GET", GRANT))
+    assert.same({ "c1" }, acquire_t(-C, "c1"))    -- the last; D wants 5: nobody granted
+    assert.equal(0, r:call("EXISTS", GRANT))
+    assert.equal("0", count())
+    assert.same({ entry(D, 5) }, queue())
+    assert.same({ { channel = wake(C), message = grant_msg(C) } }, r:published())
+  end)
+
+  it("add_permits grants the first waiter it covers, then publishes", function()
+    r:call("SET", SEM, "0")
+    acquire_t(A, "a1", "a2")
+    acquire_t(B, "b1")
+    r:published()
+    assert.equal(1, add(1))
+    assert.equal(0, r:call("EXISTS", GRANT))      -- A wants 2: first come, first served
+    assert.same({ { channel = CHANNEL, message = "1" } }, r:published())
+    assert.equal(2, add(1))
+    assert.equal(entry(A, 2), r:call("GET", GRANT))
+    assert.same({ { channel = wake(A), message = grant_msg(A) }, { channel = CHANNEL, message = "2" } },
+      r:published())
+    assert.equal(2, add(0))                       -- no rise: nothing granted or published
+    assert.same({}, r:published())
+  end)
+
+  it("an expiry reclaim grants the first waiter the reclaimed permits cover", function()
+    r:call("SET", SEM, "0")
+    acquire_t(A, "a1")
+    acquire_t(B, "b1")
+    add_expired_permit("old")
+    r:published()
+    local rep = acquire(LEASE, "x1", "x2")        -- a single try of 2: reclaims 1 for A, takes nothing
+    assert.is_true(rep > 0 and rep <= CLAIM, "the reservation's PTTL, got " .. tostring(rep))
+    assert.equal("1", count())
+    assert.equal(entry(A, 1), r:call("GET", GRANT))
+    assert.same({ { channel = wake(A), message = grant_msg(A) }, { channel = CHANNEL, message = "1" } },
+      r:published())
+    assert.same({ "a1" }, acquire_t(-A, "a1"))
+    assert.same({ entry(B, 1) }, queue())
+  end)
+
+  it("a queued waiter behind the first that reclaims an expired permit leaves it to the first", function()
+    r:call("SET", SEM, "0")
+    acquire_t(A, "a1")
+    acquire_t(B, "b1")
+    add_expired_permit("old")
+    r:published()
+    assert.equal(-3, acquire_t(-B, "b1"))         -- its keepalive attempt: the expiry serves A;
+                                                  -- B is first now, behind A's reservation
+    assert.equal(entry(A, 1), r:call("GET", GRANT))
+    assert.same({ entry(B, 1) }, queue())
+    assert.same({ { channel = wake(A), message = grant_msg(A) }, { channel = CHANNEL, message = "1" } },
+      r:published())
+    assert.same({ "a1" }, acquire_t(-A, "a1"))
+  end)
+
+  it("the first waiter that reclaims expired permits takes them, and the rest go to the next", function()
+    r:call("SET", SEM, "0")
+    acquire_t(A, "a1")
+    acquire_t(B, "b1")
+    add_expired_permit("old1")
+    add_expired_permit("old2")
+    r:published()
+    assert.same({ "a1" }, acquire_t(-A, "a1"))    -- its bound ran out: it attempts, reclaims 2
+    assert.equal(entry(B, 1), r:call("GET", GRANT))
+    assert.same({ { channel = wake(B), message = grant_msg(B) }, { channel = CHANNEL, message = "1" } },
+      r:published())
+  end)
+
+  it("skips a waiter whose wake channel nobody hears (its client is gone) and grants the next", function()
+    r:ssubscribe(wake(B))                         -- sharded: only B's client still listens
+    r:ssubscribe(CHANNEL)
+    r:call("SET", SEM, "1")
+    acquire(LEASE, "held")
+    acquire_t(A, "a1")
+    acquire_t(B, "b1")
+    acquire_t(C, "c1")
+    r:published()
+    PUB = "spublish"
+    assert.equal(1, release("held"))
+    PUB = "publish"
+    assert.equal(entry(B, 1), r:call("GET", GRANT))
+    assert.same({ entry(C, 1) }, queue())
+    local got = {}
+    for _, p in ipairs(r:published()) do
+      if p.channel ~= wake(A) then got[#got + 1] = { channel = p.channel, message = p.message } end
+    end
+    assert.same({ { channel = wake(B), message = grant_msg(B) }, { channel = CHANNEL, message = "1" } }, got)
+  end)
+
+  it("a grantee whose permits went meanwhile (a Redisson client) queues again at the tail", function()
+    r:call("SET", SEM, "1")
+    acquire(LEASE, "held")
+    acquire_t(A, "a1")
+    acquire_t(B, "b1")
+    release("held")
+    r:call("DECRBY", SEM, "1")                    -- Redisson's tryAcquire ignores the reservation
+    assert.is_true(first_in_queue(acquire_t(-A, "a1")))  -- told to listen on the channel as well
+    assert.same({ entry(B, 1), entry(A, 1) }, queue())
+    assert.equal(0, r:call("EXISTS", GRANT))
+  end)
+
+  it("semaphore/cancel takes a waiter out and passes its unclaimed reservation on", function()
+    r:call("SET", SEM, "1")
+    acquire(LEASE, "held")
+    acquire_t(A, "a1")
+    acquire_t(B, "b1")
+    acquire_t(C, "c1")
+    assert.equal(1, cancel(B, 1))
+    assert.same({ entry(A, 1), entry(C, 1) }, queue())
+    release("held")
+    r:published()
+    assert.equal(2, cancel(A, 1))
+    assert.equal(entry(C, 1), r:call("GET", GRANT))
+    assert.same({ { channel = wake(C), message = grant_msg(C) } }, r:published())
+    assert.same({ "c1" }, acquire_t(-C, "c1"))
+    assert.equal(0, r:call("EXISTS", WAITERS, GRANT))
+  end)
+
+  it("refuses a waiters or grant key of another type, changing nothing", function()
+    r:call("SET", SEM, "1")
+    acquire(LEASE, "held")
+    add_expired_permit("old")
+    for _, setup in ipairs({ { WAITERS, { "SET", "%s", "x" } }, { GRANT, { "HSET", "%s", "f", "v" } } }) do
+      r:call("DEL", WAITERS, GRANT)
+      sa.make(r, setup[2], setup[1])
+      local before = sa.snapshot(r, { SEM, TIMEOUTS, WAITERS, GRANT })
+      sa.assert_error(acquire_t(A, "a1"), "RLK_WRONGTYPE")
+      sa.assert_error(acquire(LEASE, "a1"), "RLK_WRONGTYPE")
+      sa.assert_error(release("held"), "RLK_WRONGTYPE")
+      sa.assert_error(add(1), "RLK_WRONGTYPE")
+      sa.assert_unchanged(r, before)
+    end
+  end)
+
+  sa.publish_cases(r, { SEM, TIMEOUTS, WAITERS, GRANT }, function()
+    r:call("SET", SEM, "2")
+    acquire(LEASE, "h1", "h2")
+    acquire_t(A, "a1")
+    acquire_t(B, "b1")
+    release("h1", "h2")
+  end, with_pub(function() return acquire_t(-A, "a1") end), { wake(B) })   -- the chain's grant
 end)

@@ -1,23 +1,30 @@
 -- name: psemaphore/acquire
--- version: 3
--- summary: Take permits from a permit-expirable semaphore, each stored under a caller-made id until it expires.
--- redisson: RedissonPermitExpirableSemaphore.tryAcquireAsync (reclaim; decrby + zadd ids; else ':' nearest expiry)
+-- version: 4
+-- summary: Take permits (stored by id until they expire) unless reserved for another waiter, or queue.
+-- redisson: RedissonPermitExpirableSemaphore.tryAcquireAsync (reclaim; decrby + zadd ids); queue, grant: rlk's
 -- time: server - "now" (which permits expired) and each new permit's expiry (TIME in ms + lease_ms) come from TIME
 -- KEYS[1]: semaphore - a string key holding the number of available permits
 -- KEYS[2]: timeouts - sorted set {name}:timeout; member permit id -> expiry time in ms since the epoch
--- KEYS[3]: channel - wake-up channel redisson_sc:{name}
+-- KEYS[3]: channel - wake-up channel redisson_sc:{name}; grants go to <channel>:rlk:<ticket/1024>
+-- KEYS[4]: waiters - list {name}:rlk_waiters of waiting "<ticket> <permits>", first come first
+-- KEYS[5]: grant - string {name}:rlk_next: the "<ticket> <permits>" permits are reserved for, PX claim window
 -- ARGV[1]: lease_ms - how long each new permit lives, integer 1..1000000000000
--- ARGV[2]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
--- ARGV[3..n]: ids - one new permit id per permit to take (e.g. 16 random bytes), each 1..1024 bytes, all distinct
--- return array: acquired: the ids in ARGV order, stored with expiry TIME + lease_ms; count decreased by their number
--- return integer: not acquired; ms until the earliest held permit expires (how long to wait at most)
--- return nil: not acquired, and no held permit expires by itself (none held, or only Redisson's lease-less ones)
--- error RLK_BADARG: fewer than 3 arguments, not exactly 3 keys, an id empty, too long or repeated, or held already
+-- ARGV[2]: ticket - 0 never queue; t in 33554432..67108863 new waiter (tail); -t queued already
+-- ARGV[3]: claim_ms - how long the next waiter granted (a chain) has to claim, 1..1000000000000
+-- ARGV[4]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
+-- ARGV[5..n]: ids - one new permit id per permit to take (16 random bytes), each 1..1024 bytes, distinct
+-- return array: acquired: the ids (expiry TIME + lease_ms); not acquired, first in the queue: {-1, ms} (below)
+-- return integer: not acquired (a single try): ms until the earliest held permit expires or a reservation ends
+-- return nil: not acquired; queued behind another waiter (wait for a grant), or a single try, nothing expiring
+-- return -3: not acquired; queued first behind another ticket's reservation: attempt again after it
+-- error RLK_BADARG: not 5 keys or under 5 arguments, ticket or claim_ms bad, an id empty, long, repeated or held
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
--- error RLK_WRONGTYPE: semaphore key not a string holding an integer in +-(2^53-1), or timeouts key not a zset
+-- error RLK_WRONGTYPE: semaphore not an integer in +-(2^53-1), timeouts not a zset, waiters, grant not list, string
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
+-- {-1, ms}: the first waiter hears the semaphore's channel too and attempts again within ms (when the
+-- earliest held permit expires; -1: none expires by itself). A grant wakes the others.
 local MAX_COUNT = 9007199254740991
 local NON_EXPIRABLE = 922337203685477 -- the expiry Redisson gives a permit acquired without a lease
 
@@ -35,32 +42,55 @@ local NON_EXPIRABLE = 922337203685477 -- the expiry Redisson gives a permit acqu
 
 --- @include "lib/publish_cmd"
 
-if #KEYS ~= 3 or #ARGV < 3 then
-  return redis.error_reply('RLK_BADARG expected 3 keys and 3 or more arguments')
+--- @include "lib/sem_ticket"
+
+--- @include "lib/wrong_type"
+
+-- Reserves permits for the first waiter avail covers and wakes it alone.
+--- @include "lib/sem_grant"
+
+--- @include "lib/sem_claim"
+
+--- @include "lib/sem_queue"
+
+if #KEYS ~= 5 or #ARGV < 5 then
+  return redis.error_reply('RLK_BADARG expected 5 keys and 5 or more arguments')
 end
-local semaphore, timeouts, channel, lease_ms = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
-local publish, bad_publish = publish_cmd(ARGV[2])
+local semaphore, timeouts, channel, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local lease_ms, claim_ms = ARGV[1], ARGV[3]
+local publish, bad_publish = publish_cmd(ARGV[4])
 if not publish then return bad_publish end
 if not is_lease(lease_ms) then
   return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
 end
+local t = sem_ticket(ARGV[2])
+if not t then
+  return redis.error_reply('RLK_BADARG ticket must be 0 or an integer t with |t| in 33554432..67108863')
+end
+if not is_lease(claim_ms) then
+  return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
+end
 local ids, seen = {}, {}
-for i = 3, #ARGV do
+for i = 5, #ARGV do
   local id = ARGV[i]
   if #id < 1 or #id > 1024 then
-    return redis.error_reply('RLK_BADARG permit id ' .. (i - 2) .. ' must be 1..1024 bytes')
+    return redis.error_reply('RLK_BADARG permit id ' .. (i - 4) .. ' must be 1..1024 bytes')
   end
   if seen[id] then
-    return redis.error_reply('RLK_BADARG permit id ' .. (i - 2) .. ' repeats permit id ' .. seen[id])
+    return redis.error_reply('RLK_BADARG permit id ' .. (i - 4) .. ' repeats permit id ' .. seen[id])
   end
-  seen[id] = i - 2
-  ids[i - 2] = id
+  seen[id] = i - 4
+  ids[i - 4] = id
 end
 local count, err = load_count(semaphore)
 if err then return err end
 local tkind = redis.call('type', timeouts).ok
 if tkind ~= 'none' and tkind ~= 'zset' then
   return redis.error_reply('RLK_WRONGTYPE timeouts key holds a ' .. tkind .. ', not a zset')
+end
+local why = wrong_type(waiters, 'list', 'waiters') or wrong_type(grant, 'string', 'grant')
+if why then
+  return redis.error_reply('RLK_WRONGTYPE ' .. why)
 end
 local now = now_ms()
 for i, id in ipairs(ids) do
@@ -76,10 +106,22 @@ if before + expired > MAX_COUNT then
 end
 
 reclaim(semaphore, timeouts, now, expired)
+local n = #ids
+local me = t ~= 0 and (string.format('%d', t < 0 and -t or t) .. ' ' .. n) or nil
+local held, reserved, lost = sem_claim(grant, me)      -- its own reservation: claimed (or lost)
 local available = before + expired
-local acquired = available >= #ids
+if expired > 0 and not reserved and not lost and redis.call('lindex', waiters, 0) ~= me then
+  -- An expiry reclaim serves the queue first: the first waiter the permits cover is granted
+  -- before this caller (which is not that waiter) may take what is left.
+  local got = sem_grant(waiters, grant, available, claim_ms, channel, publish)
+  if got then
+    held, reserved = tonumber(string.match(got, ' ([0-9]+)$')), got
+  end
+end
+local avail = available - held
+local acquired = avail >= n
 if acquired then
-  redis.call('decrby', semaphore, #ids)
+  redis.call('decrby', semaphore, n)
   local expiry = int(now + tonumber(lease_ms))
   for _, id in ipairs(ids) do
     redis.call('zadd', timeouts, expiry, id)
@@ -88,7 +130,15 @@ if acquired then
   if ttl > 0 then
     redis.call('pexpire', timeouts, ttl)
   end
-  available = available - #ids
+  if t < 0 and not lost then
+    redis.call('lrem', waiters, 0, me)      -- a queued waiter that found permits free
+  end
+  available, avail = available - n, avail - n
+end
+-- Free permits no reservation holds (reclaimed, or left over) go to the first waiter they cover:
+-- the chain after a claim, or an expiry reclaim.
+if not reserved and avail > 0 then
+  sem_grant(waiters, grant, avail, claim_ms, channel, publish)
 end
 if available > before and available > 0 then
   redis.call(publish, channel, int(available))
@@ -96,8 +146,19 @@ end
 if acquired then
   return ids
 end
+local bound
 local first = redis.call('zrange', timeouts, 0, 0, 'WITHSCORES')
 if first[2] ~= nil and tonumber(first[2]) < NON_EXPIRABLE then
-  return tonumber(first[2]) - now
+  bound = tonumber(first[2]) - now
+end
+if t == 0 then
+  local pttl = reserved and redis.call('pttl', grant) or -1
+  if pttl >= 0 and (not bound or pttl < bound) then
+    bound = pttl
+  end
+  return bound
+end
+if sem_queue(waiters, me, t, lost) then
+  return reserved and -3 or {-1, bound or -1}
 end
 return nil

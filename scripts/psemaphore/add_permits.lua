@@ -1,16 +1,19 @@
 -- name: psemaphore/add_permits
--- version: 2
--- summary: Add to (or, with a negative delta, take from) a permit-expirable semaphore's count, after reclaiming.
--- redisson: RedissonPermitExpirableSemaphore.addPermitsAsync (set get + delta; publish delta when > 0)
+-- version: 3
+-- summary: Add to (or take from) a permit-expirable semaphore's count after reclaiming; a rise grants the first waiter.
+-- redisson: RedissonPermitExpirableSemaphore.addPermitsAsync (set get + delta; publish delta when > 0); grant: rlk's
 -- time: server - "now" decides which permits expired; they are returned to the count first
 -- KEYS[1]: semaphore - a string key holding the number of available permits
 -- KEYS[2]: timeouts - sorted set {name}:timeout; member permit id -> expiry time in ms since the epoch
--- KEYS[3]: channel - wake-up channel redisson_sc:{name}
+-- KEYS[3]: channel - wake-up channel redisson_sc:{name}; grants go to <channel>:rlk:<ticket/1024>
+-- KEYS[4]: waiters - list {name}:rlk_waiters of waiting "<ticket> <permits>", first come first
+-- KEYS[5]: grant - string {name}:rlk_next: the "<ticket> <permits>" permits are reserved for, PX claim window
 -- ARGV[1]: delta - permits to add, integer -1000000000000..1000000000000 (may be negative or 0)
--- ARGV[2]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
--- return integer: the new count (the key is created when missing, its TTL kept when present)
--- error RLK_BADARG: not exactly 3 keys and 2 arguments, delta malformed or out of range, or overflow
--- error RLK_WRONGTYPE: semaphore key not a string holding an integer in +-(2^53-1), or timeouts key not a zset
+-- ARGV[2]: claim_ms - how long the first waiter granted has to claim, integer 1..1000000000000
+-- ARGV[3]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
+-- return integer: the new count (key created when missing, TTL kept); a rise above 0 grants and publishes
+-- error RLK_BADARG: not exactly 5 keys and 3 arguments, delta or claim_ms malformed or out of range, or overflow
+-- error RLK_WRONGTYPE: semaphore not an integer in +-(2^53-1), timeouts not a zset, waiters, grant not list, string
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
@@ -30,20 +33,35 @@ local MAX_COUNT = 9007199254740991
 
 --- @include "lib/publish_cmd"
 
-if #KEYS ~= 3 or #ARGV ~= 2 then
-  return redis.error_reply('RLK_BADARG expected 3 keys and 2 arguments')
+--- @include "lib/is_lease"
+
+--- @include "lib/wrong_type"
+
+-- Reserves permits for the first waiter avail covers and wakes it alone.
+--- @include "lib/sem_grant"
+
+if #KEYS ~= 5 or #ARGV ~= 3 then
+  return redis.error_reply('RLK_BADARG expected 5 keys and 3 arguments')
 end
-local semaphore, timeouts, channel, delta = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
-local publish, bad_publish = publish_cmd(ARGV[2])
+local semaphore, timeouts, channel, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local delta, claim_ms = ARGV[1], ARGV[2]
+local publish, bad_publish = publish_cmd(ARGV[3])
 if not publish then return bad_publish end
 if not is_delta(delta) then
   return redis.error_reply('RLK_BADARG delta must be an integer in -1000000000000..1000000000000')
+end
+if not is_lease(claim_ms) then
+  return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
 end
 local count, err = load_count(semaphore)
 if err then return err end
 local tkind = redis.call('type', timeouts).ok
 if tkind ~= 'none' and tkind ~= 'zset' then
   return redis.error_reply('RLK_WRONGTYPE timeouts key holds a ' .. tkind .. ', not a zset')
+end
+local why = wrong_type(waiters, 'list', 'waiters') or wrong_type(grant, 'string', 'grant')
+if why then
+  return redis.error_reply('RLK_WRONGTYPE ' .. why)
 end
 local now = now_ms()
 local before = count or 0
@@ -56,6 +74,9 @@ end
 reclaim(semaphore, timeouts, now, expired)
 redis.call('incrby', semaphore, delta)
 if new > before and new > 0 then
+  if redis.call('exists', grant) == 0 then
+    sem_grant(waiters, grant, new, claim_ms, channel, publish)
+  end
   redis.call(publish, channel, int(new))
 end
 return new

@@ -1,16 +1,19 @@
 -- name: psemaphore/release
--- version: 2
--- summary: Give back permits of a permit-expirable semaphore by id; expired or unknown ids are not counted.
--- redisson: RedissonPermitExpirableSemaphore.tryReleaseAsync(ids) (reclaim; zrem ids; incrby; publish)
+-- version: 3
+-- summary: Give back permits by id (expired or unknown ids not counted); reserve them for the first waiter.
+-- redisson: RedissonPermitExpirableSemaphore.tryReleaseAsync(ids) (reclaim; zrem ids; incrby; publish); grant: rlk's
 -- time: server - "now" decides which permits expired (they are reclaimed first, so they no longer count as held)
 -- KEYS[1]: semaphore - a string key holding the number of available permits
 -- KEYS[2]: timeouts - sorted set {name}:timeout; member permit id -> expiry time in ms since the epoch
--- KEYS[3]: channel - wake-up channel redisson_sc:{name}
--- ARGV[1]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
--- ARGV[2..n]: ids - permit ids to give back, each 1..1024 bytes
--- return integer: how many of the ids were held and are now released (0 when none: expired, unknown or released)
--- error RLK_BADARG: not exactly 3 keys, no publish or no id, an id empty or longer than 1024 bytes, or overflow
--- error RLK_WRONGTYPE: semaphore key not a string holding an integer in +-(2^53-1), or timeouts key not a zset
+-- KEYS[3]: channel - wake-up channel redisson_sc:{name}; grants go to <channel>:rlk:<ticket/1024>
+-- KEYS[4]: waiters - list {name}:rlk_waiters of waiting "<ticket> <permits>", first come first
+-- KEYS[5]: grant - string {name}:rlk_next: the "<ticket> <permits>" permits are reserved for, PX claim window
+-- ARGV[1]: claim_ms - how long the first waiter granted has to claim, integer 1..1000000000000
+-- ARGV[2]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
+-- ARGV[3..n]: ids - permit ids to give back, each 1..1024 bytes
+-- return integer: how many of the ids were held and are now released (0: expired, unknown or released)
+-- error RLK_BADARG: not 5 keys, no claim_ms, publish or id, claim_ms bad, an id empty or over 1024 bytes, overflow
+-- error RLK_WRONGTYPE: semaphore not an integer in +-(2^53-1), timeouts not a zset, waiters, grant not list, string
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
@@ -28,15 +31,26 @@ local MAX_COUNT = 9007199254740991
 
 --- @include "lib/publish_cmd"
 
-if #KEYS ~= 3 or #ARGV < 2 then
-  return redis.error_reply('RLK_BADARG expected 3 keys and 2 or more arguments')
+--- @include "lib/is_lease"
+
+--- @include "lib/wrong_type"
+
+-- Reserves permits for the first waiter avail covers and wakes it alone.
+--- @include "lib/sem_grant"
+
+if #KEYS ~= 5 or #ARGV < 3 then
+  return redis.error_reply('RLK_BADARG expected 5 keys and 3 or more arguments')
 end
-local semaphore, timeouts, channel = KEYS[1], KEYS[2], KEYS[3]
-local publish, bad_publish = publish_cmd(ARGV[1])
+local semaphore, timeouts, channel, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local claim_ms = ARGV[1]
+local publish, bad_publish = publish_cmd(ARGV[2])
 if not publish then return bad_publish end
-for i = 2, #ARGV do
+if not is_lease(claim_ms) then
+  return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
+end
+for i = 3, #ARGV do
   if #ARGV[i] < 1 or #ARGV[i] > 1024 then
-    return redis.error_reply('RLK_BADARG permit id ' .. (i - 1) .. ' must be 1..1024 bytes')
+    return redis.error_reply('RLK_BADARG permit id ' .. (i - 2) .. ' must be 1..1024 bytes')
   end
 end
 local count, err = load_count(semaphore)
@@ -45,22 +59,30 @@ local tkind = redis.call('type', timeouts).ok
 if tkind ~= 'none' and tkind ~= 'zset' then
   return redis.error_reply('RLK_WRONGTYPE timeouts key holds a ' .. tkind .. ', not a zset')
 end
+local why = wrong_type(waiters, 'list', 'waiters') or wrong_type(grant, 'string', 'grant')
+if why then
+  return redis.error_reply('RLK_WRONGTYPE ' .. why)
+end
 local now = now_ms()
 local before = count or 0
 local expired = redis.call('zcount', timeouts, '-inf', int(now))
-if before + expired + #ARGV - 1 > MAX_COUNT then
+if before + expired + #ARGV - 2 > MAX_COUNT then
   return redis.error_reply('RLK_BADARG releasing would take the count above 9007199254740991')
 end
 
 reclaim(semaphore, timeouts, now, expired)
 local released = 0
-for i = 2, #ARGV do
+for i = 3, #ARGV do
   released = released + redis.call('zrem', timeouts, ARGV[i])
 end
 if released > 0 then
   redis.call('incrby', semaphore, released)
 end
 local available = before + expired + released
+-- One reservation at a time: while one lives, its grantee's claim grants the next (the chain).
+if available > 0 and redis.call('exists', grant) == 0 then
+  sem_grant(waiters, grant, available, claim_ms, channel, publish)
+end
 if available > before and available > 0 then
   redis.call(publish, channel, int(available))
 end

@@ -1,5 +1,5 @@
 -- name: semaphore/acquire
--- version: 1
+-- version: 2
 -- summary: Take permits when enough are not reserved for another waiter, claim a reservation, or join the queue.
 -- redisson: RedissonSemaphore.tryAcquireAsync(permits) (get >= permits -> decrby); queue and grant: rlk's
 -- time: none
@@ -38,6 +38,10 @@ local MAX_COUNT = 9007199254740991
 -- Reserves permits for the first waiter avail covers and wakes it alone.
 --- @include "lib/sem_grant"
 
+--- @include "lib/sem_claim"
+
+--- @include "lib/sem_queue"
+
 if #KEYS ~= 4 or #ARGV ~= 4 then
   return redis.error_reply('RLK_BADARG expected 4 keys and 4 arguments')
 end
@@ -64,14 +68,7 @@ end
 
 local n = tonumber(permits)
 local me = t ~= 0 and (string.format('%d', t < 0 and -t or t) .. ' ' .. permits) or nil
-local reserved = redis.call('get', grant)
-local held, lost = 0, false
-if reserved and reserved == me then
-  redis.call('del', grant)      -- this waiter's reservation: claimed (or lost below)
-  reserved, lost = nil, true
-elseif reserved then
-  held = tonumber(string.match(reserved, ' ([0-9]+)$')) or 0
-end
+local held, reserved, lost = sem_claim(grant, me)      -- its own reservation: claimed (or lost)
 local avail = (count or 0) - held
 if avail >= n then
   redis.call('decrby', semaphore, permits)
@@ -86,26 +83,7 @@ end
 if t == 0 then
   return reserved and redis.call('pttl', grant) or -1
 end
--- Not acquired: the waiter stays in (or joins) the queue; the list lives as long as waiters come.
-local first
-if lost then
-  -- Its reservation could not be served (drained, or a Redisson client took permits meanwhile):
-  -- queued again at the tail, as a reentrant-lock grantee beaten by Redisson; it listens on the
-  -- channel in case it is first.
-  redis.call('rpush', waiters, me)
-  redis.call('pexpire', waiters, 60000)
-  first = true
-else
-  local queued = t < 0 and redis.call('lpos', waiters, me) or false
-  if queued then
-    first = queued == 0
-  else
-    local len = redis.call('rpush', waiters, me)
-    redis.call('pexpire', waiters, 60000)
-    -- Queued again after losing its place: it may be first without a grant saying so.
-    first = len == 1 or t < 0
-  end
-end
+local first = sem_queue(waiters, me, t, lost)
 if first and reserved then
   return -3
 end

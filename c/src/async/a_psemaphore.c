@@ -21,6 +21,7 @@
 #include "kinds/names.h"
 #include "kinds/psemaphore.h"
 #include "runtime/fam.h"
+#include "runtime/fam_hold.h"
 #include "async/engine.h"
 #include "async/a_common.h"
 
@@ -31,7 +32,7 @@ typedef struct aps {
     rlk_async *ac;
     rlk_async_req *r;
     int op;
-    char *name, *timeouts, *channel;
+    char *name, *timeouts, *channel, *waiters, *grant;
     unsigned char raw[RLK_PSEM_RAW_ID_MAX];
     size_t rawlen;
     char hex[RLK_PERMIT_ID_SIZE];
@@ -63,6 +64,8 @@ static void aps_free_state(rlk_async_req *r, void *state)
     free(a->name);
     free(a->timeouts);
     free(a->channel);
+    free(a->waiters);
+    free(a->grant);
 }
 
 static long long aps_elapsed(const aps *a)
@@ -95,11 +98,11 @@ static void aps_reply(rlk_async *ac, int rc, const redisReply *reply, const char
  * permit a cancelled request was granted). */
 static void aps_release_send(aps *a, int cw)
 {
-    const char *keys[3] = {a->name, a->timeouts, a->channel};
-    const char *args[2] = {rlk_ae_publish_arg(a->ac), (const char *)a->raw};
-    size_t lens[2] = {strlen(args[0]), a->rawlen};
+    const char *keys[5] = {a->name, a->timeouts, a->channel, a->waiters, a->grant};
+    const char *args[3] = {RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->ac), (const char *)a->raw};
+    size_t lens[3] = {strlen(args[0]), strlen(args[1]), a->rawlen};
 
-    a->call = rlk_ae_scriptv(a->ac, "psemaphore/release", 3, keys, 2, args, lens, aps_reply, a);
+    a->call = rlk_ae_scriptv(a->ac, "psemaphore/release", 5, keys, 3, args, lens, aps_reply, a);
     a->cw = a->call ? cw : APS_CW_NONE;
     if (!a->call)
         aps_end(a, rlk_ae_closing(a->ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM,
@@ -108,12 +111,13 @@ static void aps_release_send(aps *a, int cw)
 
 static void aps_attempt(aps *a)
 {
-    const char *keys[3] = {a->name, a->timeouts, a->channel};
-    const char *args[3] = {a->lease, rlk_ae_publish_arg(a->ac), (const char *)a->raw};
-    size_t lens[3] = {strlen(args[0]), strlen(args[1]), a->rawlen};
+    const char *keys[5] = {a->name, a->timeouts, a->channel, a->waiters, a->grant};
+    const char *args[5] = {a->lease, "0", RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->ac),
+                           (const char *)a->raw};
+    size_t lens[5] = {strlen(args[0]), 1, strlen(args[2]), strlen(args[3]), a->rawlen};
 
     a->again = 0;
-    a->call = rlk_ae_scriptv(a->ac, "psemaphore/acquire", 3, keys, 3, args, lens, aps_reply, a);
+    a->call = rlk_ae_scriptv(a->ac, "psemaphore/acquire", 5, keys, 5, args, lens, aps_reply, a);
     a->cw = a->call ? APS_CW_ACQ : APS_CW_NONE;
     if (!a->call)
         aps_end(a, rlk_ae_closing(a->ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM,
@@ -343,7 +347,9 @@ static aps *aps_new(rlk_async *ac, int op, const char *name, rlk_async_fn fn, vo
     a->name = strdup(name);
     a->timeouts = rlk_fam_suffix_name(name, RLK_NAMES_PERMITS);
     a->channel = rlk_fam_prefix_name(RLK_NAMES_CH_SEMAPHORE, name);
-    if (!a->name || !a->timeouts || !a->channel)
+    a->waiters = rlk_fam_suffix_name(name, RLK_NAMES_WAITERS);
+    a->grant = rlk_fam_suffix_name(name, RLK_NAMES_GRANT);
+    if (!a->name || !a->timeouts || !a->channel || !a->waiters || !a->grant)
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async psemaphore %s: out of memory", name);
     return a;
 }

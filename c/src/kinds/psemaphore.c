@@ -23,11 +23,14 @@
 #include "kinds/names.h"
 #include "kinds/psemaphore.h"
 #include "runtime/fam.h"
+#include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
 #include "runtime/metrics.h"
 #include "runtime/wait.h"
 
 #define RLK_PSEM_LEASELESS 922337203685477LL    /* Redisson's score of a permit without a lease */
+#define RLK_PSEM_ACQ_FIXED 4    /* psemaphore/acquire's ARGV before the ids */
+#define RLK_PSEM_REL_FIXED 2    /* psemaphore/release's ARGV before the ids: claim window, publish */
 
 /* ---------------------------------------------------------------- handles */
 
@@ -42,7 +45,7 @@ rlk_psemaphore *rlk_psemaphore_new(rlk_client *c, const char *name)
     if (!s)
         return NULL;
     s->timeouts = rlk_fam_suffix_name(name, RLK_NAMES_PERMITS);
-    if (!s->timeouts) {
+    if (rlk_sem_queue_init(&s->q, &s->b) != 0 || !s->timeouts) {
         rlk_psemaphore_free(s);
         return rlk_fam_nomem(c, &rlk_psemaphore_kind, name);
     }
@@ -54,6 +57,7 @@ void rlk_psemaphore_free(rlk_psemaphore *s)
     if (!s)
         return;
     free(s->timeouts);
+    rlk_sem_queue_free(&s->q);
     rlk_fam_free(s);
 }
 
@@ -104,6 +108,14 @@ int rlk_psem_keys(const rlk_psemaphore *s, const char **keys)
     return RLK_PSEM_NKEYS;
 }
 
+int rlk_psem_qkeys(const rlk_psemaphore *s, const char **keys)
+{
+    rlk_psem_keys(s, keys);
+    keys[3] = s->q.waiters;
+    keys[4] = s->q.grant;
+    return RLK_PSEM_NQKEYS;
+}
+
 int rlk_psem_decode_id(rlk_psemaphore *s, const char *what, const char *hex, unsigned char *raw,
                        size_t *len)
 {
@@ -131,8 +143,15 @@ typedef struct rlk_psem_try {
     rlk_psemaphore *s;
     int n;
     char lease[24];
+    char ticket[24];            /* the attempt's ticket argument */
+    char permits[24];           /* n, as the queue entry and the cancel name it */
+    rlk_sub_ticket tk;          /* tk.ticket 0: no place in the queue (a single try, or a
+                                   cluster's global pub/sub) */
+    int queued;                 /* an attempt with the ticket may have put it in the queue */
+    int wide;                   /* the last attempt said: first in the queue (or -3): hear the
+                                   semaphore's channel too */
     unsigned char *raw;         /* n x RLK_PSEM_NEW_ID_BYTES */
-    const char **args;          /* lease, the publish command, then the n ids */
+    const char **args;          /* lease, ticket, claim window, the publish command, the n ids */
     size_t *lens;
     int io_failed;              /* an attempt ended in a connection error: it may have run */
 } rlk_psem_try;
@@ -151,20 +170,24 @@ static int rlk_psem_try_init(rlk_psem_try *t, rlk_psemaphore *s, int n, long lon
     t->n = n;
     snprintf(t->lease, sizeof t->lease, "%lld", lease_ms);
     t->raw = malloc((size_t)n * RLK_PSEM_NEW_ID_BYTES);
-    t->args = malloc((size_t)(n + 2) * sizeof *t->args);
-    t->lens = malloc((size_t)(n + 2) * sizeof *t->lens);
+    t->args = malloc((size_t)(n + RLK_PSEM_ACQ_FIXED) * sizeof *t->args);
+    t->lens = malloc((size_t)(n + RLK_PSEM_ACQ_FIXED) * sizeof *t->lens);
     if (!t->raw || !t->args || !t->lens)
         return rlk_set_error(s->b.c, RLK_ERR_NOMEM, "acquire %s: out of memory", s->b.name);
     if (rlk_random_bytes(t->raw, (size_t)n * RLK_PSEM_NEW_ID_BYTES) != 0)
         return rlk_set_error(s->b.c, RLK_ERR_IO, "acquire %s: no random source for permit ids",
                              s->b.name);
+    snprintf(t->ticket, sizeof t->ticket, "0");
+    snprintf(t->permits, sizeof t->permits, "%d", n);
     t->args[0] = t->lease;
-    t->lens[0] = strlen(t->lease);
-    t->args[1] = rlk_publish_arg(s->b.c);
-    t->lens[1] = strlen(t->args[1]);
+    t->args[1] = t->ticket;
+    t->args[2] = RLK_FAM_CLAIM_MS_STR;
+    t->args[3] = rlk_publish_arg(s->b.c);
+    for (int i = 0; i < RLK_PSEM_ACQ_FIXED; i++)
+        t->lens[i] = strlen(t->args[i]);
     for (int i = 0; i < n; i++) {
-        t->args[i + 2] = (const char *)t->raw + (size_t)i * RLK_PSEM_NEW_ID_BYTES;
-        t->lens[i + 2] = RLK_PSEM_NEW_ID_BYTES;
+        t->args[i + RLK_PSEM_ACQ_FIXED] = (const char *)t->raw + (size_t)i * RLK_PSEM_NEW_ID_BYTES;
+        t->lens[i + RLK_PSEM_ACQ_FIXED] = RLK_PSEM_NEW_ID_BYTES;
     }
     return RLK_OK;
 }
@@ -176,8 +199,8 @@ static int rlk_psem_lost_ran(rlk_psem_try *t)
 {
     rlk_psemaphore *s = t->s;
     const char *keys[RLK_PSEM_NKEYS];
-    const char *argv[3] = {"ZSCORE", NULL, t->args[2]};
-    size_t lens[3] = {6, 0, t->lens[2]};
+    const char *argv[3] = {"ZSCORE", NULL, t->args[RLK_PSEM_ACQ_FIXED]};
+    size_t lens[3] = {6, 0, t->lens[RLK_PSEM_ACQ_FIXED]};
     redisReply *r = NULL;
     int ran = -1;
 
@@ -214,32 +237,61 @@ static int rlk_psem_attempt_error(rlk_psem_try *t, int rc)
 static int rlk_psem_undo(void *arg)
 {
     rlk_psem_try *t = arg;
-    const char *keys[RLK_PSEM_NKEYS];
+    const char *keys[RLK_PSEM_NQKEYS];
+    const int skip = RLK_PSEM_ACQ_FIXED - RLK_PSEM_REL_FIXED;   /* claim window, publish, ids */
     long long got = 0;
-    int rc = rlk_fam_eval_int(t->s->b.c, "psemaphore/release", rlk_psem_keys(t->s, keys), keys,
-                              t->n + 1, t->args + 1, t->lens + 1, &got);   /* publish, the ids */
+    int rc = rlk_fam_eval_int(t->s->b.c, "psemaphore/release", rlk_psem_qkeys(t->s, keys), keys,
+                              t->n + RLK_PSEM_REL_FIXED, t->args + skip, t->lens + skip, &got);
 
     return rc != RLK_OK ? rc : got == t->n ? RLK_OK : RLK_ERR_NOT_OWNER;
 }
 
-/* rlk_wait_attempt_fn: psemaphore/acquire. The bound is the time until the
- * earliest held permit expires (its expiry publishes nothing by itself),
- * + 1 ms: the expiry falls on a whole ms. */
+/* rlk_wait_attempt_fn: psemaphore/acquire with the waiter's ticket
+ * argument (rlk_wait_ticket_arg: 0 until its wake channel is subscribed).
+ * RLK_ERR_BUSY: *bound_ms the time until the earliest held permit expires
+ * (its expiry publishes nothing by itself), + 1 ms: the expiry falls on a
+ * whole ms; -1 for a queued waiter behind others (a grant wakes it);
+ * RLK_WAIT_RECHECK when first behind another ticket's reservation. */
 static int rlk_psem_attempt(void *arg, long long *bound_ms)
 {
     rlk_psem_try *t = arg;
     rlk_psemaphore *s = t->s;
-    const char *keys[RLK_PSEM_NKEYS];
+    const char *keys[RLK_PSEM_NQKEYS];
+    long long targ = rlk_wait_ticket_arg(&t->tk, t->queued);   /* 0: does not queue */
     redisReply *r = NULL;
-    int rc = rlk_evalv(s->b.c, "psemaphore/acquire", rlk_psem_keys(s, keys), keys, NULL, t->n + 2,
-                       t->args, t->lens, &r);
+    int rc;
 
     *bound_ms = -1;
-    if (rc != RLK_OK)
-        return rlk_psem_attempt_error(t, rc);
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == (size_t)t->n) {
+    snprintf(t->ticket, sizeof t->ticket, "%lld", targ);
+    t->lens[1] = strlen(t->ticket);
+    rc = rlk_evalv(s->b.c, "psemaphore/acquire", rlk_psem_qkeys(s, keys), keys, NULL,
+                   t->n + RLK_PSEM_ACQ_FIXED, t->args, t->lens, &r);
+    if (rc != RLK_OK) {
+        if (targ)
+            t->queued = 1;      /* it may have run: a retry looks before queueing, the give-up
+                                   cancels */
+        rc = rlk_psem_attempt_error(t, rc);
+        if (rc == RLK_OK)
+            t->queued = 0;      /* the lost call took the permits: it left the queue */
+        return rc;
+    }
+    t->wide = 0;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == (size_t)t->n &&
+        r->element[0]->type == REDIS_REPLY_STRING) {
         freeReplyObject(r);
+        t->queued = 0;
         return rlk_fam_acks_acquired(s->b.c, "acquire", s->b.name, rlk_psem_undo, t);
+    } else if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+               r->element[0]->type == REDIS_REPLY_INTEGER &&
+               r->element[1]->type == REDIS_REPLY_INTEGER) {
+        t->wide = 1;            /* {-1, ms}: first in the queue */
+        if (r->element[1]->integer >= 0)
+            *bound_ms = r->element[1]->integer + 1;
+        rc = RLK_ERR_BUSY;
+    } else if (r->type == REDIS_REPLY_INTEGER && r->integer == -3) {
+        *bound_ms = RLK_WAIT_RECHECK;
+        t->wide = 1;
+        rc = RLK_ERR_BUSY;
     } else if (r->type == REDIS_REPLY_INTEGER || r->type == REDIS_REPLY_NIL) {
         if (r->type == REDIS_REPLY_INTEGER)
             *bound_ms = (r->integer > 0 ? r->integer : 0) + 1;
@@ -249,17 +301,26 @@ static int rlk_psem_attempt(void *arg, long long *bound_ms)
                            "acquire %s: psemaphore/acquire replied type %d", s->b.name, r->type);
     }
     freeReplyObject(r);
+    if (rc == RLK_ERR_BUSY && targ)
+        t->queued = 1;
     return rc;
 }
 
 static int rlk_psem_wait(rlk_psemaphore *s, rlk_psem_try *t, long long start, long long wait_ms)
 {
     rlk_waiter w;
+    int rc;
 
     rlk_wait_init(&w, &s->b, "semaphore", rlk_psem_attempt, t);
     w.ride_out = 1;     /* safe: a retry reuses the ids (see rlk_psem_attempt_error) */
     /* count_ttl stays 0: the bound is a permit's expiry, not a lock holder's TTL */
-    return rlk_wait_acquire(&w, start, wait_ms, 1);
+    t->tk.ticket = wait_ms != 0 && rlk_sem_queue_alone(&s->b) ? rlk_sem_queue_ticket(&s->q) : 0;
+    if (t->tk.ticket)
+        rlk_sem_queue_wait(&s->q, &s->b, &w, &t->tk, &t->wide);
+    rc = rlk_wait_acquire(&w, start, wait_ms, 1);
+    if (rc != RLK_OK && t->queued)
+        rlk_sem_queue_cancel(&s->q, &s->b, t->tk.ticket, t->permits);
+    return rc;
 }
 
 static int rlk_psemaphore_try_acquire_n_run(rlk_psemaphore *s, int n, long long wait_ms, long long lease_ms,
@@ -354,7 +415,7 @@ static int rlk_psem_ids_decode(rlk_psemaphore *s, const char *what, int first, i
 
 int rlk_psemaphore_release_n(rlk_psemaphore *s, int n, const char *const *ids, int *released)
 {
-    const char *keys[RLK_PSEM_NKEYS];
+    const char *keys[RLK_PSEM_NQKEYS];
     rlk_psem_ids d;
     long long got = 0;
     int rc;
@@ -366,13 +427,15 @@ int rlk_psemaphore_release_n(rlk_psemaphore *s, int n, const char *const *ids, i
     rc = rlk_fam_check_range(s->b.c, "release", s->b.name, "permits", n, 1, RLK_PERMITS_MAX);
     if (rc != RLK_OK)
         return rc;
-    rlk_psem_keys(s, keys);
-    rc = rlk_psem_ids_decode(s, "release", 1, n, ids, &d);
+    rlk_psem_qkeys(s, keys);
+    rc = rlk_psem_ids_decode(s, "release", RLK_PSEM_REL_FIXED, n, ids, &d);
     if (rc == RLK_OK) {
-        d.args[0] = rlk_publish_arg(s->b.c);   /* the publish command, then the ids */
+        d.args[0] = RLK_FAM_CLAIM_MS_STR;       /* the claim window, the publish command, the ids */
         d.lens[0] = strlen(d.args[0]);
-        rc = rlk_fam_eval_int(s->b.c, "psemaphore/release", RLK_PSEM_NKEYS, keys, n + 1, d.args,
-                              d.lens, &got);
+        d.args[1] = rlk_publish_arg(s->b.c);
+        d.lens[1] = strlen(d.args[1]);
+        rc = rlk_fam_eval_int(s->b.c, "psemaphore/release", RLK_PSEM_NQKEYS, keys,
+                              n + RLK_PSEM_REL_FIXED, d.args, d.lens, &got);
     }
     rlk_psem_ids_free(&d);
     if (rc != RLK_OK)
@@ -437,12 +500,25 @@ int rlk_psemaphore_try_set_permits(rlk_psemaphore *s, long long permits, int *se
 
 int rlk_psemaphore_add_permits(rlk_psemaphore *s, long long delta, long long *count)
 {
-    const char *keys[RLK_PSEM_NKEYS];
+    const char *keys[RLK_PSEM_NQKEYS];
+    char num[24];
+    const char *args[3] = {num, RLK_FAM_CLAIM_MS_STR, NULL};   /* delta, claim window, publish */
+    long long n = 0;
+    int rc;
 
     if (!s)
         return RLK_ERR_ARG;
-    return rlk_fam_add_permits(&s->b, "psemaphore/add_permits", rlk_psem_keys(s, keys), keys,
-                               delta, count);
+    rc = rlk_fam_check_range(s->b.c, "add_permits", s->b.name, "delta", delta, -RLK_NUM_MAX,
+                             RLK_NUM_MAX);
+    if (rc != RLK_OK)
+        return rc;
+    snprintf(num, sizeof num, "%lld", delta);
+    args[2] = rlk_publish_arg(s->b.c);
+    rc = rlk_fam_eval_int(s->b.c, "psemaphore/add_permits", rlk_psem_qkeys(s, keys), keys, 3, args,
+                          NULL, &n);
+    if (rc == RLK_OK && count)
+        *count = n;
+    return rc == RLK_OK ? rlk_fam_acks_done(s->b.c, "add_permits", s->b.name, "done") : rc;
 }
 
 int rlk_psemaphore_available(rlk_psemaphore *s, long long *count)

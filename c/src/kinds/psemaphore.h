@@ -10,6 +10,7 @@
 #ifndef RLK_PSEMAPHORE_H
 #define RLK_PSEMAPHORE_H
 
+#include "kinds/sem_queue.h"
 #include "runtime/fam.h"
 
 #define RLK_PSEM_RAW_ID_MAX 1024        /* longest id the scripts accept, in bytes */
@@ -18,12 +19,19 @@
 struct rlk_psemaphore {
     rlk_fam_base b;     /* channel: redisson_sc:{name} */
     char *timeouts;     /* {name}:timeout */
+    rlk_sem_queue q;    /* the waiter queue's keys, this client's wake channel, tickets */
 };
 
 /* The keys of every psemaphore script, in order: (name, timeouts, channel)
  * into keys; returns RLK_PSEM_NKEYS. */
 #define RLK_PSEM_NKEYS 3
 int rlk_psem_keys(const rlk_psemaphore *s, const char **keys);
+
+/* The keys of the scripts that see the waiter queue (psemaphore/acquire,
+ * release, add_permits): the three above, then waiters and grant; returns
+ * RLK_PSEM_NQKEYS. */
+#define RLK_PSEM_NQKEYS 5
+int rlk_psem_qkeys(const rlk_psemaphore *s, const char **keys);
 
 /* Decodes a hex id (even length, 2..2048 hex digits, either case) into raw
  * (RLK_PSEM_RAW_ID_MAX bytes); *len gets its length. RLK_OK, or RLK_ERR_ARG

@@ -285,17 +285,6 @@ int rlk_fam_try_set_permits(const rlk_fam_base *b, const char *script, int nkeys
     return rc;
 }
 
-int rlk_fam_add_permits(const rlk_fam_base *b, const char *script, int nkeys,
-                        const char *const *keys, long long delta, long long *count)
-{
-    long long n = 0;
-    int rc = rlk_fam_count(b, "add_permits", "delta", delta, -RLK_NUM_MAX, script, nkeys, keys, &n);
-
-    if (rc == RLK_OK && count)
-        *count = n;
-    return rc;
-}
-
 /* ---------------------------------------------------------------- replica acknowledgement */
 
 /* "only k of N replica(s) acknowledged within T ms (WAIT)", or why it is unknown. */

@@ -124,11 +124,10 @@ int rlk_fam_count(const rlk_fam_base *b, const char *what, const char *field, lo
                   long long lo, const char *script, int nkeys, const char *const *keys,
                   long long *out);
 
-/* try_set_permits and add_permits of both semaphores, on their own script
- * and keys: *set (may be NULL) = reply 1; *count (may be NULL) = the count. */
+/* try_set_permits of both semaphores, on their own script and keys: *set
+ * (may be NULL) = reply 1. (Their add_permits take the waiter queue's keys
+ * and a claim window: kinds/semaphore.c, kinds/psemaphore.c.) */
 int rlk_fam_try_set_permits(const rlk_fam_base *b, const char *script, int nkeys,
                             const char *const *keys, long long permits, int *set);
-int rlk_fam_add_permits(const rlk_fam_base *b, const char *script, int nkeys,
-                        const char *const *keys, long long delta, long long *count);
 
 #endif /* RLK_FAM_H */
