@@ -6,7 +6,7 @@
  * client's wake channel redisson_sc:{name}:rlk:<cid>, its tickets
  * (cid * 1024 + r), what a message on those channels means, the waiter's
  * set-up and the give-up's cancel (semaphore/cancel, which serves both
- * semaphores). Used by psemaphore.c.
+ * semaphores). Used by semaphore.c and psemaphore.c.
  *
  * Not installed; not a stable API.
  */

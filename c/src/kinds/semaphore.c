@@ -10,7 +10,6 @@
  * waiter listens (for Redisson's releases). docs/locks/semaphore.md
  * describes the data and the API, docs/runtime.md the queue.
  */
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +17,8 @@
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
-#include "client/random.h"
-#include "client/topo.h"
 #include "kinds/names.h"
+#include "kinds/sem_queue.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/metrics.h"
@@ -28,17 +26,10 @@
 
 struct rlk_semaphore {
     rlk_fam_base b;             /* channel: redisson_sc:{name} */
-    char *waiters;              /* {name}:rlk_waiters: the server's queue of "<ticket> <permits>" */
-    char *grant;                /* {name}:rlk_next: the entry permits are reserved for */
-    char *wake;                 /* redisson_sc:{name}:rlk:<cid>: this client's wake channel */
-    long long cid;              /* 32768..65535, from the client's uuid (as the reentrant lock) */
-    atomic_uint seq;            /* the next ticket's low 10 bits: the waiters of one handle
-                                   (threads of one client) never share a ticket */
+    rlk_sem_queue q;            /* the waiter queue's keys, this client's wake channel, tickets
+                                   (kinds/sem_queue.h, shared with the permit-expirable one) */
 };
 
-#define RLK_SEM_KEEPALIVE_MS 1000   /* a queued waiter attempts at least this often */
-#define RLK_SEM_CANCEL_NS (200LL * 1000000LL)   /* the most a give-up's cancel may take */
-#define RLK_SEM_GRANT_SHIFT 67108864ULL         /* 2^26 */
 
 static const rlk_fam_kind rlk_semaphore_kind = {
     "rlk_semaphore_new", "semaphore", RLK_NAMES_CH_SEMAPHORE, rlk_fam_prefix_name
@@ -49,20 +40,10 @@ static const rlk_fam_kind rlk_semaphore_kind = {
 rlk_semaphore *rlk_semaphore_new(rlk_client *c, const char *name)
 {
     rlk_semaphore *s = rlk_fam_new(c, name, sizeof(rlk_semaphore), &rlk_semaphore_kind);
-    unsigned char b[2] = {0, 0};
 
     if (!s)
         return NULL;
-    s->waiters = rlk_fam_suffix_name(name, RLK_NAMES_WAITERS);
-    s->grant = rlk_fam_suffix_name(name, RLK_NAMES_GRANT);
-    s->cid = 32768 + (strtol((char[5]){s->b.rt->uuid[0], s->b.rt->uuid[1], s->b.rt->uuid[2],
-                                       s->b.rt->uuid[3], 0}, NULL, 16) & 32767);
-    (void)rlk_random_bytes(b, sizeof b);
-    atomic_init(&s->seq, (unsigned)b[0] << 8 | b[1]);
-    s->wake = malloc(strlen(s->b.channel) + 16);
-    if (s->wake)
-        sprintf(s->wake, "%s:rlk:%lld", s->b.channel, s->cid);
-    if (!s->waiters || !s->grant || !s->wake) {
+    if (rlk_sem_queue_init(&s->q, &s->b) != 0) {
         rlk_semaphore_free(s);
         return rlk_fam_nomem(c, &rlk_semaphore_kind, name);
     }
@@ -73,9 +54,7 @@ void rlk_semaphore_free(rlk_semaphore *s)
 {
     if (!s)
         return;
-    free(s->waiters);
-    free(s->grant);
-    free(s->wake);
+    rlk_sem_queue_free(&s->q);
     rlk_fam_free(s);
 }
 
@@ -100,56 +79,11 @@ typedef struct rlk_sem_try {
                                    semaphore's channel too */
 } rlk_sem_try;
 
-/* The semaphore's channel rule (runtime/sub.h): a grant on a wake channel
- * (semaphore/acquire, release, add_permits, cancel: the decimal ticket *
- * 2^26, ticket in 2^25..2^26-1, nothing else in its low 26 bits) names the
- * ticket; "0" wakes one; anything else (a count on redisson_sc:{name})
- * wakes every waiter, as before. */
-static int rlk_sem_meaning(const char *payload, size_t len, long long *head, long long *next)
-{
-    unsigned long long x = 0;
-
-    if (payload && len == 1 && payload[0] == '0')
-        return RLK_SUB_MSG_ONE;
-    if (!payload || len < 8 || len > 16)
-        return RLK_SUB_MSG_ALL;
-    for (size_t i = 0; i < len; i++) {
-        if (payload[i] < '0' || payload[i] > '9')
-            return RLK_SUB_MSG_ALL;
-        x = x * 10 + (unsigned long long)(payload[i] - '0');
-    }
-    if (x % RLK_SEM_GRANT_SHIFT != 0 || x / RLK_SEM_GRANT_SHIFT < 33554432ULL ||
-        x / RLK_SEM_GRANT_SHIFT >= 67108864ULL)
-        return RLK_SUB_MSG_ALL;
-    *head = (long long)(x / RLK_SEM_GRANT_SHIFT);
-    *next = 0;
-    return RLK_SUB_MSG_GRANT;
-}
-
-static const rlk_sub_rule rlk_sem_sub_rule = {rlk_sem_meaning};
-
-/* 1 when a release can tell whether a grant on this client's wake channel
- * reached it (every pub/sub mode but global pub/sub on a cluster, where
- * PUBLISH counts one node's subscribers): then the waiter queues with a
- * ticket; else it waits without one, woken by every count on the channel,
- * as before the queue (its single tries still respect reservations). */
-static int rlk_sem_wakes_alone(rlk_semaphore *s)
-{
-    return !(rlk_topo_routed(s->b.c) && rlk_client_pubsub(s->b.c) == RLK_PUBSUB_GLOBAL);
-}
-
-/* A ticket cid * 1024 + r: r counts up per handle (from a random start), so
- * the waiters of one client do not share a ticket while fewer than 1024 wait. */
-static long long rlk_sem_new_ticket(rlk_semaphore *s)
-{
-    return s->cid * 1024 + (long long)(atomic_fetch_add(&s->seq, 1) & 1023u);
-}
-
 /* semaphore/release of permits (the undo of an acquisition too few replicas
  * acknowledged: the count goes back up, and a queued waiter is granted). */
 static int rlk_sem_release_call(rlk_semaphore *s, const char *permits, long long *count)
 {
-    const char *keys[4] = {s->b.name, s->b.channel, s->waiters, s->grant};
+    const char *keys[4] = {s->b.name, s->b.channel, s->q.waiters, s->q.grant};
     const char *args[3] = {permits, RLK_FAM_CLAIM_MS_STR, rlk_publish_arg(s->b.c)};
 
     return rlk_fam_eval_int(s->b.c, "semaphore/release", 4, keys, 3, args, NULL, count);
@@ -172,7 +106,7 @@ static int rlk_sem_attempt(void *arg, long long *bound_ms)
 {
     rlk_sem_try *t = arg;
     rlk_semaphore *s = t->s;
-    const char *keys[4] = {s->b.name, s->b.channel, s->waiters, s->grant};
+    const char *keys[4] = {s->b.name, s->b.channel, s->q.waiters, s->q.grant};
     char ticket[24];
     const char *args[4] = {t->permits, ticket, RLK_FAM_CLAIM_MS_STR, rlk_publish_arg(s->b.c)};
     long long targ = rlk_wait_ticket_arg(&t->ticket, t->queued);   /* 0: does not queue */
@@ -215,31 +149,6 @@ static int rlk_sem_attempt(void *arg, long long *bound_ms)
     return rc;
 }
 
-/* A waiter that gives up (its wait ran out, an error, an interrupt) leaves
- * the server's queue, passing on a reservation it did not claim; best
- * effort and bounded, the caller's error kept (a waiter that cannot say so
- * is skipped when its reservation expires). */
-static void rlk_sem_cancel(rlk_sem_try *t)
-{
-    rlk_semaphore *s = t->s;
-    const char *keys[4] = {s->b.name, s->b.channel, s->waiters, s->grant};
-    char ticket[24];
-    const char *args[4] = {ticket, t->permits, RLK_FAM_CLAIM_MS_STR, rlk_publish_arg(s->b.c)};
-    redisReply *r = NULL;
-    char saved[RLK_ERRSTR_MAX];
-    int err = rlk_err(s->b.c);
-    long long limit;
-
-    snprintf(saved, sizeof saved, "%s", rlk_errstr(s->b.c));
-    snprintf(ticket, sizeof ticket, "%lld", t->ticket.ticket);
-    limit = rlk_time_limit_enter(rlk_clock_now_ns() + RLK_SEM_CANCEL_NS);
-    if (rlk_evalv(s->b.c, "semaphore/cancel", 4, keys, NULL, 4, args, NULL, &r) == RLK_OK)
-        freeReplyObject(r);
-    else
-        rlk_set_error(s->b.c, err, "%s", saved);
-    rlk_time_limit_leave(limit);
-}
-
 static int rlk_sem_busy(rlk_semaphore *s, long long permits, long long start_ns)
 {
     return rlk_set_error(s->b.c, RLK_ERR_BUSY, "semaphore %s: %lld permit(s) not available after "
@@ -261,8 +170,7 @@ static int rlk_semaphore_try_acquire_run(rlk_semaphore *s, long long permits, lo
     memset(&t, 0, sizeof t);
     t.s = s;
     snprintf(t.permits, sizeof t.permits, "%lld", permits);
-    t.ticket.ticket = wait_ms != 0 && rlk_sem_wakes_alone(s) ? rlk_sem_new_ticket(s) : 0;
-    t.ticket.claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
+    t.ticket.ticket = wait_ms != 0 && rlk_sem_queue_alone(&s->b) ? rlk_sem_queue_ticket(&s->q) : 0;
     /* No outage ride-out: an acquire whose reply was lost may have taken the
      * permits, and repeating it could take them twice; the wait ends with the
      * error and its ticket leaves the queue. */
@@ -270,18 +178,11 @@ static int rlk_semaphore_try_acquire_run(rlk_semaphore *s, long long permits, lo
     if (t.ticket.ticket) {
         /* Grants come on this client's wake channel; the semaphore's channel only while first
          * in the queue (docs/runtime.md, "The semaphores' queue"). */
-        w.rule = &rlk_sem_sub_rule;
-        w.ticket = &t.ticket;
-        w.keepalive_ms = RLK_SEM_KEEPALIVE_MS;
-        w.recheck_ms = RLK_FAM_CLAIM_MS + 5;    /* -3: a dead grantee's reservation runs out */
-        w.channel = s->wake;
-        w.wide_channel = s->b.channel;
-        w.wide = &t.wide;
-        rlk_wait_pre_join(&w);
+        rlk_sem_queue_wait(&s->q, &s->b, &w, &t.ticket, &t.wide);
     }
     rc = rlk_wait_acquire(&w, start, wait_ms, 1);
     if (rc != RLK_OK && t.queued)
-        rlk_sem_cancel(&t);
+        rlk_sem_queue_cancel(&s->q, &s->b, t.ticket.ticket, t.permits);
     return rc == RLK_ERR_BUSY ? rlk_sem_busy(s, permits, start) : rc;
 }
 
@@ -307,7 +208,7 @@ int rlk_semaphore_acquire(rlk_semaphore *s, long long permits)
 static int rlk_sem_count(rlk_semaphore *s, const char *what, const char *field, long long v,
                          long long lo, const char *script, long long *out)
 {
-    const char *keys[4] = {s->b.name, s->b.channel, s->waiters, s->grant};
+    const char *keys[4] = {s->b.name, s->b.channel, s->q.waiters, s->q.grant};
     char num[24];
     const char *args[3] = {num, RLK_FAM_CLAIM_MS_STR, rlk_publish_arg(s->b.c)};
     long long n = 0;
