@@ -36,7 +36,7 @@
 
 /* A kind's waiters' own channels, besides the kind's channel: none; the fair lock's
  * "<channel>:<waiter>"; a ticket queue's wake channel "<channel>:rlk:<client id>" (the
- * reentrant lock, the read-write lock's writers, the semaphore). */
+ * reentrant lock, the read-write lock's writers, both semaphores). */
 #define RLK_NAMES_WAKE_NONE 0
 #define RLK_NAMES_WAKE_WAITER 1
 #define RLK_NAMES_WAKE_TICKET 2

@@ -393,6 +393,7 @@ static void test_acl(void)
         const json_value *kinds = json_get(finding(v, "acl"), "kinds");
 
         CHECK_STR_EQ(json_get_string(kinds, "semaphore"), "denied");
+        CHECK_STR_EQ(json_get_string(kinds, "psemaphore"), "denied");
         CHECK_STR_EQ(json_get_string(kinds, "reentrant"), "ok");
         json_free(v);
     }
