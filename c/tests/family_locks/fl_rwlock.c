@@ -753,20 +753,6 @@ static void *win_writer_main(void *arg)
     return NULL;
 }
 
-/* PUBSUB NUMSUB channel on ctx: its subscribers, or -1. */
-static long long numsub_ctx(redisContext *ctx, const char *channel)
-{
-    redisReply *r = redisCommand(ctx, "PUBSUB NUMSUB %s", channel);
-    long long n = -1;
-
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[1]->type == REDIS_REPLY_INTEGER)
-        n = r->element[1]->integer;
-    if (r)
-        freeReplyObject(r);
-    return n;
-}
-
 /* Issue 21, the writers' queue (rt_procs.c's test_handoff_window for the reentrant lock): the
  * server refuses new connections while writer B, in its own process, makes its first attempt
  * (B's subscriber cannot connect: the window between a ticket in the queue and a subscription
@@ -832,15 +818,7 @@ static void test_writer_window(void)
     pos_b = tk_queue_find_cid(rf.ctl, waiters, cid_b);
     pthread_create(&ta, NULL, win_writer_main, &a);
     /* A's ticket in the queue and A subscribed (bounded polls on the server's state). */
-    {
-        long long until = rlk_fx_now_ms() + 10000;
-
-        while (((pos_a = tk_queue_find_cid(rf.ctl, waiters, cid_a)) < 0 ||
-                numsub_ctx(rf.ctl, a_ch) < 1) && pos_a != -2 && rlk_fx_now_ms() < until) {
-            struct timespec ts = {0, 2 * 1000000L};
-            nanosleep(&ts, NULL);
-        }
-    }
+    pos_a = tk_wait_queued_subscribed(rf.ctl, waiters, cid_a, a_ch, 10000);
     CHECKF(pos_a >= 0, "A's ticket did not show in the queue (%lld)", pos_a);
     head = tk_ctx_int(rf.ctl, "LINDEX %s 0", waiters);
     CHECK_INT_EQ(rlk_rwlock_unlock(h, RLK_RW_WRITE), RLK_OK);   /* B's subscriber still refused */

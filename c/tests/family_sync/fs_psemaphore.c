@@ -572,7 +572,7 @@ static void test_queue_window(void)
     bg_acquire a, aw, b;
     pthread_t ta, taw, tb;
     tk_refuse rf = {0};
-    long long cid_a, cid_b, head = -1, pos_a = -1, pos_b = -1, until;
+    long long cid_a, cid_b, head = -1, pos_a = -1, pos_b = -1;
     int refused;
 
     REQUIRE(s && warm && sa && saw && sb);
@@ -604,11 +604,8 @@ static void test_queue_window(void)
     pos_b = tk_queue_find_cid(rf.ctl, waiters, cid_b);
     bg_start(&a, &ta, sa, 20000, 60000);
     /* A's ticket enters the queue only once its wake channel is subscribed (rlk_wait_ticket_arg). */
-    until = rlk_fx_now_ms() + 10000;
-    while ((pos_a = tk_queue_find_cid(rf.ctl, waiters, cid_a)) == -1 && rlk_fx_now_ms() < until) {
-        struct timespec ts = {0, 2 * 1000000L};
-        nanosleep(&ts, NULL);
-    }
+    snprintf(ch, sizeof ch, "redisson_sc:{fs:pwin}:rlk:%lld", cid_a);
+    pos_a = tk_wait_queued_subscribed(rf.ctl, waiters, cid_a, ch, 10000);
     CHECKF(pos_a >= 0, "A's entry did not show in the queue (%lld)", pos_a);
     head = tk_ctx_int(rf.ctl, "LINDEX %s 0", waiters);     /* "<ticket> <permits>": the ticket */
     CHECK_INT_EQ(rlk_psemaphore_release(s, held[0]), RLK_OK);     /* B still cannot subscribe */

@@ -495,20 +495,6 @@ static void test_queue_fifo(void)
     rlk_free(c);
 }
 
-/* PUBSUB NUMSUB channel on ctx: its subscribers, or -1. */
-static long long numsub_ctx(redisContext *ctx, const char *channel)
-{
-    redisReply *r = redisCommand(ctx, "PUBSUB NUMSUB %s", channel);
-    long long n = -1;
-
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[1]->type == REDIS_REPLY_INTEGER)
-        n = r->element[1]->integer;
-    if (r)
-        freeReplyObject(r);
-    return n;
-}
-
 /* Issue 21, without timing (the semaphore has no local queue: B is a client of this process
  * whose subscriber has not started): the server refuses new connections while B makes its first
  * attempt, so B cannot subscribe to its wake channel; A (subscribed before) queues too. A
@@ -565,15 +551,7 @@ static void test_queue_window(void)
     pos_b = tk_queue_find_cid(rf.ctl, waiters, cid_b);
     a = (bg_acquire){sa, 1, 20000, -1, 0, &done_a};
     pthread_create(&ta, NULL, bg_acquire_main, &a);
-    {
-        long long until = rlk_fx_now_ms() + 10000;
-
-        while (((pos_a = tk_queue_find_cid(rf.ctl, waiters, cid_a)) < 0 ||
-                numsub_ctx(rf.ctl, a_ch) < 1) && pos_a != -2 && rlk_fx_now_ms() < until) {
-            struct timespec ts = {0, 2 * 1000000L};
-            nanosleep(&ts, NULL);
-        }
-    }
+    pos_a = tk_wait_queued_subscribed(rf.ctl, waiters, cid_a, a_ch, 10000);
     CHECKF(pos_a >= 0, "A's entry did not show in the queue (%lld)", pos_a);
     head = tk_ctx_int(rf.ctl, "LINDEX %s 0", waiters);     /* "<ticket> <permits>": the ticket */
     CHECK_INT_EQ(rlk_semaphore_release(s, 1, NULL), RLK_OK);     /* B still cannot subscribe */

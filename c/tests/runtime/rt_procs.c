@@ -500,20 +500,6 @@ static void test_handoff_order(void)
     rlk_free(c);
 }
 
-/* PUBSUB NUMSUB channel on ctx: its subscribers, or -1. */
-static long long numsub_ctx(redisContext *ctx, const char *channel)
-{
-    redisReply *r = redisCommand(ctx, "PUBSUB NUMSUB %s", channel);
-    long long n = -1;
-
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[1]->type == REDIS_REPLY_INTEGER)
-        n = r->element[1]->integer;
-    if (r)
-        freeReplyObject(r);
-    return n;
-}
-
 /* Issue 21: a release in the window between a waiter's ticket entering the server's queue and
  * its subscription to its wake channel would publish the grant to nobody and drop the waiter
  * as dead (FIFO lost). The window is held open without timing: the server refuses new
@@ -581,15 +567,7 @@ static void test_handoff_window(void)
     a.lease_ms = 20000;
     pthread_create(&ta, NULL, bg_lock_main, &a);
     /* A's ticket in the queue and A subscribed (bounded polls on the server's state). */
-    {
-        long long until = rlk_fx_now_ms() + 10000;
-
-        while (((pos_a = tk_queue_find_cid(rf.ctl, QWAITERS, cid_a)) < 0 ||
-                numsub_ctx(rf.ctl, a_ch) < 1) && pos_a != -2 && rlk_fx_now_ms() < until) {
-            struct timespec ts = {0, 2 * 1000000L};
-            nanosleep(&ts, NULL);
-        }
-    }
+    pos_a = tk_wait_queued_subscribed(rf.ctl, QWAITERS, cid_a, a_ch, 10000);
     CHECKF(pos_a >= 0, "A's ticket did not show in the queue (%lld)", pos_a);
     head = tk_ctx_int(rf.ctl, "LINDEX %s 0", QWAITERS);
     CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);    /* the release, B's subscriber still refused */

@@ -221,9 +221,9 @@ long long tk_script_calls(const rlk_fx_server *s)
     return n;
 }
 
-long long tk_numsub(const rlk_fx_server *s, const char *channel)
+/* The count of a PUBSUB NUMSUB reply r (freed), or -1. */
+static long long tk_numsub_of(redisReply *r)
 {
-    redisReply *r = rlk_fx_command(s, "PUBSUB NUMSUB %s", channel);
     long long n = -1;
 
     if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
@@ -232,6 +232,16 @@ long long tk_numsub(const rlk_fx_server *s, const char *channel)
     if (r)
         freeReplyObject(r);
     return n;
+}
+
+long long tk_numsub(const rlk_fx_server *s, const char *channel)
+{
+    return tk_numsub_of(rlk_fx_command(s, "PUBSUB NUMSUB %s", channel));
+}
+
+long long tk_numsub_ctx(redisContext *ctx, const char *channel)
+{
+    return tk_numsub_of(ctx ? redisCommand(ctx, "PUBSUB NUMSUB %s", channel) : NULL);
 }
 
 long long tk_numsub_matching(const rlk_fx_server *s, const char *pattern)
@@ -500,15 +510,11 @@ long long tk_wall_offset_ms(void)
     return ((long long)rt.tv_sec - mono.tv_sec) * 1000LL + (rt.tv_nsec - mono.tv_nsec) / 1000000L;
 }
 
-long long tk_int(const rlk_fx_server *s, const char *fmt, ...)
+/* A reply r (freed) as tk_int reads it: an integer, a string's number, -1 for nil, -999 else. */
+static long long tk_int_of(redisReply *r)
 {
-    redisReply *r;
     long long v = -999;
-    va_list ap;
 
-    va_start(ap, fmt);
-    r = rlk_fx_vcommand(s, fmt, ap);
-    va_end(ap);
     if (r && r->type == REDIS_REPLY_INTEGER)
         v = r->integer;
     else if (r && r->type == REDIS_REPLY_STRING)
@@ -518,6 +524,17 @@ long long tk_int(const rlk_fx_server *s, const char *fmt, ...)
     if (r)
         freeReplyObject(r);
     return v;
+}
+
+long long tk_int(const rlk_fx_server *s, const char *fmt, ...)
+{
+    redisReply *r;
+    va_list ap;
+
+    va_start(ap, fmt);
+    r = rlk_fx_vcommand(s, fmt, ap);
+    va_end(ap);
+    return tk_int_of(r);
 }
 
 int tk_command_ok(const rlk_fx_server *s, const char *fmt, ...)
@@ -699,23 +716,14 @@ size_t tk_children_take_logs(const char *dir, int n, tk_hold **holds, size_t *co
 long long tk_ctx_int(redisContext *ctx, const char *fmt, ...)
 {
     redisReply *r;
-    long long v = -999;
     va_list ap;
 
     if (!ctx)
-        return v;
+        return -999;
     va_start(ap, fmt);
     r = redisvCommand(ctx, fmt, ap);
     va_end(ap);
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer;
-    else if (r && r->type == REDIS_REPLY_STRING)
-        v = atoll(r->str);
-    else if (r && r->type == REDIS_REPLY_NIL)
-        v = -1;
-    if (r)
-        freeReplyObject(r);
-    return v;
+    return tk_int_of(r);
 }
 
 /* A field of INFO section on ctx, or -1. */
@@ -827,6 +835,20 @@ long long tk_queue_find_cid(redisContext *ctx, const char *key, long long cid)
     }
     if (r)
         freeReplyObject(r);
+    return at;
+}
+
+long long tk_wait_queued_subscribed(redisContext *ctx, const char *key, long long cid,
+                                    const char *channel, long long timeout_ms)
+{
+    long long until = rlk_fx_now_ms() + timeout_ms, at;
+
+    while (((at = tk_queue_find_cid(ctx, key, cid)) < 0 || tk_numsub_ctx(ctx, channel) < 1) &&
+           at != -2 && rlk_fx_now_ms() < until) {
+        struct timespec ts = {0, 2 * 1000000L};
+
+        nanosleep(&ts, NULL);
+    }
     return at;
 }
 

@@ -101,6 +101,8 @@ int tk_latch_get(tk_latch *l);
 long long tk_script_calls(const rlk_fx_server *s);
 /* PUBSUB NUMSUB channel: subscribers, or -1 on error. */
 long long tk_numsub(const rlk_fx_server *s, const char *channel);
+/* The same on an open connection ctx (one made before the server refused new ones). */
+long long tk_numsub_ctx(redisContext *ctx, const char *channel);
 /* Subscribers of every channel PUBSUB CHANNELS pattern lists (NUMSUB of each, summed), or -1. */
 long long tk_numsub_matching(const rlk_fx_server *s, const char *pattern);
 /* Bounded poll until PUBSUB NUMSUB channel >= min. 0, or -1 on timeout. */
@@ -154,6 +156,10 @@ long long tk_ctx_int(redisContext *ctx, const char *fmt, ...);
  * first entry whose ticket belongs to the client with wake-channel id cid (ticket / 1024 ==
  * cid), -1 when none does, -2 on an error. */
 long long tk_queue_find_cid(redisContext *ctx, const char *key, long long cid);
+/* Bounded poll (timeout_ms) on ctx until client cid has a ticket in the queue key and channel a
+ * subscriber: the ticket's position as tk_queue_find_cid gives it (< 0: not seen in time). */
+long long tk_wait_queued_subscribed(redisContext *ctx, const char *key, long long cid,
+                                    const char *channel, long long timeout_ms);
 /* The wake-channel id of a client from its uuid or an owner id "<uuid>:<thread>": 32768 + the
  * first 4 hex digits & 32767, as kinds/lock.c draws it. */
 long long tk_uuid_cid(const char *uuid);
