@@ -770,9 +770,9 @@ static void test_writer_window(void)
     pthread_t ta, taw;
     tk_child kid;
     tk_refuse rf = {0};
-    char line[128], ch[128], a_ch[128];
+    char ch[128], a_ch[128];
     long long cid_a, cid_b, head = -1, at_b = 0, pos_a = -1, pos_b = -1;
-    int rc_b = -1, refused = 0;
+    int rc_b = -1, refused = 0, spawned;
 
     REQUIRE(h && hw && wc);
     a.rw = rlk_rwlock_new(wc, "rw:win");
@@ -799,18 +799,10 @@ static void test_writer_window(void)
     CHECK_INT_EQ(aw.rc, RLK_OK);
     CHECK_INT_EQ(rlk_rwlock_unlock(aw.rw, RLK_RW_WRITE), RLK_OK);
 
-    REQUIRE(tk_child_spawn(&kid, args) == 0);
-    if (tk_child_read_line(&kid, line, sizeof line, 15000) != 0 || strncmp(line, "ready ", 6)) {
-        CHECK(!"writer B did not get ready");
-        tk_child_kill(&kid);
+    spawned = tk_window_spawn(&kid, args, cid_a, &cid_b);
+    CHECK(spawned >= 0);
+    if (spawned != 0)
         return;
-    }
-    cid_b = tk_uuid_cid(line + 6);
-    if (cid_b == cid_a) {
-        printf("  A and B drew the same wake channel (1 in 32768): not this run\n");
-        tk_child_kill(&kid);
-        return;
-    }
     refused = CHECK(tk_refuse_begin(&rf, &srv) == 0);
     tk_child_send(&kid, "go");
     /* B's subscriber tried to connect: its first attempt is over (the wait joins after it). */

@@ -852,6 +852,26 @@ long long tk_wait_queued_subscribed(redisContext *ctx, const char *key, long lon
     return at;
 }
 
+int tk_window_spawn(tk_child *kid, const char *const *args, long long cid_a, long long *cid_b)
+{
+    char line[128];
+
+    if (tk_child_spawn(kid, args) != 0)
+        return -1;
+    if (tk_child_read_line(kid, line, sizeof line, 15000) != 0 || strncmp(line, "ready ", 6)) {
+        fprintf(stderr, "  waiter B did not get ready\n");
+        tk_child_kill(kid);
+        return -1;
+    }
+    *cid_b = tk_uuid_cid(line + 6);
+    if (*cid_b == cid_a) {
+        printf("  A and B drew the same wake channel (1 in 32768): not this run\n");
+        tk_child_kill(kid);
+        return 1;
+    }
+    return 0;
+}
+
 long long tk_uuid_cid(const char *uuid)
 {
     char hex[5] = {0};
