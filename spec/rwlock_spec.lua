@@ -894,8 +894,11 @@ describe("rwlock writers' queue and handoff", function()
     unwrite(A)
     r:published()
     local before = sa.snapshot(r, { LOCK, GRANT })
-    local rep = read(C)                                    -- a reader: waits out the claim window
-    assert.is_true(type(rep) == "number" and rep > 0 and rep <= CLAIM)
+    local rep = read(C)                                    -- a reader: waits out the claim window,
+    assert.equal("table", type(rep))                       -- told apart from a holder's PTTL
+    assert.equal(2, #rep)
+    assert.is_true(type(rep[1]) == "number" and rep[1] > 0 and rep[1] <= CLAIM)
+    assert.equal(0, rep[2])
     assert.is_true(write(D, nil, 0) > 0)                    -- a single try: the same
     assert.equal(-3, write(A, nil, 33))                    -- a new waiter: first behind it
     sa.assert_unchanged(r, before)
@@ -903,7 +906,14 @@ describe("rwlock writers' queue and handoff", function()
     assert.equal(NIL, write(B, nil, -11))
     assert.same({ mode = "write", [B .. ":write"] = "1" }, hash())
     assert.equal(0, r:call("EXISTS", GRANT))
-    assert.is_number(read(C))                               -- now the writer's PTTL
+    assert.is_number(read(C))                               -- now the writer's PTTL: a bare integer
+  end)
+
+  it("a reservation without TTL (set by hand) gives a reader {-1, 0}: only a message ends its wait", function()
+    r:call("SET", GRANT, "11")
+    local before = sa.snapshot(r, { LOCK, GRANT })
+    assert.same({ -1, 0 }, read(C))
+    sa.assert_unchanged(r, before)
   end)
 
   it("grants a ticket below 2^25 (no wake channel) on the lock's channel, naming the next", function()
@@ -950,7 +960,7 @@ describe("rwlock writers' queue and handoff", function()
     assert.equal(NIL, write(A))
     write(B, nil, 11)                       -- B will die
     unwrite(A)
-    assert.is_number(read(C))
+    assert.same(0, read(C)[2])               -- reserved: {grant PTTL, 0}
     r:advance(CLAIM + 1)
     assert.equal(NIL, read(C))
   end)

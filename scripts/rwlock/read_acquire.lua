@@ -1,5 +1,5 @@
 -- name: rwlock/read_acquire
--- version: 3
+-- version: 4
 -- summary: Take or re-enter the read lock of a read-write lock (the writer may too); not a lock reserved for a writer.
 -- redisson: RedissonReadLock.tryLockInnerAsync (hincrby + timeout key <n>; pttl when another writes); grant: rlk's
 -- time: none
@@ -9,7 +9,8 @@
 -- ARGV[1]: lease_ms - lease in milliseconds of this read, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes, not 'mode', not ending in ':write'
 -- return nil: acquired: read count n + 1, key <prefix>:<owner>:rwlock_timeout:<n+1> set, hash TTL >= lease_ms
--- return integer: not acquired: another owner writes: the lock's PTTL (-1: none); reserved for a writer: grant PTTL
+-- return integer: not acquired: another owner writes: the lock's PTTL (-1: none)
+-- return array: {grant PTTL, 0}: not acquired; the free lock is reserved for a writer: wait out its claim window
 -- error RLK_BADARG: not exactly 3 keys and 2 arguments, or prefix is not the lock's timeout-key prefix
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty, longer than 1024 bytes, 'mode', or ends in ':write'
@@ -49,14 +50,16 @@ if mode == 'write' and redis.call('hexists', lock, owner .. ':write') == 0 then
 end
 if mode == 'none' then
   -- A release reserved the free lock for the first waiting writer: readers wait until it has
-  -- claimed it (and released it: its 1) or its claim window ran out.
+  -- claimed it (and released it: its 1) or its claim window ran out. An array, not the bare
+  -- PTTL a holder's lock gives: the claim publishes nothing, so a wait that runs out on this
+  -- bound is no sign of a dead holder or a lost message (-1: a grant key without TTL).
   local reserved = redis.pcall('get', grant)
   if type(reserved) == 'table' then
     return redis.error_reply('RLK_WRONGTYPE grant key holds a ' .. redis.call('type', grant).ok
       .. ', not a string')
   end
   if reserved then
-    return redis.call('pttl', grant)
+    return {redis.call('pttl', grant), 0}
   end
 end
 local n = (tonumber(redis.call('hget', lock, owner)) or 0) + 1

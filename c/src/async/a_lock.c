@@ -568,8 +568,11 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
         return;
     }
     if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[0]->type == REDIS_REPLY_INTEGER) {
-        alk_busy(a, r->element[0]->integer, 1);
+        r->element[0]->type == REDIS_REPLY_INTEGER && r->element[1]->type == REDIS_REPLY_INTEGER &&
+        (r->element[1]->integer == 1 || r->element[1]->integer == 0)) {
+        /* {wait, 1}: first in the queue; a reader's {grant PTTL, 0}: the free lock is reserved
+         * for a writer, wait out its claim window (readers have no queue: alk_busy) */
+        alk_busy(a, r->element[0]->integer, r->element[1]->integer == 1);
         return;
     }
     if (r->type == REDIS_REPLY_INTEGER) {

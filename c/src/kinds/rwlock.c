@@ -66,6 +66,8 @@ typedef struct rlk_rw_acq {
     rlk_sub_ticket ticket;      /* a writer's; ticket.ticket 0: none (a reader, a single try) */
     int queued;                 /* an attempt put the ticket in the queue */
     int wide;                   /* the last attempt said: first in the queue (or -3) */
+    int reserved;               /* the last attempt said: reserved for a writer ({grant PTTL, 0}):
+                                   its bound is the claim window, not a holder's TTL */
 } rlk_rw_acq;
 
 static const rlk_fam_kind rlk_rwlock_kind = {
@@ -225,6 +227,7 @@ static int rlk_rw_acq_init(rlk_rwlock *rw, int side, long long lease_ms, rlk_rw_
     a->ticket.claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
     a->queued = 0;
     a->wide = 0;
+    a->reserved = 0;
     rc = rlk_fam_lease(rw->b.c, "rwlock", rw->b.name, lease_ms, &a->lease_ms, &a->watchdog);
     if (rc != RLK_OK)
         return rc;
@@ -317,8 +320,9 @@ static int rlk_rw_send_acquire(rlk_rw_acq *a, long long targ, redisReply **r)
 
 /* rlk_wait_attempt_fn. RLK_OK: acquired (recorded in the registry).
  * RLK_ERR_BUSY: held against us, *ttl its PTTL (-1: none; a reader: a
- * writer's reservation's PTTL), or RLK_WAIT_RECHECK (-3: a writer first in
- * the queue behind another ticket's reservation). */
+ * writer's reservation's PTTL, with a->reserved set: not a holder's TTL,
+ * see w.not_ttl), or RLK_WAIT_RECHECK (-3: a writer first in the queue
+ * behind another ticket's reservation). */
 static int rlk_rw_attempt(void *arg, long long *ttl)
 {
     rlk_rw_acq *a = arg;
@@ -327,8 +331,10 @@ static int rlk_rw_attempt(void *arg, long long *ttl)
     redisReply *r = NULL;
     rlk_hold_spec h;
     long long targ = rlk_wait_ticket_arg(&a->ticket, a->queued);   /* 0: does not queue */
-    int rc = rlk_rw_send_acquire(a, targ, &r);
+    int rc;
 
+    a->reserved = 0;
+    rc = rlk_rw_send_acquire(a, targ, &r);
     if (rc == RLK_ERR_SCRIPT && rlk_rw_is_upgrade(rw))
         return rlk_rw_upgrade_error(rw, a->owner);
     if (rc != RLK_OK && targ)
@@ -339,9 +345,13 @@ static int rlk_rw_attempt(void *arg, long long *ttl)
                                     rlk_rw_undo, a);
     }
     if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[0]->type == REDIS_REPLY_INTEGER) {
-        *ttl = r->element[0]->integer;      /* {wait, 1}: first in the writers' queue */
-        a->wide = 1;
+        r->element[0]->type == REDIS_REPLY_INTEGER && r->element[1]->type == REDIS_REPLY_INTEGER &&
+        (r->element[1]->integer == 1 || r->element[1]->integer == 0)) {
+        *ttl = r->element[0]->integer;
+        if (r->element[1]->integer == 1)
+            a->wide = 1;        /* a writer's {wait, 1}: first in the writers' queue */
+        else
+            a->reserved = 1;    /* a reader's {grant PTTL, 0}: reserved for a writer */
         rc = RLK_ERR_BUSY;
     } else {
         rc = rlk_fam_acquire_reply(rw->b.c, rlk_rw_what(a->side), rw->b.name, "acquire", r, ttl,
@@ -444,6 +454,8 @@ static int rlk_rwlock_try_lock_run(rlk_rwlock *rw, int side, long long wait_ms, 
     if ((rc = rlk_rw_acq_init(rw, side, lease_ms, &a)) != RLK_OK)
         return rc;
     rlk_wait_init_lock(&w, &rw->b, rlk_rw_what(side), rlk_rw_attempt, &a);
+    w.not_ttl = &a.reserved;    /* a reader that waited out a writer's claim window: no message
+                                   was due, nothing died (no ttl_wakeups) */
     /* A writer that waits (not a single try, not a re-entry) queues; readers have no local
      * queue: they must be able to enter together (see the top). */
     if (side == RLK_RW_WRITE && wait_ms != 0 && !rlk_wd_holds_as(rw->b.rt->wd, RLK_KIND_WRITE, rw->b.name, a.owner))

@@ -235,7 +235,8 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, rlk_sub_chan **w
             RLK_SUB_TIMEOUT)
             woke_ns = rlk_clock_now_ns();
         else if (!atomic_load(&w->rt->interrupted)) {
-            if (by_bound && w->count_ttl && failed == RLK_OK && !recheck)
+            if (by_bound && w->count_ttl && failed == RLK_OK && !recheck &&
+                !(w->not_ttl && *w->not_ttl))
                 RLK_RT_COUNT(w->rt, ttl_wakeups);
             if (until == deadline)
                 return rlk_wait_give_up(w, failed, unsettled);

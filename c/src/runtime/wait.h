@@ -44,6 +44,9 @@ typedef struct rlk_waiter {
                            attempts that are safe to repeat after a lost reply) */
     int count_ttl;      /* a sleep that ran out on the attempt's bound counts as ttl_wakeups
                            (the bound is a lock holder's TTL) */
+    const int *not_ttl; /* with count_ttl: set by the attempt when its bound is not a holder's
+                           TTL (a reader behind a writer's reservation: the claim window, which
+                           no message ends): no ttl_wakeups when it runs out. NULL: always is */
     int pass_on;        /* on leaving with success or an error, add a permit to the channel
                            for the next local waiter */
     int first_failed;   /* the transient failure of an attempt made before rlk_wait (0: none):

@@ -607,8 +607,8 @@ static void fenced(void)
 }
 
 /* The read-write lock: shared reads, a writer waiting for them, upgrade
- * refused, readers waiting for a (blocking) writer, force unlock, the
- * watchdog on both sides. */
+ * refused, readers waiting for a (blocking) writer, force unlock, a reader
+ * behind a writer's reservation, the watchdog on both sides. */
 static void rwlock(void)
 {
     cl c;
@@ -671,6 +671,29 @@ static void rwlock(void)
     CHECK_INT_EQ(srv_int("EXISTS %s", "a:rw"), 0);
     rlk_rwlock_free(brw);
     rlk_free(bc);
+    /* a reader behind a writer's reservation (set by hand, ticket 7 never claims it): a single
+     * try is refused ({grant PTTL, 0}: busy, not a protocol error), a waiting reader gets in
+     * once the claim window has run out */
+    CHECK_INT_EQ(srv_int("PEXPIRE %s 300", "{a:rw}:rlk_next"), 0);   /* nothing there yet */
+    {
+        redisReply *sr = rlk_fx_command(&srv, "SET %s 7 PX 300", "{a:rw}:rlk_next");
+
+        REQUIRE(sr && sr->type == REDIS_REPLY_STATUS);
+        freeReplyObject(sr);
+    }
+    memset(&r1, 0, sizeof r1);
+    REQ(rlk_async_lock(c.ac, RLK_KIND_READ, "a:rw", 8, 0, 30000, on_res, &r1));
+    REQUIRE(wait_res(&c, &r1, 5000));
+    CHECK_INT_EQ(r1.err, RLK_ERR_BUSY);
+    memset(&r2, 0, sizeof r2);
+    REQ(rlk_async_lock(c.ac, RLK_KIND_READ, "a:rw", 9, 10000, 30000, on_res, &r2));
+    REQUIRE(wait_res(&c, &r2, 10000));
+    CHECK_INT_EQ(r2.err, RLK_OK);
+    CHECK_INT_EQ(srv_int("EXISTS %s", "{a:rw}:rlk_next"), 0);
+    memset(&u, 0, sizeof u);
+    REQ(rlk_async_unlock(c.ac, RLK_KIND_READ, "a:rw", 9, on_res, &u));
+    REQUIRE(wait_res(&c, &u, 5000));
+    CHECK_INT_EQ(u.err, RLK_OK);
     /* the watchdog renews a lease-less read and a lease-less write */
     REQ(rlk_async_lock(c.ac, RLK_KIND_READ, "a:rw-r", 6, 0, -1, on_res, &d));
     REQUIRE(wait_res(&c, &d, 5000));

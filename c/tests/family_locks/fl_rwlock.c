@@ -17,6 +17,9 @@
  *   - waiting writers queue by ticket: the last reader's exit reserves the
  *     lock for the waiting writer and grants it (no reader takes it in the
  *     claim window), and a writer that gives up leaves the queue;
+ *   - a reader behind a writer's reservation ({name}:rlk_next, set by hand)
+ *     waits it out with no TTL wake-up counted; behind a writer's lock that
+ *     expires with no release, it counts one (test_reserved_not_ttl);
  *   - a writer's ticket enters the queue only once it can hear its grant
  *     (issue 21): with writer B's subscriber refused by the server, the
  *     release goes to the writer heading the queue (A), and B after it.
@@ -839,6 +842,50 @@ static void test_writer_window(void)
     rlk_free(c);
 }
 
+/* A reader behind a writer's reservation waits out the claim window, and a
+ * sleep that runs out on it is not a TTL wake-up (the claim publishes
+ * nothing: normal operation, not a dead holder); a reader behind a writer
+ * whose lock expires without a release still counts one. Both set by hand:
+ * nothing else publishes on these locks, so each sleep ends on its bound. */
+static void test_reserved_not_ttl(void)
+{
+    rlk_client *c = tk_connect(url, 0, 4);
+    rlk_rwlock *r, *r2;
+    rlk_runtime_stats st0, st1, st2;
+
+    REQUIRE(c);
+    r = rlk_rwlock_new(c, "rw:res");
+    r2 = rlk_rwlock_new(c, "rw:exp");
+    REQUIRE(r && r2);
+    REQUIRE(rlk_rwlock_set_owner(r, "R") == RLK_OK && rlk_rwlock_set_owner(r2, "R") == RLK_OK);
+
+    /* Reserved for writer ticket 7, which never claims it. */
+    REQUIRE(rlk_runtime_stats_get(c, &st0) == RLK_OK);
+    REQUIRE(tk_command_ok(&srv, "SET %s 7 PX 300", "{rw:res}:rlk_next") == 0);
+    CHECK_INT_EQ(rlk_rwlock_try_lock(r, RLK_RW_READ, 30000, 5000), RLK_OK);
+    REQUIRE(rlk_runtime_stats_get(c, &st1) == RLK_OK);
+    CHECK_INT_EQ(tk_key_exists(&srv, "{rw:res}:rlk_next"), 0);
+    CHECK(st1.waits > st0.waits);           /* it did wait out the reservation */
+    if (st1.ttl_wakeups != st0.ttl_wakeups)
+        fprintf(stderr, "    a reader behind a reservation: %llu TTL wake-ups in %llu waits\n",
+                st1.ttl_wakeups - st0.ttl_wakeups, st1.waits - st0.waits);
+    CHECK_INT_EQ(st1.ttl_wakeups, st0.ttl_wakeups);
+    CHECK_INT_EQ(rlk_rwlock_unlock(r, RLK_RW_READ), RLK_OK);
+
+    /* The control: a writer's lock that expires with no release is a TTL wake-up (one, or more
+     * if the reader's clock ends a sleep just before the server expires the key). */
+    REQUIRE(tk_command_ok(&srv, "HSET %s mode write X:write 1", "rw:exp") == 0);
+    REQUIRE(tk_command_ok(&srv, "PEXPIRE %s 300", "rw:exp") == 0);
+    CHECK_INT_EQ(rlk_rwlock_try_lock(r2, RLK_RW_READ, 30000, 5000), RLK_OK);
+    REQUIRE(rlk_runtime_stats_get(c, &st2) == RLK_OK);
+    CHECK(st2.waits > st1.waits);
+    CHECK(st2.ttl_wakeups >= st1.ttl_wakeups + 1);
+    CHECK_INT_EQ(rlk_rwlock_unlock(r2, RLK_RW_READ), RLK_OK);
+    rlk_rwlock_free(r2);
+    rlk_rwlock_free(r);
+    rlk_free(c);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -853,6 +900,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_downgrade_wakes_readers);
     RUN_TEST(test_writer_queue);
     RUN_TEST(test_writer_window);
+    RUN_TEST(test_reserved_not_ttl);
     RUN_TEST(test_invariant);
     tk_suite_stop(&srv, &stall);
     return check_summary("fl_rwlock");
