@@ -164,7 +164,7 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, rlk_sub_chan **w
     for (;;) {
         unsigned long long mark, wmark = 0;
         long long bound = -1, until;
-        int ready, by_bound, rc, recheck, wide;
+        int ready, by_bound, rc, recheck, wide, keepalive;
 
         if ((rc = rlk_wait_interrupted(w)) != RLK_OK)
             return rc;
@@ -222,7 +222,8 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, rlk_sub_chan **w
         } else {
             backoff = 0;
         }
-        if (w->ticket && w->keepalive_ms > 0 && (bound < 0 || bound > w->keepalive_ms))
+        keepalive = w->ticket && w->keepalive_ms > 0 && (bound < 0 || bound > w->keepalive_ms);
+        if (keepalive)  /* a queued waiter's attempt to stay queued: not a holder's TTL */
             bound = w->keepalive_ms;
         until = rlk_wait_sleep_until(bound, ready == RLK_SUB_DOWN, deadline, &by_bound);
         if (deadline >= 0 && rlk_clock_now_ns() >= deadline)
@@ -235,7 +236,7 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, rlk_sub_chan **w
             RLK_SUB_TIMEOUT)
             woke_ns = rlk_clock_now_ns();
         else if (!atomic_load(&w->rt->interrupted)) {
-            if (by_bound && w->count_ttl && failed == RLK_OK && !recheck &&
+            if (by_bound && w->count_ttl && failed == RLK_OK && !recheck && !keepalive &&
                 !(w->not_ttl && *w->not_ttl))
                 RLK_RT_COUNT(w->rt, ttl_wakeups);
             if (until == deadline)

@@ -336,6 +336,52 @@ static void test_wait_woken_by_unlock(void)
     rlk_free(c);
 }
 
+/* A queued waiter attempts again every second to keep its place (RLK_LOCK_KEEPALIVE_MS) while
+ * a holder with a long lease keeps the lock: those wake-ups are not the holder's TTL running out,
+ * and ttl_wakeups (which operators alert on) stays 0. */
+static void test_queued_keepalive_not_ttl(void)
+{
+    rlk_client *c = tk_connect(url, 0, 2), *wc = tk_connect(url, 0, 2);
+    rlk_runtime_stats st;
+    long long calls0, until;
+    waiter w;
+    pthread_t t;
+    rlk_lock *l;
+
+    REQUIRE(c && wc);
+    l = rlk_lock_new(c, "rt:keep");
+    memset(&w, 0, sizeof w);
+    w.lock = rlk_lock_new(wc, "rt:keep");
+    REQUIRE(l && w.lock);
+    tk_latch_init(&w.done);
+    REQUIRE(rlk_lock_lock(l, 30000) == RLK_OK);
+    calls0 = tk_script_calls(&srv);
+    pthread_create(&t, NULL, waiter_main, &w);
+    /* The waiter's single try, its queued attempt, then two keep-alive attempts (bounded poll
+     * on the server's count: the time passing is what is tested, not a race). */
+    until = rlk_fx_now_ms() + 15000;
+    while (tk_script_calls(&srv) < calls0 + 4 && rlk_fx_now_ms() < until) {
+        struct timespec ts = {0, 20 * 1000000L};
+
+        nanosleep(&ts, NULL);
+    }
+    CHECKF(tk_script_calls(&srv) >= calls0 + 4, "%lld attempts in 15 s",
+           tk_script_calls(&srv) - calls0);
+    CHECK_INT_EQ(tk_latch_get(&w.done), 0);
+    CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
+    CHECK_INT_EQ(tk_latch_wait(&w.done, 1, 5000), 1);
+    pthread_join(t, NULL);
+    CHECK_INT_EQ(w.rc, RLK_OK);
+    CHECK_INT_EQ(rlk_runtime_stats_get(wc, &st), RLK_OK);
+    CHECKF(st.waits >= 2, "%llu sleeps", st.waits);
+    CHECK_INT_EQ(st.ttl_wakeups, 0);
+    tk_latch_destroy(&w.done);
+    rlk_lock_free(w.lock);
+    rlk_lock_free(l);
+    rlk_free(wc);
+    rlk_free(c);
+}
+
 /* A name with a hash tag: Redisson's channel is "redisson_lock__channel:<name>"
  * (no extra braces). A release by another client that publishes there, as a
  * Redisson client would, wakes our waiter long before the holder's TTL. */
@@ -542,6 +588,7 @@ int main(void)
     RUN_TEST(test_fixed_owner_handoff);
     RUN_TEST(test_wait_woken_by_unlock);
     RUN_TEST(test_tagged_name_channel);
+    RUN_TEST(test_queued_keepalive_not_ttl);
     RUN_TEST(test_local_fifo);
     RUN_TEST(test_bad_arguments);
     tk_suite_stop(&srv, &stall);
