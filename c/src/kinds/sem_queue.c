@@ -59,17 +59,11 @@ long long rlk_sem_queue_ticket(rlk_sem_queue *q)
  * else (a count on redisson_sc:{name}) wakes every waiter. */
 static int rlk_semq_meaning(const char *payload, size_t len, long long *head, long long *next)
 {
-    unsigned long long x = 0;
+    unsigned long long x;
+    int kind = rlk_sub_grant_number(payload, len, &x);
 
-    if (payload && len == 1 && payload[0] == '0')
-        return RLK_SUB_MSG_ONE;
-    if (!payload || len < 8 || len > 16)
-        return RLK_SUB_MSG_ALL;
-    for (size_t i = 0; i < len; i++) {
-        if (payload[i] < '0' || payload[i] > '9')
-            return RLK_SUB_MSG_ALL;
-        x = x * 10 + (unsigned long long)(payload[i] - '0');
-    }
+    if (kind != RLK_SUB_MSG_GRANT)
+        return kind;
     if (x % RLK_SEMQ_GRANT_SHIFT != 0 || x / RLK_SEMQ_GRANT_SHIFT < 33554432ULL ||
         x / RLK_SEMQ_GRANT_SHIFT >= 67108864ULL)
         return RLK_SUB_MSG_ALL;

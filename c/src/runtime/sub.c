@@ -826,6 +826,21 @@ static int rlk_sub_start(rlk_sub *s)
 
 /* ---------------------------------------------------------------- waiters */
 
+int rlk_sub_grant_number(const char *payload, size_t len, unsigned long long *x)
+{
+    *x = 0;
+    if (payload && len == 1 && payload[0] == '0')
+        return RLK_SUB_MSG_ONE;
+    if (!payload || len < 8 || len > 16)
+        return RLK_SUB_MSG_ALL;
+    for (size_t i = 0; i < len; i++) {
+        if (payload[i] < '0' || payload[i] > '9')
+            return RLK_SUB_MSG_ALL;
+        *x = *x * 10 + (unsigned long long)(payload[i] - '0');
+    }
+    return RLK_SUB_MSG_GRANT;
+}
+
 int rlk_sub_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule, rlk_sub_chan **out)
 {
     rlk_sub_chan *ch;
