@@ -760,6 +760,43 @@ function M.table_w2_wake(picked, sizes)
     return out
 end
 
+-- Issue 21: what the server ran per acquisition of the reentrant lock (rlk variant), command by
+-- command, for every W2 size and mode: where "commands/acq" comes from (top-level commands first,
+-- then those inside scripts, each by how often it ran).
+function M.table_w2_commands(picked, sizes)
+    local out = {
+        "### W2 (rlk): server commands per acquisition, by command", "",
+        "| contenders | mode | commands/acq | top-level (sent by clients) | inside scripts |",
+        "| ---: | --- | ---: | --- | --- |" }
+    for _, n in ipairs(sizes) do
+        for _, mode in ipairs(MODES) do
+            local res = picked[mode.key .. "/" .. n .. "/rlk"]
+            local calls, acq = res and res.server_calls, res and res.acquisitions_all
+            if calls and acq and acq > 0 then
+                local top, inner = {}, {}
+                for name, k in pairs(calls) do
+                    local list = M.TOP_LEVEL[name] and top or inner
+                    list[#list + 1] = { name = name, per = k / acq }
+                end
+                local function text(list)
+                    table.sort(list, function(a, b)
+                        if a.per ~= b.per then return a.per > b.per end
+                        return a.name < b.name
+                    end)
+                    local parts = {}
+                    for i, e in ipairs(list) do
+                        parts[i] = e.name:upper() .. " " .. fmt(e.per, 2)
+                    end
+                    return #parts > 0 and table.concat(parts, ", ") or "-"
+                end
+                out[#out + 1] = string.format("| %d | %s | %s | %s | %s |", n, mode.name,
+                    fmt(per(res.commands_total, acq), 2), text(top), text(inner))
+            end
+        end
+    end
+    return out
+end
+
 -- Issue 21: the read-write lock's write side and the two semaphores (1 permit) beside the
 -- reentrant lock (rlk) of the same run: handoff p50 and p99, who a handoff wakes, and the safety
 -- columns, per contender count and mode.
@@ -1035,6 +1072,11 @@ function M.report(dir, opts, out, warn)
     local wake = M.table_w2_wake(picked, sizes_of(opts.w2))
     if #wake > 4 then
         out(table.concat(wake, "\n"))
+        out("")
+    end
+    local by_command = M.table_w2_commands(picked, sizes_of(opts.w2))
+    if #by_command > 4 then
+        out(table.concat(by_command, "\n"))
         out("")
     end
     local kinds = M.table_w2_kinds(picked, sizes_of(opts.w2), tonumber(opts.hold_ms) or 1)

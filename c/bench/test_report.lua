@@ -308,6 +308,8 @@ test("report: every kind's handoffs beside the reentrant lock's (issue 21)", fun
     has(text, "| 8 | processes | semaphore | 1000.0 | 2.50 | 3000.0 | 500 | 1.00 | 9.25 | 8.00 | " ..
               "29.97 | 0 (events: 1) | 0 |", "the semaphore: the overlap re-checked")
     has(text, "| 8 | processes | rwlock-write | 500 | 1.00 |", "its row in the modes table")
+    has(text, "| 8 | processes | 16.00 | EVALSHA 3.00 | HINCRBY 13.00 |",
+        "the reentrant lock's commands per acquisition, by command")
 end)
 
 test("report: no kinds table without another kind", function()
