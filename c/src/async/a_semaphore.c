@@ -11,7 +11,8 @@
  * redisson_sc:{name}:rlk:<cid>, then publishes the new count on
  * redisson_sc:{name}. A waiter listens on its wake channel (a grant naming
  * its ticket: attempt again), on redisson_sc:{name} too while it is first in
- * the queue, and re-checks at least every second (a keepalive).
+ * the queue, and re-checks at least every second (a keepalive). That part
+ * of the waiter, shared with a_psemaphore.c, is a_semq.c's.
  *
  * Lost replies: an acquire is not repeated when its reply was lost (it may
  * have taken the permits, and repeating it could take them twice): the
