@@ -2150,7 +2150,10 @@ static void psemaphore_queue(void)
         CHECKF(ticket[i] / 1024 == cid[i], "entry %d: ticket %lld is not the %s waiter %d's "
                "(client %lld)", i, ticket[i], modes[i], i, cid[i]);
     }
-    /* Only the first waiter hears the semaphore's channel (a release's count wakes it alone). */
+    /* Only the first waiter hears the semaphore's channel (a release's count wakes it alone).
+     * Checked here, with nobody but this process holding: later a holder that has not yet
+     * unsubscribed (an async child stops turning its loop once it holds) and the next head
+     * may both be there for a while. */
     if (queued) {
         CHECK(tk_wait_numsub(&srv, main_ch, 1, 10000) == 0);
         CHECKF(tk_numsub(&srv, main_ch) == 1, "%lld subscribers of %s with 4 waiters queued",
@@ -2172,8 +2175,6 @@ static void psemaphore_queue(void)
         order[norder++] = who;
         CHECKF(who == h, "handoff %d went to the %s waiter %d (queued %d-th)", h, modes[who], who,
                who + 1);
-        CHECKF(tk_numsub(&srv, main_ch) <= 1, "handoff %d: %lld subscribers of %s", h,
-               tk_numsub(&srv, main_ch), main_ch);
         for (int i = 0; i < 4; i++)     /* never two holders: nobody else said anything */
             if (i != who && k[i].pid > 0)
                 CHECKF(psq_said(&k[i], line, sizeof line) != 0, "waiter %d said '%s' while %d "
@@ -2228,7 +2229,7 @@ static void psemaphore_leave(void)
     REQUIRE(cl_open(&c, 0) == RLK_OK);
     cid_a = tk_uuid_cid(rlk_async_uuid(c.ac));
     /* a wait that runs out */
-    REQ(rlk_async_psemaphore_acquire(c.ac, name, 1500, PSQ_LEASE_MS, on_id, &t));
+    REQ(rlk_async_psemaphore_acquire(c.ac, name, 2500, PSQ_LEASE_MS, on_id, &t));
     CHECKF(aloop_run_until(c.l, psq_len_reached, &one, 5000), "the timed waiter did not queue");
     REQUIRE(wait_res(&c, &t.x, 10000));
     CHECK_INT_EQ(t.x.err, RLK_ERR_BUSY);
