@@ -112,19 +112,25 @@ static long long rlk_a_semq_ticket(rlk_async *ac)
 
 long long rlk_a_semq_busy(rlk_a_semq *q, int waiting, long long wait, int first, int *again)
 {
+    int queue;
+
     if (q->ticket)
         q->queued = 1;
     if (!waiting)
         return RLK_A_SEMQ_END;
+    /* A queue only where a grant's reach is counted (rlk_ae_counts_exact); without one the
+     * waiter is woken by every count on the semaphore's channel, as a Redisson waiter (it
+     * respects reservations). */
+    queue = q->ticket || rlk_ae_counts_exact(q->ac);
     /* First in the queue (or behind a reservation): the semaphore's channel too (a Redisson
      * release grants nobody); else not, or every release's count would wake this waiter. */
-    if ((first || wait == -3) && !q->s_wide)
+    if ((first || wait == -3 || !queue) && !q->s_wide)
         q->s_wide = rlk_ae_subscribe(q->ac, q->channel, rlk_a_semq_msg, q);
-    else if (!first && wait != -3 && q->s_wide) {
+    else if (queue && !first && wait != -3 && q->s_wide) {
         rlk_ae_unsubscribe(q->s_wide);
         q->s_wide = NULL;
     }
-    if (!q->ticket) {
+    if (!q->ticket && queue) {
         /* The fast try failed: take a ticket, attempt with it once subscribed. */
         q->ticket = rlk_a_semq_ticket(q->ac);
         if (!rlk_ae_sub_ready(q->sub) && !*again)
