@@ -2,14 +2,23 @@
 /*
  * a_psemaphore.c - rlk_async_psemaphore_acquire / _release (rlk_async.h)
  * through the engine (engine.h), on the blocking API's scripts, keys,
- * channel and wake-up (kinds/psemaphore.c): the count `name`, the permits'
+ * channel and queue (kinds/psemaphore.c): the count `name`, the permits'
  * sorted set {name}:timeout, psemaphore/acquire with one new 16-byte random
- * id (stored raw, given to the caller as 32 hex digits), a wait woken by
- * redisson_sc:{name} and bounded by the earliest permit's expiry (which
- * publishes nothing), psemaphore/release by id. One permit per request,
- * always with a lease (no keeper). A retry after a lost reply reuses the
- * id, so "is held already" then proves the lost call ran: acquired.
- * docs/async-internals.md describes it.
+ * id (stored raw, given to the caller as 32 hex digits), psemaphore/release
+ * by id. One permit per request, always with a lease (no keeper).
+ *
+ * A waiter queues in {name}:rlk_waiters with the blocking waiters and the
+ * async semaphore's (a_semq.h, as a_semaphore.c): a fast try with ticket 0,
+ * then a ticket, attempted with once its client's wake channel is
+ * subscribed; a grant naming its ticket, the semaphore's channel
+ * redisson_sc:{name} while it is first, the earliest held permit's expiry
+ * (which publishes nothing; the first waiter is told when: {-1, ms}) and a
+ * 1 s keepalive make it attempt again; semaphore/cancel takes its ticket
+ * out of the queue when it ends without a permit.
+ *
+ * A retry after a lost reply reuses the id (and passes -ticket: the lost
+ * call may have queued it), so "is held already" then proves the lost call
+ * ran: acquired. docs/async-internals.md describes it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,15 +33,18 @@
 #include "runtime/fam_hold.h"
 #include "async/engine.h"
 #include "async/a_common.h"
+#include "async/a_semq.h"
 
 enum { APS_ACQUIRE, APS_RELEASE };
-enum { APS_CW_NONE, APS_CW_ACQ, APS_CW_UNDO, APS_CW_REL };
+enum { APS_CW_NONE, APS_CW_ACQ, APS_CW_UNDO, APS_CW_REL, APS_CW_CANCEL };
 
 typedef struct aps {
     rlk_async *ac;
     rlk_async_req *r;
     int op;
-    char *name, *timeouts, *channel, *waiters, *grant;
+    rlk_a_semq q;                   /* the queue: keys, wake channel, ticket (a_semq.h) */
+    const char *name;               /* q.name */
+    char *timeouts;
     unsigned char raw[RLK_PSEM_RAW_ID_MAX];
     size_t rawlen;
     char hex[RLK_PERMIT_ID_SIZE];
@@ -40,18 +52,19 @@ typedef struct aps {
     long long wait_ms, start;
     rlk_ae_call *call;
     int cw;
-    rlk_ae_sub *sub;
     rlk_ae_timer *retry, *deadline;
     int again;                      /* woken while a call was in flight */
     int ending;                     /* RLK_ERR_BUSY / RLK_ERR_CANCELLED: end at the next chance */
     int io_failed;                  /* a call's reply was lost: it may have run */
+    int end_err;                    /* with APS_CW_CANCEL: how the request ends */
+    char end_msg[256];
 } aps;
 
 static void aps_attempt(aps *a);
 
 static void aps_quiet(aps *a)
 {
-    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub);
+    rlk_a_semq_quiet(&a->q, &a->retry, &a->deadline);
 }
 
 static void aps_free_state(rlk_async_req *r, void *state)
@@ -61,11 +74,8 @@ static void aps_free_state(rlk_async_req *r, void *state)
     (void)r;
     aps_quiet(a);
     rlk_ae_call_forget(a->call);
-    free(a->name);
+    rlk_a_semq_free(&a->q);
     free(a->timeouts);
-    free(a->channel);
-    free(a->waiters);
-    free(a->grant);
 }
 
 static long long aps_elapsed(const aps *a)
@@ -79,26 +89,37 @@ static long long aps_budget(const aps *a)
     return rlk_a_common_budget(a->ac, a->op == APS_ACQUIRE ? a->wait_ms : 0);
 }
 
+static void aps_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr, int lost,
+                      void *arg);
+
+/* Ends the request with err (never RLK_OK) and msg (NULL: err's text; for
+ * RLK_ERR_BUSY, how long it waited): a ticket an attempt may have queued
+ * leaves the queue first (semaphore/cancel, best effort: its reply does not
+ * change how the request ends). */
 static void aps_end(aps *a, int err, const char *msg)
 {
     aps_quiet(a);
     if (err == RLK_ERR_BUSY)
-        rlk_ae_complete(a->r, err, 0, NULL, "acquire %s: no permit available after %lld ms",
-                        a->name, aps_elapsed(a));
+        snprintf(a->end_msg, sizeof a->end_msg, "acquire %s: no permit available after %lld ms",
+                 a->name, aps_elapsed(a));
     else
-        rlk_ae_complete(a->r, err, 0, NULL, "%s", msg ? msg : rlk_strerror(err));
+        snprintf(a->end_msg, sizeof a->end_msg, "%s", msg ? msg : rlk_strerror(err));
+    a->end_err = err;
+    a->call = rlk_a_semq_cancel(&a->q, "1", aps_reply, a);
+    if (a->call) {
+        a->cw = APS_CW_CANCEL;
+        return;
+    }
+    rlk_ae_complete(a->r, err, 0, NULL, "%s", a->end_msg);
 }
 
 /* ---------------------------------------------------------------- the calls */
-
-static void aps_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr, int lost,
-                      void *arg);
 
 /* psemaphore/release of this request's id (a release, or the undo of a
  * permit a cancelled request was granted). */
 static void aps_release_send(aps *a, int cw)
 {
-    const char *keys[5] = {a->name, a->timeouts, a->channel, a->waiters, a->grant};
+    const char *keys[5] = {a->name, a->timeouts, a->q.channel, a->q.waiters, a->q.grant};
     const char *args[3] = {RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->ac), (const char *)a->raw};
     size_t lens[3] = {strlen(args[0]), strlen(args[1]), a->rawlen};
 
@@ -111,11 +132,18 @@ static void aps_release_send(aps *a, int cw)
 
 static void aps_attempt(aps *a)
 {
-    const char *keys[5] = {a->name, a->timeouts, a->channel, a->waiters, a->grant};
-    const char *args[5] = {a->lease, "0", RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->ac),
+    const char *keys[5] = {a->name, a->timeouts, a->q.channel, a->q.waiters, a->q.grant};
+    char ticket[24];
+    const char *args[5] = {a->lease, ticket, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->ac),
                            (const char *)a->raw};
-    size_t lens[5] = {strlen(args[0]), 1, strlen(args[2]), strlen(args[3]), a->rawlen};
+    size_t lens[5];
 
+    snprintf(ticket, sizeof ticket, "%lld", rlk_a_semq_arg(&a->q));
+    for (int i = 0; i < 4; i++)
+        lens[i] = strlen(args[i]);
+    lens[4] = a->rawlen;
+    rlk_ae_timer_del(a->retry);
+    a->retry = NULL;
     a->again = 0;
     a->call = rlk_ae_scriptv(a->ac, "psemaphore/acquire", 5, keys, 5, args, lens, aps_reply, a);
     a->cw = a->call ? APS_CW_ACQ : APS_CW_NONE;
@@ -124,10 +152,15 @@ static void aps_attempt(aps *a)
                 rlk_ae_closing(a->ac) ? "the async client was freed" : "out of memory");
 }
 
-/* Something says a permit may be free: attempt now (or after the call in flight). */
-static void aps_poke(aps *a)
+/* Something says a permit may be free (arg: the aps): attempt now (or after
+ * the call in flight); not while a permit granted to a cancelled request is
+ * given back or its ticket leaves the queue. */
+static void aps_poke(void *arg)
 {
-    if (a->cw != APS_CW_UNDO && rlk_a_common_wake(a->r, a->call, &a->again))
+    aps *a = arg;
+
+    if (a->cw != APS_CW_UNDO && a->cw != APS_CW_CANCEL &&
+        rlk_a_semq_wake(&a->q, a->r, a->call, &a->again))
         aps_attempt(a);
 }
 
@@ -146,15 +179,28 @@ static void aps_schedule(aps *a, long long ms)
     a->retry = rlk_ae_timer_add(a->ac, ms > 0 ? ms : 0, aps_retry_fire, a);
 }
 
-/* The permit is the request's. */
+/* The permit is the request's (its ticket left the queue with it). */
 static void aps_acquired(aps *a)
 {
+    a->q.queued = 0;
     aps_quiet(a);
     if (a->ending == RLK_ERR_CANCELLED) {
         aps_release_send(a, APS_CW_UNDO);    /* cancelled meanwhile: give it back first */
         return;
     }
     rlk_ae_complete(a->r, RLK_OK, 0, a->hex, NULL);
+}
+
+/* Not acquired (wait, first: as rlk_a_semq_busy's): wait on, or end. */
+static void aps_busy(aps *a, long long wait, int first)
+{
+    long long ms = rlk_a_semq_busy(&a->q, a->wait_ms != 0 && !a->ending, wait, first, &a->again);
+
+    if (ms == RLK_A_SEMQ_END)
+        aps_end(a, a->ending == RLK_ERR_CANCELLED ? RLK_ERR_CANCELLED : RLK_ERR_BUSY,
+                a->ending == RLK_ERR_CANCELLED ? "cancelled" : NULL);
+    else if (ms != RLK_A_SEMQ_LATER)
+        aps_schedule(a, ms);
 }
 
 static void aps_acq_reply(aps *a, int rc, const redisReply *r, const char *errstr, int lost)
@@ -164,8 +210,11 @@ static void aps_acq_reply(aps *a, int rc, const redisReply *r, const char *errst
         return;
     }
     if (rc == RLK_ERR_IO) {
-        if (lost)
+        if (lost) {
             a->io_failed = 1;
+            if (a->q.ticket)
+                a->q.queued = 1;    /* it may have queued the ticket: -ticket from now on */
+        }
         if (aps_elapsed(a) > aps_budget(a)) {
             aps_end(a, a->io_failed ? RLK_ERR_UNSETTLED : RLK_ERR_IO, errstr);
             return;
@@ -185,32 +234,26 @@ static void aps_acq_reply(aps *a, int rc, const redisReply *r, const char *errst
         aps_acquired(a);
         return;
     }
-    if (r->type != REDIS_REPLY_INTEGER && r->type != REDIS_REPLY_NIL) {
+    /* Not acquired. {-1, ms}: first in the queue, ms until the earliest held permit expires
+     * (which publishes nothing: attempt then, +1 ms as it falls on a whole ms; -1: none
+     * expires by itself); -3: first behind another's reservation; nil: queued behind
+     * others (or a single try, nothing expiring); an integer: a single try's ms to expiry. */
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[0]->type == REDIS_REPLY_INTEGER && r->element[1]->type == REDIS_REPLY_INTEGER)
+        aps_busy(a, r->element[1]->integer >= 0 ? r->element[1]->integer + 1 : -1, 1);
+    else if (r->type == REDIS_REPLY_INTEGER && r->integer == -3)
+        aps_busy(a, -3, 0);
+    else if (r->type == REDIS_REPLY_INTEGER)
+        aps_busy(a, (r->integer > 0 ? r->integer : 0) + 1, 0);
+    else if (r->type == REDIS_REPLY_NIL)
+        aps_busy(a, -1, 0);
+    else {
         char msg[128];
 
         snprintf(msg, sizeof msg, "acquire %s: psemaphore/acquire replied type %d", a->name,
                  r->type);
         aps_end(a, RLK_ERR_PROTOCOL, msg);
-        return;
     }
-    /* Not acquired. */
-    if (a->wait_ms == 0 || a->ending) {
-        if (a->ending == RLK_ERR_CANCELLED)
-            aps_end(a, RLK_ERR_CANCELLED, "cancelled");
-        else
-            aps_end(a, RLK_ERR_BUSY, NULL);
-        return;
-    }
-    if (a->again) {
-        aps_schedule(a, 0);
-        a->again = 0;
-        return;
-    }
-    /* As the blocking API: woken by redisson_sc:{name}; the earliest permit's
-     * expiry publishes nothing, so attempt then (+1 ms: it falls on a whole
-     * ms); nil (nothing expires by itself): the message or the deadline. */
-    if (r->type == REDIS_REPLY_INTEGER)
-        aps_schedule(a, (r->integer > 0 ? r->integer : 0) + 1);
 }
 
 static void aps_rel_reply(aps *a, int cw, int rc, const redisReply *r, const char *errstr,
@@ -269,26 +312,15 @@ static void aps_reply(rlk_async *ac, int rc, const redisReply *reply, const char
     a->cw = APS_CW_NONE;
     if (rlk_ae_req_done(a->r))
         return;
-    if (cw == APS_CW_ACQ)
+    if (cw == APS_CW_CANCEL)
+        rlk_ae_complete(a->r, a->end_err, 0, NULL, "%s", a->end_msg);
+    else if (cw == APS_CW_ACQ)
         aps_acq_reply(a, rc, reply, errstr, lost);
     else
         aps_rel_reply(a, cw, rc, reply, errstr, lost);
 }
 
 /* ---------------------------------------------------------------- wake-ups, deadline, cancel */
-
-/* A message on redisson_sc:{name} (a release raised the count), or msg NULL:
- * subscribed (again), a release may have been missed: attempt. */
-static void aps_msg(rlk_async *ac, const char *channel, const char *msg, size_t len, void *arg)
-{
-    aps *a = arg;
-
-    (void)ac;
-    (void)channel;
-    (void)msg;
-    (void)len;
-    aps_poke(a);
-}
 
 static void aps_deadline_fire(rlk_async *ac, void *arg)
 {
@@ -309,8 +341,8 @@ static void aps_cancel_hook(rlk_async_req *r, void *state)
     aps *a = state;
 
     (void)r;
-    if (a->op != APS_ACQUIRE)
-        return;     /* a release is on its way: its result stands */
+    if (a->op != APS_ACQUIRE || a->cw == APS_CW_UNDO || a->cw == APS_CW_CANCEL)
+        return;     /* a release, giving a permit back, leaving the queue: on its way */
     a->ending = RLK_ERR_CANCELLED;
     if (a->call)
         return;     /* the call in flight decides (a permit granted is given back) */
@@ -344,13 +376,10 @@ static aps *aps_new(rlk_async *ac, int op, const char *name, rlk_async_fn fn, vo
     a->start = rlk_ae_now_ms();
     if (rlk_a_common_begin(r, aps_cancel_hook, aps_free_state, "rlk_async psemaphore", name))
         return a;
-    a->name = strdup(name);
     a->timeouts = rlk_fam_suffix_name(name, RLK_NAMES_PERMITS);
-    a->channel = rlk_fam_prefix_name(RLK_NAMES_CH_SEMAPHORE, name);
-    a->waiters = rlk_fam_suffix_name(name, RLK_NAMES_WAITERS);
-    a->grant = rlk_fam_suffix_name(name, RLK_NAMES_GRANT);
-    if (!a->name || !a->timeouts || !a->channel || !a->waiters || !a->grant)
+    if (rlk_a_semq_init(&a->q, ac, name, aps_poke, a) != 0 || !a->timeouts)
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async psemaphore %s: out of memory", name);
+    a->name = a->q.name;
     return a;
 }
 
@@ -386,13 +415,14 @@ rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, lon
     a->hex[2 * a->rawlen] = '\0';
     snprintf(a->lease, sizeof a->lease, "%lld", lease_ms);
     a->wait_ms = wait_ms;
-    if (wait_ms != 0 && rlk_a_common_listen(ac, a->channel, wait_ms, aps_msg, aps_deadline_fire, a,
-                                            &a->sub, &a->deadline)) {
+    /* Listen (on the wake channel, where grants come) before the attempt that fails: its
+     * confirmation attempts again. */
+    if (wait_ms != 0 && rlk_a_semq_listen(&a->q, wait_ms, aps_deadline_fire, a, &a->deadline)) {
         rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL,
                         "rlk_async_psemaphore_acquire %s: out of memory", name);
         return a->r;
     }
-    aps_attempt(a);     /* the first try at once; the subscription's confirmation tries again */
+    aps_attempt(a);     /* the first try: the uncontended path needs no subscription */
     return a->r;
 }
 

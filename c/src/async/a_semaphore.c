@@ -11,7 +11,8 @@
  * redisson_sc:{name}:rlk:<cid>, then publishes the new count on
  * redisson_sc:{name}. A waiter listens on its wake channel (a grant naming
  * its ticket: attempt again), on redisson_sc:{name} too while it is first in
- * the queue, and re-checks at least every second (a keepalive).
+ * the queue, and re-checks at least every second (a keepalive). That part
+ * of the waiter, shared with a_psemaphore.c, is a_semq.c's.
  *
  * Lost replies: an acquire is not repeated when its reply was lost (it may
  * have taken the permits, and repeating it could take them twice): the
@@ -28,28 +29,24 @@
 #include <string.h>
 
 #include "client/client.h"
-#include "client/random.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "async/engine.h"
 #include "async/a_common.h"
 #include "async/a_once.h"
+#include "async/a_semq.h"
 
-#define ASM_KEEPALIVE_MS 1000       /* a waiter attempts at least this often */
 #define ASM_RETRY_MS 20             /* after a call that never went out */
-#define ASM_RECHECK_MS (RLK_FAM_CLAIM_MS + 5)  /* first behind another's reservation (-3) */
 
 enum { ASM_NONE, ASM_ATTEMPT, ASM_UNDO, ASM_CANCEL };
 
 typedef struct asm_req {
     rlk_async *ac;
     rlk_async_req *r;
-    char *name, *channel, *waiters, *grant, *wake;
+    rlk_a_semq q;                   /* the queue: keys, wake channel, ticket (a_semq.h) */
+    const char *name;               /* q.name */
     char permits[24];
-    long long ticket;               /* 0: no place in the queue (a single try, or not yet) */
-    int queued;                     /* an attempt with the ticket may have queued it */
-    rlk_ae_sub *s_wide;             /* redisson_sc:{name} while first in the queue */
     int end_err;                    /* with ASM_CANCEL: how the request ends */
     char end_msg[256];
     long long n;
@@ -59,7 +56,6 @@ typedef struct asm_req {
     rlk_ae_call *call;
     int cw;                         /* ASM_*: what the call in flight is */
     rlk_ae_timer *retry, *deadline;
-    rlk_ae_sub *sub;
     int again;                      /* woken while a call was in flight */
     int ending;                     /* RLK_ERR_BUSY / RLK_ERR_CANCELLED: end at the next chance */
 } asm_req;
@@ -68,11 +64,7 @@ static void asm_attempt(asm_req *a);
 
 static void asm_quiet(asm_req *a)
 {
-    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub);
-    if (a->s_wide) {
-        rlk_ae_unsubscribe(a->s_wide);
-        a->s_wide = NULL;
-    }
+    rlk_a_semq_quiet(&a->q, &a->retry, &a->deadline);
 }
 
 static void asm_free_state(rlk_async_req *r, void *state)
@@ -82,11 +74,7 @@ static void asm_free_state(rlk_async_req *r, void *state)
     (void)r;
     asm_quiet(a);
     rlk_ae_call_forget(a->call);
-    free(a->name);
-    free(a->channel);
-    free(a->waiters);
-    free(a->grant);
-    free(a->wake);
+    rlk_a_semq_free(&a->q);
 }
 
 static long long asm_elapsed(const asm_req *a)
@@ -132,19 +120,10 @@ static void asm_finish(asm_req *a, int err, const char *fmt, ...)
     vsnprintf(a->end_msg, sizeof a->end_msg, fmt, ap);
     va_end(ap);
     a->end_err = err;
-    if (a->queued && a->ticket && !rlk_ae_closing(a->ac)) {
-        char ticket[24];
-        const char *keys[4] = {a->name, a->channel, a->waiters, a->grant};
-        const char *args[4] = {ticket, a->permits, RLK_FAM_CLAIM_MS_STR,
-                               rlk_ae_publish_arg(a->ac)};
-
-        snprintf(ticket, sizeof ticket, "%lld", a->ticket);
-        a->queued = 0;
-        a->call = rlk_ae_script(a->ac, "semaphore/cancel", 4, keys, 4, args, asm_cancel_reply, a);
-        if (a->call) {
-            a->cw = ASM_CANCEL;
-            return;
-        }
+    a->call = rlk_a_semq_cancel(&a->q, a->permits, asm_cancel_reply, a);
+    if (a->call) {
+        a->cw = ASM_CANCEL;
+        return;
     }
     rlk_ae_complete(a->r, err, 0, NULL, "%s", a->end_msg);
 }
@@ -159,15 +138,16 @@ static void asm_end(asm_req *a, int err)
                    a->n, asm_elapsed(a));
 }
 
-/* Something says permits may be free: attempt now (or after the call in
- * flight); not while permits taken by a cancelled request are given back. */
-static void asm_poke(asm_req *a)
+/* Something says permits may be free (arg: the asm_req): attempt now (or
+ * after the call in flight); not while permits taken by a cancelled request
+ * are given back or its ticket leaves the queue. */
+static void asm_poke(void *arg)
 {
-    if (a->cw == ASM_UNDO || a->cw == ASM_CANCEL || !rlk_a_common_wake(a->r, a->call, &a->again))
-        return;
-    if (a->ticket && !rlk_ae_sub_ready(a->sub))
-        return;     /* its subscription's confirmation pokes it */
-    asm_attempt(a);
+    asm_req *a = arg;
+
+    if (a->cw != ASM_UNDO && a->cw != ASM_CANCEL &&
+        rlk_a_semq_wake(&a->q, a->r, a->call, &a->again))
+        asm_attempt(a);
 }
 
 static void asm_retry_fire(rlk_async *ac, void *arg)
@@ -213,7 +193,7 @@ static void asm_undo_reply(rlk_async *ac, int rc, const redisReply *reply, const
 /* The permits were taken, but the request was cancelled: give them back. */
 static void asm_undo(asm_req *a)
 {
-    const char *keys[4] = {a->name, a->channel, a->waiters, a->grant};
+    const char *keys[4] = {a->name, a->q.channel, a->q.waiters, a->q.grant};
     const char *args[3] = {a->permits, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->ac)};
 
     asm_quiet(a);
@@ -226,55 +206,16 @@ static void asm_undo(asm_req *a)
                         rlk_ae_closing(a->ac) ? "client freed" : "out of memory");
 }
 
-static void asm_msg(rlk_async *ac, const char *channel, const char *msg, size_t len, void *arg);
-
-/* A new ticket: cid * 1024 + r (the release finds the wake channel from it). */
-static long long asm_new_ticket(rlk_async *ac)
-{
-    const char *u = rlk_async_uuid(ac);
-    unsigned char b[2] = {0, 0};
-    long long cid = 32768 + (strtol((char[5]){u[0], u[1], u[2], u[3], 0}, NULL, 16) & 32767);
-
-    (void)rlk_random_bytes(b, sizeof b);
-    return cid * 1024 + (((long long)b[0] << 8 | b[1]) & 1023);
-}
-
 /* Not acquired (wait: semaphore/acquire's -1, -3 or a single try's bound;
  * first: {-1, 1}): wait on (grant, message, keepalive), or end. */
 static void asm_busy(asm_req *a, long long wait, int first)
 {
-    if (a->ticket)
-        a->queued = 1;
-    if (!a->waiter || a->ending) {
+    long long ms = rlk_a_semq_busy(&a->q, a->waiter && !a->ending, wait, first, &a->again);
+
+    if (ms == RLK_A_SEMQ_END)
         asm_end(a, a->ending == RLK_ERR_CANCELLED ? RLK_ERR_CANCELLED : RLK_ERR_BUSY);
-        return;
-    }
-    /* First in the queue (or behind a reservation): the semaphore's channel too (a Redisson
-     * release grants nobody); else not, or every release's count would wake this request. */
-    if ((first || wait == -3) && !a->s_wide)
-        a->s_wide = rlk_ae_subscribe(a->ac, a->channel, asm_msg, a);
-    else if (!first && wait != -3 && a->s_wide) {
-        rlk_ae_unsubscribe(a->s_wide);
-        a->s_wide = NULL;
-    }
-    if (!a->ticket) {
-        /* The fast try failed: take a ticket, attempt with it once subscribed. */
-        a->ticket = asm_new_ticket(a->ac);
-        if (rlk_ae_sub_ready(a->sub) || a->again) {
-            a->again = 0;
-            asm_poke(a);
-        }
-        return;
-    }
-    if (a->again) {
-        a->again = 0;
-        asm_schedule(a, 0);
-        return;
-    }
-    if (wait == -3)
-        asm_schedule(a, ASM_RECHECK_MS);
-    else
-        asm_schedule(a, wait >= 0 && wait < ASM_KEEPALIVE_MS ? wait : ASM_KEEPALIVE_MS);
+    else if (ms != RLK_A_SEMQ_LATER)
+        asm_schedule(a, ms);
 }
 
 static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
@@ -286,8 +227,8 @@ static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, co
     a->call = NULL;
     a->cw = ASM_NONE;
     if (rc == RLK_ERR_IO && lost) {
-        if (a->ticket)
-            a->queued = 1;      /* it may have run */
+        if (a->q.ticket)
+            a->q.queued = 1;    /* it may have run */
         asm_finish(a, RLK_ERR_UNSETTLED,
                    "semaphore %s: the acquire's reply was lost and %lld permit(s) may have "
                    "been taken (not repeated: it could take them twice): %s", a->name, a->n,
@@ -307,7 +248,7 @@ static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, co
         return;
     }
     if (reply->type == REDIS_REPLY_NIL) {
-        a->queued = 0;
+        a->q.queued = 0;
         if (a->ending == RLK_ERR_CANCELLED) {
             asm_undo(a);        /* cancelled while they were on their way: given back */
             return;
@@ -331,13 +272,13 @@ static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, co
 
 static void asm_attempt(asm_req *a)
 {
-    const char *keys[4] = {a->name, a->channel, a->waiters, a->grant};
+    const char *keys[4] = {a->name, a->q.channel, a->q.waiters, a->q.grant};
     char ticket[24];
     const char *args[4] = {a->permits, ticket, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->ac)};
 
     rlk_ae_timer_del(a->retry);
     a->retry = NULL;
-    snprintf(ticket, sizeof ticket, "%lld", a->queued ? -a->ticket : a->ticket);
+    snprintf(ticket, sizeof ticket, "%lld", rlk_a_semq_arg(&a->q));
     a->call = rlk_ae_script(a->ac, "semaphore/acquire", 4, keys, 4, args, asm_acquire_reply, a);
     if (a->call) {
         a->cw = ASM_ATTEMPT;
@@ -347,22 +288,6 @@ static void asm_attempt(asm_req *a)
     rlk_ae_complete(a->r, rlk_ae_closing(a->ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
                     "semaphore %s: %s", a->name,
                     rlk_ae_closing(a->ac) ? "client freed" : "out of memory");
-}
-
-/* A message on the wake channel (a grant, ticket * 2^26: only its own
- * counts) or on the semaphore's (a release published the count), or msg
- * NULL: subscribed (again; a grant may have been missed): attempt. */
-static void asm_msg(rlk_async *ac, const char *channel, const char *msg, size_t len, void *arg)
-{
-    asm_req *a = arg;
-
-    (void)ac;
-    (void)len;
-    if (rlk_ae_req_done(a->r))
-        return;
-    if (msg && strcmp(channel, a->wake) == 0 && strtoll(msg, NULL, 10) / 67108864LL != a->ticket)
-        return;     /* another waiter's grant */
-    asm_poke(a);
 }
 
 static void asm_deadline_fire(rlk_async *ac, void *arg)
@@ -418,29 +343,17 @@ rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long
                         "be -1, 0 or 1..10^12", name);
         return r;
     }
-    a->name = strdup(name);
-    a->channel = rlk_fam_prefix_name(RLK_NAMES_CH_SEMAPHORE, name);
-    a->waiters = rlk_fam_suffix_name(name, RLK_NAMES_WAITERS);
-    a->grant = rlk_fam_suffix_name(name, RLK_NAMES_GRANT);
-    if (a->channel) {
-        const char *u = rlk_async_uuid(ac);
-        long long cid = 32768 + (strtol((char[5]){u[0], u[1], u[2], u[3], 0}, NULL, 16) & 32767);
-
-        a->wake = malloc(strlen(a->channel) + 32);
-        if (a->wake)
-            sprintf(a->wake, "%s:rlk:%lld", a->channel, cid);
-    }
-    if (!a->name || !a->channel || !a->waiters || !a->grant || !a->wake) {
+    if (rlk_a_semq_init(&a->q, ac, name, asm_poke, a) != 0) {
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_semaphore_acquire %s: out of "
                         "memory", name);
         return r;
     }
+    a->name = a->q.name;
     snprintf(a->permits, sizeof a->permits, "%lld", permits);
     a->waiter = wait_ms != 0;
     /* Listen (on the wake channel, where grants come) before the attempt that fails: its
      * confirmation attempts again. */
-    if (a->waiter && rlk_a_common_listen(ac, a->wake, wait_ms, asm_msg, asm_deadline_fire, a,
-                                         &a->sub, &a->deadline)) {
+    if (a->waiter && rlk_a_semq_listen(&a->q, wait_ms, asm_deadline_fire, a, &a->deadline)) {
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_semaphore_acquire %s: out of "
                         "memory", name);
         return r;

@@ -333,6 +333,11 @@ const char *rlk_ae_publish_arg(rlk_async *ac)
     return ac->pubsub == RLK_PUBSUB_GLOBAL ? "publish" : ae_pub_auto;
 }
 
+int rlk_ae_counts_exact(rlk_async *ac)
+{
+    return !ac->cluster || ac->pubsub == RLK_PUBSUB_SHARDED;
+}
+
 int rlk_ae_closing(rlk_async *ac)
 {
     return ac->closing;

@@ -70,6 +70,13 @@ void rlk_ae_owner(rlk_async *ac, unsigned long long task, char *buf, size_t len)
  * the engine replaces when the call is written. */
 const char *rlk_ae_publish_arg(rlk_async *ac);
 
+/* Whether a PUBLISH's reply counts every subscriber of its channel: not on a
+ * cluster with global pub/sub (or whose mode is not known yet), where a node
+ * counts only its own. The semaphores' queue needs the exact count (a grant
+ * that reaches nobody drops its ticket), so their waiters do not queue there,
+ * as the blocking ones (kinds/sem_queue.c, rlk_sem_queue_alone). */
+int rlk_ae_counts_exact(rlk_async *ac);
+
 /* 1 once rlk_async_free has started: start nothing new. */
 int rlk_ae_closing(rlk_async *ac);
 

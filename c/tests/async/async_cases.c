@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +27,7 @@
 #include "sentinel.h"
 #include "aloop.h"
 #include "async_procs.h"
+#include "tk_util.h"
 #include "rlk.h"
 #include "rlk_async.h"
 
@@ -1909,6 +1911,450 @@ static void psemaphore(void)
     CHECK_INT_EQ(rule_breaks, 0);
 }
 
+/* ---------------------------------------------------------------- the permit-expirable semaphore's queue */
+
+/* The waiter queue that async and blocking psemaphore waiters share
+ * (docs/runtime.md, "The semaphores' queue"). Waiters in other processes
+ * are this program in its child mode (psq_child), one client each. */
+
+#define PSQ_LEASE_MS 30000
+
+/* In a child: a waiter of name (mode "async": rlk_async_psemaphore_acquire
+ * on a loop of its own; "blocking": rlk_psemaphore_try_acquire) with
+ * wait_ms and lease_ms. Says "ready <client uuid>", then "got <id>" or
+ * "err <code>"; after "got", gives the permit back when a "release" line
+ * comes (at most 60 s), says "released <rc>" and exits 0. */
+static int psq_child(const char *name, const char *mode, long long wait_ms, long long lease_ms)
+{
+    char line[64] = "", id[64] = "";
+    struct pollfd in = {0, POLLIN, 0};
+    int err, rel;
+
+    if (strcmp(mode, "async") == 0) {
+        cl c;
+        idres g = {0};
+        res u = {0};
+
+        if (cl_open(&c, 0) != RLK_OK)
+            return 3;
+        tk_say("ready %s", rlk_async_uuid(c.ac));
+        rlk_async_psemaphore_acquire(c.ac, name, wait_ms, lease_ms, on_id, &g);
+        if (!aloop_run_until(c.l, res_done, &g.x, (wait_ms > 0 ? wait_ms : 0) + 15000))
+            return 4;
+        err = g.x.err;
+        if (err != RLK_OK) {
+            tk_say("err %d", err);
+            return 0;
+        }
+        snprintf(id, sizeof id, "%s", g.id);
+        tk_say("got %s", id);
+        if (poll(&in, 1, 60000) != 1 || !fgets(line, sizeof line, stdin))
+            return 5;
+        rlk_async_psemaphore_release(c.ac, name, id, on_res, &u);
+        rel = aloop_run_until(c.l, res_done, &u, 15000) ? u.err : -1;
+        cl_close(&c);
+    } else {
+        rlk_client *bc = rlk_connect_url(url);
+        rlk_psemaphore *ps = bc && rlk_err(bc) == RLK_OK ? rlk_psemaphore_new(bc, name) : NULL;
+
+        if (!ps)
+            return 3;
+        tk_say("ready %s", rlk_client_uuid(bc));
+        err = rlk_psemaphore_try_acquire(ps, wait_ms, lease_ms, id);
+        if (err != RLK_OK) {
+            tk_say("err %d", err);
+            return 0;
+        }
+        tk_say("got %s", id);
+        if (poll(&in, 1, 60000) != 1 || !fgets(line, sizeof line, stdin))
+            return 5;
+        rel = rlk_psemaphore_release(ps, id);
+        rlk_psemaphore_free(ps);
+        rlk_free(bc);
+    }
+    tk_say("released %d", rel);
+    return 0;
+}
+
+/* Spawns a waiter (psq_child) and reads its "ready": 0 with its wake
+ * channel id in *cid, or -1. */
+static int psq_spawn(tk_child *k, const char *name, const char *mode, long long wait_ms,
+                     long long lease_ms, long long *cid)
+{
+    char w[24], l[24], line[128];
+    const char *args[] = {"psq-child", url, name, mode, w, l, NULL};
+
+    snprintf(w, sizeof w, "%lld", wait_ms);
+    snprintf(l, sizeof l, "%lld", lease_ms);
+    if (tk_child_spawn(k, args) != 0)
+        return -1;
+    if (tk_child_read_line(k, line, sizeof line, 15000) != 0 || strncmp(line, "ready ", 6) != 0) {
+        tk_child_kill(k);
+        return -1;
+    }
+    *cid = tk_uuid_cid(line + 6);
+    return 0;
+}
+
+/* A line the child has said by now (what is in the pipe already): 0, or -1. */
+static int psq_said(tk_child *k, char *line, size_t len)
+{
+    return tk_child_read_line(k, line, len, 1);
+}
+
+/* The child's "got <id>" within ms: 1 (id copied), 0 not (what it said instead in line). */
+static int psq_got(tk_child *k, long long ms, char *line, size_t len)
+{
+    return tk_child_read_line(k, line, len, ms) == 0 && strncmp(line, "got ", 4) == 0;
+}
+
+/* Gives the child's permit back and waits for its exit: 1 when it said "released 0"
+ * and exited 0. */
+static int psq_release(tk_child *k)
+{
+    char line[64] = "";
+    int st;
+
+    if (tk_child_send(k, "release") != 0 || tk_child_read_line(k, line, sizeof line, 15000) != 0)
+        return 0;
+    st = tk_child_wait(k, 15000);
+    return strcmp(line, "released 0") == 0 && st == 0;
+}
+
+typedef struct psq_len {
+    const char *waiters;
+    long long want;
+} psq_len;
+
+static int psq_len_reached(void *p)
+{
+    psq_len *q = p;
+
+    return srv_int("LLEN %s", q->waiters) >= q->want;
+}
+
+/* The ticket of the queue's entry at index i ("<ticket> <permits>"), or -1. */
+static long long psq_ticket_at(const char *waiters, int i)
+{
+    redisReply *r = rlk_fx_command(&srv, "LINDEX %s %d", waiters, i);
+    long long t = -1;
+
+    if (r && r->type == REDIS_REPLY_STRING)
+        t = strtoll(r->str, NULL, 10);
+    if (r)
+        freeReplyObject(r);
+    return t;
+}
+
+/* A connection PSUBSCRIBEd to every channel of name's semaphore (redisson_sc:{name}*):
+ * the counts and the grants, in the order the server published them. */
+static redisContext *psq_monitor(const char *name)
+{
+    redisContext *m = rlk_fx_connect(&srv);
+    redisReply *r = NULL;
+    struct timeval tv = {15, 0};
+
+    if (!m)
+        return NULL;
+    redisSetTimeout(m, tv);
+    r = redisCommand(m, "PSUBSCRIBE redisson_sc:{%s}*", name);
+    if (!r || r->type != REDIS_REPLY_ARRAY) {
+        if (r)
+            freeReplyObject(r);
+        redisFree(m);
+        return NULL;
+    }
+    freeReplyObject(r);
+    return m;
+}
+
+/* Reads what m heard up to an end mark the test publishes now: the tickets the grants
+ * named (on the wake channels, ticket * 2^26), in order, into grants (*ng of max), and how
+ * many counts went out on redisson_sc:{name}. -1 when the mark did not come. */
+static int psq_heard(redisContext *m, const char *name, long long *grants, int max, int *ng,
+                     int *counts)
+{
+    char main_ch[128], mark[128];
+    redisReply *r;
+
+    snprintf(main_ch, sizeof main_ch, "redisson_sc:{%s}", name);
+    snprintf(mark, sizeof mark, "redisson_sc:{%s}:end", name);
+    *ng = *counts = 0;
+    r = rlk_fx_command(&srv, "PUBLISH %s end", mark);
+    if (r)
+        freeReplyObject(r);
+    for (;;) {
+        void *v = NULL;
+
+        if (redisGetReply(m, &v) != REDIS_OK)
+            return -1;
+        r = v;
+        if (r->type == REDIS_REPLY_ARRAY && r->elements == 4 &&
+            strcmp(r->element[0]->str, "pmessage") == 0) {
+            const char *ch = r->element[2]->str, *msg = r->element[3]->str;
+
+            if (strcmp(ch, mark) == 0) {
+                freeReplyObject(r);
+                return 0;
+            }
+            if (strcmp(ch, main_ch) == 0)
+                (*counts)++;
+            else if (strstr(ch, ":rlk:") && *ng < max)
+                grants[(*ng)++] = strtoll(msg, NULL, 10) / 67108864LL;
+        }
+        freeReplyObject(r);
+    }
+}
+
+/* FIFO across the APIs and processes: four waiters, each its own process,
+ * async, blocking, async, blocking, queued in that order behind the one
+ * permit; the holder's release and each waiter's own release hand the
+ * permit to the first waiter still queued, and only it: one grant per
+ * handoff, naming that waiter's ticket, and only the first waiter listens
+ * on redisson_sc:{name} (a count wakes one waiter). */
+static void psemaphore_queue(void)
+{
+    static const char *const modes[4] = {"async", "blocking", "async", "blocking"};
+    const char *name = "a:pqf", *waiters = "{a:pqf}:rlk_waiters", *grant = "{a:pqf}:rlk_next";
+    const char *main_ch = "redisson_sc:{a:pqf}";
+    rlk_client *bc = rlk_connect_url(url);
+    rlk_psemaphore *ps = bc ? rlk_psemaphore_new(bc, name) : NULL;
+    redisContext *mon = psq_monitor(name);
+    char held[RLK_PERMIT_ID_SIZE], line[128];
+    tk_child k[4];
+    long long cid[4], ticket[4] = {-1, -1, -1, -1}, grants[16];
+    int queued = 1, ng = 0, counts = 0, order[4], norder = 0;
+
+    for (int i = 0; i < 4; i++)
+        k[i].pid = k[i].in_fd = k[i].out_fd = -1;
+    REQUIRE(ps && mon);
+    REQUIRE(rlk_psemaphore_try_set_permits(ps, 1, NULL) == RLK_OK);
+    REQUIRE(rlk_psemaphore_try_acquire(ps, 0, 60000, held) == RLK_OK);
+    for (int i = 0; i < 4; i++) {
+        REQUIRE(psq_spawn(&k[i], name, modes[i], 20000, PSQ_LEASE_MS, &cid[i]) == 0);
+        for (int j = 0; j < i; j++)
+            if (cid[j] == cid[i]) {
+                printf("  waiters %d and %d drew the same wake channel (1 in 32768): not this "
+                       "run\n", j, i);
+                for (int x = 0; x <= i; x++)
+                    tk_child_kill(&k[x]);
+                goto out;
+            }
+        /* Queued (its ticket at the tail) before the next one starts. */
+        if (!CHECKF(tk_wait_int_at_least(&srv, i + 1, 10000, "LLEN %s", waiters) == 0,
+                    "the %s waiter %d did not queue (%lld entries)", modes[i], i,
+                    srv_int("LLEN %s", waiters)))
+            queued = 0;
+        else
+            ticket[i] = psq_ticket_at(waiters, i);
+        CHECKF(ticket[i] / 1024 == cid[i], "entry %d: ticket %lld is not the %s waiter %d's "
+               "(client %lld)", i, ticket[i], modes[i], i, cid[i]);
+    }
+    /* Only the first waiter hears the semaphore's channel (a release's count wakes it alone).
+     * Checked here, with nobody but this process holding: later a holder that has not yet
+     * unsubscribed (an async child stops turning its loop once it holds) and the next head
+     * may both be there for a while. */
+    if (queued) {
+        CHECK(tk_wait_numsub(&srv, main_ch, 1, 10000) == 0);
+        CHECKF(tk_numsub(&srv, main_ch) == 1, "%lld subscribers of %s with 4 waiters queued",
+               tk_numsub(&srv, main_ch), main_ch);
+    }
+    /* The handoffs: the holder's release, then each waiter's own. */
+    CHECK_INT_EQ(rlk_psemaphore_release(ps, held), RLK_OK);
+    for (int h = 0; h < 4; h++) {
+        int who = -1;
+
+        for (long long end = rlk_fx_now_ms() + 15000; who < 0 && rlk_fx_now_ms() < end;)
+            for (int i = 0; i < 4 && who < 0; i++)
+                if (k[i].pid > 0 && psq_said(&k[i], line, sizeof line) == 0) {
+                    CHECKF(strncmp(line, "got ", 4) == 0, "waiter %d said '%s'", i, line);
+                    who = i;
+                }
+        if (!CHECKF(who >= 0, "handoff %d: nobody got the permit", h))
+            break;
+        order[norder++] = who;
+        CHECKF(who == h, "handoff %d went to the %s waiter %d (queued %d-th)", h, modes[who], who,
+               who + 1);
+        for (int i = 0; i < 4; i++)     /* never two holders: nobody else said anything */
+            if (i != who && k[i].pid > 0)
+                CHECKF(psq_said(&k[i], line, sizeof line) != 0, "waiter %d said '%s' while %d "
+                       "held the permit", i, line, who);
+        CHECKF(psq_release(&k[who]), "waiter %d did not give its permit back", who);
+    }
+    CHECK_INT_EQ(norder, 4);
+    /* One grant per handoff, to the waiters' tickets in queue order. */
+    REQUIRE(psq_heard(mon, name, grants, 16, &ng, &counts) == 0);
+    printf("  queue order %s %s %s %s; served:", modes[0], modes[1], modes[2], modes[3]);
+    for (int i = 0; i < norder; i++)
+        printf(" %d", order[i]);
+    printf("; %d grants, %d counts on %s\n", ng, counts, main_ch);
+    CHECK_INT_EQ(ng, 4);
+    for (int i = 0; i < ng && i < 4; i++)
+        CHECKF(grants[i] == ticket[i], "grant %d named ticket %lld, the %d-th queued is %lld", i,
+               grants[i], i + 1, ticket[i]);
+    CHECK_INT_EQ(srv_int("EXISTS %s", waiters), 0);
+    CHECK_INT_EQ(srv_int("EXISTS %s", grant), 0);
+    CHECK_INT_EQ(srv_get(name), 1);
+    CHECK_INT_EQ(srv_int("ZCARD %s", "{a:pqf}:timeout"), 0);
+out:
+    for (int i = 0; i < 4; i++)
+        tk_child_kill(&k[i]);
+    redisFree(mon);
+    rlk_psemaphore_free(ps);
+    rlk_free(bc);
+}
+
+/* An async waiter that ends without a permit leaves the queue: its wait
+ * runs out, it is cancelled, or it is cancelled while the permit is
+ * reserved for it (the reservation passes to the next waiter, a blocking
+ * one in another process, at once: not stuck until it runs out). */
+static void psemaphore_leave(void)
+{
+    const char *name = "a:pql", *waiters = "{a:pql}:rlk_waiters", *grant = "{a:pql}:rlk_next";
+    rlk_client *bc = rlk_connect_url(url);
+    rlk_psemaphore *ps = bc ? rlk_psemaphore_new(bc, name) : NULL;
+    char held[RLK_PERMIT_ID_SIZE], line[128] = "";
+    psq_len one = {waiters, 1};
+    idres t = {0}, x = {0}, w1 = {0};
+    rlk_async_req *q;
+    tk_child w2;
+    long long cid_a, cid_b, head;
+    redisReply *r;
+    cl c;
+
+    w2.pid = w2.in_fd = w2.out_fd = -1;
+    REQUIRE(ps);
+    REQUIRE(rlk_psemaphore_try_set_permits(ps, 1, NULL) == RLK_OK);
+    REQUIRE(rlk_psemaphore_try_acquire(ps, 0, 60000, held) == RLK_OK);
+    REQUIRE(cl_open(&c, 0) == RLK_OK);
+    cid_a = tk_uuid_cid(rlk_async_uuid(c.ac));
+    /* a wait that runs out */
+    REQ(rlk_async_psemaphore_acquire(c.ac, name, 2500, PSQ_LEASE_MS, on_id, &t));
+    CHECKF(aloop_run_until(c.l, psq_len_reached, &one, 5000), "the timed waiter did not queue");
+    REQUIRE(wait_res(&c, &t.x, 10000));
+    CHECK_INT_EQ(t.x.err, RLK_ERR_BUSY);
+    CHECK_INT_EQ(srv_int("LLEN %s", waiters), 0);
+    CHECK_INT_EQ(srv_int("EXISTS %s", grant), 0);
+    /* a cancelled waiter */
+    q = REQ(rlk_async_psemaphore_acquire(c.ac, name, 20000, PSQ_LEASE_MS, on_id, &x));
+    CHECKF(aloop_run_until(c.l, psq_len_reached, &one, 5000), "the waiter did not queue");
+    in_call = 1;
+    rlk_async_cancel(q);
+    in_call = 0;
+    REQUIRE(wait_res(&c, &x.x, 5000));
+    CHECK_INT_EQ(x.x.err, RLK_ERR_CANCELLED);
+    CHECK_INT_EQ(srv_int("LLEN %s", waiters), 0);
+    /* cancelled with the permit reserved for it: W1 (async, here) first, W2 (blocking, a
+     * process) second */
+    q = REQ(rlk_async_psemaphore_acquire(c.ac, name, 20000, PSQ_LEASE_MS, on_id, &w1));
+    CHECKF(aloop_run_until(c.l, psq_len_reached, &one, 5000), "W1 did not queue");
+    REQUIRE(psq_spawn(&w2, name, "blocking", 15000, PSQ_LEASE_MS, &cid_b) == 0);
+    if (cid_b == cid_a) {
+        printf("  W1 and W2 drew the same wake channel (1 in 32768): not this run\n");
+        tk_child_kill(&w2);
+        goto out;
+    }
+    CHECK(tk_wait_int_at_least(&srv, 2, 10000, "LLEN %s", waiters) == 0);
+    head = psq_ticket_at(waiters, 0);
+    CHECKF(head / 1024 == cid_a, "the queue's head %lld is not W1's (client %lld)", head, cid_a);
+    /* The loop does not turn until W1 is cancelled: W1 cannot claim. The reservation a
+     * release makes for it (lib/sem_grant.lua: the entry leaves the queue, {name}:rlk_next
+     * names it), held for 30 s rather than the 50 ms claim window, so that only W1's
+     * cancel can pass it on within W2's wait; then the holder's release (one reservation at
+     * a time: it grants nobody else). */
+    r = rlk_fx_command(&srv, "LPOP %s", waiters);
+    REQUIRE(r && r->type == REDIS_REPLY_STRING);
+    freeReplyObject(rlk_fx_command(&srv, "SET %s %s PX 30000", grant, r->str));
+    freeReplyObject(r);
+    CHECK_INT_EQ(rlk_psemaphore_release(ps, held), RLK_OK);
+    CHECK_INT_EQ(srv_int("EXISTS %s", grant), 1);
+    in_call = 1;
+    rlk_async_cancel(q);
+    in_call = 0;
+    REQUIRE(wait_res(&c, &w1.x, 5000));
+    CHECK_INT_EQ(w1.x.err, RLK_ERR_CANCELLED);
+    CHECKF(psq_got(&w2, 10000, line, sizeof line), "W2 was not served after W1's cancel (%s; "
+           "{name}:rlk_next %s)", line, srv_int("EXISTS %s", grant) ? "still there" : "gone");
+    CHECK_INT_EQ(srv_int("EXISTS %s", grant), 0);
+    CHECK_INT_EQ(srv_int("LLEN %s", waiters), 0);
+    CHECK_INT_EQ(srv_int("ZCARD %s", "{a:pql}:timeout"), 1);
+    CHECK(psq_release(&w2));
+    CHECK_INT_EQ(srv_get(name), 1);
+    CHECK_INT_EQ(srv_int("EXISTS %s", waiters), 0);
+out:
+    tk_child_kill(&w2);
+    cl_close(&c);
+    rlk_psemaphore_free(ps);
+    rlk_free(bc);
+    CHECK_INT_EQ(rule_breaks, 0);
+}
+
+/* A holder that died: its permit comes back when its lease runs out
+ * (nothing is published) and goes to the first waiter, async A1 here, not
+ * to the blocking A2 queued behind it in another process. */
+static void psemaphore_expiry(void)
+{
+    const char *name = "a:pqe", *waiters = "{a:pqe}:rlk_waiters";
+    rlk_client *bc = rlk_connect_url(url);
+    rlk_psemaphore *ps = bc ? rlk_psemaphore_new(bc, name) : NULL;
+    char dead_id[128] = "", line[128] = "";
+    psq_len one = {waiters, 1};
+    tk_child holder, a2;
+    idres a1 = {0};
+    res u = {0};
+    long long cid_h, cid_b, gap;
+    tk_stall stall;
+    int queued, a2_first;
+    cl c;
+
+    REQUIRE(ps);
+    REQUIRE(rlk_psemaphore_try_set_permits(ps, 1, NULL) == RLK_OK);
+    /* the holder: a process that takes the permit (60 s lease) and is killed */
+    REQUIRE(psq_spawn(&holder, name, "blocking", 0, 60000, &cid_h) == 0);
+    REQUIRE(psq_got(&holder, 15000, line, sizeof line));
+    snprintf(dead_id, sizeof dead_id, "%s", line + 4);
+    tk_child_kill(&holder);
+    REQUIRE(cl_open(&c, 0) == RLK_OK);
+    REQ(rlk_async_psemaphore_acquire(c.ac, name, 20000, PSQ_LEASE_MS, on_id, &a1));
+    queued = CHECKF(aloop_run_until(c.l, psq_len_reached, &one, 5000), "A1 did not queue");
+    REQUIRE(psq_spawn(&a2, name, "blocking", 20000, PSQ_LEASE_MS, &cid_b) == 0);
+    CHECK(tk_wait_int_at_least(&srv, queued ? 2 : 1, 10000, "LLEN %s", waiters) == 0);
+    /* The dead holder's lease runs out now rather than in 60 s. */
+    tk_stall_start(&stall);
+    CHECK_INT_EQ(rlk_psemaphore_update_lease(ps, dead_id, 300), RLK_OK);
+    REQUIRE(wait_res(&c, &a1.x, 15000));
+    gap = tk_stall_max_gap_ms(&stall);
+    tk_stall_stop(&stall);
+    a2_first = psq_said(&a2, line, sizeof line) == 0;
+    printf("  expiry: A1 (async, first) %s, A2 (blocking, second) %s\n",
+           a1.x.err == RLK_OK ? "got it" : "did not", a2_first ? line : "waits");
+    if (a2_first && gap >= 50) {
+        /* A1 was granted the permit but did not claim it within the claim window (a
+         * scheduling gap): A2 took it when the reservation ran out (docs/runtime.md). */
+        printf("  inconclusive: a scheduling gap of %lld ms (claim window 50 ms)\n", gap);
+    } else {
+        CHECKF(!a2_first, "A2, queued behind A1, was served first: '%s'", line);
+        CHECK_INT_EQ(a1.x.err, RLK_OK);
+        CHECK_INT_EQ(srv_int("ZCARD %s", "{a:pqe}:timeout"), 1);     /* A1's permit alone */
+    }
+    if (a1.x.err == RLK_OK) {
+        REQ(rlk_async_psemaphore_release(c.ac, name, a1.id, on_res, &u));
+        REQUIRE(wait_res(&c, &u, 5000));
+        CHECK_INT_EQ(u.err, RLK_OK);
+    }
+    CHECKF(a2_first || psq_got(&a2, 10000, line, sizeof line), "A2 not served after A1: %s",
+           line);
+    CHECK(psq_release(&a2));
+    CHECK_INT_EQ(srv_int("EXISTS %s", waiters), 0);
+    CHECK_INT_EQ(srv_get(name), 1);
+    CHECK_INT_EQ(srv_int("ZCARD %s", "{a:pqe}:timeout"), 0);
+    tk_child_kill(&a2);
+    cl_close(&c);
+    rlk_psemaphore_free(ps);
+    rlk_free(bc);
+    CHECK_INT_EQ(rule_breaks, 0);
+}
+
 /* ---------------------------------------------------------------- MultiLock */
 
 /* 1 when the lock hash name has the field "<uuid>:<task>" of ac. */
@@ -2230,6 +2676,9 @@ static const struct {
     {"latch", latch},
     {"kinds_lost_reply", kinds_lost_reply},
     {"psemaphore", psemaphore},
+    {"psemaphore_queue", psemaphore_queue},
+    {"psemaphore_leave", psemaphore_leave},
+    {"psemaphore_expiry", psemaphore_expiry},
     {"multilock", multilock},
 };
 
@@ -2240,6 +2689,10 @@ int main(int argc, char **argv)
     int found = 0;
 
     signal(SIGPIPE, SIG_IGN);
+    if (argc == 7 && strcmp(argv[1], "psq-child") == 0) {   /* psemaphore_* cases' waiters */
+        snprintf(url, sizeof url, "%s", argv[2]);
+        return psq_child(argv[3], argv[4], atoll(argv[5]), atoll(argv[6]));
+    }
     rlk_fx_config_init(&cfg);
     cfg.tls = rlk_fx_tls_dir() ? 0 : -1;    /* $RLK_TEST_TLS: the TLS pass (rediss://) */
     if (rlk_fx_start(&srv, &cfg) != 0)

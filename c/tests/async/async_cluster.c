@@ -519,6 +519,57 @@ static void wake_mode(int pubsub)
             REQUIRE(wait_res(&c, &u, 5000));
             CHECK_INT_EQ(u.err, RLK_OK);
         }
+    /* The semaphore's waiter, once per master: it queues only where a PUBLISH's reply counts
+     * every subscriber (sharded); with global pub/sub a node counts its own only, so a grant
+     * would look undelivered and drop the ticket: it does not queue there (as the blocking
+     * waiter) and is woken by the count on redisson_sc:{name}. */
+    for (int m = 0; m < 3; m++) {
+        char n[64], chan[128], waiters[96];
+        res h = {0}, w = {0}, u = {0};
+        rlk_client *bc;
+        rlk_semaphore *bs;
+        int set = 0, sub = 0;
+        long long queued = -1;
+
+        name_on(pubsub == RLK_PUBSUB_GLOBAL ? "ac:wsemg:" : "ac:wsem:", mst[m], n, sizeof n);
+        snprintf(chan, sizeof chan, "redisson_sc:{%s}", n);
+        snprintf(waiters, sizeof waiters, "{%s}:rlk_waiters", n);
+        bc = rlk_connect_url(url);
+        bs = bc ? rlk_semaphore_new(bc, n) : NULL;
+        REQUIRE(bs && rlk_semaphore_try_set_permits(bs, 1, &set) == RLK_OK && set);
+        rlk_semaphore_free(bs);
+        rlk_free(bc);
+        REQ(rlk_async_semaphore_acquire(c.ac, n, 1, 0, on_res, &h));
+        REQUIRE(wait_res(&c, &h, 5000));
+        REQUIRE(h.err == RLK_OK);
+        REQ(rlk_async_semaphore_acquire(c.ac, n, 1, 15000, on_res, &w));
+        /* Waiting until it listens where it will be woken: its queue entry (sharded), or the
+         * semaphore's channel (global), bounded. */
+        for (long long end = rlk_fx_now_ms() + 5000; !w.calls && rlk_fx_now_ms() < end;) {
+            queued = key_int(waiters, "LLEN %s");
+            sub = pubsub == RLK_PUBSUB_GLOBAL ? global_sub_anywhere(chan) : queued > 0;
+            if (sub)
+                break;
+            run_for(&c, 10);
+        }
+        CHECK(w.calls == 0);
+        if (pubsub == RLK_PUBSUB_GLOBAL)
+            CHECKF(sub && queued == 0, "semaphore waiter on master %d: SUBSCRIBE %s %d, "
+                   "%lld queue entries (want 0)", mst[m], chan, sub, queued);
+        else
+            CHECKF(queued == 1, "semaphore waiter on master %d: %lld queue entries (want 1)",
+                   mst[m], queued);
+        REQ(rlk_async_semaphore_release(c.ac, n, 1, on_res, &u));
+        REQUIRE(wait_res(&c, &w, 10000));
+        CHECKF(w.err == RLK_OK, "semaphore waiter on master %d: %s", mst[m], w.errstr);
+        CHECKF(w.at_ms - u.at_ms < WAKE_MS, "semaphore waiter woken %lld ms after the release "
+               "(master %d)", w.at_ms - u.at_ms, mst[m]);
+        CHECK_INT_EQ(key_int(waiters, "LLEN %s"), 0);
+        memset(&u, 0, sizeof u);
+        REQ(rlk_async_semaphore_release(c.ac, n, 1, on_res, &u));
+        REQUIRE(wait_res(&c, &u, 5000));
+        CHECK_INT_EQ(u.err, RLK_OK);
+    }
     cli_close(&c);
     CHECK_INT_EQ(rule_breaks, 0);
 }

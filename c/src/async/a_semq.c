@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * a_semq.c - an async semaphore waiter's side of the server's waiter queue
+ * (a_semq.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client.h"
+#include "client/random.h"
+#include "kinds/names.h"
+#include "runtime/fam.h"
+#include "runtime/fam_hold.h"
+#include "async/engine.h"
+#include "async/a_common.h"
+#include "async/a_semq.h"
+
+#define RLK_A_SEMQ_KEEPALIVE_MS 1000            /* a waiter attempts at least this often */
+#define RLK_A_SEMQ_RECHECK_MS (RLK_FAM_CLAIM_MS + 5)    /* first behind another's reservation */
+#define RLK_A_SEMQ_GRANT_SHIFT 67108864LL       /* a grant is ticket * 2^26 */
+
+/* The client's wake channel number: 32768 + the uuid's first 15 bits, as the blocking
+ * client's (kinds/sem_queue.c). */
+static long long rlk_a_semq_cid(rlk_async *ac)
+{
+    const char *u = rlk_async_uuid(ac);
+
+    return 32768 + (strtol((char[5]){u[0], u[1], u[2], u[3], 0}, NULL, 16) & 32767);
+}
+
+int rlk_a_semq_init(rlk_a_semq *q, rlk_async *ac, const char *name, rlk_a_semq_poke_fn poke,
+                    void *arg)
+{
+    memset(q, 0, sizeof *q);
+    q->ac = ac;
+    q->poke = poke;
+    q->poke_arg = arg;
+    q->name = strdup(name);
+    q->channel = rlk_fam_prefix_name(RLK_NAMES_CH_SEMAPHORE, name);
+    q->waiters = rlk_fam_suffix_name(name, RLK_NAMES_WAITERS);
+    q->grant = rlk_fam_suffix_name(name, RLK_NAMES_GRANT);
+    if (q->channel && (q->wake = malloc(strlen(q->channel) + 32)) != NULL)
+        sprintf(q->wake, "%s:rlk:%lld", q->channel, rlk_a_semq_cid(ac));
+    return q->name && q->channel && q->waiters && q->grant && q->wake ? 0 : -1;
+}
+
+void rlk_a_semq_free(rlk_a_semq *q)
+{
+    rlk_ae_unsubscribe(q->sub);
+    rlk_ae_unsubscribe(q->s_wide);
+    q->sub = q->s_wide = NULL;
+    free(q->name);
+    free(q->channel);
+    free(q->waiters);
+    free(q->grant);
+    free(q->wake);
+}
+
+void rlk_a_semq_quiet(rlk_a_semq *q, rlk_ae_timer **retry, rlk_ae_timer **deadline)
+{
+    rlk_a_common_quiet(retry, deadline, &q->sub);
+    rlk_ae_unsubscribe(q->s_wide);
+    q->s_wide = NULL;
+}
+
+/* A message on the wake channel (a grant, ticket * 2^26: only its own
+ * counts) or on the semaphore's (a release published the count), or msg
+ * NULL: subscribed (again; a grant may have been missed): poke. */
+static void rlk_a_semq_msg(rlk_async *ac, const char *channel, const char *msg, size_t len,
+                           void *arg)
+{
+    rlk_a_semq *q = arg;
+
+    (void)ac;
+    (void)len;
+    if (msg && strcmp(channel, q->wake) == 0 &&
+        strtoll(msg, NULL, 10) / RLK_A_SEMQ_GRANT_SHIFT != q->ticket)
+        return;     /* another waiter's grant */
+    q->poke(q->poke_arg);
+}
+
+int rlk_a_semq_listen(rlk_a_semq *q, long long wait_ms, rlk_ae_timer_fn deadline_fn, void *arg,
+                      rlk_ae_timer **deadline)
+{
+    if (!(q->sub = rlk_ae_subscribe(q->ac, q->wake, rlk_a_semq_msg, q)))
+        return -1;
+    if (wait_ms > 0)
+        *deadline = rlk_ae_timer_add(q->ac, wait_ms, deadline_fn, arg);
+    return 0;
+}
+
+long long rlk_a_semq_arg(const rlk_a_semq *q)
+{
+    return q->queued ? -q->ticket : q->ticket;
+}
+
+int rlk_a_semq_wake(const rlk_a_semq *q, const rlk_async_req *r, const rlk_ae_call *call,
+                    int *again)
+{
+    return rlk_a_common_wake(r, call, again) && (!q->ticket || rlk_ae_sub_ready(q->sub));
+}
+
+/* A new ticket: cid * 1024 + r (a release finds the wake channel from it). */
+static long long rlk_a_semq_ticket(rlk_async *ac)
+{
+    unsigned char b[2] = {0, 0};
+
+    (void)rlk_random_bytes(b, sizeof b);
+    return rlk_a_semq_cid(ac) * 1024 + (((long long)b[0] << 8 | b[1]) & 1023);
+}
+
+long long rlk_a_semq_busy(rlk_a_semq *q, int waiting, long long wait, int first, int *again)
+{
+    int queue;
+
+    if (q->ticket)
+        q->queued = 1;
+    if (!waiting)
+        return RLK_A_SEMQ_END;
+    /* A queue only where a grant's reach is counted (rlk_ae_counts_exact); without one the
+     * waiter is woken by every count on the semaphore's channel, as a Redisson waiter (it
+     * respects reservations). */
+    queue = q->ticket || rlk_ae_counts_exact(q->ac);
+    /* First in the queue (or behind a reservation): the semaphore's channel too (a Redisson
+     * release grants nobody); else not, or every release's count would wake this waiter. */
+    if ((first || wait == -3 || !queue) && !q->s_wide)
+        q->s_wide = rlk_ae_subscribe(q->ac, q->channel, rlk_a_semq_msg, q);
+    else if (queue && !first && wait != -3 && q->s_wide) {
+        rlk_ae_unsubscribe(q->s_wide);
+        q->s_wide = NULL;
+    }
+    if (!q->ticket && queue) {
+        /* The fast try failed: take a ticket, attempt with it once subscribed. */
+        q->ticket = rlk_a_semq_ticket(q->ac);
+        if (!rlk_ae_sub_ready(q->sub) && !*again)
+            return RLK_A_SEMQ_LATER;
+        *again = 0;
+        return 0;
+    }
+    if (*again) {
+        *again = 0;
+        return 0;
+    }
+    if (wait == -3)
+        return RLK_A_SEMQ_RECHECK_MS;
+    return wait >= 0 && wait < RLK_A_SEMQ_KEEPALIVE_MS ? wait : RLK_A_SEMQ_KEEPALIVE_MS;
+}
+
+rlk_ae_call *rlk_a_semq_cancel(rlk_a_semq *q, const char *permits, rlk_ae_reply_fn fn,
+                               void *arg)
+{
+    char ticket[24];
+    const char *keys[4] = {q->name, q->channel, q->waiters, q->grant};
+    const char *args[4] = {ticket, permits, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(q->ac)};
+    int queued = q->queued;
+
+    q->queued = 0;
+    if (!queued || !q->ticket || rlk_ae_closing(q->ac))
+        return NULL;
+    snprintf(ticket, sizeof ticket, "%lld", q->ticket);
+    return rlk_ae_script(q->ac, "semaphore/cancel", 4, keys, 4, args, fn, arg);
+}
