@@ -723,7 +723,7 @@ static void test_keeper_reports_expired(void)
     const char *list[1] = {id};
     rlk_psemaphore_keeper *k;
     lost_note note = {0};
-    long long t_keep, told;
+    long long t_keep, told, t_paused;
 
     REQUIRE(s);
     tk_latch_init(&note.fired);
@@ -734,7 +734,15 @@ static void test_keeper_reports_expired(void)
     REQUIRE(k);
     tk_stall_reset(&stall);
     REQUIRE(rlk_fx_pause(&srv) == 0);          /* the server hangs: renewals time out */
+    t_paused = rlk_fx_now_ms();
     CHECK_INT_EQ(tk_latch_wait(&note.fired, 1, 5000), 1);
+    /* The keeper counts the lease from its last renewal's send, so it may report a little
+     * before the server's own expiry (TIME of the last call that ran, at the latest the pause,
+     * + the lease). A renewal still in flight runs at the resume: the server stays hung until
+     * that expiry has passed, or the renewal would find the permit alive and keep it one more
+     * lease. The expiry publishes nothing, so this waits on the clock (bounded). */
+    while (rlk_fx_now_ms() < t_paused + HANG_LEASE + 20)
+        rlk_fx_sleep_ms(5);
     rlk_fx_resume(&srv);
     told = (note.at_ns - t_keep) / 1000000;
     printf("  keeper: server hung; permit declared expired %lld ms after its last renewal "
