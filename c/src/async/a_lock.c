@@ -22,8 +22,8 @@
 #include <string.h>
 
 #include "client/client.h"
-#include "client/random.h"
 #include "client/scripts.h"
+#include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/rt.h"
@@ -406,12 +406,7 @@ static void alk_schedule(alk *a, long long ms)
 /* A new ticket: cid * 1024 + r (the release finds the wake channel from it). */
 static long long alk_new_ticket(rlk_async *ac)
 {
-    const char *u = rlk_async_uuid(ac);
-    unsigned char b[2] = {0, 0};
-    long long cid = 32768 + (strtol((char[5]){u[0], u[1], u[2], u[3], 0}, NULL, 16) & 32767);
-
-    (void)rlk_random_bytes(b, sizeof b);
-    return cid * 1024 + (((long long)b[0] << 8 | b[1]) & 1023);
+    return rlk_names_wake_ticket(rlk_names_wake_cid(rlk_async_uuid(ac)));
 }
 
 static void alk_msg(rlk_async *ac, const char *channel, const char *msg, size_t len, void *arg);
@@ -966,14 +961,8 @@ static alk *alk_new(rlk_async *ac, int op, int kind, const char *name, unsigned 
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async lock %s: out of memory", name);
         return a;
     }
-    if (a->channel) {
-        const char *u = rlk_async_uuid(ac);
-        long long cid = 32768 + (strtol((char[5]){u[0], u[1], u[2], u[3], 0}, NULL, 16) & 32767);
-
-        a->wake = malloc(strlen(a->channel) + 32);
-        if (a->wake)
-            sprintf(a->wake, "%s:rlk:%lld", a->channel, cid);
-    }
+    if (a->channel)
+        a->wake = rlk_names_wake_channel(a->channel, rlk_names_wake_cid(rlk_async_uuid(ac)));
     if (!a->name || !a->waiters || !a->grant || !a->channel || !a->wake) {
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async lock %s: out of memory", name);
         return a;

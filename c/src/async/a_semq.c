@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "client/client.h"
-#include "client/random.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
@@ -19,15 +18,6 @@
 #define RLK_A_SEMQ_KEEPALIVE_MS 1000            /* a waiter attempts at least this often */
 #define RLK_A_SEMQ_RECHECK_MS (RLK_FAM_CLAIM_MS + 5)    /* first behind another's reservation */
 #define RLK_A_SEMQ_GRANT_SHIFT 67108864LL       /* a grant is ticket * 2^26 */
-
-/* The client's wake channel number: 32768 + the uuid's first 15 bits, as the blocking
- * client's (kinds/sem_queue.c). */
-static long long rlk_a_semq_cid(rlk_async *ac)
-{
-    const char *u = rlk_async_uuid(ac);
-
-    return 32768 + (strtol((char[5]){u[0], u[1], u[2], u[3], 0}, NULL, 16) & 32767);
-}
 
 int rlk_a_semq_init(rlk_a_semq *q, rlk_async *ac, const char *name, rlk_a_semq_poke_fn poke,
                     void *arg)
@@ -40,8 +30,8 @@ int rlk_a_semq_init(rlk_a_semq *q, rlk_async *ac, const char *name, rlk_a_semq_p
     q->channel = rlk_fam_prefix_name(RLK_NAMES_CH_SEMAPHORE, name);
     q->waiters = rlk_fam_suffix_name(name, RLK_NAMES_WAITERS);
     q->grant = rlk_fam_suffix_name(name, RLK_NAMES_GRANT);
-    if (q->channel && (q->wake = malloc(strlen(q->channel) + 32)) != NULL)
-        sprintf(q->wake, "%s:rlk:%lld", q->channel, rlk_a_semq_cid(ac));
+    if (q->channel)
+        q->wake = rlk_names_wake_channel(q->channel, rlk_names_wake_cid(rlk_async_uuid(ac)));
     return q->name && q->channel && q->waiters && q->grant && q->wake ? 0 : -1;
 }
 
@@ -101,15 +91,6 @@ int rlk_a_semq_wake(const rlk_a_semq *q, const rlk_async_req *r, const rlk_ae_ca
     return rlk_a_common_wake(r, call, again) && (!q->ticket || rlk_ae_sub_ready(q->sub));
 }
 
-/* A new ticket: cid * 1024 + r (a release finds the wake channel from it). */
-static long long rlk_a_semq_ticket(rlk_async *ac)
-{
-    unsigned char b[2] = {0, 0};
-
-    (void)rlk_random_bytes(b, sizeof b);
-    return rlk_a_semq_cid(ac) * 1024 + (((long long)b[0] << 8 | b[1]) & 1023);
-}
-
 long long rlk_a_semq_busy(rlk_a_semq *q, int waiting, long long wait, int first, int *again)
 {
     int queue;
@@ -132,7 +113,7 @@ long long rlk_a_semq_busy(rlk_a_semq *q, int waiting, long long wait, int first,
     }
     if (!q->ticket && queue) {
         /* The fast try failed: take a ticket, attempt with it once subscribed. */
-        q->ticket = rlk_a_semq_ticket(q->ac);
+        q->ticket = rlk_names_wake_ticket(rlk_names_wake_cid(rlk_async_uuid(q->ac)));
         if (!rlk_ae_sub_ready(q->sub) && !*again)
             return RLK_A_SEMQ_LATER;
         *again = 0;

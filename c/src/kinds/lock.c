@@ -135,11 +135,8 @@ rlk_lock *rlk_lock_new(rlk_client *c, const char *name)
     l->grant = rlk_fam_suffix_name(name, RLK_NAMES_GRANT);
     /* The wake channel: the client's cid from its uuid's first 4 hex digits (two clients that
      * draw the same share a channel: a grant then wakes both subscribers, the other ignores it). */
-    l->cid = 32768 + (strtol((char[5]){l->b.rt->uuid[0], l->b.rt->uuid[1], l->b.rt->uuid[2],
-                                       l->b.rt->uuid[3], 0}, NULL, 16) & 32767);
-    l->wake = malloc(strlen(l->b.channel) + 16);
-    if (l->wake)
-        sprintf(l->wake, "%s:rlk:%lld", l->b.channel, l->cid);
+    l->cid = rlk_names_wake_cid(l->b.rt->uuid);
+    l->wake = rlk_names_wake_channel(l->b.channel, l->cid);
     if (!l->q || !l->waiters || !l->grant || !l->wake) {
         rlk_lock_free(l);
         return rlk_fam_nomem(c, &rlk_lock_kind, name);
@@ -202,11 +199,11 @@ static long long rlk_lock_new_ticket(rlk_lock *l)
 {
     unsigned char b[4] = {0, 0, 0, 0};
 
+    if (rlk_lock_wakes_alone(l))
+        return rlk_names_wake_ticket(l->cid);
     (void)rlk_random_bytes(b, sizeof b);
-    if (!rlk_lock_wakes_alone(l))
-        return (((long long)b[0] << 24 | (long long)b[1] << 16 | (long long)b[2] << 8 | b[3]) %
-                (33554432LL - 1)) + 1;
-    return l->cid * 1024 + (((long long)b[0] << 8 | b[1]) & 1023);
+    return (((long long)b[0] << 24 | (long long)b[1] << 16 | (long long)b[2] << 8 | b[3]) %
+            (33554432LL - 1)) + 1;
 }
 
 static int rlk_acq_init(rlk_lock *l, long long lease_ms, long long wait_ms, rlk_acq *a)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/random.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
 
@@ -61,6 +62,29 @@ char *rlk_names_waiter_channel(const char *name, const char *waiter, size_t len)
         snprintf(out, n, "%s:%.*s", ch, (int)len, waiter);
     free(ch);
     return out;
+}
+
+long long rlk_names_wake_cid(const char *uuid)
+{
+    return 32768 + (strtol((char[5]){uuid[0], uuid[1], uuid[2], uuid[3], 0}, NULL, 16) & 32767);
+}
+
+char *rlk_names_wake_channel(const char *channel, long long cid)
+{
+    size_t n = strlen(channel) + 32;
+    char *out = malloc(n);
+
+    if (out)
+        snprintf(out, n, "%s:rlk:%lld", channel, cid);
+    return out;
+}
+
+long long rlk_names_wake_ticket(long long cid)
+{
+    unsigned char b[2] = {0, 0};
+
+    (void)rlk_random_bytes(b, sizeof b);
+    return cid * 1024 + (((long long)b[0] << 8 | b[1]) & 1023);
 }
 
 char *rlk_names_rw_timeout(const char *name, const char *owner, int n)

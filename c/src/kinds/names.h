@@ -61,6 +61,17 @@ char *rlk_names_channel(const rlk_names_kind *k, const char *name);
 /* A fair lock's waiter channel "redisson_lock__channel:{name}:<waiter>"
  * (waiter: len bytes); malloc'd, NULL when out of memory. */
 char *rlk_names_waiter_channel(const char *name, const char *waiter, size_t len);
+/* The queues' wake channels (docs/runtime.md, "Who a handoff wakes"): a
+ * client's number cid, 32768..65535, is 32768 + the first 15 bits of its
+ * uuid (32 hex digits; two clients that draw the same share a channel, and
+ * each ignores the other's grants); its waiters' tickets are cid * 1024 + r,
+ * r in 0..1023, so a release script finds the wake channel
+ * "<channel>:rlk:<ticket / 1024>" from a ticket alone. */
+long long rlk_names_wake_cid(const char *uuid);
+/* "<channel>:rlk:<cid>", malloc'd; NULL when out of memory. */
+char *rlk_names_wake_channel(const char *channel, long long cid);
+/* A new ticket of the client cid: cid * 1024 + a random r in 0..1023. */
+long long rlk_names_wake_ticket(long long cid);
 /* A read-write lock reader's lease key "{name}:<owner>:rwlock_timeout:<n>";
  * malloc'd, NULL when out of memory. */
 char *rlk_names_rw_timeout(const char *name, const char *owner, int n);

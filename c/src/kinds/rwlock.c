@@ -140,11 +140,8 @@ rlk_rwlock *rlk_rwlock_new(rlk_client *c, const char *name)
     rw->q = rlk_lq_get(c->addr, c->url.db, rw->b.channel);
     rw->waiters = rlk_fam_suffix_name(name, RLK_NAMES_WAITERS);
     rw->grant = rlk_fam_suffix_name(name, RLK_NAMES_GRANT);
-    rw->cid = 32768 + (strtol((char[5]){rw->b.rt->uuid[0], rw->b.rt->uuid[1], rw->b.rt->uuid[2],
-                                        rw->b.rt->uuid[3], 0}, NULL, 16) & 32767);
-    rw->wake = malloc(strlen(rw->b.channel) + 16);
-    if (rw->wake)
-        sprintf(rw->wake, "%s:rlk:%lld", rw->b.channel, rw->cid);
+    rw->cid = rlk_names_wake_cid(rw->b.rt->uuid);
+    rw->wake = rlk_names_wake_channel(rw->b.channel, rw->cid);
     if (!rw->prefix || !rw->q || !rw->waiters || !rw->grant || !rw->wake) {
         rlk_rwlock_free(rw);
         return rlk_fam_nomem(c, &rlk_rwlock_kind, name);
@@ -208,11 +205,11 @@ static long long rlk_rw_new_ticket(rlk_rwlock *rw)
 {
     unsigned char b[4] = {0, 0, 0, 0};
 
+    if (rlk_rw_wakes_alone(rw))
+        return rlk_names_wake_ticket(rw->cid);
     (void)rlk_random_bytes(b, sizeof b);
-    if (!rlk_rw_wakes_alone(rw))
-        return (((long long)b[0] << 24 | (long long)b[1] << 16 | (long long)b[2] << 8 | b[3]) %
-                (33554432LL - 1)) + 1;
-    return rw->cid * 1024 + (((long long)b[0] << 8 | b[1]) & 1023);
+    return (((long long)b[0] << 24 | (long long)b[1] << 16 | (long long)b[2] << 8 | b[3]) %
+            (33554432LL - 1)) + 1;
 }
 
 static int rlk_rw_acq_init(rlk_rwlock *rw, int side, long long lease_ms, rlk_rw_acq *a)

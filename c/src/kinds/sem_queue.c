@@ -23,16 +23,13 @@
 int rlk_sem_queue_init(rlk_sem_queue *q, const rlk_fam_base *b)
 {
     unsigned char r[2] = {0, 0};
-    const char *u = b->rt->uuid;
 
     q->waiters = rlk_fam_suffix_name(b->name, RLK_NAMES_WAITERS);
     q->grant = rlk_fam_suffix_name(b->name, RLK_NAMES_GRANT);
-    q->cid = 32768 + (strtol((char[5]){u[0], u[1], u[2], u[3], 0}, NULL, 16) & 32767);
+    q->cid = rlk_names_wake_cid(b->rt->uuid);
     (void)rlk_random_bytes(r, sizeof r);
     atomic_init(&q->seq, (unsigned)r[0] << 8 | r[1]);
-    q->wake = malloc(strlen(b->channel) + 16);
-    if (q->wake)
-        sprintf(q->wake, "%s:rlk:%lld", b->channel, q->cid);
+    q->wake = rlk_names_wake_channel(b->channel, q->cid);
     return q->waiters && q->grant && q->wake ? 0 : -1;
 }
 
