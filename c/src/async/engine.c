@@ -142,7 +142,7 @@ rlk_rt_counters *rlk_ae_counters(rlk_async *ac)
 
 void rlk_ae_req_metric(rlk_async_req *r, int kind, const char *name)
 {
-    if (r->done || r->mname || !(r->mname = strdup(name)))
+    if (r->done || r->mname || !(r->mname = strdup(name ? name : "")))
         return;
     r->mkind = kind;
     rlk_metrics_begin(rlk_ae_counters(r->ac), &r->mc);

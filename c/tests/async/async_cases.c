@@ -2746,7 +2746,7 @@ static void wd_expired_crash(void)
 static void metrics(void)
 {
     cl c;
-    res h1 = {0}, busy = {0}, u = {0}, h2 = {0};
+    res h1 = {0}, busy = {0}, u = {0}, h2 = {0}, sem = {0};
     rlk_metrics m;
     char *buf;
     size_t need = 0;
@@ -2762,6 +2762,9 @@ static void metrics(void)
     REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, "a:met", 2, 0, 5000, on_res, &busy));
     REQUIRE(wait_res(&c, &busy, 5000));
     CHECK_INT_EQ(busy.err, RLK_ERR_BUSY);
+    REQ(rlk_async_semaphore_acquire(c.ac, "a:met:sem", 1, 0, on_res, &sem));   /* no permits */
+    REQUIRE(wait_res(&c, &sem, 5000));
+    CHECK_INT_EQ(sem.err, RLK_ERR_BUSY);
     aloop_run_until(c.l, NULL, NULL, 700);      /* a renewal (every 300 ms) */
     REQUIRE(rlk_async_metrics_get(c.ac, &m) == RLK_OK);
     CHECK(m.locks_held == 1 && m.watchdog_entries == 1);
@@ -2780,6 +2783,7 @@ static void metrics(void)
     CHECK(m.enabled);
     CHECK_INT_EQ((long long)m.acquisitions[RLK_KIND_LOCK][RLK_ACQ_ACQUIRED], 2);
     CHECK_INT_EQ((long long)m.acquisitions[RLK_KIND_LOCK][RLK_ACQ_TIMED_OUT], 1);
+    CHECK_INT_EQ((long long)m.acquisitions[RLK_MKIND_SEMAPHORE][RLK_ACQ_TIMED_OUT], 1);
     CHECK_INT_EQ((long long)m.wait.count, 2);
     CHECK_INT_EQ((long long)m.hold.count, 2);     /* the unlock, and the lost hold's end */
     CHECK_INT_EQ((long long)m.locks_lost_gone, 1);
