@@ -1088,7 +1088,7 @@ static void scale_run(int n, int names)
            names, rss_bytes() - rss0, (rss_bytes() - rss0) / n, fds0, open_fds());
     CHECK(open_fds() <= fds0 + 8);      /* the pub/sub connection (TLS: its pump and pair): not per request */
 #ifndef __SANITIZE_ADDRESS__
-    /* Issue 20's goal: at most 2 KiB of client memory per pending request, from the RSS
+    /* The target: at most 2 KiB of client memory per pending request, from the RSS
      * (an ASan build's redzones and quarantine are not the client's memory). */
     if (n >= 1000)
         CHECK((rss_bytes() - rss0) / n <= 2048);

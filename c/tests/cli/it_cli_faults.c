@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * it_cli_faults.c - issue 11, cases 1, 2 and 4: the command of `rlk lock`
- * never runs without the lock.
+ * it_cli_faults.c - the command of `rlk lock` never runs without the lock:
+ * rlk killed, a fixed lease, failing renewals.
  *
  *   kill9       rlk killed with SIGKILL while its command (which ignores
  *               SIGTERM) runs: the command dies with it, and a second

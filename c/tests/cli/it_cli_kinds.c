@@ -1,5 +1,5 @@
 /*
- * it_cli_kinds.c - issue 12, part 4: `rlk semaphore -n` against an existing
+ * it_cli_kinds.c - `rlk semaphore -n` against an existing
  * semaphore (refused when it differs, --resize adjusts), --take larger than
  * the real size refused at once, and a semaphore's name refused by
  * `rlk latch` and a latch's name by `rlk semaphore` (the {NAME}:rlk_kind

@@ -1,6 +1,5 @@
 /*
- * it_cli_ops.c - issue 12 ("Ops fit"), parts 1 and 2: credentials and the
- * habits of redis-cli and flock users.
+ * it_cli_ops.c - credentials and the habits of redis-cli and flock users.
  *
  *   - -h / --help and --version only alone: `rlk -h HOST lock job -- cmd` is
  *     exit 2 naming --url, and runs nothing;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * it_cli_top.c - `rlk top` (issue 23) against a real redis-server:
+ * it_cli_top.c - `rlk top` against a real redis-server:
  *   - every kind's layout, written as Redisson writes it (raw commands):
  *     the reentrant, read-write, fenced and fair locks (the fair queue with
  *     its deadlines), a semaphore, a permit-expirable semaphore with a held

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * it_cli_waits.c - `rlk lock` waits under faults (issue 11, cases 5 and 7),
+ * it_cli_waits.c - `rlk lock` waits under faults (stopped waiters, stalled servers),
  * the rlk binary against fixture servers on loopback:
  *   - a fair waiter stopped with SIGTERM leaves the queue (exit 143, `rlk
  *     inspect` shows only the waiter behind it) and the next waiter gets the

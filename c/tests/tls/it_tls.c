@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * it_tls.c - what only TLS has (issue 19), against TLS-only redis-servers
+ * it_tls.c - what only TLS has, against TLS-only redis-servers
  * the fixture starts with the certificates of $RLK_TEST_TLS (tools/tls-certs,
  * made at test time).
  *
