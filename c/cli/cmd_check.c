@@ -67,7 +67,7 @@ typedef struct finding {
     int level;
     char message[512];
     char fix[384];
-    char json[1024];    /* extra members, ", \"k\": v" each */
+    char json[4096];    /* extra members, ", \"k\": v" each (scripts: every missing name) */
 } finding;
 
 typedef struct checker {
