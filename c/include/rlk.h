@@ -654,7 +654,7 @@ typedef struct rlk_fence_state {
  * guards must be one step for every writer of the resource (one mutex held
  * across both, or one thread that owns the resource), and st must be kept
  * with the resource (a restart that forgets it lets stale tokens in). */
-int rlk_fence_check(rlk_fence_state *st, uint64_t token);
+RLK_API int rlk_fence_check(rlk_fence_state *st, uint64_t token);
 
 /* A fenced write on data in Redis, by name (scripts/fence/<op>.lua, through
  * rlk_evalv): op is one of "set", "hset", "del", "expire", "pexpire",
@@ -672,7 +672,7 @@ int rlk_fence_check(rlk_fence_state *st, uint64_t token);
  * reply (RLK_ERR_IO, RLK_ERR_TIMEOUT after the write) may have run: repeat
  * only what is idempotent (set, hset, del, expire, pexpire, check, xadd
  * with an explicit id), the same token being accepted again. */
-int rlk_fence_write(rlk_client *c, const char *op, const char *fence, const char *data,
+RLK_API int rlk_fence_write(rlk_client *c, const char *op, const char *fence, const char *data,
                     uint64_t token, int nargs, const char *const *args, const size_t *arglens,
                     uint64_t *highest, redisReply **reply);
 
