@@ -84,11 +84,23 @@ extern rlk_cli_globals rlk_cli_g;
 extern const char *rlk_cli_cmd_name;
 extern int rlk_cli_cmd_argc;
 
-/* Called first in main, before any thread: saves $RLK_URL, $RLK_PASSWORD and
- * $REDISCLI_AUTH, and takes them out of rlk's environment, so that a command rlk
- * runs does not inherit a credential. RLK_URL is put back without its password
- * (a nested rlk finds the same server); --keep-env puts the originals back. */
+/* Called first in main, before any thread: saves $RLK_URL and the credential variables
+ * ($RLK_PASSWORD, $REDISCLI_AUTH, $RLK_PASSWORD_FILE, $RLK_TLS_CERT, $RLK_TLS_KEY,
+ * $RLK_TLS_KEY_PASSWORD_FILE), and takes them out of rlk's environment, so that a command rlk
+ * runs does not inherit a credential. RLK_URL is put back without its password (a command
+ * gets the URL rlk uses: rlk_cli_pass_on_env); --keep-env puts the originals back. */
 void rlk_cli_env_take(void);
+
+/* What a command rlk runs gets in its environment, so that a nested rlk reaches the same
+ * server the same way: RLK_URL = the URL this rlk uses (url: a command's --url, as for
+ * rlk_cli_conn_options; with_url 0: none), without its password; the TLS options given
+ * (RLK_TLS, RLK_TLS_CACERT, RLK_TLS_CACERTDIR, RLK_TLS_SNI, RLK_TLS_INSECURE; files as absolute
+ * paths). With --keep-env also the URL's password and where the credentials are
+ * (RLK_PASSWORD_FILE, RLK_TLS_CERT, RLK_TLS_KEY, RLK_TLS_KEY_PASSWORD_FILE); without it those
+ * are not passed on, as the password is not. A NULL-terminated list of "KEY=VALUE" (free with
+ * rlk_cli_env_list_free), NULL when out of memory. */
+char **rlk_cli_pass_on_env(const char *url, int with_url);
+void rlk_cli_env_list_free(char **list);
 
 /* --url-file, --password-file, --pubsub, --keep-env, --verbose, --functions, --no-functions,
  * --min-replicas, --min-replicas-timeout at argv[*i]: 1 matched (*i advanced), 0 not, -1

@@ -117,14 +117,18 @@ int rlk_lc_status_code(int status)
 static int rlk_lc_start(const rlk_lc_hold *h, const rlk_lc_session *s, const rlk_lc_opts *o,
                         const sigset_t *old, pid_t *pid)
 {
-    char **env = rlk_lc_env(h->env);
+    char **pass = rlk_cli_pass_on_env(o->url, !h->no_server_url);
+    char **env = pass ? rlk_lc_env(h->env, pass) : NULL;
     int err = 0, exec_failed = 0, rc;
 
-    if (!env)
+    if (!env) {
+        rlk_cli_env_list_free(pass);
         return rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
+    }
     rlk_lc_fds_cloexec_new(&s->inherited);
     rc = rlk_lc_spawn(o->cmd, env, old, &s->inherited, pid, &err, &exec_failed);
     rlk_lc_env_free(env);
+    rlk_cli_env_list_free(pass);
     if (rc == 0)
         return -1;
     if (!exec_failed)

@@ -220,6 +220,7 @@ static int redlock_hold(redlock_run *r, const rlk_lc_session *s, const char *wha
     int rc;
 
     rlk_lc_hold_init(&h, "%s", what);
+    h.no_server_url = 1;
     h.release = redlock_release;
     h.errstr = redlock_errstr;
     h.impl = r;

@@ -24,8 +24,17 @@ rlk_cli_globals rlk_cli_g;
 const char *rlk_cli_cmd_name;
 int rlk_cli_cmd_argc;
 
-/* The credential variables, as rlk found them (NULL: not set). */
-static char *rlk_cli_env_url, *rlk_cli_env_password, *rlk_cli_env_auth;
+/* The variables that carry a credential or say where one is, as rlk found them (NULL: not
+ * set). They are taken out of rlk's environment at start, so that a command rlk runs does not
+ * inherit them (--keep-env puts them back), and rlk reads them from here. */
+enum { RLK_CLI_CRED_PASSWORD, RLK_CLI_CRED_AUTH, RLK_CLI_CRED_PASSWORD_FILE, RLK_CLI_CRED_CERT,
+       RLK_CLI_CRED_KEY, RLK_CLI_CRED_KEY_PASSWORD_FILE, RLK_CLI_CRED_N };
+static const char *const rlk_cli_cred_names[RLK_CLI_CRED_N] = {
+    "RLK_PASSWORD", "REDISCLI_AUTH", "RLK_PASSWORD_FILE", "RLK_TLS_CERT", "RLK_TLS_KEY",
+    "RLK_TLS_KEY_PASSWORD_FILE",
+};
+static char *rlk_cli_cred_env[RLK_CLI_CRED_N];
+static char *rlk_cli_env_url;
 static int rlk_cli_env_url_set;
 
 static void rlk_cli_vmessage(const char *fmt, va_list ap)
@@ -121,8 +130,8 @@ void rlk_cli_env_take(void)
 
     rlk_cli_env_url_set = getenv("RLK_URL") != NULL;
     rlk_cli_env_url = rlk_cli_take_env("RLK_URL");
-    rlk_cli_env_password = rlk_cli_take_env("RLK_PASSWORD");
-    rlk_cli_env_auth = rlk_cli_take_env("REDISCLI_AUTH");
+    for (int k = 0; k < RLK_CLI_CRED_N; k++)
+        rlk_cli_cred_env[k] = rlk_cli_take_env(rlk_cli_cred_names[k]);
     /* The command may still find the server (a nested rlk lock), never the password. */
     if (rlk_cli_env_url && *rlk_cli_env_url &&
         rlk_url_parse(rlk_cli_env_url, &u, err, sizeof err) == 0) {
@@ -140,10 +149,15 @@ static void rlk_cli_keep_env(void)
 {
     if (rlk_cli_env_url)
         setenv("RLK_URL", rlk_cli_env_url, 1);
-    if (rlk_cli_env_password)
-        setenv("RLK_PASSWORD", rlk_cli_env_password, 1);
-    if (rlk_cli_env_auth)
-        setenv("REDISCLI_AUTH", rlk_cli_env_auth, 1);
+    for (int k = 0; k < RLK_CLI_CRED_N; k++)
+        if (rlk_cli_cred_env[k])
+            setenv(rlk_cli_cred_names[k], rlk_cli_cred_env[k], 1);
+}
+
+/* A credential variable's value as rlk found it, when set and not empty. */
+static const char *rlk_cli_cred(int k)
+{
+    return rlk_cli_cred_env[k] && *rlk_cli_cred_env[k] ? rlk_cli_cred_env[k] : NULL;
 }
 
 /* --min-replicas N (0..1000) and --min-replicas-timeout MS (1..3600000): 1 matched, 0 not,
@@ -365,13 +379,22 @@ static const char *rlk_cli_pick_password(const char **from, int *failed)
         *failed = file_read == NULL;
         return file_read;
     }
-    if (rlk_cli_env_password && *rlk_cli_env_password) {
-        *from = "$RLK_PASSWORD";
-        return rlk_cli_env_password;
+    if (rlk_cli_cred(RLK_CLI_CRED_PASSWORD_FILE)) {
+        *from = "$RLK_PASSWORD_FILE";
+        if (!file_read)
+            file_read = rlk_cli_read_line_file("$RLK_PASSWORD_FILE",
+                                               rlk_cli_cred(RLK_CLI_CRED_PASSWORD_FILE), 1,
+                                               file_pw, sizeof file_pw);
+        *failed = file_read == NULL;
+        return file_read;
     }
-    if (rlk_cli_env_auth && *rlk_cli_env_auth) {
+    if (rlk_cli_cred(RLK_CLI_CRED_PASSWORD)) {
+        *from = "$RLK_PASSWORD";
+        return rlk_cli_cred(RLK_CLI_CRED_PASSWORD);
+    }
+    if (rlk_cli_cred(RLK_CLI_CRED_AUTH)) {
         *from = "$REDISCLI_AUTH";
-        return rlk_cli_env_auth;
+        return rlk_cli_cred(RLK_CLI_CRED_AUTH);
     }
     *from = NULL;
     return NULL;
@@ -391,9 +414,10 @@ static int rlk_cli_conn_options_locked(const char *url, rlk_options *o, int quie
     o->tls = rlk_cli_g.tls;
     o->tls_cacert = rlk_cli_g.cacert;
     o->tls_cacertdir = rlk_cli_g.cacertdir;
-    o->tls_cert = rlk_cli_g.cert;
-    o->tls_key = rlk_cli_g.key;
-    o->tls_key_password_file = rlk_cli_g.key_password_file;
+    o->tls_cert = rlk_cli_g.cert ? rlk_cli_g.cert : rlk_cli_cred(RLK_CLI_CRED_CERT);
+    o->tls_key = rlk_cli_g.key ? rlk_cli_g.key : rlk_cli_cred(RLK_CLI_CRED_KEY);
+    o->tls_key_password_file = rlk_cli_g.key_password_file
+        ? rlk_cli_g.key_password_file : rlk_cli_cred(RLK_CLI_CRED_KEY_PASSWORD_FILE);
     o->tls_sni = rlk_cli_g.sni;
     o->tls_insecure = rlk_cli_g.insecure;
     o->min_replicas = rlk_cli_g.min_replicas;
@@ -530,4 +554,81 @@ int rlk_cli_check_name(const char *cmd, const char *name)
     if (!name || rlk_name_check(name, why, sizeof why) == 0)
         return -1;
     return rlk_cli_usage(cmd, "'%s': %s", name, why);
+}
+
+/* ---------------------------------------------------------------- a command's environment */
+
+static int rlk_cli_env_add(char **list, int *n, int max, const char *key, const char *value)
+{
+    size_t len;
+
+    if (!value)
+        return 0;
+    len = strlen(key) + strlen(value) + 2;
+    if (*n >= max || !(list[*n] = malloc(len)))
+        return -1;
+    snprintf(list[*n], len, "%s=%s", key, value);
+    (*n)++;
+    return 0;
+}
+
+/* A file option's path as an absolute path (the command may change directory). */
+static int rlk_cli_env_add_path(char **list, int *n, int max, const char *key, const char *path)
+{
+    char *abs = path ? realpath(path, NULL) : NULL;
+    int rc = rlk_cli_env_add(list, n, max, key, abs ? abs : path);
+
+    free(abs);
+    return rc;
+}
+
+void rlk_cli_env_list_free(char **list)
+{
+    for (int k = 0; list && list[k]; k++)
+        free(list[k]);
+    free(list);
+}
+
+char **rlk_cli_pass_on_env(const char *url, int with_url)
+{
+    enum { MAX = 12 };
+    char **list = calloc(MAX + 1, sizeof *list);
+    int n = 0, bad = 0;
+
+    if (!list)
+        return NULL;
+    if (with_url) {
+        const char *from, *used;
+        char err[300], *pub = NULL;
+        rlk_url u;
+
+        pthread_mutex_lock(&rlk_cli_conn_mu);
+        used = rlk_cli_pick_url(url, &from);
+        pthread_mutex_unlock(&rlk_cli_conn_mu);
+        if (used && rlk_url_parse(used, &u, err, sizeof err) == 0)
+            pub = rlk_url_without_password(&u);
+        if (used)
+            rlk_url_free(&u);
+        bad |= rlk_cli_env_add(list, &n, MAX, "RLK_URL", rlk_cli_g.keep_env ? used : pub);
+        free(pub);
+    }
+    /* How to reach and trust the server: always (as the URL without its password). */
+    bad |= rlk_cli_env_add(list, &n, MAX, "RLK_TLS", rlk_cli_g.tls ? "1" : NULL);
+    bad |= rlk_cli_env_add_path(list, &n, MAX, "RLK_TLS_CACERT", rlk_cli_g.cacert);
+    bad |= rlk_cli_env_add_path(list, &n, MAX, "RLK_TLS_CACERTDIR", rlk_cli_g.cacertdir);
+    bad |= rlk_cli_env_add(list, &n, MAX, "RLK_TLS_SNI", rlk_cli_g.sni);
+    bad |= rlk_cli_env_add(list, &n, MAX, "RLK_TLS_INSECURE", rlk_cli_g.insecure ? "1" : NULL);
+    /* Where the credentials are: with --keep-env only, as the password itself. */
+    if (rlk_cli_g.keep_env) {
+        bad |= rlk_cli_env_add_path(list, &n, MAX, "RLK_PASSWORD_FILE", rlk_cli_g.password_file);
+        bad |= rlk_cli_env_add_path(list, &n, MAX, "RLK_TLS_CERT", rlk_cli_g.cert);
+        bad |= rlk_cli_env_add_path(list, &n, MAX, "RLK_TLS_KEY", rlk_cli_g.key);
+        bad |= rlk_cli_env_add_path(list, &n, MAX, "RLK_TLS_KEY_PASSWORD_FILE",
+                                    rlk_cli_g.key_password_file);
+    }
+    if (bad) {
+        rlk_cli_env_list_free(list);
+        return NULL;
+    }
+    return list;
 }
