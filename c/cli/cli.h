@@ -14,6 +14,7 @@
 #ifndef RLK_CLI_H
 #define RLK_CLI_H
 
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "client/bundle.h"
@@ -126,7 +127,22 @@ void rlk_cli_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
  * the server certificate's subject, days until it expires, whether it was checked). */
 void rlk_cli_connected(rlk_client *c);
 
-/* Prints "rlk: <message>" to stderr and returns code. */
+/* Terminal-safe text (every human output goes through these; --json has its own escaping):
+ * a control character of s is shown as \n, \r, \t or \xHH, a C1 control (UTF-8 U+0080 ..
+ * U+009F) as \u00HH, so that a lock name with a newline or an escape sequence cannot forge
+ * lines or drive the terminal. rlk_cli_escape writes at most cap bytes (NUL included) and
+ * returns the length the whole escaped text needs (dst may be NULL with cap 0). */
+size_t rlk_cli_escape(char *dst, size_t cap, const char *s, size_t len);
+/* s escaped, in one of 8 rotating per-thread buffers: valid until the 8th next call on the
+ * thread (several may appear in one printf). */
+const char *rlk_cli_show(const char *s);
+const char *rlk_cli_shown(const char *s, size_t len);
+/* prefix, then fmt's text escaped as a whole (no newline added). */
+void rlk_cli_say(FILE *out, const char *prefix, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void rlk_cli_vsay(FILE *out, const char *prefix, const char *fmt, va_list ap);
+
+/* Prints "rlk: <message>" to stderr (escaped: rlk_cli_say) and returns code. */
 int rlk_cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The name rule (docs/cluster.md "Names"): -1 when name follows it, else
  * a usage error (exit 2) for command cmd. */

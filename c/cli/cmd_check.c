@@ -973,13 +973,13 @@ static void check_latency(checker *k)
 
 static void print_text(const checker *k)
 {
-    printf("rlk check %s\n", rlk_client_url(k->c));
+    printf("rlk check %s\n", rlk_cli_show(rlk_client_url(k->c)));
     for (int i = 0; i < k->n; i++) {
         const finding *f = &k->f[i];
 
-        printf("%-8s %-12s %s\n", level_words[f->level], f->check, f->message);
+        printf("%-8s %-12s %s\n", level_words[f->level], f->check, rlk_cli_show(f->message));
         if (f->fix[0] && f->level != LV_OK)
-            printf("%-8s %-12s fix: %s\n", "", "", f->fix);
+            printf("%-8s %-12s fix: %s\n", "", "", rlk_cli_show(f->fix));
     }
 }
 

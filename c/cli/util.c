@@ -37,10 +37,106 @@ static char *rlk_cli_cred_env[RLK_CLI_CRED_N];
 static char *rlk_cli_env_url;
 static int rlk_cli_env_url_set;
 
+/* ---------------------------------------------------------------- terminal-safe text */
+
+size_t rlk_cli_escape(char *dst, size_t cap, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t j = 0;
+
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char esc[8];
+        size_t n = 0;
+
+        if (c == '\n' || c == '\r' || c == '\t') {
+            esc[n++] = '\\';
+            esc[n++] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+        } else if (c < 0x20 || c == 0x7f) {
+            esc[n++] = '\\';
+            esc[n++] = 'x';
+            esc[n++] = hex[c >> 4];
+            esc[n++] = hex[c & 15];
+        } else if (c == 0xc2 && i + 1 < len && (unsigned char)s[i + 1] >= 0x80 &&
+                   (unsigned char)s[i + 1] <= 0x9f) {
+            unsigned char c1 = (unsigned char)s[++i];   /* a C1 control (U+0080..U+009F) */
+
+            memcpy(esc, "\\u00", 4);
+            n = 4;
+            esc[n++] = hex[c1 >> 4];
+            esc[n++] = hex[c1 & 15];
+        } else {
+            esc[n++] = (char)c;
+        }
+        for (size_t k = 0; k < n; k++, j++)
+            if (j + 1 < cap)
+                dst[j] = esc[k];
+    }
+    if (cap)
+        dst[j < cap ? j : cap - 1] = '\0';
+    return j;
+}
+
+/* Rotating per-thread buffers, so that one printf may show several strings. */
+#define RLK_CLI_SHOW_SLOTS 8
+static _Thread_local struct { char *buf; size_t cap; } rlk_cli_show_slot[RLK_CLI_SHOW_SLOTS];
+static _Thread_local unsigned rlk_cli_show_next;
+
+const char *rlk_cli_shown(const char *s, size_t len)
+{
+    unsigned k = rlk_cli_show_next++ % RLK_CLI_SHOW_SLOTS;
+    size_t need;
+
+    if (!s)
+        return "(null)";
+    need = rlk_cli_escape(NULL, 0, s, len) + 1;
+    if (need > rlk_cli_show_slot[k].cap) {
+        char *grown = realloc(rlk_cli_show_slot[k].buf, need);
+
+        if (!grown)
+            return "?";
+        rlk_cli_show_slot[k].buf = grown;
+        rlk_cli_show_slot[k].cap = need;
+    }
+    rlk_cli_escape(rlk_cli_show_slot[k].buf, need, s, len);
+    return rlk_cli_show_slot[k].buf;
+}
+
+const char *rlk_cli_show(const char *s)
+{
+    return rlk_cli_shown(s, s ? strlen(s) : 0);
+}
+
+void rlk_cli_vsay(FILE *out, const char *prefix, const char *fmt, va_list ap)
+{
+    char buf[2048], *big = NULL;
+    const char *text = buf;
+    va_list again;
+    int n;
+
+    va_copy(again, ap);
+    n = vsnprintf(buf, sizeof buf, fmt, ap);
+    if (n >= (int)sizeof buf && (big = malloc((size_t)n + 1)) != NULL) {
+        vsnprintf(big, (size_t)n + 1, fmt, again);
+        text = big;
+    }
+    va_end(again);
+    fprintf(out, "%s%s", prefix, rlk_cli_shown(text, n < 0 ? 0 : strlen(text)));
+    free(big);
+}
+
+void rlk_cli_say(FILE *out, const char *prefix, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    rlk_cli_vsay(out, prefix, fmt, ap);
+    va_end(ap);
+}
+
 static void rlk_cli_vmessage(const char *fmt, va_list ap)
 {
-    fputs("rlk: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    rlk_cli_vsay(stderr, "rlk: ", fmt, ap);
     fputc('\n', stderr);
 }
 
@@ -58,9 +154,8 @@ int rlk_cli_usage(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
 
-    fputs("rlk: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    rlk_cli_vsay(stderr, "rlk: ", fmt, ap);
     va_end(ap);
     fprintf(stderr, " (see 'rlk %s%s--help')\n", cmd ? cmd : "", cmd ? " " : "");
     return RLK_EXIT_USAGE;
