@@ -85,6 +85,17 @@ extern rlk_cli_globals rlk_cli_g;
 extern const char *rlk_cli_cmd_name;
 extern int rlk_cli_cmd_argc;
 
+/* Prints `rlk --version`'s two lines (also for --version after a command's name). */
+void rlk_cli_version(void);
+
+/* Where `cmake --install` puts README.md and docs/ (the help's "docs/X.md" is DOCDIR/docs/X.md). */
+#ifndef RLK_DOCDIR
+#define RLK_DOCDIR "/usr/local/share/doc/rlk"
+#endif
+#ifndef RLK_DOCDIR_REL
+#define RLK_DOCDIR_REL "share/doc/rlk"      /* relative to the prefix (bin/..) */
+#endif
+
 /* Called first in main, before any thread: saves $RLK_URL and the credential variables
  * ($RLK_PASSWORD, $REDISCLI_AUTH, $RLK_PASSWORD_FILE, $RLK_TLS_CERT, $RLK_TLS_KEY,
  * $RLK_TLS_KEY_PASSWORD_FILE), and takes them out of rlk's environment, so that a command rlk

@@ -6,6 +6,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -23,6 +25,35 @@ static const rlk_cli_command *const rlk_cli_commands[] = {
     &rlk_cmd_check,
     NULL,
 };
+
+/* The installed documentation: share/doc/rlk beside this binary's bin/ when it is there (an
+ * installation moved or made with --prefix), else where the build configured it. */
+static const char *rlk_cli_docdir(void)
+{
+    static char dir[4096];
+    char exe[3000];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash;
+    struct stat st;
+
+    if (n > 0) {
+        exe[n] = '\0';
+        if ((slash = strrchr(exe, '/')) != NULL) {
+            *slash = '\0';
+            snprintf(dir, sizeof dir, "%s/../%s", exe, RLK_DOCDIR_REL);
+            if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
+                char *real = realpath(dir, NULL);
+
+                if (real) {
+                    snprintf(dir, sizeof dir, "%s", real);
+                    free(real);
+                }
+                return dir;
+            }
+        }
+    }
+    return RLK_DOCDIR;
+}
 
 static void rlk_cli_help(FILE *out)
 {
@@ -102,8 +133,12 @@ static void rlk_cli_help(FILE *out)
             "  7  rlk check: warnings, or checks it could not make\n"
             "  8  rlk check: errors (the server is not fit for locks)\n"
             "  9  the server is a replica (READONLY, MASTERDOWN)\n"
-            "  10 too few replicas acknowledged (--min-replicas), or NOREPLICAS\n",
-            RLK_DEFAULT_URL);
+            "  10 too few replicas acknowledged (--min-replicas), or NOREPLICAS\n"
+            "\n"
+            "Documentation:\n"
+            "  man rlk; README.md and docs/*.md (cli.md: every command and option, ops.md,\n"
+            "  tls.md, acl.md, ...) in %s\n",
+            RLK_DEFAULT_URL, rlk_cli_docdir());
 }
 
 static const rlk_cli_command *rlk_cli_find(const char *name)
@@ -132,7 +167,7 @@ static int rlk_cli_help_command(int argc, char **argv)
 
 /* The version, and the identity of the embedded script set: the SHA-1 of its manifest lines
  * (`grep -v '^#' share/rlk/scripts/manifest.tsv | sha1sum` gives the same). */
-static void rlk_cli_version(void)
+void rlk_cli_version(void)
 {
     rlk_script_set set;
     char id[41];

@@ -314,6 +314,11 @@ int rlk_cli_global_opt(const char *cmd, int argc, char **argv, int *i)
     const char *arg = argv[*i];
     int got;
 
+    if (strcmp(arg, "--version") == 0) {
+        /* as `rlk --version`, also after a command's name (rlk lock x --version): nothing runs */
+        rlk_cli_version();
+        exit(RLK_EXIT_OK);
+    }
     if (strcmp(arg, "--keep-env") == 0) {
         rlk_cli_g.keep_env = 1;
         rlk_cli_keep_env();
