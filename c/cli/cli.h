@@ -160,6 +160,9 @@ int rlk_cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2
 int rlk_cli_check_name(const char *cmd, const char *name);
 /* A usage error: the message, a hint to `rlk <cmd> --help`, RLK_EXIT_USAGE. */
 int rlk_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A usage error for an option cmd does not take (cmd NULL: before the command), with a
+ * one-line hint when it is a habit of flock(1) (lock, semaphore) or redis-cli(1). */
+int rlk_cli_unknown_option(const char *cmd, const char *arg);
 /* The exit code for an rlk error code. */
 int rlk_cli_exit_code(int rlk_err);
 

@@ -1142,7 +1142,7 @@ static int check_run(int argc, char **argv)
         if (strcmp(argv[i], "--json") == 0)
             o.json = 1;
         else if (argv[i][0] == '-')
-            return rlk_cli_usage("check", "unknown option '%s'", argv[i]);
+            return rlk_cli_unknown_option("check", argv[i]);
         else
             return rlk_cli_usage("check", "unexpected argument '%s'", argv[i]);
         i++;

@@ -84,7 +84,7 @@ static int inspect_parse(int argc, char **argv, inspect_opts *o)
         if (strcmp(argv[i], "--json") == 0)
             o->json = 1;
         else if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return rlk_cli_usage("inspect", "unknown option '%s'", argv[i]);
+            return rlk_cli_unknown_option("inspect", argv[i]);
         else if (o->name)
             return rlk_cli_usage("inspect", "unexpected argument '%s'", argv[i]);
         else
@@ -197,7 +197,7 @@ static void inspect_text_body(const rlk_ik_view *v)
         break;
     case RLK_IK_SEMAPHORE:
         printf("available: %lld\n", v->count);
-        if (v->detected)
+        if (v->detected && !v->marked)     /* no marker: a latch's key looks the same */
             printf("(a count-down latch looks the same: rlk inspect %s --kind latch)\n", rlk_cli_show(v->name));
         break;
     case RLK_IK_PSEMAPHORE:

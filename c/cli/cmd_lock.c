@@ -167,7 +167,7 @@ static int lock_arg(int argc, char **argv, int *i, rlk_lc_lock_opts *o)
         got = rlk_lc_common_opt("lock", argc, argv, i, &o->c, 1);
         if (got < 0)
             return RLK_EXIT_USAGE;
-        return got > 0 ? -1 : rlk_cli_usage("lock", "unknown option '%s'", arg);
+        return got > 0 ? -1 : rlk_cli_unknown_option("lock", arg);
     }
     return lock_name_arg(argc, argv, i, o, arg);
 }

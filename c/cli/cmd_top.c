@@ -1555,7 +1555,7 @@ static int top_parse(int argc, char **argv, top_opts *o)
         else if (strcmp(argv[i], "--once") == 0)
             o->once = 1;
         else if (argv[i][0] == '-')
-            return rlk_cli_usage("top", "unknown option '%s'", argv[i]);
+            return rlk_cli_unknown_option("top", argv[i]);
         else
             return rlk_cli_usage("top", "unexpected argument '%s'", argv[i]);
         i++;

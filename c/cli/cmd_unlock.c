@@ -76,7 +76,7 @@ static int unlock_parse(int argc, char **argv, unlock_opts *o)
         else if (strcmp(argv[i], "--queue") == 0)
             o->queue = 1;
         else if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return rlk_cli_usage("unlock", "unknown option '%s'", argv[i]);
+            return rlk_cli_unknown_option("unlock", argv[i]);
         else if (o->name)
             return rlk_cli_usage("unlock", "unexpected argument '%s'", argv[i]);
         else

@@ -86,6 +86,7 @@ typedef struct rlk_lc_opts {
     char **cmd;                 /* NULL-terminated, after "--" */
     int stats;                  /* --stats: one line on stderr at exit (lock_stats.c) */
     int stats_json;             /* --json: that line as JSON (implies --stats) */
+    int hold;                   /* --hold: no COMMAND; held until SIGINT, SIGTERM or SIGHUP */
     long long start_ns;         /* when rlk started waiting (rlk_lc_opts_init) */
 } rlk_lc_opts;
 

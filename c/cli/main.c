@@ -178,19 +178,6 @@ void rlk_cli_version(void)
            HIREDIS_MAJOR, HIREDIS_MINOR, HIREDIS_PATCH, rlk_embedded_count(), id);
 }
 
-/* redis-cli's options, which rlk spells otherwise: a hint instead of "unknown option". */
-static int rlk_cli_redis_cli_habit(const char *arg)
-{
-    if (strcmp(arg, "-p") == 0 || strcmp(arg, "-n") == 0 || strcmp(arg, "-s") == 0 ||
-        strcmp(arg, "-u") == 0)
-        return rlk_cli_usage(NULL, "unknown option '%s': rlk is not redis-cli; the server is "
-                             "--url redis://HOST:PORT/DB or unix:///PATH", arg);
-    if (strcmp(arg, "-a") == 0 || strcmp(arg, "--pass") == 0 || strcmp(arg, "--user") == 0)
-        return rlk_cli_usage(NULL, "unknown option '%s': give the password with "
-                             "--password-file FILE, $RLK_PASSWORD or $REDISCLI_AUTH", arg);
-    return rlk_cli_usage(NULL, "unknown option '%s'", arg);
-}
-
 int main(int argc, char **argv)
 {
     int i = 1;
@@ -221,7 +208,7 @@ int main(int argc, char **argv)
         if (got < 0)
             return RLK_EXIT_USAGE;
         if (got == 0)
-            return rlk_cli_redis_cli_habit(argv[i]);
+            return rlk_cli_unknown_option(NULL, argv[i]);
     }
     if (i >= argc) {
         rlk_cli_help(stderr);

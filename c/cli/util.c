@@ -161,6 +161,42 @@ int rlk_cli_usage(const char *cmd, const char *fmt, ...)
     return RLK_EXIT_USAGE;
 }
 
+int rlk_cli_unknown_option(const char *cmd, const char *arg)
+{
+    static const struct { const char *opts[4]; const char *hint; } habits[] = {
+        /* flock(1) */
+        {{"-s", "--shared"}, "rlk is not flock; a shared lock is --read (rlk lock --read NAME)"},
+        {{"-x", "-e", "--exclusive"}, "rlk is not flock; the lock is exclusive by default "
+                                      "(--write for the write side of a read-write lock)"},
+        {{"--timeout"}, "rlk is not flock; the wait bound is -w SECONDS (--wait)"},
+        {{"--nonblock", "--nb"}, "rlk is not flock; no waiting is -n (--no-wait)"},
+        {{"-c", "--command"}, "rlk is not flock; the command goes after '--': "
+                              "rlk lock NAME -- sh -c 'COMMAND'"},
+        {{"-u", "--unlock"}, "rlk is not flock; a lock is released when its command ends "
+                             "(rlk unlock --force NAME takes it away)"},
+        {{"-o", "--close"}, "rlk is not flock; the command never inherits rlk's connections"},
+        /* redis-cli(1) */
+        {{"-p", "-s", "-u", "--port"}, "rlk is not redis-cli; the server is --url "
+                                       "redis://HOST:PORT/DB or unix:///PATH"},
+        {{"-a", "--pass", "--user", "--askpass"}, "give the password with --password-file FILE, "
+                                                  "$RLK_PASSWORD or $REDISCLI_AUTH"},
+    };
+    int locking = cmd && (strcmp(cmd, "lock") == 0 || strcmp(cmd, "semaphore") == 0);
+
+    for (size_t k = 0; k < sizeof habits / sizeof habits[0]; k++) {
+        /* flock's habits where a lock is taken; redis-cli's everywhere (-s: flock's there) */
+        if (k < 7 && !locking)
+            continue;
+        for (int j = 0; j < 4 && habits[k].opts[j]; j++) {
+            size_t n = strlen(habits[k].opts[j]);
+
+            if (strncmp(arg, habits[k].opts[j], n) == 0 && (arg[n] == '\0' || arg[n] == '='))
+                return rlk_cli_usage(cmd, "unknown option '%s': %s", arg, habits[k].hint);
+        }
+    }
+    return rlk_cli_usage(cmd, "unknown option '%s'", arg);
+}
+
 int rlk_cli_exit_code(int err)
 {
     switch (err) {

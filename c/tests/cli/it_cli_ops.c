@@ -194,7 +194,7 @@ static void test_name_option(void)
     CHECK_STR_EQ(r.out, "2\n");
     cli_result_free(&r);
 
-    r = RUN("semaphore", "--name", "-s", "-n", "1", "--", "true");
+    r = RUN("semaphore", "--name", "-s", "--permits", "1", "--", "true");
     expect_status(&r, 0, "semaphore --name -s");
     cli_result_free(&r);
 

@@ -388,7 +388,7 @@ static void test_stats(void)
     expect_status(&r, 1, "lock -w 0.2 --json (held)");
     CHECK_STR_CONTAINS(r.err, "\"acquired\":false");
     cli_result_free(&r);
-    r = RUN("semaphore", "st:s", "-n", "2", "--stats", "--", "true");
+    r = RUN("semaphore", "st:s", "--permits", "2", "--stats", "--", "true");
     expect_status(&r, 0, "semaphore --stats");
     CHECK_STR_CONTAINS(r.err, "rlk: stats: ");
     CHECK_STR_CONTAINS(r.err, "semaphore st:s: waited ");
