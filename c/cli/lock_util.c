@@ -279,8 +279,8 @@ int rlk_lc_take_command(const char *cmd, int argc, char **argv, int i, rlk_lc_op
         return rlk_lc_fit_grace(cmd, o);
     }
     if (i >= argc)
-        return rlk_cli_usage(cmd, "missing '--' and the command to run (%s -- COMMAND...; or "
-                             "--hold to hold it until Ctrl-C)", synopsis);
+        return rlk_cli_usage(cmd, "missing '--' and the command to run (%s -- COMMAND...), "
+                             "or --hold to hold it until Ctrl-C", synopsis);
     if (i + 1 >= argc)
         return rlk_cli_usage(cmd, "missing the command after '--'");
     if (o->no_wait && o->wait_given)

@@ -140,7 +140,7 @@ static void test_help(void)
 
     r = RUN("semaphore", "--help");
     expect_status(&r, 0, "semaphore --help");
-    CHECK_STR_PREFIX(r.out, "usage: rlk semaphore NAME -n PERMITS");
+    CHECK_STR_PREFIX(r.out, "usage: rlk semaphore NAME --permits N");
     cli_result_free(&r);
 
     r = RUN("help", "latch");
@@ -182,9 +182,9 @@ static void test_usage_errors(void)
     USAGE("--url does not go with --redlock", "lock", "--redlock", "redis://127.0.0.1:1",
           "--url", "redis://127.0.0.1:2", "u", "--", "sh", "-c", touch);
     USAGE("(rlk lock --write u -- COMMAND...)", "lock", "--write", "u");
-    USAGE("(rlk semaphore s -n 2 -- COMMAND...)", "semaphore", "s", "--permits", "2");
-    USAGE("missing -n PERMITS", "semaphore", "s", "--", "sh", "-c", touch);
-    USAGE("option -n needs a whole number", "semaphore", "s", "--permits", "0", "--", "true");
+    USAGE("(rlk semaphore s --permits 2 -- COMMAND...)", "semaphore", "s", "--permits", "2");
+    USAGE("missing --permits N", "semaphore", "s", "--", "sh", "-c", touch);
+    USAGE("option --permits needs a whole number", "semaphore", "s", "--permits", "0", "--", "true");
     USAGE("--take 3 is more than the 2 permits", "semaphore", "s", "--permits", "2", "--take", "3",
           "--", "true");
     USAGE("--no-wait and -w exclude each other", "semaphore", "s", "--permits", "2", "--no-wait", "-w",
