@@ -38,6 +38,8 @@ static const char lock_usage[] =
     "Options:\n"
     "  -w, --wait SECONDS    wait at most this long (fractions allowed); default: forever\n"
     "  -n, --no-wait         one attempt, no waiting\n"
+    "  --hold                no COMMAND: hold the lock until Ctrl-C (or SIGTERM, SIGHUP),\n"
+    "                        then release it and exit 0 (as etcdctl lock)\n"
     "  -E, --conflict-exit-code CODE\n"
     "                        exit code when the lock stays held by another (default 1)\n"
     "  -l, --lease LEASE_MS  a fixed lease (at least 250): the lock expires LEASE_MS after\n"

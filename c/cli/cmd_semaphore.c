@@ -43,6 +43,8 @@ static const char semaphore_usage[] =
     "  --name NAME           the semaphore's name (for a name that starts with '-')\n"
     "  -w, --wait SECONDS    wait at most this long (fractions allowed); default: forever\n"
     "  -n, --no-wait         one attempt, no waiting (as for rlk lock)\n"
+    "  --hold                no COMMAND: hold the permits until Ctrl-C (or SIGTERM,\n"
+    "                        SIGHUP), then give them back and exit 0\n"
     "  -E, --conflict-exit-code CODE\n"
     "                        exit code when no permit is free in time (default 1)\n"
     "  -l, --lease LEASE_MS  a fixed lease (at least 250): the permit expires LEASE_MS\n"

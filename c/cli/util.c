@@ -163,7 +163,7 @@ int rlk_cli_usage(const char *cmd, const char *fmt, ...)
 
 int rlk_cli_unknown_option(const char *cmd, const char *arg)
 {
-    static const struct { const char *opts[4]; const char *hint; } habits[] = {
+    static const struct { const char *opts[5]; const char *hint; } habits[] = {
         /* flock(1) */
         {{"-s", "--shared"}, "rlk is not flock; a shared lock is --read (rlk lock --read NAME)"},
         {{"-x", "-e", "--exclusive"}, "rlk is not flock; the lock is exclusive by default "
@@ -176,7 +176,7 @@ int rlk_cli_unknown_option(const char *cmd, const char *arg)
                              "(rlk unlock --force NAME takes it away)"},
         {{"-o", "--close"}, "rlk is not flock; the command never inherits rlk's connections"},
         /* redis-cli(1) */
-        {{"-p", "-s", "-u", "--port"}, "rlk is not redis-cli; the server is --url "
+        {{"-p", "-s", "-u", "-n", "--port"}, "rlk is not redis-cli; the server is --url "
                                        "redis://HOST:PORT/DB or unix:///PATH"},
         {{"-a", "--pass", "--user", "--askpass"}, "give the password with --password-file FILE, "
                                                   "$RLK_PASSWORD or $REDISCLI_AUTH"},
@@ -187,7 +187,7 @@ int rlk_cli_unknown_option(const char *cmd, const char *arg)
         /* flock's habits where a lock is taken; redis-cli's everywhere (-s: flock's there) */
         if (k < 7 && !locking)
             continue;
-        for (int j = 0; j < 4 && habits[k].opts[j]; j++) {
+        for (int j = 0; j < 5 && habits[k].opts[j]; j++) {
             size_t n = strlen(habits[k].opts[j]);
 
             if (strncmp(arg, habits[k].opts[j], n) == 0 && (arg[n] == '\0' || arg[n] == '='))
