@@ -633,6 +633,55 @@ RLK_API int rlk_fenced_is_held_by_me(rlk_fenced *f, int *held);
 RLK_API int rlk_fenced_hold_count(rlk_fenced *f, long long *count);
 RLK_API int rlk_fenced_remaining_ttl(rlk_fenced *f, long long *ttl_ms);
 
+/* ---------------------------------------------------------------- leader election */
+
+/* Leader election (docs/elect.md) on the fenced lock's layout: whoever holds
+ * the lock `name` leads; each new leader's term is a fencing token of
+ * redisson_lock_token:{name} (larger than every token issued before); the
+ * record {name}:elect (value, term, holder) is written with the lock, and
+ * every change is published on rlk_elect__channel:{name}. A leader is a
+ * fenced hold of this client (RLK_KIND_FENCED): the watchdog renews it and
+ * the lost-lock callbacks report its loss (RLK_LOST_GONE, RLK_LOST_EXPIRED). */
+typedef struct rlk_elect rlk_elect;
+/* What an observer reads. holder and value are malloc'd (rlk_elect_info_clear). */
+typedef struct rlk_elect_info {
+    int leader;         /* 1: someone leads; 0: nobody (resigned, lease ran out, never) */
+    long long term;     /* the leader's term; with no leader the last term (0: never) */
+    long long ttl_ms;   /* the leader's remaining lease (-1: none); -2 with no leader */
+    char *holder;       /* the leader's holder id; "" with no leader */
+    char *value;        /* what it proclaims; "" with no leader */
+    size_t value_len;
+} rlk_elect_info;
+
+RLK_API rlk_elect *rlk_elect_new(rlk_client *c, const char *name);     /* no I/O */
+RLK_API void rlk_elect_free(rlk_elect *e);                           /* does not resign */
+RLK_API const char *rlk_elect_name(const rlk_elect *e);
+RLK_API const char *rlk_elect_state_name(const rlk_elect *e);        /* {name}:elect */
+RLK_API const char *rlk_elect_channel(const rlk_elect *e);           /* rlk_elect__channel:{name} */
+RLK_API int rlk_elect_set_owner(rlk_elect *e, const char *owner);    /* NULL: per-thread ids */
+RLK_API int rlk_elect_owner(const rlk_elect *e, char *buf, size_t len);
+/* Campaigns with value (NULL: "", at most 65536 bytes) until elected or
+ * wait_ms ran out (< 0: forever; RLK_ERR_BUSY). lease_ms <= 0: the
+ * watchdog's lease, renewed while leading. *term (may be NULL): the term.
+ * Already leading in this client: its term, nothing sent. */
+RLK_API int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms,
+                               long long lease_ms, long long *term);
+/* The caller's term while it leads (no I/O); RLK_ERR_NOT_OWNER otherwise. */
+RLK_API int rlk_elect_term(rlk_elect *e, long long *term);
+/* The leader of the term replaces its value; RLK_ERR_NOT_OWNER when the
+ * caller does not lead, or no longer in its term. */
+RLK_API int rlk_elect_proclaim(rlk_elect *e, const char *value);
+/* Steps down (the next candidate is woken); RLK_ERR_NOT_OWNER: not leading. */
+RLK_API int rlk_elect_resign(rlk_elect *e);
+/* The current leader, or none and the last term. */
+RLK_API int rlk_elect_leader(rlk_elect *e, rlk_elect_info *out);
+/* Waits until the leadership differs from known (leader, term, holder or
+ * value) and reads it into *out; RLK_ERR_TIMEOUT after timeout_ms (< 0:
+ * forever). A lease that runs out is seen at its end. */
+RLK_API int rlk_elect_wait_change(rlk_elect *e, const rlk_elect_info *known, long long timeout_ms,
+                                  rlk_elect_info *out);
+RLK_API void rlk_elect_info_clear(rlk_elect_info *i);
+
 /* ---------------------------------------------------------------- fencing checks */
 
 /* Checks of a fencing token at the protected resource (docs/locks/fenced.md,
