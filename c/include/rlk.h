@@ -658,7 +658,7 @@ RLK_API void rlk_elect_free(rlk_elect *e);                           /* does not
 RLK_API const char *rlk_elect_name(const rlk_elect *e);
 RLK_API const char *rlk_elect_state_name(const rlk_elect *e);        /* {name}:elect */
 RLK_API const char *rlk_elect_channel(const rlk_elect *e);           /* rlk_elect__channel:{name} */
-RLK_API int rlk_elect_set_owner(rlk_elect *e, const char *owner);    /* NULL: per-thread ids */
+RLK_API int rlk_elect_set_owner(rlk_elect *e, const char *owner);    /* default "<uuid>:elect-<n>", one per handle; NULL: per-thread ids */
 RLK_API int rlk_elect_owner(const rlk_elect *e, char *buf, size_t len);
 /* Campaigns with value (NULL: "", at most 65536 bytes) until elected or
  * wait_ms ran out (< 0: forever; RLK_ERR_BUSY). lease_ms <= 0: the

@@ -13,6 +13,7 @@
  * elect/resign publishes on). Observers wait on the change channel, and at
  * the leader's lease end too (an expiry is not published).
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,13 +58,24 @@ static const rlk_fam_kind rlk_elect_kind = {
 
 /* ---------------------------------------------------------------- handles */
 
+static atomic_ullong rlk_elect_handles;
+
 rlk_elect *rlk_elect_new(rlk_client *c, const char *name)
 {
     rlk_elect *e = rlk_fam_new(c, name, sizeof *e, &rlk_elect_kind);
+    char owner[RLK_UUID_LEN + 32];
 
     if (!e)
         return NULL;
     rlk_fam_id_init(&e->id);
+    /* A candidate is the handle, not a thread (as etcd's session): campaign in one
+     * thread, resign in another. "<client uuid>:elect-<n>". */
+    snprintf(owner, sizeof owner, "%s:elect-%llu", e->b.rt->uuid,
+             (unsigned long long)atomic_fetch_add(&rlk_elect_handles, 1) + 1);
+    if (rlk_fam_id_set(c, &e->id, owner, 0, "rlk_elect_new") != RLK_OK) {
+        rlk_elect_free(e);
+        return NULL;
+    }
     e->token_key = rlk_fam_prefix_name(RLK_NAMES_TOKEN, name);
     e->state_key = rlk_fam_suffix_name(name, RLK_ELECT_STATE_SUFFIX);
     e->elect_channel = rlk_fam_prefix_name(RLK_ELECT_CHANNEL, name);
