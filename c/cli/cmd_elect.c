@@ -39,6 +39,7 @@ static const char elect_usage[] =
     "  --timeout SECONDS     with --observe: stop after this long (exit 0)\n"
     "  -w, --wait SECONDS    campaign at most this long (default: forever)\n"
     "  -n, --no-wait         one attempt\n"
+    "  --hold                no COMMAND: lead until Ctrl-C (or SIGTERM, SIGHUP), then resign\n"
     "  -E, --conflict-exit-code CODE\n"
     "                        exit code when not elected in time (default 1)\n"
     "  -l, --lease LEASE_MS  a fixed lease (at least 250): leadership ends LEASE_MS after\n"

@@ -75,7 +75,7 @@ _rlk()
                    --conflict-exit-code -l --lease -k --kill-after --watchdog-lease --stats --json
                    --url -- --help" ;;
         elect)
-            words="--value --observe --json --count --timeout -w --wait -n --no-wait -E
+            words="--value --observe --json --count --timeout -w --wait -n --no-wait --hold -E
                    --conflict-exit-code -l --lease -k --kill-after --watchdog-lease --stats --name
                    --url -- --help" ;;
         semaphore)
