@@ -65,10 +65,10 @@ if kind == 'hash' then
   if redis.call('hexists', lock, owner) == 0 then
     return redis.call('pttl', lock)
   end
-  local cur = redis.call('hmget', state, 'holder', 'term')
-  if cur[1] == owner and cur[2] then
+  local cur_term = redis.call('hget', state, 'term')
+  if cur_term and redis.call('hget', state, 'holder') == owner then
     redis.call('pexpire', lock, lease_ms)
-    return { tonumber(cur[2]) }
+    return { tonumber(cur_term) }
   end
 end
 -- Free (or held by owner as a plain fenced lock, without an election record): a new term.

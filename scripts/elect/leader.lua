@@ -20,9 +20,9 @@ for _, k in ipairs({ lock, state }) do
     return redis.error_reply('RLK_WRONGTYPE key ' .. k .. ' holds a ' .. kind .. ', not a hash')
   end
 end
-local cur = redis.call('hmget', state, 'holder', 'term', 'value')
-local term = tonumber(cur[2] or '0') or 0
-if cur[1] and cur[1] ~= '' and redis.call('hexists', lock, cur[1]) == 1 then
-  return { cur[1], term, cur[3] or '', redis.call('pttl', lock) }
+local holder = redis.call('hget', state, 'holder')
+local term = tonumber(redis.call('hget', state, 'term') or '0') or 0
+if holder and holder ~= '' and redis.call('hexists', lock, holder) == 1 then
+  return { holder, term, redis.call('hget', state, 'value') or '', redis.call('pttl', lock) }
 end
 return { '', term, '', -2 }

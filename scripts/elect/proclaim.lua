@@ -43,8 +43,9 @@ for _, k in ipairs({ lock, state }) do
   end
 end
 if redis.call('hexists', lock, owner) == 0 then return 0 end
-local cur = redis.call('hmget', state, 'holder', 'term')
-if cur[1] ~= owner or cur[2] ~= term then return 0 end
+if redis.call('hget', state, 'holder') ~= owner or redis.call('hget', state, 'term') ~= term then
+  return 0
+end
 redis.call('hset', state, 'value', value)
 redis.call(publish, channel, 'proclaimed ' .. term)
 return 1

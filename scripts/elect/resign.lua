@@ -45,9 +45,9 @@ end
 if redis.call('hexists', lock, owner) == 0 then return nil end
 redis.call('del', lock)
 redis.call(publish, lock_channel, '0')
-local cur = redis.call('hmget', state, 'holder', 'term')
-if cur[1] == owner then
+local term = redis.call('hget', state, 'term') or '0'
+if redis.call('hget', state, 'holder') == owner then
   redis.call('hdel', state, 'value', 'holder')
 end
-redis.call(publish, channel, 'resigned ' .. (cur[2] or '0'))
+redis.call(publish, channel, 'resigned ' .. term)
 return 1
