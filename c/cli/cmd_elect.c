@@ -171,7 +171,14 @@ static void elect_print(const elect_opts *o, const rlk_elect_info *in)
         rlk_lc_json_string(stdout, in->value, in->value_len);
         printf(",\"ttl_ms\":%lld}\n", in->ttl_ms);
     } else if (in->leader) {
-        printf("leader %lld %s %.*s\n", in->term, in->holder, (int)in->value_len, in->value);
+        /* Terminal-safe: a value with a newline cannot forge a line. */
+        size_t need = rlk_cli_escape(NULL, 0, in->value, in->value_len) + 1;
+        char *v = malloc(need);
+
+        if (v)
+            rlk_cli_escape(v, need, in->value, in->value_len);
+        printf("leader %lld %s %s\n", in->term, rlk_cli_show(in->holder), v ? v : "?");
+        free(v);
     } else {
         printf("none %lld\n", in->term);
     }

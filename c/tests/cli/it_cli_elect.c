@@ -456,7 +456,10 @@ static void test_cli_basics(void)
     cli_result_free(&r);
     kill(p.pid, SIGTERM);
     r = cli_collect(&p, cli_wait(&p, 10000), 0);
-    expect_status(&r, 0, "rlk elect --hold, SIGTERM");
+    /* 0: led, then resigned on the signal; 143: the signal came while rlk was still ending
+     * its wait (elected, not yet holding): leadership given back, as rlk lock does. */
+    CHECKF(r.status == 0 || r.status == 143, "rlk elect --hold, SIGTERM: exit %d\n%s", r.status,
+           r.err);
     cli_result_free(&r);
     r = RUN("elect", "busy", "--observe", "--count", "1");
     CHECKF(strncmp(r.out, "none ", 5) == 0, "after the resign: %s", r.out);
