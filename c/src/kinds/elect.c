@@ -32,8 +32,6 @@
 #include "runtime/wait.h"
 #include "runtime/wd.h"
 
-#define RLK_ELECT_VALUE_MAX 65536   /* the scripts' bound on a value */
-
 struct rlk_elect {
     rlk_fam_base b;             /* channel: redisson_lock__channel:{name} (candidates wait there) */
     char *token_key;            /* redisson_lock_token:{name} */
@@ -77,8 +75,8 @@ rlk_elect *rlk_elect_new(rlk_client *c, const char *name)
         return NULL;
     }
     e->token_key = rlk_fam_prefix_name(RLK_NAMES_TOKEN, name);
-    e->state_key = rlk_fam_suffix_name(name, RLK_ELECT_STATE_SUFFIX);
-    e->elect_channel = rlk_fam_prefix_name(RLK_ELECT_CHANNEL, name);
+    e->state_key = rlk_fam_suffix_name(name, RLK_NAMES_ELECT_STATE);
+    e->elect_channel = rlk_fam_prefix_name(RLK_NAMES_CH_ELECT, name);
     e->q = rlk_lq_get(c->addr, c->url.db, name);
     if (!e->token_key || !e->state_key || !e->elect_channel || !e->q) {
         rlk_elect_free(e);
