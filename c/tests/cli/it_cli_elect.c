@@ -389,6 +389,76 @@ static void test_faults(void)
     cli_result_free(&r);
 }
 
+/* SIGSTOP of the leader's rlk alone: its command runs on (nothing can stop it while rlk is
+ * stopped) and keeps acting with its old term while the next leader acts: the fence refuses
+ * every one of those actions; resumed, rlk finds leadership lost, stops it and exits 6. */
+static void test_rlk_paused(void)
+{
+    const char *log = cli_path("rlkstop.log");
+    char lease[16];
+    cli_proc p[2];
+    cli_result r;
+    elog g;
+    const life *old, *next;
+    long long t_stop, t_cont, takeover;
+    int paused = -1, other;
+
+    snprintf(lease, sizeof lease, "%d", LEASE_MS);
+    for (int i = 0; i < 2; i++)
+        REQUIRE(START(&p[i], "elect", "rs", "--watchdog-lease", lease, "-k", "0.1", "--",
+                      child_bin, log, "{rs-res}:fence", "--ms", "30000") == 0);
+    REQUIRE(wait_starts(log, 1, 10000) == 0);
+    REQUIRE(elog_read(&g, log) == 0 && g.n == 1);
+    for (int i = 0; i < 2; i++)
+        if (p[i].pid == (pid_t)g.l[0].ppid)
+            paused = i;
+    REQUIRE(paused >= 0);
+    other = 1 - paused;
+    t_stop = mono_ns();
+    CHECK(kill(p[paused].pid, SIGSTOP) == 0);
+    REQUIRE(wait_starts(log, 2, LEASE_MS + 8000) == 0);
+    {
+        long long t0 = mono_ns();
+        int done = 0;
+
+        /* Until the new leader acted and the old command was refused at least once. */
+        while (!done && mono_ns() - t0 < 5000000000LL) {
+            REQUIRE(elog_read(&g, log) == 0 && g.n == 2);
+            done = g.l[1].oks > 0 && g.l[0].fenced > 0;
+            if (!done)
+                rlk_fx_sleep_ms(5);
+        }
+        CHECKF(done, "new leader acted %d times, old command refused %d times", g.l[1].oks,
+               g.l[0].fenced);
+    }
+    old = &g.l[0];
+    next = &g.l[1];
+    takeover = (next->start_ns - t_stop) / 1000000;
+    CHECKF(takeover <= LEASE_MS + TAKEOVER_SLACK_MS, "takeover after SIGSTOP of rlk: %lld ms",
+           takeover);
+    t_cont = mono_ns();
+    CHECK(kill(p[paused].pid, SIGCONT) == 0);
+    r = cli_collect(&p[paused], cli_wait(&p[paused], 10000), 0);
+    expect_status(&r, 6, "the paused rlk, resumed");
+    cli_result_free(&r);
+    kill(p[other].pid, SIGTERM);
+    r = cli_collect(&p[other], cli_wait(&p[other], 10000), 0);
+    expect_status(&r, 143, "the second leader, SIGTERM");
+    cli_result_free(&r);
+    REQUIRE(elog_read(&g, log) == 0 && g.n == 2);
+    old = &g.l[0];
+    next = &g.l[1];
+    printf("  SIGSTOP of the leader's rlk only (term %lld): term %lld leads %lld ms later; the "
+           "old command, still running, had %d actions refused while term %lld acted; stopped "
+           "%lld ms after its rlk resumed\n", old->term, next->term, takeover, old->fenced,
+           next->term, (old->last_ns - t_cont) / 1000000);
+    CHECKF(old->last_ns - t_cont < 2000000000LL, "the old command ran %lld ms after its rlk "
+           "resumed", (old->last_ns - t_cont) / 1000000);
+    /* Both commands ran at once (rlk could not stop its own): rule 2 is waived for the old
+     * one; rule 1 (no accepted action of the old term after the new term's first) holds. */
+    CHECKF(elog_check(&g, old->pid, "rlk paused") == 0, "rlk paused: the log breaks the rules");
+}
+
 /* Usage errors (one line, exit 2), the command's environment, -n against a leader (exit 1),
  * the observer's text lines. */
 static void test_cli_basics(void)
@@ -518,6 +588,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_cli_basics);
     RUN_TEST(test_handover);
     RUN_TEST(test_faults);
+    RUN_TEST(test_rlk_paused);
     cli_teardown();
     rlk_fx_stop(&server);
     return check_summary("it_cli_elect");
