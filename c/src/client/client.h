@@ -86,6 +86,8 @@ struct rlk_client {
     int pubsub_opt;                 /* rlk_options.pubsub as given */
     atomic_int pubsub;              /* resolved: RLK_PUBSUB_GLOBAL / _SHARDED; 0 (AUTO on a
                                        cluster whose version is not known yet): unresolved */
+    atomic_int native_caps;         /* the server's compare commands (native.h); 0: not
+                                       known, cleared by every new connection (conn.c) */
 
     /* For the lock runtime: its per-client state, freed by runtime_free
      * (called first thing in rlk_free, before any connection is closed). */

@@ -421,6 +421,7 @@ int rlk_conn_open_to(rlk_client *c, const char *host, int port, redisContext **o
         redisFree(ctx);
         return rc;
     }
+    atomic_store(&c->native_caps, 0);   /* a new connection: ask again what the server has */
     *out = ctx;
     return RLK_OK;
 }
