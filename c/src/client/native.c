@@ -322,6 +322,8 @@ static int nat_op(rlk_client *c, redisContext *ctx, void *arg, redisReply **repl
     have = caps != 0 &&
            (k->op == NAT_ACQUIRE || (k->op == NAT_EXTEND && (caps & RLK_NATIVE_SETIFEQ)) ||
             (k->op == NAT_RELEASE && (caps & (RLK_NATIVE_DELIFEQ | RLK_NATIVE_DELEX))));
+    if (have && (rc = nat_check_args(c, k)) != RLK_OK)
+        return rc;                              /* the script's refusal, nothing sent */
     if (!have)
         return rlk_conn_evalv(c, ctx, k->s, k->nkeys, k->keys, k->keylens, k->nargs, k->args,
                               k->arglens, reply, written);
@@ -344,24 +346,20 @@ static int nat_which(const char *name)
     return -1;
 }
 
-/* RLK_NATIVE=off (or 0, no): scripts only. Read once per process. */
+/* RLK_NATIVE=off (or 0, no): scripts only. Read at each call (a getenv
+ * costs nothing next to a round trip), so a program may compare both. */
 static int nat_switched_off(void)
 {
-    static atomic_int off = -1;
-    int v = atomic_load(&off);
+    const char *e = getenv("RLK_NATIVE");
 
-    if (v < 0) {
-        const char *e = getenv("RLK_NATIVE");
-
-        v = e && (strcmp(e, "off") == 0 || strcmp(e, "0") == 0 || strcmp(e, "no") == 0);
-        atomic_store(&off, v);
-    }
-    return v;
+    return e && (strcmp(e, "off") == 0 || strcmp(e, "0") == 0 || strcmp(e, "no") == 0);
 }
 
 int rlk_native_wanted(const rlk_client *c, const rlk_script_info *s)
 {
-    return s && nat_which(s->name) >= 0 && c->min_replicas == 0 && !nat_switched_off();
+    /* A bundle directory's scripts are the user's choice: they run as given. */
+    return s && nat_which(s->name) >= 0 && !c->scripts.owned && c->min_replicas == 0 &&
+           !nat_switched_off();
 }
 
 int rlk_native_evalv(rlk_client *c, const rlk_script_info *s, int nkeys,
@@ -369,11 +367,9 @@ int rlk_native_evalv(rlk_client *c, const rlk_script_info *s, int nkeys,
                      const char *const *args, const size_t *arglens, redisReply **reply)
 {
     nat_call k = {s, nat_which(s->name), nkeys, nargs, keys, args, keylens, arglens};
-    int slot, rc;
+    int slot;
 
     *reply = NULL;
-    if ((rc = nat_check_args(c, &k)) != RLK_OK)
-        return rc;
     slot = c->topo->script_slot ? c->topo->script_slot(c, s->name, nkeys, keys, keylens)
                                 : RLK_TOPO_ANY_SLOT;
     if (slot == RLK_TOPO_BAD_SLOT)

@@ -24,7 +24,8 @@
  *
  * RLK_NATIVE=off in the environment forces the scripts (for comparison);
  * a client with min_replicas keeps the scripts too (WAIT rides behind the
- * script call only).
+ * script call only), and so does a client whose scripts come from a bundle
+ * directory (the scripts it was given are the ones that run).
  */
 #ifndef RLK_NATIVE_H
 #define RLK_NATIVE_H
