@@ -281,6 +281,9 @@ static void check_server(checker *k)
 
 /* The server's family and what it means for locks, and which kinds work
  * without scripts (check_family.c decides; this asks the server). */
+static int native_token;   /* the server serves the token lock natively (check_family) */
+static int native_caps;    /* its RLK_NATIVE_* bits */
+
 static void check_family(checker *k)
 {
     const char *const *keys;
@@ -321,6 +324,9 @@ static void check_family(checker *k)
         k->fatal = rc;
         return;
     }
+    native_caps = caps;
+    native_token = rc == RLK_OK && (caps & RLK_NATIVE_SETIFEQ) &&
+                   (caps & (RLK_NATIVE_DELIFEQ | RLK_NATIVE_DELEX));
     rlk_family_native_finding(rc == RLK_OK, caps, &cf);
     f = add(k, cf.check, cf.level, "%s", cf.message);
     add_json(f, ", \"without_scripts\": [%s]",
@@ -873,6 +879,16 @@ static void check_acl(checker *k)
 
         if (k->fatal)
             return;
+        if (ok == 0 && native_token && strcmp(kind->kind, "token") == 0) {
+            /* Served without scripts (client/native.h): its commands are what counts. */
+            probe q = {k, user, k->o->name, "", 0};
+            const char *rel = native_caps & RLK_NATIVE_DELIFEQ ? "delifeq" : "delex";
+
+            if (dryrun(&q, 3, (const char *const[]){"set", k->o->name, "v"}) == 1 &&
+                dryrun(&q, 3, (const char *const[]){rel, k->o->name, "v"}) == 1 &&
+                dryrun(&q, 2, (const char *const[]){"pttl", k->o->name}) == 1)
+                ok = 2;
+        }
         if (ok < 0 && i == 0 && p.unknown) {
             f = add(k, "acl", LV_UNKNOWN, "user %s: ACL DRYRUN refused (%s): permissions unknown",
                     user, rlk_errstr(k->c));
@@ -883,7 +899,7 @@ static void check_acl(checker *k)
         }
         snprintf(kinds_json + strlen(kinds_json), sizeof kinds_json - strlen(kinds_json),
                  "%s\"%s\": \"%s\"", i ? ", " : "", kind->kind,
-                 ok > 0 ? "ok" : ok == 0 ? "denied" : "unknown");
+                 ok == 2 ? "native" : ok > 0 ? "ok" : ok == 0 ? "denied" : "unknown");
         if (ok == 0) {
             snprintf(denied_list + strlen(denied_list), sizeof denied_list - strlen(denied_list),
                      "%s%s", ndenied ? ", " : "", kind->kind);
