@@ -377,6 +377,88 @@ int rlk_native_evalv(rlk_client *c, const rlk_script_info *s, int nkeys,
     return c->topo->run(c, slot, s, nat_op, &k, 0, reply);
 }
 
+/* ---------------------------------------------------------------- for pipelining callers */
+
+int rlk_native_format_detect(char **cmd)
+{
+    static const char *argv[] = {"COMMAND", "DOCS", "SET", "DELIFEQ", "DELEX"};
+    static const size_t lens[] = {7, 4, 3, 7, 5};
+
+    return redisFormatCommandArgv(cmd, 5, argv, lens);
+}
+
+void rlk_native_store_docs(rlk_client *c, const redisReply *r)
+{
+    int caps = r && r->type != REDIS_REPLY_ERROR ? rlk_native_parse_docs(r) : 0;
+
+    atomic_store(&c->native_caps, RLK_NATIVE_KNOWN | caps);
+}
+
+int rlk_native_known(rlk_client *c)
+{
+    return (atomic_load(&c->native_caps) & RLK_NATIVE_KNOWN) != 0;
+}
+
+void rlk_native_forget(rlk_client *c)
+{
+    atomic_store(&c->native_caps, 0);
+}
+
+/* Whether the arguments pass the script's checks (nat_check_args, silently). */
+static int nat_args_ok(const nat_call *k)
+{
+    int want = k->op == NAT_RELEASE ? 1 : 2;
+    size_t tlen;
+
+    if (k->nkeys != 1 || k->nargs != want)
+        return 0;
+    tlen = nat_len(k->args, k->arglens, 0);
+    return tlen >= 1 && tlen <= 1024 &&
+           (want == 1 || nat_is_lease(k->args[1], nat_len(k->args, k->arglens, 1)));
+}
+
+int rlk_native_format(rlk_client *c, const rlk_script_info *s, int nkeys,
+                      const char *const *keys, int nargs, const char *const *args, char **cmd,
+                      int *op)
+{
+    nat_call k = {s, -1, nkeys, nargs, keys, args, NULL, NULL};
+    int caps = atomic_load(&c->native_caps);
+    const char *argv[7];
+    int argc = 0;
+
+    *cmd = NULL;
+    if (!rlk_native_wanted(c, s) || !(caps & RLK_NATIVE_KNOWN))
+        return -1;
+    k.op = nat_which(s->name);
+    if (k.op == NAT_ACQUIRE || !nat_args_ok(&k))
+        return -1;
+    if (k.op == NAT_EXTEND && (caps & RLK_NATIVE_SETIFEQ)) {
+        argv[argc++] = "SET", argv[argc++] = keys[0], argv[argc++] = args[0];
+        argv[argc++] = "IFEQ", argv[argc++] = args[0], argv[argc++] = "PX";
+        argv[argc++] = args[1];
+    } else if (k.op == NAT_RELEASE && (caps & RLK_NATIVE_DELIFEQ)) {
+        argv[argc++] = "DELIFEQ", argv[argc++] = keys[0], argv[argc++] = args[0];
+    } else if (k.op == NAT_RELEASE && (caps & RLK_NATIVE_DELEX)) {
+        argv[argc++] = "DELEX", argv[argc++] = keys[0], argv[argc++] = "IFEQ";
+        argv[argc++] = args[0];
+    } else {
+        return -1;
+    }
+    *op = k.op;
+    return redisFormatCommandArgv(cmd, argc, argv, NULL);
+}
+
+redisReply *rlk_native_reply(int op, redisReply *r)
+{
+    redisReply *out;
+
+    if (!r || r->type == REDIS_REPLY_ERROR || r->type == REDIS_REPLY_INTEGER)
+        return r;
+    out = nat_integer(op == NAT_EXTEND && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    return out;
+}
+
 /* ---------------------------------------------------------------- asked by rlk check */
 
 static int nat_op_caps(rlk_client *c, redisContext *ctx, void *arg, redisReply **reply,

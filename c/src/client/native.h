@@ -58,4 +58,28 @@ int rlk_native_caps(rlk_client *c, int *caps);
 /* Pure: the capability bits from a COMMAND DOCS reply (RESP2 or RESP3). */
 int rlk_native_parse_docs(const redisReply *r);
 
+/* ---- for callers that pipeline (RedLock's session, multi/redlock_io.c) */
+
+/* The detection request, formatted (redisFormatCommandArgv's form; the
+ * caller frees it with redisFreeCommand); its length, or -1 (no memory). */
+int rlk_native_format_detect(char **cmd);
+/* Keeps the answer to that request on c (an error reply: none). */
+void rlk_native_store_docs(rlk_client *c, const redisReply *r);
+/* Whether c's answer is known (asked since its last new connection). */
+int rlk_native_known(rlk_client *c);
+/* Forgets c's answer (a new connection that conn.c did not open). */
+void rlk_native_forget(rlk_client *c);
+/* The native form of a call of script s whose answer is known: the command
+ * formatted into *cmd (freed with redisFreeCommand) and its length, *op for
+ * rlk_native_reply; -1 when the call goes by script (acquire, whose busy
+ * reply needs a second command; a command the server lacks; arguments the
+ * script would refuse: its error is the one to give; native not wanted). */
+int rlk_native_format(rlk_client *c, const rlk_script_info *s, int nkeys,
+                      const char *const *keys, int nargs, const char *const *args, char **cmd,
+                      int *op);
+/* The script's reply from the native command's reply r (r itself, or a new
+ * reply with r freed); NULL when out of memory (r freed). Error replies are
+ * returned as they are. */
+redisReply *rlk_native_reply(int op, redisReply *r);
+
 #endif

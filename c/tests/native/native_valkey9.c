@@ -17,6 +17,11 @@
  *   reconnect     after CLIENT KILL the client asks COMMAND DOCS again
  *   no_scripting  an ACL user with -@scripting: the scripts are refused
  *                 (NOPERM, the control), the native token lock works
+ *   redlock       RedLock on three Valkey 9: after the first call (which
+ *                 asks COMMAND DOCS), extend is SET IFEQ and unlock DELIFEQ on
+ *                 every server (no PEXPIRE, no script); the keys hold the
+ *                 RedLock's token and a script with another token cannot
+ *                 release them; RLK_NATIVE=off (the control) runs scripts only
  *
  * Valkey 9 is $RLK_VALKEY9_SERVER, else /var/cache/rlk-servers/valkey9/bin/
  * valkey-server (tools/bootstrap builds it); absent: SKIP, exit 77.
@@ -37,7 +42,7 @@
 
 #define VALKEY9_DEFAULT "/var/cache/rlk-servers/valkey9/bin/valkey-server"
 
-static rlk_fx_server srv;
+static rlk_fx_server srv, more[2];
 static char url[256];
 
 static rlk_client *connect_url(const char *u)
@@ -102,9 +107,9 @@ static const char *call_s(rlk_client *c, const char *name, const char *key, int 
     return out;
 }
 
-static long long stat_calls(const char *cmd)
+static long long stat_calls_on(const rlk_fx_server *s, const char *cmd)
 {
-    redisReply *r = rlk_fx_command(&srv, "INFO commandstats");
+    redisReply *r = rlk_fx_command(s, "INFO commandstats");
     char needle[64];
     const char *at;
     long long n = 0;
@@ -120,6 +125,11 @@ static long long stat_calls(const char *cmd)
         n = atoll(at + strlen(needle));
     freeReplyObject(r);
     return n;
+}
+
+static long long stat_calls(const char *cmd)
+{
+    return stat_calls_on(&srv, cmd);
 }
 
 static void reset_stats(void)
@@ -345,6 +355,69 @@ static void test_no_scripting(void)
     rlk_free(c);
 }
 
+static void test_redlock(void)
+{
+    const rlk_fx_server *all[3] = {&srv, &more[0], &more[1]};
+    rlk_client *cl[3];
+    char u[256], token[128];
+    long long v;
+
+    for (int i = 0; i < 3; i++) {
+        REQUIRE(rlk_fx_url(all[i], 0, u, sizeof u) == 0);
+        cl[i] = connect_url(u);
+        freeReplyObject(rlk_fx_command(all[i], "FLUSHALL"));
+    }
+    for (int mode = 1; mode >= 0; mode--) {
+        rlk_redlock *rl;
+
+        native(mode);
+        rl = rlk_redlock_new(cl, 3, "rl", NULL);
+        REQUIRE(rl);
+        for (int i = 0; i < 3; i++)
+            freeReplyObject(rlk_fx_command(all[i], "CONFIG RESETSTAT"));
+        CHECK_INT_EQ(rlk_redlock_lock(rl, 10000, &v), RLK_OK);
+        CHECK_INT_EQ(rlk_redlock_extend(rl, 30000, &v), RLK_OK);
+        CHECK_INT_EQ(rlk_redlock_extend(rl, 40000, &v), RLK_OK);
+        CHECK_INT_EQ(rlk_redlock_token(rl, token, sizeof token), RLK_OK);
+        for (int i = 0; i < 3; i++) {
+            redisReply *r = rlk_fx_command(all[i], "GET rl");
+
+            CHECK(r && r->type == REDIS_REPLY_STRING && strcmp(r->str, token) == 0);
+            freeReplyObject(r);
+            r = rlk_fx_command(all[i], "PTTL rl");
+            CHECK(r && r->type == REDIS_REPLY_INTEGER && r->integer > 30000);
+            freeReplyObject(r);
+        }
+        /* Another token, by script: refused on every server. */
+        native(0);
+        for (int i = 0; i < 3; i++)
+            CHECK_STR_EQ(call_s(cl[i], "token/release", "rl", 1, "not-the-token", NULL), "int 0");
+        native(mode);
+        CHECK_INT_EQ(rlk_redlock_unlock(rl), RLK_OK);
+        for (int i = 0; i < 3; i++) {
+            redisReply *r = rlk_fx_command(all[i], "EXISTS rl");
+
+            CHECK(r && r->type == REDIS_REPLY_INTEGER && r->integer == 0);
+            freeReplyObject(r);
+            if (mode) {
+                /* The extends: the first by script while COMMAND DOCS answered (when this
+                 * client's answer was not known yet), the rest SET IFEQ. */
+                CHECKF(stat_calls_on(all[i], "delifeq") == 1, "server %d: delifeq %lld", i,
+                       stat_calls_on(all[i], "delifeq"));
+                CHECKF(stat_calls_on(all[i], "pexpire") == 0, "server %d: pexpire %lld", i,
+                       stat_calls_on(all[i], "pexpire"));
+            } else {
+                CHECK_INT_EQ(stat_calls_on(all[i], "delifeq"), 0);
+                CHECK_INT_EQ(stat_calls_on(all[i], "pexpire"), 2);
+            }
+        }
+        rlk_redlock_free(rl);
+    }
+    native(1);
+    for (int i = 0; i < 3; i++)
+        rlk_free(cl[i]);
+}
+
 int main(void)
 {
     const char *exe = getenv("RLK_VALKEY9_SERVER");
@@ -362,7 +435,8 @@ int main(void)
     rlk_fx_config_init(&cfg);
     cfg.acl_user = "noscript on >pw ~* &* +@all -@scripting";
     cfg.tls = -1;
-    if (rlk_fx_start(&srv, &cfg) != 0 || rlk_fx_url(&srv, 0, url, sizeof url) != 0)
+    if (rlk_fx_start(&srv, &cfg) != 0 || rlk_fx_url(&srv, 0, url, sizeof url) != 0 ||
+        rlk_fx_start_n(more, 2, NULL) != 0)
         return 1;
     RUN_TEST(test_caps);
     RUN_TEST(test_native_used);
@@ -371,6 +445,8 @@ int main(void)
     RUN_TEST(test_expiry);
     RUN_TEST(test_reconnect);
     RUN_TEST(test_no_scripting);
+    RUN_TEST(test_redlock);
+    rlk_fx_stop_n(more, 2);
     rlk_fx_stop(&srv);
     return check_summary("native_valkey9");
 }
