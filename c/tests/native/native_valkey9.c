@@ -15,6 +15,8 @@
  *   expiry        a native holder's lease runs out: extend and release say 0,
  *                 another token acquires
  *   reconnect     after CLIENT KILL the client asks COMMAND DOCS again
+ *   partial       a server with SET IFEQ only (Valkey 8.1, the answer set by
+ *                 hand): acquire and extend native, release by script
  *   no_scripting  an ACL user with -@scripting: the scripts are refused
  *                 (NOPERM, the control), the native token lock works
  *   redlock       RedLock on three Valkey 9: after the first call (which
@@ -33,6 +35,7 @@
 
 #include <rlk.h>
 
+#include "client/client.h"
 #include "client/native.h"
 
 #include <stdio.h>
@@ -328,6 +331,25 @@ static void test_reconnect(void)
     rlk_free(c);
 }
 
+static void test_partial(void)
+{
+    rlk_client *c = connect_url(url);
+
+    flush();
+    (void)call_s(c, "token/release", "warm", 1, "t", NULL);    /* a connection, asked */
+    atomic_store(&c->native_caps, RLK_NATIVE_KNOWN | RLK_NATIVE_SETIFEQ);
+    reset_stats();
+    CHECK_STR_EQ(call_s(c, "token/acquire", "k", 2, "t1", "10000"), "nil");
+    CHECK_STR_EQ(call_s(c, "token/extend", "k", 2, "t1", "20000"), "int 1");
+    CHECK_STR_EQ(call_s(c, "token/release", "k", 1, "t2", NULL), "int 0");
+    CHECK_STR_EQ(call_s(c, "token/release", "k", 1, "t1", NULL), "int 1");
+    CHECK_INT_EQ(stat_calls("delifeq"), 0);
+    CHECK_INT_EQ(stat_calls("pexpire"), 0);                 /* extend was SET IFEQ */
+    CHECK(stat_calls("evalsha") >= 2);                      /* the two releases */
+    CHECK_INT_EQ(stat_calls("command|docs"), 0);            /* the answer was kept */
+    rlk_free(c);
+}
+
 static void test_no_scripting(void)
 {
     char u[300];
@@ -444,6 +466,7 @@ int main(void)
     RUN_TEST(test_interop);
     RUN_TEST(test_expiry);
     RUN_TEST(test_reconnect);
+    RUN_TEST(test_partial);
     RUN_TEST(test_no_scripting);
     RUN_TEST(test_redlock);
     rlk_fx_stop_n(more, 2);
