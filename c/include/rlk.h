@@ -25,6 +25,7 @@
 #define RLK_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <hiredis/hiredis.h>
 
 #include "rlk_export.h"
@@ -76,7 +77,9 @@ enum rlk_error {
     RLK_ERR_TLS = 22,         /* the TLS settings are unusable: a CA, certificate or key file
                                  missing, unreadable or mismatched; TLS options without TLS */
     RLK_ERR_CANCELLED = 23,   /* rlk_async_cancel ended the request (rlk_async.h) */
-    RLK_ERR_CLOSED = 24       /* the async client was freed with the request pending */
+    RLK_ERR_CLOSED = 24,      /* the async client was freed with the request pending */
+    RLK_ERR_FENCED = 25       /* a fencing check refused a token below the highest the resource
+                                 accepted (rlk_fence_check, rlk_fence_write); nothing changed */
 };
 
 /* Returns a static, one-word name for an error code ("RLK_ERR_IO"). */
@@ -629,6 +632,49 @@ RLK_API int rlk_fenced_is_locked(rlk_fenced *f, int *locked);
 RLK_API int rlk_fenced_is_held_by_me(rlk_fenced *f, int *held);
 RLK_API int rlk_fenced_hold_count(rlk_fenced *f, long long *count);
 RLK_API int rlk_fenced_remaining_ttl(rlk_fenced *f, long long *ttl_ms);
+
+/* ---------------------------------------------------------------- fencing checks */
+
+/* Checks of a fencing token at the protected resource (docs/locks/fenced.md,
+ * "Checking the token at the resource"): accept a token not below the
+ * highest accepted so far, remember it, refuse a lower one. */
+
+/* For a resource the application keeps itself: the highest token accepted.
+ * Start from RLK_FENCE_STATE_INIT (or a value kept durably with the
+ * resource). */
+typedef struct rlk_fence_state {
+    uint64_t highest;           /* 0: none accepted yet */
+} rlk_fence_state;
+#define RLK_FENCE_STATE_INIT {0}
+
+/* Compare and remember, no I/O and no lock: RLK_OK when token >= highest
+ * (highest becomes token; an equal token is the same holder again);
+ * RLK_ERR_FENCED when token < highest (st unchanged); RLK_ERR_ARG when st is
+ * NULL or token is 0. Atomicity is the caller's: the check and the write it
+ * guards must be one step for every writer of the resource (one mutex held
+ * across both, or one thread that owns the resource), and st must be kept
+ * with the resource (a restart that forgets it lets stale tokens in). */
+RLK_API int rlk_fence_check(rlk_fence_state *st, uint64_t token);
+
+/* A fenced write on data in Redis, by name (scripts/fence/<op>.lua, through
+ * rlk_evalv): op is one of "set", "hset", "del", "expire", "pexpire",
+ * "incrby", "rpush", "lpush", "xadd", or "check" (no data key: data NULL,
+ * nargs 0). fence is the fence key, data the data key, both with the same
+ * {hash tag} ("{acct}:fence", "{acct}:balance"); args (arglens may be NULL)
+ * are the command's arguments after the key, as the script's header says
+ * (set: value [EX s|PX ms|KEEPTTL] [NX|XX] [GET]). One script call checks
+ * token against the fence's highest, performs the command and records token.
+ * RLK_OK: accepted; *reply (may be NULL) is the command's reply (check: the
+ * highest before). RLK_ERR_FENCED: a higher token was accepted before,
+ * *highest (may be NULL) holds it, nothing changed. RLK_ERR_SCRIPT: the
+ * script refused the call (RLK_BADARG, RLK_CROSSSLOT, RLK_WRONGTYPE,
+ * RLK_CMDERR: errstr), nothing changed. Other errors as rlk_evalv; a lost
+ * reply (RLK_ERR_IO, RLK_ERR_TIMEOUT after the write) may have run: repeat
+ * only what is idempotent (set, hset, del, expire, pexpire, check, xadd
+ * with an explicit id), the same token being accepted again. */
+RLK_API int rlk_fence_write(rlk_client *c, const char *op, const char *fence, const char *data,
+                    uint64_t token, int nargs, const char *const *args, const size_t *arglens,
+                    uint64_t *highest, redisReply **reply);
 
 /* ---------------------------------------------------------------- semaphore */
 
