@@ -14,6 +14,8 @@
  *   3. The master is killed (SIGKILL), the replica resumed, and the
  *      sentinels promote it. Asserted: its token keys hold the tokens of
  *      step 1 (the acquisitions of step 2 were really lost).
+ *      A client with min_replicas 1 (WAIT 1 behind every write) is refused
+ *      RLK_ERR_NOREPLICAS there: no token handed out, the hold rolled back.
  *   4. Each name takes one token on the new master. A resource (rlk_fence_check)
  *      that saw every token issued so far must accept it:
  *        fo:rlk  - larger than every lost token (the new master's clock has
@@ -105,6 +107,28 @@ static rlk_client *connect_to(const rlk_fx_server *s)
     return tk_connect(url, 30000, 2);
 }
 
+/* A client with replica acknowledgement: every writing script followed by WAIT 1. */
+static rlk_client *connect_acked(const rlk_fx_server *s)
+{
+    char url[256];
+    rlk_options o;
+    rlk_client *c;
+
+    if (rlk_fx_url(s, 0, url, sizeof url) != 0)
+        return NULL;
+    rlk_options_init(&o);
+    o.url = url;
+    o.min_replicas = 1;
+    o.min_replicas_timeout_ms = 300;
+    c = rlk_connect(&o);
+    if (c && rlk_err(c) != RLK_OK) {
+        printf("  connect %s: %s\n", url, rlk_errstr(c));
+        rlk_free(c);
+        return NULL;
+    }
+    return c;
+}
+
 static void test_failover_lost_tokens(void)
 {
     rlk_fence_state res_rlk = RLK_FENCE_STATE_INIT, res_incr = RLK_FENCE_STATE_INIT;
@@ -150,6 +174,19 @@ static void test_failover_lost_tokens(void)
     printf("  lost on the master: rlk tokens %lld %lld, control %lld %lld\n", lost_rlk[0], lost_rlk[1],
            lost_incr[0], lost_incr[1]);
     rlk_free(c);
+    /* With replica acknowledgement the same cut hands out no token at all. */
+    {
+        rlk_client *ca = connect_acked(&fx.data[0]);
+        rlk_fenced *fa = ca ? rlk_fenced_new(ca, "fo:acked") : NULL;
+
+        REQUIRE(fa != NULL);
+        t = 0;
+        CHECK_INT_EQ(rlk_fenced_try_lock(fa, 0, 60000, &t), RLK_ERR_NOREPLICAS);
+        printf("  min_replicas 1 during the cut: %s\n", rlk_errstr(ca));
+        CHECK_INT_EQ(tk_key_exists(&fx.data[0], "fo:acked"), 0);   /* rolled back */
+        rlk_fenced_free(fa);
+        rlk_free(ca);
+    }
 
     /* 3. kill -9 the master, resume the replica, let the sentinels promote it */
     t0 = rlk_fx_now_ms();
