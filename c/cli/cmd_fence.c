@@ -90,7 +90,7 @@ static int fence_opt(int argc, char **argv, int *i, fence_opts *o)
         fputs(fence_usage, stdout);
         return RLK_EXIT_OK;
     }
-    return rlk_cli_usage("fence", "unknown option '%s'", argv[*i]);
+    return rlk_cli_unknown_option("fence", argv[*i]);
 }
 
 /* Options are words starting with "--" (or -h) before a "--"; every other word

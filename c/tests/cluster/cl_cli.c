@@ -100,7 +100,7 @@ static void test_eval_and_kinds(void)
                  "'test -n \"$RLK_FENCE_TOKEN\"'", n);
         CHECKF(run(out, sizeof out, args) == 0, "lock --fenced: %s", out);
         cl_name_on(&cl, "cli:sem:", mst[k], n, sizeof n);
-        snprintf(args, sizeof args, "semaphore %s -n 2 --url \"$U\" -- true", n);
+        snprintf(args, sizeof args, "semaphore %s --permits 2 --url \"$U\" -- true", n);
         CHECKF(run(out, sizeof out, args) == 0, "semaphore: %s", out);
         cl_name_on(&cl, "cli:latch:", mst[k], n, sizeof n);
         snprintf(args, sizeof args, "latch %s set 1 --url \"$U\" && '%s' latch %s count-down "
