@@ -10,7 +10,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "client/client.h"
+#include "client/client_t.h"
 #include "client/clock.h"
 #include "client/cluster.h"
 #include "client/conn.h"

@@ -15,14 +15,12 @@
 
 #include <stdatomic.h>
 
-#include "client/client.h"
+#include "client/client_t.h"
 #include "client/clock.h"
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/functions.h"
-#include "client/role.h"
 #include "client/scripts.h"
-#include "client/sentinel.h"
 #include "client/tls.h"
 #include "client/sigpipe.h"
 #include "client/topo.h"
