@@ -79,7 +79,7 @@ const char *rlk_ae_publish_arg(rlk_async *ac)
 
 int rlk_ae_counts_exact(rlk_async *ac)
 {
-    return !ac->cluster || ac->pubsub == RLK_PUBSUB_SHARDED;
+    return rlk_topo_counts_exact(ac->c, ac->pubsub);
 }
 
 int rlk_ae_closing(rlk_async *ac)

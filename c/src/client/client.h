@@ -32,4 +32,10 @@ rlk_client *rlk_client_prepare(const rlk_options *opts);
  * "publish". Callers append it as the script's last fixed argument. */
 const char *rlk_publish_arg(rlk_client *c);
 
+/* rlk_topo_counts_exact in the pub/sub mode c uses (rlk_client_pubsub): 1
+ * when a release can tell whether a grant on a waiter's wake channel
+ * reached it, so waiters queue with tickets on their wake channels (the
+ * reentrant lock, the read-write lock's writers, both semaphores). */
+int rlk_client_counts_exact(rlk_client *c);
+
 #endif /* RLK_CLIENT_H */

@@ -841,6 +841,13 @@ int rlk_sub_grant_number(const char *payload, size_t len, unsigned long long *x)
     return RLK_SUB_MSG_GRANT;
 }
 
+int rlk_sub_grants(const rlk_sub_rule *rule, const char *payload, size_t len, long long ticket)
+{
+    long long head = 0, next = 0;
+
+    return rule->meaning(payload, len, &head, &next) == RLK_SUB_MSG_GRANT && head == ticket;
+}
+
 int rlk_sub_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule, rlk_sub_chan **out)
 {
     rlk_sub_chan *ch;
