@@ -18,6 +18,7 @@
 
 #include "client/client.h"
 #include "client/slot.h"
+#include "client/slotmap.h"
 #include "async/engine.h"
 
 #define AE_SWEEP_MS 100             /* how often timeouts of calls and connects are checked */
@@ -236,13 +237,11 @@ struct rlk_async {
 
     int pubsub;                     /* RLK_PUBSUB_GLOBAL / _SHARDED; 0: not known yet (cluster) */
 
-    /* Cluster (url.is_cluster): the slot map, filled by CLUSTER SLOTS. */
+    /* Cluster (url.is_cluster): the slot map (client/slotmap.h: its node i is nodes[i]),
+     * filled by CLUSTER SLOTS. */
     int cluster;
-    int map_known;
-    unsigned char owner[RLK_SLOT_COUNT];    /* node index + 1; 0: unknown */
-    int masters[AE_MAX_NODES];      /* the node indexes owning slots */
-    int nmasters;
-    unsigned rr;                    /* rotation: "any master", the node asked for the map */
+    rlk_slotmap map;
+    unsigned rr;                    /* rotation: the node asked for the map */
     ae_callq parked;                /* calls waiting for the map, or for a retry's backoff */
     rlk_ae_timer *park_timer;
     int refreshing;                 /* CLUSTER SLOTS in flight */

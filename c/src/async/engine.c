@@ -764,27 +764,17 @@ static int ae_noscript(rlk_async *ac, ae_node *n, rlk_ae_call *call)
 
 /* ---------------------------------------------------------------- cluster routing */
 
-static int ae_word(const char *text, const char *word)
+/* The map's hook (client/slotmap.h): the node of a new map index. */
+static int ae_node_new(void *arg, int idx, const char *host, int port)
 {
-    size_t l = strlen(word);
-
-    return strncmp(text, word, l) == 0 && (text[l] == ' ' || text[l] == '\0');
-}
-
-/* The node host:port, added when new; NULL when full or out of memory. */
-static ae_node *ae_node_get(rlk_async *ac, const char *host, int port)
-{
+    rlk_async *ac = arg;
     ae_node *n;
 
-    for (int i = 0; i < ac->nnodes; i++)
-        if (ac->nodes[i]->host && ac->nodes[i]->port == port &&
-            strcmp(ac->nodes[i]->host, host) == 0)
-            return ac->nodes[i];
-    if (ac->nnodes >= AE_MAX_NODES || !(n = calloc(1, sizeof *n)))
-        return NULL;
+    if (idx >= AE_MAX_NODES || idx != ac->nnodes || !(n = calloc(1, sizeof *n)))
+        return -1;
     if (!(n->host = strdup(host))) {
         free(n);
-        return NULL;
+        return -1;
     }
     n->port = port;
     snprintf(n->addr, sizeof n->addr, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
@@ -792,25 +782,23 @@ static ae_node *ae_node_get(rlk_async *ac, const char *host, int port)
     n->cmd.node = n->sub.node = n;
     n->sub.is_sub = 1;
     ac->nodes[ac->nnodes++] = n;
-    return n;
+    return 0;
 }
 
-static int ae_node_index(rlk_async *ac, const ae_node *n)
+/* The node host:port, added when new; NULL when full or out of memory. */
+static ae_node *ae_node_get(rlk_async *ac, const char *host, int port)
 {
-    for (int i = 0; i < ac->nnodes; i++)
-        if (ac->nodes[i] == n)
-            return i;
-    return -1;
+    int idx = rlk_slotmap_node(&ac->map, host, port);
+
+    return idx >= 0 ? ac->nodes[idx] : NULL;
 }
 
 /* The master of slot by the map (any master for RLK_TOPO_ANY_SLOT), or NULL. */
 static ae_node *ae_slot_node(rlk_async *ac, int slot)
 {
-    if (!ac->map_known)
-        return NULL;
-    if (slot >= 0)
-        return ac->owner[slot] ? ac->nodes[ac->owner[slot] - 1] : NULL;
-    return ac->nmasters ? ac->nodes[ac->masters[ac->rr++ % (unsigned)ac->nmasters]] : NULL;
+    int idx = ac->map.loaded ? rlk_slotmap_owner(&ac->map, slot) : -1;
+
+    return idx >= 0 ? ac->nodes[idx] : NULL;
 }
 
 static void ae_park_fire(rlk_async *ac, void *arg);
@@ -881,7 +869,7 @@ static void ae_route(rlk_async *ac, rlk_ae_call *call)
     if (!n) {
         long long b = 0;
 
-        if (ac->map_known && ac->pubsub) {
+        if (ac->map.loaded && ac->pubsub) {
             /* The map has no master for the slot (the cluster is down there): later. */
             b = call->rt->backoff;
             call->rt->backoff = b * 2 > AE_CL_BACKOFF_MAX_MS ? AE_CL_BACKOFF_MAX_MS : b * 2;
@@ -894,64 +882,25 @@ static void ae_route(rlk_async *ac, rlk_ae_call *call)
         ae_call_end(ac, call, RLK_ERR_NOMEM, NULL, "out of memory", 0);
 }
 
-/* MOVED/ASK: the kind (1 MOVED, 2 ASK, 0 none), slot and target. */
-static int ae_redirect_parse(const char *text, int *slot, char *host, size_t hostlen, int *port)
-{
-    const char *p, *colon;
-    char *end;
-    long s, pt;
-    int kind;
-
-    if (ae_word(text, "MOVED"))
-        kind = 1, p = text + 6;
-    else if (ae_word(text, "ASK"))
-        kind = 2, p = text + 4;
-    else
-        return 0;
-    s = strtol(p, &end, 10);
-    if (end == p || *end != ' ' || s < 0 || s >= RLK_SLOT_COUNT)
-        return 0;
-    p = end + 1;
-    colon = strrchr(p, ':');
-    if (!colon || (size_t)(colon - p) >= hostlen)
-        return 0;
-    pt = strtol(colon + 1, &end, 10);
-    if (end == colon + 1 || pt <= 0 || pt > 65535)
-        return 0;
-    if (colon == p)
-        return 0;   /* "MOVED 1 :6379": an unknown endpoint; the map refresh tells */
-    memcpy(host, p, (size_t)(colon - p));
-    host[colon - p] = '\0';
-    if (host[0] == '[' && colon - p > 2 && host[colon - p - 1] == ']') {
-        memmove(host, host + 1, (size_t)(colon - p - 2));
-        host[colon - p - 2] = '\0';
-    }
-    *slot = (int)s;
-    *port = (int)pt;
-    return kind;
-}
-
 /* A cluster's error reply to a user call on node n: 1 when it was taken
  * care of (redirected, parked for a retry), 0 to report it. None of these
  * ran the call: a redirect is not a lost reply. */
 static int ae_cluster_refused(rlk_async *ac, ae_node *n, rlk_ae_call *call, const redisReply *r)
 {
-    char host[256];
-    int slot, port, kind = ae_redirect_parse(r->str, &slot, host, sizeof host, &port);
+    char host[RLK_SLOTMAP_HOST_MAX];
+    int slot, port, kind = rlk_slotmap_redirect(r->str, &slot, host, sizeof host, &port);
+    int later = kind ? RLK_SLOTMAP_NOW : rlk_slotmap_not_now(r->str);
     long long now = rlk_ae_now_ms();
 
     if (kind && call->rt->redirects++ < AE_REDIRECTS_MAX) {
-        ae_node *to = ae_node_get(ac, host, port);
+        int idx = rlk_slotmap_node(&ac->map, host, port);
+        ae_node *to = idx >= 0 ? ac->nodes[idx] : NULL;
 
         if (!to)
             return 0;
-        if (kind == 1) {
-            int i = ae_node_index(ac, to);
-
-            if (ac->owner[slot] != i + 1) {
-                ac->owner[slot] = (unsigned char)(i + 1);
+        if (kind == RLK_SLOTMAP_MOVED) {
+            if (rlk_slotmap_move(&ac->map, slot, idx))
                 ae_chans_reroute(ac);
-            }
             ae_refresh(ac, 0);          /* a failover or a finished migration moves more */
         } else
             call->rt->asking = 1;
@@ -961,8 +910,7 @@ static int ae_cluster_refused(rlk_async *ac, ae_node *n, rlk_ae_call *call, cons
             ae_call_end(ac, call, RLK_ERR_NOMEM, NULL, "out of memory", 0);
         return 1;
     }
-    if (!kind && !ae_word(r->str, "TRYAGAIN") && !ae_word(r->str, "CLUSTERDOWN") &&
-        !ae_word(r->str, "LOADING") && !ae_word(r->str, "MASTERDOWN") && !ae_word(r->str, "BUSY"))
+    if (!kind && later == RLK_SLOTMAP_NOW)
         return 0;
     /* "Not now" (a migration's keys in two places, a failover): after a backoff
      * that fits in the command timeout, maybe elsewhere. */
@@ -976,7 +924,7 @@ static int ae_cluster_refused(rlk_async *ac, ae_node *n, rlk_ae_call *call, cons
     ae_park(ac, call, call->rt->backoff);
     call->rt->backoff = call->rt->backoff * 2 > AE_CL_BACKOFF_MAX_MS ? AE_CL_BACKOFF_MAX_MS
                                                              : call->rt->backoff * 2;
-    if (!ae_word(r->str, "BUSY") && !ae_word(r->str, "LOADING"))
+    if (later != RLK_SLOTMAP_LATER_HERE)
         ae_refresh(ac, 0);
     return 1;
 }
@@ -1142,39 +1090,18 @@ static void ae_slots_reply(rlk_async *ac, int rc, const redisReply *r, const cha
                            int lost, void *arg)
 {
     ae_node *asked = arg;
-    int ok = rc == RLK_OK && r->type == REDIS_REPLY_ARRAY && r->elements > 0;
 
     (void)errstr;
     (void)lost;
     ac->refreshing = 0;
     if (ac->closing)
         return;
-    for (size_t i = 0; ok && i < r->elements; i++)
-        ok = rlk_cluster_slots_entry_ok(r->element[i]);
-    if (!ok) {
+    /* An empty map (no slot served yet) is asked again, as a malformed one. */
+    if (rc != RLK_OK || r->type != REDIS_REPLY_ARRAY || r->elements == 0 ||
+        rlk_slotmap_load(&ac->map, r, asked->host) == RLK_ERR_PROTOCOL) {
         ae_refresh_later(ac);
         return;
     }
-    memset(ac->owner, 0, sizeof ac->owner);
-    ac->nmasters = 0;
-    for (size_t i = 0; i < r->elements; i++) {
-        const redisReply *e = r->element[i], *m = e->element[2];
-        /* An empty host means "the node you asked" (cluster-announce unset). */
-        ae_node *n = ae_node_get(ac, m->element[0]->len ? m->element[0]->str : asked->host,
-                                 (int)m->element[1]->integer);
-        int idx, known = 0;
-
-        if (!n)
-            continue;
-        idx = ae_node_index(ac, n);
-        for (long long s = e->element[0]->integer; s <= e->element[1]->integer; s++)
-            ac->owner[s] = (unsigned char)(idx + 1);
-        for (int k = 0; k < ac->nmasters; k++)
-            known |= ac->masters[k] == idx;
-        if (!known)
-            ac->masters[ac->nmasters++] = idx;
-    }
-    ac->map_known = 1;
     ac->refresh_fails = 0;
     if (!ac->pubsub && !ac->info_asked) {
         const char *iv[2] = {"INFO", "server"};
@@ -1901,12 +1828,12 @@ static ae_conn *ae_chan_route(rlk_async *ac, ae_chan *ch)
 
     if (!ac->cluster)
         return &AE_N0(ac)->sub;
-    if (!ac->pubsub || !ac->map_known)
+    if (!ac->pubsub || !ac->map.loaded)
         return NULL;
     if (ac->pubsub == RLK_PUBSUB_GLOBAL)
         return &ac->nodes[ac->gsub % ac->nnodes]->sub;
     slot = rlk_key_slot(ch->name, strlen(ch->name));
-    n = ac->owner[slot] ? ac->nodes[ac->owner[slot] - 1] : NULL;
+    n = ae_slot_node(ac, slot);
     return n ? &n->sub : NULL;
 }
 
@@ -2159,7 +2086,7 @@ static void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
         return;     /* one server: nothing to learn from it */
     if (r->type == REDIS_REPLY_ERROR) {
         /* The answer to the oldest command: a refusal of SUBSCRIBE / SSUBSCRIBE. */
-        char host[256];
+        char host[RLK_SLOTMAP_HOST_MAX];
         int slot, port;
 
         ch = head ? head->ch : NULL;
@@ -2168,11 +2095,9 @@ static void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
         if (!ch)
             return;
         ch->outstanding--;
-        if (ac->cluster && ae_redirect_parse(r->str, &slot, host, sizeof host, &port) == 1) {
-            ae_node *to = ae_node_get(ac, host, port);
-
-            if (to)
-                ac->owner[slot] = (unsigned char)(ae_node_index(ac, to) + 1);
+        if (ac->cluster && rlk_slotmap_redirect(r->str, &slot, host, sizeof host, &port) ==
+                               RLK_SLOTMAP_MOVED && host[0]) {
+            (void)rlk_slotmap_move(&ac->map, slot, rlk_slotmap_node(&ac->map, host, port));
             ae_chan_moved(ac, ch);
             ae_chans_reroute(ac);
             return;
@@ -2582,6 +2507,7 @@ rlk_async *rlk_async_new(const rlk_options *opts)
     } else if (ac->c->url.is_cluster) {
         /* The seeds are the first nodes; the map (CLUSTER SLOTS) names the masters. */
         ac->cluster = 1;
+        rlk_slotmap_init(&ac->map, ae_node_new, ac);
         free(ac->nodes[0]);
         ac->nodes[0] = NULL;
         ac->nnodes = 0;
@@ -2658,6 +2584,7 @@ static void ae_destroy(rlk_async *ac)
         free(n->host);
         free(n);
     }
+    rlk_slotmap_free(&ac->map);
     ae_cref_put(ac->cref);     /* the client goes with the last dial thread */
     free(ac);
 }
