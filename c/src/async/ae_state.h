@@ -17,6 +17,7 @@
 #include <hiredis/hiredis.h>
 
 #include "client/client.h"
+#include "client/random.h"
 #include "client/slot.h"
 #include "client/slotmap.h"
 #include "async/engine.h"
@@ -275,5 +276,17 @@ struct rlk_async {
 };
 
 #define AE_N0(ac) ((ac)->nodes[0])
+
+/* The engine's own functions (engine.c) that its parts (ae_route.c) call:
+ * the call queues, a call's life, a node's command connection, the
+ * channels moved after the map changed. On the loop's thread. */
+void ae_callq_push(ae_callq *q, rlk_ae_call *call);
+rlk_ae_call *ae_callq_pop(ae_callq *q);
+rlk_ae_call *ae_call_new(rlk_async *ac, int what, rlk_ae_reply_fn fn, void *arg);
+void ae_call_free(rlk_ae_call *call);
+void ae_call_end(rlk_async *ac, rlk_ae_call *call, int rc, const redisReply *reply,
+                 const char *errstr, int lost);
+int ae_node_submit(rlk_async *ac, ae_node *n, rlk_ae_call *call);
+void ae_chans_reroute(rlk_async *ac);
 
 #endif
