@@ -112,8 +112,6 @@ typedef struct ae_cref {
     pthread_mutex_t mu;
     int refs;
     rlk_client *c;
-    char *sentinel_password;        /* rlk_options.sentinel_password, copied */
-    int sn_started;                 /* the sentinel follower was started (under mu) */
 } ae_cref;
 
 /* A blocking dial (TLS) on a short-lived thread; its outcome comes back
@@ -238,9 +236,10 @@ struct rlk_async {
 
     int pubsub;                     /* RLK_PUBSUB_GLOBAL / _SHARDED; 0: not known yet (cluster) */
 
-    /* Cluster (url.is_cluster): the slot map (client/slotmap.h: its node i is nodes[i]),
+    /* Cluster (ae_routed): the slot map (client/slotmap.h: its node i is nodes[i]),
      * filled by CLUSTER SLOTS. */
-    int cluster;
+    int cluster;                    /* ae_routed(ac), set by ae_route_setup: only the watchdog
+                                       still reads this copy (ask ae_routed) */
     rlk_slotmap map;
     unsigned rr;                    /* rotation: the node asked for the map */
     ae_callq parked;                /* calls waiting for the map, or for a retry's backoff */

@@ -28,7 +28,6 @@
 #include "client/error.h"
 #include "client/random.h"
 #include "client/scripts.h"
-#include "client/sentinel.h"
 #include "client/slot.h"
 #include "client/topo.h"
 #include "client/transport.h"
@@ -551,7 +550,7 @@ rlk_ae_call *ae_call_new(rlk_async *ac, int what, rlk_ae_reply_fn fn, void *arg)
     call->fn = fn;
     call->arg = arg;
     call->issued = rlk_ae_now_ms();
-    if (ac->cluster) {
+    if (ae_routed(ac)) {
         if (!(call->rt = calloc(1, sizeof *call->rt))) {
             free(call);
             return NULL;
@@ -583,7 +582,7 @@ int ae_node_submit(rlk_async *ac, ae_node *n, rlk_ae_call *call)
 /* Queues a user call: on the one server, or routed by its slot. */
 static rlk_ae_call *ae_call_submit(rlk_async *ac, rlk_ae_call *call)
 {
-    if (!ac->cluster) {
+    if (!ae_routed(ac)) {
         if (ae_node_submit(ac, AE_N0(ac), call) != 0) {
             ae_call_free(call);
             return NULL;
@@ -650,7 +649,7 @@ rlk_ae_call *rlk_ae_scriptv(rlk_async *ac, const char *name, int nkeys, const ch
         }
         call->rt->len_s = (size_t)len;
     }
-    if (ac->cluster && nkeys > 0) {
+    if (ae_routed(ac) && nkeys > 0) {
         call->rt->slot = rlk_key_slot(keys[0], strlen(keys[0]));
         for (int i = 1; i < nkeys; i++)
             if (rlk_key_slot(keys[i], strlen(keys[i])) != call->rt->slot) {
@@ -682,7 +681,7 @@ rlk_ae_call *rlk_ae_command(rlk_async *ac, int argc, const char *const *argv, rl
         return NULL;
     }
     call->len = (size_t)len;
-    if (ac->cluster)
+    if (ae_routed(ac))
         call->rt->slot = rlk_cluster_command_slot(argc, argv, NULL);
     return ae_call_submit(ac, call);
 }
@@ -790,7 +789,7 @@ static void ae_cmd_reply(rlk_async *ac, ae_node *n, redisReply *r)
             ae_call_end(ac, call, RLK_ERR_NOMEM, NULL, "out of memory", 0);
             return;
         }
-        if (r->type == REDIS_REPLY_ERROR && ac->c->url.is_sentinel &&
+        if (r->type == REDIS_REPLY_ERROR && rlk_topo_resolves(ac->c) &&
             (strncmp(r->str, "READONLY", 8) == 0 || strncmp(r->str, "MASTERDOWN", 10) == 0)) {
             /* A demoted master refused it (it did not run): sent again on the master the
              * sentinels name now, after this connection is dropped. */
@@ -822,7 +821,7 @@ static void ae_conn_retry_fire(rlk_async *ac, void *arg)
     k->retry = NULL;
     if (k->state != AE_DOWN)
         return;
-    if (!ac->cluster)
+    if (!ae_routed(ac))
         ae_conn_start(ac, k);
     else if (k->is_sub)
         ae_chans_up(ac);        /* opened again if a channel goes there */
@@ -886,10 +885,10 @@ static void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why)
     k->setup_left = 0;
     ae_conn_schedule(ac, k);
     if (k->is_sub) {
-        if (ac->cluster && ac->nodes[ac->gsub] == k->node)
+        if (ae_routed(ac) && ac->nodes[ac->gsub] == k->node)
             ac->gsub = (ac->gsub + 1) % ac->nnodes;   /* global pub/sub: another node next */
         ae_chans_down(ac, k);
-        if (ac->cluster)
+        if (ae_routed(ac))
             ae_route_refresh(ac, 0);
     } else
         ae_route_calls_fail(ac, k->node, RLK_ERR_IO, msg, 0);
@@ -957,7 +956,6 @@ static void ae_cref_put(ae_cref *r)
         return;
     rlk_free(r->c);     /* TLS: waits (bounded) for the pumps of its connections */
     pthread_mutex_destroy(&r->mu);
-    free(r->sentinel_password);
     free(r);
 }
 
@@ -985,28 +983,21 @@ static void *ae_dial_thread(void *arg)
     char host[256];
     int port = c->url.port, rc = RLK_OK, abandoned;
 
-    snprintf(host, sizeof host, "%s", d->host ? d->host : c->url.host ? c->url.host : "");
-    if (d->host)
+    if (d->host) {
+        /* A cluster's node, by the engine's map. */
+        snprintf(host, sizeof host, "%s", d->host);
         port = d->port;
-    else if (c->url.is_sentinel) {
-        /* The master the sentinels name (their follower thread started once). */
-        pthread_mutex_lock(&d->cref->mu);
-        if (!rlk_sentinel_opened(c))
-            rc = rlk_sentinel_open(c, d->cref->sentinel_password);
-        if (rlk_sentinel_opened(c) && !d->cref->sn_started && rlk_sentinel_follow(c) == RLK_OK)
-            d->cref->sn_started = 1;
-        pthread_mutex_unlock(&d->cref->mu);
-        if (rlk_sentinel_opened(c) && d->refresh)
-            (void)rlk_sentinel_refresh(c, "READONLY");
-        d->switches = rlk_sentinel_switches(c, NULL);
-        if (!rlk_sentinel_opened(c) || (rc = rlk_sentinel_master(c, host, sizeof host, &port)) != RLK_OK) {
-            if (rc == RLK_OK)
-                rc = RLK_ERR_NOMEM;
-            snprintf(d->why, sizeof d->why, "%s", rlk_errstr(c));
-        }
-    }
-    if (rc == RLK_OK)
         rc = rlk_transport_dial(c, host, port, c->connect_tv, &ctx, d->why, sizeof d->why);
+    } else {
+        /* The one server, through the topology (client/topo.h) as RedLock dials: the master
+         * the sentinels name, asked again after a READONLY. The count of the address's moves
+         * before it tells a connection to an old master (ae_sn_watch_fire). */
+        if (d->refresh && c->topo->refused)
+            (void)c->topo->refused(c, RLK_ERR_READONLY);
+        d->switches = rlk_topo_moves(c);
+        if ((rc = rlk_topo_open(c, RLK_TOPO_ANY_SLOT, &ctx, NULL)) != RLK_OK)
+            snprintf(d->why, sizeof d->why, "%s", rlk_errstr(c));
+    }
 
     if (rc != RLK_OK && ctx && !d->why[0])
         snprintf(d->why, sizeof d->why, "%s", ctx->errstr);
@@ -1280,7 +1271,7 @@ static void ae_sn_watch_fire(rlk_async *ac, void *arg)
     (void)arg;
     ac->sn_watch = NULL;
     if (ac->sn_ready) {
-        unsigned long long n = rlk_sentinel_switches(ac->c, NULL);
+        unsigned long long n = rlk_topo_moves(ac->c);
         ae_conn *ks[2] = {&AE_N0(ac)->cmd, &AE_N0(ac)->sub};
 
         for (int i = 0; i < 2 && !ac->closing; i++)
@@ -1478,7 +1469,7 @@ static void ae_sub_send(rlk_async *ac, ae_conn *k, const char *cmd, ae_chan *ch,
         snprintf(c2, sizeof c2, "S%s", cmd);
         argv[0] = c2;
     }
-    if ((ac->cluster && ae_sq_push(k, ch, sub) != 0) ||
+    if ((ae_routed(ac) && ae_sq_push(k, ch, sub) != 0) ||
         redisAppendCommandArgv(k->ctx, 2, argv, NULL) != REDIS_OK)
         ae_conn_drop(ac, k, "out of memory");
     else if (!ac->depth)
@@ -1493,7 +1484,7 @@ static ae_conn *ae_chan_route(rlk_async *ac, ae_chan *ch)
     ae_node *n;
     int slot;
 
-    if (!ac->cluster)
+    if (!ae_routed(ac))
         return &AE_N0(ac)->sub;
     if (!ac->pubsub || !ac->map.loaded)
         return NULL;
@@ -1662,7 +1653,7 @@ static void ae_chans_down(rlk_async *ac, ae_conn *k)
     }
     ae_sq_clear(k);
     /* Subscribed again (elsewhere on a cluster, once the map says where). */
-    if (ac->cluster)
+    if (ae_routed(ac))
         ae_chans_up(ac);
 }
 
@@ -1681,7 +1672,7 @@ static void ae_chans_up(rlk_async *ac)
  * subscribed on its slot's master; its listeners hear fn(NULL) then. */
 void ae_chans_reroute(rlk_async *ac)
 {
-    if (!ac->cluster || ac->closing)
+    if (!ae_routed(ac) || ac->closing)
         return;
     for (size_t i = 0; i < ac->nbuckets; i++) {
         ae_chan *ch = ac->buckets[i], *next;
@@ -1749,7 +1740,7 @@ static void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
         return;
     }
     head = ae_sq_peek(k);
-    if (r->type == REDIS_REPLY_ERROR && !ac->cluster)
+    if (r->type == REDIS_REPLY_ERROR && !ae_routed(ac))
         return;     /* one server: nothing to learn from it */
     if (r->type == REDIS_REPLY_ERROR) {
         /* The answer to the oldest command: a refusal of SUBSCRIBE / SSUBSCRIBE. */
@@ -1762,7 +1753,7 @@ static void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
         if (!ch)
             return;
         ch->outstanding--;
-        if (ac->cluster && rlk_slotmap_redirect(r->str, &slot, host, sizeof host, &port) ==
+        if (ae_routed(ac) && rlk_slotmap_redirect(r->str, &slot, host, sizeof host, &port) ==
                                RLK_SLOTMAP_MOVED && host[0]) {
             (void)rlk_slotmap_move(&ac->map, slot, rlk_slotmap_node(&ac->map, host, port));
             ae_chan_moved(ac, ch);
@@ -1788,7 +1779,7 @@ static void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
         return;     /* the dispatch settles the channel */
     }
     if (strcmp(kind, "subscribe") == 0) {
-        if (ac->cluster) {
+        if (ae_routed(ac)) {
             ae_chan *mine = ae_sq_is(head, r->element[1]->str, 1) ? head->ch : NULL;
 
             if (ae_sq_is(head, r->element[1]->str, 1))
@@ -1805,7 +1796,7 @@ static void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
             return;
         }
     } else if (strcmp(kind, "unsubscribe") == 0) {
-        if (!ac->cluster) {
+        if (!ae_routed(ac)) {
             if (!ch || ch->conn != k)
                 return;
             ch->outstanding--;
@@ -2166,12 +2157,10 @@ rlk_async *rlk_async_new(const rlk_options *opts)
     pthread_mutex_init(&ac->cref->mu, NULL);
     ac->cref->refs = 1;
     ac->cref->c = ac->c;
-    if (opts && opts->sentinel_password)
-        ac->cref->sentinel_password = strdup(opts->sentinel_password);
     if (ac->c->fatal) {
         ac->fatal = ac->c->fatal;
         snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "%s", ac->c->fatal_msg);
-    } else if (ac->c->url.is_cluster) {
+    } else if (ae_routed(ac)) {
         /* The seeds are the first nodes; the map (CLUSTER SLOTS) names the masters. */
         free(ac->nodes[0]);
         ac->nodes[0] = NULL;
@@ -2187,7 +2176,7 @@ rlk_async *rlk_async_new(const rlk_options *opts)
     }
     if (ac->c->pubsub_opt != RLK_PUBSUB_AUTO)
         ac->pubsub = ac->c->pubsub_opt;
-    else if (!ac->cluster)
+    else if (!ae_routed(ac))
         ac->pubsub = RLK_PUBSUB_GLOBAL;     /* one server (or sentinel): as the blocking client */
     if (rlk_random_uuid(ac->uuid) != 0 && !ac->fatal) {
         ac->fatal = RLK_ERR_IO;
@@ -2204,11 +2193,11 @@ int rlk_async_attach(rlk_async *ac, const rlk_async_hooks *hooks)
     ac->hooks = *hooks;
     ac->attached = 1;
     ae_enter(ac);
-    if (!ac->fatal && !ac->cluster)
+    if (!ac->fatal && !ae_routed(ac))
         ae_conn_start(ac, &AE_N0(ac)->cmd);
-    if (!ac->fatal && ac->cluster)
+    if (!ac->fatal && ae_routed(ac))
         ae_route_refresh(ac, 1);
-    if (!ac->fatal && ac->c->url.is_sentinel)
+    if (!ac->fatal && rlk_topo_resolves(ac->c))
         ac->sn_watch = rlk_ae_timer_add(ac, 250, ae_sn_watch_fire, NULL);
     ae_chans_up(ac);
     ae_leave(ac);
