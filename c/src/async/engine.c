@@ -120,6 +120,16 @@ const char *rlk_async_errstr(const rlk_async *ac)
     return ac ? ac->fatal_msg : "";
 }
 
+const char *rlk_async_conn_errstr(const rlk_async *ac)
+{
+    return ac && ac->conn_err[0] ? ac->conn_err : NULL;
+}
+
+int rlk_ae_unreachable(rlk_async *ac)
+{
+    return ac->conn_err[0] != '\0';
+}
+
 void rlk_async_set_lost_callback(rlk_async *ac, rlk_lost_kind_fn fn, void *userdata)
 {
     if (!ac)
@@ -729,6 +739,8 @@ static void ae_cmd_up(rlk_async *ac, ae_node *n)
 
     n->cmd.state = AE_UP;
     n->cmd.fails = 0;
+    if (n == AE_N0(ac) && !ae_routed(ac))
+        ac->conn_err[0] = '\0';
     while ((call = ae_callq_pop(&n->unsent)))
         if (ae_call_write(ac, n, call) != 0)
             ae_call_end(ac, call, RLK_ERR_NOMEM, NULL, "out of memory", 0);
@@ -870,9 +882,22 @@ static const char *ae_node_addr(rlk_async *ac, const ae_node *n)
 static void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why)
 {
     char msg[AE_ERRSTR_MAX];
+    /* The one server's command connection could not be made (refused, unreachable; on a
+     * dial thread, its set-up refused too): its waiting calls end now with the cause, as the
+     * blocking client's would; a request attempts again only within its own wait
+     * (rlk_ae_unreachable). Not a set-up that timed out on the loop (the server answered the
+     * connect: a pause or a stall, ridden out as a drop) nor where the topology finds the
+     * address (the sentinels may name another master soon) or routes calls (a cluster's
+     * calls wait for the map). */
+    int unmade = !k->is_sub && k->state != AE_UP && k->state != AE_SETUP && !ae_routed(ac) &&
+                 !rlk_topo_resolves(ac->c) && !ac->closing;
 
-    snprintf(msg, sizeof msg, "connection to %s lost: %s", ae_node_addr(ac, k->node),
-             why ? why : "");
+    if (unmade) {
+        snprintf(msg, sizeof msg, "connect %s: %s", ae_node_addr(ac, k->node), why ? why : "");
+        snprintf(ac->conn_err, sizeof ac->conn_err, "%s", msg);
+    } else
+        snprintf(msg, sizeof msg, "connection to %s lost: %s", ae_node_addr(ac, k->node),
+                 why ? why : "");
     ae_conn_close(ac, k);
     if (k->state == AE_UP || k->state == AE_SETUP)
         k->fails = 1;
@@ -891,7 +916,7 @@ static void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why)
         if (ae_routed(ac))
             ae_route_refresh(ac, 0);
     } else
-        ae_route_calls_fail(ac, k->node, RLK_ERR_IO, msg, 0);
+        ae_route_calls_fail(ac, k->node, RLK_ERR_IO, msg, unmade);
 }
 
 /* The connection is made: its set-up goes out first. */
