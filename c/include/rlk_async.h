@@ -114,8 +114,22 @@ const char *rlk_async_uuid(const rlk_async *ac);
 /* Requests not yet completed. */
 size_t rlk_async_pending(const rlk_async *ac);
 
-/* Called when the watchdog finds a lock it renews lost (rlk.h's reasons). */
+/* Called when the watchdog finds a lock it renews lost (rlk.h's reasons):
+ * RLK_LOST_GONE when a renewal finds it not ours, RLK_LOST_EXPIRED when no
+ * renewal got through by the send time of the last successful acquire or
+ * renewal + the watchdog lease - rlk_options.lost_margin_ms (as the
+ * blocking watchdog). On the loop's thread. */
 void rlk_async_set_lost_callback(rlk_async *ac, rlk_lost_kind_fn fn, void *userdata);
+
+/* The client's metrics (rlk.h rlk_metrics_*, docs/observability.md): the
+ * lock requests' acquisitions, waits and holds, the watchdog's renewals and
+ * lost locks; the gauges locks_held and watchdog_entries are this client's
+ * holds. rlk_metrics_format writes them as Prometheus text or JSON. On the
+ * loop's thread. */
+int rlk_async_metrics_get(rlk_async *ac, rlk_metrics *out);
+/* rlk_metrics_watch and rlk_metrics_set_enabled for the async client. */
+int rlk_async_metrics_watch(rlk_async *ac, const char *name);
+int rlk_async_metrics_set_enabled(rlk_async *ac, int on);
 
 /* ---------------------------------------------------------------- results */
 

@@ -379,6 +379,7 @@ rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, lon
 
     if (!a || rlk_ae_req_done(a->r))
         return a ? a->r : NULL;
+    rlk_ae_req_metric(a->r, RLK_MKIND_PSEMAPHORE, name);
     if (rlk_a_common_range(a->r, "rlk_async_psemaphore_acquire", name, "wait_ms", wait_ms, -1,
                            RLK_NUM_MAX) ||
         rlk_a_common_range(a->r, "rlk_async_psemaphore_acquire", name, "lease_ms", lease_ms, 1,

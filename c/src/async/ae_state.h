@@ -21,6 +21,9 @@
 #include "client/slot.h"
 #include "client/slotmap.h"
 #include "async/engine.h"
+#include "async/ae_wd.h"
+#include "runtime/metrics.h"
+#include "runtime/wd.h"
 
 #define AE_SWEEP_MS 100             /* how often timeouts of calls and connects are checked */
 #define AE_BACKOFF_MIN_MS 20        /* the first reconnect's delay (after the immediate one) */
@@ -49,6 +52,9 @@ struct rlk_async_req {
     char *errstr;
     rlk_ae_cancel_fn cancel;
     rlk_ae_free_fn free_fn;
+    rlk_metrics_call mc;            /* an acquisition counted in the metrics (rlk_ae_req_metric) */
+    int mkind;
+    char *mname;                    /* its name; NULL: not counted */
     _Alignas(max_align_t) unsigned char state[];
 };
 
@@ -195,10 +201,16 @@ struct rlk_ae_hold {
     rlk_async *ac;
     rlk_ae_hold *prev, *next;
     int kind;
-    int slot;                       /* key's slot: a cluster's batches are per slot */
-    char *renew, *name, *key, *owner;
-    char *more[2];                  /* the "one" form's second and third keys, or NULL */
-    int one;                        /* 1: renewed by one call per hold (rlk_ae_wd_add_one) */
+    int slot;                       /* name's slot: a cluster's calls never mix slots */
+    const rlk_renew_task *task;     /* the kind's (runtime/wd.h) */
+    char *name, *owner;
+    int nkeys;
+    char *keys[RLK_HOLD_KEYS_MAX];  /* the task's KEYS; keys[0] is name */
+    long long last_ok;              /* ms: send time of the acquire or last renewal that worked */
+    long long next_due;             /* ms: renewed from then on */
+    long long lost_after;           /* ms: lost this long after last_ok (rlk_renew_lost_after) */
+    long long period;               /* ms: renewed this often */
+    int inflight;                   /* a renewal names it */
     rlk_ae_lost_fn lost;
     void *arg;
     int refs;                       /* renewal calls in flight that name it */
@@ -208,6 +220,9 @@ struct rlk_ae_hold {
 /* One renewal call: the holds it names. */
 typedef struct ae_renewal {
     rlk_async *ac;
+    const rlk_renew_task *task;
+    long long sent;                 /* ms: when it was made */
+    int fallback;                   /* a fallback's call: not counted */
     int n;
     rlk_ae_hold *h[AE_RENEW_BATCH];
 } ae_renewal;
@@ -238,8 +253,6 @@ struct rlk_async {
 
     /* Cluster (ae_routed): the slot map (client/slotmap.h: its node i is nodes[i]),
      * filled by CLUSTER SLOTS. */
-    int cluster;                    /* ae_routed(ac), set by ae_route_setup: only the watchdog
-                                       still reads this copy (ask ae_routed) */
     rlk_slotmap map;
     unsigned rr;                    /* rotation: the node asked for the map */
     ae_callq parked;                /* calls waiting for the map, or for a retry's backoff */
@@ -257,6 +270,7 @@ struct rlk_async {
     rlk_ae_hold *holds;
     size_t nholds;
     rlk_ae_timer *renew_timer;
+    long long renew_at;             /* ms: when renew_timer fires */
 
     char conn_err[AE_ERRSTR_MAX];   /* the one server's command connection could not be made:
                                        why ("connect <addr>: <cause>"); "": it is up, or not

@@ -4,9 +4,10 @@
  * client, its requests and their deferred completion, the timer heap behind
  * the loop's one timer, the command connection (pipelined EVALSHA, NOSCRIPT
  * load and retry, a fence of the previous connection after a drop), the
- * pub/sub connection and its refcounted channels, and the watchdog. On a
- * Redis Cluster one node (command and pub/sub connection) per master; the
- * slot map, routing by slot and the redirects are ae_route.c's.
+ * pub/sub connection and its refcounted channels (the watchdog is
+ * ae_wd.c's). On a Redis Cluster one node (command and pub/sub connection)
+ * per master; the slot map, routing by slot and the redirects are
+ * ae_route.c's.
  * docs/async-internals.md describes it.
  */
 #include <errno.h>
@@ -33,6 +34,7 @@
 #include "client/transport.h"
 #include "async/engine.h"
 #include "async/ae_state.h"
+#include "runtime/rt.h"
 #include "async/ae_route.h"
 
 static void ae_conn_start(rlk_async *ac, ae_conn *k);
@@ -40,7 +42,6 @@ static void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why);
 static void ae_sweep_ensure(rlk_async *ac);
 static void ae_arm(rlk_async *ac);
 static void ae_sub_send(rlk_async *ac, ae_conn *k, const char *cmd, ae_chan *ch, int sub);
-static void ae_renew_arm(rlk_async *ac);
 static void ae_chans_up(rlk_async *ac);
 
 /* The marker rlk_ae_publish_arg returns while a cluster's pub/sub mode is
@@ -136,6 +137,21 @@ void rlk_async_set_lost_callback(rlk_async *ac, rlk_lost_kind_fn fn, void *userd
         return;
     ac->lost_fn = fn;
     ac->lost_ud = userdata;
+}
+
+rlk_rt_counters *rlk_ae_counters(rlk_async *ac)
+{
+    rlk_rt *rt = rlk_rt_get(ac->c);     /* the settings-only client's: its counters only */
+
+    return rt ? &rt->counters : NULL;
+}
+
+void rlk_ae_req_metric(rlk_async_req *r, int kind, const char *name)
+{
+    if (r->done || r->mname || !(r->mname = strdup(name ? name : "")))
+        return;
+    r->mkind = kind;
+    rlk_metrics_begin(rlk_ae_counters(r->ac), &r->mc);
 }
 
 /* ---------------------------------------------------------------- timers */
@@ -326,6 +342,11 @@ void rlk_ae_complete(rlk_async_req *r, int err, long long value, const char *id,
         return;
     r->done = 1;
     r->err = err;
+    if (r->mname) {     /* the acquisition's result, wait and watched name */
+        rlk_metrics_end(&r->mc, r->mkind, r->mname, err);
+        free(r->mname);
+        r->mname = NULL;
+    }
     r->value = value;
     if (id)
         r->id = strdup(id);
@@ -363,6 +384,7 @@ static void ae_req_destroy(rlk_async *ac, rlk_async_req *r)
     if (r->next)
         r->next->prev = r->prev;
     ac->npending--;
+    free(r->mname);
     free(r->id);
     free(r->errstr);
     free(r);
@@ -1925,237 +1947,6 @@ void rlk_async_handle_timer(rlk_async *ac)
     ae_leave(ac);
 }
 
-/* ---------------------------------------------------------------- the watchdog */
-
-rlk_ae_hold *rlk_ae_wd_add(rlk_async *ac, int kind, const char *renew, const char *name,
-                           const char *key, const char *owner, rlk_ae_lost_fn lost, void *arg)
-{
-    rlk_ae_hold *h = calloc(1, sizeof *h);
-
-    if (!h)
-        return NULL;
-    h->ac = ac;
-    h->kind = kind;
-    h->renew = strdup(renew);
-    h->name = strdup(name);
-    h->key = strdup(key);
-    h->owner = strdup(owner);
-    h->lost = lost;
-    h->arg = arg;
-    h->slot = rlk_key_slot(key, strlen(key));
-    if (!h->renew || !h->name || !h->key || !h->owner) {
-        free(h->renew);
-        free(h->name);
-        free(h->key);
-        free(h->owner);
-        free(h);
-        return NULL;
-    }
-    h->next = ac->holds;
-    if (ac->holds)
-        ac->holds->prev = h;
-    ac->holds = h;
-    ac->nholds++;
-    ae_renew_arm(ac);
-    return h;
-}
-
-rlk_ae_hold *rlk_ae_wd_add_one(rlk_async *ac, int kind, const char *renew, const char *name,
-                               int nkeys, const char *const *keys, const char *owner,
-                               rlk_ae_lost_fn lost, void *arg)
-{
-    char *k2 = nkeys > 1 ? strdup(keys[1]) : NULL, *k3 = nkeys > 2 ? strdup(keys[2]) : NULL;
-    rlk_ae_hold *h = NULL;
-
-    if (nkeys < 1 || nkeys > 3 || (nkeys > 1 && !k2) || (nkeys > 2 && !k3) ||
-        !(h = rlk_ae_wd_add(ac, kind, renew, name, keys[0], owner, lost, arg))) {
-        free(k2);
-        free(k3);
-        return NULL;
-    }
-    h->more[0] = k2;
-    h->more[1] = k3;
-    h->one = 1;
-    return h;
-}
-
-rlk_ae_hold *rlk_ae_wd_find(rlk_async *ac, const char *renew, const char *key, const char *owner)
-{
-    for (rlk_ae_hold *h = ac->holds; h; h = h->next)
-        if (!h->removed && strcmp(h->key, key) == 0 && strcmp(h->owner, owner) == 0 &&
-            strcmp(h->renew, renew) == 0)
-            return h;
-    return NULL;
-}
-
-static void ae_hold_free(rlk_ae_hold *h)
-{
-    free(h->more[0]);
-    free(h->more[1]);
-    free(h->renew);
-    free(h->name);
-    free(h->key);
-    free(h->owner);
-    free(h);
-}
-
-void rlk_ae_wd_del(rlk_ae_hold *h)
-{
-    rlk_async *ac;
-
-    if (!h || h->removed)
-        return;
-    ac = h->ac;
-    h->removed = 1;
-    if (h->prev)
-        h->prev->next = h->next;
-    else
-        ac->holds = h->next;
-    if (h->next)
-        h->next->prev = h->prev;
-    ac->nholds--;
-    if (!h->refs)
-        ae_hold_free(h);
-}
-
-static void ae_renewal_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
-                             int lost, void *arg)
-{
-    ae_renewal *b = arg;
-
-    (void)errstr;
-    (void)lost;
-    for (int i = 0; i < b->n; i++) {
-        rlk_ae_hold *h = b->h[i];
-
-        h->refs--;
-        if (h->removed) {
-            if (!h->refs)
-                ae_hold_free(h);
-            continue;
-        }
-        if (rc == RLK_OK && !ac->closing &&
-            ((r->type == REDIS_REPLY_ARRAY && (size_t)i < r->elements &&
-              r->element[i]->type == REDIS_REPLY_INTEGER && r->element[i]->integer == 0) ||
-             (h->one && r->type == REDIS_REPLY_INTEGER && r->integer == 0))) {
-            /* Gone: never re-created; the kind drops it, then the application hears. */
-            int kind = h->kind;
-            char *name = strdup(h->name), *owner = strdup(h->owner);
-
-            h->refs++;
-            if (h->lost)
-                h->lost(ac, h, h->arg);
-            rlk_ae_wd_del(h);
-            if (ac->lost_fn && name && owner)
-                ac->lost_fn(kind, name, owner, RLK_LOST_GONE, ac->lost_ud);
-            free(name);
-            free(owner);
-            if (--h->refs == 0 && h->removed)
-                ae_hold_free(h);
-        }
-    }
-    free(b);
-}
-
-/* Sends one renewal call for holds h[0..n-1] (one renew script). */
-static void ae_renew_send(rlk_async *ac, const char *renew, rlk_ae_hold **hs, int n)
-{
-    const char *keys[AE_RENEW_BATCH], *args[AE_RENEW_BATCH + 1];
-    char lease[24];
-    ae_renewal *b = calloc(1, sizeof *b);
-
-    if (!b)
-        return;
-    snprintf(lease, sizeof lease, "%lld", ac->c->watchdog_lease_ms);
-    args[0] = lease;
-    if (n == 1 && hs[0]->one) {
-        const char *k[3] = {hs[0]->key, hs[0]->more[0], hs[0]->more[1]};
-        const char *a[2] = {lease, hs[0]->owner};
-
-        b->h[0] = hs[0];
-        b->n = 1;
-        b->ac = ac;
-        hs[0]->refs++;
-        if (!rlk_ae_script(ac, renew, 1 + (k[1] != NULL) + (k[2] != NULL), k, 2, a,
-                           ae_renewal_reply, b)) {
-            hs[0]->refs--;
-            free(b);
-        }
-        return;
-    }
-    for (int i = 0; i < n; i++) {
-        keys[i] = hs[i]->key;
-        args[i + 1] = hs[i]->owner;
-        b->h[i] = hs[i];
-        hs[i]->refs++;
-    }
-    b->n = n;
-    b->ac = ac;
-    if (!rlk_ae_script(ac, renew, n, keys, n + 1, args, ae_renewal_reply, b)) {
-        for (int i = 0; i < n; i++)
-            hs[i]->refs--;
-        free(b);
-    }
-}
-
-static void ae_renew_fire(rlk_async *ac, void *arg)
-{
-    rlk_ae_hold *batch[AE_RENEW_BATCH];
-    const char *renew = NULL;
-    int n = 0;
-
-    (void)arg;
-    ac->renew_timer = NULL;
-    /* Simple and exact: group by script name, in list order. */
-    {
-        size_t total = ac->nholds, done = 0;
-        rlk_ae_hold **all = total ? malloc(total * sizeof *all) : NULL;
-        char *used = total ? calloc(total, 1) : NULL;
-
-        if (total && (!all || !used)) {
-            free(all);
-            free(used);
-            ae_renew_arm(ac);
-            return;
-        }
-        for (rlk_ae_hold *h = ac->holds; h && done < total; h = h->next)
-            all[done++] = h;
-        for (size_t i = 0; i < done; i++) {
-            if (used[i])
-                continue;
-            renew = all[i]->renew;
-            n = 0;
-            for (size_t j = i; j < done; j++) {
-                /* On a cluster a call's keys share one slot: a batch per slot. */
-                if (used[j] || strcmp(all[j]->renew, renew) != 0 ||
-                    (ac->cluster && all[j]->slot != all[i]->slot))
-                    continue;
-                used[j] = 1;
-                batch[n++] = all[j];
-                if (n == AE_RENEW_BATCH || all[j]->one) {
-                    ae_renew_send(ac, renew, batch, n);
-                    n = 0;
-                }
-            }
-            if (n)
-                ae_renew_send(ac, renew, batch, n);
-        }
-        free(all);
-        free(used);
-    }
-    ae_renew_arm(ac);
-}
-
-/* The renewal timer runs while holds exist: every watchdog_ms/3. */
-static void ae_renew_arm(rlk_async *ac)
-{
-    long long every = ac->c->watchdog_lease_ms / 3;
-
-    if (ac->renew_timer || !ac->holds || ac->closing)
-        return;
-    ac->renew_timer = rlk_ae_timer_add(ac, every > 0 ? every : 1, ae_renew_fire, NULL);
-}
-
 /* ---------------------------------------------------------------- the client */
 
 rlk_async *rlk_async_new(const rlk_options *opts)
@@ -2268,8 +2059,6 @@ static void ae_destroy(rlk_async *ac)
 
 void rlk_async_free(rlk_async *ac)
 {
-    rlk_ae_hold *h, *hn;
-
     if (!ac || ac->closing)
         return;
     ac->depth++;
@@ -2292,11 +2081,7 @@ void rlk_async_free(rlk_async *ac)
             break;
         ae_deliver(ac);
     }
-    for (h = ac->holds; h; h = hn) {
-        hn = h->next;
-        ae_hold_free(h);
-    }
-    ac->holds = NULL;
+    rlk_ae_wd_free_all(ac);
     for (int i = 0; i < RLK_AE_SLOTS; i++)
         if (ac->kind_data[i] && ac->kind_destroy[i])
             ac->kind_destroy[i](ac->kind_data[i]);
