@@ -138,7 +138,10 @@ end
 
 -- known: the case's entry of this server's table (SERVERS), else nil; table: its file's name.
 -- record: when set, a table that collects the steps where the server differs from the mock.
-local function run_case(case, redis, known, table_name, record)
+-- error_form: the server table's _error_form (a rule that turns the mock's text of an error
+-- into the server's, for a difference that every error of a kind shares), else nil; rewrites
+-- counts the errors where the rule was needed (the server gave the rewritten text).
+local function run_case(case, redis, known, table_name, record, error_form, rewrites)
   local mock = backend.new({ backend = "mock" })
   redis:reset()
   for _, ch in ipairs(case.ssubscribe or {}) do
@@ -150,6 +153,13 @@ local function run_case(case, redis, known, table_name, record)
   for i, step in ipairs(steps) do
     local mine = run_step(mock, step)
     local theirs = run_step(redis, step)
+    if error_form and reply.is_error(mine) then
+      local form = error_form(mine.err)
+      if form ~= mine.err then
+        if reply.is_error(theirs) and theirs.err == form then rewrites.n = rewrites.n + 1 end
+        mine = { err = form }
+      end
+    end
     if known and known[i] ~= nil then
       -- A documented Valkey difference: Valkey's reply exactly, and still a difference.
       local ok, why = reply.same(theirs, known[i], { err_exact = true })
@@ -231,9 +241,16 @@ describe("conformance of the mock with redis-server", function()
       .. ": the matrix has Redis 7.0 (the mock's reference), Redis 8.0, Valkey 8.0 and Valkey 9.1 "
       .. "(spec/conformance/*.lua; RLK_CONFORMANCE_RECORD=FILE writes a start for a new one)")
   end)
+  local error_form, rewrites = nil, { n = 0 }
+  if server and server.table and record_file then
+    -- Recording: the table's error rule applies (the steps it covers are not recorded).
+    local ok, t = pcall(require, server.table)
+    if ok then error_form = t._error_form end
+  end
   if server and server.table and not record_file then
     table_file = "spec/" .. server.table:gsub("%.", "/") .. ".lua"
     known = require(server.table)
+    error_form = known._error_form
     it("names every listed difference in docs/servers.md under " .. server.name, function()
       local f = assert(io.open(backend.root .. "/docs/servers.md", "r"))
       local doc = f:read("*a")
@@ -245,7 +262,10 @@ describe("conformance of the mock with redis-server", function()
       local stop = doc:find("\n#", at + #head, true) or #doc
       local section = doc:sub(at, stop)
       local names = {}
-      for name in pairs(known) do names[#names + 1] = name end
+      for name in pairs(known) do
+        if name:sub(1, 1) ~= "_" then names[#names + 1] = name end
+      end
+      if error_form then names[#names + 1] = "_error_form" end
       table.sort(names)
       for _, name in ipairs(names) do
         assert(section:find(name, 1, true), "docs/servers.md (Conformance: " .. server.name
@@ -262,12 +282,17 @@ describe("conformance of the mock with redis-server", function()
     seen[case.name] = true
     it(case.name, function()
       local record = recorded and {} or nil
-      run_case(case, redis, known[case.name], table_file, record)
+      run_case(case, redis, known[case.name], table_file, record, error_form, rewrites)
       if record and #record > 0 then recorded[#recorded + 1] = { case.name, record } end
     end)
   end
   for name in pairs(known) do
-    assert(seen[name], table_file .. " names no conformance case: " .. name)
+    assert(name:sub(1, 1) == "_" or seen[name], table_file .. " names no conformance case: " .. name)
+  end
+  if error_form and not record_file then
+    it("the error rule of " .. table_file .. " (_error_form) is still needed", function()
+      assert(rewrites.n > 0, table_file .. "'s _error_form rewrote no error the server then gave: remove it")
+    end)
   end
 
   teardown(function()
