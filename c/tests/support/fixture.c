@@ -259,13 +259,13 @@ static const fx_server_def *fx_server_def_get(void)
 }
 
 /* $env when set and not empty; else, for a built server, DIR/LINK/bin/PROG with DIR
- * $RLK_SERVERS_DIR or the build's RLK_FX_SERVERS_DIR; else the build's path. */
-static const char *fx_binary_of(const char *env, const char *built, const char *prog)
+ * $RLK_SERVERS_DIR or the build's RLK_FX_SERVERS_DIR; else the build's path. slot (0 the
+ * server, 1 the cli) keeps each built path in a buffer of its own, so a returned pointer stays
+ * valid. */
+static const char *fx_binary_of(const char *env, const char *built, const char *prog, int slot)
 {
     static char paths[2][RLK_FX_PATH_MAX];
-    static int next;
     const char *v = getenv(env), *dir;
-    char *buf;
 
     if (v && v[0])
         return v;
@@ -274,10 +274,8 @@ static const char *fx_binary_of(const char *env, const char *built, const char *
     dir = getenv("RLK_SERVERS_DIR");
     if (!dir || !dir[0])
         dir = RLK_FX_SERVERS_DIR;
-    buf = paths[next];
-    next ^= 1;
-    snprintf(buf, RLK_FX_PATH_MAX, "%s/%s/bin/%s", dir, built, prog);
-    return buf;
+    snprintf(paths[slot], RLK_FX_PATH_MAX, "%s/%s/bin/%s", dir, built, prog);
+    return paths[slot];
 }
 
 const char *rlk_fx_server_kind(void)
@@ -299,14 +297,14 @@ const char *rlk_fx_redis_server_path(void)
 {
     const fx_server_def *d = fx_server_def_get();
 
-    return fx_binary_of(d->server_env, d->built, d->server);
+    return fx_binary_of(d->server_env, d->built, d->server, 0);
 }
 
 const char *rlk_fx_redis_cli_path(void)
 {
     const fx_server_def *d = fx_server_def_get();
 
-    return fx_binary_of(d->cli_env, d->built, d->cli);
+    return fx_binary_of(d->cli_env, d->built, d->cli, 1);
 }
 
 /* 1 when path names an executable file, directly (a '/' in it) or on $PATH. */
