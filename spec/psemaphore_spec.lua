@@ -694,7 +694,7 @@ describe("psemaphore/size", function()
   end)
 end)
 
--- The waiter queue (issue 21): the same queue, reservation and grants as the plain semaphore
+-- The waiter queue: the same queue, reservation and grants as the plain semaphore
 -- (scripts/lib/sem_grant.lua, sem_claim.lua, sem_queue.lua); a waiter's permits are its ids.
 describe("psemaphore queue and grants", function()
   local W = 33554432        -- tickets are cid * 1024 + r, at least 2^25

@@ -38,6 +38,8 @@ local function content(r, key, kind)
     return members
   elseif kind == "zset" then
     return r:call("ZRANGE", key, "0", "-1", "WITHSCORES")
+  elseif kind == "stream" then
+    return r:call("XRANGE", key, "-", "+")
   end
   return kind
 end

@@ -433,9 +433,10 @@ describe("semaphore/available", function()
   end)
 end)
 
--- The queue (issue 21): waiters queue "<ticket> <permits>"; a release that leaves enough permits
--- for the head reserves them ({pool}:rlk_next, PX claim window) and grants ticket * 2^26 on the
--- ticket's wake channel; the standard count still goes out on redisson_sc:{pool}.
+-- The queue (one woken waiter per release, in arrival order): waiters queue "<ticket> <permits>"; a
+-- release that leaves enough permits for the head reserves them ({pool}:rlk_next, PX claim window)
+-- and grants ticket * 2^26 on the ticket's wake channel; the standard count still goes out on
+-- redisson_sc:{pool}.
 describe("semaphore queue and grants", function()
   local W = 33554432        -- tickets are cid * 1024 + r, at least 2^25
   local SHIFT = 67108864

@@ -1,6 +1,6 @@
 -- SPDX-License-Identifier: BSD-3-Clause
--- gen-functions.lua: the Redis 7 Functions library `rlk` built from the expanded scripts (issue 13
--- part 1; docs/ops.md, "Functions library"). Plain Lua 5.1: runs under LuaJIT and PUC Lua 5.1, as a
+-- gen-functions.lua: the Redis 7 Functions library `rlk` built from the expanded scripts
+-- (docs/ops.md, "Functions library"). Plain Lua 5.1: runs under LuaJIT and PUC Lua 5.1, as a
 -- module and as a command.
 --
 --   luajit tools/gen-functions.lua --bundle DIR --lua OUT.lua [--c OUT.c]

@@ -4,7 +4,7 @@
  * locks (--lock rwlock-write|semaphore|psemaphore, rlk variant only): the
  * read-write lock's write side, a semaphore of 1 permit and a
  * permit-expirable semaphore of 1 permit, each used as a mutex, so the same
- * records, overlap check and handoff numbers apply (issue 21).
+ * records, overlap check and handoff numbers apply.
  */
 #ifndef RLK_BENCH_KINDS_H
 #define RLK_BENCH_KINDS_H

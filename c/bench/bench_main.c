@@ -474,7 +474,7 @@ static uint64_t rlk_bench_giveups(const rlk_bench_run_result *r)
     return g;
 }
 
-/* The handoff timeline (issue 21): for each acquisition that took the lock
+/* The handoff timeline: for each acquisition that took the lock
  * over from another contender and was woken by a message, the steps from
  * the previous holder's release call to this acquire's return; their p50s.
  * Events sorted in acquisition order (rlk_bench_w2_compute sorts them). */

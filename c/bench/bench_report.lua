@@ -521,7 +521,7 @@ end
 -- ------------------------------------------------------------------ tables
 
 -- Server µs per pair: rlk's scripts against the SET NX PX + compare-and-
--- delete lock, in the same run (issue 10 item 5: at most 2x). Beside them,
+-- delete lock, in the same run (target: at most 2x). Beside them,
 -- Redisson 3.x's RLock scripts (variant redisson: c/bench/redisson, hash +
 -- pexpire + publish, no checks, no queue), the floor of the Redisson layout,
 -- and rlk ÷ that. A row needs the setnx or the redisson cell.
@@ -654,8 +654,8 @@ function M.table_w2(picked, sizes, hold_ms)
     return out, goals
 end
 
--- The goals of issue 10 (one contender per process, every size): the rlk
--- rows, and the fair lock's.
+-- The goals with one contender per process (every size): the rlk rows, and
+-- the fair lock's.
 M.W2P_GOALS = {
     { what = "handoffs ÷ acquisitions", field = "handoff_frac", op = ">=", bound = 0.9, digits = 2 },
     { what = "Jain fairness", field = "jain", op = ">=", bound = 0.99, digits = 3 },
@@ -729,7 +729,7 @@ function M.table_w2_modes(picked, sizes, hold_ms)
     return out, goals
 end
 
--- Issue 21: who a handoff wakes (subscriber wake-ups per handoff, summed over every contender's
+-- Who a handoff wakes (subscriber wake-ups per handoff, summed over every contender's
 -- client; pub/sub messages received per acquisition) and the p50 of each step of a handoff
 -- (rlk-bench's timeline), for every W2 run of the rlk variant.
 local TIMELINE = { "release_to_message_us", "message_to_woken_us", "woken_to_claim_sent_us",
@@ -760,7 +760,7 @@ function M.table_w2_wake(picked, sizes)
     return out
 end
 
--- Issue 21: what the server ran per acquisition of the reentrant lock (rlk variant), command by
+-- What the server ran per acquisition of the reentrant lock (rlk variant), command by
 -- command, for every W2 size and mode: where "commands/acq" comes from (top-level commands first,
 -- then those inside scripts, each by how often it ran).
 function M.table_w2_commands(picked, sizes)
@@ -797,7 +797,7 @@ function M.table_w2_commands(picked, sizes)
     return out
 end
 
--- Issue 21: the read-write lock's write side and the two semaphores (1 permit) beside the
+-- The read-write lock's write side and the two semaphores (1 permit) beside the
 -- reentrant lock (rlk) of the same run: handoff p50 and p99, who a handoff wakes, and the safety
 -- columns, per contender count and mode.
 M.KINDS = { "rlk", "fair", "rwlock-write", "semaphore", "psemaphore" }
@@ -882,7 +882,7 @@ end
 
 -- ------------------------------------------------------------------ TLS
 
--- TLS beside plain TCP (issue 19 item 6), from variants rlk-tls and
+-- TLS beside plain TCP, from variants rlk-tls and
 -- baseline-tls of the same run: W1 pairs/s and W2 handoffs, each TLS cell
 -- divided by its plain one. Goals: rlk over TLS >= 0.8 x rlk over TCP in W1
 -- at 1 and 8 clients; W2 handoffs still 1.00 of acquisitions at 32
@@ -942,7 +942,7 @@ end
 
 -- ------------------------------------------------------------------ async
 
--- The non-blocking API beside the blocking one (issue 20), from variants
+-- The non-blocking API beside the blocking one, from variants
 -- rlk-async (rlk-bench --api async) and, for W1, rlk-lockw1 (the blocking
 -- lock calls, --w1-lock; else rlk, which calls the scripts by rlk_evalv) of
 -- the same run. Goals: W1 async pairs/s >= 0.95 x blocking at every size;

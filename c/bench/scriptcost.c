@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rlk-scriptcost: the server's own time per lock script on the uncontended
- * path, rlk's scripts against Redisson's in the same run (issue 21, W1).
+ * path (W1's), rlk's scripts against Redisson's in the same run.
  *
  * One hiredis connection, nothing else on the server. For each variant (a
  * directory holding reentrant/acquire.lua and reentrant/release.lua, KEYS and

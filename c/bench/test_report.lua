@@ -283,7 +283,7 @@ test("report: threads and processes side by side, EVALSHA and round trips, fair 
     has(text, "| W2 processes at 8: fair: commands/acq | ≤ 30 | 31.50 | MISSED |", "fair goal")
 end)
 
-test("report: every kind's handoffs beside the reentrant lock's (issue 21)", function()
+test("report: every kind's handoffs beside the reentrant lock's", function()
     local dir = scratch .. "/kinds"
     local function json(p50, woken, messages)
         local o = { acq = 1000, acq_per_s = 500, handoffs = 500, p50 = p50, p99 = 3 * p50,

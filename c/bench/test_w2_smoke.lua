@@ -155,7 +155,7 @@ for _, variant in ipairs(variants) do
     end)
 end
 
--- The other kinds (issue 21): the read-write lock's write side and the semaphores of 1 permit,
+-- The other kinds: the read-write lock's write side and the semaphores of 1 permit,
 -- used as a mutex; the same records, no overlap, none stuck.
 local kinds = have_rlk and { "rwlock-write", "semaphore-procs", "psemaphore" } or {}
 for _, variant in ipairs(kinds) do

@@ -14,6 +14,7 @@
 #ifndef RLK_CLI_H
 #define RLK_CLI_H
 
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "client/bundle.h"
@@ -84,11 +85,34 @@ extern rlk_cli_globals rlk_cli_g;
 extern const char *rlk_cli_cmd_name;
 extern int rlk_cli_cmd_argc;
 
-/* Called first in main, before any thread: saves $RLK_URL, $RLK_PASSWORD and
- * $REDISCLI_AUTH, and takes them out of rlk's environment, so that a command rlk
- * runs does not inherit a credential. RLK_URL is put back without its password
- * (a nested rlk finds the same server); --keep-env puts the originals back. */
+/* Prints `rlk --version`'s two lines (also for --version after a command's name). */
+void rlk_cli_version(void);
+
+/* Where `cmake --install` puts README.md and docs/ (the help's "docs/X.md" is DOCDIR/docs/X.md). */
+#ifndef RLK_DOCDIR
+#define RLK_DOCDIR "/usr/local/share/doc/rlk"
+#endif
+#ifndef RLK_DOCDIR_REL
+#define RLK_DOCDIR_REL "share/doc/rlk"      /* relative to the prefix (bin/..) */
+#endif
+
+/* Called first in main, before any thread: saves $RLK_URL and the credential variables
+ * ($RLK_PASSWORD, $REDISCLI_AUTH, $RLK_PASSWORD_FILE, $RLK_TLS_CERT, $RLK_TLS_KEY,
+ * $RLK_TLS_KEY_PASSWORD_FILE), and takes them out of rlk's environment, so that a command rlk
+ * runs does not inherit a credential. RLK_URL is put back without its password (a command
+ * gets the URL rlk uses: rlk_cli_pass_on_env); --keep-env puts the originals back. */
 void rlk_cli_env_take(void);
+
+/* What a command rlk runs gets in its environment, so that a nested rlk reaches the same
+ * server the same way: RLK_URL = the URL this rlk uses (url: a command's --url, as for
+ * rlk_cli_conn_options; with_url 0: none), without its password; the TLS options given
+ * (RLK_TLS, RLK_TLS_CACERT, RLK_TLS_CACERTDIR, RLK_TLS_SNI, RLK_TLS_INSECURE; files as absolute
+ * paths). With --keep-env also the URL's password and where the credentials are
+ * (RLK_PASSWORD_FILE, RLK_TLS_CERT, RLK_TLS_KEY, RLK_TLS_KEY_PASSWORD_FILE); without it those
+ * are not passed on, as the password is not. A NULL-terminated list of "KEY=VALUE" (free with
+ * rlk_cli_env_list_free), NULL when out of memory. */
+char **rlk_cli_pass_on_env(const char *url, int with_url);
+void rlk_cli_env_list_free(char **list);
 
 /* --url-file, --password-file, --pubsub, --keep-env, --verbose, --functions, --no-functions,
  * --min-replicas, --min-replicas-timeout at argv[*i]: 1 matched (*i advanced), 0 not, -1
@@ -114,13 +138,31 @@ void rlk_cli_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
  * the server certificate's subject, days until it expires, whether it was checked). */
 void rlk_cli_connected(rlk_client *c);
 
-/* Prints "rlk: <message>" to stderr and returns code. */
+/* Terminal-safe text (every human output goes through these; --json has its own escaping):
+ * a control character of s is shown as \n, \r, \t or \xHH, a C1 control (UTF-8 U+0080 ..
+ * U+009F) as \u00HH, so that a lock name with a newline or an escape sequence cannot forge
+ * lines or drive the terminal. rlk_cli_escape writes at most cap bytes (NUL included) and
+ * returns the length the whole escaped text needs (dst may be NULL with cap 0). */
+size_t rlk_cli_escape(char *dst, size_t cap, const char *s, size_t len);
+/* s escaped, in one of 8 rotating per-thread buffers: valid until the 8th next call on the
+ * thread (several may appear in one printf). */
+const char *rlk_cli_show(const char *s);
+const char *rlk_cli_shown(const char *s, size_t len);
+/* prefix, then fmt's text escaped as a whole (no newline added). */
+void rlk_cli_say(FILE *out, const char *prefix, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void rlk_cli_vsay(FILE *out, const char *prefix, const char *fmt, va_list ap);
+
+/* Prints "rlk: <message>" to stderr (escaped: rlk_cli_say) and returns code. */
 int rlk_cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The name rule (docs/cluster.md "Names"): -1 when name follows it, else
  * a usage error (exit 2) for command cmd. */
 int rlk_cli_check_name(const char *cmd, const char *name);
 /* A usage error: the message, a hint to `rlk <cmd> --help`, RLK_EXIT_USAGE. */
 int rlk_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A usage error for an option cmd does not take (cmd NULL: before the command), with a
+ * one-line hint when it is a habit of flock(1) (lock, semaphore) or redis-cli(1). */
+int rlk_cli_unknown_option(const char *cmd, const char *arg);
 /* The exit code for an rlk error code. */
 int rlk_cli_exit_code(int rlk_err);
 

@@ -31,7 +31,8 @@ static const char check_usage[] =
     "Checks a server before it is trusted with locks, and prints one finding per check:\n"
     "  server       Redis or Valkey, its version and mode (a Sentinel is an error)\n"
     "  transport    TLS: protocol, cipher, certificate, days until it expires (warning\n"
-    "               within 30 days, or when not verified); plain TCP to a host that is not\n"
+    "               within 30 days, or when not verified; error when expired, for another\n"
+    "               host or from an unknown CA); plain TCP to a host that is not\n"
     "               loopback is a warning (the password and every call cross in clear)\n"    "  role         master / replica (error) / cluster node; sentinels monitoring it\n"
     "  eviction     maxmemory with a policy that can evict lock keys (error)\n"
     "  persistence  RDB / AOF / none (warning: a restart forgets every lock)\n"
@@ -67,7 +68,7 @@ typedef struct finding {
     int level;
     char message[512];
     char fix[384];
-    char json[1024];    /* extra members, ", \"k\": v" each */
+    char json[4096];    /* extra members, ", \"k\": v" each (scripts: every missing name) */
 } finding;
 
 typedef struct checker {
@@ -78,6 +79,11 @@ typedef struct checker {
     int fatal;          /* a connection error: stop and exit 3 */
     char *info;         /* INFO (default sections), NULL when refused */
     int fcall;          /* 1: the client calls the Functions library (FCALL), not EVALSHA */
+    /* The server's certificate as rlk judges it without --insecure: "" when accepted (or not
+     * TLS), else why it is refused (the connect error). When rlk refused it, the report was
+     * made over a second connection without the check (refused_first). */
+    char tls_refused[400];
+    int refused_first;
 } checker;
 
 static finding *add(checker *k, const char *check, int level, const char *fmt, ...)
@@ -281,6 +287,38 @@ static const char *url_first_host(const rlk_url *u)
     return u->host;
 }
 
+/* "connect HOST:PORT: TLS: the server's certificate ...": the part after "TLS: ", when the
+ * error is the server's certificate being refused; NULL for any other error. */
+static const char *tls_refusal(const char *err)
+{
+    const char *t = strstr(err, "TLS: the server's certificate");
+
+    return t ? t + 5 : NULL;
+}
+
+/* The user gave --insecure: would rlk accept the certificate without it? A second
+ * connection with the check on; its refusal is kept when it is about the certificate
+ * itself (expired, another host's name) - an unknown CA stays the --insecure warning. */
+static void check_tls_verified(checker *k)
+{
+    rlk_options o;
+    rlk_client *c;
+    const char *why;
+
+    rlk_options_init(&o);
+    if (rlk_cli_conn_options_quiet(k->o->url, &o) >= 0)
+        return;
+    o.tls_insecure = 0;
+    o.no_preload = 1;
+    o.pool_size = 1;
+    if (!(c = rlk_connect(&o)))
+        return;
+    if (rlk_err(c) != RLK_OK && (why = tls_refusal(rlk_errstr(c))) != NULL &&
+        (strstr(why, "expired") || strstr(why, "does not name")))
+        snprintf(k->tls_refused, sizeof k->tls_refused, "%s", why);
+    rlk_free(c);
+}
+
 static void check_transport(checker *k)
 {
     const rlk_url *u = &k->c->url;
@@ -309,13 +347,38 @@ static void check_transport(checker *k)
         add(k, "transport", LV_UNKNOWN, "TLS: no handshake seen");
         return;
     }
-    if (!p.verified) {
+    if (!p.verified && !k->refused_first)
+        check_tls_verified(k);
+    if (k->tls_refused[0] || p.days_left < 0) {
+        /* An expired certificate, one that names another host, or one no trusted CA signed:
+         * rlk refuses the server (or would, without --insecure), and every lock call fails. */
+        const char *why = k->tls_refused[0] ? k->tls_refused : "the certificate has expired";
+
+        f = add(k, "transport", LV_ERROR, "TLS to %s (%s, %s), certificate %s refused%s: %s",
+                p.addr, p.protocol, p.cipher, p.subject,
+                !p.verified && !k->refused_first ? " (without --insecure)" : "", why);
+        if (p.days_left < 0)
+            snprintf(f->message + strlen(f->message), sizeof f->message - strlen(f->message),
+                     " (expired %ld days ago)", -p.days_left);
+        if (k->refused_first)
+            snprintf(f->message + strlen(f->message), sizeof f->message - strlen(f->message),
+                     "; the other checks were made without the certificate check");
+        if (p.days_left < 0 || strstr(why, "expired"))
+            set_fix(f, "renew the server's certificate (tls-cert-file): clients refuse an "
+                       "expired one and every lock call fails");
+        else if (strstr(why, "does not name"))
+            set_fix(f, "connect by a name the certificate has (or --sni NAME), or give the "
+                       "server a certificate for the host clients connect to");
+        else
+            set_fix(f, "give the CA that signed the server's certificate with --cacert (or "
+                       "--cacertdir), or a certificate from a CA the system trusts");
+    } else if (!p.verified) {
         f = add(k, "transport", LV_WARNING, "TLS to %s (%s, %s), certificate NOT verified "
                 "(--insecure): anyone in the path can pose as the server", p.addr, p.protocol,
                 p.cipher);
         set_fix(f, "give the server's CA with --cacert (or --cacertdir) and drop --insecure");
     } else if (p.days_left < 30) {
-        f = add(k, "transport", p.days_left < 0 ? LV_ERROR : LV_WARNING,
+        f = add(k, "transport", LV_WARNING,
                 "TLS to %s (%s, %s), certificate %s verified; it expires in %ld days (within "
                 "30 days)", p.addr, p.protocol, p.cipher, p.subject, p.days_left);
         set_fix(f, "renew the server's certificate (tls-cert-file) before it expires: clients "
@@ -331,6 +394,8 @@ static void check_transport(checker *k)
                  "\"days_left\": %ld, \"verified\": %s", jstr(b, sizeof b, p.protocol),
                  jstr(c, sizeof c, p.cipher), jstr(d, sizeof d, p.subject), p.days_left,
                  p.verified ? "true" : "false");
+        if (k->tls_refused[0])
+            add_json(f, ", \"refused\": %s", jstr(d, sizeof d, k->tls_refused));
     }
 }
 
@@ -973,13 +1038,13 @@ static void check_latency(checker *k)
 
 static void print_text(const checker *k)
 {
-    printf("rlk check %s\n", rlk_client_url(k->c));
+    printf("rlk check %s\n", rlk_cli_show(rlk_client_url(k->c)));
     for (int i = 0; i < k->n; i++) {
         const finding *f = &k->f[i];
 
-        printf("%-8s %-12s %s\n", level_words[f->level], f->check, f->message);
+        printf("%-8s %-12s %s\n", level_words[f->level], f->check, rlk_cli_show(f->message));
         if (f->fix[0] && f->level != LV_OK)
-            printf("%-8s %-12s fix: %s\n", "", "", f->fix);
+            printf("%-8s %-12s fix: %s\n", "", "", rlk_cli_show(f->fix));
     }
 }
 
@@ -1013,6 +1078,44 @@ static int check_fcall_mode(rlk_client *c)
     return rlk_verify_functions(c, &st) == RLK_OK && st.present && st.same_code;
 }
 
+/* rlk_cli_connect, but a server whose TLS certificate rlk refuses (expired, another host's
+ * name, no trusted CA) is still checked: the refusal becomes the transport check's error and
+ * the report is made over a connection without the certificate check. */
+static rlk_client *check_connect(checker *k, int *code)
+{
+    rlk_options o;
+    rlk_client *c;
+    const char *why;
+
+    rlk_options_init(&o);
+    if ((*code = rlk_cli_conn_options(k->o->url, &o)) >= 0)
+        return NULL;
+    o.no_preload = 1;
+    o.pool_size = 1;
+    if (!(c = rlk_connect(&o))) {
+        *code = rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
+        return NULL;
+    }
+    if (rlk_err(c) != RLK_OK && !o.tls_insecure && (why = tls_refusal(rlk_errstr(c))) != NULL) {
+        snprintf(k->tls_refused, sizeof k->tls_refused, "%s", why);
+        rlk_free(c);
+        o.tls_insecure = 1;
+        if (!(c = rlk_connect(&o))) {
+            *code = rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
+            return NULL;
+        }
+        k->refused_first = 1;
+    }
+    if (rlk_err(c) != RLK_OK) {
+        *code = rlk_cli_fail(rlk_cli_exit_code(rlk_err(c)), "%s", rlk_errstr(c));
+        rlk_free(c);
+        return NULL;
+    }
+    rlk_cli_connected(c);
+    *code = RLK_EXIT_OK;
+    return c;
+}
+
 static int check_run(int argc, char **argv)
 {
     check_opts o = {NULL, "rlk-check", NULL, 0};
@@ -1039,7 +1142,7 @@ static int check_run(int argc, char **argv)
         if (strcmp(argv[i], "--json") == 0)
             o.json = 1;
         else if (argv[i][0] == '-')
-            return rlk_cli_usage("check", "unknown option '%s'", argv[i]);
+            return rlk_cli_unknown_option("check", argv[i]);
         else
             return rlk_cli_usage("check", "unexpected argument '%s'", argv[i]);
         i++;
@@ -1050,7 +1153,7 @@ static int check_run(int argc, char **argv)
         return rlk_cli_usage("check", "--user must be 1..100 characters");
     memset(&k, 0, sizeof k);
     k.o = &o;
-    k.c = rlk_cli_connect(o.url, NULL, 1, &code);
+    k.c = check_connect(&k, &code);
     if (!k.c)
         return code;
     k.fcall = check_fcall_mode(k.c);

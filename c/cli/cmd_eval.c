@@ -69,7 +69,7 @@ static int eval_opt(int argc, char **argv, int *i, eval_opts *o)
         fputs(eval_usage, stdout);
         return RLK_EXIT_OK;
     }
-    return rlk_cli_usage("eval", "unknown option '%s'", argv[*i]);
+    return rlk_cli_unknown_option("eval", argv[*i]);
 }
 
 static int eval_parse(int argc, char **argv, eval_opts *o)

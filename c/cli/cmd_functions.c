@@ -68,7 +68,7 @@ static int functions_parse(int argc, char **argv, functions_opts *o)
         else if (strcmp(argv[i], "--server") == 0)
             o->server = 1;
         else if (argv[i][0] == '-')
-            return rlk_cli_usage("functions", "unknown option '%s'", argv[i]);
+            return rlk_cli_unknown_option("functions", argv[i]);
         else if (o->sub)
             return rlk_cli_usage("functions", "unexpected argument '%s'", argv[i]);
         else

@@ -84,7 +84,7 @@ static int inspect_parse(int argc, char **argv, inspect_opts *o)
         if (strcmp(argv[i], "--json") == 0)
             o->json = 1;
         else if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return rlk_cli_usage("inspect", "unknown option '%s'", argv[i]);
+            return rlk_cli_unknown_option("inspect", argv[i]);
         else if (o->name)
             return rlk_cli_usage("inspect", "unexpected argument '%s'", argv[i]);
         else
@@ -114,7 +114,7 @@ static void inspect_text_holders(const rlk_ik_view *v)
         char line[1200];
 
         rlk_ik_text_holder(line, sizeof line, &v->holders[k]);
-        printf("holder:  %s\n", line);
+        printf("holder:  %s\n", rlk_cli_show(line));
     }
 }
 
@@ -139,12 +139,12 @@ static void inspect_text_rwlock(const rlk_ik_view *v)
 {
     const rlk_ik_holder *w = inspect_writer(v);
 
-    printf("mode:    %s\n", v->mode ? v->mode : "none (free)");
+    printf("mode:    %s\n", v->mode ? rlk_cli_show(v->mode) : "none (free)");
     inspect_text_ttl(v);
     inspect_text_holders(v);
     printf("readers: %zu\n", inspect_readers(v));
     if (w)
-        printf("writer:  %.*s  count %lld\n", (int)w->owner_len, w->owner, w->count);
+        printf("writer:  %s  count %lld\n", rlk_cli_shown(w->owner, w->owner_len), w->count);
     else
         printf("writer:  none\n");
 }
@@ -156,8 +156,8 @@ static void inspect_text_fair(const rlk_ik_view *v)
     if (v->nqueue == 0)
         printf("queue:   empty\n");
     for (size_t k = 0; k < v->nqueue; k++)
-        printf("queue:   %zu. %.*s  deadline in %lld ms\n", k + 1, (int)v->queue[k].owner_len,
-               v->queue[k].owner, v->queue[k].deadline_in_ms);
+        printf("queue:   %zu. %s  deadline in %lld ms\n", k + 1,
+               rlk_cli_shown(v->queue[k].owner, v->queue[k].owner_len), v->queue[k].deadline_in_ms);
 }
 
 static void inspect_text_psemaphore(const rlk_ik_view *v)
@@ -167,11 +167,11 @@ static void inspect_text_psemaphore(const rlk_ik_view *v)
         const rlk_permit_info *p = &v->permits[k];
 
         if (p->ttl_ms == -1)
-            printf("permit:  %s  no expiry\n", p->id);
+            printf("permit:  %s  no expiry\n", rlk_cli_show(p->id));
         else if (p->ttl_ms <= 0)
-            printf("permit:  %s  expired (given back on the next call)\n", p->id);
+            printf("permit:  %s  expired (given back on the next call)\n", rlk_cli_show(p->id));
         else
-            printf("permit:  %s  expires in %lld ms\n", p->id, p->ttl_ms);
+            printf("permit:  %s  expires in %lld ms\n", rlk_cli_show(p->id), p->ttl_ms);
     }
     if (v->npermits < v->permits_total)
         printf("permit:  ... and %zu more\n", v->permits_total - v->npermits);
@@ -192,13 +192,13 @@ static void inspect_text_body(const rlk_ik_view *v)
         printf("token:   %lld (the last fencing token issued)\n", v->fence_token);
         break;
     case RLK_IK_TOKEN:
-        printf("token:   %.*s\n", (int)v->token_len, v->token ? v->token : "");
+        printf("token:   %s\n", rlk_cli_shown(v->token ? v->token : "", v->token ? v->token_len : 0));
         inspect_text_ttl(v);
         break;
     case RLK_IK_SEMAPHORE:
         printf("available: %lld\n", v->count);
-        if (v->detected)
-            printf("(a count-down latch looks the same: rlk inspect %s --kind latch)\n", v->name);
+        if (v->detected && !v->marked)     /* no marker: a latch's key looks the same */
+            printf("(a count-down latch looks the same: rlk inspect %s --kind latch)\n", rlk_cli_show(v->name));
         break;
     case RLK_IK_PSEMAPHORE:
         inspect_text_psemaphore(v);
@@ -215,14 +215,14 @@ static void inspect_text_body(const rlk_ik_view *v)
 static void inspect_print_text(const rlk_ik_view *v)
 {
     if (v->kind == RLK_IK_NONE) {
-        printf("%s: no lock\n", v->name);
+        printf("%s: no lock\n", rlk_cli_show(v->name));
         return;
     }
     if (v->kind == RLK_IK_OTHER) {
-        printf("%s: not a lock rlk knows: the key holds a %s\n", v->name, v->type);
+        printf("%s: not a lock rlk knows: the key holds a %s\n", rlk_cli_show(v->name), rlk_cli_show(v->type));
         return;
     }
-    printf("%s: %s\n", v->name, rlk_ik_label(v->kind));
+    printf("%s: %s\n", rlk_cli_show(v->name), rlk_ik_label(v->kind));
     inspect_text_body(v);
 }
 

@@ -179,7 +179,7 @@ static int latch_parse(int argc, char **argv, latch_opts *o)
             if ((got = latch_option(argc, argv, &i, o)) < 0)
                 return RLK_EXIT_USAGE;
             if (got == 0)
-                return rlk_cli_usage("latch", "unknown option '%s'", arg);
+                return rlk_cli_unknown_option("latch", arg);
             continue;
         }
         if ((rc = latch_word(o, arg)) >= 0)

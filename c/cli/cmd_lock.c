@@ -38,6 +38,8 @@ static const char lock_usage[] =
     "Options:\n"
     "  -w, --wait SECONDS    wait at most this long (fractions allowed); default: forever\n"
     "  -n, --no-wait         one attempt, no waiting\n"
+    "  --hold                no COMMAND: hold the lock until Ctrl-C (or SIGTERM, SIGHUP),\n"
+    "                        then release it and exit 0 (as etcdctl lock)\n"
     "  -E, --conflict-exit-code CODE\n"
     "                        exit code when the lock stays held by another (default 1)\n"
     "  -l, --lease LEASE_MS  a fixed lease (at least 250): the lock expires LEASE_MS after\n"
@@ -167,7 +169,7 @@ static int lock_arg(int argc, char **argv, int *i, rlk_lc_lock_opts *o)
         got = rlk_lc_common_opt("lock", argc, argv, i, &o->c, 1);
         if (got < 0)
             return RLK_EXIT_USAGE;
-        return got > 0 ? -1 : rlk_cli_usage("lock", "unknown option '%s'", arg);
+        return got > 0 ? -1 : rlk_cli_unknown_option("lock", arg);
     }
     return lock_name_arg(argc, argv, i, o, arg);
 }

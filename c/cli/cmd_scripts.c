@@ -61,7 +61,7 @@ static int scripts_parse(int argc, char **argv, scripts_opts *o)
         else if (strcmp(argv[i], "--allow-modified") == 0)
             o->allow_modified = 1;
         else if (argv[i][0] == '-')
-            return rlk_cli_usage("scripts", "unknown option '%s'", argv[i]);
+            return rlk_cli_unknown_option("scripts", argv[i]);
         else if (o->sub)
             return rlk_cli_usage("scripts", "unexpected argument '%s'", argv[i]);
         else

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * cmd_semaphore.c - rlk semaphore NAME -n PERMITS [OPTIONS] -- COMMAND [ARGS...]
+ * cmd_semaphore.c - rlk semaphore NAME --permits N [OPTIONS] -- COMMAND [ARGS...]
  *
  * Runs COMMAND while holding a permit of the semaphore NAME, so that at most
- * PERMITS commands run at once across machines. It is the permit-expirable
+ * N commands run at once across machines. It is the permit-expirable
  * semaphore (Redisson's RPermitExpirableSemaphore layout: count key NAME,
  * held permits in {NAME}:timeout): every permit has an id and a lease, a
  * keeper thread renews the lease every third of it while COMMAND runs
  * (rlk_psemaphore_keep), so the permit of an rlk that dies comes back by
- * itself within one lease. -n sets the number of permits when the semaphore
+ * itself within one lease. --permits sets the number of permits when the semaphore
  * does not exist yet (Redisson's trySetPermits); an existing semaphore of
  * another size is refused unless --resize (then adjusted by the difference,
  * addPermits), and so are a --take larger than it and a count-down latch's
@@ -22,26 +22,29 @@
 #include "wait_report.h"
 
 static const char semaphore_usage[] =
-    "usage: rlk semaphore NAME -n PERMITS [--take K] [--resize] [-w SECONDS | --no-wait]\n"
+    "usage: rlk semaphore NAME --permits N [--take K] [--resize] [-w SECONDS | -n]\n"
     "                     [-l LEASE_MS] [-E CODE] [-k SECONDS] [--watchdog-lease MS]\n"
     "                     [--url URL] -- COMMAND [ARGS...]\n"
     "\n"
     "Waits for a permit of the semaphore NAME, runs COMMAND while holding it, gives it\n"
-    "back when COMMAND ends, and exits with COMMAND's exit code: at most PERMITS\n"
+    "back when COMMAND ends, and exits with COMMAND's exit code: at most N\n"
     "commands hold a permit at once. Permits expire (Redisson's permit-expirable\n"
     "semaphore): rlk renews its permit every third of the lease while COMMAND runs, so\n"
     "the permit of an rlk that dies comes back by itself within one lease.\n"
     "\n"
-    "  -n, --permits PERMITS the semaphore's number of permits, set when it does not exist\n"
-    "                        yet; an existing semaphore of another size is refused (exit 2)\n"
-    "  --resize              give an existing semaphore PERMITS permits: adds the\n"
+    "  --permits N           the semaphore's number of permits, set when it does not exist\n"
+    "                        yet; an existing semaphore of another size is refused (exit 2).\n"
+    "                        (The old spelling -n N is still taken, with a warning.)\n"
+    "  --resize              give an existing semaphore N permits: adds the\n"
     "                        difference to its count (fewer: the count may go below 0\n"
     "                        until enough holders give theirs back)\n"
-    "  --take K              hold K permits at once (default 1, at most PERMITS and at\n"
+    "  --take K              hold K permits at once (default 1, at most N and at\n"
     "                        most the existing semaphore's size)\n"
     "  --name NAME           the semaphore's name (for a name that starts with '-')\n"
     "  -w, --wait SECONDS    wait at most this long (fractions allowed); default: forever\n"
-    "  --no-wait             one attempt, no waiting\n"
+    "  -n, --no-wait         one attempt, no waiting (as for rlk lock)\n"
+    "  --hold                no COMMAND: hold the permits until Ctrl-C (or SIGTERM,\n"
+    "                        SIGHUP), then give them back and exit 0\n"
     "  -E, --conflict-exit-code CODE\n"
     "                        exit code when no permit is free in time (default 1)\n"
     "  -l, --lease LEASE_MS  a fixed lease (at least 250): the permit expires LEASE_MS\n"
@@ -66,14 +69,14 @@ static const char semaphore_usage[] =
     "exit: COMMAND's code; CODE when no permit is free in time; 2 usage; 3 connection;\n"
     "      4 error reply; 6 permit lost while COMMAND ran; 126/127 COMMAND could not be run\n"
     "\n"
-    "example: rlk semaphore encoders -n 4 -- ffmpeg -i in.mov out.mp4\n";
+    "example: rlk semaphore encoders --permits 4 -- ffmpeg -i in.mov out.mp4\n";
 
 typedef struct sem_opts {
     rlk_lc_opts c;
     const char *name;
     long long permits;          /* -n; 0: not given */
     long long take;
-    int resize;                 /* --resize: an existing semaphore gets -n permits */
+    int resize;                 /* --resize: an existing semaphore gets --permits permits */
 } sem_opts;
 
 typedef struct sem_run {
@@ -87,14 +90,43 @@ typedef struct sem_run {
 
 /* ---------------------------------------------------------------- parsing */
 
+/* 1 when s is a whole number (the old `-n PERMITS`). */
+static int sem_is_count(const char *s)
+{
+    if (!s || !*s)
+        return 0;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return 0;
+    return 1;
+}
+
 static int sem_value(int argc, char **argv, int *i, sem_opts *o)
 {
     const char *v;
-    int got = rlk_lc_opt("semaphore", argc, argv, i, "-n", "--permits", &v);
+    int got;
 
-    if (got > 0)
-        return rlk_lc_parse_count("semaphore", "option -n", v, 1, RLK_NUM_MAX,
+    /* -n is --no-wait, as for rlk lock and flock. `-n 3`, a number after it, is the old
+     * spelling of --permits 3: still taken as the size, with a warning. */
+    if (strcmp(argv[*i], "-n") == 0 && *i + 1 < argc && sem_is_count(argv[*i + 1])) {
+        if (o->permits)
+            return rlk_cli_usage("semaphore", "-n %s: the size is given already (--permits "
+                                 "%lld); -n alone means --no-wait", argv[*i + 1], o->permits), -1;
+        rlk_cli_fail(0, "warning: semaphore -n %s: the size is --permits %s now (-n alone "
+                     "means --no-wait, as for rlk lock)", argv[*i + 1], argv[*i + 1]);
+        v = argv[*i + 1];
+        *i += 2;
+        return rlk_lc_parse_count("semaphore", "option --permits", v, 1, RLK_NUM_MAX,
                                   &o->permits) < 0 ? -1 : 1;
+    }
+    got = rlk_lc_opt("semaphore", argc, argv, i, NULL, "--permits", &v);
+    if (got > 0) {
+        if (o->permits)
+            return rlk_cli_usage("semaphore", "--permits %s: the size is given already (%lld)",
+                                 v, o->permits), -1;
+        return rlk_lc_parse_count("semaphore", "option --permits", v, 1, RLK_NUM_MAX,
+                                  &o->permits) < 0 ? -1 : 1;
+    }
     if (got == 0 && (got = rlk_lc_opt("semaphore", argc, argv, i, NULL, "--take", &v)) > 0)
         return rlk_lc_parse_count("semaphore", "option --take", v, 1, RLK_PERMITS_MAX,
                                   &o->take) < 0 ? -1 : 1;
@@ -111,7 +143,7 @@ static int sem_value(int argc, char **argv, int *i, sem_opts *o)
         o->name = v;
     }
     if (got == 0)
-        got = rlk_lc_common_opt("semaphore", argc, argv, i, &o->c, 0);
+        got = rlk_lc_common_opt("semaphore", argc, argv, i, &o->c, 1);
     return got;
 }
 
@@ -128,11 +160,11 @@ static int sem_arg(int argc, char **argv, int *i, sem_opts *o)
     if (arg[0] == '-' && arg[1] != '\0') {
         if ((got = sem_value(argc, argv, i, o)) < 0)
             return RLK_EXIT_USAGE;
-        return got > 0 ? -1 : rlk_cli_usage("semaphore", "unknown option '%s'", arg);
+        return got > 0 ? -1 : rlk_cli_unknown_option("semaphore", arg);
     }
     if (o->name)
         return rlk_cli_usage("semaphore", "unexpected argument '%s': put '--' before the "
-                             "command (rlk semaphore NAME -n PERMITS -- COMMAND...)", arg);
+                             "command (rlk semaphore NAME --permits N -- COMMAND...)", arg);
     if (arg[0] == '\0')
         return rlk_cli_usage("semaphore", "the semaphore name must not be empty");
     o->name = arg;
@@ -151,12 +183,12 @@ static int sem_parse(int argc, char **argv, sem_opts *o)
     if (!o->name)
         return rlk_cli_usage("semaphore", "missing the semaphore NAME");
     if (o->permits == 0)
-        return rlk_cli_usage("semaphore", "missing -n PERMITS: how many commands may hold a "
+        return rlk_cli_usage("semaphore", "missing --permits N: how many commands may hold a "
                              "permit at once");
     if (o->take > o->permits)
-        return rlk_cli_usage("semaphore", "--take %lld is more than the %lld permits of -n",
-                             o->take, o->permits);
-    snprintf(synopsis, sizeof synopsis, "rlk semaphore %s -n %lld", o->name, o->permits);
+        return rlk_cli_usage("semaphore", "--take %lld is more than the %lld permits of "
+                             "--permits", o->take, o->permits);
+    snprintf(synopsis, sizeof synopsis, "rlk semaphore %s --permits %lld", o->name, o->permits);
     return rlk_lc_take_command("semaphore", argc, argv, i, &o->c, synopsis);
 }
 
@@ -291,7 +323,8 @@ static int sem_existing(sem_run *r, const char *what)
     size = available + held;
     if (size != o->permits && !o->resize)
         return rlk_cli_fail(RLK_EXIT_USAGE, "semaphore %s has %lld permits (%lld available, %lld "
-                            "held), not %lld (-n %lld): give -n %lld, or --resize to change it; "
+                            "held), not %lld (--permits %lld): give --permits %lld, or --resize to change "
+                            "it; "
                             "nothing changed", o->name, size, available, held, o->permits,
                             o->permits, size);
     if (size != o->permits) {
@@ -407,7 +440,7 @@ static int semaphore_run(int argc, char **argv)
 
 const rlk_cli_command rlk_cmd_semaphore = {
     "semaphore",
-    "run a command holding a permit (rlk semaphore NAME -n N -- CMD)",
+    "run a command holding a permit (rlk semaphore NAME --permits N -- CMD)",
     semaphore_usage,
     semaphore_run,
 };

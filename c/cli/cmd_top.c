@@ -1214,59 +1214,161 @@ static void top_print_json(top_state *s, top_row **rows, size_t n)
     fflush(stdout);
 }
 
-static int top_cols(void)
+/* The terminal's size (cols, rows); 120 x 0 when stdout is not a terminal. */
+static void top_size(int *cols, int *rows)
 {
     struct winsize w;
 
-    return ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 40 ? w.ws_col : 120;
+    *cols = 120;
+    *rows = 0;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 0) {
+        *cols = w.ws_col;
+        *rows = w.ws_row;
+    }
 }
+
+/* The marker of a cut text: "…" in a UTF-8 locale, else "~". */
+static const char *top_marker(void)
+{
+    static const char *m;
+
+    if (!m) {
+        const char *v = getenv("LC_ALL");
+
+        if (!v || !*v)
+            v = getenv("LC_CTYPE");
+        if (!v || !*v)
+            v = getenv("LANG");
+        m = v && (strstr(v, "UTF-8") || strstr(v, "utf8") || strstr(v, "UTF8") ||
+                  strstr(v, "utf-8")) ? "\xe2\x80\xa6" : "~";
+    }
+    return m;
+}
+
+/* Columns of s (UTF-8: one per character; rlk_cli_show has made every control visible). */
+static int top_width(const char *s)
+{
+    int w = 0;
+
+    for (; *s; s++)
+        w += ((unsigned char)*s & 0xc0) != 0x80;
+    return w;
+}
+
+/* Appends s to out (cap bytes), padded with spaces or cut with the marker to exactly w
+ * columns (w < 0: as it is). */
+static void top_cell(char *out, size_t cap, const char *s, int w, int right)
+{
+    size_t at = strlen(out);
+    int sw = top_width(s);
+
+    if (w < 0 || sw <= w) {
+        int pad = w < 0 ? 0 : w - sw;
+
+        snprintf(out + at, cap - at, "%*s%s%*s", right ? pad : 0, "", s, right ? 0 : pad, "");
+        return;
+    }
+    {
+        int keep = w - 1, cols = 0;
+        size_t i = 0;
+
+        while (s[i] && cols < keep + 1) {
+            if (((unsigned char)s[i] & 0xc0) != 0x80 && cols++ == keep)
+                break;
+            i++;
+        }
+        if (w > 0)
+            snprintf(out + at, cap - at, "%.*s%s", (int)i, s, top_marker());
+    }
+}
+
+/* One line of the view, cut to cols columns (no wrap, so the header never scrolls away). */
+static void top_line(int cols, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void top_line(int cols, const char *fmt, ...)
+{
+    char buf[4096], out[4200] = "";
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    top_cell(out, sizeof out, buf, top_width(buf) > cols ? cols : -1, 0);
+    printf("%s\n", out);
+}
+
+/* The fixed columns after NAME and HOLDER: " %-10s" KIND and " %8s %6s %5s %6s %4s %6s". */
+#define TOP_FIXED_COLS 54
 
 static void top_print_text(top_state *s, top_row **rows, size_t n, int tty)
 {
     top_totals t;
-    size_t shown = n < (size_t)s->o.limit ? n : (size_t)s->o.limit;
-    int cols = top_cols(), namew = cols >= 120 ? 32 : 24, holderw;
+    size_t shown = n < (size_t)s->o.limit ? n : (size_t)s->o.limit, i;
+    int cols, height, avail, namew, holderw, budget;
     time_t now = (time_t)(s->now_ms / 1000);
     struct tm tm;
-    char when[16];
+    char when[16], line[4200];
 
+    top_size(&cols, &height);
+    if (!tty)
+        height = 0;
+    /* NAME and HOLDER share what the fixed columns leave: NAME half (8 .. 48). */
+    avail = cols - TOP_FIXED_COLS;
+    namew = avail / 2;
+    namew = namew < 8 ? 8 : namew > 48 ? 48 : namew;
+    holderw = avail - namew;
+    if (holderw < 8)
+        holderw = 8;
+    /* Lines for the rows: the terminal's height less the 4 header and 2 footer lines, and
+     * one so that the last newline does not scroll. */
+    budget = height > 0 ? height - 7 : -1;
     gmtime_r(&now, &tm);
     strftime(when, sizeof when, "%H:%M:%S", &tm);
     top_total(rows, n, &t);
-    holderw = cols - namew - 60;
-    if (holderw < 16)
-        holderw = 16;
     if (tty)
         fputs("\033[H\033[J", stdout);
-    printf("rlk top - %s%s (%d node%s) - %s UTC - refresh %lld ms, %lld keys scanned, sort %s\n",
-           s->nodes[0].addr, s->nnodes > 1 ? " ..." : "", s->nnodes, s->nnodes > 1 ? "s" : "",
-           when, s->refresh_ms, s->scanned, top_sort_words[s->o.sort]);
-    printf("locks held %lld  free with waiters %lld  semaphores %lld  psemaphores %lld (%lld "
-           "permits held)  latches %lld  queued %lld  subscribers %lld\n\n",
-           t.locks, t.free_waited, t.semaphores,
-           t.psemaphores, t.permits, t.latches, t.queued, t.subs);
-    printf("%-*s %-10s %-*s %8s %6s %5s %6s %4s %6s\n", namew, "NAME", "KIND", holderw,
-           "HOLDER", "TTL(ms)", "QUEUED", "SUBS", "COUNT", "MODE", "AGE(s)");
-    for (size_t i = 0; i < shown; i++) {
+    top_line(cols, "rlk top - %s%s (%d node%s) - %s UTC - refresh %lld ms, %lld keys scanned, "
+             "sort %s", s->nodes[0].addr, s->nnodes > 1 ? " ..." : "", s->nnodes,
+             s->nnodes > 1 ? "s" : "", when, s->refresh_ms, s->scanned,
+             top_sort_words[s->o.sort]);
+    top_line(cols, "locks held %lld  free with waiters %lld  semaphores %lld  psemaphores %lld "
+             "(%lld permits held)  latches %lld  queued %lld  subscribers %lld",
+             t.locks, t.free_waited, t.semaphores, t.psemaphores, t.permits, t.latches,
+             t.queued, t.subs);
+    top_line(cols, "%s", "");
+    line[0] = '\0';
+    top_cell(line, sizeof line, "NAME", namew, 0);
+    top_cell(line, sizeof line, " KIND      ", -1, 0);
+    top_cell(line, sizeof line, "HOLDER", holderw, 0);
+    top_line(cols, "%s %8s %6s %5s %6s %4s %6s", line, "TTL(ms)", "QUEUED", "SUBS", "COUNT",
+             "MODE", "AGE(s)");
+    for (i = 0; i < shown; i++) {
         const top_row *r = rows[i];
-        char holder[256] = "-", ttl[24] = "-", count[24] = "-", q[24];
+        char holder[1024] = "-", ttl[24] = "-", count[24] = "-", q[24], kind[16];
+        size_t nfq = r->nfq < 3 ? r->nfq : 3;
 
+        if (budget >= 0 && (long long)(1 + nfq) > budget)
+            break;
+        if (budget >= 0)
+            budget -= (int)(1 + nfq);
         if (r->nholders) {
-            snprintf(holder, sizeof holder, "%.*s%s", (int)r->holders[0].owner_len,
-                     r->holders[0].owner, "");
-            if (r->nholders > 1) {
-                char more[24];
+            const char *id = rlk_cli_shown(r->holders[0].owner, r->holders[0].owner_len);
+            char more[24] = "";
+            int idw;
 
+            if (r->nholders > 1)
                 snprintf(more, sizeof more, " +%zu", r->nholders - 1);
-                if (strlen(holder) + strlen(more) > (size_t)holderw)
-                    holder[holderw - strlen(more)] = '\0';
-                strcat(holder, more);
-            }
+            /* The id is cut, never the count of the others. */
+            idw = holderw - top_width(more);
+            holder[0] = '\0';
+            top_cell(holder, sizeof holder - sizeof more, id,
+                     top_width(id) > idw ? (idw > 0 ? idw : 0) : -1, 0);
+            strcat(holder, more);
         } else if (r->kind == RLK_IK_PSEMAPHORE && r->permit_holders > 0) {
             snprintf(holder, sizeof holder, "%lld permit holder%s", r->permit_holders,
                      r->permit_holders == 1 ? "" : "s");
         } else if (r->reserved[0]) {
-            snprintf(holder, sizeof holder, "(reserved for ticket %s)", r->reserved);
+            snprintf(holder, sizeof holder, "(reserved for ticket %s)",
+                     rlk_cli_show(r->reserved));
         }
         if (r->ttl_ms >= 0)
             snprintf(ttl, sizeof ttl, "%lld", r->ttl_ms);
@@ -1278,69 +1380,105 @@ static void top_print_text(top_state *s, top_row **rows, size_t n, int tty)
                  r->kind == RLK_IK_LATCH)
             snprintf(count, sizeof count, "%lld", r->count);
         snprintf(q, sizeof q, "%lld", top_waiting(r));
-        printf("%-*.*s %-10s %-*.*s %8s %6s %5lld %6s %4.4s %6lld\n", namew, namew, r->name,
-               top_kind_word(r), holderw, holderw, holder, ttl, q, r->subs, count,
-               r->mode ? r->mode : r->nholders && r->holders[0].mode ? r->holders[0].mode : "-",
-               top_is_lock(r) ? (s->now_ms - r->first_ms) / 1000 : 0);
-        for (size_t k = 0; k < r->nfq && k < 3; k++)
-            printf("%-*s   waiter %.*s  deadline in %lld ms\n", namew, "",
-                   (int)(r->fq[k].owner_len > 60 ? 60 : r->fq[k].owner_len), r->fq[k].owner,
-                   r->fq[k].deadline_in_ms);
+        snprintf(kind, sizeof kind, " %-10s ", top_kind_word(r));
+        line[0] = '\0';
+        top_cell(line, sizeof line, rlk_cli_show(r->name), namew, 0);
+        top_cell(line, sizeof line, kind, -1, 0);
+        top_cell(line, sizeof line, holder, holderw, 0);
+        top_line(cols, "%s %8s %6s %5lld %6s %4.4s %6lld", line, ttl, q, r->subs, count,
+                 r->mode ? rlk_cli_show(r->mode)
+                 : r->nholders && r->holders[0].mode ? rlk_cli_show(r->holders[0].mode) : "-",
+                 top_is_lock(r) ? (s->now_ms - r->first_ms) / 1000 : 0);
+        for (size_t k = 0; k < nfq; k++)
+            top_line(cols, "%*s   waiter %s  deadline in %lld ms", namew, "",
+                     rlk_cli_shown(r->fq[k].owner, r->fq[k].owner_len), r->fq[k].deadline_in_ms);
     }
-    if (n > shown)
-        printf("... %zu more (--limit)\n", n - shown);
-    if (tty)
-        printf("\n[q] quit  [s] sort: %s  every %lld ms\n", top_sort_words[s->o.sort],
-               s->o.interval_ms);
+    if (n > i)
+        top_line(cols, "... %zu more (%s)", n - i, i < shown ? "the terminal's height" : "--limit");
+    if (tty) {
+        printf("\n");
+        line[0] = '\0';
+        top_cell(line, sizeof line, "[q] quit  [s] sort: ", -1, 0);
+        snprintf(line + strlen(line), sizeof line - strlen(line), "%s  every %lld ms",
+                 top_sort_words[s->o.sort], s->o.interval_ms);
+        {
+            char out[4200] = "";
+
+            top_cell(out, sizeof out, line, top_width(line) > cols ? cols : -1, 0);
+            fputs(out, stdout);     /* no newline: the last line of the screen stays */
+        }
+    }
     fflush(stdout);
 }
 
 /* ---------------------------------------------------------------- the terminal */
 
 static struct termios top_saved_tio;
-static int top_raw;
+static int top_raw, top_alt;
+static volatile sig_atomic_t top_resized;
 
+static void top_on_winch(int sig)
+{
+    (void)sig;
+    top_resized = 1;
+}
+
+/* Back to the normal screen (the view leaves nothing behind, as top and htop) and the
+ * terminal's own mode. */
 static void top_tty_restore(void)
 {
+    if (top_alt) {
+        fputs("\033[?1049l", stdout);     /* rmcup */
+        fflush(stdout);
+        top_alt = 0;
+    }
     if (top_raw) {
         tcsetattr(STDIN_FILENO, TCSANOW, &top_saved_tio);
         top_raw = 0;
     }
 }
 
+/* The alternate screen (smcup), keys without echo, redraw on SIGWINCH. */
 static void top_tty_raw(void)
 {
+    struct sigaction sa;
     struct termios t;
 
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = top_on_winch;   /* no SA_RESTART: the wait's poll returns at once */
+    sigaction(SIGWINCH, &sa, NULL);
+    fputs("\033[?1049h", stdout);
+    fflush(stdout);
+    top_alt = 1;
+    atexit(top_tty_restore);
     if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &top_saved_tio) != 0)
         return;
     t = top_saved_tio;
     t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
     t.c_cc[VMIN] = 0;
     t.c_cc[VTIME] = 0;
-    if (tcsetattr(STDIN_FILENO, TCSANOW, &t) == 0) {
+    if (tcsetattr(STDIN_FILENO, TCSANOW, &t) == 0)
         top_raw = 1;
-        atexit(top_tty_restore);
-    }
 }
 
-/* Waits up to ms for a key; handles it. 1: quit. */
-static int top_wait_key(top_state *s, long long ms)
+/* Waits until end_ns for a key; handles it. 0: refresh, 1: quit, 2: the terminal was
+ * resized (redraw, then wait on). */
+static int top_wait_key(top_state *s, long long end_ns)
 {
-    long long end = rlk_lc_now_ns() + ms * 1000000LL;
-
     while (!top_stop) {
-        long long left = (end - rlk_lc_now_ns()) / 1000000LL;
+        long long left = (end_ns - rlk_lc_now_ns()) / 1000000LL;
         struct pollfd p = {STDIN_FILENO, POLLIN, 0};
         char ch;
+        int got;
 
+        if (top_resized) {
+            top_resized = 0;
+            return 2;
+        }
         if (left <= 0)
             return 0;
-        if (!top_raw) {
-            top_sleep_ns(left * 1000000LL);
-            continue;
-        }
-        if (poll(&p, 1, (int)left) <= 0)
+        got = poll(&p, top_raw ? 1 : 0, (int)left);
+        if (got <= 0)
             continue;
         if (read(STDIN_FILENO, &ch, 1) != 1)
             return 0;
@@ -1417,7 +1555,7 @@ static int top_parse(int argc, char **argv, top_opts *o)
         else if (strcmp(argv[i], "--once") == 0)
             o->once = 1;
         else if (argv[i][0] == '-')
-            return rlk_cli_usage("top", "unknown option '%s'", argv[i]);
+            return rlk_cli_unknown_option("top", argv[i]);
         else
             return rlk_cli_usage("top", "unexpected argument '%s'", argv[i]);
         i++;
@@ -1455,7 +1593,7 @@ static int top_connect_nodes(top_state *s)
 static int top_run(int argc, char **argv)
 {
     static top_state s;
-    int rc, code, tty;
+    int rc, code, tty, limit_given;
     struct sigaction sa;
 
     memset(&s, 0, sizeof s);
@@ -1466,6 +1604,7 @@ static int top_run(int argc, char **argv)
     if ((rc = top_parse(argc, argv, &s.o)) >= 0)
         return rc;
     tty = isatty(STDOUT_FILENO) && !s.o.json && !s.o.once;
+    limit_given = s.o.limit != 0;
     if (!s.o.limit) {
         struct winsize w;
 
@@ -1489,6 +1628,8 @@ static int top_run(int argc, char **argv)
     while (!top_stop) {
         top_row **rows;
         size_t n;
+        long long next_ns = rlk_lc_now_ns() + s.o.interval_ms * 1000000LL;
+        int k = 0;
 
         rc = top_refresh(&s, &rows, &n);
         if (rc == RLK_ERR_INTERRUPTED)
@@ -1498,12 +1639,20 @@ static int top_run(int argc, char **argv)
             code = rlk_cli_fail(rlk_cli_exit_code(rc), "top: %s", s.err[0] ? s.err : "failed");
             break;
         }
-        if (s.o.json)
-            top_print_json(&s, rows, n);
-        else
-            top_print_text(&s, rows, n, tty);
+        do {
+            if (k == 2 && tty && !limit_given) {
+                struct winsize w;
+
+                if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_row > 8)
+                    s.o.limit = w.ws_row - 7;
+            }
+            if (s.o.json)
+                top_print_json(&s, rows, n);
+            else
+                top_print_text(&s, rows, n, tty);
+        } while (!s.o.once && (k = top_wait_key(&s, next_ns)) == 2);
         free(rows);
-        if (s.o.once || top_wait_key(&s, s.o.interval_ms))
+        if (s.o.once || k == 1)
             break;
     }
     top_tty_restore();

@@ -76,7 +76,7 @@ static int unlock_parse(int argc, char **argv, unlock_opts *o)
         else if (strcmp(argv[i], "--queue") == 0)
             o->queue = 1;
         else if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return rlk_cli_usage("unlock", "unknown option '%s'", argv[i]);
+            return rlk_cli_unknown_option("unlock", argv[i]);
         else if (o->name)
             return rlk_cli_usage("unlock", "unexpected argument '%s'", argv[i]);
         else
@@ -182,11 +182,11 @@ static int unlock_force(rlk_client *c, const char *name)
         return rlk_lc_fail(c, rc, what);
     }
     if (!released)
-        printf("%s: no lock to remove\n", name);
+        printf("%s: no lock to remove\n", rlk_cli_show(name));
     else if (kind == RLK_IK_RWLOCK || kind == RLK_IK_FAIR || kind == RLK_IK_FENCED)
-        printf("%s: %s removed (force unlock)\n", name, rlk_ik_label(kind));
+        printf("%s: %s removed (force unlock)\n", rlk_cli_show(name), rlk_ik_label(kind));
     else
-        printf("%s: lock removed (force unlock)\n", name);
+        printf("%s: lock removed (force unlock)\n", rlk_cli_show(name));
     return RLK_EXIT_OK;
 }
 
@@ -225,7 +225,7 @@ static int unlock_queue(rlk_client *c, const char *name)
         rlk_fairlock_free(f);
         return rlk_lc_fail(c, rc, what);
     }
-    printf("%s: fair lock queue cleared (%zu waiter%s)\n", name,
+    printf("%s: fair lock queue cleared (%zu waiter%s)\n", rlk_cli_show(name),
            list->type == REDIS_REPLY_ARRAY ? list->elements : 0,
            list->type == REDIS_REPLY_ARRAY && list->elements == 1 ? "" : "s");
     freeReplyObject(list);

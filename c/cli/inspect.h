@@ -52,6 +52,7 @@ typedef struct rlk_ik_view {
     const char *name;
     int kind;
     int detected;               /* 1: found by detection (not forced) */
+    int marked;                 /* 1: rlk's kind marker ({NAME}:rlk_kind) names the kind */
     char type[64];              /* the Redis type (RLK_IK_OTHER) */
     const char *mode;           /* rwlock: "read", "write"; NULL: free */
     long long ttl_ms;           /* PTTL of the main key: -1 no expiry, -2 no key */

@@ -377,7 +377,7 @@ static int ik_detect_hash(rlk_client *c, rlk_ik_view *v, const ik_keys *keys)
 }
 
 /* rlk latch marks the latches it arms ({NAME}:rlk_kind = "latch", kind_mark.h):
- * such a string is a latch, not a semaphore. */
+ * such a string is a latch, not a semaphore; "semaphore" says the semaphore is one. */
 static int ik_marked_latch(rlk_client *c, rlk_ik_view *v)
 {
     size_t len = strlen(v->name) + 16;
@@ -389,8 +389,12 @@ static int ik_marked_latch(rlk_client *c, rlk_ik_view *v)
         return RLK_ERR_NOMEM;
     snprintf(mark, len, "{%s}:" RLK_KM_SUFFIX_NAME, v->name);
     rc = ik_cmd(c, 2, "GET", mark, NULL, NULL, &r);
-    if (rc == RLK_OK && r->type == REDIS_REPLY_STRING && strcmp(r->str, "latch") == 0)
+    if (rc == RLK_OK && r->type == REDIS_REPLY_STRING && strcmp(r->str, RLK_KM_LATCH) == 0) {
         v->kind = RLK_IK_LATCH;
+        v->marked = 1;
+    }
+    if (rc == RLK_OK && r->type == REDIS_REPLY_STRING && strcmp(r->str, RLK_KM_SEMAPHORE) == 0)
+        v->marked = 1;
     if (r)
         freeReplyObject(r);
     free(mark);

@@ -143,6 +143,17 @@ static const char *const rlk_lc_env_names[] = {
     "RLK_LOCK_NAME=", "RLK_LOCK_OWNER=", "RLK_LOCK_KIND=", "RLK_FENCE_TOKEN=", NULL,
 };
 
+/* 1 when list has an entry for entry's variable. */
+static int rlk_lc_env_in(char *const *list, const char *entry)
+{
+    size_t n = strcspn(entry, "=");
+
+    for (int k = 0; list && list[k]; k++)
+        if (strncmp(list[k], entry, n) == 0 && list[k][n] == '=')
+            return 1;
+    return 0;
+}
+
 static int rlk_lc_env_ours(const char *entry)
 {
     for (int k = 0; rlk_lc_env_names[k]; k++)
@@ -152,22 +163,27 @@ static int rlk_lc_env_ours(const char *entry)
 }
 
 /* rlk's entries sit first; the rest point into environ. */
-char **rlk_lc_env(char *const *ours)
+char **rlk_lc_env(char *const *ours, char *const *more)
 {
-    size_t n = 0, mine = 0, k = 0;
+    size_t n = 0, mine = 0, extra = 0, k = 0;
     char **env;
 
     while (environ && environ[n])
         n++;
     while (ours[mine])
         mine++;
-    env = calloc(n + mine + 1, sizeof *env);
+    while (more && more[extra])
+        extra++;
+    env = calloc(n + mine + extra + 1, sizeof *env);
     if (!env)
         return NULL;
     for (size_t i = 0; i < mine; i++)
         env[k++] = ours[i];
+    for (size_t i = 0; i < extra; i++)
+        env[k++] = more[i];
     for (size_t i = 0; i < n; i++)
-        if (!rlk_lc_env_ours(environ[i]))
+        if (!rlk_lc_env_ours(environ[i]) && !rlk_lc_env_in(ours, environ[i]) &&
+            !rlk_lc_env_in(more, environ[i]))
             env[k++] = environ[i];
     env[k] = NULL;
     return env;

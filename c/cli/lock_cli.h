@@ -86,6 +86,7 @@ typedef struct rlk_lc_opts {
     char **cmd;                 /* NULL-terminated, after "--" */
     int stats;                  /* --stats: one line on stderr at exit (lock_stats.c) */
     int stats_json;             /* --json: that line as JSON (implies --stats) */
+    int hold;                   /* --hold: no COMMAND; held until SIGINT, SIGTERM or SIGHUP */
     long long start_ns;         /* when rlk started waiting (rlk_lc_opts_init) */
 } rlk_lc_opts;
 
@@ -134,10 +135,11 @@ void rlk_lc_fds_free(rlk_lc_fds *s);
 void rlk_lc_fds_cloexec_new(const rlk_lc_fds *s);
 
 /* environ without any of the variables rlk sets for a command (RLK_LOCK_NAME,
- * RLK_LOCK_OWNER, RLK_LOCK_KIND, RLK_FENCE_TOKEN), with the "KEY=VALUE"
- * entries of `ours` (NULL-terminated, borrowed) first. NULL when out of
+ * RLK_LOCK_OWNER, RLK_LOCK_KIND, RLK_FENCE_TOKEN) and without those `ours`
+ * and `more` set, with the "KEY=VALUE" entries of `ours` and then `more`
+ * (NULL-terminated, borrowed; more may be NULL) first. NULL when out of
  * memory. Free with rlk_lc_env_free (frees the array only). */
-char **rlk_lc_env(char *const *ours);
+char **rlk_lc_env(char *const *ours, char *const *more);
 void rlk_lc_env_free(char **env);
 
 /* fork + execvpe(argv[0], argv, env) with the signal mask child_mask in the
@@ -197,6 +199,9 @@ struct rlk_lc_hold {
      * command (which is then stopped and the lock released) instead of killing rlk with the
      * lock held until its lease runs out. The mask the command starts with. */
     const sigset_t *child_mask;
+    /* 1: the command gets no RLK_URL from this rlk (RedLock: no one server); the TLS
+     * settings still go (rlk_cli_pass_on_env). */
+    int no_server_url;
 };
 
 /* Clears h (no deadline, no renewal) and sets `what`. */

@@ -117,14 +117,18 @@ int rlk_lc_status_code(int status)
 static int rlk_lc_start(const rlk_lc_hold *h, const rlk_lc_session *s, const rlk_lc_opts *o,
                         const sigset_t *old, pid_t *pid)
 {
-    char **env = rlk_lc_env(h->env);
+    char **pass = rlk_cli_pass_on_env(o->url, !h->no_server_url);
+    char **env = pass ? rlk_lc_env(h->env, pass) : NULL;
     int err = 0, exec_failed = 0, rc;
 
-    if (!env)
+    if (!env) {
+        rlk_cli_env_list_free(pass);
         return rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
+    }
     rlk_lc_fds_cloexec_new(&s->inherited);
     rc = rlk_lc_spawn(o->cmd, env, old, &s->inherited, pid, &err, &exec_failed);
     rlk_lc_env_free(env);
+    rlk_cli_env_list_free(pass);
     if (rc == 0)
         return -1;
     if (!exec_failed)
@@ -208,6 +212,11 @@ static int rlk_lc_finish(rlk_lc_hold *h, const rlk_lc_opts *o, const rlk_lc_watc
                             "with exit %d)", h->what, rlk_lc_status_code(w->status));
     if (rc != RLK_OK)
         rlk_lc_release_failed(h, rc);
+    /* --hold: the end it waits for is Ctrl-C (or SIGTERM, SIGHUP): a success. */
+    if (o->hold && WIFSIGNALED(w->status) &&
+        (WTERMSIG(w->status) == SIGINT || WTERMSIG(w->status) == SIGTERM ||
+         WTERMSIG(w->status) == SIGHUP))
+        return RLK_EXIT_OK;
     return rlk_lc_status_code(w->status);
 }
 
@@ -224,6 +233,10 @@ int rlk_lc_hold_run(rlk_lc_hold *h, const rlk_lc_session *s, const rlk_lc_opts *
     pthread_sigmask(SIG_BLOCK, &set, &old);
     if (h->child_mask)
         old = *h->child_mask;
+    if (o->hold) {
+        rlk_cli_fail(0, "%s: held until Ctrl-C (SIGINT, SIGTERM or SIGHUP releases it)", h->what);
+        fflush(stderr);
+    }
     rc = rlk_lc_run_blocked(h, s, o, &set, &old, &w);
     if (rc == -2) {
         rc = rlk_lc_finish(h, o, &w);  /* signals stay blocked: rlk exits right after */

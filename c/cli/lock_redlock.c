@@ -55,7 +55,7 @@ static int redlock_connect(redlock_run *r, const char *url)
         return rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
     err = rlk_err(c);
     if (err == RLK_ERR_AUTH)
-        fprintf(stderr, "rlk: lock --redlock: warning: %s: %s; counted as a server that is down\n",
+        rlk_cli_fail(0, "lock --redlock: warning: %s: %s; counted as a server that is down",
                 rlk_client_url(c), rlk_errstr(c));
     else if (err == RLK_OK)
         rlk_cli_connected(c);
@@ -220,6 +220,7 @@ static int redlock_hold(redlock_run *r, const rlk_lc_session *s, const char *wha
     int rc;
 
     rlk_lc_hold_init(&h, "%s", what);
+    h.no_server_url = 1;
     h.release = redlock_release;
     h.errstr = redlock_errstr;
     h.impl = r;
@@ -278,10 +279,10 @@ static void redlock_warn(redlock_run *r, const char *what, int forever)
     int count = redlock_failing(r, failing, sizeof failing);
 
     if (count > 0)
-        fprintf(stderr, "rlk: %s: no quorum: %d of %d servers failing (%s); still trying%s\n",
+        rlk_cli_fail(0, "%s: no quorum: %d of %d servers failing (%s); still trying%s",
                 what, count, r->n, failing, forever ? " until a majority answers (no -w)" : "");
     else
-        fprintf(stderr, "rlk: %s: %s; still trying\n", what, rlk_redlock_errstr(r->rl));
+        rlk_cli_fail(0, "%s: %s; still trying", what, rlk_redlock_errstr(r->rl));
     fflush(stderr);
 }
 
@@ -320,8 +321,8 @@ static int redlock_try_sliced(redlock_run *r, const char *what)
         if (rc == RLK_OK || rc == RLK_ERR_ARG || rc == RLK_ERR_NOMEM || rc == RLK_ERR_INTERRUPTED)
             break;
         if (rc == RLK_ERR_BUSY && warned) {
-            fprintf(stderr, "rlk: %s: a majority of servers answers again; the lock is held "
-                    "elsewhere, still waiting\n", what);
+            rlk_cli_fail(0, "%s: a majority of servers answers again; the lock is held "
+                    "elsewhere, still waiting", what);
             warned = 0;
         }
         if (redlock_slice_ms(deadline_ns) == 0)
@@ -332,7 +333,7 @@ static int redlock_try_sliced(redlock_run *r, const char *what)
         }
     }
     if (rc == RLK_OK && warned)
-        fprintf(stderr, "rlk: %s: a majority of servers answers again; acquired\n", what);
+        rlk_cli_fail(0, "%s: a majority of servers answers again; acquired", what);
     return rc;
 }
 

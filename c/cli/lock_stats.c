@@ -43,8 +43,8 @@ void rlk_lc_stats_print(const rlk_lc_opts *o, const char *what, const rlk_lc_hol
     rlk_lc_format_seconds(wait_ms, waited, sizeof waited);
     rlk_lc_format_seconds(hold_ms, held, sizeof held);
     if (!acquired_ns)
-        fprintf(stderr, "rlk: stats: %s: not acquired, waited %s s\n", what, waited);
+        rlk_cli_fail(0, "stats: %s: not acquired, waited %s s", what, waited);
     else
-        fprintf(stderr, "rlk: stats: %s: waited %s s, held %s s, renewals %llu (%llu failed), "
-                "exit %d\n", what, waited, held, renewals, failures, exit_code);
+        rlk_cli_fail(0, "stats: %s: waited %s s, held %s s, renewals %llu (%llu failed), "
+                     "exit %d", what, waited, held, renewals, failures, exit_code);
 }

@@ -246,6 +246,10 @@ int rlk_lc_common_opt(const char *cmd, int argc, char **argv, int *i, rlk_lc_opt
         o->no_wait = 1;
         return 1;
     }
+    if (rlk_lc_flag(argv, i, NULL, "--hold")) {
+        o->hold = 1;
+        return 1;
+    }
     if (rlk_lc_flag(argv, i, NULL, "--stats")) {
         o->stats = 1;
         return 1;
@@ -260,9 +264,23 @@ int rlk_lc_common_opt(const char *cmd, int argc, char **argv, int *i, rlk_lc_opt
 int rlk_lc_take_command(const char *cmd, int argc, char **argv, int i, rlk_lc_opts *o,
                         const char *synopsis)
 {
+    /* --hold: what runs is a sleep that the forwarded signal ends (lock_hold.c). */
+    static char *hold_cmd[] = {"sleep", "infinity", NULL};
+
+    if (o->hold && i < argc)
+        return rlk_cli_usage(cmd, "--hold takes no command: it holds until Ctrl-C (%s --hold), "
+                             "or give the command without --hold", synopsis);
+    if (o->hold) {
+        o->cmd = hold_cmd;
+        if (o->no_wait && o->wait_given)
+            return rlk_cli_usage(cmd, "-n and -w exclude each other");
+        if (o->no_wait)
+            o->wait_ms = 0;
+        return rlk_lc_fit_grace(cmd, o);
+    }
     if (i >= argc)
-        return rlk_cli_usage(cmd, "missing '--' and the command to run (%s -- COMMAND...)",
-                             synopsis);
+        return rlk_cli_usage(cmd, "missing '--' and the command to run (%s -- COMMAND...), "
+                             "or --hold to hold it until Ctrl-C", synopsis);
     if (i + 1 >= argc)
         return rlk_cli_usage(cmd, "missing the command after '--'");
     if (o->no_wait && o->wait_given)

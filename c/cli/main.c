@@ -6,6 +6,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -23,6 +25,35 @@ static const rlk_cli_command *const rlk_cli_commands[] = {
     &rlk_cmd_check,
     NULL,
 };
+
+/* The installed documentation: share/doc/rlk beside this binary's bin/ when it is there (an
+ * installation moved or made with --prefix), else where the build configured it. */
+static const char *rlk_cli_docdir(void)
+{
+    static char dir[4096];
+    char exe[3000];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash;
+    struct stat st;
+
+    if (n > 0) {
+        exe[n] = '\0';
+        if ((slash = strrchr(exe, '/')) != NULL) {
+            *slash = '\0';
+            snprintf(dir, sizeof dir, "%s/../%s", exe, RLK_DOCDIR_REL);
+            if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
+                char *real = realpath(dir, NULL);
+
+                if (real) {
+                    snprintf(dir, sizeof dir, "%s", real);
+                    free(real);
+                }
+                return dir;
+            }
+        }
+    }
+    return RLK_DOCDIR;
+}
 
 static void rlk_cli_help(FILE *out)
 {
@@ -49,10 +80,12 @@ static void rlk_cli_help(FILE *out)
             "  --url-file FILE       read the URL from FILE (one line)\n"
             "  --password-file FILE  the AUTH password, from FILE (one line; not readable by\n"
             "                        every user); used when the URL has no password, before\n"
-            "                        $RLK_PASSWORD, then $REDISCLI_AUTH\n"
-            "  --keep-env            pass RLK_URL, RLK_PASSWORD and REDISCLI_AUTH on to a\n"
-            "                        command rlk runs (default: removed; RLK_URL is passed\n"
-            "                        without its password)\n"
+            "                        $RLK_PASSWORD_FILE, $RLK_PASSWORD, then $REDISCLI_AUTH\n"
+            "  --keep-env            pass the credentials on to a command rlk runs: the URL's\n"
+            "                        password, RLK_PASSWORD, REDISCLI_AUTH, RLK_PASSWORD_FILE,\n"
+            "                        RLK_TLS_CERT, RLK_TLS_KEY, RLK_TLS_KEY_PASSWORD_FILE\n"
+            "                        (default: removed; the command gets RLK_URL = the URL\n"
+            "                        rlk uses, without its password, and the TLS options)\n"
             "  --functions           call the scripts as the Redis 7 Functions library rlk\n"
             "                        (FCALL / FCALL_RO; exit 5 while the server lacks this\n"
             "                        release's library: rlk functions load). Default: FCALL\n"
@@ -100,8 +133,12 @@ static void rlk_cli_help(FILE *out)
             "  7  rlk check: warnings, or checks it could not make\n"
             "  8  rlk check: errors (the server is not fit for locks)\n"
             "  9  the server is a replica (READONLY, MASTERDOWN)\n"
-            "  10 too few replicas acknowledged (--min-replicas), or NOREPLICAS\n",
-            RLK_DEFAULT_URL);
+            "  10 too few replicas acknowledged (--min-replicas), or NOREPLICAS\n"
+            "\n"
+            "Documentation:\n"
+            "  man rlk; README.md and docs/*.md (cli.md: every command and option, ops.md,\n"
+            "  tls.md, acl.md, ...) in %s\n",
+            RLK_DEFAULT_URL, rlk_cli_docdir());
 }
 
 static const rlk_cli_command *rlk_cli_find(const char *name)
@@ -130,7 +167,7 @@ static int rlk_cli_help_command(int argc, char **argv)
 
 /* The version, and the identity of the embedded script set: the SHA-1 of its manifest lines
  * (`grep -v '^#' share/rlk/scripts/manifest.tsv | sha1sum` gives the same). */
-static void rlk_cli_version(void)
+void rlk_cli_version(void)
 {
     rlk_script_set set;
     char id[41];
@@ -139,19 +176,6 @@ static void rlk_cli_version(void)
     rlk_script_set_id(&set, id);
     printf("rlk %s (hiredis %d.%d.%d, %zu scripts embedded)\nscript set %s\n", RLK_VERSION,
            HIREDIS_MAJOR, HIREDIS_MINOR, HIREDIS_PATCH, rlk_embedded_count(), id);
-}
-
-/* redis-cli's options, which rlk spells otherwise: a hint instead of "unknown option". */
-static int rlk_cli_redis_cli_habit(const char *arg)
-{
-    if (strcmp(arg, "-p") == 0 || strcmp(arg, "-n") == 0 || strcmp(arg, "-s") == 0 ||
-        strcmp(arg, "-u") == 0)
-        return rlk_cli_usage(NULL, "unknown option '%s': rlk is not redis-cli; the server is "
-                             "--url redis://HOST:PORT/DB or unix:///PATH", arg);
-    if (strcmp(arg, "-a") == 0 || strcmp(arg, "--pass") == 0 || strcmp(arg, "--user") == 0)
-        return rlk_cli_usage(NULL, "unknown option '%s': give the password with "
-                             "--password-file FILE, $RLK_PASSWORD or $REDISCLI_AUTH", arg);
-    return rlk_cli_usage(NULL, "unknown option '%s'", arg);
 }
 
 int main(int argc, char **argv)
@@ -184,7 +208,7 @@ int main(int argc, char **argv)
         if (got < 0)
             return RLK_EXIT_USAGE;
         if (got == 0)
-            return rlk_cli_redis_cli_habit(argv[i]);
+            return rlk_cli_unknown_option(NULL, argv[i]);
     }
     if (i >= argc) {
         rlk_cli_help(stderr);

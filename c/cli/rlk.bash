@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # bash completion for rlk -*- shell-script -*-
 # Installed as share/bash-completion/completions/rlk; needs nothing but bash (the
-# bash-completion package loads it on demand, or `source` it).
+# bash-completion package loads it on demand, or `source` it). The one source of rlk's
+# completion: tools/gen-completion makes the zsh and fish files from it.
 
 _rlk_commands="scripts functions eval lock semaphore latch inspect top unlock check help"
 
@@ -48,7 +49,6 @@ _rlk()
         --pattern|--interval|--limit|--count|--rate) return 0 ;;
         -w|--wait|-E|--conflict-exit-code|-l|--lease|-k|--kill-after|--watchdog-lease|--permits|--take|--key|--arg|--name|--user|--min-replicas|--min-replicas-timeout)
             return 0 ;;
-        -n) [ "$cmd" = semaphore ] && return 0 ;;
     esac
 
     case $cmd in
@@ -71,12 +71,12 @@ _rlk()
             fi
             words="--key --arg --raw --no-raw --url --bundle --help" ;;
         lock)
-            words="--read --write --fair --fenced --all --redlock -w --wait -n --no-wait -E
+            words="--read --write --fair --fenced --all --redlock -w --wait -n --no-wait --hold -E
                    --conflict-exit-code -l --lease -k --kill-after --watchdog-lease --stats --json
                    --url -- --help" ;;
         semaphore)
-            words="-n --permits --take -w --wait --no-wait -E --conflict-exit-code -l --lease -k
-                   --kill-after --watchdog-lease --stats --json --url -- --help" ;;
+            words="--permits --take -w --wait -n --no-wait --hold -E --conflict-exit-code -l --lease
+                   -k --kill-after --watchdog-lease --stats --json --url -- --help" ;;
         latch)
             words="set count-down await count -w -E --url --help" ;;
         inspect)

@@ -24,14 +24,119 @@ rlk_cli_globals rlk_cli_g;
 const char *rlk_cli_cmd_name;
 int rlk_cli_cmd_argc;
 
-/* The credential variables, as rlk found them (NULL: not set). */
-static char *rlk_cli_env_url, *rlk_cli_env_password, *rlk_cli_env_auth;
+/* The variables that carry a credential or say where one is, as rlk found them (NULL: not
+ * set). They are taken out of rlk's environment at start, so that a command rlk runs does not
+ * inherit them (--keep-env puts them back), and rlk reads them from here. */
+enum { RLK_CLI_CRED_PASSWORD, RLK_CLI_CRED_AUTH, RLK_CLI_CRED_PASSWORD_FILE, RLK_CLI_CRED_CERT,
+       RLK_CLI_CRED_KEY, RLK_CLI_CRED_KEY_PASSWORD_FILE, RLK_CLI_CRED_N };
+static const char *const rlk_cli_cred_names[RLK_CLI_CRED_N] = {
+    "RLK_PASSWORD", "REDISCLI_AUTH", "RLK_PASSWORD_FILE", "RLK_TLS_CERT", "RLK_TLS_KEY",
+    "RLK_TLS_KEY_PASSWORD_FILE",
+};
+static char *rlk_cli_cred_env[RLK_CLI_CRED_N];
+static char *rlk_cli_env_url;
 static int rlk_cli_env_url_set;
+
+/* ---------------------------------------------------------------- terminal-safe text */
+
+size_t rlk_cli_escape(char *dst, size_t cap, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t j = 0;
+
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char esc[8];
+        size_t n = 0;
+
+        if (c == '\n' || c == '\r' || c == '\t') {
+            esc[n++] = '\\';
+            esc[n++] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+        } else if (c < 0x20 || c == 0x7f) {
+            esc[n++] = '\\';
+            esc[n++] = 'x';
+            esc[n++] = hex[c >> 4];
+            esc[n++] = hex[c & 15];
+        } else if (c == 0xc2 && i + 1 < len && (unsigned char)s[i + 1] >= 0x80 &&
+                   (unsigned char)s[i + 1] <= 0x9f) {
+            unsigned char c1 = (unsigned char)s[++i];   /* a C1 control (U+0080..U+009F) */
+
+            memcpy(esc, "\\u00", 4);
+            n = 4;
+            esc[n++] = hex[c1 >> 4];
+            esc[n++] = hex[c1 & 15];
+        } else {
+            esc[n++] = (char)c;
+        }
+        for (size_t k = 0; k < n; k++, j++)
+            if (j + 1 < cap)
+                dst[j] = esc[k];
+    }
+    if (cap)
+        dst[j < cap ? j : cap - 1] = '\0';
+    return j;
+}
+
+/* Rotating per-thread buffers, so that one printf may show several strings. */
+#define RLK_CLI_SHOW_SLOTS 8
+static _Thread_local struct { char *buf; size_t cap; } rlk_cli_show_slot[RLK_CLI_SHOW_SLOTS];
+static _Thread_local unsigned rlk_cli_show_next;
+
+const char *rlk_cli_shown(const char *s, size_t len)
+{
+    unsigned k = rlk_cli_show_next++ % RLK_CLI_SHOW_SLOTS;
+    size_t need;
+
+    if (!s)
+        return "(null)";
+    need = rlk_cli_escape(NULL, 0, s, len) + 1;
+    if (need > rlk_cli_show_slot[k].cap) {
+        char *grown = realloc(rlk_cli_show_slot[k].buf, need);
+
+        if (!grown)
+            return "?";
+        rlk_cli_show_slot[k].buf = grown;
+        rlk_cli_show_slot[k].cap = need;
+    }
+    rlk_cli_escape(rlk_cli_show_slot[k].buf, need, s, len);
+    return rlk_cli_show_slot[k].buf;
+}
+
+const char *rlk_cli_show(const char *s)
+{
+    return rlk_cli_shown(s, s ? strlen(s) : 0);
+}
+
+void rlk_cli_vsay(FILE *out, const char *prefix, const char *fmt, va_list ap)
+{
+    char buf[2048], *big = NULL;
+    const char *text = buf;
+    va_list again;
+    int n;
+
+    va_copy(again, ap);
+    n = vsnprintf(buf, sizeof buf, fmt, ap);
+    if (n >= (int)sizeof buf && (big = malloc((size_t)n + 1)) != NULL) {
+        vsnprintf(big, (size_t)n + 1, fmt, again);
+        text = big;
+    }
+    va_end(again);
+    fprintf(out, "%s%s", prefix, rlk_cli_shown(text, n < 0 ? 0 : strlen(text)));
+    free(big);
+}
+
+void rlk_cli_say(FILE *out, const char *prefix, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    rlk_cli_vsay(out, prefix, fmt, ap);
+    va_end(ap);
+}
 
 static void rlk_cli_vmessage(const char *fmt, va_list ap)
 {
-    fputs("rlk: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    rlk_cli_vsay(stderr, "rlk: ", fmt, ap);
     fputc('\n', stderr);
 }
 
@@ -49,12 +154,47 @@ int rlk_cli_usage(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
 
-    fputs("rlk: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    rlk_cli_vsay(stderr, "rlk: ", fmt, ap);
     va_end(ap);
     fprintf(stderr, " (see 'rlk %s%s--help')\n", cmd ? cmd : "", cmd ? " " : "");
     return RLK_EXIT_USAGE;
+}
+
+int rlk_cli_unknown_option(const char *cmd, const char *arg)
+{
+    static const struct { const char *opts[5]; const char *hint; } habits[] = {
+        /* flock(1) */
+        {{"-s", "--shared"}, "rlk is not flock; a shared lock is --read (rlk lock --read NAME)"},
+        {{"-x", "-e", "--exclusive"}, "rlk is not flock; the lock is exclusive by default "
+                                      "(--write for the write side of a read-write lock)"},
+        {{"--timeout"}, "rlk is not flock; the wait bound is -w SECONDS (--wait)"},
+        {{"--nonblock", "--nb"}, "rlk is not flock; no waiting is -n (--no-wait)"},
+        {{"-c", "--command"}, "rlk is not flock; the command goes after '--': "
+                              "rlk lock NAME -- sh -c 'COMMAND'"},
+        {{"-u", "--unlock"}, "rlk is not flock; a lock is released when its command ends "
+                             "(rlk unlock --force NAME takes it away)"},
+        {{"-o", "--close"}, "rlk is not flock; the command never inherits rlk's connections"},
+        /* redis-cli(1) */
+        {{"-p", "-s", "-u", "-n", "--port"}, "rlk is not redis-cli; the server is --url "
+                                       "redis://HOST:PORT/DB or unix:///PATH"},
+        {{"-a", "--pass", "--user", "--askpass"}, "give the password with --password-file FILE, "
+                                                  "$RLK_PASSWORD or $REDISCLI_AUTH"},
+    };
+    int locking = cmd && (strcmp(cmd, "lock") == 0 || strcmp(cmd, "semaphore") == 0);
+
+    for (size_t k = 0; k < sizeof habits / sizeof habits[0]; k++) {
+        /* flock's habits where a lock is taken; redis-cli's everywhere (-s: flock's there) */
+        if (k < 7 && !locking)
+            continue;
+        for (int j = 0; j < 5 && habits[k].opts[j]; j++) {
+            size_t n = strlen(habits[k].opts[j]);
+
+            if (strncmp(arg, habits[k].opts[j], n) == 0 && (arg[n] == '\0' || arg[n] == '='))
+                return rlk_cli_usage(cmd, "unknown option '%s': %s", arg, habits[k].hint);
+        }
+    }
+    return rlk_cli_usage(cmd, "unknown option '%s'", arg);
 }
 
 int rlk_cli_exit_code(int err)
@@ -121,8 +261,8 @@ void rlk_cli_env_take(void)
 
     rlk_cli_env_url_set = getenv("RLK_URL") != NULL;
     rlk_cli_env_url = rlk_cli_take_env("RLK_URL");
-    rlk_cli_env_password = rlk_cli_take_env("RLK_PASSWORD");
-    rlk_cli_env_auth = rlk_cli_take_env("REDISCLI_AUTH");
+    for (int k = 0; k < RLK_CLI_CRED_N; k++)
+        rlk_cli_cred_env[k] = rlk_cli_take_env(rlk_cli_cred_names[k]);
     /* The command may still find the server (a nested rlk lock), never the password. */
     if (rlk_cli_env_url && *rlk_cli_env_url &&
         rlk_url_parse(rlk_cli_env_url, &u, err, sizeof err) == 0) {
@@ -140,10 +280,15 @@ static void rlk_cli_keep_env(void)
 {
     if (rlk_cli_env_url)
         setenv("RLK_URL", rlk_cli_env_url, 1);
-    if (rlk_cli_env_password)
-        setenv("RLK_PASSWORD", rlk_cli_env_password, 1);
-    if (rlk_cli_env_auth)
-        setenv("REDISCLI_AUTH", rlk_cli_env_auth, 1);
+    for (int k = 0; k < RLK_CLI_CRED_N; k++)
+        if (rlk_cli_cred_env[k])
+            setenv(rlk_cli_cred_names[k], rlk_cli_cred_env[k], 1);
+}
+
+/* A credential variable's value as rlk found it, when set and not empty. */
+static const char *rlk_cli_cred(int k)
+{
+    return rlk_cli_cred_env[k] && *rlk_cli_cred_env[k] ? rlk_cli_cred_env[k] : NULL;
 }
 
 /* --min-replicas N (0..1000) and --min-replicas-timeout MS (1..3600000): 1 matched, 0 not,
@@ -205,6 +350,11 @@ int rlk_cli_global_opt(const char *cmd, int argc, char **argv, int *i)
     const char *arg = argv[*i];
     int got;
 
+    if (strcmp(arg, "--version") == 0) {
+        /* as `rlk --version`, also after a command's name (rlk lock x --version): nothing runs */
+        rlk_cli_version();
+        exit(RLK_EXIT_OK);
+    }
     if (strcmp(arg, "--keep-env") == 0) {
         rlk_cli_g.keep_env = 1;
         rlk_cli_keep_env();
@@ -365,13 +515,22 @@ static const char *rlk_cli_pick_password(const char **from, int *failed)
         *failed = file_read == NULL;
         return file_read;
     }
-    if (rlk_cli_env_password && *rlk_cli_env_password) {
-        *from = "$RLK_PASSWORD";
-        return rlk_cli_env_password;
+    if (rlk_cli_cred(RLK_CLI_CRED_PASSWORD_FILE)) {
+        *from = "$RLK_PASSWORD_FILE";
+        if (!file_read)
+            file_read = rlk_cli_read_line_file("$RLK_PASSWORD_FILE",
+                                               rlk_cli_cred(RLK_CLI_CRED_PASSWORD_FILE), 1,
+                                               file_pw, sizeof file_pw);
+        *failed = file_read == NULL;
+        return file_read;
     }
-    if (rlk_cli_env_auth && *rlk_cli_env_auth) {
+    if (rlk_cli_cred(RLK_CLI_CRED_PASSWORD)) {
+        *from = "$RLK_PASSWORD";
+        return rlk_cli_cred(RLK_CLI_CRED_PASSWORD);
+    }
+    if (rlk_cli_cred(RLK_CLI_CRED_AUTH)) {
         *from = "$REDISCLI_AUTH";
-        return rlk_cli_env_auth;
+        return rlk_cli_cred(RLK_CLI_CRED_AUTH);
     }
     *from = NULL;
     return NULL;
@@ -391,9 +550,10 @@ static int rlk_cli_conn_options_locked(const char *url, rlk_options *o, int quie
     o->tls = rlk_cli_g.tls;
     o->tls_cacert = rlk_cli_g.cacert;
     o->tls_cacertdir = rlk_cli_g.cacertdir;
-    o->tls_cert = rlk_cli_g.cert;
-    o->tls_key = rlk_cli_g.key;
-    o->tls_key_password_file = rlk_cli_g.key_password_file;
+    o->tls_cert = rlk_cli_g.cert ? rlk_cli_g.cert : rlk_cli_cred(RLK_CLI_CRED_CERT);
+    o->tls_key = rlk_cli_g.key ? rlk_cli_g.key : rlk_cli_cred(RLK_CLI_CRED_KEY);
+    o->tls_key_password_file = rlk_cli_g.key_password_file
+        ? rlk_cli_g.key_password_file : rlk_cli_cred(RLK_CLI_CRED_KEY_PASSWORD_FILE);
     o->tls_sni = rlk_cli_g.sni;
     o->tls_insecure = rlk_cli_g.insecure;
     o->min_replicas = rlk_cli_g.min_replicas;
@@ -530,4 +690,81 @@ int rlk_cli_check_name(const char *cmd, const char *name)
     if (!name || rlk_name_check(name, why, sizeof why) == 0)
         return -1;
     return rlk_cli_usage(cmd, "'%s': %s", name, why);
+}
+
+/* ---------------------------------------------------------------- a command's environment */
+
+static int rlk_cli_env_add(char **list, int *n, int max, const char *key, const char *value)
+{
+    size_t len;
+
+    if (!value)
+        return 0;
+    len = strlen(key) + strlen(value) + 2;
+    if (*n >= max || !(list[*n] = malloc(len)))
+        return -1;
+    snprintf(list[*n], len, "%s=%s", key, value);
+    (*n)++;
+    return 0;
+}
+
+/* A file option's path as an absolute path (the command may change directory). */
+static int rlk_cli_env_add_path(char **list, int *n, int max, const char *key, const char *path)
+{
+    char *abs = path ? realpath(path, NULL) : NULL;
+    int rc = rlk_cli_env_add(list, n, max, key, abs ? abs : path);
+
+    free(abs);
+    return rc;
+}
+
+void rlk_cli_env_list_free(char **list)
+{
+    for (int k = 0; list && list[k]; k++)
+        free(list[k]);
+    free(list);
+}
+
+char **rlk_cli_pass_on_env(const char *url, int with_url)
+{
+    enum { MAX = 12 };
+    char **list = calloc(MAX + 1, sizeof *list);
+    int n = 0, bad = 0;
+
+    if (!list)
+        return NULL;
+    if (with_url) {
+        const char *from, *used;
+        char err[300], *pub = NULL;
+        rlk_url u;
+
+        pthread_mutex_lock(&rlk_cli_conn_mu);
+        used = rlk_cli_pick_url(url, &from);
+        pthread_mutex_unlock(&rlk_cli_conn_mu);
+        if (used && rlk_url_parse(used, &u, err, sizeof err) == 0)
+            pub = rlk_url_without_password(&u);
+        if (used)
+            rlk_url_free(&u);
+        bad |= rlk_cli_env_add(list, &n, MAX, "RLK_URL", rlk_cli_g.keep_env ? used : pub);
+        free(pub);
+    }
+    /* How to reach and trust the server: always (as the URL without its password). */
+    bad |= rlk_cli_env_add(list, &n, MAX, "RLK_TLS", rlk_cli_g.tls ? "1" : NULL);
+    bad |= rlk_cli_env_add_path(list, &n, MAX, "RLK_TLS_CACERT", rlk_cli_g.cacert);
+    bad |= rlk_cli_env_add_path(list, &n, MAX, "RLK_TLS_CACERTDIR", rlk_cli_g.cacertdir);
+    bad |= rlk_cli_env_add(list, &n, MAX, "RLK_TLS_SNI", rlk_cli_g.sni);
+    bad |= rlk_cli_env_add(list, &n, MAX, "RLK_TLS_INSECURE", rlk_cli_g.insecure ? "1" : NULL);
+    /* Where the credentials are: with --keep-env only, as the password itself. */
+    if (rlk_cli_g.keep_env) {
+        bad |= rlk_cli_env_add_path(list, &n, MAX, "RLK_PASSWORD_FILE", rlk_cli_g.password_file);
+        bad |= rlk_cli_env_add_path(list, &n, MAX, "RLK_TLS_CERT", rlk_cli_g.cert);
+        bad |= rlk_cli_env_add_path(list, &n, MAX, "RLK_TLS_KEY", rlk_cli_g.key);
+        bad |= rlk_cli_env_add_path(list, &n, MAX, "RLK_TLS_KEY_PASSWORD_FILE",
+                                    rlk_cli_g.key_password_file);
+    }
+    if (bad) {
+        rlk_cli_env_list_free(list);
+        return NULL;
+    }
+    return list;
 }

@@ -64,7 +64,7 @@ static void rlk_wr_report(rlk_client **c, long long waited_ms)
     if (rlk_wr.name && *c)
         rlk_wr_holders(*c, holders, sizeof holders);
     rlk_lc_format_seconds(waited_ms / 1000 * 1000, waited, sizeof waited);
-    fprintf(stderr, "rlk: %s: waiting for %s s%s\n", rlk_wr.what, waited, holders);
+    rlk_cli_fail(0, "%s: waiting for %s s%s", rlk_wr.what, waited, holders);
 }
 
 static void rlk_wr_deadline(struct timespec *ts, long long at_ns)
@@ -134,7 +134,7 @@ void rlk_wr_stop(int acquired)
     if (acquired && rlk_wr.reported) {
         rlk_lc_format_seconds((rlk_lc_now_ns() - rlk_wr.started_ns) / 1000000LL, waited,
                               sizeof waited);
-        fprintf(stderr, "rlk: %s: acquired after %s s\n", rlk_wr.what, waited);
+        rlk_cli_fail(0, "%s: acquired after %s s", rlk_wr.what, waited);
     }
     free(rlk_wr.url);
     free(rlk_wr.name);

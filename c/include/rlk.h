@@ -25,7 +25,10 @@
 #define RLK_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <hiredis/hiredis.h>
+
+#include "rlk_export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -74,11 +77,13 @@ enum rlk_error {
     RLK_ERR_TLS = 22,         /* the TLS settings are unusable: a CA, certificate or key file
                                  missing, unreadable or mismatched; TLS options without TLS */
     RLK_ERR_CANCELLED = 23,   /* rlk_async_cancel ended the request (rlk_async.h) */
-    RLK_ERR_CLOSED = 24       /* the async client was freed with the request pending */
+    RLK_ERR_CLOSED = 24,      /* the async client was freed with the request pending */
+    RLK_ERR_FENCED = 25       /* a fencing check refused a token below the highest the resource
+                                 accepted (rlk_fence_check, rlk_fence_write); nothing changed */
 };
 
 /* Returns a static, one-word name for an error code ("RLK_ERR_IO"). */
-const char *rlk_strerror(int err);
+RLK_API const char *rlk_strerror(int err);
 
 /* ---------------------------------------------------------------- client */
 
@@ -155,29 +160,29 @@ enum rlk_pubsub {
                                  on that shard */
 };
 
-void rlk_options_init(rlk_options *opts);
+RLK_API void rlk_options_init(rlk_options *opts);
 
 /* Parses and connects; loads every script (unless no_preload) and checks each
  * SHA-1 the server returns against the build's. Returns NULL only when out of
  * memory; otherwise check rlk_err(c): a client that failed to connect is still
  * returned so the caller can read the message, and must be freed. */
-rlk_client *rlk_connect(const rlk_options *opts);
-rlk_client *rlk_connect_url(const char *url); /* defaults for everything else */
-void rlk_free(rlk_client *c);
+RLK_API rlk_client *rlk_connect(const rlk_options *opts);
+RLK_API rlk_client *rlk_connect_url(const char *url); /* defaults for everything else */
+RLK_API void rlk_free(rlk_client *c);
 
-int rlk_err(const rlk_client *c);
-const char *rlk_errstr(const rlk_client *c);
+RLK_API int rlk_err(const rlk_client *c);
+RLK_API const char *rlk_errstr(const rlk_client *c);
 
 /* The URL the client was opened with, password masked ("redis://u:***@h:p/0"). */
-const char *rlk_client_url(const rlk_client *c);
+RLK_API const char *rlk_client_url(const rlk_client *c);
 /* The server the client talks to now, "host:port" (or the socket path): for a
  * redis+sentinel:// client the master the sentinels named last ("" when none
  * is known); *switches (may be NULL) gets how many failovers it followed. */
-void rlk_client_server(rlk_client *c, char *buf, size_t len, unsigned long long *switches);
+RLK_API void rlk_client_server(rlk_client *c, char *buf, size_t len, unsigned long long *switches);
 
 /* RLK_PUBSUB_GLOBAL or RLK_PUBSUB_SHARDED: what the client uses (AUTO resolved: on a cluster
  * it asks one master's version once, and until that answers it uses GLOBAL). */
-int rlk_client_pubsub(rlk_client *c);
+RLK_API int rlk_client_pubsub(rlk_client *c);
 
 /* ---------------------------------------------------------------- scripts */
 
@@ -191,20 +196,20 @@ typedef struct rlk_script_info {
 } rlk_script_info;
 
 /* The set built into the library. */
-size_t rlk_embedded_count(void);
-const rlk_script_info *rlk_embedded_at(size_t i);
+RLK_API size_t rlk_embedded_count(void);
+RLK_API const rlk_script_info *rlk_embedded_at(size_t i);
 
 /* The set a client uses (embedded, or its bundle directory). */
-size_t rlk_script_count(const rlk_client *c);
-const rlk_script_info *rlk_script_at(const rlk_client *c, size_t i);
-const rlk_script_info *rlk_script_find(const rlk_client *c, const char *name);
+RLK_API size_t rlk_script_count(const rlk_client *c);
+RLK_API const rlk_script_info *rlk_script_at(const rlk_client *c, size_t i);
+RLK_API const rlk_script_info *rlk_script_find(const rlk_client *c, const char *name);
 
 /* SCRIPT LOAD every script; RLK_ERR_SHA if a returned SHA-1 differs. */
-int rlk_load_scripts(rlk_client *c);
+RLK_API int rlk_load_scripts(rlk_client *c);
 
 /* SCRIPT EXISTS for every script; present[i] (rlk_script_count entries) is
  * set to 1 when the server holds script i. */
-int rlk_verify_scripts(rlk_client *c, int *present);
+RLK_API int rlk_verify_scripts(rlk_client *c, int *present);
 
 /* ---------------------------------------------------------------- functions */
 
@@ -220,11 +225,11 @@ typedef struct rlk_library_info {
     size_t code_len;
 } rlk_library_info;
 
-const rlk_library_info *rlk_embedded_library(void);
+RLK_API const rlk_library_info *rlk_embedded_library(void);
 
 /* FUNCTION LOAD [REPLACE] of the embedded library. Without replace, a server
  * that already holds a library rlk refuses (RLK_ERR_SERVER, "already exists"). */
-int rlk_load_functions(rlk_client *c, int replace);
+RLK_API int rlk_load_functions(rlk_client *c, int replace);
 
 /* What the server holds under the name rlk (FUNCTION LIST LIBRARYNAME rlk
  * WITHCODE), compared with the embedded library. */
@@ -237,57 +242,57 @@ typedef struct rlk_functions_state {
     int functions;           /* number of functions it registers */
 } rlk_functions_state;
 
-int rlk_verify_functions(rlk_client *c, rlk_functions_state *st);
+RLK_API int rlk_verify_functions(rlk_client *c, rlk_functions_state *st);
 
 /* The server's library code into *code (malloc'ed, *len bytes; NULL and 0 when
  * the server has no library rlk). The caller frees *code. */
-int rlk_server_functions_code(rlk_client *c, char **code, size_t *len);
+RLK_API int rlk_server_functions_code(rlk_client *c, char **code, size_t *len);
 
 /* 1 when c calls scripts with FCALL, 0 with EVALSHA, -1 not decided yet
  * (AUTO before its first script call). */
-int rlk_functions_active(rlk_client *c);
+RLK_API int rlk_functions_active(rlk_client *c);
 
 /* Replica acknowledgement (rlk_options.min_replicas > 0): how many replicas
  * acknowledged the calling thread's last script call (rlk_evalv, or the last
  * script of a lock call), from the WAIT sent with it; -1 when unknown (WAIT
  * refused, or its reply lost); -2 when no WAIT was sent (min_replicas 0, a
  * read-only script, no call yet). */
-int rlk_last_replica_acks(void);
+RLK_API int rlk_last_replica_acks(void);
 
 /* Calls a script by name. keylens/arglens may be NULL (strlen is used).
  * RLK_OK: *reply holds the script's reply (caller frees it).
  * RLK_ERR_SCRIPT: the script replied an error; errstr holds its text, *reply is NULL. */
-int rlk_evalv(rlk_client *c, const char *name,
-              int nkeys, const char *const *keys, const size_t *keylens,
-              int nargs, const char *const *args, const size_t *arglens,
-              redisReply **reply);
-int rlk_eval(rlk_client *c, const char *name,
-             int nkeys, const char *const *keys,
-             int nargs, const char *const *args,
-             redisReply **reply);
+RLK_API int rlk_evalv(rlk_client *c, const char *name,
+                      int nkeys, const char *const *keys, const size_t *keylens,
+                      int nargs, const char *const *args, const size_t *arglens,
+                      redisReply **reply);
+RLK_API int rlk_eval(rlk_client *c, const char *name,
+                     int nkeys, const char *const *keys,
+                     int nargs, const char *const *args,
+                     redisReply **reply);
 
 /* Any command, argv-style, through the client's pool (reconnects like eval).
  * An error reply is returned as RLK_ERR_SERVER with the text in errstr. */
-int rlk_command(rlk_client *c, int argc, const char *const *argv,
-                const size_t *argvlen, redisReply **reply);
+RLK_API int rlk_command(rlk_client *c, int argc, const char *const *argv,
+                        const size_t *argvlen, redisReply **reply);
 
 /* Bounds every call the calling thread makes from now on (connect and
  * command timeouts included) to end within ms (< 0: no bound). For a last
  * call that must not hang, e.g. releasing a lock known lost. The waits of
  * try_lock, acquire and await calls bound themselves by their wait. */
-void rlk_thread_time_limit(long long ms);
+RLK_API void rlk_thread_time_limit(long long ms);
 
 /* Ends every wait on c, now and later, with RLK_ERR_INTERRUPTED (a fair
  * waiter leaves the queue first; a RedLock over c stops retrying): for a
  * process that is shutting down, e.g. from a thread that received SIGTERM.
  * Does not cut a command already on the wire. Thread-safe; not
  * async-signal-safe. */
-void rlk_interrupt_waits(rlk_client *c);
+RLK_API void rlk_interrupt_waits(rlk_client *c);
 
 /* ---------------------------------------------------------------- holders, lost locks */
 
 /* This client's uuid (the first part of its holder ids), 36 characters. */
-const char *rlk_client_uuid(const rlk_client *c);
+RLK_API const char *rlk_client_uuid(const rlk_client *c);
 
 /* Why a lock was lost. */
 enum rlk_lost_reason {
@@ -305,7 +310,7 @@ enum rlk_lost_reason {
  * default margin 0 the server may already have expired the lock. Only
  * lease-less (watchdog) locks are watched. */
 typedef void (*rlk_lost_fn)(const char *name, const char *owner, int reason, void *userdata);
-void rlk_set_lost_callback(rlk_client *c, rlk_lost_fn fn, void *userdata);
+RLK_API void rlk_set_lost_callback(rlk_client *c, rlk_lost_fn fn, void *userdata);
 
 /* The kinds of hold a client's watchdog renews (docs/runtime.md): the
  * lost-lock callbacks say which one was lost. rlk_set_lost_callback's
@@ -319,12 +324,12 @@ enum rlk_lock_kind {
     RLK_KIND_WRITE = 4      /* rlk_rwlock_*, the write side */
 };
 /* "lock", "fair", "fenced", "read", "write"; "unknown" otherwise. */
-const char *rlk_kind_name(int kind);
+RLK_API const char *rlk_kind_name(int kind);
 /* Called from the watchdog thread, once per lost hold, after the plain
  * callback; must not block long. NULL: none. */
 typedef void (*rlk_lost_kind_fn)(int kind, const char *name, const char *owner, int reason,
                                  void *userdata);
-void rlk_set_lost_kind_callback(rlk_client *c, rlk_lost_kind_fn fn, void *userdata);
+RLK_API void rlk_set_lost_kind_callback(rlk_client *c, rlk_lost_kind_fn fn, void *userdata);
 
 /* ---------------------------------------------------------------- metrics
  *
@@ -344,7 +349,7 @@ enum rlk_metrics_kind {
 };
 /* "lock", "fair", "fenced", "read", "write", "semaphore", "psemaphore",
  * "latch"; "unknown" otherwise. */
-const char *rlk_metrics_kind_name(int kind);
+RLK_API const char *rlk_metrics_kind_name(int kind);
 
 /* How an acquisition call ended. */
 enum rlk_acquire_result {
@@ -356,7 +361,7 @@ enum rlk_acquire_result {
     RLK_ACQ_RESULTS = 4
 };
 /* "acquired", "timed_out", "refused", "error"; "unknown" otherwise. */
-const char *rlk_acquire_result_name(int result);
+RLK_API const char *rlk_acquire_result_name(int result);
 
 #define RLK_METRICS_BUCKETS 18      /* finite histogram bounds; one more bucket above them */
 #define RLK_METRICS_NAMES_MAX 16    /* names watched per client (rlk_metrics_watch) */
@@ -365,7 +370,7 @@ const char *rlk_acquire_result_name(int result);
 /* The upper bound of bucket i (0 <= i < RLK_METRICS_BUCKETS) in seconds:
  * 0.0001 0.00025 0.0005 0.001 ... 10 30 60 (1-2.5-5 per decade, then 30
  * and 60); +Inf for i == RLK_METRICS_BUCKETS, NaN otherwise. */
-double rlk_metrics_bucket_bound(int i);
+RLK_API double rlk_metrics_bucket_bound(int i);
 
 /* A histogram of durations: buckets[i] counts the observations in
  * (bound(i-1), bound(i)] (not cumulative); buckets[RLK_METRICS_BUCKETS]
@@ -427,19 +432,19 @@ typedef struct rlk_metrics {
 /* A snapshot of c's metrics into *out. RLK_ERR_NOMEM: the runtime state
  * could not be made. Thread-safe; takes the hold registry's lock briefly
  * (the gauges). */
-int rlk_metrics_get(rlk_client *c, rlk_metrics *out);
+RLK_API int rlk_metrics_get(rlk_client *c, rlk_metrics *out);
 /* Turns recording of the fields marked (r) off (0) or on (1, the default). */
-int rlk_metrics_set_enabled(rlk_client *c, int on);
+RLK_API int rlk_metrics_set_enabled(rlk_client *c, int on);
 /* Also counts acquisitions, waits and holds of `name` on their own (every
  * kind; the exposition labels them name="..."). Names are not watched by
  * default: an application picks the few it wants to see. Idempotent.
  * RLK_ERR_ARG: empty, RLK_METRICS_NAME_SIZE bytes or longer, or
  * RLK_METRICS_NAMES_MAX names watched already. Handles count from the next
  * call on. */
-int rlk_metrics_watch(rlk_client *c, const char *name);
+RLK_API int rlk_metrics_watch(rlk_client *c, const char *name);
 /* Adds b into a (counters, gauges, histograms; watched names by name, up to
  * RLK_METRICS_NAMES_MAX): the metrics of several clients of a process. */
-void rlk_metrics_add(rlk_metrics *a, const rlk_metrics *b);
+RLK_API void rlk_metrics_add(rlk_metrics *a, const rlk_metrics *b);
 
 enum rlk_metrics_format {
     RLK_METRICS_PROMETHEUS = 0, /* text exposition format 0.0.4 */
@@ -452,8 +457,8 @@ enum rlk_metrics_format {
  * *needed (may be NULL) gets the size the whole text needs, NUL included.
  * RLK_OK; RLK_ERR_ARG when len is too small (buf then holds a cut, NUL
  * terminated prefix: call again with *needed bytes), or a bad argument. */
-int rlk_metrics_format(const rlk_metrics *m, size_t n, const char *const *labels, int format,
-                       char *buf, size_t len, size_t *needed);
+RLK_API int rlk_metrics_format(const rlk_metrics *m, size_t n, const char *const *labels, int format,
+                               char *buf, size_t len, size_t *needed);
 
 /* ---------------------------------------------------------------- reentrant lock */
 
@@ -464,12 +469,12 @@ typedef struct rlk_lock rlk_lock;
  * No I/O. The holder id is "<client uuid>:<thread id>" of the calling thread,
  * as Redisson forms it, unless rlk_lock_set_owner fixed one (for code that hands
  * a lock from one thread to another). A handle may be used by several threads. */
-rlk_lock *rlk_lock_new(rlk_client *c, const char *name);
-void rlk_lock_free(rlk_lock *l);
-int rlk_lock_set_owner(rlk_lock *l, const char *owner); /* NULL: per-thread ids again */
-const char *rlk_lock_name(const rlk_lock *l);
+RLK_API rlk_lock *rlk_lock_new(rlk_client *c, const char *name);
+RLK_API void rlk_lock_free(rlk_lock *l);
+RLK_API int rlk_lock_set_owner(rlk_lock *l, const char *owner); /* NULL: per-thread ids again */
+RLK_API const char *rlk_lock_name(const rlk_lock *l);
 /* The holder id the calling thread uses for this lock. */
-int rlk_lock_owner(const rlk_lock *l, char *buf, size_t len);
+RLK_API int rlk_lock_owner(const rlk_lock *l, char *buf, size_t len);
 
 /* lease_ms > 0: the lock expires after lease_ms unless unlocked.
  * lease_ms <= 0: watchdog lease: the client's watchdog_lease_ms, renewed every
@@ -477,17 +482,17 @@ int rlk_lock_owner(const rlk_lock *l, char *buf, size_t len);
  * wait_ms < 0: wait as long as it takes; 0: one attempt; > 0: at most that long.
  * RLK_OK: acquired (or re-entered). RLK_ERR_BUSY: still held by another when
  * the wait ran out. Other codes: errors (errstr says which). */
-int rlk_lock_try_lock(rlk_lock *l, long long wait_ms, long long lease_ms);
-int rlk_lock_lock(rlk_lock *l, long long lease_ms);
+RLK_API int rlk_lock_try_lock(rlk_lock *l, long long wait_ms, long long lease_ms);
+RLK_API int rlk_lock_lock(rlk_lock *l, long long lease_ms);
 /* RLK_ERR_NOT_OWNER when the caller does not hold it (lost, expired, never taken). */
-int rlk_lock_unlock(rlk_lock *l);
-int rlk_lock_force_unlock(rlk_lock *l, int *released);
-int rlk_lock_is_locked(rlk_lock *l, int *locked);
+RLK_API int rlk_lock_unlock(rlk_lock *l);
+RLK_API int rlk_lock_force_unlock(rlk_lock *l, int *released);
+RLK_API int rlk_lock_is_locked(rlk_lock *l, int *locked);
 /* False once the watchdog declared this holder's lock lost. */
-int rlk_lock_is_held_by_me(rlk_lock *l, int *held);
-int rlk_lock_hold_count(rlk_lock *l, long long *count);
+RLK_API int rlk_lock_is_held_by_me(rlk_lock *l, int *held);
+RLK_API int rlk_lock_hold_count(rlk_lock *l, long long *count);
 /* PTTL of the lock key: -2 no lock, -1 no expiry. */
-int rlk_lock_remaining_ttl(rlk_lock *l, long long *ttl_ms);
+RLK_API int rlk_lock_remaining_ttl(rlk_lock *l, long long *ttl_ms);
 
 /* ---------------------------------------------------------------- read-write lock */
 
@@ -514,14 +519,14 @@ enum rlk_rw_mode {
 };
 
 /* No I/O. NULL on an empty name or out of memory (error on c). */
-rlk_rwlock *rlk_rwlock_new(rlk_client *c, const char *name);
-void rlk_rwlock_free(rlk_rwlock *rw);                  /* does not unlock */
-const char *rlk_rwlock_name(const rlk_rwlock *rw);
-const char *rlk_rwlock_channel(const rlk_rwlock *rw);  /* redisson_rwlock:{name} */
+RLK_API rlk_rwlock *rlk_rwlock_new(rlk_client *c, const char *name);
+RLK_API void rlk_rwlock_free(rlk_rwlock *rw);                  /* does not unlock */
+RLK_API const char *rlk_rwlock_name(const rlk_rwlock *rw);
+RLK_API const char *rlk_rwlock_channel(const rlk_rwlock *rw);  /* redisson_rwlock:{name} */
 /* A fixed holder id (1..1024 bytes, not "mode", not ending in ":write");
  * NULL: per-thread ids again. */
-int rlk_rwlock_set_owner(rlk_rwlock *rw, const char *owner);
-int rlk_rwlock_owner(const rlk_rwlock *rw, char *buf, size_t len);
+RLK_API int rlk_rwlock_set_owner(rlk_rwlock *rw, const char *owner);
+RLK_API int rlk_rwlock_owner(const rlk_rwlock *rw, char *buf, size_t len);
 
 /* side RLK_RW_READ or RLK_RW_WRITE; wait_ms and lease_ms as for
  * rlk_lock_try_lock (lease_ms <= 0: the watchdog renews the hold: reads with
@@ -529,23 +534,23 @@ int rlk_rwlock_owner(const rlk_rwlock *rw, char *buf, size_t len);
  * RLK_OK: acquired or re-entered. RLK_ERR_BUSY: the wait ran out.
  * RLK_ERR_UPGRADE (at once, whatever wait_ms): the write side asked by an
  * owner that holds a read of this lock. Other codes: errors. */
-int rlk_rwlock_try_lock(rlk_rwlock *rw, int side, long long wait_ms, long long lease_ms);
-int rlk_rwlock_lock(rlk_rwlock *rw, int side, long long lease_ms);
+RLK_API int rlk_rwlock_try_lock(rlk_rwlock *rw, int side, long long wait_ms, long long lease_ms);
+RLK_API int rlk_rwlock_lock(rlk_rwlock *rw, int side, long long lease_ms);
 /* Leaves one hold of that side. RLK_ERR_NOT_OWNER when the caller has none. */
-int rlk_rwlock_unlock(rlk_rwlock *rw, int side);
+RLK_API int rlk_rwlock_unlock(rlk_rwlock *rw, int side);
 /* Deletes the lock (and its reads' timeout keys) whoever holds it, when it is
  * in the mode of side (RLK_RW_ANY: any); *released (may be NULL) = 1 if so. */
-int rlk_rwlock_force_unlock(rlk_rwlock *rw, int side, int *released);
+RLK_API int rlk_rwlock_force_unlock(rlk_rwlock *rw, int side, int *released);
 /* enum rlk_rw_mode of the lock now. */
-int rlk_rwlock_mode(rlk_rwlock *rw, int *mode);
+RLK_API int rlk_rwlock_mode(rlk_rwlock *rw, int *mode);
 /* False once the watchdog declared that hold of the caller lost. */
-int rlk_rwlock_is_held_by_me(rlk_rwlock *rw, int side, int *held);
+RLK_API int rlk_rwlock_is_held_by_me(rlk_rwlock *rw, int side, int *held);
 /* The caller's reads or writes, from Redis. */
-int rlk_rwlock_hold_count(rlk_rwlock *rw, int side, long long *count);
+RLK_API int rlk_rwlock_hold_count(rlk_rwlock *rw, int side, long long *count);
 /* Owners holding at least one read (the writer's own reads included). */
-int rlk_rwlock_reader_count(rlk_rwlock *rw, long long *owners);
+RLK_API int rlk_rwlock_reader_count(rlk_rwlock *rw, long long *owners);
 /* PTTL of the lock hash: -2 no lock, -1 no expiry. */
-int rlk_rwlock_remaining_ttl(rlk_rwlock *rw, long long *ttl_ms);
+RLK_API int rlk_rwlock_remaining_ttl(rlk_rwlock *rw, long long *ttl_ms);
 
 /* ---------------------------------------------------------------- fair lock */
 
@@ -564,31 +569,31 @@ typedef struct rlk_fairlock rlk_fairlock;
 
 #define RLK_FAIR_THREAD_WAIT_MS 10000LL     /* rlk's keep-alive (Redisson's threadWaitTime: 300000) */
 
-rlk_fairlock *rlk_fairlock_new(rlk_client *c, const char *name);      /* no I/O */
-void rlk_fairlock_free(rlk_fairlock *f);                            /* does not unlock */
-const char *rlk_fairlock_name(const rlk_fairlock *f);
-const char *rlk_fairlock_queue_name(const rlk_fairlock *f);         /* redisson_lock_queue:{name} */
-const char *rlk_fairlock_timeout_name(const rlk_fairlock *f);       /* redisson_lock_timeout:{..} */
-int rlk_fairlock_set_owner(rlk_fairlock *f, const char *owner);     /* NULL: per-thread ids */
-int rlk_fairlock_owner(const rlk_fairlock *f, char *buf, size_t len);
+RLK_API rlk_fairlock *rlk_fairlock_new(rlk_client *c, const char *name);      /* no I/O */
+RLK_API void rlk_fairlock_free(rlk_fairlock *f);                            /* does not unlock */
+RLK_API const char *rlk_fairlock_name(const rlk_fairlock *f);
+RLK_API const char *rlk_fairlock_queue_name(const rlk_fairlock *f);         /* redisson_lock_queue:{name} */
+RLK_API const char *rlk_fairlock_timeout_name(const rlk_fairlock *f);       /* redisson_lock_timeout:{..} */
+RLK_API int rlk_fairlock_set_owner(rlk_fairlock *f, const char *owner);     /* NULL: per-thread ids */
+RLK_API int rlk_fairlock_owner(const rlk_fairlock *f, char *buf, size_t len);
 /* The thread wait time (keep-alive, ms, up to 10^12) every call of this
  * handle queues with: a dead waiter is dropped this long after its last
  * attempt. <= 0 (the default): RLK_FAIR_THREAD_WAIT_MS. */
-int rlk_fairlock_set_thread_wait(rlk_fairlock *f, long long ms);
+RLK_API int rlk_fairlock_set_thread_wait(rlk_fairlock *f, long long ms);
 
 /* As rlk_lock_try_lock (lease_ms <= 0: renewed by the watchdog with
  * fair/renew). wait_ms == 0: one attempt that does not stay queued. */
-int rlk_fairlock_try_lock(rlk_fairlock *f, long long wait_ms, long long lease_ms);
-int rlk_fairlock_lock(rlk_fairlock *f, long long lease_ms);
-int rlk_fairlock_unlock(rlk_fairlock *f);          /* RLK_ERR_NOT_OWNER: not held */
+RLK_API int rlk_fairlock_try_lock(rlk_fairlock *f, long long wait_ms, long long lease_ms);
+RLK_API int rlk_fairlock_lock(rlk_fairlock *f, long long lease_ms);
+RLK_API int rlk_fairlock_unlock(rlk_fairlock *f);          /* RLK_ERR_NOT_OWNER: not held */
 /* Deletes the lock whoever holds it and wakes the first waiter. */
-int rlk_fairlock_force_unlock(rlk_fairlock *f, int *released);
-int rlk_fairlock_is_locked(rlk_fairlock *f, int *locked);
-int rlk_fairlock_is_held_by_me(rlk_fairlock *f, int *held);
-int rlk_fairlock_hold_count(rlk_fairlock *f, long long *count);
-int rlk_fairlock_remaining_ttl(rlk_fairlock *f, long long *ttl_ms);
+RLK_API int rlk_fairlock_force_unlock(rlk_fairlock *f, int *released);
+RLK_API int rlk_fairlock_is_locked(rlk_fairlock *f, int *locked);
+RLK_API int rlk_fairlock_is_held_by_me(rlk_fairlock *f, int *held);
+RLK_API int rlk_fairlock_hold_count(rlk_fairlock *f, long long *count);
+RLK_API int rlk_fairlock_remaining_ttl(rlk_fairlock *f, long long *ttl_ms);
 /* Owners in the queue (LLEN; stale ones are dropped by the next script). */
-int rlk_fairlock_queue_length(rlk_fairlock *f, long long *n);
+RLK_API int rlk_fairlock_queue_length(rlk_fairlock *f, long long *n);
 
 /* ---------------------------------------------------------------- fenced lock */
 
@@ -601,32 +606,75 @@ int rlk_fairlock_queue_length(rlk_fairlock *f, long long *n);
  * rlk_lock; the process-wide local queue is the one of rlk_lock `name`. */
 typedef struct rlk_fenced rlk_fenced;
 
-rlk_fenced *rlk_fenced_new(rlk_client *c, const char *name);    /* no I/O */
-void rlk_fenced_free(rlk_fenced *f);                          /* does not unlock */
-const char *rlk_fenced_name(const rlk_fenced *f);
-const char *rlk_fenced_token_name(const rlk_fenced *f);       /* redisson_lock_token:{name} */
-int rlk_fenced_set_owner(rlk_fenced *f, const char *owner);   /* NULL: per-thread ids */
-int rlk_fenced_owner(const rlk_fenced *f, char *buf, size_t len);
+RLK_API rlk_fenced *rlk_fenced_new(rlk_client *c, const char *name);    /* no I/O */
+RLK_API void rlk_fenced_free(rlk_fenced *f);                          /* does not unlock */
+RLK_API const char *rlk_fenced_name(const rlk_fenced *f);
+RLK_API const char *rlk_fenced_token_name(const rlk_fenced *f);       /* redisson_lock_token:{name} */
+RLK_API int rlk_fenced_set_owner(rlk_fenced *f, const char *owner);   /* NULL: per-thread ids */
+RLK_API int rlk_fenced_owner(const rlk_fenced *f, char *buf, size_t len);
 
 /* As rlk_lock_try_lock; on RLK_OK *token (may be NULL) is this
  * acquisition's fencing token (> 0). */
-int rlk_fenced_try_lock(rlk_fenced *f, long long wait_ms, long long lease_ms, long long *token);
-int rlk_fenced_lock(rlk_fenced *f, long long lease_ms, long long *token);
-int rlk_fenced_unlock(rlk_fenced *f);               /* RLK_ERR_NOT_OWNER: not held */
+RLK_API int rlk_fenced_try_lock(rlk_fenced *f, long long wait_ms, long long lease_ms, long long *token);
+RLK_API int rlk_fenced_lock(rlk_fenced *f, long long lease_ms, long long *token);
+RLK_API int rlk_fenced_unlock(rlk_fenced *f);               /* RLK_ERR_NOT_OWNER: not held */
 /* Deletes the lock whoever holds it (the token key stays). */
-int rlk_fenced_force_unlock(rlk_fenced *f, int *released);
+RLK_API int rlk_fenced_force_unlock(rlk_fenced *f, int *released);
 /* The token of the caller's latest acquisition, while this client records
  * its hold (no I/O). RLK_ERR_NOT_OWNER: not held, unlocked, or declared lost
  * by the watchdog (a leased hold whose lease ran out still answers: the
  * resource's check is what rejects a stale token). */
-int rlk_fenced_token(rlk_fenced *f, long long *token);
+RLK_API int rlk_fenced_token(rlk_fenced *f, long long *token);
 /* The last token issued on the name (fenced/token; Redisson's getToken()):
  * 0 when none (never, or the token key was deleted). */
-int rlk_fenced_last_token(rlk_fenced *f, long long *token);
-int rlk_fenced_is_locked(rlk_fenced *f, int *locked);
-int rlk_fenced_is_held_by_me(rlk_fenced *f, int *held);
-int rlk_fenced_hold_count(rlk_fenced *f, long long *count);
-int rlk_fenced_remaining_ttl(rlk_fenced *f, long long *ttl_ms);
+RLK_API int rlk_fenced_last_token(rlk_fenced *f, long long *token);
+RLK_API int rlk_fenced_is_locked(rlk_fenced *f, int *locked);
+RLK_API int rlk_fenced_is_held_by_me(rlk_fenced *f, int *held);
+RLK_API int rlk_fenced_hold_count(rlk_fenced *f, long long *count);
+RLK_API int rlk_fenced_remaining_ttl(rlk_fenced *f, long long *ttl_ms);
+
+/* ---------------------------------------------------------------- fencing checks */
+
+/* Checks of a fencing token at the protected resource (docs/locks/fenced.md,
+ * "Checking the token at the resource"): accept a token not below the
+ * highest accepted so far, remember it, refuse a lower one. */
+
+/* For a resource the application keeps itself: the highest token accepted.
+ * Start from RLK_FENCE_STATE_INIT (or a value kept durably with the
+ * resource). */
+typedef struct rlk_fence_state {
+    uint64_t highest;           /* 0: none accepted yet */
+} rlk_fence_state;
+#define RLK_FENCE_STATE_INIT {0}
+
+/* Compare and remember, no I/O and no lock: RLK_OK when token >= highest
+ * (highest becomes token; an equal token is the same holder again);
+ * RLK_ERR_FENCED when token < highest (st unchanged); RLK_ERR_ARG when st is
+ * NULL or token is 0. Atomicity is the caller's: the check and the write it
+ * guards must be one step for every writer of the resource (one mutex held
+ * across both, or one thread that owns the resource), and st must be kept
+ * with the resource (a restart that forgets it lets stale tokens in). */
+RLK_API int rlk_fence_check(rlk_fence_state *st, uint64_t token);
+
+/* A fenced write on data in Redis, by name (scripts/fence/<op>.lua, through
+ * rlk_evalv): op is one of "set", "hset", "del", "expire", "pexpire",
+ * "incrby", "rpush", "lpush", "xadd", or "check" (no data key: data NULL,
+ * nargs 0). fence is the fence key, data the data key, both with the same
+ * {hash tag} ("{acct}:fence", "{acct}:balance"); args (arglens may be NULL)
+ * are the command's arguments after the key, as the script's header says
+ * (set: value [EX s|PX ms|KEEPTTL] [NX|XX] [GET]). One script call checks
+ * token against the fence's highest, performs the command and records token.
+ * RLK_OK: accepted; *reply (may be NULL) is the command's reply (check: the
+ * highest before). RLK_ERR_FENCED: a higher token was accepted before,
+ * *highest (may be NULL) holds it, nothing changed. RLK_ERR_SCRIPT: the
+ * script refused the call (RLK_BADARG, RLK_CROSSSLOT, RLK_WRONGTYPE,
+ * RLK_CMDERR: errstr), nothing changed. Other errors as rlk_evalv; a lost
+ * reply (RLK_ERR_IO, RLK_ERR_TIMEOUT after the write) may have run: repeat
+ * only what is idempotent (set, hset, del, expire, pexpire, check, xadd
+ * with an explicit id), the same token being accepted again. */
+RLK_API int rlk_fence_write(rlk_client *c, const char *op, const char *fence, const char *data,
+                    uint64_t token, int nargs, const char *const *args, const size_t *arglens,
+                    uint64_t *highest, redisReply **reply);
 
 /* ---------------------------------------------------------------- semaphore */
 
@@ -641,10 +689,10 @@ int rlk_fenced_remaining_ttl(rlk_fenced *f, long long *ttl_ms);
 typedef struct rlk_semaphore rlk_semaphore;
 
 /* No I/O. NULL on an empty name or out of memory (error on c). */
-rlk_semaphore *rlk_semaphore_new(rlk_client *c, const char *name);
-void rlk_semaphore_free(rlk_semaphore *s);
-const char *rlk_semaphore_name(const rlk_semaphore *s);
-const char *rlk_semaphore_channel(const rlk_semaphore *s);
+RLK_API rlk_semaphore *rlk_semaphore_new(rlk_client *c, const char *name);
+RLK_API void rlk_semaphore_free(rlk_semaphore *s);
+RLK_API const char *rlk_semaphore_name(const rlk_semaphore *s);
+RLK_API const char *rlk_semaphore_channel(const rlk_semaphore *s);
 
 /* Takes permits (1..10^12) when that many are available. wait_ms < 0: as
  * long as it takes; 0: one attempt; > 0: at most that long, woken by the
@@ -652,20 +700,20 @@ const char *rlk_semaphore_channel(const rlk_semaphore *s);
  * taken. RLK_ERR_BUSY: not available when the wait ran out. A connection
  * error is returned at once: when the request may have run, the permits
  * may be taken (give them back with release if the caller cannot tell). */
-int rlk_semaphore_try_acquire(rlk_semaphore *s, long long permits, long long wait_ms);
-int rlk_semaphore_acquire(rlk_semaphore *s, long long permits);
+RLK_API int rlk_semaphore_try_acquire(rlk_semaphore *s, long long permits, long long wait_ms);
+RLK_API int rlk_semaphore_acquire(rlk_semaphore *s, long long permits);
 /* Gives permits (1..10^12) back; *count (may be NULL) gets the new count. */
-int rlk_semaphore_release(rlk_semaphore *s, long long permits, long long *count);
+RLK_API int rlk_semaphore_release(rlk_semaphore *s, long long permits, long long *count);
 /* Sets the count to permits (0..10^12) only when the semaphore has none;
  * *set (may be NULL) is 1 when it did. */
-int rlk_semaphore_try_set_permits(rlk_semaphore *s, long long permits, int *set);
+RLK_API int rlk_semaphore_try_set_permits(rlk_semaphore *s, long long permits, int *set);
 /* Adds delta (-10^12..10^12; negative: reduce, the count may go below 0). */
-int rlk_semaphore_add_permits(rlk_semaphore *s, long long delta, long long *count);
+RLK_API int rlk_semaphore_add_permits(rlk_semaphore *s, long long delta, long long *count);
 /* Takes every available permit; *drained (may be NULL) gets how many (the
  * count before; a negative count is reset to 0). */
-int rlk_semaphore_drain(rlk_semaphore *s, long long *drained);
+RLK_API int rlk_semaphore_drain(rlk_semaphore *s, long long *drained);
 /* The available permits (0 when there is no key; may be negative). */
-int rlk_semaphore_available(rlk_semaphore *s, long long *count);
+RLK_API int rlk_semaphore_available(rlk_semaphore *s, long long *count);
 
 /* ---------------------------------------------------------------- permit-expirable semaphore */
 
@@ -687,11 +735,11 @@ typedef struct rlk_psemaphore rlk_psemaphore;
 #define RLK_PERMITS_MAX 1024        /* permits per acquire / release call */
 
 /* No I/O. NULL on an empty name or out of memory (error on c). */
-rlk_psemaphore *rlk_psemaphore_new(rlk_client *c, const char *name);
-void rlk_psemaphore_free(rlk_psemaphore *s);
-const char *rlk_psemaphore_name(const rlk_psemaphore *s);
-const char *rlk_psemaphore_timeouts_key(const rlk_psemaphore *s);
-const char *rlk_psemaphore_channel(const rlk_psemaphore *s);
+RLK_API rlk_psemaphore *rlk_psemaphore_new(rlk_client *c, const char *name);
+RLK_API void rlk_psemaphore_free(rlk_psemaphore *s);
+RLK_API const char *rlk_psemaphore_name(const rlk_psemaphore *s);
+RLK_API const char *rlk_psemaphore_timeouts_key(const rlk_psemaphore *s);
+RLK_API const char *rlk_psemaphore_channel(const rlk_psemaphore *s);
 
 /* Takes one permit with a lease of lease_ms (1..10^12; it comes back by
  * itself when the lease runs out) and writes its new id to id. wait_ms as
@@ -699,32 +747,32 @@ const char *rlk_psemaphore_channel(const rlk_psemaphore *s);
  * bounded by the earliest expiry of a held permit (an expiry publishes
  * nothing). RLK_OK: taken. RLK_ERR_BUSY: none available when the wait ran
  * out (id is ""). */
-int rlk_psemaphore_try_acquire(rlk_psemaphore *s, long long wait_ms, long long lease_ms,
-                               char id[RLK_PERMIT_ID_SIZE]);
-int rlk_psemaphore_acquire(rlk_psemaphore *s, long long lease_ms, char id[RLK_PERMIT_ID_SIZE]);
+RLK_API int rlk_psemaphore_try_acquire(rlk_psemaphore *s, long long wait_ms, long long lease_ms,
+                                       char id[RLK_PERMIT_ID_SIZE]);
+RLK_API int rlk_psemaphore_acquire(rlk_psemaphore *s, long long lease_ms, char id[RLK_PERMIT_ID_SIZE]);
 /* n (1..RLK_PERMITS_MAX) permits at once, all or none; ids[0..n-1] get
  * their ids. */
-int rlk_psemaphore_try_acquire_n(rlk_psemaphore *s, int n, long long wait_ms, long long lease_ms,
-                                 char (*ids)[RLK_PERMIT_ID_SIZE]);
+RLK_API int rlk_psemaphore_try_acquire_n(rlk_psemaphore *s, int n, long long wait_ms, long long lease_ms,
+                                         char (*ids)[RLK_PERMIT_ID_SIZE]);
 /* Gives a permit back. RLK_ERR_NOT_OWNER: the id is not held - its lease
  * ran out (it went back to the count by itself), it was released already,
  * or it never existed; nothing changed. RLK_ERR_ARG: not a hex id. */
-int rlk_psemaphore_release(rlk_psemaphore *s, const char *id);
+RLK_API int rlk_psemaphore_release(rlk_psemaphore *s, const char *id);
 /* n ids; *released (may be NULL) gets how many were held. RLK_OK when all
  * were; RLK_ERR_NOT_OWNER when some were not (the others are released). */
-int rlk_psemaphore_release_n(rlk_psemaphore *s, int n, const char *const *ids, int *released);
+RLK_API int rlk_psemaphore_release_n(rlk_psemaphore *s, int n, const char *const *ids, int *released);
 /* The permit now expires lease_ms (1..10^12) from now (server clock).
  * RLK_ERR_NOT_OWNER: not held (expired, released, unknown). */
-int rlk_psemaphore_update_lease(rlk_psemaphore *s, const char *id, long long lease_ms);
+RLK_API int rlk_psemaphore_update_lease(rlk_psemaphore *s, const char *id, long long lease_ms);
 /* As for rlk_semaphore_*, after giving expired permits back. */
-int rlk_psemaphore_try_set_permits(rlk_psemaphore *s, long long permits, int *set);
-int rlk_psemaphore_add_permits(rlk_psemaphore *s, long long delta, long long *count);
-int rlk_psemaphore_available(rlk_psemaphore *s, long long *count);
+RLK_API int rlk_psemaphore_try_set_permits(rlk_psemaphore *s, long long permits, int *set);
+RLK_API int rlk_psemaphore_add_permits(rlk_psemaphore *s, long long delta, long long *count);
+RLK_API int rlk_psemaphore_available(rlk_psemaphore *s, long long *count);
 /* The semaphore's size in one atomic read (psemaphore/size; writes nothing, reclaims
  * nothing): *available the count (0: no key; may be negative), *held the permits in
  * {name}:timeout, expired ones included; their sum is the size. Permits Redisson's plain
  * RSemaphore took on the same name are not in {name}:timeout and not counted. */
-int rlk_psemaphore_size(rlk_psemaphore *s, long long *available, long long *held);
+RLK_API int rlk_psemaphore_size(rlk_psemaphore *s, long long *available, long long *held);
 
 /* A held permit, for inspection. */
 typedef struct rlk_permit_info {
@@ -735,7 +783,7 @@ typedef struct rlk_permit_info {
 /* Reads the held permits (ZRANGE and TIME: a snapshot, not atomic; nothing
  * is reclaimed). Up to max go to out, in expiry order; *total gets the
  * number held. */
-int rlk_psemaphore_permits(rlk_psemaphore *s, rlk_permit_info *out, size_t max, size_t *total);
+RLK_API int rlk_psemaphore_permits(rlk_psemaphore *s, rlk_permit_info *out, size_t max, size_t *total);
 
 /* A lease keeper: renews the n permits ids (copied) with a lease of
  * lease_ms (>= 3) every lease/3, on the client's watchdog (its thread and
@@ -747,14 +795,14 @@ int rlk_psemaphore_permits(rlk_psemaphore *s, rlk_permit_info *out, size_t max, 
  * per lost permit, with (semaphore name, permit id, reason, userdata); it
  * must not block long. s must outlive the keeper. */
 typedef struct rlk_psemaphore_keeper rlk_psemaphore_keeper;
-rlk_psemaphore_keeper *rlk_psemaphore_keep(rlk_psemaphore *s, int n, const char *const *ids,
-                                           long long lease_ms, rlk_lost_fn fn, void *userdata);
+RLK_API rlk_psemaphore_keeper *rlk_psemaphore_keep(rlk_psemaphore *s, int n, const char *const *ids,
+                                                   long long lease_ms, rlk_lost_fn fn, void *userdata);
 /* 0 while every permit is kept; else the reason of the first loss. */
-int rlk_psemaphore_keeper_lost(rlk_psemaphore_keeper *k);
+RLK_API int rlk_psemaphore_keeper_lost(rlk_psemaphore_keeper *k);
 /* Stops renewing (no renewal of its permits and no call of its fn runs
  * after this returns) and frees the keeper. Does not release the permits.
  * Stop every keeper of a client before rlk_free. */
-void rlk_psemaphore_keeper_stop(rlk_psemaphore_keeper *k);
+RLK_API void rlk_psemaphore_keeper_stop(rlk_psemaphore_keeper *k);
 
 /* ---------------------------------------------------------------- count-down latch */
 
@@ -768,26 +816,26 @@ typedef struct rlk_latch rlk_latch;
 /* No I/O. NULL on an empty name or out of memory (error on c), and
  * (RLK_ERR_ARG) on a cluster for a name with a hash tag whose channel
  * (braced again, as Redisson does) hashes to another slot than the key. */
-rlk_latch *rlk_latch_new(rlk_client *c, const char *name);
-void rlk_latch_free(rlk_latch *l);
-const char *rlk_latch_name(const rlk_latch *l);
-const char *rlk_latch_channel(const rlk_latch *l);
+RLK_API rlk_latch *rlk_latch_new(rlk_client *c, const char *name);
+RLK_API void rlk_latch_free(rlk_latch *l);
+RLK_API const char *rlk_latch_name(const rlk_latch *l);
+RLK_API const char *rlk_latch_channel(const rlk_latch *l);
 
 /* Arms the latch with count (1..10^12) only when it is open; *set (may be
  * NULL) is 1 when it did. */
-int rlk_latch_try_set_count(rlk_latch *l, long long count, int *set);
+RLK_API int rlk_latch_try_set_count(rlk_latch *l, long long count, int *set);
 /* Counts down by one; *left (may be NULL) gets the count left (0: open -
  * reached now, which wakes every awaiter, or open already). */
-int rlk_latch_count_down(rlk_latch *l, long long *left);
+RLK_API int rlk_latch_count_down(rlk_latch *l, long long *left);
 /* The remaining count (0: open). */
-int rlk_latch_count(rlk_latch *l, long long *count);
+RLK_API int rlk_latch_count(rlk_latch *l, long long *count);
 /* Opens the latch at once (wakes every awaiter); *deleted: 1 if it was armed. */
-int rlk_latch_delete(rlk_latch *l, int *deleted);
+RLK_API int rlk_latch_delete(rlk_latch *l, int *deleted);
 /* Waits until the count is 0. timeout_ms < 0: as long as it takes; 0: one
  * look; > 0: at most that long. RLK_OK: open (reached zero). RLK_ERR_BUSY:
  * still armed when the timeout ran out. Woken by the channel's "0"; every
  * awaiter of the process wakes. */
-int rlk_latch_await(rlk_latch *l, long long timeout_ms);
+RLK_API int rlk_latch_await(rlk_latch *l, long long timeout_ms);
 
 /* ---------------------------------------------------------------- MultiLock and RedLock */
 
@@ -812,38 +860,38 @@ int rlk_latch_await(rlk_latch *l, long long timeout_ms);
  * last call, and failed_member tells which member ended it. */
 typedef struct rlk_multilock rlk_multilock;
 
-rlk_multilock *rlk_multilock_new(void);              /* NULL: out of memory */
-void rlk_multilock_free(rlk_multilock *m);          /* does not unlock */
+RLK_API rlk_multilock *rlk_multilock_new(void);              /* NULL: out of memory */
+RLK_API void rlk_multilock_free(rlk_multilock *m);          /* does not unlock */
 /* Adds the lock `name` on client c (borrowed: it must outlive the handle).
  * RLK_ERR_ARG for an empty name or a member already in the set. */
-int rlk_multilock_add(rlk_multilock *m, rlk_client *c, const char *name);
+RLK_API int rlk_multilock_add(rlk_multilock *m, rlk_client *c, const char *name);
 /* The wait budget of one attempt is ms_per_member x members (<= 0: 1500). */
-void rlk_multilock_set_attempt_wait(rlk_multilock *m, long long ms_per_member);
+RLK_API void rlk_multilock_set_attempt_wait(rlk_multilock *m, long long ms_per_member);
 /* A fixed holder id for every member (NULL: per-thread ids again). */
-int rlk_multilock_set_owner(rlk_multilock *m, const char *owner);
+RLK_API int rlk_multilock_set_owner(rlk_multilock *m, const char *owner);
 
 /* wait_ms < 0: as long as it takes; 0: one attempt without waiting; > 0: at
  * most that long. RLK_OK: every member held. RLK_ERR_BUSY: some member stayed
  * held by another until the wait ran out. Other codes: a member's error.
  * After any failure this handle holds no member. */
-int rlk_multilock_try_lock(rlk_multilock *m, long long wait_ms, long long lease_ms);
-int rlk_multilock_lock(rlk_multilock *m, long long lease_ms);
+RLK_API int rlk_multilock_try_lock(rlk_multilock *m, long long wait_ms, long long lease_ms);
+RLK_API int rlk_multilock_lock(rlk_multilock *m, long long lease_ms);
 /* Releases every member (all are tried). RLK_OK, or the first member's
  * error (RLK_ERR_NOT_OWNER when its hold was lost or had expired). */
-int rlk_multilock_unlock(rlk_multilock *m);
+RLK_API int rlk_multilock_unlock(rlk_multilock *m);
 
-int rlk_multilock_count(const rlk_multilock *m);
+RLK_API int rlk_multilock_count(const rlk_multilock *m);
 /* Member i, in the order added (0-based); NULL when out of range. */
-const char *rlk_multilock_member_name(const rlk_multilock *m, int i);
-const char *rlk_multilock_member_url(const rlk_multilock *m, int i);   /* password masked */
-rlk_client *rlk_multilock_member_client(const rlk_multilock *m, int i);
-rlk_lock *rlk_multilock_member_lock(const rlk_multilock *m, int i);
+RLK_API const char *rlk_multilock_member_name(const rlk_multilock *m, int i);
+RLK_API const char *rlk_multilock_member_url(const rlk_multilock *m, int i);   /* password masked */
+RLK_API rlk_client *rlk_multilock_member_client(const rlk_multilock *m, int i);
+RLK_API rlk_lock *rlk_multilock_member_lock(const rlk_multilock *m, int i);
 /* The index of the member taken k-th (0-based) in the global order. */
-int rlk_multilock_order_at(const rlk_multilock *m, int k);
+RLK_API int rlk_multilock_order_at(const rlk_multilock *m, int k);
 /* The member whose failure ended the last call, or -1. */
-int rlk_multilock_failed_member(const rlk_multilock *m);
-int rlk_multilock_err(const rlk_multilock *m);
-const char *rlk_multilock_errstr(const rlk_multilock *m);
+RLK_API int rlk_multilock_failed_member(const rlk_multilock *m);
+RLK_API int rlk_multilock_err(const rlk_multilock *m);
+RLK_API const char *rlk_multilock_errstr(const rlk_multilock *m);
 
 /* RedLock over N independent servers, one client each (antirez's algorithm,
  * on the token/acquire, token/extend and token/release scripts: a string key
@@ -867,14 +915,14 @@ typedef struct rlk_redlock_options {
     long long drift_ms;           /* <= 0: 2 */
 } rlk_redlock_options;
 
-void rlk_redlock_options_init(rlk_redlock_options *o);
+RLK_API void rlk_redlock_options_init(rlk_redlock_options *o);
 
 /* A handle on `name` over n clients (borrowed; distinct; n >= 1; NULL opts:
  * defaults). No I/O. NULL on a bad argument or out of memory. The handle has
  * its own mutex: a thread may extend while another waits for the validity. */
-rlk_redlock *rlk_redlock_new(rlk_client *const *clients, int n, const char *name,
-                             const rlk_redlock_options *opts);
-void rlk_redlock_free(rlk_redlock *rl);                 /* does not unlock */
+RLK_API rlk_redlock *rlk_redlock_new(rlk_client *const *clients, int n, const char *name,
+                                     const rlk_redlock_options *opts);
+RLK_API void rlk_redlock_free(rlk_redlock *rl);                 /* does not unlock */
 
 /* lease_ms in 1..10^12 (there is no watchdog: extend before it runs out).
  * wait_ms as for rlk_lock_try_lock. RLK_OK: held; *validity_ms (may be NULL)
@@ -885,38 +933,38 @@ void rlk_redlock_free(rlk_redlock *rl);                 /* does not unlock */
  * RLK_ERR_INTERRUPTED: rlk_interrupt_waits was called on one of its clients
  * (checked before each attempt and during the pauses between them; a wait_ms
  * of 0 makes its one attempt regardless). */
-int rlk_redlock_try_lock(rlk_redlock *rl, long long wait_ms, long long lease_ms,
-                         long long *validity_ms);
-int rlk_redlock_lock(rlk_redlock *rl, long long lease_ms, long long *validity_ms);
+RLK_API int rlk_redlock_try_lock(rlk_redlock *rl, long long wait_ms, long long lease_ms,
+                                 long long *validity_ms);
+RLK_API int rlk_redlock_lock(rlk_redlock *rl, long long lease_ms, long long *validity_ms);
 /* Sets the lease to lease_ms on every server that still holds the token.
  * RLK_OK only when a quorum did so before the current validity ran out and
  * with a positive new validity (*validity_ms). RLK_ERR_LOST: the validity had
  * run out (less than 1 whole ms left: rlk_redlock_validity_ms 0), or the token
  * is gone from a majority; RLK_ERR_NOT_OWNER: not held. */
-int rlk_redlock_extend(rlk_redlock *rl, long long lease_ms, long long *validity_ms);
+RLK_API int rlk_redlock_extend(rlk_redlock *rl, long long lease_ms, long long *validity_ms);
 /* Releases on every server (in parallel). RLK_OK: a quorum released it;
  * RLK_ERR_NOT_OWNER: too few servers still held the token (it had expired);
  * else the servers' error. The handle no longer holds the lock either way. */
-int rlk_redlock_unlock(rlk_redlock *rl);
+RLK_API int rlk_redlock_unlock(rlk_redlock *rl);
 
 /* 1 while acquired and not unlocked (whatever the validity). */
-int rlk_redlock_is_held(rlk_redlock *rl);
+RLK_API int rlk_redlock_is_held(rlk_redlock *rl);
 /* The end of the validity on CLOCK_MONOTONIC, in ms (-1 when not held): the
  * lock is certainly held until then and not after, unless extended. */
-long long rlk_redlock_valid_until_ms(rlk_redlock *rl);
+RLK_API long long rlk_redlock_valid_until_ms(rlk_redlock *rl);
 /* Validity left now in ms (<= 0: run out; -1 as well when not held). */
-long long rlk_redlock_validity_ms(rlk_redlock *rl);
+RLK_API long long rlk_redlock_validity_ms(rlk_redlock *rl);
 /* The token of the current hold (33 bytes with the NUL), "" when not held. */
-int rlk_redlock_token(rlk_redlock *rl, char *buf, size_t len);
-int rlk_redlock_server_count(const rlk_redlock *rl);
-int rlk_redlock_quorum(const rlk_redlock *rl);
+RLK_API int rlk_redlock_token(rlk_redlock *rl, char *buf, size_t len);
+RLK_API int rlk_redlock_server_count(const rlk_redlock *rl);
+RLK_API int rlk_redlock_quorum(const rlk_redlock *rl);
 /* Server i's part in the last operation: RLK_OK (acquired / extended /
  * released), RLK_ERR_BUSY (acquire: held by another token), RLK_ERR_NOT_OWNER
  * (extend, release: the token was not there), or its error (RLK_ERR_IO,
  * RLK_ERR_TIMEOUT, ...). *msg (may be NULL) gets a description. */
-int rlk_redlock_server_status(rlk_redlock *rl, int i, const char **msg);
-int rlk_redlock_err(rlk_redlock *rl);
-const char *rlk_redlock_errstr(rlk_redlock *rl);
+RLK_API int rlk_redlock_server_status(rlk_redlock *rl, int i, const char **msg);
+RLK_API int rlk_redlock_err(rlk_redlock *rl);
+RLK_API const char *rlk_redlock_errstr(rlk_redlock *rl);
 
 #ifdef __cplusplus
 }

@@ -71,8 +71,8 @@ typedef struct rlk_async_hooks {
 } rlk_async_hooks;
 
 /* Called by the loop (an adapter or the program's own loop). */
-void rlk_async_handle_io(rlk_async *ac, int fd, int events);
-void rlk_async_handle_timer(rlk_async *ac);
+RLK_API void rlk_async_handle_io(rlk_async *ac, int fd, int events);
+RLK_API void rlk_async_handle_timer(rlk_async *ac);
 
 /* ---------------------------------------------------------------- the client */
 
@@ -80,32 +80,46 @@ void rlk_async_handle_timer(rlk_async *ac);
  * redis://, rediss://, redis+sentinel://, redis+cluster://, unix sockets,
  * TLS settings). No I/O yet: NULL only when out of memory; a bad URL or
  * option is recorded (rlk_async_err) and every request then fails with it. */
-rlk_async *rlk_async_new(const rlk_options *opts);
+RLK_API rlk_async *rlk_async_new(const rlk_options *opts);
 
 /* Gives the client its loop; connections are opened from here on.
  * Requests made before this wait for it. RLK_OK, or RLK_ERR_ARG (hooks
  * missing a function, or attached already). The adapter headers call it. */
-int rlk_async_attach(rlk_async *ac, const rlk_async_hooks *hooks);
+RLK_API int rlk_async_attach(rlk_async *ac, const rlk_async_hooks *hooks);
 
 /* Ends every pending request with RLK_ERR_CLOSED (their callbacks run
  * inside this call, before it returns), stops the watchdog (locks it renews
  * are not unlocked: their leases run out), closes the connections and calls
  * the hooks' cleanup. Safe from inside a callback. */
-void rlk_async_free(rlk_async *ac);
+RLK_API void rlk_async_free(rlk_async *ac);
 
 /* The client's first error, or RLK_OK, and its message ("" when none).
  * Connection errors that are ridden out are not recorded here. */
-int rlk_async_err(const rlk_async *ac);
-const char *rlk_async_errstr(const rlk_async *ac);
+RLK_API int rlk_async_err(const rlk_async *ac);
+RLK_API const char *rlk_async_errstr(const rlk_async *ac);
 
 /* The client's uuid: holder ids are "<uuid>:<task>". */
-const char *rlk_async_uuid(const rlk_async *ac);
+RLK_API const char *rlk_async_uuid(const rlk_async *ac);
 
 /* Requests not yet completed. */
-size_t rlk_async_pending(const rlk_async *ac);
+RLK_API size_t rlk_async_pending(const rlk_async *ac);
 
-/* Called when the watchdog finds a lock it renews lost (rlk.h's reasons). */
-void rlk_async_set_lost_callback(rlk_async *ac, rlk_lost_kind_fn fn, void *userdata);
+/* Called when the watchdog finds a lock it renews lost (rlk.h's reasons):
+ * RLK_LOST_GONE when a renewal finds it not ours, RLK_LOST_EXPIRED when no
+ * renewal got through by the send time of the last successful acquire or
+ * renewal + the watchdog lease - rlk_options.lost_margin_ms (as the
+ * blocking watchdog). On the loop's thread. */
+RLK_API void rlk_async_set_lost_callback(rlk_async *ac, rlk_lost_kind_fn fn, void *userdata);
+
+/* The client's metrics (rlk.h rlk_metrics_*, docs/observability.md): the
+ * lock requests' acquisitions, waits and holds, the watchdog's renewals and
+ * lost locks; the gauges locks_held and watchdog_entries are this client's
+ * holds. rlk_metrics_format writes them as Prometheus text or JSON. On the
+ * loop's thread. */
+RLK_API int rlk_async_metrics_get(rlk_async *ac, rlk_metrics *out);
+/* rlk_metrics_watch and rlk_metrics_set_enabled for the async client. */
+RLK_API int rlk_async_metrics_watch(rlk_async *ac, const char *name);
+RLK_API int rlk_async_metrics_set_enabled(rlk_async *ac, int on);
 
 /* ---------------------------------------------------------------- results */
 
@@ -125,7 +139,7 @@ typedef void (*rlk_async_fn)(rlk_async *ac, const rlk_async_result *r, void *pri
  * lock taken meanwhile is released by rlk first: a cancelled lock request
  * never leaves the lock held). A handle is valid until its callback
  * returns; a NULL handle is ignored. */
-void rlk_async_cancel(rlk_async_req *r);
+RLK_API void rlk_async_cancel(rlk_async_req *r);
 
 /* ---------------------------------------------------------------- locks */
 
@@ -141,51 +155,51 @@ void rlk_async_cancel(rlk_async_req *r);
  * token (RLK_KIND_FENCED), else the hold count after the call.
  * Errors as the blocking calls: RLK_ERR_BUSY (still held when the wait ran
  * out), RLK_ERR_UPGRADE, RLK_ERR_ARG, RLK_ERR_UNSETTLED, ... */
-rlk_async_req *rlk_async_lock(rlk_async *ac, int kind, const char *name, unsigned long long task,
-                              long long wait_ms, long long lease_ms, rlk_async_fn fn,
-                              void *privdata);
+RLK_API rlk_async_req *rlk_async_lock(rlk_async *ac, int kind, const char *name, unsigned long long task,
+                                      long long wait_ms, long long lease_ms, rlk_async_fn fn,
+                                      void *privdata);
 /* RLK_ERR_NOT_OWNER when the task does not hold it; value: count left. */
-rlk_async_req *rlk_async_unlock(rlk_async *ac, int kind, const char *name, unsigned long long task,
-                                rlk_async_fn fn, void *privdata);
+RLK_API rlk_async_req *rlk_async_unlock(rlk_async *ac, int kind, const char *name, unsigned long long task,
+                                        rlk_async_fn fn, void *privdata);
 /* Whoever holds it; RLK_KIND_READ or RLK_KIND_WRITE: the read-write lock
  * in whatever mode it is held (rlk_rwlock_force_unlock's RLK_RW_ANY).
  * value: 1 when something was released. */
-rlk_async_req *rlk_async_force_unlock(rlk_async *ac, int kind, const char *name,
-                                      rlk_async_fn fn, void *privdata);
+RLK_API rlk_async_req *rlk_async_force_unlock(rlk_async *ac, int kind, const char *name,
+                                              rlk_async_fn fn, void *privdata);
 
 /* MultiLock over names of this client (all of kind RLK_KIND_LOCK): all or
  * none, in the order given; wait and lease as rlk_async_lock. */
-rlk_async_req *rlk_async_multilock_lock(rlk_async *ac, int n, const char *const *names,
-                                        unsigned long long task, long long wait_ms,
-                                        long long lease_ms, rlk_async_fn fn, void *privdata);
-rlk_async_req *rlk_async_multilock_unlock(rlk_async *ac, int n, const char *const *names,
-                                          unsigned long long task, rlk_async_fn fn,
-                                          void *privdata);
+RLK_API rlk_async_req *rlk_async_multilock_lock(rlk_async *ac, int n, const char *const *names,
+                                                unsigned long long task, long long wait_ms,
+                                                long long lease_ms, rlk_async_fn fn, void *privdata);
+RLK_API rlk_async_req *rlk_async_multilock_unlock(rlk_async *ac, int n, const char *const *names,
+                                                  unsigned long long task, rlk_async_fn fn,
+                                                  void *privdata);
 
 /* ---------------------------------------------------------------- semaphores and latch */
 
 /* wait_ms as rlk_async_lock. value after release: permits available. */
-rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long long permits,
-                                           long long wait_ms, rlk_async_fn fn, void *privdata);
-rlk_async_req *rlk_async_semaphore_release(rlk_async *ac, const char *name, long long permits,
-                                           rlk_async_fn fn, void *privdata);
+RLK_API rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long long permits,
+                                                   long long wait_ms, rlk_async_fn fn, void *privdata);
+RLK_API rlk_async_req *rlk_async_semaphore_release(rlk_async *ac, const char *name, long long permits,
+                                                   rlk_async_fn fn, void *privdata);
 
 /* One permit with lease_ms (> 0); its id is in the result. */
-rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, long long wait_ms,
-                                            long long lease_ms, rlk_async_fn fn, void *privdata);
-rlk_async_req *rlk_async_psemaphore_release(rlk_async *ac, const char *name, const char *id,
-                                            rlk_async_fn fn, void *privdata);
+RLK_API rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, long long wait_ms,
+                                                    long long lease_ms, rlk_async_fn fn, void *privdata);
+RLK_API rlk_async_req *rlk_async_psemaphore_release(rlk_async *ac, const char *name, const char *id,
+                                                    rlk_async_fn fn, void *privdata);
 
 /* Ends RLK_OK when the count is 0 (value 0), RLK_ERR_BUSY when timeout_ms
  * (-1: none) ran out first. */
-rlk_async_req *rlk_async_latch_await(rlk_async *ac, const char *name, long long timeout_ms,
-                                     rlk_async_fn fn, void *privdata);
-/* value: the count left. */
-rlk_async_req *rlk_async_latch_count_down(rlk_async *ac, const char *name, rlk_async_fn fn,
-                                          void *privdata);
-/* value: 1 when set (the latch was at 0 or absent). */
-rlk_async_req *rlk_async_latch_try_set_count(rlk_async *ac, const char *name, long long count,
+RLK_API rlk_async_req *rlk_async_latch_await(rlk_async *ac, const char *name, long long timeout_ms,
                                              rlk_async_fn fn, void *privdata);
+/* value: the count left. */
+RLK_API rlk_async_req *rlk_async_latch_count_down(rlk_async *ac, const char *name, rlk_async_fn fn,
+                                                  void *privdata);
+/* value: 1 when set (the latch was at 0 or absent). */
+RLK_API rlk_async_req *rlk_async_latch_try_set_count(rlk_async *ac, const char *name, long long count,
+                                                     rlk_async_fn fn, void *privdata);
 
 #ifdef __cplusplus
 }

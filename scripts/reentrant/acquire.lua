@@ -1,5 +1,5 @@
 -- name: reentrant/acquire
--- version: 8
+-- version: 9
 -- summary: Acquire or re-enter a reentrant lock, claim it when reserved for this waiter, or join the queue.
 -- redisson: RedissonLock.tryLockInnerAsync (hincrby + pexpire, pttl when held); queue and grant: rlk's
 -- time: none
@@ -26,9 +26,9 @@ if #KEYS ~= 3 or #ARGV ~= 3 then
 end
 local lock, waiters, grant = KEYS[1], KEYS[2], KEYS[3]
 local lease_ms, owner, ticket = ARGV[1], ARGV[2], ARGV[3]
--- The checks run on every call, so they are the cheapest that decide (issue 21, docs/
--- performance.md): the usual lease (under 13 digits) by one pattern inline; is_lease decides the
--- rest.
+-- The checks run on every call, so they are the cheapest that decide (they are most of the
+-- server time these scripts take beyond Redisson's, docs/performance.md): the usual lease (under
+-- 13 digits) by one pattern inline; is_lease decides the rest.
 if not (#lease_ms < 13 and lease_ms:find('^[1-9]%d*$')) and not is_lease(lease_ms) then
   return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
 end

@@ -1,5 +1,5 @@
 -- name: reentrant/release
--- version: 6
+-- version: 7
 -- summary: Leave a reentrant lock once; on the last exit delete it, reserve it for the first waiter, publish.
 -- redisson: RedissonLock.unlockInnerAsync (hincrby -1; pexpire while held, else del + publish 0); grant: rlk's
 -- time: none
@@ -31,9 +31,10 @@ if #KEYS ~= 4 or #ARGV ~= 4 then
 end
 local lock, channel, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, lease_ms, claim_ms, publish = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
--- The checks run on every call, so they are the cheapest that decide (issue 21, docs/
--- performance.md): the usual lease, claim window and publish command by one pattern over the
--- three; publish_cmd and is_lease decide the rest and name the wrong one, in the order of before.
+-- The checks run on every call, so they are the cheapest that decide (they are most of the
+-- server time these scripts take beyond Redisson's, docs/performance.md): the usual lease, claim
+-- window and publish command by one pattern over the three; publish_cmd and is_lease decide the
+-- rest and name the wrong one, in the order of before.
 local usual = #lease_ms < 13 and #claim_ms < 13
   and (lease_ms .. ' ' .. claim_ms .. ' ' .. publish):find('^[1-9]%d* [1-9]%d* s?publish$')
 if not usual then

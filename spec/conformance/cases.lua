@@ -2,7 +2,8 @@
 -- The conformance cases (see spec/conformance_spec.lua for the format),
 -- gathered from one file per area.
 
-local AREAS = { "strings", "keys", "hashes", "lists", "sets", "zsets", "wrongtype", "scripting", "functions" }
+local AREAS = { "strings", "keys", "hashes", "lists", "sets", "zsets", "streams", "wrongtype", "scripting",
+                "functions" }
 
 local cases = {}
 for _, area in ipairs(AREAS) do

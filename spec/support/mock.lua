@@ -14,7 +14,7 @@
 --   m.logs                               -- redis.log() lines: { level=, message= }
 --
 -- Replies are in the canonical form of support.reply (errors are returned as
--- {err = "..."}, never raised). Data types: string, hash, list, set, zset.
+-- {err = "..."}, never raised). Data types: string, hash, list, set, zset, stream (XADD XLEN XRANGE).
 -- Expiry follows Redis: a key whose expire time T has passed (now > T) is
 -- gone; a PEXPIRE/SET PXAT to a time <= now deletes at once.
 
@@ -313,6 +313,7 @@ require("support.mock_hashes")(api)
 require("support.mock_lists")(api)
 require("support.mock_sets")(api)
 require("support.mock_zsets")(api)
+require("support.mock_streams")(api)
 require("support.mock_script")(api)
 
 return mock

@@ -201,6 +201,7 @@ rlk_async_req *rlk_async_latch_await(rlk_async *ac, const char *name, long long 
     a->r = r;
     a->timeout_ms = timeout_ms;
     a->start = rlk_ae_now_ms();
+    rlk_ae_req_metric(r, RLK_MKIND_LATCH, name);
     if (rlk_a_common_begin(r, alt_cancel_hook, alt_free_state, "rlk_async_latch_await", name))
         return r;
     if (timeout_ms < -1 || timeout_ms > RLK_NUM_MAX) {

@@ -22,12 +22,19 @@
 #include <string.h>
 
 #include "client/client.h"
+#include "client/clock.h"
 #include "client/scripts.h"
+#include "kinds/fairlock.h"
+#include "kinds/fenced.h"
+#include "kinds/lock.h"
 #include "kinds/names.h"
+#include "kinds/rwlock.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
+#include "runtime/metrics.h"
 #include "runtime/rt.h"
 #include "async/engine.h"
+#include "async/ae_wd.h"
 #include "async/a_common.h"
 #include "async/a_lock.h"
 
@@ -46,6 +53,7 @@ typedef struct alk_hold {
     long long count;
     long long lease_ms;             /* the lease of the last acquisition */
     rlk_ae_hold *wd;                /* the watchdog's, lease-less holds; else NULL */
+    long long acquired_ns;          /* the count went from 0 to 1 (the hold metric) */
 } alk_hold;
 
 #define ALK_BUCKETS 4096
@@ -139,6 +147,8 @@ static void alk_drop(rlk_async *ac, alk_hold *h)
             break;
         }
     rlk_ae_wd_del(h->wd);
+    if (h->count > 0)
+        rlk_metrics_hold(rlk_ae_counters(ac), h->name, h->acquired_ns);
     free(h->name);
     free(h->owner);
     free(h);
@@ -189,6 +199,7 @@ typedef struct alk {
     int watchdog;
     long long wait_ms;
     long long start;                /* monotonic ms */
+    long long sent;                 /* monotonic ms: the last attempt was made (its lease's start) */
     long long ticket;               /* 0: no place in the queue (single try, or not yet) */
     int queued;                     /* an attempt with the ticket may have queued it */
     int wide;                       /* listens on the lock's channel too */
@@ -341,6 +352,27 @@ static void alk_end_busy(alk *a)
                 alk_elapsed(a));
 }
 
+/* The kind's watchdog task (the blocking kinds' own) and its KEYS after k[0], the name. */
+static const rlk_renew_task *alk_renew_task(const alk *a, const char **k)
+{
+    switch (a->kind) {
+    case RLK_KIND_READ:
+        k[1] = a->prefix;
+        return &rlk_rwlock_renew_readers;
+    case RLK_KIND_WRITE:
+        return &rlk_rwlock_renew_writer;
+    case RLK_KIND_FAIR:
+        k[1] = a->queue;
+        k[2] = a->timeouts;
+        return &rlk_fairlock_renew_task;
+    case RLK_KIND_FENCED:
+        k[1] = a->token_key;
+        return &rlk_fenced_renew_task;
+    default:
+        return &rlk_lock_renew_task;
+    }
+}
+
 /* The lock is this task's now. */
 static void alk_acquired(alk *a)
 {
@@ -356,26 +388,18 @@ static void alk_acquired(alk *a)
         alk_release(a, CW_UNDO);
         return;
     }
-    h->count++;
+    if (h->count++ == 0)
+        h->acquired_ns = rlk_clock_now_ns();
     h->lease_ms = a->lease_ms;
-    if (a->watchdog && !h->wd && a->kind == RLK_KIND_READ) {
-        const char *k[2] = {a->name, a->prefix};
+    if (a->watchdog && h->wd) {
+        rlk_ae_wd_acquired(h->wd, a->sent);     /* the re-entry set the lease again */
+    } else if (a->watchdog) {
+        const char *k[RLK_HOLD_KEYS_MAX] = {a->name};
+        const rlk_renew_task *task = alk_renew_task(a, k);
 
-        h->wd = rlk_ae_wd_add_one(a->ac, a->kind, "rwlock/renew_readers", a->name, 2, k, a->owner,
-                                  alk_hold_lost, h);
-    } else if (a->watchdog && !h->wd && a->kind == RLK_KIND_WRITE) {
-        const char *k[1] = {a->name};
-
-        h->wd = rlk_ae_wd_add_one(a->ac, a->kind, "rwlock/renew_writer", a->name, 1, k, a->owner,
-                                  alk_hold_lost, h);
-    } else if (a->watchdog && !h->wd && a->kind == RLK_KIND_FAIR) {
-        const char *k[3] = {a->name, a->queue, a->timeouts};
-
-        h->wd = rlk_ae_wd_add_one(a->ac, a->kind, "fair/renew", a->name, 3, k, a->owner,
-                                  alk_hold_lost, h);
-    } else if (a->watchdog && !h->wd)
-        h->wd = rlk_ae_wd_add(a->ac, a->kind, "reentrant/renew_many", a->name, a->name, a->owner,
-                              alk_hold_lost, h);
+        h->wd = rlk_ae_wd_add(a->ac, a->kind, task, a->name, k[2] ? 3 : k[1] ? 2 : 1, k, a->owner,
+                              a->sent, alk_hold_lost, h);
+    }
     (void)c;
     if (a->ending == RLK_ERR_CANCELLED || a->ending == RLK_ERR_UNSETTLED) {
         /* Cancelled while the grant was on its way (or not reportable): never left held. */
@@ -666,6 +690,7 @@ static void alk_attempt(alk *a)
     snprintf(lease, sizeof lease, "%lld", a->lease_ms);
     snprintf(ticket, sizeof ticket, "%lld", a->queued ? -a->ticket : a->ticket);
     a->known = alk_known(a);
+    a->sent = rlk_ae_now_ms();
     if (a->kind == RLK_KIND_FENCED) {
         const char *fkeys[2] = {a->name, a->token_key};
 
@@ -1002,6 +1027,7 @@ rlk_async_req *rlk_async_lock(rlk_async *ac, int kind, const char *name, unsigne
 
     if (!a || rlk_ae_req_done(a->r))
         return a ? a->r : NULL;
+    rlk_ae_req_metric(a->r, kind, name);
     c = rlk_ae_client(ac);
     if (wait_ms < -1 || wait_ms > RLK_NUM_MAX) {
         rlk_ae_complete(a->r, RLK_ERR_ARG, 0, NULL,
@@ -1056,4 +1082,37 @@ rlk_async_req *rlk_async_force_unlock(rlk_async *ac, int kind, const char *name,
         rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_force_unlock %s: out of memory",
                         name);
     return a->r;
+}
+
+/* ---------------------------------------------------------------- metrics */
+
+int rlk_async_metrics_get(rlk_async *ac, rlk_metrics *out)
+{
+    alk_table *t;
+    int rc;
+
+    if (!ac || !out)
+        return RLK_ERR_ARG;
+    rc = rlk_metrics_get(rlk_ae_client(ac), out);
+    if (rc != RLK_OK)
+        return rc;
+    /* The gauges: this client's table of holds (the inner client's registry is unused). */
+    out->locks_held = out->watchdog_entries = 0;
+    if ((t = alk_tab(ac)) != NULL)
+        for (size_t i = 0; i < ALK_BUCKETS; i++)
+            for (alk_hold *h = t->b[i]; h; h = h->next) {
+                out->locks_held++;
+                out->watchdog_entries += h->wd != NULL;
+            }
+    return RLK_OK;
+}
+
+int rlk_async_metrics_watch(rlk_async *ac, const char *name)
+{
+    return ac ? rlk_metrics_watch(rlk_ae_client(ac), name) : RLK_ERR_ARG;
+}
+
+int rlk_async_metrics_set_enabled(rlk_async *ac, int on)
+{
+    return ac ? rlk_metrics_set_enabled(rlk_ae_client(ac), on) : RLK_ERR_ARG;
 }

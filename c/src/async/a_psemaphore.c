@@ -391,6 +391,7 @@ rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, lon
 
     if (!a || rlk_ae_req_done(a->r))
         return a ? a->r : NULL;
+    rlk_ae_req_metric(a->r, RLK_MKIND_PSEMAPHORE, name);
     if (wait_ms < -1 || wait_ms > RLK_NUM_MAX) {
         rlk_ae_complete(a->r, RLK_ERR_ARG, 0, NULL,
                         "rlk_async_psemaphore_acquire %s: wait_ms must be -1, 0 or 1..10^12",

@@ -331,6 +331,7 @@ rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long
     a->n = permits;
     a->wait_ms = wait_ms;
     a->start = rlk_ae_now_ms();
+    rlk_ae_req_metric(r, RLK_MKIND_SEMAPHORE, name);
     if (rlk_a_common_begin(r, asm_cancel_hook, asm_free_state, "rlk_async_semaphore_acquire", name))
         return r;
     if (permits < 1 || permits > RLK_NUM_MAX) {

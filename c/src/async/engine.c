@@ -4,10 +4,10 @@
  * client, its requests and their deferred completion, the timer heap behind
  * the loop's one timer, the command connection (pipelined EVALSHA, NOSCRIPT
  * load and retry, a fence of the previous connection after a drop), the
- * pub/sub connection and its refcounted channels, and the watchdog. On a
- * Redis Cluster one node (command and pub/sub connection) per master, the
- * slot map (CLUSTER SLOTS, asked on the loop), routing by slot and the
- * redirects (MOVED, ASK, TRYAGAIN, ...).
+ * pub/sub connection and its refcounted channels (the watchdog is
+ * ae_wd.c's). On a Redis Cluster one node (command and pub/sub connection)
+ * per master, the slot map (CLUSTER SLOTS, asked on the loop), routing by
+ * slot and the redirects (MOVED, ASK, TRYAGAIN, ...).
  * docs/async-internals.md describes it.
  */
 #include <errno.h>
@@ -34,268 +34,14 @@
 #include "client/topo.h"
 #include "client/transport.h"
 #include "async/engine.h"
-
-#define AE_SWEEP_MS 100             /* how often timeouts of calls and connects are checked */
-#define AE_BACKOFF_MIN_MS 20        /* the first reconnect's delay (after the immediate one) */
-#define AE_BACKOFF_MAX_MS 1000      /* the longest */
-#define AE_RENEW_BATCH 100          /* holds per renewal call */
-#define AE_ERRSTR_MAX 1024
-#define AE_MAX_NODES 64             /* cluster: nodes seen (seeds and masters), never removed */
-#define AE_REDIRECTS_MAX 16         /* cluster: MOVED/ASK followed per call */
-#define AE_CL_BACKOFF_MIN_MS 5      /* cluster: TRYAGAIN, CLUSTERDOWN, ... retried after this, */
-#define AE_CL_BACKOFF_MAX_MS 200    /* doubling up to this (cluster.c's rule) */
-#define AE_CL_REFRESH_MS 100        /* cluster: CLUSTER SLOTS at most this often */
-
-/* ---------------------------------------------------------------- types */
-
-struct rlk_async_req {
-    rlk_async *ac;
-    rlk_async_fn fn;
-    void *privdata;
-    rlk_async_req *prev, *next;     /* ac's list of requests not yet delivered */
-    rlk_async_req *qnext;           /* ac's queue of completed requests */
-    int done;                       /* completed: on the queue or delivered */
-    int cancelled;
-    int err;
-    long long value;
-    char *id;
-    char *errstr;
-    rlk_ae_cancel_fn cancel;
-    rlk_ae_free_fn free_fn;
-    _Alignas(max_align_t) unsigned char state[];
-};
-
-struct rlk_ae_timer {
-    rlk_async *ac;
-    long long at;                   /* monotonic ms */
-    unsigned long long seq;         /* ties fire in the order they were set */
-    size_t idx;                     /* in ac->heap */
-    rlk_ae_timer_fn fn;
-    void *arg;
-};
-
-/* What a queued command is for. */
-enum { AE_CALL_USER, AE_CALL_SETUP, AE_CALL_ID, AE_CALL_KILL, AE_CALL_LOAD, AE_CALL_ASKING };
-
-typedef struct ae_node ae_node;
-
-/* A call's routing on a cluster (allocated only there: a call on one
- * server stays as small as it was). */
-struct ae_route {
-    long long written;              /* monotonic ms: when written (the reply's timeout) */
-    long long backoff;              /* the next "not now" retry's delay */
-    long long not_before;           /* parked: routed again from then on (0: when the map is known) */
-    int slot;                       /* the slot of its first key, RLK_TOPO_ANY_SLOT: any master */
-    int pinned;                     /* sent to one node only (CLUSTER SLOTS, INFO): never routed */
-    int asking;                     /* ASK: ASKING goes first on the node it is sent to */
-    int redirects;                  /* MOVED/ASK followed */
-    int fail_rc;                    /* parked to end with this (a call refused before sending) */
-    char *cmd_s;                    /* the form with "spublish" while the pub/sub mode is unknown */
-    size_t len_s;
-    char *last_err;                 /* the last "not now" answer, for the timeout's message */
-};
-
-struct rlk_ae_call {
-    rlk_ae_call *next;
-    int what;                       /* AE_CALL_* */
-    int setup_i;                    /* AE_CALL_SETUP: its index */
-    int retried;
-    int forgotten;
-    char *cmd;                      /* formatted (redisFreeCommand) */
-    size_t len;
-    const rlk_script_info *script;  /* a script call (NOSCRIPT rule), else NULL */
-    rlk_ae_reply_fn fn;
-    void *arg;
-    long long issued;               /* monotonic ms: when made */
-    struct ae_route *rt;            /* a cluster's routing state; NULL on one server */
-};
-
-/* A queue of calls, FIFO. */
-typedef struct ae_callq {
-    rlk_ae_call *head, *tail;
-    size_t n;
-} ae_callq;
-
-enum { AE_DOWN, AE_CONNECTING, AE_SETUP, AE_UP };
-
-typedef struct ae_chan ae_chan;
-
-/* The inner client, shared with dial threads: freed by the last of them. */
-typedef struct ae_cref {
-    pthread_mutex_t mu;
-    int refs;
-    rlk_client *c;
-    char *sentinel_password;        /* rlk_options.sentinel_password, copied */
-    int sn_started;                 /* the sentinel follower was started (under mu) */
-} ae_cref;
-
-/* A blocking dial (TLS) on a short-lived thread; its outcome comes back
- * through a socket pair the loop watches. Freed by the last of the loop and
- * the thread; a dial the loop abandons is closed by the thread. */
-typedef struct ae_dial {
-    pthread_mutex_t mu;
-    int refs;
-    int abandoned;
-    int done;
-    ae_cref *cref;
-    int sv[2];                      /* sv[0]: the loop's end; sv[1]: the thread's */
-    redisContext *ctx;
-    int rc;
-    char why[256];
-    int refresh;                    /* sentinel: ask the sentinels first (a READONLY reply) */
-    char *host;                     /* a cluster's node (else NULL: the URL's, or the sentinels') */
-    int port;
-    unsigned long long switches;    /* sentinel: the switches seen when the master was named */
-} ae_dial;
-
-/* One connection: the command connection or the pub/sub one. */
-typedef struct ae_conn {
-    redisContext *ctx;
-    void *handle;                   /* the loop's, from hooks.attach */
-    int fd;
-    int state;                      /* AE_* */
-    int events;                     /* what the loop watches */
-    int setup_left;                 /* pub/sub: set-up replies still to come */
-    long long id;                   /* CLIENT ID of the live connection (command) */
-    long long fence_id;             /* the id of the connection that broke: killed first */
-    int fails;                      /* consecutive failures: the backoff */
-    long long since;                /* monotonic ms the dial or set-up started */
-    rlk_ae_timer *retry;
-    int is_sub;
-    ae_dial *dial;                  /* a dial on its thread, or NULL */
-    unsigned long long switches;    /* sentinel: the switches when this connection was named */
-    void *dial_handle;              /* the loop's handle of dial->sv[0] */
-    ae_node *node;                  /* the node it goes to */
-    /* Pub/sub on a cluster: the channels of the (S)SUBSCRIBE / (S)UNSUBSCRIBE
-     * sent, in order (their replies come in that order); ch NULL: an answer
-     * to drop (name: its channel's, copied when it was dropped). */
-    struct ae_sq { ae_chan *ch; char *name; int sub; } *sq;
-    size_t sq_head, sq_n, sq_cap;
-} ae_conn;
-
-/* A server: the one of the URL (or the sentinels' master), or one node of a
- * cluster, with its command connection and its queues, and its pub/sub
- * connection. */
-struct ae_node {
-    char *host;                     /* NULL: the URL's own address */
-    int port;
-    char addr[300];
-    ae_conn cmd, sub;
-    ae_callq unsent, inflight;      /* command connection: not written; written, no reply */
-};
-
-struct rlk_ae_sub {
-    rlk_async *ac;
-    ae_chan *ch;
-    rlk_ae_sub *prev, *next;
-    rlk_ae_msg_fn fn;
-    void *arg;
-    int dead;                       /* removed during a dispatch: unlinked after it */
-    rlk_ae_timer *ready;            /* fn(NULL) on the next turn: the channel was live */
-};
-
-struct ae_chan {
-    char *name;
-    ae_chan *bnext;                 /* the bucket's chain */
-    rlk_ae_sub *head, *tail;
-    ae_conn *conn;                  /* the connection its commands went to, or NULL */
-    unsigned listeners;             /* live (not dead) listeners */
-    int outstanding;                /* SUBSCRIBE/UNSUBSCRIBE sent, not answered */
-    int dispatching;
-    signed char last_sent;          /* 1: SUBSCRIBE was the last command sent; 0 otherwise */
-    signed char live;               /* the server has it subscribed (as its last reply said) */
-};
-
-struct rlk_ae_hold {
-    rlk_async *ac;
-    rlk_ae_hold *prev, *next;
-    int kind;
-    int slot;                       /* key's slot: a cluster's batches are per slot */
-    char *renew, *name, *key, *owner;
-    char *more[2];                  /* the "one" form's second and third keys, or NULL */
-    int one;                        /* 1: renewed by one call per hold (rlk_ae_wd_add_one) */
-    rlk_ae_lost_fn lost;
-    void *arg;
-    int refs;                       /* renewal calls in flight that name it */
-    int removed;
-};
-
-/* One renewal call: the holds it names. */
-typedef struct ae_renewal {
-    rlk_async *ac;
-    int n;
-    rlk_ae_hold *h[AE_RENEW_BATCH];
-} ae_renewal;
-
-struct rlk_async {
-    rlk_client *c;                  /* settings only (client.h rlk_client_prepare) */
-    ae_cref *cref;                  /* c, shared with dial threads */
-    int fatal;
-    char fatal_msg[AE_ERRSTR_MAX];
-    char uuid[RLK_UUID_LEN + 1];
-    rlk_async_hooks hooks;
-    int attached;
-
-    rlk_async_req *reqs;            /* not yet delivered */
-    size_t npending;
-    rlk_async_req *qhead, *qtail;   /* completed, to deliver */
-
-    rlk_ae_timer **heap;
-    size_t nheap, capheap;
-    unsigned long long seq;
-    long long armed;                /* what set_timer was last told: -2 nothing yet */
-
-    ae_node *nodes[AE_MAX_NODES];   /* [0]: the URL's server (or the first seed) */
-    int nnodes;
-    rlk_ae_timer *sweep;
-
-    int pubsub;                     /* RLK_PUBSUB_GLOBAL / _SHARDED; 0: not known yet (cluster) */
-
-    /* Cluster (url.is_cluster): the slot map, filled by CLUSTER SLOTS. */
-    int cluster;
-    int map_known;
-    unsigned char owner[RLK_SLOT_COUNT];    /* node index + 1; 0: unknown */
-    int masters[AE_MAX_NODES];      /* the node indexes owning slots */
-    int nmasters;
-    unsigned rr;                    /* rotation: "any master", the node asked for the map */
-    ae_callq parked;                /* calls waiting for the map, or for a retry's backoff */
-    rlk_ae_timer *park_timer;
-    int refreshing;                 /* CLUSTER SLOTS in flight */
-    int info_asked;                 /* INFO server in flight (the pub/sub mode) */
-    long long refreshed_at;         /* monotonic ms of the last CLUSTER SLOTS sent */
-    int refresh_fails;
-    rlk_ae_timer *refresh_timer;
-    int gsub;                       /* global pub/sub on a cluster: the node of the one connection */
-
-    ae_chan **buckets;
-    size_t nbuckets, nchans;
-
-    rlk_ae_hold *holds;
-    size_t nholds;
-    rlk_ae_timer *renew_timer;
-
-    int sn_ready;                   /* sentinel: a dial opened the sentinels (read from here on) */
-    int sn_refresh;                 /* sentinel: a READONLY reply: ask again at the next dial */
-    int cmd_readonly;               /* the command connection answered READONLY: drop it */
-    rlk_ae_timer *sn_watch;
-
-    rlk_lost_kind_fn lost_fn;
-    void *lost_ud;
-
-    void *kind_data[RLK_AE_SLOTS];
-    void (*kind_destroy[RLK_AE_SLOTS])(void *);
-
-    int depth;                      /* handlers on the stack */
-    int closing;                    /* rlk_async_free started */
-    int destroy_pending;            /* free the memory when the last handler returns */
-};
+#include "async/ae_state.h"
+#include "runtime/rt.h"
 
 static void ae_conn_start(rlk_async *ac, ae_conn *k);
 static void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why);
 static void ae_sweep_ensure(rlk_async *ac);
 static void ae_arm(rlk_async *ac);
 static void ae_sub_send(rlk_async *ac, ae_conn *k, const char *cmd, ae_chan *ch, int sub);
-static void ae_renew_arm(rlk_async *ac);
 static void ae_refresh(rlk_async *ac, int force);
 static void ae_park(rlk_async *ac, rlk_ae_call *call, long long delay_ms);
 static void ae_route(rlk_async *ac, rlk_ae_call *call);
@@ -306,8 +52,6 @@ static void ae_chans_up(rlk_async *ac);
  * not known yet: a script call that passes it is formatted both ways, and
  * the one of the mode goes out (no call is written before the mode is known). */
 static const char ae_pub_auto[] = "publish";
-
-#define AE_N0(ac) ((ac)->nodes[0])
 
 /* ---------------------------------------------------------------- small things */
 
@@ -387,6 +131,21 @@ void rlk_async_set_lost_callback(rlk_async *ac, rlk_lost_kind_fn fn, void *userd
         return;
     ac->lost_fn = fn;
     ac->lost_ud = userdata;
+}
+
+rlk_rt_counters *rlk_ae_counters(rlk_async *ac)
+{
+    rlk_rt *rt = rlk_rt_get(ac->c);     /* the settings-only client's: its counters only */
+
+    return rt ? &rt->counters : NULL;
+}
+
+void rlk_ae_req_metric(rlk_async_req *r, int kind, const char *name)
+{
+    if (r->done || r->mname || !(r->mname = strdup(name ? name : "")))
+        return;
+    r->mkind = kind;
+    rlk_metrics_begin(rlk_ae_counters(r->ac), &r->mc);
 }
 
 /* ---------------------------------------------------------------- timers */
@@ -577,6 +336,11 @@ void rlk_ae_complete(rlk_async_req *r, int err, long long value, const char *id,
         return;
     r->done = 1;
     r->err = err;
+    if (r->mname) {     /* the acquisition's result, wait and watched name */
+        rlk_metrics_end(&r->mc, r->mkind, r->mname, err);
+        free(r->mname);
+        r->mname = NULL;
+    }
     r->value = value;
     if (id)
         r->id = strdup(id);
@@ -614,6 +378,7 @@ static void ae_req_destroy(rlk_async *ac, rlk_async_req *r)
     if (r->next)
         r->next->prev = r->prev;
     ac->npending--;
+    free(r->mname);
     free(r->id);
     free(r->errstr);
     free(r);
@@ -2573,237 +2338,6 @@ void rlk_async_handle_timer(rlk_async *ac)
     ae_leave(ac);
 }
 
-/* ---------------------------------------------------------------- the watchdog */
-
-rlk_ae_hold *rlk_ae_wd_add(rlk_async *ac, int kind, const char *renew, const char *name,
-                           const char *key, const char *owner, rlk_ae_lost_fn lost, void *arg)
-{
-    rlk_ae_hold *h = calloc(1, sizeof *h);
-
-    if (!h)
-        return NULL;
-    h->ac = ac;
-    h->kind = kind;
-    h->renew = strdup(renew);
-    h->name = strdup(name);
-    h->key = strdup(key);
-    h->owner = strdup(owner);
-    h->lost = lost;
-    h->arg = arg;
-    h->slot = rlk_key_slot(key, strlen(key));
-    if (!h->renew || !h->name || !h->key || !h->owner) {
-        free(h->renew);
-        free(h->name);
-        free(h->key);
-        free(h->owner);
-        free(h);
-        return NULL;
-    }
-    h->next = ac->holds;
-    if (ac->holds)
-        ac->holds->prev = h;
-    ac->holds = h;
-    ac->nholds++;
-    ae_renew_arm(ac);
-    return h;
-}
-
-rlk_ae_hold *rlk_ae_wd_add_one(rlk_async *ac, int kind, const char *renew, const char *name,
-                               int nkeys, const char *const *keys, const char *owner,
-                               rlk_ae_lost_fn lost, void *arg)
-{
-    char *k2 = nkeys > 1 ? strdup(keys[1]) : NULL, *k3 = nkeys > 2 ? strdup(keys[2]) : NULL;
-    rlk_ae_hold *h = NULL;
-
-    if (nkeys < 1 || nkeys > 3 || (nkeys > 1 && !k2) || (nkeys > 2 && !k3) ||
-        !(h = rlk_ae_wd_add(ac, kind, renew, name, keys[0], owner, lost, arg))) {
-        free(k2);
-        free(k3);
-        return NULL;
-    }
-    h->more[0] = k2;
-    h->more[1] = k3;
-    h->one = 1;
-    return h;
-}
-
-rlk_ae_hold *rlk_ae_wd_find(rlk_async *ac, const char *renew, const char *key, const char *owner)
-{
-    for (rlk_ae_hold *h = ac->holds; h; h = h->next)
-        if (!h->removed && strcmp(h->key, key) == 0 && strcmp(h->owner, owner) == 0 &&
-            strcmp(h->renew, renew) == 0)
-            return h;
-    return NULL;
-}
-
-static void ae_hold_free(rlk_ae_hold *h)
-{
-    free(h->more[0]);
-    free(h->more[1]);
-    free(h->renew);
-    free(h->name);
-    free(h->key);
-    free(h->owner);
-    free(h);
-}
-
-void rlk_ae_wd_del(rlk_ae_hold *h)
-{
-    rlk_async *ac;
-
-    if (!h || h->removed)
-        return;
-    ac = h->ac;
-    h->removed = 1;
-    if (h->prev)
-        h->prev->next = h->next;
-    else
-        ac->holds = h->next;
-    if (h->next)
-        h->next->prev = h->prev;
-    ac->nholds--;
-    if (!h->refs)
-        ae_hold_free(h);
-}
-
-static void ae_renewal_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
-                             int lost, void *arg)
-{
-    ae_renewal *b = arg;
-
-    (void)errstr;
-    (void)lost;
-    for (int i = 0; i < b->n; i++) {
-        rlk_ae_hold *h = b->h[i];
-
-        h->refs--;
-        if (h->removed) {
-            if (!h->refs)
-                ae_hold_free(h);
-            continue;
-        }
-        if (rc == RLK_OK && !ac->closing &&
-            ((r->type == REDIS_REPLY_ARRAY && (size_t)i < r->elements &&
-              r->element[i]->type == REDIS_REPLY_INTEGER && r->element[i]->integer == 0) ||
-             (h->one && r->type == REDIS_REPLY_INTEGER && r->integer == 0))) {
-            /* Gone: never re-created; the kind drops it, then the application hears. */
-            int kind = h->kind;
-            char *name = strdup(h->name), *owner = strdup(h->owner);
-
-            h->refs++;
-            if (h->lost)
-                h->lost(ac, h, h->arg);
-            rlk_ae_wd_del(h);
-            if (ac->lost_fn && name && owner)
-                ac->lost_fn(kind, name, owner, RLK_LOST_GONE, ac->lost_ud);
-            free(name);
-            free(owner);
-            if (--h->refs == 0 && h->removed)
-                ae_hold_free(h);
-        }
-    }
-    free(b);
-}
-
-/* Sends one renewal call for holds h[0..n-1] (one renew script). */
-static void ae_renew_send(rlk_async *ac, const char *renew, rlk_ae_hold **hs, int n)
-{
-    const char *keys[AE_RENEW_BATCH], *args[AE_RENEW_BATCH + 1];
-    char lease[24];
-    ae_renewal *b = calloc(1, sizeof *b);
-
-    if (!b)
-        return;
-    snprintf(lease, sizeof lease, "%lld", ac->c->watchdog_lease_ms);
-    args[0] = lease;
-    if (n == 1 && hs[0]->one) {
-        const char *k[3] = {hs[0]->key, hs[0]->more[0], hs[0]->more[1]};
-        const char *a[2] = {lease, hs[0]->owner};
-
-        b->h[0] = hs[0];
-        b->n = 1;
-        b->ac = ac;
-        hs[0]->refs++;
-        if (!rlk_ae_script(ac, renew, 1 + (k[1] != NULL) + (k[2] != NULL), k, 2, a,
-                           ae_renewal_reply, b)) {
-            hs[0]->refs--;
-            free(b);
-        }
-        return;
-    }
-    for (int i = 0; i < n; i++) {
-        keys[i] = hs[i]->key;
-        args[i + 1] = hs[i]->owner;
-        b->h[i] = hs[i];
-        hs[i]->refs++;
-    }
-    b->n = n;
-    b->ac = ac;
-    if (!rlk_ae_script(ac, renew, n, keys, n + 1, args, ae_renewal_reply, b)) {
-        for (int i = 0; i < n; i++)
-            hs[i]->refs--;
-        free(b);
-    }
-}
-
-static void ae_renew_fire(rlk_async *ac, void *arg)
-{
-    rlk_ae_hold *batch[AE_RENEW_BATCH];
-    const char *renew = NULL;
-    int n = 0;
-
-    (void)arg;
-    ac->renew_timer = NULL;
-    /* Simple and exact: group by script name, in list order. */
-    {
-        size_t total = ac->nholds, done = 0;
-        rlk_ae_hold **all = total ? malloc(total * sizeof *all) : NULL;
-        char *used = total ? calloc(total, 1) : NULL;
-
-        if (total && (!all || !used)) {
-            free(all);
-            free(used);
-            ae_renew_arm(ac);
-            return;
-        }
-        for (rlk_ae_hold *h = ac->holds; h && done < total; h = h->next)
-            all[done++] = h;
-        for (size_t i = 0; i < done; i++) {
-            if (used[i])
-                continue;
-            renew = all[i]->renew;
-            n = 0;
-            for (size_t j = i; j < done; j++) {
-                /* On a cluster a call's keys share one slot: a batch per slot. */
-                if (used[j] || strcmp(all[j]->renew, renew) != 0 ||
-                    (ac->cluster && all[j]->slot != all[i]->slot))
-                    continue;
-                used[j] = 1;
-                batch[n++] = all[j];
-                if (n == AE_RENEW_BATCH || all[j]->one) {
-                    ae_renew_send(ac, renew, batch, n);
-                    n = 0;
-                }
-            }
-            if (n)
-                ae_renew_send(ac, renew, batch, n);
-        }
-        free(all);
-        free(used);
-    }
-    ae_renew_arm(ac);
-}
-
-/* The renewal timer runs while holds exist: every watchdog_ms/3. */
-static void ae_renew_arm(rlk_async *ac)
-{
-    long long every = ac->c->watchdog_lease_ms / 3;
-
-    if (ac->renew_timer || !ac->holds || ac->closing)
-        return;
-    ac->renew_timer = rlk_ae_timer_add(ac, every > 0 ? every : 1, ae_renew_fire, NULL);
-}
-
 /* ---------------------------------------------------------------- the client */
 
 rlk_async *rlk_async_new(const rlk_options *opts)
@@ -2920,8 +2454,6 @@ static void ae_destroy(rlk_async *ac)
 
 void rlk_async_free(rlk_async *ac)
 {
-    rlk_ae_hold *h, *hn;
-
     if (!ac || ac->closing)
         return;
     ac->depth++;
@@ -2944,11 +2476,7 @@ void rlk_async_free(rlk_async *ac)
             break;
         ae_deliver(ac);
     }
-    for (h = ac->holds; h; h = hn) {
-        hn = h->next;
-        ae_hold_free(h);
-    }
-    ac->holds = NULL;
+    rlk_ae_wd_free_all(ac);
     for (int i = 0; i < RLK_AE_SLOTS; i++)
         if (ac->kind_data[i] && ac->kind_destroy[i])
             ac->kind_destroy[i](ac->kind_data[i]);

@@ -20,9 +20,9 @@
  *              after the slot moved) so it can attempt then;
  *   timers     rlk_ae_timer_add / rlk_ae_timer_del: one-shot, on a heap
  *              behind the loop's one timer;
- *   watchdog   rlk_ae_wd_add / rlk_ae_wd_del: lease-less holds renewed
- *              every watchdog_ms/3 in batches (one call per renew script),
- *              the lost-lock callback when a renewal finds one gone.
+ *   watchdog   ae_wd.h (ae_wd.c): lease-less holds renewed through their
+ *              kind's task by the watchdog thread's rules, with its loss
+ *              deadline.
  *
  * On a Redis Cluster the calls are routed by the slot of their first key
  * (a script's keys must share it), redirects (MOVED, ASK) and "not now"
@@ -53,6 +53,7 @@
 
 #include "rlk.h"
 #include "rlk_async.h"
+#include "runtime/counters.h"
 
 /* ---------------------------------------------------------------- the client */
 
@@ -133,6 +134,14 @@ int rlk_ae_req_done(const rlk_async_req *r);
 /* 1 when rlk_async_cancel was called on r. */
 int rlk_ae_req_cancelled(const rlk_async_req *r);
 
+/* The client's metrics (rlk_async_metrics_get reads them; runtime/metrics.h
+ * records into them); NULL when they could not be made. */
+rlk_rt_counters *rlk_ae_counters(rlk_async *ac);
+/* Counts r as an acquisition of kind (enum rlk_metrics_kind) on name, as the
+ * blocking calls are: waiting from now, ended by r's completion with its
+ * result (and wait time when it acquired). At most once per request. */
+void rlk_ae_req_metric(rlk_async_req *r, int kind, const char *name);
+
 /* ---------------------------------------------------------------- calls */
 
 typedef struct rlk_ae_call rlk_ae_call;
@@ -198,34 +207,6 @@ rlk_ae_timer *rlk_ae_timer_add(rlk_async *ac, long long ms, rlk_ae_timer_fn fn, 
 /* Stops a timer that has not fired; NULL ignored. */
 void rlk_ae_timer_del(rlk_ae_timer *t);
 
-/* ---------------------------------------------------------------- the watchdog */
-
-typedef struct rlk_ae_hold rlk_ae_hold;
-
-/* The kind's own note that a hold was lost (before the client's lost
- * callback): drop its record of the hold. h is freed after it returns. */
-typedef void (*rlk_ae_lost_fn)(rlk_async *ac, rlk_ae_hold *h, void *arg);
-
-/* Registers a lease-less hold of key by owner: renewed with the renew
- * script renew (a "many" form: KEYS the locks, ARGV lease_ms then one owner
- * per key, reply an array of 1 renewed / 0 gone, as reentrant/renew_many)
- * every watchdog_ms/3, batched with every hold of the same script. When a
- * renewal says 0 the hold is dropped and the client's lost callback is
- * called (lost(arg) first, then the client's (kind, name, owner,
- * RLK_LOST_GONE)): it is never re-created.
- * NULL: out of memory. */
-rlk_ae_hold *rlk_ae_wd_add(rlk_async *ac, int kind, const char *renew, const char *name,
-                           const char *key, const char *owner, rlk_ae_lost_fn lost, void *arg);
-/* The same for a renew script of the "one" form, called once per hold:
- * KEYS keys[0..nkeys-1] (nkeys 1..3; keys[0] is the lock), ARGV lease_ms
- * and owner, reply 1 / 0 or an array whose first entry is 1 / 0 (as
- * rwlock/renew_writer, rwlock/renew_readers and fair/renew). */
-rlk_ae_hold *rlk_ae_wd_add_one(rlk_async *ac, int kind, const char *renew, const char *name,
-                               int nkeys, const char *const *keys, const char *owner,
-                               rlk_ae_lost_fn lost, void *arg);
-/* The hold whose (renew, key, owner) match, or NULL. */
-rlk_ae_hold *rlk_ae_wd_find(rlk_async *ac, const char *renew, const char *key, const char *owner);
-/* Stops renewing (unlock); NULL ignored. */
-void rlk_ae_wd_del(rlk_ae_hold *h);
+/* The watchdog (lease-less holds renewed on the loop): ae_wd.h. */
 
 #endif /* RLK_ENGINE_H */

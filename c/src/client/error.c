@@ -38,6 +38,7 @@ static const char *const rlk_err_names[] = {
     "RLK_ERR_TLS",
     "RLK_ERR_CANCELLED",
     "RLK_ERR_CLOSED",
+    "RLK_ERR_FENCED",
 };
 
 const char *rlk_strerror(int err)

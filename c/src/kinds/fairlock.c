@@ -27,6 +27,7 @@
 #include "client/error.h"
 #include "client/pool.h"
 #include "kinds/names.h"
+#include "kinds/fairlock.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
@@ -62,7 +63,7 @@ static const rlk_fam_kind rlk_fair_kind = {
 
 /* The watchdog's task for fair locks (runtime/wd.h): one fair/renew call
  * per lock (KEYS: name, queue, timeouts; ARGV: lease, owner). */
-static const rlk_renew_task rlk_fair_renew_task = {
+const rlk_renew_task rlk_fairlock_renew_task = {
     "fair/renew", RLK_RENEW_ALONE, rlk_renew_build_one, rlk_renew_reply_one, NULL
 };
 
@@ -219,7 +220,7 @@ static int rlk_fair_attempt(void *arg, long long *ttl)
     rlk_hold_spec h = {RLK_KIND_FAIR, f->b.name, a->owner, 3,       /* fair/renew's keys */
                        {f->b.name, f->queue, f->timeouts},
                        f->b.channel,    /* fair/force_release tells the holders here */
-                       &rlk_fair_renew_task, 0};
+                       &rlk_fairlock_renew_task, 0};
     long long sent = rlk_clock_now_ns(), cap = a->wait_ms / 3 > 0 ? a->wait_ms / 3 : 1;
     redisReply *r = NULL;
     int rc;

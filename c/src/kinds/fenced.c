@@ -19,6 +19,7 @@
 #include "client/clock.h"
 #include "client/error.h"
 #include "kinds/names.h"
+#include "kinds/fenced.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
@@ -50,7 +51,7 @@ static const rlk_fam_kind rlk_fenced_kind = {
 
 /* The watchdog's task for fenced locks (runtime/wd.h): one fenced/renew
  * call per lock (KEYS: name, token key; ARGV: lease, owner). */
-static const rlk_renew_task rlk_fenced_renew_task = {
+const rlk_renew_task rlk_fenced_renew_task = {
     "fenced/renew", RLK_RENEW_ALONE, rlk_renew_build_one, rlk_renew_reply_one, NULL
 };
 

@@ -116,7 +116,7 @@ static const rlk_renew_task rlk_lock_renew_alone = {
     "reentrant/renew", RLK_RENEW_ALONE, rlk_renew_build_one, rlk_renew_reply_one, NULL
 };
 
-static const rlk_renew_task rlk_lock_renew_task = {
+const rlk_renew_task rlk_lock_renew_task = {
     "reentrant/renew_many", RLK_RENEW_SLOT, rlk_lock_renew_build, rlk_lock_renew_reply,
     &rlk_lock_renew_alone
 };

@@ -10,6 +10,7 @@
 #define RLK_KINDS_LOCK_H
 
 #include "runtime/sub.h"
+#include "runtime/wd.h"
 
 /* CLOCK_MONOTONIC ns (client/clock.h); 0 where the step did not happen
  * (an acquisition whose first attempt took the lock was woken by nothing). */
@@ -28,5 +29,11 @@ void rlk_lock_last_timeline(rlk_lock_timeline *out);
  * names, anything else every waiter. The read-write lock's writers use it
  * too: their grants come from the same lib/hand_over. */
 extern const rlk_sub_rule rlk_lock_sub_rule;
+
+/* The watchdog's task for reentrant locks, run by both renewal drivers
+ * (runtime/wd.c, async/ae_wd.c): as many per reentrant/renew_many call as
+ * are due (one call per hash slot on a cluster), each alone with
+ * reentrant/renew when the script refuses the batch. */
+extern const rlk_renew_task rlk_lock_renew_task;
 
 #endif /* RLK_KINDS_LOCK_H */

@@ -31,6 +31,7 @@
 #include "client/random.h"
 #include "client/topo.h"
 #include "kinds/lock.h"
+#include "kinds/rwlock.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
@@ -99,11 +100,11 @@ static int rlk_rw_renew_reply(int rc, const redisReply *r, int m, int *results)
     return 0;
 }
 
-static const rlk_renew_task rlk_rw_renew_readers = {
+const rlk_renew_task rlk_rwlock_renew_readers = {
     "rwlock/renew_readers", RLK_RENEW_NAME, rlk_rw_renew_build, rlk_rw_renew_reply, NULL
 };
 
-static const rlk_renew_task rlk_rw_renew_writer = {
+const rlk_renew_task rlk_rwlock_renew_writer = {
     "rwlock/renew_writer", RLK_RENEW_ALONE, rlk_renew_build_one, rlk_renew_reply_one, NULL
 };
 
@@ -241,7 +242,7 @@ static void rlk_rw_spec(const rlk_rwlock *rw, int side, const char *owner, rlk_h
     h->keys[1] = rw->prefix;
     h->nkeys = side == RLK_RW_WRITE ? 1 : 2;    /* renew_writer: lock; renew_readers: + prefix */
     h->channel = rw->b.channel;
-    h->task = side == RLK_RW_WRITE ? &rlk_rw_renew_writer : &rlk_rw_renew_readers;
+    h->task = side == RLK_RW_WRITE ? &rlk_rwlock_renew_writer : &rlk_rwlock_renew_readers;
     /* A writer's waiters wait on their wake channels: a write hold's channel does not linger
      * (each release's 1 there would wake this client for nothing); readers wait there. */
     h->leave_now = side == RLK_RW_WRITE;

@@ -537,6 +537,10 @@ static void rlk_prom(rlk_out *o, const rlk_metrics *m, size_t n, const char *con
     char extra[600];
     size_t nn = sizeof rlk_counters_def / sizeof rlk_counters_def[0];
 
+    /* Which rlk and hiredis made these numbers (one line, value 1: join on it in queries). */
+    rlk_put(o, "# HELP rlk_build_info the rlk library's version and the hiredis it was built "
+            "with\n# TYPE rlk_build_info gauge\nrlk_build_info{version=\"%s\",hiredis=\"%d.%d.%d\"} "
+            "1\n", RLK_VERSION, HIREDIS_MAJOR, HIREDIS_MINOR, HIREDIS_PATCH);
     rlk_prom_head(o, &rlk_fam_enabled);
     for (size_t i = 0; i < n; i++)
         rlk_prom_gauge(o, rlk_fam_enabled.name, rlk_label_of(labels, i), m[i].enabled);

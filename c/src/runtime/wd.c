@@ -428,46 +428,6 @@ static int rlk_wd_eval(rlk_wd *wd, const char *script, int nkeys, const char **k
     return rc;
 }
 
-/* ---------------------------------------------------------------- the shared rules (wd.h) */
-
-static int rlk_renew_result_of(const redisReply *r)
-{
-    if (r->type == REDIS_REPLY_INTEGER && (r->integer == 0 || r->integer == 1))
-        return (int)r->integer;
-    return -1;
-}
-
-int rlk_renew_build_one(const rlk_renew_item *items, int m, const char *lease, const char **keys,
-                        int *nkeys, const char **args, size_t *lens)
-{
-    (void)m;
-    (void)lens;
-    for (int k = 0; k < items[0].nkeys; k++)
-        keys[k] = items[0].keys[k];
-    *nkeys = items[0].nkeys;
-    args[0] = lease;
-    args[1] = items[0].owner;
-    return 2;
-}
-
-int rlk_renew_reply_one(int rc, const redisReply *r, int m, int *results)
-{
-    (void)m;
-    if (rc == RLK_OK)
-        results[0] = rlk_renew_result_of(r);
-    else
-        results[0] = rc == RLK_ERR_SCRIPT ? 0 : -1;
-    return 0;
-}
-
-void rlk_renew_spread(int rc, const redisReply *r, int m, int *results)
-{
-    if (rc != RLK_OK || r->type != REDIS_REPLY_ARRAY || r->elements != (size_t)m)
-        return;
-    for (int k = 0; k < m; k++)
-        results[k] = rlk_renew_result_of(r->element[k]);
-}
-
 /* ---------------------------------------------------------------- the thread: one call */
 
 /* The batch position i as its task sees it. */
@@ -525,16 +485,7 @@ static int rlk_wd_same_call(const rlk_wd *wd, int i, int j, int routed)
 {
     const rlk_hold *a = wd->batch[i], *b = wd->batch[j];
 
-    if (a->task != b->task)
-        return 0;
-    switch (a->task->group) {
-    case RLK_RENEW_SLOT:
-        return !routed || a->slot == b->slot;   /* a cluster: never mix slots (CROSSSLOT) */
-    case RLK_RENEW_NAME:
-        return strcmp(a->name, b->name) == 0;
-    default:
-        return 0;
-    }
+    return rlk_renew_same_call(a->task, a->slot, a->name, b->task, b->slot, b->name, routed);
 }
 
 /* Renews batch[0..n); results[i]: 1 renewed, 0 gone, -1 error. Each entry
@@ -618,7 +569,8 @@ static void rlk_wd_expire(rlk_wd *wd, long long now, rlk_lost_note **notes)
         while (e) {
             rlk_hold *next = e->next;
 
-            if (e->watchdog && e->failing && !e->inflight && now - e->last_ok_ns >= e->lost_after_ns)
+            if (e->watchdog && e->failing && !e->inflight &&
+                rlk_renew_expired(now, e->last_ok_ns, e->lost_after_ns))
                 rlk_wd_lose(wd, e, RLK_LOST_EXPIRED, notes);
             e = next;
         }
@@ -659,24 +611,27 @@ static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_lost_note **n
 
     for (int i = 0; i < n; i++) {
         rlk_hold *e = wd->batch[i];
-        long long lease_ns = e->lost_after_ns;
 
         e->inflight = 0;
         e->failing = wd->results[i] < 0;
-        if (wd->results[i] == 1) {
+        switch (rlk_renew_verdict(wd->results[i], now, e->last_ok_ns, e->lost_after_ns)) {
+        case RLK_RENEW_RENEWED:
             e->last_ok_ns = sent_ns;
             e->next_due_ns = e->nudged ? now : sent_ns + e->period_ns;
             e->nudged = 0;
-        } else if (wd->results[i] == 0) {
+            break;
+        case RLK_RENEW_GONE:
             rlk_wd_lose(wd, e, RLK_LOST_GONE, notes);
-        } else if (now - e->last_ok_ns >= lease_ns) {
+            break;
+        case RLK_RENEW_EXPIRED:
             rlk_wd_lose(wd, e, RLK_LOST_EXPIRED, notes);
-        } else {
+            break;
+        default:
             /* Retry a period later, but look again when the lease runs out
              * (rlk_wd_expire declares it then if no renewal got through). */
-            e->next_due_ns = rlk_clock_until_min(now + e->period_ns, e->last_ok_ns + lease_ns);
-            if (e->next_due_ns < now + RLK_NS_PER_MS)
-                e->next_due_ns = now + RLK_NS_PER_MS;
+            e->next_due_ns = rlk_renew_retry_at(now, e->period_ns, e->last_ok_ns,
+                                                e->lost_after_ns, RLK_NS_PER_MS);
+            break;
         }
     }
     pthread_cond_broadcast(&wd->settled);
@@ -776,14 +731,6 @@ static int rlk_wd_start(rlk_wd *wd)
 
 /* ---------------------------------------------------------------- life cycle */
 
-/* The lost margin, at most the lease. */
-static long long rlk_wd_margin_ms(long long margin_ms, long long lease_ms)
-{
-    if (margin_ms <= 0)
-        return 0;
-    return margin_ms < lease_ms ? margin_ms : lease_ms;
-}
-
 static void rlk_wd_free_arrays(rlk_wd *wd)
 {
     free(wd->batch);
@@ -817,8 +764,7 @@ rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_sub *sub,
     wd->round_period_ns = wd->period_ns;
     if (wd->period_ns < RLK_NS_PER_MS)
         wd->period_ns = RLK_NS_PER_MS;
-    wd->lost_after_ns = (wd->lease_ms - rlk_wd_margin_ms(c->lost_margin_ms, wd->lease_ms)) *
-                        RLK_NS_PER_MS;
+    wd->lost_after_ns = rlk_renew_lost_after(wd->lease_ms, c->lost_margin_ms) * RLK_NS_PER_MS;
     wd->batch = calloc(RLK_WD_BATCH_MAX, sizeof *wd->batch);
     wd->results = calloc(RLK_WD_BATCH_MAX, sizeof *wd->results);
     wd->idx = calloc(RLK_WD_BATCH_MAX, sizeof *wd->idx);
@@ -1118,8 +1064,7 @@ rlk_wd_kept *rlk_wd_keep(rlk_wd *wd, const rlk_hold_spec *h, const void *arg, lo
         e->watchdog = 1;
         e->renew_ms = lease_ms;
         e->period_ns = lease_ms * RLK_NS_PER_MS / 3;
-        e->lost_after_ns = (lease_ms - rlk_wd_margin_ms(wd->c->lost_margin_ms, lease_ms)) *
-                           RLK_NS_PER_MS;
+        e->lost_after_ns = rlk_renew_lost_after(lease_ms, wd->c->lost_margin_ms) * RLK_NS_PER_MS;
         e->last_ok_ns = sent_ns;
         e->next_due_ns = sent_ns + e->period_ns;
         pthread_cond_signal(&wd->wake);

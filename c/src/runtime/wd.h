@@ -74,6 +74,33 @@ int rlk_renew_reply_one(int rc, const redisReply *r, int m, int *results);
 /* An array reply of m integers 1/0 into results (another shape: left as is). */
 void rlk_renew_spread(int rc, const redisReply *r, int m, int *results);
 
+/* Which entries share a call: one task, and by its group the same hash
+ * slot (routed: a cluster; else any) or the same name. */
+int rlk_renew_same_call(const rlk_renew_task *ta, int slot_a, const char *name_a,
+                        const rlk_renew_task *tb, int slot_b, const char *name_b, int routed);
+
+/* The loss deadline. A hold (or kept entry) is lost lost_after after the
+ * send time of its last successful acquisition or renewal (last_ok), when
+ * no renewal got through since: lost_after is the lease minus the client's
+ * lost margin (the margin at most the lease), so the holder hears of it
+ * before the lease can have run out on the server. Any one time unit. */
+long long rlk_renew_lost_after(long long lease, long long margin);
+/* 1 when an entry renewed last at last_ok is lost by now. */
+int rlk_renew_expired(long long now, long long last_ok, long long lost_after);
+
+/* What a renewal's result (1, 0, -1: rlk_renew_task.reply) means for its entry. */
+enum rlk_renew_verdict {
+    RLK_RENEW_RENEWED = 1,          /* last_ok becomes the renewal's send time */
+    RLK_RENEW_GONE,                 /* not ours any more: RLK_LOST_GONE */
+    RLK_RENEW_EXPIRED,              /* failed, and past its deadline: RLK_LOST_EXPIRED */
+    RLK_RENEW_RETRY                 /* failed: tried again at rlk_renew_retry_at */
+};
+int rlk_renew_verdict(int result, long long now, long long last_ok, long long lost_after);
+/* When a failed renewal is tried again: a period later, but no later than
+ * the deadline, and at least min_step from now. */
+long long rlk_renew_retry_at(long long now, long long period, long long last_ok,
+                             long long lost_after, long long min_step);
+
 /* What identifies a hold and how to renew it. */
 typedef struct rlk_hold_spec {
     int kind;                       /* enum rlk_lock_kind */

@@ -30,6 +30,7 @@
 #include "tk_util.h"
 #include "rlk.h"
 #include "rlk_async.h"
+#include "async/ae_wd.h"     /* rlk_ae_wd_no_deadline: the loss deadline's control */
 
 static rlk_fx_server srv;
 static char url[512];
@@ -257,6 +258,7 @@ static void wait_timeout(void)
 
 static int lost_calls, lost_reason;
 static char lost_name[64];
+static long long lost_at;   /* rlk_fx_now_ms() of the last report */
 
 static void on_lost(int kind, const char *name, const char *owner, int reason, void *ud)
 {
@@ -265,6 +267,7 @@ static void on_lost(int kind, const char *name, const char *owner, int reason, v
     (void)ud;
     lost_calls++;
     lost_reason = reason;
+    lost_at = rlk_fx_now_ms();
     snprintf(lost_name, sizeof lost_name, "%s", name);
 }
 
@@ -1085,7 +1088,7 @@ static void scale_run(int n, int names)
            names, rss_bytes() - rss0, (rss_bytes() - rss0) / n, fds0, open_fds());
     CHECK(open_fds() <= fds0 + 8);      /* the pub/sub connection (TLS: its pump and pair): not per request */
 #ifndef __SANITIZE_ADDRESS__
-    /* Issue 20's goal: at most 2 KiB of client memory per pending request, from the RSS
+    /* The target: at most 2 KiB of client memory per pending request, from the RSS
      * (an ASan build's redzones and quarantine are not the client's memory). */
     if (n >= 1000)
         CHECK((rss_bytes() - rss0) / n <= 2048);
@@ -2646,6 +2649,170 @@ static void multilock(void)
 
 /* ---------------------------------------------------------------- main */
 
+/* ---------------------------------------------------------------- the loss deadline */
+
+enum { WDX_STOP, WDX_DROP, WDX_CRASH };
+
+/* A watchdog holder (lease 1.5 s, lost margin 300 ms) whose server stops
+ * answering: it is told RLK_LOST_EXPIRED before the lease can have run out
+ * on the server. The lease's earliest end is bounded from below by a PTTL
+ * read just before the fault (t_q + pttl: later renewals only move it on).
+ * WDX_STOP: the server is SIGSTOPped (renewals written, never answered);
+ * WDX_DROP: the engine's connections are killed, then the server is
+ * SIGSTOPped (the reconnect's set-up is never answered); WDX_CRASH: the
+ * server is killed (every reconnect refused). With RLK_TEST_NO_LOSS_DEADLINE
+ * set (main) the deadline is off and the case must fail (its control). */
+static void wd_expired_run(int mode, const char *name)
+{
+    const long long lease = 1500, margin = 300;
+    rlk_options o;
+    cl c;
+    res h = {0};
+    long long t_q, pttl, t_stop;
+    int got;
+
+    rlk_options_init(&o);
+    o.url = url;
+    o.watchdog_lease_ms = lease;
+    o.lost_margin_ms = margin;
+    o.command_timeout_ms = cmd_timeout_ms;
+    c.l = aloop_new();
+    c.ac = rlk_async_new(&o);
+    REQUIRE(c.l && c.ac);
+    freed = 0;
+    REQUIRE(aloop_attach(c.l, c.ac) == RLK_OK);
+    lost_calls = 0;
+    rlk_async_set_lost_callback(c.ac, on_lost, NULL);
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, name, 1, 0, -1, on_res, &h));
+    REQUIRE(wait_res(&c, &h, 5000));
+    REQUIRE(h.err == RLK_OK);
+    aloop_run_until(c.l, NULL, NULL, 1200);     /* renewed at least twice (every 500 ms) */
+    CHECK_INT_EQ(lost_calls, 0);
+    t_q = rlk_fx_now_ms();
+    pttl = srv_int("PTTL %s", name);
+    REQUIRE(pttl > 0);
+    if (mode == WDX_DROP) {
+        redisReply *r = rlk_fx_command(&srv, "CLIENT KILL TYPE normal SKIPME yes");
+
+        REQUIREF(r && r->type == REDIS_REPLY_INTEGER && r->integer >= 1, "CLIENT KILL");
+        freeReplyObject(r);
+    }
+    if (mode == WDX_CRASH)
+        REQUIRE(rlk_fx_crash(&srv) == 0);
+    else
+        REQUIRE(rlk_fx_pause(&srv) == 0);
+    t_stop = rlk_fx_now_ms();
+    got = aloop_run_until(c.l, lost_done, NULL, lease + 3000);
+    if (mode == WDX_CRASH)
+        CHECK(rlk_fx_restart(&srv) == 0);
+    else
+        CHECK(rlk_fx_resume(&srv) == 0);
+    CHECKF(got, "no lost report within %lld ms of the stop (lease %lld ms)", lease + 3000, lease);
+    if (got) {
+        printf("  %s: RLK_LOST_EXPIRED %lld ms after the fault; %lld ms before the lease's "
+               "earliest end (PTTL %lld read %lld ms before the fault; lease %lld, margin %lld)\n",
+               name, lost_at - t_stop, t_q + pttl - lost_at, pttl, t_stop - t_q, lease, margin);
+        CHECK_INT_EQ(lost_reason, RLK_LOST_EXPIRED);
+        CHECK_STR_EQ(lost_name, name);
+        CHECKF(lost_at < t_q + pttl, "reported at +%lld ms, the lease may end at +%lld ms",
+               lost_at - t_q, pttl);
+        CHECK_INT_EQ(lost_calls, 1);
+    }
+    cl_close(&c);
+    CHECK_INT_EQ(rule_breaks, 0);
+}
+
+static void wd_expired_stop(void)
+{
+    wd_expired_run(WDX_STOP, "a:wdx:stop");
+}
+
+static void wd_expired_drop(void)
+{
+    wd_expired_run(WDX_DROP, "a:wdx:drop");
+}
+
+static void wd_expired_crash(void)
+{
+    wd_expired_run(WDX_CRASH, "a:wdx:crash");
+}
+
+/* ---------------------------------------------------------------- metrics */
+
+/* Async requests are counted as the blocking calls are: acquisitions by
+ * kind and result, the wait and hold histograms, a watched name's cells,
+ * renewals, a lost lock, the gauges; the Prometheus text carries them
+ * ($RLK_TEST_PROM_OUT: written there for promtool, metrics_promtool.sh). */
+static void metrics(void)
+{
+    cl c;
+    res h1 = {0}, busy = {0}, u = {0}, h2 = {0}, sem = {0};
+    rlk_metrics m;
+    char *buf;
+    size_t need = 0;
+    const char *out = getenv("RLK_TEST_PROM_OUT");
+
+    REQUIRE(cl_open(&c, 900) == RLK_OK);
+    lost_calls = 0;
+    rlk_async_set_lost_callback(c.ac, on_lost, NULL);
+    CHECK_INT_EQ(rlk_async_metrics_watch(c.ac, "a:met"), RLK_OK);
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, "a:met", 1, 0, -1, on_res, &h1));
+    REQUIRE(wait_res(&c, &h1, 5000));
+    REQUIRE(h1.err == RLK_OK);
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, "a:met", 2, 0, 5000, on_res, &busy));
+    REQUIRE(wait_res(&c, &busy, 5000));
+    CHECK_INT_EQ(busy.err, RLK_ERR_BUSY);
+    REQ(rlk_async_semaphore_acquire(c.ac, "a:met:sem", 1, 0, on_res, &sem));   /* no permits */
+    REQUIRE(wait_res(&c, &sem, 5000));
+    CHECK_INT_EQ(sem.err, RLK_ERR_BUSY);
+    aloop_run_until(c.l, NULL, NULL, 700);      /* a renewal (every 300 ms) */
+    REQUIRE(rlk_async_metrics_get(c.ac, &m) == RLK_OK);
+    CHECK(m.locks_held == 1 && m.watchdog_entries == 1);
+    CHECKF(m.renewals >= 1, "renewals %llu", m.renewals);
+    CHECK(m.requests_waiting == 0);
+    REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, "a:met", 1, on_res, &u));
+    REQUIRE(wait_res(&c, &u, 5000));
+    CHECK_INT_EQ(u.err, RLK_OK);
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, "a:met", 1, 0, -1, on_res, &h2));
+    REQUIRE(wait_res(&c, &h2, 5000));
+    REQUIRE(h2.err == RLK_OK);
+    CHECK(srv_int("DEL %s", "a:met") == 1);
+    REQUIRE(aloop_run_until(c.l, lost_done, NULL, 5000));
+    CHECK_INT_EQ(lost_reason, RLK_LOST_GONE);
+    REQUIRE(rlk_async_metrics_get(c.ac, &m) == RLK_OK);
+    CHECK(m.enabled);
+    CHECK_INT_EQ((long long)m.acquisitions[RLK_KIND_LOCK][RLK_ACQ_ACQUIRED], 2);
+    CHECK_INT_EQ((long long)m.acquisitions[RLK_KIND_LOCK][RLK_ACQ_TIMED_OUT], 1);
+    CHECK_INT_EQ((long long)m.acquisitions[RLK_MKIND_SEMAPHORE][RLK_ACQ_TIMED_OUT], 1);
+    CHECK_INT_EQ((long long)m.wait.count, 2);
+    CHECK_INT_EQ((long long)m.hold.count, 2);     /* the unlock, and the lost hold's end */
+    CHECK_INT_EQ((long long)m.locks_lost_gone, 1);
+    CHECK_INT_EQ((long long)m.locks_lost_expired, 0);
+    CHECK(m.locks_held == 0 && m.watchdog_entries == 0);
+    REQUIRE(m.nnames == 1);
+    CHECK_STR_EQ(m.names[0].name, "a:met");
+    CHECK_INT_EQ((long long)m.names[0].acquisitions[RLK_ACQ_ACQUIRED], 2);
+    CHECK_INT_EQ((long long)m.names[0].acquisitions[RLK_ACQ_TIMED_OUT], 1);
+    CHECK_INT_EQ((long long)m.names[0].hold.count, 2);
+    rlk_metrics_format(&m, 1, NULL, RLK_METRICS_PROMETHEUS, NULL, 0, &need);
+    REQUIRE(need > 0 && (buf = malloc(need)) != NULL);
+    CHECK_INT_EQ(rlk_metrics_format(&m, 1, NULL, RLK_METRICS_PROMETHEUS, buf, need, NULL), RLK_OK);
+    CHECKF(strstr(buf, "rlk_acquisitions_total{kind=\"lock\",result=\"acquired\"} 2\n") != NULL,
+           "no async acquisition in the Prometheus text");
+    CHECKF(strstr(buf, "rlk_locks_lost_total{cause=\"gone\"} 1\n") != NULL,
+           "no lost lock in the Prometheus text");
+    if (out) {
+        FILE *f = fopen(out, "w");
+
+        CHECK(f && fputs(buf, f) >= 0);
+        if (f)
+            fclose(f);
+    }
+    free(buf);
+    cl_close(&c);
+    CHECK_INT_EQ(rule_breaks, 0);
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -2680,6 +2847,10 @@ static const struct {
     {"psemaphore_leave", psemaphore_leave},
     {"psemaphore_expiry", psemaphore_expiry},
     {"multilock", multilock},
+    {"wd_expired_stop", wd_expired_stop},
+    {"wd_expired_drop", wd_expired_drop},
+    {"wd_expired_crash", wd_expired_crash},
+    {"metrics", metrics},
 };
 
 int main(int argc, char **argv)
@@ -2689,6 +2860,8 @@ int main(int argc, char **argv)
     int found = 0;
 
     signal(SIGPIPE, SIG_IGN);
+    if (getenv("RLK_TEST_NO_LOSS_DEADLINE"))    /* the wd_expired_* cases' control: must fail */
+        rlk_ae_wd_no_deadline = 1;
     if (argc == 7 && strcmp(argv[1], "psq-child") == 0) {   /* psemaphore_* cases' waiters */
         snprintf(url, sizeof url, "%s", argv[2]);
         return psq_child(argv[3], argv[4], atoll(argv[5]), atoll(argv[6]));

@@ -158,7 +158,7 @@ static void test_every_kind_as_app(void)
     expect_ok("--fenced", RUN("lock", "--fenced", "app:fe", "--", "true"));
     contended("--fenced", "app:fe2");
     expect_ok("--all", RUN("lock", "--all", "app:m1", "app:m2", "--", "true"));
-    expect_ok("semaphore", RUN("semaphore", "app:s", "-n", "2", "--", "true"));
+    expect_ok("semaphore", RUN("semaphore", "app:s", "--permits", "2", "--", "true"));
     expect_ok("latch set", RUN("latch", "app:l", "set", "1"));
     {
         cli_proc aw;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * it_cli_faults.c - issue 11, cases 1, 2 and 4: the command of `rlk lock`
- * never runs without the lock.
+ * it_cli_faults.c - the command of `rlk lock` never runs without the lock:
+ * rlk killed, a fixed lease, failing renewals.
  *
  *   kill9       rlk killed with SIGKILL while its command (which ignores
  *               SIGTERM) runs: the command dies with it, and a second
@@ -247,13 +247,13 @@ static void fixed_lease(const char *cmd, const char *name, const char *lost_line
     cli_result r;
     long pid1;
 
-    REQUIRE((sem ? START(&p1, cmd, name, "-n", "1", "-l", "1000", "-k", "3", "--", child_bin, log,
+    REQUIRE((sem ? START(&p1, cmd, name, "--permits", "1", "-l", "1000", "-k", "3", "--", child_bin, log,
                          "--trap-term", "--ms", "6000")
                  : START(&p1, cmd, name, "-l", "1000", "-k", "3", "--", child_bin, log,
                          "--trap-term", "--ms", "6000")) == 0);
     pid1 = first_pid(log, 10000);
     REQUIRE(pid1 > 0);
-    REQUIRE((sem ? START(&p2, cmd, name, "-n", "1", "-w", "15", "--", child_bin, log, "--ms",
+    REQUIRE((sem ? START(&p2, cmd, name, "--permits", "1", "-w", "15", "--", child_bin, log, "--ms",
                          "200")
                  : START(&p2, cmd, name, "-w", "15", "--", child_bin, log, "--ms", "200")) == 0);
     r = cli_collect(&p1, cli_wait(&p1, 15000), 0);
@@ -301,7 +301,7 @@ static void failing_renewals(const char *cmd, const char *name)
     long pid1;
     long long t_pause_ns, gone, left_ms;
 
-    REQUIRE((sem ? START(&p1, cmd, name, "-n", "1", "--watchdog-lease", "1500", "-k", "0.35",
+    REQUIRE((sem ? START(&p1, cmd, name, "--permits", "1", "--watchdog-lease", "1500", "-k", "0.35",
                          "--", child_bin, log, "--trap-term", "--ms", "15000")
                  : START(&p1, cmd, name, "--watchdog-lease", "1500", "-k", "0.35", "--", child_bin,
                          log, "--trap-term", "--ms", "15000")) == 0);
@@ -315,7 +315,7 @@ static void failing_renewals(const char *cmd, const char *name)
     while ((rlk_fx_now_ns() - t_pause_ns) / 1000000 < lease_ms + 200)
         rlk_fx_sleep_ms(10);
     REQUIRE(rlk_fx_resume(&server) == 0);
-    REQUIRE((sem ? START(&p2, cmd, name, "-n", "1", "-w", "15", "--", child_bin, log, "--ms",
+    REQUIRE((sem ? START(&p2, cmd, name, "--permits", "1", "-w", "15", "--", child_bin, log, "--ms",
                          "100")
                  : START(&p2, cmd, name, "-w", "15", "--", child_bin, log, "--ms", "100")) == 0);
     r = cli_collect(&p1, cli_wait(&p1, 15000), 0);

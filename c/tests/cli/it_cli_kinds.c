@@ -1,5 +1,5 @@
 /*
- * it_cli_kinds.c - issue 12, part 4: `rlk semaphore -n` against an existing
+ * it_cli_kinds.c - `rlk semaphore -n` against an existing
  * semaphore (refused when it differs, --resize adjusts), --take larger than
  * the real size refused at once, and a semaphore's name refused by
  * `rlk latch` and a latch's name by `rlk semaphore` (the {NAME}:rlk_kind
@@ -104,22 +104,22 @@ static void hold_finish(cli_proc *p, const char *what)
 
 static void test_semaphore_size(void)
 {
-    OK("create with -n 2", "semaphore", "s1", "-n", "2", "--", "true");
+    OK("create with -n 2", "semaphore", "s1", "--permits", "2", "--", "true");
     expect_key("s1", "2");
     expect_key("{s1}:rlk_kind", "semaphore");
-    OK("the same -n again", "semaphore", "s1", "-n", "2", "--", "true");
-    REFUSED("-n 5 on a semaphore of 2", "has 2 permits", "semaphore", "s1", "-n", "5", "--",
+    OK("the same -n again", "semaphore", "s1", "--permits", "2", "--", "true");
+    REFUSED("-n 5 on a semaphore of 2", "has 2 permits", "semaphore", "s1", "--permits", "5", "--",
             "true");
     expect_key("s1", "2");
-    REFUSED("-n 5 --take 3 on a semaphore of 2", "has 2 permits", "semaphore", "s1", "-n", "5",
+    REFUSED("-n 5 --take 3 on a semaphore of 2", "has 2 permits", "semaphore", "s1", "--permits", "5",
             "--take", "3", "--", "true");
-    REFUSED("-n 2 --take 3", "--take 3", "semaphore", "s1", "-n", "2", "--take", "3", "--",
+    REFUSED("-n 2 --take 3", "--take 3", "semaphore", "s1", "--permits", "2", "--take", "3", "--",
             "true");
     expect_key("s1", "2");
 
-    OK("--resize -n 5", "semaphore", "s1", "-n", "5", "--resize", "--", "true");
+    OK("--resize -n 5", "semaphore", "s1", "--permits", "5", "--resize", "--", "true");
     expect_key("s1", "5");
-    OK("--resize -n 1", "semaphore", "s1", "-n", "1", "--resize", "--", "true");
+    OK("--resize -n 1", "semaphore", "s1", "--permits", "1", "--resize", "--", "true");
     expect_key("s1", "1");
 
     /* The same size through the C API. */
@@ -143,9 +143,9 @@ static void test_size_with_holder(void)
     cli_proc holder;
 
     hold_start(&holder, cli_path("kinds.held"),
-               (const char *const[]){"semaphore", "s2", "-n", "2", NULL});
-    REFUSED("-n 3 with one permit held", "1 held", "semaphore", "s2", "-n", "3", "--", "true");
-    OK("-n 2 with one permit held", "semaphore", "s2", "-n", "2", "-w", "5", "--", "true");
+               (const char *const[]){"semaphore", "s2", "--permits", "2", NULL});
+    REFUSED("-n 3 with one permit held", "1 held", "semaphore", "s2", "--permits", "3", "--", "true");
+    OK("-n 2 with one permit held", "semaphore", "s2", "--permits", "2", "-w", "5", "--", "true");
     hold_finish(&holder, "the holder");
     expect_key("s2", "2");
 }
@@ -154,7 +154,7 @@ static void test_latch_vs_semaphore(void)
 {
     cli_result r;
 
-    OK("semaphore k1", "semaphore", "k1", "-n", "3", "--", "true");
+    OK("semaphore k1", "semaphore", "k1", "--permits", "3", "--", "true");
     REFUSED("latch count-down on a semaphore", "is a semaphore", "latch", "k1", "count-down");
     REFUSED("latch set on a semaphore", "is a semaphore", "latch", "k1", "set", "2");
     REFUSED("latch await on a semaphore", "is a semaphore", "latch", "k1", "await", "-w", "0");
@@ -162,7 +162,7 @@ static void test_latch_vs_semaphore(void)
 
     OK("latch k2 set 2", "latch", "k2", "set", "2");
     expect_key("{k2}:rlk_kind", "latch");
-    REFUSED("semaphore on a latch", "is a count-down latch", "semaphore", "k2", "-n", "2", "--",
+    REFUSED("semaphore on a latch", "is a count-down latch", "semaphore", "k2", "--permits", "2", "--",
             "true");
     expect_key("k2", "2");
     r = RUN("inspect", "k2", "--json");
@@ -172,7 +172,7 @@ static void test_latch_vs_semaphore(void)
     OK("count-down", "latch", "k2", "count-down");
     OK("count-down to 0", "latch", "k2", "count-down");
     expect_key("{k2}:rlk_kind", "(nil)");
-    OK("semaphore on an opened latch's name", "semaphore", "k2", "-n", "1", "--", "true");
+    OK("semaphore on an opened latch's name", "semaphore", "k2", "--permits", "1", "--", "true");
 
     /* A semaphore rlk did not make (no marker), with a held permit: told by {NAME}:timeout. */
     freeReplyObject(rlk_fx_command(&server, "SET %s 1", "k3"));

@@ -225,7 +225,7 @@ static void test_lost_other_modes(void)
     lost_in_mode((const char *const[]){"lock", "--fair", "lfa", NULL}, "lfa", "lfa.ev",
                  "rlk: fair lock lfa lost (");
     /* The permit's entry gone: its renewal finds it no longer held. */
-    lost_in_mode((const char *const[]){"semaphore", "ls", "-n", "2", NULL}, "{ls}:timeout",
+    lost_in_mode((const char *const[]){"semaphore", "ls", "--permits", "2", NULL}, "{ls}:timeout",
                  "ls.ev", "rlk: permit of semaphore ls lost (");
 }
 
@@ -240,7 +240,7 @@ static void test_fixed_lease_semaphore(void)
 
     snprintf(on_term, sizeof on_term, "echo TERM >> %s; exit 0", ev);
     looping_script(script, sizeof script, ev, "TERM", on_term);
-    REQUIRE(start_holder(&p, (const char *const[]){"semaphore", "slease", "-n", "1", "-l", "500",
+    REQUIRE(start_holder(&p, (const char *const[]){"semaphore", "slease", "--permits", "1", "-l", "500",
                                                    "--", "sh", "-c", script, NULL}, ev) == 0);
     r = finish(&p, 10000, t0);
     expect_status(&r, 6, "semaphore fixed lease ran out");
@@ -334,7 +334,7 @@ static void test_signals_forwarded_other_modes(void)
                     "fw-w");
     forward_in_mode((const char *const[]){"lock", "--fenced", "fw-f", NULL}, "fenced", "fw-f",
                     "fw-f");
-    forward_in_mode((const char *const[]){"semaphore", "fw-s", "-n", "1", NULL}, "semaphore",
+    forward_in_mode((const char *const[]){"semaphore", "fw-s", "--permits", "1", NULL}, "semaphore",
                     "{fw-s}:timeout", "{fw-s}:timeout");
 }
 

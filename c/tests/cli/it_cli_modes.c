@@ -140,7 +140,7 @@ static void test_help(void)
 
     r = RUN("semaphore", "--help");
     expect_status(&r, 0, "semaphore --help");
-    CHECK_STR_PREFIX(r.out, "usage: rlk semaphore NAME -n PERMITS");
+    CHECK_STR_PREFIX(r.out, "usage: rlk semaphore NAME --permits N");
     cli_result_free(&r);
 
     r = RUN("help", "latch");
@@ -182,15 +182,15 @@ static void test_usage_errors(void)
     USAGE("--url does not go with --redlock", "lock", "--redlock", "redis://127.0.0.1:1",
           "--url", "redis://127.0.0.1:2", "u", "--", "sh", "-c", touch);
     USAGE("(rlk lock --write u -- COMMAND...)", "lock", "--write", "u");
-    USAGE("(rlk semaphore s -n 2 -- COMMAND...)", "semaphore", "s", "-n", "2");
-    USAGE("missing -n PERMITS", "semaphore", "s", "--", "sh", "-c", touch);
-    USAGE("option -n needs a whole number", "semaphore", "s", "-n", "0", "--", "true");
-    USAGE("--take 3 is more than the 2 permits", "semaphore", "s", "-n", "2", "--take", "3",
+    USAGE("(rlk semaphore s --permits 2 -- COMMAND...)", "semaphore", "s", "--permits", "2");
+    USAGE("missing --permits N", "semaphore", "s", "--", "sh", "-c", touch);
+    USAGE("option --permits needs a whole number", "semaphore", "s", "--permits", "0", "--", "true");
+    USAGE("--take 3 is more than the 2 permits", "semaphore", "s", "--permits", "2", "--take", "3",
           "--", "true");
-    USAGE("--no-wait and -w exclude each other", "semaphore", "s", "-n", "2", "--no-wait", "-w",
+    USAGE("--no-wait and -w exclude each other", "semaphore", "s", "--permits", "2", "--no-wait", "-w",
           "1", "--", "true");
-    USAGE("missing the semaphore NAME", "semaphore", "-n", "2", "--", "true");
-    USAGE("missing '--'", "semaphore", "s", "-n", "2");
+    USAGE("missing the semaphore NAME", "semaphore", "--permits", "2", "--", "true");
+    USAGE("missing '--'", "semaphore", "s", "--permits", "2");
     USAGE("option --watchdog-lease needs a whole number in 3..", "lock", "u", "--watchdog-lease",
           "2", "--", "true");
     CHECKF(access(ran, F_OK) != 0, "a usage error ran the command");
@@ -348,7 +348,7 @@ static void test_semaphore_permits(void)
     cli_hold_barrier(barrier, sizeof barrier, log, 2);
     cli_hold_script(script, sizeof script, log, 'S', NULL, barrier);
     e = run_logged(CONCURRENT,
-                   (const char *const[]){"semaphore", "sem1", "-n", "2", "-w", "30", NULL},
+                   (const char *const[]){"semaphore", "sem1", "--permits", "2", "-w", "30", NULL},
                    script, log);
     CHECKF(e.peak_permits == 2, "%lld permits held at once with 2 permits", e.peak_permits);
     CHECKF(fx_get_is("sem1", "2"), "the permits did not all come back");
@@ -400,8 +400,8 @@ static void test_not_acquired(void)
     BUSY(75, "rlk: fenced lock busy-fenced: held by another\n", "lock", "--fenced",
          "busy-fenced", "--no-wait", "--conflict-exit-code=75", "--", "sh", "-c", touch);
     BUSY(9, "rlk: semaphore busy-sem: no permit free after 0.3 s\n", "semaphore", "busy-sem",
-         "-n", "1", "-w", "0.3", "-E", "9", "--", "sh", "-c", touch);
-    BUSY(1, "rlk: semaphore busy-sem: no permit free\n", "semaphore", "busy-sem", "-n", "1",
+         "--permits", "1", "-w", "0.3", "-E", "9", "--", "sh", "-c", touch);
+    BUSY(1, "rlk: semaphore busy-sem: no permit free\n", "semaphore", "busy-sem", "--permits", "1",
          "--no-wait", "--", "sh", "-c", touch);
     CHECKF(access(ran, F_OK) != 0, "a command ran without its lock");
     /* A fair waiter that gave up left the queue. */
@@ -493,7 +493,7 @@ static void test_environment(void)
 static void test_environment_semaphore(void)
 {
     json_value *j = NULL;
-    char *env = run_env((const char *const[]){"semaphore", "env-sem", "-n", "3", "--take", "2",
+    char *env = run_env((const char *const[]){"semaphore", "env-sem", "--permits", "3", "--take", "2",
                                               NULL}, "semaphore", &j);
     char *k = env_value(env, "RLK_LOCK_KIND"), *o = env_value(env, "RLK_LOCK_OWNER");
     const json_value *permits = json_get(j, "permits");

@@ -1,6 +1,5 @@
 /*
- * it_cli_ops.c - issue 12 ("Ops fit"), parts 1 and 2: credentials and the
- * habits of redis-cli and flock users.
+ * it_cli_ops.c - credentials and the habits of redis-cli and flock users.
  *
  *   - -h / --help and --version only alone: `rlk -h HOST lock job -- cmd` is
  *     exit 2 naming --url, and runs nothing;
@@ -109,6 +108,32 @@ static void test_version_alone(void)
     r = RUN("-p", "6379", "inspect", "x");
     expect_usage(&r, "redis-cli's -p", "--url");
     cli_result_free(&r);
+
+    /* --version after a command's name prints the version (and runs nothing). */
+    {
+        const char *ran = cli_path("ran-version");
+        const char *const *cases[] = {
+            (const char *const[]){"lock", "x", "--version", NULL},
+            (const char *const[]){"lock", "--version", NULL},
+            (const char *const[]){"semaphore", "s", "--version", NULL},
+            (const char *const[]){"top", "--version", NULL},
+            (const char *const[]){"check", "--version", NULL},
+            (const char *const[]){"lock", "x", "--version", "--", "touch", ran, NULL},
+        };
+
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+            char what[80];
+
+            snprintf(what, sizeof what, "rlk %s %s --version", cases[k][0],
+                     strcmp(cases[k][1], "--version") ? cases[k][1] : "");
+            r = cli_run(cases[k]);
+            expect_status(&r, 0, what);
+            CHECK_STR_PREFIX(r.out, "rlk ");
+            CHECK_STR_CONTAINS(r.out, "script set ");
+            cli_result_free(&r);
+        }
+        CHECKF(access(ran, F_OK) != 0, "rlk lock x --version -- cmd ran the command");
+    }
 }
 
 static void test_url_forms(void)
@@ -168,7 +193,7 @@ static void test_name_option(void)
     CHECK_STR_EQ(r.out, "2\n");
     cli_result_free(&r);
 
-    r = RUN("semaphore", "--name", "-s", "-n", "1", "--", "true");
+    r = RUN("semaphore", "--name", "-s", "--permits", "1", "--", "true");
     expect_status(&r, 0, "semaphore --name -s");
     cli_result_free(&r);
 

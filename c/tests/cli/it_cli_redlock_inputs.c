@@ -1,5 +1,5 @@
 /*
- * it_cli_redlock_inputs.c - issue 12, part 3: `rlk lock --redlock` on 3
+ * it_cli_redlock_inputs.c - `rlk lock --redlock` on 3
  * servers where one refuses the credentials (a wrong password in its URL, or
  * no password for a server that wants one): counted as a down server with a
  * one-line warning, the lock taken on the other two; two URLs that name one

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * it_cli_top.c - `rlk top` (issue 23) against a real redis-server:
+ * it_cli_top.c - `rlk top` against a real redis-server:
  *   - every kind's layout, written as Redisson writes it (raw commands):
  *     the reentrant, read-write, fenced and fair locks (the fair queue with
  *     its deadlines), a semaphore, a permit-expirable semaphore with a held
@@ -388,7 +388,7 @@ static void test_stats(void)
     expect_status(&r, 1, "lock -w 0.2 --json (held)");
     CHECK_STR_CONTAINS(r.err, "\"acquired\":false");
     cli_result_free(&r);
-    r = RUN("semaphore", "st:s", "-n", "2", "--stats", "--", "true");
+    r = RUN("semaphore", "st:s", "--permits", "2", "--stats", "--", "true");
     expect_status(&r, 0, "semaphore --stats");
     CHECK_STR_CONTAINS(r.err, "rlk: stats: ");
     CHECK_STR_CONTAINS(r.err, "semaphore st:s: waited ");
@@ -434,6 +434,19 @@ static int pane_shows(const char *text, char *pane, size_t len)
     return -1;
 }
 
+/* The same, with lines that tmux wrapped joined (capture-pane -J). */
+static int pane_shows_j(const char *text, char *pane, size_t len)
+{
+    long long end = rlk_fx_now_ms() + 15000;
+
+    while (rlk_fx_now_ms() < end) {
+        if (tmux("capture-pane -p -J -t top", pane, len) == 0 && strstr(pane, text))
+            return 0;
+        rlk_fx_sleep_ms(50);
+    }
+    return -1;
+}
+
 static void test_top_tmux(void)
 {
     static char pane[65536];
@@ -461,6 +474,76 @@ static void test_top_tmux(void)
     tmux("kill-server", NULL, 0);   /* only this test's server (-L) */
 }
 
+/* Every line of the pane, joined where tmux wrapped it, at most cols columns (UTF-8: one per
+ * character); the first line is the view's header. */
+static void expect_fits(const char *pane, int cols, const char *what)
+{
+    const char *p = pane;
+    int line = 0;
+
+    CHECKF(strncmp(pane, "rlk top - ", 10) == 0, "%s: the header is not the first line:\n%s",
+           what, pane);
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        int w = 0;
+
+        for (size_t i = 0; i < len; i++)
+            w += ((unsigned char)p[i] & 0xc0) != 0x80;
+        CHECKF(w <= cols, "%s: line %d is %d columns wide (terminal: %d): %.*s", what, line, w,
+               cols, (int)len, p);
+        line++;
+        p += len + (nl != NULL);
+    }
+}
+
+/* At 80 columns: no line wraps (names and holders cut with a marker), control characters of
+ * a name shown escaped, the header stays on top; a resize redraws at once (SIGWINCH; the
+ * interval is 60 s) to the new width; q leaves the alternate screen: the shell's lines are
+ * back and the view is gone. */
+static void test_top_tmux_fit(void)
+{
+    static char pane[65536];
+    char args[1400];
+
+    fx_do("DEL tm:lock tm:other");
+    fx_do("HSET tm:a-very-long-lock-name-that-cannot-fit-in-eighty-columns-at-all "
+          "0c2f6a8e-1f4e-4a53-9a51-9d8e7bd0b1aa:1234567 1");
+    {
+        redisReply *r = rlk_fx_command(&server, "HSET %s %s 1", "tm:esc\033[2Jx\ny",
+                                       "holder-with-a-long-id-0123456789abcdef:1");
+        freeReplyObject(r);
+    }
+    snprintf(tmux_sock, sizeof tmux_sock, "rlk-top-fit-%d", (int)getpid());
+    snprintf(args, sizeof args, "new-session -d -s top -x 80 -y 24 \"sh -c 'echo BEFORE-TOP; "
+             "LANG=C.UTF-8 %s top --interval 60 --pattern tm:\\* --url %s; echo AFTER-TOP; "
+             "sleep 60'\"", rlk_path, url);
+    REQUIRE(tmux(args, NULL, 0) == 0);
+    CHECKF(pane_shows_j("tm:esc", pane, sizeof pane) == 0, "the view: %s", pane);
+    expect_fits(pane, 80, "80 columns");
+    CHECK_STR_CONTAINS(pane, "tm:esc\\x1b");
+    CHECK_STR_CONTAINS(pane, "tm:a-very-lo\xe2\x80\xa6");
+    CHECK_STR_CONTAINS(pane, "[q] quit");
+    CHECKF(strstr(pane, "BEFORE-TOP") == NULL, "not on the alternate screen: %s", pane);
+    REQUIRE(tmux("resize-window -t top -x 60 -y 20", NULL, 0) == 0);
+    /* Redrawn for 60 columns: the column header cut with the marker (tmux alone would only
+     * hide what is past the edge). */
+    CHECKF(pane_shows_j("COUNT MO\xe2\x80\xa6", pane, sizeof pane) == 0,
+           "no redraw at 60 columns: %s", pane);
+    expect_fits(pane, 60, "resized to 60 columns");
+    tmux("send-keys -t top q", NULL, 0);
+    CHECKF(pane_shows_j("AFTER-TOP", pane, sizeof pane) == 0, "q: %s", pane);
+    CHECK_STR_CONTAINS(pane, "BEFORE-TOP");
+    CHECKF(strstr(pane, "rlk top - ") == NULL && strstr(pane, "tm:esc") == NULL,
+           "the last frame was left behind: %s", pane);
+    tmux("kill-server", NULL, 0);   /* only this test's server (-L) */
+    fx_do("DEL tm:a-very-long-lock-name-that-cannot-fit-in-eighty-columns-at-all");
+    {
+        redisReply *r = rlk_fx_command(&server, "DEL %s", "tm:esc\033[2Jx\ny");
+        freeReplyObject(r);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int tmux_only = argc > 2 && strcmp(argv[2], "--tmux") == 0;
@@ -476,6 +559,7 @@ int main(int argc, char **argv)
         return rc;
     if (tmux_only) {
         RUN_TEST(test_top_tmux);
+        RUN_TEST(test_top_tmux_fit);
     } else {
         RUN_TEST(test_top_layouts);
         RUN_TEST(test_top_contention);

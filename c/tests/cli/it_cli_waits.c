@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * it_cli_waits.c - `rlk lock` waits under faults (issue 11, cases 5 and 7),
+ * it_cli_waits.c - `rlk lock` waits under faults (stopped waiters, stalled servers),
  * the rlk binary against fixture servers on loopback:
  *   - a fair waiter stopped with SIGTERM leaves the queue (exit 143, `rlk
  *     inspect` shows only the waiter behind it) and the next waiter gets the
@@ -181,13 +181,13 @@ static void test_sigterm_fair_waiter(void)
 /* What one kind of hold looks like on the server, for signal_at_acquisition. */
 typedef struct acq_probe {
     const char *mode;           /* for messages */
-    const char *lead[6];        /* rlk's arguments before NAME: "lock" or "semaphore", "-n", "1" */
+    const char *lead[6];        /* rlk's arguments before NAME: "lock" or "semaphore", "--permits", "1" */
     const char *held_fmt;       /* an integer command whose value is 1 while NAME is held */
     const char *clear_fmt;      /* deletes what a hold left */
 } acq_probe;
 
 static const acq_probe probe_lock = {"lock", {"lock", NULL}, "EXISTS %s", "DEL %s"};
-static const acq_probe probe_semaphore = {"semaphore", {"semaphore", "-n", "1", NULL},
+static const acq_probe probe_semaphore = {"semaphore", {"semaphore", "--permits", "1", NULL},
                                           "ZCARD {%s}:timeout", "ZREMRANGEBYRANK {%s}:timeout 0 -1"};
 
 /* Starts `rlk <lead> NAME -- sleep 30`, sends sig the moment the server shows the hold (a poll
@@ -272,9 +272,9 @@ static void test_semaphore_sigterm_while_waiting(void)
     long long t0;
 
     wait_for_file(body, sizeof body, go);
-    REQUIRE(START(&h, "semaphore", "sw1", "-n", "1", "--", "sh", "-c", body) == 0);
+    REQUIRE(START(&h, "semaphore", "sw1", "--permits", "1", "--", "sh", "-c", body) == 0);
     REQUIRE(tk_wait_int_at_least(&server, 1, 10000, "ZCARD %s", "{sw1}:timeout") == 0);
-    REQUIRE(START(&w, "semaphore", "sw1", "-n", "1", "-w", "60", "--", "true") == 0);
+    REQUIRE(START(&w, "semaphore", "sw1", "--permits", "1", "-w", "60", "--", "true") == 0);
     /* Waiting: subscribed to the semaphore's channel */
     REQUIRE(tk_wait_numsub(&server, "redisson_sc:{sw1}", 1, 10000) == 0);
     t0 = rlk_fx_now_ms();

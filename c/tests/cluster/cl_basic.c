@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * cl_basic.c - the cluster client (issue 8, parts 1-3): redis+cluster://
+ * cl_basic.c - the cluster client: redis+cluster://
  * URLs, the slot map, scripts on every master, calls routed by their first
  * key on all three masters, the client-side CROSSSLOT check, the name rule,
  * MOVED after a slot moved behind the client's back, ASK during a

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * cl_cli.c - the rlk command on a Redis Cluster (issue 8, part 6): scripts
+ * cl_cli.c - the rlk command on a Redis Cluster: scripts
  * load/verify per master (text and JSON), eval routed by its first key,
  * lock (every kind), semaphore, latch, inspect and unlock --force on names
  * owned by each master, --all across masters, --redlock refused; the
@@ -100,7 +100,7 @@ static void test_eval_and_kinds(void)
                  "'test -n \"$RLK_FENCE_TOKEN\"'", n);
         CHECKF(run(out, sizeof out, args) == 0, "lock --fenced: %s", out);
         cl_name_on(&cl, "cli:sem:", mst[k], n, sizeof n);
-        snprintf(args, sizeof args, "semaphore %s -n 2 --url \"$U\" -- true", n);
+        snprintf(args, sizeof args, "semaphore %s --permits 2 --url \"$U\" -- true", n);
         CHECKF(run(out, sizeof out, args) == 0, "semaphore: %s", out);
         cl_name_on(&cl, "cli:latch:", mst[k], n, sizeof n);
         snprintf(args, sizeof args, "latch %s set 1 --url \"$U\" && '%s' latch %s count-down "
@@ -109,7 +109,7 @@ static void test_eval_and_kinds(void)
     }
 }
 
-/* rlk top on the cluster (issue 23): every master is scanned; 30 locks spread over the slots,
+/* rlk top on the cluster: every master is scanned; 30 locks spread over the slots,
  * one semaphore, one lock with a waiter's queue entry: the totals count them all. */
 static void test_top(void)
 {

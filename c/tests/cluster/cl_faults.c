@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * cl_faults.c - a Redis Cluster changing under held and awaited locks
- * (issue 8, part 7), one cluster for the whole program:
+ * cl_faults.c - a Redis Cluster changing under held and awaited locks, one
+ * cluster for the whole program:
  *   - a slot migrated (SETSLOT IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE)
  *     while its lock is held lease-less and waited on: the watchdog renews
  *     through ASK and MOVED, the holder keeps it through 2 more leases, the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * cl_kinds.c - every lock kind on a Redis Cluster (issue 8, parts 4 and 6):
+ * cl_kinds.c - every lock kind on a Redis Cluster:
  * each kind on names owned by each of the three masters; MultiLock with a
  * member on every master; RedLock refused; lease-less locks in many slots
  * kept by the watchdog through 5 leases (control: leased locks in the same

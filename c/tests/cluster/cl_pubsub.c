@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * cl_pubsub.c - waking waiters across shards, both pub/sub modes (issue 8,
- * parts 5 and 7), one cluster for the whole program:
+ * cl_pubsub.c - waking waiters across shards, both pub/sub modes, one
+ * cluster for the whole program:
  *   - the default on a Redis 7 cluster is sharded (rlk_client_pubsub);
  *   - a waiter on each master in turn, woken by a release (the holder's
  *     client routes it to that master), with pubsub GLOBAL (PUBLISH is

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fl_fair_faults.c - fair-lock queues never hold dead waiters for minutes
- * (issue 11, case 5), through the C API against a real redis-server:
+ * (dead waiters), through the C API against a real redis-server:
  *   - a SIGKILLed waiter at the head of the queue (it cannot cancel) is
  *     skipped within its keep-alive (thread wait time, 2 s here) plus one
  *     poll period (a third of it) plus slack: the next waiter gets the lock

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fl_fenced_redisson.c - fencing tokens never go back when Java Redisson
- * clients share a fenced lock with rlk (issue 11, case 6).
+ * clients share a fenced lock with rlk.
  *
  * The "Redisson client" is a thread that runs Redisson 3.2x's fenced acquire
  * (RedissonFencedLock.tryLockInnerAsync: INCR of redisson_lock_token:{name},

@@ -21,8 +21,9 @@
  *     waits it out with no TTL wake-up counted; behind a writer's lock that
  *     expires with no release, it counts one (test_reserved_not_ttl);
  *   - a writer's ticket enters the queue only once it can hear its grant
- *     (issue 21): with writer B's subscriber refused by the server, the
- *     release goes to the writer heading the queue (A), and B after it.
+ *     (no grant goes to a waiter that cannot hear it): with writer B's
+ *     subscriber refused by the server, the release goes to the writer
+ *     heading the queue (A), and B after it.
  *
  * Child modes (argv[1]): contend URL THREADS ITERS LOGFILE | readers URL THREADS
  * | window URL WAIT_MS.
@@ -756,7 +757,8 @@ static void *win_writer_main(void *arg)
     return NULL;
 }
 
-/* Issue 21, the writers' queue (rt_procs.c's test_handoff_window for the reentrant lock): the
+/* The writers' queue, its first-attempt window (rt_procs.c's test_handoff_window for the
+ * reentrant lock): the
  * server refuses new connections while writer B, in its own process, makes its first attempt
  * (B's subscriber cannot connect: the window between a ticket in the queue and a subscription
  * held open without timing); writer A (this process's only one, subscribed before) queues too.

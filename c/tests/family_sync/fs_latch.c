@@ -257,8 +257,8 @@ static int raw_message(redisContext *sub, const char *chan, char *buf, size_t le
     return rc;
 }
 
-/* Both ways, for a plain name and names with a hash tag (issue 22: rlk published on
- * ..._channel__x{t}C2, Redisson listens on ..._channel__{x{t}C2}). */
+/* Both ways, for a plain name and names with a hash tag (the channel is Redisson's
+ * ..._channel__{x{t}C2}, not ..._channel__x{t}C2, which rlk once published on). */
 static void test_redisson_channel(void)
 {
     static const char *const names[] = {"fs:rl", "x{t}C2", "{fs}rl", "a{b}c{d}"};

@@ -16,7 +16,7 @@
  *     holding: the peak of permits held at once never exceeds the total (a
  *     killed holder counts as holding until its lease ran out), the others
  *     all finish, and after the longest lease no permit is leaked;
- *   - the queue (issue 21): waiters are served in arrival order, one release
+ *   - the queue: waiters are served in arrival order, one release
  *     each; a waiter whose wait runs out leaves the queue; a permit that
  *     expires unreleased goes to the first waiter, not the second (unless a
  *     scheduling gap of the claim window's length let the second take it:
@@ -554,7 +554,8 @@ static void test_queue_expiry_serves_head(void)
     rlk_free(c);
 }
 
-/* The first-attempt window of issue 21 (as fs_semaphore's test_queue_window,
+/* The first-attempt window, where a ticket is queued before its waiter can
+ * hear a grant (as fs_semaphore's test_queue_window,
  * with q-base's tk_refuse): B's first attempt is made while the server
  * refuses new connections, so its subscriber cannot subscribe to its wake
  * channel; A (subscribed before) queues; a release must serve A, not drop
@@ -779,7 +780,7 @@ static int client_count(void)
 
 #define WD_LEASE 900        /* the client's watchdog lease: not the keeper's */
 
-/* The keeper runs on the client's watchdog (issue 24): a kept permit and a
+/* The keeper runs on the client's watchdog: a kept permit and a
  * lease-less lock of the same client, with different leases, both outlive
  * several leases, and keeping opens no connection of its own; after
  * keeper_stop no renewal of the permit follows (its expiry stays put)

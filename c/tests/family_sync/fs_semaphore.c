@@ -11,7 +11,7 @@
  *     at once, computed from the merged log, never exceeds 4;
  *   - a killed holder: its permits stay taken (nothing expires them) until
  *     someone releases them; a waiter is then served;
- *   - the queue (issue 21): waiters are served in arrival order, one release
+ *   - the queue: waiters are served in arrival order, one release
  *     each; a waiter whose wait runs out leaves the queue; a waiter killed
  *     while queued is skipped by the release that reaches it (its grant has
  *     no subscriber) and the next one is served at once; a waiter's entry
@@ -495,9 +495,10 @@ static void test_queue_fifo(void)
     rlk_free(c);
 }
 
-/* Issue 21, without timing (the semaphore has no local queue: B is a client of this process
- * whose subscriber has not started): the server refuses new connections while B makes its first
- * attempt, so B cannot subscribe to its wake channel; A (subscribed before) queues too. A
+/* The first-attempt window, without timing (the semaphore has no local queue: B is a client
+ * of this process whose subscriber has not started): the server refuses new connections
+ * while B makes its first attempt, so B cannot subscribe to its wake channel; A (subscribed
+ * before) queues too. A
  * release of 1 must serve the waiter whose entry heads the queue when it runs: B when B's entry
  * is there (it cannot hear the grant: the old code, which fails here), A otherwise. B is served
  * by the next release. */

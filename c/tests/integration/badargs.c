@@ -38,6 +38,7 @@ static const char *const ba_state_names[] = {"free", "held by another", "held by
 typedef struct ba_param {
     enum ba_role role;
     int variadic;
+    int optional; /* a variadic tail whose description starts "optional": may be empty */
     char name[32];
     long long min, max; /* ROLE_LEASE, ROLE_INT */
     char id_code[24];   /* ROLE_ID */
@@ -168,6 +169,7 @@ static int ba_parse_param(const char *line, ba_param *p, int is_key)
         return -1;
     memcpy(p->name, name, n);
     p->name[n] = '\0';
+    p->optional = end && strncmp(end + 3, "optional", 8) == 0;
     if (is_key)
         p->role = strstr(p->name, "channel")  ? ROLE_CHANNEL
                   : strcmp(p->name, "prefix") == 0 ? ROLE_PREFIX
@@ -653,7 +655,8 @@ static int ba_bad_numbers(const ba_param *p, char out[][32], int max)
     int n = 0;
 
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0] && n < max; i++)
-        snprintf(out[n++], 32, "%s", fixed[i]);
+        if (strcmp(fixed[i], "99999999999999") != 0 || p->max < 99999999999999LL)
+            snprintf(out[n++], 32, "%s", fixed[i]); /* out of range unless the range is wider */
     if (n < max)
         snprintf(out[n++], 32, "%lld", p->max + 1);
     if (n < max)
@@ -748,6 +751,8 @@ static void ba_count_cases(ba_ctx *t, enum ba_state state, const ba_call *valid)
     if (valid->nargs > 0) {
         m = *valid;
         m.nargs--;
+        if (args_variadic && t->h.args[t->h.nargs - 1].optional && m.nargs > 0)
+            m.nargs--; /* an empty optional tail is a valid call: drop the argument before it */
         ba_case(t, state, valid, &m, "RLK_BADARG", 0, "one argument too few");
     }
     if (!args_variadic && valid->nargs < BA_MAX) {

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * it_node_redisson.c - rlk's reentrant lock shared with a real third-party
- * Redisson-compatible client, node-redisson 1.0.4 (npm, on ioredis 5.9.3;
- * issue 10, item 2).
+ * Redisson-compatible client, node-redisson 1.0.4 (npm, on ioredis 5.9.3).
  *
  * NR_PROCS node-redisson processes (nr_contender.js) and RLK_PROCS rlk
  * processes (this program re-executed, one rlk_client each) loop on one lock

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rt_faults.c - issue 11 for the C API:
+ * rt_faults.c - safety under faults, through the C API:
  *   - a force unlock (by another client) reaches a holder within a round
  *     trip: its watchdog hold listens on the lock's channel, renews at once
  *     on a message and reports RLK_LOST_GONE - for the reentrant lock, the

@@ -1,6 +1,6 @@
 /*
  * rt_lost_reply.c - a lock call whose reply is lost never leaves the
- * server's hold count and the client's apart (issue 11, case 3).
+ * server's hold count and the client's apart.
  *
  * Faults, made deterministic:
  *   sleep  DEBUG SLEEP longer than the client's command timeout, begun

@@ -1,6 +1,6 @@
 /*
- * rt_lost_stress.c - lost replies under load, across processes (issue 11,
- * case 3): 4 processes (this program re-executed: "child URL MS LOGFILE")
+ * rt_lost_stress.c - lost replies under load, across processes: 4
+ * processes (this program re-executed: "child URL MS LOGFILE")
  * lock and unlock one reentrant lock in a loop with a 150 ms command
  * timeout, while the parent injects faults: DEBUG SLEEP 300 ms (past the
  * timeout) and, during half of the sleeps, CLIENT KILL TYPE normal of every

@@ -228,6 +228,14 @@ static void test_add_and_format(void)
                             "process=\"1\"} 4\n");
     CHECK_STR_CONTAINS(big, "rlk_wait_seconds_bucket{le=\"+Inf\",process=\"0\"} 3\n");
     CHECK_STR_CONTAINS(big, "rlk_name_acquisitions_total{name=\"a\\\"b\"");
+    {
+        char info[200];
+
+        snprintf(info, sizeof info, "# TYPE rlk_build_info gauge\nrlk_build_info{version=\"%s\","
+                 "hiredis=\"%d.%d.%d\"} 1\n", RLK_VERSION, HIREDIS_MAJOR, HIREDIS_MINOR,
+                 HIREDIS_PATCH);
+        CHECK_STR_CONTAINS(big, info);
+    }
     CHECK_INT_EQ(rlk_metrics_format(two, 2, labels, 7, big, need, NULL), RLK_ERR_ARG);
     free(big);
     /* JSON: jq parses it. */

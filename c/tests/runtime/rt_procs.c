@@ -16,7 +16,7 @@
  *     the lock in the order they queued; a queued waiter that is killed, one
  *     whose wait runs out and one that is interrupted (rlk_interrupt_waits)
  *     hold up the next waiter no longer than the documented bounds; a ticket
- *     enters the queue only once its waiter can hear its grant (issue 21):
+ *     enters the queue only once its waiter can hear its grant:
  *     with waiter B's subscriber refused by the server, the release goes to
  *     the waiter heading the queue (A), and B after it.
  *
@@ -500,7 +500,7 @@ static void test_handoff_order(void)
     rlk_free(c);
 }
 
-/* Issue 21: a release in the window between a waiter's ticket entering the server's queue and
+/* The first-attempt window: a release between a waiter's ticket entering the server's queue and
  * its subscription to its wake channel would publish the grant to nobody and drop the waiter
  * as dead (FIFO lost). The window is held open without timing: the server refuses new
  * connections (tk_refuse) while waiter B, in its own process, makes its first attempt, so B's

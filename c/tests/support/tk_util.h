@@ -133,7 +133,7 @@ int tk_key_exists(const rlk_fx_server *s, const char *key);
 
 /* The server refusing new connections (CONFIG SET maxclients to the number connected now):
  * every connection open before goes on working, a new one (a waiter's subscriber that has
- * not connected yet) is refused until tk_refuse_end. The window of issue 21 (a ticket queued
+ * not connected yet) is refused until tk_refuse_end. The first-attempt window (a ticket queued
  * before its waiter can hear a grant) held open for as long as a test needs, with no timing
  * involved. ctl: the test's own connection, opened by tk_refuse_begin, for every probe
  * meanwhile (tk_int's fresh connections would be refused). */
@@ -177,9 +177,9 @@ typedef struct tk_child {
 /* Runs this program (/proc/self/exe) with args (NULL-terminated; args[0]
  * becomes argv[1]). The child dies with the test (PR_SET_PDEATHSIG). */
 int tk_child_spawn(tk_child *ch, const char *const *args);
-/* Issue 21's window tests: spawns waiter B (args), reads its "ready <client uuid>" line and
- * puts its client id in *cid_b. 0; 1 when B drew A's wake channel (cid_a: the run can say nothing,
- * B killed, said); -1 when B did not get ready (killed, said). */
+/* For the first-attempt window's tests: spawns waiter B (args), reads its "ready <client
+ * uuid>" line and puts its client id in *cid_b. 0; 1 when B drew A's wake channel (cid_a:
+ * the run can say nothing, B killed, said); -1 when B did not get ready (killed, said). */
 int tk_window_spawn(tk_child *kid, const char *const *args, long long cid_a, long long *cid_b);
 /* Reads one line (without the newline) within timeout_ms: 0, or -1. */
 int tk_child_read_line(tk_child *ch, char *line, size_t len, long long timeout_ms);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * it_tls.c - what only TLS has (issue 19), against TLS-only redis-servers
+ * it_tls.c - what only TLS has, against TLS-only redis-servers
  * the fixture starts with the certificates of $RLK_TEST_TLS (tools/tls-certs,
  * made at test time).
  *
@@ -592,6 +592,46 @@ static void test_cli(void)
     rlk_fx_stop(&mtls);
 }
 
+/* rlk check on a server whose certificate rlk refuses (docs/tls.md, docs/ops.md "transport"):
+ * an expired certificate and one for another host are a transport `error` in the report, text
+ * and JSON, exit 8 - without --insecure (the report is made all the same) and with it. */
+static void test_check_refused(void)
+{
+    rlk_fx_server expired, wrongname;
+    const char *ca = tls_file("ca.crt");
+    const char *const pairs[2] = {"expired", "wrongname"};
+    const char *const why[2] = {"certificate has expired", "does not name 127.0.0.1"};
+    rlk_fx_server *srv[2] = {&expired, &wrongname};
+    cli_out r;
+
+    REQUIRE(start_tls(&expired, "expired", 0) == 0);
+    REQUIRE(start_tls(&wrongname, "wrongname", 0) == 0);
+    for (int i = 0; i < 2; i++) {
+        char url[128], what[160];
+
+        url_of(srv[i], "rediss", url, sizeof url);
+        snprintf(what, sizeof what, "check, %s certificate", pairs[i]);
+        RLK(&r, "--url", url, "--cacert", ca, "check");
+        CHECKF(r.status == 8, "%s: exit %d (expected 8: errors)\n%s\n%s", what, r.status,
+               r.out, r.err);
+        CHECKF(strstr(r.out, "error    transport") && strstr(r.out, why[i]),
+               "%s: no transport error saying '%s':\n%s", what, why[i], r.out);
+        CHECKF(strstr(r.out, "ok       server") != NULL, "%s: no report of the rest:\n%s", what,
+               r.out);
+        RLK(&r, "--url", url, "--cacert", ca, "check", "--json");
+        CHECKF(r.status == 8, "%s --json: exit %d\n%s\n%s", what, r.status, r.out, r.err);
+        CHECKF(strstr(r.out, "\"check\": \"transport\", \"level\": \"error\"") != NULL &&
+               strstr(r.out, "\"result\": \"error\""),
+               "%s --json: no transport error:\n%s", what, r.out);
+        RLK(&r, "--url", url, "--cacert", ca, "--insecure", "check");
+        CHECKF(r.status == 8 && strstr(r.out, "error    transport") && strstr(r.out, why[i]),
+               "%s --insecure: exit %d, no transport error:\n%s\n%s", what, r.status, r.out,
+               r.err);
+    }
+    rlk_fx_stop(&expired);
+    rlk_fx_stop(&wrongname);
+}
+
 /* ---------------------------------------------------------------- faults */
 
 /* Handshakes are made per connection, never per call. */
@@ -1002,6 +1042,7 @@ int main(int argc, char **argv)
         RUN_TEST(test_wrong_transport);
         RUN_TEST(test_stalled_handshake);
         RUN_TEST(test_cli);
+        RUN_TEST(test_check_refused);
     } else {
         RUN_TEST(test_handshakes_counted);
         unsetenv("RLK_TLS_CACERT");

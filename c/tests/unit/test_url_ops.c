@@ -1,5 +1,5 @@
 /*
- * test_url_ops.c - issue 12's URL and credential rules in the library:
+ * test_url_ops.c - the URL and credential rules in the library:
  * case-insensitive schemes, redis://user@host with the password from
  * rlk_options.password (a URL password wins), the masked and the
  * password-less forms, an empty $RLK_URL refused. No server needed: the

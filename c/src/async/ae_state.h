@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ae_state.h - the state of the async engine: struct rlk_async and the
+ * types its parts share (requests, timers, calls and their queues, nodes,
+ * connections, dials, channels, holds). Included by the engine's files
+ * only (engine.c and the parts cut from it); what a kind's requests use
+ * is engine.h.
+ *
+ * Not installed; not a stable API.
+ */
+#ifndef RLK_AE_STATE_H
+#define RLK_AE_STATE_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include <hiredis/hiredis.h>
+
+#include "client/client.h"
+#include "client/random.h"
+#include "client/slot.h"
+#include "async/engine.h"
+#include "async/ae_wd.h"
+#include "runtime/metrics.h"
+#include "runtime/wd.h"
+
+#define AE_SWEEP_MS 100             /* how often timeouts of calls and connects are checked */
+#define AE_BACKOFF_MIN_MS 20        /* the first reconnect's delay (after the immediate one) */
+#define AE_BACKOFF_MAX_MS 1000      /* the longest */
+#define AE_RENEW_BATCH 100          /* holds per renewal call */
+#define AE_ERRSTR_MAX 1024
+#define AE_MAX_NODES 64             /* cluster: nodes seen (seeds and masters), never removed */
+#define AE_REDIRECTS_MAX 16         /* cluster: MOVED/ASK followed per call */
+#define AE_CL_BACKOFF_MIN_MS 5      /* cluster: TRYAGAIN, CLUSTERDOWN, ... retried after this, */
+#define AE_CL_BACKOFF_MAX_MS 200    /* doubling up to this (cluster.c's rule) */
+#define AE_CL_REFRESH_MS 100        /* cluster: CLUSTER SLOTS at most this often */
+
+/* ---------------------------------------------------------------- types */
+
+struct rlk_async_req {
+    rlk_async *ac;
+    rlk_async_fn fn;
+    void *privdata;
+    rlk_async_req *prev, *next;     /* ac's list of requests not yet delivered */
+    rlk_async_req *qnext;           /* ac's queue of completed requests */
+    int done;                       /* completed: on the queue or delivered */
+    int cancelled;
+    int err;
+    long long value;
+    char *id;
+    char *errstr;
+    rlk_ae_cancel_fn cancel;
+    rlk_ae_free_fn free_fn;
+    rlk_metrics_call mc;            /* an acquisition counted in the metrics (rlk_ae_req_metric) */
+    int mkind;
+    char *mname;                    /* its name; NULL: not counted */
+    _Alignas(max_align_t) unsigned char state[];
+};
+
+struct rlk_ae_timer {
+    rlk_async *ac;
+    long long at;                   /* monotonic ms */
+    unsigned long long seq;         /* ties fire in the order they were set */
+    size_t idx;                     /* in ac->heap */
+    rlk_ae_timer_fn fn;
+    void *arg;
+};
+
+/* What a queued command is for. */
+enum { AE_CALL_USER, AE_CALL_SETUP, AE_CALL_ID, AE_CALL_KILL, AE_CALL_LOAD, AE_CALL_ASKING };
+
+typedef struct ae_node ae_node;
+
+/* A call's routing on a cluster (allocated only there: a call on one
+ * server stays as small as it was). */
+struct ae_route {
+    long long written;              /* monotonic ms: when written (the reply's timeout) */
+    long long backoff;              /* the next "not now" retry's delay */
+    long long not_before;           /* parked: routed again from then on (0: when the map is known) */
+    int slot;                       /* the slot of its first key, RLK_TOPO_ANY_SLOT: any master */
+    int pinned;                     /* sent to one node only (CLUSTER SLOTS, INFO): never routed */
+    int asking;                     /* ASK: ASKING goes first on the node it is sent to */
+    int redirects;                  /* MOVED/ASK followed */
+    int fail_rc;                    /* parked to end with this (a call refused before sending) */
+    char *cmd_s;                    /* the form with "spublish" while the pub/sub mode is unknown */
+    size_t len_s;
+    char *last_err;                 /* the last "not now" answer, for the timeout's message */
+};
+
+struct rlk_ae_call {
+    rlk_ae_call *next;
+    int what;                       /* AE_CALL_* */
+    int setup_i;                    /* AE_CALL_SETUP: its index */
+    int retried;
+    int forgotten;
+    char *cmd;                      /* formatted (redisFreeCommand) */
+    size_t len;
+    const rlk_script_info *script;  /* a script call (NOSCRIPT rule), else NULL */
+    rlk_ae_reply_fn fn;
+    void *arg;
+    long long issued;               /* monotonic ms: when made */
+    struct ae_route *rt;            /* a cluster's routing state; NULL on one server */
+};
+
+/* A queue of calls, FIFO. */
+typedef struct ae_callq {
+    rlk_ae_call *head, *tail;
+    size_t n;
+} ae_callq;
+
+enum { AE_DOWN, AE_CONNECTING, AE_SETUP, AE_UP };
+
+typedef struct ae_chan ae_chan;
+
+/* The inner client, shared with dial threads: freed by the last of them. */
+typedef struct ae_cref {
+    pthread_mutex_t mu;
+    int refs;
+    rlk_client *c;
+    char *sentinel_password;        /* rlk_options.sentinel_password, copied */
+    int sn_started;                 /* the sentinel follower was started (under mu) */
+} ae_cref;
+
+/* A blocking dial (TLS) on a short-lived thread; its outcome comes back
+ * through a socket pair the loop watches. Freed by the last of the loop and
+ * the thread; a dial the loop abandons is closed by the thread. */
+typedef struct ae_dial {
+    pthread_mutex_t mu;
+    int refs;
+    int abandoned;
+    int done;
+    ae_cref *cref;
+    int sv[2];                      /* sv[0]: the loop's end; sv[1]: the thread's */
+    redisContext *ctx;
+    int rc;
+    char why[256];
+    int refresh;                    /* sentinel: ask the sentinels first (a READONLY reply) */
+    char *host;                     /* a cluster's node (else NULL: the URL's, or the sentinels') */
+    int port;
+    unsigned long long switches;    /* sentinel: the switches seen when the master was named */
+} ae_dial;
+
+/* One connection: the command connection or the pub/sub one. */
+typedef struct ae_conn {
+    redisContext *ctx;
+    void *handle;                   /* the loop's, from hooks.attach */
+    int fd;
+    int state;                      /* AE_* */
+    int events;                     /* what the loop watches */
+    int setup_left;                 /* pub/sub: set-up replies still to come */
+    long long id;                   /* CLIENT ID of the live connection (command) */
+    long long fence_id;             /* the id of the connection that broke: killed first */
+    int fails;                      /* consecutive failures: the backoff */
+    long long since;                /* monotonic ms the dial or set-up started */
+    rlk_ae_timer *retry;
+    int is_sub;
+    ae_dial *dial;                  /* a dial on its thread, or NULL */
+    unsigned long long switches;    /* sentinel: the switches when this connection was named */
+    void *dial_handle;              /* the loop's handle of dial->sv[0] */
+    ae_node *node;                  /* the node it goes to */
+    /* Pub/sub on a cluster: the channels of the (S)SUBSCRIBE / (S)UNSUBSCRIBE
+     * sent, in order (their replies come in that order); ch NULL: an answer
+     * to drop (name: its channel's, copied when it was dropped). */
+    struct ae_sq { ae_chan *ch; char *name; int sub; } *sq;
+    size_t sq_head, sq_n, sq_cap;
+} ae_conn;
+
+/* A server: the one of the URL (or the sentinels' master), or one node of a
+ * cluster, with its command connection and its queues, and its pub/sub
+ * connection. */
+struct ae_node {
+    char *host;                     /* NULL: the URL's own address */
+    int port;
+    char addr[300];
+    ae_conn cmd, sub;
+    ae_callq unsent, inflight;      /* command connection: not written; written, no reply */
+};
+
+struct rlk_ae_sub {
+    rlk_async *ac;
+    ae_chan *ch;
+    rlk_ae_sub *prev, *next;
+    rlk_ae_msg_fn fn;
+    void *arg;
+    int dead;                       /* removed during a dispatch: unlinked after it */
+    rlk_ae_timer *ready;            /* fn(NULL) on the next turn: the channel was live */
+};
+
+struct ae_chan {
+    char *name;
+    ae_chan *bnext;                 /* the bucket's chain */
+    rlk_ae_sub *head, *tail;
+    ae_conn *conn;                  /* the connection its commands went to, or NULL */
+    unsigned listeners;             /* live (not dead) listeners */
+    int outstanding;                /* SUBSCRIBE/UNSUBSCRIBE sent, not answered */
+    int dispatching;
+    signed char last_sent;          /* 1: SUBSCRIBE was the last command sent; 0 otherwise */
+    signed char live;               /* the server has it subscribed (as its last reply said) */
+};
+
+struct rlk_ae_hold {
+    rlk_async *ac;
+    rlk_ae_hold *prev, *next;
+    int kind;
+    int slot;                       /* name's slot: a cluster's calls never mix slots */
+    const rlk_renew_task *task;     /* the kind's (runtime/wd.h) */
+    char *name, *owner;
+    int nkeys;
+    char *keys[RLK_HOLD_KEYS_MAX];  /* the task's KEYS; keys[0] is name */
+    long long last_ok;              /* ms: send time of the acquire or last renewal that worked */
+    long long next_due;             /* ms: renewed from then on */
+    long long lost_after;           /* ms: lost this long after last_ok (rlk_renew_lost_after) */
+    long long period;               /* ms: renewed this often */
+    int inflight;                   /* a renewal names it */
+    rlk_ae_lost_fn lost;
+    void *arg;
+    int refs;                       /* renewal calls in flight that name it */
+    int removed;
+};
+
+/* One renewal call: the holds it names. */
+typedef struct ae_renewal {
+    rlk_async *ac;
+    const rlk_renew_task *task;
+    long long sent;                 /* ms: when it was made */
+    int fallback;                   /* a fallback's call: not counted */
+    int n;
+    rlk_ae_hold *h[AE_RENEW_BATCH];
+} ae_renewal;
+
+struct rlk_async {
+    rlk_client *c;                  /* settings only (client.h rlk_client_prepare) */
+    ae_cref *cref;                  /* c, shared with dial threads */
+    int fatal;
+    char fatal_msg[AE_ERRSTR_MAX];
+    char uuid[RLK_UUID_LEN + 1];
+    rlk_async_hooks hooks;
+    int attached;
+
+    rlk_async_req *reqs;            /* not yet delivered */
+    size_t npending;
+    rlk_async_req *qhead, *qtail;   /* completed, to deliver */
+
+    rlk_ae_timer **heap;
+    size_t nheap, capheap;
+    unsigned long long seq;
+    long long armed;                /* what set_timer was last told: -2 nothing yet */
+
+    ae_node *nodes[AE_MAX_NODES];   /* [0]: the URL's server (or the first seed) */
+    int nnodes;
+    rlk_ae_timer *sweep;
+
+    int pubsub;                     /* RLK_PUBSUB_GLOBAL / _SHARDED; 0: not known yet (cluster) */
+
+    /* Cluster (url.is_cluster): the slot map, filled by CLUSTER SLOTS. */
+    int cluster;
+    int map_known;
+    unsigned char owner[RLK_SLOT_COUNT];    /* node index + 1; 0: unknown */
+    int masters[AE_MAX_NODES];      /* the node indexes owning slots */
+    int nmasters;
+    unsigned rr;                    /* rotation: "any master", the node asked for the map */
+    ae_callq parked;                /* calls waiting for the map, or for a retry's backoff */
+    rlk_ae_timer *park_timer;
+    int refreshing;                 /* CLUSTER SLOTS in flight */
+    int info_asked;                 /* INFO server in flight (the pub/sub mode) */
+    long long refreshed_at;         /* monotonic ms of the last CLUSTER SLOTS sent */
+    int refresh_fails;
+    rlk_ae_timer *refresh_timer;
+    int gsub;                       /* global pub/sub on a cluster: the node of the one connection */
+
+    ae_chan **buckets;
+    size_t nbuckets, nchans;
+
+    rlk_ae_hold *holds;
+    size_t nholds;
+    rlk_ae_timer *renew_timer;
+    long long renew_at;             /* ms: when renew_timer fires */
+
+    int sn_ready;                   /* sentinel: a dial opened the sentinels (read from here on) */
+    int sn_refresh;                 /* sentinel: a READONLY reply: ask again at the next dial */
+    int cmd_readonly;               /* the command connection answered READONLY: drop it */
+    rlk_ae_timer *sn_watch;
+
+    rlk_lost_kind_fn lost_fn;
+    void *lost_ud;
+
+    void *kind_data[RLK_AE_SLOTS];
+    void (*kind_destroy[RLK_AE_SLOTS])(void *);
+
+    int depth;                      /* handlers on the stack */
+    int closing;                    /* rlk_async_free started */
+    int destroy_pending;            /* free the memory when the last handler returns */
+};
+
+#define AE_N0(ac) ((ac)->nodes[0])
+
+#endif

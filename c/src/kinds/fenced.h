@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fenced.h - what fenced.c tells beyond the public API: its watchdog task, run by
+ * both renewal drivers (runtime/wd.c, async/ae_wd.c).
+ *
+ * Not installed; not a stable API.
+ */
+#ifndef RLK_KINDS_FENCED_H
+#define RLK_KINDS_FENCED_H
+
+#include "runtime/wd.h"
+
+/* One fenced/renew call per lock (KEYS: name, token key; ARGV: lease, owner). */
+extern const rlk_renew_task rlk_fenced_renew_task;
+
+#endif /* RLK_KINDS_FENCED_H */

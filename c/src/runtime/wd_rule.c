@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * wd_rule.c - the watchdog's pure rules (wd.h): no thread, no I/O, no
+ * clock of their own, so both renewal drivers, the watchdog thread (wd.c)
+ * and the non-blocking API's (async/ae_wd.c), follow one rule set: how
+ * most kinds build and read a renewal, which entries share a call, when a
+ * hold whose renewals fail is lost (its loss deadline), when a failing
+ * renewal is tried again. Times are in any one unit (ns in wd.c, ms in the
+ * async driver).
+ */
+#include <string.h>
+
+#include "runtime/wd.h"
+
+
+static int rlk_renew_result_of(const redisReply *r)
+{
+    if (r->type == REDIS_REPLY_INTEGER && (r->integer == 0 || r->integer == 1))
+        return (int)r->integer;
+    return -1;
+}
+
+int rlk_renew_build_one(const rlk_renew_item *items, int m, const char *lease, const char **keys,
+                        int *nkeys, const char **args, size_t *lens)
+{
+    (void)m;
+    (void)lens;
+    for (int k = 0; k < items[0].nkeys; k++)
+        keys[k] = items[0].keys[k];
+    *nkeys = items[0].nkeys;
+    args[0] = lease;
+    args[1] = items[0].owner;
+    return 2;
+}
+
+int rlk_renew_reply_one(int rc, const redisReply *r, int m, int *results)
+{
+    (void)m;
+    if (rc == RLK_OK)
+        results[0] = rlk_renew_result_of(r);
+    else
+        results[0] = rc == RLK_ERR_SCRIPT ? 0 : -1;
+    return 0;
+}
+
+void rlk_renew_spread(int rc, const redisReply *r, int m, int *results)
+{
+    if (rc != RLK_OK || r->type != REDIS_REPLY_ARRAY || r->elements != (size_t)m)
+        return;
+    for (int k = 0; k < m; k++)
+        results[k] = rlk_renew_result_of(r->element[k]);
+}
+
+int rlk_renew_same_call(const rlk_renew_task *ta, int slot_a, const char *name_a,
+                        const rlk_renew_task *tb, int slot_b, const char *name_b, int routed)
+{
+    if (!ta || ta != tb)
+        return 0;
+    switch (ta->group) {
+    case RLK_RENEW_SLOT:
+        return !routed || slot_a == slot_b;     /* a cluster: never mix slots (CROSSSLOT) */
+    case RLK_RENEW_NAME:
+        return strcmp(name_a, name_b) == 0;
+    default:
+        return 0;
+    }
+}
+
+long long rlk_renew_lost_after(long long lease, long long margin)
+{
+    if (margin <= 0)
+        return lease;
+    return margin < lease ? lease - margin : 0;     /* the margin, at most the lease */
+}
+
+int rlk_renew_expired(long long now, long long last_ok, long long lost_after)
+{
+    return now - last_ok >= lost_after;
+}
+
+int rlk_renew_verdict(int result, long long now, long long last_ok, long long lost_after)
+{
+    if (result == 1)
+        return RLK_RENEW_RENEWED;
+    if (result == 0)
+        return RLK_RENEW_GONE;
+    return rlk_renew_expired(now, last_ok, lost_after) ? RLK_RENEW_EXPIRED : RLK_RENEW_RETRY;
+}
+
+long long rlk_renew_retry_at(long long now, long long period, long long last_ok,
+                             long long lost_after, long long min_step)
+{
+    long long at = now + period;
+
+    if (last_ok + lost_after < at)
+        at = last_ok + lost_after;
+    return at < now + min_step ? now + min_step : at;
+}

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * it_cli_habits.c - what users of flock, etcdctl and redis-cli try first.
+ *
+ *   - flock's -s, -x, --timeout, -c, -u, --nonblock: exit 2 with a one-line hint naming rlk's
+ *     spelling (not a bare "unknown option"), nothing run;
+ *   - `-n` means no waiting for `lock` and for `semaphore` alike; the size of a semaphore is
+ *     --permits N; the old `semaphore NAME -n N` is still the size, with a warning; the size
+ *     given twice is exit 2;
+ *   - `rlk lock NAME --hold`: held (inspect sees the holder) until SIGTERM or SIGHUP, exit 0,
+ *     released; --hold with a command is exit 2;
+ *   - `rlk inspect` of a semaphore that rlk semaphore made (its kind marker is there) does not
+ *     say it may be a latch.
+ *
+ * Usage: it_cli_habits PATH_TO_RLK
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cli_check.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+static rlk_fx_server server;
+static char url[128];
+
+static void test_flock_hints(void)
+{
+    static const struct { const char *opt, *hint; } cases[] = {
+        {"-s", "--read"}, {"-x", "exclusive by default"}, {"--timeout=5", "-w SECONDS"},
+        {"-c", "-- sh -c"}, {"-u", "rlk unlock --force"}, {"--nonblock", "-n (--no-wait)"},
+    };
+    const char *ran = cli_path("ran-flock");
+
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        cli_result r = RUN("lock", "job", cases[k].opt, "--", "touch", ran);
+
+        expect_status(&r, 2, cases[k].opt);
+        expect_one_line_error(&r, cases[k].opt);
+        CHECK_STR_CONTAINS(r.err, "rlk is not flock");
+        CHECK_STR_CONTAINS(r.err, cases[k].hint);
+        cli_result_free(&r);
+    }
+    CHECKF(access(ran, F_OK) != 0, "a flock option ran the command");
+}
+
+static void test_semaphore_n(void)
+{
+    cli_result r, h;
+    cli_proc p;
+    const char *ready = cli_path("sem-ready");
+
+    /* -n: no waiting, as for lock. The one permit is held: -n gives up at once. */
+    REQUIRE(START(&p, "semaphore", "sn", "--permits", "1", "--", "sh", "-c",
+                  "touch \"$T/sem-ready\"; sleep 20") == 0);
+    REQUIRE(cli_wait_file(ready, 10000) == 0);
+    r = RUN("semaphore", "sn", "--permits", "1", "-n", "--", "true");
+    expect_status(&r, 1, "semaphore -n on a full semaphore");
+    CHECKF(r.ms < 3000, "semaphore -n waited %lld ms", r.ms);
+    cli_result_free(&r);
+    /* The old -n N: still the size, with a warning. */
+    r = RUN("semaphore", "sn", "-n", "1", "-w", "0", "--", "true");
+    expect_status(&r, 1, "semaphore -n 1 (old spelling) on a full semaphore");
+    CHECK_STR_CONTAINS(r.err, "warning: semaphore -n 1: the size is --permits 1");
+    cli_result_free(&r);
+    kill(p.pid, SIGTERM);
+    h = cli_collect(&p, cli_wait(&p, 10000), 0);
+    cli_result_free(&h);
+    r = RUN("semaphore", "sn", "-n", "1", "--permits", "1", "--", "true");
+    expect_status(&r, 2, "the size twice");
+    CHECK_STR_CONTAINS(r.err, "the size is given already");
+    cli_result_free(&r);
+    r = RUN("semaphore", "sn", "-n", "--", "true");
+    expect_status(&r, 2, "semaphore -n without --permits");
+    CHECK_STR_CONTAINS(r.err, "missing --permits N");
+    cli_result_free(&r);
+}
+
+static void test_hold(void)
+{
+    static const int sigs[2] = {SIGTERM, SIGHUP};
+
+    for (int k = 0; k < 2; k++) {
+        cli_proc p;
+        cli_result r;
+        long long end = rlk_fx_now_ms() + 10000;
+
+        REQUIRE(START(&p, "lock", "held", "--hold") == 0);
+        while (tk_int(&server, "EXISTS %s", "held") != 1 && rlk_fx_now_ms() < end)
+            rlk_fx_sleep_ms(10);
+        CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "held"), 1);
+        r = RUN("lock", "held", "-n", "--", "true");
+        expect_status(&r, 1, "lock while another holds it with --hold");
+        cli_result_free(&r);
+        REQUIRE(cli_wait_file(cli_path("never"), 300) != 0);   /* still held after a while */
+        CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "held"), 1);
+        kill(p.pid, sigs[k]);
+        r = cli_collect(&p, cli_wait(&p, 10000), 0);
+        expect_status(&r, 0, sigs[k] == SIGTERM ? "--hold ended by SIGTERM" : "--hold by SIGHUP");
+        CHECK_STR_CONTAINS(r.err, "lock held: held until Ctrl-C");
+        CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "held"), 0);
+        cli_result_free(&r);
+    }
+    {
+        cli_result r = RUN("lock", "held", "--hold", "--", "true");
+
+        expect_status(&r, 2, "--hold with a command");
+        CHECK_STR_CONTAINS(r.err, "--hold takes no command");
+        cli_result_free(&r);
+    }
+}
+
+static void test_inspect_marked_semaphore(void)
+{
+    cli_result r = RUN("semaphore", "marked", "--permits", "3", "--", "true");
+
+    expect_status(&r, 0, "semaphore run");
+    cli_result_free(&r);
+    r = RUN("inspect", "marked");
+    expect_status(&r, 0, "inspect a marked semaphore");
+    CHECK_STR_PREFIX(r.out, "marked: semaphore\n");
+    CHECKF(strstr(r.out, "latch") == NULL, "inspect says a marked semaphore may be a latch:\n%s",
+           r.out);
+    cli_result_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+    int rc = cli_main_begin(argc, argv, &server, 1, url, sizeof url);
+
+    if (rc >= 0)
+        return rc;
+    RUN_TEST(test_flock_hints);
+    RUN_TEST(test_semaphore_n);
+    RUN_TEST(test_hold);
+    RUN_TEST(test_inspect_marked_semaphore);
+    cli_main_end(&server, 1);
+    return check_summary("it_cli_habits");
+}
