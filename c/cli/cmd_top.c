@@ -43,6 +43,7 @@
 #include "kind_mark.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
+#include "top_deadlock.h"
 
 static const char top_usage[] =
     "usage: rlk top [--once] [--json] [--pattern GLOB] [--interval SECONDS]\n"
@@ -54,6 +55,10 @@ static const char top_usage[] =
     "subscribers per lock (PUBSUB NUMSUB), permits, expirable-permit holders, latch\n"
     "counts. On a cluster, every master. Keys are found with SCAN (never KEYS), COUNT\n"
     "and calls per second bounded; nothing is written.\n"
+    "\n"
+    "Who waits for whom across names (a waiter that holds one lock and waits for\n"
+    "another): a cycle is shown as DEADLOCK lines above the table, and --json has it\n"
+    "as \"waits\": {\"edges\", \"cycles\"} (docs/deadlock.md; one more SCAN of hashes).\n"
     "\n"
     "In a terminal it refreshes like top: q quits, s changes the order.\n"
     "\n"
@@ -138,6 +143,7 @@ typedef struct top_state {
     long long scanned;          /* keys SCAN returned */
     long long refresh_ms;
     long long now_ms;           /* the server's clock at the refresh */
+    rlk_waitgraph *wg;          /* who waits for whom (docs/deadlock.md); NULL: not read */
     char err[512];
 } top_state;
 
@@ -1210,7 +1216,9 @@ static void top_print_json(top_state *s, top_row **rows, size_t n)
             printf(",\"count\":%lld", r->count);
         printf(",\"age_ms\":%lld}", top_is_lock(r) ? s->now_ms - r->first_ms : 0);
     }
-    fputs("]}\n", stdout);
+    fputs("],\"waits\":", stdout);
+    rlk_top_waits_json(stdout, s->wg);
+    fputs("}\n", stdout);
     fflush(stdout);
 }
 
@@ -1334,6 +1342,12 @@ static void top_print_text(top_state *s, top_row **rows, size_t n, int tty)
              "(%lld permits held)  latches %lld  queued %lld  subscribers %lld",
              t.locks, t.free_waited, t.semaphores, t.psemaphores, t.permits, t.latches,
              t.queued, t.subs);
+    for (size_t k = 0, nd = rlk_top_deadlock_line(s->wg, 0, line, sizeof line); k < nd; k++) {
+        rlk_top_deadlock_line(s->wg, k, line, sizeof line);
+        top_line(cols, "%s", line);
+        if (budget > 0)
+            budget--;
+    }
     top_line(cols, "%s", "");
     line[0] = '\0';
     top_cell(line, sizeof line, "NAME", namew, 0);
@@ -1632,6 +1646,10 @@ static int top_run(int argc, char **argv)
         int k = 0;
 
         rc = top_refresh(&s, &rows, &n);
+        rlk_waitgraph_free(s.wg);
+        s.wg = NULL;
+        if (rc == RLK_OK && rlk_waitgraph_read(s.c, s.o.pattern, &s.wg) != RLK_OK)
+            s.wg = NULL;        /* shown as not read ("waits": null), the rest still shown */
         if (rc == RLK_ERR_INTERRUPTED)
             break;
         if (rc != RLK_OK) {
@@ -1657,6 +1675,7 @@ static int top_run(int argc, char **argv)
     }
     top_tty_restore();
 out:
+    rlk_waitgraph_free(s.wg);
     top_table_free(&s.t);
     top_table_free(&s.old);
     for (int i = 0; i < s.nnodes; i++)

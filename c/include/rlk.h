@@ -472,7 +472,7 @@ typedef struct rlk_waitgraph rlk_waitgraph;
  * graph into *out (free it with rlk_waitgraph_free). RLK_OK, or the error of
  * the first command that failed. */
 RLK_API int rlk_waitgraph_read(rlk_client *c, const char *pattern, rlk_waitgraph **out);
-/* The lock names read that have waiters, and the edges. */
+/* The held lock names read, and the edges. */
 RLK_API size_t rlk_waitgraph_name_count(const rlk_waitgraph *g);
 RLK_API size_t rlk_waitgraph_edge_count(const rlk_waitgraph *g);
 /* Edge i: waiter waits for name (of kind) that holder holds. holder is a

@@ -11,7 +11,8 @@
  *                                         lock's waiters, the read-write
  *                                         lock's writers): client numbers
  *   LRANGE redisson_lock_queue:{name} 0 -1  the fair lock's waiters' holder ids
- * A name with no waiter adds nothing and is not kept. On a cluster every
+ * A held name without waiters is kept too: its holders tell which client a
+ * ticket elsewhere belongs to. On a cluster every
  * master is scanned, each key read on its master (a name's keys share its
  * slot). The reads are not one snapshot: a wait that ends between two reads
  * may show as an edge that is gone.
@@ -148,8 +149,8 @@ static int wg_read_name(rlk_client *c, wg_read *r, const char *name)
     nwt = nw;
     if (!rw && (rc = wg_list(c, r, queue, RLK_WG_THREAD, &w, &nw)) != RLK_OK)
         goto out;
-    if (nw == 0 || nh == 0)
-        goto not_lock;      /* nothing waits here, or nobody holds */
+    if (nh == 0)
+        goto not_lock;      /* nobody holds: nothing to wait for */
     if (r->n == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 16;
         rlk_wg_name *p = realloc(r->names, cap * sizeof *p);
