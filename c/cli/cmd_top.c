@@ -1342,8 +1342,9 @@ static void top_print_text(top_state *s, top_row **rows, size_t n, int tty)
              "(%lld permits held)  latches %lld  queued %lld  subscribers %lld",
              t.locks, t.free_waited, t.semaphores, t.psemaphores, t.permits, t.latches,
              t.queued, t.subs);
-    for (size_t k = 0, nd = rlk_top_deadlock_line(s->wg, 0, line, sizeof line); k < nd; k++) {
-        rlk_top_deadlock_line(s->wg, k, line, sizeof line);
+    for (size_t k = 0, nd = rlk_top_deadlock_line(s->wg, cols, 0, line, sizeof line); k < nd;
+         k++) {
+        rlk_top_deadlock_line(s->wg, cols, k, line, sizeof line);
         top_line(cols, "%s", line);
         if (budget > 0)
             budget--;

@@ -49,11 +49,13 @@ void rlk_top_waits_json(FILE *out, const rlk_waitgraph *g)
     fputs("]}", out);
 }
 
-/* Per cycle: a head line, then one line per edge (the waiter first: a line cut
- * to the terminal's width still names it). */
-size_t rlk_top_deadlock_line(const rlk_waitgraph *g, size_t k, char *buf, size_t len)
+/* Per cycle: a head line, then per edge "  W waits for N held by H", or when
+ * that is wider than cols, "  W waits for N" and "      held by H" (the
+ * waiter first: a line cut to the terminal's width still names it). */
+size_t rlk_top_deadlock_line(const rlk_waitgraph *g, int cols, size_t k, char *buf, size_t len)
 {
     size_t lines = 0, nc = rlk_waitgraph_cycle_count(g);
+    char one[2048];
 
     if (len)
         buf[0] = '\0';
@@ -62,19 +64,25 @@ size_t rlk_top_deadlock_line(const rlk_waitgraph *g, size_t k, char *buf, size_t
 
         if (k == lines)
             snprintf(buf, len, "DEADLOCK %zu of %zu: %zu waiting in a cycle%s", i + 1, nc, n,
-                     rlk_waitgraph_cycle_by_client(g, i)
-                         ? " (by client: the server keeps tickets, not threads)" : "");
+                     rlk_waitgraph_cycle_by_client(g, i) ? " (waiters by client)" : "");
+        lines++;
         for (size_t j = 0; j < n; j++) {
-            if (k == lines + 1 + j) {
-                const char *w = "", *nm = "", *h = "";
+            const char *w = "", *nm = "", *h = "";
+            int split;
 
-                rlk_waitgraph_edge(g, (size_t)rlk_waitgraph_cycle_edge(g, i, j), &w, &nm, NULL,
-                                   &h, NULL);
-                snprintf(buf, len, "  %s waits for %s held by %s", rlk_cli_show(w),
-                         rlk_cli_show(nm), rlk_cli_show(h));
-            }
+            rlk_waitgraph_edge(g, (size_t)rlk_waitgraph_cycle_edge(g, i, j), &w, &nm, NULL, &h,
+                               NULL);
+            snprintf(one, sizeof one, "  %s waits for %s held by %s", rlk_cli_show(w),
+                     rlk_cli_show(nm), rlk_cli_show(h));
+            split = strlen(one) > (size_t)cols;
+            if (k == lines && !split)
+                snprintf(buf, len, "%s", one);
+            else if (k == lines)
+                snprintf(buf, len, "  %s waits for %s", rlk_cli_show(w), rlk_cli_show(nm));
+            else if (k == lines + 1 && split)
+                snprintf(buf, len, "      held by %s", rlk_cli_show(h));
+            lines += split ? 2 : 1;
         }
-        lines += 1 + n;
     }
     return lines;
 }

@@ -196,6 +196,7 @@ static void dl_case(int fair, int cycle)
     rlk_options o;
     rlk_client *c;
     rlk_lock *hold_c = NULL;
+    rlk_fairlock *hold_fc = NULL;
     rlk_waitgraph *g = NULL;
     const char *h1 = NULL, *h2 = NULL;
     long e1, e2;
@@ -216,7 +217,10 @@ static void dl_case(int fair, int cycle)
     o.url = url;
     c = rlk_connect(&o);
     REQUIRE(c != NULL);
-    if (!cycle) {       /* this program holds C */
+    if (!cycle && fair) {       /* this program holds C */
+        hold_fc = rlk_fairlock_new(c, cc);
+        CHECK(rlk_fairlock_try_lock(hold_fc, 0, 60000) == RLK_OK);
+    } else if (!cycle) {
         hold_c = rlk_lock_new(c, cc);
         CHECK(rlk_lock_try_lock(hold_c, 0, 60000) == RLK_OK);
     }
@@ -276,6 +280,7 @@ static void dl_case(int fair, int cycle)
                cycle ? "missing" : "shown", txt ? txt : "");
         if (cycle)
             CHECKF(txt && strstr(txt, p1.uuid) && strstr(txt, p2.uuid), "%s: text names both", pat);
+        printf("  rlk top --once:\n%s", txt ? txt : "");
         json_free(v);
         free(js);
         free(txt);
@@ -286,6 +291,10 @@ static void dl_case(int fair, int cycle)
     if (hold_c) {
         rlk_lock_unlock(hold_c);
         rlk_lock_free(hold_c);
+    }
+    if (hold_fc) {
+        rlk_fairlock_unlock(hold_fc);
+        rlk_fairlock_free(hold_fc);
     }
     rlk_free(c);
     dl_del(pat);
