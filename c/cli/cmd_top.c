@@ -18,6 +18,9 @@
  *      queue and the fair queue, GET of the rlk reservation.
  *   5. For the rows shown (--limit): PTTL, the fenced token and fair keys,
  *      the head of the fair queue with its deadlines (TIME).
+ *   6. For the locks with waiters in either queue: HGETALL and LRANGE of both
+ *      queues, the wait-for graph (kinds/waitgraph.h, top_deadlock.c): a
+ *      cycle is printed as DEADLOCK lines, --json has "waits".
  * Nothing is written; no KEYS. A holder's age is how long this rlk top has
  * seen the same holders (0 on the first refresh).
  */
@@ -43,6 +46,7 @@
 #include "kind_mark.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
+#include "kinds/waitgraph.h"
 #include "top_deadlock.h"
 
 static const char top_usage[] =
@@ -58,7 +62,7 @@ static const char top_usage[] =
     "\n"
     "Who waits for whom across names (a waiter that holds one lock and waits for\n"
     "another): a cycle is shown as DEADLOCK lines above the table, and --json has it\n"
-    "as \"waits\": {\"edges\", \"cycles\"} (docs/deadlock.md; one more SCAN of hashes).\n"
+    "as \"waits\": {\"edges\", \"cycles\"} (docs/deadlock.md).\n"
     "\n"
     "In a terminal it refreshes like top: q quits, s changes the order.\n"
     "\n"
@@ -1141,6 +1145,26 @@ static int top_is_lock(const top_row *r)
     return r->hash_lock || r->kind == RLK_IK_RWLOCK;
 }
 
+/* The wait-for graph of the names with waiters in rlk's or the fair queue (read
+ * with the refresh; no SCAN of its own); NULL when it could not be read ("waits":
+ * null, the rest still shown). */
+static rlk_waitgraph *rlk_top_waits_read(rlk_client *c, top_row **rows, size_t n)
+{
+    const char **names = calloc(n ? n : 1, sizeof *names);
+    rlk_waitgraph *g = NULL;
+    size_t k = 0;
+
+    if (!names)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i]->queued > 0 || rows[i]->fair_queued > 0)
+            names[k++] = rows[i]->name;
+    if (rlk_wg_read_names(c, names, k, &g) != RLK_OK)
+        g = NULL;
+    free(names);
+    return g;
+}
+
 static void top_total(top_row **rows, size_t n, top_totals *t)
 {
     memset(t, 0, sizeof *t);
@@ -1648,9 +1672,7 @@ static int top_run(int argc, char **argv)
 
         rc = top_refresh(&s, &rows, &n);
         rlk_waitgraph_free(s.wg);
-        s.wg = NULL;
-        if (rc == RLK_OK && rlk_waitgraph_read(s.c, s.o.pattern, &s.wg) != RLK_OK)
-            s.wg = NULL;        /* shown as not read ("waits": null), the rest still shown */
+        s.wg = rc == RLK_OK ? rlk_top_waits_read(s.c, rows, n) : NULL;
         if (rc == RLK_ERR_INTERRUPTED)
             break;
         if (rc != RLK_OK) {

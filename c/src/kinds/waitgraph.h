@@ -45,6 +45,12 @@ typedef struct rlk_wg_name {
  * repeated). RLK_OK or RLK_ERR_NOMEM; *out freed with rlk_waitgraph_free. */
 int rlk_wg_build(const rlk_wg_name *names, size_t n, rlk_waitgraph **out);
 
+/* rlk_waitgraph_read's graph of the given names (no SCAN; names must live
+ * until it returns; on a cluster each name's commands go to its slot's
+ * master): for a caller that found the names itself (rlk top: the held locks
+ * with waiters). A ticket's client is found among these names' holders only. */
+int rlk_wg_read_names(rlk_client *c, const char *const *names, size_t n, rlk_waitgraph **out);
+
 /* The client part of a holder id (up to its last ':'), its length. */
 size_t rlk_wg_client_len(const char *id);
 

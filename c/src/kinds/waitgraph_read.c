@@ -208,6 +208,24 @@ static int wg_scan(rlk_client *c, wg_read *r, const char *pattern)
     return RLK_OK;
 }
 
+int rlk_wg_read_names(rlk_client *c, const char *const *names, size_t n, rlk_waitgraph **out)
+{
+    wg_read r = {0};
+    int rc = RLK_OK;
+
+    if (!c)
+        return RLK_ERR_ARG;
+    if (!out || (n && !names))
+        return rlk_set_error(c, RLK_ERR_ARG, "rlk_wg_read_names: bad argument");
+    *out = NULL;
+    for (size_t i = 0; i < n && rc == RLK_OK; i++)
+        rc = wg_read_name(c, &r, names[i]);
+    if (rc == RLK_OK && (rc = rlk_wg_build(r.names, r.n, out)) != RLK_OK)
+        rlk_set_error(c, rc, "rlk_wg_read_names: out of memory");
+    wg_read_free(&r);
+    return rc;
+}
+
 int rlk_waitgraph_read(rlk_client *c, const char *pattern, rlk_waitgraph **out)
 {
     rlk_client *node[WG_NODES_MAX];
