@@ -27,6 +27,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -163,7 +164,7 @@ static long dl_edge(const rlk_waitgraph *g, const char *uuid, const char *name, 
 static void dl_del(const char *prefix)
 {
     redisReply *r = rlk_fx_command(&server, "EVAL %s 0 %s",
-                                   "for _, k in ipairs(redis.call('keys', ARGV[1] .. '*')) do "
+                                   "for _, k in ipairs(redis.call('keys', '*' .. ARGV[1] .. '*')) do "
                                    "redis.call('del', k) end return 1",
                                    prefix);
 
@@ -300,6 +301,106 @@ static void dl_case(int fair, int cycle)
     dl_del(pat);
 }
 
+/* `rlk lock A -- sh -c '...; rlk lock B -w 30 -- true'` and the mirror (or, the
+ * control, B's holder's inner rlk waits for C, which a third rlk lock holds): the
+ * nested rlk's tickets carry its parent's client number (docs/deadlock.md), so
+ * the graph joins the inner wait to the outer hold. The inner rlk starts once
+ * this program writes to its FIFO (no sleep). */
+static void dl_cli_case(int cycle)
+{
+    char pat[32], a[32], b[32], c3[32], s1[512], s2[512], s3[512], h[3][300], go[3][300];
+    const char *held[3];
+    cli_proc p[3];
+    int started = 0;
+    rlk_options o;
+    rlk_client *c;
+    rlk_waitgraph *g;
+
+    snprintf(pat, sizeof pat, "dln:%d:*", cycle);
+    snprintf(a, sizeof a, "dln:%d:A", cycle);
+    snprintf(b, sizeof b, "dln:%d:B", cycle);
+    snprintf(c3, sizeof c3, "dln:%d:C", cycle);
+    dl_del(pat);
+    for (int i = 0; i < 3; i++) {
+        snprintf(h[i], sizeof h[i], "%s", cli_path(i == 0 ? "held1" : i == 1 ? "held2" : "held3"));
+        held[i] = h[i];
+        unlink(h[i]);
+    }
+    for (int i = 0; i < 3; i++) {     /* go3: nobody writes it, the third rlk lock holds C */
+        snprintf(go[i], sizeof go[i], "%s", cli_path(i == 0 ? "go1" : i == 1 ? "go2" : "go3"));
+        unlink(go[i]);
+        REQUIRE(mkfifo(go[i], 0600) == 0);
+    }
+    snprintf(s1, sizeof s1, "echo $RLK_LOCK_OWNER > '%s'; read x < '%s'; "
+             "\"$RLK_BIN\" lock %s -w 30 -- true", held[0], go[0], b);
+    snprintf(s2, sizeof s2, "echo $RLK_LOCK_OWNER > '%s'; read x < '%s'; "
+             "\"$RLK_BIN\" lock %s -w 30 -- true", held[1], go[1], cycle ? a : c3);
+    snprintf(s3, sizeof s3, "echo $RLK_LOCK_OWNER > '%s'; read x < '%s'", held[2], go[2]);
+    memset(p, 0, sizeof p);
+    if (START(&p[0], "lock", a, "--", "sh", "-c", s1) == 0)
+        started = 1;
+    if (started && START(&p[1], "lock", b, "--", "sh", "-c", s2) == 0)
+        started = 2;
+    if (started == 2 && !cycle &&
+        START(&p[2], "lock", c3, "--", "sh", "-c", s3) == 0)
+        started = 3;
+    CHECKF(started == (cycle ? 2 : 3), "rlk lock did not start");
+    for (int i = 0; i < (cycle ? 2 : 3); i++)
+        CHECKF(cli_wait_contains(held[i], "", 10000) == 0 && cli_wait_file(held[i], 10000) == 0,
+               "%s: not held", held[i]);
+    for (int i = 0; i < 2; i++) {     /* let the inner rlk start */
+        FILE *f = fopen(go[i], "w");
+
+        if (f) {
+            fputs("g\n", f);
+            fclose(f);
+        }
+    }
+    rlk_options_init(&o);
+    o.url = url;
+    c = rlk_connect(&o);
+    REQUIRE(c != NULL);
+    g = dl_read(c, pat, 2);
+    if (g) {
+        char *o1 = cli_slurp(held[0]), *o2 = cli_slurp(held[1]);
+
+        o1[strcspn(o1, "\n")] = '\0';
+        o2[strcspn(o2, "\n")] = '\0';
+        CHECK_INT_EQ((long)rlk_waitgraph_edge_count(g), 2);
+        CHECK_INT_EQ((long)rlk_waitgraph_cycle_count(g), cycle ? 1 : 0);
+        if (cycle && rlk_waitgraph_cycle_count(g) == 1) {
+            const char *w0, *h0, *w1, *h1;
+
+            CHECK_INT_EQ(rlk_waitgraph_cycle_by_client(g, 0), 1);
+            rlk_waitgraph_edge(g, (size_t)rlk_waitgraph_cycle_edge(g, 0, 0), &w0, NULL, NULL, &h0, NULL);
+            rlk_waitgraph_edge(g, (size_t)rlk_waitgraph_cycle_edge(g, 0, 1), &w1, NULL, NULL, &h1, NULL);
+            /* the holders are the two outer rlk locks' holder ids; each waiter the other's client */
+            CHECKF((strcmp(h0, o1) == 0 && strcmp(h1, o2) == 0) || (strcmp(h0, o2) == 0 && strcmp(h1, o1) == 0),
+                   "holders %s, %s; the outer rlk locks hold as %s, %s", h0, h1, o1, o2);
+            CHECKF(strncmp(h0, w1, strlen(w1)) == 0 && strncmp(h1, w0, strlen(w0)) == 0,
+                   "waiters %s, %s", w0, w1);
+        }
+        free(o1);
+        free(o2);
+    }
+    rlk_waitgraph_free(g);
+    rlk_free(c);
+    for (int i = 0; i < started; i++) {
+        kill(-p[i].pid, SIGKILL);
+        cli_wait(&p[i], 5000);
+        {
+            cli_result r = cli_collect(&p[i], 0, 0);
+
+            cli_result_free(&r);
+        }
+    }
+    for (int i = 0; i < 3; i++)
+        unlink(go[i]);
+    dl_del(pat);
+}
+
+static void test_cli_nested_abba(void) { dl_cli_case(1); }
+static void test_cli_nested_control(void) { dl_cli_case(0); }
 static void test_reentrant_abba(void) { dl_case(0, 1); }
 static void test_reentrant_control(void) { dl_case(0, 0); }
 static void test_fair_abba(void) { dl_case(1, 1); }
@@ -315,6 +416,8 @@ int main(int argc, char **argv)
     RUN_TEST(test_reentrant_control);
     RUN_TEST(test_fair_abba);
     RUN_TEST(test_fair_control);
+    RUN_TEST(test_cli_nested_abba);
+    RUN_TEST(test_cli_nested_control);
     cli_main_end(&server, 1);
     return check_summary("it_deadlock");
 }
