@@ -2,15 +2,17 @@
 /*
  * it_deadlock.c - the wait-for graph (rlk_waitgraph_read, `rlk top`) on a
  * real deadlock: two forked processes, each with its own client, for the
- * reentrant lock and the fair lock:
+ * reentrant lock, the fair lock and the read-write lock's write side:
  *   - ABBA: process 1 holds A and waits for B (30 s), process 2 holds B and
  *     waits for A: the graph has the two edges and one cycle naming both
- *     processes (by client for the reentrant lock, whose queue keeps
- *     tickets; by thread for the fair lock, whose queue keeps holder ids);
- *     `rlk top --once --json` reports the cycle, `rlk top --once` shows
- *     DEADLOCK;
+ *     processes (by client for the reentrant and the write lock, whose
+ *     queue keeps tickets; by thread for the fair lock, whose queue keeps
+ *     holder ids); `rlk top --once --json` reports the cycle, `rlk top
+ *     --once` shows DEADLOCK;
  *   - control: process 2 waits for C (held by this program) instead: the
- *     two edges, no cycle, no DEADLOCK.
+ *     two edges, no cycle, no DEADLOCK;
+ *   - the same with `rlk lock` processes, each running an inner `rlk lock`
+ *     of the other name (the inner rlk's waits count as its parent's).
  * The processes are killed (SIGKILL, by pid) after each case, their keys
  * deleted. Waits for the waiters to show on the server are bounded polls of
  * the server's state (the thing under test), 10 s at most.
@@ -43,8 +45,11 @@ typedef struct dl_proc {
     char uuid[80];
 } dl_proc;
 
+/* The kinds: the reentrant lock, the fair lock, the read-write lock's write side. */
+enum { DL_REENTRANT, DL_FAIR, DL_WRITE };
+
 /* The child: take first, say so (its uuid), wait for go, then wait for second. */
-static void dl_child(int fair, const char *first, const char *second, int go, int back)
+static void dl_child(int kind, const char *first, const char *second, int go, int back)
 {
     rlk_options o;
     rlk_client *c;
@@ -55,7 +60,7 @@ static void dl_child(int fair, const char *first, const char *second, int go, in
     o.url = url;
     if (!(c = rlk_connect(&o)))
         _exit(10);
-    if (fair) {
+    if (kind == DL_FAIR) {
         rlk_fairlock *a = rlk_fairlock_new(c, first), *z = rlk_fairlock_new(c, second);
 
         rc = rlk_fairlock_try_lock(a, 0, 60000);
@@ -63,6 +68,14 @@ static void dl_child(int fair, const char *first, const char *second, int go, in
         if (write(back, buf, strlen(buf) + 1) < 0 || read(go, &b, 1) != 1)
             _exit(11);
         rc = rlk_fairlock_try_lock(z, DL_WAIT_MS, 60000);
+    } else if (kind == DL_WRITE) {
+        rlk_rwlock *a = rlk_rwlock_new(c, first), *z = rlk_rwlock_new(c, second);
+
+        rc = rlk_rwlock_try_lock(a, RLK_RW_WRITE, 0, 60000);
+        snprintf(buf, sizeof buf, "%c%s", rc == RLK_OK ? 'h' : 'x', rlk_client_uuid(c));
+        if (write(back, buf, strlen(buf) + 1) < 0 || read(go, &b, 1) != 1)
+            _exit(11);
+        rc = rlk_rwlock_try_lock(z, RLK_RW_WRITE, DL_WAIT_MS, 60000);
     } else {
         rlk_lock *a = rlk_lock_new(c, first), *z = rlk_lock_new(c, second);
 
@@ -76,7 +89,7 @@ static void dl_child(int fair, const char *first, const char *second, int go, in
 }
 
 /* Forks a child holding first, then (on dl_go) waiting for second. 0 or -1. */
-static int dl_start(dl_proc *p, int fair, const char *first, const char *second)
+static int dl_start(dl_proc *p, int kind, const char *first, const char *second)
 {
     int go[2], back[2];
     char buf[80];
@@ -91,7 +104,7 @@ static int dl_start(dl_proc *p, int fair, const char *first, const char *second)
     if (p->pid == 0) {
         close(go[1]);
         close(back[0]);
-        dl_child(fair, first, second, go[0], back[1]);
+        dl_child(kind, first, second, go[0], back[1]);
     }
     close(go[0]);
     close(back[1]);
@@ -188,16 +201,18 @@ static char *dl_top(const char *pattern, int json)
     return out;
 }
 
-/* One case: kind (fair or not), cycle (ABBA) or control (B's holder waits for C). */
-static void dl_case(int fair, int cycle)
+/* One case: kind (DL_*), cycle (ABBA) or control (B's holder waits for C). */
+static void dl_case(int kind, int cycle)
 {
-    const char *k = fair ? "dlf" : "dlr";
+    const char *k = kind == DL_FAIR ? "dlf" : kind == DL_WRITE ? "dlw" : "dlr";
+    int fair = kind == DL_FAIR;
     char a[32], b[32], cc[32], pat[32], buf[256];
     dl_proc p1, p2;
     rlk_options o;
     rlk_client *c;
     rlk_lock *hold_c = NULL;
     rlk_fairlock *hold_fc = NULL;
+    rlk_rwlock *hold_w = NULL;
     rlk_waitgraph *g = NULL;
     const char *h1 = NULL, *h2 = NULL;
     long e1, e2;
@@ -208,8 +223,8 @@ static void dl_case(int fair, int cycle)
     snprintf(pat, sizeof pat, "%s:%d:*", k, cycle);
     dl_del(pat);
     memset(&p2, 0, sizeof p2);
-    REQUIRE(dl_start(&p1, fair, a, b) == 0);
-    if (dl_start(&p2, fair, b, cycle ? a : cc) != 0) {
+    REQUIRE(dl_start(&p1, kind, a, b) == 0);
+    if (dl_start(&p2, kind, b, cycle ? a : cc) != 0) {
         CHECKF(0, "second process did not take %s", b);
         dl_stop(&p1);
         return;
@@ -218,7 +233,10 @@ static void dl_case(int fair, int cycle)
     o.url = url;
     c = rlk_connect(&o);
     REQUIRE(c != NULL);
-    if (!cycle && fair) {       /* this program holds C */
+    if (!cycle && kind == DL_WRITE) {  /* this program holds C */
+        hold_w = rlk_rwlock_new(c, cc);
+        CHECK(rlk_rwlock_try_lock(hold_w, RLK_RW_WRITE, 0, 60000) == RLK_OK);
+    } else if (!cycle && fair) {
         hold_fc = rlk_fairlock_new(c, cc);
         CHECK(rlk_fairlock_try_lock(hold_fc, 0, 60000) == RLK_OK);
     } else if (!cycle) {
@@ -296,6 +314,10 @@ static void dl_case(int fair, int cycle)
     if (hold_fc) {
         rlk_fairlock_unlock(hold_fc);
         rlk_fairlock_free(hold_fc);
+    }
+    if (hold_w) {
+        rlk_rwlock_unlock(hold_w, RLK_RW_WRITE);
+        rlk_rwlock_free(hold_w);
     }
     rlk_free(c);
     dl_del(pat);
@@ -401,10 +423,12 @@ static void dl_cli_case(int cycle)
 
 static void test_cli_nested_abba(void) { dl_cli_case(1); }
 static void test_cli_nested_control(void) { dl_cli_case(0); }
-static void test_reentrant_abba(void) { dl_case(0, 1); }
-static void test_reentrant_control(void) { dl_case(0, 0); }
-static void test_fair_abba(void) { dl_case(1, 1); }
-static void test_fair_control(void) { dl_case(1, 0); }
+static void test_reentrant_abba(void) { dl_case(DL_REENTRANT, 1); }
+static void test_reentrant_control(void) { dl_case(DL_REENTRANT, 0); }
+static void test_fair_abba(void) { dl_case(DL_FAIR, 1); }
+static void test_fair_control(void) { dl_case(DL_FAIR, 0); }
+static void test_write_abba(void) { dl_case(DL_WRITE, 1); }
+static void test_write_control(void) { dl_case(DL_WRITE, 0); }
 
 int main(int argc, char **argv)
 {
@@ -416,6 +440,8 @@ int main(int argc, char **argv)
     RUN_TEST(test_reentrant_control);
     RUN_TEST(test_fair_abba);
     RUN_TEST(test_fair_control);
+    RUN_TEST(test_write_abba);
+    RUN_TEST(test_write_control);
     RUN_TEST(test_cli_nested_abba);
     RUN_TEST(test_cli_nested_control);
     cli_main_end(&server, 1);
