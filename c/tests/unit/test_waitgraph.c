@@ -4,7 +4,8 @@
  * holders and waiters in, edges and cycles out. Deadlocks (ABBA by thread,
  * by ticket, three names, a mix of both) against controls that must find
  * none: the second waiter waits for a third name, another thread of the
- * same client waits, a client waits for what it holds itself.
+ * same client waits, a client waits for what it holds itself; two clients
+ * of one client number both get the number's tickets.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,6 +220,30 @@ static void test_mixed(void)
     rlk_waitgraph_free(g);
 }
 
+/* Two clients of one number (the same first four hex digits): a ticket of that number is
+ * either's, an edge from each; a client holding two names is one client. */
+static void test_shared_number(void)
+{
+    rlk_wg_party ha[] = {P(U1 ":1")}, hb[] = {P("0a1b9999-0000-4000-8000-000000000009:4")};
+    rlk_wg_party hc[] = {P(U3 ":1")}, wc[] = {{ticket(0, U1, 9), RLK_WG_TICKET}};
+    rlk_wg_party hd[] = {P(U1 ":2")};
+    rlk_wg_name names[] = {NAME("A", "reentrant", ha, hc), NAME("B", "reentrant", hb, hc),
+                           NAME("C", "reentrant", hc, wc), NAME("D", "reentrant", hd, hc)};
+    rlk_waitgraph *g;
+    const char *w0, *w1;
+
+    names[0].nwaiters = names[1].nwaiters = names[3].nwaiters = 0;
+    g = build(names, 4);
+    REQUIRE_INT_EQ((long)rlk_waitgraph_edge_count(g), 2);
+    rlk_waitgraph_edge(g, 0, &w0, NULL, NULL, NULL, NULL);
+    rlk_waitgraph_edge(g, 1, &w1, NULL, NULL, NULL, NULL);
+    CHECKF((strcmp(w0, U1) == 0 && strcmp(w1, "0a1b9999-0000-4000-8000-000000000009") == 0) ||
+           (strcmp(w1, U1) == 0 && strcmp(w0, "0a1b9999-0000-4000-8000-000000000009") == 0),
+           "waiters %s, %s", w0, w1);
+    CHECK_INT_EQ((long)rlk_waitgraph_cycle_count(g), 0);
+    rlk_waitgraph_free(g);
+}
+
 int main(void)
 {
     RUN_TEST(test_fair_abba);
@@ -228,5 +253,6 @@ int main(void)
     RUN_TEST(test_ticket_controls);
     RUN_TEST(test_ring_and_rwlock);
     RUN_TEST(test_mixed);
+    RUN_TEST(test_shared_number);
     return check_summary("test_waitgraph");
 }
