@@ -35,7 +35,8 @@ enum rlk_exit {
     RLK_EXIT_CHECK_WARNINGS = 7, /* rlk check: warnings (or checks it could not make) */
     RLK_EXIT_CHECK_ERRORS = 8,  /* rlk check: errors (a server not fit for locks) */
     RLK_EXIT_READONLY = 9,      /* the server is a replica (READONLY, MASTERDOWN, ROLE) */
-    RLK_EXIT_NOREPLICAS = 10    /* too few replicas acknowledged (--min-replicas, NOREPLICAS) */
+    RLK_EXIT_NOREPLICAS = 10,   /* too few replicas acknowledged (--min-replicas, NOREPLICAS) */
+    RLK_EXIT_FENCED = 11        /* rlk fence: the token is below the fence's highest */
 };
 
 typedef struct rlk_cli_command {
@@ -56,6 +57,7 @@ extern const rlk_cli_command rlk_cmd_top;
 extern const rlk_cli_command rlk_cmd_unlock;
 extern const rlk_cli_command rlk_cmd_check;
 extern const rlk_cli_command rlk_cmd_functions;
+extern const rlk_cli_command rlk_cmd_fence;
 
 /* Global --url (NULL when not given); commands may override it with their own --url. */
 extern const char *rlk_cli_global_url;

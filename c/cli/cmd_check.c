@@ -11,9 +11,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "check_family.h"
 #include "cli.h"
 #include "client/client.h"
 #include "client/functions.h"
+#include "client/native.h"
 #include "client/tls.h"
 #include "client/url.h"
 #include "kinds/names.h"
@@ -30,6 +32,10 @@ static const char check_usage[] =
     "\n"
     "Checks a server before it is trusted with locks, and prints one finding per check:\n"
     "  server       Redis or Valkey, its version and mode (a Sentinel is an error)\n"
+    "  family       Redis, Valkey, KeyDB, Dragonfly or Garnet, from INFO: KeyDB's active\n"
+    "               replication and Garnet without lua-transaction-mode are errors,\n"
+    "               Dragonfly without allow-undeclared-keys a warning (rwlock fails)\n"
+    "  native       the kinds that work without scripts (SET IFEQ, DELIFEQ, DELEX)\n"
     "  transport    TLS: protocol, cipher, certificate, days until it expires (warning\n"
     "               within 30 days, or when not verified; error when expired, for another\n"
     "               host or from an unknown CA); plain TCP to a host that is not\n"
@@ -275,6 +281,63 @@ static void check_server(checker *k)
         if (valkey && compat[0])
             add_json(f, ", \"redis_version\": %s", jstr(c, sizeof c, compat));
     }
+}
+
+/* ---------------------------------------------------------------- family, native */
+
+/* The server's family and what it means for locks, and which kinds work
+ * without scripts (check_family.c decides; this asks the server). */
+static int native_token;   /* the server serves the token lock natively (check_family) */
+static int native_caps;    /* its RLK_NATIVE_* bits */
+
+static void check_family(checker *k)
+{
+    const char *const *keys;
+    const char *values[4] = {NULL, NULL, NULL, NULL};
+    redisReply *got[4] = {NULL, NULL, NULL, NULL};
+    rlk_cfind cf;
+    finding *f;
+    char version[64];
+    int fam, caps = 0, rc;
+
+    if (k->info) {
+        fam = rlk_family_of(k->info, version, sizeof version);
+        keys = rlk_family_config_keys(fam);
+        for (int i = 0; keys[i] && i < 4; i++) {
+            redisReply *r = NULL;
+
+            if (RUN_CMD(k, &r, "CONFIG", "GET", keys[i]) == RLK_OK && r &&
+                r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+                r->element[1]->type == REDIS_REPLY_STRING)
+                values[i] = r->element[1]->str;
+            got[i] = r;
+            if (k->fatal)
+                break;
+        }
+        rlk_family_finding(k->info, fam, values, &cf);
+        for (int i = 0; i < 4; i++)
+            if (got[i])
+                freeReplyObject(got[i]);
+        if (k->fatal)
+            return;
+        f = add(k, cf.check, cf.level, "%s", cf.message);
+        if (cf.fix[0])
+            set_fix(f, "%s", cf.fix);
+        add_json(f, ", \"family\": \"%s\"", rlk_family_name(fam));
+    }
+    rc = rlk_native_caps(k->c, &caps);
+    if (is_conn_error(rc)) {
+        k->fatal = rc;
+        return;
+    }
+    native_caps = caps;
+    native_token = rc == RLK_OK && (caps & RLK_NATIVE_SETIFEQ) &&
+                   (caps & (RLK_NATIVE_DELIFEQ | RLK_NATIVE_DELEX));
+    rlk_family_native_finding(rc == RLK_OK, caps, &cf);
+    f = add(k, cf.check, cf.level, "%s", cf.message);
+    add_json(f, ", \"without_scripts\": [%s]",
+             rc == RLK_OK && (caps & RLK_NATIVE_SETIFEQ) &&
+                     (caps & (RLK_NATIVE_DELIFEQ | RLK_NATIVE_DELEX)) ? "\"token\"" : "");
 }
 
 /* ---------------------------------------------------------------- transport */
@@ -881,6 +944,16 @@ static void check_acl(checker *k)
 
         if (k->fatal)
             return;
+        if (ok == 0 && native_token && strcmp(kind->kind, "token") == 0) {
+            /* Served without scripts (client/native.h): its commands are what counts. */
+            probe q = {k, user, k->o->name, "", 0};
+            const char *rel = native_caps & RLK_NATIVE_DELIFEQ ? "delifeq" : "delex";
+
+            if (dryrun(&q, 3, (const char *const[]){"set", k->o->name, "v"}) == 1 &&
+                dryrun(&q, 3, (const char *const[]){rel, k->o->name, "v"}) == 1 &&
+                dryrun(&q, 2, (const char *const[]){"pttl", k->o->name}) == 1)
+                ok = 2;
+        }
         if (ok < 0 && i == 0 && p.unknown) {
             f = add(k, "acl", LV_UNKNOWN, "user %s: ACL DRYRUN refused (%s): permissions unknown",
                     user, rlk_errstr(k->c));
@@ -891,7 +964,7 @@ static void check_acl(checker *k)
         }
         snprintf(kinds_json + strlen(kinds_json), sizeof kinds_json - strlen(kinds_json),
                  "%s\"%s\": \"%s\"", i ? ", " : "", kind->kind,
-                 ok > 0 ? "ok" : ok == 0 ? "denied" : "unknown");
+                 ok == 2 ? "native" : ok > 0 ? "ok" : ok == 0 ? "denied" : "unknown");
         if (ok == 0) {
             snprintf(denied_list + strlen(denied_list), sizeof denied_list - strlen(denied_list),
                      "%s%s", ndenied ? ", " : "", kind->kind);
@@ -1157,9 +1230,11 @@ static int check_run(int argc, char **argv)
     if (!k.c)
         return code;
     k.fcall = check_fcall_mode(k.c);
-    /* In this order: role, eviction and persistence read the INFO of check_server; scripts
-     * uses what check_acl found about SCRIPT LOAD. */
-    static void (*const checks[])(checker *) = {check_server, check_transport, check_role,
+    /* In this order: family, role, eviction and persistence read the INFO of check_server;
+     * acl uses what check_family found about the native token lock; scripts uses what
+     * check_acl found about SCRIPT LOAD. */
+    static void (*const checks[])(checker *) = {check_server, check_family, check_transport,
+                                                check_role,
                                                 check_eviction,
                                                 check_persistence, check_acl, check_scripts,
                                                 check_clock, check_latency};

@@ -23,6 +23,10 @@ static const char eval_usage[] =
     "  --bundle DIR  take the script from the bundle directory DIR\n"
     "  --url URL     the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
     "\n"
+    "token/acquire, token/extend and token/release run as the server's own commands where it\n"
+    "has them (SET IFEQ, DELIFEQ, DELEX: Valkey 9, Redis 8.4), with the scripts' replies;\n"
+    "$RLK_NATIVE=off in the environment runs the scripts instead.\n"
+    "\n"
     "example: rlk eval reentrant/acquire --key mylock --key '{mylock}:rlk_waiters' \\\n"
     "             --key '{mylock}:rlk_next' --arg 30000 \\\n"
     "             --arg \"$(cat /proc/sys/kernel/random/uuid):1\" --arg 0\n";

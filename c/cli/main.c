@@ -24,6 +24,7 @@ static const rlk_cli_command *const rlk_cli_commands[] = {
     &rlk_cmd_top,
     &rlk_cmd_unlock,
     &rlk_cmd_check,
+    &rlk_cmd_fence,
     NULL,
 };
 
@@ -135,6 +136,7 @@ static void rlk_cli_help(FILE *out)
             "  8  rlk check: errors (the server is not fit for locks)\n"
             "  9  the server is a replica (READONLY, MASTERDOWN)\n"
             "  10 too few replicas acknowledged (--min-replicas), or NOREPLICAS\n"
+            "  11 rlk fence: the token is below the highest the fence accepted\n"
             "\n"
             "Documentation:\n"
             "  man rlk; README.md and docs/*.md (cli.md: every command and option, ops.md,\n"

@@ -4,7 +4,7 @@
 # bash-completion package loads it on demand, or `source` it). The one source of rlk's
 # completion: tools/gen-completion makes the zsh and fish files from it.
 
-_rlk_commands="scripts functions eval lock elect semaphore latch inspect top unlock check help"
+_rlk_commands="scripts functions eval lock elect semaphore latch inspect top unlock check fence help"
 
 _rlk()
 {
@@ -47,7 +47,7 @@ _rlk()
             return 0 ;;
         --sort) [ "$cmd" = top ] && { mapfile -t COMPREPLY < <(compgen -W "waiters age name" -- "$cur"); return 0; } ;;
         --pattern|--interval|--limit|--count|--rate|--value|--timeout) return 0 ;;
-        -w|--wait|-E|--conflict-exit-code|-l|--lease|-k|--kill-after|--watchdog-lease|--permits|--take|--key|--arg|--name|--user|--min-replicas|--min-replicas-timeout)
+        -w|--wait|-E|--conflict-exit-code|-l|--lease|-k|--kill-after|--watchdog-lease|--permits|--take|--key|--arg|--name|--user|--min-replicas|--min-replicas-timeout|--token|--fence|--px|--ex)
             return 0 ;;
     esac
 
@@ -91,6 +91,12 @@ _rlk()
             words="--force --url --help" ;;
         check)
             words="--json --name --user --url --help" ;;
+        fence)
+            if [[ $cur != -* ]] && [ "$COMP_CWORD" -ge 2 ] && [ "$prev" = fence ]; then
+                mapfile -t COMPREPLY < <(compgen -W "set hset del expire pexpire incrby rpush lpush xadd check" -- "$cur")
+                return 0
+            fi
+            words="--token --fence --px --ex --raw --no-raw --url -- --help" ;;
         *)
             return 0 ;;
     esac

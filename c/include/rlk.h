@@ -460,6 +460,41 @@ enum rlk_metrics_format {
 RLK_API int rlk_metrics_format(const rlk_metrics *m, size_t n, const char *const *labels, int format,
                                char *buf, size_t len, size_t *needed);
 
+/* ---------------------------------------------------------------- wait-for graph (docs/deadlock.md) */
+
+/* Who waits for whom across lock names, as the server shows it: an edge is a
+ * waiter of a name and one of the name's holders; a cycle is a deadlock (or,
+ * when by client, a possible one). */
+typedef struct rlk_waitgraph rlk_waitgraph;
+
+/* Reads the lock hashes whose names match pattern (SCAN MATCH; NULL: "*"; on
+ * a cluster, every master) with their holders and waiters, and builds the
+ * graph into *out (free it with rlk_waitgraph_free). RLK_OK, or the error of
+ * the first command that failed. */
+RLK_API int rlk_waitgraph_read(rlk_client *c, const char *pattern, rlk_waitgraph **out);
+/* The held lock names read, and the edges. */
+RLK_API size_t rlk_waitgraph_name_count(const rlk_waitgraph *g);
+RLK_API size_t rlk_waitgraph_edge_count(const rlk_waitgraph *g);
+/* Edge i: waiter waits for name (of kind) that holder holds. holder is a
+ * holder id "<client uuid>:<thread id>"; waiter is one too when the server
+ * keeps waiters' holder ids (*by_client 0), else the waiter's client uuid
+ * (*by_client 1; "cid:<n>" when no holder carries the client number its
+ * ticket gives). Any out pointer may be NULL. RLK_ERR_ARG: i out of range. */
+RLK_API int rlk_waitgraph_edge(const rlk_waitgraph *g, size_t i, const char **waiter,
+                               const char **name, const char **kind, const char **holder,
+                               int *by_client);
+/* The cycles: cycle i is rlk_waitgraph_cycle_length edges, each one's holder
+ * (or its client) the next one's waiter, the last one's the first's.
+ * rlk_waitgraph_cycle_edge: the index of its edge j (for
+ * rlk_waitgraph_edge), or -1 out of range. by_client 1: a cycle of clients,
+ * some waiter known by its client only (a deadlock when each client waits
+ * from the thread that holds; docs/deadlock.md). */
+RLK_API size_t rlk_waitgraph_cycle_count(const rlk_waitgraph *g);
+RLK_API size_t rlk_waitgraph_cycle_length(const rlk_waitgraph *g, size_t i);
+RLK_API long rlk_waitgraph_cycle_edge(const rlk_waitgraph *g, size_t i, size_t j);
+RLK_API int rlk_waitgraph_cycle_by_client(const rlk_waitgraph *g, size_t i);
+RLK_API void rlk_waitgraph_free(rlk_waitgraph *g);
+
 /* ---------------------------------------------------------------- reentrant lock */
 
 typedef struct rlk_lock rlk_lock;

@@ -14,6 +14,7 @@
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/functions.h"
+#include "client/native.h"
 #include "client/pool.h"
 #include "client/role.h"
 #include "client/scripts.h"
@@ -202,6 +203,11 @@ int rlk_client_pubsub(rlk_client *c)
     return mode;
 }
 
+int rlk_client_counts_exact(rlk_client *c)
+{
+    return rlk_topo_counts_exact(c, rlk_client_pubsub(c));
+}
+
 const char *rlk_publish_arg(rlk_client *c)
 {
     return rlk_client_pubsub(c) == RLK_PUBSUB_SHARDED ? "spublish" : "publish";
@@ -343,6 +349,8 @@ int rlk_evalv(rlk_client *c, const char *name,
     s = rlk_script_find(c, name);
     if (!s)
         return rlk_set_error(c, RLK_ERR_NOSUCHSCRIPT, "no script named '%s'", name);
+    if (rlk_native_wanted(c, s))   /* the token lock on the server's own commands */
+        return rlk_native_evalv(c, s, nkeys, keys, keylens, nargs, args, arglens, reply);
     /* The topology routes it: the one server's pool, or the slot's master. */
     return rlk_topo_evalv(c, s, nkeys, keys, keylens, nargs, args, arglens, reply, -1);
 }

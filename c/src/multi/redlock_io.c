@@ -17,6 +17,7 @@
 #include "client/clock.h"
 #include "client/conn.h"
 #include "client/error.h"
+#include "client/native.h"
 #include "client/pool.h"
 #include "client/scripts.h"
 #include "client/sigpipe.h"
@@ -418,6 +419,7 @@ static int redlock_conn_ready(redlock_conn *k)
     k->nonblocking = 1;
     k->fresh = 1;
     k->answered = 0;
+    rlk_native_forget(c);       /* a new connection: ask again what the server has */
     if (redlock_conn_setup(k) != 0) {
         redlock_conn_fail(k, RLK_ERR_NOMEM, "connect: out of memory");
         return rlk_set_error(c, RLK_ERR_NOMEM, "connect %s: out of memory", c->addr);
@@ -435,7 +437,7 @@ void redlock_io_send(redlock_io *io, int i, const char *name,
     const rlk_script_info *s;
     redlock_expect *e;
     char *cmd = NULL;
-    int len, rc;
+    int len, rc, native = -1;
 
     memset(req, 0, sizeof *req);
     if (!k->dialling && (rc = redlock_conn_ready(k)) != RLK_OK) {
@@ -448,8 +450,22 @@ void redlock_io_send(redlock_io *io, int i, const char *name,
         redlock_req_fail_recorded(req, k->c, rc);
         return;
     }
-    if ((len = rlk_conn_format_script(k->c, s, nkeys, keys, NULL, nargs, args, NULL, &cmd)) < 0 ||
-        !(e = redlock_expect_push(k, REDLOCK_EXP_CALL))) {
+    if (!k->dialling && !k->asked_docs && rlk_native_wanted(k->c, s) &&
+        !rlk_native_known(k->c) && k->nexp + 2 <= REDLOCK_IO_MAX_EXPECT &&
+        (len = rlk_native_format_detect(&cmd)) > 0) {
+        /* In front of this call, which goes by script: the answer serves the next ones. */
+        k->asked_docs = 1;
+        (void)redlock_expect_push(k, REDLOCK_EXP_DOCS);
+        rc = redisAppendFormattedCommand(redlock_ctx(k), cmd, (size_t)len);
+        redisFreeCommand(cmd);
+        cmd = NULL;
+        if (rc != REDIS_OK)
+            redlock_conn_fail_ctx(k, "command docs");
+    }
+    if ((len = rlk_native_format(k->c, s, nkeys, keys, nargs, args, &cmd, &native)) < 0 &&
+        (len = rlk_conn_format_script(k->c, s, nkeys, keys, NULL, nargs, args, NULL, &cmd)) >= 0)
+        native = -1;
+    if (len < 0 || !(e = redlock_expect_push(k, REDLOCK_EXP_CALL))) {
         if (cmd)
             redisFreeCommand(cmd);
         redlock_req_fail(req, RLK_ERR_NOMEM, "out of memory (or too many pipelined calls)");
@@ -459,6 +475,7 @@ void redlock_io_send(redlock_io *io, int i, const char *name,
     e->script = s;
     e->cmd = cmd;
     e->cmdlen = (size_t)len;
+    e->native = native + 1;
     e->unsent = k->dialling;    /* written once its connection is made */
     if (!e->unsent && redisAppendFormattedCommand(redlock_ctx(k), cmd, (size_t)len) != REDIS_OK)
         redlock_conn_fail_ctx(k, name);
@@ -497,9 +514,13 @@ static void redlock_on_call(redlock_conn *k, redlock_expect *e, redisReply *r)
         freeReplyObject(r);
         return;
     }
+    if (e->native && !(r = rlk_native_reply(e->native - 1, r))) {
+        redlock_req_fail(e->req, RLK_ERR_NOMEM, "out of memory");
+        return;
+    }
     if (e->load_rc != RLK_OK) {
         redlock_req_fail(e->req, e->load_rc, e->load_err);
-    } else if (rlk_conn_noscript_retry(r, 0, e->retried) &&   /* NOSCRIPT: only EVALSHA */
+    } else if (!e->native && rlk_conn_noscript_retry(r, 0, e->retried) &&   /* NOSCRIPT: only EVALSHA */
                redlock_retry_noscript(k, e) == 0) {
         /* the retry owns the request now */
     } else if (r->type == REDIS_REPLY_ERROR) {
@@ -549,6 +570,10 @@ static int redlock_on_reply(redlock_conn *k, redisReply *r)
         break;
     case REDLOCK_EXP_LOAD:
         redlock_on_load(k, e, r);
+        freeReplyObject(r);
+        break;
+    case REDLOCK_EXP_DOCS:
+        rlk_native_store_docs(k->c, r);
         freeReplyObject(r);
         break;
     default:

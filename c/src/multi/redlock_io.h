@@ -27,6 +27,13 @@
  * (rlk_conn_noscript_retry, _append_reload, _check_load_reply), as for every
  * other call. Only the I/O is this file's: non-blocking writes and poll().
  *
+ * The token lock's extend and release go as the server's own commands
+ * where it has them (client/native.h): COMMAND DOCS rides, pipelined, in
+ * front of the first call on a client whose answer is not known (that call
+ * goes by script); later calls are SET IFEQ PX / DELIFEQ / DELEX IFEQ with
+ * the scripts' replies. Acquire stays a script (its busy reply, the PTTL,
+ * needs a second command).
+ *
  * Not thread-safe: a session belongs to the thread that opened it. Error
  * messages also go through rlk_set_error, so the calling thread's last error
  * on each client changes.
@@ -58,7 +65,8 @@ typedef struct redlock_req {
 enum redlock_expect_kind {
     REDLOCK_EXP_SETUP = 1,          /* AUTH / SELECT of a new connection */
     REDLOCK_EXP_LOAD = 2,           /* SCRIPT LOAD after NOSCRIPT */
-    REDLOCK_EXP_CALL = 3            /* EVALSHA */
+    REDLOCK_EXP_CALL = 3,           /* EVALSHA, or the native command (client/native.h) */
+    REDLOCK_EXP_DOCS = 4            /* COMMAND DOCS: which native commands the server has */
 };
 
 /* One reply a connection still owes, in the order the requests were written. */
@@ -72,6 +80,7 @@ typedef struct redlock_expect {
     int retried;                    /* CALL: this is the retry after NOSCRIPT */
     int load_rc;                    /* CALL: the LOAD in front of it failed (RLK_ERR_SHA...) */
     int unsent;                     /* CALL: waits for its connection (redlock_io_dial) */
+    int native;                     /* CALL: 1 + rlk_native_format's op; 0: a script call */
     char load_err[REDLOCK_IO_ERR_MAX];
 } redlock_expect;
 
@@ -81,6 +90,7 @@ typedef struct redlock_conn {
     int nonblocking;                /* the socket is in non-blocking mode (restore on close) */
     int fresh;                      /* connected in this session */
     int answered;                   /* some reply came on it in this session */
+    int asked_docs;                 /* COMMAND DOCS sent in this session (client/native.h) */
     redlock_expect exp[REDLOCK_IO_MAX_EXPECT];
     int nexp;
     /* redlock_io_dial: a thread makes the connection (a blocking dial); calls

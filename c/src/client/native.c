@@ -1,0 +1,486 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * native.c - see native.h: the token lock on the server's compare-and-set
+ * commands, with the token scripts' replies and errors.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "client/client_t.h"
+#include "client/conn.h"
+#include "client/error.h"
+#include "client/native.h"
+#include "client/topo.h"
+
+enum { NAT_ACQUIRE, NAT_EXTEND, NAT_RELEASE };
+
+/* How often a reply that a concurrent change made meaningless (the holder
+ * left between SET and PTTL, the key's type changed between a WRONGTYPE and
+ * TYPE) is asked again before giving up. */
+#define NAT_RACE_TRIES 4
+
+/* ---------------------------------------------------------------- detection */
+
+static int nat_word(const redisReply *r, const char *w)
+{
+    return r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) &&
+           r->len == strlen(w) && strncasecmp(r->str, w, r->len) == 0;
+}
+
+static int nat_aggregate(const redisReply *r)
+{
+#ifdef REDIS_REPLY_MAP
+    if (r->type == REDIS_REPLY_MAP)
+        return 1;
+#endif
+    return r->type == REDIS_REPLY_ARRAY;
+}
+
+/* Whether the docs tree r names IFEQ as a token (an argument's "token"). */
+static int nat_has_ifeq(const redisReply *r, int depth)
+{
+    if (!r || depth > 16)
+        return 0;
+    if (!nat_aggregate(r))
+        return 0;
+    for (size_t i = 0; i < r->elements; i++) {
+        if (i + 1 < r->elements && nat_word(r->element[i], "token") &&
+            nat_word(r->element[i + 1], "IFEQ"))
+            return 1;
+        if (nat_has_ifeq(r->element[i], depth + 1))
+            return 1;
+    }
+    return 0;
+}
+
+int rlk_native_parse_docs(const redisReply *r)
+{
+    int caps = 0;
+
+    if (!r || !nat_aggregate(r))
+        return 0;
+    for (size_t i = 0; i + 1 < r->elements; i += 2) {
+        const redisReply *name = r->element[i], *docs = r->element[i + 1];
+
+        if (nat_word(name, "set") && nat_has_ifeq(docs, 0))
+            caps |= RLK_NATIVE_SETIFEQ;
+        else if (nat_word(name, "delifeq"))
+            caps |= RLK_NATIVE_DELIFEQ;
+        else if (nat_word(name, "delex") && nat_has_ifeq(docs, 0))
+            caps |= RLK_NATIVE_DELEX;
+    }
+    return caps;
+}
+
+/* The cached answer for c, asking on ctx when there is none. A refused
+ * COMMAND DOCS (an old server, an ACL user without it) counts as no native
+ * command. */
+static int nat_detect(rlk_client *c, redisContext *ctx, int *caps)
+{
+    static const char *argv[] = {"COMMAND", "DOCS", "SET", "DELIFEQ", "DELEX"};
+    static const size_t lens[] = {7, 4, 3, 7, 5};
+    redisReply *r = NULL;
+    int known = atomic_load(&c->native_caps), rc;
+
+    if (known & RLK_NATIVE_KNOWN) {
+        *caps = known & ~RLK_NATIVE_KNOWN;
+        return RLK_OK;
+    }
+    rc = rlk_conn_command(c, ctx, "command docs", 5, argv, lens, &r, NULL);
+    if (rc != RLK_OK)
+        return rc;
+    *caps = r->type == REDIS_REPLY_ERROR ? 0 : rlk_native_parse_docs(r);
+    freeReplyObject(r);
+    atomic_store(&c->native_caps, RLK_NATIVE_KNOWN | *caps);
+    return RLK_OK;
+}
+
+/* ---------------------------------------------------------------- the calls */
+
+typedef struct nat_call {
+    const rlk_script_info *s;
+    int op;
+    int nkeys, nargs;
+    const char *const *keys, *const *args;
+    const size_t *keylens, *arglens;
+} nat_call;
+
+static size_t nat_len(const char *const *v, const size_t *lens, int i)
+{
+    return lens ? lens[i] : strlen(v[i]);
+}
+
+/* is_lease (scripts/lib/is_lease.lua): a decimal integer in 1..10^12, no
+ * sign, no leading zero. */
+static int nat_is_lease(const char *s, size_t n)
+{
+    if (n < 1 || n > 13 || s[0] < '1' || s[0] > '9')
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return 0;
+    return n < 13 || (n == 13 && memcmp(s, "1000000000000", 13) == 0);
+}
+
+/* The error a script replies, recorded as the script path records it. */
+static int nat_script_error(rlk_client *c, const char *text)
+{
+    redisReply e;
+
+    memset(&e, 0, sizeof e);
+    e.type = REDIS_REPLY_ERROR;
+    e.str = (char *)text;
+    e.len = strlen(text);
+    return rlk_set_reply_error(c, &e, NULL, RLK_ERR_SCRIPT);
+}
+
+/* The scripts' argument checks, in their order. */
+static int nat_check_args(rlk_client *c, const nat_call *k)
+{
+    int want = k->op == NAT_RELEASE ? 1 : 2;
+    size_t tlen;
+
+    if (k->nkeys != 1 || k->nargs != want)
+        return nat_script_error(c, want == 1 ? "RLK_BADARG expected 1 key and 1 argument"
+                                             : "RLK_BADARG expected 1 key and 2 arguments");
+    tlen = nat_len(k->args, k->arglens, 0);
+    if (tlen < 1 || tlen > 1024)
+        return nat_script_error(c, "RLK_BADTOKEN token must be 1..1024 bytes");
+    if (want == 2 && !nat_is_lease(k->args[1], nat_len(k->args, k->arglens, 1)))
+        return nat_script_error(c, "RLK_BADLEASE lease_ms must be an integer in 1..1000000000000");
+    return RLK_OK;
+}
+
+static redisReply *nat_integer(long long v)
+{
+    redisReply *r = calloc(1, sizeof *r);     /* freeReplyObject frees an integer with free() */
+
+    if (r) {
+        r->type = REDIS_REPLY_INTEGER;
+        r->integer = v;
+    }
+    return r;
+}
+
+static int nat_is_wrongtype(const redisReply *r)
+{
+    return r->type == REDIS_REPLY_ERROR && r->len >= 9 && memcmp(r->str, "WRONGTYPE", 9) == 0;
+}
+
+/* One command on ctx; *written accumulates. */
+static int nat_cmd(rlk_client *c, redisContext *ctx, const char *what, int argc,
+                   const char **argv, const size_t *lens, redisReply **r, int *written)
+{
+    int w = 0, rc = rlk_conn_command(c, ctx, what, argc, argv, lens, r, &w);
+
+    if (w && written)
+        *written = 1;
+    return rc;
+}
+
+/* After WRONGTYPE: the script's RLK_WRONGTYPE with the key's type. *again
+ * is set when the key is a string or gone by now (asked again). */
+static int nat_wrongtype(rlk_client *c, redisContext *ctx, const nat_call *k, int *again)
+{
+    const char *argv[2] = {"TYPE", k->keys[0]};
+    size_t lens[2] = {4, nat_len(k->keys, k->keylens, 0)};
+    char msg[128];
+    redisReply *r = NULL;
+    int rc = nat_cmd(c, ctx, "type", 2, argv, lens, &r, NULL);
+
+    *again = 0;
+    if (rc != RLK_OK)
+        return rc;
+    if (r->type != REDIS_REPLY_STATUS) {
+        rc = rlk_set_reply_error(c, r, NULL, RLK_ERR_SERVER);
+    } else if (nat_word(r, "none") || nat_word(r, "string")) {
+        *again = 1;
+    } else {
+        snprintf(msg, sizeof msg, "RLK_WRONGTYPE lock key holds a %.*s, not a string",
+                 (int)(r->len > 64 ? 64 : r->len), r->str);
+        rc = nat_script_error(c, msg);
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+/* acquire: SET key token NX PX lease GET; busy: PTTL key. */
+static int nat_acquire(rlk_client *c, redisContext *ctx, const nat_call *k, redisReply **out,
+                       int *written)
+{
+    const char *set[7] = {"SET", k->keys[0], k->args[0], "NX", "PX", k->args[1], "GET"};
+    size_t setl[7] = {3, nat_len(k->keys, k->keylens, 0), nat_len(k->args, k->arglens, 0), 2,
+                      2, nat_len(k->args, k->arglens, 1), 3};
+    const char *pttl[2] = {"PTTL", k->keys[0]};
+    size_t pttll[2] = {4, setl[1]};
+
+    for (int tries = 0; tries < NAT_RACE_TRIES; tries++) {
+        redisReply *r = NULL;
+        int again = 0, rc = nat_cmd(c, ctx, k->s->name, 7, set, setl, &r, written);
+
+        if (rc != RLK_OK)
+            return rc;
+        if (r->type == REDIS_REPLY_NIL) {       /* it was free: now it holds token */
+            *out = r;
+            return RLK_OK;
+        }
+        if (nat_is_wrongtype(r)) {
+            freeReplyObject(r);
+            if ((rc = nat_wrongtype(c, ctx, k, &again)) != RLK_OK || !again)
+                return rc;
+            continue;
+        }
+        if (r->type == REDIS_REPLY_ERROR) {
+            rc = rlk_set_reply_error(c, r, NULL, RLK_ERR_SERVER);
+            freeReplyObject(r);
+            return rc;
+        }
+        freeReplyObject(r);                     /* busy: the holder's PTTL */
+        if ((rc = nat_cmd(c, ctx, "pttl", 2, pttl, pttll, &r, NULL)) != RLK_OK)
+            return rc;
+        if (r->type == REDIS_REPLY_INTEGER && r->integer != -2) {
+            *out = r;
+            return RLK_OK;
+        }
+        if (r->type == REDIS_REPLY_ERROR) {
+            rc = rlk_set_reply_error(c, r, NULL, RLK_ERR_SERVER);
+            freeReplyObject(r);
+            return rc;
+        }
+        freeReplyObject(r);                     /* gone since the SET: try again */
+    }
+    /* The key came and went every time: not acquired, try again soon. */
+    *out = nat_integer(1);
+    return *out ? RLK_OK : rlk_set_error(c, RLK_ERR_NOMEM, "%s: out of memory", k->s->name);
+}
+
+/* extend: SET key token IFEQ token PX lease (1 when set, 0 when not);
+ * release: DELIFEQ key token or DELEX key IFEQ token (1 / 0). */
+static int nat_compare(rlk_client *c, redisContext *ctx, const nat_call *k, int caps,
+                       redisReply **out, int *written)
+{
+    const char *argv[7];
+    size_t lens[7];
+    int argc = 0;
+    size_t klen = nat_len(k->keys, k->keylens, 0), tlen = nat_len(k->args, k->arglens, 0);
+
+#define NAT_ARG(s, n) (argv[argc] = (s), lens[argc++] = (n))
+    if (k->op == NAT_EXTEND) {
+        NAT_ARG("SET", 3), NAT_ARG(k->keys[0], klen), NAT_ARG(k->args[0], tlen);
+        NAT_ARG("IFEQ", 4), NAT_ARG(k->args[0], tlen), NAT_ARG("PX", 2);
+        NAT_ARG(k->args[1], nat_len(k->args, k->arglens, 1));
+    } else if (caps & RLK_NATIVE_DELIFEQ) {
+        NAT_ARG("DELIFEQ", 7), NAT_ARG(k->keys[0], klen), NAT_ARG(k->args[0], tlen);
+    } else {
+        NAT_ARG("DELEX", 5), NAT_ARG(k->keys[0], klen), NAT_ARG("IFEQ", 4);
+        NAT_ARG(k->args[0], tlen);
+    }
+#undef NAT_ARG
+    for (int tries = 0; tries < NAT_RACE_TRIES; tries++) {
+        redisReply *r = NULL;
+        int again = 0, rc = nat_cmd(c, ctx, k->s->name, argc, argv, lens, &r, written);
+
+        if (rc != RLK_OK)
+            return rc;
+        if (nat_is_wrongtype(r)) {
+            freeReplyObject(r);
+            if ((rc = nat_wrongtype(c, ctx, k, &again)) != RLK_OK || !again)
+                return rc;
+            continue;
+        }
+        if (r->type == REDIS_REPLY_ERROR) {
+            rc = rlk_set_reply_error(c, r, NULL, RLK_ERR_SERVER);
+            freeReplyObject(r);
+            return rc;
+        }
+        if (r->type == REDIS_REPLY_INTEGER) {   /* DELIFEQ, DELEX: already the script's */
+            *out = r;
+            return RLK_OK;
+        }
+        *out = nat_integer(r->type == REDIS_REPLY_STATUS);   /* SET IFEQ: OK or nil */
+        freeReplyObject(r);
+        return *out ? RLK_OK : rlk_set_error(c, RLK_ERR_NOMEM, "%s: out of memory", k->s->name);
+    }
+    /* The key turned from another type into a string or nothing and back,
+     * every time: the token is not there. */
+    *out = nat_integer(0);
+    return *out ? RLK_OK : rlk_set_error(c, RLK_ERR_NOMEM, "%s: out of memory", k->s->name);
+}
+
+/* The operation run on a pooled connection: ask what the server has (once),
+ * then the native commands, or the script where there is none. */
+static int nat_op(rlk_client *c, redisContext *ctx, void *arg, redisReply **reply, int *written)
+{
+    const nat_call *k = arg;
+    int caps = 0, rc = nat_detect(c, ctx, &caps), have;
+
+    if (rc != RLK_OK)
+        return rc;
+    have = caps != 0 &&
+           (k->op == NAT_ACQUIRE || (k->op == NAT_EXTEND && (caps & RLK_NATIVE_SETIFEQ)) ||
+            (k->op == NAT_RELEASE && (caps & (RLK_NATIVE_DELIFEQ | RLK_NATIVE_DELEX))));
+    if (have && (rc = nat_check_args(c, k)) != RLK_OK)
+        return rc;                              /* the script's refusal, nothing sent */
+    if (!have)
+        return rlk_conn_evalv(c, ctx, k->s, k->nkeys, k->keys, k->keylens, k->nargs, k->args,
+                              k->arglens, reply, written);
+    if (k->op == NAT_ACQUIRE)
+        return nat_acquire(c, ctx, k, reply, written);
+    return nat_compare(c, ctx, k, caps, reply, written);
+}
+
+static int nat_which(const char *name)
+{
+    if (strncmp(name, "token/", 6) != 0)
+        return -1;
+    name += 6;
+    if (strcmp(name, "acquire") == 0)
+        return NAT_ACQUIRE;
+    if (strcmp(name, "extend") == 0)
+        return NAT_EXTEND;
+    if (strcmp(name, "release") == 0)
+        return NAT_RELEASE;
+    return -1;
+}
+
+/* RLK_NATIVE=off (or 0, no): scripts only. Read at each call (a getenv
+ * costs nothing next to a round trip), so a program may compare both. */
+static int nat_switched_off(void)
+{
+    const char *e = getenv("RLK_NATIVE");
+
+    return e && (strcmp(e, "off") == 0 || strcmp(e, "0") == 0 || strcmp(e, "no") == 0);
+}
+
+int rlk_native_wanted(const rlk_client *c, const rlk_script_info *s)
+{
+    /* A bundle directory's scripts are the user's choice: they run as given. */
+    return s && nat_which(s->name) >= 0 && !c->scripts.owned && c->min_replicas == 0 &&
+           !nat_switched_off();
+}
+
+int rlk_native_evalv(rlk_client *c, const rlk_script_info *s, int nkeys,
+                     const char *const *keys, const size_t *keylens, int nargs,
+                     const char *const *args, const size_t *arglens, redisReply **reply)
+{
+    nat_call k = {s, nat_which(s->name), nkeys, nargs, keys, args, keylens, arglens};
+    int slot;
+
+    *reply = NULL;
+    slot = c->topo->script_slot ? c->topo->script_slot(c, s->name, nkeys, keys, keylens)
+                                : RLK_TOPO_ANY_SLOT;
+    if (slot == RLK_TOPO_BAD_SLOT)
+        return rlk_err(c);
+    return c->topo->run(c, slot, s, nat_op, &k, 0, reply);
+}
+
+/* ---------------------------------------------------------------- for pipelining callers */
+
+int rlk_native_format_detect(char **cmd)
+{
+    static const char *argv[] = {"COMMAND", "DOCS", "SET", "DELIFEQ", "DELEX"};
+    static const size_t lens[] = {7, 4, 3, 7, 5};
+
+    return redisFormatCommandArgv(cmd, 5, argv, lens);
+}
+
+void rlk_native_store_docs(rlk_client *c, const redisReply *r)
+{
+    int caps = r && r->type != REDIS_REPLY_ERROR ? rlk_native_parse_docs(r) : 0;
+
+    atomic_store(&c->native_caps, RLK_NATIVE_KNOWN | caps);
+}
+
+int rlk_native_known(rlk_client *c)
+{
+    return (atomic_load(&c->native_caps) & RLK_NATIVE_KNOWN) != 0;
+}
+
+void rlk_native_forget(rlk_client *c)
+{
+    atomic_store(&c->native_caps, 0);
+}
+
+/* Whether the arguments pass the script's checks (nat_check_args, silently). */
+static int nat_args_ok(const nat_call *k)
+{
+    int want = k->op == NAT_RELEASE ? 1 : 2;
+    size_t tlen;
+
+    if (k->nkeys != 1 || k->nargs != want)
+        return 0;
+    tlen = nat_len(k->args, k->arglens, 0);
+    return tlen >= 1 && tlen <= 1024 &&
+           (want == 1 || nat_is_lease(k->args[1], nat_len(k->args, k->arglens, 1)));
+}
+
+int rlk_native_format(rlk_client *c, const rlk_script_info *s, int nkeys,
+                      const char *const *keys, int nargs, const char *const *args, char **cmd,
+                      int *op)
+{
+    nat_call k = {s, -1, nkeys, nargs, keys, args, NULL, NULL};
+    int caps = atomic_load(&c->native_caps);
+    const char *argv[7];
+    int argc = 0;
+
+    *cmd = NULL;
+    if (!rlk_native_wanted(c, s) || !(caps & RLK_NATIVE_KNOWN))
+        return -1;
+    k.op = nat_which(s->name);
+    if (k.op == NAT_ACQUIRE || !nat_args_ok(&k))
+        return -1;
+    if (k.op == NAT_EXTEND && (caps & RLK_NATIVE_SETIFEQ)) {
+        argv[argc++] = "SET", argv[argc++] = keys[0], argv[argc++] = args[0];
+        argv[argc++] = "IFEQ", argv[argc++] = args[0], argv[argc++] = "PX";
+        argv[argc++] = args[1];
+    } else if (k.op == NAT_RELEASE && (caps & RLK_NATIVE_DELIFEQ)) {
+        argv[argc++] = "DELIFEQ", argv[argc++] = keys[0], argv[argc++] = args[0];
+    } else if (k.op == NAT_RELEASE && (caps & RLK_NATIVE_DELEX)) {
+        argv[argc++] = "DELEX", argv[argc++] = keys[0], argv[argc++] = "IFEQ";
+        argv[argc++] = args[0];
+    } else {
+        return -1;
+    }
+    *op = k.op;
+    return redisFormatCommandArgv(cmd, argc, argv, NULL);
+}
+
+redisReply *rlk_native_reply(int op, redisReply *r)
+{
+    redisReply *out;
+
+    if (!r || r->type == REDIS_REPLY_ERROR || r->type == REDIS_REPLY_INTEGER)
+        return r;
+    out = nat_integer(op == NAT_EXTEND && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    return out;
+}
+
+/* ---------------------------------------------------------------- asked by rlk check */
+
+static int nat_op_caps(rlk_client *c, redisContext *ctx, void *arg, redisReply **reply,
+                       int *written)
+{
+    int caps = 0, rc = nat_detect(c, ctx, &caps);
+
+    (void)written;
+    if (rc == RLK_OK && !(*reply = nat_integer(caps)))
+        rc = rlk_set_error(c, RLK_ERR_NOMEM, "command docs: out of memory");
+    *(int *)arg = caps;
+    return rc;
+}
+
+int rlk_native_caps(rlk_client *c, int *caps)
+{
+    redisReply *r = NULL;
+    int rc;
+
+    *caps = 0;
+    atomic_store(&c->native_caps, 0);       /* ask now: rlk check reports the server as it is */
+    rc = c->topo->run(c, RLK_TOPO_ANY_SLOT, NULL, nat_op_caps, caps, 1, &r);
+    freeReplyObject(r);
+    return rc;
+}
