@@ -635,6 +635,8 @@ RLK_API int rlk_fenced_is_held_by_me(rlk_fenced *f, int *held);
 RLK_API int rlk_fenced_hold_count(rlk_fenced *f, long long *count);
 RLK_API int rlk_fenced_remaining_ttl(rlk_fenced *f, long long *ttl_ms);
 
+/* ---------------------------------------------------------------- non-reentrant lock, spin lock */
+
 /* Redisson's RedissonNonReentrantLock (docs/locks/nonreentrant.md): the
  * reentrant lock's hash `name` (field <owner> -> 1) and channel, but a
  * second acquisition by the holder is refused with RLK_ERR_REENTRY (at
@@ -657,6 +659,18 @@ RLK_API int rlk_nrlock_force_unlock(rlk_nrlock *l, int *released);
 RLK_API int rlk_nrlock_is_locked(rlk_nrlock *l, int *locked);
 RLK_API int rlk_nrlock_is_held_by_me(rlk_nrlock *l, int *held);
 RLK_API int rlk_nrlock_remaining_ttl(rlk_nrlock *l, long long *ttl_ms);
+
+/* Redisson's RedissonSpinLock (docs/locks/spin.md) as a way of waiting for
+ * the reentrant lock: rlk_lock_try_lock / rlk_lock_lock on l then attempt,
+ * sleep an exponential back-off with jitter (from initial_ms, doubling plus
+ * a random 0..failures-1 ms, up to max_ms; never past the holder's TTL or
+ * the wait), and attempt again, with no SUBSCRIBE at all (its holds are
+ * renewed by the watchdog without joining the lock's channel either): for
+ * servers and proxies without pub/sub. Same data as any rlk_lock on name.
+ * 0 for either bound: Redisson's default (1 and 128 ms); both 0: pub/sub
+ * again. RLK_ERR_ARG unless 1 <= initial_ms <= max_ms <= 60000. Set it
+ * before the handle is used by several threads. */
+RLK_API int rlk_lock_set_spin(rlk_lock *l, long long initial_ms, long long max_ms);
 
 /* ---------------------------------------------------------------- fencing checks */
 
