@@ -218,3 +218,59 @@ describe("nonreentrant/release", function()
   sa.publish_cases(r, { LOCK }, function() assert.equal(NIL, acquire(A)) end,
     function(pub) return release(A, LEASE, pub) end, CHANNEL)
 end)
+
+describe("fair/nonreentrant_acquire", function()
+  local FLOCK, QUEUE, TIMEOUTS = "{fdoor}", "redisson_lock_queue:{fdoor}", "redisson_lock_timeout:{fdoor}"
+  local FCHANNEL = "redisson_lock__channel:{fdoor}"
+  local C = "5f0c-uuid-c:3"
+  local function facquire(owner, lease, wait)
+    return r:script("fair/nonreentrant_acquire", { FLOCK, QUEUE, TIMEOUTS },
+      { tostring(lease or LEASE), owner, tostring(wait or 10000) })
+  end
+  local function frelease(owner)
+    return r:script("fair/release", { FLOCK, QUEUE, TIMEOUTS, FCHANNEL }, { owner, tostring(LEASE), "publish" })
+  end
+
+  it("takes a free lock: field owner = 1, lease set, no queue", function()
+    assert.equal(NIL, facquire(A))
+    assert.same({ A, "1" }, r:call("HGETALL", FLOCK))
+    sa.assert_pttl(r, FLOCK, LEASE, LEASE - sa.TTL_SLACK_MS)
+    assert.equal(0, r:call("EXISTS", QUEUE, TIMEOUTS))
+  end)
+
+  it("refuses the holder with RLK_REENTRY and changes nothing, queue included", function()
+    assert.equal(NIL, facquire(A, 5000))
+    assert.is_number(facquire(B))                  -- B queued behind A
+    local before = sa.snapshot(r, { FLOCK, QUEUE, TIMEOUTS })
+    sa.assert_error(facquire(A, 600000), "RLK_REENTRY")
+    sa.assert_unchanged(r, before)
+    assert.equal("1", r:call("HGET", FLOCK, A))
+  end)
+
+  it("hands the lock over in FIFO order: the first waiter, not a later one, takes it", function()
+    assert.equal(NIL, facquire(A))
+    assert.is_number(facquire(B))
+    assert.is_number(facquire(C))
+    assert.same({ B, C }, r:call("LRANGE", QUEUE, 0, -1))
+    assert.equal(1, frelease(A))
+    assert.is_number(facquire(C))                  -- not first: still waits
+    assert.equal(NIL, facquire(B))                 -- first: takes it, leaves the queue
+    assert.same({ C }, r:call("LRANGE", QUEUE, 0, -1))
+    sa.assert_error(facquire(B), "RLK_REENTRY")
+  end)
+
+  it("refuses bad arguments and wrong types without changing anything", function()
+    assert.equal(NIL, facquire(A, 5000))
+    local before = sa.snapshot(r, { FLOCK, QUEUE, TIMEOUTS })
+    for _, lease in ipairs(sa.BAD_LEASES) do
+      sa.assert_error(facquire(B, lease), "RLK_BADLEASE")
+      sa.assert_error(facquire(B, 1000, lease), "RLK_BADARG")
+    end
+    sa.assert_error(facquire(""), "RLK_BADOWNER")
+    sa.assert_error(r:script("fair/nonreentrant_acquire", { FLOCK, QUEUE }, { "1000", B, "1000" }), "RLK_BADARG")
+    sa.assert_unchanged(r, before)
+    r:reset()
+    r:call("SET", FLOCK, "x")
+    sa.assert_error(facquire(A), "RLK_WRONGTYPE")
+  end)
+end)

@@ -32,6 +32,7 @@ local sh = require("script_header")
 -- also gives. Empty: none of rlk's replies is Redisson's (a void call, or another shape).
 local REDISSON = {
   ["fair/acquire"] = { "nil", "integer" },             -- nil acquired, else ms to wait
+  ["fair/nonreentrant_acquire"] = { "nil", "integer" }, -- nil acquired, else ms to wait
   ["fair/cancel"] = {},                                -- acquireFailedAsync: EVAL_VOID
   ["fair/force_release"] = { "1", "0" },
   ["fair/release"] = { "nil", "0", "1" },
