@@ -659,6 +659,11 @@ RLK_API int rlk_nrlock_force_unlock(rlk_nrlock *l, int *released);
 RLK_API int rlk_nrlock_is_locked(rlk_nrlock *l, int *locked);
 RLK_API int rlk_nrlock_is_held_by_me(rlk_nrlock *l, int *held);
 RLK_API int rlk_nrlock_remaining_ttl(rlk_nrlock *l, long long *ttl_ms);
+/* Redisson's RedissonNonReentrantFairLock: on makes f's acquisitions
+ * non-reentrant (fair/nonreentrant_acquire; the fair lock's data, queue
+ * and FIFO order): its holder asking again gets RLK_ERR_REENTRY at once,
+ * not counted. 0: reentrant again. Set it before f is used. */
+RLK_API int rlk_fairlock_set_non_reentrant(rlk_fairlock *f, int on);
 
 /* Redisson's RedissonSpinLock (docs/locks/spin.md) as a way of waiting for
  * the reentrant lock: rlk_lock_try_lock / rlk_lock_lock on l then attempt,

@@ -11,6 +11,9 @@
  *   - a waiter is woken by the release (pub/sub), not by the lease;
  *   - the watchdog renews it (reentrant/renew) and reports a deleted lock
  *     lost as kind RLK_KIND_LOCK;
+ *   - the fair variant (rlk_fairlock_set_non_reentrant): the holder refused
+ *     from the registry and the script, not queued; another owner queued and
+ *     handed the lock by the release;
  *   - the invariant: 6 processes x 3 threads acquire and release one lock;
  *     the event log has no two holds overlapping (0 overlaps).
  *
@@ -214,6 +217,78 @@ static void test_redisson_holder(void)
     rlk_free(c);
 }
 
+/* ------------------------------------------------------------ non-reentrant fair lock */
+
+typedef struct bg_fair {
+    rlk_fairlock *lock;
+    int rc;
+    tk_latch done;
+} bg_fair;
+
+static void *bg_fair_main(void *arg)
+{
+    bg_fair *b = arg;
+
+    b->rc = rlk_fairlock_try_lock(b->lock, 10000, 20000);
+    tk_latch_add(&b->done, 1);
+    return NULL;
+}
+
+static void test_fair_reentry_refused(void)
+{
+    rlk_client *c = tk_connect(url, 0, 2), *c2 = tk_connect(url, 0, 2);
+    rlk_fairlock *f, *same, *other;
+    bg_fair b = {0};
+    long long t0;
+    pthread_t t;
+
+    REQUIRE(c && c2);
+    f = rlk_fairlock_new(c, "nr:fair");
+    same = rlk_fairlock_new(c2, "nr:fair");
+    other = rlk_fairlock_new(c2, "nr:fair");
+    REQUIRE(f && same && other);
+    CHECK_INT_EQ(rlk_fairlock_set_non_reentrant(NULL, 1), RLK_ERR_ARG);
+    REQUIRE_INT_EQ(rlk_fairlock_set_non_reentrant(f, 1), RLK_OK);
+    REQUIRE_INT_EQ(rlk_fairlock_set_non_reentrant(same, 1), RLK_OK);
+    REQUIRE_INT_EQ(rlk_fairlock_set_non_reentrant(other, 1), RLK_OK);
+    REQUIRE_INT_EQ(rlk_fairlock_set_owner(f, "fair-a"), RLK_OK);
+    REQUIRE_INT_EQ(rlk_fairlock_set_owner(same, "fair-a"), RLK_OK);
+    REQUIRE_INT_EQ(rlk_fairlock_set_owner(other, "fair-b"), RLK_OK);
+    CHECK_INT_EQ(rlk_fairlock_try_lock(f, 0, 20000), RLK_OK);
+    t0 = rlk_fx_now_ms();
+    CHECK_INT_EQ(rlk_fairlock_try_lock(f, 5000, 20000), RLK_ERR_REENTRY);  /* registry */
+    CHECK_INT_EQ(rlk_fairlock_try_lock(same, 5000, 20000), RLK_ERR_REENTRY); /* script */
+    CHECKF(rlk_fx_now_ms() - t0 < 2000, "refused after %lld ms", rlk_fx_now_ms() - t0);
+    CHECK_INT_EQ(tk_int(&srv, "HGET %s %s", "nr:fair", "fair-a"), 1);
+    CHECK_INT_EQ(tk_int(&srv, "EXISTS %s", "redisson_lock_queue:{nr:fair}"), 0);  /* not queued */
+    /* Another owner queues, and is handed the lock by the release. */
+    b.lock = other;
+    tk_latch_init(&b.done);
+    pthread_create(&t, NULL, bg_fair_main, &b);
+    CHECK(fl_wait_lindex(&srv, "redisson_lock_queue:{nr:fair}", 0, "fair-b", 5000) == 0);
+    CHECK_INT_EQ(tk_latch_get(&b.done), 0);
+    CHECK_INT_EQ(rlk_fairlock_unlock(f), RLK_OK);
+    CHECK(tk_latch_wait(&b.done, 1, 10000) == 1);
+    pthread_join(t, NULL);
+    CHECK_INT_EQ(b.rc, RLK_OK);
+    CHECK_INT_EQ(tk_int(&srv, "HGET %s %s", "nr:fair", "fair-b"), 1);
+    CHECK_INT_EQ(rlk_fairlock_try_lock(other, 0, 20000), RLK_ERR_REENTRY);
+    CHECK_INT_EQ(rlk_fairlock_unlock(other), RLK_OK);
+    /* Reentrant again when switched off. */
+    REQUIRE_INT_EQ(rlk_fairlock_set_non_reentrant(f, 0), RLK_OK);
+    CHECK_INT_EQ(rlk_fairlock_try_lock(f, 0, 20000), RLK_OK);
+    CHECK_INT_EQ(rlk_fairlock_try_lock(f, 0, 20000), RLK_OK);
+    CHECK_INT_EQ(tk_int(&srv, "HGET %s %s", "nr:fair", "fair-a"), 2);
+    CHECK_INT_EQ(rlk_fairlock_unlock(f), RLK_OK);
+    CHECK_INT_EQ(rlk_fairlock_unlock(f), RLK_OK);
+    tk_latch_destroy(&b.done);
+    rlk_fairlock_free(other);
+    rlk_fairlock_free(same);
+    rlk_fairlock_free(f);
+    rlk_free(c);
+    rlk_free(c2);
+}
+
 /* ------------------------------------------------------------ waiting */
 
 typedef struct bg_lock {
@@ -373,6 +448,7 @@ int main(int argc, char **argv)
         return 1;
     RUN_TEST(test_reentry_refused);
     RUN_TEST(test_redisson_holder);
+    RUN_TEST(test_fair_reentry_refused);
     RUN_TEST(test_waiter_woken);
     RUN_TEST(test_watchdog_and_lost);
     RUN_TEST(test_invariant);
