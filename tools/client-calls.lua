@@ -2,7 +2,8 @@
 -- client-calls.lua - the call graph between the modules of one layer of c/src, read from the
 -- compiled objects (nm: what each object defines and what it needs), and its cycles.
 --
---   luajit tools/client-calls.lua OBJ_DIR [--src SRC_DIR] [--allow A+B,...] [--edges] [--control]
+--   luajit tools/client-calls.lua OBJ_DIR [--src SRC_DIR] [--allow A+B,...] [--edges]
+--                                 [--control [--back LOW,HIGH]]
 --
 -- OBJ_DIR holds the layer's objects (build/c/CMakeFiles/rlk_obj.dir/src/client). A file is in the
 -- module of its header: x.c with x.h beside it (in SRC_DIR, c/src/client by default) is module x;
@@ -11,8 +12,10 @@
 -- (strongly connected group of modules). Exit 1 when a group is not allowed: --allow names the
 -- groups c/src/README.md justifies, each as its modules joined by '+' in any order. --control:
 -- the same graph with one arrow back up added (clock -> client, as if the clock called the
--- client) must show a cycle that is not allowed; exit 0 when it does, 1 when the check missed it.
+-- client; --back LOW,HIGH names another pair, for another layer) must show a cycle that is not
+-- allowed; exit 0 when it does, 1 when the check missed it.
 local objdir, srcdir, allow, show_edges, control
+local back_from, back_to = "clock", "client"
 local i = 1
 while i <= #arg do
     local a = arg[i]
@@ -20,6 +23,9 @@ while i <= #arg do
     elseif a == "--allow" then allow = arg[i + 1]; i = i + 1
     elseif a == "--edges" then show_edges = true
     elseif a == "--control" then control = true
+    elseif a == "--back" then
+        back_from, back_to = (arg[i + 1] or ""):match("^([%w_]+),([%w_]+)$"); i = i + 1
+        if not back_from then io.stderr:write("client-calls: --back LOW,HIGH\n"); os.exit(2) end
     elseif not objdir then objdir = a
     else io.stderr:write("client-calls: unexpected argument ", a, "\n"); os.exit(2) end
     i = i + 1
@@ -82,11 +88,11 @@ for _, m in ipairs(names) do
 end
 
 if control then
-    if not (out.clock and out.client) then
-        io.stderr:write("client-calls: --control needs modules clock and client\n")
+    if not (out[back_from] and out[back_to]) then
+        io.stderr:write("client-calls: --control needs modules ", back_from, " and ", back_to, "\n")
         os.exit(2)
     end
-    out.clock.client = true
+    out[back_from][back_to] = true
 end
 
 local narrows = 0
@@ -154,10 +160,12 @@ for _, g in ipairs(groups) do
 end
 if control then
     if bad > 0 then
-        print("client-calls: control: the added arrow clock -> client makes a cycle, found as it should be")
+        print("client-calls: control: the added arrow " .. back_from .. " -> " .. back_to ..
+              " makes a cycle, found as it should be")
         os.exit(0)
     end
-    print("client-calls: control: an added arrow clock -> client was NOT found in a cycle")
+    print("client-calls: control: an added arrow " .. back_from .. " -> " .. back_to ..
+          " was NOT found in a cycle")
     os.exit(1)
 end
 os.exit(bad == 0 and 0 or 1)

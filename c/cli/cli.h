@@ -49,6 +49,7 @@ typedef struct rlk_cli_command {
 extern const rlk_cli_command rlk_cmd_scripts;
 extern const rlk_cli_command rlk_cmd_eval;
 extern const rlk_cli_command rlk_cmd_lock;
+extern const rlk_cli_command rlk_cmd_elect;
 extern const rlk_cli_command rlk_cmd_semaphore;
 extern const rlk_cli_command rlk_cmd_latch;
 extern const rlk_cli_command rlk_cmd_inspect;

@@ -18,6 +18,9 @@
  *      queue and the fair queue, GET of the rlk reservation.
  *   5. For the rows shown (--limit): PTTL, the fenced token and fair keys,
  *      the head of the fair queue with its deadlines (TIME).
+ *   6. For the locks with waiters in either queue: HGETALL and LRANGE of both
+ *      queues, the wait-for graph (kinds/waitgraph.h, top_deadlock.c): a
+ *      cycle is printed as DEADLOCK lines, --json has "waits".
  * Nothing is written; no KEYS. A holder's age is how long this rlk top has
  * seen the same holders (0 on the first refresh).
  */
@@ -43,6 +46,8 @@
 #include "kind_mark.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
+#include "kinds/waitgraph.h"
+#include "top_deadlock.h"
 
 static const char top_usage[] =
     "usage: rlk top [--once] [--json] [--pattern GLOB] [--interval SECONDS]\n"
@@ -54,6 +59,10 @@ static const char top_usage[] =
     "subscribers per lock (PUBSUB NUMSUB), permits, expirable-permit holders, latch\n"
     "counts. On a cluster, every master. Keys are found with SCAN (never KEYS), COUNT\n"
     "and calls per second bounded; nothing is written.\n"
+    "\n"
+    "Who waits for whom across names (a waiter that holds one lock and waits for\n"
+    "another): a cycle is shown as DEADLOCK lines above the table, and --json has it\n"
+    "as \"waits\": {\"edges\", \"cycles\"} (docs/deadlock.md).\n"
     "\n"
     "In a terminal it refreshes like top: q quits, s changes the order.\n"
     "\n"
@@ -138,6 +147,7 @@ typedef struct top_state {
     long long scanned;          /* keys SCAN returned */
     long long refresh_ms;
     long long now_ms;           /* the server's clock at the refresh */
+    rlk_waitgraph *wg;          /* who waits for whom (docs/deadlock.md); NULL: not read */
     char err[512];
 } top_state;
 
@@ -1135,6 +1145,26 @@ static int top_is_lock(const top_row *r)
     return r->hash_lock || r->kind == RLK_IK_RWLOCK;
 }
 
+/* The wait-for graph of the names with waiters in rlk's or the fair queue (read
+ * with the refresh; no SCAN of its own); NULL when it could not be read ("waits":
+ * null, the rest still shown). */
+static rlk_waitgraph *rlk_top_waits_read(rlk_client *c, top_row **rows, size_t n)
+{
+    const char **names = calloc(n ? n : 1, sizeof *names);
+    rlk_waitgraph *g = NULL;
+    size_t k = 0;
+
+    if (!names)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i]->queued > 0 || rows[i]->fair_queued > 0)
+            names[k++] = rows[i]->name;
+    if (rlk_wg_read_names(c, names, k, &g) != RLK_OK)
+        g = NULL;
+    free(names);
+    return g;
+}
+
 static void top_total(top_row **rows, size_t n, top_totals *t)
 {
     memset(t, 0, sizeof *t);
@@ -1210,7 +1240,9 @@ static void top_print_json(top_state *s, top_row **rows, size_t n)
             printf(",\"count\":%lld", r->count);
         printf(",\"age_ms\":%lld}", top_is_lock(r) ? s->now_ms - r->first_ms : 0);
     }
-    fputs("]}\n", stdout);
+    fputs("],\"waits\":", stdout);
+    rlk_top_waits_json(stdout, s->wg);
+    fputs("}\n", stdout);
     fflush(stdout);
 }
 
@@ -1334,6 +1366,13 @@ static void top_print_text(top_state *s, top_row **rows, size_t n, int tty)
              "(%lld permits held)  latches %lld  queued %lld  subscribers %lld",
              t.locks, t.free_waited, t.semaphores, t.psemaphores, t.permits, t.latches,
              t.queued, t.subs);
+    for (size_t k = 0, nd = rlk_top_deadlock_line(s->wg, cols, 0, line, sizeof line); k < nd;
+         k++) {
+        rlk_top_deadlock_line(s->wg, cols, k, line, sizeof line);
+        top_line(cols, "%s", line);
+        if (budget > 0)
+            budget--;
+    }
     top_line(cols, "%s", "");
     line[0] = '\0';
     top_cell(line, sizeof line, "NAME", namew, 0);
@@ -1632,6 +1671,8 @@ static int top_run(int argc, char **argv)
         int k = 0;
 
         rc = top_refresh(&s, &rows, &n);
+        rlk_waitgraph_free(s.wg);
+        s.wg = rc == RLK_OK ? rlk_top_waits_read(s.c, rows, n) : NULL;
         if (rc == RLK_ERR_INTERRUPTED)
             break;
         if (rc != RLK_OK) {
@@ -1657,6 +1698,7 @@ static int top_run(int argc, char **argv)
     }
     top_tty_restore();
 out:
+    rlk_waitgraph_free(s.wg);
     top_table_free(&s.t);
     top_table_free(&s.old);
     for (int i = 0; i < s.nnodes; i++)

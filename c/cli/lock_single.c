@@ -19,12 +19,14 @@
  * queue (fair/cancel) instead of keeping its place until its deadline, and
  * rlk exits with 128 + the signal, as the signal would have made it.
  */
+#include <ctype.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kind_mark.h"
 #include "lock_cli.h"
+#include "runtime/rt.h"
 
 #define SINGLE_OWNER_MAX 1100
 #define SINGLE_DETAIL_MS 300    /* the queue detail of a "still held" message: at most this long */
@@ -192,6 +194,26 @@ static const char *single_inherited_owner(int mode, const char *name)
     return env_owner;
 }
 
+/* Run by an enclosing `rlk lock` (of any lock kind, any name): this rlk's
+ * waiters' tickets carry the enclosing holder's client number, so the wait-for
+ * graph counts a wait here as the enclosing process's, which holds its lock
+ * meanwhile (docs/deadlock.md: `rlk lock A -- rlk lock B` waiting for B while
+ * another holds B and waits for A is a cycle). Before the first handle. */
+static void single_share_cid(rlk_client *c)
+{
+    static const char *const kinds[] = {"lock", "read", "write", "fair", "fenced"};
+    const char *kind = getenv("RLK_LOCK_KIND"), *owner = getenv("RLK_LOCK_OWNER");
+
+    if (!kind || !owner || strlen(owner) < 4)
+        return;
+    for (int i = 0; i < 4; i++)
+        if (!isxdigit((unsigned char)owner[i]))
+            return;
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        if (strcmp(kind, kinds[k]) == 0)
+            rlk_rt_share_cid(c, owner);
+}
+
 /* ---------------------------------------------------------------- holding */
 
 static int single_release(rlk_lc_hold *h)
@@ -323,6 +345,7 @@ static int single_with_client(single_lock *l, const rlk_lc_lock_opts *o, const r
     int rc;
 
     snprintf(what, sizeof what, "%s %s", single_label(l->mode), name);
+    single_share_cid(l->c);
     if (single_make(l, name) < 0)
         return rlk_lc_fail(l->c, rlk_err(l->c), what);
     wait_ms = single_wait_left(o->c.wait_ms, t0);   /* the connect took its share */

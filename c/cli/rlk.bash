@@ -4,7 +4,7 @@
 # bash-completion package loads it on demand, or `source` it). The one source of rlk's
 # completion: tools/gen-completion makes the zsh and fish files from it.
 
-_rlk_commands="scripts functions eval lock semaphore latch inspect top unlock check fence help"
+_rlk_commands="scripts functions eval lock elect semaphore latch inspect top unlock check fence help"
 
 _rlk()
 {
@@ -46,7 +46,7 @@ _rlk()
             mapfile -t COMPREPLY < <(compgen -W "reentrant rwlock fair fenced token semaphore psemaphore latch" -- "$cur")
             return 0 ;;
         --sort) [ "$cmd" = top ] && { mapfile -t COMPREPLY < <(compgen -W "waiters age name" -- "$cur"); return 0; } ;;
-        --pattern|--interval|--limit|--count|--rate) return 0 ;;
+        --pattern|--interval|--limit|--count|--rate|--value|--timeout) return 0 ;;
         -w|--wait|-E|--conflict-exit-code|-l|--lease|-k|--kill-after|--watchdog-lease|--permits|--take|--key|--arg|--name|--user|--min-replicas|--min-replicas-timeout|--token|--fence|--px|--ex)
             return 0 ;;
     esac
@@ -73,6 +73,10 @@ _rlk()
         lock)
             words="--read --write --fair --fenced --all --redlock -w --wait -n --no-wait --hold -E
                    --conflict-exit-code -l --lease -k --kill-after --watchdog-lease --stats --json
+                   --url -- --help" ;;
+        elect)
+            words="--value --observe --json --count --timeout -w --wait -n --no-wait --hold -E
+                   --conflict-exit-code -l --lease -k --kill-after --watchdog-lease --stats --name
                    --url -- --help" ;;
         semaphore)
             words="--permits --take -w --wait -n --no-wait --hold -E --conflict-exit-code -l --lease

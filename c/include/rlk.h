@@ -462,6 +462,41 @@ enum rlk_metrics_format {
 RLK_API int rlk_metrics_format(const rlk_metrics *m, size_t n, const char *const *labels, int format,
                                char *buf, size_t len, size_t *needed);
 
+/* ---------------------------------------------------------------- wait-for graph (docs/deadlock.md) */
+
+/* Who waits for whom across lock names, as the server shows it: an edge is a
+ * waiter of a name and one of the name's holders; a cycle is a deadlock (or,
+ * when by client, a possible one). */
+typedef struct rlk_waitgraph rlk_waitgraph;
+
+/* Reads the lock hashes whose names match pattern (SCAN MATCH; NULL: "*"; on
+ * a cluster, every master) with their holders and waiters, and builds the
+ * graph into *out (free it with rlk_waitgraph_free). RLK_OK, or the error of
+ * the first command that failed. */
+RLK_API int rlk_waitgraph_read(rlk_client *c, const char *pattern, rlk_waitgraph **out);
+/* The held lock names read, and the edges. */
+RLK_API size_t rlk_waitgraph_name_count(const rlk_waitgraph *g);
+RLK_API size_t rlk_waitgraph_edge_count(const rlk_waitgraph *g);
+/* Edge i: waiter waits for name (of kind) that holder holds. holder is a
+ * holder id "<client uuid>:<thread id>"; waiter is one too when the server
+ * keeps waiters' holder ids (*by_client 0), else the waiter's client uuid
+ * (*by_client 1; "cid:<n>" when no holder carries the client number its
+ * ticket gives). Any out pointer may be NULL. RLK_ERR_ARG: i out of range. */
+RLK_API int rlk_waitgraph_edge(const rlk_waitgraph *g, size_t i, const char **waiter,
+                               const char **name, const char **kind, const char **holder,
+                               int *by_client);
+/* The cycles: cycle i is rlk_waitgraph_cycle_length edges, each one's holder
+ * (or its client) the next one's waiter, the last one's the first's.
+ * rlk_waitgraph_cycle_edge: the index of its edge j (for
+ * rlk_waitgraph_edge), or -1 out of range. by_client 1: a cycle of clients,
+ * some waiter known by its client only (a deadlock when each client waits
+ * from the thread that holds; docs/deadlock.md). */
+RLK_API size_t rlk_waitgraph_cycle_count(const rlk_waitgraph *g);
+RLK_API size_t rlk_waitgraph_cycle_length(const rlk_waitgraph *g, size_t i);
+RLK_API long rlk_waitgraph_cycle_edge(const rlk_waitgraph *g, size_t i, size_t j);
+RLK_API int rlk_waitgraph_cycle_by_client(const rlk_waitgraph *g, size_t i);
+RLK_API void rlk_waitgraph_free(rlk_waitgraph *g);
+
 /* ---------------------------------------------------------------- reentrant lock */
 
 typedef struct rlk_lock rlk_lock;
@@ -676,6 +711,55 @@ RLK_API int rlk_fairlock_set_non_reentrant(rlk_fairlock *f, int on);
  * again. RLK_ERR_ARG unless 1 <= initial_ms <= max_ms <= 60000. Set it
  * before the handle is used by several threads. */
 RLK_API int rlk_lock_set_spin(rlk_lock *l, long long initial_ms, long long max_ms);
+
+/* ---------------------------------------------------------------- leader election */
+
+/* Leader election (docs/elect.md) on the fenced lock's layout: whoever holds
+ * the lock `name` leads; each new leader's term is a fencing token of
+ * redisson_lock_token:{name} (larger than every token issued before); the
+ * record {name}:elect (value, term, holder) is written with the lock, and
+ * every change is published on rlk_elect__channel:{name}. A leader is a
+ * fenced hold of this client (RLK_KIND_FENCED): the watchdog renews it and
+ * the lost-lock callbacks report its loss (RLK_LOST_GONE, RLK_LOST_EXPIRED). */
+typedef struct rlk_elect rlk_elect;
+/* What an observer reads. holder and value are malloc'd (rlk_elect_info_clear). */
+typedef struct rlk_elect_info {
+    int leader;         /* 1: someone leads; 0: nobody (resigned, lease ran out, never) */
+    long long term;     /* the leader's term; with no leader the last term (0: never) */
+    long long ttl_ms;   /* the leader's remaining lease (-1: none); -2 with no leader */
+    char *holder;       /* the leader's holder id; "" with no leader */
+    char *value;        /* what it proclaims; "" with no leader */
+    size_t value_len;
+} rlk_elect_info;
+
+RLK_API rlk_elect *rlk_elect_new(rlk_client *c, const char *name);     /* no I/O */
+RLK_API void rlk_elect_free(rlk_elect *e);                           /* does not resign */
+RLK_API const char *rlk_elect_name(const rlk_elect *e);
+RLK_API const char *rlk_elect_state_name(const rlk_elect *e);        /* {name}:elect */
+RLK_API const char *rlk_elect_channel(const rlk_elect *e);           /* rlk_elect__channel:{name} */
+RLK_API int rlk_elect_set_owner(rlk_elect *e, const char *owner);    /* default "<uuid>:elect-<n>", one per handle; NULL: per-thread ids */
+RLK_API int rlk_elect_owner(const rlk_elect *e, char *buf, size_t len);
+/* Campaigns with value (NULL: "", at most 65536 bytes) until elected or
+ * wait_ms ran out (< 0: forever; RLK_ERR_BUSY). lease_ms <= 0: the
+ * watchdog's lease, renewed while leading. *term (may be NULL): the term.
+ * Already leading in this client: its term, nothing sent. */
+RLK_API int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms,
+                               long long lease_ms, long long *term);
+/* The caller's term while it leads (no I/O); RLK_ERR_NOT_OWNER otherwise. */
+RLK_API int rlk_elect_term(rlk_elect *e, long long *term);
+/* The leader of the term replaces its value; RLK_ERR_NOT_OWNER when the
+ * caller does not lead, or no longer in its term. */
+RLK_API int rlk_elect_proclaim(rlk_elect *e, const char *value);
+/* Steps down (the next candidate is woken); RLK_ERR_NOT_OWNER: not leading. */
+RLK_API int rlk_elect_resign(rlk_elect *e);
+/* The current leader, or none and the last term. */
+RLK_API int rlk_elect_leader(rlk_elect *e, rlk_elect_info *out);
+/* Waits until the leadership differs from known (leader, term, holder or
+ * value) and reads it into *out; RLK_ERR_TIMEOUT after timeout_ms (< 0:
+ * forever). A lease that runs out is seen at its end. */
+RLK_API int rlk_elect_wait_change(rlk_elect *e, const rlk_elect_info *known, long long timeout_ms,
+                                  rlk_elect_info *out);
+RLK_API void rlk_elect_info_clear(rlk_elect_info *i);
 
 /* ---------------------------------------------------------------- fencing checks */
 

@@ -351,17 +351,6 @@ static void aps_cancel_hook(rlk_async_req *r, void *state)
 
 /* ---------------------------------------------------------------- the requests */
 
-static int aps_nibble(char ch)
-{
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F')
-        return ch - 'A' + 10;
-    return -1;
-}
-
 static aps *aps_new(rlk_async *ac, int op, const char *name, rlk_async_fn fn, void *privdata)
 {
     rlk_async_req *r;
@@ -386,34 +375,23 @@ static aps *aps_new(rlk_async *ac, int op, const char *name, rlk_async_fn fn, vo
 rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, long long wait_ms,
                                             long long lease_ms, rlk_async_fn fn, void *privdata)
 {
-    static const char digits[] = "0123456789abcdef";
     aps *a = aps_new(ac, APS_ACQUIRE, name, fn, privdata);
 
     if (!a || rlk_ae_req_done(a->r))
         return a ? a->r : NULL;
     rlk_ae_req_metric(a->r, RLK_MKIND_PSEMAPHORE, name);
-    if (wait_ms < -1 || wait_ms > RLK_NUM_MAX) {
-        rlk_ae_complete(a->r, RLK_ERR_ARG, 0, NULL,
-                        "rlk_async_psemaphore_acquire %s: wait_ms must be -1, 0 or 1..10^12",
-                        name);
+    if (rlk_a_common_range(a->r, "rlk_async_psemaphore_acquire", name, "wait_ms", wait_ms, -1,
+                           RLK_NUM_MAX) ||
+        rlk_a_common_range(a->r, "rlk_async_psemaphore_acquire", name, "lease_ms", lease_ms, 1,
+                           RLK_NUM_MAX))
         return a->r;
-    }
-    if (lease_ms < 1 || lease_ms > RLK_NUM_MAX) {
-        rlk_ae_complete(a->r, RLK_ERR_ARG, 0, NULL,
-                        "rlk_async_psemaphore_acquire %s: lease_ms must be 1..10^12", name);
-        return a->r;
-    }
     a->rawlen = RLK_PSEM_NEW_ID_BYTES;
     if (rlk_random_bytes(a->raw, a->rawlen) != 0) {
         rlk_ae_complete(a->r, RLK_ERR_IO, 0, NULL,
                         "rlk_async_psemaphore_acquire %s: no random source for permit ids", name);
         return a->r;
     }
-    for (size_t i = 0; i < a->rawlen; i++) {
-        a->hex[2 * i] = digits[a->raw[i] >> 4];
-        a->hex[2 * i + 1] = digits[a->raw[i] & 0x0f];
-    }
-    a->hex[2 * a->rawlen] = '\0';
+    rlk_psem_hex(a->raw, a->rawlen, a->hex);
     snprintf(a->lease, sizeof a->lease, "%lld", lease_ms);
     a->wait_ms = wait_ms;
     /* Listen (on the wake channel, where grants come) before the attempt that fails: its
@@ -431,29 +409,15 @@ rlk_async_req *rlk_async_psemaphore_release(rlk_async *ac, const char *name, con
                                             rlk_async_fn fn, void *privdata)
 {
     aps *a = aps_new(ac, APS_RELEASE, name, fn, privdata);
-    size_t n;
+    char msg[RLK_ERRSTR_MAX];
 
     if (!a || rlk_ae_req_done(a->r))
         return a ? a->r : NULL;
-    n = id ? strlen(id) : 0;
-    if (n < 2 || n % 2 != 0 || n > 2 * RLK_PSEM_RAW_ID_MAX) {
-        rlk_ae_complete(a->r, RLK_ERR_ARG, 0, NULL,
-                        "rlk_async_psemaphore_release %s: a permit id is 2..%d hex digits, an "
-                        "even number of them", name, 2 * RLK_PSEM_RAW_ID_MAX);
+    if (rlk_psem_parse_id("rlk_async_psemaphore_release", name, id, a->raw, &a->rawlen, msg,
+                          sizeof msg) != RLK_OK) {
+        rlk_ae_complete(a->r, RLK_ERR_ARG, 0, NULL, "%s", msg);
         return a->r;
     }
-    for (size_t i = 0; i < n; i += 2) {
-        int hi = aps_nibble(id[i]), lo = aps_nibble(id[i + 1]);
-
-        if (hi < 0 || lo < 0) {
-            rlk_ae_complete(a->r, RLK_ERR_ARG, 0, NULL,
-                            "rlk_async_psemaphore_release %s: permit id \"%.40s\" is not hex",
-                            name, id);
-            return a->r;
-        }
-        a->raw[i / 2] = (unsigned char)(hi << 4 | lo);
-    }
-    a->rawlen = n / 2;
     aps_release_send(a, APS_CW_REL);
     return a->r;
 }

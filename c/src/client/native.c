@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "client/client.h"
+#include "client/client_t.h"
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/native.h"

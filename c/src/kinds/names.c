@@ -21,6 +21,7 @@ static const rlk_names_kind rlk_names_kinds[] = {
     {"psemaphore", RLK_NAMES_CH_SEMAPHORE, 0, RLK_NAMES_WAKE_TICKET},
     {"latch", RLK_NAMES_CH_LATCH, 1, RLK_NAMES_WAKE_NONE},
     {"token", NULL, 0, RLK_NAMES_WAKE_NONE},
+    {"elect", RLK_NAMES_CH_ELECT, 0, RLK_NAMES_WAKE_NONE},
 };
 
 #define RLK_NAMES_NKINDS (sizeof rlk_names_kinds / sizeof rlk_names_kinds[0])
@@ -88,6 +89,15 @@ long long rlk_names_wake_ticket(long long cid)
     return cid * 1024 + (((long long)b[0] << 8 | b[1]) & 1023);
 }
 
+long long rlk_names_plain_ticket(void)
+{
+    unsigned char b[4] = {0, 0, 0, 0};
+
+    (void)rlk_random_bytes(b, sizeof b);
+    return (((long long)b[0] << 24 | (long long)b[1] << 16 | (long long)b[2] << 8 | b[3]) %
+            (RLK_NAMES_WAKE_TICKET_MIN - 1)) + 1;
+}
+
 char *rlk_names_rw_timeout(const char *name, const char *owner, int n)
 {
     char *tag = rlk_fam_tag(name), *out;
@@ -124,6 +134,10 @@ char *rlk_names_key(const rlk_names_kind *k, const char *role, const char *name,
         return rlk_fam_suffix_name(name, RLK_NAMES_WAITERS);
     if (strcmp(role, "grant") == 0)
         return rlk_fam_suffix_name(name, RLK_NAMES_GRANT);
+    if (strcmp(role, "state") == 0)     /* the election's record */
+        return rlk_fam_suffix_name(name, RLK_NAMES_ELECT_STATE);
+    if (strcmp(role, "lock_channel") == 0)  /* the election's lock's channel */
+        return rlk_fam_prefix_name(RLK_NAMES_CH_LOCK, name);
     *unknown = 1;
     return NULL;
 }

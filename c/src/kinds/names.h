@@ -24,6 +24,7 @@
 #define RLK_NAMES_CH_RWLOCK "redisson_rwlock"       /* "<p>:{name}" */
 #define RLK_NAMES_CH_SEMAPHORE "redisson_sc"        /* both semaphores: "<p>:{name}" */
 #define RLK_NAMES_CH_LATCH "redisson_countdownlatch__channel__"    /* "<p>{name}", always braced */
+#define RLK_NAMES_CH_ELECT "rlk_elect__channel"     /* leader election's changes: "<p>:{name}" */
 
 /* Companion key prefixes ("<p>:{name}") and suffixes ("{name}:<s>"). */
 #define RLK_NAMES_QUEUE "redisson_lock_queue"       /* the fair lock's waiter list */
@@ -33,6 +34,7 @@
 #define RLK_NAMES_GRANT "rlk_next"                  /* the reentrant lock's reserved ticket */
 #define RLK_NAMES_PERMITS "timeout"                 /* the permit-expirable semaphore's permits */
 #define RLK_NAMES_RW_TIMEOUT "rwlock_timeout"       /* "{name}:<owner>:rwlock_timeout:<n>" */
+#define RLK_NAMES_ELECT_STATE "elect"               /* leader election's record "{name}:elect" */
 
 /* A kind's waiters' own channels, besides the kind's channel: none; the fair lock's
  * "<channel>:<waiter>"; a ticket queue's wake channel "<channel>:rlk:<client id>" (the
@@ -72,12 +74,22 @@ long long rlk_names_wake_cid(const char *uuid);
 char *rlk_names_wake_channel(const char *channel, long long cid);
 /* A new ticket of the client cid: cid * 1024 + a random r in 0..1023. */
 long long rlk_names_wake_ticket(long long cid);
+/* The queues' grant: the decimal ticket * 2^26 (the reentrant lock and the
+ * read-write lock's writers add the next ticket, lib/hand_over.lua; the
+ * semaphores add nothing, lib/sem_grant.lua). A ticket with a wake channel
+ * (rlk_names_wake_ticket) is in 2^25..2^26-1; one without (a waiter that
+ * listens on the kind's channel) is in 1..2^25-1. */
+#define RLK_NAMES_GRANT_SHIFT 67108864LL        /* 2^26 */
+#define RLK_NAMES_WAKE_TICKET_MIN 33554432LL    /* 2^25: the least ticket with a wake channel */
+/* A ticket without a wake channel: random, in 1..2^25-1 (a clash of two
+ * waiters only costs a turn: the lock's hash decides who holds it). */
+long long rlk_names_plain_ticket(void);
 /* A read-write lock reader's lease key "{name}:<owner>:rwlock_timeout:<n>";
  * malloc'd, NULL when out of memory. */
 char *rlk_names_rw_timeout(const char *name, const char *owner, int n);
 /* The key a script of kind k passes as KEYS for role (as its header names
  * it: lock, locks, semaphore, latch, channel, queue, timeouts, token,
- * prefix, waiters, grant), malloc'd; NULL: a role this table does not know
+ * prefix, waiters, grant; the election's state and lock_channel), malloc'd; NULL: a role this table does not know
  * (*unknown = 1), or out of memory (*unknown = 0). */
 char *rlk_names_key(const rlk_names_kind *k, const char *role, const char *name, int *unknown);
 

@@ -139,7 +139,7 @@ int rlk_fam_undone(int outcome, int rc)
 
 /* The server's ACL refused a command inside a script: Redis 7.0 says "The user executing the
  * script can't run this command ...", Valkey 8 (and Redis 7.2) "ACL failure in script: User U
- * has no permissions to run the 'publish' command" (docs/valkey.md). Redis does not roll back
+ * has no permissions to run the 'publish' command" (docs/servers.md). Redis does not roll back
  * what the script wrote before. */
 static int rlk_fam_acl_refused(const rlk_client *c)
 {

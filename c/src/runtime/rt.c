@@ -6,6 +6,7 @@
  * and the watchdog's report hook that calls them, and the subscriber and
  * hold registry it owns.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,19 @@ rlk_rt *rlk_rt_get(rlk_client *c)
     }
     pthread_mutex_unlock(&rlk_rt_create_mu);
     return rt;
+}
+
+int rlk_rt_share_cid(rlk_client *c, const char *uuid)
+{
+    rlk_rt *rt = c ? rlk_rt_get(c) : NULL;
+
+    if (!rt)
+        return c ? rlk_err(c) : RLK_ERR_ARG;
+    for (int i = 0; i < 4; i++)
+        if (!uuid || !isxdigit((unsigned char)uuid[i]))
+            return rlk_set_error(c, RLK_ERR_ARG, "share a client number: not a uuid");
+    memcpy(rt->uuid, uuid, 4);
+    return RLK_OK;
 }
 
 void rlk_interrupt_waits(rlk_client *c)

@@ -79,6 +79,16 @@ int rlk_rt_interrupted(rlk_client *c);
 /* A snapshot of the counters. RLK_ERR_NOMEM if the state cannot be made. */
 int rlk_runtime_stats_get(rlk_client *c, rlk_runtime_stats *out);
 
+/* Gives c's uuid the first four hex digits of uuid, the ones its client number
+ * comes from (kinds/names.h, rlk_names_wake_cid): the tickets c's waiters queue
+ * then carry that client's number, so the wait-for graph (docs/deadlock.md)
+ * counts them as that client's (a nested `rlk lock` as its parent's). Two
+ * clients of one number share a wake channel and each ignores the other's
+ * grants, as any two that draw the same number. Only before c's first handle
+ * (a handle keeps the number it was made with). RLK_OK; RLK_ERR_ARG: uuid does
+ * not start with four hex digits; RLK_ERR_NOMEM. */
+int rlk_rt_share_cid(rlk_client *c, const char *uuid);
+
 /* "<uuid>:<thread id>" of the calling thread into buf (RLK_ERR_ARG if short). */
 int rlk_rt_thread_owner(const rlk_rt *rt, char *buf, size_t len);
 

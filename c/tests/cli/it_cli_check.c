@@ -343,7 +343,8 @@ static void test_acl(void)
     /* --name: the probe uses the application's names. */
     acl("scoped on >pw resetkeys ~app:* ~redisson_*:{app:*}* ~{app:*}* resetchannels "
         "&redisson_*:{app:*}* &redisson_countdownlatch__channel__{app:*} "
-        "~redisson_countdownlatch__channel__{app:*} +@all");
+        "~redisson_countdownlatch__channel__{app:*} ~rlk_elect__channel:{app:*} "
+        "&rlk_elect__channel:{app:*} +@all");
     v = check_json(url, (const char *const[]){"--user", "scoped", "--name", "app:x", NULL}, &status);
     if (v) {
         CHECK_STR_EQ(level_of(v, "acl"), "ok");

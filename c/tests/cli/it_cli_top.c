@@ -514,6 +514,12 @@ static void test_top_tmux_fit(void)
                                        "holder-with-a-long-id-0123456789abcdef:1");
         freeReplyObject(r);
     }
+    /* A fair-lock deadlock (two holders, each queued on the other's lock): its DEADLOCK
+     * lines fit too. */
+    fx_do("HSET tm:dl:A 0c2f6a8e-1f4e-4a53-9a51-9d8e7bd0b1aa:1234567 1");
+    fx_do("HSET tm:dl:B 7d3e1f00-1f4e-4a53-9a51-9d8e7bd0b1bb:7654321 1");
+    fx_do("RPUSH redisson_lock_queue:{tm:dl:A} 7d3e1f00-1f4e-4a53-9a51-9d8e7bd0b1bb:7654321");
+    fx_do("RPUSH redisson_lock_queue:{tm:dl:B} 0c2f6a8e-1f4e-4a53-9a51-9d8e7bd0b1aa:1234567");
     snprintf(tmux_sock, sizeof tmux_sock, "rlk-top-fit-%d", (int)getpid());
     snprintf(args, sizeof args, "new-session -d -s top -x 80 -y 24 \"sh -c 'echo BEFORE-TOP; "
              "LANG=C.UTF-8 %s top --interval 60 --pattern tm:\\* --url %s; echo AFTER-TOP; "
@@ -524,6 +530,9 @@ static void test_top_tmux_fit(void)
     CHECK_STR_CONTAINS(pane, "tm:esc\\x1b");
     CHECK_STR_CONTAINS(pane, "tm:a-very-lo\xe2\x80\xa6");
     CHECK_STR_CONTAINS(pane, "[q] quit");
+    CHECK_STR_CONTAINS(pane, "DEADLOCK 1 of 1");
+    CHECK_STR_CONTAINS(pane, "  0c2f6a8e-1f4e-4a53-9a51-9d8e7bd0b1aa:1234567 waits for tm:dl:B");
+    CHECK_STR_CONTAINS(pane, "      held by 7d3e1f00-1f4e-4a53-9a51-9d8e7bd0b1bb:7654321");
     CHECKF(strstr(pane, "BEFORE-TOP") == NULL, "not on the alternate screen: %s", pane);
     REQUIRE(tmux("resize-window -t top -x 60 -y 20", NULL, 0) == 0);
     /* Redrawn for 60 columns: the column header cut with the marker (tmux alone would only
@@ -538,6 +547,7 @@ static void test_top_tmux_fit(void)
            "the last frame was left behind: %s", pane);
     tmux("kill-server", NULL, 0);   /* only this test's server (-L) */
     fx_do("DEL tm:a-very-long-lock-name-that-cannot-fit-in-eighty-columns-at-all");
+    fx_do("DEL tm:dl:A tm:dl:B redisson_lock_queue:{tm:dl:A} redisson_lock_queue:{tm:dl:B}");
     {
         redisReply *r = rlk_fx_command(&server, "DEL %s", "tm:esc\033[2Jx\ny");
         freeReplyObject(r);

@@ -163,6 +163,63 @@ static void test_top(void)
            strstr(out, "(3 nodes)") && strstr(out, "cli:top:0"), "top text: %.600s", out);
 }
 
+/* A command on the master of key (hiredis format). */
+static void on_owner(const char *key, const char *fmt, const char *a1, const char *a2)
+{
+    redisReply *r = rlk_fx_command(&cl.node[rlk_fx_cluster_key_owner(&cl, key)], fmt, a1, a2);
+
+    CHECKF(r && r->type != REDIS_REPLY_ERROR, "%s: %s", fmt, r && r->str ? r->str : "no reply");
+    if (r)
+        freeReplyObject(r);
+}
+
+/* The wait-for graph on a cluster (docs/deadlock.md): a fair-lock ABBA written as Redisson
+ * writes it, the two names on two masters: rlk_waitgraph_read (every master scanned) and
+ * rlk top find the cycle; with B's waiter gone (the control) one edge and no cycle. */
+static void test_deadlock(void)
+{
+    static char out[65536];
+    const char *u1 = "0c2f6a8e-1f4e-4a53-9a51-9d8e7bd0b1aa:11", *u2 = "7d3e1f00-1f4e-4a53-9a51-9d8e7bd0b1bb:22";
+    char a[64], b[64], qa[96], qb[96];
+    rlk_options o;
+    rlk_client *c;
+    rlk_waitgraph *g = NULL;
+
+    cl_name_on(&cl, "cli:dl:a", mst[0], a, sizeof a);
+    cl_name_on(&cl, "cli:dl:b", mst[1], b, sizeof b);
+    snprintf(qa, sizeof qa, "redisson_lock_queue:{%s}", a);
+    snprintf(qb, sizeof qb, "redisson_lock_queue:{%s}", b);
+    on_owner(a, "HSET %s %s 1", a, u1);
+    on_owner(qa, "RPUSH %s %s", qa, u2);
+    on_owner(b, "HSET %s %s 1", b, u2);
+    on_owner(qb, "RPUSH %s %s", qb, u1);
+    rlk_options_init(&o);
+    o.url = url;
+    c = rlk_connect(&o);
+    REQUIRE(c != NULL);
+    CHECKF(rlk_waitgraph_read(c, "cli:dl:*", &g) == RLK_OK, "rlk_waitgraph_read: %s", rlk_errstr(c));
+    CHECK_INT_EQ((long)rlk_waitgraph_edge_count(g), 2);
+    CHECK_INT_EQ((long)rlk_waitgraph_cycle_count(g), 1);
+    CHECK_INT_EQ(rlk_waitgraph_cycle_by_client(g, 0), 0);
+    rlk_waitgraph_free(g);
+    CHECKF(run(out, sizeof out, "top --once --json --pattern 'cli:dl:*' --url \"$U\"") == 0 &&
+           strstr(out, "\"cycles\":[{\"by\":\"thread\""), "top: %.900s", out);
+    CHECKF(run(out, sizeof out, "top --once --pattern 'cli:dl:*' --url \"$U\"") == 0 &&
+           strstr(out, "DEADLOCK 1 of 1"), "top text: %.900s", out);
+    on_owner(qb, "DEL %s%s", qb, "");
+    g = NULL;
+    CHECKF(rlk_waitgraph_read(c, "cli:dl:*", &g) == RLK_OK, "rlk_waitgraph_read: %s", rlk_errstr(c));
+    CHECK_INT_EQ((long)rlk_waitgraph_edge_count(g), 1);
+    CHECK_INT_EQ((long)rlk_waitgraph_cycle_count(g), 0);
+    rlk_waitgraph_free(g);
+    CHECKF(run(out, sizeof out, "top --once --pattern 'cli:dl:*' --url \"$U\"") == 0 &&
+           !strstr(out, "DEADLOCK"), "top text (control): %.900s", out);
+    rlk_free(c);
+    on_owner(a, "DEL %s%s", a, "");
+    on_owner(b, "DEL %s%s", b, "");
+    on_owner(qa, "DEL %s%s", qa, "");
+}
+
 /* cmdstat_fcall calls= on master k (0 when none). */
 static long long fcalls_on(int k)
 {
@@ -266,6 +323,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_all_and_redlock);
     RUN_TEST(test_functions);
     RUN_TEST(test_top);
+    RUN_TEST(test_deadlock);
     rlk_fx_cluster_stop(&cl);
     return check_summary("cl_cli");
 }

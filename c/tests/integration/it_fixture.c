@@ -423,7 +423,7 @@ static void test_cluster(void)
     REQUIRE(other >= 0);
     err = error_of(rlk_fx_cluster_command(&c, other, "GET %s", key));
     /* Valkey 8 names in MOVED / ASK the port of the asking connection's kind: to the fixture's
-     * plain control socket a TLS-only node's plain port is 0 (docs/valkey.md). */
+     * plain control socket a TLS-only node's plain port is 0 (docs/servers.md). */
     snprintf(want, sizeof want, "MOVED %d 127.0.0.1:%d", slot,
              c.node[owner].tls && rlk_fx_is_valkey() ? 0 : c.node[owner].port);
     CHECK_STR_EQ(err, want);

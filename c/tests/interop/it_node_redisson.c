@@ -589,7 +589,7 @@ int main(int argc, char **argv)
         printf("SKIP: this server (Valkey 8) answers an UNSUBSCRIBE outside subscribed mode with "
                "an error (NOSUB), which node-redisson 1.0.4 does not survive: its waitSubscribeOnce "
                "unsubscribes twice, and the rejected second UNSUBSCRIBE either ends the process "
-               "(unhandled) or leaves tryLock waiting for ever (docs/valkey.md)\n");
+               "(unhandled) or leaves tryLock waiting for ever (docs/servers.md)\n");
         rlk_fx_stop(&srv);
         return SKIP_CODE;
     }

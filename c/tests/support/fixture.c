@@ -223,25 +223,69 @@ void rlk_fx_sleep_ms(long ms)
 #ifndef RLK_FX_VALKEY_CLI
 #define RLK_FX_VALKEY_CLI "valkey-cli"
 #endif
+/* Where tools/bootstrap builds the servers Debian 12 has no package for (docs/servers.md). */
+#ifndef RLK_FX_SERVERS_DIR
+#define RLK_FX_SERVERS_DIR "/var/cache/rlk-servers"
+#endif
 
-/* $name when set and not empty, else the build's path. */
-static const char *fx_binary(const char *name, const char *built)
+/* The servers of the test matrix: $RLK_TEST_SERVER's value, the family (the server's own
+ * name, which INFO and `rlk check` report), the environment variables that name its binaries,
+ * and, for those built by tools/bootstrap, the link under the servers directory. */
+typedef struct fx_server_def {
+    const char *name, *family, *server_env, *cli_env, *server, *cli, *built;
+} fx_server_def;
+
+static const fx_server_def fx_servers[] = {
+    {"redis", "redis", "RLK_REDIS_SERVER", "RLK_REDIS_CLI", RLK_FX_REDIS_SERVER, RLK_FX_REDIS_CLI, NULL},
+    {"valkey", "valkey", "RLK_VALKEY_SERVER", "RLK_VALKEY_CLI", RLK_FX_VALKEY_SERVER, RLK_FX_VALKEY_CLI,
+     NULL},
+    {"redis8", "redis", "RLK_REDIS8_SERVER", "RLK_REDIS8_CLI", "redis-server", "redis-cli", "redis8"},
+    {"valkey9", "valkey", "RLK_VALKEY9_SERVER", "RLK_VALKEY9_CLI", "valkey-server", "valkey-cli",
+     "valkey9"},
+};
+
+static const fx_server_def *fx_server_def_get(void)
 {
-    const char *env = getenv(name);
+    const char *k = getenv("RLK_TEST_SERVER");
+    size_t i;
 
-    return env && env[0] ? env : built;
+    if (!k || !k[0])
+        return &fx_servers[0];
+    for (i = 0; i < sizeof fx_servers / sizeof fx_servers[0]; i++)
+        if (strcmp(k, fx_servers[i].name) == 0)
+            return &fx_servers[i];
+    fprintf(stderr, "fixture: RLK_TEST_SERVER must be redis, valkey, redis8 or valkey9, not \"%s\"\n", k);
+    exit(2);
+}
+
+/* $env when set and not empty; else, for a built server, DIR/LINK/bin/PROG with DIR
+ * $RLK_SERVERS_DIR or the build's RLK_FX_SERVERS_DIR; else the build's path. slot (0 the
+ * server, 1 the cli) keeps each built path in a buffer of its own, so a returned pointer stays
+ * valid. */
+static const char *fx_binary_of(const char *env, const char *built, const char *prog, int slot)
+{
+    static char paths[2][RLK_FX_PATH_MAX];
+    const char *v = getenv(env), *dir;
+
+    if (v && v[0])
+        return v;
+    if (!built)
+        return prog;
+    dir = getenv("RLK_SERVERS_DIR");
+    if (!dir || !dir[0])
+        dir = RLK_FX_SERVERS_DIR;
+    snprintf(paths[slot], RLK_FX_PATH_MAX, "%s/%s/bin/%s", dir, built, prog);
+    return paths[slot];
 }
 
 const char *rlk_fx_server_kind(void)
 {
-    const char *k = getenv("RLK_TEST_SERVER");
+    return fx_server_def_get()->family;
+}
 
-    if (!k || !k[0] || strcmp(k, "redis") == 0)
-        return "redis";
-    if (strcmp(k, "valkey") == 0)
-        return "valkey";
-    fprintf(stderr, "fixture: RLK_TEST_SERVER must be redis or valkey, not \"%s\"\n", k);
-    exit(2);
+const char *rlk_fx_server_name(void)
+{
+    return fx_server_def_get()->name;
 }
 
 int rlk_fx_is_valkey(void)
@@ -251,16 +295,16 @@ int rlk_fx_is_valkey(void)
 
 const char *rlk_fx_redis_server_path(void)
 {
-    if (rlk_fx_is_valkey())
-        return fx_binary("RLK_VALKEY_SERVER", RLK_FX_VALKEY_SERVER);
-    return fx_binary("RLK_REDIS_SERVER", RLK_FX_REDIS_SERVER);
+    const fx_server_def *d = fx_server_def_get();
+
+    return fx_binary_of(d->server_env, d->built, d->server, 0);
 }
 
 const char *rlk_fx_redis_cli_path(void)
 {
-    if (rlk_fx_is_valkey())
-        return fx_binary("RLK_VALKEY_CLI", RLK_FX_VALKEY_CLI);
-    return fx_binary("RLK_REDIS_CLI", RLK_FX_REDIS_CLI);
+    const fx_server_def *d = fx_server_def_get();
+
+    return fx_binary_of(d->cli_env, d->built, d->cli, 1);
 }
 
 /* 1 when path names an executable file, directly (a '/' in it) or on $PATH. */
@@ -293,15 +337,16 @@ void rlk_fx_require_server(void)
         return;
     server = rlk_fx_redis_server_path();
     cli = rlk_fx_redis_cli_path();
-    if (rlk_fx_is_valkey() && (!fx_executable(server) || !fx_executable(cli))) {
-        fprintf(stderr, "SKIP: RLK_TEST_SERVER=valkey but %s is not installed "
-                "(tools/bootstrap installs valkey-server and valkey-tools from "
-                "bookworm-backports)\n", fx_executable(server) ? cli : server);
+    if (strcmp(rlk_fx_server_name(), "redis") != 0 && (!fx_executable(server) || !fx_executable(cli))) {
+        fprintf(stderr, "SKIP: RLK_TEST_SERVER=%s but %s is not installed (tools/bootstrap "
+                "installs Valkey 8 from bookworm-backports and builds redis8 and valkey9 from "
+                "Debian's source packages: docs/servers.md)\n", rlk_fx_server_name(),
+                fx_executable(server) ? cli : server);
         fflush(stderr);
         exit(RLK_FX_SKIP);
     }
     checked = 1;
-    fprintf(stderr, "fixture: server under test: %s (%s)\n", rlk_fx_server_kind(), server);
+    fprintf(stderr, "fixture: server under test: %s (%s)\n", rlk_fx_server_name(), server);
 }
 
 static unsigned long fx_random(void)

@@ -11,13 +11,18 @@
  * left, and on Linux the server also dies with the test process
  * (PR_SET_PDEATHSIG), so a failing or killed test leaves no server behind.
  *
- * The server under test is $RLK_TEST_SERVER: "redis" (the default) or "valkey".
- * The redis-server binary is $RLK_REDIS_SERVER, else RLK_FX_REDIS_SERVER
- * (a compile definition), else "redis-server" from PATH; for Valkey the same
- * with $RLK_VALKEY_SERVER, RLK_FX_VALKEY_SERVER and "valkey-server" (and
- * valkey-cli for the cluster's --cluster create). When Valkey is asked for
- * and not installed, the first start prints "SKIP: ..." and exits 77
- * (RLK_FX_SKIP), which ctest reports as skipped (SKIP_RETURN_CODE 77).
+ * The server under test is $RLK_TEST_SERVER: "redis" (the default, Debian's
+ * Redis 7), "valkey" (Valkey 8), "redis8" (Redis 8) or "valkey9" (Valkey 9);
+ * docs/servers.md. The redis-server binary is $RLK_REDIS_SERVER, else
+ * RLK_FX_REDIS_SERVER (a compile definition), else "redis-server" from PATH;
+ * for Valkey the same with $RLK_VALKEY_SERVER, RLK_FX_VALKEY_SERVER and
+ * "valkey-server" (and valkey-cli for the cluster's --cluster create); for
+ * redis8 / valkey9 $RLK_REDIS8_SERVER / $RLK_VALKEY9_SERVER (and _CLI), else
+ * DIR/redis8/bin/redis-server (DIR/valkey9/bin/valkey-server), DIR being
+ * $RLK_SERVERS_DIR or RLK_FX_SERVERS_DIR, where tools/bootstrap builds them.
+ * When a server other than the default is asked for and not installed, the
+ * first start prints "SKIP: ..." and exits 77 (RLK_FX_SKIP), which ctest
+ * reports as skipped (SKIP_RETURN_CODE 77).
  *
  * Clusters (cluster.h) and sentinels (sentinel.h) are built from these
  * servers (config.cluster, config.sentinel_conf).
@@ -132,13 +137,16 @@ int rlk_fx_free_port(void);
 /* The exit status of a test whose server is not installed (ctest SKIP_RETURN_CODE). */
 #define RLK_FX_SKIP 77
 
-/* "redis" or "valkey": $RLK_TEST_SERVER (unset or empty: "redis"; anything else
- * is an error: the process exits 2). */
+/* The server's family, "redis" or "valkey" (redis8 is "redis", valkey9 is
+ * "valkey"), and the name in $RLK_TEST_SERVER: "redis" (unset or empty),
+ * "valkey", "redis8" or "valkey9" (anything else is an error: the process
+ * exits 2). */
 const char *rlk_fx_server_kind(void);
+const char *rlk_fx_server_name(void);
 int rlk_fx_is_valkey(void);
 
 /* Exits 77 (RLK_FX_SKIP) after "SKIP: ..." on stderr when the server under test
- * is Valkey and its binaries are missing; rlk_fx_start calls it. Prints the
+ * is not the default one and its binaries are missing; rlk_fx_start calls it. Prints the
  * server under test once. */
 void rlk_fx_require_server(void);
 
@@ -146,7 +154,8 @@ void rlk_fx_require_server(void);
  * RLK_FX_REDIS_SERVER, else "redis-server"), and redis-cli ($RLK_REDIS_CLI,
  * RLK_FX_REDIS_CLI, "redis-cli"); under $RLK_TEST_SERVER=valkey valkey-server
  * ($RLK_VALKEY_SERVER, RLK_FX_VALKEY_SERVER, "valkey-server") and valkey-cli
- * ($RLK_VALKEY_CLI, RLK_FX_VALKEY_CLI, "valkey-cli"). */
+ * ($RLK_VALKEY_CLI, RLK_FX_VALKEY_CLI, "valkey-cli"); under redis8 / valkey9
+ * the binaries tools/bootstrap built (see above). */
 const char *rlk_fx_redis_server_path(void);
 /* $RLK_TEST_TLS: the certificate directory (tools/tls-certs) when the suite runs over TLS,
  * else NULL. When set, the first TLS server started also sets $RLK_TLS_CACERT to its

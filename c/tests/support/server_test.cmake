@@ -1,13 +1,17 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# The server under test (RLK_TEST_SERVER=redis|valkey, read by fixture.c, tools/with-redis,
-# tools/bench-run): every test that needs a real server is registered twice by
+# The server under test (RLK_TEST_SERVER=redis|valkey|redis8|valkey9, read by fixture.c,
+# tools/with-redis, tools/bench-run; docs/servers.md): every test that needs a real server is
+# registered by
 #
 #   rlk_server_test(NAME <name> COMMAND <command> [args...] [WORKING_DIRECTORY <dir>])
 #
-# as <name> (RLK_TEST_SERVER=redis, label `redis`) and <name>_valkey (RLK_TEST_SERVER=valkey,
-# label `valkey`, SKIP_RETURN_CODE 77: a missing valkey-server makes the fixture exit 77, and
-# ctest reports the test skipped, never passed). At the end of the directory that registered it
-# the twin gets the Redis test's properties (LABELS, TIMEOUT, ENVIRONMENT, ...) as the suite set
+# as <name> (RLK_TEST_SERVER=redis: Debian 12's Redis 7.0, label `redis`) and <name>_valkey
+# (RLK_TEST_SERVER=valkey: Valkey 8.0, label `valkey`), and, when the name is in the new
+# servers' set (rlk_new_servers below), also as <name>_redis8 (Redis 8.0, label `redis8`) and
+# <name>_valkey9 (Valkey 9.1, label `valkey9`), both labelled `new-servers` too. Every twin has
+# SKIP_RETURN_CODE 77: a missing server makes the fixture (or tools/with-redis) exit 77, and
+# ctest reports the test skipped, never passed. At the end of the directory that registered it
+# each twin gets the Redis test's properties (LABELS, TIMEOUT, ENVIRONMENT, ...) as the suite set
 # them with set_tests_properties, plus its own server. Tests labelled `valkey_long` (see
 # README.md, "Tests") are left out of tools/test's Valkey pass to keep CI inside its budget.
 #
@@ -18,6 +22,18 @@ find_program(RLK_VALKEY_CLI_EXE valkey-cli)
 if(NOT RLK_VALKEY_SERVER_EXE)
   message(STATUS "valkey-server not found: the Valkey pass (label valkey) will report its tests skipped")
 endif()
+# Where tools/bootstrap builds Redis 8 and Valkey 9 (DIR/redis8/bin, DIR/valkey9/bin); the tests
+# look there at run time ($RLK_SERVERS_DIR overrides), so a build made after configuring is used.
+set(RLK_SERVERS_DIR "/var/cache/rlk-servers" CACHE PATH "Where tools/bootstrap builds the servers of the test matrix")
+foreach(s redis8/bin/redis-server valkey9/bin/valkey-server)
+  if(NOT EXISTS "${RLK_SERVERS_DIR}/${s}")
+    message(STATUS "${RLK_SERVERS_DIR}/${s} not built (tools/bootstrap): its tests will report skipped")
+  endif()
+endforeach()
+
+# The servers besides Redis 7 and Valkey 8 (a global property: the functions below run in the
+# scopes of other directories).
+set_property(GLOBAL PROPERTY RLK_NEW_SERVERS redis8 valkey9)
 
 function(rlk_server_test)
   cmake_parse_arguments(A "" "NAME;WORKING_DIRECTORY" "COMMAND" ${ARGN})
@@ -30,18 +46,24 @@ function(rlk_server_test)
   endif()
   add_test(NAME ${A_NAME} COMMAND ${A_COMMAND} ${wd})
   add_test(NAME ${A_NAME}_valkey COMMAND ${A_COMMAND} ${wd})
+  get_property(newset GLOBAL PROPERTY RLK_NEW_SERVER_TESTS)
+  get_property(new_servers GLOBAL PROPERTY RLK_NEW_SERVERS)
+  if(A_NAME IN_LIST newset)
+    foreach(s ${new_servers})
+      add_test(NAME ${A_NAME}_${s} COMMAND ${A_COMMAND} ${wd})
+    endforeach()
+  endif()
   # Deferred to the end of this directory, after the suite's set_tests_properties.
   cmake_language(EVAL CODE "cmake_language(DEFER CALL _rlk_server_test_finish [[${A_NAME}]])")
 endfunction()
 
 function(_rlk_server_test_finish name)
-  foreach(p TIMEOUT SKIP_RETURN_CODE RESOURCE_LOCK RUN_SERIAL PROCESSORS WILL_FAIL
-            FAIL_REGULAR_EXPRESSION PASS_REGULAR_EXPRESSION)
-    get_test_property(${name} ${p} v)
-    if(NOT v STREQUAL "NOTFOUND")
-      set_tests_properties(${name}_valkey PROPERTIES ${p} "${v}")
-    endif()
-  endforeach()
+  get_property(newset GLOBAL PROPERTY RLK_NEW_SERVER_TESTS)
+  get_property(new_servers GLOBAL PROPERTY RLK_NEW_SERVERS)
+  set(twins valkey)
+  if(name IN_LIST newset)
+    list(APPEND twins ${new_servers})
+  endif()
   get_test_property(${name} LABELS labels)
   get_test_property(${name} ENVIRONMENT env)
   if(labels STREQUAL "NOTFOUND")
@@ -50,22 +72,39 @@ function(_rlk_server_test_finish name)
   if(env STREQUAL "NOTFOUND")
     set(env)
   endif()
-  set(redis_labels ${labels} redis)
-  set(valkey_labels ${labels} valkey)
-  set(redis_env ${env} RLK_TEST_SERVER=redis)
-  set(valkey_env ${env} RLK_TEST_SERVER=valkey)
   get_property(long GLOBAL PROPERTY RLK_VALKEY_LONG)
-  if(name IN_LIST long)
-    list(APPEND valkey_labels valkey_long)
-  endif()
+  foreach(s ${twins})
+    foreach(p TIMEOUT SKIP_RETURN_CODE RESOURCE_LOCK RUN_SERIAL PROCESSORS WILL_FAIL
+              FAIL_REGULAR_EXPRESSION PASS_REGULAR_EXPRESSION)
+      get_test_property(${name} ${p} v)
+      if(NOT v STREQUAL "NOTFOUND")
+        set_tests_properties(${name}_${s} PROPERTIES ${p} "${v}")
+      endif()
+    endforeach()
+    set(twin_labels ${labels} ${s})
+    if(s STREQUAL "valkey" AND name IN_LIST long)
+      list(APPEND twin_labels valkey_long)
+    endif()
+    if(NOT s STREQUAL "valkey")
+      list(APPEND twin_labels new-servers)
+    endif()
+    set(twin_env ${env} RLK_TEST_SERVER=${s})
+    set_tests_properties(${name}_${s} PROPERTIES LABELS "${twin_labels}"
+                         ENVIRONMENT "${twin_env}" SKIP_RETURN_CODE 77)
+  endforeach()
+  set(redis_labels ${labels} redis)
+  set(redis_env ${env} RLK_TEST_SERVER=redis)
   set_tests_properties(${name} PROPERTIES LABELS "${redis_labels}" ENVIRONMENT "${redis_env}")
-  set_tests_properties(${name}_valkey PROPERTIES LABELS "${valkey_labels}"
-                       ENVIRONMENT "${valkey_env}" SKIP_RETURN_CODE 77)
 endfunction()
 
 # Call before (or in the same directory as) the rlk_server_test of each name.
 function(rlk_valkey_long)
   set_property(GLOBAL APPEND PROPERTY RLK_VALKEY_LONG ${ARGN})
+endfunction()
+
+# Names whose tests also run on Redis 8 and Valkey 9 (called here, before any suite registers).
+function(rlk_new_servers)
+  set_property(GLOBAL APPEND PROPERTY RLK_NEW_SERVER_TESTS ${ARGN})
 endfunction()
 
 # The Valkey twins left out of tools/test's default run (README.md, "Tests"): the two slowest
@@ -76,3 +115,13 @@ endfunction()
 # `ctest -L valkey` run them.
 rlk_valkey_long(runtime_lost_reply it_fixture)
 
+# The new servers' set (docs/servers.md, "What runs where"): every kind on one server (the
+# reentrant lock's runtime, the three locks of family_locks, the three of family_sync, the
+# CLI's commands for every kind), the scripts' specs through EVAL and FCALL, the Functions
+# library as an FCALL-only user, one cluster suite (every kind on a cluster), one Sentinel
+# suite, one non-blocking (async) suite, the `rlk check` report, and the mock's conformance.
+rlk_new_servers(
+  runtime_basic family_locks_rwlock family_locks_fair family_locks_fenced
+  family_sync_semaphore family_sync_psemaphore family_sync_latch it_cli it_cli_check
+  functions_runtime_basic busted_redis busted_redis_fcall conformance
+  cluster_kinds it_sentinel async_poll_basic)

@@ -59,6 +59,10 @@ static void test_keys(void)
     check_name(rlk_names_key(rlk_names_kind_find("fenced"), "token", "a", &unknown),
                "redisson_lock_token:{a}");
     check_name(rlk_names_key(rlk_names_kind_find("rwlock"), "prefix", "a", &unknown), "{a}");
+    check_name(rlk_names_key(rlk_names_kind_find("elect"), "state", "a", &unknown), "{a}:elect");
+    check_name(rlk_names_key(rlk_names_kind_find("elect"), "lock_channel", "a", &unknown),
+               "redisson_lock__channel:{a}");
+    check_name(rlk_names_channel(rlk_names_kind_find("elect"), "a"), "rlk_elect__channel:{a}");
     CHECK(rlk_names_key(lock, "nonsense", "a", &unknown) == NULL);
     CHECK_INT_EQ(unknown, 1);
 }

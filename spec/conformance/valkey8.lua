@@ -1,11 +1,12 @@
 -- SPDX-License-Identifier: BSD-3-Clause
 -- Where Valkey 8.0 (Debian bookworm-backports 8.0.1) replies otherwise than Redis 7.0 (the mock's
--- reference) to a conformance case: case name -> { [step] = Valkey's exact reply }. On Valkey
+-- reference) to a conformance case: case name -> { [step] = Valkey's exact reply }. On Valkey 8.0
 -- (RLK_TEST_SERVER=valkey) spec/conformance_spec.lua compares each listed step with the reply
 -- here (exactly: errors by their whole text) and every other step with the mock as usual; it
--- fails when a listed step's Valkey reply changes, when an entry is no longer a difference (the
--- mock gives the same), and when docs/valkey.md does not name the case. None of these is a reply
--- of one of rlk's scripts: those agree on both servers (docs/valkey.md).
+-- fails when a listed step's reply changes, when an entry is no longer a difference (the mock
+-- gives the same), and when docs/servers.md does not name the case under "Conformance: Valkey
+-- 8.0". None of these is a reply of one of rlk's scripts: those agree on every server
+-- (docs/servers.md).
 -- luacheck: max line length 260
 local NIL = require("support.reply").NIL
 

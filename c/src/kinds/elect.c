@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * elect.c - leader election (rlk_elect_*, docs/elect.md) on the fenced
+ * lock's layout: the lock hash `name` (field <owner> -> 1 while it leads),
+ * redisson_lock_token:{name} (the last token: a term is a fencing token),
+ * the record {name}:elect (value, term, holder) and the change channel
+ * rlk_elect__channel:{name}. scripts/elect/{campaign,proclaim,resign,leader}.
+ *
+ * A leader is a fenced-lock hold in the client's registry (RLK_KIND_FENCED,
+ * its token the term): the watchdog renews it with fenced/renew and reports
+ * it lost through the lost-lock callbacks. Candidates wait as the fenced
+ * lock's waiters do (runtime/wait.c, redisson_lock__channel:{name}, which
+ * elect/resign publishes on). Observers wait on the change channel, and at
+ * the leader's lease end too (an expiry is not published).
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client.h"
+#include "client/clock.h"
+#include "client/error.h"
+#include "kinds/elect.h"
+#include "kinds/fenced.h"
+#include "kinds/names.h"
+#include "runtime/fam.h"
+#include "runtime/fam_hold.h"
+#include "runtime/lq.h"
+#include "runtime/rt.h"
+#include "runtime/sub.h"
+#include "runtime/wait.h"
+#include "runtime/wd.h"
+
+struct rlk_elect {
+    rlk_fam_base b;             /* channel: redisson_lock__channel:{name} (candidates wait there) */
+    char *token_key;            /* redisson_lock_token:{name} */
+    char *state_key;            /* {name}:elect */
+    char *elect_channel;        /* rlk_elect__channel:{name} */
+    rlk_lq *q;
+    rlk_fam_id id;
+};
+
+typedef struct rlk_elect_acq {
+    rlk_elect *e;
+    char owner[RLK_OWNER_MAX + 1];
+    const char *value;
+    long long lease_ms;
+    int watchdog;
+    long long term;
+} rlk_elect_acq;
+
+static const rlk_fam_kind rlk_elect_kind = {
+    "rlk_elect_new", "election", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name
+};
+
+/* ---------------------------------------------------------------- handles */
+
+static atomic_ullong rlk_elect_handles;
+
+rlk_elect *rlk_elect_new(rlk_client *c, const char *name)
+{
+    rlk_elect *e = rlk_fam_new(c, name, sizeof *e, &rlk_elect_kind);
+    char owner[RLK_UUID_LEN + 32];
+
+    if (!e)
+        return NULL;
+    rlk_fam_id_init(&e->id);
+    /* A candidate is the handle, not a thread (as etcd's session): campaign in one
+     * thread, resign in another. "<client uuid>:elect-<n>". */
+    snprintf(owner, sizeof owner, "%s:elect-%llu", e->b.rt->uuid,
+             (unsigned long long)atomic_fetch_add(&rlk_elect_handles, 1) + 1);
+    if (rlk_fam_id_set(c, &e->id, owner, 0, "rlk_elect_new") != RLK_OK) {
+        rlk_elect_free(e);
+        return NULL;
+    }
+    e->token_key = rlk_fam_prefix_name(RLK_NAMES_TOKEN, name);
+    e->state_key = rlk_fam_suffix_name(name, RLK_NAMES_ELECT_STATE);
+    e->elect_channel = rlk_fam_prefix_name(RLK_NAMES_CH_ELECT, name);
+    e->q = rlk_lq_get(c->addr, c->url.db, name);
+    if (!e->token_key || !e->state_key || !e->elect_channel || !e->q) {
+        rlk_elect_free(e);
+        return rlk_fam_nomem(c, &rlk_elect_kind, name);
+    }
+    return e;
+}
+
+void rlk_elect_free(rlk_elect *e)
+{
+    if (!e)
+        return;
+    rlk_lq_put(e->q);
+    rlk_fam_id_destroy(&e->id);
+    free(e->token_key);
+    free(e->state_key);
+    free(e->elect_channel);
+    rlk_fam_free(e);
+}
+
+const char *rlk_elect_name(const rlk_elect *e)
+{
+    return e ? e->b.name : NULL;
+}
+
+const char *rlk_elect_state_name(const rlk_elect *e)
+{
+    return e ? e->state_key : NULL;
+}
+
+const char *rlk_elect_channel(const rlk_elect *e)
+{
+    return e ? e->elect_channel : NULL;
+}
+
+int rlk_elect_set_owner(rlk_elect *e, const char *owner)
+{
+    if (!e)
+        return RLK_ERR_ARG;
+    return rlk_fam_id_set(e->b.c, &e->id, owner, 0, "rlk_elect_set_owner");
+}
+
+int rlk_elect_owner(const rlk_elect *e, char *buf, size_t len)
+{
+    rlk_elect *m = (rlk_elect *)e;      /* the id's mutex only */
+
+    if (!e)
+        return RLK_ERR_ARG;
+    return rlk_fam_id_get(m->b.c, m->b.rt, &m->id, buf, len, "rlk_elect_owner");
+}
+
+/* ---------------------------------------------------------------- campaign */
+
+/* rlk_fam_release_fn: elect/resign (KEYS lock, lock channel, record, change channel). */
+static int rlk_elect_resign_call(void *arg, const char *owner, long long lease, int *rc)
+{
+    rlk_elect *e = arg;
+    const char *keys[4] = {e->b.name, e->b.channel, e->state_key, e->elect_channel};
+
+    return rlk_fam_release_call(e->b.c, "elect/resign", "resign", e->b.name, 4, keys, 2, owner,
+                                lease, rc);
+}
+
+static int rlk_elect_undo(void *arg)
+{
+    rlk_elect_acq *a = arg;
+    int rc, outcome = rlk_elect_resign_call(a->e, a->owner, a->lease_ms, &rc);
+
+    return rlk_fam_undone(outcome, rc);
+}
+
+/* rlk_wait_attempt_fn. RLK_OK: elected, a->term set, recorded in the
+ * registry as a fenced hold. RLK_ERR_BUSY: another leads, *ttl its PTTL. */
+static int rlk_elect_attempt(void *arg, long long *ttl)
+{
+    rlk_elect_acq *a = arg;
+    rlk_elect *e = a->e;
+    const char *keys[4] = {e->b.name, e->token_key, e->state_key, e->elect_channel};
+    char lease[24];
+    const char *args[4] = {lease, a->owner, a->value, rlk_publish_arg(e->b.c)};
+    rlk_hold_spec h = {RLK_KIND_FENCED, e->b.name, a->owner, 2, {e->b.name, e->token_key, NULL},
+                       e->b.channel, &rlk_fenced_renew_task, 0};
+    long long sent = rlk_clock_now_ns();
+    redisReply *r = NULL;
+    int rc;
+
+    snprintf(lease, sizeof lease, "%lld", a->lease_ms);
+    if ((rc = rlk_evalv(e->b.c, "elect/campaign", 4, keys, NULL, 4, args, NULL, &r)) != RLK_OK)
+        return rc;
+    rc = rlk_fam_acquire_reply(e->b.c, "election", e->b.name, "elect/campaign", r, ttl, &a->term);
+    freeReplyObject(r);
+    if (rc == RLK_OK)
+        rc = rlk_fam_record(e->b.rt, &h, a->lease_ms, a->watchdog, sent, a->term,
+                            rlk_elect_undo, a);
+    return rc;
+}
+
+int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long long lease_ms,
+                       long long *term)
+{
+    long long start = rlk_clock_now_ns();
+    rlk_elect_acq a;
+    rlk_waiter w;
+    int rc, first;
+
+    if (term)
+        *term = 0;
+    if (!e)
+        return RLK_ERR_ARG;
+    if (!value)
+        value = "";
+    if (strlen(value) > RLK_ELECT_VALUE_MAX)
+        return rlk_set_error(e->b.c, RLK_ERR_ARG, "election %s: value longer than %d bytes",
+                             e->b.name, RLK_ELECT_VALUE_MAX);
+    memset(&a, 0, sizeof a);
+    a.e = e;
+    a.value = value;
+    rc = rlk_fam_lease(e->b.c, "election", e->b.name, lease_ms, &a.lease_ms, &a.watchdog);
+    if (rc != RLK_OK || (rc = rlk_elect_owner(e, a.owner, sizeof a.owner)) != RLK_OK)
+        return rc;
+    /* Already the leader in this client: its term, nothing sent (a second
+     * hold would count twice in the registry but once on the server). */
+    if (rlk_wd_token_of(e->b.rt->wd, RLK_KIND_FENCED, e->b.name, a.owner, &a.term)) {
+        if (term)
+            *term = a.term;
+        return RLK_OK;
+    }
+    rlk_wait_init_lock(&w, &e->b, "election", rlk_elect_attempt, &a);
+    w.q = e->q;
+    first = wait_ms == 0 || !rlk_lq_busy(e->q);
+    rc = rlk_wait_acquire(&w, start, wait_ms, first);
+    if (rc == RLK_ERR_BUSY)
+        return rlk_set_error(e->b.c, RLK_ERR_BUSY, "election %s: another candidate leads after %lld ms",
+                             e->b.name, (rlk_clock_now_ns() - start) / 1000000LL);
+    if (rc == RLK_OK && term)
+        *term = a.term;
+    return rc;
+}
+
+int rlk_elect_term(rlk_elect *e, long long *term)
+{
+    char owner[RLK_OWNER_MAX + 1];
+    int rc;
+
+    if (!e || !term)
+        return RLK_ERR_ARG;
+    *term = 0;
+    if ((rc = rlk_elect_owner(e, owner, sizeof owner)) != RLK_OK)
+        return rc;
+    if (!rlk_wd_token_of(e->b.rt->wd, RLK_KIND_FENCED, e->b.name, owner, term))
+        return rlk_set_error(e->b.c, RLK_ERR_NOT_OWNER, "election %s: %s does not lead (never "
+                             "elected, resigned, or lost)", e->b.name, owner);
+    return RLK_OK;
+}
+
+int rlk_elect_proclaim(rlk_elect *e, const char *value)
+{
+    char owner[RLK_OWNER_MAX + 1], t[24];
+    const char *keys[3], *args[4];
+    long long term;
+    redisReply *r = NULL;
+    int rc;
+
+    if (!e || !value)
+        return RLK_ERR_ARG;
+    if (strlen(value) > RLK_ELECT_VALUE_MAX)
+        return rlk_set_error(e->b.c, RLK_ERR_ARG, "election %s: value longer than %d bytes",
+                             e->b.name, RLK_ELECT_VALUE_MAX);
+    if ((rc = rlk_elect_term(e, &term)) != RLK_OK ||
+        (rc = rlk_elect_owner(e, owner, sizeof owner)) != RLK_OK)
+        return rc;
+    snprintf(t, sizeof t, "%lld", term);
+    keys[0] = e->b.name;
+    keys[1] = e->state_key;
+    keys[2] = e->elect_channel;
+    args[0] = owner;
+    args[1] = t;
+    args[2] = value;
+    args[3] = rlk_publish_arg(e->b.c);
+    if ((rc = rlk_evalv(e->b.c, "elect/proclaim", 3, keys, NULL, 4, args, NULL, &r)) != RLK_OK)
+        return rc;
+    if (r->type != REDIS_REPLY_INTEGER)
+        rc = rlk_set_error(e->b.c, RLK_ERR_PROTOCOL, "election %s: elect/proclaim replied type %d",
+                           e->b.name, r->type);
+    else if (r->integer != 1)
+        rc = rlk_set_error(e->b.c, RLK_ERR_NOT_OWNER, "election %s: %s no longer leads in term %s",
+                           e->b.name, owner, t);
+    freeReplyObject(r);
+    return rc;
+}
+
+int rlk_elect_resign(rlk_elect *e)
+{
+    if (!e)
+        return RLK_ERR_ARG;
+    return rlk_fam_unlock(&e->b, RLK_KIND_FENCED, "election", &e->id, "rlk_elect_owner", e->q,
+                          rlk_elect_resign_call, e);
+}
+
+/* ---------------------------------------------------------------- observing */
+
+void rlk_elect_info_clear(rlk_elect_info *i)
+{
+    if (!i)
+        return;
+    free(i->holder);
+    free(i->value);
+    memset(i, 0, sizeof *i);
+}
+
+static char *rlk_elect_dup(const redisReply *r, size_t *len)
+{
+    size_t n = r->type == REDIS_REPLY_STRING ? r->len : 0;
+    char *s = malloc(n + 1);
+
+    if (!s)
+        return NULL;
+    if (n)
+        memcpy(s, r->str, n);
+    s[n] = '\0';
+    if (len)
+        *len = n;
+    return s;
+}
+
+int rlk_elect_leader(rlk_elect *e, rlk_elect_info *out)
+{
+    const char *keys[2];
+    redisReply *r = NULL;
+    int rc;
+
+    if (!e || !out)
+        return RLK_ERR_ARG;
+    memset(out, 0, sizeof *out);
+    keys[0] = e->b.name;
+    keys[1] = e->state_key;
+    if ((rc = rlk_evalv(e->b.c, "elect/leader", 2, keys, NULL, 0, NULL, NULL, &r)) != RLK_OK)
+        return rc;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 4 ||
+        r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_INTEGER ||
+        r->element[2]->type != REDIS_REPLY_STRING || r->element[3]->type != REDIS_REPLY_INTEGER) {
+        rc = rlk_set_error(e->b.c, RLK_ERR_PROTOCOL, "election %s: elect/leader replied an "
+                           "unexpected shape", e->b.name);
+    } else {
+        out->holder = rlk_elect_dup(r->element[0], NULL);
+        out->value = rlk_elect_dup(r->element[2], &out->value_len);
+        out->term = r->element[1]->integer;
+        out->ttl_ms = r->element[3]->integer;
+        out->leader = r->element[0]->len > 0;
+        if (!out->holder || !out->value) {
+            rlk_elect_info_clear(out);
+            rc = rlk_set_error(e->b.c, RLK_ERR_NOMEM, "election %s: out of memory", e->b.name);
+        }
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+/* Whether two reads tell the same leadership (ttl aside). */
+static int rlk_elect_same(const rlk_elect_info *a, const rlk_elect_info *b)
+{
+    return a->leader == b->leader && a->term == b->term &&
+           strcmp(a->holder ? a->holder : "", b->holder ? b->holder : "") == 0 &&
+           a->value_len == b->value_len &&
+           (a->value_len == 0 || memcmp(a->value, b->value, a->value_len) == 0);
+}
+
+int rlk_elect_wait_change(rlk_elect *e, const rlk_elect_info *known, long long timeout_ms,
+                          rlk_elect_info *out)
+{
+    long long deadline, now;
+    rlk_sub_chan *ch = NULL;
+    rlk_sub *sub;
+    int rc;
+
+    if (!e || !known || !out)
+        return RLK_ERR_ARG;
+    memset(out, 0, sizeof *out);
+    deadline = rlk_wait_deadline(rlk_clock_now_ns(), timeout_ms);
+    sub = e->b.rt->sub;
+    if ((rc = rlk_sub_join(sub, e->elect_channel, NULL, &ch)) != RLK_OK)
+        return rc;
+    for (;;) {
+        unsigned long long mark = 0;
+        long long until = deadline;
+        int ready = rlk_sub_ready(sub, ch, deadline, &mark);
+
+        if (ready == RLK_SUB_TIMEOUT) {
+            rc = RLK_ERR_TIMEOUT;
+            break;
+        }
+        /* Subscribed (or the subscriber is down): a change from now on is
+         * either in this read or wakes the wait below. */
+        if ((rc = rlk_elect_leader(e, out)) != RLK_OK)
+            break;
+        if (!rlk_elect_same(known, out))
+            break;
+        now = rlk_clock_now_ns();
+        /* A lease that runs out publishes nothing: wake at its end (and
+         * poll every 100 ms while the subscriber is down). */
+        if (out->leader && out->ttl_ms >= 0) {
+            long long end = now + (out->ttl_ms + 1) * 1000000LL;
+            if (until < 0 || end < until)
+                until = end;
+        }
+        if (ready == RLK_SUB_DOWN) {
+            long long poll = now + 100 * 1000000LL;
+            if (until < 0 || poll < until)
+                until = poll;
+        }
+        rlk_elect_info_clear(out);
+        if (deadline >= 0 && now >= deadline) {
+            rc = RLK_ERR_TIMEOUT;
+            break;
+        }
+        rlk_sub_wait(sub, ch, mark, until, NULL);
+        if (atomic_load(&e->b.rt->interrupted)) {
+            rc = RLK_ERR_INTERRUPTED;
+            break;
+        }
+    }
+    rlk_sub_leave(sub, ch);
+    if (rc != RLK_OK && rc != RLK_ERR_TIMEOUT)
+        rlk_elect_info_clear(out);
+    if (rc == RLK_ERR_TIMEOUT)
+        rlk_set_error(e->b.c, RLK_ERR_TIMEOUT, "election %s: no change within %lld ms", e->b.name,
+                      timeout_ms);
+    return rc;
+}

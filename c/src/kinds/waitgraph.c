@@ -1,0 +1,538 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * waitgraph.c - the wait-for graph: edges from what each name shows, cycles
+ * by a depth-first search (see waitgraph.h; the reader is waitgraph_read.c).
+ *
+ * Two graphs share the edges. The thread graph joins waiters the server names
+ * by holder id to the holders of what they wait for: a cycle there is a
+ * deadlock (each thread holds what the next one waits for). The client graph
+ * joins every waiter's client to the holder's client: where a kind's server
+ * state names a waiter by its client only (a ticket), this is all that can be
+ * known, and a cycle there is a deadlock when each client's waiting thread is
+ * the one that holds (docs/deadlock.md).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kinds/names.h"
+#include "kinds/waitgraph.h"
+
+typedef struct wg_edge {
+    char *waiter, *name, *kind, *holder;
+    int by_client;
+} wg_edge;
+
+typedef struct wg_cycle {
+    size_t *edge;
+    size_t len;
+    int by_client;
+    char *key;              /* its clients, sorted, '\n'-joined: a client cycle equal to a
+                               thread cycle is not repeated */
+} wg_cycle;
+
+struct rlk_waitgraph {
+    wg_edge *edges;
+    size_t nedges, cap;
+    wg_cycle *cycles;
+    size_t ncycles;
+    size_t nnames;
+};
+
+size_t rlk_wg_client_len(const char *id)
+{
+    const char *c = strrchr(id, ':');
+
+    return c ? (size_t)(c - id) : strlen(id);
+}
+
+/* ---------------------------------------------------------------- nodes */
+
+typedef struct wg_nodes {
+    char **id;
+    size_t n, cap;
+    size_t *slot;           /* open addressing: index + 1, 0 empty */
+    size_t nslot;
+} wg_nodes;
+
+static uint64_t wg_hash(const char *s, size_t len)
+{
+    uint64_t h = 1469598103934665603ULL;
+
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h;
+}
+
+static int wg_rehash(wg_nodes *t, size_t nslot)
+{
+    size_t *slot = calloc(nslot, sizeof *slot);
+
+    if (!slot)
+        return -1;
+    for (size_t i = 0; i < t->n; i++) {
+        size_t k = wg_hash(t->id[i], strlen(t->id[i])) & (nslot - 1);
+
+        while (slot[k])
+            k = (k + 1) & (nslot - 1);
+        slot[k] = i + 1;
+    }
+    free(t->slot);
+    t->slot = slot;
+    t->nslot = nslot;
+    return 0;
+}
+
+/* The node of id[0..len), added when new; -1 when out of memory. */
+static long wg_node(wg_nodes *t, const char *id, size_t len)
+{
+    size_t k;
+
+    if ((t->n + 1) * 2 > t->nslot && wg_rehash(t, t->nslot ? t->nslot * 2 : 64) < 0)
+        return -1;
+    for (k = wg_hash(id, len) & (t->nslot - 1); t->slot[k]; k = (k + 1) & (t->nslot - 1)) {
+        const char *s = t->id[t->slot[k] - 1];
+
+        if (strlen(s) == len && memcmp(s, id, len) == 0)
+            return (long)t->slot[k] - 1;
+    }
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        char **p = realloc(t->id, cap * sizeof *p);
+
+        if (!p)
+            return -1;
+        t->id = p;
+        t->cap = cap;
+    }
+    if (!(t->id[t->n] = strndup(id, len)))
+        return -1;
+    t->slot[k] = t->n + 1;
+    return (long)t->n++;
+}
+
+static void wg_nodes_free(wg_nodes *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->id[i]);
+    free(t->id);
+    free(t->slot);
+}
+
+/* ---------------------------------------------------------------- edges */
+
+static int wg_add_edge(rlk_waitgraph *g, const char *waiter, size_t wlen, const rlk_wg_name *nm,
+                       const char *holder, int by_client)
+{
+    wg_edge *e;
+
+    for (size_t i = 0; i < g->nedges; i++) {    /* a read-write lock's holder reads and writes */
+        e = &g->edges[i];
+        if (strlen(e->waiter) == wlen && memcmp(e->waiter, waiter, wlen) == 0 &&
+            strcmp(e->name, nm->name) == 0 && strcmp(e->holder, holder) == 0)
+            return 0;
+    }
+    if (g->nedges == g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 16;
+        wg_edge *p = realloc(g->edges, cap * sizeof *p);
+
+        if (!p)
+            return -1;
+        g->edges = p;
+        g->cap = cap;
+    }
+    e = &g->edges[g->nedges];
+    e->waiter = strndup(waiter, wlen);
+    e->name = strdup(nm->name);
+    e->kind = strdup(nm->kind ? nm->kind : "");
+    e->holder = strdup(holder);
+    e->by_client = by_client;
+    g->nedges++;
+    return e->waiter && e->name && e->kind && e->holder ? 0 : -1;
+}
+
+/* The edges of a waiter known as the client id[0..len) (or, thread, as a holder id). */
+static int wg_waiter_edges(rlk_waitgraph *g, const rlk_wg_name *nm, const char *id, size_t len,
+                           int by_client)
+{
+    for (size_t h = 0; h < nm->nholders; h++) {
+        const char *hid = nm->holders[h].id;
+        int same = by_client ? rlk_wg_client_len(hid) == len && memcmp(hid, id, len) == 0
+                             : strlen(hid) == len && memcmp(hid, id, len) == 0;
+
+        if (!same && wg_add_edge(g, id, len, nm, hid, by_client) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The holders' clients by client number: each client once, sorted by number. */
+typedef struct wg_cid {
+    long long cid;
+    const char *id;         /* a holder id; its client part: len bytes */
+    size_t len;
+} wg_cid;
+
+static int wg_cid_cmp(const void *a, const void *b)
+{
+    const wg_cid *x = a, *y = b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->id, y->id, n);
+
+    if (x->cid != y->cid)
+        return x->cid < y->cid ? -1 : 1;
+    return c ? c : x->len < y->len ? -1 : x->len > y->len;
+}
+
+/* The index of every holder's client over names[0..n); *out NULL when none. */
+static int wg_cids(const rlk_wg_name *names, size_t n, wg_cid **out, size_t *nout)
+{
+    size_t total = 0, k = 0, u = 0;
+    wg_cid *c;
+
+    *out = NULL;
+    *nout = 0;
+    for (size_t i = 0; i < n; i++)
+        total += names[i].nholders;
+    if (total == 0)
+        return 0;
+    if (!(c = malloc(total * sizeof *c)))
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        for (size_t h = 0; h < names[i].nholders; h++) {
+            const char *hid = names[i].holders[h].id;
+            size_t len = rlk_wg_client_len(hid);
+
+            if (len >= 4)
+                c[k++] = (wg_cid){rlk_names_wake_cid(hid), hid, len};
+        }
+    }
+    qsort(c, k, sizeof *c, wg_cid_cmp);
+    for (size_t i = 0; i < k; i++)
+        if (u == 0 || wg_cid_cmp(&c[u - 1], &c[i]) != 0)
+            c[u++] = c[i];
+    *out = c;
+    *nout = u;
+    return 0;
+}
+
+/* A ticket's clients: every holder's client (over all names) with its number. */
+static int wg_ticket_edges(rlk_waitgraph *g, const wg_cid *cids, size_t ncids,
+                           const rlk_wg_name *nm, const char *ticket)
+{
+    long long cid = llabs(atoll(ticket)) / 1024;
+    size_t lo = 0, hi = ncids;
+    char buf[48];
+
+    while (lo < hi) {           /* the first entry of number cid, or past it */
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (cids[mid].cid < cid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == ncids || cids[lo].cid != cid) {
+        snprintf(buf, sizeof buf, "cid:%lld", cid);
+        return wg_waiter_edges(g, nm, buf, strlen(buf), 1);
+    }
+    for (; lo < ncids && cids[lo].cid == cid; lo++)
+        if (wg_waiter_edges(g, nm, cids[lo].id, cids[lo].len, 1) < 0)
+            return -1;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- cycles */
+
+typedef struct wg_arc {
+    size_t from, to, edge;
+} wg_arc;
+
+static int wg_arc_cmp(const void *a, const void *b)
+{
+    const wg_arc *x = a, *y = b;
+
+    return x->from < y->from ? -1 : x->from > y->from ? 1 : x->edge < y->edge ? -1 : x->edge > y->edge;
+}
+
+static int wg_str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The clients of the waiters of edges edge[0..len) (a thread waiter: its
+ * client part), sorted and '\n'-joined: a cycle's key. */
+static char *wg_client_key(const rlk_waitgraph *g, const size_t *edge, size_t len)
+{
+    char **c = calloc(len ? len : 1, sizeof *c);
+    size_t total = 1, i, n = 0;
+    char *key = NULL;
+
+    if (!c)
+        return NULL;
+    for (i = 0; i < len; i++) {
+        const wg_edge *e = &g->edges[edge[i]];
+
+        if (!(c[i] = strndup(e->waiter, e->by_client ? strlen(e->waiter)
+                                                     : rlk_wg_client_len(e->waiter))))
+            goto out;
+        total += strlen(c[i]) + 1;
+    }
+    qsort(c, len, sizeof *c, wg_str_cmp);
+    if ((key = malloc(total))) {
+        for (i = 0; i < len; i++) {
+            size_t l = strlen(c[i]);
+
+            memcpy(key + n, c[i], l);
+            key[n + l] = '\n';
+            n += l + 1;
+        }
+        key[n] = '\0';
+    }
+    i = len;
+out:
+    while (i-- > 0)
+        free(c[i]);
+    free(c);
+    return key;
+}
+
+static int wg_add_cycle(rlk_waitgraph *g, const size_t *edge, size_t len, int by_client, char *key)
+{
+    wg_cycle *p = realloc(g->cycles, (g->ncycles + 1) * sizeof *p);
+
+    if (!p) {
+        free(key);
+        return -1;
+    }
+    g->cycles = p;
+    p = &g->cycles[g->ncycles];
+    p->edge = malloc(len * sizeof *p->edge);
+    p->len = len;
+    p->by_client = by_client;
+    p->key = key;
+    if (!p->edge) {
+        free(key);
+        return -1;
+    }
+    memcpy(p->edge, edge, len * sizeof *edge);
+    g->ncycles++;
+    return 0;
+}
+
+/* One cycle per back arc of a depth-first search over arcs[0..narc) of nnode
+ * nodes; by_client: which graph. */
+static int wg_cycles(rlk_waitgraph *g, wg_arc *arcs, size_t narc, size_t nnode, int by_client)
+{
+    size_t *first = calloc(nnode + 1, sizeof *first);
+    unsigned char *color = calloc(nnode ? nnode : 1, 1);     /* 0 new, 1 on the path, 2 done */
+    size_t *stack = malloc((nnode ? nnode : 1) * sizeof *stack);     /* nodes on the path */
+    size_t *next = malloc((nnode ? nnode : 1) * sizeof *next);       /* each one's next arc */
+    size_t *via = malloc((nnode ? nnode : 1) * sizeof *via);         /* the arc into it */
+    size_t *pos = malloc((nnode ? nnode : 1) * sizeof *pos);         /* its place on the path */
+    size_t *cyc = malloc((nnode ? nnode : 1) * sizeof *cyc);
+    int rc = -1;
+
+    if (!first || !color || !stack || !next || !via || !pos || !cyc)
+        goto out;
+    qsort(arcs, narc, sizeof *arcs, wg_arc_cmp);
+    for (size_t a = 0; a < narc; a++)
+        first[arcs[a].from + 1]++;
+    for (size_t v = 0; v < nnode; v++)
+        first[v + 1] += first[v];
+    for (size_t root = 0; root < nnode; root++) {
+        size_t depth = 0;
+
+        if (color[root])
+            continue;
+        stack[depth] = root;
+        next[depth] = first[root];
+        pos[root] = depth++;
+        color[root] = 1;
+        while (depth > 0) {
+            size_t u = stack[depth - 1];
+
+            if (next[depth - 1] == first[u + 1]) {
+                color[u] = 2;
+                depth--;
+                continue;
+            }
+            const wg_arc *a = &arcs[next[depth - 1]++];
+
+            if (color[a->to] == 0) {
+                via[depth] = a->edge;
+                stack[depth] = a->to;
+                next[depth] = first[a->to];
+                pos[a->to] = depth++;
+                color[a->to] = 1;
+            } else if (color[a->to] == 1) {
+                size_t len = 0;
+                char *key;
+                int dup = 0, some = 0;
+
+                for (size_t d = pos[a->to] + 1; d < depth; d++)
+                    cyc[len++] = via[d];
+                cyc[len++] = a->edge;
+                for (size_t e = 0; e < len; e++)
+                    some |= g->edges[cyc[e]].by_client;
+                if (by_client && !some)
+                    continue;   /* waiters all known by thread: the thread graph judged them */
+                if (!(key = wg_client_key(g, cyc, len)))
+                    goto out;
+                for (size_t c = 0; c < g->ncycles && !dup; c++)
+                    dup = strcmp(g->cycles[c].key, key) == 0;
+                if (dup)
+                    free(key);
+                else if (wg_add_cycle(g, cyc, len, by_client, key) < 0)
+                    goto out;
+            }
+        }
+    }
+    rc = 0;
+out:
+    free(first);
+    free(color);
+    free(stack);
+    free(next);
+    free(via);
+    free(pos);
+    free(cyc);
+    return rc;
+}
+
+/* The arcs of one graph: thread (waiters by thread only) or client (all). */
+static int wg_graph(rlk_waitgraph *g, int by_client)
+{
+    wg_nodes nodes = {0};
+    wg_arc *arcs = malloc((g->nedges ? g->nedges : 1) * sizeof *arcs);
+    size_t narc = 0;
+    int rc = -1;
+
+    if (!arcs)
+        return -1;
+    for (size_t i = 0; i < g->nedges; i++) {
+        const wg_edge *e = &g->edges[i];
+        size_t wl = by_client && !e->by_client ? rlk_wg_client_len(e->waiter) : strlen(e->waiter);
+        size_t hl = by_client ? rlk_wg_client_len(e->holder) : strlen(e->holder);
+        long w, h;
+
+        if (!by_client && e->by_client)
+            continue;
+        if ((w = wg_node(&nodes, e->waiter, wl)) < 0 || (h = wg_node(&nodes, e->holder, hl)) < 0)
+            goto out;
+        if (w != h)
+            arcs[narc++] = (wg_arc){(size_t)w, (size_t)h, i};
+    }
+    rc = wg_cycles(g, arcs, narc, nodes.n, by_client);
+out:
+    free(arcs);
+    wg_nodes_free(&nodes);
+    return rc;
+}
+
+int rlk_wg_build(const rlk_wg_name *names, size_t n, rlk_waitgraph **out)
+{
+    rlk_waitgraph *g = calloc(1, sizeof *g);
+    wg_cid *cids = NULL;
+    size_t ncids = 0;
+
+    *out = NULL;
+    if (!g || wg_cids(names, n, &cids, &ncids) < 0) {
+        free(g);
+        return RLK_ERR_NOMEM;
+    }
+    g->nnames = n;
+    for (size_t i = 0; i < n; i++) {
+        const rlk_wg_name *nm = &names[i];
+
+        for (size_t w = 0; w < nm->nwaiters; w++) {
+            const rlk_wg_party *p = &nm->waiters[w];
+            int rc = p->form == RLK_WG_TICKET ? wg_ticket_edges(g, cids, ncids, nm, p->id)
+                                              : wg_waiter_edges(g, nm, p->id, strlen(p->id),
+                                                                p->form == RLK_WG_CLIENT);
+
+            if (rc < 0) {
+                free(cids);
+                rlk_waitgraph_free(g);
+                return RLK_ERR_NOMEM;
+            }
+        }
+    }
+    free(cids);
+    if (wg_graph(g, 0) < 0 || wg_graph(g, 1) < 0) {
+        rlk_waitgraph_free(g);
+        return RLK_ERR_NOMEM;
+    }
+    *out = g;
+    return RLK_OK;
+}
+
+/* ---------------------------------------------------------------- accessors */
+
+size_t rlk_waitgraph_name_count(const rlk_waitgraph *g)
+{
+    return g ? g->nnames : 0;
+}
+
+size_t rlk_waitgraph_edge_count(const rlk_waitgraph *g)
+{
+    return g ? g->nedges : 0;
+}
+
+int rlk_waitgraph_edge(const rlk_waitgraph *g, size_t i, const char **waiter, const char **name,
+                       const char **kind, const char **holder, int *by_client)
+{
+    if (!g || i >= g->nedges)
+        return RLK_ERR_ARG;
+    if (waiter)
+        *waiter = g->edges[i].waiter;
+    if (name)
+        *name = g->edges[i].name;
+    if (kind)
+        *kind = g->edges[i].kind;
+    if (holder)
+        *holder = g->edges[i].holder;
+    if (by_client)
+        *by_client = g->edges[i].by_client;
+    return RLK_OK;
+}
+
+size_t rlk_waitgraph_cycle_count(const rlk_waitgraph *g)
+{
+    return g ? g->ncycles : 0;
+}
+
+size_t rlk_waitgraph_cycle_length(const rlk_waitgraph *g, size_t i)
+{
+    return g && i < g->ncycles ? g->cycles[i].len : 0;
+}
+
+long rlk_waitgraph_cycle_edge(const rlk_waitgraph *g, size_t i, size_t j)
+{
+    return g && i < g->ncycles && j < g->cycles[i].len ? (long)g->cycles[i].edge[j] : -1;
+}
+
+int rlk_waitgraph_cycle_by_client(const rlk_waitgraph *g, size_t i)
+{
+    return g && i < g->ncycles ? g->cycles[i].by_client : 0;
+}
+
+void rlk_waitgraph_free(rlk_waitgraph *g)
+{
+    if (!g)
+        return;
+    for (size_t i = 0; i < g->nedges; i++) {
+        free(g->edges[i].waiter);
+        free(g->edges[i].name);
+        free(g->edges[i].kind);
+        free(g->edges[i].holder);
+    }
+    for (size_t i = 0; i < g->ncycles; i++) {
+        free(g->cycles[i].edge);
+        free(g->cycles[i].key);
+    }
+    free(g->edges);
+    free(g->cycles);
+    free(g);
+}

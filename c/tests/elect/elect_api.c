@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * elect_api.c - rlk_elect_* against a real server: campaign, the term,
+ * proclaim and resign only by the leader, observers (rlk_elect_leader,
+ * rlk_elect_wait_change: woken by a resign, by a lease running out, a
+ * timeout when nothing changes), a blocked candidate woken by the resign,
+ * and leadership lost (the key deleted) reported by the lost-lock callback.
+ */
+#include "check.h"
+#include "fixture.h"
+#include "tk_util.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static rlk_fx_server srv;
+static char url[128];
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static rlk_client *client(long long wd_lease)
+{
+    rlk_options o;
+    rlk_client *c;
+
+    memset(&o, 0, sizeof o);
+    o.url = url;
+    o.watchdog_lease_ms = wd_lease;
+    c = rlk_connect(&o);
+    if (!c || rlk_err(c) != RLK_OK) {
+        fprintf(stderr, "connect %s failed\n", url);
+        exit(1);
+    }
+    return c;
+}
+
+/* ---------------------------------------------------------------- resign in a thread */
+
+typedef struct later {
+    rlk_elect *e;
+    int delay_ms;
+    int rc;
+} later;
+
+static void *resign_later(void *arg)
+{
+    later *l = arg;
+
+    usleep((useconds_t)l->delay_ms * 1000);
+    l->rc = rlk_elect_resign(l->e);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- tests */
+
+static void test_campaign_proclaim_resign(void)
+{
+    rlk_client *a = client(0), *b = client(0);
+    rlk_elect *ea = rlk_elect_new(a, "api"), *eb = rlk_elect_new(b, "api");
+    long long ta = 0, tb = 0, t = 0;
+    rlk_elect_info in;
+    char big[70000];
+
+    REQUIRE(ea && eb);
+    CHECK_STR_EQ(rlk_elect_state_name(ea), "{api}:elect");
+    CHECK_STR_EQ(rlk_elect_channel(ea), "rlk_elect__channel:{api}");
+    CHECK_INT_EQ(rlk_elect_leader(eb, &in), RLK_OK);
+    CHECK(in.leader == 0 && in.term == 0 && in.ttl_ms == -2 && strcmp(in.holder, "") == 0);
+    rlk_elect_info_clear(&in);
+
+    CHECK_INT_EQ(rlk_elect_campaign(ea, "host-a", 0, 0, &ta), RLK_OK);
+    CHECK(ta > 0);
+    CHECK_INT_EQ(rlk_elect_campaign(eb, "host-b", 0, 0, &tb), RLK_ERR_BUSY);
+    CHECK(tb == 0);
+    CHECK_INT_EQ(rlk_elect_campaign(ea, "again", 0, 0, &t), RLK_OK);   /* leads: its term */
+    CHECK(t == ta);
+    CHECK_INT_EQ(rlk_elect_term(ea, &t), RLK_OK);
+    CHECK(t == ta);
+    CHECK_INT_EQ(rlk_elect_term(eb, &t), RLK_ERR_NOT_OWNER);
+
+    CHECK_INT_EQ(rlk_elect_leader(eb, &in), RLK_OK);
+    CHECK(in.leader == 1 && in.term == ta && strcmp(in.value, "host-a") == 0 && in.ttl_ms > 0);
+    {
+        char owner[1100];
+        CHECK_INT_EQ(rlk_elect_owner(ea, owner, sizeof owner), RLK_OK);
+        CHECK_STR_EQ(in.holder, owner);
+    }
+    rlk_elect_info_clear(&in);
+
+    CHECK_INT_EQ(rlk_elect_proclaim(eb, "usurper"), RLK_ERR_NOT_OWNER);
+    CHECK_INT_EQ(rlk_elect_proclaim(ea, "host-a:9090"), RLK_OK);
+    CHECK_INT_EQ(rlk_elect_leader(eb, &in), RLK_OK);
+    CHECK_STR_EQ(in.value, "host-a:9090");
+    rlk_elect_info_clear(&in);
+    memset(big, 'v', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    CHECK_INT_EQ(rlk_elect_proclaim(ea, big), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_elect_campaign(eb, big, 0, 0, NULL), RLK_ERR_ARG);
+
+    CHECK_INT_EQ(rlk_elect_resign(eb), RLK_ERR_NOT_OWNER);
+    CHECK_INT_EQ(rlk_elect_resign(ea), RLK_OK);
+    CHECK_INT_EQ(rlk_elect_term(ea, &t), RLK_ERR_NOT_OWNER);
+    CHECK_INT_EQ(rlk_elect_proclaim(ea, "late"), RLK_ERR_NOT_OWNER);
+    CHECK_INT_EQ(rlk_elect_leader(eb, &in), RLK_OK);
+    CHECK(in.leader == 0 && in.term == ta);
+    rlk_elect_info_clear(&in);
+
+    CHECK_INT_EQ(rlk_elect_campaign(eb, "host-b", 0, 0, &tb), RLK_OK);
+    CHECK(tb > ta);
+    CHECK_INT_EQ(rlk_elect_resign(eb), RLK_OK);
+    rlk_elect_free(ea);
+    rlk_elect_free(eb);
+    rlk_free(a);
+    rlk_free(b);
+}
+
+/* A candidate blocked on the leader is woken by its resign (pub/sub), long before the 30 s
+ * lease; an observer waiting for a change sees the resign, then the new leader. */
+static void test_waits_woken(void)
+{
+    rlk_client *a = client(0), *b = client(0), *o = client(0);
+    rlk_elect *ea = rlk_elect_new(a, "wk"), *eb = rlk_elect_new(b, "wk"), *eo = rlk_elect_new(o, "wk");
+    rlk_elect_info cur, next;
+    long long ta, tb, t0, waited;
+    later l;
+    pthread_t th;
+
+    REQUIRE(ea && eb && eo);
+    REQUIRE(rlk_elect_campaign(ea, "a", 0, 0, &ta) == RLK_OK);
+    /* Nothing changes: a timeout. */
+    REQUIRE(rlk_elect_leader(eo, &cur) == RLK_OK);
+    t0 = now_ms();
+    CHECK_INT_EQ(rlk_elect_wait_change(eo, &cur, 300, &next), RLK_ERR_TIMEOUT);
+    waited = now_ms() - t0;
+    CHECKF(waited >= 290 && waited < 3000, "a wait of 300 ms took %lld ms", waited);
+    /* The observer is woken by the resign. */
+    l.e = ea;
+    l.delay_ms = 200;
+    REQUIRE(pthread_create(&th, NULL, resign_later, &l) == 0);
+    t0 = now_ms();
+    CHECK_INT_EQ(rlk_elect_wait_change(eo, &cur, 10000, &next), RLK_OK);
+    waited = now_ms() - t0;
+    pthread_join(th, NULL);
+    CHECK_INT_EQ(l.rc, RLK_OK);
+    CHECKF(waited < 3000, "the observer saw the resign after %lld ms", waited);
+    CHECK(next.leader == 0 && next.term == ta);
+    rlk_elect_info_clear(&cur);
+    cur = next;
+    /* A blocked candidate is woken by a resign. */
+    REQUIRE(rlk_elect_campaign(ea, "a2", 0, 0, &ta) == RLK_OK);
+    l.delay_ms = 300;
+    REQUIRE(pthread_create(&th, NULL, resign_later, &l) == 0);
+    t0 = now_ms();
+    CHECK_INT_EQ(rlk_elect_campaign(eb, "b", 20000, 0, &tb), RLK_OK);
+    waited = now_ms() - t0;
+    pthread_join(th, NULL);
+    printf("  a blocked candidate elected %lld ms after it began (the leader resigned at 300 ms)\n",
+           waited);
+    CHECKF(waited >= 250 && waited < 3000, "campaign returned after %lld ms", waited);
+    CHECK(tb > ta);
+    CHECK_INT_EQ(rlk_elect_wait_change(eo, &cur, 5000, &next), RLK_OK);
+    CHECK(next.leader == 1 && next.term == tb && strcmp(next.value, "b") == 0);
+    rlk_elect_info_clear(&cur);
+    rlk_elect_info_clear(&next);
+    CHECK_INT_EQ(rlk_elect_resign(eb), RLK_OK);
+    rlk_elect_free(ea);
+    rlk_elect_free(eb);
+    rlk_elect_free(eo);
+    rlk_free(a);
+    rlk_free(b);
+    rlk_free(o);
+}
+
+/* A fixed lease that runs out publishes nothing: the observer still sees it at its end. */
+static void test_lease_end_seen(void)
+{
+    rlk_client *a = client(0), *o = client(0);
+    rlk_elect *ea = rlk_elect_new(a, "ls"), *eo = rlk_elect_new(o, "ls");
+    rlk_elect_info cur, next;
+    long long ta, t0, waited;
+
+    REQUIRE(ea && eo);
+    REQUIRE(rlk_elect_campaign(ea, "a", 0, 500, &ta) == RLK_OK);
+    REQUIRE(rlk_elect_leader(eo, &cur) == RLK_OK && cur.leader == 1);
+    t0 = now_ms();
+    CHECK_INT_EQ(rlk_elect_wait_change(eo, &cur, 10000, &next), RLK_OK);
+    waited = now_ms() - t0;
+    printf("  a 500 ms lease's end seen by the observer after %lld ms\n", waited);
+    CHECKF(waited >= 300 && waited < 2500, "lease end seen after %lld ms", waited);
+    CHECK(next.leader == 0 && next.term == ta);
+    rlk_elect_info_clear(&cur);
+    rlk_elect_info_clear(&next);
+    rlk_elect_free(ea);
+    rlk_elect_free(eo);
+    rlk_free(a);
+    rlk_free(o);
+}
+
+static atomic_int lost_reason;
+
+static void on_lost(const char *name, const char *owner, int reason, void *ud)
+{
+    (void)owner;
+    (void)ud;
+    if (strcmp(name, "gone") == 0)
+        atomic_store(&lost_reason, reason);
+}
+
+/* The leader's lock deleted under it: the watchdog's next renewal reports RLK_LOST_GONE
+ * through the lost-lock callback, and the leader's term, proclaim and resign are refused. */
+static void test_lost_reported(void)
+{
+    rlk_client *a = client(900);
+    rlk_elect *ea = rlk_elect_new(a, "gone");
+    long long ta, t, t0;
+    redisReply *r;
+
+    REQUIRE(ea);
+    rlk_set_lost_callback(a, on_lost, NULL);
+    REQUIRE(rlk_elect_campaign(ea, "a", 0, 0, &ta) == RLK_OK);
+    r = rlk_fx_command(&srv, "DEL gone");
+    REQUIRE(r);
+    freeReplyObject(r);
+    t0 = now_ms();
+    while (atomic_load(&lost_reason) == 0 && now_ms() - t0 < 5000)
+        usleep(5000);
+    printf("  lost reported %lld ms after the key was deleted (renewals every 300 ms)\n",
+           now_ms() - t0);
+    CHECK_INT_EQ(atomic_load(&lost_reason), RLK_LOST_GONE);
+    CHECK_INT_EQ(rlk_elect_term(ea, &t), RLK_ERR_NOT_OWNER);
+    CHECK_INT_EQ(rlk_elect_proclaim(ea, "x"), RLK_ERR_NOT_OWNER);
+    CHECK_INT_EQ(rlk_elect_resign(ea), RLK_ERR_NOT_OWNER);
+    rlk_elect_free(ea);
+    rlk_free(a);
+}
+
+int main(void)
+{
+    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0)
+        return 1;
+    RUN_TEST(test_campaign_proclaim_resign);
+    RUN_TEST(test_waits_woken);
+    RUN_TEST(test_lease_end_seen);
+    RUN_TEST(test_lost_reported);
+    rlk_fx_stop(&srv);
+    return check_summary("elect_api");
+}
