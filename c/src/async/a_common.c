@@ -11,6 +11,20 @@
 #include "async/engine.h"
 #include "async/a_common.h"
 
+void *rlk_a_common_new(rlk_async *ac, size_t size, rlk_async_fn fn, void *privdata)
+{
+    rlk_async_req *r;
+    rlk_a_head *h;
+
+    if (!ac || !(r = rlk_ae_req_new(ac, size, fn, privdata)))
+        return NULL;
+    h = rlk_ae_req_state(r);
+    h->ac = ac;
+    h->r = r;
+    h->start = rlk_ae_now_ms();
+    return h;
+}
+
 int rlk_a_common_begin(rlk_async_req *r, rlk_ae_cancel_fn cancel, rlk_ae_free_fn free_fn,
                        const char *who, const char *name)
 {
@@ -87,6 +101,16 @@ int rlk_a_common_listen(rlk_async *ac, const char *channel, long long wait_ms, r
         return -1;
     if (wait_ms > 0)
         *deadline = rlk_ae_timer_add(ac, wait_ms, deadline_fn, arg);
+    return 0;
+}
+
+int rlk_a_common_deadline(rlk_ae_timer **deadline, const rlk_ae_call *call, int *ending)
+{
+    *deadline = NULL;
+    if (!call)
+        return 1;
+    if (!*ending)
+        *ending = RLK_ERR_BUSY;     /* the call in flight decides */
     return 0;
 }
 

@@ -16,6 +16,17 @@
 #include "rlk_async.h"
 #include "async/engine.h"
 
+/* What every kind's request state starts with, as its first member (an
+ * anonymous struct: the kind reads a->ac, a->r, a->start): the client, the
+ * request, and its start (monotonic ms). */
+#define RLK_A_HEAD struct { rlk_async *ac; rlk_async_req *r; long long start; }
+typedef RLK_A_HEAD rlk_a_head;
+
+/* A new request and its zeroed state of size bytes, which starts with
+ * RLK_A_HEAD, set: ac, the request, the start now. NULL: no client, or out
+ * of memory (no callback will come). */
+void *rlk_a_common_new(rlk_async *ac, size_t size, rlk_async_fn fn, void *privdata);
+
 /* Sets r's hooks, then the checks every request makes before its own, in
  * this order: the client is closing (rlk_ae_req_new completed r already),
  * the client's fatal error (r completed with it), a NULL or empty name
@@ -55,6 +66,11 @@ int rlk_a_common_wake(const rlk_async_req *r, const rlk_ae_call *call, int *agai
 int rlk_a_common_listen(rlk_async *ac, const char *channel, long long wait_ms, rlk_ae_msg_fn fn,
                         rlk_ae_timer_fn deadline_fn, void *arg, rlk_ae_sub **sub,
                         rlk_ae_timer **deadline);
+
+/* A waiter's deadline timer fired (it is gone: *deadline set NULL): 1 when
+ * the request ends now with RLK_ERR_BUSY; 0 when a call is in flight, which
+ * decides (*ending set to RLK_ERR_BUSY unless an end is noted already). */
+int rlk_a_common_deadline(rlk_ae_timer **deadline, const rlk_ae_call *call, int *ending);
 
 /* Stops a request's retry and deadline timers and its listener, and sets
  * them NULL (the request is ending, or being freed). */

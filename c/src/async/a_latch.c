@@ -30,11 +30,9 @@
 #define ALT_RETRY_MS 20             /* after a read whose reply did not come */
 
 typedef struct alt_req {
-    rlk_async *ac;
-    rlk_async_req *r;
+    RLK_A_HEAD;                     /* ac, r, start (a_common.h) */
     char *name, *channel;
     long long timeout_ms;
-    long long start;                /* monotonic ms */
     rlk_ae_call *call;
     rlk_ae_timer *retry, *deadline;
     rlk_ae_sub *sub;
@@ -170,12 +168,8 @@ static void alt_deadline_fire(rlk_async *ac, void *arg)
     alt_req *a = arg;
 
     (void)ac;
-    a->deadline = NULL;
-    if (a->call) {
-        a->ending = RLK_ERR_BUSY;   /* the read in flight decides */
-        return;
-    }
-    alt_end(a, RLK_ERR_BUSY, NULL);
+    if (rlk_a_common_deadline(&a->deadline, a->call, &a->ending))
+        alt_end(a, RLK_ERR_BUSY, NULL);
 }
 
 /* Nothing to undo: a read in flight is forgotten with the request. */
@@ -194,13 +188,10 @@ rlk_async_req *rlk_async_latch_await(rlk_async *ac, const char *name, long long 
     rlk_async_req *r;
     alt_req *a;
 
-    if (!ac || !(r = rlk_ae_req_new(ac, sizeof *a, fn, privdata)))
+    if (!(a = rlk_a_common_new(ac, sizeof *a, fn, privdata)))
         return NULL;
-    a = rlk_ae_req_state(r);
-    a->ac = ac;
-    a->r = r;
+    r = a->r;
     a->timeout_ms = timeout_ms;
-    a->start = rlk_ae_now_ms();
     rlk_ae_req_metric(r, RLK_MKIND_LATCH, name);
     if (rlk_a_common_begin(r, alt_cancel_hook, alt_free_state, "rlk_async_latch_await", name))
         return r;

@@ -182,8 +182,7 @@ enum { ALK_LOCK, ALK_UNLOCK, ALK_FORCE };
 enum { CW_NONE, CW_ATTEMPT, CW_READ_ACQ, CW_CANCEL, CW_UNDO, CW_RELEASE, CW_READ_REL, CW_FORCE };
 
 typedef struct alk {
-    rlk_async *ac;
-    rlk_async_req *r;
+    RLK_A_HEAD;                     /* ac, r, start (a_common.h) */
     int op;                         /* ALK_* */
     int kind;
     unsigned long long task;
@@ -198,7 +197,6 @@ typedef struct alk {
     long long lease_ms;
     int watchdog;
     long long wait_ms;
-    long long start;                /* monotonic ms */
     long long sent;                 /* monotonic ms: the last attempt was made (its lease's start) */
     long long ticket;               /* 0: no place in the queue (single try, or not yet) */
     int queued;                     /* an attempt with the ticket may have queued it */
@@ -427,6 +425,18 @@ static void alk_schedule(alk *a, long long ms)
     a->retry = rlk_ae_timer_add(a->ac, ms > 0 ? ms : 0, alk_retry_fire, a);
 }
 
+/* The next attempt of a waiter turned away: at once when woken while the
+ * call was in flight, else after ms (the holder's TTL; below 0: none),
+ * at most cap. */
+static void alk_again(alk *a, long long ms, long long cap)
+{
+    if (a->again) {
+        a->again = 0;
+        alk_schedule(a, 0);
+    } else
+        alk_schedule(a, ms >= 0 && ms < cap ? ms : cap);
+}
+
 /* A new ticket: cid * 1024 + r (the release finds the wake channel from it). */
 static long long alk_new_ticket(rlk_async *ac)
 {
@@ -449,20 +459,12 @@ static void alk_busy(alk *a, long long ttl, int first)
         long long cap = RLK_FAIR_THREAD_WAIT_MS / 3;
 
         a->queued = 1;
-        if (a->again) {
-            a->again = 0;
-            alk_schedule(a, 0);
-        } else
-            alk_schedule(a, ttl >= 0 && ttl < cap ? ttl : cap);
+        alk_again(a, ttl, cap);
         return;
     }
     if (a->kind != RLK_KIND_LOCK && a->kind != RLK_KIND_WRITE) {
         /* No queue: the lock's channel (subscribed from the start) and the TTL. */
-        if (a->again) {
-            a->again = 0;
-            alk_schedule(a, 0);
-        } else
-            alk_schedule(a, ttl >= 0 && ttl < ALK_KEEPALIVE_MS ? ttl : ALK_KEEPALIVE_MS);
+        alk_again(a, ttl, ALK_KEEPALIVE_MS);
         return;
     }
     if (a->ticket)
@@ -483,15 +485,8 @@ static void alk_busy(alk *a, long long ttl, int first)
         }
         return;
     }
-    if (a->again) {
-        a->again = 0;
-        alk_schedule(a, 0);
-        return;
-    }
-    if (ttl == -3)
-        alk_schedule(a, ALK_RECHECK_MS);
-    else
-        alk_schedule(a, ttl >= 0 && ttl < ALK_KEEPALIVE_MS ? ttl : ALK_KEEPALIVE_MS);
+    /* -3: behind a reservation, attempt again once its claim window is over. */
+    alk_again(a, ttl == -3 ? ALK_RECHECK_MS : ttl, ALK_KEEPALIVE_MS);
 }
 
 static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
@@ -539,18 +534,26 @@ static long long alk_known(alk *a)
     return h ? h->count : 0;
 }
 
+/* The reply to the call in flight came (a->call, a->cw cleared): 1 when
+ * the client is being freed, the request ended with it. */
+static int alk_replied(alk *a, int rc, const char *errstr)
+{
+    a->call = NULL;
+    a->cw = CW_NONE;
+    if (rc != RLK_ERR_CLOSED)
+        return 0;
+    rlk_ae_complete(a->r, rc, 0, NULL, "%s", errstr);
+    return 1;
+}
+
 static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
                               int lost, void *arg)
 {
     alk *a = arg;
 
     (void)ac;
-    a->call = NULL;
-    a->cw = CW_NONE;
-    if (rc == RLK_ERR_CLOSED) {
-        rlk_ae_complete(a->r, rc, 0, NULL, "%s", errstr);
+    if (alk_replied(a, rc, errstr))
         return;
-    }
     if (rc == RLK_ERR_IO && lost) {
         alk_read_back(a, CW_READ_ACQ);      /* it may have run: find out */
         return;
@@ -781,12 +784,8 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
     alk_hold *h;
 
     (void)ac;
-    a->call = NULL;
-    a->cw = CW_NONE;
-    if (rc == RLK_ERR_CLOSED) {
-        rlk_ae_complete(a->r, rc, 0, NULL, "%s", errstr);
+    if (alk_replied(a, rc, errstr))
         return;
-    }
     if (rc == RLK_ERR_IO && lost) {
         a->cw = cw == CW_UNDO ? CW_UNDO : CW_RELEASE;
         {
@@ -951,22 +950,18 @@ static void alk_force_reply(rlk_async *ac, int rc, const redisReply *r, const ch
 static alk *alk_new(rlk_async *ac, int op, int kind, const char *name, unsigned long long task,
                     rlk_async_fn fn, void *privdata)
 {
-    rlk_async_req *r;
     alk *a;
 
-    if (!ac || !(r = rlk_ae_req_new(ac, sizeof *a, fn, privdata)))
+    if (!(a = rlk_a_common_new(ac, sizeof *a, fn, privdata)))
         return NULL;
-    a = rlk_ae_req_state(r);
-    a->ac = ac;
-    a->r = r;
     a->op = op;
     a->kind = kind;
     a->task = task;
-    a->start = rlk_ae_now_ms();
-    if (rlk_a_common_begin(r, alk_cancel_hook, alk_free_state, "rlk_async lock", name))
+    if (rlk_a_common_begin(a->r, alk_cancel_hook, alk_free_state, "rlk_async lock", name))
         return a;
     if (kind < RLK_KIND_LOCK || kind > RLK_KIND_WRITE) {
-        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async lock %s: unknown kind %d", name, kind);
+        rlk_ae_complete(a->r, RLK_ERR_ARG, 0, NULL, "rlk_async lock %s: unknown kind %d", name,
+                        kind);
         return a;
     }
     a->name = strdup(name);
@@ -975,17 +970,17 @@ static alk *alk_new(rlk_async *ac, int op, int kind, const char *name, unsigned 
     a->channel = rlk_fam_prefix_name(kind == RLK_KIND_READ || kind == RLK_KIND_WRITE
                                      ? RLK_NAMES_CH_RWLOCK : RLK_NAMES_CH_LOCK, name);
     if ((kind == RLK_KIND_READ || kind == RLK_KIND_WRITE) && !(a->prefix = rlk_fam_tag(name))) {
-        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async lock %s: out of memory", name);
+        rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL, "rlk_async lock %s: out of memory", name);
         return a;
     }
     if (kind == RLK_KIND_FENCED && !(a->token_key = rlk_fam_prefix_name(RLK_NAMES_TOKEN, name))) {
-        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async lock %s: out of memory", name);
+        rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL, "rlk_async lock %s: out of memory", name);
         return a;
     }
     if (a->channel)
         a->wake = rlk_names_wake_channel(a->channel, rlk_names_wake_cid(rlk_async_uuid(ac)));
     if (!a->name || !a->waiters || !a->grant || !a->channel || !a->wake) {
-        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async lock %s: out of memory", name);
+        rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL, "rlk_async lock %s: out of memory", name);
         return a;
     }
     {
@@ -995,7 +990,7 @@ static alk *alk_new(rlk_async *ac, int op, int kind, const char *name, unsigned 
         a->owner = strdup(owner);
         a->field = malloc(strlen(owner) + 8);
         if (!a->owner || !a->field) {
-            rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async lock %s: out of memory", name);
+            rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL, "rlk_async lock %s: out of memory", name);
             return a;
         }
     }
@@ -1004,7 +999,7 @@ static alk *alk_new(rlk_async *ac, int op, int kind, const char *name, unsigned 
         a->timeouts = rlk_fam_prefix_name(RLK_NAMES_TIMEOUTS, name);
         a->own = rlk_names_waiter_channel(name, a->owner, strlen(a->owner));
         if (!a->queue || !a->timeouts || !a->own) {
-            rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async lock %s: out of memory", name);
+            rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL, "rlk_async lock %s: out of memory", name);
             return a;
         }
     }

@@ -41,14 +41,13 @@ typedef struct aml_link {
 } aml_link;
 
 struct aml {
-    rlk_async *ac;
-    rlk_async_req *r;
+    RLK_A_HEAD;                     /* ac, r, start (a_common.h) */
     int op;
     int n;
     char **names;
     unsigned long long task;
     long long wait_ms, lease_ms, acq_lease, budget_ms;
-    long long start, deadline;      /* monotonic ms; deadline -1: none */
+    long long deadline;             /* monotonic ms; -1: none */
     long long attempt_end;
     int phase;                      /* AML_* */
     int k;                          /* the member being taken / renewed / released */
@@ -360,45 +359,40 @@ static aml *aml_new(rlk_async *ac, int op, int n, const char *const *names,
                     unsigned long long task, rlk_async_fn fn, void *privdata)
 {
     const char *what = op == AML_LOCK ? "rlk_async_multilock_lock" : "rlk_async_multilock_unlock";
-    rlk_async_req *r;
     aml *m;
 
-    if (!ac || !(r = rlk_ae_req_new(ac, sizeof *m, fn, privdata)))
+    if (!(m = rlk_a_common_new(ac, sizeof *m, fn, privdata)))
         return NULL;
-    m = rlk_ae_req_state(r);
-    m->ac = ac;
-    m->r = r;
     m->op = op;
     m->task = task;
-    m->start = rlk_ae_now_ms();
     /* No one name to check: the n names are checked below. */
-    if (rlk_a_common_begin(r, aml_cancel_hook, aml_free_state, NULL, NULL))
+    if (rlk_a_common_begin(m->r, aml_cancel_hook, aml_free_state, NULL, NULL))
         return m;
     if (n < 1 || !names) {
-        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "%s: needs 1 or more names (n %d)", what, n);
+        rlk_ae_complete(m->r, RLK_ERR_ARG, 0, NULL, "%s: needs 1 or more names (n %d)", what, n);
         return m;
     }
     for (int i = 0; i < n; i++) {
         if (!names[i] || !*names[i]) {
-            rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "%s: name %d is %s", what, i,
+            rlk_ae_complete(m->r, RLK_ERR_ARG, 0, NULL, "%s: name %d is %s", what, i,
                             names[i] ? "empty" : "NULL");
             return m;
         }
         for (int j = 0; j < i; j++)
             if (strcmp(names[i], names[j]) == 0) {
-                rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "%s: name %d (%s) repeats name %d", what,
-                                i, names[i], j);
+                rlk_ae_complete(m->r, RLK_ERR_ARG, 0, NULL, "%s: name %d (%s) repeats name %d",
+                                what, i, names[i], j);
                 return m;
             }
     }
     if (!(m->names = calloc((size_t)n, sizeof *m->names))) {
-        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "%s: out of memory", what);
+        rlk_ae_complete(m->r, RLK_ERR_NOMEM, 0, NULL, "%s: out of memory", what);
         return m;
     }
     m->n = n;
     for (int i = 0; i < n; i++)
         if (!(m->names[i] = strdup(names[i]))) {
-            rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "%s: out of memory", what);
+            rlk_ae_complete(m->r, RLK_ERR_NOMEM, 0, NULL, "%s: out of memory", what);
             return m;
         }
     return m;

@@ -14,14 +14,12 @@
 #define AON_RETRY_MS 20     /* after a call that never went out */
 
 typedef struct aon {
-    rlk_async *ac;
-    rlk_async_req *r;
+    RLK_A_HEAD;                     /* ac, r, start (a_common.h) */
     char what[48];
     char *name;
     const char *script;     /* a name of the client's script set (static) */
     int nkeys, nargs;
     char *keys[RLK_A_ONCE_MAX], *args[RLK_A_ONCE_MAX];
-    long long start;
     rlk_ae_call *call;
     rlk_ae_timer *retry;
 } aon;
@@ -106,12 +104,9 @@ rlk_async_req *rlk_a_once_new(rlk_async *ac, const char *what, const char *name,
     rlk_async_req *r;
     aon *o;
 
-    if (!ac || !(r = rlk_ae_req_new(ac, sizeof *o, fn, privdata)))
+    if (!(o = rlk_a_common_new(ac, sizeof *o, fn, privdata)))
         return NULL;
-    o = rlk_ae_req_state(r);
-    o->ac = ac;
-    o->r = r;
-    o->start = rlk_ae_now_ms();
+    r = o->r;
     snprintf(o->what, sizeof o->what, "%s", what);
     snprintf(who, sizeof who, "rlk_async %s", what);
     if (rlk_a_common_begin(r, aon_cancel_hook, aon_free_state, who, name))

@@ -39,8 +39,7 @@ enum { APS_ACQUIRE, APS_RELEASE };
 enum { APS_CW_NONE, APS_CW_ACQ, APS_CW_UNDO, APS_CW_REL, APS_CW_CANCEL };
 
 typedef struct aps {
-    rlk_async *ac;
-    rlk_async_req *r;
+    RLK_A_HEAD;                     /* ac, r, start (a_common.h) */
     int op;
     rlk_a_semq q;                   /* the queue: keys, wake channel, ticket (a_semq.h) */
     const char *name;               /* q.name */
@@ -49,10 +48,10 @@ typedef struct aps {
     size_t rawlen;
     char hex[RLK_PERMIT_ID_SIZE];
     char lease[24];
-    long long wait_ms, start;
+    long long wait_ms;
     rlk_ae_call *call;
     int cw;
-    rlk_ae_timer *retry, *deadline;
+    rlk_ae_timer *deadline;
     int again;                      /* woken while a call was in flight */
     int ending;                     /* RLK_ERR_BUSY / RLK_ERR_CANCELLED: end at the next chance */
     int io_failed;                  /* a call's reply was lost: it may have run */
@@ -64,7 +63,7 @@ static void aps_attempt(aps *a);
 
 static void aps_quiet(aps *a)
 {
-    rlk_a_semq_quiet(&a->q, &a->retry, &a->deadline);
+    rlk_a_semq_quiet(&a->q, &a->deadline);
 }
 
 static void aps_free_state(rlk_async_req *r, void *state)
@@ -115,6 +114,16 @@ static void aps_end(aps *a, int err, const char *msg)
 
 /* ---------------------------------------------------------------- the calls */
 
+/* A call just made (a->call) for cw: NULL, it could not be queued, and the
+ * request ends (the client is being freed, or out of memory). */
+static void aps_sent(aps *a, int cw)
+{
+    a->cw = a->call ? cw : APS_CW_NONE;
+    if (!a->call)
+        aps_end(a, rlk_ae_closing(a->ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM,
+                rlk_ae_closing(a->ac) ? "the async client was freed" : "out of memory");
+}
+
 /* psemaphore/release of this request's id (a release, or the undo of a
  * permit a cancelled request was granted). */
 static void aps_release_send(aps *a, int cw)
@@ -124,10 +133,7 @@ static void aps_release_send(aps *a, int cw)
     size_t lens[3] = {strlen(args[0]), strlen(args[1]), a->rawlen};
 
     a->call = rlk_ae_scriptv(a->ac, "psemaphore/release", 5, keys, 3, args, lens, aps_reply, a);
-    a->cw = a->call ? cw : APS_CW_NONE;
-    if (!a->call)
-        aps_end(a, rlk_ae_closing(a->ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM,
-                rlk_ae_closing(a->ac) ? "the async client was freed" : "out of memory");
+    aps_sent(a, cw);
 }
 
 static void aps_attempt(aps *a)
@@ -142,14 +148,10 @@ static void aps_attempt(aps *a)
     for (int i = 0; i < 4; i++)
         lens[i] = strlen(args[i]);
     lens[4] = a->rawlen;
-    rlk_ae_timer_del(a->retry);
-    a->retry = NULL;
+    rlk_a_semq_retry_stop(&a->q);
     a->again = 0;
     a->call = rlk_ae_scriptv(a->ac, "psemaphore/acquire", 5, keys, 5, args, lens, aps_reply, a);
-    a->cw = a->call ? APS_CW_ACQ : APS_CW_NONE;
-    if (!a->call)
-        aps_end(a, rlk_ae_closing(a->ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM,
-                rlk_ae_closing(a->ac) ? "the async client was freed" : "out of memory");
+    aps_sent(a, APS_CW_ACQ);
 }
 
 /* Something says a permit may be free (arg: the aps): attempt now (or after
@@ -162,21 +164,6 @@ static void aps_poke(void *arg)
     if (a->cw != APS_CW_UNDO && a->cw != APS_CW_CANCEL &&
         rlk_a_semq_wake(&a->q, a->r, a->call, &a->again))
         aps_attempt(a);
-}
-
-static void aps_retry_fire(rlk_async *ac, void *arg)
-{
-    aps *a = arg;
-
-    (void)ac;
-    a->retry = NULL;
-    aps_poke(a);
-}
-
-static void aps_schedule(aps *a, long long ms)
-{
-    rlk_ae_timer_del(a->retry);
-    a->retry = rlk_ae_timer_add(a->ac, ms > 0 ? ms : 0, aps_retry_fire, a);
 }
 
 /* The permit is the request's (its ticket left the queue with it). */
@@ -200,7 +187,7 @@ static void aps_busy(aps *a, long long wait, int first)
         aps_end(a, a->ending == RLK_ERR_CANCELLED ? RLK_ERR_CANCELLED : RLK_ERR_BUSY,
                 a->ending == RLK_ERR_CANCELLED ? "cancelled" : NULL);
     else if (ms != RLK_A_SEMQ_LATER)
-        aps_schedule(a, ms);
+        rlk_a_semq_retry(&a->q, ms);
 }
 
 static void aps_acq_reply(aps *a, int rc, const redisReply *r, const char *errstr, int lost)
@@ -327,13 +314,8 @@ static void aps_deadline_fire(rlk_async *ac, void *arg)
     aps *a = arg;
 
     (void)ac;
-    a->deadline = NULL;
-    if (a->call) {
-        if (!a->ending)
-            a->ending = RLK_ERR_BUSY;   /* the call in flight decides */
-        return;
-    }
-    aps_end(a, RLK_ERR_BUSY, NULL);
+    if (rlk_a_common_deadline(&a->deadline, a->call, &a->ending))
+        aps_end(a, RLK_ERR_BUSY, NULL);
 }
 
 static void aps_cancel_hook(rlk_async_req *r, void *state)
@@ -353,21 +335,17 @@ static void aps_cancel_hook(rlk_async_req *r, void *state)
 
 static aps *aps_new(rlk_async *ac, int op, const char *name, rlk_async_fn fn, void *privdata)
 {
-    rlk_async_req *r;
     aps *a;
 
-    if (!ac || !(r = rlk_ae_req_new(ac, sizeof *a, fn, privdata)))
+    if (!(a = rlk_a_common_new(ac, sizeof *a, fn, privdata)))
         return NULL;
-    a = rlk_ae_req_state(r);
-    a->ac = ac;
-    a->r = r;
     a->op = op;
-    a->start = rlk_ae_now_ms();
-    if (rlk_a_common_begin(r, aps_cancel_hook, aps_free_state, "rlk_async psemaphore", name))
+    if (rlk_a_common_begin(a->r, aps_cancel_hook, aps_free_state, "rlk_async psemaphore", name))
         return a;
     a->timeouts = rlk_fam_suffix_name(name, RLK_NAMES_PERMITS);
     if (rlk_a_semq_init(&a->q, ac, name, aps_poke, a) != 0 || !a->timeouts)
-        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async psemaphore %s: out of memory", name);
+        rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL, "rlk_async psemaphore %s: out of memory",
+                        name);
     a->name = a->q.name;
     return a;
 }

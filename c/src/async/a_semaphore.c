@@ -42,8 +42,7 @@
 enum { ASM_NONE, ASM_ATTEMPT, ASM_UNDO, ASM_CANCEL };
 
 typedef struct asm_req {
-    rlk_async *ac;
-    rlk_async_req *r;
+    RLK_A_HEAD;                     /* ac, r, start (a_common.h) */
     rlk_a_semq q;                   /* the queue: keys, wake channel, ticket (a_semq.h) */
     const char *name;               /* q.name */
     char permits[24];
@@ -51,11 +50,10 @@ typedef struct asm_req {
     char end_msg[256];
     long long n;
     long long wait_ms;
-    long long start;                /* monotonic ms */
     int waiter;                     /* wait_ms != 0 */
     rlk_ae_call *call;
     int cw;                         /* ASM_*: what the call in flight is */
-    rlk_ae_timer *retry, *deadline;
+    rlk_ae_timer *deadline;
     int again;                      /* woken while a call was in flight */
     int ending;                     /* RLK_ERR_BUSY / RLK_ERR_CANCELLED: end at the next chance */
 } asm_req;
@@ -64,7 +62,7 @@ static void asm_attempt(asm_req *a);
 
 static void asm_quiet(asm_req *a)
 {
-    rlk_a_semq_quiet(&a->q, &a->retry, &a->deadline);
+    rlk_a_semq_quiet(&a->q, &a->deadline);
 }
 
 static void asm_free_state(rlk_async_req *r, void *state)
@@ -150,21 +148,6 @@ static void asm_poke(void *arg)
         asm_attempt(a);
 }
 
-static void asm_retry_fire(rlk_async *ac, void *arg)
-{
-    asm_req *a = arg;
-
-    (void)ac;
-    a->retry = NULL;
-    asm_poke(a);
-}
-
-static void asm_schedule(asm_req *a, long long ms)
-{
-    rlk_ae_timer_del(a->retry);
-    a->retry = rlk_ae_timer_add(a->ac, ms, asm_retry_fire, a);
-}
-
 static void asm_undo(asm_req *a);
 
 static void asm_undo_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
@@ -215,7 +198,7 @@ static void asm_busy(asm_req *a, long long wait, int first)
     if (ms == RLK_A_SEMQ_END)
         asm_end(a, a->ending == RLK_ERR_CANCELLED ? RLK_ERR_CANCELLED : RLK_ERR_BUSY);
     else if (ms != RLK_A_SEMQ_LATER)
-        asm_schedule(a, ms);
+        rlk_a_semq_retry(&a->q, ms);
 }
 
 static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
@@ -240,7 +223,7 @@ static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, co
         return;
     }
     if (rc == RLK_ERR_IO && asm_elapsed(a) <= asm_budget(a)) {
-        asm_schedule(a, ASM_RETRY_MS);      /* never written: once more in a while */
+        rlk_a_semq_retry(&a->q, ASM_RETRY_MS);      /* never written: once more in a while */
         return;
     }
     if (rc != RLK_OK) {
@@ -276,8 +259,7 @@ static void asm_attempt(asm_req *a)
     char ticket[24];
     const char *args[4] = {a->permits, ticket, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->ac)};
 
-    rlk_ae_timer_del(a->retry);
-    a->retry = NULL;
+    rlk_a_semq_retry_stop(&a->q);
     snprintf(ticket, sizeof ticket, "%lld", rlk_a_semq_arg(&a->q));
     a->call = rlk_ae_script(a->ac, "semaphore/acquire", 4, keys, 4, args, asm_acquire_reply, a);
     if (a->call) {
@@ -295,13 +277,8 @@ static void asm_deadline_fire(rlk_async *ac, void *arg)
     asm_req *a = arg;
 
     (void)ac;
-    a->deadline = NULL;
-    if (a->call) {
-        if (!a->ending)
-            a->ending = RLK_ERR_BUSY;   /* the call in flight decides */
-        return;
-    }
-    asm_end(a, RLK_ERR_BUSY);
+    if (rlk_a_common_deadline(&a->deadline, a->call, &a->ending))
+        asm_end(a, RLK_ERR_BUSY);
 }
 
 static void asm_cancel_hook(rlk_async_req *r, void *state)
@@ -323,14 +300,11 @@ rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long
     rlk_async_req *r;
     asm_req *a;
 
-    if (!ac || !(r = rlk_ae_req_new(ac, sizeof *a, fn, privdata)))
+    if (!(a = rlk_a_common_new(ac, sizeof *a, fn, privdata)))
         return NULL;
-    a = rlk_ae_req_state(r);
-    a->ac = ac;
-    a->r = r;
+    r = a->r;
     a->n = permits;
     a->wait_ms = wait_ms;
-    a->start = rlk_ae_now_ms();
     rlk_ae_req_metric(r, RLK_MKIND_SEMAPHORE, name);
     if (rlk_a_common_begin(r, asm_cancel_hook, asm_free_state, "rlk_async_semaphore_acquire", name))
         return r;

@@ -47,11 +47,32 @@ void rlk_a_semq_free(rlk_a_semq *q)
     free(q->wake);
 }
 
-void rlk_a_semq_quiet(rlk_a_semq *q, rlk_ae_timer **retry, rlk_ae_timer **deadline)
+void rlk_a_semq_quiet(rlk_a_semq *q, rlk_ae_timer **deadline)
 {
-    rlk_a_common_quiet(retry, deadline, &q->sub);
+    rlk_a_common_quiet(&q->retry, deadline, &q->sub);
     rlk_ae_unsubscribe(q->s_wide);
     q->s_wide = NULL;
+}
+
+static void rlk_a_semq_retry_fire(rlk_async *ac, void *arg)
+{
+    rlk_a_semq *q = arg;
+
+    (void)ac;
+    q->retry = NULL;
+    q->poke(q->poke_arg);
+}
+
+void rlk_a_semq_retry(rlk_a_semq *q, long long ms)
+{
+    rlk_ae_timer_del(q->retry);
+    q->retry = rlk_ae_timer_add(q->ac, ms > 0 ? ms : 0, rlk_a_semq_retry_fire, q);
+}
+
+void rlk_a_semq_retry_stop(rlk_a_semq *q)
+{
+    rlk_ae_timer_del(q->retry);
+    q->retry = NULL;
 }
 
 /* A message on the wake channel (a grant, ticket * 2^26: only its own

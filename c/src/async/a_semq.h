@@ -37,6 +37,7 @@ typedef struct rlk_a_semq {
     int queued;                 /* an attempt with the ticket may have queued it */
     rlk_ae_sub *sub;            /* the wake channel (a waiter) */
     rlk_ae_sub *s_wide;         /* redisson_sc:{name} while first in the queue */
+    rlk_ae_timer *retry;        /* the next attempt (rlk_a_semq_retry): pokes */
 } rlk_a_semq;
 
 /* Fills q for the semaphore name of ac's client, its messages passed to
@@ -47,9 +48,13 @@ int rlk_a_semq_init(rlk_a_semq *q, rlk_async *ac, const char *name, rlk_a_semq_p
 /* Stops q's listeners and frees its names. */
 void rlk_a_semq_free(rlk_a_semq *q);
 
-/* The request is ending (or waiting no longer): stops its retry and
- * deadline timers and q's listeners, and sets them NULL. */
-void rlk_a_semq_quiet(rlk_a_semq *q, rlk_ae_timer **retry, rlk_ae_timer **deadline);
+/* The request is ending (or waiting no longer): stops q's retry timer, the
+ * request's deadline timer and q's listeners, and sets them NULL. */
+void rlk_a_semq_quiet(rlk_a_semq *q, rlk_ae_timer **deadline);
+/* Pokes (q's poke) in ms (below 0: 0), instead of a retry armed before. */
+void rlk_a_semq_retry(rlk_a_semq *q, long long ms);
+/* Disarms q's retry: an attempt is under way. */
+void rlk_a_semq_retry_stop(rlk_a_semq *q);
 
 /* A waiter's listener on its wake channel (its messages go to q's poke)
  * and, for a bounded wait (wait_ms > 0), its deadline timer (deadline_fn,

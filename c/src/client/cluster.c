@@ -591,8 +591,7 @@ static int rlk_cl_pubsub_auto(rlk_client *c)
 const rlk_topo rlk_topo_cluster = {
     .name = "cluster",
     .flags = RLK_TOPO_ROUTED,
-    .readonly_hint = " (a replica: point rlk at the master, or at the sentinels with "
-                     "redis+sentinel://)",
+    .readonly_hint = RLK_TOPO_REPLICA_HINT,
     .setup = rlk_cl_setup,
     .connect = rlk_cl_connect,
     .free = rlk_cluster_free,

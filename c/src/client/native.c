@@ -207,6 +207,33 @@ static int nat_wrongtype(rlk_client *c, redisContext *ctx, const nat_call *k, in
     return rc;
 }
 
+/* An error reply to a native command: recorded (RLK_ERR_SERVER), r freed. */
+static int nat_server_error(rlk_client *c, redisReply *r)
+{
+    int rc = rlk_set_reply_error(c, r, NULL, RLK_ERR_SERVER);
+
+    freeReplyObject(r);
+    return rc;
+}
+
+/* r is an error reply (1, r freed, *rc set) or not (0). A WRONGTYPE is
+ * answered as the script would (nat_wrongtype: *again when the key is a
+ * string or gone by now); any other error is recorded (RLK_ERR_SERVER). */
+static int nat_refused(rlk_client *c, redisContext *ctx, const nat_call *k, redisReply *r,
+                       int *again, int *rc)
+{
+    if (nat_is_wrongtype(r)) {
+        freeReplyObject(r);
+        *rc = nat_wrongtype(c, ctx, k, again);
+        return 1;
+    }
+    if (r->type != REDIS_REPLY_ERROR)
+        return 0;
+    *again = 0;
+    *rc = nat_server_error(c, r);
+    return 1;
+}
+
 /* acquire: SET key token NX PX lease GET; busy: PTTL key. */
 static int nat_acquire(rlk_client *c, redisContext *ctx, const nat_call *k, redisReply **out,
                        int *written)
@@ -227,16 +254,10 @@ static int nat_acquire(rlk_client *c, redisContext *ctx, const nat_call *k, redi
             *out = r;
             return RLK_OK;
         }
-        if (nat_is_wrongtype(r)) {
-            freeReplyObject(r);
-            if ((rc = nat_wrongtype(c, ctx, k, &again)) != RLK_OK || !again)
+        if (nat_refused(c, ctx, k, r, &again, &rc)) {
+            if (rc != RLK_OK || !again)
                 return rc;
-            continue;
-        }
-        if (r->type == REDIS_REPLY_ERROR) {
-            rc = rlk_set_reply_error(c, r, NULL, RLK_ERR_SERVER);
-            freeReplyObject(r);
-            return rc;
+            continue;                           /* the key changed type: again */
         }
         freeReplyObject(r);                     /* busy: the holder's PTTL */
         if ((rc = nat_cmd(c, ctx, "pttl", 2, pttl, pttll, &r, NULL)) != RLK_OK)
@@ -245,11 +266,8 @@ static int nat_acquire(rlk_client *c, redisContext *ctx, const nat_call *k, redi
             *out = r;
             return RLK_OK;
         }
-        if (r->type == REDIS_REPLY_ERROR) {
-            rc = rlk_set_reply_error(c, r, NULL, RLK_ERR_SERVER);
-            freeReplyObject(r);
-            return rc;
-        }
+        if (r->type == REDIS_REPLY_ERROR)
+            return nat_server_error(c, r);
         freeReplyObject(r);                     /* gone since the SET: try again */
     }
     /* The key came and went every time: not acquired, try again soon. */
@@ -285,16 +303,10 @@ static int nat_compare(rlk_client *c, redisContext *ctx, const nat_call *k, int 
 
         if (rc != RLK_OK)
             return rc;
-        if (nat_is_wrongtype(r)) {
-            freeReplyObject(r);
-            if ((rc = nat_wrongtype(c, ctx, k, &again)) != RLK_OK || !again)
+        if (nat_refused(c, ctx, k, r, &again, &rc)) {
+            if (rc != RLK_OK || !again)
                 return rc;
-            continue;
-        }
-        if (r->type == REDIS_REPLY_ERROR) {
-            rc = rlk_set_reply_error(c, r, NULL, RLK_ERR_SERVER);
-            freeReplyObject(r);
-            return rc;
+            continue;                           /* the key changed type: again */
         }
         if (r->type == REDIS_REPLY_INTEGER) {   /* DELIFEQ, DELEX: already the script's */
             *out = r;

@@ -237,8 +237,7 @@ int rlk_topo_verify_one(rlk_client *c, int *present)
 const rlk_topo rlk_topo_standalone = {
     .name = "standalone",
     .flags = 0,
-    .readonly_hint = " (a replica: point rlk at the master, or at the sentinels with "
-                     "redis+sentinel://)",
+    .readonly_hint = RLK_TOPO_REPLICA_HINT,
     .connect = rlk_topo_pool_connect,
     .run = rlk_topo_pool_run,
     .open = rlk_standalone_open,

@@ -38,6 +38,11 @@
 #define RLK_TOPO_RESOLVES 2u        /* the address to dial is found by round trips (sentinels):
                                        a dial may block beyond the connect timeout */
 
+/* The readonly_hint of the variants that do not follow a master (standalone,
+ * cluster). */
+#define RLK_TOPO_REPLICA_HINT \
+    " (a replica: point rlk at the master, or at the sentinels with redis+sentinel://)"
+
 typedef struct rlk_topo {
     const char *name;               /* "standalone", "sentinel", "cluster" (messages, tests) */
     unsigned flags;                 /* RLK_TOPO_* */

@@ -50,8 +50,20 @@ typedef struct rlk_elect_acq {
     long long term;
 } rlk_elect_acq;
 
+/* rlk_fam_kind.fini: what the handle holds beyond its base. */
+static void rlk_elect_fini(void *handle)
+{
+    rlk_elect *e = handle;
+
+    rlk_lq_put(e->q);
+    rlk_fam_id_destroy(&e->id);
+    free(e->token_key);
+    free(e->state_key);
+    free(e->elect_channel);
+}
+
 static const rlk_fam_kind rlk_elect_kind = {
-    "rlk_elect_new", "election", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name
+    "rlk_elect_new", "election", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name, rlk_elect_fini
 };
 
 /* ---------------------------------------------------------------- handles */
@@ -71,29 +83,18 @@ rlk_elect *rlk_elect_new(rlk_client *c, const char *name)
     snprintf(owner, sizeof owner, "%s:elect-%llu", e->b.rt->uuid,
              (unsigned long long)atomic_fetch_add(&rlk_elect_handles, 1) + 1);
     if (rlk_fam_id_set(c, &e->id, owner, 0, "rlk_elect_new") != RLK_OK) {
-        rlk_elect_free(e);
+        rlk_fam_free(e);
         return NULL;
     }
     e->token_key = rlk_fam_prefix_name(RLK_NAMES_TOKEN, name);
     e->state_key = rlk_fam_suffix_name(name, RLK_NAMES_ELECT_STATE);
     e->elect_channel = rlk_fam_prefix_name(RLK_NAMES_CH_ELECT, name);
     e->q = rlk_lq_get(c->addr, c->url.db, name);
-    if (!e->token_key || !e->state_key || !e->elect_channel || !e->q) {
-        rlk_elect_free(e);
-        return rlk_fam_nomem(c, &rlk_elect_kind, name);
-    }
-    return e;
+    return rlk_fam_made(e, e->token_key && e->state_key && e->elect_channel && e->q);
 }
 
 void rlk_elect_free(rlk_elect *e)
 {
-    if (!e)
-        return;
-    rlk_lq_put(e->q);
-    rlk_fam_id_destroy(&e->id);
-    free(e->token_key);
-    free(e->state_key);
-    free(e->elect_channel);
     rlk_fam_free(e);
 }
 

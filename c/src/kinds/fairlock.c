@@ -58,8 +58,19 @@ typedef struct rlk_fair_acq {
     long long wait_ms;          /* the keep-alive (thread wait time) this call queues with */
 } rlk_fair_acq;
 
+/* rlk_fam_kind.fini: what the handle holds beyond its base. */
+static void rlk_fairlock_fini(void *handle)
+{
+    rlk_fairlock *f = handle;
+
+    rlk_fam_id_destroy(&f->id);
+    pthread_mutex_destroy(&f->mu);
+    free(f->timeouts);
+    free(f->queue);
+}
+
 static const rlk_fam_kind rlk_fair_kind = {
-    "rlk_fairlock_new", "lock", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name
+    "rlk_fairlock_new", "lock", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name, rlk_fairlock_fini
 };
 
 /* The watchdog's task for fair locks (runtime/wd.h): one fair/renew call
@@ -80,21 +91,11 @@ rlk_fairlock *rlk_fairlock_new(rlk_client *c, const char *name)
     pthread_mutex_init(&f->mu, NULL);
     f->queue = rlk_fam_prefix_name(RLK_NAMES_QUEUE, name);
     f->timeouts = rlk_fam_prefix_name(RLK_NAMES_TIMEOUTS, name);
-    if (!f->queue || !f->timeouts) {
-        rlk_fairlock_free(f);
-        return rlk_fam_nomem(c, &rlk_fair_kind, name);
-    }
-    return f;
+    return rlk_fam_made(f, f->queue && f->timeouts);
 }
 
 void rlk_fairlock_free(rlk_fairlock *f)
 {
-    if (!f)
-        return;
-    rlk_fam_id_destroy(&f->id);
-    pthread_mutex_destroy(&f->mu);
-    free(f->timeouts);
-    free(f->queue);
     rlk_fam_free(f);
 }
 

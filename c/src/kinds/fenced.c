@@ -45,8 +45,18 @@ typedef struct rlk_fenced_acq {
     long long token;            /* of the acquisition, once acquired */
 } rlk_fenced_acq;
 
+/* rlk_fam_kind.fini: what the handle holds beyond its base. */
+static void rlk_fenced_fini(void *handle)
+{
+    rlk_fenced *f = handle;
+
+    rlk_lq_put(f->q);
+    rlk_fam_id_destroy(&f->id);
+    free(f->token_key);
+}
+
 static const rlk_fam_kind rlk_fenced_kind = {
-    "rlk_fenced_new", "lock", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name
+    "rlk_fenced_new", "lock", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name, rlk_fenced_fini
 };
 
 /* The watchdog's task for fenced locks (runtime/wd.h): one fenced/renew
@@ -66,20 +76,11 @@ rlk_fenced *rlk_fenced_new(rlk_client *c, const char *name)
     rlk_fam_id_init(&f->id);
     f->token_key = rlk_fam_prefix_name(RLK_NAMES_TOKEN, name);
     f->q = rlk_lq_get(c->addr, c->url.db, name);
-    if (!f->token_key || !f->q) {
-        rlk_fenced_free(f);
-        return rlk_fam_nomem(c, &rlk_fenced_kind, name);
-    }
-    return f;
+    return rlk_fam_made(f, f->token_key && f->q);
 }
 
 void rlk_fenced_free(rlk_fenced *f)
 {
-    if (!f)
-        return;
-    rlk_lq_put(f->q);
-    rlk_fam_id_destroy(&f->id);
-    free(f->token_key);
     rlk_fam_free(f);
 }
 

@@ -33,7 +33,7 @@ struct rlk_latch {
 };
 
 static const rlk_fam_kind rlk_latch_kind = {
-    "rlk_latch_new", "latch", RLK_NAMES_CH_LATCH, rlk_fam_braced_name
+    "rlk_latch_new", "latch", RLK_NAMES_CH_LATCH, rlk_fam_braced_name, NULL
 };
 
 /* ---------------------------------------------------------------- handles */

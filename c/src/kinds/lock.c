@@ -42,7 +42,6 @@ struct rlk_lock {
 };
 
 #define RLK_LOCK_KEEPALIVE_MS 1000  /* a queued waiter attempts at least this often */
-#define RLK_LOCK_CANCEL_NS (200LL * 1000000LL)  /* the most a give-up's cancel may take */
 
 /* One call's view: who asks, for how long, and its place in the queue. */
 typedef struct rlk_acq {
@@ -65,8 +64,20 @@ void rlk_lock_last_timeline(rlk_lock_timeline *out)
     *out = rlk_lock_tl;
 }
 
+/* rlk_fam_kind.fini: what the handle holds beyond its base. */
+static void rlk_lock_fini(void *handle)
+{
+    rlk_lock *l = handle;
+
+    rlk_lq_put(l->q);
+    free(l->waiters);
+    free(l->grant);
+    free(l->wake);
+    rlk_fam_id_destroy(&l->id);
+}
+
 static const rlk_fam_kind rlk_lock_kind = {
-    "rlk_lock_new", "lock", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name
+    "rlk_lock_new", "lock", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name, rlk_lock_fini
 };
 
 /* The reentrant lock's channel rule (runtime/sub.h): "0" wakes one; a grant
@@ -139,22 +150,11 @@ rlk_lock *rlk_lock_new(rlk_client *c, const char *name)
      * draw the same share a channel: a grant then wakes both subscribers, the other ignores it). */
     l->cid = rlk_names_wake_cid(l->b.rt->uuid);
     l->wake = rlk_names_wake_channel(l->b.channel, l->cid);
-    if (!l->q || !l->waiters || !l->grant || !l->wake) {
-        rlk_lock_free(l);
-        return rlk_fam_nomem(c, &rlk_lock_kind, name);
-    }
-    return l;
+    return rlk_fam_made(l, l->q && l->waiters && l->grant && l->wake);
 }
 
 void rlk_lock_free(rlk_lock *l)
 {
-    if (!l)
-        return;
-    rlk_lq_put(l->q);
-    free(l->waiters);
-    free(l->grant);
-    free(l->wake);
-    rlk_fam_id_destroy(&l->id);
     rlk_fam_free(l);
 }
 
@@ -228,32 +228,13 @@ static int rlk_lock_release_call(void *arg, const char *owner, long long lease, 
                                 4, keys, 3, owner, lease, rc);
 }
 
-/* A waiter that gives up (its wait ran out, an error, an interrupt) leaves
- * the server's queue, passing on a reservation it did not claim; best
- * effort, the caller's error kept (a waiter that cannot say so is skipped
- * when its reservation expires). */
+/* A waiter that gives up leaves the server's queue (rlk_fam_cancel). */
 static void rlk_lock_cancel(rlk_acq *a)
 {
     rlk_lock *l = a->l;
     const char *keys[4] = {l->b.name, l->b.channel, l->waiters, l->grant};
-    char ticket[24];
-    const char *args[3] = {ticket, RLK_FAM_CLAIM_MS_STR, rlk_publish_arg(l->b.c)};
-    redisReply *r = NULL;
-    char saved[RLK_ERRSTR_MAX];
-    int err = rlk_err(l->b.c);
 
-    long long limit;
-
-    snprintf(saved, sizeof saved, "%s", rlk_errstr(l->b.c));
-    snprintf(ticket, sizeof ticket, "%lld", a->ticket.ticket);
-    /* Bounded: a wait's -w holds against a stopped server too (the ticket is then skipped
-     * after its reservation's claim window). */
-    limit = rlk_time_limit_enter(rlk_clock_now_ns() + RLK_LOCK_CANCEL_NS);
-    if (rlk_evalv(l->b.c, "reentrant/cancel", 4, keys, NULL, 3, args, NULL, &r) == RLK_OK)
-        freeReplyObject(r);
-    else
-        rlk_set_error(l->b.c, err, "%s", saved);
-    rlk_time_limit_leave(limit);
+    rlk_fam_cancel(l->b.c, "reentrant/cancel", keys, a->ticket.ticket);
 }
 
 /* rlk_fam_undo_fn: gives back one hold: an acquisition the registry could not

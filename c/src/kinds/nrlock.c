@@ -47,8 +47,17 @@ typedef struct rlk_nrlock_acq {
     int watchdog;
 } rlk_nrlock_acq;
 
+/* rlk_fam_kind.fini: what the handle holds beyond its base. */
+static void rlk_nrlock_fini(void *handle)
+{
+    rlk_nrlock *l = handle;
+
+    rlk_lq_put(l->q);
+    rlk_fam_id_destroy(&l->id);
+}
+
 static const rlk_fam_kind rlk_nrlock_kind = {
-    "rlk_nrlock_new", "lock", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name
+    "rlk_nrlock_new", "lock", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name, rlk_nrlock_fini
 };
 
 /* ---------------------------------------------------------------- handles */
@@ -60,19 +69,12 @@ rlk_nrlock *rlk_nrlock_new(rlk_client *c, const char *name)
     if (!l)
         return NULL;
     rlk_fam_id_init(&l->id);
-    if (!(l->q = rlk_lq_get(c->addr, c->url.db, name))) {
-        rlk_nrlock_free(l);
-        return rlk_fam_nomem(c, &rlk_nrlock_kind, name);
-    }
-    return l;
+    l->q = rlk_lq_get(c->addr, c->url.db, name);
+    return rlk_fam_made(l, l->q != NULL);
 }
 
 void rlk_nrlock_free(rlk_nrlock *l)
 {
-    if (!l)
-        return;
-    rlk_lq_put(l->q);
-    rlk_fam_id_destroy(&l->id);
     rlk_fam_free(l);
 }
 

@@ -34,8 +34,18 @@
 
 /* ---------------------------------------------------------------- handles */
 
+/* rlk_fam_kind.fini: what the handle holds beyond its base. */
+static void rlk_psemaphore_fini(void *handle)
+{
+    rlk_psemaphore *s = handle;
+
+    free(s->timeouts);
+    rlk_sem_queue_free(&s->q);
+}
+
 static const rlk_fam_kind rlk_psemaphore_kind = {
-    "rlk_psemaphore_new", "semaphore", RLK_NAMES_CH_SEMAPHORE, rlk_fam_prefix_name
+    "rlk_psemaphore_new", "semaphore", RLK_NAMES_CH_SEMAPHORE, rlk_fam_prefix_name,
+    rlk_psemaphore_fini
 };
 
 rlk_psemaphore *rlk_psemaphore_new(rlk_client *c, const char *name)
@@ -45,19 +55,11 @@ rlk_psemaphore *rlk_psemaphore_new(rlk_client *c, const char *name)
     if (!s)
         return NULL;
     s->timeouts = rlk_fam_suffix_name(name, RLK_NAMES_PERMITS);
-    if (rlk_sem_queue_init(&s->q, &s->b) != 0 || !s->timeouts) {
-        rlk_psemaphore_free(s);
-        return rlk_fam_nomem(c, &rlk_psemaphore_kind, name);
-    }
-    return s;
+    return rlk_fam_made(s, rlk_sem_queue_init(&s->q, &s->b) == 0 && s->timeouts);
 }
 
 void rlk_psemaphore_free(rlk_psemaphore *s)
 {
-    if (!s)
-        return;
-    free(s->timeouts);
-    rlk_sem_queue_free(&s->q);
     rlk_fam_free(s);
 }
 

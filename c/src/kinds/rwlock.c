@@ -54,7 +54,6 @@ struct rlk_rwlock {
 };
 
 #define RLK_RW_KEEPALIVE_MS 1000    /* a queued writer attempts at least this often */
-#define RLK_RW_CANCEL_NS (200LL * 1000000LL)    /* the most a give-up's cancel may take */
 
 /* One call's view: who asks for which side, for how long; a writer's place
  * in the queue. */
@@ -71,8 +70,22 @@ typedef struct rlk_rw_acq {
                                    its bound is the claim window, not a holder's TTL */
 } rlk_rw_acq;
 
+/* rlk_fam_kind.fini: what the handle holds beyond its base. */
+static void rlk_rwlock_fini(void *handle)
+{
+    rlk_rwlock *rw = handle;
+
+    rlk_fam_id_destroy(&rw->id);
+    free(rw->prefix);
+    if (rw->q)
+        rlk_lq_put(rw->q);
+    free(rw->waiters);
+    free(rw->grant);
+    free(rw->wake);
+}
+
 static const rlk_fam_kind rlk_rwlock_kind = {
-    "rlk_rwlock_new", "lock", RLK_NAMES_CH_RWLOCK, rlk_fam_prefix_name
+    "rlk_rwlock_new", "lock", RLK_NAMES_CH_RWLOCK, rlk_fam_prefix_name, rlk_rwlock_fini
 };
 
 /* The watchdog's tasks for read-write locks (runtime/wd.h): the reads of
@@ -143,24 +156,11 @@ rlk_rwlock *rlk_rwlock_new(rlk_client *c, const char *name)
     rw->grant = rlk_fam_suffix_name(name, RLK_NAMES_GRANT);
     rw->cid = rlk_names_wake_cid(rw->b.rt->uuid);
     rw->wake = rlk_names_wake_channel(rw->b.channel, rw->cid);
-    if (!rw->prefix || !rw->q || !rw->waiters || !rw->grant || !rw->wake) {
-        rlk_rwlock_free(rw);
-        return rlk_fam_nomem(c, &rlk_rwlock_kind, name);
-    }
-    return rw;
+    return rlk_fam_made(rw, rw->prefix && rw->q && rw->waiters && rw->grant && rw->wake);
 }
 
 void rlk_rwlock_free(rlk_rwlock *rw)
 {
-    if (!rw)
-        return;
-    rlk_fam_id_destroy(&rw->id);
-    free(rw->prefix);
-    if (rw->q)
-        rlk_lq_put(rw->q);
-    free(rw->waiters);
-    free(rw->grant);
-    free(rw->wake);
     rlk_fam_free(rw);
 }
 
@@ -375,28 +375,13 @@ static int rlk_rw_busy(rlk_rwlock *rw, int side, long long start_ns)
 
 /* ---------------------------------------------------------------- locking */
 
-/* A writer that gives up (its wait ran out, an error, an interrupt) leaves
- * the server's queue, passing on a reservation it did not claim; best
- * effort, the caller's error kept (as kinds/lock.c). */
+/* A writer that gives up leaves the server's queue (rlk_fam_cancel). */
 static void rlk_rw_cancel(rlk_rw_acq *a)
 {
     rlk_rwlock *rw = a->rw;
     const char *keys[4] = {rw->b.name, rw->b.channel, rw->waiters, rw->grant};
-    char ticket[24];
-    const char *args[3] = {ticket, RLK_FAM_CLAIM_MS_STR, rlk_publish_arg(rw->b.c)};
-    redisReply *r = NULL;
-    char saved[RLK_ERRSTR_MAX];
-    int err = rlk_err(rw->b.c);
-    long long limit;
 
-    snprintf(saved, sizeof saved, "%s", rlk_errstr(rw->b.c));
-    snprintf(ticket, sizeof ticket, "%lld", a->ticket.ticket);
-    limit = rlk_time_limit_enter(rlk_clock_now_ns() + RLK_RW_CANCEL_NS);
-    if (rlk_evalv(rw->b.c, "rwlock/cancel", 4, keys, NULL, 3, args, NULL, &r) == RLK_OK)
-        freeReplyObject(r);
-    else
-        rlk_set_error(rw->b.c, err, "%s", saved);
-    rlk_time_limit_leave(limit);
+    rlk_fam_cancel(rw->b.c, "rwlock/cancel", keys, a->ticket.ticket);
 }
 
 /* A writer's wait: behind the process's other writers of the lock, with a

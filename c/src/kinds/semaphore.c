@@ -31,8 +31,17 @@ struct rlk_semaphore {
 };
 
 
+/* rlk_fam_kind.fini: what the handle holds beyond its base. */
+static void rlk_semaphore_fini(void *handle)
+{
+    rlk_semaphore *s = handle;
+
+    rlk_sem_queue_free(&s->q);
+}
+
 static const rlk_fam_kind rlk_semaphore_kind = {
-    "rlk_semaphore_new", "semaphore", RLK_NAMES_CH_SEMAPHORE, rlk_fam_prefix_name
+    "rlk_semaphore_new", "semaphore", RLK_NAMES_CH_SEMAPHORE, rlk_fam_prefix_name,
+    rlk_semaphore_fini
 };
 
 /* ---------------------------------------------------------------- handles */
@@ -43,18 +52,11 @@ rlk_semaphore *rlk_semaphore_new(rlk_client *c, const char *name)
 
     if (!s)
         return NULL;
-    if (rlk_sem_queue_init(&s->q, &s->b) != 0) {
-        rlk_semaphore_free(s);
-        return rlk_fam_nomem(c, &rlk_semaphore_kind, name);
-    }
-    return s;
+    return rlk_fam_made(s, rlk_sem_queue_init(&s->q, &s->b) == 0);
 }
 
 void rlk_semaphore_free(rlk_semaphore *s)
 {
-    if (!s)
-        return;
-    rlk_sem_queue_free(&s->q);
     rlk_fam_free(s);
 }
 

@@ -321,6 +321,23 @@ static long long redlock_validity_ns(const rlk_redlock *rl, long long lease_ms,
            (t->ended_ns - t->started_ns);
 }
 
+/* A round that grants a lease (acquire: ok_nil 1, extend: 0): script with
+ * ARGV (token, lease_ms) on every server, the replies tallied in *t. Returns
+ * what is left of the lease, in ns (redlock_validity_ns). */
+static long long redlock_lease_round(rlk_redlock *rl, redlock_io *io, const char *script,
+                                     long long lease_ms, redlock_req *reqs, int ok_nil,
+                                     redlock_tally *t)
+{
+    char lease[24];
+    const char *args[2] = {rl->token, lease};
+
+    snprintf(lease, sizeof lease, "%lld", lease_ms);
+    t->started_ns = rlk_clock_now_ns();
+    redlock_round(rl, io, script, 2, args, reqs);
+    redlock_tally_round(rl, reqs, ok_nil, t);
+    return redlock_validity_ns(rl, lease_ms, t);
+}
+
 /* ---------------------------------------------------------------- acquiring */
 
 /* The code and message of an attempt without quorum or validity. */
@@ -389,8 +406,6 @@ static int redlock_attempt(rlk_redlock *rl, long long lease_ms, long long *valid
     redlock_req *acq = calloc((size_t)rl->n, sizeof *acq);
     redlock_req *rel = calloc((size_t)rl->n, sizeof *rel);
     redlock_tally t = {0};
-    char lease[24];
-    const char *args[2] = {rl->token, lease};
     long long validity;
     redlock_io io;
     int rc;
@@ -400,11 +415,7 @@ static int redlock_attempt(rlk_redlock *rl, long long lease_ms, long long *valid
         free(rel);
         return redlock_fail(rl, RLK_ERR_NOMEM, "redlock %s: out of memory", rl->name);
     }
-    snprintf(lease, sizeof lease, "%lld", lease_ms);
-    t.started_ns = rlk_clock_now_ns();
-    redlock_round(rl, &io, "token/acquire", 2, args, acq);
-    redlock_tally_round(rl, acq, 1, &t);
-    validity = redlock_validity_ns(rl, lease_ms, &t);
+    validity = redlock_lease_round(rl, &io, "token/acquire", lease_ms, acq, 1, &t);
     if (t.ok >= rl->quorum && validity >= RLK_NS_PER_MS) {
         redlock_release_late(rl, &io, acq, rel);
         redlock_set_held(rl, 1, t.ended_ns + validity);
@@ -551,8 +562,6 @@ static int redlock_extend_locked(rlk_redlock *rl, long long lease_ms, long long 
 {
     redlock_req *reqs;
     redlock_tally t = {0};
-    char lease[24];
-    const char *args[2] = {rl->token, lease};
     long long old_until, validity;
     redlock_io io;
     int rc;
@@ -572,14 +581,10 @@ static int redlock_extend_locked(rlk_redlock *rl, long long lease_ms, long long 
         free(reqs);
         return redlock_fail(rl, RLK_ERR_NOMEM, "redlock %s: out of memory", rl->name);
     }
-    snprintf(lease, sizeof lease, "%lld", lease_ms);
-    t.started_ns = rlk_clock_now_ns();
-    redlock_round(rl, &io, "token/extend", 2, args, reqs);
-    redlock_tally_round(rl, reqs, 0, &t);
+    validity = redlock_lease_round(rl, &io, "token/extend", lease_ms, reqs, 0, &t);
     redlock_io_close(&io);
     redlock_reqs_clear(reqs, rl->n);
     free(reqs);
-    validity = redlock_validity_ns(rl, lease_ms, &t);
     if (t.ok < rl->quorum || t.ended_ns >= old_until || validity < RLK_NS_PER_MS)
         return redlock_extend_failed(rl, &t, old_until);
     redlock_set_held(rl, 1, t.ended_ns + validity);

@@ -64,6 +64,12 @@ char *rlk_fam_braced_name(const char *prefix, const char *name)
 
 /* ---------------------------------------------------------------- handles */
 
+static void *rlk_fam_nomem(rlk_client *c, const rlk_fam_kind *k, const char *name)
+{
+    rlk_set_error(c, RLK_ERR_NOMEM, "%s %s: out of memory", k->fn, name);
+    return NULL;
+}
+
 void *rlk_fam_new(rlk_client *c, const char *name, size_t size, const rlk_fam_kind *k)
 {
     rlk_fam_base *b;
@@ -91,14 +97,21 @@ void *rlk_fam_new(rlk_client *c, const char *name, size_t size, const rlk_fam_ki
         rlk_fam_free(b);
         return rlk_fam_nomem(c, k, name);
     }
+    b->kind = k;
     return b;
 }
 
-void *rlk_fam_nomem(rlk_client *c, const rlk_fam_kind *k, const char *name)
+void *rlk_fam_made(void *handle, int ok)
 {
-    rlk_set_error(c, RLK_ERR_NOMEM, "%s %s: out of memory", k->fn, name);
+    rlk_fam_base *b = handle;
+
+    if (ok)
+        return handle;
+    rlk_fam_nomem(b->c, b->kind, b->name);
+    rlk_fam_free(b);
     return NULL;
 }
+
 
 void rlk_fam_free(void *handle)
 {
@@ -106,6 +119,8 @@ void rlk_fam_free(void *handle)
 
     if (!b)
         return;
+    if (b->kind && b->kind->fini)
+        b->kind->fini(b);
     free(b->channel);
     free(b->name);
     free(b);

@@ -42,6 +42,7 @@ typedef struct rlk_fam_base {
     rlk_rt *rt;
     char *name;
     char *channel;                  /* the channel its waiters join */
+    const struct rlk_fam_kind *kind; /* once the base is made: rlk_fam_free calls its fini */
 } rlk_fam_base;
 
 /* How rlk_fam_new makes a kind's handle. */
@@ -50,16 +51,22 @@ typedef struct rlk_fam_kind {
     const char *noun;               /* "<fn>: the <noun> name must not be empty" */
     const char *channel_prefix;
     char *(*channel_of)(const char *prefix, const char *name);  /* one of the names above */
+    /* Frees what the handle holds beyond its base (NULL: nothing), on a
+     * handle its constructor may have left half made; rlk_fam_free calls it
+     * before it frees the base. */
+    void (*fini)(void *handle);
 } rlk_fam_kind;
 
 /* A zeroed handle of size bytes whose rlk_fam_base (first member) holds c,
  * the client's runtime state, a copy of name and its channel. NULL with the
  * error recorded (no client, empty name, out of memory). */
 void *rlk_fam_new(rlk_client *c, const char *name, size_t size, const rlk_fam_kind *k);
-/* Records "<fn> <name>: out of memory" (a kind's own allocation failed
- * after rlk_fam_new; free the handle first) and returns NULL. */
-void *rlk_fam_nomem(rlk_client *c, const rlk_fam_kind *k, const char *name);
-/* Frees the base's strings and the handle (NULL: nothing). */
+/* The end of a kind's constructor: the handle when ok (its own members
+ * made), else the handle freed, "<fn> <name>: out of memory" recorded and
+ * NULL. */
+void *rlk_fam_made(void *handle, int ok);
+/* Frees the kind's members (its fini), the base's strings and the handle
+ * (NULL: nothing). */
 void rlk_fam_free(void *handle);
 /* keys[0..1] = (name, channel), the KEYS of the scripts that publish on
  * the lock's or the object's own channel. Returns 2. */

@@ -53,6 +53,16 @@ int rlk_fam_record_beyond(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms
 #define RLK_FAM_CLAIM_MS 50
 #define RLK_FAM_CLAIM_MS_STR "50"
 
+/* A queued waiter that gives up (its wait ran out, an error, an interrupt)
+ * leaves the server's queue, passing on a reservation it did not claim:
+ * script (reentrant/cancel, rwlock/cancel) with KEYS (name, channel,
+ * waiters, grant) and ARGV (ticket, RLK_FAM_CLAIM_MS, the client's publish
+ * argument). Best effort, the caller's error kept (a waiter that cannot say
+ * so is skipped when its reservation expires); bounded by RLK_FAM_CANCEL_NS,
+ * so a wait's -w holds against a stopped server too. */
+#define RLK_FAM_CANCEL_NS (200LL * 1000000LL)
+void rlk_fam_cancel(rlk_client *c, const char *script, const char **keys, long long ticket);
+
 /* Runs a release script with ARGV (owner, lease, RLK_FAM_CLAIM_MS) (nargs
  * 3), (owner, lease) (nargs 2) or (owner) (nargs 1), then the client's
  * publish argument (rlk_publish_arg): returns its enum rlk_release_outcome;

@@ -44,6 +44,21 @@ static int rlk_fam_unsettled(rlk_client *c)
     return rlk_set_error(c, RLK_ERR_UNSETTLED, "%s", msg);
 }
 
+/* Records the caller's error again (orig_err, "orig"), with "; outcome
+ * unknown (<why>)" when the fence or the read back failed (rc: why is the
+ * error it recorded). */
+static void rlk_fam_settle_error(rlk_client *c, int rc, int orig_err, const char *orig)
+{
+    if (rc != RLK_OK) {
+        char why[RLK_ERRSTR_MAX];
+
+        snprintf(why, sizeof why, "%s", rlk_errstr(c));
+        rlk_set_error(c, orig_err, "%s; outcome unknown (%s)", orig, why);
+    } else {
+        rlk_set_error(c, orig_err, "%s", orig);
+    }
+}
+
 int rlk_fam_lost_fence(const rlk_fam_base *b, int *settled)
 {
     rlk_client *c = b->c;
@@ -58,14 +73,7 @@ int rlk_fam_lost_fence(const rlk_fam_base *b, int *settled)
     snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
     RLK_RT_COUNT(b->rt, lost_replies);
     rc = rlk_pool_fence(c, &lc, budget);
-    if (rc != RLK_OK) {
-        char why[RLK_ERRSTR_MAX];
-
-        snprintf(why, sizeof why, "%s", rlk_errstr(c));
-        rlk_set_error(c, orig_err, "%s; outcome unknown (%s)", orig, why);
-    } else {
-        rlk_set_error(c, orig_err, "%s", orig);
-    }
+    rlk_fam_settle_error(c, rc, orig_err, orig);
     *settled = rc;
     return 1;
 }
@@ -85,14 +93,7 @@ int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, long long *cou
     orig_err = rlk_err(c);
     snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
     *settled = rlk_fam_query(c, b->name, 3, argv, 0, count);
-    if (*settled != RLK_OK) {
-        char why[RLK_ERRSTR_MAX];
-
-        snprintf(why, sizeof why, "%s", rlk_errstr(c));
-        rlk_set_error(c, orig_err, "%s; outcome unknown (%s)", orig, why);
-    } else {
-        rlk_set_error(c, orig_err, "%s", orig);
-    }
+    rlk_fam_settle_error(c, *settled, orig_err, orig);
     return 1;
 }
 
