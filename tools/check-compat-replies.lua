@@ -32,6 +32,7 @@ local sh = require("script_header")
 -- also gives. Empty: none of rlk's replies is Redisson's (a void call, or another shape).
 local REDISSON = {
   ["fair/acquire"] = { "nil", "integer" },             -- nil acquired, else ms to wait
+  ["fair/nonreentrant_acquire"] = { "nil", "integer" }, -- nil acquired, else ms to wait
   ["fair/cancel"] = {},                                -- acquireFailedAsync: EVAL_VOID
   ["fair/force_release"] = { "1", "0" },
   ["fair/release"] = { "nil", "0", "1" },
@@ -50,6 +51,8 @@ local REDISSON = {
   ["psemaphore/release"] = { "integer" },
   ["psemaphore/try_set_permits"] = { "1", "0" },
   ["psemaphore/update_lease"] = { "1", "0" },
+  ["nonreentrant/acquire"] = { "nil", "integer" },     -- nil acquired, else the holder's PTTL
+  ["nonreentrant/release"] = { "nil", "0", "1" },
   ["reentrant/acquire"] = { "nil", "integer" },        -- nil acquired, else the holder's PTTL
   ["reentrant/force_release"] = { "1", "0" },
   ["reentrant/release"] = { "nil", "0", "1" },

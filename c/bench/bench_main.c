@@ -75,6 +75,8 @@ static const rlk_bench_driver *rlk_bench_pick_driver(const rlk_bench_opts *o)
 {
     if (o->baseline && o->fair)
         rlk_bench_die(2, "--lock fair applies to the rlk variant only");
+    if (o->spin && (o->baseline || o->api_async))
+        rlk_bench_die(2, "--lock spin applies to the rlk variant's blocking API only");
     if (o->kind && (o->baseline || o->workload != 2))
         rlk_bench_die(2, "--lock rwlock-write, semaphore and psemaphore apply to W2 of the rlk "
                       "variant only");
@@ -275,6 +277,7 @@ static void rlk_bench_make_target(rlk_bench_setup *s)
     s->t.release = &s->release;
     s->t.lease_ms = RLK_BENCH_LEASE_MS;
     s->t.fair = s->o.fair;
+    s->t.spin = s->o.spin;
     s->t.kind = s->o.kind;
     s->t.no_metrics = s->o.no_metrics;
     s->t.w1_lock = s->o.w1_lock;
@@ -325,7 +328,7 @@ static void rlk_bench_json_common(rlk_bench_json *j, const rlk_bench_setup *s)
     rlk_bench_json_str(j, "mode", o->procs ? "processes" : "threads");
     rlk_bench_json_str(j, "transport", o->tls ? "tls" : "tcp");
     rlk_bench_json_str(j, "lock", o->kind ? rlk_bench_kind_name(o->kind)
-                       : o->fair ? "fair" : o->setnx ? "setnx" : "reentrant");
+                       : o->fair ? "fair" : o->spin ? "spin" : o->setnx ? "setnx" : "reentrant");
     rlk_bench_json_str(j, "api", o->baseline ? NULL : o->api_async ? "async" : "blocking");
     if (o->workload == 1)
         rlk_bench_json_str(j, "w1_calls", o->baseline ? "evalsha" : o->w1_lock ? "lock" : "eval");
@@ -455,7 +458,8 @@ static void rlk_bench_write_events(const rlk_bench_setup *s, const rlk_bench_eve
             "contender,request_ns,acquire_ns,release_ns\n",
             s->o.variant ? s->o.variant : s->o.baseline ? "baseline" : "rlk",
             s->o.kind ? rlk_bench_kind_name(s->o.kind)
-            : s->o.fair ? "fair" : s->o.setnx ? "setnx" : "reentrant", s->o.procs ? "processes" : "threads",
+            : s->o.fair ? "fair" : s->o.spin ? "spin" : s->o.setnx ? "setnx" : "reentrant",
+            s->o.procs ? "processes" : "threads",
             s->o.clients, (long long)t0);
     for (i = 0; i < n; i++)
         fprintf(f, "%d,%lld,%lld,%lld\n", ev[i].contender, (long long)(t0 + ev[i].request_ns),

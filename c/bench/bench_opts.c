@@ -15,7 +15,7 @@ void rlk_bench_usage(FILE *f)
     fputs("usage: rlk-bench --workload w1|w2 --clients N --duration SECONDS --port PORT\n"
           "                 [--variant NAME] [--host 127.0.0.1] [--key-prefix PREFIX]\n"
           "                 [--hold-ms 1] [--events-out FILE] [--grace SECONDS] [--baseline]\n"
-          "                 [--scripts-dir DIR] [--procs] [--lock reentrant|fair|setnx|\n"
+          "                 [--scripts-dir DIR] [--procs] [--lock reentrant|fair|spin|setnx|\n"
           "                 rwlock-write|semaphore|psemaphore]\n"
           "                 [--tls [--cacert FILE] [--cert FILE --key FILE]]\n"
           "                 [--metrics-out FILE] [--no-metrics] [--api blocking|async] [--w1-lock]\n"
@@ -43,7 +43,8 @@ void rlk_bench_usage(FILE *f)
           "                   (rlk_fairlock); --baseline: setnx (SET NX PX, compare-and-\n"
           "                   delete: the server's floor for a lock pair)\n"
           "                   W2, rlk: rwlock-write (the write side), semaphore or\n"
-          "                   psemaphore (1 permit each, used as a mutex)\n"
+          "                   psemaphore (1 permit each, used as a mutex); spin (the\n"
+          "                   reentrant lock waiting by back-off, 1..128 ms, no pub/sub)\n"
           "  --tls            every connection over TLS (rediss:// for the library, the\n"
           "                   library's TLS transport for the baseline), certificate checked\n"
           "  --cacert F       the CA of the server's certificate (default: the system store)\n"
@@ -163,9 +164,10 @@ static int rlk_bench_option(rlk_bench_opts *o, const char *name, const char *val
         o->metrics_out = val;
     } else if (strcmp(name, "--lock") == 0) {
         o->fair = strcmp(val, "fair") == 0;
+        o->spin = strcmp(val, "spin") == 0;
         o->setnx = strcmp(val, "setnx") == 0;
         o->kind = rlk_bench_kind_parse(val);
-        bad = !o->fair && !o->setnx && !o->kind && strcmp(val, "reentrant") != 0;
+        bad = !o->fair && !o->spin && !o->setnx && !o->kind && strcmp(val, "reentrant") != 0;
     } else if (strcmp(name, "--scripts-dir") == 0) {
         o->scripts_dir = val;
     } else if (strcmp(name, "--cacert") == 0) {

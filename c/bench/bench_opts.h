@@ -25,6 +25,7 @@ typedef struct rlk_bench_opts {
     const char *scripts_dir; /* NULL: the library's embedded set, else the source tree */
     int procs;               /* --procs: one process per contender (W2) or client (W1) */
     int fair;                /* --lock fair: W2 through rlk_fairlock (rlk variant only) */
+    int spin;                /* --lock spin: W2 through rlk_lock waiting by back-off (rlk only) */
     int setnx;               /* --lock setnx: SET NX PX + compare-and-delete (--baseline only) */
     int kind;                /* --lock rwlock-write|semaphore|psemaphore: bench_kinds.h (W2, rlk) */
     int tls;                 /* --tls: every connection TLS (rediss:// for the library) */

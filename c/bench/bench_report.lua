@@ -604,7 +604,7 @@ local function w2_goal_cells()
 end
 
 -- The W2 variants, in the order of the tables' rows (a variant not run has no row).
-local W2_VARIANTS = { "rlk", "fair", "rwlock-write", "semaphore", "psemaphore", "baseline" }
+local W2_VARIANTS = { "rlk", "fair", "spin", "rwlock-write", "semaphore", "psemaphore", "baseline" }
 
 local function w2_row(n, variant, c, res)
     if not c then

@@ -79,6 +79,10 @@ static int rlk_bench_lib_w2_open(rlk_bench_lib *b, char *err, size_t errlen)
         rlk_bench_lib_error(b, "rlk_lock_new", err, errlen);
         return -1;
     }
+    if (b->t->spin && rlk_lock_set_spin(b->lock, 1, 128) != RLK_OK) {  /* Redisson's defaults */
+        rlk_bench_lib_error(b, "rlk_lock_set_spin", err, errlen);
+        return -1;
+    }
     return 0;
 }
 

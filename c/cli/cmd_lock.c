@@ -17,6 +17,7 @@
 static const char lock_usage[] =
     "usage: rlk lock NAME [OPTIONS] -- COMMAND [ARGS...]\n"
     "       rlk lock --read | --write | --fair | --fenced NAME [OPTIONS] -- COMMAND...\n"
+    "       rlk lock --non-reentrant | --spin NAME [OPTIONS] -- COMMAND...\n"
     "       rlk lock --all MEMBER... [OPTIONS] -- COMMAND...\n"
     "       rlk lock --redlock URL,URL,URL[,...] NAME [OPTIONS] -- COMMAND...\n"
     "\n"
@@ -30,6 +31,11 @@ static const char lock_usage[] =
     "  --fair                the fair lock NAME (RFairLock): first come, first served\n"
     "  --fenced              the fenced lock NAME (RFencedLock): COMMAND gets the fencing\n"
     "                        token in RLK_FENCE_TOKEN\n"
+    "  --non-reentrant       the reentrant lock's data, but its holder asking again is\n"
+    "                        refused (RedissonNonReentrantLock): exit 2 at once\n"
+    "  --spin                the reentrant lock NAME, waited for by polling with a\n"
+    "                        back-off of 1 to 128 ms, no SUBSCRIBE (RedissonSpinLock):\n"
+    "                        for servers or proxies without pub/sub\n"
     "  --all MEMBER...       every MEMBER, all or none (RedissonMultiLock); a MEMBER is\n"
     "                        NAME (on --url) or URL#NAME (URL starting redis:// or unix://)\n"
     "  --redlock URLS        NAME on every server of the comma-separated URLS, held with a\n"
@@ -62,10 +68,11 @@ static const char lock_usage[] =
     "                        as in rlk --help: credentials from files, passing them on to\n"
     "                        COMMAND, and reports on stderr while waiting\n"
     "\n"
-    "COMMAND sees RLK_LOCK_NAME, RLK_LOCK_KIND (lock, read, write, fair, fenced, multi,\n"
-    "redlock) and RLK_LOCK_OWNER (the holder id; --redlock: the token). An rlk lock run\n"
+    "COMMAND sees RLK_LOCK_NAME, RLK_LOCK_KIND (lock, read, write, fair, fenced,\n"
+    "nonreentrant, multi, redlock) and RLK_LOCK_OWNER (the holder id; --redlock: the token). An rlk lock run\n"
     "by COMMAND on the same NAME and kind re-enters the lock (a reader asking for the\n"
-    "write lock is refused at once: exit 2).\n"
+    "write lock, or a --non-reentrant holder for its lock again, is refused at once:\n"
+    "exit 2; --spin shares kind lock with the reentrant lock).\n"
     "\n"
     "COMMAND runs in a process group of its own and dies with rlk (SIGKILL to the group\n"
     "if rlk is killed). SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to rlk are passed on to\n"
@@ -91,7 +98,8 @@ typedef struct lock_mode_flag {
 
 static const lock_mode_flag lock_mode_flags[] = {
     {"--read", RLK_LC_READ},   {"--write", RLK_LC_WRITE}, {"--fair", RLK_LC_FAIR},
-    {"--fenced", RLK_LC_FENCED}, {"--all", RLK_LC_ALL},   {NULL, 0},
+    {"--fenced", RLK_LC_FENCED}, {"--all", RLK_LC_ALL},   {"--non-reentrant", RLK_LC_NONREENTRANT},
+    {"--spin", RLK_LC_SPIN},   {NULL, 0},
 };
 
 static int lock_set_mode(rlk_lc_lock_opts *o, const char *flag, int mode)

@@ -324,7 +324,9 @@ enum rlk_lc_mode {
     RLK_LC_FAIR,                /* --fair */
     RLK_LC_FENCED,              /* --fenced */
     RLK_LC_ALL,                 /* --all: MultiLock */
-    RLK_LC_REDLOCK              /* --redlock URLS */
+    RLK_LC_REDLOCK,             /* --redlock URLS */
+    RLK_LC_NONREENTRANT,        /* --non-reentrant */
+    RLK_LC_SPIN                 /* --spin: the reentrant lock, waiting by back-off */
 };
 
 typedef struct rlk_lc_lock_opts {
@@ -337,7 +339,8 @@ typedef struct rlk_lc_lock_opts {
 } rlk_lc_lock_opts;
 
 /* Each runs `rlk lock` in its mode and returns the exit code. */
-int rlk_lc_lock_single(const rlk_lc_lock_opts *o);   /* reentrant, read, write, fair, fenced */
+int rlk_lc_lock_single(const rlk_lc_lock_opts *o);   /* reentrant, read, write, fair, fenced,
+                                                        non-reentrant, spin */
 int rlk_lc_lock_all(const rlk_lc_lock_opts *o);      /* lock_multi.c */
 int rlk_lc_lock_redlock(const rlk_lc_lock_opts *o);  /* lock_redlock.c */
 

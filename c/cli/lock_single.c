@@ -2,8 +2,10 @@
 /*
  * lock_single.c - `rlk lock` on one lock of one server: the reentrant lock
  * (default), a read or the write lock of a read-write lock (--read,
- * --write), the fair lock (--fair) and the fenced lock (--fenced). All five
- * wait with pub/sub and are renewed by the client's watchdog (or have a
+ * --write), the fair lock (--fair), the fenced lock (--fenced), the
+ * non-reentrant lock (--non-reentrant) and the reentrant lock waited for by
+ * back-off instead of pub/sub (--spin). All of them
+ * wait with pub/sub (but --spin) and are renewed by the client's watchdog (or have a
  * fixed lease), so they differ only in which library calls they make: the
  * small switch functions below.
  *
@@ -36,6 +38,7 @@ typedef struct single_lock {
     rlk_rwlock *rw;
     rlk_fairlock *fair;
     rlk_fenced *fenced;
+    rlk_nrlock *nr;             /* --non-reentrant; --spin is lock, set to spin */
 } single_lock;
 
 /* ---------------------------------------------------------------- the kinds */
@@ -51,6 +54,8 @@ static const char *single_kind(int mode)
         return "fair";
     case RLK_LC_FENCED:
         return "fenced";
+    case RLK_LC_NONREENTRANT:
+        return "nonreentrant";
     default:
         return "lock";
     }
@@ -67,6 +72,8 @@ static const char *single_label(int mode)
         return "fair lock";
     case RLK_LC_FENCED:
         return "fenced lock";
+    case RLK_LC_NONREENTRANT:
+        return "non-reentrant lock";
     default:
         return "lock";
     }
@@ -83,8 +90,12 @@ static int single_make(single_lock *l, const char *name)
         return (l->fair = rlk_fairlock_new(l->c, name)) ? 0 : -1;
     case RLK_LC_FENCED:
         return (l->fenced = rlk_fenced_new(l->c, name)) ? 0 : -1;
+    case RLK_LC_NONREENTRANT:
+        return (l->nr = rlk_nrlock_new(l->c, name)) ? 0 : -1;
     default:
-        return (l->lock = rlk_lock_new(l->c, name)) ? 0 : -1;
+        if (!(l->lock = rlk_lock_new(l->c, name)))
+            return -1;
+        return l->mode != RLK_LC_SPIN || rlk_lock_set_spin(l->lock, 1, 128) == RLK_OK ? 0 : -1;
     }
 }
 
@@ -93,6 +104,7 @@ static void single_destroy(single_lock *l)
     rlk_rwlock_free(l->rw);
     rlk_fairlock_free(l->fair);
     rlk_fenced_free(l->fenced);
+    rlk_nrlock_free(l->nr);
     rlk_lock_free(l->lock);
 }
 
@@ -104,6 +116,8 @@ static int single_set_owner(single_lock *l, const char *owner)
         return rlk_fairlock_set_owner(l->fair, owner);
     if (l->fenced)
         return rlk_fenced_set_owner(l->fenced, owner);
+    if (l->nr)
+        return rlk_nrlock_set_owner(l->nr, owner);
     return rlk_lock_set_owner(l->lock, owner);
 }
 
@@ -115,6 +129,8 @@ static int single_owner(const single_lock *l, char *buf, size_t len)
         return rlk_fairlock_owner(l->fair, buf, len);
     if (l->fenced)
         return rlk_fenced_owner(l->fenced, buf, len);
+    if (l->nr)
+        return rlk_nrlock_owner(l->nr, buf, len);
     return rlk_lock_owner(l->lock, buf, len);
 }
 
@@ -129,6 +145,8 @@ static int single_try(single_lock *l, long long wait_ms, long long lease_ms, lon
         return rlk_fairlock_try_lock(l->fair, wait_ms, lease_ms);
     case RLK_LC_FENCED:
         return rlk_fenced_try_lock(l->fenced, wait_ms, lease_ms, token);
+    case RLK_LC_NONREENTRANT:
+        return rlk_nrlock_try_lock(l->nr, wait_ms, lease_ms);
     default:
         return rlk_lock_try_lock(l->lock, wait_ms, lease_ms);
     }
@@ -145,6 +163,8 @@ static int single_unlock(single_lock *l)
         return rlk_fairlock_unlock(l->fair);
     case RLK_LC_FENCED:
         return rlk_fenced_unlock(l->fenced);
+    case RLK_LC_NONREENTRANT:
+        return rlk_nrlock_unlock(l->nr);
     default:
         return rlk_lock_unlock(l->lock);
     }
@@ -255,6 +275,10 @@ static int single_acquire(single_lock *l, const rlk_lc_lock_opts *o, long long w
         return rlk_cli_fail(RLK_EXIT_USAGE, "%s: refused: its holder (RLK_LOCK_OWNER of the "
                             "enclosing rlk lock) holds a read of %s, and a reader cannot "
                             "upgrade to the write lock", what, o->names[0]);
+    if (rc == RLK_ERR_REENTRY)
+        return rlk_cli_fail(RLK_EXIT_USAGE, "%s: refused: its holder (RLK_LOCK_OWNER of the "
+                            "enclosing rlk lock) holds it already, and it is non-reentrant",
+                            what);
     return rlk_lc_fail(l->c, rc, what);
 }
 

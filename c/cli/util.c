@@ -208,6 +208,7 @@ int rlk_cli_exit_code(int err)
     case RLK_ERR_TLS:           /* unusable TLS files or options: nothing was tried */
     case RLK_ERR_ARG:
     case RLK_ERR_UPGRADE:
+    case RLK_ERR_REENTRY:       /* a non-reentrant lock asked for again by its holder */
     case RLK_ERR_BUNDLE:
     case RLK_ERR_NOSUCHSCRIPT:
         return RLK_EXIT_USAGE;

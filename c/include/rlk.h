@@ -78,8 +78,10 @@ enum rlk_error {
                                  missing, unreadable or mismatched; TLS options without TLS */
     RLK_ERR_CANCELLED = 23,   /* rlk_async_cancel ended the request (rlk_async.h) */
     RLK_ERR_CLOSED = 24,      /* the async client was freed with the request pending */
-    RLK_ERR_FENCED = 25       /* a fencing check refused a token below the highest the resource
+    RLK_ERR_FENCED = 25,      /* a fencing check refused a token below the highest the resource
                                  accepted (rlk_fence_check, rlk_fence_write); nothing changed */
+    RLK_ERR_REENTRY = 26      /* the holder of a non-reentrant lock asked for it again (rlk_nrlock_*);
+                                 refused, not counted: it still holds it once */
 };
 
 /* Returns a static, one-word name for an error code ("RLK_ERR_IO"). */
@@ -667,6 +669,48 @@ RLK_API int rlk_fenced_is_locked(rlk_fenced *f, int *locked);
 RLK_API int rlk_fenced_is_held_by_me(rlk_fenced *f, int *held);
 RLK_API int rlk_fenced_hold_count(rlk_fenced *f, long long *count);
 RLK_API int rlk_fenced_remaining_ttl(rlk_fenced *f, long long *ttl_ms);
+
+/* ---------------------------------------------------------------- non-reentrant lock, spin lock */
+
+/* Redisson's RedissonNonReentrantLock (docs/locks/nonreentrant.md): the
+ * reentrant lock's hash `name` (field <owner> -> 1) and channel, but a
+ * second acquisition by the holder is refused with RLK_ERR_REENTRY (at
+ * once, whatever wait_ms), never counted. Waits, leases, the watchdog
+ * (reentrant/renew), holder ids, metrics and lost-lock callbacks as for
+ * rlk_lock (its holds are counted and reported as kind "lock"); the
+ * process-wide local queue is the one of rlk_lock `name`. */
+typedef struct rlk_nrlock rlk_nrlock;
+
+RLK_API rlk_nrlock *rlk_nrlock_new(rlk_client *c, const char *name);    /* no I/O */
+RLK_API void rlk_nrlock_free(rlk_nrlock *l);                          /* does not unlock */
+RLK_API const char *rlk_nrlock_name(const rlk_nrlock *l);
+RLK_API int rlk_nrlock_set_owner(rlk_nrlock *l, const char *owner);   /* NULL: per-thread ids */
+RLK_API int rlk_nrlock_owner(const rlk_nrlock *l, char *buf, size_t len);
+/* As rlk_lock_try_lock; RLK_ERR_REENTRY when the owner holds it already. */
+RLK_API int rlk_nrlock_try_lock(rlk_nrlock *l, long long wait_ms, long long lease_ms);
+RLK_API int rlk_nrlock_lock(rlk_nrlock *l, long long lease_ms);
+RLK_API int rlk_nrlock_unlock(rlk_nrlock *l);               /* RLK_ERR_NOT_OWNER: not held */
+RLK_API int rlk_nrlock_force_unlock(rlk_nrlock *l, int *released);
+RLK_API int rlk_nrlock_is_locked(rlk_nrlock *l, int *locked);
+RLK_API int rlk_nrlock_is_held_by_me(rlk_nrlock *l, int *held);
+RLK_API int rlk_nrlock_remaining_ttl(rlk_nrlock *l, long long *ttl_ms);
+/* Redisson's RedissonNonReentrantFairLock: on makes f's acquisitions
+ * non-reentrant (fair/nonreentrant_acquire; the fair lock's data, queue
+ * and FIFO order): its holder asking again gets RLK_ERR_REENTRY at once,
+ * not counted. 0: reentrant again. Set it before f is used. */
+RLK_API int rlk_fairlock_set_non_reentrant(rlk_fairlock *f, int on);
+
+/* Redisson's RedissonSpinLock (docs/locks/spin.md) as a way of waiting for
+ * the reentrant lock: rlk_lock_try_lock / rlk_lock_lock on l then attempt,
+ * sleep an exponential back-off with jitter (from initial_ms, doubling plus
+ * a random 0..failures-1 ms, up to max_ms; never past the holder's TTL or
+ * the wait), and attempt again, with no SUBSCRIBE at all (its holds are
+ * renewed by the watchdog without joining the lock's channel either): for
+ * servers and proxies without pub/sub. Same data as any rlk_lock on name.
+ * 0 for either bound: Redisson's default (1 and 128 ms); both 0: pub/sub
+ * again. RLK_ERR_ARG unless 1 <= initial_ms <= max_ms <= 60000. Set it
+ * before the handle is used by several threads. */
+RLK_API int rlk_lock_set_spin(rlk_lock *l, long long initial_ms, long long max_ms);
 
 /* ---------------------------------------------------------------- leader election */
 

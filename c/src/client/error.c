@@ -39,6 +39,7 @@ static const char *const rlk_err_names[] = {
     "RLK_ERR_CANCELLED",
     "RLK_ERR_CLOSED",
     "RLK_ERR_FENCED",
+    "RLK_ERR_REENTRY",
 };
 
 const char *rlk_strerror(int err)

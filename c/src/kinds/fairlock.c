@@ -46,6 +46,7 @@ struct rlk_fairlock {
     rlk_fam_id id;
     pthread_mutex_t mu;         /* guards thread_wait */
     long long thread_wait;      /* <= 0: RLK_FAIR_THREAD_WAIT_MS */
+    int non_reentrant;          /* rlk_fairlock_set_non_reentrant: fair/nonreentrant_acquire */
 };
 
 /* One call's view. */
@@ -209,8 +210,24 @@ static void rlk_fair_cancel(const rlk_fair_acq *a)
         rlk_set_error(f->b.c, err, "%s", saved);
 }
 
+static int rlk_fair_reentry(rlk_fairlock *f, const char *owner)
+{
+    return rlk_set_error(f->b.c, RLK_ERR_REENTRY,
+                         "non-reentrant fair lock %s: already held by %s; not acquired again",
+                         f->b.name, owner);
+}
+
+int rlk_fairlock_set_non_reentrant(rlk_fairlock *f, int on)
+{
+    if (!f)
+        return RLK_ERR_ARG;
+    f->non_reentrant = on != 0;
+    return RLK_OK;
+}
+
 /* rlk_wait_attempt_fn. RLK_OK: acquired (recorded in the registry).
- * RLK_ERR_BUSY: queued; *ttl the wait the script told (capped, see the top). */
+ * RLK_ERR_BUSY: queued; *ttl the wait the script told (capped, see the top).
+ * RLK_ERR_REENTRY: a non-reentrant lock's holder (nothing changed). */
 static int rlk_fair_attempt(void *arg, long long *ttl)
 {
     rlk_fair_acq *a = arg;
@@ -229,10 +246,16 @@ static int rlk_fair_attempt(void *arg, long long *ttl)
     snprintf(lease, sizeof lease, "%lld", a->lease_ms);
     snprintf(wait_s, sizeof wait_s, "%lld", a->wait_ms);
     RLK_RT_COUNT(f->b.rt, acquire_calls);
-    if ((rc = rlk_evalv(f->b.c, "fair/acquire", 3, keys, NULL, 3, args, NULL, &r)) != RLK_OK)
+    const char *script = f->non_reentrant ? "fair/nonreentrant_acquire" : "fair/acquire";
+
+    if ((rc = rlk_evalv(f->b.c, script, 3, keys, NULL, 3, args, NULL, &r)) != RLK_OK) {
+        if (rc == RLK_ERR_SCRIPT && f->non_reentrant &&
+            strncmp(rlk_errstr(f->b.c), "RLK_REENTRY", 11) == 0)
+            return rlk_fair_reentry(f, a->owner);
         return rlk_fam_acquire_lost(&f->b, rc, &h, a->lease_ms, a->watchdog, sent, NULL, NULL,
                                     rlk_fair_undo, a);
-    rc = rlk_fam_acquire_reply(f->b.c, "fair lock", f->b.name, "fair/acquire", r, ttl, NULL);
+    }
+    rc = rlk_fam_acquire_reply(f->b.c, "fair lock", f->b.name, script, r, ttl, NULL);
     freeReplyObject(r);
     if (rc == RLK_ERR_BUSY && (*ttl < 0 || *ttl > cap))
         *ttl = cap;
@@ -283,6 +306,8 @@ static int rlk_fairlock_try_lock_run(rlk_fairlock *f, long long wait_ms, long lo
     memset(&w, 0, sizeof w);
     if ((rc = rlk_fair_acq_init(f, wait_ms, lease_ms, &a)) != RLK_OK)
         return rc;
+    if (f->non_reentrant && rlk_wd_holds_as(f->b.rt->wd, RLK_KIND_FAIR, f->b.name, a.owner))
+        return rlk_fair_reentry(f, a.owner);    /* before any I/O, and before any wait */
     if (wait_ms != 0 && (rc = rlk_fair_waiter(&a, &w, &own)) != RLK_OK)
         return rc;
     /* The wait bounds every connect and command of it (rlk_wait does the
@@ -304,7 +329,7 @@ static int rlk_fairlock_try_lock_run(rlk_fairlock *f, long long wait_ms, long lo
     }
     free(own);
     rlk_time_limit_leave(limit);
-    if (rc == RLK_OK || rc == RLK_ERR_SCRIPT)
+    if (rc == RLK_OK || rc == RLK_ERR_SCRIPT || rc == RLK_ERR_REENTRY)
         return rc;              /* a refused script changed nothing */
     limit = rlk_time_limit_enter(rlk_clock_now_ns() + RLK_FAIR_CANCEL_LIMIT_NS);
     rlk_fair_cancel(&a);        /* best effort: else the keep-alive drops it */

@@ -22,6 +22,7 @@
 #include "runtime/lq.h"
 #include "runtime/metrics.h"
 #include "runtime/rt.h"
+#include "runtime/spin.h"
 #include "runtime/wait.h"
 #include "runtime/wd.h"
 #include "kinds/lock.h"
@@ -36,6 +37,8 @@ struct rlk_lock {
                                    channel, where a release grants the lock to its tickets */
     long long cid;              /* 32768..65535, from the client's uuid: tickets are
                                    cid * 1024 + r, at least 2^25 (lib/hand_over) */
+    long long spin_initial_ms;  /* rlk_lock_set_spin: > 0, wait by back-off (runtime/spin.h), */
+    long long spin_max_ms;      /* never subscribing; 0: pub/sub */
 };
 
 #define RLK_LOCK_KEEPALIVE_MS 1000  /* a queued waiter attempts at least this often */
@@ -51,6 +54,7 @@ typedef struct rlk_acq {
     int wide;                   /* the last attempt said: first in the queue (or reserved and
                                    taken meanwhile, or -3): listen on the lock's channel too */
     rlk_lock_timeline tl;       /* the last attempt's timeline */
+    int spin;                   /* a spinning wait: its hold joins no channel either */
 } rlk_acq;
 
 static _Thread_local rlk_lock_timeline rlk_lock_tl;    /* the thread's last acquisition */
@@ -206,6 +210,7 @@ static int rlk_acq_init(rlk_lock *l, long long lease_ms, long long wait_ms, rlk_
     a->queued = 0;
     memset(&a->ticket, 0, sizeof a->ticket);
     a->wide = 0;
+    a->spin = 0;
     a->ticket.ticket = wait_ms != 0 ? rlk_lock_new_ticket(l) : 0;
     a->ticket.claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
     if (rc != RLK_OK)
@@ -255,7 +260,8 @@ static int rlk_lock_attempt(void *arg, long long *ttl)
     char lease[24], ticket[24];
     const char *args[3] = {lease, a->owner, ticket};
     rlk_hold_spec h = {RLK_KIND_LOCK, l->b.name, a->owner, 1, {l->b.name, NULL, NULL},
-                       l->b.channel, &rlk_lock_renew_task, 1};     /* its channel: no lingering */
+                       a->spin ? NULL : l->b.channel,  /* spin: no SUBSCRIBE, holding either */
+                       &rlk_lock_renew_task, 1};     /* its channel: no lingering */
     long long sent = rlk_clock_now_ns();
     long long targ = rlk_wait_ticket_arg(&a->ticket, a->queued);   /* 0: does not queue */
     redisReply *r = NULL;
@@ -317,6 +323,16 @@ static int rlk_lock_try_lock_run(rlk_lock *l, long long wait_ms, long long lease
         return RLK_ERR_ARG;
     if ((rc = rlk_acq_init(l, lease_ms, wait_ms, &a)) != RLK_OK)
         return rc;
+    if (l->spin_max_ms > 0) {
+        /* No pub/sub: attempts that never queue (ticket 0), back-off between them. */
+        a.spin = 1;
+        a.ticket.ticket = 0;
+        rc = rlk_spin_acquire(l->b.rt, "lock", l->b.name, rlk_lock_attempt, &a, start, wait_ms,
+                              l->spin_initial_ms, l->spin_max_ms);
+        if (rc == RLK_OK)
+            rlk_lock_tl = a.tl;
+        return rc == RLK_ERR_BUSY ? rlk_lock_busy(l, start) : rc;
+    }
     /* Only the head of the local queue waits; one attempt straight away
      * when it cannot overtake a local waiter: a single try, a re-entry, or
      * nobody queued here. A waiter has a ticket in the server's queue from
@@ -364,6 +380,30 @@ static int rlk_lock_try_lock_run(rlk_lock *l, long long wait_ms, long long lease
     if (rc != RLK_OK && a.queued)
         rlk_lock_cancel(&a);
     return rc == RLK_ERR_BUSY ? rlk_lock_busy(l, start) : rc;
+}
+
+int rlk_lock_set_spin(rlk_lock *l, long long initial_ms, long long max_ms)
+{
+    if (!l)
+        return RLK_ERR_ARG;
+    if (initial_ms == 0 && max_ms == 0) {
+        l->spin_initial_ms = l->spin_max_ms = 0;
+        return RLK_OK;
+    }
+    if (initial_ms < 0 || max_ms < 0)
+        return rlk_set_error(l->b.c, RLK_ERR_ARG, "rlk_lock_set_spin %s: negative back-off",
+                             l->b.name);
+    if (initial_ms == 0)
+        initial_ms = RLK_SPIN_DEFAULT_INITIAL_MS;
+    if (max_ms == 0)
+        max_ms = initial_ms > RLK_SPIN_DEFAULT_MAX_MS ? initial_ms : RLK_SPIN_DEFAULT_MAX_MS;
+    if (max_ms > RLK_SPIN_MAX_MS || initial_ms > max_ms)
+        return rlk_set_error(l->b.c, RLK_ERR_ARG, "rlk_lock_set_spin %s: back-off %lld..%lld ms "
+                             "is not within 1..%lld ms, initial at most max", l->b.name,
+                             initial_ms, max_ms, RLK_SPIN_MAX_MS);
+    l->spin_initial_ms = initial_ms;
+    l->spin_max_ms = max_ms;
+    return RLK_OK;
 }
 
 /* The call, counted in the metrics (runtime/metrics.h). */

@@ -16,6 +16,7 @@ static const rlk_names_kind rlk_names_kinds[] = {
     {"rwlock", RLK_NAMES_CH_RWLOCK, 0, RLK_NAMES_WAKE_TICKET},
     {"fair", RLK_NAMES_CH_LOCK, 0, RLK_NAMES_WAKE_WAITER},
     {"fenced", RLK_NAMES_CH_LOCK, 0, RLK_NAMES_WAKE_NONE},
+    {"nonreentrant", RLK_NAMES_CH_LOCK, 0, RLK_NAMES_WAKE_NONE},
     {"semaphore", RLK_NAMES_CH_SEMAPHORE, 0, RLK_NAMES_WAKE_TICKET},
     {"psemaphore", RLK_NAMES_CH_SEMAPHORE, 0, RLK_NAMES_WAKE_TICKET},
     {"latch", RLK_NAMES_CH_LATCH, 1, RLK_NAMES_WAKE_NONE},

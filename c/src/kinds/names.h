@@ -19,7 +19,7 @@
 #include <stddef.h>
 
 /* Channel prefixes (Redisson's). */
-#define RLK_NAMES_CH_LOCK "redisson_lock__channel"  /* reentrant, fenced, fair: "<p>:{name}";
+#define RLK_NAMES_CH_LOCK "redisson_lock__channel"  /* reentrant, fenced, fair, nonreentrant: "<p>:{name}";
                                                        a fair waiter's: "<p>:{name}:<waiter>" */
 #define RLK_NAMES_CH_RWLOCK "redisson_rwlock"       /* "<p>:{name}" */
 #define RLK_NAMES_CH_SEMAPHORE "redisson_sc"        /* both semaphores: "<p>:{name}" */

@@ -37,6 +37,7 @@ static void test_strerror_names(void)
         {RLK_ERR_CANCELLED, "RLK_ERR_CANCELLED"},
         {RLK_ERR_CLOSED, "RLK_ERR_CLOSED"},
         {RLK_ERR_FENCED, "RLK_ERR_FENCED"},
+        {RLK_ERR_REENTRY, "RLK_ERR_REENTRY"},
     };
 
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

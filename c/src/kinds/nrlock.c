@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * nrlock.c - the non-reentrant lock API (rlk_nrlock_*): Redisson's
+ * RedissonNonReentrantLock on nonreentrant/{acquire,release}, with the
+ * reentrant lock's reentrant/renew(_many) and reentrant/force_release (the
+ * same hash `name`, field <owner> -> 1, and channel
+ * redisson_lock__channel:{name}; docs/locks/nonreentrant.md).
+ *
+ * A second acquisition by the holder is refused (RLK_ERR_REENTRY), never
+ * counted: from the client's hold registry before any I/O, or from the
+ * script (a hold this client does not record: another handle's fixed id,
+ * another process with the same id).
+ *
+ * Holds are recorded as the reentrant lock's (RLK_KIND_LOCK: the data is
+ * the same, and the watchdog renews them with the reentrant lock's task).
+ * Waiting is the fenced lock's: the process-wide local queue of `name`,
+ * only its head subscribed to the channel and retrying.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client.h"
+#include "client/clock.h"
+#include "client/error.h"
+#include "kinds/lock.h"
+#include "kinds/names.h"
+#include "runtime/fam.h"
+#include "runtime/fam_hold.h"
+#include "runtime/fam_settle.h"
+#include "runtime/lq.h"
+#include "runtime/metrics.h"
+#include "runtime/rt.h"
+#include "runtime/wait.h"
+#include "runtime/wd.h"
+
+struct rlk_nrlock {
+    rlk_fam_base b;             /* channel: redisson_lock__channel:{name} */
+    rlk_lq *q;
+    rlk_fam_id id;
+};
+
+typedef struct rlk_nrlock_acq {
+    rlk_nrlock *l;
+    char owner[RLK_OWNER_MAX + 1];
+    long long lease_ms;
+    int watchdog;
+} rlk_nrlock_acq;
+
+/* rlk_fam_kind.fini: what the handle holds beyond its base. */
+static void rlk_nrlock_fini(void *handle)
+{
+    rlk_nrlock *l = handle;
+
+    rlk_lq_put(l->q);
+    rlk_fam_id_destroy(&l->id);
+}
+
+static const rlk_fam_kind rlk_nrlock_kind = {
+    "rlk_nrlock_new", "lock", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name, rlk_nrlock_fini
+};
+
+/* ---------------------------------------------------------------- handles */
+
+rlk_nrlock *rlk_nrlock_new(rlk_client *c, const char *name)
+{
+    rlk_nrlock *l = rlk_fam_new(c, name, sizeof *l, &rlk_nrlock_kind);
+
+    if (!l)
+        return NULL;
+    rlk_fam_id_init(&l->id);
+    l->q = rlk_lq_get(c->addr, c->url.db, name);
+    return rlk_fam_made(l, l->q != NULL);
+}
+
+void rlk_nrlock_free(rlk_nrlock *l)
+{
+    rlk_fam_free(l);
+}
+
+const char *rlk_nrlock_name(const rlk_nrlock *l)
+{
+    return l ? l->b.name : NULL;
+}
+
+int rlk_nrlock_set_owner(rlk_nrlock *l, const char *owner)
+{
+    if (!l)
+        return RLK_ERR_ARG;
+    return rlk_fam_id_set(l->b.c, &l->id, owner, 0, "rlk_nrlock_set_owner");
+}
+
+int rlk_nrlock_owner(const rlk_nrlock *l, char *buf, size_t len)
+{
+    rlk_nrlock *m = (rlk_nrlock *)l;    /* the id's mutex only */
+
+    if (!l)
+        return RLK_ERR_ARG;
+    return rlk_fam_id_get(m->b.c, m->b.rt, &m->id, buf, len, "rlk_nrlock_owner");
+}
+
+/* ---------------------------------------------------------------- script calls */
+
+/* rlk_fam_release_fn: nonreentrant/release. */
+static int rlk_nrlock_release_call(void *arg, const char *owner, long long lease, int *rc)
+{
+    rlk_nrlock *l = arg;
+    const char *keys[2];
+
+    return rlk_fam_release_call(l->b.c, "nonreentrant/release", "release", l->b.name,
+                                rlk_fam_keys(&l->b, keys), keys, 2, owner, lease, rc);
+}
+
+/* rlk_fam_undo_fn: gives back the hold (an acquisition the registry could
+ * not record, or one too few replicas acknowledged). */
+static int rlk_nrlock_undo(void *arg)
+{
+    rlk_nrlock_acq *a = arg;
+    int rc, outcome = rlk_nrlock_release_call(a->l, a->owner, a->lease_ms, &rc);
+
+    return rlk_fam_undone(outcome, rc);
+}
+
+static int rlk_nrlock_reentry(rlk_nrlock *l, const char *owner)
+{
+    return rlk_set_error(l->b.c, RLK_ERR_REENTRY,
+                         "non-reentrant lock %s: already held by %s; not acquired again",
+                         l->b.name, owner);
+}
+
+/* rlk_wait_attempt_fn. RLK_OK: acquired, recorded. RLK_ERR_BUSY: held by
+ * another, *ttl its PTTL (-1: none). RLK_ERR_REENTRY: held by this owner. */
+static int rlk_nrlock_attempt(void *arg, long long *ttl)
+{
+    rlk_nrlock_acq *a = arg;
+    rlk_nrlock *l = a->l;
+    const char *keys[1] = {l->b.name};
+    char lease[24];
+    const char *args[2] = {lease, a->owner};
+    rlk_hold_spec h = {RLK_KIND_LOCK, l->b.name, a->owner, 1, {l->b.name, NULL, NULL},
+                       l->b.channel, &rlk_lock_renew_task, 0};  /* its waiters wait there */
+    long long sent = rlk_clock_now_ns();
+    redisReply *r = NULL;
+    int rc;
+
+    snprintf(lease, sizeof lease, "%lld", a->lease_ms);
+    RLK_RT_COUNT(l->b.rt, acquire_calls);
+    if ((rc = rlk_evalv(l->b.c, "nonreentrant/acquire", 1, keys, NULL, 2, args, NULL, &r)) != RLK_OK) {
+        if (rc == RLK_ERR_SCRIPT && strncmp(rlk_errstr(l->b.c), "RLK_REENTRY", 11) == 0)
+            return rlk_nrlock_reentry(l, a->owner);
+        return rlk_fam_acquire_lost(&l->b, rc, &h, a->lease_ms, a->watchdog, sent, NULL, NULL,
+                                    rlk_nrlock_undo, a);
+    }
+    rc = rlk_fam_acquire_reply(l->b.c, "non-reentrant lock", l->b.name, "nonreentrant/acquire", r,
+                               ttl, NULL);
+    freeReplyObject(r);
+    if (rc == RLK_OK)
+        rc = rlk_fam_record(l->b.rt, &h, a->lease_ms, a->watchdog, sent, 0, rlk_nrlock_undo, a);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- locking */
+
+static int rlk_nrlock_try_lock_run(rlk_nrlock *l, long long wait_ms, long long lease_ms)
+{
+    long long start = rlk_clock_now_ns();
+    rlk_nrlock_acq a;
+    rlk_waiter w;
+    int rc, first;
+
+    if (!l)
+        return RLK_ERR_ARG;
+    memset(&a, 0, sizeof a);
+    a.l = l;
+    rc = rlk_fam_lease(l->b.c, "non-reentrant lock", l->b.name, lease_ms, &a.lease_ms, &a.watchdog);
+    if (rc != RLK_OK || (rc = rlk_nrlock_owner(l, a.owner, sizeof a.owner)) != RLK_OK)
+        return rc;
+    /* A hold this client records: refused before any I/O (it would only be
+     * refused by the script, or wait behind itself). */
+    if (rlk_wd_holds_as(l->b.rt->wd, RLK_KIND_LOCK, l->b.name, a.owner))
+        return rlk_nrlock_reentry(l, a.owner);
+    rlk_wait_init_lock(&w, &l->b, "non-reentrant lock", rlk_nrlock_attempt, &a);
+    w.q = l->q;
+    first = wait_ms == 0 || !rlk_lq_busy(l->q);
+    rc = rlk_wait_acquire(&w, start, wait_ms, first);
+    if (rc == RLK_ERR_BUSY)
+        return rlk_set_error(l->b.c, RLK_ERR_BUSY,
+                             "non-reentrant lock %s: held by another holder after %lld ms",
+                             l->b.name, (rlk_clock_now_ns() - start) / 1000000LL);
+    return rc;
+}
+
+/* The call, counted in the metrics (runtime/metrics.h) as a reentrant lock's. */
+int rlk_nrlock_try_lock(rlk_nrlock *l, long long wait_ms, long long lease_ms)
+{
+    rlk_metrics_call mc;
+
+    rlk_metrics_begin(l ? &l->b.rt->counters : NULL, &mc);
+    return rlk_metrics_end(&mc, RLK_KIND_LOCK, l ? l->b.name : NULL,
+                           rlk_nrlock_try_lock_run(l, wait_ms, lease_ms));
+}
+
+int rlk_nrlock_lock(rlk_nrlock *l, long long lease_ms)
+{
+    return rlk_nrlock_try_lock(l, -1, lease_ms);
+}
+
+/* ---------------------------------------------------------------- releasing */
+
+int rlk_nrlock_unlock(rlk_nrlock *l)
+{
+    if (!l)
+        return RLK_ERR_ARG;
+    return rlk_fam_unlock(&l->b, RLK_KIND_LOCK, "non-reentrant lock", &l->id, "rlk_nrlock_owner",
+                          l->q, rlk_nrlock_release_call, l);
+}
+
+int rlk_nrlock_force_unlock(rlk_nrlock *l, int *released)
+{
+    const char *keys[2];
+
+    if (!l)
+        return RLK_ERR_ARG;
+    return rlk_fam_force_unlock(&l->b, "reentrant/force_release", rlk_fam_keys(&l->b, keys), keys,
+                                0, NULL, l->q, released);
+}
+
+/* ---------------------------------------------------------------- queries */
+
+int rlk_nrlock_is_locked(rlk_nrlock *l, int *locked)
+{
+    if (!l || !locked)
+        return RLK_ERR_ARG;
+    return rlk_fam_is_locked(&l->b, locked);
+}
+
+int rlk_nrlock_is_held_by_me(rlk_nrlock *l, int *held)
+{
+    if (!l || !held)
+        return RLK_ERR_ARG;
+    return rlk_fam_is_held(&l->b, RLK_KIND_LOCK, &l->id, "rlk_nrlock_owner", held);
+}
+
+int rlk_nrlock_remaining_ttl(rlk_nrlock *l, long long *ttl_ms)
+{
+    if (!l || !ttl_ms)
+        return RLK_ERR_ARG;
+    return rlk_fam_remaining_ttl(&l->b, ttl_ms);
+}
