@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "client/client.h"
+#include "runtime/fam.h"
 #include "async/engine.h"
 #include "async/a_common.h"
 
@@ -25,6 +26,32 @@ int rlk_a_common_begin(rlk_async_req *r, rlk_ae_cancel_fn cancel, rlk_ae_free_fn
     }
     if (who && (!name || !*name)) {
         rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "%s: a name is required", who);
+        return 1;
+    }
+    return 0;
+}
+
+int rlk_a_common_range(rlk_async_req *r, const char *what, const char *name, const char *field,
+                       long long v, long long lo, long long hi)
+{
+    char msg[RLK_ERRSTR_MAX];
+
+    if (rlk_fam_range_text(msg, sizeof msg, what, name, field, v, lo, hi) == RLK_OK)
+        return 0;
+    rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "%s", msg);
+    return 1;
+}
+
+int rlk_a_common_lock_args(rlk_async_req *r, const char *what, const char *name,
+                           long long wait_ms, long long lease_ms)
+{
+    if (rlk_a_common_range(r, what, name, "wait_ms", wait_ms, -1, RLK_NUM_MAX) ||
+        rlk_a_common_range(r, what, name, "lease_ms", lease_ms, -1, RLK_NUM_MAX))
+        return 1;
+    if (lease_ms == 0) {
+        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "%s%s%s: lease_ms 0 is neither -1 (the "
+                        "watchdog) nor in 1..%lld", what, name ? " " : "", name ? name : "",
+                        RLK_NUM_MAX);
         return 1;
     }
     return 0;

@@ -204,11 +204,9 @@ rlk_async_req *rlk_async_latch_await(rlk_async *ac, const char *name, long long 
     rlk_ae_req_metric(r, RLK_MKIND_LATCH, name);
     if (rlk_a_common_begin(r, alt_cancel_hook, alt_free_state, "rlk_async_latch_await", name))
         return r;
-    if (timeout_ms < -1 || timeout_ms > RLK_NUM_MAX) {
-        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async_latch_await %s: timeout_ms must be "
-                        "-1, 0 or 1..10^12", name);
+    if (rlk_a_common_range(r, "rlk_async_latch_await", name, "timeout_ms", timeout_ms, -1,
+                           RLK_NUM_MAX))
         return r;
-    }
     a->name = strdup(name);
     a->channel = rlk_fam_braced_name(RLK_NAMES_CH_LATCH, name);
     if (!a->name || !a->channel) {
@@ -237,11 +235,9 @@ static rlk_async_req *alt_count_call(rlk_async *ac, const char *what, const char
 
     if (!r || rlk_ae_req_done(r))
         return r;
-    if (with_count && (count < 1 || count > RLK_NUM_MAX)) {
-        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async_latch_try_set_count %s: count %lld "
-                        "is not in 1..%lld", name, count, RLK_NUM_MAX);
+    if (with_count && rlk_a_common_range(r, "rlk_async_latch_try_set_count", name, "count",
+                                         count, 1, RLK_NUM_MAX))
         return r;
-    }
     if (!(channel = rlk_fam_braced_name(RLK_NAMES_CH_LATCH, name))) {
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async %s %s: out of memory", what, name);
         return r;

@@ -736,15 +736,11 @@ static void alk_msg(rlk_async *ac, const char *channel, const char *msg, size_t 
     alk *a = arg;
 
     (void)ac;
-    (void)len;
     if (rlk_ae_req_done(a->r))
         return;
-    if (msg && a->wake && strcmp(channel, a->wake) == 0) {
-        long long v = strtoll(msg, NULL, 10);
-
-        if (v / 67108864LL != a->ticket)
-            return;     /* another waiter's grant */
-    }
+    if (msg && a->wake && strcmp(channel, a->wake) == 0 &&
+        !rlk_sub_grants(&rlk_lock_sub_rule, msg, len, a->ticket))
+        return;     /* another waiter's grant */
     alk_poke(a);
 }
 
@@ -974,15 +970,15 @@ static alk *alk_new(rlk_async *ac, int op, int kind, const char *name, unsigned 
         return a;
     }
     a->name = strdup(name);
-    a->waiters = rlk_fam_suffix_name(name, "rlk_waiters");
-    a->grant = rlk_fam_suffix_name(name, "rlk_next");
+    a->waiters = rlk_fam_suffix_name(name, RLK_NAMES_WAITERS);
+    a->grant = rlk_fam_suffix_name(name, RLK_NAMES_GRANT);
     a->channel = rlk_fam_prefix_name(kind == RLK_KIND_READ || kind == RLK_KIND_WRITE
-                                     ? "redisson_rwlock" : "redisson_lock__channel", name);
+                                     ? RLK_NAMES_CH_RWLOCK : RLK_NAMES_CH_LOCK, name);
     if ((kind == RLK_KIND_READ || kind == RLK_KIND_WRITE) && !(a->prefix = rlk_fam_tag(name))) {
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async lock %s: out of memory", name);
         return a;
     }
-    if (kind == RLK_KIND_FENCED && !(a->token_key = rlk_fam_prefix_name("redisson_lock_token", name))) {
+    if (kind == RLK_KIND_FENCED && !(a->token_key = rlk_fam_prefix_name(RLK_NAMES_TOKEN, name))) {
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async lock %s: out of memory", name);
         return a;
     }
@@ -1004,11 +1000,9 @@ static alk *alk_new(rlk_async *ac, int op, int kind, const char *name, unsigned 
         }
     }
     if (kind == RLK_KIND_FAIR) {
-        a->queue = rlk_fam_prefix_name("redisson_lock_queue", name);
-        a->timeouts = rlk_fam_prefix_name("redisson_lock_timeout", name);
-        a->own = malloc(strlen(a->channel) + strlen(a->owner) + 2);
-        if (a->own)
-            sprintf(a->own, "%s:%s", a->channel, a->owner);
+        a->queue = rlk_fam_prefix_name(RLK_NAMES_QUEUE, name);
+        a->timeouts = rlk_fam_prefix_name(RLK_NAMES_TIMEOUTS, name);
+        a->own = rlk_names_waiter_channel(name, a->owner, strlen(a->owner));
         if (!a->queue || !a->timeouts || !a->own) {
             rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async lock %s: out of memory", name);
             return a;
@@ -1029,16 +1023,8 @@ rlk_async_req *rlk_async_lock(rlk_async *ac, int kind, const char *name, unsigne
         return a ? a->r : NULL;
     rlk_ae_req_metric(a->r, kind, name);
     c = rlk_ae_client(ac);
-    if (wait_ms < -1 || wait_ms > RLK_NUM_MAX) {
-        rlk_ae_complete(a->r, RLK_ERR_ARG, 0, NULL,
-                        "rlk_async_lock %s: wait_ms must be -1, 0 or 1..10^12", name);
+    if (rlk_a_common_lock_args(a->r, "rlk_async_lock", name, wait_ms, lease_ms))
         return a->r;
-    }
-    if (lease_ms == 0 || lease_ms < -1 || lease_ms > RLK_NUM_MAX) {
-        rlk_ae_complete(a->r, RLK_ERR_ARG, 0, NULL,
-                        "rlk_async_lock %s: lease_ms must be -1 (watchdog) or 1..10^12", name);
-        return a->r;
-    }
     a->watchdog = lease_ms == -1;
     a->lease_ms = a->watchdog ? c->watchdog_lease_ms : lease_ms;
     a->wait_ms = wait_ms;

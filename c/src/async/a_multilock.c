@@ -412,16 +412,8 @@ rlk_async_req *rlk_async_multilock_lock(rlk_async *ac, int n, const char *const 
 
     if (!m || rlk_ae_req_done(m->r))
         return m ? m->r : NULL;
-    if (wait_ms < -1 || wait_ms > RLK_NUM_MAX) {
-        rlk_ae_complete(m->r, RLK_ERR_ARG, 0, NULL,
-                        "rlk_async_multilock_lock: wait_ms must be -1, 0 or 1..10^12");
+    if (rlk_a_common_lock_args(m->r, "rlk_async_multilock_lock", NULL, wait_ms, lease_ms))
         return m->r;
-    }
-    if (lease_ms == 0 || lease_ms < -1 || lease_ms > RLK_NUM_MAX) {
-        rlk_ae_complete(m->r, RLK_ERR_ARG, 0, NULL,
-                        "rlk_async_multilock_lock: lease_ms must be -1 (watchdog) or 1..10^12");
-        return m->r;
-    }
     m->wait_ms = wait_ms;
     m->lease_ms = lease_ms;
     m->budget_ms = AML_MS_PER_MEMBER * n;

@@ -392,17 +392,11 @@ rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, lon
     if (!a || rlk_ae_req_done(a->r))
         return a ? a->r : NULL;
     rlk_ae_req_metric(a->r, RLK_MKIND_PSEMAPHORE, name);
-    if (wait_ms < -1 || wait_ms > RLK_NUM_MAX) {
-        rlk_ae_complete(a->r, RLK_ERR_ARG, 0, NULL,
-                        "rlk_async_psemaphore_acquire %s: wait_ms must be -1, 0 or 1..10^12",
-                        name);
+    if (rlk_a_common_range(a->r, "rlk_async_psemaphore_acquire", name, "wait_ms", wait_ms, -1,
+                           RLK_NUM_MAX) ||
+        rlk_a_common_range(a->r, "rlk_async_psemaphore_acquire", name, "lease_ms", lease_ms, 1,
+                           RLK_NUM_MAX))
         return a->r;
-    }
-    if (lease_ms < 1 || lease_ms > RLK_NUM_MAX) {
-        rlk_ae_complete(a->r, RLK_ERR_ARG, 0, NULL,
-                        "rlk_async_psemaphore_acquire %s: lease_ms must be 1..10^12", name);
-        return a->r;
-    }
     a->rawlen = RLK_PSEM_NEW_ID_BYTES;
     if (rlk_random_bytes(a->raw, a->rawlen) != 0) {
         rlk_ae_complete(a->r, RLK_ERR_IO, 0, NULL,

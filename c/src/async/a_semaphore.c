@@ -334,16 +334,11 @@ rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long
     rlk_ae_req_metric(r, RLK_MKIND_SEMAPHORE, name);
     if (rlk_a_common_begin(r, asm_cancel_hook, asm_free_state, "rlk_async_semaphore_acquire", name))
         return r;
-    if (permits < 1 || permits > RLK_NUM_MAX) {
-        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async_semaphore_acquire %s: permits %lld "
-                        "is not in 1..%lld", name, permits, RLK_NUM_MAX);
+    if (rlk_a_common_range(r, "rlk_async_semaphore_acquire", name, "permits", permits, 1,
+                           RLK_NUM_MAX) ||
+        rlk_a_common_range(r, "rlk_async_semaphore_acquire", name, "wait_ms", wait_ms, -1,
+                           RLK_NUM_MAX))
         return r;
-    }
-    if (wait_ms < -1 || wait_ms > RLK_NUM_MAX) {
-        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async_semaphore_acquire %s: wait_ms must "
-                        "be -1, 0 or 1..10^12", name);
-        return r;
-    }
     if (rlk_a_semq_init(&a->q, ac, name, asm_poke, a) != 0) {
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_semaphore_acquire %s: out of "
                         "memory", name);
@@ -371,11 +366,9 @@ rlk_async_req *rlk_async_semaphore_release(rlk_async *ac, const char *name, long
 
     if (!r || rlk_ae_req_done(r))
         return r;
-    if (permits < 1 || permits > RLK_NUM_MAX) {
-        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "rlk_async_semaphore_release %s: permits %lld "
-                        "is not in 1..%lld", name, permits, RLK_NUM_MAX);
+    if (rlk_a_common_range(r, "rlk_async_semaphore_release", name, "permits", permits, 1,
+                           RLK_NUM_MAX))
         return r;
-    }
     channel = rlk_fam_prefix_name(RLK_NAMES_CH_SEMAPHORE, name);
     waiters = rlk_fam_suffix_name(name, RLK_NAMES_WAITERS);
     grant = rlk_fam_suffix_name(name, RLK_NAMES_GRANT);

@@ -9,6 +9,7 @@
 
 #include "client/client.h"
 #include "kinds/names.h"
+#include "kinds/sem_queue.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "async/engine.h"
@@ -17,7 +18,6 @@
 
 #define RLK_A_SEMQ_KEEPALIVE_MS 1000            /* a waiter attempts at least this often */
 #define RLK_A_SEMQ_RECHECK_MS (RLK_FAM_CLAIM_MS + 5)    /* first behind another's reservation */
-#define RLK_A_SEMQ_GRANT_SHIFT 67108864LL       /* a grant is ticket * 2^26 */
 
 int rlk_a_semq_init(rlk_a_semq *q, rlk_async *ac, const char *name, rlk_a_semq_poke_fn poke,
                     void *arg)
@@ -63,9 +63,8 @@ static void rlk_a_semq_msg(rlk_async *ac, const char *channel, const char *msg, 
     rlk_a_semq *q = arg;
 
     (void)ac;
-    (void)len;
     if (msg && strcmp(channel, q->wake) == 0 &&
-        strtoll(msg, NULL, 10) / RLK_A_SEMQ_GRANT_SHIFT != q->ticket)
+        !rlk_sub_grants(&rlk_sem_queue_sub_rule, msg, len, q->ticket))
         return;     /* another waiter's grant */
     q->poke(q->poke_arg);
 }

@@ -19,6 +19,7 @@
 #include "client/client.h"
 #include "client/random.h"
 #include "client/slot.h"
+#include "client/slotmap.h"
 #include "async/engine.h"
 #include "async/ae_wd.h"
 #include "runtime/metrics.h"
@@ -252,13 +253,11 @@ struct rlk_async {
 
     int pubsub;                     /* RLK_PUBSUB_GLOBAL / _SHARDED; 0: not known yet (cluster) */
 
-    /* Cluster (url.is_cluster): the slot map, filled by CLUSTER SLOTS. */
+    /* Cluster (url.is_cluster): the slot map (client/slotmap.h: its node i is nodes[i]),
+     * filled by CLUSTER SLOTS. */
     int cluster;
-    int map_known;
-    unsigned char owner[RLK_SLOT_COUNT];    /* node index + 1; 0: unknown */
-    int masters[AE_MAX_NODES];      /* the node indexes owning slots */
-    int nmasters;
-    unsigned rr;                    /* rotation: "any master", the node asked for the map */
+    rlk_slotmap map;
+    unsigned rr;                    /* rotation: the node asked for the map */
     ae_callq parked;                /* calls waiting for the map, or for a retry's backoff */
     rlk_ae_timer *park_timer;
     int refreshing;                 /* CLUSTER SLOTS in flight */
@@ -293,5 +292,17 @@ struct rlk_async {
 };
 
 #define AE_N0(ac) ((ac)->nodes[0])
+
+/* The engine's own functions (engine.c) that its parts (ae_route.c) call:
+ * the call queues, a call's life, a node's command connection, the
+ * channels moved after the map changed. On the loop's thread. */
+void ae_callq_push(ae_callq *q, rlk_ae_call *call);
+rlk_ae_call *ae_callq_pop(ae_callq *q);
+rlk_ae_call *ae_call_new(rlk_async *ac, int what, rlk_ae_reply_fn fn, void *arg);
+void ae_call_free(rlk_ae_call *call);
+void ae_call_end(rlk_async *ac, rlk_ae_call *call, int rc, const redisReply *reply,
+                 const char *errstr, int lost);
+int ae_node_submit(rlk_async *ac, ae_node *n, rlk_ae_call *call);
+void ae_chans_reroute(rlk_async *ac);
 
 #endif

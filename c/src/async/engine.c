@@ -6,8 +6,8 @@
  * load and retry, a fence of the previous connection after a drop), the
  * pub/sub connection and its refcounted channels (the watchdog is
  * ae_wd.c's). On a Redis Cluster one node (command and pub/sub connection)
- * per master, the slot map (CLUSTER SLOTS, asked on the loop), routing by
- * slot and the redirects (MOVED, ASK, TRYAGAIN, ...).
+ * per master; the slot map, routing by slot and the redirects are
+ * ae_route.c's.
  * docs/async-internals.md describes it.
  */
 #include <errno.h>
@@ -35,6 +35,7 @@
 #include "client/transport.h"
 #include "async/engine.h"
 #include "async/ae_state.h"
+#include "async/ae_route.h"
 #include "runtime/rt.h"
 
 static void ae_conn_start(rlk_async *ac, ae_conn *k);
@@ -42,10 +43,6 @@ static void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why);
 static void ae_sweep_ensure(rlk_async *ac);
 static void ae_arm(rlk_async *ac);
 static void ae_sub_send(rlk_async *ac, ae_conn *k, const char *cmd, ae_chan *ch, int sub);
-static void ae_refresh(rlk_async *ac, int force);
-static void ae_park(rlk_async *ac, rlk_ae_call *call, long long delay_ms);
-static void ae_route(rlk_async *ac, rlk_ae_call *call);
-static void ae_chans_reroute(rlk_async *ac);
 static void ae_chans_up(rlk_async *ac);
 
 /* The marker rlk_ae_publish_arg returns while a cluster's pub/sub mode is
@@ -79,7 +76,7 @@ const char *rlk_ae_publish_arg(rlk_async *ac)
 
 int rlk_ae_counts_exact(rlk_async *ac)
 {
-    return !ac->cluster || ac->pubsub == RLK_PUBSUB_SHARDED;
+    return rlk_topo_counts_exact(ac->c, ac->pubsub);
 }
 
 int rlk_ae_closing(rlk_async *ac)
@@ -472,7 +469,7 @@ static void ae_leave(rlk_async *ac)
 
 /* ---------------------------------------------------------------- calls */
 
-static void ae_callq_push(ae_callq *q, rlk_ae_call *call)
+void ae_callq_push(ae_callq *q, rlk_ae_call *call)
 {
     call->next = NULL;
     if (q->tail)
@@ -492,7 +489,7 @@ static void ae_callq_push_front(ae_callq *q, rlk_ae_call *call)
     q->n++;
 }
 
-static rlk_ae_call *ae_callq_pop(ae_callq *q)
+rlk_ae_call *ae_callq_pop(ae_callq *q)
 {
     rlk_ae_call *call = q->head;
 
@@ -505,7 +502,7 @@ static rlk_ae_call *ae_callq_pop(ae_callq *q)
     return call;
 }
 
-static void ae_call_free(rlk_ae_call *call)
+void ae_call_free(rlk_ae_call *call)
 {
     if (call->cmd)
         redisFreeCommand(call->cmd);
@@ -519,7 +516,7 @@ static void ae_call_free(rlk_ae_call *call)
 }
 
 /* A user call's end: its callback (unless forgotten), then it is freed. */
-static void ae_call_end(rlk_async *ac, rlk_ae_call *call, int rc, const redisReply *reply,
+void ae_call_end(rlk_async *ac, rlk_ae_call *call, int rc, const redisReply *reply,
                         const char *errstr, int lost)
 {
     if (call->what == AE_CALL_USER && !call->forgotten && call->fn)
@@ -540,8 +537,6 @@ static void ae_call_settle_form(rlk_async *ac, rlk_ae_call *call)
         redisFreeCommand(call->rt->cmd_s);
     call->rt->cmd_s = NULL;
 }
-
-static rlk_ae_call *ae_call_new(rlk_async *ac, int what, rlk_ae_reply_fn fn, void *arg);
 
 /* Appends the call's command to n's live connection and moves it in flight
  * (an ASK redirect's ASKING first). */
@@ -568,7 +563,7 @@ static int ae_call_write(rlk_async *ac, ae_node *n, rlk_ae_call *call)
     return 0;
 }
 
-static rlk_ae_call *ae_call_new(rlk_async *ac, int what, rlk_ae_reply_fn fn, void *arg)
+rlk_ae_call *ae_call_new(rlk_async *ac, int what, rlk_ae_reply_fn fn, void *arg)
 {
     rlk_ae_call *call = calloc(1, sizeof *call);
 
@@ -591,7 +586,7 @@ static rlk_ae_call *ae_call_new(rlk_async *ac, int what, rlk_ae_reply_fn fn, voi
 
 /* Queues a call on node n: written now when its connection is up, else
  * later (the connection is opened). 0, or -1 (out of memory: not queued). */
-static int ae_node_submit(rlk_async *ac, ae_node *n, rlk_ae_call *call)
+int ae_node_submit(rlk_async *ac, ae_node *n, rlk_ae_call *call)
 {
     if (n->cmd.state == AE_UP && !n->unsent.head) {
         if (ae_call_write(ac, n, call) != 0)
@@ -618,9 +613,9 @@ static rlk_ae_call *ae_call_submit(rlk_async *ac, rlk_ae_call *call)
         return call;
     }
     if (call->rt->fail_rc)
-        ae_park(ac, call, 0);   /* ended on the next turn, never from inside the call */
+        ae_route_park(ac, call, 0);   /* ended on the next turn, never from inside the call */
     else
-        ae_route(ac, call);
+        ae_route_call(ac, call);
     ae_sweep_ensure(ac);
     return call;
 }
@@ -783,224 +778,7 @@ static int ae_noscript(rlk_async *ac, ae_node *n, rlk_ae_call *call)
     return 0;
 }
 
-/* ---------------------------------------------------------------- cluster routing */
-
-static int ae_word(const char *text, const char *word)
-{
-    size_t l = strlen(word);
-
-    return strncmp(text, word, l) == 0 && (text[l] == ' ' || text[l] == '\0');
-}
-
-/* The node host:port, added when new; NULL when full or out of memory. */
-static ae_node *ae_node_get(rlk_async *ac, const char *host, int port)
-{
-    ae_node *n;
-
-    for (int i = 0; i < ac->nnodes; i++)
-        if (ac->nodes[i]->host && ac->nodes[i]->port == port &&
-            strcmp(ac->nodes[i]->host, host) == 0)
-            return ac->nodes[i];
-    if (ac->nnodes >= AE_MAX_NODES || !(n = calloc(1, sizeof *n)))
-        return NULL;
-    if (!(n->host = strdup(host))) {
-        free(n);
-        return NULL;
-    }
-    n->port = port;
-    snprintf(n->addr, sizeof n->addr, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
-    n->cmd.fd = n->sub.fd = -1;
-    n->cmd.node = n->sub.node = n;
-    n->sub.is_sub = 1;
-    ac->nodes[ac->nnodes++] = n;
-    return n;
-}
-
-static int ae_node_index(rlk_async *ac, const ae_node *n)
-{
-    for (int i = 0; i < ac->nnodes; i++)
-        if (ac->nodes[i] == n)
-            return i;
-    return -1;
-}
-
-/* The master of slot by the map (any master for RLK_TOPO_ANY_SLOT), or NULL. */
-static ae_node *ae_slot_node(rlk_async *ac, int slot)
-{
-    if (!ac->map_known)
-        return NULL;
-    if (slot >= 0)
-        return ac->owner[slot] ? ac->nodes[ac->owner[slot] - 1] : NULL;
-    return ac->nmasters ? ac->nodes[ac->masters[ac->rr++ % (unsigned)ac->nmasters]] : NULL;
-}
-
-static void ae_park_fire(rlk_async *ac, void *arg);
-
-/* Arms the park timer for the earliest parked call with a backoff. */
-static void ae_park_arm(rlk_async *ac)
-{
-    long long first = -1, now = rlk_ae_now_ms();
-
-    /* (Calls parked for the map are routed when it comes, not by the timer.) */
-    for (rlk_ae_call *c = ac->parked.head; c; c = c->next)
-        if ((c->rt->fail_rc || c->rt->not_before) && (first < 0 || c->rt->not_before < first))
-            first = c->rt->not_before;
-    if (first < 0 || ac->closing)
-        return;
-    if (ac->park_timer) {
-        if (ac->park_timer->at <= (first > now ? first : now))
-            return;
-        rlk_ae_timer_del(ac->park_timer);
-    }
-    ac->park_timer = rlk_ae_timer_add(ac, first > now ? first - now : 0, ae_park_fire, NULL);
-}
-
-/* Parks a call: routed again after delay_ms (0 with no map: once it is known). */
-static void ae_park(rlk_async *ac, rlk_ae_call *call, long long delay_ms)
-{
-    call->rt->not_before = delay_ms > 0 ? rlk_ae_now_ms() + delay_ms : 0;
-    ae_callq_push(&ac->parked, call);
-    ae_park_arm(ac);
-}
-
-/* Routes the parked calls that are due (all of them once the map is known). */
-static void ae_park_run(rlk_async *ac)
-{
-    ae_callq q = ac->parked;
-    long long now = rlk_ae_now_ms();
-    rlk_ae_call *call;
-
-    memset(&ac->parked, 0, sizeof ac->parked);
-    while ((call = ae_callq_pop(&q))) {
-        if (ac->closing) {
-            ae_callq_push(&ac->parked, call);
-            continue;
-        }
-        if (call->rt->fail_rc)
-            ae_call_end(ac, call, call->rt->fail_rc, NULL, call->rt->last_err, 0);
-        else if (call->rt->not_before > now)
-            ae_callq_push(&ac->parked, call);
-        else
-            ae_route(ac, call);
-    }
-    ae_park_arm(ac);
-}
-
-static void ae_park_fire(rlk_async *ac, void *arg)
-{
-    (void)arg;
-    ac->park_timer = NULL;
-    ae_park_run(ac);
-}
-
-/* A user call to the master of its slot: parked while the map (or the
- * pub/sub mode, which its form depends on) is not known. */
-static void ae_route(rlk_async *ac, rlk_ae_call *call)
-{
-    ae_node *n = ac->pubsub ? ae_slot_node(ac, call->rt->slot) : NULL;
-
-    if (!n) {
-        long long b = 0;
-
-        if (ac->map_known && ac->pubsub) {
-            /* The map has no master for the slot (the cluster is down there): later. */
-            b = call->rt->backoff;
-            call->rt->backoff = b * 2 > AE_CL_BACKOFF_MAX_MS ? AE_CL_BACKOFF_MAX_MS : b * 2;
-        }
-        ae_park(ac, call, b);
-        ae_refresh(ac, 0);
-        return;
-    }
-    if (ae_node_submit(ac, n, call) != 0)
-        ae_call_end(ac, call, RLK_ERR_NOMEM, NULL, "out of memory", 0);
-}
-
-/* MOVED/ASK: the kind (1 MOVED, 2 ASK, 0 none), slot and target. */
-static int ae_redirect_parse(const char *text, int *slot, char *host, size_t hostlen, int *port)
-{
-    const char *p, *colon;
-    char *end;
-    long s, pt;
-    int kind;
-
-    if (ae_word(text, "MOVED"))
-        kind = 1, p = text + 6;
-    else if (ae_word(text, "ASK"))
-        kind = 2, p = text + 4;
-    else
-        return 0;
-    s = strtol(p, &end, 10);
-    if (end == p || *end != ' ' || s < 0 || s >= RLK_SLOT_COUNT)
-        return 0;
-    p = end + 1;
-    colon = strrchr(p, ':');
-    if (!colon || (size_t)(colon - p) >= hostlen)
-        return 0;
-    pt = strtol(colon + 1, &end, 10);
-    if (end == colon + 1 || pt <= 0 || pt > 65535)
-        return 0;
-    if (colon == p)
-        return 0;   /* "MOVED 1 :6379": an unknown endpoint; the map refresh tells */
-    memcpy(host, p, (size_t)(colon - p));
-    host[colon - p] = '\0';
-    if (host[0] == '[' && colon - p > 2 && host[colon - p - 1] == ']') {
-        memmove(host, host + 1, (size_t)(colon - p - 2));
-        host[colon - p - 2] = '\0';
-    }
-    *slot = (int)s;
-    *port = (int)pt;
-    return kind;
-}
-
-/* A cluster's error reply to a user call on node n: 1 when it was taken
- * care of (redirected, parked for a retry), 0 to report it. None of these
- * ran the call: a redirect is not a lost reply. */
-static int ae_cluster_refused(rlk_async *ac, ae_node *n, rlk_ae_call *call, const redisReply *r)
-{
-    char host[256];
-    int slot, port, kind = ae_redirect_parse(r->str, &slot, host, sizeof host, &port);
-    long long now = rlk_ae_now_ms();
-
-    if (kind && call->rt->redirects++ < AE_REDIRECTS_MAX) {
-        ae_node *to = ae_node_get(ac, host, port);
-
-        if (!to)
-            return 0;
-        if (kind == 1) {
-            int i = ae_node_index(ac, to);
-
-            if (ac->owner[slot] != i + 1) {
-                ac->owner[slot] = (unsigned char)(i + 1);
-                ae_chans_reroute(ac);
-            }
-            ae_refresh(ac, 0);          /* a failover or a finished migration moves more */
-        } else
-            call->rt->asking = 1;
-        if (to != n)
-            call->retried = 0;      /* NOSCRIPT is the new node's own */
-        if (ae_node_submit(ac, to, call) != 0)
-            ae_call_end(ac, call, RLK_ERR_NOMEM, NULL, "out of memory", 0);
-        return 1;
-    }
-    if (!kind && !ae_word(r->str, "TRYAGAIN") && !ae_word(r->str, "CLUSTERDOWN") &&
-        !ae_word(r->str, "LOADING") && !ae_word(r->str, "MASTERDOWN") && !ae_word(r->str, "BUSY"))
-        return 0;
-    /* "Not now" (a migration's keys in two places, a failover): after a backoff
-     * that fits in the command timeout, maybe elsewhere. */
-    if (now + call->rt->backoff >= call->issued + ac->c->command_timeout_ms)
-        return 0;
-    free(call->rt->last_err);
-    call->rt->last_err = strdup(r->str);
-    call->rt->redirects = 0;        /* ASK -> TRYAGAIN -> ASK: time bounds it now */
-    call->rt->asking = 0;
-    call->retried = 0;
-    ae_park(ac, call, call->rt->backoff);
-    call->rt->backoff = call->rt->backoff * 2 > AE_CL_BACKOFF_MAX_MS ? AE_CL_BACKOFF_MAX_MS
-                                                             : call->rt->backoff * 2;
-    if (!ae_word(r->str, "BUSY") && !ae_word(r->str, "LOADING"))
-        ae_refresh(ac, 0);
-    return 1;
-}
+/* ---------------------------------------------------------------- command replies */
 
 /* One reply on n's command connection. */
 static void ae_cmd_reply(rlk_async *ac, ae_node *n, redisReply *r)
@@ -1044,7 +822,7 @@ static void ae_cmd_reply(rlk_async *ac, ae_node *n, redisReply *r)
             return;
         }
         if (r->type == REDIS_REPLY_ERROR && call->rt && !call->rt->pinned &&
-            ae_cluster_refused(ac, n, call, r))
+            ae_route_refused(ac, n, call, r))
             return;
         if (r->type == REDIS_REPLY_ERROR) {
             int rc = ae_reply_error(ac, r, call->script ? call->script->name : "command");
@@ -1055,189 +833,6 @@ static void ae_cmd_reply(rlk_async *ac, ae_node *n, redisReply *r)
         return;
     }
     ae_call_free(call);
-}
-
-/* Fails the calls of n's command connection: in flight ones lost (they may
- * have run); the unsent ones too when unsent_too (client closing), else on
- * a cluster they are routed again (after the map is asked again: a
- * failover), a pinned one failed (never written). */
-static void ae_calls_fail(rlk_async *ac, ae_node *n, int rc, const char *why, int unsent_too)
-{
-    ae_callq q = n->inflight;
-    rlk_ae_call *call;
-
-    memset(&n->inflight, 0, sizeof n->inflight);
-    while ((call = ae_callq_pop(&q)))
-        ae_call_end(ac, call, rc, NULL, why, call->what == AE_CALL_USER);
-    if (!unsent_too && !ac->cluster)
-        return;
-    q = n->unsent;
-    memset(&n->unsent, 0, sizeof n->unsent);
-    while ((call = ae_callq_pop(&q))) {
-        if (unsent_too || !call->rt || call->rt->pinned || ac->closing)
-            ae_call_end(ac, call, rc, NULL, why, 0);
-        else {
-            long long b = call->rt->backoff;
-
-            call->rt->backoff = b * 2 > AE_CL_BACKOFF_MAX_MS ? AE_CL_BACKOFF_MAX_MS : b * 2;
-            call->rt->asking = 0;
-            call->retried = 0;
-            free(call->rt->last_err);
-            call->rt->last_err = strdup(why);
-            ae_park(ac, call, b);
-        }
-    }
-    if (!unsent_too && !ac->closing)
-        ae_refresh(ac, 0);
-}
-
-/* ---------------------------------------------------------------- the slot map */
-
-static void ae_refresh_fire(rlk_async *ac, void *arg)
-{
-    (void)arg;
-    ac->refresh_timer = NULL;
-    ae_refresh(ac, 1);
-}
-
-/* The map could not be had: ask again (another node) after a backoff. */
-static void ae_refresh_later(rlk_async *ac)
-{
-    long long ms = AE_CL_BACKOFF_MIN_MS << (ac->refresh_fails < 6 ? ac->refresh_fails : 6);
-
-    ac->refresh_fails++;
-    ac->rr++;
-    if (!ac->refresh_timer && !ac->closing)
-        ac->refresh_timer = rlk_ae_timer_add(ac, ms > AE_CL_BACKOFF_MAX_MS ? AE_CL_BACKOFF_MAX_MS
-                                                                          : ms,
-                                             ae_refresh_fire, NULL);
-}
-
-static void ae_info_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
-                          int lost, void *arg)
-{
-    (void)errstr;
-    (void)lost;
-    (void)arg;
-    ac->info_asked = 0;
-    if (ac->closing)
-        return;
-    if (rc == RLK_OK && r->type == REDIS_REPLY_STRING) {
-        const char *v = strstr(r->str, "redis_version:");
-        int major = v ? atoi(v + 14) : 0;
-
-        /* Redisson's AUTO: sharded on a cluster of Redis 7 or later. */
-        ac->pubsub = major >= 7 ? RLK_PUBSUB_SHARDED : RLK_PUBSUB_GLOBAL;
-        ae_park_run(ac);
-        ae_chans_reroute(ac);
-        return;
-    }
-    ae_refresh_later(ac);
-}
-
-/* Asks node n something of its own (the map, its version). */
-static int ae_ask_node(rlk_async *ac, ae_node *n, int argc, const char **argv, rlk_ae_reply_fn fn,
-                       void *arg)
-{
-    rlk_ae_call *call = ae_call_new(ac, AE_CALL_USER, fn, arg);
-    int len;
-
-    if (!call)
-        return -1;
-    call->rt->pinned = 1;
-    len = redisFormatCommandArgv(&call->cmd, argc, argv, NULL);
-    if (len < 0) {
-        call->cmd = NULL;
-        ae_call_free(call);
-        return -1;
-    }
-    call->len = (size_t)len;
-    if (ae_node_submit(ac, n, call) != 0) {
-        ae_call_free(call);
-        return -1;
-    }
-    return 0;
-}
-
-static void ae_slots_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
-                           int lost, void *arg)
-{
-    ae_node *asked = arg;
-    int ok = rc == RLK_OK && r->type == REDIS_REPLY_ARRAY && r->elements > 0;
-
-    (void)errstr;
-    (void)lost;
-    ac->refreshing = 0;
-    if (ac->closing)
-        return;
-    for (size_t i = 0; ok && i < r->elements; i++)
-        ok = rlk_cluster_slots_entry_ok(r->element[i]);
-    if (!ok) {
-        ae_refresh_later(ac);
-        return;
-    }
-    memset(ac->owner, 0, sizeof ac->owner);
-    ac->nmasters = 0;
-    for (size_t i = 0; i < r->elements; i++) {
-        const redisReply *e = r->element[i], *m = e->element[2];
-        /* An empty host means "the node you asked" (cluster-announce unset). */
-        ae_node *n = ae_node_get(ac, m->element[0]->len ? m->element[0]->str : asked->host,
-                                 (int)m->element[1]->integer);
-        int idx, known = 0;
-
-        if (!n)
-            continue;
-        idx = ae_node_index(ac, n);
-        for (long long s = e->element[0]->integer; s <= e->element[1]->integer; s++)
-            ac->owner[s] = (unsigned char)(idx + 1);
-        for (int k = 0; k < ac->nmasters; k++)
-            known |= ac->masters[k] == idx;
-        if (!known)
-            ac->masters[ac->nmasters++] = idx;
-    }
-    ac->map_known = 1;
-    ac->refresh_fails = 0;
-    if (!ac->pubsub && !ac->info_asked) {
-        const char *iv[2] = {"INFO", "server"};
-
-        if (ae_ask_node(ac, asked, 2, iv, ae_info_reply, asked) == 0)
-            ac->info_asked = 1;
-    }
-    ae_park_run(ac);
-    ae_chans_reroute(ac);
-}
-
-/* Asks a node for the slot map (CLUSTER SLOTS), unless it is being asked or
- * was asked within AE_CL_REFRESH_MS (then once that has passed, if force). */
-static void ae_refresh(rlk_async *ac, int force)
-{
-    long long now = rlk_ae_now_ms(), since = now - ac->refreshed_at;
-    const char *argv[2] = {"CLUSTER", "SLOTS"};
-    ae_node *n = NULL;
-
-    if (!ac->cluster || ac->closing || !ac->attached || ac->refreshing || ac->refresh_timer ||
-        !ac->nnodes || ac->fatal)
-        return;
-    (void)force;
-    if (ac->refreshed_at && since < AE_CL_REFRESH_MS) {
-        ac->refresh_timer = rlk_ae_timer_add(ac, AE_CL_REFRESH_MS - since, ae_refresh_fire, NULL);
-        return;
-    }
-    /* A node whose connection is up, else the next one in turn. */
-    for (int i = 0; i < ac->nnodes && !n; i++) {
-        ae_node *c = ac->nodes[(ac->rr + (unsigned)i) % (unsigned)ac->nnodes];
-
-        if (c->cmd.state == AE_UP && !c->unsent.head)
-            n = c;
-    }
-    if (!n)
-        n = ac->nodes[ac->rr % (unsigned)ac->nnodes];
-    ac->refreshed_at = now;
-    ac->refreshing = 1;
-    if (ae_ask_node(ac, n, 2, argv, ae_slots_reply, n) != 0) {
-        ac->refreshing = 0;
-        ae_refresh_later(ac);
-    }
 }
 
 /* ---------------------------------------------------------------- connections */
@@ -1317,9 +912,9 @@ static void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why)
             ac->gsub = (ac->gsub + 1) % ac->nnodes;   /* global pub/sub: another node next */
         ae_chans_down(ac, k);
         if (ac->cluster)
-            ae_refresh(ac, 0);
+            ae_route_refresh(ac, 0);
     } else
-        ae_calls_fail(ac, k->node, RLK_ERR_IO, msg, 0);
+        ae_route_calls_fail(ac, k->node, RLK_ERR_IO, msg, 0);
 }
 
 /* The connection is made: its set-up goes out first. */
@@ -1922,12 +1517,12 @@ static ae_conn *ae_chan_route(rlk_async *ac, ae_chan *ch)
 
     if (!ac->cluster)
         return &AE_N0(ac)->sub;
-    if (!ac->pubsub || !ac->map_known)
+    if (!ac->pubsub || !ac->map.loaded)
         return NULL;
     if (ac->pubsub == RLK_PUBSUB_GLOBAL)
         return &ac->nodes[ac->gsub % ac->nnodes]->sub;
     slot = rlk_key_slot(ch->name, strlen(ch->name));
-    n = ac->owner[slot] ? ac->nodes[ac->owner[slot] - 1] : NULL;
+    n = ae_route_slot_node(ac, slot);
     return n ? &n->sub : NULL;
 }
 
@@ -1939,7 +1534,7 @@ static void ae_chan_want(rlk_async *ac, ae_chan *ch)
     if (ch->last_sent == 1 && ch->conn)
         return;
     if (!(k = ae_chan_route(ac, ch))) {
-        ae_refresh(ac, 0);
+        ae_route_refresh(ac, 0);
         return;
     }
     if (ch->conn && ch->conn != k)
@@ -2106,7 +1701,7 @@ static void ae_chans_up(rlk_async *ac)
 /* The map changed: a channel subscribed where it does not go any more
  * leaves that connection (UNSUBSCRIBE there, its answer dropped) and is
  * subscribed on its slot's master; its listeners hear fn(NULL) then. */
-static void ae_chans_reroute(rlk_async *ac)
+void ae_chans_reroute(rlk_async *ac)
 {
     if (!ac->cluster || ac->closing)
         return;
@@ -2143,7 +1738,7 @@ static void ae_chans_reroute(rlk_async *ac)
 static void ae_chan_moved(rlk_async *ac, ae_chan *ch)
 {
     ae_chan_detach(ch);
-    ae_refresh(ac, 0);
+    ae_route_refresh(ac, 0);
     if (ch->listeners)
         ae_chan_want(ac, ch);
     else
@@ -2180,7 +1775,7 @@ static void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
         return;     /* one server: nothing to learn from it */
     if (r->type == REDIS_REPLY_ERROR) {
         /* The answer to the oldest command: a refusal of SUBSCRIBE / SSUBSCRIBE. */
-        char host[256];
+        char host[RLK_SLOTMAP_HOST_MAX];
         int slot, port;
 
         ch = head ? head->ch : NULL;
@@ -2189,11 +1784,9 @@ static void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
         if (!ch)
             return;
         ch->outstanding--;
-        if (ac->cluster && ae_redirect_parse(r->str, &slot, host, sizeof host, &port) == 1) {
-            ae_node *to = ae_node_get(ac, host, port);
-
-            if (to)
-                ac->owner[slot] = (unsigned char)(ae_node_index(ac, to) + 1);
+        if (ac->cluster && rlk_slotmap_redirect(r->str, &slot, host, sizeof host, &port) ==
+                               RLK_SLOTMAP_MOVED && host[0]) {
+            (void)rlk_slotmap_move(&ac->map, slot, rlk_slotmap_node(&ac->map, host, port));
             ae_chan_moved(ac, ch);
             ae_chans_reroute(ac);
             return;
@@ -2371,16 +1964,13 @@ rlk_async *rlk_async_new(const rlk_options *opts)
         snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "%s", ac->c->fatal_msg);
     } else if (ac->c->url.is_cluster) {
         /* The seeds are the first nodes; the map (CLUSTER SLOTS) names the masters. */
-        ac->cluster = 1;
         free(ac->nodes[0]);
         ac->nodes[0] = NULL;
         ac->nnodes = 0;
-        for (int i = 0; i < ac->c->url.nseeds; i++)
-            if (!ae_node_get(ac, ac->c->url.seed_host[i], ac->c->url.seed_port[i])) {
-                ac->fatal = RLK_ERR_NOMEM;
-                snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "out of memory");
-                break;
-            }
+        if (ae_route_setup(ac) != RLK_OK) {
+            ac->fatal = RLK_ERR_NOMEM;
+            snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "out of memory");
+        }
         if (!ac->nnodes && !ac->fatal) {
             ac->fatal = RLK_ERR_URL;
             snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "redis+cluster://: no seed node");
@@ -2408,7 +1998,7 @@ int rlk_async_attach(rlk_async *ac, const rlk_async_hooks *hooks)
     if (!ac->fatal && !ac->cluster)
         ae_conn_start(ac, &AE_N0(ac)->cmd);
     if (!ac->fatal && ac->cluster)
-        ae_refresh(ac, 1);
+        ae_route_refresh(ac, 1);
     if (!ac->fatal && ac->c->url.is_sentinel)
         ac->sn_watch = rlk_ae_timer_add(ac, 250, ae_sn_watch_fire, NULL);
     ae_chans_up(ac);
@@ -2448,6 +2038,7 @@ static void ae_destroy(rlk_async *ac)
         free(n->host);
         free(n);
     }
+    rlk_slotmap_free(&ac->map);
     ae_cref_put(ac->cref);     /* the client goes with the last dial thread */
     free(ac);
 }
@@ -2460,7 +2051,7 @@ void rlk_async_free(rlk_async *ac)
     ac->closing = 1;
     /* Calls first: their kinds complete their requests with the error. */
     for (int i = 0; i < ac->nnodes; i++)
-        ae_calls_fail(ac, ac->nodes[i], RLK_ERR_CLOSED, "the async client is being freed", 1);
+        ae_route_calls_fail(ac, ac->nodes[i], RLK_ERR_CLOSED, "the async client is being freed", 1);
     {
         rlk_ae_call *call;
 

@@ -202,6 +202,11 @@ int rlk_client_pubsub(rlk_client *c)
     return mode;
 }
 
+int rlk_client_counts_exact(rlk_client *c)
+{
+    return rlk_topo_counts_exact(c, rlk_client_pubsub(c));
+}
+
 const char *rlk_publish_arg(rlk_client *c)
 {
     return rlk_client_pubsub(c) == RLK_PUBSUB_SHARDED ? "spublish" : "publish";

@@ -1,31 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * client.h - the client object (client.c): struct rlk_client and its
- * defaults. The public calls on it (rlk_connect, rlk_eval, ...) are in
- * rlk.h.
- *
- * Threading rules
- *   - Everything in struct rlk_client except the pool slots is written once
- *     by rlk_connect() and read-only afterwards; the slots are guarded by
- *     pool_mu (pool.h).
- *   - rlk_set_error() records the error for the calling thread only (error.h).
+ * client.h - the client object (client.c): its defaults and the calls on it
+ * that are not public. struct rlk_client itself is in client_t.h (the
+ * threading rules are there); the public calls on it (rlk_connect,
+ * rlk_eval, ...) are in rlk.h.
  *
  * Not installed; not a stable API. The CLI and the tests use it too.
  */
 #ifndef RLK_CLIENT_H
 #define RLK_CLIENT_H
 
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdint.h>
-#include <sys/time.h>
-
 #include "rlk.h"
-#include "client/error.h"
-#include "client/pool.h"
-#include "client/role.h"
-#include "client/scripts.h"
-#include "client/url.h"
+#include "client/client_t.h"
 
 #define RLK_DEFAULT_URL "redis://127.0.0.1:6379"
 #define RLK_DEFAULT_CONNECT_TIMEOUT_MS 2000
@@ -33,68 +19,6 @@
 #define RLK_DEFAULT_POOL_SIZE 4
 #define RLK_DEFAULT_WATCHDOG_LEASE_MS 30000LL
 #define RLK_DEFAULT_MIN_REPLICAS_TIMEOUT_MS 1000
-
-/* What the connection layer counts for the metrics (rlk_metrics_get). */
-typedef struct rlk_client_counters {
-    atomic_ullong reconnects;       /* pool connections opened again after a drop */
-    atomic_ullong redirects;        /* cluster MOVED/ASK followed */
-    atomic_ullong noscript_reloads; /* NOSCRIPT answered by SCRIPT LOAD */
-    atomic_int no_setinfo;          /* CLIENT SETINFO refused once: not sent again (conn.h) */
-} rlk_client_counters;
-
-/* Adds one to c's counters->field (none on a client without counters). */
-#define RLK_CLIENT_COUNT(c, field) \
-    do { \
-        if ((c)->counters) \
-            atomic_fetch_add_explicit(&(c)->counters->field, 1, memory_order_relaxed); \
-    } while (0)
-
-struct rlk_client {
-    uint64_t id;                    /* unique per process; keys the per-thread errors */
-    int fatal;                      /* RLK_ERR_URL / _BUNDLE / _NOMEM from rlk_connect: every call fails */
-    char fatal_msg[RLK_ERRSTR_MAX];
-
-    rlk_url url;
-    char *url_masked;
-    char addr[300];                 /* for messages: "127.0.0.1:6379", "/tmp/redis.sock" */
-    struct timeval connect_tv;
-    struct timeval command_tv;
-    int connect_timeout_ms;
-    int command_timeout_ms;
-    long long watchdog_lease_ms;
-    long long lost_margin_ms;
-    int no_preload;
-    int functions;                  /* RLK_FUNCTIONS_AUTO / _ON / _OFF (functions.h) */
-    atomic_int fn_state;            /* RLK_FN_UNKNOWN / _EVALSHA / _FCALL: the mode decided */
-    int min_replicas;               /* WAIT after each writing script: 0 none (conn.h) */
-    int min_replicas_timeout_ms;    /* its timeout (> 0) */
-
-    rlk_script_set scripts;
-
-    pthread_mutex_t pool_mu;
-    pthread_cond_t pool_cv;
-    rlk_slot *slots;
-    int pool_size;
-
-    const struct rlk_topo *topo;    /* standalone, sentinel or cluster (topo.h): set once by
-                                       rlk_connect, asked by every layer above */
-    struct rlk_cluster *cluster;    /* the cluster variant's state (cluster.c only); else NULL */
-    struct rlk_sentinel *sentinel;  /* the sentinel variant's state (sentinel.c only); else NULL */
-    struct rlk_tls *tls;            /* rediss:// (tls.h, transport.h): every dial is TLS; else NULL */
-    int tls_owned;                  /* 1: freed with the client (a cluster node shares its parent's) */
-    rlk_role role;                  /* what the latest new connection's ROLE said (role.h) */
-    int pubsub_opt;                 /* rlk_options.pubsub as given */
-    atomic_int pubsub;              /* resolved: RLK_PUBSUB_GLOBAL / _SHARDED; 0 (AUTO on a
-                                       cluster whose version is not known yet): unresolved */
-
-    /* For the lock runtime: its per-client state, freed by runtime_free
-     * (called first thing in rlk_free, before any connection is closed). */
-    void *runtime;
-    void (*runtime_free)(rlk_client *c);
-
-    rlk_client_counters own_counters;
-    rlk_client_counters *counters;  /* &own_counters; a cluster node's: its parent's */
-};
 
 /* A client set up from opts (URL, password, transport, script set, pool
  * slots, topology table) but not connected: no I/O at all. For the async
@@ -107,5 +31,11 @@ rlk_client *rlk_client_prepare(const rlk_options *opts);
  * "spublish" when the client uses sharded pub/sub (rlk_client_pubsub), else
  * "publish". Callers append it as the script's last fixed argument. */
 const char *rlk_publish_arg(rlk_client *c);
+
+/* rlk_topo_counts_exact in the pub/sub mode c uses (rlk_client_pubsub): 1
+ * when a release can tell whether a grant on a waiter's wake channel
+ * reached it, so waiters queue with tickets on their wake channels (the
+ * reentrant lock, the read-write lock's writers, both semaphores). */
+int rlk_client_counts_exact(rlk_client *c);
 
 #endif /* RLK_CLIENT_H */

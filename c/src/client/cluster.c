@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * cluster.c - Redis Cluster routing (see cluster.h): the slot map, one
- * node client per node, redirects and "not now" retries.
+ * cluster.c - Redis Cluster routing (see cluster.h): the slot map
+ * (slotmap.h) under a mutex, one node client per node, redirects and "not
+ * now" retries.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -10,13 +11,14 @@
 #include <strings.h>
 #include <time.h>
 
-#include "client/client.h"
+#include "client/client_t.h"
 #include "client/clock.h"
 #include "client/cluster.h"
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/pool.h"
 #include "client/slot.h"
+#include "client/slotmap.h"
 #include "client/topo.h"
 #include "client/url.h"
 
@@ -24,17 +26,11 @@
 #define RLK_CLUSTER_BACKOFF_MIN_MS 5
 #define RLK_CLUSTER_BACKOFF_MAX_MS 200
 
-typedef struct rlk_cluster_node {
-    rlk_client *cli;            /* host:port in cli->url */
-} rlk_cluster_node;
-
 struct rlk_cluster {
     pthread_mutex_t mu;         /* guards everything below */
-    rlk_cluster_node node[RLK_CLUSTER_MAX_NODES];
-    int nnodes;                 /* nodes are never removed before rlk_free */
-    unsigned short owner[RLK_SLOT_COUNT];   /* node index + 1; 0: unknown */
-    int master[RLK_CLUSTER_MAX_NODES];      /* the node indexes owning slots, from the map */
-    int nmasters;
+    rlk_slotmap map;            /* the nodes (never removed before rlk_free) and the slots */
+    rlk_client *node[RLK_CLUSTER_MAX_NODES];    /* map node i's client (host:port in its url) */
+    rlk_client *parent;         /* whose settings a new node client copies */
     long long refreshed_ns;     /* last full refresh; 0: never */
     unsigned rr;                /* rotation for "any node" */
     int redis_major;            /* 0: not asked yet; -1: unknown */
@@ -103,20 +99,12 @@ static rlk_client *rlk_node_client_new(const rlk_client *c, const char *host, in
     return n;
 }
 
-/* The index of node host:port, added when new; -1 when full or out of
- * memory. cl->mu held. */
-static int rlk_node_index(rlk_client *c, const char *host, int port)
+/* The map's hook (slotmap.h): the client of a new node. cl->mu held. */
+static int rlk_cluster_node_new(void *arg, int idx, const char *host, int port)
 {
-    rlk_cluster *cl = c->cluster;
+    rlk_cluster *cl = arg;
 
-    for (int i = 0; i < cl->nnodes; i++)
-        if (cl->node[i].cli->url.port == port && strcmp(cl->node[i].cli->url.host, host) == 0)
-            return i;
-    if (cl->nnodes >= RLK_CLUSTER_MAX_NODES)
-        return -1;
-    if (!(cl->node[cl->nnodes].cli = rlk_node_client_new(c, host, port)))
-        return -1;
-    return cl->nnodes++;
+    return (cl->node[idx] = rlk_node_client_new(cl->parent, host, port)) != NULL ? 0 : -1;
 }
 
 /* Records node n's last error as the calling thread's error on c. */
@@ -132,9 +120,11 @@ int rlk_cluster_setup(rlk_client *c, char *msg, size_t len)
     if (!cl)
         return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
     pthread_mutex_init(&cl->mu, NULL);
+    cl->parent = c;
+    rlk_slotmap_init(&cl->map, rlk_cluster_node_new, cl);
     c->cluster = cl;
     for (int i = 0; i < c->url.nseeds; i++)
-        if (rlk_node_index(c, c->url.seed_host[i], c->url.seed_port[i]) < 0)
+        if (rlk_slotmap_node(&cl->map, c->url.seed_host[i], c->url.seed_port[i]) < 0)
             return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
     return RLK_OK;
 }
@@ -145,8 +135,9 @@ void rlk_cluster_free(rlk_client *c)
 
     if (!cl)
         return;
-    for (int i = 0; i < cl->nnodes; i++)
-        rlk_node_client_free(cl->node[i].cli);
+    for (int i = 0; i < cl->map.nnodes; i++)
+        rlk_node_client_free(cl->node[i]);
+    rlk_slotmap_free(&cl->map);
     pthread_mutex_destroy(&cl->mu);
     free(cl);
     c->cluster = NULL;
@@ -163,55 +154,22 @@ static int rlk_op_cluster_slots(rlk_client *n, redisContext *ctx, void *arg, red
     return rlk_conn_command(n, ctx, "CLUSTER SLOTS", 2, argv, NULL, reply, written);
 }
 
-int rlk_cluster_slots_entry_ok(const redisReply *e)
-{
-    const redisReply *m;
-
-    if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
-        e->element[0]->type != REDIS_REPLY_INTEGER || e->element[1]->type != REDIS_REPLY_INTEGER)
-        return 0;
-    m = e->element[2];
-    return m->type == REDIS_REPLY_ARRAY && m->elements >= 2 &&
-           m->element[0]->type == REDIS_REPLY_STRING && m->element[1]->type == REDIS_REPLY_INTEGER &&
-           e->element[0]->integer >= 0 && e->element[1]->integer < RLK_SLOT_COUNT &&
-           e->element[0]->integer <= e->element[1]->integer;
-}
-
 /* Installs the map of a CLUSTER SLOTS reply asked of node `asked`. */
 static int rlk_cluster_apply_slots(rlk_client *c, const redisReply *r, const rlk_client *asked)
 {
     rlk_cluster *cl = c->cluster;
-    int rc = RLK_OK;
+    int rc;
 
-    if (r->type != REDIS_REPLY_ARRAY)
-        return rlk_set_error(c, RLK_ERR_PROTOCOL, "CLUSTER SLOTS %s: unexpected reply", asked->addr);
-    for (size_t i = 0; i < r->elements; i++)
-        if (!rlk_cluster_slots_entry_ok(r->element[i]))
-            return rlk_set_error(c, RLK_ERR_PROTOCOL, "CLUSTER SLOTS %s: unexpected entry",
-                                 asked->addr);
     pthread_mutex_lock(&cl->mu);
-    memset(cl->owner, 0, sizeof cl->owner);
-    cl->nmasters = 0;
-    for (size_t i = 0; i < r->elements; i++) {
-        const redisReply *e = r->element[i], *m = e->element[2];
-        /* An empty host means "the node you asked" (cluster-announce unset). */
-        const char *host = m->element[0]->len ? m->element[0]->str : asked->url.host;
-        int idx = rlk_node_index(c, host, (int)m->element[1]->integer), known = 0;
-
-        if (idx < 0) {
-            rc = rlk_set_error(c, RLK_ERR_NOMEM, "CLUSTER SLOTS: too many nodes or out of memory");
-            continue;
-        }
-        for (long long s = e->element[0]->integer; s <= e->element[1]->integer; s++)
-            cl->owner[s] = (unsigned short)(idx + 1);
-        for (int k = 0; k < cl->nmasters; k++)
-            known |= cl->master[k] == idx;
-        if (!known)
-            cl->master[cl->nmasters++] = idx;
-    }
-    cl->refreshed_ns = rlk_clock_now_ns();
+    rc = rlk_slotmap_load(&cl->map, r, asked->url.host);
+    if (rc != RLK_ERR_PROTOCOL)
+        cl->refreshed_ns = rlk_clock_now_ns();
     pthread_mutex_unlock(&cl->mu);
-    return rc;
+    if (rc == RLK_ERR_PROTOCOL)
+        return rlk_set_error(c, rc, "CLUSTER SLOTS %s: unexpected reply", asked->addr);
+    if (rc != RLK_OK)
+        return rlk_set_error(c, rc, "CLUSTER SLOTS: too many nodes or out of memory");
+    return RLK_OK;
 }
 
 /* The node clients to ask for the map: the masters first, then every
@@ -222,16 +180,11 @@ static int rlk_cluster_candidates(rlk_client *c, rlk_client **out)
     int n = 0;
 
     pthread_mutex_lock(&cl->mu);
-    for (int k = 0; k < cl->nmasters; k++)
-        out[n++] = cl->node[cl->master[k]].cli;
-    for (int i = 0; i < cl->nnodes; i++) {
-        int dup = 0;
-
-        for (int k = 0; k < cl->nmasters; k++)
-            dup |= cl->master[k] == i;
-        if (!dup)
-            out[n++] = cl->node[i].cli;
-    }
+    for (int k = 0; k < cl->map.nmasters; k++)
+        out[n++] = cl->node[cl->map.master[k]];
+    for (int i = 0; i < cl->map.nnodes; i++)
+        if (!rlk_slotmap_is_master(&cl->map, i))
+            out[n++] = cl->node[i];
     pthread_mutex_unlock(&cl->mu);
     return n;
 }
@@ -279,12 +232,11 @@ static rlk_client *rlk_cluster_pick(rlk_client *c, int slot, int refresh)
 {
     rlk_cluster *cl = c->cluster;
     rlk_client *n = NULL;
+    int idx;
 
     pthread_mutex_lock(&cl->mu);
-    if (slot >= 0 && cl->owner[slot])
-        n = cl->node[cl->owner[slot] - 1].cli;
-    else if (slot < 0 && cl->nmasters)
-        n = cl->node[cl->master[cl->rr++ % (unsigned)cl->nmasters]].cli;
+    if ((idx = rlk_slotmap_owner(&cl->map, slot)) >= 0)
+        n = cl->node[idx];
     pthread_mutex_unlock(&cl->mu);
     if (n || !refresh)
         return n;
@@ -292,7 +244,7 @@ static rlk_client *rlk_cluster_pick(rlk_client *c, int slot, int refresh)
     n = rlk_cluster_pick(c, slot, 0);
     if (!n) {
         pthread_mutex_lock(&cl->mu);
-        n = cl->nnodes ? cl->node[cl->rr++ % (unsigned)cl->nnodes].cli : NULL;
+        n = cl->map.nnodes ? cl->node[cl->rr++ % (unsigned)cl->map.nnodes] : NULL;
         pthread_mutex_unlock(&cl->mu);
     }
     return n;
@@ -321,20 +273,19 @@ int rlk_cluster_masters(rlk_client *c, rlk_client **out, int max)
 
     (void)rlk_cluster_refresh(c, 1);
     pthread_mutex_lock(&cl->mu);
-    for (int k = 0; k < cl->nmasters && n < max; k++)
-        out[n++] = cl->node[cl->master[k]].cli;
+    for (int k = 0; k < cl->map.nmasters && n < max; k++)
+        out[n++] = cl->node[cl->map.master[k]];
     pthread_mutex_unlock(&cl->mu);
     return n;
 }
 
-static int rlk_redirect_parse(const char *text, int *slot, char *host, size_t hostlen, int *port);
 static rlk_client *rlk_cluster_follow(rlk_client *c, int kind, int slot, const char *host,
                                       int port);
 
 void rlk_cluster_redirected(rlk_client *c, const char *err)
 {
-    char host[256];
-    int slot, port, kind = err ? rlk_redirect_parse(err, &slot, host, sizeof host, &port) : 0;
+    char host[RLK_SLOTMAP_HOST_MAX];
+    int slot, port, kind = err ? rlk_slotmap_redirect(err, &slot, host, sizeof host, &port) : 0;
 
     if (kind != 0)
         (void)rlk_cluster_follow(c, kind, slot, host, port);
@@ -398,39 +349,6 @@ int rlk_cluster_command_slot(int argc, const char *const *argv, const size_t *le
 
 /* ---------------------------------------------------------------- redirects */
 
-enum { RLK_RE_NONE, RLK_RE_MOVED, RLK_RE_ASK };
-
-/* MOVED/ASK in the node's last error: the kind, with the slot and target. */
-static int rlk_redirect_parse(const char *text, int *slot, char *host, size_t hostlen, int *port)
-{
-    const char *p, *colon;
-    int kind;
-    char *end;
-    long s, pt;
-
-    if ((p = strstr(text, "MOVED ")) && (p == text || p[-1] == ' '))
-        kind = RLK_RE_MOVED, p += 6;
-    else if ((p = strstr(text, "ASK ")) && (p == text || p[-1] == ' '))
-        kind = RLK_RE_ASK, p += 4;
-    else
-        return RLK_RE_NONE;
-    s = strtol(p, &end, 10);
-    if (end == p || *end != ' ' || s < 0 || s >= RLK_SLOT_COUNT)
-        return RLK_RE_NONE;
-    p = end + 1;
-    colon = strrchr(p, ':');
-    if (!colon || colon == p || (size_t)(colon - p) >= hostlen)
-        return RLK_RE_NONE;
-    pt = strtol(colon + 1, &end, 10);
-    if (pt <= 0 || pt > 65535)
-        return RLK_RE_NONE;
-    memcpy(host, p, (size_t)(colon - p));
-    host[colon - p] = '\0';
-    *slot = (int)s;
-    *port = (int)pt;
-    return kind;
-}
-
 /* The node of a redirect; on MOVED the slot is given to it. */
 static rlk_client *rlk_cluster_follow(rlk_client *c, int kind, int slot, const char *host, int port)
 {
@@ -439,14 +357,14 @@ static rlk_client *rlk_cluster_follow(rlk_client *c, int kind, int slot, const c
     int idx;
 
     pthread_mutex_lock(&cl->mu);
-    idx = rlk_node_index(c, host, port);
+    idx = rlk_slotmap_node(&cl->map, host, port);
     if (idx >= 0) {
-        n = cl->node[idx].cli;
-        if (kind == RLK_RE_MOVED)
-            cl->owner[slot] = (unsigned short)(idx + 1);
+        n = cl->node[idx];
+        if (kind == RLK_SLOTMAP_MOVED)
+            (void)rlk_slotmap_move(&cl->map, slot, idx);
     }
     pthread_mutex_unlock(&cl->mu);
-    if (kind == RLK_RE_MOVED)
+    if (kind == RLK_SLOTMAP_MOVED)
         (void)rlk_cluster_refresh(c, 0);   /* more slots have probably moved */
     return n;
 }
@@ -508,7 +426,7 @@ int rlk_cluster_run(rlk_client *c, int slot, rlk_conn_op op, void *arg, int idem
     for (;;) {
         rlk_client *n = asked ? asked : rlk_cluster_pick(c, slot, 1);
         rlk_lost_conn lc;
-        char host[256];
+        char host[RLK_SLOTMAP_HOST_MAX];
         int rslot, port, kind;
 
         if (!n)
@@ -524,13 +442,13 @@ int rlk_cluster_run(rlk_client *c, int slot, rlk_conn_op op, void *arg, int idem
         if (rc == RLK_OK)
             return RLK_OK;
         rlk_cluster_copy_error(c, n, rc);
-        kind = rlk_redirect_parse(rlk_errstr(n), &rslot, host, sizeof host, &port);
-        if (kind != RLK_RE_NONE && redirects++ < RLK_CLUSTER_REDIRECTS_MAX) {
+        kind = rlk_slotmap_redirect(rlk_errstr(n), &rslot, host, sizeof host, &port);
+        if (kind != RLK_SLOTMAP_NONE && redirects++ < RLK_CLUSTER_REDIRECTS_MAX) {
             rlk_client *to = rlk_cluster_follow(c, kind, rslot, host, port);
 
             if (to) {
                 RLK_CLIENT_COUNT(c, redirects);
-                asked = kind == RLK_RE_ASK ? to : NULL;
+                asked = kind == RLK_SLOTMAP_ASK ? to : NULL;
                 continue;
             }
         }

@@ -3,7 +3,7 @@
  * cluster.h - Redis Cluster routing (cluster.c), for a client opened with a
  * redis+cluster:// URL (docs/cluster.md).
  *
- * The client keeps the slot map (CLUSTER SLOTS) and one node client per
+ * The client keeps the slot map (CLUSTER SLOTS; slotmap.h) and one node client per
  * node it has seen: a small rlk_client of its own (pool, fences, errors)
  * sharing the parent's script set, address-per-node messages and options.
  * Node clients live until the parent is freed, so a lost-reply note that
@@ -32,9 +32,10 @@
 
 #include "rlk.h"
 #include "client/pool.h"
+#include "client/slotmap.h"
 #include "client/topo.h"
 
-#define RLK_CLUSTER_MAX_NODES 256
+#define RLK_CLUSTER_MAX_NODES RLK_SLOTMAP_MAX_NODES
 #define RLK_CLUSTER_REFRESH_MS 100      /* full map refreshes at most this often */
 #define RLK_CLUSTER_ANY_SLOT RLK_TOPO_ANY_SLOT  /* a call with no key: any master */
 #define RLK_CLUSTER_BAD_SLOT RLK_TOPO_BAD_SLOT  /* keys in several slots (rlk_cluster_keys_slot) */
@@ -92,9 +93,5 @@ int rlk_cluster_owner_addr(rlk_client *c, int slot, char *buf, size_t len);
 /* The Redis major version of the cluster's nodes (INFO server of one
  * master, asked once); 0 when unknown. */
 int rlk_cluster_redis_major(rlk_client *c);
-
-/* 1 when e is a CLUSTER SLOTS entry: start, end, [host, port, ...], ... with
- * 0 <= start <= end < 16384 (the blocking client's and the async engine's slot maps). */
-int rlk_cluster_slots_entry_ok(const redisReply *e);
 
 #endif /* RLK_CLUSTER_H */

@@ -15,16 +15,15 @@
 
 #include <stdatomic.h>
 
-#include "client/client.h"
+#include "client/client_t.h"
 #include "client/clock.h"
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/functions.h"
-#include "client/role.h"
 #include "client/scripts.h"
-#include "client/sentinel.h"
 #include "client/tls.h"
 #include "client/sigpipe.h"
+#include "client/slotmap.h"
 #include "client/topo.h"
 #include "client/transport.h"
 
@@ -62,24 +61,9 @@ static int rlk_reply_class(const redisReply *r, int default_err)
 
 int rlk_err_is_transient_reply(rlk_client *c)
 {
-    static const char *const words[] = {"LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN",
-                                        "MASTERDOWN", NULL};
-    const char *text = rlk_errstr(c);
-
     if (rlk_err(c) != RLK_ERR_SERVER && rlk_err(c) != RLK_ERR_SCRIPT && rlk_err(c) != RLK_ERR_READONLY)
         return 0;
-    for (int i = 0; words[i]; i++) {
-        const char *at = strstr(text, words[i]);
-        size_t n = strlen(words[i]);
-
-        while (at) {
-            if ((at == text || (at >= text + 2 && at[-1] == ' ' && at[-2] == ':')) &&
-                (at[n] == ' ' || at[n] == '\0'))
-                return 1;
-            at = strstr(at + 1, words[i]);
-        }
-    }
-    return 0;
+    return rlk_slotmap_not_now(rlk_errstr(c)) != RLK_SLOTMAP_NOW;   /* the one "not now" list */
 }
 
 /* What to add to the message of an error reply of class err (READONLY,

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "client/client.h"
+#include "client/client_t.h"
 #include "client/error.h"
 
 #define RLK_ERR_SLOTS 16

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client.h"
+#include "client/client_t.h"
 #include "client/error.h"
 #include "client/functions.h"
 #include "client/scripts.h"

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client/client.h"
+#include "client/client_t.h"
 #include "client/clock.h"
 #include "client/conn.h"
 #include "client/error.h"

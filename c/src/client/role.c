@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "client/client.h"
+#include "client/client_t.h"
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/pool.h"

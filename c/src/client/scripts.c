@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client.h"
+#include "client/client_t.h"
 #include "client/scripts.h"
 #include "client/sha1.h"
 

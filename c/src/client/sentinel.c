@@ -14,7 +14,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "client/client.h"
+#include "client/client_t.h"
 #include "client/clock.h"
 #include "client/conn.h"
 #include "client/error.h"

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "client/client.h"
+#include "client/client_t.h"
 #include "client/clock.h"
 #include "client/conn.h"
 #include "client/error.h"
@@ -22,6 +22,11 @@
 int rlk_topo_routed(const rlk_client *c)
 {
     return (c->topo->flags & RLK_TOPO_ROUTED) != 0;
+}
+
+int rlk_topo_counts_exact(const rlk_client *c, int pubsub)
+{
+    return !rlk_topo_routed(c) || pubsub == RLK_PUBSUB_SHARDED;
 }
 
 int rlk_topo_dial_blocks(const rlk_client *c)

@@ -102,6 +102,12 @@ extern const rlk_topo rlk_topo_standalone;
 
 /* 1 when c's calls are routed per slot (RLK_TOPO_ROUTED). */
 int rlk_topo_routed(const rlk_client *c);
+/* 1 when a PUBLISH in pub/sub mode pubsub (RLK_PUBSUB_GLOBAL / _SHARDED; 0,
+ * not resolved yet, counts as global) counts every subscriber of its
+ * channel, so a release can tell whether its grant reached the waiter: c is
+ * not routed, or the mode is sharded. Global pub/sub on a cluster counts
+ * the subscribers of the node it ran on only. */
+int rlk_topo_counts_exact(const rlk_client *c, int pubsub);
 /* 1 when dialling c may block beyond its connect timeout: a TLS handshake
  * or an address found through sentinels (RedLock dials those on threads). */
 int rlk_topo_dial_blocks(const rlk_client *c);

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "client/client.h"
+#include "client/client_t.h"
 #include "client/clock.h"
 #include "client/tls.h"
 #include "client/transport.h"

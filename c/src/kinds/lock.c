@@ -69,8 +69,6 @@ static const rlk_fam_kind rlk_lock_kind = {
  * (reentrant/release, reentrant/cancel: the decimal head * 2^26 + next,
  * head >= 1, 8 to 16 digits) names the first and second tickets of the
  * server's queue; anything else wakes every waiter. */
-#define RLK_LOCK_GRANT_SHIFT 67108864ULL    /* 2^26 */
-
 static int rlk_lock_meaning(const char *payload, size_t len, long long *head, long long *next)
 {
     unsigned long long x;
@@ -78,10 +76,10 @@ static int rlk_lock_meaning(const char *payload, size_t len, long long *head, lo
 
     if (kind != RLK_SUB_MSG_GRANT)
         return kind;
-    if (x < RLK_LOCK_GRANT_SHIFT)
+    if (x < (unsigned long long)RLK_NAMES_GRANT_SHIFT)
         return RLK_SUB_MSG_ALL;
-    *head = (long long)(x / RLK_LOCK_GRANT_SHIFT);
-    *next = (long long)(x % RLK_LOCK_GRANT_SHIFT);
+    *head = (long long)(x / RLK_NAMES_GRANT_SHIFT);
+    *next = (long long)(x % RLK_NAMES_GRANT_SHIFT);
     return RLK_SUB_MSG_GRANT;
 }
 
@@ -188,7 +186,7 @@ int rlk_lock_owner(const rlk_lock *l, char *buf, size_t len)
  * listens on the lock's channel as before release v4. */
 static int rlk_lock_wakes_alone(rlk_lock *l)
 {
-    return !(rlk_topo_routed(l->b.c) && rlk_client_pubsub(l->b.c) == RLK_PUBSUB_GLOBAL);
+    return rlk_client_counts_exact(l->b.c);
 }
 
 /* A ticket cid * 1024 + r, r in 0..1023 from a strong random source: in
@@ -197,13 +195,7 @@ static int rlk_lock_wakes_alone(rlk_lock *l)
  * waiters only costs a turn: the lock hash decides who holds it). */
 static long long rlk_lock_new_ticket(rlk_lock *l)
 {
-    unsigned char b[4] = {0, 0, 0, 0};
-
-    if (rlk_lock_wakes_alone(l))
-        return rlk_names_wake_ticket(l->cid);
-    (void)rlk_random_bytes(b, sizeof b);
-    return (((long long)b[0] << 24 | (long long)b[1] << 16 | (long long)b[2] << 8 | b[3]) %
-            (33554432LL - 1)) + 1;
+    return rlk_lock_wakes_alone(l) ? rlk_names_wake_ticket(l->cid) : rlk_names_plain_ticket();
 }
 
 static int rlk_acq_init(rlk_lock *l, long long lease_ms, long long wait_ms, rlk_acq *a)
@@ -358,9 +350,9 @@ static int rlk_lock_try_lock_run(rlk_lock *l, long long wait_ms, long long lease
     w.recheck_ms = RLK_FAM_CLAIM_MS + 5;   /* reentrant/acquire's -3: a dead grantee is skipped */
     /* Grants come on this client's wake channel; the lock's channel only while first in the
      * queue (docs/runtime.md, "Who a handoff wakes"). */
-    w.channel = a.ticket.ticket >= 33554432 ? l->wake : l->b.channel;
+    w.channel = a.ticket.ticket >= RLK_NAMES_WAKE_TICKET_MIN ? l->wake : l->b.channel;
     w.wide_channel = l->b.channel;
-    w.wide = a.ticket.ticket >= 33554432 ? &a.wide : NULL;
+    w.wide = a.ticket.ticket >= RLK_NAMES_WAKE_TICKET_MIN ? &a.wide : NULL;
     first = wait_ms == 0 || rlk_wd_holds(l->b.rt->wd, l->b.name, a.owner);
     if (first) {
         a.ticket.ticket = 0;    /* a single try or a re-entry: never queued */

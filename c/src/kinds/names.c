@@ -87,6 +87,15 @@ long long rlk_names_wake_ticket(long long cid)
     return cid * 1024 + (((long long)b[0] << 8 | b[1]) & 1023);
 }
 
+long long rlk_names_plain_ticket(void)
+{
+    unsigned char b[4] = {0, 0, 0, 0};
+
+    (void)rlk_random_bytes(b, sizeof b);
+    return (((long long)b[0] << 24 | (long long)b[1] << 16 | (long long)b[2] << 8 | b[3]) %
+            (RLK_NAMES_WAKE_TICKET_MIN - 1)) + 1;
+}
+
 char *rlk_names_rw_timeout(const char *name, const char *owner, int n)
 {
     char *tag = rlk_fam_tag(name), *out;

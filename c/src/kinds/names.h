@@ -72,6 +72,16 @@ long long rlk_names_wake_cid(const char *uuid);
 char *rlk_names_wake_channel(const char *channel, long long cid);
 /* A new ticket of the client cid: cid * 1024 + a random r in 0..1023. */
 long long rlk_names_wake_ticket(long long cid);
+/* The queues' grant: the decimal ticket * 2^26 (the reentrant lock and the
+ * read-write lock's writers add the next ticket, lib/hand_over.lua; the
+ * semaphores add nothing, lib/sem_grant.lua). A ticket with a wake channel
+ * (rlk_names_wake_ticket) is in 2^25..2^26-1; one without (a waiter that
+ * listens on the kind's channel) is in 1..2^25-1. */
+#define RLK_NAMES_GRANT_SHIFT 67108864LL        /* 2^26 */
+#define RLK_NAMES_WAKE_TICKET_MIN 33554432LL    /* 2^25: the least ticket with a wake channel */
+/* A ticket without a wake channel: random, in 1..2^25-1 (a clash of two
+ * waiters only costs a turn: the lock's hash decides who holds it). */
+long long rlk_names_plain_ticket(void);
 /* A read-write lock reader's lease key "{name}:<owner>:rwlock_timeout:<n>";
  * malloc'd, NULL when out of memory. */
 char *rlk_names_rw_timeout(const char *name, const char *owner, int n);

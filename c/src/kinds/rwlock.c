@@ -196,7 +196,7 @@ int rlk_rwlock_owner(const rlk_rwlock *rw, char *buf, size_t len)
  * client's wake channel reached it (not global pub/sub on a cluster). */
 static int rlk_rw_wakes_alone(rlk_rwlock *rw)
 {
-    return !(rlk_topo_routed(rw->b.c) && rlk_client_pubsub(rw->b.c) == RLK_PUBSUB_GLOBAL);
+    return rlk_client_counts_exact(rw->b.c);
 }
 
 /* A writer's ticket, as kinds/lock.c draws them: cid * 1024 + r (>= 2^25: the
@@ -204,13 +204,7 @@ static int rlk_rw_wakes_alone(rlk_rwlock *rw)
  * random ticket in 1..2^25-1. */
 static long long rlk_rw_new_ticket(rlk_rwlock *rw)
 {
-    unsigned char b[4] = {0, 0, 0, 0};
-
-    if (rlk_rw_wakes_alone(rw))
-        return rlk_names_wake_ticket(rw->cid);
-    (void)rlk_random_bytes(b, sizeof b);
-    return (((long long)b[0] << 24 | (long long)b[1] << 16 | (long long)b[2] << 8 | b[3]) %
-            (33554432LL - 1)) + 1;
+    return rlk_rw_wakes_alone(rw) ? rlk_names_wake_ticket(rw->cid) : rlk_names_plain_ticket();
 }
 
 static int rlk_rw_acq_init(rlk_rwlock *rw, int side, long long lease_ms, rlk_rw_acq *a)
@@ -420,9 +414,9 @@ static int rlk_rw_write_wait(rlk_rwlock *rw, rlk_rw_acq *a, rlk_waiter *w, long 
     w->ticket = &a->ticket;
     w->keepalive_ms = RLK_RW_KEEPALIVE_MS;
     w->recheck_ms = RLK_FAM_CLAIM_MS + 5;  /* write_acquire's -3: a dead grantee is skipped */
-    w->channel = a->ticket.ticket >= 33554432 ? rw->wake : rw->b.channel;
+    w->channel = a->ticket.ticket >= RLK_NAMES_WAKE_TICKET_MIN ? rw->wake : rw->b.channel;
     w->wide_channel = rw->b.channel;
-    w->wide = a->ticket.ticket >= 33554432 ? &a->wide : NULL;
+    w->wide = a->ticket.ticket >= RLK_NAMES_WAKE_TICKET_MIN ? &a->wide : NULL;
     rc = rlk_lq_enter(rw->q, &node, rlk_wait_deadline(start, wait_ms));
     if (rc == RLK_ERR_NOMEM)
         return rlk_set_error(rw->b.c, rc, "write lock %s: out of resources for a waiter",

@@ -18,7 +18,6 @@
 
 #define RLK_SEMQ_KEEPALIVE_MS 1000                /* a queued waiter attempts at least this often */
 #define RLK_SEMQ_CANCEL_NS (200LL * 1000000LL)    /* the most a give-up's cancel may take */
-#define RLK_SEMQ_GRANT_SHIFT 67108864ULL          /* 2^26 */
 
 int rlk_sem_queue_init(rlk_sem_queue *q, const rlk_fam_base *b)
 {
@@ -42,7 +41,7 @@ void rlk_sem_queue_free(rlk_sem_queue *q)
 
 int rlk_sem_queue_alone(const rlk_fam_base *b)
 {
-    return !(rlk_topo_routed(b->c) && rlk_client_pubsub(b->c) == RLK_PUBSUB_GLOBAL);
+    return rlk_client_counts_exact(b->c);
 }
 
 long long rlk_sem_queue_ticket(rlk_sem_queue *q)
@@ -61,21 +60,21 @@ static int rlk_semq_meaning(const char *payload, size_t len, long long *head, lo
 
     if (kind != RLK_SUB_MSG_GRANT)
         return kind;
-    if (x % RLK_SEMQ_GRANT_SHIFT != 0 || x / RLK_SEMQ_GRANT_SHIFT < 33554432ULL ||
-        x / RLK_SEMQ_GRANT_SHIFT >= 67108864ULL)
+    if (x % RLK_NAMES_GRANT_SHIFT != 0 || x / RLK_NAMES_GRANT_SHIFT < RLK_NAMES_WAKE_TICKET_MIN ||
+        x / RLK_NAMES_GRANT_SHIFT >= RLK_NAMES_GRANT_SHIFT)   /* a ticket is below 2^26 */
         return RLK_SUB_MSG_ALL;
-    *head = (long long)(x / RLK_SEMQ_GRANT_SHIFT);
+    *head = (long long)(x / RLK_NAMES_GRANT_SHIFT);
     *next = 0;
     return RLK_SUB_MSG_GRANT;
 }
 
-static const rlk_sub_rule rlk_semq_rule = {rlk_semq_meaning};
+const rlk_sub_rule rlk_sem_queue_sub_rule = {rlk_semq_meaning};
 
 void rlk_sem_queue_wait(rlk_sem_queue *q, const rlk_fam_base *b, rlk_waiter *w,
                         rlk_sub_ticket *tk, const int *wide)
 {
     tk->claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
-    w->rule = &rlk_semq_rule;
+    w->rule = &rlk_sem_queue_sub_rule;
     w->ticket = tk;
     w->keepalive_ms = RLK_SEMQ_KEEPALIVE_MS;
     w->recheck_ms = RLK_FAM_CLAIM_MS + 5;     /* -3: a dead grantee's reservation runs out */

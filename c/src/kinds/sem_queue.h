@@ -43,6 +43,11 @@ int rlk_sem_queue_alone(const rlk_fam_base *b);
  * start), so the waiters of one client do not share a ticket while fewer
  * than 1024 wait. */
 long long rlk_sem_queue_ticket(rlk_sem_queue *q);
+/* The semaphores' wake rule (runtime/sub.h): a grant on a wake channel, the
+ * decimal ticket * 2^26 (lib/sem_grant.lua), names its ticket; "0" wakes
+ * one; anything else wakes every waiter. The non-blocking semaphores
+ * (async/a_semq.c) read their grants with it too. */
+extern const rlk_sub_rule rlk_sem_queue_sub_rule;
 
 /* Sets w up as a waiter with ticket tk (tk->ticket != 0) of the kind b:
  * grants come on q's wake channel, b's channel is heard only while *wide

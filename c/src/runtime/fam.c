@@ -205,13 +205,24 @@ int rlk_fam_lease(rlk_client *c, const char *what, const char *name, long long l
     return RLK_OK;
 }
 
-int rlk_fam_check_range(rlk_client *c, const char *what, const char *name, const char *field,
-                        long long v, long long lo, long long hi)
+int rlk_fam_range_text(char *buf, size_t len, const char *what, const char *name,
+                       const char *field, long long v, long long lo, long long hi)
 {
     if (v >= lo && v <= hi)
         return RLK_OK;
-    return rlk_set_error(c, RLK_ERR_ARG, "%s %s: %s %lld is not in %lld..%lld", what, name, field,
-                         v, lo, hi);
+    snprintf(buf, len, "%s%s%s: %s %lld is not in %lld..%lld", what, name ? " " : "",
+             name ? name : "", field, v, lo, hi);
+    return RLK_ERR_ARG;
+}
+
+int rlk_fam_check_range(rlk_client *c, const char *what, const char *name, const char *field,
+                        long long v, long long lo, long long hi)
+{
+    char msg[RLK_ERRSTR_MAX];
+
+    if (rlk_fam_range_text(msg, sizeof msg, what, name, field, v, lo, hi) == RLK_OK)
+        return RLK_OK;
+    return rlk_set_error(c, RLK_ERR_ARG, "%s", msg);
 }
 
 /* ---------------------------------------------------------------- integer replies */

@@ -87,6 +87,12 @@ int rlk_fam_id_copy(const rlk_rt *rt, rlk_fam_id *id, char *buf, size_t len);
  * *watchdog = 1. */
 int rlk_fam_lease(rlk_client *c, const char *what, const char *name, long long lease_ms,
                   long long *lease, int *watchdog);
+/* lo <= v <= hi: RLK_OK; else RLK_ERR_ARG with "<what> <name>: <field> <v>
+ * is not in lo..hi" (name NULL: "<what>: ...") in buf (len bytes). Pure: the
+ * blocking kinds record it (rlk_fam_check_range), the non-blocking requests
+ * complete with it (async/a_common.h, rlk_a_common_range). */
+int rlk_fam_range_text(char *buf, size_t len, const char *what, const char *name,
+                       const char *field, long long v, long long lo, long long hi);
 /* lo <= v <= hi, else RLK_ERR_ARG "<what> <name>: <field> <v> is not in lo..hi". */
 int rlk_fam_check_range(rlk_client *c, const char *what, const char *name, const char *field,
                         long long v, long long lo, long long hi);

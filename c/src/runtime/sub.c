@@ -60,6 +60,7 @@
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/slot.h"
+#include "client/slotmap.h"
 #include "client/topo.h"
 #include "runtime/sub.h"
 #include "runtime/thread.h"
@@ -570,11 +571,12 @@ static void rlk_sub_on_ack(rlk_sub *s, int i, const redisReply *kind, const redi
  * polling (RLK_SUB_DOWN). */
 static void rlk_sub_on_error(rlk_sub *s, int i, const redisReply *r)
 {
-    int slot = -1, moved = s->routed && r->len > 6 && strncmp(r->str, "MOVED ", 6) == 0;
+    char host[RLK_SLOTMAP_HOST_MAX];
+    int slot = -1, port, moved = s->routed && rlk_slotmap_redirect(r->str, &slot, host,
+                                                                   sizeof host, &port) ==
+                                                  RLK_SLOTMAP_MOVED;
     rlk_sub_chan *hit = NULL;
 
-    if (moved)
-        slot = atoi(r->str + 6);
     pthread_mutex_lock(&s->mu);
     for (rlk_sub_chan *ch = s->chans; moved && ch && !hit; ch = ch->next)
         if (ch->conn == i && ch->slot == slot && ch->want && ch->outstanding > 0)
@@ -839,6 +841,13 @@ int rlk_sub_grant_number(const char *payload, size_t len, unsigned long long *x)
         *x = *x * 10 + (unsigned long long)(payload[i] - '0');
     }
     return RLK_SUB_MSG_GRANT;
+}
+
+int rlk_sub_grants(const rlk_sub_rule *rule, const char *payload, size_t len, long long ticket)
+{
+    long long head = 0, next = 0;
+
+    return rule->meaning(payload, len, &head, &next) == RLK_SUB_MSG_GRANT && head == ticket;
 }
 
 int rlk_sub_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule, rlk_sub_chan **out)

@@ -81,6 +81,9 @@ extern const rlk_sub_rule rlk_sub_rule_plain;
  * decimal number of 8 to 16 digits in *x (RLK_SUB_MSG_GRANT), or RLK_SUB_MSG_ALL when it is not one
  * (the grant messages of the ticket queues: lib/hand_over.lua, lib/sem_grant.lua). */
 int rlk_sub_grant_number(const char *payload, size_t len, unsigned long long *x);
+/* 1 when payload, read by rule, is a grant whose head is ticket (a driver
+ * that filters its own wake channel's messages: async/a_lock.c, a_semq.c). */
+int rlk_sub_grants(const rlk_sub_rule *rule, const char *payload, size_t len, long long ticket);
 int rlk_sub_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule, rlk_sub_chan **out);
 void rlk_sub_leave(rlk_sub *s, rlk_sub_chan *ch);
 /* The same without lingering: the last one out unsubscribes at once (a
