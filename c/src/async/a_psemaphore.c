@@ -351,17 +351,6 @@ static void aps_cancel_hook(rlk_async_req *r, void *state)
 
 /* ---------------------------------------------------------------- the requests */
 
-static int aps_nibble(char ch)
-{
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F')
-        return ch - 'A' + 10;
-    return -1;
-}
-
 static aps *aps_new(rlk_async *ac, int op, const char *name, rlk_async_fn fn, void *privdata)
 {
     rlk_async_req *r;
@@ -425,29 +414,23 @@ rlk_async_req *rlk_async_psemaphore_release(rlk_async *ac, const char *name, con
                                             rlk_async_fn fn, void *privdata)
 {
     aps *a = aps_new(ac, APS_RELEASE, name, fn, privdata);
-    size_t n;
+    int bad;
 
     if (!a || rlk_ae_req_done(a->r))
         return a ? a->r : NULL;
-    n = id ? strlen(id) : 0;
-    if (n < 2 || n % 2 != 0 || n > 2 * RLK_PSEM_RAW_ID_MAX) {
+    bad = rlk_psem_id_parse(id, a->raw, &a->rawlen);
+    if (bad == RLK_PSEM_ID_LENGTH) {
         rlk_ae_complete(a->r, RLK_ERR_ARG, 0, NULL,
                         "rlk_async_psemaphore_release %s: a permit id is 2..%d hex digits, an "
                         "even number of them", name, 2 * RLK_PSEM_RAW_ID_MAX);
         return a->r;
     }
-    for (size_t i = 0; i < n; i += 2) {
-        int hi = aps_nibble(id[i]), lo = aps_nibble(id[i + 1]);
-
-        if (hi < 0 || lo < 0) {
-            rlk_ae_complete(a->r, RLK_ERR_ARG, 0, NULL,
-                            "rlk_async_psemaphore_release %s: permit id \"%.40s\" is not hex",
-                            name, id);
-            return a->r;
-        }
-        a->raw[i / 2] = (unsigned char)(hi << 4 | lo);
+    if (bad == RLK_PSEM_ID_NOT_HEX) {
+        rlk_ae_complete(a->r, RLK_ERR_ARG, 0, NULL,
+                        "rlk_async_psemaphore_release %s: permit id \"%.40s\" is not hex", name,
+                        id);
+        return a->r;
     }
-    a->rawlen = n / 2;
     aps_release_send(a, APS_CW_REL);
     return a->r;
 }

@@ -21,6 +21,7 @@
 #include "client/error.h"
 #include "client/scripts.h"
 #include "client/slot.h"
+#include "client/topo.h"
 #include "runtime/metrics.h"
 #include "runtime/rt.h"
 #include "async/engine.h"
@@ -278,22 +279,20 @@ static int ae_call_write(rlk_async *ac, ae_node *n, rlk_ae_call *call)
 
 rlk_ae_call *ae_call_new(rlk_async *ac, int what, rlk_ae_reply_fn fn, void *arg)
 {
-    rlk_ae_call *call = calloc(1, sizeof *call);
+    rlk_ae_call *call = malloc(sizeof *call);
 
     if (!call)
         return NULL;
-    call->what = what;
-    call->fn = fn;
-    call->arg = arg;
-    call->issued = rlk_ae_now_ms();
-    if (ac->cluster) {
-        if (!(call->rt = calloc(1, sizeof *call->rt))) {
-            free(call);
-            return NULL;
-        }
-        call->rt->slot = RLK_TOPO_ANY_SLOT;
-        call->rt->backoff = AE_CL_BACKOFF_MIN_MS;
+    *call = (rlk_ae_call){.what = what, .fn = fn, .arg = arg, .issued = rlk_ae_now_ms()};
+    if (!ae_routed(ac))
+        return call;
+    /* A cluster's call carries its routing: any slot until its keys say, the first backoff. */
+    if (!(call->rt = calloc(1, sizeof *call->rt))) {
+        free(call);
+        return NULL;
     }
+    call->rt->slot = RLK_TOPO_ANY_SLOT;
+    call->rt->backoff = AE_CL_BACKOFF_MIN_MS;
     return call;
 }
 
@@ -318,7 +317,7 @@ int ae_node_submit(rlk_async *ac, ae_node *n, rlk_ae_call *call)
 /* Queues a user call: on the one server, or routed by its slot. */
 static rlk_ae_call *ae_call_submit(rlk_async *ac, rlk_ae_call *call)
 {
-    if (!ac->cluster) {
+    if (!ae_routed(ac)) {
         if (ae_node_submit(ac, AE_N0(ac), call) != 0) {
             ae_call_free(call);
             return NULL;
@@ -385,7 +384,7 @@ rlk_ae_call *rlk_ae_scriptv(rlk_async *ac, const char *name, int nkeys, const ch
         }
         call->rt->len_s = (size_t)len;
     }
-    if (ac->cluster && nkeys > 0) {
+    if (ae_routed(ac) && nkeys > 0) {
         call->rt->slot = rlk_key_slot(keys[0], strlen(keys[0]));
         for (int i = 1; i < nkeys; i++)
             if (rlk_key_slot(keys[i], strlen(keys[i])) != call->rt->slot) {
@@ -417,7 +416,7 @@ rlk_ae_call *rlk_ae_command(rlk_async *ac, int argc, const char *const *argv, rl
         return NULL;
     }
     call->len = (size_t)len;
-    if (ac->cluster)
+    if (ae_routed(ac))
         call->rt->slot = rlk_cluster_command_slot(argc, argv, NULL);
     return ae_call_submit(ac, call);
 }
@@ -525,7 +524,7 @@ void ae_cmd_reply(rlk_async *ac, ae_node *n, redisReply *r)
             ae_call_end(ac, call, RLK_ERR_NOMEM, NULL, "out of memory", 0);
             return;
         }
-        if (r->type == REDIS_REPLY_ERROR && ac->c->url.is_sentinel &&
+        if (r->type == REDIS_REPLY_ERROR && rlk_topo_resolves(ac->c) &&
             (strncmp(r->str, "READONLY", 8) == 0 || strncmp(r->str, "MASTERDOWN", 10) == 0)) {
             /* A demoted master refused it (it did not run): sent again on the master the
              * sentinels name now, after this connection is dropped. */

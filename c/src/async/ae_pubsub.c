@@ -193,7 +193,7 @@ static void ae_sub_send(rlk_async *ac, ae_conn *k, ae_chan *ch, int sub)
 {
     const char *argv[2] = {rlk_sub_command(ac->pubsub, sub), ch->name};
 
-    if ((ac->cluster && ae_sq_push(k, ch, sub) != 0) ||
+    if ((ae_routed(ac) && ae_sq_push(k, ch, sub) != 0) ||
         redisAppendCommandArgv(k->ctx, 2, argv, NULL) != REDIS_OK)
         ae_conn_drop(ac, k, "out of memory");
     else if (!ac->depth)
@@ -208,7 +208,7 @@ static ae_conn *ae_chan_route(rlk_async *ac, ae_chan *ch)
     ae_node *n;
     int slot;
 
-    if (!ac->cluster)
+    if (!ae_routed(ac))
         return &AE_N0(ac)->sub;
     if (!ac->pubsub || !ac->map.loaded)
         return NULL;
@@ -224,7 +224,7 @@ static void ae_chan_want(rlk_async *ac, ae_chan *ch)
 {
     ae_conn *k;
 
-    if (ch->last_sent == 1 && ch->conn)
+    if (!rlk_sub_wanted(ch->listeners, ch->last_sent == 1 && ch->conn))
         return;
     if (!(k = ae_chan_route(ac, ch))) {
         ae_route_refresh(ac, 0);
@@ -274,7 +274,7 @@ rlk_ae_sub *rlk_ae_subscribe(rlk_async *ac, const char *channel, rlk_ae_msg_fn f
         ch->head = s;
     ch->tail = s;
     ch->listeners++;
-    if (ch->live && ch->last_sent == 1 && !ch->outstanding)
+    if (ch->live && rlk_sub_confirmed(ch->last_sent == 1, ch->outstanding))
         s->ready = rlk_ae_timer_add(ac, 0, ae_sub_ready_fire, s);
     else
         ae_chan_want(ac, ch);
@@ -284,7 +284,7 @@ rlk_ae_sub *rlk_ae_subscribe(rlk_async *ac, const char *channel, rlk_ae_msg_fn f
 
 int rlk_ae_sub_ready(const rlk_ae_sub *s)
 {
-    return s && s->ch->live && s->ch->last_sent == 1 && !s->ch->outstanding;
+    return s && s->ch->live && rlk_sub_confirmed(s->ch->last_sent == 1, s->ch->outstanding);
 }
 
 static void ae_sub_unlink(ae_chan *ch, rlk_ae_sub *s)
@@ -377,7 +377,7 @@ void ae_chans_down(rlk_async *ac, ae_conn *k)
     }
     ae_sq_clear(k);
     /* Subscribed again (elsewhere on a cluster, once the map says where). */
-    if (ac->cluster)
+    if (ae_routed(ac))
         ae_chans_up(ac);
 }
 
@@ -396,7 +396,7 @@ void ae_chans_up(rlk_async *ac)
  * subscribed on its slot's master; its listeners hear fn(NULL) then. */
 void ae_chans_reroute(rlk_async *ac)
 {
-    if (!ac->cluster || ac->closing)
+    if (!ae_routed(ac) || ac->closing)
         return;
     for (size_t i = 0; i < ac->nbuckets; i++) {
         ae_chan *ch = ac->buckets[i], *next;
@@ -495,7 +495,7 @@ static ae_chan *ae_sub_answered(rlk_async *ac, ae_conn *k, const rlk_sub_frame *
     ae_chan *ch;
 
     *own = 1;
-    if (!ac->cluster) {
+    if (!ae_routed(ac)) {
         ch = ae_chan_find(ac, f->chan);
         return ch && ch->conn == k ? ch : NULL;
     }
@@ -514,7 +514,7 @@ static int ae_sub_subscribed(rlk_async *ac, ae_chan *ch)
 {
     ch->outstanding--;
     ch->live = 1;
-    if (ch->last_sent == 1 && !ch->outstanding) {
+    if (rlk_sub_confirmed(ch->last_sent == 1, ch->outstanding)) {
         ae_chan_dispatch(ac, ch, NULL, 0);
         return 1;     /* the dispatch settles the channel */
     }
@@ -534,7 +534,7 @@ void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
     }
     switch (rlk_sub_classify(r, &f)) {
     case RLK_SUB_FRAME_ERROR:
-        if (ac->cluster)
+        if (ae_routed(ac))
             ae_sub_refused(ac, k, r);
         return;     /* one server: nothing to learn from it */
     case RLK_SUB_FRAME_MESSAGE:

@@ -16,6 +16,7 @@
 #include "client/client.h"
 #include "client/random.h"
 #include "client/slotmap.h"
+#include "client/topo.h"
 #include "async/engine.h"
 #include "async/ae_state.h"
 #include "async/ae_route.h"
@@ -41,6 +42,11 @@ static int ae_node_new(void *arg, int idx, const char *host, int port)
     n->sub.is_sub = 1;
     ac->nodes[ac->nnodes++] = n;
     return 0;
+}
+
+int ae_routed(const rlk_async *ac)
+{
+    return rlk_topo_routed(ac->c);
 }
 
 int ae_route_setup(rlk_async *ac)
@@ -199,7 +205,7 @@ void ae_route_calls_fail(rlk_async *ac, ae_node *n, int rc, const char *why, int
     memset(&n->inflight, 0, sizeof n->inflight);
     while ((call = ae_callq_pop(&q)))
         ae_call_end(ac, call, rc, NULL, why, call->what == AE_CALL_USER);
-    if (!unsent_too && !ac->cluster)
+    if (!unsent_too && !ae_routed(ac))
         return;
     q = n->unsent;
     memset(&n->unsent, 0, sizeof n->unsent);
@@ -322,7 +328,7 @@ void ae_route_refresh(rlk_async *ac, int force)
     const char *argv[2] = {"CLUSTER", "SLOTS"};
     ae_node *n = NULL;
 
-    if (!ac->cluster || ac->closing || !ac->attached || ac->refreshing || ac->refresh_timer ||
+    if (!ae_routed(ac) || ac->closing || !ac->attached || ac->refreshing || ac->refresh_timer ||
         !ac->nnodes || ac->fatal)
         return;
     (void)force;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ae_route.h - the async engine's cluster routing (ae_route.c), on a
- * client whose URL is a cluster's (ac->cluster): the slot map
+ * client whose topology routes calls per slot (ae_routed): the slot map
  * (client/slotmap.h) with the engine's nodes under its indexes, asked with
  * CLUSTER SLOTS on the loop; where a call goes; what a refusal means. All
  * on the loop's thread; the engine (engine.c) calls these.
@@ -15,8 +15,13 @@
 
 #include "async/ae_state.h"
 
-/* From rlk_async_new: the map, with the URL's seeds as its first nodes.
- * RLK_ERR_NOMEM when one cannot be added. */
+/* 1 when ac's calls are routed per slot: its client's topology says so
+ * (client/topo.h, rlk_topo_routed: a cluster). The engine asks this, never
+ * the URL. */
+int ae_routed(const rlk_async *ac);
+/* From rlk_async_new, on a routed client: the map, with the URL's seeds as
+ * its first nodes (nodes[0] must be empty). RLK_ERR_NOMEM when one cannot
+ * be added. */
 int ae_route_setup(rlk_async *ac);
 /* A user call to the master of its slot: parked while the map (or the
  * pub/sub mode, which its form depends on) is not known. */

@@ -118,8 +118,6 @@ typedef struct ae_cref {
     pthread_mutex_t mu;
     int refs;
     rlk_client *c;
-    char *sentinel_password;        /* rlk_options.sentinel_password, copied */
-    int sn_started;                 /* the sentinel follower was started (under mu) */
 } ae_cref;
 
 /* A blocking dial (TLS) on a short-lived thread; its outcome comes back
@@ -253,9 +251,10 @@ struct rlk_async {
 
     int pubsub;                     /* RLK_PUBSUB_GLOBAL / _SHARDED; 0: not known yet (cluster) */
 
-    /* Cluster (url.is_cluster): the slot map (client/slotmap.h: its node i is nodes[i]),
+    /* Cluster (ae_routed): the slot map (client/slotmap.h: its node i is nodes[i]),
      * filled by CLUSTER SLOTS. */
-    int cluster;
+    int cluster;                    /* ae_routed(ac), set by ae_route_setup: only the watchdog
+                                       still reads this copy (ask ae_routed) */
     rlk_slotmap map;
     unsigned rr;                    /* rotation: the node asked for the map */
     ae_callq parked;                /* calls waiting for the map, or for a retry's backoff */
@@ -289,6 +288,7 @@ struct rlk_async {
     int depth;                      /* handlers on the stack */
     int closing;                    /* rlk_async_free started */
     int destroy_pending;            /* free the memory when the last handler returns */
+    void (*destroy)(rlk_async *ac); /* how (ae_client.c's, set by rlk_async_new) */
 };
 
 #define AE_N0(ac) ((ac)->nodes[0])
@@ -313,5 +313,17 @@ void ae_conn_start(rlk_async *ac, ae_conn *k);
 void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why);
 void ae_flush(rlk_async *ac, ae_conn *k);
 void ae_sweep_ensure(rlk_async *ac);
+/* A handler's entry and exit (engine.c): on the way out of the outermost,
+ * the completed requests are delivered, what the connections have to
+ * write is flushed and the timer armed; a client freed meanwhile goes. */
+void ae_enter(rlk_async *ac);
+void ae_leave(rlk_async *ac);
+/* The client's connections (engine.c): opened once attached (a cluster
+ * asks for its map; the sentinels' moves watched), their dial threads
+ * abandoned and handles detached when it is freed on a loop, their memory
+ * (nodes, map, the share with dial threads) when it goes. */
+void ae_conns_attach(rlk_async *ac);
+void ae_conns_detach(rlk_async *ac);
+void ae_conns_free(rlk_async *ac);
 
 #endif

@@ -147,3 +147,12 @@ void ae_timer_arm(rlk_async *ac)
     ac->armed = want;
     ac->hooks.set_timer(ac->hooks.data, want);
 }
+
+void ae_timer_free(rlk_async *ac)
+{
+    for (size_t i = 0; i < ac->nheap; i++)
+        free(ac->heap[i]);
+    free(ac->heap);
+    ac->heap = NULL;
+    ac->nheap = ac->capheap = 0;
+}

@@ -14,5 +14,7 @@ void ae_timer_run(rlk_async *ac);
 /* Tells the loop when to call rlk_async_handle_timer next (0: deliveries
  * are queued; -1: no timer). */
 void ae_timer_arm(rlk_async *ac);
+/* With the client: every timer left, unfired. */
+void ae_timer_free(rlk_async *ac);
 
 #endif /* RLK_AE_TIMER_H */

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * engine.c - the engine of the non-blocking API (engine.h): the rlk_async
- * client (its creation and end), the handlers' entry and exit, the
- * connections (the dial thread, the set-up, the fence of the previous
- * connection after a drop), the sweep and the I/O. Its parts: the timer
- * heap (ae_timer.c), requests and calls (ae_call.c), the pub/sub
- * (ae_pubsub.c), a cluster's routing (ae_route.c), the watchdog
- * (ae_wd.c).
+ * engine.c - the engine of the non-blocking API (engine.h): the handlers'
+ * entry and exit, the connections (the dial thread, the set-up, the fence
+ * of the previous connection after a drop), the sweep and the I/O, and the
+ * small accessors the kinds' requests use. Its parts: the client's public
+ * functions (ae_client.c), the timer heap (ae_timer.c), requests and calls
+ * (ae_call.c), the pub/sub (ae_pubsub.c), a cluster's routing
+ * (ae_route.c), the watchdog (ae_wd.c).
  * docs/async-internals.md describes it.
  */
 #include <errno.h>
@@ -28,7 +28,6 @@
 #include "client/error.h"
 #include "client/random.h"
 #include "client/scripts.h"
-#include "client/sentinel.h"
 #include "client/slot.h"
 #include "client/topo.h"
 #include "client/transport.h"
@@ -80,34 +79,6 @@ int rlk_ae_fatal(rlk_async *ac, const char **msg)
     return ac->fatal;
 }
 
-const char *rlk_async_uuid(const rlk_async *ac)
-{
-    return ac ? ac->uuid : "";
-}
-
-size_t rlk_async_pending(const rlk_async *ac)
-{
-    return ac ? ac->npending : 0;
-}
-
-int rlk_async_err(const rlk_async *ac)
-{
-    return ac ? ac->fatal : RLK_ERR_ARG;
-}
-
-const char *rlk_async_errstr(const rlk_async *ac)
-{
-    return ac ? ac->fatal_msg : "";
-}
-
-void rlk_async_set_lost_callback(rlk_async *ac, rlk_lost_kind_fn fn, void *userdata)
-{
-    if (!ac)
-        return;
-    ac->lost_fn = fn;
-    ac->lost_ud = userdata;
-}
-
 rlk_rt_counters *rlk_ae_counters(rlk_async *ac)
 {
     rlk_rt *rt = rlk_rt_get(ac->c);     /* the settings-only client's: its counters only */
@@ -125,9 +96,7 @@ void rlk_ae_req_metric(rlk_async_req *r, int kind, const char *name)
 
 /* ---------------------------------------------------------------- entry and exit of handlers */
 
-static void ae_destroy(rlk_async *ac);
-
-static void ae_enter(rlk_async *ac)
+void ae_enter(rlk_async *ac)
 {
     ac->depth++;
 }
@@ -153,7 +122,7 @@ void ae_flush(rlk_async *ac, ae_conn *k)
     }
 }
 
-static void ae_leave(rlk_async *ac)
+void ae_leave(rlk_async *ac)
 {
     if (ac->depth == 1 && !ac->closing) {
         ae_deliver(ac);
@@ -170,7 +139,7 @@ static void ae_leave(rlk_async *ac)
             ae_timer_arm(ac);
     }
     if (--ac->depth == 0 && ac->destroy_pending)
-        ae_destroy(ac);
+        ac->destroy(ac);    /* rlk_async_free ran in a handler: the client goes now */
 }
 
 /* ---------------------------------------------------------------- connections */
@@ -182,7 +151,7 @@ static void ae_conn_retry_fire(rlk_async *ac, void *arg)
     k->retry = NULL;
     if (k->state != AE_DOWN)
         return;
-    if (!ac->cluster)
+    if (!ae_routed(ac))
         ae_conn_start(ac, k);
     else if (k->is_sub)
         ae_chans_up(ac);        /* opened again if a channel goes there */
@@ -245,10 +214,10 @@ void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why)
     k->setup_left = 0;
     ae_conn_schedule(ac, k);
     if (k->is_sub) {
-        if (ac->cluster && ac->nodes[ac->gsub] == k->node)
+        if (ae_routed(ac) && ac->nodes[ac->gsub] == k->node)
             ac->gsub = (ac->gsub + 1) % ac->nnodes;   /* global pub/sub: another node next */
         ae_chans_down(ac, k);
-        if (ac->cluster)
+        if (ae_routed(ac))
             ae_route_refresh(ac, 0);
     } else
         ae_route_calls_fail(ac, k->node, RLK_ERR_IO, msg, 0);
@@ -316,7 +285,6 @@ static void ae_cref_put(ae_cref *r)
         return;
     rlk_free(r->c);     /* TLS: waits (bounded) for the pumps of its connections */
     pthread_mutex_destroy(&r->mu);
-    free(r->sentinel_password);
     free(r);
 }
 
@@ -344,28 +312,21 @@ static void *ae_dial_thread(void *arg)
     char host[256];
     int port = c->url.port, rc = RLK_OK, abandoned;
 
-    snprintf(host, sizeof host, "%s", d->host ? d->host : c->url.host ? c->url.host : "");
-    if (d->host)
+    if (d->host) {
+        /* A cluster's node, by the engine's map. */
+        snprintf(host, sizeof host, "%s", d->host);
         port = d->port;
-    else if (c->url.is_sentinel) {
-        /* The master the sentinels name (their follower thread started once). */
-        pthread_mutex_lock(&d->cref->mu);
-        if (!rlk_sentinel_opened(c))
-            rc = rlk_sentinel_open(c, d->cref->sentinel_password);
-        if (rlk_sentinel_opened(c) && !d->cref->sn_started && rlk_sentinel_follow(c) == RLK_OK)
-            d->cref->sn_started = 1;
-        pthread_mutex_unlock(&d->cref->mu);
-        if (rlk_sentinel_opened(c) && d->refresh)
-            (void)rlk_sentinel_refresh(c, "READONLY");
-        d->switches = rlk_sentinel_switches(c, NULL);
-        if (!rlk_sentinel_opened(c) || (rc = rlk_sentinel_master(c, host, sizeof host, &port)) != RLK_OK) {
-            if (rc == RLK_OK)
-                rc = RLK_ERR_NOMEM;
-            snprintf(d->why, sizeof d->why, "%s", rlk_errstr(c));
-        }
-    }
-    if (rc == RLK_OK)
         rc = rlk_transport_dial(c, host, port, c->connect_tv, &ctx, d->why, sizeof d->why);
+    } else {
+        /* The one server, through the topology (client/topo.h) as RedLock dials: the master
+         * the sentinels name, asked again after a READONLY. The count of the address's moves
+         * before it tells a connection to an old master (ae_sn_watch_fire). */
+        if (d->refresh && c->topo->refused)
+            (void)c->topo->refused(c, RLK_ERR_READONLY);
+        d->switches = rlk_topo_moves(c);
+        if ((rc = rlk_topo_open(c, RLK_TOPO_ANY_SLOT, &ctx, NULL)) != RLK_OK)
+            snprintf(d->why, sizeof d->why, "%s", rlk_errstr(c));
+    }
 
     if (rc != RLK_OK && ctx && !d->why[0])
         snprintf(d->why, sizeof d->why, "%s", ctx->errstr);
@@ -639,7 +600,7 @@ static void ae_sn_watch_fire(rlk_async *ac, void *arg)
     (void)arg;
     ac->sn_watch = NULL;
     if (ac->sn_ready) {
-        unsigned long long n = rlk_sentinel_switches(ac->c, NULL);
+        unsigned long long n = rlk_topo_moves(ac->c);
         ae_conn *ks[2] = {&AE_N0(ac)->cmd, &AE_N0(ac)->sub};
 
         for (int i = 0; i < 2 && !ac->closing; i++)
@@ -745,87 +706,37 @@ void rlk_async_handle_timer(rlk_async *ac)
     ae_leave(ac);
 }
 
-/* ---------------------------------------------------------------- the client */
+/* ---------------------------------------------------------------- the client's connections */
 
-rlk_async *rlk_async_new(const rlk_options *opts)
+void ae_conns_attach(rlk_async *ac)
 {
-    rlk_async *ac = calloc(1, sizeof *ac);
-
-    if (!ac)
-        return NULL;
-    ac->armed = -2;
-    ac->c = rlk_client_prepare(opts);
-    ac->cref = calloc(1, sizeof *ac->cref);
-    ac->nodes[0] = calloc(1, sizeof *ac->nodes[0]);
-    if (!ac->c || !ac->cref || !ac->nodes[0]) {
-        rlk_free(ac->c);
-        free(ac->cref);
-        free(ac->nodes[0]);
-        free(ac);
-        return NULL;
-    }
-    ac->nnodes = 1;
-    AE_N0(ac)->cmd.fd = AE_N0(ac)->sub.fd = -1;
-    AE_N0(ac)->cmd.node = AE_N0(ac)->sub.node = AE_N0(ac);
-    AE_N0(ac)->sub.is_sub = 1;
-    pthread_mutex_init(&ac->cref->mu, NULL);
-    ac->cref->refs = 1;
-    ac->cref->c = ac->c;
-    if (opts && opts->sentinel_password)
-        ac->cref->sentinel_password = strdup(opts->sentinel_password);
-    if (ac->c->fatal) {
-        ac->fatal = ac->c->fatal;
-        snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "%s", ac->c->fatal_msg);
-    } else if (ac->c->url.is_cluster) {
-        /* The seeds are the first nodes; the map (CLUSTER SLOTS) names the masters. */
-        free(ac->nodes[0]);
-        ac->nodes[0] = NULL;
-        ac->nnodes = 0;
-        if (ae_route_setup(ac) != RLK_OK) {
-            ac->fatal = RLK_ERR_NOMEM;
-            snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "out of memory");
-        }
-        if (!ac->nnodes && !ac->fatal) {
-            ac->fatal = RLK_ERR_URL;
-            snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "redis+cluster://: no seed node");
-        }
-    }
-    if (ac->c->pubsub_opt != RLK_PUBSUB_AUTO)
-        ac->pubsub = ac->c->pubsub_opt;
-    else if (!ac->cluster)
-        ac->pubsub = RLK_PUBSUB_GLOBAL;     /* one server (or sentinel): as the blocking client */
-    if (rlk_random_uuid(ac->uuid) != 0 && !ac->fatal) {
-        ac->fatal = RLK_ERR_IO;
-        snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "no random source for the client uuid");
-    }
-    return ac;
-}
-
-int rlk_async_attach(rlk_async *ac, const rlk_async_hooks *hooks)
-{
-    if (!ac || !hooks || !hooks->attach || !hooks->watch || !hooks->detach || !hooks->set_timer ||
-        !hooks->cleanup || ac->attached || ac->closing)
-        return RLK_ERR_ARG;
-    ac->hooks = *hooks;
-    ac->attached = 1;
-    ae_enter(ac);
-    if (!ac->fatal && !ac->cluster)
+    if (ac->fatal)
+        return;
+    if (!ae_routed(ac))
         ae_conn_start(ac, &AE_N0(ac)->cmd);
-    if (!ac->fatal && ac->cluster)
+    else
         ae_route_refresh(ac, 1);
-    if (!ac->fatal && ac->c->url.is_sentinel)
+    if (rlk_topo_resolves(ac->c))
         ac->sn_watch = rlk_ae_timer_add(ac, 250, ae_sn_watch_fire, NULL);
-    ae_chans_up(ac);
-    ae_leave(ac);
-    return RLK_OK;
 }
 
-static void ae_destroy(rlk_async *ac)
+void ae_conns_detach(rlk_async *ac)
 {
-    ae_pubsub_free(ac);
-    for (size_t i = 0; i < ac->nheap; i++)
-        free(ac->heap[i]);
-    free(ac->heap);
+    for (int i = 0; i < ac->nnodes; i++) {
+        ae_node *n = ac->nodes[i];
+
+        ae_dial_abandon(ac, &n->cmd);
+        ae_dial_abandon(ac, &n->sub);
+        if (n->cmd.handle)
+            ac->hooks.detach(ac->hooks.data, n->cmd.handle);
+        if (n->sub.handle)
+            ac->hooks.detach(ac->hooks.data, n->sub.handle);
+        n->cmd.handle = n->sub.handle = NULL;
+    }
+}
+
+void ae_conns_free(rlk_async *ac)
+{
     for (int i = 0; i < ac->nnodes; i++) {
         ae_node *n = ac->nodes[i];
 
@@ -838,55 +749,4 @@ static void ae_destroy(rlk_async *ac)
     }
     rlk_slotmap_free(&ac->map);
     ae_cref_put(ac->cref);     /* the client goes with the last dial thread */
-    free(ac);
-}
-
-void rlk_async_free(rlk_async *ac)
-{
-    if (!ac || ac->closing)
-        return;
-    ac->depth++;
-    ac->closing = 1;
-    /* Calls first: their kinds complete their requests with the error. */
-    for (int i = 0; i < ac->nnodes; i++)
-        ae_route_calls_fail(ac, ac->nodes[i], RLK_ERR_CLOSED, "the async client is being freed", 1);
-    {
-        rlk_ae_call *call;
-
-        while ((call = ae_callq_pop(&ac->parked)))
-            ae_call_end(ac, call, RLK_ERR_CLOSED, NULL, "the async client is being freed", 0);
-    }
-    /* Every request ends now, callbacks included (a request made by one of
-     * them ends with RLK_ERR_CLOSED at once, and is delivered here too). */
-    for (;;) {
-        for (rlk_async_req *r = ac->reqs; r; r = r->next)
-            rlk_ae_complete(r, RLK_ERR_CLOSED, 0, NULL, "the async client was freed");
-        if (!ac->qhead)
-            break;
-        ae_deliver(ac);
-    }
-    rlk_ae_wd_free_all(ac);
-    for (int i = 0; i < RLK_AE_SLOTS; i++)
-        if (ac->kind_data[i] && ac->kind_destroy[i])
-            ac->kind_destroy[i](ac->kind_data[i]);
-    if (ac->attached) {
-        for (int i = 0; i < ac->nnodes; i++) {
-            ae_node *n = ac->nodes[i];
-
-            ae_dial_abandon(ac, &n->cmd);
-            ae_dial_abandon(ac, &n->sub);
-            if (n->cmd.handle)
-                ac->hooks.detach(ac->hooks.data, n->cmd.handle);
-            if (n->sub.handle)
-                ac->hooks.detach(ac->hooks.data, n->sub.handle);
-            n->cmd.handle = n->sub.handle = NULL;
-        }
-        ac->hooks.set_timer(ac->hooks.data, -1);
-        ac->hooks.cleanup(ac->hooks.data);
-    }
-    ac->depth--;
-    if (ac->depth)
-        ac->destroy_pending = 1;
-    else
-        ae_destroy(ac);
 }

@@ -524,41 +524,42 @@ static void *rlk_sn_main(void *arg)
     return NULL;
 }
 
-int rlk_sentinel_opened(const rlk_client *c)
-{
-    return c->sentinel != NULL;
-}
-
 int rlk_sentinel_follow(rlk_client *c)
 {
     rlk_sentinel *sn = c->sentinel;
     sigset_t all, old;
-    int err;
+    int err = 0;
 
-    if (!sn || sn->started)
+    if (!sn)
         return RLK_OK;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);   /* the thread takes no signal */
-    err = pthread_create(&sn->thread, NULL, rlk_sn_main, sn);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_mutex_lock(&sn->hook_mu);     /* two dials may ask at once (the async engine's) */
+    if (!sn->started) {
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);   /* the thread takes no signal */
+        err = pthread_create(&sn->thread, NULL, rlk_sn_main, sn);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        sn->started = err == 0;
+    }
+    pthread_mutex_unlock(&sn->hook_mu);
     if (err != 0)
         return rlk_set_error(c, RLK_ERR_NOMEM, "%s: cannot start the sentinel thread", c->addr);
-    sn->started = 1;
     return RLK_OK;
 }
 
 /* ---------------------------------------------------------------- life cycle */
 
-int rlk_sentinel_open(rlk_client *c, const char *sentinel_password)
+/* Makes c->sentinel (c->url is a sentinel URL; sentinel_password: the
+ * options' fallback, may be NULL). No I/O: the master is resolved when a
+ * connection needs it (rlk_sentinel_master). */
+static int rlk_sn_new(rlk_client *c, const char *sentinel_password, char *msg, size_t len)
 {
     rlk_sentinel *sn = calloc(1, sizeof *sn);
-    int rc;
 
     if (!sn)
-        return rlk_set_error(c, RLK_ERR_NOMEM, "out of memory");
+        return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
     if (pipe2(sn->kick, O_NONBLOCK | O_CLOEXEC) != 0) {
         free(sn);
-        return rlk_set_error(c, RLK_ERR_NOMEM, "%s: no pipe for the sentinel thread", c->addr);
+        return snprintf(msg, len, "%s: no pipe for the sentinel thread", c->addr), RLK_ERR_NOMEM;
     }
     sn->c = c;
     sn->epoch = -1;
@@ -569,9 +570,12 @@ int rlk_sentinel_open(rlk_client *c, const char *sentinel_password)
     pthread_mutex_init(&sn->mu, NULL);
     pthread_mutex_init(&sn->resolve_mu, NULL);
     pthread_mutex_init(&sn->hook_mu, NULL);
+    if (sentinel_password && *sentinel_password && !sn->own_password && !c->url.sentinel_password) {
+        rlk_sentinel_free(sn);  /* strdup failed */
+        return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
+    }
     c->sentinel = sn;
-    rc = rlk_sentinel_refresh(c, "resolving");
-    return rc < 0 ? -rc : RLK_OK;
+    return RLK_OK;
 }
 
 void rlk_sentinel_free(rlk_sentinel *sn)
@@ -602,14 +606,16 @@ void rlk_sentinel_free(rlk_sentinel *sn)
 
 /* ---------------------------------------------------------------- the topology (topo.h) */
 
-/* A standalone client whose address the sentinels give and move. */
+static int rlk_sn_setup(rlk_client *c, const rlk_options *o, char *msg, size_t len)
+{
+    return rlk_sn_new(c, o ? o->sentinel_password : NULL, msg, len);
+}
+
+/* A standalone client whose address the sentinels give and move. A failed
+ * resolution is recorded on c (the next connection resolves again). */
 static void rlk_sn_connect(rlk_client *c, const rlk_options *o)
 {
-    if (rlk_sentinel_open(c, o->sentinel_password) == RLK_ERR_NOMEM && !c->sentinel) {
-        c->fatal = RLK_ERR_NOMEM;
-        snprintf(c->fatal_msg, sizeof c->fatal_msg, "out of memory");
-        return;
-    }
+    (void)rlk_sentinel_refresh(c, "resolving");
     if (rlk_sentinel_follow(c) != RLK_OK)
         return;
     rlk_topo_pool_connect(c, o);
@@ -632,7 +638,8 @@ static int rlk_sn_open(rlk_client *c, int slot, redisContext **out, char *addr)
     int rc, port = 0;
 
     (void)slot;     /* the master holds every slot */
-    if (c->sentinel && (rc = rlk_sentinel_master(c, master, sizeof master, &port)) != RLK_OK)
+    if (c->sentinel && ((rc = rlk_sentinel_follow(c)) != RLK_OK ||
+                        (rc = rlk_sentinel_master(c, master, sizeof master, &port)) != RLK_OK))
         return rc;
     rc = rlk_conn_open_to(c, c->sentinel ? master : NULL, port, out);
     if (rc == RLK_OK && addr)
@@ -640,10 +647,16 @@ static int rlk_sn_open(rlk_client *c, int slot, redisContext **out, char *addr)
     return rc;
 }
 
+static unsigned long long rlk_sn_moves(rlk_client *c)
+{
+    return rlk_sentinel_switches(c, NULL);
+}
+
 const rlk_topo rlk_topo_sentinel = {
     .name = "sentinel",
     .flags = RLK_TOPO_RESOLVES,
     .readonly_hint = " (the master was demoted; rlk asks the sentinels again)",
+    .setup = rlk_sn_setup,
     .connect = rlk_sn_connect,
     .free = rlk_sn_topo_free,
     .run = rlk_topo_pool_run,
@@ -651,5 +664,6 @@ const rlk_topo rlk_topo_sentinel = {
     .open = rlk_sn_open,
     .stale = rlk_sentinel_stale,
     .check = rlk_sentinel_check,
+    .moves = rlk_sn_moves,
     .masters = rlk_topo_one_master,
 };

@@ -37,22 +37,19 @@
 typedef struct rlk_sentinel rlk_sentinel;
 
 /* The sentinel variant of the topology (topo.h): rlk_connect picks it for
- * a sentinel URL. Its connect opens and follows (below), then connects the
- * pool as a standalone client does; its open dials the master; its stale,
- * refused and check are rlk_sentinel_stale, _on_readonly and _check. */
+ * a sentinel URL. Its setup makes c->sentinel (no I/O); its connect resolves
+ * the master and follows (below), then connects the pool as a standalone
+ * client does; its open follows (once) and dials the master, resolving it
+ * first when none is known (so a client only prepared, as the async
+ * engine's, dials through it too); its stale, refused and check are
+ * rlk_sentinel_stale, _on_readonly and _check; its moves counts the
+ * switches. */
 extern const struct rlk_topo rlk_topo_sentinel;
 
 /* Called after every switch, from the thread that saw it (no lock held). */
 typedef void (*rlk_sentinel_switch_fn)(void *arg);
 
-/* Creates c->sentinel (c->url is a sentinel URL; sentinel_password: the
- * options' fallback, may be NULL) and resolves the master. A failed
- * resolution is recorded on c and returned; c->sentinel is kept (the next
- * connect resolves again). RLK_ERR_NOMEM: no c->sentinel. */
-int rlk_sentinel_open(rlk_client *c, const char *sentinel_password);
-/* 1 once rlk_sentinel_open made c->sentinel (the async dial asks this). */
-int rlk_sentinel_opened(const rlk_client *c);
-/* Starts the follower thread (once). */
+/* Starts the follower thread (once; callers on several threads may race). */
 int rlk_sentinel_follow(rlk_client *c);
 /* Stops the thread, closes its connections, frees. */
 void rlk_sentinel_free(rlk_sentinel *sn);

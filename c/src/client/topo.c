@@ -29,6 +29,16 @@ int rlk_topo_counts_exact(const rlk_client *c, int pubsub)
     return !rlk_topo_routed(c) || pubsub == RLK_PUBSUB_SHARDED;
 }
 
+int rlk_topo_resolves(const rlk_client *c)
+{
+    return (c->topo->flags & RLK_TOPO_RESOLVES) != 0;
+}
+
+unsigned long long rlk_topo_moves(rlk_client *c)
+{
+    return c->topo->moves ? c->topo->moves(c) : 0;
+}
+
 int rlk_topo_dial_blocks(const rlk_client *c)
 {
     return (c->topo->flags & RLK_TOPO_RESOLVES) != 0 || rlk_transport_is_tls(c);

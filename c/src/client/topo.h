@@ -79,6 +79,10 @@ typedef struct rlk_topo {
     /* Before a renewal round (the watchdog): make sure the address is
      * current. NULL: nothing to do. The thread's error is kept. */
     void (*check)(rlk_client *c);
+    /* How many times the address calls go to has changed (the sentinels
+     * named another master): a connection made before a change may go to
+     * the wrong server (the async engine drops those). NULL: never. */
+    unsigned long long (*moves)(rlk_client *c);
 
     /* A subscriber's redirect: the text of a refusal of SSUBSCRIBE (-MOVED:
      * the slot's new owner), or NULL after a sunsubscribe push (the slot
@@ -111,6 +115,11 @@ int rlk_topo_counts_exact(const rlk_client *c, int pubsub);
 /* 1 when dialling c may block beyond its connect timeout: a TLS handshake
  * or an address found through sentinels (RedLock dials those on threads). */
 int rlk_topo_dial_blocks(const rlk_client *c);
+/* 1 when c's address is found by round trips (RLK_TOPO_RESOLVES: the
+ * sentinels name the master, and may name another after a READONLY). */
+int rlk_topo_resolves(const rlk_client *c);
+/* c->topo->moves, or 0 when the variant's address never moves. */
+unsigned long long rlk_topo_moves(rlk_client *c);
 /* A dedicated connection to the master of slot (RLK_TOPO_ANY_SLOT: any). */
 int rlk_topo_open(rlk_client *c, int slot, redisContext **out, char *addr);
 /* The watchdog's check before a round (rlk_topo.check), when the variant has one. */

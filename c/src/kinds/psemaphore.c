@@ -116,23 +116,34 @@ int rlk_psem_qkeys(const rlk_psemaphore *s, const char **keys)
     return RLK_PSEM_NQKEYS;
 }
 
-int rlk_psem_decode_id(rlk_psemaphore *s, const char *what, const char *hex, unsigned char *raw,
-                       size_t *len)
+int rlk_psem_id_parse(const char *hex, unsigned char *raw, size_t *len)
 {
     size_t n = hex ? strlen(hex) : 0;
 
     if (n < 2 || n % 2 != 0 || n > 2 * RLK_PSEM_RAW_ID_MAX)
-        return rlk_set_error(s->b.c, RLK_ERR_ARG, "%s %s: a permit id is 2..%d hex digits, an "
-                             "even number of them", what, s->b.name, 2 * RLK_PSEM_RAW_ID_MAX);
+        return RLK_PSEM_ID_LENGTH;
     for (size_t i = 0; i < n; i += 2) {
         int hi = rlk_psem_nibble(hex[i]), lo = rlk_psem_nibble(hex[i + 1]);
 
         if (hi < 0 || lo < 0)
-            return rlk_set_error(s->b.c, RLK_ERR_ARG, "%s %s: permit id \"%.40s\" is not hex", what,
-                                 s->b.name, hex);
+            return RLK_PSEM_ID_NOT_HEX;
         raw[i / 2] = (unsigned char)(hi << 4 | lo);
     }
     *len = n / 2;
+    return 0;
+}
+
+int rlk_psem_decode_id(rlk_psemaphore *s, const char *what, const char *hex, unsigned char *raw,
+                       size_t *len)
+{
+    int rc = rlk_psem_id_parse(hex, raw, len);
+
+    if (rc == RLK_PSEM_ID_LENGTH)
+        return rlk_set_error(s->b.c, RLK_ERR_ARG, "%s %s: a permit id is 2..%d hex digits, an "
+                             "even number of them", what, s->b.name, 2 * RLK_PSEM_RAW_ID_MAX);
+    if (rc == RLK_PSEM_ID_NOT_HEX)
+        return rlk_set_error(s->b.c, RLK_ERR_ARG, "%s %s: permit id \"%.40s\" is not hex", what,
+                             s->b.name, hex);
     return RLK_OK;
 }
 

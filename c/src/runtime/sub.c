@@ -386,7 +386,7 @@ static int rlk_sub_next_unsubscribed(rlk_sub *s, int *slot)
 
     pthread_mutex_lock(&s->mu);
     for (rlk_sub_chan *ch = s->chans; ch && !found; ch = ch->next)
-        if (ch->refs > 0 && !ch->want && ch->outstanding == 0) {
+        if (rlk_sub_wanted(ch->refs, ch->want) && ch->outstanding == 0) {
             *slot = ch->slot;
             found = 1;
         }
@@ -418,7 +418,7 @@ static int rlk_sub_sync(rlk_sub *s)
         for (rlk_sub_chan *ch = s->chans; ch; ch = ch->next) {
             char owner[RLK_SUB_ADDR];
 
-            if (ch->refs == 0 || ch->want || ch->outstanding != 0)
+            if (!rlk_sub_wanted(ch->refs, ch->want) || ch->outstanding != 0)
                 continue;
             if (s->routed && ch->slot != slot &&
                 (rlk_topo_owner(s->c, ch->slot, owner, sizeof owner) != 0 ||
@@ -539,9 +539,12 @@ static void rlk_sub_on_ack(rlk_sub *s, int i, const rlk_sub_frame *f)
         f->kind == RLK_SUB_FRAME_UNSUBSCRIBE && f->sharded) {
         rlk_sub_chan_reset(ch);     /* resubscribed on the new owner by the next sync */
         s->refresh = s->routed;
-    } else if (ch && ch->outstanding > 0 && --ch->outstanding == 0 && ch->want) {
-        ch->confirmed = 1;
-        pthread_cond_broadcast(&ch->cv);
+    } else if (ch && ch->outstanding > 0) {
+        ch->outstanding--;
+        if (rlk_sub_confirmed(ch->want, ch->outstanding)) {
+            ch->confirmed = 1;
+            pthread_cond_broadcast(&ch->cv);
+        }
     }
     pthread_mutex_unlock(&s->mu);
 }
@@ -659,7 +662,7 @@ static int rlk_sub_poll_timeout_ms(rlk_sub *s, long long now)
     pthread_mutex_lock(&s->mu);
     pending = 0;
     for (rlk_sub_chan *ch = s->chans; ch && !pending; ch = ch->next)
-        pending = ch->refs > 0 && !ch->want && ch->outstanding == 0;
+        pending = rlk_sub_wanted(ch->refs, ch->want) && ch->outstanding == 0;
     pthread_mutex_unlock(&s->mu);
     if (pending) {  /* a channel waits for a connection: try again after the backoff */
         long long u = s->retry_ns > now ? s->retry_ns : now + 10 * RLK_NS_PER_MS;

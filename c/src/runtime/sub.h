@@ -142,6 +142,15 @@ const char *rlk_sub_command(int mode, int sub);
 /* 1 when each channel goes to the master of its slot (sharded on a routed
  * topology, a cluster); else every channel shares one connection. */
 int rlk_sub_per_slot(int mode, int routed);
+/* 1 when a channel needs a SUBSCRIBE: someone listens to it and the last
+ * command sent for it was not SUBSCRIBE (after a reconnect, after the
+ * server dropped it, when its slot moved). */
+int rlk_sub_wanted(int listeners, int sent_subscribe);
+/* 1 when a channel is subscribed: the last command sent for it was
+ * SUBSCRIBE and no answer is outstanding (the server answers a channel's
+ * commands in order; a message before then belongs to an older
+ * subscription). */
+int rlk_sub_confirmed(int sent_subscribe, int outstanding);
 /* 1 when err refuses an SSUBSCRIBE with MOVED: the channel's slot, and
  * the node that owns it now, in *slot, host and *port. */
 int rlk_sub_moved(const char *err, int *slot, char *host, size_t hostlen, int *port);

@@ -5,8 +5,10 @@
  * (sub.c) and the async engine's pub/sub connection (async/ae_pubsub.c):
  * what a reply on a pub/sub connection is, which command a channel is
  * (un)subscribed with in each mode, whether a channel goes to its slot's
- * master, what a refusal of SSUBSCRIBE names, and what a message means
- * (the kinds' rules, rlk_sub_rule; plain for a channel no kind gave one).
+ * master, which channels need a SUBSCRIBE (after a reconnect, a drop by
+ * the server, a move) and when one is confirmed, what a refusal of
+ * SSUBSCRIBE names, and what a message means (the kinds' rules,
+ * rlk_sub_rule; plain for a channel no kind gave one).
  */
 #include <string.h>
 #include <strings.h>
@@ -66,6 +68,16 @@ const char *rlk_sub_command(int mode, int sub)
 int rlk_sub_per_slot(int mode, int routed)
 {
     return mode == RLK_PUBSUB_SHARDED && routed;
+}
+
+int rlk_sub_wanted(int listeners, int sent_subscribe)
+{
+    return listeners > 0 && !sent_subscribe;
+}
+
+int rlk_sub_confirmed(int sent_subscribe, int outstanding)
+{
+    return sent_subscribe && outstanding == 0;
 }
 
 int rlk_sub_moved(const char *err, int *slot, char *host, size_t hostlen, int *port)
