@@ -2,32 +2,30 @@
 -- client-calls.lua - the call graph between the modules of one layer of c/src, read from the
 -- compiled objects (nm: what each object defines and what it needs), and its cycles.
 --
---   luajit tools/client-calls.lua OBJ_DIR [--src SRC_DIR] [--allow A+B,...] [--readme FILE]
---                                 [--edges] [--control [FROM:TO]]
+--   luajit tools/client-calls.lua OBJ_DIR [--src SRC_DIR] [--allow A+B,...] [--edges]
+--                                 [--control [--back LOW,HIGH]]
 --
 -- OBJ_DIR holds the layer's objects (build/c/CMakeFiles/rlk_obj.dir/src/client). A file is in the
 -- module of its header: x.c with x.h beside it (in SRC_DIR, c/src/client by default) is module x;
 -- x_y.c without a header of its own is part of module x (pool_fence.c is pool's). An arrow A -> B
 -- means A calls (or reads) something B defines. Prints the arrows with --edges, then every cycle
 -- (strongly connected group of modules). Exit 1 when a group is not allowed: --allow names the
--- groups c/src/README.md justifies, each as its modules joined by '+' in any order; --readme FILE
--- takes them from FILE instead, from every "allowed group `A+B`" it has (c/src/README.md names
--- them with their reasons). --control: the same graph with one arrow back up added (by default
--- clock -> client, as if the clock called the client; FROM:TO another) must show a cycle that
--- is not allowed; exit 0 when it does, 1 when the check missed it.
-local objdir, srcdir, allow, show_edges, control, readme
-local control_from, control_to = "clock", "client"
+-- groups c/src/README.md justifies, each as its modules joined by '+' in any order. --control:
+-- the same graph with one arrow back up added (clock -> client, as if the clock called the
+-- client; --back LOW,HIGH names another pair, for another layer) must show a cycle that is not
+-- allowed; exit 0 when it does, 1 when the check missed it.
+local objdir, srcdir, allow, show_edges, control
+local back_from, back_to = "clock", "client"
 local i = 1
 while i <= #arg do
     local a = arg[i]
     if a == "--src" then srcdir = arg[i + 1]; i = i + 1
     elseif a == "--allow" then allow = arg[i + 1]; i = i + 1
     elseif a == "--edges" then show_edges = true
-    elseif a == "--readme" then readme = arg[i + 1]; i = i + 1
-    elseif a == "--control" then
-        control = true
-        local f, t = (arg[i + 1] or ""):match("^([%w_]+):([%w_]+)$")
-        if f then control_from, control_to = f, t; i = i + 1 end
+    elseif a == "--control" then control = true
+    elseif a == "--back" then
+        back_from, back_to = (arg[i + 1] or ""):match("^([%w_]+),([%w_]+)$"); i = i + 1
+        if not back_from then io.stderr:write("client-calls: --back LOW,HIGH\n"); os.exit(2) end
     elseif not objdir then objdir = a
     else io.stderr:write("client-calls: unexpected argument ", a, "\n"); os.exit(2) end
     i = i + 1
@@ -90,11 +88,11 @@ for _, m in ipairs(names) do
 end
 
 if control then
-    if not (out[control_from] and out[control_to]) then
-        io.stderr:write("client-calls: --control needs modules ", control_from, " and ", control_to, "\n")
+    if not (out[back_from] and out[back_to]) then
+        io.stderr:write("client-calls: --control needs modules ", back_from, " and ", back_to, "\n")
         os.exit(2)
     end
-    out[control_from][control_to] = true
+    out[back_from][back_to] = true
 end
 
 local narrows = 0
@@ -136,17 +134,6 @@ local function visit(v)
 end
 for _, m in ipairs(names) do if not index[m] then visit(m) end end
 
-if readme then
-    local f = io.open(readme, "r")
-    if not f then
-        io.stderr:write("client-calls: cannot read ", readme, "\n")
-        os.exit(2)
-    end
-    local specs = {}
-    for g in f:read("*a"):gmatch("allowed group `([%w_+]+)`") do specs[#specs + 1] = g end
-    f:close()
-    allow = (allow and allow .. "," or "") .. table.concat(specs, ",")
-end
 local allowed = {}
 for spec in (allow or ""):gmatch("[^,]+") do
     local g = {}
@@ -173,12 +160,10 @@ for _, g in ipairs(groups) do
 end
 if control then
     if bad > 0 then
-        print(string.format("client-calls: control: the added arrow %s -> %s makes a cycle, found as it should be",
-                            control_from, control_to))
+        print("client-calls: control: the added arrow " .. back_from .. " -> " .. back_to .. " makes a cycle, found as it should be")
         os.exit(0)
     end
-    print(string.format("client-calls: control: an added arrow %s -> %s was NOT found in a cycle",
-                        control_from, control_to))
+    print("client-calls: control: an added arrow " .. back_from .. " -> " .. back_to .. " was NOT found in a cycle")
     os.exit(1)
 end
 os.exit(bad == 0 and 0 or 1)

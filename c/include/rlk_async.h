@@ -97,6 +97,16 @@ RLK_API void rlk_async_free(rlk_async *ac);
  * Connection errors that are ridden out are not recorded here. */
 RLK_API int rlk_async_err(const rlk_async *ac);
 RLK_API const char *rlk_async_errstr(const rlk_async *ac);
+/* Why the server cannot be reached now ("connect 127.0.0.1:6379: Connection
+ * refused"): set when the last attempt to open the command connection
+ * failed to connect (refused, unreachable, timed out) and cleared once it
+ * is up; NULL while it is up or not tried yet. Not a cluster's (its
+ * calls wait for the slot map and say so) nor a sentinel client's (the
+ * sentinels may name another master: its calls ride that out). Meanwhile a request's calls end
+ * at once: one with wait_ms 0 completes with this cause, one with a wait
+ * attempts again until that wait ends, and one with wait_ms -1 until it is
+ * cancelled: this is how to see that it is not getting anywhere. */
+RLK_API const char *rlk_async_conn_errstr(const rlk_async *ac);
 
 /* The client's uuid: holder ids are "<uuid>:<task>". */
 RLK_API const char *rlk_async_uuid(const rlk_async *ac);

@@ -63,6 +63,8 @@ long long rlk_a_common_budget(rlk_async *ac, long long wait_ms)
 
     if (wait_ms == -1)
         return LLONG_MAX;
+    if (rlk_ae_unreachable(ac))
+        return wait_ms > 0 ? wait_ms : 0;   /* no server to ride out a drop of: its own wait */
     return (wait_ms > 0 ? wait_ms : 0) + 2LL * c->command_timeout_ms + c->connect_timeout_ms;
 }
 

@@ -375,7 +375,6 @@ static aps *aps_new(rlk_async *ac, int op, const char *name, rlk_async_fn fn, vo
 rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, long long wait_ms,
                                             long long lease_ms, rlk_async_fn fn, void *privdata)
 {
-    static const char digits[] = "0123456789abcdef";
     aps *a = aps_new(ac, APS_ACQUIRE, name, fn, privdata);
 
     if (!a || rlk_ae_req_done(a->r))
@@ -392,11 +391,7 @@ rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, lon
                         "rlk_async_psemaphore_acquire %s: no random source for permit ids", name);
         return a->r;
     }
-    for (size_t i = 0; i < a->rawlen; i++) {
-        a->hex[2 * i] = digits[a->raw[i] >> 4];
-        a->hex[2 * i + 1] = digits[a->raw[i] & 0x0f];
-    }
-    a->hex[2 * a->rawlen] = '\0';
+    rlk_psem_hex(a->raw, a->rawlen, a->hex);
     snprintf(a->lease, sizeof a->lease, "%lld", lease_ms);
     a->wait_ms = wait_ms;
     /* Listen (on the wake channel, where grants come) before the attempt that fails: its
@@ -414,21 +409,13 @@ rlk_async_req *rlk_async_psemaphore_release(rlk_async *ac, const char *name, con
                                             rlk_async_fn fn, void *privdata)
 {
     aps *a = aps_new(ac, APS_RELEASE, name, fn, privdata);
-    int bad;
+    char msg[RLK_ERRSTR_MAX];
 
     if (!a || rlk_ae_req_done(a->r))
         return a ? a->r : NULL;
-    bad = rlk_psem_id_parse(id, a->raw, &a->rawlen);
-    if (bad == RLK_PSEM_ID_LENGTH) {
-        rlk_ae_complete(a->r, RLK_ERR_ARG, 0, NULL,
-                        "rlk_async_psemaphore_release %s: a permit id is 2..%d hex digits, an "
-                        "even number of them", name, 2 * RLK_PSEM_RAW_ID_MAX);
-        return a->r;
-    }
-    if (bad == RLK_PSEM_ID_NOT_HEX) {
-        rlk_ae_complete(a->r, RLK_ERR_ARG, 0, NULL,
-                        "rlk_async_psemaphore_release %s: permit id \"%.40s\" is not hex", name,
-                        id);
+    if (rlk_psem_parse_id("rlk_async_psemaphore_release", name, id, a->raw, &a->rawlen, msg,
+                          sizeof msg) != RLK_OK) {
+        rlk_ae_complete(a->r, RLK_ERR_ARG, 0, NULL, "%s", msg);
         return a->r;
     }
     aps_release_send(a, APS_CW_REL);

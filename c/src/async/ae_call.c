@@ -464,6 +464,8 @@ static void ae_cmd_up(rlk_async *ac, ae_node *n)
 
     n->cmd.state = AE_UP;
     n->cmd.fails = 0;
+    if (n == AE_N0(ac) && !ae_routed(ac))
+        ac->conn_err[0] = '\0';
     while ((call = ae_callq_pop(&n->unsent)))
         if (ae_call_write(ac, n, call) != 0)
             ae_call_end(ac, call, RLK_ERR_NOMEM, NULL, "out of memory", 0);

@@ -45,6 +45,11 @@ const char *rlk_async_errstr(const rlk_async *ac)
     return ac ? ac->fatal_msg : "";
 }
 
+const char *rlk_async_conn_errstr(const rlk_async *ac)
+{
+    return ac && ac->conn_err[0] ? ac->conn_err : NULL;
+}
+
 void rlk_async_set_lost_callback(rlk_async *ac, rlk_lost_kind_fn fn, void *userdata)
 {
     if (!ac)

@@ -274,6 +274,9 @@ struct rlk_async {
     rlk_ae_timer *renew_timer;
     long long renew_at;             /* ms: when renew_timer fires */
 
+    char conn_err[AE_ERRSTR_MAX];   /* the one server's command connection could not be made:
+                                       why ("connect <addr>: <cause>"); "": it is up, or not
+                                       tried yet (rlk_async_conn_errstr, rlk_ae_unreachable) */
     int sn_ready;                   /* sentinel: a dial opened the sentinels (read from here on) */
     int sn_refresh;                 /* sentinel: a READONLY reply: ask again at the next dial */
     int cmd_readonly;               /* the command connection answered READONLY: drop it */

@@ -79,6 +79,11 @@ int rlk_ae_fatal(rlk_async *ac, const char **msg)
     return ac->fatal;
 }
 
+int rlk_ae_unreachable(rlk_async *ac)
+{
+    return ac->conn_err[0] != '\0';
+}
+
 rlk_rt_counters *rlk_ae_counters(rlk_async *ac)
 {
     rlk_rt *rt = rlk_rt_get(ac->c);     /* the settings-only client's: its counters only */
@@ -199,9 +204,22 @@ static const char *ae_node_addr(rlk_async *ac, const ae_node *n)
 void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why)
 {
     char msg[AE_ERRSTR_MAX];
+    /* The one server's command connection could not be made (refused, unreachable; on a
+     * dial thread, its set-up refused too): its waiting calls end now with the cause, as the
+     * blocking client's would; a request attempts again only within its own wait
+     * (rlk_ae_unreachable). Not a set-up that timed out on the loop (the server answered the
+     * connect: a pause or a stall, ridden out as a drop) nor where the topology finds the
+     * address (the sentinels may name another master soon) or routes calls (a cluster's
+     * calls wait for the map). */
+    int unmade = !k->is_sub && k->state != AE_UP && k->state != AE_SETUP && !ae_routed(ac) &&
+                 !rlk_topo_resolves(ac->c) && !ac->closing;
 
-    snprintf(msg, sizeof msg, "connection to %s lost: %s", ae_node_addr(ac, k->node),
-             why ? why : "");
+    if (unmade) {
+        snprintf(msg, sizeof msg, "connect %s: %s", ae_node_addr(ac, k->node), why ? why : "");
+        snprintf(ac->conn_err, sizeof ac->conn_err, "%s", msg);
+    } else
+        snprintf(msg, sizeof msg, "connection to %s lost: %s", ae_node_addr(ac, k->node),
+                 why ? why : "");
     ae_conn_close(ac, k);
     if (k->state == AE_UP || k->state == AE_SETUP)
         k->fails = 1;
@@ -220,7 +238,7 @@ void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why)
         if (ae_routed(ac))
             ae_route_refresh(ac, 0);
     } else
-        ae_route_calls_fail(ac, k->node, RLK_ERR_IO, msg, 0);
+        ae_route_calls_fail(ac, k->node, RLK_ERR_IO, msg, unmade);
 }
 
 /* The connection is made: its set-up goes out first. */

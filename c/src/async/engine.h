@@ -80,6 +80,11 @@ int rlk_ae_counts_exact(rlk_async *ac);
 
 /* 1 once rlk_async_free has started: start nothing new. */
 int rlk_ae_closing(rlk_async *ac);
+/* 1 while the one server could not be connected to (its last attempt was
+ * refused, timed out or had its set-up refused; rlk_async_conn_errstr says
+ * why): a request's calls that never went out are then attempted again
+ * within its own wait only (async/a_common.h, rlk_a_common_budget). */
+int rlk_ae_unreachable(rlk_async *ac);
 
 /* The client's fatal error (bad URL, unsupported topology), RLK_OK if none;
  * a request checks it first and completes with it. */

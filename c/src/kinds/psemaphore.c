@@ -78,7 +78,7 @@ const char *rlk_psemaphore_channel(const rlk_psemaphore *s)
 
 /* ---------------------------------------------------------------- permit ids */
 
-static void rlk_psem_hex(const unsigned char *raw, size_t len, char *out)
+void rlk_psem_hex(const unsigned char *raw, size_t len, char *out)
 {
     static const char digits[] = "0123456789abcdef";
 
@@ -116,34 +116,33 @@ int rlk_psem_qkeys(const rlk_psemaphore *s, const char **keys)
     return RLK_PSEM_NQKEYS;
 }
 
-int rlk_psem_id_parse(const char *hex, unsigned char *raw, size_t *len)
+int rlk_psem_parse_id(const char *what, const char *name, const char *hex, unsigned char *raw,
+                      size_t *len, char *msg, size_t msglen)
 {
     size_t n = hex ? strlen(hex) : 0;
 
     if (n < 2 || n % 2 != 0 || n > 2 * RLK_PSEM_RAW_ID_MAX)
-        return RLK_PSEM_ID_LENGTH;
+        return snprintf(msg, msglen, "%s %s: a permit id is 2..%d hex digits, an even number of "
+                        "them", what, name, 2 * RLK_PSEM_RAW_ID_MAX), RLK_ERR_ARG;
     for (size_t i = 0; i < n; i += 2) {
         int hi = rlk_psem_nibble(hex[i]), lo = rlk_psem_nibble(hex[i + 1]);
 
         if (hi < 0 || lo < 0)
-            return RLK_PSEM_ID_NOT_HEX;
+            return snprintf(msg, msglen, "%s %s: permit id \"%.40s\" is not hex", what, name,
+                            hex), RLK_ERR_ARG;
         raw[i / 2] = (unsigned char)(hi << 4 | lo);
     }
     *len = n / 2;
-    return 0;
+    return RLK_OK;
 }
 
 int rlk_psem_decode_id(rlk_psemaphore *s, const char *what, const char *hex, unsigned char *raw,
                        size_t *len)
 {
-    int rc = rlk_psem_id_parse(hex, raw, len);
+    char msg[RLK_ERRSTR_MAX];
 
-    if (rc == RLK_PSEM_ID_LENGTH)
-        return rlk_set_error(s->b.c, RLK_ERR_ARG, "%s %s: a permit id is 2..%d hex digits, an "
-                             "even number of them", what, s->b.name, 2 * RLK_PSEM_RAW_ID_MAX);
-    if (rc == RLK_PSEM_ID_NOT_HEX)
-        return rlk_set_error(s->b.c, RLK_ERR_ARG, "%s %s: permit id \"%.40s\" is not hex", what,
-                             s->b.name, hex);
+    if (rlk_psem_parse_id(what, s->b.name, hex, raw, len, msg, sizeof msg) != RLK_OK)
+        return rlk_set_error(s->b.c, RLK_ERR_ARG, "%s", msg);
     return RLK_OK;
 }
 

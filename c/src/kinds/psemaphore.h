@@ -33,15 +33,18 @@ int rlk_psem_keys(const rlk_psemaphore *s, const char **keys);
 #define RLK_PSEM_NQKEYS 5
 int rlk_psem_qkeys(const rlk_psemaphore *s, const char **keys);
 
-/* What a permit id is, as text: an even number of hex digits, 2..2048,
- * either case. Decodes hex into raw (RLK_PSEM_RAW_ID_MAX bytes), its length
- * in *len: 0, or RLK_PSEM_ID_LENGTH / RLK_PSEM_ID_NOT_HEX (raw and *len
- * then mean nothing). No I/O (the async release decodes with it too). */
-enum { RLK_PSEM_ID_LENGTH = 1, RLK_PSEM_ID_NOT_HEX = 2 };
-int rlk_psem_id_parse(const char *hex, unsigned char *raw, size_t *len);
-/* Decodes a hex id (even length, 2..2048 hex digits, either case) into raw
- * (RLK_PSEM_RAW_ID_MAX bytes); *len gets its length. RLK_OK, or RLK_ERR_ARG
- * recorded on s's client naming what. */
+/* A permit id's raw bytes as lower-case hex into out (2 * len + 1 bytes). */
+void rlk_psem_hex(const unsigned char *raw, size_t len, char *out);
+/* The message when hex is not a permit id (even length, 2..2048 hex digits,
+ * either case), into msg as "<what> <name>: ..."; else decodes it into raw
+ * (RLK_PSEM_RAW_ID_MAX bytes) with *len its length. RLK_OK or RLK_ERR_ARG.
+ * Pure: the blocking release records the message, the async one completes
+ * with it. */
+int rlk_psem_parse_id(const char *what, const char *name, const char *hex, unsigned char *raw,
+                      size_t *len, char *msg, size_t msglen);
+/* Decodes a hex id (rlk_psem_parse_id) into raw (RLK_PSEM_RAW_ID_MAX
+ * bytes); *len gets its length. RLK_OK, or RLK_ERR_ARG recorded on s's
+ * client naming what. */
 int rlk_psem_decode_id(rlk_psemaphore *s, const char *what, const char *hex, unsigned char *raw,
                        size_t *len);
 

@@ -1208,6 +1208,60 @@ static void cluster_unreachable(void)
     CHECK_INT_EQ(rule_breaks, 0);
 }
 
+static int conn_err_seen(void *p)
+{
+    return rlk_async_conn_errstr((rlk_async *)p) != NULL;
+}
+
+/* A server that refuses the connection (nothing listens on the port): as
+ * the blocking client, a one-try request ends at once with the cause
+ * ("Connection refused"), not after the budget of a dropped connection
+ * (2 command timeouts + the connect timeout: 12 s here); one with a wait
+ * ends when its wait does, with the cause; one that waits for ever keeps
+ * trying, and rlk_async_conn_errstr says why it gets nowhere. */
+static void refused(void)
+{
+    rlk_options o;
+    cl c;
+    res one = {0}, waits = {0}, ever = {0};
+    rlk_async_req *rq;
+    long long t0;
+
+    rlk_options_init(&o);
+    o.url = "redis://127.0.0.1:1";
+    o.command_timeout_ms = 5000;
+    o.connect_timeout_ms = 2000;
+    c.l = aloop_new();
+    c.ac = rlk_async_new(&o);
+    freed = 0;
+    REQUIRE(c.l && c.ac);
+    REQUIRE(aloop_attach(c.l, c.ac) == RLK_OK);
+    CHECK(rlk_async_conn_errstr(c.ac) == NULL);
+    t0 = rlk_fx_now_ms();
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, "refused", 1, 0, 10000, on_res, &one));
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, "refused", 2, 1500, 10000, on_res, &waits));
+    rq = REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, "refused", 3, -1, 10000, on_res, &ever));
+    REQUIRE(wait_res(&c, &one, 14000));
+    CHECK_INT_EQ(one.err, RLK_ERR_IO);
+    CHECK_STR_CONTAINS(one.errstr, "Connection refused");
+    CHECKF(one.at_ms - t0 < 1500, "a one-try request ended after %lld ms", one.at_ms - t0);
+    REQUIRE(wait_res(&c, &waits, 14000));
+    CHECK_INT_EQ(waits.err, RLK_ERR_IO);
+    CHECK_STR_CONTAINS(waits.errstr, "Connection refused");
+    CHECKF(waits.at_ms - t0 >= 1400 && waits.at_ms - t0 < 4000,
+           "a request waiting 1500 ms ended after %lld ms", waits.at_ms - t0);
+    CHECK(aloop_run_until(c.l, conn_err_seen, c.ac, 1000));
+    CHECK(rlk_async_conn_errstr(c.ac) &&
+          strstr(rlk_async_conn_errstr(c.ac), "connect 127.0.0.1:1: Connection refused"));
+    CHECK_INT_EQ(ever.calls, 0);    /* still trying */
+    CHECK_INT_EQ(rlk_async_err(c.ac), RLK_OK);   /* not a fatal error of the client */
+    rlk_async_cancel(rq);
+    REQUIRE(wait_res(&c, &ever, 2000));
+    CHECK_INT_EQ(ever.err, RLK_ERR_CANCELLED);
+    cl_close(&c);
+    CHECK_INT_EQ(rule_breaks, 0);
+}
+
 /* ---------------------------------------------------------------- semaphore and latch */
 
 /* A blocking call on its own thread (the loop keeps turning meanwhile). */
@@ -2837,6 +2891,7 @@ static const struct {
     {"scale_names", scale_names},
     {"scale_one", scale_one},
     {"cluster_unreachable", cluster_unreachable},
+    {"refused", refused},
     {"sharded_one", sharded_one},
     {"semaphore", semaphore},
     {"semaphore_procs", semaphore_procs},
