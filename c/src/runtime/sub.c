@@ -43,6 +43,11 @@
  * retries its acquire once confirmed, which sees every earlier release).
  * A channel whose last waiter left stays subscribed RLK_SUB_LINGER_MS
  * (rlk_sub_try_join finds it ready), then is unsubscribed.
+ *
+ * The pure rules above (what a reply is, the command of each mode, which
+ * channels need a SUBSCRIBE and when one is confirmed, a MOVED refusal,
+ * what a message means) are sub_rule.c's: the async engine's pub/sub
+ * (async/ae_pubsub.c) follows the same ones on its own connections.
  */
 #include <errno.h>
 #include <fcntl.h>
