@@ -160,10 +160,12 @@ for _, g in ipairs(groups) do
 end
 if control then
     if bad > 0 then
-        print("client-calls: control: the added arrow " .. back_from .. " -> " .. back_to .. " makes a cycle, found as it should be")
+        print("client-calls: control: the added arrow " .. back_from .. " -> " .. back_to ..
+              " makes a cycle, found as it should be")
         os.exit(0)
     end
-    print("client-calls: control: an added arrow " .. back_from .. " -> " .. back_to .. " was NOT found in a cycle")
+    print("client-calls: control: an added arrow " .. back_from .. " -> " .. back_to ..
+          " was NOT found in a cycle")
     os.exit(1)
 end
 os.exit(bad == 0 and 0 or 1)

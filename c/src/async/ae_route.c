@@ -51,7 +51,6 @@ int ae_routed(const rlk_async *ac)
 
 int ae_route_setup(rlk_async *ac)
 {
-    ac->cluster = 1;
     rlk_slotmap_init(&ac->map, ae_node_new, ac);
     for (int i = 0; i < ac->c->url.nseeds; i++)
         if (rlk_slotmap_node(&ac->map, ac->c->url.seed_host[i], ac->c->url.seed_port[i]) < 0)

@@ -253,8 +253,6 @@ struct rlk_async {
 
     /* Cluster (ae_routed): the slot map (client/slotmap.h: its node i is nodes[i]),
      * filled by CLUSTER SLOTS. */
-    int cluster;                    /* ae_routed(ac), set by ae_route_setup: only the watchdog
-                                       still reads this copy (ask ae_routed) */
     rlk_slotmap map;
     unsigned rr;                    /* rotation: the node asked for the map */
     ae_callq parked;                /* calls waiting for the map, or for a retry's backoff */

@@ -26,6 +26,7 @@
 #include "client/slot.h"
 #include "async/ae_state.h"
 #include "async/ae_wd.h"
+#include "async/ae_route.h"
 
 int rlk_ae_wd_no_deadline;
 
@@ -325,7 +326,7 @@ static void ae_wd_fire(rlk_async *ac, void *arg)
 
             if (used[j] || o->removed || o->inflight || o->next_due > now + o->period / 4 ||
                 (j != i && !rlk_renew_same_call(h->task, h->slot, h->name, o->task, o->slot,
-                                                o->name, ac->cluster)))
+                                                o->name, ae_routed(ac))))
                 continue;
             used[j] = 1;
             batch[m++] = o;
