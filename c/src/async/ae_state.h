@@ -289,13 +289,14 @@ struct rlk_async {
     int depth;                      /* handlers on the stack */
     int closing;                    /* rlk_async_free started */
     int destroy_pending;            /* free the memory when the last handler returns */
+    void (*destroy)(rlk_async *ac); /* how (ae_client.c's, set by rlk_async_new) */
 };
 
 #define AE_N0(ac) ((ac)->nodes[0])
 
-/* The engine's own functions (engine.c) that its parts (ae_route.c) call:
- * the call queues, a call's life, a node's command connection, the
- * channels moved after the map changed. On the loop's thread. */
+/* What the engine's files call of each other: the call queues, a call's
+ * life, a node's command connection (ae_call.c), the channels moved after
+ * the map changed (ae_pubsub.c). On the loop's thread. */
 void ae_callq_push(ae_callq *q, rlk_ae_call *call);
 rlk_ae_call *ae_callq_pop(ae_callq *q);
 rlk_ae_call *ae_call_new(rlk_async *ac, int what, rlk_ae_reply_fn fn, void *arg);
@@ -303,6 +304,27 @@ void ae_call_free(rlk_ae_call *call);
 void ae_call_end(rlk_async *ac, rlk_ae_call *call, int rc, const redisReply *reply,
                  const char *errstr, int lost);
 int ae_node_submit(rlk_async *ac, ae_node *n, rlk_ae_call *call);
+/* The map changed: the channels subscribed where they do not go any more
+ * move (ae_pubsub.c). */
 void ae_chans_reroute(rlk_async *ac);
+/* A connection (engine.c): opened, dropped (why: the reason logged and
+ * given to its calls), flushed and watched; the sweep of the connections
+ * started when something needs it. */
+void ae_conn_start(rlk_async *ac, ae_conn *k);
+void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why);
+void ae_flush(rlk_async *ac, ae_conn *k);
+void ae_sweep_ensure(rlk_async *ac);
+/* A handler's entry and exit (engine.c): on the way out of the outermost,
+ * the completed requests are delivered, what the connections have to
+ * write is flushed and the timer armed; a client freed meanwhile goes. */
+void ae_enter(rlk_async *ac);
+void ae_leave(rlk_async *ac);
+/* The client's connections (engine.c): opened once attached (a cluster
+ * asks for its map; the sentinels' moves watched), their dial threads
+ * abandoned and handles detached when it is freed on a loop, their memory
+ * (nodes, map, the share with dial threads) when it goes. */
+void ae_conns_attach(rlk_async *ac);
+void ae_conns_detach(rlk_async *ac);
+void ae_conns_free(rlk_async *ac);
 
 #endif

@@ -43,6 +43,11 @@
  * retries its acquire once confirmed, which sees every earlier release).
  * A channel whose last waiter left stays subscribed RLK_SUB_LINGER_MS
  * (rlk_sub_try_join finds it ready), then is unsubscribed.
+ *
+ * The pure rules above (what a reply is, the command of each mode, which
+ * channels need a SUBSCRIBE and when one is confirmed, a MOVED refusal,
+ * what a message means) are sub_rule.c's: the async engine's pub/sub
+ * (async/ae_pubsub.c) follows the same ones on its own connections.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,7 +56,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -387,7 +391,7 @@ static int rlk_sub_next_unsubscribed(rlk_sub *s, int *slot)
 
     pthread_mutex_lock(&s->mu);
     for (rlk_sub_chan *ch = s->chans; ch && !found; ch = ch->next)
-        if (ch->refs > 0 && !ch->want && ch->outstanding == 0) {
+        if (rlk_sub_wanted(ch->refs, ch->want) && ch->outstanding == 0) {
             *slot = ch->slot;
             found = 1;
         }
@@ -400,8 +404,8 @@ static int rlk_sub_next_unsubscribed(rlk_sub *s, int *slot)
  * for the next round (the subscriber is "down" for them meanwhile). */
 static int rlk_sub_sync(rlk_sub *s)
 {
-    const char *sub_cmd = s->mode == RLK_PUBSUB_SHARDED ? "SSUBSCRIBE" : "SUBSCRIBE";
-    const char *unsub_cmd = s->mode == RLK_PUBSUB_SHARDED ? "SUNSUBSCRIBE" : "UNSUBSCRIBE";
+    const char *sub_cmd = rlk_sub_command(s->mode, 1);
+    const char *unsub_cmd = rlk_sub_command(s->mode, 0);
     int dirty[RLK_SUB_MAX_CONNS] = {0}, slot, rounds = 0, rc = RLK_OK;
     long long now = rlk_clock_now_ns();
 
@@ -419,7 +423,7 @@ static int rlk_sub_sync(rlk_sub *s)
         for (rlk_sub_chan *ch = s->chans; ch; ch = ch->next) {
             char owner[RLK_SUB_ADDR];
 
-            if (ch->refs == 0 || ch->want || ch->outstanding != 0)
+            if (!rlk_sub_wanted(ch->refs, ch->want) || ch->outstanding != 0)
                 continue;
             if (s->routed && ch->slot != slot &&
                 (rlk_topo_owner(s->c, ch->slot, owner, sizeof owner) != 0 ||
@@ -470,23 +474,6 @@ static int rlk_sub_sync(rlk_sub *s)
 
 /* ---------------------------------------------------------------- the thread: replies */
 
-static int rlk_reply_is(const redisReply *r, const char *word)
-{
-    size_t n = strlen(word);
-
-    return r->type == REDIS_REPLY_STRING && r->len == n && strncasecmp(r->str, word, n) == 0;
-}
-
-/* "0" wakes one, anything else every waiter. */
-static int rlk_sub_plain_meaning(const char *payload, size_t len, long long *head, long long *next)
-{
-    (void)head;
-    (void)next;
-    return payload && len == 1 && payload[0] == '0' ? RLK_SUB_MSG_ONE : RLK_SUB_MSG_ALL;
-}
-
-const rlk_sub_rule rlk_sub_rule_plain = {rlk_sub_plain_meaning};
-
 /* s->mu held: a grant names head and next; every other ticket waiter's
  * deferred wake is void (the lock moved on). */
 static void rlk_sub_on_grant(rlk_sub_chan *ch, long long head, long long next)
@@ -504,19 +491,18 @@ static void rlk_sub_on_grant(rlk_sub_chan *ch, long long head, long long next)
 /* A message or smessage, from whichever connection carries the channel:
  * the grant and the "0" after it come from one script, in that order, on
  * that one connection. */
-static void rlk_sub_on_message(rlk_sub *s, const redisReply *chan, const redisReply *payload)
+static void rlk_sub_on_message(rlk_sub *s, const rlk_sub_frame *f)
 {
     long long head = 0, next = 0;
     rlk_sub_chan *ch;
-    int str = payload->type == REDIS_REPLY_STRING, meaning;
+    int meaning;
 
     RLK_COUNT(s->counters, sub_messages);
     pthread_mutex_lock(&s->mu);
-    ch = rlk_sub_find(s, chan->str, chan->len);
+    ch = rlk_sub_find(s, f->chan, f->chan_len);
     if (ch && ch->confirmed) {
         ch->msg_ns = rlk_clock_now_ns();
-        meaning = ch->rule->meaning(str ? payload->str : NULL, str ? payload->len : 0, &head,
-                                    &next);
+        meaning = rlk_sub_meaning(ch->rule, f->payload, f->len, &head, &next);
         if (meaning == RLK_SUB_MSG_ONE) {
             if (ch->covered)
                 ch->covered = 0;        /* the grant before it woke whom it concerns */
@@ -532,8 +518,8 @@ static void rlk_sub_on_message(rlk_sub *s, const redisReply *chan, const redisRe
     }
     pthread_mutex_unlock(&s->mu);
     pthread_mutex_lock(&s->hook_mu);
-    if (s->hook && chan->type == REDIS_REPLY_STRING)
-        s->hook(s->hook_arg, chan->str, chan->len);
+    if (s->hook)
+        s->hook(s->hook_arg, f->chan, f->chan_len);
     pthread_mutex_unlock(&s->hook_mu);
 }
 
@@ -548,19 +534,22 @@ void rlk_sub_set_hook(rlk_sub *s, rlk_sub_hook_fn fn, void *arg)
 /* A (s)subscribe / (s)unsubscribe on connection i. An sunsubscribe nobody
  * asked for (no reply outstanding, the channel still wanted) is the server
  * dropping the subscription because the slot migrated away. */
-static void rlk_sub_on_ack(rlk_sub *s, int i, const redisReply *kind, const redisReply *chan)
+static void rlk_sub_on_ack(rlk_sub *s, int i, const rlk_sub_frame *f)
 {
     rlk_sub_chan *ch;
 
     pthread_mutex_lock(&s->mu);
-    ch = rlk_sub_find(s, chan->str, chan->len);
+    ch = rlk_sub_find(s, f->chan, f->chan_len);
     if (ch && ch->outstanding == 0 && ch->want && ch->conn == i &&
-        rlk_reply_is(kind, "sunsubscribe")) {
+        f->kind == RLK_SUB_FRAME_UNSUBSCRIBE && f->sharded) {
         rlk_sub_chan_reset(ch);     /* resubscribed on the new owner by the next sync */
         s->refresh = s->routed;
-    } else if (ch && ch->outstanding > 0 && --ch->outstanding == 0 && ch->want) {
-        ch->confirmed = 1;
-        pthread_cond_broadcast(&ch->cv);
+    } else if (ch && ch->outstanding > 0) {
+        ch->outstanding--;
+        if (rlk_sub_confirmed(ch->want, ch->outstanding)) {
+            ch->confirmed = 1;
+            pthread_cond_broadcast(&ch->cv);
+        }
     }
     pthread_mutex_unlock(&s->mu);
 }
@@ -572,9 +561,8 @@ static void rlk_sub_on_ack(rlk_sub *s, int i, const redisReply *kind, const redi
 static void rlk_sub_on_error(rlk_sub *s, int i, const redisReply *r)
 {
     char host[RLK_SLOTMAP_HOST_MAX];
-    int slot = -1, port, moved = s->routed && rlk_slotmap_redirect(r->str, &slot, host,
-                                                                   sizeof host, &port) ==
-                                                  RLK_SLOTMAP_MOVED;
+    int slot = -1, port, moved = s->routed && rlk_sub_moved(r->str, &slot, host, sizeof host,
+                                                            &port);
     rlk_sub_chan *hit = NULL;
 
     pthread_mutex_lock(&s->mu);
@@ -596,26 +584,24 @@ static void rlk_sub_on_error(rlk_sub *s, int i, const redisReply *r)
 
 static void rlk_sub_on_reply(rlk_sub *s, int i, const redisReply *r)
 {
-    if (r->type == REDIS_REPLY_ERROR) {
+    rlk_sub_frame f;
+
+    switch (rlk_sub_classify(r, &f)) {
+    case RLK_SUB_FRAME_ERROR:
         rlk_sub_on_error(s, i, r);
-        return;
-    }
-    if (r->type == REDIS_REPLY_STATUS) {            /* +PONG outside subscribed mode */
+        break;
+    case RLK_SUB_FRAME_PONG:
         s->conns[i].ping_sent_ns = 0;
-        return;
-    }
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 || r->element[0]->type != REDIS_REPLY_STRING)
-        return;
-    if (rlk_reply_is(r->element[0], "pong")) {
-        s->conns[i].ping_sent_ns = 0;
-    } else if (r->elements == 3 && r->element[1]->type == REDIS_REPLY_STRING) {
-        if (rlk_reply_is(r->element[0], "message") || rlk_reply_is(r->element[0], "smessage"))
-            rlk_sub_on_message(s, r->element[1], r->element[2]);
-        else if (rlk_reply_is(r->element[0], "subscribe") ||
-                 rlk_reply_is(r->element[0], "unsubscribe") ||
-                 rlk_reply_is(r->element[0], "ssubscribe") ||
-                 rlk_reply_is(r->element[0], "sunsubscribe"))
-            rlk_sub_on_ack(s, i, r->element[0], r->element[1]);
+        break;
+    case RLK_SUB_FRAME_MESSAGE:
+        rlk_sub_on_message(s, &f);
+        break;
+    case RLK_SUB_FRAME_SUBSCRIBE:
+    case RLK_SUB_FRAME_UNSUBSCRIBE:
+        rlk_sub_on_ack(s, i, &f);
+        break;
+    default:
+        break;
     }
 }
 
@@ -681,7 +667,7 @@ static int rlk_sub_poll_timeout_ms(rlk_sub *s, long long now)
     pthread_mutex_lock(&s->mu);
     pending = 0;
     for (rlk_sub_chan *ch = s->chans; ch && !pending; ch = ch->next)
-        pending = ch->refs > 0 && !ch->want && ch->outstanding == 0;
+        pending = rlk_sub_wanted(ch->refs, ch->want) && ch->outstanding == 0;
     pthread_mutex_unlock(&s->mu);
     if (pending) {  /* a channel waits for a connection: try again after the backoff */
         long long u = s->retry_ns > now ? s->retry_ns : now + 10 * RLK_NS_PER_MS;
@@ -748,7 +734,7 @@ static void rlk_sub_pick_mode(rlk_sub *s)
         return;
     rlk_sub_close_all(s);
     s->mode = mode;
-    s->routed = mode == RLK_PUBSUB_SHARDED && rlk_topo_routed(s->c);
+    s->routed = rlk_sub_per_slot(mode, rlk_topo_routed(s->c));
 }
 
 static void *rlk_sub_main(void *arg)
@@ -827,28 +813,6 @@ static int rlk_sub_start(rlk_sub *s)
 }
 
 /* ---------------------------------------------------------------- waiters */
-
-int rlk_sub_grant_number(const char *payload, size_t len, unsigned long long *x)
-{
-    *x = 0;
-    if (payload && len == 1 && payload[0] == '0')
-        return RLK_SUB_MSG_ONE;
-    if (!payload || len < 8 || len > 16)
-        return RLK_SUB_MSG_ALL;
-    for (size_t i = 0; i < len; i++) {
-        if (payload[i] < '0' || payload[i] > '9')
-            return RLK_SUB_MSG_ALL;
-        *x = *x * 10 + (unsigned long long)(payload[i] - '0');
-    }
-    return RLK_SUB_MSG_GRANT;
-}
-
-int rlk_sub_grants(const rlk_sub_rule *rule, const char *payload, size_t len, long long ticket)
-{
-    long long head = 0, next = 0;
-
-    return rule->meaning(payload, len, &head, &next) == RLK_SUB_MSG_GRANT && head == ticket;
-}
 
 int rlk_sub_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule, rlk_sub_chan **out)
 {

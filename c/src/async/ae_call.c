@@ -1,0 +1,550 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ae_call.c - the async engine's requests and calls, on the loop's thread:
+ * a request's life and its deferred completion (delivered when the
+ * handlers return), a call's life on a node's command connection (its
+ * queues, its form once the call mode is known, the pipelined write, the
+ * set-up calls of a new connection), and the command connection's replies
+ * (NOSCRIPT: load and retry; a cluster's refusals go to ae_route.c).
+ * docs/async-internals.md.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "client/client.h"
+#include "client/cluster.h"
+#include "client/conn.h"
+#include "client/error.h"
+#include "client/scripts.h"
+#include "client/slot.h"
+#include "client/topo.h"
+#include "runtime/metrics.h"
+#include "runtime/rt.h"
+#include "async/engine.h"
+#include "async/ae_state.h"
+#include "async/ae_call.h"
+#include "async/ae_route.h"
+#include "async/ae_timer.h"
+/* The marker rlk_ae_publish_arg returns while a cluster's pub/sub mode is
+ * not known yet: a script call that passes it is formatted both ways, and
+ * the one of the mode goes out (no call is written before the mode is known). */
+static const char ae_pub_auto[] = "publish";
+
+const char *rlk_ae_publish_arg(rlk_async *ac)
+{
+    if (ac->pubsub == RLK_PUBSUB_SHARDED)
+        return "spublish";
+    return ac->pubsub == RLK_PUBSUB_GLOBAL ? "publish" : ae_pub_auto;
+}
+
+/* ---------------------------------------------------------------- requests */
+
+rlk_async_req *rlk_ae_req_new(rlk_async *ac, size_t state_size, rlk_async_fn fn, void *privdata)
+{
+    rlk_async_req *r = calloc(1, sizeof *r + state_size);
+
+    if (!r)
+        return NULL;
+    r->ac = ac;
+    r->fn = fn;
+    r->privdata = privdata;
+    r->next = ac->reqs;
+    if (ac->reqs)
+        ac->reqs->prev = r;
+    ac->reqs = r;
+    ac->npending++;
+    if (ac->closing)
+        rlk_ae_complete(r, RLK_ERR_CLOSED, 0, NULL, "the async client is being freed");
+    return r;
+}
+
+void *rlk_ae_req_state(rlk_async_req *r)
+{
+    return r->state;
+}
+
+rlk_async *rlk_ae_req_client(rlk_async_req *r)
+{
+    return r->ac;
+}
+
+void rlk_ae_req_hooks(rlk_async_req *r, rlk_ae_cancel_fn cancel, rlk_ae_free_fn free_fn)
+{
+    r->cancel = cancel;
+    r->free_fn = free_fn;
+}
+
+int rlk_ae_req_done(const rlk_async_req *r)
+{
+    return r->done;
+}
+
+int rlk_ae_req_cancelled(const rlk_async_req *r)
+{
+    return r->cancelled;
+}
+
+void rlk_ae_complete(rlk_async_req *r, int err, long long value, const char *id,
+                     const char *errfmt, ...)
+{
+    rlk_async *ac = r->ac;
+
+    if (r->done)
+        return;
+    r->done = 1;
+    r->err = err;
+    if (r->mname) {     /* the acquisition's result, wait and watched name */
+        rlk_metrics_end(&r->mc, r->mkind, r->mname, err);
+        free(r->mname);
+        r->mname = NULL;
+    }
+    r->value = value;
+    if (id)
+        r->id = strdup(id);
+    if (err != RLK_OK) {
+        char buf[AE_ERRSTR_MAX];
+
+        if (errfmt) {
+            va_list ap;
+
+            va_start(ap, errfmt);
+            vsnprintf(buf, sizeof buf, errfmt, ap);
+            va_end(ap);
+        } else
+            snprintf(buf, sizeof buf, "%s", rlk_strerror(err));
+        r->errstr = strdup(buf);
+    }
+    r->qnext = NULL;
+    if (ac->qtail)
+        ac->qtail->qnext = r;
+    else
+        ac->qhead = r;
+    ac->qtail = r;
+    if (!ac->depth)
+        ae_timer_arm(ac);     /* delivered on the loop's next turn */
+}
+
+static void ae_req_destroy(rlk_async *ac, rlk_async_req *r)
+{
+    if (r->free_fn)
+        r->free_fn(r, r->state);
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        ac->reqs = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    ac->npending--;
+    free(r->mname);
+    free(r->id);
+    free(r->errstr);
+    free(r);
+}
+
+/* Calls the callbacks of the completed requests, in order of completion. */
+void ae_deliver(rlk_async *ac)
+{
+    while (ac->qhead) {
+        rlk_async_req *r = ac->qhead;
+        rlk_async_result res;
+
+        ac->qhead = r->qnext;
+        if (!ac->qhead)
+            ac->qtail = NULL;
+        res.err = r->err;
+        res.errstr = r->errstr ? r->errstr : "";
+        res.value = r->value;
+        res.id = r->id;
+        if (r->fn)
+            r->fn(ac, &res, r->privdata);
+        ae_req_destroy(ac, r);
+    }
+}
+
+void rlk_async_cancel(rlk_async_req *r)
+{
+    rlk_async *ac;
+
+    if (!r || r->done || r->cancelled)
+        return;
+    ac = r->ac;
+    r->cancelled = 1;
+    if (r->cancel)
+        r->cancel(r, r->state);
+    else
+        rlk_ae_complete(r, RLK_ERR_CANCELLED, 0, NULL, "cancelled");
+    if (!ac->depth)
+        ae_timer_arm(ac);
+}
+
+/* ---------------------------------------------------------------- calls */
+
+void ae_callq_push(ae_callq *q, rlk_ae_call *call)
+{
+    call->next = NULL;
+    if (q->tail)
+        q->tail->next = call;
+    else
+        q->head = call;
+    q->tail = call;
+    q->n++;
+}
+
+static void ae_callq_push_front(ae_callq *q, rlk_ae_call *call)
+{
+    call->next = q->head;
+    q->head = call;
+    if (!q->tail)
+        q->tail = call;
+    q->n++;
+}
+
+rlk_ae_call *ae_callq_pop(ae_callq *q)
+{
+    rlk_ae_call *call = q->head;
+
+    if (call) {
+        q->head = call->next;
+        if (!q->head)
+            q->tail = NULL;
+        q->n--;
+    }
+    return call;
+}
+
+void ae_call_free(rlk_ae_call *call)
+{
+    if (call->cmd)
+        redisFreeCommand(call->cmd);
+    if (call->rt) {
+        if (call->rt->cmd_s)
+            redisFreeCommand(call->rt->cmd_s);
+        free(call->rt->last_err);
+        free(call->rt);
+    }
+    free(call);
+}
+
+/* A user call's end: its callback (unless forgotten), then it is freed. */
+void ae_call_end(rlk_async *ac, rlk_ae_call *call, int rc, const redisReply *reply,
+                        const char *errstr, int lost)
+{
+    if (call->what == AE_CALL_USER && !call->forgotten && call->fn)
+        call->fn(ac, rc, reply, errstr ? errstr : "", lost, call->arg);
+    ae_call_free(call);
+}
+
+/* The form of the command the pub/sub mode asks for (known by now). */
+static void ae_call_settle_form(rlk_async *ac, rlk_ae_call *call)
+{
+    if (!call->rt || !call->rt->cmd_s)
+        return;
+    if (ac->pubsub == RLK_PUBSUB_SHARDED) {
+        redisFreeCommand(call->cmd);
+        call->cmd = call->rt->cmd_s;
+        call->len = call->rt->len_s;
+    } else
+        redisFreeCommand(call->rt->cmd_s);
+    call->rt->cmd_s = NULL;
+}
+
+/* Appends the call's command to n's live connection and moves it in flight
+ * (an ASK redirect's ASKING first). */
+static int ae_call_write(rlk_async *ac, ae_node *n, rlk_ae_call *call)
+{
+    ae_call_settle_form(ac, call);
+    if (call->rt && call->rt->asking) {
+        rlk_ae_call *ask = ae_call_new(ac, AE_CALL_ASKING, NULL, NULL);
+
+        if (!ask || redisAppendCommand(n->cmd.ctx, "ASKING") != REDIS_OK) {
+            if (ask)
+                ae_call_free(ask);
+            return -1;
+        }
+        ask->rt->written = rlk_ae_now_ms();
+        ae_callq_push(&n->inflight, ask);
+        call->rt->asking = 0;
+    }
+    if (redisAppendFormattedCommand(n->cmd.ctx, call->cmd, call->len) != REDIS_OK)
+        return -1;
+    if (call->rt)
+        call->rt->written = rlk_ae_now_ms();
+    ae_callq_push(&n->inflight, call);
+    return 0;
+}
+
+rlk_ae_call *ae_call_new(rlk_async *ac, int what, rlk_ae_reply_fn fn, void *arg)
+{
+    rlk_ae_call *call = malloc(sizeof *call);
+
+    if (!call)
+        return NULL;
+    *call = (rlk_ae_call){.what = what, .fn = fn, .arg = arg, .issued = rlk_ae_now_ms()};
+    if (!ae_routed(ac))
+        return call;
+    /* A cluster's call carries its routing: any slot until its keys say, the first backoff. */
+    if (!(call->rt = calloc(1, sizeof *call->rt))) {
+        free(call);
+        return NULL;
+    }
+    call->rt->slot = RLK_TOPO_ANY_SLOT;
+    call->rt->backoff = AE_CL_BACKOFF_MIN_MS;
+    return call;
+}
+
+/* Queues a call on node n: written now when its connection is up, else
+ * later (the connection is opened). 0, or -1 (out of memory: not queued). */
+int ae_node_submit(rlk_async *ac, ae_node *n, rlk_ae_call *call)
+{
+    if (n->cmd.state == AE_UP && !n->unsent.head) {
+        if (ae_call_write(ac, n, call) != 0)
+            return -1;
+    } else {
+        ae_callq_push(&n->unsent, call);
+        if (ac->attached && n->cmd.state == AE_DOWN && !n->cmd.retry)
+            ae_conn_start(ac, &n->cmd);
+    }
+    ae_sweep_ensure(ac);
+    if (!ac->depth && ac->attached)
+        ae_flush(ac, &n->cmd);
+    return 0;
+}
+
+/* Queues a user call: on the one server, or routed by its slot. */
+static rlk_ae_call *ae_call_submit(rlk_async *ac, rlk_ae_call *call)
+{
+    if (!ae_routed(ac)) {
+        if (ae_node_submit(ac, AE_N0(ac), call) != 0) {
+            ae_call_free(call);
+            return NULL;
+        }
+        return call;
+    }
+    if (call->rt->fail_rc)
+        ae_route_park(ac, call, 0);   /* ended on the next turn, never from inside the call */
+    else
+        ae_route_call(ac, call);
+    ae_sweep_ensure(ac);
+    return call;
+}
+
+rlk_ae_call *rlk_ae_script(rlk_async *ac, const char *name, int nkeys, const char *const *keys,
+                           int nargs, const char *const *args, rlk_ae_reply_fn fn, void *arg)
+{
+    return rlk_ae_scriptv(ac, name, nkeys, keys, nargs, args, NULL, fn, arg);
+}
+
+rlk_ae_call *rlk_ae_scriptv(rlk_async *ac, const char *name, int nkeys, const char *const *keys,
+                            int nargs, const char *const *args, const size_t *arglens,
+                            rlk_ae_reply_fn fn, void *arg)
+{
+    const rlk_script_info *s;
+    rlk_ae_call *call;
+    int len, pub = -1;
+
+    if (ac->closing || !(s = rlk_script_set_find(&ac->c->scripts, name)))
+        return NULL;
+    if (!(call = ae_call_new(ac, AE_CALL_USER, fn, arg)))
+        return NULL;
+    call->script = s;
+    len = rlk_conn_format_script(ac->c, s, nkeys, keys, NULL, nargs, args, arglens, &call->cmd);
+    if (len < 0) {
+        ae_call_free(call);
+        return NULL;
+    }
+    call->len = (size_t)len;
+    for (int i = 0; i < nargs && pub < 0; i++)
+        if (args[i] == ae_pub_auto)
+            pub = i;
+    if (pub >= 0 && call->rt) {
+        /* The mode is not known yet: the "spublish" form too. */
+        const char **a2 = malloc((size_t)nargs * sizeof *a2);
+        size_t *l2 = arglens ? malloc((size_t)nargs * sizeof *l2) : NULL;
+
+        if (a2 && (!arglens || l2)) {
+            memcpy(a2, args, (size_t)nargs * sizeof *a2);
+            a2[pub] = "spublish";
+            if (l2) {
+                memcpy(l2, arglens, (size_t)nargs * sizeof *l2);
+                l2[pub] = 8;
+            }
+            len = rlk_conn_format_script(ac->c, s, nkeys, keys, NULL, nargs, a2, l2, &call->rt->cmd_s);
+        } else
+            len = -1;
+        free(a2);
+        free(l2);
+        if (len < 0) {
+            call->rt->cmd_s = NULL;
+            ae_call_free(call);
+            return NULL;
+        }
+        call->rt->len_s = (size_t)len;
+    }
+    if (ae_routed(ac) && nkeys > 0) {
+        call->rt->slot = rlk_key_slot(keys[0], strlen(keys[0]));
+        for (int i = 1; i < nkeys; i++)
+            if (rlk_key_slot(keys[i], strlen(keys[i])) != call->rt->slot) {
+                char msg[AE_ERRSTR_MAX];
+
+                snprintf(msg, sizeof msg, "%s: its keys hash to different cluster slots ('%s', "
+                         "'%s'): Redis would refuse it (CROSSSLOT); see the name rule in "
+                         "docs/cluster.md", name, keys[0], keys[i]);
+                call->rt->fail_rc = RLK_ERR_ARG;
+                call->rt->last_err = strdup(msg);
+                break;
+            }
+    }
+    return ae_call_submit(ac, call);
+}
+
+rlk_ae_call *rlk_ae_command(rlk_async *ac, int argc, const char *const *argv, rlk_ae_reply_fn fn,
+                            void *arg)
+{
+    rlk_ae_call *call;
+    int len;
+
+    if (ac->closing || !(call = ae_call_new(ac, AE_CALL_USER, fn, arg)))
+        return NULL;
+    len = redisFormatCommandArgv(&call->cmd, argc, (const char **)argv, NULL);
+    if (len < 0) {
+        call->cmd = NULL;
+        ae_call_free(call);
+        return NULL;
+    }
+    call->len = (size_t)len;
+    if (ae_routed(ac))
+        call->rt->slot = rlk_cluster_command_slot(argc, argv, NULL);
+    return ae_call_submit(ac, call);
+}
+
+void rlk_ae_call_forget(rlk_ae_call *call)
+{
+    if (call)
+        call->forgotten = 1;
+}
+
+/* An internal command written now on n (set-up, fence), ahead of user calls. */
+int ae_internal(rlk_async *ac, ae_node *n, int what, int setup_i, int argc, const char **argv,
+                const size_t *lens)
+{
+    rlk_ae_call *call = ae_call_new(ac, what, NULL, NULL);
+    int len;
+
+    if (!call)
+        return -1;
+    call->setup_i = setup_i;
+    len = redisFormatCommandArgv(&call->cmd, argc, argv, lens);
+    if (len < 0) {
+        call->cmd = NULL;
+        ae_call_free(call);
+        return -1;
+    }
+    call->len = (size_t)len;
+    if (ae_call_write(ac, n, call) != 0) {
+        ae_call_free(call);
+        return -1;
+    }
+    return 0;
+}
+
+/* Classifies an error reply the way the blocking calls do. */
+static int ae_reply_error(rlk_async *ac, const redisReply *r, const char *what)
+{
+    return rlk_set_reply_error(ac->c, r, what, RLK_ERR_SCRIPT);
+}
+
+/* n's command connection is up: the calls that waited are written. */
+static void ae_cmd_up(rlk_async *ac, ae_node *n)
+{
+    rlk_ae_call *call;
+
+    n->cmd.state = AE_UP;
+    n->cmd.fails = 0;
+    if (n == AE_N0(ac) && !ae_routed(ac))
+        ac->conn_err[0] = '\0';
+    while ((call = ae_callq_pop(&n->unsent)))
+        if (ae_call_write(ac, n, call) != 0)
+            ae_call_end(ac, call, RLK_ERR_NOMEM, NULL, "out of memory", 0);
+}
+
+/* A NOSCRIPT reply: SCRIPT LOAD, then the call once more (behind the calls
+ * already in flight). */
+static int ae_noscript(rlk_async *ac, ae_node *n, rlk_ae_call *call)
+{
+    rlk_ae_call *load = ae_call_new(ac, AE_CALL_LOAD, NULL, NULL);
+
+    if (!load)
+        return -1;
+    if (rlk_conn_append_reload(n->cmd.ctx, call->script, call->cmd, call->len) != 0) {
+        free(load);
+        return -1;
+    }
+    load->script = call->script;
+    if (load->rt && call->rt)
+        load->rt->written = call->rt->written = rlk_ae_now_ms();
+    call->retried = 1;
+    ae_callq_push(&n->inflight, load);
+    ae_callq_push(&n->inflight, call);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- command replies */
+
+/* One reply on n's command connection. */
+void ae_cmd_reply(rlk_async *ac, ae_node *n, redisReply *r)
+{
+    rlk_ae_call *call = ae_callq_pop(&n->inflight);
+
+    if (!call)
+        return;     /* nothing asked: ignored */
+    switch (call->what) {
+    case AE_CALL_SETUP:
+        if (rlk_conn_check_setup_reply(ac->c, call->setup_i, r) != RLK_OK) {
+            ae_call_free(call);
+            ae_conn_drop(ac, &n->cmd, rlk_errstr(ac->c));
+            return;
+        }
+        break;
+    case AE_CALL_ID:
+        if (r->type == REDIS_REPLY_INTEGER)
+            n->cmd.id = r->integer;
+        n->cmd.fence_id = 0;
+        ae_cmd_up(ac, n);
+        break;
+    case AE_CALL_KILL:
+    case AE_CALL_LOAD:
+    case AE_CALL_ASKING:
+        break;      /* a fence's, a load's or ASKING's answer: the call behind tells */
+    default:
+        if (call->script && rlk_conn_noscript_retry(r, 0, call->retried)) {
+            if (ae_noscript(ac, n, call) == 0)
+                return;
+            ae_call_end(ac, call, RLK_ERR_NOMEM, NULL, "out of memory", 0);
+            return;
+        }
+        if (r->type == REDIS_REPLY_ERROR && rlk_topo_resolves(ac->c) &&
+            (strncmp(r->str, "READONLY", 8) == 0 || strncmp(r->str, "MASTERDOWN", 10) == 0)) {
+            /* A demoted master refused it (it did not run): sent again on the master the
+             * sentinels name now, after this connection is dropped. */
+            ae_callq_push_front(&n->unsent, call);
+            ac->cmd_readonly = 1;
+            ac->sn_refresh = 1;
+            return;
+        }
+        if (r->type == REDIS_REPLY_ERROR && call->rt && !call->rt->pinned &&
+            ae_route_refused(ac, n, call, r))
+            return;
+        if (r->type == REDIS_REPLY_ERROR) {
+            int rc = ae_reply_error(ac, r, call->script ? call->script->name : "command");
+
+            ae_call_end(ac, call, rc, NULL, r->str, 0);
+        } else
+            ae_call_end(ac, call, RLK_OK, r, NULL, 0);
+        return;
+    }
+    ae_call_free(call);
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ae_call.h - the async engine's requests and calls (ae_call.c): what the
+ * connections and the handlers ask of them. The call queues, a call's life
+ * and a node's submit, which ae_route.c uses too, are declared in
+ * ae_state.h; what the kinds' requests use in engine.h. On the loop's
+ * thread. Not installed; not a stable API.
+ */
+#ifndef RLK_AE_CALL_H
+#define RLK_AE_CALL_H
+
+#include <stddef.h>
+
+#include <hiredis/hiredis.h>
+
+#include "async/ae_state.h"
+
+/* Delivers the completed requests: their callbacks, in completion order. */
+void ae_deliver(rlk_async *ac);
+/* Queues one of the engine's own calls on n's command connection (what:
+ * AE_CALL_SETUP with the set-up command setup_i, AE_CALL_ID, AE_CALL_KILL);
+ * 0, or -1 out of memory. */
+int ae_internal(rlk_async *ac, ae_node *n, int what, int setup_i, int argc, const char **argv,
+                const size_t *lens);
+/* One reply on n's command connection: the oldest call in flight's. */
+void ae_cmd_reply(rlk_async *ac, ae_node *n, redisReply *r);
+
+#endif /* RLK_AE_CALL_H */

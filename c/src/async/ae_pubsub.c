@@ -1,0 +1,589 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ae_pubsub.c - the async engine's pub/sub, on the loop's thread: the
+ * refcounted channels and their listeners (rlk_ae_subscribe), where a
+ * channel is subscribed (the one server's pub/sub connection; on a
+ * cluster the master of its slot, sharded, or the one node chosen,
+ * global), the queue of a cluster connection's commands awaiting their
+ * answer, and the replies. What a reply is, which command a mode uses,
+ * whether a channel goes per slot and what a refusal names are the
+ * subscriber's pure rules (runtime/sub.h, sub_rule.c), shared with the
+ * blocking subscriber; what a message means is the listening kind's
+ * (rlk_sub_rule, applied by its listener). docs/async-internals.md.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "client/client.h"
+#include "client/conn.h"
+#include "client/error.h"
+#include "client/slot.h"
+#include "client/slotmap.h"
+#include "runtime/sub.h"
+#include "async/engine.h"
+#include "async/ae_state.h"
+#include "async/ae_pubsub.h"
+#include "async/ae_route.h"
+
+
+static size_t ae_hash(const char *s)
+{
+    size_t h = 1469598103934665603ULL;
+
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+    return h;
+}
+
+static ae_chan *ae_chan_find(rlk_async *ac, const char *name)
+{
+    if (!ac->nbuckets)
+        return NULL;
+    for (ae_chan *ch = ac->buckets[ae_hash(name) & (ac->nbuckets - 1)]; ch; ch = ch->bnext)
+        if (strcmp(ch->name, name) == 0)
+            return ch;
+    return NULL;
+}
+
+static int ae_chan_grow(rlk_async *ac)
+{
+    size_t n = ac->nbuckets ? ac->nbuckets * 2 : 256;
+    ae_chan **b = calloc(n, sizeof *b);
+
+    if (!b)
+        return -1;
+    for (size_t i = 0; i < ac->nbuckets; i++) {
+        ae_chan *ch = ac->buckets[i], *next;
+
+        for (; ch; ch = next) {
+            size_t j = ae_hash(ch->name) & (n - 1);
+
+            next = ch->bnext;
+            ch->bnext = b[j];
+            b[j] = ch;
+        }
+    }
+    free(ac->buckets);
+    ac->buckets = b;
+    ac->nbuckets = n;
+    return 0;
+}
+
+static ae_chan *ae_chan_get(rlk_async *ac, const char *name)
+{
+    ae_chan *ch = ae_chan_find(ac, name);
+    size_t j;
+
+    if (ch)
+        return ch;
+    if (ac->nchans >= ac->nbuckets && ae_chan_grow(ac) != 0)
+        return NULL;
+    if (!(ch = calloc(1, sizeof *ch)) || !(ch->name = strdup(name))) {
+        free(ch);
+        return NULL;
+    }
+    j = ae_hash(name) & (ac->nbuckets - 1);
+    ch->bnext = ac->buckets[j];
+    ac->buckets[j] = ch;
+    ac->nchans++;
+    return ch;
+}
+
+/* Frees ch when nothing needs it any more. */
+static void ae_chan_maybe_free(rlk_async *ac, ae_chan *ch)
+{
+    ae_chan **p;
+
+    if (!ch->outstanding && !ch->live && ch->last_sent != 1)
+        ch->conn = NULL;
+    if (ch->listeners || ch->outstanding || ch->dispatching || ch->head)
+        return;
+    for (p = &ac->buckets[ae_hash(ch->name) & (ac->nbuckets - 1)]; *p; p = &(*p)->bnext)
+        if (*p == ch) {
+            *p = ch->bnext;
+            break;
+        }
+    ac->nchans--;
+    free(ch->name);
+    free(ch);
+}
+
+/* ---- the queue of a pub/sub connection's commands awaiting their answer */
+
+static int ae_sq_push(ae_conn *k, ae_chan *ch, int sub)
+{
+    struct ae_sq *e;
+
+    if (k->sq_n == k->sq_cap) {
+        size_t cap = k->sq_cap ? k->sq_cap * 2 : 16;
+        struct ae_sq *q = malloc(cap * sizeof *q);
+
+        if (!q)
+            return -1;
+        for (size_t i = 0; i < k->sq_n; i++)
+            q[i] = k->sq[(k->sq_head + i) % k->sq_cap];
+        free(k->sq);
+        k->sq = q;
+        k->sq_cap = cap;
+        k->sq_head = 0;
+    }
+    e = &k->sq[(k->sq_head + k->sq_n) % k->sq_cap];
+    e->name = NULL;
+    e->ch = ch;
+    e->sub = sub;
+    k->sq_n++;
+    return 0;
+}
+
+static struct ae_sq *ae_sq_peek(ae_conn *k)
+{
+    return k->sq_n ? &k->sq[k->sq_head] : NULL;
+}
+
+/* 1 when e is the command of channel name, SUBSCRIBE (sub 1) or UNSUBSCRIBE. */
+static int ae_sq_is(const struct ae_sq *e, const char *name, int sub)
+{
+    const char *n = e ? (e->ch ? e->ch->name : e->name) : NULL;
+
+    return n && e->sub == sub && strcmp(n, name) == 0;
+}
+
+static void ae_sq_pop(ae_conn *k)
+{
+    if (!k->sq_n)
+        return;
+    free(k->sq[k->sq_head].name);
+    k->sq_head = (k->sq_head + 1) % k->sq_cap;
+    k->sq_n--;
+}
+
+static void ae_sq_clear(ae_conn *k)
+{
+    while (k->sq_n)
+        ae_sq_pop(k);
+    free(k->sq);
+    k->sq = NULL;
+    k->sq_cap = k->sq_head = 0;
+}
+
+/* ch's answers still to come on its connection will be dropped: ch leaves it. */
+static void ae_chan_detach(ae_chan *ch)
+{
+    ae_conn *k = ch->conn;
+
+    for (size_t i = 0; k && i < k->sq_n; i++) {
+        struct ae_sq *e = &k->sq[(k->sq_head + i) % k->sq_cap];
+
+        if (e->ch == ch) {
+            e->ch = NULL;
+            e->name = strdup(ch->name);     /* NULL: matches nothing, still dropped in order */
+        }
+    }
+    ch->outstanding = 0;
+    ch->live = 0;
+    ch->last_sent = 0;
+    ch->conn = NULL;
+}
+
+/* Sends ch's SUBSCRIBE (sub 1) or UNSUBSCRIBE, in the form of the mode, on k. */
+static void ae_sub_send(rlk_async *ac, ae_conn *k, ae_chan *ch, int sub)
+{
+    const char *argv[2] = {rlk_sub_command(ac->pubsub, sub), ch->name};
+
+    if ((ae_routed(ac) && ae_sq_push(k, ch, sub) != 0) ||
+        redisAppendCommandArgv(k->ctx, 2, argv, NULL) != REDIS_OK)
+        ae_conn_drop(ac, k, "out of memory");
+    else if (!ac->depth)
+        ae_flush(ac, k);
+}
+
+/* The connection ch's subscription goes to: the one server's; on a cluster
+ * the master of its slot (sharded) or the one node chosen (global). NULL
+ * while the mode or the map is not known. */
+static ae_conn *ae_chan_route(rlk_async *ac, ae_chan *ch)
+{
+    ae_node *n;
+    int slot;
+
+    if (!ae_routed(ac))
+        return &AE_N0(ac)->sub;
+    if (!ac->pubsub || !ac->map.loaded)
+        return NULL;
+    if (!rlk_sub_per_slot(ac->pubsub, 1))
+        return &ac->nodes[ac->gsub % ac->nnodes]->sub;
+    slot = rlk_key_slot(ch->name, strlen(ch->name));
+    n = ae_route_slot_node(ac, slot);
+    return n ? &n->sub : NULL;
+}
+
+/* Sends SUBSCRIBE for ch when its connection is up (else it goes out when it is). */
+static void ae_chan_want(rlk_async *ac, ae_chan *ch)
+{
+    ae_conn *k;
+
+    if (!rlk_sub_wanted(ch->listeners, ch->last_sent == 1 && ch->conn))
+        return;
+    if (!(k = ae_chan_route(ac, ch))) {
+        ae_route_refresh(ac, 0);
+        return;
+    }
+    if (ch->conn && ch->conn != k)
+        ae_chan_detach(ch);     /* an UNSUBSCRIBE's answer elsewhere: dropped */
+    if (k->state == AE_UP) {
+        ch->conn = k;
+        ch->last_sent = 1;
+        ch->outstanding++;
+        ae_sub_send(ac, k, ch, 1);
+    } else if (k->state == AE_DOWN && !k->retry && ac->attached)
+        ae_conn_start(ac, k);
+}
+
+/* After a change of listeners: UNSUBSCRIBE a channel nobody listens to. */
+static void ae_chan_settle(rlk_async *ac, ae_chan *ch);
+
+static void ae_sub_ready_fire(rlk_async *ac, void *arg)
+{
+    rlk_ae_sub *s = arg;
+
+    s->ready = NULL;
+    s->fn(ac, s->ch->name, NULL, 0, s->arg);
+}
+
+rlk_ae_sub *rlk_ae_subscribe(rlk_async *ac, const char *channel, rlk_ae_msg_fn fn, void *arg)
+{
+    ae_chan *ch;
+    rlk_ae_sub *s;
+
+    if (ac->closing || !(s = calloc(1, sizeof *s)))
+        return NULL;
+    if (!(ch = ae_chan_get(ac, channel))) {
+        free(s);
+        return NULL;
+    }
+    s->ac = ac;
+    s->ch = ch;
+    s->fn = fn;
+    s->arg = arg;
+    s->prev = ch->tail;
+    if (ch->tail)
+        ch->tail->next = s;
+    else
+        ch->head = s;
+    ch->tail = s;
+    ch->listeners++;
+    if (ch->live && rlk_sub_confirmed(ch->last_sent == 1, ch->outstanding))
+        s->ready = rlk_ae_timer_add(ac, 0, ae_sub_ready_fire, s);
+    else
+        ae_chan_want(ac, ch);
+    ae_sweep_ensure(ac);
+    return s;
+}
+
+int rlk_ae_sub_ready(const rlk_ae_sub *s)
+{
+    return s && s->ch->live && rlk_sub_confirmed(s->ch->last_sent == 1, s->ch->outstanding);
+}
+
+static void ae_sub_unlink(ae_chan *ch, rlk_ae_sub *s)
+{
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        ch->head = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    else
+        ch->tail = s->prev;
+    free(s);
+}
+
+void rlk_ae_unsubscribe(rlk_ae_sub *s)
+{
+    ae_chan *ch;
+    rlk_async *ac;
+
+    if (!s || s->dead)
+        return;
+    ch = s->ch;
+    ac = s->ac;
+    rlk_ae_timer_del(s->ready);
+    s->ready = NULL;
+    s->dead = 1;
+    ch->listeners--;
+    if (ch->dispatching || ac->closing)
+        return;     /* unlinked after the dispatch, or freed with the client */
+    ae_sub_unlink(ch, s);
+    ae_chan_settle(ac, ch);
+}
+
+static void ae_chan_settle(rlk_async *ac, ae_chan *ch)
+{
+    if (ch->listeners)
+        return;
+    if (ch->last_sent == 1 && ch->conn && ch->conn->state == AE_UP) {
+        ch->last_sent = 0;
+        ch->outstanding++;
+        ae_sub_send(ac, ch->conn, ch, 0);
+    } else if (!ch->conn || ch->conn->state != AE_UP)
+        ch->last_sent = 0;
+    ae_chan_maybe_free(ac, ch);
+}
+
+/* Calls the listeners of ch with a message (msg NULL: subscribed). */
+static void ae_chan_dispatch(rlk_async *ac, ae_chan *ch, const char *msg, size_t len)
+{
+    rlk_ae_sub *s, *next;
+
+    ch->dispatching++;
+    for (s = ch->head; s && !ac->closing; s = s->next)
+        if (!s->dead) {
+            if (!msg && s->ready) {
+                rlk_ae_timer_del(s->ready);
+                s->ready = NULL;
+            }
+            s->fn(ac, ch->name, msg, len, s->arg);
+        }
+    if (ac->closing)
+        return;     /* everything goes with the client */
+    if (--ch->dispatching == 0) {
+        for (s = ch->head; s; s = next) {
+            next = s->next;
+            if (s->dead)
+                ae_sub_unlink(ch, s);
+        }
+        ae_chan_settle(ac, ch);
+    }
+}
+
+/* The channels of pub/sub connection k: not subscribed any more. */
+void ae_chans_down(rlk_async *ac, ae_conn *k)
+{
+    for (size_t i = 0; i < ac->nbuckets; i++) {
+        ae_chan *ch = ac->buckets[i], *next;
+
+        for (; ch; ch = next) {
+            next = ch->bnext;
+            if (ch->conn != k)
+                continue;
+            ch->live = 0;
+            ch->outstanding = 0;
+            ch->last_sent = 0;
+            ch->conn = NULL;
+            ae_chan_maybe_free(ac, ch);
+        }
+    }
+    ae_sq_clear(k);
+    /* Subscribed again (elsewhere on a cluster, once the map says where). */
+    if (ae_routed(ac))
+        ae_chans_up(ac);
+}
+
+/* A pub/sub connection is up (or the map or mode changed): every channel
+ * someone listens to, subscribed where it goes. */
+void ae_chans_up(rlk_async *ac)
+{
+    for (size_t i = 0; i < ac->nbuckets; i++)
+        for (ae_chan *ch = ac->buckets[i]; ch; ch = ch->bnext)
+            if (ch->listeners)
+                ae_chan_want(ac, ch);
+}
+
+/* The map changed: a channel subscribed where it does not go any more
+ * leaves that connection (UNSUBSCRIBE there, its answer dropped) and is
+ * subscribed on its slot's master; its listeners hear fn(NULL) then. */
+void ae_chans_reroute(rlk_async *ac)
+{
+    if (!ae_routed(ac) || ac->closing)
+        return;
+    for (size_t i = 0; i < ac->nbuckets; i++) {
+        ae_chan *ch = ac->buckets[i], *next;
+
+        for (; ch; ch = next) {
+            ae_conn *k = ae_chan_route(ac, ch), *old = ch->conn;
+
+            next = ch->bnext;
+            if (!k || !old || old == k)
+                continue;
+            if (ch->last_sent == 1 && old->state == AE_UP) {
+                ae_chan_detach(ch);
+                ch->conn = old;
+                ch->outstanding = 1;    /* for the send; detached right after */
+                ae_sub_send(ac, old, ch, 0);
+                if (ac->closing)
+                    return;
+            }
+            ae_chan_detach(ch);
+            if (ch->listeners)
+                ae_chan_want(ac, ch);
+            else
+                ae_chan_maybe_free(ac, ch);
+        }
+    }
+    ae_chans_up(ac);
+}
+
+/* A pub/sub connection's channel was taken away by the server (its slot
+ * moved: a sunsubscribe it pushed, or -MOVED to SSUBSCRIBE): the map is
+ * asked again, and the channel subscribed where it goes now. */
+static void ae_chan_moved(rlk_async *ac, ae_chan *ch)
+{
+    ae_chan_detach(ch);
+    ae_route_refresh(ac, 0);
+    if (ch->listeners)
+        ae_chan_want(ac, ch);
+    else
+        ae_chan_maybe_free(ac, ch);
+}
+
+/* A set-up reply on pub/sub connection k: AUTH then SELECT (as many as
+ * sent), in order; the last one brings k up and its channels with it. */
+static void ae_sub_setup_reply(rlk_async *ac, ae_conn *k, redisReply *r)
+{
+    int i = 0;
+
+    for (int n = 0; rlk_conn_setup_cmd(ac->c, n, (const char *[3]){0}, (size_t[3]){0},
+                                       (char[16]){0}) > 0; n++)
+        i++;
+    if (rlk_conn_check_setup_reply(ac->c, i - k->setup_left, r) != RLK_OK) {
+        ae_conn_drop(ac, k, rlk_errstr(ac->c));
+        return;
+    }
+    if (--k->setup_left == 0) {
+        k->state = AE_UP;
+        k->fails = 0;
+        ae_chans_up(ac);
+    }
+}
+
+/* An error reply on a cluster's pub/sub connection k: the answer to the
+ * oldest command, a refusal of SUBSCRIBE / SSUBSCRIBE. MOVED: the map
+ * learns the slot's owner and the channel goes there; anything else ("not
+ * now"): the connection is opened again after a backoff. */
+static void ae_sub_refused(rlk_async *ac, ae_conn *k, const redisReply *r)
+{
+    char host[RLK_SLOTMAP_HOST_MAX];
+    int slot, port;
+    struct ae_sq *head = ae_sq_peek(k);
+    ae_chan *ch = head ? head->ch : NULL;
+
+    if (head)
+        ae_sq_pop(k);
+    if (!ch)
+        return;
+    ch->outstanding--;
+    if (rlk_sub_moved(r->str, &slot, host, sizeof host, &port) && host[0]) {
+        (void)rlk_slotmap_move(&ac->map, slot, rlk_slotmap_node(&ac->map, host, port));
+        ae_chan_moved(ac, ch);
+        ae_chans_reroute(ac);
+        return;
+    }
+    ae_conn_drop(ac, k, r->str);
+}
+
+/* The channel an answer on k is for: on a cluster the oldest command's,
+ * when it is that channel's SUBSCRIBE (sub 1) or UNSUBSCRIBE (its entry is
+ * taken; NULL: an answer dropped, the channel left k); on one server the
+ * channel of that name when k carries it. *own: an answer to a command of
+ * k's queue (0 on a cluster: not one, pushed by the server). */
+static ae_chan *ae_sub_answered(rlk_async *ac, ae_conn *k, const rlk_sub_frame *f, int sub,
+                                int *own)
+{
+    struct ae_sq *head = ae_sq_peek(k);
+    ae_chan *ch;
+
+    *own = 1;
+    if (!ae_routed(ac)) {
+        ch = ae_chan_find(ac, f->chan);
+        return ch && ch->conn == k ? ch : NULL;
+    }
+    if (!ae_sq_is(head, f->chan, sub)) {
+        *own = 0;
+        return NULL;
+    }
+    ch = head->ch;
+    ae_sq_pop(k);
+    return ch;
+}
+
+/* A SUBSCRIBE's answer: ch is live; its listeners hear fn(NULL) when it is
+ * the last command sent for it and none is outstanding. 1 when settled. */
+static int ae_sub_subscribed(rlk_async *ac, ae_chan *ch)
+{
+    ch->outstanding--;
+    ch->live = 1;
+    if (rlk_sub_confirmed(ch->last_sent == 1, ch->outstanding)) {
+        ae_chan_dispatch(ac, ch, NULL, 0);
+        return 1;     /* the dispatch settles the channel */
+    }
+    return 0;
+}
+
+/* One reply on pub/sub connection k, by its kind (rlk_sub_classify). */
+void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
+{
+    rlk_sub_frame f;
+    ae_chan *ch;
+    int own;
+
+    if (k->setup_left > 0) {
+        ae_sub_setup_reply(ac, k, r);
+        return;
+    }
+    switch (rlk_sub_classify(r, &f)) {
+    case RLK_SUB_FRAME_ERROR:
+        if (ae_routed(ac))
+            ae_sub_refused(ac, k, r);
+        return;     /* one server: nothing to learn from it */
+    case RLK_SUB_FRAME_MESSAGE:
+        ch = ae_chan_find(ac, f.chan);
+        if (ch && ch->conn == k && ch->live && f.payload)
+            ae_chan_dispatch(ac, ch, f.payload, f.len);
+        return;     /* the dispatch settles the channel */
+    case RLK_SUB_FRAME_SUBSCRIBE:
+        if (!(ch = ae_sub_answered(ac, k, &f, 1, &own)) || ae_sub_subscribed(ac, ch))
+            return;
+        break;
+    case RLK_SUB_FRAME_UNSUBSCRIBE:
+        if (!(ch = ae_sub_answered(ac, k, &f, 0, &own))) {
+            /* Pushed by the server: the channel's slot went to another node. */
+            if (!own && (ch = ae_chan_find(ac, f.chan)) && ch->conn == k)
+                ae_chan_moved(ac, ch);
+            return;
+        }
+        ch->outstanding--;
+        ch->live = 0;
+        break;
+    default:
+        return;
+    }
+    if (!ac->closing)
+        ae_chan_settle(ac, ch);
+}
+
+/* With the client: every channel, its listeners and the queues of answers. */
+void ae_pubsub_free(rlk_async *ac)
+{
+    for (size_t i = 0; i < ac->nbuckets; i++) {
+        ae_chan *ch = ac->buckets[i], *next;
+
+        for (; ch; ch = next) {
+            rlk_ae_sub *s, *sn;
+
+            next = ch->bnext;
+            for (s = ch->head; s; s = sn) {
+                sn = s->next;
+                free(s);
+            }
+            free(ch->name);
+            free(ch);
+        }
+    }
+    free(ac->buckets);
+    ac->buckets = NULL;
+    ac->nbuckets = 0;
+    for (int i = 0; i < ac->nnodes; i++)
+        ae_sq_clear(&ac->nodes[i]->sub);
+}

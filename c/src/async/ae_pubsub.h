@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ae_pubsub.h - the async engine's pub/sub (ae_pubsub.c): what the
+ * connections and the client ask of it. rlk_ae_subscribe and its kin,
+ * what the kinds' requests use, are declared in engine.h. On the loop's
+ * thread. Not installed; not a stable API.
+ */
+#ifndef RLK_AE_PUBSUB_H
+#define RLK_AE_PUBSUB_H
+
+#include <hiredis/hiredis.h>
+
+#include "async/ae_state.h"
+
+/* One reply on pub/sub connection k (its set-up's, an answer or a message). */
+void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r);
+/* A pub/sub connection is up (or the map or mode changed): every channel
+ * someone listens to, subscribed where it goes. */
+void ae_chans_up(rlk_async *ac);
+/* Pub/sub connection k dropped: its channels are not subscribed any more
+ * (on a cluster subscribed again where they go). */
+void ae_chans_down(rlk_async *ac, ae_conn *k);
+/* With the client: every channel, its listeners and the answer queues. */
+void ae_pubsub_free(rlk_async *ac);
+
+#endif /* RLK_AE_PUBSUB_H */
