@@ -214,8 +214,8 @@ static void rlk_sub_kick(rlk_sub *s)
 {
     char b = 1;
 
-    if (s->kick_pending)
-        return;
+    if (!s->started || s->kick_pending)
+        return;     /* not started: the thread reads the whole state when it starts */
     s->kick_pending = 1;
     if (write(s->kick[1], &b, 1) < 0) {
         /* Pipe full: the thread has a kick to read already. */
@@ -762,10 +762,7 @@ rlk_sub *rlk_sub_new(rlk_client *c, rlk_rt_counters *counters, const atomic_int 
     s->interrupted = interrupted;
     for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
         s->live_fd[i] = -1;
-    if (pipe2(s->kick, O_NONBLOCK | O_CLOEXEC) != 0) {
-        free(s);
-        return NULL;
-    }
+    s->kick[0] = s->kick[1] = -1;   /* made with the thread: a client that never waits has none */
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->hook_mu, NULL);
     return s;
@@ -794,8 +791,10 @@ void rlk_sub_free(rlk_sub *s)
         s->chans = ch->next;
         rlk_sub_chan_free(ch);
     }
-    close(s->kick[0]);
-    close(s->kick[1]);
+    if (s->kick[0] >= 0) {
+        close(s->kick[0]);
+        close(s->kick[1]);
+    }
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->hook_mu);
     free(s);
@@ -806,6 +805,11 @@ static int rlk_sub_start(rlk_sub *s)
 {
     if (s->started)
         return RLK_OK;
+    if (s->kick[0] < 0 && pipe2(s->kick, O_NONBLOCK | O_CLOEXEC) != 0) {
+        s->kick[0] = s->kick[1] = -1;
+        return rlk_set_error(s->c, RLK_ERR_IO, "lock runtime: no pipe for the subscriber thread: %s",
+                             strerror(errno));
+    }
     if (rlk_thread_start(&s->thread, rlk_sub_main, s) != 0)
         return rlk_set_error(s->c, RLK_ERR_NOMEM, "lock runtime: cannot start the subscriber thread");
     s->started = 1;
