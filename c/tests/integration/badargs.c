@@ -399,6 +399,9 @@ static int ba_hold(ba_ctx *t, const ba_call *call)
             int rc = ba_eval(t, t->acquire->name, &acq, &r);
             if (r)
                 freeReplyObject(r);
+            /* A non-reentrant kind refuses the second take: held once is the state. */
+            if (rc != RLK_OK && i == 1 && strstr(rlk_errstr(t->c), "RLK_REENTRY"))
+                break;
             if (rc != RLK_OK) {
                 ba_fail(t, "setup %s: %s", t->acquire->name, rlk_errstr(t->c));
                 return -1;
