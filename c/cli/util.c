@@ -77,29 +77,62 @@ size_t rlk_cli_escape(char *dst, size_t cap, const char *s, size_t len)
     return j;
 }
 
-/* Rotating per-thread buffers, so that one printf may show several strings. */
+/* Rotating per-thread buffers, so that one printf may show several strings. Kept under a
+ * pthread key whose destructor frees them when a thread ends (rlk lock's wait reporter prints
+ * from its own thread). */
 #define RLK_CLI_SHOW_SLOTS 8
-static _Thread_local struct { char *buf; size_t cap; } rlk_cli_show_slot[RLK_CLI_SHOW_SLOTS];
-static _Thread_local unsigned rlk_cli_show_next;
+typedef struct rlk_cli_show_slots {
+    struct { char *buf; size_t cap; } slot[RLK_CLI_SHOW_SLOTS];
+    unsigned next;
+} rlk_cli_show_slots;
+
+static pthread_key_t rlk_cli_show_key;
+static pthread_once_t rlk_cli_show_once = PTHREAD_ONCE_INIT;
+
+static void rlk_cli_show_free(void *p)
+{
+    rlk_cli_show_slots *t = p;
+
+    for (int i = 0; i < RLK_CLI_SHOW_SLOTS; i++)
+        free(t->slot[i].buf);
+    free(t);
+}
+
+static void rlk_cli_show_init(void)
+{
+    (void)pthread_key_create(&rlk_cli_show_key, rlk_cli_show_free);
+}
 
 const char *rlk_cli_shown(const char *s, size_t len)
 {
-    unsigned k = rlk_cli_show_next++ % RLK_CLI_SHOW_SLOTS;
+    rlk_cli_show_slots *t;
+    unsigned k;
     size_t need;
 
     if (!s)
         return "(null)";
+    pthread_once(&rlk_cli_show_once, rlk_cli_show_init);
+    t = pthread_getspecific(rlk_cli_show_key);
+    if (!t) {
+        if (!(t = calloc(1, sizeof *t)))
+            return "?";
+        if (pthread_setspecific(rlk_cli_show_key, t) != 0) {
+            free(t);
+            return "?";
+        }
+    }
+    k = t->next++ % RLK_CLI_SHOW_SLOTS;
     need = rlk_cli_escape(NULL, 0, s, len) + 1;
-    if (need > rlk_cli_show_slot[k].cap) {
-        char *grown = realloc(rlk_cli_show_slot[k].buf, need);
+    if (need > t->slot[k].cap) {
+        char *grown = realloc(t->slot[k].buf, need);
 
         if (!grown)
             return "?";
-        rlk_cli_show_slot[k].buf = grown;
-        rlk_cli_show_slot[k].cap = need;
+        t->slot[k].buf = grown;
+        t->slot[k].cap = need;
     }
-    rlk_cli_escape(rlk_cli_show_slot[k].buf, need, s, len);
-    return rlk_cli_show_slot[k].buf;
+    rlk_cli_escape(t->slot[k].buf, need, s, len);
+    return t->slot[k].buf;
 }
 
 const char *rlk_cli_show(const char *s)
