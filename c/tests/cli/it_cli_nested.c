@@ -73,10 +73,11 @@ static void expect_nested(const cli_result *r, const char *what, const char *wan
     if (j) {
         const json_value *holders = json_get(j, "holders");
         const json_value *h0 = holders ? json_at(holders, 0) : NULL;
+        char *inner = cli_slurp(cli_path("inner.json"));
 
         CHECKF(h0 && json_get_number(h0, "count", -1) == 2,
-               "%s: the nested rlk did not re-enter the outer lock (holders: %s)", what,
-               cli_slurp(cli_path("inner.json")));
+               "%s: the nested rlk did not re-enter the outer lock (holders: %s)", what, inner);
+        free(inner);
         json_free(j);
     }
     if (holder != &a)
