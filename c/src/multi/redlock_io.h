@@ -90,7 +90,7 @@ typedef struct redlock_conn {
     int nonblocking;                /* the socket is in non-blocking mode (restore on close) */
     int fresh;                      /* connected in this session */
     int answered;                   /* some reply came on it in this session */
-    int asked_docs;                 /* COMMAND DOCS sent in this session (client/native.h) */
+    int asked_docs;                 /* COMMAND DOCS sent on this connection since checkout (client/native.h) */
     redlock_expect exp[REDLOCK_IO_MAX_EXPECT];
     int nexp;
     /* redlock_io_dial: a thread makes the connection (a blocking dial); calls
