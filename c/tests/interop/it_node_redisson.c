@@ -81,6 +81,7 @@
  * waiter that only its keep-alive woke (a grant to a ticket nobody waits for, as when a claim
  * left a second entry of its ticket behind) fails the test; a stall widens it below. */
 #define WAIT_BOUND_MS 900
+#define SLOW_WAIT_MS 300         /* an rlk acquisition this slow prints its wake-up counters */
 /* node-redisson's worst attempt (see the top): the longest TTL it may sleep on, plus slack */
 #define NR_BOUND_MS ((LEASE_MS > WD_LEASE_MS ? LEASE_MS : WD_LEASE_MS) + 3000)
 #define MIN_HOLDS 5
@@ -113,14 +114,26 @@ static int child_rlk(char **a)
     tk_say("ready %lld", tk_mono_ns());
     if (!fgets(line, sizeof line, stdin) || sscanf(line, "go %lld", &deadline) != 1)
         return 2;
+    rlk_metrics_set_enabled(c, 1);
     while (tk_mono_ns() < deadline) {
+        static rlk_metrics m0, m1;     /* large: not on the stack */
         long long sent = tk_mono_ns(), start;
+        int got = rlk_metrics_get(c, &m0) == RLK_OK;
         int rc = rlk_lock_try_lock(l, wait_ms, lease_ms), len;
 
         start = tk_mono_ns();
         seq++;
         if (start - sent > max_wait)
             max_wait = start - sent;
+        if (start - sent >= SLOW_WAIT_MS * 1000000LL && got && rlk_metrics_get(c, &m1) == RLK_OK)
+            /* What ended the sleeps of a slow acquisition, for whoever reads a failure. */
+            fprintf(stderr, "rlk child %d: acquisition %d waited %.1f ms: attempts %llu, sleeps "
+                    "%llu, woken by a message %llu, by message 1 or a reconnect %llu, by the "
+                    "holder's TTL %llu, subscriber drops %llu\n", (int)getpid(), seq,
+                    (start - sent) / 1e6, m1.acquire_calls - m0.acquire_calls,
+                    m1.waits - m0.waits, m1.wake_permits - m0.wake_permits,
+                    m1.wake_all - m0.wake_all, m1.ttl_wakeups - m0.ttl_wakeups,
+                    m1.sub_drops - m0.sub_drops);
         if (rc == RLK_ERR_BUSY) {
             fails++;
             len = snprintf(line, sizeof line, "# F %d 0 %d %lld %lld\n", (int)getpid(), seq, sent,
