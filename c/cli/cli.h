@@ -122,6 +122,13 @@ void rlk_cli_env_list_free(char **list);
  * usage error printed. Call during parsing only (it may
  * change the environment: no thread may run yet). */
 int rlk_cli_global_opt(const char *cmd, int argc, char **argv, int *i);
+/* The end of the option parser of a command that prints replies (rlk eval, rlk fence): got is
+ * what its own options gave argv[*i] (rlk_cli_opt_value: 0 none, > 0 taken, < 0 an error told);
+ * then --url into *url, the global options, --raw / --no-raw into *raw, and -h / --help (usage
+ * on stdout). -1: taken, parse on; else the exit code (RLK_EXIT_OK after the help,
+ * RLK_EXIT_USAGE after a one-line error, an unknown option included). */
+int rlk_cli_reply_opt(const char *cmd, int argc, char **argv, int *i, int got, const char **url,
+                      int *raw, const char *usage);
 /* --pubsub / $RLK_PUBSUB: "auto" (or empty), "global", "sharded" -> enum rlk_pubsub; -1 else. */
 int rlk_cli_pubsub_mode(const char *s);
 
@@ -185,6 +192,9 @@ int rlk_cli_is_help(const char *arg);
  * returns NULL. */
 rlk_client *rlk_cli_connect(const char *url, const char *bundle_dir, int no_preload,
                             int *exit_code);
+/* The end of every command's connect: rlk_connect(o), then on failure the one-line error,
+ * *exit_code set and NULL; else rlk_cli_connected (--verbose) and *exit_code RLK_EXIT_OK. */
+rlk_client *rlk_cli_connect_opts(const rlk_options *o, int *exit_code);
 
 /* Prints a reply the way redis-cli does: raw (one value per line) or formatted
  * ("(integer) 1", quoted strings, numbered arrays). */

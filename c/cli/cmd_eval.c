@@ -55,25 +55,8 @@ static int eval_opt(int argc, char **argv, int *i, eval_opts *o)
         return -1;
     }
     if (got == 0)
-        got = rlk_cli_opt_value("eval", argc, argv, i, "--url", &o->url);
-    if (got == 0)
         got = rlk_cli_opt_value("eval", argc, argv, i, "--bundle", &o->bundle);
-    if (got == 0)
-        got = rlk_cli_global_opt("eval", argc, argv, i);
-    if (got < 0)
-        return RLK_EXIT_USAGE;
-    if (got > 0)
-        return -1;
-    if (strcmp(argv[*i], "--raw") == 0 || strcmp(argv[*i], "--no-raw") == 0) {
-        o->raw = strcmp(argv[*i], "--raw") == 0;
-        (*i)++;
-        return -1;
-    }
-    if (rlk_cli_is_help(argv[*i])) {
-        fputs(eval_usage, stdout);
-        return RLK_EXIT_OK;
-    }
-    return rlk_cli_unknown_option("eval", argv[*i]);
+    return rlk_cli_reply_opt("eval", argc, argv, i, got, &o->url, &o->raw, eval_usage);
 }
 
 static int eval_parse(int argc, char **argv, eval_opts *o)

@@ -73,24 +73,7 @@ static int fence_opt(int argc, char **argv, int *i, fence_opts *o)
         o->expiry = o->expiry ? "" : "EX";
         o->expiry_value = v;
     }
-    if (got == 0)
-        got = rlk_cli_opt_value("fence", argc, argv, i, "--url", &o->url);
-    if (got == 0)
-        got = rlk_cli_global_opt("fence", argc, argv, i);
-    if (got < 0)
-        return RLK_EXIT_USAGE;
-    if (got > 0)
-        return -1;
-    if (strcmp(argv[*i], "--raw") == 0 || strcmp(argv[*i], "--no-raw") == 0) {
-        o->raw = strcmp(argv[*i], "--raw") == 0;
-        (*i)++;
-        return -1;
-    }
-    if (rlk_cli_is_help(argv[*i])) {
-        fputs(fence_usage, stdout);
-        return RLK_EXIT_OK;
-    }
-    return rlk_cli_unknown_option("fence", argv[*i]);
+    return rlk_cli_reply_opt("fence", argc, argv, i, got, &o->url, &o->raw, fence_usage);
 }
 
 /* Options are words starting with "--" (or -h) before a "--"; every other word

@@ -21,7 +21,6 @@ rlk_client *rlk_lc_connect_margin(const char *url, long long watchdog_lease_ms,
                                   long long lost_margin_ms, int *exit_code)
 {
     rlk_options o;
-    rlk_client *c;
 
     rlk_options_init(&o);
     if ((*exit_code = rlk_cli_conn_options(url, &o)) >= 0)
@@ -30,19 +29,7 @@ rlk_client *rlk_lc_connect_margin(const char *url, long long watchdog_lease_ms,
     o.pool_size = 1;
     o.watchdog_lease_ms = watchdog_lease_ms;
     o.lost_margin_ms = lost_margin_ms;
-    c = rlk_connect(&o);
-    if (!c) {
-        *exit_code = rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
-        return NULL;
-    }
-    if (rlk_err(c) != RLK_OK) {
-        *exit_code = rlk_cli_fail(rlk_cli_exit_code(rlk_err(c)), "%s", rlk_errstr(c));
-        rlk_free(c);
-        return NULL;
-    }
-    rlk_cli_connected(c);
-    *exit_code = RLK_EXIT_OK;
-    return c;
+    return rlk_cli_connect_opts(&o, exit_code);
 }
 
 int rlk_lc_fail(rlk_client *c, int rc, const char *what)

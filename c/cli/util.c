@@ -690,11 +690,33 @@ int rlk_cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char
     return 1;
 }
 
+int rlk_cli_reply_opt(const char *cmd, int argc, char **argv, int *i, int got, const char **url,
+                      int *raw, const char *usage)
+{
+    if (got == 0)
+        got = rlk_cli_opt_value(cmd, argc, argv, i, "--url", url);
+    if (got == 0)
+        got = rlk_cli_global_opt(cmd, argc, argv, i);
+    if (got < 0)
+        return RLK_EXIT_USAGE;
+    if (got > 0)
+        return -1;
+    if (strcmp(argv[*i], "--raw") == 0 || strcmp(argv[*i], "--no-raw") == 0) {
+        *raw = strcmp(argv[*i], "--raw") == 0;
+        (*i)++;
+        return -1;
+    }
+    if (rlk_cli_is_help(argv[*i])) {
+        fputs(usage, stdout);
+        return RLK_EXIT_OK;
+    }
+    return rlk_cli_unknown_option(cmd, argv[*i]);
+}
+
 rlk_client *rlk_cli_connect(const char *url, const char *bundle_dir, int no_preload,
                             int *exit_code)
 {
     rlk_options o;
-    rlk_client *c;
 
     rlk_options_init(&o);
     if ((*exit_code = rlk_cli_conn_options(url, &o)) >= 0)
@@ -702,7 +724,13 @@ rlk_client *rlk_cli_connect(const char *url, const char *bundle_dir, int no_prel
     o.bundle_dir = bundle_dir;
     o.no_preload = no_preload;
     o.pool_size = 1;
-    c = rlk_connect(&o);
+    return rlk_cli_connect_opts(&o, exit_code);
+}
+
+rlk_client *rlk_cli_connect_opts(const rlk_options *o, int *exit_code)
+{
+    rlk_client *c = rlk_connect(o);
+
     if (!c) {
         *exit_code = rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
         return NULL;

@@ -1,5 +1,5 @@
 -- name: fair/acquire
--- version: 4
+-- version: 5
 -- summary: Acquire or re-enter a fair lock in FIFO order, or join its queue (or stay in it, moving its deadline on).
 -- redisson: RedissonFairLock.tryLockInnerAsync (EVAL_LONG: drop stale waiters; acquire when first; else enqueue)
 -- time: server - now for the waiters' deadlines (Redisson passes the client's clock)
@@ -17,71 +17,8 @@
 -- error RLK_WRONGTYPE: the lock key is not a hash, the queue not a list, or the timeouts not a sorted set
 -- end
 
---- @include "lib/is_lease"
+-- Checks, reads, drops stale waiters, then acquires, re-enters or queues (lib/fair_acquire).
+--- @include "lib/fair_acquire"
 
--- Reads of the lock, queue or timeouts key; a key of another type: nil and RLK_WRONGTYPE.
---- @include "lib/fair_scan"
-
--- Milliseconds since the epoch by the server's clock.
---- @include "lib/now_ms"
-
--- Drops every waiter whose deadline has passed, wherever it is in the queue (a live rlk waiter
--- keeps moving its deadline), then head waiters without a deadline: the head and its deadline.
---- @include "lib/drop_stale"
-
-if #KEYS ~= 3 or #ARGV ~= 3 then
-  return redis.error_reply('RLK_BADARG expected 3 keys and 3 arguments')
-end
-local lock, queue, timeouts = KEYS[1], KEYS[2], KEYS[3]
-local lease_ms, owner, wait_ms = ARGV[1], ARGV[2], ARGV[3]
-if not is_lease(lease_ms) then
-  return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
-end
-if #owner < 1 or #owner > 1024 then
-  return redis.error_reply('RLK_BADOWNER owner must be 1..1024 bytes')
-end
-if not is_lease(wait_ms) then
-  return redis.error_reply('RLK_BADARG wait_ms must be an integer in 1..1000000000000')
-end
-
--- Reads first (each key's type checked by them), then writes. pttl: the lock's PTTL (-2: free),
--- read when the caller may take it; held: whether the caller holds it (not read when free).
-local now = now_ms()
-local due, head, bad = fair_scan(queue, timeouts, now)
-if bad then return bad end
-local pttl, held = nil, 0
-if not head or head == owner then
-  pttl = redis.call('pttl', lock)
-end
-if pttl ~= -2 then
-  held, bad = fair_read('hexists', lock, owner)
-  if bad then return bad end
-end
-local first, first_deadline = drop_stale(queue, timeouts, due, head)
-if not first or first == owner then
-  pttl = pttl or redis.call('pttl', lock)
-  if pttl == -2 then
-    if first then
-      redis.call('lpop', queue)
-    end
-    redis.call('zrem', timeouts, owner)
-    redis.call('hset', lock, owner, '1')
-    redis.call('pexpire', lock, lease_ms)
-    return nil
-  end
-end
-if held == 1 then
-  redis.call('hincrby', lock, owner, 1)
-  redis.call('pexpire', lock, lease_ms)
-  return nil
-end
--- Queued (or joining at the tail): the deadline moves to now + wait_ms, so a waiter that stops
--- calling (it died) is dropped wait_ms after its last call, wherever it stands.
-if redis.call('zadd', timeouts, now + tonumber(wait_ms), owner) == 1 then
-  redis.call('rpush', queue, owner)
-end
-if not first or first == owner then
-  return pttl
-end
--- Behind the head: retry at the head's deadline at the latest (when a dead head is dropped).
-return first_deadline - now
+local reply = fair_acquire(true)
+return reply

@@ -1,5 +1,5 @@
 -- name: fence/pexpire
--- version: 1
+-- version: 2
 -- summary: Fenced PEXPIRE: only with a token not below the fence's highest, which it records.
 -- redisson: none
 -- time: none
@@ -19,32 +19,6 @@
 
 local MAX_TOKEN = 9007199254740991 -- 2^53 - 1: integers above it are not exact in a Lua number
 
---- @include "lib/is_lease"
+--- @include "lib/fence_expire"
 
---- @include "lib/fence_keys"
-
---- @include "lib/fence_admit"
-
---- @include "lib/fence_done"
-
-if #KEYS ~= 2 or #ARGV < 2 or #ARGV > 3 then
-  return redis.error_reply('RLK_BADARG expected 2 keys and 2 or 3 arguments')
-end
-local fence, data = KEYS[1], KEYS[2]
-local bad = fence_keys(fence, data)
-if bad then return bad end
-local ttl, cond = ARGV[2], ARGV[3]
-if not is_lease(ttl) then
-  return redis.error_reply('RLK_BADARG ttl must be an integer in 1..1000000000000')
-end
-if cond then
-  cond = cond:lower()
-  if cond ~= 'nx' and cond ~= 'xx' and cond ~= 'gt' and cond ~= 'lt' then
-    return redis.error_reply('RLK_BADARG the condition must be NX, XX, GT or LT')
-  end
-end
-local token, highest = fence_admit(fence, ARGV[1])
-if not token then return highest end
-local reply
-if cond then reply = redis.pcall('pexpire', data, ttl, cond) else reply = redis.pcall('pexpire', data, ttl) end
-return fence_done(fence, token, highest, reply)
+return fence_expire('pexpire')

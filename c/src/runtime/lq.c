@@ -114,6 +114,17 @@ int rlk_lq_busy(rlk_lq *q)
     return busy;
 }
 
+int rlk_lq_waiting(rlk_lq *q)
+{
+    int n = 0;
+
+    pthread_mutex_lock(&q->mu);
+    for (const rlk_lq_node *e = q->head; e; e = e->next)
+        n++;
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}
+
 /* q->mu held; n is in the queue and not its head. */
 static void rlk_lq_remove(rlk_lq *q, rlk_lq_node *n)
 {

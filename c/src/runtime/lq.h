@@ -29,6 +29,8 @@ rlk_lq *rlk_lq_get(const char *addr, int db, const char *name);
 void rlk_lq_put(rlk_lq *q);
 /* 1 when some thread is queued. */
 int rlk_lq_busy(rlk_lq *q);
+/* How many threads are queued, the head included. */
+int rlk_lq_waiting(rlk_lq *q);
 /* Joins at the tail and sleeps until head: RLK_OK, or RLK_ERR_BUSY when
  * until passed first (the node has then left the queue). */
 int rlk_lq_enter(rlk_lq *q, rlk_lq_node *n, long long until_ns);

@@ -57,6 +57,8 @@ static struct {
     int io_fd;
     int io_events;            /* union of the events delivered */
     int io_read_byte;         /* on READ: read one byte from io_fd */
+    int io_bytes_read;        /* ... bytes it read */
+    int io_read_failed;       /* ... reads that did not return the one byte */
     void *io_detach;          /* on the next io: detach this handle from inside */
     int io_wrong_ac;
 } eng;
@@ -91,8 +93,12 @@ void rlk_async_handle_io(rlk_async *ac, int fd, int events)
     eng.io_calls++;
     eng.io_fd = fd;
     eng.io_events |= events;
-    if ((events & RLK_ASYNC_READ) && eng.io_read_byte)
-        (void)read(fd, &c, 1);
+    if ((events & RLK_ASYNC_READ) && eng.io_read_byte) {
+        if (read(fd, &c, 1) == 1)
+            eng.io_bytes_read++;
+        else
+            eng.io_read_failed++;
+    }
     if (eng.io_detach != NULL) {
         eng.hooks.detach(eng.hooks.data, eng.io_detach);
         eng.io_detach = NULL;
@@ -382,6 +388,9 @@ static void test_watch(void)
     eng.hooks.watch(eng.hooks.data, h, RLK_ASYNC_READ);
     CHECK(run_until_changes(&eng.io_calls, 10000));
     CHECK_INT_EQ(eng.io_events, RLK_ASYNC_READ);
+    /* Each READ event found its byte: "a", "b" and "c" read, no read failed. */
+    CHECK_INT_EQ(eng.io_bytes_read, 3);
+    CHECK_INT_EQ(eng.io_read_failed, 0);
 
     /* WRITE: the socket is writable; READ | WRITE with a byte waiting: both. */
     eng.io_events = 0;

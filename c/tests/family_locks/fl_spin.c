@@ -53,76 +53,36 @@ static long long subscribe_calls(void)
 
 /* ------------------------------------------------------------ child: contend */
 
-typedef struct contend {
-    rlk_lock *lock;
-    int iters;
-    tk_hold *recs;
-    int errors;
-} contend;
-
-static void contend_once(contend *ct, int idx, int i, unsigned *seed)
+/* Every thread of a child spins (back-off 1..16 ms): no pub/sub. */
+static void *contend_make(rlk_client *c)
 {
-    tk_hold *r = &ct->recs[idx * ct->iters + i];
-    long long lease = (i + idx) % 2 ? 5000 : 0;     /* half leased, half watchdog */
+    rlk_lock *l = rlk_lock_new(c, "sp:contend");
 
-    if (rlk_lock_lock(ct->lock, lease) != RLK_OK) {
-        __atomic_add_fetch(&ct->errors, 1, __ATOMIC_RELAXED);
-        return;
+    if (l && rlk_lock_set_spin(l, 1, 16) != RLK_OK) {
+        rlk_lock_free(l);
+        l = NULL;
     }
-    r->start_ns = rlk_fx_now_ns();
-    tk_spin_ns(20000 + (long long)(tk_rand(seed) % 60000));
-    r->end_ns = rlk_fx_now_ns();
-    r->pid = (int)getpid();
-    r->thread = idx;
-    r->seq = i;
-    r->kind = TK_HOLD_EXCL;
-    if (rlk_lock_unlock(ct->lock) != RLK_OK)
-        __atomic_add_fetch(&ct->errors, 1, __ATOMIC_RELAXED);
+    return l;
 }
 
-static void *contend_main(void *arg)
+static int contend_acquire(void *lock, long long lease_ms, long long *value)
 {
-    tk_thread_arg *a = arg;
-    contend *ct = a->ctx;
-    unsigned seed = (unsigned)getpid() * 31u + (unsigned)a->idx;
-
-    for (int i = 0; i < ct->iters; i++)
-        contend_once(ct, a->idx, i, &seed);
-    return NULL;
+    (void)value;
+    return rlk_lock_lock(lock, lease_ms);
 }
 
-static int child_contend(const char *curl, int threads, int iters, const char *logpath)
+static int contend_release(void *lock)
 {
-    rlk_client *c = tk_connect(curl, 2000, threads);
-    contend ct = {0};
-    size_t n = 0;
-
-    if (!c || threads > 16 || !(ct.lock = rlk_lock_new(c, "sp:contend")) ||
-        rlk_lock_set_spin(ct.lock, 1, 16) != RLK_OK)
-        return 2;
-    ct.iters = iters;
-    ct.recs = calloc((size_t)(threads * iters), sizeof *ct.recs);
-    if (!ct.recs)
-        return 2;
-    if (tk_child_go_threads(threads, contend_main, &ct) != 0)
-        return 2;
-    n = tk_holds_compact(ct.recs, (size_t)(threads * iters));
-    if (tk_holds_save(logpath, ct.recs, n) != 0)
-        ct.errors++;
-    tk_say("done %zu %d", n, ct.errors);
-    free(ct.recs);
-    rlk_lock_free(ct.lock);
-    rlk_free(c);
-    return 0;
+    return rlk_lock_unlock(lock);
 }
 
-static int child_main(int argc, char **argv)
+static void contend_free(void *lock)
 {
-    if (argc == 6 && strcmp(argv[1], "contend") == 0)
-        return child_contend(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5]);
-    fprintf(stderr, "fl_spin: unknown child mode\n");
-    return 2;
+    rlk_lock_free(lock);
 }
+
+static const fl_contender contender = {"fl_spin", contend_make, contend_acquire, NULL,
+                                       contend_release, contend_free};
 
 /* ------------------------------------------------------------ bounds */
 
@@ -304,54 +264,24 @@ static void test_lease_bounds_sleep(void)
 
 static void test_invariant(void)
 {
-    char dir[] = "/tmp/rlk-fl-XXXXXX", line[128];
-    tk_child kids[PROCS];
-    tk_hold *recs = NULL;
-    size_t n = 0;
-    int spawned, done = 0, errors = 0, bad = 0;
-    long long t0, ms, subs0 = subscribe_calls(), subs1;
-    tk_hold_report rep;
+    fl_contend_run run;
+    char why[512];
+    long long subs0 = subscribe_calls(), subs1;
 
-    REQUIRE(mkdtemp(dir) != NULL);
-    spawned = tk_children_spawn_contend(kids, PROCS, url, THREADS, ITERS, dir);
-    CHECK_INT_EQ(spawned, PROCS);
-    for (int p = 0; p < spawned; p++)
-        CHECKF(tk_child_read_line(&kids[p], line, sizeof line, 15000) == 0 &&
-               strcmp(line, "ready") == 0, "child %d did not get ready", p);
-    t0 = rlk_fx_now_ms();
-    tk_children_send(kids, spawned, "go");
-    for (int p = 0; p < spawned; p++) {
-        size_t got = 0;
-        int errs = 0;
-
-        if (tk_child_read_line(&kids[p], line, sizeof line, 60000) == 0 &&
-            sscanf(line, "done %zu %d", &got, &errs) == 2) {
-            done++;
-            errors += errs;
-        }
-        CHECKF(tk_child_wait(&kids[p], 10000) == 0, "child %d did not exit cleanly", p);
-    }
-    tk_children_take_logs(dir, spawned, &recs, &n, &bad);
-    ms = rlk_fx_now_ms() - t0;
-    rmdir(dir);
-    rep = tk_holds_check(recs, n, 1);
+    REQUIRE(fl_contend(url, PROCS, THREADS, ITERS, 60000, &run) == 0);
     subs1 = subscribe_calls();
     printf("  spin invariant: %d processes x %d threads, %zu acquisitions in %lld ms, "
-           "%ld overlaps, %d errors, %lld SUBSCRIBE calls\n", PROCS, THREADS, n, ms,
-           rep.conflicts, errors, subs1 - subs0);
-    CHECK_INT_EQ(done, PROCS);
-    CHECK_INT_EQ(errors, 0);
-    CHECK_INT_EQ(n, PROCS * THREADS * ITERS);
-    CHECK_INT_EQ(bad, 0);
-    CHECK_INT_EQ(rep.conflicts, 0);
+           "%ld overlaps, %d errors, %lld SUBSCRIBE calls\n", PROCS, THREADS, run.n, run.ms,
+           run.rep.conflicts, run.errors, subs1 - subs0);
+    CHECKF(fl_contend_problems(&run, PROCS, THREADS, ITERS, why, sizeof why) == 0, "%s", why);
     CHECK_INT_EQ(subs1, subs0);
-    free(recs);
+    free(run.recs);
 }
 
 int main(int argc, char **argv)
 {
     if (argc > 1)
-        return child_main(argc, argv);
+        return fl_child_main(argc, argv, &contender);
     signal(SIGPIPE, SIG_IGN);
     if (tk_suite_start("fl_spin", &srv, url, sizeof url, &stall) != 0)
         return 1;

@@ -444,14 +444,16 @@ typedef struct fair {
     int last;               /* thread of the previous acquisition */
     int count[FAIR_THREADS];
     int self_reacquires;    /* all of them */
-    int overtakes;          /* ... by a thread that saw local waiters queued at its unlock */
+    int contended;          /* acquisitions by a thread that saw local waiters queued at its unlock */
+    int fifo_breaks;        /* ... taken before every one of those waiters had its turn */
     int errors;
 } fair;
 
 typedef struct fair_arg {
     fair *f;
     int idx;
-    int queued_at_unlock;   /* local waiters were queued when this thread last unlocked */
+    int waiting_at_unlock;  /* local waiters queued when this thread last unlocked */
+    int total_at_unlock;    /* acquisitions counted by then */
 } fair_arg;
 
 static void *fair_main(void *arg)
@@ -470,15 +472,21 @@ static void *fair_main(void *arg)
         pthread_mutex_lock(&f->mu);
         stop = f->total >= FAIR_TOTAL;
         if (!stop) {
+            /* The waiters queued at this thread's last unlock were ahead of it in the local
+             * queue when it asked again: each of them took the lock before it does. */
+            if (a->waiting_at_unlock > 0) {
+                f->contended++;
+                f->fifo_breaks += f->total - a->total_at_unlock < a->waiting_at_unlock;
+            }
             f->total++;
             f->count[a->idx]++;
             f->self_reacquires += f->last == a->idx;
-            f->overtakes += f->last == a->idx && a->queued_at_unlock;
             f->last = a->idx;
+            a->total_at_unlock = f->total;  /* no acquisition until this thread unlocks */
         }
         pthread_mutex_unlock(&f->mu);
         tk_spin_ns(100000);
-        a->queued_at_unlock = rlk_lq_busy(f->q);
+        a->waiting_at_unlock = rlk_lq_waiting(f->q);
         if (rlk_lock_unlock(f->locks[a->idx]) != RLK_OK)
             __atomic_add_fetch(&f->errors, 1, __ATOMIC_RELAXED);
         if (stop)
@@ -487,12 +495,16 @@ static void *fair_main(void *arg)
 }
 
 /* Threads of one process that ask again right after unlocking queue behind
- * the local waiters: round robin, and no thread that unlocked while local
- * waiters were queued takes the lock again before one of them. (A thread
- * may take it again when nobody was queued at its unlock: on a loaded
- * machine the others can be descheduled between their unlock and their
- * next lock call, and a free lock with nobody waiting goes to who asks; that
- * is counted, not judged: 13 of 200 were seen at load 8.) */
+ * the local waiters: a thread that unlocked while n local waiters were
+ * queued takes the lock again only after n acquisitions by the others (each
+ * of those waiters had its turn first). That is the rule the local queue
+ * makes, and the test asserts it for every acquisition. How evenly the
+ * acquisitions spread (the Jain index, printed) is not judged: a thread may
+ * take the lock again when nobody was queued at its unlock, and on a loaded
+ * machine the others can be descheduled between their unlock and their next
+ * lock call, so the spread measures the scheduler as much as the lock (Jain
+ * 0.92..1.00 seen with both CPUs kept busy; 13 of 200 self re-acquisitions
+ * at load 8). */
 static void test_local_fifo(void)
 {
     rlk_client *clients[FAIR_THREADS];
@@ -516,7 +528,8 @@ static void test_local_fifo(void)
     for (int i = 0; i < FAIR_THREADS; i++) {
         args[i].f = &f;
         args[i].idx = i;
-        args[i].queued_at_unlock = 0;
+        args[i].waiting_at_unlock = 0;
+        args[i].total_at_unlock = 0;
         pthread_create(&t[i], NULL, fair_main, &args[i]);
     }
     for (int i = 0; i < FAIR_THREADS; i++)
@@ -527,14 +540,15 @@ static void test_local_fifo(void)
     }
     jain = sq > 0 ? sum * sum / (FAIR_THREADS * sq) : 0;
     printf("  local fifo: %d acquisitions by %d threads (%d/%d/%d/%d), jain %.3f, "
-           "%d self re-acquisitions, %d of them past queued local waiters\n", f.total,
-           FAIR_THREADS, f.count[0], f.count[1], f.count[2], f.count[3], jain, f.self_reacquires,
-           f.overtakes);
+           "%d self re-acquisitions; %d after an unlock with local waiters queued, %d of them "
+           "before every such waiter had its turn\n", f.total, FAIR_THREADS, f.count[0],
+           f.count[1], f.count[2], f.count[3], jain, f.self_reacquires, f.contended,
+           f.fifo_breaks);
     CHECK_INT_EQ(f.errors, 0);
     CHECK_INT_EQ(f.total, FAIR_TOTAL);
-    CHECKF(jain >= 0.95, "jain fairness %.3f", jain);
-    CHECKF(f.overtakes == 0, "%d self re-acquisitions past local waiters queued at the unlock",
-           f.overtakes);
+    CHECKF(f.contended > 0, "no thread ever unlocked with local waiters queued: nothing judged");
+    CHECKF(f.fifo_breaks == 0, "%d acquisitions before the local waiters queued at the thread's "
+           "unlock had their turn", f.fifo_breaks);
     rlk_lq_put(f.q);
     for (int i = 0; i < FAIR_THREADS; i++) {
         rlk_lock_free(f.locks[i]);
