@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_semaphore.c - rlk semaphore NAME --permits N [OPTIONS] -- COMMAND [ARGS...]
+ *                   rlk semaphore NAME ACTION [ARG] (acquired, set-permits, lease-time,
+ *                   release, expire, clear-expire, ttl: one call each, sem_admin_run)
  *
  * Runs COMMAND while holding a permit of the semaphore NAME, so that at most
  * N commands run at once across machines. It is the permit-expirable
