@@ -747,3 +747,194 @@ describe("semaphore queue and grants", function()
     end, function(pub) return acquire(1, -A, pub) end, { wake(B) })   -- the chain's grant
   end)
 end)
+
+-- Redisson 4.7's newer RSemaphore calls: releaseIfExists, trySetPermits(permits, timeToLive), and
+-- RExpirable's expire(Duration), clearExpire(), remainTimeToLive().
+local function release_if_exists(permits, pub)
+  return r:script("semaphore/release_if_exists", { SEM, CHANNEL, WAITERS, GRANT },
+                  { tostring(permits), tostring(CLAIM), pub or "publish" })
+end
+local function try_set_ttl(permits, ttl, pub)
+  return r:script("semaphore/try_set_permits_ttl", { SEM, CHANNEL }, { tostring(permits), tostring(ttl),
+                                                                      pub or "publish" })
+end
+local function expire(ttl) return r:script("semaphore/expire", { SEM }, { tostring(ttl) }) end
+local function clear_expire() return r:script("semaphore/clear_expire", { SEM }, {}) end
+local function ttl() return r:script("semaphore/ttl", { SEM }, {}) end
+-- TTLs the expire scripts refuse with RLK_BADLEASE.
+local BAD_TTLS = { "0", "-1", "+5", "01", "1.5", "1e3", "0x10", " 1", "inf", "", "abc", "1000000000001" }
+
+-- Each call must answer code and leave a semaphore of 5 permits (TTL 60 s) as it was.
+local function assert_refused_each(code, calls)
+  r:call("SET", SEM, "5", "PX", "60000")
+  r:published()
+  for _, call in ipairs(calls) do
+    local before = sa.snapshot(r, { SEM, CHANNEL, WAITERS, GRANT })
+    sa.assert_error(call(), code)
+    sa.assert_unchanged(r, before)
+  end
+end
+
+describe("semaphore/release_if_exists", function()
+  it("adds the permits to an existing count, keeps its TTL, publishes the new count and replies 1", function()
+    r:call("SET", SEM, "1", "PX", "60000")
+    assert.equal(1, release_if_exists(2))
+    assert.equal("3", count())
+    sa.assert_pttl(r, SEM, 60000, 60000 - sa.TTL_SLACK_MS)
+    assert.same({ { channel = CHANNEL, message = "3" } }, r:published())
+  end)
+
+  it("replies 0 and creates nothing when there is no key (release would create it)", function()
+    assert.equal(0, release_if_exists(2))
+    assert.equal(0, r:call("EXISTS", SEM))
+    assert.same({}, r:published())
+  end)
+
+  it_virtual("does not bring back a semaphore whose time to live ran out", function()
+    assert.equal(1, try_set_ttl(2, 1000))
+    assert.equal(1, try_acquire(2))
+    r:advance(1001)
+    assert.equal(0, release_if_exists(2))
+    assert.equal(0, r:call("EXISTS", SEM))
+  end)
+
+  it("grants the first queued waiter the permits cover, as release does", function()
+    r:call("SET", SEM, "0")
+    r:call("RPUSH", WAITERS, "33554433 2")
+    assert.equal(1, release_if_exists(2))
+    assert.equal("33554433 2", r:call("GET", GRANT))
+    assert.same({}, r:call("LRANGE", WAITERS, "0", "-1"))
+  end)
+
+  it("publishes nothing when the count stays at or below 0", function()
+    r:call("SET", SEM, "-5")
+    assert.equal(1, release_if_exists(2))
+    assert.equal("-3", count())
+    assert.same({}, r:published())
+  end)
+
+  it("refuses permits out of range, a bad claim window or publish command, and overflow, changing nothing",
+     function()
+    local calls = each_value({ "0", "-1", "01", "1.5", "", "1000000000001" }, release_if_exists)
+    calls[#calls + 1] = function()
+      return r:script("semaphore/release_if_exists", { SEM, CHANNEL, WAITERS, GRANT }, { "1", "0", "publish" })
+    end
+    calls[#calls + 1] = function() return r:script("semaphore/release_if_exists", { SEM }, { "1", "50", "publish" }) end
+    assert_refused_each("RLK_BADARG", calls)
+    assert_refused_each("RLK_BADPUBLISH", { function() return release_if_exists(1, "PUBLISH") end })
+    r:call("SET", SEM, "9007199254740991")
+    local before = sa.snapshot(r, { SEM })
+    sa.assert_error(release_if_exists(1), "RLK_BADARG")
+    sa.assert_unchanged(r, before)
+  end)
+
+  it("refuses a key of another type, or a string that is not an integer count, with RLK_WRONGTYPE", function()
+    assert_wrongtype_each(function() return release_if_exists(1) end, true)
+  end)
+end)
+
+describe("semaphore/try_set_permits_ttl", function()
+  it("sets a missing count with the time to live, publishes it and replies 1", function()
+    assert.equal(1, try_set_ttl(3, 60000))
+    assert.equal("3", count())
+    sa.assert_pttl(r, SEM, 60000, 60000 - sa.TTL_SLACK_MS)
+    assert.same({ { channel = CHANNEL, message = "3" } }, r:published())
+  end)
+
+  it("publishes nothing for 0 permits", function()
+    assert.equal(1, try_set_ttl(0, 60000))
+    assert.equal("0", count())
+    assert.same({}, r:published())
+  end)
+
+  it("replies 0 and leaves an existing count and its TTL (or its lack of one) alone", function()
+    r:call("SET", SEM, "7")
+    local before = sa.snapshot(r, { SEM })
+    assert.equal(0, try_set_ttl(3, 60000))
+    sa.assert_unchanged(r, before)
+    r:call("SET", SEM, "7", "PX", "90000")
+    before = sa.snapshot(r, { SEM })
+    assert.equal(0, try_set_ttl(3, 1000))
+    sa.assert_unchanged(r, before)
+  end)
+
+  it_virtual("the count vanishes when the time to live runs out; it can be set again", function()
+    assert.equal(1, try_set_ttl(3, 1000))
+    r:advance(999)
+    assert.equal("3", count())
+    r:advance(2)
+    assert.equal(0, r:call("EXISTS", SEM))
+    assert.equal(1, try_set_ttl(4, 1000))
+  end)
+
+  it("refuses bad permits, a bad TTL or publish command, and a key of another type, changing nothing", function()
+    r:call("DEL", SEM)
+    for _, p in ipairs(BAD_PERMITS) do
+      sa.assert_error(try_set_ttl(p, 1000), "RLK_BADARG")
+    end
+    for _, t in ipairs(BAD_TTLS) do
+      sa.assert_error(try_set_ttl(1, t), "RLK_BADLEASE")
+    end
+    sa.assert_error(try_set_ttl(1, 1000, "Publish"), "RLK_BADPUBLISH")
+    sa.assert_error(r:script("semaphore/try_set_permits_ttl", { SEM, CHANNEL }, { "1", "1000" }), "RLK_BADARG")
+    assert.equal(0, r:call("EXISTS", SEM))
+    assert.same({}, r:published())
+    assert_wrongtype_each(function() return try_set_ttl(1, 1000) end, false)
+  end)
+end)
+
+describe("semaphore/expire, clear_expire, ttl", function()
+  it("sets a TTL on the count key (replacing one it had) and replies 1", function()
+    r:call("SET", SEM, "2")
+    assert.equal(-1, ttl())
+    assert.equal(1, expire(60000))
+    sa.assert_pttl(r, SEM, 60000, 60000 - sa.TTL_SLACK_MS)
+    local left = ttl()
+    assert.is_true(left > 60000 - sa.TTL_SLACK_MS and left <= 60000)
+    assert.equal(1, expire(90000))
+    sa.assert_pttl(r, SEM, 90000, 90000 - sa.TTL_SLACK_MS)
+    assert.same({}, r:published())
+  end)
+
+  it("touches only the count key, not rlk's queue keys", function()
+    r:call("SET", SEM, "0")
+    r:call("RPUSH", WAITERS, "33554433 1")
+    assert.equal(1, expire(60000))
+    assert.equal(-1, r:call("PTTL", WAITERS))
+  end)
+
+  it("replies 0 with no key: nothing created", function()
+    assert.equal(0, expire(60000))
+    assert.equal(0, clear_expire())
+    assert.equal(-2, ttl())
+    assert.equal(0, r:call("EXISTS", SEM))
+  end)
+
+  it("clear_expire removes the TTL (1), then finds none (0)", function()
+    r:call("SET", SEM, "2", "PX", "60000")
+    assert.equal(1, clear_expire())
+    assert.equal(-1, r:call("PTTL", SEM))
+    assert.equal(0, clear_expire())
+    assert.equal("2", count())
+  end)
+
+  it_virtual("the count vanishes when the TTL runs out", function()
+    r:call("SET", SEM, "2")
+    assert.equal(1, expire(1000))
+    r:advance(1001)
+    assert.equal(-2, ttl())
+    assert.equal(0, available())
+  end)
+
+  it("refuses a bad TTL, wrong counts and a key of another type, changing nothing", function()
+    local calls = each_value(BAD_TTLS, expire)
+    assert_refused_each("RLK_BADLEASE", calls)
+    assert_refused_each("RLK_BADARG", script_calls("semaphore/expire", {
+      { {}, { "1000" } }, { { SEM }, {} }, { { SEM }, { "1000", "x" } }, { { SEM, CHANNEL }, { "1000" } } }))
+    assert_refused_each("RLK_BADARG", script_calls("semaphore/clear_expire", { { {}, {} }, { { SEM }, { "1" } } }))
+    assert_refused_each("RLK_BADARG", script_calls("semaphore/ttl", { { {}, {} }, { { SEM }, { "1" } } }))
+    assert_wrongtype_each(function() return expire(60000) end, false)
+    assert_wrongtype_each(clear_expire, false)
+    assert_wrongtype_each(ttl, false)
+  end)
+end)

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_latch.c - rlk latch NAME set COUNT | count-down | await [-w SECONDS] | count
+ *                           | expire SECONDS | clear-expire | ttl
  *
  * The count-down latch NAME (Redisson's RCountDownLatch layout: a string
  * key holding the count, channel redisson_countdownlatch__channel__{NAME}):
- * arm it, count it down, wait until it reaches zero (pub/sub), read it.
+ * arm it, count it down, wait until it reaches zero (pub/sub), read it,
+ * give it a time to live (rlk's: Redisson's latch has none).
  */
 #include <string.h>
 
@@ -16,12 +18,16 @@ static const char latch_usage[] =
     "       rlk latch NAME count-down\n"
     "       rlk latch NAME await [-w SECONDS] [-E CODE]\n"
     "       rlk latch NAME count\n"
+    "       rlk latch NAME expire SECONDS | clear-expire | ttl\n"
     "\n"
     "The count-down latch NAME (Redisson's RCountDownLatch): `set` arms it with COUNT when\n"
     "it is open (exit 1 when it is armed already: the count is not changed); `count-down`\n"
     "lowers the count by one and prints what is left (reaching 0 opens the latch and\n"
     "wakes every `await`); `await` waits until the count is 0; `count` prints the count\n"
-    "(0: open).\n"
+    "(0: open). `expire` gives an armed latch a time to live: when it runs out the latch\n"
+    "opens (every `await` returns 0), and exit 1 when it is open already; `clear-expire`\n"
+    "removes it (exit 1 when there was none); `ttl` prints the ms left (-1: no time to\n"
+    "live, -2: open).\n"
     "\n"
     "  -w, --wait SECONDS    await at most this long (fractions allowed); default: forever\n"
     "  -E, --conflict-exit-code CODE\n"
@@ -32,13 +38,17 @@ static const char latch_usage[] =
     "A name that holds a semaphore (rlk semaphore, or one with held permits) is refused\n"
     "(exit 2): both are an integer in a string key; rlk marks the ones it creates.\n"
     "\n"
-    "exit: 0 done; 1 (set) armed already, (await) still armed when the wait ran out;\n"
+    "exit: 0 done; 1 (set) armed already, (await) still armed when the wait ran out,\n"
+    "      (expire) open already, (clear-expire) no time to live;\n"
     "      2 usage or another kind's name; 3 connection; 4 error reply\n"
     "\n"
     "example: rlk latch deploy-ready set 3; ... rlk latch deploy-ready count-down\n"
     "         rlk latch deploy-ready await -w 600 && ./switch-traffic.sh\n";
 
-enum latch_action { LATCH_NONE, LATCH_SET, LATCH_COUNT_DOWN, LATCH_AWAIT, LATCH_COUNT };
+enum latch_action {
+    LATCH_NONE, LATCH_SET, LATCH_COUNT_DOWN, LATCH_AWAIT, LATCH_COUNT, LATCH_EXPIRE,
+    LATCH_CLEAR_EXPIRE, LATCH_TTL
+};
 
 typedef struct latch_opts {
     const char *name;
@@ -46,6 +56,7 @@ typedef struct latch_opts {
     int action;
     const char *action_word;
     long long count;            /* set */
+    long long ttl_ms;           /* expire */
     int count_given;
     long long wait_ms;          /* await; -1: forever */
     int wait_given;
@@ -64,6 +75,12 @@ static int latch_action_of(const char *word)
         return LATCH_AWAIT;
     if (strcmp(word, "count") == 0)
         return LATCH_COUNT;
+    if (strcmp(word, "expire") == 0)
+        return LATCH_EXPIRE;
+    if (strcmp(word, "clear-expire") == 0)
+        return LATCH_CLEAR_EXPIRE;
+    if (strcmp(word, "ttl") == 0)
+        return LATCH_TTL;
     return LATCH_NONE;
 }
 
@@ -78,8 +95,8 @@ static int latch_word(latch_opts *o, const char *arg)
     }
     if (o->action == LATCH_NONE) {
         if ((o->action = latch_action_of(arg)) == LATCH_NONE)
-            return rlk_cli_usage("latch", "unknown action '%s': set, count-down, await or count",
-                                 arg);
+            return rlk_cli_usage("latch", "unknown action '%s': set, count-down, await, count, "
+                                 "expire, clear-expire or ttl", arg);
         o->action_word = arg;
         return -1;
     }
@@ -87,6 +104,13 @@ static int latch_word(latch_opts *o, const char *arg)
         o->count_given = 1;
         return rlk_lc_parse_count("latch", "set", arg, 1, RLK_NUM_MAX, &o->count) < 0
                    ? RLK_EXIT_USAGE : -1;
+    }
+    if (o->action == LATCH_EXPIRE && !o->count_given) {
+        o->count_given = 1;
+        if (rlk_lc_parse_seconds("latch", "expire", arg, &o->ttl_ms) < 0)
+            return RLK_EXIT_USAGE;
+        return o->ttl_ms < 1 ? rlk_cli_usage("latch", "expire %s: the time to live must be at "
+                                             "least 1 ms", arg) : -1;
     }
     if (o->action == LATCH_AWAIT)
         return rlk_cli_usage("latch", "unexpected argument '%s': a wait is given as -w %s", arg,
@@ -122,9 +146,11 @@ static int latch_check(const latch_opts *o)
         return rlk_cli_usage("latch", "missing the latch NAME");
     if (o->action == LATCH_NONE)
         return rlk_cli_usage("latch", "missing the action: rlk latch %s set COUNT | count-down | "
-                             "await | count", o->name);
+                             "await | count | expire SECONDS | clear-expire | ttl", o->name);
     if (o->action == LATCH_SET && !o->count_given)
         return rlk_cli_usage("latch", "missing the COUNT: rlk latch %s set COUNT", o->name);
+    if (o->action == LATCH_EXPIRE && !o->count_given)
+        return rlk_cli_usage("latch", "missing the SECONDS: rlk latch %s expire SECONDS", o->name);
     if (o->action != LATCH_AWAIT && o->wait_given)
         return rlk_cli_usage("latch", "-w applies to await only");
     return -1;
@@ -174,8 +200,9 @@ static int latch_parse(int argc, char **argv, latch_opts *o)
             fputs(latch_usage, stdout);
             return RLK_EXIT_OK;
         }
-        if (arg[0] == '-' && arg[1] != '\0' && !(o->action == LATCH_SET && !o->count_given &&
-                                                 arg[1] >= '0' && arg[1] <= '9')) {
+        if (arg[0] == '-' && arg[1] != '\0' &&
+            !((o->action == LATCH_SET || o->action == LATCH_EXPIRE) && !o->count_given &&
+              arg[1] >= '0' && arg[1] <= '9')) {
             if ((got = latch_option(argc, argv, &i, o)) < 0)
                 return RLK_EXIT_USAGE;
             if (got == 0)
@@ -238,6 +265,28 @@ static int latch_await(rlk_latch *l, rlk_client *c, const latch_opts *o, const c
                         count);
 }
 
+/* expire, clear-expire (exit 1 when nothing changed) and ttl (printed). */
+static int latch_expiry(rlk_latch *l, rlk_client *c, const latch_opts *o, const char *what)
+{
+    long long ttl = 0;
+    int done = 0, rc;
+
+    if (o->action == LATCH_TTL) {
+        if ((rc = rlk_latch_ttl(l, &ttl)) != RLK_OK)
+            return rlk_lc_fail(c, rc, what);
+        printf("%lld\n", ttl);
+        return RLK_EXIT_OK;
+    }
+    rc = o->action == LATCH_EXPIRE ? rlk_latch_expire(l, o->ttl_ms, &done)
+                                   : rlk_latch_clear_expire(l, &done);
+    if (rc != RLK_OK)
+        return rlk_lc_fail(c, rc, what);
+    if (!done)
+        return rlk_cli_fail(RLK_EXIT_NOT_ACQUIRED, "%s: %s; nothing changed", what,
+                            o->action == LATCH_EXPIRE ? "open (not armed)" : "it has no time to live");
+    return RLK_EXIT_OK;
+}
+
 static int latch_act(rlk_latch *l, rlk_client *c, const latch_opts *o)
 {
     char what[RLK_LC_WHAT_MAX];
@@ -253,6 +302,10 @@ static int latch_act(rlk_latch *l, rlk_client *c, const latch_opts *o)
         return latch_print(l, c, 1, what);
     case LATCH_AWAIT:
         return latch_await(l, c, o, what);
+    case LATCH_EXPIRE:
+    case LATCH_CLEAR_EXPIRE:
+    case LATCH_TTL:
+        return latch_expiry(l, c, o, what);
     default:
         return latch_print(l, c, 0, what);
     }
@@ -284,7 +337,7 @@ static int latch_run(int argc, char **argv)
 
 const rlk_cli_command rlk_cmd_latch = {
     "latch",
-    "count-down latch: set, count-down, await, count (rlk latch NAME ...)",
+    "count-down latch: set, count-down, await, count, expire (rlk latch NAME ...)",
     latch_usage,
     latch_run,
 };

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_semaphore.c - rlk semaphore NAME --permits N [OPTIONS] -- COMMAND [ARGS...]
+ *                   rlk semaphore NAME ACTION [ARG] (acquired, set-permits, lease-time,
+ *                   release, expire, clear-expire, ttl: one call each, sem_admin_run)
  *
  * Runs COMMAND while holding a permit of the semaphore NAME, so that at most
  * N commands run at once across machines. It is the permit-expirable
@@ -25,6 +27,8 @@ static const char semaphore_usage[] =
     "usage: rlk semaphore NAME --permits N [--take K] [--resize] [-w SECONDS | -n]\n"
     "                     [-l LEASE_MS] [-E CODE] [-k SECONDS] [--watchdog-lease MS]\n"
     "                     [--url URL] -- COMMAND [ARGS...]\n"
+    "       rlk semaphore NAME acquired | set-permits N | lease-time ID | release ID\n"
+    "       rlk semaphore NAME expire SECONDS | clear-expire | ttl\n"
     "\n"
     "Waits for a permit of the semaphore NAME, runs COMMAND while holding it, gives it\n"
     "back when COMMAND ends, and exits with COMMAND's exit code: at most N\n"
@@ -61,6 +65,21 @@ static const char semaphore_usage[] =
     "  --json                that line as one JSON object (implies --stats)\n"
     "  --url-file FILE, --password-file FILE, --keep-env, --verbose\n"
     "                        as in rlk --help\n"
+    "\n"
+    "Actions (no COMMAND; Redisson's calls of the same name):\n"
+    "  acquired              print how many permits are held (expired ones are given back\n"
+    "                        first)\n"
+    "  set-permits N         make the size (available + held) N: prints the new count of\n"
+    "                        available permits (below 0 while more than N are held)\n"
+    "  lease-time ID         print the ms left of permit ID's lease (-1: none); exit 1 when\n"
+    "                        it is not held\n"
+    "  release ID            give permit ID back (tryRelease); exit 1 when it is not held\n"
+    "                        (expired, released or unknown): nothing changed\n"
+    "  expire SECONDS        the semaphore (count and permits) vanishes after SECONDS\n"
+    "                        (fractions allowed); exit 1 when there is no semaphore\n"
+    "  clear-expire          remove that time to live; exit 1 when there was none\n"
+    "  ttl                   print the ms the semaphore has left (-1: no time to live,\n"
+    "                        -2: no semaphore)\n"
     "\n"
     "COMMAND sees RLK_LOCK_NAME, RLK_LOCK_KIND=semaphore and RLK_LOCK_OWNER (its permit\n"
     "ids, separated by spaces). Signals and a lost permit (it expired or was taken away:\n"
@@ -425,11 +444,173 @@ static int sem_run_cmd(const sem_opts *o)
     return rc;
 }
 
+/* ---------------------------------------------------------------- actions */
+
+/* rlk semaphore NAME ACTION [ARG]: one call of the permit-expirable
+ * semaphore, no COMMAND. */
+enum sem_action {
+    SEM_ACQUIRED, SEM_SET_PERMITS, SEM_LEASE_TIME, SEM_RELEASE, SEM_EXPIRE,
+    SEM_CLEAR_EXPIRE, SEM_TTL
+};
+
+static const struct {
+    const char *word;
+    int action;
+    const char *arg;            /* its argument, for messages; NULL: none */
+} sem_actions[] = {
+    {"acquired", SEM_ACQUIRED, NULL},     {"set-permits", SEM_SET_PERMITS, "N"},
+    {"lease-time", SEM_LEASE_TIME, "ID"}, {"release", SEM_RELEASE, "ID"},
+    {"expire", SEM_EXPIRE, "SECONDS"},    {"clear-expire", SEM_CLEAR_EXPIRE, NULL},
+    {"ttl", SEM_TTL, NULL},
+};
+
+#define SEM_NACTIONS (sizeof sem_actions / sizeof sem_actions[0])
+
+/* The index in sem_actions of word; -1: not an action (the run form). */
+static int sem_action_at(const char *word)
+{
+    for (size_t k = 0; k < SEM_NACTIONS; k++)
+        if (strcmp(word, sem_actions[k].word) == 0)
+            return (int)k;
+    return -1;
+}
+
+typedef struct sem_admin {
+    const char *name;
+    const char *url;
+    int action;                 /* enum sem_action */
+    const char *arg;            /* the action's argument */
+    long long num;              /* set-permits N, expire SECONDS (as ms) */
+} sem_admin;
+
+static int sem_admin_parse(int argc, char **argv, sem_admin *a)
+{
+    int k = sem_action_at(argv[2]);
+    const char *word = sem_actions[k].word, *need = sem_actions[k].arg;
+
+    a->name = argv[1];
+    a->action = sem_actions[k].action;
+    for (int i = 3; i < argc;) {
+        const char *arg = argv[i];
+        int got;
+
+        if (rlk_cli_is_help(arg)) {
+            fputs(semaphore_usage, stdout);
+            return RLK_EXIT_OK;
+        }
+        if (arg[0] == '-' && arg[1] != '\0' && !(need && !a->arg && arg[1] >= '0' &&
+                                                 arg[1] <= '9')) {
+            got = rlk_lc_opt("semaphore", argc, argv, &i, NULL, "--url", &a->url);
+            if (got == 0)
+                got = rlk_cli_global_opt("semaphore", argc, argv, &i);
+            if (got < 0)
+                return RLK_EXIT_USAGE;
+            if (got == 0)
+                return rlk_cli_unknown_option("semaphore", arg);
+            continue;
+        }
+        if (!need || a->arg)
+            return rlk_cli_usage("semaphore", "unexpected argument '%s' after %s", arg, word);
+        a->arg = arg;
+        i++;
+    }
+    if (need && !a->arg)
+        return rlk_cli_usage("semaphore", "missing %s: rlk semaphore %s %s %s", need, a->name,
+                             word, need);
+    if (a->name[0] == '\0')
+        return rlk_cli_usage("semaphore", "the semaphore name must not be empty");
+    if (a->action == SEM_SET_PERMITS &&
+        rlk_lc_parse_count("semaphore", "set-permits", a->arg, 0, RLK_NUM_MAX, &a->num) < 0)
+        return RLK_EXIT_USAGE;
+    if (a->action == SEM_EXPIRE && rlk_lc_parse_seconds("semaphore", "expire", a->arg, &a->num) < 0)
+        return RLK_EXIT_USAGE;
+    if (a->action == SEM_EXPIRE && a->num < 1)
+        return rlk_cli_usage("semaphore", "expire %s: the time to live must be at least 1 ms",
+                             a->arg);
+    return -1;
+}
+
+/* A 0/1 outcome: exit 0 when done, else 1 with why not. */
+static int sem_admin_flag(rlk_client *c, int rc, int done, const char *what, const char *why)
+{
+    if (rc != RLK_OK)
+        return rlk_lc_fail(c, rc, what);
+    if (!done)
+        return rlk_cli_fail(RLK_EXIT_NOT_ACQUIRED, "%s: %s; nothing changed", what, why);
+    return RLK_EXIT_OK;
+}
+
+static int sem_admin_act(rlk_psemaphore *s, rlk_client *c, const sem_admin *a, const char *what)
+{
+    long long v = 0;
+    int flag = 0, rc;
+
+    switch (a->action) {
+    case SEM_ACQUIRED:
+        rc = rlk_psemaphore_acquired(s, &v);
+        break;
+    case SEM_SET_PERMITS:
+        rc = rlk_psemaphore_set_permits(s, a->num, &v);
+        break;
+    case SEM_LEASE_TIME:
+        rc = rlk_psemaphore_lease_time(s, a->arg, &v);
+        if (rc == RLK_ERR_NOT_OWNER)
+            return rlk_cli_fail(RLK_EXIT_NOT_ACQUIRED, "%s: permit %s is not held (expired, "
+                                "released or never acquired)", what, a->arg);
+        break;
+    case SEM_RELEASE:
+        rc = rlk_psemaphore_try_release(s, a->arg, &flag);
+        return sem_admin_flag(c, rc, flag, what, "that permit is not held (expired, released or "
+                              "never acquired)");
+    case SEM_EXPIRE:
+        rc = rlk_psemaphore_expire(s, a->num, &flag);
+        return sem_admin_flag(c, rc, flag, what, "no such semaphore");
+    case SEM_CLEAR_EXPIRE:
+        rc = rlk_psemaphore_clear_expire(s, &flag);
+        return sem_admin_flag(c, rc, flag, what, "it has no time to live");
+    default:
+        rc = rlk_psemaphore_ttl(s, &v);
+        break;
+    }
+    if (rc != RLK_OK)
+        return rlk_lc_fail(c, rc, what);
+    printf("%lld\n", v);
+    return RLK_EXIT_OK;
+}
+
+static int sem_admin_run(int argc, char **argv)
+{
+    char what[RLK_LC_WHAT_MAX];
+    sem_admin a;
+    rlk_client *c;
+    rlk_psemaphore *s;
+    int rc;
+
+    memset(&a, 0, sizeof a);
+    if ((rc = sem_admin_parse(argc, argv, &a)) >= 0)
+        return rc;
+    if (!(c = rlk_lc_connect(a.url, 0, &rc)))
+        return rc;
+    snprintf(what, sizeof what, "semaphore %s", a.name);
+    if ((rc = rlk_km_check(c, a.name, RLK_KM_SEMAPHORE, what)) < 0) {
+        if ((s = rlk_psemaphore_new(c, a.name)) != NULL) {
+            rc = sem_admin_act(s, c, &a, what);
+            rlk_psemaphore_free(s);
+        } else {
+            rc = rlk_lc_fail(c, rlk_err(c), "semaphore");
+        }
+    }
+    rlk_free(c);
+    return rc;
+}
+
 static int semaphore_run(int argc, char **argv)
 {
     sem_opts o;
     int rc;
 
+    if (argc >= 3 && argv[1][0] != '-' && sem_action_at(argv[2]) >= 0)
+        return sem_admin_run(argc, argv);
     memset(&o, 0, sizeof o);
     rlk_lc_opts_init(&o.c);
     o.take = 1;

@@ -80,9 +80,10 @@ _rlk()
                    --url -- --help" ;;
         semaphore)
             words="--permits --take -w --wait -n --no-wait --hold -E --conflict-exit-code -l --lease
+                   acquired set-permits lease-time release expire clear-expire ttl
                    -k --kill-after --watchdog-lease --stats --json --url -- --help" ;;
         latch)
-            words="set count-down await count -w -E --url --help" ;;
+            words="set count-down await count expire clear-expire ttl -w -E --url --help" ;;
         inspect)
             words="--kind --json --url --help" ;;
         top)

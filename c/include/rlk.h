@@ -842,6 +842,23 @@ RLK_API int rlk_semaphore_add_permits(rlk_semaphore *s, long long delta, long lo
 RLK_API int rlk_semaphore_drain(rlk_semaphore *s, long long *drained);
 /* The available permits (0 when there is no key; may be negative). */
 RLK_API int rlk_semaphore_available(rlk_semaphore *s, long long *count);
+/* Gives permits (1..10^12) back only while the semaphore's key exists
+ * (Redisson's releaseIfExists): a semaphore set with a time to live that
+ * ran out, or deleted, is not made again. *released (may be NULL): 1 when
+ * it did, 0 when there was no key (nothing changed). */
+RLK_API int rlk_semaphore_release_if_exists(rlk_semaphore *s, long long permits, int *released);
+/* rlk_semaphore_try_set_permits with a time to live of ttl_ms (1..10^12)
+ * on the key it sets (Redisson's trySetPermits(permits, timeToLive)); an
+ * existing count and its TTL are left alone. */
+RLK_API int rlk_semaphore_try_set_permits_ttl(rlk_semaphore *s, long long permits, long long ttl_ms,
+                                              int *set);
+/* Redisson's expire(Duration), clearExpire() and remainTimeToLive() on the
+ * count key (rlk's queue keys keep theirs). expire: the key now expires in
+ * ttl_ms (1..10^12); *set 0 when there is no key. clear_expire: *cleared 1
+ * when it had a TTL. ttl: *ttl_ms the ms left, -1 no TTL, -2 no key. */
+RLK_API int rlk_semaphore_expire(rlk_semaphore *s, long long ttl_ms, int *set);
+RLK_API int rlk_semaphore_clear_expire(rlk_semaphore *s, int *cleared);
+RLK_API int rlk_semaphore_ttl(rlk_semaphore *s, long long *ttl_ms);
 
 /* ---------------------------------------------------------------- permit-expirable semaphore */
 
@@ -889,13 +906,35 @@ RLK_API int rlk_psemaphore_release(rlk_psemaphore *s, const char *id);
 /* n ids; *released (may be NULL) gets how many were held. RLK_OK when all
  * were; RLK_ERR_NOT_OWNER when some were not (the others are released). */
 RLK_API int rlk_psemaphore_release_n(rlk_psemaphore *s, int n, const char *const *ids, int *released);
+/* Redisson's tryRelease(permitId): as rlk_psemaphore_release, but a
+ * permit that is not held (expired, released, unknown) is RLK_OK with
+ * *released 0; *released (may be NULL) 1 when it was released. */
+RLK_API int rlk_psemaphore_try_release(rlk_psemaphore *s, const char *id, int *released);
 /* The permit now expires lease_ms (1..10^12) from now (server clock).
  * RLK_ERR_NOT_OWNER: not held (expired, released, unknown). */
 RLK_API int rlk_psemaphore_update_lease(rlk_psemaphore *s, const char *id, long long lease_ms);
+/* Redisson's getLeaseTime(permitId), after giving expired permits back:
+ * *ms the lease left (>= 1), or -1 for a permit without a lease (one
+ * Redisson took). RLK_ERR_NOT_OWNER: not held (expired, released, unknown). */
+RLK_API int rlk_psemaphore_lease_time(rlk_psemaphore *s, const char *id, long long *ms);
 /* As for rlk_semaphore_*, after giving expired permits back. */
 RLK_API int rlk_psemaphore_try_set_permits(rlk_psemaphore *s, long long permits, int *set);
 RLK_API int rlk_psemaphore_add_permits(rlk_psemaphore *s, long long delta, long long *count);
 RLK_API int rlk_psemaphore_available(rlk_psemaphore *s, long long *count);
+/* Redisson's acquiredPermits(), after giving expired permits back: *held
+ * the permits held. */
+RLK_API int rlk_psemaphore_acquired(rlk_psemaphore *s, long long *held);
+/* Redisson's setPermits(permits): after giving expired permits back, the
+ * size (count + held) becomes permits (0..10^12); held permits stay held,
+ * so the count (*count, may be NULL) may go below 0. A rise serves the
+ * queue as a release does. */
+RLK_API int rlk_psemaphore_set_permits(rlk_psemaphore *s, long long permits, long long *count);
+/* expire, clear_expire and ttl as for the semaphore; expire and
+ * clear_expire act on both keys, name and {name}:timeout (as Redisson);
+ * ttl reads name's. */
+RLK_API int rlk_psemaphore_expire(rlk_psemaphore *s, long long ttl_ms, int *set);
+RLK_API int rlk_psemaphore_clear_expire(rlk_psemaphore *s, int *cleared);
+RLK_API int rlk_psemaphore_ttl(rlk_psemaphore *s, long long *ttl_ms);
 /* The semaphore's size in one atomic read (psemaphore/size; writes nothing, reclaims
  * nothing): *available the count (0: no key; may be negative), *held the permits in
  * {name}:timeout, expired ones included; their sum is the size. Permits Redisson's plain
@@ -959,6 +998,15 @@ RLK_API int rlk_latch_count_down(rlk_latch *l, long long *left);
 RLK_API int rlk_latch_count(rlk_latch *l, long long *count);
 /* Opens the latch at once (wakes every awaiter); *deleted: 1 if it was armed. */
 RLK_API int rlk_latch_delete(rlk_latch *l, int *deleted);
+/* A time to live on an armed latch's key (rlk's: Redisson's latch has
+ * none): when ttl_ms (1..10^12) runs out the latch opens, as if deleted,
+ * and its awaiters return RLK_OK (no message is published then: they bound
+ * their sleep by the TTL). *set 0 when the latch is open (no key).
+ * clear_expire: *cleared 1 when it had a TTL. ttl: *ttl_ms the ms left,
+ * -1 none, -2 no key (open). */
+RLK_API int rlk_latch_expire(rlk_latch *l, long long ttl_ms, int *set);
+RLK_API int rlk_latch_clear_expire(rlk_latch *l, int *cleared);
+RLK_API int rlk_latch_ttl(rlk_latch *l, long long *ttl_ms);
 /* Waits until the count is 0. timeout_ms < 0: as long as it takes; 0: one
  * look; > 0: at most that long. RLK_OK: open (reached zero). RLK_ERR_BUSY:
  * still armed when the timeout ran out. Woken by the channel's "0"; every

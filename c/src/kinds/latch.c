@@ -23,6 +23,7 @@
 #include "client/error.h"
 #include "client/slot.h"
 #include "client/topo.h"
+#include "kinds/expiry.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/metrics.h"
@@ -139,20 +140,65 @@ int rlk_latch_count(rlk_latch *l, long long *count)
     return rlk_fam_eval_int(l->b.c, "latch/count", 1, keys, 0, NULL, NULL, count);
 }
 
+/* ---------------------------------------------------------------- time to live */
+
+int rlk_latch_expire(rlk_latch *l, long long ttl_ms, int *set)
+{
+    const char *keys[2];
+
+    if (set)
+        *set = 0;
+    if (!l)
+        return RLK_ERR_ARG;
+    /* (name, channel) and the publish command: an armed latch's awaiters are told */
+    return rlk_expiry_set(&l->b, "latch/expire", rlk_fam_keys(&l->b, keys), keys, 1, ttl_ms, set);
+}
+
+int rlk_latch_clear_expire(rlk_latch *l, int *cleared)
+{
+    const char *keys[1];
+
+    if (cleared)
+        *cleared = 0;
+    if (!l)
+        return RLK_ERR_ARG;
+    keys[0] = l->b.name;
+    return rlk_expiry_clear(&l->b, "latch/clear_expire", 1, keys, cleared);
+}
+
+int rlk_latch_ttl(rlk_latch *l, long long *ttl_ms)
+{
+    if (!l || !ttl_ms)
+        return RLK_ERR_ARG;
+    return rlk_expiry_ttl(&l->b, "latch/ttl", l->b.name, ttl_ms);
+}
+
 /* ---------------------------------------------------------------- awaiting */
 
 /* rlk_wait_attempt_fn: open (count <= 0, or no key) is success. A count
- * changes only by a script that publishes, and never expires: no bound. */
+ * changes only by a script that publishes, or when a time to live set with
+ * rlk_latch_expire runs out, which publishes nothing: the bound is that
+ * TTL (+1 ms: the key is gone once it has passed), read after the count (a
+ * TTL set later publishes "1", which wakes the awaiter to read it). */
 static int rlk_latch_attempt(void *arg, long long *bound_ms)
 {
     rlk_latch *l = arg;
-    long long count = 0;
+    long long count = 0, ttl = -1;
     int rc = rlk_latch_count(l, &count);
 
     *bound_ms = -1;
     if (rc != RLK_OK)
         return rc;
-    return count <= 0 ? RLK_OK : RLK_ERR_BUSY;
+    if (count <= 0)
+        return RLK_OK;
+    rc = rlk_latch_ttl(l, &ttl);
+    if (rc != RLK_OK)
+        return rc;
+    if (ttl >= 0)
+        *bound_ms = ttl + 1;
+    else if (ttl == -2)
+        *bound_ms = 0;      /* expired between the two reads: look again now */
+    return RLK_ERR_BUSY;
 }
 
 static int rlk_latch_await_run(rlk_latch *l, long long timeout_ms)

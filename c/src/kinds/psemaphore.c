@@ -425,18 +425,14 @@ static int rlk_psem_ids_decode(rlk_psemaphore *s, const char *what, int first, i
     return rc;
 }
 
-int rlk_psemaphore_release_n(rlk_psemaphore *s, int n, const char *const *ids, int *released)
+/* psemaphore/release of n hex ids: *got how many were held (and are now
+ * released). */
+static int rlk_psem_release_ids(rlk_psemaphore *s, int n, const char *const *ids, long long *got)
 {
     const char *keys[RLK_PSEM_NQKEYS];
     rlk_psem_ids d;
-    long long got = 0;
-    int rc;
+    int rc = rlk_fam_check_range(s->b.c, "release", s->b.name, "permits", n, 1, RLK_PERMITS_MAX);
 
-    if (released)
-        *released = 0;
-    if (!s || !ids)
-        return RLK_ERR_ARG;
-    rc = rlk_fam_check_range(s->b.c, "release", s->b.name, "permits", n, 1, RLK_PERMITS_MAX);
     if (rc != RLK_OK)
         return rc;
     rlk_psem_qkeys(s, keys);
@@ -447,9 +443,22 @@ int rlk_psemaphore_release_n(rlk_psemaphore *s, int n, const char *const *ids, i
         d.args[1] = rlk_publish_arg(s->b.c);
         d.lens[1] = strlen(d.args[1]);
         rc = rlk_fam_eval_int(s->b.c, "psemaphore/release", RLK_PSEM_NQKEYS, keys,
-                              n + RLK_PSEM_REL_FIXED, d.args, d.lens, &got);
+                              n + RLK_PSEM_REL_FIXED, d.args, d.lens, got);
     }
     rlk_psem_ids_free(&d);
+    return rc;
+}
+
+int rlk_psemaphore_release_n(rlk_psemaphore *s, int n, const char *const *ids, int *released)
+{
+    long long got = 0;
+    int rc;
+
+    if (released)
+        *released = 0;
+    if (!s || !ids)
+        return RLK_ERR_ARG;
+    rc = rlk_psem_release_ids(s, n, ids, &got);
     if (rc != RLK_OK)
         return rc;
     if (released)
@@ -459,6 +468,24 @@ int rlk_psemaphore_release_n(rlk_psemaphore *s, int n, const char *const *ids, i
                              "held (expired, released already or never acquired)", s->b.name,
                              n - got, n);
     return rlk_fam_acks_done(s->b.c, "release", s->b.name, "released");
+}
+
+/* Redisson's tryRelease(permitId): a permit that is not held is no error. */
+int rlk_psemaphore_try_release(rlk_psemaphore *s, const char *id, int *released)
+{
+    long long got = 0;
+    int rc;
+
+    if (released)
+        *released = 0;
+    if (!s || !id)
+        return RLK_ERR_ARG;
+    rc = rlk_psem_release_ids(s, 1, &id, &got);
+    if (rc != RLK_OK)
+        return rc;
+    if (released)
+        *released = got == 1;
+    return got == 1 ? rlk_fam_acks_done(s->b.c, "release", s->b.name, "released") : RLK_OK;
 }
 
 int rlk_psemaphore_release(rlk_psemaphore *s, const char *id)

@@ -17,6 +17,7 @@
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
+#include "kinds/expiry.h"
 #include "kinds/names.h"
 #include "kinds/sem_queue.h"
 #include "runtime/fam.h"
@@ -232,6 +233,22 @@ int rlk_semaphore_release(rlk_semaphore *s, long long permits, long long *count)
     return rlk_sem_count(s, "release", "permits", permits, 1, "semaphore/release", count);
 }
 
+int rlk_semaphore_release_if_exists(rlk_semaphore *s, long long permits, int *released)
+{
+    long long n = 0;
+    int rc;
+
+    if (released)
+        *released = 0;
+    if (!s)
+        return RLK_ERR_ARG;
+    rc = rlk_sem_count(s, "release_if_exists", "permits", permits, 1,
+                       "semaphore/release_if_exists", &n);
+    if (released && (rc == RLK_OK || rc == RLK_ERR_NOREPLICAS))
+        *released = n == 1;
+    return rc;
+}
+
 int rlk_semaphore_try_set_permits(rlk_semaphore *s, long long permits, int *set)
 {
     const char *keys[2];
@@ -240,6 +257,38 @@ int rlk_semaphore_try_set_permits(rlk_semaphore *s, long long permits, int *set)
         return RLK_ERR_ARG;
     return rlk_fam_try_set_permits(&s->b, "semaphore/try_set_permits",
                                    rlk_fam_keys(&s->b, keys), keys, permits, set);
+}
+
+int rlk_semaphore_try_set_permits_ttl(rlk_semaphore *s, long long permits, long long ttl_ms,
+                                     int *set)
+{
+    const char *keys[2];
+    char num[24], ttl[24];
+    const char *args[3] = {num, ttl, NULL};     /* permits, ttl_ms, publish */
+    long long n = 0;
+    int rc;
+
+    if (set)
+        *set = 0;
+    if (!s)
+        return RLK_ERR_ARG;
+    rc = rlk_fam_check_range(s->b.c, "try_set_permits", s->b.name, "permits", permits, 0,
+                             RLK_NUM_MAX);
+    if (rc == RLK_OK)
+        rc = rlk_fam_check_range(s->b.c, "try_set_permits", s->b.name, "ttl_ms", ttl_ms, 1,
+                                 RLK_NUM_MAX);
+    if (rc != RLK_OK)
+        return rc;
+    snprintf(num, sizeof num, "%lld", permits);
+    snprintf(ttl, sizeof ttl, "%lld", ttl_ms);
+    args[2] = rlk_publish_arg(s->b.c);
+    rc = rlk_fam_eval_int(s->b.c, "semaphore/try_set_permits_ttl", rlk_fam_keys(&s->b, keys), keys,
+                          3, args, NULL, &n);
+    if (rc != RLK_OK)
+        return rc;
+    if (set)
+        *set = n == 1;
+    return rlk_fam_acks_done(s->b.c, "try_set_permits", s->b.name, "done");
 }
 
 int rlk_semaphore_add_permits(rlk_semaphore *s, long long delta, long long *count)
@@ -276,4 +325,37 @@ int rlk_semaphore_available(rlk_semaphore *s, long long *count)
     if (!s || !count)
         return RLK_ERR_ARG;
     return rlk_sem_call1(s, "semaphore/available", count);
+}
+
+/* ---------------------------------------------------------------- time to live */
+
+int rlk_semaphore_expire(rlk_semaphore *s, long long ttl_ms, int *set)
+{
+    const char *keys[1];
+
+    if (set)
+        *set = 0;
+    if (!s)
+        return RLK_ERR_ARG;
+    keys[0] = s->b.name;
+    return rlk_expiry_set(&s->b, "semaphore/expire", 1, keys, 0, ttl_ms, set);
+}
+
+int rlk_semaphore_clear_expire(rlk_semaphore *s, int *cleared)
+{
+    const char *keys[1];
+
+    if (cleared)
+        *cleared = 0;
+    if (!s)
+        return RLK_ERR_ARG;
+    keys[0] = s->b.name;
+    return rlk_expiry_clear(&s->b, "semaphore/clear_expire", 1, keys, cleared);
+}
+
+int rlk_semaphore_ttl(rlk_semaphore *s, long long *ttl_ms)
+{
+    if (!s || !ttl_ms)
+        return RLK_ERR_ARG;
+    return rlk_expiry_ttl(&s->b, "semaphore/ttl", s->b.name, ttl_ms);
 }

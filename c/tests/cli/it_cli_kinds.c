@@ -3,7 +3,10 @@
  * semaphore (refused when it differs, --resize adjusts), --take larger than
  * the real size refused at once, and a semaphore's name refused by
  * `rlk latch` and a latch's name by `rlk semaphore` (the {NAME}:rlk_kind
- * marker, and the {NAME}:timeout sign for a semaphore rlk did not make).
+ * marker, and the {NAME}:timeout sign for a semaphore rlk did not make);
+ * the actions `rlk semaphore NAME acquired | set-permits N | lease-time ID |
+ * release ID | expire SECONDS | clear-expire | ttl`: outputs, exits, and
+ * bad input refused (exit 2, one line) with nothing changed.
  *
  * Usage: it_cli_kinds PATH_TO_RLK
  */
@@ -203,6 +206,69 @@ static void test_lock_on_rwlock(void)
     hold_finish(&holder, "the reader");
 }
 
+/* Runs args: exit code, stdout and stderr as given. */
+static void expect_out(const char *const *args, int code, const char *out, const char *err)
+{
+    cli_result r = cli_run(args);
+
+    expect_status(&r, code, args[2] ? args[2] : args[1]);
+    CHECK_STR_EQ(r.out, out);
+    CHECK_STR_EQ(r.err, err);
+    cli_result_free(&r);
+}
+
+#define OUT(code, out, err, ...) \
+    expect_out((const char *const[]){__VA_ARGS__, NULL}, code, out, err)
+
+static void test_semaphore_actions(void)
+{
+    cli_result r;
+    char id[80];
+
+    OUT(0, "0\n", "", "semaphore", "sa", "acquired");
+    OUT(0, "-2\n", "", "semaphore", "sa", "ttl");
+    OUT(1, "", "rlk: semaphore sa: no such semaphore; nothing changed\n", "semaphore", "sa",
+        "expire", "5");
+    OUT(0, "3\n", "", "semaphore", "sa", "set-permits", "3");
+    expect_key("sa", "3");
+    /* A permit held by a raw ZADD (as Redisson's acquire writes one): the count goes down by
+     * one, the size stays 3. */
+    CHECK(tk_command_ok(&server, "DECR sa") == 0);
+    CHECK(tk_command_ok(&server, "ZADD {sa}:timeout 922337203685477 %b", "\xab\xcd", (size_t)2) == 0);
+    OUT(0, "1\n", "", "semaphore", "sa", "acquired");
+    OUT(0, "-1\n", "", "semaphore", "sa", "lease-time", "abcd");
+    OUT(0, "4\n", "", "semaphore", "sa", "set-permits", "5");
+    OUT(1, "", "rlk: semaphore sa: permit 0000 is not held (expired, released or never acquired)\n",
+        "semaphore", "sa", "lease-time", "0000");
+    OUT(0, "", "", "semaphore", "sa", "release", "ABCD");
+    OUT(1, "", "rlk: semaphore sa: that permit is not held (expired, released or never acquired); "
+        "nothing changed\n", "semaphore", "sa", "release", "abcd");
+    expect_key("sa", "5");
+    OUT(0, "0\n", "", "semaphore", "sa", "acquired");
+    OUT(0, "-1\n", "", "semaphore", "sa", "ttl");
+    OUT(0, "", "", "semaphore", "sa", "expire", "60");
+    r = RUN("semaphore", "sa", "ttl");
+    expect_status(&r, 0, "ttl after expire 60");
+    snprintf(id, sizeof id, "%s", r.out);
+    CHECKF(atoll(id) > 50000 && atoll(id) <= 60000, "ttl after expire 60: %s", id);
+    cli_result_free(&r);
+    OUT(0, "", "", "semaphore", "sa", "clear-expire");
+    OUT(1, "", "rlk: semaphore sa: it has no time to live; nothing changed\n", "semaphore", "sa",
+        "clear-expire");
+
+    /* Bad input: exit 2, one line, nothing changed. */
+    REFUSED("set-permits -1", "set-permits needs a whole number in 0..", "semaphore", "sa",
+            "set-permits", "-1");
+    REFUSED("set-permits", "missing N", "semaphore", "sa", "set-permits");
+    REFUSED("lease-time xyz", "hex", "semaphore", "sa", "lease-time", "xyz");
+    REFUSED("release", "missing ID", "semaphore", "sa", "release");
+    REFUSED("expire 0", "at least 1 ms", "semaphore", "sa", "expire", "0");
+    REFUSED("acquired x", "unexpected argument 'x'", "semaphore", "sa", "acquired", "x");
+    REFUSED("ttl --json", "unknown option '--json'", "semaphore", "sa", "ttl", "--json");
+    expect_key("sa", "5");
+    CHECK_INT_EQ(tk_int(&server, "PTTL %s", "sa"), -1);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -216,6 +282,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_size_with_holder);
     RUN_TEST(test_latch_vs_semaphore);
     RUN_TEST(test_lock_on_rwlock);
+    RUN_TEST(test_semaphore_actions);
     cli_teardown();
     rlk_fx_stop(&server);
     return check_summary("it_cli_kinds");

@@ -3,7 +3,8 @@
  * it_cli_latch.c - `rlk latch NAME set | count-down | await | count` against
  * a fixture server: outputs and exit codes, an await proven waiting
  * (subscribed to the latch channel) and released by count-downs from other
- * processes, await timing out, usage errors.
+ * processes, await timing out, usage errors; expire / clear-expire / ttl
+ * (outputs, exits, an await released when the TTL runs out).
  *
  * Usage: it_cli_latch PATH_TO_RLK
  */
@@ -100,6 +101,40 @@ static void test_await_timeout(void)
     cli_result_free(&r);
 }
 
+/* expire, clear-expire, ttl: outputs and exits; an await asleep before the TTL was set ends
+ * with exit 0 once it runs out. */
+static void test_expiry(void)
+{
+    long long t0;
+    cli_proc p;
+    cli_result r;
+    int st;
+
+    OUT(0, "-2\n", "", "latch", "l5", "ttl");
+    OUT(1, "", "rlk: latch l5: open (not armed); nothing changed\n", "latch", "l5", "expire", "5");
+    OUT(0, "", "", "latch", "l5", "set", "2");
+    OUT(0, "-1\n", "", "latch", "l5", "ttl");
+    OUT(1, "", "rlk: latch l5: it has no time to live; nothing changed\n", "latch", "l5",
+        "clear-expire");
+    OUT(0, "", "", "latch", "l5", "expire", "60");
+    CHECK(tk_int(&server, "PTTL %s", "l5") > 50000);
+    OUT(0, "", "", "latch", "l5", "clear-expire");
+    CHECK_INT_EQ(tk_int(&server, "PTTL %s", "l5"), -1);
+
+    REQUIRE(START(&p, "latch", "l5", "await", "-w", "20") == 0);
+    CHECKF(wait_subscribed("redisson_countdownlatch__channel__{l5}", 10000) == 0,
+           "rlk latch await never subscribed to the latch channel");
+    t0 = rlk_fx_now_ms();
+    OUT(0, "", "", "latch", "l5", "expire", "0.3");
+    st = cli_wait(&p, 10000);
+    r = cli_collect(&p, st, rlk_fx_now_ms() - t0);
+    expect_status(&r, 0, "await released by the latch's TTL");
+    CHECK_STR_EQ(r.err, "");
+    CHECKF(r.ms < 5000, "await ended %lld ms after expire 0.3", r.ms);
+    cli_result_free(&r);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "l5"), 0);
+}
+
 /* Runs args, expects exit 2, one error line containing needle. */
 static void expect_usage(const char *const *args, const char *needle)
 {
@@ -130,6 +165,10 @@ static void test_usage(void)
     USAGE("option -w needs a number of seconds", "latch", "u", "await", "-w", "soon");
     USAGE("unknown option '--json'", "latch", "u", "count", "--json");
     USAGE("must not be empty", "latch", "", "count");
+    USAGE("missing the SECONDS", "latch", "u", "expire");
+    USAGE("the time to live must be at least 1 ms", "latch", "u", "expire", "0");
+    USAGE("needs a number of seconds", "latch", "u", "expire", "soon");
+    USAGE("unexpected argument 'x'", "latch", "u", "ttl", "x");
     CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "u"), 0);
 }
 
@@ -142,6 +181,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_set_count_down);
     RUN_TEST(test_await_released);
     RUN_TEST(test_await_timeout);
+    RUN_TEST(test_expiry);
     RUN_TEST(test_usage);
     cli_main_end(&server, 1);
     return check_summary("it_cli_latch");

@@ -10,6 +10,10 @@
  *   - Redisson's channel for every name ({ in it or not): a raw subscriber on
  *     redisson_countdownlatch__channel__{NAME} hears rlk's messages, and a
  *     count-down done with raw commands in Redisson's layout wakes rlk's await;
+ *   - a time to live (rlk_latch_expire, clear_expire, ttl): the calls and
+ *     their checks; an await that began before the TTL was set returns
+ *     RLK_OK when it runs out (nothing is published then: the awaiter
+ *     bounds its sleep by the TTL, woken by expire's "1" to read it);
  *   - the invariant across processes: 4 processes x 3 threads await a
  *     latch of 5; each records when it was released; every release comes
  *     after the last count_down was sent (none earlier, none missing) and
@@ -461,6 +465,90 @@ static void test_invariant_procs(void)
     rlk_free(c);
 }
 
+/* ------------------------------------------------------------ time to live */
+
+static void test_expiry_calls(void)
+{
+    rlk_client *c = tk_connect(url, 0, 2);
+    rlk_latch *l = c ? rlk_latch_new(c, "fs:ttl") : NULL;
+    long long ttl = 0;
+    int set = -1, cleared = -1;
+
+    REQUIRE(l);
+    CHECK_INT_EQ(rlk_latch_ttl(l, &ttl), RLK_OK);
+    CHECK_INT_EQ(ttl, -2);                                  /* open: no key */
+    CHECK_INT_EQ(rlk_latch_expire(l, 60000, &set), RLK_OK);
+    CHECK_INT_EQ(set, 0);
+    CHECK_INT_EQ(tk_key_exists(&srv, "fs:ttl"), 0);
+    CHECK_INT_EQ(rlk_latch_try_set_count(l, 2, NULL), RLK_OK);
+    CHECK_INT_EQ(rlk_latch_ttl(l, &ttl), RLK_OK);
+    CHECK_INT_EQ(ttl, -1);
+    CHECK_INT_EQ(rlk_latch_expire(l, 60000, &set), RLK_OK);
+    CHECK_INT_EQ(set, 1);
+    CHECK_INT_EQ(rlk_latch_ttl(l, &ttl), RLK_OK);
+    CHECKF(ttl > 50000 && ttl <= 60000, "ttl %lld after expire 60000", ttl);
+    ttl = tk_int(&srv, "PTTL fs:ttl");
+    CHECKF(ttl > 50000 && ttl <= 60000, "PTTL %lld after expire 60000", ttl);
+    CHECK_INT_EQ(rlk_latch_count_down(l, NULL), RLK_OK);   /* keeps the TTL */
+    CHECK(tk_int(&srv, "PTTL fs:ttl") > 50000);
+    CHECK_INT_EQ(rlk_latch_clear_expire(l, &cleared), RLK_OK);
+    CHECK_INT_EQ(cleared, 1);
+    CHECK_INT_EQ(tk_int(&srv, "PTTL fs:ttl"), -1);
+    CHECK_INT_EQ(rlk_latch_clear_expire(l, &cleared), RLK_OK);
+    CHECK_INT_EQ(cleared, 0);
+
+    /* Bad input: refused before any call, nothing changed. */
+    CHECK_INT_EQ(rlk_latch_expire(l, 0, &set), RLK_ERR_ARG);
+    CHECK_STR_CONTAINS(rlk_errstr(c), "ttl_ms 0 is not in 1..");
+    CHECK_INT_EQ(rlk_latch_expire(l, 1000000000001LL, NULL), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_latch_ttl(l, NULL), RLK_ERR_ARG);
+    CHECK_INT_EQ(tk_int(&srv, "PTTL fs:ttl"), -1);
+    CHECK_INT_EQ(count_of(l), 1);
+    CHECK(tk_command_ok(&srv, "DEL fs:ttl") == 0);
+    CHECK(tk_command_ok(&srv, "HSET fs:ttl f 1") == 0);
+    CHECK_INT_EQ(rlk_latch_expire(l, 1000, NULL), RLK_ERR_SCRIPT);
+    CHECK_STR_PREFIX(rlk_errstr(c), "RLK_WRONGTYPE");
+    CHECK_INT_EQ(rlk_latch_ttl(l, &ttl), RLK_ERR_SCRIPT);
+    CHECK_INT_EQ(tk_int(&srv, "PTTL fs:ttl"), -1);
+    CHECK(tk_command_ok(&srv, "DEL fs:ttl") == 0);
+    rlk_latch_free(l);
+    rlk_free(c);
+}
+
+/* An awaiter asleep before the TTL existed (no bound, nothing will be
+ * published when the key expires) still returns RLK_OK once it runs out:
+ * expire's "1" wakes it, it reads the TTL and sleeps no longer. */
+static void test_await_released_by_expiry(void)
+{
+    rlk_client *c = tk_connect(url, 0, 4);
+    rlk_latch *l = c ? rlk_latch_new(c, "fs:ttlwait") : NULL;
+    tk_latch done;
+    awaiter a;
+    pthread_t t;
+    long long t0, elapsed;
+
+    REQUIRE(l);
+    tk_latch_init(&done);
+    CHECK_INT_EQ(rlk_latch_try_set_count(l, 3, NULL), RLK_OK);
+    a = (awaiter){l, 20000, 0, -1, 0, &done, 0};
+    pthread_create(&t, NULL, awaiter_main, &a);
+    CHECK_INT_EQ(tk_wait_numsub(&srv, rlk_latch_channel(l), 1, 5000), 0);  /* it is asleep */
+    tk_stall_reset(&stall);
+    t0 = rlk_fx_now_ms();
+    CHECK_INT_EQ(rlk_latch_expire(l, 400, NULL), RLK_OK);
+    CHECK_INT_EQ(tk_latch_wait(&done, 1, 10000), 1);
+    pthread_join(t, NULL);
+    elapsed = rlk_fx_now_ms() - t0;
+    CHECK_INT_EQ(a.rc, RLK_OK);
+    CHECKF(elapsed <= 400 + LATENCY_MS, "released %lld ms after a TTL of 400 ms "
+           "(longest scheduling gap %lld ms%s)", elapsed, tk_stall_max_gap_ms(&stall),
+           tk_stall_note(&stall));
+    CHECK_INT_EQ(tk_key_exists(&srv, "fs:ttlwait"), 0);
+    tk_latch_destroy(&done);
+    rlk_latch_free(l);
+    rlk_free(c);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -473,6 +561,8 @@ int main(int argc, char **argv)
     RUN_TEST(test_stray_messages_and_delete);
     RUN_TEST(test_redisson_channel);
     RUN_TEST(test_all_local_awaiters_released);
+    RUN_TEST(test_expiry_calls);
+    RUN_TEST(test_await_released_by_expiry);
     RUN_TEST(test_invariant_procs);
     tk_suite_stop(&srv, &stall);
     return check_summary("fs_latch");

@@ -5,6 +5,11 @@
  *   - every call: ids, release of a held / released / unknown / expired id,
  *     update_lease, all-or-nothing acquire of n permits, counts, the held
  *     permits listing, key and channel names, argument checks;
+ *   - Redisson 4.7's newer calls: lease_time (-1 for a leaseless Redisson
+ *     permit, "not held" for an expired or unknown one), acquired,
+ *     try_release (false without an error), set_permits (held permits stay
+ *     held, the count may go below 0), expire / clear_expire on both keys
+ *     and ttl; bad input refused with nothing changed;
  *   - waits: woken by a release, by the expiry of a held permit (bounded
  *     by its lease, no message needed), running out;
  *   - the lease keeper: keeps a permit over many leases; reports a permit
@@ -1026,6 +1031,116 @@ static void test_invariant_with_kills(void)
     rlk_free(c);
 }
 
+/* ------------------------------------------------------------ Redisson 4.7's newer calls */
+
+static void test_newer_calls(void)
+{
+    rlk_client *c = tk_connect(url, 0, 2);
+    rlk_psemaphore *s = c ? rlk_psemaphore_new(c, "fs:new") : NULL;
+    char a[RLK_PERMIT_ID_SIZE], b[RLK_PERMIT_ID_SIZE];
+    long long ms = 0, n = 0;
+    int done = -1;
+
+    REQUIRE(s);
+    /* lease_time: the lease left; -1 for a permit Redisson took without a lease. */
+    CHECK_INT_EQ(rlk_psemaphore_try_set_permits(s, 3, NULL), RLK_OK);
+    CHECK_INT_EQ(rlk_psemaphore_try_acquire(s, 0, 20000, a), RLK_OK);
+    CHECK_INT_EQ(rlk_psemaphore_try_acquire(s, 0, 20000, b), RLK_OK);
+    CHECK_INT_EQ(rlk_psemaphore_lease_time(s, a, &ms), RLK_OK);
+    CHECKF(ms > 10000 && ms <= 20000, "lease left %lld of 20000", ms);
+    CHECK(tk_command_ok(&srv, "ZADD {fs:new}:timeout 922337203685477 %b", "\x01\x02", (size_t)2) == 0);
+    CHECK_INT_EQ(rlk_psemaphore_lease_time(s, "0102", &ms), RLK_OK);
+    CHECK_INT_EQ(ms, -1);
+    CHECK_INT_EQ(rlk_psemaphore_lease_time(s, "00112233445566778899aabbccddeeff", &ms),
+                 RLK_ERR_NOT_OWNER);
+    CHECK_STR_CONTAINS(rlk_errstr(c), "not held");
+    CHECK_INT_EQ(rlk_psemaphore_lease_time(s, "xyz", &ms), RLK_ERR_ARG);
+
+    /* acquired: the held permits (the leaseless one included). */
+    CHECK_INT_EQ(rlk_psemaphore_acquired(s, &n), RLK_OK);
+    CHECK_INT_EQ(n, 3);
+
+    /* try_release: true once, then false without an error. */
+    CHECK_INT_EQ(rlk_psemaphore_try_release(s, a, &done), RLK_OK);
+    CHECK_INT_EQ(done, 1);
+    CHECK_INT_EQ(rlk_psemaphore_try_release(s, a, &done), RLK_OK);
+    CHECK_INT_EQ(done, 0);
+    CHECK_INT_EQ(rlk_psemaphore_try_release(s, "00112233445566778899aabbccddeeff", &done), RLK_OK);
+    CHECK_INT_EQ(done, 0);
+    CHECK_INT_EQ(rlk_psemaphore_try_release(s, "0102", &done), RLK_OK);
+    CHECK_INT_EQ(done, 1);
+    CHECK_INT_EQ(rlk_psemaphore_try_release(s, "", &done), RLK_ERR_ARG);
+    CHECK_INT_EQ(available(s), 3);      /* 3 - 2 taken + a given back, + the leaseless one
+                                           (raw ZADD: it never came from the count) */
+    CHECK_INT_EQ(rlk_psemaphore_acquired(s, &n), RLK_OK);
+    CHECK_INT_EQ(n, 1);
+
+    /* set_permits: the size (count + held) becomes N; held permits stay held. */
+    CHECK_INT_EQ(rlk_psemaphore_set_permits(s, 5, &n), RLK_OK);
+    CHECK_INT_EQ(n, 4);
+    CHECK_INT_EQ(rlk_psemaphore_set_permits(s, 0, &n), RLK_OK);
+    CHECK_INT_EQ(n, -1);
+    CHECK_INT_EQ(rlk_psemaphore_release(s, b), RLK_OK);
+    CHECK_INT_EQ(available(s), 0);
+    CHECK_INT_EQ(rlk_psemaphore_set_permits(s, -1, NULL), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_psemaphore_set_permits(s, 1000000000001LL, NULL), RLK_ERR_ARG);
+    CHECK_INT_EQ(available(s), 0);
+
+    /* expire / clear_expire on both keys; ttl of the count key. */
+    CHECK_INT_EQ(rlk_psemaphore_set_permits(s, 2, NULL), RLK_OK);
+    CHECK_INT_EQ(rlk_psemaphore_try_acquire(s, 0, 20000, a), RLK_OK);
+    CHECK_INT_EQ(rlk_psemaphore_ttl(s, &ms), RLK_OK);
+    CHECK_INT_EQ(ms, -1);
+    CHECK_INT_EQ(rlk_psemaphore_expire(s, 60000, &done), RLK_OK);
+    CHECK_INT_EQ(done, 1);
+    CHECK_INT_EQ(rlk_psemaphore_ttl(s, &ms), RLK_OK);
+    CHECKF(ms > 50000 && ms <= 60000, "ttl %lld after expire 60000", ms);
+    ms = tk_int(&srv, "PTTL {fs:new}:timeout");
+    CHECKF(ms > 50000 && ms <= 60000, "the permits key's PTTL %lld after expire 60000", ms);
+    CHECK_INT_EQ(rlk_psemaphore_clear_expire(s, &done), RLK_OK);
+    CHECK_INT_EQ(done, 1);
+    CHECK_INT_EQ(tk_int(&srv, "PTTL fs:new"), -1);
+    CHECK_INT_EQ(tk_int(&srv, "PTTL {fs:new}:timeout"), -1);
+    CHECK_INT_EQ(rlk_psemaphore_clear_expire(s, &done), RLK_OK);
+    CHECK_INT_EQ(done, 0);
+    CHECK_INT_EQ(rlk_psemaphore_expire(s, 0, &done), RLK_ERR_ARG);
+    CHECK_INT_EQ(tk_int(&srv, "PTTL fs:new"), -1);
+    CHECK(tk_command_ok(&srv, "SET {fs:new}:timeout x") == 0);
+    CHECK_INT_EQ(rlk_psemaphore_expire(s, 1000, NULL), RLK_ERR_SCRIPT);
+    CHECK_STR_PREFIX(rlk_errstr(c), "RLK_WRONGTYPE");
+    CHECK_INT_EQ(tk_int(&srv, "PTTL fs:new"), -1);
+    CHECK(tk_command_ok(&srv, "DEL fs:new {fs:new}:timeout") == 0);
+    CHECK_INT_EQ(rlk_psemaphore_expire(s, 1000, &done), RLK_OK);
+    CHECK_INT_EQ(done, 0);
+    CHECK_INT_EQ(rlk_psemaphore_ttl(s, &ms), RLK_OK);
+    CHECK_INT_EQ(ms, -2);
+    rlk_psemaphore_free(s);
+    rlk_free(c);
+}
+
+/* A permit whose lease ran out: lease_time and try_release say "not held"
+ * without an error, and it is back in the count once. */
+static void test_newer_calls_expired(void)
+{
+    rlk_client *c = tk_connect(url, 0, 2);
+    rlk_psemaphore *s = c ? rlk_psemaphore_new(c, "fs:newexp") : NULL;
+    char id[RLK_PERMIT_ID_SIZE];
+    long long ms = 0;
+    int done = -1;
+
+    REQUIRE(s);
+    CHECK_INT_EQ(rlk_psemaphore_try_set_permits(s, 1, NULL), RLK_OK);
+    CHECK_INT_EQ(rlk_psemaphore_try_acquire(s, 0, 100, id), RLK_OK);
+    rlk_fx_sleep_ms(150);       /* the lease runs out: time itself is the event */
+    CHECK_INT_EQ(rlk_psemaphore_lease_time(s, id, &ms), RLK_ERR_NOT_OWNER);
+    CHECK_INT_EQ(rlk_psemaphore_try_release(s, id, &done), RLK_OK);
+    CHECK_INT_EQ(done, 0);
+    CHECK_INT_EQ(available(s), 1);
+    CHECK(tk_command_ok(&srv, "DEL fs:newexp {fs:newexp}:timeout") == 0);
+    rlk_psemaphore_free(s);
+    rlk_free(c);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -1037,6 +1152,8 @@ int main(int argc, char **argv)
     RUN_TEST(test_acquire_release);
     RUN_TEST(test_n_permits);
     RUN_TEST(test_expired_permit);
+    RUN_TEST(test_newer_calls);
+    RUN_TEST(test_newer_calls_expired);
     RUN_TEST(test_wait_woken_by_release);
     RUN_TEST(test_wait_woken_by_expiry);
     RUN_TEST(test_wait_runs_out);

@@ -4,6 +4,10 @@
  * redis-server:
  *   - every call and its replies, argument checks, a wrong-typed key, the
  *     channel names;
+ *   - Redisson 4.7's newer calls: release_if_exists (never re-creates a
+ *     missing or expired key), try_set_permits_ttl, expire / clear_expire /
+ *     ttl on the count key only, and a release_if_exists that serves a
+ *     waiter; bad input refused with nothing changed;
  *   - waits: woken by a release (bounded latency), running out, several
  *     waiting threads of one process all served by one release;
  *   - the invariant across processes: 6 processes x 3 threads take 1 or 2
@@ -630,6 +634,113 @@ static void test_queue_dead_waiter_skipped(void)
     rlk_free(c);
 }
 
+/* ------------------------------------------------------------ Redisson 4.7's newer calls */
+
+static void test_ttl_calls(void)
+{
+    rlk_client *c = tk_connect(url, 0, 2);
+    rlk_semaphore *s = c ? rlk_semaphore_new(c, "fs:ttl") : NULL;
+    long long n = 0, ttl = 0;
+    int done = -1;
+
+    REQUIRE(s);
+    /* release_if_exists: no key, nothing made. */
+    CHECK_INT_EQ(rlk_semaphore_release_if_exists(s, 2, &done), RLK_OK);
+    CHECK_INT_EQ(done, 0);
+    CHECK_INT_EQ(tk_key_exists(&srv, "fs:ttl"), 0);
+    CHECK_INT_EQ(rlk_semaphore_ttl(s, &ttl), RLK_OK);
+    CHECK_INT_EQ(ttl, -2);
+    CHECK_INT_EQ(rlk_semaphore_expire(s, 1000, &done), RLK_OK);
+    CHECK_INT_EQ(done, 0);
+
+    /* try_set_permits_ttl: set once, with its TTL; a second call changes nothing. */
+    CHECK_INT_EQ(rlk_semaphore_try_set_permits_ttl(s, 2, 60000, &done), RLK_OK);
+    CHECK_INT_EQ(done, 1);
+    CHECK_INT_EQ(rlk_semaphore_try_set_permits_ttl(s, 5, 1000, &done), RLK_OK);
+    CHECK_INT_EQ(done, 0);
+    CHECK_INT_EQ(available(s), 2);
+    CHECK_INT_EQ(rlk_semaphore_ttl(s, &ttl), RLK_OK);
+    CHECKF(ttl > 50000 && ttl <= 60000, "ttl %lld after try_set_permits_ttl 60000", ttl);
+    CHECK_INT_EQ(rlk_semaphore_try_acquire(s, 2, 0), RLK_OK);
+    CHECK_INT_EQ(rlk_semaphore_release_if_exists(s, 2, &done), RLK_OK);
+    CHECK_INT_EQ(done, 1);
+    CHECK_INT_EQ(available(s), 2);
+    CHECK(tk_int(&srv, "PTTL fs:ttl") > 50000);            /* kept */
+
+    /* expire / clear_expire on the count key. */
+    CHECK_INT_EQ(rlk_semaphore_clear_expire(s, &done), RLK_OK);
+    CHECK_INT_EQ(done, 1);
+    CHECK_INT_EQ(tk_int(&srv, "PTTL fs:ttl"), -1);
+    CHECK_INT_EQ(rlk_semaphore_clear_expire(s, &done), RLK_OK);
+    CHECK_INT_EQ(done, 0);
+    CHECK_INT_EQ(rlk_semaphore_expire(s, 90000, &done), RLK_OK);
+    CHECK_INT_EQ(done, 1);
+    n = tk_int(&srv, "PTTL fs:ttl");
+    CHECKF(n > 80000 && n <= 90000, "PTTL %lld after expire 90000", n);
+
+    /* A semaphore whose TTL ran out is gone for good: release_if_exists does not make it
+     * again (release would). */
+    CHECK_INT_EQ(rlk_semaphore_expire(s, 50, NULL), RLK_OK);
+    for (int i = 0; i < 200 && tk_key_exists(&srv, "fs:ttl") == 1; i++)
+        rlk_fx_sleep_ms(5);     /* time itself is the event: a bounded poll */
+    CHECK_INT_EQ(tk_key_exists(&srv, "fs:ttl"), 0);
+    CHECK_INT_EQ(rlk_semaphore_release_if_exists(s, 1, &done), RLK_OK);
+    CHECK_INT_EQ(done, 0);
+    CHECK_INT_EQ(tk_key_exists(&srv, "fs:ttl"), 0);
+
+    /* Bad input: refused before any call, nothing changed. */
+    CHECK_INT_EQ(rlk_semaphore_try_set_permits_ttl(s, 1, 60000, NULL), RLK_OK);
+    CHECK_INT_EQ(rlk_semaphore_release_if_exists(s, 0, &done), RLK_ERR_ARG);
+    CHECK_STR_CONTAINS(rlk_errstr(c), "permits 0 is not in 1..");
+    CHECK_INT_EQ(rlk_semaphore_try_set_permits_ttl(s, 1, 0, NULL), RLK_ERR_ARG);
+    CHECK_STR_CONTAINS(rlk_errstr(c), "ttl_ms 0 is not in 1..");
+    CHECK_INT_EQ(rlk_semaphore_try_set_permits_ttl(s, -1, 1000, NULL), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_semaphore_expire(s, 0, NULL), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_semaphore_expire(s, 1000000000001LL, NULL), RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_semaphore_ttl(s, NULL), RLK_ERR_ARG);
+    CHECK_INT_EQ(available(s), 1);
+    CHECK(tk_int(&srv, "PTTL fs:ttl") > 50000);
+    CHECK(tk_command_ok(&srv, "DEL fs:ttl") == 0);
+    CHECK(tk_command_ok(&srv, "RPUSH fs:ttl x") == 0);
+    CHECK_INT_EQ(rlk_semaphore_release_if_exists(s, 1, NULL), RLK_ERR_SCRIPT);
+    CHECK_STR_PREFIX(rlk_errstr(c), "RLK_WRONGTYPE");
+    CHECK_INT_EQ(rlk_semaphore_expire(s, 1000, NULL), RLK_ERR_SCRIPT);
+    CHECK_INT_EQ(tk_int(&srv, "PTTL fs:ttl"), -1);
+    CHECK(tk_command_ok(&srv, "DEL fs:ttl") == 0);
+    rlk_semaphore_free(s);
+    rlk_free(c);
+}
+
+/* A waiter queued on an existing semaphore is served by release_if_exists. */
+static void test_release_if_exists_serves_waiter(void)
+{
+    rlk_client *c = tk_connect(url, 0, 4);
+    rlk_semaphore *s = c ? rlk_semaphore_new(c, "fs:rie") : NULL;
+    bg_acquire b = {0};
+    tk_latch served;
+    pthread_t t;
+    int done = -1;
+
+    REQUIRE(s);
+    tk_latch_init(&served);
+    CHECK_INT_EQ(rlk_semaphore_try_set_permits(s, 0, NULL), RLK_OK);
+    b.done = &served;
+    b.sem = s;
+    b.permits = 1;
+    b.wait_ms = 10000;
+    pthread_create(&t, NULL, bg_acquire_main, &b);
+    CHECK_INT_EQ(tk_wait_int_at_least(&srv, 1, 5000, "LLEN %s", "{fs:rie}:rlk_waiters"), 0);
+    CHECK_INT_EQ(rlk_semaphore_release_if_exists(s, 1, &done), RLK_OK);
+    CHECK_INT_EQ(done, 1);
+    pthread_join(t, NULL);
+    CHECK_INT_EQ(b.rc, RLK_OK);
+    CHECK_INT_EQ(available(s), 0);
+    CHECK(tk_command_ok(&srv, "DEL fs:rie") == 0);
+    tk_latch_destroy(&served);
+    rlk_semaphore_free(s);
+    rlk_free(c);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -638,6 +749,8 @@ int main(int argc, char **argv)
     if (tk_suite_start("fs_semaphore", &srv, url, sizeof url, &stall) != 0)
         return 1;
     RUN_TEST(test_calls);
+    RUN_TEST(test_ttl_calls);
+    RUN_TEST(test_release_if_exists_serves_waiter);
     RUN_TEST(test_wait_woken_by_release);
     RUN_TEST(test_wait_runs_out);
     RUN_TEST(test_local_waiters_all_served);

@@ -1,0 +1,26 @@
+-- name: semaphore/clear_expire
+-- version: 1
+-- summary: Remove the semaphore key's time to live (it stays until deleted); publishes nothing.
+-- redisson: RedissonSemaphore.clearExpireAsync (persist on the key; 1 when it had a TTL)
+-- time: none
+-- KEYS[1]: semaphore - a string key holding the number of available permits
+-- return 1: the key had a time to live and now has none
+-- return 0: there is no key, or it had no time to live; nothing changed
+-- error RLK_BADARG: not exactly 1 key and no arguments
+-- error RLK_WRONGTYPE: the semaphore key holds a value that is not a string
+-- end
+
+--- @include "lib/wrong_type"
+
+--- @include "lib/persist_keys"
+
+if #KEYS ~= 1 or #ARGV ~= 0 then
+  return redis.error_reply('RLK_BADARG expected 1 key and no arguments')
+end
+local key = KEYS[1]
+local why = wrong_type(key, 'string', 'semaphore')
+if why then
+  return redis.error_reply('RLK_WRONGTYPE ' .. why)
+end
+
+return persist_keys({ key })
