@@ -108,6 +108,7 @@ typedef struct slot {
     volatile int inflight[NRES]; /* action + 1 while a write to that resource is on the wire */
     tally t[NACT][NRES];
     int holds, transient, errors, pg_errors;
+    int noacks[NACT];            /* acquisitions rolled back: no replica acknowledged them */
     volatile int nacq;
     acq a[MAXACQ];
     char err[200];               /* the first unexpected error */
@@ -278,6 +279,8 @@ static void worker(int k, int checked)
         if (rc != RLK_OK) {
             if (transient(rc)) {
                 s->transient++;
+                if (rc == RLK_ERR_NOREPLICAS)
+                    s->noacks[sh->action]++;
             } else {
                 s->errors++;
                 note(s, "lock: %s %s", rlk_strerror(rc), rlk_errstr(c));
@@ -407,6 +410,7 @@ typedef struct run_result {
     int actions[NACT];
     tally t[NACT][NRES];
     int holds, transient, errors, pg_errors, killed, slots;
+    int noacks[NACT];                  /* acquisitions rolled back for want of a replica ack */
     long long entries[NRES];           /* the resource's final content, -1: not read */
     int back[NRES];                    /* entries below an earlier entry's token */
     int back_by[NACT][NRES];           /* the same by the action the entry names */
@@ -432,6 +436,8 @@ static void fold(run_result *r, int k)
             r->t[s->inflight[res] - 1][res].unk++;
     r->holds += s->holds;
     r->transient += s->transient;
+    for (int a = 0; a < NACT; a++)
+        r->noacks[a] += s->noacks[a];
     r->errors += s->errors;
     r->pg_errors += s->pg_errors;
     if (s->err[0])
@@ -646,18 +652,35 @@ static void abandon(void)
     rlk_fx_sentinel_stop(&fx);
 }
 
-static int failover(long long timeout_ms)
+/* Fails the master over to data[want]: SENTINEL FAILOVER, again while it is refused (NOGOODSLAVE
+ * for a while after the start) or did not complete in 8 s (a loaded machine: the sentinels
+ * abort a failover whose promotion they do not see within failover-timeout). 0, or -1 after
+ * timeout_ms. */
+static int failover(int want, long long timeout_ms)
 {
-    long long t0 = rlk_fx_now_ms();
+    long long t0 = rlk_fx_now_ms(), left;
 
-    if (rlk_fx_sentinel_wait_promotable(&fx, timeout_ms) != 0)
-        return -1;
-    while (rlk_fx_sentinel_failover(&fx, 20000) != 0) { /* NOGOODSLAVE for a while: again */
-        if (rlk_fx_now_ms() - t0 > timeout_ms)
+    for (;;) {
+        if (rlk_fx_sentinel_master(&fx) == want)
+            return 0;
+        left = timeout_ms - (rlk_fx_now_ms() - t0);
+        if (left <= 0) {
+            /* What sentinel 0 thinks, for the failure message. */
+            redisReply *r = rlk_fx_command(&fx.sentinel[0], "SENTINEL MASTER %s", fx.name);
+
+            for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2)
+                if (strcmp(r->element[i]->str, "flags") == 0 || strcmp(r->element[i]->str, "failover-state") == 0 ||
+                    strcmp(r->element[i]->str, "port") == 0)
+                    printf("  sentinel 0: %s %s\n", r->element[i]->str, r->element[i + 1]->str);
+            if (r)
+                freeReplyObject(r);
             return -1;
+        }
+        if (rlk_fx_sentinel_wait_promotable(&fx, left) == 0 && rlk_fx_sentinel_master(&fx) == 1 - want &&
+            rlk_fx_sentinel_failover(&fx, left < 8000 ? left : 8000) == 0)
+            return 0;
         sleep_ms(500);
     }
-    return 0;
 }
 
 static int run(int checked, run_result *r)
@@ -750,7 +773,7 @@ static int run(int checked, run_result *r)
         r->expect_master = old >= 0 ? 1 - old : -1;
         if (k >= 0)
             kill(sh->s[k].pid, SIGSTOP);
-        if (old >= 0 && failover(20000) == 0) {
+        if (old >= 0 && failover(1 - old, 30000) == 0) {
             r->actions[A_FAILOVER]++;
             r->failover_ms = rlk_fx_now_ms() - t0;
             /* The old master goes on as a master until the sentinels reconfigure it, 8-10 s
@@ -828,15 +851,15 @@ static void report(const char *title, const run_result *r)
            "failover %lld ms, master at the end: data[%d]\n",
            title, rlk_fx_server_name(), r->slots, r->killed, r->holds, r->acqs, r->transient, r->errors,
            r->failover_ms, r->new_master);
-    printf("  %-20s %7s", "action", "actions");
+    printf("  %-20s %7s %7s", "action", "actions", "no ack");
     for (int res = 0; res < nres; res++)
         printf(" | %-30s", RES_NAME[res]);
-    printf("\n  %-20s %7s", "", "");
+    printf("\n  %-20s %7s %7s", "", "", "");
     for (int res = 0; res < nres; res++)
         printf(" | %8s %7s %7s %5s", "accepted", "refused", "unknown", "back");
     printf("\n");
     for (int a = 0; a < NACT; a++) {
-        printf("  %-20s %7d", ACT_NAME[a], a == A_NONE ? 0 : r->actions[a]);
+        printf("  %-20s %7d %7d", ACT_NAME[a], a == A_NONE ? 0 : r->actions[a], r->noacks[a]);
         for (int res = 0; res < nres; res++)
             printf(" | %8d %7d %7d %5d", r->t[a][res].acc, r->t[a][res].ref, r->t[a][res].unk,
                    r->back_by[a][res]);
@@ -853,6 +876,9 @@ static void report(const char *title, const run_result *r)
         printf("  %s: %d accepted, %d stale refused, %d unknown; %lld entries, %d below an earlier "
                "entry's token\n", RES_NAME[res], s.acc, s.ref, s.unk, r->entries[res], r->back[res]);
     }
+    printf("  (no ack: acquisitions rolled back, RLK_ERR_NOREPLICAS, because no replica acknowledged "
+           "them; unknown: a write no replica acknowledged, a lost reply, a worker killed mid-write; "
+           "back: entries below an earlier entry's token, by the action the entry names)\n");
     printf("  tokens: %lld acquisitions, %lld handed out not above one handed out before they began\n",
            r->acqs, r->token_back);
     fflush(stdout);
