@@ -31,8 +31,10 @@
  *   CLIENT PAUSE      CLIENT PAUSE ALL SERVER_PAUSE_MS on the master while someone holds
  *   server SIGSTOP    the master process stopped SERVER_PAUSE_MS, then SIGCONT (kept below the
  *                     sentinels' down-after-milliseconds, 1000: no failover)
- *   Sentinel failover the holder paused, SENTINEL FAILOVER, the holder resumed once the
- *                     sentinels name the replica; the workers follow the switch
+ *   Sentinel failover the holder paused, SENTINEL FAILOVER (again while refused or not done),
+ *                     the holder resumed once the sentinels name the replica; the old master is
+ *                     made a replica of the new one at once (the sentinels would 8-10 s later), so
+ *                     that WAIT 1 is answered there; the workers follow the switch
  *
  * Asserted, checked run, on each resource: the final content (list on the master the sentinels
  * name at the end, table ordered by id) has no entry whose token is below an earlier entry's;
