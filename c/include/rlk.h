@@ -796,10 +796,12 @@ RLK_API int rlk_fence_check(rlk_fence_state *st, uint64_t token);
  * highest before). RLK_ERR_FENCED: a higher token was accepted before,
  * *highest (may be NULL) holds it, nothing changed. RLK_ERR_SCRIPT: the
  * script refused the call (RLK_BADARG, RLK_CROSSSLOT, RLK_WRONGTYPE,
- * RLK_CMDERR: errstr), nothing changed. Other errors as rlk_evalv; a lost
- * reply (RLK_ERR_IO, RLK_ERR_TIMEOUT after the write) may have run: repeat
- * only what is idempotent (set, hset, del, expire, pexpire, check, xadd
- * with an explicit id), the same token being accepted again. */
+ * RLK_CMDERR: errstr), nothing changed. RLK_ERR_READONLY: the server is a
+ * replica (a demoted master): nothing changed; through Sentinel the write
+ * was sent once more to the master the sentinels name. Other errors as
+ * rlk_evalv; a lost reply (RLK_ERR_IO, RLK_ERR_TIMEOUT after the write) may
+ * have run: repeat only what is idempotent (set, hset, del, expire, pexpire,
+ * check, xadd with an explicit id), the same token being accepted again. */
 RLK_API int rlk_fence_write(rlk_client *c, const char *op, const char *fence, const char *data,
                     uint64_t token, int nargs, const char *const *args, const size_t *arglens,
                     uint64_t *highest, redisReply **reply);

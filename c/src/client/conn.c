@@ -45,12 +45,20 @@ static int rlk_first_word_is(const char *text, size_t len, const char *word)
 static int rlk_reply_class(const redisReply *r, int default_err)
 {
     static const char unauth[] = "ERR Protocol error: unauthenticated";
+    /* scripts/lib/fence_done.lua's text for a data command the server refused: on a replica
+     * (a demoted master) that is READONLY, and the fenced write changed nothing. */
+    static const char cmderr[] = "RLK_CMDERR the data command failed: ";
+    const size_t cn = sizeof cmderr - 1;
 
     if (rlk_first_word_is(r->str, r->len, "NOAUTH") || rlk_first_word_is(r->str, r->len, "WRONGPASS") ||
         (r->len >= sizeof unauth - 1 && memcmp(r->str, unauth, sizeof unauth - 1) == 0))
         return RLK_ERR_AUTH;
     if (rlk_first_word_is(r->str, r->len, "READONLY") || rlk_first_word_is(r->str, r->len, "MASTERDOWN"))
         return RLK_ERR_READONLY;
+    if (r->len > cn && memcmp(r->str, cmderr, cn) == 0 &&
+        (rlk_first_word_is(r->str + cn, r->len - cn, "READONLY") ||
+         rlk_first_word_is(r->str + cn, r->len - cn, "MASTERDOWN")))
+        return RLK_ERR_READONLY; /* as any write's: followed to the master and sent once more there */
     if (rlk_first_word_is(r->str, r->len, "NOREPLICAS"))
         return RLK_ERR_NOREPLICAS;
     for (int i = 0; rlk_server_refusals[i]; i++)

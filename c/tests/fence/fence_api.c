@@ -14,6 +14,7 @@
  *                    *highest and nothing changed, bad arguments refused before any call
  *   write_with_lock  tokens from rlk_fenced_lock: the newer holder's writes pass, the older
  *                    holder's (its lease gone) are refused
+ *   write_on_replica a fenced write that reaches a replica: RLK_ERR_READONLY, nothing changed
  */
 #include "check.h"
 #include "fixture.h"
@@ -347,6 +348,33 @@ static void test_write_with_lock(void)
     rlk_free(b);
 }
 
+/* A fenced write that reaches a replica (a demoted master, as after a failover, before the client
+ * heard of it): the replica refuses the data command inside the script, which changes nothing;
+ * rlk_fence_write says RLK_ERR_READONLY, as for any write a replica refuses (through Sentinel the
+ * client follows the switch and sends it once more to the new master), not RLK_ERR_SCRIPT. */
+static void test_write_on_replica(void)
+{
+    rlk_client *c = tk_connect(url, 0, 1);
+    const char *v[] = {"on the master"};
+    char buf[64];
+    int port = rlk_fx_free_port(), rc;
+
+    REQUIRE(c != NULL && port > 0);
+    rc = rlk_fence_write(c, "set", "{rep}:fence", "{rep}:data", 10, 1, v, NULL, NULL, NULL);
+    REQUIREF(rc == RLK_OK, "write on the master: %s %s", rlk_strerror(rc), rlk_errstr(c));
+    /* A replica of a master that is not there: it keeps its data and answers reads. */
+    REQUIRE(tk_command_ok(&srv, "REPLICAOF 127.0.0.1 %d", port) == 0);
+    v[0] = "on the replica";
+    rc = rlk_fence_write(c, "set", "{rep}:fence", "{rep}:data", 11, 1, v, NULL, NULL, NULL);
+    CHECKF(rc == RLK_ERR_READONLY, "write on the replica: %s %s (expected RLK_ERR_READONLY)", rlk_strerror(rc),
+           rlk_errstr(c));
+    CHECK_STR_CONTAINS(rlk_errstr(c), "READONLY");
+    CHECK(tk_command_ok(&srv, "REPLICAOF NO ONE") == 0);
+    CHECK_STR_EQ(get(c, "{rep}:data", buf, sizeof buf), "on the master");
+    CHECK_INT_EQ(tk_int(&srv, "GET {rep}:fence"), 10);     /* the token not recorded */
+    rlk_free(c);
+}
+
 int main(void)
 {
     RUN_TEST(test_check_unit);
@@ -355,6 +383,7 @@ int main(void)
         return 1;
     RUN_TEST(test_write_ops);
     RUN_TEST(test_write_with_lock);
+    RUN_TEST(test_write_on_replica);
     tk_suite_stop(&srv, &stall);
     return check_summary("fence_api");
 }
