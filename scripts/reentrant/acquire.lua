@@ -6,11 +6,11 @@
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
 -- KEYS[2]: waiters - list {lock}:rlk_waiters of waiting tickets, first come first
 -- KEYS[3]: grant - string {lock}:rlk_next: ticket the free lock is reserved for, PX claim window
--- KEYS[4]: delay - string {lock}:rlk_delay, only with lock-delay: delay_ms, PX lease + delay_ms
+-- KEYS[4]: delay - optional (lock-delay): string {lock}:rlk_delay: delay_ms, PX lease + delay_ms
 -- ARGV[1]: lease_ms - lease in milliseconds, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- ARGV[3]: ticket - integer -67108863..67108863: 0 never queue; t > 0 new waiter (tail); -t queued already
--- ARGV[4]: delay_ms - only with KEYS[4]: the lock-delay in milliseconds, integer 1..1000000000000
+-- ARGV[4]: delay_ms - optional (with KEYS[4]): the lock-delay in milliseconds, integer 1..1000000000000
 -- return nil: acquired (free, reserved for no other ticket; own grant and entry dropped), or re-entered
 -- return integer: not acquired; ms to wait at most: holder's PTTL (-1: none); reserved: grant's or -1; delayed: delay's
 -- return -3: not acquired; queued first behind another ticket's reservation: attempt again after its claim window

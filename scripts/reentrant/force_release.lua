@@ -5,7 +5,7 @@
 -- time: none
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
 -- KEYS[2]: channel - unlock channel redisson_lock__channel:{name}
--- KEYS[3]: delay - string {lock}:rlk_delay, only with lock-delay: deleted too (the delay ends)
+-- KEYS[3]: delay - optional (lock-delay): string {lock}:rlk_delay: deleted too (the delay ends)
 -- ARGV[1]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
 -- return 1: the lock key deleted and message 0 (unlock) published on channel
 -- return 0: there was no lock (nor delay key); nothing published
@@ -29,17 +29,14 @@ if kind ~= 'none' and kind ~= 'hash' then
 end
 
 if kind == 'none' then
-  -- A lost lock's delay: ended, and the waiters it keeps out try again at once.
-  if delay and redis.call('del', delay) == 1 then
-    redis.call(publish, channel, '0')
-    return 2
+  -- A lost lock's delay: ended, and the waiters it keeps out try again at once (below).
+  if not (delay and redis.call('del', delay) == 1) then
+    return 0
   end
-  return 0
-end
-if delay then
+elseif delay then
   redis.call('del', lock, delay)
 else
   redis.call('del', lock)
 end
 redis.call(publish, channel, '0')
-return 1
+return kind == 'none' and 2 or 1

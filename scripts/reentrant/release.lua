@@ -7,7 +7,7 @@
 -- KEYS[2]: channel - unlock channel redisson_lock__channel:{name}
 -- KEYS[3]: waiters - list {lock}:rlk_waiters of waiting tickets, first come first
 -- KEYS[4]: grant - string {lock}:rlk_next: ticket the free lock is reserved for, PX claim window
--- KEYS[5]: delay - string {lock}:rlk_delay, only with lock-delay: refreshed while held, deleted by the last exit
+-- KEYS[5]: delay - optional (lock-delay): string {lock}:rlk_delay: refreshed while held, deleted by the last exit
 -- ARGV[1]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- ARGV[2]: lease_ms - lease in milliseconds set while the owner still holds it, integer 1..1000000000000
 -- ARGV[3]: claim_ms - how long the first waiter has to claim the lock, integer 1..1000000000000

@@ -4,7 +4,7 @@
 -- redisson: RedissonBaseLock.renewExpirationAsync (hexists -> pexpire, 1; else 0)
 -- time: none
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
--- KEYS[2]: delay - string {lock}:rlk_delay, only with lock-delay: its PX reset to lease_ms + its value
+-- KEYS[2]: delay - optional (lock-delay): string {lock}:rlk_delay: its PX reset to lease_ms + its value
 -- ARGV[1]: lease_ms - new lease in milliseconds, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- return 1: owner holds the lock; its lease is now lease_ms
