@@ -243,7 +243,7 @@ describe("reentrant/release", function()
   validation_cases(function(lease, owner) return release(owner, lease) end, {
     { "reentrant/release", { LOCK, CHANNEL }, { A, "1000", "50", "publish" } },
     { "reentrant/release", { LOCK, CHANNEL, WAITERS }, { A, "1000", "50", "publish" } },
-    { "reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT, "{res}:other" },
+    { "reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT, "{res}:rlk_delay", "{res}:other" },
       { A, "1000", "50", "publish" } },
     { "reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT }, { A, "1000", "50" } },
     { "reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT }, { A, "1000", "publish" } },
@@ -292,7 +292,7 @@ describe("reentrant/renew", function()
   wrongtype_cases(function() return renew(A) end)
   validation_cases(function(lease, owner) return renew(owner, lease) end, {
     { "reentrant/renew", {}, { "1000", A } },
-    { "reentrant/renew", { LOCK, "{res}:other" }, { "1000", A } },
+    { "reentrant/renew", { LOCK, "{res}:rlk_delay", "{res}:other" }, { "1000", A } },
     { "reentrant/renew", { LOCK }, { "1000" } },
     { "reentrant/renew", { LOCK }, { "1000", A, "extra" } },
   })
@@ -411,7 +411,8 @@ describe("reentrant/force_release", function()
   it("refuses the wrong number of keys or any argument", function()
     assert.equal(NIL, acquire(A))
     r:published()
-    for _, case in ipairs({ { { LOCK } }, { { LOCK, CHANNEL, "{res}:x" } }, { { LOCK, CHANNEL }, {} },
+    for _, case in ipairs({ { { LOCK } }, { { LOCK, CHANNEL, "{res}:rlk_delay", "{res}:x" } },
+                            { { LOCK, CHANNEL }, {} },
                             { { LOCK, CHANNEL }, { "publish", "0" } } }) do
       local before = sa.snapshot(r, { LOCK })
       sa.assert_error(force(case[1], case[2]), "RLK_BADARG")

@@ -18,6 +18,7 @@ static const char lock_usage[] =
     "usage: rlk lock NAME [OPTIONS] -- COMMAND [ARGS...]\n"
     "       rlk lock --read | --write | --fair | --fenced NAME [OPTIONS] -- COMMAND...\n"
     "       rlk lock --non-reentrant | --spin NAME [OPTIONS] -- COMMAND...\n"
+    "       rlk lock --fair --non-reentrant NAME [OPTIONS] -- COMMAND...\n"
     "       rlk lock --all MEMBER... [OPTIONS] -- COMMAND...\n"
     "       rlk lock --redlock URL,URL,URL[,...] NAME [OPTIONS] -- COMMAND...\n"
     "\n"
@@ -32,7 +33,9 @@ static const char lock_usage[] =
     "  --fenced              the fenced lock NAME (RFencedLock): COMMAND gets the fencing\n"
     "                        token in RLK_FENCE_TOKEN\n"
     "  --non-reentrant       the reentrant lock's data, but its holder asking again is\n"
-    "                        refused (RedissonNonReentrantLock): exit 2 at once\n"
+    "                        refused (RedissonNonReentrantLock): exit 2 at once; with\n"
+    "                        --fair: the fair lock, its holder refused the same way\n"
+    "                        (RedissonNonReentrantFairLock)\n"
     "  --spin                the reentrant lock NAME, waited for by polling with a\n"
     "                        back-off of 1 to 128 ms, no SUBSCRIBE (RedissonSpinLock):\n"
     "                        for servers or proxies without pub/sub\n"
@@ -59,6 +62,11 @@ static const char lock_usage[] =
     "                        lease, a third of a renewed one, minus the margin: a longer\n"
     "                        one is shortened, with a warning)\n"
     "  --watchdog-lease MS   the renewed lease (default 30000)\n"
+    "  --lock-delay MS       the reentrant lock (and --spin) only: when a holder LOSES the\n"
+    "                        lock (its lease runs out; not released), nobody using\n"
+    "                        --lock-delay takes it for MS more (Chubby's and Consul's\n"
+    "                        lock-delay); a release ends it at once. Give every rlk lock\n"
+    "                        on NAME the same MS: others ignore it (docs/locks/reentrant.md)\n"
     "  --name NAME           the lock's name (for a name that starts with '-')\n"
     "  --url URL             the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
     "  --stats               at exit, one line on stderr: how long rlk waited (from its\n"
@@ -102,11 +110,32 @@ static const lock_mode_flag lock_mode_flags[] = {
     {"--spin", RLK_LC_SPIN},   {NULL, 0},
 };
 
+/* 1 when flags a and b are --fair and --non-reentrant, in either order. */
+static int lock_fair_nonreentrant(const char *a, const char *b)
+{
+    return (strcmp(a, "--fair") == 0 && strcmp(b, "--non-reentrant") == 0) ||
+           (strcmp(a, "--non-reentrant") == 0 && strcmp(b, "--fair") == 0);
+}
+
 static int lock_set_mode(rlk_lc_lock_opts *o, const char *flag, int mode)
 {
-    if (o->mode_flag && strcmp(o->mode_flag, flag) != 0)
+    if (o->mode_flag && strcmp(o->mode_flag, flag) != 0) {
+        if (lock_fair_nonreentrant(o->mode_flag, flag) ||
+            (o->fair_nonreentrant && lock_fair_nonreentrant("--fair", flag))) {
+            /* The non-reentrant fair lock (rlk_fairlock_set_non_reentrant). */
+            o->fair_nonreentrant = 1;
+            o->mode_flag = "--fair";
+            o->mode = RLK_LC_FAIR;
+            return -1;
+        }
+        if (o->fair_nonreentrant || strcmp(flag, "--non-reentrant") == 0 ||
+            strcmp(o->mode_flag, "--non-reentrant") == 0)
+            return rlk_cli_usage("lock", "%s and %s exclude each other: --non-reentrant goes "
+                                 "alone or with --fair", o->fair_nonreentrant ? "--non-reentrant"
+                                 : o->mode_flag, flag);
         return rlk_cli_usage("lock", "%s and %s exclude each other: one kind of lock at a time",
                              o->mode_flag, flag);
+    }
     o->mode_flag = flag;
     o->mode = mode;
     return -1;
@@ -171,6 +200,9 @@ static int lock_arg(int argc, char **argv, int *i, rlk_lc_lock_opts *o)
     }
     if (lock_mode_arg(argc, argv, i, o, &rc))
         return rc;
+    if ((got = rlk_lc_opt("lock", argc, argv, i, NULL, "--lock-delay", &arg)) != 0)
+        return got < 0 || rlk_lc_parse_count("lock", "option --lock-delay", arg, 1, 1000000000000LL,
+                                             &o->lock_delay_ms) < 0 ? RLK_EXIT_USAGE : -1;
     if ((got = rlk_lc_opt("lock", argc, argv, i, NULL, "--name", &arg)) != 0)
         return got < 0 ? RLK_EXIT_USAGE : lock_name_arg(argc, argv, i, o, arg);
     if (arg[0] == '-' && arg[1] != '\0') {
@@ -187,6 +219,10 @@ static int lock_check(const rlk_lc_lock_opts *o)
     if (o->nnames == 0)
         return rlk_cli_usage("lock", o->mode == RLK_LC_ALL ? "--all needs at least one lock "
                              "NAME" : "missing the lock NAME");
+    if (o->lock_delay_ms > 0 && o->mode != RLK_LC_REENTRANT && o->mode != RLK_LC_SPIN)
+        return rlk_cli_usage("lock", "--lock-delay goes with the reentrant lock only (rlk lock "
+                             "NAME, or --spin), not with %s", o->fair_nonreentrant
+                             ? "--fair --non-reentrant" : o->mode_flag);
     if (o->mode == RLK_LC_REDLOCK && o->redlock_urls[0] == '\0')
         return rlk_cli_usage("lock", "--redlock needs the servers' URLs, separated by commas");
     if (o->mode == RLK_LC_REDLOCK && (o->c.url || rlk_cli_global_url || rlk_cli_g.url_file))
@@ -198,8 +234,9 @@ static int lock_check(const rlk_lc_lock_opts *o)
 /* "rlk lock --write cfg" / "rlk lock --all a ..." for the hint of a missing command. */
 static void lock_synopsis(const rlk_lc_lock_opts *o, char *buf, size_t len)
 {
-    snprintf(buf, len, "rlk lock %s%s%s%s%s%s", o->mode_flag ? o->mode_flag : "",
-             o->mode_flag ? " " : "", o->mode == RLK_LC_REDLOCK ? "URLS " : "", o->names[0],
+    snprintf(buf, len, "rlk lock %s%s%s%s%s%s%s", o->mode_flag ? o->mode_flag : "",
+             o->mode_flag ? " " : "", o->fair_nonreentrant ? "--non-reentrant " : "",
+             o->mode == RLK_LC_REDLOCK ? "URLS " : "", o->names[0],
              o->nnames > 1 ? " " : "", o->nnames > 1 ? "..." : "");
 }
 

@@ -336,6 +336,8 @@ typedef struct rlk_lc_lock_opts {
     const char *redlock_urls;   /* --redlock: comma-separated */
     const char **names;         /* NAME (or NAME... with --all) */
     int nnames;
+    int fair_nonreentrant;      /* --fair --non-reentrant: mode RLK_LC_FAIR, non-reentrant */
+    long long lock_delay_ms;    /* --lock-delay MS (reentrant, --spin); 0: none */
 } rlk_lc_lock_opts;
 
 /* Each runs `rlk lock` in its mode and returns the exit code. */

@@ -4,7 +4,9 @@
  * (default), a read or the write lock of a read-write lock (--read,
  * --write), the fair lock (--fair), the fenced lock (--fenced), the
  * non-reentrant lock (--non-reentrant) and the reentrant lock waited for by
- * back-off instead of pub/sub (--spin). All of them
+ * back-off instead of pub/sub (--spin); --fair --non-reentrant is the fair
+ * lock whose holder asking again is refused, --lock-delay the reentrant
+ * lock's lock-delay (rlk_lock_set_delay). All of them
  * wait with pub/sub (but --spin) and are renewed by the client's watchdog (or have a
  * fixed lease), so they differ only in which library calls they make: the
  * small switch functions below.
@@ -39,6 +41,8 @@ typedef struct single_lock {
     rlk_fairlock *fair;
     rlk_fenced *fenced;
     rlk_nrlock *nr;             /* --non-reentrant; --spin is lock, set to spin */
+    int fair_nonreentrant;      /* --fair --non-reentrant */
+    long long delay_ms;         /* --lock-delay (lock, --spin); 0: none */
 } single_lock;
 
 /* ---------------------------------------------------------------- the kinds */
@@ -87,13 +91,18 @@ static int single_make(single_lock *l, const char *name)
     case RLK_LC_WRITE:
         return (l->rw = rlk_rwlock_new(l->c, name)) ? 0 : -1;
     case RLK_LC_FAIR:
-        return (l->fair = rlk_fairlock_new(l->c, name)) ? 0 : -1;
+        if (!(l->fair = rlk_fairlock_new(l->c, name)))
+            return -1;
+        return !l->fair_nonreentrant || rlk_fairlock_set_non_reentrant(l->fair, 1) == RLK_OK
+               ? 0 : -1;
     case RLK_LC_FENCED:
         return (l->fenced = rlk_fenced_new(l->c, name)) ? 0 : -1;
     case RLK_LC_NONREENTRANT:
         return (l->nr = rlk_nrlock_new(l->c, name)) ? 0 : -1;
     default:
         if (!(l->lock = rlk_lock_new(l->c, name)))
+            return -1;
+        if (l->delay_ms > 0 && rlk_lock_set_delay(l->lock, l->delay_ms) != RLK_OK)
             return -1;
         return l->mode != RLK_LC_SPIN || rlk_lock_set_spin(l->lock, 1, 128) == RLK_OK ? 0 : -1;
     }
@@ -380,6 +389,8 @@ int rlk_lc_lock_single(const rlk_lc_lock_opts *o)
         return rc;
     memset(&l, 0, sizeof l);
     l.mode = o->mode;
+    l.fair_nonreentrant = o->fair_nonreentrant;
+    l.delay_ms = o->lock_delay_ms;
     t0 = rlk_lc_now_ns();
     /* -w bounds the whole wait, the connect included (a TLS handshake with a
      * stopped server hangs until then, where a TCP connect does not); a

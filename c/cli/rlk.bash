@@ -71,9 +71,9 @@ _rlk()
             fi
             words="--key --arg --raw --no-raw --url --bundle --help" ;;
         lock)
-            words="--read --write --fair --fenced --all --redlock -w --wait -n --no-wait --hold -E
-                   --conflict-exit-code -l --lease -k --kill-after --watchdog-lease --stats --json
-                   --url -- --help" ;;
+            words="--read --write --fair --fenced --all --redlock --non-reentrant --spin -w --wait
+                   -n --no-wait --hold -E --conflict-exit-code -l --lease -k --kill-after
+                   --watchdog-lease --lock-delay --stats --json --url -- --help" ;;
         elect)
             words="--value --observe --json --count --timeout -w --wait -n --no-wait --hold -E
                    --conflict-exit-code -l --lease -k --kill-after --watchdog-lease --stats --name

@@ -712,6 +712,18 @@ RLK_API int rlk_fairlock_set_non_reentrant(rlk_fairlock *f, int on);
  * before the handle is used by several threads. */
 RLK_API int rlk_lock_set_spin(rlk_lock *l, long long initial_ms, long long max_ms);
 
+/* Lock-delay, as Chubby's and Consul's session LockDelay (docs/locks/reentrant.md,
+ * "Lock-delay"): a lock l's holder LOST (its lease ran out; not released) cannot be
+ * taken by an rlk_lock with the delay set until delay_ms after its lease ended, so a
+ * paused holder has that long to notice before the next one acts. A release
+ * (rlk_lock_unlock, rlk_lock_force_unlock on a handle with the delay) ends it at
+ * once. It is kept in the key {name}:rlk_delay (PX lease + delay_ms, renewed with the
+ * lock); handles without it, and Redisson's clients, ignore that key: give every
+ * client of a name the same delay. 0: off (the default: no key, no command more).
+ * RLK_ERR_ARG unless 0 <= delay_ms <= 10^12. Set it before the handle is used by
+ * several threads. */
+RLK_API int rlk_lock_set_delay(rlk_lock *l, long long delay_ms);
+
 /* ---------------------------------------------------------------- leader election */
 
 /* Leader election (docs/elect.md) on the fenced lock's layout: whoever holds

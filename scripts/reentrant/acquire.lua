@@ -1,19 +1,21 @@
 -- name: reentrant/acquire
--- version: 9
+-- version: 10
 -- summary: Acquire or re-enter a reentrant lock, claim it when reserved for this waiter, or join the queue.
 -- redisson: RedissonLock.tryLockInnerAsync (hincrby + pexpire, pttl when held); queue and grant: rlk's
 -- time: none
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
 -- KEYS[2]: waiters - list {lock}:rlk_waiters of waiting tickets, first come first
 -- KEYS[3]: grant - string {lock}:rlk_next: ticket the free lock is reserved for, PX claim window
+-- KEYS[4]: delay - optional (lock-delay): string {lock}:rlk_delay: delay_ms, PX lease + delay_ms
 -- ARGV[1]: lease_ms - lease in milliseconds, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- ARGV[3]: ticket - integer -67108863..67108863: 0 never queue; t > 0 new waiter (tail); -t queued already
+-- ARGV[4]: delay_ms - optional (with KEYS[4]): the lock-delay in milliseconds, integer 1..1000000000000
 -- return nil: acquired (free, reserved for no other ticket; own grant and entry dropped), or re-entered
--- return integer: not acquired; ms to wait at most: holder's PTTL (-1: none); reserved: grant PTTL or -1
+-- return integer: not acquired; ms to wait at most: holder's PTTL (-1: none); reserved: grant's or -1; delayed: delay's
 -- return -3: not acquired; queued first behind another ticket's reservation: attempt again after its claim window
 -- return array: {wait, 1}: not acquired; first in the queue, or reserved or queued again: hear the lock's channel
--- error RLK_BADARG: not exactly 3 keys and 3 arguments, or ticket is not an integer in -67108863..67108863
+-- error RLK_BADARG: not 3 keys and 3 arguments (or 4 and 4), a ticket or delay_ms out of range
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
 -- error RLK_WRONGTYPE: the lock key is not a hash, the waiters key not a list or the grant key not a string
@@ -21,11 +23,11 @@
 
 --- @include "lib/is_lease"
 
-if #KEYS ~= 3 or #ARGV ~= 3 then
-  return redis.error_reply('RLK_BADARG expected 3 keys and 3 arguments')
+if #KEYS ~= #ARGV or (#KEYS ~= 3 and #KEYS ~= 4) then
+  return redis.error_reply('RLK_BADARG expected 3 keys and 3 arguments (lock-delay: 4 and 4)')
 end
-local lock, waiters, grant = KEYS[1], KEYS[2], KEYS[3]
-local lease_ms, owner, ticket = ARGV[1], ARGV[2], ARGV[3]
+local lock, waiters, grant, delay = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local lease_ms, owner, ticket, delay_ms = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 -- The checks run on every call, so they are the cheapest that decide (they are most of the
 -- server time these scripts take beyond Redisson's, docs/performance.md): the usual lease (under
 -- 13 digits) by one pattern inline; is_lease decides the rest.
@@ -42,13 +44,28 @@ if ticket ~= '0' then
     return redis.error_reply('RLK_BADARG ticket must be an integer in -67108863..67108863')
   end
 end
+if delay and not is_lease(delay_ms) then
+  return redis.error_reply('RLK_BADARG delay_ms must be an integer in 1..1000000000000')
+end
 
 -- The uncontended path: neither the lock nor a reservation exists (one call tells both), so the
 -- lock is created fresh; no type can be wrong on keys that do not exist. Arguments to redis.call
 -- on this path are strings: a Lua number would be formatted on every call.
-if t >= 0 and redis.call('exists', lock, grant) == 0 then
+if t >= 0 and not delay and redis.call('exists', lock, grant) == 0 then
   redis.call('hset', lock, owner, '1')
   redis.call('pexpire', lock, lease_ms)
+  return nil
+end
+
+-- Lock-delay (KEYS[4], only when the caller asks for it): every take writes the delay key with
+-- PX lease + delay_ms; renewals refresh it, a release deletes it. A lock whose lease ran out
+-- (lost, not released) leaves it behind for delay_ms more, and an attempt that finds the lock
+-- free but the delay key present is refused with its PTTL (nothing tells a waiter when it goes).
+-- Without KEYS[4] none of this runs: not a command or a key more than before.
+if t >= 0 and delay and redis.call('exists', lock, grant, delay) == 0 then
+  redis.call('hset', lock, owner, '1')
+  redis.call('pexpire', lock, lease_ms)
+  redis.call('set', delay, delay_ms, 'px', tostring(lease_ms + delay_ms))
   return nil
 end
 
@@ -62,7 +79,12 @@ end
 local me = tostring(t < 0 and -t or t)
 local ttl = redis.call('pttl', lock)
 local wait, reserved
-if ttl == -2 then
+local delayed = ttl == -2 and delay and redis.call('pttl', delay)
+if delayed and delayed ~= -2 then
+  -- Free, but its last holder lost it delay_ms ago or less: nobody takes it before the delay
+  -- key expires (a release or a force unlock deletes it and publishes).
+  ttl, wait = delayed, delayed
+elseif ttl == -2 then
   reserved = redis.pcall('get', grant)
   if type(reserved) == 'table' then
     return wrongtype(grant, 'grant', 'string')
@@ -78,6 +100,9 @@ if ttl == -2 then
     end
     redis.call('hincrby', lock, owner, 1)
     redis.call('pexpire', lock, lease_ms)
+    if delay then
+      redis.call('set', delay, delay_ms, 'px', tostring(lease_ms + delay_ms))
+    end
     return nil
   end
   -- Reserved for another ticket: a single try waits out the claim window; a waiter is woken by
@@ -91,6 +116,9 @@ else
   if mine == 1 then
     redis.call('hincrby', lock, owner, 1)
     redis.call('pexpire', lock, lease_ms)
+    if delay then
+      redis.call('set', delay, delay_ms, 'px', tostring(lease_ms + delay_ms))
+    end
     return nil
   end
   wait = ttl

@@ -1,24 +1,26 @@
 -- name: reentrant/force_release
--- version: 2
+-- version: 3
 -- summary: Delete a reentrant lock whoever holds it and publish the unlock message.
 -- redisson: RedissonLock.forceUnlockAsync (del -> publish 0, 1; else 0)
 -- time: none
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
 -- KEYS[2]: channel - unlock channel redisson_lock__channel:{name}
+-- KEYS[3]: delay - optional (lock-delay): string {lock}:rlk_delay: deleted too (the delay ends)
 -- ARGV[1]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
 -- return 1: the lock key deleted and message 0 (unlock) published on channel
--- return 0: there was no lock; nothing published
--- error RLK_BADARG: not exactly 2 keys and 1 argument
+-- return 0: there was no lock (nor delay key); nothing published
+-- return 2: no lock, but a lost one's delay key: deleted and message 0 published (the delay ends)
+-- error RLK_BADARG: not 2 keys (or 3) and 1 argument
 -- error RLK_WRONGTYPE: the lock key holds a value that is not a hash
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
 --- @include "lib/publish_cmd"
 
-if #KEYS ~= 2 or #ARGV ~= 1 then
-  return redis.error_reply('RLK_BADARG expected 2 keys and 1 argument')
+if (#KEYS ~= 2 and #KEYS ~= 3) or #ARGV ~= 1 then
+  return redis.error_reply('RLK_BADARG expected 2 keys and 1 argument (lock-delay: 3 keys)')
 end
-local lock, channel = KEYS[1], KEYS[2]
+local lock, channel, delay = KEYS[1], KEYS[2], KEYS[3]
 local publish, bad_publish = publish_cmd(ARGV[1])
 if not publish then return bad_publish end
 local kind = redis.call('type', lock).ok
@@ -27,8 +29,14 @@ if kind ~= 'none' and kind ~= 'hash' then
 end
 
 if kind == 'none' then
-  return 0
+  -- A lost lock's delay: ended, and the waiters it keeps out try again at once (below).
+  if not (delay and redis.call('del', delay) == 1) then
+    return 0
+  end
+elseif delay then
+  redis.call('del', lock, delay)
+else
+  redis.call('del', lock)
 end
-redis.call('del', lock)
 redis.call(publish, channel, '0')
-return 1
+return kind == 'none' and 2 or 1

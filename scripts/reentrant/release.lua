@@ -1,5 +1,5 @@
 -- name: reentrant/release
--- version: 7
+-- version: 8
 -- summary: Leave a reentrant lock once; on the last exit delete it, reserve it for the first waiter, publish.
 -- redisson: RedissonLock.unlockInnerAsync (hincrby -1; pexpire while held, else del + publish 0); grant: rlk's
 -- time: none
@@ -7,6 +7,7 @@
 -- KEYS[2]: channel - unlock channel redisson_lock__channel:{name}
 -- KEYS[3]: waiters - list {lock}:rlk_waiters of waiting tickets, first come first
 -- KEYS[4]: grant - string {lock}:rlk_next: ticket the free lock is reserved for, PX claim window
+-- KEYS[5]: delay - optional (lock-delay): string {lock}:rlk_delay: refreshed while held, deleted by the last exit
 -- ARGV[1]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- ARGV[2]: lease_ms - lease in milliseconds set while the owner still holds it, integer 1..1000000000000
 -- ARGV[3]: claim_ms - how long the first waiter has to claim the lock, integer 1..1000000000000
@@ -15,10 +16,10 @@
 -- return 0: still held by owner: count decremented, lease reset to lease_ms
 -- return 1: released: the lock key deleted and message 0 (unlock) published on channel; nobody queued
 -- return 2: released, reserved for the first waiter (popped) for claim_ms; head*2^26 on its wake channel, then 0
--- error RLK_BADARG: not exactly 4 keys and 4 arguments, or claim_ms is not an integer in 1..1000000000000
+-- error RLK_BADARG: not 4 (or 5) keys and 4 arguments, or claim_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
--- error RLK_WRONGTYPE: the lock key is not a hash or the waiters key not a list
+-- error RLK_WRONGTYPE: the lock key is not a hash, the waiters key not a list or the delay key not a string
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
@@ -26,10 +27,10 @@
 
 --- @include "lib/publish_cmd"
 
-if #KEYS ~= 4 or #ARGV ~= 4 then
-  return redis.error_reply('RLK_BADARG expected 4 keys and 4 arguments')
+if (#KEYS ~= 4 and #KEYS ~= 5) or #ARGV ~= 4 then
+  return redis.error_reply('RLK_BADARG expected 4 keys and 4 arguments (lock-delay: 5 keys)')
 end
-local lock, channel, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local lock, channel, waiters, grant, delay = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, lease_ms, claim_ms, publish = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 -- The checks run on every call, so they are the cheapest that decide (they are most of the
 -- server time these scripts take beyond Redisson's, docs/performance.md): the usual lease, claim
@@ -65,8 +66,17 @@ if not count then
 end
 -- A count is what HSET/HINCRBY wrote: '1' is the last exit, without a tonumber on the fast path.
 if count ~= '1' and tonumber(count) > 1 then
+  -- Lock-delay: the delay key (its value the delay) keeps PX lease + delay, as acquire set it.
+  local d = delay and redis.pcall('get', delay)
+  if type(d) == 'table' then
+    return redis.error_reply('RLK_WRONGTYPE delay key holds a ' .. redis.call('type', delay).ok
+      .. ', not a string')
+  end
   redis.call('hincrby', lock, owner, -1)
   redis.call('pexpire', lock, lease_ms)
+  if d and tonumber(d) then
+    redis.call('pexpire', delay, tostring(lease_ms + tonumber(d)))
+  end
   return 0
 end
 -- The first waiter leaves the queue: the first write, so a waiters key of another type is refused
@@ -76,7 +86,11 @@ if head and head.err then
   return redis.error_reply('RLK_WRONGTYPE waiters key holds a ' .. redis.call('type', waiters).ok
     .. ', not a list')
 end
-redis.call('del', lock)
+if delay then
+  redis.call('del', lock, delay)  -- released, not lost: no lock-delay
+else
+  redis.call('del', lock)
+end
 
 -- Reserves the freed lock for the first waiter whose client still listens, and wakes it alone
 -- (defined here, past the fast paths: a closure made on every call costs them).

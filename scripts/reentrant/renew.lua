@@ -1,14 +1,15 @@
 -- name: reentrant/renew
--- version: 2
+-- version: 3
 -- summary: Reset the lease of a reentrant lock the owner holds (watchdog renewal of one lock).
 -- redisson: RedissonBaseLock.renewExpirationAsync (hexists -> pexpire, 1; else 0)
 -- time: none
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
+-- KEYS[2]: delay - optional (lock-delay): string {lock}:rlk_delay: its PX reset to lease_ms + its value
 -- ARGV[1]: lease_ms - new lease in milliseconds, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- return 1: owner holds the lock; its lease is now lease_ms
 -- return 0: owner does not hold the lock (or there is no lock); nothing changed
--- error RLK_BADARG: not exactly 1 key and 2 arguments
+-- error RLK_BADARG: not 1 key (or 2) and 2 arguments
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
 -- error RLK_WRONGTYPE: the lock key holds a value that is not a hash
@@ -16,10 +17,10 @@
 
 --- @include "lib/is_lease"
 
-if #KEYS ~= 1 or #ARGV ~= 2 then
-  return redis.error_reply('RLK_BADARG expected 1 key and 2 arguments')
+if (#KEYS ~= 1 and #KEYS ~= 2) or #ARGV ~= 2 then
+  return redis.error_reply('RLK_BADARG expected 1 key and 2 arguments (lock-delay: 2 keys)')
 end
-local lock, lease_ms, owner = KEYS[1], ARGV[1], ARGV[2]
+local lock, delay, lease_ms, owner = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
 if not is_lease(lease_ms) then
   return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
 end
@@ -32,7 +33,13 @@ if kind ~= 'none' and kind ~= 'hash' then
 end
 
 if kind == 'hash' and redis.call('hexists', lock, owner) == 1 then
+  -- Lock-delay: the delay key (its value the delay) keeps PX lease + delay. One of another type
+  -- is left alone: the renewal is the lock's, and a refusal would report it lost.
+  local d = delay and redis.pcall('get', delay)
   redis.call('pexpire', lock, lease_ms)
+  if type(d) == 'string' and tonumber(d) then
+    redis.call('pexpire', delay, tostring(lease_ms + tonumber(d)))
+  end
   return 1
 end
 return 0

@@ -3,7 +3,10 @@
  * lock.c - the reentrant lock API (rlk_lock_*): Redisson's RLock on
  * reentrant/{acquire,release,force_release}, waiting through the client's
  * subscriber and the process-wide local queue, lease-less holds renewed by
- * the client's watchdog. docs/runtime.md describes the algorithm.
+ * the client's watchdog. docs/runtime.md describes the algorithm. With a
+ * lock-delay (rlk_lock_set_delay) every script call also names the delay key
+ * {name}:rlk_delay (the scripts' last KEYS entry), and its holds are renewed
+ * alone with reentrant/renew, which refreshes that key too.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +42,9 @@ struct rlk_lock {
                                    cid * 1024 + r, at least 2^25 (lib/hand_over) */
     long long spin_initial_ms;  /* rlk_lock_set_spin: > 0, wait by back-off (runtime/spin.h), */
     long long spin_max_ms;      /* never subscribing; 0: pub/sub */
+    long long delay_ms;         /* rlk_lock_set_delay: > 0, lock-delay; 0: off */
+    char delay_s[24];           /* delay_ms as text (reentrant/acquire's ARGV[4]) */
+    char *delay;                /* {name}:rlk_delay, made by the first rlk_lock_set_delay */
 };
 
 #define RLK_LOCK_KEEPALIVE_MS 1000  /* a queued waiter attempts at least this often */
@@ -73,6 +79,7 @@ static void rlk_lock_fini(void *handle)
     free(l->waiters);
     free(l->grant);
     free(l->wake);
+    free(l->delay);
     rlk_fam_id_destroy(&l->id);
 }
 
@@ -132,6 +139,13 @@ static const rlk_renew_task rlk_lock_renew_alone = {
 const rlk_renew_task rlk_lock_renew_task = {
     "reentrant/renew_many", RLK_RENEW_SLOT, rlk_lock_renew_build, rlk_lock_renew_reply,
     &rlk_lock_renew_alone
+};
+
+/* A hold with a lock-delay: its KEYS are (name, delay key), renewed alone by
+ * reentrant/renew, which resets the delay key's PX to lease + delay as well
+ * (renew_many knows no delay keys; a lock without the delay never comes here). */
+static const rlk_renew_task rlk_lock_renew_delay_task = {
+    "reentrant/renew", RLK_RENEW_ALONE, rlk_renew_build_one, rlk_renew_reply_one, NULL
 };
 
 /* ---------------------------------------------------------------- handles */
@@ -222,10 +236,10 @@ static int rlk_acq_init(rlk_lock *l, long long lease_ms, long long wait_ms, rlk_
 static int rlk_lock_release_call(void *arg, const char *owner, long long lease, int *rc)
 {
     rlk_lock *l = arg;
-    const char *keys[4] = {l->b.name, l->b.channel, l->waiters, l->grant};
+    const char *keys[5] = {l->b.name, l->b.channel, l->waiters, l->grant, l->delay};
 
     return rlk_fam_release_call(l->b.c, "reentrant/release", "reentrant/release", l->b.name,
-                                4, keys, 3, owner, lease, rc);
+                                l->delay_ms > 0 ? 5 : 4, keys, 3, owner, lease, rc);
 }
 
 /* A waiter that gives up leaves the server's queue (rlk_fam_cancel). */
@@ -256,9 +270,10 @@ static int rlk_lock_attempt(void *arg, long long *ttl)
 {
     rlk_acq *a = arg;
     rlk_lock *l = a->l;
-    const char *keys[3] = {l->b.name, l->waiters, l->grant};
+    const char *keys[4] = {l->b.name, l->waiters, l->grant, l->delay};
     char lease[24], ticket[24];
-    const char *args[3] = {lease, a->owner, ticket};
+    const char *args[4] = {lease, a->owner, ticket, l->delay_s};
+    int n = l->delay_ms > 0 ? 4 : 3;     /* lock-delay: its key and its ms */
     rlk_hold_spec h = {RLK_KIND_LOCK, l->b.name, a->owner, 1, {l->b.name, NULL, NULL},
                        a->spin ? NULL : l->b.channel,  /* spin: no SUBSCRIBE, holding either */
                        &rlk_lock_renew_task, 1};     /* its channel: no lingering */
@@ -274,7 +289,12 @@ static int rlk_lock_attempt(void *arg, long long *ttl)
     a->tl.woken_ns = a->ticket.woken_ns;
     a->ticket.rx_ns = a->ticket.woken_ns = 0;
     a->tl.claim_sent_ns = sent;
-    rc = rlk_evalv(l->b.c, "reentrant/acquire", 3, keys, NULL, 3, args, NULL, &r);
+    if (n == 4) {
+        h.nkeys = 2;
+        h.keys[1] = l->delay;
+        h.task = &rlk_lock_renew_delay_task;
+    }
+    rc = rlk_evalv(l->b.c, "reentrant/acquire", n, keys, NULL, n, args, NULL, &r);
     a->tl.claim_done_ns = rlk_clock_now_ns();
     if (rc != RLK_OK && targ)
         a->queued = 1;      /* it may have run: the next attempt looks before it queues */
@@ -307,8 +327,9 @@ static int rlk_lock_attempt(void *arg, long long *ttl)
 
 static int rlk_lock_busy(rlk_lock *l, long long start_ns)
 {
-    return rlk_set_error(l->b.c, RLK_ERR_BUSY, "lock %s: held by another holder after %lld ms",
-                         l->b.name, (rlk_clock_now_ns() - start_ns) / 1000000LL);
+    return rlk_set_error(l->b.c, RLK_ERR_BUSY, "lock %s: held by another holder%s after %lld ms",
+                         l->b.name, l->delay_ms > 0 ? " (or in the lock-delay of one that lost it)"
+                         : "", (rlk_clock_now_ns() - start_ns) / 1000000LL);
 }
 
 static int rlk_lock_try_lock_run(rlk_lock *l, long long wait_ms, long long lease_ms)
@@ -406,6 +427,21 @@ int rlk_lock_set_spin(rlk_lock *l, long long initial_ms, long long max_ms)
     return RLK_OK;
 }
 
+int rlk_lock_set_delay(rlk_lock *l, long long delay_ms)
+{
+    if (!l)
+        return RLK_ERR_ARG;
+    if (delay_ms < 0 || delay_ms > 1000000000000LL)
+        return rlk_set_error(l->b.c, RLK_ERR_ARG, "rlk_lock_set_delay %s: delay %lld ms is not "
+                             "within 0..1000000000000", l->b.name, delay_ms);
+    if (delay_ms > 0 && !l->delay && !(l->delay = rlk_fam_suffix_name(l->b.name, RLK_NAMES_DELAY)))
+        return rlk_set_error(l->b.c, RLK_ERR_NOMEM, "rlk_lock_set_delay %s: out of memory",
+                             l->b.name);
+    snprintf(l->delay_s, sizeof l->delay_s, "%lld", delay_ms);
+    l->delay_ms = delay_ms;
+    return RLK_OK;
+}
+
 /* The call, counted in the metrics (runtime/metrics.h). */
 int rlk_lock_try_lock(rlk_lock *l, long long wait_ms, long long lease_ms)
 {
@@ -437,12 +473,16 @@ int rlk_lock_unlock(rlk_lock *l)
 
 int rlk_lock_force_unlock(rlk_lock *l, int *released)
 {
-    const char *keys[2];
+    const char *keys[3];
+    int n;
 
     if (!l)
         return RLK_ERR_ARG;
-    return rlk_fam_force_unlock(&l->b, "reentrant/force_release", rlk_fam_keys(&l->b, keys), keys,
-                                0, NULL, l->q, released);
+    n = rlk_fam_keys(&l->b, keys);
+    if (l->delay_ms > 0)
+        keys[n++] = l->delay;   /* the lock-delay ends too (reentrant/force_release KEYS[3]) */
+    return rlk_fam_force_unlock(&l->b, "reentrant/force_release", n, keys, 0, NULL, l->q,
+                                released);
 }
 
 /* ---------------------------------------------------------------- queries */

@@ -389,6 +389,15 @@ static int ba_hold(ba_ctx *t, const ba_call *call)
     redisReply *r;
 
     ba_build_call(&t->acquire_h, BA_SETUP_LEASE, BA_CALLER, &acq);
+    /* A plain hold: without an optional last key (reentrant/acquire's lock-delay) and the
+     * optional last argument that goes with it. */
+    if (acq.nkeys > 1 && t->acquire_h.keys[t->acquire_h.nkeys - 1].optional &&
+        !t->acquire_h.keys[t->acquire_h.nkeys - 1].variadic) {
+        acq.nkeys--;
+        if (acq.nargs > 0 && t->acquire_h.args[t->acquire_h.nargs - 1].optional &&
+            !t->acquire_h.args[t->acquire_h.nargs - 1].variadic)
+            acq.nargs--;
+    }
     for (int k = 0; k < call->nkeys; k++) {
         if (!call->key_typed[k])
             continue;
@@ -766,6 +775,8 @@ static void ba_count_cases(ba_ctx *t, enum ba_state state, const ba_call *valid)
     if (valid->nkeys > 0) {
         m = *valid;
         m.nkeys = keys_variadic ? 0 : m.nkeys - 1;
+        if (!keys_variadic && t->h.keys[t->h.nkeys - 1].optional && m.nkeys > 0)
+            m.nkeys--; /* a call without an optional last key is valid: drop the key before it */
         ba_case(t, state, valid, &m, "RLK_BADARG", 1,
                 keys_variadic ? "no keys" : "one key too few");
     }

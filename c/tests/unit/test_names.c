@@ -122,7 +122,7 @@ static void test_script_roles(void)
                s->numkeys);
     }
     CHECK(rlk_script_key_roles("no/such") == NULL);
-    CHECK_STR_EQ(rlk_script_key_roles("reentrant/acquire"), "lock waiters grant");
+    CHECK_STR_EQ(rlk_script_key_roles("reentrant/acquire"), "lock waiters grant delay");
 }
 
 int main(void)
