@@ -3,7 +3,7 @@
 -- summary: Take every value of a faster MultiLock group for owner, all or none, in one call.
 -- redisson: RedissonFasterMultiLock.tryLockInnerAsync (nil acquired; else max expire_time - now of the other holders)
 -- time: server - "now" decides which other holders' expire_time has passed (free) and sets the new ones
--- KEYS[1]: group - the group hash; field <value> -> holder, <value>:<holder>:expire_time -> epoch ms, <value>:<holder>:lock_count -> count
+-- KEYS[1]: group - the group hash: <value> -> holder; <value>:<holder>:expire_time (ms), :lock_count
 -- ARGV[1]: lease_ms - lease in milliseconds, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- ARGV[3..n]: values - the values to take: field names, each 1..1024 bytes without ':', none twice

@@ -1,13 +1,13 @@
 -- name: fastmulti/force_release
 -- version: 1
--- summary: Release the given values of a faster MultiLock group whoever holds them and publish the unlock message.
+-- summary: Release the given values of a faster MultiLock group whoever holds them; publish unlock.
 -- redisson: RedissonFasterMultiLock.forceUnlockAsync (hdel of each value and its holder's fields; publish 0)
 -- time: none
--- KEYS[1]: group - the group hash; field <value> -> holder, <value>:<holder>:expire_time -> epoch ms, <value>:<holder>:lock_count -> count
+-- KEYS[1]: group - the group hash: <value> -> holder; <value>:<holder>:expire_time (ms), :lock_count
 -- KEYS[2]: channel - unlock channel redisson_lock__channel:{group}
 -- ARGV[1]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
 -- ARGV[2..n]: values - the values to release: field names, each 1..1024 bytes without ':', none twice
--- return 1: at least one value had a holder: each value and its holder's fields deleted, message 0 (unlock) published on channel
+-- return 1: a value had a holder: each value and its holder's fields deleted, message 0 published on channel
 -- return 0: none of the values had a holder; nothing changed, nothing published
 -- error RLK_BADARG: not exactly 2 keys, or fewer than 2 arguments
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish

@@ -3,7 +3,7 @@
 -- summary: How many of the given values of a faster MultiLock group are held (by owner, or by anyone).
 -- redisson: RedissonFasterMultiLock.isLockedAsync / isHeldByThreadAsync (1/0)
 -- time: server - "now" decides which holds' expire_time has passed (they hold nothing)
--- KEYS[1]: group - the group hash; field <value> -> holder, <value>:<holder>:expire_time -> epoch ms, <value>:<holder>:lock_count -> count
+-- KEYS[1]: group - the group hash: <value> -> holder; <value>:<holder>:expire_time (ms), :lock_count
 -- ARGV[1]: owner - holder id to count the values of, or empty for any holder
 -- ARGV[2..n]: values - the values to look at: field names, each 1..1024 bytes without ':', none twice
 -- return integer: the number of values held (by owner when given) whose expire_time has not passed

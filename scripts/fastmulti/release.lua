@@ -1,17 +1,17 @@
 -- name: fastmulti/release
 -- version: 1
--- summary: Release owner's hold of every value of a faster MultiLock group, all or none, and publish the unlock message.
--- redisson: RedissonFasterMultiLock.unlockInnerAsync (nil not held; 1 all deleted; 0 some still counted)
--- time: server - "now" decides whether owner's expire_time has passed (then it holds nothing) and extends the values still held
--- KEYS[1]: group - the group hash; field <value> -> holder, <value>:<holder>:expire_time -> epoch ms, <value>:<holder>:lock_count -> count
+-- summary: Release owner's hold of every value of a faster MultiLock group, all or none; publish unlock.
+-- redisson: RedissonFasterMultiLock.unlockInnerAsync (nil not held; 1 all deleted; 0 some counted)
+-- time: server - "now" decides whether owner's expire_time passed (then it holds nothing); extends the rest
+-- KEYS[1]: group - the group hash: <value> -> holder; <value>:<holder>:expire_time (ms), :lock_count
 -- KEYS[2]: channel - unlock channel redisson_lock__channel:{group}
 -- ARGV[1]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- ARGV[2]: lease_ms - lease in milliseconds set on the values owner still holds afterwards, integer 1..1000000000000
 -- ARGV[3]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
 -- ARGV[4..n]: values - the values to release: field names, each 1..1024 bytes without ':', none twice
 -- return nil: owner does not hold one of the values (or its expire_time passed); nothing changed
--- return 0: every value's lock_count went down by one, and some are still held (re-entered): those extended to now + lease_ms
--- return 1: every value's lock_count reached 0: all of owner's fields of them deleted and message 0 (unlock) published on channel
+-- return 0: every lock_count went down by one; some values still held (re-entered), extended to now + lease_ms
+-- return 1: every lock_count reached 0: owner's fields of them deleted, message 0 (unlock) published on channel
 -- error RLK_BADARG: not exactly 2 keys, or fewer than 4 arguments
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000

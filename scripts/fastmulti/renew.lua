@@ -3,7 +3,7 @@
 -- summary: Renew every value of a faster MultiLock group that owner holds (the watchdog).
 -- redisson: FastMultilockTask.renew (1 renewed; 0 the group or one of the values is not owner's)
 -- time: server - "now" decides which of owner's holds are still live and sets their new expire_time
--- KEYS[1]: group - the group hash; field <value> -> holder, <value>:<holder>:expire_time -> epoch ms, <value>:<holder>:lock_count -> count
+-- KEYS[1]: group - the group hash: <value> -> holder; <value>:<holder>:expire_time (ms), :lock_count
 -- ARGV[1]: lease_ms - new lease in milliseconds, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- return 1: owner holds at least one value whose expire_time has not passed: each such value extended to now + lease_ms
