@@ -157,6 +157,16 @@ describe("fastmulti/acquire", function()
     assert.equal("1", hget("mary:" .. A .. ":lock_count"))
   end)
 
+  it_virtual("raises a hash TTL of 0 (the last holder's time ran out this millisecond)", function()
+    assert.equal(NIL, acquire(B, { "mary" }, 1000))
+    r:advance(1000)                       -- B's expire_time is now; the hash's PTTL 0
+    assert.equal(0, r:call("PTTL", GROUP))
+    assert.equal(NIL, acquire(A, { "mary" }))
+    assert.is_true(r:call("PTTL", GROUP) > LEASE - sa.TTL_SLACK_MS)
+    r:advance(1)
+    assert.equal(A, hget("mary"))
+  end)
+
   it("never shortens the hash's TTL", function()
     assert.equal(NIL, acquire(B, { "mary" }, 90000))
     assert.equal(NIL, acquire(A, { "jack" }, 1000))

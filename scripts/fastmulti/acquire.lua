@@ -79,8 +79,11 @@ for i = 1, #values do
     redis.call('hset', group, v, owner, exp_field, until_ms, count_field, 1)
   end
 end
+-- The hash lives at least as long as the longest hold in it. A TTL of 0 (under 1 ms left: the
+-- previous holders' time ran out this very moment) is raised too; Redisson's script skips it, and
+-- the hash with the new hold in it expires a moment later. A hash without TTL keeps none.
 local pttl = redis.call('pttl', group)
-if not existed or (pttl > 0 and pttl < lease) then
+if not existed or (pttl >= 0 and pttl < lease) then
   redis.call('pexpire', group, lease)
 end
 return nil
