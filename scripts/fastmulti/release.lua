@@ -73,13 +73,14 @@ for i = 1, #values do
     all = false
   end
 end
+if not all and redis.call('pttl', group) < tonumber(lease_ms) then
+  redis.call('pexpire', group, lease_ms)
+end
+-- The message last: when it is refused (an ACL without PUBLISH), the release is done all the same.
 if deleted then
   redis.call(publish, channel, '0')
 end
 if all then
   return 1
-end
-if redis.call('pttl', group) < tonumber(lease_ms) then
-  redis.call('pexpire', group, lease_ms)
 end
 return 0
