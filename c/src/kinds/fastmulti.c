@@ -242,6 +242,42 @@ static int rlk_fastmulti_call(rlk_fastmulti *m, const char *script, int nkeys, c
     return rc;
 }
 
+static int rlk_fastmulti_held(rlk_fastmulti *m, const char *owner, long long *count);
+
+/* An ACL refusal inside a script (the text Redis gives it). */
+static int rlk_fastmulti_acl_refused(rlk_client *c)
+{
+    const char *e = rlk_errstr(c);
+
+    return strstr(e, "The user executing the script can't") != NULL ||
+           strstr(e, "ACL failure in script") != NULL;
+}
+
+/* After an ACL refusal inside fastmulti/release: the script publishes after its last write, so
+ * a refused PUBLISH comes after the release. Finds out whether owner still holds any of the
+ * values (fastmulti/held) and says so truthfully: RLK_REL_RELEASED with RLK_ERR_NOTIFY when
+ * none is held, else RLK_REL_ERROR with the refusal (*rc and the client's error set). */
+static int rlk_fastmulti_acl_aftermath(rlk_fastmulti *m, const char *owner, int *rc)
+{
+    char why[RLK_ERRSTR_MAX];
+    long long n = -1;
+    int probe;
+
+    snprintf(why, sizeof why, "%s", rlk_errstr(m->b.c));
+    probe = rlk_fastmulti_held(m, owner, &n);
+    if (probe == RLK_OK && n == 0) {
+        *rc = rlk_set_error(m->b.c, RLK_ERR_NOTIFY, "unlock faster MultiLock %s: released, but the "
+                            "unlock message was refused by ACL (%s): waiters wake only at their "
+                            "TTL", m->b.name, why);
+        return RLK_REL_RELEASED;
+    }
+    *rc = rlk_set_error(m->b.c, RLK_ERR_SCRIPT, "unlock faster MultiLock %s: refused by ACL (%s); "
+                        "%s", m->b.name, why, probe == RLK_OK
+                        ? "values are still held and expire with their lease"
+                        : "whether they were released is unknown (the check was refused too)");
+    return RLK_REL_ERROR;
+}
+
 /* fastmulti/release for owner: its enum rlk_release_outcome; *rc the call's error. */
 static int rlk_fastmulti_release_call(rlk_fastmulti *m, const char *owner, long long lease, int *rc)
 {
@@ -254,6 +290,8 @@ static int rlk_fastmulti_release_call(rlk_fastmulti *m, const char *owner, long 
     snprintf(lease_s, sizeof lease_s, "%lld", lease);
     rlk_fam_keys(&m->b, keys);
     *rc = rlk_fastmulti_call(m, "fastmulti/release", 2, keys, 3, fixed, &r);
+    if (*rc == RLK_ERR_SCRIPT && rlk_fastmulti_acl_refused(m->b.c))
+        return rlk_fastmulti_acl_aftermath(m, owner, rc);
     if (*rc != RLK_OK)
         return RLK_REL_ERROR;
     if (r->type == REDIS_REPLY_NIL)
