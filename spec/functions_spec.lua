@@ -37,8 +37,9 @@ describe("the Functions library", function()
     end
     assert.truthy(library:find("function_name = 'rlk_version',\n  callback = function() return { 'rlk', 'spec', '"
       .. gf.scripts_id(scripts) .. "' } end,\n  flags = { 'no-writes' },", 1, true))
-    assert.same({ "rlk_elect_leader", "rlk_fenced_token", "rlk_latch_count", "rlk_latch_ttl", "rlk_psemaphore_size",
-                  "rlk_psemaphore_ttl", "rlk_semaphore_available", "rlk_semaphore_ttl" }, flagged)
+    assert.same({ "rlk_elect_leader", "rlk_fastmulti_held", "rlk_fenced_token", "rlk_latch_count",
+                  "rlk_latch_ttl", "rlk_psemaphore_size", "rlk_psemaphore_ttl", "rlk_semaphore_available",
+                  "rlk_semaphore_ttl" }, flagged)
     assert.is_false(gf.no_writes("redis.call('get', k) redis.call('set', k, v)"))
     assert.is_false(gf.no_writes("local c = 'get' redis.call(c, k)"))   -- a name it cannot see
     assert.is_true(gf.no_writes("redis.call('pttl', k) redis.pcall(\"TYPE\", k)"))

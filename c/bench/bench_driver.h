@@ -32,6 +32,7 @@ typedef struct rlk_bench_target {
     int fair;                         /* W2 (rlk): rlk_fairlock instead of rlk_lock */
     int spin;                         /* W2 (rlk): rlk_lock_set_spin (no pub/sub) */
     int kind;                         /* W2 (rlk): another kind (bench_kinds.h), 0: none */
+    int names;                        /* W2 (rlk), --lock fastmulti|multilock: names per acquisition */
     int no_metrics;                   /* rlk: rlk_metrics_set_enabled(client, 0) */
     int w1_lock;                      /* rlk W1: rlk_lock_try_lock(0) + rlk_lock_unlock, not
                                          rlk_evalv of the two scripts */

@@ -78,11 +78,12 @@ static const rlk_bench_driver *rlk_bench_pick_driver(const rlk_bench_opts *o)
     if (o->spin && (o->baseline || o->api_async))
         rlk_bench_die(2, "--lock spin applies to the rlk variant's blocking API only");
     if (o->kind && (o->baseline || o->workload != 2))
-        rlk_bench_die(2, "--lock rwlock-write, semaphore and psemaphore apply to W2 of the rlk "
-                      "variant only");
+        rlk_bench_die(2, "--lock rwlock-write, semaphore, psemaphore, fastmulti and multilock "
+                      "apply to W2 of the rlk variant only");
     if (o->kind && o->api_async)
-        rlk_bench_die(2, "--lock rwlock-write, semaphore and psemaphore apply to --api blocking "
-                      "only (the async API's requests for them are not measured)");
+        rlk_bench_die(2, "--lock rwlock-write, semaphore, psemaphore, fastmulti and multilock "
+                      "apply to --api blocking only (the async API's requests for them are not "
+                      "measured)");
     if (!o->baseline && o->setnx)
         rlk_bench_die(2, "--lock setnx applies to --baseline only");
     if (o->setnx)
@@ -279,6 +280,7 @@ static void rlk_bench_make_target(rlk_bench_setup *s)
     s->t.fair = s->o.fair;
     s->t.spin = s->o.spin;
     s->t.kind = s->o.kind;
+    s->t.names = s->o.names;
     s->t.no_metrics = s->o.no_metrics;
     s->t.w1_lock = s->o.w1_lock;
     s->t.connect_timeout_ms = 2000;
@@ -330,6 +332,8 @@ static void rlk_bench_json_common(rlk_bench_json *j, const rlk_bench_setup *s)
     rlk_bench_json_str(j, "lock", o->kind ? rlk_bench_kind_name(o->kind)
                        : o->fair ? "fair" : o->spin ? "spin" : o->setnx ? "setnx" : "reentrant");
     rlk_bench_json_str(j, "api", o->baseline ? NULL : o->api_async ? "async" : "blocking");
+    if (rlk_bench_kind_many(o->kind))
+        rlk_bench_json_int(j, "names", o->names);
     if (o->workload == 1)
         rlk_bench_json_str(j, "w1_calls", o->baseline ? "evalsha" : o->w1_lock ? "lock" : "eval");
     rlk_bench_json_summary_us(j, "rtt_us", &s->rtt);

@@ -16,7 +16,7 @@ void rlk_bench_usage(FILE *f)
           "                 [--variant NAME] [--host 127.0.0.1] [--key-prefix PREFIX]\n"
           "                 [--hold-ms 1] [--events-out FILE] [--grace SECONDS] [--baseline]\n"
           "                 [--scripts-dir DIR] [--procs] [--lock reentrant|fair|spin|setnx|\n"
-          "                 rwlock-write|semaphore|psemaphore]\n"
+          "                 rwlock-write|semaphore|psemaphore|fastmulti|multilock] [--names N]\n"
           "                 [--tls [--cacert FILE] [--cert FILE --key FILE]]\n"
           "                 [--metrics-out FILE] [--no-metrics] [--api blocking|async] [--w1-lock]\n"
           "       rlk-bench --workload pending --requests N --names M --port PORT\n"
@@ -44,7 +44,10 @@ void rlk_bench_usage(FILE *f)
           "                   delete: the server's floor for a lock pair)\n"
           "                   W2, rlk: rwlock-write (the write side), semaphore or\n"
           "                   psemaphore (1 permit each, used as a mutex); spin (the\n"
-          "                   reentrant lock waiting by back-off, 1..128 ms, no pub/sub)\n"
+          "                   reentrant lock waiting by back-off, 1..128 ms, no pub/sub);\n"
+          "                   fastmulti (Redisson's faster MultiLock: --names values of one\n"
+          "                   group hash, one script call) or multilock (rlk's MultiLock of\n"
+          "                   --names reentrant locks on the one server)\n"
           "  --tls            every connection over TLS (rediss:// for the library, the\n"
           "                   library's TLS transport for the baseline), certificate checked\n"
           "  --cacert F       the CA of the server's certificate (default: the system store)\n"
@@ -68,7 +71,8 @@ void rlk_bench_usage(FILE *f)
           "                   rss_bytes_per_request, fds at the peak. --api async: one\n"
           "                   thread; --api blocking: a thread per request (128 KiB stacks)\n"
           "  --requests N     pending: the number of requests (1..1000000)\n"
-          "  --names M        pending: the number of names (1..N)\n"
+          "  --names M        pending: the number of names (1..N); W2 with --lock fastmulti|\n"
+          "                   multilock: the names every acquisition takes (default 10)\n"
           "\n"
           "Prints one JSON object (schema peers-bench/1) as the last line of stdout.\n"
           "Exit: 0 run completed, 1 setup failed (connect, scripts), 2 usage.\n", f);
@@ -206,9 +210,12 @@ static int rlk_bench_check(rlk_bench_opts *o, char *err, size_t errlen)
         }
         o->clients = 1;
         o->duration_s = 1;
-    } else if (o->requests != 0 || o->names != 0) {
-        snprintf(err, errlen, "--requests and --names go with --workload pending");
+    } else if (o->requests != 0 || (o->names != 0 && !rlk_bench_kind_many(o->kind))) {
+        snprintf(err, errlen, "--requests and --names go with --workload pending (--names also "
+                 "with --lock fastmulti|multilock)");
         return -1;
+    } else if (rlk_bench_kind_many(o->kind) && o->names == 0) {
+        o->names = 10;
     }
     if (o->api_async && o->baseline) {
         snprintf(err, errlen, "--api applies to the rlk variant, not --baseline");

@@ -604,7 +604,8 @@ local function w2_goal_cells()
 end
 
 -- The W2 variants, in the order of the tables' rows (a variant not run has no row).
-local W2_VARIANTS = { "rlk", "fair", "spin", "rwlock-write", "semaphore", "psemaphore", "baseline" }
+local W2_VARIANTS = { "rlk", "fair", "spin", "rwlock-write", "semaphore", "psemaphore",
+                      "fastmulti10", "multilock10", "fastmulti100", "multilock100", "baseline" }
 
 local function w2_row(n, variant, c, res)
     if not c then
@@ -837,6 +838,48 @@ function M.table_w2_kinds(picked, sizes, hold_ms)
         end
     end
     if others == 0 then
+        return {}
+    end
+    return out
+end
+
+-- Many names at once: the faster MultiLock (fastmulti<N>: N values of one group hash, one
+-- script call per acquisition and per release) beside rlk's MultiLock of N reentrant locks
+-- (multilock<N>), and the spin lock beside the pub/sub lock (rlk), from the same run, per
+-- contender count and mode. "ratio" is the row's acq/s over its reference's (multilock<N>; rlk).
+M.MANY = { { "fastmulti10", "multilock10" }, { "fastmulti100", "multilock100" }, { "spin", "rlk" } }
+
+function M.table_w2_many(picked, sizes, hold_ms)
+    local out = {
+        "### W2: faster MultiLock beside MultiLock, spin beside pub/sub (hold " .. hold_ms ..
+            " ms, slept)", "",
+        "| contenders | mode | variant | acq/s | ratio to reference | reference | reference acq/s | " ..
+            "handoff p50 µs | handoff p99 µs | commands/acq | Jain | overlaps | stuck |",
+        "| ---: | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" }
+    local rows = 0
+    for _, n in ipairs(sizes) do
+        for _, mode in ipairs(MODES) do
+            for _, pair in ipairs(M.MANY) do
+                local res = picked[mode.key .. "/" .. n .. "/" .. pair[1]]
+                local c = M.w2_cell(res, hold_ms)
+                local base = M.w2_cell(picked[mode.key .. "/" .. n .. "/" .. pair[2]], hold_ms)
+                if c then
+                    rows = rows + 1
+                    local overlaps = fmt(c.overlaps)
+                    if c.recheck ~= c.overlaps then
+                        overlaps = overlaps .. " (events: " .. fmt(c.recheck) .. ")"
+                    end
+                    out[#out + 1] = string.format(
+                        "| %d | %s | %s | %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s |",
+                        n, mode.name, pair[1], fmt(c.rate, 0), c.disturbed and " (disturbed)" or "",
+                        fmt(per(c.rate, base and base.rate), 2), pair[2],
+                        fmt(base and base.rate, 0), fmt(c.p50, 1), fmt(c.p99, 1), fmt(c.total, 2),
+                        fmt(c.jain, 3), overlaps, fmt(c.stuck))
+                end
+            end
+        end
+    end
+    if rows == 0 then
         return {}
     end
     return out
@@ -1082,6 +1125,11 @@ function M.report(dir, opts, out, warn)
     local kinds = M.table_w2_kinds(picked, sizes_of(opts.w2), tonumber(opts.hold_ms) or 1)
     if #kinds > 0 then
         out(table.concat(kinds, "\n"))
+        out("")
+    end
+    local many = M.table_w2_many(picked, sizes_of(opts.w2), tonumber(opts.hold_ms) or 1)
+    if #many > 0 then
+        out(table.concat(many, "\n"))
         out("")
     end
     out(table.concat(M.table_goals(goals), "\n"))

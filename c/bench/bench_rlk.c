@@ -59,7 +59,7 @@ static int rlk_bench_lib_w2_open(rlk_bench_lib *b, char *err, size_t errlen)
         return -1;
     }
     if (b->t->kind) {
-        b->kind = rlk_bench_kind_open(b->client, b->t->kind, b->id->key);
+        b->kind = rlk_bench_kind_open(b->client, b->t->kind, b->id->key, b->t->names);
         if (b->kind == NULL) {
             rlk_bench_lib_error(b, rlk_bench_kind_name(b->t->kind), err, errlen);
             return -1;

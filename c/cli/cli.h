@@ -58,6 +58,7 @@ extern const rlk_cli_command rlk_cmd_unlock;
 extern const rlk_cli_command rlk_cmd_check;
 extern const rlk_cli_command rlk_cmd_functions;
 extern const rlk_cli_command rlk_cmd_fence;
+extern const rlk_cli_command rlk_cmd_fastmulti;
 
 /* Global --url (NULL when not given); commands may override it with their own --url. */
 extern const char *rlk_cli_global_url;

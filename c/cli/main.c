@@ -17,6 +17,7 @@ static const rlk_cli_command *const rlk_cli_commands[] = {
     &rlk_cmd_functions,
     &rlk_cmd_eval,
     &rlk_cmd_lock,
+    &rlk_cmd_fastmulti,
     &rlk_cmd_elect,
     &rlk_cmd_semaphore,
     &rlk_cmd_latch,

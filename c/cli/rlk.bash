@@ -4,7 +4,7 @@
 # bash-completion package loads it on demand, or `source` it). The one source of rlk's
 # completion: tools/gen-completion makes the zsh and fish files from it.
 
-_rlk_commands="scripts functions eval lock elect semaphore latch inspect top unlock check fence help"
+_rlk_commands="scripts functions eval lock fastmulti elect semaphore latch inspect top unlock check fence help"
 
 _rlk()
 {
@@ -74,6 +74,9 @@ _rlk()
             words="--read --write --fair --fenced --all --redlock --non-reentrant --spin -w --wait
                    -n --no-wait --hold -E --conflict-exit-code -l --lease -k --kill-after
                    --watchdog-lease --lock-delay --stats --json --url -- --help" ;;
+        fastmulti)
+            words="-w --wait -n --no-wait --hold -E --conflict-exit-code -l --lease -k --kill-after
+                   --watchdog-lease --stats --json --url -- --help" ;;
         elect)
             words="--value --observe --json --count --timeout -w --wait -n --no-wait --hold -E
                    --conflict-exit-code -l --lease -k --kill-after --watchdog-lease --stats --name

@@ -670,6 +670,40 @@ RLK_API int rlk_fenced_is_held_by_me(rlk_fenced *f, int *held);
 RLK_API int rlk_fenced_hold_count(rlk_fenced *f, long long *count);
 RLK_API int rlk_fenced_remaining_ttl(rlk_fenced *f, long long *ttl_ms);
 
+/* ---------------------------------------------------------------- faster MultiLock */
+
+/* Redisson's RedissonFasterMultiLock, getMultiLock(group, values)
+ * (docs/locks/fastmulti.md): values of one group kept in ONE hash `group`
+ * and taken, all or none, by ONE script call (field <value> -> holder,
+ * <value>:<holder>:expire_time, <value>:<holder>:lock_count), channel
+ * redisson_lock__channel:{group}. Each value is reentrant for its holder.
+ * Values are the caller's strings, used as the hash's fields as given
+ * (Redisson hashes its encoded objects first): 1..1024 bytes, no ':', none
+ * twice; 1..100000 of them. Waits, leases, the watchdog, holder ids,
+ * metrics and lost-lock callbacks as for rlk_lock (counted and reported as
+ * kind "lock", name the group). No non-blocking (rlk_async) form. */
+typedef struct rlk_fastmulti rlk_fastmulti;
+
+/* No I/O; NULL with the error on c (bad group or values, out of memory). */
+RLK_API rlk_fastmulti *rlk_fastmulti_new(rlk_client *c, const char *group,
+                                         const char *const *values, size_t n);
+RLK_API void rlk_fastmulti_free(rlk_fastmulti *m);                  /* does not unlock */
+RLK_API const char *rlk_fastmulti_group(const rlk_fastmulti *m);
+RLK_API size_t rlk_fastmulti_count(const rlk_fastmulti *m);
+RLK_API const char *rlk_fastmulti_value(const rlk_fastmulti *m, size_t i);  /* NULL past the end */
+RLK_API int rlk_fastmulti_set_owner(rlk_fastmulti *m, const char *owner);   /* NULL: per-thread */
+RLK_API int rlk_fastmulti_owner(const rlk_fastmulti *m, char *buf, size_t len);
+/* As rlk_lock_try_lock, for every value at once: RLK_ERR_BUSY when one
+ * was still another's at the end of the wait (nothing taken). */
+RLK_API int rlk_fastmulti_try_lock(rlk_fastmulti *m, long long wait_ms, long long lease_ms);
+RLK_API int rlk_fastmulti_lock(rlk_fastmulti *m, long long lease_ms);
+/* RLK_ERR_NOT_OWNER (nothing changed): a value not held by the caller. */
+RLK_API int rlk_fastmulti_unlock(rlk_fastmulti *m);
+/* Frees the values whoever holds them; *released: one of them was held. */
+RLK_API int rlk_fastmulti_force_unlock(rlk_fastmulti *m, int *released);
+RLK_API int rlk_fastmulti_is_locked(rlk_fastmulti *m, int *locked);     /* any value, anyone */
+RLK_API int rlk_fastmulti_is_held_by_me(rlk_fastmulti *m, int *held);   /* every value */
+
 /* ---------------------------------------------------------------- non-reentrant lock, spin lock */
 
 /* Redisson's RedissonNonReentrantLock (docs/locks/nonreentrant.md): the

@@ -17,6 +17,7 @@ static const rlk_names_kind rlk_names_kinds[] = {
     {"fair", RLK_NAMES_CH_LOCK, 0, RLK_NAMES_WAKE_WAITER},
     {"fenced", RLK_NAMES_CH_LOCK, 0, RLK_NAMES_WAKE_NONE},
     {"nonreentrant", RLK_NAMES_CH_LOCK, 0, RLK_NAMES_WAKE_NONE},
+    {"fastmulti", RLK_NAMES_CH_LOCK, 0, RLK_NAMES_WAKE_NONE},
     {"semaphore", RLK_NAMES_CH_SEMAPHORE, 0, RLK_NAMES_WAKE_TICKET},
     {"psemaphore", RLK_NAMES_CH_SEMAPHORE, 0, RLK_NAMES_WAKE_TICKET},
     {"latch", RLK_NAMES_CH_LATCH, 1, RLK_NAMES_WAKE_NONE},
@@ -118,7 +119,8 @@ char *rlk_names_key(const rlk_names_kind *k, const char *role, const char *name,
     if (strcmp(role, "channel") == 0 && k && k->channel_prefix)
         return rlk_names_channel(k, name);
     if (strcmp(role, "lock") == 0 || strcmp(role, "locks") == 0 ||
-        strcmp(role, "semaphore") == 0 || strcmp(role, "latch") == 0)
+        strcmp(role, "semaphore") == 0 || strcmp(role, "latch") == 0 ||
+        strcmp(role, "group") == 0)     /* the faster MultiLock's hash */
         return strdup(name);
     if (strcmp(role, "queue") == 0)
         return rlk_fam_prefix_name(RLK_NAMES_QUEUE, name);

@@ -89,7 +89,7 @@ long long rlk_names_plain_ticket(void);
  * malloc'd, NULL when out of memory. */
 char *rlk_names_rw_timeout(const char *name, const char *owner, int n);
 /* The key a script of kind k passes as KEYS for role (as its header names
- * it: lock, locks, semaphore, latch, channel, queue, timeouts, token,
+ * it: lock, locks, semaphore, latch, group (the faster MultiLock), channel, queue, timeouts, token,
  * prefix, waiters, grant; the election's state and lock_channel), malloc'd; NULL: a role this table does not know
  * (*unknown = 1), or out of memory (*unknown = 0). */
 char *rlk_names_key(const rlk_names_kind *k, const char *role, const char *name, int *unknown);

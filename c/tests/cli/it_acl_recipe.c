@@ -249,6 +249,14 @@ static void test_publish_refused(void)
     cli_result_free(&r);
     CHECK_INT_EQ(exists("app:np"), 0); /* it was released */
 
+    /* The faster MultiLock: released, and says so (its release publishes last too). */
+    r = RUN("fastmulti", "app:npfm", "v1", "v2", "--", "true");
+    CHECK_INT_EQ(r.status, 0);
+    CHECK_STR_CONTAINS(r.err, "unlock faster MultiLock app:npfm: released, but the unlock message "
+                       "was refused by ACL");
+    cli_result_free(&r);
+    CHECK_INT_EQ(exists("app:npfm"), 0);
+
     r = RUN("lock", "--write", "app:np2", "--", "true");
     CHECK_STR_CONTAINS(r.err, "released, but the unlock message was refused by ACL");
     cli_result_free(&r);

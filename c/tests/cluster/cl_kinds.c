@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cl_kinds.c - every lock kind on a Redis Cluster:
- * each kind on names owned by each of the three masters; MultiLock with a
+ * each kind (the faster MultiLock too) on names owned by each of the three masters; MultiLock with a
  * member on every master; RedLock refused; lease-less locks in many slots
  * kept by the watchdog through 5 leases (control: leased locks in the same
  * slots expire); a waiter on one shard woken by a release on another, with
@@ -140,6 +140,27 @@ static void kinds_on(rlk_client *c, rlk_client *c2, int master)
         CHECK_INT_EQ(rlk_latch_count_down(l, NULL), RLK_OK);
         CHECK_INT_EQ(rlk_latch_await(l, 0), RLK_OK);
         rlk_latch_free(l);
+    }
+    cl_name_on(&cl, "cl:fm:", master, n, sizeof n);
+    {
+        const char *ab[] = {"jack", "mary"}, *bc[] = {"mary", "tom"}, *cd[] = {"tom", "ann"};
+        rlk_fastmulti *a = rlk_fastmulti_new(c, n, ab, 2), *b = rlk_fastmulti_new(c2, n, bc, 2);
+        rlk_fastmulti *d = rlk_fastmulti_new(c2, n, cd, 2);
+        int held = 0;
+
+        REQUIRE(a && b && d);
+        CHECKF(rlk_fastmulti_try_lock(a, 0, 0) == RLK_OK, "fastmulti %s: %s", n, rlk_errstr(c));
+        CHECK_INT_EQ(rlk_fastmulti_try_lock(b, 0, 10000), RLK_ERR_BUSY);
+        CHECK_INT_EQ(rlk_fastmulti_try_lock(d, 0, 10000), RLK_OK);
+        CHECK(rlk_fastmulti_is_held_by_me(a, &held) == RLK_OK && held);
+        CHECK_INT_EQ(rlk_fastmulti_unlock(a), RLK_OK);
+        CHECK_INT_EQ(rlk_fastmulti_unlock(d), RLK_OK);
+        CHECKF(rlk_fastmulti_try_lock(b, 1000, 10000) == RLK_OK, "fastmulti %s: %s", n,
+               rlk_errstr(c2));
+        CHECK_INT_EQ(rlk_fastmulti_unlock(b), RLK_OK);
+        rlk_fastmulti_free(d);
+        rlk_fastmulti_free(b);
+        rlk_fastmulti_free(a);
     }
 }
 

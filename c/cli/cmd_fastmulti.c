@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cmd_fastmulti.c - rlk fastmulti GROUP VALUE... [OPTIONS] -- COMMAND [ARGS...]
+ *
+ * Runs COMMAND while holding every VALUE of the group GROUP at once:
+ * Redisson's faster MultiLock (getMultiLock(group, values);
+ * docs/locks/fastmulti.md), the values of one group kept in one hash and
+ * taken, all or none, by one script call. A subcommand of its own rather
+ * than an option of `rlk lock`: it takes one group and many values where
+ * `rlk lock` takes lock names. Waiting, leases, the watchdog, signals and a
+ * lost hold are as for `rlk lock` (lock_hold.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lock_cli.h"
+
+static const char fastmulti_usage[] =
+    "usage: rlk fastmulti GROUP VALUE... [-w SECONDS | -n] [-l LEASE_MS] [-E CODE]\n"
+    "                     [-k SECONDS] [--watchdog-lease MS] [--url URL]\n"
+    "                     -- COMMAND [ARGS...]\n"
+    "\n"
+    "Waits until every VALUE of the group GROUP is free, takes them all at once, runs\n"
+    "COMMAND while holding them, releases them when COMMAND ends, and exits with\n"
+    "COMMAND's exit code. Redisson's faster MultiLock (getMultiLock(group, values)): the\n"
+    "values of a group are fields of one hash GROUP, taken and released by one script\n"
+    "call, all or none. Two runs whose values overlap exclude each other; runs with\n"
+    "disjoint values of one group hold at once. A VALUE is 1..1024 bytes without ':'\n"
+    "(Redisson's values are hashes of the encoded objects: docs/locks/fastmulti.md).\n"
+    "\n"
+    "  -w, --wait SECONDS    wait at most this long (fractions allowed); default: forever\n"
+    "  -n, --no-wait         one attempt, no waiting\n"
+    "  --hold                no COMMAND: hold the values until Ctrl-C (or SIGTERM,\n"
+    "                        SIGHUP), then release them and exit 0\n"
+    "  -E, --conflict-exit-code CODE\n"
+    "                        exit code when a value is still held by another in time\n"
+    "                        (default 1)\n"
+    "  -l, --lease LEASE_MS  a fixed lease (at least 250) instead of a renewed one;\n"
+    "                        COMMAND is stopped before it runs out, as by rlk lock\n"
+    "  -k, --kill-after SECONDS\n"
+    "                        when the hold is lost, COMMAND gets SIGTERM, then SIGKILL\n"
+    "                        after this grace period (default 10; fitted to the lease)\n"
+    "  --watchdog-lease MS   the renewed lease (default 30000)\n"
+    "  --url URL             the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
+    "  --stats               at exit, one line on stderr: how long rlk waited, held and\n"
+    "                        renewed (docs/observability.md)\n"
+    "  --json                that line as one JSON object (implies --stats)\n"
+    "  --url-file FILE, --password-file FILE, --keep-env, --verbose\n"
+    "                        as in rlk --help\n"
+    "\n"
+    "COMMAND sees RLK_LOCK_NAME (GROUP), RLK_LOCK_KIND=fastmulti, RLK_LOCK_VALUES (the\n"
+    "values, separated by spaces) and RLK_LOCK_OWNER (the holder id).\n"
+    "\n"
+    "exit: COMMAND's code; CODE when not acquired in time; 2 usage; 3 connection;\n"
+    "      4 error reply; 6 lost while COMMAND ran; 126/127 COMMAND could not be run\n"
+    "\n"
+    "example: rlk fastmulti seats row7-12 row7-13 row7-14 -w 10 -- ./book.sh\n";
+
+#define FM_VALUES_MAX 10000
+#define FM_OWNER_MAX 1100
+
+typedef struct fm_opts {
+    rlk_lc_opts c;
+    const char *group;
+    const char **values;
+    int nvalues;
+} fm_opts;
+
+typedef struct fm_run {
+    rlk_client *c;
+    rlk_fastmulti *m;
+} fm_run;
+
+/* ---------------------------------------------------------------- parsing */
+
+/* One argument before "--". -1 to go on, or an exit code. */
+static int fm_arg(int argc, char **argv, int *i, fm_opts *o)
+{
+    const char *arg = argv[*i];
+    int got;
+
+    if (rlk_cli_is_help(arg)) {
+        fputs(fastmulti_usage, stdout);
+        return RLK_EXIT_OK;
+    }
+    if (arg[0] == '-' && arg[1] != '\0') {
+        if ((got = rlk_lc_common_opt("fastmulti", argc, argv, i, &o->c, 1)) < 0)
+            return RLK_EXIT_USAGE;
+        return got > 0 ? -1 : rlk_cli_unknown_option("fastmulti", arg);
+    }
+    if (!o->group) {
+        if (arg[0] == '\0')
+            return rlk_cli_usage("fastmulti", "the group name must not be empty");
+        o->group = arg;
+    } else {
+        if (arg[0] == '\0' || strlen(arg) > 1024 || strchr(arg, ':'))
+            return rlk_cli_usage("fastmulti", "value '%s': 1..1024 bytes without ':'", arg);
+        for (int k = 0; k < o->nvalues; k++)
+            if (strcmp(o->values[k], arg) == 0)
+                return rlk_cli_usage("fastmulti", "value '%s' is given twice", arg);
+        if (o->nvalues >= FM_VALUES_MAX)
+            return rlk_cli_usage("fastmulti", "more than %d values", FM_VALUES_MAX);
+        o->values[o->nvalues++] = arg;
+    }
+    (*i)++;
+    return -1;
+}
+
+static int fm_parse(int argc, char **argv, fm_opts *o)
+{
+    char synopsis[300];
+    int i = 1, rc;
+
+    while (i < argc && strcmp(argv[i], "--") != 0)
+        if ((rc = fm_arg(argc, argv, &i, o)) >= 0)
+            return rc;
+    if (!o->group)
+        return rlk_cli_usage("fastmulti", "missing the GROUP and its VALUEs");
+    if (o->nvalues == 0)
+        return rlk_cli_usage("fastmulti", "missing the VALUEs of group %s to hold", o->group);
+    snprintf(synopsis, sizeof synopsis, "rlk fastmulti %s %s%s", o->group, o->values[0],
+             o->nvalues > 1 ? " ..." : "");
+    return rlk_lc_take_command("fastmulti", argc, argv, i, &o->c, synopsis);
+}
+
+/* ---------------------------------------------------------------- holding */
+
+static int fm_release(rlk_lc_hold *h)
+{
+    fm_run *r = h->impl;
+
+    return rlk_fastmulti_unlock(r->m);
+}
+
+static const char *fm_errstr(rlk_lc_hold *h)
+{
+    const fm_run *r = h->impl;
+
+    return rlk_errstr(r->c);
+}
+
+static void fm_give_back(void *arg)
+{
+    fm_run *r = arg;
+
+    rlk_fastmulti_unlock(r->m);
+}
+
+/* RLK_LOCK_VALUES: the values separated by spaces; 0 or -1 (out of memory). */
+static int fm_env(rlk_lc_hold *h, const fm_opts *o, const char *owner)
+{
+    size_t len = 1;
+    char *values;
+    int rc = -1;
+
+    for (int k = 0; k < o->nvalues; k++)
+        len += strlen(o->values[k]) + 1;
+    if (!(values = calloc(1, len)))
+        return -1;
+    for (int k = 0; k < o->nvalues; k++) {
+        if (k)
+            strcat(values, " ");
+        strcat(values, o->values[k]);
+    }
+    if (rlk_lc_hold_setenv(h, "RLK_LOCK_NAME", o->group) == 0 &&
+        rlk_lc_hold_setenv(h, "RLK_LOCK_KIND", "fastmulti") == 0 &&
+        rlk_lc_hold_setenv(h, "RLK_LOCK_VALUES", values) == 0 &&
+        rlk_lc_hold_setenv(h, "RLK_LOCK_OWNER", owner) == 0)
+        rc = 0;
+    free(values);
+    return rc;
+}
+
+static int fm_with_client(fm_run *r, const fm_opts *o, const rlk_lc_session *s)
+{
+    char what[RLK_LC_WHAT_MAX], owner[FM_OWNER_MAX];
+    long long acquired_ns;
+    rlk_lc_sigwatch sw;
+    rlk_lc_hold h;
+    sigset_t mask;
+    int rc, end;
+
+    snprintf(what, sizeof what, "group %s (%d value%s)", o->group, o->nvalues,
+             o->nvalues == 1 ? "" : "s");
+    if (!(r->m = rlk_fastmulti_new(r->c, o->group, o->values, (size_t)o->nvalues)) ||
+        rlk_fastmulti_owner(r->m, owner, sizeof owner) != RLK_OK)
+        return rlk_lc_fail(r->c, rlk_err(r->c), what);
+    rlk_lc_sigwatch_start(&sw, &r->c, 1);
+    rc = rlk_fastmulti_try_lock(r->m, o->c.wait_ms, o->c.lease_ms);
+    mask = sw.old;
+    end = rlk_lc_sigwatch_end(&sw, rc, what, NULL, fm_give_back, r);
+    if (end != -2 && end >= 0)
+        return end;
+    if (end == -2)
+        return rc == RLK_ERR_BUSY ? rlk_lc_not_acquired(&o->c, what, NULL)
+                                  : rlk_lc_fail(r->c, rc, what);
+    acquired_ns = rlk_lc_now_ns();
+    rlk_lc_hold_init(&h, "%s", what);
+    h.release = fm_release;
+    h.errstr = fm_errstr;
+    h.impl = r;
+    h.client = r->c;
+    h.child_mask = &mask;
+    if (o->c.lease_ms > 0)
+        rlk_lc_hold_fixed_lease(&h, acquired_ns, o->c.lease_ms);
+    if (fm_env(&h, o, owner) < 0) {
+        rc = rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
+        rlk_fastmulti_unlock(r->m);
+    } else {
+        rc = rlk_lc_hold_run(&h, s, &o->c);
+    }
+    rlk_lc_hold_free(&h);
+    return rc;
+}
+
+static int fastmulti_run(int argc, char **argv)
+{
+    rlk_lc_session s;
+    rlk_lc_sink sink;
+    fm_opts o;
+    fm_run r;
+    int rc;
+
+    memset(&o, 0, sizeof o);
+    memset(&r, 0, sizeof r);
+    rlk_lc_opts_init(&o.c);
+    if (!(o.values = calloc((size_t)argc + 1, sizeof *o.values)))
+        return rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
+    if ((rc = fm_parse(argc, argv, &o)) < 0 && (rc = rlk_lc_session_open(&s)) < 0) {
+        r.c = rlk_lc_connect_margin(o.c.url, o.c.wd_lease_ms, o.c.grace_ms + o.c.margin_ms, &rc);
+        if (r.c) {
+            sink.name = o.group;
+            sink.fd = s.lost_wr;
+            rlk_set_lost_callback(r.c, rlk_lc_lost_cb, &sink);
+            rc = fm_with_client(&r, &o, &s);
+            rlk_fastmulti_free(r.m);
+            rlk_free(r.c);      /* stops the watchdog: no callback after this */
+        }
+        rlk_lc_session_close(&s);
+    }
+    free(o.values);
+    return rc;
+}
+
+const rlk_cli_command rlk_cmd_fastmulti = {
+    "fastmulti",
+    "faster MultiLock: run a command holding many values of one group (rlk fastmulti GROUP VALUE... -- CMD)",
+    fastmulti_usage,
+    fastmulti_run,
+};

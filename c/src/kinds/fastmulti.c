@@ -1,0 +1,516 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fastmulti.c - the faster MultiLock API (rlk_fastmulti_*): Redisson's
+ * RedissonFasterMultiLock (getMultiLock(group, values)) on scripts/fastmulti/.
+ * Many values of one group live in ONE hash `group` and are taken and
+ * released, all or none, by ONE script call: field <value> -> holder,
+ * <value>:<holder>:expire_time -> epoch ms, <value>:<holder>:lock_count ->
+ * count; channel redisson_lock__channel:{group}, message 0 on a release
+ * (docs/locks/fastmulti.md).
+ *
+ * Holds are recorded in the client's registry as (RLK_KIND_LOCK, group,
+ * owner): one entry per holder and group, renewed by this file's task
+ * (fastmulti/renew extends every live value the holder has in the group).
+ * So the entry's count is the number of this holder's acquisitions in the
+ * group, whichever values they took, and the release maps the script's
+ * reply onto that: a release of some values while this client counts other
+ * acquisitions in the group is "still held" for the registry. A handle also
+ * counts its own acquisitions per holder id: an unlock through a handle that
+ * took nothing for the caller's id must not take the registry entry of
+ * another set of values the same holder has in the group (it would no
+ * longer be renewed), so it leaves the registry alone unless the script
+ * says it did release something.
+ *
+ * Waiting: every waiter subscribes to the group's channel and attempts on
+ * each message (the waiters of one group wait for different values, so a
+ * release wakes them all: no local queue, no one-permit wake-up).
+ *
+ * A lost reply of an acquire or a release is reported as the connection's
+ * error and not settled: an acquire that ran holds its values until its
+ * lease runs out (never renewed), a release that did not run likewise.
+ * Neither lets two holders in.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client.h"
+#include "client/clock.h"
+#include "client/error.h"
+#include "kinds/names.h"
+#include "runtime/fam.h"
+#include "runtime/fam_hold.h"
+#include "runtime/metrics.h"
+#include "runtime/rt.h"
+#include "runtime/wait.h"
+#include "runtime/wd.h"
+
+#define RLK_FASTMULTI_VALUE_MAX 1024
+#define RLK_FASTMULTI_VALUES_MAX 100000
+
+/* A holder id and how many acquisitions of this handle it has not released. */
+typedef struct rlk_fastmulti_took {
+    char *owner;
+    long long count;
+} rlk_fastmulti_took;
+
+struct rlk_fastmulti {
+    rlk_fam_base b;             /* name: the group; channel: redisson_lock__channel:{group} */
+    rlk_fam_id id;
+    char **values;
+    size_t n;
+    pthread_mutex_t mu;         /* took */
+    rlk_fastmulti_took *took;
+    size_t ntook;
+};
+
+typedef struct rlk_fastmulti_acq {
+    rlk_fastmulti *m;
+    char owner[RLK_OWNER_MAX + 1];
+    long long lease_ms;
+    int watchdog;
+} rlk_fastmulti_acq;
+
+/* Every message on the group's channel wakes every waiter of this client. */
+static int rlk_fastmulti_meaning(const char *payload, size_t len, long long *head, long long *next)
+{
+    (void)payload;
+    (void)len;
+    (void)head;
+    (void)next;
+    return RLK_SUB_MSG_ALL;
+}
+
+static const rlk_sub_rule rlk_fastmulti_sub_rule = {rlk_fastmulti_meaning};
+
+/* The watchdog's task: fastmulti/renew (group; lease, owner), one call per entry. */
+static const rlk_renew_task rlk_fastmulti_renew_task = {
+    "fastmulti/renew", RLK_RENEW_ALONE, rlk_renew_build_one, rlk_renew_reply_one, NULL
+};
+
+static void rlk_fastmulti_fini(void *handle)
+{
+    rlk_fastmulti *m = handle;
+
+    for (size_t k = 0; m->values && k < m->n; k++)
+        free(m->values[k]);
+    free(m->values);
+    for (size_t k = 0; k < m->ntook; k++)
+        free(m->took[k].owner);
+    free(m->took);
+    pthread_mutex_destroy(&m->mu);
+    rlk_fam_id_destroy(&m->id);
+}
+
+/* Adds delta to owner's count of acquisitions through m; returns the count
+ * before. A count that reaches 0 is dropped. Out of memory: the acquisition
+ * is not counted (its unlock then finds it through the script). */
+static long long rlk_fastmulti_took_add(rlk_fastmulti *m, const char *owner, long long delta)
+{
+    long long before = 0;
+    size_t k;
+
+    pthread_mutex_lock(&m->mu);
+    for (k = 0; k < m->ntook && strcmp(m->took[k].owner, owner) != 0; k++)
+        ;
+    if (k < m->ntook) {
+        before = m->took[k].count;
+        if ((m->took[k].count += delta) <= 0) {
+            free(m->took[k].owner);
+            m->took[k] = m->took[--m->ntook];
+        }
+    } else if (delta > 0) {
+        rlk_fastmulti_took *t = realloc(m->took, (m->ntook + 1) * sizeof *t);
+
+        if (t) {
+            m->took = t;
+            if ((t[m->ntook].owner = strdup(owner)) != NULL)
+                t[m->ntook++].count = delta;
+        }
+    }
+    pthread_mutex_unlock(&m->mu);
+    return before;
+}
+
+static const rlk_fam_kind rlk_fastmulti_kind = {
+    "rlk_fastmulti_new", "group", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name, rlk_fastmulti_fini
+};
+
+/* ---------------------------------------------------------------- handles */
+
+/* A value the scripts accept: 1..1024 bytes, no ':' (the holder's own
+ * fields are "<value>:<holder>:..."). */
+static int rlk_fastmulti_value_ok(const char *v)
+{
+    size_t len = v ? strlen(v) : 0;
+
+    return len >= 1 && len <= RLK_FASTMULTI_VALUE_MAX && !strchr(v, ':');
+}
+
+rlk_fastmulti *rlk_fastmulti_new(rlk_client *c, const char *group, const char *const *values,
+                                 size_t n)
+{
+    rlk_fastmulti *m;
+
+    if (c && (n == 0 || n > RLK_FASTMULTI_VALUES_MAX || !values)) {
+        rlk_set_error(c, RLK_ERR_ARG, "rlk_fastmulti_new %s: %zu values (1..%d)",
+                      group ? group : "", n, RLK_FASTMULTI_VALUES_MAX);
+        return NULL;
+    }
+    for (size_t k = 0; c && k < n; k++) {
+        if (!rlk_fastmulti_value_ok(values[k])) {
+            rlk_set_error(c, RLK_ERR_ARG, "rlk_fastmulti_new %s: value %zu must be 1..%d bytes "
+                          "without ':'", group ? group : "", k + 1, RLK_FASTMULTI_VALUE_MAX);
+            return NULL;
+        }
+        for (size_t j = 0; j < k; j++) {
+            if (strcmp(values[j], values[k]) == 0) {
+                rlk_set_error(c, RLK_ERR_ARG, "rlk_fastmulti_new %s: value '%s' is given twice",
+                              group ? group : "", values[k]);
+                return NULL;
+            }
+        }
+    }
+    if (!(m = rlk_fam_new(c, group, sizeof *m, &rlk_fastmulti_kind)))
+        return NULL;
+    rlk_fam_id_init(&m->id);
+    pthread_mutex_init(&m->mu, NULL);
+    if ((m->values = calloc(n, sizeof *m->values)) != NULL) {
+        m->n = n;
+        for (size_t k = 0; k < n; k++) {
+            if (!(m->values[k] = strdup(values[k])))
+                return rlk_fam_made(m, 0);
+        }
+    }
+    return rlk_fam_made(m, m->values != NULL);
+}
+
+void rlk_fastmulti_free(rlk_fastmulti *m)
+{
+    rlk_fam_free(m);
+}
+
+const char *rlk_fastmulti_group(const rlk_fastmulti *m)
+{
+    return m ? m->b.name : NULL;
+}
+
+size_t rlk_fastmulti_count(const rlk_fastmulti *m)
+{
+    return m ? m->n : 0;
+}
+
+const char *rlk_fastmulti_value(const rlk_fastmulti *m, size_t i)
+{
+    return m && i < m->n ? m->values[i] : NULL;
+}
+
+int rlk_fastmulti_set_owner(rlk_fastmulti *m, const char *owner)
+{
+    if (!m)
+        return RLK_ERR_ARG;
+    return rlk_fam_id_set(m->b.c, &m->id, owner, 0, "rlk_fastmulti_set_owner");
+}
+
+int rlk_fastmulti_owner(const rlk_fastmulti *m, char *buf, size_t len)
+{
+    rlk_fastmulti *w = (rlk_fastmulti *)m;   /* the id's mutex only */
+
+    if (!m)
+        return RLK_ERR_ARG;
+    return rlk_fam_id_get(w->b.c, w->b.rt, &w->id, buf, len, "rlk_fastmulti_owner");
+}
+
+/* ---------------------------------------------------------------- script calls */
+
+/* Runs script with KEYS keys and ARGV (fixed..., values...); the reply in *out. */
+static int rlk_fastmulti_call(rlk_fastmulti *m, const char *script, int nkeys, const char **keys,
+                              int nfixed, const char *const *fixed, redisReply **out)
+{
+    const char **args = malloc((m->n + (size_t)nfixed) * sizeof *args);
+    int rc;
+
+    if (!args)
+        return rlk_set_error(m->b.c, RLK_ERR_NOMEM, "%s %s: out of memory", script, m->b.name);
+    for (int k = 0; k < nfixed; k++)
+        args[k] = fixed[k];
+    for (size_t k = 0; k < m->n; k++)
+        args[(size_t)nfixed + k] = m->values[k];
+    rc = rlk_evalv(m->b.c, script, nkeys, keys, NULL, nfixed + (int)m->n, args, NULL, out);
+    free(args);
+    return rc;
+}
+
+static int rlk_fastmulti_held(rlk_fastmulti *m, const char *owner, long long *count);
+
+/* An ACL refusal inside a script (the text Redis gives it). */
+static int rlk_fastmulti_acl_refused(rlk_client *c)
+{
+    const char *e = rlk_errstr(c);
+
+    return strstr(e, "The user executing the script can't") != NULL ||
+           strstr(e, "ACL failure in script") != NULL;
+}
+
+/* After an ACL refusal inside fastmulti/release: the script publishes after its last write, so
+ * a refused PUBLISH comes after the release. Finds out whether owner still holds any of the
+ * values (fastmulti/held) and says so truthfully: RLK_REL_RELEASED with RLK_ERR_NOTIFY when
+ * none is held, else RLK_REL_ERROR with the refusal (*rc and the client's error set). */
+static int rlk_fastmulti_acl_aftermath(rlk_fastmulti *m, const char *owner, int *rc)
+{
+    char why[RLK_ERRSTR_MAX];
+    long long n = -1;
+    int probe;
+
+    snprintf(why, sizeof why, "%s", rlk_errstr(m->b.c));
+    probe = rlk_fastmulti_held(m, owner, &n);
+    if (probe == RLK_OK && n == 0) {
+        *rc = rlk_set_error(m->b.c, RLK_ERR_NOTIFY, "unlock faster MultiLock %s: released, but the "
+                            "unlock message was refused by ACL (%s): waiters wake only at their "
+                            "TTL", m->b.name, why);
+        return RLK_REL_RELEASED;
+    }
+    *rc = rlk_set_error(m->b.c, RLK_ERR_SCRIPT, "unlock faster MultiLock %s: refused by ACL (%s); "
+                        "%s", m->b.name, why, probe == RLK_OK
+                        ? "values are still held and expire with their lease"
+                        : "whether they were released is unknown (the check was refused too)");
+    return RLK_REL_ERROR;
+}
+
+/* fastmulti/release for owner: its enum rlk_release_outcome; *rc the call's error. */
+static int rlk_fastmulti_release_call(rlk_fastmulti *m, const char *owner, long long lease, int *rc)
+{
+    const char *keys[2];
+    char lease_s[24];
+    const char *fixed[3] = {owner, lease_s, rlk_publish_arg(m->b.c)};
+    redisReply *r = NULL;
+    int outcome = RLK_REL_ERROR;
+
+    snprintf(lease_s, sizeof lease_s, "%lld", lease);
+    rlk_fam_keys(&m->b, keys);
+    *rc = rlk_fastmulti_call(m, "fastmulti/release", 2, keys, 3, fixed, &r);
+    if (*rc == RLK_ERR_SCRIPT && rlk_fastmulti_acl_refused(m->b.c))
+        return rlk_fastmulti_acl_aftermath(m, owner, rc);
+    if (*rc != RLK_OK)
+        return RLK_REL_ERROR;
+    if (r->type == REDIS_REPLY_NIL)
+        outcome = RLK_REL_NOT_OWNER;
+    else if (r->type == REDIS_REPLY_INTEGER && (r->integer == 0 || r->integer == 1))
+        outcome = r->integer == 1 ? RLK_REL_RELEASED : RLK_REL_STILL_HELD;
+    else
+        *rc = rlk_set_error(m->b.c, RLK_ERR_PROTOCOL, "unlock %s: fastmulti/release replied type %d",
+                            m->b.name, r->type);
+    freeReplyObject(r);
+    if (*rc == RLK_OK && outcome != RLK_REL_NOT_OWNER) {
+        int acks = rlk_fam_acks_done(m->b.c, "faster MultiLock", m->b.name, "released");
+
+        if (acks != RLK_OK)
+            *rc = acks;
+    }
+    return outcome;
+}
+
+/* rlk_fam_undo_fn: gives back an acquisition the registry could not
+ * record, or one too few replicas acknowledged. */
+static int rlk_fastmulti_undo(void *arg)
+{
+    rlk_fastmulti_acq *a = arg;
+    int rc, outcome = rlk_fastmulti_release_call(a->m, a->owner, a->lease_ms, &rc);
+
+    return rlk_fam_undone(outcome, rc);
+}
+
+/* rlk_wait_attempt_fn. RLK_OK: acquired, recorded. RLK_ERR_BUSY: a value
+ * is another's, *ttl the longest wait among them. */
+static int rlk_fastmulti_attempt(void *arg, long long *ttl)
+{
+    rlk_fastmulti_acq *a = arg;
+    rlk_fastmulti *m = a->m;
+    const char *keys[1] = {m->b.name};
+    char lease[24];
+    const char *fixed[2] = {lease, a->owner};
+    /* No channel: every release in the group publishes there, and each
+     * would make the watchdog renew this entry at once. */
+    rlk_hold_spec h = {RLK_KIND_LOCK, m->b.name, a->owner, 1, {m->b.name, NULL, NULL},
+                       NULL, &rlk_fastmulti_renew_task, 0};
+    long long sent = rlk_clock_now_ns();
+    redisReply *r = NULL;
+    int rc;
+
+    snprintf(lease, sizeof lease, "%lld", a->lease_ms);
+    RLK_RT_COUNT(m->b.rt, acquire_calls);
+    if ((rc = rlk_fastmulti_call(m, "fastmulti/acquire", 1, keys, 2, fixed, &r)) != RLK_OK)
+        return rc;
+    rc = rlk_fam_acquire_reply(m->b.c, "faster MultiLock", m->b.name, "fastmulti/acquire", r, ttl,
+                               NULL);
+    freeReplyObject(r);
+    if (rc == RLK_OK)
+        rc = rlk_fam_record(m->b.rt, &h, a->lease_ms, a->watchdog, sent, 0, rlk_fastmulti_undo, a);
+    if (rc == RLK_OK)
+        rlk_fastmulti_took_add(m, a->owner, 1);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- locking */
+
+static int rlk_fastmulti_try_lock_run(rlk_fastmulti *m, long long wait_ms, long long lease_ms)
+{
+    long long start = rlk_clock_now_ns();
+    rlk_fastmulti_acq a;
+    rlk_waiter w;
+    int rc;
+
+    if (!m)
+        return RLK_ERR_ARG;
+    memset(&a, 0, sizeof a);
+    a.m = m;
+    rc = rlk_fam_lease(m->b.c, "faster MultiLock", m->b.name, lease_ms, &a.lease_ms, &a.watchdog);
+    if (rc != RLK_OK || (rc = rlk_fastmulti_owner(m, a.owner, sizeof a.owner)) != RLK_OK)
+        return rc;
+    rlk_wait_init_lock(&w, &m->b, "faster MultiLock", rlk_fastmulti_attempt, &a);
+    w.rule = &rlk_fastmulti_sub_rule;
+    w.ride_out = 0;     /* a lost acquire is not repeated blindly (not settled either: above) */
+    rc = rlk_wait_acquire(&w, start, wait_ms, 1);
+    if (rc == RLK_ERR_BUSY)
+        return rlk_set_error(m->b.c, RLK_ERR_BUSY,
+                             "faster MultiLock %s: a value held by another holder after %lld ms",
+                             m->b.name, (rlk_clock_now_ns() - start) / 1000000LL);
+    return rc;
+}
+
+/* The call, counted in the metrics (runtime/metrics.h) as a reentrant lock's. */
+int rlk_fastmulti_try_lock(rlk_fastmulti *m, long long wait_ms, long long lease_ms)
+{
+    rlk_metrics_call mc;
+
+    rlk_metrics_begin(m ? &m->b.rt->counters : NULL, &mc);
+    return rlk_metrics_end(&mc, RLK_KIND_LOCK, m ? m->b.name : NULL,
+                           rlk_fastmulti_try_lock_run(m, wait_ms, lease_ms));
+}
+
+int rlk_fastmulti_lock(rlk_fastmulti *m, long long lease_ms)
+{
+    return rlk_fastmulti_try_lock(m, -1, lease_ms);
+}
+
+/* ---------------------------------------------------------------- releasing */
+
+int rlk_fastmulti_unlock(rlk_fastmulti *m)
+{
+    char owner[RLK_OWNER_MAX + 1];
+    rlk_wd_ticket t;
+    long long lease;
+    int rc, outcome, mine;
+
+    if (!m)
+        return RLK_ERR_ARG;
+    if ((rc = rlk_fastmulti_owner(m, owner, sizeof owner)) != RLK_OK)
+        return rc;
+    mine = rlk_fastmulti_took_add(m, owner, -1) > 0;
+    if (!mine) {
+        long long lease_any = 0;
+        int wd_unused;
+
+        rlk_fam_lease(m->b.c, "faster MultiLock", m->b.name, 0, &lease_any, &wd_unused);
+        /* Nothing taken through this handle for owner: the registry's entry
+         * (if any) is another set's. Only a release that did free something
+         * (the same values taken through another handle) counts there. */
+        outcome = rlk_fastmulti_release_call(m, owner, lease_any, &rc);
+        if (outcome == RLK_REL_RELEASED || outcome == RLK_REL_STILL_HELD) {
+            rlk_wd_release_begin_as(m->b.rt->wd, RLK_KIND_LOCK, m->b.name, owner, &t);
+            rlk_wd_release_end(m->b.rt->wd, &t, t.decremented ? RLK_REL_STILL_HELD : outcome);
+        }
+    } else {
+        /* Out of the registry (or one count less) before the release is sent. */
+        lease = rlk_wd_release_begin_as(m->b.rt->wd, RLK_KIND_LOCK, m->b.name, owner, &t);
+        outcome = rlk_fastmulti_release_call(m, owner, lease, &rc);
+        /* The registry counts this holder's acquisitions in the group,
+         * whichever values: while it counts more, the holder still holds
+         * the others. */
+        rlk_wd_release_end(m->b.rt->wd, &t, t.decremented ? RLK_REL_STILL_HELD : outcome);
+    }
+    if (outcome == RLK_REL_NOT_OWNER)
+        rc = rlk_set_error(m->b.c, RLK_ERR_NOT_OWNER, "unlock faster MultiLock %s: not every "
+                           "value held by %s", m->b.name, owner);
+    return rc;
+}
+
+int rlk_fastmulti_force_unlock(rlk_fastmulti *m, int *released)
+{
+    const char *keys[2];
+    const char *fixed[1];
+    redisReply *r = NULL;
+    int rc;
+
+    if (!m)
+        return RLK_ERR_ARG;
+    fixed[0] = rlk_publish_arg(m->b.c);
+    rlk_fam_keys(&m->b, keys);
+    /* Every hold of the group in this client's registry goes: the watchdog
+     * must not renew what is left of it (another value of the group held
+     * by this client is then no longer renewed, and runs out with its lease). */
+    rlk_wd_forget_name(m->b.rt->wd, m->b.name);
+    pthread_mutex_lock(&m->mu);
+    for (size_t k = 0; k < m->ntook; k++)
+        free(m->took[k].owner);
+    m->ntook = 0;
+    pthread_mutex_unlock(&m->mu);
+    if ((rc = rlk_fastmulti_call(m, "fastmulti/force_release", 2, keys, 1, fixed, &r)) != RLK_OK)
+        return rc;
+    if (r->type != REDIS_REPLY_INTEGER)
+        rc = rlk_set_error(m->b.c, RLK_ERR_PROTOCOL, "force unlock %s: fastmulti/force_release "
+                           "replied type %d", m->b.name, r->type);
+    else if (released)
+        *released = r->integer == 1;
+    freeReplyObject(r);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- queries */
+
+/* fastmulti/held for owner ("" for any): the number of the values held. */
+static int rlk_fastmulti_held(rlk_fastmulti *m, const char *owner, long long *count)
+{
+    const char *keys[1] = {m->b.name};
+    const char *fixed[1] = {owner};
+    redisReply *r = NULL;
+    int rc = rlk_fastmulti_call(m, "fastmulti/held", 1, keys, 1, fixed, &r);
+
+    if (rc != RLK_OK)
+        return rc;
+    if (r->type == REDIS_REPLY_INTEGER)
+        *count = r->integer;
+    else
+        rc = rlk_set_error(m->b.c, RLK_ERR_PROTOCOL, "fastmulti/held %s: replied type %d",
+                           m->b.name, r->type);
+    freeReplyObject(r);
+    return rc;
+}
+
+int rlk_fastmulti_is_locked(rlk_fastmulti *m, int *locked)
+{
+    long long n = 0;
+    int rc;
+
+    if (!m || !locked)
+        return RLK_ERR_ARG;
+    if ((rc = rlk_fastmulti_held(m, "", &n)) == RLK_OK)
+        *locked = n > 0;
+    return rc;
+}
+
+int rlk_fastmulti_is_held_by_me(rlk_fastmulti *m, int *held)
+{
+    char owner[RLK_OWNER_MAX + 1];
+    long long n = 0;
+    int rc;
+
+    if (!m || !held)
+        return RLK_ERR_ARG;
+    if ((rc = rlk_fastmulti_owner(m, owner, sizeof owner)) != RLK_OK)
+        return rc;
+    if ((rc = rlk_fastmulti_held(m, owner, &n)) == RLK_OK)
+        *held = n == (long long)m->n;
+    return rc;
+}
