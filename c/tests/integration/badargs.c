@@ -145,6 +145,7 @@ static void ba_classify_arg(ba_param *p, const char *desc)
         snprintf(p->id_code, sizeof p->id_code, "%s",
                  strstr(p->name, "owner")   ? "RLK_BADOWNER"
                  : strstr(p->name, "token") ? "RLK_BADTOKEN"
+                 : strstr(p->name, "value") ? "RLK_BADVALUE"   /* fastmulti: a group's values */
                                             : "RLK_BADARG");
     } else {
         p->role = ROLE_UNKNOWN;
@@ -275,7 +276,8 @@ static void ba_valid_arg(const ba_param *p, const char *lease, const char *id, c
         snprintf(out, BA_ARGLEN, "%lld", v);
         break;
     case ROLE_ID:
-        snprintf(out, BA_ARGLEN, "%s", id);
+        /* a faster MultiLock value may not contain ':' (its hash fields are value:holder:...) */
+        snprintf(out, BA_ARGLEN, "%s", strstr(p->name, "value") ? "v0" : id);
         break;
     case ROLE_PUBLISH:
         snprintf(out, BA_ARGLEN, "%s", "publish");
@@ -726,7 +728,8 @@ static void ba_id_cases(ba_ctx *t, enum ba_state state, const ba_call *valid)
         if (p->variadic && i == valid->nargs - 1 && valid->nkeys >= 2) {
             m = *valid;
             for (int k = 1; k < valid->nkeys && m.nargs < BA_MAX; k++)
-                snprintf(m.args[m.nargs++], BA_ARGLEN, "%s:%d", BA_CALLER, k);
+                snprintf(m.args[m.nargs++], BA_ARGLEN, "%s%d",
+                         strstr(p->name, "value") ? "v" : BA_CALLER ":", k);
             m.args[m.nargs - 1][0] = '\0';
             snprintf(label, sizeof label, "ARGV %s: %d values, the last empty", p->name,
                      m.nargs - i);
