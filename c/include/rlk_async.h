@@ -177,6 +177,28 @@ RLK_API rlk_async_req *rlk_async_unlock(rlk_async *ac, int kind, const char *nam
 RLK_API rlk_async_req *rlk_async_force_unlock(rlk_async *ac, int kind, const char *name,
                                               rlk_async_fn fn, void *privdata);
 
+/* The non-reentrant variants of rlk_async_lock (Redisson's
+ * RedissonNonReentrantLock and RedissonNonReentrantFairLock, docs/async.md):
+ * kind RLK_KIND_LOCK (nonreentrant/acquire: the reentrant lock's data,
+ * waiting on its channel) or RLK_KIND_FAIR (fair/nonreentrant_acquire: the
+ * fair queue). The holder (task) asking again gets RLK_ERR_REENTRY, from
+ * this client's holds before any I/O or from the script, and nothing is
+ * counted. value: 1. Unlock with rlk_async_unlock of the same kind (the
+ * hold's own release script is used). */
+RLK_API rlk_async_req *rlk_async_lock_nr(rlk_async *ac, int kind, const char *name,
+                                         unsigned long long task, long long wait_ms,
+                                         long long lease_ms, rlk_async_fn fn, void *privdata);
+/* The reentrant lock (RLK_KIND_LOCK's data) waited for without pub/sub, as
+ * rlk_lock_set_spin (Redisson's RedissonSpinLock): attempt, then a timer of
+ * an exponential back-off with jitter from initial_ms up to max_ms (never
+ * past the holder's TTL or the wait), no SUBSCRIBE. 0 for either bound:
+ * Redisson's default (1 and 128 ms); RLK_ERR_ARG unless 1 <= initial_ms <=
+ * max_ms <= 60000 then. Unlock with rlk_async_unlock(RLK_KIND_LOCK). */
+RLK_API rlk_async_req *rlk_async_lock_spin(rlk_async *ac, const char *name, unsigned long long task,
+                                           long long wait_ms, long long lease_ms,
+                                           long long initial_ms, long long max_ms,
+                                           rlk_async_fn fn, void *privdata);
+
 /* MultiLock over names of this client (all of kind RLK_KIND_LOCK): all or
  * none, in the order given; wait and lease as rlk_async_lock. */
 RLK_API rlk_async_req *rlk_async_multilock_lock(rlk_async *ac, int n, const char *const *names,
@@ -210,6 +232,55 @@ RLK_API rlk_async_req *rlk_async_latch_count_down(rlk_async *ac, const char *nam
 /* value: 1 when set (the latch was at 0 or absent). */
 RLK_API rlk_async_req *rlk_async_latch_try_set_count(rlk_async *ac, const char *name, long long count,
                                                      rlk_async_fn fn, void *privdata);
+
+/* ---------------------------------------------------------------- leader election */
+
+/* Leader election (docs/elect.md) on the loop, with the blocking API's
+ * scripts and layout: a candidate is (name, task), holder id
+ * "<uuid>:<task>". A leader is a fenced hold of this client
+ * (RLK_KIND_FENCED, its token the term): with lease_ms -1 the watchdog
+ * renews it and the lost callback (rlk_async_set_lost_callback) reports
+ * its loss, RLK_LOST_GONE or RLK_LOST_EXPIRED at the blocking watchdog's
+ * deadline; stop acting as leader then. */
+
+/* Campaigns with value (NULL: ""; at most 65536 bytes): waits as
+ * rlk_async_lock (wait_ms, lease_ms) until elected; value: the term.
+ * Leading already: its term, nothing sent. RLK_ERR_BUSY when another
+ * candidate still leads when the wait ran out. */
+RLK_API rlk_async_req *rlk_async_elect_campaign(rlk_async *ac, const char *name,
+                                                unsigned long long task, const char *value,
+                                                long long wait_ms, long long lease_ms,
+                                                rlk_async_fn fn, void *privdata);
+/* The leader replaces its value (elect/proclaim); value: the term.
+ * RLK_ERR_NOT_OWNER when task does not lead (or no longer in its term). */
+RLK_API rlk_async_req *rlk_async_elect_proclaim(rlk_async *ac, const char *name,
+                                                unsigned long long task, const char *value,
+                                                rlk_async_fn fn, void *privdata);
+/* The leader steps down (elect/resign); RLK_ERR_NOT_OWNER when it does not lead. */
+RLK_API rlk_async_req *rlk_async_elect_resign(rlk_async *ac, const char *name,
+                                              unsigned long long task, rlk_async_fn fn,
+                                              void *privdata);
+/* The term task leads in while this client records it as leading (no
+ * I/O): RLK_OK and *term; RLK_ERR_NOT_OWNER after a resign, a loss, or
+ * never elected; RLK_ERR_ARG. */
+RLK_API int rlk_async_elect_term(rlk_async *ac, const char *name, unsigned long long task,
+                                 long long *term);
+
+/* An observer's callback: r as every request's; info the leadership read
+ * (NULL unless r->err is RLK_OK), valid during the call only. */
+typedef void (*rlk_async_elect_fn)(rlk_async *ac, const rlk_async_result *r,
+                                   const rlk_elect_info *info, void *privdata);
+/* Observes the election: known NULL, the leadership now; else completes
+ * once it differs from known (a new leader or term, a resign, a value
+ * proclaimed, the lease run out), RLK_ERR_TIMEOUT when timeout_ms (-1:
+ * none) passed first. Subscribes to the election's channel before it
+ * reads, so no change between a read and the wait is missed, and reads
+ * again at the leader's lease end (a lease that runs out publishes
+ * nothing). To follow every change, observe again from the callback with
+ * the info it got (it is copied). */
+RLK_API rlk_async_req *rlk_async_elect_observe(rlk_async *ac, const char *name,
+                                               const rlk_elect_info *known, long long timeout_ms,
+                                               rlk_async_elect_fn fn, void *privdata);
 
 #ifdef __cplusplus
 }

@@ -11,18 +11,21 @@
 #include "async/engine.h"
 #include "async/a_common.h"
 
-void *rlk_a_common_new(rlk_async *ac, size_t size, rlk_async_fn fn, void *privdata)
+void *rlk_a_common_new(rlk_async *ac, size_t size, size_t head_offset, rlk_async_fn fn,
+                       void *privdata)
 {
     rlk_async_req *r;
+    unsigned char *state;
     rlk_a_head *h;
 
-    if (!ac || !(r = rlk_ae_req_new(ac, size, fn, privdata)))
+    if (!ac || size < head_offset + sizeof *h || !(r = rlk_ae_req_new(ac, size, fn, privdata)))
         return NULL;
-    h = rlk_ae_req_state(r);
+    state = rlk_ae_req_state(r);
+    h = (rlk_a_head *)(void *)(state + head_offset);
     h->ac = ac;
     h->r = r;
     h->start = rlk_ae_now_ms();
-    return h;
+    return state;
 }
 
 int rlk_a_common_begin(rlk_async_req *r, rlk_ae_cancel_fn cancel, rlk_ae_free_fn free_fn,

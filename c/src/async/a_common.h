@@ -13,19 +13,32 @@
 #ifndef RLK_A_COMMON_H
 #define RLK_A_COMMON_H
 
+#include <stddef.h>
+
 #include "rlk_async.h"
 #include "async/engine.h"
 
-/* What every kind's request state starts with, as its first member (an
- * anonymous struct: the kind reads a->ac, a->r, a->start): the client, the
- * request, and its start (monotonic ms). */
-#define RLK_A_HEAD struct { rlk_async *ac; rlk_async_req *r; long long start; }
-typedef RLK_A_HEAD rlk_a_head;
+/* What every kind's request state starts with, as its first member named h
+ * (a->h.ac, a->h.r, a->h.start): the client, the request, and its start
+ * (monotonic ms). The head is a real member, written through its own
+ * type (not a layout each kind repeats and the common code reads through
+ * another type). */
+typedef struct rlk_a_head {
+    rlk_async *ac;
+    rlk_async_req *r;
+    long long start;
+} rlk_a_head;
 
-/* A new request and its zeroed state of size bytes, which starts with
- * RLK_A_HEAD, set: ac, the request, the start now. NULL: no client, or out
- * of memory (no callback will come). */
-void *rlk_a_common_new(rlk_async *ac, size_t size, rlk_async_fn fn, void *privdata);
+/* A new request and its zeroed state of size bytes, whose rlk_a_head at
+ * head_offset (offsetof(type, h)) is set: ac, the request, the start now.
+ * Returns the state (of the kind's type: the head is one of its members,
+ * written as such). NULL: no client, or out of memory (no callback will
+ * come). */
+void *rlk_a_common_new(rlk_async *ac, size_t size, size_t head_offset, rlk_async_fn fn,
+                       void *privdata);
+/* rlk_a_common_new for a state type with its member h. */
+#define RLK_A_NEW(ac, type, fn, privdata) \
+    rlk_a_common_new((ac), sizeof(type), offsetof(type, h), (fn), (privdata))
 
 /* Sets r's hooks, then the checks every request makes before its own, in
  * this order: the client is closing (rlk_ae_req_new completed r already),

@@ -30,7 +30,7 @@
 #define ALT_RETRY_MS 20             /* after a read whose reply did not come */
 
 typedef struct alt_req {
-    RLK_A_HEAD;                     /* ac, r, start (a_common.h) */
+    rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
     char *name, *channel;
     long long timeout_ms;
     rlk_ae_call *call;
@@ -60,12 +60,12 @@ static void alt_free_state(rlk_async_req *r, void *state)
 
 static long long alt_elapsed(const alt_req *a)
 {
-    return rlk_ae_now_ms() - a->start;
+    return rlk_ae_now_ms() - a->h.start;
 }
 
 static long long alt_budget(const alt_req *a)
 {
-    return rlk_a_common_budget(a->ac, a->timeout_ms);
+    return rlk_a_common_budget(a->h.ac, a->timeout_ms);
 }
 
 /* Ends with err (RLK_OK: open). */
@@ -73,12 +73,12 @@ static void alt_end(alt_req *a, int err, const char *why)
 {
     alt_quiet(a);
     if (err == RLK_ERR_BUSY)
-        rlk_ae_complete(a->r, err, 0, NULL, "latch %s: count still above 0 after %lld ms",
+        rlk_ae_complete(a->h.r, err, 0, NULL, "latch %s: count still above 0 after %lld ms",
                         a->name, alt_elapsed(a));
     else if (err == RLK_OK)
-        rlk_ae_complete(a->r, RLK_OK, 0, NULL, NULL);
+        rlk_ae_complete(a->h.r, RLK_OK, 0, NULL, NULL);
     else
-        rlk_ae_complete(a->r, err, 0, NULL, "latch %s: %s", a->name, why);
+        rlk_ae_complete(a->h.r, err, 0, NULL, "latch %s: %s", a->name, why);
 }
 
 static void alt_retry_fire(rlk_async *ac, void *arg)
@@ -87,14 +87,14 @@ static void alt_retry_fire(rlk_async *ac, void *arg)
 
     (void)ac;
     a->retry = NULL;
-    if (rlk_a_common_wake(a->r, a->call, &a->again))
+    if (rlk_a_common_wake(a->h.r, a->call, &a->again))
         alt_read(a);
 }
 
 static void alt_schedule(alt_req *a, long long ms)
 {
     rlk_ae_timer_del(a->retry);
-    a->retry = rlk_ae_timer_add(a->ac, ms, alt_retry_fire, a);
+    a->retry = rlk_ae_timer_add(a->h.ac, ms, alt_retry_fire, a);
 }
 
 static void alt_count_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
@@ -105,7 +105,7 @@ static void alt_count_reply(rlk_async *ac, int rc, const redisReply *reply, cons
     (void)ac;
     (void)lost;
     a->call = NULL;
-    if (rlk_ae_req_done(a->r))
+    if (rlk_ae_req_done(a->h.r))
         return;     /* cancelled meanwhile */
     if (rc == RLK_ERR_IO) {
         /* A read: lost or never written, read again while the wait lasts. */
@@ -144,10 +144,10 @@ static void alt_read(alt_req *a)
 
     rlk_ae_timer_del(a->retry);
     a->retry = NULL;
-    a->call = rlk_ae_script(a->ac, "latch/count", 1, keys, 0, NULL, alt_count_reply, a);
+    a->call = rlk_ae_script(a->h.ac, "latch/count", 1, keys, 0, NULL, alt_count_reply, a);
     if (!a->call)
-        alt_end(a, rlk_ae_closing(a->ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM,
-                rlk_ae_closing(a->ac) ? "client freed" : "out of memory");
+        alt_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM,
+                rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
 }
 
 /* A message ("0": open; "1": armed) or msg NULL (subscribed, again): read. */
@@ -159,7 +159,7 @@ static void alt_msg(rlk_async *ac, const char *channel, const char *msg, size_t 
     (void)channel;
     (void)msg;
     (void)len;
-    if (rlk_a_common_wake(a->r, a->call, &a->again))
+    if (rlk_a_common_wake(a->h.r, a->call, &a->again))
         alt_read(a);
 }
 
@@ -179,7 +179,7 @@ static void alt_cancel_hook(rlk_async_req *r, void *state)
 
     (void)r;
     alt_quiet(a);
-    rlk_ae_complete(a->r, RLK_ERR_CANCELLED, 0, NULL, "cancelled");
+    rlk_ae_complete(a->h.r, RLK_ERR_CANCELLED, 0, NULL, "cancelled");
 }
 
 rlk_async_req *rlk_async_latch_await(rlk_async *ac, const char *name, long long timeout_ms,
@@ -188,9 +188,9 @@ rlk_async_req *rlk_async_latch_await(rlk_async *ac, const char *name, long long 
     rlk_async_req *r;
     alt_req *a;
 
-    if (!(a = rlk_a_common_new(ac, sizeof *a, fn, privdata)))
+    if (!(a = RLK_A_NEW(ac, alt_req, fn, privdata)))
         return NULL;
-    r = a->r;
+    r = a->h.r;
     a->timeout_ms = timeout_ms;
     rlk_ae_req_metric(r, RLK_MKIND_LATCH, name);
     if (rlk_a_common_begin(r, alt_cancel_hook, alt_free_state, "rlk_async_latch_await", name))

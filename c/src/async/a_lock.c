@@ -1,20 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * a_lock.c - rlk_async_lock / _unlock / _force_unlock (rlk_async.h) through
- * the engine (engine.h). The reentrant lock runs the blocking API's scripts
- * and protocol (kinds/lock.c, docs/runtime.md): reentrant/acquire with a
- * ticket in the server's queue, grants on this client's wake channel
+ * a_lock.c - the lock kinds' requests (a_lock.h) through the engine
+ * (engine.h), each kind a row of the blocking kinds' protocol pieces.
+ *
+ * The rows below run the blocking API's scripts and protocol
+ * (kinds/lock.c, docs/runtime.md): the reentrant lock's reentrant/acquire
+ * with a ticket in the server's queue, grants on this client's wake channel
  * redisson_lock__channel:{name}:rlk:<cid>, the lock's own channel while the
  * waiter is first in the queue ({wait, 1}) or behind a reservation (-3),
  * waits bounded by the TTL a failed attempt returns and a keepalive,
- * reentrant/cancel when a queued waiter gives up, the watchdog for
- * lease-less holds. A lost reply is settled by reading the holder's field
- * back after the engine has fenced the connection it went out on.
- * The read-write lock's writers wait the same way (rwlock/write_acquire with
- * a ticket, grants on redisson_rwlock:{name}:rlk:<cid>, rwlock/cancel), in
- * the same server queue as the blocking API's writers; its readers on the
- * lock's channel and their attempts' bounds.
- * docs/async-internals.md describes it.
+ * reentrant/cancel when a queued waiter gives up; the read-write lock's
+ * writers the same way on the rwlock scripts, its readers on the lock's channel; the
+ * fair queue; the fenced lock's tokens; the non-reentrant locks (refused
+ * RLK_ERR_REENTRY); the spin lock's back-off without pub/sub; the
+ * election's campaign and resign (a_elect.c). The watchdog renews
+ * lease-less holds with the kind's task. A lost reply is settled by reading
+ * the holder's field back after the engine has fenced the connection it
+ * went out on. docs/async-internals.md describes it.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,18 +26,17 @@
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/scripts.h"
-#include "kinds/fairlock.h"
-#include "kinds/fenced.h"
 #include "kinds/lock.h"
 #include "kinds/names.h"
-#include "kinds/rwlock.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/metrics.h"
 #include "runtime/rt.h"
+#include "runtime/spin.h"
 #include "async/engine.h"
 #include "async/ae_wd.h"
 #include "async/a_common.h"
+#include "async/a_kind.h"
 #include "async/a_lock.h"
 
 #define ALK_KEEPALIVE_MS 1000       /* a queued waiter attempts at least this often */
@@ -54,6 +55,10 @@ typedef struct alk_hold {
     long long lease_ms;             /* the lease of the last acquisition */
     rlk_ae_hold *wd;                /* the watchdog's, lease-less holds; else NULL */
     long long acquired_ns;          /* the count went from 0 to 1 (the hold metric) */
+    const rlk_a_kind *row;          /* the row it was taken with (its release) */
+    long long token;                /* an RLK_A_TOKEN row's token (the election's term) */
+    long long expires_ms;           /* a fixed lease's end (monotonic ms from the acquire's send:
+                                       no later than the server's); 0: the watchdog renews it */
 } alk_hold;
 
 #define ALK_BUCKETS 4096
@@ -100,6 +105,11 @@ static alk_table *alk_tab(rlk_async *ac)
     return rlk_ae_kind_data(ac, RLK_AE_SLOT_LOCK, alk_table_make, alk_table_destroy);
 }
 
+static void alk_drop(rlk_async *ac, alk_hold *h);
+
+/* The hold (kind, name, owner); NULL when none, or when its fixed lease
+ * has run out (then it is forgotten: a re-entry or a non-reentrant acquire
+ * goes to the server, which has forgotten it too). */
 static alk_hold *alk_find(rlk_async *ac, int kind, const char *name, const char *owner)
 {
     alk_table *t = alk_tab(ac);
@@ -107,8 +117,13 @@ static alk_hold *alk_find(rlk_async *ac, int kind, const char *name, const char 
     if (!t)
         return NULL;
     for (alk_hold *h = t->b[alk_hash(kind, name, owner)]; h; h = h->next)
-        if (h->kind == kind && strcmp(h->name, name) == 0 && strcmp(h->owner, owner) == 0)
+        if (h->kind == kind && strcmp(h->name, name) == 0 && strcmp(h->owner, owner) == 0) {
+            if (h->expires_ms && !h->wd && rlk_ae_now_ms() >= h->expires_ms) {
+                alk_drop(ac, h);
+                return NULL;
+            }
             return h;
+        }
     return NULL;
 }
 
@@ -176,31 +191,48 @@ long long rlk_a_lock_count(rlk_async *ac, int kind, const char *name, unsigned l
     return h ? h->count : 0;
 }
 
+int rlk_a_lock_token(rlk_async *ac, int kind, const char *name, unsigned long long task,
+                     long long *token)
+{
+    char owner[RLK_OWNER_MAX + 1];
+    alk_hold *h;
+
+    *token = 0;
+    if (!ac || !name)
+        return 0;
+    rlk_ae_owner(ac, task, owner, sizeof owner);
+    if (!(h = alk_find(ac, kind, name, owner)))
+        return 0;
+    *token = h->token;
+    return 1;
+}
+
 /* ---------------------------------------------------------------- a request */
 
 enum { ALK_LOCK, ALK_UNLOCK, ALK_FORCE };
 enum { CW_NONE, CW_ATTEMPT, CW_READ_ACQ, CW_CANCEL, CW_UNDO, CW_RELEASE, CW_READ_REL, CW_FORCE };
 
 typedef struct alk {
-    RLK_A_HEAD;                     /* ac, r, start (a_common.h) */
+    rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
+    const rlk_a_kind *k;            /* the row (a_kind.h) */
     int op;                         /* ALK_* */
-    int kind;
     unsigned long long task;
-    char *name, *waiters, *grant, *channel, *wake;
-    char *token_key;                /* fenced: redisson_lock_token:{name}; else NULL */
-    char *prefix;                   /* read-write: {name}, the timeout keys' prefix; else NULL */
-    char *queue, *timeouts;         /* fair: redisson_lock_queue:{name}, redisson_lock_timeout:{name} */
-    char *own;                      /* fair: the waiter's channel <channel>:<owner> */
-    char *field;                    /* the hash field of the hold: owner, or owner:write */
-    long long token;                /* fenced: the token of the acquisition */
+    char *name;
     char *owner;                    /* <uuid>:<task> */
+    char *value;                    /* the value argument (the election's); NULL: none */
+    rlk_a_keys keys;                /* the name's keys, built once per role by the row's names */
+    const char *channel;            /* the waiters' channel (one of keys) */
+    char *wake;                     /* RLK_A_WAIT_QUEUE: <channel>:rlk:<cid>, the grants */
+    char *own;                      /* RLK_A_WAIT_FAIR: the waiter's channel <channel>:<owner> */
+    long long token;                /* RLK_A_TOKEN: the token of the acquisition */
     long long lease_ms;
     int watchdog;
     long long wait_ms;
+    int spin_initial, spin_max, spin_prev;  /* RLK_A_WAIT_SPIN: the back-off (ms, <= 60000) */
+    int spin_fails;
     long long sent;                 /* monotonic ms: the last attempt was made (its lease's start) */
     long long ticket;               /* 0: no place in the queue (single try, or not yet) */
     int queued;                     /* an attempt with the ticket may have queued it */
-    int wide;                       /* listens on the lock's channel too */
     int waiter;                     /* waits (wait_ms != 0, not a re-entry) */
     rlk_ae_call *call;
     int cw;                         /* what the call in flight is: CW_* */
@@ -212,8 +244,24 @@ typedef struct alk {
     int end_err;                    /* the error to complete with once the cancel is back */
     char *end_msg;                  /* the message to end with (heap, set when ending; NULL before) */
     int end_msg_oom;                /* setting it ran out of memory */
-    long long first_try;            /* monotonic ms of the first try of a call (retries) */
 } alk;
+
+/* Sends script with the request's keys (its header's roles) and the args
+ * named. NULL: out of memory, closing, or a row that does not fit its
+ * script (fn is then not called). */
+static rlk_ae_call *alk_send(alk *a, const char *script, const char *argnames, long long lease,
+                             long long ticket, rlk_ae_reply_fn fn)
+{
+    const char *keys[RLK_A_KIND_KEYS];
+    rlk_a_argvals vals = {lease, a->owner, ticket, rlk_ae_publish_arg(a->h.ac), a->value, 0};
+    rlk_a_argv av;
+    int nk = rlk_a_keys_list(&a->keys, rlk_script_key_roles(script), keys, RLK_A_KIND_KEYS);
+    int na = rlk_a_args(argnames, &vals, &av);
+
+    if (nk < 0 || na < 0)
+        return NULL;
+    return rlk_ae_script(a->h.ac, script, nk, keys, na, av.v, fn, a);
+}
 
 /* The message to end with is kept on the heap, set only when a request ends
  * (a pending request does not carry room for it). */
@@ -257,29 +305,23 @@ static void alk_free_state(rlk_async_req *r, void *state)
     rlk_ae_call_forget(a->call);
     free(a->end_msg);
     free(a->name);
-    free(a->waiters);
-    free(a->grant);
-    free(a->channel);
-    free(a->wake);
-    free(a->token_key);
-    free(a->prefix);
-    free(a->queue);
-    free(a->timeouts);
-    free(a->own);
     free(a->owner);
-    free(a->field);
+    free(a->value);
+    free(a->wake);
+    free(a->own);
+    rlk_a_keys_free(&a->keys);
 }
 
 static long long alk_elapsed(const alk *a)
 {
-    return rlk_ae_now_ms() - a->start;
+    return rlk_ae_now_ms() - a->h.start;
 }
 
 /* How long a request keeps trying to get an answer through lost replies and
  * reconnects: its wait, then two command timeouts and a connect. */
 static long long alk_budget(const alk *a)
 {
-    return rlk_a_common_budget(a->ac, a->op == ALK_LOCK ? a->wait_ms : 0);
+    return rlk_a_common_budget(a->h.ac, a->op == ALK_LOCK ? a->wait_ms : 0);
 }
 
 static void alk_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
@@ -296,49 +338,34 @@ static void alk_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, con
     a->cw = CW_NONE;
     /* Best effort, as the blocking API: a waiter that cannot say so is skipped
      * when its reservation's claim window runs out. */
-    rlk_ae_complete(a->r, a->end_err, 0, NULL, "%s", alk_msg_str(a));
+    rlk_ae_complete(a->h.r, a->end_err, 0, NULL, "%s", alk_msg_str(a));
 }
 
 /* Ends a lock request with err (no hold): leaves the server's queue first
- * when the waiter may be in it. */
+ * when the waiter may be in it (the row's cancel: the fair queue's entry,
+ * or a ticket). */
 static void alk_end(alk *a, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void alk_end(alk *a, int err, const char *fmt, ...)
 {
     va_list ap;
-
-    alk_quiet(a);
     char buf[512];
 
+    alk_quiet(a);
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     alk_set_msg(a, "%s", buf);
     a->end_err = err;
-    if (a->queued && a->kind == RLK_KIND_FAIR && !rlk_ae_closing(a->ac)) {
-        const char *keys[4] = {a->name, a->queue, a->timeouts, a->channel};
-        const char *args[2] = {a->owner, rlk_ae_publish_arg(a->ac)};
-
-        a->call = rlk_ae_script(a->ac, "fair/cancel", 4, keys, 2, args, alk_cancel_reply, a);
+    if (a->queued && a->k->cancel && (a->k->wait == RLK_A_WAIT_FAIR || a->ticket) &&
+        !rlk_ae_closing(a->h.ac)) {
+        a->call = alk_send(a, a->k->cancel, a->k->cancel_args, 0, a->ticket, alk_cancel_reply);
         if (a->call) {
             a->cw = CW_CANCEL;
             return;
         }
     }
-    if (a->queued && a->ticket && !rlk_ae_closing(a->ac)) {
-        char ticket[24];
-        const char *keys[4] = {a->name, a->channel, a->waiters, a->grant};
-        const char *args[3] = {ticket, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->ac)};
-
-        snprintf(ticket, sizeof ticket, "%lld", a->ticket);
-        a->call = rlk_ae_script(a->ac, a->kind == RLK_KIND_WRITE ? "rwlock/cancel"
-                                : "reentrant/cancel", 4, keys, 3, args, alk_cancel_reply, a);
-        if (a->call) {
-            a->cw = CW_CANCEL;
-            return;
-        }
-    }
-    rlk_ae_complete(a->r, err, 0, NULL, "%s", alk_msg_str(a));
+    rlk_ae_complete(a->h.r, err, 0, NULL, "%s", alk_msg_str(a));
 }
 
 static void alk_end_busy(alk *a)
@@ -346,59 +373,49 @@ static void alk_end_busy(alk *a)
     if (a->ending == RLK_ERR_CANCELLED)
         alk_end(a, RLK_ERR_CANCELLED, "cancelled");
     else
-        alk_end(a, RLK_ERR_BUSY, "lock %s: held by another holder after %lld ms", a->name,
-                alk_elapsed(a));
-}
-
-/* The kind's watchdog task (the blocking kinds' own) and its KEYS after k[0], the name. */
-static const rlk_renew_task *alk_renew_task(const alk *a, const char **k)
-{
-    switch (a->kind) {
-    case RLK_KIND_READ:
-        k[1] = a->prefix;
-        return &rlk_rwlock_renew_readers;
-    case RLK_KIND_WRITE:
-        return &rlk_rwlock_renew_writer;
-    case RLK_KIND_FAIR:
-        k[1] = a->queue;
-        k[2] = a->timeouts;
-        return &rlk_fairlock_renew_task;
-    case RLK_KIND_FENCED:
-        k[1] = a->token_key;
-        return &rlk_fenced_renew_task;
-    default:
-        return &rlk_lock_renew_task;
-    }
+        alk_end(a, RLK_ERR_BUSY, "%s %s: held by another holder after %lld ms", a->k->what,
+                a->name, alk_elapsed(a));
 }
 
 /* The lock is this task's now. */
 static void alk_acquired(alk *a)
 {
-    rlk_client *c = rlk_ae_client(a->ac);
-    alk_hold *h = alk_get(a->ac, a->kind, a->name, a->owner);
+    alk_hold *h = alk_get(a->h.ac, a->k->hold, a->name, a->owner);
 
     a->queued = 0;
     alk_quiet(a);
     if (!h) {
         /* No room to remember it: give it back rather than hold it blind. */
         a->ending = RLK_ERR_NOMEM;
-        alk_set_msg(a, "lock %s: out of memory", a->name);
+        alk_set_msg(a, "%s %s: out of memory", a->k->what, a->name);
         alk_release(a, CW_UNDO);
         return;
     }
-    if (h->count++ == 0)
-        h->acquired_ns = rlk_clock_now_ns();
+    if (h->count == 0 || !(a->k->flags & RLK_A_ONE_HOLD)) {
+        if (h->count++ == 0)
+            h->acquired_ns = rlk_clock_now_ns();
+    }
+    h->row = a->k;
     h->lease_ms = a->lease_ms;
+    h->expires_ms = a->watchdog ? 0 : a->sent + a->lease_ms;
+    if (a->k->flags & RLK_A_TOKEN)
+        h->token = a->token;
     if (a->watchdog && h->wd) {
         rlk_ae_wd_acquired(h->wd, a->sent);     /* the re-entry set the lease again */
     } else if (a->watchdog) {
-        const char *k[RLK_HOLD_KEYS_MAX] = {a->name};
-        const rlk_renew_task *task = alk_renew_task(a, k);
+        const char *k[RLK_HOLD_KEYS_MAX];
+        int n = rlk_a_keys_list(&a->keys, a->k->renew_keys, k, RLK_HOLD_KEYS_MAX);
 
-        h->wd = rlk_ae_wd_add(a->ac, a->kind, task, a->name, k[2] ? 3 : k[1] ? 2 : 1, k, a->owner,
-                              a->sent, alk_hold_lost, h);
+        if (n > 0)
+            h->wd = rlk_ae_wd_add(a->h.ac, a->k->hold, a->k->renew, a->name, n, k, a->owner,
+                                  a->sent, alk_hold_lost, h);
+        if (!h->wd) {
+            a->ending = RLK_ERR_NOMEM;      /* not renewed: given back, never held blind */
+            alk_set_msg(a, "%s %s: out of memory", a->k->what, a->name);
+            alk_release(a, CW_UNDO);
+            return;
+        }
     }
-    (void)c;
     if (a->ending == RLK_ERR_CANCELLED || a->ending == RLK_ERR_UNSETTLED) {
         /* Cancelled while the grant was on its way (or not reportable): never left held. */
         if (a->ending == RLK_ERR_CANCELLED)
@@ -406,7 +423,7 @@ static void alk_acquired(alk *a)
         alk_release(a, CW_UNDO);
         return;
     }
-    rlk_ae_complete(a->r, RLK_OK, a->kind == RLK_KIND_FENCED ? a->token : h->count, NULL, NULL);
+    rlk_ae_complete(a->h.r, RLK_OK, a->k->flags & RLK_A_TOKEN ? a->token : h->count, NULL, NULL);
 }
 
 /* The wait goes on: the next attempt when the TTL or the keepalive says. */
@@ -422,7 +439,7 @@ static void alk_retry_fire(rlk_async *ac, void *arg)
 static void alk_schedule(alk *a, long long ms)
 {
     rlk_ae_timer_del(a->retry);
-    a->retry = rlk_ae_timer_add(a->ac, ms > 0 ? ms : 0, alk_retry_fire, a);
+    a->retry = rlk_ae_timer_add(a->h.ac, ms > 0 ? ms : 0, alk_retry_fire, a);
 }
 
 /* The next attempt of a waiter turned away: at once when woken while the
@@ -437,48 +454,52 @@ static void alk_again(alk *a, long long ms, long long cap)
         alk_schedule(a, ms >= 0 && ms < cap ? ms : cap);
 }
 
-/* A new ticket: cid * 1024 + r (the release finds the wake channel from it). */
-static long long alk_new_ticket(rlk_async *ac)
-{
-    return rlk_names_wake_ticket(rlk_names_wake_cid(rlk_async_uuid(ac)));
-}
-
 static void alk_msg(rlk_async *ac, const char *channel, const char *msg, size_t len, void *arg);
 
-/* Not acquired: ttl as reentrant/acquire said (-3: behind a reservation). */
+/* Not acquired: ttl as the acquire script said (-3: behind a reservation). */
 static void alk_busy(alk *a, long long ttl, int first)
 {
-    if (a->kind == RLK_KIND_FAIR)
+    long long next;
+
+    if (a->k->wait == RLK_A_WAIT_FAIR)
         a->queued = 1;      /* fair/acquire queues every caller it turns away */
     if (!a->waiter || a->ending) {
         alk_end_busy(a);
         return;
     }
-    if (a->kind == RLK_KIND_FAIR) {
+    switch (a->k->wait) {
+    case RLK_A_WAIT_FAIR:
         /* Queued by the script: attempt again (keep-alive) before its deadline runs out. */
-        long long cap = RLK_FAIR_THREAD_WAIT_MS / 3;
-
-        a->queued = 1;
-        alk_again(a, ttl, cap);
+        alk_again(a, ttl, RLK_FAIR_THREAD_WAIT_MS / 3);
         return;
-    }
-    if (a->kind != RLK_KIND_LOCK && a->kind != RLK_KIND_WRITE) {
+    case RLK_A_WAIT_CHANNEL:
         /* No queue: the lock's channel (subscribed from the start) and the TTL. */
         alk_again(a, ttl, ALK_KEEPALIVE_MS);
         return;
+    case RLK_A_WAIT_SPIN:
+        /* The back-off (runtime/spin.h), never past the holder's TTL. */
+        next = rlk_spin_next(a->spin_prev, ++a->spin_fails, a->spin_initial, a->spin_max);
+        a->spin_prev = (int)next;
+        if (ttl >= 0 && ttl < next)
+            next = ttl > 0 ? ttl : 1;
+        alk_schedule(a, next);
+        return;
+    default:
+        break;
     }
     if (a->ticket)
         a->queued = 1;
     /* First in the queue (or behind a reservation): the lock's channel too. */
     if ((first || ttl == -3) && !a->s_wide)
-        a->s_wide = rlk_ae_subscribe(a->ac, a->channel, alk_msg, a);
+        a->s_wide = rlk_ae_subscribe(a->h.ac, a->channel, alk_msg, a);
     else if (!first && ttl != -3 && a->s_wide) {
         rlk_ae_unsubscribe(a->s_wide);
         a->s_wide = NULL;
     }
     if (!a->ticket) {
-        /* The fast try failed: take a ticket, attempt with it once subscribed. */
-        a->ticket = alk_new_ticket(a->ac);
+        /* The fast try failed: take a ticket (cid * 1024 + r: the release finds the wake
+         * channel from it), attempt with it once subscribed. */
+        a->ticket = rlk_names_wake_ticket(rlk_names_wake_cid(rlk_async_uuid(a->h.ac)));
         if (rlk_ae_sub_ready(a->s_wake) || a->again) {
             a->again = 0;
             alk_poke(a);
@@ -492,7 +513,7 @@ static void alk_busy(alk *a, long long ttl, int first)
 static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
                                int lost, void *arg);
 
-/* The token of an adopted fenced acquisition. */
+/* The token of an adopted acquisition of an RLK_A_TOKEN row. */
 static void alk_token_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
                             int lost, void *arg)
 {
@@ -505,8 +526,8 @@ static void alk_token_reply(rlk_async *ac, int rc, const redisReply *r, const ch
     if (rc != RLK_OK) {
         /* Held, token unknown: given back rather than reported without its token. */
         a->ending = RLK_ERR_UNSETTLED;
-        alk_set_msg(a, "lock %s: acquired, but its token could not be "
-                 "read after a lost reply (given back): %s", a->name, errstr);
+        alk_set_msg(a, "%s %s: acquired, but its token could not be read after a lost reply "
+                    "(given back): %s", a->k->what, a->name, errstr);
         alk_acquired(a);
         return;
     }
@@ -518,18 +539,20 @@ static void alk_token_reply(rlk_async *ac, int rc, const redisReply *r, const ch
  * connection it went out on first). */
 static void alk_read_back(alk *a, int cw)
 {
-    const char *argv[3] = {"HGET", a->name, a->field};
+    char field[RLK_OWNER_MAX + 16];     /* the hold's hash field: owner + the row's suffix */
+    const char *argv[3] = {"HGET", a->name, field};
 
-    a->call = rlk_ae_command(a->ac, 3, argv, alk_read_acq_reply, a);
+    snprintf(field, sizeof field, "%s%s", a->owner, a->k->field_suffix);
+    a->call = rlk_ae_command(a->h.ac, 3, argv, alk_read_acq_reply, a);
     a->cw = a->call ? cw : CW_NONE;
-    if (!a->call && !rlk_ae_req_done(a->r))
-        rlk_ae_complete(a->r, rlk_ae_closing(a->ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
-                        "lock %s: could not read back a lost reply", a->name);
+    if (!a->call && !rlk_ae_req_done(a->h.r))
+        rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
+                        "%s %s: could not read back a lost reply", a->k->what, a->name);
 }
 
 static long long alk_known(alk *a)
 {
-    alk_hold *h = alk_find(a->ac, a->kind, a->name, a->owner);
+    alk_hold *h = alk_find(a->h.ac, a->k->hold, a->name, a->owner);
 
     return h ? h->count : 0;
 }
@@ -542,16 +565,26 @@ static int alk_replied(alk *a, int rc, const char *errstr)
     a->cw = CW_NONE;
     if (rc != RLK_ERR_CLOSED)
         return 0;
-    rlk_ae_complete(a->r, rc, 0, NULL, "%s", errstr);
+    rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
     return 1;
+}
+
+/* An error reply's code among the script's errors ("RLK_<CODE> ..."). */
+static int alk_script_error(const char *errstr, const char *code)
+{
+    size_t n = strlen(code);
+    const char *p = errstr ? strstr(errstr, code) : NULL;
+
+    return p && (p == errstr || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0');
 }
 
 static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
                               int lost, void *arg)
 {
     alk *a = arg;
+    rlk_client *c = rlk_ae_client(ac);
+    long long ttl = -1;
 
-    (void)ac;
     if (alk_replied(a, rc, errstr))
         return;
     if (rc == RLK_ERR_IO && lost) {
@@ -567,29 +600,16 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
         alk_schedule(a, ALK_RETRY_MS);
         return;
     }
+    if (rc != RLK_OK && alk_script_error(errstr, "RLK_REENTRY")) {
+        alk_end(a, RLK_ERR_REENTRY, "%s %s: already held by %s; not acquired again", a->k->what,
+                a->name, a->owner);
+        return;
+    }
     if (rc != RLK_OK) {
-        if (errstr && (strncmp(errstr, "RLK_UPGRADE", 11) == 0 || strstr(errstr, " RLK_UPGRADE")))
-            rc = RLK_ERR_UPGRADE;
-        alk_end(a, rc, "%s", errstr);
+        alk_end(a, alk_script_error(errstr, "RLK_UPGRADE") ? RLK_ERR_UPGRADE : rc, "%s", errstr);
         return;
     }
-    if (a->kind == RLK_KIND_FENCED) {
-        if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
-            r->element[0]->type == REDIS_REPLY_INTEGER) {
-            a->token = r->element[0]->integer;
-            alk_acquired(a);
-        } else if (r->type == REDIS_REPLY_INTEGER)
-            alk_busy(a, r->integer, 0);
-        else
-            alk_end(a, RLK_ERR_PROTOCOL, "lock %s: fenced/acquire replied an unexpected shape",
-                    a->name);
-        return;
-    }
-    if (r->type == REDIS_REPLY_NIL) {
-        alk_acquired(a);
-        return;
-    }
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+    if (!(a->k->flags & RLK_A_TOKEN) && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
         r->element[0]->type == REDIS_REPLY_INTEGER && r->element[1]->type == REDIS_REPLY_INTEGER &&
         (r->element[1]->integer == 1 || r->element[1]->integer == 0)) {
         /* {wait, 1}: first in the queue; a reader's {grant PTTL, 0}: the free lock is reserved
@@ -597,12 +617,15 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
         alk_busy(a, r->element[0]->integer, r->element[1]->integer == 1);
         return;
     }
-    if (r->type == REDIS_REPLY_INTEGER) {
-        alk_busy(a, r->integer, 0);
-        return;
-    }
-    alk_end(a, RLK_ERR_PROTOCOL, "lock %s: reentrant/acquire replied an unexpected shape",
-            a->name);
+    /* The blocking kinds' reading: nil (or {token}) acquired, an integer the wait. */
+    rc = rlk_fam_acquire_reply(c, a->k->what, a->name, a->k->acquire, r, &ttl,
+                               a->k->flags & RLK_A_TOKEN ? &a->token : NULL);
+    if (rc == RLK_OK)
+        alk_acquired(a);
+    else if (rc == RLK_ERR_BUSY)
+        alk_busy(a, ttl, 0);
+    else
+        alk_end(a, rc, "%s", rlk_errstr(c));
 }
 
 static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
@@ -616,7 +639,7 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
     a->call = NULL;
     if (rc == RLK_ERR_CLOSED) {
         a->cw = CW_NONE;
-        rlk_ae_complete(a->r, rc, 0, NULL, "%s", errstr);
+        rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
         return;
     }
     if (rc != RLK_OK) {
@@ -626,10 +649,10 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
 
             a->cw = CW_NONE;
             alk_quiet(a);
-            rlk_ae_complete(a->r, RLK_ERR_UNSETTLED, 0, NULL,
-                            "lock %s: a reply was lost and whether the %s ran could not be "
-                            "found out: %s", a->name, cw == CW_READ_ACQ ? "acquire" : "release",
-                            errstr);
+            rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL,
+                            "%s %s: a reply was lost and whether the %s ran could not be "
+                            "found out: %s", a->k->what, a->name,
+                            cw == CW_READ_ACQ ? "acquire" : "release", errstr);
             return;
         }
         alk_read_back(a, a->cw);
@@ -639,21 +662,22 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
         n = strtoll(r->str, NULL, 10);
     if (a->cw == CW_READ_ACQ) {
         a->cw = CW_NONE;
-        if (n > a->known && a->kind == RLK_KIND_FENCED) {
-            const char *argv[2] = {"GET", a->token_key};
+        if (n > a->known && (a->k->flags & RLK_A_TOKEN)) {
+            const char *argv[2] = {"GET", rlk_a_keys_get(&a->keys, "token")};
 
             /* It ran: the token key holds its token (held by us since: none issued after). */
-            a->call = rlk_ae_command(a->ac, 2, argv, alk_token_reply, a);
+            a->call = argv[1] ? rlk_ae_command(a->h.ac, 2, argv, alk_token_reply, a) : NULL;
             a->cw = a->call ? CW_READ_ACQ : CW_NONE;
             if (!a->call)
-                rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL, "lock %s: out of memory", a->name);
+                rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory",
+                                a->k->what, a->name);
             return;
         }
         if (n > a->known) {
             alk_acquired(a);        /* it ran: adopt the hold */
             return;
         }
-        if (a->ticket || a->kind == RLK_KIND_FAIR)
+        if (a->ticket || a->k->wait == RLK_A_WAIT_FAIR)
             a->queued = 1;          /* it may have queued the caller */
         /* It did not run: not an answer yet (a single try too): attempt again. */
         if (a->ending || alk_elapsed(a) > alk_budget(a))
@@ -665,67 +689,42 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
     /* CW_READ_REL: did the release run? */
     a->cw = CW_NONE;
     if (n < a->known) {
-        alk_hold *h = alk_find(a->ac, a->kind, a->name, a->owner);
+        alk_hold *h = alk_find(a->h.ac, a->k->hold, a->name, a->owner);
 
         if (h && n > 0)
             h->count = n;
         else if (h)
-            alk_drop(a->ac, h);
+            alk_drop(a->h.ac, h);
         if (a->op == ALK_UNLOCK)
-            rlk_ae_complete(a->r, RLK_OK, n, NULL, NULL);
+            rlk_ae_complete(a->h.r, RLK_OK, n, NULL, NULL);
         else
-            rlk_ae_complete(a->r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
+            rlk_ae_complete(a->h.r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
                             alk_msg_str(a));
         return;
     }
     alk_release(a, a->op == ALK_UNLOCK ? CW_RELEASE : CW_UNDO);   /* it did not run */
 }
 
-/* One attempt: reentrant/acquire with the ticket (queued: -ticket). */
+/* One attempt: the row's acquire with the ticket (queued: -ticket). */
 static void alk_attempt(alk *a)
 {
-    char lease[24], ticket[24];
-    const char *keys[3] = {a->name, a->waiters, a->grant};
-    const char *args[3] = {lease, a->owner, ticket};
-
     rlk_ae_timer_del(a->retry);
     a->retry = NULL;
-    snprintf(lease, sizeof lease, "%lld", a->lease_ms);
-    snprintf(ticket, sizeof ticket, "%lld", a->queued ? -a->ticket : a->ticket);
     a->known = alk_known(a);
     a->sent = rlk_ae_now_ms();
-    if (a->kind == RLK_KIND_FENCED) {
-        const char *fkeys[2] = {a->name, a->token_key};
-
-        a->call = rlk_ae_script(a->ac, "fenced/acquire", 2, fkeys, 2, args, alk_acquire_reply, a);
-    } else if (a->kind == RLK_KIND_FAIR) {
-        const char *fkeys[3] = {a->name, a->queue, a->timeouts};
-        char tw[24];
-        const char *fargs[3] = {lease, a->owner, tw};
-
-        snprintf(tw, sizeof tw, "%lld", RLK_FAIR_THREAD_WAIT_MS);
-        a->call = rlk_ae_script(a->ac, "fair/acquire", 3, fkeys, 3, fargs, alk_acquire_reply, a);
-    } else if (a->kind == RLK_KIND_READ) {
-        const char *rkeys[3] = {a->name, a->prefix, a->grant};
-
-        a->call = rlk_ae_script(a->ac, "rwlock/read_acquire", 3, rkeys, 2, args, alk_acquire_reply,
-                                a);
-    } else if (a->kind == RLK_KIND_WRITE) {
-        a->call = rlk_ae_script(a->ac, "rwlock/write_acquire", 3, keys, 3, args, alk_acquire_reply,
-                                a);
-    } else
-        a->call = rlk_ae_script(a->ac, "reentrant/acquire", 3, keys, 3, args, alk_acquire_reply, a);
+    a->call = alk_send(a, a->k->acquire, a->k->acquire_args, a->lease_ms,
+                       a->queued ? -a->ticket : a->ticket, alk_acquire_reply);
     if (a->call)
         a->cw = CW_ATTEMPT;
     else
-        alk_end(a, rlk_ae_closing(a->ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "lock %s: %s",
-                a->name, rlk_ae_closing(a->ac) ? "client freed" : "out of memory");
+        alk_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s %s: %s",
+                a->k->what, a->name, rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
 }
 
 /* Something says the lock may be free: attempt now (or after the call in flight). */
 static void alk_poke(alk *a)
 {
-    if (a->cw == CW_CANCEL || a->cw == CW_UNDO || !rlk_a_common_wake(a->r, a->call, &a->again))
+    if (a->cw == CW_CANCEL || a->cw == CW_UNDO || !rlk_a_common_wake(a->h.r, a->call, &a->again))
         return;
     if (a->ticket && !rlk_ae_sub_ready(a->s_wake))
         return;     /* its subscription's confirmation pokes it */
@@ -739,7 +738,7 @@ static void alk_msg(rlk_async *ac, const char *channel, const char *msg, size_t 
     alk *a = arg;
 
     (void)ac;
-    if (rlk_ae_req_done(a->r))
+    if (rlk_ae_req_done(a->h.r))
         return;
     if (msg && a->wake && strcmp(channel, a->wake) == 0 &&
         !rlk_sub_grants(&rlk_lock_sub_rule, msg, len, a->ticket))
@@ -757,7 +756,7 @@ static void alk_deadline_fire(rlk_async *ac, void *arg)
         a->ending = RLK_ERR_BUSY;   /* the call in flight decides */
         return;
     }
-    alk_end(a, RLK_ERR_BUSY, "lock %s: held by another holder after %lld ms", a->name,
+    alk_end(a, RLK_ERR_BUSY, "%s %s: held by another holder after %lld ms", a->k->what, a->name,
             alk_elapsed(a));
 }
 
@@ -788,95 +787,65 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
         return;
     if (rc == RLK_ERR_IO && lost) {
         a->cw = cw == CW_UNDO ? CW_UNDO : CW_RELEASE;
-        {
-            const char *argv[3] = {"HGET", a->name, a->field};
-
-            a->call = rlk_ae_command(a->ac, 3, argv, alk_read_acq_reply, a);
-            a->cw = a->call ? CW_READ_REL : CW_NONE;
-            if (!a->call)
-                rlk_ae_complete(a->r, RLK_ERR_UNSETTLED, 0, NULL,
-                                "lock %s: the release's reply was lost", a->name);
-        }
+        alk_read_back(a, CW_READ_REL);
+        if (!a->call && !rlk_ae_req_done(a->h.r))
+            rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL,
+                            "%s %s: the release's reply was lost", a->k->what, a->name);
         return;
     }
     if (rc == RLK_ERR_IO) {
         if (alk_elapsed(a) > alk_budget(a)) {
-            rlk_ae_complete(a->r, rc, 0, NULL, "%s", errstr);
+            rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
             return;
         }
         alk_release(a, cw);     /* never written: once more */
         return;
     }
-    h = alk_find(a->ac, a->kind, a->name, a->owner);
+    h = alk_find(a->h.ac, a->k->hold, a->name, a->owner);
     if (rc != RLK_OK) {
-        rlk_ae_complete(a->r, rc, 0, NULL, "%s", errstr);
+        rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
         return;
     }
     if (r->type == REDIS_REPLY_NIL) {
         if (h)
-            alk_drop(a->ac, h);     /* not held any more (lost): forget it */
+            alk_drop(a->h.ac, h);     /* not held any more (lost): forget it */
         if (cw == CW_UNDO)
-            rlk_ae_complete(a->r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
+            rlk_ae_complete(a->h.r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
                             alk_msg_str(a));
         else
-            rlk_ae_complete(a->r, RLK_ERR_NOT_OWNER, 0, NULL,
-                            "lock %s: not held by task %llu", a->name, a->task);
+            rlk_ae_complete(a->h.r, RLK_ERR_NOT_OWNER, 0, NULL,
+                            "%s %s: not held by task %llu", a->k->what, a->name, a->task);
         return;
     }
     if (r->type == REDIS_REPLY_INTEGER && r->integer == 0 && h && h->count > 1) {
         h->count--;
     } else if (h) {
-        alk_drop(a->ac, h);
+        alk_drop(a->h.ac, h);
         h = NULL;
     }
     if (cw == CW_UNDO)
-        rlk_ae_complete(a->r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
+        rlk_ae_complete(a->h.r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
                         alk_msg_str(a));
     else
-        rlk_ae_complete(a->r, RLK_OK, h ? h->count : (r->type == REDIS_REPLY_INTEGER &&
+        rlk_ae_complete(a->h.r, RLK_OK, h ? h->count : (r->type == REDIS_REPLY_INTEGER &&
                                                        r->integer == 0 ? 1 : 0), NULL, NULL);
 }
 
-/* reentrant/release once (an unlock, or the undo of a cancelled grant). */
+/* The row's release once (an unlock, or the undo of a cancelled grant). */
 static void alk_release(alk *a, int cw)
 {
-    rlk_client *c = rlk_ae_client(a->ac);
-    alk_hold *h = alk_find(a->ac, a->kind, a->name, a->owner);
-    char lease[24];
-    const char *keys[4] = {a->name, a->channel, a->waiters, a->grant};
-    const char *args[4] = {a->owner, lease, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->ac)};
+    rlk_client *c = rlk_ae_client(a->h.ac);
+    alk_hold *h = alk_find(a->h.ac, a->k->hold, a->name, a->owner);
 
-    snprintf(lease, sizeof lease, "%lld", h && h->lease_ms > 0 ? h->lease_ms : c->watchdog_lease_ms);
     a->known = h ? h->count : 1;
-    if (a->kind == RLK_KIND_FENCED) {
-        const char *fkeys[3] = {a->name, a->channel, a->token_key};
-        const char *fargs[3] = {a->owner, lease, rlk_ae_publish_arg(a->ac)};
-
-        a->call = rlk_ae_script(a->ac, "fenced/release", 3, fkeys, 3, fargs, alk_release_reply, a);
-    } else if (a->kind == RLK_KIND_FAIR) {
-        const char *fkeys[4] = {a->name, a->queue, a->timeouts, a->channel};
-        const char *fargs[3] = {a->owner, lease, rlk_ae_publish_arg(a->ac)};
-
-        a->call = rlk_ae_script(a->ac, "fair/release", 4, fkeys, 3, fargs, alk_release_reply, a);
-    } else if (a->kind == RLK_KIND_READ || a->kind == RLK_KIND_WRITE) {
-        const char *rkeys[5] = {a->name, a->channel, a->prefix, a->waiters, a->grant};
-        const char *rargs[4] = {a->owner, lease, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->ac)};
-
-        if (a->kind == RLK_KIND_READ) {
-            rargs[1] = rargs[2];    /* read_release: owner, claim window, publish */
-            rargs[2] = rargs[3];
-            a->call = rlk_ae_script(a->ac, "rwlock/read_release", 5, rkeys, 3, rargs,
-                                    alk_release_reply, a);
-        } else
-            a->call = rlk_ae_script(a->ac, "rwlock/write_release", 5, rkeys, 4, rargs,
-                                    alk_release_reply, a);
-    } else
-        a->call = rlk_ae_script(a->ac, "reentrant/release", 4, keys, 4, args, alk_release_reply, a);
+    a->call = alk_send(a, a->k->release, a->k->release_args,
+                       h && h->lease_ms > 0 ? h->lease_ms : c->watchdog_lease_ms, 0,
+                       alk_release_reply);
     a->cw = a->call ? cw : CW_NONE;
     if (!a->call)
-        rlk_ae_complete(a->r, rlk_ae_closing(a->ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
-                        "lock %s: %s", a->name, rlk_ae_closing(a->ac) ? "client freed"
-                                                                     : "out of memory");
+        rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
+                        "%s %s: %s", a->k->what, a->name, rlk_ae_closing(a->h.ac)
+                        ? "client freed" : "out of memory");
 }
 
 /* ---------------------------------------------------------------- force unlock */
@@ -884,26 +853,10 @@ static void alk_release(alk *a, int cw)
 static void alk_force_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
                             int lost, void *arg);
 
-/* The kind's force-release script: reentrant/force_release (reentrant and
- * fenced: one hash and channel), rwlock/force_release in any mode. 0, or -1. */
+/* The row's force-release script. 0, or -1. */
 static int alk_force_send(alk *a)
 {
-    const char *keys[5] = {a->name, a->channel, a->prefix, a->waiters, a->grant};
-    const char *args[3] = {rlk_ae_publish_arg(a->ac), NULL, NULL};
-
-    if (a->kind == RLK_KIND_FAIR) {
-        const char *fkeys[4] = {a->name, a->queue, a->timeouts, a->channel};
-
-        a->call = rlk_ae_script(a->ac, "fair/force_release", 4, fkeys, 1, args, alk_force_reply,
-                                a);
-    } else if (a->kind == RLK_KIND_READ || a->kind == RLK_KIND_WRITE) {
-        args[0] = "any";
-        args[1] = RLK_FAM_CLAIM_MS_STR;
-        args[2] = rlk_ae_publish_arg(a->ac);
-        a->call = rlk_ae_script(a->ac, "rwlock/force_release", 5, keys, 3, args, alk_force_reply, a);
-    } else
-        a->call = rlk_ae_script(a->ac, "reentrant/force_release", 2, keys, 1, args,
-                                alk_force_reply, a);
+    a->call = alk_send(a, a->k->force, a->k->force_args, 0, 0, alk_force_reply);
     a->cw = a->call ? CW_FORCE : CW_NONE;
     return a->call ? 0 : -1;
 }
@@ -923,146 +876,223 @@ static void alk_force_reply(rlk_async *ac, int rc, const redisReply *r, const ch
             return;
     }
     if (rc != RLK_OK) {
-        rlk_ae_complete(a->r, rc, 0, NULL, "%s", errstr);
+        rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
         return;
     }
-    /* This client's holds of the name are gone. */
+    /* This client's holds of the name that the script cleared: those of every kind whose
+     * force unlock is the same script (the same data). */
     if ((t = alk_tab(ac)) != NULL)
         for (size_t i = 0; i < ALK_BUCKETS; i++) {
             alk_hold *h = t->b[i], *next;
 
             for (; h; h = next) {
                 next = h->next;
-                if ((h->kind == a->kind || ((a->kind == RLK_KIND_READ || a->kind == RLK_KIND_WRITE)
-                                            && (h->kind == RLK_KIND_READ ||
-                                                h->kind == RLK_KIND_WRITE))) &&
-                    strcmp(h->name, a->name) == 0)
+                if (strcmp(h->name, a->name) == 0 && rlk_a_kind_lock(h->kind) &&
+                    strcmp(rlk_a_kind_lock(h->kind)->force, a->k->force) == 0)
                     alk_drop(ac, h);
             }
         }
-    rlk_ae_complete(a->r, RLK_OK, r->type == REDIS_REPLY_INTEGER ? r->integer : 0, NULL, NULL);
+    rlk_ae_complete(a->h.r, RLK_OK, r->type == REDIS_REPLY_INTEGER ? r->integer : 0, NULL, NULL);
 }
 
 /* ---------------------------------------------------------------- the requests */
 
-/* A request for (kind, name): checks what every request checks; NULL when
- * out of memory. On a bad argument the request is completed already. */
-static alk *alk_new(rlk_async *ac, int op, int kind, const char *name, unsigned long long task,
-                    rlk_async_fn fn, void *privdata)
+/* Binds a to row k: its keys are built by k's names kind. */
+static void alk_bind(alk *a, const rlk_a_kind *k)
 {
+    a->k = k;
+    rlk_a_keys_free(&a->keys);
+    rlk_a_keys_init(&a->keys, k->names, a->name);
+}
+
+/* A request of row k (NULL: an unknown kind, RLK_ERR_ARG) for name: checks
+ * what every request checks; NULL when out of memory. On a bad argument
+ * the request is completed already. */
+static alk *alk_new(rlk_async *ac, int op, const rlk_a_kind *k, const char *who,
+                    const char *name, unsigned long long task, rlk_async_fn fn, void *privdata)
+{
+    char owner[RLK_OWNER_MAX + 1];
     alk *a;
 
-    if (!(a = rlk_a_common_new(ac, sizeof *a, fn, privdata)))
+    if (!(a = RLK_A_NEW(ac, alk, fn, privdata)))
         return NULL;
     a->op = op;
-    a->kind = kind;
     a->task = task;
-    if (rlk_a_common_begin(a->r, alk_cancel_hook, alk_free_state, "rlk_async lock", name))
+    a->k = k ? k : rlk_a_kind_lock(RLK_KIND_LOCK);
+    if (rlk_a_common_begin(a->h.r, alk_cancel_hook, alk_free_state, who, name))
         return a;
-    if (kind < RLK_KIND_LOCK || kind > RLK_KIND_WRITE) {
-        rlk_ae_complete(a->r, RLK_ERR_ARG, 0, NULL, "rlk_async lock %s: unknown kind %d", name,
-                        kind);
-        return a;
-    }
-    a->name = strdup(name);
-    a->waiters = rlk_fam_suffix_name(name, RLK_NAMES_WAITERS);
-    a->grant = rlk_fam_suffix_name(name, RLK_NAMES_GRANT);
-    a->channel = rlk_fam_prefix_name(kind == RLK_KIND_READ || kind == RLK_KIND_WRITE
-                                     ? RLK_NAMES_CH_RWLOCK : RLK_NAMES_CH_LOCK, name);
-    if ((kind == RLK_KIND_READ || kind == RLK_KIND_WRITE) && !(a->prefix = rlk_fam_tag(name))) {
-        rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL, "rlk_async lock %s: out of memory", name);
+    if (!k) {
+        rlk_ae_complete(a->h.r, RLK_ERR_ARG, 0, NULL, "%s %s: unknown kind", who, name);
         return a;
     }
-    if (kind == RLK_KIND_FENCED && !(a->token_key = rlk_fam_prefix_name(RLK_NAMES_TOKEN, name))) {
-        rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL, "rlk_async lock %s: out of memory", name);
+    rlk_ae_owner(ac, task, owner, sizeof owner);
+    if (!(a->name = strdup(name)) || !(a->owner = strdup(owner))) {
+        rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
         return a;
     }
-    if (a->channel)
-        a->wake = rlk_names_wake_channel(a->channel, rlk_names_wake_cid(rlk_async_uuid(ac)));
-    if (!a->name || !a->waiters || !a->grant || !a->channel || !a->wake) {
-        rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL, "rlk_async lock %s: out of memory", name);
-        return a;
-    }
-    {
-        char owner[RLK_OWNER_MAX + 1];
-
-        rlk_ae_owner(ac, task, owner, sizeof owner);
-        a->owner = strdup(owner);
-        a->field = malloc(strlen(owner) + 8);
-        if (!a->owner || !a->field) {
-            rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL, "rlk_async lock %s: out of memory", name);
-            return a;
-        }
-    }
-    if (kind == RLK_KIND_FAIR) {
-        a->queue = rlk_fam_prefix_name(RLK_NAMES_QUEUE, name);
-        a->timeouts = rlk_fam_prefix_name(RLK_NAMES_TIMEOUTS, name);
-        a->own = rlk_names_waiter_channel(name, a->owner, strlen(a->owner));
-        if (!a->queue || !a->timeouts || !a->own) {
-            rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL, "rlk_async lock %s: out of memory", name);
-            return a;
-        }
-    }
-    sprintf(a->field, "%s%s", a->owner, kind == RLK_KIND_WRITE ? ":write" : "");
+    alk_bind(a, k);
     return a;
+}
+
+/* The waiter's channels by the row's way of waiting, and its listener (a
+ * spinning wait: its deadline only). -1: out of memory or closing. */
+static int alk_listen(alk *a)
+{
+    rlk_a_kind const *k = a->k;
+    rlk_ae_sub **sub = &a->s_wide;
+    const char *ch;
+
+    if (k->wait == RLK_A_WAIT_SPIN) {
+        if (a->wait_ms > 0 &&
+            !(a->deadline = rlk_ae_timer_add(a->h.ac, a->wait_ms, alk_deadline_fire, a)))
+            return -1;
+        return 0;
+    }
+    if (!(a->channel = rlk_a_keys_get(&a->keys, k->wait_channel)))
+        return -1;
+    ch = a->channel;
+    if (k->wait == RLK_A_WAIT_QUEUE) {
+        /* Grants come on the client's wake channel; the lock's channel only while first. */
+        if (!(a->wake = rlk_names_wake_channel(a->channel,
+                                               rlk_names_wake_cid(rlk_async_uuid(a->h.ac)))))
+            return -1;
+        ch = a->wake;
+        sub = &a->s_wake;
+    } else if (k->wait == RLK_A_WAIT_FAIR) {
+        if (!(a->own = rlk_names_waiter_channel(a->name, a->owner, strlen(a->owner))))
+            return -1;
+        ch = a->own;
+    }
+    return rlk_a_common_listen(a->h.ac, ch, a->wait_ms, alk_msg, alk_deadline_fire, a, sub,
+                               &a->deadline);
+}
+
+rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_a_kind *k, const char *who,
+                                  const char *name, unsigned long long task, long long wait_ms,
+                                  long long lease_ms, const rlk_a_lock_opts *o, rlk_async_fn fn,
+                                  void *privdata)
+{
+    alk *a = alk_new(ac, ALK_LOCK, k, who, name, task, fn, privdata);
+    rlk_client *c;
+    alk_hold *held;
+
+    if (!a || rlk_ae_req_done(a->h.r))
+        return a ? a->h.r : NULL;
+    rlk_ae_req_metric(a->h.r, k->hold, name);
+    c = rlk_ae_client(ac);
+    if (rlk_a_common_lock_args(a->h.r, who, name, wait_ms, lease_ms))
+        return a->h.r;
+    if (o && o->value) {
+        if (strlen(o->value) > k->value_max) {
+            rlk_ae_complete(a->h.r, RLK_ERR_ARG, 0, NULL, "%s %s: value longer than %zu bytes",
+                            who, name, k->value_max);
+            return a->h.r;
+        }
+        if (!(a->value = strdup(o->value))) {
+            rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
+            return a->h.r;
+        }
+    }
+    if (o) {
+        a->spin_initial = (int)o->spin_initial_ms;  /* checked: 1..RLK_SPIN_MAX_MS */
+        a->spin_max = (int)o->spin_max_ms;
+    }
+    a->watchdog = lease_ms == -1;
+    a->lease_ms = a->watchdog ? c->watchdog_lease_ms : lease_ms;
+    a->wait_ms = wait_ms;
+    held = alk_find(ac, k->hold, name, a->owner);
+    if (held && (k->flags & RLK_A_NON_REENTRANT)) {
+        /* A hold this client records: refused before any I/O (kinds/nrlock.c does the same). */
+        rlk_ae_complete(a->h.r, RLK_ERR_REENTRY, 0, NULL, "%s %s: already held by %s; not "
+                        "acquired again", k->what, name, a->owner);
+        return a->h.r;
+    }
+    if (held && (k->flags & RLK_A_ONE_HOLD)) {
+        /* Held already (the election: leading): its token, nothing sent. */
+        rlk_ae_complete(a->h.r, RLK_OK, held->token, NULL, NULL);
+        return a->h.r;
+    }
+    /* A single try, or a re-entry: never queued (kinds/lock.c does the same). */
+    a->waiter = wait_ms != 0 && !held;
+    if (a->waiter && alk_listen(a) != 0) {
+        rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
+        return a->h.r;
+    }
+    alk_attempt(a);     /* the first try, without a ticket: the uncontended path */
+    return a->h.r;
+}
+
+rlk_async_req *rlk_a_lock_release(rlk_async *ac, const rlk_a_kind *k, const char *name,
+                                  unsigned long long task, rlk_async_fn fn, void *privdata)
+{
+    alk *a = alk_new(ac, ALK_UNLOCK, k, "rlk_async_unlock", name, task, fn, privdata);
+    alk_hold *h;
+
+    if (!a || rlk_ae_req_done(a->h.r))
+        return a ? a->h.r : NULL;
+    /* The release of the row the hold was taken with (a non-reentrant lock's, the
+     * election's resign). */
+    h = alk_find(ac, k->hold, name, a->owner);
+    if (h && h->row && h->row != a->k)
+        alk_bind(a, h->row);
+    alk_release(a, CW_RELEASE);
+    return a->h.r;
 }
 
 rlk_async_req *rlk_async_lock(rlk_async *ac, int kind, const char *name, unsigned long long task,
                               long long wait_ms, long long lease_ms, rlk_async_fn fn,
                               void *privdata)
 {
-    alk *a = alk_new(ac, ALK_LOCK, kind, name, task, fn, privdata);
-    rlk_client *c;
+    return rlk_a_lock_acquire(ac, rlk_a_kind_lock(kind), "rlk_async_lock", name, task, wait_ms, lease_ms,
+                              NULL, fn, privdata);
+}
 
-    if (!a || rlk_ae_req_done(a->r))
-        return a ? a->r : NULL;
-    rlk_ae_req_metric(a->r, kind, name);
-    c = rlk_ae_client(ac);
-    if (rlk_a_common_lock_args(a->r, "rlk_async_lock", name, wait_ms, lease_ms))
-        return a->r;
-    a->watchdog = lease_ms == -1;
-    a->lease_ms = a->watchdog ? c->watchdog_lease_ms : lease_ms;
-    a->wait_ms = wait_ms;
-    /* A single try, or a re-entry: never queued (kinds/lock.c does the same). */
-    a->waiter = wait_ms != 0 && !alk_find(ac, kind, name, a->owner);
-    if (a->waiter) {
-        /* The reentrant lock and the read-write lock's writers: the client's wake channel
-         * (grants); the others: the waiter's own channel (fair) or the lock's. */
-        int queues = kind == RLK_KIND_LOCK || kind == RLK_KIND_WRITE;
-        const char *ch = kind == RLK_KIND_FAIR ? a->own : !queues ? a->channel : a->wake;
+rlk_async_req *rlk_async_lock_nr(rlk_async *ac, int kind, const char *name, unsigned long long task,
+                                 long long wait_ms, long long lease_ms, rlk_async_fn fn,
+                                 void *privdata)
+{
+    return rlk_a_lock_acquire(ac, rlk_a_kind_nr(kind), "rlk_async_lock_nr", name, task, wait_ms, lease_ms, NULL, fn,
+                              privdata);
+}
 
-        if (rlk_a_common_listen(ac, ch, wait_ms, alk_msg, alk_deadline_fire, a,
-                                queues ? &a->s_wake : &a->s_wide, &a->deadline)) {
-            rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_lock %s: out of memory", name);
-            return a->r;
-        }
-    }
-    alk_attempt(a);     /* the first try, without a ticket: the uncontended path */
-    return a->r;
+rlk_async_req *rlk_async_lock_spin(rlk_async *ac, const char *name, unsigned long long task,
+                                   long long wait_ms, long long lease_ms, long long initial_ms,
+                                   long long max_ms, rlk_async_fn fn, void *privdata)
+{
+    rlk_a_lock_opts o = {NULL, initial_ms, max_ms};
+    const rlk_a_kind *k = &rlk_a_kind_spin;
+
+    /* rlk_lock_set_spin's bounds: 0 for either is Redisson's default. */
+    if (o.spin_initial_ms == 0)
+        o.spin_initial_ms = RLK_SPIN_DEFAULT_INITIAL_MS;
+    if (o.spin_max_ms == 0)
+        o.spin_max_ms = o.spin_initial_ms > RLK_SPIN_DEFAULT_MAX_MS ? o.spin_initial_ms
+                                                                    : RLK_SPIN_DEFAULT_MAX_MS;
+    if (initial_ms < 0 || max_ms < 0 || o.spin_max_ms > RLK_SPIN_MAX_MS ||
+        o.spin_initial_ms > o.spin_max_ms)
+        k = NULL;   /* completed RLK_ERR_ARG */
+    return rlk_a_lock_acquire(ac, k, "rlk_async_lock_spin", name, task, wait_ms, lease_ms, &o, fn,
+                              privdata);
 }
 
 rlk_async_req *rlk_async_unlock(rlk_async *ac, int kind, const char *name, unsigned long long task,
                                 rlk_async_fn fn, void *privdata)
 {
-    alk *a = alk_new(ac, ALK_UNLOCK, kind, name, task, fn, privdata);
-
-    if (!a || rlk_ae_req_done(a->r))
-        return a ? a->r : NULL;
-    alk_release(a, CW_RELEASE);
-    return a->r;
+    return rlk_a_lock_release(ac, rlk_a_kind_lock(kind), name, task, fn, privdata);
 }
 
 rlk_async_req *rlk_async_force_unlock(rlk_async *ac, int kind, const char *name,
                                       rlk_async_fn fn, void *privdata)
 {
-    alk *a = alk_new(ac, ALK_FORCE, kind, name, 0, fn, privdata);
+    alk *a = alk_new(ac, ALK_FORCE, rlk_a_kind_lock(kind), "rlk_async_force_unlock", name, 0, fn,
+                     privdata);
 
-    if (!a || rlk_ae_req_done(a->r))
-        return a ? a->r : NULL;
+    if (!a || rlk_ae_req_done(a->h.r))
+        return a ? a->h.r : NULL;
     if (alk_force_send(a) != 0)
-        rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_force_unlock %s: out of memory",
+        rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_force_unlock %s: out of memory",
                         name);
-    return a->r;
+    return a->h.r;
 }
 
 /* ---------------------------------------------------------------- metrics */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * a_lock.h - the lock kinds through the engine (a_lock.c): rlk_async_lock,
- * rlk_async_unlock and rlk_async_force_unlock (rlk_async.h) on the blocking
- * API's scripts and protocol, and the per-client table of holds they keep.
+ * rlk_async_lock_nr, rlk_async_lock_spin, rlk_async_unlock and
+ * rlk_async_force_unlock (rlk_async.h), the election's campaign and resign
+ * (a_elect.c), and the per-client table of holds they keep. Each kind is a
+ * row of a_kind.h; the requests are the same for every row.
  *
  * Not installed; not a stable API.
  */
@@ -10,9 +12,33 @@
 #define RLK_A_LOCK_H
 
 #include "rlk_async.h"
+#include "async/a_kind.h"
+
+/* What an acquisition adds to its row: the value argument (NULL: none),
+ * a spinning wait's back-off bounds (RLK_A_WAIT_SPIN). */
+typedef struct rlk_a_lock_opts {
+    const char *value;
+    long long spin_initial_ms, spin_max_ms;
+} rlk_a_lock_opts;
+
+/* An acquisition of name by task with row k; who names the call in
+ * argument errors. wait_ms and lease_ms as rlk_async_lock. NULL: out of
+ * memory (no callback). */
+rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_a_kind *k, const char *who,
+                                  const char *name, unsigned long long task, long long wait_ms,
+                                  long long lease_ms, const rlk_a_lock_opts *o, rlk_async_fn fn,
+                                  void *privdata);
+/* The release of task's hold of name, with the release of the row the hold
+ * was taken with (k's when this client records no hold). */
+rlk_async_req *rlk_a_lock_release(rlk_async *ac, const rlk_a_kind *k, const char *name,
+                                  unsigned long long task, rlk_async_fn fn, void *privdata);
 
 /* The hold count ac's table has for (kind, name, task): 0 when none. For
  * the tests and the MultiLock requests. */
 long long rlk_a_lock_count(rlk_async *ac, int kind, const char *name, unsigned long long task);
+/* 1 and *token (0 for a kind without) when ac's table has a hold of
+ * (kind, name, task); 0 when none. No I/O. */
+int rlk_a_lock_token(rlk_async *ac, int kind, const char *name, unsigned long long task,
+                     long long *token);
 
 #endif /* RLK_A_LOCK_H */

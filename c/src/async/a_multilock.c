@@ -41,7 +41,7 @@ typedef struct aml_link {
 } aml_link;
 
 struct aml {
-    RLK_A_HEAD;                     /* ac, r, start (a_common.h) */
+    rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
     int op;
     int n;
     char **names;
@@ -101,10 +101,10 @@ static int aml_sub_start(aml *m, int lock, long long wait_ms)
     l->m = m;
     m->link = l;
     if (lock)
-        m->sub = rlk_async_lock(m->ac, RLK_KIND_LOCK, m->names[m->k], m->task, wait_ms,
+        m->sub = rlk_async_lock(m->h.ac, RLK_KIND_LOCK, m->names[m->k], m->task, wait_ms,
                                 m->acq_lease, aml_sub_done, l);
     else
-        m->sub = rlk_async_unlock(m->ac, RLK_KIND_LOCK, m->names[m->k], m->task, aml_sub_done, l);
+        m->sub = rlk_async_unlock(m->h.ac, RLK_KIND_LOCK, m->names[m->k], m->task, aml_sub_done, l);
     if (!m->sub) {
         free(l);
         m->link = NULL;
@@ -121,8 +121,8 @@ static void aml_fail(aml *m, int err, long long value, const char *msg)
         m->end_value = value;
         aml_set_msg(m, msg);
     }
-    if (rlk_ae_closing(m->ac)) {
-        rlk_ae_complete(m->r, RLK_ERR_CLOSED, 0, NULL, "the async client was freed");
+    if (rlk_ae_closing(m->h.ac)) {
+        rlk_ae_complete(m->h.r, RLK_ERR_CLOSED, 0, NULL, "the async client was freed");
         return;
     }
     m->phase = AML_RELEASING;
@@ -153,7 +153,7 @@ static void aml_renew_reply(rlk_async *ac, int rc, const redisReply *reply, cons
     (void)ac;
     (void)lost;
     m->call = NULL;
-    if (rlk_ae_req_done(m->r))
+    if (rlk_ae_req_done(m->h.r))
         return;
     if (m->ending == RLK_ERR_CANCELLED) {
         aml_fail(m, RLK_ERR_CANCELLED, 0, "cancelled");
@@ -181,7 +181,7 @@ static void aml_next(aml *m)
 {
     char msg[300];
 
-    if (rlk_ae_req_done(m->r))
+    if (rlk_ae_req_done(m->h.r))
         return;
     if (m->phase == AML_ACQUIRING) {
         long long wait;
@@ -196,7 +196,7 @@ static void aml_next(aml *m)
                 m->k = 0;
                 aml_next(m);
             } else
-                rlk_ae_complete(m->r, RLK_OK, m->n, NULL, NULL);
+                rlk_ae_complete(m->h.r, RLK_OK, m->n, NULL, NULL);
             return;
         }
         wait = m->wait_ms == 0 ? 0 : m->attempt_end - rlk_ae_now_ms();
@@ -211,17 +211,17 @@ static void aml_next(aml *m)
         const char *keys[1], *args[2] = {lease, owner};
 
         if (m->k == m->n) {
-            rlk_ae_complete(m->r, RLK_OK, m->n, NULL, NULL);
+            rlk_ae_complete(m->h.r, RLK_OK, m->n, NULL, NULL);
             return;
         }
-        rlk_ae_owner(m->ac, m->task, owner, sizeof owner);
+        rlk_ae_owner(m->h.ac, m->task, owner, sizeof owner);
         snprintf(lease, sizeof lease, "%lld", m->lease_ms);
         keys[0] = m->names[m->k];
-        m->call = rlk_ae_script(m->ac, "reentrant/renew", 1, keys, 2, args, aml_renew_reply, m);
+        m->call = rlk_ae_script(m->h.ac, "reentrant/renew", 1, keys, 2, args, aml_renew_reply, m);
         if (!m->call) {
             snprintf(msg, sizeof msg, "multilock: %s",
-                     rlk_ae_closing(m->ac) ? "the async client was freed" : "out of memory");
-            aml_fail(m, rlk_ae_closing(m->ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, msg);
+                     rlk_ae_closing(m->h.ac) ? "the async client was freed" : "out of memory");
+            aml_fail(m, rlk_ae_closing(m->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, msg);
         }
         return;
     }
@@ -244,11 +244,11 @@ static void aml_next(aml *m)
             }
             if (m->end_err == RLK_ERR_LOST)
                 m->end_err = RLK_ERR_BUSY;
-            rlk_ae_complete(m->r, m->end_err, m->end_value, NULL, "%s", m->end_msg);
+            rlk_ae_complete(m->h.r, m->end_err, m->end_value, NULL, "%s", m->end_msg);
             return;
         }
         if (aml_sub_start(m, 0, 0) != 0)
-            rlk_ae_complete(m->r, RLK_ERR_NOMEM, 0, NULL,
+            rlk_ae_complete(m->h.r, RLK_ERR_NOMEM, 0, NULL,
                             "multilock: out of memory while releasing member %d (%s)", m->k,
                             m->names[m->k]);
         return;
@@ -256,13 +256,13 @@ static void aml_next(aml *m)
     /* AML_UNLOCKING: every member, last first; all are tried. */
     if (m->k < 0) {
         if (m->end_err)
-            rlk_ae_complete(m->r, m->end_err, m->released, NULL, "%s", m->end_msg);
+            rlk_ae_complete(m->h.r, m->end_err, m->released, NULL, "%s", m->end_msg);
         else
-            rlk_ae_complete(m->r, RLK_OK, m->released, NULL, NULL);
+            rlk_ae_complete(m->h.r, RLK_OK, m->released, NULL, NULL);
         return;
     }
     if (aml_sub_start(m, 0, 0) != 0)
-        rlk_ae_complete(m->r, RLK_ERR_NOMEM, m->released, NULL,
+        rlk_ae_complete(m->h.r, RLK_ERR_NOMEM, m->released, NULL,
                         "multilock: out of memory while releasing member %d (%s)", m->k,
                         m->names[m->k]);
 }
@@ -279,10 +279,10 @@ static void aml_sub_done(rlk_async *ac, const rlk_async_result *res, void *p)
         return;         /* the MultiLock request is gone (the client was freed) */
     m->link = NULL;
     m->sub = NULL;
-    if (rlk_ae_req_done(m->r))
+    if (rlk_ae_req_done(m->h.r))
         return;
     if (res->err == RLK_ERR_CLOSED) {
-        rlk_ae_complete(m->r, RLK_ERR_CLOSED, 0, NULL, "the async client was freed");
+        rlk_ae_complete(m->h.r, RLK_ERR_CLOSED, 0, NULL, "the async client was freed");
         return;
     }
     switch (m->phase) {
@@ -350,7 +350,7 @@ static void aml_cancel_hook(rlk_async_req *r, void *state)
      * completes no other request); whatever it ends with, the members taken
      * are released before this request completes with RLK_ERR_CANCELLED. */
     if (m->sub && m->phase == AML_ACQUIRING)
-        m->kick = rlk_ae_timer_add(m->ac, 0, aml_kick_fire, m);
+        m->kick = rlk_ae_timer_add(m->h.ac, 0, aml_kick_fire, m);
 }
 
 /* ---------------------------------------------------------------- the requests */
@@ -361,38 +361,38 @@ static aml *aml_new(rlk_async *ac, int op, int n, const char *const *names,
     const char *what = op == AML_LOCK ? "rlk_async_multilock_lock" : "rlk_async_multilock_unlock";
     aml *m;
 
-    if (!(m = rlk_a_common_new(ac, sizeof *m, fn, privdata)))
+    if (!(m = RLK_A_NEW(ac, aml, fn, privdata)))
         return NULL;
     m->op = op;
     m->task = task;
     /* No one name to check: the n names are checked below. */
-    if (rlk_a_common_begin(m->r, aml_cancel_hook, aml_free_state, NULL, NULL))
+    if (rlk_a_common_begin(m->h.r, aml_cancel_hook, aml_free_state, NULL, NULL))
         return m;
     if (n < 1 || !names) {
-        rlk_ae_complete(m->r, RLK_ERR_ARG, 0, NULL, "%s: needs 1 or more names (n %d)", what, n);
+        rlk_ae_complete(m->h.r, RLK_ERR_ARG, 0, NULL, "%s: needs 1 or more names (n %d)", what, n);
         return m;
     }
     for (int i = 0; i < n; i++) {
         if (!names[i] || !*names[i]) {
-            rlk_ae_complete(m->r, RLK_ERR_ARG, 0, NULL, "%s: name %d is %s", what, i,
+            rlk_ae_complete(m->h.r, RLK_ERR_ARG, 0, NULL, "%s: name %d is %s", what, i,
                             names[i] ? "empty" : "NULL");
             return m;
         }
         for (int j = 0; j < i; j++)
             if (strcmp(names[i], names[j]) == 0) {
-                rlk_ae_complete(m->r, RLK_ERR_ARG, 0, NULL, "%s: name %d (%s) repeats name %d",
+                rlk_ae_complete(m->h.r, RLK_ERR_ARG, 0, NULL, "%s: name %d (%s) repeats name %d",
                                 what, i, names[i], j);
                 return m;
             }
     }
     if (!(m->names = calloc((size_t)n, sizeof *m->names))) {
-        rlk_ae_complete(m->r, RLK_ERR_NOMEM, 0, NULL, "%s: out of memory", what);
+        rlk_ae_complete(m->h.r, RLK_ERR_NOMEM, 0, NULL, "%s: out of memory", what);
         return m;
     }
     m->n = n;
     for (int i = 0; i < n; i++)
         if (!(m->names[i] = strdup(names[i]))) {
-            rlk_ae_complete(m->r, RLK_ERR_NOMEM, 0, NULL, "%s: out of memory", what);
+            rlk_ae_complete(m->h.r, RLK_ERR_NOMEM, 0, NULL, "%s: out of memory", what);
             return m;
         }
     return m;
@@ -404,21 +404,21 @@ rlk_async_req *rlk_async_multilock_lock(rlk_async *ac, int n, const char *const 
 {
     aml *m = aml_new(ac, AML_LOCK, n, names, task, fn, privdata);
 
-    if (!m || rlk_ae_req_done(m->r))
-        return m ? m->r : NULL;
-    if (rlk_a_common_lock_args(m->r, "rlk_async_multilock_lock", NULL, wait_ms, lease_ms))
-        return m->r;
+    if (!m || rlk_ae_req_done(m->h.r))
+        return m ? m->h.r : NULL;
+    if (rlk_a_common_lock_args(m->h.r, "rlk_async_multilock_lock", NULL, wait_ms, lease_ms))
+        return m->h.r;
     m->wait_ms = wait_ms;
     m->lease_ms = lease_ms;
     m->budget_ms = AML_MS_PER_MEMBER * n;
     if (wait_ms > 0 && wait_ms < m->budget_ms)
         m->budget_ms = wait_ms;
-    m->deadline = wait_ms < 0 ? -1 : m->start + wait_ms;
+    m->deadline = wait_ms < 0 ? -1 : m->h.start + wait_ms;
     /* Redisson takes the members with twice the budget as lease when it may wait. */
     m->acq_lease = lease_ms > 0 && wait_ms != 0 && lease_ms < 2 * m->budget_ms
                        ? 2 * m->budget_ms : lease_ms;
     aml_attempt(m);
-    return m->r;
+    return m->h.r;
 }
 
 rlk_async_req *rlk_async_multilock_unlock(rlk_async *ac, int n, const char *const *names,
@@ -427,10 +427,10 @@ rlk_async_req *rlk_async_multilock_unlock(rlk_async *ac, int n, const char *cons
 {
     aml *m = aml_new(ac, AML_UNLOCK, n, names, task, fn, privdata);
 
-    if (!m || rlk_ae_req_done(m->r))
-        return m ? m->r : NULL;
+    if (!m || rlk_ae_req_done(m->h.r))
+        return m ? m->h.r : NULL;
     m->phase = AML_UNLOCKING;
     m->k = n - 1;
     aml_next(m);
-    return m->r;
+    return m->h.r;
 }

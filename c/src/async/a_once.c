@@ -14,7 +14,7 @@
 #define AON_RETRY_MS 20     /* after a call that never went out */
 
 typedef struct aon {
-    RLK_A_HEAD;                     /* ac, r, start (a_common.h) */
+    rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
     char what[48];
     char *name;
     const char *script;     /* a name of the client's script set (static) */
@@ -63,38 +63,38 @@ static void aon_reply(rlk_async *ac, int rc, const redisReply *reply, const char
 
     o->call = NULL;
     if (rc == RLK_ERR_IO && lost) {
-        rlk_ae_complete(o->r, RLK_ERR_UNSETTLED, 0, NULL,
+        rlk_ae_complete(o->h.r, RLK_ERR_UNSETTLED, 0, NULL,
                         "%s %s: the reply was lost and the call may have run (it is not "
                         "repeated: it must not run twice): %s", o->what, o->name, errstr);
         return;
     }
     if (rc == RLK_ERR_IO && !rlk_ae_closing(ac) &&
-        rlk_ae_now_ms() - o->start <= rlk_a_common_budget(ac, 0)) {
+        rlk_ae_now_ms() - o->h.start <= rlk_a_common_budget(ac, 0)) {
         /* Never written: once more in a while. */
         o->retry = rlk_ae_timer_add(ac, AON_RETRY_MS, aon_retry_fire, o);
         if (o->retry)
             return;
     }
     if (rc != RLK_OK) {
-        rlk_ae_complete(o->r, rc, 0, NULL, "%s %s: %s", o->what, o->name, errstr);
+        rlk_ae_complete(o->h.r, rc, 0, NULL, "%s %s: %s", o->what, o->name, errstr);
         return;
     }
     if (reply->type != REDIS_REPLY_INTEGER) {
-        rlk_ae_complete(o->r, RLK_ERR_PROTOCOL, 0, NULL, "%s %s: %s replied an unexpected shape",
+        rlk_ae_complete(o->h.r, RLK_ERR_PROTOCOL, 0, NULL, "%s %s: %s replied an unexpected shape",
                         o->what, o->name, o->script);
         return;
     }
-    rlk_ae_complete(o->r, RLK_OK, reply->integer, NULL, NULL);
+    rlk_ae_complete(o->h.r, RLK_OK, reply->integer, NULL, NULL);
 }
 
 static void aon_call(aon *o)
 {
-    o->call = rlk_ae_script(o->ac, o->script, o->nkeys, (const char *const *)o->keys, o->nargs,
+    o->call = rlk_ae_script(o->h.ac, o->script, o->nkeys, (const char *const *)o->keys, o->nargs,
                             (const char *const *)o->args, aon_reply, o);
     if (!o->call)
-        rlk_ae_complete(o->r, rlk_ae_closing(o->ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
+        rlk_ae_complete(o->h.r, rlk_ae_closing(o->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
                         "%s %s: %s", o->what, o->name,
-                        rlk_ae_closing(o->ac) ? "client freed" : "out of memory");
+                        rlk_ae_closing(o->h.ac) ? "client freed" : "out of memory");
 }
 
 rlk_async_req *rlk_a_once_new(rlk_async *ac, const char *what, const char *name,
@@ -104,9 +104,9 @@ rlk_async_req *rlk_a_once_new(rlk_async *ac, const char *what, const char *name,
     rlk_async_req *r;
     aon *o;
 
-    if (!(o = rlk_a_common_new(ac, sizeof *o, fn, privdata)))
+    if (!(o = RLK_A_NEW(ac, aon, fn, privdata)))
         return NULL;
-    r = o->r;
+    r = o->h.r;
     snprintf(o->what, sizeof o->what, "%s", what);
     snprintf(who, sizeof who, "rlk_async %s", what);
     if (rlk_a_common_begin(r, aon_cancel_hook, aon_free_state, who, name))

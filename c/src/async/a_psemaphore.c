@@ -39,7 +39,7 @@ enum { APS_ACQUIRE, APS_RELEASE };
 enum { APS_CW_NONE, APS_CW_ACQ, APS_CW_UNDO, APS_CW_REL, APS_CW_CANCEL };
 
 typedef struct aps {
-    RLK_A_HEAD;                     /* ac, r, start (a_common.h) */
+    rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
     int op;
     rlk_a_semq q;                   /* the queue: keys, wake channel, ticket (a_semq.h) */
     const char *name;               /* q.name */
@@ -79,13 +79,13 @@ static void aps_free_state(rlk_async_req *r, void *state)
 
 static long long aps_elapsed(const aps *a)
 {
-    return rlk_ae_now_ms() - a->start;
+    return rlk_ae_now_ms() - a->h.start;
 }
 
 /* How long a request rides out lost replies and reconnects. */
 static long long aps_budget(const aps *a)
 {
-    return rlk_a_common_budget(a->ac, a->op == APS_ACQUIRE ? a->wait_ms : 0);
+    return rlk_a_common_budget(a->h.ac, a->op == APS_ACQUIRE ? a->wait_ms : 0);
 }
 
 static void aps_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr, int lost,
@@ -109,7 +109,7 @@ static void aps_end(aps *a, int err, const char *msg)
         a->cw = APS_CW_CANCEL;
         return;
     }
-    rlk_ae_complete(a->r, err, 0, NULL, "%s", a->end_msg);
+    rlk_ae_complete(a->h.r, err, 0, NULL, "%s", a->end_msg);
 }
 
 /* ---------------------------------------------------------------- the calls */
@@ -120,8 +120,8 @@ static void aps_sent(aps *a, int cw)
 {
     a->cw = a->call ? cw : APS_CW_NONE;
     if (!a->call)
-        aps_end(a, rlk_ae_closing(a->ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM,
-                rlk_ae_closing(a->ac) ? "the async client was freed" : "out of memory");
+        aps_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM,
+                rlk_ae_closing(a->h.ac) ? "the async client was freed" : "out of memory");
 }
 
 /* psemaphore/release of this request's id (a release, or the undo of a
@@ -129,10 +129,10 @@ static void aps_sent(aps *a, int cw)
 static void aps_release_send(aps *a, int cw)
 {
     const char *keys[5] = {a->name, a->timeouts, a->q.channel, a->q.waiters, a->q.grant};
-    const char *args[3] = {RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->ac), (const char *)a->raw};
+    const char *args[3] = {RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->h.ac), (const char *)a->raw};
     size_t lens[3] = {strlen(args[0]), strlen(args[1]), a->rawlen};
 
-    a->call = rlk_ae_scriptv(a->ac, "psemaphore/release", 5, keys, 3, args, lens, aps_reply, a);
+    a->call = rlk_ae_scriptv(a->h.ac, "psemaphore/release", 5, keys, 3, args, lens, aps_reply, a);
     aps_sent(a, cw);
 }
 
@@ -140,7 +140,7 @@ static void aps_attempt(aps *a)
 {
     const char *keys[5] = {a->name, a->timeouts, a->q.channel, a->q.waiters, a->q.grant};
     char ticket[24];
-    const char *args[5] = {a->lease, ticket, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->ac),
+    const char *args[5] = {a->lease, ticket, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->h.ac),
                            (const char *)a->raw};
     size_t lens[5];
 
@@ -150,7 +150,7 @@ static void aps_attempt(aps *a)
     lens[4] = a->rawlen;
     rlk_a_semq_retry_stop(&a->q);
     a->again = 0;
-    a->call = rlk_ae_scriptv(a->ac, "psemaphore/acquire", 5, keys, 5, args, lens, aps_reply, a);
+    a->call = rlk_ae_scriptv(a->h.ac, "psemaphore/acquire", 5, keys, 5, args, lens, aps_reply, a);
     aps_sent(a, APS_CW_ACQ);
 }
 
@@ -162,7 +162,7 @@ static void aps_poke(void *arg)
     aps *a = arg;
 
     if (a->cw != APS_CW_UNDO && a->cw != APS_CW_CANCEL &&
-        rlk_a_semq_wake(&a->q, a->r, a->call, &a->again))
+        rlk_a_semq_wake(&a->q, a->h.r, a->call, &a->again))
         aps_attempt(a);
 }
 
@@ -175,7 +175,7 @@ static void aps_acquired(aps *a)
         aps_release_send(a, APS_CW_UNDO);    /* cancelled meanwhile: give it back first */
         return;
     }
-    rlk_ae_complete(a->r, RLK_OK, 0, a->hex, NULL);
+    rlk_ae_complete(a->h.r, RLK_OK, 0, a->hex, NULL);
 }
 
 /* Not acquired (wait, first: as rlk_a_semq_busy's): wait on, or end. */
@@ -280,11 +280,11 @@ static void aps_rel_reply(aps *a, int cw, int rc, const redisReply *r, const cha
         /* After a lost reply, 0 means the lost call released it (or it had expired):
          * the permit is not held either way; value 0 says which could not be told. */
         aps_quiet(a);
-        rlk_ae_complete(a->r, RLK_OK, r->integer >= 1 ? 1 : 0, NULL, NULL);
+        rlk_ae_complete(a->h.r, RLK_OK, r->integer >= 1 ? 1 : 0, NULL, NULL);
         return;
     }
     aps_quiet(a);
-    rlk_ae_complete(a->r, RLK_ERR_NOT_OWNER, 0, NULL, "release %s: the permit was not held "
+    rlk_ae_complete(a->h.r, RLK_ERR_NOT_OWNER, 0, NULL, "release %s: the permit was not held "
                     "(expired, released already or never acquired)", a->name);
 }
 
@@ -297,10 +297,10 @@ static void aps_reply(rlk_async *ac, int rc, const redisReply *reply, const char
     (void)ac;
     a->call = NULL;
     a->cw = APS_CW_NONE;
-    if (rlk_ae_req_done(a->r))
+    if (rlk_ae_req_done(a->h.r))
         return;
     if (cw == APS_CW_CANCEL)
-        rlk_ae_complete(a->r, a->end_err, 0, NULL, "%s", a->end_msg);
+        rlk_ae_complete(a->h.r, a->end_err, 0, NULL, "%s", a->end_msg);
     else if (cw == APS_CW_ACQ)
         aps_acq_reply(a, rc, reply, errstr, lost);
     else
@@ -337,14 +337,14 @@ static aps *aps_new(rlk_async *ac, int op, const char *name, rlk_async_fn fn, vo
 {
     aps *a;
 
-    if (!(a = rlk_a_common_new(ac, sizeof *a, fn, privdata)))
+    if (!(a = RLK_A_NEW(ac, aps, fn, privdata)))
         return NULL;
     a->op = op;
-    if (rlk_a_common_begin(a->r, aps_cancel_hook, aps_free_state, "rlk_async psemaphore", name))
+    if (rlk_a_common_begin(a->h.r, aps_cancel_hook, aps_free_state, "rlk_async psemaphore", name))
         return a;
     a->timeouts = rlk_fam_suffix_name(name, RLK_NAMES_PERMITS);
     if (rlk_a_semq_init(&a->q, ac, name, aps_poke, a) != 0 || !a->timeouts)
-        rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL, "rlk_async psemaphore %s: out of memory",
+        rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "rlk_async psemaphore %s: out of memory",
                         name);
     a->name = a->q.name;
     return a;
@@ -355,19 +355,19 @@ rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, lon
 {
     aps *a = aps_new(ac, APS_ACQUIRE, name, fn, privdata);
 
-    if (!a || rlk_ae_req_done(a->r))
-        return a ? a->r : NULL;
-    rlk_ae_req_metric(a->r, RLK_MKIND_PSEMAPHORE, name);
-    if (rlk_a_common_range(a->r, "rlk_async_psemaphore_acquire", name, "wait_ms", wait_ms, -1,
+    if (!a || rlk_ae_req_done(a->h.r))
+        return a ? a->h.r : NULL;
+    rlk_ae_req_metric(a->h.r, RLK_MKIND_PSEMAPHORE, name);
+    if (rlk_a_common_range(a->h.r, "rlk_async_psemaphore_acquire", name, "wait_ms", wait_ms, -1,
                            RLK_NUM_MAX) ||
-        rlk_a_common_range(a->r, "rlk_async_psemaphore_acquire", name, "lease_ms", lease_ms, 1,
+        rlk_a_common_range(a->h.r, "rlk_async_psemaphore_acquire", name, "lease_ms", lease_ms, 1,
                            RLK_NUM_MAX))
-        return a->r;
+        return a->h.r;
     a->rawlen = RLK_PSEM_NEW_ID_BYTES;
     if (rlk_random_bytes(a->raw, a->rawlen) != 0) {
-        rlk_ae_complete(a->r, RLK_ERR_IO, 0, NULL,
+        rlk_ae_complete(a->h.r, RLK_ERR_IO, 0, NULL,
                         "rlk_async_psemaphore_acquire %s: no random source for permit ids", name);
-        return a->r;
+        return a->h.r;
     }
     rlk_psem_hex(a->raw, a->rawlen, a->hex);
     snprintf(a->lease, sizeof a->lease, "%lld", lease_ms);
@@ -375,12 +375,12 @@ rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, lon
     /* Listen (on the wake channel, where grants come) before the attempt that fails: its
      * confirmation attempts again. */
     if (wait_ms != 0 && rlk_a_semq_listen(&a->q, wait_ms, aps_deadline_fire, a, &a->deadline)) {
-        rlk_ae_complete(a->r, RLK_ERR_NOMEM, 0, NULL,
+        rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL,
                         "rlk_async_psemaphore_acquire %s: out of memory", name);
-        return a->r;
+        return a->h.r;
     }
     aps_attempt(a);     /* the first try: the uncontended path needs no subscription */
-    return a->r;
+    return a->h.r;
 }
 
 rlk_async_req *rlk_async_psemaphore_release(rlk_async *ac, const char *name, const char *id,
@@ -389,13 +389,13 @@ rlk_async_req *rlk_async_psemaphore_release(rlk_async *ac, const char *name, con
     aps *a = aps_new(ac, APS_RELEASE, name, fn, privdata);
     char msg[RLK_ERRSTR_MAX];
 
-    if (!a || rlk_ae_req_done(a->r))
-        return a ? a->r : NULL;
+    if (!a || rlk_ae_req_done(a->h.r))
+        return a ? a->h.r : NULL;
     if (rlk_psem_parse_id("rlk_async_psemaphore_release", name, id, a->raw, &a->rawlen, msg,
                           sizeof msg) != RLK_OK) {
-        rlk_ae_complete(a->r, RLK_ERR_ARG, 0, NULL, "%s", msg);
-        return a->r;
+        rlk_ae_complete(a->h.r, RLK_ERR_ARG, 0, NULL, "%s", msg);
+        return a->h.r;
     }
     aps_release_send(a, APS_CW_REL);
-    return a->r;
+    return a->h.r;
 }

@@ -42,7 +42,7 @@
 enum { ASM_NONE, ASM_ATTEMPT, ASM_UNDO, ASM_CANCEL };
 
 typedef struct asm_req {
-    RLK_A_HEAD;                     /* ac, r, start (a_common.h) */
+    rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
     rlk_a_semq q;                   /* the queue: keys, wake channel, ticket (a_semq.h) */
     const char *name;               /* q.name */
     char permits[24];
@@ -77,14 +77,14 @@ static void asm_free_state(rlk_async_req *r, void *state)
 
 static long long asm_elapsed(const asm_req *a)
 {
-    return rlk_ae_now_ms() - a->start;
+    return rlk_ae_now_ms() - a->h.start;
 }
 
 /* How long a call that never went out is tried again: the wait, then two
  * command timeouts and a connect (a wait without bound: always). */
 static long long asm_budget(const asm_req *a)
 {
-    return rlk_a_common_budget(a->ac, a->wait_ms);
+    return rlk_a_common_budget(a->h.ac, a->wait_ms);
 }
 
 static void asm_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
@@ -99,7 +99,7 @@ static void asm_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, con
     (void)lost;
     a->call = NULL;
     a->cw = ASM_NONE;
-    rlk_ae_complete(a->r, a->end_err, 0, NULL, "%s", a->end_msg);
+    rlk_ae_complete(a->h.r, a->end_err, 0, NULL, "%s", a->end_msg);
 }
 
 /* Ends without permits (err, the message): a ticket the server may have
@@ -123,7 +123,7 @@ static void asm_finish(asm_req *a, int err, const char *fmt, ...)
         a->cw = ASM_CANCEL;
         return;
     }
-    rlk_ae_complete(a->r, err, 0, NULL, "%s", a->end_msg);
+    rlk_ae_complete(a->h.r, err, 0, NULL, "%s", a->end_msg);
 }
 
 /* Ends without permits: RLK_ERR_BUSY or RLK_ERR_CANCELLED. */
@@ -144,7 +144,7 @@ static void asm_poke(void *arg)
     asm_req *a = arg;
 
     if (a->cw != ASM_UNDO && a->cw != ASM_CANCEL &&
-        rlk_a_semq_wake(&a->q, a->r, a->call, &a->again))
+        rlk_a_semq_wake(&a->q, a->h.r, a->call, &a->again))
         asm_attempt(a);
 }
 
@@ -159,7 +159,7 @@ static void asm_undo_reply(rlk_async *ac, int rc, const redisReply *reply, const
     a->call = NULL;
     if (rc == RLK_OK) {
         a->cw = ASM_NONE;
-        rlk_ae_complete(a->r, RLK_ERR_CANCELLED, 0, NULL, "cancelled");
+        rlk_ae_complete(a->h.r, RLK_ERR_CANCELLED, 0, NULL, "cancelled");
         return;
     }
     if (rc == RLK_ERR_IO && !lost && !rlk_ae_closing(ac) && asm_elapsed(a) <= asm_budget(a)) {
@@ -167,7 +167,7 @@ static void asm_undo_reply(rlk_async *ac, int rc, const redisReply *reply, const
         return;
     }
     a->cw = ASM_NONE;
-    rlk_ae_complete(a->r, RLK_ERR_UNSETTLED, 0, NULL,
+    rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL,
                     "semaphore %s: cancelled after %lld permit(s) were taken; giving them back "
                     "failed%s: %s", a->name, a->n, lost ? " (reply lost: it may have run)" : "",
                     errstr);
@@ -177,16 +177,16 @@ static void asm_undo_reply(rlk_async *ac, int rc, const redisReply *reply, const
 static void asm_undo(asm_req *a)
 {
     const char *keys[4] = {a->name, a->q.channel, a->q.waiters, a->q.grant};
-    const char *args[3] = {a->permits, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->ac)};
+    const char *args[3] = {a->permits, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->h.ac)};
 
     asm_quiet(a);
-    a->call = rlk_ae_script(a->ac, "semaphore/release", 4, keys, 3, args, asm_undo_reply, a);
+    a->call = rlk_ae_script(a->h.ac, "semaphore/release", 4, keys, 3, args, asm_undo_reply, a);
     a->cw = a->call ? ASM_UNDO : ASM_NONE;
     if (!a->call)
-        rlk_ae_complete(a->r, RLK_ERR_UNSETTLED, 0, NULL,
+        rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL,
                         "semaphore %s: cancelled after %lld permit(s) were taken; could not give "
                         "them back (%s)", a->name, a->n,
-                        rlk_ae_closing(a->ac) ? "client freed" : "out of memory");
+                        rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
 }
 
 /* Not acquired (wait: semaphore/acquire's -1, -3 or a single try's bound;
@@ -237,7 +237,7 @@ static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, co
             return;
         }
         asm_quiet(a);
-        rlk_ae_complete(a->r, RLK_OK, 0, NULL, NULL);
+        rlk_ae_complete(a->h.r, RLK_OK, 0, NULL, NULL);
         return;
     }
     if (reply->type == REDIS_REPLY_INTEGER) {
@@ -257,19 +257,19 @@ static void asm_attempt(asm_req *a)
 {
     const char *keys[4] = {a->name, a->q.channel, a->q.waiters, a->q.grant};
     char ticket[24];
-    const char *args[4] = {a->permits, ticket, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->ac)};
+    const char *args[4] = {a->permits, ticket, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->h.ac)};
 
     rlk_a_semq_retry_stop(&a->q);
     snprintf(ticket, sizeof ticket, "%lld", rlk_a_semq_arg(&a->q));
-    a->call = rlk_ae_script(a->ac, "semaphore/acquire", 4, keys, 4, args, asm_acquire_reply, a);
+    a->call = rlk_ae_script(a->h.ac, "semaphore/acquire", 4, keys, 4, args, asm_acquire_reply, a);
     if (a->call) {
         a->cw = ASM_ATTEMPT;
         return;
     }
     asm_quiet(a);
-    rlk_ae_complete(a->r, rlk_ae_closing(a->ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
+    rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
                     "semaphore %s: %s", a->name,
-                    rlk_ae_closing(a->ac) ? "client freed" : "out of memory");
+                    rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
 }
 
 static void asm_deadline_fire(rlk_async *ac, void *arg)
@@ -300,9 +300,9 @@ rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long
     rlk_async_req *r;
     asm_req *a;
 
-    if (!(a = rlk_a_common_new(ac, sizeof *a, fn, privdata)))
+    if (!(a = RLK_A_NEW(ac, asm_req, fn, privdata)))
         return NULL;
-    r = a->r;
+    r = a->h.r;
     a->n = permits;
     a->wait_ms = wait_ms;
     rlk_ae_req_metric(r, RLK_MKIND_SEMAPHORE, name);

@@ -72,6 +72,11 @@ rlk_async *rlk_ae_req_client(rlk_async_req *r)
     return r->ac;
 }
 
+void rlk_ae_req_set_privdata(rlk_async_req *r, void *privdata)
+{
+    r->privdata = privdata;
+}
+
 void rlk_ae_req_hooks(rlk_async_req *r, rlk_ae_cancel_fn cancel, rlk_ae_free_fn free_fn)
 {
     r->cancel = cancel;

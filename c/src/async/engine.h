@@ -124,6 +124,9 @@ rlk_async_req *rlk_ae_req_new(rlk_async *ac, size_t state_size, rlk_async_fn fn,
 void *rlk_ae_req_state(rlk_async_req *r);
 rlk_async *rlk_ae_req_client(rlk_async_req *r);
 void rlk_ae_req_hooks(rlk_async_req *r, rlk_ae_cancel_fn cancel, rlk_ae_free_fn free_fn);
+/* Replaces the user data r's callback gets (a kind whose callback is its
+ * own, passing on a richer result: its state, set once r has it). */
+void rlk_ae_req_set_privdata(rlk_async_req *r, void *privdata);
 
 /* Completes r: its callback is queued with (err, value, id, message) and
  * called on the loop's next turn. Only the first completion counts (later

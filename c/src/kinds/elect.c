@@ -407,3 +407,29 @@ int rlk_elect_wait_change(rlk_elect *e, const rlk_elect_info *known, long long t
                       timeout_ms);
     return rc;
 }
+
+/* ---------------------------------------------------------------- shared with async/a_elect.c */
+
+int rlk_elect_info_read(const redisReply *r, rlk_elect_info *out)
+{
+    memset(out, 0, sizeof *out);
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 4 ||
+        r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_INTEGER ||
+        r->element[2]->type != REDIS_REPLY_STRING || r->element[3]->type != REDIS_REPLY_INTEGER)
+        return RLK_ERR_PROTOCOL;
+    out->holder = rlk_elect_dup(r->element[0], NULL);
+    out->value = rlk_elect_dup(r->element[2], &out->value_len);
+    out->term = r->element[1]->integer;
+    out->ttl_ms = r->element[3]->integer;
+    out->leader = r->element[0]->len > 0;
+    if (!out->holder || !out->value) {
+        rlk_elect_info_clear(out);
+        return RLK_ERR_NOMEM;
+    }
+    return RLK_OK;
+}
+
+int rlk_elect_info_same(const rlk_elect_info *a, const rlk_elect_info *b)
+{
+    return rlk_elect_same(a, b);
+}

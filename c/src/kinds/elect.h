@@ -11,4 +11,17 @@
 
 #define RLK_ELECT_VALUE_MAX 65536   /* elect/campaign, elect/proclaim: value 0..65536 bytes */
 
+/* The protocol pieces the async election (async/a_elect.c) shares with
+ * this file's blocking one (defined at the end of elect.c). */
+#include "rlk.h"
+
+struct redisReply;
+
+/* elect/leader's reply {holder, term, value, ttl_ms} into out (holder and
+ * value malloc'd: rlk_elect_info_clear). RLK_OK; RLK_ERR_PROTOCOL (another
+ * shape; out cleared); RLK_ERR_NOMEM. */
+int rlk_elect_info_read(const struct redisReply *r, rlk_elect_info *out);
+/* 1 when two reads tell the same leadership (ttl aside). */
+int rlk_elect_info_same(const rlk_elect_info *a, const rlk_elect_info *b);
+
 #endif /* RLK_KINDS_ELECT_H */

@@ -712,7 +712,8 @@ static void rwlock(void)
     aloop_run_until(c.l, NULL, NULL, 2500);
     CHECKF(srv_int("PTTL %s", "a:rw-r") > 0, "read hold not renewed");
     CHECKF(srv_int("PTTL %s", "a:rw-w") > 0, "write hold not renewed");
-    CHECK_INT_EQ(lost_calls, 0);
+    CHECKF(lost_calls == 0, "%d lost reports, the last for %s, reason %d", lost_calls, lost_name,
+           lost_reason);
     CHECK(srv_int("DEL %s", "a:rw-w") == 1);
     REQUIRE(aloop_run_until(c.l, lost_done, NULL, 5000));
     CHECK_STR_EQ(lost_name, "a:rw-w");

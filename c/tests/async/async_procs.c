@@ -71,8 +71,15 @@ static void ap_step(ap_task *t)
 {
     if (t->iter >= t->run->iters)
         return;
-    rlk_async_lock(t->ac, t->run->kind, t->run->name, t->task, t->run->wait_ms, 10000, ap_locked,
-                   t);
+    if (t->run->variant == AP_NR)
+        rlk_async_lock_nr(t->ac, t->run->kind, t->run->name, t->task, t->run->wait_ms, 10000,
+                          ap_locked, t);
+    else if (t->run->variant == AP_SPIN)
+        rlk_async_lock_spin(t->ac, t->run->name, t->task, t->run->wait_ms, 10000, 1, 32,
+                            ap_locked, t);
+    else
+        rlk_async_lock(t->ac, t->run->kind, t->run->name, t->task, t->run->wait_ms, 10000,
+                       ap_locked, t);
 }
 
 static int ap_all_done(void *p)
@@ -183,6 +190,7 @@ static int ap_blocking_child(const ap_run *run, const char *log, int ready, int 
     rlk_lock *lk = NULL;
     rlk_fairlock *fl = NULL;
     rlk_rwlock *rw = NULL;
+    rlk_nrlock *nl = NULL;
     int fd = tk_holdlog_open(log), fails = 0;
     char warm[160];
 
@@ -194,19 +202,26 @@ static int ap_blocking_child(const ap_run *run, const char *log, int ready, int 
         return 6;
     rlk_lock_free(lk);
     lk = NULL;
-    if (run->kind == RLK_KIND_LOCK)
+    if (run->kind == RLK_KIND_LOCK && run->variant == AP_NR)
+        nl = rlk_nrlock_new(c, run->name);
+    else if (run->kind == RLK_KIND_LOCK)
         lk = rlk_lock_new(c, run->name);
     else if (run->kind == RLK_KIND_FAIR)
         fl = rlk_fairlock_new(c, run->name);
     else
         rw = rlk_rwlock_new(c, run->name);
-    if (!lk && !fl && !rw)
+    if (!lk && !fl && !rw && !nl)
+        return 3;
+    if (lk && run->variant == AP_SPIN && rlk_lock_set_spin(lk, 1, 32) != RLK_OK)
+        return 3;
+    if (fl && run->variant == AP_NR && rlk_fairlock_set_non_reentrant(fl, 1) != RLK_OK)
         return 3;
     for (int i = 0; i < run->iters * 2; i++) {
         long long s;
         int rc, urc;
 
-        rc = lk   ? rlk_lock_try_lock(lk, run->wait_ms, 10000)
+        rc = nl   ? rlk_nrlock_try_lock(nl, run->wait_ms, 10000)
+             : lk ? rlk_lock_try_lock(lk, run->wait_ms, 10000)
              : fl ? rlk_fairlock_try_lock(fl, run->wait_ms, 10000)
                   : rlk_rwlock_try_lock(rw, RLK_RW_WRITE, run->wait_ms, 10000);
         if (rc != RLK_OK) {
@@ -218,13 +233,15 @@ static int ap_blocking_child(const ap_run *run, const char *log, int ready, int 
         tk_hold_begin(fd, 99, i, TK_HOLD_EXCL, 0, s, 0);
         tk_spin_ns(AP_HOLD_NS);
         tk_hold_end(fd, 99, i, tk_mono_ns());
-        urc = lk   ? rlk_lock_unlock(lk)
+        urc = nl   ? rlk_nrlock_unlock(nl)
+              : lk ? rlk_lock_unlock(lk)
               : fl ? rlk_fairlock_unlock(fl)
                    : rlk_rwlock_unlock(rw, RLK_RW_WRITE);
         if (urc != RLK_OK)
             fails++;
     }
     rlk_lock_free(lk);
+    rlk_nrlock_free(nl);
     rlk_fairlock_free(fl);
     rlk_rwlock_free(rw);
     rlk_free(c);

@@ -9,7 +9,8 @@
  * ap_contend() forks async and blocking processes (separate processes, one
  * client each, never threads) that lock and unlock one name of one kind
  * (RLK_KIND_LOCK, RLK_KIND_FAIR or RLK_KIND_WRITE: the write side of the
- * read-write lock), each hold stamped on CLOCK_MONOTONIC into a hold log
+ * read-write lock; or the non-reentrant lock and fair lock, or the spin
+ * lock: the variant), each hold stamped on CLOCK_MONOTONIC into a hold log
  * (holdlog.h) and held AP_HOLD_NS (busy) so that an overlap would show.
  * The parent merges the logs and checks them: the report's conflicts must
  * be 0; handoffs counts the consecutive holds (in start order) of which one
@@ -28,9 +29,14 @@
 #define AP_TASKS 4                  /* tasks of each async process */
 #define AP_HOLD_NS 1000000LL        /* each hold lasts this long */
 
+#define AP_PLAIN 0                  /* rlk_async_lock; rlk_lock, rlk_fairlock, rlk_rwlock */
+#define AP_NR 1                     /* rlk_async_lock_nr; rlk_nrlock, rlk_fairlock non-reentrant */
+#define AP_SPIN 2                   /* rlk_async_lock_spin; rlk_lock with rlk_lock_set_spin */
+
 typedef struct ap_run {
     const char *url;
     int kind;                       /* RLK_KIND_LOCK, RLK_KIND_FAIR, RLK_KIND_WRITE */
+    int variant;                    /* AP_PLAIN, AP_NR (LOCK, FAIR), AP_SPIN (LOCK) */
     const char *name;
     int async_procs;                /* processes with AP_TASKS tasks each on one loop */
     int blocking_procs;             /* processes with one blocking client */

@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * a_elect.c - leader election on the loop (rlk_async_elect_*, rlk_async.h;
+ * docs/elect.md, "Async"), on the blocking election's scripts and layout
+ * (kinds/elect.c).
+ *
+ * The campaign and the resign are lock requests of the election's row
+ * (a_kind.h rlk_a_kind_elect: elect/campaign, elect/resign): a leader is a
+ * fenced hold of the client's table whose token is its term, renewed by the
+ * watchdog with fenced/renew and reported lost through the client's lost
+ * callback at the blocking watchdog's deadline; candidates wait on the
+ * lock's channel, which elect/resign publishes on. The proclaim is one
+ * elect/proclaim call with the term the table records. The observer
+ * subscribes to the election's channel, reads elect/leader once subscribed
+ * (the reply read by kinds/elect.h rlk_elect_info_read), and reads again on
+ * every message and at the leader's lease end (an expiry publishes
+ * nothing) until the leadership differs from what the caller knew.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client.h"
+#include "client/scripts.h"
+#include "kinds/elect.h"
+#include "runtime/rt.h"
+#include "async/engine.h"
+#include "async/a_common.h"
+#include "async/a_kind.h"
+#include "async/a_lock.h"
+
+#define AEL_RETRY_MS 20             /* a read or proclaim that never went out, again */
+
+enum { AEL_PROCLAIM, AEL_OBSERVE };
+
+typedef struct ael {
+    rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
+    int op;                         /* AEL_* */
+    char *name;
+    rlk_a_keys keys;                /* the election's keys (names kind "elect") */
+    char *owner;                    /* proclaim: the leader's holder id */
+    long long term;                 /* proclaim: its term */
+    char *value;                    /* proclaim: the new value */
+    rlk_async_elect_fn efn;         /* observe: the caller's callback */
+    void *eprivdata;
+    rlk_elect_info known;           /* observe: what the caller knows (a copy) */
+    int has_known;
+    rlk_elect_info info;            /* observe: the last read */
+    long long timeout_ms;
+    rlk_ae_call *call;
+    rlk_ae_sub *sub;
+    rlk_ae_timer *retry, *deadline;
+    int again;                      /* a message came while a read was in flight */
+    int ending;                     /* RLK_ERR_TIMEOUT once the read in flight is back */
+} ael;
+
+static void ael_free_state(rlk_async_req *r, void *state)
+{
+    ael *a = state;
+
+    (void)r;
+    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub);
+    rlk_ae_call_forget(a->call);
+    rlk_a_keys_free(&a->keys);
+    rlk_elect_info_clear(&a->known);
+    rlk_elect_info_clear(&a->info);
+    free(a->name);
+    free(a->owner);
+    free(a->value);
+}
+
+/* A new request of op for name: the checks every request makes; NULL when
+ * out of memory. On a bad argument the request is completed already. */
+static ael *ael_new(rlk_async *ac, int op, const char *who, const char *name, rlk_async_fn fn,
+                    void *privdata)
+{
+    ael *a;
+
+    if (!(a = RLK_A_NEW(ac, ael, fn, privdata)))
+        return NULL;
+    a->op = op;
+    if (rlk_a_common_begin(a->h.r, NULL, ael_free_state, who, name))
+        return a;
+    if (!(a->name = strdup(name))) {
+        rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
+        return a;
+    }
+    rlk_a_keys_init(&a->keys, rlk_a_kind_elect.names, a->name);
+    return a;
+}
+
+/* ---------------------------------------------------------------- campaign, resign, term */
+
+rlk_async_req *rlk_async_elect_campaign(rlk_async *ac, const char *name, unsigned long long task,
+                                        const char *value, long long wait_ms, long long lease_ms,
+                                        rlk_async_fn fn, void *privdata)
+{
+    rlk_a_lock_opts o = {value ? value : "", 0, 0};
+
+    return rlk_a_lock_acquire(ac, &rlk_a_kind_elect, "rlk_async_elect_campaign", name, task,
+                              wait_ms, lease_ms, &o, fn, privdata);
+}
+
+rlk_async_req *rlk_async_elect_resign(rlk_async *ac, const char *name, unsigned long long task,
+                                      rlk_async_fn fn, void *privdata)
+{
+    return rlk_a_lock_release(ac, &rlk_a_kind_elect, name, task, fn, privdata);
+}
+
+int rlk_async_elect_term(rlk_async *ac, const char *name, unsigned long long task,
+                         long long *term)
+{
+    if (!ac || !name || !*name || !term)
+        return RLK_ERR_ARG;
+    return rlk_a_lock_token(ac, rlk_a_kind_elect.hold, name, task, term) ? RLK_OK
+                                                                         : RLK_ERR_NOT_OWNER;
+}
+
+/* ---------------------------------------------------------------- proclaim */
+
+static void ael_proclaim_send(ael *a);
+
+static void ael_proclaim_fire(rlk_async *ac, void *arg)
+{
+    ael *a = arg;
+
+    (void)ac;
+    a->retry = NULL;
+    ael_proclaim_send(a);
+}
+
+static void ael_proclaim_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
+                               int lost, void *arg)
+{
+    ael *a = arg;
+
+    (void)ac;
+    (void)lost;
+    a->call = NULL;
+    if (rc == RLK_ERR_IO && rlk_ae_now_ms() - a->h.start <= rlk_a_common_budget(a->h.ac, 0)) {
+        /* Never written, or lost: elect/proclaim may run twice (the same value in the same
+         * term; the second publishes again), so it is sent again within the budget. */
+        a->retry = rlk_ae_timer_add(a->h.ac, AEL_RETRY_MS, ael_proclaim_fire, a);
+        if (a->retry)
+            return;
+    }
+    if (rc != RLK_OK)
+        rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
+    else if (r->type != REDIS_REPLY_INTEGER)
+        rlk_ae_complete(a->h.r, RLK_ERR_PROTOCOL, 0, NULL,
+                        "election %s: elect/proclaim replied type %d", a->name, r->type);
+    else if (r->integer != 1)
+        rlk_ae_complete(a->h.r, RLK_ERR_NOT_OWNER, 0, NULL,
+                        "election %s: %s no longer leads in term %lld", a->name, a->owner,
+                        a->term);
+    else
+        rlk_ae_complete(a->h.r, RLK_OK, a->term, NULL, NULL);
+}
+
+static void ael_proclaim_send(ael *a)
+{
+    const char *keys[RLK_A_KIND_KEYS];
+    rlk_a_argvals vals = {0, a->owner, 0, rlk_ae_publish_arg(a->h.ac), a->value, a->term};
+    rlk_a_argv av;
+    const char *script = "elect/proclaim";
+    int nk = rlk_a_keys_list(&a->keys, rlk_script_key_roles(script), keys, RLK_A_KIND_KEYS);
+    int na = rlk_a_args("owner term value publish", &vals, &av);
+
+    a->call = nk < 0 || na < 0 ? NULL
+              : rlk_ae_script(a->h.ac, script, nk, keys, na, av.v, ael_proclaim_reply, a);
+    if (!a->call)
+        rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
+                        "election %s: %s", a->name, rlk_ae_closing(a->h.ac) ? "client freed"
+                                                                         : "out of memory");
+}
+
+rlk_async_req *rlk_async_elect_proclaim(rlk_async *ac, const char *name, unsigned long long task,
+                                        const char *value, rlk_async_fn fn, void *privdata)
+{
+    ael *a = ael_new(ac, AEL_PROCLAIM, "rlk_async_elect_proclaim", name, fn, privdata);
+    char owner[RLK_OWNER_MAX + 1];
+
+    if (!a || rlk_ae_req_done(a->h.r))
+        return a ? a->h.r : NULL;
+    if (!value || strlen(value) > rlk_a_kind_elect.value_max) {
+        rlk_ae_complete(a->h.r, RLK_ERR_ARG, 0, NULL, "election %s: %s", name,
+                        value ? "value longer than 65536 bytes" : "a value is required");
+        return a->h.r;
+    }
+    rlk_ae_owner(ac, task, owner, sizeof owner);
+    if (!rlk_a_lock_token(ac, rlk_a_kind_elect.hold, name, task, &a->term)) {
+        rlk_ae_complete(a->h.r, RLK_ERR_NOT_OWNER, 0, NULL, "election %s: %s does not lead "
+                        "(never elected, resigned, or lost)", name, owner);
+        return a->h.r;
+    }
+    if (!(a->owner = strdup(owner)) || !(a->value = strdup(value))) {
+        rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "election %s: out of memory", name);
+        return a->h.r;
+    }
+    ael_proclaim_send(a);
+    return a->h.r;
+}
+
+/* ---------------------------------------------------------------- observe */
+
+static void ael_read(ael *a);
+
+/* The request's own callback: the caller's, with the leadership read. */
+static void ael_deliver(rlk_async *ac, const rlk_async_result *r, void *privdata)
+{
+    ael *a = privdata;
+
+    a->efn(ac, r, r->err == RLK_OK ? &a->info : NULL, a->eprivdata);
+}
+
+/* Ends the observer: RLK_OK with the read (value: its term), or err with
+ * "election <name>: <detail>". */
+static void ael_end(ael *a, int err, const char *detail)
+{
+    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub);
+    if (err == RLK_OK)
+        rlk_ae_complete(a->h.r, RLK_OK, a->info.term, NULL, NULL);
+    else
+        rlk_ae_complete(a->h.r, err, 0, NULL, "election %s: %s", a->name, detail);
+}
+
+static void ael_timed_out(ael *a)
+{
+    char msg[64];
+
+    snprintf(msg, sizeof msg, "no change within %lld ms", a->timeout_ms);
+    ael_end(a, RLK_ERR_TIMEOUT, msg);
+}
+
+static void ael_retry_fire(rlk_async *ac, void *arg)
+{
+    ael *a = arg;
+
+    (void)ac;
+    a->retry = NULL;
+    if (!rlk_ae_req_done(a->h.r) && !a->call)
+        ael_read(a);
+}
+
+static void ael_read_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
+                           int lost, void *arg)
+{
+    ael *a = arg;
+    long long next = -1;
+
+    (void)ac;
+    (void)lost;
+    a->call = NULL;
+    if (rlk_ae_req_done(a->h.r))
+        return;
+    if (rc == RLK_ERR_IO && !a->ending &&
+        (a->timeout_ms < 0 || rlk_ae_now_ms() - a->h.start <= a->timeout_ms ||
+         rlk_ae_now_ms() - a->h.start <= rlk_a_common_budget(a->h.ac, 0))) {
+        /* A read: harmless to repeat. */
+        a->retry = rlk_ae_timer_add(a->h.ac, AEL_RETRY_MS, ael_retry_fire, a);
+        return;
+    }
+    if (rc != RLK_OK) {
+        ael_end(a, rc, errstr);
+        return;
+    }
+    rlk_elect_info_clear(&a->info);
+    if ((rc = rlk_elect_info_read(r, &a->info)) != RLK_OK) {
+        ael_end(a, rc, rc == RLK_ERR_NOMEM ? "out of memory"
+                       : "elect/leader replied an unexpected shape");
+        return;
+    }
+    if (!a->has_known || !rlk_elect_info_same(&a->known, &a->info)) {
+        ael_end(a, RLK_OK, NULL);
+        return;
+    }
+    if (a->ending || a->timeout_ms == 0) {
+        ael_timed_out(a);
+        return;
+    }
+    if (a->again) {
+        a->again = 0;
+        next = 0;
+    } else if (a->info.leader && a->info.ttl_ms >= 0)
+        next = a->info.ttl_ms + 1;  /* a lease that runs out publishes nothing */
+    rlk_ae_timer_del(a->retry);
+    a->retry = next >= 0 ? rlk_ae_timer_add(a->h.ac, next, ael_retry_fire, a) : NULL;
+}
+
+static void ael_read(ael *a)
+{
+    const char *keys[RLK_A_KIND_KEYS];
+    const char *script = "elect/leader";
+    int nk = rlk_a_keys_list(&a->keys, rlk_script_key_roles(script), keys, RLK_A_KIND_KEYS);
+
+    a->call = nk < 0 ? NULL
+              : rlk_ae_script(a->h.ac, script, nk, keys, 0, NULL, ael_read_reply, a);
+    if (!a->call)
+        ael_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM,
+                rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
+}
+
+/* A message on the election's channel (a change), or msg NULL: subscribed
+ * (again: changes may have been missed): read now, or after the read in
+ * flight. */
+static void ael_msg(rlk_async *ac, const char *channel, const char *msg, size_t len, void *arg)
+{
+    ael *a = arg;
+
+    (void)ac;
+    (void)channel;
+    (void)msg;
+    (void)len;
+    if (rlk_a_common_wake(a->h.r, a->call, &a->again))
+        ael_read(a);
+}
+
+static void ael_deadline_fire(rlk_async *ac, void *arg)
+{
+    ael *a = arg;
+
+    (void)ac;
+    if (rlk_a_common_deadline(&a->deadline, a->call, &a->ending))
+        ael_timed_out(a);
+}
+
+/* A copy of the caller's info (holder and value duplicated). -1: out of memory. */
+static int ael_copy(rlk_elect_info *to, const rlk_elect_info *from)
+{
+    *to = *from;
+    to->holder = strdup(from->holder ? from->holder : "");
+    to->value = malloc(from->value_len + 1);
+    if (!to->holder || !to->value) {
+        rlk_elect_info_clear(to);
+        return -1;
+    }
+    if (from->value_len)
+        memcpy(to->value, from->value, from->value_len);
+    to->value[from->value_len] = '\0';
+    return 0;
+}
+
+rlk_async_req *rlk_async_elect_observe(rlk_async *ac, const char *name,
+                                       const rlk_elect_info *known, long long timeout_ms,
+                                       rlk_async_elect_fn fn, void *privdata)
+{
+    ael *a;
+    const char *ch;
+
+    if (!fn || !(a = ael_new(ac, AEL_OBSERVE, "rlk_async_elect_observe", name, ael_deliver, NULL)))
+        return NULL;
+    a->efn = fn;
+    a->eprivdata = privdata;
+    rlk_ae_req_set_privdata(a->h.r, a);
+    if (rlk_ae_req_done(a->h.r) ||
+        rlk_a_common_range(a->h.r, "rlk_async_elect_observe", name, "timeout_ms", timeout_ms, -1,
+                           RLK_NUM_MAX))
+        return a->h.r;
+    a->timeout_ms = timeout_ms;
+    if (known && ael_copy(&a->known, known) != 0) {
+        rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "election %s: out of memory", name);
+        return a->h.r;
+    }
+    a->has_known = known != NULL;
+    if (!known || timeout_ms == 0) {
+        ael_read(a);    /* one read */
+        return a->h.r;
+    }
+    /* Subscribed before the first read: its confirmation reads (no change is missed). */
+    if (!(ch = rlk_a_keys_get(&a->keys, "channel")) ||
+        rlk_a_common_listen(ac, ch, timeout_ms, ael_msg, ael_deadline_fire, a, &a->sub,
+                            &a->deadline) != 0)
+        rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "election %s: out of memory", name);
+    return a->h.r;
+}
