@@ -43,7 +43,7 @@ function(rlk_write_if_changed path content)
 endfunction()
 
 # Reads the header of FILE (script NAME) and sets <out>_version, <out>_numkeys and <out>_roles
-# (the KEYS roles, "-- KEYS[i]: <role> - ...", separated by spaces).
+# (the KEYS roles, "-- KEYS[i]: <role> - ...", separated by spaces; not the optional ones).
 # Messages name the source file: expansion leaves the header as it is.
 function(rlk_read_header file name out)
   file(READ "${file}" text)
@@ -64,12 +64,15 @@ function(rlk_read_header file name out)
     message(FATAL_ERROR "${file}: no '-- version: N' line (a positive integer) in the header")
   endif()
   set(${out}_version "${CMAKE_MATCH_1}" PARENT_SCOPE)
-  string(REGEX MATCHALL "\n-- KEYS\\[[0-9.n]+\\]: *[A-Za-z_]*" keys "${header}")
+  string(REGEX MATCHALL "\n-- KEYS\\[[0-9.n]+\\]: *[A-Za-z_]*( - optional)?" keys "${header}")
   set(numkeys 0)
   set(roles "")
   foreach(k IN LISTS keys)
     string(REGEX REPLACE "^.*\\]: *" "" role "${k}")
-    string(APPEND roles " ${role}")
+    # An optional key (the lock-delay key) is not among the roles a caller always passes.
+    if(NOT role MATCHES " - optional$")
+      string(APPEND roles " ${role}")
+    endif()
     if(k MATCHES "\\.\\.")
       set(numkeys -1)
     elseif(NOT numkeys EQUAL -1)
