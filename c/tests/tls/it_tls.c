@@ -992,7 +992,7 @@ static void test_no_thread(void)
     rlk_free(c);
 
     /* tls.c directly: a session counts until it is closed, and the context
-     * it was made with lives until its last session is closed. */
+     * it was made with lives until every connection made with it is closed. */
     memset(&cfg, 0, sizeof cfg);
     cfg.cacert = tls_file("ca.crt");
     REQUIRE(rlk_tls_new(&cfg, &own, err, sizeof err) == RLK_OK);
