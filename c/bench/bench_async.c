@@ -970,7 +970,7 @@ static void rlk_bench_pending_del(redisContext *c, const rlk_bench_pend *p)
     for (int j = 0; j < n; j++) {
         redisReply *r = NULL;
 
-        if (redisGetReply(c, (void **)&r) != REDIS_OK)
+        if (rlk_bench_get_reply(c, (void **)&r) != REDIS_OK)
             break;
         freeReplyObject(r);
     }

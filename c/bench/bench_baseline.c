@@ -82,7 +82,7 @@ static redisReply *rlk_bench_bl_load(rlk_bench_bl *b, const rlk_bench_script *s)
     const char *argv[3] = {"SCRIPT", "LOAD", s->body};
     size_t argvlen[3] = {6, 4, s->body_len};
 
-    return redisCommandArgv(b->ctx, 3, argv, argvlen);
+    return rlk_bench_command_argv(b->ctx, 3, argv, argvlen);
 }
 
 /* EVALSHA; on NOSCRIPT, SCRIPT LOAD and retry once. NULL with err on a
@@ -94,13 +94,13 @@ static redisReply *rlk_bench_bl_call(rlk_bench_bl *b, rlk_bench_bl_cmd *cmd,
 
     if (rlk_bench_bl_ensure(b, err, errlen) != 0)
         return NULL;
-    r = redisCommandArgv(b->ctx, cmd->argc, cmd->argv, cmd->argvlen);
+    r = rlk_bench_command_argv(b->ctx, cmd->argc, cmd->argv, cmd->argvlen);
     if (r != NULL && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0) {
         freeReplyObject(r);
         r = rlk_bench_bl_load(b, cmd->script);
         if (r != NULL) {
             freeReplyObject(r);
-            r = redisCommandArgv(b->ctx, cmd->argc, cmd->argv, cmd->argvlen);
+            r = rlk_bench_command_argv(b->ctx, cmd->argc, cmd->argv, cmd->argvlen);
         }
     }
     if (r == NULL)
@@ -204,7 +204,7 @@ static void rlk_bench_bl_close(void *st)
 
     if (b == NULL)
         return;
-    redisFree(b->ctx);
+    rlk_bench_close(b->ctx);
     free(b);
 }
 

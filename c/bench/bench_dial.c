@@ -3,6 +3,7 @@
 #include "bench_dial.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -10,6 +11,7 @@
 
 #ifdef RLK_BENCH_HAVE_LIB
 #include "client/tls.h"
+#include "client/transport.h"
 #endif
 
 rlk_bench_tls rlk_bench_tls_cfg;
@@ -71,21 +73,24 @@ redisContext *rlk_bench_dial(const char *host, int port, struct timeval tv, char
         rlk_tls *t = rlk_bench_tls_get(err, errlen);
         long long deadline = rlk_bench_dial_now_ns() + (long long)tv.tv_sec * 1000000000LL +
                              (long long)tv.tv_usec * 1000LL;
+        rlk_tls_conn *conn = NULL;
         int fd = -1;
 
         if (!t)
             return NULL;
-        if (rlk_tls_dial(t, host, port, deadline, &fd, err, errlen) != 0)
+        if (rlk_tls_dial(t, host, port, deadline, &conn, &fd, err, errlen) != 0)
             return NULL;
         c = redisConnectFd(fd);
         if (c == NULL || c->err) {
             snprintf(err, errlen, "connect to %s:%d: out of memory", host, port);
+            rlk_tls_conn_close(conn, 0);
             if (c)
                 redisFree(c);
             else
                 close(fd);
             return NULL;
         }
+        rlk_tls_conn_bind(conn, c);
         return c;
     }
 #else
@@ -107,5 +112,47 @@ unsigned long long rlk_bench_dial_handshakes(void)
     return n;
 #else
     return 0;
+#endif
+}
+
+void *rlk_bench_command(redisContext *c, const char *format, ...)
+{
+    va_list ap;
+    void *reply = NULL;
+    int rc;
+
+    va_start(ap, format);
+    rc = redisvAppendCommand(c, format, ap);
+    va_end(ap);
+    if (rc != REDIS_OK || rlk_bench_get_reply(c, &reply) != REDIS_OK)
+        return NULL;
+    return reply;
+}
+
+void *rlk_bench_command_argv(redisContext *c, int argc, const char **argv, const size_t *lens)
+{
+    void *reply = NULL;
+
+    if (redisAppendCommandArgv(c, argc, argv, lens) != REDIS_OK ||
+        rlk_bench_get_reply(c, &reply) != REDIS_OK)
+        return NULL;
+    return reply;
+}
+
+int rlk_bench_get_reply(redisContext *c, void **reply)
+{
+#ifdef RLK_BENCH_HAVE_LIB
+    return rlk_transport_get_reply(c, reply);
+#else
+    return redisGetReply(c, reply);
+#endif
+}
+
+void rlk_bench_close(redisContext *c)
+{
+#ifdef RLK_BENCH_HAVE_LIB
+    rlk_transport_free(c);
+#else
+    redisFree(c);
 #endif
 }

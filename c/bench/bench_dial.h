@@ -27,6 +27,15 @@ extern rlk_bench_tls rlk_bench_tls_cfg;
 redisContext *rlk_bench_dial(const char *host, int port, struct timeval tv, char *err,
                              size_t errlen);
 
+/* The I/O of a connection rlk_bench_dial made, as hiredis's redisCommand,
+ * redisCommandArgv, redisGetReply and redisFree: hiredis's own on plain
+ * TCP; over TLS the library's transport (client/transport.h: the calling
+ * thread reads and writes the TLS session on the socket). */
+void *rlk_bench_command(redisContext *c, const char *format, ...);
+void *rlk_bench_command_argv(redisContext *c, int argc, const char **argv, const size_t *lens);
+int rlk_bench_get_reply(redisContext *c, void **reply);
+void rlk_bench_close(redisContext *c);
+
 /* TLS handshakes this process made (for the JSON line: none per call). */
 unsigned long long rlk_bench_dial_handshakes(void);
 

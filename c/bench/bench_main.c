@@ -158,7 +158,7 @@ static void rlk_bench_script_load(redisContext *c, rlk_bench_script *s)
 {
     const char *argv[3] = {"SCRIPT", "LOAD", s->body};
     size_t argvlen[3] = {6, 4, s->body_len};
-    redisReply *r = redisCommandArgv(c, 3, argv, argvlen);
+    redisReply *r = rlk_bench_command_argv(c, 3, argv, argvlen);
     char msg[RLK_BENCH_ERRLEN];
 
     if (r == NULL || r->type != REDIS_REPLY_STRING || r->len != 40) {
@@ -183,7 +183,7 @@ static void rlk_bench_del_keys(redisContext *c, const rlk_bench_setup *s)
 
     for (i = 0; i < n; i++) {
         const char *argv[2] = {"DEL", s->keys[i]};
-        redisReply *r = redisCommandArgv(c, 2, argv, NULL);
+        redisReply *r = rlk_bench_command_argv(c, 2, argv, NULL);
 
         if (r == NULL || r->type == REDIS_REPLY_ERROR)
             fprintf(stderr, "rlk-bench: DEL %s failed: %s\n", s->keys[i],
@@ -202,7 +202,7 @@ static void rlk_bench_measure_rtt(redisContext *c, rlk_bench_summary *out)
 
     for (i = 0; i < RLK_BENCH_RTT_PINGS; i++) {
         int64_t t = rlk_bench_now_ns();
-        redisReply *r = redisCommand(c, "PING");
+        redisReply *r = rlk_bench_command(c, "PING");
 
         if (r == NULL)
             rlk_bench_die(1, "PING failed on the setup connection");
@@ -677,7 +677,7 @@ int main(int argc, char **argv)
 #ifdef RLK_BENCH_HAVE_ASYNC
     if (s.o.workload == 3) {
         rc = rlk_bench_pending(&s.o, &s.t, c, rlk_bench_json_common_cb, &s, err, sizeof err);
-        redisFree(c);
+        rlk_bench_close(c);
         if (rc != 0)
             rlk_bench_die(1, err);
         return 0;
@@ -695,7 +695,7 @@ int main(int argc, char **argv)
     if (s.o.metrics_out != NULL)
         rlk_bench_write_metrics(&s, &r);
     rlk_bench_del_keys(c, &s);
-    redisFree(c);
+    rlk_bench_close(c);
     if (r.unfinished > 0)
         exit(0); /* abandoned threads still use the setup; the exit ends them */
     rlk_bench_run_free(&r);

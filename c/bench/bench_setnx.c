@@ -49,13 +49,13 @@ static int rlk_bench_sx_open(void **st, const rlk_bench_target *t, const rlk_ben
     tv.tv_sec = t->command_timeout_ms / 1000;
     tv.tv_usec = (t->command_timeout_ms % 1000) * 1000;
     redisSetTimeout(b->ctx, tv);
-    r = redisCommand(b->ctx, "SCRIPT LOAD %s", rlk_bench_cad);
+    r = rlk_bench_command(b->ctx, "SCRIPT LOAD %s", rlk_bench_cad);
     if (r == NULL || r->type != REDIS_REPLY_STRING || r->len != 40) {
         snprintf(err, errlen, "SCRIPT LOAD compare-and-delete: %s",
                  r == NULL ? b->ctx->errstr : r->type == REDIS_REPLY_ERROR ? r->str : "bad reply");
         if (r)
             freeReplyObject(r);
-        redisFree(b->ctx);
+        rlk_bench_close(b->ctx);
         free(b);
         return -1;
     }
@@ -68,7 +68,7 @@ static int rlk_bench_sx_open(void **st, const rlk_bench_target *t, const rlk_ben
 static rlk_bench_acq rlk_bench_sx_try_acquire(void *st, char *err, size_t errlen)
 {
     rlk_bench_sx *b = st;
-    redisReply *r = redisCommand(b->ctx, "SET %s %s NX PX %s", b->id->key, b->id->owner,
+    redisReply *r = rlk_bench_command(b->ctx, "SET %s %s NX PX %s", b->id->key, b->id->owner,
                                  b->t->lease_ms);
     rlk_bench_acq out = RLK_BENCH_ACQ_ERR;
 
@@ -89,7 +89,7 @@ static rlk_bench_acq rlk_bench_sx_try_acquire(void *st, char *err, size_t errlen
 static int rlk_bench_sx_release(void *st, char *err, size_t errlen)
 {
     rlk_bench_sx *b = st;
-    redisReply *r = redisCommand(b->ctx, "EVALSHA %s 1 %s %s", b->sha1, b->id->key,
+    redisReply *r = rlk_bench_command(b->ctx, "EVALSHA %s 1 %s %s", b->sha1, b->id->key,
                                  b->id->owner);
     int rc = -1;
 
@@ -126,7 +126,7 @@ static void rlk_bench_sx_close(void *st)
 
     if (b == NULL)
         return;
-    redisFree(b->ctx);
+    rlk_bench_close(b->ctx);
     free(b);
 }
 

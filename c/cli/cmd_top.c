@@ -42,6 +42,7 @@
 #include "client/conn.h"
 #include "client/slot.h"
 #include "client/topo.h"
+#include "client/transport.h"
 #include "inspect.h"
 #include "kind_mark.h"
 #include "kinds/names.h"
@@ -350,7 +351,7 @@ static int top_pipe(top_state *s, top_node *nd, int n, int *argc, const char ***
     for (int k = 0; k < i; k++) {
         void *rep = NULL;
 
-        if (redisGetReply(nd->ctx, &rep) != REDIS_OK || !rep) {
+        if (rlk_transport_get_reply(nd->ctx, &rep) != REDIS_OK || !rep) {
             snprintf(s->err, sizeof s->err, "%s: %s", nd->addr,
                      nd->ctx->errstr[0] ? nd->ctx->errstr : "no reply");
             for (int j = 0; j < k; j++) {
@@ -1702,7 +1703,7 @@ out:
     top_table_free(&s.t);
     top_table_free(&s.old);
     for (int i = 0; i < s.nnodes; i++)
-        redisFree(s.nodes[i].ctx);
+        rlk_transport_free(s.nodes[i].ctx);
     rlk_free(s.c);
     return code;
 }

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -114,13 +115,17 @@ void ae_flush(rlk_async *ac, ae_conn *k)
     if (!k->ctx || !k->handle || k->state == AE_CONNECTING)
         return;
     if (k->ctx->obuf && sdslen(k->ctx->obuf) > 0) {
-        if (redisBufferWrite(k->ctx, &done) == REDIS_ERR) {
+        if (rlk_transport_write(k->ctx, &done) == REDIS_ERR) {
             ae_conn_drop(ac, k, k->ctx->errstr);
             return;
         }
         if (!done)
             want |= RLK_ASYNC_WRITE;
     }
+    /* A TLS session's read that needs the socket writable (its write that
+     * needs it readable is retried here after the next read). */
+    if (rlk_transport_want(k->ctx) & POLLOUT)
+        want |= RLK_ASYNC_WRITE;
     if (want != k->events) {
         k->events = want;
         ac->hooks.watch(ac->hooks.data, k->handle, want);
@@ -189,7 +194,7 @@ static void ae_conn_close(rlk_async *ac, ae_conn *k)
     k->handle = NULL;
     k->events = 0;
     if (k->ctx)
-        redisFree(k->ctx);
+        rlk_transport_free(k->ctx);
     k->ctx = NULL;
     k->fd = -1;
 }
@@ -301,7 +306,7 @@ static void ae_cref_put(ae_cref *r)
     pthread_mutex_unlock(&r->mu);
     if (!last)
         return;
-    rlk_free(r->c);     /* TLS: waits (bounded) for the pumps of its connections */
+    rlk_free(r->c);
     pthread_mutex_destroy(&r->mu);
     free(r);
 }
@@ -357,7 +362,7 @@ static void *ae_dial_thread(void *arg)
     pthread_mutex_unlock(&d->mu);
     if (abandoned) {
         if (ctx)
-            redisFree(ctx);
+            rlk_transport_free(ctx);
     } else
         (void)send(d->sv[1], "d", 1, MSG_NOSIGNAL);
     {
@@ -380,7 +385,7 @@ static void ae_dial_abandon(rlk_async *ac, ae_conn *k)
     pthread_mutex_lock(&k->dial->mu);
     k->dial->abandoned = 1;
     if (k->dial->ctx) {
-        redisFree(k->dial->ctx);    /* done, not yet taken */
+        rlk_transport_free(k->dial->ctx);    /* done, not yet taken */
         k->dial->ctx = NULL;
     }
     pthread_mutex_unlock(&k->dial->mu);
@@ -463,13 +468,13 @@ static void ae_dial_done(rlk_async *ac, ae_conn *k)
     ae_dial_abandon(ac, k);     /* nothing left to take */
     if (rc != RLK_OK || !ctx) {
         if (ctx)
-            redisFree(ctx);
+            rlk_transport_free(ctx);
         ae_conn_drop(ac, k, why[0] ? why : "dial failed");
         return;
     }
     fl = fcntl(ctx->fd, F_GETFL);
     if (fl < 0 || fcntl(ctx->fd, F_SETFL, fl | O_NONBLOCK) != 0) {
-        redisFree(ctx);
+        rlk_transport_free(ctx);
         ae_conn_drop(ac, k, "cannot make the connection non-blocking");
         return;
     }
@@ -651,7 +656,7 @@ void ae_sweep_ensure(rlk_async *ac)
 /* Reads what k has, handles its replies; 0, or -1 when k was dropped. */
 static void ae_conn_read(rlk_async *ac, ae_conn *k)
 {
-    int rc = redisBufferRead(k->ctx);
+    int rc = rlk_transport_read(k->ctx);
     char why[128];
 
     snprintf(why, sizeof why, "%s", k->ctx->err ? k->ctx->errstr : "");
@@ -709,7 +714,9 @@ void rlk_async_handle_io(rlk_async *ac, int fd, int events)
         ae_conn_check_connect(ac, k);
     else if ((events & RLK_ASYNC_WRITE) && k->ctx)
         ae_flush(ac, k);
-    if (!ac->closing && (events & RLK_ASYNC_READ) && k->ctx && k->state != AE_CONNECTING)
+    if (!ac->closing && k->ctx && k->state != AE_CONNECTING &&
+        ((events & RLK_ASYNC_READ) ||
+         ((events & RLK_ASYNC_WRITE) && (rlk_transport_want(k->ctx) & POLLOUT))))
         ae_conn_read(ac, k);
     ae_leave(ac);
 }
@@ -759,9 +766,9 @@ void ae_conns_free(rlk_async *ac)
         ae_node *n = ac->nodes[i];
 
         if (n->cmd.ctx)
-            redisFree(n->cmd.ctx);
+            rlk_transport_free(n->cmd.ctx);
         if (n->sub.ctx)
-            redisFree(n->sub.ctx);
+            rlk_transport_free(n->sub.ctx);
         free(n->host);
         free(n);
     }

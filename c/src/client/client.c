@@ -232,7 +232,7 @@ void rlk_free(rlk_client *c)
         c->topo->free(c);       /* a cluster's node clients, the sentinel follower */
     for (int i = 0; c->slots && i < c->pool_size; i++)
         if (c->slots[i].ctx)
-            redisFree(c->slots[i].ctx);
+            rlk_transport_free(c->slots[i].ctx);
     free(c->slots);
     if (c->tls_owned)
         rlk_tls_free(c->tls);   /* after every connection of the client is closed */

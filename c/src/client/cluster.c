@@ -20,6 +20,7 @@
 #include "client/slot.h"
 #include "client/slotmap.h"
 #include "client/topo.h"
+#include "client/transport.h"
 #include "client/url.h"
 
 #define RLK_CLUSTER_REDIRECTS_MAX 8     /* MOVED/ASK followed per call */
@@ -49,7 +50,7 @@ static void rlk_node_client_free(rlk_client *n)
         return;
     for (int i = 0; n->slots && i < n->pool_size; i++)
         if (n->slots[i].ctx)
-            redisFree(n->slots[i].ctx);
+            rlk_transport_free(n->slots[i].ctx);
     free(n->slots);
     rlk_url_free(&n->url);
     free(n->url_masked);

@@ -21,7 +21,6 @@
 #include "client/error.h"
 #include "client/functions.h"
 #include "client/scripts.h"
-#include "client/tls.h"
 #include "client/sigpipe.h"
 #include "client/slotmap.h"
 #include "client/topo.h"
@@ -165,14 +164,14 @@ static int rlk_conn_command_io(rlk_client *c, redisContext *ctx, const char *wha
     rlk_tl_round_trips++;
     while (!done) {
         errno = 0;
-        if (redisBufferWrite(ctx, &done) != REDIS_OK)
+        if (rlk_transport_write(ctx, &done) != REDIS_OK)
             return rlk_set_ctx_error(c, ctx, what);
     }
     if (written)
         *written = 1;
     rlk_write_hook_run(hook);
     errno = 0;
-    if (redisGetReply(ctx, &r) != REDIS_OK || !r) {
+    if (rlk_transport_get_reply(ctx, &r) != REDIS_OK || !r) {
         if (!ctx->err)
             return rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: no reply", what, c->addr);
         return rlk_set_ctx_error(c, ctx, what);
@@ -182,7 +181,7 @@ static int rlk_conn_command_io(rlk_client *c, redisContext *ctx, const char *wha
         /* The first reply stands whatever becomes of the second. */
         r = NULL;
         errno = 0;
-        if (redisGetReply(ctx, &r) != REDIS_OK || !r)
+        if (rlk_transport_get_reply(ctx, &r) != REDIS_OK || !r)
             snprintf(tail->why, sizeof tail->why, "its reply was lost (%.60s)",
                      ctx->err ? ctx->errstr : "no reply");
         tail->reply = r;
@@ -398,19 +397,19 @@ int rlk_conn_open_to(rlk_client *c, const char *host, int port, redisContext **o
         return rlk_set_error(c, rc, "connect %s: %s", c->addr, why);
     if (ctx->err) {
         rc = rlk_set_ctx_error(c, ctx, "connect");
-        redisFree(ctx);
+        rlk_transport_free(ctx);
         return rc;
     }
     tv = c->command_tv;
     (void)rlk_time_limit_tv(c->command_tv, &tv);    /* a wait's limit cuts AUTH and SELECT too */
     if (redisSetTimeout(ctx, tv) != REDIS_OK) {
         rc = rlk_set_ctx_error(c, ctx, "connect");
-        redisFree(ctx);
+        rlk_transport_free(ctx);
         return rc;
     }
     rc = rlk_conn_setup(c, ctx);
     if (rc != RLK_OK) {
-        redisFree(ctx);
+        rlk_transport_free(ctx);
         return rc;
     }
     atomic_store(&c->native_caps, 0);   /* a new connection: ask again what the server has */
@@ -449,7 +448,7 @@ int rlk_conn_setname(rlk_client *c, redisContext *ctx, const char *name)
     for (int i = 0; i < n; i++) {
         void *r = NULL;
 
-        if (redisGetReply(ctx, &r) != REDIS_OK || !r) {
+        if (rlk_transport_get_reply(ctx, &r) != REDIS_OK || !r) {
             rc = ctx->err ? rlk_set_ctx_error(c, ctx, "CLIENT SETNAME")
                           : rlk_set_error(c, RLK_ERR_PROTOCOL, "CLIENT SETNAME %s: no reply",
                                           c->addr);
@@ -464,8 +463,9 @@ int rlk_conn_setname(rlk_client *c, redisContext *ctx, const char *name)
 
 int rlk_conn_usable(rlk_client *c, const redisContext *ctx)
 {
-    return rlk_conn_alive(ctx) && !(c->topo->stale && c->topo->stale(c, ctx)) &&
-           (!c->tls || !rlk_tls_peer_closed(c->tls, ctx->fd));
+    /* TLS too: the context's socket is the TCP one, so a server's close
+     * (its close_notify, then end of file) shows in rlk_conn_alive's poll. */
+    return rlk_conn_alive(ctx) && !(c->topo->stale && c->topo->stale(c, ctx));
 }
 
 /* ---------------------------------------------------------------- scripts */
@@ -532,7 +532,7 @@ static int rlk_conn_load_all_io(rlk_client *c, redisContext *ctx)
         int one;
 
         errno = 0;
-        if (redisGetReply(ctx, &r) != REDIS_OK || !r)
+        if (rlk_transport_get_reply(ctx, &r) != REDIS_OK || !r)
             return rlk_set_ctx_error(c, ctx, "SCRIPT LOAD");
         one = rc == RLK_OK ? rlk_conn_check_load_reply(c, &c->scripts.items[i], r) : RLK_OK;
         if (one != RLK_OK)

@@ -17,6 +17,7 @@
 #include "client/functions.h"
 #include "client/pool.h"
 #include "client/topo.h"
+#include "client/transport.h"
 
 rlk_slot *rlk_pool_checkout(rlk_client *c)
 {
@@ -57,7 +58,7 @@ void rlk_pool_checkin(rlk_client *c, rlk_slot *slot)
 void rlk_slot_drop(rlk_slot *slot)
 {
     if (slot->ctx) {
-        redisFree(slot->ctx);
+        rlk_transport_free(slot->ctx);
         slot->ctx = NULL;
         slot->dropped = 1;
     }

@@ -20,6 +20,7 @@
 #include "client/pool.h"
 #include "client/random.h"
 #include "client/sigpipe.h"
+#include "client/transport.h"
 
 /* The calling thread's last lost reply, per client (by the client's id). */
 typedef struct rlk_lost_note {
@@ -90,10 +91,10 @@ static int rlk_slot_identify_io(rlk_client *c, rlk_slot *slot)
         return rlk_set_ctx_error(c, ctx, "CLIENT ID");
     n += rlk_conn_append_setinfo(c, ctx);   /* lib-name, lib-ver: same round trip */
     while (!done)
-        if (redisBufferWrite(ctx, &done) != REDIS_OK)
+        if (rlk_transport_write(ctx, &done) != REDIS_OK)
             return rlk_set_ctx_error(c, ctx, "CLIENT ID");
     for (int i = 0; i < n; i++)
-        if (redisGetReply(ctx, &r[i]) != REDIS_OK || !r[i]) {
+        if (rlk_transport_get_reply(ctx, &r[i]) != REDIS_OK || !r[i]) {
             rc = ctx->err ? rlk_set_ctx_error(c, ctx, "CLIENT ID")
                           : rlk_set_error(c, RLK_ERR_PROTOCOL, "CLIENT ID %s: no reply", c->addr);
             break;

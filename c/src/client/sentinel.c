@@ -69,8 +69,8 @@ static int rlk_sn_auth(redisContext *ctx, const char *user, const char *password
 
     if (!password)
         return 0;
-    r = user ? redisCommand(ctx, "AUTH %s %s", user, password)
-             : redisCommand(ctx, "AUTH %s", password);
+    r = user ? rlk_transport_command(ctx, "AUTH %s %s", user, password)
+             : rlk_transport_command(ctx, "AUTH %s", password);
     ok = r && r->type != REDIS_REPLY_ERROR;
     if (!r)
         snprintf(why, len, "auth: %s", ctx->errstr);
@@ -92,14 +92,14 @@ static redisContext *rlk_sn_dial(const rlk_client *c, const char *host, int port
     if (!ctx || ctx->err) {
         snprintf(why, len, "connect %s:%d: %s", host, port, ctx ? ctx->errstr : tls_why);
         if (ctx)
-            redisFree(ctx);
+            rlk_transport_free(ctx);
         return NULL;
     }
     if (redisSetTimeout(ctx, c->command_tv) != REDIS_OK ||
         rlk_sn_auth(ctx, user, password, why, len) != 0) {
         if (!why[0])
             snprintf(why, len, "connect %s:%d: %s", host, port, ctx->errstr);
-        redisFree(ctx);
+        rlk_transport_free(ctx);
         return NULL;
     }
     return ctx;
@@ -157,7 +157,7 @@ static int rlk_sn_ask(rlk_sentinel *sn, int i, rlk_sn_answer *a, char *why, size
     int rc = -1;
 
     if (sn->qctx && (sn->qidx != i || !rlk_conn_alive(sn->qctx))) {
-        redisFree(sn->qctx);
+        rlk_transport_free(sn->qctx);
         sn->qctx = NULL;
     }
     if (!sn->qctx && !(sn->qctx = rlk_sn_dial_sentinel(sn, i, why, len)))
@@ -165,8 +165,8 @@ static int rlk_sn_ask(rlk_sentinel *sn, int i, rlk_sn_answer *a, char *why, size
     sn->qidx = i;
     if (redisAppendCommand(sn->qctx, "SENTINEL GET-MASTER-ADDR-BY-NAME %s", name) == REDIS_OK &&
         redisAppendCommand(sn->qctx, "SENTINEL MASTER %s", name) == REDIS_OK &&
-        redisGetReply(sn->qctx, (void **)&r[0]) == REDIS_OK &&
-        redisGetReply(sn->qctx, (void **)&r[1]) == REDIS_OK) {
+        rlk_transport_get_reply(sn->qctx, (void **)&r[0]) == REDIS_OK &&
+        rlk_transport_get_reply(sn->qctx, (void **)&r[1]) == REDIS_OK) {
         rc = rlk_sn_parse_addr(r[0], a, name, why, len);
         a->epoch = rlk_sn_epoch_of(r[1]);
     } else {
@@ -177,7 +177,7 @@ static int rlk_sn_ask(rlk_sentinel *sn, int i, rlk_sn_answer *a, char *why, size
     if (r[1])
         freeReplyObject(r[1]);
     if (sn->qctx->err) {
-        redisFree(sn->qctx);
+        rlk_transport_free(sn->qctx);
         sn->qctx = NULL;
     }
     return rc;
@@ -194,7 +194,7 @@ static int rlk_sn_is_master(rlk_sentinel *sn, const char *host, int port, char *
 
     if (!ctx)
         return -1;
-    r = redisCommand(ctx, "ROLE");
+    r = rlk_transport_command(ctx, "ROLE");
     if (!r) {
         snprintf(why, len, "ROLE on %s:%d: %s", host, port, ctx->errstr);
     } else if (r->type == REDIS_REPLY_ERROR) {
@@ -209,7 +209,7 @@ static int rlk_sn_is_master(rlk_sentinel *sn, const char *host, int port, char *
     }
     if (r)
         freeReplyObject(r);
-    redisFree(ctx);
+    rlk_transport_free(ctx);
     return is;
 }
 
@@ -407,7 +407,7 @@ void rlk_sentinel_set_listener(rlk_client *c, rlk_sentinel_switch_fn fn, void *a
 static void rlk_sn_sub_close(rlk_sentinel *sn, int i)
 {
     if (sn->subs[i]) {
-        redisFree(sn->subs[i]);
+        rlk_transport_free(sn->subs[i]);
         sn->subs[i] = NULL;
     }
     sn->sub_retry_ns[i] = rlk_clock_now_ns() + RLK_SN_RETRY_NS;
@@ -425,7 +425,7 @@ static void rlk_sn_sub_open(rlk_sentinel *sn, int i)
     }
     redisAppendCommand(sn->subs[i], "SUBSCRIBE %s %s", RLK_SN_EVENT, RLK_SN_PROMOTED);
     while (!done)
-        if (redisBufferWrite(sn->subs[i], &done) != REDIS_OK) {
+        if (rlk_transport_write(sn->subs[i], &done) != REDIS_OK) {
             rlk_sn_sub_close(sn, i);
             return;
         }
@@ -454,7 +454,7 @@ static int rlk_sn_sub_read(rlk_sentinel *sn, int i)
     int event = 0;
     void *p;
 
-    if (redisBufferRead(sn->subs[i]) != REDIS_OK) {
+    if (rlk_transport_read(sn->subs[i]) != REDIS_OK) {
         rlk_sn_sub_close(sn, i);
         return 1;   /* a sentinel went away: ask the others at once */
     }
@@ -592,9 +592,9 @@ void rlk_sentinel_free(rlk_sentinel *sn)
         pthread_join(sn->thread, NULL);
     for (int i = 0; i < RLK_SN_MAX; i++)
         if (sn->subs[i])
-            redisFree(sn->subs[i]);
+            rlk_transport_free(sn->subs[i]);
     if (sn->qctx)
-        redisFree(sn->qctx);
+        rlk_transport_free(sn->qctx);
     close(sn->kick[0]);
     close(sn->kick[1]);
     pthread_mutex_destroy(&sn->mu);

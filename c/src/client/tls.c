@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * tls.c - TLS connections on OpenSSL 3 behind a socket pair (tls.h).
+ * tls.c - TLS connections on OpenSSL 3, read and written by the thread that
+ * uses the connection (tls.h).
  *
- * The pump (one thread per TLS connection, every signal blocked) keeps two
- * buffers: up (from the application's end towards the server) and down
- * (decrypted bytes towards the application). It reads a side only while the
- * buffer that side fills is empty, so neither direction waits on the other:
- * a subscriber that is slow to read holds back only the server's bytes.
+ * A session is found from its redisContext through a table indexed by the
+ * socket's number (two levels of 1024 entries, filled with atomics, never
+ * shrunk), whose entry names the context it belongs to: the lookup on every
+ * read and write takes no lock, and a plain connection that got a number a
+ * TLS one had is never taken for it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -31,46 +32,34 @@
 
 #include "rlk.h"
 #include "client/clock.h"
+#include "client/sigpipe.h"
 #include "client/tls.h"
 
-#define RLK_TLS_BUF 16384
-#define RLK_TLS_FREE_WAIT_MS 2000
+#define RLK_TLS_FD_CHUNK 1024
+#define RLK_TLS_FD_CHUNKS 1024      /* sockets 0 .. 1048575 */
 
 struct rlk_tls {
     SSL_CTX *ctx;
     int insecure;
     char *sni;
     pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int pumps;                  /* running pump threads */
-    struct rlk_ended *ended;    /* pump threads that have finished their work, to join */
-    struct rlk_pump *live;      /* their connections, newest first (rlk_tls_peer_closed) */
+    int refs;                   /* 1 for rlk_tls_free, 1 per open session */
+    int live;                   /* open sessions */
     unsigned long long handshakes;
     rlk_tls_peer last;
 };
 
-/* A pump thread that is ending: joined by the next pump's start or by
- * rlk_tls_free, so that no thread of a freed client lives on (a thread
- * still exiting inside OpenSSL or the allocator when the program forks
- * leaves the child a lock that nobody will release). */
-typedef struct rlk_ended {
-    pthread_t th;
-    struct rlk_ended *next;
-} rlk_ended;
-
-typedef struct rlk_pump {
+struct rlk_tls_conn {
     rlk_tls *t;
-    rlk_ended *ended;           /* given to t->ended as the thread ends */
-    struct rlk_pump *next, *prev;   /* t->live, under t->mu */
     SSL *ssl;
-    int tcp;                    /* non-blocking */
-    int app;                    /* our end of the pair, non-blocking */
-    int app_peer;               /* the caller's end (its redisContext's fd) */
-    unsigned char up[RLK_TLS_BUF];
-    size_t up_off, up_len;
-    unsigned char down[RLK_TLS_BUF];
-    size_t down_off, down_len;
-} rlk_pump;
+    int fd;
+    int bound;                  /* in the table under fd */
+    const void *owner;          /* the redisContext */
+    short want_read, want_write;    /* what the last blocked read / write waits for */
+};
+
+typedef _Atomic(rlk_tls_conn *) rlk_tls_slot;
+static _Atomic(rlk_tls_slot *) rlk_tls_fds[RLK_TLS_FD_CHUNKS];
 
 /* ---------------------------------------------------------------- errors */
 
@@ -202,7 +191,7 @@ int rlk_tls_new(const rlk_tls_config *cfg, rlk_tls **out, char *err, size_t errl
     int rc;
 
     *out = NULL;
-    /* No atexit cleanup: a pump may still be ending when the program exits. */
+    /* No atexit cleanup: a connection may still be open when the program exits. */
     if (OPENSSL_init_ssl(OPENSSL_INIT_NO_ATEXIT | OPENSSL_INIT_LOAD_SSL_STRINGS |
                          OPENSSL_INIT_LOAD_CRYPTO_STRINGS, NULL) != 1) {
         ERR_clear_error();
@@ -217,7 +206,7 @@ int rlk_tls_new(const rlk_tls_config *cfg, rlk_tls **out, char *err, size_t errl
         return RLK_ERR_NOMEM;
     }
     pthread_mutex_init(&t->mu, NULL);
-    rlk_clock_cond_init(&t->cv);
+    t->refs = 1;
     t->insecure = cfg->insecure != 0;
     SSL_CTX_set_min_proto_version(t->ctx, TLS1_2_VERSION);
     SSL_CTX_set_mode(t->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
@@ -235,48 +224,26 @@ int rlk_tls_new(const rlk_tls_config *cfg, rlk_tls **out, char *err, size_t errl
     return RLK_OK;
 }
 
-/* Joins the pump threads that have ended (they have left t's lists and
- * only return now: each join is short). */
-static void rlk_tls_join_ended(rlk_tls *t)
+/* Drops one reference; the last frees t. */
+static void rlk_tls_put(rlk_tls *t)
 {
-    rlk_ended *e;
+    int last;
 
     pthread_mutex_lock(&t->mu);
-    e = t->ended;
-    t->ended = NULL;
+    last = --t->refs == 0;
     pthread_mutex_unlock(&t->mu);
-    while (e) {
-        rlk_ended *next = e->next;
-
-        (void)pthread_join(e->th, NULL);
-        free(e);
-        e = next;
-    }
+    if (!last)
+        return;
+    SSL_CTX_free(t->ctx);
+    pthread_mutex_destroy(&t->mu);
+    free(t->sni);
+    free(t);
 }
 
 void rlk_tls_free(rlk_tls *t)
 {
-    long long until;
-
-    if (!t)
-        return;
-    until = rlk_clock_now_ns() + RLK_TLS_FREE_WAIT_MS * RLK_NS_PER_MS;
-    pthread_mutex_lock(&t->mu);
-    while (t->pumps > 0 && !rlk_clock_cond_wait_until(&t->cv, &t->mu, until))
-        ;
-    if (t->pumps > 0) {         /* a connection still open: its pump keeps the rest */
-        pthread_mutex_unlock(&t->mu);
-        rlk_tls_join_ended(t);
-        SSL_CTX_free(t->ctx);   /* reference counted: the SSL objects hold their own */
-        return;                 /* t itself stays for the pumps (a leak, never a crash) */
-    }
-    pthread_mutex_unlock(&t->mu);
-    rlk_tls_join_ended(t);
-    SSL_CTX_free(t->ctx);
-    pthread_mutex_destroy(&t->mu);
-    pthread_cond_destroy(&t->cv);
-    free(t->sni);
-    free(t);
+    if (t)
+        rlk_tls_put(t);
 }
 
 void rlk_tls_last_peer(rlk_tls *t, rlk_tls_peer *out)
@@ -296,12 +263,12 @@ unsigned long long rlk_tls_handshakes(rlk_tls *t)
     return n;
 }
 
-int rlk_tls_live_pumps(rlk_tls *t)
+int rlk_tls_live_conns(rlk_tls *t)
 {
     int n;
 
     pthread_mutex_lock(&t->mu);
-    n = t->pumps;
+    n = t->live;
     pthread_mutex_unlock(&t->mu);
     return n;
 }
@@ -331,6 +298,14 @@ static int rlk_tls_wait(int fd, short events, long long deadline_ns)
         if (n < 0 && errno != EINTR)
             return 1;       /* let the next call report it */
     }
+}
+
+/* Makes a socket blocking again (hiredis's blocking contexts rely on it). */
+static int rlk_tls_blocking(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+
+    return fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ? -1 : 0;
 }
 
 static void rlk_tls_keepalive(int fd)
@@ -524,111 +499,18 @@ static void rlk_tls_note_peer(rlk_tls *t, SSL *ssl, const char *addr)
     pthread_mutex_unlock(&t->mu);
 }
 
-static void *rlk_pump_main(void *arg);
-
-/* Takes p off its rlk_tls's list of live connections. */
-static void rlk_pump_unlink(rlk_pump *p)
-{
-    rlk_tls *t = p->t;
-
-    pthread_mutex_lock(&t->mu);
-    if (p->prev)
-        p->prev->next = p->next;
-    else if (t->live == p)
-        t->live = p->next;
-    if (p->next)
-        p->next->prev = p->prev;
-    p->next = p->prev = NULL;
-    pthread_mutex_unlock(&t->mu);
-}
-
-int rlk_tls_peer_closed(rlk_tls *t, int fd)
-{
-    int closed = 1;     /* no pump for fd: it ended, and so did the connection */
-
-    pthread_mutex_lock(&t->mu);
-    for (rlk_pump *p = t->live; p; p = p->next) {
-        if (p->app_peer == fd) {
-            struct pollfd q = {.fd = p->tcp, .events = POLLRDHUP};
-            int n;
-
-            do {
-                n = poll(&q, 1, 0);
-            } while (n < 0 && errno == EINTR);
-            closed = n > 0 && (q.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
-            break;      /* the newest with that number: an older one is ending */
-        }
-    }
-    pthread_mutex_unlock(&t->mu);
-    return closed;
-}
-
-/* Starts the pump of a finished handshake; *app_fd is the caller's end. */
-static int rlk_tls_start_pump(rlk_tls *t, SSL *ssl, int tcp, int *app_fd)
-{
-    int sv[2], fl;
-    rlk_pump *p;
-    pthread_t th;
-    pthread_attr_t attr;
-    sigset_t all, old;
-    int rc;
-
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
-        return -1;
-    rlk_tls_join_ended(t);
-    if (!(p = calloc(1, sizeof *p)) || !(p->ended = calloc(1, sizeof *p->ended))) {
-        free(p);
-        close(sv[0]);
-        close(sv[1]);
-        return -1;
-    }
-    fl = fcntl(sv[1], F_GETFL);
-    (void)fcntl(sv[1], F_SETFL, fl | O_NONBLOCK);
-    p->t = t;
-    p->ssl = ssl;
-    p->tcp = tcp;
-    p->app = sv[1];
-    p->app_peer = sv[0];
-    pthread_mutex_lock(&t->mu);
-    t->pumps++;
-    p->next = t->live;
-    if (t->live)
-        t->live->prev = p;
-    t->live = p;
-    pthread_mutex_unlock(&t->mu);
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_JOINABLE);
-    pthread_attr_setstacksize(&attr, 256 * 1024);
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);       /* the pump takes no signal */
-    rc = pthread_create(&th, &attr, rlk_pump_main, p);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&attr);
-    if (rc != 0) {
-        rlk_pump_unlink(p);
-        pthread_mutex_lock(&t->mu);
-        t->pumps--;
-        pthread_mutex_unlock(&t->mu);
-        free(p->ended);
-        free(p);
-        close(sv[0]);
-        close(sv[1]);
-        return -1;
-    }
-    *app_fd = sv[0];
-    return 0;
-}
-
-int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns, int *fd_out,
-                 char *err, size_t errlen)
+int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns,
+                 rlk_tls_conn **conn_out, int *fd_out, char *err, size_t errlen)
 {
     char addr[300], line[256];
     const char *name = t->sni ? t->sni : host;
     int timed_out = 0, tcp, code = 0, r, handshaken;
     SSL *ssl;
     rlk_io_arg io;
+    rlk_tls_conn *conn;
 
     *fd_out = -1;
+    *conn_out = NULL;
     snprintf(addr, sizeof addr, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
     tcp = rlk_tls_tcp(host, port, deadline_ns, &timed_out, err, errlen);
     if (tcp < 0)
@@ -682,169 +564,198 @@ int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns, 
         errno = ECONNRESET;
         return RLK_ERR_IO;
     }
-    rlk_tls_note_peer(t, ssl, addr);
-    if (rlk_tls_start_pump(t, ssl, tcp, fd_out) != 0) {
+    /* A server that closes without close_notify (CLIENT KILL, a crash) ends
+     * the connection as a plain TCP close does: end of file. */
+    SSL_set_options(ssl, SSL_OP_IGNORE_UNEXPECTED_EOF);
+    /* One read(2) per record instead of two (header, then body): what the
+     * socket had beyond the record waits in the session, which
+     * rlk_tls_conn_pending reports, and the transport's reads drain. */
+    SSL_set_read_ahead(ssl, 1);
+    conn = calloc(1, sizeof *conn);
+    if (!conn || rlk_tls_blocking(tcp) != 0) {
+        int saved = conn ? errno : ENOMEM;
+
+        free(conn);
         SSL_free(ssl);
         close(tcp);
-        snprintf(err, errlen, "TLS: cannot start the connection's thread: %s", strerror(errno));
-        return RLK_ERR_NOMEM;
+        snprintf(err, errlen, "TLS: cannot set up the connection: %s", strerror(saved));
+        errno = saved;
+        return saved == ENOMEM ? RLK_ERR_NOMEM : RLK_ERR_IO;
     }
+    rlk_tls_note_peer(t, ssl, addr);
+    conn->t = t;
+    conn->ssl = ssl;
+    conn->fd = tcp;
+    pthread_mutex_lock(&t->mu);
+    t->refs++;
+    t->live++;
+    pthread_mutex_unlock(&t->mu);
+    *conn_out = conn;
+    *fd_out = tcp;
     return RLK_OK;
 }
 
-/* ---------------------------------------------------------------- the pump */
+/* ---------------------------------------------------------------- the table */
 
-/* One SSL_read or SSL_write; returns bytes (> 0), 0 when it must wait
- * (*want: POLLIN or POLLOUT on the TCP socket), -1 when the connection is
- * over. */
-static int rlk_pump_ssl(rlk_pump *p, int writing, short *want)
+/* The entry of socket fd, made when make; NULL past the table or without
+ * memory. */
+static rlk_tls_slot *rlk_tls_slot_of(int fd, int make)
 {
-    int r, e;
+    rlk_tls_slot *chunk;
 
-    ERR_clear_error();
-    r = writing ? SSL_write(p->ssl, p->up + p->up_off, (int)p->up_len)
-                : SSL_read(p->ssl, p->down, (int)sizeof p->down);
-    if (r > 0)
+    if (fd < 0 || fd >= RLK_TLS_FD_CHUNK * RLK_TLS_FD_CHUNKS)
+        return NULL;
+    chunk = atomic_load_explicit(&rlk_tls_fds[fd / RLK_TLS_FD_CHUNK], memory_order_acquire);
+    if (!chunk && make) {
+        rlk_tls_slot *fresh = calloc(RLK_TLS_FD_CHUNK, sizeof *fresh), *none = NULL;
+
+        if (!fresh)
+            return NULL;
+        if (atomic_compare_exchange_strong_explicit(&rlk_tls_fds[fd / RLK_TLS_FD_CHUNK], &none,
+                                                    fresh, memory_order_acq_rel,
+                                                    memory_order_acquire))
+            chunk = fresh;
+        else {
+            free(fresh);        /* another thread made it first */
+            chunk = none;
+        }
+    }
+    return chunk ? &chunk[fd % RLK_TLS_FD_CHUNK] : NULL;
+}
+
+void rlk_tls_conn_bind(rlk_tls_conn *conn, const void *owner)
+{
+    rlk_tls_slot *slot = rlk_tls_slot_of(conn->fd, 1);
+
+    conn->owner = owner;
+    if (!slot)
+        return;                 /* out of memory: rlk_tls_conn_of finds nothing, reads fail */
+    /* An entry still there belonged to a socket of that number that was
+     * closed without rlk_tls_conn_close: it is stale, never used again. */
+    atomic_store_explicit(slot, conn, memory_order_release);
+    conn->bound = 1;
+}
+
+rlk_tls_conn *rlk_tls_conn_of(const void *owner, int fd)
+{
+    rlk_tls_slot *slot = rlk_tls_slot_of(fd, 0);
+    rlk_tls_conn *conn = slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
+
+    return conn && conn->owner == owner ? conn : NULL;
+}
+
+/* ---------------------------------------------------------------- I/O */
+
+/* What SSL call result r means: bytes (> 0), 0 end of file (reads), -1
+ * with errno; *want set when it would block. */
+static int rlk_tls_result(rlk_tls_conn *conn, int r, short *want, char *err, size_t errlen)
+{
+    int e, saved = errno;
+    char reason[200];
+
+    *want = 0;
+    if (r > 0) {
         return r;
-    e = SSL_get_error(p->ssl, r);
-    ERR_clear_error();
-    if (e == SSL_ERROR_WANT_READ)
-        *want |= POLLIN;
-    else if (e == SSL_ERROR_WANT_WRITE)
-        *want |= POLLOUT;
-    else
+    }
+    e = SSL_get_error(conn->ssl, r);
+    switch (e) {
+    case SSL_ERROR_WANT_READ:
+    case SSL_ERROR_WANT_WRITE:
+        ERR_clear_error();
+        *want = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+        errno = saved == EINTR ? EINTR : EAGAIN;
         return -1;
-    return 0;
+    case SSL_ERROR_ZERO_RETURN:
+        ERR_clear_error();
+        return 0;               /* close_notify, or (IGNORE_UNEXPECTED_EOF) a plain close */
+    case SSL_ERROR_SYSCALL:
+        rlk_tls_reason(reason, sizeof reason);
+        if (saved == 0 && !reason[0])
+            return 0;
+        if (saved != 0) {
+            snprintf(err, errlen, "%s", strerror(saved));
+            errno = saved;
+            return -1;
+        }
+        break;
+    default:
+        rlk_tls_reason(reason, sizeof reason);
+        break;
+    }
+    snprintf(err, errlen, "TLS: %s", reason[0] ? reason : "the connection failed");
+    errno = EPROTO;
+    return -1;
 }
 
-/* Moves what can be moved without waiting; returns -1 when a side is gone
- * (app: the context was freed; server: the TLS connection ended). */
-static int rlk_pump_step(rlk_pump *p, short *tcp_ev, short *app_ev, int *server_gone)
+int rlk_tls_conn_read(rlk_tls_conn *conn, char *buf, int len, char *err, size_t errlen)
 {
-    int progress = 1;
+    int r;
 
-    while (progress) {
-        progress = 0;
-        *tcp_ev = 0;
-        *app_ev = 0;
-        if (p->up_len == 0) {
-            ssize_t n = read(p->app, p->up, sizeof p->up);
-
-            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-                return -1;                  /* the context was freed */
-            if (n > 0) {
-                p->up_off = 0;
-                p->up_len = (size_t)n;
-                progress = 1;
-            } else {
-                *app_ev |= POLLIN;
-            }
-        }
-        if (p->up_len > 0) {
-            int n = rlk_pump_ssl(p, 1, tcp_ev);
-
-            if (n < 0) {
-                *server_gone = 1;
-                return -1;
-            }
-            if (n > 0) {
-                p->up_off += (size_t)n;
-                p->up_len -= (size_t)n;
-                progress = 1;
-            }
-        }
-        if (p->down_len == 0) {
-            int n = rlk_pump_ssl(p, 0, tcp_ev);
-
-            if (n < 0) {
-                *server_gone = 1;
-                return -1;
-            }
-            if (n > 0) {
-                p->down_off = 0;
-                p->down_len = (size_t)n;
-                progress = 1;
-            }
-        }
-        if (p->down_len > 0) {
-            ssize_t n = send(p->app, p->down + p->down_off, p->down_len, MSG_NOSIGNAL);
-
-            if (n < 0 && errno != EAGAIN && errno != EINTR)
-                return -1;
-            if (n > 0) {
-                p->down_off += (size_t)n;
-                p->down_len -= (size_t)n;
-                progress = 1;
-            } else {
-                *app_ev |= POLLOUT;
-            }
-        }
-    }
-    return 0;
-}
-
-/* The server ended the connection: hand over what it sent, then EOF. */
-static void rlk_pump_drain(rlk_pump *p)
-{
-    while (p->down_len > 0) {
-        struct pollfd w = {.fd = p->app, .events = POLLOUT};
-        ssize_t n = send(p->app, p->down + p->down_off, p->down_len, MSG_NOSIGNAL);
-
-        if (n > 0) {
-            p->down_off += (size_t)n;
-            p->down_len -= (size_t)n;
-            continue;
-        }
-        if (n < 0 && errno != EAGAIN && errno != EINTR)
-            return;
-        if (poll(&w, 1, -1) < 0 && errno != EINTR)
-            return;
-        if (w.revents & (POLLHUP | POLLERR))
-            return;
-    }
-}
-
-static void *rlk_pump_main(void *arg)
-{
-    rlk_pump *p = arg;
-    rlk_tls *t = p->t;
-    rlk_ended *ended;
-    int server_gone = 0;
-
-    for (;;) {
-        short tcp_ev, app_ev;
-        struct pollfd pf[2];
-
-        if (rlk_pump_step(p, &tcp_ev, &app_ev, &server_gone) < 0)
-            break;
-        pf[0].fd = p->tcp;
-        pf[0].events = tcp_ev;
-        pf[1].fd = p->app;
-        pf[1].events = app_ev;
-        pf[0].revents = pf[1].revents = 0;
-        if (poll(pf, 2, -1) < 0 && errno != EINTR)
-            break;
-        if ((pf[1].revents & (POLLERR | POLLNVAL)) ||
-            ((pf[1].revents & POLLHUP) && !(pf[1].revents & POLLIN)))
-            break;              /* the context is gone */
-    }
-    rlk_pump_unlink(p);         /* before its descriptors are closed and reused */
-    if (server_gone)
-        rlk_pump_drain(p);
-    else
-        (void)SSL_shutdown(p->ssl);     /* close_notify, not waited for */
     ERR_clear_error();
-    close(p->app);
-    SSL_free(p->ssl);
-    close(p->tcp);
-    ended = p->ended;
-    free(p);
-    ended->th = pthread_self();
+    errno = 0;
+    r = SSL_read(conn->ssl, buf, len);
+    return rlk_tls_result(conn, r, &conn->want_read, err, errlen);
+}
+
+int rlk_tls_conn_write(rlk_tls_conn *conn, const char *buf, int len, char *err, size_t errlen)
+{
+    int r;
+
+    ERR_clear_error();
+    errno = 0;
+    r = SSL_write(conn->ssl, buf, len);
+    r = rlk_tls_result(conn, r, &conn->want_write, err, errlen);
+    if (r == 0) {               /* a write never ends in end of file */
+        snprintf(err, errlen, "%s", strerror(EPIPE));
+        errno = EPIPE;
+        return -1;
+    }
+    return r;
+}
+
+int rlk_tls_conn_pending(const rlk_tls_conn *conn)
+{
+    /* Decrypted bytes, or raw bytes read ahead (a record not yet opened). */
+    return SSL_pending(conn->ssl) > 0 || SSL_has_pending(conn->ssl);
+}
+
+short rlk_tls_conn_want(const rlk_tls_conn *conn, int reading)
+{
+    return reading ? conn->want_read : conn->want_write;
+}
+
+void rlk_tls_conn_close(rlk_tls_conn *conn, int clean)
+{
+    rlk_tls *t;
+
+    if (!conn)
+        return;
+    t = conn->t;
+    if (conn->bound) {
+        rlk_tls_slot *slot = rlk_tls_slot_of(conn->fd, 0);
+        rlk_tls_conn *mine = conn;
+
+        if (slot)
+            (void)atomic_compare_exchange_strong(slot, &mine, NULL);
+    }
+    if (clean) {
+        /* close_notify, not waited for: on a non-blocking socket it never
+         * waits for a server that does not read; MSG_NOSIGNAL is not
+         * OpenSSL's, so SIGPIPE is held back around it. */
+        rlk_sigpipe_guard g;
+        int fl = fcntl(conn->fd, F_GETFL);
+
+        if (fl >= 0)
+            (void)fcntl(conn->fd, F_SETFL, fl | O_NONBLOCK);
+        rlk_sigpipe_enter(&g);
+        (void)SSL_shutdown(conn->ssl);
+        rlk_sigpipe_leave(&g, 1);
+    }
+    ERR_clear_error();
+    SSL_free(conn->ssl);
+    free(conn);
     pthread_mutex_lock(&t->mu);
-    ended->next = t->ended;
-    t->ended = ended;
-    t->pumps--;
-    pthread_cond_broadcast(&t->cv);
+    t->live--;
     pthread_mutex_unlock(&t->mu);
-    return NULL;
+    rlk_tls_put(t);
 }

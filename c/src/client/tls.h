@@ -5,23 +5,26 @@
  *
  * The shape: rlk_tls_dial() connects a TCP socket, runs the TLS handshake
  * and checks the server's certificate (all within the caller's deadline),
- * then hands back one end of a socket pair. A pump thread owned by the
- * connection moves bytes between the other end and the TLS connection. The
- * caller wraps its end in a plain blocking redisContext (redisConnectFd), so
- * every layer above (timeouts, poll(), the subscriber, lost replies) sees a
- * connection that behaves as a TCP one: a reply is readable when the server's
- * record has been decrypted, and when the server (or CLIENT KILL) closes the
- * TLS connection the pump closes its end and the context reads EOF.
+ * then hands back the TCP socket itself (blocking again) and the TLS
+ * session on it. The caller wraps the socket in a plain redisContext
+ * (redisConnectFd) and binds the session to that context
+ * (rlk_tls_conn_bind); from then on the thread that uses the context reads
+ * and writes the session itself (rlk_tls_conn_read, rlk_tls_conn_write),
+ * on the real socket: no thread, no socket pair. hiredis's own read and
+ * write must never touch such a context: transport.h's rlk_transport_read,
+ * _write, _get_reply and _free do the I/O of every connection, hiredis's
+ * for plain ones, the session's for TLS ones (found by rlk_tls_conn_of).
  *
- * When the context is freed (redisFree closes its end) the pump reads EOF,
- * sends close_notify, frees the SSL object and the TCP socket, and ends.
- * rlk_tls_free waits (bounded) for the pumps of its connections to end and
- * joins their threads, so no thread of a freed client keeps running (a
- * program may fork after rlk_free: a pump thread still exiting inside
- * OpenSSL could leave the child a lock nobody releases).
+ * A blocking context keeps hiredis's meaning of its socket timeouts
+ * (redisSetTimeout sets SO_RCVTIMEO/SO_SNDTIMEO on the TCP socket: a read
+ * that times out is EAGAIN, reported as a timeout); on a non-blocking one
+ * (the async engine, RedLock) a call that would block says which event
+ * the session waits for (rlk_tls_conn_want: a read may need the socket
+ * writable, a write readable).
  *
  * One rlk_tls per client: the SSL_CTX (CA, client certificate) is built
- * once by rlk_tls_new; node clients of a cluster share their parent's.
+ * once by rlk_tls_new; node clients of a cluster share their parent's. A
+ * session is used by one thread at a time (its context's rule).
  * Every OpenSSL call leaves the calling thread's error queue empty.
  *
  * Not installed; not a stable API.
@@ -61,31 +64,57 @@ typedef struct rlk_tls_peer {
  * key that does not match the certificate, an encrypted key without its
  * pass phrase) / RLK_ERR_NOMEM with one line in err. */
 int rlk_tls_new(const rlk_tls_config *cfg, rlk_tls **out, char *err, size_t errlen);
-/* Waits up to 2 s for the pumps of closed connections to end, then frees.
- * NULL is fine. */
+/* Frees the context once the last connection made with it is closed
+ * (sessions hold their own reference). NULL is fine. */
 void rlk_tls_free(rlk_tls *t);
+
+/* One TLS session on a connected socket. */
+typedef struct rlk_tls_conn rlk_tls_conn;
 
 /* Connects to host:port and runs the handshake, the checks and one PING
  * (a server that refuses the client's certificate says so only after a
- * TLS 1.3 handshake) before deadline_ns (CLOCK_MONOTONIC). *fd_out: a
- * blocking, close-on-exec stream socket for redisConnectFd. RLK_OK;
+ * TLS 1.3 handshake) before deadline_ns (CLOCK_MONOTONIC). *fd_out: the
+ * connected TCP socket, blocking and close-on-exec, for redisConnectFd;
+ * *conn_out: its session, to bind to the context (or to close with
+ * rlk_tls_conn_close, the socket closed by the caller). RLK_OK;
  * RLK_ERR_IO (refused, TLS refused, certificate not trusted, name
  * mismatch), RLK_ERR_TIMEOUT (connect or handshake past the deadline) or
  * RLK_ERR_NOMEM, with one line in err. errno is kept for the classification
  * of a refused connect. */
-int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns, int *fd_out,
-                 char *err, size_t errlen);
+int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns,
+                 rlk_tls_conn **conn_out, int *fd_out, char *err, size_t errlen);
 
-/* 1 when the server has closed the TLS connection whose caller's end is fd
- * (its TCP peer hung up) or the connection is over, even if the pump has
- * not yet passed the end on: a caller checks it before writing a request, as
- * a poll() of a TCP socket shows a closed peer at once. 0: open. */
-int rlk_tls_peer_closed(rlk_tls *t, int fd);
+/* Ties conn to owner (its redisContext) and its socket: rlk_tls_conn_of
+ * finds it from then on, until rlk_tls_conn_close. */
+void rlk_tls_conn_bind(rlk_tls_conn *conn, const void *owner);
+/* The session bound to owner on socket fd, NULL for a plain connection.
+ * Lock-free: a table indexed by socket number, checked against the owner. */
+rlk_tls_conn *rlk_tls_conn_of(const void *owner, int fd);
+
+/* One SSL_read / SSL_write on the session (any thread that owns the
+ * connection). > 0: bytes; 0 (read only): the server closed the
+ * connection; -1 with errno: EAGAIN (it would block, or a blocking socket's
+ * timeout passed: rlk_tls_conn_want says for what), EINTR, or another
+ * errno with one line in err (a TLS failure: EPROTO). */
+int rlk_tls_conn_read(rlk_tls_conn *conn, char *buf, int len, char *err, size_t errlen);
+int rlk_tls_conn_write(rlk_tls_conn *conn, const char *buf, int len, char *err,
+                       size_t errlen);
+/* 1 when the session holds bytes the socket no longer shows (decrypted,
+ * or read ahead): a poll() of the socket would not report them. */
+int rlk_tls_conn_pending(const rlk_tls_conn *conn);
+/* The poll events (POLLIN, POLLOUT) the last read (reading 1) or write
+ * (0) that would have blocked waits for; 0 when it did not block. */
+short rlk_tls_conn_want(const rlk_tls_conn *conn, int reading);
+
+/* Ends the session: close_notify (not waited for, never blocking) when
+ * clean, the SSL object freed, the binding gone. The socket stays open
+ * (redisFree closes it, after). NULL is fine. */
+void rlk_tls_conn_close(rlk_tls_conn *conn, int clean);
 
 /* The last handshake's findings. */
 void rlk_tls_last_peer(rlk_tls *t, rlk_tls_peer *out);
-/* Handshakes completed so far and pumps running now (tests count them). */
+/* Handshakes completed so far and sessions open now (tests count them). */
 unsigned long long rlk_tls_handshakes(rlk_tls *t);
-int rlk_tls_live_pumps(rlk_tls *t);
+int rlk_tls_live_conns(rlk_tls *t);
 
 #endif /* RLK_TLS_H */

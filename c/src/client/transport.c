@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * transport.c - dialling (transport.h): plain TCP and unix sockets through
- * hiredis, TLS through tls.c and a socket pair.
+ * transport.c - dialling and I/O (transport.h): plain TCP and unix sockets
+ * through hiredis, TLS through tls.c on the same redisContext.
  */
 #include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,33 +33,195 @@ static int rlk_transport_tls(const rlk_client *c, const char *host, int port, st
                              redisContext **out, char *why, size_t len)
 {
     redisContext *ctx;
-    int fd, rc, saved;
+    rlk_tls_conn *conn;
+    int fd, rc;
 
-    rc = rlk_tls_dial(c->tls, host, port, rlk_tv_deadline(tv), &fd, why, len);
+    rc = rlk_tls_dial(c->tls, host, port, rlk_tv_deadline(tv), &conn, &fd, why, len);
     if (rc != RLK_OK)
         return rc;
     ctx = redisConnectFd(fd);
-    if (!ctx || ctx->err) {
-        saved = ctx && ctx->err ? 0 : ENOMEM;
-        if (ctx)
-            redisFree(ctx);     /* closes fd */
-        else
-            close(fd);
-        snprintf(why, len, "out of memory");
-        errno = saved;
-        return RLK_ERR_NOMEM;
-    }
     /* What a TCP context would hold: the sentinel code asks which server a
      * connection is to (redisFree frees it). */
-    ctx->tcp.host = strdup(host);
-    ctx->tcp.port = port;
-    if (!ctx->tcp.host) {
-        redisFree(ctx);
-        snprintf(why, len, "out of memory");
-        return RLK_ERR_NOMEM;
+    if (ctx && !ctx->err && (ctx->tcp.host = strdup(host)) != NULL) {
+        ctx->tcp.port = port;
+        rlk_tls_conn_bind(conn, ctx);
+        *out = ctx;
+        return RLK_OK;
     }
-    *out = ctx;
-    return RLK_OK;
+    rlk_tls_conn_close(conn, 0);
+    if (ctx)
+        redisFree(ctx);         /* closes fd */
+    else
+        close(fd);
+    snprintf(why, len, "out of memory");
+    errno = ENOMEM;
+    return RLK_ERR_NOMEM;
+}
+
+/* ---------------------------------------------------------------- I/O */
+
+static rlk_tls_conn *rlk_transport_conn(const redisContext *ctx)
+{
+    return rlk_tls_conn_of(ctx, ctx->fd);
+}
+
+/* hiredis's error: the code, and errstr from errno's text or msg. */
+static void rlk_transport_error(redisContext *ctx, int type, const char *msg)
+{
+    int saved = errno;
+
+    ctx->err = type;
+    if (msg && *msg)
+        snprintf(ctx->errstr, sizeof ctx->errstr, "%s", msg);
+    else
+        snprintf(ctx->errstr, sizeof ctx->errstr, "%s", strerror(saved));
+    errno = saved;
+}
+
+int rlk_transport_write(redisContext *ctx, int *done)
+{
+    rlk_tls_conn *conn = rlk_transport_conn(ctx);
+    size_t len;
+
+    if (!conn)
+        return redisBufferWrite(ctx, done);
+    if (ctx->err)
+        return REDIS_ERR;
+    len = ctx->obuf ? sdslen(ctx->obuf) : 0;
+    if (len > 0) {
+        char why[128] = "";
+        int n = rlk_tls_conn_write(conn, ctx->obuf, len > INT_MAX ? INT_MAX : (int)len, why,
+                                   sizeof why);
+
+        if (n < 0) {
+            if (!((errno == EAGAIN && !(ctx->flags & REDIS_BLOCK)) || errno == EINTR)) {
+                rlk_transport_error(ctx, REDIS_ERR_IO, errno == EAGAIN ? NULL : why);
+                return REDIS_ERR;
+            }
+        } else if ((size_t)n == len) {
+            sdsfree(ctx->obuf);
+            ctx->obuf = sdsempty();
+        } else {
+            sdsrange(ctx->obuf, n, -1);
+        }
+    }
+    if (done)
+        *done = !ctx->obuf || sdslen(ctx->obuf) == 0;
+    return REDIS_OK;
+}
+
+int rlk_transport_read(redisContext *ctx)
+{
+    rlk_tls_conn *conn = rlk_transport_conn(ctx);
+    char buf[16 * 1024];
+    int block;
+
+    if (!conn)
+        return redisBufferRead(ctx);
+    if (ctx->err)
+        return REDIS_ERR;
+    block = (ctx->flags & REDIS_BLOCK) != 0;
+    for (int first = 1;; first = 0) {
+        char why[128] = "";
+        int n = rlk_tls_conn_read(conn, buf, (int)sizeof buf, why, sizeof why);
+
+        if (n == 0) {
+            /* After bytes of this call, a blocking context sees the end at its
+             * next read, as over TCP (the session keeps reporting it); a
+             * non-blocking one now, with what came before it fed (its loop
+             * may not report the socket again). */
+            if (!first && block)
+                return REDIS_OK;
+            rlk_transport_error(ctx, REDIS_ERR_EOF, "Server closed the connection");
+            return REDIS_ERR;
+        }
+        if (n < 0) {
+            /* Later rounds only take what the session already has. */
+            if (!first || errno == EINTR || (errno == EAGAIN && !block))
+                return REDIS_OK;
+            rlk_transport_error(ctx, REDIS_ERR_IO, errno == EAGAIN ? NULL : why);
+            return REDIS_ERR;
+        }
+        if (redisReaderFeed(ctx->reader, buf, (size_t)n) != REDIS_OK) {
+            rlk_transport_error(ctx, ctx->reader->err, ctx->reader->errstr);
+            return REDIS_ERR;
+        }
+        /* Blocking: what arrived, and what the session holds decrypted.
+         * Non-blocking: until the socket has no more (an edge-triggered
+         * loop, or a level-triggered one blind to the session's buffer,
+         * would otherwise leave a reply unread). */
+        if (block && rlk_tls_conn_pending(conn) == 0)
+            return REDIS_OK;
+    }
+}
+
+int rlk_transport_get_reply(redisContext *ctx, void **reply)
+{
+    void *aux = NULL;
+    int done;
+
+    if (!rlk_transport_conn(ctx))
+        return redisGetReply(ctx, reply);
+    if (redisGetReplyFromReader(ctx, &aux) == REDIS_ERR)
+        return REDIS_ERR;
+    if (!aux && (ctx->flags & REDIS_BLOCK)) {
+        do {
+            if (rlk_transport_write(ctx, &done) == REDIS_ERR)
+                return REDIS_ERR;
+        } while (!done);
+        do {
+            if (rlk_transport_read(ctx) == REDIS_ERR ||
+                redisGetReplyFromReader(ctx, &aux) == REDIS_ERR)
+                return REDIS_ERR;
+        } while (!aux);
+    }
+    if (reply)
+        *reply = aux;
+    else
+        freeReplyObject(aux);
+    return REDIS_OK;
+}
+
+void *rlk_transport_command(redisContext *ctx, const char *format, ...)
+{
+    va_list ap;
+    void *reply = NULL;
+    int rc;
+
+    va_start(ap, format);
+    rc = redisvAppendCommand(ctx, format, ap);
+    va_end(ap);
+    if (rc != REDIS_OK || rlk_transport_get_reply(ctx, &reply) != REDIS_OK)
+        return NULL;
+    return reply;
+}
+
+void *rlk_transport_command_argv(redisContext *ctx, int argc, const char **argv,
+                                 const size_t *argvlen)
+{
+    void *reply = NULL;
+
+    if (redisAppendCommandArgv(ctx, argc, argv, argvlen) != REDIS_OK ||
+        rlk_transport_get_reply(ctx, &reply) != REDIS_OK)
+        return NULL;
+    return reply;
+}
+
+void rlk_transport_free(redisContext *ctx)
+{
+    if (!ctx)
+        return;
+    rlk_tls_conn_close(rlk_transport_conn(ctx), !ctx->err);
+    redisFree(ctx);
+}
+
+short rlk_transport_want(const redisContext *ctx)
+{
+    rlk_tls_conn *conn = ctx ? rlk_transport_conn(ctx) : NULL;
+
+    if (!conn)
+        return 0;
+    return (short)((rlk_tls_conn_want(conn, 1) & POLLOUT) | (rlk_tls_conn_want(conn, 0) & POLLIN));
 }
 
 int rlk_transport_dial(const rlk_client *c, const char *host, int port, struct timeval tv,

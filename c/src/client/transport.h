@@ -4,8 +4,19 @@
  * TCP, a unix socket, or TLS (tls.h) for rediss:// URLs. Every connection
  * of the library (pool, subscriber, watchdog, lease keeper, cluster nodes,
  * sentinels and the master they name, RedLock's servers) is opened here,
- * so a transport is added in one place and the layers above see a blocking
+ * so a transport is added in one place and the layers above see a
  * redisContext whichever it is.
+ *
+ * The I/O of those contexts goes through the functions below, never
+ * through hiredis's own read and write: for plain TCP and unix sockets
+ * they are hiredis's (redisBufferRead, redisBufferWrite, redisGetReply,
+ * redisFree); for TLS they read and write the connection's TLS session on
+ * its socket in the calling thread (tls.h) and keep hiredis's parser: the
+ * request is formatted into ctx->obuf by hiredis (redisAppendCommand*),
+ * encrypted from there, and the decrypted reply is fed to ctx->reader
+ * (redisReaderFeed). Their contract is hiredis's, errors included
+ * (ctx->err, ctx->errstr, errno EAGAIN when a blocking socket's timeout
+ * passed).
  *
  * Not installed; not a stable API.
  */
@@ -35,6 +46,31 @@ int rlk_transport_dial(const rlk_client *c, const char *host, int port, struct t
  * blocking: topo.h rlk_topo_dial_blocks). RLK_OK: *out is connecting (its
  * err may already be set: the caller classifies it); RLK_ERR_NOMEM. */
 int rlk_transport_dial_nonblock(const rlk_client *c, redisContext **out);
+
+/* redisBufferWrite: writes what ctx->obuf holds (as much as the socket
+ * takes on a non-blocking context); *done (may be NULL) is 1 once it is
+ * empty. REDIS_OK or REDIS_ERR (ctx->err set). */
+int rlk_transport_write(redisContext *ctx, int *done);
+/* redisBufferRead: reads what arrived into ctx's reader (blocking context:
+ * waits for some, up to its timeout; non-blocking: all the socket has,
+ * TLS: every whole record). REDIS_OK or REDIS_ERR (ctx->err set). */
+int rlk_transport_read(redisContext *ctx);
+/* redisGetReply: the next reply, writing what is pending and reading as
+ * needed on a blocking context. */
+int rlk_transport_get_reply(redisContext *ctx, void **reply);
+/* redisCommand and redisCommandArgv on a blocking context: the reply,
+ * NULL with ctx->err set. */
+void *rlk_transport_command(redisContext *ctx, const char *format, ...);
+void *rlk_transport_command_argv(redisContext *ctx, int argc, const char **argv,
+                                 const size_t *argvlen);
+/* redisFree, after the TLS session's end (close_notify when the connection
+ * is still sound). NULL is fine. */
+void rlk_transport_free(redisContext *ctx);
+/* For a non-blocking context in a caller's poll loop: the events its TLS
+ * session waits for beyond hiredis's (POLLOUT when a read needs the socket
+ * writable: call rlk_transport_read when it is; POLLIN when a write needs
+ * it readable: write again after the next read); 0 for a plain context. */
+short rlk_transport_want(const redisContext *ctx);
 
 /* 1 when the client's connections are TLS. */
 int rlk_transport_is_tls(const rlk_client *c);

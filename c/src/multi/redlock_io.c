@@ -196,7 +196,7 @@ static void redlock_conn_close(redlock_conn *k)
             int done = 0;
 
             if (!ctx->err && k->nonblocking && ctx->obuf && sdslen(ctx->obuf) > 0)
-                (void)redisBufferWrite(ctx, &done);
+                (void)rlk_transport_write(ctx, &done);
             while (k->nexp > 0)
                 redlock_expect_shift(k);
             rlk_slot_drop(k->slot);
@@ -595,7 +595,7 @@ static void redlock_conn_write(redlock_conn *k)
     int done = 0;
 
     errno = 0;
-    if (redisBufferWrite(redlock_ctx(k), &done) != REDIS_OK)
+    if (rlk_transport_write(redlock_ctx(k), &done) != REDIS_OK)
         redlock_conn_fail_ctx(k, redlock_conn_stage(k, "write"));
 }
 
@@ -605,7 +605,7 @@ static void redlock_conn_read(redlock_conn *k)
     void *r = NULL;
 
     errno = 0;
-    if (redisBufferRead(ctx) != REDIS_OK) {
+    if (rlk_transport_read(ctx) != REDIS_OK) {
         redlock_conn_fail_ctx(k, redlock_conn_stage(k, "read"));
         return;
     }
@@ -637,7 +637,8 @@ static int redlock_conn_wants_write(const redlock_conn *k)
 {
     const redisContext *ctx = redlock_ctx(k);
 
-    return ctx && ctx->obuf && sdslen(ctx->obuf) > 0;
+    /* Or a TLS session's read that needs the socket writable. */
+    return ctx && ((ctx->obuf && sdslen(ctx->obuf) > 0) || (rlk_transport_want(ctx) & POLLOUT));
 }
 
 /* Fills pfd with the connections to watch; returns how many, 0 when no call
@@ -706,8 +707,13 @@ void redlock_io_wait(redlock_io *io, long long until_ns, long long timeout_ms)
         for (int j = 0; ready > 0 && j < m; j++) {
             redlock_conn *k = &io->conns[map[j]];
 
-            if ((pfd[j].revents & POLLOUT) && redlock_conn_wants_write(k))
+            if ((pfd[j].revents & POLLOUT) && redlock_conn_wants_write(k)) {
+                int read_too = (rlk_transport_want(redlock_ctx(k)) & POLLOUT) != 0;
+
                 redlock_conn_write(k);
+                if (read_too && redlock_ctx(k))
+                    redlock_conn_read(k);
+            }
             if ((pfd[j].revents & (POLLIN | POLLHUP | POLLERR)) && redlock_ctx(k))
                 redlock_conn_read(k);
         }

@@ -66,6 +66,7 @@
 #include "client/slot.h"
 #include "client/slotmap.h"
 #include "client/topo.h"
+#include "client/transport.h"
 #include "runtime/sub.h"
 #include "runtime/thread.h"
 
@@ -287,7 +288,7 @@ static int rlk_sub_open(rlk_sub *s, int i, int slot)
         s->live_fd[i] = -1;
         pthread_mutex_unlock(&s->mu);
         if (k->ctx)
-            redisFree(k->ctx);
+            rlk_transport_free(k->ctx);
         k->ctx = NULL;
         rlk_sub_failed(s);
         return rc;
@@ -312,7 +313,7 @@ static void rlk_sub_close(rlk_sub *s, int i)
     s->live_fd[i] = -1;
     pthread_mutex_unlock(&s->mu);
     if (k->ctx) {
-        redisFree(k->ctx);
+        rlk_transport_free(k->ctx);
         k->ctx = NULL;
         RLK_COUNT(s->counters, sub_drops);
     }
@@ -371,7 +372,7 @@ static int rlk_sub_flush(rlk_sub *s, int i)
     int done = 0;
 
     while (!done)
-        if (redisBufferWrite(s->conns[i].ctx, &done) != REDIS_OK)
+        if (rlk_transport_write(s->conns[i].ctx, &done) != REDIS_OK)
             return rlk_set_ctx_error(s->c, s->conns[i].ctx, "subscriber write");
     return RLK_OK;
 }
@@ -611,7 +612,7 @@ static int rlk_sub_read(rlk_sub *s, int i)
     void *r = NULL;
     unsigned long long msgs = atomic_load(&s->counters->sub_messages);
 
-    if (redisBufferRead(ctx) != REDIS_OK)
+    if (rlk_transport_read(ctx) != REDIS_OK)
         return rlk_set_ctx_error(s->c, ctx, "subscriber read");
     s->conns[i].last_rx_ns = rlk_clock_now_ns();
     for (;;) {
@@ -784,7 +785,7 @@ void rlk_sub_free(rlk_sub *s)
         pthread_join(s->thread, NULL);
     for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
         if (s->conns[i].ctx)
-            redisFree(s->conns[i].ctx);
+            rlk_transport_free(s->conns[i].ctx);
     while (s->chans) {
         rlk_sub_chan *ch = s->chans;
 

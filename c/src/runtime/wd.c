@@ -42,6 +42,7 @@
 #include "client/scripts.h"
 #include "client/slot.h"
 #include "client/topo.h"
+#include "client/transport.h"
 #include "runtime/metrics.h"
 #include "runtime/thread.h"
 #include "runtime/wd.h"
@@ -332,7 +333,7 @@ static int rlk_wd_setname(rlk_wd *wd)
 static void rlk_wd_disconnect(rlk_wd *wd)
 {
     if (wd->ctx) {
-        redisFree(wd->ctx);
+        rlk_transport_free(wd->ctx);
         wd->ctx = NULL;
     }
 }

@@ -11,7 +11,7 @@
  *                       (lock over rediss://, exit codes, --verbose, check)
  *   it_tls faults RLK   handshakes counted against connections, a connection
  *                       cut in the middle of a reply, a server killed and
- *                       restarted, the pumps of a freed client gone
+ *                       restarted, no thread per connection
  *
  * Exit 77 (skipped) without $RLK_TEST_TLS.
  */
@@ -40,7 +40,9 @@
 #include "tk_util.h"
 #include "client/client.h"
 #include "client/clock.h"
+#include "client/conn.h"
 #include "client/tls.h"
+#include "client/transport.h"
 
 #define CONNECT_MS 1500
 /* A failure must come within the connect timeout; the slack is for a loaded machine. */
@@ -929,7 +931,7 @@ static void test_kill_and_restart(void)
     rlk_fx_stop(&s);
 }
 
-/* A freed client leaves no pump thread behind. */
+/* A TLS connection is read and written by the thread that uses it: none of its own. */
 /* The threads of this process (/proc/self/task). */
 static int count_threads(void)
 {
@@ -946,7 +948,7 @@ static int count_threads(void)
     return n;
 }
 
-static void test_pumps_end(void)
+static void test_no_thread(void)
 {
     rlk_fx_server s;
     rlk_client *c;
@@ -954,40 +956,61 @@ static void test_pumps_end(void)
     tls_opts t = {.cacert = tls_file("ca.crt")};
     rlk_tls_config cfg;
     rlk_tls *own;
+    rlk_tls_conn *conn = NULL;
+    redisContext *extra[3] = {NULL, NULL, NULL};
+    redisReply *rep;
     char err[256];
-    int fd = -1, threads;
-    long long until;
+    int fd = -1, threads, live;
 
     REQUIRE(start_tls(&s, NULL, 0) == 0);
     url_of(&s, "rediss", url, sizeof url);
     threads = count_threads();
     c = tls_connect(url, &t);
     REQUIRE(c != NULL && rlk_err(c) == RLK_OK);
-    CHECK(client_works(c, "tls:pumps"));
-    CHECKF(rlk_tls_live_pumps(c->tls) >= 1, "no pump running for a live client");
-    /* The control: the count sees the client's threads (its pumps at least). */
-    CHECKF(count_threads() > threads, "%d threads with a live TLS client, %d before it",
+    CHECK(client_works(c, "tls:threads"));
+    live = rlk_tls_live_conns(c->tls);
+    CHECKF(live >= 1, "no TLS session counted for a live client");
+    /* The caller's thread reads and writes the session: three more
+     * connections, each with a round trip, add sessions and no thread (with
+     * a thread per connection, as a pump design has, this fails). */
+    threads = count_threads();
+    for (int i = 0; i < 3; i++) {
+        REQUIRE(rlk_conn_open(c, &extra[i]) == RLK_OK ||
+                (fprintf(stderr, "    open: %s\n", rlk_errstr(c)), 0));
+        rep = rlk_transport_command(extra[i], "PING");
+        CHECKF(rep && rep->type == REDIS_REPLY_STATUS && strcmp(rep->str, "PONG") == 0,
+               "PING over a TLS connection: %s", rep ? "unexpected reply" : extra[i]->errstr);
+        if (rep)
+            freeReplyObject(rep);
+    }
+    CHECK_INT_EQ(rlk_tls_live_conns(c->tls), live + 3);
+    CHECKF(count_threads() == threads, "%d threads with three more TLS connections, %d before",
            count_threads(), threads);
+    for (int i = 0; i < 3; i++)
+        rlk_transport_free(extra[i]);
+    CHECK_INT_EQ(rlk_tls_live_conns(c->tls), live);     /* at once: nothing to wait for */
     rlk_free(c);
-    /* Joined, not only told to end: right after rlk_free no thread of the
-     * client is left (a program may fork now). */
-    CHECKF(count_threads() == threads, "%d threads right after rlk_free, %d before the client",
-           count_threads(), threads);
 
-    /* tls.c directly: a pump ends when its end of the pair is closed. */
+    /* tls.c directly: a session counts until it is closed, and the context
+     * it was made with lives until every connection made with it is closed. */
     memset(&cfg, 0, sizeof cfg);
     cfg.cacert = tls_file("ca.crt");
     REQUIRE(rlk_tls_new(&cfg, &own, err, sizeof err) == RLK_OK);
     REQUIRE(rlk_tls_dial(own, "127.0.0.1", s.port, rlk_clock_now_ns() + 5000 * RLK_NS_PER_MS,
-                         &fd, err, sizeof err) == RLK_OK ||
+                         &conn, &fd, err, sizeof err) == RLK_OK ||
             (fprintf(stderr, "    dial: %s\n", err), 0));
-    CHECK_INT_EQ(rlk_tls_live_pumps(own), 1);
+    CHECK_INT_EQ(rlk_tls_live_conns(own), 1);
+    CHECK(rlk_tls_conn_write(conn, "PING\r\n", 6, err, sizeof err) == 6);
+    {
+        char buf[64];
+        int n = rlk_tls_conn_read(conn, buf, (int)sizeof buf - 1, err, sizeof err);
+
+        CHECKF(n == 7 && memcmp(buf, "+PONG\r\n", 7) == 0, "PING on the session: %d bytes", n);
+    }
+    rlk_tls_free(own);          /* before its session: the session keeps what it needs */
+    rlk_tls_conn_close(conn, 1);
     close(fd);
-    until = rlk_fx_now_ms() + 5000;
-    while (rlk_tls_live_pumps(own) > 0 && rlk_fx_now_ms() < until)
-        usleep(2000);           /* bounded poll of a count */
-    CHECK_INT_EQ(rlk_tls_live_pumps(own), 0);
-    rlk_tls_free(own);
+    check_err_queue("sessions");
     rlk_fx_stop(&s);
 }
 
@@ -1048,7 +1071,7 @@ int main(int argc, char **argv)
         unsetenv("RLK_TLS_CACERT");
         RUN_TEST(test_cut_mid_reply);
         RUN_TEST(test_kill_and_restart);
-        RUN_TEST(test_pumps_end);
+        RUN_TEST(test_no_thread);
         RUN_TEST(test_demo);
     }
     return check_summary(argv[1][0] == 'e' ? "it_tls errors" : "it_tls faults");
