@@ -118,11 +118,14 @@ static void test_script_roles(void)
             free(key);
             n++;
         }
-        CHECKF(n == (s->numkeys < 0 ? 1 : s->numkeys), "%s: %d roles, numkeys %d", s->name, n,
-               s->numkeys);
+        /* An optional key (the reentrant lock's lock-delay key) counts in numkeys, not among
+         * the roles every call passes. */
+        CHECKF(s->numkeys < 0 ? n == 1 : (n <= s->numkeys && n >= s->numkeys - 1),
+               "%s: %d roles, numkeys %d", s->name, n, s->numkeys);
     }
     CHECK(rlk_script_key_roles("no/such") == NULL);
-    CHECK_STR_EQ(rlk_script_key_roles("reentrant/acquire"), "lock waiters grant delay");
+    CHECK_STR_EQ(rlk_script_key_roles("reentrant/acquire"), "lock waiters grant");
+    CHECK_STR_EQ(rlk_script_key_roles("reentrant/renew"), "lock");
 }
 
 int main(void)
