@@ -1,5 +1,5 @@
 -- name: latch/clear_expire
--- version: 1
+-- version: 2
 -- summary: Remove the latch key's time to live (it stays until deleted); publishes nothing.
 -- redisson: none (RCountDownLatch is not RExpirable in Redisson 4.7; rlk's PERSIST on the key)
 -- time: none
@@ -10,17 +10,10 @@
 -- error RLK_WRONGTYPE: the latch key holds a value that is not a string
 -- end
 
---- @include "lib/wrong_type"
+--- @include "lib/one_string_key"
 
 --- @include "lib/persist_keys"
 
-if #KEYS ~= 1 or #ARGV ~= 0 then
-  return redis.error_reply('RLK_BADARG expected 1 key and no arguments')
-end
-local key = KEYS[1]
-local why = wrong_type(key, 'string', 'latch')
-if why then
-  return redis.error_reply('RLK_WRONGTYPE ' .. why)
-end
-
+local key, bad = one_string_key('latch')
+if not key then return bad end
 return persist_keys({ key })

@@ -1,5 +1,5 @@
 -- name: psemaphore/acquire
--- version: 4
+-- version: 5
 -- summary: Take permits (stored by id until they expire) unless reserved for another waiter, or queue.
 -- redisson: RedissonPermitExpirableSemaphore.tryAcquireAsync (reclaim; decrby + zadd ids); queue, grant: rlk's
 -- time: server - "now" (which permits expired) and each new permit's expiry (TIME in ms + lease_ms) come from TIME
@@ -32,8 +32,9 @@ local NON_EXPIRABLE = 922337203685477 -- the expiry Redisson gives a permit acqu
 
 --- @include "lib/int"
 
--- The count a semaphore key holds (nil when there is no key), or nil and an error reply.
---- @include "lib/load_count"
+-- The count a semaphore key holds (nil when there is no key) after checking the timeouts,
+-- waiters and grant keys, or nil and an error reply.
+--- @include "lib/psem_check"
 
 --- @include "lib/now_ms"
 
@@ -43,8 +44,6 @@ local NON_EXPIRABLE = 922337203685477 -- the expiry Redisson gives a permit acqu
 --- @include "lib/publish_cmd"
 
 --- @include "lib/sem_ticket"
-
---- @include "lib/wrong_type"
 
 -- Reserves permits for the first waiter avail covers and wakes it alone.
 --- @include "lib/sem_grant"
@@ -82,16 +81,8 @@ for i = 5, #ARGV do
   seen[id] = i - 4
   ids[i - 4] = id
 end
-local count, err = load_count(semaphore)
+local count, err = psem_check(semaphore, timeouts, waiters, grant)
 if err then return err end
-local tkind = redis.call('type', timeouts).ok
-if tkind ~= 'none' and tkind ~= 'zset' then
-  return redis.error_reply('RLK_WRONGTYPE timeouts key holds a ' .. tkind .. ', not a zset')
-end
-local why = wrong_type(waiters, 'list', 'waiters') or wrong_type(grant, 'string', 'grant')
-if why then
-  return redis.error_reply('RLK_WRONGTYPE ' .. why)
-end
 local now = now_ms()
 for i, id in ipairs(ids) do
   local score = redis.call('zscore', timeouts, id)

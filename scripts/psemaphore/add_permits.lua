@@ -1,5 +1,5 @@
 -- name: psemaphore/add_permits
--- version: 3
+-- version: 4
 -- summary: Add to (or take from) a permit-expirable semaphore's count after reclaiming; a rise grants the first waiter.
 -- redisson: RedissonPermitExpirableSemaphore.addPermitsAsync (set get + delta; publish delta when > 0); grant: rlk's
 -- time: server - "now" decides which permits expired; they are returned to the count first
@@ -23,8 +23,9 @@ local MAX_COUNT = 9007199254740991
 
 --- @include "lib/int"
 
--- The count a semaphore key holds (nil when there is no key), or nil and an error reply.
---- @include "lib/load_count"
+-- The count a semaphore key holds (nil when there is no key) after checking the timeouts,
+-- waiters and grant keys, or nil and an error reply.
+--- @include "lib/psem_check"
 
 --- @include "lib/now_ms"
 
@@ -35,10 +36,8 @@ local MAX_COUNT = 9007199254740991
 
 --- @include "lib/is_lease"
 
---- @include "lib/wrong_type"
-
--- Reserves permits for the first waiter avail covers and wakes it alone.
---- @include "lib/sem_grant"
+-- A rise grants the first waiter it covers (unless a reservation lives) and publishes the count.
+--- @include "lib/psem_rise"
 
 if #KEYS ~= 5 or #ARGV ~= 3 then
   return redis.error_reply('RLK_BADARG expected 5 keys and 3 arguments')
@@ -53,16 +52,8 @@ end
 if not is_lease(claim_ms) then
   return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
 end
-local count, err = load_count(semaphore)
+local count, err = psem_check(semaphore, timeouts, waiters, grant)
 if err then return err end
-local tkind = redis.call('type', timeouts).ok
-if tkind ~= 'none' and tkind ~= 'zset' then
-  return redis.error_reply('RLK_WRONGTYPE timeouts key holds a ' .. tkind .. ', not a zset')
-end
-local why = wrong_type(waiters, 'list', 'waiters') or wrong_type(grant, 'string', 'grant')
-if why then
-  return redis.error_reply('RLK_WRONGTYPE ' .. why)
-end
 local now = now_ms()
 local before = count or 0
 local expired = redis.call('zcount', timeouts, '-inf', int(now))
@@ -73,10 +64,5 @@ end
 
 reclaim(semaphore, timeouts, now, expired)
 redis.call('incrby', semaphore, delta)
-if new > before and new > 0 then
-  if redis.call('exists', grant) == 0 then
-    sem_grant(waiters, grant, new, claim_ms, channel, publish)
-  end
-  redis.call(publish, channel, int(new))
-end
+psem_rise(new, before, waiters, grant, claim_ms, channel, publish)
 return new

@@ -1,5 +1,5 @@
 -- name: psemaphore/available
--- version: 2
+-- version: 3
 -- summary: Reclaim expired permits, then read how many permits are available (writes only when reclaiming).
 -- redisson: RedissonPermitExpirableSemaphore.availablePermitsAsync (reclaim; get)
 -- time: server - "now" decides which permits expired; they are returned to the count first
@@ -15,17 +15,10 @@
 
 local MAX_COUNT = 9007199254740991
 
---- @include "lib/int"
-
--- The count a semaphore key holds (nil when there is no key), or nil and an error reply.
---- @include "lib/load_count"
-
---- @include "lib/now_ms"
-
--- Returns expired permits to the count (the caller has checked the sum stays in range).
---- @include "lib/reclaim"
-
 --- @include "lib/publish_cmd"
+
+-- Reclaims expired permits (publishing the count they raise), or returns nil and an error reply.
+--- @include "lib/psem_reclaim"
 
 if #KEYS ~= 3 or #ARGV ~= 1 then
   return redis.error_reply('RLK_BADARG expected 3 keys and 1 argument')
@@ -33,21 +26,6 @@ end
 local semaphore, timeouts, channel = KEYS[1], KEYS[2], KEYS[3]
 local publish, bad_publish = publish_cmd(ARGV[1])
 if not publish then return bad_publish end
-local count, err = load_count(semaphore)
-if err then return err end
-local tkind = redis.call('type', timeouts).ok
-if tkind ~= 'none' and tkind ~= 'zset' then
-  return redis.error_reply('RLK_WRONGTYPE timeouts key holds a ' .. tkind .. ', not a zset')
-end
-local now = now_ms()
-local before = count or 0
-local expired = redis.call('zcount', timeouts, '-inf', int(now))
-if before + expired > MAX_COUNT then
-  return redis.error_reply('RLK_BADARG reclaiming expired permits would take the count above 9007199254740991')
-end
-
-reclaim(semaphore, timeouts, now, expired)
-if expired > 0 and before + expired > 0 then
-  redis.call(publish, channel, int(before + expired))
-end
-return before + expired
+local now, available = psem_reclaim(semaphore, timeouts, channel, publish)
+if not now then return available end
+return available

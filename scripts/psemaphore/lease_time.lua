@@ -1,5 +1,5 @@
 -- name: psemaphore/lease_time
--- version: 1
+-- version: 2
 -- summary: Reclaim expired permits, then read how long a held permit's lease has left (writes only when reclaiming).
 -- redisson: RedissonPermitExpirableSemaphore.getLeaseTimeAsync(permitId) (reclaim; zscore: -1 no lease, ms left; 0)
 -- time: server - "now" decides which permits expired (reclaimed first) and what is left of the lease
@@ -18,17 +18,10 @@
 local MAX_COUNT = 9007199254740991
 local NON_EXPIRABLE = 922337203685477 -- the expiry Redisson gives a permit acquired without a lease
 
---- @include "lib/int"
-
--- The count a semaphore key holds (nil when there is no key), or nil and an error reply.
---- @include "lib/load_count"
-
---- @include "lib/now_ms"
-
--- Returns expired permits to the count (the caller has checked the sum stays in range).
---- @include "lib/reclaim"
-
 --- @include "lib/publish_cmd"
+
+-- Reclaims expired permits (publishing the count they raise), or returns nil and an error reply.
+--- @include "lib/psem_reclaim"
 
 if #KEYS ~= 3 or #ARGV ~= 2 then
   return redis.error_reply('RLK_BADARG expected 3 keys and 2 arguments')
@@ -39,23 +32,8 @@ if not publish then return bad_publish end
 if #id < 1 or #id > 1024 then
   return redis.error_reply('RLK_BADARG permit id must be 1..1024 bytes')
 end
-local count, err = load_count(semaphore)
-if err then return err end
-local tkind = redis.call('type', timeouts).ok
-if tkind ~= 'none' and tkind ~= 'zset' then
-  return redis.error_reply('RLK_WRONGTYPE timeouts key holds a ' .. tkind .. ', not a zset')
-end
-local now = now_ms()
-local before = count or 0
-local expired = redis.call('zcount', timeouts, '-inf', int(now))
-if before + expired > MAX_COUNT then
-  return redis.error_reply('RLK_BADARG reclaiming expired permits would take the count above 9007199254740991')
-end
-
-reclaim(semaphore, timeouts, now, expired)
-if expired > 0 and before + expired > 0 then
-  redis.call(publish, channel, int(before + expired))
-end
+local now, bad = psem_reclaim(semaphore, timeouts, channel, publish)
+if not now then return bad end
 local score = redis.call('zscore', timeouts, id)
 if not score then
   return 0

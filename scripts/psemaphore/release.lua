@@ -1,5 +1,5 @@
 -- name: psemaphore/release
--- version: 3
+-- version: 4
 -- summary: Give back permits by id (expired or unknown ids not counted); reserve them for the first waiter.
 -- redisson: RedissonPermitExpirableSemaphore.tryReleaseAsync(ids) (reclaim; zrem ids; incrby; publish); grant: rlk's
 -- time: server - "now" decides which permits expired (they are reclaimed first, so they no longer count as held)
@@ -21,8 +21,9 @@ local MAX_COUNT = 9007199254740991
 
 --- @include "lib/int"
 
--- The count a semaphore key holds (nil when there is no key), or nil and an error reply.
---- @include "lib/load_count"
+-- The count a semaphore key holds (nil when there is no key) after checking the timeouts,
+-- waiters and grant keys, or nil and an error reply.
+--- @include "lib/psem_check"
 
 --- @include "lib/now_ms"
 
@@ -32,8 +33,6 @@ local MAX_COUNT = 9007199254740991
 --- @include "lib/publish_cmd"
 
 --- @include "lib/is_lease"
-
---- @include "lib/wrong_type"
 
 -- Reserves permits for the first waiter avail covers and wakes it alone.
 --- @include "lib/sem_grant"
@@ -53,16 +52,8 @@ for i = 3, #ARGV do
     return redis.error_reply('RLK_BADARG permit id ' .. (i - 2) .. ' must be 1..1024 bytes')
   end
 end
-local count, err = load_count(semaphore)
+local count, err = psem_check(semaphore, timeouts, waiters, grant)
 if err then return err end
-local tkind = redis.call('type', timeouts).ok
-if tkind ~= 'none' and tkind ~= 'zset' then
-  return redis.error_reply('RLK_WRONGTYPE timeouts key holds a ' .. tkind .. ', not a zset')
-end
-local why = wrong_type(waiters, 'list', 'waiters') or wrong_type(grant, 'string', 'grant')
-if why then
-  return redis.error_reply('RLK_WRONGTYPE ' .. why)
-end
 local now = now_ms()
 local before = count or 0
 local expired = redis.call('zcount', timeouts, '-inf', int(now))

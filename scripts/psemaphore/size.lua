@@ -1,5 +1,5 @@
 -- name: psemaphore/size
--- version: 1
+-- version: 2
 -- summary: Read a permit-expirable semaphore's size (count plus held permits) atomically; writes nothing.
 -- redisson: none
 -- time: none
@@ -14,17 +14,14 @@
 -- either way.
 local MAX_COUNT = 9007199254740991
 
--- The count a semaphore key holds (nil when there is no key), or nil and an error reply.
---- @include "lib/load_count"
+-- The count a semaphore key holds (nil when there is no key) after checking the timeouts key,
+-- or nil and an error reply.
+--- @include "lib/psem_load"
 
 if #KEYS ~= 2 or #ARGV ~= 0 then
   return redis.error_reply('RLK_BADARG expected 2 keys and no arguments')
 end
 local semaphore, timeouts = KEYS[1], KEYS[2]
-local count, err = load_count(semaphore)
+local count, err = psem_load(semaphore, timeouts)
 if err then return err end
-local tkind = redis.call('type', timeouts).ok
-if tkind ~= 'none' and tkind ~= 'zset' then
-  return redis.error_reply('RLK_WRONGTYPE timeouts key holds a ' .. tkind .. ', not a zset')
-end
 return { count or 0, redis.call('zcard', timeouts) }

@@ -1,5 +1,5 @@
 -- name: psemaphore/try_set_permits
--- version: 2
+-- version: 3
 -- summary: Initialise a permit-expirable semaphore's count, only if it has no count yet (after reclaiming).
 -- redisson: RedissonPermitExpirableSemaphore.trySetPermitsAsync (no key -> set, publish, 1; else 0)
 -- time: server - "now" decides which permits expired; they are reclaimed first (creating the count if missing)
@@ -21,8 +21,9 @@ local MAX_COUNT = 9007199254740991
 
 --- @include "lib/int"
 
--- The count a semaphore key holds (nil when there is no key), or nil and an error reply.
---- @include "lib/load_count"
+-- The count a semaphore key holds (nil when there is no key) after checking the timeouts key,
+-- or nil and an error reply.
+--- @include "lib/psem_load"
 
 --- @include "lib/now_ms"
 
@@ -40,12 +41,8 @@ if not publish then return bad_publish end
 if not is_count(permits) then
   return redis.error_reply('RLK_BADARG permits must be an integer in 0..1000000000000')
 end
-local count, err = load_count(semaphore)
+local count, err = psem_load(semaphore, timeouts)
 if err then return err end
-local tkind = redis.call('type', timeouts).ok
-if tkind ~= 'none' and tkind ~= 'zset' then
-  return redis.error_reply('RLK_WRONGTYPE timeouts key holds a ' .. tkind .. ', not a zset')
-end
 local now = now_ms()
 local before = count or 0
 local expired = redis.call('zcount', timeouts, '-inf', int(now))

@@ -1,5 +1,5 @@
 -- name: semaphore/clear_expire
--- version: 1
+-- version: 2
 -- summary: Remove the semaphore key's time to live (it stays until deleted); publishes nothing.
 -- redisson: RedissonSemaphore.clearExpireAsync (persist on the key; 1 when it had a TTL)
 -- time: none
@@ -10,17 +10,10 @@
 -- error RLK_WRONGTYPE: the semaphore key holds a value that is not a string
 -- end
 
---- @include "lib/wrong_type"
+--- @include "lib/one_string_key"
 
 --- @include "lib/persist_keys"
 
-if #KEYS ~= 1 or #ARGV ~= 0 then
-  return redis.error_reply('RLK_BADARG expected 1 key and no arguments')
-end
-local key = KEYS[1]
-local why = wrong_type(key, 'string', 'semaphore')
-if why then
-  return redis.error_reply('RLK_WRONGTYPE ' .. why)
-end
-
+local key, bad = one_string_key('semaphore')
+if not key then return bad end
 return persist_keys({ key })

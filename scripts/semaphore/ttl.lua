@@ -1,5 +1,5 @@
 -- name: semaphore/ttl
--- version: 1
+-- version: 2
 -- summary: Read how long the semaphore key has to live (read-only).
 -- redisson: RedissonSemaphore.remainTimeToLiveAsync (pttl on the key)
 -- time: none
@@ -9,14 +9,8 @@
 -- error RLK_WRONGTYPE: the semaphore key holds a value that is not a string
 -- end
 
---- @include "lib/wrong_type"
+--- @include "lib/one_string_key"
 
-if #KEYS ~= 1 or #ARGV ~= 0 then
-  return redis.error_reply('RLK_BADARG expected 1 key and no arguments')
-end
-local key = KEYS[1]
-local why = wrong_type(key, 'string', 'semaphore')
-if why then
-  return redis.error_reply('RLK_WRONGTYPE ' .. why)
-end
+local key, bad = one_string_key('semaphore')
+if not key then return bad end
 return redis.call('pttl', key)

@@ -1,0 +1,57 @@
+-- Semaphore: the release of semaphore/release and semaphore/release_if_exists, on their KEYS
+-- (semaphore, channel, waiters, grant) and ARGV (permits, claim_ms, publish). Checks the 4 keys
+-- and 3 arguments, the publish command (lib/publish_cmd), permits and claim_ms (RLK_BADARG), the
+-- keys' types (RLK_WRONGTYPE) and that the count stays at most MAX_COUNT (RLK_BADARG), then adds
+-- permits to the count and, when it is positive, reserves permits for the first waiter it covers
+-- unless a reservation lives (the chain: its grantee's claim grants the next), and publishes it.
+-- if_exists false: a missing key is created; returns the new count. if_exists true: when there is
+-- no key, returns 0 and changes nothing (after the argument and type checks); else returns 1.
+-- luacheck: read globals MAX_COUNT
+
+--- @include "lib/is_permits"
+--- @include "lib/load_count"
+--- @include "lib/is_lease"
+--- @include "lib/wrong_type"
+--- @include "lib/publish_cmd"
+--- @include "lib/sem_grant"
+
+local function sem_release(if_exists)
+  if #KEYS ~= 4 or #ARGV ~= 3 then
+    return redis.error_reply('RLK_BADARG expected 4 keys and 3 arguments')
+  end
+  local semaphore, channel, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+  local permits, claim_ms = ARGV[1], ARGV[2]
+  local publish, bad_publish = publish_cmd(ARGV[3])
+  if not publish then return bad_publish end
+  if not is_permits(permits) then
+    return redis.error_reply('RLK_BADARG permits must be an integer in 1..1000000000000')
+  end
+  if not is_lease(claim_ms) then
+    return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
+  end
+  local count, err = load_count(semaphore)
+  if err then return err end
+  local why = wrong_type(waiters, 'list', 'waiters') or wrong_type(grant, 'string', 'grant')
+  if why then
+    return redis.error_reply('RLK_WRONGTYPE ' .. why)
+  end
+  if if_exists and count == nil then
+    return 0
+  end
+  if (count or 0) + tonumber(permits) > MAX_COUNT then
+    return redis.error_reply('RLK_BADARG releasing permits would take the count above 9007199254740991')
+  end
+
+  local new = redis.call('incrby', semaphore, permits)
+  -- One reservation at a time: while one lives, its grantee's claim grants the next (the chain).
+  if new > 0 and redis.call('exists', grant) == 0 then
+    sem_grant(waiters, grant, new, claim_ms, channel, publish)
+  end
+  if new > 0 then
+    redis.call(publish, channel, string.format('%.0f', new))
+  end
+  if if_exists then
+    return 1
+  end
+  return new
+end
