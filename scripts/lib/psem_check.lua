@@ -1,7 +1,6 @@
 -- Permit-expirable semaphore with a queue: lib/psem_load on semaphore and timeouts, then checks
 -- that waiters is a list and grant a string, or nothing (RLK_WRONGTYPE), before any write.
 -- Returns the count (nil when there is no key), or nil and an error reply.
--- luacheck: read globals MAX_COUNT
 
 --- @include "lib/psem_load"
 --- @include "lib/wrong_type"

@@ -1,7 +1,6 @@
 -- Permit-expirable semaphore: reads the count of semaphore (lib/load_count: nil when there is no
 -- key) and checks that timeouts is a sorted set or nothing (RLK_WRONGTYPE), before any write.
 -- Returns the count (nil when there is no key), or nil and an error reply.
--- luacheck: read globals MAX_COUNT
 
 --- @include "lib/load_count"
 

@@ -9,9 +9,8 @@
 -- luacheck: read globals MAX_COUNT
 
 --- @include "lib/is_permits"
---- @include "lib/load_count"
+--- @include "lib/sem_check"
 --- @include "lib/is_lease"
---- @include "lib/wrong_type"
 --- @include "lib/publish_cmd"
 --- @include "lib/sem_grant"
 
@@ -29,12 +28,8 @@ local function sem_release(if_exists)
   if not is_lease(claim_ms) then
     return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
   end
-  local count, err = load_count(semaphore)
+  local count, err = sem_check(semaphore, waiters, grant)
   if err then return err end
-  local why = wrong_type(waiters, 'list', 'waiters') or wrong_type(grant, 'string', 'grant')
-  if why then
-    return redis.error_reply('RLK_WRONGTYPE ' .. why)
-  end
   if if_exists and count == nil then
     return 0
   end

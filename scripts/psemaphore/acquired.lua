@@ -15,17 +15,6 @@
 
 local MAX_COUNT = 9007199254740991
 
---- @include "lib/publish_cmd"
+--- @include "lib/psem_count"
 
--- Reclaims expired permits (publishing the count they raise), or returns nil and an error reply.
---- @include "lib/psem_reclaim"
-
-if #KEYS ~= 3 or #ARGV ~= 1 then
-  return redis.error_reply('RLK_BADARG expected 3 keys and 1 argument')
-end
-local semaphore, timeouts, channel = KEYS[1], KEYS[2], KEYS[3]
-local publish, bad_publish = publish_cmd(ARGV[1])
-if not publish then return bad_publish end
-local now, bad = psem_reclaim(semaphore, timeouts, channel, publish)
-if not now then return bad end
-return redis.call('zcard', timeouts)
+return psem_count(true)

@@ -1,5 +1,5 @@
 -- name: semaphore/acquire
--- version: 2
+-- version: 3
 -- summary: Take permits when enough are not reserved for another waiter, claim a reservation, or join the queue.
 -- redisson: RedissonSemaphore.tryAcquireAsync(permits) (get >= permits -> decrby); queue and grant: rlk's
 -- time: none
@@ -28,10 +28,9 @@ local MAX_COUNT = 9007199254740991
 
 --- @include "lib/sem_ticket"
 
--- The count a semaphore key holds (nil when there is no key), or nil and an error reply.
---- @include "lib/load_count"
-
---- @include "lib/wrong_type"
+-- The count a semaphore key holds (nil when there is no key) after checking the waiters and
+-- grant keys, or nil and an error reply.
+--- @include "lib/sem_check"
 
 --- @include "lib/publish_cmd"
 
@@ -59,12 +58,8 @@ end
 if not is_lease(claim_ms) then
   return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
 end
-local count, err = load_count(semaphore)
+local count, err = sem_check(semaphore, waiters, grant)
 if err then return err end
-local why = wrong_type(waiters, 'list', 'waiters') or wrong_type(grant, 'string', 'grant')
-if why then
-  return redis.error_reply('RLK_WRONGTYPE ' .. why)
-end
 
 local n = tonumber(permits)
 local me = t ~= 0 and (string.format('%d', t < 0 and -t or t) .. ' ' .. permits) or nil

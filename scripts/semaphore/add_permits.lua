@@ -1,5 +1,5 @@
 -- name: semaphore/add_permits
--- version: 3
+-- version: 4
 -- summary: Add to (or, with a negative delta, take from) a semaphore's count; a rise grants the first waiter.
 -- redisson: RedissonSemaphore.addPermitsAsync(permits) (set get + delta, publish the new count); grant: rlk's
 -- time: none
@@ -20,12 +20,11 @@ local MAX_COUNT = 9007199254740991
 
 --- @include "lib/is_delta"
 
--- The count a semaphore key holds (nil when there is no key), or nil and an error reply.
---- @include "lib/load_count"
+-- The count a semaphore key holds (nil when there is no key) after checking the waiters and
+-- grant keys, or nil and an error reply.
+--- @include "lib/sem_check"
 
 --- @include "lib/is_lease"
-
---- @include "lib/wrong_type"
 
 --- @include "lib/publish_cmd"
 
@@ -45,12 +44,8 @@ end
 if not is_lease(claim_ms) then
   return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
 end
-local count, err = load_count(semaphore)
+local count, err = sem_check(semaphore, waiters, grant)
 if err then return err end
-local why = wrong_type(waiters, 'list', 'waiters') or wrong_type(grant, 'string', 'grant')
-if why then
-  return redis.error_reply('RLK_WRONGTYPE ' .. why)
-end
 local old = count or 0
 if math.abs(old + tonumber(delta)) > MAX_COUNT then
   return redis.error_reply('RLK_BADARG adding delta would take the count beyond +-9007199254740991')

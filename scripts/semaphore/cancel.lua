@@ -1,5 +1,5 @@
 -- name: semaphore/cancel
--- version: 1
+-- version: 2
 -- summary: A waiter that gives up leaves the semaphore's queue; its unclaimed reservation passes on.
 -- redisson: none (rlk's waiter queue)
 -- time: none
@@ -25,10 +25,9 @@ local MAX_COUNT = 9007199254740991
 
 --- @include "lib/is_lease"
 
--- The count a semaphore key holds (nil when there is no key), or nil and an error reply.
---- @include "lib/load_count"
-
---- @include "lib/wrong_type"
+-- The count a semaphore key holds (nil when there is no key) after checking the waiters and
+-- grant keys, or nil and an error reply.
+--- @include "lib/sem_check"
 
 --- @include "lib/publish_cmd"
 
@@ -52,12 +51,8 @@ end
 if not is_lease(claim_ms) then
   return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
 end
-local count, err = load_count(semaphore)
+local count, err = sem_check(semaphore, waiters, grant)
 if err then return err end
-local why = wrong_type(waiters, 'list', 'waiters') or wrong_type(grant, 'string', 'grant')
-if why then
-  return redis.error_reply('RLK_WRONGTYPE ' .. why)
-end
 
 local me = ticket .. ' ' .. permits
 local avail = count or 0
