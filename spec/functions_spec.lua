@@ -40,6 +40,17 @@ describe("the Functions library", function()
     assert.same({ "rlk_elect_leader", "rlk_fastmulti_held", "rlk_fenced_token", "rlk_latch_count",
                   "rlk_latch_ttl", "rlk_psemaphore_size", "rlk_psemaphore_ttl", "rlk_semaphore_available",
                   "rlk_semaphore_ttl" }, flagged)
+    -- The C library's own list of scripts that never write (client/scripts.c: no WAIT after them,
+    -- and they may run on a replica) is the same set, so that a new read-only script is not left
+    -- out of it.
+    local f = assert(io.open(backend.root .. "/c/src/client/scripts.c", "rb"))
+    local c_src = f:read("*a")
+    f:close()
+    local list = assert(c_src:match("rlk_read_only_scripts%[%] = {(.-)NULL"), "rlk_read_only_scripts not found")
+    local c_flagged = {}
+    for name in list:gmatch('"([%w_/]+)"') do c_flagged[#c_flagged + 1] = gf.function_name(name) end
+    table.sort(c_flagged)
+    assert.same(flagged, c_flagged)
     assert.is_false(gf.no_writes("redis.call('get', k) redis.call('set', k, v)"))
     assert.is_false(gf.no_writes("local c = 'get' redis.call(c, k)"))   -- a name it cannot see
     assert.is_true(gf.no_writes("redis.call('pttl', k) redis.pcall(\"TYPE\", k)"))
