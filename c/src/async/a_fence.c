@@ -25,6 +25,8 @@
 
 typedef struct afe {
     rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
+    rlk_ae_call *call;              /* the write in flight, or NULL */
+    rlk_ae_timer *retry;            /* the next send of a write that never went out, or NULL */
     rlk_fence_call fc;              /* the script, keys and arguments (kinds/fence.h) */
     char *fence, *data;             /* the keys, copied: fc.keys point here */
     char **args;                    /* the caller's arguments, copied: fc.argv[1..] point here */
@@ -32,8 +34,6 @@ typedef struct afe {
     rlk_async_fence_fn fn;
     void *privdata;
     redisReply *reply;              /* the accepted write's reply, kept for the callback */
-    rlk_ae_call *call;
-    rlk_ae_timer *retry;
 } afe;
 
 static void afe_free_state(rlk_async_req *r, void *state)
@@ -41,16 +41,16 @@ static void afe_free_state(rlk_async_req *r, void *state)
     afe *a = state;
 
     (void)r;
-    rlk_ae_timer_del(a->retry);
+    if (a->reply)
+        freeReplyObject(a->reply);
     rlk_ae_call_forget(a->call);
+    rlk_ae_timer_del(a->retry);
     rlk_fence_call_free(&a->fc);
     for (int i = 0; a->args && i < a->nargs; i++)
         free(a->args[i]);
     free(a->args);
     free(a->fence);
     free(a->data);
-    if (a->reply)
-        freeReplyObject(a->reply);
 }
 
 /* A write once sent decides: a cancel does not end the request early. */
@@ -111,16 +111,8 @@ static void afe_end(afe *a, int rc, long long value, const char *msg)
         rlk_ae_complete(a->h.r, rc, value, NULL, "%s", msg);
 }
 
-static void afe_call(afe *a);
-
-static void afe_retry_fire(rlk_async *ac, void *arg)
-{
-    afe *a = arg;
-
-    (void)ac;
-    a->retry = NULL;
-    afe_call(a);
-}
+/* Sends the write: first, and again from its retry timer (arg: the request's state). */
+static void afe_send(rlk_async *ac, void *arg);
 
 static void afe_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr, int lost,
                       void *arg)
@@ -139,7 +131,7 @@ static void afe_reply(rlk_async *ac, int rc, const redisReply *reply, const char
     }
     if (rc == RLK_ERR_IO && !rlk_ae_closing(ac) &&
         rlk_ae_now_ms() - a->h.start <= rlk_a_common_budget(ac, 0) &&
-        (a->retry = rlk_ae_timer_add(ac, AFE_RETRY_MS, afe_retry_fire, a)) != NULL)
+        (a->retry = rlk_ae_timer_add(ac, AFE_RETRY_MS, afe_send, a)) != NULL)
         return;     /* never written: once more in a while */
     if (rc == RLK_ERR_SCRIPT && rlk_fence_stale(&a->fc, errstr, &highest, msg, sizeof msg)) {
         afe_end(a, RLK_ERR_FENCED, (long long)highest, msg);
@@ -159,14 +151,17 @@ static void afe_reply(rlk_async *ac, int rc, const redisReply *reply, const char
     afe_end(a, RLK_OK, 0, NULL);
 }
 
-static void afe_call(afe *a)
+static void afe_send(rlk_async *ac, void *arg)
 {
-    a->call = rlk_ae_scriptv(a->h.ac, a->fc.script, a->fc.nkeys, a->fc.keys, a->fc.nargs,
-                             a->fc.argv, a->fc.lens, afe_reply, a);
+    afe *a = arg;
+    int closing = rlk_ae_closing(ac);
+
+    a->retry = NULL;
+    a->call = rlk_ae_scriptv(ac, a->fc.script, a->fc.nkeys, a->fc.keys, a->fc.nargs, a->fc.argv,
+                             a->fc.lens, afe_reply, a);
     if (!a->call)
-        rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
-                        "%s %s: %s", a->fc.script, a->fence,
-                        rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
+        rlk_ae_complete(a->h.r, closing ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL, "%s %s: %s",
+                        a->fc.script, a->fence, closing ? "client freed" : "out of memory");
 }
 
 /* Copies the caller's keys and arguments into a and points fc at them. 0, or
@@ -220,6 +215,6 @@ rlk_async_req *rlk_async_fence_write(rlk_async *ac, const char *op, const char *
         rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s: out of memory", who);
         return a->h.r;
     }
-    afe_call(a);
+    afe_send(ac, a);
     return a->h.r;
 }

@@ -622,18 +622,7 @@ static void rlk_prom(rlk_out *o, const rlk_metrics *m, size_t n, const char *con
                 rlk_out e = {extra, sizeof extra - 1, 0};
                 int rr;
 
-                if (f == 3) {
-                    for (rr = 0; rr < RLK_FENCE_RESULTS; rr++) {
-                        e.pos = 0;
-                        rlk_put(&e, "name=\"");
-                        rlk_put_escaped(&e, nm->name);
-                        rlk_put(&e, "\",result=\"%s\"", rlk_fence_result_names[rr]);
-                        rlk_prom_value(o, rlk_name_fams[3].name, extra, rlk_label_of(labels, i),
-                                       nm->fence_writes[rr]);
-                    }
-                    continue;
-                }
-                if (f > 0) {
+                if (f == 1 || f == 2) {
                     rlk_put(&e, "name=\"");
                     rlk_put_escaped(&e, nm->name);
                     rlk_put(&e, "\"");
@@ -641,13 +630,15 @@ static void rlk_prom(rlk_out *o, const rlk_metrics *m, size_t n, const char *con
                                   f == 1 ? &nm->wait : &nm->hold);
                     continue;
                 }
-                for (rr = 0; rr < RLK_ACQ_RESULTS; rr++) {
+                /* A counter by result: acquisitions (0), fenced writes (3). */
+                for (rr = 0; rr < (f == 0 ? RLK_ACQ_RESULTS : RLK_FENCE_RESULTS); rr++) {
                     e.pos = 0;
                     rlk_put(&e, "name=\"");
                     rlk_put_escaped(&e, nm->name);
-                    rlk_put(&e, "\",result=\"%s\"", rlk_result_names[rr]);
-                    rlk_prom_value(o, rlk_name_fams[0].name, extra, rlk_label_of(labels, i),
-                                   nm->acquisitions[rr]);
+                    rlk_put(&e, "\",result=\"%s\"",
+                            f == 0 ? rlk_result_names[rr] : rlk_fence_result_names[rr]);
+                    rlk_prom_value(o, rlk_name_fams[f].name, extra, rlk_label_of(labels, i),
+                                   f == 0 ? nm->acquisitions[rr] : nm->fence_writes[rr]);
                 }
             }
     }
