@@ -18,6 +18,9 @@
  *   replica   the server turned replica: RLK_ERR_READONLY, nothing changed;
  *   lost      the server paused past the command timeout: RLK_ERR_IO (the
  *             write may have run), never accepted nor refused;
+ *   sentinel  master + replica + 3 sentinels: after a failover, once the old
+ *             master is demoted, a write of each API lands on the new master
+ *             and a stale one is refused there;
  *   procs     4 processes, each an async client whose tasks take the fenced
  *             lock with a short lease and write their token through
  *             fence/rpush, some after stalling past the lease: the list never
@@ -45,6 +48,7 @@
 #include "check.h"
 #include "cluster.h"
 #include "fixture.h"
+#include "sentinel.h"
 #include "tk_util.h"
 #include "rlk.h"
 #include "rlk_async.h"
@@ -313,6 +317,84 @@ static void lost(void)
     sget(&srv, "{al}:fence", buf, sizeof buf);
     CHECKF(strcmp(buf, "3") == 0 || strcmp(buf, "4") == 0, "fence %s", buf);
     cl_close(&c);
+    CHECK_INT_EQ(rule_breaks, 0);
+}
+
+static void on_probe(rlk_async *ac, const rlk_async_result *r, void *p)
+{
+    (void)ac;
+    ((fres *)p)->err = r->err;
+    ((fres *)p)->calls++;
+}
+
+/* The async client has followed a sentinel switch (its failovers metric). */
+static int sn_followed(void *p)
+{
+    rlk_metrics m;
+
+    return rlk_async_metrics_get(p, &m) == RLK_OK && m.failovers >= 1;
+}
+
+/* Through Sentinel, across a failover: after the old master is demoted, a fenced write of each
+ * API ends accepted on the new master (a READONLY from the demoted one is sent again to the
+ * master the sentinels name), and a stale one is refused there. */
+static void sentinel(void)
+{
+    rlk_fx_sentinel sn;
+    char saved[512], buf[64];
+    cl c;
+    fres x;
+    rlk_client *bc = NULL;
+    const char *v1[] = {"before"}, *v2[] = {"after"};
+    uint64_t highest = 0;
+    int rc, ok;
+
+    memset(&sn, 0, sizeof sn);
+    REQUIRE(rlk_fx_sentinel_start(&sn, "afmaster") == 0);
+    snprintf(saved, sizeof saved, "%s", url);
+    snprintf(url, sizeof url, "redis+sentinel://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/afmaster",
+             sn.sentinel[0].port, sn.sentinel[1].port, sn.sentinel[2].port);
+    ok = cl_open(&c) == RLK_OK && (bc = tk_connect(url, 0, 1)) != NULL;
+    snprintf(url, sizeof url, "%s", saved);
+    if (!ok) {
+        rlk_fx_sentinel_stop(&sn);
+        REQUIRE(0);
+    }
+    CHECK(fw(&c, &x, "set", "{asn}:fence", "{asn}:a", 10, 1, v1, NULL) && x.err == RLK_OK);
+    rc = rlk_fence_write(bc, "set", "{asn}:fence", "{asn}:b", 10, 1, v1, NULL, NULL, NULL);
+    CHECKF(rc == RLK_OK, "blocking before: %s %s", rlk_strerror(rc), rlk_errstr(bc));
+    freeReplyObject(rlk_fx_command(&sn.data[0], "WAIT 1 2000"));   /* both reach the replica */
+    CHECK(rlk_fx_sentinel_wait_promotable(&sn, 15000) == 0);
+    CHECK(rlk_fx_sentinel_failover(&sn, 20000) == 0);
+    CHECK(rlk_fx_sentinel_wait_demoted(&sn, 0, 30000) == 0);   /* the old master refuses writes */
+    CHECK_INT_EQ(rlk_fx_sentinel_master(&sn), 1);
+    /* The loop runs, as an application's does between requests: the client follows the
+     * sentinels to the new master; then a read (a latch that is open) goes through, on a
+     * connection made after the demoted master closed its clients (Sentinel's CLIENT KILL). */
+    CHECKF(aloop_run_until(c.l, sn_followed, c.ac, 15000), "the async client did not follow the "
+           "switch within 15 s");
+    for (int i = 0; i < 20; i++) {
+        fres rd = {0};
+
+        if (!rlk_async_latch_await(c.ac, "{asn}:open", 0, on_probe, &rd) ||
+            !aloop_run_until(c.l, fres_done, &rd, 5000) || rd.err == RLK_OK)
+            break;
+    }
+    CHECK(fw(&c, &x, "set", "{asn}:fence", "{asn}:a", 11, 1, v2, NULL));
+    CHECKF(x.err == RLK_OK, "async after the failover: %d %s", x.err, x.errstr);
+    rc = rlk_fence_write(bc, "set", "{asn}:fence", "{asn}:b", 11, 1, v2, NULL, NULL, NULL);
+    CHECKF(rc == RLK_OK, "blocking after the failover: %s %s", rlk_strerror(rc), rlk_errstr(bc));
+    CHECK_STR_EQ(sget(&sn.data[1], "{asn}:a", buf, sizeof buf), "after");
+    CHECK_STR_EQ(sget(&sn.data[1], "{asn}:b", buf, sizeof buf), "after");
+    CHECK_STR_EQ(sget(&sn.data[1], "{asn}:fence", buf, sizeof buf), "11");
+    CHECK(fw(&c, &x, "set", "{asn}:fence", "{asn}:a", 10, 1, v1, NULL));
+    CHECKF(x.err == RLK_ERR_FENCED && x.value == 11, "async stale: %d %s", x.err, x.errstr);
+    rc = rlk_fence_write(bc, "set", "{asn}:fence", "{asn}:b", 10, 1, v1, NULL, &highest, NULL);
+    CHECKF(rc == RLK_ERR_FENCED && highest == 11, "blocking stale: %s", rlk_strerror(rc));
+    CHECK_STR_EQ(sget(&sn.data[1], "{asn}:a", buf, sizeof buf), "after");
+    cl_close(&c);
+    rlk_free(bc);
+    rlk_fx_sentinel_stop(&sn);
     CHECK_INT_EQ(rule_breaks, 0);
 }
 
@@ -682,7 +764,7 @@ static const struct {
     void (*fn)(void);
 } cases[] = {
     {"write", write_ops}, {"stale", stale}, {"args", args}, {"replica", replica},
-    {"lost", lost},       {"procs", procs}, {"metrics", metrics},
+    {"lost", lost},       {"procs", procs}, {"metrics", metrics}, {"sentinel", sentinel},
 };
 
 int main(int argc, char **argv)
