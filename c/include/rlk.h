@@ -449,7 +449,8 @@ RLK_API int rlk_metrics_get(rlk_client *c, rlk_metrics *out);
 /* Turns recording of the fields marked (r) off (0) or on (1, the default). */
 RLK_API int rlk_metrics_set_enabled(rlk_client *c, int on);
 /* Also counts acquisitions, waits and holds of `name` on their own (every
- * kind; the exposition labels them name="..."). Names are not watched by
+ * kind; the exposition labels them name="..."), and the fenced writes whose
+ * fence key is `name` (rlk_name_metrics.fence_writes). Names are not watched by
  * default: an application picks the few it wants to see. Idempotent.
  * RLK_ERR_ARG: empty, RLK_METRICS_NAME_SIZE bytes or longer, or
  * RLK_METRICS_NAMES_MAX names watched already. Handles count from the next
