@@ -259,6 +259,7 @@ int rlk_metrics_get(rlk_client *c, rlk_metrics *out)
     out->failovers = rlk_sentinel_switches(c, NULL);
     out->sub_connects = RLK_M_LOAD(k->sub_connects);
     out->sub_drops = RLK_M_LOAD(k->sub_drops);
+    out->delay_refusals = RLK_M_LOAD(k->delay_refusals);
     rlk_wd_gauges(rt->wd, &out->locks_held, &out->watchdog_entries);
     out->requests_waiting = (long long)RLK_M_LOAD(k->requests_waiting);
     rlk_metrics_hist_get(&k->wait_h, &out->wait);
@@ -318,6 +319,7 @@ void rlk_metrics_add(rlk_metrics *a, const rlk_metrics *b)
     RLK_M_SUM(noscript_reloads);
     RLK_M_SUM(sub_connects);
     RLK_M_SUM(sub_drops);
+    RLK_M_SUM(delay_refusals);
     RLK_M_SUM(locks_held);
     RLK_M_SUM(watchdog_entries);
     RLK_M_SUM(requests_waiting);
@@ -504,6 +506,9 @@ static const rlk_counter_def rlk_counters_def[] = {
      RLK_OFF(sub_connects)},
     {{"rlk_subscriber_drops_total", "counter", "Subscriber connections lost."}, NULL,
      RLK_OFF(sub_drops)},
+    {{"rlk_lock_delay_refusals_total", "counter",
+      "Lock acquire attempts refused because the lock was in its lock-delay."}, NULL,
+     RLK_OFF(delay_refusals)},
 };
 
 static const rlk_family rlk_fam_acq = {"rlk_acquisitions_total", "counter",
