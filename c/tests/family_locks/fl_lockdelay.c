@@ -638,15 +638,9 @@ static void test_cli(void)
 
 int main(int argc, char **argv)
 {
-    ssize_t n;
-
     if (argc > 1)
         return child_main(argc, argv);
-    signal(SIGPIPE, SIG_IGN);
-    setvbuf(stdout, NULL, _IOLBF, 0);   /* its lines among the checks' in order */
-    n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
-    self_exe[n > 0 ? n : 0] = '\0';
-    if (tk_suite_start("fl_lockdelay", &srv, url, sizeof url, &stall) != 0)
+    if (fl_suite_begin("fl_lockdelay", &srv, url, sizeof url, &stall, self_exe, sizeof self_exe) != 0)
         return 1;
     RUN_TEST(test_set_delay_args);
     RUN_TEST(test_paused_holder_delayed);
