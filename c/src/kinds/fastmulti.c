@@ -38,6 +38,7 @@
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
+#include "kinds/handle.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
@@ -186,15 +187,9 @@ rlk_fastmulti *rlk_fastmulti_new(rlk_client *c, const char *group, const char *c
     return rlk_fam_made(m, m->values != NULL);
 }
 
-void rlk_fastmulti_free(rlk_fastmulti *m)
-{
-    rlk_fam_free(m);
-}
-
-const char *rlk_fastmulti_group(const rlk_fastmulti *m)
-{
-    return m ? m->b.name : NULL;
-}
+/* rlk_fastmulti_free */
+RLK_HANDLE_DEF_FREE(rlk_fastmulti)
+RLK_HANDLE_DEF_GET(rlk_fastmulti_group, rlk_fastmulti, b.name)
 
 size_t rlk_fastmulti_count(const rlk_fastmulti *m)
 {
@@ -206,21 +201,8 @@ const char *rlk_fastmulti_value(const rlk_fastmulti *m, size_t i)
     return m && i < m->n ? m->values[i] : NULL;
 }
 
-int rlk_fastmulti_set_owner(rlk_fastmulti *m, const char *owner)
-{
-    if (!m)
-        return RLK_ERR_ARG;
-    return rlk_fam_id_set(m->b.c, &m->id, owner, 0, "rlk_fastmulti_set_owner");
-}
-
-int rlk_fastmulti_owner(const rlk_fastmulti *m, char *buf, size_t len)
-{
-    rlk_fastmulti *w = (rlk_fastmulti *)m;   /* the id's mutex only */
-
-    if (!m)
-        return RLK_ERR_ARG;
-    return rlk_fam_id_get(w->b.c, w->b.rt, &w->id, buf, len, "rlk_fastmulti_owner");
-}
+/* rlk_fastmulti_set_owner, rlk_fastmulti_owner */
+RLK_HANDLE_DEF_OWNER(rlk_fastmulti, 0)
 
 /* ---------------------------------------------------------------- script calls */
 
@@ -379,20 +361,9 @@ static int rlk_fastmulti_try_lock_run(rlk_fastmulti *m, long long wait_ms, long 
     return rc;
 }
 
-/* The call, counted in the metrics (runtime/metrics.h) as a reentrant lock's. */
-int rlk_fastmulti_try_lock(rlk_fastmulti *m, long long wait_ms, long long lease_ms)
-{
-    rlk_metrics_call mc;
-
-    rlk_metrics_begin(m ? &m->b.rt->counters : NULL, &mc);
-    return rlk_metrics_end(&mc, RLK_KIND_LOCK, m ? m->b.name : NULL,
-                           rlk_fastmulti_try_lock_run(m, wait_ms, lease_ms));
-}
-
-int rlk_fastmulti_lock(rlk_fastmulti *m, long long lease_ms)
-{
-    return rlk_fastmulti_try_lock(m, -1, lease_ms);
-}
+/* rlk_fastmulti_try_lock (rlk_fastmulti_try_lock_run, counted in the metrics as a reentrant
+ * lock's), rlk_fastmulti_lock */
+RLK_HANDLE_DEF_LOCK(rlk_fastmulti, RLK_KIND_LOCK)
 
 /* ---------------------------------------------------------------- releasing */
 

@@ -24,6 +24,7 @@
 #include "client/slot.h"
 #include "client/topo.h"
 #include "kinds/expiry.h"
+#include "kinds/handle.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/metrics.h"
@@ -62,20 +63,9 @@ rlk_latch *rlk_latch_new(rlk_client *c, const char *name)
     return NULL;
 }
 
-void rlk_latch_free(rlk_latch *l)
-{
-    rlk_fam_free(l);
-}
-
-const char *rlk_latch_name(const rlk_latch *l)
-{
-    return l ? l->b.name : NULL;
-}
-
-const char *rlk_latch_channel(const rlk_latch *l)
-{
-    return l ? l->b.channel : NULL;
-}
+/* rlk_latch_free, rlk_latch_name */
+RLK_HANDLE_DEF(rlk_latch)
+RLK_HANDLE_DEF_GET(rlk_latch_channel, rlk_latch, b.channel)
 
 /* ---------------------------------------------------------------- counting */
 
@@ -142,36 +132,9 @@ int rlk_latch_count(rlk_latch *l, long long *count)
 
 /* ---------------------------------------------------------------- time to live */
 
-int rlk_latch_expire(rlk_latch *l, long long ttl_ms, int *set)
-{
-    const char *keys[2];
-
-    if (set)
-        *set = 0;
-    if (!l)
-        return RLK_ERR_ARG;
-    /* (name, channel) and the publish command: an armed latch's awaiters are told */
-    return rlk_expiry_set(&l->b, "latch/expire", rlk_fam_keys(&l->b, keys), keys, 1, ttl_ms, set);
-}
-
-int rlk_latch_clear_expire(rlk_latch *l, int *cleared)
-{
-    const char *keys[1];
-
-    if (cleared)
-        *cleared = 0;
-    if (!l)
-        return RLK_ERR_ARG;
-    keys[0] = l->b.name;
-    return rlk_expiry_clear(&l->b, "latch/clear_expire", 1, keys, cleared);
-}
-
-int rlk_latch_ttl(rlk_latch *l, long long *ttl_ms)
-{
-    if (!l || !ttl_ms)
-        return RLK_ERR_ARG;
-    return rlk_expiry_ttl(&l->b, "latch/ttl", l->b.name, ttl_ms);
-}
+/* rlk_latch_expire (on the name and the channel, with the publish command: an armed latch's
+ * awaiters are told), rlk_latch_clear_expire (on the name), rlk_latch_ttl */
+RLK_EXPIRY_DEF(rlk_latch, "latch", (h->b.name, h->b.channel), 1, (h->b.name))
 
 /* ---------------------------------------------------------------- awaiting */
 

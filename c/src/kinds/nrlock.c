@@ -24,6 +24,7 @@
 #include "client/clock.h"
 #include "client/error.h"
 #include "kinds/lock.h"
+#include "kinds/handle.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
@@ -73,31 +74,10 @@ rlk_nrlock *rlk_nrlock_new(rlk_client *c, const char *name)
     return rlk_fam_made(l, l->q != NULL);
 }
 
-void rlk_nrlock_free(rlk_nrlock *l)
-{
-    rlk_fam_free(l);
-}
-
-const char *rlk_nrlock_name(const rlk_nrlock *l)
-{
-    return l ? l->b.name : NULL;
-}
-
-int rlk_nrlock_set_owner(rlk_nrlock *l, const char *owner)
-{
-    if (!l)
-        return RLK_ERR_ARG;
-    return rlk_fam_id_set(l->b.c, &l->id, owner, 0, "rlk_nrlock_set_owner");
-}
-
-int rlk_nrlock_owner(const rlk_nrlock *l, char *buf, size_t len)
-{
-    rlk_nrlock *m = (rlk_nrlock *)l;    /* the id's mutex only */
-
-    if (!l)
-        return RLK_ERR_ARG;
-    return rlk_fam_id_get(m->b.c, m->b.rt, &m->id, buf, len, "rlk_nrlock_owner");
-}
+/* rlk_nrlock_free, rlk_nrlock_name */
+RLK_HANDLE_DEF(rlk_nrlock)
+/* rlk_nrlock_set_owner, rlk_nrlock_owner */
+RLK_HANDLE_DEF_OWNER(rlk_nrlock, 0)
 
 /* ---------------------------------------------------------------- script calls */
 
@@ -190,60 +170,20 @@ static int rlk_nrlock_try_lock_run(rlk_nrlock *l, long long wait_ms, long long l
     return rc;
 }
 
-/* The call, counted in the metrics (runtime/metrics.h) as a reentrant lock's. */
-int rlk_nrlock_try_lock(rlk_nrlock *l, long long wait_ms, long long lease_ms)
-{
-    rlk_metrics_call mc;
-
-    rlk_metrics_begin(l ? &l->b.rt->counters : NULL, &mc);
-    return rlk_metrics_end(&mc, RLK_KIND_LOCK, l ? l->b.name : NULL,
-                           rlk_nrlock_try_lock_run(l, wait_ms, lease_ms));
-}
-
-int rlk_nrlock_lock(rlk_nrlock *l, long long lease_ms)
-{
-    return rlk_nrlock_try_lock(l, -1, lease_ms);
-}
+/* rlk_nrlock_try_lock (rlk_nrlock_try_lock_run, counted in the metrics as a reentrant
+ * lock's), rlk_nrlock_lock */
+RLK_HANDLE_DEF_LOCK(rlk_nrlock, RLK_KIND_LOCK)
 
 /* ---------------------------------------------------------------- releasing */
 
-int rlk_nrlock_unlock(rlk_nrlock *l)
-{
-    if (!l)
-        return RLK_ERR_ARG;
-    return rlk_fam_unlock(&l->b, RLK_KIND_LOCK, "non-reentrant lock", &l->id, "rlk_nrlock_owner",
-                          l->q, rlk_nrlock_release_call, l);
-}
-
-int rlk_nrlock_force_unlock(rlk_nrlock *l, int *released)
-{
-    const char *keys[2];
-
-    if (!l)
-        return RLK_ERR_ARG;
-    return rlk_fam_force_unlock(&l->b, "reentrant/force_release", rlk_fam_keys(&l->b, keys), keys,
-                                0, NULL, l->q, released);
-}
+/* rlk_nrlock_unlock (the local queue of `name` told) */
+RLK_HANDLE_DEF_UNLOCK(rlk_nrlock, RLK_KIND_LOCK, "non-reentrant lock", h->q,
+                      rlk_nrlock_release_call)
+/* rlk_nrlock_force_unlock: reentrant/force_release, as the reentrant lock's */
+RLK_HANDLE_DEF_FORCE_REENTRANT(rlk_nrlock)
 
 /* ---------------------------------------------------------------- queries */
 
-int rlk_nrlock_is_locked(rlk_nrlock *l, int *locked)
-{
-    if (!l || !locked)
-        return RLK_ERR_ARG;
-    return rlk_fam_is_locked(&l->b, locked);
-}
-
-int rlk_nrlock_is_held_by_me(rlk_nrlock *l, int *held)
-{
-    if (!l || !held)
-        return RLK_ERR_ARG;
-    return rlk_fam_is_held(&l->b, RLK_KIND_LOCK, &l->id, "rlk_nrlock_owner", held);
-}
-
-int rlk_nrlock_remaining_ttl(rlk_nrlock *l, long long *ttl_ms)
-{
-    if (!l || !ttl_ms)
-        return RLK_ERR_ARG;
-    return rlk_fam_remaining_ttl(&l->b, ttl_ms);
-}
+/* rlk_nrlock_is_locked, rlk_nrlock_is_held_by_me (the registry's reentrant-lock entries),
+ * rlk_nrlock_remaining_ttl */
+RLK_HANDLE_DEF_QUERIES(rlk_nrlock, RLK_KIND_LOCK)

@@ -20,6 +20,7 @@
 #include "client/clock.h"
 #include "client/error.h"
 #include "client/random.h"
+#include "kinds/handle.h"
 #include "kinds/names.h"
 #include "kinds/psemaphore.h"
 #include "runtime/fam.h"
@@ -58,25 +59,10 @@ rlk_psemaphore *rlk_psemaphore_new(rlk_client *c, const char *name)
     return rlk_fam_made(s, rlk_sem_queue_init(&s->q, &s->b) == 0 && s->timeouts);
 }
 
-void rlk_psemaphore_free(rlk_psemaphore *s)
-{
-    rlk_fam_free(s);
-}
-
-const char *rlk_psemaphore_name(const rlk_psemaphore *s)
-{
-    return s ? s->b.name : NULL;
-}
-
-const char *rlk_psemaphore_timeouts_key(const rlk_psemaphore *s)
-{
-    return s ? s->timeouts : NULL;
-}
-
-const char *rlk_psemaphore_channel(const rlk_psemaphore *s)
-{
-    return s ? s->b.channel : NULL;
-}
+/* rlk_psemaphore_free, rlk_psemaphore_name */
+RLK_HANDLE_DEF(rlk_psemaphore)
+RLK_HANDLE_DEF_GET(rlk_psemaphore_timeouts_key, rlk_psemaphore, timeouts)
+RLK_HANDLE_DEF_GET(rlk_psemaphore_channel, rlk_psemaphore, b.channel)
 
 /* ---------------------------------------------------------------- permit ids */
 
@@ -365,16 +351,11 @@ static int rlk_psemaphore_try_acquire_n_run(rlk_psemaphore *s, int n, long long 
     return rc;
 }
 
-/* The call, counted in the metrics (runtime/metrics.h). */
-int rlk_psemaphore_try_acquire_n(rlk_psemaphore *s, int n, long long wait_ms, long long lease_ms,
-                                 char (*ids)[RLK_PERMIT_ID_SIZE])
-{
-    rlk_metrics_call mc;
-
-    rlk_metrics_begin(s ? &s->b.rt->counters : NULL, &mc);
-    return rlk_metrics_end(&mc, RLK_MKIND_PSEMAPHORE, s ? s->b.name : NULL,
-                           rlk_psemaphore_try_acquire_n_run(s, n, wait_ms, lease_ms, ids));
-}
+/* rlk_psemaphore_try_acquire_n: rlk_psemaphore_try_acquire_n_run, counted in the metrics */
+RLK_HANDLE_DEF_COUNTED(rlk_psemaphore_try_acquire_n, RLK_MKIND_PSEMAPHORE,
+                       (rlk_psemaphore *h, int n, long long wait_ms, long long lease_ms,
+                        char (*ids)[RLK_PERMIT_ID_SIZE]),
+                       (h, n, wait_ms, lease_ms, ids))
 
 int rlk_psemaphore_try_acquire(rlk_psemaphore *s, long long wait_ms, long long lease_ms,
                                char id[RLK_PERMIT_ID_SIZE])

@@ -83,42 +83,7 @@ int rlk_psemaphore_set_permits(rlk_psemaphore *s, long long permits, long long *
 
 /* ---------------------------------------------------------------- time to live */
 
-/* Both keys of Redisson's object, as its expire and clearExpire take them:
- * (name, {name}:timeout). */
-static int rlk_psem_ttl_keys(const rlk_psemaphore *s, const char **keys)
-{
-    keys[0] = s->b.name;
-    keys[1] = s->timeouts;
-    return 2;
-}
-
-int rlk_psemaphore_expire(rlk_psemaphore *s, long long ttl_ms, int *set)
-{
-    const char *keys[2];
-
-    if (set)
-        *set = 0;
-    if (!s)
-        return RLK_ERR_ARG;
-    return rlk_expiry_set(&s->b, "psemaphore/expire", rlk_psem_ttl_keys(s, keys), keys, 0, ttl_ms,
-                          set);
-}
-
-int rlk_psemaphore_clear_expire(rlk_psemaphore *s, int *cleared)
-{
-    const char *keys[2];
-
-    if (cleared)
-        *cleared = 0;
-    if (!s)
-        return RLK_ERR_ARG;
-    return rlk_expiry_clear(&s->b, "psemaphore/clear_expire", rlk_psem_ttl_keys(s, keys), keys,
-                            cleared);
-}
-
-int rlk_psemaphore_ttl(rlk_psemaphore *s, long long *ttl_ms)
-{
-    if (!s || !ttl_ms)
-        return RLK_ERR_ARG;
-    return rlk_expiry_ttl(&s->b, "psemaphore/ttl", s->b.name, ttl_ms);
-}
+/* rlk_psemaphore_expire, rlk_psemaphore_clear_expire: on both keys of Redisson's object, as
+ * its expire and clearExpire take them (name, {name}:timeout); rlk_psemaphore_ttl */
+RLK_EXPIRY_DEF(rlk_psemaphore, "psemaphore", (h->b.name, h->timeouts), 0,
+               (h->b.name, h->timeouts))

@@ -32,6 +32,7 @@
 #include "client/topo.h"
 #include "kinds/lock.h"
 #include "kinds/rwlock.h"
+#include "kinds/handle.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
@@ -159,36 +160,12 @@ rlk_rwlock *rlk_rwlock_new(rlk_client *c, const char *name)
     return rlk_fam_made(rw, rw->prefix && rw->q && rw->waiters && rw->grant && rw->wake);
 }
 
-void rlk_rwlock_free(rlk_rwlock *rw)
-{
-    rlk_fam_free(rw);
-}
-
-const char *rlk_rwlock_name(const rlk_rwlock *rw)
-{
-    return rw ? rw->b.name : NULL;
-}
-
-const char *rlk_rwlock_channel(const rlk_rwlock *rw)
-{
-    return rw ? rw->b.channel : NULL;
-}
-
-int rlk_rwlock_set_owner(rlk_rwlock *rw, const char *owner)
-{
-    if (!rw)
-        return RLK_ERR_ARG;
-    return rlk_fam_id_set(rw->b.c, &rw->id, owner, 1, "rlk_rwlock_set_owner");
-}
-
-int rlk_rwlock_owner(const rlk_rwlock *rw, char *buf, size_t len)
-{
-    rlk_rwlock *m = (rlk_rwlock *)rw;   /* the id's mutex only */
-
-    if (!rw)
-        return RLK_ERR_ARG;
-    return rlk_fam_id_get(m->b.c, m->b.rt, &m->id, buf, len, "rlk_rwlock_owner");
-}
+/* rlk_rwlock_free, rlk_rwlock_name */
+RLK_HANDLE_DEF(rlk_rwlock)
+RLK_HANDLE_DEF_GET(rlk_rwlock_channel, rlk_rwlock, b.channel)
+/* rlk_rwlock_set_owner (an id of a read-write lock's field: not "mode", no ":write"),
+ * rlk_rwlock_owner */
+RLK_HANDLE_DEF_OWNER(rlk_rwlock, 1)
 
 /* ---------------------------------------------------------------- one acquire attempt */
 
@@ -595,9 +572,5 @@ int rlk_rwlock_reader_count(rlk_rwlock *rw, long long *owners)
     return rc;
 }
 
-int rlk_rwlock_remaining_ttl(rlk_rwlock *rw, long long *ttl_ms)
-{
-    if (!rw || !ttl_ms)
-        return RLK_ERR_ARG;
-    return rlk_fam_remaining_ttl(&rw->b, ttl_ms);
-}
+/* rlk_rwlock_remaining_ttl */
+RLK_HANDLE_DEF_REMAINING_TTL(rlk_rwlock)
