@@ -66,12 +66,6 @@ struct rlk_fastmulti {
     size_t ntook;
 };
 
-typedef struct rlk_fastmulti_acq {
-    rlk_fastmulti *m;
-    char owner[RLK_OWNER_MAX + 1];
-    long long lease_ms;
-    int watchdog;
-} rlk_fastmulti_acq;
 
 /* Every message on the group's channel wakes every waiter of this client. */
 static int rlk_fastmulti_meaning(const char *payload, size_t len, long long *head, long long *next)
@@ -261,8 +255,9 @@ static int rlk_fastmulti_acl_aftermath(rlk_fastmulti *m, const char *owner, int 
 }
 
 /* fastmulti/release for owner: its enum rlk_release_outcome; *rc the call's error. */
-static int rlk_fastmulti_release_call(rlk_fastmulti *m, const char *owner, long long lease, int *rc)
+static int rlk_fastmulti_release_call(void *arg, const char *owner, long long lease, int *rc)
 {
+    rlk_fastmulti *m = arg;
     const char *keys[2];
     char lease_s[24];
     const char *fixed[3] = {owner, lease_s, rlk_publish_arg(m->b.c)};
@@ -293,22 +288,12 @@ static int rlk_fastmulti_release_call(rlk_fastmulti *m, const char *owner, long 
     return outcome;
 }
 
-/* rlk_fam_undo_fn: gives back an acquisition the registry could not
- * record, or one too few replicas acknowledged. */
-static int rlk_fastmulti_undo(void *arg)
-{
-    rlk_fastmulti_acq *a = arg;
-    int rc, outcome = rlk_fastmulti_release_call(a->m, a->owner, a->lease_ms, &rc);
-
-    return rlk_fam_undone(outcome, rc);
-}
-
 /* rlk_wait_attempt_fn. RLK_OK: acquired, recorded. RLK_ERR_BUSY: a value
  * is another's, *ttl the longest wait among them. */
 static int rlk_fastmulti_attempt(void *arg, long long *ttl)
 {
-    rlk_fastmulti_acq *a = arg;
-    rlk_fastmulti *m = a->m;
+    rlk_handle_acq *a = arg;    /* its undo: rlk_handle_undo, with rlk_fastmulti_release_call */
+    rlk_fastmulti *m = a->handle;
     const char *keys[1] = {m->b.name};
     char lease[24];
     const char *fixed[2] = {lease, a->owner};
@@ -328,7 +313,7 @@ static int rlk_fastmulti_attempt(void *arg, long long *ttl)
                                NULL);
     freeReplyObject(r);
     if (rc == RLK_OK)
-        rc = rlk_fam_record(m->b.rt, &h, a->lease_ms, a->watchdog, sent, 0, rlk_fastmulti_undo, a);
+        rc = rlk_fam_record(m->b.rt, &h, a->lease_ms, a->watchdog, sent, 0, rlk_handle_undo, a);
     if (rc == RLK_OK)
         rlk_fastmulti_took_add(m, a->owner, 1);
     return rc;
@@ -339,16 +324,15 @@ static int rlk_fastmulti_attempt(void *arg, long long *ttl)
 static int rlk_fastmulti_try_lock_run(rlk_fastmulti *m, long long wait_ms, long long lease_ms)
 {
     long long start = rlk_clock_now_ns();
-    rlk_fastmulti_acq a;
+    rlk_handle_acq a;
     rlk_waiter w;
     int rc;
 
     if (!m)
         return RLK_ERR_ARG;
-    memset(&a, 0, sizeof a);
-    a.m = m;
-    rc = rlk_fam_lease(m->b.c, "faster MultiLock", m->b.name, lease_ms, &a.lease_ms, &a.watchdog);
-    if (rc != RLK_OK || (rc = rlk_fastmulti_owner(m, a.owner, sizeof a.owner)) != RLK_OK)
+    rc = rlk_handle_acq_start(&a, m, &m->b, &m->id, "rlk_fastmulti_owner", "faster MultiLock",
+                              lease_ms, rlk_fastmulti_release_call);
+    if (rc != RLK_OK)
         return rc;
     rlk_wait_init_lock(&w, &m->b, "faster MultiLock", rlk_fastmulti_attempt, &a);
     w.rule = &rlk_fastmulti_sub_rule;

@@ -77,6 +77,27 @@
 
 /* ---------------------------------------------------------------- acquiring */
 
+/* What a lock kind's acquisition call knows first: the head of its
+ * per-call state (handle.c). */
+typedef struct rlk_handle_acq {
+    void *handle;                   /* the kind's handle */
+    rlk_fam_release_fn release;     /* its release call (handle, owner, lease): the undo */
+    char owner[RLK_OWNER_MAX + 1];
+    long long lease_ms;
+    int watchdog;
+} rlk_handle_acq;
+
+/* a zeroed, then the call's lease (rlk_fam_lease: "<what> <name>: ..." in
+ * errors) and the holder id of id (rlk_fam_id_get: "<owner_fn>: ..."). */
+int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b, rlk_fam_id *id,
+                         const char *owner_fn, const char *what, long long lease_ms,
+                         rlk_fam_release_fn release);
+/* rlk_fam_undo_fn of an rlk_handle_acq (arg): gives back one hold, an
+ * acquisition the registry could not record, one too few replicas
+ * acknowledged, or one the caller was never told of, with the kind's
+ * release for the same owner and lease. */
+int rlk_handle_undo(void *arg);
+
 /* fn params: the call fn##_run args (the kind's static function), counted in
  * the metrics (runtime/metrics.h) as metric, every call (a NULL handle too).
  * params is the public parameter list with the handle named h; args the

@@ -41,13 +41,6 @@ struct rlk_nrlock {
     rlk_fam_id id;
 };
 
-typedef struct rlk_nrlock_acq {
-    rlk_nrlock *l;
-    char owner[RLK_OWNER_MAX + 1];
-    long long lease_ms;
-    int watchdog;
-} rlk_nrlock_acq;
-
 /* rlk_fam_kind.fini: what the handle holds beyond its base. */
 static void rlk_nrlock_fini(void *handle)
 {
@@ -91,16 +84,6 @@ static int rlk_nrlock_release_call(void *arg, const char *owner, long long lease
                                 rlk_fam_keys(&l->b, keys), keys, 2, owner, lease, rc);
 }
 
-/* rlk_fam_undo_fn: gives back the hold (an acquisition the registry could
- * not record, or one too few replicas acknowledged). */
-static int rlk_nrlock_undo(void *arg)
-{
-    rlk_nrlock_acq *a = arg;
-    int rc, outcome = rlk_nrlock_release_call(a->l, a->owner, a->lease_ms, &rc);
-
-    return rlk_fam_undone(outcome, rc);
-}
-
 static int rlk_nrlock_reentry(rlk_nrlock *l, const char *owner)
 {
     return rlk_set_error(l->b.c, RLK_ERR_REENTRY,
@@ -112,8 +95,8 @@ static int rlk_nrlock_reentry(rlk_nrlock *l, const char *owner)
  * another, *ttl its PTTL (-1: none). RLK_ERR_REENTRY: held by this owner. */
 static int rlk_nrlock_attempt(void *arg, long long *ttl)
 {
-    rlk_nrlock_acq *a = arg;
-    rlk_nrlock *l = a->l;
+    rlk_handle_acq *a = arg;    /* its undo: rlk_handle_undo, with rlk_nrlock_release_call */
+    rlk_nrlock *l = a->handle;
     const char *keys[1] = {l->b.name};
     char lease[24];
     const char *args[2] = {lease, a->owner};
@@ -129,13 +112,13 @@ static int rlk_nrlock_attempt(void *arg, long long *ttl)
         if (rc == RLK_ERR_SCRIPT && strncmp(rlk_errstr(l->b.c), "RLK_REENTRY", 11) == 0)
             return rlk_nrlock_reentry(l, a->owner);
         return rlk_fam_acquire_lost(&l->b, rc, &h, a->lease_ms, a->watchdog, sent, NULL, NULL,
-                                    rlk_nrlock_undo, a);
+                                    rlk_handle_undo, a);
     }
     rc = rlk_fam_acquire_reply(l->b.c, "non-reentrant lock", l->b.name, "nonreentrant/acquire", r,
                                ttl, NULL);
     freeReplyObject(r);
     if (rc == RLK_OK)
-        rc = rlk_fam_record(l->b.rt, &h, a->lease_ms, a->watchdog, sent, 0, rlk_nrlock_undo, a);
+        rc = rlk_fam_record(l->b.rt, &h, a->lease_ms, a->watchdog, sent, 0, rlk_handle_undo, a);
     return rc;
 }
 
@@ -144,16 +127,15 @@ static int rlk_nrlock_attempt(void *arg, long long *ttl)
 static int rlk_nrlock_try_lock_run(rlk_nrlock *l, long long wait_ms, long long lease_ms)
 {
     long long start = rlk_clock_now_ns();
-    rlk_nrlock_acq a;
+    rlk_handle_acq a;
     rlk_waiter w;
     int rc, first;
 
     if (!l)
         return RLK_ERR_ARG;
-    memset(&a, 0, sizeof a);
-    a.l = l;
-    rc = rlk_fam_lease(l->b.c, "non-reentrant lock", l->b.name, lease_ms, &a.lease_ms, &a.watchdog);
-    if (rc != RLK_OK || (rc = rlk_nrlock_owner(l, a.owner, sizeof a.owner)) != RLK_OK)
+    rc = rlk_handle_acq_start(&a, l, &l->b, &l->id, "rlk_nrlock_owner", "non-reentrant lock",
+                              lease_ms, rlk_nrlock_release_call);
+    if (rc != RLK_OK)
         return rc;
     /* A hold this client records: refused before any I/O (it would only be
      * refused by the script, or wait behind itself). */

@@ -518,27 +518,33 @@ int rlk_psemaphore_try_set_permits(rlk_psemaphore *s, long long permits, int *se
                                    keys, permits, set);
 }
 
-int rlk_psemaphore_add_permits(rlk_psemaphore *s, long long delta, long long *count)
+int rlk_psem_count(rlk_psemaphore *s, const char *what, const char *field, long long v,
+                   long long lo, const char *script, long long *out)
 {
     const char *keys[RLK_PSEM_NQKEYS];
     char num[24];
-    const char *args[3] = {num, RLK_FAM_CLAIM_MS_STR, NULL};   /* delta, claim window, publish */
+    const char *args[3] = {num, RLK_FAM_CLAIM_MS_STR, NULL};   /* v, claim window, publish */
     long long n = 0;
-    int rc;
+    int rc = rlk_fam_check_range(s->b.c, what, s->b.name, field, v, lo, RLK_NUM_MAX);
 
-    if (!s)
-        return RLK_ERR_ARG;
-    rc = rlk_fam_check_range(s->b.c, "add_permits", s->b.name, "delta", delta, -RLK_NUM_MAX,
-                             RLK_NUM_MAX);
     if (rc != RLK_OK)
         return rc;
-    snprintf(num, sizeof num, "%lld", delta);
+    snprintf(num, sizeof num, "%lld", v);
     args[2] = rlk_publish_arg(s->b.c);
-    rc = rlk_fam_eval_int(s->b.c, "psemaphore/add_permits", rlk_psem_qkeys(s, keys), keys, 3, args,
-                          NULL, &n);
-    if (rc == RLK_OK && count)
-        *count = n;
-    return rc == RLK_OK ? rlk_fam_acks_done(s->b.c, "add_permits", s->b.name, "done") : rc;
+    rc = rlk_fam_eval_int(s->b.c, script, rlk_psem_qkeys(s, keys), keys, 3, args, NULL, &n);
+    if (rc != RLK_OK)
+        return rc;
+    if (out)
+        *out = n;
+    return rlk_fam_acks_done(s->b.c, what, s->b.name, "done");
+}
+
+int rlk_psemaphore_add_permits(rlk_psemaphore *s, long long delta, long long *count)
+{
+    if (!s)
+        return RLK_ERR_ARG;
+    return rlk_psem_count(s, "add_permits", "delta", delta, -RLK_NUM_MAX, "psemaphore/add_permits",
+                          count);
 }
 
 int rlk_psemaphore_available(rlk_psemaphore *s, long long *count)

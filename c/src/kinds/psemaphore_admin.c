@@ -59,26 +59,10 @@ int rlk_psemaphore_acquired(rlk_psemaphore *s, long long *held)
 
 int rlk_psemaphore_set_permits(rlk_psemaphore *s, long long permits, long long *count)
 {
-    const char *keys[RLK_PSEM_NQKEYS];
-    char num[24];
-    const char *args[3] = {num, RLK_FAM_CLAIM_MS_STR, NULL};   /* permits, claim window, publish */
-    long long n = 0;
-    int rc;
-
     if (!s)
         return RLK_ERR_ARG;
-    rc = rlk_fam_check_range(s->b.c, "set_permits", s->b.name, "permits", permits, 0, RLK_NUM_MAX);
-    if (rc != RLK_OK)
-        return rc;
-    snprintf(num, sizeof num, "%lld", permits);
-    args[2] = rlk_publish_arg(s->b.c);
-    rc = rlk_fam_eval_int(s->b.c, "psemaphore/set_permits", rlk_psem_qkeys(s, keys), keys, 3, args,
-                          NULL, &n);
-    if (rc != RLK_OK)
-        return rc;
-    if (count)
-        *count = n;
-    return rlk_fam_acks_done(s->b.c, "set_permits", s->b.name, "done");
+    return rlk_psem_count(s, "set_permits", "permits", permits, 0, "psemaphore/set_permits",
+                          count);
 }
 
 /* ---------------------------------------------------------------- time to live */

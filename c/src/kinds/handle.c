@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * handle.c - what the lock kinds' acquisition calls share (handle.h): the
+ * head of a call's state and the undo of an acquisition through the kind's
+ * release call.
+ */
+#include <string.h>
+
+#include "kinds/handle.h"
+
+int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b, rlk_fam_id *id,
+                         const char *owner_fn, const char *what, long long lease_ms,
+                         rlk_fam_release_fn release)
+{
+    int rc;
+
+    memset(a, 0, sizeof *a);
+    a->handle = handle;
+    a->release = release;
+    rc = rlk_fam_lease(b->c, what, b->name, lease_ms, &a->lease_ms, &a->watchdog);
+    if (rc != RLK_OK)
+        return rc;
+    return rlk_fam_id_get(b->c, b->rt, id, a->owner, sizeof a->owner, owner_fn);
+}
+
+int rlk_handle_undo(void *arg)
+{
+    rlk_handle_acq *a = arg;
+    int rc, outcome = a->release(a->handle, a->owner, a->lease_ms, &rc);
+
+    return rlk_fam_undone(outcome, rc);
+}
