@@ -180,18 +180,11 @@ int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long 
 
 int rlk_elect_term(rlk_elect *e, long long *term)
 {
-    char owner[RLK_OWNER_MAX + 1];
-    int rc;
-
     if (!e || !term)
         return RLK_ERR_ARG;
-    *term = 0;
-    if ((rc = rlk_elect_owner(e, owner, sizeof owner)) != RLK_OK)
-        return rc;
-    if (!rlk_wd_token_of(e->b.rt->wd, RLK_KIND_FENCED, e->b.name, owner, term))
-        return rlk_set_error(e->b.c, RLK_ERR_NOT_OWNER, "election %s: %s does not lead (never "
-                             "elected, resigned, or lost)", e->b.name, owner);
-    return RLK_OK;
+    return rlk_handle_token(&e->b, &e->id, "rlk_elect_owner", RLK_KIND_FENCED,
+                            "election %s: %s does not lead (never elected, resigned, or lost)",
+                            term);
 }
 
 int rlk_elect_proclaim(rlk_elect *e, const char *value)

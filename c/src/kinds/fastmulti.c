@@ -328,8 +328,6 @@ static int rlk_fastmulti_try_lock_run(rlk_fastmulti *m, long long wait_ms, long 
     rlk_waiter w;
     int rc;
 
-    if (!m)
-        return RLK_ERR_ARG;
     rc = rlk_handle_acq_start(&a, m, &m->b, &m->id, "rlk_fastmulti_owner", "faster MultiLock",
                               lease_ms, rlk_fastmulti_release_call);
     if (rc != RLK_OK)

@@ -196,18 +196,10 @@ RLK_HANDLE_DEF_FORCE_REENTRANT(rlk_fenced)
 
 int rlk_fenced_token(rlk_fenced *f, long long *token)
 {
-    char owner[RLK_OWNER_MAX + 1];
-    int rc;
-
     if (!f || !token)
         return RLK_ERR_ARG;
-    *token = 0;
-    if ((rc = rlk_fenced_owner(f, owner, sizeof owner)) != RLK_OK)
-        return rc;
-    if (!rlk_wd_token_of(f->b.rt->wd, RLK_KIND_FENCED, f->b.name, owner, token))
-        return rlk_set_error(f->b.c, RLK_ERR_NOT_OWNER, "fenced lock %s: no hold of %s recorded",
-                             f->b.name, owner);
-    return RLK_OK;
+    return rlk_handle_token(&f->b, &f->id, "rlk_fenced_owner", RLK_KIND_FENCED,
+                            "fenced lock %s: no hold of %s recorded", token);
 }
 
 int rlk_fenced_last_token(rlk_fenced *f, long long *token)

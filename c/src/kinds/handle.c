@@ -6,7 +6,9 @@
  */
 #include <string.h>
 
+#include "client/error.h"
 #include "kinds/handle.h"
+#include "runtime/wd.h"
 
 int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b, rlk_fam_id *id,
                          const char *owner_fn, const char *what, long long lease_ms,
@@ -29,4 +31,18 @@ int rlk_handle_undo(void *arg)
     int rc, outcome = a->release(a->handle, a->owner, a->lease_ms, &rc);
 
     return rlk_fam_undone(outcome, rc);
+}
+
+int rlk_handle_token(const rlk_fam_base *b, rlk_fam_id *id, const char *owner_fn, int kind,
+                     const char *not_held, long long *token)
+{
+    char owner[RLK_OWNER_MAX + 1];
+    int rc;
+
+    *token = 0;
+    if ((rc = rlk_fam_id_get(b->c, b->rt, id, owner, sizeof owner, owner_fn)) != RLK_OK)
+        return rc;
+    if (!rlk_wd_token_of(b->rt->wd, kind, b->name, owner, token))
+        return rlk_set_error(b->c, RLK_ERR_NOT_OWNER, not_held, b->name, owner);
+    return RLK_OK;
 }

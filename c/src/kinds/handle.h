@@ -98,17 +98,26 @@ int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
  * release for the same owner and lease. */
 int rlk_handle_undo(void *arg);
 
-/* fn params: the call fn##_run args (the kind's static function), counted in
- * the metrics (runtime/metrics.h) as metric, every call (a NULL handle too).
- * params is the public parameter list with the handle named h; args the
- * same names in parentheses. */
+/* The token the client's registry recorded with the latest acquisition of
+ * name as kind by the handle's holder id (id, owner_fn as rlk_fam_id_get
+ * takes them) into *token (0 when none); RLK_ERR_NOT_OWNER when it records
+ * no such hold, with the message not_held formats from (name, holder id). */
+int rlk_handle_token(const rlk_fam_base *b, rlk_fam_id *id, const char *owner_fn, int kind,
+                     const char *not_held, long long *token);
+
+/* fn params: the call fn##_run args (the kind's static function, given a
+ * handle), RLK_ERR_ARG for a NULL handle h, counted in the metrics
+ * (runtime/metrics.h) as metric (an expression of the parameters), every
+ * call (a NULL handle's too). params is the public parameter list with the
+ * handle named h; args the same names in parentheses. */
 #define RLK_HANDLE_DEF_COUNTED(fn, metric, params, args)                                          \
     int fn params                                                                                 \
     {                                                                                             \
         rlk_metrics_call mc;                                                                      \
                                                                                                   \
         rlk_metrics_begin(h ? &h->b.rt->counters : NULL, &mc);                                    \
-        return rlk_metrics_end(&mc, metric, h ? h->b.name : NULL, fn##_run args);                 \
+        return rlk_metrics_end(&mc, metric, h ? h->b.name : NULL,                                 \
+                               h ? fn##_run args : RLK_ERR_ARG);                                  \
     }
 
 /* T_try_lock(h, wait_ms, lease_ms): T_try_lock_run counted as metric; and

@@ -85,36 +85,34 @@ int rlk_latch_try_set_count(rlk_latch *l, long long count, int *set)
 }
 
 /* A script on (name, channel) whose one argument is the publish command,
- * with an integer reply. */
+ * with an integer reply: *out (may be NULL) set when it ran. RLK_ERR_ARG for
+ * a NULL handle. */
 static int rlk_latch_call(rlk_latch *l, const char *script, long long *out)
 {
     const char *keys[2];
-    const char *args[1] = {rlk_publish_arg(l->b.c)};
-
-    return rlk_fam_eval_int(l->b.c, script, rlk_fam_keys(&l->b, keys), keys, 1, args, NULL, out);
-}
-
-int rlk_latch_count_down(rlk_latch *l, long long *left)
-{
+    const char *args[1];
     long long n = 0;
     int rc;
 
     if (!l)
         return RLK_ERR_ARG;
-    rc = rlk_latch_call(l, "latch/count_down", &n);
-    if (rc == RLK_OK && left)
-        *left = n;
+    args[0] = rlk_publish_arg(l->b.c);
+    rc = rlk_fam_eval_int(l->b.c, script, rlk_fam_keys(&l->b, keys), keys, 1, args, NULL, &n);
+    if (rc == RLK_OK && out)
+        *out = n;
     return rc;
+}
+
+int rlk_latch_count_down(rlk_latch *l, long long *left)
+{
+    return rlk_latch_call(l, "latch/count_down", left);
 }
 
 int rlk_latch_delete(rlk_latch *l, int *deleted)
 {
     long long n = 0;
-    int rc;
+    int rc = rlk_latch_call(l, "latch/delete", &n);
 
-    if (!l)
-        return RLK_ERR_ARG;
-    rc = rlk_latch_call(l, "latch/delete", &n);
     if (rc == RLK_OK && deleted)
         *deleted = n == 1;
     return rc;
@@ -170,8 +168,6 @@ static int rlk_latch_await_run(rlk_latch *l, long long timeout_ms)
     rlk_waiter w;
     int rc;
 
-    if (!l)
-        return RLK_ERR_ARG;
     /* Open already: no subscription needed. */
     rlk_wait_init(&w, &l->b, "latch", rlk_latch_attempt, l);
     w.ride_out = 1;         /* a read: retrying it is harmless */
@@ -184,12 +180,6 @@ static int rlk_latch_await_run(rlk_latch *l, long long timeout_ms)
     return rc;
 }
 
-/* The call, counted in the metrics (runtime/metrics.h). */
-int rlk_latch_await(rlk_latch *l, long long timeout_ms)
-{
-    rlk_metrics_call mc;
-
-    rlk_metrics_begin(l ? &l->b.rt->counters : NULL, &mc);
-    return rlk_metrics_end(&mc, RLK_MKIND_LATCH, l ? l->b.name : NULL,
-                           rlk_latch_await_run(l, timeout_ms));
-}
+/* rlk_latch_await: rlk_latch_await_run, counted in the metrics */
+RLK_HANDLE_DEF_COUNTED(rlk_latch_await, RLK_MKIND_LATCH, (rlk_latch *h, long long timeout_ms),
+                       (h, timeout_ms))

@@ -71,17 +71,17 @@ void rlk_lock_last_timeline(rlk_lock_timeline *out)
     *out = rlk_lock_tl;
 }
 
-/* rlk_fam_kind.fini: what the handle holds beyond its base. */
+/* rlk_fam_kind.fini: what the handle holds beyond its base: the local
+ * queue's reference, the holder id, and its names. */
 static void rlk_lock_fini(void *handle)
 {
     rlk_lock *l = handle;
+    char *names[] = {l->waiters, l->grant, l->wake, l->delay};
 
     rlk_lq_put(l->q);
-    free(l->waiters);
-    free(l->grant);
-    free(l->wake);
-    free(l->delay);
     rlk_fam_id_destroy(&l->id);
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        free(names[k]);
 }
 
 static const rlk_fam_kind rlk_lock_kind = {

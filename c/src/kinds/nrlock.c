@@ -131,8 +131,6 @@ static int rlk_nrlock_try_lock_run(rlk_nrlock *l, long long wait_ms, long long l
     rlk_waiter w;
     int rc, first;
 
-    if (!l)
-        return RLK_ERR_ARG;
     rc = rlk_handle_acq_start(&a, l, &l->b, &l->id, "rlk_nrlock_owner", "non-reentrant lock",
                               lease_ms, rlk_nrlock_release_call);
     if (rc != RLK_OK)

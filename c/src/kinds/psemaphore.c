@@ -547,16 +547,19 @@ int rlk_psemaphore_add_permits(rlk_psemaphore *s, long long delta, long long *co
                           count);
 }
 
-int rlk_psemaphore_available(rlk_psemaphore *s, long long *count)
+int rlk_psem_read(rlk_psemaphore *s, const char *script, long long *out)
 {
     const char *keys[RLK_PSEM_NKEYS];
-    const char *args[1];
+    const char *args[1] = {rlk_publish_arg(s->b.c)};    /* it publishes the permits it reclaims */
 
+    return rlk_fam_eval_int(s->b.c, script, rlk_psem_keys(s, keys), keys, 1, args, NULL, out);
+}
+
+int rlk_psemaphore_available(rlk_psemaphore *s, long long *count)
+{
     if (!s || !count)
         return RLK_ERR_ARG;
-    args[0] = rlk_publish_arg(s->b.c);     /* it publishes the permits it reclaims */
-    return rlk_fam_eval_int(s->b.c, "psemaphore/available", rlk_psem_keys(s, keys), keys, 1, args,
-                            NULL, count);
+    return rlk_psem_read(s, "psemaphore/available", count);
 }
 
 int rlk_psemaphore_size(rlk_psemaphore *s, long long *available, long long *held)

@@ -47,14 +47,9 @@ int rlk_psemaphore_lease_time(rlk_psemaphore *s, const char *id, long long *ms)
 
 int rlk_psemaphore_acquired(rlk_psemaphore *s, long long *held)
 {
-    const char *keys[RLK_PSEM_NKEYS];
-    const char *args[1];
-
     if (!s || !held)
         return RLK_ERR_ARG;
-    args[0] = rlk_publish_arg(s->b.c);      /* it publishes the permits it reclaims */
-    return rlk_fam_eval_int(s->b.c, "psemaphore/acquired", rlk_psem_keys(s, keys), keys, 1, args,
-                            NULL, held);
+    return rlk_psem_read(s, "psemaphore/acquired", held);
 }
 
 int rlk_psemaphore_set_permits(rlk_psemaphore *s, long long permits, long long *count)

@@ -403,8 +403,6 @@ static int rlk_rwlock_try_lock_run(rlk_rwlock *rw, int side, long long wait_ms, 
     rlk_rw_acq a;
     int rc;
 
-    if (!rw)
-        return RLK_ERR_ARG;
     if ((rc = rlk_rw_acq_init(rw, side, lease_ms, &a)) != RLK_OK)
         return rc;
     rlk_wait_init_lock(&w, &rw->b, rlk_rw_what(side), rlk_rw_attempt, &a);
@@ -418,15 +416,10 @@ static int rlk_rwlock_try_lock_run(rlk_rwlock *rw, int side, long long wait_ms, 
     return rc == RLK_ERR_BUSY ? rlk_rw_busy(rw, side, start) : rc;
 }
 
-/* The call, counted in the metrics (runtime/metrics.h). */
-int rlk_rwlock_try_lock(rlk_rwlock *rw, int side, long long wait_ms, long long lease_ms)
-{
-    rlk_metrics_call mc;
-
-    rlk_metrics_begin(rw ? &rw->b.rt->counters : NULL, &mc);
-    return rlk_metrics_end(&mc, side == RLK_RW_WRITE ? RLK_KIND_WRITE : RLK_KIND_READ, rw ? rw->b.name : NULL,
-                           rlk_rwlock_try_lock_run(rw, side, wait_ms, lease_ms));
-}
+/* rlk_rwlock_try_lock: rlk_rwlock_try_lock_run, counted in the metrics as the side's */
+RLK_HANDLE_DEF_COUNTED(rlk_rwlock_try_lock, side == RLK_RW_WRITE ? RLK_KIND_WRITE : RLK_KIND_READ,
+                       (rlk_rwlock *h, int side, long long wait_ms, long long lease_ms),
+                       (h, side, wait_ms, lease_ms))
 
 int rlk_rwlock_lock(rlk_rwlock *rw, int side, long long lease_ms)
 {

@@ -155,8 +155,6 @@ static int rlk_semaphore_try_acquire_run(rlk_semaphore *s, long long permits, lo
     rlk_waiter w;
     int rc;
 
-    if (!s)
-        return RLK_ERR_ARG;
     rc = rlk_fam_check_range(s->b.c, "acquire", s->b.name, "permits", permits, 1, RLK_NUM_MAX);
     if (rc != RLK_OK)
         return rc;
