@@ -53,8 +53,7 @@ static void rlk_elect_fini(void *handle)
 {
     rlk_elect *e = handle;
 
-    rlk_lq_put(e->q);
-    rlk_fam_id_destroy(&e->id);
+    rlk_handle_queue_fini(&e->id, e->q);
     free(e->token_key);
     free(e->state_key);
     free(e->elect_channel);
@@ -75,7 +74,8 @@ rlk_elect *rlk_elect_new(rlk_client *c, const char *name)
 
     if (!e)
         return NULL;
-    rlk_fam_id_init(&e->id);
+    if (!rlk_handle_queue_init(c, &e->id, &e->q, name))
+        return rlk_fam_made(e, 0);
     /* A candidate is the handle, not a thread (as etcd's session): campaign in one
      * thread, resign in another. "<client uuid>:elect-<n>". */
     snprintf(owner, sizeof owner, "%s:elect-%llu", e->b.rt->uuid,
@@ -87,8 +87,7 @@ rlk_elect *rlk_elect_new(rlk_client *c, const char *name)
     e->token_key = rlk_fam_prefix_name(RLK_NAMES_TOKEN, name);
     e->state_key = rlk_fam_suffix_name(name, RLK_NAMES_ELECT_STATE);
     e->elect_channel = rlk_fam_prefix_name(RLK_NAMES_CH_ELECT, name);
-    e->q = rlk_lq_get(c->addr, c->url.db, name);
-    return rlk_fam_made(e, e->token_key && e->state_key && e->elect_channel && e->q);
+    return rlk_fam_made(e, e->token_key && e->state_key && e->elect_channel);
 }
 
 /* rlk_elect_free, rlk_elect_name */

@@ -218,6 +218,23 @@ static int rlk_fastmulti_call(rlk_fastmulti *m, const char *script, int nkeys, c
     return rc;
 }
 
+/* rlk_fastmulti_call with an integer reply, into *out; another reply:
+ * RLK_ERR_PROTOCOL with the message bad formats from (group, reply type). */
+static int rlk_fastmulti_int(rlk_fastmulti *m, const char *script, int nkeys, const char **keys,
+                             int nfixed, const char *const *fixed, const char *bad, long long *out)
+{
+    redisReply *r = NULL;
+    int rc = rlk_fastmulti_call(m, script, nkeys, keys, nfixed, fixed, &r);
+
+    if (rc == RLK_OK && r->type != REDIS_REPLY_INTEGER)
+        rc = rlk_set_error(m->b.c, RLK_ERR_PROTOCOL, bad, m->b.name, r->type);
+    else if (rc == RLK_OK)
+        *out = r->integer;
+    if (r)
+        freeReplyObject(r);
+    return rc;
+}
+
 static int rlk_fastmulti_held(rlk_fastmulti *m, const char *owner, long long *count);
 
 /* An ACL refusal inside a script (the text Redis gives it). */
@@ -393,7 +410,7 @@ int rlk_fastmulti_force_unlock(rlk_fastmulti *m, int *released)
 {
     const char *keys[2];
     const char *fixed[1];
-    redisReply *r = NULL;
+    long long n = 0;
     int rc;
 
     if (!m)
@@ -409,14 +426,10 @@ int rlk_fastmulti_force_unlock(rlk_fastmulti *m, int *released)
         free(m->took[k].owner);
     m->ntook = 0;
     pthread_mutex_unlock(&m->mu);
-    if ((rc = rlk_fastmulti_call(m, "fastmulti/force_release", 2, keys, 1, fixed, &r)) != RLK_OK)
-        return rc;
-    if (r->type != REDIS_REPLY_INTEGER)
-        rc = rlk_set_error(m->b.c, RLK_ERR_PROTOCOL, "force unlock %s: fastmulti/force_release "
-                           "replied type %d", m->b.name, r->type);
-    else if (released)
-        *released = r->integer == 1;
-    freeReplyObject(r);
+    rc = rlk_fastmulti_int(m, "fastmulti/force_release", 2, keys, 1, fixed,
+                           "force unlock %s: fastmulti/force_release replied type %d", &n);
+    if (rc == RLK_OK && released)
+        *released = n == 1;
     return rc;
 }
 
@@ -427,18 +440,9 @@ static int rlk_fastmulti_held(rlk_fastmulti *m, const char *owner, long long *co
 {
     const char *keys[1] = {m->b.name};
     const char *fixed[1] = {owner};
-    redisReply *r = NULL;
-    int rc = rlk_fastmulti_call(m, "fastmulti/held", 1, keys, 1, fixed, &r);
 
-    if (rc != RLK_OK)
-        return rc;
-    if (r->type == REDIS_REPLY_INTEGER)
-        *count = r->integer;
-    else
-        rc = rlk_set_error(m->b.c, RLK_ERR_PROTOCOL, "fastmulti/held %s: replied type %d",
-                           m->b.name, r->type);
-    freeReplyObject(r);
-    return rc;
+    return rlk_fastmulti_int(m, "fastmulti/held", 1, keys, 1, fixed,
+                             "fastmulti/held %s: replied type %d", count);
 }
 
 int rlk_fastmulti_is_locked(rlk_fastmulti *m, int *locked)

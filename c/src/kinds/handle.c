@@ -6,9 +6,24 @@
  */
 #include <string.h>
 
+#include "client/client.h"
 #include "client/error.h"
 #include "kinds/handle.h"
+#include "runtime/lq.h"
 #include "runtime/wd.h"
+
+int rlk_handle_queue_init(rlk_client *c, rlk_fam_id *id, rlk_lq **q, const char *key)
+{
+    rlk_fam_id_init(id);
+    *q = rlk_lq_get(c->addr, c->url.db, key);
+    return *q != NULL;
+}
+
+void rlk_handle_queue_fini(rlk_fam_id *id, rlk_lq *q)
+{
+    rlk_lq_put(q);
+    rlk_fam_id_destroy(id);
+}
 
 int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b, rlk_fam_id *id,
                          const char *owner_fn, const char *what, long long lease_ms,

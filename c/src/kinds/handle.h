@@ -75,6 +75,16 @@
         return rlk_fam_id_get(m->b.c, m->b.rt, &m->id, buf, len, #T "_owner");                    \
     }
 
+/* ---------------------------------------------------------------- making */
+
+/* A lock kind whose waiters queue in the process (handle.c): its holder id
+ * initialised and a reference to the process-wide local queue of key
+ * (rlk_lq_get); 1 when the queue was got (0: out of memory; the kind's fini
+ * still calls rlk_handle_queue_fini). */
+int rlk_handle_queue_init(rlk_client *c, rlk_fam_id *id, struct rlk_lq **q, const char *key);
+/* Their end: the queue's reference given back (NULL: none), the id destroyed. */
+void rlk_handle_queue_fini(rlk_fam_id *id, struct rlk_lq *q);
+
 /* ---------------------------------------------------------------- acquiring */
 
 /* What a lock kind's acquisition call knows first: the head of its

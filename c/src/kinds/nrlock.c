@@ -46,8 +46,7 @@ static void rlk_nrlock_fini(void *handle)
 {
     rlk_nrlock *l = handle;
 
-    rlk_lq_put(l->q);
-    rlk_fam_id_destroy(&l->id);
+    rlk_handle_queue_fini(&l->id, l->q);
 }
 
 static const rlk_fam_kind rlk_nrlock_kind = {
@@ -62,9 +61,7 @@ rlk_nrlock *rlk_nrlock_new(rlk_client *c, const char *name)
 
     if (!l)
         return NULL;
-    rlk_fam_id_init(&l->id);
-    l->q = rlk_lq_get(c->addr, c->url.db, name);
-    return rlk_fam_made(l, l->q != NULL);
+    return rlk_fam_made(l, rlk_handle_queue_init(c, &l->id, &l->q, name));
 }
 
 /* rlk_nrlock_free, rlk_nrlock_name */
