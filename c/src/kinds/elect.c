@@ -116,15 +116,13 @@ static int rlk_elect_attempt(void *arg, long long *ttl)
     rlk_elect_acq *a = arg;
     rlk_elect *e = a->h.handle;
     const char *keys[4] = {e->b.name, e->token_key, e->state_key, e->elect_channel};
-    char lease[24];
-    const char *args[4] = {lease, a->h.owner, a->value, rlk_publish_arg(e->b.c)};
+    const char *args[4] = {a->h.lease, a->h.owner, a->value, rlk_publish_arg(e->b.c)};
     rlk_hold_spec h = {RLK_KIND_FENCED, e->b.name, a->h.owner, 2, {e->b.name, e->token_key, NULL},
                        e->b.channel, &rlk_fenced_renew_task, 0};
     long long sent = rlk_clock_now_ns();
     redisReply *r = NULL;
     int rc;
 
-    snprintf(lease, sizeof lease, "%lld", a->h.lease_ms);
     if ((rc = rlk_evalv(e->b.c, "elect/campaign", 4, keys, NULL, 4, args, NULL, &r)) != RLK_OK)
         return rc;
     rc = rlk_fam_acquire_reply(e->b.c, "election", e->b.name, "elect/campaign", r, ttl, &a->term);
@@ -170,8 +168,7 @@ int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long 
     first = wait_ms == 0 || !rlk_lq_busy(e->q);
     rc = rlk_wait_acquire(&w, start, wait_ms, first);
     if (rc == RLK_ERR_BUSY)
-        return rlk_set_error(e->b.c, RLK_ERR_BUSY, "election %s: another candidate leads after %lld ms",
-                             e->b.name, (rlk_clock_now_ns() - start) / 1000000LL);
+        return rlk_handle_busy(&e->b, "election", "another candidate leads", start);
     if (rc == RLK_OK && term)
         *term = a.term;
     return rc;

@@ -312,8 +312,7 @@ static int rlk_fastmulti_attempt(void *arg, long long *ttl)
     rlk_handle_acq *a = arg;    /* its undo: rlk_handle_undo, with rlk_fastmulti_release_call */
     rlk_fastmulti *m = a->handle;
     const char *keys[1] = {m->b.name};
-    char lease[24];
-    const char *fixed[2] = {lease, a->owner};
+    const char *fixed[2] = {a->lease, a->owner};
     /* No channel: every release in the group publishes there, and each
      * would make the watchdog renew this entry at once. */
     rlk_hold_spec h = {RLK_KIND_LOCK, m->b.name, a->owner, 1, {m->b.name, NULL, NULL},
@@ -322,7 +321,6 @@ static int rlk_fastmulti_attempt(void *arg, long long *ttl)
     redisReply *r = NULL;
     int rc;
 
-    snprintf(lease, sizeof lease, "%lld", a->lease_ms);
     RLK_RT_COUNT(m->b.rt, acquire_calls);
     if ((rc = rlk_fastmulti_call(m, "fastmulti/acquire", 1, keys, 2, fixed, &r)) != RLK_OK)
         return rc;
@@ -353,11 +351,8 @@ static int rlk_fastmulti_try_lock_run(rlk_fastmulti *m, long long wait_ms, long 
     w.rule = &rlk_fastmulti_sub_rule;
     w.ride_out = 0;     /* a lost acquire is not repeated blindly (not settled either: above) */
     rc = rlk_wait_acquire(&w, start, wait_ms, 1);
-    if (rc == RLK_ERR_BUSY)
-        return rlk_set_error(m->b.c, RLK_ERR_BUSY,
-                             "faster MultiLock %s: a value held by another holder after %lld ms",
-                             m->b.name, (rlk_clock_now_ns() - start) / 1000000LL);
-    return rc;
+    return rc == RLK_ERR_BUSY ? rlk_handle_busy(&m->b, "faster MultiLock",
+                                                "a value held by another holder", start) : rc;
 }
 
 /* rlk_fastmulti_try_lock (rlk_fastmulti_try_lock_run, counted in the metrics as a reentrant

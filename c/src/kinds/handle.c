@@ -4,9 +4,11 @@
  * head of a call's state and the undo of an acquisition through the kind's
  * release call.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "client/client.h"
+#include "client/clock.h"
 #include "client/error.h"
 #include "kinds/handle.h"
 #include "runtime/lq.h"
@@ -37,6 +39,7 @@ int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
     rc = rlk_fam_lease(b->c, what, b->name, lease_ms, &a->lease_ms, &a->watchdog);
     if (rc != RLK_OK)
         return rc;
+    snprintf(a->lease, sizeof a->lease, "%lld", a->lease_ms);
     return rlk_fam_id_get(b->c, b->rt, id, a->owner, sizeof a->owner, owner_fn);
 }
 
@@ -60,4 +63,10 @@ int rlk_handle_token(const rlk_fam_base *b, rlk_fam_id *id, const char *owner_fn
     if (!rlk_wd_token_of(b->rt->wd, kind, b->name, owner, token))
         return rlk_set_error(b->c, RLK_ERR_NOT_OWNER, not_held, b->name, owner);
     return RLK_OK;
+}
+
+int rlk_handle_busy(const rlk_fam_base *b, const char *what, const char *why, long long start_ns)
+{
+    return rlk_set_error(b->c, RLK_ERR_BUSY, "%s %s: %s after %lld ms", what, b->name, why,
+                         (rlk_clock_now_ns() - start_ns) / 1000000LL);
 }

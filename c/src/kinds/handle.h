@@ -95,10 +95,12 @@ typedef struct rlk_handle_acq {
     char owner[RLK_OWNER_MAX + 1];
     long long lease_ms;
     int watchdog;
+    char lease[24];                 /* lease_ms as text: the acquire scripts' ARGV[1] */
 } rlk_handle_acq;
 
 /* a zeroed, then the call's lease (rlk_fam_lease: "<what> <name>: ..." in
- * errors) and the holder id of id (rlk_fam_id_get: "<owner_fn>: ..."). */
+ * errors; also as text) and the holder id of id (rlk_fam_id_get:
+ * "<owner_fn>: ..."). */
 int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b, rlk_fam_id *id,
                          const char *owner_fn, const char *what, long long lease_ms,
                          rlk_fam_release_fn release);
@@ -107,6 +109,11 @@ int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
  * acknowledged, or one the caller was never told of, with the kind's
  * release for the same owner and lease. */
 int rlk_handle_undo(void *arg);
+
+/* RLK_ERR_BUSY recorded as "<what> <name>: <why> after <ms> ms", the time
+ * since start_ns (CLOCK_MONOTONIC, client/clock.h), and returned: a wait
+ * that ran out. */
+int rlk_handle_busy(const rlk_fam_base *b, const char *what, const char *why, long long start_ns);
 
 /* The token the client's registry recorded with the latest acquisition of
  * name as kind by the handle's holder id (id, owner_fn as rlk_fam_id_get

@@ -85,19 +85,14 @@ int rlk_latch_try_set_count(rlk_latch *l, long long count, int *set)
 }
 
 /* A script on (name, channel) whose one argument is the publish command,
- * with an integer reply: *out (may be NULL) set when it ran. RLK_ERR_ARG for
- * a NULL handle. */
+ * with an integer reply: *out (may be NULL) set when it ran. */
 static int rlk_latch_call(rlk_latch *l, const char *script, long long *out)
 {
     const char *keys[2];
-    const char *args[1];
+    const char *args[1] = {rlk_publish_arg(l->b.c)};
     long long n = 0;
-    int rc;
+    int rc = rlk_fam_eval_int(l->b.c, script, rlk_fam_keys(&l->b, keys), keys, 1, args, NULL, &n);
 
-    if (!l)
-        return RLK_ERR_ARG;
-    args[0] = rlk_publish_arg(l->b.c);
-    rc = rlk_fam_eval_int(l->b.c, script, rlk_fam_keys(&l->b, keys), keys, 1, args, NULL, &n);
     if (rc == RLK_OK && out)
         *out = n;
     return rc;
@@ -105,13 +100,13 @@ static int rlk_latch_call(rlk_latch *l, const char *script, long long *out)
 
 int rlk_latch_count_down(rlk_latch *l, long long *left)
 {
-    return rlk_latch_call(l, "latch/count_down", left);
+    return l ? rlk_latch_call(l, "latch/count_down", left) : RLK_ERR_ARG;
 }
 
 int rlk_latch_delete(rlk_latch *l, int *deleted)
 {
     long long n = 0;
-    int rc = rlk_latch_call(l, "latch/delete", &n);
+    int rc = l ? rlk_latch_call(l, "latch/delete", &n) : RLK_ERR_ARG;
 
     if (rc == RLK_OK && deleted)
         *deleted = n == 1;

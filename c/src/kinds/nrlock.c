@@ -95,15 +95,13 @@ static int rlk_nrlock_attempt(void *arg, long long *ttl)
     rlk_handle_acq *a = arg;    /* its undo: rlk_handle_undo, with rlk_nrlock_release_call */
     rlk_nrlock *l = a->handle;
     const char *keys[1] = {l->b.name};
-    char lease[24];
-    const char *args[2] = {lease, a->owner};
+    const char *args[2] = {a->lease, a->owner};
     rlk_hold_spec h = {RLK_KIND_LOCK, l->b.name, a->owner, 1, {l->b.name, NULL, NULL},
                        l->b.channel, &rlk_lock_renew_task, 0};  /* its waiters wait there */
     long long sent = rlk_clock_now_ns();
     redisReply *r = NULL;
     int rc;
 
-    snprintf(lease, sizeof lease, "%lld", a->lease_ms);
     RLK_RT_COUNT(l->b.rt, acquire_calls);
     if ((rc = rlk_evalv(l->b.c, "nonreentrant/acquire", 1, keys, NULL, 2, args, NULL, &r)) != RLK_OK) {
         if (rc == RLK_ERR_SCRIPT && strncmp(rlk_errstr(l->b.c), "RLK_REENTRY", 11) == 0)
@@ -140,11 +138,8 @@ static int rlk_nrlock_try_lock_run(rlk_nrlock *l, long long wait_ms, long long l
     w.q = l->q;
     first = wait_ms == 0 || !rlk_lq_busy(l->q);
     rc = rlk_wait_acquire(&w, start, wait_ms, first);
-    if (rc == RLK_ERR_BUSY)
-        return rlk_set_error(l->b.c, RLK_ERR_BUSY,
-                             "non-reentrant lock %s: held by another holder after %lld ms",
-                             l->b.name, (rlk_clock_now_ns() - start) / 1000000LL);
-    return rc;
+    return rc == RLK_ERR_BUSY ? rlk_handle_busy(&l->b, "non-reentrant lock",
+                                                "held by another holder", start) : rc;
 }
 
 /* rlk_nrlock_try_lock (rlk_nrlock_try_lock_run, counted in the metrics as a reentrant

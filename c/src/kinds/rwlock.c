@@ -463,33 +463,58 @@ int rlk_rwlock_force_unlock(rlk_rwlock *rw, int side, int *released)
 
 /* ---------------------------------------------------------------- queries */
 
-int rlk_rwlock_mode(rlk_rwlock *rw, int *mode)
+/* A read of the lock hash: HGET name field, or HGETALL name (field NULL),
+ * whose reply read turns into *out. */
+static int rlk_rw_hash(rlk_rwlock *rw, const char *field,
+                       int (*read)(rlk_rwlock *rw, const redisReply *r, void *out), void *out)
 {
-    const char *argv[3] = {"HGET", NULL, "mode"};
+    const char *argv[3] = {field ? "HGET" : "HGETALL", rw->b.name, field};
     redisReply *r = NULL;
-    int rc;
+    int rc = rlk_command(rw->b.c, field ? 3 : 2, argv, NULL, &r);
 
-    if (!rw || !mode)
-        return RLK_ERR_ARG;
-    *mode = RLK_RW_FREE;
-    argv[1] = rw->b.name;
-    if ((rc = rlk_command(rw->b.c, 3, argv, NULL, &r)) != RLK_OK)
+    if (rc != RLK_OK)
         return rc;
+    rc = read(rw, r, out);
+    freeReplyObject(r);
+    return rc;
+}
+
+/* The mode field: read, write, or none (free). */
+static int rlk_rw_read_mode(rlk_rwlock *rw, const redisReply *r, void *out)
+{
+    int *mode = out;
+
     if (r->type == REDIS_REPLY_STRING && strcmp(r->str, "read") == 0)
         *mode = RLK_RW_MODE_READ;
     else if (r->type == REDIS_REPLY_STRING && strcmp(r->str, "write") == 0)
         *mode = RLK_RW_MODE_WRITE;
     else if (r->type != REDIS_REPLY_NIL)
-        rc = rlk_set_error(rw->b.c, RLK_ERR_PROTOCOL, "rwlock %s: not a read-write lock (mode)",
-                           rw->b.name);
-    freeReplyObject(r);
-    return rc;
+        return rlk_set_error(rw->b.c, RLK_ERR_PROTOCOL, "rwlock %s: not a read-write lock (mode)",
+                             rw->b.name);
+    return RLK_OK;
+}
+
+int rlk_rwlock_mode(rlk_rwlock *rw, int *mode)
+{
+    if (!rw || !mode)
+        return RLK_ERR_ARG;
+    *mode = RLK_RW_FREE;
+    return rlk_rw_hash(rw, "mode", rlk_rw_read_mode, mode);
 }
 
 /* The hash field of side for owner: "<owner>" or "<owner>:write". */
 static void rlk_rw_field(int side, const char *owner, char *buf, size_t len)
 {
     snprintf(buf, len, side == RLK_RW_WRITE ? "%s:write" : "%s", owner);
+}
+
+/* The calling thread's holder id into owner (RLK_OWNER_MAX + 1 bytes), for
+ * side RLK_RW_READ or RLK_RW_WRITE (else RLK_ERR_ARG; what names the call). */
+static int rlk_rw_side_owner(rlk_rwlock *rw, int side, const char *what, char *owner)
+{
+    int rc = rlk_rw_check_side(rw, side, 0, what);
+
+    return rc != RLK_OK ? rc : rlk_rwlock_owner(rw, owner, RLK_OWNER_MAX + 1);
 }
 
 int rlk_rwlock_hold_count(rlk_rwlock *rw, int side, long long *count)
@@ -501,8 +526,7 @@ int rlk_rwlock_hold_count(rlk_rwlock *rw, int side, long long *count)
     if (!rw || !count)
         return RLK_ERR_ARG;
     *count = 0;
-    if ((rc = rlk_rw_check_side(rw, side, 0, "hold count")) != RLK_OK ||
-        (rc = rlk_rwlock_owner(rw, owner, sizeof owner)) != RLK_OK)
+    if ((rc = rlk_rw_side_owner(rw, side, "hold count", owner)) != RLK_OK)
         return rc;
     rlk_rw_field(side, owner, field, sizeof field);
     argv[0] = "HGET";
@@ -520,11 +544,9 @@ int rlk_rwlock_is_held_by_me(rlk_rwlock *rw, int side, int *held)
     if (!rw || !held)
         return RLK_ERR_ARG;
     *held = 0;
-    if ((rc = rlk_rw_check_side(rw, side, 0, "is held")) != RLK_OK ||
-        (rc = rlk_rwlock_owner(rw, owner, sizeof owner)) != RLK_OK)
-        return rc;
-    if (rlk_wd_is_lost_as(rw->b.rt->wd, rlk_rw_kind(side), rw->b.name, owner))
-        return RLK_OK;
+    rc = rlk_rw_side_owner(rw, side, "is held", owner);
+    if (rc != RLK_OK || rlk_wd_is_lost_as(rw->b.rt->wd, rlk_rw_kind(side), rw->b.name, owner))
+        return rc;      /* a hold the watchdog lost: not held */
     rc = rlk_rwlock_hold_count(rw, side, &n);
     *held = rc == RLK_OK && n > 0;
     return rc;
@@ -542,27 +564,25 @@ static int rlk_rw_is_reader(const redisReply *field, const redisReply *value)
     return atoll(value->str) > 0;
 }
 
+/* The whole hash: how many reader fields it has. */
+static int rlk_rw_read_readers(rlk_rwlock *rw, const redisReply *r, void *out)
+{
+    long long *owners = out;
+
+    if (r->type != REDIS_REPLY_ARRAY)
+        return rlk_set_error(rw->b.c, RLK_ERR_PROTOCOL, "HGETALL %s: reply type %d", rw->b.name,
+                             r->type);
+    for (size_t i = 0; i + 1 < r->elements; i += 2)
+        *owners += rlk_rw_is_reader(r->element[i], r->element[i + 1]);
+    return RLK_OK;
+}
+
 int rlk_rwlock_reader_count(rlk_rwlock *rw, long long *owners)
 {
-    const char *argv[2] = {"HGETALL", NULL};
-    redisReply *r = NULL;
-    int rc;
-
     if (!rw || !owners)
         return RLK_ERR_ARG;
     *owners = 0;
-    argv[1] = rw->b.name;
-    if ((rc = rlk_command(rw->b.c, 2, argv, NULL, &r)) != RLK_OK)
-        return rc;
-    if (r->type == REDIS_REPLY_ARRAY) {
-        for (size_t i = 0; i + 1 < r->elements; i += 2)
-            *owners += rlk_rw_is_reader(r->element[i], r->element[i + 1]);
-    } else {
-        rc = rlk_set_error(rw->b.c, RLK_ERR_PROTOCOL, "HGETALL %s: reply type %d", rw->b.name,
-                           r->type);
-    }
-    freeReplyObject(r);
-    return rc;
+    return rlk_rw_hash(rw, NULL, rlk_rw_read_readers, owners);
 }
 
 /* rlk_rwlock_remaining_ttl */
