@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * handle.c - what the lock kinds' acquisition calls share (handle.h): the
- * head of a call's state and the undo of an acquisition through the kind's
- * release call.
+ * handle.c - what the lock kinds share beyond the public functions that
+ * handle.h's macros define: the holder id and local queue of a kind whose
+ * waiters queue in the process, the head of an acquisition call and its undo
+ * through the kind's release call, the message of a wait that ran out, and
+ * the token of a recorded hold.
  */
 #include <stdio.h>
 #include <string.h>
