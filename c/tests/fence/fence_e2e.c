@@ -35,25 +35,27 @@
  *   CLIENT PAUSE      CLIENT PAUSE ALL SERVER_PAUSE_MS on the master while someone holds
  *   server SIGSTOP    the master process stopped SERVER_PAUSE_MS, then SIGCONT (kept below the
  *                     sentinels' down-after-milliseconds, 1000: no failover)
- *   lost reply, kill  (checked run) the master SIGSTOPped, and once the holder's fenced write is
- *                     on the wire (the library's after-write hook, rlk_conn_after_write, counts
- *                     it in shared memory) CLIENT KILL TYPE normal SKIPME yes is queued behind it
- *                     on a connection opened before; SIGCONT: the server reads both in one pass,
- *                     so the write runs and its reply is dropped with its connection, or it is
- *                     dropped unrun - the writer cannot tell which (the other workers' connections
- *                     go too: their lock calls' lost replies are the library's to settle)
- *   lost reply, timeout (checked run) the workers bound each write to WRITE_LIMIT_MS
- *                     (rlk_thread_time_limit) while this action is in effect; the master
- *                     SIGSTOPped until the holder's fenced write was put on the wire and has
- *                     timed out, then SIGCONT: the server reads the request before the closed
- *                     connection's EOF and runs it, a write whose writer was told RLK_ERR_TIMEOUT
- *                     (rt_lost_reply.c makes its lost replies the same way)
  *   failover          Sentinel: the holder paused, SENTINEL FAILOVER (again while refused or not
  *                     done), the holder resumed once the sentinels name the replica; the old
  *                     master is made a replica of the new one at once (the sentinels would 8-10 s
  *                     later), so that WAIT 1 is answered there; the workers follow the switch.
  *                     Cluster: the holder paused, CLUSTER FAILOVER on the replica of the slot's
  *                     master (the old master becomes its replica), the holder resumed
+ *   lost reply, kill  (checked run, after the failover, on the new master) the library's pool
+ *                     connections listed (CLIENT LIST, name=rlk-pool-*), the master SIGSTOPped,
+ *                     and once the holder's fenced write
+ *                     is on the wire (the library's after-write hook, rlk_conn_after_write,
+ *                     counts it in shared memory) a CLIENT KILL ID of each is queued behind it on
+ *                     a connection opened before; SIGCONT: the server reads both in one pass, so
+ *                     the write runs and its reply is dropped with its connection, or it is
+ *                     dropped unrun - the writer cannot tell which (the other workers' connections
+ *                     go too: their lock calls' lost replies are the library's to settle)
+ *   lost reply, timeout (checked run, after the kills) the workers bound each write to WRITE_LIMIT_MS
+ *                     (rlk_thread_time_limit) while this action is in effect; the master
+ *                     SIGSTOPped until the holder's fenced write was put on the wire and has
+ *                     timed out, then SIGCONT: the server reads the request before the closed
+ *                     connection's EOF and runs it, a write whose writer was told RLK_ERR_TIMEOUT
+ *                     (rt_lost_reply.c makes its lost replies the same way)
  *
  * Asserted, checked run, on each resource: the final content (list on the master the sentinels
  * name at the end, table ordered by id) has no entry whose token is below an earlier entry's;
@@ -119,11 +121,11 @@
 #define FENCE_KEY "{e2e}:fence"
 #define PG_FENCE "e2e"
 
-enum { A_NONE, A_HOLDER_STOP, A_HOLDER_KILL, A_CLIENT_PAUSE, A_SERVER_STOP, A_LOST_KILL, A_LOST_TIMEOUT,
-       A_FAILOVER, NACT };
+enum { A_NONE, A_HOLDER_STOP, A_HOLDER_KILL, A_CLIENT_PAUSE, A_SERVER_STOP, A_FAILOVER, A_LOST_KILL,
+       A_LOST_TIMEOUT, NACT };
 static const char *const ACT_NAME[NACT] = {"no action", "holder SIGSTOP", "holder kill -9",
-                                           "server CLIENT PAUSE", "server SIGSTOP",
-                                           "lost reply, kill", "lost reply, timeout", "failover"};
+                                           "server CLIENT PAUSE", "server SIGSTOP", "failover",
+                                           "lost reply, kill", "lost reply, timeout"};
 enum { R_REDIS, R_PG, NRES };
 static const char *const RES_NAME[NRES] = {"Redis list", "PostgreSQL table"};
 enum { O_ACC, O_REF, O_UNK, O_ERR };
@@ -147,6 +149,7 @@ typedef struct slot {
     volatile pid_t pid;          /* 0: unused */
     volatile int dead;           /* killed by the nemesis */
     volatile int holding;        /* 1 while it holds the lock */
+    volatile int wnext;          /* the write of the hold it is at (0..WRITES-1) */
     volatile int inflight[NRES]; /* action + 1 while a write to that resource is on the wire */
     tally t[NACT][NRES];
     int holds, transient, errors, pg_errors;
@@ -365,10 +368,12 @@ static void worker(int k, int checked)
             s->nacq = s->nacq + 1;
         }
         s->holds++;
+        s->wnext = 0;
         s->holding = 1;
         for (int n = 0; n < WRITES && !sh->stop; n++) {
             int act = sh->action, out, end = 0;
 
+            s->wnext = n;
             snprintf(entry, sizeof entry, "%lld %d %d %d", token, k, n, act);
             s->inflight[R_REDIS] = act + 1;
             if (act == A_LOST_TIMEOUT)
@@ -457,14 +462,15 @@ static int holder(long wait_ms, unsigned *seed)
     return n ? live[tk_rand(seed) % (unsigned)n] : -1;
 }
 
-/* The slot that holds the lock, polled for at most wait_ms; -1 when none does. */
-static int holding(long wait_ms)
+/* The slot that holds the lock and has written at most max_n times in this hold (it has more to
+ * write), polled for at most wait_ms; -1 when none does. */
+static int holding(long wait_ms, int max_n)
 {
     long long end = rlk_fx_now_ms() + wait_ms;
 
     do {
         for (int k = 0; k < nslots; k++)
-            if (!sh->s[k].dead && sh->s[k].holding)
+            if (!sh->s[k].dead && sh->s[k].holding && sh->s[k].wnext <= max_n)
                 return k;
         sleep_ms(2);
     } while (rlk_fx_now_ms() < end);
@@ -605,19 +611,45 @@ static int wire_after(int k, unsigned was, long long end_ms)
     return 1;
 }
 
+#define MAXKILL 64
+
+/* The ids of the library's pool connections on x's server (CLIENT LIST: name=rlk-pool-*):
+ * the workers' command connections, not their subscribers' nor the sentinels'. How many. */
+static int pool_conns(redisContext *x, long long *ids, int max)
+{
+    redisReply *rep = redisCommand(x, "CLIENT LIST");
+    int n = 0;
+
+    for (const char *p = rep && rep->type == REDIS_REPLY_STRING ? rep->str : NULL; p && *p && n < max;) {
+        const char *eol = strchr(p, '\n'), *name = strstr(p, " name=rlk-pool-");
+
+        if (strncmp(p, "id=", 3) == 0 && name && (!eol || name < eol))
+            ids[n++] = atoll(p + 3);
+        p = eol ? eol + 1 : NULL;
+    }
+    if (rep)
+        freeReplyObject(rep);
+    return n;
+}
+
 /* One lost-reply action on master m while slot k holds the lock: 1 when the holder's fenced
- * write lost its reply as planned (written while the master was stopped; kill: the CLIENT KILL
- * queued behind it killed connections; timeout: the write returned while it was still stopped),
+ * write lost its reply as planned (written while the master was stopped; kill: the CLIENT KILLs
+ * queued behind it closed connections; timeout: the write returned while it was still stopped),
  * 0 when the holder put no write on the wire in time (nothing to lose), -1 on a fixture error. */
 static int lost_reply(int act, int m, int k, run_result *r)
 {
     rlk_fx_server *srv = node(m);
     redisContext *x = act == A_LOST_KILL ? rlk_fx_connect(srv) : NULL;
     unsigned was = __atomic_load_n(&sh->s[k].wire, __ATOMIC_SEQ_CST);
-    long long t0, end;
-    int hit = 0, done = 0;
+    long long t0, end, ids[MAXKILL];
+    int hit = 0, done = 0, nids = 0;
 
-    if ((act == A_LOST_KILL && (!x || x->err)) || rlk_fx_pause(srv) != 0) {
+    if (act == A_LOST_KILL && (!x || x->err || (nids = pool_conns(x, ids, MAXKILL)) == 0)) {
+        if (x)
+            redisFree(x);
+        return -1;
+    }
+    if (rlk_fx_pause(srv) != 0) {
         if (x)
             redisFree(x);
         return -1;
@@ -626,8 +658,11 @@ static int lost_reply(int act, int m, int k, run_result *r)
     end = t0 + LOST_STOP_MS;
     if (wire_after(k, was, end)) {
         if (act == A_LOST_KILL) {
-            /* Queued on the stopped server behind the write: read in the same pass. */
-            hit = redisAppendCommand(x, "CLIENT KILL TYPE normal SKIPME yes") == REDIS_OK;
+            /* Queued on the stopped server behind the write: read in the same pass. A pool
+             * connection opened since CLIENT LIST is missed (the write then succeeds). */
+            hit = 1;
+            for (int i = 0; i < nids && hit; i++)
+                hit = redisAppendCommand(x, "CLIENT KILL ID %lld", ids[i]) == REDIS_OK;
             while (hit && !done)
                 hit = redisBufferWrite(x, &done) == REDIS_OK;
         } else {
@@ -640,15 +675,20 @@ static int lost_reply(int act, int m, int k, run_result *r)
     r->lost_stop_ms[act == A_LOST_KILL ? 0 : 1] += rlk_fx_now_ms() - t0;
     rlk_fx_resume(srv);
     if (x) {
-        redisReply *rep = NULL;
+        int killed = 0;
 
-        if (hit && (redisGetReply(x, (void **)&rep) != REDIS_OK || !rep || rep->type != REDIS_REPLY_INTEGER ||
-                    rep->integer < 1))
-            hit = 0;
-        if (rep) {
-            r->lost_killed += rep->type == REDIS_REPLY_INTEGER ? (int)rep->integer : 0;
+        for (int i = 0; hit && i < nids; i++) {
+            redisReply *rep = NULL;
+
+            if (redisGetReply(x, (void **)&rep) != REDIS_OK || !rep) {
+                hit = 0;
+                break;
+            }
+            killed += rep->type == REDIS_REPLY_INTEGER ? (int)rep->integer : 0; /* gone: an error */
             freeReplyObject(rep);
         }
+        r->lost_killed += killed;
+        hit = hit && killed > 0;
         redisFree(x);
     }
     return hit;
@@ -1058,18 +1098,6 @@ static int run(int checked, run_result *r)
         settle(300);
     }
 
-    /* Lost replies of fenced writes: the checked run's (the control has no fenced write). */
-    for (int act = A_LOST_KILL; checked && act <= A_LOST_TIMEOUT; act++) {
-        sh->action = act;
-        for (int i = 0; i < 3; i++) {
-            int k = holding(1000);
-
-            if (k >= 0 && (m = master(2000)) >= 0 && lost_reply(act, m, k, r) == 1)
-                r->actions[act]++;
-            settle(300);
-        }
-    }
-
     sh->action = A_FAILOVER;
     if (cluster_mode) {
         int k = holder(500, &seed), old = master(5000), rep = old >= 0 ? rlk_fx_cluster_replica_of(&cl, old) : -1;
@@ -1119,6 +1147,24 @@ static int run(int checked, run_result *r)
             kill(sh->s[k].pid, SIGCONT);
         }
         settle(1500); /* writes on the new master */
+    }
+
+    /* Lost replies of fenced writes, on the new master: the checked run's (the control has no
+     * fenced write). After the failover, which they would delay if run before: SENTINEL
+     * FAILOVER waits for a fresh INFO of the replica, whose age then depends on the time since
+     * the start (every 10 s). Up to 6 tries for 3 that lost a reply: a try misses when the
+     * holder has no write left to put on the wire while the master is stopped. */
+    for (int act = A_LOST_KILL; checked && act <= A_LOST_TIMEOUT; act++) {
+        sh->action = act;
+        for (int i = 0; i < 6 && r->actions[act] < 3; i++) {
+            int k;
+
+            if ((m = master(2000)) < 0)
+                continue;
+            if ((k = holding(1000, 1)) >= 0 && lost_reply(act, m, k, r) == 1)
+                r->actions[act]++;
+            settle(300);
+        }
     }
 
     /* The end: every worker resumed and told to stop, then reaped (bounded). */
