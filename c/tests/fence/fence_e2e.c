@@ -1019,6 +1019,29 @@ static int failover(int want, long long timeout_ms)
     }
 }
 
+/* Fails the master data node old over to its replica (r->expect_master): CLUSTER FAILOVER on
+ * the replica of the slot's master (the master stops taking writes, the replica catches up and
+ * takes over, the old master follows it: WAIT 1 is answered at once), or SENTINEL FAILOVER. 0 /
+ * -1. */
+static int fail_over(int old, run_result *r)
+{
+    if (cluster_mode) {
+        r->expect_master = rlk_fx_cluster_replica_of(&cl, old);
+        return r->expect_master >= 0 ? rlk_fx_cluster_failover(&cl, r->expect_master, 30000) : -1;
+    }
+    r->expect_master = 1 - old;
+    if (failover(1 - old, 30000) != 0)
+        return -1;
+    /* The old master goes on as a master until the sentinels reconfigure it, 8-10 s later;
+     * meanwhile the new one has no replica to answer WAIT 1, so every acquisition there would be
+     * rolled back. Made a replica of the new master now instead, as the sentinels will (what it
+     * took alone, unacknowledged, is dropped by the resync). */
+    tk_command_ok(&fx.data[old], "REPLICAOF 127.0.0.1 %d", fx.data[1 - old].port);
+    if (rlk_fx_sentinel_wait_demoted(&fx, old, 15000) != 0)
+        printf("  the old master did not become a replica of the new one in 15 s\n");
+    return 0;
+}
+
 static int run(int checked, run_result *r)
 {
     const char *name = checked ? "e2echecked" : "e2econtrol";
@@ -1099,45 +1122,15 @@ static int run(int checked, run_result *r)
     }
 
     sh->action = A_FAILOVER;
-    if (cluster_mode) {
-        int k = holder(500, &seed), old = master(5000), rep = old >= 0 ? rlk_fx_cluster_replica_of(&cl, old) : -1;
-        long long t0 = rlk_fx_now_ms();
-
-        /* CLUSTER FAILOVER on the slot's master's replica: the master stops taking writes, the
-         * replica catches up and takes over, the old master follows it (its replica: WAIT 1 is
-         * answered at once). */
-        r->expect_master = rep;
-        if (k >= 0)
-            kill(sh->s[k].pid, SIGSTOP);
-        if (rep >= 0 && rlk_fx_cluster_failover(&cl, rep, 30000) == 0) {
-            r->actions[A_FAILOVER]++;
-            r->failover_ms = rlk_fx_now_ms() - t0;
-        } else {
-            printf("  the failover did not happen\n");
-        }
-        if (k >= 0) {
-            if (rlk_fx_now_ms() - t0 < PAUSE_MS)
-                sleep_ms(PAUSE_MS - (long)(rlk_fx_now_ms() - t0));
-            kill(sh->s[k].pid, SIGCONT);
-        }
-        settle(1500); /* writes on the new master */
-    } else {
+    {
         int k = holder(500, &seed), old = master(5000);
         long long t0 = rlk_fx_now_ms();
 
-        r->expect_master = old >= 0 ? 1 - old : -1;
         if (k >= 0)
             kill(sh->s[k].pid, SIGSTOP);
-        if (old >= 0 && failover(1 - old, 30000) == 0) {
+        if (old >= 0 && fail_over(old, r) == 0) {
             r->actions[A_FAILOVER]++;
             r->failover_ms = rlk_fx_now_ms() - t0;
-            /* The old master goes on as a master until the sentinels reconfigure it, 8-10 s
-             * later; meanwhile the new one has no replica to answer WAIT 1, so every acquisition
-             * there would be rolled back. Made a replica of the new master now instead, as the
-             * sentinels will (what it took alone, unacknowledged, is dropped by the resync). */
-            tk_command_ok(&fx.data[old], "REPLICAOF 127.0.0.1 %d", fx.data[1 - old].port);
-            if (rlk_fx_sentinel_wait_demoted(&fx, old, 15000) != 0)
-                printf("  the old master did not become a replica of the new one in 15 s\n");
         } else {
             printf("  the failover did not happen\n");
         }
