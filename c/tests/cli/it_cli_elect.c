@@ -55,6 +55,7 @@ typedef struct life {
     long long term;
     long long start_ns, last_ns;        /* the first and the last line it wrote */
     long long first_ok_ns, last_ok_ns;  /* sent stamps of its accepted actions (0: none) */
+    long long first_ok_reply_ns;        /* reply stamp of its first accepted action */
     int oks, fenced, errs;
     int ended;                          /* "end": finished on its own */
 } life;
@@ -105,8 +106,10 @@ static int elog_parse(elog *g, const char *text)
                 x->last_ns = b;
             if (strcmp(res, "ok") == 0) {
                 x->oks++;
-                if (!x->first_ok_ns)
+                if (!x->first_ok_ns) {
                     x->first_ok_ns = a;
+                    x->first_ok_reply_ns = b;
+                }
                 x->last_ok_ns = a;
             } else if (strcmp(res, "fenced") == 0) {
                 x->fenced++;
@@ -130,7 +133,12 @@ static int elog_parse(elog *g, const char *text)
 /* The checks of a run's log; returns how many violations it found (printed
  * with prefix). Rules:
  *   1. acting: the accepted actions of each term ([first, last] sent stamp)
- *      never overlap another term's, and a larger term acts later;
+ *      never overlap another term's, and a larger term acts later; for the
+ *      paused one, whose command runs on beside the next leader's, the order
+ *      is the resource's: an old-term action sent after a newer term's first
+ *      accepted action had its reply must have been refused (one sent before
+ *      that reply may reach the resource first, and be accepted, as the
+ *      resource orders them);
  *   2. living: no two commands' lives ([start, last line]) overlap, but for
  *      the one the test paused (paused_pid; 0: none), whose actions after
  *      the next leader's first accepted one must all be refused;
@@ -145,10 +153,11 @@ static int elog_check(const elog *g, long paused_pid, const char *prefix)
 
             if (i == j)
                 continue;
-            if (a->oks && b->oks && a->term < b->term && a->last_ok_ns >= b->first_ok_ns) {
+            if (a->oks && b->oks && a->term < b->term &&
+                a->last_ok_ns >= (a->pid == paused_pid ? b->first_ok_reply_ns : b->first_ok_ns)) {
                 fprintf(stderr, "%s: term %lld acted until %lld ns, after term %lld began "
-                        "acting at %lld ns\n", prefix, a->term, a->last_ok_ns, b->term,
-                        b->first_ok_ns);
+                        "acting at %lld ns (its first accepted reply: %lld ns)\n", prefix,
+                        a->term, a->last_ok_ns, b->term, b->first_ok_ns, b->first_ok_reply_ns);
                 bad++;
             }
             if (i < j && a->pid != paused_pid && b->pid != paused_pid &&
@@ -556,6 +565,15 @@ static void test_checker_controls(void)
         {"paused, refused after resuming", "start 1 9 100 10\nact 1 110 111 10 ok\n"
                                            "start 2 9 200 20\nact 2 210 211 20 ok\n"
                                            "act 1 300 301 10 fenced\n", 1, 0},
+        {"paused, accepted: sent before the new term's first reply, reached the resource first",
+         "start 1 9 100 10\nact 1 110 111 10 ok\nstart 2 9 200 20\nact 2 210 230 20 ok\n"
+         "act 1 220 225 10 ok\n", 1, 0},
+        {"paused, accepted: sent after the new term's first reply",
+         "start 1 9 100 10\nact 1 110 111 10 ok\nstart 2 9 200 20\nact 2 210 230 20 ok\n"
+         "act 1 231 235 10 ok\n", 1, 1},
+        {"not paused, accepted: sent after the new term's first was sent",
+         "start 1 9 100 10\nact 1 110 111 10 ok\nstart 2 9 200 20\nact 2 210 230 20 ok\n"
+         "act 1 220 225 10 ok\n", 0, 1},
     };
     elog g;
 
