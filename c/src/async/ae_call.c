@@ -27,7 +27,6 @@
 #include "async/engine.h"
 #include "async/ae_state.h"
 #include "async/ae_call.h"
-#include "async/ae_route.h"
 #include "async/ae_timer.h"
 /* The marker rlk_ae_publish_arg returns while a cluster's pub/sub mode is
  * not known yet: a script call that passes it is formatted both ways, and
@@ -188,17 +187,6 @@ void rlk_async_cancel(rlk_async_req *r)
 
 /* ---------------------------------------------------------------- calls */
 
-void ae_callq_push(ae_callq *q, rlk_ae_call *call)
-{
-    call->next = NULL;
-    if (q->tail)
-        q->tail->next = call;
-    else
-        q->head = call;
-    q->tail = call;
-    q->n++;
-}
-
 static void ae_callq_push_front(ae_callq *q, rlk_ae_call *call)
 {
     call->next = q->head;
@@ -206,19 +194,6 @@ static void ae_callq_push_front(ae_callq *q, rlk_ae_call *call)
     if (!q->tail)
         q->tail = call;
     q->n++;
-}
-
-rlk_ae_call *ae_callq_pop(ae_callq *q)
-{
-    rlk_ae_call *call = q->head;
-
-    if (call) {
-        q->head = call->next;
-        if (!q->head)
-            q->tail = NULL;
-        q->n--;
-    }
-    return call;
 }
 
 void ae_call_free(rlk_ae_call *call)
@@ -330,9 +305,9 @@ static rlk_ae_call *ae_call_submit(rlk_async *ac, rlk_ae_call *call)
         return call;
     }
     if (call->rt->fail_rc)
-        ae_route_park(ac, call, 0);   /* ended on the next turn, never from inside the call */
+        ac->up->route_park(ac, call, 0);   /* ended on the next turn, never from inside the call */
     else
-        ae_route_call(ac, call);
+        ac->up->route_call(ac, call);
     ae_sweep_ensure(ac);
     return call;
 }
@@ -541,7 +516,7 @@ void ae_cmd_reply(rlk_async *ac, ae_node *n, redisReply *r)
             return;
         }
         if (r->type == REDIS_REPLY_ERROR && call->rt && !call->rt->pinned &&
-            ae_route_refused(ac, n, call, r))
+            ac->up->route_refused(ac, n, call, r))
             return;
         if (r->type == REDIS_REPLY_ERROR) {
             int rc = ae_reply_error(ac, r, call->script ? call->script->name : "command");

@@ -26,7 +26,6 @@
 #include "client/slot.h"
 #include "async/ae_state.h"
 #include "async/ae_wd.h"
-#include "async/ae_route.h"
 
 int rlk_ae_wd_no_deadline;
 

@@ -4,7 +4,8 @@
  * client's counters (counters.h), and reading them (metrics.c). Recording
  * is relaxed atomic additions on the caller's thread: no lock, no
  * allocation; with recording off (rlk_metrics_set_enabled) one relaxed
- * load. docs/observability.md says what each metric means.
+ * load. Reading them (rlk_metrics_get, the exposition) is exposition.c's.
+ * docs/observability.md says what each metric means.
  *
  * Not installed; not a stable API.
  */
@@ -30,6 +31,9 @@ void rlk_metrics_hold(rlk_rt_counters *k, const char *name, long long acquired_n
 /* An attempt of a wait acquired after sleeping; woke_ns > 0: the sleep
  * before it was ended by a message at woke_ns (a handoff). */
 void rlk_metrics_acquired_waiting(rlk_rt_counters *k, long long woke_ns);
+/* The watched name's cells (rlk_metrics_watch), or NULL (nothing watched:
+ * one acquire load). */
+rlk_rt_name *rlk_metrics_name(rlk_rt_counters *k, const char *name);
 /* The result class (enum rlk_acquire_result) of an acquisition's rc. */
 int rlk_metrics_result_of(int rc);
 
