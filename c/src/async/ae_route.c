@@ -268,23 +268,11 @@ static int ae_ask_node(rlk_async *ac, ae_node *n, int argc, const char **argv, r
                        void *arg)
 {
     rlk_ae_call *call = ae_call_new(ac, AE_CALL_USER, fn, arg);
-    int len;
 
     if (!call)
         return -1;
     call->rt->pinned = 1;
-    len = redisFormatCommandArgv(&call->cmd, argc, argv, NULL);
-    if (len < 0) {
-        call->cmd = NULL;
-        ae_call_free(call);
-        return -1;
-    }
-    call->len = (size_t)len;
-    if (ae_node_submit(ac, n, call) != 0) {
-        ae_call_free(call);
-        return -1;
-    }
-    return 0;
+    return ae_call_send(ac, n, call, argc, argv, NULL, 0);
 }
 
 static void ae_slots_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,

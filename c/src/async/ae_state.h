@@ -330,16 +330,38 @@ struct rlk_async {
 
 #define AE_N0(ac) ((ac)->nodes[0])
 
+/* The engine's intrusive lists (requests, listeners, holds, call queues):
+ * e goes first in the doubly linked list at head; e leaves it (e's own
+ * links stay as they were); e goes last in the list (head, tail) linked
+ * by e's field next. */
+#define AE_DLIST_PUSH(head, e) do {                                             \
+        (e)->next = (head);                                                     \
+        if (head)                                                               \
+            (head)->prev = (e);                                                 \
+        (head) = (e);                                                           \
+    } while (0)
+#define AE_DLIST_UNLINK(head, e) do {                                           \
+        if ((e)->prev)                                                          \
+            (e)->prev->next = (e)->next;                                        \
+        else                                                                    \
+            (head) = (e)->next;                                                 \
+        if ((e)->next)                                                          \
+            (e)->next->prev = (e)->prev;                                        \
+    } while (0)
+#define AE_LIST_APPEND(head, tail, e, next) do {                                \
+        (e)->next = NULL;                                                       \
+        if (tail)                                                               \
+            (tail)->next = (e);                                                 \
+        else                                                                    \
+            (head) = (e);                                                       \
+        (tail) = (e);                                                           \
+    } while (0)
+
 /* The call queues (FIFO), shared by every part: inline, so they add no
  * arrow between the parts. */
 static inline void ae_callq_push(ae_callq *q, rlk_ae_call *call)
 {
-    call->next = NULL;
-    if (q->tail)
-        q->tail->next = call;
-    else
-        q->head = call;
-    q->tail = call;
+    AE_LIST_APPEND(q->head, q->tail, call, next);
     q->n++;
 }
 
@@ -363,6 +385,12 @@ void ae_call_free(rlk_ae_call *call);
 void ae_call_end(rlk_async *ac, rlk_ae_call *call, int rc, const redisReply *reply,
                  const char *errstr, int lost);
 int ae_node_submit(rlk_async *ac, ae_node *n, rlk_ae_call *call);
+/* The call's command from argv (lens may be NULL), written on n's command
+ * connection now (now: ahead of the calls waiting, the connection's own
+ * set-up) or submitted there (ae_node_submit): 0, or -1 out of memory, the
+ * call freed. */
+int ae_call_send(rlk_async *ac, ae_node *n, rlk_ae_call *call, int argc, const char **argv,
+                 const size_t *lens, int now);
 /* 1 when ac's calls are routed per slot: its client's topology says so
  * (client/topo.h, rlk_topo_routed: a cluster). Every part asks this, never
  * the URL (engine.c). */

@@ -28,6 +28,7 @@
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/random.h"
+#include "client/ref.h"
 #include "client/scripts.h"
 #include "client/slot.h"
 #include "client/topo.h"
@@ -301,12 +302,7 @@ nomem:
 
 static void ae_cref_put(ae_cref *r)
 {
-    int last;
-
-    pthread_mutex_lock(&r->mu);
-    last = --r->refs == 0;
-    pthread_mutex_unlock(&r->mu);
-    if (!last)
+    if (!rlk_ref_put(&r->mu, &r->refs))
         return;
     rlk_free(r->c);
     pthread_mutex_destroy(&r->mu);
@@ -315,12 +311,7 @@ static void ae_cref_put(ae_cref *r)
 
 static void ae_dial_put(ae_dial *d)
 {
-    int last;
-
-    pthread_mutex_lock(&d->mu);
-    last = --d->refs == 0;
-    pthread_mutex_unlock(&d->mu);
-    if (!last)
+    if (!rlk_ref_put(&d->mu, &d->refs))
         return;
     close(d->sv[0]);
     close(d->sv[1]);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * metrics.h - recording the public metrics (rlk.h, rlk_metrics_*) into a
- * client's counters (counters.h), and reading them (metrics.c). Recording
+ * client's counters (counters.h) (metrics.c). Recording
  * is relaxed atomic additions on the caller's thread: no lock, no
  * allocation; with recording off (rlk_metrics_set_enabled) one relaxed
  * load. Reading them (rlk_metrics_get, the exposition) is exposition.c's.
