@@ -156,3 +156,15 @@ void rlk_metrics_acquired_waiting(rlk_rt_counters *k, long long woke_ns)
         rlk_metrics_observe(&k->handoff_h, rlk_clock_now_ns() - woke_ns);
     }
 }
+
+void rlk_metrics_fence(rlk_rt_counters *k, const char *fence, int rc)
+{
+    int result = rc == RLK_OK ? RLK_FENCE_ACCEPTED : rc == RLK_ERR_FENCED ? RLK_FENCE_REFUSED : -1;
+    rlk_rt_name *nm;
+
+    if (result < 0 || !rlk_metrics_on(k))
+        return;
+    RLK_M_ADD(k->fence_writes[result], 1);
+    if ((nm = rlk_metrics_name(k, fence)) != NULL)
+        RLK_M_ADD(nm->fence_writes[result], 1);
+}
