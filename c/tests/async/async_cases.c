@@ -800,7 +800,7 @@ static void sentinel(void)
     long long t0;
 
     memset(&sn, 0, sizeof sn);
-    REQUIRE(rlk_fx_sentinel_start(&sn, "asyncmaster") == 0);
+    REQUIRE(rlk_fx_sentinel_start_quick(&sn, "asyncmaster") == 0);
     snprintf(saved, sizeof saved, "%s", url);
     snprintf(surl, sizeof surl, "%s+sentinel://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/asyncmaster",
              sn.data[0].tls ? "rediss" : "redis", sn.sentinel[0].port, sn.sentinel[1].port,

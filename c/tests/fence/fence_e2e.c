@@ -5,11 +5,15 @@
  * pauses the server and fails it over; every accepted write is in token order on each resource,
  * stale writes are attempted and refused, and a control run without the checks lets them land.
  *
- *   fence_e2e [SQL_FILE]        SQL_FILE: sql/rlk_fence.sql, installed into the PostgreSQL server
+ *   fence_e2e [--cluster] [SQL_FILE]
+ *                               SQL_FILE: sql/rlk_fence.sql, installed into the PostgreSQL server
  *                               that $PGHOST names (c/tests/fence/with-postgres starts one)
  *
- * Each run has its own Sentinel group (c/tests/support/sentinel.h: master, replica, 3 sentinels).
- * WORKERS processes, each its own client on the redis+sentinel:// URL with min_replicas 1 (WAIT 1
+ * Each run has its own Sentinel group (c/tests/support/sentinel.h: master, replica, 3 sentinels),
+ * or with --cluster its own Redis Cluster (c/tests/support/cluster.h: 3 masters + 3 replicas;
+ * "the master" below is then the master of the slot of {e2e}). $RLK_TEST_TLS (the fixtures' TLS
+ * servers) makes both rediss://. WORKERS processes, each its own client on the
+ * redis+sentinel:// (redis+cluster://) URL with min_replicas 1 (WAIT 1
  * behind every writing script), loop: take the fenced lock "{e2e}" (rlk_fenced_try_lock, lease
  * LEASE_MS, no watchdog), then WRITES times, WRITE_GAP_MS apart, write the entry
  * "<token> <slot> <n> <action>" to both resources:
@@ -31,25 +35,52 @@
  *   CLIENT PAUSE      CLIENT PAUSE ALL SERVER_PAUSE_MS on the master while someone holds
  *   server SIGSTOP    the master process stopped SERVER_PAUSE_MS, then SIGCONT (kept below the
  *                     sentinels' down-after-milliseconds, 1000: no failover)
- *   Sentinel failover the holder paused, SENTINEL FAILOVER (again while refused or not done),
- *                     the holder resumed once the sentinels name the replica; the old master is
- *                     made a replica of the new one at once (the sentinels would 8-10 s later), so
- *                     that WAIT 1 is answered there; the workers follow the switch
+ *   failover          Sentinel: the holder paused, SENTINEL FAILOVER (again while refused or not
+ *                     done), the holder resumed once the sentinels name the replica; the old
+ *                     master is made a replica of the new one at once (the sentinels would 8-10 s
+ *                     later), so that WAIT 1 is answered there; the workers follow the switch.
+ *                     Cluster: the holder paused, CLUSTER FAILOVER on the replica of the slot's
+ *                     master (the old master becomes its replica), the holder resumed
+ *   lost reply, kill  (checked run, after the failover, on the new master) the library's pool
+ *                     connections listed (CLIENT LIST, name=rlk-pool-*), the master SIGSTOPped,
+ *                     and once the holder's fenced write
+ *                     is on the wire (the library's after-write hook, rlk_conn_after_write,
+ *                     counts it in shared memory) a CLIENT KILL ID of each is queued behind it on
+ *                     a connection opened before; SIGCONT: the server reads both in one pass, so
+ *                     the write runs and its reply is dropped with its connection, or it is
+ *                     dropped unrun - the writer cannot tell which (the other workers' connections
+ *                     go too: their lock calls' lost replies are the library's to settle)
+ *   lost reply, timeout (checked run, after the kills) the workers bound each write to WRITE_LIMIT_MS
+ *                     (rlk_thread_time_limit) while this action is in effect; the master
+ *                     SIGSTOPped until the holder's fenced write was put on the wire and has
+ *                     timed out, then SIGCONT: the server reads the request before the closed
+ *                     connection's EOF and runs it, a write whose writer was told RLK_ERR_TIMEOUT
+ *                     (rt_lost_reply.c makes its lost replies the same way)
  *
  * Asserted, checked run, on each resource: the final content (list on the master the sentinels
  * name at the end, table ordered by id) has no entry whose token is below an earlier entry's;
- * accepted <= entries <= accepted + unknown; stale writes were refused (count > 0). Over every
+ * accepted <= entries <= accepted + unknown; stale writes were refused (count > 0). Every write
+ * is logged with what the C API said of it, and the content is checked against that log: each
+ * write reported accepted is there, once; each reported refused is not; no entry is there twice
+ * (never performed twice: each entry is unique to one attempt); an entry no write was logged for
+ * is one a killed worker had on the wire. The lost-reply actions left writes unknown (count > 0),
+ * and the timeout's are reported apart: how many of them landed anyway. Over every
  * acquisition of both runs: a token handed out by an acquisition that began after another one
  * returned is larger than that one's (tokens never go back, the failover included: min_replicas
  * 1 means every token handed out reached the replica that is promoted). No error other than
  * those outcomes. Control run (same nemesis, no checks): on each resource at least one entry's
- * token is below an earlier entry's. The token order checker has its own control (planted data).
+ * token is below an earlier entry's (the control runs no lost-reply action: it has no fenced
+ * write to lose). The token order checker and the log checker have their own controls (planted
+ * data: a token that goes back; a duplicate entry, an accepted write missing, a refused one
+ * present).
  *
  * Without PostgreSQL (no libpq at build time, or with-postgres --optional found no server, or no
  * $PGHOST) the Redis resource still runs and is asserted, and the program then exits 77
  * (skipped) saying what was left out. Every wait is bounded; no assertion depends on timing.
  */
 #include "check.h"
+#include "client/conn.h"
+#include "cluster.h"
 #include "fixture.h"
 #include "sentinel.h"
 #include "tk_util.h"
@@ -81,16 +112,20 @@
 #define PAUSE_MS 500        /* a holder's SIGSTOP: past its lease */
 #define SERVER_PAUSE_MS 500 /* the server's: past the lease, below down-after-milliseconds */
 #define HARD_LIMIT_MS 60000 /* a worker ends by itself after this, whatever the parent says */
+#define WRITE_LIMIT_MS 200  /* a write's bound while "lost reply, timeout" is in effect */
+#define LOST_STOP_MS 450    /* the longest the lost-reply actions keep the master stopped */
+#define MAXW 4096           /* writes logged per worker and resource */
 
 #define LOCK_NAME "{e2e}"
 #define LOG_KEY "{e2e}:log"
 #define FENCE_KEY "{e2e}:fence"
 #define PG_FENCE "e2e"
 
-enum { A_NONE, A_HOLDER_STOP, A_HOLDER_KILL, A_CLIENT_PAUSE, A_SERVER_STOP, A_FAILOVER, NACT };
+enum { A_NONE, A_HOLDER_STOP, A_HOLDER_KILL, A_CLIENT_PAUSE, A_SERVER_STOP, A_FAILOVER, A_LOST_KILL,
+       A_LOST_TIMEOUT, NACT };
 static const char *const ACT_NAME[NACT] = {"no action", "holder SIGSTOP", "holder kill -9",
-                                           "server CLIENT PAUSE", "server SIGSTOP",
-                                           "Sentinel failover"};
+                                           "server CLIENT PAUSE", "server SIGSTOP", "failover",
+                                           "lost reply, kill", "lost reply, timeout"};
 enum { R_REDIS, R_PG, NRES };
 static const char *const RES_NAME[NRES] = {"Redis list", "PostgreSQL table"};
 enum { O_ACC, O_REF, O_UNK, O_ERR };
@@ -103,16 +138,27 @@ typedef struct acq {
     long long t0_ns, t1_ns, token;
 } acq;
 
+/* One write and what the C API said of it (O_*). */
+typedef struct wrec {
+    long long token;
+    short n, act;
+    int out;
+} wrec;
+
 typedef struct slot {
     volatile pid_t pid;          /* 0: unused */
     volatile int dead;           /* killed by the nemesis */
     volatile int holding;        /* 1 while it holds the lock */
+    volatile int wnext;          /* the write of the hold it is at (0..WRITES-1) */
     volatile int inflight[NRES]; /* action + 1 while a write to that resource is on the wire */
     tally t[NACT][NRES];
     int holds, transient, errors, pg_errors;
     int noacks[NACT];            /* acquisitions rolled back: no replica acknowledged them */
     volatile int nacq;
     acq a[MAXACQ];
+    volatile unsigned wire;      /* fenced writes put on the wire (the after-write hook) */
+    volatile int nw[NRES];
+    wrec w[NRES][MAXW];
     char err[200];               /* the first unexpected error */
 } slot;
 
@@ -124,7 +170,9 @@ typedef struct shared {
 
 static shared *sh;
 static rlk_fx_sentinel fx;
-static char surl[512];
+static rlk_fx_cluster cl;
+static int cluster_mode;         /* --cluster */
+static char surl[1024];
 static const char *pg_skip;      /* why PostgreSQL is left out; NULL: it runs */
 static int nslots;
 
@@ -222,6 +270,28 @@ static int write_pg(PGconn *pg, int checked, long long token, int k, int n, int 
 }
 #endif
 
+/* The after-write hook: the fenced write's request is on the wire. */
+static void on_wire(void *arg)
+{
+    slot *s = arg;
+
+    __atomic_add_fetch(&s->wire, 1u, __ATOMIC_SEQ_CST);
+}
+
+static void log_write(slot *s, int res, long long token, int n, int act, int out)
+{
+    int i = s->nw[res];
+
+    if (i >= MAXW)
+        return;
+    s->w[res][i].token = token;
+    s->w[res][i].n = (short)n;
+    s->w[res][i].act = (short)act;
+    s->w[res][i].out = out;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the record before its count (kill -9) */
+    s->nw[res] = i + 1;
+}
+
 static void count(slot *s, int act, int res, int out)
 {
     if (out == O_ACC)
@@ -298,15 +368,23 @@ static void worker(int k, int checked)
             s->nacq = s->nacq + 1;
         }
         s->holds++;
+        s->wnext = 0;
         s->holding = 1;
         for (int n = 0; n < WRITES && !sh->stop; n++) {
             int act = sh->action, out, end = 0;
 
+            s->wnext = n;
             snprintf(entry, sizeof entry, "%lld %d %d %d", token, k, n, act);
             s->inflight[R_REDIS] = act + 1;
+            if (act == A_LOST_TIMEOUT)
+                rlk_thread_time_limit(WRITE_LIMIT_MS);
+            rlk_conn_after_write(on_wire, s); /* taken by the fenced write's EVALSHA */
             out = write_redis(c, checked, entry, token);
+            rlk_conn_after_write(NULL, NULL);
+            rlk_thread_time_limit(-1);
             if (out == O_ERR)
                 note(s, "write: %s", rlk_errstr(c));
+            log_write(s, R_REDIS, token, n, act, out);
             count(s, act, R_REDIS, out);
             end |= out != O_ACC;
 #ifdef RLK_E2E_PG
@@ -319,6 +397,7 @@ static void worker(int k, int checked)
                     s->pg_errors++;
                     note(s, "PostgreSQL: %s", why);
                 }
+                log_write(s, R_PG, token, n, act, out);
                 count(s, act, R_PG, out);
                 end |= out != O_ACC;
             }
@@ -383,6 +462,21 @@ static int holder(long wait_ms, unsigned *seed)
     return n ? live[tk_rand(seed) % (unsigned)n] : -1;
 }
 
+/* The slot that holds the lock and has written at most max_n times in this hold (it has more to
+ * write), polled for at most wait_ms; -1 when none does. */
+static int holding(long wait_ms, int max_n)
+{
+    long long end = rlk_fx_now_ms() + wait_ms;
+
+    do {
+        for (int k = 0; k < nslots; k++)
+            if (!sh->s[k].dead && sh->s[k].holding && sh->s[k].wnext <= max_n)
+                return k;
+        sleep_ms(2);
+    } while (rlk_fx_now_ms() < end);
+    return -1;
+}
+
 /* Waits until someone holds the lock (at most wait_ms): 1, or 0. */
 static int someone_holds(long wait_ms)
 {
@@ -397,16 +491,70 @@ static int someone_holds(long wait_ms)
     return 0;
 }
 
-/* The data node the sentinels agree is the master, polled for at most wait_ms; -1. */
+/* Data node i: fx.data[i], or cl.node[i] with --cluster. */
+static rlk_fx_server *node(int i)
+{
+    return cluster_mode ? &cl.node[i] : &fx.data[i];
+}
+
+/* The data node the sentinels agree is the master (the cluster: the master of the slot of
+ * {e2e}, as CLUSTER SLOTS says), polled for at most wait_ms; -1. */
 static int master(long wait_ms)
 {
     long long end = rlk_fx_now_ms() + wait_ms;
     int m;
 
-    while ((m = rlk_fx_sentinel_master(&fx)) < 0 && rlk_fx_now_ms() < end)
+    while ((m = cluster_mode ? rlk_fx_cluster_key_owner(&cl, LOCK_NAME) : rlk_fx_sentinel_master(&fx)) < 0 &&
+           rlk_fx_now_ms() < end)
         sleep_ms(50);
     return m;
 }
+
+/* Starts the run's servers and sets surl. 0 / -1. */
+static int topo_start(const char *name)
+{
+    if (cluster_mode) {
+        size_t used;
+
+        if (rlk_fx_cluster_start(&cl) != 0)
+            return -1;
+        used = (size_t)snprintf(surl, sizeof surl, "%s+cluster://", cl.node[0].tls ? "rediss" : "redis");
+        for (int i = 0; i < cl.n && used < sizeof surl; i++)
+            used += (size_t)snprintf(surl + used, sizeof surl - used, "%s127.0.0.1:%d", i ? "," : "",
+                                     cl.node[i].port);
+        return used < sizeof surl ? 0 : -1;
+    }
+    if (rlk_fx_sentinel_start(&fx, name) != 0)
+        return -1;
+    snprintf(surl, sizeof surl, "%s+sentinel://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/%s",
+             fx.sentinel[0].tls ? "rediss" : "redis", fx.sentinel[0].port, fx.sentinel[1].port,
+             fx.sentinel[2].port, name);
+    return 0;
+}
+
+static void topo_stop(void)
+{
+    if (cluster_mode)
+        rlk_fx_cluster_stop(&cl);
+    else
+        rlk_fx_sentinel_stop(&fx);
+}
+
+/* A resource's content against the log of writes (check_log). */
+typedef struct log_result {
+    int dup;                           /* entries there more than once */
+    int acc_missing;                   /* writes reported accepted, not there */
+    int ref_present;                   /* writes reported refused, there */
+    int unk_landed[NACT];              /* unknown outcomes, by action: there */
+    int unk_absent[NACT];              /* unknown outcomes, by action: not there */
+    int unlogged;                      /* entries no write was logged for (killed mid-write) */
+} log_result;
+
+/* An entry of a resource: the write it came from is (token, slot, n). */
+typedef struct ekey {
+    long long token;
+    int slot, n;
+} ekey;
 
 typedef struct run_result {
     int actions[NACT];
@@ -420,6 +568,9 @@ typedef struct run_result {
     long long failover_ms;
     int new_master;                    /* the master at the end (data[i]) */
     int expect_master;                 /* the replica of the failover, -1: none */
+    long long lost_stop_ms[2];         /* the master stopped by the lost-reply actions, in all */
+    int lost_killed;                   /* connections their CLIENT KILLs closed */
+    log_result lg[NRES];               /* the content against the log of writes */
 } run_result;
 
 /* Folds the counts of slot k into r; for a killed worker, a write on the wire is unknown. */
@@ -444,6 +595,103 @@ static void fold(run_result *r, int k)
     r->pg_errors += s->pg_errors;
     if (s->err[0])
         printf("  worker slot %d (pid %d): %s\n", k, (int)s->pid, s->err);
+}
+
+/* ------------------------------------------------------------ lost replies */
+
+/* Polls (1 ms) until the holder k has put a fenced write on the wire since `was`, at most
+ * until end_ms: 1, or 0. */
+static int wire_after(int k, unsigned was, long long end_ms)
+{
+    while (__atomic_load_n(&sh->s[k].wire, __ATOMIC_SEQ_CST) == was) {
+        if (rlk_fx_now_ms() >= end_ms)
+            return 0;
+        sleep_ms(1);
+    }
+    return 1;
+}
+
+#define MAXKILL 64
+
+/* The ids of the library's pool connections on x's server (CLIENT LIST: name=rlk-pool-*):
+ * the workers' command connections, not their subscribers' nor the sentinels'. How many. */
+static int pool_conns(redisContext *x, long long *ids, int max)
+{
+    redisReply *rep = redisCommand(x, "CLIENT LIST");
+    int n = 0;
+
+    for (const char *p = rep && rep->type == REDIS_REPLY_STRING ? rep->str : NULL; p && *p && n < max;) {
+        const char *eol = strchr(p, '\n'), *name = strstr(p, " name=rlk-pool-");
+
+        if (strncmp(p, "id=", 3) == 0 && name && (!eol || name < eol))
+            ids[n++] = atoll(p + 3);
+        p = eol ? eol + 1 : NULL;
+    }
+    if (rep)
+        freeReplyObject(rep);
+    return n;
+}
+
+/* One lost-reply action on master m while slot k holds the lock: 1 when the holder's fenced
+ * write lost its reply as planned (written while the master was stopped; kill: the CLIENT KILLs
+ * queued behind it closed connections; timeout: the write returned while it was still stopped),
+ * 0 when the holder put no write on the wire in time (nothing to lose), -1 on a fixture error. */
+static int lost_reply(int act, int m, int k, run_result *r)
+{
+    rlk_fx_server *srv = node(m);
+    redisContext *x = act == A_LOST_KILL ? rlk_fx_connect(srv) : NULL;
+    unsigned was = __atomic_load_n(&sh->s[k].wire, __ATOMIC_SEQ_CST);
+    long long t0, end, ids[MAXKILL];
+    int hit = 0, done = 0, nids = 0;
+
+    if (act == A_LOST_KILL && (!x || x->err || (nids = pool_conns(x, ids, MAXKILL)) == 0)) {
+        if (x)
+            redisFree(x);
+        return -1;
+    }
+    if (rlk_fx_pause(srv) != 0) {
+        if (x)
+            redisFree(x);
+        return -1;
+    }
+    t0 = rlk_fx_now_ms();
+    end = t0 + LOST_STOP_MS;
+    if (wire_after(k, was, end)) {
+        if (act == A_LOST_KILL) {
+            /* Queued on the stopped server behind the write: read in the same pass. A pool
+             * connection opened since CLIENT LIST is missed (the write then succeeds). */
+            hit = 1;
+            for (int i = 0; i < nids && hit; i++)
+                hit = redisAppendCommand(x, "CLIENT KILL ID %lld", ids[i]) == REDIS_OK;
+            while (hit && !done)
+                hit = redisBufferWrite(x, &done) == REDIS_OK;
+        } else {
+            /* The write's bound runs out while the server is stopped: its reply is lost. */
+            while (sh->s[k].inflight[R_REDIS] != 0 && rlk_fx_now_ms() < end)
+                sleep_ms(1);
+            hit = sh->s[k].inflight[R_REDIS] == 0;
+        }
+    }
+    r->lost_stop_ms[act == A_LOST_KILL ? 0 : 1] += rlk_fx_now_ms() - t0;
+    rlk_fx_resume(srv);
+    if (x) {
+        int killed = 0;
+
+        for (int i = 0; hit && i < nids; i++) {
+            redisReply *rep = NULL;
+
+            if (redisGetReply(x, (void **)&rep) != REDIS_OK || !rep) {
+                hit = 0;
+                break;
+            }
+            killed += rep->type == REDIS_REPLY_INTEGER ? (int)rep->integer : 0; /* gone: an error */
+            freeReplyObject(rep);
+        }
+        r->lost_killed += killed;
+        hit = hit && killed > 0;
+        redisFree(x);
+    }
+    return hit;
 }
 
 /* ------------------------------------------------------------ checkers */
@@ -493,6 +741,73 @@ static long long tokens_back(acq *v, size_t n)
     return bad;
 }
 
+static int cmp_ekey(const void *a, const void *b)
+{
+    const ekey *x = a, *y = b;
+
+    if (x->token != y->token)
+        return x->token < y->token ? -1 : 1;
+    if (x->slot != y->slot)
+        return x->slot < y->slot ? -1 : 1;
+    return (x->n > y->n) - (x->n < y->n);
+}
+
+/* Checks the n entries e (sorted here) against the writes logged by nslot workers (w[k][0..nw[k]),
+ * each with what the C API said of it): duplicates, accepted writes missing, refused ones
+ * present, unknown ones there or not, entries no write was logged for. */
+static void check_log(ekey *e, size_t n, const wrec *const *w, const int *nw, int nslot, log_result *lg)
+{
+    unsigned char *seen = calloc(n ? n : 1, 1);
+
+    memset(lg, 0, sizeof *lg);
+    qsort(e, n, sizeof *e, cmp_ekey);
+    for (size_t i = 1; i < n; i++)
+        if (cmp_ekey(&e[i - 1], &e[i]) == 0) {
+            if (lg->dup++ < 3)
+                printf("  entry %lld %d %d is there more than once\n", e[i].token, e[i].slot, e[i].n);
+        }
+    for (int k = 0; k < nslot; k++)
+        for (int i = 0; i < nw[k]; i++) {
+            ekey key = {w[k][i].token, k, w[k][i].n};
+            ekey *hit = n ? bsearch(&key, e, n, sizeof *e, cmp_ekey) : NULL;
+            int act = w[k][i].act >= 0 && w[k][i].act < NACT ? w[k][i].act : A_NONE;
+
+            while (hit && hit > e && cmp_ekey(hit - 1, hit) == 0)
+                hit--;                       /* the first of equal entries stands for them all */
+            if (hit && seen)
+                seen[hit - e] = 1;
+            if (w[k][i].out == O_ACC && !hit) {
+                if (lg->acc_missing++ < 3)
+                    printf("  write %lld %d %d reported accepted, not there\n", key.token, k, key.n);
+            } else if (w[k][i].out == O_REF && hit) {
+                if (lg->ref_present++ < 3)
+                    printf("  write %lld %d %d reported refused, there\n", key.token, k, key.n);
+            } else if (w[k][i].out == O_UNK) {
+                if (hit)
+                    lg->unk_landed[act]++;
+                else
+                    lg->unk_absent[act]++;
+            }
+        }
+    for (size_t i = 0; seen && i < n; i++)
+        if (!seen[i] && (i == 0 || cmp_ekey(&e[i - 1], &e[i]) != 0))
+            lg->unlogged++;
+    free(seen);
+}
+
+/* check_log of resource res against the workers' logs in shared memory. */
+static void check_log_run(ekey *e, size_t n, int res, log_result *lg)
+{
+    const wrec *w[MAXSLOTS];
+    int nw[MAXSLOTS];
+
+    for (int k = 0; k < nslots; k++) {
+        w[k] = sh->s[k].w[res];
+        nw[k] = sh->s[k].nw[res];
+    }
+    check_log(e, n, w, nw, nslots, lg);
+}
+
 /* Entries whose token is below an earlier entry's; by[action] counts them by the action named. */
 static void order_add(long long token, int act, long long *max, int *back, int *by)
 {
@@ -511,24 +826,33 @@ static int read_redis(run_result *r)
     redisReply *rep;
     long long max = 0;
     int by[NACT] = {0};
+    ekey *e;
 
     if (m < 0)
         return -1;
     r->new_master = m;
-    rep = rlk_fx_command(&fx.data[m], "LRANGE %s 0 -1", LOG_KEY);
+    rep = rlk_fx_command(node(m), "LRANGE %s 0 -1", LOG_KEY);
     if (!rep || rep->type != REDIS_REPLY_ARRAY) {
         if (rep)
             freeReplyObject(rep);
         return -1;
     }
     r->entries[R_REDIS] = (long long)rep->elements;
+    e = malloc(sizeof *e * (rep->elements ? rep->elements : 1));
     for (size_t i = 0; i < rep->elements; i++) {
         long long token = 0;
         int slotno = 0, n = 0, act = -1;
 
         sscanf(rep->element[i]->str, "%lld %d %d %d", &token, &slotno, &n, &act);
         order_add(token, act, &max, &r->back[R_REDIS], by);
+        if (e)
+            e[i] = (ekey){token, slotno, n};
     }
+    if (e)
+        check_log_run(e, rep->elements, R_REDIS, &r->lg[R_REDIS]);
+    else
+        r->lg[R_REDIS].dup = -1;
+    free(e);
     for (int a = 0; a < NACT; a++)
         r->back_by[a][R_REDIS] = by[a];
     freeReplyObject(rep);
@@ -572,10 +896,11 @@ static int read_pg(run_result *r, const char *run)
     PGresult *q;
     long long max = 0;
     int by[NACT] = {0};
+    ekey *e;
 
     if (!c)
         return -1;
-    snprintf(sql, sizeof sql, "SELECT token, action FROM rlk_e2e_log WHERE run = '%s' ORDER BY id", run);
+    snprintf(sql, sizeof sql, "SELECT token, action, slot, n FROM rlk_e2e_log WHERE run = '%s' ORDER BY id", run);
     q = PQexec(c, sql);
     if (PQresultStatus(q) != PGRES_TUPLES_OK) {
         printf("  PostgreSQL: %s", PQresultErrorMessage(q));
@@ -584,8 +909,17 @@ static int read_pg(run_result *r, const char *run)
         return -1;
     }
     r->entries[R_PG] = PQntuples(q);
-    for (int i = 0; i < PQntuples(q); i++)
+    e = malloc(sizeof *e * (size_t)(PQntuples(q) ? PQntuples(q) : 1));
+    for (int i = 0; i < PQntuples(q); i++) {
         order_add(atoll(PQgetvalue(q, i, 0)), atoi(PQgetvalue(q, i, 1)), &max, &r->back[R_PG], by);
+        if (e)
+            e[i] = (ekey){atoll(PQgetvalue(q, i, 0)), atoi(PQgetvalue(q, i, 2)), atoi(PQgetvalue(q, i, 3))};
+    }
+    if (e)
+        check_log_run(e, (size_t)PQntuples(q), R_PG, &r->lg[R_PG]);
+    else
+        r->lg[R_PG].dup = -1;
+    free(e);
     for (int a = 0; a < NACT; a++)
         r->back_by[a][R_PG] = by[a];
     PQclear(q);
@@ -651,7 +985,7 @@ static void abandon(void)
             kill(sh->s[k].pid, SIGKILL);
             waitpid(sh->s[k].pid, &status, 0);
         }
-    rlk_fx_sentinel_stop(&fx);
+    topo_stop();
 }
 
 /* Fails the master over to data[want]: SENTINEL FAILOVER, again while it is refused (NOGOODSLAVE
@@ -685,6 +1019,29 @@ static int failover(int want, long long timeout_ms)
     }
 }
 
+/* Fails the master data node old over to its replica (r->expect_master): CLUSTER FAILOVER on
+ * the replica of the slot's master (the master stops taking writes, the replica catches up and
+ * takes over, the old master follows it: WAIT 1 is answered at once), or SENTINEL FAILOVER. 0 /
+ * -1. */
+static int fail_over(int old, run_result *r)
+{
+    if (cluster_mode) {
+        r->expect_master = rlk_fx_cluster_replica_of(&cl, old);
+        return r->expect_master >= 0 ? rlk_fx_cluster_failover(&cl, r->expect_master, 30000) : -1;
+    }
+    r->expect_master = 1 - old;
+    if (failover(1 - old, 30000) != 0)
+        return -1;
+    /* The old master goes on as a master until the sentinels reconfigure it, 8-10 s later;
+     * meanwhile the new one has no replica to answer WAIT 1, so every acquisition there would be
+     * rolled back. Made a replica of the new master now instead, as the sentinels will (what it
+     * took alone, unacknowledged, is dropped by the resync). */
+    tk_command_ok(&fx.data[old], "REPLICAOF 127.0.0.1 %d", fx.data[1 - old].port);
+    if (rlk_fx_sentinel_wait_demoted(&fx, old, 15000) != 0)
+        printf("  the old master did not become a replica of the new one in 15 s\n");
+    return 0;
+}
+
 static int run(int checked, run_result *r)
 {
     const char *name = checked ? "e2echecked" : "e2econtrol";
@@ -696,13 +1053,10 @@ static int run(int checked, run_result *r)
     for (int res = 0; res < NRES; res++)
         r->entries[res] = -1;
     r->new_master = -1;
-    if (rlk_fx_sentinel_start(&fx, name) != 0) {
-        printf("  cannot start the sentinel fixture\n");
+    if (topo_start(name) != 0) {
+        printf("  cannot start the %s fixture\n", cluster_mode ? "cluster" : "sentinel");
         return -1;
     }
-    snprintf(surl, sizeof surl, "%s+sentinel://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/%s",
-             fx.sentinel[0].tls ? "rediss" : "redis", fx.sentinel[0].port, fx.sentinel[1].port,
-             fx.sentinel[2].port, name);
     memset(sh, 0, sizeof *sh);
     nslots = 0;
     sh->action = A_NONE;
@@ -749,7 +1103,7 @@ static int run(int checked, run_result *r)
     sh->action = A_CLIENT_PAUSE;
     for (int i = 0; i < 3; i++) {
         someone_holds(500);
-        if ((m = master(2000)) < 0 || rlk_fx_client_pause(&fx.data[m], SERVER_PAUSE_MS) != 0)
+        if ((m = master(2000)) < 0 || rlk_fx_client_pause(node(m), SERVER_PAUSE_MS) != 0)
             continue;
         sleep_ms(SERVER_PAUSE_MS);
         r->actions[A_CLIENT_PAUSE]++;
@@ -759,10 +1113,10 @@ static int run(int checked, run_result *r)
     sh->action = A_SERVER_STOP;
     for (int i = 0; i < 3; i++) {
         someone_holds(500);
-        if ((m = master(2000)) < 0 || rlk_fx_pause(&fx.data[m]) != 0)
+        if ((m = master(2000)) < 0 || rlk_fx_pause(node(m)) != 0)
             continue;
         sleep_ms(SERVER_PAUSE_MS);
-        rlk_fx_resume(&fx.data[m]);
+        rlk_fx_resume(node(m));
         r->actions[A_SERVER_STOP]++;
         settle(300);
     }
@@ -772,19 +1126,11 @@ static int run(int checked, run_result *r)
         int k = holder(500, &seed), old = master(5000);
         long long t0 = rlk_fx_now_ms();
 
-        r->expect_master = old >= 0 ? 1 - old : -1;
         if (k >= 0)
             kill(sh->s[k].pid, SIGSTOP);
-        if (old >= 0 && failover(1 - old, 30000) == 0) {
+        if (old >= 0 && fail_over(old, r) == 0) {
             r->actions[A_FAILOVER]++;
             r->failover_ms = rlk_fx_now_ms() - t0;
-            /* The old master goes on as a master until the sentinels reconfigure it, 8-10 s
-             * later; meanwhile the new one has no replica to answer WAIT 1, so every acquisition
-             * there would be rolled back. Made a replica of the new master now instead, as the
-             * sentinels will (what it took alone, unacknowledged, is dropped by the resync). */
-            tk_command_ok(&fx.data[old], "REPLICAOF 127.0.0.1 %d", fx.data[1 - old].port);
-            if (rlk_fx_sentinel_wait_demoted(&fx, old, 15000) != 0)
-                printf("  the old master did not become a replica of the new one in 15 s\n");
         } else {
             printf("  the failover did not happen\n");
         }
@@ -794,6 +1140,24 @@ static int run(int checked, run_result *r)
             kill(sh->s[k].pid, SIGCONT);
         }
         settle(1500); /* writes on the new master */
+    }
+
+    /* Lost replies of fenced writes, on the new master: the checked run's (the control has no
+     * fenced write). After the failover, which they would delay if run before: SENTINEL
+     * FAILOVER waits for a fresh INFO of the replica, whose age then depends on the time since
+     * the start (every 10 s). Up to 6 tries for 3 that lost a reply: a try misses when the
+     * holder has no write left to put on the wire while the master is stopped. */
+    for (int act = A_LOST_KILL; checked && act <= A_LOST_TIMEOUT; act++) {
+        sh->action = act;
+        for (int i = 0; i < 6 && r->actions[act] < 3; i++) {
+            int k;
+
+            if ((m = master(2000)) < 0)
+                continue;
+            if ((k = holding(1000, 1)) >= 0 && lost_reply(act, m, k, r) == 1)
+                r->actions[act]++;
+            settle(300);
+        }
     }
 
     /* The end: every worker resumed and told to stop, then reaped (bounded). */
@@ -840,7 +1204,7 @@ static int run(int checked, run_result *r)
     if (!pg_skip && read_pg(r, checked ? "checked" : "control") != 0)
         printf("  could not read the PostgreSQL table\n");
 #endif
-    rlk_fx_sentinel_stop(&fx);
+    topo_stop();
     return 0;
 }
 
@@ -878,6 +1242,25 @@ static void report(const char *title, const run_result *r)
         printf("  %s: %d accepted, %d stale refused, %d unknown; %lld entries, %d below an earlier "
                "entry's token\n", RES_NAME[res], s.acc, s.ref, s.unk, r->entries[res], r->back[res]);
     }
+    for (int res = 0; res < nres; res++) {
+        const log_result *lg = &r->lg[res];
+        int l = 0, a = 0;
+
+        printf("  %s against the log of writes: %d entries there twice, %d accepted not there, %d refused "
+               "there, %d no write was logged for (killed mid-write); unknown outcomes there/not there:",
+               RES_NAME[res], lg->dup, lg->acc_missing, lg->ref_present, lg->unlogged);
+        for (int k = 0; k < NACT; k++) {
+            if (lg->unk_landed[k] + lg->unk_absent[k])
+                printf(" %s %d/%d,", ACT_NAME[k], lg->unk_landed[k], lg->unk_absent[k]);
+            l += lg->unk_landed[k];
+            a += lg->unk_absent[k];
+        }
+        printf(" in all %d/%d\n", l, a);
+    }
+    if (r->actions[A_LOST_KILL] + r->actions[A_LOST_TIMEOUT])
+        printf("  lost-reply actions: the master stopped %lld ms (kill) and %lld ms (timeout) in all; "
+               "%d connections closed by their CLIENT KILLs\n", r->lost_stop_ms[0], r->lost_stop_ms[1],
+               r->lost_killed);
     printf("  (no ack: acquisitions rolled back, RLK_ERR_NOREPLICAS, because no replica acknowledged "
            "them; unknown: a write no replica acknowledged, a lost reply, a worker killed mid-write; "
            "back: entries below an earlier entry's token, by the action the entry names)\n");
@@ -896,8 +1279,12 @@ static void totals(const run_result *r, int res, tally *s)
     }
 }
 
-static void check_actions(const run_result *r)
+static void check_actions(const run_result *r, int checked)
 {
+    if (checked) {
+        CHECK(r->actions[A_LOST_KILL] > 0);
+        CHECK(r->actions[A_LOST_TIMEOUT] > 0);
+    }
     CHECK(r->actions[A_HOLDER_STOP] > 0);
     CHECK(r->actions[A_HOLDER_KILL] > 0);
     CHECK(r->actions[A_CLIENT_PAUSE] > 0);
@@ -922,13 +1309,40 @@ static void test_token_checker_control(void)
     CHECK_INT_EQ(tokens_back(ok, 3), 0);
 }
 
+static void test_log_checker_control(void)
+{
+    /* Planted: slot 0 wrote (5,0) accepted, (5,1) accepted but missing, (5,2) unknown, there;
+     * slot 1 wrote (4,0) refused but there, (6,0) unknown, not there; (5,0) is there twice;
+     * (7,0) of slot 1 is there, logged by no one. */
+    wrec w0[3] = {{5, 0, A_NONE, O_ACC}, {5, 1, A_NONE, O_ACC}, {5, 2, A_LOST_KILL, O_UNK}};
+    wrec w1[2] = {{4, 0, A_HOLDER_STOP, O_REF}, {6, 0, A_LOST_TIMEOUT, O_UNK}};
+    const wrec *w[2] = {w0, w1};
+    int nw[2] = {3, 2};
+    ekey e[5] = {{5, 0, 0}, {5, 0, 2}, {4, 1, 0}, {5, 0, 0}, {7, 1, 0}};
+    ekey ok[2] = {{5, 0, 0}, {5, 0, 1}};
+    wrec w0ok[2] = {{5, 0, A_NONE, O_ACC}, {5, 1, A_NONE, O_ACC}};
+    const wrec *wok[1] = {w0ok};
+    int nwok[1] = {2};
+    log_result lg;
+
+    check_log(e, 5, w, nw, 2, &lg);
+    CHECK_INT_EQ(lg.dup, 1);
+    CHECK_INT_EQ(lg.acc_missing, 1);
+    CHECK_INT_EQ(lg.ref_present, 1);
+    CHECK_INT_EQ(lg.unk_landed[A_LOST_KILL], 1);
+    CHECK_INT_EQ(lg.unk_absent[A_LOST_TIMEOUT], 1);
+    CHECK_INT_EQ(lg.unlogged, 1);
+    check_log(ok, 2, wok, nwok, 1, &lg);
+    CHECK_INT_EQ(lg.dup + lg.acc_missing + lg.ref_present + lg.unlogged, 0);
+}
+
 static void test_checked(void)
 {
     int nres = pg_skip ? 1 : NRES;
 
     REQUIRE(run(1, &checked_r) == 0);
     report("checked run", &checked_r);
-    check_actions(&checked_r);
+    check_actions(&checked_r, 1);
     for (int res = 0; res < nres; res++) {
         tally s;
 
@@ -940,7 +1354,22 @@ static void test_checked(void)
         CHECKF(checked_r.entries[res] >= s.acc && checked_r.entries[res] <= s.acc + s.unk,
                "%s: %lld entries for %d accepted and %d unknown writes", RES_NAME[res],
                checked_r.entries[res], s.acc, s.unk);
+        /* What the C API said of each write, against what is there. */
+        CHECKF(checked_r.lg[res].dup == 0, "%s: %d entries there twice (a write performed twice)",
+               RES_NAME[res], checked_r.lg[res].dup);
+        CHECKF(checked_r.lg[res].acc_missing == 0, "%s: %d writes reported accepted are not there",
+               RES_NAME[res], checked_r.lg[res].acc_missing);
+        CHECKF(checked_r.lg[res].ref_present == 0, "%s: %d writes reported refused are there",
+               RES_NAME[res], checked_r.lg[res].ref_present);
+        CHECKF(checked_r.lg[res].unlogged <= checked_r.killed,
+               "%s: %d entries no write was logged for, %d workers killed", RES_NAME[res],
+               checked_r.lg[res].unlogged, checked_r.killed);
     }
+    /* The lost replies happened: fenced writes left unknown, and of the timeouts' some ran. */
+    CHECKF(checked_r.t[A_LOST_KILL][R_REDIS].unk > 0, "no fenced write lost its reply to CLIENT KILL");
+    CHECKF(checked_r.t[A_LOST_TIMEOUT][R_REDIS].unk > 0, "no fenced write lost its reply to a timeout");
+    CHECKF(checked_r.lg[R_REDIS].unk_landed[A_LOST_TIMEOUT] > 0,
+           "no fenced write that timed out ran once the master resumed");
     CHECK_INT_EQ(checked_r.token_back, 0);
     CHECK(checked_r.acqs > 0);
     CHECK_INT_EQ(checked_r.errors, 0);
@@ -952,7 +1381,7 @@ static void test_control(void)
 
     REQUIRE(run(0, &control_r) == 0);
     report("control run (no check: plain RPUSH, plain INSERT)", &control_r);
-    check_actions(&control_r);
+    check_actions(&control_r, 0);
     for (int res = 0; res < nres; res++)
         CHECKF(control_r.back[res] > 0, "%s: the control let no stale write land", RES_NAME[res]);
     CHECK_INT_EQ(control_r.token_back, 0);
@@ -967,6 +1396,11 @@ int main(int argc, char **argv)
     sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (sh == MAP_FAILED)
         return 1;
+    if (argc > 1 && strcmp(argv[1], "--cluster") == 0) {
+        cluster_mode = 1;
+        argc--;
+        argv++;
+    }
 #ifdef RLK_E2E_PG
     if (getenv("RLK_PG_SKIP"))
         pg_skip = getenv("RLK_PG_SKIP");
@@ -986,6 +1420,7 @@ int main(int argc, char **argv)
     if (pg_skip)
         printf("fence_e2e: PostgreSQL resource left out: %s\n", pg_skip);
     RUN_TEST(test_token_checker_control);
+    RUN_TEST(test_log_checker_control);
     RUN_TEST(test_checked);
     RUN_TEST(test_control);
     rc = check_summary("fence_e2e");

@@ -496,7 +496,7 @@ static void test_sentinel(void)
     char dirs[2 + RLK_FX_SENTINELS][RLK_FX_PATH_MAX], urls[256], want[64];
     long long t0;
 
-    REQUIRE(rlk_fx_sentinel_start(&s, "fxmaster") == 0);
+    REQUIRE(rlk_fx_sentinel_start_quick(&s, "fxmaster") == 0);
     printf("  sentinel: master, replica and 3 sentinels up and agreed in %lld ms\n", s.start_ms);
     for (int i = 0; i < 2 + RLK_FX_SENTINELS; i++) {
         const rlk_fx_server *srv = i < 2 ? &s.data[i] : &s.sentinel[i - 2];

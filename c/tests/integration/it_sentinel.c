@@ -345,7 +345,7 @@ int main(void)
 {
     char urls[256];
 
-    if (rlk_fx_sentinel_start(&fx, "itmaster") != 0) {
+    if (rlk_fx_sentinel_start_quick(&fx, "itmaster") != 0) {
         printf("it_sentinel: cannot start the sentinel fixture\n");
         return 1;
     }

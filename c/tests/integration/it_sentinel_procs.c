@@ -292,7 +292,7 @@ int main(int argc, char **argv)
         return 2;
     }
     rlk_bin = argv[1];
-    if (rlk_fx_sentinel_start(&fx, "procmaster") != 0) {
+    if (rlk_fx_sentinel_start_quick(&fx, "procmaster") != 0) {
         printf("it_sentinel_procs: cannot start the sentinel fixture\n");
         return 1;
     }

@@ -21,8 +21,9 @@
  * write), fair, fenced; the permit-expirable semaphore and MultiLock; and an
  * outcome left unknown (server stopped past the settle budget).
  *
- * RLK_LOST_ROUNDS=n sets the rounds per case (3); argv[1] "acquire",
- * "reentrant", "unknown" or "others" runs a subset.
+ * RLK_LOST_ROUNDS=n sets the rounds per case (3; 2 in the TLS pass, $RLK_TEST_TLS set, which
+ * repeats the cases for the TLS read and write paths); argv[1] "acquire", "reentrant",
+ * "unknown" or "others" runs a subset.
  */
 #include "check.h"
 #include "tk_util.h"
@@ -40,7 +41,7 @@
 
 static rlk_fx_server srv;
 static char url[128];
-static int rounds = 3;   /* RLK_LOST_ROUNDS overrides */
+static int rounds = 3;   /* RLK_LOST_ROUNDS overrides; 2 over TLS */
 
 /* ------------------------------------------------------------ faults */
 
@@ -811,6 +812,8 @@ int main(int argc, char **argv)
 
     if (getenv("RLK_LOST_ROUNDS"))
         rounds = atoi(getenv("RLK_LOST_ROUNDS"));
+    else if (getenv("RLK_TEST_TLS"))
+        rounds = 2;
     rlk_fx_config_init(&cfg);
     cfg.extra = extra;
     if (rlk_fx_start(&srv, &cfg) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
