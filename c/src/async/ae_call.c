@@ -27,7 +27,6 @@
 #include "async/engine.h"
 #include "async/ae_state.h"
 #include "async/ae_call.h"
-#include "async/ae_route.h"
 #include "async/ae_timer.h"
 /* The marker rlk_ae_publish_arg returns while a cluster's pub/sub mode is
  * not known yet: a script call that passes it is formatted both ways, and
@@ -52,10 +51,7 @@ rlk_async_req *rlk_ae_req_new(rlk_async *ac, size_t state_size, rlk_async_fn fn,
     r->ac = ac;
     r->fn = fn;
     r->privdata = privdata;
-    r->next = ac->reqs;
-    if (ac->reqs)
-        ac->reqs->prev = r;
-    ac->reqs = r;
+    AE_DLIST_PUSH(ac->reqs, r);
     ac->npending++;
     if (ac->closing)
         rlk_ae_complete(r, RLK_ERR_CLOSED, 0, NULL, "the async client is being freed");
@@ -123,12 +119,7 @@ void rlk_ae_complete(rlk_async_req *r, int err, long long value, const char *id,
             snprintf(buf, sizeof buf, "%s", rlk_strerror(err));
         r->errstr = strdup(buf);
     }
-    r->qnext = NULL;
-    if (ac->qtail)
-        ac->qtail->qnext = r;
-    else
-        ac->qhead = r;
-    ac->qtail = r;
+    AE_LIST_APPEND(ac->qhead, ac->qtail, r, qnext);
     if (!ac->depth)
         ae_timer_arm(ac);     /* delivered on the loop's next turn */
 }
@@ -137,12 +128,7 @@ static void ae_req_destroy(rlk_async *ac, rlk_async_req *r)
 {
     if (r->free_fn)
         r->free_fn(r, r->state);
-    if (r->prev)
-        r->prev->next = r->next;
-    else
-        ac->reqs = r->next;
-    if (r->next)
-        r->next->prev = r->prev;
+    AE_DLIST_UNLINK(ac->reqs, r);
     ac->npending--;
     free(r->mname);
     free(r->id);
@@ -188,17 +174,6 @@ void rlk_async_cancel(rlk_async_req *r)
 
 /* ---------------------------------------------------------------- calls */
 
-void ae_callq_push(ae_callq *q, rlk_ae_call *call)
-{
-    call->next = NULL;
-    if (q->tail)
-        q->tail->next = call;
-    else
-        q->head = call;
-    q->tail = call;
-    q->n++;
-}
-
 static void ae_callq_push_front(ae_callq *q, rlk_ae_call *call)
 {
     call->next = q->head;
@@ -206,19 +181,6 @@ static void ae_callq_push_front(ae_callq *q, rlk_ae_call *call)
     if (!q->tail)
         q->tail = call;
     q->n++;
-}
-
-rlk_ae_call *ae_callq_pop(ae_callq *q)
-{
-    rlk_ae_call *call = q->head;
-
-    if (call) {
-        q->head = call->next;
-        if (!q->head)
-            q->tail = NULL;
-        q->n--;
-    }
-    return call;
 }
 
 void ae_call_free(rlk_ae_call *call)
@@ -301,6 +263,20 @@ rlk_ae_call *ae_call_new(rlk_async *ac, int what, rlk_ae_reply_fn fn, void *arg)
     return call;
 }
 
+/* The call's command from argv (lens may be NULL): 0, or -1 (out of
+ * memory: call->cmd stays NULL). */
+static int ae_call_argv(rlk_ae_call *call, int argc, const char **argv, const size_t *lens)
+{
+    int len = redisFormatCommandArgv(&call->cmd, argc, argv, lens);
+
+    if (len < 0) {
+        call->cmd = NULL;
+        return -1;
+    }
+    call->len = (size_t)len;
+    return 0;
+}
+
 /* Queues a call on node n: written now when its connection is up, else
  * later (the connection is opened). 0, or -1 (out of memory: not queued). */
 int ae_node_submit(rlk_async *ac, ae_node *n, rlk_ae_call *call)
@@ -319,6 +295,17 @@ int ae_node_submit(rlk_async *ac, ae_node *n, rlk_ae_call *call)
     return 0;
 }
 
+int ae_call_send(rlk_async *ac, ae_node *n, rlk_ae_call *call, int argc, const char **argv,
+                 const size_t *lens, int now)
+{
+    if (ae_call_argv(call, argc, argv, lens) != 0 ||
+        (now ? ae_call_write(ac, n, call) : ae_node_submit(ac, n, call)) != 0) {
+        ae_call_free(call);
+        return -1;
+    }
+    return 0;
+}
+
 /* Queues a user call: on the one server, or routed by its slot. */
 static rlk_ae_call *ae_call_submit(rlk_async *ac, rlk_ae_call *call)
 {
@@ -330,9 +317,9 @@ static rlk_ae_call *ae_call_submit(rlk_async *ac, rlk_ae_call *call)
         return call;
     }
     if (call->rt->fail_rc)
-        ae_route_park(ac, call, 0);   /* ended on the next turn, never from inside the call */
+        ac->up->route_park(ac, call, 0);   /* ended on the next turn, never from inside the call */
     else
-        ae_route_call(ac, call);
+        ac->up->route_call(ac, call);
     ae_sweep_ensure(ac);
     return call;
 }
@@ -410,17 +397,13 @@ rlk_ae_call *rlk_ae_command(rlk_async *ac, int argc, const char *const *argv, rl
                             void *arg)
 {
     rlk_ae_call *call;
-    int len;
 
     if (ac->closing || !(call = ae_call_new(ac, AE_CALL_USER, fn, arg)))
         return NULL;
-    len = redisFormatCommandArgv(&call->cmd, argc, (const char **)argv, NULL);
-    if (len < 0) {
-        call->cmd = NULL;
+    if (ae_call_argv(call, argc, (const char **)argv, NULL) != 0) {
         ae_call_free(call);
         return NULL;
     }
-    call->len = (size_t)len;
     if (ae_routed(ac))
         call->rt->slot = rlk_cluster_command_slot(argc, argv, NULL);
     return ae_call_submit(ac, call);
@@ -437,23 +420,11 @@ int ae_internal(rlk_async *ac, ae_node *n, int what, int setup_i, int argc, cons
                 const size_t *lens)
 {
     rlk_ae_call *call = ae_call_new(ac, what, NULL, NULL);
-    int len;
 
     if (!call)
         return -1;
     call->setup_i = setup_i;
-    len = redisFormatCommandArgv(&call->cmd, argc, argv, lens);
-    if (len < 0) {
-        call->cmd = NULL;
-        ae_call_free(call);
-        return -1;
-    }
-    call->len = (size_t)len;
-    if (ae_call_write(ac, n, call) != 0) {
-        ae_call_free(call);
-        return -1;
-    }
-    return 0;
+    return ae_call_send(ac, n, call, argc, argv, lens, 1);
 }
 
 /* Classifies an error reply the way the blocking calls do. */
@@ -541,7 +512,7 @@ void ae_cmd_reply(rlk_async *ac, ae_node *n, redisReply *r)
             return;
         }
         if (r->type == REDIS_REPLY_ERROR && call->rt && !call->rt->pinned &&
-            ae_route_refused(ac, n, call, r))
+            ac->up->route_refused(ac, n, call, r))
             return;
         if (r->type == REDIS_REPLY_ERROR) {
             int rc = ae_reply_error(ac, r, call->script ? call->script->name : "command");

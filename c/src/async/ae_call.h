@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ae_call.h - the async engine's requests and calls (ae_call.c): what the
- * connections and the handlers ask of them. The call queues, a call's life
- * and a node's submit, which ae_route.c uses too, are declared in
+ * connections and the handlers (engine.c, below) ask of them, through the
+ * table of calls up (ae_state.h, ae_up) that ae_client.c fills. A call's
+ * life and a node's submit, which ae_route.c uses too, are declared in
  * ae_state.h; what the kinds' requests use in engine.h. On the loop's
  * thread. Not installed; not a stable API.
  */

@@ -268,11 +268,7 @@ rlk_ae_sub *rlk_ae_subscribe(rlk_async *ac, const char *channel, rlk_ae_msg_fn f
     s->fn = fn;
     s->arg = arg;
     s->prev = ch->tail;
-    if (ch->tail)
-        ch->tail->next = s;
-    else
-        ch->head = s;
-    ch->tail = s;
+    AE_LIST_APPEND(ch->head, ch->tail, s, next);
     ch->listeners++;
     if (ch->live && rlk_sub_confirmed(ch->last_sent == 1, ch->outstanding))
         s->ready = rlk_ae_timer_add(ac, 0, ae_sub_ready_fire, s);
@@ -289,13 +285,8 @@ int rlk_ae_sub_ready(const rlk_ae_sub *s)
 
 static void ae_sub_unlink(ae_chan *ch, rlk_ae_sub *s)
 {
-    if (s->prev)
-        s->prev->next = s->next;
-    else
-        ch->head = s->next;
-    if (s->next)
-        s->next->prev = s->prev;
-    else
+    AE_DLIST_UNLINK(ch->head, s);
+    if (!s->next)
         ch->tail = s->prev;
     free(s);
 }

@@ -44,11 +44,6 @@ static int ae_node_new(void *arg, int idx, const char *host, int port)
     return 0;
 }
 
-int ae_routed(const rlk_async *ac)
-{
-    return rlk_topo_routed(ac->c);
-}
-
 int ae_route_setup(rlk_async *ac)
 {
     rlk_slotmap_init(&ac->map, ae_node_new, ac);
@@ -163,7 +158,7 @@ int ae_route_refused(rlk_async *ac, ae_node *n, rlk_ae_call *call, const redisRe
             return 0;
         if (kind == RLK_SLOTMAP_MOVED) {
             if (rlk_slotmap_move(&ac->map, slot, idx))
-                ae_chans_reroute(ac);
+                ac->up->chans_reroute(ac);
             ae_route_refresh(ac, 0);          /* a failover or a finished migration moves more */
         } else
             call->rt->asking = 1;
@@ -262,7 +257,7 @@ static void ae_info_reply(rlk_async *ac, int rc, const redisReply *r, const char
         /* Redisson's AUTO: sharded on a cluster of Redis 7 or later. */
         ac->pubsub = major >= 7 ? RLK_PUBSUB_SHARDED : RLK_PUBSUB_GLOBAL;
         ae_route_park_run(ac);
-        ae_chans_reroute(ac);
+        ac->up->chans_reroute(ac);
         return;
     }
     ae_refresh_later(ac);
@@ -273,23 +268,11 @@ static int ae_ask_node(rlk_async *ac, ae_node *n, int argc, const char **argv, r
                        void *arg)
 {
     rlk_ae_call *call = ae_call_new(ac, AE_CALL_USER, fn, arg);
-    int len;
 
     if (!call)
         return -1;
     call->rt->pinned = 1;
-    len = redisFormatCommandArgv(&call->cmd, argc, argv, NULL);
-    if (len < 0) {
-        call->cmd = NULL;
-        ae_call_free(call);
-        return -1;
-    }
-    call->len = (size_t)len;
-    if (ae_node_submit(ac, n, call) != 0) {
-        ae_call_free(call);
-        return -1;
-    }
-    return 0;
+    return ae_call_send(ac, n, call, argc, argv, NULL, 0);
 }
 
 static void ae_slots_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
@@ -316,7 +299,7 @@ static void ae_slots_reply(rlk_async *ac, int rc, const redisReply *r, const cha
             ac->info_asked = 1;
     }
     ae_route_park_run(ac);
-    ae_chans_reroute(ac);
+    ac->up->chans_reroute(ac);
 }
 
 /* Asks a node for the slot map (CLUSTER SLOTS), unless it is being asked or

@@ -4,7 +4,9 @@
  * client whose topology routes calls per slot (ae_routed): the slot map
  * (client/slotmap.h) with the engine's nodes under its indexes, asked with
  * CLUSTER SLOTS on the loop; where a call goes; what a refusal means. All
- * on the loop's thread; the engine (engine.c) calls these.
+ * on the loop's thread. The parts below (engine.c, ae_call.c) reach these
+ * through the table of calls up (ae_state.h, ae_up); the channels and the
+ * client call them by name.
  *
  * Not installed; not a stable API.
  */
@@ -15,10 +17,6 @@
 
 #include "async/ae_state.h"
 
-/* 1 when ac's calls are routed per slot: its client's topology says so
- * (client/topo.h, rlk_topo_routed: a cluster). The engine asks this, never
- * the URL. */
-int ae_routed(const rlk_async *ac);
 /* From rlk_async_new, on a routed client: the map, with the URL's seeds as
  * its first nodes (nodes[0] must be empty). RLK_ERR_NOMEM when one cannot
  * be added. */

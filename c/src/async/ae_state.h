@@ -227,6 +227,41 @@ typedef struct ae_renewal {
     rlk_ae_hold *h[AE_RENEW_BATCH];
 } ae_renewal;
 
+/* The calls up. As hiredis's lower parts call the upper ones through hooks
+ * the upper ones install, the engine's parts are layered, lowest first:
+ * engine.c (connections, I/O, the handlers' entry and exit) < ae_call.c
+ * (requests and calls) < ae_route.c (a cluster's routing) < ae_pubsub.c
+ * (channels), and a lower part reaches an upper one only through this
+ * table, which ae_client.c (above them all) fills once. All on the loop's
+ * thread; an indirect call, nothing more. */
+typedef struct ae_up {
+    /* The engine's events (engine.c), into the calls (ae_call.c): the
+     * completed requests delivered at a handler's exit, a new command
+     * connection's set-up calls, a reply on it, a call ended unanswered. */
+    void (*deliver)(rlk_async *ac);
+    int (*internal)(rlk_async *ac, ae_node *n, int what, int setup_i, int argc, const char **argv,
+                    const size_t *lens);
+    void (*cmd_reply)(rlk_async *ac, ae_node *n, redisReply *r);
+    void (*call_end)(rlk_async *ac, rlk_ae_call *call, int rc, const redisReply *reply,
+                     const char *errstr, int lost);
+    /* ... into the routing (ae_route.c): a dropped command connection's
+     * calls, the slot map asked again. */
+    void (*calls_fail)(rlk_async *ac, ae_node *n, int rc, const char *why, int unsent_too);
+    void (*route_refresh)(rlk_async *ac, int force);
+    /* ... into the channels (ae_pubsub.c): a reply on a pub/sub connection,
+     * a pub/sub connection up or down. */
+    void (*sub_reply)(rlk_async *ac, ae_conn *k, redisReply *r);
+    void (*chans_up)(rlk_async *ac);
+    void (*chans_down)(rlk_async *ac, ae_conn *k);
+    /* The calls' (ae_call.c), into the routing: a user call routed by its
+     * slot or parked, a cluster's refusal of it. */
+    void (*route_call)(rlk_async *ac, rlk_ae_call *call);
+    void (*route_park)(rlk_async *ac, rlk_ae_call *call, long long delay_ms);
+    int (*route_refused)(rlk_async *ac, ae_node *n, rlk_ae_call *call, const redisReply *r);
+    /* The routing's (ae_route.c), into the channels: the map changed. */
+    void (*chans_reroute)(rlk_async *ac);
+} ae_up;
+
 struct rlk_async {
     rlk_client *c;                  /* settings only (client.h rlk_client_prepare) */
     ae_cref *cref;                  /* c, shared with dial threads */
@@ -234,6 +269,7 @@ struct rlk_async {
     char fatal_msg[AE_ERRSTR_MAX];
     char uuid[RLK_UUID_LEN + 1];
     rlk_async_hooks hooks;
+    const ae_up *up;                /* the calls up (ae_client.c's table) */
     int attached;
 
     rlk_async_req *reqs;            /* not yet delivered */
@@ -294,19 +330,71 @@ struct rlk_async {
 
 #define AE_N0(ac) ((ac)->nodes[0])
 
-/* What the engine's files call of each other: the call queues, a call's
- * life, a node's command connection (ae_call.c), the channels moved after
- * the map changed (ae_pubsub.c). On the loop's thread. */
-void ae_callq_push(ae_callq *q, rlk_ae_call *call);
-rlk_ae_call *ae_callq_pop(ae_callq *q);
+/* The engine's intrusive lists (requests, listeners, holds, call queues):
+ * e goes first in the doubly linked list at head; e leaves it (e's own
+ * links stay as they were); e goes last in the list (head, tail) linked
+ * by e's field next. */
+#define AE_DLIST_PUSH(head, e) do {                                             \
+        (e)->next = (head);                                                     \
+        if (head)                                                               \
+            (head)->prev = (e);                                                 \
+        (head) = (e);                                                           \
+    } while (0)
+#define AE_DLIST_UNLINK(head, e) do {                                           \
+        if ((e)->prev)                                                          \
+            (e)->prev->next = (e)->next;                                        \
+        else                                                                    \
+            (head) = (e)->next;                                                 \
+        if ((e)->next)                                                          \
+            (e)->next->prev = (e)->prev;                                        \
+    } while (0)
+#define AE_LIST_APPEND(head, tail, e, next) do {                                \
+        (e)->next = NULL;                                                       \
+        if (tail)                                                               \
+            (tail)->next = (e);                                                 \
+        else                                                                    \
+            (head) = (e);                                                       \
+        (tail) = (e);                                                           \
+    } while (0)
+
+/* The call queues (FIFO), shared by every part: inline, so they add no
+ * arrow between the parts. */
+static inline void ae_callq_push(ae_callq *q, rlk_ae_call *call)
+{
+    AE_LIST_APPEND(q->head, q->tail, call, next);
+    q->n++;
+}
+
+static inline rlk_ae_call *ae_callq_pop(ae_callq *q)
+{
+    rlk_ae_call *call = q->head;
+
+    if (call) {
+        q->head = call->next;
+        if (!q->head)
+            q->tail = NULL;
+        q->n--;
+    }
+    return call;
+}
+
+/* A call's life and a node's command connection (ae_call.c), for the parts
+ * above it (the routing). On the loop's thread. */
 rlk_ae_call *ae_call_new(rlk_async *ac, int what, rlk_ae_reply_fn fn, void *arg);
 void ae_call_free(rlk_ae_call *call);
 void ae_call_end(rlk_async *ac, rlk_ae_call *call, int rc, const redisReply *reply,
                  const char *errstr, int lost);
 int ae_node_submit(rlk_async *ac, ae_node *n, rlk_ae_call *call);
-/* The map changed: the channels subscribed where they do not go any more
- * move (ae_pubsub.c). */
-void ae_chans_reroute(rlk_async *ac);
+/* The call's command from argv (lens may be NULL), written on n's command
+ * connection now (now: ahead of the calls waiting, the connection's own
+ * set-up) or submitted there (ae_node_submit): 0, or -1 out of memory, the
+ * call freed. */
+int ae_call_send(rlk_async *ac, ae_node *n, rlk_ae_call *call, int argc, const char **argv,
+                 const size_t *lens, int now);
+/* 1 when ac's calls are routed per slot: its client's topology says so
+ * (client/topo.h, rlk_topo_routed: a cluster). Every part asks this, never
+ * the URL (engine.c). */
+int ae_routed(const rlk_async *ac);
 /* A connection (engine.c): opened, dropped (why: the reason logged and
  * given to its calls), flushed and watched; the sweep of the connections
  * started when something needs it. */

@@ -26,7 +26,6 @@
 #include "client/slot.h"
 #include "async/ae_state.h"
 #include "async/ae_wd.h"
-#include "async/ae_route.h"
 
 int rlk_ae_wd_no_deadline;
 
@@ -133,10 +132,7 @@ rlk_ae_hold *rlk_ae_wd_add(rlk_async *ac, int kind, const rlk_renew_task *task, 
     h->lost_after = rlk_renew_lost_after(lease, ac->c->lost_margin_ms);
     h->last_ok = sent_ms;
     h->next_due = sent_ms + h->period;
-    h->next = ac->holds;
-    if (ac->holds)
-        ac->holds->prev = h;
-    ac->holds = h;
+    AE_DLIST_PUSH(ac->holds, h);
     ac->nholds++;
     ae_wd_want(ac, ae_wd_when(h));
     return h;
@@ -159,12 +155,7 @@ void rlk_ae_wd_del(rlk_ae_hold *h)
         return;
     ac = h->ac;
     h->removed = 1;
-    if (h->prev)
-        h->prev->next = h->next;
-    else
-        ac->holds = h->next;
-    if (h->next)
-        h->next->prev = h->prev;
+    AE_DLIST_UNLINK(ac->holds, h);
     ac->nholds--;
     if (!h->refs)
         ae_wd_hold_free(h);

@@ -28,16 +28,14 @@
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/random.h"
+#include "client/ref.h"
 #include "client/scripts.h"
 #include "client/slot.h"
 #include "client/topo.h"
 #include "client/transport.h"
 #include "async/engine.h"
 #include "async/ae_state.h"
-#include "async/ae_call.h"
-#include "async/ae_pubsub.h"
 #include "async/ae_timer.h"
-#include "async/ae_route.h"
 #include "runtime/rt.h"
 
 /* ---------------------------------------------------------------- small things */
@@ -100,6 +98,11 @@ void rlk_ae_req_metric(rlk_async_req *r, int kind, const char *name)
     rlk_metrics_begin(rlk_ae_counters(r->ac), &r->mc);
 }
 
+int ae_routed(const rlk_async *ac)
+{
+    return rlk_topo_routed(ac->c);
+}
+
 /* ---------------------------------------------------------------- entry and exit of handlers */
 
 void ae_enter(rlk_async *ac)
@@ -135,7 +138,7 @@ void ae_flush(rlk_async *ac, ae_conn *k)
 void ae_leave(rlk_async *ac)
 {
     if (ac->depth == 1 && !ac->closing) {
-        ae_deliver(ac);
+        ac->up->deliver(ac);
         if (!ac->closing) {
             for (int i = 0; i < ac->nnodes && !ac->closing; i++) {
                 ae_flush(ac, &ac->nodes[i]->cmd);
@@ -143,7 +146,7 @@ void ae_leave(rlk_async *ac)
                     ae_flush(ac, &ac->nodes[i]->sub);
             }
             if (!ac->closing)
-                ae_deliver(ac);     /* a drop while flushing fails calls: their kinds complete */
+                ac->up->deliver(ac);     /* a drop while flushing fails calls: their kinds complete */
         }
         if (!ac->closing)
             ae_timer_arm(ac);
@@ -164,7 +167,7 @@ static void ae_conn_retry_fire(rlk_async *ac, void *arg)
     if (!ae_routed(ac))
         ae_conn_start(ac, k);
     else if (k->is_sub)
-        ae_chans_up(ac);        /* opened again if a channel goes there */
+        ac->up->chans_up(ac);        /* opened again if a channel goes there */
     else if (k->node->unsent.head)
         ae_conn_start(ac, k);   /* else when a call goes there */
 }
@@ -239,11 +242,11 @@ void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why)
     if (k->is_sub) {
         if (ae_routed(ac) && ac->nodes[ac->gsub] == k->node)
             ac->gsub = (ac->gsub + 1) % ac->nnodes;   /* global pub/sub: another node next */
-        ae_chans_down(ac, k);
+        ac->up->chans_down(ac, k);
         if (ae_routed(ac))
-            ae_route_refresh(ac, 0);
+            ac->up->route_refresh(ac, 0);
     } else
-        ae_route_calls_fail(ac, k->node, RLK_ERR_IO, msg, unmade);
+        ac->up->calls_fail(ac, k->node, RLK_ERR_IO, msg, unmade);
 }
 
 /* The connection is made: its set-up goes out first. */
@@ -267,7 +270,7 @@ static void ae_conn_connected(rlk_async *ac, ae_conn *k)
         if (!k->setup_left) {
             k->state = AE_UP;
             k->fails = 0;
-            ae_chans_up(ac);
+            ac->up->chans_up(ac);
         }
         ae_flush(ac, k);
         return;
@@ -279,16 +282,16 @@ static void ae_conn_connected(rlk_async *ac, ae_conn *k)
         const char *kv[4] = {"CLIENT", "KILL", "ID", id};
 
         snprintf(id, sizeof id, "%lld", k->fence_id);
-        if (ae_internal(ac, k->node, AE_CALL_KILL, 0, 4, kv, NULL) != 0)
+        if (ac->up->internal(ac, k->node, AE_CALL_KILL, 0, 4, kv, NULL) != 0)
             goto nomem;
     }
     for (int i = 0; (argc = rlk_conn_setup_cmd(ac->c, i, argv, lens, db)) > 0; i++)
-        if (ae_internal(ac, k->node, AE_CALL_SETUP, i, argc, argv, lens) != 0)
+        if (ac->up->internal(ac, k->node, AE_CALL_SETUP, i, argc, argv, lens) != 0)
             goto nomem;
     {
         const char *iv[2] = {"CLIENT", "ID"};
 
-        if (ae_internal(ac, k->node, AE_CALL_ID, 0, 2, iv, NULL) != 0)
+        if (ac->up->internal(ac, k->node, AE_CALL_ID, 0, 2, iv, NULL) != 0)
             goto nomem;
     }
     ae_flush(ac, k);
@@ -299,12 +302,7 @@ nomem:
 
 static void ae_cref_put(ae_cref *r)
 {
-    int last;
-
-    pthread_mutex_lock(&r->mu);
-    last = --r->refs == 0;
-    pthread_mutex_unlock(&r->mu);
-    if (!last)
+    if (!rlk_ref_put(&r->mu, &r->refs))
         return;
     rlk_free(r->c);
     pthread_mutex_destroy(&r->mu);
@@ -313,12 +311,7 @@ static void ae_cref_put(ae_cref *r)
 
 static void ae_dial_put(ae_dial *d)
 {
-    int last;
-
-    pthread_mutex_lock(&d->mu);
-    last = --d->refs == 0;
-    pthread_mutex_unlock(&d->mu);
-    if (!last)
+    if (!rlk_ref_put(&d->mu, &d->refs))
         return;
     close(d->sv[0]);
     close(d->sv[1]);
@@ -591,7 +584,7 @@ static void ae_sweep_fire(rlk_async *ac, void *arg)
 
             snprintf(msg, sizeof msg, "no connection to %s within the command timeout (%d ms)",
                      ae_node_addr(ac, n), ac->c->command_timeout_ms);
-            ae_call_end(ac, call, RLK_ERR_IO, NULL, msg, 0);
+            ac->up->call_end(ac, call, RLK_ERR_IO, NULL, msg, 0);
         }
     }
     /* Parked calls (a cluster with no map, or "not now" answers) end at the timeout. */
@@ -610,7 +603,7 @@ static void ae_sweep_fire(rlk_async *ac, void *arg)
             snprintf(msg, sizeof msg, "cluster: slot %d not served within the command timeout "
                      "(%d ms)%s%s", call->rt->slot, ac->c->command_timeout_ms,
                      call->rt->last_err ? ": " : " (no slot map)", call->rt->last_err ? call->rt->last_err : "");
-            ae_call_end(ac, call, RLK_ERR_IO, NULL, msg, 0);
+            ac->up->call_end(ac, call, RLK_ERR_IO, NULL, msg, 0);
         }
     }
     ae_sweep_ensure(ac);
@@ -671,9 +664,9 @@ static void ae_conn_read(rlk_async *ac, ae_conn *k)
         if (!reply)
             break;
         if (k->is_sub)
-            ae_sub_reply(ac, k, reply);
+            ac->up->sub_reply(ac, k, reply);
         else
-            ae_cmd_reply(ac, k->node, reply);
+            ac->up->cmd_reply(ac, k->node, reply);
         freeReplyObject(reply);
         if (ac->closing || !k->ctx)
             return;
@@ -740,7 +733,7 @@ void ae_conns_attach(rlk_async *ac)
     if (!ae_routed(ac))
         ae_conn_start(ac, &AE_N0(ac)->cmd);
     else
-        ae_route_refresh(ac, 1);
+        ac->up->route_refresh(ac, 1);
     if (rlk_topo_resolves(ac->c))
         ac->sn_watch = rlk_ae_timer_add(ac, 250, ae_sn_watch_fire, NULL);
 }

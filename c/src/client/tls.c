@@ -32,6 +32,7 @@
 
 #include "rlk.h"
 #include "client/clock.h"
+#include "client/ref.h"
 #include "client/sigpipe.h"
 #include "client/tls.h"
 
@@ -227,12 +228,7 @@ int rlk_tls_new(const rlk_tls_config *cfg, rlk_tls **out, char *err, size_t errl
 /* Drops one reference; the last frees t. */
 static void rlk_tls_put(rlk_tls *t)
 {
-    int last;
-
-    pthread_mutex_lock(&t->mu);
-    last = --t->refs == 0;
-    pthread_mutex_unlock(&t->mu);
-    if (!last)
+    if (!rlk_ref_put(&t->mu, &t->refs))
         return;
     SSL_CTX_free(t->ctx);
     pthread_mutex_destroy(&t->mu);

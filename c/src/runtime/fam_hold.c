@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fam_hold.c - acquiring and releasing as the reentrant, fenced, fair and
- * read-write locks all do it (see fam_hold.h): an acquire script's
- * reply, recording the hold in the client's registry (the watchdog renews
- * it), the release ordered after the registry's last renewal, force unlock,
- * and the queries of a lock hash whose fields are holder ids.
+ * read-write locks all do it (see fam_hold.h): an acquire script's reply
+ * (fam_settle.c records the hold in the client's registry, which the
+ * watchdog renews), the release ordered after the registry's last renewal,
+ * force unlock, and the queries of a lock hash whose fields are holder ids.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,38 +44,6 @@ int rlk_fam_acquire_reply(rlk_client *c, const char *what, const char *name, con
     }
     return rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: %s replied type %d", what, name, script,
                          r->type);
-}
-
-int rlk_fam_record_beyond(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int watchdog,
-                          long long sent_ns, long long token, int beyond, rlk_fam_undo_fn undo,
-                          void *arg)
-{
-    int rc = rlk_fam_acks_acquired(rt->c, "acquire", h->name, undo, arg), settled;
-
-    if (rc != RLK_OK) {
-        rlk_fam_give_back(rt, h, beyond, undo, arg);
-        return rc;      /* too few replicas: given back, not recorded */
-    }
-    /* An earlier call of this hold whose outcome stayed unknown, settled
-     * now: the server's holds beyond the registry's and this one are holds
-     * the caller was told it did not get (or gave up): given back, never
-     * counted, or nobody would ever unlock them. */
-    settled = rlk_fam_doubt_settle(rt, h);
-    rc = rlk_wd_acquired_as(rt->wd, h, lease_ms, watchdog, sent_ns, token);
-    if (settled >= 0)
-        beyond = settled;
-    if (rc != RLK_OK)
-        undo(arg);
-    else
-        RLK_RT_COUNT(rt, acquired);
-    rlk_fam_give_back(rt, h, beyond, undo, arg);
-    return rc;
-}
-
-int rlk_fam_record(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int watchdog,
-                   long long sent_ns, long long token, rlk_fam_undo_fn undo, void *arg)
-{
-    return rlk_fam_record_beyond(rt, h, lease_ms, watchdog, sent_ns, token, 0, undo, arg);
 }
 
 /* ---------------------------------------------------------------- releasing */

@@ -2,8 +2,8 @@
 /*
  * fam_hold.h - the parts of acquiring and releasing that the reentrant,
  * fenced, fair and read-write locks share (fam_hold.c): acquire replies,
- * recording in the hold registry, releases, force unlocks, and the queries
- * of a lock hash whose fields are holder ids.
+ * releases (recording in the hold registry is fam_settle.h's), force
+ * unlocks, and the queries of a lock hash whose fields are holder ids.
  *
  * Not installed; not a stable API.
  */
@@ -14,6 +14,7 @@
 
 #include "rlk.h"
 #include "runtime/fam.h"
+#include "runtime/fam_settle.h"    /* rlk_fam_record: an acquisition recorded settles doubts */
 #include "runtime/lq.h"
 #include "runtime/rt.h"
 #include "runtime/wd.h"
@@ -24,29 +25,6 @@
  * "<what> <name>: <script> replied type <t>". */
 int rlk_fam_acquire_reply(rlk_client *c, const char *what, const char *name, const char *script,
                           const redisReply *r, long long *ttl, long long *token);
-
-/* Gives back one hold of the acquiring owner (the kind's release for the
- * same holder: one hold less): an acquisition the registry could not
- * record, one too few replicas acknowledged, or a hold the server counts
- * that the caller was never told of. RLK_OK when it did. */
-typedef int (*rlk_fam_undo_fn)(void *arg);
-
-/* Records an acquisition (acquire sent at sent_ns) in the client's registry
- * and counts it. With rlk_options.min_replicas, first: an acquisition too
- * few replicas acknowledged is undone and not recorded (RLK_ERR_NOREPLICAS,
- * rlk_fam_acks_acquired). When the registry cannot take it, calls undo(arg)
- * and returns the registry's error. When this thread has an unsettled lost
- * call of the same hold (rlk_fam_doubt_settle), settles it: holds the
- * server counts beyond the registry's and this acquisition are given back
- * with undo(arg), never counted (the caller was told they failed). */
-int rlk_fam_record(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int watchdog,
-                   long long sent_ns, long long token, rlk_fam_undo_fn undo, void *arg);
-/* rlk_fam_record when the server is known to count `beyond` holds of h
- * beyond the registry's and this acquisition (lost acquires that ran): they
- * are given back too, unless a doubt settled now gives a fresher count. */
-int rlk_fam_record_beyond(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int watchdog,
-                          long long sent_ns, long long token, int beyond, rlk_fam_undo_fn undo,
-                          void *arg);
 
 /* The reentrant lock's claim window: how long a release reserves the free
  * lock for the first queued waiter (reentrant/release, reentrant/cancel). */

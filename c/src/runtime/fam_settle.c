@@ -204,6 +204,40 @@ void rlk_fam_give_back(rlk_rt *rt, const rlk_hold_spec *h, int n, rlk_fam_undo_f
     rlk_set_error(c, orig_err, "%s", orig);
 }
 
+/* ---------------------------------------------------------------- recording */
+
+int rlk_fam_record_beyond(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int watchdog,
+                          long long sent_ns, long long token, int beyond, rlk_fam_undo_fn undo,
+                          void *arg)
+{
+    int rc = rlk_fam_acks_acquired(rt->c, "acquire", h->name, undo, arg), settled;
+
+    if (rc != RLK_OK) {
+        rlk_fam_give_back(rt, h, beyond, undo, arg);
+        return rc;      /* too few replicas: given back, not recorded */
+    }
+    /* An earlier call of this hold whose outcome stayed unknown, settled
+     * now: the server's holds beyond the registry's and this one are holds
+     * the caller was told it did not get (or gave up): given back, never
+     * counted, or nobody would ever unlock them. */
+    settled = rlk_fam_doubt_settle(rt, h);
+    rc = rlk_wd_acquired_as(rt->wd, h, lease_ms, watchdog, sent_ns, token);
+    if (settled >= 0)
+        beyond = settled;
+    if (rc != RLK_OK)
+        undo(arg);
+    else
+        RLK_RT_COUNT(rt, acquired);
+    rlk_fam_give_back(rt, h, beyond, undo, arg);
+    return rc;
+}
+
+int rlk_fam_record(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int watchdog,
+                   long long sent_ns, long long token, rlk_fam_undo_fn undo, void *arg)
+{
+    return rlk_fam_record_beyond(rt, h, lease_ms, watchdog, sent_ns, token, 0, undo, arg);
+}
+
 int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
                          long long lease_ms, int watchdog, long long sent_ns,
                          const char *token_key, long long *token, rlk_fam_undo_fn undo, void *arg)

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fam_settle.h - lost replies of the lock family (fam_settle.c). A lock call
+ * fam_settle.h - recording an acquisition in the hold registry, and lost
+ * replies of the lock family (fam_settle.c): an acquisition recorded is
+ * where this thread's earlier unsettled call of the same hold is settled,
+ * so both live here, below fam_hold (which calls them). A lock call
  * whose request was written and whose reply was lost may have run. Before
  * anything is reported, the connection it went out on is fenced
  * (rlk_pool_fence: it has run or never will) and the holder's own count is
@@ -10,9 +13,31 @@
 #define RLK_FAM_SETTLE_H
 
 #include "runtime/fam.h"
-#include "runtime/fam_hold.h"
 #include "runtime/rt.h"
 #include "runtime/wd.h"
+
+/* Gives back one hold of the acquiring owner (the kind's release for the
+ * same holder: one hold less): an acquisition the registry could not
+ * record, one too few replicas acknowledged, or a hold the server counts
+ * that the caller was never told of. RLK_OK when it did. */
+typedef int (*rlk_fam_undo_fn)(void *arg);
+
+/* Records an acquisition (acquire sent at sent_ns) in the client's registry
+ * and counts it. With rlk_options.min_replicas, first: an acquisition too
+ * few replicas acknowledged is undone and not recorded (RLK_ERR_NOREPLICAS,
+ * rlk_fam_acks_acquired). When the registry cannot take it, calls undo(arg)
+ * and returns the registry's error. When this thread has an unsettled lost
+ * call of the same hold (rlk_fam_doubt_settle), settles it: holds the
+ * server counts beyond the registry's and this acquisition are given back
+ * with undo(arg), never counted (the caller was told they failed). */
+int rlk_fam_record(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int watchdog,
+                   long long sent_ns, long long token, rlk_fam_undo_fn undo, void *arg);
+/* rlk_fam_record when the server is known to count `beyond` holds of h
+ * beyond the registry's and this acquisition (lost acquires that ran): they
+ * are given back too, unless a doubt settled now gives a fresher count. */
+int rlk_fam_record_beyond(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int watchdog,
+                          long long sent_ns, long long token, int beyond, rlk_fam_undo_fn undo,
+                          void *arg);
 
 /* After a call on b->c failed: 0 when its reply was not lost (the error
  * stands). Else 1 and *settled: RLK_OK once the lost request has run or

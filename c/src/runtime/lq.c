@@ -49,14 +49,20 @@ static char *rlk_lq_key(const char *addr, int db, const char *name)
     return key;
 }
 
+/* A new queue for key (taken: freed when out of memory), first in the
+ * registry (its mutex held), or NULL. */
 static rlk_lq *rlk_lq_new(char *key)
 {
     rlk_lq *q = calloc(1, sizeof *q);
 
-    if (!q)
+    if (!q) {
+        free(key);
         return NULL;
+    }
     q->key = key;
     pthread_mutex_init(&q->mu, NULL);
+    q->next = rlk_lq_registry;
+    rlk_lq_registry = q;
     return q;
 }
 
@@ -71,14 +77,10 @@ rlk_lq *rlk_lq_get(const char *addr, int db, const char *name)
     for (q = rlk_lq_registry; q; q = q->next)
         if (strcmp(q->key, key) == 0)
             break;
-    if (q) {
+    if (q)
         free(key);
-    } else if ((q = rlk_lq_new(key)) != NULL) {
-        q->next = rlk_lq_registry;
-        rlk_lq_registry = q;
-    } else {
-        free(key);
-    }
+    else
+        q = rlk_lq_new(key);
     if (q)
         q->refs++;
     pthread_mutex_unlock(&rlk_lq_registry_mu);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * metrics.h - recording the public metrics (rlk.h, rlk_metrics_*) into a
- * client's counters (counters.h), and reading them (metrics.c). Recording
+ * client's counters (counters.h) (metrics.c). Recording
  * is relaxed atomic additions on the caller's thread: no lock, no
  * allocation; with recording off (rlk_metrics_set_enabled) one relaxed
- * load. docs/observability.md says what each metric means.
+ * load. Reading them (rlk_metrics_get, the exposition) is exposition.c's.
+ * docs/observability.md says what each metric means.
  *
  * Not installed; not a stable API.
  */
@@ -35,6 +36,9 @@ void rlk_metrics_acquired_waiting(rlk_rt_counters *k, long long woke_ns);
  * and in the watched name fence's cells; any other rc is not counted. Both
  * APIs call it (kinds/fence.c, async/a_fence.c). */
 void rlk_metrics_fence(rlk_rt_counters *k, const char *fence, int rc);
+/* The watched name's cells (rlk_metrics_watch), or NULL (nothing watched:
+ * one acquire load). */
+rlk_rt_name *rlk_metrics_name(rlk_rt_counters *k, const char *name);
 /* The result class (enum rlk_acquire_result) of an acquisition's rc. */
 int rlk_metrics_result_of(int rc);
 

@@ -163,28 +163,34 @@ const char *rlk_client_uuid(const rlk_client *c)
 
 /* ---------------------------------------------------------------- lost callback */
 
-void rlk_set_lost_callback(rlk_client *c, rlk_lost_fn fn, void *userdata)
+/* Sets one of the two callback pairs under cb_mu: the one with the kind
+ * (with_kind), else the plain one; the other stays as it was. */
+static void rlk_rt_set_lost(rlk_client *c, int with_kind, rlk_lost_fn fn, rlk_lost_kind_fn kind_fn,
+                            void *userdata)
 {
     rlk_rt *rt = c ? rlk_rt_get(c) : NULL;
 
     if (!rt)
         return;
     pthread_mutex_lock(&rt->cb_mu);
-    rt->lost_fn = fn;
-    rt->lost_ud = userdata;
+    if (with_kind) {
+        rt->lost_kind_fn = kind_fn;
+        rt->lost_kind_ud = userdata;
+    } else {
+        rt->lost_fn = fn;
+        rt->lost_ud = userdata;
+    }
     pthread_mutex_unlock(&rt->cb_mu);
+}
+
+void rlk_set_lost_callback(rlk_client *c, rlk_lost_fn fn, void *userdata)
+{
+    rlk_rt_set_lost(c, 0, fn, NULL, userdata);
 }
 
 void rlk_set_lost_kind_callback(rlk_client *c, rlk_lost_kind_fn fn, void *userdata)
 {
-    rlk_rt *rt = c ? rlk_rt_get(c) : NULL;
-
-    if (!rt)
-        return;
-    pthread_mutex_lock(&rt->cb_mu);
-    rt->lost_kind_fn = fn;
-    rt->lost_kind_ud = userdata;
-    pthread_mutex_unlock(&rt->cb_mu);
+    rlk_rt_set_lost(c, 1, NULL, fn, userdata);
 }
 
 /* The watchdog's report hook (rlk_wd_new): the plain callback (and the

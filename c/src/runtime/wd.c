@@ -732,17 +732,14 @@ static int rlk_wd_start(rlk_wd *wd)
 
 /* ---------------------------------------------------------------- life cycle */
 
+/* The renewal rounds' scratch arrays (rlk_wd_new allocates them). */
 static void rlk_wd_free_arrays(rlk_wd *wd)
 {
-    free(wd->batch);
-    free(wd->results);
-    free(wd->idx);
-    free(wd->grouped);
-    free(wd->out);
-    free(wd->items);
-    free(wd->keys);
-    free(wd->args);
-    free(wd->lens);
+    void *arrays[] = {wd->batch, wd->results, wd->idx,  wd->grouped, wd->out,
+                      wd->items, wd->keys,    wd->args, wd->lens};
+
+    for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++)
+        free(arrays[i]);
 }
 
 rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_sub *sub,

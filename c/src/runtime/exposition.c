@@ -1,0 +1,603 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * exposition.c - reading the public metrics (rlk.h, rlk_metrics_*): the
+ * switch, the watched names, the snapshot of a client's counters (with the
+ * hold registry's gauges), the sum of snapshots, and their Prometheus and
+ * JSON exposition into a caller's buffer. Recording is metrics.c's, below
+ * the registry. docs/observability.md lists every metric.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "client/client.h"
+#include "client/sentinel.h"
+#include "runtime/metrics.h"
+#include "runtime/rt.h"
+
+#define RLK_M_LOAD(cell) atomic_load_explicit(&(cell), memory_order_relaxed)
+
+/* ---------------------------------------------------------------- the public calls */
+
+int rlk_metrics_set_enabled(rlk_client *c, int on)
+{
+    rlk_rt *rt = c ? rlk_rt_get(c) : NULL;
+
+    if (!rt)
+        return c ? RLK_ERR_NOMEM : RLK_ERR_ARG;
+    atomic_store_explicit(&rt->counters.metrics_off, !on, memory_order_relaxed);
+    return RLK_OK;
+}
+
+/* Serialises rlk_metrics_watch (rare); readers need no lock: a name is
+ * written before nnames counts it (release/acquire). */
+static pthread_mutex_t rlk_metrics_watch_mu = PTHREAD_MUTEX_INITIALIZER;
+
+int rlk_metrics_watch(rlk_client *c, const char *name)
+{
+    rlk_rt *rt;
+    rlk_rt_counters *k;
+    int n, rc = RLK_OK;
+
+    if (!c)
+        return RLK_ERR_ARG;
+    if (!name || !name[0] || strlen(name) >= RLK_METRICS_NAME_SIZE)
+        return rlk_set_error(c, RLK_ERR_ARG, "rlk_metrics_watch: the name must have 1 to %d bytes",
+                             RLK_METRICS_NAME_SIZE - 1);
+    if (!(rt = rlk_rt_get(c)))
+        return RLK_ERR_NOMEM;
+    k = &rt->counters;
+    pthread_mutex_lock(&rlk_metrics_watch_mu);
+    n = atomic_load_explicit(&k->nnames, memory_order_relaxed);
+    if (!rlk_metrics_name(k, name)) {
+        if (n >= RLK_METRICS_NAMES_MAX) {
+            rc = rlk_set_error(c, RLK_ERR_ARG, "rlk_metrics_watch %s: %d names are watched already",
+                               name, RLK_METRICS_NAMES_MAX);
+        } else {
+            snprintf(k->names[n].name, sizeof k->names[n].name, "%s", name);
+            atomic_store_explicit(&k->nnames, n + 1, memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&rlk_metrics_watch_mu);
+    return rc;
+}
+
+static void rlk_metrics_hist_get(rlk_rt_hist *h, rlk_histogram *out)
+{
+    out->count = 0;
+    out->sum_ns = RLK_M_LOAD(h->sum_ns);
+    for (int i = 0; i <= RLK_METRICS_BUCKETS; i++) {
+        out->buckets[i] = RLK_M_LOAD(h->buckets[i]);
+        out->count += out->buckets[i];
+    }
+}
+
+int rlk_metrics_get(rlk_client *c, rlk_metrics *out)
+{
+    rlk_rt *rt;
+    rlk_rt_counters *k;
+    int n;
+
+    if (!out)
+        return RLK_ERR_ARG;
+    memset(out, 0, sizeof *out);
+    if (!c)
+        return RLK_ERR_ARG;
+    if (!(rt = rlk_rt_get(c)))
+        return RLK_ERR_NOMEM;
+    k = &rt->counters;
+    out->enabled = !RLK_M_LOAD(k->metrics_off);
+    for (int i = 0; i < RLK_MKIND_COUNT; i++)
+        for (int j = 0; j < RLK_ACQ_RESULTS; j++)
+            out->acquisitions[i][j] = RLK_M_LOAD(k->acquisitions[i][j]);
+    out->acquire_calls = RLK_M_LOAD(k->acquire_calls);
+    out->waits = RLK_M_LOAD(k->waits);
+    out->wake_permits = RLK_M_LOAD(k->wake_permits);
+    out->wake_all = RLK_M_LOAD(k->wake_all);
+    out->ttl_wakeups = RLK_M_LOAD(k->ttl_wakeups);
+    out->handoffs = RLK_M_LOAD(k->handoffs);
+    out->acquired_after_wait = RLK_M_LOAD(k->acquired_after_wait);
+    out->renewals = RLK_M_LOAD(k->renew_calls);
+    out->renewal_failures = RLK_M_LOAD(k->renew_errors);
+    out->renewals_unacked = RLK_M_LOAD(k->renew_unacked);
+    out->locks_lost_gone = RLK_M_LOAD(k->locks_lost_gone);
+    out->locks_lost_expired = RLK_M_LOAD(k->locks_lost_expired);
+    out->lost_replies = RLK_M_LOAD(k->lost_replies);
+    out->lost_adopted = RLK_M_LOAD(k->lost_adopted);
+    out->lost_not_run = RLK_M_LOAD(k->lost_not_run);
+    out->lost_unsettled = RLK_M_LOAD(k->lost_unsettled);
+    out->lost_given_back = RLK_M_LOAD(k->lost_given_back);
+    if (c->counters) {
+        out->reconnects = RLK_M_LOAD(c->counters->reconnects);
+        out->redirects = RLK_M_LOAD(c->counters->redirects);
+        out->noscript_reloads = RLK_M_LOAD(c->counters->noscript_reloads);
+    }
+    out->failovers = rlk_sentinel_switches(c, NULL);
+    out->sub_connects = RLK_M_LOAD(k->sub_connects);
+    out->sub_drops = RLK_M_LOAD(k->sub_drops);
+    for (int j = 0; j < RLK_FENCE_RESULTS; j++)
+        out->fence_writes[j] = RLK_M_LOAD(k->fence_writes[j]);
+    out->delay_refusals = RLK_M_LOAD(k->delay_refusals);
+    rlk_wd_gauges(rt->wd, &out->locks_held, &out->watchdog_entries);
+    out->requests_waiting = (long long)RLK_M_LOAD(k->requests_waiting);
+    rlk_metrics_hist_get(&k->wait_h, &out->wait);
+    rlk_metrics_hist_get(&k->hold_h, &out->hold);
+    rlk_metrics_hist_get(&k->handoff_h, &out->handoff);
+    n = atomic_load_explicit(&k->nnames, memory_order_acquire);
+    out->nnames = (size_t)n;
+    for (int i = 0; i < n; i++) {
+        rlk_name_metrics *o = &out->names[i];
+
+        memcpy(o->name, k->names[i].name, sizeof o->name);
+        for (int j = 0; j < RLK_ACQ_RESULTS; j++)
+            o->acquisitions[j] = RLK_M_LOAD(k->names[i].acquisitions[j]);
+        rlk_metrics_hist_get(&k->names[i].wait, &o->wait);
+        rlk_metrics_hist_get(&k->names[i].hold, &o->hold);
+        for (int j = 0; j < RLK_FENCE_RESULTS; j++)
+            o->fence_writes[j] = RLK_M_LOAD(k->names[i].fence_writes[j]);
+    }
+    return RLK_OK;
+}
+
+static void rlk_hist_add(rlk_histogram *a, const rlk_histogram *b)
+{
+    a->count += b->count;
+    a->sum_ns += b->sum_ns;
+    for (int i = 0; i <= RLK_METRICS_BUCKETS; i++)
+        a->buckets[i] += b->buckets[i];
+}
+
+void rlk_metrics_add(rlk_metrics *a, const rlk_metrics *b)
+{
+    if (!a || !b)
+        return;
+    a->enabled = a->enabled || b->enabled;
+    for (int i = 0; i < RLK_MKIND_COUNT; i++)
+        for (int j = 0; j < RLK_ACQ_RESULTS; j++)
+            a->acquisitions[i][j] += b->acquisitions[i][j];
+#define RLK_M_SUM(f) a->f += b->f
+    RLK_M_SUM(acquire_calls);
+    RLK_M_SUM(waits);
+    RLK_M_SUM(wake_permits);
+    RLK_M_SUM(wake_all);
+    RLK_M_SUM(ttl_wakeups);
+    RLK_M_SUM(handoffs);
+    RLK_M_SUM(acquired_after_wait);
+    RLK_M_SUM(renewals);
+    RLK_M_SUM(renewal_failures);
+    RLK_M_SUM(renewals_unacked);
+    RLK_M_SUM(locks_lost_gone);
+    RLK_M_SUM(locks_lost_expired);
+    RLK_M_SUM(lost_replies);
+    RLK_M_SUM(lost_adopted);
+    RLK_M_SUM(lost_not_run);
+    RLK_M_SUM(lost_unsettled);
+    RLK_M_SUM(lost_given_back);
+    RLK_M_SUM(reconnects);
+    RLK_M_SUM(redirects);
+    RLK_M_SUM(failovers);
+    RLK_M_SUM(noscript_reloads);
+    RLK_M_SUM(sub_connects);
+    RLK_M_SUM(sub_drops);
+    RLK_M_SUM(delay_refusals);
+    RLK_M_SUM(locks_held);
+    RLK_M_SUM(watchdog_entries);
+    RLK_M_SUM(requests_waiting);
+    RLK_M_SUM(fence_writes[RLK_FENCE_ACCEPTED]);
+    RLK_M_SUM(fence_writes[RLK_FENCE_REFUSED]);
+#undef RLK_M_SUM
+    rlk_hist_add(&a->wait, &b->wait);
+    rlk_hist_add(&a->hold, &b->hold);
+    rlk_hist_add(&a->handoff, &b->handoff);
+    for (size_t i = 0; i < b->nnames && i < RLK_METRICS_NAMES_MAX; i++) {
+        size_t j = 0;
+
+        while (j < a->nnames && strcmp(a->names[j].name, b->names[i].name) != 0)
+            j++;
+        if (j == a->nnames) {
+            if (a->nnames >= RLK_METRICS_NAMES_MAX)
+                continue;
+            memset(&a->names[j], 0, sizeof a->names[j]);
+            memcpy(a->names[j].name, b->names[i].name, sizeof a->names[j].name);
+            a->names[j].name[RLK_METRICS_NAME_SIZE - 1] = '\0';
+            a->nnames++;
+        }
+        for (int r = 0; r < RLK_ACQ_RESULTS; r++)
+            a->names[j].acquisitions[r] += b->names[i].acquisitions[r];
+        rlk_hist_add(&a->names[j].wait, &b->names[i].wait);
+        rlk_hist_add(&a->names[j].hold, &b->names[i].hold);
+        for (int r = 0; r < RLK_FENCE_RESULTS; r++)
+            a->names[j].fence_writes[r] += b->names[i].fence_writes[r];
+    }
+}
+
+/* ---------------------------------------------------------------- exposition */
+
+/* Appends into a caller's buffer, counting what the whole text needs. */
+typedef struct rlk_out {
+    char *buf;
+    size_t len, pos;        /* pos: bytes the text needs so far (may pass len) */
+} rlk_out;
+
+static void rlk_put(rlk_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void rlk_put(rlk_out *o, const char *fmt, ...)
+{
+    va_list ap;
+    size_t room = o->pos < o->len ? o->len - o->pos : 0;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(room ? o->buf + o->pos : NULL, room, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        o->pos += (size_t)n;
+}
+
+/* A name's label value or JSON string body, escaped (\\, \", \n). */
+static void rlk_put_escaped(rlk_out *o, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\' || *s == '"')
+            rlk_put(o, "\\%c", *s);
+        else if (*s == '\n')
+            rlk_put(o, "\\n");
+        else if ((unsigned char)*s < 0x20)
+            rlk_put(o, "\\u%04x", (unsigned)(unsigned char)*s);
+        else
+            rlk_put(o, "%c", *s);
+    }
+}
+
+/* The description of one metric family. */
+typedef struct rlk_family {
+    const char *name;
+    const char *type;       /* "counter", "gauge", "histogram" */
+    const char *help;
+} rlk_family;
+
+static void rlk_prom_head(rlk_out *o, const rlk_family *f)
+{
+    rlk_put(o, "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help, f->name, f->type);
+}
+
+/* "{extra,labels}" or "{extra}" or "{labels}" or "". */
+static void rlk_prom_labels(rlk_out *o, const char *extra, const char *labels)
+{
+    int has_extra = extra && extra[0], has_labels = labels && labels[0];
+
+    if (!has_extra && !has_labels)
+        return;
+    rlk_put(o, "{%s%s%s}", has_extra ? extra : "", has_extra && has_labels ? "," : "",
+            has_labels ? labels : "");
+}
+
+static void rlk_prom_value(rlk_out *o, const char *name, const char *extra, const char *labels,
+                           unsigned long long v)
+{
+    rlk_put(o, "%s", name);
+    rlk_prom_labels(o, extra, labels);
+    rlk_put(o, " %llu\n", v);
+}
+
+static void rlk_prom_gauge(rlk_out *o, const char *name, const char *labels, long long v)
+{
+    rlk_put(o, "%s", name);
+    rlk_prom_labels(o, NULL, labels);
+    rlk_put(o, " %lld\n", v);
+}
+
+static void rlk_prom_hist(rlk_out *o, const char *name, const char *extra, const char *labels,
+                          const rlk_histogram *h)
+{
+    unsigned long long cum = 0;
+    char le[640];
+
+    for (int i = 0; i <= RLK_METRICS_BUCKETS; i++) {
+        cum += h->buckets[i];
+        if (i < RLK_METRICS_BUCKETS)
+            snprintf(le, sizeof le, "%s%sle=\"%g\"", extra ? extra : "", extra ? "," : "",
+                     rlk_metrics_bucket_bound(i));
+        else
+            snprintf(le, sizeof le, "%s%sle=\"+Inf\"", extra ? extra : "", extra ? "," : "");
+        rlk_put(o, "%s_bucket", name);
+        rlk_prom_labels(o, le, labels);
+        rlk_put(o, " %llu\n", cum);
+    }
+    rlk_put(o, "%s_sum", name);
+    rlk_prom_labels(o, extra, labels);
+    rlk_put(o, " %.9f\n", (double)h->sum_ns / 1e9);
+    rlk_put(o, "%s_count", name);
+    rlk_prom_labels(o, extra, labels);
+    rlk_put(o, " %llu\n", cum);
+}
+
+/* The plain counters: family, and the field's offset. */
+typedef struct rlk_counter_def {
+    rlk_family f;
+    const char *extra;      /* a label of this sample, or NULL */
+    size_t off;
+} rlk_counter_def;
+
+#define RLK_OFF(field) offsetof(rlk_metrics, field)
+
+static const rlk_counter_def rlk_counters_def[] = {
+    {{"rlk_acquire_attempts_total", "counter",
+      "Lock acquire script calls (attempts; one acquisition may take several)."}, NULL,
+     RLK_OFF(acquire_calls)},
+    {{"rlk_waits_total", "counter", "Sleeps on a lock's channel waiting for a release."}, NULL,
+     RLK_OFF(waits)},
+    {{"rlk_wakeups_total", "counter",
+      "Sleeps ended by a wake-up message: permit (unlock, grant) or all (read unlock, reconnect)."},
+     "by=\"permit\"", RLK_OFF(wake_permits)},
+    {{NULL, NULL, NULL}, "by=\"all\"", RLK_OFF(wake_all)},
+    {{"rlk_ttl_wakeups_total", "counter",
+      "Sleeps ended by the holder's TTL running out with no message."}, NULL,
+     RLK_OFF(ttl_wakeups)},
+    {{"rlk_handoffs_received_total", "counter",
+      "Acquisitions right after a wake-up message (a release handed the lock over)."}, NULL,
+     RLK_OFF(handoffs)},
+    {{"rlk_acquired_after_wait_total", "counter", "Acquisitions that slept at least once."}, NULL,
+     RLK_OFF(acquired_after_wait)},
+    {{"rlk_renewals_total", "counter", "Renewal calls (watchdog, permit keeper)."}, NULL,
+     RLK_OFF(renewals)},
+    {{"rlk_renewal_failures_total", "counter", "Renewal calls that failed."}, NULL,
+     RLK_OFF(renewal_failures)},
+    {{"rlk_renewals_unacked_total", "counter",
+      "Renewal calls that fewer than min_replicas replicas acknowledged."}, NULL,
+     RLK_OFF(renewals_unacked)},
+    {{"rlk_locks_lost_total", "counter",
+      "Held locks declared lost: gone (no longer held) or expired (renewals failed)."},
+     "cause=\"gone\"", RLK_OFF(locks_lost_gone)},
+    {{NULL, NULL, NULL}, "cause=\"expired\"", RLK_OFF(locks_lost_expired)},
+    {{"rlk_lost_replies_total", "counter", "Lock calls whose reply was lost."}, NULL,
+     RLK_OFF(lost_replies)},
+    {{"rlk_lost_replies_settled_total", "counter",
+      "How lost replies settled: adopted (had run, kept), not_run, unsettled, given_back."},
+     "outcome=\"adopted\"", RLK_OFF(lost_adopted)},
+    {{NULL, NULL, NULL}, "outcome=\"not_run\"", RLK_OFF(lost_not_run)},
+    {{NULL, NULL, NULL}, "outcome=\"unsettled\"", RLK_OFF(lost_unsettled)},
+    {{NULL, NULL, NULL}, "outcome=\"given_back\"", RLK_OFF(lost_given_back)},
+    {{"rlk_reconnects_total", "counter", "Pool connections opened again after a drop."}, NULL,
+     RLK_OFF(reconnects)},
+    {{"rlk_redirects_total", "counter", "Cluster MOVED and ASK redirects followed."}, NULL,
+     RLK_OFF(redirects)},
+    {{"rlk_failovers_total", "counter", "Sentinel master switches followed."}, NULL,
+     RLK_OFF(failovers)},
+    {{"rlk_noscript_reloads_total", "counter", "NOSCRIPT replies answered by SCRIPT LOAD."}, NULL,
+     RLK_OFF(noscript_reloads)},
+    {{"rlk_subscriber_connects_total", "counter", "Subscriber connections opened."}, NULL,
+     RLK_OFF(sub_connects)},
+    {{"rlk_subscriber_drops_total", "counter", "Subscriber connections lost."}, NULL,
+     RLK_OFF(sub_drops)},
+    {{"rlk_fence_writes_total", "counter",
+      "Fenced writes by result: accepted, refused (a token below the highest accepted)."},
+     "result=\"accepted\"", RLK_OFF(fence_writes[RLK_FENCE_ACCEPTED])},
+    {{NULL, NULL, NULL}, "result=\"refused\"", RLK_OFF(fence_writes[RLK_FENCE_REFUSED])},
+    {{"rlk_lock_delay_refusals_total", "counter",
+      "Lock acquire attempts refused because the lock was in its lock-delay."}, NULL,
+     RLK_OFF(delay_refusals)},
+};
+
+static const rlk_family rlk_fam_acq = {"rlk_acquisitions_total", "counter",
+    "Acquisition calls by kind and result (acquired, timed_out, refused, error)."};
+static const rlk_family rlk_fam_enabled = {"rlk_metrics_enabled", "gauge",
+    "1 when recording is on (rlk_metrics_set_enabled)."};
+static const rlk_family rlk_gauges[3] = {
+    {"rlk_locks_held", "gauge", "Holds in the client's registry."},
+    {"rlk_watchdog_entries", "gauge", "Holds the watchdog renews (no lease given)."},
+    {"rlk_requests_waiting", "gauge", "Acquisition calls under way."},
+};
+static const rlk_family rlk_hists[3] = {
+    {"rlk_wait_seconds", "histogram", "Acquisition calls that acquired: from call to return."},
+    {"rlk_hold_seconds", "histogram", "Locks: from acquisition to the release of the last hold."},
+    {"rlk_handoff_latency_seconds", "histogram",
+     "From a wake-up message to the acquisition it led to."},
+};
+static const rlk_family rlk_name_fams[4] = {
+    {"rlk_name_acquisitions_total", "counter", "Acquisition calls of a watched name by result."},
+    {"rlk_name_wait_seconds", "histogram", "Acquisitions of a watched name: wait."},
+    {"rlk_name_hold_seconds", "histogram", "Holds of a watched name."},
+    {"rlk_name_fence_writes_total", "counter",
+     "Fenced writes whose fence key is a watched name, by result: accepted, refused."},
+};
+static const char *const rlk_fence_result_names[RLK_FENCE_RESULTS] = {"accepted", "refused"};
+
+static const char *rlk_label_of(const char *const *labels, size_t i)
+{
+    return labels && labels[i] ? labels[i] : NULL;
+}
+
+static void rlk_prom(rlk_out *o, const rlk_metrics *m, size_t n, const char *const *labels)
+{
+    char extra[600];
+    size_t nn = sizeof rlk_counters_def / sizeof rlk_counters_def[0];
+
+    /* Which rlk and hiredis made these numbers (one line, value 1: join on it in queries). */
+    rlk_put(o, "# HELP rlk_build_info the rlk library's version and the hiredis it was built "
+            "with\n# TYPE rlk_build_info gauge\nrlk_build_info{version=\"%s\",hiredis=\"%d.%d.%d\"} "
+            "1\n", RLK_VERSION, HIREDIS_MAJOR, HIREDIS_MINOR, HIREDIS_PATCH);
+    rlk_prom_head(o, &rlk_fam_enabled);
+    for (size_t i = 0; i < n; i++)
+        rlk_prom_gauge(o, rlk_fam_enabled.name, rlk_label_of(labels, i), m[i].enabled);
+    rlk_prom_head(o, &rlk_fam_acq);
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < RLK_MKIND_COUNT; k++)
+            for (int r = 0; r < RLK_ACQ_RESULTS; r++) {
+                snprintf(extra, sizeof extra, "kind=\"%s\",result=\"%s\"", rlk_metrics_kind_name(k),
+                         rlk_acquire_result_name(r));
+                rlk_prom_value(o, rlk_fam_acq.name, extra, rlk_label_of(labels, i),
+                               m[i].acquisitions[k][r]);
+            }
+    for (size_t d = 0; d < nn;) {
+        size_t end = d + 1;     /* the samples of one family: its first line and those after
+                                   it without a family of their own */
+
+        while (end < nn && !rlk_counters_def[end].f.name)
+            end++;
+        rlk_prom_head(o, &rlk_counters_def[d].f);
+        for (size_t i = 0; i < n; i++)
+            for (size_t e = d; e < end; e++)
+                rlk_prom_value(o, rlk_counters_def[d].f.name, rlk_counters_def[e].extra,
+                               rlk_label_of(labels, i),
+                               *(const unsigned long long *)((const char *)&m[i] +
+                                                             rlk_counters_def[e].off));
+        d = end;
+    }
+    for (int g = 0; g < 3; g++) {
+        rlk_prom_head(o, &rlk_gauges[g]);
+        for (size_t i = 0; i < n; i++)
+            rlk_prom_gauge(o, rlk_gauges[g].name, rlk_label_of(labels, i),
+                           g == 0 ? m[i].locks_held
+                                  : g == 1 ? m[i].watchdog_entries : m[i].requests_waiting);
+    }
+    for (int h = 0; h < 3; h++) {
+        rlk_prom_head(o, &rlk_hists[h]);
+        for (size_t i = 0; i < n; i++)
+            rlk_prom_hist(o, rlk_hists[h].name, NULL, rlk_label_of(labels, i),
+                          h == 0 ? &m[i].wait : h == 1 ? &m[i].hold : &m[i].handoff);
+    }
+    for (int f = 0; f < 4; f++) {
+        int any = 0;
+
+        for (size_t i = 0; i < n; i++)
+            any |= m[i].nnames > 0;
+        if (!any)
+            break;
+        rlk_prom_head(o, &rlk_name_fams[f]);
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < m[i].nnames && j < RLK_METRICS_NAMES_MAX; j++) {
+                const rlk_name_metrics *nm = &m[i].names[j];
+                rlk_out e = {extra, sizeof extra - 1, 0};
+                int rr;
+
+                if (f == 1 || f == 2) {
+                    rlk_put(&e, "name=\"");
+                    rlk_put_escaped(&e, nm->name);
+                    rlk_put(&e, "\"");
+                    rlk_prom_hist(o, rlk_name_fams[f].name, extra, rlk_label_of(labels, i),
+                                  f == 1 ? &nm->wait : &nm->hold);
+                    continue;
+                }
+                /* A counter by result: acquisitions (0), fenced writes (3). */
+                for (rr = 0; rr < (f == 0 ? RLK_ACQ_RESULTS : RLK_FENCE_RESULTS); rr++) {
+                    e.pos = 0;
+                    rlk_put(&e, "name=\"");
+                    rlk_put_escaped(&e, nm->name);
+                    rlk_put(&e, "\",result=\"%s\"",
+                            f == 0 ? rlk_acquire_result_name(rr) : rlk_fence_result_names[rr]);
+                    rlk_prom_value(o, rlk_name_fams[f].name, extra, rlk_label_of(labels, i),
+                                   f == 0 ? nm->acquisitions[rr] : nm->fence_writes[rr]);
+                }
+            }
+    }
+}
+
+static void rlk_json_hist(rlk_out *o, const char *key, const rlk_histogram *h)
+{
+    rlk_put(o, "\"%s\":{\"count\":%llu,\"sum_seconds\":%.9f,\"buckets\":[", key, h->count,
+            (double)h->sum_ns / 1e9);
+    for (int i = 0; i <= RLK_METRICS_BUCKETS; i++) {
+        if (i < RLK_METRICS_BUCKETS)
+            rlk_put(o, "%s{\"le\":%g,\"count\":%llu}", i ? "," : "", rlk_metrics_bucket_bound(i),
+                    h->buckets[i]);
+        else
+            rlk_put(o, ",{\"le\":\"+Inf\",\"count\":%llu}", h->buckets[i]);
+    }
+    rlk_put(o, "]}");
+}
+
+static void rlk_json_one(rlk_out *o, const rlk_metrics *m, const char *label)
+{
+    size_t nn = sizeof rlk_counters_def / sizeof rlk_counters_def[0];
+    const char *fam = NULL;
+
+    rlk_put(o, "{");
+    if (label) {
+        rlk_put(o, "\"labels\":\"");
+        rlk_put_escaped(o, label);
+        rlk_put(o, "\",");
+    }
+    rlk_put(o, "\"enabled\":%d,\"acquisitions\":{", m->enabled);
+    for (int k = 0; k < RLK_MKIND_COUNT; k++) {
+        rlk_put(o, "%s\"%s\":{", k ? "," : "", rlk_metrics_kind_name(k));
+        for (int r = 0; r < RLK_ACQ_RESULTS; r++)
+            rlk_put(o, "%s\"%s\":%llu", r ? "," : "", rlk_acquire_result_name(r), m->acquisitions[k][r]);
+        rlk_put(o, "}");
+    }
+    rlk_put(o, "},\"counters\":{");
+    for (size_t d = 0; d < nn; d++) {
+        unsigned long long v =
+            *(const unsigned long long *)((const char *)m + rlk_counters_def[d].off);
+        const char *x = rlk_counters_def[d].extra;
+
+        if (rlk_counters_def[d].f.name)
+            fam = rlk_counters_def[d].f.name;
+        /* rlk_wakeups_total{by="permit"} -> "rlk_wakeups_total:by=permit" */
+        rlk_put(o, "%s\"%s", d ? "," : "", fam);
+        if (x) {
+            rlk_put(o, ":");
+            for (; *x; x++)
+                if (*x != '"')
+                    rlk_put(o, "%c", *x);
+        }
+        rlk_put(o, "\":%llu", v);
+    }
+    rlk_put(o, "},\"gauges\":{\"rlk_locks_held\":%lld,\"rlk_watchdog_entries\":%lld,"
+            "\"rlk_requests_waiting\":%lld},\"histograms\":{",
+            m->locks_held, m->watchdog_entries, m->requests_waiting);
+    rlk_json_hist(o, "rlk_wait_seconds", &m->wait);
+    rlk_put(o, ",");
+    rlk_json_hist(o, "rlk_hold_seconds", &m->hold);
+    rlk_put(o, ",");
+    rlk_json_hist(o, "rlk_handoff_latency_seconds", &m->handoff);
+    rlk_put(o, "},\"names\":[");
+    for (size_t j = 0; j < m->nnames && j < RLK_METRICS_NAMES_MAX; j++) {
+        const rlk_name_metrics *nm = &m->names[j];
+
+        rlk_put(o, "%s{\"name\":\"", j ? "," : "");
+        rlk_put_escaped(o, nm->name);
+        rlk_put(o, "\",\"acquisitions\":{");
+        for (int r = 0; r < RLK_ACQ_RESULTS; r++)
+            rlk_put(o, "%s\"%s\":%llu", r ? "," : "", rlk_acquire_result_name(r), nm->acquisitions[r]);
+        rlk_put(o, "},");
+        rlk_json_hist(o, "wait_seconds", &nm->wait);
+        rlk_put(o, ",");
+        rlk_json_hist(o, "hold_seconds", &nm->hold);
+        rlk_put(o, ",\"fence_writes\":{\"accepted\":%llu,\"refused\":%llu}}",
+                nm->fence_writes[RLK_FENCE_ACCEPTED], nm->fence_writes[RLK_FENCE_REFUSED]);
+    }
+    rlk_put(o, "]}");
+}
+
+int rlk_metrics_format(const rlk_metrics *m, size_t n, const char *const *labels, int format,
+                       char *buf, size_t len, size_t *needed)
+{
+    rlk_out o = {buf, len, 0};
+
+    if (needed)
+        *needed = 0;
+    if ((!m && n) || (!buf && len) ||
+        (format != RLK_METRICS_PROMETHEUS && format != RLK_METRICS_JSON))
+        return RLK_ERR_ARG;
+    if (format == RLK_METRICS_PROMETHEUS) {
+        rlk_prom(&o, m, n, labels);
+    } else {
+        if (n != 1)
+            rlk_put(&o, "[");
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                rlk_put(&o, ",");
+            rlk_json_one(&o, &m[i], rlk_label_of(labels, i));
+        }
+        rlk_put(&o, n != 1 ? "]\n" : "\n");
+    }
+    if (needed)
+        *needed = o.pos + 1;
+    if (o.pos + 1 > len) {
+        if (len)
+            buf[len - 1] = '\0';
+        return RLK_ERR_ARG;
+    }
+    return RLK_OK;
+}
