@@ -171,7 +171,7 @@ static long long sint(const rlk_fx_server *s, const char *fmt, const char *key)
 
 static void write_ops(void)
 {
-    cl c;
+    cl c = {NULL, NULL};
     fres x;
     char buf[64];
     const char *v1[] = {"one"}, *hs[] = {"f", "v"}, *inc[] = {"5"}, *push[] = {"a", "b"};
@@ -205,7 +205,7 @@ static void write_ops(void)
 
 static void stale(void)
 {
-    cl c;
+    cl c = {NULL, NULL};
     fres x;
     char buf[64];
     const char *v[] = {"new"}, *old[] = {"old"};
@@ -232,7 +232,7 @@ static void stale(void)
 
 static void args(void)
 {
-    cl c;
+    cl c = {NULL, NULL};
     fres x;
     char buf[64];
     const char *v[] = {"v"}, *nul[] = {NULL};
@@ -277,7 +277,7 @@ static void args(void)
 
 static void replica(void)
 {
-    cl c;
+    cl c = {NULL, NULL};
     fres x;
     char buf[64];
     const char *v[] = {"on the master"}, *w[] = {"on the replica"};
@@ -299,7 +299,7 @@ static void replica(void)
 
 static void lost(void)
 {
-    cl c;
+    cl c = {NULL, NULL};
     fres x;
     char buf[64];
     const char *v[] = {"v"};
@@ -342,7 +342,7 @@ static void sentinel(void)
 {
     rlk_fx_sentinel sn;
     char saved[512], buf[64];
-    cl c;
+    cl c = {NULL, NULL};
     fres x;
     rlk_client *bc = NULL;
     const char *v1[] = {"before"}, *v2[] = {"after"};
@@ -638,7 +638,7 @@ static void procs(void)
 
 static void metrics(void)
 {
-    cl c;
+    cl c = {NULL, NULL};
     fres x;
     rlk_client *bc = tk_connect(url, 0, 1);
     rlk_metrics m, bm;
@@ -723,7 +723,7 @@ static void metrics(void)
 
 static void cluster(void)
 {
-    cl c;
+    cl c = {NULL, NULL};
     fres x;
     char fence[64], data[64], buf[64];
     const char *v[] = {"v"};
