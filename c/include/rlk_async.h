@@ -199,6 +199,20 @@ RLK_API rlk_async_req *rlk_async_lock_spin(rlk_async *ac, const char *name, unsi
                                            long long initial_ms, long long max_ms,
                                            rlk_async_fn fn, void *privdata);
 
+/* The reentrant lock (RLK_KIND_LOCK's data) with a lock-delay, as
+ * rlk_lock_set_delay (docs/locks/reentrant.md, "Lock-delay"): every call
+ * names the key {name}:rlk_delay too, so a holder that LOST the lock (its
+ * lease ran out, not released) keeps it from the next holder with a delay
+ * until delay_ms after its lease ended; attempts are refused meanwhile and
+ * a waiter waits the time left. Renewals (lease_ms -1: the watchdog) keep
+ * the delay key's PX at lease + delay; rlk_async_unlock(RLK_KIND_LOCK) of
+ * the last hold deletes it. delay_ms 1..10^12 (0: rlk_async_lock without a
+ * delay). Give every client of a name the same delay: ones without it
+ * ignore the key. rlk_async_force_unlock leaves the key to run out. */
+RLK_API rlk_async_req *rlk_async_lock_delay(rlk_async *ac, const char *name, unsigned long long task,
+                                            long long wait_ms, long long lease_ms,
+                                            long long delay_ms, rlk_async_fn fn, void *privdata);
+
 /* MultiLock over names of this client (all of kind RLK_KIND_LOCK): all or
  * none, in the order given; wait and lease as rlk_async_lock. */
 RLK_API rlk_async_req *rlk_async_multilock_lock(rlk_async *ac, int n, const char *const *names,

@@ -228,6 +228,7 @@ typedef struct alk {
     long long lease_ms;
     int watchdog;
     long long wait_ms;
+    long long delay_ms;             /* a row with the lock-delay's key: its delay */
     int spin_initial, spin_max, spin_prev;  /* RLK_A_WAIT_SPIN: the back-off (ms, <= 60000) */
     int spin_fails;
     long long sent;                 /* monotonic ms: the last attempt was made (its lease's start) */
@@ -253,11 +254,17 @@ static rlk_ae_call *alk_send(alk *a, const char *script, const char *argnames, l
                              long long ticket, rlk_ae_reply_fn fn)
 {
     const char *keys[RLK_A_KIND_KEYS];
-    rlk_a_argvals vals = {lease, a->owner, ticket, rlk_ae_publish_arg(a->h.ac), a->value, 0};
+    rlk_a_argvals vals = {lease, a->owner, ticket, rlk_ae_publish_arg(a->h.ac), a->value, 0,
+                          a->delay_ms};
     rlk_a_argv av;
     int nk = rlk_a_keys_list(&a->keys, rlk_script_key_roles(script), keys, RLK_A_KIND_KEYS);
-    int na = rlk_a_args(argnames, &vals, &av);
+    int na = rlk_a_args(argnames, &vals, &av), no;
 
+    /* The row's optional keys after the header's (not the cancel's: it takes none). */
+    if (nk >= 0 && a->k->opt_keys && script != a->k->cancel) {
+        no = rlk_a_keys_list(&a->keys, a->k->opt_keys, keys + nk, RLK_A_KIND_KEYS - nk);
+        nk = no < 0 ? -1 : nk + no;
+    }
     if (nk < 0 || na < 0)
         return NULL;
     return rlk_ae_script(a->h.ac, script, nk, keys, na, av.v, fn, a);
@@ -373,8 +380,9 @@ static void alk_end_busy(alk *a)
     if (a->ending == RLK_ERR_CANCELLED)
         alk_end(a, RLK_ERR_CANCELLED, "cancelled");
     else
-        alk_end(a, RLK_ERR_BUSY, "%s %s: held by another holder after %lld ms", a->k->what,
-                a->name, alk_elapsed(a));
+        alk_end(a, RLK_ERR_BUSY, "%s %s: held by another holder%s after %lld ms", a->k->what,
+                a->name, a->delay_ms > 0 ? " (or in the lock-delay of one that lost it)" : "",
+                alk_elapsed(a));
 }
 
 /* The lock is this task's now. */
@@ -980,7 +988,9 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_a_kind *k, const char
         return a ? a->h.r : NULL;
     rlk_ae_req_metric(a->h.r, k->hold, name);
     c = rlk_ae_client(ac);
-    if (rlk_a_common_lock_args(a->h.r, who, name, wait_ms, lease_ms))
+    if (rlk_a_common_lock_args(a->h.r, who, name, wait_ms, lease_ms) ||
+        (o && o->delay_ms &&
+         rlk_a_common_range(a->h.r, who, name, "delay_ms", o->delay_ms, 1, RLK_NUM_MAX)))
         return a->h.r;
     if (o && o->value) {
         if (strlen(o->value) > k->value_max) {
@@ -996,6 +1006,7 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_a_kind *k, const char
     if (o) {
         a->spin_initial = (int)o->spin_initial_ms;  /* checked: 1..RLK_SPIN_MAX_MS */
         a->spin_max = (int)o->spin_max_ms;
+        a->delay_ms = o->delay_ms;
     }
     a->watchdog = lease_ms == -1;
     a->lease_ms = a->watchdog ? c->watchdog_lease_ms : lease_ms;
@@ -1059,7 +1070,7 @@ rlk_async_req *rlk_async_lock_spin(rlk_async *ac, const char *name, unsigned lon
                                    long long wait_ms, long long lease_ms, long long initial_ms,
                                    long long max_ms, rlk_async_fn fn, void *privdata)
 {
-    rlk_a_lock_opts o = {NULL, initial_ms, max_ms};
+    rlk_a_lock_opts o = {NULL, initial_ms, max_ms, 0};
     const rlk_a_kind *k = &rlk_a_kind_spin;
 
     /* rlk_lock_set_spin's bounds: 0 for either is Redisson's default. */
@@ -1073,6 +1084,18 @@ rlk_async_req *rlk_async_lock_spin(rlk_async *ac, const char *name, unsigned lon
         k = NULL;   /* completed RLK_ERR_ARG */
     return rlk_a_lock_acquire(ac, k, "rlk_async_lock_spin", name, task, wait_ms, lease_ms, &o, fn,
                               privdata);
+}
+
+rlk_async_req *rlk_async_lock_delay(rlk_async *ac, const char *name, unsigned long long task,
+                                    long long wait_ms, long long lease_ms, long long delay_ms,
+                                    rlk_async_fn fn, void *privdata)
+{
+    rlk_a_lock_opts o = {NULL, 0, 0, delay_ms};
+
+    if (delay_ms == 0)      /* off: the reentrant lock without the delay key (as the blocking) */
+        return rlk_async_lock(ac, RLK_KIND_LOCK, name, task, wait_ms, lease_ms, fn, privdata);
+    return rlk_a_lock_acquire(ac, &rlk_a_kind_delay, "rlk_async_lock_delay", name, task,
+                              wait_ms, lease_ms, &o, fn, privdata);
 }
 
 rlk_async_req *rlk_async_unlock(rlk_async *ac, int kind, const char *name, unsigned long long task,
