@@ -303,6 +303,13 @@ static void alk_quiet(alk *a)
     a->s_wide = NULL;
 }
 
+/* The call in flight is back: none is now. */
+static void alk_call_back(alk *a)
+{
+    a->call = NULL;
+    a->cw = CW_NONE;
+}
+
 static void alk_free_state(rlk_async_req *r, void *state)
 {
     alk *a = state;
@@ -310,18 +317,8 @@ static void alk_free_state(rlk_async_req *r, void *state)
     (void)r;
     alk_quiet(a);
     rlk_ae_call_forget(a->call);
-    free(a->end_msg);
-    free(a->name);
-    free(a->owner);
-    free(a->value);
-    free(a->wake);
-    free(a->own);
+    rlk_a_common_free(6, a->end_msg, a->name, a->owner, a->value, a->wake, a->own);
     rlk_a_keys_free(&a->keys);
-}
-
-static long long alk_elapsed(const alk *a)
-{
-    return rlk_ae_now_ms() - a->h.start;
 }
 
 /* How long a request keeps trying to get an answer through lost replies and
@@ -336,13 +333,8 @@ static void alk_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, con
 {
     alk *a = arg;
 
-    (void)ac;
-    (void)rc;
-    (void)reply;
-    (void)errstr;
-    (void)lost;
-    a->call = NULL;
-    a->cw = CW_NONE;
+    rlk_a_unused(5, ac, rc, reply, errstr, lost);
+    alk_call_back(a);
     /* Best effort, as the blocking API: a waiter that cannot say so is skipped
      * when its reservation's claim window runs out. */
     rlk_ae_complete(a->h.r, a->end_err, 0, NULL, "%s", alk_msg_str(a));
@@ -382,7 +374,7 @@ static void alk_end_busy(alk *a)
     else
         alk_end(a, RLK_ERR_BUSY, "%s %s: held by another holder%s after %lld ms", a->k->what,
                 a->name, a->delay_ms > 0 ? " (or in the lock-delay of one that lost it)" : "",
-                alk_elapsed(a));
+                rlk_a_common_elapsed(&a->h));
 }
 
 /* The lock is this task's now. */
@@ -527,10 +519,8 @@ static void alk_token_reply(rlk_async *ac, int rc, const redisReply *r, const ch
 {
     alk *a = arg;
 
-    (void)ac;
-    (void)lost;
-    a->call = NULL;
-    a->cw = CW_NONE;
+    rlk_a_unused(2, ac, lost);
+    alk_call_back(a);
     if (rc != RLK_OK) {
         /* Held, token unknown: given back rather than reported without its token. */
         a->ending = RLK_ERR_UNSETTLED;
@@ -569,8 +559,7 @@ static long long alk_known(alk *a)
  * the client is being freed, the request ended with it. */
 static int alk_replied(alk *a, int rc, const char *errstr)
 {
-    a->call = NULL;
-    a->cw = CW_NONE;
+    alk_call_back(a);
     if (rc != RLK_ERR_CLOSED)
         return 0;
     rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
@@ -601,7 +590,7 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
     }
     if (rc == RLK_ERR_IO) {
         /* Never written: try again within the wait (a single try: once more in a while). */
-        if (a->ending || alk_elapsed(a) > alk_budget(a)) {
+        if (a->ending || rlk_a_common_elapsed(&a->h) > alk_budget(a)) {
             alk_end(a, RLK_ERR_IO, "%s", errstr);
             return;
         }
@@ -652,7 +641,7 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
     }
     if (rc != RLK_OK) {
         /* Not settled yet: read again while the budget lasts. */
-        if (alk_elapsed(a) > alk_budget(a)) {
+        if (rlk_a_common_elapsed(&a->h) > alk_budget(a)) {
             int cw = a->cw;
 
             a->cw = CW_NONE;
@@ -688,7 +677,7 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
         if (a->ticket || a->k->wait == RLK_A_WAIT_FAIR)
             a->queued = 1;          /* it may have queued the caller */
         /* It did not run: not an answer yet (a single try too): attempt again. */
-        if (a->ending || alk_elapsed(a) > alk_budget(a))
+        if (a->ending || rlk_a_common_elapsed(&a->h) > alk_budget(a))
             alk_end_busy(a);
         else
             alk_schedule(a, 0);
@@ -765,7 +754,7 @@ static void alk_deadline_fire(rlk_async *ac, void *arg)
         return;
     }
     alk_end(a, RLK_ERR_BUSY, "%s %s: held by another holder after %lld ms", a->k->what, a->name,
-            alk_elapsed(a));
+            rlk_a_common_elapsed(&a->h));
 }
 
 static void alk_cancel_hook(rlk_async_req *r, void *state)
@@ -802,7 +791,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
         return;
     }
     if (rc == RLK_ERR_IO) {
-        if (alk_elapsed(a) > alk_budget(a)) {
+        if (rlk_a_common_elapsed(&a->h) > alk_budget(a)) {
             rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
             return;
         }
@@ -875,9 +864,8 @@ static void alk_force_reply(rlk_async *ac, int rc, const redisReply *r, const ch
     alk *a = arg;
     alk_table *t;
 
-    a->call = NULL;
-    a->cw = CW_NONE;
-    if (rc == RLK_ERR_IO && alk_elapsed(a) < alk_budget(a)) {
+    alk_call_back(a);
+    if (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) < alk_budget(a)) {
         /* Lost or never written: deleting twice is harmless (value may then say 0). */
         (void)lost;
         if (alk_force_send(a) == 0)

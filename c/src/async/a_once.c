@@ -41,14 +41,14 @@ static void aon_free_state(rlk_async_req *r, void *state)
     }
 }
 
+static void aon_call(aon *o);
+
 /* A call once sent decides: a cancel does not end the request early. */
 static void aon_cancel_hook(rlk_async_req *r, void *state)
 {
     (void)r;
     (void)state;
 }
-
-static void aon_call(aon *o);
 
 static void aon_retry_fire(rlk_async *ac, void *arg)
 {
