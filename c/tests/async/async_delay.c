@@ -100,12 +100,6 @@ static void cl_close(cl *c)
     c->l = NULL;
 }
 
-/* Runs one request to its end (bounded by ms): 1 when it ended. */
-static int run1(cl *c, res *x, long long ms)
-{
-    return aloop_run_until(c->l, res_done, x, ms);
-}
-
 static long long srv_int(const char *fmt, const char *a, const char *b)
 {
     redisReply *r = rlk_fx_command(&srv, fmt, a, b);
@@ -118,6 +112,12 @@ static long long srv_int(const char *fmt, const char *a, const char *b)
     if (r)
         freeReplyObject(r);
     return v;
+}
+
+/* Runs one request to its end (bounded by ms): 1 when it ended. */
+static int run1(cl *c, res *x, long long ms)
+{
+    return aloop_run_until(c->l, res_done, x, ms);
 }
 
 /* ---------------------------------------------------------------- the holder child */
@@ -380,6 +380,20 @@ static const struct {
     {"args", test_args},
 };
 
+/* Runs the case named want (all: every case); how many ran. */
+static int run_cases(const char *want)
+{
+    int n = 0;
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (strcmp(want, "all") != 0 && strcmp(want, cases[i].name) != 0)
+            continue;
+        check_run(cases[i].name, cases[i].fn);
+        n++;
+    }
+    return n;
+}
+
 int main(int argc, char **argv)
 {
     const char *want = argc > 1 ? argv[1] : "all";
@@ -398,11 +412,7 @@ int main(int argc, char **argv)
         return 1;
     rlk_fx_url(&srv, -1, url, sizeof url);
     printf("async_delay (%s) on %s\n", aloop_name(), url);
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (strcmp(want, "all") == 0 || strcmp(want, cases[i].name) == 0) {
-            found = 1;
-            check_run(cases[i].name, cases[i].fn);
-        }
+    found = run_cases(want);
     rlk_fx_stop(&srv);
     if (!found) {
         fprintf(stderr, "async_delay (%s): no case %s\n", aloop_name(), want);
