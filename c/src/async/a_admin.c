@@ -62,6 +62,7 @@ enum { AAD_EXPIRE, AAD_CLEAR, AAD_TTL, AAD_TTL_CALLS };
 static const char *const aad_ttl_fn[AAD_TTL_CALLS] = {
     "rlk_async_expire", "rlk_async_clear_expire", "rlk_async_ttl"};
 static const char *const aad_ttl_kinds[3] = {"semaphore", "psemaphore", "latch"};
+static const char *const aad_ttl_calls[AAD_TTL_CALLS] = {"expire", "clear_expire", "ttl"};
 
 /* The script's KEYS for name into keys (each malloc'd, freed by aad_keys_free): their
  * number, or -1 (out of memory; an unknown script or role). */
@@ -163,7 +164,6 @@ static rlk_async_req *aad_call(rlk_async *ac, const aad_row *w, const char *name
 static rlk_async_req *aad_ttl_call(rlk_async *ac, int call, int kind, const char *name,
                                    long long ttl_ms, rlk_async_fn fn, void *privdata)
 {
-    static const char *const calls[AAD_TTL_CALLS] = {"expire", "clear_expire", "ttl"};
     static const int flags[AAD_TTL_CALLS] = {RLK_A_ONCE_BOOL, RLK_A_ONCE_BOOL,
                                              RLK_A_ONCE_REPEAT};
     char what[48], script[48];
@@ -171,7 +171,7 @@ static rlk_async_req *aad_ttl_call(rlk_async *ac, int call, int kind, const char
     const char *k;
 
     if (kind < RLK_MKIND_SEMAPHORE || kind > RLK_MKIND_LATCH) {
-        rlk_async_req *r = rlk_a_once_new(ac, aad_ttl_fn[call], name, fn, privdata);
+        rlk_async_req *r = rlk_a_once_new(ac, aad_ttl_calls[call], name, fn, privdata);
 
         if (r && !rlk_ae_req_done(r))
             rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "%s %s: kind %d is not "
@@ -180,8 +180,8 @@ static rlk_async_req *aad_ttl_call(rlk_async *ac, int call, int kind, const char
         return r;
     }
     k = aad_ttl_kinds[kind - RLK_MKIND_SEMAPHORE];
-    snprintf(what, sizeof what, "%s %s", k, calls[call]);
-    snprintf(script, sizeof script, "%s/%s", k, calls[call]);
+    snprintf(what, sizeof what, "%s %s", k, aad_ttl_calls[call]);
+    snprintf(script, sizeof script, "%s/%s", k, aad_ttl_calls[call]);
     /* expire takes ttl_ms; the latch's publishes (an armed latch's channel learns of it) */
     if (call == AAD_EXPIRE)
         w.args = kind == RLK_MKIND_LATCH ? "ttl publish" : "ttl";
