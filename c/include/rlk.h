@@ -383,12 +383,22 @@ typedef struct rlk_histogram {
     unsigned long long buckets[RLK_METRICS_BUCKETS + 1];
 } rlk_histogram;
 
+/* How a fenced write (rlk_fence_write, rlk_async_fence_write) ended, as
+ * counted: the calls that ended otherwise (bad arguments, a script's other
+ * refusals, a lost reply, a connection error) are not counted. */
+enum rlk_fence_result {
+    RLK_FENCE_ACCEPTED = 0, /* RLK_OK: the token was not below the highest; the write ran */
+    RLK_FENCE_REFUSED = 1,  /* RLK_ERR_FENCED: a stale token; nothing changed */
+    RLK_FENCE_RESULTS = 2
+};
+
 /* The metrics of one watched name (rlk_metrics_watch), all kinds together. */
 typedef struct rlk_name_metrics {
     char name[RLK_METRICS_NAME_SIZE];
     unsigned long long acquisitions[RLK_ACQ_RESULTS];
     rlk_histogram wait;             /* acquisitions that acquired */
     rlk_histogram hold;             /* locks, from acquisition to the last release */
+    unsigned long long fence_writes[RLK_FENCE_RESULTS]; /* fenced writes whose fence key is name */
 } rlk_name_metrics;
 
 typedef struct rlk_metrics {
@@ -418,6 +428,7 @@ typedef struct rlk_metrics {
     unsigned long long noscript_reloads;    /* NOSCRIPT replies answered by SCRIPT LOAD */
     unsigned long long sub_connects;        /* subscriber connections opened */
     unsigned long long sub_drops;           /* subscriber connections lost */
+    unsigned long long fence_writes[RLK_FENCE_RESULTS]; /* (r) fenced writes: accepted, refused */
     /* Gauges, at the time of the snapshot. */
     long long locks_held;                   /* holds in the client's registry */
     long long watchdog_entries;             /* ... of which renewed by the watchdog */
@@ -438,7 +449,8 @@ RLK_API int rlk_metrics_get(rlk_client *c, rlk_metrics *out);
 /* Turns recording of the fields marked (r) off (0) or on (1, the default). */
 RLK_API int rlk_metrics_set_enabled(rlk_client *c, int on);
 /* Also counts acquisitions, waits and holds of `name` on their own (every
- * kind; the exposition labels them name="..."). Names are not watched by
+ * kind; the exposition labels them name="..."), and the fenced writes whose
+ * fence key is `name` (rlk_name_metrics.fence_writes). Names are not watched by
  * default: an application picks the few it wants to see. Idempotent.
  * RLK_ERR_ARG: empty, RLK_METRICS_NAME_SIZE bytes or longer, or
  * RLK_METRICS_NAMES_MAX names watched already. Handles count from the next

@@ -37,6 +37,7 @@
 #define RLK_ASYNC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "rlk.h"
 
@@ -341,6 +342,30 @@ typedef void (*rlk_async_elect_fn)(rlk_async *ac, const rlk_async_result *r,
 RLK_API rlk_async_req *rlk_async_elect_observe(rlk_async *ac, const char *name,
                                                const rlk_elect_info *known, long long timeout_ms,
                                                rlk_async_elect_fn fn, void *privdata);
+
+/* ---------------------------------------------------------------- fenced writes */
+
+/* A fenced write's callback: r as every request's (r->value: with
+ * RLK_ERR_FENCED the highest token accepted, else 0); reply the command's
+ * reply when r->err is RLK_OK (check: the highest before), else NULL; valid
+ * during the call only. */
+typedef void (*rlk_async_fence_fn)(rlk_async *ac, const rlk_async_result *r,
+                                   const redisReply *reply, void *privdata);
+/* rlk_fence_write as a request (docs/locks/fenced.md): op, fence, data,
+ * token, nargs, args and arglens as there (copied), the same script by name,
+ * routed by the fence key's slot on a cluster. Results as rlk_fence_write:
+ * RLK_OK (accepted), RLK_ERR_FENCED (a stale token; nothing changed),
+ * RLK_ERR_SCRIPT (the script's other refusals: RLK_BADARG, RLK_CROSSSLOT,
+ * RLK_WRONGTYPE, RLK_CMDERR), RLK_ERR_ARG (bad arguments, or on a cluster
+ * keys in different slots), RLK_ERR_READONLY (a replica refused it; through
+ * Sentinel the write was sent once more to the master the sentinels name).
+ * A lost reply (written, no reply) ends RLK_ERR_IO: the write may have run,
+ * it is not repeated; repeat only what is idempotent. A cancel does not stop
+ * a write already sent: its result stands. */
+RLK_API rlk_async_req *rlk_async_fence_write(rlk_async *ac, const char *op, const char *fence,
+                                             const char *data, uint64_t token, int nargs,
+                                             const char *const *args, const size_t *arglens,
+                                             rlk_async_fence_fn fn, void *privdata);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,9 @@
 #include <string.h>
 
 #include "client/error.h"
+#include "kinds/fence.h"
+#include "runtime/metrics.h"
+#include "runtime/rt.h"
 
 int rlk_fence_check(rlk_fence_state *st, uint64_t token)
 {
@@ -46,16 +49,97 @@ static uint64_t rlk_fence_refused(const char *msg)
     return *end == '\0' || *end == ' ' ? (uint64_t)v : 0;
 }
 
+int rlk_fence_call_make(rlk_fence_call *fc, const char *who, const char *op, const char *fence,
+                        const char *data, uint64_t token, int nargs, const char *const *args,
+                        const size_t *arglens, char *msg, size_t msglen)
+{
+    int is_check, known = 0;
+
+    memset(fc, 0, sizeof *fc);
+    for (int i = 0; op && rlk_fence_ops[i]; i++)
+        known |= strcmp(op, rlk_fence_ops[i]) == 0;
+    if (!known) {
+        snprintf(msg, msglen, "%s: op %s%s%s is not one of check del expire hset incrby lpush "
+                 "pexpire rpush set xadd", who, op ? "'" : "", op ? op : "NULL", op ? "'" : "");
+        return RLK_ERR_ARG;
+    }
+    is_check = strcmp(op, "check") == 0;
+    if (!fence || !*fence) {
+        snprintf(msg, msglen, "%s: no fence key", who);
+        return RLK_ERR_ARG;
+    }
+    if (is_check ? (data != NULL || nargs != 0) : (!data || !*data)) {
+        snprintf(msg, msglen, "%s: %s", who, is_check ? "check takes no data key and no arguments"
+                                                     : "no data key");
+        return RLK_ERR_ARG;
+    }
+    if (token == 0 || token > 9007199254740990ULL) {
+        snprintf(msg, msglen, "%s: token %" PRIu64 " is not in 1..9007199254740990", who, token);
+        return RLK_ERR_ARG;
+    }
+    if (nargs < 0 || nargs > RLK_FENCE_MAX_ARGS || (nargs > 0 && !args)) {
+        snprintf(msg, msglen, "%s: nargs %d without args, or above %d", who, nargs,
+                 RLK_FENCE_MAX_ARGS);
+        return RLK_ERR_ARG;
+    }
+    for (int i = 0; i < nargs; i++)
+        if (!args[i]) {
+            snprintf(msg, msglen, "%s: args[%d] is NULL", who, i);
+            return RLK_ERR_ARG;
+        }
+    fc->argv = malloc(sizeof *fc->argv * (size_t)(nargs + 1));
+    fc->lens = malloc(sizeof *fc->lens * (size_t)(nargs + 1));
+    if (!fc->argv || !fc->lens) {
+        rlk_fence_call_free(fc);
+        snprintf(msg, msglen, "%s: out of memory", who);
+        return RLK_ERR_NOMEM;
+    }
+    snprintf(fc->script, sizeof fc->script, "fence/%s", op);
+    snprintf(fc->token, sizeof fc->token, "%" PRIu64, token);
+    fc->keys[0] = fence;
+    fc->keys[1] = data;
+    fc->nkeys = is_check ? 1 : 2;
+    fc->nargs = nargs + 1;
+    fc->argv[0] = fc->token;
+    fc->lens[0] = strlen(fc->token);
+    for (int i = 0; i < nargs; i++) {
+        fc->argv[i + 1] = args[i];
+        fc->lens[i + 1] = arglens ? arglens[i] : strlen(args[i]);
+    }
+    return RLK_OK;
+}
+
+void rlk_fence_call_free(rlk_fence_call *fc)
+{
+    free(fc->argv);
+    free(fc->lens);
+    fc->argv = NULL;
+    fc->lens = NULL;
+}
+
+int rlk_fence_stale(const rlk_fence_call *fc, const char *errstr, uint64_t *highest, char *msg,
+                    size_t msglen)
+{
+    uint64_t h = rlk_fence_refused(errstr);
+
+    if (!h)
+        return 0;
+    if (highest)
+        *highest = h;
+    snprintf(msg, msglen, "%s: token %s is below the highest accepted, %" PRIu64 " (RLK_FENCED %"
+             PRIu64 ")", fc->keys[0], fc->token, h, h);
+    return RLK_ERR_FENCED;
+}
+
 int rlk_fence_write(rlk_client *c, const char *op, const char *fence, const char *data,
                     uint64_t token, int nargs, const char *const *args, const size_t *arglens,
                     uint64_t *highest, redisReply **reply)
 {
-    char name[32], tok[24];
-    const char *keys[2];
-    const char **argv = NULL;
-    size_t *lens = NULL;
-    int nkeys, is_check, known = 0, rc;
+    rlk_fence_call fc;
+    char msg[512];
+    int rc;
     redisReply *r = NULL;
+    rlk_rt *rt;
 
     if (reply)
         *reply = NULL;
@@ -63,59 +147,16 @@ int rlk_fence_write(rlk_client *c, const char *op, const char *fence, const char
         *highest = 0;
     if (!c)
         return RLK_ERR_ARG;
-    for (int i = 0; op && rlk_fence_ops[i]; i++)
-        known |= strcmp(op, rlk_fence_ops[i]) == 0;
-    if (!known)
-        return rlk_set_error(c, RLK_ERR_ARG, "rlk_fence_write: op %s%s%s is not one of check del expire hset "
-                             "incrby lpush pexpire rpush set xadd", op ? "'" : "", op ? op : "NULL", op ? "'" : "");
-    is_check = strcmp(op, "check") == 0;
-    if (!fence || !*fence)
-        return rlk_set_error(c, RLK_ERR_ARG, "rlk_fence_write: no fence key");
-    if (is_check ? (data != NULL || nargs != 0) : (!data || !*data))
-        return rlk_set_error(c, RLK_ERR_ARG, "rlk_fence_write: %s", is_check
-                             ? "check takes no data key and no arguments" : "no data key");
-    if (token == 0 || token > 9007199254740990ULL)
-        return rlk_set_error(c, RLK_ERR_ARG, "rlk_fence_write: token %" PRIu64 " is not in 1..9007199254740990",
-                             token);
-    if (nargs < 0 || nargs > RLK_FENCE_MAX_ARGS || (nargs > 0 && !args))
-        return rlk_set_error(c, RLK_ERR_ARG, "rlk_fence_write: nargs %d without args, or above %d", nargs,
-                             RLK_FENCE_MAX_ARGS);
-    snprintf(name, sizeof name, "fence/%s", op);
-    snprintf(tok, sizeof tok, "%" PRIu64, token);
-    keys[0] = fence;
-    keys[1] = data;
-    nkeys = is_check ? 1 : 2;
-    argv = malloc(sizeof *argv * (size_t)(nargs + 1));
-    lens = malloc(sizeof *lens * (size_t)(nargs + 1));
-    if (!argv || !lens) {
-        free(argv);
-        free(lens);
-        return rlk_set_error(c, RLK_ERR_NOMEM, "rlk_fence_write: out of memory");
-    }
-    argv[0] = tok;
-    lens[0] = strlen(tok);
-    for (int i = 0; i < nargs; i++) {
-        if (!args[i]) {
-            free(argv);
-            free(lens);
-            return rlk_set_error(c, RLK_ERR_ARG, "rlk_fence_write: args[%d] is NULL", i);
-        }
-        argv[i + 1] = args[i];
-        lens[i + 1] = arglens ? arglens[i] : strlen(args[i]);
-    }
-    rc = rlk_evalv(c, name, nkeys, keys, NULL, nargs + 1, argv, lens, &r);
-    free(argv);
-    free(lens);
-    if (rc == RLK_ERR_SCRIPT) {
-        uint64_t h = rlk_fence_refused(rlk_errstr(c));
-        if (h) {
-            if (highest)
-                *highest = h;
-            return rlk_set_error(c, RLK_ERR_FENCED, "%s: token %" PRIu64 " is below the highest accepted, %"
-                                 PRIu64 " (RLK_FENCED %" PRIu64 ")", fence, token, h, h);
-        }
-        return rc;
-    }
+    rc = rlk_fence_call_make(&fc, "rlk_fence_write", op, fence, data, token, nargs, args, arglens,
+                             msg, sizeof msg);
+    if (rc != RLK_OK)
+        return rlk_set_error(c, rc, "%s", msg);
+    rc = rlk_evalv(c, fc.script, fc.nkeys, fc.keys, NULL, fc.nargs, fc.argv, fc.lens, &r);
+    if (rc == RLK_ERR_SCRIPT && rlk_fence_stale(&fc, rlk_errstr(c), highest, msg, sizeof msg))
+        rc = rlk_set_error(c, RLK_ERR_FENCED, "%s", msg);
+    rlk_fence_call_free(&fc);
+    if ((rt = rlk_rt_get(c)) != NULL)
+        rlk_metrics_fence(&rt->counters, fence, rc);
     if (rc != RLK_OK)
         return rc;
     if (reply)

@@ -26,6 +26,7 @@ typedef struct rlk_rt_name {
     char name[RLK_METRICS_NAME_SIZE];
     atomic_ullong acquisitions[RLK_ACQ_RESULTS];
     rlk_rt_hist wait, hold;
+    atomic_ullong fence_writes[RLK_FENCE_RESULTS];  /* fenced writes whose fence key is name */
 } rlk_rt_name;
 
 typedef struct rlk_rt_counters {
@@ -45,6 +46,7 @@ typedef struct rlk_rt_counters {
     atomic_int nnames;              /* names[0..nnames) are watched */
     rlk_rt_name names[RLK_METRICS_NAMES_MAX];
     atomic_ullong sub_wakeups, sub_messages;    /* subscriber reads that brought messages; messages */
+    atomic_ullong fence_writes[RLK_FENCE_RESULTS];  /* fenced writes: accepted, refused */
 } rlk_rt_counters;
 
 /* Adds one to counters->field (counters: an rlk_rt_counters pointer). */

@@ -161,6 +161,18 @@ void rlk_metrics_acquired_waiting(rlk_rt_counters *k, long long woke_ns)
     }
 }
 
+void rlk_metrics_fence(rlk_rt_counters *k, const char *fence, int rc)
+{
+    int result = rc == RLK_OK ? RLK_FENCE_ACCEPTED : rc == RLK_ERR_FENCED ? RLK_FENCE_REFUSED : -1;
+    rlk_rt_name *nm;
+
+    if (result < 0 || !rlk_metrics_on(k))
+        return;
+    RLK_M_ADD(k->fence_writes[result], 1);
+    if ((nm = rlk_metrics_name(k, fence)) != NULL)
+        RLK_M_ADD(nm->fence_writes[result], 1);
+}
+
 /* ---------------------------------------------------------------- the public calls */
 
 int rlk_metrics_set_enabled(rlk_client *c, int on)
@@ -259,6 +271,8 @@ int rlk_metrics_get(rlk_client *c, rlk_metrics *out)
     out->failovers = rlk_sentinel_switches(c, NULL);
     out->sub_connects = RLK_M_LOAD(k->sub_connects);
     out->sub_drops = RLK_M_LOAD(k->sub_drops);
+    for (int j = 0; j < RLK_FENCE_RESULTS; j++)
+        out->fence_writes[j] = RLK_M_LOAD(k->fence_writes[j]);
     rlk_wd_gauges(rt->wd, &out->locks_held, &out->watchdog_entries);
     out->requests_waiting = (long long)RLK_M_LOAD(k->requests_waiting);
     rlk_metrics_hist_get(&k->wait_h, &out->wait);
@@ -274,6 +288,8 @@ int rlk_metrics_get(rlk_client *c, rlk_metrics *out)
             o->acquisitions[j] = RLK_M_LOAD(k->names[i].acquisitions[j]);
         rlk_metrics_hist_get(&k->names[i].wait, &o->wait);
         rlk_metrics_hist_get(&k->names[i].hold, &o->hold);
+        for (int j = 0; j < RLK_FENCE_RESULTS; j++)
+            o->fence_writes[j] = RLK_M_LOAD(k->names[i].fence_writes[j]);
     }
     return RLK_OK;
 }
@@ -321,6 +337,8 @@ void rlk_metrics_add(rlk_metrics *a, const rlk_metrics *b)
     RLK_M_SUM(locks_held);
     RLK_M_SUM(watchdog_entries);
     RLK_M_SUM(requests_waiting);
+    RLK_M_SUM(fence_writes[RLK_FENCE_ACCEPTED]);
+    RLK_M_SUM(fence_writes[RLK_FENCE_REFUSED]);
 #undef RLK_M_SUM
     rlk_hist_add(&a->wait, &b->wait);
     rlk_hist_add(&a->hold, &b->hold);
@@ -342,6 +360,8 @@ void rlk_metrics_add(rlk_metrics *a, const rlk_metrics *b)
             a->names[j].acquisitions[r] += b->names[i].acquisitions[r];
         rlk_hist_add(&a->names[j].wait, &b->names[i].wait);
         rlk_hist_add(&a->names[j].hold, &b->names[i].hold);
+        for (int r = 0; r < RLK_FENCE_RESULTS; r++)
+            a->names[j].fence_writes[r] += b->names[i].fence_writes[r];
     }
 }
 
@@ -504,6 +524,10 @@ static const rlk_counter_def rlk_counters_def[] = {
      RLK_OFF(sub_connects)},
     {{"rlk_subscriber_drops_total", "counter", "Subscriber connections lost."}, NULL,
      RLK_OFF(sub_drops)},
+    {{"rlk_fence_writes_total", "counter",
+      "Fenced writes by result: accepted, refused (a token below the highest accepted)."},
+     "result=\"accepted\"", RLK_OFF(fence_writes[RLK_FENCE_ACCEPTED])},
+    {{NULL, NULL, NULL}, "result=\"refused\"", RLK_OFF(fence_writes[RLK_FENCE_REFUSED])},
 };
 
 static const rlk_family rlk_fam_acq = {"rlk_acquisitions_total", "counter",
@@ -521,11 +545,14 @@ static const rlk_family rlk_hists[3] = {
     {"rlk_handoff_latency_seconds", "histogram",
      "From a wake-up message to the acquisition it led to."},
 };
-static const rlk_family rlk_name_fams[3] = {
+static const rlk_family rlk_name_fams[4] = {
     {"rlk_name_acquisitions_total", "counter", "Acquisition calls of a watched name by result."},
     {"rlk_name_wait_seconds", "histogram", "Acquisitions of a watched name: wait."},
     {"rlk_name_hold_seconds", "histogram", "Holds of a watched name."},
+    {"rlk_name_fence_writes_total", "counter",
+     "Fenced writes whose fence key is a watched name, by result: accepted, refused."},
 };
+static const char *const rlk_fence_result_names[RLK_FENCE_RESULTS] = {"accepted", "refused"};
 
 static const char *rlk_label_of(const char *const *labels, size_t i)
 {
@@ -581,7 +608,7 @@ static void rlk_prom(rlk_out *o, const rlk_metrics *m, size_t n, const char *con
             rlk_prom_hist(o, rlk_hists[h].name, NULL, rlk_label_of(labels, i),
                           h == 0 ? &m[i].wait : h == 1 ? &m[i].hold : &m[i].handoff);
     }
-    for (int f = 0; f < 3; f++) {
+    for (int f = 0; f < 4; f++) {
         int any = 0;
 
         for (size_t i = 0; i < n; i++)
@@ -595,7 +622,7 @@ static void rlk_prom(rlk_out *o, const rlk_metrics *m, size_t n, const char *con
                 rlk_out e = {extra, sizeof extra - 1, 0};
                 int rr;
 
-                if (f > 0) {
+                if (f == 1 || f == 2) {
                     rlk_put(&e, "name=\"");
                     rlk_put_escaped(&e, nm->name);
                     rlk_put(&e, "\"");
@@ -603,13 +630,15 @@ static void rlk_prom(rlk_out *o, const rlk_metrics *m, size_t n, const char *con
                                   f == 1 ? &nm->wait : &nm->hold);
                     continue;
                 }
-                for (rr = 0; rr < RLK_ACQ_RESULTS; rr++) {
+                /* A counter by result: acquisitions (0), fenced writes (3). */
+                for (rr = 0; rr < (f == 0 ? RLK_ACQ_RESULTS : RLK_FENCE_RESULTS); rr++) {
                     e.pos = 0;
                     rlk_put(&e, "name=\"");
                     rlk_put_escaped(&e, nm->name);
-                    rlk_put(&e, "\",result=\"%s\"", rlk_result_names[rr]);
-                    rlk_prom_value(o, rlk_name_fams[0].name, extra, rlk_label_of(labels, i),
-                                   nm->acquisitions[rr]);
+                    rlk_put(&e, "\",result=\"%s\"",
+                            f == 0 ? rlk_result_names[rr] : rlk_fence_result_names[rr]);
+                    rlk_prom_value(o, rlk_name_fams[f].name, extra, rlk_label_of(labels, i),
+                                   f == 0 ? nm->acquisitions[rr] : nm->fence_writes[rr]);
                 }
             }
     }
@@ -686,7 +715,8 @@ static void rlk_json_one(rlk_out *o, const rlk_metrics *m, const char *label)
         rlk_json_hist(o, "wait_seconds", &nm->wait);
         rlk_put(o, ",");
         rlk_json_hist(o, "hold_seconds", &nm->hold);
-        rlk_put(o, "}");
+        rlk_put(o, ",\"fence_writes\":{\"accepted\":%llu,\"refused\":%llu}}",
+                nm->fence_writes[RLK_FENCE_ACCEPTED], nm->fence_writes[RLK_FENCE_REFUSED]);
     }
     rlk_put(o, "]}");
 }

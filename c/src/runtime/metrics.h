@@ -30,6 +30,11 @@ void rlk_metrics_hold(rlk_rt_counters *k, const char *name, long long acquired_n
 /* An attempt of a wait acquired after sleeping; woke_ns > 0: the sleep
  * before it was ended by a message at woke_ns (a handoff). */
 void rlk_metrics_acquired_waiting(rlk_rt_counters *k, long long woke_ns);
+/* A fenced write on fence (its fence key) ended with rc: RLK_OK counts
+ * accepted, RLK_ERR_FENCED refused (enum rlk_fence_result), in the totals
+ * and in the watched name fence's cells; any other rc is not counted. Both
+ * APIs call it (kinds/fence.c, async/a_fence.c). */
+void rlk_metrics_fence(rlk_rt_counters *k, const char *fence, int rc);
 /* The result class (enum rlk_acquire_result) of an acquisition's rc. */
 int rlk_metrics_result_of(int rc);
 
