@@ -26,6 +26,8 @@ static const char inspect_usage[] =
     "  semaphore   available permits\n"
     "  psemaphore  available permits, the held permits with their expiries\n"
     "  latch       the count (0: open)\n"
+    "  fastmulti   a faster-MultiLock group: each value with its holder, count and expiry,\n"
+    "              the group's TTL\n"
     "  none, other no key / a key of another kind (its type)\n"
     "\n"
     "The kind is found from the key's type and the companion keys Redisson uses; a\n"
@@ -55,7 +57,7 @@ static int inspect_kind_opt(int argc, char **argv, int *i, inspect_opts *o)
         return got;
     if ((o->kind = rlk_ik_from_word(v)) == RLK_IK_NONE) {
         rlk_cli_usage("inspect", "unknown kind '%s': reentrant, rwlock, fair, fenced, token, "
-                      "semaphore, psemaphore or latch", v);
+                      "semaphore, psemaphore, latch or fastmulti", v);
         return -1;
     }
     return 1;
@@ -177,6 +179,23 @@ static void inspect_text_psemaphore(const rlk_ik_view *v)
         printf("permit:  ... and %zu more\n", v->permits_total - v->npermits);
 }
 
+static void inspect_text_fastmulti(const rlk_ik_view *v)
+{
+    inspect_text_ttl(v);
+    if (v->nvalues == 0)
+        printf("value:   none (free)\n");
+    for (size_t k = 0; k < v->nvalues; k++) {
+        const rlk_ik_value *e = &v->values[k];
+
+        printf("value:   %s  holder %s  count %lld  ", rlk_cli_shown(e->value, e->value_len),
+               rlk_cli_shown(e->holder, e->holder_len), e->count);
+        if (e->expire_in_ms > 0)
+            printf("expires in %lld ms\n", e->expire_in_ms);
+        else
+            printf("lapsed %lld ms ago (free to take)\n", -e->expire_in_ms);
+    }
+}
+
 static void inspect_text_body(const rlk_ik_view *v)
 {
     switch (v->kind) {
@@ -205,6 +224,9 @@ static void inspect_text_body(const rlk_ik_view *v)
         break;
     case RLK_IK_LATCH:
         printf("count:   %lld%s\n", v->count, v->count <= 0 ? " (open)" : "");
+        break;
+    case RLK_IK_FASTMULTI:
+        inspect_text_fastmulti(v);
         break;
     default:
         inspect_text_ttl(v);
@@ -314,6 +336,23 @@ static void inspect_json_permits(const rlk_ik_view *v)
     fputc(']', stdout);
 }
 
+static void inspect_json_values(const rlk_ik_view *v)
+{
+    printf(",\"ttl_ms\":%lld,\"values\":[", v->ttl_ms);
+    for (size_t k = 0; k < v->nvalues; k++) {
+        const rlk_ik_value *e = &v->values[k];
+
+        fputs(k ? ",{\"value\":" : "{\"value\":", stdout);
+        rlk_lc_json_string(stdout, e->value, e->value_len);
+        fputs(",\"holder\":", stdout);
+        rlk_lc_json_string(stdout, e->holder, e->holder_len);
+        printf(",\"count\":%lld,\"expire_ms\":%lld,\"expire_in_ms\":%lld,\"held\":%s}",
+               e->count, e->expire_ms, e->expire_in_ms,
+               e->expire_in_ms > 0 ? "true" : "false");
+    }
+    fputc(']', stdout);
+}
+
 static void inspect_json_body(const rlk_ik_view *v)
 {
     switch (v->kind) {
@@ -346,6 +385,9 @@ static void inspect_json_body(const rlk_ik_view *v)
         break;
     case RLK_IK_REENTRANT:
         inspect_json_holders(v);
+        break;
+    case RLK_IK_FASTMULTI:
+        inspect_json_values(v);
         break;
     default:
         break;

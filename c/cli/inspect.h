@@ -22,7 +22,8 @@ enum rlk_ik_kind {
     RLK_IK_TOKEN,
     RLK_IK_SEMAPHORE,
     RLK_IK_PSEMAPHORE,
-    RLK_IK_LATCH
+    RLK_IK_LATCH,
+    RLK_IK_FASTMULTI            /* a faster-MultiLock group: one hash, a field per value */
 };
 
 /* The JSON / --kind word of a kind ("reentrant", "psemaphore"), its text label
@@ -46,6 +47,18 @@ typedef struct rlk_ik_waiter {
     long long deadline_in_ms;   /* from the server's now */
 } rlk_ik_waiter;
 
+/* One value of a faster-MultiLock group (docs/locks/fastmulti.md): field
+ * `value` -> holder, `value:holder:expire_time`, `value:holder:lock_count`. */
+typedef struct rlk_ik_value {
+    const char *value;
+    size_t value_len;
+    const char *holder;
+    size_t holder_len;
+    long long count;            /* lock_count; 0: no such field */
+    long long expire_ms;        /* expire_time, ms since the epoch (server clock) */
+    long long expire_in_ms;     /* from the server's now; <= 0: lapsed (free to take) */
+} rlk_ik_value;
+
 #define RLK_IK_PERMITS_MAX 1000     /* permits listed (all are counted) */
 
 typedef struct rlk_ik_view {
@@ -66,6 +79,8 @@ typedef struct rlk_ik_view {
     long long count;            /* semaphores: available; latch: the count */
     rlk_permit_info *permits;   /* psemaphore, in expiry order */
     size_t npermits, permits_total;
+    rlk_ik_value *values;       /* fastmulti, in value order */
+    size_t nvalues;
     redisReply *keep[4];        /* replies the view points into */
 } rlk_ik_view;
 

@@ -8,6 +8,8 @@
  *   hash of counts, with redisson_lock_token:{NAME}   fenced
  *   hash of counts, with a fair queue or timeout key  fair
  *   hash of counts                                   reentrant
+ *   hash of value -> holder and value:holder:expire_time / :lock_count
+ *                                                    fastmulti (a faster-MultiLock group)
  *   string holding an integer, with {NAME}:timeout   psemaphore
  *   string holding an integer, {NAME}:rlk_kind=latch latch (rlk latch's marker)
  *   string holding an integer                        semaphore (a latch looks the same)
@@ -43,6 +45,7 @@ static const struct {
     {RLK_IK_SEMAPHORE, "semaphore", "semaphore"},
     {RLK_IK_PSEMAPHORE, "psemaphore", "permit-expirable semaphore"},
     {RLK_IK_LATCH, "latch", "count-down latch"},
+    {RLK_IK_FASTMULTI, "fastmulti", "faster MultiLock group"},
 };
 
 #define IK_NKINDS (sizeof ik_names / sizeof ik_names[0])
@@ -300,6 +303,165 @@ static int ik_read_queue(rlk_client *c, rlk_ik_view *v, const ik_keys *keys)
     return RLK_OK;
 }
 
+/* ---------------------------------------------------------------- fastmulti groups */
+
+/* A holder's field of a group: `value:holder:expire_time` or `:lock_count`
+ * with an integer. */
+static int ik_fm_aux(const redisReply *f, const redisReply *val)
+{
+    long long x;
+
+    return (ik_has_suffix(f->str, f->len, ":expire_time") ||
+            ik_has_suffix(f->str, f->len, ":lock_count")) &&
+           val->type == REDIS_REPLY_STRING && ik_parse_int(val->str, val->len, &x) == 0;
+}
+
+typedef struct ik_fm_field {
+    const redisReply *f, *val;
+} ik_fm_field;
+
+static int ik_fm_cmp_str(const char *a, size_t alen, const char *b, size_t blen)
+{
+    int d = memcmp(a, b, alen < blen ? alen : blen);
+
+    return d ? d : (alen > blen) - (alen < blen);
+}
+
+static int ik_fm_cmp_field(const void *a, const void *b)
+{
+    const ik_fm_field *x = a, *y = b;
+
+    return ik_fm_cmp_str(x->f->str, x->f->len, y->f->str, y->f->len);
+}
+
+static int ik_fm_cmp_value(const void *a, const void *b)
+{
+    const rlk_ik_value *x = a, *y = b;
+
+    return ik_fm_cmp_str(x->value, x->value_len, y->value, y->value_len);
+}
+
+/* The integer of field `value:holder:suffix` among the sorted holders'
+ * fields; -1 when there is none. buf: room for the field's name. */
+static long long ik_fm_lookup(const ik_fm_field *aux, size_t naux, const rlk_ik_value *v,
+                              const char *suffix, char *buf)
+{
+    redisReply key;
+    ik_fm_field want = {&key, NULL};
+    const ik_fm_field *hit;
+    long long x = -1;
+    int n = sprintf(buf, "%.*s:%.*s:%s", (int)v->value_len, v->value, (int)v->holder_len,
+                    v->holder, suffix);
+
+    memset(&key, 0, sizeof key);
+    key.str = buf;
+    key.len = (size_t)n;
+    hit = bsearch(&want, aux, naux, sizeof *aux, ik_fm_cmp_field);
+    if (hit && ik_parse_int(hit->val->str, hit->val->len, &x) < 0)
+        x = -1;
+    return x;
+}
+
+/* Each value's holder's expire_time and lock_count; the values sorted. 0;
+ * 1 when a value has no expire_time (a hash of strings, not a group: rlk
+ * and Redisson write one with every value); -1 out of memory. */
+static int ik_fm_join(rlk_ik_view *v, ik_fm_field *aux, size_t naux, long long now)
+{
+    size_t most = 0;
+    char *buf;
+
+    for (size_t k = 0; k < v->nvalues; k++)
+        if (v->values[k].value_len + v->values[k].holder_len > most)
+            most = v->values[k].value_len + v->values[k].holder_len;
+    if (!(buf = malloc(most + 32)))
+        return -1;
+    qsort(aux, naux, sizeof *aux, ik_fm_cmp_field);
+    for (size_t k = 0; k < v->nvalues; k++) {
+        rlk_ik_value *e = &v->values[k];
+        long long count = ik_fm_lookup(aux, naux, e, "lock_count", buf);
+
+        e->count = count > 0 ? count : 0;
+        e->expire_ms = ik_fm_lookup(aux, naux, e, "expire_time", buf);
+        e->expire_in_ms = e->expire_ms - now;
+        if (e->expire_ms < 0) {
+            free(buf);
+            return 1;
+        }
+    }
+    qsort(v->values, v->nvalues, sizeof *v->values, ik_fm_cmp_value);
+    free(buf);
+    return 0;
+}
+
+/* The group's values from its HGETALL. 0; 1 when the hash is not a group
+ * (a field that is neither a value nor a holder's field, no value, or a
+ * value without its holder's expire_time); -1 out of memory. */
+static int ik_fm_parse(const redisReply *all, long long now, rlk_ik_view *v)
+{
+    size_t n = all->elements / 2, naux = 0;
+    ik_fm_field *aux = calloc(n + 1, sizeof *aux);
+    int rc = 1;
+
+    free(v->values);
+    v->nvalues = 0;
+    if (!aux || !(v->values = calloc(n + 1, sizeof *v->values))) {
+        free(aux);
+        return -1;
+    }
+    for (size_t k = 0; k + 1 < all->elements; k += 2) {
+        const redisReply *f = all->element[k], *val = all->element[k + 1];
+
+        if (f->type != REDIS_REPLY_STRING || val->type != REDIS_REPLY_STRING)
+            goto out;
+        if (!memchr(f->str, ':', f->len)) {
+            rlk_ik_value *e = &v->values[v->nvalues++];
+
+            e->value = f->str;
+            e->value_len = f->len;
+            e->holder = val->str;
+            e->holder_len = val->len;
+        } else if (ik_fm_aux(f, val)) {
+            aux[naux].f = f;
+            aux[naux++].val = val;
+        } else {
+            goto out;
+        }
+    }
+    if (v->nvalues > 0)
+        rc = ik_fm_join(v, aux, naux, now);
+out:
+    if (rc != 0)
+        v->nvalues = 0;
+    free(aux);
+    return rc;
+}
+
+/* A group's values, PTTL and the server's now (HGETALL read by detection, or
+ * here when the kind is forced). RLK_ERR_ARG: the hash is not a group. */
+static int ik_read_fastmulti(rlk_client *c, rlk_ik_view *v, const redisReply *all)
+{
+    redisReply *got = NULL;
+    long long now = 0;
+    int rc;
+
+    if (!all) {
+        if ((rc = ik_cmd(c, 2, "HGETALL", v->name, NULL, NULL, &got)) != RLK_OK)
+            return rc;
+        ik_keep(v, got);
+        all = got;
+    }
+    if (all->type != REDIS_REPLY_ARRAY)
+        return RLK_ERR_PROTOCOL;
+    if (all->elements == 0)
+        return RLK_OK;                  /* no key: a free group */
+    if ((rc = ik_server_ms(c, &now)) != RLK_OK)
+        return rc;
+    rc = ik_fm_parse(all, now, v);
+    if (rc < 0)
+        return RLK_ERR_NOMEM;
+    return rc > 0 ? RLK_ERR_ARG : ik_int(c, 2, "PTTL", v->name, &v->ttl_ms);
+}
+
 /* ---------------------------------------------------------------- strings */
 
 /* GET of a key holding an integer count: *count (0 when absent); *is_int. */
@@ -359,10 +521,12 @@ static int ik_detect_hash(rlk_client *c, rlk_ik_view *v, const ik_keys *keys)
 
     if ((rc = ik_read_hash(c, v, &not_lock)) != RLK_OK)
         return rc;
-    if (not_lock) {
-        v->kind = RLK_IK_OTHER;
-        snprintf(v->type, sizeof v->type, "hash");
-        return RLK_OK;
+    if (not_lock) {     /* a faster-MultiLock group, or not a lock rlk knows */
+        rc = ik_read_fastmulti(c, v, v->keep[0]);
+        v->kind = rc == RLK_OK ? RLK_IK_FASTMULTI : RLK_IK_OTHER;
+        if (rc == RLK_ERR_ARG)
+            snprintf(v->type, sizeof v->type, "hash");
+        return rc == RLK_ERR_ARG ? RLK_OK : rc;
     }
     if (v->mode) {
         v->kind = RLK_IK_RWLOCK;
@@ -465,7 +629,7 @@ static int ik_mismatch(const rlk_ik_view *v, const char *type)
 {
     if (strcmp(type, "none") == 0)
         return 0;
-    if (ik_is_hash_kind(v->kind))
+    if (ik_is_hash_kind(v->kind) || v->kind == RLK_IK_FASTMULTI)
         return strcmp(type, "hash") != 0;
     return strcmp(type, "string") != 0;
 }
@@ -500,6 +664,8 @@ static int ik_fill(rlk_client *c, rlk_ik_view *v, const ik_keys *keys, const cha
         return ik_read_int(c, keys->fence, &v->fence_token, &is_int);
     case RLK_IK_TOKEN:
         return ik_read_token(c, v);
+    case RLK_IK_FASTMULTI:      /* forced (a detected group is read) */
+        return v->detected || strcmp(type, "hash") != 0 ? RLK_OK : ik_read_fastmulti(c, v, NULL);
     case RLK_IK_SEMAPHORE:
     case RLK_IK_PSEMAPHORE:
     case RLK_IK_LATCH:
@@ -545,6 +711,7 @@ void rlk_ik_free(rlk_ik_view *v)
     free(v->holders);
     free(v->queue);
     free(v->permits);
+    free(v->values);
     for (size_t k = 0; k < sizeof v->keep / sizeof v->keep[0]; k++)
         if (v->keep[k])
             freeReplyObject(v->keep[k]);
@@ -552,4 +719,5 @@ void rlk_ik_free(rlk_ik_view *v)
     v->holders = NULL;
     v->queue = NULL;
     v->permits = NULL;
+    v->values = NULL;
 }

@@ -43,7 +43,7 @@ _rlk()
             mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return 0 ;;
         --sni) return 0 ;;
         --kind)
-            mapfile -t COMPREPLY < <(compgen -W "reentrant rwlock fair fenced token semaphore psemaphore latch" -- "$cur")
+            mapfile -t COMPREPLY < <(compgen -W "reentrant rwlock fair fenced token semaphore psemaphore latch fastmulti" -- "$cur")
             return 0 ;;
         --sort) [ "$cmd" = top ] && { mapfile -t COMPREPLY < <(compgen -W "waiters age name" -- "$cur"); return 0; } ;;
         --pattern|--interval|--limit|--count|--rate|--value|--timeout) return 0 ;;

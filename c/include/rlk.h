@@ -429,6 +429,8 @@ typedef struct rlk_metrics {
     unsigned long long sub_connects;        /* subscriber connections opened */
     unsigned long long sub_drops;           /* subscriber connections lost */
     unsigned long long fence_writes[RLK_FENCE_RESULTS]; /* (r) fenced writes: accepted, refused */
+    unsigned long long delay_refusals;      /* lock acquire attempts refused by a lock-delay
+                                               (rlk_lock_set_delay: free, in its delay) */
     /* Gauges, at the time of the snapshot. */
     long long locks_held;                   /* holds in the client's registry */
     long long watchdog_entries;             /* ... of which renewed by the watchdog */

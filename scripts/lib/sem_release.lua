@@ -9,27 +9,14 @@
 -- luacheck: read globals MAX_COUNT
 
 --- @include "lib/is_permits"
---- @include "lib/sem_check"
---- @include "lib/is_lease"
---- @include "lib/publish_cmd"
---- @include "lib/sem_grant"
+--- @include "lib/sem_args"
+--- @include "lib/sem_rise"
 
 local function sem_release(if_exists)
-  if #KEYS ~= 4 or #ARGV ~= 3 then
-    return redis.error_reply('RLK_BADARG expected 4 keys and 3 arguments')
-  end
+  local count, publish, err = sem_args(is_permits, 'permits must be an integer in 1..1000000000000')
+  if err then return err end
   local semaphore, channel, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
   local permits, claim_ms = ARGV[1], ARGV[2]
-  local publish, bad_publish = publish_cmd(ARGV[3])
-  if not publish then return bad_publish end
-  if not is_permits(permits) then
-    return redis.error_reply('RLK_BADARG permits must be an integer in 1..1000000000000')
-  end
-  if not is_lease(claim_ms) then
-    return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
-  end
-  local count, err = sem_check(semaphore, waiters, grant)
-  if err then return err end
   if if_exists and count == nil then
     return 0
   end
@@ -38,12 +25,8 @@ local function sem_release(if_exists)
   end
 
   local new = redis.call('incrby', semaphore, permits)
-  -- One reservation at a time: while one lives, its grantee's claim grants the next (the chain).
-  if new > 0 and redis.call('exists', grant) == 0 then
-    sem_grant(waiters, grant, new, claim_ms, channel, publish)
-  end
   if new > 0 then
-    redis.call(publish, channel, string.format('%.0f', new))
+    sem_rise(new, waiters, grant, claim_ms, channel, publish)
   end
   if if_exists then
     return 1

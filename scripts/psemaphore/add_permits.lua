@@ -1,5 +1,5 @@
 -- name: psemaphore/add_permits
--- version: 4
+-- version: 5
 -- summary: Add to (or take from) a permit-expirable semaphore's count after reclaiming; a rise grants the first waiter.
 -- redisson: RedissonPermitExpirableSemaphore.addPermitsAsync (set get + delta; publish delta when > 0); grant: rlk's
 -- time: server - "now" decides which permits expired; they are returned to the count first
@@ -21,48 +21,12 @@ local MAX_COUNT = 9007199254740991
 
 --- @include "lib/is_delta"
 
---- @include "lib/int"
+-- The checks, the reclaim of expired permits, the new count and a rise's grant and message.
+--- @include "lib/psem_resize"
 
--- The count a semaphore key holds (nil when there is no key) after checking the timeouts,
--- waiters and grant keys, or nil and an error reply.
---- @include "lib/psem_check"
-
---- @include "lib/now_ms"
-
--- Returns expired permits to the count (the caller has checked the sum stays in range).
---- @include "lib/reclaim"
-
---- @include "lib/publish_cmd"
-
---- @include "lib/is_lease"
-
--- A rise grants the first waiter it covers (unless a reservation lives) and publishes the count.
---- @include "lib/psem_rise"
-
-if #KEYS ~= 5 or #ARGV ~= 3 then
-  return redis.error_reply('RLK_BADARG expected 5 keys and 3 arguments')
-end
-local semaphore, timeouts, channel, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local delta, claim_ms = ARGV[1], ARGV[2]
-local publish, bad_publish = publish_cmd(ARGV[3])
-if not publish then return bad_publish end
-if not is_delta(delta) then
-  return redis.error_reply('RLK_BADARG delta must be an integer in -1000000000000..1000000000000')
-end
-if not is_lease(claim_ms) then
-  return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
-end
-local count, err = psem_check(semaphore, timeouts, waiters, grant)
-if err then return err end
-local now = now_ms()
-local before = count or 0
-local expired = redis.call('zcount', timeouts, '-inf', int(now))
-local new = before + expired + tonumber(delta)
-if before + expired > MAX_COUNT or math.abs(new) > MAX_COUNT then
-  return redis.error_reply('RLK_BADARG adding delta would take the count beyond +-9007199254740991')
+local function added(before, expired, delta)
+  return before + expired + tonumber(delta)
 end
 
-reclaim(semaphore, timeouts, now, expired)
-redis.call('incrby', semaphore, delta)
-psem_rise(new, before, waiters, grant, claim_ms, channel, publish)
-return new
+return psem_resize(is_delta, 'delta must be an integer in -1000000000000..1000000000000', added,
+  'adding delta', true)

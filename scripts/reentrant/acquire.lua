@@ -1,5 +1,5 @@
 -- name: reentrant/acquire
--- version: 10
+-- version: 11
 -- summary: Acquire or re-enter a reentrant lock, claim it when reserved for this waiter, or join the queue.
 -- redisson: RedissonLock.tryLockInnerAsync (hincrby + pexpire, pttl when held); queue and grant: rlk's
 -- time: none
@@ -12,9 +12,9 @@
 -- ARGV[3]: ticket - integer -67108863..67108863: 0 never queue; t > 0 new waiter (tail); -t queued already
 -- ARGV[4]: delay_ms - optional (with KEYS[4]): the lock-delay in milliseconds, integer 1..1000000000000
 -- return nil: acquired (free, reserved for no other ticket; own grant and entry dropped), or re-entered
--- return integer: not acquired; ms to wait at most: holder's PTTL (-1: none); reserved: grant's or -1; delayed: delay's
+-- return integer: not acquired; ms to wait at most: holder's PTTL (-1: none); reserved: grant's or -1
 -- return -3: not acquired; queued first behind another ticket's reservation: attempt again after its claim window
--- return array: {wait, 1}: not acquired; first in the queue, or reserved or queued again: hear the lock's channel
+-- return array: not acquired; {wait, 1}: first in the queue: hear the lock's channel; {wait, 1|0, 1}: free, in delay
 -- error RLK_BADARG: not 3 keys and 3 arguments (or 4 and 4), a ticket or delay_ms out of range
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
@@ -80,7 +80,8 @@ local me = tostring(t < 0 and -t or t)
 local ttl = redis.call('pttl', lock)
 local wait, reserved
 local delayed = ttl == -2 and delay and redis.call('pttl', delay)
-if delayed and delayed ~= -2 then
+local in_delay = delayed and delayed ~= -2
+if in_delay then
   -- Free, but its last holder lost it delay_ms ago or less: nobody takes it before the delay
   -- key expires (a release or a force unlock deletes it and publishes).
   ttl, wait = delayed, delayed
@@ -140,6 +141,10 @@ if first and ttl == -2 then
   -- First in the queue behind another ticket's reservation: nothing tells it when the grantee
   -- claims or dies, so it attempts again once the claim window is over.
   return -3
+end
+if in_delay then
+  -- Told apart from a held lock, so that the client counts refusals by the delay.
+  return {wait, first and 1 or 0, 1}
 end
 if first then
   return {wait, 1}

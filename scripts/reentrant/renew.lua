@@ -1,5 +1,5 @@
 -- name: reentrant/renew
--- version: 3
+-- version: 4
 -- summary: Reset the lease of a reentrant lock the owner holds (watchdog renewal of one lock).
 -- redisson: RedissonBaseLock.renewExpirationAsync (hexists -> pexpire, 1; else 0)
 -- time: none
@@ -16,6 +16,7 @@
 -- end
 
 --- @include "lib/is_lease"
+--- @include "lib/renew_delay"
 
 if (#KEYS ~= 1 and #KEYS ~= 2) or #ARGV ~= 2 then
   return redis.error_reply('RLK_BADARG expected 1 key and 2 arguments (lock-delay: 2 keys)')
@@ -33,12 +34,9 @@ if kind ~= 'none' and kind ~= 'hash' then
 end
 
 if kind == 'hash' and redis.call('hexists', lock, owner) == 1 then
-  -- Lock-delay: the delay key (its value the delay) keeps PX lease + delay. One of another type
-  -- is left alone: the renewal is the lock's, and a refusal would report it lost.
-  local d = delay and redis.pcall('get', delay)
   redis.call('pexpire', lock, lease_ms)
-  if type(d) == 'string' and tonumber(d) then
-    redis.call('pexpire', delay, tostring(lease_ms + tonumber(d)))
+  if delay then
+    renew_delay(delay, lease_ms)
   end
   return 1
 end

@@ -1,5 +1,5 @@
 -- name: semaphore/add_permits
--- version: 4
+-- version: 5
 -- summary: Add to (or, with a negative delta, take from) a semaphore's count; a rise grants the first waiter.
 -- redisson: RedissonSemaphore.addPermitsAsync(permits) (set get + delta, publish the new count); grant: rlk's
 -- time: none
@@ -20,32 +20,17 @@ local MAX_COUNT = 9007199254740991
 
 --- @include "lib/is_delta"
 
--- The count a semaphore key holds (nil when there is no key) after checking the waiters and
--- grant keys, or nil and an error reply.
---- @include "lib/sem_check"
+-- The checks (lib/sem_check on the keys' types): the count (nil when there is no key) and the
+-- publish command, or an error reply.
+--- @include "lib/sem_args"
 
---- @include "lib/is_lease"
+-- A rise grants the first waiter it covers (unless a reservation lives) and publishes the count.
+--- @include "lib/sem_rise"
 
---- @include "lib/publish_cmd"
-
--- Reserves permits for the first waiter avail covers and wakes it alone.
---- @include "lib/sem_grant"
-
-if #KEYS ~= 4 or #ARGV ~= 3 then
-  return redis.error_reply('RLK_BADARG expected 4 keys and 3 arguments')
-end
+local count, publish, err = sem_args(is_delta, 'delta must be an integer in -1000000000000..1000000000000')
+if err then return err end
 local semaphore, channel, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local delta, claim_ms = ARGV[1], ARGV[2]
-local publish, bad_publish = publish_cmd(ARGV[3])
-if not publish then return bad_publish end
-if not is_delta(delta) then
-  return redis.error_reply('RLK_BADARG delta must be an integer in -1000000000000..1000000000000')
-end
-if not is_lease(claim_ms) then
-  return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
-end
-local count, err = sem_check(semaphore, waiters, grant)
-if err then return err end
 local old = count or 0
 if math.abs(old + tonumber(delta)) > MAX_COUNT then
   return redis.error_reply('RLK_BADARG adding delta would take the count beyond +-9007199254740991')
@@ -53,9 +38,6 @@ end
 
 local new = redis.call('incrby', semaphore, delta)
 if new > 0 and new > old then
-  if redis.call('exists', grant) == 0 then
-    sem_grant(waiters, grant, new, claim_ms, channel, publish)
-  end
-  redis.call(publish, channel, string.format('%.0f', new))
+  sem_rise(new, waiters, grant, claim_ms, channel, publish)
 end
 return new

@@ -131,6 +131,7 @@ static void rlk_write_hook_run(rlk_write_hook *h)
  * one round trip. reply NULL: lost (why says how; the connection is then
  * broken, ctx->err set, and the caller's rules drop it). */
 typedef struct rlk_conn_tail {
+    int argc;                   /* 1..3 */
     const char *argv[3];
     size_t lens[3];
     redisReply *reply;
@@ -159,7 +160,7 @@ static int rlk_conn_command_io(rlk_client *c, redisContext *ctx, const char *wha
         return rlk_set_ctx_error(c, ctx, what);
     if (redisAppendCommandArgv(ctx, argc, argv, argvlen) != REDIS_OK)
         return rlk_set_ctx_error(c, ctx, what);
-    if (tail && redisAppendCommandArgv(ctx, 3, tail->argv, tail->lens) != REDIS_OK)
+    if (tail && redisAppendCommandArgv(ctx, tail->argc, tail->argv, tail->lens) != REDIS_OK)
         return rlk_set_ctx_error(c, ctx, what);
     rlk_tl_round_trips++;
     while (!done) {
@@ -208,6 +209,28 @@ int rlk_conn_command(rlk_client *c, redisContext *ctx, const char *what,
                      redisReply **reply, int *written)
 {
     return rlk_conn_command_hooked(c, ctx, what, argc, argv, argvlen, reply, written, NULL, NULL);
+}
+
+int rlk_conn_command_pair(rlk_client *c, redisContext *ctx, const char *what, int argc,
+                          const char **argv, const size_t *argvlen, int argc2,
+                          const char **argv2, const size_t *argvlen2, redisReply **reply,
+                          redisReply **reply2, int *written)
+{
+    rlk_conn_tail tail;
+    int rc;
+
+    *reply2 = NULL;
+    if (argc2 < 1 || argc2 > 3)
+        return rlk_set_error(c, RLK_ERR_ARG, "%s: a pipelined command of %d words", what, argc2);
+    memset(&tail, 0, sizeof tail);
+    tail.argc = argc2;
+    for (int i = 0; i < argc2; i++) {
+        tail.argv[i] = argv2[i];
+        tail.lens[i] = argvlen2 ? argvlen2[i] : strlen(argv2[i]);
+    }
+    rc = rlk_conn_command_hooked(c, ctx, what, argc, argv, argvlen, reply, written, NULL, &tail);
+    *reply2 = tail.reply;
+    return rc;
 }
 
 /* ---------------------------------------------------------------- replica acknowledgement */
@@ -267,6 +290,7 @@ static int rlk_conn_wait_arm(rlk_client *c, redisContext *ctx, const rlk_script_
     snprintf(rlk_tl_acks.why, sizeof rlk_tl_acks.why, "the call's reply was lost");
     snprintf(n, 16, "%d", c->min_replicas);
     snprintf(ms, 24, "%lld", rlk_tl_acks.timeout_ms);
+    tail->argc = 3;
     tail->argv[0] = "WAIT";
     tail->argv[1] = n;
     tail->argv[2] = ms;

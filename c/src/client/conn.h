@@ -70,6 +70,15 @@ int rlk_conn_command(rlk_client *c, redisContext *ctx, const char *what,
                      int argc, const char **argv, const size_t *argvlen,
                      redisReply **reply, int *written);
 
+/* argv, then argv2 (1..3 words), in one write: one round trip. *reply is
+ * the first command's reply (RLK_OK), *reply2 the second's, or NULL when it
+ * was lost (the connection is broken then: ctx->err set); the first reply
+ * stands whatever becomes of the second. */
+int rlk_conn_command_pair(rlk_client *c, redisContext *ctx, const char *what, int argc,
+                          const char **argv, const size_t *argvlen, int argc2,
+                          const char **argv2, const size_t *argvlen2, redisReply **reply,
+                          redisReply **reply2, int *written);
+
 /* SCRIPT LOAD of script s; RLK_ERR_SHA when the server's SHA-1 differs. */
 int rlk_conn_load_script(rlk_client *c, redisContext *ctx, const rlk_script_info *s);
 

@@ -234,7 +234,10 @@ static int nat_refused(rlk_client *c, redisContext *ctx, const nat_call *k, redi
     return 1;
 }
 
-/* acquire: SET key token NX PX lease GET; busy: PTTL key. */
+/* acquire: SET key token NX PX lease GET and PTTL key, pipelined (one round
+ * trip): nil from the SET, it was free and holds the token now (the PTTL's
+ * reply, the new lease, is dropped); a string, busy, and the PTTL's reply is
+ * the holder's. */
 static int nat_acquire(rlk_client *c, redisContext *ctx, const nat_call *k, redisReply **out,
                        int *written)
 {
@@ -245,30 +248,36 @@ static int nat_acquire(rlk_client *c, redisContext *ctx, const nat_call *k, redi
     size_t pttll[2] = {4, setl[1]};
 
     for (int tries = 0; tries < NAT_RACE_TRIES; tries++) {
-        redisReply *r = NULL;
-        int again = 0, rc = nat_cmd(c, ctx, k->s->name, 7, set, setl, &r, written);
+        redisReply *r = NULL, *t = NULL;
+        int again = 0, rc = rlk_conn_command_pair(c, ctx, k->s->name, 7, set, setl, 2, pttl,
+                                                  pttll, &r, &t, written);
 
         if (rc != RLK_OK)
             return rc;
         if (r->type == REDIS_REPLY_NIL) {       /* it was free: now it holds token */
+            if (t)
+                freeReplyObject(t);
             *out = r;
             return RLK_OK;
         }
-        if (nat_refused(c, ctx, k, r, &again, &rc)) {
-            if (rc != RLK_OK || !again)
+        if (r->type == REDIS_REPLY_ERROR) {     /* the PTTL's reply says nothing then */
+            if (t)
+                freeReplyObject(t);
+            if (nat_refused(c, ctx, k, r, &again, &rc) && (rc != RLK_OK || !again))
                 return rc;
             continue;                           /* the key changed type: again */
         }
         freeReplyObject(r);                     /* busy: the holder's PTTL */
-        if ((rc = nat_cmd(c, ctx, "pttl", 2, pttl, pttll, &r, NULL)) != RLK_OK)
-            return rc;
-        if (r->type == REDIS_REPLY_INTEGER && r->integer != -2) {
-            *out = r;
+        if (!t)
+            return rlk_set_error(c, RLK_ERR_IO, "%s %s: the PTTL's reply was lost (%s)",
+                                 k->s->name, c->addr, ctx->err ? ctx->errstr : "no reply");
+        if (t->type == REDIS_REPLY_INTEGER && t->integer != -2) {
+            *out = t;
             return RLK_OK;
         }
-        if (r->type == REDIS_REPLY_ERROR)
-            return nat_server_error(c, r);
-        freeReplyObject(r);                     /* gone since the SET: try again */
+        if (t->type == REDIS_REPLY_ERROR)
+            return nat_server_error(c, t);
+        freeReplyObject(t);                     /* gone since the SET: try again */
     }
     /* The key came and went every time: not acquired, try again soon. */
     *out = nat_integer(1);

@@ -5,8 +5,8 @@
  * subscriber and the process-wide local queue, lease-less holds renewed by
  * the client's watchdog. docs/runtime.md describes the algorithm. With a
  * lock-delay (rlk_lock_set_delay) every script call also names the delay key
- * {name}:rlk_delay (the scripts' last KEYS entry), and its holds are renewed
- * alone with reentrant/renew, which refreshes that key too.
+ * {name}:rlk_delay (the scripts' last KEYS entry), and the watchdog's
+ * reentrant/renew_many batches refresh that key with its lock.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,20 +110,29 @@ const rlk_sub_rule rlk_lock_sub_rule = {rlk_lock_meaning};
 
 /* The watchdog's task for reentrant locks (runtime/wd.h): as many per
  * reentrant/renew_many call as are due (KEYS: the names, ARGV: lease, then
- * each one's owner; one call per hash slot on a cluster); when the script
- * refuses the batch (a key of another type), each alone with
- * reentrant/renew, where a refusal means not our hash. */
+ * each one's owner; one call per hash slot on a cluster). A hold with a
+ * lock-delay (its renew KEYS: name, delay key) puts its delay key right
+ * after its name, with an empty owner: the script refreshes the delay key's
+ * PX with the lock (lease + delay). When the script refuses the batch (a key
+ * of another type), each alone with reentrant/renew (KEYS as the hold's),
+ * where a refusal means not our hash. */
 static int rlk_lock_renew_build(const rlk_renew_item *items, int m, const char *lease,
                                 const char **keys, int *nkeys, const char **args, size_t *lens)
 {
+    int n = 0;
+
     (void)lens;
     args[0] = lease;
     for (int k = 0; k < m; k++) {
-        keys[k] = items[k].name;
-        args[k + 1] = items[k].owner;
+        keys[n] = items[k].name;
+        args[++n] = items[k].owner;
+        if (items[k].nkeys == 2) {
+            keys[n] = items[k].keys[1];
+            args[++n] = "";
+        }
     }
-    *nkeys = m;
-    return m + 1;
+    *nkeys = n;
+    return n + 1;
 }
 
 static int rlk_lock_renew_reply(int rc, const redisReply *r, int m, int *results)
@@ -139,13 +148,6 @@ static const rlk_renew_task rlk_lock_renew_alone = {
 const rlk_renew_task rlk_lock_renew_task = {
     "reentrant/renew_many", RLK_RENEW_SLOT, rlk_lock_renew_build, rlk_lock_renew_reply,
     &rlk_lock_renew_alone
-};
-
-/* A hold with a lock-delay: its KEYS are (name, delay key), renewed alone by
- * reentrant/renew, which resets the delay key's PX to lease + delay as well
- * (renew_many knows no delay keys; a lock without the delay never comes here). */
-static const rlk_renew_task rlk_lock_renew_delay_task = {
-    "reentrant/renew", RLK_RENEW_ALONE, rlk_renew_build_one, rlk_renew_reply_one, NULL
 };
 
 /* ---------------------------------------------------------------- handles */
@@ -289,10 +291,9 @@ static int rlk_lock_attempt(void *arg, long long *ttl)
     a->tl.woken_ns = a->ticket.woken_ns;
     a->ticket.rx_ns = a->ticket.woken_ns = 0;
     a->tl.claim_sent_ns = sent;
-    if (n == 4) {
+    if (n == 4) {       /* renewed with its delay key (rlk_lock_renew_build) */
         h.nkeys = 2;
         h.keys[1] = l->delay;
-        h.task = &rlk_lock_renew_delay_task;
     }
     rc = rlk_evalv(l->b.c, "reentrant/acquire", n, keys, NULL, n, args, NULL, &r);
     a->tl.claim_done_ns = rlk_clock_now_ns();
@@ -301,10 +302,13 @@ static int rlk_lock_attempt(void *arg, long long *ttl)
     if (rc != RLK_OK)
         return rlk_fam_acquire_lost(&l->b, rc, &h, a->lease_ms, a->watchdog, sent, NULL, NULL,
                                     rlk_lock_undo, a);
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+    if (r->type == REDIS_REPLY_ARRAY && (r->elements == 2 || r->elements == 3) &&
         r->element[0]->type == REDIS_REPLY_INTEGER) {
         *ttl = r->element[0]->integer;      /* {wait, 1}: first in the queue */
-        a->wide = 1;
+        a->wide = r->elements == 2 || (r->element[1]->type == REDIS_REPLY_INTEGER &&
+                                       r->element[1]->integer == 1);
+        if (r->elements == 3)               /* {wait, first, 1}: free, in its lock-delay */
+            RLK_RT_COUNT(l->b.rt, delay_refusals);
         rc = RLK_ERR_BUSY;
     } else {
         rc = rlk_fam_acquire_reply(l->b.c, "lock", l->b.name, "reentrant/acquire", r, ttl, NULL);

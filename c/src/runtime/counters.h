@@ -47,6 +47,7 @@ typedef struct rlk_rt_counters {
     rlk_rt_name names[RLK_METRICS_NAMES_MAX];
     atomic_ullong sub_wakeups, sub_messages;    /* subscriber reads that brought messages; messages */
     atomic_ullong fence_writes[RLK_FENCE_RESULTS];  /* fenced writes: accepted, refused */
+    atomic_ullong delay_refusals;   /* reentrant acquire attempts refused by a lock-delay */
 } rlk_rt_counters;
 
 /* Adds one to counters->field (counters: an rlk_rt_counters pointer). */

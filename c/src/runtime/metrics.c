@@ -273,6 +273,7 @@ int rlk_metrics_get(rlk_client *c, rlk_metrics *out)
     out->sub_drops = RLK_M_LOAD(k->sub_drops);
     for (int j = 0; j < RLK_FENCE_RESULTS; j++)
         out->fence_writes[j] = RLK_M_LOAD(k->fence_writes[j]);
+    out->delay_refusals = RLK_M_LOAD(k->delay_refusals);
     rlk_wd_gauges(rt->wd, &out->locks_held, &out->watchdog_entries);
     out->requests_waiting = (long long)RLK_M_LOAD(k->requests_waiting);
     rlk_metrics_hist_get(&k->wait_h, &out->wait);
@@ -334,6 +335,7 @@ void rlk_metrics_add(rlk_metrics *a, const rlk_metrics *b)
     RLK_M_SUM(noscript_reloads);
     RLK_M_SUM(sub_connects);
     RLK_M_SUM(sub_drops);
+    RLK_M_SUM(delay_refusals);
     RLK_M_SUM(locks_held);
     RLK_M_SUM(watchdog_entries);
     RLK_M_SUM(requests_waiting);
@@ -528,6 +530,9 @@ static const rlk_counter_def rlk_counters_def[] = {
       "Fenced writes by result: accepted, refused (a token below the highest accepted)."},
      "result=\"accepted\"", RLK_OFF(fence_writes[RLK_FENCE_ACCEPTED])},
     {{NULL, NULL, NULL}, "result=\"refused\"", RLK_OFF(fence_writes[RLK_FENCE_REFUSED])},
+    {{"rlk_lock_delay_refusals_total", "counter",
+      "Lock acquire attempts refused because the lock was in its lock-delay."}, NULL,
+     RLK_OFF(delay_refusals)},
 };
 
 static const rlk_family rlk_fam_acq = {"rlk_acquisitions_total", "counter",

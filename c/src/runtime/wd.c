@@ -459,7 +459,7 @@ static void rlk_wd_call(rlk_wd *wd, const rlk_renew_task *task, const int *idx, 
         rlk_wd_item(wd, idx[k], &wd->items[k]);
         wd->out[k] = -1;
     }
-    memset(wd->lens, 0, (RLK_WD_BATCH_MAX + 2) * sizeof *wd->lens);
+    memset(wd->lens, 0, RLK_WD_CALL_ARGS_MAX * sizeof *wd->lens);
     nargs = task->build(wd->items, m, lease, wd->keys, &nkeys, wd->args, wd->lens);
     for (int k = 0; k < nargs; k++)
         if (wd->lens[k] == 0)
@@ -772,9 +772,9 @@ rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_sub *sub,
     wd->grouped = calloc(RLK_WD_BATCH_MAX, sizeof *wd->grouped);
     wd->out = calloc(RLK_WD_BATCH_MAX, sizeof *wd->out);
     wd->items = calloc(RLK_WD_BATCH_MAX, sizeof *wd->items);
-    wd->keys = calloc(RLK_WD_BATCH_MAX + RLK_HOLD_KEYS_MAX, sizeof *wd->keys);
-    wd->args = calloc(RLK_WD_BATCH_MAX + 2, sizeof *wd->args);
-    wd->lens = calloc(RLK_WD_BATCH_MAX + 2, sizeof *wd->lens);
+    wd->keys = calloc(RLK_WD_CALL_KEYS_MAX, sizeof *wd->keys);
+    wd->args = calloc(RLK_WD_CALL_ARGS_MAX, sizeof *wd->args);
+    wd->lens = calloc(RLK_WD_CALL_ARGS_MAX, sizeof *wd->lens);
     if (!wd->batch || !wd->results || !wd->idx || !wd->grouped || !wd->out || !wd->items ||
         !wd->keys || !wd->args || !wd->lens ||
         rlk_clock_cond_init(&wd->wake) != 0) {

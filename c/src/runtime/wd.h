@@ -29,6 +29,10 @@ typedef struct rlk_hold rlk_hold;
 
 #define RLK_HOLD_KEYS_MAX 3
 #define RLK_WD_BATCH_MAX 512        /* entries per renewal call */
+/* Room for one call's KEYS and ARGV: two keys and two ARGV per entry at most
+ * (the reentrant lock's lock-delay adds its delay key and an empty owner). */
+#define RLK_WD_CALL_KEYS_MAX (2 * RLK_WD_BATCH_MAX + RLK_HOLD_KEYS_MAX)
+#define RLK_WD_CALL_ARGS_MAX (2 * RLK_WD_BATCH_MAX + 2)
 
 /* One entry of a renewal call, as a task sees it. */
 typedef struct rlk_renew_item {
@@ -53,7 +57,7 @@ typedef struct rlk_renew_task {
     const char *script;             /* the renew script */
     int group;                      /* enum rlk_renew_group */
     /* The call for items[0..m): KEYS into keys (*nkeys), ARGV into args
-     * (room for m + 2) and, for binary ones, their lengths into lens (0:
+     * (room for m + 2; 2m + 2 and 2m keys on the watchdog thread) and, for binary ones, their lengths into lens (0:
      * strlen); returns the number of ARGV. lease: the lease in ms, as text. */
     int (*build)(const rlk_renew_item *items, int m, const char *lease, const char **keys,
                  int *nkeys, const char **args, size_t *lens);

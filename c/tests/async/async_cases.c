@@ -27,6 +27,7 @@
 #include "sentinel.h"
 #include "aloop.h"
 #include "async_procs.h"
+#include "async_names.h"
 #include "tk_util.h"
 #include "rlk.h"
 #include "rlk_async.h"
@@ -34,98 +35,19 @@
 
 static rlk_fx_server srv;
 static char url[512];
-static int in_call;         /* set around every rlk_async_* request call */
-static int freed;           /* set once rlk_async_free has returned */
-static int rule_breaks;     /* callbacks from inside a call, after free, or twice */
 static int cmd_timeout_ms = 2000;   /* the clients' command timeout */
 
-/* One request's outcome. */
-typedef struct res {
-    int calls;
-    int err;
-    long long value;
-    char errstr[256];
-    long long at_ms;
-} res;
-
-static void on_res(rlk_async *ac, const rlk_async_result *r, void *p)
-{
-    res *x = p;
-
-    (void)ac;
-    if (in_call || freed || x->calls)
-        rule_breaks++;
-    x->calls++;
-    x->err = r->err;
-    x->value = r->value;
-    x->at_ms = rlk_fx_now_ms();
-    snprintf(x->errstr, sizeof x->errstr, "%s", r->errstr ? r->errstr : "(null)");
-}
-
-static int res_done(void *p)
-{
-    return ((res *)p)->calls > 0;
-}
-
-/* The end of a request call made under REQ: in_call was set around it. */
-static rlk_async_req *req_end(rlk_async_req *r)
-{
-    in_call = 0;
-    return r;
-}
-
-#define REQ(expr) req_end((in_call = 1, (expr)))
-
-/* A client on its own loop. */
-typedef struct cl {
-    aloop *l;
-    rlk_async *ac;
-} cl;
+#define cl_close ap_cl_close
+typedef ap_cl cl;
 
 static int cl_open(cl *c, long long watchdog_ms)
 {
-    rlk_options o;
-
-    rlk_options_init(&o);
-    o.url = url;
-    if (watchdog_ms > 0)
-        o.watchdog_lease_ms = watchdog_ms;
-    o.command_timeout_ms = cmd_timeout_ms;
-    c->l = aloop_new();
-    c->ac = rlk_async_new(&o);
-    if (!c->l || !c->ac)
-        return -1;
-    freed = 0;
-    return aloop_attach(c->l, c->ac);
-}
-
-static void cl_close(cl *c)
-{
-    if (c->ac) {
-        rlk_async_free(c->ac);
-        freed = 1;
-    }
-    aloop_free(c->l);
-    c->ac = NULL;
-    c->l = NULL;
-}
-
-/* Runs until x is done (bounded). 1: done. */
-static int wait_res(cl *c, res *x, long long ms)
-{
-    return aloop_run_until(c->l, res_done, x, ms);
+    return ap_cl_open(c, url, watchdog_ms, 0, cmd_timeout_ms);
 }
 
 static long long srv_int(const char *fmt, const char *arg)
 {
-    redisReply *r = rlk_fx_command(&srv, fmt, arg);
-    long long v = -99;
-
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer;
-    if (r)
-        freeReplyObject(r);
-    return v;
+    return ap_srv_int(&srv, fmt, arg);
 }
 
 /* ---------------------------------------------------------------- cases */

@@ -57,6 +57,7 @@
 
 #include "aloop.h"
 #include "async_procs.h"
+#include "async_names.h"
 #include "check.h"
 #include "cluster.h"
 #include "fixture.h"
@@ -67,80 +68,15 @@
 static rlk_fx_cluster cl;
 static char url[512];
 static int mst[3];              /* the masters' node indexes at start */
-static int in_call;
 
 #define WAKE_MS 400             /* a release's wake-up, through pub/sub, at most this late */
-static int rule_breaks;
 
-typedef struct res {
-    int calls;
-    int err;
-    long long value;
-    char id[128];
-    char errstr[256];
-    long long at_ms;
-} res;
-
-static void on_res(rlk_async *ac, const rlk_async_result *r, void *p)
-{
-    res *x = p;
-
-    (void)ac;
-    if (in_call || x->calls)
-        rule_breaks++;
-    x->calls++;
-    x->err = r->err;
-    x->value = r->value;
-    x->at_ms = rlk_fx_now_ms();
-    snprintf(x->id, sizeof x->id, "%s", r->id ? r->id : "");
-    snprintf(x->errstr, sizeof x->errstr, "%s", r->errstr ? r->errstr : "(null)");
-}
-
-static int res_done(void *p)
-{
-    return ((res *)p)->calls > 0;
-}
-
-static rlk_async_req *req_end(rlk_async_req *r)
-{
-    in_call = 0;
-    return r;
-}
-
-#define REQ(expr) req_end((in_call = 1, (expr)))
-
-typedef struct cli {
-    aloop *l;
-    rlk_async *ac;
-} cli;
+#define cli_close ap_cl_close
+typedef ap_cl cli;
 
 static int cli_open(cli *c, long long watchdog_ms, int cmd_timeout_ms)
 {
-    rlk_options o;
-
-    rlk_options_init(&o);
-    o.url = url;
-    if (watchdog_ms > 0)
-        o.watchdog_lease_ms = watchdog_ms;
-    o.command_timeout_ms = cmd_timeout_ms;
-    c->l = aloop_new();
-    c->ac = rlk_async_new(&o);
-    if (!c->l || !c->ac)
-        return -1;
-    return aloop_attach(c->l, c->ac);
-}
-
-static void cli_close(cli *c)
-{
-    rlk_async_free(c->ac);
-    aloop_free(c->l);
-    c->ac = NULL;
-    c->l = NULL;
-}
-
-static int wait_res(cli *c, res *x, long long ms)
-{
-    return aloop_run_until(c->l, res_done, x, ms);
+    return ap_cl_open(c, url, watchdog_ms, 0, cmd_timeout_ms);
 }
 
 static void run_for(cli *c, long long ms)
@@ -178,14 +114,8 @@ static int owner_of(const char *key)
 static long long key_int(const char *key, const char *fmt)
 {
     int o = owner_of(key);
-    redisReply *r = o >= 0 ? rlk_fx_cluster_command(&cl, o, fmt, key) : NULL;
-    long long v = -99;
 
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer;
-    if (r)
-        freeReplyObject(r);
-    return v;
+    return ap_reply_int(o >= 0 ? rlk_fx_cluster_command(&cl, o, fmt, key) : NULL);
 }
 
 /* ---------------------------------------------------------------- kinds */
@@ -1317,6 +1247,7 @@ int main(int argc, char **argv)
     int k = 0;
 
     signal(SIGPIPE, SIG_IGN);
+    ap_freed_tracked = 0;       /* its cases keep several clients open at once */
     if (rlk_fx_cluster_start(&cl) != 0) {
         fprintf(stderr, "async_cluster: the cluster did not start\n");
         return 1;

@@ -95,19 +95,12 @@ static int ap_all_done(void *p)
 static int ap_open(const char *url, long long watchdog_ms, int cmd_timeout_ms, aloop **l,
                    rlk_async **ac)
 {
-    rlk_options o;
+    ap_cl c = {NULL, NULL};
+    int rc = ap_cl_open(&c, url, watchdog_ms, 0, cmd_timeout_ms);
 
-    rlk_options_init(&o);
-    o.url = url;
-    if (watchdog_ms > 0)
-        o.watchdog_lease_ms = watchdog_ms;
-    if (cmd_timeout_ms > 0)
-        o.command_timeout_ms = cmd_timeout_ms;
-    *l = aloop_new();
-    *ac = rlk_async_new(&o);
-    if (!*l || !*ac)
-        return -1;
-    return aloop_attach(*l, *ac);
+    *l = c.l;
+    *ac = c.ac;
+    return rc;
 }
 
 /* The start line: a child says it is connected (one byte on ready), then
@@ -373,4 +366,91 @@ pid_t ap_holder_start(const char *url, int kind, const char *name, long long lea
     }
     close(p[0]);
     return pid;
+}
+
+/* ---------------------------------------------------------------- requests and clients */
+
+int ap_in_call;
+int ap_freed;
+int ap_rule_breaks;
+int ap_freed_tracked = 1;
+
+void ap_res_note(ap_res *x, const rlk_async_result *r)
+{
+    if (ap_in_call || (ap_freed && ap_freed_tracked) || x->calls)
+        ap_rule_breaks++;
+    x->calls++;
+    x->err = r->err;
+    x->value = r->value;
+    x->at_ms = rlk_fx_now_ms();
+    snprintf(x->id, sizeof x->id, "%s", r->id ? r->id : "");
+    snprintf(x->errstr, sizeof x->errstr, "%s", r->errstr ? r->errstr : "(null)");
+}
+
+void ap_on_res(rlk_async *ac, const rlk_async_result *r, void *p)
+{
+    (void)ac;
+    ap_res_note(p, r);
+}
+
+int ap_res_done(void *p)
+{
+    return ((ap_res *)p)->calls > 0;
+}
+
+rlk_async_req *ap_req_end(rlk_async_req *r)
+{
+    ap_in_call = 0;
+    return r;
+}
+
+int ap_cl_open(ap_cl *c, const char *url, long long watchdog_ms, long long margin_ms,
+               int cmd_timeout_ms)
+{
+    rlk_options o;
+
+    rlk_options_init(&o);
+    o.url = url;
+    if (watchdog_ms > 0)
+        o.watchdog_lease_ms = watchdog_ms;
+    if (margin_ms > 0)
+        o.lost_margin_ms = margin_ms;
+    if (cmd_timeout_ms > 0)
+        o.command_timeout_ms = cmd_timeout_ms;
+    c->l = aloop_new();
+    c->ac = rlk_async_new(&o);
+    if (!c->l || !c->ac)
+        return -1;
+    ap_freed = 0;
+    return aloop_attach(c->l, c->ac);
+}
+
+void ap_cl_close(ap_cl *c)
+{
+    if (c->ac) {
+        rlk_async_free(c->ac);
+        ap_freed = 1;
+    }
+    aloop_free(c->l);
+    c->ac = NULL;
+    c->l = NULL;
+}
+
+int ap_wait_res(ap_cl *c, ap_res *x, long long ms)
+{
+    return aloop_run_until(c->l, ap_res_done, x, ms);
+}
+
+long long ap_reply_int(redisReply *r)
+{
+    long long v = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -99;
+
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+long long ap_srv_int(const rlk_fx_server *srv, const char *fmt, const char *arg)
+{
+    return ap_reply_int(rlk_fx_command(srv, fmt, arg));
 }

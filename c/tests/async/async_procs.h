@@ -18,13 +18,21 @@
  *
  * ap_holder_start() forks a child that takes a lock (with a lease, or the
  * watchdog) and holds it until it is killed.
+ *
+ * The suites' requests and clients (async_cases.c, async_elect.c,
+ * async_cluster.c): a request's outcome (ap_res) with the rules of
+ * rlk_async.h checked on every callback, and a client on its own loop.
  */
 #ifndef RLK_TEST_ASYNC_PROCS_H
 #define RLK_TEST_ASYNC_PROCS_H
 
 #include <sys/types.h>
 
+#include "aloop.h"
+#include "fixture.h"
 #include "holdlog.h"
+#include "rlk.h"
+#include "rlk_async.h"
 
 #define AP_TASKS 4                  /* tasks of each async process */
 #define AP_HOLD_NS 1000000LL        /* each hold lasts this long */
@@ -64,5 +72,58 @@ int ap_contend(const ap_run *run, ap_result *out);
  * or -1. */
 pid_t ap_holder_start(const char *url, int kind, const char *name, long long lease_ms,
                       long long watchdog_ms);
+
+/* ---------------------------------------------------------------- requests and clients */
+
+/* The rules every request's callback keeps (rlk_async.h): it comes exactly
+ * once, never from inside the call that made the request (ap_in_call: set
+ * around it by AP_REQ), never after rlk_async_free returned (ap_freed: set by
+ * ap_cl_close, cleared by ap_cl_open). ap_rule_breaks counts the breaks. */
+extern int ap_in_call;
+extern int ap_freed;
+extern int ap_rule_breaks;
+/* 1 (the default): ap_freed counts; a suite that keeps several clients open
+ * at once sets 0 (ap_freed is one flag for all of them). */
+extern int ap_freed_tracked;
+
+/* One request's outcome. */
+typedef struct ap_res {
+    int calls;
+    int err;
+    long long value;
+    char id[128];
+    char errstr[256];
+    long long at_ms;
+    rlk_elect_info info;            /* an election observer's read (holder, value copied) */
+    int has_info;
+} ap_res;
+
+/* Records r into x (an ap_res) and counts a broken rule. */
+void ap_res_note(ap_res *x, const rlk_async_result *r);
+/* The callback of a request whose arg is an ap_res. */
+void ap_on_res(rlk_async *ac, const rlk_async_result *r, void *p);
+/* aloop_run_until's condition: the ap_res p has its callback. */
+int ap_res_done(void *p);
+rlk_async_req *ap_req_end(rlk_async_req *r);
+/* A request call, with ap_in_call set around it. */
+#define AP_REQ(expr) ap_req_end((ap_in_call = 1, (expr)))
+
+/* A client on its own loop. */
+typedef struct ap_cl {
+    aloop *l;
+    rlk_async *ac;
+} ap_cl;
+
+/* Opens c on url: watchdog_ms, margin_ms (the lost margin) and the command
+ * timeout set when > 0. 0, or -1. */
+int ap_cl_open(ap_cl *c, const char *url, long long watchdog_ms, long long margin_ms,
+               int cmd_timeout_ms);
+void ap_cl_close(ap_cl *c);
+/* Runs c's loop until x has its callback (bounded by ms): 1 done. */
+int ap_wait_res(ap_cl *c, ap_res *x, long long ms);
+/* r's integer, else -99 (r NULL, or another reply); frees r. */
+long long ap_reply_int(redisReply *r);
+/* A command on srv whose reply is an integer: that, else -99. */
+long long ap_srv_int(const rlk_fx_server *srv, const char *fmt, const char *arg);
 
 #endif /* RLK_TEST_ASYNC_PROCS_H */

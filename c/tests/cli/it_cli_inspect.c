@@ -3,7 +3,8 @@
  * it_cli_inspect.c - `rlk inspect` (text and --json, parsed) on every kind
  * it knows - reentrant, read-write (mode, readers, writer), fair (queue and
  * deadlines), fenced (token), token, semaphore, permit-expirable semaphore
- * (permits, expiries), latch (--kind), none, other - and `rlk unlock
+ * (permits, expiries), latch (--kind), a faster-MultiLock group (values,
+ * holders, counts, expiries; control characters escaped), none, other - and `rlk unlock
  * --force`: frees a lock held by another process, wakes a waiting `rlk
  * lock` through the unlock message (a fair waiter on its own channel),
  * handles read-write, fair and fenced locks, refuses a key of another type,
@@ -431,6 +432,93 @@ static void test_inspect_latch(void)
 
 /* ---------------------------------------------------------------- unlock --force */
 
+/* A group taken with rlk_fastmulti: each value, its holder, count and expiry,
+ * the group's TTL; a lapsed holder's value shown as free to take; values and
+ * holders with control characters escaped in the text, exact in the JSON. */
+static void test_inspect_fastmulti(void)
+{
+    static const char *values[] = {"mary", "jack"};
+    rlk_client *c = rlk_connect_url(url);
+    rlk_fastmulti *m = c ? rlk_fastmulti_new(c, "grp", values, 2) : NULL;
+    char owner[200], line[400];
+    const json_value *vs, *e;
+    json_value *j;
+    cli_result r;
+
+    REQUIRE(m != NULL);
+    REQUIRE_INT_EQ(rlk_fastmulti_try_lock(m, 0, 20000), RLK_OK);
+    REQUIRE_INT_EQ(rlk_fastmulti_try_lock(m, 0, 20000), RLK_OK);    /* re-entered: count 2 */
+    REQUIRE_INT_EQ(rlk_fastmulti_owner(m, owner, sizeof owner), RLK_OK);
+    j = inspect_json("grp");
+    REQUIRE(j != NULL);
+    CHECK_STR_EQ(json_get_string(j, "kind"), "fastmulti");
+    CHECKF(json_get_number(j, "ttl_ms", -9) > 0 && json_get_number(j, "ttl_ms", -9) <= 20000,
+           "ttl_ms %g", json_get_number(j, "ttl_ms", -9));
+    vs = json_get(j, "values");
+    CHECK(json_at(vs, 0) && json_at(vs, 1) && !json_at(vs, 2));
+    for (size_t k = 0; k < 2; k++) {
+        e = json_at(vs, k);
+        CHECK_STR_EQ(json_get_string(e, "value"), k == 0 ? "jack" : "mary");  /* sorted */
+        CHECK_STR_EQ(json_get_string(e, "holder"), owner);
+        CHECK(json_get_number(e, "count", 0) == 2);
+        CHECKF(json_get_number(e, "expire_in_ms", -9) > 0 &&
+               json_get_number(e, "expire_in_ms", -9) <= 20000, "expire_in_ms %g",
+               json_get_number(e, "expire_in_ms", -9));
+        CHECK(json_get(e, "held") && json_get(e, "held")->type == JSON_BOOL &&
+              json_get(e, "held")->boolean);
+    }
+    json_free(j);
+    r = inspect_text("grp");
+    CHECK_STR_PREFIX(r.out, "grp: faster MultiLock group\nttl:     ");
+    snprintf(line, sizeof line, "value:   jack  holder %s  count 2  expires in ", owner);
+    CHECK_STR_CONTAINS(r.out, line);
+    snprintf(line, sizeof line, "value:   mary  holder %s  count 2  expires in ", owner);
+    CHECK_STR_CONTAINS(r.out, line);
+    cli_result_free(&r);
+    /* Forced: the same group; a reentrant lock's hash is not one. */
+    j = inspect_kind_json("grp", "fastmulti");
+    CHECK_STR_EQ(json_get_string(j, "kind"), "fastmulti");
+    CHECK_STR_EQ(json_get_string(json_at(json_get(j, "values"), 1), "value"), "mary");
+    json_free(j);
+    fx_do("HSET fm_re %s 1", "u:1", NULL);
+    r = RUN("inspect", "fm_re", "--kind", "fastmulti");
+    expect_status(&r, 4, "inspect a lock hash --kind fastmulti");
+    cli_result_free(&r);
+    CHECK_INT_EQ(rlk_fastmulti_unlock(m), RLK_OK);
+    CHECK_INT_EQ(rlk_fastmulti_unlock(m), RLK_OK);
+    j = inspect_json("grp");
+    CHECK_STR_EQ(json_get_string(j, "kind"), "none");
+    json_free(j);
+    rlk_fastmulti_free(m);
+    rlk_free(c);
+
+    /* Written by hand: a lapsed holder (expire_time in the past), and a value and a holder
+     * with control characters. */
+    fx_do("HSET fm2 old %s old:h:1:expire_time 1000", "h:1", NULL);
+    fx_do("HSET fm2 old:h:1:lock_count 1 %s h\033]0;x\007:2", "v\033[2J", NULL);
+    fx_do("HSET fm2 %s 99999999999999 %s 3", "v\033[2J:h\033]0;x\007:2:expire_time",
+          "v\033[2J:h\033]0;x\007:2:lock_count");
+    r = inspect_text("fm2");
+    CHECK_STR_CONTAINS(r.out, "value:   old  holder h:1  count 1  lapsed ");
+    CHECK_STR_CONTAINS(r.out, "(free to take)\n");
+    CHECK_STR_CONTAINS(r.out, "ttl:     none (no expiry)\n");
+    CHECKF(strpbrk(r.out, "\033\007") == NULL, "a raw control character reached the output:\n%s",
+           r.out);
+    CHECK_STR_CONTAINS(r.out, "  count 3  expires in ");
+    cli_result_free(&r);
+    j = inspect_json("fm2");
+    REQUIRE(j != NULL);
+    e = json_at(json_get(j, "values"), 1);
+    CHECK_STR_EQ(json_get_string(e, "value"), "v\033[2J");
+    CHECK_STR_EQ(json_get_string(e, "holder"), "h\033]0;x\007:2");
+    CHECK(json_get_number(e, "count", 0) == 3);
+    e = json_at(json_get(j, "values"), 0);
+    CHECK(json_get(e, "held") && json_get(e, "held")->type == JSON_BOOL &&
+          !json_get(e, "held")->boolean);
+    CHECK(json_get_number(e, "expire_ms", 0) == 1000);
+    json_free(j);
+}
+
 static void test_unlock_force(void)
 {
     rlk_client *c = rlk_connect_url(url);
@@ -537,6 +625,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_inspect_fenced);
     RUN_TEST(test_inspect_semaphores);
     RUN_TEST(test_inspect_latch);
+    RUN_TEST(test_inspect_fastmulti);
     RUN_TEST(test_unlock_force);
     RUN_TEST(test_unlock_force_wakes_waiter);
     RUN_TEST(test_unlock_force_rwlock);

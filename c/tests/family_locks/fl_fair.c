@@ -189,57 +189,44 @@ static void test_basics(void)
 
 /* ------------------------------------------------------------ own channel */
 
-typedef struct bg_lock {
-    rlk_fairlock *lock;
-    int rc;
-    long long at_ms;
-    tk_latch done;
-} bg_lock;
-
-static void *bg_lock_main(void *arg)
+static int fa_wait_lock(void *l)
 {
-    bg_lock *b = arg;
+    return rlk_fairlock_try_lock(l, 10000, 5000);
+}
 
-    b->rc = rlk_fairlock_try_lock(b->lock, 10000, 5000);
-    b->at_ms = rlk_fx_now_ms();
-    tk_latch_add(&b->done, 1);
-    return NULL;
+static int fa_unlock(void *l)
+{
+    return rlk_fairlock_unlock(l);
 }
 
 static void test_own_channel(void)
 {
     rlk_client *c = tk_connect(url, 0, 2), *c2 = tk_connect(url, 0, 2);
-    rlk_fairlock *a;
-    bg_lock b = {0};
-    long long t_unlock;
-    pthread_t t;
+    rlk_fairlock *a, *b;
+    fl_waiter w;
+    long long woken;
+    int rc = -1;
 
     REQUIRE(c && c2);
     a = rlk_fairlock_new(c, "fa:wake");
-    b.lock = rlk_fairlock_new(c2, "fa:wake");
-    REQUIRE(a && b.lock);
-    REQUIRE(rlk_fairlock_set_owner(b.lock, "fa-b") == RLK_OK);
+    b = rlk_fairlock_new(c2, "fa:wake");
+    REQUIRE(a && b);
+    REQUIRE(rlk_fairlock_set_owner(b, "fa-b") == RLK_OK);
     REQUIRE_INT_EQ(rlk_fairlock_try_lock(a, 0, 20000), RLK_OK);
-    tk_latch_init(&b.done);
-    pthread_create(&t, NULL, bg_lock_main, &b);
+    REQUIRE(fl_waiter_start(&w, fa_wait_lock, b) == 0);
+    /* It waits first in the queue, on its own channel, not the lock's. */
     CHECK(tk_wait_numsub(&srv, "redisson_lock__channel:{fa:wake}:fa-b", 1, 5000) == 0);
     CHECK(fl_wait_lindex(&srv, "redisson_lock_queue:{fa:wake}", 0, "fa-b", 5000) == 0);
     CHECK_INT_EQ(tk_numsub(&srv, "redisson_lock__channel:{fa:wake}"), 0);
-    CHECK_INT_EQ(tk_latch_get(&b.done), 0);
-    tk_stall_reset(&stall);
-    t_unlock = rlk_fx_now_ms();
-    CHECK_INT_EQ(rlk_fairlock_unlock(a), RLK_OK);
-    tk_latch_wait(&b.done, 1, 10000);
-    pthread_join(t, NULL);
-    printf("  fair waiter acquired %lld ms after the release (holder's lease 20000 ms)\n",
-           b.at_ms - t_unlock);
-    CHECK_INT_EQ(b.rc, RLK_OK);
-    CHECKF(b.at_ms - t_unlock <= 500, "woken %lld ms after the release (max scheduling gap %lld "
-           "ms%s)", b.at_ms - t_unlock, tk_stall_max_gap_ms(&stall), tk_stall_note(&stall));
-    CHECK_INT_EQ(rlk_fairlock_unlock(b.lock), RLK_OK);
+    woken = fl_waiter_woken(&w, &srv, "redisson_lock__channel:{fa:wake}:fa-b", &stall, fa_unlock,
+                            a, &rc);
+    CHECK_INT_EQ(rc, RLK_OK);
+    CHECK_INT_EQ(w.rc, RLK_OK);
+    CHECKF(woken >= 0 && woken <= 500, "fair waiter woken %lld ms after the release (holder's "
+           "lease 20000 ms)%s", woken, tk_stall_note(&stall));
+    CHECK_INT_EQ(rlk_fairlock_unlock(b), RLK_OK);
     CHECK_INT_EQ(tk_int(&srv, "LLEN %s", "redisson_lock_queue:{fa:wake}"), 0);
-    tk_latch_destroy(&b.done);
-    rlk_fairlock_free(b.lock);
+    rlk_fairlock_free(b);
     rlk_fairlock_free(a);
     rlk_free(c);
     rlk_free(c2);

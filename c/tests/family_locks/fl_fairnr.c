@@ -153,41 +153,18 @@ static int child_main(int argc, char **argv)
 /* Runs PROCS children in mode ("contend" or "own"); the checker's report into *rep. */
 static void run_contend(const char *mode, tk_hold_report *rep, int *errors_out, size_t *n_out)
 {
-    char dir[] = "/tmp/rlk-fnr-XXXXXX", line[128], t[16], it[16];
-    const char *args[] = {mode, url, t, it, "", NULL};
-    tk_child kids[PROCS];
-    tk_hold *recs = NULL;
-    size_t n = 0;
-    int spawned, done = 0, errors = 0, bad = 0;
+    fl_contend_run run;
 
-    snprintf(t, sizeof t, "%d", THREADS);
-    snprintf(it, sizeof it, "%d", ITERS);
-    REQUIRE(mkdtemp(dir) != NULL);
-    spawned = tk_children_spawn(kids, PROCS, args, 4, dir);
-    CHECK_INT_EQ(spawned, PROCS);
-    for (int p = 0; p < spawned; p++)
-        CHECKF(tk_child_read_line(&kids[p], line, sizeof line, 15000) == 0 &&
-               strcmp(line, "ready") == 0, "child %d did not get ready", p);
-    tk_children_send(kids, spawned, "go");
-    for (int p = 0; p < spawned; p++) {
-        size_t got = 0;
-        int errs = 0;
-
-        if (tk_child_read_line(&kids[p], line, sizeof line, 60000) == 0 &&
-            sscanf(line, "done %zu %d", &got, &errs) == 2) {
-            done++;
-            errors += errs;
-        }
-        CHECKF(tk_child_wait(&kids[p], 10000) == 0, "child %d did not exit cleanly", p);
-    }
-    tk_children_take_logs(dir, spawned, &recs, &n, &bad);
-    rmdir(dir);
-    *rep = tk_holds_check(recs, n, 0);
-    CHECK_INT_EQ(done, PROCS);
-    CHECK_INT_EQ(bad, 0);
-    *errors_out = errors;
-    *n_out = n;
-    free(recs);
+    REQUIRE(fl_contend_mode(mode, url, PROCS, THREADS, ITERS, 60000, 0, &run) == 0);
+    CHECK_INT_EQ(run.spawned, PROCS);
+    CHECKF(run.not_ready == 0, "%d children did not get ready", run.not_ready);
+    CHECKF(run.unclean == 0, "%d children did not exit cleanly", run.unclean);
+    CHECK_INT_EQ(run.done, PROCS);
+    CHECK_INT_EQ(run.bad, 0);
+    *rep = run.rep;
+    *errors_out = run.errors;
+    *n_out = run.n;
+    free(run.recs);
 }
 
 static void test_invariant(void)
@@ -391,15 +368,9 @@ static void test_cli(void)
 
 int main(int argc, char **argv)
 {
-    ssize_t n;
-
     if (argc > 1)
         return child_main(argc, argv);
-    signal(SIGPIPE, SIG_IGN);
-    setvbuf(stdout, NULL, _IOLBF, 0);   /* its lines among the checks' in order */
-    n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
-    self_exe[n > 0 ? n : 0] = '\0';
-    if (tk_suite_start("fl_fairnr", &srv, url, sizeof url, &stall) != 0)
+    if (fl_suite_begin("fl_fairnr", &srv, url, sizeof url, &stall, self_exe, sizeof self_exe) != 0)
         return 1;
     RUN_TEST(test_invariant);
     RUN_TEST(test_invariant_control);

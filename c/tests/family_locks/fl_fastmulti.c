@@ -292,54 +292,40 @@ static void test_redisson_holder(void)
 
 /* ------------------------------------------------------------ waiting */
 
-typedef struct bg_lock {
-    rlk_fastmulti *m;
-    int rc;
-    long long at_ms;
-    tk_latch done;
-} bg_lock;
-
-static void *bg_lock_main(void *arg)
+static int fm_wait_lock(void *m)
 {
-    bg_lock *b = arg;
+    return rlk_fastmulti_try_lock(m, 10000, 0);
+}
 
-    b->rc = rlk_fastmulti_try_lock(b->m, 10000, 0);
-    b->at_ms = rlk_fx_now_ms();
-    tk_latch_add(&b->done, 1);
-    return NULL;
+static int fm_unlock(void *m)
+{
+    return rlk_fastmulti_unlock(m);
 }
 
 static void test_waiter_woken(void)
 {
     rlk_client *c = tk_connect(url, 0, 2), *c2 = tk_connect(url, 0, 2);
     const char *ab[] = {"jack", "mary"}, *bc[] = {"mary", "tom"};
-    rlk_fastmulti *m;
-    bg_lock b = {0};
-    long long t_unlock;
-    pthread_t t;
+    rlk_fastmulti *m, *b;
+    fl_waiter w;
+    long long woken;
+    int rc = -1;
 
     REQUIRE(c && c2);
     m = rlk_fastmulti_new(c, "fm:wake", ab, 2);
-    b.m = rlk_fastmulti_new(c2, "fm:wake", bc, 2);
-    REQUIRE(m && b.m);
-    REQUIRE(rlk_fastmulti_set_owner(b.m, "fm-waiter") == RLK_OK);  /* unlocked from here */
+    b = rlk_fastmulti_new(c2, "fm:wake", bc, 2);
+    REQUIRE(m && b);
+    REQUIRE(rlk_fastmulti_set_owner(b, "fm-waiter") == RLK_OK);  /* unlocked from here */
     REQUIRE_INT_EQ(rlk_fastmulti_try_lock(m, 0, 20000), RLK_OK);
-    tk_latch_init(&b.done);
-    pthread_create(&t, NULL, bg_lock_main, &b);
-    CHECK(tk_wait_numsub(&srv, "redisson_lock__channel:{fm:wake}", 1, 5000) == 0);
-    CHECK_INT_EQ(tk_latch_get(&b.done), 0);
-    tk_stall_reset(&stall);
-    t_unlock = rlk_fx_now_ms();
-    CHECK_INT_EQ(rlk_fastmulti_unlock(m), RLK_OK);
-    tk_latch_wait(&b.done, 1, 10000);
-    pthread_join(t, NULL);
-    printf("  waiter acquired %lld ms after the release (lease 20000 ms)\n", b.at_ms - t_unlock);
-    CHECK_INT_EQ(b.rc, RLK_OK);
-    CHECKF(b.at_ms - t_unlock <= 500, "woken %lld ms after the release (max scheduling gap %lld "
-           "ms%s)", b.at_ms - t_unlock, tk_stall_max_gap_ms(&stall), tk_stall_note(&stall));
-    CHECK_INT_EQ(rlk_fastmulti_unlock(b.m), RLK_OK);
-    tk_latch_destroy(&b.done);
-    rlk_fastmulti_free(b.m);
+    REQUIRE(fl_waiter_start(&w, fm_wait_lock, b) == 0);
+    woken = fl_waiter_woken(&w, &srv, "redisson_lock__channel:{fm:wake}", &stall, fm_unlock, m,
+                            &rc);
+    CHECK_INT_EQ(rc, RLK_OK);
+    CHECK_INT_EQ(w.rc, RLK_OK);
+    CHECKF(woken >= 0 && woken <= 500, "woken %lld ms after the release (holder's lease 20000 "
+           "ms)%s", woken, tk_stall_note(&stall));
+    CHECK_INT_EQ(rlk_fastmulti_unlock(b), RLK_OK);
+    rlk_fastmulti_free(b);
     rlk_fastmulti_free(m);
     rlk_free(c);
     rlk_free(c2);
@@ -403,54 +389,33 @@ static void test_watchdog_and_lost(void)
  * values into *overlaps, the holds into *holds; -1 when a child failed. */
 static int run_children(const char *mode, long *overlaps, size_t *holds, int *errors)
 {
-    char dir[] = "/tmp/rlk-fl-XXXXXX", line[128], t[16], it[16];
-    const char *args[] = {mode, url, t, it, "", NULL};
-    tk_child kids[PROCS];
-    tk_hold *recs = NULL, *per = NULL;
-    size_t n = 0;
-    int spawned, done = 0, bad = 0;
+    fl_contend_run run;
+    tk_hold *per;
 
     *overlaps = 0;
     *holds = 0;
     *errors = 0;
-    snprintf(t, sizeof t, "%d", THREADS);
-    snprintf(it, sizeof it, "%d", ITERS);
-    if (!mkdtemp(dir))
+    if (fl_contend_mode(mode, url, PROCS, THREADS, ITERS, 60000, 0, &run) != 0)
         return -1;
-    spawned = tk_children_spawn(kids, PROCS, args, 4, dir);
-    for (int p = 0; p < spawned; p++)
-        CHECKF(tk_child_read_line(&kids[p], line, sizeof line, 15000) == 0 &&
-               strcmp(line, "ready") == 0, "child %d did not get ready", p);
-    tk_children_send(kids, spawned, "go");
-    for (int p = 0; p < spawned; p++) {
-        size_t got = 0;
-        int errs = 0;
-
-        if (tk_child_read_line(&kids[p], line, sizeof line, 60000) == 0 &&
-            sscanf(line, "done %zu %d", &got, &errs) == 2) {
-            done++;
-            *errors += errs;
-        }
-        CHECKF(tk_child_wait(&kids[p], 10000) == 0, "child %d did not exit cleanly", p);
-    }
-    tk_children_take_logs(dir, spawned, &recs, &n, &bad);
-    rmdir(dir);
-    *holds = n;
+    CHECKF(run.not_ready == 0, "%d children did not get ready", run.not_ready);
+    CHECKF(run.unclean == 0, "%d children did not exit cleanly", run.unclean);
+    *holds = run.n;
+    *errors = run.errors;
     /* One check per value: holds of different values may overlap. */
-    per = calloc(n ? n : 1, sizeof *per);
+    per = calloc(run.n ? run.n : 1, sizeof *per);
     for (int v = 0; per && v < NVALUES; v++) {
         size_t k = 0;
         tk_hold_report rep;
 
-        for (size_t j = 0; j < n; j++)
-            if (recs[j].seq % NVALUES == v)
-                per[k++] = recs[j];
+        for (size_t j = 0; j < run.n; j++)
+            if (run.recs[j].seq % NVALUES == v)
+                per[k++] = run.recs[j];
         rep = tk_holds_check(per, k, 0);
         *overlaps += rep.conflicts;
     }
     free(per);
-    free(recs);
-    return spawned == PROCS && done == PROCS && bad == 0 ? 0 : -1;
+    free(run.recs);
+    return run.spawned == PROCS && run.done == PROCS && run.bad == 0 ? 0 : -1;
 }
 
 static void test_invariant(void)

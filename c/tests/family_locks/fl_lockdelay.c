@@ -15,6 +15,11 @@
  *   - a released lock is taken at once, with the delay and without (no
  *     delay key left behind);
  *   - a force unlock ends a running delay: the waiter gets it at once;
+ *   - the metrics count the attempts a delay refused (not those a holder
+ *     refused), and the exposition shows them;
+ *   - the watchdog renews NBATCH holds with a delay in one renew_many call a
+ *     round (the server's PEXPIRE count: two per hold per call) and refreshes
+ *     each delay key with its lock;
  *   - the CLI (the rlk binary in $RLK_TEST_CLI): rlk lock --lock-delay, its
  *     refusal with another kind, and the paused holder again: an rlk lock
  *     stopped with SIGSTOP past its lease keeps the next rlk lock
@@ -357,6 +362,131 @@ static void test_set_delay_args(void)
     rlk_free(c);
 }
 
+/* ------------------------------------------------------------ metrics and renewals */
+
+static void test_delay_refusals_counted(void)
+{
+    rlk_client *c = tk_connect(url, 0, 2);
+    rlk_lock *l = NULL;
+    rlk_metrics m, two;
+    char text[16384];
+
+    REQUIRE(c && (l = rlk_lock_new(c, "ld:count")) != NULL);
+    REQUIRE_INT_EQ(rlk_lock_set_delay(l, 60000), RLK_OK);
+    CHECK(tk_command_ok(&srv, "SET %s %s PX %s", "{ld:count}:rlk_delay", "60000", "60000") == 0);
+    REQUIRE_INT_EQ(rlk_metrics_get(c, &m), RLK_OK);
+    CHECK(m.delay_refusals == 0);
+    CHECK_INT_EQ(rlk_lock_try_lock(l, 0, 5000), RLK_ERR_BUSY);
+    CHECK_INT_EQ(rlk_lock_try_lock(l, 0, 5000), RLK_ERR_BUSY);
+    REQUIRE_INT_EQ(rlk_metrics_get(c, &m), RLK_OK);
+    CHECKF(m.delay_refusals == 2, "delay_refusals %llu, not 2", m.delay_refusals);
+    /* The control: a lock held by another is refused too, but not by the delay. */
+    tk_int(&srv, "DEL %s", "{ld:count}:rlk_delay");
+    CHECK(tk_command_ok(&srv, "HSET %s %s 1", "ld:count", "other:1") == 0);
+    CHECK(tk_command_ok(&srv, "PEXPIRE %s %s", "ld:count", "60000") == 0);
+    CHECK_INT_EQ(rlk_lock_try_lock(l, 0, 5000), RLK_ERR_BUSY);
+    REQUIRE_INT_EQ(rlk_metrics_get(c, &m), RLK_OK);
+    CHECKF(m.delay_refusals == 2, "delay_refusals %llu after a holder's refusal", m.delay_refusals);
+    CHECK_INT_EQ(rlk_metrics_format(&m, 1, NULL, RLK_METRICS_PROMETHEUS, text, sizeof text, NULL),
+                 RLK_OK);
+    CHECK_STR_CONTAINS(text, "# TYPE rlk_lock_delay_refusals_total counter\n"
+                       "rlk_lock_delay_refusals_total 2\n");
+    CHECK_INT_EQ(rlk_metrics_format(&m, 1, NULL, RLK_METRICS_JSON, text, sizeof text, NULL),
+                 RLK_OK);
+    CHECK_STR_CONTAINS(text, "\"rlk_lock_delay_refusals_total\":2");
+    two = m;
+    rlk_metrics_add(&two, &m);
+    CHECK(two.delay_refusals == 4);
+    tk_int(&srv, "DEL %s", "ld:count");
+    rlk_lock_free(l);
+    rlk_free(c);
+}
+
+#define NBATCH 6            /* holds with a delay, renewed together */
+#define BATCH_DELAY 5000
+
+/* calls=N of cmdstat_pexpire (commands scripts run count too), or -1. */
+static long long pexpire_calls(void)
+{
+    redisReply *r = rlk_fx_command(&srv, "INFO commandstats");
+    const char *at;
+    long long n = -1;
+
+    if (r && r->type == REDIS_REPLY_STRING)
+        n = (at = strstr(r->str, "cmdstat_pexpire:calls=")) ? atoll(at + 22) : 0;
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+/* The watchdog's renewal calls (metrics) and the server's PEXPIREs, read
+ * with no renewal call started in between; 0, or -1. */
+static int renew_counts(rlk_client *c, unsigned long long *calls, long long *pexpires)
+{
+    for (int tries = 0; tries < 50; tries++) {
+        rlk_metrics a, b;
+
+        if (rlk_metrics_get(c, &a) != RLK_OK || (*pexpires = pexpire_calls()) < 0 ||
+            rlk_metrics_get(c, &b) != RLK_OK)
+            return -1;
+        if (a.renewals == b.renewals) {
+            *calls = a.renewals;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static void test_delay_renewed_in_batch(void)
+{
+    rlk_client *c = tk_connect(url, WD_LEASE, 2);
+    rlk_lock *l[NBATCH] = {NULL};
+    char name[NBATCH][32], dkey[NBATCH][48];
+    unsigned long long c0 = 0, c1 = 0, calls;
+    long long p0 = 0, p1 = 0, t_acq, before, deadline;
+
+    REQUIRE(c != NULL);
+    for (int k = 0; k < NBATCH; k++) {
+        snprintf(name[k], sizeof name[k], "{ld:batch}:%d", k);
+        snprintf(dkey[k], sizeof dkey[k], "%s:rlk_delay", name[k]);
+        REQUIRE((l[k] = rlk_lock_new(c, name[k])) != NULL);
+        REQUIRE_INT_EQ(rlk_lock_set_delay(l[k], BATCH_DELAY), RLK_OK);
+        REQUIRE_INT_EQ(rlk_lock_lock(l[k], 0), RLK_OK);     /* renewed by the watchdog */
+    }
+    t_acq = rlk_fx_now_ms();
+    REQUIRE(renew_counts(c, &c0, &p0) == 0);
+    /* Three renewal calls at least: the holds' first rounds fall together. */
+    deadline = rlk_fx_now_ms() + 15000;
+    do {
+        rlk_fx_sleep_ms(20);
+        REQUIRE(renew_counts(c, &c1, &p1) == 0);
+    } while (c1 - c0 < 3 && rlk_fx_now_ms() < deadline);
+    calls = c1 - c0;
+    p1 -= p0;
+    printf("  %d holds with a delay: %llu renewal calls, %lld PEXPIREs\n", NBATCH, calls, p1);
+    REQUIRE(calls >= 3);
+    /* Each call renewed every hold and its delay key (two PEXPIREs each); the last call
+     * counted may not have run on the server yet. Alone, a call renews one hold. */
+    CHECKF(p1 >= 2LL * NBATCH * (long long)(calls - 1) && p1 <= 2LL * NBATCH * (long long)calls,
+           "%lld PEXPIREs for %llu calls of %d holds", p1, calls, NBATCH);
+    before = rlk_fx_now_ms();
+    for (int k = 0; k < NBATCH; k++) {
+        long long d = tk_int(&srv, "PTTL %s", dkey[k]);
+
+        /* Not refreshed, it would be at most lease + delay - (before - t_acq). */
+        CHECKF(d > WD_LEASE + BATCH_DELAY - (before - t_acq) + 50 && d <= WD_LEASE + BATCH_DELAY,
+               "%s: PTTL %lld, %lld ms after the locks were taken", dkey[k], d, before - t_acq);
+        CHECK(tk_int(&srv, "GET %s", dkey[k]) == BATCH_DELAY);
+        CHECK(tk_int(&srv, "PTTL %s", name[k]) <= WD_LEASE);
+    }
+    for (int k = 0; k < NBATCH; k++) {
+        CHECK_INT_EQ(rlk_lock_unlock(l[k]), RLK_OK);
+        CHECK_INT_EQ(tk_key_exists(&srv, dkey[k]), 0);
+        rlk_lock_free(l[k]);
+    }
+    rlk_free(c);
+}
+
 /* ------------------------------------------------------------ the CLI */
 
 static char self_exe[512];
@@ -508,15 +638,9 @@ static void test_cli(void)
 
 int main(int argc, char **argv)
 {
-    ssize_t n;
-
     if (argc > 1)
         return child_main(argc, argv);
-    signal(SIGPIPE, SIG_IGN);
-    setvbuf(stdout, NULL, _IOLBF, 0);   /* its lines among the checks' in order */
-    n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
-    self_exe[n > 0 ? n : 0] = '\0';
-    if (tk_suite_start("fl_lockdelay", &srv, url, sizeof url, &stall) != 0)
+    if (fl_suite_begin("fl_lockdelay", &srv, url, sizeof url, &stall, self_exe, sizeof self_exe) != 0)
         return 1;
     RUN_TEST(test_set_delay_args);
     RUN_TEST(test_paused_holder_delayed);
@@ -524,6 +648,8 @@ int main(int argc, char **argv)
     RUN_TEST(test_released_delayed);
     RUN_TEST(test_released_control);
     RUN_TEST(test_force_unlock_ends_delay);
+    RUN_TEST(test_delay_refusals_counted);
+    RUN_TEST(test_delay_renewed_in_batch);
     RUN_TEST(test_cli);
     tk_suite_stop(&srv, &stall);
     return check_summary("fl_lockdelay");

@@ -249,55 +249,39 @@ static void test_fair_reentry_refused(void)
 
 /* ------------------------------------------------------------ waiting */
 
-typedef struct bg_lock {
-    rlk_nrlock *lock;
-    long long wait_ms;
-    int rc;
-    long long at_ms;
-    tk_latch done;
-} bg_lock;
-
-static void *bg_lock_main(void *arg)
+static int nr_wait_lock(void *l)
 {
-    bg_lock *b = arg;
+    return rlk_nrlock_try_lock(l, 10000, 0);
+}
 
-    b->rc = rlk_nrlock_try_lock(b->lock, b->wait_ms, 0);
-    b->at_ms = rlk_fx_now_ms();
-    tk_latch_add(&b->done, 1);
-    return NULL;
+static int nr_unlock(void *l)
+{
+    return rlk_nrlock_unlock(l);
 }
 
 static void test_waiter_woken(void)
 {
     rlk_client *c = tk_connect(url, 0, 2), *c2 = tk_connect(url, 0, 2);
-    rlk_nrlock *l;
-    bg_lock b = {0};
-    long long t_unlock;
-    pthread_t t;
+    rlk_nrlock *l, *b;
+    fl_waiter w;
+    long long woken;
+    int rc = -1;
 
     REQUIRE(c && c2);
     l = rlk_nrlock_new(c, "nr:wake");
-    b.lock = rlk_nrlock_new(c2, "nr:wake");
-    REQUIRE(l && b.lock);
-    REQUIRE(rlk_nrlock_set_owner(b.lock, "nr-waiter") == RLK_OK);  /* unlocked from here */
+    b = rlk_nrlock_new(c2, "nr:wake");
+    REQUIRE(l && b);
+    REQUIRE(rlk_nrlock_set_owner(b, "nr-waiter") == RLK_OK);  /* unlocked from here */
     REQUIRE_INT_EQ(rlk_nrlock_try_lock(l, 0, 20000), RLK_OK);
-    b.wait_ms = 10000;
-    tk_latch_init(&b.done);
-    pthread_create(&t, NULL, bg_lock_main, &b);
-    CHECK(tk_wait_numsub(&srv, "redisson_lock__channel:{nr:wake}", 1, 5000) == 0);
-    CHECK_INT_EQ(tk_latch_get(&b.done), 0);
-    tk_stall_reset(&stall);
-    t_unlock = rlk_fx_now_ms();
-    CHECK_INT_EQ(rlk_nrlock_unlock(l), RLK_OK);
-    tk_latch_wait(&b.done, 1, 10000);
-    pthread_join(t, NULL);
-    printf("  waiter acquired %lld ms after the release (lease 20000 ms)\n", b.at_ms - t_unlock);
-    CHECK_INT_EQ(b.rc, RLK_OK);
-    CHECKF(b.at_ms - t_unlock <= 500, "woken %lld ms after the release (max scheduling gap %lld "
-           "ms%s)", b.at_ms - t_unlock, tk_stall_max_gap_ms(&stall), tk_stall_note(&stall));
-    CHECK_INT_EQ(rlk_nrlock_unlock(b.lock), RLK_OK);
-    tk_latch_destroy(&b.done);
-    rlk_nrlock_free(b.lock);
+    REQUIRE(fl_waiter_start(&w, nr_wait_lock, b) == 0);
+    woken = fl_waiter_woken(&w, &srv, "redisson_lock__channel:{nr:wake}", &stall, nr_unlock, l,
+                            &rc);
+    CHECK_INT_EQ(rc, RLK_OK);
+    CHECK_INT_EQ(w.rc, RLK_OK);
+    CHECKF(woken >= 0 && woken <= 500, "woken %lld ms after the release (holder's lease 20000 "
+           "ms)%s", woken, tk_stall_note(&stall));
+    CHECK_INT_EQ(rlk_nrlock_unlock(b), RLK_OK);
+    rlk_nrlock_free(b);
     rlk_nrlock_free(l);
     rlk_free(c);
     rlk_free(c2);

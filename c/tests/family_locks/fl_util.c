@@ -4,11 +4,74 @@
  */
 #include "fl_util.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* ---------------------------------------------------------------- a waiter on a thread */
+
+static void *fl_waiter_main(void *arg)
+{
+    fl_waiter *w = arg;
+
+    w->rc = w->acquire(w->lock);
+    w->at_ms = rlk_fx_now_ms();
+    tk_latch_add(&w->done, 1);
+    return NULL;
+}
+
+int fl_waiter_start(fl_waiter *w, int (*acquire)(void *lock), void *lock)
+{
+    memset(w, 0, sizeof *w);
+    w->acquire = acquire;
+    w->lock = lock;
+    w->rc = -1;
+    tk_latch_init(&w->done);
+    if (pthread_create(&w->thread, NULL, fl_waiter_main, w) != 0) {
+        tk_latch_destroy(&w->done);
+        return -1;
+    }
+    return 0;
+}
+
+long long fl_waiter_woken(fl_waiter *w, const rlk_fx_server *srv, const char *channel,
+                          tk_stall *stall, int (*release)(void *holder), void *holder,
+                          int *release_rc)
+{
+    int listening = tk_wait_numsub(srv, channel, 1, 5000) == 0, early = tk_latch_get(&w->done);
+    long long t_release, took;
+    int done;
+
+    tk_stall_reset(stall);
+    t_release = rlk_fx_now_ms();
+    *release_rc = release(holder);
+    done = tk_latch_wait(&w->done, 1, 10000) == 1;
+    pthread_join(w->thread, NULL);
+    tk_latch_destroy(&w->done);
+    took = w->at_ms - t_release;
+    printf("  waiter acquired %lld ms after the release (max scheduling gap %lld ms)\n", took,
+           tk_stall_max_gap_ms(stall));
+    if (!listening || early)
+        return -1;
+    return done ? took : -2;
+}
+
+/* ---------------------------------------------------------------- a program's start */
+
+int fl_suite_begin(const char *name, rlk_fx_server *srv, char *url, size_t len, tk_stall *stall,
+                   char *self, size_t self_len)
+{
+    ssize_t n;
+
+    signal(SIGPIPE, SIG_IGN);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    n = readlink("/proc/self/exe", self, self_len - 1);
+    self[n > 0 ? n : 0] = '\0';
+    return tk_suite_start(name, srv, url, len, stall);
+}
 
 /* ---------------------------------------------------------------- lost-lock recorder */
 
@@ -164,7 +227,14 @@ int fl_child_main(int argc, char **argv, const fl_contender *k)
 int fl_contend(const char *url, int procs, int threads, int iters, long long done_timeout_ms,
                fl_contend_run *run)
 {
-    char dir[] = "/tmp/rlk-fl-XXXXXX", line[128];
+    return fl_contend_mode("contend", url, procs, threads, iters, done_timeout_ms, 1, run);
+}
+
+int fl_contend_mode(const char *mode, const char *url, int procs, int threads, int iters,
+                    long long done_timeout_ms, int verbose, fl_contend_run *run)
+{
+    char dir[] = "/tmp/rlk-fl-XXXXXX", line[128], t[16], it[16];
+    const char *args[] = {mode, url, t, it, "", NULL};
     tk_child *kids = calloc((size_t)procs, sizeof *kids);
     long long t0;
 
@@ -173,7 +243,9 @@ int fl_contend(const char *url, int procs, int threads, int iters, long long don
         free(kids);
         return -1;
     }
-    run->spawned = tk_children_spawn_contend(kids, procs, url, threads, iters, dir);
+    snprintf(t, sizeof t, "%d", threads);
+    snprintf(it, sizeof it, "%d", iters);
+    run->spawned = tk_children_spawn(kids, procs, args, 4, dir);
     for (int p = 0; p < run->spawned; p++)
         if (tk_child_read_line(&kids[p], line, sizeof line, 15000) != 0 ||
             strcmp(line, "ready") != 0)
@@ -196,7 +268,7 @@ int fl_contend(const char *url, int procs, int threads, int iters, long long don
     run->ms = rlk_fx_now_ms() - t0;
     rmdir(dir);
     free(kids);
-    run->rep = tk_holds_check(run->recs, run->n, 1);
+    run->rep = tk_holds_check(run->recs, run->n, verbose);
     return 0;
 }
 

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fl_util.h - helpers of the lock-family tests (fl_*.c): a lost-lock
- * recorder, a fair-queue probe, and the exclusion invariant's contention
- * run of the exclusive kinds (fl_fenced.c, fl_nrlock.c, fl_spin.c). Hold
- * logs, children, probes and the stall detector come from c/tests/support.
+ * recorder, a fair-queue probe, a waiter on a thread and its wake-up, the
+ * programs' start, and the exclusion invariant's contention run of the
+ * exclusive kinds (fl_fenced.c, fl_nrlock.c, fl_spin.c; with a program's
+ * own child modes: fl_fairnr.c, fl_fastmulti.c). Hold logs, children,
+ * probes and the stall detector come from c/tests/support.
  */
 #ifndef RLK_FL_UTIL_H
 #define RLK_FL_UTIL_H
@@ -36,6 +38,38 @@ void fl_lost_install(rlk_client *c, fl_lost *g);
 /* Bounded poll until LINDEX key index equals value: 0, or -1 on timeout. */
 int fl_wait_lindex(const rlk_fx_server *s, const char *key, long index, const char *value,
                    long long timeout_ms);
+
+/* ---------------------------------------------------------------- a waiter on a thread */
+
+typedef struct fl_waiter {
+    int (*acquire)(void *lock);     /* the kind's acquire with its wait, run on the thread */
+    void *lock;
+    int rc;                         /* what acquire returned */
+    long long at_ms;                /* when (rlk_fx_now_ms) */
+    tk_latch done;
+    pthread_t thread;
+} fl_waiter;
+
+/* Starts acquire(lock) on a thread: 0, or -1. */
+int fl_waiter_start(fl_waiter *w, int (*acquire)(void *lock), void *lock);
+
+/* The wake-up by a release: once the waiter listens on channel (PUBSUB
+ * NUMSUB, bounded 5 s) and has not returned, resets stall and calls
+ * release(holder) (its result into *release_rc); waits for the waiter (10 s),
+ * joins it and prints the delay. Returns the ms from the release to the
+ * waiter's return; -1 when the waiter was not subscribed or returned before
+ * the release, -2 when it did not return within 10 s. */
+long long fl_waiter_woken(fl_waiter *w, const rlk_fx_server *srv, const char *channel,
+                          tk_stall *stall, int (*release)(void *holder), void *holder,
+                          int *release_rc);
+
+/* ---------------------------------------------------------------- a program's start */
+
+/* What main does before its tests: SIGPIPE ignored, stdout line-buffered
+ * (its lines among the checks' in order), the program's path into self (for
+ * the children it runs), then tk_suite_start. 0, or -1. */
+int fl_suite_begin(const char *name, rlk_fx_server *srv, char *url, size_t len, tk_stall *stall,
+                   char *self, size_t self_len);
 
 /* ---------------------------------------------------------------- contention run */
 
@@ -83,6 +117,10 @@ typedef struct fl_contend_run {
  * be made (nothing run). */
 int fl_contend(const char *url, int procs, int threads, int iters, long long done_timeout_ms,
                fl_contend_run *run);
+/* The same with the children's mode given ("<mode> URL THREADS ITERS LOGFILE", the program's
+ * own child_main), the holds checked with tk_holds_check's verbose. */
+int fl_contend_mode(const char *mode, const char *url, int procs, int threads, int iters,
+                    long long done_timeout_ms, int verbose, fl_contend_run *run);
 
 /* The run's problems, in one line into why ("" when none): a child not
  * ready, not done or not exiting cleanly, errors, a hold count other than

@@ -36,6 +36,7 @@
 #include <rlk.h>
 
 #include "client/client.h"
+#include "client/conn.h"
 #include "client/native.h"
 
 #include <stdio.h>
@@ -184,6 +185,35 @@ static void test_native_used(void)
     CHECK(stat_calls("evalsha") >= 3);     /* 3, and one more per NOSCRIPT (no preload) */
     CHECK_INT_EQ(stat_calls("delifeq"), 0);
     native(1);
+    rlk_free(c);
+}
+
+/* A busy acquire is one round trip: the SET NX ... GET and the PTTL go out
+ * together, and the reply is the holder's PTTL. */
+static void test_busy_one_trip(void)
+{
+    rlk_client *c = connect_url(url);
+    unsigned long long rt0;
+    const char *got;
+
+    flush();
+    native(1);
+    CHECK_STR_EQ(call_s(c, "token/acquire", "k", 2, "t1", "60000"), "nil");
+    reset_stats();
+    rt0 = rlk_conn_round_trips();
+    got = call_s(c, "token/acquire", "k", 2, "t2", "10000");
+    CHECKF(rlk_conn_round_trips() - rt0 == 1, "busy acquire: %llu round trips",
+           rlk_conn_round_trips() - rt0);
+    CHECKF(strncmp(got, "int ", 4) == 0 && atoll(got + 4) > 50000 && atoll(got + 4) <= 60000,
+           "busy acquire replied '%s', not the holder's PTTL", got);
+    CHECK_INT_EQ(stat_calls("set"), 1);
+    CHECK_INT_EQ(stat_calls("pttl"), 1);
+    CHECK_INT_EQ(stat_calls("evalsha") + stat_calls("eval"), 0);
+    /* A free key: taken, in one round trip too. */
+    rt0 = rlk_conn_round_trips();
+    CHECK_STR_EQ(call_s(c, "token/acquire", "k2", 2, "t2", "10000"), "nil");
+    CHECK(rlk_conn_round_trips() - rt0 == 1);
+    CHECK(pttl("k2") > 5000);
     rlk_free(c);
 }
 
@@ -463,6 +493,7 @@ int main(void)
     RUN_TEST(test_caps);
     RUN_TEST(test_native_used);
     RUN_TEST(test_same_replies);
+    RUN_TEST(test_busy_one_trip);
     RUN_TEST(test_interop);
     RUN_TEST(test_expiry);
     RUN_TEST(test_reconnect);
