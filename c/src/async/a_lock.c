@@ -606,11 +606,15 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
         alk_end(a, alk_script_error(errstr, "RLK_UPGRADE") ? RLK_ERR_UPGRADE : rc, "%s", errstr);
         return;
     }
-    if (!(a->k->flags & RLK_A_TOKEN) && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+    if (!(a->k->flags & RLK_A_TOKEN) && r->type == REDIS_REPLY_ARRAY &&
+        (r->elements == 2 || r->elements == 3) &&
         r->element[0]->type == REDIS_REPLY_INTEGER && r->element[1]->type == REDIS_REPLY_INTEGER &&
         (r->element[1]->integer == 1 || r->element[1]->integer == 0)) {
         /* {wait, 1}: first in the queue; a reader's {grant PTTL, 0}: the free lock is reserved
-         * for a writer, wait out its claim window (readers have no queue: alk_busy) */
+         * for a writer, wait out its claim window (readers have no queue: alk_busy); {wait,
+         * first, 1}: free, in its lock-delay (counted as the blocking lock counts it) */
+        if (r->elements == 3 && rlk_ae_counters(a->h.ac))
+            RLK_COUNT(rlk_ae_counters(a->h.ac), delay_refusals);
         alk_busy(a, r->element[0]->integer, r->element[1]->integer == 1);
         return;
     }

@@ -264,6 +264,15 @@ static void paused(long long delay)
                DELAY);
     else    /* the control: the bound above does not hold without the delay */
         CHECKF(after < DELAY - SLACK, "taken %lld ms after the hold went with no delay", after);
+    {   /* the refusals in the delay are counted (rlk_metrics.delay_refusals), none without it */
+        rlk_metrics m;
+
+        REQUIRE(rlk_async_metrics_get(c.ac, &m) == RLK_OK);
+        if (delay > 0)
+            CHECKF(m.delay_refusals >= 1, "delay_refusals %llu", m.delay_refusals);
+        else
+            CHECK_INT_EQ((long long)m.delay_refusals, 0);
+    }
     /* the release deletes the delay key (the waiter's own, with the delay) */
     rlk_async_unlock(c.ac, RLK_KIND_LOCK, name, 1, on_res, &u);
     REQUIRE(run1(&c, &u, 5000));
