@@ -36,6 +36,7 @@
 #include "check.h"
 #include "fixture.h"
 #include "aloop.h"
+#include "async_procs.h"
 #include "rlk.h"
 #include "rlk_async.h"
 
@@ -47,58 +48,6 @@
 
 static rlk_fx_server srv;
 static char url[512];
-
-typedef struct res {
-    int calls, err;
-    long long value, at_ms;
-    char errstr[256];
-} res;
-
-static void on_res(rlk_async *ac, const rlk_async_result *r, void *p)
-{
-    res *x = p;
-
-    (void)ac;
-    x->calls++;
-    x->err = r->err;
-    x->value = r->value;
-    x->at_ms = rlk_fx_now_ms();
-    snprintf(x->errstr, sizeof x->errstr, "%s", r->errstr ? r->errstr : "(null)");
-}
-
-static int res_done(void *p)
-{
-    return ((res *)p)->calls > 0;
-}
-
-typedef struct cl {
-    aloop *l;
-    rlk_async *ac;
-} cl;
-
-static int cl_open(cl *c, const char *u, long long watchdog_ms)
-{
-    rlk_options o;
-
-    rlk_options_init(&o);
-    o.url = u;
-    if (watchdog_ms > 0)
-        o.watchdog_lease_ms = watchdog_ms;
-    c->l = aloop_new();
-    c->ac = rlk_async_new(&o);
-    if (!c->l || !c->ac)
-        return -1;
-    return aloop_attach(c->l, c->ac);
-}
-
-static void cl_close(cl *c)
-{
-    if (c->ac)
-        rlk_async_free(c->ac);
-    aloop_free(c->l);
-    c->ac = NULL;
-    c->l = NULL;
-}
 
 static long long srv_int(const char *fmt, const char *a, const char *b)
 {
@@ -114,26 +63,20 @@ static long long srv_int(const char *fmt, const char *a, const char *b)
     return v;
 }
 
-/* Runs one request to its end (bounded by ms): 1 when it ended. */
-static int run1(cl *c, res *x, long long ms)
-{
-    return aloop_run_until(c->l, res_done, x, ms);
-}
-
 /* ---------------------------------------------------------------- the holder child */
 
 /* Holds name (task 1, the watchdog, with the delay when > 0), says "L" on fd,
  * renews until killed. */
 static int child_hold(const char *u, const char *name, long long delay)
 {
-    cl c;
-    res x = {0};
+    ap_cl c;
+    ap_res x = {0};
     char ch = 'L';
 
-    if (cl_open(&c, u, WD_LEASE) != RLK_OK)
+    if (ap_cl_open(&c, u, WD_LEASE, 0, 0) != RLK_OK)
         return 3;
-    rlk_async_lock_delay(c.ac, name, 1, 0, -1, delay, on_res, &x);
-    if (!run1(&c, &x, 10000) || x.err != RLK_OK) {
+    rlk_async_lock_delay(c.ac, name, 1, 0, -1, delay, ap_on_res, &x);
+    if (!ap_wait_res(&c, &x, 10000) || x.err != RLK_OK) {
         fprintf(stderr, "hold %s: %d %s\n", name, x.err, x.errstr);
         return 4;
     }
@@ -193,8 +136,8 @@ static void paused(long long delay)
 {
     const char *name = delay > 0 ? "ad:paused" : "ad:paused:control";
     char dkey[64], wkey[64], owner[256];
-    cl c;
-    res w = {0}, u = {0};
+    ap_cl c;
+    ap_res w = {0}, u = {0};
     pid_t pid;
     long long t0, gone = -1, after;
 
@@ -217,12 +160,12 @@ static void paused(long long delay)
         snprintf(owner, sizeof owner, "%s", r->element[0]->str);
         freeReplyObject(r);
     }
-    REQUIRE(cl_open(&c, url, 0) == RLK_OK);
-    rlk_async_lock_delay(c.ac, name, 1, 20000, 10000, delay, on_res, &w);
+    REQUIRE(ap_cl_open(&c, url, 0, 0, 0) == RLK_OK);
+    rlk_async_lock_delay(c.ac, name, 1, 20000, 10000, delay, ap_on_res, &w);
     /* queued behind the holder, not holding */
     t0 = rlk_fx_now_ms();
     while (srv_int("LLEN %s", wkey, NULL) < 1 && rlk_fx_now_ms() - t0 < 5000)
-        aloop_run_until(c.l, res_done, &w, 5);
+        aloop_run_until(c.l, ap_res_done, &w, 5);
     CHECK(srv_int("LLEN %s", wkey, NULL) >= 1);
     CHECK_INT_EQ(w.calls, 0);
     /* the holder stops: its renewals stop, its lease runs out with no release */
@@ -237,13 +180,13 @@ static void paused(long long delay)
         }
         if (done)
             break;      /* taken while the paused holder held it: a failure */
-        aloop_run_until(c.l, res_done, &w, 5);
+        aloop_run_until(c.l, ap_res_done, &w, 5);
     }
     if (gone < 0) {
         CHECKF(0, "the paused holder's hold did not go, or the waiter ended while it held (%d: %s)",
                w.err, w.errstr);
         holder_stop(pid);
-        cl_close(&c);
+        ap_cl_close(&c);
         return;
     }
     if (delay > 0) {
@@ -254,7 +197,7 @@ static void paused(long long delay)
         CHECK_INT_EQ(srv_int("EXISTS %s", name, NULL), 0);
         CHECK_INT_EQ(w.calls, 0);
     }
-    REQUIRE(run1(&c, &w, 20000));
+    REQUIRE(ap_wait_res(&c, &w, 20000));
     CHECKF(w.err == RLK_OK, "waiter: %d %s", w.err, w.errstr);
     after = w.at_ms - gone;
     printf("  %s: the async waiter got the lock %lld ms after the paused async holder's hold "
@@ -274,13 +217,13 @@ static void paused(long long delay)
             CHECK_INT_EQ((long long)m.delay_refusals, 0);
     }
     /* the release deletes the delay key (the waiter's own, with the delay) */
-    rlk_async_unlock(c.ac, RLK_KIND_LOCK, name, 1, on_res, &u);
-    REQUIRE(run1(&c, &u, 5000));
+    rlk_async_unlock(c.ac, RLK_KIND_LOCK, name, 1, ap_on_res, &u);
+    REQUIRE(ap_wait_res(&c, &u, 5000));
     CHECK_INT_EQ(u.err, RLK_OK);
     CHECK_INT_EQ(srv_int("EXISTS %s", name, NULL), 0);
     CHECK_INT_EQ(srv_int("EXISTS %s", dkey, NULL), 0);
     holder_stop(pid);
-    cl_close(&c);
+    ap_cl_close(&c);
 }
 
 static void test_paused(void)
@@ -298,22 +241,22 @@ static void test_paused_control(void)
 static void test_released(void)
 {
     const char *name = "ad:released", *dkey = "{ad:released}:rlk_delay";
-    cl c;
-    res h = {0}, w = {0}, u = {0}, u2 = {0}, re = {0};
+    ap_cl c;
+    ap_res h = {0}, w = {0}, u = {0}, u2 = {0}, re = {0};
     rlk_client *bc = rlk_connect_url(url);
     rlk_lock *bl = bc ? rlk_lock_new(bc, name) : NULL;
     long long pttl, t0;
 
     REQUIRE(bl && rlk_lock_set_delay(bl, DELAY) == RLK_OK);
-    REQUIRE(cl_open(&c, url, WD_LEASE) == RLK_OK);
-    rlk_async_lock_delay(c.ac, name, 1, 0, -1, DELAY, on_res, &h);
-    REQUIRE(run1(&c, &h, 5000));
+    REQUIRE(ap_cl_open(&c, url, WD_LEASE, 0, 0) == RLK_OK);
+    rlk_async_lock_delay(c.ac, name, 1, 0, -1, DELAY, ap_on_res, &h);
+    REQUIRE(ap_wait_res(&c, &h, 5000));
     REQUIRE(h.err == RLK_OK);
     CHECK_INT_EQ(h.value, 1);
     CHECK_INT_EQ(srv_int("GET %s", dkey, NULL), DELAY);
     /* re-entered with the delay: counted */
-    rlk_async_lock_delay(c.ac, name, 1, 0, -1, DELAY, on_res, &re);
-    REQUIRE(run1(&c, &re, 5000));
+    rlk_async_lock_delay(c.ac, name, 1, 0, -1, DELAY, ap_on_res, &re);
+    REQUIRE(ap_wait_res(&c, &re, 5000));
     CHECK(re.err == RLK_OK && re.value == 2);
     /* held past three leases: the watchdog's renewals keep the key at lease + delay */
     aloop_run_until(c.l, NULL, NULL, 3 * WD_LEASE);
@@ -323,24 +266,24 @@ static void test_released(void)
     /* a blocking lock with the same delay: kept out while held */
     CHECK_INT_EQ(rlk_lock_try_lock(bl, 0, 10000), RLK_ERR_BUSY);
     /* a second task waits; the last unlock deletes the delay key and it gets the lock at once */
-    rlk_async_lock_delay(c.ac, name, 2, 10000, 10000, DELAY, on_res, &w);
-    aloop_run_until(c.l, res_done, &w, 300);
+    rlk_async_lock_delay(c.ac, name, 2, 10000, 10000, DELAY, ap_on_res, &w);
+    aloop_run_until(c.l, ap_res_done, &w, 300);
     CHECK_INT_EQ(w.calls, 0);
-    rlk_async_unlock(c.ac, RLK_KIND_LOCK, name, 1, on_res, &u);
-    REQUIRE(run1(&c, &u, 5000));
+    rlk_async_unlock(c.ac, RLK_KIND_LOCK, name, 1, ap_on_res, &u);
+    REQUIRE(ap_wait_res(&c, &u, 5000));
     CHECK(u.err == RLK_OK && u.value == 1);
     CHECK_INT_EQ(srv_int("EXISTS %s", dkey, NULL), 1);     /* still held once */
     memset(&u, 0, sizeof u);
     t0 = rlk_fx_now_ms();
-    rlk_async_unlock(c.ac, RLK_KIND_LOCK, name, 1, on_res, &u);
-    REQUIRE(run1(&c, &u, 5000));
+    rlk_async_unlock(c.ac, RLK_KIND_LOCK, name, 1, ap_on_res, &u);
+    REQUIRE(ap_wait_res(&c, &u, 5000));
     CHECK(u.err == RLK_OK && u.value == 0);
-    REQUIRE(run1(&c, &w, 5000));
+    REQUIRE(ap_wait_res(&c, &w, 5000));
     CHECKF(w.err == RLK_OK, "waiter: %d %s", w.err, w.errstr);
     CHECKF(w.at_ms - t0 < 1000, "the waiter took %lld ms after the release", w.at_ms - t0);
     CHECK_INT_EQ(srv_int("GET %s", dkey, NULL), DELAY);   /* the new holder's */
-    rlk_async_unlock(c.ac, RLK_KIND_LOCK, name, 2, on_res, &u2);
-    REQUIRE(run1(&c, &u2, 5000));
+    rlk_async_unlock(c.ac, RLK_KIND_LOCK, name, 2, ap_on_res, &u2);
+    REQUIRE(ap_wait_res(&c, &u2, 5000));
     CHECK_INT_EQ(u2.err, RLK_OK);
     CHECK_INT_EQ(srv_int("EXISTS %s", dkey, NULL), 0);
     CHECK_INT_EQ(srv_int("EXISTS %s", name, NULL), 0);
@@ -348,41 +291,44 @@ static void test_released(void)
     CHECK_INT_EQ(rlk_lock_try_lock(bl, 0, 10000), RLK_OK);
     CHECK_INT_EQ(rlk_lock_unlock(bl), RLK_OK);
     CHECK_INT_EQ(rlk_async_pending(c.ac), 0);
-    cl_close(&c);
+    ap_cl_close(&c);
     rlk_lock_free(bl);
     rlk_free(bc);
+    CHECK_INT_EQ(ap_rule_breaks, 0);
 }
 
 static void test_args(void)
 {
-    cl c;
-    res a = {0}, b = {0}, u = {0};
+    ap_cl c;
+    ap_res a = {0}, b = {0}, u = {0};
 
-    REQUIRE(cl_open(&c, url, 0) == RLK_OK);
-    rlk_async_lock_delay(c.ac, "ad:args", 1, 0, 10000, -1, on_res, &a);
-    REQUIRE(run1(&c, &a, 5000));
+    REQUIRE(ap_cl_open(&c, url, 0, 0, 0) == RLK_OK);
+    rlk_async_lock_delay(c.ac, "ad:args", 1, 0, 10000, -1, ap_on_res, &a);
+    REQUIRE(ap_wait_res(&c, &a, 5000));
     CHECK_INT_EQ(a.err, RLK_ERR_ARG);
     CHECKF(strstr(a.errstr, "delay_ms") != NULL, "message: %s", a.errstr);
     memset(&a, 0, sizeof a);
-    rlk_async_lock_delay(c.ac, "ad:args", 1, 0, 10000, NUM_MAX + 1, on_res, &a);
-    REQUIRE(run1(&c, &a, 5000));
+    rlk_async_lock_delay(c.ac, "ad:args", 1, 0, 10000, NUM_MAX + 1, ap_on_res, &a);
+    REQUIRE(ap_wait_res(&c, &a, 5000));
     CHECK_INT_EQ(a.err, RLK_ERR_ARG);
     CHECK_INT_EQ(srv_int("EXISTS %s", "ad:args", NULL), 0);
     /* 0: the lock without the delay: no delay key */
-    rlk_async_lock_delay(c.ac, "ad:args", 1, 0, 10000, 0, on_res, &b);
-    REQUIRE(run1(&c, &b, 5000));
+    rlk_async_lock_delay(c.ac, "ad:args", 1, 0, 10000, 0, ap_on_res, &b);
+    REQUIRE(ap_wait_res(&c, &b, 5000));
     CHECK_INT_EQ(b.err, RLK_OK);
     CHECK_INT_EQ(srv_int("EXISTS %s", "{ad:args}:rlk_delay", NULL), 0);
-    rlk_async_unlock(c.ac, RLK_KIND_LOCK, "ad:args", 1, on_res, &u);
-    REQUIRE(run1(&c, &u, 5000));
+    rlk_async_unlock(c.ac, RLK_KIND_LOCK, "ad:args", 1, ap_on_res, &u);
+    REQUIRE(ap_wait_res(&c, &u, 5000));
     CHECK_INT_EQ(u.err, RLK_OK);
-    cl_close(&c);
+    ap_cl_close(&c);
 }
 
-static const struct {
+typedef struct ad_case {
     const char *name;
     void (*fn)(void);
-} cases[] = {
+} ad_case;
+
+static const ad_case cases[] = {
     {"paused", test_paused},
     {"paused_control", test_paused_control},
     {"released", test_released},
