@@ -86,9 +86,9 @@ const rlk_a_kind rlk_a_kind_spin = {
 
 /* rlk_async_lock_delay's: the reentrant lock with a lock-delay (kinds/lock.c,
  * rlk_lock_set_delay): its acquire, release and force name the delay key {name}:rlk_delay
- * last, the acquire its delay_ms; its holds are renewed alone by reentrant/renew, which sets
- * the delay key's PX to lease + delay as the blocking lock's are (renew_many knows no delay
- * keys). */
+ * last, the acquire its delay_ms; its holds are renewed one call each by reentrant/renew,
+ * which sets the delay key's PX to lease + delay (the blocking watchdog batches them in
+ * renew_many; the loop's does not yet). */
 static const rlk_renew_task rlk_a_renew_delay = {
     "reentrant/renew", RLK_RENEW_ALONE, rlk_renew_build_one, rlk_renew_reply_one, NULL};
 
