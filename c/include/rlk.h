@@ -35,9 +35,9 @@ extern "C" {
 #endif
 
 #define RLK_VERSION_MAJOR 0
-#define RLK_VERSION_MINOR 1
+#define RLK_VERSION_MINOR 2
 #define RLK_VERSION_PATCH 0
-#define RLK_VERSION "0.1.0"
+#define RLK_VERSION "0.2.0"
 
 /* Error codes. Stable numbers: the CLI maps them to exit codes. */
 enum rlk_error {

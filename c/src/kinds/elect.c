@@ -23,6 +23,7 @@
 #include "client/error.h"
 #include "kinds/elect.h"
 #include "kinds/fenced.h"
+#include "kinds/handle.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
@@ -42,11 +43,8 @@ struct rlk_elect {
 };
 
 typedef struct rlk_elect_acq {
-    rlk_elect *e;
-    char owner[RLK_OWNER_MAX + 1];
+    rlk_handle_acq h;           /* handle: the rlk_elect; undone by rlk_elect_resign_call */
     const char *value;
-    long long lease_ms;
-    int watchdog;
     long long term;
 } rlk_elect_acq;
 
@@ -55,8 +53,7 @@ static void rlk_elect_fini(void *handle)
 {
     rlk_elect *e = handle;
 
-    rlk_lq_put(e->q);
-    rlk_fam_id_destroy(&e->id);
+    rlk_handle_queue_fini(&e->id, e->q);
     free(e->token_key);
     free(e->state_key);
     free(e->elect_channel);
@@ -77,7 +74,8 @@ rlk_elect *rlk_elect_new(rlk_client *c, const char *name)
 
     if (!e)
         return NULL;
-    rlk_fam_id_init(&e->id);
+    if (!rlk_handle_queue_init(c, &e->id, &e->q, name))
+        return rlk_fam_made(e, 0);
     /* A candidate is the handle, not a thread (as etcd's session): campaign in one
      * thread, resign in another. "<client uuid>:elect-<n>". */
     snprintf(owner, sizeof owner, "%s:elect-%llu", e->b.rt->uuid,
@@ -89,45 +87,15 @@ rlk_elect *rlk_elect_new(rlk_client *c, const char *name)
     e->token_key = rlk_fam_prefix_name(RLK_NAMES_TOKEN, name);
     e->state_key = rlk_fam_suffix_name(name, RLK_NAMES_ELECT_STATE);
     e->elect_channel = rlk_fam_prefix_name(RLK_NAMES_CH_ELECT, name);
-    e->q = rlk_lq_get(c->addr, c->url.db, name);
-    return rlk_fam_made(e, e->token_key && e->state_key && e->elect_channel && e->q);
+    return rlk_fam_made(e, e->token_key && e->state_key && e->elect_channel);
 }
 
-void rlk_elect_free(rlk_elect *e)
-{
-    rlk_fam_free(e);
-}
-
-const char *rlk_elect_name(const rlk_elect *e)
-{
-    return e ? e->b.name : NULL;
-}
-
-const char *rlk_elect_state_name(const rlk_elect *e)
-{
-    return e ? e->state_key : NULL;
-}
-
-const char *rlk_elect_channel(const rlk_elect *e)
-{
-    return e ? e->elect_channel : NULL;
-}
-
-int rlk_elect_set_owner(rlk_elect *e, const char *owner)
-{
-    if (!e)
-        return RLK_ERR_ARG;
-    return rlk_fam_id_set(e->b.c, &e->id, owner, 0, "rlk_elect_set_owner");
-}
-
-int rlk_elect_owner(const rlk_elect *e, char *buf, size_t len)
-{
-    rlk_elect *m = (rlk_elect *)e;      /* the id's mutex only */
-
-    if (!e)
-        return RLK_ERR_ARG;
-    return rlk_fam_id_get(m->b.c, m->b.rt, &m->id, buf, len, "rlk_elect_owner");
-}
+/* rlk_elect_free, rlk_elect_name */
+RLK_HANDLE_DEF(rlk_elect)
+RLK_HANDLE_DEF_GET(rlk_elect_state_name, rlk_elect, state_key)
+RLK_HANDLE_DEF_GET(rlk_elect_channel, rlk_elect, elect_channel)
+/* rlk_elect_set_owner, rlk_elect_owner */
+RLK_HANDLE_DEF_OWNER(rlk_elect, 0)
 
 /* ---------------------------------------------------------------- campaign */
 
@@ -141,37 +109,27 @@ static int rlk_elect_resign_call(void *arg, const char *owner, long long lease, 
                                 lease, rc);
 }
 
-static int rlk_elect_undo(void *arg)
-{
-    rlk_elect_acq *a = arg;
-    int rc, outcome = rlk_elect_resign_call(a->e, a->owner, a->lease_ms, &rc);
-
-    return rlk_fam_undone(outcome, rc);
-}
-
 /* rlk_wait_attempt_fn. RLK_OK: elected, a->term set, recorded in the
  * registry as a fenced hold. RLK_ERR_BUSY: another leads, *ttl its PTTL. */
 static int rlk_elect_attempt(void *arg, long long *ttl)
 {
     rlk_elect_acq *a = arg;
-    rlk_elect *e = a->e;
+    rlk_elect *e = a->h.handle;
     const char *keys[4] = {e->b.name, e->token_key, e->state_key, e->elect_channel};
-    char lease[24];
-    const char *args[4] = {lease, a->owner, a->value, rlk_publish_arg(e->b.c)};
-    rlk_hold_spec h = {RLK_KIND_FENCED, e->b.name, a->owner, 2, {e->b.name, e->token_key, NULL},
+    const char *args[4] = {a->h.lease, a->h.owner, a->value, rlk_publish_arg(e->b.c)};
+    rlk_hold_spec h = {RLK_KIND_FENCED, e->b.name, a->h.owner, 2, {e->b.name, e->token_key, NULL},
                        e->b.channel, &rlk_fenced_renew_task, 0};
     long long sent = rlk_clock_now_ns();
     redisReply *r = NULL;
     int rc;
 
-    snprintf(lease, sizeof lease, "%lld", a->lease_ms);
     if ((rc = rlk_evalv(e->b.c, "elect/campaign", 4, keys, NULL, 4, args, NULL, &r)) != RLK_OK)
         return rc;
     rc = rlk_fam_acquire_reply(e->b.c, "election", e->b.name, "elect/campaign", r, ttl, &a->term);
     freeReplyObject(r);
     if (rc == RLK_OK)
-        rc = rlk_fam_record(e->b.rt, &h, a->lease_ms, a->watchdog, sent, a->term,
-                            rlk_elect_undo, a);
+        rc = rlk_fam_record(e->b.rt, &h, a->h.lease_ms, a->h.watchdog, sent, a->term,
+                            rlk_handle_undo, &a->h);
     return rc;
 }
 
@@ -193,14 +151,14 @@ int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long 
         return rlk_set_error(e->b.c, RLK_ERR_ARG, "election %s: value longer than %d bytes",
                              e->b.name, RLK_ELECT_VALUE_MAX);
     memset(&a, 0, sizeof a);
-    a.e = e;
     a.value = value;
-    rc = rlk_fam_lease(e->b.c, "election", e->b.name, lease_ms, &a.lease_ms, &a.watchdog);
-    if (rc != RLK_OK || (rc = rlk_elect_owner(e, a.owner, sizeof a.owner)) != RLK_OK)
+    rc = rlk_handle_acq_start(&a.h, e, &e->b, &e->id, "rlk_elect_owner", "election", lease_ms,
+                              rlk_elect_resign_call);
+    if (rc != RLK_OK)
         return rc;
     /* Already the leader in this client: its term, nothing sent (a second
      * hold would count twice in the registry but once on the server). */
-    if (rlk_wd_token_of(e->b.rt->wd, RLK_KIND_FENCED, e->b.name, a.owner, &a.term)) {
+    if (rlk_wd_token_of(e->b.rt->wd, RLK_KIND_FENCED, e->b.name, a.h.owner, &a.term)) {
         if (term)
             *term = a.term;
         return RLK_OK;
@@ -210,8 +168,7 @@ int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long 
     first = wait_ms == 0 || !rlk_lq_busy(e->q);
     rc = rlk_wait_acquire(&w, start, wait_ms, first);
     if (rc == RLK_ERR_BUSY)
-        return rlk_set_error(e->b.c, RLK_ERR_BUSY, "election %s: another candidate leads after %lld ms",
-                             e->b.name, (rlk_clock_now_ns() - start) / 1000000LL);
+        return rlk_handle_busy(&e->b, "election", "another candidate leads", start);
     if (rc == RLK_OK && term)
         *term = a.term;
     return rc;
@@ -219,18 +176,11 @@ int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long 
 
 int rlk_elect_term(rlk_elect *e, long long *term)
 {
-    char owner[RLK_OWNER_MAX + 1];
-    int rc;
-
     if (!e || !term)
         return RLK_ERR_ARG;
-    *term = 0;
-    if ((rc = rlk_elect_owner(e, owner, sizeof owner)) != RLK_OK)
-        return rc;
-    if (!rlk_wd_token_of(e->b.rt->wd, RLK_KIND_FENCED, e->b.name, owner, term))
-        return rlk_set_error(e->b.c, RLK_ERR_NOT_OWNER, "election %s: %s does not lead (never "
-                             "elected, resigned, or lost)", e->b.name, owner);
-    return RLK_OK;
+    return rlk_handle_token(&e->b, &e->id, "rlk_elect_owner", RLK_KIND_FENCED,
+                            "election %s: %s does not lead (never elected, resigned, or lost)",
+                            term);
 }
 
 int rlk_elect_proclaim(rlk_elect *e, const char *value)
@@ -316,23 +266,13 @@ int rlk_elect_leader(rlk_elect *e, rlk_elect_info *out)
     keys[1] = e->state_key;
     if ((rc = rlk_evalv(e->b.c, "elect/leader", 2, keys, NULL, 0, NULL, NULL, &r)) != RLK_OK)
         return rc;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 4 ||
-        r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_INTEGER ||
-        r->element[2]->type != REDIS_REPLY_STRING || r->element[3]->type != REDIS_REPLY_INTEGER) {
-        rc = rlk_set_error(e->b.c, RLK_ERR_PROTOCOL, "election %s: elect/leader replied an "
-                           "unexpected shape", e->b.name);
-    } else {
-        out->holder = rlk_elect_dup(r->element[0], NULL);
-        out->value = rlk_elect_dup(r->element[2], &out->value_len);
-        out->term = r->element[1]->integer;
-        out->ttl_ms = r->element[3]->integer;
-        out->leader = r->element[0]->len > 0;
-        if (!out->holder || !out->value) {
-            rlk_elect_info_clear(out);
-            rc = rlk_set_error(e->b.c, RLK_ERR_NOMEM, "election %s: out of memory", e->b.name);
-        }
-    }
+    rc = rlk_elect_info_read(r, out);
     freeReplyObject(r);
+    if (rc == RLK_ERR_PROTOCOL)
+        return rlk_set_error(e->b.c, rc, "election %s: elect/leader replied an unexpected shape",
+                             e->b.name);
+    if (rc == RLK_ERR_NOMEM)
+        return rlk_set_error(e->b.c, rc, "election %s: out of memory", e->b.name);
     return rc;
 }
 

@@ -26,6 +26,7 @@
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/pool.h"
+#include "kinds/handle.h"
 #include "kinds/names.h"
 #include "kinds/fairlock.h"
 #include "runtime/fam.h"
@@ -94,41 +95,12 @@ rlk_fairlock *rlk_fairlock_new(rlk_client *c, const char *name)
     return rlk_fam_made(f, f->queue && f->timeouts);
 }
 
-void rlk_fairlock_free(rlk_fairlock *f)
-{
-    rlk_fam_free(f);
-}
-
-const char *rlk_fairlock_name(const rlk_fairlock *f)
-{
-    return f ? f->b.name : NULL;
-}
-
-const char *rlk_fairlock_queue_name(const rlk_fairlock *f)
-{
-    return f ? f->queue : NULL;
-}
-
-const char *rlk_fairlock_timeout_name(const rlk_fairlock *f)
-{
-    return f ? f->timeouts : NULL;
-}
-
-int rlk_fairlock_set_owner(rlk_fairlock *f, const char *owner)
-{
-    if (!f)
-        return RLK_ERR_ARG;
-    return rlk_fam_id_set(f->b.c, &f->id, owner, 0, "rlk_fairlock_set_owner");
-}
-
-int rlk_fairlock_owner(const rlk_fairlock *f, char *buf, size_t len)
-{
-    rlk_fairlock *m = (rlk_fairlock *)f;    /* the id's mutex only */
-
-    if (!f)
-        return RLK_ERR_ARG;
-    return rlk_fam_id_get(m->b.c, m->b.rt, &m->id, buf, len, "rlk_fairlock_owner");
-}
+/* rlk_fairlock_free, rlk_fairlock_name */
+RLK_HANDLE_DEF(rlk_fairlock)
+RLK_HANDLE_DEF_GET(rlk_fairlock_queue_name, rlk_fairlock, queue)
+RLK_HANDLE_DEF_GET(rlk_fairlock_timeout_name, rlk_fairlock, timeouts)
+/* rlk_fairlock_set_owner, rlk_fairlock_owner */
+RLK_HANDLE_DEF_OWNER(rlk_fairlock, 0)
 
 int rlk_fairlock_set_thread_wait(rlk_fairlock *f, long long ms)
 {
@@ -337,30 +309,13 @@ static int rlk_fairlock_try_lock_run(rlk_fairlock *f, long long wait_ms, long lo
     return rc == RLK_ERR_BUSY ? rlk_fair_busy(f, start) : rc;
 }
 
-/* The call, counted in the metrics (runtime/metrics.h). */
-int rlk_fairlock_try_lock(rlk_fairlock *f, long long wait_ms, long long lease_ms)
-{
-    rlk_metrics_call mc;
-
-    rlk_metrics_begin(f ? &f->b.rt->counters : NULL, &mc);
-    return rlk_metrics_end(&mc, RLK_KIND_FAIR, f ? f->b.name : NULL,
-                           rlk_fairlock_try_lock_run(f, wait_ms, lease_ms));
-}
-
-int rlk_fairlock_lock(rlk_fairlock *f, long long lease_ms)
-{
-    return rlk_fairlock_try_lock(f, -1, lease_ms);
-}
+/* rlk_fairlock_try_lock (rlk_fairlock_try_lock_run, counted in the metrics), rlk_fairlock_lock */
+RLK_HANDLE_DEF_LOCK(rlk_fairlock, RLK_KIND_FAIR)
 
 /* ---------------------------------------------------------------- releasing */
 
-int rlk_fairlock_unlock(rlk_fairlock *f)
-{
-    if (!f)
-        return RLK_ERR_ARG;
-    return rlk_fam_unlock(&f->b, RLK_KIND_FAIR, "fair lock", &f->id, "rlk_fairlock_owner", NULL,
-                          rlk_fair_release_call, f);
-}
+/* rlk_fairlock_unlock (no local queue: the server's queue orders every thread) */
+RLK_HANDLE_DEF_UNLOCK(rlk_fairlock, RLK_KIND_FAIR, "fair lock", NULL, rlk_fair_release_call)
 
 int rlk_fairlock_force_unlock(rlk_fairlock *f, int *released)
 {
@@ -377,33 +332,10 @@ int rlk_fairlock_force_unlock(rlk_fairlock *f, int *released)
 
 /* ---------------------------------------------------------------- queries */
 
-int rlk_fairlock_is_locked(rlk_fairlock *f, int *locked)
-{
-    if (!f || !locked)
-        return RLK_ERR_ARG;
-    return rlk_fam_is_locked(&f->b, locked);
-}
-
-int rlk_fairlock_is_held_by_me(rlk_fairlock *f, int *held)
-{
-    if (!f || !held)
-        return RLK_ERR_ARG;
-    return rlk_fam_is_held(&f->b, RLK_KIND_FAIR, &f->id, "rlk_fairlock_owner", held);
-}
-
-int rlk_fairlock_hold_count(rlk_fairlock *f, long long *count)
-{
-    if (!f || !count)
-        return RLK_ERR_ARG;
-    return rlk_fam_hold_count(&f->b, &f->id, "rlk_fairlock_owner", count);
-}
-
-int rlk_fairlock_remaining_ttl(rlk_fairlock *f, long long *ttl_ms)
-{
-    if (!f || !ttl_ms)
-        return RLK_ERR_ARG;
-    return rlk_fam_remaining_ttl(&f->b, ttl_ms);
-}
+/* rlk_fairlock_is_locked, rlk_fairlock_is_held_by_me, rlk_fairlock_remaining_ttl */
+RLK_HANDLE_DEF_QUERIES(rlk_fairlock, RLK_KIND_FAIR)
+/* rlk_fairlock_hold_count */
+RLK_HANDLE_DEF_HOLD_COUNT(rlk_fairlock)
 
 int rlk_fairlock_queue_length(rlk_fairlock *f, long long *n)
 {

@@ -38,6 +38,7 @@
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
+#include "kinds/handle.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
@@ -65,12 +66,6 @@ struct rlk_fastmulti {
     size_t ntook;
 };
 
-typedef struct rlk_fastmulti_acq {
-    rlk_fastmulti *m;
-    char owner[RLK_OWNER_MAX + 1];
-    long long lease_ms;
-    int watchdog;
-} rlk_fastmulti_acq;
 
 /* Every message on the group's channel wakes every waiter of this client. */
 static int rlk_fastmulti_meaning(const char *payload, size_t len, long long *head, long long *next)
@@ -186,15 +181,9 @@ rlk_fastmulti *rlk_fastmulti_new(rlk_client *c, const char *group, const char *c
     return rlk_fam_made(m, m->values != NULL);
 }
 
-void rlk_fastmulti_free(rlk_fastmulti *m)
-{
-    rlk_fam_free(m);
-}
-
-const char *rlk_fastmulti_group(const rlk_fastmulti *m)
-{
-    return m ? m->b.name : NULL;
-}
+/* rlk_fastmulti_free */
+RLK_HANDLE_DEF_FREE(rlk_fastmulti)
+RLK_HANDLE_DEF_GET(rlk_fastmulti_group, rlk_fastmulti, b.name)
 
 size_t rlk_fastmulti_count(const rlk_fastmulti *m)
 {
@@ -206,21 +195,8 @@ const char *rlk_fastmulti_value(const rlk_fastmulti *m, size_t i)
     return m && i < m->n ? m->values[i] : NULL;
 }
 
-int rlk_fastmulti_set_owner(rlk_fastmulti *m, const char *owner)
-{
-    if (!m)
-        return RLK_ERR_ARG;
-    return rlk_fam_id_set(m->b.c, &m->id, owner, 0, "rlk_fastmulti_set_owner");
-}
-
-int rlk_fastmulti_owner(const rlk_fastmulti *m, char *buf, size_t len)
-{
-    rlk_fastmulti *w = (rlk_fastmulti *)m;   /* the id's mutex only */
-
-    if (!m)
-        return RLK_ERR_ARG;
-    return rlk_fam_id_get(w->b.c, w->b.rt, &w->id, buf, len, "rlk_fastmulti_owner");
-}
+/* rlk_fastmulti_set_owner, rlk_fastmulti_owner */
+RLK_HANDLE_DEF_OWNER(rlk_fastmulti, 0)
 
 /* ---------------------------------------------------------------- script calls */
 
@@ -239,6 +215,23 @@ static int rlk_fastmulti_call(rlk_fastmulti *m, const char *script, int nkeys, c
         args[(size_t)nfixed + k] = m->values[k];
     rc = rlk_evalv(m->b.c, script, nkeys, keys, NULL, nfixed + (int)m->n, args, NULL, out);
     free(args);
+    return rc;
+}
+
+/* rlk_fastmulti_call with an integer reply, into *out; another reply:
+ * RLK_ERR_PROTOCOL with the message bad formats from (group, reply type). */
+static int rlk_fastmulti_int(rlk_fastmulti *m, const char *script, int nkeys, const char **keys,
+                             int nfixed, const char *const *fixed, const char *bad, long long *out)
+{
+    redisReply *r = NULL;
+    int rc = rlk_fastmulti_call(m, script, nkeys, keys, nfixed, fixed, &r);
+
+    if (rc == RLK_OK && r->type != REDIS_REPLY_INTEGER)
+        rc = rlk_set_error(m->b.c, RLK_ERR_PROTOCOL, bad, m->b.name, r->type);
+    else if (rc == RLK_OK)
+        *out = r->integer;
+    if (r)
+        freeReplyObject(r);
     return rc;
 }
 
@@ -279,8 +272,9 @@ static int rlk_fastmulti_acl_aftermath(rlk_fastmulti *m, const char *owner, int 
 }
 
 /* fastmulti/release for owner: its enum rlk_release_outcome; *rc the call's error. */
-static int rlk_fastmulti_release_call(rlk_fastmulti *m, const char *owner, long long lease, int *rc)
+static int rlk_fastmulti_release_call(void *arg, const char *owner, long long lease, int *rc)
 {
+    rlk_fastmulti *m = arg;
     const char *keys[2];
     char lease_s[24];
     const char *fixed[3] = {owner, lease_s, rlk_publish_arg(m->b.c)};
@@ -311,25 +305,14 @@ static int rlk_fastmulti_release_call(rlk_fastmulti *m, const char *owner, long 
     return outcome;
 }
 
-/* rlk_fam_undo_fn: gives back an acquisition the registry could not
- * record, or one too few replicas acknowledged. */
-static int rlk_fastmulti_undo(void *arg)
-{
-    rlk_fastmulti_acq *a = arg;
-    int rc, outcome = rlk_fastmulti_release_call(a->m, a->owner, a->lease_ms, &rc);
-
-    return rlk_fam_undone(outcome, rc);
-}
-
 /* rlk_wait_attempt_fn. RLK_OK: acquired, recorded. RLK_ERR_BUSY: a value
  * is another's, *ttl the longest wait among them. */
 static int rlk_fastmulti_attempt(void *arg, long long *ttl)
 {
-    rlk_fastmulti_acq *a = arg;
-    rlk_fastmulti *m = a->m;
+    rlk_handle_acq *a = arg;    /* its undo: rlk_handle_undo, with rlk_fastmulti_release_call */
+    rlk_fastmulti *m = a->handle;
     const char *keys[1] = {m->b.name};
-    char lease[24];
-    const char *fixed[2] = {lease, a->owner};
+    const char *fixed[2] = {a->lease, a->owner};
     /* No channel: every release in the group publishes there, and each
      * would make the watchdog renew this entry at once. */
     rlk_hold_spec h = {RLK_KIND_LOCK, m->b.name, a->owner, 1, {m->b.name, NULL, NULL},
@@ -338,7 +321,6 @@ static int rlk_fastmulti_attempt(void *arg, long long *ttl)
     redisReply *r = NULL;
     int rc;
 
-    snprintf(lease, sizeof lease, "%lld", a->lease_ms);
     RLK_RT_COUNT(m->b.rt, acquire_calls);
     if ((rc = rlk_fastmulti_call(m, "fastmulti/acquire", 1, keys, 2, fixed, &r)) != RLK_OK)
         return rc;
@@ -346,7 +328,7 @@ static int rlk_fastmulti_attempt(void *arg, long long *ttl)
                                NULL);
     freeReplyObject(r);
     if (rc == RLK_OK)
-        rc = rlk_fam_record(m->b.rt, &h, a->lease_ms, a->watchdog, sent, 0, rlk_fastmulti_undo, a);
+        rc = rlk_fam_record(m->b.rt, &h, a->lease_ms, a->watchdog, sent, 0, rlk_handle_undo, a);
     if (rc == RLK_OK)
         rlk_fastmulti_took_add(m, a->owner, 1);
     return rc;
@@ -357,42 +339,25 @@ static int rlk_fastmulti_attempt(void *arg, long long *ttl)
 static int rlk_fastmulti_try_lock_run(rlk_fastmulti *m, long long wait_ms, long long lease_ms)
 {
     long long start = rlk_clock_now_ns();
-    rlk_fastmulti_acq a;
+    rlk_handle_acq a;
     rlk_waiter w;
     int rc;
 
-    if (!m)
-        return RLK_ERR_ARG;
-    memset(&a, 0, sizeof a);
-    a.m = m;
-    rc = rlk_fam_lease(m->b.c, "faster MultiLock", m->b.name, lease_ms, &a.lease_ms, &a.watchdog);
-    if (rc != RLK_OK || (rc = rlk_fastmulti_owner(m, a.owner, sizeof a.owner)) != RLK_OK)
+    rc = rlk_handle_acq_start(&a, m, &m->b, &m->id, "rlk_fastmulti_owner", "faster MultiLock",
+                              lease_ms, rlk_fastmulti_release_call);
+    if (rc != RLK_OK)
         return rc;
     rlk_wait_init_lock(&w, &m->b, "faster MultiLock", rlk_fastmulti_attempt, &a);
     w.rule = &rlk_fastmulti_sub_rule;
     w.ride_out = 0;     /* a lost acquire is not repeated blindly (not settled either: above) */
     rc = rlk_wait_acquire(&w, start, wait_ms, 1);
-    if (rc == RLK_ERR_BUSY)
-        return rlk_set_error(m->b.c, RLK_ERR_BUSY,
-                             "faster MultiLock %s: a value held by another holder after %lld ms",
-                             m->b.name, (rlk_clock_now_ns() - start) / 1000000LL);
-    return rc;
+    return rc == RLK_ERR_BUSY ? rlk_handle_busy(&m->b, "faster MultiLock",
+                                                "a value held by another holder", start) : rc;
 }
 
-/* The call, counted in the metrics (runtime/metrics.h) as a reentrant lock's. */
-int rlk_fastmulti_try_lock(rlk_fastmulti *m, long long wait_ms, long long lease_ms)
-{
-    rlk_metrics_call mc;
-
-    rlk_metrics_begin(m ? &m->b.rt->counters : NULL, &mc);
-    return rlk_metrics_end(&mc, RLK_KIND_LOCK, m ? m->b.name : NULL,
-                           rlk_fastmulti_try_lock_run(m, wait_ms, lease_ms));
-}
-
-int rlk_fastmulti_lock(rlk_fastmulti *m, long long lease_ms)
-{
-    return rlk_fastmulti_try_lock(m, -1, lease_ms);
-}
+/* rlk_fastmulti_try_lock (rlk_fastmulti_try_lock_run, counted in the metrics as a reentrant
+ * lock's), rlk_fastmulti_lock */
+RLK_HANDLE_DEF_LOCK(rlk_fastmulti, RLK_KIND_LOCK)
 
 /* ---------------------------------------------------------------- releasing */
 
@@ -440,7 +405,7 @@ int rlk_fastmulti_force_unlock(rlk_fastmulti *m, int *released)
 {
     const char *keys[2];
     const char *fixed[1];
-    redisReply *r = NULL;
+    long long n = 0;
     int rc;
 
     if (!m)
@@ -456,14 +421,10 @@ int rlk_fastmulti_force_unlock(rlk_fastmulti *m, int *released)
         free(m->took[k].owner);
     m->ntook = 0;
     pthread_mutex_unlock(&m->mu);
-    if ((rc = rlk_fastmulti_call(m, "fastmulti/force_release", 2, keys, 1, fixed, &r)) != RLK_OK)
-        return rc;
-    if (r->type != REDIS_REPLY_INTEGER)
-        rc = rlk_set_error(m->b.c, RLK_ERR_PROTOCOL, "force unlock %s: fastmulti/force_release "
-                           "replied type %d", m->b.name, r->type);
-    else if (released)
-        *released = r->integer == 1;
-    freeReplyObject(r);
+    rc = rlk_fastmulti_int(m, "fastmulti/force_release", 2, keys, 1, fixed,
+                           "force unlock %s: fastmulti/force_release replied type %d", &n);
+    if (rc == RLK_OK && released)
+        *released = n == 1;
     return rc;
 }
 
@@ -474,18 +435,9 @@ static int rlk_fastmulti_held(rlk_fastmulti *m, const char *owner, long long *co
 {
     const char *keys[1] = {m->b.name};
     const char *fixed[1] = {owner};
-    redisReply *r = NULL;
-    int rc = rlk_fastmulti_call(m, "fastmulti/held", 1, keys, 1, fixed, &r);
 
-    if (rc != RLK_OK)
-        return rc;
-    if (r->type == REDIS_REPLY_INTEGER)
-        *count = r->integer;
-    else
-        rc = rlk_set_error(m->b.c, RLK_ERR_PROTOCOL, "fastmulti/held %s: replied type %d",
-                           m->b.name, r->type);
-    freeReplyObject(r);
-    return rc;
+    return rlk_fastmulti_int(m, "fastmulti/held", 1, keys, 1, fixed,
+                             "fastmulti/held %s: replied type %d", count);
 }
 
 int rlk_fastmulti_is_locked(rlk_fastmulti *m, int *locked)

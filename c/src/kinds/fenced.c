@@ -18,6 +18,7 @@
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
+#include "kinds/handle.h"
 #include "kinds/names.h"
 #include "kinds/fenced.h"
 #include "runtime/fam.h"
@@ -79,36 +80,11 @@ rlk_fenced *rlk_fenced_new(rlk_client *c, const char *name)
     return rlk_fam_made(f, f->token_key && f->q);
 }
 
-void rlk_fenced_free(rlk_fenced *f)
-{
-    rlk_fam_free(f);
-}
-
-const char *rlk_fenced_name(const rlk_fenced *f)
-{
-    return f ? f->b.name : NULL;
-}
-
-const char *rlk_fenced_token_name(const rlk_fenced *f)
-{
-    return f ? f->token_key : NULL;
-}
-
-int rlk_fenced_set_owner(rlk_fenced *f, const char *owner)
-{
-    if (!f)
-        return RLK_ERR_ARG;
-    return rlk_fam_id_set(f->b.c, &f->id, owner, 0, "rlk_fenced_set_owner");
-}
-
-int rlk_fenced_owner(const rlk_fenced *f, char *buf, size_t len)
-{
-    rlk_fenced *m = (rlk_fenced *)f;    /* the id's mutex only */
-
-    if (!f)
-        return RLK_ERR_ARG;
-    return rlk_fam_id_get(m->b.c, m->b.rt, &m->id, buf, len, "rlk_fenced_owner");
-}
+/* rlk_fenced_free, rlk_fenced_name */
+RLK_HANDLE_DEF(rlk_fenced)
+RLK_HANDLE_DEF_GET(rlk_fenced_token_name, rlk_fenced, token_key)
+/* rlk_fenced_set_owner, rlk_fenced_owner */
+RLK_HANDLE_DEF_OWNER(rlk_fenced, 0)
 
 /* ---------------------------------------------------------------- script calls */
 
@@ -199,15 +175,10 @@ static int rlk_fenced_try_lock_run(rlk_fenced *f, long long wait_ms, long long l
     return rc;
 }
 
-/* The call, counted in the metrics (runtime/metrics.h). */
-int rlk_fenced_try_lock(rlk_fenced *f, long long wait_ms, long long lease_ms, long long *token)
-{
-    rlk_metrics_call mc;
-
-    rlk_metrics_begin(f ? &f->b.rt->counters : NULL, &mc);
-    return rlk_metrics_end(&mc, RLK_KIND_FENCED, f ? f->b.name : NULL,
-                           rlk_fenced_try_lock_run(f, wait_ms, lease_ms, token));
-}
+/* rlk_fenced_try_lock: rlk_fenced_try_lock_run, counted in the metrics */
+RLK_HANDLE_DEF_COUNTED(rlk_fenced_try_lock, RLK_KIND_FENCED,
+                       (rlk_fenced *h, long long wait_ms, long long lease_ms, long long *token),
+                       (h, wait_ms, lease_ms, token))
 
 int rlk_fenced_lock(rlk_fenced *f, long long lease_ms, long long *token)
 {
@@ -216,40 +187,19 @@ int rlk_fenced_lock(rlk_fenced *f, long long lease_ms, long long *token)
 
 /* ---------------------------------------------------------------- releasing */
 
-int rlk_fenced_unlock(rlk_fenced *f)
-{
-    if (!f)
-        return RLK_ERR_ARG;
-    return rlk_fam_unlock(&f->b, RLK_KIND_FENCED, "fenced lock", &f->id, "rlk_fenced_owner", f->q,
-                          rlk_fenced_release_call, f);
-}
-
-int rlk_fenced_force_unlock(rlk_fenced *f, int *released)
-{
-    const char *keys[2];
-
-    if (!f)
-        return RLK_ERR_ARG;
-    return rlk_fam_force_unlock(&f->b, "reentrant/force_release", rlk_fam_keys(&f->b, keys), keys,
-                                0, NULL, f->q, released);
-}
+/* rlk_fenced_unlock (the local queue of `name` told) */
+RLK_HANDLE_DEF_UNLOCK(rlk_fenced, RLK_KIND_FENCED, "fenced lock", h->q, rlk_fenced_release_call)
+/* rlk_fenced_force_unlock: reentrant/force_release, as the reentrant lock's */
+RLK_HANDLE_DEF_FORCE_REENTRANT(rlk_fenced)
 
 /* ---------------------------------------------------------------- tokens */
 
 int rlk_fenced_token(rlk_fenced *f, long long *token)
 {
-    char owner[RLK_OWNER_MAX + 1];
-    int rc;
-
     if (!f || !token)
         return RLK_ERR_ARG;
-    *token = 0;
-    if ((rc = rlk_fenced_owner(f, owner, sizeof owner)) != RLK_OK)
-        return rc;
-    if (!rlk_wd_token_of(f->b.rt->wd, RLK_KIND_FENCED, f->b.name, owner, token))
-        return rlk_set_error(f->b.c, RLK_ERR_NOT_OWNER, "fenced lock %s: no hold of %s recorded",
-                             f->b.name, owner);
-    return RLK_OK;
+    return rlk_handle_token(&f->b, &f->id, "rlk_fenced_owner", RLK_KIND_FENCED,
+                            "fenced lock %s: no hold of %s recorded", token);
 }
 
 int rlk_fenced_last_token(rlk_fenced *f, long long *token)
@@ -275,30 +225,7 @@ int rlk_fenced_last_token(rlk_fenced *f, long long *token)
 
 /* ---------------------------------------------------------------- queries */
 
-int rlk_fenced_is_locked(rlk_fenced *f, int *locked)
-{
-    if (!f || !locked)
-        return RLK_ERR_ARG;
-    return rlk_fam_is_locked(&f->b, locked);
-}
-
-int rlk_fenced_is_held_by_me(rlk_fenced *f, int *held)
-{
-    if (!f || !held)
-        return RLK_ERR_ARG;
-    return rlk_fam_is_held(&f->b, RLK_KIND_FENCED, &f->id, "rlk_fenced_owner", held);
-}
-
-int rlk_fenced_hold_count(rlk_fenced *f, long long *count)
-{
-    if (!f || !count)
-        return RLK_ERR_ARG;
-    return rlk_fam_hold_count(&f->b, &f->id, "rlk_fenced_owner", count);
-}
-
-int rlk_fenced_remaining_ttl(rlk_fenced *f, long long *ttl_ms)
-{
-    if (!f || !ttl_ms)
-        return RLK_ERR_ARG;
-    return rlk_fam_remaining_ttl(&f->b, ttl_ms);
-}
+/* rlk_fenced_is_locked, rlk_fenced_is_held_by_me, rlk_fenced_remaining_ttl */
+RLK_HANDLE_DEF_QUERIES(rlk_fenced, RLK_KIND_FENCED)
+/* rlk_fenced_hold_count */
+RLK_HANDLE_DEF_HOLD_COUNT(rlk_fenced)

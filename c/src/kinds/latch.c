@@ -24,6 +24,7 @@
 #include "client/slot.h"
 #include "client/topo.h"
 #include "kinds/expiry.h"
+#include "kinds/handle.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/metrics.h"
@@ -62,20 +63,9 @@ rlk_latch *rlk_latch_new(rlk_client *c, const char *name)
     return NULL;
 }
 
-void rlk_latch_free(rlk_latch *l)
-{
-    rlk_fam_free(l);
-}
-
-const char *rlk_latch_name(const rlk_latch *l)
-{
-    return l ? l->b.name : NULL;
-}
-
-const char *rlk_latch_channel(const rlk_latch *l)
-{
-    return l ? l->b.channel : NULL;
-}
+/* rlk_latch_free, rlk_latch_name */
+RLK_HANDLE_DEF(rlk_latch)
+RLK_HANDLE_DEF_GET(rlk_latch_channel, rlk_latch, b.channel)
 
 /* ---------------------------------------------------------------- counting */
 
@@ -95,36 +85,29 @@ int rlk_latch_try_set_count(rlk_latch *l, long long count, int *set)
 }
 
 /* A script on (name, channel) whose one argument is the publish command,
- * with an integer reply. */
+ * with an integer reply: *out (may be NULL) set when it ran. */
 static int rlk_latch_call(rlk_latch *l, const char *script, long long *out)
 {
     const char *keys[2];
     const char *args[1] = {rlk_publish_arg(l->b.c)};
+    long long n = 0;
+    int rc = rlk_fam_eval_int(l->b.c, script, rlk_fam_keys(&l->b, keys), keys, 1, args, NULL, &n);
 
-    return rlk_fam_eval_int(l->b.c, script, rlk_fam_keys(&l->b, keys), keys, 1, args, NULL, out);
+    if (rc == RLK_OK && out)
+        *out = n;
+    return rc;
 }
 
 int rlk_latch_count_down(rlk_latch *l, long long *left)
 {
-    long long n = 0;
-    int rc;
-
-    if (!l)
-        return RLK_ERR_ARG;
-    rc = rlk_latch_call(l, "latch/count_down", &n);
-    if (rc == RLK_OK && left)
-        *left = n;
-    return rc;
+    return l ? rlk_latch_call(l, "latch/count_down", left) : RLK_ERR_ARG;
 }
 
 int rlk_latch_delete(rlk_latch *l, int *deleted)
 {
     long long n = 0;
-    int rc;
+    int rc = l ? rlk_latch_call(l, "latch/delete", &n) : RLK_ERR_ARG;
 
-    if (!l)
-        return RLK_ERR_ARG;
-    rc = rlk_latch_call(l, "latch/delete", &n);
     if (rc == RLK_OK && deleted)
         *deleted = n == 1;
     return rc;
@@ -142,36 +125,9 @@ int rlk_latch_count(rlk_latch *l, long long *count)
 
 /* ---------------------------------------------------------------- time to live */
 
-int rlk_latch_expire(rlk_latch *l, long long ttl_ms, int *set)
-{
-    const char *keys[2];
-
-    if (set)
-        *set = 0;
-    if (!l)
-        return RLK_ERR_ARG;
-    /* (name, channel) and the publish command: an armed latch's awaiters are told */
-    return rlk_expiry_set(&l->b, "latch/expire", rlk_fam_keys(&l->b, keys), keys, 1, ttl_ms, set);
-}
-
-int rlk_latch_clear_expire(rlk_latch *l, int *cleared)
-{
-    const char *keys[1];
-
-    if (cleared)
-        *cleared = 0;
-    if (!l)
-        return RLK_ERR_ARG;
-    keys[0] = l->b.name;
-    return rlk_expiry_clear(&l->b, "latch/clear_expire", 1, keys, cleared);
-}
-
-int rlk_latch_ttl(rlk_latch *l, long long *ttl_ms)
-{
-    if (!l || !ttl_ms)
-        return RLK_ERR_ARG;
-    return rlk_expiry_ttl(&l->b, "latch/ttl", l->b.name, ttl_ms);
-}
+/* rlk_latch_expire (on the name and the channel, with the publish command: an armed latch's
+ * awaiters are told), rlk_latch_clear_expire (on the name), rlk_latch_ttl */
+RLK_EXPIRY_DEF(rlk_latch, "latch", (h->b.name, h->b.channel), 1, (h->b.name))
 
 /* ---------------------------------------------------------------- awaiting */
 
@@ -207,8 +163,6 @@ static int rlk_latch_await_run(rlk_latch *l, long long timeout_ms)
     rlk_waiter w;
     int rc;
 
-    if (!l)
-        return RLK_ERR_ARG;
     /* Open already: no subscription needed. */
     rlk_wait_init(&w, &l->b, "latch", rlk_latch_attempt, l);
     w.ride_out = 1;         /* a read: retrying it is harmless */
@@ -221,12 +175,6 @@ static int rlk_latch_await_run(rlk_latch *l, long long timeout_ms)
     return rc;
 }
 
-/* The call, counted in the metrics (runtime/metrics.h). */
-int rlk_latch_await(rlk_latch *l, long long timeout_ms)
-{
-    rlk_metrics_call mc;
-
-    rlk_metrics_begin(l ? &l->b.rt->counters : NULL, &mc);
-    return rlk_metrics_end(&mc, RLK_MKIND_LATCH, l ? l->b.name : NULL,
-                           rlk_latch_await_run(l, timeout_ms));
-}
+/* rlk_latch_await: rlk_latch_await_run, counted in the metrics */
+RLK_HANDLE_DEF_COUNTED(rlk_latch_await, RLK_MKIND_LATCH, (rlk_latch *h, long long timeout_ms),
+                       (h, timeout_ms))

@@ -18,6 +18,7 @@
 #include "client/pool.h"
 #include "client/random.h"
 #include "client/topo.h"
+#include "kinds/handle.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
@@ -70,17 +71,17 @@ void rlk_lock_last_timeline(rlk_lock_timeline *out)
     *out = rlk_lock_tl;
 }
 
-/* rlk_fam_kind.fini: what the handle holds beyond its base. */
+/* rlk_fam_kind.fini: what the handle holds beyond its base: the local
+ * queue's reference, the holder id, and its names. */
 static void rlk_lock_fini(void *handle)
 {
     rlk_lock *l = handle;
+    char *names[] = {l->waiters, l->grant, l->wake, l->delay};
 
     rlk_lq_put(l->q);
-    free(l->waiters);
-    free(l->grant);
-    free(l->wake);
-    free(l->delay);
     rlk_fam_id_destroy(&l->id);
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        free(names[k]);
 }
 
 static const rlk_fam_kind rlk_lock_kind = {
@@ -169,22 +170,10 @@ rlk_lock *rlk_lock_new(rlk_client *c, const char *name)
     return rlk_fam_made(l, l->q && l->waiters && l->grant && l->wake);
 }
 
-void rlk_lock_free(rlk_lock *l)
-{
-    rlk_fam_free(l);
-}
-
-const char *rlk_lock_name(const rlk_lock *l)
-{
-    return l ? l->b.name : NULL;
-}
-
-int rlk_lock_set_owner(rlk_lock *l, const char *owner)
-{
-    if (!l)
-        return RLK_ERR_ARG;
-    return rlk_fam_id_set(l->b.c, &l->id, owner, 0, "rlk_lock_set_owner");
-}
+/* rlk_lock_free, rlk_lock_name */
+RLK_HANDLE_DEF(rlk_lock)
+/* rlk_lock_set_owner */
+RLK_HANDLE_DEF_SET_OWNER(rlk_lock, 0)
 
 int rlk_lock_owner(const rlk_lock *l, char *buf, size_t len)
 {
@@ -446,34 +435,16 @@ int rlk_lock_set_delay(rlk_lock *l, long long delay_ms)
     return RLK_OK;
 }
 
-/* The call, counted in the metrics (runtime/metrics.h). */
-int rlk_lock_try_lock(rlk_lock *l, long long wait_ms, long long lease_ms)
-{
-    rlk_metrics_call mc;
-
-    rlk_metrics_begin(l ? &l->b.rt->counters : NULL, &mc);
-    return rlk_metrics_end(&mc, RLK_KIND_LOCK, l ? l->b.name : NULL,
-                           rlk_lock_try_lock_run(l, wait_ms, lease_ms));
-}
-
-int rlk_lock_lock(rlk_lock *l, long long lease_ms)
-{
-    return rlk_lock_try_lock(l, -1, lease_ms);
-}
+/* rlk_lock_try_lock (rlk_lock_try_lock_run, counted in the metrics), rlk_lock_lock */
+RLK_HANDLE_DEF_LOCK(rlk_lock, RLK_KIND_LOCK)
 
 /* ---------------------------------------------------------------- releasing */
 
-int rlk_lock_unlock(rlk_lock *l)
-{
-    if (!l)
-        return RLK_ERR_ARG;
-    /* No local poke: a release that finds a waiter queued reserves the lock
-     * for it and its grant wakes it, in this process or another; one that
-     * finds nobody queued has no local waiter to wake either (a waiter
-     * queues with its first failed attempt). */
-    return rlk_fam_unlock(&l->b, RLK_KIND_LOCK, "", &l->id, "rlk_lock_owner", NULL,
-                          rlk_lock_release_call, l);
-}
+/* rlk_lock_unlock. No local poke (no queue given): a release that finds a
+ * waiter queued reserves the lock for it and its grant wakes it, in this
+ * process or another; one that finds nobody queued has no local waiter to
+ * wake either (a waiter queues with its first failed attempt). */
+RLK_HANDLE_DEF_UNLOCK(rlk_lock, RLK_KIND_LOCK, "", NULL, rlk_lock_release_call)
 
 int rlk_lock_force_unlock(rlk_lock *l, int *released)
 {
@@ -491,30 +462,7 @@ int rlk_lock_force_unlock(rlk_lock *l, int *released)
 
 /* ---------------------------------------------------------------- queries */
 
-int rlk_lock_is_locked(rlk_lock *l, int *locked)
-{
-    if (!l || !locked)
-        return RLK_ERR_ARG;
-    return rlk_fam_is_locked(&l->b, locked);
-}
-
-int rlk_lock_is_held_by_me(rlk_lock *l, int *held)
-{
-    if (!l || !held)
-        return RLK_ERR_ARG;
-    return rlk_fam_is_held(&l->b, RLK_KIND_LOCK, &l->id, "rlk_lock_owner", held);
-}
-
-int rlk_lock_hold_count(rlk_lock *l, long long *count)
-{
-    if (!l || !count)
-        return RLK_ERR_ARG;
-    return rlk_fam_hold_count(&l->b, &l->id, "rlk_lock_owner", count);
-}
-
-int rlk_lock_remaining_ttl(rlk_lock *l, long long *ttl_ms)
-{
-    if (!l || !ttl_ms)
-        return RLK_ERR_ARG;
-    return rlk_fam_remaining_ttl(&l->b, ttl_ms);
-}
+/* rlk_lock_is_locked, rlk_lock_is_held_by_me, rlk_lock_remaining_ttl */
+RLK_HANDLE_DEF_QUERIES(rlk_lock, RLK_KIND_LOCK)
+/* rlk_lock_hold_count */
+RLK_HANDLE_DEF_HOLD_COUNT(rlk_lock)

@@ -24,6 +24,7 @@
 #include "client/clock.h"
 #include "client/error.h"
 #include "kinds/lock.h"
+#include "kinds/handle.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
@@ -40,20 +41,12 @@ struct rlk_nrlock {
     rlk_fam_id id;
 };
 
-typedef struct rlk_nrlock_acq {
-    rlk_nrlock *l;
-    char owner[RLK_OWNER_MAX + 1];
-    long long lease_ms;
-    int watchdog;
-} rlk_nrlock_acq;
-
 /* rlk_fam_kind.fini: what the handle holds beyond its base. */
 static void rlk_nrlock_fini(void *handle)
 {
     rlk_nrlock *l = handle;
 
-    rlk_lq_put(l->q);
-    rlk_fam_id_destroy(&l->id);
+    rlk_handle_queue_fini(&l->id, l->q);
 }
 
 static const rlk_fam_kind rlk_nrlock_kind = {
@@ -68,36 +61,13 @@ rlk_nrlock *rlk_nrlock_new(rlk_client *c, const char *name)
 
     if (!l)
         return NULL;
-    rlk_fam_id_init(&l->id);
-    l->q = rlk_lq_get(c->addr, c->url.db, name);
-    return rlk_fam_made(l, l->q != NULL);
+    return rlk_fam_made(l, rlk_handle_queue_init(c, &l->id, &l->q, name));
 }
 
-void rlk_nrlock_free(rlk_nrlock *l)
-{
-    rlk_fam_free(l);
-}
-
-const char *rlk_nrlock_name(const rlk_nrlock *l)
-{
-    return l ? l->b.name : NULL;
-}
-
-int rlk_nrlock_set_owner(rlk_nrlock *l, const char *owner)
-{
-    if (!l)
-        return RLK_ERR_ARG;
-    return rlk_fam_id_set(l->b.c, &l->id, owner, 0, "rlk_nrlock_set_owner");
-}
-
-int rlk_nrlock_owner(const rlk_nrlock *l, char *buf, size_t len)
-{
-    rlk_nrlock *m = (rlk_nrlock *)l;    /* the id's mutex only */
-
-    if (!l)
-        return RLK_ERR_ARG;
-    return rlk_fam_id_get(m->b.c, m->b.rt, &m->id, buf, len, "rlk_nrlock_owner");
-}
+/* rlk_nrlock_free, rlk_nrlock_name */
+RLK_HANDLE_DEF(rlk_nrlock)
+/* rlk_nrlock_set_owner, rlk_nrlock_owner */
+RLK_HANDLE_DEF_OWNER(rlk_nrlock, 0)
 
 /* ---------------------------------------------------------------- script calls */
 
@@ -111,16 +81,6 @@ static int rlk_nrlock_release_call(void *arg, const char *owner, long long lease
                                 rlk_fam_keys(&l->b, keys), keys, 2, owner, lease, rc);
 }
 
-/* rlk_fam_undo_fn: gives back the hold (an acquisition the registry could
- * not record, or one too few replicas acknowledged). */
-static int rlk_nrlock_undo(void *arg)
-{
-    rlk_nrlock_acq *a = arg;
-    int rc, outcome = rlk_nrlock_release_call(a->l, a->owner, a->lease_ms, &rc);
-
-    return rlk_fam_undone(outcome, rc);
-}
-
 static int rlk_nrlock_reentry(rlk_nrlock *l, const char *owner)
 {
     return rlk_set_error(l->b.c, RLK_ERR_REENTRY,
@@ -132,30 +92,28 @@ static int rlk_nrlock_reentry(rlk_nrlock *l, const char *owner)
  * another, *ttl its PTTL (-1: none). RLK_ERR_REENTRY: held by this owner. */
 static int rlk_nrlock_attempt(void *arg, long long *ttl)
 {
-    rlk_nrlock_acq *a = arg;
-    rlk_nrlock *l = a->l;
+    rlk_handle_acq *a = arg;    /* its undo: rlk_handle_undo, with rlk_nrlock_release_call */
+    rlk_nrlock *l = a->handle;
     const char *keys[1] = {l->b.name};
-    char lease[24];
-    const char *args[2] = {lease, a->owner};
+    const char *args[2] = {a->lease, a->owner};
     rlk_hold_spec h = {RLK_KIND_LOCK, l->b.name, a->owner, 1, {l->b.name, NULL, NULL},
                        l->b.channel, &rlk_lock_renew_task, 0};  /* its waiters wait there */
     long long sent = rlk_clock_now_ns();
     redisReply *r = NULL;
     int rc;
 
-    snprintf(lease, sizeof lease, "%lld", a->lease_ms);
     RLK_RT_COUNT(l->b.rt, acquire_calls);
     if ((rc = rlk_evalv(l->b.c, "nonreentrant/acquire", 1, keys, NULL, 2, args, NULL, &r)) != RLK_OK) {
         if (rc == RLK_ERR_SCRIPT && strncmp(rlk_errstr(l->b.c), "RLK_REENTRY", 11) == 0)
             return rlk_nrlock_reentry(l, a->owner);
         return rlk_fam_acquire_lost(&l->b, rc, &h, a->lease_ms, a->watchdog, sent, NULL, NULL,
-                                    rlk_nrlock_undo, a);
+                                    rlk_handle_undo, a);
     }
     rc = rlk_fam_acquire_reply(l->b.c, "non-reentrant lock", l->b.name, "nonreentrant/acquire", r,
                                ttl, NULL);
     freeReplyObject(r);
     if (rc == RLK_OK)
-        rc = rlk_fam_record(l->b.rt, &h, a->lease_ms, a->watchdog, sent, 0, rlk_nrlock_undo, a);
+        rc = rlk_fam_record(l->b.rt, &h, a->lease_ms, a->watchdog, sent, 0, rlk_handle_undo, a);
     return rc;
 }
 
@@ -164,16 +122,13 @@ static int rlk_nrlock_attempt(void *arg, long long *ttl)
 static int rlk_nrlock_try_lock_run(rlk_nrlock *l, long long wait_ms, long long lease_ms)
 {
     long long start = rlk_clock_now_ns();
-    rlk_nrlock_acq a;
+    rlk_handle_acq a;
     rlk_waiter w;
     int rc, first;
 
-    if (!l)
-        return RLK_ERR_ARG;
-    memset(&a, 0, sizeof a);
-    a.l = l;
-    rc = rlk_fam_lease(l->b.c, "non-reentrant lock", l->b.name, lease_ms, &a.lease_ms, &a.watchdog);
-    if (rc != RLK_OK || (rc = rlk_nrlock_owner(l, a.owner, sizeof a.owner)) != RLK_OK)
+    rc = rlk_handle_acq_start(&a, l, &l->b, &l->id, "rlk_nrlock_owner", "non-reentrant lock",
+                              lease_ms, rlk_nrlock_release_call);
+    if (rc != RLK_OK)
         return rc;
     /* A hold this client records: refused before any I/O (it would only be
      * refused by the script, or wait behind itself). */
@@ -183,67 +138,24 @@ static int rlk_nrlock_try_lock_run(rlk_nrlock *l, long long wait_ms, long long l
     w.q = l->q;
     first = wait_ms == 0 || !rlk_lq_busy(l->q);
     rc = rlk_wait_acquire(&w, start, wait_ms, first);
-    if (rc == RLK_ERR_BUSY)
-        return rlk_set_error(l->b.c, RLK_ERR_BUSY,
-                             "non-reentrant lock %s: held by another holder after %lld ms",
-                             l->b.name, (rlk_clock_now_ns() - start) / 1000000LL);
-    return rc;
+    return rc == RLK_ERR_BUSY ? rlk_handle_busy(&l->b, "non-reentrant lock",
+                                                "held by another holder", start) : rc;
 }
 
-/* The call, counted in the metrics (runtime/metrics.h) as a reentrant lock's. */
-int rlk_nrlock_try_lock(rlk_nrlock *l, long long wait_ms, long long lease_ms)
-{
-    rlk_metrics_call mc;
-
-    rlk_metrics_begin(l ? &l->b.rt->counters : NULL, &mc);
-    return rlk_metrics_end(&mc, RLK_KIND_LOCK, l ? l->b.name : NULL,
-                           rlk_nrlock_try_lock_run(l, wait_ms, lease_ms));
-}
-
-int rlk_nrlock_lock(rlk_nrlock *l, long long lease_ms)
-{
-    return rlk_nrlock_try_lock(l, -1, lease_ms);
-}
+/* rlk_nrlock_try_lock (rlk_nrlock_try_lock_run, counted in the metrics as a reentrant
+ * lock's), rlk_nrlock_lock */
+RLK_HANDLE_DEF_LOCK(rlk_nrlock, RLK_KIND_LOCK)
 
 /* ---------------------------------------------------------------- releasing */
 
-int rlk_nrlock_unlock(rlk_nrlock *l)
-{
-    if (!l)
-        return RLK_ERR_ARG;
-    return rlk_fam_unlock(&l->b, RLK_KIND_LOCK, "non-reentrant lock", &l->id, "rlk_nrlock_owner",
-                          l->q, rlk_nrlock_release_call, l);
-}
-
-int rlk_nrlock_force_unlock(rlk_nrlock *l, int *released)
-{
-    const char *keys[2];
-
-    if (!l)
-        return RLK_ERR_ARG;
-    return rlk_fam_force_unlock(&l->b, "reentrant/force_release", rlk_fam_keys(&l->b, keys), keys,
-                                0, NULL, l->q, released);
-}
+/* rlk_nrlock_unlock (the local queue of `name` told) */
+RLK_HANDLE_DEF_UNLOCK(rlk_nrlock, RLK_KIND_LOCK, "non-reentrant lock", h->q,
+                      rlk_nrlock_release_call)
+/* rlk_nrlock_force_unlock: reentrant/force_release, as the reentrant lock's */
+RLK_HANDLE_DEF_FORCE_REENTRANT(rlk_nrlock)
 
 /* ---------------------------------------------------------------- queries */
 
-int rlk_nrlock_is_locked(rlk_nrlock *l, int *locked)
-{
-    if (!l || !locked)
-        return RLK_ERR_ARG;
-    return rlk_fam_is_locked(&l->b, locked);
-}
-
-int rlk_nrlock_is_held_by_me(rlk_nrlock *l, int *held)
-{
-    if (!l || !held)
-        return RLK_ERR_ARG;
-    return rlk_fam_is_held(&l->b, RLK_KIND_LOCK, &l->id, "rlk_nrlock_owner", held);
-}
-
-int rlk_nrlock_remaining_ttl(rlk_nrlock *l, long long *ttl_ms)
-{
-    if (!l || !ttl_ms)
-        return RLK_ERR_ARG;
-    return rlk_fam_remaining_ttl(&l->b, ttl_ms);
-}
+/* rlk_nrlock_is_locked, rlk_nrlock_is_held_by_me (the registry's reentrant-lock entries),
+ * rlk_nrlock_remaining_ttl */
+RLK_HANDLE_DEF_QUERIES(rlk_nrlock, RLK_KIND_LOCK)

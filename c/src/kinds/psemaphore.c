@@ -20,6 +20,7 @@
 #include "client/clock.h"
 #include "client/error.h"
 #include "client/random.h"
+#include "kinds/handle.h"
 #include "kinds/names.h"
 #include "kinds/psemaphore.h"
 #include "runtime/fam.h"
@@ -58,25 +59,10 @@ rlk_psemaphore *rlk_psemaphore_new(rlk_client *c, const char *name)
     return rlk_fam_made(s, rlk_sem_queue_init(&s->q, &s->b) == 0 && s->timeouts);
 }
 
-void rlk_psemaphore_free(rlk_psemaphore *s)
-{
-    rlk_fam_free(s);
-}
-
-const char *rlk_psemaphore_name(const rlk_psemaphore *s)
-{
-    return s ? s->b.name : NULL;
-}
-
-const char *rlk_psemaphore_timeouts_key(const rlk_psemaphore *s)
-{
-    return s ? s->timeouts : NULL;
-}
-
-const char *rlk_psemaphore_channel(const rlk_psemaphore *s)
-{
-    return s ? s->b.channel : NULL;
-}
+/* rlk_psemaphore_free, rlk_psemaphore_name */
+RLK_HANDLE_DEF(rlk_psemaphore)
+RLK_HANDLE_DEF_GET(rlk_psemaphore_timeouts_key, rlk_psemaphore, timeouts)
+RLK_HANDLE_DEF_GET(rlk_psemaphore_channel, rlk_psemaphore, b.channel)
 
 /* ---------------------------------------------------------------- permit ids */
 
@@ -365,16 +351,11 @@ static int rlk_psemaphore_try_acquire_n_run(rlk_psemaphore *s, int n, long long 
     return rc;
 }
 
-/* The call, counted in the metrics (runtime/metrics.h). */
-int rlk_psemaphore_try_acquire_n(rlk_psemaphore *s, int n, long long wait_ms, long long lease_ms,
-                                 char (*ids)[RLK_PERMIT_ID_SIZE])
-{
-    rlk_metrics_call mc;
-
-    rlk_metrics_begin(s ? &s->b.rt->counters : NULL, &mc);
-    return rlk_metrics_end(&mc, RLK_MKIND_PSEMAPHORE, s ? s->b.name : NULL,
-                           rlk_psemaphore_try_acquire_n_run(s, n, wait_ms, lease_ms, ids));
-}
+/* rlk_psemaphore_try_acquire_n: rlk_psemaphore_try_acquire_n_run, counted in the metrics */
+RLK_HANDLE_DEF_COUNTED(rlk_psemaphore_try_acquire_n, RLK_MKIND_PSEMAPHORE,
+                       (rlk_psemaphore *h, int n, long long wait_ms, long long lease_ms,
+                        char (*ids)[RLK_PERMIT_ID_SIZE]),
+                       (h, n, wait_ms, lease_ms, ids))
 
 int rlk_psemaphore_try_acquire(rlk_psemaphore *s, long long wait_ms, long long lease_ms,
                                char id[RLK_PERMIT_ID_SIZE])
@@ -537,39 +518,48 @@ int rlk_psemaphore_try_set_permits(rlk_psemaphore *s, long long permits, int *se
                                    keys, permits, set);
 }
 
-int rlk_psemaphore_add_permits(rlk_psemaphore *s, long long delta, long long *count)
+int rlk_psem_count(rlk_psemaphore *s, const char *what, const char *field, long long v,
+                   long long lo, const char *script, long long *out)
 {
     const char *keys[RLK_PSEM_NQKEYS];
     char num[24];
-    const char *args[3] = {num, RLK_FAM_CLAIM_MS_STR, NULL};   /* delta, claim window, publish */
+    const char *args[3] = {num, RLK_FAM_CLAIM_MS_STR, NULL};   /* v, claim window, publish */
     long long n = 0;
-    int rc;
+    int rc = rlk_fam_check_range(s->b.c, what, s->b.name, field, v, lo, RLK_NUM_MAX);
 
-    if (!s)
-        return RLK_ERR_ARG;
-    rc = rlk_fam_check_range(s->b.c, "add_permits", s->b.name, "delta", delta, -RLK_NUM_MAX,
-                             RLK_NUM_MAX);
     if (rc != RLK_OK)
         return rc;
-    snprintf(num, sizeof num, "%lld", delta);
+    snprintf(num, sizeof num, "%lld", v);
     args[2] = rlk_publish_arg(s->b.c);
-    rc = rlk_fam_eval_int(s->b.c, "psemaphore/add_permits", rlk_psem_qkeys(s, keys), keys, 3, args,
-                          NULL, &n);
-    if (rc == RLK_OK && count)
-        *count = n;
-    return rc == RLK_OK ? rlk_fam_acks_done(s->b.c, "add_permits", s->b.name, "done") : rc;
+    rc = rlk_fam_eval_int(s->b.c, script, rlk_psem_qkeys(s, keys), keys, 3, args, NULL, &n);
+    if (rc != RLK_OK)
+        return rc;
+    if (out)
+        *out = n;
+    return rlk_fam_acks_done(s->b.c, what, s->b.name, "done");
+}
+
+int rlk_psemaphore_add_permits(rlk_psemaphore *s, long long delta, long long *count)
+{
+    if (!s)
+        return RLK_ERR_ARG;
+    return rlk_psem_count(s, "add_permits", "delta", delta, -RLK_NUM_MAX, "psemaphore/add_permits",
+                          count);
+}
+
+int rlk_psem_read(rlk_psemaphore *s, const char *script, long long *out)
+{
+    const char *keys[RLK_PSEM_NKEYS];
+    const char *args[1] = {rlk_publish_arg(s->b.c)};    /* it publishes the permits it reclaims */
+
+    return rlk_fam_eval_int(s->b.c, script, rlk_psem_keys(s, keys), keys, 1, args, NULL, out);
 }
 
 int rlk_psemaphore_available(rlk_psemaphore *s, long long *count)
 {
-    const char *keys[RLK_PSEM_NKEYS];
-    const char *args[1];
-
     if (!s || !count)
         return RLK_ERR_ARG;
-    args[0] = rlk_publish_arg(s->b.c);     /* it publishes the permits it reclaims */
-    return rlk_fam_eval_int(s->b.c, "psemaphore/available", rlk_psem_keys(s, keys), keys, 1, args,
-                            NULL, count);
+    return rlk_psem_read(s, "psemaphore/available", count);
 }
 
 int rlk_psemaphore_size(rlk_psemaphore *s, long long *available, long long *held)

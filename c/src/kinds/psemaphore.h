@@ -32,6 +32,16 @@ int rlk_psem_keys(const rlk_psemaphore *s, const char **keys);
  * RLK_PSEM_NQKEYS. */
 #define RLK_PSEM_NQKEYS 5
 int rlk_psem_qkeys(const rlk_psemaphore *s, const char **keys);
+/* A call that changes the count (psemaphore/add_permits, set_permits):
+ * lo <= v <= 10^12 (else RLK_ERR_ARG "<what> <name>: <field> ..."), then
+ * script on the queue's keys with (v, claim window, publish); its reply in
+ * *out (may be NULL); replicas as rlk_fam_acks_done. */
+int rlk_psem_count(rlk_psemaphore *s, const char *what, const char *field, long long v,
+                   long long lo, const char *script, long long *out);
+/* A read on the object's keys whose script first gives expired permits
+ * back to the count and publishes them (psemaphore/available, acquired):
+ * its integer reply in *out. */
+int rlk_psem_read(rlk_psemaphore *s, const char *script, long long *out);
 
 /* A permit id's raw bytes as lower-case hex into out (2 * len + 1 bytes). */
 void rlk_psem_hex(const unsigned char *raw, size_t len, char *out);

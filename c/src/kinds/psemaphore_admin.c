@@ -47,78 +47,22 @@ int rlk_psemaphore_lease_time(rlk_psemaphore *s, const char *id, long long *ms)
 
 int rlk_psemaphore_acquired(rlk_psemaphore *s, long long *held)
 {
-    const char *keys[RLK_PSEM_NKEYS];
-    const char *args[1];
-
     if (!s || !held)
         return RLK_ERR_ARG;
-    args[0] = rlk_publish_arg(s->b.c);      /* it publishes the permits it reclaims */
-    return rlk_fam_eval_int(s->b.c, "psemaphore/acquired", rlk_psem_keys(s, keys), keys, 1, args,
-                            NULL, held);
+    return rlk_psem_read(s, "psemaphore/acquired", held);
 }
 
 int rlk_psemaphore_set_permits(rlk_psemaphore *s, long long permits, long long *count)
 {
-    const char *keys[RLK_PSEM_NQKEYS];
-    char num[24];
-    const char *args[3] = {num, RLK_FAM_CLAIM_MS_STR, NULL};   /* permits, claim window, publish */
-    long long n = 0;
-    int rc;
-
     if (!s)
         return RLK_ERR_ARG;
-    rc = rlk_fam_check_range(s->b.c, "set_permits", s->b.name, "permits", permits, 0, RLK_NUM_MAX);
-    if (rc != RLK_OK)
-        return rc;
-    snprintf(num, sizeof num, "%lld", permits);
-    args[2] = rlk_publish_arg(s->b.c);
-    rc = rlk_fam_eval_int(s->b.c, "psemaphore/set_permits", rlk_psem_qkeys(s, keys), keys, 3, args,
-                          NULL, &n);
-    if (rc != RLK_OK)
-        return rc;
-    if (count)
-        *count = n;
-    return rlk_fam_acks_done(s->b.c, "set_permits", s->b.name, "done");
+    return rlk_psem_count(s, "set_permits", "permits", permits, 0, "psemaphore/set_permits",
+                          count);
 }
 
 /* ---------------------------------------------------------------- time to live */
 
-/* Both keys of Redisson's object, as its expire and clearExpire take them:
- * (name, {name}:timeout). */
-static int rlk_psem_ttl_keys(const rlk_psemaphore *s, const char **keys)
-{
-    keys[0] = s->b.name;
-    keys[1] = s->timeouts;
-    return 2;
-}
-
-int rlk_psemaphore_expire(rlk_psemaphore *s, long long ttl_ms, int *set)
-{
-    const char *keys[2];
-
-    if (set)
-        *set = 0;
-    if (!s)
-        return RLK_ERR_ARG;
-    return rlk_expiry_set(&s->b, "psemaphore/expire", rlk_psem_ttl_keys(s, keys), keys, 0, ttl_ms,
-                          set);
-}
-
-int rlk_psemaphore_clear_expire(rlk_psemaphore *s, int *cleared)
-{
-    const char *keys[2];
-
-    if (cleared)
-        *cleared = 0;
-    if (!s)
-        return RLK_ERR_ARG;
-    return rlk_expiry_clear(&s->b, "psemaphore/clear_expire", rlk_psem_ttl_keys(s, keys), keys,
-                            cleared);
-}
-
-int rlk_psemaphore_ttl(rlk_psemaphore *s, long long *ttl_ms)
-{
-    if (!s || !ttl_ms)
-        return RLK_ERR_ARG;
-    return rlk_expiry_ttl(&s->b, "psemaphore/ttl", s->b.name, ttl_ms);
-}
+/* rlk_psemaphore_expire, rlk_psemaphore_clear_expire: on both keys of Redisson's object, as
+ * its expire and clearExpire take them (name, {name}:timeout); rlk_psemaphore_ttl */
+RLK_EXPIRY_DEF(rlk_psemaphore, "psemaphore", (h->b.name, h->timeouts), 0,
+               (h->b.name, h->timeouts))

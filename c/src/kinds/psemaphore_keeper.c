@@ -19,6 +19,7 @@
  * The keeper never releases; stop it first (no renewal of its permits and
  * no lost report follows), then release the permits.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,8 +49,7 @@ struct rlk_psemaphore_keeper {
     long long lease_ms;
     rlk_lost_fn fn;
     void *ud;
-    pthread_mutex_t mu;         /* guards first_lost */
-    int first_lost;
+    atomic_int first_lost;      /* the first loss's reason (0: none): set once, by the watchdog */
 };
 
 /* ---------------------------------------------------------------- the task */
@@ -89,11 +89,9 @@ static void rlk_keeper_lost(void *ud, int reason)
 {
     rlk_kept *p = ud;
     rlk_psemaphore_keeper *k = p->k;
+    int none = 0;
 
-    pthread_mutex_lock(&k->mu);
-    if (!k->first_lost)
-        k->first_lost = reason;
-    pthread_mutex_unlock(&k->mu);
+    atomic_compare_exchange_strong(&k->first_lost, &none, reason);
     if (k->fn)
         k->fn(k->s->b.name, p->hex, reason, k->ud);
 }
@@ -111,7 +109,6 @@ static void rlk_keeper_free(rlk_psemaphore_keeper *k)
         free(k->ids[i].raw);
     }
     free(k->ids);
-    pthread_mutex_destroy(&k->mu);
     free(k);
 }
 
@@ -163,7 +160,7 @@ static rlk_psemaphore_keeper *rlk_keeper_alloc(rlk_psemaphore *s, int n, long lo
         free(k);
         return NULL;
     }
-    pthread_mutex_init(&k->mu, NULL);
+    atomic_init(&k->first_lost, 0);
     k->s = s;
     k->n = n;
     k->lease_ms = lease_ms;
@@ -209,14 +206,7 @@ rlk_psemaphore_keeper *rlk_psemaphore_keep(rlk_psemaphore *s, int n, const char 
 
 int rlk_psemaphore_keeper_lost(rlk_psemaphore_keeper *k)
 {
-    int lost;
-
-    if (!k)
-        return 0;
-    pthread_mutex_lock(&k->mu);
-    lost = k->first_lost;
-    pthread_mutex_unlock(&k->mu);
-    return lost;
+    return k ? atomic_load(&k->first_lost) : 0;
 }
 
 void rlk_psemaphore_keeper_stop(rlk_psemaphore_keeper *k)

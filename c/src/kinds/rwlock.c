@@ -32,6 +32,7 @@
 #include "client/topo.h"
 #include "kinds/lock.h"
 #include "kinds/rwlock.h"
+#include "kinds/handle.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
@@ -159,36 +160,12 @@ rlk_rwlock *rlk_rwlock_new(rlk_client *c, const char *name)
     return rlk_fam_made(rw, rw->prefix && rw->q && rw->waiters && rw->grant && rw->wake);
 }
 
-void rlk_rwlock_free(rlk_rwlock *rw)
-{
-    rlk_fam_free(rw);
-}
-
-const char *rlk_rwlock_name(const rlk_rwlock *rw)
-{
-    return rw ? rw->b.name : NULL;
-}
-
-const char *rlk_rwlock_channel(const rlk_rwlock *rw)
-{
-    return rw ? rw->b.channel : NULL;
-}
-
-int rlk_rwlock_set_owner(rlk_rwlock *rw, const char *owner)
-{
-    if (!rw)
-        return RLK_ERR_ARG;
-    return rlk_fam_id_set(rw->b.c, &rw->id, owner, 1, "rlk_rwlock_set_owner");
-}
-
-int rlk_rwlock_owner(const rlk_rwlock *rw, char *buf, size_t len)
-{
-    rlk_rwlock *m = (rlk_rwlock *)rw;   /* the id's mutex only */
-
-    if (!rw)
-        return RLK_ERR_ARG;
-    return rlk_fam_id_get(m->b.c, m->b.rt, &m->id, buf, len, "rlk_rwlock_owner");
-}
+/* rlk_rwlock_free, rlk_rwlock_name */
+RLK_HANDLE_DEF(rlk_rwlock)
+RLK_HANDLE_DEF_GET(rlk_rwlock_channel, rlk_rwlock, b.channel)
+/* rlk_rwlock_set_owner (an id of a read-write lock's field: not "mode", no ":write"),
+ * rlk_rwlock_owner */
+RLK_HANDLE_DEF_OWNER(rlk_rwlock, 1)
 
 /* ---------------------------------------------------------------- one acquire attempt */
 
@@ -426,8 +403,6 @@ static int rlk_rwlock_try_lock_run(rlk_rwlock *rw, int side, long long wait_ms, 
     rlk_rw_acq a;
     int rc;
 
-    if (!rw)
-        return RLK_ERR_ARG;
     if ((rc = rlk_rw_acq_init(rw, side, lease_ms, &a)) != RLK_OK)
         return rc;
     rlk_wait_init_lock(&w, &rw->b, rlk_rw_what(side), rlk_rw_attempt, &a);
@@ -441,15 +416,10 @@ static int rlk_rwlock_try_lock_run(rlk_rwlock *rw, int side, long long wait_ms, 
     return rc == RLK_ERR_BUSY ? rlk_rw_busy(rw, side, start) : rc;
 }
 
-/* The call, counted in the metrics (runtime/metrics.h). */
-int rlk_rwlock_try_lock(rlk_rwlock *rw, int side, long long wait_ms, long long lease_ms)
-{
-    rlk_metrics_call mc;
-
-    rlk_metrics_begin(rw ? &rw->b.rt->counters : NULL, &mc);
-    return rlk_metrics_end(&mc, side == RLK_RW_WRITE ? RLK_KIND_WRITE : RLK_KIND_READ, rw ? rw->b.name : NULL,
-                           rlk_rwlock_try_lock_run(rw, side, wait_ms, lease_ms));
-}
+/* rlk_rwlock_try_lock: rlk_rwlock_try_lock_run, counted in the metrics as the side's */
+RLK_HANDLE_DEF_COUNTED(rlk_rwlock_try_lock, side == RLK_RW_WRITE ? RLK_KIND_WRITE : RLK_KIND_READ,
+                       (rlk_rwlock *h, int side, long long wait_ms, long long lease_ms),
+                       (h, side, wait_ms, lease_ms))
 
 int rlk_rwlock_lock(rlk_rwlock *rw, int side, long long lease_ms)
 {
@@ -493,33 +463,58 @@ int rlk_rwlock_force_unlock(rlk_rwlock *rw, int side, int *released)
 
 /* ---------------------------------------------------------------- queries */
 
-int rlk_rwlock_mode(rlk_rwlock *rw, int *mode)
+/* A read of the lock hash: HGET name field, or HGETALL name (field NULL),
+ * whose reply read turns into *out. */
+static int rlk_rw_hash(rlk_rwlock *rw, const char *field,
+                       int (*read)(rlk_rwlock *rw, const redisReply *r, void *out), void *out)
 {
-    const char *argv[3] = {"HGET", NULL, "mode"};
+    const char *argv[3] = {field ? "HGET" : "HGETALL", rw->b.name, field};
     redisReply *r = NULL;
-    int rc;
+    int rc = rlk_command(rw->b.c, field ? 3 : 2, argv, NULL, &r);
 
-    if (!rw || !mode)
-        return RLK_ERR_ARG;
-    *mode = RLK_RW_FREE;
-    argv[1] = rw->b.name;
-    if ((rc = rlk_command(rw->b.c, 3, argv, NULL, &r)) != RLK_OK)
+    if (rc != RLK_OK)
         return rc;
+    rc = read(rw, r, out);
+    freeReplyObject(r);
+    return rc;
+}
+
+/* The mode field: read, write, or none (free). */
+static int rlk_rw_read_mode(rlk_rwlock *rw, const redisReply *r, void *out)
+{
+    int *mode = out;
+
     if (r->type == REDIS_REPLY_STRING && strcmp(r->str, "read") == 0)
         *mode = RLK_RW_MODE_READ;
     else if (r->type == REDIS_REPLY_STRING && strcmp(r->str, "write") == 0)
         *mode = RLK_RW_MODE_WRITE;
     else if (r->type != REDIS_REPLY_NIL)
-        rc = rlk_set_error(rw->b.c, RLK_ERR_PROTOCOL, "rwlock %s: not a read-write lock (mode)",
-                           rw->b.name);
-    freeReplyObject(r);
-    return rc;
+        return rlk_set_error(rw->b.c, RLK_ERR_PROTOCOL, "rwlock %s: not a read-write lock (mode)",
+                             rw->b.name);
+    return RLK_OK;
+}
+
+int rlk_rwlock_mode(rlk_rwlock *rw, int *mode)
+{
+    if (!rw || !mode)
+        return RLK_ERR_ARG;
+    *mode = RLK_RW_FREE;
+    return rlk_rw_hash(rw, "mode", rlk_rw_read_mode, mode);
 }
 
 /* The hash field of side for owner: "<owner>" or "<owner>:write". */
 static void rlk_rw_field(int side, const char *owner, char *buf, size_t len)
 {
     snprintf(buf, len, side == RLK_RW_WRITE ? "%s:write" : "%s", owner);
+}
+
+/* The calling thread's holder id into owner (RLK_OWNER_MAX + 1 bytes), for
+ * side RLK_RW_READ or RLK_RW_WRITE (else RLK_ERR_ARG; what names the call). */
+static int rlk_rw_side_owner(rlk_rwlock *rw, int side, const char *what, char *owner)
+{
+    int rc = rlk_rw_check_side(rw, side, 0, what);
+
+    return rc != RLK_OK ? rc : rlk_rwlock_owner(rw, owner, RLK_OWNER_MAX + 1);
 }
 
 int rlk_rwlock_hold_count(rlk_rwlock *rw, int side, long long *count)
@@ -531,8 +526,7 @@ int rlk_rwlock_hold_count(rlk_rwlock *rw, int side, long long *count)
     if (!rw || !count)
         return RLK_ERR_ARG;
     *count = 0;
-    if ((rc = rlk_rw_check_side(rw, side, 0, "hold count")) != RLK_OK ||
-        (rc = rlk_rwlock_owner(rw, owner, sizeof owner)) != RLK_OK)
+    if ((rc = rlk_rw_side_owner(rw, side, "hold count", owner)) != RLK_OK)
         return rc;
     rlk_rw_field(side, owner, field, sizeof field);
     argv[0] = "HGET";
@@ -550,11 +544,9 @@ int rlk_rwlock_is_held_by_me(rlk_rwlock *rw, int side, int *held)
     if (!rw || !held)
         return RLK_ERR_ARG;
     *held = 0;
-    if ((rc = rlk_rw_check_side(rw, side, 0, "is held")) != RLK_OK ||
-        (rc = rlk_rwlock_owner(rw, owner, sizeof owner)) != RLK_OK)
-        return rc;
-    if (rlk_wd_is_lost_as(rw->b.rt->wd, rlk_rw_kind(side), rw->b.name, owner))
-        return RLK_OK;
+    rc = rlk_rw_side_owner(rw, side, "is held", owner);
+    if (rc != RLK_OK || rlk_wd_is_lost_as(rw->b.rt->wd, rlk_rw_kind(side), rw->b.name, owner))
+        return rc;      /* a hold the watchdog lost: not held */
     rc = rlk_rwlock_hold_count(rw, side, &n);
     *held = rc == RLK_OK && n > 0;
     return rc;
@@ -572,32 +564,26 @@ static int rlk_rw_is_reader(const redisReply *field, const redisReply *value)
     return atoll(value->str) > 0;
 }
 
+/* The whole hash: how many reader fields it has. */
+static int rlk_rw_read_readers(rlk_rwlock *rw, const redisReply *r, void *out)
+{
+    long long *owners = out;
+
+    if (r->type != REDIS_REPLY_ARRAY)
+        return rlk_set_error(rw->b.c, RLK_ERR_PROTOCOL, "HGETALL %s: reply type %d", rw->b.name,
+                             r->type);
+    for (size_t i = 0; i + 1 < r->elements; i += 2)
+        *owners += rlk_rw_is_reader(r->element[i], r->element[i + 1]);
+    return RLK_OK;
+}
+
 int rlk_rwlock_reader_count(rlk_rwlock *rw, long long *owners)
 {
-    const char *argv[2] = {"HGETALL", NULL};
-    redisReply *r = NULL;
-    int rc;
-
     if (!rw || !owners)
         return RLK_ERR_ARG;
     *owners = 0;
-    argv[1] = rw->b.name;
-    if ((rc = rlk_command(rw->b.c, 2, argv, NULL, &r)) != RLK_OK)
-        return rc;
-    if (r->type == REDIS_REPLY_ARRAY) {
-        for (size_t i = 0; i + 1 < r->elements; i += 2)
-            *owners += rlk_rw_is_reader(r->element[i], r->element[i + 1]);
-    } else {
-        rc = rlk_set_error(rw->b.c, RLK_ERR_PROTOCOL, "HGETALL %s: reply type %d", rw->b.name,
-                           r->type);
-    }
-    freeReplyObject(r);
-    return rc;
+    return rlk_rw_hash(rw, NULL, rlk_rw_read_readers, owners);
 }
 
-int rlk_rwlock_remaining_ttl(rlk_rwlock *rw, long long *ttl_ms)
-{
-    if (!rw || !ttl_ms)
-        return RLK_ERR_ARG;
-    return rlk_fam_remaining_ttl(&rw->b, ttl_ms);
-}
+/* rlk_rwlock_remaining_ttl */
+RLK_HANDLE_DEF_REMAINING_TTL(rlk_rwlock)

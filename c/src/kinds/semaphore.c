@@ -18,6 +18,7 @@
 #include "client/clock.h"
 #include "client/error.h"
 #include "kinds/expiry.h"
+#include "kinds/handle.h"
 #include "kinds/names.h"
 #include "kinds/sem_queue.h"
 #include "runtime/fam.h"
@@ -56,20 +57,9 @@ rlk_semaphore *rlk_semaphore_new(rlk_client *c, const char *name)
     return rlk_fam_made(s, rlk_sem_queue_init(&s->q, &s->b) == 0);
 }
 
-void rlk_semaphore_free(rlk_semaphore *s)
-{
-    rlk_fam_free(s);
-}
-
-const char *rlk_semaphore_name(const rlk_semaphore *s)
-{
-    return s ? s->b.name : NULL;
-}
-
-const char *rlk_semaphore_channel(const rlk_semaphore *s)
-{
-    return s ? s->b.channel : NULL;
-}
+/* rlk_semaphore_free, rlk_semaphore_name */
+RLK_HANDLE_DEF(rlk_semaphore)
+RLK_HANDLE_DEF_GET(rlk_semaphore_channel, rlk_semaphore, b.channel)
 
 /* ---------------------------------------------------------------- acquiring */
 
@@ -165,8 +155,6 @@ static int rlk_semaphore_try_acquire_run(rlk_semaphore *s, long long permits, lo
     rlk_waiter w;
     int rc;
 
-    if (!s)
-        return RLK_ERR_ARG;
     rc = rlk_fam_check_range(s->b.c, "acquire", s->b.name, "permits", permits, 1, RLK_NUM_MAX);
     if (rc != RLK_OK)
         return rc;
@@ -189,15 +177,10 @@ static int rlk_semaphore_try_acquire_run(rlk_semaphore *s, long long permits, lo
     return rc == RLK_ERR_BUSY ? rlk_sem_busy(s, permits, start) : rc;
 }
 
-/* The call, counted in the metrics (runtime/metrics.h). */
-int rlk_semaphore_try_acquire(rlk_semaphore *s, long long permits, long long wait_ms)
-{
-    rlk_metrics_call mc;
-
-    rlk_metrics_begin(s ? &s->b.rt->counters : NULL, &mc);
-    return rlk_metrics_end(&mc, RLK_MKIND_SEMAPHORE, s ? s->b.name : NULL,
-                           rlk_semaphore_try_acquire_run(s, permits, wait_ms));
-}
+/* rlk_semaphore_try_acquire: rlk_semaphore_try_acquire_run, counted in the metrics */
+RLK_HANDLE_DEF_COUNTED(rlk_semaphore_try_acquire, RLK_MKIND_SEMAPHORE,
+                       (rlk_semaphore *h, long long permits, long long wait_ms),
+                       (h, permits, wait_ms))
 
 int rlk_semaphore_acquire(rlk_semaphore *s, long long permits)
 {
@@ -329,33 +312,5 @@ int rlk_semaphore_available(rlk_semaphore *s, long long *count)
 
 /* ---------------------------------------------------------------- time to live */
 
-int rlk_semaphore_expire(rlk_semaphore *s, long long ttl_ms, int *set)
-{
-    const char *keys[1];
-
-    if (set)
-        *set = 0;
-    if (!s)
-        return RLK_ERR_ARG;
-    keys[0] = s->b.name;
-    return rlk_expiry_set(&s->b, "semaphore/expire", 1, keys, 0, ttl_ms, set);
-}
-
-int rlk_semaphore_clear_expire(rlk_semaphore *s, int *cleared)
-{
-    const char *keys[1];
-
-    if (cleared)
-        *cleared = 0;
-    if (!s)
-        return RLK_ERR_ARG;
-    keys[0] = s->b.name;
-    return rlk_expiry_clear(&s->b, "semaphore/clear_expire", 1, keys, cleared);
-}
-
-int rlk_semaphore_ttl(rlk_semaphore *s, long long *ttl_ms)
-{
-    if (!s || !ttl_ms)
-        return RLK_ERR_ARG;
-    return rlk_expiry_ttl(&s->b, "semaphore/ttl", s->b.name, ttl_ms);
-}
+/* rlk_semaphore_expire, rlk_semaphore_clear_expire, rlk_semaphore_ttl: on the name */
+RLK_EXPIRY_DEF(rlk_semaphore, "semaphore", (h->b.name), 0, (h->b.name))

@@ -86,14 +86,19 @@ rlk_multilock *rlk_multilock_new(void)
     return m;
 }
 
+/* What a member holds: its lock handle and its name. */
+static void multi_member_free(multi_member *x)
+{
+    rlk_lock_free(x->lock);
+    free(x->name);
+}
+
 void rlk_multilock_free(rlk_multilock *m)
 {
     if (!m)
         return;
-    for (int i = 0; i < m->n; i++) {
-        rlk_lock_free(m->mem[i].lock);
-        free(m->mem[i].name);
-    }
+    for (int i = 0; i < m->n; i++)
+        multi_member_free(&m->mem[i]);
     free(m->mem);
     free(m->order);
     free(m->owner);
@@ -162,8 +167,7 @@ int rlk_multilock_add(rlk_multilock *m, rlk_client *c, const char *name)
         return multi_fail(m, -1, RLK_ERR_NOMEM, "multilock add: out of memory");
     if (!(x.lock = rlk_lock_new(c, name)) ||
         (m->owner && rlk_lock_set_owner(x.lock, m->owner) != RLK_OK)) {
-        rlk_lock_free(x.lock);
-        free(x.name);
+        multi_member_free(&x);
         return multi_fail(m, -1, rlk_err(c), "multilock add %s: %s", name, rlk_errstr(c));
     }
     m->mem[m->n++] = x;

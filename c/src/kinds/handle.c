@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * handle.c - what the lock kinds share beyond the public functions that
+ * handle.h's macros define: the holder id and local queue of a kind whose
+ * waiters queue in the process, the head of an acquisition call and its undo
+ * through the kind's release call, the message of a wait that ran out, and
+ * the token of a recorded hold.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "client/client.h"
+#include "client/clock.h"
+#include "client/error.h"
+#include "kinds/handle.h"
+#include "runtime/lq.h"
+#include "runtime/wd.h"
+
+int rlk_handle_queue_init(rlk_client *c, rlk_fam_id *id, rlk_lq **q, const char *key)
+{
+    rlk_fam_id_init(id);
+    *q = rlk_lq_get(c->addr, c->url.db, key);
+    return *q != NULL;
+}
+
+void rlk_handle_queue_fini(rlk_fam_id *id, rlk_lq *q)
+{
+    rlk_lq_put(q);
+    rlk_fam_id_destroy(id);
+}
+
+int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b, rlk_fam_id *id,
+                         const char *owner_fn, const char *what, long long lease_ms,
+                         rlk_fam_release_fn release)
+{
+    int rc;
+
+    memset(a, 0, sizeof *a);
+    a->handle = handle;
+    a->release = release;
+    rc = rlk_fam_lease(b->c, what, b->name, lease_ms, &a->lease_ms, &a->watchdog);
+    if (rc != RLK_OK)
+        return rc;
+    snprintf(a->lease, sizeof a->lease, "%lld", a->lease_ms);
+    return rlk_fam_id_get(b->c, b->rt, id, a->owner, sizeof a->owner, owner_fn);
+}
+
+int rlk_handle_undo(void *arg)
+{
+    rlk_handle_acq *a = arg;
+    int rc, outcome = a->release(a->handle, a->owner, a->lease_ms, &rc);
+
+    return rlk_fam_undone(outcome, rc);
+}
+
+int rlk_handle_token(const rlk_fam_base *b, rlk_fam_id *id, const char *owner_fn, int kind,
+                     const char *not_held, long long *token)
+{
+    char owner[RLK_OWNER_MAX + 1];
+    int rc;
+
+    *token = 0;
+    if ((rc = rlk_fam_id_get(b->c, b->rt, id, owner, sizeof owner, owner_fn)) != RLK_OK)
+        return rc;
+    if (!rlk_wd_token_of(b->rt->wd, kind, b->name, owner, token))
+        return rlk_set_error(b->c, RLK_ERR_NOT_OWNER, not_held, b->name, owner);
+    return RLK_OK;
+}
+
+int rlk_handle_busy(const rlk_fam_base *b, const char *what, const char *why, long long start_ns)
+{
+    return rlk_set_error(b->c, RLK_ERR_BUSY, "%s %s: %s after %lld ms", what, b->name, why,
+                         (rlk_clock_now_ns() - start_ns) / 1000000LL);
+}
