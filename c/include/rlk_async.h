@@ -200,6 +200,20 @@ RLK_API rlk_async_req *rlk_async_lock_spin(rlk_async *ac, const char *name, unsi
                                            long long initial_ms, long long max_ms,
                                            rlk_async_fn fn, void *privdata);
 
+/* The reentrant lock (RLK_KIND_LOCK's data) with a lock-delay, as
+ * rlk_lock_set_delay (docs/locks/reentrant.md, "Lock-delay"): every call
+ * names the key {name}:rlk_delay too, so a holder that LOST the lock (its
+ * lease ran out, not released) keeps it from the next holder with a delay
+ * until delay_ms after its lease ended; attempts are refused meanwhile and
+ * a waiter waits the time left. Renewals (lease_ms -1: the watchdog) keep
+ * the delay key's PX at lease + delay; rlk_async_unlock(RLK_KIND_LOCK) of
+ * the last hold deletes it. delay_ms 1..10^12 (0: rlk_async_lock without a
+ * delay). Give every client of a name the same delay: ones without it
+ * ignore the key. rlk_async_force_unlock leaves the key to run out. */
+RLK_API rlk_async_req *rlk_async_lock_delay(rlk_async *ac, const char *name, unsigned long long task,
+                                            long long wait_ms, long long lease_ms,
+                                            long long delay_ms, rlk_async_fn fn, void *privdata);
+
 /* MultiLock over names of this client (all of kind RLK_KIND_LOCK): all or
  * none, in the order given; wait and lease as rlk_async_lock. */
 RLK_API rlk_async_req *rlk_async_multilock_lock(rlk_async *ac, int n, const char *const *names,
@@ -233,6 +247,52 @@ RLK_API rlk_async_req *rlk_async_latch_count_down(rlk_async *ac, const char *nam
 /* value: 1 when set (the latch was at 0 or absent). */
 RLK_API rlk_async_req *rlk_async_latch_try_set_count(rlk_async *ac, const char *name, long long count,
                                                      rlk_async_fn fn, void *privdata);
+
+/* The blocking calls' one-script forms (same scripts, replies and errors;
+ * docs/async.md). A call that never went out is sent again within two
+ * command timeouts and a connect; a lost reply ends a writing call with
+ * RLK_ERR_UNSETTLED (it is not repeated), a reading one is asked again. */
+
+/* value: 1 when the permits were given back, 0 when the semaphore has no
+ * key (nothing changed). permits 1..10^12. */
+RLK_API rlk_async_req *rlk_async_semaphore_release_if_exists(rlk_async *ac, const char *name,
+                                                             long long permits, rlk_async_fn fn,
+                                                             void *privdata);
+/* Sets the count to permits (0..10^12) with a time to live of ttl_ms
+ * (1..10^12) only when there is none; value: 1 when it did. */
+RLK_API rlk_async_req *rlk_async_semaphore_try_set_permits_ttl(rlk_async *ac, const char *name,
+                                                               long long permits, long long ttl_ms,
+                                                               rlk_async_fn fn, void *privdata);
+/* Redisson's tryRelease(permitId): value 1 when the permit was released, 0
+ * when it was not held (expired, released, unknown: no error). */
+RLK_API rlk_async_req *rlk_async_psemaphore_try_release(rlk_async *ac, const char *name,
+                                                        const char *id, rlk_async_fn fn,
+                                                        void *privdata);
+/* value: the permit's lease left (>= 1 ms; -1 for one without a lease).
+ * RLK_ERR_NOT_OWNER: not held. */
+RLK_API rlk_async_req *rlk_async_psemaphore_lease_time(rlk_async *ac, const char *name,
+                                                       const char *id, rlk_async_fn fn,
+                                                       void *privdata);
+/* The size (count + held) becomes permits (0..10^12); value: the count. */
+RLK_API rlk_async_req *rlk_async_psemaphore_set_permits(rlk_async *ac, const char *name,
+                                                        long long permits, rlk_async_fn fn,
+                                                        void *privdata);
+/* value: the permits held (expired ones given back first). */
+RLK_API rlk_async_req *rlk_async_psemaphore_acquired(rlk_async *ac, const char *name,
+                                                     rlk_async_fn fn, void *privdata);
+
+/* A time to live on the keys of kind's name: kind RLK_MKIND_SEMAPHORE (the
+ * count key), RLK_MKIND_PSEMAPHORE (name and {name}:timeout; ttl reads
+ * name's) or RLK_MKIND_LATCH (an armed latch; its expiry opens it), as
+ * rlk_semaphore_expire & co. expire: ttl_ms 1..10^12, value 1 when a key
+ * got it (0: no key). clear_expire: value 1 when it had one. ttl: value
+ * the ms left, -1 none, -2 no key. RLK_ERR_ARG for another kind. */
+RLK_API rlk_async_req *rlk_async_expire(rlk_async *ac, int kind, const char *name,
+                                        long long ttl_ms, rlk_async_fn fn, void *privdata);
+RLK_API rlk_async_req *rlk_async_clear_expire(rlk_async *ac, int kind, const char *name,
+                                              rlk_async_fn fn, void *privdata);
+RLK_API rlk_async_req *rlk_async_ttl(rlk_async *ac, int kind, const char *name, rlk_async_fn fn,
+                                     void *privdata);
 
 /* ---------------------------------------------------------------- leader election */
 

@@ -4,7 +4,9 @@
  * (a_common.h).
  */
 #include <limits.h>
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "client/client.h"
 #include "runtime/fam.h"
@@ -124,4 +126,19 @@ void rlk_a_common_quiet(rlk_ae_timer **retry, rlk_ae_timer **deadline, rlk_ae_su
     rlk_ae_unsubscribe(*sub);
     *retry = *deadline = NULL;
     *sub = NULL;
+}
+
+long long rlk_a_common_elapsed(const rlk_a_head *h)
+{
+    return rlk_ae_now_ms() - h->start;
+}
+
+void rlk_a_common_free(int n, ...)
+{
+    va_list ap;
+
+    va_start(ap, n);
+    while (n-- > 0)
+        free(va_arg(ap, void *));
+    va_end(ap);
 }

@@ -40,6 +40,19 @@ void *rlk_a_common_new(rlk_async *ac, size_t size, size_t head_offset, rlk_async
 #define RLK_A_NEW(ac, type, fn, privdata) \
     rlk_a_common_new((ac), sizeof(type), offsetof(type, h), (fn), (privdata))
 
+/* The ms since the request started (h->start). */
+long long rlk_a_common_elapsed(const rlk_a_head *h);
+
+/* free() of n pointers (NULL ones too): a request's strings when it is freed. */
+void rlk_a_common_free(int n, ...);
+
+/* Marks the callback parameters a kind's callback does not read, in one
+ * statement (passing them is their use). */
+static inline void rlk_a_unused(int n, ...)
+{
+    (void)n;
+}
+
 /* Sets r's hooks, then the checks every request makes before its own, in
  * this order: the client is closing (rlk_ae_req_new completed r already),
  * the client's fatal error (r completed with it), a NULL or empty name

@@ -95,7 +95,7 @@ rlk_async_req *rlk_async_elect_campaign(rlk_async *ac, const char *name, unsigne
                                         const char *value, long long wait_ms, long long lease_ms,
                                         rlk_async_fn fn, void *privdata)
 {
-    rlk_a_lock_opts o = {value ? value : "", 0, 0};
+    rlk_a_lock_opts o = {value ? value : "", 0, 0, 0};
 
     return rlk_a_lock_acquire(ac, &rlk_a_kind_elect, "rlk_async_elect_campaign", name, task,
                               wait_ms, lease_ms, &o, fn, privdata);
@@ -160,7 +160,7 @@ static void ael_proclaim_reply(rlk_async *ac, int rc, const redisReply *r, const
 static void ael_proclaim_send(ael *a)
 {
     const char *keys[RLK_A_KIND_KEYS];
-    rlk_a_argvals vals = {0, a->owner, 0, rlk_ae_publish_arg(a->h.ac), a->value, a->term};
+    rlk_a_argvals vals = {0, a->owner, 0, rlk_ae_publish_arg(a->h.ac), a->value, a->term, 0};
     rlk_a_argv av;
     const char *script = "elect/proclaim";
     int nk = rlk_a_keys_list(&a->keys, rlk_script_key_roles(script), keys, RLK_A_KIND_KEYS);

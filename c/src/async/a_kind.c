@@ -25,35 +25,35 @@ static const rlk_a_kind rlk_a_kinds[] = {
         "reentrant/release", "owner lease_ms claim_ms publish",
         "reentrant/cancel", "ticket claim_ms publish",
         "reentrant/force_release", "publish",
-        "channel", RLK_A_WAIT_QUEUE, 0, "", &rlk_lock_renew_task, "lock", 0},
+        "channel", RLK_A_WAIT_QUEUE, 0, "", &rlk_lock_renew_task, "lock", 0, NULL},
     [RLK_KIND_FAIR] = {
         "lock", RLK_KIND_FAIR, "fair",
         "fair/acquire", "lease_ms owner wait_ms",
         "fair/release", "owner lease_ms publish",
         "fair/cancel", "owner publish",
         "fair/force_release", "publish",
-        "channel", RLK_A_WAIT_FAIR, 0, "", &rlk_fairlock_renew_task, "lock queue timeouts", 0},
+        "channel", RLK_A_WAIT_FAIR, 0, "", &rlk_fairlock_renew_task, "lock queue timeouts", 0, NULL},
     [RLK_KIND_FENCED] = {
         "lock", RLK_KIND_FENCED, "fenced",
         "fenced/acquire", "lease_ms owner",
         "fenced/release", "owner lease_ms publish",
         NULL, NULL,
         "reentrant/force_release", "publish",
-        "channel", RLK_A_WAIT_CHANNEL, RLK_A_TOKEN, "", &rlk_fenced_renew_task, "lock token", 0},
+        "channel", RLK_A_WAIT_CHANNEL, RLK_A_TOKEN, "", &rlk_fenced_renew_task, "lock token", 0, NULL},
     [RLK_KIND_READ] = {
         "lock", RLK_KIND_READ, "rwlock",
         "rwlock/read_acquire", "lease_ms owner",
         "rwlock/read_release", "owner claim_ms publish",
         NULL, NULL,
         "rwlock/force_release", "mode claim_ms publish",
-        "channel", RLK_A_WAIT_CHANNEL, 0, "", &rlk_rwlock_renew_readers, "lock prefix", 0},
+        "channel", RLK_A_WAIT_CHANNEL, 0, "", &rlk_rwlock_renew_readers, "lock prefix", 0, NULL},
     [RLK_KIND_WRITE] = {
         "lock", RLK_KIND_WRITE, "rwlock",
         "rwlock/write_acquire", "lease_ms owner ticket",
         "rwlock/write_release", "owner lease_ms claim_ms publish",
         "rwlock/cancel", "ticket claim_ms publish",
         "rwlock/force_release", "mode claim_ms publish",
-        "channel", RLK_A_WAIT_QUEUE, 0, ":write", &rlk_rwlock_renew_writer, "lock", 0},
+        "channel", RLK_A_WAIT_QUEUE, 0, ":write", &rlk_rwlock_renew_writer, "lock", 0, NULL},
 };
 
 /* rlk_async_lock_nr's: Redisson's non-reentrant lock (kinds/nrlock.c: held and renewed as
@@ -64,7 +64,7 @@ static const rlk_a_kind rlk_a_kind_nrlock = {
     "nonreentrant/release", "owner lease_ms publish",
     NULL, NULL,
     "reentrant/force_release", "publish",
-    "channel", RLK_A_WAIT_CHANNEL, RLK_A_NON_REENTRANT, "", &rlk_lock_renew_task, "lock", 0};
+    "channel", RLK_A_WAIT_CHANNEL, RLK_A_NON_REENTRANT, "", &rlk_lock_renew_task, "lock", 0, NULL};
 
 static const rlk_a_kind rlk_a_kind_nrfair = {
     "non-reentrant fair lock", RLK_KIND_FAIR, "fair",
@@ -73,7 +73,7 @@ static const rlk_a_kind rlk_a_kind_nrfair = {
     "fair/cancel", "owner publish",
     "fair/force_release", "publish",
     "channel", RLK_A_WAIT_FAIR, RLK_A_NON_REENTRANT, "", &rlk_fairlock_renew_task,
-    "lock queue timeouts", 0};
+    "lock queue timeouts", 0, NULL};
 
 /* rlk_async_lock_spin's: the reentrant lock's scripts, attempts that never queue (ticket 0). */
 const rlk_a_kind rlk_a_kind_spin = {
@@ -82,7 +82,21 @@ const rlk_a_kind rlk_a_kind_spin = {
     "reentrant/release", "owner lease_ms claim_ms publish",
     NULL, NULL,
     "reentrant/force_release", "publish",
-    "channel", RLK_A_WAIT_SPIN, 0, "", &rlk_lock_renew_task, "lock", 0};
+    "channel", RLK_A_WAIT_SPIN, 0, "", &rlk_lock_renew_task, "lock", 0, NULL};
+
+/* rlk_async_lock_delay's: the reentrant lock with a lock-delay (kinds/lock.c,
+ * rlk_lock_set_delay): its acquire, release and force name the delay key {name}:rlk_delay
+ * last, the acquire its delay_ms; its holds are renewed one call each by reentrant/renew,
+ * which sets the delay key's PX to lease + delay (the blocking watchdog batches them in
+ * renew_many; the loop's does not yet). */
+static const rlk_renew_task rlk_a_renew_delay = {
+    "reentrant/renew", RLK_RENEW_ALONE, rlk_renew_build_one, rlk_renew_reply_one, NULL};
+
+const rlk_a_kind rlk_a_kind_delay = {
+    "lock", RLK_KIND_LOCK, "reentrant", "reentrant/acquire", "lease_ms owner ticket delay_ms",
+    "reentrant/release", "owner lease_ms claim_ms publish", "reentrant/cancel",
+    "ticket claim_ms publish", "reentrant/force_release", "publish", "channel", RLK_A_WAIT_QUEUE,
+    0, "", &rlk_a_renew_delay, "lock delay", 0, "delay"};
 
 /* The election (kinds/elect.c, docs/elect.md) on the fenced lock's layout: a leader is a
  * fenced hold whose token is its term, renewed with fenced/renew; candidates wait on the
@@ -94,7 +108,7 @@ const rlk_a_kind rlk_a_kind_elect = {
     NULL, NULL,
     NULL, NULL,     /* forced as the fenced lock it is (rlk_async_force_unlock, RLK_KIND_FENCED) */
     "lock_channel", RLK_A_WAIT_CHANNEL, RLK_A_TOKEN | RLK_A_ONE_HOLD, "", &rlk_fenced_renew_task,
-    "lock token", RLK_ELECT_VALUE_MAX};
+    "lock token", RLK_ELECT_VALUE_MAX, NULL};
 
 const rlk_a_kind *rlk_a_kind_lock(int kind)
 {
@@ -128,7 +142,7 @@ void rlk_a_keys_free(rlk_a_keys *ks)
  * line here. */
 static const char *const rlk_a_roles[] = {
     "channel", "waiters", "grant", "queue", "timeouts", "token", "prefix", "state",
-    "lock_channel",
+    "lock_channel", "delay",
 };
 
 static const char *rlk_a_keys_of(rlk_a_keys *ks, const char *role, size_t len)
@@ -185,6 +199,7 @@ int rlk_a_args(const char *names, const rlk_a_argvals *vals, rlk_a_argv *out)
     snprintf(out->ticket, sizeof out->ticket, "%lld", vals->ticket);
     snprintf(out->wait, sizeof out->wait, "%lld", (long long)RLK_FAIR_THREAD_WAIT_MS);
     snprintf(out->term, sizeof out->term, "%lld", vals->term);
+    snprintf(out->delay, sizeof out->delay, "%lld", vals->delay_ms);
     while (names && *names) {
         size_t len = strcspn(names, " ");
         const char *v = NULL;
@@ -208,6 +223,8 @@ int rlk_a_args(const char *names, const rlk_a_argvals *vals, rlk_a_argv *out)
             v = vals->value ? vals->value : "";
         else if (RLK_A_IS("term"))
             v = out->term;
+        else if (RLK_A_IS("delay_ms"))
+            v = out->delay;
 #undef RLK_A_IS
         if (!v || n == RLK_A_KIND_ARGS)
             return -1;

@@ -40,7 +40,8 @@ enum {
 
 /* One kind's protocol. ARGV lists name each argument as the script's
  * header does, separated by spaces: lease_ms, owner, ticket, claim_ms,
- * publish, wait_ms (the fair queue's thread wait), mode ("any"), value, term. */
+ * publish, wait_ms (the fair queue's thread wait), mode ("any"), value, term,
+ * delay_ms (the lock-delay). */
 typedef struct rlk_a_kind {
     const char *what;               /* in messages: "lock", "non-reentrant lock", ... */
     int hold;                       /* RLK_KIND_*: its holds are found, counted and reported as */
@@ -57,6 +58,9 @@ typedef struct rlk_a_kind {
     const rlk_renew_task *renew;    /* the watchdog's task (the kind's own) */
     const char *renew_keys;         /* the roles of the task's KEYS, the name first */
     size_t value_max;               /* the longest value argument (0: none) */
+    const char *opt_keys;           /* the optional KEYS its acquire, release and force scripts
+                                       take after their header's roles ("delay": the
+                                       lock-delay's); NULL: none */
 } rlk_a_kind;
 
 /* rlk_async_lock's kinds: RLK_KIND_LOCK .. RLK_KIND_WRITE; NULL for another. */
@@ -66,6 +70,8 @@ const rlk_a_kind *rlk_a_kind_lock(int kind);
 const rlk_a_kind *rlk_a_kind_nr(int kind);
 /* rlk_async_lock_spin's: the reentrant lock without pub/sub. */
 extern const rlk_a_kind rlk_a_kind_spin;
+/* rlk_async_lock_delay's: the reentrant lock with a lock-delay. */
+extern const rlk_a_kind rlk_a_kind_delay;
 /* The election's campaign and resign (docs/elect.md). */
 extern const rlk_a_kind rlk_a_kind_elect;
 
@@ -103,11 +109,12 @@ typedef struct rlk_a_argvals {
     const char *publish;            /* rlk_ae_publish_arg's pointer itself (engine.h) */
     const char *value;              /* NULL: "" */
     long long term;                 /* the election's term */
+    long long delay_ms;             /* the lock-delay */
 } rlk_a_argvals;
 
 typedef struct rlk_a_argv {
     const char *v[RLK_A_KIND_ARGS];
-    char lease[24], ticket[24], wait[24], term[24];
+    char lease[24], ticket[24], wait[24], term[24], delay[24];
 } rlk_a_argv;
 
 /* The ARGV named (space-separated) into out->v; their number, or -1 (an

@@ -54,13 +54,7 @@ static void alt_free_state(rlk_async_req *r, void *state)
     (void)r;
     alt_quiet(a);
     rlk_ae_call_forget(a->call);
-    free(a->name);
-    free(a->channel);
-}
-
-static long long alt_elapsed(const alt_req *a)
-{
-    return rlk_ae_now_ms() - a->h.start;
+    rlk_a_common_free(2, a->name, a->channel);
 }
 
 static long long alt_budget(const alt_req *a)
@@ -74,7 +68,7 @@ static void alt_end(alt_req *a, int err, const char *why)
     alt_quiet(a);
     if (err == RLK_ERR_BUSY)
         rlk_ae_complete(a->h.r, err, 0, NULL, "latch %s: count still above 0 after %lld ms",
-                        a->name, alt_elapsed(a));
+                        a->name, rlk_a_common_elapsed(&a->h));
     else if (err == RLK_OK)
         rlk_ae_complete(a->h.r, RLK_OK, 0, NULL, NULL);
     else
@@ -102,25 +96,21 @@ static void alt_count_reply(rlk_async *ac, int rc, const redisReply *reply, cons
 {
     alt_req *a = arg;
 
-    (void)ac;
-    (void)lost;
+    rlk_a_unused(2, ac, lost);
     a->call = NULL;
     if (rlk_ae_req_done(a->h.r))
         return;     /* cancelled meanwhile */
     if (rc == RLK_ERR_IO) {
         /* A read: lost or never written, read again while the wait lasts. */
-        if (a->ending || alt_elapsed(a) > alt_budget(a))
+        if (a->ending || rlk_a_common_elapsed(&a->h) > alt_budget(a))
             alt_end(a, a->ending ? a->ending : RLK_ERR_IO, errstr);
         else
             alt_schedule(a, ALT_RETRY_MS);
         return;
     }
-    if (rc != RLK_OK) {
-        alt_end(a, rc, errstr);
-        return;
-    }
-    if (reply->type != REDIS_REPLY_INTEGER) {
-        alt_end(a, RLK_ERR_PROTOCOL, "latch/count replied an unexpected shape");
+    if (rc != RLK_OK || reply->type != REDIS_REPLY_INTEGER) {
+        alt_end(a, rc != RLK_OK ? rc : RLK_ERR_PROTOCOL,
+                rc != RLK_OK ? errstr : "latch/count replied an unexpected shape");
         return;
     }
     if (reply->integer <= 0) {
@@ -155,21 +145,9 @@ static void alt_msg(rlk_async *ac, const char *channel, const char *msg, size_t 
 {
     alt_req *a = arg;
 
-    (void)ac;
-    (void)channel;
-    (void)msg;
-    (void)len;
+    rlk_a_unused(4, ac, channel, msg, len);
     if (rlk_a_common_wake(a->h.r, a->call, &a->again))
         alt_read(a);
-}
-
-static void alt_deadline_fire(rlk_async *ac, void *arg)
-{
-    alt_req *a = arg;
-
-    (void)ac;
-    if (rlk_a_common_deadline(&a->deadline, a->call, &a->ending))
-        alt_end(a, RLK_ERR_BUSY, NULL);
 }
 
 /* Nothing to undo: a read in flight is forgotten with the request. */
@@ -182,15 +160,23 @@ static void alt_cancel_hook(rlk_async_req *r, void *state)
     rlk_ae_complete(a->h.r, RLK_ERR_CANCELLED, 0, NULL, "cancelled");
 }
 
+static void alt_deadline_fire(rlk_async *ac, void *arg)
+{
+    alt_req *a = arg;
+
+    (void)ac;
+    if (rlk_a_common_deadline(&a->deadline, a->call, &a->ending))
+        alt_end(a, RLK_ERR_BUSY, NULL);
+}
+
 rlk_async_req *rlk_async_latch_await(rlk_async *ac, const char *name, long long timeout_ms,
                                      rlk_async_fn fn, void *privdata)
 {
-    rlk_async_req *r;
-    alt_req *a;
+    alt_req *a = RLK_A_NEW(ac, alt_req, fn, privdata);
+    rlk_async_req *r = a ? a->h.r : NULL;
 
-    if (!(a = RLK_A_NEW(ac, alt_req, fn, privdata)))
+    if (!a)
         return NULL;
-    r = a->h.r;
     a->timeout_ms = timeout_ms;
     rlk_ae_req_metric(r, RLK_MKIND_LATCH, name);
     if (rlk_a_common_begin(r, alt_cancel_hook, alt_free_state, "rlk_async_latch_await", name))

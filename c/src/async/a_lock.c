@@ -228,6 +228,7 @@ typedef struct alk {
     long long lease_ms;
     int watchdog;
     long long wait_ms;
+    long long delay_ms;             /* a row with the lock-delay's key: its delay */
     int spin_initial, spin_max, spin_prev;  /* RLK_A_WAIT_SPIN: the back-off (ms, <= 60000) */
     int spin_fails;
     long long sent;                 /* monotonic ms: the last attempt was made (its lease's start) */
@@ -253,11 +254,17 @@ static rlk_ae_call *alk_send(alk *a, const char *script, const char *argnames, l
                              long long ticket, rlk_ae_reply_fn fn)
 {
     const char *keys[RLK_A_KIND_KEYS];
-    rlk_a_argvals vals = {lease, a->owner, ticket, rlk_ae_publish_arg(a->h.ac), a->value, 0};
+    rlk_a_argvals vals = {lease, a->owner, ticket, rlk_ae_publish_arg(a->h.ac), a->value, 0,
+                          a->delay_ms};
     rlk_a_argv av;
     int nk = rlk_a_keys_list(&a->keys, rlk_script_key_roles(script), keys, RLK_A_KIND_KEYS);
-    int na = rlk_a_args(argnames, &vals, &av);
+    int na = rlk_a_args(argnames, &vals, &av), no;
 
+    /* The row's optional keys after the header's (not the cancel's: it takes none). */
+    if (nk >= 0 && a->k->opt_keys && script != a->k->cancel) {
+        no = rlk_a_keys_list(&a->keys, a->k->opt_keys, keys + nk, RLK_A_KIND_KEYS - nk);
+        nk = no < 0 ? -1 : nk + no;
+    }
     if (nk < 0 || na < 0)
         return NULL;
     return rlk_ae_script(a->h.ac, script, nk, keys, na, av.v, fn, a);
@@ -296,6 +303,13 @@ static void alk_quiet(alk *a)
     a->s_wide = NULL;
 }
 
+/* The call in flight is back: none is now. */
+static void alk_call_back(alk *a)
+{
+    a->call = NULL;
+    a->cw = CW_NONE;
+}
+
 static void alk_free_state(rlk_async_req *r, void *state)
 {
     alk *a = state;
@@ -303,18 +317,8 @@ static void alk_free_state(rlk_async_req *r, void *state)
     (void)r;
     alk_quiet(a);
     rlk_ae_call_forget(a->call);
-    free(a->end_msg);
-    free(a->name);
-    free(a->owner);
-    free(a->value);
-    free(a->wake);
-    free(a->own);
+    rlk_a_common_free(6, a->end_msg, a->name, a->owner, a->value, a->wake, a->own);
     rlk_a_keys_free(&a->keys);
-}
-
-static long long alk_elapsed(const alk *a)
-{
-    return rlk_ae_now_ms() - a->h.start;
 }
 
 /* How long a request keeps trying to get an answer through lost replies and
@@ -329,13 +333,8 @@ static void alk_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, con
 {
     alk *a = arg;
 
-    (void)ac;
-    (void)rc;
-    (void)reply;
-    (void)errstr;
-    (void)lost;
-    a->call = NULL;
-    a->cw = CW_NONE;
+    rlk_a_unused(5, ac, rc, reply, errstr, lost);
+    alk_call_back(a);
     /* Best effort, as the blocking API: a waiter that cannot say so is skipped
      * when its reservation's claim window runs out. */
     rlk_ae_complete(a->h.r, a->end_err, 0, NULL, "%s", alk_msg_str(a));
@@ -373,8 +372,9 @@ static void alk_end_busy(alk *a)
     if (a->ending == RLK_ERR_CANCELLED)
         alk_end(a, RLK_ERR_CANCELLED, "cancelled");
     else
-        alk_end(a, RLK_ERR_BUSY, "%s %s: held by another holder after %lld ms", a->k->what,
-                a->name, alk_elapsed(a));
+        alk_end(a, RLK_ERR_BUSY, "%s %s: held by another holder%s after %lld ms", a->k->what,
+                a->name, a->delay_ms > 0 ? " (or in the lock-delay of one that lost it)" : "",
+                rlk_a_common_elapsed(&a->h));
 }
 
 /* The lock is this task's now. */
@@ -519,10 +519,8 @@ static void alk_token_reply(rlk_async *ac, int rc, const redisReply *r, const ch
 {
     alk *a = arg;
 
-    (void)ac;
-    (void)lost;
-    a->call = NULL;
-    a->cw = CW_NONE;
+    rlk_a_unused(2, ac, lost);
+    alk_call_back(a);
     if (rc != RLK_OK) {
         /* Held, token unknown: given back rather than reported without its token. */
         a->ending = RLK_ERR_UNSETTLED;
@@ -561,8 +559,7 @@ static long long alk_known(alk *a)
  * the client is being freed, the request ended with it. */
 static int alk_replied(alk *a, int rc, const char *errstr)
 {
-    a->call = NULL;
-    a->cw = CW_NONE;
+    alk_call_back(a);
     if (rc != RLK_ERR_CLOSED)
         return 0;
     rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
@@ -593,7 +590,7 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
     }
     if (rc == RLK_ERR_IO) {
         /* Never written: try again within the wait (a single try: once more in a while). */
-        if (a->ending || alk_elapsed(a) > alk_budget(a)) {
+        if (a->ending || rlk_a_common_elapsed(&a->h) > alk_budget(a)) {
             alk_end(a, RLK_ERR_IO, "%s", errstr);
             return;
         }
@@ -609,11 +606,15 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
         alk_end(a, alk_script_error(errstr, "RLK_UPGRADE") ? RLK_ERR_UPGRADE : rc, "%s", errstr);
         return;
     }
-    if (!(a->k->flags & RLK_A_TOKEN) && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+    if (!(a->k->flags & RLK_A_TOKEN) && r->type == REDIS_REPLY_ARRAY &&
+        (r->elements == 2 || r->elements == 3) &&
         r->element[0]->type == REDIS_REPLY_INTEGER && r->element[1]->type == REDIS_REPLY_INTEGER &&
         (r->element[1]->integer == 1 || r->element[1]->integer == 0)) {
         /* {wait, 1}: first in the queue; a reader's {grant PTTL, 0}: the free lock is reserved
-         * for a writer, wait out its claim window (readers have no queue: alk_busy) */
+         * for a writer, wait out its claim window (readers have no queue: alk_busy); {wait,
+         * first, 1}: free, in its lock-delay (counted as the blocking lock counts it) */
+        if (r->elements == 3 && rlk_ae_counters(a->h.ac))
+            RLK_COUNT(rlk_ae_counters(a->h.ac), delay_refusals);
         alk_busy(a, r->element[0]->integer, r->element[1]->integer == 1);
         return;
     }
@@ -644,7 +645,7 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
     }
     if (rc != RLK_OK) {
         /* Not settled yet: read again while the budget lasts. */
-        if (alk_elapsed(a) > alk_budget(a)) {
+        if (rlk_a_common_elapsed(&a->h) > alk_budget(a)) {
             int cw = a->cw;
 
             a->cw = CW_NONE;
@@ -680,7 +681,7 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
         if (a->ticket || a->k->wait == RLK_A_WAIT_FAIR)
             a->queued = 1;          /* it may have queued the caller */
         /* It did not run: not an answer yet (a single try too): attempt again. */
-        if (a->ending || alk_elapsed(a) > alk_budget(a))
+        if (a->ending || rlk_a_common_elapsed(&a->h) > alk_budget(a))
             alk_end_busy(a);
         else
             alk_schedule(a, 0);
@@ -757,7 +758,7 @@ static void alk_deadline_fire(rlk_async *ac, void *arg)
         return;
     }
     alk_end(a, RLK_ERR_BUSY, "%s %s: held by another holder after %lld ms", a->k->what, a->name,
-            alk_elapsed(a));
+            rlk_a_common_elapsed(&a->h));
 }
 
 static void alk_cancel_hook(rlk_async_req *r, void *state)
@@ -794,7 +795,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
         return;
     }
     if (rc == RLK_ERR_IO) {
-        if (alk_elapsed(a) > alk_budget(a)) {
+        if (rlk_a_common_elapsed(&a->h) > alk_budget(a)) {
             rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
             return;
         }
@@ -867,9 +868,8 @@ static void alk_force_reply(rlk_async *ac, int rc, const redisReply *r, const ch
     alk *a = arg;
     alk_table *t;
 
-    a->call = NULL;
-    a->cw = CW_NONE;
-    if (rc == RLK_ERR_IO && alk_elapsed(a) < alk_budget(a)) {
+    alk_call_back(a);
+    if (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) < alk_budget(a)) {
         /* Lost or never written: deleting twice is harmless (value may then say 0). */
         (void)lost;
         if (alk_force_send(a) == 0)
@@ -980,7 +980,9 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_a_kind *k, const char
         return a ? a->h.r : NULL;
     rlk_ae_req_metric(a->h.r, k->hold, name);
     c = rlk_ae_client(ac);
-    if (rlk_a_common_lock_args(a->h.r, who, name, wait_ms, lease_ms))
+    if (rlk_a_common_lock_args(a->h.r, who, name, wait_ms, lease_ms) ||
+        (o && o->delay_ms &&
+         rlk_a_common_range(a->h.r, who, name, "delay_ms", o->delay_ms, 1, RLK_NUM_MAX)))
         return a->h.r;
     if (o && o->value) {
         if (strlen(o->value) > k->value_max) {
@@ -996,6 +998,7 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_a_kind *k, const char
     if (o) {
         a->spin_initial = (int)o->spin_initial_ms;  /* checked: 1..RLK_SPIN_MAX_MS */
         a->spin_max = (int)o->spin_max_ms;
+        a->delay_ms = o->delay_ms;
     }
     a->watchdog = lease_ms == -1;
     a->lease_ms = a->watchdog ? c->watchdog_lease_ms : lease_ms;
@@ -1059,7 +1062,7 @@ rlk_async_req *rlk_async_lock_spin(rlk_async *ac, const char *name, unsigned lon
                                    long long wait_ms, long long lease_ms, long long initial_ms,
                                    long long max_ms, rlk_async_fn fn, void *privdata)
 {
-    rlk_a_lock_opts o = {NULL, initial_ms, max_ms};
+    rlk_a_lock_opts o = {NULL, initial_ms, max_ms, 0};
     const rlk_a_kind *k = &rlk_a_kind_spin;
 
     /* rlk_lock_set_spin's bounds: 0 for either is Redisson's default. */
@@ -1073,6 +1076,18 @@ rlk_async_req *rlk_async_lock_spin(rlk_async *ac, const char *name, unsigned lon
         k = NULL;   /* completed RLK_ERR_ARG */
     return rlk_a_lock_acquire(ac, k, "rlk_async_lock_spin", name, task, wait_ms, lease_ms, &o, fn,
                               privdata);
+}
+
+rlk_async_req *rlk_async_lock_delay(rlk_async *ac, const char *name, unsigned long long task,
+                                    long long wait_ms, long long lease_ms, long long delay_ms,
+                                    rlk_async_fn fn, void *privdata)
+{
+    rlk_a_lock_opts o = {NULL, 0, 0, delay_ms};
+
+    if (delay_ms == 0)      /* off: the reentrant lock without the delay key (as the blocking) */
+        return rlk_async_lock(ac, RLK_KIND_LOCK, name, task, wait_ms, lease_ms, fn, privdata);
+    return rlk_a_lock_acquire(ac, &rlk_a_kind_delay, "rlk_async_lock_delay", name, task,
+                              wait_ms, lease_ms, &o, fn, privdata);
 }
 
 rlk_async_req *rlk_async_unlock(rlk_async *ac, int kind, const char *name, unsigned long long task,

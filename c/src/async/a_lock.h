@@ -15,10 +15,12 @@
 #include "async/a_kind.h"
 
 /* What an acquisition adds to its row: the value argument (NULL: none),
- * a spinning wait's back-off bounds (RLK_A_WAIT_SPIN). */
+ * a spinning wait's back-off bounds (RLK_A_WAIT_SPIN), the lock-delay
+ * (rlk_a_kind_delay's delay_ms). */
 typedef struct rlk_a_lock_opts {
     const char *value;
     long long spin_initial_ms, spin_max_ms;
+    long long delay_ms;
 } rlk_a_lock_opts;
 
 /* An acquisition of name by task with row k; who names the call in

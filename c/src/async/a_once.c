@@ -18,8 +18,11 @@ typedef struct aon {
     char what[48];
     char *name;
     const char *script;     /* a name of the client's script set (static) */
-    int nkeys, nargs;
+    int nkeys, nargs, flags;
     char *keys[RLK_A_ONCE_MAX], *args[RLK_A_ONCE_MAX];
+    size_t lens[RLK_A_ONCE_MAX];
+    unsigned char pub[RLK_A_ONCE_MAX];  /* the publish argument: asked for when sent (a
+                                           cluster's marker is the pointer itself) */
     rlk_ae_call *call;
     rlk_ae_timer *retry;
 } aon;
@@ -38,14 +41,14 @@ static void aon_free_state(rlk_async_req *r, void *state)
     }
 }
 
+static void aon_call(aon *o);
+
 /* A call once sent decides: a cancel does not end the request early. */
 static void aon_cancel_hook(rlk_async_req *r, void *state)
 {
     (void)r;
     (void)state;
 }
-
-static void aon_call(aon *o);
 
 static void aon_retry_fire(rlk_async *ac, void *arg)
 {
@@ -62,6 +65,8 @@ static void aon_reply(rlk_async *ac, int rc, const redisReply *reply, const char
     aon *o = arg;
 
     o->call = NULL;
+    if (rc == RLK_ERR_IO && lost && (o->flags & RLK_A_ONCE_REPEAT))
+        lost = 0;       /* a call that may run twice: asked again as if never sent */
     if (rc == RLK_ERR_IO && lost) {
         rlk_ae_complete(o->h.r, RLK_ERR_UNSETTLED, 0, NULL,
                         "%s %s: the reply was lost and the call may have run (it is not "
@@ -84,13 +89,26 @@ static void aon_reply(rlk_async *ac, int rc, const redisReply *reply, const char
                         o->what, o->name, o->script);
         return;
     }
-    rlk_ae_complete(o->h.r, RLK_OK, reply->integer, NULL, NULL);
+    if ((o->flags & RLK_A_ONCE_HELD) && reply->integer == 0) {
+        rlk_ae_complete(o->h.r, RLK_ERR_NOT_OWNER, 0, NULL, "%s %s: the permit is not held "
+                        "(expired, released or never acquired)", o->what, o->name);
+        return;
+    }
+    rlk_ae_complete(o->h.r, RLK_OK, (o->flags & RLK_A_ONCE_BOOL) ? reply->integer == 1
+                    : reply->integer, NULL, NULL);
 }
 
 static void aon_call(aon *o)
 {
-    o->call = rlk_ae_script(o->h.ac, o->script, o->nkeys, (const char *const *)o->keys, o->nargs,
-                            (const char *const *)o->args, aon_reply, o);
+    const char *args[RLK_A_ONCE_MAX];
+    size_t lens[RLK_A_ONCE_MAX];
+
+    for (int i = 0; i < o->nargs; i++) {
+        args[i] = o->pub[i] ? rlk_ae_publish_arg(o->h.ac) : o->args[i];
+        lens[i] = o->pub[i] ? strlen(args[i]) : o->lens[i];
+    }
+    o->call = rlk_ae_scriptv(o->h.ac, o->script, o->nkeys, (const char *const *)o->keys,
+                             o->nargs, args, lens, aon_reply, o);
     if (!o->call)
         rlk_ae_complete(o->h.r, rlk_ae_closing(o->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
                         "%s %s: %s", o->what, o->name,
@@ -119,16 +137,30 @@ rlk_async_req *rlk_a_once_new(rlk_async *ac, const char *what, const char *name,
 void rlk_a_once_send(rlk_async_req *r, const char *script, int nkeys, const char *const *keys,
                      int nargs, const char *const *args)
 {
+    rlk_a_once_sendv(r, script, nkeys, keys, nargs, args, NULL, 0);
+}
+
+void rlk_a_once_sendv(rlk_async_req *r, const char *script, int nkeys, const char *const *keys,
+                      int nargs, const char *const *args, const size_t *lens, int flags)
+{
     aon *o = rlk_ae_req_state(r);
     int ok = nkeys <= RLK_A_ONCE_MAX && nargs <= RLK_A_ONCE_MAX;
 
     o->script = script;
     o->nkeys = nkeys;
     o->nargs = nargs;
+    o->flags = flags;
     for (int i = 0; ok && i < nkeys; i++)
         ok = (o->keys[i] = strdup(keys[i])) != NULL;
-    for (int i = 0; ok && i < nargs; i++)
-        ok = (o->args[i] = strdup(args[i])) != NULL;
+    for (int i = 0; ok && i < nargs; i++) {
+        if ((o->pub[i] = args[i] == rlk_ae_publish_arg(o->h.ac)))
+            continue;
+        o->lens[i] = lens ? lens[i] : strlen(args[i]);
+        /* one byte more: a NUL after binary bytes too */
+        ok = (o->args[i] = calloc(1, o->lens[i] + 1)) != NULL;
+        if (ok)
+            memcpy(o->args[i], args[i], o->lens[i]);
+    }
     if (!ok) {
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", o->what, o->name);
         return;

@@ -6,7 +6,8 @@
  * integer is the result's value. A call that never went out is sent again
  * within the request's budget (two command timeouts and a connect); a
  * reply that was lost (written, no reply) is not repeated, since none of
- * these calls may run twice: the request ends RLK_ERR_UNSETTLED. A cancel
+ * these calls may run twice (unless RLK_A_ONCE_REPEAT says a repeat is
+ * harmless): the request ends RLK_ERR_UNSETTLED. A cancel
  * does not stop a call already sent: its result stands.
  *
  * Not installed; not a stable API.
@@ -16,7 +17,7 @@
 
 #include "rlk_async.h"
 
-#define RLK_A_ONCE_MAX 4    /* keys and arguments of one call, each */
+#define RLK_A_ONCE_MAX 5    /* keys and arguments of one call, each */
 
 /* A new request of ac; what ("semaphore release") and name name it in
  * messages. After the checks every request makes (the client's fatal
@@ -29,5 +30,17 @@ rlk_async_req *rlk_a_once_new(rlk_async *ac, const char *what, const char *name,
  * for r, which rlk_a_once_new made. */
 void rlk_a_once_send(rlk_async_req *r, const char *script, int nkeys, const char *const *keys,
                      int nargs, const char *const *args);
+
+/* How rlk_a_once_sendv reads the reply and rides out a lost one. */
+#define RLK_A_ONCE_BOOL 1       /* value: 1 when the integer is 1, else 0 */
+#define RLK_A_ONCE_HELD 2       /* 0: RLK_ERR_NOT_OWNER (a permit that is not held) */
+#define RLK_A_ONCE_REPEAT 4     /* a lost reply is asked again: running twice changes nothing
+                                   the reply or the caller depends on (a read; a reclaim of
+                                   expired permits) */
+
+/* rlk_a_once_send with the arguments' lengths (binary arguments: permit
+ * ids; NULL: strlen of each) and RLK_A_ONCE_* flags. */
+void rlk_a_once_sendv(rlk_async_req *r, const char *script, int nkeys, const char *const *keys,
+                      int nargs, const char *const *args, const size_t *lens, int flags);
 
 #endif /* RLK_A_ONCE_H */

@@ -61,25 +61,13 @@ typedef struct aps {
 
 static void aps_attempt(aps *a);
 
-static void aps_quiet(aps *a)
-{
-    rlk_a_semq_quiet(&a->q, &a->deadline);
-}
-
 static void aps_free_state(rlk_async_req *r, void *state)
 {
     aps *a = state;
 
     (void)r;
-    aps_quiet(a);
-    rlk_ae_call_forget(a->call);
-    rlk_a_semq_free(&a->q);
     free(a->timeouts);
-}
-
-static long long aps_elapsed(const aps *a)
-{
-    return rlk_ae_now_ms() - a->h.start;
+    rlk_a_semq_end(&a->q, &a->deadline, a->call);
 }
 
 /* How long a request rides out lost replies and reconnects. */
@@ -97,10 +85,10 @@ static void aps_reply(rlk_async *ac, int rc, const redisReply *reply, const char
  * change how the request ends). */
 static void aps_end(aps *a, int err, const char *msg)
 {
-    aps_quiet(a);
+    rlk_a_semq_quiet(&a->q, &a->deadline);
     if (err == RLK_ERR_BUSY)
         snprintf(a->end_msg, sizeof a->end_msg, "acquire %s: no permit available after %lld ms",
-                 a->name, aps_elapsed(a));
+                 a->name, rlk_a_common_elapsed(&a->h));
     else
         snprintf(a->end_msg, sizeof a->end_msg, "%s", msg ? msg : rlk_strerror(err));
     a->end_err = err;
@@ -170,7 +158,7 @@ static void aps_poke(void *arg)
 static void aps_acquired(aps *a)
 {
     a->q.queued = 0;
-    aps_quiet(a);
+    rlk_a_semq_quiet(&a->q, &a->deadline);
     if (a->ending == RLK_ERR_CANCELLED) {
         aps_release_send(a, APS_CW_UNDO);    /* cancelled meanwhile: give it back first */
         return;
@@ -202,7 +190,7 @@ static void aps_acq_reply(aps *a, int rc, const redisReply *r, const char *errst
             if (a->q.ticket)
                 a->q.queued = 1;    /* it may have queued the ticket: -ticket from now on */
         }
-        if (aps_elapsed(a) > aps_budget(a)) {
+        if (rlk_a_common_elapsed(&a->h) > aps_budget(a)) {
             aps_end(a, a->io_failed ? RLK_ERR_UNSETTLED : RLK_ERR_IO, errstr);
             return;
         }
@@ -253,7 +241,7 @@ static void aps_rel_reply(aps *a, int cw, int rc, const redisReply *r, const cha
     if (rc == RLK_ERR_IO) {
         if (lost)
             a->io_failed = 1;
-        if (aps_elapsed(a) > aps_budget(a)) {
+        if (rlk_a_common_elapsed(&a->h) > aps_budget(a)) {
             aps_end(a, a->io_failed ? RLK_ERR_UNSETTLED : RLK_ERR_IO, errstr);
             return;
         }
@@ -279,11 +267,11 @@ static void aps_rel_reply(aps *a, int cw, int rc, const redisReply *r, const cha
     if (r->integer >= 1 || a->io_failed) {
         /* After a lost reply, 0 means the lost call released it (or it had expired):
          * the permit is not held either way; value 0 says which could not be told. */
-        aps_quiet(a);
+        rlk_a_semq_quiet(&a->q, &a->deadline);
         rlk_ae_complete(a->h.r, RLK_OK, r->integer >= 1 ? 1 : 0, NULL, NULL);
         return;
     }
-    aps_quiet(a);
+    rlk_a_semq_quiet(&a->q, &a->deadline);
     rlk_ae_complete(a->h.r, RLK_ERR_NOT_OWNER, 0, NULL, "release %s: the permit was not held "
                     "(expired, released already or never acquired)", a->name);
 }

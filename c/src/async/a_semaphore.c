@@ -60,24 +60,12 @@ typedef struct asm_req {
 
 static void asm_attempt(asm_req *a);
 
-static void asm_quiet(asm_req *a)
-{
-    rlk_a_semq_quiet(&a->q, &a->deadline);
-}
-
 static void asm_free_state(rlk_async_req *r, void *state)
 {
     asm_req *a = state;
 
     (void)r;
-    asm_quiet(a);
-    rlk_ae_call_forget(a->call);
-    rlk_a_semq_free(&a->q);
-}
-
-static long long asm_elapsed(const asm_req *a)
-{
-    return rlk_ae_now_ms() - a->h.start;
+    rlk_a_semq_end(&a->q, &a->deadline, a->call);
 }
 
 /* How long a call that never went out is tried again: the wait, then two
@@ -92,11 +80,7 @@ static void asm_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, con
 {
     asm_req *a = arg;
 
-    (void)ac;
-    (void)rc;
-    (void)reply;
-    (void)errstr;
-    (void)lost;
+    rlk_a_unused(5, ac, rc, reply, errstr, lost);
     a->call = NULL;
     a->cw = ASM_NONE;
     rlk_ae_complete(a->h.r, a->end_err, 0, NULL, "%s", a->end_msg);
@@ -113,7 +97,7 @@ static void asm_finish(asm_req *a, int err, const char *fmt, ...)
 {
     va_list ap;
 
-    asm_quiet(a);
+    rlk_a_semq_quiet(&a->q, &a->deadline);
     va_start(ap, fmt);
     vsnprintf(a->end_msg, sizeof a->end_msg, fmt, ap);
     va_end(ap);
@@ -133,7 +117,7 @@ static void asm_end(asm_req *a, int err)
         asm_finish(a, err, "cancelled");
     else
         asm_finish(a, err, "semaphore %s: %lld permit(s) not available after %lld ms", a->name,
-                   a->n, asm_elapsed(a));
+                   a->n, rlk_a_common_elapsed(&a->h));
 }
 
 /* Something says permits may be free (arg: the asm_req): attempt now (or
@@ -162,7 +146,7 @@ static void asm_undo_reply(rlk_async *ac, int rc, const redisReply *reply, const
         rlk_ae_complete(a->h.r, RLK_ERR_CANCELLED, 0, NULL, "cancelled");
         return;
     }
-    if (rc == RLK_ERR_IO && !lost && !rlk_ae_closing(ac) && asm_elapsed(a) <= asm_budget(a)) {
+    if (rc == RLK_ERR_IO && !lost && !rlk_ae_closing(ac) && rlk_a_common_elapsed(&a->h) <= asm_budget(a)) {
         asm_undo(a);    /* never written: once more */
         return;
     }
@@ -179,7 +163,7 @@ static void asm_undo(asm_req *a)
     const char *keys[4] = {a->name, a->q.channel, a->q.waiters, a->q.grant};
     const char *args[3] = {a->permits, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->h.ac)};
 
-    asm_quiet(a);
+    rlk_a_semq_quiet(&a->q, &a->deadline);
     a->call = rlk_ae_script(a->h.ac, "semaphore/release", 4, keys, 3, args, asm_undo_reply, a);
     a->cw = a->call ? ASM_UNDO : ASM_NONE;
     if (!a->call)
@@ -222,7 +206,7 @@ static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, co
         asm_end(a, a->ending);              /* never written: nothing taken */
         return;
     }
-    if (rc == RLK_ERR_IO && asm_elapsed(a) <= asm_budget(a)) {
+    if (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) <= asm_budget(a)) {
         rlk_a_semq_retry(&a->q, ASM_RETRY_MS);      /* never written: once more in a while */
         return;
     }
@@ -236,7 +220,7 @@ static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, co
             asm_undo(a);        /* cancelled while they were on their way: given back */
             return;
         }
-        asm_quiet(a);
+        rlk_a_semq_quiet(&a->q, &a->deadline);
         rlk_ae_complete(a->h.r, RLK_OK, 0, NULL, NULL);
         return;
     }
@@ -266,7 +250,7 @@ static void asm_attempt(asm_req *a)
         a->cw = ASM_ATTEMPT;
         return;
     }
-    asm_quiet(a);
+    rlk_a_semq_quiet(&a->q, &a->deadline);
     rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
                     "semaphore %s: %s", a->name,
                     rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");

@@ -162,3 +162,10 @@ rlk_ae_call *rlk_a_semq_cancel(rlk_a_semq *q, const char *permits, rlk_ae_reply_
     snprintf(ticket, sizeof ticket, "%lld", q->ticket);
     return rlk_ae_script(q->ac, "semaphore/cancel", 4, keys, 4, args, fn, arg);
 }
+
+void rlk_a_semq_end(rlk_a_semq *q, rlk_ae_timer **deadline, rlk_ae_call *call)
+{
+    rlk_a_semq_quiet(q, deadline);
+    rlk_ae_call_forget(call);
+    rlk_a_semq_free(q);
+}

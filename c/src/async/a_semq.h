@@ -48,6 +48,10 @@ int rlk_a_semq_init(rlk_a_semq *q, rlk_async *ac, const char *name, rlk_a_semq_p
 /* Stops q's listeners and frees its names. */
 void rlk_a_semq_free(rlk_a_semq *q);
 
+/* The request is freed: rlk_a_semq_quiet, its call in flight forgotten
+ * (rlk_ae_call_forget), rlk_a_semq_free. */
+void rlk_a_semq_end(rlk_a_semq *q, rlk_ae_timer **deadline, rlk_ae_call *call);
+
 /* The request is ending (or waiting no longer): stops q's retry timer, the
  * request's deadline timer and q's listeners, and sets them NULL. */
 void rlk_a_semq_quiet(rlk_a_semq *q, rlk_ae_timer **deadline);

@@ -2790,6 +2790,193 @@ static void metrics(void)
     CHECK_INT_EQ(rule_breaks, 0);
 }
 
+
+/* ---------------------------------------------------------------- one-script calls */
+
+/* Runs one request to its end (bounded): its outcome in x. */
+#define RUN1(c, x, expr)                                                                    \
+    do {                                                                                    \
+        memset(&(x), 0, sizeof(x));                                                         \
+        REQ(expr);                                                                          \
+        REQUIRE(wait_res((c), &(x), 5000));                                                 \
+    } while (0)
+
+static long long srv_pttl(const char *key)
+{
+    return srv_int("PTTL %s", key);
+}
+
+/* The semaphores' and the latch's one-script calls (a_admin.c): each reply
+ * and error as the blocking call's on the same state (the blocking call's
+ * result beside it), what each leaves on the server, bad arguments. */
+static void admin(void)
+{
+    cl c;
+    res x;
+    idres a = {0};
+    rlk_client *bc = rlk_connect_url(url);
+    rlk_semaphore *bs = bc ? rlk_semaphore_new(bc, "a:adm:bs") : NULL;
+    rlk_psemaphore *bp = bc ? rlk_psemaphore_new(bc, "a:adm:ps") : NULL;
+    rlk_latch *bl = bc ? rlk_latch_new(bc, "a:adm:bl") : NULL;
+    int flag = -1;
+    long long v = -99;
+    char bid[RLK_PERMIT_ID_SIZE];
+
+    REQUIRE(bc && bs && bp && bl);
+    REQUIRE(cl_open(&c, 0) == RLK_OK);
+    /* the semaphore: release_if_exists on no key changes nothing (the blocking call: the same) */
+    RUN1(&c, x, rlk_async_semaphore_release_if_exists(c.ac, "a:adm:s", 2, on_res, &x));
+    CHECK_INT_EQ(x.err, RLK_OK);
+    CHECK_INT_EQ(x.value, 0);
+    CHECK_INT_EQ(srv_int("EXISTS %s", "a:adm:s"), 0);
+    CHECK_INT_EQ(rlk_semaphore_release_if_exists(bs, 2, &flag), RLK_OK);
+    CHECK_INT_EQ(flag, 0);
+    /* try_set_permits_ttl: set with its TTL once, not over a count */
+    RUN1(&c, x, rlk_async_semaphore_try_set_permits_ttl(c.ac, "a:adm:s", 3, 60000, on_res, &x));
+    CHECK_INT_EQ(x.err, RLK_OK);
+    CHECK_INT_EQ(x.value, 1);
+    CHECK_INT_EQ(srv_get("a:adm:s"), 3);
+    CHECK(srv_pttl("a:adm:s") > 50000 && srv_pttl("a:adm:s") <= 60000);
+    RUN1(&c, x, rlk_async_semaphore_try_set_permits_ttl(c.ac, "a:adm:s", 9, 1000, on_res, &x));
+    CHECK_INT_EQ(x.value, 0);
+    CHECK_INT_EQ(srv_get("a:adm:s"), 3);
+    CHECK(srv_pttl("a:adm:s") > 50000);
+    CHECK_INT_EQ(rlk_semaphore_try_set_permits_ttl(bs, 3, 60000, &flag), RLK_OK);
+    CHECK_INT_EQ(flag, 1);
+    /* release_if_exists on the key: given back */
+    RUN1(&c, x, rlk_async_semaphore_release_if_exists(c.ac, "a:adm:s", 2, on_res, &x));
+    CHECK_INT_EQ(x.err, RLK_OK);
+    CHECK_INT_EQ(x.value, 1);
+    CHECK_INT_EQ(srv_get("a:adm:s"), 5);
+    /* ttl, clear_expire, expire (RLK_MKIND_SEMAPHORE), against the blocking calls */
+    RUN1(&c, x, rlk_async_ttl(c.ac, RLK_MKIND_SEMAPHORE, "a:adm:s", on_res, &x));
+    CHECK_INT_EQ(x.err, RLK_OK);
+    CHECK(x.value > 50000 && x.value <= 60000);
+    CHECK_INT_EQ(rlk_semaphore_ttl(bs, &v), RLK_OK);
+    CHECK(v > 50000 && v <= 60000);
+    RUN1(&c, x, rlk_async_clear_expire(c.ac, RLK_MKIND_SEMAPHORE, "a:adm:s", on_res, &x));
+    CHECK_INT_EQ(x.value, 1);
+    CHECK_INT_EQ(srv_pttl("a:adm:s"), -1);
+    RUN1(&c, x, rlk_async_clear_expire(c.ac, RLK_MKIND_SEMAPHORE, "a:adm:s", on_res, &x));
+    CHECK_INT_EQ(x.err, RLK_OK);
+    CHECK_INT_EQ(x.value, 0);
+    RUN1(&c, x, rlk_async_ttl(c.ac, RLK_MKIND_SEMAPHORE, "a:adm:s", on_res, &x));
+    CHECK_INT_EQ(x.value, -1);
+    RUN1(&c, x, rlk_async_expire(c.ac, RLK_MKIND_SEMAPHORE, "a:adm:s", 5000, on_res, &x));
+    CHECK_INT_EQ(x.value, 1);
+    CHECK(srv_pttl("a:adm:s") > 3000 && srv_pttl("a:adm:s") <= 5000);
+    RUN1(&c, x, rlk_async_expire(c.ac, RLK_MKIND_SEMAPHORE, "a:adm:none", 5000, on_res, &x));
+    CHECK_INT_EQ(x.err, RLK_OK);
+    CHECK_INT_EQ(x.value, 0);
+    CHECK_INT_EQ(rlk_semaphore_expire(bs, 5000, &flag), RLK_OK);
+    CHECK_INT_EQ(flag, 1);
+    RUN1(&c, x, rlk_async_ttl(c.ac, RLK_MKIND_SEMAPHORE, "a:adm:none", on_res, &x));
+    CHECK_INT_EQ(x.value, -2);
+    /* bad arguments: the blocking calls' codes, nothing changed */
+    RUN1(&c, x, rlk_async_semaphore_release_if_exists(c.ac, "a:adm:s", 0, on_res, &x));
+    CHECK_INT_EQ(x.err, RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_semaphore_release_if_exists(bs, 0, &flag), RLK_ERR_ARG);
+    RUN1(&c, x, rlk_async_semaphore_try_set_permits_ttl(c.ac, "a:adm:s2", 1, 0, on_res, &x));
+    CHECK_INT_EQ(x.err, RLK_ERR_ARG);
+    CHECKF(strstr(x.errstr, "ttl_ms") != NULL, "message: %s", x.errstr);
+    RUN1(&c, x, rlk_async_expire(c.ac, RLK_MKIND_SEMAPHORE, "a:adm:s", 0, on_res, &x));
+    CHECK_INT_EQ(x.err, RLK_ERR_ARG);
+    RUN1(&c, x, rlk_async_ttl(c.ac, RLK_KIND_LOCK, "a:adm:s", on_res, &x));
+    CHECK_INT_EQ(x.err, RLK_ERR_ARG);
+    RUN1(&c, x, rlk_async_expire(c.ac, RLK_MKIND_LATCH, "", 10, on_res, &x));
+    CHECK_INT_EQ(x.err, RLK_ERR_ARG);
+    CHECK_INT_EQ(srv_get("a:adm:s"), 5);
+    CHECK_INT_EQ(srv_int("EXISTS %s", "a:adm:s2"), 0);
+
+    /* the permit-expirable semaphore: set_permits, acquired, lease_time, try_release */
+    RUN1(&c, x, rlk_async_psemaphore_set_permits(c.ac, "a:adm:ps", 2, on_res, &x));
+    CHECK_INT_EQ(x.err, RLK_OK);
+    CHECK_INT_EQ(x.value, 2);
+    CHECK_INT_EQ(rlk_psemaphore_set_permits(bp, 2, &v), RLK_OK);
+    CHECK_INT_EQ(v, 2);
+    REQ(rlk_async_psemaphore_acquire(c.ac, "a:adm:ps", 0, 30000, on_id, &a));
+    REQUIRE(wait_res(&c, &a.x, 5000));
+    REQUIRE(a.x.err == RLK_OK);
+    RUN1(&c, x, rlk_async_psemaphore_acquired(c.ac, "a:adm:ps", on_res, &x));
+    CHECK_INT_EQ(x.err, RLK_OK);
+    CHECK_INT_EQ(x.value, 1);
+    RUN1(&c, x, rlk_async_psemaphore_lease_time(c.ac, "a:adm:ps", a.id, on_res, &x));
+    CHECK_INT_EQ(x.err, RLK_OK);
+    CHECK(x.value > 25000 && x.value <= 30000);
+    /* set_permits under a held permit: the count goes to size - held */
+    RUN1(&c, x, rlk_async_psemaphore_set_permits(c.ac, "a:adm:ps", 4, on_res, &x));
+    CHECK_INT_EQ(x.value, 3);
+    CHECK_INT_EQ(srv_get("a:adm:ps"), 3);
+    RUN1(&c, x, rlk_async_psemaphore_try_release(c.ac, "a:adm:ps", a.id, on_res, &x));
+    CHECK_INT_EQ(x.err, RLK_OK);
+    CHECK_INT_EQ(x.value, 1);
+    CHECK_INT_EQ(srv_get("a:adm:ps"), 4);
+    CHECK_INT_EQ(srv_int("ZCARD %s", "{a:adm:ps}:timeout"), 0);
+    /* not held any more: try_release 0 without error, lease_time RLK_ERR_NOT_OWNER (the
+     * blocking calls: the same) */
+    RUN1(&c, x, rlk_async_psemaphore_try_release(c.ac, "a:adm:ps", a.id, on_res, &x));
+    CHECK_INT_EQ(x.err, RLK_OK);
+    CHECK_INT_EQ(x.value, 0);
+    CHECK_INT_EQ(rlk_psemaphore_try_release(bp, a.id, &flag), RLK_OK);
+    CHECK_INT_EQ(flag, 0);
+    RUN1(&c, x, rlk_async_psemaphore_lease_time(c.ac, "a:adm:ps", a.id, on_res, &x));
+    CHECK_INT_EQ(x.err, RLK_ERR_NOT_OWNER);
+    CHECK_INT_EQ(rlk_psemaphore_lease_time(bp, a.id, &v), RLK_ERR_NOT_OWNER);
+    RUN1(&c, x, rlk_async_psemaphore_acquired(c.ac, "a:adm:ps", on_res, &x));
+    CHECK_INT_EQ(x.value, 0);
+    /* a blocking client's permit, read and released from the loop */
+    REQUIRE(rlk_psemaphore_try_acquire(bp, 0, 20000, bid) == RLK_OK);
+    RUN1(&c, x, rlk_async_psemaphore_lease_time(c.ac, "a:adm:ps", bid, on_res, &x));
+    CHECK(x.err == RLK_OK && x.value > 15000 && x.value <= 20000);
+    RUN1(&c, x, rlk_async_psemaphore_try_release(c.ac, "a:adm:ps", bid, on_res, &x));
+    CHECK_INT_EQ(x.value, 1);
+    /* bad ids and counts */
+    RUN1(&c, x, rlk_async_psemaphore_lease_time(c.ac, "a:adm:ps", "xyz", on_res, &x));
+    CHECK_INT_EQ(x.err, RLK_ERR_ARG);
+    RUN1(&c, x, rlk_async_psemaphore_try_release(c.ac, "a:adm:ps", NULL, on_res, &x));
+    CHECK_INT_EQ(x.err, RLK_ERR_ARG);
+    RUN1(&c, x, rlk_async_psemaphore_set_permits(c.ac, "a:adm:ps", -1, on_res, &x));
+    CHECK_INT_EQ(x.err, RLK_ERR_ARG);
+    CHECK_INT_EQ(srv_get("a:adm:ps"), 4);
+    /* its time to live: expire and clear_expire act on both keys, ttl reads name's */
+    REQUIRE(rlk_psemaphore_try_acquire(bp, 0, 20000, bid) == RLK_OK);
+    RUN1(&c, x, rlk_async_expire(c.ac, RLK_MKIND_PSEMAPHORE, "a:adm:ps", 10000, on_res, &x));
+    CHECK_INT_EQ(x.value, 1);
+    CHECK(srv_pttl("a:adm:ps") > 8000 && srv_pttl("{a:adm:ps}:timeout") > 8000);
+    RUN1(&c, x, rlk_async_ttl(c.ac, RLK_MKIND_PSEMAPHORE, "a:adm:ps", on_res, &x));
+    CHECK(x.value > 8000 && x.value <= 10000);
+    RUN1(&c, x, rlk_async_clear_expire(c.ac, RLK_MKIND_PSEMAPHORE, "a:adm:ps", on_res, &x));
+    CHECK_INT_EQ(x.value, 1);
+    CHECK(srv_pttl("a:adm:ps") == -1 && srv_pttl("{a:adm:ps}:timeout") == -1);
+    CHECK_INT_EQ(rlk_psemaphore_clear_expire(bp, &flag), RLK_OK);
+    CHECK_INT_EQ(flag, 0);
+
+    /* the latch: no TTL while open; armed, its TTL set, read and cleared */
+    RUN1(&c, x, rlk_async_expire(c.ac, RLK_MKIND_LATCH, "a:adm:l", 10000, on_res, &x));
+    CHECK_INT_EQ(x.err, RLK_OK);
+    CHECK_INT_EQ(x.value, 0);
+    CHECK_INT_EQ(rlk_latch_expire(bl, 10000, &flag), RLK_OK);
+    CHECK_INT_EQ(flag, 0);
+    RUN1(&c, x, rlk_async_latch_try_set_count(c.ac, "a:adm:l", 2, on_res, &x));
+    REQUIRE(x.err == RLK_OK && x.value == 1);
+    RUN1(&c, x, rlk_async_expire(c.ac, RLK_MKIND_LATCH, "a:adm:l", 10000, on_res, &x));
+    CHECK_INT_EQ(x.value, 1);
+    RUN1(&c, x, rlk_async_ttl(c.ac, RLK_MKIND_LATCH, "a:adm:l", on_res, &x));
+    CHECK(x.value > 8000 && x.value <= 10000);
+    RUN1(&c, x, rlk_async_clear_expire(c.ac, RLK_MKIND_LATCH, "a:adm:l", on_res, &x));
+    CHECK_INT_EQ(x.value, 1);
+    RUN1(&c, x, rlk_async_ttl(c.ac, RLK_MKIND_LATCH, "a:adm:l", on_res, &x));
+    CHECK_INT_EQ(x.value, -1);
+    CHECK_INT_EQ(srv_get("a:adm:l"), 2);
+    CHECK_INT_EQ(rlk_async_pending(c.ac), 0);
+    cl_close(&c);
+    rlk_psemaphore_free(bp);
+    rlk_semaphore_free(bs);
+    rlk_latch_free(bl);
+    rlk_free(bc);
+    CHECK_INT_EQ(rule_breaks, 0);
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -2829,6 +3016,7 @@ static const struct {
     {"wd_expired_drop", wd_expired_drop},
     {"wd_expired_crash", wd_expired_crash},
     {"metrics", metrics},
+    {"admin", admin},
 };
 
 int main(int argc, char **argv)
