@@ -10,6 +10,7 @@
 
 --- @include "lib/is_permits"
 --- @include "lib/sem_args"
+--- @include "lib/sem_add"
 --- @include "lib/sem_rise"
 
 local function sem_release(if_exists)
@@ -24,7 +25,7 @@ local function sem_release(if_exists)
     return redis.error_reply('RLK_BADARG releasing permits would take the count above 9007199254740991')
   end
 
-  local new = redis.call('incrby', semaphore, permits)
+  local new = sem_add(semaphore, permits)
   if new > 0 then
     sem_rise(new, waiters, grant, claim_ms, channel, publish)
   end

@@ -1,5 +1,5 @@
 -- name: semaphore/release
--- version: 5
+-- version: 6
 -- summary: Give permits back to a semaphore (creating its key if missing), reserve them for the first waiter, publish.
 -- redisson: RedissonSemaphore.releaseAsync(permits) (incrby, publish the new count); grant: rlk's
 -- time: none

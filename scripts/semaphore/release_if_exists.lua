@@ -1,5 +1,5 @@
 -- name: semaphore/release_if_exists
--- version: 3
+-- version: 4
 -- summary: Give permits back to a semaphore only while its key exists (never re-creating one that expired).
 -- redisson: RedissonSemaphore.releaseIfExistsAsync(permits) (exists == 0 -> 0; incrby, publish, 1); grant: rlk's
 -- time: none
