@@ -13,7 +13,8 @@
  * writers the same way on the rwlock scripts, its readers on the lock's channel; the
  * fair queue; the fenced lock's tokens; the non-reentrant locks (refused
  * RLK_ERR_REENTRY); the spin lock's back-off without pub/sub; the
- * election's campaign and resign (a_elect.c). The watchdog renews
+ * election's campaign and resign (a_elect.c); the faster MultiLock's value
+ * lists (a_fastmulti.c: RLK_A_VALUES). The watchdog renews
  * lease-less holds with the kind's task. A lost reply is settled by reading
  * the holder's field back after the engine has fenced the connection it
  * went out on. docs/async-internals.md describes it.
