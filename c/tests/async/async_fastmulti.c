@@ -121,6 +121,19 @@ static long long script_calls(void)
     return n;
 }
 
+/* The subscribers of channel (PUBSUB NUMSUB), or -99. */
+static long long numsub(const char *channel)
+{
+    redisReply *r = rlk_fx_command(&srv, "PUBSUB NUMSUB %s", channel);
+    long long n = -99;
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
+        n = r->element[1]->integer;
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
 /* One request run to its end on c: its outcome in *x (zeroed first). */
 #define RUN(c, x, expr) do { memset(&(x), 0, sizeof(x)); AP_REQ(expr); \
                              REQUIRE(ap_wait_res(&(c), &(x), 15000)); } while (0)
@@ -198,7 +211,7 @@ static void test_wake(void)
     const char *abc[] = {"a", "b", "c"}, *cd[] = {"c", "d"}, *bx[] = {"b", "x"};
     ap_cl c1, c2;
     ap_res h = {0}, w = {0}, t = {0}, u = {0}, u2 = {0};
-    long long t0;
+    long long t0, n;
 
     ap_freed_tracked = 0;
     REQUIRE(ap_cl_open(&c1, url, 0, 0, 0) == RLK_OK);
@@ -213,7 +226,15 @@ static void test_wake(void)
     CHECK_INT_EQ(t.err, RLK_ERR_BUSY);
     CHECK_INT_EQ(srv_int("HEXISTS %s %s", g, "x"), 0);
     CHECK_INT_EQ(w.calls, 0);
-    /* the release's message wakes the waiter (its bound would be the 60 s lease) */
+    /* subscribed to the group's channel */
+    CHECK_INT_EQ(numsub("redisson_lock__channel:{afm:wake}"), 1);
+    /* the release's message wakes the waiter: released right after one of its keep-alive
+     * attempts (a script call counted by the server), the next would come 1 s later */
+    t0 = rlk_fx_now_ms();
+    n = script_calls();
+    while (script_calls() == n && rlk_fx_now_ms() - t0 < 3000)
+        aloop_run_until(c2.l, ap_res_done, &w, 2);
+    CHECKF(script_calls() > n, "no keep-alive attempt of the waiter within 3 s");
     t0 = rlk_fx_now_ms();
     AP_REQ(rlk_async_fastmulti_unlock(c1.ac, g, abc, 3, 1, ap_on_res, &u));
     REQUIRE(ap_wait_res(&c1, &u, 5000));
@@ -221,7 +242,8 @@ static void test_wake(void)
     REQUIRE(ap_wait_res(&c2, &w, 10000));
     CHECKF(w.err == RLK_OK, "waiter: %d %s", w.err, w.errstr);
     printf("  the waiter got {c,d} %lld ms after the release\n", w.at_ms - t0);
-    CHECKF(w.at_ms - t0 < 2000, "the waiter took %lld ms after the release", w.at_ms - t0);
+    CHECKF(w.at_ms - t0 < 500, "the waiter took %lld ms after the release (its keep-alive "
+           "attempt comes after 1000 ms)", w.at_ms - t0);
     AP_REQ(rlk_async_fastmulti_unlock(c2.ac, g, cd, 2, 1, ap_on_res, &u2));
     REQUIRE(ap_wait_res(&c2, &u2, 5000));
     CHECK_INT_EQ(u2.err, RLK_OK);
