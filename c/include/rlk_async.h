@@ -249,6 +249,18 @@ RLK_API rlk_async_req *rlk_async_fastmulti_force_unlock(rlk_async *ac, const cha
                                                         const char *const *values,
                                                         size_t nvalues, rlk_async_fn fn,
                                                         void *privdata);
+/* value: how many of the values anyone holds (0: none is locked), as
+ * rlk_fastmulti_is_locked reads it (fastmulti/held). RLK_ERR_ARG: the value
+ * list as rlk_async_fastmulti_lock's. */
+RLK_API rlk_async_req *rlk_async_fastmulti_is_locked(rlk_async *ac, const char *group,
+                                                     const char *const *values, size_t nvalues,
+                                                     rlk_async_fn fn, void *privdata);
+/* value: how many of the values task holds (nvalues: every one, as
+ * rlk_fastmulti_is_held_by_me). */
+RLK_API rlk_async_req *rlk_async_fastmulti_is_held(rlk_async *ac, const char *group,
+                                                   const char *const *values, size_t nvalues,
+                                                   unsigned long long task, rlk_async_fn fn,
+                                                   void *privdata);
 
 /* ---------------------------------------------------------------- semaphores and latch */
 

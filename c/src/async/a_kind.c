@@ -16,6 +16,7 @@
 #include "kinds/names.h"
 #include "kinds/rwlock.h"
 #include "runtime/fam_hold.h"
+#include "async/a_common.h"
 #include "async/a_kind.h"
 
 /* rlk_async_lock's kinds, by RLK_KIND_*. */
@@ -274,28 +275,11 @@ int rlk_a_values_take(const char *const *values, size_t n, char ***out, char *bu
     return RLK_OK;
 }
 
-const char **rlk_a_values_argv(const char *const *v, int n, char *const *values, int *total)
-{
-    int m = 0;
-    const char **out;
-
-    while (values && values[m])
-        m++;
-    if (!(out = malloc((size_t)(n + m + 1) * sizeof *out)))
-        return NULL;
-    for (int k = 0; k < n; k++)
-        out[k] = v[k];
-    for (int k = 0; k < m; k++)
-        out[n + k] = values[k];
-    *total = n + m;
-    return out;
-}
-
 const char **rlk_a_values_hmget(const char *name, char *const *values, int *argc)
 {
     const char *head[2] = {"HMGET", name};
 
-    return rlk_a_values_argv(head, 2, values, argc);
+    return rlk_a_common_join(head, 2, values, argc);
 }
 
 long long rlk_a_values_count(const redisReply *r, const char *owner, long long known,

@@ -133,9 +133,6 @@ int rlk_a_args(const char *names, const rlk_a_argvals *vals, rlk_a_argv *out);
  * in *out: RLK_OK; RLK_ERR_ARG with why in buf (kinds/fastmulti.h's check:
  * nothing copied); RLK_ERR_NOMEM. */
 int rlk_a_values_take(const char *const *values, size_t n, char ***out, char *buf, size_t len);
-/* v[0..n) followed by values (NULL-terminated; NULL: none) in a new array
- * (free() it), their number in *total; NULL: out of memory. */
-const char **rlk_a_values_argv(const char *const *v, int n, char *const *values, int *total);
 /* HMGET name values... (the values' holders) in a new array (free() it),
  * its length in *argc; NULL: out of memory. */
 const char **rlk_a_values_hmget(const char *name, char *const *values, int *argc);

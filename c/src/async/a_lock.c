@@ -274,7 +274,7 @@ static rlk_ae_call *alk_send(alk *a, const char *script, const char *argnames, l
     if (!a->values)
         return rlk_ae_script(a->h.ac, script, nk, keys, na, av.v, fn, a);
     /* RLK_A_VALUES: the values after the named arguments. */
-    call = (v = rlk_a_values_argv(av.v, na, a->values, &na)) != NULL
+    call = (v = rlk_a_common_join(av.v, na, a->values, &na)) != NULL
            ? rlk_ae_script(a->h.ac, script, nk, keys, na, v, fn, a) : NULL;
     free(v);
     return call;

@@ -11,6 +11,8 @@
  *                   message (the holder's lease is far longer than the
  *                   time the waiter takes), a waiter whose wait runs out
  *                   gets RLK_ERR_BUSY and took nothing;
+ *   held            is_locked and is_held count the values held (by anyone,
+ *                   by a task); a bad list refused, nothing sent;
  *   watchdog        a lease-less hold is renewed past three leases, its
  *                   values' expire_time kept ahead of the server's clock;
  *   lost_expired    a lease-less holder whose server is SIGSTOPped is told
@@ -348,6 +350,44 @@ static void test_lost_expired(void)
     CHECK_INT_EQ(ap_rule_breaks, 0);
 }
 
+/* The queries: how many of the values anyone holds, how many a task holds. */
+static void test_held(void)
+{
+    const char *g = "afm:held";
+    const char *ab[] = {"a", "b"}, *ac[] = {"a", "c"}, *c1[] = {"c"}, *bad[] = {"a", "a"};
+    ap_cl c;
+    ap_res x;
+    long long before;
+
+    REQUIRE(ap_cl_open(&c, url, 0, 0, 0) == RLK_OK);
+    RUN(c, x, rlk_async_fastmulti_is_locked(c.ac, g, ab, 2, ap_on_res, &x));
+    CHECK(x.err == RLK_OK && x.value == 0);
+    RUN(c, x, rlk_async_fastmulti_lock(c.ac, g, ab, 2, 1, 0, 30000, ap_on_res, &x));
+    REQUIRE(x.err == RLK_OK);
+    RUN(c, x, rlk_async_fastmulti_is_locked(c.ac, g, ac, 2, ap_on_res, &x));
+    CHECKF(x.err == RLK_OK && x.value == 1, "is_locked {a,c}: %d %lld", x.err, x.value);
+    RUN(c, x, rlk_async_fastmulti_is_locked(c.ac, g, c1, 1, ap_on_res, &x));
+    CHECKF(x.err == RLK_OK && x.value == 0, "is_locked {c}: %d %lld", x.err, x.value);
+    RUN(c, x, rlk_async_fastmulti_is_held(c.ac, g, ab, 2, 1, ap_on_res, &x));
+    CHECKF(x.err == RLK_OK && x.value == 2, "is_held {a,b} 1: %d %lld", x.err, x.value);
+    RUN(c, x, rlk_async_fastmulti_is_held(c.ac, g, ac, 2, 1, ap_on_res, &x));
+    CHECKF(x.err == RLK_OK && x.value == 1, "is_held {a,c} 1: %d %lld", x.err, x.value);
+    RUN(c, x, rlk_async_fastmulti_is_held(c.ac, g, ab, 2, 2, ap_on_res, &x));
+    CHECKF(x.err == RLK_OK && x.value == 0, "is_held {a,b} 2: %d %lld", x.err, x.value);
+    before = script_calls();
+    RUN(c, x, rlk_async_fastmulti_is_held(c.ac, g, bad, 2, 1, ap_on_res, &x));
+    CHECKF(x.err == RLK_ERR_ARG && strstr(x.errstr, "given twice"), "%d %s", x.err, x.errstr);
+    RUN(c, x, rlk_async_fastmulti_is_locked(c.ac, g, ab, 0, ap_on_res, &x));
+    CHECKF(x.err == RLK_ERR_ARG && strstr(x.errstr, "0 values"), "%d %s", x.err, x.errstr);
+    CHECK_INT_EQ(script_calls(), before);
+    RUN(c, x, rlk_async_fastmulti_unlock(c.ac, g, ab, 2, 1, ap_on_res, &x));
+    CHECK_INT_EQ(x.err, RLK_OK);
+    RUN(c, x, rlk_async_fastmulti_is_locked(c.ac, g, ab, 2, ap_on_res, &x));
+    CHECK(x.err == RLK_OK && x.value == 0);
+    ap_cl_close(&c);
+    CHECK_INT_EQ(ap_rule_breaks, 0);
+}
+
 /* a's lock_count for task 1 of c, or -99. */
 static long long count_of(ap_cl *c, const char *g, const char *value)
 {
@@ -581,6 +621,7 @@ typedef struct afm_case {
 static const afm_case cases[] = {
     {"basic", test_basic},
     {"wake", test_wake},
+    {"held", test_held},
     {"watchdog", test_watchdog},
     {"lost_expired", test_lost_expired},
     {"lost_reply", test_lost_reply},
