@@ -833,7 +833,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
         return;
     }
     if (r->type == REDIS_REPLY_NIL) {
-        if (h && !a->values)
+        if (h && !(h->row && (h->row->flags & RLK_A_VALUES)))
             alk_drop(a->h.ac, h);     /* not held any more (lost): forget it (a value list not
                                          held says nothing of the owner's other values) */
         if (cw == CW_UNDO)
