@@ -223,6 +223,45 @@ RLK_API rlk_async_req *rlk_async_multilock_unlock(rlk_async *ac, int n, const ch
                                                   unsigned long long task, rlk_async_fn fn,
                                                   void *privdata);
 
+/* Redisson's faster MultiLock (getMultiLock(group, values), as rlk_fastmulti_*,
+ * docs/locks/fastmulti.md): values[0..nvalues) of the hash group taken all
+ * or none by one script call for task. wait_ms and lease_ms as
+ * rlk_async_lock (-1: renewed by the loop's watchdog); waiters wait on the
+ * group's channel, woken by every release in the group. value: how many
+ * acquisitions task has in the group. RLK_ERR_BUSY: a value still another's
+ * when the wait ran out (nothing taken); RLK_ERR_ARG (nothing sent): 0 or
+ * more than 100000 values, a value empty, over 1024 bytes, with ':' or given
+ * twice, or a bad wait or lease. */
+RLK_API rlk_async_req *rlk_async_fastmulti_lock(rlk_async *ac, const char *group,
+                                                const char *const *values, size_t nvalues,
+                                                unsigned long long task, long long wait_ms,
+                                                long long lease_ms, rlk_async_fn fn,
+                                                void *privdata);
+/* Releases task's hold of every value, all or none. RLK_ERR_NOT_OWNER: a
+ * value not task's (nothing changed); value: acquisitions left in the group. */
+RLK_API rlk_async_req *rlk_async_fastmulti_unlock(rlk_async *ac, const char *group,
+                                                  const char *const *values, size_t nvalues,
+                                                  unsigned long long task, rlk_async_fn fn,
+                                                  void *privdata);
+/* Releases the values whoever holds them; value: 1 when one was held. This
+ * client's holds in the group are forgotten (no longer renewed). */
+RLK_API rlk_async_req *rlk_async_fastmulti_force_unlock(rlk_async *ac, const char *group,
+                                                        const char *const *values,
+                                                        size_t nvalues, rlk_async_fn fn,
+                                                        void *privdata);
+/* value: how many of the values anyone holds (0: none is locked), as
+ * rlk_fastmulti_is_locked reads it (fastmulti/held). RLK_ERR_ARG: the value
+ * list as rlk_async_fastmulti_lock's. */
+RLK_API rlk_async_req *rlk_async_fastmulti_is_locked(rlk_async *ac, const char *group,
+                                                     const char *const *values, size_t nvalues,
+                                                     rlk_async_fn fn, void *privdata);
+/* value: how many of the values task holds (nvalues: every one, as
+ * rlk_fastmulti_is_held_by_me). */
+RLK_API rlk_async_req *rlk_async_fastmulti_is_held(rlk_async *ac, const char *group,
+                                                   const char *const *values, size_t nvalues,
+                                                   unsigned long long task, rlk_async_fn fn,
+                                                   void *privdata);
+
 /* ---------------------------------------------------------------- semaphores and latch */
 
 /* wait_ms as rlk_async_lock. value after release: permits available. */

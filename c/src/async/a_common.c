@@ -142,3 +142,20 @@ void rlk_a_common_free(int n, ...)
         free(va_arg(ap, void *));
     va_end(ap);
 }
+
+const char **rlk_a_common_join(const char *const *v, int n, char *const *tail, int *total)
+{
+    int m = 0;
+    const char **out;
+
+    while (tail && tail[m])
+        m++;
+    if (!(out = malloc((size_t)(n + m + 1) * sizeof *out)))
+        return NULL;
+    for (int k = 0; k < n; k++)
+        out[k] = v[k];
+    for (int k = 0; k < m; k++)
+        out[n + k] = tail[k];
+    *total = n + m;
+    return out;
+}

@@ -43,6 +43,11 @@ void *rlk_a_common_new(rlk_async *ac, size_t size, size_t head_offset, rlk_async
 /* The ms since the request started (h->start). */
 long long rlk_a_common_elapsed(const rlk_a_head *h);
 
+/* v[0..n) followed by tail (NULL-terminated; NULL: none) in a new array
+ * (free() it), their number in *total; NULL: out of memory. A call's
+ * arguments with a list after them (the faster MultiLock's values). */
+const char **rlk_a_common_join(const char *const *v, int n, char *const *tail, int *total);
+
 /* free() of n pointers (NULL ones too): a request's strings when it is freed. */
 void rlk_a_common_free(int n, ...);
 

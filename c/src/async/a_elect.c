@@ -95,7 +95,7 @@ rlk_async_req *rlk_async_elect_campaign(rlk_async *ac, const char *name, unsigne
                                         const char *value, long long wait_ms, long long lease_ms,
                                         rlk_async_fn fn, void *privdata)
 {
-    rlk_a_lock_opts o = {value ? value : "", 0, 0, 0};
+    rlk_a_lock_opts o = {.value = value ? value : ""};
 
     return rlk_a_lock_acquire(ac, &rlk_a_kind_elect, "rlk_async_elect_campaign", name, task,
                               wait_ms, lease_ms, &o, fn, privdata);
@@ -104,7 +104,7 @@ rlk_async_req *rlk_async_elect_campaign(rlk_async *ac, const char *name, unsigne
 rlk_async_req *rlk_async_elect_resign(rlk_async *ac, const char *name, unsigned long long task,
                                       rlk_async_fn fn, void *privdata)
 {
-    return rlk_a_lock_release(ac, &rlk_a_kind_elect, name, task, fn, privdata);
+    return rlk_a_lock_release(ac, &rlk_a_kind_elect, name, task, NULL, fn, privdata);
 }
 
 int rlk_async_elect_term(rlk_async *ac, const char *name, unsigned long long task,

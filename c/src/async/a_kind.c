@@ -10,11 +10,13 @@
 #include "rlk.h"
 #include "kinds/elect.h"
 #include "kinds/fairlock.h"
+#include "kinds/fastmulti.h"
 #include "kinds/fenced.h"
 #include "kinds/lock.h"
 #include "kinds/names.h"
 #include "kinds/rwlock.h"
 #include "runtime/fam_hold.h"
+#include "async/a_common.h"
 #include "async/a_kind.h"
 
 /* rlk_async_lock's kinds, by RLK_KIND_*. */
@@ -110,6 +112,19 @@ const rlk_a_kind rlk_a_kind_elect = {
     "lock_channel", RLK_A_WAIT_CHANNEL, RLK_A_TOKEN | RLK_A_ONE_HOLD, "", &rlk_fenced_renew_task,
     "lock token", RLK_ELECT_VALUE_MAX, NULL};
 
+/* The faster MultiLock (kinds/fastmulti.c, docs/locks/fastmulti.md): the values of one group
+ * in one hash, taken and released all or none by one call (the values after the named ARGV);
+ * waiters on the group's channel, every message a wake-up (waiters of a group wait for
+ * different values), bounded by the TTL a refusal returns. Held, counted and renewed as the
+ * blocking kind: one hold (kind lock, name the group) per owner, fastmulti/renew. */
+const rlk_a_kind rlk_a_kind_fastmulti = {
+    "faster MultiLock", RLK_KIND_LOCK, "fastmulti",
+    "fastmulti/acquire", "lease_ms owner",
+    "fastmulti/release", "owner lease_ms publish",
+    NULL, NULL,
+    "fastmulti/force_release", "publish",
+    "channel", RLK_A_WAIT_CHANNEL, RLK_A_VALUES, "", &rlk_fastmulti_renew_task, "group", 0, NULL};
+
 const rlk_a_kind *rlk_a_kind_lock(int kind)
 {
     return kind >= RLK_KIND_LOCK && kind <= RLK_KIND_WRITE ? &rlk_a_kinds[kind] : NULL;
@@ -142,7 +157,7 @@ void rlk_a_keys_free(rlk_a_keys *ks)
  * line here. */
 static const char *const rlk_a_roles[] = {
     "channel", "waiters", "grant", "queue", "timeouts", "token", "prefix", "state",
-    "lock_channel", "delay",
+    "lock_channel", "delay", "group",
 };
 
 static const char *rlk_a_keys_of(rlk_a_keys *ks, const char *role, size_t len)
@@ -233,4 +248,52 @@ int rlk_a_args(const char *names, const rlk_a_argvals *vals, rlk_a_argv *out)
         names += strspn(names, " ");
     }
     return n;
+}
+
+/* ---------------------------------------------------------------- value lists */
+
+int rlk_a_values_take(const char *const *values, size_t n, char ***out, char *buf, size_t len)
+{
+    size_t bytes = (n + 1) * sizeof(char *);
+    char *p;
+
+    *out = NULL;
+    if (rlk_fastmulti_values_check(values, n, buf, len) != 0)
+        return RLK_ERR_ARG;
+    for (size_t k = 0; k < n; k++)
+        bytes += strlen(values[k]) + 1;
+    if (!(*out = malloc(bytes)))
+        return RLK_ERR_NOMEM;
+    p = (char *)(*out + n + 1);
+    for (size_t k = 0; k < n; k++) {
+        size_t vlen = strlen(values[k]) + 1;
+
+        (*out)[k] = memcpy(p, values[k], vlen);
+        p += vlen;
+    }
+    (*out)[n] = NULL;
+    return RLK_OK;
+}
+
+const char **rlk_a_values_hmget(const char *name, char *const *values, int *argc)
+{
+    const char *head[2] = {"HMGET", name};
+
+    return rlk_a_common_join(head, 2, values, argc);
+}
+
+long long rlk_a_values_count(const redisReply *r, const char *owner, long long known,
+                             int release)
+{
+    int all = 1;
+
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements == 0)
+        return -1;
+    for (size_t k = 0; k < r->elements; k++)
+        all &= r->element[k]->type == REDIS_REPLY_STRING && strcmp(r->element[k]->str, owner) == 0;
+    if (!release)
+        return all ? known + 1 : known;
+    if (!all)
+        return known > 0 ? known - 1 : 0;
+    return known <= 1 ? known : -1;
 }

@@ -37,6 +37,10 @@ enum {
 #define RLK_A_TOKEN 1           /* the acquire replies {token}: the result's value */
 #define RLK_A_NON_REENTRANT 2   /* the holder asking again: RLK_ERR_REENTRY, nothing counted */
 #define RLK_A_ONE_HOLD 4        /* the holder asking again: its token, nothing sent */
+#define RLK_A_VALUES 8          /* the faster MultiLock's: every call's ARGV end with the
+                                   request's values; one hold per (group, owner) counts the
+                                   acquisitions, whichever values; a lost reply is read back
+                                   from the values' fields (rlk_a_values_count) */
 
 /* One kind's protocol. ARGV lists name each argument as the script's
  * header does, separated by spaces: lease_ms, owner, ticket, claim_ms,
@@ -74,6 +78,8 @@ extern const rlk_a_kind rlk_a_kind_spin;
 extern const rlk_a_kind rlk_a_kind_delay;
 /* The election's campaign and resign (docs/elect.md). */
 extern const rlk_a_kind rlk_a_kind_elect;
+/* rlk_async_fastmulti_*: the faster MultiLock (RLK_A_VALUES). */
+extern const rlk_a_kind rlk_a_kind_fastmulti;
 
 /* ---------------------------------------------------------------- building a call */
 
@@ -120,5 +126,23 @@ typedef struct rlk_a_argv {
 /* The ARGV named (space-separated) into out->v; their number, or -1 (an
  * unknown name, too many). */
 int rlk_a_args(const char *names, const rlk_a_argvals *vals, rlk_a_argv *out);
+
+/* ---------------------------------------------------------------- value lists (RLK_A_VALUES) */
+
+/* A copy of values[0..n) in one block (free() frees it), NULL-terminated,
+ * in *out: RLK_OK; RLK_ERR_ARG with why in buf (kinds/fastmulti.h's check:
+ * nothing copied); RLK_ERR_NOMEM. */
+int rlk_a_values_take(const char *const *values, size_t n, char ***out, char *buf, size_t len);
+/* HMGET name values... (the values' holders) in a new array (free() it),
+ * its length in *argc; NULL: out of memory. */
+const char **rlk_a_values_hmget(const char *name, char *const *values, int *argc);
+/* The hold count a lost acquire (release 0) or release (1) left, from that
+ * HMGET's reply and the count known before the call: an acquire ran when
+ * every value is owner's (known + 1), else not (known); a release ran when
+ * one is not owner's (known - 1), and did not when all are and known <= 1
+ * (the values then held once: a release that ran freed them). -1: cannot
+ * tell (all owner's, counted more than once), or not the reply of HMGET. */
+long long rlk_a_values_count(const redisReply *r, const char *owner, long long known,
+                             int release);
 
 #endif /* RLK_A_KIND_H */

@@ -13,7 +13,8 @@
  * writers the same way on the rwlock scripts, its readers on the lock's channel; the
  * fair queue; the fenced lock's tokens; the non-reentrant locks (refused
  * RLK_ERR_REENTRY); the spin lock's back-off without pub/sub; the
- * election's campaign and resign (a_elect.c). The watchdog renews
+ * election's campaign and resign (a_elect.c); the faster MultiLock's value
+ * lists (a_fastmulti.c: RLK_A_VALUES). The watchdog renews
  * lease-less holds with the kind's task. A lost reply is settled by reading
  * the holder's field back after the engine has fenced the connection it
  * went out on. docs/async-internals.md describes it.
@@ -220,6 +221,7 @@ typedef struct alk {
     char *name;
     char *owner;                    /* <uuid>:<task> */
     char *value;                    /* the value argument (the election's); NULL: none */
+    char **values;                  /* RLK_A_VALUES: the values (one block); NULL: none */
     rlk_a_keys keys;                /* the name's keys, built once per role by the row's names */
     const char *channel;            /* the waiters' channel (one of keys) */
     char *wake;                     /* RLK_A_WAIT_QUEUE: <channel>:rlk:<cid>, the grants */
@@ -259,6 +261,8 @@ static rlk_ae_call *alk_send(alk *a, const char *script, const char *argnames, l
     rlk_a_argv av;
     int nk = rlk_a_keys_list(&a->keys, rlk_script_key_roles(script), keys, RLK_A_KIND_KEYS);
     int na = rlk_a_args(argnames, &vals, &av), no;
+    const char **v;
+    rlk_ae_call *call;
 
     /* The row's optional keys after the header's (not the cancel's: it takes none). */
     if (nk >= 0 && a->k->opt_keys && script != a->k->cancel) {
@@ -267,7 +271,13 @@ static rlk_ae_call *alk_send(alk *a, const char *script, const char *argnames, l
     }
     if (nk < 0 || na < 0)
         return NULL;
-    return rlk_ae_script(a->h.ac, script, nk, keys, na, av.v, fn, a);
+    if (!a->values)
+        return rlk_ae_script(a->h.ac, script, nk, keys, na, av.v, fn, a);
+    /* RLK_A_VALUES: the values after the named arguments. */
+    call = (v = rlk_a_common_join(av.v, na, a->values, &na)) != NULL
+           ? rlk_ae_script(a->h.ac, script, nk, keys, na, v, fn, a) : NULL;
+    free(v);
+    return call;
 }
 
 /* The message to end with is kept on the heap, set only when a request ends
@@ -317,7 +327,7 @@ static void alk_free_state(rlk_async_req *r, void *state)
     (void)r;
     alk_quiet(a);
     rlk_ae_call_forget(a->call);
-    rlk_a_common_free(6, a->end_msg, a->name, a->owner, a->value, a->wake, a->own);
+    rlk_a_common_free(7, a->end_msg, a->name, a->owner, a->value, a->wake, a->own, a->values);
     rlk_a_keys_free(&a->keys);
 }
 
@@ -538,10 +548,16 @@ static void alk_token_reply(rlk_async *ac, int rc, const redisReply *r, const ch
 static void alk_read_back(alk *a, int cw)
 {
     char field[RLK_OWNER_MAX + 16];     /* the hold's hash field: owner + the row's suffix */
-    const char *argv[3] = {"HGET", a->name, field};
+    const char *argv[3] = {"HGET", a->name, field}, **hm;
+    int argc;
 
     snprintf(field, sizeof field, "%s%s", a->owner, a->k->field_suffix);
-    a->call = rlk_ae_command(a->h.ac, 3, argv, alk_read_acq_reply, a);
+    if (a->values) {    /* RLK_A_VALUES: the values' holders */
+        hm = rlk_a_values_hmget(a->name, a->values, &argc);
+        a->call = hm ? rlk_ae_command(a->h.ac, argc, hm, alk_read_acq_reply, a) : NULL;
+        free(hm);
+    } else
+        a->call = rlk_ae_command(a->h.ac, 3, argv, alk_read_acq_reply, a);
     a->cw = a->call ? cw : CW_NONE;
     if (!a->call && !rlk_ae_req_done(a->h.r))
         rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
@@ -661,6 +677,15 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
     }
     if (r->type == REDIS_REPLY_STRING)
         n = strtoll(r->str, NULL, 10);
+    else if (a->values && (n = rlk_a_values_count(r, a->owner, a->known,
+                                                  a->cw == CW_READ_REL)) < 0) {
+        a->cw = CW_NONE;
+        alk_quiet(a);
+        rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL, "%s %s: a release's reply was lost "
+                        "and its values are still held (counted more than once): whether it "
+                        "ran is unknown", a->k->what, a->name);
+        return;
+    }
     if (a->cw == CW_READ_ACQ) {
         a->cw = CW_NONE;
         if (n > a->known && (a->k->flags & RLK_A_TOKEN)) {
@@ -808,8 +833,9 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
         return;
     }
     if (r->type == REDIS_REPLY_NIL) {
-        if (h)
-            alk_drop(a->h.ac, h);     /* not held any more (lost): forget it */
+        if (h && !(h->row && (h->row->flags & RLK_A_VALUES)))
+            alk_drop(a->h.ac, h);     /* not held any more (lost): forget it (a value list not
+                                         held says nothing of the owner's other values) */
         if (cw == CW_UNDO)
             rlk_ae_complete(a->h.r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
                             alk_msg_str(a));
@@ -818,7 +844,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
                             "%s %s: not held by task %llu", a->k->what, a->name, a->task);
         return;
     }
-    if (r->type == REDIS_REPLY_INTEGER && r->integer == 0 && h && h->count > 1) {
+    if (r->type == REDIS_REPLY_INTEGER && (r->integer == 0 || a->values) && h && h->count > 1) {
         h->count--;
     } else if (h) {
         alk_drop(a->h.ac, h);
@@ -887,8 +913,8 @@ static void alk_force_reply(rlk_async *ac, int rc, const redisReply *r, const ch
 
             for (; h; h = next) {
                 next = h->next;
-                if (strcmp(h->name, a->name) == 0 && rlk_a_kind_lock(h->kind) &&
-                    strcmp(rlk_a_kind_lock(h->kind)->force, a->k->force) == 0)
+                if (strcmp(h->name, a->name) == 0 && (h->row == a->k || (rlk_a_kind_lock(h->kind)
+                    && strcmp(rlk_a_kind_lock(h->kind)->force, a->k->force) == 0)))
                     alk_drop(ac, h);
             }
         }
@@ -932,6 +958,22 @@ static alk *alk_new(rlk_async *ac, int op, const rlk_a_kind *k, const char *who,
     }
     alk_bind(a, k);
     return a;
+}
+
+/* An RLK_A_VALUES row's values from o, checked and kept: 0; -1: the request
+ * is completed (RLK_ERR_ARG, nothing sent; out of memory). */
+static int alk_values(alk *a, const char *who, const rlk_a_lock_opts *o)
+{
+    char why[256];
+    int rc;
+
+    if (!(a->k->flags & RLK_A_VALUES) ||
+        (rc = rlk_a_values_take(o ? o->values : NULL, o ? o->nvalues : 0, &a->values, why,
+                                sizeof why)) == RLK_OK)
+        return 0;
+    rlk_ae_complete(a->h.r, rc, 0, NULL, "%s %s: %s", who, a->name,
+                    rc == RLK_ERR_ARG ? why : "out of memory");
+    return -1;
 }
 
 /* The waiter's channels by the row's way of waiting, and its listener (a
@@ -980,7 +1022,7 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_a_kind *k, const char
         return a ? a->h.r : NULL;
     rlk_ae_req_metric(a->h.r, k->hold, name);
     c = rlk_ae_client(ac);
-    if (rlk_a_common_lock_args(a->h.r, who, name, wait_ms, lease_ms) ||
+    if (rlk_a_common_lock_args(a->h.r, who, name, wait_ms, lease_ms) || alk_values(a, who, o) ||
         (o && o->delay_ms &&
          rlk_a_common_range(a->h.r, who, name, "delay_ms", o->delay_ms, 1, RLK_NUM_MAX)))
         return a->h.r;
@@ -1026,17 +1068,20 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_a_kind *k, const char
 }
 
 rlk_async_req *rlk_a_lock_release(rlk_async *ac, const rlk_a_kind *k, const char *name,
-                                  unsigned long long task, rlk_async_fn fn, void *privdata)
+                                  unsigned long long task, const rlk_a_lock_opts *o,
+                                  rlk_async_fn fn, void *privdata)
 {
-    alk *a = alk_new(ac, ALK_UNLOCK, k, "rlk_async_unlock", name, task, fn, privdata);
+    const char *who = k && (k->flags & RLK_A_VALUES) ? "rlk_async_fastmulti_unlock"
+                                                     : "rlk_async_unlock";
+    alk *a = alk_new(ac, ALK_UNLOCK, k, who, name, task, fn, privdata);
     alk_hold *h;
 
-    if (!a || rlk_ae_req_done(a->h.r))
+    if (!a || rlk_ae_req_done(a->h.r) || alk_values(a, who, o))
         return a ? a->h.r : NULL;
     /* The release of the row the hold was taken with (a non-reentrant lock's, the
-     * election's resign). */
+     * election's resign), never one with values for one without or back. */
     h = alk_find(ac, k->hold, name, a->owner);
-    if (h && h->row && h->row != a->k)
+    if (h && h->row && h->row != a->k && !a->values == !(h->row->flags & RLK_A_VALUES))
         alk_bind(a, h->row);
     alk_release(a, CW_RELEASE);
     return a->h.r;
@@ -1062,7 +1107,7 @@ rlk_async_req *rlk_async_lock_spin(rlk_async *ac, const char *name, unsigned lon
                                    long long wait_ms, long long lease_ms, long long initial_ms,
                                    long long max_ms, rlk_async_fn fn, void *privdata)
 {
-    rlk_a_lock_opts o = {NULL, initial_ms, max_ms, 0};
+    rlk_a_lock_opts o = {.spin_initial_ms = initial_ms, .spin_max_ms = max_ms};
     const rlk_a_kind *k = &rlk_a_kind_spin;
 
     /* rlk_lock_set_spin's bounds: 0 for either is Redisson's default. */
@@ -1082,7 +1127,7 @@ rlk_async_req *rlk_async_lock_delay(rlk_async *ac, const char *name, unsigned lo
                                     long long wait_ms, long long lease_ms, long long delay_ms,
                                     rlk_async_fn fn, void *privdata)
 {
-    rlk_a_lock_opts o = {NULL, 0, 0, delay_ms};
+    rlk_a_lock_opts o = {.delay_ms = delay_ms};
 
     if (delay_ms == 0)      /* off: the reentrant lock without the delay key (as the blocking) */
         return rlk_async_lock(ac, RLK_KIND_LOCK, name, task, wait_ms, lease_ms, fn, privdata);
@@ -1093,21 +1138,27 @@ rlk_async_req *rlk_async_lock_delay(rlk_async *ac, const char *name, unsigned lo
 rlk_async_req *rlk_async_unlock(rlk_async *ac, int kind, const char *name, unsigned long long task,
                                 rlk_async_fn fn, void *privdata)
 {
-    return rlk_a_lock_release(ac, rlk_a_kind_lock(kind), name, task, fn, privdata);
+    return rlk_a_lock_release(ac, rlk_a_kind_lock(kind), name, task, NULL, fn, privdata);
+}
+
+rlk_async_req *rlk_a_lock_force(rlk_async *ac, const rlk_a_kind *k, const char *who,
+                                const char *name, const rlk_a_lock_opts *o, rlk_async_fn fn,
+                                void *privdata)
+{
+    alk *a = alk_new(ac, ALK_FORCE, k, who, name, 0, fn, privdata);
+
+    if (!a || rlk_ae_req_done(a->h.r) || alk_values(a, who, o))
+        return a ? a->h.r : NULL;
+    if (alk_force_send(a) != 0)
+        rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
+    return a->h.r;
 }
 
 rlk_async_req *rlk_async_force_unlock(rlk_async *ac, int kind, const char *name,
                                       rlk_async_fn fn, void *privdata)
 {
-    alk *a = alk_new(ac, ALK_FORCE, rlk_a_kind_lock(kind), "rlk_async_force_unlock", name, 0, fn,
-                     privdata);
-
-    if (!a || rlk_ae_req_done(a->h.r))
-        return a ? a->h.r : NULL;
-    if (alk_force_send(a) != 0)
-        rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_force_unlock %s: out of memory",
-                        name);
-    return a->h.r;
+    return rlk_a_lock_force(ac, rlk_a_kind_lock(kind), "rlk_async_force_unlock", name, NULL, fn,
+                            privdata);
 }
 
 /* ---------------------------------------------------------------- metrics */

@@ -21,6 +21,8 @@ typedef struct rlk_a_lock_opts {
     const char *value;
     long long spin_initial_ms, spin_max_ms;
     long long delay_ms;
+    const char *const *values;      /* an RLK_A_VALUES row's values (every request of it) */
+    size_t nvalues;
 } rlk_a_lock_opts;
 
 /* An acquisition of name by task with row k; who names the call in
@@ -33,7 +35,12 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_a_kind *k, const char
 /* The release of task's hold of name, with the release of the row the hold
  * was taken with (k's when this client records no hold). */
 rlk_async_req *rlk_a_lock_release(rlk_async *ac, const rlk_a_kind *k, const char *name,
-                                  unsigned long long task, rlk_async_fn fn, void *privdata);
+                                  unsigned long long task, const rlk_a_lock_opts *o,
+                                  rlk_async_fn fn, void *privdata);
+/* The force release of name with row k's force script (o: its values). */
+rlk_async_req *rlk_a_lock_force(rlk_async *ac, const rlk_a_kind *k, const char *who,
+                                const char *name, const rlk_a_lock_opts *o, rlk_async_fn fn,
+                                void *privdata);
 
 /* The hold count ac's table has for (kind, name, task): 0 when none. For
  * the tests and the MultiLock requests. */

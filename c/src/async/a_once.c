@@ -20,6 +20,7 @@ typedef struct aon {
     const char *script;     /* a name of the client's script set (static) */
     int nkeys, nargs, flags;
     char *keys[RLK_A_ONCE_MAX], *args[RLK_A_ONCE_MAX];
+    char **tail;                    /* text arguments after args (one block); NULL: none */
     size_t lens[RLK_A_ONCE_MAX];
     unsigned char pub[RLK_A_ONCE_MAX];  /* the publish argument: asked for when sent (a
                                            cluster's marker is the pointer itself) */
@@ -35,6 +36,7 @@ static void aon_free_state(rlk_async_req *r, void *state)
     rlk_ae_timer_del(o->retry);
     rlk_ae_call_forget(o->call);
     free(o->name);
+    free(o->tail);
     for (int i = 0; i < RLK_A_ONCE_MAX; i++) {
         free(o->keys[i]);
         free(o->args[i]);
@@ -100,15 +102,23 @@ static void aon_reply(rlk_async *ac, int rc, const redisReply *reply, const char
 
 static void aon_call(aon *o)
 {
-    const char *args[RLK_A_ONCE_MAX];
+    const char *args[RLK_A_ONCE_MAX], **all = NULL;
     size_t lens[RLK_A_ONCE_MAX];
+    int n = o->nargs;
 
     for (int i = 0; i < o->nargs; i++) {
         args[i] = o->pub[i] ? rlk_ae_publish_arg(o->h.ac) : o->args[i];
         lens[i] = o->pub[i] ? strlen(args[i]) : o->lens[i];
     }
-    o->call = rlk_ae_scriptv(o->h.ac, o->script, o->nkeys, (const char *const *)o->keys,
-                             o->nargs, args, lens, aon_reply, o);
+    if (o->tail && !(all = rlk_a_common_join(args, o->nargs, o->tail, &n)))
+        o->call = NULL;
+    else if (o->tail)   /* text arguments: their lengths by strlen */
+        o->call = rlk_ae_script(o->h.ac, o->script, o->nkeys, (const char *const *)o->keys, n,
+                                all, aon_reply, o);
+    else
+        o->call = rlk_ae_scriptv(o->h.ac, o->script, o->nkeys, (const char *const *)o->keys,
+                                 o->nargs, args, lens, aon_reply, o);
+    free(all);
     if (!o->call)
         rlk_ae_complete(o->h.r, rlk_ae_closing(o->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
                         "%s %s: %s", o->what, o->name,
@@ -138,6 +148,15 @@ void rlk_a_once_send(rlk_async_req *r, const char *script, int nkeys, const char
                      int nargs, const char *const *args)
 {
     rlk_a_once_sendv(r, script, nkeys, keys, nargs, args, NULL, 0);
+}
+
+void rlk_a_once_send_tail(rlk_async_req *r, const char *script, int nkeys, const char *const *keys,
+                          int nargs, const char *const *args, char **tail, int flags)
+{
+    aon *o = rlk_ae_req_state(r);
+
+    o->tail = tail;
+    rlk_a_once_sendv(r, script, nkeys, keys, nargs, args, NULL, flags);
 }
 
 void rlk_a_once_sendv(rlk_async_req *r, const char *script, int nkeys, const char *const *keys,

@@ -43,4 +43,10 @@ void rlk_a_once_send(rlk_async_req *r, const char *script, int nkeys, const char
 void rlk_a_once_sendv(rlk_async_req *r, const char *script, int nkeys, const char *const *keys,
                       int nargs, const char *const *args, const size_t *lens, int flags);
 
+/* rlk_a_once_sendv of text arguments followed by the list tail (NULL-
+ * terminated, one block: the request frees it; the faster MultiLock's
+ * values). */
+void rlk_a_once_send_tail(rlk_async_req *r, const char *script, int nkeys, const char *const *keys,
+                          int nargs, const char *const *args, char **tail, int flags);
+
 #endif /* RLK_A_ONCE_H */

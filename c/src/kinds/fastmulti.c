@@ -38,6 +38,7 @@
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
+#include "kinds/fastmulti.h"
 #include "kinds/handle.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
@@ -46,9 +47,6 @@
 #include "runtime/rt.h"
 #include "runtime/wait.h"
 #include "runtime/wd.h"
-
-#define RLK_FASTMULTI_VALUE_MAX 1024
-#define RLK_FASTMULTI_VALUES_MAX 100000
 
 /* A holder id and how many acquisitions of this handle it has not released. */
 typedef struct rlk_fastmulti_took {
@@ -79,8 +77,9 @@ static int rlk_fastmulti_meaning(const char *payload, size_t len, long long *hea
 
 static const rlk_sub_rule rlk_fastmulti_sub_rule = {rlk_fastmulti_meaning};
 
-/* The watchdog's task: fastmulti/renew (group; lease, owner), one call per entry. */
-static const rlk_renew_task rlk_fastmulti_renew_task = {
+/* The watchdog's task: fastmulti/renew (group; lease, owner), one call per entry
+ * (the non-blocking API's row renews with it too). */
+const rlk_renew_task rlk_fastmulti_renew_task = {
     "fastmulti/renew", RLK_RENEW_ALONE, rlk_renew_build_one, rlk_renew_reply_one, NULL
 };
 
@@ -143,29 +142,38 @@ static int rlk_fastmulti_value_ok(const char *v)
     return len >= 1 && len <= RLK_FASTMULTI_VALUE_MAX && !strchr(v, ':');
 }
 
-rlk_fastmulti *rlk_fastmulti_new(rlk_client *c, const char *group, const char *const *values,
-                                 size_t n)
+int rlk_fastmulti_values_check(const char *const *values, size_t n, char *buf, size_t len)
 {
-    rlk_fastmulti *m;
-
-    if (c && (n == 0 || n > RLK_FASTMULTI_VALUES_MAX || !values)) {
-        rlk_set_error(c, RLK_ERR_ARG, "rlk_fastmulti_new %s: %zu values (1..%d)",
-                      group ? group : "", n, RLK_FASTMULTI_VALUES_MAX);
-        return NULL;
+    if (n == 0 || n > RLK_FASTMULTI_VALUES_MAX || !values) {
+        snprintf(buf, len, "%zu values%s (1..%d)", n, values ? "" : " at NULL",
+                 RLK_FASTMULTI_VALUES_MAX);
+        return -1;
     }
-    for (size_t k = 0; c && k < n; k++) {
+    for (size_t k = 0; k < n; k++) {
         if (!rlk_fastmulti_value_ok(values[k])) {
-            rlk_set_error(c, RLK_ERR_ARG, "rlk_fastmulti_new %s: value %zu must be 1..%d bytes "
-                          "without ':'", group ? group : "", k + 1, RLK_FASTMULTI_VALUE_MAX);
-            return NULL;
+            snprintf(buf, len, "value %zu must be 1..%d bytes without ':'", k + 1,
+                     RLK_FASTMULTI_VALUE_MAX);
+            return -1;
         }
         for (size_t j = 0; j < k; j++) {
             if (strcmp(values[j], values[k]) == 0) {
-                rlk_set_error(c, RLK_ERR_ARG, "rlk_fastmulti_new %s: value '%s' is given twice",
-                              group ? group : "", values[k]);
-                return NULL;
+                snprintf(buf, len, "value '%s' is given twice", values[k]);
+                return -1;
             }
         }
+    }
+    return 0;
+}
+
+rlk_fastmulti *rlk_fastmulti_new(rlk_client *c, const char *group, const char *const *values,
+                                 size_t n)
+{
+    char why[RLK_ERRSTR_MAX];
+    rlk_fastmulti *m;
+
+    if (c && rlk_fastmulti_values_check(values, n, why, sizeof why) != 0) {
+        rlk_set_error(c, RLK_ERR_ARG, "rlk_fastmulti_new %s: %s", group ? group : "", why);
+        return NULL;
     }
     if (!(m = rlk_fam_new(c, group, sizeof *m, &rlk_fastmulti_kind)))
         return NULL;
