@@ -350,7 +350,7 @@ static void sentinel(void)
     int rc, ok;
 
     memset(&sn, 0, sizeof sn);
-    REQUIRE(rlk_fx_sentinel_start(&sn, "afmaster") == 0);
+    REQUIRE(rlk_fx_sentinel_start_quick(&sn, "afmaster") == 0);
     snprintf(saved, sizeof saved, "%s", url);
     snprintf(url, sizeof url, "redis+sentinel://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/afmaster",
              sn.sentinel[0].port, sn.sentinel[1].port, sn.sentinel[2].port);
