@@ -30,7 +30,7 @@
  *   metrics   fenced writes accepted and refused counted per API and per
  *             watched fence key (rlk_metrics_get, rlk_async_metrics_get), in
  *             the Prometheus and JSON text ($RLK_TEST_PROM_OUT gets the
- *             Prometheus text for promtool: fence_promtool.sh);
+ *             Prometheus text for promtool: metrics_promtool.sh);
  *   cluster   writes on fence keys owned by each master land there; stale
  *             refused there; keys in two slots refused before any call.
  *
