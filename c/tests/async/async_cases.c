@@ -3008,9 +3008,10 @@ static void write_now(void)
 {
     cl c;
     wn_ctx x;
-    res u1 = {0}, u2 = {0};
+    res u[2];
 
     memset(&x, 0, sizeof x);
+    memset(u, 0, sizeof u);
     REQUIRE(cl_open(&c, 0) == RLK_OK);
     REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, "a:wn:1", 1, 0, 10000, wn_first, &x));
     REQUIRE(wait_res(&c, &x.first, 5000));
@@ -3021,13 +3022,14 @@ static void write_now(void)
     CHECK_INT_EQ(x.second.err, RLK_OK);
     CHECK_INT_EQ(x.second.value, 1);
     CHECK_INT_EQ(srv_int("HLEN %s", "a:wn:2"), 1);
-    REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, "a:wn:1", 1, on_res, &u1));
-    REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, "a:wn:2", 1, on_res, &u2));
-    REQUIRE(wait_res(&c, &u1, 5000));
-    REQUIRE(wait_res(&c, &u2, 5000));
-    CHECK_INT_EQ(u1.err, RLK_OK);
-    CHECK_INT_EQ(u2.err, RLK_OK);
-    CHECK_INT_EQ(srv_int("EXISTS %s", "a:wn:2"), 0);
+    for (int i = 0; i < 2; i++) {
+        const char *name = i ? "a:wn:2" : "a:wn:1";
+
+        REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, name, 1, on_res, &u[i]));
+        REQUIRE(wait_res(&c, &u[i], 5000));
+        CHECK_INT_EQ(u[i].err, RLK_OK);
+        CHECK_INT_EQ(srv_int("EXISTS %s", name), 0);
+    }
     CHECK_INT_EQ(rlk_async_pending(c.ac), 0);
     cl_close(&c);
     CHECK_INT_EQ(rule_breaks, 0);
