@@ -184,6 +184,7 @@ static void test_failover_lost_tokens(void)
     c = connect_acked(&fx.data[0], 3000);
     w = rlk_fx_connect(&fx.data[0]);
     REQUIRE(c != NULL && w != NULL);
+    t0 = rlk_fx_now_ms();
     for (i = 0; i < 3; i++) {
         rep_rlk = rlk_token(c, 1);
         rep_incr = incr_token(w);
@@ -197,7 +198,8 @@ static void test_failover_lost_tokens(void)
     REQUIREF(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1,
              "WAIT 1 on the connection that wrote: the replica did not acknowledge");
     freeReplyObject(r);
-    printf("  replicated: rlk token %lld, control (INCR) token %lld\n", rep_rlk, rep_incr);
+    printf("  replicated: rlk token %lld, control (INCR) token %lld (acknowledged in %lld ms)\n",
+           rep_rlk, rep_incr, rlk_fx_now_ms() - t0);
 
     /* 2. the cut, and the acquisitions only the master sees */
     REQUIRE(rlk_fx_pause(&fx.data[1]) == 0);
