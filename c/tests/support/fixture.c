@@ -1009,6 +1009,27 @@ redisReply *rlk_fx_vcommand(const rlk_fx_server *s, const char *fmt, va_list ap)
     return r;
 }
 
+int rlk_fx_replicated(const rlk_fx_server *master, int n, long timeout_ms)
+{
+    redisContext *ctx = rlk_fx_connect(master);
+    redisReply *r;
+    int acks = -1;
+
+    if (!ctx)
+        return -1;
+    r = redisCommand(ctx, "INCR rlk:fx:replicated");
+    if (r && r->type == REDIS_REPLY_INTEGER) {
+        freeReplyObject(r);
+        r = redisCommand(ctx, "WAIT %d %ld", n, timeout_ms);
+        if (r && r->type == REDIS_REPLY_INTEGER)
+            acks = (int)r->integer;
+    }
+    if (r)
+        freeReplyObject(r);
+    redisFree(ctx);
+    return acks;
+}
+
 redisReply *rlk_fx_command(const rlk_fx_server *s, const char *fmt, ...)
 {
     redisReply *r;

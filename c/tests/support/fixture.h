@@ -119,6 +119,14 @@ redisContext *rlk_fx_connect(const rlk_fx_server *s);
  * caller frees the reply. NULL on a connection error. */
 redisReply *rlk_fx_command(const rlk_fx_server *s, const char *fmt, ...);
 
+/* Every write the master has taken so far reaches n replicas: one connection
+ * writes a marker key (rlk:fx:replicated) and sends WAIT n timeout_ms itself.
+ * WAIT counts the replicas that have the calling connection's last write, so
+ * a WAIT on a fresh connection that wrote nothing covers nothing; the marker's
+ * place in the one replication stream covers every earlier write. The number
+ * of replicas that acknowledged, -1 on a connection or reply error. */
+int rlk_fx_replicated(const rlk_fx_server *master, int n, long timeout_ms);
+
 /* rlk_fx_command with a va_list. */
 redisReply *rlk_fx_vcommand(const rlk_fx_server *s, const char *fmt, va_list ap);
 
