@@ -5,8 +5,10 @@
  * sees the close before it writes (ae_call.c, ae_cmd_writable), opens the
  * connection again and sends the request once there; it is not lost.
  *
- *   rlk_async_closed_poll standalone|sentinel
+ *   rlk_async_closed_poll peer|standalone|sentinel
  *
+ * peer: rlk_transport_peer itself on a socket pair (open, data, data then
+ *   end of file, end of file).
  * standalone: the engine's connection is killed by id (CLIENT KILL ID, from
  *   another connection), the test waits until the engine's socket has seen
  *   the close (a bounded poll on it: the kernel's signal, no sleep), then a
@@ -40,6 +42,7 @@
 #include "rlk.h"
 #include "rlk_async.h"
 #include "async/engine.h"   /* rlk_ae_lost_calls, rlk_ae_no_peer_check */
+#include "client/transport.h"   /* rlk_transport_peer */
 
 static rlk_fx_server srv;
 static char url[512];
@@ -290,10 +293,37 @@ static void sentinel(void)
     CHECK_INT_EQ(rule_breaks, 0);
 }
 
+/* rlk_transport_peer on a socket pair (no TLS session): nothing to read is
+ * open; bytes are data, also when the peer closed behind them (the bytes
+ * are read first: replies in flight are not taken for a close); end of file
+ * alone is closed. */
+static void peer(void)
+{
+    int sv[2];
+    redisContext *ctx = calloc(1, sizeof *ctx);
+
+    REQUIRE(ctx && socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    ctx->fd = sv[0];
+    CHECK_INT_EQ(rlk_transport_peer(ctx), RLK_PEER_OPEN);
+    REQUIRE(write(sv[1], "+OK\r\n", 5) == 5);
+    CHECK_INT_EQ(rlk_transport_peer(ctx), RLK_PEER_DATA);
+    close(sv[1]);
+    CHECK_INT_EQ(rlk_transport_peer(ctx), RLK_PEER_DATA);    /* the reply, then the end */
+    {
+        char buf[8];
+
+        CHECK(read(sv[0], buf, sizeof buf) == 5);
+    }
+    CHECK_INT_EQ(rlk_transport_peer(ctx), RLK_PEER_CLOSED);
+    close(sv[0]);
+    free(ctx);
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
 } cases[] = {
+    {"peer", peer},
     {"standalone", standalone},
     {"sentinel", sentinel},
 };
