@@ -5,7 +5,7 @@
  * sees the close before it writes (ae_call.c, ae_cmd_writable), opens the
  * connection again and sends the request once there; it is not lost.
  *
- *   rlk_async_closed_poll peer|standalone|sentinel
+ *   rlk_async_closed_poll peer|standalone|inflight|sentinel
  *
  * peer: rlk_transport_peer itself on a socket pair (open, data, data then
  *   end of file, end of file).
@@ -13,6 +13,9 @@
  *   another connection), the test waits until the engine's socket has seen
  *   the close (a bounded poll on it: the kernel's signal, no sleep), then a
  *   lock, a re-entry, an unlock and a fenced write, one after each kill.
+ * inflight: a call in flight (paused by CLIENT PAUSE WRITE) when the
+ *   connection is killed: it is lost (1 lost call), the next request waits
+ *   for the next connection and succeeds.
  * sentinel: a failover demotes the master (the sentinels kill its normal
  *   clients when they reconfigure it), with the loop stopped all along; the
  *   first lock then succeeds on the new master.
@@ -244,6 +247,57 @@ static void standalone(void)
     CHECK_INT_EQ(rule_breaks, 0);
 }
 
+/* 1 when srv counts a blocked client (INFO clients: a call paused by
+ * CLIENT PAUSE WRITE). */
+static int blocked_seen(void *p)
+{
+    redisReply *r = rlk_fx_command(&srv, "INFO clients");
+    const char *at = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "blocked_clients:") : NULL;
+    int yes = at && atoi(at + 16) >= 1;
+
+    (void)p;
+    if (r)
+        freeReplyObject(r);
+    return yes;
+}
+
+/* A call in flight (paused by the server: CLIENT PAUSE WRITE) when the
+ * server closes the connection: that call is lost, the next one waits for
+ * the next connection instead of going out behind it. */
+static void inflight(void)
+{
+    ap_cl c;
+    ap_res w = {0}, a = {0}, b = {0};
+    char owner[128];
+    unsigned long long lost0;
+    redisReply *r;
+
+    REQUIRE(ap_cl_open(&c, url, 0, 0, 4000) == RLK_OK);
+    snprintf(owner, sizeof owner, "%s:1", rlk_async_uuid(c.ac));
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, "{ac}:w", 1, 0, 30000, on_res, &w));
+    REQUIRE(wait_res(&c, &w, 10000));
+    REQUIREF(w.err == RLK_OK, "first lock: %d %s", w.err, w.errstr);
+    lost0 = rlk_ae_lost_calls(c.ac);
+    r = rlk_fx_command(&srv, "CLIENT PAUSE 1500 WRITE");
+    REQUIRE(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, "{ac}:a", 1, 0, 30000, on_res, &a));
+    REQUIREF(aloop_run_until(c.l, blocked_seen, NULL, 5000), "the lock call was not paused");
+    REQUIRE(kill_and_see(&srv));
+    /* The loop has not run since the kill: the socket reads end of file behind nothing. */
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, "{ac}:b", 1, 0, 30000, on_res, &b));
+    REQUIRE(wait_res(&c, &b, 15000));
+    REQUIRE(wait_res(&c, &a, 15000));
+    CHECKF(b.err == RLK_OK && b.value == 1, "lock after the kill: %d %s (%lld)", b.err, b.errstr,
+           b.value);
+    CHECKF(rlk_ae_lost_calls(c.ac) - lost0 == 1,
+           "inflight: %llu call(s) lost on the closed connection (1 expected: the one in flight)",
+           rlk_ae_lost_calls(c.ac) - lost0);
+    CHECK_INT_EQ(hcount(&srv, "{ac}:b", owner), 1);
+    ap_cl_close(&c);
+    CHECK_INT_EQ(rule_breaks, 0);
+}
+
 /* A failover demotes the master while the loop is stopped; the sentinels
  * kill its normal clients as they make it a replica. */
 static void sentinel(void)
@@ -325,6 +379,7 @@ static const struct {
 } cases[] = {
     {"peer", peer},
     {"standalone", standalone},
+    {"inflight", inflight},
     {"sentinel", sentinel},
 };
 
