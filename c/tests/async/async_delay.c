@@ -51,6 +51,7 @@
 #include "fixture.h"
 #include "aloop.h"
 #include "async_procs.h"
+#include "tk_util.h"
 #include "rlk.h"
 #include "rlk_async.h"
 
@@ -477,27 +478,13 @@ static void test_reentry(void)
 
 #define NBATCH 6            /* holds with a delay, renewed together */
 
-/* calls=N of cmdstat_pexpire (the scripts' PEXPIREs count too), or -1. */
-static long long pexpire_calls(void)
-{
-    redisReply *r = rlk_fx_command(&srv, "INFO commandstats");
-    const char *at;
-    long long n = -1;
-
-    if (r && r->type == REDIS_REPLY_STRING)
-        n = (at = strstr(r->str, "cmdstat_pexpire:calls=")) ? atoll(at + 22) : 0;
-    if (r)
-        freeReplyObject(r);
-    return n;
-}
-
 /* The watchdog's renewal calls (replies counted) and the server's PEXPIREs; nothing runs on
  * the loop in between. 0, or -1. */
 static int renew_counts(ap_cl *c, unsigned long long *calls, long long *pexpires)
 {
     rlk_metrics m;
 
-    if (rlk_async_metrics_get(c->ac, &m) != RLK_OK || (*pexpires = pexpire_calls()) < 0)
+    if (rlk_async_metrics_get(c->ac, &m) != RLK_OK || (*pexpires = tk_command_calls(&srv, "pexpire")) < 0)
         return -1;
     *calls = m.renewals;
     return 0;

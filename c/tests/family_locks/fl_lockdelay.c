@@ -490,20 +490,6 @@ static void test_delay_refusals_counted(void)
 #define NBATCH 6            /* holds with a delay, renewed together */
 #define BATCH_DELAY 5000
 
-/* calls=N of cmdstat_pexpire (commands scripts run count too), or -1. */
-static long long pexpire_calls(void)
-{
-    redisReply *r = rlk_fx_command(&srv, "INFO commandstats");
-    const char *at;
-    long long n = -1;
-
-    if (r && r->type == REDIS_REPLY_STRING)
-        n = (at = strstr(r->str, "cmdstat_pexpire:calls=")) ? atoll(at + 22) : 0;
-    if (r)
-        freeReplyObject(r);
-    return n;
-}
-
 /* The watchdog's renewal calls (metrics) and the server's PEXPIREs, read
  * with no renewal call started in between; 0, or -1. */
 static int renew_counts(rlk_client *c, unsigned long long *calls, long long *pexpires)
@@ -511,7 +497,7 @@ static int renew_counts(rlk_client *c, unsigned long long *calls, long long *pex
     for (int tries = 0; tries < 50; tries++) {
         rlk_metrics a, b;
 
-        if (rlk_metrics_get(c, &a) != RLK_OK || (*pexpires = pexpire_calls()) < 0 ||
+        if (rlk_metrics_get(c, &a) != RLK_OK || (*pexpires = tk_command_calls(&srv, "pexpire")) < 0 ||
             rlk_metrics_get(c, &b) != RLK_OK)
             return -1;
         if (a.renewals == b.renewals) {
