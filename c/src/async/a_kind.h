@@ -74,8 +74,16 @@ const rlk_a_kind *rlk_a_kind_lock(int kind);
 const rlk_a_kind *rlk_a_kind_nr(int kind);
 /* rlk_async_lock_spin's: the reentrant lock without pub/sub. */
 extern const rlk_a_kind rlk_a_kind_spin;
-/* rlk_async_lock_delay's: the reentrant lock with a lock-delay. */
+/* rlk_async_lock_delay's: the reentrant lock with a lock-delay; also the
+ * force unlock of RLK_KIND_LOCK (rlk_async_force_unlock: it ends a delay). */
 extern const rlk_a_kind rlk_a_kind_delay;
+/* 1 when a re-entry asked for with row k of a hold taken with row held is
+ * made with the hold's row and lock-delay: both rows share the acquire
+ * script (the reentrant lock's plain, spin and lock-delay rows; a kind's
+ * own row), no value lists. So a hold keeps the lock-delay of its first
+ * acquisition, or the lack of one, through its re-entries and its release
+ * (kinds/lock.c does the same). */
+int rlk_a_kind_keeps(const rlk_a_kind *held, const rlk_a_kind *k);
 /* The election's campaign and resign (docs/elect.md). */
 extern const rlk_a_kind rlk_a_kind_elect;
 /* rlk_async_fastmulti_*: the faster MultiLock (RLK_A_VALUES). */

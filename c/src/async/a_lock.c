@@ -56,7 +56,8 @@ typedef struct alk_hold {
     long long lease_ms;             /* the lease of the last acquisition */
     rlk_ae_hold *wd;                /* the watchdog's, lease-less holds; else NULL */
     long long acquired_ns;          /* the count went from 0 to 1 (the hold metric) */
-    const rlk_a_kind *row;          /* the row it was taken with (its release) */
+    const rlk_a_kind *row;          /* the row it was taken with (its re-entries, its release) */
+    long long delay_ms;             /* its lock-delay (rlk_a_kind_delay's row), kept by both */
     long long token;                /* an RLK_A_TOKEN row's token (the election's term) */
     long long expires_ms;           /* a fixed lease's end (monotonic ms from the acquire's send:
                                        no later than the server's); 0: the watchdog renews it */
@@ -405,7 +406,8 @@ static void alk_acquired(alk *a)
         if (h->count++ == 0)
             h->acquired_ns = rlk_clock_now_ns();
     }
-    h->row = a->k;
+    h->row = a->k;      /* a re-entry's is the hold's (rlk_a_kind_keeps) */
+    h->delay_ms = a->delay_ms;
     h->lease_ms = a->lease_ms;
     h->expires_ms = a->watchdog ? 0 : a->sent + a->lease_ms;
     if (a->k->flags & RLK_A_TOKEN)
@@ -1046,6 +1048,10 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_a_kind *k, const char
     a->lease_ms = a->watchdog ? c->watchdog_lease_ms : lease_ms;
     a->wait_ms = wait_ms;
     held = alk_find(ac, k->hold, name, a->owner);
+    if (held && held->row && rlk_a_kind_keeps(held->row, k)) {
+        alk_bind(a, held->row);     /* a re-entry keeps its hold's lock-delay, or its lack */
+        a->delay_ms = held->delay_ms;
+    }
     if (held && (k->flags & RLK_A_NON_REENTRANT)) {
         /* A hold this client records: refused before any I/O (kinds/nrlock.c does the same). */
         rlk_ae_complete(a->h.r, RLK_ERR_REENTRY, 0, NULL, "%s %s: already held by %s; not "
@@ -1127,12 +1133,11 @@ rlk_async_req *rlk_async_lock_delay(rlk_async *ac, const char *name, unsigned lo
                                     long long wait_ms, long long lease_ms, long long delay_ms,
                                     rlk_async_fn fn, void *privdata)
 {
-    rlk_a_lock_opts o = {.delay_ms = delay_ms};
+    rlk_a_lock_opts o = {.delay_ms = delay_ms};    /* 0: off, no delay key (as the blocking) */
 
-    if (delay_ms == 0)      /* off: the reentrant lock without the delay key (as the blocking) */
-        return rlk_async_lock(ac, RLK_KIND_LOCK, name, task, wait_ms, lease_ms, fn, privdata);
-    return rlk_a_lock_acquire(ac, &rlk_a_kind_delay, "rlk_async_lock_delay", name, task,
-                              wait_ms, lease_ms, &o, fn, privdata);
+    return rlk_a_lock_acquire(ac, delay_ms ? &rlk_a_kind_delay : rlk_a_kind_lock(RLK_KIND_LOCK),
+                              "rlk_async_lock_delay", name, task, wait_ms, lease_ms, &o, fn,
+                              privdata);
 }
 
 rlk_async_req *rlk_async_unlock(rlk_async *ac, int kind, const char *name, unsigned long long task,
@@ -1157,8 +1162,8 @@ rlk_async_req *rlk_a_lock_force(rlk_async *ac, const rlk_a_kind *k, const char *
 rlk_async_req *rlk_async_force_unlock(rlk_async *ac, int kind, const char *name,
                                       rlk_async_fn fn, void *privdata)
 {
-    return rlk_a_lock_force(ac, rlk_a_kind_lock(kind), "rlk_async_force_unlock", name, NULL, fn,
-                            privdata);
+    return rlk_a_lock_force(ac, kind == RLK_KIND_LOCK ? &rlk_a_kind_delay : rlk_a_kind_lock(kind),
+                            "rlk_async_force_unlock", name, NULL, fn, privdata);
 }
 
 /* ---------------------------------------------------------------- metrics */
