@@ -20,6 +20,12 @@
  *   lost_reply      replies lost (clients paused past the command timeout):
  *                   an acquire and a release read back and settled, a
  *                   release of a set held twice RLK_ERR_UNSETTLED;
+ *   lost_adopt      an acquire whose reply is lost after it ran (the server
+ *                   asleep past the command timeout, DEBUG SLEEP: the request
+ *                   runs when it wakes, its connection gone): read back and
+ *                   adopted, counted lost_replies and lost_adopted (not
+ *                   lost_not_run), held once, renewed past three leases,
+ *                   released to nothing on the server;
  *   args            bad arguments: one RLK_ERR_ARG each, nothing sent (no
  *                   script call counted by the server);
  *   procs           PROCS processes take random sets of 2 of NVALUES values
@@ -441,6 +447,67 @@ static void test_lost_reply(void)
     CHECK_INT_EQ(ap_rule_breaks, 0);
 }
 
+/* A lost acquire that ran (rlk_fx_sleep_begin: the request runs when the
+ * server wakes, after the command timeout dropped its connection; the
+ * engine's fence comes on a connection accepted after that): the read back
+ * finds every value the task's and adopts the hold, once. */
+static void test_lost_adopt(void)
+{
+    const char *g = "afm:adopt";
+    const char *ab[] = {"a", "b"}, *other[] = {"z"};
+    const long long lease = 2000;
+    char own[256], h[256];
+    rlk_metrics m0, m;
+    redisContext *sleeper;
+    ap_cl c;
+    ap_res x;
+    long long now, ea, eb;
+
+    REQUIRE(ap_cl_open(&c, url, lease, 0, 300) == RLK_OK);
+    snprintf(own, sizeof own, "%s:1", rlk_async_uuid(c.ac));
+    /* connected first, the acquire script loaded (a NOSCRIPT reply would be what ran) */
+    RUN(c, x, rlk_async_fastmulti_lock(c.ac, "afm:other", other, 1, 1, 0, 10000, ap_on_res, &x));
+    REQUIRE(x.err == RLK_OK);
+    RUN(c, x, rlk_async_fastmulti_force_unlock(c.ac, "afm:other", other, 1, ap_on_res, &x));
+    REQUIRE(x.err == RLK_OK);
+    REQUIRE(rlk_async_metrics_get(c.ac, &m0) == RLK_OK);
+    REQUIRE((sleeper = rlk_fx_sleep_begin(&srv, 1000)) != NULL);
+    RUN(c, x, rlk_async_fastmulti_lock(c.ac, g, ab, 2, 1, 10000, -1, ap_on_res, &x));
+    rlk_fx_sleep_end(sleeper);
+    CHECKF(x.err == RLK_OK && x.value == 1, "lost acquire: %d %lld %s", x.err, x.value, x.errstr);
+    REQUIRE(rlk_async_metrics_get(c.ac, &m) == RLK_OK);
+    printf("  lost replies %llu, adopted %llu, not run %llu, unsettled %llu\n",
+           m.lost_replies - m0.lost_replies, m.lost_adopted - m0.lost_adopted,
+           m.lost_not_run - m0.lost_not_run, m.lost_unsettled - m0.lost_unsettled);
+    CHECKF(m.lost_replies > m0.lost_replies, "no lost reply counted");
+    CHECK_INT_EQ((long long)(m.lost_adopted - m0.lost_adopted), 1);
+    CHECK_INT_EQ((long long)(m.lost_not_run - m0.lost_not_run), 0);
+    CHECK_STR_EQ(holder_of(g, "a", h, sizeof h), own);
+    CHECK_STR_EQ(holder_of(g, "b", h, sizeof h), own);
+    CHECK_INT_EQ(count_of(&c, g, "a"), 1);      /* once: not acquired again on top */
+    CHECK_INT_EQ(count_of(&c, g, "b"), 1);
+    CHECK_INT_EQ((long long)m.locks_held, 1);
+    CHECK_INT_EQ((long long)m.watchdog_entries, 1);
+    /* renewed by the watchdog as any hold */
+    aloop_run_until(c.l, NULL, NULL, 3 * lease + lease / 2);
+    now = srv_now_ms();
+    ea = expire_of(g, "a");
+    eb = expire_of(g, "b");
+    CHECKF(ea > now && eb > now, "expire_time a %lld b %lld, server now %lld (past 3.5 leases)",
+           ea, eb, now);
+    REQUIRE(rlk_async_metrics_get(c.ac, &m) == RLK_OK);
+    CHECKF(m.renewals - m0.renewals >= 3, "renewals %llu", m.renewals - m0.renewals);
+    RUN(c, x, rlk_async_fastmulti_unlock(c.ac, g, ab, 2, 1, ap_on_res, &x));
+    CHECKF(x.err == RLK_OK && x.value == 0, "unlock: %d %lld %s", x.err, x.value, x.errstr);
+    CHECK_INT_EQ(srv_int("EXISTS %s", g, NULL), 0);
+    REQUIRE(rlk_async_metrics_get(c.ac, &m) == RLK_OK);
+    CHECK_INT_EQ((long long)m.locks_held, 0);
+    CHECK_INT_EQ((long long)m.watchdog_entries, 0);
+    CHECK_INT_EQ(rlk_async_pending(c.ac), 0);
+    ap_cl_close(&c);
+    CHECK_INT_EQ(ap_rule_breaks, 0);
+}
+
 /* One bad call: RLK_ERR_ARG with a message naming want, nothing sent. */
 static void bad_call(ap_cl *c, const char *want, const char *const *values, size_t n, int op)
 {
@@ -625,6 +692,7 @@ static const afm_case cases[] = {
     {"watchdog", test_watchdog},
     {"lost_expired", test_lost_expired},
     {"lost_reply", test_lost_reply},
+    {"lost_adopt", test_lost_adopt},
     {"args", test_args},
     {"procs", test_procs},
     {"procs_control", test_procs_control},
@@ -633,11 +701,13 @@ static const afm_case cases[] = {
 int main(int argc, char **argv)
 {
     const char *want = argc > 1 ? argv[1] : "all";
+    static const char *const extra[] = {"--enable-debug-command", "yes", NULL};
     rlk_fx_config cfg;
     int found = 0;
 
     signal(SIGPIPE, SIG_IGN);
     rlk_fx_config_init(&cfg);
+    cfg.extra = extra;      /* lost_adopt's DEBUG SLEEP */
     if (rlk_fx_start(&srv, &cfg) != 0)
         return 1;
     rlk_fx_url(&srv, -1, url, sizeof url);
