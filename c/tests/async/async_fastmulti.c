@@ -110,6 +110,16 @@ static long long expire_of(const char *group, const char *value)
     return srv_int("HGET %s %s", group, field);
 }
 
+/* Renewed past 3.5 leases: the values a and b of group still have their
+ * expire_time ahead of the server's clock. */
+static void check_ahead(const char *group)
+{
+    long long now = srv_now_ms(), ea = expire_of(group, "a"), eb = expire_of(group, "b");
+
+    CHECKF(ea > now && eb > now, "expire_time a %lld b %lld, server now %lld (past 3.5 leases)",
+           ea, eb, now);
+}
+
 /* The script calls the server has counted (EVAL, EVALSHA, FCALL). */
 static long long script_calls(void)
 {
@@ -269,17 +279,12 @@ static void test_watchdog(void)
     ap_cl c;
     ap_res x;
     rlk_metrics m;
-    long long now, ea, eb;
 
     REQUIRE(ap_cl_open(&c, url, WD_LEASE, 0, 0) == RLK_OK);
     RUN(c, x, rlk_async_fastmulti_lock(c.ac, g, ab, 2, 1, 0, -1, ap_on_res, &x));
     REQUIRE(x.err == RLK_OK);
     aloop_run_until(c.l, NULL, NULL, 3 * WD_LEASE + WD_LEASE / 2);
-    now = srv_now_ms();
-    ea = expire_of(g, "a");
-    eb = expire_of(g, "b");
-    CHECKF(ea > now && eb > now, "expire_time a %lld b %lld, server now %lld (past 3.5 leases)",
-           ea, eb, now);
+    check_ahead(g);
     CHECKF(srv_int("PTTL %s", g, NULL) > 0, "the group has no TTL left");
     REQUIRE(rlk_async_metrics_get(c.ac, &m) == RLK_OK);
     CHECKF(m.renewals >= 3, "renewals %llu", m.renewals);
@@ -461,7 +466,6 @@ static void test_lost_adopt(void)
     redisContext *sleeper;
     ap_cl c;
     ap_res x;
-    long long now, ea, eb;
 
     REQUIRE(ap_cl_open(&c, url, lease, 0, 300) == RLK_OK);
     snprintf(own, sizeof own, "%s:1", rlk_async_uuid(c.ac));
@@ -490,11 +494,7 @@ static void test_lost_adopt(void)
     CHECK_INT_EQ((long long)m.watchdog_entries, 1);
     /* renewed by the watchdog as any hold */
     aloop_run_until(c.l, NULL, NULL, 3 * lease + lease / 2);
-    now = srv_now_ms();
-    ea = expire_of(g, "a");
-    eb = expire_of(g, "b");
-    CHECKF(ea > now && eb > now, "expire_time a %lld b %lld, server now %lld (past 3.5 leases)",
-           ea, eb, now);
+    check_ahead(g);
     REQUIRE(rlk_async_metrics_get(c.ac, &m) == RLK_OK);
     CHECKF(m.renewals - m0.renewals >= 3, "renewals %llu", m.renewals - m0.renewals);
     RUN(c, x, rlk_async_fastmulti_unlock(c.ac, g, ab, 2, 1, ap_on_res, &x));
