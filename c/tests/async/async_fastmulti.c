@@ -34,7 +34,12 @@
  *   procs_control   the same with a planted fault (the workers skip the
  *                   lock): must show overlaps.
  *
- *   rlk_async_fastmulti_<loop> <case>|all
+ *   cluster         on a 3-master + 3-replica cluster (redis+cluster://, the
+ *                   fixture's cluster.h): basic, wake, watchdog, procs and
+ *                   procs_control, each group read on the master that owns
+ *                   its slot (the waiter subscribed through sharded pub/sub).
+ *
+ *   rlk_async_fastmulti_<loop> <case>|all|cluster
  */
 #include <signal.h>
 #include <stdio.h>
@@ -45,6 +50,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "cluster.h"
 #include "fixture.h"
 #include "holdlog.h"
 #include "aloop.h"
@@ -59,6 +65,20 @@
 
 static rlk_fx_server srv;
 static char url[512];
+static rlk_fx_cluster fcl;
+static int on_cluster;      /* the cluster case: srv is a copy of the master that owns a group */
+
+/* On the cluster: srv becomes (a copy of) the master that owns group's slot. */
+static void at(const char *group)
+{
+    int o;
+
+    if (!on_cluster)
+        return;
+    o = rlk_fx_cluster_key_owner(&fcl, group);
+    REQUIRE(o >= 0);
+    srv = fcl.node[o];
+}
 
 static long long srv_int(const char *fmt, const char *a, const char *b)
 {
@@ -142,7 +162,8 @@ static long long script_calls(void)
 /* The subscribers of channel (PUBSUB NUMSUB), or -99. */
 static long long numsub(const char *channel)
 {
-    redisReply *r = rlk_fx_command(&srv, "PUBSUB NUMSUB %s", channel);
+    redisReply *r = rlk_fx_command(&srv, on_cluster ? "PUBSUB SHARDNUMSUB %s" : "PUBSUB NUMSUB %s",
+                                   channel);
     long long n = -99;
 
     if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
@@ -166,6 +187,7 @@ static void test_basic(void)
     ap_cl c;
     ap_res x;
 
+    at(g);
     REQUIRE(ap_cl_open(&c, url, 0, 0, 0) == RLK_OK);
     RUN(c, x, rlk_async_fastmulti_lock(c.ac, g, ab, 2, 1, 0, 30000, ap_on_res, &x));
     CHECKF(x.err == RLK_OK && x.value == 1, "lock {a,b}: %d %lld %s", x.err, x.value, x.errstr);
@@ -232,6 +254,7 @@ static void test_wake(void)
     long long t0, n;
 
     ap_freed_tracked = 0;
+    at(g);
     REQUIRE(ap_cl_open(&c1, url, 0, 0, 0) == RLK_OK);
     REQUIRE(ap_cl_open(&c2, url, 0, 0, 0) == RLK_OK);
     AP_REQ(rlk_async_fastmulti_lock(c1.ac, g, abc, 3, 1, 0, 60000, ap_on_res, &h));
@@ -280,6 +303,7 @@ static void test_watchdog(void)
     ap_res x;
     rlk_metrics m;
 
+    at(g);
     REQUIRE(ap_cl_open(&c, url, WD_LEASE, 0, 0) == RLK_OK);
     RUN(c, x, rlk_async_fastmulti_lock(c.ac, g, ab, 2, 1, 0, -1, ap_on_res, &x));
     REQUIRE(x.err == RLK_OK);
@@ -629,6 +653,7 @@ static void procs(int skip)
     long conflicts = 0;
     size_t holds = 0;
 
+    at("afm:procs");
     REQUIRE(mkdtemp(dir) != NULL);
     fflush(NULL);
     for (int i = 0; i < PROCS; i++) {
@@ -706,6 +731,27 @@ int main(int argc, char **argv)
     int found = 0;
 
     signal(SIGPIPE, SIG_IGN);
+    if (strcmp(want, "cluster") == 0) {
+        static const afm_case on[] = {{"basic", test_basic}, {"wake", test_wake},
+                                      {"watchdog", test_watchdog}, {"procs", test_procs},
+                                      {"procs_control", test_procs_control}};
+        char a[128], b[128];
+
+        if (rlk_fx_cluster_start(&fcl) != 0) {
+            fprintf(stderr, "async_fastmulti: the cluster did not start\n");
+            return 1;
+        }
+        on_cluster = 1;
+        rlk_fx_cluster_url(&fcl, 0, a, sizeof a);
+        rlk_fx_cluster_url(&fcl, 1, b, sizeof b);
+        snprintf(url, sizeof url, "redis+cluster://%s,%s", strstr(a, "://") + 3,
+                 strstr(b, "://") + 3);
+        printf("async_fastmulti (%s) on %s\n", aloop_name(), url);
+        for (size_t i = 0; i < sizeof on / sizeof on[0]; i++)
+            check_run(on[i].name, on[i].fn);
+        rlk_fx_cluster_stop(&fcl);
+        return check_summary("async_fastmulti cluster");
+    }
     rlk_fx_config_init(&cfg);
     cfg.extra = extra;      /* lost_adopt's DEBUG SLEEP */
     if (rlk_fx_start(&srv, &cfg) != 0)
