@@ -1349,14 +1349,8 @@ static void top_print_json(top_state *s, top_row **rows, size_t n)
         if (r->kind == RLK_IK_FASTMULTI) {
             fputs(",\"values\":[", stdout);
             for (size_t k = 0; k < r->nvalues; k++) {
-                const rlk_ik_value *v = &r->values[k];
-
-                fputs(k ? ",{\"value\":" : "{\"value\":", stdout);
-                rlk_lc_json_string(stdout, v->value, v->value_len);
-                fputs(",\"holder\":", stdout);
-                rlk_lc_json_string(stdout, v->holder, v->holder_len);
-                printf(",\"count\":%lld,\"expire_in_ms\":%lld,\"held\":%s}", v->count,
-                       v->expire_in_ms, v->expire_in_ms > 0 ? "true" : "false");
+                fputs(k ? "," : "", stdout);
+                rlk_ik_json_value(stdout, &r->values[k]);
             }
             fputs("]", stdout);
         }

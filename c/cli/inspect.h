@@ -99,5 +99,7 @@ int rlk_ik_fastmulti_values(const redisReply *all, long long now, rlk_ik_value *
  * JSON {"owner","count"[,"mode"]}, and as text "<owner>  count N[  mode]". */
 void rlk_ik_json_holder(FILE *out, const rlk_ik_holder *h, int with_mode);
 void rlk_ik_text_holder(char *buf, size_t len, const rlk_ik_holder *h);
+/* A group's value as JSON {"value","holder","count","expire_ms","expire_in_ms","held"}. */
+void rlk_ik_json_value(FILE *out, const rlk_ik_value *e);
 
 #endif /* RLK_INSPECT_H */
