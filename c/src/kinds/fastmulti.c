@@ -542,7 +542,8 @@ int rlk_fastmulti_unlock(rlk_fastmulti *m)
         /* Out of the registry (or one count less) before the release is sent. */
         lease = rlk_wd_release_begin_as(m->b.rt->wd, RLK_KIND_LOCK, m->b.name, owner, &t);
         outcome = rlk_fastmulti_release_call(m, owner, lease, &rc);
-        outcome = rlk_fastmulti_release_lost(m, owner, before, lease, outcome, &rc);
+        outcome = rlk_fastmulti_release_lost(m, owner, before > 0 ? before : 1, lease, outcome,
+                                             &rc);     /* this handle counted one at least */
         /* The registry counts this holder's acquisitions in the group,
          * whichever values: while it counts more, the holder still holds
          * the others. */
