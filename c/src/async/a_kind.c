@@ -285,19 +285,3 @@ const char **rlk_a_values_hmget(const char *name, char *const *values, int *argc
 
     return rlk_a_common_join(head, 2, values, argc);
 }
-
-long long rlk_a_values_count(const redisReply *r, const char *owner, long long known,
-                             int release)
-{
-    int all = 1;
-
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements == 0)
-        return -1;
-    for (size_t k = 0; k < r->elements; k++)
-        all &= r->element[k]->type == REDIS_REPLY_STRING && strcmp(r->element[k]->str, owner) == 0;
-    if (!release)
-        return all ? known + 1 : known;
-    if (!all)
-        return known > 0 ? known - 1 : 0;
-    return known <= 1 ? known : -1;
-}

@@ -40,7 +40,8 @@ enum {
 #define RLK_A_VALUES 8          /* the faster MultiLock's: every call's ARGV end with the
                                    request's values; one hold per (group, owner) counts the
                                    acquisitions, whichever values; a lost reply is read back
-                                   from the values' fields (rlk_a_values_count) */
+                                   from the values' fields (kinds/fastmulti.h's
+                                   rlk_fastmulti_lost_count) */
 
 /* One kind's protocol. ARGV lists name each argument as the script's
  * header does, separated by spaces: lease_ms, owner, ticket, claim_ms,
@@ -144,13 +145,5 @@ int rlk_a_values_take(const char *const *values, size_t n, char ***out, char *bu
 /* HMGET name values... (the values' holders) in a new array (free() it),
  * its length in *argc; NULL: out of memory. */
 const char **rlk_a_values_hmget(const char *name, char *const *values, int *argc);
-/* The hold count a lost acquire (release 0) or release (1) left, from that
- * HMGET's reply and the count known before the call: an acquire ran when
- * every value is owner's (known + 1), else not (known); a release ran when
- * one is not owner's (known - 1), and did not when all are and known <= 1
- * (the values then held once: a release that ran freed them). -1: cannot
- * tell (all owner's, counted more than once), or not the reply of HMGET. */
-long long rlk_a_values_count(const redisReply *r, const char *owner, long long known,
-                             int release);
 
 #endif /* RLK_A_KIND_H */

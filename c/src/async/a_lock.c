@@ -27,6 +27,7 @@
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/scripts.h"
+#include "kinds/fastmulti.h"
 #include "kinds/lock.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
@@ -545,6 +546,10 @@ static void alk_token_reply(rlk_async *ac, int rc, const redisReply *r, const ch
     alk_acquired(a);
 }
 
+/* A lost-reply counter of rlk_metrics, one more (fam_settle counts the blocking API's). */
+#define ALK_COUNT(a, f) do { rlk_rt_counters *k_ = rlk_ae_counters((a)->h.ac); \
+                             if (k_) RLK_COUNT(k_, f); } while (0)
+
 /* Reads the holder's field back after a lost reply (the engine fenced the
  * connection it went out on first). */
 static void alk_read_back(alk *a, int cw)
@@ -603,6 +608,7 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
     if (alk_replied(a, rc, errstr))
         return;
     if (rc == RLK_ERR_IO && lost) {
+        ALK_COUNT(a, lost_replies);
         alk_read_back(a, CW_READ_ACQ);      /* it may have run: find out */
         return;
     }
@@ -668,6 +674,7 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
 
             a->cw = CW_NONE;
             alk_quiet(a);
+            ALK_COUNT(a, lost_unsettled);
             rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL,
                             "%s %s: a reply was lost and whether the %s ran could not be "
                             "found out: %s", a->k->what, a->name,
@@ -679,13 +686,17 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
     }
     if (r->type == REDIS_REPLY_STRING)
         n = strtoll(r->str, NULL, 10);
-    else if (a->values && (n = rlk_a_values_count(r, a->owner, a->known,
-                                                  a->cw == CW_READ_REL)) < 0) {
+    else if (a->values && (n = rlk_fastmulti_lost_count(r, a->owner, a->known,
+                                                        a->cw == CW_READ_REL)) < 0) {
+        int rel = a->cw == CW_READ_REL;
+
         a->cw = CW_NONE;
         alk_quiet(a);
-        rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL, "%s %s: a release's reply was lost "
-                        "and its values are still held (counted more than once): whether it "
-                        "ran is unknown", a->k->what, a->name);
+        ALK_COUNT(a, lost_unsettled);
+        rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL, "%s %s: %s reply was lost and its "
+                        "values are this holder's (%s): whether it ran is unknown", a->k->what,
+                        a->name, rel ? "a release's" : "an acquire's",
+                        rel ? "counted more than once" : "already before it");
         return;
     }
     if (a->cw == CW_READ_ACQ) {
@@ -702,9 +713,11 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
             return;
         }
         if (n > a->known) {
+            ALK_COUNT(a, lost_adopted);
             alk_acquired(a);        /* it ran: adopt the hold */
             return;
         }
+        ALK_COUNT(a, lost_not_run);
         if (a->ticket || a->k->wait == RLK_A_WAIT_FAIR)
             a->queued = 1;          /* it may have queued the caller */
         /* It did not run: not an answer yet (a single try too): attempt again. */
@@ -815,6 +828,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
         return;
     if (rc == RLK_ERR_IO && lost) {
         a->cw = cw == CW_UNDO ? CW_UNDO : CW_RELEASE;
+        ALK_COUNT(a, lost_replies);
         alk_read_back(a, CW_READ_REL);
         if (!a->call && !rlk_ae_req_done(a->h.r))
             rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL,
@@ -1187,14 +1201,4 @@ int rlk_async_metrics_get(rlk_async *ac, rlk_metrics *out)
                 out->watchdog_entries += h->wd != NULL;
             }
     return RLK_OK;
-}
-
-int rlk_async_metrics_watch(rlk_async *ac, const char *name)
-{
-    return ac ? rlk_metrics_watch(rlk_ae_client(ac), name) : RLK_ERR_ARG;
-}
-
-int rlk_async_metrics_set_enabled(rlk_async *ac, int on)
-{
-    return ac ? rlk_metrics_set_enabled(rlk_ae_client(ac), on) : RLK_ERR_ARG;
 }

@@ -111,6 +111,16 @@ int rlk_fx_resume(rlk_fx_server *s);
  * server also delays CLIENT UNPAUSE, so the pause simply runs out. */
 int rlk_fx_client_pause(const rlk_fx_server *s, long ms);
 
+/* DEBUG SLEEP ms begun on a new connection, returned once the server is
+ * asleep (a probe connection killed by the same pipeline right before the
+ * sleep sees its EOF); NULL on failure. The server must run with
+ * --enable-debug-command yes (a refused DEBUG is not noticed here). A
+ * request written meanwhile runs when the sleep ends, even if its
+ * connection closed in between (a lost reply of a call that ran).
+ * rlk_fx_sleep_end waits for the sleep's end and frees the connection. */
+redisContext *rlk_fx_sleep_begin(const rlk_fx_server *s, long ms);
+void rlk_fx_sleep_end(redisContext *x);
+
 /* A new hiredis connection (TCP), authenticated with the requirepass. The
  * caller frees it with redisFree. NULL on failure. */
 redisContext *rlk_fx_connect(const rlk_fx_server *s);
