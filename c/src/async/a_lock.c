@@ -546,10 +546,6 @@ static void alk_token_reply(rlk_async *ac, int rc, const redisReply *r, const ch
     alk_acquired(a);
 }
 
-/* A lost-reply counter of rlk_metrics, one more (fam_settle counts the blocking API's). */
-#define ALK_COUNT(a, f) do { rlk_rt_counters *k_ = rlk_ae_counters((a)->h.ac); \
-                             if (k_) RLK_COUNT(k_, f); } while (0)
-
 /* Reads the holder's field back after a lost reply (the engine fenced the
  * connection it went out on first). */
 static void alk_read_back(alk *a, int cw)
@@ -608,7 +604,7 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
     if (alk_replied(a, rc, errstr))
         return;
     if (rc == RLK_ERR_IO && lost) {
-        ALK_COUNT(a, lost_replies);
+        RLK_A_COUNT(a->h, lost_replies);
         alk_read_back(a, CW_READ_ACQ);      /* it may have run: find out */
         return;
     }
@@ -637,8 +633,8 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
         /* {wait, 1}: first in the queue; a reader's {grant PTTL, 0}: the free lock is reserved
          * for a writer, wait out its claim window (readers have no queue: alk_busy); {wait,
          * first, 1}: free, in its lock-delay (counted as the blocking lock counts it) */
-        if (r->elements == 3 && rlk_ae_counters(a->h.ac))
-            RLK_COUNT(rlk_ae_counters(a->h.ac), delay_refusals);
+        if (r->elements == 3)
+            RLK_A_COUNT(a->h, delay_refusals);
         alk_busy(a, r->element[0]->integer, r->element[1]->integer == 1);
         return;
     }
@@ -674,7 +670,7 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
 
             a->cw = CW_NONE;
             alk_quiet(a);
-            ALK_COUNT(a, lost_unsettled);
+            RLK_A_COUNT(a->h, lost_unsettled);
             rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL,
                             "%s %s: a reply was lost and whether the %s ran could not be "
                             "found out: %s", a->k->what, a->name,
@@ -692,7 +688,7 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
 
         a->cw = CW_NONE;
         alk_quiet(a);
-        ALK_COUNT(a, lost_unsettled);
+        RLK_A_COUNT(a->h, lost_unsettled);
         rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL, "%s %s: %s reply was lost and its "
                         "values are this holder's (%s): whether it ran is unknown", a->k->what,
                         a->name, rel ? "a release's" : "an acquire's",
@@ -713,11 +709,11 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
             return;
         }
         if (n > a->known) {
-            ALK_COUNT(a, lost_adopted);
+            RLK_A_COUNT(a->h, lost_adopted);
             alk_acquired(a);        /* it ran: adopt the hold */
             return;
         }
-        ALK_COUNT(a, lost_not_run);
+        RLK_A_COUNT(a->h, lost_not_run);
         if (a->ticket || a->k->wait == RLK_A_WAIT_FAIR)
             a->queued = 1;          /* it may have queued the caller */
         /* It did not run: not an answer yet (a single try too): attempt again. */
@@ -828,7 +824,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
         return;
     if (rc == RLK_ERR_IO && lost) {
         a->cw = cw == CW_UNDO ? CW_UNDO : CW_RELEASE;
-        ALK_COUNT(a, lost_replies);
+        RLK_A_COUNT(a->h, lost_replies);
         alk_read_back(a, CW_READ_REL);
         if (!a->call && !rlk_ae_req_done(a->h.r))
             rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL,
