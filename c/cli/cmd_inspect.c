@@ -336,19 +336,22 @@ static void inspect_json_permits(const rlk_ik_view *v)
     fputc(']', stdout);
 }
 
+void rlk_ik_json_value(FILE *out, const rlk_ik_value *e)
+{
+    fputs("{\"value\":", out);
+    rlk_lc_json_string(out, e->value, e->value_len);
+    fputs(",\"holder\":", out);
+    rlk_lc_json_string(out, e->holder, e->holder_len);
+    fprintf(out, ",\"count\":%lld,\"expire_ms\":%lld,\"expire_in_ms\":%lld,\"held\":%s}",
+            e->count, e->expire_ms, e->expire_in_ms, e->expire_in_ms > 0 ? "true" : "false");
+}
+
 static void inspect_json_values(const rlk_ik_view *v)
 {
     printf(",\"ttl_ms\":%lld,\"values\":[", v->ttl_ms);
     for (size_t k = 0; k < v->nvalues; k++) {
-        const rlk_ik_value *e = &v->values[k];
-
-        fputs(k ? ",{\"value\":" : "{\"value\":", stdout);
-        rlk_lc_json_string(stdout, e->value, e->value_len);
-        fputs(",\"holder\":", stdout);
-        rlk_lc_json_string(stdout, e->holder, e->holder_len);
-        printf(",\"count\":%lld,\"expire_ms\":%lld,\"expire_in_ms\":%lld,\"held\":%s}",
-               e->count, e->expire_ms, e->expire_in_ms,
-               e->expire_in_ms > 0 ? "true" : "false");
+        fputs(k ? "," : "", stdout);
+        rlk_ik_json_value(stdout, &v->values[k]);
     }
     fputc(']', stdout);
 }

@@ -17,7 +17,10 @@
  *   4. For the locks with a subscriber or a companion key: LLEN of the rlk
  *      queue and the fair queue, GET of the rlk reservation.
  *   5. For the rows shown (--limit): PTTL, the fenced token and fair keys,
- *      the head of the fair queue with its deadlines (TIME).
+ *      the head of the fair queue with its deadlines (TIME). A hash whose
+ *      fields are not holder counts but a faster-MultiLock group's (values
+ *      and their holders' :expire_time / :lock_count) is a fastmulti row;
+ *      HGETALL when the first 64 fields read were not all of it.
  *   6. For the locks with waiters in either queue: HGETALL and LRANGE of both
  *      queues, the wait-for graph (kinds/waitgraph.h, top_deadlock.c): a
  *      cycle is printed as DEADLOCK lines, --json has "waits".
@@ -58,8 +61,9 @@ static const char top_usage[] =
     "alone (rlk's and Redisson's clients alike): holders (holder id, count, mode, TTL),\n"
     "waiters (rlk's queue and its reservation, the fair queue with deadlines), pub/sub\n"
     "subscribers per lock (PUBSUB NUMSUB), permits, expirable-permit holders, latch\n"
-    "counts. On a cluster, every master. Keys are found with SCAN (never KEYS), COUNT\n"
-    "and calls per second bounded; nothing is written.\n"
+    "counts, faster-MultiLock groups (each value's holder in --json). On a cluster,\n"
+    "every master. Keys are found with SCAN (never KEYS), COUNT and calls per second\n"
+    "bounded; nothing is written.\n"
     "\n"
     "Who waits for whom across names (a waiter that holds one lock and waits for\n"
     "another): a cycle is shown as DEADLOCK lines above the table, and --json has it\n"
@@ -94,6 +98,8 @@ enum {
 };
 
 #define TOP_FAIR_SHOWN 5
+#define TOP_SAMPLE 64           /* HRANDFIELD's count: the fields a hash is first read by */
+#define TOP_SAMPLE_S "64"
 #define TOP_NODES_MAX 64
 
 typedef struct top_row {
@@ -104,7 +110,10 @@ typedef struct top_row {
     unsigned flags;
     rlk_ik_holder *holders;
     size_t nholders;
-    redisReply *hreply;         /* holders point into it */
+    redisReply *hreply;         /* holders (and a group's values) point into it */
+    rlk_ik_value *values;       /* a faster-MultiLock group's values (RLK_IK_FASTMULTI) */
+    size_t nvalues;
+    int fm_more;                /* a group seen in a full HRANDFIELD sample: HGETALL it */
     const char *mode;           /* rwlock */
     long long count;            /* semaphore permits, latch count */
     long long ttl_ms;           /* -3: not read */
@@ -177,6 +186,7 @@ static void top_row_free(top_row *r)
         return;
     free(r->name);
     free(r->holders);
+    free(r->values);
     if (r->hreply)
         freeReplyObject(r->hreply);
     if (r->fqreply)
@@ -753,7 +763,7 @@ typedef struct top_batch {
 
 enum {
     TOP_W_QUEUED, TOP_W_NEXT, TOP_W_FAIRLEN, TOP_W_TTL, TOP_W_HOLDERS, TOP_W_TOKEN, TOP_W_FAIRQ,
-    TOP_W_FAIRT
+    TOP_W_FAIRT, TOP_W_GROUP
 };
 
 static void top_batch_free(top_batch *b)
@@ -818,6 +828,82 @@ static int top_batch_add(top_batch *b, top_row *row, int what, char *key, int ar
     return 0;
 }
 
+/* A field of a faster-MultiLock group's shape: a value (no ':') or a
+ * holder's `value:holder:expire_time` / `:lock_count`. */
+static int top_fm_field(const redisReply *f)
+{
+    static const char *const ends[2] = {":expire_time", ":lock_count"};
+
+    if (f->type != REDIS_REPLY_STRING)
+        return 0;
+    if (!memchr(f->str, ':', f->len))
+        return 1;
+    for (int i = 0; i < 2; i++) {
+        size_t n = strlen(ends[i]);
+
+        if (f->len > n && memcmp(f->str + f->len - n, ends[i], n) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* A hash that is not a lock's: a faster-MultiLock group (rlk inspect's
+ * parse, inspect_read.c)? Its values (the reply kept), and as holders each
+ * distinct holder of a live value with the number of its values: 0. A full
+ * HRANDFIELD sample (TOP_SAMPLE fields) of a group's shape may leave values
+ * out: fm_more, read whole by HGETALL (TOP_W_GROUP): 0, the reply freed.
+ * -1: not a group. */
+static int top_group(top_state *s, top_row *r, redisReply *rep, int what)
+{
+    rlk_ik_value *v = NULL;
+    size_t n = 0, nh = 0;
+    int shaped = rep->type == REDIS_REPLY_ARRAY;
+
+    r->mode = NULL;     /* top_holders' reading of a value named "mode" */
+    for (size_t k = 0; shaped && k + 1 < rep->elements; k += 2)
+        shaped = top_fm_field(rep->element[k]);
+    if (!shaped)
+        return -1;
+    if (what == TOP_W_HOLDERS && rep->elements >= 2 * TOP_SAMPLE) {
+        r->kind = RLK_IK_FASTMULTI;
+        r->fm_more = 1;
+        freeReplyObject(rep);
+        return 0;
+    }
+    if (rlk_ik_fastmulti_values(rep, s->now_ms, &v, &n) != RLK_OK)
+        return -1;
+    free(r->holders);
+    if (!(r->holders = calloc(n + 1, sizeof *r->holders))) {
+        free(v);
+        return -1;
+    }
+    for (size_t k = 0; k < n; k++) {
+        size_t j;
+
+        if (v[k].expire_in_ms <= 0)
+            continue;   /* lapsed: free to take */
+        for (j = 0; j < nh && !(r->holders[j].owner_len == v[k].holder_len &&
+                                memcmp(r->holders[j].owner, v[k].holder, v[k].holder_len) == 0);
+             j++)
+            ;
+        if (j == nh) {
+            r->holders[nh].owner = v[k].holder;
+            r->holders[nh++].owner_len = v[k].holder_len;
+        }
+        r->holders[j].count++;
+    }
+    free(r->values);
+    r->values = v;
+    r->nvalues = n;
+    r->nholders = nh;
+    r->kind = RLK_IK_FASTMULTI;
+    r->fm_more = 0;
+    if (r->hreply)
+        freeReplyObject(r->hreply);
+    r->hreply = rep;
+    return 0;
+}
+
 static void top_take(top_state *s, top_row *r, int what, redisReply *rep)
 {
     int ok;
@@ -844,9 +930,11 @@ static void top_take(top_state *s, top_row *r, int what, redisReply *rep)
         if (rep->type != REDIS_REPLY_ARRAY)
             break;
         if (top_holders(r, rep) != 0) {
-            r->kind = RLK_IK_OTHER;     /* an application's hash under the pattern */
             r->nholders = 0;
             r->hash_lock = 0;
+            if (top_group(s, r, rep, what) == 0)
+                return;
+            r->kind = RLK_IK_OTHER;     /* an application's hash under the pattern */
             break;
         }
         if (r->hreply)
@@ -859,6 +947,12 @@ static void top_take(top_state *s, top_row *r, int what, redisReply *rep)
             r->kind = RLK_IK_FENCED;
         }
         return;
+    case TOP_W_GROUP:
+        if (top_group(s, r, rep, what) == 0)
+            return;
+        r->kind = RLK_IK_OTHER;
+        r->nholders = 0;
+        break;
     case TOP_W_TOKEN:
         if (rep->type == REDIS_REPLY_INTEGER && rep->integer > 0 && r->hash_lock)
             r->kind = RLK_IK_FENCED;
@@ -949,8 +1043,8 @@ static int top_add_shown(top_batch *b, top_row *r)
     if (r->hash_lock &&
         (b->no_hrandfield
              ? top_batch_add(b, r, TOP_W_HOLDERS, strdup(r->name), 2, "HGETALL", NULL)
-             : top_batch_add(b, r, TOP_W_HOLDERS, strdup(r->name), 4, "HRANDFIELD", NULL, "64",
-                             "WITHVALUES")))
+             : top_batch_add(b, r, TOP_W_HOLDERS, strdup(r->name), 4, "HRANDFIELD", NULL,
+                             TOP_SAMPLE_S, "WITHVALUES")))
         return -1;
     if ((r->hash_lock || r->kind == RLK_IK_NONE) && !r->subs &&
         top_add_queues_always(b, r) != 0)
@@ -1101,6 +1195,18 @@ static int top_refresh(top_state *s, top_row ***rows, size_t *nrows)
         if (rc == RLK_OK)
             rc = top_batch_run(s, &b[i]);
         top_batch_free(&b[i]);
+        b[i].node = i;
+    }
+    /* The faster-MultiLock groups a full sample left part of: read whole. */
+    for (size_t i = 0; rc == RLK_OK && i < shown; i++)
+        if (all[i]->fm_more &&
+            top_batch_add(&b[top_node_of(s, all[i])], all[i], TOP_W_GROUP, strdup(all[i]->name),
+                          2, "HGETALL", NULL))
+            rc = RLK_ERR_NOMEM;
+    for (int i = 0; i < s->nnodes; i++) {
+        if (rc == RLK_OK)
+            rc = top_batch_run(s, &b[i]);
+        top_batch_free(&b[i]);
     }
     free(b);
     if (rc == RLK_OK) {
@@ -1143,7 +1249,8 @@ typedef struct top_totals {
 /* A lock hash (held: the scripts delete it with its last holder). */
 static int top_is_lock(const top_row *r)
 {
-    return r->hash_lock || r->kind == RLK_IK_RWLOCK;
+    return r->hash_lock || r->kind == RLK_IK_RWLOCK ||
+           (r->kind == RLK_IK_FASTMULTI && r->nholders > 0);
 }
 
 /* The wait-for graph of the names with waiters in rlk's or the fair queue (read
@@ -1239,6 +1346,14 @@ static void top_print_json(top_state *s, top_row **rows, size_t n)
             printf(",\"permit_holders\":%lld", r->permit_holders);
         if (r->kind == RLK_IK_LATCH)
             printf(",\"count\":%lld", r->count);
+        if (r->kind == RLK_IK_FASTMULTI) {
+            fputs(",\"values\":[", stdout);
+            for (size_t k = 0; k < r->nvalues; k++) {
+                fputs(k ? "," : "", stdout);
+                rlk_ik_json_value(stdout, &r->values[k]);
+            }
+            fputs("]", stdout);
+        }
         printf(",\"age_ms\":%lld}", top_is_lock(r) ? s->now_ms - r->first_ms : 0);
     }
     fputs("],\"waits\":", stdout);

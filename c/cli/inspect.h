@@ -88,10 +88,18 @@ typedef struct rlk_ik_view {
  * (errstr on c); RLK_ERR_ARG when a forced kind does not match the key. */
 int rlk_ik_read(rlk_client *c, const char *name, int kind, rlk_ik_view *v);
 void rlk_ik_free(rlk_ik_view *v);
+/* The values of a faster-MultiLock group from a reply of its fields (HGETALL's, or HRANDFIELD
+ * ... WITHVALUES's: field, value pairs), now the server's ms: RLK_OK with *values (in value
+ * order, pointing into all; free() the array) and *n; RLK_ERR_ARG when the fields are not a
+ * group's (as rlk inspect detects one); RLK_ERR_NOMEM. */
+int rlk_ik_fastmulti_values(const redisReply *all, long long now, rlk_ik_value **values,
+                            size_t *n);
 
 /* The formatting `rlk inspect` and `rlk top` share (cmd_inspect.c): a holder as
  * JSON {"owner","count"[,"mode"]}, and as text "<owner>  count N[  mode]". */
 void rlk_ik_json_holder(FILE *out, const rlk_ik_holder *h, int with_mode);
 void rlk_ik_text_holder(char *buf, size_t len, const rlk_ik_holder *h);
+/* A group's value as JSON {"value","holder","count","expire_ms","expire_in_ms","held"}. */
+void rlk_ik_json_value(FILE *out, const rlk_ik_value *e);
 
 #endif /* RLK_INSPECT_H */

@@ -436,6 +436,24 @@ out:
     return rc;
 }
 
+int rlk_ik_fastmulti_values(const redisReply *all, long long now, rlk_ik_value **values,
+                            size_t *n)
+{
+    rlk_ik_view v;
+    int rc = 1;
+
+    memset(&v, 0, sizeof v);
+    if (all && all->type == REDIS_REPLY_ARRAY)
+        rc = ik_fm_parse(all, now, &v);
+    if (rc != 0) {
+        free(v.values);
+        return rc < 0 ? RLK_ERR_NOMEM : RLK_ERR_ARG;
+    }
+    *values = v.values;
+    *n = v.nvalues;
+    return RLK_OK;
+}
+
 /* A group's values, PTTL and the server's now (HGETALL read by detection, or
  * here when the kind is forced). RLK_ERR_ARG: the hash is not a group. */
 static int ik_read_fastmulti(rlk_client *c, rlk_ik_view *v, const redisReply *all)

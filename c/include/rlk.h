@@ -764,12 +764,14 @@ RLK_API int rlk_lock_set_spin(rlk_lock *l, long long initial_ms, long long max_m
  * "Lock-delay"): a lock l's holder LOST (its lease ran out; not released) cannot be
  * taken by an rlk_lock with the delay set until delay_ms after its lease ended, so a
  * paused holder has that long to notice before the next one acts. A release
- * (rlk_lock_unlock, rlk_lock_force_unlock on a handle with the delay) ends it at
- * once. It is kept in the key {name}:rlk_delay (PX lease + delay_ms, renewed with the
- * lock); handles without it, and Redisson's clients, ignore that key: give every
- * client of a name the same delay. 0: off (the default: no key, no command more).
- * RLK_ERR_ARG unless 0 <= delay_ms <= 10^12. Set it before the handle is used by
- * several threads. */
+ * (rlk_lock_unlock) or a force unlock (rlk_lock_force_unlock through any handle, with
+ * the delay or without) ends it at once. It is kept in the key {name}:rlk_delay (PX
+ * lease + delay_ms, renewed with the lock); handles without it, and Redisson's
+ * clients, ignore that key: give every client of a name the same delay. A hold keeps
+ * the delay of the acquisition that took it (or none) through its re-entries and
+ * releases, whichever handle makes them. 0: off (the default: no key, no command
+ * more). RLK_ERR_ARG unless 0 <= delay_ms <= 10^12. Set it before the handle is used
+ * by several threads. */
 RLK_API int rlk_lock_set_delay(rlk_lock *l, long long delay_ms);
 
 /* ---------------------------------------------------------------- leader election */

@@ -174,7 +174,9 @@ RLK_API rlk_async_req *rlk_async_unlock(rlk_async *ac, int kind, const char *nam
                                         rlk_async_fn fn, void *privdata);
 /* Whoever holds it; RLK_KIND_READ or RLK_KIND_WRITE: the read-write lock
  * in whatever mode it is held (rlk_rwlock_force_unlock's RLK_RW_ANY).
- * value: 1 when something was released. */
+ * value: 1 when something was released. RLK_KIND_LOCK also ends a
+ * lock-delay (rlk_async_lock_delay): value 2 when no lock was there but a
+ * lost one's delay key, deleted (as rlk_lock_force_unlock). */
 RLK_API rlk_async_req *rlk_async_force_unlock(rlk_async *ac, int kind, const char *name,
                                               rlk_async_fn fn, void *privdata);
 
@@ -209,7 +211,10 @@ RLK_API rlk_async_req *rlk_async_lock_spin(rlk_async *ac, const char *name, unsi
  * the delay key's PX at lease + delay; rlk_async_unlock(RLK_KIND_LOCK) of
  * the last hold deletes it. delay_ms 1..10^12 (0: rlk_async_lock without a
  * delay). Give every client of a name the same delay: ones without it
- * ignore the key. rlk_async_force_unlock leaves the key to run out. */
+ * ignore the key. rlk_async_force_unlock(RLK_KIND_LOCK) deletes it (a
+ * force unlock is a release). A hold keeps the delay of the acquisition
+ * that took it, or none: an rlk_async_lock re-entry of it, or one with
+ * another delay_ms, is made with the hold's delay. */
 RLK_API rlk_async_req *rlk_async_lock_delay(rlk_async *ac, const char *name, unsigned long long task,
                                             long long wait_ms, long long lease_ms,
                                             long long delay_ms, rlk_async_fn fn, void *privdata);

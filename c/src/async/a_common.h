@@ -29,6 +29,12 @@ typedef struct rlk_a_head {
     long long start;
 } rlk_a_head;
 
+/* One more of a counter of rlk_metrics (runtime/counters.h, which the user
+ * includes) of the client of head, an rlk_a_head: the lost replies and their
+ * outcomes, which the blocking API counts in runtime/fam_settle.c. */
+#define RLK_A_COUNT(head, f) do { rlk_rt_counters *k_ = rlk_ae_counters((head).ac); \
+                                  if (k_) RLK_COUNT(k_, f); } while (0)
+
 /* A new request and its zeroed state of size bytes, whose rlk_a_head at
  * head_offset (offsetof(type, h)) is set: ac, the request, the start now.
  * Returns the state (of the kind's type: the head is one of its members,

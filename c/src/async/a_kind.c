@@ -88,17 +88,15 @@ const rlk_a_kind rlk_a_kind_spin = {
 
 /* rlk_async_lock_delay's: the reentrant lock with a lock-delay (kinds/lock.c,
  * rlk_lock_set_delay): its acquire, release and force name the delay key {name}:rlk_delay
- * last, the acquire its delay_ms; its holds are renewed one call each by reentrant/renew,
- * which sets the delay key's PX to lease + delay (the blocking watchdog batches them in
- * renew_many; the loop's does not yet). */
-static const rlk_renew_task rlk_a_renew_delay = {
-    "reentrant/renew", RLK_RENEW_ALONE, rlk_renew_build_one, rlk_renew_reply_one, NULL};
-
+ * last, the acquire its delay_ms; its holds are renewed by the reentrant lock's task, as the
+ * blocking watchdog renews them: with the other reentrant holds in one reentrant/renew_many
+ * call, each delay key right after its lock (whose PX becomes lease + delay). Also
+ * rlk_async_force_unlock's row for RLK_KIND_LOCK: a force unlock ends a delay. */
 const rlk_a_kind rlk_a_kind_delay = {
     "lock", RLK_KIND_LOCK, "reentrant", "reentrant/acquire", "lease_ms owner ticket delay_ms",
     "reentrant/release", "owner lease_ms claim_ms publish", "reentrant/cancel",
     "ticket claim_ms publish", "reentrant/force_release", "publish", "channel", RLK_A_WAIT_QUEUE,
-    0, "", &rlk_a_renew_delay, "lock delay", 0, "delay"};
+    0, "", &rlk_lock_renew_task, "lock delay", 0, "delay"};
 
 /* The election (kinds/elect.c, docs/elect.md) on the fenced lock's layout: a leader is a
  * fenced hold whose token is its term, renewed with fenced/renew; candidates wait on the
@@ -134,6 +132,12 @@ const rlk_a_kind *rlk_a_kind_nr(int kind)
 {
     return kind == RLK_KIND_LOCK ? &rlk_a_kind_nrlock
            : kind == RLK_KIND_FAIR ? &rlk_a_kind_nrfair : NULL;
+}
+
+int rlk_a_kind_keeps(const rlk_a_kind *held, const rlk_a_kind *k)
+{
+    return held->hold == k->hold && strcmp(held->acquire, k->acquire) == 0 &&
+           !(held->flags & RLK_A_VALUES) && !(k->flags & RLK_A_VALUES);
 }
 
 /* ---------------------------------------------------------------- building a call */
@@ -280,20 +284,4 @@ const char **rlk_a_values_hmget(const char *name, char *const *values, int *argc
     const char *head[2] = {"HMGET", name};
 
     return rlk_a_common_join(head, 2, values, argc);
-}
-
-long long rlk_a_values_count(const redisReply *r, const char *owner, long long known,
-                             int release)
-{
-    int all = 1;
-
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements == 0)
-        return -1;
-    for (size_t k = 0; k < r->elements; k++)
-        all &= r->element[k]->type == REDIS_REPLY_STRING && strcmp(r->element[k]->str, owner) == 0;
-    if (!release)
-        return all ? known + 1 : known;
-    if (!all)
-        return known > 0 ? known - 1 : 0;
-    return known <= 1 ? known : -1;
 }

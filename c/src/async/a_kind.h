@@ -40,7 +40,8 @@ enum {
 #define RLK_A_VALUES 8          /* the faster MultiLock's: every call's ARGV end with the
                                    request's values; one hold per (group, owner) counts the
                                    acquisitions, whichever values; a lost reply is read back
-                                   from the values' fields (rlk_a_values_count) */
+                                   from the values' fields (kinds/fastmulti.h's
+                                   rlk_fastmulti_lost_count) */
 
 /* One kind's protocol. ARGV lists name each argument as the script's
  * header does, separated by spaces: lease_ms, owner, ticket, claim_ms,
@@ -74,8 +75,16 @@ const rlk_a_kind *rlk_a_kind_lock(int kind);
 const rlk_a_kind *rlk_a_kind_nr(int kind);
 /* rlk_async_lock_spin's: the reentrant lock without pub/sub. */
 extern const rlk_a_kind rlk_a_kind_spin;
-/* rlk_async_lock_delay's: the reentrant lock with a lock-delay. */
+/* rlk_async_lock_delay's: the reentrant lock with a lock-delay; also the
+ * force unlock of RLK_KIND_LOCK (rlk_async_force_unlock: it ends a delay). */
 extern const rlk_a_kind rlk_a_kind_delay;
+/* 1 when a re-entry asked for with row k of a hold taken with row held is
+ * made with the hold's row and lock-delay: both rows share the acquire
+ * script (the reentrant lock's plain, spin and lock-delay rows; a kind's
+ * own row), no value lists. So a hold keeps the lock-delay of its first
+ * acquisition, or the lack of one, through its re-entries and its release
+ * (kinds/lock.c does the same). */
+int rlk_a_kind_keeps(const rlk_a_kind *held, const rlk_a_kind *k);
 /* The election's campaign and resign (docs/elect.md). */
 extern const rlk_a_kind rlk_a_kind_elect;
 /* rlk_async_fastmulti_*: the faster MultiLock (RLK_A_VALUES). */
@@ -136,13 +145,5 @@ int rlk_a_values_take(const char *const *values, size_t n, char ***out, char *bu
 /* HMGET name values... (the values' holders) in a new array (free() it),
  * its length in *argc; NULL: out of memory. */
 const char **rlk_a_values_hmget(const char *name, char *const *values, int *argc);
-/* The hold count a lost acquire (release 0) or release (1) left, from that
- * HMGET's reply and the count known before the call: an acquire ran when
- * every value is owner's (known + 1), else not (known); a release ran when
- * one is not owner's (known - 1), and did not when all are and known <= 1
- * (the values then held once: a release that ran freed them). -1: cannot
- * tell (all owner's, counted more than once), or not the reply of HMGET. */
-long long rlk_a_values_count(const redisReply *r, const char *owner, long long known,
-                             int release);
 
 #endif /* RLK_A_KIND_H */

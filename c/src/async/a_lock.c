@@ -27,6 +27,7 @@
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/scripts.h"
+#include "kinds/fastmulti.h"
 #include "kinds/lock.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
@@ -56,7 +57,8 @@ typedef struct alk_hold {
     long long lease_ms;             /* the lease of the last acquisition */
     rlk_ae_hold *wd;                /* the watchdog's, lease-less holds; else NULL */
     long long acquired_ns;          /* the count went from 0 to 1 (the hold metric) */
-    const rlk_a_kind *row;          /* the row it was taken with (its release) */
+    const rlk_a_kind *row;          /* the row it was taken with (its re-entries, its release) */
+    long long delay_ms;             /* its lock-delay (rlk_a_kind_delay's row), kept by both */
     long long token;                /* an RLK_A_TOKEN row's token (the election's term) */
     long long expires_ms;           /* a fixed lease's end (monotonic ms from the acquire's send:
                                        no later than the server's); 0: the watchdog renews it */
@@ -405,7 +407,8 @@ static void alk_acquired(alk *a)
         if (h->count++ == 0)
             h->acquired_ns = rlk_clock_now_ns();
     }
-    h->row = a->k;
+    h->row = a->k;      /* a re-entry's is the hold's (rlk_a_kind_keeps) */
+    h->delay_ms = a->delay_ms;
     h->lease_ms = a->lease_ms;
     h->expires_ms = a->watchdog ? 0 : a->sent + a->lease_ms;
     if (a->k->flags & RLK_A_TOKEN)
@@ -601,6 +604,7 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
     if (alk_replied(a, rc, errstr))
         return;
     if (rc == RLK_ERR_IO && lost) {
+        RLK_A_COUNT(a->h, lost_replies);
         alk_read_back(a, CW_READ_ACQ);      /* it may have run: find out */
         return;
     }
@@ -629,8 +633,8 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
         /* {wait, 1}: first in the queue; a reader's {grant PTTL, 0}: the free lock is reserved
          * for a writer, wait out its claim window (readers have no queue: alk_busy); {wait,
          * first, 1}: free, in its lock-delay (counted as the blocking lock counts it) */
-        if (r->elements == 3 && rlk_ae_counters(a->h.ac))
-            RLK_COUNT(rlk_ae_counters(a->h.ac), delay_refusals);
+        if (r->elements == 3)
+            RLK_A_COUNT(a->h, delay_refusals);
         alk_busy(a, r->element[0]->integer, r->element[1]->integer == 1);
         return;
     }
@@ -666,6 +670,7 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
 
             a->cw = CW_NONE;
             alk_quiet(a);
+            RLK_A_COUNT(a->h, lost_unsettled);
             rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL,
                             "%s %s: a reply was lost and whether the %s ran could not be "
                             "found out: %s", a->k->what, a->name,
@@ -677,13 +682,17 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
     }
     if (r->type == REDIS_REPLY_STRING)
         n = strtoll(r->str, NULL, 10);
-    else if (a->values && (n = rlk_a_values_count(r, a->owner, a->known,
-                                                  a->cw == CW_READ_REL)) < 0) {
+    else if (a->values && (n = rlk_fastmulti_lost_count(r, a->owner, a->known,
+                                                        a->cw == CW_READ_REL)) < 0) {
+        int rel = a->cw == CW_READ_REL;
+
         a->cw = CW_NONE;
         alk_quiet(a);
-        rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL, "%s %s: a release's reply was lost "
-                        "and its values are still held (counted more than once): whether it "
-                        "ran is unknown", a->k->what, a->name);
+        RLK_A_COUNT(a->h, lost_unsettled);
+        rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL, "%s %s: %s reply was lost and its "
+                        "values are this holder's (%s): whether it ran is unknown", a->k->what,
+                        a->name, rel ? "a release's" : "an acquire's",
+                        rel ? "counted more than once" : "already before it");
         return;
     }
     if (a->cw == CW_READ_ACQ) {
@@ -700,9 +709,11 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
             return;
         }
         if (n > a->known) {
+            RLK_A_COUNT(a->h, lost_adopted);
             alk_acquired(a);        /* it ran: adopt the hold */
             return;
         }
+        RLK_A_COUNT(a->h, lost_not_run);
         if (a->ticket || a->k->wait == RLK_A_WAIT_FAIR)
             a->queued = 1;          /* it may have queued the caller */
         /* It did not run: not an answer yet (a single try too): attempt again. */
@@ -813,6 +824,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
         return;
     if (rc == RLK_ERR_IO && lost) {
         a->cw = cw == CW_UNDO ? CW_UNDO : CW_RELEASE;
+        RLK_A_COUNT(a->h, lost_replies);
         alk_read_back(a, CW_READ_REL);
         if (!a->call && !rlk_ae_req_done(a->h.r))
             rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL,
@@ -1046,6 +1058,10 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_a_kind *k, const char
     a->lease_ms = a->watchdog ? c->watchdog_lease_ms : lease_ms;
     a->wait_ms = wait_ms;
     held = alk_find(ac, k->hold, name, a->owner);
+    if (held && held->row && rlk_a_kind_keeps(held->row, k)) {
+        alk_bind(a, held->row);     /* a re-entry keeps its hold's lock-delay, or its lack */
+        a->delay_ms = held->delay_ms;
+    }
     if (held && (k->flags & RLK_A_NON_REENTRANT)) {
         /* A hold this client records: refused before any I/O (kinds/nrlock.c does the same). */
         rlk_ae_complete(a->h.r, RLK_ERR_REENTRY, 0, NULL, "%s %s: already held by %s; not "
@@ -1127,12 +1143,11 @@ rlk_async_req *rlk_async_lock_delay(rlk_async *ac, const char *name, unsigned lo
                                     long long wait_ms, long long lease_ms, long long delay_ms,
                                     rlk_async_fn fn, void *privdata)
 {
-    rlk_a_lock_opts o = {.delay_ms = delay_ms};
+    rlk_a_lock_opts o = {.delay_ms = delay_ms};    /* 0: off, no delay key (as the blocking) */
 
-    if (delay_ms == 0)      /* off: the reentrant lock without the delay key (as the blocking) */
-        return rlk_async_lock(ac, RLK_KIND_LOCK, name, task, wait_ms, lease_ms, fn, privdata);
-    return rlk_a_lock_acquire(ac, &rlk_a_kind_delay, "rlk_async_lock_delay", name, task,
-                              wait_ms, lease_ms, &o, fn, privdata);
+    return rlk_a_lock_acquire(ac, delay_ms ? &rlk_a_kind_delay : rlk_a_kind_lock(RLK_KIND_LOCK),
+                              "rlk_async_lock_delay", name, task, wait_ms, lease_ms, &o, fn,
+                              privdata);
 }
 
 rlk_async_req *rlk_async_unlock(rlk_async *ac, int kind, const char *name, unsigned long long task,
@@ -1157,8 +1172,8 @@ rlk_async_req *rlk_a_lock_force(rlk_async *ac, const rlk_a_kind *k, const char *
 rlk_async_req *rlk_async_force_unlock(rlk_async *ac, int kind, const char *name,
                                       rlk_async_fn fn, void *privdata)
 {
-    return rlk_a_lock_force(ac, rlk_a_kind_lock(kind), "rlk_async_force_unlock", name, NULL, fn,
-                            privdata);
+    return rlk_a_lock_force(ac, kind == RLK_KIND_LOCK ? &rlk_a_kind_delay : rlk_a_kind_lock(kind),
+                            "rlk_async_force_unlock", name, NULL, fn, privdata);
 }
 
 /* ---------------------------------------------------------------- metrics */
@@ -1182,14 +1197,4 @@ int rlk_async_metrics_get(rlk_async *ac, rlk_metrics *out)
                 out->watchdog_entries += h->wd != NULL;
             }
     return RLK_OK;
-}
-
-int rlk_async_metrics_watch(rlk_async *ac, const char *name)
-{
-    return ac ? rlk_metrics_watch(rlk_ae_client(ac), name) : RLK_ERR_ARG;
-}
-
-int rlk_async_metrics_set_enabled(rlk_async *ac, int on)
-{
-    return ac ? rlk_metrics_set_enabled(rlk_ae_client(ac), on) : RLK_ERR_ARG;
 }

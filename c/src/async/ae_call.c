@@ -22,6 +22,7 @@
 #include "client/scripts.h"
 #include "client/slot.h"
 #include "client/topo.h"
+#include "client/transport.h"
 #include "runtime/metrics.h"
 #include "runtime/rt.h"
 #include "async/engine.h"
@@ -277,11 +278,44 @@ static int ae_call_argv(rlk_ae_call *call, int argc, const char **argv, const si
     return 0;
 }
 
+/* Whether a call may be written on n's command connection now: it is up,
+ * no call waits to go out before it, and the server has not closed it. A
+ * server closes a client's connection on its own (Sentinel demoting a
+ * master, CLIENT KILL, an idle timeout, a restart) while the loop has not
+ * run to see it; a call written then would be lost although it never
+ * reached a server. So the connection is checked first, without blocking
+ * (client/transport.h, rlk_transport_peer; the blocking pool's check,
+ * rlk_conn_alive): an idle one (nothing in flight) that reads end of file,
+ * an error or bytes nobody asked for is dropped here (no call is failed:
+ * none is in flight) and opened again (through the sentinels, asked again);
+ * one with calls in flight whose socket reads end of file is left to the
+ * loop, which drops it (those calls are lost). Either way the call waits
+ * among the unsent ones and goes out once, on the next connection. */
+int rlk_ae_no_peer_check;
+
+static int ae_cmd_writable(rlk_async *ac, ae_node *n)
+{
+    ae_conn *k = &n->cmd;
+
+    if (k->state != AE_UP || n->unsent.head)
+        return 0;
+    if (rlk_ae_no_peer_check)
+        return 1;
+    if (n->inflight.head)
+        return rlk_transport_peer(k->ctx) != RLK_PEER_CLOSED;
+    if (rlk_conn_alive(k->ctx))
+        return 1;
+    if (rlk_topo_resolves(ac->c))
+        ac->sn_refresh = 1;         /* a demoted master closes its clients: ask the sentinels */
+    ae_conn_drop(ac, k, "closed by the server");
+    return 0;
+}
+
 /* Queues a call on node n: written now when its connection is up, else
  * later (the connection is opened). 0, or -1 (out of memory: not queued). */
 int ae_node_submit(rlk_async *ac, ae_node *n, rlk_ae_call *call)
 {
-    if (n->cmd.state == AE_UP && !n->unsent.head) {
+    if (ae_cmd_writable(ac, n)) {
         if (ae_call_write(ac, n, call) != 0)
             return -1;
     } else {

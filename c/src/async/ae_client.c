@@ -191,3 +191,13 @@ void rlk_async_free(rlk_async *ac)
     else
         ae_destroy(ac);
 }
+
+int rlk_async_metrics_watch(rlk_async *ac, const char *name)
+{
+    return ac ? rlk_metrics_watch(rlk_ae_client(ac), name) : RLK_ERR_ARG;
+}
+
+int rlk_async_metrics_set_enabled(rlk_async *ac, int on)
+{
+    return ac ? rlk_metrics_set_enabled(rlk_ae_client(ac), on) : RLK_ERR_ARG;
+}

@@ -197,8 +197,10 @@ void ae_route_calls_fail(rlk_async *ac, ae_node *n, int rc, const char *why, int
     rlk_ae_call *call;
 
     memset(&n->inflight, 0, sizeof n->inflight);
-    while ((call = ae_callq_pop(&q)))
+    while ((call = ae_callq_pop(&q))) {
+        ac->lost_calls += call->what == AE_CALL_USER;
         ae_call_end(ac, call, rc, NULL, why, call->what == AE_CALL_USER);
+    }
     if (!unsent_too && !ae_routed(ac))
         return;
     q = n->unsent;

@@ -314,6 +314,7 @@ struct rlk_async {
     int sn_ready;                   /* sentinel: a dial opened the sentinels (read from here on) */
     int sn_refresh;                 /* sentinel: a READONLY reply: ask again at the next dial */
     int cmd_readonly;               /* the command connection answered READONLY: drop it */
+    unsigned long long lost_calls;  /* calls of requests ended lost (rlk_ae_lost_calls) */
     rlk_ae_timer *sn_watch;
 
     rlk_lost_kind_fn lost_fn;

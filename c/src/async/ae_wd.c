@@ -245,8 +245,9 @@ static void ae_wd_send(rlk_async *ac, const rlk_renew_task *task, rlk_ae_hold **
                        int fallback)
 {
     rlk_renew_item items[AE_RENEW_BATCH];
-    const char *keys[AE_RENEW_BATCH + RLK_HOLD_KEYS_MAX], *args[AE_RENEW_BATCH + 2];
-    size_t lens[AE_RENEW_BATCH + 2];
+    const char *keys[RLK_RENEW_KEYS_ROOM(AE_RENEW_BATCH)];     /* as the watchdog thread's */
+    const char *args[RLK_RENEW_ARGS_ROOM(AE_RENEW_BATCH)];
+    size_t lens[RLK_RENEW_ARGS_ROOM(AE_RENEW_BATCH)];
     char lease[24];
     int nkeys = 0, nargs;
     ae_renewal *b = calloc(1, sizeof *b);

@@ -83,6 +83,11 @@ int rlk_ae_unreachable(rlk_async *ac)
     return ac->conn_err[0] != '\0';
 }
 
+unsigned long long rlk_ae_lost_calls(const rlk_async *ac)
+{
+    return ac->lost_calls;
+}
+
 rlk_rt_counters *rlk_ae_counters(rlk_async *ac)
 {
     rlk_rt *rt = rlk_rt_get(ac->c);     /* the settings-only client's: its counters only */

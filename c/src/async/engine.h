@@ -142,6 +142,15 @@ int rlk_ae_req_done(const rlk_async_req *r);
 /* 1 when rlk_async_cancel was called on r. */
 int rlk_ae_req_cancelled(const rlk_async_req *r);
 
+/* How many calls of requests (scripts and commands, renewals included) ended
+ * lost so far: written, and their connection broke or timed out before the
+ * reply (RLK_ERR_IO with lost 1). For tests. */
+unsigned long long rlk_ae_lost_calls(const rlk_async *ac);
+/* Test only (the control of async_closed.c): nonzero writes a call on a live
+ * command connection without checking first whether the server closed it
+ * (ae_call.c). 0 by default. */
+extern int rlk_ae_no_peer_check;
+
 /* The client's metrics (rlk_async_metrics_get reads them; runtime/metrics.h
  * records into them); NULL when they could not be made. */
 rlk_rt_counters *rlk_ae_counters(rlk_async *ac);

@@ -323,21 +323,13 @@ static void rlk_conn_wait_take(rlk_conn_tail *tail)
 
 int rlk_conn_alive(const redisContext *ctx)
 {
-    struct pollfd p;
-    int n;
-
     if (!ctx || ctx->err || ctx->fd < 0 || !(ctx->flags & REDIS_CONNECTED))
         return 0;
     if ((ctx->obuf && sdslen(ctx->obuf) > 0) || (ctx->reader && ctx->reader->len > ctx->reader->pos))
         return 0;
-    p.fd = ctx->fd;
-    p.events = POLLIN;
-    p.revents = 0;
-    do {
-        n = poll(&p, 1, 0);
-    } while (n < 0 && errno == EINTR);
-    /* Readable (EOF or bytes nobody asked for), hang-up or error: broken. */
-    return n == 0;
+    /* Readable (EOF, or bytes nobody asked for, the TLS session's too),
+     * hang-up or error: broken. */
+    return rlk_transport_peer(ctx) == RLK_PEER_OPEN;
 }
 
 /* ---------------------------------------------------------------- open */

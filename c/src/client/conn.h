@@ -40,8 +40,9 @@ int rlk_conn_open(rlk_client *c, redisContext **out);
 int rlk_conn_open_to(rlk_client *c, const char *host, int port, redisContext **out);
 
 /* 1 when an idle connection looks usable: no hiredis error, and the server
- * has neither closed it nor sent anything unasked (checked with a zero-timeout
- * poll, no I/O). A request/reply connection must pass this before a request
+ * has neither closed it nor sent anything unasked (rlk_transport_peer: a
+ * zero-timeout poll and a peek, nothing read; the async engine makes the same
+ * check before it writes on an idle connection). A request/reply connection must pass this before a request
  * is written to it; a subscriber connection must not use it. */
 int rlk_conn_alive(const redisContext *ctx);
 /* rlk_conn_alive, and not stale for the topology (topo.h: for a

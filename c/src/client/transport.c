@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "client/client_t.h"
@@ -63,6 +64,36 @@ static int rlk_transport_tls(const rlk_client *c, const char *host, int port, st
 static rlk_tls_conn *rlk_transport_conn(const redisContext *ctx)
 {
     return rlk_tls_conn_of(ctx, ctx->fd);
+}
+
+int rlk_transport_peer(const redisContext *ctx)
+{
+    rlk_tls_conn *conn = rlk_transport_conn(ctx);
+    struct pollfd p;
+    char b;
+    ssize_t n;
+    int rc;
+
+    if (conn && rlk_tls_conn_pending(conn))
+        return RLK_PEER_DATA;       /* the session holds bytes: a record, not the socket's end */
+    p.fd = ctx->fd;
+    p.events = POLLIN;
+    p.revents = 0;
+    do {
+        rc = poll(&p, 1, 0);
+    } while (rc < 0 && errno == EINTR);
+    if (rc == 0)
+        return RLK_PEER_OPEN;
+    if (rc < 0 || (p.revents & (POLLERR | POLLNVAL)))
+        return RLK_PEER_CLOSED;
+    do {
+        n = recv(ctx->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+    if (n > 0)
+        return RLK_PEER_DATA;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return (p.revents & POLLHUP) ? RLK_PEER_CLOSED : RLK_PEER_OPEN;
+    return RLK_PEER_CLOSED;         /* end of file, or an error (a reset) */
 }
 
 /* hiredis's error: the code, and errstr from errno's text or msg. */

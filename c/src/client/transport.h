@@ -72,6 +72,16 @@ void rlk_transport_free(redisContext *ctx);
  * it readable: write again after the next read); 0 for a plain context. */
 short rlk_transport_want(const redisContext *ctx);
 
+/* What the peer of a connection left on it, seen without blocking and
+ * without reading (a poll, then a one-byte MSG_PEEK): RLK_PEER_OPEN,
+ * nothing to read; RLK_PEER_DATA, bytes wait (a reply, a TLS record, which
+ * may be a close_notify, or decrypted bytes the TLS session holds: never
+ * taken for a close); RLK_PEER_CLOSED, the socket reads end of file or
+ * reports an error or hang-up. The check of a connection before it is used:
+ * rlk_conn_alive (client/conn.h) and the async engine's write. */
+enum { RLK_PEER_OPEN, RLK_PEER_DATA, RLK_PEER_CLOSED };
+int rlk_transport_peer(const redisContext *ctx);
+
 /* 1 when the client's connections are TLS. */
 int rlk_transport_is_tls(const rlk_client *c);
 

@@ -25,10 +25,16 @@
  * each message (the waiters of one group wait for different values, so a
  * release wakes them all: no local queue, no one-permit wake-up).
  *
- * A lost reply of an acquire or a release is reported as the connection's
- * error and not settled: an acquire that ran holds its values until its
- * lease runs out (never renewed), a release that did not run likewise.
- * Neither lets two holders in.
+ * A lost reply of an acquire or a release is settled before anything is
+ * reported, as the non-blocking API settles it (the rule is
+ * rlk_fastmulti_lost_count, shared with async/a_lock.c): the connection it
+ * went out on is fenced (rlk_fam_lost_fence), the values' holders read
+ * back (HMGET). An acquire that ran is adopted (recorded, renewed, counted
+ * as lost_adopted); one that did not is reported as the connection's error
+ * with "settled: the acquire did not take the values"; one that cannot be
+ * told is RLK_ERR_UNSETTLED (if it ran, its values run out with their
+ * lease, never renewed). A release that did not run is sent once more; one
+ * that cannot be told is RLK_ERR_UNSETTLED, never sent again.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -43,6 +49,7 @@
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
+#include "runtime/fam_settle.h"
 #include "runtime/metrics.h"
 #include "runtime/rt.h"
 #include "runtime/wait.h"
@@ -165,6 +172,22 @@ int rlk_fastmulti_values_check(const char *const *values, size_t n, char *buf, s
     return 0;
 }
 
+long long rlk_fastmulti_lost_count(const redisReply *r, const char *owner, long long known,
+                                   int release)
+{
+    int all = 1;
+
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements == 0)
+        return -1;
+    for (size_t k = 0; k < r->elements; k++)
+        all &= r->element[k]->type == REDIS_REPLY_STRING && strcmp(r->element[k]->str, owner) == 0;
+    if (!release)
+        return !all ? known : known == 0 ? 1 : -1;
+    if (!all)
+        return known > 0 ? known - 1 : 0;
+    return known <= 1 ? known : -1;
+}
+
 rlk_fastmulti *rlk_fastmulti_new(rlk_client *c, const char *group, const char *const *values,
                                  size_t n)
 {
@@ -279,6 +302,61 @@ static int rlk_fastmulti_acl_aftermath(rlk_fastmulti *m, const char *owner, int 
     return RLK_REL_ERROR;
 }
 
+/* After a call of m for owner failed: 0 when its reply was not lost (the
+ * error stands). Else 1 (counted as a lost reply), and either *settled
+ * RLK_OK with *n the count it left (rlk_fastmulti_lost_count from the
+ * values' holders, read once the call has run or never will; -1: cannot
+ * tell), or the error that left it unknown. The call's error stays
+ * recorded, with "; outcome unknown (why)" in the second case. */
+static int rlk_fastmulti_lost(rlk_fastmulti *m, const char *owner, long long known, int release,
+                              long long *n, int *settled)
+{
+    rlk_client *c = m->b.c;
+    char orig[RLK_ERRSTR_MAX], why[RLK_ERRSTR_MAX];
+    const char **argv;
+    redisReply *r = NULL;
+    int orig_err;
+
+    if (!rlk_fam_lost_fence(&m->b, settled))
+        return 0;
+    if (*settled != RLK_OK)
+        return 1;
+    orig_err = rlk_err(c);
+    snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
+    if (!(argv = malloc((m->n + 2) * sizeof *argv))) {
+        *settled = rlk_set_error(c, orig_err, "%s; outcome unknown (out of memory)", orig);
+        return 1;
+    }
+    argv[0] = "HMGET";
+    argv[1] = m->b.name;
+    for (size_t k = 0; k < m->n; k++)
+        argv[k + 2] = m->values[k];
+    *settled = rlk_command(c, (int)m->n + 2, argv, NULL, &r);
+    free(argv);
+    if (*settled == RLK_OK)
+        *n = rlk_fastmulti_lost_count(r, owner, known, release);
+    if (r)
+        freeReplyObject(r);
+    if (*settled != RLK_OK) {
+        snprintf(why, sizeof why, "%s", rlk_errstr(c));
+        rlk_set_error(c, orig_err, "%s; outcome unknown (%s)", orig, why);
+    } else {
+        rlk_set_error(c, orig_err, "%s", orig);
+    }
+    return 1;
+}
+
+/* The recorded error, its message kept with what, as RLK_ERR_UNSETTLED
+ * (counted). */
+static int rlk_fastmulti_unsettled(rlk_fastmulti *m, const char *what)
+{
+    char msg[RLK_ERRSTR_MAX];
+
+    snprintf(msg, sizeof msg, "%s", rlk_errstr(m->b.c));
+    RLK_RT_COUNT(m->b.rt, lost_unsettled);
+    return rlk_set_error(m->b.c, RLK_ERR_UNSETTLED, "%s%s", msg, what);
+}
+
 /* fastmulti/release for owner: its enum rlk_release_outcome; *rc the call's error. */
 static int rlk_fastmulti_release_call(void *arg, const char *owner, long long lease, int *rc)
 {
@@ -313,6 +391,37 @@ static int rlk_fastmulti_release_call(void *arg, const char *owner, long long le
     return outcome;
 }
 
+/* An acquire of hold h that failed with rc: when its reply was lost, settled
+ * (rlk_fastmulti_lost): it ran, the hold is adopted (recorded as an
+ * acquisition, RLK_OK); it did not, rc with "settled"; unknown,
+ * RLK_ERR_UNSETTLED. Otherwise rc. */
+static int rlk_fastmulti_acquire_lost(rlk_fastmulti *m, int rc, const rlk_hold_spec *h,
+                                      rlk_handle_acq *a, long long sent)
+{
+    long long known = rlk_wd_count_as(m->b.rt->wd, RLK_KIND_LOCK, m->b.name, a->owner), n = -1;
+    char msg[RLK_ERRSTR_MAX];
+    int settled;
+
+    if (!rlk_fastmulti_lost(m, a->owner, known, 0, &n, &settled))
+        return rc;
+    if (settled != RLK_OK)
+        return rlk_fastmulti_unsettled(m, "");
+    if (n < 0)
+        return rlk_fastmulti_unsettled(m, " (the values were this holder's already: whether the "
+                                          "acquire ran is unknown)");
+    if (n == known) {
+        RLK_RT_COUNT(m->b.rt, lost_not_run);
+        snprintf(msg, sizeof msg, "%s", rlk_errstr(m->b.c));
+        return rlk_set_error(m->b.c, rc, "%s (settled: the acquire did not take the values)", msg);
+    }
+    /* It ran: adopt the hold (the caller asked for it). */
+    RLK_RT_COUNT(m->b.rt, lost_adopted);
+    rc = rlk_fam_record(m->b.rt, h, a->lease_ms, a->watchdog, sent, 0, rlk_handle_undo, a);
+    if (rc == RLK_OK)
+        rlk_fastmulti_took_add(m, a->owner, 1);
+    return rc;
+}
+
 /* rlk_wait_attempt_fn. RLK_OK: acquired, recorded. RLK_ERR_BUSY: a value
  * is another's, *ttl the longest wait among them. */
 static int rlk_fastmulti_attempt(void *arg, long long *ttl)
@@ -331,7 +440,7 @@ static int rlk_fastmulti_attempt(void *arg, long long *ttl)
 
     RLK_RT_COUNT(m->b.rt, acquire_calls);
     if ((rc = rlk_fastmulti_call(m, "fastmulti/acquire", 1, keys, 2, fixed, &r)) != RLK_OK)
-        return rc;
+        return rlk_fastmulti_acquire_lost(m, rc, &h, a, sent);
     rc = rlk_fam_acquire_reply(m->b.c, "faster MultiLock", m->b.name, "fastmulti/acquire", r, ttl,
                                NULL);
     freeReplyObject(r);
@@ -369,11 +478,44 @@ RLK_HANDLE_DEF_LOCK(rlk_fastmulti, RLK_KIND_LOCK)
 
 /* ---------------------------------------------------------------- releasing */
 
+/* A release of owner's (the registry counting known holds of the group
+ * before it) that ended in outcome: when that is an error whose reply was
+ * lost, settled (rlk_fastmulti_lost): it ran, its outcome (*rc RLK_OK); it
+ * did not, sent once more (at most twice in all); unknown,
+ * RLK_ERR_UNSETTLED in *rc, never sent again. Otherwise outcome. */
+static int rlk_fastmulti_release_lost(rlk_fastmulti *m, const char *owner, long long known,
+                                      long long lease, int outcome, int *rc)
+{
+    long long n = -1;
+    int settled;
+
+    for (int again = 0; outcome == RLK_REL_ERROR && again < 2; again++) {
+        if (!rlk_fastmulti_lost(m, owner, known, 1, &n, &settled))
+            return outcome;
+        if (settled != RLK_OK) {
+            *rc = rlk_fastmulti_unsettled(m, "");
+            return outcome;
+        }
+        if (n < 0) {
+            *rc = rlk_fastmulti_unsettled(m, " (the values are still this holder's and counted "
+                                             "more than once: whether the release ran is "
+                                             "unknown; not sent again)");
+            return outcome;
+        }
+        if (n < known) {
+            *rc = RLK_OK;
+            return n > 0 ? RLK_REL_STILL_HELD : RLK_REL_RELEASED;
+        }
+        outcome = rlk_fastmulti_release_call(m, owner, lease, rc);     /* it did not run */
+    }
+    return outcome;
+}
+
 int rlk_fastmulti_unlock(rlk_fastmulti *m)
 {
     char owner[RLK_OWNER_MAX + 1];
     rlk_wd_ticket t;
-    long long lease;
+    long long lease, before;
     int rc, outcome, mine;
 
     if (!m)
@@ -381,6 +523,7 @@ int rlk_fastmulti_unlock(rlk_fastmulti *m)
     if ((rc = rlk_fastmulti_owner(m, owner, sizeof owner)) != RLK_OK)
         return rc;
     mine = rlk_fastmulti_took_add(m, owner, -1) > 0;
+    before = rlk_wd_count_as(m->b.rt->wd, RLK_KIND_LOCK, m->b.name, owner);
     if (!mine) {
         long long lease_any = 0;
         int wd_unused;
@@ -390,6 +533,7 @@ int rlk_fastmulti_unlock(rlk_fastmulti *m)
          * (if any) is another set's. Only a release that did free something
          * (the same values taken through another handle) counts there. */
         outcome = rlk_fastmulti_release_call(m, owner, lease_any, &rc);
+        outcome = rlk_fastmulti_release_lost(m, owner, 1, lease_any, outcome, &rc);
         if (outcome == RLK_REL_RELEASED || outcome == RLK_REL_STILL_HELD) {
             rlk_wd_release_begin_as(m->b.rt->wd, RLK_KIND_LOCK, m->b.name, owner, &t);
             rlk_wd_release_end(m->b.rt->wd, &t, t.decremented ? RLK_REL_STILL_HELD : outcome);
@@ -398,6 +542,8 @@ int rlk_fastmulti_unlock(rlk_fastmulti *m)
         /* Out of the registry (or one count less) before the release is sent. */
         lease = rlk_wd_release_begin_as(m->b.rt->wd, RLK_KIND_LOCK, m->b.name, owner, &t);
         outcome = rlk_fastmulti_release_call(m, owner, lease, &rc);
+        outcome = rlk_fastmulti_release_lost(m, owner, before > 0 ? before : 1, lease, outcome,
+                                             &rc);     /* this handle counted one at least */
         /* The registry counts this holder's acquisitions in the group,
          * whichever values: while it counts more, the holder still holds
          * the others. */

@@ -6,7 +6,10 @@
  * the client's watchdog. docs/runtime.md describes the algorithm. With a
  * lock-delay (rlk_lock_set_delay) every script call also names the delay key
  * {name}:rlk_delay (the scripts' last KEYS entry), and the watchdog's
- * reentrant/renew_many batches refresh that key with its lock.
+ * reentrant/renew_many batches refresh that key with its lock. A hold keeps
+ * the delay of its first acquisition (the registry keeps it: rlk_wd_delay_of)
+ * through its re-entries and releases, whichever handle makes them; a force
+ * unlock is a release: it always ends a delay.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,8 +47,7 @@ struct rlk_lock {
     long long spin_initial_ms;  /* rlk_lock_set_spin: > 0, wait by back-off (runtime/spin.h), */
     long long spin_max_ms;      /* never subscribing; 0: pub/sub */
     long long delay_ms;         /* rlk_lock_set_delay: > 0, lock-delay; 0: off */
-    char delay_s[24];           /* delay_ms as text (reentrant/acquire's ARGV[4]) */
-    char *delay;                /* {name}:rlk_delay, made by the first rlk_lock_set_delay */
+    char *delay;                /* {name}:rlk_delay */
 };
 
 #define RLK_LOCK_KEEPALIVE_MS 1000  /* a queued waiter attempts at least this often */
@@ -62,6 +64,8 @@ typedef struct rlk_acq {
                                    taken meanwhile, or -3): listen on the lock's channel too */
     rlk_lock_timeline tl;       /* the last attempt's timeline */
     int spin;                   /* a spinning wait: its hold joins no channel either */
+    long long delay_ms;         /* its lock-delay: the hold's for a re-entry, else the handle's */
+    char delay_s[24];           /* delay_ms as text (reentrant/acquire's ARGV[4]) */
 } rlk_acq;
 
 static _Thread_local rlk_lock_timeline rlk_lock_tl;    /* the thread's last acquisition */
@@ -167,7 +171,8 @@ rlk_lock *rlk_lock_new(rlk_client *c, const char *name)
      * draw the same share a channel: a grant then wakes both subscribers, the other ignores it). */
     l->cid = rlk_names_wake_cid(l->b.rt->uuid);
     l->wake = rlk_names_wake_channel(l->b.channel, l->cid);
-    return rlk_fam_made(l, l->q && l->waiters && l->grant && l->wake);
+    l->delay = rlk_fam_suffix_name(name, RLK_NAMES_DELAY);   /* a hold's or a force unlock's */
+    return rlk_fam_made(l, l->q && l->waiters && l->grant && l->wake && l->delay);
 }
 
 /* rlk_lock_free, rlk_lock_name */
@@ -218,19 +223,36 @@ static int rlk_acq_init(rlk_lock *l, long long lease_ms, long long wait_ms, rlk_
     a->spin = 0;
     a->ticket.ticket = wait_ms != 0 ? rlk_lock_new_ticket(l) : 0;
     a->ticket.claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
-    if (rc != RLK_OK)
+    if (rc != RLK_OK || (rc = rlk_lock_owner(l, a->owner, sizeof a->owner)) != RLK_OK)
         return rc;
-    return rlk_lock_owner(l, a->owner, sizeof a->owner);
+    /* A re-entry keeps its hold's lock-delay, or the lack of one. */
+    if (!rlk_wd_delay_of(l->b.rt->wd, l->b.name, a->owner, &a->delay_ms))
+        a->delay_ms = l->delay_ms;
+    snprintf(a->delay_s, sizeof a->delay_s, "%lld", a->delay_ms);
+    return RLK_OK;
 }
 
-/* rlk_fam_release_fn: reentrant/release. */
-static int rlk_lock_release_call(void *arg, const char *owner, long long lease, int *rc)
+/* reentrant/release, with the delay key when the hold has a lock-delay. */
+static int rlk_lock_release_delay(rlk_lock *l, long long delay_ms, const char *owner,
+                                  long long lease, int *rc)
 {
-    rlk_lock *l = arg;
     const char *keys[5] = {l->b.name, l->b.channel, l->waiters, l->grant, l->delay};
 
     return rlk_fam_release_call(l->b.c, "reentrant/release", "reentrant/release", l->b.name,
-                                l->delay_ms > 0 ? 5 : 4, keys, 3, owner, lease, rc);
+                                delay_ms > 0 ? 5 : 4, keys, 3, owner, lease, rc);
+}
+
+/* rlk_fam_release_fn of rlk_lock_unlock: arg is one of these. */
+typedef struct rlk_lock_rel {
+    rlk_lock *l;
+    long long delay_ms;         /* the hold's lock-delay (rlk_wd_delay_of) */
+} rlk_lock_rel;
+
+static int rlk_lock_release_call(void *arg, const char *owner, long long lease, int *rc)
+{
+    rlk_lock_rel *rel = arg;
+
+    return rlk_lock_release_delay(rel->l, rel->delay_ms, owner, lease, rc);
 }
 
 /* A waiter that gives up leaves the server's queue (rlk_fam_cancel). */
@@ -248,9 +270,18 @@ static void rlk_lock_cancel(rlk_acq *a)
 static int rlk_lock_undo(void *arg)
 {
     rlk_acq *a = arg;
-    int rc, outcome = rlk_lock_release_call(a->l, a->owner, a->lease_ms, &rc);
+    int rc, outcome = rlk_lock_release_delay(a->l, a->delay_ms, a->owner, a->lease_ms, &rc);
 
     return rlk_fam_undone(outcome, rc);
+}
+
+/* An acquisition's outcome rc: when it took the lock, its hold's lock-delay is noted in the
+ * registry (by the acquisition that made the entry only: a re-entry keeps the hold's). */
+static int rlk_lock_noted(rlk_acq *a, int rc)
+{
+    if (rc == RLK_OK)
+        rlk_wd_set_delay(a->l->b.rt->wd, a->l->b.name, a->owner, a->delay_ms);
+    return rc;
 }
 
 /* rlk_wait_attempt_fn. RLK_OK: acquired (recorded in the registry).
@@ -263,8 +294,8 @@ static int rlk_lock_attempt(void *arg, long long *ttl)
     rlk_lock *l = a->l;
     const char *keys[4] = {l->b.name, l->waiters, l->grant, l->delay};
     char lease[24], ticket[24];
-    const char *args[4] = {lease, a->owner, ticket, l->delay_s};
-    int n = l->delay_ms > 0 ? 4 : 3;     /* lock-delay: its key and its ms */
+    const char *args[4] = {lease, a->owner, ticket, a->delay_s};
+    int n = a->delay_ms > 0 ? 4 : 3;     /* lock-delay: its key and its ms */
     rlk_hold_spec h = {RLK_KIND_LOCK, l->b.name, a->owner, 1, {l->b.name, NULL, NULL},
                        a->spin ? NULL : l->b.channel,  /* spin: no SUBSCRIBE, holding either */
                        &rlk_lock_renew_task, 1};     /* its channel: no lingering */
@@ -289,8 +320,8 @@ static int rlk_lock_attempt(void *arg, long long *ttl)
     if (rc != RLK_OK && targ)
         a->queued = 1;      /* it may have run: the next attempt looks before it queues */
     if (rc != RLK_OK)
-        return rlk_fam_acquire_lost(&l->b, rc, &h, a->lease_ms, a->watchdog, sent, NULL, NULL,
-                                    rlk_lock_undo, a);
+        return rlk_lock_noted(a, rlk_fam_acquire_lost(&l->b, rc, &h, a->lease_ms, a->watchdog,
+                                                      sent, NULL, NULL, rlk_lock_undo, a));
     if (r->type == REDIS_REPLY_ARRAY && (r->elements == 2 || r->elements == 3) &&
         r->element[0]->type == REDIS_REPLY_INTEGER) {
         *ttl = r->element[0]->integer;      /* {wait, 1}: first in the queue */
@@ -313,7 +344,7 @@ static int rlk_lock_attempt(void *arg, long long *ttl)
         a->queued = 0;
     if (rc == RLK_OK)
         rc = rlk_fam_record(l->b.rt, &h, a->lease_ms, a->watchdog, sent, 0, rlk_lock_undo, a);
-    return rc;
+    return rlk_lock_noted(a, rc);
 }
 
 /* ---------------------------------------------------------------- locking */
@@ -427,10 +458,6 @@ int rlk_lock_set_delay(rlk_lock *l, long long delay_ms)
     if (delay_ms < 0 || delay_ms > 1000000000000LL)
         return rlk_set_error(l->b.c, RLK_ERR_ARG, "rlk_lock_set_delay %s: delay %lld ms is not "
                              "within 0..1000000000000", l->b.name, delay_ms);
-    if (delay_ms > 0 && !l->delay && !(l->delay = rlk_fam_suffix_name(l->b.name, RLK_NAMES_DELAY)))
-        return rlk_set_error(l->b.c, RLK_ERR_NOMEM, "rlk_lock_set_delay %s: out of memory",
-                             l->b.name);
-    snprintf(l->delay_s, sizeof l->delay_s, "%lld", delay_ms);
     l->delay_ms = delay_ms;
     return RLK_OK;
 }
@@ -440,12 +467,28 @@ RLK_HANDLE_DEF_LOCK(rlk_lock, RLK_KIND_LOCK)
 
 /* ---------------------------------------------------------------- releasing */
 
-/* rlk_lock_unlock. No local poke (no queue given): a release that finds a
- * waiter queued reserves the lock for it and its grant wakes it, in this
- * process or another; one that finds nobody queued has no local waiter to
- * wake either (a waiter queues with its first failed attempt). */
-RLK_HANDLE_DEF_UNLOCK(rlk_lock, RLK_KIND_LOCK, "", NULL, rlk_lock_release_call)
+/* No local poke (no queue given): a release that finds a waiter queued
+ * reserves the lock for it and its grant wakes it, in this process or
+ * another; one that finds nobody queued has no local waiter to wake either
+ * (a waiter queues with its first failed attempt). The release names the
+ * delay key when the hold has a lock-delay (its first acquisition's), the
+ * handle's when this client records no hold. */
+int rlk_lock_unlock(rlk_lock *l)
+{
+    char owner[RLK_OWNER_MAX + 1];
+    rlk_lock_rel rel = {l, 0};
 
+    if (!l)
+        return RLK_ERR_ARG;
+    if (rlk_fam_id_copy(l->b.rt, &l->id, owner, sizeof owner) != RLK_OK ||
+        !rlk_wd_delay_of(l->b.rt->wd, l->b.name, owner, &rel.delay_ms))
+        rel.delay_ms = l->delay_ms;
+    return rlk_fam_unlock(&l->b, RLK_KIND_LOCK, "", &l->id, "rlk_lock_owner", NULL,
+                          rlk_lock_release_call, &rel);
+}
+
+/* A force unlock is a release, not a loss: it ends a lock-delay too (reentrant/force_release
+ * KEYS[3]), through any handle, with the option or without (rlk unlock --force's). */
 int rlk_lock_force_unlock(rlk_lock *l, int *released)
 {
     const char *keys[3];
@@ -454,8 +497,7 @@ int rlk_lock_force_unlock(rlk_lock *l, int *released)
     if (!l)
         return RLK_ERR_ARG;
     n = rlk_fam_keys(&l->b, keys);
-    if (l->delay_ms > 0)
-        keys[n++] = l->delay;   /* the lock-delay ends too (reentrant/force_release KEYS[3]) */
+    keys[n++] = l->delay;
     return rlk_fam_force_unlock(&l->b, "reentrant/force_release", n, keys, 0, NULL, l->q,
                                 released);
 }

@@ -61,6 +61,8 @@ struct rlk_hold {
     int slot;                   /* name's cluster slot: batches never mix slots */
     char *keys[RLK_HOLD_KEYS_MAX];
     long long token;            /* fenced: the token of the latest acquisition */
+    long long delay_ms;         /* the reentrant lock's lock-delay (0: none): its first
+                                   acquisition's, kept by its re-entries and releases */
     long long count;            /* acquisitions through this client not yet released */
     long long lease_ms;         /* of the last acquisition, restored by a partial release */
     int watchdog;               /* lease-less: renewed by the thread */
@@ -945,6 +947,27 @@ int rlk_wd_token_of(rlk_wd *wd, int kind, const char *name, const char *owner, l
     e = rlk_wd_find(wd, kind, name, owner);
     if (e)
         *token = e->token;
+    pthread_mutex_unlock(&wd->mu);
+    return e != NULL;
+}
+
+void rlk_wd_set_delay(rlk_wd *wd, const char *name, const char *owner, long long delay_ms)
+{
+    rlk_hold *e;
+
+    pthread_mutex_lock(&wd->mu);
+    if ((e = rlk_wd_find(wd, RLK_KIND_LOCK, name, owner)) && e->count == 1)
+        e->delay_ms = delay_ms;
+    pthread_mutex_unlock(&wd->mu);
+}
+
+int rlk_wd_delay_of(rlk_wd *wd, const char *name, const char *owner, long long *delay_ms)
+{
+    rlk_hold *e;
+
+    pthread_mutex_lock(&wd->mu);
+    e = rlk_wd_find(wd, RLK_KIND_LOCK, name, owner);
+    *delay_ms = e ? e->delay_ms : 0;
     pthread_mutex_unlock(&wd->mu);
     return e != NULL;
 }

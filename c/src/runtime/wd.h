@@ -29,10 +29,14 @@ typedef struct rlk_hold rlk_hold;
 
 #define RLK_HOLD_KEYS_MAX 3
 #define RLK_WD_BATCH_MAX 512        /* entries per renewal call */
-/* Room for one call's KEYS and ARGV: two keys and two ARGV per entry at most
- * (the reentrant lock's lock-delay adds its delay key and an empty owner). */
-#define RLK_WD_CALL_KEYS_MAX (2 * RLK_WD_BATCH_MAX + RLK_HOLD_KEYS_MAX)
-#define RLK_WD_CALL_ARGS_MAX (2 * RLK_WD_BATCH_MAX + 2)
+/* Room for the KEYS and ARGV of one renewal call of m entries, which both
+ * renewal drivers (this thread, async/ae_wd.c) give a task's build: two keys
+ * and two ARGV per entry at most (the reentrant lock's lock-delay adds its
+ * delay key and an empty owner), and the lease. */
+#define RLK_RENEW_KEYS_ROOM(m) (2 * (m) + RLK_HOLD_KEYS_MAX)
+#define RLK_RENEW_ARGS_ROOM(m) (2 * (m) + 2)
+#define RLK_WD_CALL_KEYS_MAX RLK_RENEW_KEYS_ROOM(RLK_WD_BATCH_MAX)
+#define RLK_WD_CALL_ARGS_MAX RLK_RENEW_ARGS_ROOM(RLK_WD_BATCH_MAX)
 
 /* One entry of a renewal call, as a task sees it. */
 typedef struct rlk_renew_item {
@@ -57,8 +61,9 @@ typedef struct rlk_renew_task {
     const char *script;             /* the renew script */
     int group;                      /* enum rlk_renew_group */
     /* The call for items[0..m): KEYS into keys (*nkeys), ARGV into args
-     * (room for m + 2; 2m + 2 and 2m keys on the watchdog thread) and, for binary ones, their lengths into lens (0:
-     * strlen); returns the number of ARGV. lease: the lease in ms, as text. */
+     * (room for RLK_RENEW_KEYS_ROOM(m) and RLK_RENEW_ARGS_ROOM(m)) and, for
+     * binary ones, their lengths into lens (0: strlen); returns the number
+     * of ARGV. lease: the lease in ms, as text. */
     int (*build)(const rlk_renew_item *items, int m, const char *lease, const char **keys,
                  int *nkeys, const char **args, size_t *lens);
     /* The outcome of each of the m entries from the call's rc and reply (r:
@@ -158,6 +163,13 @@ int rlk_wd_holds_as(rlk_wd *wd, int kind, const char *name, const char *owner);
 int rlk_wd_holds(rlk_wd *wd, const char *name, const char *owner);
 /* The count of (kind, name, owner) in the registry: 0 when not held. */
 long long rlk_wd_count_as(rlk_wd *wd, int kind, const char *name, const char *owner);
+/* The reentrant lock's lock-delay of a hold of (RLK_KIND_LOCK, name, owner)
+ * (kinds/lock.c): set once its acquisition made the entry (count 1), read
+ * by its re-entries and its releases, so that a hold keeps the delay it was
+ * taken with, or the lack of one, whichever handle re-enters or releases it.
+ * rlk_wd_delay_of: 1 and *delay_ms (0: none) when held, else 0. */
+void rlk_wd_set_delay(rlk_wd *wd, const char *name, const char *owner, long long delay_ms);
+int rlk_wd_delay_of(rlk_wd *wd, const char *name, const char *owner, long long *delay_ms);
 /* 1 and *token when held: the token recorded by the latest acquisition. */
 int rlk_wd_token_of(rlk_wd *wd, int kind, const char *name, const char *owner, long long *token);
 /* The metrics' gauges: entries in the registry, and of them watchdog ones. */

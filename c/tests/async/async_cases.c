@@ -817,12 +817,7 @@ static void sentinel(void)
     CHECKF(h.err == RLK_OK, "err %d (%s)", h.err, h.errstr);
     REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, "a:sn", 2, 40000, 60000, on_res, &w));
     CHECK(!wait_res(&c, &w, 300));
-    {
-        redisReply *r = rlk_fx_command(&sn.data[0], "WAIT 1 2000");     /* the hold reaches the replica */
-
-        if (r)
-            freeReplyObject(r);
-    }
+    CHECK_INT_EQ(rlk_fx_replicated(&sn.data[0], 1, 5000), 1);     /* the hold reaches the replica */
     CHECK(rlk_fx_sentinel_wait_promotable(&sn, 15000) == 0);
     CHECK(rlk_fx_sentinel_failover(&sn, 20000) == 0);
     CHECK_INT_EQ(rlk_fx_sentinel_master(&sn), 1);

@@ -16,7 +16,21 @@
  *                   deletes it and a waiter with the delay gets the lock at
  *                   once; a blocking lock with the same delay is kept out
  *                   while an async holder holds, and takes it after;
- *   args            delay_ms out of range, delay 0 (no delay key).
+ *   args            delay_ms out of range, delay 0 (no delay key);
+ *   force           rlk_async_force_unlock(RLK_KIND_LOCK) is a release: it
+ *                   ends a lost lock's delay (reply 2, the key gone, a waiter
+ *                   with the delay gets the lock at once) and deletes a held
+ *                   lock's delay key with it (reply 1), as
+ *                   rlk_lock_force_unlock does;
+ *   reentry         a hold keeps the lock-delay of its first acquisition: an
+ *                   rlk_async_lock re-entry of a hold taken with the delay
+ *                   refreshes the key and its last release deletes it; an
+ *                   rlk_async_lock_delay re-entry of a hold taken without
+ *                   writes none, nor does one with another delay change it;
+ *   batch           NBATCH holds with the delay are renewed together, each
+ *                   delay key after its lock in one reentrant/renew_many call
+ *                   a round (the server's PEXPIREs: two per hold per call), as
+ *                   the blocking watchdog does (family_locks_lockdelay).
  *
  * Times are asserted as bounds with room (SLACK) for the polls, the order of
  * events as facts (the hold gone, the delay key there, the waiter waiting).
@@ -37,6 +51,7 @@
 #include "fixture.h"
 #include "aloop.h"
 #include "async_procs.h"
+#include "tk_util.h"
 #include "rlk.h"
 #include "rlk_async.h"
 
@@ -61,6 +76,17 @@ static long long srv_int(const char *fmt, const char *a, const char *b)
     if (r)
         freeReplyObject(r);
     return v;
+}
+
+/* A command whose reply is OK: 1. */
+static int srv_ok(const char *fmt, const char *a)
+{
+    redisReply *r = rlk_fx_command(&srv, fmt, a);
+    int ok = r && r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0;
+
+    if (r)
+        freeReplyObject(r);
+    return ok;
 }
 
 /* ---------------------------------------------------------------- the holder child */
@@ -323,6 +349,206 @@ static void test_args(void)
     ap_cl_close(&c);
 }
 
+/* rlk_async_force_unlock ends a delay: a lost lock's (only its key there) and a held one's. */
+static void test_force(void)
+{
+    const char *name = "ad:force", *dkey = "{ad:force}:rlk_delay";
+    ap_cl c;
+    ap_res w = {0}, f = {0}, u = {0}, h = {0}, f2 = {0};
+    long long t0;
+
+    REQUIRE(ap_cl_open(&c, url, WD_LEASE, 0, 0) == RLK_OK);
+    /* A lost lock in its delay: the delay key alone (as a lost lease leaves it). */
+    REQUIRE(srv_ok("SET %s 60000 PX 60000", dkey));
+    rlk_async_lock_delay(c.ac, name, 1, 20000, 10000, DELAY, ap_on_res, &w);
+    aloop_run_until(c.l, ap_res_done, &w, 300);
+    CHECK_INT_EQ(w.calls, 0);       /* kept out by the delay */
+    t0 = rlk_fx_now_ms();
+    rlk_async_force_unlock(c.ac, RLK_KIND_LOCK, name, ap_on_res, &f);
+    REQUIRE(ap_wait_res(&c, &f, 5000));
+    CHECKF(f.err == RLK_OK && f.value == 2, "force unlock of a delay: %d %lld %s", f.err, f.value,
+           f.errstr);
+    REQUIRE(ap_wait_res(&c, &w, 5000));
+    CHECKF(w.err == RLK_OK, "waiter: %d %s", w.err, w.errstr);
+    CHECKF(w.at_ms - t0 < 1000, "the waiter took %lld ms after the force unlock", w.at_ms - t0);
+    rlk_async_unlock(c.ac, RLK_KIND_LOCK, name, 1, ap_on_res, &u);
+    REQUIRE(ap_wait_res(&c, &u, 5000));
+    CHECK_INT_EQ(u.err, RLK_OK);
+    CHECK_INT_EQ(srv_int("EXISTS %s", dkey, NULL), 0);
+    /* A held lock with the delay: both keys go, and this client's hold with them. */
+    rlk_async_lock_delay(c.ac, name, 2, 0, -1, DELAY, ap_on_res, &h);
+    REQUIRE(ap_wait_res(&c, &h, 5000));
+    REQUIRE(h.err == RLK_OK);
+    CHECK_INT_EQ(srv_int("EXISTS %s", dkey, NULL), 1);
+    rlk_async_force_unlock(c.ac, RLK_KIND_LOCK, name, ap_on_res, &f2);
+    REQUIRE(ap_wait_res(&c, &f2, 5000));
+    CHECKF(f2.err == RLK_OK && f2.value == 1, "force unlock of a hold: %d %lld", f2.err, f2.value);
+    CHECK_INT_EQ(srv_int("EXISTS %s", name, NULL), 0);
+    CHECK_INT_EQ(srv_int("EXISTS %s", dkey, NULL), 0);
+    CHECK_INT_EQ(rlk_async_pending(c.ac), 0);
+    ap_cl_close(&c);
+    CHECK_INT_EQ(ap_rule_breaks, 0);
+}
+
+/* One request on c: its result (bounded). */
+static ap_res one(ap_cl *c, rlk_async_req *(*fn)(ap_cl *, const char *, unsigned long long,
+                                                  long long, ap_res *),
+                  const char *name, unsigned long long task, long long delay)
+{
+    ap_res x = {0};
+
+    fn(c, name, task, delay, &x);
+    if (!ap_wait_res(c, &x, 5000))
+        x.err = -1000;
+    return x;
+}
+
+static rlk_async_req *req_delay(ap_cl *c, const char *name, unsigned long long task,
+                                long long delay, ap_res *x)
+{
+    return rlk_async_lock_delay(c->ac, name, task, 0, -1, delay, ap_on_res, x);
+}
+
+static rlk_async_req *req_plain(ap_cl *c, const char *name, unsigned long long task,
+                                long long delay, ap_res *x)
+{
+    (void)delay;
+    return rlk_async_lock(c->ac, RLK_KIND_LOCK, name, task, 0, -1, ap_on_res, x);
+}
+
+static rlk_async_req *req_unlock(ap_cl *c, const char *name, unsigned long long task,
+                                 long long delay, ap_res *x)
+{
+    (void)delay;
+    return rlk_async_unlock(c->ac, RLK_KIND_LOCK, name, task, ap_on_res, x);
+}
+
+/* A hold keeps the delay its first acquisition took, or the lack of one. */
+static void test_reentry(void)
+{
+    const char *name = "ad:reentry", *dkey = "{ad:reentry}:rlk_delay";
+    ap_cl c;
+    ap_res x;
+    long long pttl;
+
+    REQUIRE(ap_cl_open(&c, url, WD_LEASE, 0, 0) == RLK_OK);
+    /* Taken with the delay, re-entered without: the re-entry writes the key again (lease +
+     * delay), the first release keeps it, the last deletes it. */
+    x = one(&c, req_delay, name, 1, DELAY);
+    REQUIRE(x.err == RLK_OK && x.value == 1);
+    REQUIRE(srv_int("PEXPIRE %s %s", dkey, "100000") == 1);    /* far from lease + delay */
+    x = one(&c, req_plain, name, 1, 0);
+    CHECK(x.err == RLK_OK && x.value == 2);
+    pttl = srv_int("PTTL %s", dkey, NULL);
+    CHECKF(pttl > DELAY && pttl <= WD_LEASE + DELAY, "delay key PTTL %lld after a plain re-entry",
+           pttl);
+    /* Re-entered with another delay: the hold's stays (the key's value). */
+    x = one(&c, req_delay, name, 1, 2 * DELAY);
+    CHECK(x.err == RLK_OK && x.value == 3);
+    CHECK_INT_EQ(srv_int("GET %s", dkey, NULL), DELAY);
+    x = one(&c, req_unlock, name, 1, 0);
+    CHECK(x.err == RLK_OK && x.value == 2);
+    x = one(&c, req_unlock, name, 1, 0);
+    CHECK(x.err == RLK_OK && x.value == 1);
+    CHECK_INT_EQ(srv_int("EXISTS %s", dkey, NULL), 1);
+    /* Held past two leases on the plain re-entry's count: renewed with its delay key. */
+    aloop_run_until(c.l, NULL, NULL, 2 * WD_LEASE);
+    pttl = srv_int("PTTL %s", dkey, NULL);
+    CHECKF(pttl > DELAY && pttl <= WD_LEASE + DELAY, "delay key PTTL %lld after renewals", pttl);
+    x = one(&c, req_unlock, name, 1, 0);
+    CHECK(x.err == RLK_OK && x.value == 0);
+    CHECK_INT_EQ(srv_int("EXISTS %s", name, NULL), 0);
+    CHECK_INT_EQ(srv_int("EXISTS %s", dkey, NULL), 0);     /* released: no delay left behind */
+    /* Taken without the delay, re-entered with it: no delay key, before or after. */
+    x = one(&c, req_plain, name, 2, 0);
+    REQUIRE(x.err == RLK_OK && x.value == 1);
+    x = one(&c, req_delay, name, 2, DELAY);
+    CHECK(x.err == RLK_OK && x.value == 2);
+    CHECK_INT_EQ(srv_int("EXISTS %s", dkey, NULL), 0);
+    x = one(&c, req_unlock, name, 2, 0);
+    CHECK(x.err == RLK_OK && x.value == 1);
+    x = one(&c, req_unlock, name, 2, 0);
+    CHECK(x.err == RLK_OK && x.value == 0);
+    CHECK_INT_EQ(srv_int("EXISTS %s", name, NULL), 0);
+    CHECK_INT_EQ(srv_int("EXISTS %s", dkey, NULL), 0);
+    CHECK_INT_EQ(rlk_async_pending(c.ac), 0);
+    ap_cl_close(&c);
+    CHECK_INT_EQ(ap_rule_breaks, 0);
+}
+
+#define NBATCH 6            /* holds with a delay, renewed together */
+
+/* The watchdog's renewal calls (replies counted) and the server's PEXPIREs; nothing runs on
+ * the loop in between. 0, or -1. */
+static int renew_counts(ap_cl *c, unsigned long long *calls, long long *pexpires)
+{
+    rlk_metrics m;
+
+    if (rlk_async_metrics_get(c->ac, &m) != RLK_OK || (*pexpires = tk_command_calls(&srv, "pexpire")) < 0)
+        return -1;
+    *calls = m.renewals;
+    return 0;
+}
+
+static void test_batch(void)
+{
+    char name[NBATCH][32], dkey[NBATCH][48];
+    unsigned long long c0 = 0, c1 = 0, calls;
+    long long p0 = 0, p1 = 0, t_acq, before, deadline;
+    ap_cl c;
+    ap_res x, got[NBATCH];
+
+    REQUIRE(ap_cl_open(&c, url, WD_LEASE, 0, 0) == RLK_OK);
+    /* All asked for before the loop runs: sent together, so their renewals fall due together
+     * (holds due within a quarter period of each other share a call). */
+    memset(got, 0, sizeof got);
+    for (int k = 0; k < NBATCH; k++) {
+        snprintf(name[k], sizeof name[k], "{ad:batch}:%d", k);
+        snprintf(dkey[k], sizeof dkey[k], "%s:rlk_delay", name[k]);
+        req_delay(&c, name[k], 1, DELAY, &got[k]);
+    }
+    for (int k = 0; k < NBATCH; k++) {
+        REQUIRE(ap_wait_res(&c, &got[k], 5000));
+        REQUIRE(got[k].err == RLK_OK);
+    }
+    t_acq = rlk_fx_now_ms();
+    REQUIRE(renew_counts(&c, &c0, &p0) == 0);
+    /* Four renewal calls at least: the holds' first rounds fall together. */
+    deadline = rlk_fx_now_ms() + 15000;
+    do {
+        aloop_run_until(c.l, NULL, NULL, 20);
+        REQUIRE(renew_counts(&c, &c1, &p1) == 0);
+    } while (c1 - c0 < 4 && rlk_fx_now_ms() < deadline);
+    calls = c1 - c0;
+    p1 -= p0;
+    printf("  %d async holds with a delay: %llu renewal calls, %lld PEXPIREs\n", NBATCH, calls,
+           p1);
+    REQUIRE(calls >= 4);
+    /* Each call renewed every hold and its delay key (two PEXPIREs each); a call is counted at
+     * its reply, so one more or one less may have run on the server than counted. Alone, a
+     * call renews one hold: two PEXPIREs. */
+    CHECKF(p1 >= 2LL * NBATCH * (long long)(calls - 1) &&
+           p1 <= 2LL * NBATCH * (long long)(calls + 1),
+           "%lld PEXPIREs for %llu calls of %d holds", p1, calls, NBATCH);
+    before = rlk_fx_now_ms();
+    for (int k = 0; k < NBATCH; k++) {
+        long long d = srv_int("PTTL %s", dkey[k], NULL);
+
+        /* Not refreshed, it would be at most lease + delay - (before - t_acq). */
+        CHECKF(d > WD_LEASE + DELAY - (before - t_acq) + 50 && d <= WD_LEASE + DELAY,
+               "%s: PTTL %lld, %lld ms after the locks were taken", dkey[k], d, before - t_acq);
+        CHECK_INT_EQ(srv_int("GET %s", dkey[k], NULL), DELAY);
+    }
+    for (int k = 0; k < NBATCH; k++) {
+        x = one(&c, req_unlock, name[k], 1, 0);
+        CHECK(x.err == RLK_OK && x.value == 0);
+        CHECK_INT_EQ(srv_int("EXISTS %s", dkey[k], NULL), 0);
+    }
+    CHECK_INT_EQ(rlk_async_pending(c.ac), 0);
+    ap_cl_close(&c);
+    CHECK_INT_EQ(ap_rule_breaks, 0);
+}
+
 typedef struct ad_case {
     const char *name;
     void (*fn)(void);
@@ -333,6 +559,9 @@ static const ad_case cases[] = {
     {"paused_control", test_paused_control},
     {"released", test_released},
     {"args", test_args},
+    {"force", test_force},
+    {"reentry", test_reentry},
+    {"batch", test_batch},
 };
 
 /* Runs the case named want (all: every case); how many ran. */

@@ -20,6 +20,12 @@
  *   lost_reply      replies lost (clients paused past the command timeout):
  *                   an acquire and a release read back and settled, a
  *                   release of a set held twice RLK_ERR_UNSETTLED;
+ *   lost_adopt      an acquire whose reply is lost after it ran (the server
+ *                   asleep past the command timeout, DEBUG SLEEP: the request
+ *                   runs when it wakes, its connection gone): read back and
+ *                   adopted, counted lost_replies and lost_adopted (not
+ *                   lost_not_run), held once, renewed past three leases,
+ *                   released to nothing on the server;
  *   args            bad arguments: one RLK_ERR_ARG each, nothing sent (no
  *                   script call counted by the server);
  *   procs           PROCS processes take random sets of 2 of NVALUES values
@@ -28,7 +34,12 @@
  *   procs_control   the same with a planted fault (the workers skip the
  *                   lock): must show overlaps.
  *
- *   rlk_async_fastmulti_<loop> <case>|all
+ *   cluster         on a 3-master + 3-replica cluster (redis+cluster://, the
+ *                   fixture's cluster.h): basic, wake, watchdog, procs and
+ *                   procs_control, each group read on the master that owns
+ *                   its slot (the waiter subscribed through sharded pub/sub).
+ *
+ *   rlk_async_fastmulti_<loop> <case>|all|cluster
  */
 #include <signal.h>
 #include <stdio.h>
@@ -39,6 +50,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "cluster.h"
 #include "fixture.h"
 #include "holdlog.h"
 #include "aloop.h"
@@ -53,6 +65,20 @@
 
 static rlk_fx_server srv;
 static char url[512];
+static rlk_fx_cluster fcl;
+static int on_cluster;      /* the cluster case: srv is a copy of the master that owns a group */
+
+/* On the cluster: srv becomes (a copy of) the master that owns group's slot. */
+static void at(const char *group)
+{
+    int o;
+
+    if (!on_cluster)
+        return;
+    o = rlk_fx_cluster_key_owner(&fcl, group);
+    REQUIRE(o >= 0);
+    srv = fcl.node[o];
+}
 
 static long long srv_int(const char *fmt, const char *a, const char *b)
 {
@@ -104,6 +130,16 @@ static long long expire_of(const char *group, const char *value)
     return srv_int("HGET %s %s", group, field);
 }
 
+/* Renewed past 3.5 leases: the values a and b of group still have their
+ * expire_time ahead of the server's clock. */
+static void check_ahead(const char *group)
+{
+    long long now = srv_now_ms(), ea = expire_of(group, "a"), eb = expire_of(group, "b");
+
+    CHECKF(ea > now && eb > now, "expire_time a %lld b %lld, server now %lld (past 3.5 leases)",
+           ea, eb, now);
+}
+
 /* The script calls the server has counted (EVAL, EVALSHA, FCALL). */
 static long long script_calls(void)
 {
@@ -126,7 +162,8 @@ static long long script_calls(void)
 /* The subscribers of channel (PUBSUB NUMSUB), or -99. */
 static long long numsub(const char *channel)
 {
-    redisReply *r = rlk_fx_command(&srv, "PUBSUB NUMSUB %s", channel);
+    redisReply *r = rlk_fx_command(&srv, on_cluster ? "PUBSUB SHARDNUMSUB %s" : "PUBSUB NUMSUB %s",
+                                   channel);
     long long n = -99;
 
     if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
@@ -150,6 +187,7 @@ static void test_basic(void)
     ap_cl c;
     ap_res x;
 
+    at(g);
     REQUIRE(ap_cl_open(&c, url, 0, 0, 0) == RLK_OK);
     RUN(c, x, rlk_async_fastmulti_lock(c.ac, g, ab, 2, 1, 0, 30000, ap_on_res, &x));
     CHECKF(x.err == RLK_OK && x.value == 1, "lock {a,b}: %d %lld %s", x.err, x.value, x.errstr);
@@ -216,6 +254,7 @@ static void test_wake(void)
     long long t0, n;
 
     ap_freed_tracked = 0;
+    at(g);
     REQUIRE(ap_cl_open(&c1, url, 0, 0, 0) == RLK_OK);
     REQUIRE(ap_cl_open(&c2, url, 0, 0, 0) == RLK_OK);
     AP_REQ(rlk_async_fastmulti_lock(c1.ac, g, abc, 3, 1, 0, 60000, ap_on_res, &h));
@@ -263,17 +302,13 @@ static void test_watchdog(void)
     ap_cl c;
     ap_res x;
     rlk_metrics m;
-    long long now, ea, eb;
 
+    at(g);
     REQUIRE(ap_cl_open(&c, url, WD_LEASE, 0, 0) == RLK_OK);
     RUN(c, x, rlk_async_fastmulti_lock(c.ac, g, ab, 2, 1, 0, -1, ap_on_res, &x));
     REQUIRE(x.err == RLK_OK);
     aloop_run_until(c.l, NULL, NULL, 3 * WD_LEASE + WD_LEASE / 2);
-    now = srv_now_ms();
-    ea = expire_of(g, "a");
-    eb = expire_of(g, "b");
-    CHECKF(ea > now && eb > now, "expire_time a %lld b %lld, server now %lld (past 3.5 leases)",
-           ea, eb, now);
+    check_ahead(g);
     CHECKF(srv_int("PTTL %s", g, NULL) > 0, "the group has no TTL left");
     REQUIRE(rlk_async_metrics_get(c.ac, &m) == RLK_OK);
     CHECKF(m.renewals >= 3, "renewals %llu", m.renewals);
@@ -441,6 +476,62 @@ static void test_lost_reply(void)
     CHECK_INT_EQ(ap_rule_breaks, 0);
 }
 
+/* A lost acquire that ran (rlk_fx_sleep_begin: the request runs when the
+ * server wakes, after the command timeout dropped its connection; the
+ * engine's fence comes on a connection accepted after that): the read back
+ * finds every value the task's and adopts the hold, once. */
+static void test_lost_adopt(void)
+{
+    const char *g = "afm:adopt";
+    const char *ab[] = {"a", "b"}, *other[] = {"z"};
+    const long long lease = 2000;
+    char own[256], h[256];
+    rlk_metrics m0, m;
+    redisContext *sleeper;
+    ap_cl c;
+    ap_res x;
+
+    REQUIRE(ap_cl_open(&c, url, lease, 0, 300) == RLK_OK);
+    snprintf(own, sizeof own, "%s:1", rlk_async_uuid(c.ac));
+    /* connected first, the acquire script loaded (a NOSCRIPT reply would be what ran) */
+    RUN(c, x, rlk_async_fastmulti_lock(c.ac, "afm:other", other, 1, 1, 0, 10000, ap_on_res, &x));
+    REQUIRE(x.err == RLK_OK);
+    RUN(c, x, rlk_async_fastmulti_force_unlock(c.ac, "afm:other", other, 1, ap_on_res, &x));
+    REQUIRE(x.err == RLK_OK);
+    REQUIRE(rlk_async_metrics_get(c.ac, &m0) == RLK_OK);
+    REQUIRE((sleeper = rlk_fx_sleep_begin(&srv, 1000)) != NULL);
+    RUN(c, x, rlk_async_fastmulti_lock(c.ac, g, ab, 2, 1, 10000, -1, ap_on_res, &x));
+    rlk_fx_sleep_end(sleeper);
+    CHECKF(x.err == RLK_OK && x.value == 1, "lost acquire: %d %lld %s", x.err, x.value, x.errstr);
+    REQUIRE(rlk_async_metrics_get(c.ac, &m) == RLK_OK);
+    printf("  lost replies %llu, adopted %llu, not run %llu, unsettled %llu\n",
+           m.lost_replies - m0.lost_replies, m.lost_adopted - m0.lost_adopted,
+           m.lost_not_run - m0.lost_not_run, m.lost_unsettled - m0.lost_unsettled);
+    CHECKF(m.lost_replies > m0.lost_replies, "no lost reply counted");
+    CHECK_INT_EQ((long long)(m.lost_adopted - m0.lost_adopted), 1);
+    CHECK_INT_EQ((long long)(m.lost_not_run - m0.lost_not_run), 0);
+    CHECK_STR_EQ(holder_of(g, "a", h, sizeof h), own);
+    CHECK_STR_EQ(holder_of(g, "b", h, sizeof h), own);
+    CHECK_INT_EQ(count_of(&c, g, "a"), 1);      /* once: not acquired again on top */
+    CHECK_INT_EQ(count_of(&c, g, "b"), 1);
+    CHECK_INT_EQ((long long)m.locks_held, 1);
+    CHECK_INT_EQ((long long)m.watchdog_entries, 1);
+    /* renewed by the watchdog as any hold */
+    aloop_run_until(c.l, NULL, NULL, 3 * lease + lease / 2);
+    check_ahead(g);
+    REQUIRE(rlk_async_metrics_get(c.ac, &m) == RLK_OK);
+    CHECKF(m.renewals - m0.renewals >= 3, "renewals %llu", m.renewals - m0.renewals);
+    RUN(c, x, rlk_async_fastmulti_unlock(c.ac, g, ab, 2, 1, ap_on_res, &x));
+    CHECKF(x.err == RLK_OK && x.value == 0, "unlock: %d %lld %s", x.err, x.value, x.errstr);
+    CHECK_INT_EQ(srv_int("EXISTS %s", g, NULL), 0);
+    REQUIRE(rlk_async_metrics_get(c.ac, &m) == RLK_OK);
+    CHECK_INT_EQ((long long)m.locks_held, 0);
+    CHECK_INT_EQ((long long)m.watchdog_entries, 0);
+    CHECK_INT_EQ(rlk_async_pending(c.ac), 0);
+    ap_cl_close(&c);
+    CHECK_INT_EQ(ap_rule_breaks, 0);
+}
+
 /* One bad call: RLK_ERR_ARG with a message naming want, nothing sent. */
 static void bad_call(ap_cl *c, const char *want, const char *const *values, size_t n, int op)
 {
@@ -562,6 +653,7 @@ static void procs(int skip)
     long conflicts = 0;
     size_t holds = 0;
 
+    at("afm:procs");
     REQUIRE(mkdtemp(dir) != NULL);
     fflush(NULL);
     for (int i = 0; i < PROCS; i++) {
@@ -625,6 +717,7 @@ static const afm_case cases[] = {
     {"watchdog", test_watchdog},
     {"lost_expired", test_lost_expired},
     {"lost_reply", test_lost_reply},
+    {"lost_adopt", test_lost_adopt},
     {"args", test_args},
     {"procs", test_procs},
     {"procs_control", test_procs_control},
@@ -633,11 +726,34 @@ static const afm_case cases[] = {
 int main(int argc, char **argv)
 {
     const char *want = argc > 1 ? argv[1] : "all";
+    static const char *const extra[] = {"--enable-debug-command", "yes", NULL};
     rlk_fx_config cfg;
     int found = 0;
 
     signal(SIGPIPE, SIG_IGN);
+    if (strcmp(want, "cluster") == 0) {
+        static const afm_case on[] = {{"basic", test_basic}, {"wake", test_wake},
+                                      {"watchdog", test_watchdog}, {"procs", test_procs},
+                                      {"procs_control", test_procs_control}};
+        char a[128], b[128];
+
+        if (rlk_fx_cluster_start(&fcl) != 0) {
+            fprintf(stderr, "async_fastmulti: the cluster did not start\n");
+            return 1;
+        }
+        on_cluster = 1;
+        rlk_fx_cluster_url(&fcl, 0, a, sizeof a);
+        rlk_fx_cluster_url(&fcl, 1, b, sizeof b);
+        snprintf(url, sizeof url, "redis+cluster://%s,%s", strstr(a, "://") + 3,
+                 strstr(b, "://") + 3);
+        printf("async_fastmulti (%s) on %s\n", aloop_name(), url);
+        for (size_t i = 0; i < sizeof on / sizeof on[0]; i++)
+            check_run(on[i].name, on[i].fn);
+        rlk_fx_cluster_stop(&fcl);
+        return check_summary("async_fastmulti cluster");
+    }
     rlk_fx_config_init(&cfg);
+    cfg.extra = extra;      /* lost_adopt's DEBUG SLEEP */
     if (rlk_fx_start(&srv, &cfg) != 0)
         return 1;
     rlk_fx_url(&srv, -1, url, sizeof url);

@@ -363,7 +363,7 @@ static void sentinel(void)
     CHECK(fw(&c, &x, "set", "{asn}:fence", "{asn}:a", 10, 1, v1, NULL) && x.err == RLK_OK);
     rc = rlk_fence_write(bc, "set", "{asn}:fence", "{asn}:b", 10, 1, v1, NULL, NULL, NULL);
     CHECKF(rc == RLK_OK, "blocking before: %s %s", rlk_strerror(rc), rlk_errstr(bc));
-    freeReplyObject(rlk_fx_command(&sn.data[0], "WAIT 1 2000"));   /* both reach the replica */
+    CHECK_INT_EQ(rlk_fx_replicated(&sn.data[0], 1, 5000), 1);     /* both reach the replica */
     CHECK(rlk_fx_sentinel_wait_promotable(&sn, 15000) == 0);
     CHECK(rlk_fx_sentinel_failover(&sn, 20000) == 0);
     CHECK(rlk_fx_sentinel_wait_demoted(&sn, 0, 30000) == 0);   /* the old master refuses writes */

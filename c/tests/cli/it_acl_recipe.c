@@ -24,6 +24,7 @@
 
 #include "cli_check.h"
 #include "json_mini.h"
+#include "tk_util.h"
 
 #include <rlk.h>
 
@@ -351,17 +352,7 @@ static void test_functions_setup(void)
 /* calls=N of INFO commandstats' line for cmd (0 when absent). */
 static long long calls_of(const char *cmd)
 {
-    redisReply *r = rlk_fx_command(&server, "INFO commandstats");
-    char key[64];
-    const char *at;
-    long long n = -1;
-
-    snprintf(key, sizeof key, "cmdstat_%s:calls=", cmd);
-    if (r && r->type == REDIS_REPLY_STRING)
-        n = (at = strstr(r->str, key)) ? atoll(at + strlen(key)) : 0;
-    if (r)
-        freeReplyObject(r);
-    return n;
+    return tk_command_calls(&server, cmd);
 }
 
 static void test_functions_were_called(void)

@@ -6,6 +6,10 @@
  *     its deadlines), a semaphore, a permit-expirable semaphore with a held
  *     permit, a latch (rlk's mark); an application's hash and string are
  *     not shown; --pattern; usage errors;
+ *   - faster-MultiLock groups (fastmulti/acquire's layout): kind fastmulti,
+ *     every value with its holder, count and whether it is held (escaped as
+ *     JSON), the holders with their number of values, a group larger than
+ *     top's first sample read whole, a hash of another shape not shown;
  *   - contention: 16 `rlk lock` processes on two names (8 each); at several
  *     sample points (after the start, after stopping some of them) the
  *     state is frozen (holders sleep, waiters wait) and `rlk top --json`
@@ -204,6 +208,86 @@ static void test_top_layouts(void)
     cli_result_free(&r);
     r = RUN("top", "--once", "--interval", "0.01");
     expect_status(&r, 2, "top --interval 0.01");
+    cli_result_free(&r);
+}
+
+/* ---------------------------------------------------------------- faster MultiLock groups */
+
+/* v's "held": 1 true, 0 false, -1 absent or not a boolean. */
+static int held_of(const json_value *v)
+{
+    const json_value *h = json_get(v, "held");
+
+    return h && h->type == JSON_BOOL ? h->boolean : -1;
+}
+
+/* Groups written as fastmulti/acquire writes them (raw commands): one with
+ * two holders, a value with a quote and a backslash, a lapsed value; one of
+ * 40 values (120 fields: more than top's first sample of 64); a hash with a
+ * field of another shape is not shown. */
+static void test_top_fastmulti(void)
+{
+    long long live = server_ms() + 600000, gone = server_ms() - 1000;
+    const char *odd = "q\"v\\w";
+    const json_value *row, *vals;
+    json_value *j;
+    cli_result r;
+    int seen_odd = 0, seen_gone = 0;
+
+    fx_do("HSET tf:grp a u1:1 a:u1:1:expire_time %lld a:u1:1:lock_count 2", live);
+    fx_do("HSET tf:grp %s u2:1 %s:u2:1:expire_time %lld %s:u2:1:lock_count 1", odd, odd, live,
+          odd);
+    fx_do("HSET tf:grp old u3:1 old:u3:1:expire_time %lld old:u3:1:lock_count 1", gone);
+    fx_do("PEXPIRE tf:grp 600000");
+    for (int i = 0; i < 40; i++)
+        fx_do("HSET tf:big v%d u4:1 v%d:u4:1:expire_time %lld v%d:u4:1:lock_count 1", i, i, live,
+              i);
+    fx_do("HSET tf:app a u1:1 a:b c");
+
+    j = top_json("--pattern", "tf:*");
+    REQUIRE(j);
+    CHECKF(total(j, "rows") == 2, "rows %g (tf:app shown?)", total(j, "rows"));
+    CHECKF(total(j, "locks") == 2, "locks %g", total(j, "locks"));
+    CHECK(!top_row(j, "tf:app"));
+    row = top_row(j, "tf:grp");
+    CHECKF(row && strcmp(str_of(row, "kind"), "fastmulti") == 0, "tf:grp kind %s",
+           row ? str_of(row, "kind") : "(no row)");
+    CHECK(row && json_get_number(row, "ttl_ms", -9) > 0);
+    vals = row ? json_get(row, "values") : NULL;
+    CHECKF(vals && vals->count == 3, "tf:grp values %zu", vals ? vals->count : 0);
+    for (size_t i = 0; vals && i < vals->count; i++) {
+        const json_value *v = json_at(vals, i);
+
+        if (strcmp(str_of(v, "value"), odd) == 0) {
+            seen_odd = 1;
+            CHECK_STR_EQ(str_of(v, "holder"), "u2:1");
+            CHECK(json_get_number(v, "count", 0) == 1);
+            CHECK(held_of(v) == 1);
+        } else if (strcmp(str_of(v, "value"), "old") == 0) {
+            seen_gone = 1;
+            CHECK(held_of(v) == 0);
+        } else {
+            CHECK_STR_EQ(str_of(v, "value"), "a");
+            CHECK(json_get_number(v, "count", 0) == 2);
+        }
+    }
+    CHECK(seen_odd && seen_gone);
+    /* holders: the holders of live values, each with its number of values */
+    CHECKF(row && json_get(row, "holders") && json_get(row, "holders")->count == 2,
+           "tf:grp holders");
+    row = top_row(j, "tf:big");
+    CHECKF(row && strcmp(str_of(row, "kind"), "fastmulti") == 0, "tf:big kind %s",
+           row ? str_of(row, "kind") : "(no row)");
+    vals = row ? json_get(row, "values") : NULL;
+    CHECKF(vals && vals->count == 40, "tf:big values %zu (all of them, past the sample)",
+           vals ? vals->count : 0);
+    CHECK(row && json_get_number(json_at(json_get(row, "holders"), 0), "count", 0) == 40);
+    json_free(j);
+
+    r = RUN("top", "--once", "--pattern", "tf:*");
+    expect_status(&r, 0, "top --once");
+    CHECK_STR_CONTAINS(r.out, "fastmulti");
+    CHECK(!strstr(r.out, "tf:app"));
     cli_result_free(&r);
 }
 
@@ -572,6 +656,7 @@ int main(int argc, char **argv)
         RUN_TEST(test_top_tmux_fit);
     } else {
         RUN_TEST(test_top_layouts);
+        RUN_TEST(test_top_fastmulti);
         RUN_TEST(test_top_contention);
         RUN_TEST(test_stats);
     }

@@ -10,6 +10,12 @@
  *   - a waiter is woken by the release (pub/sub), not by the lease;
  *   - the watchdog renews every value's expire_time (fastmulti/renew) and
  *     reports the hold lost when its fields are deleted;
+ *   - lost replies (fixture's DEBUG SLEEP: the call runs after its reply
+ *     is lost; CLIENT PAUSE: it never runs): an acquire that ran is adopted
+ *     (held once, counted lost_adopted), a release that ran reports RLK_OK
+ *     and leaves nothing, an acquire that did not run is the connection's
+ *     error "settled" with nothing held, a release of values held twice is
+ *     RLK_ERR_UNSETTLED and not sent again;
  *   - the invariant: 6 processes x 3 threads each take random sets of 2..3
  *     of 6 values of one group; per value, the event log has no two holds
  *     overlapping (0 overlaps); the control (same run, no lock taken) must
@@ -20,6 +26,7 @@
 #include "check.h"
 #include "fl_util.h"
 #include "runtime/rt.h"
+#include "runtime/wd.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -439,13 +446,108 @@ static void test_invariant(void)
            control);
 }
 
+static rlk_runtime_stats stats(rlk_client *c)
+{
+    rlk_runtime_stats st;
+
+    memset(&st, 0, sizeof st);
+    (void)rlk_runtime_stats_get(c, &st);
+    return st;
+}
+
+static long long lock_count(const char *group, const char *value, const char *owner)
+{
+    redisReply *r = rlk_fx_command(&srv, "HGET %s %s:%s:lock_count", group, value, owner);
+    long long n = r && r->type == REDIS_REPLY_STRING ? atoll(r->str) : 0;
+
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+static void test_lost_reply(void)
+{
+    const char *g = "flm:lost", *ab[] = {"a", "b"};
+    rlk_options opt;
+    rlk_client *c;
+    rlk_fastmulti *m;
+    rlk_runtime_stats s0, s;
+    redisContext *x;
+    char owner[RLK_OWNER_MAX + 1];
+    int rc, held = 0;
+
+    rlk_options_init(&opt);
+    opt.url = url;
+    opt.command_timeout_ms = 200;
+    opt.pool_size = 2;
+    REQUIRE((c = rlk_connect(&opt)) != NULL && rlk_err(c) == RLK_OK);
+    REQUIRE((m = rlk_fastmulti_new(c, g, ab, 2)) != NULL);
+    REQUIRE(rlk_fastmulti_owner(m, owner, sizeof owner) == RLK_OK);
+    /* the scripts loaded first (a lost NOSCRIPT would be what ran) */
+    REQUIRE(rlk_fastmulti_try_lock(m, 0, -1) == RLK_OK);
+    REQUIRE(rlk_fastmulti_unlock(m) == RLK_OK);
+    s0 = stats(c);
+    /* an acquire that ran after its reply was lost: adopted */
+    REQUIRE((x = rlk_fx_sleep_begin(&srv, 700)) != NULL);
+    rc = rlk_fastmulti_try_lock(m, 0, -1);
+    rlk_fx_sleep_end(x);
+    s = stats(c);
+    CHECKF(rc == RLK_OK, "lost acquire: %s %s", rlk_strerror(rc), rlk_errstr(c));
+    CHECK_INT_EQ((long long)(s.lost_replies - s0.lost_replies), 1);
+    CHECK_INT_EQ((long long)(s.lost_adopted - s0.lost_adopted), 1);
+    CHECK_INT_EQ(lock_count(g, "a", owner), 1);
+    CHECK_INT_EQ(lock_count(g, "b", owner), 1);
+    CHECK_INT_EQ(rlk_wd_count_as(rlk_rt_get(c)->wd, RLK_KIND_LOCK, g, owner), 1);
+    CHECK(rlk_fastmulti_is_held_by_me(m, &held) == RLK_OK && held);
+    /* a release that ran after its reply was lost: RLK_OK, nothing left */
+    REQUIRE((x = rlk_fx_sleep_begin(&srv, 700)) != NULL);
+    rc = rlk_fastmulti_unlock(m);
+    rlk_fx_sleep_end(x);
+    CHECKF(rc == RLK_OK, "lost release: %s %s", rlk_strerror(rc), rlk_errstr(c));
+    CHECK_INT_EQ(hlen(g), 0);
+    CHECK_INT_EQ((long long)(stats(c).lost_replies - s0.lost_replies), 2);
+    CHECK_INT_EQ(rlk_wd_count_as(rlk_rt_get(c)->wd, RLK_KIND_LOCK, g, owner), 0);
+    /* an acquire that never ran (CLIENT PAUSE): the error, settled, nothing held */
+    s0 = stats(c);
+    REQUIRE(rlk_fx_client_pause(&srv, 600) == 0);
+    rc = rlk_fastmulti_try_lock(m, 0, -1);
+    CHECKF(rc != RLK_OK && rc != RLK_ERR_UNSETTLED && strstr(rlk_errstr(c), "settled"),
+           "acquire not run: %s %s", rlk_strerror(rc), rlk_errstr(c));
+    CHECK_INT_EQ((long long)(stats(c).lost_not_run - s0.lost_not_run), 1);
+    CHECK_INT_EQ(hlen(g), 0);
+    CHECK_INT_EQ(rlk_wd_count_as(rlk_rt_get(c)->wd, RLK_KIND_LOCK, g, owner), 0);
+    /* held twice: a lost release cannot be told, and is not sent again */
+    REQUIRE(rlk_fastmulti_try_lock(m, 0, -1) == RLK_OK);
+    REQUIRE(rlk_fastmulti_try_lock(m, 0, -1) == RLK_OK);
+    REQUIRE((x = rlk_fx_sleep_begin(&srv, 700)) != NULL);
+    rc = rlk_fastmulti_unlock(m);
+    rlk_fx_sleep_end(x);
+    CHECKF(rc == RLK_ERR_UNSETTLED, "lost release held twice: %s %s", rlk_strerror(rc),
+           rlk_errstr(c));
+    CHECK_INT_EQ(lock_count(g, "a", owner), 1);     /* ran once, not twice */
+    CHECK(rlk_fastmulti_force_unlock(m, NULL) == RLK_OK);
+    CHECK_INT_EQ(hlen(g), 0);
+    rlk_fastmulti_free(m);
+    rlk_free(c);
+}
+
 int main(int argc, char **argv)
 {
+    static const char *const extra[] = {"--enable-debug-command", "yes", NULL};
+    rlk_fx_config cfg;
+
     if (argc > 1)
         return child_main(argc, argv);
     signal(SIGPIPE, SIG_IGN);
-    if (tk_suite_start("fl_fastmulti", &srv, url, sizeof url, &stall) != 0)
+    /* tk_suite_start with DEBUG allowed (test_lost_reply's DEBUG SLEEP) */
+    rlk_fx_config_init(&cfg);
+    cfg.extra = extra;
+    if (rlk_fx_start(&srv, &cfg) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0 ||
+        tk_functions_setup(&srv, url, sizeof url) < 0) {
+        fprintf(stderr, "fl_fastmulti: cannot start redis-server\n");
         return 1;
+    }
+    tk_stall_start(&stall);
     RUN_TEST(test_all_or_none);
     if (!getenv("RLK_TEST_FUNCTIONS"))     /* it runs Redisson's script by EVAL */
         RUN_TEST(test_redisson_holder);
@@ -453,6 +555,11 @@ int main(int argc, char **argv)
         printf("- test_redisson_holder: skipped in functions mode (EVAL of Redisson's script)\n");
     RUN_TEST(test_waiter_woken);
     RUN_TEST(test_watchdog_and_lost);
+    if (!getenv("RLK_TEST_FUNCTIONS"))     /* its FCALL-only user may not run CLIENT ID/KILL */
+        RUN_TEST(test_lost_reply);
+    else
+        printf("- test_lost_reply: skipped in functions mode (the fence needs CLIENT ID and "
+               "CLIENT KILL)\n");
     RUN_TEST(test_invariant);
     tk_suite_stop(&srv, &stall);
     return check_summary("fl_fastmulti");

@@ -14,7 +14,14 @@
  *     end, earlier than the delay case allows (the same bound fails);
  *   - a released lock is taken at once, with the delay and without (no
  *     delay key left behind);
- *   - a force unlock ends a running delay: the waiter gets it at once;
+ *   - a force unlock ends a running delay: the waiter gets it at once; so
+ *     does one through a handle without the option (a force unlock is a
+ *     release, whoever asks), and rlk unlock --force;
+ *   - a hold keeps the lock-delay of its first acquisition: a re-entry
+ *     through a handle without the option refreshes the delay key and the
+ *     last release (whichever handle) deletes it; a re-entry through a
+ *     handle with the option of a hold taken without writes none, nor does
+ *     one with another delay change it;
  *   - the metrics count the attempts a delay refused (not those a holder
  *     refused), and the exposition shows them;
  *   - the watchdog renews NBATCH holds with a delay in one renew_many call a
@@ -335,6 +342,84 @@ static void test_force_unlock_ends_delay(void)
     scene_stop(&s);
 }
 
+/* A force unlock through a handle without the option ends a delay too (reply 2: only the
+ * delay key was there), and deletes a held lock's delay key with it. */
+static void test_force_unlock_plain_handle(void)
+{
+    rlk_client *c = tk_connect(url, 0, 2);
+    rlk_lock *plain = NULL, *d = NULL;
+    int was = -1;
+
+    REQUIRE(c && (plain = rlk_lock_new(c, "ld:forced2")) && (d = rlk_lock_new(c, "ld:forced2")));
+    REQUIRE_INT_EQ(rlk_lock_set_delay(d, 60000), RLK_OK);
+    CHECK(tk_command_ok(&srv, "SET %s %s PX %s", "{ld:forced2}:rlk_delay", "60000", "60000") == 0);
+    CHECK_INT_EQ(rlk_lock_try_lock(d, 0, 5000), RLK_ERR_BUSY);    /* in its delay */
+    CHECK_INT_EQ(rlk_lock_force_unlock(plain, &was), RLK_OK);
+    CHECK_INT_EQ(was, 0);       /* no lock was there: only its delay ended */
+    CHECK_INT_EQ(tk_key_exists(&srv, "{ld:forced2}:rlk_delay"), 0);
+    CHECK_INT_EQ(rlk_lock_try_lock(d, 0, 5000), RLK_OK);
+    CHECK_INT_EQ(tk_key_exists(&srv, "{ld:forced2}:rlk_delay"), 1);
+    was = -1;
+    CHECK_INT_EQ(rlk_lock_force_unlock(plain, &was), RLK_OK);
+    CHECK_INT_EQ(was, 1);
+    CHECK_INT_EQ(tk_key_exists(&srv, "ld:forced2"), 0);
+    CHECK_INT_EQ(tk_key_exists(&srv, "{ld:forced2}:rlk_delay"), 0);
+    rlk_lock_free(d);
+    rlk_lock_free(plain);
+    rlk_free(c);
+}
+
+/* Two handles of one name in one thread (one owner, one hold): the hold keeps the delay its
+ * first acquisition took, or the lack of one, whichever handle re-enters or releases it. */
+static void test_reentry_keeps_delay(void)
+{
+    const char *name = "ld:reentry", *dkey = "{ld:reentry}:rlk_delay";
+    rlk_client *c = tk_connect(url, WD_LEASE, 2);
+    rlk_lock *plain = NULL, *d = NULL, *d2 = NULL;
+    char o1[256], o2[256];
+    long long pttl;
+
+    REQUIRE(c && (plain = rlk_lock_new(c, name)) && (d = rlk_lock_new(c, name)) &&
+            (d2 = rlk_lock_new(c, name)));
+    REQUIRE_INT_EQ(rlk_lock_set_delay(d, DELAY), RLK_OK);
+    REQUIRE_INT_EQ(rlk_lock_set_delay(d2, 2 * DELAY), RLK_OK);
+    REQUIRE(rlk_lock_owner(plain, o1, sizeof o1) == RLK_OK &&
+            rlk_lock_owner(d, o2, sizeof o2) == RLK_OK);
+    REQUIRE(strcmp(o1, o2) == 0);
+    /* Taken with the delay, re-entered without: the re-entry writes the key again (lease +
+     * delay); released first through the handle with it, last through the one without. */
+    REQUIRE_INT_EQ(rlk_lock_lock(d, 0), RLK_OK);
+    CHECK(tk_int(&srv, "PEXPIRE %s %s", dkey, "100000") == 1);     /* far from lease + delay */
+    CHECK_INT_EQ(rlk_lock_lock(plain, 0), RLK_OK);
+    pttl = tk_int(&srv, "PTTL %s", dkey);
+    CHECKF(pttl > DELAY && pttl <= WD_LEASE + DELAY, "delay key PTTL %lld after a plain re-entry",
+           pttl);
+    /* Re-entered through a handle with another delay: the hold's stays (the key's value). */
+    CHECK_INT_EQ(rlk_lock_lock(d2, 0), RLK_OK);
+    CHECK(tk_int(&srv, "GET %s", dkey) == DELAY);
+    CHECK_INT_EQ(rlk_lock_unlock(d2), RLK_OK);
+    CHECK_INT_EQ(rlk_lock_unlock(d), RLK_OK);
+    CHECK_INT_EQ(tk_key_exists(&srv, dkey), 1);
+    rlk_fx_sleep_ms(2 * WD_LEASE);      /* renewed meanwhile, with its delay key */
+    pttl = tk_int(&srv, "PTTL %s", dkey);
+    CHECKF(pttl > DELAY && pttl <= WD_LEASE + DELAY, "delay key PTTL %lld after renewals", pttl);
+    CHECK_INT_EQ(rlk_lock_unlock(plain), RLK_OK);
+    CHECK_INT_EQ(tk_key_exists(&srv, name), 0);
+    CHECK_INT_EQ(tk_key_exists(&srv, dkey), 0);     /* released: no delay left behind */
+    /* Taken without the delay, re-entered with it: no delay key, before or after. */
+    REQUIRE_INT_EQ(rlk_lock_lock(plain, 0), RLK_OK);
+    CHECK_INT_EQ(rlk_lock_lock(d, 0), RLK_OK);
+    CHECK_INT_EQ(tk_key_exists(&srv, dkey), 0);
+    CHECK_INT_EQ(rlk_lock_unlock(plain), RLK_OK);
+    CHECK_INT_EQ(rlk_lock_unlock(d), RLK_OK);
+    CHECK_INT_EQ(tk_key_exists(&srv, name), 0);
+    CHECK_INT_EQ(tk_key_exists(&srv, dkey), 0);
+    rlk_lock_free(d2);
+    rlk_lock_free(d);
+    rlk_lock_free(plain);
+    rlk_free(c);
+}
+
 static void test_set_delay_args(void)
 {
     rlk_client *c = tk_connect(url, 0, 2);
@@ -405,20 +490,6 @@ static void test_delay_refusals_counted(void)
 #define NBATCH 6            /* holds with a delay, renewed together */
 #define BATCH_DELAY 5000
 
-/* calls=N of cmdstat_pexpire (commands scripts run count too), or -1. */
-static long long pexpire_calls(void)
-{
-    redisReply *r = rlk_fx_command(&srv, "INFO commandstats");
-    const char *at;
-    long long n = -1;
-
-    if (r && r->type == REDIS_REPLY_STRING)
-        n = (at = strstr(r->str, "cmdstat_pexpire:calls=")) ? atoll(at + 22) : 0;
-    if (r)
-        freeReplyObject(r);
-    return n;
-}
-
 /* The watchdog's renewal calls (metrics) and the server's PEXPIREs, read
  * with no renewal call started in between; 0, or -1. */
 static int renew_counts(rlk_client *c, unsigned long long *calls, long long *pexpires)
@@ -426,7 +497,7 @@ static int renew_counts(rlk_client *c, unsigned long long *calls, long long *pex
     for (int tries = 0; tries < 50; tries++) {
         rlk_metrics a, b;
 
-        if (rlk_metrics_get(c, &a) != RLK_OK || (*pexpires = pexpire_calls()) < 0 ||
+        if (rlk_metrics_get(c, &a) != RLK_OK || (*pexpires = tk_command_calls(&srv, "pexpire")) < 0 ||
             rlk_metrics_get(c, &b) != RLK_OK)
             return -1;
         if (a.renewals == b.renewals) {
@@ -631,6 +702,15 @@ static void test_cli(void)
         kill(holder, SIGCONT);
         waitpid(holder, NULL, 0);
     }
+    {   /* rlk unlock --force ends a lost lock's delay (the delay key alone). */
+        const char *force[] = {"unlock", "--force", "ld:cli", "--url", url, NULL};
+
+        tk_int(&srv, "DEL %s", "ld:cli");
+        CHECK(tk_command_ok(&srv, "SET %s %s PX %s", "{ld:cli}:rlk_delay", "60000", "60000") == 0);
+        rc = run_rlk(rlk, force, err, sizeof err, 10000, 0, NULL);
+        CHECKF(rc == 0, "rlk unlock --force: exit %d: %s", rc, err);
+        CHECK_INT_EQ(tk_key_exists(&srv, "{ld:cli}:rlk_delay"), 0);
+    }
     unlink(stamp);
     rmdir(dir);
     tk_int(&srv, "DEL %s %s", "ld:cli", "{ld:cli}:rlk_delay");
@@ -648,6 +728,8 @@ int main(int argc, char **argv)
     RUN_TEST(test_released_delayed);
     RUN_TEST(test_released_control);
     RUN_TEST(test_force_unlock_ends_delay);
+    RUN_TEST(test_force_unlock_plain_handle);
+    RUN_TEST(test_reentry_keeps_delay);
     RUN_TEST(test_delay_refusals_counted);
     RUN_TEST(test_delay_renewed_in_batch);
     RUN_TEST(test_cli);

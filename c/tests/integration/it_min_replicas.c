@@ -83,20 +83,7 @@ static int replica_in_sync(long long timeout_ms)
     long long t0 = rlk_fx_now_ms();
 
     while (rlk_fx_now_ms() - t0 < timeout_ms) {
-        redisContext *ctx = rlk_fx_connect(&master);
-        redisReply *r = ctx ? redisCommand(ctx, "SET mr:sync 1") : NULL;
-        long long acks = -1;
-
-        if (r)
-            freeReplyObject(r);
-        r = ctx ? redisCommand(ctx, "WAIT 1 1000") : NULL;
-        if (r && r->type == REDIS_REPLY_INTEGER)
-            acks = r->integer;
-        if (r)
-            freeReplyObject(r);
-        if (ctx)
-            redisFree(ctx);
-        if (acks >= 1)
+        if (rlk_fx_replicated(&master, 1, 1000) >= 1)
             return 0;
         rlk_fx_sleep_ms(50);
     }

@@ -45,60 +45,15 @@ static int rounds = 3;   /* RLK_LOST_ROUNDS overrides; 2 over TLS */
 
 /* ------------------------------------------------------------ faults */
 
-/* Begins DEBUG SLEEP ms on a raw connection and returns it (free it after
- * the sleep) once the server is asleep: the pipeline kills a probe
- * connection right before it sleeps, and the probe's EOF is the signal. */
+/* DEBUG SLEEP ms: the fixture's (rlk_fx_sleep_begin, rlk_fx_sleep_end). */
 static redisContext *sleep_begin(long ms)
 {
-    redisContext *probe = rlk_fx_connect(&srv), *x = rlk_fx_connect(&srv);
-    redisReply *r;
-    long long probe_id;
-    char secs[32];
-    int done = 0;
-    struct pollfd p;
-    char b;
-
-    if (!probe || !x)
-        goto fail;
-    r = redisCommand(probe, "CLIENT ID");
-    if (!r || r->type != REDIS_REPLY_INTEGER)
-        goto fail;
-    probe_id = r->integer;
-    freeReplyObject(r);
-    snprintf(secs, sizeof secs, "%.3f", ms / 1000.0);
-    redisAppendCommand(x, "CLIENT KILL ID %lld", probe_id);
-    redisAppendCommand(x, "DEBUG SLEEP %s", secs);
-    while (!done)
-        if (redisBufferWrite(x, &done) != REDIS_OK)
-            goto fail;
-    p.fd = probe->fd;
-    p.events = POLLIN;
-    if (poll(&p, 1, 10000) != 1 || read(probe->fd, &b, 1) != 0)
-        goto fail;
-    redisFree(probe);
-    return x;
-fail:
-    fprintf(stderr, "  sleep_begin: could not put the server to sleep\n");
-    if (probe)
-        redisFree(probe);
-    if (x)
-        redisFree(x);
-    return NULL;
+    return rlk_fx_sleep_begin(&srv, ms);
 }
 
-/* Waits for the sleep's replies (the sleep is over) and frees x. */
 static void sleep_end(redisContext *x)
 {
-    void *r;
-    struct timeval tv = {10, 0};
-
-    if (!x)
-        return;
-    redisSetTimeout(x, tv);
-    for (int i = 0; i < 2; i++)
-        if (redisGetReply(x, &r) == REDIS_OK)
-            freeReplyObject(r);
-    redisFree(x);
+    rlk_fx_sleep_end(x);
 }
 
 /* ------------------------------------------------------------ the kinds, one interface */

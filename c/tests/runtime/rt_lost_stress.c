@@ -157,8 +157,6 @@ static int span_cmp(const void *a, const void *b)
     return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
 }
 
-static redisContext *sleep_begin(long ms);
-
 /* One fault: DEBUG SLEEP ms; with kill, CLIENT KILL TYPE normal SKIPME yes
  * written during the sleep, from a connection made before it. */
 static int inject(long ms, int kill)
@@ -168,7 +166,7 @@ static int inject(long ms, int kill)
 
     if (kill && !k)
         return -1;
-    if (!(x = sleep_begin(ms))) {
+    if (!(x = rlk_fx_sleep_begin(&srv, ms))) {
         if (k)
             redisFree(k);
         return -1;
@@ -187,42 +185,6 @@ static int inject(long ms, int kill)
     }
     redisFree(x);   /* killed or not: the sleep is over once k was answered */
     return 0;
-}
-
-static redisContext *sleep_begin(long ms)
-{
-    redisContext *probe = rlk_fx_connect(&srv), *x = rlk_fx_connect(&srv);
-    redisReply *r = NULL;
-    char secs[32];
-    int done = 0;
-    fd_set rd;
-    struct timeval tv = {10, 0};
-    char b;
-
-    if (!probe || !x || !(r = redisCommand(probe, "CLIENT ID")) || r->type != REDIS_REPLY_INTEGER)
-        goto fail;
-    snprintf(secs, sizeof secs, "%.3f", ms / 1000.0);
-    redisAppendCommand(x, "CLIENT KILL ID %lld", r->integer);
-    redisAppendCommand(x, "DEBUG SLEEP %s", secs);
-    freeReplyObject(r);
-    r = NULL;
-    while (!done)
-        if (redisBufferWrite(x, &done) != REDIS_OK)
-            goto fail;
-    FD_ZERO(&rd);
-    FD_SET(probe->fd, &rd);
-    if (select(probe->fd + 1, &rd, NULL, NULL, &tv) != 1 || read(probe->fd, &b, 1) != 0)
-        goto fail;
-    redisFree(probe);
-    return x;
-fail:
-    if (r)
-        freeReplyObject(r);
-    if (probe)
-        redisFree(probe);
-    if (x)
-        redisFree(x);
-    return NULL;
 }
 
 static void test_stress(void)

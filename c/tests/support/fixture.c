@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <arpa/inet.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -1009,6 +1010,27 @@ redisReply *rlk_fx_vcommand(const rlk_fx_server *s, const char *fmt, va_list ap)
     return r;
 }
 
+int rlk_fx_replicated(const rlk_fx_server *master, int n, long timeout_ms)
+{
+    redisContext *ctx = rlk_fx_connect(master);
+    redisReply *r;
+    int acks = -1;
+
+    if (!ctx)
+        return -1;
+    r = redisCommand(ctx, "INCR rlk:fx:replicated");
+    if (r && r->type == REDIS_REPLY_INTEGER) {
+        freeReplyObject(r);
+        r = redisCommand(ctx, "WAIT %d %ld", n, timeout_ms);
+        if (r && r->type == REDIS_REPLY_INTEGER)
+            acks = (int)r->integer;
+    }
+    if (r)
+        freeReplyObject(r);
+    redisFree(ctx);
+    return acks;
+}
+
 redisReply *rlk_fx_command(const rlk_fx_server *s, const char *fmt, ...)
 {
     redisReply *r;
@@ -1042,6 +1064,56 @@ int rlk_fx_client_pause(const rlk_fx_server *s, long ms)
     if (r)
         freeReplyObject(r);
     return ok ? 0 : -1;
+}
+
+redisContext *rlk_fx_sleep_begin(const rlk_fx_server *s, long ms)
+{
+    redisContext *probe = rlk_fx_connect(s), *x = rlk_fx_connect(s);
+    redisReply *r = NULL;
+    struct pollfd p;
+    long long probe_id;
+    int done = 0;
+    char b;
+
+    if (!probe || !x || !(r = redisCommand(probe, "CLIENT ID")) || r->type != REDIS_REPLY_INTEGER)
+        goto fail;
+    probe_id = r->integer;
+    freeReplyObject(r);
+    r = NULL;
+    redisAppendCommand(x, "CLIENT KILL ID %lld", probe_id);
+    redisAppendCommand(x, "DEBUG SLEEP %.3f", ms / 1000.0);
+    while (!done)
+        if (redisBufferWrite(x, &done) != REDIS_OK)
+            goto fail;
+    p.fd = probe->fd;
+    p.events = POLLIN;
+    if (poll(&p, 1, 10000) != 1 || read(probe->fd, &b, 1) != 0)
+        goto fail;
+    redisFree(probe);
+    return x;
+fail:
+    fprintf(stderr, "rlk_fx_sleep_begin: could not put the server to sleep\n");
+    if (r)
+        freeReplyObject(r);
+    if (probe)
+        redisFree(probe);
+    if (x)
+        redisFree(x);
+    return NULL;
+}
+
+void rlk_fx_sleep_end(redisContext *x)
+{
+    struct timeval tv = {10, 0};
+    void *r;
+
+    if (!x)
+        return;
+    redisSetTimeout(x, tv);
+    for (int i = 0; i < 2; i++)
+        if (redisGetReply(x, &r) == REDIS_OK)
+            freeReplyObject(r);
+    redisFree(x);
 }
 
 int rlk_fx_url(const rlk_fx_server *s, int db, char *buf, size_t len)

@@ -111,6 +111,16 @@ int rlk_fx_resume(rlk_fx_server *s);
  * server also delays CLIENT UNPAUSE, so the pause simply runs out. */
 int rlk_fx_client_pause(const rlk_fx_server *s, long ms);
 
+/* DEBUG SLEEP ms begun on a new connection, returned once the server is
+ * asleep (a probe connection killed by the same pipeline right before the
+ * sleep sees its EOF); NULL on failure. The server must run with
+ * --enable-debug-command yes (a refused DEBUG is not noticed here). A
+ * request written meanwhile runs when the sleep ends, even if its
+ * connection closed in between (a lost reply of a call that ran).
+ * rlk_fx_sleep_end waits for the sleep's end and frees the connection. */
+redisContext *rlk_fx_sleep_begin(const rlk_fx_server *s, long ms);
+void rlk_fx_sleep_end(redisContext *x);
+
 /* A new hiredis connection (TCP), authenticated with the requirepass. The
  * caller frees it with redisFree. NULL on failure. */
 redisContext *rlk_fx_connect(const rlk_fx_server *s);
@@ -118,6 +128,14 @@ redisContext *rlk_fx_connect(const rlk_fx_server *s);
 /* One command on a fresh connection (printf-style, as redisCommand). The
  * caller frees the reply. NULL on a connection error. */
 redisReply *rlk_fx_command(const rlk_fx_server *s, const char *fmt, ...);
+
+/* Every write the master has taken so far reaches n replicas: one connection
+ * writes a marker key (rlk:fx:replicated) and sends WAIT n timeout_ms itself.
+ * WAIT counts the replicas that have the calling connection's last write, so
+ * a WAIT on a fresh connection that wrote nothing covers nothing; the marker's
+ * place in the one replication stream covers every earlier write. The number
+ * of replicas that acknowledged, -1 on a connection or reply error. */
+int rlk_fx_replicated(const rlk_fx_server *master, int n, long timeout_ms);
 
 /* rlk_fx_command with a va_list. */
 redisReply *rlk_fx_vcommand(const rlk_fx_server *s, const char *fmt, va_list ap);

@@ -40,9 +40,12 @@ typedef struct rlk_fx_sentinel {
 int rlk_fx_sentinel_start(rlk_fx_sentinel *s, const char *name);
 /* The same, the sentinels' INFO and hello periods shortened to 500 ms (SENTINEL DEBUG; 10 s and
  * 2 s by default): the start takes under a second, a replica is promotable and a returning old
- * master demoted within about a second. Down detection and failover timeouts as above. Used by
- * the suites shown stable with it; fence_failover (a replica stopped, then the master killed)
- * failed 4 of 32 runs with it: the promoted replica had lost the replicated token key. */
+ * master demoted within about a second. Down detection and failover timeouts as above. It can
+ * return within the first second of the replica's link: Redis 7.0's diskless sync may hold the
+ * stream to a replica it already lists as online until the replica's next REPLCONF ACK (up to
+ * 1 s; seen beside a CPU burner). A test that needs data on the replica waits for it with WAIT on
+ * the connection that wrote (WAIT counts only that connection's writes; on a connection that
+ * wrote nothing it answers at once), never on a fresh one. */
 int rlk_fx_sentinel_start_quick(rlk_fx_sentinel *s, const char *name);
 /* Stops every process by PID and removes the files. Safe to call twice. */
 void rlk_fx_sentinel_stop(rlk_fx_sentinel *s);

@@ -350,6 +350,21 @@ int tk_key_exists(const rlk_fx_server *s, const char *key)
     return n;
 }
 
+long long tk_command_calls(const rlk_fx_server *s, const char *cmd)
+{
+    redisReply *r = rlk_fx_command(s, "INFO commandstats");
+    char field[64];
+    const char *at;
+    long long n = -1;
+
+    snprintf(field, sizeof field, "cmdstat_%s:calls=", cmd);
+    if (r && r->type == REDIS_REPLY_STRING)
+        n = (at = strstr(r->str, field)) ? atoll(at + strlen(field)) : 0;
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
 /* ---------------------------------------------------------------- child processes */
 
 static void tk_child_exec(int in_fd, int out_fd, pid_t parent, const char *const *args)

@@ -128,6 +128,9 @@ int tk_wait_int_at_least(const rlk_fx_server *s, long long want, long long timeo
                          const char *fmt, const char *arg);
 /* EXISTS key on a fresh connection: 1, 0, or -1 on error. */
 int tk_key_exists(const rlk_fx_server *s, const char *key);
+/* calls=N of cmdstat_<cmd> in INFO commandstats (the commands scripts run count
+ * too): N, 0 when it has not run, -1 on error. cmd in lower case. */
+long long tk_command_calls(const rlk_fx_server *s, const char *cmd);
 
 /* ---------------------------------------------------------------- refused connections */
 
