@@ -326,6 +326,8 @@ int ae_node_submit(rlk_async *ac, ae_node *n, rlk_ae_call *call)
     ae_sweep_ensure(ac);
     if (!ac->depth && ac->attached)
         ae_flush(ac, &n->cmd);
+    else if (ac->attached)
+        ae_write_now(&n->cmd);      /* inside a handler: on the wire now, watched at its exit */
     return 0;
 }
 

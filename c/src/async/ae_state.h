@@ -402,6 +402,10 @@ int ae_routed(const rlk_async *ac);
 void ae_conn_start(rlk_async *ac, ae_conn *k);
 void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why);
 void ae_flush(rlk_async *ac, ae_conn *k);
+/* Inside a handler: what k has to write goes out now, so the server starts
+ * on it while the handler goes on; a failed write is left to ae_flush at
+ * the handler's exit, which drops the connection (engine.c). */
+void ae_write_now(ae_conn *k);
 void ae_sweep_ensure(rlk_async *ac);
 /* A handler's entry and exit (engine.c): on the way out of the outermost,
  * the completed requests are delivered, what the connections have to

@@ -140,6 +140,23 @@ void ae_flush(rlk_async *ac, ae_conn *k)
     }
 }
 
+/* A request made inside a handler (a callback that asks again, a timer) is
+ * written at once instead of at the handler's exit: else every request of
+ * the turn waits for its end, and the server for them; the connection
+ * then carries one batch at a time, the server idle while the loop runs
+ * the callbacks and the loop idle while the server runs the batch. One
+ * write a request, as the blocking API's; nothing is dropped or ended here
+ * (a write error stays on the context: ae_flush drops at the exit). */
+void ae_write_now(ae_conn *k)
+{
+    int done = 0;
+
+    if (k->state != AE_UP || !k->ctx || !k->handle || !k->ctx->obuf ||
+        sdslen(k->ctx->obuf) == 0)
+        return;
+    (void)rlk_transport_write(k->ctx, &done);
+}
+
 void ae_leave(rlk_async *ac)
 {
     if (ac->depth == 1 && !ac->closing) {

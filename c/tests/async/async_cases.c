@@ -2972,6 +2972,64 @@ static void admin(void)
     CHECK_INT_EQ(rule_breaks, 0);
 }
 
+/* A request made inside a callback goes on the wire before the callback
+ * returns: the server runs it while the callback still runs (seen from the
+ * fixture's own connection, a bounded poll), not at the end of the turn
+ * with the turn's other requests (engine.c, ae_write_now). Its control is
+ * the engine without that write: the hold never appears inside the
+ * callback, whatever the bound. */
+typedef struct wn_ctx {
+    res first, second;
+    int seen;               /* the second's hold was on the server inside the callback */
+    long long waited_ms;
+} wn_ctx;
+
+static void wn_first(rlk_async *ac, const rlk_async_result *r, void *p)
+{
+    wn_ctx *x = p;
+    long long t0;
+
+    on_res(ac, r, &x->first);
+    if (r->err != RLK_OK ||
+        !REQ(rlk_async_lock(ac, RLK_KIND_LOCK, "a:wn:2", 1, 0, 10000, on_res, &x->second)))
+        return;
+    t0 = rlk_fx_now_ms();
+    while (!(x->seen = srv_int("EXISTS %s", "a:wn:2") == 1) && rlk_fx_now_ms() - t0 < 3000)
+        poll(NULL, 0, 1);
+    x->waited_ms = rlk_fx_now_ms() - t0;
+}
+
+static void write_now(void)
+{
+    cl c;
+    wn_ctx x;
+    res u[2];
+
+    memset(&x, 0, sizeof x);
+    memset(u, 0, sizeof u);
+    REQUIRE(cl_open(&c, 0) == RLK_OK);
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, "a:wn:1", 1, 0, 10000, wn_first, &x));
+    REQUIRE(wait_res(&c, &x.first, 5000));
+    CHECK_INT_EQ(x.first.err, RLK_OK);
+    CHECKF(x.seen, "the lock asked for inside the callback was not on the server after %lld ms "
+           "of the callback: written only at the end of the turn", x.waited_ms);
+    REQUIRE(wait_res(&c, &x.second, 5000));
+    CHECK_INT_EQ(x.second.err, RLK_OK);
+    CHECK_INT_EQ(x.second.value, 1);
+    CHECK_INT_EQ(srv_int("HLEN %s", "a:wn:2"), 1);
+    for (int i = 0; i < 2; i++) {
+        const char *name = i ? "a:wn:2" : "a:wn:1";
+
+        REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, name, 1, on_res, &u[i]));
+        REQUIRE(wait_res(&c, &u[i], 5000));
+        CHECK_INT_EQ(u[i].err, RLK_OK);
+        CHECK_INT_EQ(srv_int("EXISTS %s", name), 0);
+    }
+    CHECK_INT_EQ(rlk_async_pending(c.ac), 0);
+    cl_close(&c);
+    CHECK_INT_EQ(rule_breaks, 0);
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -3012,6 +3070,7 @@ static const struct {
     {"wd_expired_crash", wd_expired_crash},
     {"metrics", metrics},
     {"admin", admin},
+    {"write_now", write_now},
 };
 
 int main(int argc, char **argv)
