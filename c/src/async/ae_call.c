@@ -299,12 +299,15 @@ static int ae_cmd_writable(rlk_async *ac, ae_node *n)
 
     if (k->state != AE_UP || n->unsent.head)
         return 0;
-    if (rlk_ae_no_peer_check)
+    if (rlk_ae_no_peer_check || (ac->depth && k->peer_turn == ac->turn))
+        return 1;       /* seen open in this turn of the loop: one check a turn, not a request */
+    if (n->inflight.head ? rlk_transport_peer(k->ctx) != RLK_PEER_CLOSED
+                         : rlk_conn_alive(k->ctx)) {
+        k->peer_turn = ac->depth ? ac->turn : 0;
         return 1;
+    }
     if (n->inflight.head)
-        return rlk_transport_peer(k->ctx) != RLK_PEER_CLOSED;
-    if (rlk_conn_alive(k->ctx))
-        return 1;
+        return 0;
     if (rlk_topo_resolves(ac->c))
         ac->sn_refresh = 1;         /* a demoted master closes its clients: ask the sentinels */
     ae_conn_drop(ac, k, "closed by the server");

@@ -156,6 +156,7 @@ typedef struct ae_conn {
     ae_dial *dial;                  /* a dial on its thread, or NULL */
     unsigned long long switches;    /* sentinel: the switches when this connection was named */
     void *dial_handle;              /* the loop's handle of dial->sv[0] */
+    unsigned long long peer_turn;   /* the turn its peer was last seen open (ae_cmd_writable) */
     ae_node *node;                  /* the node it goes to */
     /* Pub/sub on a cluster: the channels of the (S)SUBSCRIBE / (S)UNSUBSCRIBE
      * sent, in order (their replies come in that order); ch NULL: an answer
@@ -324,6 +325,7 @@ struct rlk_async {
     void (*kind_destroy[RLK_AE_SLOTS])(void *);
 
     int depth;                      /* handlers on the stack */
+    unsigned long long turn;        /* handlers entered from the loop (depth 0 -> 1), counted */
     int closing;                    /* rlk_async_free started */
     int destroy_pending;            /* free the memory when the last handler returns */
     void (*destroy)(rlk_async *ac); /* how (ae_client.c's, set by rlk_async_new) */

@@ -112,7 +112,8 @@ int ae_routed(const rlk_async *ac)
 
 void ae_enter(rlk_async *ac)
 {
-    ac->depth++;
+    if (ac->depth++ == 0)
+        ac->turn++;
 }
 
 /* Flushes what the connections have to write and watches for the rest. */
@@ -244,6 +245,7 @@ void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why)
     int unmade = !k->is_sub && k->state != AE_UP && k->state != AE_SETUP && !ae_routed(ac) &&
                  !rlk_topo_resolves(ac->c) && !ac->closing;
 
+    k->peer_turn = 0;           /* the next connection is checked afresh */
     if (unmade) {
         snprintf(msg, sizeof msg, "connect %s: %s", ae_node_addr(ac, k->node), why ? why : "");
         snprintf(ac->conn_err, sizeof ac->conn_err, "%s", msg);
