@@ -51,6 +51,9 @@ typedef struct ap_run {
     int iters;                      /* per async task; a blocking process does 2 * iters */
     long long wait_ms;              /* each acquire's wait */
     int cmd_timeout_ms;             /* the clients' command timeout */
+    int own_names;                  /* the control: each async task and blocking process locks
+                                       a name of its own in name's slot ("{name}:own<pid>.<task>"),
+                                       so the check must find overlaps */
 } ap_run;
 
 typedef struct ap_result {
