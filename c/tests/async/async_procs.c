@@ -39,8 +39,9 @@ typedef struct ap_task {
  * with own_names one of its own in the same slot. */
 static void ap_task_name(const ap_run *run, unsigned long long task, char *buf, size_t len)
 {
-    if (run->own_names)
-        snprintf(buf, len, "{%s}:own%d.%llu", run->name, (int)getpid(), task);
+    if (run->own_names)     /* a tagged name keeps its tag; another is wrapped as rlk does */
+        snprintf(buf, len, strchr(run->name, '{') ? "%s:own%d.%llu" : "{%s}:own%d.%llu",
+                 run->name, (int)getpid(), task);
     else
         snprintf(buf, len, "%s", run->name);
 }

@@ -52,7 +52,8 @@ typedef struct ap_run {
     long long wait_ms;              /* each acquire's wait */
     int cmd_timeout_ms;             /* the clients' command timeout */
     int own_names;                  /* the control: each async task and blocking process locks
-                                       a name of its own in name's slot ("{name}:own<pid>.<task>"),
+                                       a name of its own in name's slot ("{name}:own<pid>.<task>";
+                                       a tagged name: "name:own<pid>.<task>"),
                                        so the check must find overlaps */
 } ap_run;
 
