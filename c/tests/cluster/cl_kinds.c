@@ -546,6 +546,22 @@ static void delay_on(rlk_client *c, rlk_client *c2, int master)
     rlk_lock_free(b);
 }
 
+typedef struct change_waiter {
+    rlk_elect *e;
+    rlk_elect_info known, out;
+    int rc;
+    long long got_ms;
+} change_waiter;
+
+static void *change_main(void *arg)
+{
+    change_waiter *w = arg;
+
+    w->rc = rlk_elect_wait_change(w->e, &w->known, 10000, &w->out);
+    w->got_ms = rlk_fx_now_ms();
+    return NULL;
+}
+
 /* Leader election: a campaign, its term, another candidate turned away, an
  * observer's read (leader, term, holder, value), a proclaim, a resign, and
  * the second candidate elected with a higher term; the lock, the record
@@ -581,7 +597,34 @@ static void elect_on(rlk_client *c, rlk_client *c2, int master)
     CHECK_STR_EQ(in.value, "host-a");
     CHECKF(in.ttl_ms > 0 && in.ttl_ms <= 30000, "leader's ttl %lld", in.ttl_ms);
     rlk_elect_info_clear(&in);
-    CHECK_INT_EQ(rlk_elect_proclaim(e1, "host-a2"), RLK_OK);
+    {
+        /* An observer (e2) waiting for a change, subscribed on the name's master, woken by
+         * the proclaim. */
+        change_waiter w = {.e = e2, .rc = -1};
+        pthread_t t;
+        char ch[128];
+        long long said, t0 = rlk_fx_now_ms();
+
+        snprintf(ch, sizeof ch, "%s", rlk_elect_channel(e2));
+        REQUIRE(rlk_elect_leader(e2, &w.known) == RLK_OK);
+        pthread_create(&t, NULL, change_main, &w);
+        while (cl_shard_subscribed_on(&cl, ch) != master && rlk_fx_now_ms() - t0 < 10000)
+            nanosleep(&(struct timespec){0, 5000000L}, NULL);
+        CHECKF(cl_shard_subscribed_on(&cl, ch) == master, "the observer of %s subscribed on "
+               "node %d, not its master %d", ch, cl_shard_subscribed_on(&cl, ch), master);
+        CHECK_INT_EQ(rlk_elect_proclaim(e1, "host-a2"), RLK_OK);
+        said = rlk_fx_now_ms();
+        pthread_join(t, NULL);
+        CHECKF(w.rc == RLK_OK, "wait_change on %s: %d", n, w.rc);
+        if (w.rc == RLK_OK) {
+            CHECK_STR_EQ(w.out.value, "host-a2");
+            CHECK_INT_EQ(w.out.term, t1);
+            CHECKF(w.got_ms - said < 2000, "the observer woke %lld ms after the proclaim",
+                   w.got_ms - said);
+            rlk_elect_info_clear(&w.out);
+        }
+        rlk_elect_info_clear(&w.known);
+    }
     CHECK_INT_EQ(rlk_elect_proclaim(e2, "host-b"), RLK_ERR_NOT_OWNER);
     REQUIRE(rlk_elect_leader(e2, &in) == RLK_OK);
     CHECK_STR_EQ(in.value, "host-a2");
@@ -703,6 +746,99 @@ static void sem_admin_on(rlk_client *c, int master)
     }
 }
 
+#define WD_DELAY_MS 10000LL     /* the watchdog case's lock-delay: its key's PX is lease + this */
+
+/* Lease-less holds of the newer kinds on names of each master, one client
+ * whose watchdog lease is LEASE_MS: a lock with the lock-delay (its delay
+ * key renewed with it, in the same per-slot batch), a non-reentrant lock, a
+ * non-reentrant fair lock, a spin lock and a leader, kept through 3 leases
+ * with no lost report; each delay key's PTTL still above the delay (not
+ * renewed, it would be under lease + delay - 3 leases). Control: a leased
+ * lock (LEASE_MS) in each name's slot has expired meanwhile. */
+static void test_newer_watchdog(void)
+{
+    rlk_client *c = tk_connect(url, LEASE_MS, 4), *other = tk_connect(url, 0, 2);
+    rlk_lock *dl[3], *sp[3], *ctl[3];
+    rlk_nrlock *nr[3];
+    rlk_fairlock *fr[3];
+    rlk_elect *el[3];
+    char dn[3][64], dk[3][96], spn[3][64], nrn[3][64], frn[3][64], eln[3][64], ctn[3][96];
+    long long t0, terms[3];
+
+    REQUIRE(c && other);
+    atomic_store(&lost_count, 0);
+    rlk_set_lost_callback(c, on_lost, NULL);
+    for (int k = 0; k < 3; k++) {
+        cl_name_on(&cl, "cl:wdd:", mst[k], dn[k], sizeof dn[k]);
+        cl_name_on(&cl, "cl:wds:", mst[k], spn[k], sizeof spn[k]);
+        cl_name_on(&cl, "cl:wdn:", mst[k], nrn[k], sizeof nrn[k]);
+        cl_name_on(&cl, "cl:wdf:", mst[k], frn[k], sizeof frn[k]);
+        cl_name_on(&cl, "cl:wde:", mst[k], eln[k], sizeof eln[k]);
+        snprintf(dk[k], sizeof dk[k], "{%s}:rlk_delay", dn[k]);
+        snprintf(ctn[k], sizeof ctn[k], "ctl{%s}", dn[k]);
+        dl[k] = rlk_lock_new(c, dn[k]);
+        sp[k] = rlk_lock_new(c, spn[k]);
+        ctl[k] = rlk_lock_new(c, ctn[k]);
+        nr[k] = rlk_nrlock_new(c, nrn[k]);
+        fr[k] = rlk_fairlock_new(c, frn[k]);
+        el[k] = rlk_elect_new(c, eln[k]);
+        REQUIRE(dl[k] && sp[k] && ctl[k] && nr[k] && fr[k] && el[k]);
+        REQUIRE(rlk_lock_set_delay(dl[k], WD_DELAY_MS) == RLK_OK);
+        REQUIRE(rlk_lock_set_spin(sp[k], 1, 32) == RLK_OK);
+        REQUIRE(rlk_fairlock_set_non_reentrant(fr[k], 1) == RLK_OK);
+        CHECKF(rlk_lock_try_lock(dl[k], 0, 0) == RLK_OK, "delay %s: %s", dn[k], rlk_errstr(c));
+        CHECKF(rlk_lock_try_lock(sp[k], 0, 0) == RLK_OK, "spin %s: %s", spn[k], rlk_errstr(c));
+        CHECKF(rlk_nrlock_try_lock(nr[k], 0, 0) == RLK_OK, "nr %s: %s", nrn[k], rlk_errstr(c));
+        CHECKF(rlk_fairlock_try_lock(fr[k], 0, 0) == RLK_OK, "nr fair %s: %s", frn[k],
+               rlk_errstr(c));
+        CHECKF(rlk_elect_campaign(el[k], "wd", 0, 0, &terms[k]) == RLK_OK, "elect %s: %s",
+               eln[k], rlk_errstr(c));
+        CHECKF(rlk_lock_try_lock(ctl[k], 0, LEASE_MS) == RLK_OK, "control %s", ctn[k]);
+    }
+    t0 = rlk_fx_now_ms();
+    cl_pause_ms(3 * LEASE_MS + 200);    /* the time under test */
+    for (int k = 0; k < 3; k++) {
+        const char *held[] = {dn[k], spn[k], nrn[k], frn[k], eln[k]};
+        long long v;
+
+        for (size_t i = 0; i < sizeof held / sizeof held[0]; i++) {
+            v = int_on(mst[k], "PTTL %s", held[i]);
+            CHECKF(v > 0, "%s on master %d after 3 leases: PTTL %lld", held[i], mst[k], v);
+        }
+        v = int_on(mst[k], "PTTL %s", dk[k]);
+        CHECKF(v > WD_DELAY_MS, "delay key %s on master %d: PTTL %lld (renewed: above %lld)",
+               dk[k], mst[k], v, WD_DELAY_MS);
+        CHECKF(int_on(mst[k], "EXISTS %s", ctn[k]) == 0, "control: leased %s expired", ctn[k]);
+        CHECK(rlk_elect_term(el[k], &v) == RLK_OK && v == terms[k]);
+        /* Another client still finds them held. */
+        {
+            rlk_nrlock *o = rlk_nrlock_new(other, nrn[k]);
+
+            CHECK(o && rlk_nrlock_try_lock(o, 0, 1000) == RLK_ERR_BUSY);
+            rlk_nrlock_free(o);
+        }
+    }
+    tk_say("newer kinds' watchdog: 15 lease-less holds on 3 masters through %lld ms (3 leases), "
+           "lost reports %d", rlk_fx_now_ms() - t0, atomic_load(&lost_count));
+    CHECK_INT_EQ(atomic_load(&lost_count), 0);
+    for (int k = 0; k < 3; k++) {
+        CHECK_INT_EQ(rlk_lock_unlock(dl[k]), RLK_OK);
+        CHECK_INT_EQ(int_on(mst[k], "EXISTS %s", dk[k]), 0);
+        CHECK_INT_EQ(rlk_lock_unlock(sp[k]), RLK_OK);
+        CHECK_INT_EQ(rlk_nrlock_unlock(nr[k]), RLK_OK);
+        CHECK_INT_EQ(rlk_fairlock_unlock(fr[k]), RLK_OK);
+        CHECK_INT_EQ(rlk_elect_resign(el[k]), RLK_OK);
+        rlk_lock_free(dl[k]);
+        rlk_lock_free(sp[k]);
+        rlk_lock_free(ctl[k]);
+        rlk_nrlock_free(nr[k]);
+        rlk_fairlock_free(fr[k]);
+        rlk_elect_free(el[k]);
+    }
+    rlk_free(other);
+    rlk_free(c);
+}
+
 static void test_newer_kinds(void)
 {
     rlk_client *c = tk_connect(url, 0, 2), *c2 = tk_connect(url, 0, 2);
@@ -729,6 +865,7 @@ int main(void)
     if (n == 3) {
         RUN_TEST(test_every_kind);
         RUN_TEST(test_newer_kinds);
+        RUN_TEST(test_newer_watchdog);
         RUN_TEST(test_multilock_and_redlock);
         RUN_TEST(test_watchdog_many_slots);
         RUN_TEST(test_cross_shard_wake);
