@@ -28,6 +28,10 @@
  *              try_set_permits_ttl, try_release, lease_time, set_permits,
  *              acquired) and expire / clear_expire / ttl on a semaphore, a
  *              permit-expirable semaphore and a latch;
+ *   watchdog   holds of those kinds renewed by the watchdog (lease -1) on each
+ *              master, kept through 3 leases with no lost report; the delay
+ *              key's PTTL above the delay (renewed with its lock); control: a
+ *              leased lock in each slot expired;
  *   procs      async and blocking processes (forked, async_procs.c) on the
  *              non-reentrant lock, the non-reentrant fair lock and the spin
  *              lock, a name on each master: one merged monotonic history
@@ -502,6 +506,96 @@ static void sem_admin(void)
     CHECK_INT_EQ(rule_breaks, 0);
 }
 
+/* ---------------------------------------------------------------- watchdog */
+
+#define WD_LEASE_MS 1500LL      /* the watchdog case's lease: renewed every 500 ms */
+#define WD_DELAY_MS 10000LL     /* and its lock-delay: the delay key's PX is lease + this */
+
+/* Holds renewed by the watchdog (lease -1) on names of each master: the
+ * non-reentrant lock and fair lock, a spin lock, a lock with the lock-delay
+ * and a leader, kept through 3 leases, no lost report, every key's PTTL
+ * read on its master (the delay key's above the delay: renewed with the
+ * lock). Control: a leased lock (WD_LEASE_MS) in each slot expired. */
+static int wd_lost;
+
+static void on_lost(int kind, const char *name, const char *owner, int reason, void *ud)
+{
+    (void)owner;
+    (void)kind;
+    (void)ud;
+    fprintf(stderr, "  lost: %s (reason %d)\n", name, reason);
+    wd_lost++;
+}
+
+static void watchdog(void)
+{
+    cli c;
+    char n[3][5][64], dk[3][96], ctn[3][96];
+    res r[3][6], u;
+    tk_stall st;
+    long long wall0;
+    char note[128];
+
+    REQUIRE(ap_cl_open(&c, url, WD_LEASE_MS, 0, 3000) == RLK_OK);
+    rlk_async_set_lost_callback(c.ac, on_lost, NULL);
+    memset(r, 0, sizeof r);
+    for (int m = 0; m < 3; m++) {
+        name_on("acw:nr:", mst[m], n[m][0], sizeof n[m][0]);
+        name_on("acw:nrf:", mst[m], n[m][1], sizeof n[m][1]);
+        name_on("acw:spin:", mst[m], n[m][2], sizeof n[m][2]);
+        name_on("acw:delay:", mst[m], n[m][3], sizeof n[m][3]);
+        name_on("acw:elect:", mst[m], n[m][4], sizeof n[m][4]);
+        snprintf(dk[m], sizeof dk[m], "{%s}:rlk_delay", n[m][3]);
+        snprintf(ctn[m], sizeof ctn[m], "ctl{%s}", n[m][3]);
+        REQ(rlk_async_lock_nr(c.ac, RLK_KIND_LOCK, n[m][0], 1, 0, -1, on_res, &r[m][0]));
+        REQ(rlk_async_lock_nr(c.ac, RLK_KIND_FAIR, n[m][1], 1, 0, -1, on_res, &r[m][1]));
+        REQ(rlk_async_lock_spin(c.ac, n[m][2], 1, 0, -1, 1, 32, on_res, &r[m][2]));
+        REQ(rlk_async_lock_delay(c.ac, n[m][3], 1, 0, -1, WD_DELAY_MS, on_res, &r[m][3]));
+        REQ(rlk_async_elect_campaign(c.ac, n[m][4], 1, "wd", 0, -1, on_res, &r[m][4]));
+        REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, ctn[m], 1, 0, WD_LEASE_MS, on_res, &r[m][5]));
+    }
+    for (int m = 0; m < 3; m++)
+        for (int i = 0; i < 6; i++) {
+            REQUIRE(wait_res(&c, &r[m][i], 5000));
+            CHECKF(r[m][i].err == RLK_OK, "hold %d on master %d: %s", i, mst[m], r[m][i].errstr);
+        }
+    tk_stall_start(&st);
+    wall0 = tk_wall_offset_ms();
+    aloop_run_until(c.l, NULL, NULL, 3 * WD_LEASE_MS + 200);    /* the time under test */
+    tk_stall_stop(&st);
+    snprintf(note, sizeof note, "; longest stall %lld ms, wall clock moved %lld ms",
+             tk_stall_max_gap_ms(&st), tk_wall_offset_ms() - wall0);
+    for (int m = 0; m < 3; m++) {
+        long long v, term = 0;
+
+        for (int i = 0; i < 5; i++) {
+            v = int_on(mst[m], "PTTL %s", n[m][i]);
+            CHECKF(v > 0, "%s on master %d after 3 leases: PTTL %lld%s", n[m][i], mst[m], v, note);
+        }
+        v = int_on(mst[m], "PTTL %s", dk[m]);
+        CHECKF(v > WD_DELAY_MS, "delay key %s on master %d: PTTL %lld (renewed: above %lld)%s",
+               dk[m], mst[m], v, WD_DELAY_MS, note);
+        CHECKF(int_on(mst[m], "EXISTS %s", ctn[m]) == 0, "control: leased %s expired", ctn[m]);
+        CHECK(rlk_async_elect_term(c.ac, n[m][4], 1, &term) == RLK_OK && term == r[m][4].value);
+    }
+    CHECK_INT_EQ(wd_lost, 0);
+    for (int m = 0; m < 3; m++) {
+        static const int kinds[4] = {RLK_KIND_LOCK, RLK_KIND_FAIR, RLK_KIND_LOCK, RLK_KIND_LOCK};
+
+        for (int i = 0; i < 4; i++) {
+            DO(&c, u, rlk_async_unlock(c.ac, kinds[i], n[m][i], 1, on_res, &u));
+            CHECKF(u.err == RLK_OK, "unlock %s: %s", n[m][i], u.errstr);
+            CHECK_INT_EQ(int_on(mst[m], "EXISTS %s", n[m][i]), 0);
+        }
+        CHECK_INT_EQ(int_on(mst[m], "EXISTS %s", dk[m]), 0);
+        DO(&c, u, rlk_async_elect_resign(c.ac, n[m][4], 1, on_res, &u));
+        CHECK_INT_EQ(u.err, RLK_OK);
+    }
+    CHECK_INT_EQ(rlk_async_pending(c.ac), 0);
+    ap_cl_close(&c);
+    CHECK_INT_EQ(rule_breaks, 0);
+}
+
 /* ---------------------------------------------------------------- procs */
 
 /* Async processes (AP_TASKS tasks each) and a blocking one on the three
@@ -566,6 +660,7 @@ static const struct {
     {"delay", delay},
     {"elect", elect},
     {"sem_admin", sem_admin},
+    {"watchdog", watchdog},
     {"procs", procs},
     {"procs_control", procs_control},
 };
