@@ -308,28 +308,6 @@ static void delay(void)
 
 /* ---------------------------------------------------------------- elect */
 
-static void on_info(rlk_async *ac, const rlk_async_result *r, const rlk_elect_info *info, void *p)
-{
-    res *x = p;
-
-    (void)ac;
-    ap_res_note(x, r);
-    CHECKF((r->err == RLK_OK) == (info != NULL), "info %p with err %d", (const void *)info, r->err);
-    if (info) {
-        x->info = *info;
-        x->info.holder = strdup(info->holder);
-        x->info.value = strdup(info->value);
-        x->has_info = 1;
-    }
-}
-
-static void res_clear(res *x)
-{
-    if (x->has_info)
-        rlk_elect_info_clear(&x->info);
-    memset(x, 0, sizeof *x);
-}
-
 static void elect_on(cli *c, cli *w, int master)
 {
     char n[64], rec[96], tok[96], ch[128], owner[256], owner2[256];

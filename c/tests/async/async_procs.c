@@ -14,6 +14,7 @@
 
 #include "aloop.h"
 #include "async_procs.h"
+#include "check.h"
 #include "holdlog.h"
 #include "rlk.h"
 #include "rlk_async.h"
@@ -404,6 +405,28 @@ void ap_on_res(rlk_async *ac, const rlk_async_result *r, void *p)
 {
     (void)ac;
     ap_res_note(p, r);
+}
+
+void ap_on_info(rlk_async *ac, const rlk_async_result *r, const rlk_elect_info *info, void *p)
+{
+    ap_res *x = p;
+
+    (void)ac;
+    ap_res_note(x, r);
+    CHECKF((r->err == RLK_OK) == (info != NULL), "info %p with err %d", (const void *)info, r->err);
+    if (info) {
+        x->info = *info;
+        x->info.holder = strdup(info->holder);
+        x->info.value = strdup(info->value);
+        x->has_info = 1;
+    }
+}
+
+void ap_res_clear(ap_res *x)
+{
+    if (x->has_info)
+        rlk_elect_info_clear(&x->info);
+    memset(x, 0, sizeof *x);
 }
 
 int ap_res_done(void *p)

@@ -106,6 +106,11 @@ typedef struct ap_res {
 void ap_res_note(ap_res *x, const rlk_async_result *r);
 /* The callback of a request whose arg is an ap_res. */
 void ap_on_res(rlk_async *ac, const rlk_async_result *r, void *p);
+/* An election observer's callback (rlk_async_elect_fn) whose arg is an
+ * ap_res: records r and copies the info (holder, value) into it. */
+void ap_on_info(rlk_async *ac, const rlk_async_result *r, const rlk_elect_info *info, void *p);
+/* Frees x's copied info and zeroes it. */
+void ap_res_clear(ap_res *x);
 /* aloop_run_until's condition: the ap_res p has its callback. */
 int ap_res_done(void *p);
 rlk_async_req *ap_req_end(rlk_async_req *r);

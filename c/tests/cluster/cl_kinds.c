@@ -497,7 +497,7 @@ static void spin_on(rlk_client *c, rlk_client *c2, int master)
 /* The lock-delay: a holder whose lease ran out (not released) keeps the
  * name closed to a handle with the delay until the delay after its lease
  * ended (the delay key on the name's master meanwhile); a released one
- * does not (the key deleted with the lock). */
+ * does not (the key deleted with the lock), nor a force-unlocked one. */
 static void delay_on(rlk_client *c, rlk_client *c2, int master)
 {
     char n[64], dk[96];
@@ -542,6 +542,20 @@ static void delay_on(rlk_client *c, rlk_client *c2, int master)
            "acquire (lease %lld + delay %lld)", t1 - t0, DL_LEASE_MS, DL_DELAY_MS);
     CHECK_INT_EQ(rlk_lock_unlock(b), RLK_OK);
     CHECK_INT_EQ(int_on(master, "EXISTS %s", dk), 0);
+    /* A force-unlock through a handle with the delay ends it too (lock and delay key in
+     * one call on the master). */
+    {
+        int released = 0;
+
+        REQUIRE(rlk_lock_try_lock(a, 0, 30000) == RLK_OK);
+        CHECK_ON(master, dk);
+        CHECK(rlk_lock_force_unlock(b, &released) == RLK_OK && released == 1);
+        CHECK_INT_EQ(int_on(master, "EXISTS %s", n), 0);
+        CHECK_INT_EQ(int_on(master, "EXISTS %s", dk), 0);
+        CHECKF(rlk_lock_try_lock(b, 0, 30000) == RLK_OK, "after a force-unlock: %s",
+               rlk_errstr(c2));
+        CHECK_INT_EQ(rlk_lock_unlock(b), RLK_OK);
+    }
     rlk_lock_free(a);
     rlk_lock_free(b);
 }
