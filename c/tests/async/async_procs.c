@@ -490,3 +490,49 @@ long long ap_srv_int(const rlk_fx_server *srv, const char *fmt, const char *arg)
 {
     return ap_reply_int(rlk_fx_command(srv, fmt, arg));
 }
+
+int ap_cluster_main(const char *prog, int argc, char **argv, rlk_fx_cluster *cl, char *url,
+                    size_t len, int mst[3], const ap_case *cases, size_t ncases)
+{
+    char a[128], b[128];
+    int k = 0;
+
+    signal(SIGPIPE, SIG_IGN);
+    ap_freed_tracked = 0;       /* the cluster cases keep several clients open at once */
+    if (rlk_fx_cluster_start(cl) != 0) {
+        fprintf(stderr, "%s: the cluster did not start\n", prog);
+        return 1;
+    }
+    rlk_fx_cluster_url(cl, 0, a, sizeof a);
+    rlk_fx_cluster_url(cl, 1, b, sizeof b);
+    snprintf(url, len, "%s+cluster://%s,%s", cl->node[0].tls ? "rediss" : "redis",
+             strstr(a, "://") + 3, strstr(b, "://") + 3);
+    fprintf(stderr, "%s on %s\n", prog, url);
+    if (rlk_fx_tls_dir() && !cl->node[0].tls) {
+        fprintf(stderr, "%s: $RLK_TEST_TLS is set but the cluster is not on TLS\n", prog);
+        rlk_fx_cluster_stop(cl);
+        return 1;
+    }
+    for (int i = 0; i < cl->n && k < 3; i++)
+        if (rlk_fx_cluster_role(cl, i) == 'M')
+            mst[k++] = i;
+    if (k != 3) {
+        fprintf(stderr, "%s: %d masters\n", prog, k);
+        rlk_fx_cluster_stop(cl);
+        return 1;
+    }
+    for (size_t i = 0; i < ncases; i++) {
+        int run = argc < 2;
+        long long t;
+
+        for (int j = 1; j < argc; j++)
+            run |= strcmp(argv[j], cases[i].name) == 0;
+        if (!run)
+            continue;
+        t = rlk_fx_now_ms();
+        check_run(cases[i].name, cases[i].fn);
+        fprintf(stderr, "  (%s: %lld ms)\n", cases[i].name, rlk_fx_now_ms() - t);
+    }
+    rlk_fx_cluster_stop(cl);
+    return check_summary(prog);
+}

@@ -29,6 +29,7 @@
 #include <sys/types.h>
 
 #include "aloop.h"
+#include "cluster.h"
 #include "fixture.h"
 #include "holdlog.h"
 #include "rlk.h"
@@ -134,5 +135,20 @@ int ap_wait_res(ap_cl *c, ap_res *x, long long ms);
 long long ap_reply_int(redisReply *r);
 /* A command on srv whose reply is an integer: that, else -99. */
 long long ap_srv_int(const rlk_fx_server *srv, const char *fmt, const char *arg);
+
+/* ---------------------------------------------------------------- cluster programs */
+
+typedef struct ap_case {
+    const char *name;
+    void (*fn)(void);
+} ap_case;
+
+/* The main of a program on one Redis Cluster (async_cluster.c, async_clkinds.c):
+ * starts cl, writes "redis+cluster://<node 0>,<node 1>" (rediss+ on a TLS-only
+ * cluster, $RLK_TEST_TLS) into url and the masters' node indexes into mst, runs
+ * the cases named in argv (none: all, in order), each timed, stops cl. Returns
+ * check_summary's code, 1 when the cluster did not start or lacks 3 masters. */
+int ap_cluster_main(const char *prog, int argc, char **argv, rlk_fx_cluster *cl, char *url,
+                    size_t len, int mst[3], const ap_case *cases, size_t ncases);
 
 #endif /* RLK_TEST_ASYNC_PROCS_H */
