@@ -1225,10 +1225,7 @@ static void sub_kill(void)
 
 /* ---------------------------------------------------------------- main */
 
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} cases[] = {
+static const ap_case cases[] = {
     {"kinds", kinds},
     {"wake", wake},
     {"wake_global", wake_global},
@@ -1243,45 +1240,6 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-    char a[128], b[128];
-    int k = 0;
-
-    signal(SIGPIPE, SIG_IGN);
-    ap_freed_tracked = 0;       /* its cases keep several clients open at once */
-    if (rlk_fx_cluster_start(&cl) != 0) {
-        fprintf(stderr, "async_cluster: the cluster did not start\n");
-        return 1;
-    }
-    rlk_fx_cluster_url(&cl, 0, a, sizeof a);
-    rlk_fx_cluster_url(&cl, 1, b, sizeof b);
-    snprintf(url, sizeof url, "%s+cluster://%s,%s", cl.node[0].tls ? "rediss" : "redis",
-             strstr(a, "://") + 3, strstr(b, "://") + 3);
-    fprintf(stderr, "async_cluster on %s\n", url);
-    if (rlk_fx_tls_dir() && !cl.node[0].tls) {
-        fprintf(stderr, "async_cluster: $RLK_TEST_TLS is set but the cluster is not on TLS\n");
-        rlk_fx_cluster_stop(&cl);
-        return 1;
-    }
-    for (int i = 0; i < cl.n && k < 3; i++)
-        if (rlk_fx_cluster_role(&cl, i) == 'M')
-            mst[k++] = i;
-    if (k != 3) {
-        fprintf(stderr, "async_cluster: %d masters\n", k);
-        rlk_fx_cluster_stop(&cl);
-        return 1;
-    }
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        int run = argc < 2;
-        long long t;
-
-        for (int j = 1; j < argc; j++)
-            run |= strcmp(argv[j], cases[i].name) == 0;
-        if (!run)
-            continue;
-        t = rlk_fx_now_ms();
-        check_run(cases[i].name, cases[i].fn);
-        fprintf(stderr, "  (%s: %lld ms)\n", cases[i].name, rlk_fx_now_ms() - t);
-    }
-    rlk_fx_cluster_stop(&cl);
-    return check_summary("async_cluster");
+    return ap_cluster_main("async_cluster", argc, argv, &cl, url, sizeof url, mst, cases,
+                           sizeof cases / sizeof cases[0]);
 }

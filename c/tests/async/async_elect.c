@@ -36,28 +36,6 @@ static char url[512];
 #define cl_close ap_cl_close
 typedef ap_cl cl;
 
-static void on_info(rlk_async *ac, const rlk_async_result *r, const rlk_elect_info *info, void *p)
-{
-    res *x = p;
-
-    (void)ac;
-    ap_res_note(x, r);
-    CHECKF((r->err == RLK_OK) == (info != NULL), "info %p with err %d", (const void *)info, r->err);
-    if (info) {
-        x->info = *info;
-        x->info.holder = strdup(info->holder);
-        x->info.value = strdup(info->value);
-        x->has_info = 1;
-    }
-}
-
-static void res_clear(res *x)
-{
-    if (x->has_info)
-        rlk_elect_info_clear(&x->info);
-    memset(x, 0, sizeof *x);
-}
-
 static int cl_open_opts(cl *c, long long watchdog_ms, long long margin_ms)
 {
     return ap_cl_open(c, url, watchdog_ms, margin_ms, 2000);

@@ -14,6 +14,7 @@
 
 #include "aloop.h"
 #include "async_procs.h"
+#include "check.h"
 #include "holdlog.h"
 #include "rlk.h"
 #include "rlk_async.h"
@@ -32,7 +33,19 @@ typedef struct ap_task {
     int iter;
     int seq;
     int fails;
+    char name[192];         /* run->name, or with own_names a name of its own */
 } ap_task;
+
+/* The name a task (or a blocking process: task 0) locks: run->name, or
+ * with own_names one of its own in the same slot. */
+static void ap_task_name(const ap_run *run, unsigned long long task, char *buf, size_t len)
+{
+    if (run->own_names)     /* a tagged name keeps its tag; another is wrapped as rlk does */
+        snprintf(buf, len, strchr(run->name, '{') ? "%s:own%d.%llu" : "{%s}:own%d.%llu",
+                 run->name, (int)getpid(), task);
+    else
+        snprintf(buf, len, "%s", run->name);
+}
 
 static void ap_step(ap_task *t);
 
@@ -53,7 +66,7 @@ static void ap_locked(rlk_async *ac, const rlk_async_result *r, void *p)
     long long s;
 
     if (r->err != RLK_OK) {
-        fprintf(stderr, "ap: async acquire of %s: %d %s\n", t->run->name, r->err,
+        fprintf(stderr, "ap: async acquire of %s: %d %s\n", t->name, r->err,
                 r->errstr ? r->errstr : "");
         t->fails++;
         t->iter++;
@@ -64,7 +77,7 @@ static void ap_locked(rlk_async *ac, const rlk_async_result *r, void *p)
     tk_hold_begin(t->fd, (int)t->task, t->seq, TK_HOLD_EXCL, 0, s, 0);
     tk_spin_ns(AP_HOLD_NS);
     tk_hold_end(t->fd, (int)t->task, t->seq++, tk_mono_ns());
-    rlk_async_unlock(ac, t->run->kind, t->run->name, t->task, ap_unlocked, t);
+    rlk_async_unlock(ac, t->run->kind, t->name, t->task, ap_unlocked, t);
 }
 
 static void ap_step(ap_task *t)
@@ -72,14 +85,13 @@ static void ap_step(ap_task *t)
     if (t->iter >= t->run->iters)
         return;
     if (t->run->variant == AP_NR)
-        rlk_async_lock_nr(t->ac, t->run->kind, t->run->name, t->task, t->run->wait_ms, 10000,
+        rlk_async_lock_nr(t->ac, t->run->kind, t->name, t->task, t->run->wait_ms, 10000,
                           ap_locked, t);
     else if (t->run->variant == AP_SPIN)
-        rlk_async_lock_spin(t->ac, t->run->name, t->task, t->run->wait_ms, 10000, 1, 32,
-                            ap_locked, t);
+        rlk_async_lock_spin(t->ac, t->name, t->task, t->run->wait_ms, 10000, 1, 32, ap_locked, t);
     else
-        rlk_async_lock(t->ac, t->run->kind, t->run->name, t->task, t->run->wait_ms, 10000,
-                       ap_locked, t);
+        rlk_async_lock(t->ac, t->run->kind, t->name, t->task, t->run->wait_ms, 10000, ap_locked,
+                       t);
 }
 
 static int ap_all_done(void *p)
@@ -165,6 +177,7 @@ static int ap_async_child(const ap_run *run, const char *log, int ready, int go)
         ts[i].ac = ac;
         ts[i].fd = fd;
         ts[i].task = (unsigned long long)(i + 1);
+        ap_task_name(run, ts[i].task, ts[i].name, sizeof ts[i].name);
         ap_step(&ts[i]);
     }
     if (!aloop_run_until(l, ap_all_done, ts, bound))
@@ -185,7 +198,7 @@ static int ap_blocking_child(const ap_run *run, const char *log, int ready, int 
     rlk_rwlock *rw = NULL;
     rlk_nrlock *nl = NULL;
     int fd = tk_holdlog_open(log), fails = 0;
-    char warm[160];
+    char warm[160], name[192];
 
     if (!c || fd < 0)
         return 3;
@@ -195,14 +208,15 @@ static int ap_blocking_child(const ap_run *run, const char *log, int ready, int 
         return 6;
     rlk_lock_free(lk);
     lk = NULL;
+    ap_task_name(run, 0, name, sizeof name);
     if (run->kind == RLK_KIND_LOCK && run->variant == AP_NR)
-        nl = rlk_nrlock_new(c, run->name);
+        nl = rlk_nrlock_new(c, name);
     else if (run->kind == RLK_KIND_LOCK)
-        lk = rlk_lock_new(c, run->name);
+        lk = rlk_lock_new(c, name);
     else if (run->kind == RLK_KIND_FAIR)
-        fl = rlk_fairlock_new(c, run->name);
+        fl = rlk_fairlock_new(c, name);
     else
-        rw = rlk_rwlock_new(c, run->name);
+        rw = rlk_rwlock_new(c, name);
     if (!lk && !fl && !rw && !nl)
         return 3;
     if (lk && run->variant == AP_SPIN && rlk_lock_set_spin(lk, 1, 32) != RLK_OK)
@@ -218,7 +232,7 @@ static int ap_blocking_child(const ap_run *run, const char *log, int ready, int 
              : fl ? rlk_fairlock_try_lock(fl, run->wait_ms, 10000)
                   : rlk_rwlock_try_lock(rw, RLK_RW_WRITE, run->wait_ms, 10000);
         if (rc != RLK_OK) {
-            fprintf(stderr, "ap: blocking acquire of %s: %d %s\n", run->name, rc, rlk_errstr(c));
+            fprintf(stderr, "ap: blocking acquire of %s: %d %s\n", name, rc, rlk_errstr(c));
             fails++;
             continue;
         }
@@ -393,6 +407,28 @@ void ap_on_res(rlk_async *ac, const rlk_async_result *r, void *p)
     ap_res_note(p, r);
 }
 
+void ap_on_info(rlk_async *ac, const rlk_async_result *r, const rlk_elect_info *info, void *p)
+{
+    ap_res *x = p;
+
+    (void)ac;
+    ap_res_note(x, r);
+    CHECKF((r->err == RLK_OK) == (info != NULL), "info %p with err %d", (const void *)info, r->err);
+    if (info) {
+        x->info = *info;
+        x->info.holder = strdup(info->holder);
+        x->info.value = strdup(info->value);
+        x->has_info = 1;
+    }
+}
+
+void ap_res_clear(ap_res *x)
+{
+    if (x->has_info)
+        rlk_elect_info_clear(&x->info);
+    memset(x, 0, sizeof *x);
+}
+
 int ap_res_done(void *p)
 {
     return ((ap_res *)p)->calls > 0;
@@ -453,4 +489,50 @@ long long ap_reply_int(redisReply *r)
 long long ap_srv_int(const rlk_fx_server *srv, const char *fmt, const char *arg)
 {
     return ap_reply_int(rlk_fx_command(srv, fmt, arg));
+}
+
+int ap_cluster_main(const char *prog, int argc, char **argv, rlk_fx_cluster *cl, char *url,
+                    size_t len, int mst[3], const ap_case *cases, size_t ncases)
+{
+    char a[128], b[128];
+    int k = 0;
+
+    signal(SIGPIPE, SIG_IGN);
+    ap_freed_tracked = 0;       /* the cluster cases keep several clients open at once */
+    if (rlk_fx_cluster_start(cl) != 0) {
+        fprintf(stderr, "%s: the cluster did not start\n", prog);
+        return 1;
+    }
+    rlk_fx_cluster_url(cl, 0, a, sizeof a);
+    rlk_fx_cluster_url(cl, 1, b, sizeof b);
+    snprintf(url, len, "%s+cluster://%s,%s", cl->node[0].tls ? "rediss" : "redis",
+             strstr(a, "://") + 3, strstr(b, "://") + 3);
+    fprintf(stderr, "%s on %s\n", prog, url);
+    if (rlk_fx_tls_dir() && !cl->node[0].tls) {
+        fprintf(stderr, "%s: $RLK_TEST_TLS is set but the cluster is not on TLS\n", prog);
+        rlk_fx_cluster_stop(cl);
+        return 1;
+    }
+    for (int i = 0; i < cl->n && k < 3; i++)
+        if (rlk_fx_cluster_role(cl, i) == 'M')
+            mst[k++] = i;
+    if (k != 3) {
+        fprintf(stderr, "%s: %d masters\n", prog, k);
+        rlk_fx_cluster_stop(cl);
+        return 1;
+    }
+    for (size_t i = 0; i < ncases; i++) {
+        int run = argc < 2;
+        long long t;
+
+        for (int j = 1; j < argc; j++)
+            run |= strcmp(argv[j], cases[i].name) == 0;
+        if (!run)
+            continue;
+        t = rlk_fx_now_ms();
+        check_run(cases[i].name, cases[i].fn);
+        fprintf(stderr, "  (%s: %lld ms)\n", cases[i].name, rlk_fx_now_ms() - t);
+    }
+    rlk_fx_cluster_stop(cl);
+    return check_summary(prog);
 }

@@ -29,6 +29,7 @@
 #include <sys/types.h>
 
 #include "aloop.h"
+#include "cluster.h"
 #include "fixture.h"
 #include "holdlog.h"
 #include "rlk.h"
@@ -51,6 +52,10 @@ typedef struct ap_run {
     int iters;                      /* per async task; a blocking process does 2 * iters */
     long long wait_ms;              /* each acquire's wait */
     int cmd_timeout_ms;             /* the clients' command timeout */
+    int own_names;                  /* the control: each async task and blocking process locks
+                                       a name of its own in name's slot ("{name}:own<pid>.<task>";
+                                       a tagged name: "name:own<pid>.<task>"),
+                                       so the check must find overlaps */
 } ap_run;
 
 typedef struct ap_result {
@@ -102,6 +107,11 @@ typedef struct ap_res {
 void ap_res_note(ap_res *x, const rlk_async_result *r);
 /* The callback of a request whose arg is an ap_res. */
 void ap_on_res(rlk_async *ac, const rlk_async_result *r, void *p);
+/* An election observer's callback (rlk_async_elect_fn) whose arg is an
+ * ap_res: records r and copies the info (holder, value) into it. */
+void ap_on_info(rlk_async *ac, const rlk_async_result *r, const rlk_elect_info *info, void *p);
+/* Frees x's copied info and zeroes it. */
+void ap_res_clear(ap_res *x);
 /* aloop_run_until's condition: the ap_res p has its callback. */
 int ap_res_done(void *p);
 rlk_async_req *ap_req_end(rlk_async_req *r);
@@ -125,5 +135,20 @@ int ap_wait_res(ap_cl *c, ap_res *x, long long ms);
 long long ap_reply_int(redisReply *r);
 /* A command on srv whose reply is an integer: that, else -99. */
 long long ap_srv_int(const rlk_fx_server *srv, const char *fmt, const char *arg);
+
+/* ---------------------------------------------------------------- cluster programs */
+
+typedef struct ap_case {
+    const char *name;
+    void (*fn)(void);
+} ap_case;
+
+/* The main of a program on one Redis Cluster (async_cluster.c, async_clkinds.c):
+ * starts cl, writes "redis+cluster://<node 0>,<node 1>" (rediss+ on a TLS-only
+ * cluster, $RLK_TEST_TLS) into url and the masters' node indexes into mst, runs
+ * the cases named in argv (none: all, in order), each timed, stops cl. Returns
+ * check_summary's code, 1 when the cluster did not start or lacks 3 masters. */
+int ap_cluster_main(const char *prog, int argc, char **argv, rlk_fx_cluster *cl, char *url,
+                    size_t len, int mst[3], const ap_case *cases, size_t ncases);
 
 #endif /* RLK_TEST_ASYNC_PROCS_H */
