@@ -27,6 +27,7 @@
 #include "sentinel.h"
 #include "aloop.h"
 #include "async_procs.h"
+#include "async_test.h"
 #include "async_names.h"
 #include "tk_util.h"
 #include "rlk.h"
@@ -2972,10 +2973,7 @@ static void admin(void)
     CHECK_INT_EQ(rule_breaks, 0);
 }
 
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} cases[] = {
+static const at_case cases[] = {
     {"basic", basic},
     {"wait_release", wait_release},
     {"wait_timeout", wait_timeout},
@@ -3016,32 +3014,13 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-    const char *want = argc > 1 ? argv[1] : "all";
-    rlk_fx_config cfg;
-    int found = 0;
-
-    signal(SIGPIPE, SIG_IGN);
     if (getenv("RLK_TEST_NO_LOSS_DEADLINE"))    /* the wd_expired_* cases' control: must fail */
         rlk_ae_wd_no_deadline = 1;
     if (argc == 7 && strcmp(argv[1], "psq-child") == 0) {   /* psemaphore_* cases' waiters */
+        signal(SIGPIPE, SIG_IGN);
         snprintf(url, sizeof url, "%s", argv[2]);
         return psq_child(argv[3], argv[4], atoll(argv[5]), atoll(argv[6]));
     }
-    rlk_fx_config_init(&cfg);
-    cfg.tls = rlk_fx_tls_dir() ? 0 : -1;    /* $RLK_TEST_TLS: the TLS pass (rediss://) */
-    if (rlk_fx_start(&srv, &cfg) != 0)
-        return 1;
-    rlk_fx_url(&srv, -1, url, sizeof url);
-    printf("async_cases (%s) on %s\n", aloop_name(), url);
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (strcmp(want, "all") == 0 || strcmp(want, cases[i].name) == 0) {
-            found = 1;
-            check_run(cases[i].name, cases[i].fn);
-        }
-    rlk_fx_stop(&srv);
-    if (!found) {
-        fprintf(stderr, "async_cases (%s): no case %s\n", aloop_name(), want);
-        return 2;
-    }
-    return check_summary("async_cases");
+    return at_main("async_cases", cases, AT_NCASES(cases), argc > 1 ? argv[1] : "all", NULL, &srv,
+                   url, sizeof url);
 }

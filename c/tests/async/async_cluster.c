@@ -57,6 +57,7 @@
 
 #include "aloop.h"
 #include "async_procs.h"
+#include "async_test.h"
 #include "async_names.h"
 #include "check.h"
 #include "cluster.h"
@@ -1225,10 +1226,7 @@ static void sub_kill(void)
 
 /* ---------------------------------------------------------------- main */
 
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} cases[] = {
+static const at_case cases[] = {
     {"kinds", kinds},
     {"wake", wake},
     {"wake_global", wake_global},
@@ -1243,7 +1241,6 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-    char a[128], b[128];
     int k = 0;
 
     signal(SIGPIPE, SIG_IGN);
@@ -1252,10 +1249,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "async_cluster: the cluster did not start\n");
         return 1;
     }
-    rlk_fx_cluster_url(&cl, 0, a, sizeof a);
-    rlk_fx_cluster_url(&cl, 1, b, sizeof b);
-    snprintf(url, sizeof url, "%s+cluster://%s,%s", cl.node[0].tls ? "rediss" : "redis",
-             strstr(a, "://") + 3, strstr(b, "://") + 3);
+    at_cluster_url(&cl, url, sizeof url);
     fprintf(stderr, "async_cluster on %s\n", url);
     if (rlk_fx_tls_dir() && !cl.node[0].tls) {
         fprintf(stderr, "async_cluster: $RLK_TEST_TLS is set but the cluster is not on TLS\n");

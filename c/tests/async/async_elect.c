@@ -24,6 +24,7 @@
 #include "holdlog.h"
 #include "aloop.h"
 #include "async_procs.h"
+#include "async_test.h"
 #include "async_names.h"
 #include "tk_util.h"
 #include "rlk.h"
@@ -745,10 +746,7 @@ static void nr_procs(void)
 
 /* ---------------------------------------------------------------- main */
 
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} cases[] = {
+static const at_case cases[] = {
     {"elect_basic", elect_basic},
     {"elect_observe", elect_observe},
     {"elect_procs", elect_procs},
@@ -762,28 +760,8 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-    const char *want = argc > 1 ? argv[1] : "all";
-    rlk_fx_config cfg;
-    int found = 0;
-
-    signal(SIGPIPE, SIG_IGN);
     if (getenv("RLK_TEST_NO_LOSS_DEADLINE"))    /* elect_lost's control: must fail */
         rlk_ae_wd_no_deadline = 1;
-    rlk_fx_config_init(&cfg);
-    cfg.tls = rlk_fx_tls_dir() ? 0 : -1;
-    if (rlk_fx_start(&srv, &cfg) != 0)
-        return 1;
-    rlk_fx_url(&srv, -1, url, sizeof url);
-    printf("async_elect (%s) on %s\n", aloop_name(), url);
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (strcmp(want, "all") == 0 || strcmp(want, cases[i].name) == 0) {
-            found = 1;
-            check_run(cases[i].name, cases[i].fn);
-        }
-    rlk_fx_stop(&srv);
-    if (!found) {
-        fprintf(stderr, "async_elect (%s): no case %s\n", aloop_name(), want);
-        return 2;
-    }
-    return check_summary("async_elect");
+    return at_main("async_elect", cases, AT_NCASES(cases), argc > 1 ? argv[1] : "all", NULL, &srv,
+                   url, sizeof url);
 }

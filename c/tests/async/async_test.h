@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * async_test.h - what every async test program (async_cases.c,
+ * async_elect.c, async_closed.c, async_delay.c, async_fence.c,
+ * async_cluster.c, ...) does the same way: the case table and main()'s
+ * runner, a command on a fixture server read back as a number or an OK,
+ * a cluster's URL, and a fenced write's outcome with the rules of
+ * rlk_async.h checked on its callback (ap_in_call, ap_rule_breaks of
+ * async_procs.h).
+ *
+ * Linked into every async program by c/tests/async/CMakeLists.txt, beside
+ * async_procs.c and one loop's aloop.
+ */
+#ifndef RLK_TEST_ASYNC_TEST_H
+#define RLK_TEST_ASYNC_TEST_H
+
+#include <stddef.h>
+
+#include "cluster.h"
+#include "fixture.h"
+#include "rlk.h"
+#include "rlk_async.h"
+
+/* ---------------------------------------------------------------- the cases */
+
+typedef struct at_case {
+    const char *name;
+    void (*fn)(void);
+} at_case;
+
+#define AT_NCASES(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Runs (check_run) the case named want, every case for "all"; how many ran. */
+int at_run_cases(const at_case *cases, size_t n, const char *want);
+
+/* A program's main() on one server: starts srv (the fixture's defaults: over
+ * TLS when $RLK_TEST_TLS names the certificates), writes its URL into
+ * url, prints "<prog> (<loop>) on <url><note>", runs the case named want
+ * (every case for "all"), stops srv. 1 when the server did not start, 2 when
+ * no case is named want, else check_summary(prog). */
+int at_main(const char *prog, const at_case *cases, size_t n, const char *want,
+            const char *note, rlk_fx_server *srv, char *url, size_t url_len);
+
+/* ---------------------------------------------------------------- servers */
+
+/* A command on s (fmt with up to two string arguments): its integer reply,
+ * or a string reply read as a number; else -99. */
+long long at_srv_num(const rlk_fx_server *s, const char *fmt, const char *a, const char *b);
+/* A command on s whose reply is OK: 1, else 0. */
+int at_srv_ok(const rlk_fx_server *s, const char *fmt, const char *a);
+/* A key's string value on s, into buf ("" when missing or not a string). */
+const char *at_srv_get(const rlk_fx_server *s, const char *key, char *buf, size_t len);
+
+/* The cluster's URL (its nodes 0 and 1 as seeds): redis+cluster://, or
+ * rediss+cluster:// when node 0 is on TLS. */
+void at_cluster_url(const rlk_fx_cluster *cl, char *url, size_t len);
+
+/* ---------------------------------------------------------------- fenced writes */
+
+/* One fenced write's outcome, with a copy of its reply's head. */
+typedef struct at_fres {
+    int calls, err;
+    long long value;
+    char errstr[512];
+    int rtype;                      /* -1: no reply */
+    long long rint;
+    char rstr[128];
+    size_t relems;
+} at_fres;
+
+/* rlk_async_fence_write's callback whose arg is an at_fres: records the
+ * outcome; a second call, or one from inside the call that made the request
+ * (ap_in_call), counts in ap_rule_breaks. */
+void at_on_fence(rlk_async *ac, const rlk_async_result *r, const redisReply *reply, void *p);
+/* aloop_run_until's condition: the at_fres p has its callback. */
+int at_fres_done(void *p);
+
+#endif /* RLK_TEST_ASYNC_TEST_H */
