@@ -3021,6 +3021,5 @@ int main(int argc, char **argv)
         snprintf(url, sizeof url, "%s", argv[2]);
         return psq_child(argv[3], argv[4], atoll(argv[5]), atoll(argv[6]));
     }
-    return at_main("async_cases", cases, AT_NCASES(cases), argc > 1 ? argv[1] : "all", NULL, &srv,
-                   url, sizeof url);
+    return AT_MAIN("async_cases", cases, argc > 1 ? argv[1] : "all", NULL, &srv, url);
 }

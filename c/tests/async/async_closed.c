@@ -362,7 +362,7 @@ int main(int argc, char **argv)
 {
     if (getenv("RLK_TEST_NO_PEER_CHECK"))   /* the control: must fail */
         rlk_ae_no_peer_check = 1;
-    return at_main("async_closed", cases, AT_NCASES(cases), argc > 1 ? argv[1] : "all",
-                   rlk_ae_no_peer_check ? " (control: no check before a write)" : NULL, &srv, url,
-                   sizeof url);
+    return AT_MAIN("async_closed", cases, argc > 1 ? argv[1] : "all",
+                   rlk_ae_no_peer_check ? " (control: no check before a write)" : NULL, &srv,
+                   url);
 }

@@ -554,6 +554,5 @@ int main(int argc, char **argv)
     }
     if (!realpath(argv[0], self_exe))
         return 1;
-    return at_main("async_delay", cases, AT_NCASES(cases), argc > 1 ? argv[1] : "all", NULL, &srv,
-                   url, sizeof url);
+    return AT_MAIN("async_delay", cases, argc > 1 ? argv[1] : "all", NULL, &srv, url);
 }

@@ -762,6 +762,5 @@ int main(int argc, char **argv)
 {
     if (getenv("RLK_TEST_NO_LOSS_DEADLINE"))    /* elect_lost's control: must fail */
         rlk_ae_wd_no_deadline = 1;
-    return at_main("async_elect", cases, AT_NCASES(cases), argc > 1 ? argv[1] : "all", NULL, &srv,
-                   url, sizeof url);
+    return AT_MAIN("async_elect", cases, argc > 1 ? argv[1] : "all", NULL, &srv, url);
 }

@@ -699,5 +699,5 @@ int main(int argc, char **argv)
         rlk_fx_cluster_stop(&fcl);
         return check_summary("async_fence");
     }
-    return at_main("async_fence", cases, AT_NCASES(cases), want, NULL, &srv, url, sizeof url);
+    return AT_MAIN("async_fence", cases, want, NULL, &srv, url);
 }

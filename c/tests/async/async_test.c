@@ -12,23 +12,23 @@
 
 #include "aloop.h"
 #include "async_procs.h"
-#include "check.h"
 
-int at_run_cases(const at_case *cases, size_t n, const char *want)
+int at_run_cases(const at_case *cases, size_t n, const char *want, at_check_run_fn run)
 {
     int ran = 0;
 
     for (size_t i = 0; i < n; i++) {
         if (strcmp(want, "all") != 0 && strcmp(want, cases[i].name) != 0)
             continue;
-        check_run(cases[i].name, cases[i].fn);
+        run(cases[i].name, cases[i].fn);
         ran++;
     }
     return ran;
 }
 
-int at_main(const char *prog, const at_case *cases, size_t n, const char *want,
-            const char *note, rlk_fx_server *srv, char *url, size_t url_len)
+int at_main(const char *prog, const at_case *cases, size_t n, const char *want, const char *note,
+            rlk_fx_server *srv, char *url, size_t url_len, at_check_run_fn run,
+            at_check_summary_fn summary)
 {
     int ran;
 
@@ -37,13 +37,13 @@ int at_main(const char *prog, const at_case *cases, size_t n, const char *want,
         return 1;
     rlk_fx_url(srv, -1, url, url_len);
     printf("%s (%s) on %s%s\n", prog, aloop_name(), url, note ? note : "");
-    ran = at_run_cases(cases, n, want);
+    ran = at_run_cases(cases, n, want, run);
     rlk_fx_stop(srv);
     if (!ran) {
         fprintf(stderr, "%s (%s): no case %s\n", prog, aloop_name(), want);
         return 2;
     }
-    return check_summary(prog);
+    return summary(prog);
 }
 
 long long at_srv_num(const rlk_fx_server *s, const char *fmt, const char *a, const char *b)

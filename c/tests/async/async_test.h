@@ -30,16 +30,30 @@ typedef struct at_case {
 
 #define AT_NCASES(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Runs (check_run) the case named want, every case for "all"; how many ran. */
-int at_run_cases(const at_case *cases, size_t n, const char *want);
+/* check.h keeps its counters per translation unit (it is header-only, its
+ * state static): the runner runs the cases and sums them up through the
+ * program's own check_run and check_summary, passed in by AT_RUN_CASES and
+ * AT_MAIN, so that a check that fails in a case counts. */
+typedef void (*at_check_run_fn)(const char *name, void (*fn)(void));
+typedef int (*at_check_summary_fn)(const char *program);
+
+/* Runs (run: check_run) the case named want, every case for "all"; how many
+ * ran. */
+int at_run_cases(const at_case *cases, size_t n, const char *want, at_check_run_fn run);
 
 /* A program's main() on one server: starts srv (the fixture's defaults: over
- * TLS when $RLK_TEST_TLS names the certificates), writes its URL into
- * url, prints "<prog> (<loop>) on <url><note>", runs the case named want
- * (every case for "all"), stops srv. 1 when the server did not start, 2 when
- * no case is named want, else check_summary(prog). */
-int at_main(const char *prog, const at_case *cases, size_t n, const char *want,
-            const char *note, rlk_fx_server *srv, char *url, size_t url_len);
+ * TLS when $RLK_TEST_TLS names the certificates), writes its URL into url,
+ * prints "<prog> (<loop>) on <url><note>", runs the case named want (every
+ * case for "all"), stops srv. 1 when the server did not start, 2 when no case
+ * is named want, else summary(prog). */
+int at_main(const char *prog, const at_case *cases, size_t n, const char *want, const char *note,
+            rlk_fx_server *srv, char *url, size_t url_len, at_check_run_fn run,
+            at_check_summary_fn summary);
+
+/* at_main with the calling program's cases array, url array and check.h. */
+#define AT_MAIN(prog, cases, want, note, srv, url)                                         \
+    at_main((prog), (cases), AT_NCASES(cases), (want), (note), (srv), (url), sizeof(url),  \
+            check_run, check_summary)
 
 /* ---------------------------------------------------------------- servers */
 
