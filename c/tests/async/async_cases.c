@@ -179,27 +179,6 @@ static void wait_timeout(void)
     CHECK_INT_EQ(rule_breaks, 0);
 }
 
-static int lost_calls, lost_reason;
-static char lost_name[64];
-static long long lost_at;   /* rlk_fx_now_ms() of the last report */
-
-static void on_lost(int kind, const char *name, const char *owner, int reason, void *ud)
-{
-    (void)kind;
-    (void)owner;
-    (void)ud;
-    lost_calls++;
-    lost_reason = reason;
-    lost_at = rlk_fx_now_ms();
-    snprintf(lost_name, sizeof lost_name, "%s", name);
-}
-
-static int lost_done(void *p)
-{
-    (void)p;
-    return lost_calls > 0;
-}
-
 /* The watchdog renews past the lease; a DEL is reported lost, never re-created. */
 static void watchdog(void)
 {
@@ -2722,7 +2701,7 @@ static void metrics(void)
     res h1 = {0}, busy = {0}, u = {0}, h2 = {0}, sem = {0};
     rlk_metrics m;
     char *buf;
-    size_t need = 0;
+    int ret;
     const char *out = getenv("RLK_TEST_PROM_OUT");
 
     REQUIRE(cl_open(&c, 900) == RLK_OK);
@@ -2767,20 +2746,13 @@ static void metrics(void)
     CHECK_INT_EQ((long long)m.names[0].acquisitions[RLK_ACQ_ACQUIRED], 2);
     CHECK_INT_EQ((long long)m.names[0].acquisitions[RLK_ACQ_TIMED_OUT], 1);
     CHECK_INT_EQ((long long)m.names[0].hold.count, 2);
-    rlk_metrics_format(&m, 1, NULL, RLK_METRICS_PROMETHEUS, NULL, 0, &need);
-    REQUIRE(need > 0 && (buf = malloc(need)) != NULL);
-    CHECK_INT_EQ(rlk_metrics_format(&m, 1, NULL, RLK_METRICS_PROMETHEUS, buf, need, NULL), RLK_OK);
+    REQUIRE((buf = at_metrics_text(&m, RLK_METRICS_PROMETHEUS, &ret)) != NULL);
+    CHECK_INT_EQ(ret, RLK_OK);
     CHECKF(strstr(buf, "rlk_acquisitions_total{kind=\"lock\",result=\"acquired\"} 2\n") != NULL,
            "no async acquisition in the Prometheus text");
     CHECKF(strstr(buf, "rlk_locks_lost_total{cause=\"gone\"} 1\n") != NULL,
            "no lost lock in the Prometheus text");
-    if (out) {
-        FILE *f = fopen(out, "w");
-
-        CHECK(f && fputs(buf, f) >= 0);
-        if (f)
-            fclose(f);
-    }
+    CHECK(at_write_text(out, buf));
     free(buf);
     cl_close(&c);
     CHECK_INT_EQ(rule_breaks, 0);

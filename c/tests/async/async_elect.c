@@ -483,27 +483,6 @@ static void elect_kill(void)
 
 /* ---------------------------------------------------------------- losing leadership */
 
-static int lost_calls, lost_reason, lost_kind;
-static char lost_name[64], lost_owner[256];
-static long long lost_at;
-
-static void on_lost(int kind, const char *name, const char *owner, int reason, void *ud)
-{
-    (void)ud;
-    lost_calls++;
-    lost_reason = reason;
-    lost_kind = kind;
-    lost_at = rlk_fx_now_ms();
-    snprintf(lost_name, sizeof lost_name, "%s", name);
-    snprintf(lost_owner, sizeof lost_owner, "%s", owner);
-}
-
-static int lost_done(void *p)
-{
-    (void)p;
-    return lost_calls > 0;
-}
-
 /* A leader (watchdog lease 1.5 s, lost margin 300 ms) whose server stops
  * answering is told RLK_LOST_EXPIRED before its lease can have run out on
  * the server (the blocking watchdog's deadline), and no longer leads in

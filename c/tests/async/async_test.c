@@ -114,3 +114,49 @@ int at_fres_done(void *p)
 {
     return ((at_fres *)p)->calls > 0;
 }
+
+at_lost_log at_lost;
+
+void at_on_lost(int kind, const char *name, const char *owner, int reason, void *ud)
+{
+    (void)ud;
+    at_lost.calls++;
+    at_lost.reason = reason;
+    at_lost.kind = kind;
+    at_lost.at = rlk_fx_now_ms();
+    snprintf(at_lost.name, sizeof at_lost.name, "%s", name);
+    snprintf(at_lost.owner, sizeof at_lost.owner, "%s", owner);
+}
+
+int at_lost_done(void *p)
+{
+    (void)p;
+    return at_lost.calls > 0;
+}
+
+char *at_metrics_text(const rlk_metrics *m, int format, int *ret)
+{
+    size_t need = 0;
+    char *buf;
+
+    *ret = RLK_ERR_ARG;
+    rlk_metrics_format(m, 1, NULL, format, NULL, 0, &need);
+    if (need == 0 || (buf = malloc(need)) == NULL)
+        return NULL;
+    *ret = rlk_metrics_format(m, 1, NULL, format, buf, need, NULL);
+    return buf;
+}
+
+int at_write_text(const char *path, const char *text)
+{
+    FILE *f;
+    int ok;
+
+    if (!path)
+        return 1;
+    f = fopen(path, "w");
+    ok = f && fputs(text, f) >= 0;
+    if (f)
+        fclose(f);
+    return ok;
+}

@@ -4,9 +4,13 @@
  * async_elect.c, async_closed.c, async_delay.c, async_fence.c,
  * async_cluster.c, ...) does the same way: the case table and main()'s
  * runner, a command on a fixture server read back as a number or an OK,
- * a cluster's URL, and a fenced write's outcome with the rules of
- * rlk_async.h checked on its callback (ap_in_call, ap_rule_breaks of
- * async_procs.h).
+ * a cluster's URL, a fenced write's outcome with the rules of rlk_async.h
+ * checked on its callback (ap_in_call, ap_rule_breaks of async_procs.h),
+ * the last lost-lock report, and a metrics snapshot's text.
+ *
+ * check.h is header-only with its counters static per translation unit, so
+ * nothing here checks: helpers return what they saw and the programs check
+ * it.
  *
  * Linked into every async program by c/tests/async/CMakeLists.txt, beside
  * async_procs.c and one loop's aloop.
@@ -88,5 +92,32 @@ typedef struct at_fres {
 void at_on_fence(rlk_async *ac, const rlk_async_result *r, const redisReply *reply, void *p);
 /* aloop_run_until's condition: the at_fres p has its callback. */
 int at_fres_done(void *p);
+
+/* ---------------------------------------------------------------- lost locks */
+
+/* The lost-lock reports of the client whose lost callback is at_on_lost
+ * (rlk_async_set_lost_callback(ac, at_on_lost, NULL)): how many, and the
+ * last one's. A case sets calls to 0 before it installs the callback. */
+typedef struct at_lost_log {
+    int calls, reason, kind;
+    long long at;                   /* rlk_fx_now_ms() of the last report */
+    char name[128], owner[256];
+} at_lost_log;
+
+extern at_lost_log at_lost;
+
+void at_on_lost(int kind, const char *name, const char *owner, int reason, void *ud);
+/* aloop_run_until's condition: a lost report came (at_lost.calls > 0). */
+int at_lost_done(void *p);
+
+/* ---------------------------------------------------------------- metrics */
+
+/* m's text in format (RLK_METRICS_PROMETHEUS, RLK_METRICS_JSON), malloc'd;
+ * NULL when it could not be made (*ret: rlk_metrics_format's return,
+ * RLK_OK when it wrote it). */
+char *at_metrics_text(const rlk_metrics *m, int format, int *ret);
+/* Writes text to path when path is set ($RLK_TEST_PROM_OUT: for promtool,
+ * metrics_promtool.sh): 1 written (or no path), 0 not. */
+int at_write_text(const char *path, const char *text);
 
 #endif /* RLK_TEST_ASYNC_TEST_H */
