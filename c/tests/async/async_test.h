@@ -36,8 +36,8 @@ typedef struct at_case {
 
 /* check.h keeps its counters per translation unit (it is header-only, its
  * state static): the runner runs the cases and sums them up through the
- * program's own check_run and check_summary, passed in by AT_RUN_CASES and
- * AT_MAIN, so that a check that fails in a case counts. */
+ * program's own check_run and check_summary (AT_MAIN passes them), so that
+ * a check that fails in a case counts. */
 typedef void (*at_check_run_fn)(const char *name, void (*fn)(void));
 typedef int (*at_check_summary_fn)(const char *program);
 
