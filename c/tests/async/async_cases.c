@@ -1367,20 +1367,11 @@ static void sx_hold(int fd, int id, int seq)
     tk_hold_end(fd, id, seq, tk_mono_ns());
 }
 
-typedef struct sx_task {
-    cl *c;
-    int fd;
-    int id;
-    int iter;
-    int seq;
-    int fails;
-} sx_task;
-
-static void sx_step(sx_task *t);
+static void sx_step(ap_wtask *t);
 
 static void sx_released(rlk_async *ac, const rlk_async_result *r, void *p)
 {
-    sx_task *t = p;
+    ap_wtask *t = p;
 
     (void)ac;
     if (r->err != RLK_OK)
@@ -1391,7 +1382,7 @@ static void sx_released(rlk_async *ac, const rlk_async_result *r, void *p)
 
 static void sx_acquired(rlk_async *ac, const rlk_async_result *r, void *p)
 {
-    sx_task *t = p;
+    ap_wtask *t = p;
 
     if (r->err != RLK_OK) {
         t->fails++;
@@ -1399,47 +1390,14 @@ static void sx_acquired(rlk_async *ac, const rlk_async_result *r, void *p)
         sx_step(t);
         return;
     }
-    sx_hold(t->fd, t->id, t->seq++);
+    sx_hold(t->fd, (int)t->task, t->seq++);
     rlk_async_semaphore_release(ac, sx_name, 1, sx_released, t);
 }
 
-static void sx_step(sx_task *t)
+static void sx_step(ap_wtask *t)
 {
-    if (t->iter < SX_ITERS)
+    if (t->iter < t->iters)
         rlk_async_semaphore_acquire(t->c->ac, sx_name, 1, 60000, sx_acquired, t);
-}
-
-static int sx_all_done(void *p)
-{
-    sx_task *ts = p;
-
-    for (int i = 0; i < AP_TASKS; i++)
-        if (ts[i].iter < SX_ITERS)
-            return 0;
-    return 1;
-}
-
-static int sx_async_child(const char *log)
-{
-    cl c;
-    sx_task ts[AP_TASKS];
-    int fd = tk_holdlog_open(log), fails = 0;
-
-    if (fd < 0 || cl_open(&c, 0) != RLK_OK)
-        return 3;
-    for (int i = 0; i < AP_TASKS; i++) {
-        memset(&ts[i], 0, sizeof ts[i]);
-        ts[i].c = &c;
-        ts[i].fd = fd;
-        ts[i].id = i + 1;
-        sx_step(&ts[i]);
-    }
-    if (!aloop_run_until(c.l, sx_all_done, ts, 120000))
-        return 4;
-    for (int i = 0; i < AP_TASKS; i++)
-        fails += ts[i].fails;
-    cl_close(&c);
-    return fails ? 5 : 0;
 }
 
 static int sx_blocking_child(const char *log)
@@ -1486,7 +1444,9 @@ static void sx_run(const char *name, int permits, tk_hold_report *rep)
         pids[i] = fork();
         REQUIRE(pids[i] >= 0);
         if (pids[i] == 0)
-            _exit(i < 2 ? sx_async_child(logs[i]) : sx_blocking_child(logs[i]));
+            _exit(i < 2 ? ap_tasks_child(url, cmd_timeout_ms, logs[i], AP_TASKS, SX_ITERS,
+                                         sx_step, 120000)
+                         : sx_blocking_child(logs[i]));
     }
     for (int i = 0; i < 3; i++) {
         int st = 0;
@@ -2330,20 +2290,14 @@ static int ml_held_by(rlk_async *ac, const char *name, unsigned long long task)
 #define ML_ITERS 15
 #define ML_TASKS 2
 
-typedef struct ml_task {
-    cl *c;
-    int fd;
-    unsigned long long task;
-    int iter, seq, fails;
-} ml_task;
 
 static const char *const ml_mx_names[2] = {"a:mlx1", "a:mlx2"};
 
-static void ml_step(ml_task *t);
+static void ml_step(ap_wtask *t);
 
 static void ml_unlocked(rlk_async *ac, const rlk_async_result *r, void *p)
 {
-    ml_task *t = p;
+    ap_wtask *t = p;
 
     (void)ac;
     if (r->err != RLK_OK || r->value != 2)
@@ -2354,7 +2308,7 @@ static void ml_unlocked(rlk_async *ac, const rlk_async_result *r, void *p)
 
 static void ml_locked(rlk_async *ac, const rlk_async_result *r, void *p)
 {
-    ml_task *t = p;
+    ap_wtask *t = p;
     long long s;
 
     if (r->err != RLK_OK) {
@@ -2369,43 +2323,10 @@ static void ml_locked(rlk_async *ac, const rlk_async_result *r, void *p)
     rlk_async_multilock_unlock(ac, 2, ml_mx_names, t->task, ml_unlocked, t);
 }
 
-static void ml_step(ml_task *t)
+static void ml_step(ap_wtask *t)
 {
-    if (t->iter < ML_ITERS)
+    if (t->iter < t->iters)
         rlk_async_multilock_lock(t->c->ac, 2, ml_mx_names, t->task, 30000, 10000, ml_locked, t);
-}
-
-static int ml_all_done(void *p)
-{
-    ml_task *ts = p;
-
-    for (int i = 0; i < ML_TASKS; i++)
-        if (ts[i].iter < ML_ITERS)
-            return 0;
-    return 1;
-}
-
-static int ml_async_child(const char *log)
-{
-    cl c;
-    ml_task ts[ML_TASKS];
-    int fd = tk_holdlog_open(log), fails = 0;
-
-    if (fd < 0 || cl_open(&c, 0) != RLK_OK)
-        return 3;
-    for (int i = 0; i < ML_TASKS; i++) {
-        memset(&ts[i], 0, sizeof ts[i]);
-        ts[i].c = &c;
-        ts[i].fd = fd;
-        ts[i].task = (unsigned long long)(i + 1);
-        ml_step(&ts[i]);
-    }
-    if (!aloop_run_until(c.l, ml_all_done, ts, 90000))
-        return 4;
-    for (int i = 0; i < ML_TASKS; i++)
-        fails += ts[i].fails;
-    cl_close(&c);
-    return fails ? 5 : 0;
 }
 
 static int ml_blocking_child(const char *log)
@@ -2578,7 +2499,9 @@ static void multilock(void)
             pids[i] = fork();
             REQUIRE(pids[i] >= 0);
             if (pids[i] == 0)
-                _exit(i == 0 ? ml_async_child(logs[i]) : ml_blocking_child(logs[i]));
+                _exit(i == 0 ? ap_tasks_child(url, cmd_timeout_ms, logs[i], ML_TASKS, ML_ITERS,
+                                              ml_step, 90000)
+                              : ml_blocking_child(logs[i]));
         }
         for (int i = 0; i < 2; i++) {
             int st = 0;

@@ -454,3 +454,41 @@ long long ap_srv_int(const rlk_fx_server *srv, const char *fmt, const char *arg)
 {
     return ap_reply_int(rlk_fx_command(srv, fmt, arg));
 }
+
+/* ---------------------------------------------------------------- worker tasks */
+
+static int ap_wtasks_done(void *p)
+{
+    const ap_wtask *ts = p;
+
+    for (int i = 0; ts[i].step; i++)
+        if (ts[i].iter < ts[i].iters)
+            return 0;
+    return 1;
+}
+
+int ap_tasks_child(const char *url, int cmd_timeout_ms, const char *log, int ntasks, int iters,
+                   void (*step)(ap_wtask *t), long long bound_ms)
+{
+    ap_cl c;
+    ap_wtask *ts = calloc((size_t)ntasks + 1, sizeof *ts);  /* ends with step NULL */
+    int fd = tk_holdlog_open(log), fails = 0;
+
+    if (!ts || fd < 0 || ap_cl_open(&c, url, 0, 0, cmd_timeout_ms) != RLK_OK)
+        return 3;
+    for (int i = 0; i < ntasks; i++) {
+        ts[i].c = &c;
+        ts[i].fd = fd;
+        ts[i].task = (unsigned long long)(i + 1);
+        ts[i].iters = iters;
+        ts[i].step = step;
+        step(&ts[i]);
+    }
+    if (!aloop_run_until(c.l, ap_wtasks_done, ts, bound_ms))
+        return 4;
+    for (int i = 0; i < ntasks; i++)
+        fails += ts[i].fails;
+    ap_cl_close(&c);
+    free(ts);
+    return fails ? 5 : 0;
+}

@@ -126,4 +126,26 @@ long long ap_reply_int(redisReply *r);
 /* A command on srv whose reply is an integer: that, else -99. */
 long long ap_srv_int(const rlk_fx_server *srv, const char *fmt, const char *arg);
 
+/* ---------------------------------------------------------------- worker tasks */
+
+/* One of the tasks of an async worker process (several on one client, one
+ * loop): step(t) makes its next request while iter < iters; the request's
+ * callbacks stamp the hold into the log fd (holdlog.h, id task, seq),
+ * count a failed iteration in fails, advance iter and call step again. */
+typedef struct ap_wtask {
+    ap_cl *c;
+    int fd;                         /* the process's hold log */
+    unsigned long long task;        /* 1, 2, ...: the task id and the hold log's id */
+    int iter, iters, seq, fails;
+    void (*step)(struct ap_wtask *t);
+} ap_wtask;
+
+/* In a child process: opens a client on url (the command timeout
+ * cmd_timeout_ms) and the hold log log, starts ntasks tasks (task 1..ntasks)
+ * with step, and runs the loop until each did iters iterations, bounded by
+ * bound_ms. The child's exit status: 0; 3 no client or log; 4 the bound
+ * passed; 5 an iteration failed. */
+int ap_tasks_child(const char *url, int cmd_timeout_ms, const char *log, int ntasks, int iters,
+                   void (*step)(ap_wtask *t), long long bound_ms);
+
 #endif /* RLK_TEST_ASYNC_PROCS_H */
