@@ -4,24 +4,16 @@
  * through the adapter header rlk_async_libevent.h (what a program does).
  */
 #include <stdlib.h>
-#include <time.h>
 
 #include "rlk_async_libevent.h"
 
 #include "aloop.h"
+#include "aloop_impl.h"
 
 struct aloop {
     struct event_base *base;
     struct event *tick;     /* every 20 ms: bounds one turn, so run_until sees its timeout */
 };
-
-static long long aloop_now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void aloop_tick(evutil_socket_t fd, short what, void *arg)
 {
@@ -56,17 +48,15 @@ int aloop_attach(aloop *l, rlk_async *ac)
     return rlk_async_libevent_attach(ac, l->base);
 }
 
+/* One turn: it returns within the 20 ms tick. */
+static void aloop_turn(aloop *l)
+{
+    (void)event_base_loop(l->base, EVLOOP_ONCE);
+}
+
 int aloop_run_until(aloop *l, int (*done)(void *), void *arg, long long timeout_ms)
 {
-    long long end = aloop_now_ms() + timeout_ms;
-
-    for (;;) {
-        if (done && done(arg))
-            return 1;
-        if (aloop_now_ms() >= end)
-            return 0;
-        (void)event_base_loop(l->base, EVLOOP_ONCE);
-    }
+    return aloop_turn_until(l, aloop_turn, done, arg, timeout_ms);
 }
 
 void aloop_free(aloop *l)

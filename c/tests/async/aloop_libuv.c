@@ -5,25 +5,17 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "rlk_async_libuv.h"
 
 #include "aloop.h"
+#include "aloop_impl.h"
 
 struct aloop {
     uv_loop_t loop;
     uv_timer_t tick;        /* every 20 ms: bounds one turn, so run_until sees its timeout */
     int tick_live;
 };
-
-static long long aloop_now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void aloop_tick(uv_timer_t *t)
 {
@@ -56,17 +48,15 @@ int aloop_attach(aloop *l, rlk_async *ac)
     return rlk_async_libuv_attach(ac, &l->loop);
 }
 
+/* One turn: it returns within the 20 ms tick. */
+static void aloop_turn(aloop *l)
+{
+    (void)uv_run(&l->loop, UV_RUN_ONCE);
+}
+
 int aloop_run_until(aloop *l, int (*done)(void *), void *arg, long long timeout_ms)
 {
-    long long end = aloop_now_ms() + timeout_ms;
-
-    for (;;) {
-        if (done && done(arg))
-            return 1;
-        if (aloop_now_ms() >= end)
-            return 0;
-        (void)uv_run(&l->loop, UV_RUN_ONCE);
-    }
+    return aloop_turn_until(l, aloop_turn, done, arg, timeout_ms);
 }
 
 /* The client was freed (its handles closed by the adapter): the loop turns

@@ -27,6 +27,7 @@
 #include "sentinel.h"
 #include "aloop.h"
 #include "async_procs.h"
+#include "async_test.h"
 #include "async_names.h"
 #include "tk_util.h"
 #include "rlk.h"
@@ -176,27 +177,6 @@ static void wait_timeout(void)
     CHECK_INT_EQ(srv_int("HLEN %s", "a:to"), 1);
     cl_close(&c);
     CHECK_INT_EQ(rule_breaks, 0);
-}
-
-static int lost_calls, lost_reason;
-static char lost_name[64];
-static long long lost_at;   /* rlk_fx_now_ms() of the last report */
-
-static void on_lost(int kind, const char *name, const char *owner, int reason, void *ud)
-{
-    (void)kind;
-    (void)owner;
-    (void)ud;
-    lost_calls++;
-    lost_reason = reason;
-    lost_at = rlk_fx_now_ms();
-    snprintf(lost_name, sizeof lost_name, "%s", name);
-}
-
-static int lost_done(void *p)
-{
-    (void)p;
-    return lost_calls > 0;
 }
 
 /* The watchdog renews past the lease; a DEL is reported lost, never re-created. */
@@ -1387,20 +1367,11 @@ static void sx_hold(int fd, int id, int seq)
     tk_hold_end(fd, id, seq, tk_mono_ns());
 }
 
-typedef struct sx_task {
-    cl *c;
-    int fd;
-    int id;
-    int iter;
-    int seq;
-    int fails;
-} sx_task;
-
-static void sx_step(sx_task *t);
+static void sx_step(ap_wtask *t);
 
 static void sx_released(rlk_async *ac, const rlk_async_result *r, void *p)
 {
-    sx_task *t = p;
+    ap_wtask *t = p;
 
     (void)ac;
     if (r->err != RLK_OK)
@@ -1411,7 +1382,7 @@ static void sx_released(rlk_async *ac, const rlk_async_result *r, void *p)
 
 static void sx_acquired(rlk_async *ac, const rlk_async_result *r, void *p)
 {
-    sx_task *t = p;
+    ap_wtask *t = p;
 
     if (r->err != RLK_OK) {
         t->fails++;
@@ -1419,47 +1390,14 @@ static void sx_acquired(rlk_async *ac, const rlk_async_result *r, void *p)
         sx_step(t);
         return;
     }
-    sx_hold(t->fd, t->id, t->seq++);
+    sx_hold(t->fd, (int)t->task, t->seq++);
     rlk_async_semaphore_release(ac, sx_name, 1, sx_released, t);
 }
 
-static void sx_step(sx_task *t)
+static void sx_step(ap_wtask *t)
 {
-    if (t->iter < SX_ITERS)
+    if (t->iter < t->iters)
         rlk_async_semaphore_acquire(t->c->ac, sx_name, 1, 60000, sx_acquired, t);
-}
-
-static int sx_all_done(void *p)
-{
-    sx_task *ts = p;
-
-    for (int i = 0; i < AP_TASKS; i++)
-        if (ts[i].iter < SX_ITERS)
-            return 0;
-    return 1;
-}
-
-static int sx_async_child(const char *log)
-{
-    cl c;
-    sx_task ts[AP_TASKS];
-    int fd = tk_holdlog_open(log), fails = 0;
-
-    if (fd < 0 || cl_open(&c, 0) != RLK_OK)
-        return 3;
-    for (int i = 0; i < AP_TASKS; i++) {
-        memset(&ts[i], 0, sizeof ts[i]);
-        ts[i].c = &c;
-        ts[i].fd = fd;
-        ts[i].id = i + 1;
-        sx_step(&ts[i]);
-    }
-    if (!aloop_run_until(c.l, sx_all_done, ts, 120000))
-        return 4;
-    for (int i = 0; i < AP_TASKS; i++)
-        fails += ts[i].fails;
-    cl_close(&c);
-    return fails ? 5 : 0;
 }
 
 static int sx_blocking_child(const char *log)
@@ -1506,7 +1444,9 @@ static void sx_run(const char *name, int permits, tk_hold_report *rep)
         pids[i] = fork();
         REQUIRE(pids[i] >= 0);
         if (pids[i] == 0)
-            _exit(i < 2 ? sx_async_child(logs[i]) : sx_blocking_child(logs[i]));
+            _exit(i < 2 ? ap_tasks_child(url, cmd_timeout_ms, logs[i], AP_TASKS, SX_ITERS,
+                                         sx_step, 120000)
+                         : sx_blocking_child(logs[i]));
     }
     for (int i = 0; i < 3; i++) {
         int st = 0;
@@ -2350,20 +2290,14 @@ static int ml_held_by(rlk_async *ac, const char *name, unsigned long long task)
 #define ML_ITERS 15
 #define ML_TASKS 2
 
-typedef struct ml_task {
-    cl *c;
-    int fd;
-    unsigned long long task;
-    int iter, seq, fails;
-} ml_task;
 
 static const char *const ml_mx_names[2] = {"a:mlx1", "a:mlx2"};
 
-static void ml_step(ml_task *t);
+static void ml_step(ap_wtask *t);
 
 static void ml_unlocked(rlk_async *ac, const rlk_async_result *r, void *p)
 {
-    ml_task *t = p;
+    ap_wtask *t = p;
 
     (void)ac;
     if (r->err != RLK_OK || r->value != 2)
@@ -2374,7 +2308,7 @@ static void ml_unlocked(rlk_async *ac, const rlk_async_result *r, void *p)
 
 static void ml_locked(rlk_async *ac, const rlk_async_result *r, void *p)
 {
-    ml_task *t = p;
+    ap_wtask *t = p;
     long long s;
 
     if (r->err != RLK_OK) {
@@ -2389,43 +2323,10 @@ static void ml_locked(rlk_async *ac, const rlk_async_result *r, void *p)
     rlk_async_multilock_unlock(ac, 2, ml_mx_names, t->task, ml_unlocked, t);
 }
 
-static void ml_step(ml_task *t)
+static void ml_step(ap_wtask *t)
 {
-    if (t->iter < ML_ITERS)
+    if (t->iter < t->iters)
         rlk_async_multilock_lock(t->c->ac, 2, ml_mx_names, t->task, 30000, 10000, ml_locked, t);
-}
-
-static int ml_all_done(void *p)
-{
-    ml_task *ts = p;
-
-    for (int i = 0; i < ML_TASKS; i++)
-        if (ts[i].iter < ML_ITERS)
-            return 0;
-    return 1;
-}
-
-static int ml_async_child(const char *log)
-{
-    cl c;
-    ml_task ts[ML_TASKS];
-    int fd = tk_holdlog_open(log), fails = 0;
-
-    if (fd < 0 || cl_open(&c, 0) != RLK_OK)
-        return 3;
-    for (int i = 0; i < ML_TASKS; i++) {
-        memset(&ts[i], 0, sizeof ts[i]);
-        ts[i].c = &c;
-        ts[i].fd = fd;
-        ts[i].task = (unsigned long long)(i + 1);
-        ml_step(&ts[i]);
-    }
-    if (!aloop_run_until(c.l, ml_all_done, ts, 90000))
-        return 4;
-    for (int i = 0; i < ML_TASKS; i++)
-        fails += ts[i].fails;
-    cl_close(&c);
-    return fails ? 5 : 0;
 }
 
 static int ml_blocking_child(const char *log)
@@ -2598,7 +2499,9 @@ static void multilock(void)
             pids[i] = fork();
             REQUIRE(pids[i] >= 0);
             if (pids[i] == 0)
-                _exit(i == 0 ? ml_async_child(logs[i]) : ml_blocking_child(logs[i]));
+                _exit(i == 0 ? ap_tasks_child(url, cmd_timeout_ms, logs[i], ML_TASKS, ML_ITERS,
+                                              ml_step, 90000)
+                              : ml_blocking_child(logs[i]));
         }
         for (int i = 0; i < 2; i++) {
             int st = 0;
@@ -2721,7 +2624,7 @@ static void metrics(void)
     res h1 = {0}, busy = {0}, u = {0}, h2 = {0}, sem = {0};
     rlk_metrics m;
     char *buf;
-    size_t need = 0;
+    int ret;
     const char *out = getenv("RLK_TEST_PROM_OUT");
 
     REQUIRE(cl_open(&c, 900) == RLK_OK);
@@ -2766,20 +2669,13 @@ static void metrics(void)
     CHECK_INT_EQ((long long)m.names[0].acquisitions[RLK_ACQ_ACQUIRED], 2);
     CHECK_INT_EQ((long long)m.names[0].acquisitions[RLK_ACQ_TIMED_OUT], 1);
     CHECK_INT_EQ((long long)m.names[0].hold.count, 2);
-    rlk_metrics_format(&m, 1, NULL, RLK_METRICS_PROMETHEUS, NULL, 0, &need);
-    REQUIRE(need > 0 && (buf = malloc(need)) != NULL);
-    CHECK_INT_EQ(rlk_metrics_format(&m, 1, NULL, RLK_METRICS_PROMETHEUS, buf, need, NULL), RLK_OK);
+    REQUIRE((buf = at_metrics_text(&m, RLK_METRICS_PROMETHEUS, &ret)) != NULL);
+    CHECK_INT_EQ(ret, RLK_OK);
     CHECKF(strstr(buf, "rlk_acquisitions_total{kind=\"lock\",result=\"acquired\"} 2\n") != NULL,
            "no async acquisition in the Prometheus text");
     CHECKF(strstr(buf, "rlk_locks_lost_total{cause=\"gone\"} 1\n") != NULL,
            "no lost lock in the Prometheus text");
-    if (out) {
-        FILE *f = fopen(out, "w");
-
-        CHECK(f && fputs(buf, f) >= 0);
-        if (f)
-            fclose(f);
-    }
+    CHECK(at_write_text(out, buf));
     free(buf);
     cl_close(&c);
     CHECK_INT_EQ(rule_breaks, 0);
@@ -3030,10 +2926,7 @@ static void write_now(void)
     CHECK_INT_EQ(rule_breaks, 0);
 }
 
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} cases[] = {
+static const at_case cases[] = {
     {"basic", basic},
     {"wait_release", wait_release},
     {"wait_timeout", wait_timeout},
@@ -3075,32 +2968,12 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-    const char *want = argc > 1 ? argv[1] : "all";
-    rlk_fx_config cfg;
-    int found = 0;
-
-    signal(SIGPIPE, SIG_IGN);
     if (getenv("RLK_TEST_NO_LOSS_DEADLINE"))    /* the wd_expired_* cases' control: must fail */
         rlk_ae_wd_no_deadline = 1;
     if (argc == 7 && strcmp(argv[1], "psq-child") == 0) {   /* psemaphore_* cases' waiters */
+        signal(SIGPIPE, SIG_IGN);
         snprintf(url, sizeof url, "%s", argv[2]);
         return psq_child(argv[3], argv[4], atoll(argv[5]), atoll(argv[6]));
     }
-    rlk_fx_config_init(&cfg);
-    cfg.tls = rlk_fx_tls_dir() ? 0 : -1;    /* $RLK_TEST_TLS: the TLS pass (rediss://) */
-    if (rlk_fx_start(&srv, &cfg) != 0)
-        return 1;
-    rlk_fx_url(&srv, -1, url, sizeof url);
-    printf("async_cases (%s) on %s\n", aloop_name(), url);
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (strcmp(want, "all") == 0 || strcmp(want, cases[i].name) == 0) {
-            found = 1;
-            check_run(cases[i].name, cases[i].fn);
-        }
-    rlk_fx_stop(&srv);
-    if (!found) {
-        fprintf(stderr, "async_cases (%s): no case %s\n", aloop_name(), want);
-        return 2;
-    }
-    return check_summary("async_cases");
+    return AT_MAIN("async_cases", cases, argc > 1 ? argv[1] : "all", NULL, &srv, url);
 }

@@ -494,17 +494,6 @@ static void sem_admin(void)
  * and a leader, kept through 3 leases, no lost report, every key's PTTL
  * read on its master (the delay key's above the delay: renewed with the
  * lock). Control: a leased lock (WD_LEASE_MS) in each slot expired. */
-static int wd_lost;
-
-static void on_lost(int kind, const char *name, const char *owner, int reason, void *ud)
-{
-    (void)owner;
-    (void)kind;
-    (void)ud;
-    fprintf(stderr, "  lost: %s (reason %d)\n", name, reason);
-    wd_lost++;
-}
-
 static void watchdog(void)
 {
     cli c;
@@ -515,6 +504,7 @@ static void watchdog(void)
     char note[128];
 
     REQUIRE(ap_cl_open(&c, url, WD_LEASE_MS, 0, 3000) == RLK_OK);
+    lost_calls = 0;
     rlk_async_set_lost_callback(c.ac, on_lost, NULL);
     memset(r, 0, sizeof r);
     for (int m = 0; m < 3; m++) {
@@ -556,7 +546,7 @@ static void watchdog(void)
         CHECKF(int_on(mst[m], "EXISTS %s", ctn[m]) == 0, "control: leased %s expired", ctn[m]);
         CHECK(rlk_async_elect_term(c.ac, n[m][4], 1, &term) == RLK_OK && term == r[m][4].value);
     }
-    CHECK_INT_EQ(wd_lost, 0);
+    CHECKF(lost_calls == 0, "lost reports: %d (the last: %s, reason %d)", lost_calls, lost_name, lost_reason);
     for (int m = 0; m < 3; m++) {
         static const int kinds[4] = {RLK_KIND_LOCK, RLK_KIND_FAIR, RLK_KIND_LOCK, RLK_KIND_LOCK};
 
@@ -629,7 +619,7 @@ static void procs_control(void)
 
 /* ---------------------------------------------------------------- main */
 
-static const ap_case cases[] = {
+static const at_case cases[] = {
     {"nr", nr},
     {"spin", spin},
     {"delay", delay},
@@ -642,6 +632,5 @@ static const ap_case cases[] = {
 
 int main(int argc, char **argv)
 {
-    return ap_cluster_main("async_clkinds", argc, argv, &cl, url, sizeof url, mst, cases,
-                           sizeof cases / sizeof cases[0]);
+    return AP_CLUSTER_MAIN("async_clkinds", argc, argv, &cl, url, mst, cases);
 }

@@ -41,6 +41,7 @@
 #include "sentinel.h"
 #include "aloop.h"
 #include "async_procs.h"
+#include "async_test.h"
 #include "async_names.h"
 #include "rlk.h"
 #include "rlk_async.h"
@@ -154,29 +155,6 @@ static long long hcount(const rlk_fx_server *s, const char *name, const char *ow
 }
 
 /* ---------------------------------------------------------------- fenced write */
-
-typedef struct fres {
-    int calls, err;
-    char errstr[256];
-} fres;
-
-static void on_fence(rlk_async *ac, const rlk_async_result *r, const redisReply *reply, void *p)
-{
-    fres *x = p;
-
-    (void)ac;
-    (void)reply;
-    if (in_call || x->calls)
-        rule_breaks++;
-    x->calls++;
-    x->err = r->err;
-    snprintf(x->errstr, sizeof x->errstr, "%s", r->errstr ? r->errstr : "");
-}
-
-static int fres_done(void *p)
-{
-    return ((fres *)p)->calls > 0;
-}
 
 /* ---------------------------------------------------------------- cases */
 
@@ -373,10 +351,7 @@ static void peer(void)
     free(ctx);
 }
 
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} cases[] = {
+static const at_case cases[] = {
     {"peer", peer},
     {"standalone", standalone},
     {"inflight", inflight},
@@ -385,29 +360,9 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-    const char *want = argc > 1 ? argv[1] : "all";
-    rlk_fx_config cfg;
-    int found = 0;
-
-    signal(SIGPIPE, SIG_IGN);
     if (getenv("RLK_TEST_NO_PEER_CHECK"))   /* the control: must fail */
         rlk_ae_no_peer_check = 1;
-    rlk_fx_config_init(&cfg);
-    cfg.tls = rlk_fx_tls_dir() ? 0 : -1;    /* $RLK_TEST_TLS: the TLS pass (rediss://) */
-    if (rlk_fx_start(&srv, &cfg) != 0)
-        return 1;
-    rlk_fx_url(&srv, -1, url, sizeof url);
-    printf("async_closed (%s) on %s%s\n", aloop_name(), url,
-           rlk_ae_no_peer_check ? " (control: no check before a write)" : "");
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (strcmp(want, "all") == 0 || strcmp(want, cases[i].name) == 0) {
-            found = 1;
-            check_run(cases[i].name, cases[i].fn);
-        }
-    rlk_fx_stop(&srv);
-    if (!found) {
-        fprintf(stderr, "async_closed: no case %s\n", want);
-        return 2;
-    }
-    return check_summary("async_closed");
+    return AT_MAIN("async_closed", cases, argc > 1 ? argv[1] : "all",
+                   rlk_ae_no_peer_check ? " (control: no check before a write)" : NULL, &srv,
+                   url);
 }

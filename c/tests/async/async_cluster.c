@@ -57,6 +57,7 @@
 
 #include "aloop.h"
 #include "async_procs.h"
+#include "async_test.h"
 #include "async_names.h"
 #include "check.h"
 #include "cluster.h"
@@ -1225,7 +1226,7 @@ static void sub_kill(void)
 
 /* ---------------------------------------------------------------- main */
 
-static const ap_case cases[] = {
+static const at_case cases[] = {
     {"kinds", kinds},
     {"wake", wake},
     {"wake_global", wake_global},
@@ -1240,6 +1241,5 @@ static const ap_case cases[] = {
 
 int main(int argc, char **argv)
 {
-    return ap_cluster_main("async_cluster", argc, argv, &cl, url, sizeof url, mst, cases,
-                           sizeof cases / sizeof cases[0]);
+    return AP_CLUSTER_MAIN("async_cluster", argc, argv, &cl, url, mst, cases);
 }

@@ -51,6 +51,7 @@
 #include "fixture.h"
 #include "aloop.h"
 #include "async_procs.h"
+#include "async_test.h"
 #include "tk_util.h"
 #include "rlk.h"
 #include "rlk_async.h"
@@ -66,27 +67,12 @@ static char url[512];
 
 static long long srv_int(const char *fmt, const char *a, const char *b)
 {
-    redisReply *r = rlk_fx_command(&srv, fmt, a, b);
-    long long v = -99;
-
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer;
-    else if (r && r->type == REDIS_REPLY_STRING)
-        v = strtoll(r->str, NULL, 10);
-    if (r)
-        freeReplyObject(r);
-    return v;
+    return at_srv_num(&srv, fmt, a, b);
 }
 
-/* A command whose reply is OK: 1. */
 static int srv_ok(const char *fmt, const char *a)
 {
-    redisReply *r = rlk_fx_command(&srv, fmt, a);
-    int ok = r && r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0;
-
-    if (r)
-        freeReplyObject(r);
-    return ok;
+    return at_srv_ok(&srv, fmt, a);
 }
 
 /* ---------------------------------------------------------------- the holder child */
@@ -549,12 +535,7 @@ static void test_batch(void)
     CHECK_INT_EQ(ap_rule_breaks, 0);
 }
 
-typedef struct ad_case {
-    const char *name;
-    void (*fn)(void);
-} ad_case;
-
-static const ad_case cases[] = {
+static const at_case cases[] = {
     {"paused", test_paused},
     {"paused_control", test_paused_control},
     {"released", test_released},
@@ -564,43 +545,14 @@ static const ad_case cases[] = {
     {"batch", test_batch},
 };
 
-/* Runs the case named want (all: every case); how many ran. */
-static int run_cases(const char *want)
-{
-    int n = 0;
-
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        if (strcmp(want, "all") != 0 && strcmp(want, cases[i].name) != 0)
-            continue;
-        check_run(cases[i].name, cases[i].fn);
-        n++;
-    }
-    return n;
-}
-
 int main(int argc, char **argv)
 {
-    const char *want = argc > 1 ? argv[1] : "all";
-    rlk_fx_config cfg;
-    int found = 0;
-
-    signal(SIGPIPE, SIG_IGN);
     if (argc == 5 && strcmp(argv[1], "hold") == 0) {
+        signal(SIGPIPE, SIG_IGN);
         snprintf(url, sizeof url, "%s", argv[2]);
         return child_hold(argv[2], argv[3], atoll(argv[4]));
     }
     if (!realpath(argv[0], self_exe))
         return 1;
-    rlk_fx_config_init(&cfg);
-    if (rlk_fx_start(&srv, &cfg) != 0)
-        return 1;
-    rlk_fx_url(&srv, -1, url, sizeof url);
-    printf("async_delay (%s) on %s\n", aloop_name(), url);
-    found = run_cases(want);
-    rlk_fx_stop(&srv);
-    if (!found) {
-        fprintf(stderr, "async_delay (%s): no case %s\n", aloop_name(), want);
-        return 2;
-    }
-    return check_summary("async_delay");
+    return AT_MAIN("async_delay", cases, argc > 1 ? argv[1] : "all", NULL, &srv, url);
 }

@@ -24,6 +24,7 @@
 #include "holdlog.h"
 #include "aloop.h"
 #include "async_procs.h"
+#include "async_test.h"
 #include "async_names.h"
 #include "tk_util.h"
 #include "rlk.h"
@@ -460,27 +461,6 @@ static void elect_kill(void)
 
 /* ---------------------------------------------------------------- losing leadership */
 
-static int lost_calls, lost_reason, lost_kind;
-static char lost_name[64], lost_owner[256];
-static long long lost_at;
-
-static void on_lost(int kind, const char *name, const char *owner, int reason, void *ud)
-{
-    (void)ud;
-    lost_calls++;
-    lost_reason = reason;
-    lost_kind = kind;
-    lost_at = rlk_fx_now_ms();
-    snprintf(lost_name, sizeof lost_name, "%s", name);
-    snprintf(lost_owner, sizeof lost_owner, "%s", owner);
-}
-
-static int lost_done(void *p)
-{
-    (void)p;
-    return lost_calls > 0;
-}
-
 /* A leader (watchdog lease 1.5 s, lost margin 300 ms) whose server stops
  * answering is told RLK_LOST_EXPIRED before its lease can have run out on
  * the server (the blocking watchdog's deadline), and no longer leads in
@@ -723,10 +703,7 @@ static void nr_procs(void)
 
 /* ---------------------------------------------------------------- main */
 
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} cases[] = {
+static const at_case cases[] = {
     {"elect_basic", elect_basic},
     {"elect_observe", elect_observe},
     {"elect_procs", elect_procs},
@@ -740,28 +717,7 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-    const char *want = argc > 1 ? argv[1] : "all";
-    rlk_fx_config cfg;
-    int found = 0;
-
-    signal(SIGPIPE, SIG_IGN);
     if (getenv("RLK_TEST_NO_LOSS_DEADLINE"))    /* elect_lost's control: must fail */
         rlk_ae_wd_no_deadline = 1;
-    rlk_fx_config_init(&cfg);
-    cfg.tls = rlk_fx_tls_dir() ? 0 : -1;
-    if (rlk_fx_start(&srv, &cfg) != 0)
-        return 1;
-    rlk_fx_url(&srv, -1, url, sizeof url);
-    printf("async_elect (%s) on %s\n", aloop_name(), url);
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (strcmp(want, "all") == 0 || strcmp(want, cases[i].name) == 0) {
-            found = 1;
-            check_run(cases[i].name, cases[i].fn);
-        }
-    rlk_fx_stop(&srv);
-    if (!found) {
-        fprintf(stderr, "async_elect (%s): no case %s\n", aloop_name(), want);
-        return 2;
-    }
-    return check_summary("async_elect");
+    return AT_MAIN("async_elect", cases, argc > 1 ? argv[1] : "all", NULL, &srv, url);
 }

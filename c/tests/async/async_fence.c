@@ -45,6 +45,9 @@
 #include <unistd.h>
 
 #include "aloop.h"
+#include "async_procs.h"
+#include "async_test.h"
+#include "async_names.h"
 #include "check.h"
 #include "cluster.h"
 #include "fixture.h"
@@ -56,78 +59,14 @@
 static rlk_fx_server srv;
 static rlk_fx_cluster fcl;
 static char url[512];
-static int in_call, rule_breaks;
 static int cmd_timeout_ms = 2000;
 
-/* One fenced write's outcome, with a copy of its reply's head. */
-typedef struct fres {
-    int calls, err;
-    long long value;
-    char errstr[512];
-    int rtype;                      /* -1: no reply */
-    long long rint;
-    char rstr[128];
-    size_t relems;
-} fres;
-
-static void on_fence(rlk_async *ac, const rlk_async_result *r, const redisReply *reply, void *p)
-{
-    fres *x = p;
-
-    (void)ac;
-    if (in_call || x->calls)
-        rule_breaks++;
-    x->calls++;
-    x->err = r->err;
-    x->value = r->value;
-    snprintf(x->errstr, sizeof x->errstr, "%s", r->errstr ? r->errstr : "(null)");
-    x->rtype = reply ? reply->type : -1;
-    if (reply) {
-        x->rint = reply->integer;
-        x->relems = reply->elements;
-        snprintf(x->rstr, sizeof x->rstr, "%.*s", (int)(reply->str ? reply->len : 0),
-                 reply->str ? reply->str : "");
-    }
-}
-
-static int fres_done(void *p)
-{
-    return ((fres *)p)->calls > 0;
-}
-
-static rlk_async_req *req_end(rlk_async_req *r)
-{
-    in_call = 0;
-    return r;
-}
-
-#define REQ(expr) req_end((in_call = 1, (expr)))
-
-typedef struct cl {
-    aloop *l;
-    rlk_async *ac;
-} cl;
+#define cl_close ap_cl_close
+typedef ap_cl cl;
 
 static int cl_open(cl *c)
 {
-    rlk_options o;
-
-    rlk_options_init(&o);
-    o.url = url;
-    o.command_timeout_ms = cmd_timeout_ms;
-    c->l = aloop_new();
-    c->ac = rlk_async_new(&o);
-    if (!c->l || !c->ac)
-        return -1;
-    return aloop_attach(c->l, c->ac);
-}
-
-static void cl_close(cl *c)
-{
-    rlk_async_free(c->ac);
-    aloop_free(c->l);
-    c->ac = NULL;
-    c->l = NULL;
+    return ap_cl_open(c, url, 0, 0, cmd_timeout_ms);
 }
 
 /* One fenced write, run to its end (bounded): 1 when its callback came. */
@@ -144,28 +83,8 @@ static int fw(cl *c, fres *x, const char *op, const char *fence, const char *dat
     return aloop_run_until(c->l, fres_done, x, 12000);
 }
 
-/* A key's string value on s ("" when missing). */
-static const char *sget(const rlk_fx_server *s, const char *key, char *buf, size_t len)
-{
-    redisReply *r = rlk_fx_command(s, "GET %s", key);
-
-    snprintf(buf, len, "%s", r && r->type == REDIS_REPLY_STRING ? r->str : "");
-    if (r)
-        freeReplyObject(r);
-    return buf;
-}
-
-static long long sint(const rlk_fx_server *s, const char *fmt, const char *key)
-{
-    redisReply *r = rlk_fx_command(s, fmt, key);
-    long long v = -99;
-
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer;
-    if (r)
-        freeReplyObject(r);
-    return v;
-}
+#define sget at_srv_get
+#define sint ap_srv_int
 
 /* ---------------------------------------------------------------- one server */
 
@@ -644,7 +563,7 @@ static void metrics(void)
     rlk_metrics m, bm;
     const char *v[] = {"v"};
     char *buf = NULL;
-    size_t need = 0;
+    int ret;
     uint64_t highest = 0;
     const char *out = getenv("RLK_TEST_PROM_OUT");
 
@@ -687,24 +606,16 @@ static void metrics(void)
     rlk_metrics_add(&m, &bm);
     CHECK_INT_EQ((long long)m.fence_writes[RLK_FENCE_ACCEPTED], 4);
     CHECK_INT_EQ((long long)m.names[0].fence_writes[RLK_FENCE_REFUSED], 3);
-    rlk_metrics_format(&m, 1, NULL, RLK_METRICS_PROMETHEUS, NULL, 0, &need);
-    REQUIRE(need > 0 && (buf = malloc(need)) != NULL);
-    CHECK_INT_EQ(rlk_metrics_format(&m, 1, NULL, RLK_METRICS_PROMETHEUS, buf, need, NULL), RLK_OK);
+    REQUIRE((buf = at_metrics_text(&m, RLK_METRICS_PROMETHEUS, &ret)) != NULL);
+    CHECK_INT_EQ(ret, RLK_OK);
     CHECK_STR_CONTAINS(buf, "\nrlk_fence_writes_total{result=\"accepted\"} 4\n");
     CHECK_STR_CONTAINS(buf, "\nrlk_fence_writes_total{result=\"refused\"} 3\n");
     CHECK_STR_CONTAINS(buf, "\nrlk_name_fence_writes_total{name=\"{am}:fence\",result=\"accepted\"} 3\n");
     CHECK_STR_CONTAINS(buf, "\nrlk_name_fence_writes_total{name=\"{am}:fence\",result=\"refused\"} 3\n");
-    if (out) {
-        FILE *f = fopen(out, "w");
-
-        CHECK(f && fputs(buf, f) >= 0);
-        if (f)
-            fclose(f);
-    }
+    CHECK(at_write_text(out, buf));
     free(buf);
-    rlk_metrics_format(&m, 1, NULL, RLK_METRICS_JSON, NULL, 0, &need);
-    REQUIRE(need > 0 && (buf = malloc(need)) != NULL);
-    CHECK_INT_EQ(rlk_metrics_format(&m, 1, NULL, RLK_METRICS_JSON, buf, need, NULL), RLK_OK);
+    REQUIRE((buf = at_metrics_text(&m, RLK_METRICS_JSON, &ret)) != NULL);
+    CHECK_INT_EQ(ret, RLK_OK);
     CHECK_STR_CONTAINS(buf, "\"rlk_fence_writes_total:result=accepted\":4");
     CHECK_STR_CONTAINS(buf, "\"fence_writes\":{\"accepted\":3,\"refused\":3}");
     free(buf);
@@ -759,10 +670,7 @@ static void cluster(void)
     CHECK_INT_EQ(rule_breaks, 0);
 }
 
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} cases[] = {
+static const at_case cases[] = {
     {"write", write_ops}, {"stale", stale}, {"args", args}, {"replica", replica},
     {"lost", lost},       {"procs", procs}, {"metrics", metrics}, {"sentinel", sentinel},
 };
@@ -770,40 +678,18 @@ static const struct {
 int main(int argc, char **argv)
 {
     const char *want = argc > 1 ? argv[1] : "all";
-    rlk_fx_config cfg;
-    int found = 0;
 
-    signal(SIGPIPE, SIG_IGN);
     if (strcmp(want, "cluster") == 0) {
-        char a[128], b[128];
-
+        signal(SIGPIPE, SIG_IGN);
         if (rlk_fx_cluster_start(&fcl) != 0) {
             fprintf(stderr, "async_fence: the cluster did not start\n");
             return 1;
         }
-        rlk_fx_cluster_url(&fcl, 0, a, sizeof a);
-        rlk_fx_cluster_url(&fcl, 1, b, sizeof b);
-        snprintf(url, sizeof url, "redis+cluster://%s,%s", strstr(a, "://") + 3,
-                 strstr(b, "://") + 3);
+        at_cluster_url(&fcl, url, sizeof url);
         printf("async_fence (%s) on %s\n", aloop_name(), url);
         check_run("cluster", cluster);
         rlk_fx_cluster_stop(&fcl);
         return check_summary("async_fence");
     }
-    rlk_fx_config_init(&cfg);
-    if (rlk_fx_start(&srv, &cfg) != 0)
-        return 1;
-    rlk_fx_url(&srv, -1, url, sizeof url);
-    printf("async_fence (%s) on %s\n", aloop_name(), url);
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (strcmp(want, "all") == 0 || strcmp(want, cases[i].name) == 0) {
-            found = 1;
-            check_run(cases[i].name, cases[i].fn);
-        }
-    rlk_fx_stop(&srv);
-    if (!found) {
-        fprintf(stderr, "async_fence (%s): no case %s\n", aloop_name(), want);
-        return 2;
-    }
-    return check_summary("async_fence");
+    return AT_MAIN("async_fence", cases, want, NULL, &srv, url);
 }

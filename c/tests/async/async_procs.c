@@ -492,9 +492,9 @@ long long ap_srv_int(const rlk_fx_server *srv, const char *fmt, const char *arg)
 }
 
 int ap_cluster_main(const char *prog, int argc, char **argv, rlk_fx_cluster *cl, char *url,
-                    size_t len, int mst[3], const ap_case *cases, size_t ncases)
+                    size_t len, int mst[3], const at_case *cases, size_t ncases,
+                    at_check_run_fn run, at_check_summary_fn summary)
 {
-    char a[128], b[128];
     int k = 0;
 
     signal(SIGPIPE, SIG_IGN);
@@ -503,10 +503,7 @@ int ap_cluster_main(const char *prog, int argc, char **argv, rlk_fx_cluster *cl,
         fprintf(stderr, "%s: the cluster did not start\n", prog);
         return 1;
     }
-    rlk_fx_cluster_url(cl, 0, a, sizeof a);
-    rlk_fx_cluster_url(cl, 1, b, sizeof b);
-    snprintf(url, len, "%s+cluster://%s,%s", cl->node[0].tls ? "rediss" : "redis",
-             strstr(a, "://") + 3, strstr(b, "://") + 3);
+    at_cluster_url(cl, url, len);
     fprintf(stderr, "%s on %s\n", prog, url);
     if (rlk_fx_tls_dir() && !cl->node[0].tls) {
         fprintf(stderr, "%s: $RLK_TEST_TLS is set but the cluster is not on TLS\n", prog);
@@ -522,17 +519,55 @@ int ap_cluster_main(const char *prog, int argc, char **argv, rlk_fx_cluster *cl,
         return 1;
     }
     for (size_t i = 0; i < ncases; i++) {
-        int run = argc < 2;
+        int wanted = argc < 2;
         long long t;
 
         for (int j = 1; j < argc; j++)
-            run |= strcmp(argv[j], cases[i].name) == 0;
-        if (!run)
+            wanted |= strcmp(argv[j], cases[i].name) == 0;
+        if (!wanted)
             continue;
         t = rlk_fx_now_ms();
-        check_run(cases[i].name, cases[i].fn);
+        run(cases[i].name, cases[i].fn);
         fprintf(stderr, "  (%s: %lld ms)\n", cases[i].name, rlk_fx_now_ms() - t);
     }
     rlk_fx_cluster_stop(cl);
-    return check_summary(prog);
+    return summary(prog);
+}
+
+/* ---------------------------------------------------------------- worker tasks */
+
+static int ap_wtasks_done(void *p)
+{
+    const ap_wtask *ts = p;
+
+    for (int i = 0; ts[i].step; i++)
+        if (ts[i].iter < ts[i].iters)
+            return 0;
+    return 1;
+}
+
+int ap_tasks_child(const char *url, int cmd_timeout_ms, const char *log, int ntasks, int iters,
+                   void (*step)(ap_wtask *t), long long bound_ms)
+{
+    ap_cl c;
+    ap_wtask *ts = calloc((size_t)ntasks + 1, sizeof *ts);  /* ends with step NULL */
+    int fd = tk_holdlog_open(log), fails = 0;
+
+    if (!ts || fd < 0 || ap_cl_open(&c, url, 0, 0, cmd_timeout_ms) != RLK_OK)
+        return 3;
+    for (int i = 0; i < ntasks; i++) {
+        ts[i].c = &c;
+        ts[i].fd = fd;
+        ts[i].task = (unsigned long long)(i + 1);
+        ts[i].iters = iters;
+        ts[i].step = step;
+        step(&ts[i]);
+    }
+    if (!aloop_run_until(c.l, ap_wtasks_done, ts, bound_ms))
+        return 4;
+    for (int i = 0; i < ntasks; i++)
+        fails += ts[i].fails;
+    ap_cl_close(&c);
+    free(ts);
+    return fails ? 5 : 0;
 }

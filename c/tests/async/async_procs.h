@@ -29,6 +29,7 @@
 #include <sys/types.h>
 
 #include "aloop.h"
+#include "async_test.h"
 #include "cluster.h"
 #include "fixture.h"
 #include "holdlog.h"
@@ -138,17 +139,40 @@ long long ap_srv_int(const rlk_fx_server *srv, const char *fmt, const char *arg)
 
 /* ---------------------------------------------------------------- cluster programs */
 
-typedef struct ap_case {
-    const char *name;
-    void (*fn)(void);
-} ap_case;
-
 /* The main of a program on one Redis Cluster (async_cluster.c, async_clkinds.c):
  * starts cl, writes "redis+cluster://<node 0>,<node 1>" (rediss+ on a TLS-only
  * cluster, $RLK_TEST_TLS) into url and the masters' node indexes into mst, runs
  * the cases named in argv (none: all, in order), each timed, stops cl. Returns
- * check_summary's code, 1 when the cluster did not start or lacks 3 masters. */
+ * the program's check_summary's code (run and summary are the program's
+ * check_run and check_summary: check.h counts per translation unit), 1 when
+ * the cluster did not start or lacks 3 masters. AP_CLUSTER_MAIN passes them. */
 int ap_cluster_main(const char *prog, int argc, char **argv, rlk_fx_cluster *cl, char *url,
-                    size_t len, int mst[3], const ap_case *cases, size_t ncases);
+                    size_t len, int mst[3], const at_case *cases, size_t ncases,
+                    at_check_run_fn run, at_check_summary_fn summary);
+#define AP_CLUSTER_MAIN(prog, argc, argv, cl, url, mst, cases)                                  \
+    ap_cluster_main((prog), (argc), (argv), (cl), (url), sizeof(url), (mst), (cases),           \
+                    AT_NCASES(cases), check_run, check_summary)
+
+/* ---------------------------------------------------------------- worker tasks */
+
+/* One of the tasks of an async worker process (several on one client, one
+ * loop): step(t) makes its next request while iter < iters; the request's
+ * callbacks stamp the hold into the log fd (holdlog.h, id task, seq),
+ * count a failed iteration in fails, advance iter and call step again. */
+typedef struct ap_wtask {
+    ap_cl *c;
+    int fd;                         /* the process's hold log */
+    unsigned long long task;        /* 1, 2, ...: the task id and the hold log's id */
+    int iter, iters, seq, fails;
+    void (*step)(struct ap_wtask *t);
+} ap_wtask;
+
+/* In a child process: opens a client on url (the command timeout
+ * cmd_timeout_ms) and the hold log log, starts ntasks tasks (task 1..ntasks)
+ * with step, and runs the loop until each did iters iterations, bounded by
+ * bound_ms. The child's exit status: 0; 3 no client or log; 4 the bound
+ * passed; 5 an iteration failed. */
+int ap_tasks_child(const char *url, int cmd_timeout_ms, const char *log, int ntasks, int iters,
+                   void (*step)(ap_wtask *t), long long bound_ms);
 
 #endif /* RLK_TEST_ASYNC_PROCS_H */
