@@ -101,15 +101,9 @@ static long long int_on(int master, const char *fmt, const char *key)
 /* Sharded subscribers of channel on node i. */
 static long long shard_subs(int i, const char *channel)
 {
-    redisReply *r = rlk_fx_cluster_command(&cl, i, "PUBSUB SHARDNUMSUB %s", channel);
-    long long n = 0;
+    long long n = tk_numsub_reply(rlk_fx_cluster_command(&cl, i, "PUBSUB SHARDNUMSUB %s", channel));
 
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[1]->type == REDIS_REPLY_INTEGER)
-        n = r->element[1]->integer;
-    if (r)
-        freeReplyObject(r);
-    return n;
+    return n < 0 ? 0 : n;
 }
 
 /* Subscribers of channel on any node, sharded or not. */

@@ -61,16 +61,10 @@ long long cl_pttl(const rlk_fx_cluster *cl, const char *key)
 /* Subscribers of ch on node i: PUBSUB NUMSUB (sharded: SHARDNUMSUB). */
 static long long cl_numsub(const rlk_fx_cluster *cl, int i, const char *ch, int sharded)
 {
-    redisReply *r = rlk_fx_cluster_command(cl, i, sharded ? "PUBSUB SHARDNUMSUB %s"
-                                                           : "PUBSUB NUMSUB %s", ch);
-    long long n = 0;
+    long long n = tk_numsub_reply(rlk_fx_cluster_command(cl, i, sharded ? "PUBSUB SHARDNUMSUB %s"
+                                                                         : "PUBSUB NUMSUB %s", ch));
 
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[1]->type == REDIS_REPLY_INTEGER)
-        n = r->element[1]->integer;
-    if (r)
-        freeReplyObject(r);
-    return n;
+    return n < 0 ? 0 : n;
 }
 
 int cl_subscribed(const rlk_fx_cluster *cl, const char *name)

@@ -222,7 +222,7 @@ long long tk_script_calls(const rlk_fx_server *s)
 }
 
 /* The count of a PUBSUB NUMSUB reply r (freed), or -1. */
-static long long tk_numsub_of(redisReply *r)
+long long tk_numsub_reply(redisReply *r)
 {
     long long n = -1;
 
@@ -236,12 +236,12 @@ static long long tk_numsub_of(redisReply *r)
 
 long long tk_numsub(const rlk_fx_server *s, const char *channel)
 {
-    return tk_numsub_of(rlk_fx_command(s, "PUBSUB NUMSUB %s", channel));
+    return tk_numsub_reply(rlk_fx_command(s, "PUBSUB NUMSUB %s", channel));
 }
 
 long long tk_numsub_ctx(redisContext *ctx, const char *channel)
 {
-    return tk_numsub_of(ctx ? redisCommand(ctx, "PUBSUB NUMSUB %s", channel) : NULL);
+    return tk_numsub_reply(ctx ? redisCommand(ctx, "PUBSUB NUMSUB %s", channel) : NULL);
 }
 
 long long tk_numsub_matching(const rlk_fx_server *s, const char *pattern)

@@ -99,6 +99,9 @@ int tk_latch_get(tk_latch *l);
 /* The script calls s has served (EVAL, EVALSHA, FCALL, FCALL_RO in INFO commandstats), or -1:
  * a client's attempts seen from the server. */
 long long tk_script_calls(const rlk_fx_server *s);
+/* The count of a PUBSUB NUMSUB or SHARDNUMSUB reply for one channel, or -1
+ * when r is NULL or not that reply; frees r. */
+long long tk_numsub_reply(redisReply *r);
 /* PUBSUB NUMSUB channel: subscribers, or -1 on error. */
 long long tk_numsub(const rlk_fx_server *s, const char *channel);
 /* The same on an open connection ctx (one made before the server refused new ones). */
