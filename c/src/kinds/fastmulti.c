@@ -28,8 +28,9 @@
  * A lost reply of an acquire or a release is settled before anything is
  * reported, as the non-blocking API settles it (the rule is
  * rlk_fastmulti_lost_count, shared with async/a_lock.c): the connection it
- * went out on is fenced (rlk_fam_lost_fence), the values' holders read
- * back (HMGET). An acquire that ran is adopted (recorded, renewed, counted
+ * went out on is fenced (rlk_fam_lost_fence), the owner's live
+ * lock_count of each value read back (fastmulti/counts: a lapsed hold
+ * counts 0). An acquire that ran is adopted (recorded, renewed, counted
  * as lost_adopted); one that did not is reported as the connection's error
  * with "settled: the acquire did not take the values"; one that cannot be
  * told is RLK_ERR_UNSETTLED (if it ran, its values run out with their
@@ -172,20 +173,26 @@ int rlk_fastmulti_values_check(const char *const *values, size_t n, char *buf, s
     return 0;
 }
 
-long long rlk_fastmulti_lost_count(const redisReply *r, const char *owner, long long known,
-                                   int release)
+long long rlk_fastmulti_lost_count(const redisReply *r, long long known, int release)
 {
-    int all = 1;
+    int all_known = 1, all_next = 1, some_free = 0;
 
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements == 0)
         return -1;
-    for (size_t k = 0; k < r->elements; k++)
-        all &= r->element[k]->type == REDIS_REPLY_STRING && strcmp(r->element[k]->str, owner) == 0;
+    for (size_t k = 0; k < r->elements; k++) {
+        const redisReply *e = r->element[k];
+
+        if (e->type != REDIS_REPLY_INTEGER)
+            return -1;
+        all_known &= e->integer == known;
+        all_next &= e->integer == known + 1;
+        some_free |= e->integer == 0;
+    }
     if (!release)
-        return !all ? known : known == 0 ? 1 : -1;
-    if (!all)
+        return all_next ? known + 1 : some_free ? known : -1;
+    if (some_free)
         return known > 0 ? known - 1 : 0;
-    return known <= 1 ? known : -1;
+    return all_known ? known : -1;
 }
 
 rlk_fastmulti *rlk_fastmulti_new(rlk_client *c, const char *group, const char *const *values,
@@ -304,16 +311,16 @@ static int rlk_fastmulti_acl_aftermath(rlk_fastmulti *m, const char *owner, int 
 
 /* After a call of m for owner failed: 0 when its reply was not lost (the
  * error stands). Else 1 (counted as a lost reply), and either *settled
- * RLK_OK with *n the count it left (rlk_fastmulti_lost_count from the
- * values' holders, read once the call has run or never will; -1: cannot
- * tell), or the error that left it unknown. The call's error stays
+ * RLK_OK with *n the count it left (rlk_fastmulti_lost_count from
+ * owner's live lock_count of each value, fastmulti/counts, read once the
+ * call has run or never will; -1: cannot tell), or the error that left it unknown. The call's error stays
  * recorded, with "; outcome unknown (why)" in the second case. */
 static int rlk_fastmulti_lost(rlk_fastmulti *m, const char *owner, long long known, int release,
                               long long *n, int *settled)
 {
     rlk_client *c = m->b.c;
     char orig[RLK_ERRSTR_MAX], why[RLK_ERRSTR_MAX];
-    const char **argv;
+    const char *key = m->b.name;
     redisReply *r = NULL;
     int orig_err;
 
@@ -323,18 +330,9 @@ static int rlk_fastmulti_lost(rlk_fastmulti *m, const char *owner, long long kno
         return 1;
     orig_err = rlk_err(c);
     snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
-    if (!(argv = malloc((m->n + 2) * sizeof *argv))) {
-        *settled = rlk_set_error(c, orig_err, "%s; outcome unknown (out of memory)", orig);
-        return 1;
-    }
-    argv[0] = "HMGET";
-    argv[1] = m->b.name;
-    for (size_t k = 0; k < m->n; k++)
-        argv[k + 2] = m->values[k];
-    *settled = rlk_command(c, (int)m->n + 2, argv, NULL, &r);
-    free(argv);
+    *settled = rlk_fastmulti_call(m, "fastmulti/counts", 1, &key, 1, &owner, &r);
     if (*settled == RLK_OK)
-        *n = rlk_fastmulti_lost_count(r, owner, known, release);
+        *n = rlk_fastmulti_lost_count(r, known, release);
     if (r)
         freeReplyObject(r);
     if (*settled != RLK_OK) {
