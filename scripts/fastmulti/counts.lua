@@ -6,7 +6,7 @@
 -- KEYS[1]: group - the group hash: <value> -> holder; <value>:<holder>:expire_time (ms), :lock_count
 -- ARGV[1]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- ARGV[2..n]: values - the values to look at: field names, each 1..1024 bytes without ':', none twice
--- return array: one integer per value, in order: owner's lock_count of it, or 0 when owner does not hold it live (free, lapsed or another holder's)
+-- return array: per value, in order: owner's lock_count of it; 0: owner does not hold it live (free, lapsed, another's)
 -- error RLK_BADARG: not exactly 1 key, or fewer than 2 arguments
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
 -- error RLK_BADVALUE: a value is empty, longer than 1024 bytes, contains ':' or is given twice
