@@ -405,8 +405,8 @@ static int rlk_fastmulti_acquire_lost(rlk_fastmulti *m, int rc, const rlk_hold_s
     if (settled != RLK_OK)
         return rlk_fastmulti_unsettled(m, "");
     if (n < 0)
-        return rlk_fastmulti_unsettled(m, " (the values were this holder's already: whether the "
-                                          "acquire ran is unknown)");
+        return rlk_fastmulti_unsettled(m, " (the values' counts do not tell whether the acquire "
+                                          "ran)");
     if (n == known) {
         RLK_RT_COUNT(m->b.rt, lost_not_run);
         snprintf(msg, sizeof msg, "%s", rlk_errstr(m->b.c));
@@ -495,9 +495,8 @@ static int rlk_fastmulti_release_lost(rlk_fastmulti *m, const char *owner, long 
             return outcome;
         }
         if (n < 0) {
-            *rc = rlk_fastmulti_unsettled(m, " (the values are still this holder's and counted "
-                                             "more than once: whether the release ran is "
-                                             "unknown; not sent again)");
+            *rc = rlk_fastmulti_unsettled(m, " (the values' counts do not tell whether the "
+                                             "release ran; not sent again)");
             return outcome;
         }
         if (n < known) {
