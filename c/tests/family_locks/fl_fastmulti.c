@@ -468,10 +468,31 @@ static long long lock_count(const char *group, const char *value, const char *ow
     return n;
 }
 
+/* A client whose replies are lost after 200 ms, with a handle of group g's
+ * values a and b and its owner id; NULL when either could not be made. */
+static rlk_client *lost_client(const char *g, rlk_fastmulti **m, char *owner, size_t len)
+{
+    static const char *const ab[] = {"a", "b"};
+    rlk_options opt;
+    rlk_client *c;
+
+    rlk_options_init(&opt);
+    opt.url = url;
+    opt.command_timeout_ms = 200;
+    opt.pool_size = 2;
+    *m = NULL;
+    if (!(c = rlk_connect(&opt)) || rlk_err(c) != RLK_OK ||
+        !(*m = rlk_fastmulti_new(c, g, ab, 2)) || rlk_fastmulti_owner(*m, owner, len) != RLK_OK) {
+        rlk_fastmulti_free(*m);
+        rlk_free(c);
+        return NULL;
+    }
+    return c;
+}
+
 static void test_lost_reply(void)
 {
-    const char *g = "flm:lost", *ab[] = {"a", "b"};
-    rlk_options opt;
+    const char *g = "flm:lost";
     rlk_client *c;
     rlk_fastmulti *m;
     rlk_runtime_stats s0, s;
@@ -479,13 +500,7 @@ static void test_lost_reply(void)
     char owner[RLK_OWNER_MAX + 1];
     int rc, held = 0;
 
-    rlk_options_init(&opt);
-    opt.url = url;
-    opt.command_timeout_ms = 200;
-    opt.pool_size = 2;
-    REQUIRE((c = rlk_connect(&opt)) != NULL && rlk_err(c) == RLK_OK);
-    REQUIRE((m = rlk_fastmulti_new(c, g, ab, 2)) != NULL);
-    REQUIRE(rlk_fastmulti_owner(m, owner, sizeof owner) == RLK_OK);
+    REQUIRE((c = lost_client(g, &m, owner, sizeof owner)) != NULL);
     /* the scripts loaded first (a lost NOSCRIPT would be what ran) */
     REQUIRE(rlk_fastmulti_try_lock(m, 0, -1) == RLK_OK);
     REQUIRE(rlk_fastmulti_unlock(m) == RLK_OK);
@@ -534,19 +549,6 @@ static void test_lost_reply(void)
     rlk_free(c);
 }
 
-/* The server's clock in ms. */
-static long long srv_now_ms(void)
-{
-    redisReply *r = rlk_fx_command(&srv, "TIME");
-    long long ms = -1;
-
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
-        ms = atoll(r->element[0]->str) * 1000 + atoll(r->element[1]->str) / 1000;
-    if (r)
-        freeReplyObject(r);
-    return ms;
-}
-
 /* Lost replies read back by the values' live counts: a lapsed hold of the
  * same owner (its fields left, expire_time passed) under an acquire that
  * never ran (CLIENT PAUSE) is not adopted: the values are free, the acquire
@@ -555,8 +557,7 @@ static long long srv_now_ms(void)
  * (DEBUG SLEEP) is adopted, counted twice as on the server. */
 static void test_lost_counts(void)
 {
-    const char *g = "flm:lostcounts", *ab[] = {"a", "b"};
-    rlk_options opt;
+    const char *g = "flm:lostcounts";
     rlk_client *c;
     rlk_fastmulti *m;
     rlk_runtime_stats s0, s;
@@ -565,18 +566,12 @@ static void test_lost_counts(void)
     char owner[RLK_OWNER_MAX + 1], past[32];
     int rc;
 
-    rlk_options_init(&opt);
-    opt.url = url;
-    opt.command_timeout_ms = 200;
-    opt.pool_size = 2;
-    REQUIRE((c = rlk_connect(&opt)) != NULL && rlk_err(c) == RLK_OK);
-    REQUIRE((m = rlk_fastmulti_new(c, g, ab, 2)) != NULL);
-    REQUIRE(rlk_fastmulti_owner(m, owner, sizeof owner) == RLK_OK);
+    REQUIRE((c = lost_client(g, &m, owner, sizeof owner)) != NULL);
     /* the scripts loaded first (a lost NOSCRIPT would be what ran) */
     REQUIRE(rlk_fastmulti_try_lock(m, 0, 30000) == RLK_OK);
     REQUIRE(rlk_fastmulti_unlock(m) == RLK_OK);
     /* this owner's lapsed hold of a and b: free for anyone by the scripts' rule */
-    snprintf(past, sizeof past, "%lld", srv_now_ms() - 60000);
+    snprintf(past, sizeof past, "%lld", tk_server_ms(&srv) - 60000);
     r = rlk_fx_command(&srv, "HSET %s a %s a:%s:expire_time %s a:%s:lock_count 1 b %s "
                        "b:%s:expire_time %s b:%s:lock_count 1", g, owner, owner, past, owner,
                        owner, owner, past, owner);
