@@ -679,7 +679,7 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
     }
     if (r->type == REDIS_REPLY_STRING)
         n = strtoll(r->str, NULL, 10);
-    else if (a->values && (n = rlk_fastmulti_lost_count(r, a->known,
+    else if (a->values && (n = rlk_fastmulti_lost_count(r, a->known, 0,
                                                         a->cw == CW_READ_REL)) < 0) {
         int rel = a->cw == CW_READ_REL;
 
