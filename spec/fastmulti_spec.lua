@@ -85,6 +85,9 @@ end
 local function held(owner, values)
   return r:script("fastmulti/held", { GROUP }, args({ owner }, values))
 end
+local function counts(owner, values)
+  return r:script("fastmulti/counts", { GROUP }, args({ owner }, values))
+end
 local function hget(f) return r:call("HGET", GROUP, f) end
 local function expire_of(v, owner) return tonumber(hget(v .. ":" .. owner .. ":expire_time")) end
 
@@ -392,5 +395,48 @@ describe("fastmulti/held", function()
     r:call("PEXPIRE", GROUP, "60000")
     r:advance(1001)
     assert.equal(0, held("", { "jack" }))
+  end)
+end)
+
+describe("fastmulti/counts", function()
+  it("gives owner's lock_count of each value, 0 for a free value or another holder's", function()
+    assert.equal(NIL, acquire(A, { "jack", "mary" }))
+    assert.equal(NIL, acquire(A, { "mary" }))
+    assert.equal(NIL, acquire(B, { "tom" }))
+    assert.same({ 1, 2, 0, 0 }, counts(A, { "jack", "mary", "tom", "nobody" }))
+    assert.same({ 1 }, counts(B, { "tom" }))
+    assert.same({ 0 }, counts(B, { "jack" }))
+  end)
+
+  it("gives 0 for owner's lapsed hold (its fields still there, expire_time passed)", function()
+    local past = tostring(r:time_ms() - 5000)
+    r:call("HSET", GROUP, "jack", A, "jack:" .. A .. ":expire_time", past,
+      "jack:" .. A .. ":lock_count", "3")
+    assert.equal(NIL, acquire(A, { "mary" }))
+    assert.same({ 0, 1 }, counts(A, { "jack", "mary" }))
+  end)
+
+  it_virtual("gives 0 once owner's hold lapses", function()
+    assert.equal(NIL, acquire(A, { "jack" }, 1000))
+    r:call("PEXPIRE", GROUP, "60000")
+    assert.same({ 1 }, counts(A, { "jack" }))
+    r:advance(1001)
+    assert.same({ 0 }, counts(A, { "jack" }))
+  end)
+
+  it("changes nothing", function()
+    assert.equal(NIL, acquire(A, { "jack" }))
+    local before = r:call("HGETALL", GROUP)
+    counts(A, { "jack", "mary" })
+    assert.same(before, r:call("HGETALL", GROUP))
+  end)
+
+  it("refuses bad arguments", function()
+    sa.assert_error(r:script("fastmulti/counts", { GROUP }, { A }), "RLK_BADARG")
+    sa.assert_error(counts("", { "jack" }), "RLK_BADOWNER")
+    sa.assert_error(counts(A, { "a:b" }), "RLK_BADVALUE")
+    sa.assert_error(counts(A, { "a", "a" }), "RLK_BADVALUE")
+    r:call("SET", GROUP, "x")
+    sa.assert_error(counts(A, { "jack" }), "RLK_WRONGTYPE")
   end)
 end)

@@ -168,11 +168,38 @@ static int unlock_by_kind(rlk_client *c, const char *name, int kind, int *releas
     }
 }
 
+/* 1 when the reentrant lock's lock-delay key of name ({name}:rlk_delay, the
+ * library's rule: a name with a '{' keeps its own tag) is there, else 0. */
+static int unlock_delay_there(rlk_client *c, const char *name)
+{
+    size_t len = strlen(name) + sizeof RLK_NAMES_DELAY + 4;
+    char *key = malloc(len);
+    const char *argv[2] = {"EXISTS", key};
+    redisReply *r = NULL;
+    int there;
+
+    if (!key)
+        return 0;
+    snprintf(key, len, strchr(name, '{') ? "%s:%s" : "{%s}:%s", name, RLK_NAMES_DELAY);
+    there = rlk_command(c, 2, argv, NULL, &r) == RLK_OK && r->type == REDIS_REPLY_INTEGER &&
+            r->integer == 1;
+    if (r)
+        freeReplyObject(r);
+    free(key);
+    return there;
+}
+
 static int unlock_force(rlk_client *c, const char *name)
 {
-    int kind = RLK_IK_NONE, released = 0;
+    int kind = RLK_IK_NONE, released = 0, delay = 0;
     int rc = unlock_kind(c, name, &kind);
 
+    /* No lock under the name: reentrant/force_release ends a lost lock's
+     * delay if its key is there (the script's reply 2, which the library's
+     * released flag does not tell from 0: looked at first; a key that runs
+     * out in between has ended all the same). */
+    if (rc == RLK_OK && kind == RLK_IK_NONE)
+        delay = unlock_delay_there(c, name);
     if (rc == RLK_OK)
         rc = unlock_by_kind(c, name, kind, &released);
     if (rc != RLK_OK) {
@@ -181,7 +208,9 @@ static int unlock_force(rlk_client *c, const char *name)
         snprintf(what, sizeof what, "unlock %s", name);
         return rlk_lc_fail(c, rc, what);
     }
-    if (!released)
+    if (!released && delay)
+        printf("%s: no lock; its lock-delay ended\n", rlk_cli_show(name));
+    else if (!released)
         printf("%s: no lock to remove\n", rlk_cli_show(name));
     else if (kind == RLK_IK_RWLOCK || kind == RLK_IK_FAIR || kind == RLK_IK_FENCED)
         printf("%s: %s removed (force unlock)\n", rlk_cli_show(name), rlk_ik_label(kind));

@@ -279,9 +279,14 @@ int rlk_a_values_take(const char *const *values, size_t n, char ***out, char *bu
     return RLK_OK;
 }
 
-const char **rlk_a_values_hmget(const char *name, char *const *values, int *argc)
+rlk_ae_call *rlk_a_values_counts(rlk_async *ac, const char *name, const char *owner,
+                                 char *const *values, rlk_ae_reply_fn fn, void *arg)
 {
-    const char *head[2] = {"HMGET", name};
+    int argc;
+    const char **v = rlk_a_common_join(&owner, 1, values, &argc);
+    rlk_ae_call *call = v ? rlk_ae_script(ac, "fastmulti/counts", 1, &name, argc, v, fn, arg)
+                          : NULL;
 
-    return rlk_a_common_join(head, 2, values, argc);
+    free(v);
+    return call;
 }

@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 
+#include "async/engine.h"
 #include "kinds/names.h"
 #include "runtime/wd.h"
 
@@ -142,8 +143,11 @@ int rlk_a_args(const char *names, const rlk_a_argvals *vals, rlk_a_argv *out);
  * in *out: RLK_OK; RLK_ERR_ARG with why in buf (kinds/fastmulti.h's check:
  * nothing copied); RLK_ERR_NOMEM. */
 int rlk_a_values_take(const char *const *values, size_t n, char ***out, char *buf, size_t len);
-/* HMGET name values... (the values' holders) in a new array (free() it),
- * its length in *argc; NULL: out of memory. */
-const char **rlk_a_values_hmget(const char *name, char *const *values, int *argc);
+/* fastmulti/counts for owner of values in group name (a lost reply's
+ * read-back: owner's live lock_count of each value, for
+ * rlk_fastmulti_lost_count), fn called with its reply; NULL: out of memory
+ * or the client is closing (fn is then not called). */
+rlk_ae_call *rlk_a_values_counts(rlk_async *ac, const char *name, const char *owner,
+                                 char *const *values, rlk_ae_reply_fn fn, void *arg);
 
 #endif /* RLK_A_KIND_H */

@@ -551,15 +551,12 @@ static void alk_token_reply(rlk_async *ac, int rc, const redisReply *r, const ch
 static void alk_read_back(alk *a, int cw)
 {
     char field[RLK_OWNER_MAX + 16];     /* the hold's hash field: owner + the row's suffix */
-    const char *argv[3] = {"HGET", a->name, field}, **hm;
-    int argc;
+    const char *argv[3] = {"HGET", a->name, field};
 
     snprintf(field, sizeof field, "%s%s", a->owner, a->k->field_suffix);
-    if (a->values) {    /* RLK_A_VALUES: the values' holders */
-        hm = rlk_a_values_hmget(a->name, a->values, &argc);
-        a->call = hm ? rlk_ae_command(a->h.ac, argc, hm, alk_read_acq_reply, a) : NULL;
-        free(hm);
-    } else
+    if (a->values)      /* RLK_A_VALUES: owner's live count of each value */
+        a->call = rlk_a_values_counts(a->h.ac, a->name, a->owner, a->values, alk_read_acq_reply, a);
+    else
         a->call = rlk_ae_command(a->h.ac, 3, argv, alk_read_acq_reply, a);
     a->cw = a->call ? cw : CW_NONE;
     if (!a->call && !rlk_ae_req_done(a->h.r))
@@ -682,17 +679,16 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
     }
     if (r->type == REDIS_REPLY_STRING)
         n = strtoll(r->str, NULL, 10);
-    else if (a->values && (n = rlk_fastmulti_lost_count(r, a->owner, a->known,
+    else if (a->values && (n = rlk_fastmulti_lost_count(r, a->known, 0,
                                                         a->cw == CW_READ_REL)) < 0) {
         int rel = a->cw == CW_READ_REL;
 
         a->cw = CW_NONE;
         alk_quiet(a);
         RLK_A_COUNT(a->h, lost_unsettled);
-        rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL, "%s %s: %s reply was lost and its "
-                        "values are this holder's (%s): whether it ran is unknown", a->k->what,
-                        a->name, rel ? "a release's" : "an acquire's",
-                        rel ? "counted more than once" : "already before it");
+        rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL, "%s %s: %s reply was lost and the "
+                        "counts of its values do not tell whether it ran", a->k->what, a->name,
+                        rel ? "a release's" : "an acquire's");
         return;
     }
     if (a->cw == CW_READ_ACQ) {

@@ -28,8 +28,9 @@
  * A lost reply of an acquire or a release is settled before anything is
  * reported, as the non-blocking API settles it (the rule is
  * rlk_fastmulti_lost_count, shared with async/a_lock.c): the connection it
- * went out on is fenced (rlk_fam_lost_fence), the values' holders read
- * back (HMGET). An acquire that ran is adopted (recorded, renewed, counted
+ * went out on is fenced (rlk_fam_lost_fence), the owner's live
+ * lock_count of each value read back (fastmulti/counts: a lapsed hold
+ * counts 0). An acquire that ran is adopted (recorded, renewed, counted
  * as lost_adopted); one that did not is reported as the connection's error
  * with "settled: the acquire did not take the values"; one that cannot be
  * told is RLK_ERR_UNSETTLED (if it ran, its values run out with their
@@ -172,20 +173,27 @@ int rlk_fastmulti_values_check(const char *const *values, size_t n, char *buf, s
     return 0;
 }
 
-long long rlk_fastmulti_lost_count(const redisReply *r, const char *owner, long long known,
-                                   int release)
+long long rlk_fastmulti_lost_count(const redisReply *r, long long known, int exact, int release)
 {
-    int all = 1;
+    int all_known = 1, all_next = 1, all_prev = 1, some_free = 0;
 
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements == 0)
         return -1;
-    for (size_t k = 0; k < r->elements; k++)
-        all &= r->element[k]->type == REDIS_REPLY_STRING && strcmp(r->element[k]->str, owner) == 0;
+    for (size_t k = 0; k < r->elements; k++) {
+        const redisReply *e = r->element[k];
+
+        if (e->type != REDIS_REPLY_INTEGER)
+            return -1;
+        all_known &= e->integer == known;
+        all_next &= e->integer == known + 1;
+        all_prev &= e->integer == known - 1;
+        some_free |= e->integer == 0;
+    }
     if (!release)
-        return !all ? known : known == 0 ? 1 : -1;
-    if (!all)
+        return all_next ? known + 1 : some_free || (exact && all_known) ? known : -1;
+    if (some_free || (exact && all_prev))
         return known > 0 ? known - 1 : 0;
-    return known <= 1 ? known : -1;
+    return all_known ? known : -1;
 }
 
 rlk_fastmulti *rlk_fastmulti_new(rlk_client *c, const char *group, const char *const *values,
@@ -304,16 +312,16 @@ static int rlk_fastmulti_acl_aftermath(rlk_fastmulti *m, const char *owner, int 
 
 /* After a call of m for owner failed: 0 when its reply was not lost (the
  * error stands). Else 1 (counted as a lost reply), and either *settled
- * RLK_OK with *n the count it left (rlk_fastmulti_lost_count from the
- * values' holders, read once the call has run or never will; -1: cannot
- * tell), or the error that left it unknown. The call's error stays
+ * RLK_OK with *n the count it left (rlk_fastmulti_lost_count from
+ * owner's live lock_count of each value, fastmulti/counts, read once the
+ * call has run or never will; -1: cannot tell), or the error that left it unknown. The call's error stays
  * recorded, with "; outcome unknown (why)" in the second case. */
-static int rlk_fastmulti_lost(rlk_fastmulti *m, const char *owner, long long known, int release,
-                              long long *n, int *settled)
+static int rlk_fastmulti_lost(rlk_fastmulti *m, const char *owner, long long known, int exact,
+                              int release, long long *n, int *settled)
 {
     rlk_client *c = m->b.c;
     char orig[RLK_ERRSTR_MAX], why[RLK_ERRSTR_MAX];
-    const char **argv;
+    const char *key = m->b.name;
     redisReply *r = NULL;
     int orig_err;
 
@@ -323,18 +331,9 @@ static int rlk_fastmulti_lost(rlk_fastmulti *m, const char *owner, long long kno
         return 1;
     orig_err = rlk_err(c);
     snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
-    if (!(argv = malloc((m->n + 2) * sizeof *argv))) {
-        *settled = rlk_set_error(c, orig_err, "%s; outcome unknown (out of memory)", orig);
-        return 1;
-    }
-    argv[0] = "HMGET";
-    argv[1] = m->b.name;
-    for (size_t k = 0; k < m->n; k++)
-        argv[k + 2] = m->values[k];
-    *settled = rlk_command(c, (int)m->n + 2, argv, NULL, &r);
-    free(argv);
+    *settled = rlk_fastmulti_call(m, "fastmulti/counts", 1, &key, 1, &owner, &r);
     if (*settled == RLK_OK)
-        *n = rlk_fastmulti_lost_count(r, owner, known, release);
+        *n = rlk_fastmulti_lost_count(r, known, exact, release);
     if (r)
         freeReplyObject(r);
     if (*settled != RLK_OK) {
@@ -402,13 +401,15 @@ static int rlk_fastmulti_acquire_lost(rlk_fastmulti *m, int rc, const rlk_hold_s
     char msg[RLK_ERRSTR_MAX];
     int settled;
 
-    if (!rlk_fastmulti_lost(m, a->owner, known, 0, &n, &settled))
+    /* exact: every acquisition the registry counts was this handle's, of these values */
+    if (!rlk_fastmulti_lost(m, a->owner, known, rlk_fastmulti_took_add(m, a->owner, 0) == known,
+                            0, &n, &settled))
         return rc;
     if (settled != RLK_OK)
         return rlk_fastmulti_unsettled(m, "");
     if (n < 0)
-        return rlk_fastmulti_unsettled(m, " (the values were this holder's already: whether the "
-                                          "acquire ran is unknown)");
+        return rlk_fastmulti_unsettled(m, " (the values' counts do not tell whether the acquire "
+                                          "ran)");
     if (n == known) {
         RLK_RT_COUNT(m->b.rt, lost_not_run);
         snprintf(msg, sizeof msg, "%s", rlk_errstr(m->b.c));
@@ -484,22 +485,21 @@ RLK_HANDLE_DEF_LOCK(rlk_fastmulti, RLK_KIND_LOCK)
  * did not, sent once more (at most twice in all); unknown,
  * RLK_ERR_UNSETTLED in *rc, never sent again. Otherwise outcome. */
 static int rlk_fastmulti_release_lost(rlk_fastmulti *m, const char *owner, long long known,
-                                      long long lease, int outcome, int *rc)
+                                      int exact, long long lease, int outcome, int *rc)
 {
     long long n = -1;
     int settled;
 
     for (int again = 0; outcome == RLK_REL_ERROR && again < 2; again++) {
-        if (!rlk_fastmulti_lost(m, owner, known, 1, &n, &settled))
+        if (!rlk_fastmulti_lost(m, owner, known, exact, 1, &n, &settled))
             return outcome;
         if (settled != RLK_OK) {
             *rc = rlk_fastmulti_unsettled(m, "");
             return outcome;
         }
         if (n < 0) {
-            *rc = rlk_fastmulti_unsettled(m, " (the values are still this holder's and counted "
-                                             "more than once: whether the release ran is "
-                                             "unknown; not sent again)");
+            *rc = rlk_fastmulti_unsettled(m, " (the values' counts do not tell whether the "
+                                             "release ran; not sent again)");
             return outcome;
         }
         if (n < known) {
@@ -515,14 +515,15 @@ int rlk_fastmulti_unlock(rlk_fastmulti *m)
 {
     char owner[RLK_OWNER_MAX + 1];
     rlk_wd_ticket t;
-    long long lease, before;
+    long long lease, before, took;
     int rc, outcome, mine;
 
     if (!m)
         return RLK_ERR_ARG;
     if ((rc = rlk_fastmulti_owner(m, owner, sizeof owner)) != RLK_OK)
         return rc;
-    mine = rlk_fastmulti_took_add(m, owner, -1) > 0;
+    took = rlk_fastmulti_took_add(m, owner, -1);
+    mine = took > 0;
     before = rlk_wd_count_as(m->b.rt->wd, RLK_KIND_LOCK, m->b.name, owner);
     if (!mine) {
         long long lease_any = 0;
@@ -533,7 +534,7 @@ int rlk_fastmulti_unlock(rlk_fastmulti *m)
          * (if any) is another set's. Only a release that did free something
          * (the same values taken through another handle) counts there. */
         outcome = rlk_fastmulti_release_call(m, owner, lease_any, &rc);
-        outcome = rlk_fastmulti_release_lost(m, owner, 1, lease_any, outcome, &rc);
+        outcome = rlk_fastmulti_release_lost(m, owner, 1, 0, lease_any, outcome, &rc);
         if (outcome == RLK_REL_RELEASED || outcome == RLK_REL_STILL_HELD) {
             rlk_wd_release_begin_as(m->b.rt->wd, RLK_KIND_LOCK, m->b.name, owner, &t);
             rlk_wd_release_end(m->b.rt->wd, &t, t.decremented ? RLK_REL_STILL_HELD : outcome);
@@ -542,8 +543,8 @@ int rlk_fastmulti_unlock(rlk_fastmulti *m)
         /* Out of the registry (or one count less) before the release is sent. */
         lease = rlk_wd_release_begin_as(m->b.rt->wd, RLK_KIND_LOCK, m->b.name, owner, &t);
         outcome = rlk_fastmulti_release_call(m, owner, lease, &rc);
-        outcome = rlk_fastmulti_release_lost(m, owner, before > 0 ? before : 1, lease, outcome,
-                                             &rc);     /* this handle counted one at least */
+        outcome = rlk_fastmulti_release_lost(m, owner, before > 0 ? before : 1, took == before,
+                                             lease, outcome, &rc);  /* this handle counted one */
         /* The registry counts this holder's acquisitions in the group,
          * whichever values: while it counts more, the holder still holds
          * the others. */

@@ -151,8 +151,27 @@ RLK_HANDLE_DEF_LOCK(rlk_nrlock, RLK_KIND_LOCK)
 /* rlk_nrlock_unlock (the local queue of `name` told) */
 RLK_HANDLE_DEF_UNLOCK(rlk_nrlock, RLK_KIND_LOCK, "non-reentrant lock", h->q,
                       rlk_nrlock_release_call)
-/* rlk_nrlock_force_unlock: reentrant/force_release, as the reentrant lock's */
-RLK_HANDLE_DEF_FORCE_REENTRANT(rlk_nrlock)
+/* reentrant/force_release, as the reentrant lock's force unlock, with the
+ * lock-delay key {name}:rlk_delay: the two locks share the hash, so a lost
+ * reentrant hold's delay blocks this lock's name as well, and a force
+ * unlock ends it (deleted, message 0 published) as rlk_lock_force_unlock
+ * does. */
+int rlk_nrlock_force_unlock(rlk_nrlock *l, int *released)
+{
+    const char *keys[3];
+    char *delay;
+    int n, rc;
+
+    if (!l)
+        return RLK_ERR_ARG;
+    if (!(delay = rlk_fam_suffix_name(l->b.name, RLK_NAMES_DELAY)))
+        return rlk_set_error(l->b.c, RLK_ERR_NOMEM, "force unlock %s: out of memory", l->b.name);
+    n = rlk_fam_keys(&l->b, keys);
+    keys[n++] = delay;
+    rc = rlk_fam_force_unlock(&l->b, "reentrant/force_release", n, keys, 0, NULL, l->q, released);
+    free(delay);
+    return rc;
+}
 
 /* ---------------------------------------------------------------- queries */
 

@@ -561,6 +561,7 @@ static void test_delay_renewed_in_batch(void)
 /* ------------------------------------------------------------ the CLI */
 
 static char self_exe[512];
+static int run_rlk_stdout;      /* run_rlk: its stdout into err as well (else /dev/null) */
 
 /* Runs rlk with args (NULL-terminated, after "rlk"); its stderr into err. The
  * exit status (or -1), waited for at most timeout_ms (then SIGKILL). *pid: the
@@ -583,7 +584,9 @@ static int run_rlk(const char *rlk, const char *const *args, char *err, size_t e
     if ((kid = fork()) == 0) {
         int null = open("/dev/null", O_WRONLY);
 
-        if (null >= 0)
+        if (run_rlk_stdout)
+            dup2(p[1], 1);
+        else if (null >= 0)
             dup2(null, 1);      /* its stdout: not the test's output */
         dup2(background && null >= 0 ? null : p[1], 2);   /* in the background nobody reads */
         close(p[0]);
@@ -702,14 +705,21 @@ static void test_cli(void)
         kill(holder, SIGCONT);
         waitpid(holder, NULL, 0);
     }
-    {   /* rlk unlock --force ends a lost lock's delay (the delay key alone). */
+    {   /* rlk unlock --force ends a lost lock's delay (the delay key alone) and says so;
+         * with nothing there it says there was no lock; exit 0 both. */
         const char *force[] = {"unlock", "--force", "ld:cli", "--url", url, NULL};
 
         tk_int(&srv, "DEL %s", "ld:cli");
         CHECK(tk_command_ok(&srv, "SET %s %s PX %s", "{ld:cli}:rlk_delay", "60000", "60000") == 0);
+        run_rlk_stdout = 1;
         rc = run_rlk(rlk, force, err, sizeof err, 10000, 0, NULL);
         CHECKF(rc == 0, "rlk unlock --force: exit %d: %s", rc, err);
+        CHECK_STR_EQ(err, "ld:cli: no lock; its lock-delay ended\n");
         CHECK_INT_EQ(tk_key_exists(&srv, "{ld:cli}:rlk_delay"), 0);
+        rc = run_rlk(rlk, force, err, sizeof err, 10000, 0, NULL);
+        CHECKF(rc == 0, "rlk unlock --force, nothing there: exit %d: %s", rc, err);
+        CHECK_STR_EQ(err, "ld:cli: no lock to remove\n");
+        run_rlk_stdout = 0;
     }
     unlink(stamp);
     rmdir(dir);

@@ -14,6 +14,9 @@
  *   - the fair variant (rlk_fairlock_set_non_reentrant): the holder refused
  *     from the registry and the script, not queued; another owner queued and
  *     handed the lock by the release;
+ *   - a force unlock ends the reentrant lock's lock-delay on the shared hash
+ *     (a lost lock's delay key alone, or beside a held lock): the key goes
+ *     and a reentrant lock with a delay takes the name at once;
  *   - the invariant: 6 processes x 3 threads acquire and release one lock;
  *     the event log has no two holds overlapping (0 overlaps).
  *
@@ -337,6 +340,41 @@ static void test_watchdog_and_lost(void)
 #define THREADS 3
 #define ITERS 40
 
+/* The delay key {name}:rlk_delay of a lost reentrant lock blocks a
+ * reentrant lock with a delay on the same name; rlk_nrlock_force_unlock
+ * ends it as rlk_lock_force_unlock does (released 0: no lock was there),
+ * and deletes it with a held lock. */
+static void test_force_unlock_ends_delay(void)
+{
+    const char *name = "nr:delayed", *key = "{nr:delayed}:rlk_delay";
+    rlk_client *c = tk_connect(url, 0, 2);
+    rlk_nrlock *l = c ? rlk_nrlock_new(c, name) : NULL;
+    rlk_lock *d = c ? rlk_lock_new(c, name) : NULL;
+    int released = -1;
+
+    REQUIRE(c && l && d);
+    REQUIRE_INT_EQ(rlk_lock_set_delay(d, 60000), RLK_OK);
+    /* a lost lock's delay alone: refused by it, then ended by the force unlock */
+    REQUIRE(tk_command_ok(&srv, "SET %s %s PX %s", key, "60000", "60000") == 0);
+    CHECK_INT_EQ(rlk_lock_try_lock(d, 0, 20000), RLK_ERR_BUSY);
+    CHECK_INT_EQ(rlk_nrlock_force_unlock(l, &released), RLK_OK);
+    CHECK_INT_EQ(released, 0);
+    CHECK_INT_EQ(tk_key_exists(&srv, key), 0);
+    CHECK_INT_EQ(rlk_lock_try_lock(d, 0, 20000), RLK_OK);
+    CHECK_INT_EQ(rlk_lock_unlock(d), RLK_OK);
+    CHECK_INT_EQ(tk_key_exists(&srv, key), 0);      /* released: no delay */
+    /* a held lock with a delay key beside it: both go */
+    CHECK_INT_EQ(rlk_nrlock_try_lock(l, 0, 20000), RLK_OK);
+    REQUIRE(tk_command_ok(&srv, "SET %s %s PX %s", key, "60000", "60000") == 0);
+    CHECK_INT_EQ(rlk_nrlock_force_unlock(l, &released), RLK_OK);
+    CHECK_INT_EQ(released, 1);
+    CHECK_INT_EQ(tk_key_exists(&srv, name), 0);
+    CHECK_INT_EQ(tk_key_exists(&srv, key), 0);
+    rlk_lock_free(d);
+    rlk_nrlock_free(l);
+    rlk_free(c);
+}
+
 static void test_invariant(void)
 {
     fl_contend_run run;
@@ -366,6 +404,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_fair_reentry_refused);
     RUN_TEST(test_waiter_woken);
     RUN_TEST(test_watchdog_and_lost);
+    RUN_TEST(test_force_unlock_ends_delay);
     RUN_TEST(test_invariant);
     tk_suite_stop(&srv, &stall);
     return check_summary("fl_nrlock");
