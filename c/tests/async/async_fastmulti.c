@@ -89,16 +89,7 @@ static void at(const char *group)
 
 static long long srv_int(const char *fmt, const char *a, const char *b)
 {
-    redisReply *r = rlk_fx_command(&srv, fmt, a, b);
-    long long v = -99;
-
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer;
-    else if (r && r->type == REDIS_REPLY_STRING)
-        v = strtoll(r->str, NULL, 10);
-    if (r)
-        freeReplyObject(r);
-    return v;
+    return at_srv_num(&srv, fmt, a, b);
 }
 
 /* The holder of value in group ("" when none), into buf. */
