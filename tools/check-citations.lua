@@ -1,15 +1,24 @@
--- check-citations.lua - no comment, script or page cites the project's internal tracker or its
--- work sessions.
+-- check-citations.lua - no comment, script or page cites the project's internal tracker, its
+-- work sessions, the day something was done or the commit it was done on.
 --
 --   luajit tools/check-citations.lua [--expect N] [PATH...]
 --
 -- Code, comments and docs are written for a reader who has neither the tracker nor the history
 -- of the work: they say what a thing does and why, never which tracker entry asked for it or
--- when it was done. Two kinds of citation are reported, one line each ("FILE:LINE: ..."):
+-- when it was done. Four kinds of citation are reported, one line each ("FILE:LINE: ..."):
 --   a tracker entry  the word "issue" or "issues", then a number, with or without "#" or "-":
 --                    the number is what gives it away ("issues 2^53-1", a verb, is not one);
 --   a work session   "this", "last", "previous", "earlier", "next" or "that" before
---                    "session", and "session's start" after "the".
+--                    "session", and "session's start" after "the";
+--   a date           an ISO date 20YY-MM-DD (month 01-12, day 01-31) standing alone: not part
+--                    of a longer run of digits, letters, dots or dashes (a version "8.0.6", a
+--                    UUID, "2026-11-230" are not dates). A measurement says how to reproduce
+--                    it, not when it was taken. debian/changelog is exempt (its dates are the
+--                    format's own, and RFC 2822 anyway);
+--   a commit         "on main", "tree", "commit" or "build" (whole words), an optional
+--                    backtick, then 7 to 40 hex digits standing alone that hold at least one
+--                    digit and one letter a-f (a short hash, with or without backticks): a
+--                    plain number ("build 1000000 keys") or a word ("build defaced") is not one.
 -- The word "session" is a name of the code in a few files (the RedLock I/O session of
 -- c/src/multi/redlock_io.*); those files are exempt from the session rule only (SESSION_TERM).
 --
@@ -25,6 +34,8 @@ local DEFAULT_PATHS = { "CMakeLists.txt", "README.md", "c", "scripts", "spec", "
 local SKIP = { "^build", "/build", "^%.git/", "/%.git/",
   "%.png$", "%.jpg$", "%.gz$", "%.deb$", "%.so[%.%d]*$", "%.a$", "%.o$" }
 local SESSION_TERM = { ["c/src/multi/redlock_io.c"] = true, ["c/src/multi/redlock_io.h"] = true }
+local DATE_EXEMPT = { ["debian/changelog"] = true }
+local COMMIT_WORDS = { "on main", "tree", "commit", "build" }
 local SESSION_BEFORE = { this = true, last = true, previous = true, earlier = true, next = true,
   that = true }
 
@@ -64,7 +75,7 @@ end
 
 -- The citations in one line, as strings to print.
 local SESSION_START = "the session" .. "'s start"
-local function citations(line, session_rule)
+local function citations(line, session_rule, date_rule)
   local found = {}
   local lower = line:lower()
   -- a tracker entry: issue(s) [#|-] digits, not followed by '^' (a power: "issues 2^53")
@@ -86,6 +97,29 @@ local function citations(line, session_rule)
     local s, e = lower:find(SESSION_START, 1, true)
     if s then found[#found + 1] = "cites a work session: '" .. line:sub(s, e) .. "'" end
   end
+  if date_rule then
+    -- 20YY-MM-DD, with nothing of a longer token on either side (a dash after it counts only
+    -- when a letter or digit follows: a range of two dates joined by " - " gives two reports).
+    for s, y, m, d, e in line:gmatch("()(20%d%d)%-(%d%d)%-(%d%d)()") do
+      local before = s > 1 and line:sub(s - 1, s - 1) or ""
+      local after = line:sub(e, e + 1)
+      local mm, dd = tonumber(m), tonumber(d)
+      if not before:find("[%w%.%-_]") and not after:find("^[%w_]") and not after:find("^[%.%-]%w")
+          and mm >= 1 and mm <= 12 and dd >= 1 and dd <= 31 then
+        found[#found + 1] = "cites a date: '" .. y .. "-" .. m .. "-" .. d .. "'"
+      end
+    end
+  end
+  for _, word in ipairs(COMMIT_WORDS) do
+    local pat = "%f[%a]" .. word:gsub(" ", "%%s+") .. "%s+`?()(%x+)()"
+    for s, hex, e in lower:gmatch(pat) do
+      local nxt = lower:sub(e, e)
+      if #hex >= 7 and #hex <= 40 and hex:find("%d") and hex:find("%a")
+          and not nxt:find("[%w_]") then
+        found[#found + 1] = "cites a commit: '" .. word .. " " .. line:sub(s, e - 1) .. "'"
+      end
+    end
+  end
   return found
 end
 
@@ -97,10 +131,10 @@ for _, f in ipairs(files) do
     fh:close()
     if not text:find("%z") then               -- text files only
       local n = 0
-      local session_rule = not SESSION_TERM[f]
+      local session_rule, date_rule = not SESSION_TERM[f], not DATE_EXEMPT[f]
       for line in (text .. "\n"):gmatch("([^\n]*)\n") do
         n = n + 1
-        for _, c in ipairs(citations(line, session_rule)) do
+        for _, c in ipairs(citations(line, session_rule, date_rule)) do
           print(f .. ":" .. n .. ": " .. c)
           total = total + 1
         end
@@ -117,7 +151,8 @@ if expect then
 end
 if total > 0 then
   print(string.format("check-citations: %d citation(s) in %d files: say what the code does and"
-    .. " why, not which tracker entry or work session it came from", total, #files))
+    .. " why (and how a number was measured), not which tracker entry, work session, day or"
+    .. " commit it came from", total, #files))
   os.exit(1)
 end
 print(string.format("check-citations: %d files, no citation", #files))

@@ -13,7 +13,8 @@
 # ctest reports the test skipped, never passed. At the end of the directory that registered it
 # each twin gets the Redis test's properties (LABELS, TIMEOUT, ENVIRONMENT, ...) as the suite set
 # them with set_tests_properties, plus its own server. Tests labelled `valkey_long` (see
-# README.md, "Tests") are left out of tools/test's Valkey pass to keep CI inside its budget.
+# docs/testing.md, "The servers") are left out of tools/test's Valkey pass to keep CI inside its
+# budget.
 #
 # rlk_valkey_long(<name>...) marks Valkey twins with that label.
 
@@ -107,8 +108,8 @@ function(rlk_new_servers)
   set_property(GLOBAL APPEND PROPERTY RLK_NEW_SERVER_TESTS ${ARGN})
 endfunction()
 
-# The Valkey twins left out of tools/test's default run (README.md, "Tests"): the two slowest
-# server-backed programs, 98 s of the whole Valkey pass's 486 s in one run on this machine.
+# The Valkey twins left out of tools/test's default run (docs/testing.md, "The servers"): the two
+# slowest server-backed programs, 98 s of the whole Valkey pass's 486 s in one run on this machine.
 # runtime_lost_reply injects DEBUG SLEEP / CLIENT PAUSE / CLIENT KILL around every call (its
 # Redis run stays in CI); it_fixture tests the fixture itself, whose Valkey cluster and sentinel
 # every cluster and sentinel suite starts anyway. `tools/test --server valkey` and
