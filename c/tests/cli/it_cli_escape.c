@@ -3,7 +3,9 @@
  * it_cli_escape.c - control characters never reach the terminal raw.
  *
  * A lock name (and a holder id) with a newline and an escape sequence, seen by every human
- * output: errors (not acquired, usage), `rlk inspect`, `rlk unlock --force`, `rlk top --once`.
+ * output: errors (not acquired, usage), `rlk inspect`, `rlk unlock --force`, `rlk top --once`;
+ * the same for `rlk semaphore` (busy, a size mismatch, --verbose, inspect), `rlk elect`
+ * (--observe's holder and value, not elected) and `rlk latch` (its refusals, inspect).
  * Each shows them escaped (\n, \x1b) on the one line it is about; `--json` keeps its own JSON
  * escaping.
  *
@@ -13,6 +15,8 @@
 
 #include "cli_check.h"
 
+#include <signal.h>
+
 static rlk_fx_server server;
 static char url[128];
 
@@ -20,6 +24,8 @@ static char url[128];
 #define SHOWN "ev\\x1b[31mil\\nname"
 #define OWNER "own\033]0;title\007er:1"
 #define OWNER_SHOWN "own\\x1b]0;title\\x07er:1"
+#define VALUE "v\033[2J\nal"
+#define VALUE_SHOWN "v\\x1b[2J\\nal"
 
 /* No ESC or BEL byte anywhere, and each line of the output is about one thing. */
 static void no_raw_controls(const cli_result *r, const char *what)
@@ -91,6 +97,132 @@ static void test_held(void)
     cli_result_free(&r);
 }
 
+/* rlk semaphore: not acquired, a size mismatch, --verbose's waiting line, inspect. */
+static void test_semaphore(void)
+{
+    cli_result r, h;
+    cli_proc p;
+
+    REQUIRE(START(&p, "semaphore", NAME, "--permits", "1", "--", "sh", "-c",
+                  "touch \"$T/sem-held\"; sleep 20") == 0);
+    REQUIRE(cli_wait_file(cli_path("sem-held"), 10000) == 0);
+    r = RUN("semaphore", NAME, "--permits", "1", "-w", "0", "--", "true");
+    expect_status(&r, 1, "semaphore, no permit free");
+    expect_one_line_error(&r, "semaphore, no permit free");
+    CHECK_STR_CONTAINS(r.err, "semaphore " SHOWN ": no permit free");
+    no_raw_controls(&r, "semaphore, no permit free");
+    cli_result_free(&r);
+
+    r = RUN("semaphore", NAME, "--permits", "2", "-w", "0", "--", "true");
+    expect_status(&r, 2, "semaphore, another size");
+    expect_one_line_error(&r, "semaphore, another size");
+    CHECK_STR_CONTAINS(r.err, "semaphore " SHOWN " has 1 permits");
+    no_raw_controls(&r, "semaphore, another size");
+    cli_result_free(&r);
+
+    r = RUN("--verbose", "semaphore", NAME, "--permits", "1", "-w", "1", "--", "true");
+    expect_status(&r, 1, "semaphore --verbose, waiting");
+    CHECK_STR_CONTAINS(r.err, "semaphore " SHOWN ": waiting for ");
+    no_raw_controls(&r, "semaphore --verbose, waiting");
+    cli_result_free(&r);
+
+    r = RUN("inspect", NAME);
+    expect_status(&r, 0, "inspect a semaphore");
+    CHECK_STR_PREFIX(r.out, SHOWN ": permit-expirable semaphore\n");
+    no_raw_controls(&r, "inspect a semaphore");
+    cli_result_free(&r);
+
+    kill(p.pid, SIGTERM);
+    h = cli_collect(&p, cli_wait(&p, 10000), 0);
+    cli_result_free(&h);
+    r = RUN("latch", NAME, "set", "1");
+    expect_status(&r, 2, "latch on a semaphore's name");
+    expect_one_line_error(&r, "latch on a semaphore's name");
+    CHECK_STR_CONTAINS(r.err, SHOWN " is a semaphore");
+    no_raw_controls(&r, "latch on a semaphore's name");
+    cli_result_free(&r);
+    tk_int(&server, "DEL %s", NAME);
+    tk_int(&server, "DEL {%s}:rlk_kind", NAME);
+}
+
+/* rlk elect: --observe's line (a holder id and a value with controls, as a server may hold
+ * them), and the error of a campaign that is not elected. */
+static void test_elect(void)
+{
+    char record[64];
+    cli_result r;
+
+    hset(NAME, OWNER);
+    tk_int(&server, "PEXPIRE %s 60000", NAME);
+    snprintf(record, sizeof record, "{%s}:elect", NAME);
+    {
+        redisReply *rr = rlk_fx_command(&server, "HSET %s holder %s term 5 value %s", record,
+                                        OWNER, VALUE);
+
+        CHECKF(rr && rr->type == REDIS_REPLY_INTEGER, "HSET of the record failed");
+        freeReplyObject(rr);
+    }
+    r = RUN("elect", NAME, "--observe", "--count", "1", "--timeout", "5");
+    expect_status(&r, 0, "elect --observe");
+    CHECK_STR_EQ(r.out, "leader 5 " OWNER_SHOWN " " VALUE_SHOWN "\n");
+    no_raw_controls(&r, "elect --observe");
+    cli_result_free(&r);
+
+    r = RUN("elect", NAME, "-n", "--", "true");
+    expect_status(&r, 1, "elect -n, held by another");
+    expect_one_line_error(&r, "elect -n, held by another");
+    CHECK_STR_CONTAINS(r.err, "election " SHOWN ": ");
+    no_raw_controls(&r, "elect -n, held by another");
+    cli_result_free(&r);
+
+    r = RUN("elect", NAME, "--observe", "--json", "--count", "1", "--timeout", "5");
+    expect_status(&r, 0, "elect --observe --json");
+    CHECK_STR_CONTAINS(r.out, "\"value\":\"v\\u001b[2J\\u000aal\"");
+    no_raw_controls(&r, "elect --observe --json");
+    cli_result_free(&r);
+    tk_int(&server, "DEL %s", NAME);
+    tk_int(&server, "DEL %s", record);
+}
+
+/* rlk latch: armed already, still armed, no time to live, inspect. */
+static void test_latch(void)
+{
+    cli_result r = RUN("latch", NAME, "set", "2");
+
+    expect_status(&r, 0, "latch set");
+    cli_result_free(&r);
+    r = RUN("latch", NAME, "set", "2");
+    expect_status(&r, 1, "latch set, armed already");
+    expect_one_line_error(&r, "latch set, armed already");
+    CHECK_STR_CONTAINS(r.err, "latch " SHOWN ": armed already");
+    no_raw_controls(&r, "latch set, armed already");
+    cli_result_free(&r);
+    r = RUN("latch", NAME, "await", "-w", "0.2");
+    expect_status(&r, 1, "latch await, still armed");
+    expect_one_line_error(&r, "latch await, still armed");
+    CHECK_STR_CONTAINS(r.err, "latch " SHOWN ": still armed");
+    no_raw_controls(&r, "latch await, still armed");
+    cli_result_free(&r);
+    r = RUN("latch", NAME, "clear-expire");
+    expect_status(&r, 1, "latch clear-expire, none");
+    expect_one_line_error(&r, "latch clear-expire, none");
+    no_raw_controls(&r, "latch clear-expire, none");
+    cli_result_free(&r);
+    r = RUN("inspect", NAME);
+    expect_status(&r, 0, "inspect a latch");
+    CHECK_STR_PREFIX(r.out, SHOWN ": count-down latch\n");
+    no_raw_controls(&r, "inspect a latch");
+    cli_result_free(&r);
+    r = RUN("semaphore", NAME, "--permits", "1", "--", "true");
+    expect_status(&r, 2, "semaphore on a latch's name");
+    expect_one_line_error(&r, "semaphore on a latch's name");
+    CHECK_STR_CONTAINS(r.err, SHOWN " is a count-down latch");
+    no_raw_controls(&r, "semaphore on a latch's name");
+    cli_result_free(&r);
+    tk_int(&server, "DEL %s", NAME);
+    tk_int(&server, "DEL {%s}:rlk_kind", NAME);
+}
+
 static void test_usage_errors(void)
 {
     cli_result r = RUN("inspect", "x", "--kind", "bad\033[2J\nkind");
@@ -116,6 +248,9 @@ int main(int argc, char **argv)
         return rc;
     RUN_TEST(test_inspect_free);
     RUN_TEST(test_held);
+    RUN_TEST(test_semaphore);
+    RUN_TEST(test_elect);
+    RUN_TEST(test_latch);
     RUN_TEST(test_usage_errors);
     cli_main_end(&server, 1);
     return check_summary("it_cli_escape");
