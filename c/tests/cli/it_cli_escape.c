@@ -97,6 +97,27 @@ static void test_held(void)
     cli_result_free(&r);
 }
 
+/* r ended with status and one error line that contains shown (unless NULL); no raw control
+ * character anywhere. Frees r. */
+static void error_shown(cli_result r, int status, const char *what, const char *shown)
+{
+    expect_status(&r, status, what);
+    expect_one_line_error(&r, what);
+    CHECKF(!shown || strstr(r.err, shown), "%s: stderr does not say %s: %s", what, shown, r.err);
+    no_raw_controls(&r, what);
+    cli_result_free(&r);
+}
+
+/* r ended with 0 and stdout begins with prefix; no raw control character anywhere. Frees r. */
+static void output_shown(cli_result r, const char *what, const char *prefix)
+{
+    expect_status(&r, 0, what);
+    CHECKF(strncmp(r.out, prefix, strlen(prefix)) == 0, "%s: stdout does not begin with %s: %s",
+           what, prefix, r.out);
+    no_raw_controls(&r, what);
+    cli_result_free(&r);
+}
+
 /* rlk semaphore: not acquired, a size mismatch, --verbose's waiting line, inspect. */
 static void test_semaphore(void)
 {
@@ -106,41 +127,22 @@ static void test_semaphore(void)
     REQUIRE(START(&p, "semaphore", NAME, "--permits", "1", "--", "sh", "-c",
                   "touch \"$T/sem-held\"; sleep 20") == 0);
     REQUIRE(cli_wait_file(cli_path("sem-held"), 10000) == 0);
-    r = RUN("semaphore", NAME, "--permits", "1", "-w", "0", "--", "true");
-    expect_status(&r, 1, "semaphore, no permit free");
-    expect_one_line_error(&r, "semaphore, no permit free");
-    CHECK_STR_CONTAINS(r.err, "semaphore " SHOWN ": no permit free");
-    no_raw_controls(&r, "semaphore, no permit free");
-    cli_result_free(&r);
-
-    r = RUN("semaphore", NAME, "--permits", "2", "-w", "0", "--", "true");
-    expect_status(&r, 2, "semaphore, another size");
-    expect_one_line_error(&r, "semaphore, another size");
-    CHECK_STR_CONTAINS(r.err, "semaphore " SHOWN " has 1 permits");
-    no_raw_controls(&r, "semaphore, another size");
-    cli_result_free(&r);
-
+    error_shown(RUN("semaphore", NAME, "--permits", "1", "-w", "0", "--", "true"), 1,
+                "semaphore, no permit free", "semaphore " SHOWN ": no permit free");
+    error_shown(RUN("semaphore", NAME, "--permits", "2", "-w", "0", "--", "true"), 2,
+                "semaphore, another size", "semaphore " SHOWN " has 1 permits");
     r = RUN("--verbose", "semaphore", NAME, "--permits", "1", "-w", "1", "--", "true");
     expect_status(&r, 1, "semaphore --verbose, waiting");
     CHECK_STR_CONTAINS(r.err, "semaphore " SHOWN ": waiting for ");
     no_raw_controls(&r, "semaphore --verbose, waiting");
     cli_result_free(&r);
-
-    r = RUN("inspect", NAME);
-    expect_status(&r, 0, "inspect a semaphore");
-    CHECK_STR_PREFIX(r.out, SHOWN ": permit-expirable semaphore\n");
-    no_raw_controls(&r, "inspect a semaphore");
-    cli_result_free(&r);
-
+    output_shown(RUN("inspect", NAME), "inspect a semaphore",
+                 SHOWN ": permit-expirable semaphore\n");
     kill(p.pid, SIGTERM);
     h = cli_collect(&p, cli_wait(&p, 10000), 0);
     cli_result_free(&h);
-    r = RUN("latch", NAME, "set", "1");
-    expect_status(&r, 2, "latch on a semaphore's name");
-    expect_one_line_error(&r, "latch on a semaphore's name");
-    CHECK_STR_CONTAINS(r.err, SHOWN " is a semaphore");
-    no_raw_controls(&r, "latch on a semaphore's name");
-    cli_result_free(&r);
+    error_shown(RUN("latch", NAME, "set", "1"), 2, "latch on a semaphore's name",
+                SHOWN " is a semaphore");
     tk_int(&server, "DEL %s", NAME);
     tk_int(&server, "DEL {%s}:rlk_kind", NAME);
 }
@@ -150,36 +152,23 @@ static void test_semaphore(void)
 static void test_elect(void)
 {
     char record[64];
+    redisReply *rr;
     cli_result r;
 
     hset(NAME, OWNER);
     tk_int(&server, "PEXPIRE %s 60000", NAME);
     snprintf(record, sizeof record, "{%s}:elect", NAME);
-    {
-        redisReply *rr = rlk_fx_command(&server, "HSET %s holder %s term 5 value %s", record,
-                                        OWNER, VALUE);
-
-        CHECKF(rr && rr->type == REDIS_REPLY_INTEGER, "HSET of the record failed");
-        freeReplyObject(rr);
-    }
+    rr = rlk_fx_command(&server, "HSET %s holder %s term 5 value %s", record, OWNER, VALUE);
+    CHECKF(rr && rr->type == REDIS_REPLY_INTEGER, "HSET of the record failed");
+    freeReplyObject(rr);
     r = RUN("elect", NAME, "--observe", "--count", "1", "--timeout", "5");
-    expect_status(&r, 0, "elect --observe");
     CHECK_STR_EQ(r.out, "leader 5 " OWNER_SHOWN " " VALUE_SHOWN "\n");
-    no_raw_controls(&r, "elect --observe");
-    cli_result_free(&r);
-
-    r = RUN("elect", NAME, "-n", "--", "true");
-    expect_status(&r, 1, "elect -n, held by another");
-    expect_one_line_error(&r, "elect -n, held by another");
-    CHECK_STR_CONTAINS(r.err, "election " SHOWN ": ");
-    no_raw_controls(&r, "elect -n, held by another");
-    cli_result_free(&r);
-
+    output_shown(r, "elect --observe", "leader 5 ");
+    error_shown(RUN("elect", NAME, "-n", "--", "true"), 1, "elect -n, held by another",
+                "election " SHOWN ": ");
     r = RUN("elect", NAME, "--observe", "--json", "--count", "1", "--timeout", "5");
-    expect_status(&r, 0, "elect --observe --json");
     CHECK_STR_CONTAINS(r.out, "\"value\":\"v\\u001b[2J\\u000aal\"");
-    no_raw_controls(&r, "elect --observe --json");
-    cli_result_free(&r);
+    output_shown(r, "elect --observe --json", "{");
     tk_int(&server, "DEL %s", NAME);
     tk_int(&server, "DEL %s", record);
 }
@@ -191,34 +180,14 @@ static void test_latch(void)
 
     expect_status(&r, 0, "latch set");
     cli_result_free(&r);
-    r = RUN("latch", NAME, "set", "2");
-    expect_status(&r, 1, "latch set, armed already");
-    expect_one_line_error(&r, "latch set, armed already");
-    CHECK_STR_CONTAINS(r.err, "latch " SHOWN ": armed already");
-    no_raw_controls(&r, "latch set, armed already");
-    cli_result_free(&r);
-    r = RUN("latch", NAME, "await", "-w", "0.2");
-    expect_status(&r, 1, "latch await, still armed");
-    expect_one_line_error(&r, "latch await, still armed");
-    CHECK_STR_CONTAINS(r.err, "latch " SHOWN ": still armed");
-    no_raw_controls(&r, "latch await, still armed");
-    cli_result_free(&r);
-    r = RUN("latch", NAME, "clear-expire");
-    expect_status(&r, 1, "latch clear-expire, none");
-    expect_one_line_error(&r, "latch clear-expire, none");
-    no_raw_controls(&r, "latch clear-expire, none");
-    cli_result_free(&r);
-    r = RUN("inspect", NAME);
-    expect_status(&r, 0, "inspect a latch");
-    CHECK_STR_PREFIX(r.out, SHOWN ": count-down latch\n");
-    no_raw_controls(&r, "inspect a latch");
-    cli_result_free(&r);
-    r = RUN("semaphore", NAME, "--permits", "1", "--", "true");
-    expect_status(&r, 2, "semaphore on a latch's name");
-    expect_one_line_error(&r, "semaphore on a latch's name");
-    CHECK_STR_CONTAINS(r.err, SHOWN " is a count-down latch");
-    no_raw_controls(&r, "semaphore on a latch's name");
-    cli_result_free(&r);
+    error_shown(RUN("latch", NAME, "set", "2"), 1, "latch set, armed already",
+                "latch " SHOWN ": armed already");
+    error_shown(RUN("latch", NAME, "await", "-w", "0.2"), 1, "latch await, still armed",
+                "latch " SHOWN ": still armed");
+    error_shown(RUN("latch", NAME, "clear-expire"), 1, "latch clear-expire, none", SHOWN);
+    output_shown(RUN("inspect", NAME), "inspect a latch", SHOWN ": count-down latch\n");
+    error_shown(RUN("semaphore", NAME, "--permits", "1", "--", "true"), 2,
+                "semaphore on a latch's name", SHOWN " is a count-down latch");
     tk_int(&server, "DEL %s", NAME);
     tk_int(&server, "DEL {%s}:rlk_kind", NAME);
 }
