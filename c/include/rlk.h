@@ -423,6 +423,9 @@ typedef struct rlk_metrics {
     unsigned long long lost_unsettled;      /* ... that could not be settled */
     unsigned long long lost_given_back;     /* holds the caller was never told of, released */
     unsigned long long reconnects;          /* pool connections opened again after a drop */
+    unsigned long long connect_failures;    /* connects that failed: refused, unreachable, timed
+                                               out, TLS handshake (the pool's, the async
+                                               client's command connection's) */
     unsigned long long redirects;           /* cluster MOVED/ASK followed */
     unsigned long long failovers;           /* sentinel master switches followed */
     unsigned long long noscript_reloads;    /* NOSCRIPT replies answered by SCRIPT LOAD */

@@ -106,7 +106,9 @@ RLK_API const char *rlk_async_errstr(const rlk_async *ac);
  * sentinels may name another master: its calls ride that out). Meanwhile a request's calls end
  * at once: one with wait_ms 0 completes with this cause, one with a wait
  * attempts again until that wait ends, and one with wait_ms -1 until it is
- * cancelled: this is how to see that it is not getting anywhere. */
+ * cancelled: this is how to see that it is not getting anywhere. A metric
+ * counts the attempts: rlk_metrics.connect_failures (rlk_async_metrics_get,
+ * rlk_connect_failures_total). */
 RLK_API const char *rlk_async_conn_errstr(const rlk_async *ac);
 
 /* The client's uuid: holder ids are "<uuid>:<task>". */

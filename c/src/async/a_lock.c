@@ -608,7 +608,10 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
     if (rc == RLK_ERR_IO) {
         /* Never written: try again within the wait (a single try: once more in a while). */
         if (a->ending || rlk_a_common_elapsed(&a->h) > alk_budget(a)) {
-            alk_end(a, RLK_ERR_IO, "%s", errstr);
+            if (a->ending == RLK_ERR_CANCELLED)     /* it never ran: cancelled, not the I/O */
+                alk_end(a, RLK_ERR_CANCELLED, "cancelled");
+            else
+                alk_end(a, RLK_ERR_IO, "%s", errstr);
             return;
         }
         alk_schedule(a, ALK_RETRY_MS);

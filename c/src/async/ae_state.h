@@ -132,6 +132,7 @@ typedef struct ae_dial {
     int sv[2];                      /* sv[0]: the loop's end; sv[1]: the thread's */
     redisContext *ctx;
     int rc;
+    int unmade;                     /* the connect itself failed (rlk_conn_dial_failed) */
     char why[256];
     int refresh;                    /* sentinel: ask the sentinels first (a READONLY reply) */
     char *host;                     /* a cluster's node (else NULL: the URL's, or the sentinels') */

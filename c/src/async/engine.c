@@ -273,6 +273,16 @@ void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why)
         ac->up->calls_fail(ac, k->node, RLK_ERR_IO, msg, unmade);
 }
 
+/* The connect itself failed (refused, unreachable, timed out, the TLS
+ * handshake): counted for a command connection (rlk_metrics.connect_failures,
+ * as the blocking pool counts its own), then dropped. */
+static void ae_conn_unmade(rlk_async *ac, ae_conn *k, const char *why)
+{
+    if (!k->is_sub)
+        RLK_CLIENT_COUNT(ac->c, connect_failures);
+    ae_conn_drop(ac, k, why);
+}
+
 /* The connection is made: its set-up goes out first. */
 static void ae_conn_connected(rlk_async *ac, ae_conn *k)
 {
@@ -357,6 +367,7 @@ static void *ae_dial_thread(void *arg)
         snprintf(host, sizeof host, "%s", d->host);
         port = d->port;
         rc = rlk_transport_dial(c, host, port, c->connect_tv, &ctx, d->why, sizeof d->why);
+        d->unmade = ctx ? ctx->err != 0 : rc != RLK_ERR_NOMEM;
     } else {
         /* The one server, through the topology (client/topo.h) as RedLock dials: the master
          * the sentinels name, asked again after a READONLY. The count of the address's moves
@@ -366,6 +377,7 @@ static void *ae_dial_thread(void *arg)
         d->switches = rlk_topo_moves(c);
         if ((rc = rlk_topo_open(c, RLK_TOPO_ANY_SLOT, &ctx, NULL)) != RLK_OK)
             snprintf(d->why, sizeof d->why, "%s", rlk_errstr(c));
+        d->unmade = rlk_conn_dial_failed();
     }
 
     if (rc != RLK_OK && ctx && !d->why[0])
@@ -468,7 +480,7 @@ static void ae_dial_done(rlk_async *ac, ae_conn *k)
     ae_dial *d = k->dial;
     redisContext *ctx;
     char why[256], b;
-    int rc, done, fl;
+    int rc, done, fl, unmade;
 
     (void)!read(d->sv[0], &b, 1);
     pthread_mutex_lock(&d->mu);
@@ -476,6 +488,7 @@ static void ae_dial_done(rlk_async *ac, ae_conn *k)
     ctx = d->ctx;
     d->ctx = NULL;
     rc = d->rc;
+    unmade = d->unmade;
     snprintf(why, sizeof why, "%s", d->why);
     pthread_mutex_unlock(&d->mu);
     if (!done)
@@ -486,7 +499,7 @@ static void ae_dial_done(rlk_async *ac, ae_conn *k)
     if (rc != RLK_OK || !ctx) {
         if (ctx)
             rlk_transport_free(ctx);
-        ae_conn_drop(ac, k, why[0] ? why : "dial failed");
+        (unmade ? ae_conn_unmade : ae_conn_drop)(ac, k, why[0] ? why : "dial failed");
         return;
     }
     fl = fcntl(ctx->fd, F_GETFL);
@@ -539,7 +552,7 @@ void ae_conn_start(rlk_async *ac, ae_conn *k)
     k->ctx = ctx;
     k->fd = ctx->fd;
     if (ctx->err) {
-        ae_conn_drop(ac, k, ctx->errstr);
+        ae_conn_unmade(ac, k, ctx->errstr);
         return;
     }
     k->handle = ac->hooks.attach(ac->hooks.data, ctx->fd);
@@ -562,7 +575,7 @@ static void ae_conn_check_connect(rlk_async *ac, ae_conn *k)
     if (getsockopt(k->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
         err = errno;
     if (err) {
-        ae_conn_drop(ac, k, strerror(err));
+        ae_conn_unmade(ac, k, strerror(err));
         return;
     }
     k->ctx->flags |= REDIS_CONNECTED;
@@ -591,7 +604,8 @@ static void ae_sweep_fire(rlk_async *ac, void *arg)
 
             if ((k->state == AE_CONNECTING || k->state == AE_SETUP) &&
                 now - k->since > ac->c->connect_timeout_ms)
-                ae_conn_drop(ac, k, "connect timed out");
+                (k->state == AE_CONNECTING ? ae_conn_unmade : ae_conn_drop)(ac, k,
+                                                                            "connect timed out");
         }
         if (ac->closing)
             return;

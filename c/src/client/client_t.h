@@ -32,6 +32,7 @@
 /* What the connection layer counts for the metrics (rlk_metrics_get). */
 typedef struct rlk_client_counters {
     atomic_ullong reconnects;       /* pool connections opened again after a drop */
+    atomic_ullong connect_failures; /* connects that failed (pool.c, the async engine) */
     atomic_ullong redirects;        /* cluster MOVED/ASK followed */
     atomic_ullong noscript_reloads; /* NOSCRIPT answered by SCRIPT LOAD */
     atomic_int no_setinfo;          /* CLIENT SETINFO refused once: not sent again (conn.h) */

@@ -386,9 +386,21 @@ static int rlk_conn_setup(rlk_client *c, redisContext *ctx)
     return rc;
 }
 
+/* 1 when this thread's latest open failed in the connect itself (rlk_conn_dial_failed). */
+static _Thread_local int rlk_tl_dial_failed;
+
+int rlk_conn_dial_failed(void)
+{
+    int failed = rlk_tl_dial_failed;
+
+    rlk_tl_dial_failed = 0;
+    return failed;
+}
+
 int rlk_conn_open(rlk_client *c, redisContext **out)
 {
     *out = NULL;
+    rlk_tl_dial_failed = 0;
     if (c->fatal)
         return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
     return c->topo->open(c, RLK_TOPO_ANY_SLOT, out, NULL);   /* where: the topology's choice */
@@ -402,6 +414,7 @@ int rlk_conn_open_to(rlk_client *c, const char *host, int port, redisContext **o
     int rc;
 
     *out = NULL;
+    rlk_tl_dial_failed = 0;
     if (c->fatal)
         return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
     if (rlk_time_limit_tv(c->connect_tv, &tv) < 0) {    /* a wait's limit cuts it */
@@ -409,6 +422,7 @@ int rlk_conn_open_to(rlk_client *c, const char *host, int port, redisContext **o
         tv.tv_usec = 1000;
     }
     rc = rlk_transport_dial(c, host, port, tv, &ctx, why, sizeof why);
+    rlk_tl_dial_failed = ctx ? ctx->err != 0 : rc != RLK_ERR_NOMEM;
     if (!ctx)
         return rlk_set_error(c, rc, "connect %s: %s", c->addr, why);
     if (ctx->err) {

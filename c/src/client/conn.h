@@ -38,6 +38,11 @@ int rlk_conn_open(rlk_client *c, redisContext **out);
 /* The same to host:port (host NULL: the URL's address): what a topology's
  * open does once it knows where (topo.h). */
 int rlk_conn_open_to(rlk_client *c, const char *host, int port, redisContext **out);
+/* 1 when the calling thread's latest rlk_conn_open / _open_to (or a topology's
+ * open through them) failed in the connect itself: refused, unreachable, timed
+ * out, the TLS handshake; not AUTH or SELECT. Clears the flag. What the
+ * metrics' connect_failures counts (pool.c, the async engine's dial thread). */
+int rlk_conn_dial_failed(void);
 
 /* 1 when an idle connection looks usable: no hiredis error, and the server
  * has neither closed it nor sent anything unasked (rlk_transport_peer: a

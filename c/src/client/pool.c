@@ -74,8 +74,11 @@ int rlk_slot_ready(rlk_client *c, rlk_slot *slot)
         return RLK_OK;
     rlk_slot_drop(slot);   /* closed by the server while idle, or broken */
     rc = rlk_conn_open(c, &slot->ctx);
-    if (rc != RLK_OK)
+    if (rc != RLK_OK) {
+        if (rlk_conn_dial_failed())
+            RLK_CLIENT_COUNT(c, connect_failures);
         return rc;
+    }
     slot->identified = 0;   /* named by the first call on it, within that call's limit */
     if (slot->dropped)
         RLK_CLIENT_COUNT(c, reconnects);

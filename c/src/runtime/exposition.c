@@ -109,6 +109,7 @@ int rlk_metrics_get(rlk_client *c, rlk_metrics *out)
     out->lost_given_back = RLK_M_LOAD(k->lost_given_back);
     if (c->counters) {
         out->reconnects = RLK_M_LOAD(c->counters->reconnects);
+        out->connect_failures = RLK_M_LOAD(c->counters->connect_failures);
         out->redirects = RLK_M_LOAD(c->counters->redirects);
         out->noscript_reloads = RLK_M_LOAD(c->counters->noscript_reloads);
     }
@@ -174,6 +175,7 @@ void rlk_metrics_add(rlk_metrics *a, const rlk_metrics *b)
     RLK_M_SUM(lost_unsettled);
     RLK_M_SUM(lost_given_back);
     RLK_M_SUM(reconnects);
+    RLK_M_SUM(connect_failures);
     RLK_M_SUM(redirects);
     RLK_M_SUM(failovers);
     RLK_M_SUM(noscript_reloads);
@@ -360,6 +362,9 @@ static const rlk_counter_def rlk_counters_def[] = {
     {{NULL, NULL, NULL}, "outcome=\"given_back\"", RLK_OFF(lost_given_back)},
     {{"rlk_reconnects_total", "counter", "Pool connections opened again after a drop."}, NULL,
      RLK_OFF(reconnects)},
+    {{"rlk_connect_failures_total", "counter",
+      "Connects that failed: refused, unreachable, timed out, TLS handshake."}, NULL,
+     RLK_OFF(connect_failures)},
     {{"rlk_redirects_total", "counter", "Cluster MOVED and ASK redirects followed."}, NULL,
      RLK_OFF(redirects)},
     {{"rlk_failovers_total", "counter", "Sentinel master switches followed."}, NULL,

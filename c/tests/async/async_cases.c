@@ -1111,6 +1111,26 @@ static int conn_err_seen(void *p)
     return rlk_async_conn_errstr((rlk_async *)p) != NULL;
 }
 
+/* The connect failures counted in the metrics (rlk_metrics.connect_failures). */
+static unsigned long long conn_failures(rlk_async *ac)
+{
+    rlk_metrics m;
+
+    return rlk_async_metrics_get(ac, &m) == RLK_OK ? m.connect_failures : 0;
+}
+
+typedef struct fails_past {
+    rlk_async *ac;
+    unsigned long long n;
+} fails_past;
+
+static int conn_failures_past(void *p)
+{
+    fails_past *f = p;
+
+    return conn_failures(f->ac) > f->n;
+}
+
 /* A server that refuses the connection (nothing listens on the port): as
  * the blocking client, a one-try request ends at once with the cause
  * ("Connection refused"), not after the budget of a dropped connection
@@ -1122,6 +1142,7 @@ static void refused(void)
     rlk_options o;
     cl c;
     res one = {0}, waits = {0}, ever = {0};
+    fails_past past;
     rlk_async_req *rq;
     long long t0;
 
@@ -1151,6 +1172,14 @@ static void refused(void)
     CHECK(aloop_run_until(c.l, conn_err_seen, c.ac, 1000));
     CHECK(rlk_async_conn_errstr(c.ac) &&
           strstr(rlk_async_conn_errstr(c.ac), "connect 127.0.0.1:1: Connection refused"));
+    /* A metric counts the attempts: it grows while the request waits for ever. */
+    past.ac = c.ac;
+    past.n = conn_failures(c.ac);
+    CHECKF(past.n >= 2, "%llu connect failures counted", past.n);
+    CHECK(aloop_run_until(c.l, conn_failures_past, &past, 3000));
+    /* Cancelled between two connects (the backoff is 1 s by now): its call waits, unsent,
+     * for the next one; the request still ends cancelled, not with that connect's error. */
+    (void)aloop_run_until(c.l, NULL, NULL, 300);
     CHECK_INT_EQ(ever.calls, 0);    /* still trying */
     CHECK_INT_EQ(rlk_async_err(c.ac), RLK_OK);   /* not a fatal error of the client */
     rlk_async_cancel(rq);

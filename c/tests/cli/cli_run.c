@@ -99,7 +99,7 @@ static void run_child(char *const argv[], const cli_proc *p)
     _exit(127);
 }
 
-/* The child's environment: ours with RLK_URL, RLK_BIN and T replaced. */
+/* The child's environment: ours with RLK_URL (none when url is NULL), RLK_BIN and T replaced. */
 static char **run_env(char *url, char *bin, char *dir)
 {
     extern char **environ;
@@ -115,7 +115,8 @@ static char **run_env(char *url, char *bin, char *dir)
         if (strncmp(environ[i], "RLK_URL=", 8) != 0 && strncmp(environ[i], "RLK_BIN=", 8) != 0 &&
             strncmp(environ[i], "T=", 2) != 0 && strncmp(environ[i], "RLK_LOCK_", 9) != 0)
             env[k++] = environ[i];
-    env[k++] = url;
+    if (url)
+        env[k++] = url;
     env[k++] = bin;
     env[k++] = dir;
     env[k] = NULL;
@@ -139,7 +140,7 @@ int cli_start(cli_proc *p, const char *const *args)
     snprintf(url, sizeof url, "RLK_URL=%s", run_url);
     snprintf(bin, sizeof bin, "RLK_BIN=%s", run_rlk);
     snprintf(dir, sizeof dir, "T=%s", run_dir);
-    if (!(env = run_env(url, bin, dir)))
+    if (!(env = run_env(run_url[0] ? url : NULL, bin, dir)))
         return -1;
     fflush(NULL);
     p->pid = fork();

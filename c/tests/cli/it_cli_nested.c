@@ -7,7 +7,8 @@
  * rlk actually used (--url, --url-file, $RLK_URL; a Sentinel and a Cluster URL in their own
  * form), without its password; the TLS settings given as options travel as RLK_TLS_* (files as
  * absolute paths); the credentials (the URL's password, --password-file, --cert, --key) only
- * with --keep-env, as the password always has.
+ * with --keep-env, as the password always has. A parent with no RLK_URL at all and only --url B
+ * is the same: the inner rlk re-enters on B, not on the default 127.0.0.1:6379.
  *
  * Servers: A (plain), B (requirepass), a Sentinel set (master + replica + 3 sentinels) and a
  * Cluster (3 + 3). Under the TLS pass ($RLK_TEST_TLS) every server is TLS-only and B asks for a
@@ -152,6 +153,26 @@ static void test_url_option(void)
     r = RUN_TLS(1, "lock", "q", "--url", url_b_pw, "--", "sh", "-c", script);
     expect_nested(&r, "rlk lock q --url B -- rlk lock q", url_b_pub, &b);
     cli_result_free(&r);
+}
+
+/* The parent has no RLK_URL at all, only --url B: the command gets B (the URL rlk used), so
+ * the nested rlk re-enters on B, not on the default 127.0.0.1:6379. */
+static void test_url_option_no_env(void)
+{
+    char script[4096], creds[1300];
+    cli_result r;
+
+    inner_creds(creds, sizeof creds);
+    nested_script(script, sizeof script, creds);
+    unsetenv("RLK_URL");
+    cli_set_url("");
+    r = RUN_TLS(1, "--url", url_b_pw, "lock", "q", "--", "sh", "-c", script);
+    expect_nested(&r, "(no RLK_URL) rlk --url B lock q -- rlk lock q", url_b_pub, &b);
+    cli_result_free(&r);
+    r = RUN_TLS(1, "lock", "q", "--url", url_b_pw, "--", "sh", "-c", script);
+    expect_nested(&r, "(no RLK_URL) rlk lock q --url B -- rlk lock q", url_b_pub, &b);
+    cli_result_free(&r);
+    cli_set_url(url_a);
 }
 
 static void test_url_file(void)
@@ -301,6 +322,7 @@ int main(int argc, char **argv)
              b.port);
     write_file(cli_path("pw"), PASSWORD "\n", 0600);
     RUN_TEST(test_url_option);
+    RUN_TEST(test_url_option_no_env);
     RUN_TEST(test_url_file);
     RUN_TEST(test_keep_env);
     RUN_TEST(test_sentinel);

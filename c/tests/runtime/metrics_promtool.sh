@@ -10,6 +10,8 @@ trap 'rm -rf "$dir"' EXIT
 "$1" --promtool "$dir/m.prom" || { echo "FAIL: rt_metrics --promtool"; exit 1; }
 grep -q '^rlk_acquisitions_total{kind="lock",result="acquired",process="0"} 1$' "$dir/m.prom" ||
     { echo "FAIL: no acquisition in the exposition"; exit 1; }
+grep -q '^rlk_connect_failures_total{process="1"} 0$' "$dir/m.prom" ||
+    { echo "FAIL: no connect failures counter in the exposition"; exit 1; }
 if ! promtool check metrics <"$dir/m.prom"; then
     echo "FAIL: promtool rejected the exposition"; exit 1
 fi

@@ -253,6 +253,38 @@ static void test_add_and_format(void)
     free(big);
 }
 
+/* A server that refuses the connection: every connect of the pool that
+ * failed is counted (connect_failures), and nothing else moves. */
+static void test_connect_failures(void)
+{
+    const char *argv[1] = {"PING"};
+    rlk_options o;
+    rlk_client *c;
+    redisReply *r = NULL;
+    unsigned long long n0;
+
+    rlk_options_init(&o);
+    o.url = "redis://127.0.0.1:1";
+    o.connect_timeout_ms = 1000;
+    c = rlk_connect(&o);
+    REQUIRE(c);
+    n0 = snap(c)->connect_failures;
+    CHECKF(n0 >= 1, "the first connect: %llu connect failures counted", n0);
+    CHECK_INT_EQ(rlk_command(c, 1, argv, NULL, &r), RLK_ERR_IO);
+    CHECK(r == NULL);
+    CHECKF(snap(c)->connect_failures > n0, "a call's connect: %llu, %llu before",
+           snap(c)->connect_failures, n0);
+    CHECK_INT_EQ(snap(c)->reconnects, 0);
+    rlk_free(c);
+    /* A client whose server answers counts none. */
+    c = tk_connect(url, 0, 1);
+    REQUIRE(c);
+    CHECK_INT_EQ(rlk_command(c, 1, argv, NULL, &r), RLK_OK);
+    freeReplyObject(r);
+    CHECK_INT_EQ(snap(c)->connect_failures, 0);
+    rlk_free(c);
+}
+
 /* --promtool FILE: a real run's exposition, two labelled snapshots. */
 static int write_exposition(const char *path)
 {
@@ -300,6 +332,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_handoff_after_sleep);
     RUN_TEST(test_kinds_names_switch);
     RUN_TEST(test_add_and_format);
+    RUN_TEST(test_connect_failures);
     tk_suite_stop(&srv, &stall);
     return check_summary("rt_metrics");
 }
