@@ -6,7 +6,10 @@
  *
  *   elect_child LOG FENCE_KEY [--ms N]
  *
- * Reads RLK_ELECT_TERM and RLK_URL (rlk elect sets both). Appends to LOG
+ * Reads RLK_ELECT_TERM and RLK_URL (rlk elect sets both); the fence is on
+ * ELECT_FENCE_URL when that is set (a resource the leader reaches on its own
+ * path, not through the lock service's: a leader cut off from Redis that
+ * still reaches its resource), else on RLK_URL. Appends to LOG
  * (one write() per line, O_APPEND):
  *   start PID PPID NS TERM               when it starts (PPID: its rlk elect)
  *   act PID SENT_NS DONE_NS TERM RESULT  every 5 ms: one fence/check of TERM on
@@ -41,12 +44,14 @@ static void put(int fd, const char *line, int n)
 
 int main(int argc, char **argv)
 {
-    const char *term_s = getenv("RLK_ELECT_TERM"), *url = getenv("RLK_URL");
+    const char *term_s = getenv("RLK_ELECT_TERM"), *url = getenv("ELECT_FENCE_URL");
     long long ms = 1000, until, term;
     rlk_client *c;
     char line[200];
     int fd;
 
+    if (!url || !*url)
+        url = getenv("RLK_URL");
     if (argc < 3 || !term_s || !url)
         return 2;
     if (argc == 5 && strcmp(argv[3], "--ms") == 0)

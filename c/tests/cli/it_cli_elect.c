@@ -16,6 +16,23 @@
  *              within lease + 1.5 s; the old command resumed first acts
  *              with its old term and the fence refuses it; its rlk resumed
  *              finds leadership lost, stops it and exits 6.
+ *   rlk paused SIGSTOP of the leader's rlk alone: its command acts on, refused
+ *              by the fence once the next leader acted; rlk resumed exits 6.
+ *   proxy      tk_proxy (a partition on loopback) passes, goes silent both
+ *              ways when cut (a new connection accepted and silent), and
+ *              delivers what it held when healed.
+ *   partition  3 candidates; the first leader reaches Redis only through the
+ *              proxy, every command its fence directly (ELECT_FENCE_URL).
+ *              Cut: its rlk's watchdog declares the loss, its command is
+ *              stopped before the lease (counted from a renewal sent before
+ *              the cut) can end and before the next leader starts, within
+ *              lease + 1.5 s; its rlk exits 6 with the partition in place.
+ *              Healed: what it sent during the cut reaches Redis while the
+ *              next leader leads (which leads on), and the old candidate
+ *              back through the proxy is not elected while the third leads.
+ *              Control: the first leader's command escapes rlk's guard
+ *              (setsid): the strict check fails on that log, and the fence
+ *              refuses every action it sends once the next term acted.
  *   controls   the log checker fed planted logs (two terms acting at once,
  *              an old term accepted after a newer one, two lives
  *              overlapping, a late takeover) must fail.
@@ -25,7 +42,9 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli_check.h"
+#include "tk_proxy.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/wait.h>
@@ -340,8 +359,8 @@ static void test_faults(void)
            third->term, takeover2);
     CHECKF(takeover2 <= LEASE_MS + TAKEOVER_SLACK_MS, "takeover after SIGSTOP: %lld ms (bound "
            "%d)", takeover2, LEASE_MS + TAKEOVER_SLACK_MS);
-    /* The new leader acts first; then the old command resumes and acts with its old term. */
-    REQUIRE(cli_wait_contains(log, " ok\n", 1) == 0);
+    /* The new leader acts first (bounded wait); then the old command resumes and acts with its
+     * old term. */
     {
         long long t0 = mono_ns();
         while (elog_read(&g, log) == 0 && g.l[2].oks == 0 && mono_ns() - t0 < 5000000000LL)
@@ -466,6 +485,357 @@ static void test_rlk_paused(void)
     /* Both commands ran at once (rlk could not stop its own): rule 2 is waived for the old
      * one; rule 1 (no accepted action of the old term after the new term's first) holds. */
     CHECKF(elog_check(&g, old->pid, "rlk paused") == 0, "rlk paused: the log breaks the rules");
+}
+
+/* ---------------------------------------------------------------- the proxy */
+
+/* What fd says within ms into buf (NUL-ended): its length, 0 at its end, -1 when silent. */
+static int tcp_read(int fd, char *buf, size_t len, int ms)
+{
+    struct pollfd f = {.fd = fd, .events = POLLIN};
+    ssize_t n;
+
+    if (poll(&f, 1, ms) <= 0)
+        return -1;
+    n = read(fd, buf, len - 1);
+    buf[n > 0 ? n : 0] = '\0';
+    return n < 0 ? 0 : (int)n;
+}
+
+/* tk_proxy itself: passes, then cut (silence both ways, the connection open, a new one accepted
+ * and silent), then healed (the held command answered, the new connection linked). Its control:
+ * the same PING on the direct port answers at once. */
+static void test_proxy(void)
+{
+    tk_proxy *px = tk_proxy_start(server.port);
+    char buf[256];
+    int a, b = -1, d;
+
+    REQUIRE(px != NULL);
+    a = tk_tcp_connect(tk_proxy_port(px));
+    REQUIRE(a >= 0);
+    CHECK(write(a, "PING\r\n", 6) == 6);
+    CHECKF(tcp_read(a, buf, sizeof buf, 5000) > 0 && strcmp(buf, "+PONG\r\n") == 0,
+           "passing: %s", buf);
+    tk_proxy_cut(px);
+    CHECK(write(a, "ECHO held\r\n", 11) == 11);
+    CHECKF(tcp_read(a, buf, sizeof buf, 300) == -1, "cut: the server's reply came through: %s",
+           buf);
+    b = tk_tcp_connect(tk_proxy_port(px));
+    CHECKF(b >= 0, "cut: a new connection was refused");
+    CHECK(b < 0 || write(b, "PING\r\n", 6) == 6);
+    CHECKF(b < 0 || tcp_read(b, buf, sizeof buf, 300) == -1, "cut: a new connection got "
+           "through: %s", buf);
+    CHECK(tk_proxy_accepted_cut(px) == 1 && tk_proxy_open(px) == 2);
+    d = tk_tcp_connect(server.port);   /* the control: the server answers at once */
+    CHECK(d >= 0 && write(d, "PING\r\n", 6) == 6 && tcp_read(d, buf, sizeof buf, 5000) > 0 &&
+          strcmp(buf, "+PONG\r\n") == 0);
+    if (d >= 0)
+        close(d);
+    tk_proxy_heal(px);
+    CHECKF(tcp_read(a, buf, sizeof buf, 5000) > 0 && strcmp(buf, "$4\r\nheld\r\n") == 0,
+           "healed: the held command's reply: %s", buf);
+    CHECKF(b < 0 || (tcp_read(b, buf, sizeof buf, 5000) > 0 && strcmp(buf, "+PONG\r\n") == 0),
+           "healed: the connection made during the cut: %s", buf);
+    close(a);
+    if (b >= 0)
+        close(b);
+    tk_proxy_stop(px);
+}
+
+/* ---------------------------------------------------------------- partition */
+
+/* A run whose first leader is cut off from Redis (tk_proxy) while it and its command keep
+ * running and still reach the resource: every command's fence is on the direct URL
+ * (ELECT_FENCE_URL), only the first candidate's rlk goes through the proxy. */
+typedef struct part {
+    const char *name;
+    char log[300];              /* own copy: cli_path's buffers rotate */
+    tk_proxy *px;
+    char purl[64], lease[16];
+    cli_proc obs, p[3];         /* p[0]: the first leader, through the proxy only */
+    int started, done[3];       /* p[0..started) run; done: collected */
+    long rogue;                 /* the control's escaped command (0: none) */
+    long long t_cut;
+} part;
+
+/* Bounded poll until the log's life pid has n accepted actions, the last one sent after
+ * after_ns, and `fenced` refused ones; 0, or -1 after timeout_ms. */
+static int wait_acts(const char *log, long pid, int n, int fenced, long long after_ns,
+                     long timeout_ms)
+{
+    long long t0 = mono_ns();
+    elog g;
+
+    for (;;) {
+        if (elog_read(&g, log) == 0)
+            for (int i = 0; i < g.n; i++)
+                if (g.l[i].pid == pid && g.l[i].oks >= n && g.l[i].fenced >= fenced &&
+                    g.l[i].last_ok_ns > after_ns)
+                    return 0;
+        if (mono_ns() - t0 > timeout_ms * 1000000LL)
+            return -1;
+        rlk_fx_sleep_ms(5);
+    }
+}
+
+/* The candidate (index in t->p) whose rlk is pid; -1: none. */
+static int part_idx(const part *t, long pid)
+{
+    for (int i = 0; i < t->started; i++)
+        if (t->p[i].pid == (pid_t)pid)
+            return i;
+    return -1;
+}
+
+/* Waits for candidate i's exit (bounded) and checks its status. */
+static void part_collect(part *t, int i, int want, const char *what)
+{
+    cli_result r = cli_collect(&t->p[i], cli_wait(&t->p[i], 10000), 0);
+
+    t->done[i] = 1;
+    expect_status(&r, want, what);
+    cli_result_free(&r);
+}
+
+/* The observer and the first candidate alone through the proxy until it leads and acts; then
+ * two more on the direct URL until both wait; then the cut. Each command is elect_child LOG KEY
+ * (30 s); with escape, the first one runs it under `sh -c 'setsid ... & wait'`: out of rlk's
+ * process group, where rlk's signals do not reach it (8 s). 0, or -1 after a failed check. */
+static int part_begin(part *t, const char *name, const char *log, const char *key, int escape)
+{
+    const char *args[] = {"elect", name, "--url", t->purl, "--watchdog-lease", t->lease, "-k",
+                          "0.1", "--", "sh", "-c", "setsid \"$0\" \"$@\" & wait", child_bin,
+                          t->log, key, "--ms", "8000", NULL};
+    char channel[128];
+    elog g;
+
+    snprintf(t->lease, sizeof t->lease, "%d", LEASE_MS);
+    t->name = name;
+    snprintf(t->log, sizeof t->log, "%s", log);
+    log = t->log;
+    if (!CHECK((t->px = tk_proxy_start(server.port)) != NULL))
+        return -1;
+    snprintf(t->purl, sizeof t->purl, "redis://127.0.0.1:%d", tk_proxy_port(t->px));
+    if (!escape) {
+        memmove(&args[9], &args[12], 6 * sizeof args[0]);   /* child_bin LOG KEY --ms N NULL */
+        args[13] = "30000";
+    }
+    if (!CHECK(START(&t->obs, "elect", name, "--observe", "--json", "--timeout", "60") == 0) ||
+        !CHECK(cli_start(&t->p[0], args) == 0))
+        return -1;
+    t->started = 1;
+    if (!CHECK(wait_starts(log, 1, 10000) == 0) || !CHECK(elog_read(&g, log) == 0 && g.n == 1) ||
+        !CHECK(wait_acts(log, g.l[0].pid, 3, 0, 0, 5000) == 0))
+        return -1;
+    args[3] = url;
+    if (escape) {
+        memmove(&args[9], &args[12], 6 * sizeof args[0]);
+        args[13] = "30000";
+    }
+    for (; t->started < 3; t->started++)
+        if (!CHECK(cli_start(&t->p[t->started], args) == 0))
+            return -1;
+    snprintf(channel, sizeof channel, "redisson_lock__channel:{%s}", name);
+    if (!CHECK(tk_wait_numsub(&server, channel, 2, 10000) == 0))
+        return -1;
+    t->t_cut = mono_ns();
+    tk_proxy_cut(t->px);
+    return 0;
+}
+
+/* Whatever still runs: stopped (SIGTERM, then SIGKILL after a bound); the proxy stopped. */
+static void part_cleanup(part *t)
+{
+    cli_result r;
+
+    if (t->rogue > 0)
+        kill((pid_t)t->rogue, SIGKILL);
+    for (int i = 0; i < t->started; i++) {
+        if (t->done[i])
+            continue;
+        kill(t->p[i].pid, SIGTERM);
+        r = cli_collect(&t->p[i], cli_wait(&t->p[i], 5000), 0);
+        cli_result_free(&r);
+    }
+    if (t->obs.pid > 0) {
+        kill(t->obs.pid, SIGTERM);
+        r = cli_collect(&t->obs, cli_wait(&t->obs, 5000), 0);
+        cli_result_free(&r);
+    }
+    tk_proxy_stop(t->px);
+}
+
+/* The first leader cut off from Redis; its command keeps its resource. rlk's watchdog sees its
+ * renewals fail, declares the loss before the lease can run out on the server, stops the command
+ * and exits 6, all with the partition still in place; the next leader leads after the lease.
+ * Healed, the old rlk's held requests (renewals, its resign) reach Redis while the next leader
+ * leads: nothing changes; the old candidate back through the healed proxy is not elected while
+ * the third leads. */
+static void partition_run(part *t)
+{
+    const char *key = "{pt-res}:fence";
+    life old, next, third;
+    long long takeover, t_exit, t_heal, t0;
+    int ni, ti, held_conns;
+    cli_result r;
+    elog g;
+    char want[64];
+
+    REQUIRE(part_begin(t, "pt", cli_path("part.log"), key, 0) == 0);
+    /* (b) the next leader, within the lease + the slack. */
+    REQUIRE(wait_starts(t->log, 2, LEASE_MS + 8000) == 0);
+    REQUIRE(elog_read(&g, t->log) == 0 && g.n == 2);
+    old = g.l[0];
+    next = *elog_next_start(&g, old.start_ns);
+    takeover = (next.start_ns - t->t_cut) / 1000000;
+    CHECKF(takeover <= LEASE_MS + TAKEOVER_SLACK_MS, "takeover after the cut: %lld ms (bound "
+           "%d)", takeover, LEASE_MS + TAKEOVER_SLACK_MS);
+    REQUIREF((ni = part_idx(t, next.ppid)) > 0, "the next leader's rlk (%ld) is none of the "
+             "direct candidates", next.ppid);
+    /* (c) the old rlk exits 6 with the partition still in place (docs/elect.md: the loss is the
+     * watchdog's report; the resign of a hold known lost is best effort, bounded). */
+    {
+        int status = cli_wait(&t->p[0], 10000);
+
+        t_exit = mono_ns();
+        r = cli_collect(&t->p[0], status, (t_exit - t->t_cut) / 1000000);
+        t->done[0] = 1;
+        expect_status(&r, 6, "the partitioned leader's rlk");
+        CHECKF(strstr(r.err, "lost") != NULL, "the partitioned leader's rlk: %s", r.err);
+        cli_result_free(&r);
+        CHECKF((t_exit - t->t_cut) / 1000000 <= LEASE_MS + TAKEOVER_SLACK_MS, "the partitioned "
+               "rlk exited %lld ms after the cut", (t_exit - t->t_cut) / 1000000);
+    }
+    /* (a) its command acted on its resource during the partition, and was stopped by its rlk
+     * before the lease (counted from a renewal sent before the cut) could run out. */
+    REQUIRE(elog_read(&g, t->log) == 0 && g.n == 2);
+    old = g.l[0];
+    CHECKF(old.last_ok_ns > t->t_cut, "the old command was not acting on its resource during "
+           "the partition");
+    CHECKF(!old.ended && old.last_ns < t->t_cut + LEASE_MS * 1000000LL, "the old command's "
+           "last line %lld ms after the cut (ended on its own: %d)",
+           (old.last_ns - t->t_cut) / 1000000, old.ended);
+    REQUIRE(wait_acts(t->log, next.pid, 3, 0, 0, 5000) == 0);
+    /* (d) heal: what the old rlk sent during the cut is delivered, then its ends. */
+    held_conns = tk_proxy_accepted_cut(t->px);
+    t_heal = mono_ns();
+    tk_proxy_heal(t->px);
+    for (t0 = mono_ns(); tk_proxy_open(t->px) > 0 && mono_ns() - t0 < 5000000000LL;)
+        rlk_fx_sleep_ms(5);
+    CHECKF(tk_proxy_open(t->px) == 0, "%d connections still open through the healed proxy",
+           tk_proxy_open(t->px));
+    CHECKF(wait_acts(t->log, next.pid, 1, 0, mono_ns(), 5000) == 0, "the next leader stopped "
+           "acting after the heal");
+    kill(t->p[ni].pid, SIGTERM);
+    part_collect(t, ni, 143, "the next leader, SIGTERM");
+    REQUIRE(wait_starts(t->log, 3, 10000) == 0);
+    REQUIRE(elog_read(&g, t->log) == 0 && g.n == 3);
+    third = *elog_next_start(&g, next.start_ns);
+    REQUIRE((ti = part_idx(t, third.ppid)) > 0 && ti != ni);
+    REQUIRE(wait_acts(t->log, third.pid, 3, 0, 0, 5000) == 0);
+    /* The old candidate back through the healed proxy (as a supervisor restarts it): -n, not
+     * elected; it sees the third leader. */
+    r = RUN("elect", t->name, "--url", t->purl, "-n", "--", child_bin, t->log, key);
+    expect_status(&r, 1, "the old candidate again, -n, while the third leads");
+    cli_result_free(&r);
+    r = RUN("elect", t->name, "--url", t->purl, "--observe", "--count", "1");
+    snprintf(want, sizeof want, "leader %lld ", third.term);
+    CHECKF(strncmp(r.out, want, strlen(want)) == 0, "through the healed proxy: %s", r.out);
+    cli_result_free(&r);
+    CHECKF(wait_acts(t->log, third.pid, 1, 0, mono_ns(), 5000) == 0, "the third leader stopped "
+           "acting");
+    kill(t->p[ti].pid, SIGTERM);
+    part_collect(t, ti, 143, "the third leader, SIGTERM");
+    snprintf(want, sizeof want, "\"leader\":false,\"term\":%lld", third.term);
+    REQUIRE(cli_wait_contains(t->obs.out_path, want, 5000) == 0);
+    kill(t->obs.pid, SIGTERM);
+    r = cli_collect(&t->obs, cli_wait(&t->obs, 5000), 0);
+    t->obs.pid = 0;
+    REQUIRE(elog_read(&g, t->log) == 0);
+    CHECKF(g.n == 3, "3 leaders expected, the log has %d", g.n);
+    CHECKF(elog_check(&g, 0, "partition") == 0, "partition: the log breaks the rules");
+    for (int i = 0; i < g.n; i++)
+        CHECKF(g.l[i].oks > 0 && g.l[i].fenced == 0 && g.l[i].errs == 0, "leader %ld: %d "
+               "accepted, %d refused, %d errors", g.l[i].pid, g.l[i].oks, g.l[i].fenced,
+               g.l[i].errs);
+    expect_observed(&g, r.out, "partition");
+    cli_result_free(&r);
+    printf("  partition of the leader (term %lld): its command's last line %lld ms after the "
+           "cut, its rlk exited 6 %lld ms after the cut (still cut); term %lld leads %lld ms "
+           "after the cut; healed %lld ms after the cut (%d connections made during the cut "
+           "delivered); term %lld leads next, the old candidate back is not elected\n", old.term,
+           (old.last_ns - t->t_cut) / 1000000, (t_exit - t->t_cut) / 1000000, next.term,
+           takeover, (t_heal - t->t_cut) / 1000000, held_conns, third.term);
+}
+
+static void test_partition(void)
+{
+    part t;
+
+    memset(&t, 0, sizeof t);
+    partition_run(&t);
+    part_cleanup(&t);
+}
+
+/* The control: the first leader's command escapes rlk's guard (setsid under an sh that rlk
+ * runs), so nothing stops it during the partition. The strict check test_partition passes must
+ * fail on this log (the old command alive beside the next leader), and the fence must be what
+ * stops it: once the next term acted, every one of its actions is refused, none accepted. */
+static void partition_control_run(part *t)
+{
+    life rogue, next;
+    long long takeover;
+    int ni, bad;
+    elog g;
+
+    REQUIRE(part_begin(t, "pc", cli_path("partc.log"), "{pc-res}:fence", 1) == 0);
+    REQUIRE(wait_starts(t->log, 2, LEASE_MS + 8000) == 0);
+    REQUIRE(elog_read(&g, t->log) == 0 && g.n == 2);
+    rogue = g.l[0];
+    next = *elog_next_start(&g, rogue.start_ns);
+    t->rogue = rogue.pid;
+    takeover = (next.start_ns - t->t_cut) / 1000000;
+    CHECKF(takeover <= LEASE_MS + TAKEOVER_SLACK_MS, "control: takeover %lld ms", takeover);
+    REQUIREF((ni = part_idx(t, next.ppid)) > 0, "control: the next leader's rlk (%ld) is "
+             "none of the direct candidates", next.ppid);
+    part_collect(t, 0, 6, "control: the partitioned leader's rlk");
+    CHECKF(wait_acts(t->log, rogue.pid, 1, 3, t->t_cut, 5000) == 0, "control: the escaped "
+           "command acted during the partition and was refused 3 times");
+    kill((pid_t)t->rogue, SIGKILL);
+    t->rogue = 0;
+    tk_proxy_heal(t->px);
+    for (int i = 1; i < 3; i++)     /* the waiting one first */
+        if (i != ni) {
+            kill(t->p[i].pid, SIGTERM);
+            part_collect(t, i, 143, "control: the waiting candidate, SIGTERM");
+        }
+    kill(t->p[ni].pid, SIGTERM);
+    part_collect(t, ni, 143, "control: the next leader, SIGTERM");
+    REQUIRE(elog_read(&g, t->log) == 0 && g.n == 2);
+    rogue = g.l[0];
+    next = g.l[1];
+    bad = elog_check(&g, 0, "  (control, expected)");
+    CHECKF(bad > 0, "control: the strict check passed on a log whose old command ran beside "
+           "the next leader");
+    CHECKF(elog_check(&g, rogue.pid, "partition control") == 0, "control: an old-term action "
+           "was accepted after the new term's first");
+    CHECKF(rogue.fenced >= 3 && rogue.errs == 0 && next.fenced == 0, "control: escaped "
+           "command %d refused, %d errors; next leader %d refused", rogue.fenced, rogue.errs,
+           next.fenced);
+    printf("  control, the partitioned leader's command escaped rlk's guard: it acted until "
+           "%lld ms after the cut, %d of its actions refused once term %lld (leading %lld ms "
+           "after the cut) acted, none accepted after; the strict check found %d violations\n",
+           (rogue.last_ns - t->t_cut) / 1000000, rogue.fenced, next.term, takeover, bad);
+}
+
+static void test_partition_control(void)
+{
+    part t;
+
+    memset(&t, 0, sizeof t);
+    partition_control_run(&t);
+    part_cleanup(&t);
 }
 
 /* Usage errors (one line, exit 2), the command's environment, -n against a leader (exit 1),
@@ -602,11 +972,15 @@ int main(int argc, char **argv)
     if (rlk_fx_start(&server, NULL) != 0 || rlk_fx_url(&server, -1, url, sizeof url) != 0 ||
         cli_setup(argv[1], url) != 0)
         return 1;
+    setenv("ELECT_FENCE_URL", url, 1);  /* every command's fence: the direct URL */
     RUN_TEST(test_checker_controls);
     RUN_TEST(test_cli_basics);
     RUN_TEST(test_handover);
     RUN_TEST(test_faults);
     RUN_TEST(test_rlk_paused);
+    RUN_TEST(test_proxy);
+    RUN_TEST(test_partition);
+    RUN_TEST(test_partition_control);
     cli_teardown();
     rlk_fx_stop(&server);
     return check_summary("it_cli_elect");
