@@ -19,6 +19,7 @@
 
 static const char *run_rlk;
 static char run_url[256];
+static int run_no_url;      /* cli_set_url(NULL): rlk starts with no RLK_URL at all */
 static char run_dir[] = "/tmp/rlk-cli-it-XXXXXX";
 static int run_dir_made;
 static unsigned run_seq;
@@ -37,7 +38,8 @@ int cli_setup(const char *rlk_path, const char *url)
 
 void cli_set_url(const char *url)
 {
-    snprintf(run_url, sizeof run_url, "%s", url);
+    run_no_url = url == NULL;
+    snprintf(run_url, sizeof run_url, "%s", url ? url : "");
 }
 
 void cli_teardown(void)
@@ -140,7 +142,7 @@ int cli_start(cli_proc *p, const char *const *args)
     snprintf(url, sizeof url, "RLK_URL=%s", run_url);
     snprintf(bin, sizeof bin, "RLK_BIN=%s", run_rlk);
     snprintf(dir, sizeof dir, "T=%s", run_dir);
-    if (!(env = run_env(run_url[0] ? url : NULL, bin, dir)))
+    if (!(env = run_env(run_no_url ? NULL : url, bin, dir)))
         return -1;
     fflush(NULL);
     p->pid = fork();

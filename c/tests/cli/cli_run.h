@@ -48,7 +48,8 @@ void cli_teardown(void);
 const char *cli_dir(void);
 /* "$T/<name>" into a static rotating buffer (8 slots). */
 const char *cli_path(const char *name);
-/* Sets the URL given to later runs as RLK_URL (NULL: keep the server's; "": no RLK_URL). */
+/* Sets the URL given to later runs as RLK_URL (NULL: no RLK_URL at all; "": RLK_URL
+ * set but empty). */
 void cli_set_url(const char *url);
 
 /* Starts rlk with the NULL-terminated args; stdout/stderr to files. */

@@ -165,7 +165,7 @@ static void test_url_option_no_env(void)
     inner_creds(creds, sizeof creds);
     nested_script(script, sizeof script, creds);
     unsetenv("RLK_URL");
-    cli_set_url("");
+    cli_set_url(NULL);
     r = RUN_TLS(1, "--url", url_b_pw, "lock", "q", "--", "sh", "-c", script);
     expect_nested(&r, "(no RLK_URL) rlk --url B lock q -- rlk lock q", url_b_pub, &b);
     cli_result_free(&r);
