@@ -37,6 +37,7 @@
 
 #include "check.h"
 #include "fixture.h"
+#include "tk_proxy.h"
 #include "tk_util.h"
 #include "client/client.h"
 #include "client/clock.h"
@@ -697,22 +698,6 @@ typedef struct cut_proxy {
     atomic_int stop, armed, cuts, accepted, active;     /* active: pair threads running */
 } cut_proxy;
 
-static int tcp_to(int port)
-{
-    struct sockaddr_in a;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons((unsigned short)port);
-    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-        close(fd);
-        fd = -1;
-    }
-    return fd;
-}
-
 typedef struct cut_pair {
     cut_proxy *p;
     int cfd, sfd;
@@ -777,7 +762,7 @@ static void *cut_proxy_main(void *arg)
         cfd = accept4(p->lfd, NULL, NULL, SOCK_CLOEXEC);
         if (cfd < 0)
             continue;
-        sfd = tcp_to(p->target);
+        sfd = tk_tcp_connect(p->target);
         pr = malloc(sizeof *pr);
         if (sfd < 0 || !pr) {
             close(cfd);
