@@ -67,23 +67,24 @@ end)
 
 -- The same operations through EVAL and through FCALL: the replies must agree (numbers above 1000,
 -- remaining TTLs, within 200 ms, and fenced tokens, microseconds since the epoch, only both above
--- 10^12: a real server's clock moves between the two runs).
+-- 10^12: a real server's clock moves between the two runs). Claim windows are 30 s, so that a
+-- grant made by one step is still there for the next however slowly a busy machine runs them.
 local RK = { "L", "{L}:rlk_waiters", "{L}:rlk_next" }
 local RREL = { "L", "redisson_lock__channel:{L}", "{L}:rlk_waiters", "{L}:rlk_next" }
 local OPS = {
   { "reentrant/acquire", RK, { "30000", "A:1", "0" } },
   { "reentrant/acquire", RK, { "30000", "A:1", "0" } },
   { "reentrant/acquire", RK, { "30000", "B:1", "11" } },    -- queued: the release hands over (2)
-  { "reentrant/release", RREL, { "A:1", "30000", "50", "publish" } },
-  { "reentrant/release", RREL, { "A:1", "30000", "50", "publish" } },
-  { "reentrant/cancel", RREL, { "11", "50", "publish" } },
+  { "reentrant/release", RREL, { "A:1", "30000", "30000", "publish" } },
+  { "reentrant/release", RREL, { "A:1", "30000", "30000", "publish" } },
+  { "reentrant/cancel", RREL, { "11", "30000", "publish" } },
   { "reentrant/acquire", RK, { "0", "A:1", "0" }, bad = true },
   { "rwlock/read_acquire", { "W", "{W}", "{W}:rlk_next" }, { "30000", "A:1" } },
   { "rwlock/write_acquire", { "W", "{W}:rlk_waiters", "{W}:rlk_next" }, { "30000", "A:1", "0" } },
   { "rwlock/write_acquire", { "W", "{W}:rlk_waiters", "{W}:rlk_next" }, { "30000", "B:1", "11" } },
   { "rwlock/read_release", { "W", "redisson_rwlock:{W}", "{W}", "{W}:rlk_waiters", "{W}:rlk_next" },
-    { "A:1", "50", "publish" } },     -- the last read: reserved for writer 11 (2)
-  { "rwlock/cancel", { "W", "redisson_rwlock:{W}", "{W}:rlk_waiters", "{W}:rlk_next" }, { "11", "50", "publish" } },
+    { "A:1", "30000", "publish" } },  -- the last read: reserved for writer 11 (2)
+  { "rwlock/cancel", { "W", "redisson_rwlock:{W}", "{W}:rlk_waiters", "{W}:rlk_next" }, { "11", "30000", "publish" } },
   { "fenced/acquire", { "F", "redisson_lock_token:{F}" }, { "30000", "A:1" } },
   { "fenced/token", { "redisson_lock_token:{F}" }, {} },
   { "semaphore/try_set_permits", { "S", "redisson_sc:{S}" }, { "2", "publish" } },
