@@ -11,7 +11,7 @@ local KEYS = { SEM, TIMEOUTS, CHANNEL }
 local WAITERS, GRANT = "{slots}:rlk_waiters", "{slots}:rlk_next"
 -- acquire, release and add_permits also take the queue's keys (docs/runtime.md, "The semaphores' queue")
 local QKEYS = { SEM, TIMEOUTS, CHANNEL, WAITERS, GRANT }
-local CLAIM = 50
+local CLAIM = 5000   -- a grant outlives a busy machine's pause between two steps on a real server
 local LEASE = 30000
 local NON_EXPIRABLE = "922337203685477" -- Redisson's expiry for a permit taken without a lease
 local it_virtual = helpers.it_virtual

@@ -10,7 +10,7 @@ local NIL = backend.NIL
 local LOCK, PREFIX, CHANNEL = "rw", "{rw}", "redisson_rwlock:{rw}"
 -- rlk's companion keys of the writers' queue (docs/compat.md)
 local WAITERS, GRANT = "{rw}:rlk_waiters", "{rw}:rlk_next"
-local CLAIM = 50
+local CLAIM = 5000   -- a grant outlives a busy machine's pause between two steps on a real server
 local A, B, C = "1b9e7c2a-uuid-a:1", "1b9e7c2a-uuid-a:2", "77d0c4e1-uuid-c:9"
 local LEASE = 30000
 local BIG = 600000
