@@ -36,6 +36,16 @@ endforeach()
 # scopes of other directories).
 set_property(GLOBAL PROPERTY RLK_NEW_SERVERS redis8 valkey9)
 
+# Redis 8 and Valkey 9 are built from Debian's source packages by tools/bootstrap (minutes on a
+# new machine, nothing once built). The build is a test of its own, the setup of the fixture
+# rlk_new_servers that every Redis 8 and Valkey 9 twin requires: ctest runs it beside the tests
+# that need neither server, and starts the twins once it has ended. A server that cannot be built
+# leaves its twins to exit 77 (skipped), as before; the build test itself fails only when
+# tools/bootstrap does (a usage error, a package that cannot be installed).
+add_test(NAME new_servers_build COMMAND bash ${PROJECT_SOURCE_DIR}/tools/bootstrap redis8 valkey9)
+set_tests_properties(new_servers_build PROPERTIES FIXTURES_SETUP rlk_new_servers
+                     LABELS "new-servers;setup" TIMEOUT 3000)
+
 function(rlk_server_test)
   cmake_parse_arguments(A "" "NAME;WORKING_DIRECTORY" "COMMAND" ${ARGN})
   if(NOT A_NAME OR NOT A_COMMAND)
@@ -92,6 +102,9 @@ function(_rlk_server_test_finish name)
     set(twin_env ${env} RLK_TEST_SERVER=${s})
     set_tests_properties(${name}_${s} PROPERTIES LABELS "${twin_labels}"
                          ENVIRONMENT "${twin_env}" SKIP_RETURN_CODE 77)
+    if(NOT s STREQUAL "valkey")
+      set_tests_properties(${name}_${s} PROPERTIES FIXTURES_REQUIRED rlk_new_servers)
+    endif()
   endforeach()
   set(redis_labels ${labels} redis)
   set(redis_env ${env} RLK_TEST_SERVER=redis)
