@@ -1,5 +1,5 @@
 -- name: elect/campaign
--- version: 1
+-- version: 2
 -- summary: Campaign: take the free election lock, mint a new term, record value, term and holder, publish.
 -- redisson: none
 -- time: server - a term is at least TIME in us (as fenced/acquire's token): it rises even if the token is lost
@@ -17,10 +17,12 @@
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
--- error RLK_WRONGTYPE: the lock or state key is not a hash, or the token key not an integer below 2^53-1
+-- error RLK_WRONGTYPE: lock key not a lock's (lib/lock_shape), state not a hash, token not an integer < 2^53-1
 -- end
 
 --- @include "lib/is_lease"
+
+--- @include "lib/lock_type"
 
 local MAX_TOKEN = 9007199254740991 -- 2^53 - 1: integers above it are not exact in a Lua number
 
@@ -50,10 +52,8 @@ if #value > 65536 then
 end
 local publish, bad_publish = publish_cmd(ARGV[4])
 if not publish then return bad_publish end
-local kind = redis.call('type', lock).ok
-if kind ~= 'none' and kind ~= 'hash' then
-  return redis.error_reply('RLK_WRONGTYPE lock key holds a ' .. kind .. ', not a hash')
-end
+local kind, wrong = lock_type(lock, owner)
+if not kind then return wrong end
 local skind = redis.call('type', state).ok
 if skind ~= 'none' and skind ~= 'hash' then
   return redis.error_reply('RLK_WRONGTYPE state key holds a ' .. skind .. ', not a hash')

@@ -1,5 +1,5 @@
 -- name: fair/acquire
--- version: 5
+-- version: 6
 -- summary: Acquire or re-enter a fair lock in FIFO order, or join its queue (or stay in it, moving its deadline on).
 -- redisson: RedissonFairLock.tryLockInnerAsync (EVAL_LONG: drop stale waiters; acquire when first; else enqueue)
 -- time: server - now for the waiters' deadlines (Redisson passes the client's clock)
@@ -14,7 +14,7 @@
 -- error RLK_BADARG: not exactly 3 keys and 3 arguments, or wait_ms is not an integer in 1..1000000000000
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
--- error RLK_WRONGTYPE: the lock key is not a hash, the queue not a list, or the timeouts not a sorted set
+-- error RLK_WRONGTYPE: lock key not a lock's (lib/lock_shape), queue not a list, or timeouts not a sorted set
 -- end
 
 -- Checks, reads, drops stale waiters, then acquires, re-enters or queues (lib/fair_acquire).

@@ -1,5 +1,5 @@
 -- name: fair/nonreentrant_acquire
--- version: 2
+-- version: 3
 -- summary: Acquire a non-reentrant fair lock in FIFO order, or join its queue; the holder asking again is refused.
 -- redisson: RedissonNonReentrantFairLock.tryLockInnerAsync (drop stale; acquire when first; own -> error; else queue)
 -- time: server - now for the waiters' deadlines (Redisson passes the client's clock)
@@ -14,7 +14,7 @@
 -- error RLK_BADARG: not exactly 3 keys and 3 arguments, or wait_ms is not an integer in 1..1000000000000
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
--- error RLK_WRONGTYPE: the lock key is not a hash, the queue not a list, or the timeouts not a sorted set
+-- error RLK_WRONGTYPE: lock key not a lock's (lib/lock_shape), queue not a list, or timeouts not a sorted set
 -- error RLK_REENTRY: owner holds the lock already (Redisson: NON_REENTRANT_REACQUIRE); nothing changed
 -- end
 

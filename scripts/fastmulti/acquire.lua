@@ -1,5 +1,5 @@
 -- name: fastmulti/acquire
--- version: 1
+-- version: 2
 -- summary: Take every value of a faster MultiLock group for owner, all or none, in one call.
 -- redisson: RedissonFasterMultiLock.tryLockInnerAsync (nil acquired; else max expire_time - now of the other holders)
 -- time: server - "now" decides which other holders' expire_time has passed (free) and sets the new ones
@@ -13,7 +13,7 @@
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
 -- error RLK_BADVALUE: a value is empty, longer than 1024 bytes, contains ':' or is given twice
--- error RLK_WRONGTYPE: the group key holds a value that is not a hash
+-- error RLK_WRONGTYPE: the group key holds a value that is not a hash, or not a group's (lib/fm_shape)
 -- end
 
 --- @include "lib/is_lease"
@@ -23,6 +23,8 @@
 --- @include "lib/fm_values"
 
 --- @include "lib/fm_type"
+
+--- @include "lib/fm_shape"
 
 if #KEYS ~= 1 or #ARGV < 3 then
   return redis.error_reply('RLK_BADARG expected 1 key and at least 3 arguments')
@@ -42,6 +44,13 @@ if wrong then return wrong end
 local now = now_ms()
 local lease = tonumber(lease_ms)
 local existed = redis.call('exists', group) == 1
+-- Acquire writes into a hash that exists: its shape is read when it has no TTL (a live group has
+-- one), fewer than 3 fields (a held value has 3) or a mode field (a read-write lock's).
+if existed and (redis.call('pttl', group) == -1 or redis.call('hlen', group) < 3
+    or redis.call('hexists', group, 'mode') == 1) then
+  wrong = fm_shape(group)
+  if wrong then return wrong end
+end
 -- Every check before the first write: another holder whose expire_time has not passed refuses
 -- the whole call. A holder whose time has passed holds nothing (Redisson's rule).
 local latest = -1

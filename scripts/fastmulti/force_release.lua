@@ -1,5 +1,5 @@
 -- name: fastmulti/force_release
--- version: 1
+-- version: 2
 -- summary: Release the given values of a faster MultiLock group whoever holds them; publish unlock.
 -- redisson: RedissonFasterMultiLock.forceUnlockAsync (hdel of each value and its holder's fields; publish 0)
 -- time: none
@@ -12,7 +12,7 @@
 -- error RLK_BADARG: not exactly 2 keys, or fewer than 2 arguments
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- error RLK_BADVALUE: a value is empty, longer than 1024 bytes, contains ':' or is given twice
--- error RLK_WRONGTYPE: the group key holds a value that is not a hash
+-- error RLK_WRONGTYPE: the group key holds a value that is not a hash, or a hash not a group's (lib/fm_shape)
 -- end
 
 --- @include "lib/publish_cmd"
@@ -20,6 +20,8 @@
 --- @include "lib/fm_values"
 
 --- @include "lib/fm_type"
+
+--- @include "lib/fm_shape"
 
 if #KEYS ~= 2 or #ARGV < 2 then
   return redis.error_reply('RLK_BADARG expected 2 keys and at least 2 arguments')
@@ -30,6 +32,9 @@ if not publish then return bad_publish end
 local values, bad = fm_values(2)
 if not values then return bad end
 local wrong = fm_type(group)
+if wrong then return wrong end
+-- A destructive action: the shape is read every time (a key rlk does not own stays as it is).
+wrong = redis.call('exists', group) == 1 and fm_shape(group)
 if wrong then return wrong end
 
 local removed = 0

@@ -1,5 +1,5 @@
 -- name: fenced/acquire
--- version: 3
+-- version: 4
 -- summary: Acquire or re-enter a fenced lock and issue a fencing token larger than every token issued before.
 -- redisson: RedissonFencedLock.tryLockInnerAsync (free or own -> incr token, hincrby, pexpire, {-1, token})
 -- time: server - a token is at least TIME in microseconds, so tokens keep rising even if the token key was lost
@@ -12,10 +12,12 @@
 -- error RLK_BADARG: not exactly 2 keys and 2 arguments
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
--- error RLK_WRONGTYPE: the lock key is not a hash, or the token key not a string holding an integer below 2^53-1
+-- error RLK_WRONGTYPE: lock key not a lock's (lib/lock_shape), or token key not a string holding an integer < 2^53-1
 -- end
 
 --- @include "lib/is_lease"
+
+--- @include "lib/lock_type"
 
 local MAX_TOKEN = 9007199254740991 -- 2^53 - 1: integers above it are not exact in a Lua number
 
@@ -37,10 +39,8 @@ end
 if #owner < 1 or #owner > 1024 then
   return redis.error_reply('RLK_BADOWNER owner must be 1..1024 bytes')
 end
-local kind = redis.call('type', lock).ok
-if kind ~= 'none' and kind ~= 'hash' then
-  return redis.error_reply('RLK_WRONGTYPE lock key holds a ' .. kind .. ', not a hash')
-end
+local kind, wrong = lock_type(lock, owner)
+if not kind then return wrong end
 local last, err = load_token(token_key)
 if err then return err end
 

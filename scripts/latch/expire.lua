@@ -1,5 +1,5 @@
 -- name: latch/expire
--- version: 1
+-- version: 2
 -- summary: Give an armed latch's key a time to live: when it runs out the latch opens; wakes awaiters to re-read.
 -- redisson: none (RCountDownLatch is not RExpirable in Redisson 4.7; rlk's PEXPIRE on the key)
 -- time: none
@@ -11,7 +11,7 @@
 -- return 0: there is no key (the latch is open); nothing changed, nothing published
 -- error RLK_BADARG: not exactly 2 keys and 2 arguments
 -- error RLK_BADLEASE: ttl_ms is not an integer in 1..1000000000000
--- error RLK_WRONGTYPE: the latch key holds a value that is not a string
+-- error RLK_WRONGTYPE: the latch key is not a string holding a count (lib/count_shape)
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
@@ -22,7 +22,7 @@
 
 --- @include "lib/is_lease"
 
---- @include "lib/wrong_type"
+--- @include "lib/count_shape"
 
 --- @include "lib/publish_cmd"
 
@@ -37,7 +37,7 @@ if not publish then return bad_publish end
 if not is_lease(ttl_ms) then
   return redis.error_reply('RLK_BADLEASE ttl_ms must be an integer in 1..1000000000000')
 end
-local why = wrong_type(latch, 'string', 'latch')
+local why = count_shape(latch, 'latch')
 if why then
   return redis.error_reply('RLK_WRONGTYPE ' .. why)
 end

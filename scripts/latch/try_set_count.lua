@@ -1,5 +1,5 @@
 -- name: latch/try_set_count
--- version: 3
+-- version: 4
 -- summary: Arm a count-down latch with count, only if it is not armed (its key is missing).
 -- redisson: RedissonCountDownLatch.trySetCountAsync (exists == 0 -> set, publish 1, 1; else 0)
 -- time: none
@@ -10,11 +10,13 @@
 -- return 1: the key was missing and now holds count; message 1 (new count) published on channel
 -- return 0: the latch is armed already; nothing changed
 -- error RLK_BADARG: not exactly 2 keys and 2 arguments, or count is not an integer in 1..1000000000000
--- error RLK_WRONGTYPE: the latch key holds a value that is not a string
+-- error RLK_WRONGTYPE: the latch key is not a string holding a count (lib/count_shape)
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
 --- @include "lib/publish_cmd"
+
+--- @include "lib/count_shape"
 
 local function is_latch_count(s)
   return #s <= 13 and s:find('^[1-9][0-9]*$') ~= nil and tonumber(s) <= 1e12
@@ -29,12 +31,12 @@ if not publish then return bad_publish end
 if not is_latch_count(count) then
   return redis.error_reply('RLK_BADARG count must be an integer in 1..1000000000000')
 end
-local kind = redis.call('type', latch).ok
-if kind ~= 'none' and kind ~= 'string' then
-  return redis.error_reply('RLK_WRONGTYPE latch key holds a ' .. kind .. ', not a string')
+local why = count_shape(latch, 'latch')
+if why then
+  return redis.error_reply('RLK_WRONGTYPE ' .. why)
 end
 
-if kind ~= 'none' then
+if redis.call('exists', latch) == 1 then
   return 0
 end
 redis.call('set', latch, count)

@@ -14,6 +14,7 @@
 --- @include "lib/fair_scan"
 --- @include "lib/now_ms"
 --- @include "lib/drop_stale"
+--- @include "lib/lock_shape"
 
 local function fair_acquire(reentrant)
   if #KEYS ~= 3 or #ARGV ~= 3 then
@@ -42,6 +43,13 @@ local function fair_acquire(reentrant)
   if pttl ~= -2 then
     held, bad = fair_read('hexists', lock, owner)
     if bad then return bad end
+  end
+  -- Not the caller's and no TTL (a live lock always has one): a key rlk does not own?
+  if held == 0 and pttl ~= -2 and (pttl or redis.call('pttl', lock)) == -1 then
+    local found = lock_shape(lock)
+    if found then
+      return redis.error_reply('RLK_WRONGTYPE lock key holds ' .. found)
+    end
   end
   if held == 1 and not reentrant then
     return nil, true

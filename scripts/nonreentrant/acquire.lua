@@ -1,5 +1,5 @@
 -- name: nonreentrant/acquire
--- version: 1
+-- version: 2
 -- summary: Acquire a non-reentrant lock; a second acquire by the holder is refused, not counted.
 -- redisson: RedissonNonReentrantLock.tryLockInnerAsync (exists -> hincrby + pexpire; own -> error; else pttl)
 -- time: none
@@ -11,11 +11,13 @@
 -- error RLK_BADARG: not exactly 1 key and 2 arguments
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
--- error RLK_WRONGTYPE: the lock key holds a value that is not a hash
+-- error RLK_WRONGTYPE: the lock key is not a lock's (type, shape: lib/lock_shape)
 -- error RLK_REENTRY: owner holds the lock already (Redisson: NON_REENTRANT_REACQUIRE); nothing changed
 -- end
 
 --- @include "lib/is_lease"
+
+--- @include "lib/lock_shape"
 
 if #KEYS ~= 1 or #ARGV ~= 2 then
   return redis.error_reply('RLK_BADARG expected 1 key and 2 arguments')
@@ -43,4 +45,12 @@ end
 if mine == 1 then
   return redis.error_reply('RLK_REENTRY the lock is non-reentrant and owner holds it already')
 end
-return redis.call('pttl', lock)
+local ttl = redis.call('pttl', lock)
+-- Not the caller's and no TTL (a live lock always has one): a key rlk does not own?
+if ttl == -1 then
+  local found = lock_shape(lock)
+  if found then
+    return redis.error_reply('RLK_WRONGTYPE lock key holds ' .. found)
+  end
+end
+return ttl

@@ -1,5 +1,5 @@
 -- name: psemaphore/expire
--- version: 1
+-- version: 2
 -- summary: Give a permit-expirable semaphore's count and permits keys a time to live; publishes nothing.
 -- redisson: RedissonPermitExpirableSemaphore.expireAsync(Duration) (pexpire on name and {name}:timeout; 1 when set)
 -- time: none
@@ -10,7 +10,7 @@
 -- return 0: neither key exists; nothing changed
 -- error RLK_BADARG: not exactly 2 keys and 1 argument
 -- error RLK_BADLEASE: ttl_ms is not an integer in 1..1000000000000
--- error RLK_WRONGTYPE: the semaphore key holds a value that is not a string, or timeouts one that is not a zset
+-- error RLK_WRONGTYPE: semaphore key not a string holding a count (lib/count_shape), or timeouts not a zset
 -- end
 
 -- The two keys Redisson's object has, as Redisson: rlk's queue keys ({name}:rlk_waiters,
@@ -19,6 +19,8 @@
 --- @include "lib/is_lease"
 
 --- @include "lib/wrong_type"
+
+--- @include "lib/count_shape"
 
 --- @include "lib/expire_keys"
 
@@ -29,7 +31,7 @@ local semaphore, timeouts, ttl_ms = KEYS[1], KEYS[2], ARGV[1]
 if not is_lease(ttl_ms) then
   return redis.error_reply('RLK_BADLEASE ttl_ms must be an integer in 1..1000000000000')
 end
-local why = wrong_type(semaphore, 'string', 'semaphore') or wrong_type(timeouts, 'zset', 'timeouts')
+local why = count_shape(semaphore, 'semaphore') or wrong_type(timeouts, 'zset', 'timeouts')
 if why then
   return redis.error_reply('RLK_WRONGTYPE ' .. why)
 end

@@ -1,5 +1,5 @@
 -- name: reentrant/acquire
--- version: 11
+-- version: 12
 -- summary: Acquire or re-enter a reentrant lock, claim it when reserved for this waiter, or join the queue.
 -- redisson: RedissonLock.tryLockInnerAsync (hincrby + pexpire, pttl when held); queue and grant: rlk's
 -- time: none
@@ -18,10 +18,12 @@
 -- error RLK_BADARG: not 3 keys and 3 arguments (or 4 and 4), a ticket or delay_ms out of range
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
--- error RLK_WRONGTYPE: the lock key is not a hash, the waiters key not a list or the grant key not a string
+-- error RLK_WRONGTYPE: lock key not a lock's (lib/lock_shape), waiters not a list or grant not a string
 -- end
 
 --- @include "lib/is_lease"
+
+--- @include "lib/lock_shape"
 
 if #KEYS ~= #ARGV or (#KEYS ~= 3 and #KEYS ~= 4) then
   return redis.error_reply('RLK_BADARG expected 3 keys and 3 arguments (lock-delay: 4 and 4)')
@@ -121,6 +123,13 @@ else
       redis.call('set', delay, delay_ms, 'px', tostring(lease_ms + delay_ms))
     end
     return nil
+  end
+  -- Not the caller's and no TTL (a live lock always has one): a key rlk does not own?
+  if ttl == -1 then
+    local found = lock_shape(lock)
+    if found then
+      return redis.error_reply('RLK_WRONGTYPE lock key holds ' .. found)
+    end
   end
   wait = ttl
 end

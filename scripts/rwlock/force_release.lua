@@ -1,5 +1,5 @@
 -- name: rwlock/force_release
--- version: 3
+-- version: 4
 -- summary: Delete a read-write lock in a mode whoever holds it, with its reads' timeout keys; grant a writer; publish.
 -- redisson: RedissonReadLock.forceUnlockAsync (read: del, publish 0) / RedissonWriteLock (write: publish 1)
 -- time: none
@@ -11,10 +11,11 @@
 -- ARGV[1]: mode - which lock to delete: read, write, or any
 -- ARGV[2]: claim_ms - how long the first waiting writer has to claim the lock, integer 1..1000000000000
 -- ARGV[3]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
+-- ARGV[4]: named - optional: 'named' when the operator named the kind, so a lock's hash without a TTL goes too
 -- return 1: the lock was in that mode: deleted with its timeout keys, reserved for a writer; 0 (read) or 1 published
 -- return 0: there is no lock, or it is in the other mode; nothing changed
--- error RLK_BADARG: not 5 keys and 3 arguments, mode not read/write/any, bad prefix, or claim_ms not 1..10^12
--- error RLK_WRONGTYPE: the lock key is not a hash with mode read or write, or the waiters key not a list
+-- error RLK_BADARG: not 5 keys and 3 (or 4) arguments, bad named or mode or prefix, claim_ms not 1..10^12
+-- error RLK_WRONGTYPE: lock key not a read-write lock's (lib/rw_shape; no TTL: unless named), or waiters not a list
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
@@ -23,6 +24,8 @@
 
 -- 'none', 'read' or 'write'; nil and the reason when the key is not a read-write lock.
 --- @include "lib/rw_mode"
+
+--- @include "lib/rw_shape"
 
 --- @include "lib/publish_cmd"
 
@@ -44,8 +47,11 @@ local function delete_reads(lock, prefix)
   end
 end
 
-if #KEYS ~= 5 or #ARGV ~= 3 then
-  return redis.error_reply('RLK_BADARG expected 5 keys and 3 arguments')
+if #KEYS ~= 5 or (#ARGV ~= 3 and #ARGV ~= 4) then
+  return redis.error_reply('RLK_BADARG expected 5 keys and 3 arguments (named: 4)')
+end
+if ARGV[4] and ARGV[4] ~= 'named' then
+  return redis.error_reply('RLK_BADARG named must be exactly named')
 end
 local lock, channel, prefix, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local which, claim_ms = ARGV[1], ARGV[2]
@@ -63,6 +69,12 @@ end
 local mode, why = rw_mode(lock)
 if not mode then
   return redis.error_reply('RLK_WRONGTYPE ' .. why)
+end
+-- A destructive action: the key's shape is read every time (a key rlk does not own stays as it is).
+local found, unsure = rw_shape(lock)
+if found or (unsure and not ARGV[4]) then
+  return redis.error_reply('RLK_WRONGTYPE lock key holds ' .. (found or unsure
+    .. ': name the kind to remove it'))
 end
 
 if mode == 'none' or (which ~= 'any' and which ~= mode) then

@@ -1,5 +1,5 @@
 -- name: semaphore/expire
--- version: 1
+-- version: 2
 -- summary: Give the semaphore key a time to live (the count vanishes when it runs out); publishes nothing.
 -- redisson: RedissonSemaphore.expireAsync(Duration) (pexpire on the key; 1 when set)
 -- time: none
@@ -9,7 +9,7 @@
 -- return 0: there is no key; nothing changed
 -- error RLK_BADARG: not exactly 1 key and 1 argument
 -- error RLK_BADLEASE: ttl_ms is not an integer in 1..1000000000000
--- error RLK_WRONGTYPE: the semaphore key holds a value that is not a string
+-- error RLK_WRONGTYPE: the semaphore key is not a string holding a count (lib/count_shape)
 -- end
 
 -- Only the count key, as Redisson: rlk's queue keys ({name}:rlk_waiters, {name}:rlk_next) keep
@@ -17,7 +17,7 @@
 
 --- @include "lib/is_lease"
 
---- @include "lib/wrong_type"
+--- @include "lib/count_shape"
 
 --- @include "lib/expire_keys"
 
@@ -28,7 +28,7 @@ local semaphore, ttl_ms = KEYS[1], ARGV[1]
 if not is_lease(ttl_ms) then
   return redis.error_reply('RLK_BADLEASE ttl_ms must be an integer in 1..1000000000000')
 end
-local why = wrong_type(semaphore, 'string', 'semaphore')
+local why = count_shape(semaphore, 'semaphore')
 if why then
   return redis.error_reply('RLK_WRONGTYPE ' .. why)
 end

@@ -1,0 +1,192 @@
+/*
+ * it_cli_foreign.c - keys rlk does not own (docs/cli.md, "Keys rlk does
+ * not own"): every rlk command that takes a name (lock and each lock flag,
+ * elect, fastmulti, semaphore and latch actions, unlock --force, inspect)
+ * against a string, a JSON string, a list, a set, a sorted set, a stream,
+ * an application hash, a hash of counts, and other kinds' live keys. Each run
+ * has the documented exit code (4: the script's RLK_WRONGTYPE; inspect 0),
+ * none waits (no -w: a run still going after 10 s is killed and fails), and
+ * DUMP + PTTL of the key are the same afterwards.
+ *
+ * RLK_BUNDLE in the environment, when set, reaches every rlk run (a bundle
+ * directory to test instead of the embedded scripts).
+ *
+ * Control (--control, ctest it_cli_foreign_control, WILL_FAIL): only the
+ * live reentrant lock, and `lock` and `unlock --force` no longer skip it
+ * as their own kind: the lock waits (killed at the bound) and the force
+ * unlock deletes it, which the checks must report.
+ *
+ * Usage: it_cli_foreign PATH_TO_RLK [--control]
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_check.h"
+
+static rlk_fx_server server;
+static char url[128];
+static int control;
+
+#define RUN_BOUND_MS 10000
+
+typedef struct fixture {
+    const char *what;
+    const char *setup[8];       /* the command that makes it ("%s": the key) */
+    long long pexpire;          /* > 0: then PEXPIRE */
+    int live_lock;              /* a live exclusive lock (a holder's hash) */
+    int live_count;             /* a live semaphore / latch count */
+} fixture;
+
+static const fixture fixtures[] = {
+    {"a string", {"SET", "%s", "hello"}, 0, 0, 0},
+    {"a JSON string", {"SET", "%s", "{\"theme\":\"dark\",\"retries\":3}"}, 0, 0, 0},
+    {"a list", {"RPUSH", "%s", "a", "b"}, 0, 0, 0},
+    {"a set", {"SADD", "%s", "a", "b"}, 0, 0, 0},
+    {"a sorted set", {"ZADD", "%s", "1", "a", "2", "b"}, 0, 0, 0},
+    {"a stream", {"XADD", "%s", "1-1", "f", "v"}, 0, 0, 0},
+    {"an application hash", {"HSET", "%s", "name", "bob", "email", "bob@example.com"}, 0, 0, 0},
+    {"a hash of counts", {"HSET", "%s", "apples", "3", "pears", "5"}, 0, 0, 0},
+    {"a live reentrant lock", {"HSET", "%s", "0b5a1e57-9d1c-4c1e-a7a3-1b2c3d4e5f60:1", "1"},
+     60000, 1, 0},
+    {"a live semaphore", {"SET", "%s", "3"}, 0, 0, 1},
+};
+#define NFIXTURES (sizeof fixtures / sizeof fixtures[0])
+
+/* The commands: argv with "@" for the name; which fixtures they take as theirs (skipped). */
+typedef struct command {
+    const char *argv[10];
+    int skip_live_lock;         /* the live lock is its own kind (a holder: it would wait) */
+    int skip_live_count;        /* the count is its own kind */
+    int expect;                 /* exit code */
+} command;
+
+static const command commands[] = {
+    {{"lock", "@", "--", "true"}, 1, 0, 4},
+    {{"lock", "--fair", "@", "--", "true"}, 1, 0, 4},
+    {{"lock", "--fenced", "@", "--", "true"}, 1, 0, 4},
+    {{"lock", "--non-reentrant", "@", "--", "true"}, 1, 0, 4},
+    {{"lock", "--spin", "@", "--", "true"}, 1, 0, 4},
+    {{"lock", "--read", "@", "--", "true"}, 0, 0, 4},
+    {{"lock", "--write", "@", "--", "true"}, 0, 0, 4},
+    {{"elect", "@", "--", "true"}, 1, 0, 4},
+    {{"fastmulti", "@", "v1", "--", "true"}, 0, 0, 4},
+    {{"semaphore", "@", "expire", "10"}, 0, 1, 4},
+    {{"semaphore", "@", "clear-expire"}, 0, 1, 4},
+    {{"latch", "@", "set", "2"}, 0, 1, 4},
+    {{"latch", "@", "expire", "10"}, 0, 1, 4},
+    {{"latch", "@", "count-down"}, 0, 1, 4},
+    {{"unlock", "--force", "@"}, 1, 0, 4},
+    {{"inspect", "@"}, 0, 0, 0},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void make(const fixture *f, const char *key)
+{
+    const char *argv[8];
+    size_t lens[8];
+    int argc = 0;
+    redisContext *x = rlk_fx_connect(&server);
+    redisReply *r;
+
+    if (!x)
+        return;
+    for (; argc < 8 && f->setup[argc]; argc++) {
+        argv[argc] = strcmp(f->setup[argc], "%s") == 0 ? key : f->setup[argc];
+        lens[argc] = strlen(argv[argc]);
+    }
+    r = redisCommandArgv(x, argc, argv, lens);
+    if (r)
+        freeReplyObject(r);
+    if (f->pexpire > 0 && (r = redisCommand(x, "PEXPIRE %s %lld", key, f->pexpire)))
+        freeReplyObject(r);
+    redisFree(x);
+}
+
+/* DUMP (as bytes) and PTTL of key; *pttl -3 when unreadable. The caller frees. */
+static char *dump(const char *key, size_t *len, long long *pttl)
+{
+    redisReply *r = rlk_fx_command(&server, "DUMP %s", key);
+    char *out = NULL;
+
+    *len = 0;
+    if (r && r->type == REDIS_REPLY_STRING && (out = malloc(r->len + 1))) {
+        memcpy(out, r->str, r->len);
+        *len = r->len;
+    }
+    if (r)
+        freeReplyObject(r);
+    r = rlk_fx_command(&server, "PTTL %s", key);
+    *pttl = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -3;
+    if (r)
+        freeReplyObject(r);
+    return out;
+}
+
+static void test_matrix(void)
+{
+    int n = 0;
+
+    for (size_t c = 0; c < NCOMMANDS; c++) {
+        for (size_t f = 0; f < NFIXTURES; f++) {
+            const command *cmd = &commands[c];
+            const fixture *fx = &fixtures[f];
+            const char *argv[12];
+            char key[64], *before, *after;
+            size_t blen, alen;
+            long long bttl, attl;
+            cli_proc p;
+            int status, k;
+
+            int planted = (strcmp(cmd->argv[0], "lock") == 0 && cmd->argv[1][0] != '-') ||
+                          strcmp(cmd->argv[0], "unlock") == 0;
+
+            if (control ? !(fx->live_lock && planted)
+                        : (fx->live_lock && cmd->skip_live_lock) ||
+                              (fx->live_count && cmd->skip_live_count))
+                continue;
+            snprintf(key, sizeof key, "fk:%zu:%zu", c, f);
+            make(fx, key);
+            before = dump(key, &blen, &bttl);
+            for (k = 0; cmd->argv[k]; k++)
+                argv[k] = strcmp(cmd->argv[k], "@") == 0 ? key : cmd->argv[k];
+            argv[k] = NULL;
+            REQUIRE(cli_start(&p, argv) == 0);
+            status = cli_wait(&p, RUN_BOUND_MS);
+            cli_result r = cli_collect(&p, status, 0);
+            CHECKF(status == cmd->expect, "rlk %s %s on %s: exit %d, expected %d (%s)",
+                   cmd->argv[0], cmd->argv[1], fx->what, status, cmd->expect,
+                   status == -1 ? "killed: it waited" : r.err);
+            after = dump(key, &alen, &attl);
+            CHECKF(before && after && blen == alen && memcmp(before, after, blen) == 0,
+                   "rlk %s %s on %s: the key's DUMP changed", cmd->argv[0], cmd->argv[1], fx->what);
+            /* A TTL only falls while the run lasts; none stays none. */
+            CHECKF(bttl < 0 ? attl == bttl : (attl > 0 && attl <= bttl),
+                   "rlk %s %s on %s: PTTL %lld -> %lld", cmd->argv[0], cmd->argv[1], fx->what,
+                   bttl, attl);
+            free(before);
+            free(after);
+            cli_result_free(&r);
+            n++;
+        }
+    }
+    printf("  %d runs\n", n);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s PATH_TO_RLK\n", argv[0]);
+        return 2;
+    }
+    control = argc > 2 && strcmp(argv[2], "--control") == 0;
+    if (rlk_fx_start(&server, NULL) != 0 || rlk_fx_url(&server, -1, url, sizeof url) != 0 ||
+        cli_setup(argv[1], url) != 0)
+        return 1;
+    RUN_TEST(test_matrix);
+    cli_teardown();
+    rlk_fx_stop(&server);
+    return check_summary("it_cli_foreign");
+}
