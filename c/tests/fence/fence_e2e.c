@@ -19,7 +19,7 @@
  * "<token> <slot> <n> <action>" to both resources:
  *   Redis       RPUSH to the list {e2e}:log, through fence/rpush (rlk_fence_write, fence key
  *               {e2e}:fence) in the checked run, a plain RPUSH in the control run;
- *   PostgreSQL  one transaction: BEGIN; SELECT rlk_fence_check('e2e', token); INSERT the row;
+ *   PostgreSQL  one transaction: BEGIN; SELECT rlk.fence_check('e2e', token); INSERT the row;
  *               COMMIT (the checked run), a plain INSERT (the control run).
  * A refused write (or one whose outcome is unknown) ends the hold; then unlock. Every attempt is
  * counted in shared memory per resource and per nemesis action in effect: accepted, refused
@@ -242,7 +242,7 @@ static int write_pg(PGconn *pg, int checked, long long token, int k, int n, int 
 
     if (checked)
         snprintf(sql, sizeof sql,
-                 "BEGIN; SELECT rlk_fence_check('" PG_FENCE "', %lld); INSERT INTO rlk_e2e_log (run, token, "
+                 "BEGIN; SELECT rlk.fence_check('" PG_FENCE "', %lld); INSERT INTO rlk_e2e_log (run, token, "
                  "slot, n, action) VALUES ('checked', %lld, %d, %d, %d); COMMIT",
                  token, token, k, n, act);
     else
@@ -958,7 +958,7 @@ static int pg_setup(const char *path)
     ok = pg_ok(c, sql) && pg_ok(c, sql) &&
          pg_ok(c, "CREATE TABLE IF NOT EXISTS rlk_e2e_log (id bigserial PRIMARY KEY, run text NOT NULL, "
                   "token bigint NOT NULL, slot int, n int, action int)") &&
-         pg_ok(c, "DELETE FROM rlk_e2e_log") && pg_ok(c, "DELETE FROM rlk_fence WHERE fence = '" PG_FENCE "'");
+         pg_ok(c, "DELETE FROM rlk_e2e_log") && pg_ok(c, "DELETE FROM rlk.fence WHERE fence = '" PG_FENCE "'");
     free(sql);
     PQfinish(c);
     return ok ? 0 : -1;
