@@ -768,6 +768,9 @@ static void ba_count_cases(ba_ctx *t, enum ba_state state, const ba_call *valid)
         m.nargs--;
         if (args_variadic && t->h.args[t->h.nargs - 1].optional && m.nargs > 0)
             m.nargs--; /* an empty optional tail is a valid call: drop the argument before it */
+        else if (!args_variadic && t->h.args[t->h.nargs - 1].optional && valid->nargs == t->h.nargs &&
+                 m.nargs > 0)
+            m.nargs--; /* without its optional last argument the call is valid: drop the one before */
         ba_case(t, state, valid, &m, "RLK_BADARG", 0, "one argument too few");
     }
     if (!args_variadic && valid->nargs < BA_MAX) {
