@@ -67,6 +67,9 @@ typedef struct rlk_a_kind {
     const char *opt_keys;           /* the optional KEYS its acquire, release and force scripts
                                        take after their header's roles ("delay": the
                                        lock-delay's); NULL: none */
+    const char *held, *held_args;   /* RLK_A_TOKEN: the read-back of a lost acquire, replying
+                                       {count, token, PTTL} in one script (fenced/held,
+                                       elect/held); NULL: the holder's field (HGET) */
 } rlk_a_kind;
 
 /* rlk_async_lock's kinds: RLK_KIND_LOCK .. RLK_KIND_WRITE; NULL for another. */
