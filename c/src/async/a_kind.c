@@ -109,7 +109,7 @@ const rlk_a_kind rlk_a_kind_delay = {
  * lock's channel, which elect/resign publishes on. */
 const rlk_a_kind rlk_a_kind_elect = {
     "election", RLK_KIND_FENCED, "elect",
-    "elect/campaign", "lease_ms owner value publish",
+    "elect/campaign", "lease_ms owner value publish secret",
     "elect/resign", "owner lease_ms publish",
     NULL, NULL,
     NULL, NULL,     /* forced as the fenced lock it is (rlk_async_force_unlock, RLK_KIND_FENCED) */
@@ -251,6 +251,8 @@ int rlk_a_args(const char *names, const rlk_a_argvals *vals, rlk_a_argv *out)
             v = out->term;
         else if (RLK_A_IS("delay_ms"))
             v = out->delay;
+        else if (RLK_A_IS("secret"))
+            v = vals->secret ? vals->secret : "";
 #undef RLK_A_IS
         if (!v || n == RLK_A_KIND_ARGS)
             return -1;

@@ -261,7 +261,7 @@ static rlk_ae_call *alk_send(alk *a, const char *script, const char *argnames, l
 {
     const char *keys[RLK_A_KIND_KEYS];
     rlk_a_argvals vals = {lease, a->owner, ticket, rlk_ae_publish_arg(a->h.ac), a->value, 0,
-                          a->delay_ms};
+                          a->delay_ms, rlk_async_uuid(a->h.ac)};
     rlk_a_argv av;
     int nk = rlk_a_keys_list(&a->keys, rlk_script_key_roles(script), keys, RLK_A_KIND_KEYS);
     int na = rlk_a_args(argnames, &vals, &av), no;
