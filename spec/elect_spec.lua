@@ -15,9 +15,10 @@ local NIL = backend.NIL
 
 local r = backend.new()
 
-local function campaign(owner, value, lease, pub)
+-- secret: the candidate's incarnation (default: one per owner, as one handle per owner).
+local function campaign(owner, value, lease, pub, secret)
   return r:script("elect/campaign", { LOCK, TOKEN, STATE, CH },
-    { tostring(lease or LEASE), owner, value or "", pub or "publish" })
+    { tostring(lease or LEASE), owner, value or "", pub or "publish", secret or ("s-" .. owner) })
 end
 local function proclaim(owner, term, value, pub)
   return r:script("elect/proclaim", { LOCK, STATE, CH }, { owner, tostring(term), value, pub or "publish" })
@@ -76,6 +77,30 @@ describe("elect/campaign", function()
     assert.same({}, r:published())
   end)
 
+  it("refuses the same owner id with another secret (another process): its PTTL, nothing changed", function()
+    local t = term_of(campaign(A, "a", 1000))
+    r:published()
+    local before = sa.snapshot(r, KEYS)
+    local ttl = campaign(A, "b", LEASE, "publish", "another-incarnation")
+    assert.is_number(ttl)
+    assert.is_true(ttl > 0 and ttl <= 1000)
+    sa.assert_unchanged(r, before)
+    assert.same({}, r:published())
+    -- the leader's own secret still gets its term; the secret is never replied
+    assert.equal(t, term_of(campaign(A, "a")))
+    assert.equal("s-" .. A, r:call("HGET", STATE, "secret"))
+    assert.same({ A, t, "a" }, { leader()[1], leader()[2], leader()[3] })
+    assert.equal(4, #leader())
+  end)
+
+  it("mints a new term for a secret-less record of the same owner (an older version's leader)", function()
+    local t = term_of(campaign(A, "a"))
+    r:call("HDEL", STATE, "secret")
+    assert.is_number(campaign(A, "a")) -- not proven: waits as any other candidate
+    assert.equal(1, resign(A))
+    assert.is_true(term_of(campaign(A, "a")) > t)
+  end)
+
   it("mints a larger term for each new leader, above the last token, even after a lost token key", function()
     local t1 = term_of(campaign(A, "a"))
     assert.equal(1, resign(A))
@@ -105,18 +130,21 @@ describe("elect/campaign", function()
     r:published()
     local before = sa.snapshot(r, KEYS)
     local cases = {
-      { { "0", B, "", "publish" }, "RLK_BADLEASE" },
-      { { "x", B, "", "publish" }, "RLK_BADLEASE" },
-      { { "1000000000001", B, "", "publish" }, "RLK_BADLEASE" },
-      { { tostring(LEASE), "", "", "publish" }, "RLK_BADOWNER" },
-      { { tostring(LEASE), string.rep("o", 1025), "", "publish" }, "RLK_BADOWNER" },
-      { { tostring(LEASE), B, string.rep("v", 65537), "publish" }, "RLK_BADARG" },
+      { { "0", B, "", "publish", "s" }, "RLK_BADLEASE" },
+      { { "x", B, "", "publish", "s" }, "RLK_BADLEASE" },
+      { { "1000000000001", B, "", "publish", "s" }, "RLK_BADLEASE" },
+      { { tostring(LEASE), "", "", "publish", "s" }, "RLK_BADOWNER" },
+      { { tostring(LEASE), string.rep("o", 1025), "", "publish", "s" }, "RLK_BADOWNER" },
+      { { tostring(LEASE), B, string.rep("v", 65537), "publish", "s" }, "RLK_BADARG" },
+      { { tostring(LEASE), B, "", "publish", "" }, "RLK_BADARG" },
+      { { tostring(LEASE), B, "", "publish", string.rep("s", 65) }, "RLK_BADARG" },
+      { { tostring(LEASE), B, "", "publish" }, "RLK_BADARG" },
       { { tostring(LEASE), B, "" }, "RLK_BADARG" },
     }
     for _, c in ipairs(cases) do
       sa.assert_error(r:script("elect/campaign", { LOCK, TOKEN, STATE, CH }, c[1]), c[2])
     end
-    sa.assert_error(r:script("elect/campaign", { LOCK, TOKEN, STATE }, { tostring(LEASE), B, "", "publish" }),
+    sa.assert_error(r:script("elect/campaign", { LOCK, TOKEN, STATE }, { tostring(LEASE), B, "", "publish", "s" }),
       "RLK_BADARG")
     sa.assert_unchanged(r, before)
   end)

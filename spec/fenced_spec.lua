@@ -434,3 +434,67 @@ describe("fenced/token", function()
     end
   end)
 end)
+
+describe("fenced/held", function()
+  local function held(owner) return r:script("fenced/held", { LOCK, TOKEN }, { owner }) end
+
+  it("replies {0, 0, -2} when owner holds nothing, and creates nothing", function()
+    assert.same({ 0, 0, -2 }, held(A))
+    assert.equal(0, r:call("EXISTS", LOCK))
+    assert.equal(0, r:call("EXISTS", TOKEN))
+  end)
+
+  it("replies owner's count, its hold's token and the PTTL in one read, changing nothing", function()
+    acquire_token(A)
+    local t = acquire_token(A)
+    local before = sa.snapshot(r, { LOCK, TOKEN })
+    local got = held(A)
+    sa.assert_unchanged(r, before)
+    assert.equal(2, got[1])
+    assert.equal(t, got[2])
+    assert.is_true(got[3] > 0 and got[3] <= LEASE, "PTTL " .. tostring(got[3]))
+  end)
+
+  it("never gives another holder's token: once the lock is another's, owner counts 0", function()
+    local t = acquire_token(A, 1000)
+    r:call("DEL", LOCK) -- A's lease ran out
+    local tb = acquire_token(B)
+    assert.is_true(tb > t)
+    assert.same({ 0, 0, -2 }, held(A))
+    assert.equal(tb, held(B)[2])
+  end)
+
+  it_virtual("counts a hold whose lease ran out as none", function()
+    acquire_token(A, 100)
+    r:advance(101)
+    assert.same({ 0, 0, -2 }, held(A))
+  end)
+
+  it("replies PTTL -1 for a hold without a TTL (the caller does not adopt it)", function()
+    local t = acquire_token(A)
+    r:call("PERSIST", LOCK)
+    assert.same({ 1, t, -1 }, held(A))
+  end)
+
+  it("refuses a lock key that is not a hash, or a bad token key, changing nothing", function()
+    for _, setup in ipairs({ { "SET", "%s", "x" }, sa.OTHER_TYPES.list }) do
+      r:reset()
+      sa.make(r, setup, LOCK)
+      local before = sa.snapshot(r, { LOCK, TOKEN })
+      sa.assert_error(held(A), "RLK_WRONGTYPE")
+      sa.assert_unchanged(r, before)
+    end
+    r:reset()
+    acquire_token(A)
+    r:call("SET", TOKEN, "abc")
+    sa.assert_error(held(A), "RLK_WRONGTYPE")
+  end)
+
+  it("refuses keys or arguments it does not take", function()
+    for _, case in ipairs({ { { LOCK }, { A } }, { { LOCK, TOKEN }, {} }, { { LOCK, TOKEN }, { A, "x" } },
+                            { { LOCK, TOKEN }, { "" } }, { { LOCK, TOKEN }, { string.rep("o", 1025) } } }) do
+      local err = (#case[1] == 2 and #case[2] == 1) and "RLK_BADOWNER" or "RLK_BADARG"
+      sa.assert_error(r:script("fenced/held", case[1], case[2]), err)
+    end
+  end)
+end)

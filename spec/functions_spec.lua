@@ -37,9 +37,9 @@ describe("the Functions library", function()
     end
     assert.truthy(library:find("function_name = 'rlk_version',\n  callback = function() return { 'rlk', 'spec', '"
       .. gf.scripts_id(scripts) .. "' } end,\n  flags = { 'no-writes' },", 1, true))
-    assert.same({ "rlk_elect_leader", "rlk_fastmulti_counts", "rlk_fastmulti_held", "rlk_fenced_token",
-                  "rlk_latch_count", "rlk_latch_ttl", "rlk_psemaphore_size", "rlk_psemaphore_ttl",
-                  "rlk_semaphore_available", "rlk_semaphore_ttl" }, flagged)
+    assert.same({ "rlk_elect_leader", "rlk_fastmulti_counts", "rlk_fastmulti_held", "rlk_fenced_held",
+                  "rlk_fenced_token", "rlk_latch_count", "rlk_latch_ttl", "rlk_psemaphore_size",
+                  "rlk_psemaphore_ttl", "rlk_semaphore_available", "rlk_semaphore_ttl" }, flagged)
     -- The C library's own list of scripts that never write (client/scripts.c: no WAIT after them,
     -- and they may run on a replica) is the same set, so that a new read-only script is not left
     -- out of it.

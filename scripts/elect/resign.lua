@@ -1,5 +1,5 @@
 -- name: elect/resign
--- version: 1
+-- version: 2
 -- summary: The leader steps down: lock deleted, waiters woken, the record keeps the term, change published.
 -- redisson: none
 -- time: none
@@ -11,7 +11,7 @@
 -- ARGV[2]: lease_ms - lease in milliseconds (the release contract's; checked, not used), integer 1..1000000000000
 -- ARGV[3]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub)
 -- return nil: owner does not lead (or there is no lock); nothing changed
--- return 1: resigned: lock deleted, 0 on lock_channel, value and holder dropped, "resigned <term>" on channel
+-- return 1: resigned: lock deleted, 0 on lock_channel, value, holder, secret dropped, "resigned <term>" on channel
 -- error RLK_BADARG: not exactly 4 keys and 3 arguments
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
@@ -47,7 +47,7 @@ redis.call('del', lock)
 redis.call(publish, lock_channel, '0')
 local term = redis.call('hget', state, 'term') or '0'
 if redis.call('hget', state, 'holder') == owner then
-  redis.call('hdel', state, 'value', 'holder')
+  redis.call('hdel', state, 'value', 'holder', 'secret')
 end
 redis.call(publish, channel, 'resigned ' .. term)
 return 1

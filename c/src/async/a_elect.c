@@ -160,7 +160,8 @@ static void ael_proclaim_reply(rlk_async *ac, int rc, const redisReply *r, const
 static void ael_proclaim_send(ael *a)
 {
     const char *keys[RLK_A_KIND_KEYS];
-    rlk_a_argvals vals = {0, a->owner, 0, rlk_ae_publish_arg(a->h.ac), a->value, a->term, 0};
+    rlk_a_argvals vals = {0, a->owner, 0, rlk_ae_publish_arg(a->h.ac), a->value, a->term, 0,
+                          NULL};
     rlk_a_argv av;
     const char *script = "elect/proclaim";
     int nk = rlk_a_keys_list(&a->keys, rlk_script_key_roles(script), keys, RLK_A_KIND_KEYS);

@@ -27,35 +27,39 @@ static const rlk_a_kind rlk_a_kinds[] = {
         "reentrant/release", "owner lease_ms claim_ms publish",
         "reentrant/cancel", "ticket claim_ms publish",
         "reentrant/force_release", "publish",
-        "channel", RLK_A_WAIT_QUEUE, 0, "", &rlk_lock_renew_task, "lock", 0, NULL},
+        "channel", RLK_A_WAIT_QUEUE, 0, "", &rlk_lock_renew_task, "lock", 0, NULL, NULL, NULL},
     [RLK_KIND_FAIR] = {
         "lock", RLK_KIND_FAIR, "fair",
         "fair/acquire", "lease_ms owner wait_ms",
         "fair/release", "owner lease_ms publish",
         "fair/cancel", "owner publish",
         "fair/force_release", "publish",
-        "channel", RLK_A_WAIT_FAIR, 0, "", &rlk_fairlock_renew_task, "lock queue timeouts", 0, NULL},
+        "channel", RLK_A_WAIT_FAIR, 0, "", &rlk_fairlock_renew_task, "lock queue timeouts", 0, NULL,
+        NULL, NULL},
     [RLK_KIND_FENCED] = {
         "lock", RLK_KIND_FENCED, "fenced",
         "fenced/acquire", "lease_ms owner",
         "fenced/release", "owner lease_ms publish",
         NULL, NULL,
         "reentrant/force_release", "publish",
-        "channel", RLK_A_WAIT_CHANNEL, RLK_A_TOKEN, "", &rlk_fenced_renew_task, "lock token", 0, NULL},
+        "channel", RLK_A_WAIT_CHANNEL, RLK_A_TOKEN, "", &rlk_fenced_renew_task, "lock token", 0,
+        NULL, "fenced/held", "owner"},
     [RLK_KIND_READ] = {
         "lock", RLK_KIND_READ, "rwlock",
         "rwlock/read_acquire", "lease_ms owner",
         "rwlock/read_release", "owner claim_ms publish",
         NULL, NULL,
         "rwlock/force_release", "mode claim_ms publish",
-        "channel", RLK_A_WAIT_CHANNEL, 0, "", &rlk_rwlock_renew_readers, "lock prefix", 0, NULL},
+        "channel", RLK_A_WAIT_CHANNEL, 0, "", &rlk_rwlock_renew_readers, "lock prefix", 0, NULL,
+        NULL, NULL},
     [RLK_KIND_WRITE] = {
         "lock", RLK_KIND_WRITE, "rwlock",
         "rwlock/write_acquire", "lease_ms owner ticket",
         "rwlock/write_release", "owner lease_ms claim_ms publish",
         "rwlock/cancel", "ticket claim_ms publish",
         "rwlock/force_release", "mode claim_ms publish",
-        "channel", RLK_A_WAIT_QUEUE, 0, ":write", &rlk_rwlock_renew_writer, "lock", 0, NULL},
+        "channel", RLK_A_WAIT_QUEUE, 0, ":write", &rlk_rwlock_renew_writer, "lock", 0, NULL,
+        NULL, NULL},
 };
 
 /* rlk_async_lock_nr's: Redisson's non-reentrant lock (kinds/nrlock.c: held and renewed as
@@ -66,7 +70,8 @@ static const rlk_a_kind rlk_a_kind_nrlock = {
     "nonreentrant/release", "owner lease_ms publish",
     NULL, NULL,
     "reentrant/force_release", "publish",
-    "channel", RLK_A_WAIT_CHANNEL, RLK_A_NON_REENTRANT, "", &rlk_lock_renew_task, "lock", 0, NULL};
+    "channel", RLK_A_WAIT_CHANNEL, RLK_A_NON_REENTRANT, "", &rlk_lock_renew_task, "lock", 0, NULL,
+    NULL, NULL};
 
 static const rlk_a_kind rlk_a_kind_nrfair = {
     "non-reentrant fair lock", RLK_KIND_FAIR, "fair",
@@ -75,7 +80,7 @@ static const rlk_a_kind rlk_a_kind_nrfair = {
     "fair/cancel", "owner publish",
     "fair/force_release", "publish",
     "channel", RLK_A_WAIT_FAIR, RLK_A_NON_REENTRANT, "", &rlk_fairlock_renew_task,
-    "lock queue timeouts", 0, NULL};
+    "lock queue timeouts", 0, NULL, NULL, NULL};
 
 /* rlk_async_lock_spin's: the reentrant lock's scripts, attempts that never queue (ticket 0). */
 const rlk_a_kind rlk_a_kind_spin = {
@@ -84,7 +89,7 @@ const rlk_a_kind rlk_a_kind_spin = {
     "reentrant/release", "owner lease_ms claim_ms publish",
     NULL, NULL,
     "reentrant/force_release", "publish",
-    "channel", RLK_A_WAIT_SPIN, 0, "", &rlk_lock_renew_task, "lock", 0, NULL};
+    "channel", RLK_A_WAIT_SPIN, 0, "", &rlk_lock_renew_task, "lock", 0, NULL, NULL, NULL};
 
 /* rlk_async_lock_delay's: the reentrant lock with a lock-delay (kinds/lock.c,
  * rlk_lock_set_delay): its acquire, release and force name the delay key {name}:rlk_delay
@@ -96,19 +101,20 @@ const rlk_a_kind rlk_a_kind_delay = {
     "lock", RLK_KIND_LOCK, "reentrant", "reentrant/acquire", "lease_ms owner ticket delay_ms",
     "reentrant/release", "owner lease_ms claim_ms publish", "reentrant/cancel",
     "ticket claim_ms publish", "reentrant/force_release", "publish", "channel", RLK_A_WAIT_QUEUE,
-    0, "", &rlk_lock_renew_task, "lock delay", 0, "delay"};
+    0, "", &rlk_lock_renew_task, "lock delay", 0, "delay",
+    NULL, NULL};
 
 /* The election (kinds/elect.c, docs/elect.md) on the fenced lock's layout: a leader is a
  * fenced hold whose token is its term, renewed with fenced/renew; candidates wait on the
  * lock's channel, which elect/resign publishes on. */
 const rlk_a_kind rlk_a_kind_elect = {
     "election", RLK_KIND_FENCED, "elect",
-    "elect/campaign", "lease_ms owner value publish",
+    "elect/campaign", "lease_ms owner value publish secret",
     "elect/resign", "owner lease_ms publish",
     NULL, NULL,
     NULL, NULL,     /* forced as the fenced lock it is (rlk_async_force_unlock, RLK_KIND_FENCED) */
     "lock_channel", RLK_A_WAIT_CHANNEL, RLK_A_TOKEN | RLK_A_ONE_HOLD, "", &rlk_fenced_renew_task,
-    "lock token", RLK_ELECT_VALUE_MAX, NULL};
+    "lock token", RLK_ELECT_VALUE_MAX, NULL, "fenced/held", "owner"};
 
 /* The faster MultiLock (kinds/fastmulti.c, docs/locks/fastmulti.md): the values of one group
  * in one hash, taken and released all or none by one call (the values after the named ARGV);
@@ -121,7 +127,8 @@ const rlk_a_kind rlk_a_kind_fastmulti = {
     "fastmulti/release", "owner lease_ms publish",
     NULL, NULL,
     "fastmulti/force_release", "publish",
-    "channel", RLK_A_WAIT_CHANNEL, RLK_A_VALUES, "", &rlk_fastmulti_renew_task, "group", 0, NULL};
+    "channel", RLK_A_WAIT_CHANNEL, RLK_A_VALUES, "", &rlk_fastmulti_renew_task, "group", 0, NULL,
+    NULL, NULL};
 
 const rlk_a_kind *rlk_a_kind_lock(int kind)
 {
@@ -244,6 +251,8 @@ int rlk_a_args(const char *names, const rlk_a_argvals *vals, rlk_a_argv *out)
             v = out->term;
         else if (RLK_A_IS("delay_ms"))
             v = out->delay;
+        else if (RLK_A_IS("secret"))
+            v = vals->secret ? vals->secret : "";
 #undef RLK_A_IS
         if (!v || n == RLK_A_KIND_ARGS)
             return -1;

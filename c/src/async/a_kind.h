@@ -47,7 +47,7 @@ enum {
 /* One kind's protocol. ARGV lists name each argument as the script's
  * header does, separated by spaces: lease_ms, owner, ticket, claim_ms,
  * publish, wait_ms (the fair queue's thread wait), mode ("any"), value, term,
- * delay_ms (the lock-delay). */
+ * delay_ms (the lock-delay), secret (the election's incarnation). */
 typedef struct rlk_a_kind {
     const char *what;               /* in messages: "lock", "non-reentrant lock", ... */
     int hold;                       /* RLK_KIND_*: its holds are found, counted and reported as */
@@ -67,6 +67,9 @@ typedef struct rlk_a_kind {
     const char *opt_keys;           /* the optional KEYS its acquire, release and force scripts
                                        take after their header's roles ("delay": the
                                        lock-delay's); NULL: none */
+    const char *held, *held_args;   /* RLK_A_TOKEN: the read-back of a lost acquire, replying
+                                       {count, token, PTTL} in one script (fenced/held,
+                                       elect/held); NULL: the holder's field (HGET) */
 } rlk_a_kind;
 
 /* rlk_async_lock's kinds: RLK_KIND_LOCK .. RLK_KIND_WRITE; NULL for another. */
@@ -94,7 +97,7 @@ extern const rlk_a_kind rlk_a_kind_fastmulti;
 /* ---------------------------------------------------------------- building a call */
 
 #define RLK_A_KIND_KEYS 6           /* KEYS of one call, at most (the rwlock scripts: 5) */
-#define RLK_A_KIND_ARGS 4           /* ARGV of one call, at most */
+#define RLK_A_KIND_ARGS 5           /* ARGV of one call, at most (elect/campaign: 5) */
 
 #define RLK_A_KIND_ROLES 6          /* distinct key roles of one kind's scripts, at most */
 
@@ -126,6 +129,8 @@ typedef struct rlk_a_argvals {
     const char *value;              /* NULL: "" */
     long long term;                 /* the election's term */
     long long delay_ms;             /* the lock-delay */
+    const char *secret;             /* the election's incarnation (elect/campaign): the client's
+                                       uuid, random per client; NULL: "" */
 } rlk_a_argvals;
 
 typedef struct rlk_a_argv {

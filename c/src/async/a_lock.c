@@ -32,6 +32,7 @@
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
+#include "runtime/fam_settle.h"
 #include "runtime/metrics.h"
 #include "runtime/rt.h"
 #include "runtime/spin.h"
@@ -236,6 +237,7 @@ typedef struct alk {
     int spin_initial, spin_max, spin_prev;  /* RLK_A_WAIT_SPIN: the back-off (ms, <= 60000) */
     int spin_fails;
     long long sent;                 /* monotonic ms: the last attempt was made (its lease's start) */
+    long long read_at;              /* monotonic ms: a token row's read-back was made */
     long long ticket;               /* 0: no place in the queue (single try, or not yet) */
     int queued;                     /* an attempt with the ticket may have queued it */
     int waiter;                     /* waits (wait_ms != 0, not a re-entry) */
@@ -259,7 +261,7 @@ static rlk_ae_call *alk_send(alk *a, const char *script, const char *argnames, l
 {
     const char *keys[RLK_A_KIND_KEYS];
     rlk_a_argvals vals = {lease, a->owner, ticket, rlk_ae_publish_arg(a->h.ac), a->value, 0,
-                          a->delay_ms};
+                          a->delay_ms, rlk_async_uuid(a->h.ac)};
     rlk_a_argv av;
     int nk = rlk_a_keys_list(&a->keys, rlk_script_key_roles(script), keys, RLK_A_KIND_KEYS);
     int na = rlk_a_args(argnames, &vals, &av), no;
@@ -526,26 +528,6 @@ static void alk_busy(alk *a, long long ttl, int first)
 static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
                                int lost, void *arg);
 
-/* The token of an adopted acquisition of an RLK_A_TOKEN row. */
-static void alk_token_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
-                            int lost, void *arg)
-{
-    alk *a = arg;
-
-    rlk_a_unused(2, ac, lost);
-    alk_call_back(a);
-    if (rc != RLK_OK) {
-        /* Held, token unknown: given back rather than reported without its token. */
-        a->ending = RLK_ERR_UNSETTLED;
-        alk_set_msg(a, "%s %s: acquired, but its token could not be read after a lost reply "
-                    "(given back): %s", a->k->what, a->name, errstr);
-        alk_acquired(a);
-        return;
-    }
-    a->token = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : 0;
-    alk_acquired(a);
-}
-
 /* Reads the holder's field back after a lost reply (the engine fenced the
  * connection it went out on first). */
 static void alk_read_back(alk *a, int cw)
@@ -554,7 +536,12 @@ static void alk_read_back(alk *a, int cw)
     const char *argv[3] = {"HGET", a->name, field};
 
     snprintf(field, sizeof field, "%s%s", a->owner, a->k->field_suffix);
-    if (a->values)      /* RLK_A_VALUES: owner's live count of each value */
+    if (cw == CW_READ_ACQ && a->k->held) {
+        /* A token row: the count, the hold's token and the PTTL in one read (its
+         * held script), never the token of a holder that took the lock since. */
+        a->read_at = rlk_ae_now_ms();
+        a->call = alk_send(a, a->k->held, a->k->held_args, a->lease_ms, 0, alk_read_acq_reply);
+    } else if (a->values)      /* RLK_A_VALUES: owner's live count of each value */
         a->call = rlk_a_values_counts(a->h.ac, a->name, a->owner, a->values, alk_read_acq_reply, a);
     else
         a->call = rlk_ae_command(a->h.ac, 3, argv, alk_read_acq_reply, a);
@@ -653,7 +640,7 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
                                int lost, void *arg)
 {
     alk *a = arg;
-    long long n = 0;
+    long long n = 0, token = 0, pttl = -2;
 
     (void)ac;
     (void)lost;
@@ -680,7 +667,22 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
         alk_read_back(a, a->cw);
         return;
     }
-    if (r->type == REDIS_REPLY_STRING)
+    if (a->cw == CW_READ_ACQ && a->k->held) {
+        /* {count, token, PTTL} (fenced/held, elect/held) */
+        if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
+            r->element[0]->type != REDIS_REPLY_INTEGER ||
+            r->element[1]->type != REDIS_REPLY_INTEGER ||
+            r->element[2]->type != REDIS_REPLY_INTEGER) {
+            a->cw = CW_NONE;
+            alk_quiet(a);
+            rlk_ae_complete(a->h.r, RLK_ERR_PROTOCOL, 0, NULL, "%s %s: %s replied an unexpected "
+                            "shape", a->k->what, a->name, a->k->held);
+            return;
+        }
+        n = r->element[0]->integer;
+        token = r->element[1]->integer;
+        pttl = r->element[2]->integer;
+    } else if (r->type == REDIS_REPLY_STRING)
         n = strtoll(r->str, NULL, 10);
     else if (a->values && (n = rlk_fastmulti_lost_count(r, a->known, 0,
                                                         a->cw == CW_READ_REL)) < 0) {
@@ -696,16 +698,24 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
     }
     if (a->cw == CW_READ_ACQ) {
         a->cw = CW_NONE;
-        if (n > a->known && (a->k->flags & RLK_A_TOKEN)) {
-            const char *argv[2] = {"GET", rlk_a_keys_get(&a->keys, "token")};
-
-            /* It ran: the token key holds its token (held by us since: none issued after). */
-            a->call = argv[1] ? rlk_ae_command(a->h.ac, 2, argv, alk_token_reply, a) : NULL;
-            a->cw = a->call ? CW_READ_ACQ : CW_NONE;
-            if (!a->call)
-                rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory",
-                                a->k->what, a->name);
-            return;
+        if (n > a->known && a->k->held) {
+            rlk_fam_adopt_hook(a->name);
+            if (pttl <= 0 || token <= 0) {
+                /* It ran, but its hold had no lease left when read (or no token): never
+                 * adopted past its lease; given back. */
+                RLK_A_COUNT(a->h, lost_not_run);
+                alk_quiet(a);
+                a->ending = RLK_ERR_IO;
+                alk_set_msg(a, "%s %s: the acquire's reply was lost; it ran, but its hold had %s "
+                            "when read back: not adopted", a->k->what, a->name,
+                            token <= 0 ? "no token" : "no lease left");
+                alk_release(a, CW_UNDO);
+                return;
+            }
+            /* Its token, read with the count; its deadline starts from the read. */
+            a->token = token;
+            if (pttl < a->lease_ms)
+                a->sent = a->read_at - (a->lease_ms - pttl);
         }
         if (n > a->known) {
             RLK_A_COUNT(a->h, lost_adopted);

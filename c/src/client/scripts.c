@@ -112,9 +112,9 @@ const char *rlk_script_key_roles(const char *name)
 /* The scripts that never write (their includes neither): they may run on a
  * replica (role.h), and no WAIT follows them (conn.h). */
 static const char *const rlk_read_only_scripts[] = {
-    "elect/leader",    "fastmulti/counts", "fastmulti/held",      "fenced/token",
-    "latch/count",     "latch/ttl",        "psemaphore/size",     "psemaphore/ttl",
-    "semaphore/available", "semaphore/ttl", NULL,
+    "elect/leader",    "fastmulti/counts", "fastmulti/held",      "fenced/held",
+    "fenced/token",    "latch/count",      "latch/ttl",           "psemaphore/size",
+    "psemaphore/ttl",  "semaphore/available", "semaphore/ttl",    NULL,
 };
 
 int rlk_script_writes(const rlk_script_info *s)

@@ -21,6 +21,7 @@
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
+#include "client/random.h"
 #include "kinds/elect.h"
 #include "kinds/fenced.h"
 #include "kinds/handle.h"
@@ -40,6 +41,9 @@ struct rlk_elect {
     char *elect_channel;        /* rlk_elect__channel:{name} */
     rlk_lq *q;
     rlk_fam_id id;
+    char secret[33];            /* this handle's incarnation: 16 random bytes in hex, stored with
+                                   its leadership; elect/campaign adopts a live leadership of the
+                                   same holder id only with it */
 };
 
 typedef struct rlk_elect_acq {
@@ -84,6 +88,17 @@ rlk_elect *rlk_elect_new(rlk_client *c, const char *name)
         rlk_fam_free(e);
         return NULL;
     }
+    {
+        unsigned char rnd[16];
+
+        if (rlk_random_bytes(rnd, sizeof rnd) != 0) {
+            rlk_set_error(c, RLK_ERR_IO, "rlk_elect_new: no random bytes for the handle's secret");
+            rlk_fam_free(e);
+            return NULL;
+        }
+        for (size_t i = 0; i < sizeof rnd; i++)
+            snprintf(e->secret + 2 * i, 3, "%02x", rnd[i]);
+    }
     e->token_key = rlk_fam_prefix_name(RLK_NAMES_TOKEN, name);
     e->state_key = rlk_fam_suffix_name(name, RLK_NAMES_ELECT_STATE);
     e->elect_channel = rlk_fam_prefix_name(RLK_NAMES_CH_ELECT, name);
@@ -116,14 +131,14 @@ static int rlk_elect_attempt(void *arg, long long *ttl)
     rlk_elect_acq *a = arg;
     rlk_elect *e = a->h.handle;
     const char *keys[4] = {e->b.name, e->token_key, e->state_key, e->elect_channel};
-    const char *args[4] = {a->h.lease, a->h.owner, a->value, rlk_publish_arg(e->b.c)};
+    const char *args[5] = {a->h.lease, a->h.owner, a->value, rlk_publish_arg(e->b.c), e->secret};
     rlk_hold_spec h = {RLK_KIND_FENCED, e->b.name, a->h.owner, 2, {e->b.name, e->token_key, NULL},
                        e->b.channel, &rlk_fenced_renew_task, 0};
     long long sent = rlk_clock_now_ns();
     redisReply *r = NULL;
     int rc;
 
-    if ((rc = rlk_evalv(e->b.c, "elect/campaign", 4, keys, NULL, 4, args, NULL, &r)) != RLK_OK)
+    if ((rc = rlk_evalv(e->b.c, "elect/campaign", 4, keys, NULL, 5, args, NULL, &r)) != RLK_OK)
         return rc;
     rc = rlk_fam_acquire_reply(e->b.c, "election", e->b.name, "elect/campaign", r, ttl, &a->term);
     freeReplyObject(r);

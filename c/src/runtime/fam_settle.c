@@ -35,6 +35,21 @@ static void rlk_fam_count_field(int kind, const char *owner, char *buf, size_t l
 /* The connection of the latest lost reply this thread settled. */
 static _Thread_local rlk_lost_conn rlk_thread_lost_conn;
 
+static rlk_fam_adopt_hook_fn rlk_fam_adopt_fn;
+static void *rlk_fam_adopt_arg;
+
+void rlk_fam_adopt_hook_set(rlk_fam_adopt_hook_fn fn, void *arg)
+{
+    rlk_fam_adopt_fn = fn;
+    rlk_fam_adopt_arg = arg;
+}
+
+void rlk_fam_adopt_hook(const char *name)
+{
+    if (rlk_fam_adopt_fn)
+        rlk_fam_adopt_fn(name, rlk_fam_adopt_arg);
+}
+
 /* The recorded error, message kept, becomes RLK_ERR_UNSETTLED. */
 static int rlk_fam_unsettled(rlk_client *c)
 {
@@ -238,42 +253,90 @@ int rlk_fam_record(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int w
     return rlk_fam_record_beyond(rt, h, lease_ms, watchdog, sent_ns, token, 0, undo, arg);
 }
 
+/* The read-back of a token kind's lost acquire (fenced/held): the holder's
+ * count, its hold's token and the lock's PTTL read in one script, so that
+ * the token is the one of the hold the count says is the caller's (read in
+ * two round trips, another holder could take the lock in between and its
+ * token be handed to the caller: two acquisitions with one token). RLK_OK
+ * with the three, or the error (recorded after the original message). */
+static int rlk_fam_lost_held(rlk_client *c, const rlk_fam_base *b, const char *token_key,
+                             const char *owner, long long out[3])
+{
+    const char *keys[2] = {b->name, token_key};
+    char orig[RLK_ERRSTR_MAX];
+    redisReply *r = NULL;
+    int orig_err = rlk_err(c), rc;
+
+    snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
+    rc = rlk_evalv(c, "fenced/held", 2, keys, NULL, 1, &owner, NULL, &r);
+    if (rc == RLK_OK) {
+        if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
+            r->element[0]->type != REDIS_REPLY_INTEGER ||
+            r->element[1]->type != REDIS_REPLY_INTEGER ||
+            r->element[2]->type != REDIS_REPLY_INTEGER)
+            rc = rlk_set_error(c, RLK_ERR_PROTOCOL, "%s: fenced/held replied an unexpected shape",
+                               b->name);
+        else
+            for (int i = 0; i < 3; i++)
+                out[i] = r->element[i]->integer;
+    }
+    if (r)
+        freeReplyObject(r);
+    rlk_fam_settle_error(c, rc, orig_err, orig);
+    return rc;
+}
+
 int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
                          long long lease_ms, int watchdog, long long sent_ns,
                          const char *token_key, long long *token, rlk_fam_undo_fn undo, void *arg)
 {
-    char field[RLK_OWNER_MAX + 8];
+    char field[RLK_OWNER_MAX + 8], msg[RLK_ERRSTR_MAX];
     long long before = rlk_wd_count_as(b->rt->wd, h->kind, h->name, h->owner), now = 0;
+    long long held[3] = {0, 0, -2}, read_ns = 0;
     int settled;
 
     rlk_fam_count_field(h->kind, h->owner, field, sizeof field);
-    if (!rlk_fam_lost_settle(b, field, &now, &settled))
+    if (token_key) {
+        /* A token kind: the count, the token and the PTTL in one read. */
+        if (!rlk_fam_lost_fence(b, &settled))
+            return rc;
+        if (settled == RLK_OK) {
+            read_ns = rlk_clock_now_ns();
+            settled = rlk_fam_lost_held(b->c, b, token_key, field, held);
+            now = held[0];
+        }
+    } else if (!rlk_fam_lost_settle(b, field, &now, &settled)) {
         return rc;
+    }
     if (settled != RLK_OK) {
         /* It may still run: kept as this thread's doubt, and said so. */
         rlk_fam_doubt_keep(b->c, h, &rlk_thread_lost_conn);
         RLK_RT_COUNT(b->rt, lost_unsettled);
         return rlk_fam_unsettled(b->c);
     }
+    snprintf(msg, sizeof msg, "%s", rlk_errstr(b->c));
     if (now <= before) {
         /* It did not run (or has not taken the lock): nothing to count. */
         RLK_RT_COUNT(b->rt, lost_not_run);
-        char msg[RLK_ERRSTR_MAX];
-
-        snprintf(msg, sizeof msg, "%s", rlk_errstr(b->c));
         return rlk_set_error(b->c, rc, "%s (settled: the acquire did not take the lock)", msg);
     }
-    /* It ran: adopt the hold (the caller asked for it). */
     if (token_key) {
-        const char *argv[2] = {"GET", token_key};
-        int trc = rlk_fam_query(b->c, token_key, 2, argv, 0, token);
-
-        if (trc != RLK_OK || *token <= 0) {
-            undo(arg);
-            return trc != RLK_OK ? trc
-                                 : rlk_set_error(b->c, RLK_ERR_PROTOCOL, "%s: no token", b->name);
+        rlk_fam_adopt_hook(b->name);
+        if (held[2] <= 0 || held[1] <= 0) {
+            /* It ran, but its hold had no lease left when read (or no token): never
+             * adopted past its lease; what the server still counts is given back. */
+            RLK_RT_COUNT(b->rt, lost_not_run);
+            rlk_fam_give_back(b->rt, h, now - before < 8 ? (int)(now - before) : 8, undo, arg);
+            return rlk_set_error(b->c, rc, "%s (settled: the acquire ran, but its hold had %s "
+                                 "when read back: not adopted)", msg,
+                                 held[1] <= 0 ? "no token" : "no lease left");
         }
+        *token = held[1];
+        /* The hold's deadline starts from the read: PTTL left at read_ns (the
+         * acquire's lease, lease_ms, began lease_ms - PTTL before it). */
+        sent_ns = held[2] < lease_ms ? read_ns - (lease_ms - held[2]) * RLK_NS_PER_MS : read_ns;
     }
+    /* It ran: adopt the hold (the caller asked for it). */
     RLK_RT_COUNT(b->rt, lost_adopted);
     /* More than one hold above the registry's: earlier lost acquires of
      * this holder ran too (within this wait, or reported unsettled). The

@@ -53,8 +53,11 @@ int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, long long *cou
 /* An acquire attempt of hold h that failed with rc: when its reply was
  * lost and it turns out to have run (the server counts more holds of the
  * owner than the registry), the hold is adopted: recorded as
- * rlk_fam_record does (with the fenced token read from token_key into
- * *token when token_key is not NULL), RLK_OK; holds beyond that one (other
+ * rlk_fam_record does, RLK_OK. With token_key (a token kind), the count,
+ * the hold's token (into *token) and the lock's PTTL are read back in one
+ * script (fenced/held: the token is the caller's hold's, never a later
+ * holder's); a hold with no lease left (PTTL <= 0) is not adopted but given
+ * back, and an adopted one's deadline starts from that read. Holds beyond that one (other
  * lost acquires of this holder that ran) are given back with undo. When
  * the reply was lost and whether it ran cannot be settled:
  * RLK_ERR_UNSETTLED (the call is kept as this thread's doubt). Otherwise
@@ -62,6 +65,16 @@ int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, long long *cou
 int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
                          long long lease_ms, int watchdog, long long sent_ns,
                          const char *token_key, long long *token, rlk_fam_undo_fn undo, void *arg);
+
+/* For tests only (the control of the one-token rule's test): when set, a
+ * lost acquire of a token kind that turned out to have run calls fn(name,
+ * arg) once it knows so, before its hold is adopted (both APIs: the
+ * blocking settle here and the async read-back in async/a_lock.c). Set
+ * before any call; NULL: nothing. */
+typedef void (*rlk_fam_adopt_hook_fn)(const char *name, void *arg);
+void rlk_fam_adopt_hook_set(rlk_fam_adopt_hook_fn fn, void *arg);
+/* Runs the hook above, if set. */
+void rlk_fam_adopt_hook(const char *name);
 
 /* Called by rlk_fam_record for an acquisition of h about to be recorded:
  * when this thread holds an unsettled lost call of the same (kind, name,

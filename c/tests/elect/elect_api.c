@@ -5,6 +5,12 @@
  * rlk_elect_wait_change: woken by a resign, by a lease running out, a
  * timeout when nothing changes), a blocked candidate woken by the resign,
  * and leadership lost (the key deleted) reported by the lost-lock callback.
+ * One term per leader: a second process with the same holder id
+ * (rlk_elect_set_owner "web-0") that campaigns while the first leads is not
+ * elected (the campaign adopts a live leadership only with the handle's own
+ * secret); it gets a new, larger term once the first resigned. Control: on
+ * the scripts before the secret, the second process got RLK_OK with the
+ * first's term ("both lead in term ...").
  */
 #include "check.h"
 #include "fixture.h"
@@ -245,14 +251,82 @@ static void test_lost_reported(void)
     rlk_free(a);
 }
 
-int main(void)
+/* ---------------------------------------------------------------- one term per leader */
+
+/* The second process (this program again, argv "campaign-as URL NAME OWNER"):
+ * one campaign without waiting; prints "<rc> <term>". */
+static int campaign_as(const char *u, const char *name, const char *owner)
 {
+    rlk_client *c = rlk_connect_url(u);
+    rlk_elect *e = c ? rlk_elect_new(c, name) : NULL;
+    long long term = 0;
+    int rc;
+
+    if (!e || rlk_elect_set_owner(e, owner) != RLK_OK)
+        return 3;
+    rc = rlk_elect_campaign(e, "second", 0, 30000, &term);
+    printf("%d %lld\n", rc, term);
+    fflush(stdout);
+    /* the handle (and a leadership, if any) goes with the process: its lease runs out */
+    return 0;
+}
+
+/* Runs campaign_as in a new process; *term its term. The rc, or -100. */
+static int second_process(const char *name, const char *owner, long long *term)
+{
+    char cmd[512], line[128];
+    FILE *p;
+    int rc = -100;
+
+    snprintf(cmd, sizeof cmd, "/proc/%d/exe campaign-as '%s' '%s' '%s'", (int)getpid(), url, name,
+             owner);
+    if (!(p = popen(cmd, "r")))
+        return rc;
+    if (fgets(line, sizeof line, p) && sscanf(line, "%d %lld", &rc, term) != 2)
+        rc = -100;
+    pclose(p);
+    return rc;
+}
+
+static void test_same_owner_one_term(void)
+{
+    rlk_client *a = client(0);
+    rlk_elect *e = rlk_elect_new(a, "el:same-owner");
+    long long t1 = 0, t2 = 0, t3 = 0;
+    int rc;
+
+    REQUIRE(e);
+    REQUIRE(rlk_elect_set_owner(e, "web-0") == RLK_OK);
+    REQUIRE(rlk_elect_campaign(e, "first", 0, 0, &t1) == RLK_OK);
+    /* the same holder id in another process, while the first leads: not elected */
+    rc = second_process("el:same-owner", "web-0", &t2);
+    CHECKF(rc != -100, "the second process did not answer");
+    CHECKF(!(rc == RLK_OK && t2 == t1), "both lead in term %lld", t1);
+    CHECKF(rc == RLK_ERR_BUSY, "second campaign: %d (term %lld), expected RLK_ERR_BUSY", rc, t2);
+    /* the first still leads, in its term, and says so */
+    CHECK_INT_EQ(rlk_elect_term(e, &t3), RLK_OK);
+    CHECK(t3 == t1);
+    CHECK_INT_EQ(rlk_elect_proclaim(e, "first-2"), RLK_OK);
+    /* once it resigned, the second process is elected with a new, larger term */
+    CHECK_INT_EQ(rlk_elect_resign(e), RLK_OK);
+    rc = second_process("el:same-owner", "web-0", &t2);
+    CHECK_INT_EQ(rc, RLK_OK);
+    CHECKF(t2 > t1, "second term %lld after %lld", t2, t1);
+    rlk_elect_free(e);
+    rlk_free(a);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 5 && strcmp(argv[1], "campaign-as") == 0)
+        return campaign_as(argv[2], argv[3], argv[4]);
     if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0)
         return 1;
     RUN_TEST(test_campaign_proclaim_resign);
     RUN_TEST(test_waits_woken);
     RUN_TEST(test_lease_end_seen);
     RUN_TEST(test_lost_reported);
+    RUN_TEST(test_same_owner_one_term);
     rlk_fx_stop(&srv);
     return check_summary("elect_api");
 }
