@@ -95,6 +95,8 @@ static int inspect_parse(int argc, char **argv, inspect_opts *o)
     }
     if (!o->name)
         return rlk_cli_usage("inspect", "missing the lock NAME");
+    if (o->name[0] == '\0')
+        return rlk_cli_usage("inspect", "the lock name must not be empty");
     return -1;
 }
 
