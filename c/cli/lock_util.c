@@ -34,7 +34,14 @@ rlk_client *rlk_lc_connect_margin(const char *url, long long watchdog_lease_ms,
 
 int rlk_lc_fail(rlk_client *c, int rc, const char *what)
 {
-    return rlk_cli_fail(rlk_cli_exit_code(rc), "%s: %s", what, rlk_errstr(c));
+    const char *e = rlk_errstr(c);
+    size_t n = strlen(what);
+
+    /* A library message that names the object already ("election X: ...") is not
+     * prefixed with it a second time. */
+    if (strncmp(e, what, n) == 0 && e[n] == ':')
+        return rlk_cli_fail(rlk_cli_exit_code(rc), "%s", e);
+    return rlk_cli_fail(rlk_cli_exit_code(rc), "%s: %s", what, e);
 }
 
 /* ---------------------------------------------------------------- options */
@@ -217,8 +224,8 @@ static int rlk_lc_common_value(const char *cmd, int argc, char **argv, int *i, r
         got = rlk_lc_parse_seconds(cmd, "-k", v, &o->grace_ms) < 0 ? -1 : 1;
     }
     if (got == 0 && (got = rlk_lc_opt(cmd, argc, argv, i, NULL, "--watchdog-lease", &v)) > 0)
-        got = rlk_lc_parse_count(cmd, "option --watchdog-lease", v, 3, RLK_LC_MAX_MS,
-                                 &o->wd_lease_ms) < 0 ? -1 : 1;
+        got = rlk_lc_parse_count(cmd, "option --watchdog-lease", v, RLK_LC_MIN_LEASE_MS,
+                                 RLK_LC_MAX_MS, &o->wd_lease_ms) < 0 ? -1 : 1;
     if (got == 0)
         got = rlk_lc_opt(cmd, argc, argv, i, NULL, "--url", &o->url);
     if (got == 0)
