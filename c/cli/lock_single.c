@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inspect.h"
 #include "kind_mark.h"
 #include "lock_cli.h"
 #include "runtime/rt.h"
@@ -279,6 +280,23 @@ static const char *single_queue_detail(single_lock *l, char *buf, size_t len)
     return buf;
 }
 
+/* A reentrant lock taken with --lock-delay, refused while it is free: the ms left of its
+ * delay (a holder lost it without releasing it), else -1. Bounded: only a detail. */
+static long long single_delay_left(single_lock *l, const char *name)
+{
+    long long ttl = -2;
+    char *key = NULL;
+    int held = 1, rc;
+
+    if (l->delay_ms <= 0 || !l->lock)
+        return -1;
+    rlk_thread_time_limit(SINGLE_DETAIL_MS);
+    rc = rlk_ik_lock_delay(l->c, name, &key, &ttl, &held);
+    rlk_thread_time_limit(-1);
+    free(key);
+    return rc == RLK_OK && !held && ttl >= 0 ? ttl : -1;
+}
+
 static void single_give_back(void *arg)
 {
     single_unlock(arg);
@@ -291,6 +309,7 @@ static int single_acquire(single_lock *l, const rlk_lc_lock_opts *o, long long w
 {
     rlk_lc_sigwatch sw;
     char detail[128];
+    long long left;
     int rc, end;
 
     rlk_lc_sigwatch_start(&sw, &l->c, 1);
@@ -300,6 +319,8 @@ static int single_acquire(single_lock *l, const rlk_lc_lock_opts *o, long long w
                               single_give_back, l);
     if (end != -2)
         return end;
+    if (rc == RLK_ERR_BUSY && (left = single_delay_left(l, o->names[0])) >= 0)
+        return rlk_lc_not_acquired_delay(&o->c, what, left);
     if (rc == RLK_ERR_BUSY)
         return rlk_lc_not_acquired(&o->c, what, single_queue_detail(l, detail, sizeof detail));
     if (rc == RLK_ERR_UPGRADE)

@@ -332,6 +332,20 @@ int rlk_lc_not_acquired(const rlk_lc_opts *o, const char *what, const char *deta
                         detail, close);
 }
 
+int rlk_lc_not_acquired_delay(const rlk_lc_opts *o, const char *what, long long left_ms)
+{
+    char waited[32], left[32];
+
+    rlk_lc_stats_print(o, what, NULL, 0, 0, o->conflict_code);
+    rlk_lc_format_seconds(left_ms, left, sizeof left);
+    if (o->wait_ms == 0 && !o->wait_given)
+        return rlk_cli_fail(o->conflict_code, "%s: free, but in its lock-delay (a holder lost it "
+                            "without releasing it): %s s left", what, left);
+    rlk_lc_format_seconds(o->wait_ms, waited, sizeof waited);
+    return rlk_cli_fail(o->conflict_code, "%s: still in its lock-delay after %s s (a holder lost "
+                        "it without releasing it): %s s left", what, waited, left);
+}
+
 /* ---------------------------------------------------------------- misc */
 
 long long rlk_lc_now_ns(void)
