@@ -84,6 +84,7 @@ typedef struct checker {
     int n;
     int fatal;          /* a connection error: stop and exit 3 */
     char *info;         /* INFO (default sections), NULL when refused */
+    char server[16];    /* "Redis" or "Valkey" (from INFO; "the server" before or without it) */
     int fcall;          /* 1: the client calls the Functions library (FCALL), not EVALSHA */
     /* The server's certificate as rlk judges it without --insecure: "" when accepted (or not
      * TLS), else why it is refused (the connect error). When rlk refused it, the report was
@@ -254,6 +255,7 @@ static void check_server(checker *k)
     if (!k->info)
         return;
     server_identity(k->info, name, sizeof name, version, sizeof version, compat, sizeof compat);
+    snprintf(k->server, sizeof k->server, "%s", name);
     valkey = strcmp(name, "Valkey") == 0;
     if (valkey && compat[0])
         snprintf(shown, sizeof shown, "Valkey %s (Redis %s compatible)", version, compat);
@@ -549,14 +551,15 @@ static void check_eviction(checker *k)
         f = add(k, "eviction", LV_OK, "maxmemory-policy noeviction%s", maxmemory
                 ? ": when memory is full, acquiring fails (OOM) and held locks stay" : "");
     } else if (maxmemory > 0) {
-        f = add(k, "eviction", LV_ERROR, "maxmemory %lld with maxmemory-policy %s: Redis may "
+        f = add(k, "eviction", LV_ERROR, "maxmemory %lld with maxmemory-policy %s: %s may "
                 "evict a lock's key to free memory, and the lock silently vanishes while its "
-                "holder still believes it holds it", maxmemory, policy);
+                "holder still believes it holds it", maxmemory, policy, k->server);
         set_fix(f, "CONFIG SET maxmemory-policy noeviction (and in redis.conf), or give locks "
                    "a server of their own");
     } else {
         f = add(k, "eviction", LV_WARNING, "maxmemory-policy %s without maxmemory: nothing is "
-                "evicted now, but setting maxmemory would let Redis evict held locks", policy);
+                "evicted now, but setting maxmemory would let %s evict held locks", policy,
+                k->server);
         set_fix(f, "CONFIG SET maxmemory-policy noeviction (and in redis.conf)");
     }
     add_json(f, ", \"maxmemory\": %lld, \"maxmemory_policy\": %s", maxmemory,
@@ -1047,7 +1050,7 @@ static void check_clock(checker *k)
     }
     if (!monotonic) {
         f = add(k, "clock", LV_WARNING, "the server's TIME went backwards between calls: its "
-                "wall clock is being stepped, and Redis expires keys (leases) by it");
+                "wall clock is being stepped, and %s expires keys (leases) by it", k->server);
         set_fix(f, "run NTP (chrony/ntpd) in slew mode on the server host");
     } else if (offset > 1000000 || offset < -1000000) {
         f = add(k, "clock", LV_WARNING, "the server's clock is %+.1f ms from this host's: one of "
@@ -1056,8 +1059,10 @@ static void check_clock(checker *k)
                 (double)offset / 1000.0);
         set_fix(f, "run NTP on both hosts");
     } else {
+        /* Under 0.05 ms either way it shows as +0.0 (printf would say -0.0). */
         f = add(k, "clock", LV_OK, "server TIME %+.1f ms from this host's clock, monotonic over "
-                "%d calls", (double)offset / 1000.0, CLOCK_SAMPLES);
+                "%d calls", offset > -50 && offset < 50 ? 0.0 : (double)offset / 1000.0,
+                CLOCK_SAMPLES);
     }
     add_json(f, ", \"offset_ms\": %.3f, \"monotonic\": %s", (double)offset / 1000.0,
              monotonic ? "true" : "false");
@@ -1226,6 +1231,7 @@ static int check_run(int argc, char **argv)
         return rlk_cli_usage("check", "--user must be 1..100 characters");
     memset(&k, 0, sizeof k);
     k.o = &o;
+    snprintf(k.server, sizeof k.server, "the server");
     k.c = check_connect(&k, &code);
     if (!k.c)
         return code;

@@ -76,6 +76,50 @@ static int fence_opt(int argc, char **argv, int *i, fence_opts *o)
     return rlk_cli_reply_opt("fence", argc, argv, i, got, &o->url, &o->raw, fence_usage);
 }
 
+/* The operations (scripts/fence/), with the words each needs at least (KEY and its ARGs) and
+ * at most (-1: no bound), and their synopsis. The script checks the rest (options, pairs). */
+static const struct {
+    const char *op;
+    int min, max;
+    const char *synopsis;
+} fence_ops[] = {
+    {"set", 2, -1, "set KEY VALUE [EX s | PX ms | KEEPTTL] [NX | XX] [GET]"},
+    {"hset", 3, -1, "hset KEY FIELD VALUE [FIELD VALUE]..."},
+    {"del", 1, 1, "del KEY"},
+    {"expire", 2, -1, "expire KEY S [NX | XX | GT | LT]"},
+    {"pexpire", 2, -1, "pexpire KEY MS [NX | XX | GT | LT]"},
+    {"incrby", 2, 2, "incrby KEY INCREMENT"},
+    {"rpush", 2, -1, "rpush KEY ELEMENT..."},
+    {"lpush", 2, -1, "lpush KEY ELEMENT..."},
+    {"xadd", 4, -1, "xadd KEY ID FIELD VALUE [FIELD VALUE]..."},
+    {"check", 0, 0, "check"},
+};
+
+#define FENCE_NOPS (sizeof fence_ops / sizeof fence_ops[0])
+
+/* OP known and given as many words as it takes: -1, else exit 2 after a usage error. */
+static int fence_check_op(const fence_opts *o)
+{
+    for (size_t k = 0; k < FENCE_NOPS; k++) {
+        if (strcmp(o->op, fence_ops[k].op) != 0)
+            continue;
+        if (k == FENCE_NOPS - 1 && o->nwords != 0)
+            return rlk_cli_usage("fence", "check takes no KEY or ARG");
+        if (o->nwords == 0 && fence_ops[k].min > 0)
+            return rlk_cli_usage("fence", "%s: missing KEY (rlk fence %s)", o->op,
+                                 fence_ops[k].synopsis);
+        if (o->nwords < fence_ops[k].min)
+            return rlk_cli_usage("fence", "%s: missing arguments after KEY (rlk fence %s)", o->op,
+                                 fence_ops[k].synopsis);
+        if (fence_ops[k].max >= 0 && o->nwords > fence_ops[k].max)
+            return rlk_cli_usage("fence", "%s: too many arguments (rlk fence %s)", o->op,
+                                 fence_ops[k].synopsis);
+        return -1;
+    }
+    return rlk_cli_usage("fence", "unknown OP '%s': set, hset, del, expire, pexpire, incrby, "
+                         "rpush, lpush, xadd or check", o->op);
+}
+
 /* Options are words starting with "--" (or -h) before a "--"; every other word
  * is OP, KEY or an ARG, a negative number ("incrby KEY -5") included. */
 static int fence_parse(int argc, char **argv, fence_opts *o)
@@ -106,11 +150,7 @@ static int fence_parse(int argc, char **argv, fence_opts *o)
         return rlk_cli_usage("fence", "--px and --ex: give one of them, once");
     if (o->expiry && strcmp(o->op, "set") != 0)
         return rlk_cli_usage("fence", "--%s is for 'set' only", o->expiry[0] == 'P' ? "px" : "ex");
-    if (strcmp(o->op, "check") == 0 && o->nwords != 0)
-        return rlk_cli_usage("fence", "check takes no KEY or ARG");
-    if (strcmp(o->op, "check") != 0 && o->nwords < 1)
-        return rlk_cli_usage("fence", "%s: missing KEY", o->op);
-    return -1;
+    return fence_check_op(o);
 }
 
 /* The token: --token, else $RLK_FENCE_TOKEN; a decimal integer 1..2^53-2. */

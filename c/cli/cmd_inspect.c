@@ -34,10 +34,21 @@ static const char inspect_usage[] =
     "count-down latch has the layout of a semaphore (one rlk latch armed is marked and\n"
     "found), so name it: --kind latch.\n"
     "\n"
+    "A reentrant lock's lock-delay (rlk lock --lock-delay) shows as its key\n"
+    "{NAME}:rlk_delay and PTTL; with no holder, NAME is in its delay: a holder lost it\n"
+    "without releasing it, and rlk lock --lock-delay waits for the PTTL.\n"
+    "\n"
     "  --kind KIND  read NAME as this kind (one of the words above but none, other)\n"
     "  --json       one JSON object on one line: {\"name\", \"kind\", ...}\n"
     "  --name NAME  the name (for a name that starts with '-')\n"
-    "  --url URL    the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n";
+    "  --url URL    the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
+    "\n"
+    "exit: 0 held (a lock with a holder, a token lock, a faster-MultiLock value held, a\n"
+    "      semaphore without a permit available, an armed latch); 1 free (no key, no\n"
+    "      holder: a lock in its lock-delay too, a permit available, an open latch);\n"
+    "      2 usage; 3 connection; 4 error reply, or a key that is not a lock (kind other)\n";
+
+#define INSPECT_EXIT_FREE 1     /* the exit code of a free NAME (0: held) */
 
 typedef struct inspect_opts {
     const char *name;
@@ -95,6 +106,8 @@ static int inspect_parse(int argc, char **argv, inspect_opts *o)
     }
     if (!o->name)
         return rlk_cli_usage("inspect", "missing the lock NAME");
+    if (o->name[0] == '\0')
+        return rlk_cli_usage("inspect", "the lock name must not be empty");
     return -1;
 }
 
@@ -234,8 +247,30 @@ static void inspect_text_body(const rlk_ik_view *v)
     }
 }
 
+/* The lock-delay's key and what is left of it (a lock's delay key lives while it is held,
+ * refreshed with it, and lease + delay after a holder lost it). */
+static void inspect_text_delay(const rlk_ik_view *v)
+{
+    if (v->delay_ttl_ms == -2)
+        return;
+    if (v->delay_ttl_ms == -1)
+        printf("delay:   %s  no expiry\n", rlk_cli_show(v->delay_key));
+    else
+        printf("delay:   %s  PTTL %lld ms\n", rlk_cli_show(v->delay_key), v->delay_ttl_ms);
+}
+
 static void inspect_print_text(const rlk_ik_view *v)
 {
+    if (v->kind == RLK_IK_NONE && v->delay_ttl_ms != -2) {
+        char left[32];
+
+        rlk_lc_format_seconds(v->delay_ttl_ms > 0 ? v->delay_ttl_ms : 0, left, sizeof left);
+        printf("%s: no lock, but in its lock-delay: a holder lost it without releasing it; "
+               "rlk lock --lock-delay takes it in %s s\n", rlk_cli_show(v->name),
+               v->delay_ttl_ms >= 0 ? left : "(no expiry)");
+        inspect_text_delay(v);
+        return;
+    }
     if (v->kind == RLK_IK_NONE) {
         printf("%s: no lock\n", rlk_cli_show(v->name));
         return;
@@ -246,6 +281,7 @@ static void inspect_print_text(const rlk_ik_view *v)
     }
     printf("%s: %s\n", rlk_cli_show(v->name), rlk_ik_label(v->kind));
     inspect_text_body(v);
+    inspect_text_delay(v);
 }
 
 /* ---------------------------------------------------------------- JSON */
@@ -397,13 +433,49 @@ static void inspect_json_body(const rlk_ik_view *v)
     }
 }
 
-static void inspect_print_json(const rlk_ik_view *v)
+static void inspect_print_json(const rlk_ik_view *v, int held)
 {
     fputs("{\"name\":", stdout);
     rlk_lc_json_string(stdout, v->name, strlen(v->name));
     printf(",\"kind\":\"%s\"", rlk_ik_word(v->kind));
     inspect_json_body(v);
+    if (v->delay_ttl_ms != -2) {
+        fputs(",\"lock_delay\":{\"key\":", stdout);
+        rlk_lc_json_string(stdout, v->delay_key, strlen(v->delay_key));
+        printf(",\"pttl_ms\":%lld}", v->delay_ttl_ms);
+    }
+    if (held >= 0)
+        printf(",\"state\":\"%s\"", held ? "held" : "free");
     fputs("}\n", stdout);
+}
+
+/* ---------------------------------------------------------------- the answer */
+
+/* The exit code's answer: 1 held (exit 0), 0 free (exit 1), -1 neither (a key that is not a
+ * lock: exit 4). Held: a lock with a holder, a token lock's token, a group with a value held
+ * (not lapsed), a semaphore without a permit available, an armed latch. */
+static int inspect_held(const rlk_ik_view *v)
+{
+    switch (v->kind) {
+    case RLK_IK_NONE:
+        return 0;
+    case RLK_IK_OTHER:
+        return -1;
+    case RLK_IK_TOKEN:
+        return v->token != NULL;
+    case RLK_IK_SEMAPHORE:
+    case RLK_IK_PSEMAPHORE:
+        return v->count <= 0;
+    case RLK_IK_LATCH:
+        return v->count > 0;
+    case RLK_IK_FASTMULTI:
+        for (size_t k = 0; k < v->nvalues; k++)
+            if (v->values[k].expire_in_ms > 0)
+                return 1;
+        return 0;
+    default:
+        return v->nholders > 0;
+    }
 }
 
 /* ---------------------------------------------------------------- command */
@@ -436,11 +508,13 @@ static int inspect_run(int argc, char **argv)
     if (rc != RLK_OK) {
         rc = inspect_failed(c, &v, rc);
     } else {
+        int held = inspect_held(&v);
+
         if (o.json)
-            inspect_print_json(&v);
+            inspect_print_json(&v, held);
         else
             inspect_print_text(&v);
-        rc = RLK_EXIT_OK;
+        rc = held > 0 ? RLK_EXIT_OK : held == 0 ? INSPECT_EXIT_FREE : RLK_EXIT_REPLY;
     }
     rlk_ik_free(&v);
     rlk_free(c);

@@ -85,6 +85,8 @@ static int unlock_parse(int argc, char **argv, unlock_opts *o)
     }
     if (!o->name)
         return rlk_cli_usage("unlock", "missing the lock NAME");
+    if (o->name[0] == '\0')
+        return rlk_cli_usage("unlock", "the lock name must not be empty");
     if (!o->force && !o->queue)
         return rlk_cli_usage("unlock", "only 'rlk unlock --force %s' is offered: a plain unlock "
                              "needs the holder's id, which only the holding process has", o->name);

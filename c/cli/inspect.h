@@ -81,6 +81,12 @@ typedef struct rlk_ik_view {
     size_t npermits, permits_total;
     rlk_ik_value *values;       /* fastmulti, in value order */
     size_t nvalues;
+    /* The reentrant lock's lock-delay ({NAME}:rlk_delay, rlk lock --lock-delay): its key and
+     * PTTL (-2: no such key; read for a reentrant lock and for no key). With no holder, the
+     * name is in its delay: a holder lost it without releasing it, and an rlk lock
+     * --lock-delay waits for the PTTL. */
+    char *delay_key;
+    long long delay_ttl_ms;
     redisReply *keep[4];        /* replies the view points into */
 } rlk_ik_view;
 
@@ -88,6 +94,9 @@ typedef struct rlk_ik_view {
  * (errstr on c); RLK_ERR_ARG when a forced kind does not match the key. */
 int rlk_ik_read(rlk_client *c, const char *name, int kind, rlk_ik_view *v);
 void rlk_ik_free(rlk_ik_view *v);
+/* The lock-delay of the reentrant lock name: *key (malloc'd, may be NULL) the delay key,
+ * *ttl_ms its PTTL (-2: no key), *held 1 when the lock's key exists. RLK_OK or an error. */
+int rlk_ik_lock_delay(rlk_client *c, const char *name, char **key, long long *ttl_ms, int *held);
 /* The values of a faster-MultiLock group from a reply of its fields (HGETALL's, or HRANDFIELD
  * ... WITHVALUES's: field, value pairs), now the server's ms: RLK_OK with *values (in value
  * order, pointing into all; free() the array) and *n; RLK_ERR_ARG when the fields are not a

@@ -22,6 +22,8 @@
 
 #include "inspect.h"
 #include "kind_mark.h"
+#include "kinds/names.h"
+#include "runtime/fam.h"
 
 typedef struct ik_keys {
     char *queue;                /* redisson_lock_queue:{name} */
@@ -699,6 +701,29 @@ static int ik_fill(rlk_client *c, rlk_ik_view *v, const ik_keys *keys, const cha
     }
 }
 
+int rlk_ik_lock_delay(rlk_client *c, const char *name, char **key, long long *ttl_ms, int *held)
+{
+    int rc;
+
+    *ttl_ms = -2;
+    *held = 0;
+    if (!(*key = rlk_fam_suffix_name(name, RLK_NAMES_DELAY)))   /* the library's naming */
+        return RLK_ERR_NOMEM;
+    if ((rc = ik_int(c, 2, "PTTL", *key, ttl_ms)) != RLK_OK || *ttl_ms == -2)
+        return rc;
+    return ik_exists(c, name, held);
+}
+
+/* A reentrant lock's (or a free name's) lock-delay key and PTTL. */
+static int ik_read_delay(rlk_client *c, rlk_ik_view *v)
+{
+    int held;
+
+    if (v->kind != RLK_IK_NONE && v->kind != RLK_IK_REENTRANT)
+        return RLK_OK;
+    return rlk_ik_lock_delay(c, v->name, &v->delay_key, &v->delay_ttl_ms, &held);
+}
+
 int rlk_ik_read(rlk_client *c, const char *name, int kind, rlk_ik_view *v)
 {
     char type[64];
@@ -709,6 +734,7 @@ int rlk_ik_read(rlk_client *c, const char *name, int kind, rlk_ik_view *v)
     v->name = name;
     v->kind = kind;
     v->ttl_ms = -2;
+    v->delay_ttl_ms = -2;
     if ((rc = ik_keys_make(c, name, &keys)) != RLK_OK)
         return rc;
     rc = ik_type(c, name, type, sizeof type);
@@ -718,6 +744,8 @@ int rlk_ik_read(rlk_client *c, const char *name, int kind, rlk_ik_view *v)
         rc = RLK_ERR_ARG;
     if (rc == RLK_OK)
         rc = ik_fill(c, v, &keys, type);
+    if (rc == RLK_OK)
+        rc = ik_read_delay(c, v);
     if (rc == RLK_ERR_ARG)
         snprintf(v->type, sizeof v->type, "%s", type);
     ik_keys_free(&keys);
@@ -730,6 +758,8 @@ void rlk_ik_free(rlk_ik_view *v)
     free(v->queue);
     free(v->permits);
     free(v->values);
+    free(v->delay_key);
+    v->delay_key = NULL;
     for (size_t k = 0; k < sizeof v->keep / sizeof v->keep[0]; k++)
         if (v->keep[k])
             freeReplyObject(v->keep[k]);

@@ -118,6 +118,8 @@ int rlk_lc_fit_grace(const char *cmd, rlk_lc_opts *o);
 /* "lock X: still held after 2 s" / "held by another" (exit conflict_code),
  * with " (detail)" when detail is not NULL. */
 int rlk_lc_not_acquired(const rlk_lc_opts *o, const char *what, const char *detail);
+/* The same for a free lock kept out by its lock-delay, left_ms of it to go. */
+int rlk_lc_not_acquired_delay(const rlk_lc_opts *o, const char *what, long long left_ms);
 
 /* ---------------------------------------------------------------- lock_child.c */
 

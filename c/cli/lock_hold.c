@@ -203,6 +203,9 @@ static int rlk_lc_finish(rlk_lc_hold *h, const rlk_lc_opts *o, const rlk_lc_watc
         snprintf(why, sizeof why, "%s", w->why);
         if (h->describe_loss)
             h->describe_loss(h, why, sizeof why);
+        if (o->hold)    /* no command of the user's: the hold itself is what ended */
+            return rlk_cli_fail(RLK_EXIT_LOST, "%s lost (%s); --hold ended: it is no longer "
+                                "held by this rlk", h->what, why);
         return rlk_cli_fail(RLK_EXIT_LOST, "%s lost (%s); command stopped%s%s%s", h->what, why,
                             w->killed ? " with SIGKILL after " : "", w->killed ? grace : "",
                             w->killed ? " s" : "");
@@ -234,6 +237,11 @@ int rlk_lc_hold_run(rlk_lc_hold *h, const rlk_lc_session *s, const rlk_lc_opts *
     if (h->child_mask)
         old = *h->child_mask;
     if (o->hold) {
+        /* Started with `&` by a shell without job control, rlk inherits SIGINT ignored: an
+         * ignored signal is discarded, not queued, so neither rlk (signals blocked, read from a
+         * signalfd) nor its sleep would ever see the Ctrl-C promised here. Back to the default
+         * (blocked meanwhile; the sleep inherits the default too). */
+        signal(SIGINT, SIG_DFL);
         rlk_cli_fail(0, "%s: held until Ctrl-C (SIGINT, SIGTERM or SIGHUP releases it)", h->what);
         fflush(stderr);
     }

@@ -14,7 +14,10 @@
  * A command run under `rlk lock` that runs `rlk lock` on the same name and
  * kind again gets the same holder id (from RLK_LOCK_OWNER): the inner rlk
  * re-enters the lock instead of waiting for its own parent, and a reader
- * asking for the write lock is refused at once (RLK_ERR_UPGRADE).
+ * asking for the write lock is refused at once (RLK_ERR_UPGRADE). One that
+ * asks for the name as a lock of another kind (--fenced inside a reentrant
+ * lock, a reentrant lock inside --non-reentrant or --fenced) is refused
+ * before it connects: it would wait for its parent for ever.
  *
  * While it waits, SIGINT, SIGTERM, SIGHUP and SIGQUIT end the wait
  * (rlk_lc_sigwatch, lock_hold.c, as in every mode): a fair waiter leaves the
@@ -26,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inspect.h"
 #include "kind_mark.h"
 #include "lock_cli.h"
 #include "runtime/rt.h"
@@ -203,6 +207,25 @@ static const char *single_inherited_owner(int mode, const char *name)
     return env_owner;
 }
 
+/* The enclosing `rlk lock` holds this very name as a lock of another family (RLK_LOCK_NAME
+ * is the name, RLK_LOCK_KIND one of the single-server lock kinds): the same key under another
+ * kind's rules, so this rlk would wait for its own parent for ever. Its kind, else NULL. */
+static const char *single_parent_other_kind(int mode, const char *name)
+{
+    static const char *const kinds[] = {"lock", "read", "write", "fair", "fenced",
+                                        "nonreentrant"};
+    const char *env_name = getenv("RLK_LOCK_NAME"), *env_kind = getenv("RLK_LOCK_KIND");
+    const char *env_owner = getenv("RLK_LOCK_OWNER");
+
+    if (!env_name || !env_kind || !env_owner || env_owner[0] == '\0' ||
+        strcmp(env_name, name) != 0 || single_same_family(mode, env_kind))
+        return NULL;
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        if (strcmp(env_kind, kinds[k]) == 0)
+            return kinds[k];
+    return NULL;
+}
+
 /* Run by an enclosing `rlk lock` (of any lock kind, any name): this rlk's
  * waiters' tickets carry the enclosing holder's client number, so the wait-for
  * graph counts a wait here as the enclosing process's, which holds its lock
@@ -257,6 +280,23 @@ static const char *single_queue_detail(single_lock *l, char *buf, size_t len)
     return buf;
 }
 
+/* A reentrant lock taken with --lock-delay, refused while it is free: the ms left of its
+ * delay (a holder lost it without releasing it), else -1. Bounded: only a detail. */
+static long long single_delay_left(single_lock *l, const char *name)
+{
+    long long ttl = -2;
+    char *key = NULL;
+    int held = 1, rc;
+
+    if (l->delay_ms <= 0 || !l->lock)
+        return -1;
+    rlk_thread_time_limit(SINGLE_DETAIL_MS);
+    rc = rlk_ik_lock_delay(l->c, name, &key, &ttl, &held);
+    rlk_thread_time_limit(-1);
+    free(key);
+    return rc == RLK_OK && !held && ttl >= 0 ? ttl : -1;
+}
+
 static void single_give_back(void *arg)
 {
     single_unlock(arg);
@@ -269,6 +309,7 @@ static int single_acquire(single_lock *l, const rlk_lc_lock_opts *o, long long w
 {
     rlk_lc_sigwatch sw;
     char detail[128];
+    long long left;
     int rc, end;
 
     rlk_lc_sigwatch_start(&sw, &l->c, 1);
@@ -278,6 +319,8 @@ static int single_acquire(single_lock *l, const rlk_lc_lock_opts *o, long long w
                               single_give_back, l);
     if (end != -2)
         return end;
+    if (rc == RLK_ERR_BUSY && (left = single_delay_left(l, o->names[0])) >= 0)
+        return rlk_lc_not_acquired_delay(&o->c, what, left);
     if (rc == RLK_ERR_BUSY)
         return rlk_lc_not_acquired(&o->c, what, single_queue_detail(l, detail, sizeof detail));
     if (rc == RLK_ERR_UPGRADE)
@@ -385,6 +428,13 @@ int rlk_lc_lock_single(const rlk_lc_lock_opts *o)
     long long t0;
     int rc;
 
+    const char *parent = single_parent_other_kind(o->mode, o->names[0]);
+
+    if (parent)     /* refused before connecting: nothing to wait for but the parent */
+        return rlk_cli_fail(RLK_EXIT_USAGE, "%s %s: refused: the enclosing rlk lock holds %s as "
+                            "another kind (RLK_LOCK_KIND=%s), and this rlk would wait for its "
+                            "own parent for ever; ask for the same kind", single_label(o->mode),
+                            rlk_cli_show(o->names[0]), rlk_cli_show(o->names[0]), parent);
     if ((rc = rlk_lc_session_open(&s)) >= 0)
         return rc;
     memset(&l, 0, sizeof l);

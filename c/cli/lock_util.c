@@ -34,7 +34,14 @@ rlk_client *rlk_lc_connect_margin(const char *url, long long watchdog_lease_ms,
 
 int rlk_lc_fail(rlk_client *c, int rc, const char *what)
 {
-    return rlk_cli_fail(rlk_cli_exit_code(rc), "%s: %s", what, rlk_errstr(c));
+    const char *e = rlk_errstr(c);
+    size_t n = strlen(what);
+
+    /* A library message that names the object already ("election X: ...") is not
+     * prefixed with it a second time. */
+    if (strncmp(e, what, n) == 0 && e[n] == ':')
+        return rlk_cli_fail(rlk_cli_exit_code(rc), "%s", e);
+    return rlk_cli_fail(rlk_cli_exit_code(rc), "%s: %s", what, e);
 }
 
 /* ---------------------------------------------------------------- options */
@@ -217,8 +224,8 @@ static int rlk_lc_common_value(const char *cmd, int argc, char **argv, int *i, r
         got = rlk_lc_parse_seconds(cmd, "-k", v, &o->grace_ms) < 0 ? -1 : 1;
     }
     if (got == 0 && (got = rlk_lc_opt(cmd, argc, argv, i, NULL, "--watchdog-lease", &v)) > 0)
-        got = rlk_lc_parse_count(cmd, "option --watchdog-lease", v, 3, RLK_LC_MAX_MS,
-                                 &o->wd_lease_ms) < 0 ? -1 : 1;
+        got = rlk_lc_parse_count(cmd, "option --watchdog-lease", v, RLK_LC_MIN_LEASE_MS,
+                                 RLK_LC_MAX_MS, &o->wd_lease_ms) < 0 ? -1 : 1;
     if (got == 0)
         got = rlk_lc_opt(cmd, argc, argv, i, NULL, "--url", &o->url);
     if (got == 0)
@@ -323,6 +330,20 @@ int rlk_lc_not_acquired(const rlk_lc_opts *o, const char *what, const char *deta
     rlk_lc_format_seconds(o->wait_ms, waited, sizeof waited);
     return rlk_cli_fail(o->conflict_code, "%s: still held after %s s%s%s%s", what, waited, open,
                         detail, close);
+}
+
+int rlk_lc_not_acquired_delay(const rlk_lc_opts *o, const char *what, long long left_ms)
+{
+    char waited[32], left[32];
+
+    rlk_lc_stats_print(o, what, NULL, 0, 0, o->conflict_code);
+    rlk_lc_format_seconds(left_ms, left, sizeof left);
+    if (o->wait_ms == 0 && !o->wait_given)
+        return rlk_cli_fail(o->conflict_code, "%s: free, but in its lock-delay (a holder lost it "
+                            "without releasing it): %s s left", what, left);
+    rlk_lc_format_seconds(o->wait_ms, waited, sizeof waited);
+    return rlk_cli_fail(o->conflict_code, "%s: still in its lock-delay after %s s (a holder lost "
+                        "it without releasing it): %s s left", what, waited, left);
 }
 
 /* ---------------------------------------------------------------- misc */

@@ -40,6 +40,9 @@ static void rlk_wr_holders(rlk_client *c, char *buf, size_t len)
                  v.holders[0].owner, v.holders[0].mode && !strcmp(v.holders[0].mode, "write")
                  ? " (write)" : "", rlk_ik_label(v.kind), v.ttl_ms,
                  v.nholders > 1 ? " and others" : "");
+    else if ((v.kind == RLK_IK_NONE || v.kind == RLK_IK_REENTRANT) && v.delay_ttl_ms >= 0)
+        snprintf(buf, len, "; free, but in its lock-delay (a holder lost it without releasing "
+                 "it): %lld ms left (%s)", v.delay_ttl_ms, v.delay_key);
     else if (v.kind == RLK_IK_NONE)
         snprintf(buf, len, "; free now");
     else

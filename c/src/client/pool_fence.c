@@ -78,6 +78,20 @@ static int rlk_pool_conn_name(char *buf, size_t len)
     return 0;
 }
 
+/* The first round trip on a new connection failed: to the caller that is the connection
+ * failing ("connect ADDR: ..."), not a command it never asked for. A timeout here is a server
+ * that accepted the connection (its kernel did) but does not answer: stopped or overloaded. */
+static int rlk_slot_identify_failed(rlk_client *c, const redisContext *ctx)
+{
+    int rc = rlk_set_ctx_error(c, ctx, "connect");
+
+    if (rc == RLK_ERR_TIMEOUT)
+        rc = rlk_set_error(c, rc, "connect %s: no answer within %d ms (the connection was "
+                           "accepted, but the server does not reply: stopped or overloaded?)",
+                           c->addr, c->command_timeout_ms);
+    return rc;
+}
+
 static int rlk_slot_identify_io(rlk_client *c, rlk_slot *slot)
 {
     const char *setname[3] = {"CLIENT", "SETNAME", slot->conn_name};
@@ -88,15 +102,16 @@ static int rlk_slot_identify_io(rlk_client *c, rlk_slot *slot)
 
     if (redisAppendCommandArgv(ctx, 3, setname, NULL) != REDIS_OK ||
         redisAppendCommandArgv(ctx, 2, id, NULL) != REDIS_OK)
-        return rlk_set_ctx_error(c, ctx, "CLIENT ID");
+        return rlk_slot_identify_failed(c, ctx);
     n += rlk_conn_append_setinfo(c, ctx);   /* lib-name, lib-ver: same round trip */
     while (!done)
         if (rlk_transport_write(ctx, &done) != REDIS_OK)
-            return rlk_set_ctx_error(c, ctx, "CLIENT ID");
+            return rlk_slot_identify_failed(c, ctx);
     for (int i = 0; i < n; i++)
         if (rlk_transport_get_reply(ctx, &r[i]) != REDIS_OK || !r[i]) {
-            rc = ctx->err ? rlk_set_ctx_error(c, ctx, "CLIENT ID")
-                          : rlk_set_error(c, RLK_ERR_PROTOCOL, "CLIENT ID %s: no reply", c->addr);
+            rc = ctx->err ? rlk_slot_identify_failed(c, ctx)
+                          : rlk_set_error(c, RLK_ERR_PROTOCOL, "connect %s: no reply to CLIENT ID",
+                                          c->addr);
             break;
         }
     if (rc == RLK_OK && ((redisReply *)r[0])->type == REDIS_REPLY_STATUS &&

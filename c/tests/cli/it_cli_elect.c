@@ -865,6 +865,20 @@ static void test_cli_basics(void)
         expect_one_line_error(&r, "usage");
         cli_result_free(&r);
     }
+    /* The library's message names the election already: not prefixed a second time. */
+    {
+        char *big = malloc(65538);
+
+        REQUIRE(big);
+        memset(big, 'v', 65537);
+        big[65537] = '\0';
+        r = RUN("elect", "big", "--value", big, "--", "true");
+        expect_status(&r, 2, "a value over 64 KiB");
+        expect_one_line_error(&r, "a value over 64 KiB");
+        CHECK_STR_EQ(r.err, "rlk: election big: value longer than 65536 bytes\n");
+        cli_result_free(&r);
+        free(big);
+    }
     snprintf(script, sizeof script, "echo \"$RLK_ELECT_NAME|$RLK_ELECT_VALUE|$RLK_ELECT_TERM|"
              "$RLK_FENCE_TOKEN\" > %s", envfile);
     r = RUN("elect", "env", "--value", "my value", "--", "sh", "-c", script);

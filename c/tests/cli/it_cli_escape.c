@@ -46,7 +46,7 @@ static void test_inspect_free(void)
 {
     cli_result r = RUN("inspect", NAME);
 
-    expect_status(&r, 0, "inspect a free name");
+    expect_status(&r, 1, "inspect a free name");     /* 1: free */
     CHECK_STR_EQ(r.out, SHOWN ": no lock\n");
     no_raw_controls(&r, "inspect a free name");
     cli_result_free(&r);

@@ -130,6 +130,35 @@ static void test_usage(void)
     cli_result_free(&r);
     r = RUN("fence", "--token", "5", "--fence", "{u}:fence", "bogus", "{u}:v");
     expect_status(&r, 2, "unknown op");
+    /* a usage error that names the operations, not a library function */
+    expect_one_line_error(&r, "unknown op");
+    CHECK_STR_CONTAINS(r.err, "rlk: unknown OP 'bogus': set, hset, del,");
+    CHECKF(strstr(r.err, "rlk_") == NULL, "unknown op names an internal function: %s", r.err);
+    cli_result_free(&r);
+    r = RUN("fence", "--token", "5", "--fence", "{u}:fence", "bogus");   /* no KEY either */
+    expect_status(&r, 2, "unknown op without a KEY");
+    CHECK_STR_CONTAINS(r.err, "unknown OP 'bogus'");
+    cli_result_free(&r);
+    /* Too few words for the operation: a usage error before any call (was the script's
+     * RLK_BADARG, exit 4). */
+    {
+        static const char *const few[][4] = {
+            {"set", "{u}:v", NULL}, {"hset", "{u}:h", "f", NULL}, {"incrby", "{u}:n", NULL},
+            {"xadd", "{u}:x", "*", "f"}, {"rpush", "{u}:l", NULL},
+        };
+
+        for (size_t k = 0; k < sizeof few / sizeof few[0]; k++) {
+            r = RUN("fence", "--token", "5", "--fence", "{u}:fence", few[k][0], few[k][1],
+                    few[k][2], few[k][3]);
+            expect_status(&r, 2, few[k][0]);
+            expect_one_line_error(&r, few[k][0]);
+            CHECK_STR_CONTAINS(r.err, "missing arguments after KEY");
+            cli_result_free(&r);
+        }
+    }
+    r = RUN("fence", "--token", "5", "--fence", "{u}:fence", "del", "{u}:v", "{u}:w");
+    expect_status(&r, 2, "del of two keys");
+    CHECK_STR_CONTAINS(r.err, "del: too many arguments (rlk fence del KEY)");
     cli_result_free(&r);
     r = RUN("fence", "--token", "5", "--fence", "{u}:fence", "set", "u:v", "1");
     expect_status(&r, 4, "cross-slot key");

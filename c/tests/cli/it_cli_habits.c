@@ -8,7 +8,8 @@
  *     --permits N; the old `semaphore NAME -n N` is still the size, with a warning; the size
  *     given twice is exit 2;
  *   - `rlk lock NAME --hold`: held (inspect sees the holder) until SIGTERM or SIGHUP, exit 0,
- *     released; --hold with a command is exit 2;
+ *     released; --hold with a command is exit 2; started with SIGINT ignored (a script's
+ *     `&`), SIGINT still ends it; a --hold whose lock is forced away exits 6 naming no command;
  *   - `rlk inspect` of a semaphore that rlk semaphore made (its kind marker is there) does not
  *     say it may be a latch.
  *
@@ -113,6 +114,63 @@ static void test_hold(void)
     }
 }
 
+/* Bounded poll until the key exists: 0, or -1 after timeout_ms. */
+static int wait_key(const char *key, long timeout_ms)
+{
+    long long end = rlk_fx_now_ms() + timeout_ms;
+
+    while (tk_int(&server, "EXISTS %s", key) != 1) {
+        if (rlk_fx_now_ms() > end)
+            return -1;
+        rlk_fx_sleep_ms(10);
+    }
+    return 0;
+}
+
+/* `rlk lock NAME --hold &` from a script: a shell without job control starts it with SIGINT
+ * ignored. The Ctrl-C its message promises (SIGINT) still ends the hold: exit 0, released. */
+static void test_hold_sigint_ignored(void)
+{
+    struct sigaction ign, old;
+    cli_proc p;
+    cli_result r;
+
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGINT, &ign, &old);     /* inherited by the rlk started now, as from sh's & */
+    REQUIRE(START(&p, "lock", "held-ign", "--hold") == 0);
+    sigaction(SIGINT, &old, NULL);
+    /* Holding (its message printed), not still acquiring: a signal then ends the wait. */
+    CHECK_INT_EQ(cli_wait_contains(p.err_path, "held until Ctrl-C", 10000), 0);
+    kill(p.pid, SIGINT);
+    r = cli_collect(&p, cli_wait(&p, 5000), 0);
+    expect_status(&r, 0, "--hold started with SIGINT ignored, then SIGINT");
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "held-ign"), 0);
+    cli_result_free(&r);
+    tk_int(&server, "DEL %s", "held-ign");     /* a failed run leaves its lock */
+}
+
+/* A --hold whose lock is lost (forced away) says so, exit 6, and names no command: it had
+ * none. */
+static void test_hold_lost(void)
+{
+    cli_proc p;
+    cli_result r, u;
+
+    REQUIRE(START(&p, "lock", "held-lost", "--hold") == 0);
+    CHECK_INT_EQ(wait_key("held-lost", 10000), 0);
+    u = RUN("unlock", "--force", "held-lost");
+    expect_status(&u, 0, "unlock --force of a --hold");
+    cli_result_free(&u);
+    r = cli_collect(&p, cli_wait(&p, 10000), 0);
+    expect_status(&r, 6, "--hold whose lock was forced away");
+    CHECK_STR_CONTAINS(r.err, "rlk: lock held-lost lost (");
+    CHECK_STR_CONTAINS(r.err, "--hold ended: it is no longer held by this rlk");
+    CHECKF(strstr(r.err, "command") == NULL, "a --hold's loss names a command:\n%s", r.err);
+    cli_result_free(&r);
+}
+
 static void test_inspect_marked_semaphore(void)
 {
     cli_result r = RUN("semaphore", "marked", "--permits", "3", "--", "true");
@@ -120,7 +178,7 @@ static void test_inspect_marked_semaphore(void)
     expect_status(&r, 0, "semaphore run");
     cli_result_free(&r);
     r = RUN("inspect", "marked");
-    expect_status(&r, 0, "inspect a marked semaphore");
+    expect_status(&r, 1, "inspect a marked semaphore");  /* 1: a permit is free */
     CHECK_STR_PREFIX(r.out, "marked: semaphore\n");
     CHECKF(strstr(r.out, "latch") == NULL, "inspect says a marked semaphore may be a latch:\n%s",
            r.out);
@@ -136,6 +194,8 @@ int main(int argc, char **argv)
     RUN_TEST(test_flock_hints);
     RUN_TEST(test_semaphore_n);
     RUN_TEST(test_hold);
+    RUN_TEST(test_hold_sigint_ignored);
+    RUN_TEST(test_hold_lost);
     RUN_TEST(test_inspect_marked_semaphore);
     cli_main_end(&server, 1);
     return check_summary("it_cli_habits");

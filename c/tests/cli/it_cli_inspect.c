@@ -24,6 +24,24 @@
 static rlk_fx_server server;
 static char url[128];
 
+/* inspect's answer (docs/cli.md): exit 0 held, 1 free, 4 a key that is not a lock; the
+ * JSON's "state" (absent for the last) says the same. */
+static int inspect_answered(const cli_result *r, const char *what)
+{
+    return CHECKF(r->status == 0 || r->status == 1 || r->status == 4,
+                  "%s: exit %d, expected 0 (held), 1 (free) or 4\n    stderr: %s", what,
+                  r->status, r->err);
+}
+
+static void expect_held_matches(const cli_result *r, const json_value *j, const char *name)
+{
+    const char *state = json_get_string(j, "state");
+    int want = !state ? 4 : strcmp(state, "held") == 0 ? 0 : strcmp(state, "free") == 0 ? 1 : -1;
+
+    CHECKF(r->status == want, "inspect --json %s: exit %d, but \"state\" says %d: %s", name,
+           r->status, want, r->out);
+}
+
 /* `rlk inspect NAME --json`, parsed; NULL (after a failed check) when it is
  * not one JSON object or rlk failed. */
 static json_value *inspect_json(const char *name)
@@ -32,11 +50,13 @@ static json_value *inspect_json(const char *name)
     const char *err = NULL;
     json_value *j = NULL;
 
-    if (expect_status(&r, 0, "inspect --json")) {
+    if (inspect_answered(&r, "inspect --json")) {
         j = json_parse(r.out, &err);
         CHECKF(j && j->type == JSON_OBJECT, "inspect --json %s: not a JSON object (%s): %s", name,
                err ? err : "", r.out);
         CHECKF(strchr(r.out, '\n') == r.out + strlen(r.out) - 1, "not one line: %s", r.out);
+        if (j && j->type == JSON_OBJECT)
+            expect_held_matches(&r, j, name);
     }
     cli_result_free(&r);
     if (j && j->type != JSON_OBJECT) {
@@ -50,7 +70,7 @@ static cli_result inspect_text(const char *name)
 {
     cli_result r = RUN("inspect", name);
 
-    expect_status(&r, 0, "inspect");
+    inspect_answered(&r, "inspect");
     return r;
 }
 
@@ -64,6 +84,95 @@ static void fx_do(const char *fmt, const char *a, const char *b)
 }
 
 /* ---------------------------------------------------------------- inspect */
+
+/* The held/free answer as the exit code, for each kind's states (planted with raw commands):
+ * 0 held, 1 free, 4 a key that is not a lock; text and --json alike. */
+static void test_inspect_exit_codes(void)
+{
+    static const struct {
+        const char *name, *setup[2];
+        int want;
+    } cases[] = {
+        {"xc:absent", {NULL, NULL}, 1},
+        {"xc:held", {"HSET xc:held u:1 1", NULL}, 0},
+        {"xc:fq", {"RPUSH redisson_lock_queue:{xc:fq} w:1", NULL}, 1},   /* queue, no holder */
+        {"xc:tok", {"SET xc:tok abc", NULL}, 0},
+        {"xc:sem0", {"SET xc:sem0 0", NULL}, 0},                          /* no permit left */
+        {"xc:sem2", {"SET xc:sem2 2", NULL}, 1},
+        {"xc:la", {"SET xc:la 2", "SET {xc:la}:rlk_kind latch"}, 0},      /* armed */
+        {"xc:la0", {"SET xc:la0 0", "SET {xc:la0}:rlk_kind latch"}, 1},   /* open */
+        {"xc:list", {"RPUSH xc:list a", NULL}, 4},
+    };
+
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        cli_result r;
+
+        for (int i = 0; i < 2 && cases[k].setup[i]; i++) {
+            redisReply *x = rlk_fx_command(&server, cases[k].setup[i]);
+
+            CHECKF(x && x->type != REDIS_REPLY_ERROR, "setup %s", cases[k].setup[i]);
+            if (x)
+                freeReplyObject(x);
+        }
+        r = RUN("inspect", cases[k].name);
+        CHECKF(r.status == cases[k].want, "inspect %s: exit %d, expected %d: %s%s",
+               cases[k].name, r.status, cases[k].want, r.out, r.err);
+        cli_result_free(&r);
+        r = RUN("inspect", cases[k].name, "--json");
+        CHECKF(r.status == cases[k].want, "inspect --json %s: exit %d, expected %d: %s%s",
+               cases[k].name, r.status, cases[k].want, r.out, r.err);
+        CHECK_STR_CONTAINS(r.out, cases[k].want == 0 ? ",\"state\":\"held\"}" : cases[k].want == 1
+                           ? ",\"state\":\"free\"}" : "\"type\":\"list\"}");
+        cli_result_free(&r);
+    }
+}
+
+/* A name in its lock-delay: the state a holder of `rlk lock --lock-delay` leaves when it loses
+ * the lock (its hash expired, the delay key {NAME}:rlk_delay living lease + delay longer),
+ * planted. rlk lock --lock-delay, its --verbose report and rlk inspect say so and how long is
+ * left, instead of "held by another" / "free now" / "no lock". */
+static void test_lock_delay(void)
+{
+    json_value *j;
+    cli_result r;
+
+    fx_do("SET %s 20000 PX 20000", "{ld}:rlk_delay", NULL);
+    r = RUN("lock", "--lock-delay", "20000", "ld", "-n", "--", "true");
+    expect_status(&r, 1, "lock -n in the delay");
+    expect_one_line_error(&r, "lock -n in the delay");
+    CHECK_STR_CONTAINS(r.err, "rlk: lock ld: free, but in its lock-delay (a holder lost it "
+                       "without releasing it): ");
+    CHECK_STR_CONTAINS(r.err, " s left\n");
+    cli_result_free(&r);
+    r = RUN("lock", "--lock-delay", "20000", "ld", "-w", "0.3", "--", "true");
+    expect_status(&r, 1, "lock -w 0.3 in the delay");
+    CHECK_STR_CONTAINS(r.err, "rlk: lock ld: still in its lock-delay after 0.3 s (a holder lost "
+                       "it without releasing it): ");
+    cli_result_free(&r);
+    r = RUN("lock", "--lock-delay", "20000", "ld", "-w", "2.5", "--verbose", "--", "true");
+    expect_status(&r, 1, "lock --verbose in the delay");
+    CHECK_STR_CONTAINS(r.err, "rlk: lock ld: waiting for 1 s; free, but in its lock-delay (a "
+                       "holder lost it without releasing it): ");
+    CHECK_STR_CONTAINS(r.err, "ms left ({ld}:rlk_delay)");
+    cli_result_free(&r);
+    r = RUN("inspect", "ld");
+    expect_status(&r, 1, "inspect in the delay (free: no holder)");
+    CHECK_STR_PREFIX(r.out, "ld: no lock, but in its lock-delay: a holder lost it without "
+                     "releasing it; rlk lock --lock-delay takes it in ");
+    CHECK_STR_CONTAINS(r.out, "\ndelay:   {ld}:rlk_delay  PTTL ");
+    cli_result_free(&r);
+    j = inspect_json("ld");
+    if (j) {
+        const json_value *d = json_get(j, "lock_delay");
+        double ttl = json_get_number(d, "pttl_ms", -9);
+
+        CHECK_STR_EQ(json_get_string(j, "kind"), "none");
+        CHECK_STR_EQ(json_get_string(d, "key"), "{ld}:rlk_delay");
+        CHECKF(ttl > 0 && ttl <= 20000, "the delay's PTTL: %g", ttl);
+        json_free(j);
+    }
+    fx_do("DEL %s", "{ld}:rlk_delay", NULL);
+}
 
 static void test_inspect_none(void)
 {
@@ -209,10 +318,12 @@ static json_value *inspect_kind_json(const char *name, const char *kind)
     const char *err = NULL;
     json_value *j = NULL;
 
-    if (expect_status(&r, 0, "inspect --kind --json")) {
+    if (inspect_answered(&r, "inspect --kind --json")) {
         j = json_parse(r.out, &err);
         CHECKF(j && j->type == JSON_OBJECT, "inspect --kind %s %s: not a JSON object (%s): %s",
                kind, name, err ? err : "", r.out);
+        if (j && j->type == JSON_OBJECT)
+            expect_held_matches(&r, j, name);
     }
     cli_result_free(&r);
     return j;
@@ -616,6 +727,8 @@ int main(int argc, char **argv)
     if (rc >= 0)
         return rc;
     RUN_TEST(test_inspect_none);
+    RUN_TEST(test_inspect_exit_codes);
+    RUN_TEST(test_lock_delay);
     RUN_TEST(test_inspect_reentrant);
     RUN_TEST(test_inspect_rwlock);
     RUN_TEST(test_inspect_token);

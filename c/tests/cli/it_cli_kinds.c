@@ -170,7 +170,7 @@ static void test_latch_vs_semaphore(void)
     expect_key("k2", "2");
     r = RUN("inspect", "k2", "--json");
     expect_status(&r, 0, "inspect a marked latch");
-    CHECK_STR_EQ(r.out, "{\"name\":\"k2\",\"kind\":\"latch\",\"count\":2}\n");
+    CHECK_STR_EQ(r.out, "{\"name\":\"k2\",\"kind\":\"latch\",\"count\":2,\"state\":\"held\"}\n");
     cli_result_free(&r);
     OK("count-down", "latch", "k2", "count-down");
     OK("count-down to 0", "latch", "k2", "count-down");

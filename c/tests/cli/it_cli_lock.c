@@ -16,6 +16,7 @@
 #include <rlk.h>
 
 #include <ctype.h>
+#include <signal.h>
 #include <unistd.h>
 
 static rlk_fx_server server;
@@ -92,6 +93,10 @@ static void test_usage_errors(void)
     USAGE("option -k needs a number of seconds", "lock", "u1", "-k", "x", "--", "true");
     USAGE("-n and -w exclude each other", "lock", "u1", "-n", "-w", "1", "--", "true");
     USAGE("must not be empty", "lock", "", "--", "true");
+    /* inspect and unlock say it as every other command does (not a library function's error). */
+    USAGE("the lock name must not be empty", "inspect", "");
+    USAGE("the lock name must not be empty", "inspect", "", "--json");
+    USAGE("the lock name must not be empty", "unlock", "--force", "");
     USAGE("only 'rlk unlock --force u1' is offered", "unlock", "u1");
     USAGE("missing the lock NAME", "unlock", "--force");
     USAGE("missing the lock NAME", "inspect");
@@ -177,6 +182,38 @@ static void test_connection_refused(void)
     expect_status(&r, 3, "lock --url, connection refused");
     cli_result_free(&r);
     CHECKF(access(ran, F_OK) != 0, "the command ran without the lock");
+}
+
+/* A stopped server (SIGSTOP): its kernel accepts the connection, nothing answers. inspect,
+ * like lock and unlock, says the connection failed (exit 3, "connect ADDR: ..."), not the name
+ * of a command it never asked for (the connection's CLIENT ID handshake). 5 s each: the
+ * command timeout. */
+static void test_stopped_server(void)
+{
+    static const char *const cmds[][4] = {{"inspect", "x"}, {"unlock", "--force", "x"}};
+    rlk_fx_config cfg;
+    rlk_fx_server stopped;
+    char u[128], want[160];
+
+    rlk_fx_config_init(&cfg);
+    cfg.tls = -1;   /* plain TCP in the TLS pass too: the first round trip is what hangs */
+    REQUIRE(rlk_fx_start(&stopped, &cfg) == 0);
+    rlk_fx_url(&stopped, -1, u, sizeof u);
+    snprintf(want, sizeof want, "connect 127.0.0.1:%d: no answer within ", stopped.port);
+    REQUIRE(kill(stopped.pid, SIGSTOP) == 0);
+    cli_set_url(u);
+    for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++) {
+        cli_result r = RUN(cmds[k][0], cmds[k][1], cmds[k][2], cmds[k][3]);
+
+        expect_status(&r, 3, cmds[k][0]);
+        expect_one_line_error(&r, cmds[k][0]);
+        CHECK_STR_CONTAINS(r.err, want);
+        CHECKF(strstr(r.err, "CLIENT ID") == NULL, "%s names CLIENT ID: %s", cmds[k][0], r.err);
+        cli_result_free(&r);
+    }
+    cli_set_url(url);
+    kill(stopped.pid, SIGCONT);
+    rlk_fx_stop(&stopped);
 }
 
 /* ---------------------------------------------------------------- environment */
@@ -364,6 +401,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_usage_errors);
     RUN_TEST(test_exit_codes);
     RUN_TEST(test_connection_refused);
+    RUN_TEST(test_stopped_server);
     RUN_TEST(test_environment);
     RUN_TEST(test_not_acquired);
     RUN_TEST(test_second_waits_for_first);

@@ -191,8 +191,11 @@ static void test_usage_errors(void)
           "1", "--", "true");
     USAGE("missing the semaphore NAME", "semaphore", "--permits", "2", "--", "true");
     USAGE("missing '--'", "semaphore", "s", "--permits", "2");
-    USAGE("option --watchdog-lease needs a whole number in 3..", "lock", "u", "--watchdog-lease",
-          "2", "--", "true");
+    /* The range named is the one that holds: a renewed lease under 250 ms is refused. */
+    USAGE("option --watchdog-lease needs a whole number in 250..1000000000000, not '0'", "lock",
+          "u", "--watchdog-lease", "0", "--", "true");
+    USAGE("option --watchdog-lease needs a whole number in 250..", "semaphore", "s", "--permits",
+          "2", "--watchdog-lease", "249", "--", "true");
     CHECKF(access(ran, F_OK) != 0, "a usage error ran the command");
     CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "u"), 0);
     CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "s"), 0);
@@ -543,6 +546,35 @@ static void test_nested(void)
     CHECK_STR_CONTAINS(r.err, "cannot upgrade to the write lock");
     CHECKF(r.ms < 5000, "the refusal took %lld ms", r.ms);
     cli_result_free(&r);
+
+    /* Another kind on the parent's name (the same key under another kind's rules): refused
+     * at once, before connecting, instead of waiting for its own parent for ever. */
+    {
+        static const char *const pairs[][3] = {
+            {"", "--fenced", "fenced lock"},            /* "": the reentrant lock */
+            {"--non-reentrant", "--spin", "lock"},
+            {"--fenced", "--spin", "lock"},
+            {"--spin", "--fair", "fair lock"},
+            {"--spin", "--write", "write lock"},
+        };
+
+        for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
+            char inner[300], want[200], what[100];
+
+            snprintf(inner, sizeof inner, "\"$RLK_BIN\" lock %s nest-kind -- true", pairs[k][1]);
+            snprintf(what, sizeof what, "%s inside %s", pairs[k][1], pairs[k][0]);
+            snprintf(want, sizeof want, "rlk: %s nest-kind: refused: the enclosing rlk lock holds "
+                     "nest-kind as another kind", pairs[k][2]);
+            r = pairs[k][0][0] ? RUN("lock", pairs[k][0], "nest-kind", "--", "sh", "-c", inner)
+                               : RUN("lock", "nest-kind", "--", "sh", "-c", inner);
+            expect_status(&r, 2, what);
+            expect_one_line_error(&r, what);
+            CHECK_STR_CONTAINS(r.err, want);
+            CHECKF(r.ms < 5000, "%s: the refusal took %lld ms", what, r.ms);
+            cli_result_free(&r);
+        }
+        CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "nest-kind"), 0);
+    }
 
     /* The writer may read. */
     r = RUN("lock", "--write", "nest-rw", "--", "sh", "-c",
