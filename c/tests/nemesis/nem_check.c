@@ -95,7 +95,7 @@ static void parse_line(logs *L, const char *line)
 
         memset(&a, 0, sizeof a);
         ok = sscanf(line, "A %d %d %d %95s %c %lld %lld %lld %lld", &a.pid, &a.thr, &a.seq, name,
-                    &k, &a.sent, &a.start, &a.lease_ms, &a.value) == 9 && strchr("XLS", k) &&
+                    &k, &a.sent, &a.start, &a.lease_ms, &a.value) == 9 && k && strchr("XLSRW", k) &&
              (a.name = intern(L, name)) >= 0;
         a.kind = k;
         if (ok)
@@ -307,14 +307,15 @@ static void check_lock(logs *L, int name, nem_report *rep, int verbose)
             continue;
         kind = a->kind;
         rep->holds++;
-        if (a->value > 0 && a->kind != 'S')
+        if (a->value > 0 && (a->kind == 'X' || a->kind == 'L'))
             v[nv++] = a;
         if (a->end <= a->start)
             continue;       /* empty: its lease had run out when the acquire returned */
         h[n].pid = a->pid;
         h[n].thread = a->thr;
         h[n].seq = a->seq;
-        h[n].kind = a->kind == 'S' ? TK_HOLD_PERMITS : TK_HOLD_EXCL;
+        h[n].kind = a->kind == 'S' ? TK_HOLD_PERMITS : a->kind == 'R' ? TK_HOLD_READ
+                    : a->kind == 'W' ? TK_HOLD_WRITE : TK_HOLD_EXCL;
         h[n].sent_ns = a->sent;
         h[n].start_ns = a->start;
         h[n].end_ns = a->end;

@@ -50,6 +50,7 @@
 #include "tk_util.h"
 
 #include <rlk.h>
+#include <rlk_async_poll.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -74,16 +75,35 @@
 #define RUN_HARD_MS 160000      /* the parent stops the nemesis after this */
 #define SHARED_OWNER "nemesis-shared-owner"
 
-enum { K_LOCK, K_FENCED, K_ELECT, K_SEM, NKINDS };
-static const char *const KIND_NAME[NKINDS] = {"lock", "fenced", "elect", "sem"};
+/* afenced: the fenced lock through the non-blocking API (rlk_async.h, driven by
+ * rlk_async_poll.h in its thread), on the same lock and resource as the blocking fenced
+ * holders. */
+enum { K_LOCK, K_FENCED, K_ELECT, K_SEM, K_FAIR, K_RW, K_AFENCED, NKINDS };
+static const char *const KIND_NAME[NKINDS] = {"lock", "fenced", "elect", "sem", "fair", "rw",
+                                              "afenced"};
 static const char *const LOCK_NAME[NKINDS] = {"{nm-lock}", "{nm-fenced}", "{nm-elect}",
-                                              "{nm-sem}"};
+                                              "{nm-sem}", "{nm-fair}", "{nm-rw}", "{nm-fenced}"};
 /* The resource each token kind writes to: fence key, data key, the name in the logs. */
 static const char *const RES_FENCE[NKINDS] = {NULL, "{nm-res-fenced}:fence",
-                                              "{nm-res-elect}:fence", NULL};
+                                              "{nm-res-elect}:fence", NULL, NULL, NULL,
+                                              "{nm-res-fenced}:fence"};
 static const char *const RES_DATA[NKINDS] = {NULL, "{nm-res-fenced}:log", "{nm-res-elect}:log",
-                                             NULL};
-static const char *const RES_NAME[NKINDS] = {NULL, "nm-res-fenced", "nm-res-elect", NULL};
+                                             NULL, NULL, NULL, "{nm-res-fenced}:log"};
+static const char *const RES_NAME[NKINDS] = {NULL, "nm-res-fenced", "nm-res-elect", NULL, NULL,
+                                             NULL, "nm-res-fenced"};
+#define DEFAULT_KINDS "lock,fenced,elect,sem,fair,rw,afenced"
+
+/* name is one of the comma-separated list's items. */
+static int has_kind(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+
+    for (const char *p = list; *p; p += strcspn(p, ","), p += *p == ',') {
+        if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+            return 1;
+    }
+    return 0;
+}
 
 static long long now_ns(void)
 {
@@ -102,6 +122,11 @@ static unsigned mix(unsigned long long x)
 
 /* ================================================================ child */
 
+typedef struct await_ {
+    int done, err;
+    long long value;
+} await_;
+
 typedef struct thr {
     int kind, proc, port;
     char plant;
@@ -113,7 +138,11 @@ typedef struct thr {
     rlk_client *c;
     volatile long long lost_ns; /* the lost-lock callback's time for the current hold; 0: none */
     redisContext *kc;           /* the lost-reply fault's killer connection */
-    long acq, busy, errs, odd, lost_faults, planted;
+    rlk_async *ac;              /* afenced: the non-blocking client (t->c is NULL) */
+    rlk_async_poll ap;          /* ... its loop */
+    await_ aw;                  /* ... the request being waited for */
+    int stuck;                  /* ... a request did not end in time: the thread stopped */
+    long acq, busy, errs, odd, lost_faults, planted, slow;
     char odd_text[200];
 } thr;
 
@@ -192,7 +221,8 @@ static void odd(thr *t, const char *what, int rc)
     t->odd++;
     if (!t->odd_text[0])
         snprintf(t->odd_text, sizeof t->odd_text, "%s %s: %s %s", KIND_NAME[t->kind], what,
-                 rlk_strerror(rc), rlk_errstr(t->c));
+                 rlk_strerror(rc), t->c ? rlk_errstr(t->c) : t->stuck ? "(no answer in 20 s)"
+                                                                       : "");
 }
 
 /* An error a fault explains: a lost reply (settled or not), a lease that ran out. */
@@ -202,58 +232,184 @@ static int expected_error(int rc)
            rc == RLK_ERR_UNSETTLED || rc == RLK_ERR_NOT_OWNER || rc == RLK_ERR_LOST;
 }
 
+/* ---------------------------------------------------------------- the async driver */
+
+static void a_done(rlk_async *ac, const rlk_async_result *r, void *pd)
+{
+    await_ *w = pd;
+
+    (void)ac;
+    w->err = r->err;
+    w->value = r->value;
+    w->done = 1;
+}
+
+static void a_fence_done(rlk_async *ac, const rlk_async_result *r, const redisReply *reply,
+                         void *pd)
+{
+    (void)reply;
+    a_done(ac, r, pd);
+}
+
+/* Turns the thread's loop until the request ends (bounded: 20 s, then the thread stops, as
+ * the request still points at t->aw). */
+static int a_wait(thr *t)
+{
+    long long until = now_ns() + 20000000000LL;
+
+    while (!t->aw.done && now_ns() < until)
+        rlk_async_poll_turn(&t->ap, 50000000LL);
+    if (!t->aw.done) {
+        t->stuck = 1;
+        return RLK_ERR_TIMEOUT;
+    }
+    return t->aw.err;
+}
+
+static void a_begin(thr *t)
+{
+    memset(&t->aw, 0, sizeof t->aw);
+}
+
+/* Work inside a hold for ms (a holder that outlives its lease): the async thread turns its loop
+ * meanwhile, so its watchdog (were it renewing) would go on. */
+static void work_ms(thr *t, long long ms)
+{
+    long long until = now_ns() + ms * 1000000LL;
+
+    while (now_ns() < until) {
+        if (t->ac)
+            rlk_async_poll_turn(&t->ap, until - now_ns());
+        else
+            rlk_fx_sleep_ms((long)((until - now_ns()) / 1000000LL) + 1);
+    }
+}
+
+/* ---------------------------------------------------------------- one kind's loop */
+
+typedef struct handles {
+    rlk_lock *l;
+    rlk_fenced *f;
+    rlk_elect *e;
+    rlk_semaphore *s;
+    rlk_fairlock *fl;
+    rlk_rwlock *rw;
+} handles;
+
+static int do_acquire(thr *t, handles *h, int side, long long lease, long long *value)
+{
+    switch (t->kind) {
+    case K_LOCK: return rlk_lock_try_lock(h->l, WAIT_MS, lease);
+    case K_FENCED: return rlk_fenced_try_lock(h->f, WAIT_MS, lease, value);
+    case K_ELECT: return rlk_elect_campaign(h->e, "v", WAIT_MS, lease, value);
+    case K_SEM: *value = 1; return rlk_semaphore_try_acquire(h->s, 1, WAIT_MS);
+    case K_FAIR: return rlk_fairlock_try_lock(h->fl, WAIT_MS, lease);
+    case K_RW: return rlk_rwlock_try_lock(h->rw, side, WAIT_MS, lease);
+    default: {
+        int rc;
+
+        a_begin(t);
+        if (!rlk_async_lock(t->ac, RLK_KIND_FENCED, LOCK_NAME[t->kind], 1, WAIT_MS,
+                            lease > 0 ? lease : -1, a_done, &t->aw))
+            return RLK_ERR_NOMEM;
+        rc = a_wait(t);
+        *value = t->aw.value;
+        return rc;
+    }
+    }
+}
+
+static int do_release(thr *t, handles *h, int side)
+{
+    switch (t->kind) {
+    case K_LOCK: return rlk_lock_unlock(h->l);
+    case K_FENCED: return rlk_fenced_unlock(h->f);
+    case K_ELECT: return rlk_elect_resign(h->e);
+    case K_SEM: return rlk_semaphore_release(h->s, 1, NULL);
+    case K_FAIR: return rlk_fairlock_unlock(h->fl);
+    case K_RW: return rlk_rwlock_unlock(h->rw, side);
+    default:
+        a_begin(t);
+        if (!rlk_async_unlock(t->ac, RLK_KIND_FENCED, LOCK_NAME[t->kind], 1, a_done, &t->aw))
+            return RLK_ERR_NOMEM;
+        return a_wait(t);
+    }
+}
+
+static int do_write(thr *t, const char *entry, long long token)
+{
+    const char *args[1] = {entry};
+    uint64_t highest = 0;
+
+    if (!t->ac)
+        return rlk_fence_write(t->c, "rpush", RES_FENCE[t->kind], RES_DATA[t->kind],
+                               (uint64_t)token, 1, args, NULL, &highest, NULL);
+    a_begin(t);
+    if (!rlk_async_fence_write(t->ac, "rpush", RES_FENCE[t->kind], RES_DATA[t->kind],
+                               (uint64_t)token, 1, args, NULL, a_fence_done, &t->aw))
+        return RLK_ERR_NOMEM;
+    return a_wait(t);
+}
+
 static void *thr_main(void *arg)
 {
     thr *t = ((tk_thread_arg *)arg)->ctx;
-    rlk_lock *l = NULL;
-    rlk_fenced *f = NULL;
-    rlk_elect *e = NULL;
-    rlk_semaphore *s = NULL;
+    handles h;
     int seq = 0, tid = t->kind;
 
+    memset(&h, 0, sizeof h);
     switch (t->kind) {
-    case K_LOCK: l = rlk_lock_new(t->c, LOCK_NAME[K_LOCK]); break;
-    case K_FENCED: f = rlk_fenced_new(t->c, LOCK_NAME[K_FENCED]); break;
+    case K_LOCK: h.l = rlk_lock_new(t->c, LOCK_NAME[K_LOCK]); break;
+    case K_FENCED: h.f = rlk_fenced_new(t->c, LOCK_NAME[K_FENCED]); break;
     case K_ELECT:
-        e = rlk_elect_new(t->c, LOCK_NAME[K_ELECT]);
-        if (e && t->plant == 'b')
-            rlk_elect_set_owner(e, SHARED_OWNER);
+        h.e = rlk_elect_new(t->c, LOCK_NAME[K_ELECT]);
+        if (h.e && t->plant == 'b')
+            rlk_elect_set_owner(h.e, SHARED_OWNER);
         break;
-    default: s = rlk_semaphore_new(t->c, LOCK_NAME[K_SEM]); break;
+    case K_SEM: h.s = rlk_semaphore_new(t->c, LOCK_NAME[K_SEM]); break;
+    case K_FAIR: h.fl = rlk_fairlock_new(t->c, LOCK_NAME[K_FAIR]); break;
+    case K_RW: h.rw = rlk_rwlock_new(t->c, LOCK_NAME[K_RW]); break;
+    default: break;
     }
-    if (!l && !f && !e && !s) {
+    if (!t->ac && !h.l && !h.f && !h.e && !h.s && !h.fl && !h.rw) {
         odd(t, "new", rlk_err(t->c));
         return NULL;
     }
-    while (t->acq < t->quota && now_ns() < t->hard_ns) {
+    while (t->acq < t->quota && now_ns() < t->hard_ns && !t->stuck) {
         unsigned r = tk_rand(&t->rng);
         int fixed = t->kind != K_SEM && (t->plant == 'a' || r % 10 < 6);
         long long lease = fixed ? 250 + (long long)(tk_rand(&t->rng) % 751) : 0;
         long long logged_lease = t->kind == K_SEM ? 0 : fixed ? lease : WD_LEASE_MS;
         unsigned pl = t->kind == K_FENCED && t->plant == 'a' ? 30 : 3;
-        int lose_acq = t->kind != K_SEM && tk_rand(&t->rng) % 100 < pl;
-        int lose_rel = t->kind != K_SEM && tk_rand(&t->rng) % 100 < 2;
+        /* The blocking kinds that settle a lost reply (the semaphore does not: a lost acquire
+         * may leave its permit taken, and nobody could tell). */
+        int lossy = t->kind != K_SEM && !t->ac;
+        int lose_acq = lossy && tk_rand(&t->rng) % 100 < pl;
+        int lose_rel = lossy && tk_rand(&t->rng) % 100 < 2;
         long long spin = (long long)(tk_rand(&t->rng) % 500) * 1000;
+        /* 1 in 200 fixed-lease holds outlives its lease by 50..250 ms. */
+        long long slow = fixed && t->plant == '-' && tk_rand(&t->rng) % 200 == 0
+                             ? lease + 50 + (long long)(tk_rand(&t->rng) % 200) : 0;
+        int side = tk_rand(&t->rng) % 3 == 0 ? RLK_RW_WRITE : RLK_RW_READ;
         long long value = 0, sent, start, end;
         rlk_runtime_stats st0, st1;
         redisContext *x = NULL;
-        int rc, claimed = 0, kind_letter = t->kind == K_ELECT ? 'L' : t->kind == K_SEM ? 'S' : 'X';
+        int rc, claimed = 0;
+        int kind_letter = t->kind == K_ELECT ? 'L' : t->kind == K_SEM ? 'S'
+                          : t->kind == K_RW ? (side == RLK_RW_WRITE ? 'W' : 'R') : 'X';
         char how;
 
         t->lost_ns = 0;
-        rlk_runtime_stats_get(t->c, &st0);
+        if (t->c)
+            rlk_runtime_stats_get(t->c, &st0);
         if (lose_acq)
             x = lost_begin(t);
         sent = now_ns();
-        switch (t->kind) {
-        case K_LOCK: rc = rlk_lock_try_lock(l, WAIT_MS, lease); break;
-        case K_FENCED: rc = rlk_fenced_try_lock(f, WAIT_MS, lease, &value); break;
-        case K_ELECT: rc = rlk_elect_campaign(e, "v", WAIT_MS, lease, &value); break;
-        default: rc = rlk_semaphore_try_acquire(s, 1, WAIT_MS); value = 1; break;
-        }
+        rc = do_acquire(t, &h, side, lease, &value);
         start = now_ns();
         lost_end(t, x);
-        rlk_runtime_stats_get(t->c, &st1);
+        if (t->c)
+            rlk_runtime_stats_get(t->c, &st1);
         if (rc == RLK_OK && t->plant == 'a' && t->kind == K_FENCED &&
             st1.lost_adopted > st0.lost_adopted) {
             /* Planted (a): the token read in a second round trip, after the lease ran out and
@@ -262,7 +418,7 @@ static void *thr_main(void *arg)
 
             while (last == mine && now_ns() < until) {
                 rlk_fx_sleep_ms(5);
-                if (rlk_fenced_last_token(f, &last) != RLK_OK)
+                if (rlk_fenced_last_token(h.f, &last) != RLK_OK)
                     last = mine;
             }
             value = last;
@@ -275,7 +431,7 @@ static void *thr_main(void *arg)
             rlk_elect_info info;
 
             memset(&info, 0, sizeof info);
-            if (rlk_elect_leader(e, &info) == RLK_OK && info.leader && info.holder &&
+            if (rlk_elect_leader(h.e, &info) == RLK_OK && info.leader && info.holder &&
                 strcmp(info.holder, SHARED_OWNER) == 0) {
                 sent = now_ns();
                 value = info.term;
@@ -290,7 +446,7 @@ static void *thr_main(void *arg)
         if (rc != RLK_OK) {
             if (rc == RLK_ERR_BUSY)
                 t->busy++;
-            else if (expected_error(rc))
+            else if (expected_error(rc) && !t->stuck)
                 t->errs++;
             else
                 odd(t, "acquire", rc);
@@ -301,51 +457,45 @@ static void *thr_main(void *arg)
         logline(t->fd, "A %d %d %d %s %c %lld %lld %lld %lld\n", (int)getpid(), tid, seq,
                 LOCK_NAME[t->kind], kind_letter, sent, start, logged_lease, value);
         tk_spin_ns(spin);
+        if (slow) {
+            t->slow++;
+            work_ms(t, slow);
+        }
         if (RES_FENCE[t->kind]) {
             char entry[96];
-            const char *args[1] = {entry};
             long long w0, w1;
-            uint64_t highest = 0;
             int wrc;
             char out;
 
             snprintf(entry, sizeof entry, "%lld %d %d %d", value, (int)getpid(), tid, seq);
             w0 = now_ns();
-            wrc = rlk_fence_write(t->c, "rpush", RES_FENCE[t->kind], RES_DATA[t->kind],
-                                  (uint64_t)value, 1, args, NULL, &highest, NULL);
+            wrc = do_write(t, entry, value);
             w1 = now_ns();
             out = wrc == RLK_OK ? 'A' : wrc == RLK_ERR_FENCED ? 'F' : 'U';
-            if (out == 'U' && !expected_error(wrc))
+            if (out == 'U' && (!expected_error(wrc) || t->stuck))
                 odd(t, "fenced write", wrc);
             logline(t->fd, "W %d %d %d %s %lld %lld %lld %c\n", (int)getpid(), tid, seq,
                     RES_NAME[t->kind], value, w0, w1, out);
         }
         x = lose_rel && !claimed ? lost_begin(t) : NULL;
         end = now_ns();
-        if (claimed) {
-            rc = RLK_OK;
-        } else {
-            switch (t->kind) {
-            case K_LOCK: rc = rlk_lock_unlock(l); break;
-            case K_FENCED: rc = rlk_fenced_unlock(f); break;
-            case K_ELECT: rc = rlk_elect_resign(e); break;
-            default: rc = rlk_semaphore_release(s, 1, NULL); break;
-            }
-        }
+        rc = claimed ? RLK_OK : do_release(t, &h, side);
         lost_end(t, x);
         how = rc == RLK_OK ? 'r' : rc == RLK_ERR_NOT_OWNER ? 'n' : 'u';
         if (t->lost_ns && t->lost_ns < end) {
             end = t->lost_ns;
             how = 'l';
         }
-        if (rc != RLK_OK && !expected_error(rc))
+        if (rc != RLK_OK && (!expected_error(rc) || t->stuck))
             odd(t, "release", rc);
         logline(t->fd, "E %d %d %d %lld %c\n", (int)getpid(), tid, seq, end, how);
     }
-    rlk_lock_free(l);
-    rlk_fenced_free(f);
-    rlk_elect_free(e);
-    rlk_semaphore_free(s);
+    rlk_lock_free(h.l);
+    rlk_fenced_free(h.f);
+    rlk_elect_free(h.e);
+    rlk_semaphore_free(h.s);
+    rlk_fairlock_free(h.fl);
+    rlk_rwlock_free(h.rw);
     return NULL;
 }
 
@@ -370,7 +520,7 @@ static int child_main(int argc, char **argv)
     int fd, proc;
     long quota;
     unsigned long long seed;
-    long acq = 0, busy = 0, errs = 0, odds = 0, faults = 0, planted = 0;
+    long acq = 0, busy = 0, errs = 0, odds = 0, faults = 0, planted = 0, slow = 0;
     unsigned long long lost = 0, adopted = 0, not_run = 0, unsettled = 0;
     const char *odd_text = "";
 
@@ -385,7 +535,7 @@ static int child_main(int argc, char **argv)
         thr *t;
         rlk_options o;
 
-        if (!strstr(argv[7], KIND_NAME[k]))
+        if (!has_kind(argv[7], KIND_NAME[k]))
             continue;
         t = &p->t[p->nt++];
         t->kind = k;
@@ -402,6 +552,15 @@ static int child_main(int argc, char **argv)
         o.pool_size = 2;
         o.watchdog_lease_ms = WD_LEASE_MS;
         o.command_timeout_ms = 3000;
+        if (k == K_AFENCED) {
+            t->ac = rlk_async_new(&o);
+            if (!t->ac || rlk_async_poll_attach(t->ac, &t->ap) != RLK_OK) {
+                tk_say("error async: %s", t->ac ? rlk_async_errstr(t->ac) : "no memory");
+                return 4;
+            }
+            rlk_async_set_lost_callback(t->ac, on_lost, t);
+            continue;
+        }
         t->c = rlk_connect(&o);
         if (!t->c || rlk_err(t->c) != RLK_OK) {
             tk_say("error connect: %s", t->c ? rlk_errstr(t->c) : "no memory");
@@ -434,7 +593,8 @@ static int child_main(int argc, char **argv)
         planted += t->planted;
         if (t->odd_text[0] && !odd_text[0])
             odd_text = t->odd_text;
-        if (rlk_runtime_stats_get(t->c, &st) == RLK_OK) {
+        slow += t->slow;
+        if (t->c && rlk_runtime_stats_get(t->c, &st) == RLK_OK) {
             lost += st.lost_replies;
             adopted += st.lost_adopted;
             not_run += st.lost_not_run;
@@ -443,10 +603,16 @@ static int child_main(int argc, char **argv)
     }
     close(fd);
     tk_say("done acq=%ld busy=%ld errors=%ld odd=%ld faults=%ld lost=%llu adopted=%llu "
-           "not_run=%llu unsettled=%llu planted=%ld first_odd=%s", acq, busy, errs, odds, faults,
-           lost, adopted, not_run, unsettled, planted, odd_text[0] ? odd_text : "-");
-    for (int i = 0; i < p->nt; i++)
-        rlk_free(p->t[i].c);
+           "not_run=%llu unsettled=%llu planted=%ld slow=%ld first_odd=%s", acq, busy, errs, odds,
+           faults, lost, adopted, not_run, unsettled, planted, slow, odd_text[0] ? odd_text : "-");
+    for (int i = 0; i < p->nt; i++) {
+        if (p->t[i].ac) {
+            rlk_async_free(p->t[i].ac);
+            rlk_async_poll_free(&p->t[i].ap);
+        } else {
+            rlk_free(p->t[i].c);
+        }
+    }
     free(p);
     return 0;
 }
@@ -714,10 +880,10 @@ static int run_main(const run_opts *o)
     tk_stall stall;
 
     for (int k = 0; k < NKINDS; k++)
-        nk += strstr(o->kinds, KIND_NAME[k]) != NULL;
+        nk += has_kind(o->kinds, KIND_NAME[k]);
     if (nk == 0 || o->procs < 2 || o->procs > MAXPROCS) {
-        fprintf(stderr, "nemesis: --kinds names none of lock,fenced,elect,sem, or --procs is "
-                "not 2..%d\n", MAXPROCS);
+        fprintf(stderr, "nemesis: --kinds names none of %s, or --procs is not 2..%d\n",
+                DEFAULT_KINDS, MAXPROCS);
         return 2;
     }
     q = (o->acq + nk * o->procs - 1) / (nk * o->procs);
@@ -810,9 +976,15 @@ static int run_main(const run_opts *o)
         planted += field(done[i], "planted=");
         tk_child_kill(&kids[i]);
     }
-    for (int k = 0; k < NKINDS; k++)
-        if (RES_DATA[k] && strstr(o->kinds, KIND_NAME[k]))
+    for (int k = 0; k < NKINDS; k++) {
+        int first = 1;      /* fenced and afenced share one resource */
+
+        for (int j = 0; j < k; j++)
+            first &= !(RES_DATA[j] && RES_DATA[k] && strcmp(RES_DATA[j], RES_DATA[k]) == 0 &&
+                       has_kind(o->kinds, KIND_NAME[j]));
+        if (RES_DATA[k] && first && has_kind(o->kinds, KIND_NAME[k]))
             dump_resource(fd, RES_DATA[k], RES_NAME[k]);
+    }
     close(fd);
     tk_stall_stop(&stall);
     rlk_fx_stop(&srv);
@@ -862,7 +1034,7 @@ int main(int argc, char **argv)
     o.acq = 10000;
     o.procs = 4;
     o.expect = -1;
-    snprintf(o.kinds, sizeof o.kinds, "lock,fenced,elect,sem");
+    snprintf(o.kinds, sizeof o.kinds, "%s", DEFAULT_KINDS);
     if (i < argc && strcmp(argv[i], "run") == 0)
         i++;
     for (; i < argc; i++) {
