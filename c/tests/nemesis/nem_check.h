@@ -9,8 +9,9 @@
  *       an acquisition the process was told it has: sent when the acquire was sent, start right
  *       after it returned RLK_OK; lease_ms the lease the holder knew of (a fixed lease, or the
  *       watchdog's lease: only the first lease is counted, renewals are not logged), 0: none
- *       (a semaphore's permits); kind X exclusive (reentrant, fenced lock), L a leader (value:
- *       its term), S permits (value: how many); value: the token or term (0: none)
+ *       (a semaphore's permits); kind X exclusive (reentrant, fair, fenced lock), L a leader
+ *       (value: its term), R a reader, W a writer, S permits (value: how many); value: the
+ *       token or term (0: none)
  *   E <pid> <thr> <seq> <end_ns> <how>
  *       the hold ended: right before its release was sent, or when the holder was told it lost
  *       it (the lost-lock callback), whichever came first; how: r released, n the release said
@@ -26,7 +27,8 @@
  * A hold is [start, end) with end the earlier of its E line and sent + lease (an A line without
  * its E line: sent + lease, or never with no lease): what the holder knew. The rules, each
  * counted under its name:
- *   overlap         two holds of one exclusive lock (X or L) overlap (holdlog.h's tk_holds_check)
+ *   overlap         two holds of one lock overlap, one of them X, L or W (holdlog.h's
+ *                   tk_holds_check)
  *   permits         more permits of a semaphore held at once than its P line allows
  *   dup-token       two acquisitions of one fenced lock (X with a value) with one token
  *   dup-term        two leaders of one election (L) with one term
