@@ -1,0 +1,543 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * nem_check.c - see nem_check.h.
+ */
+#include "nem_check.h"
+#include "holdlog.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const nem_rule_names[NEM_RULES] = {"overlap", "permits", "dup-token", "dup-term",
+                                               "token-back", "fenced-write", "resource-order",
+                                               "bad-line"};
+
+#define NEM_NAMES 64
+#define NEM_NAME_LEN 96
+#define NEM_SHOW 3          /* violations shown per rule when verbose */
+
+typedef struct acq {
+    int pid, thr, seq, name, kind, has_end;
+    char how;
+    long long sent, start, lease_ms, value, end;
+} acq;
+
+typedef struct endl {
+    int pid, thr, seq;
+    char how;
+    long long end;
+} endl_;
+
+typedef struct wrec {
+    int pid, thr, seq, res;
+    char out;
+    long long token, sent, done;
+} wrec;
+
+typedef struct rent {
+    int res;
+    long long idx, token;
+} rent;
+
+typedef struct logs {
+    char names[NEM_NAMES][NEM_NAME_LEN];
+    int nnames;
+    long long limit[NEM_NAMES];     /* P lines; -1: none */
+    acq *a;
+    size_t na, ca;
+    endl_ *e;
+    size_t ne, ce;
+    wrec *w;
+    size_t nw, cw;
+    rent *r;
+    size_t nr, cr;
+    long bad;
+} logs;
+
+#define PUSH(arr, n, cap, item)                                                  \
+    do {                                                                         \
+        if ((n) == (cap)) {                                                      \
+            size_t c_ = (cap) ? (cap) * 2 : 256;                                 \
+            void *m_ = realloc((arr), c_ * sizeof *(arr));                       \
+            if (!m_) {                                                           \
+                L->bad++;                                                        \
+                break;                                                           \
+            }                                                                    \
+            (arr) = m_;                                                          \
+            (cap) = c_;                                                          \
+        }                                                                        \
+        (arr)[(n)++] = (item);                                                   \
+    } while (0)
+
+static int intern(logs *L, const char *name)
+{
+    for (int i = 0; i < L->nnames; i++)
+        if (strcmp(L->names[i], name) == 0)
+            return i;
+    if (L->nnames == NEM_NAMES)
+        return -1;
+    snprintf(L->names[L->nnames], NEM_NAME_LEN, "%s", name);
+    L->limit[L->nnames] = -1;
+    return L->nnames++;
+}
+
+static void parse_line(logs *L, const char *line)
+{
+    char name[NEM_NAME_LEN], k = 0, c = 0;
+    int ok = 0;
+
+    switch (line[0]) {
+    case 'A': {
+        acq a;
+
+        memset(&a, 0, sizeof a);
+        ok = sscanf(line, "A %d %d %d %95s %c %lld %lld %lld %lld", &a.pid, &a.thr, &a.seq, name,
+                    &k, &a.sent, &a.start, &a.lease_ms, &a.value) == 9 && k && strchr("XLSRW", k) &&
+             (a.name = intern(L, name)) >= 0;
+        a.kind = k;
+        if (ok)
+            PUSH(L->a, L->na, L->ca, a);
+        break;
+    }
+    case 'E': {
+        endl_ e;
+
+        ok = sscanf(line, "E %d %d %d %lld %c", &e.pid, &e.thr, &e.seq, &e.end, &c) == 5;
+        e.how = c;
+        if (ok)
+            PUSH(L->e, L->ne, L->ce, e);
+        break;
+    }
+    case 'W': {
+        wrec w;
+
+        ok = sscanf(line, "W %d %d %d %95s %lld %lld %lld %c", &w.pid, &w.thr, &w.seq, name,
+                    &w.token, &w.sent, &w.done, &c) == 8 && strchr("AFU", c) &&
+             (w.res = intern(L, name)) >= 0;
+        w.out = c;
+        if (ok)
+            PUSH(L->w, L->nw, L->cw, w);
+        break;
+    }
+    case 'R': {
+        rent r;
+
+        ok = sscanf(line, "R %95s %lld %lld", name, &r.idx, &r.token) == 3 &&
+             (r.res = intern(L, name)) >= 0;
+        if (ok)
+            PUSH(L->r, L->nr, L->cr, r);
+        break;
+    }
+    case 'P': {
+        long long n;
+        int i;
+
+        ok = sscanf(line, "P %95s %lld", name, &n) == 2 && (i = intern(L, name)) >= 0;
+        if (ok)
+            L->limit[i] = n;
+        break;
+    }
+    case '#':
+    case '\0':
+        return;
+    default:
+        break;
+    }
+    if (!ok) {
+        L->bad++;
+        fprintf(stderr, "  bad line: %.120s\n", line);
+    }
+}
+
+static void parse_text(logs *L, const char *text)
+{
+    char line[512];
+
+    while (*text) {
+        size_t len = strcspn(text, "\n");
+
+        if (len < sizeof line) {
+            memcpy(line, text, len);
+            line[len] = '\0';
+            parse_line(L, line);
+        } else {
+            L->bad++;
+        }
+        text += len;
+        if (*text == '\n')
+            text++;
+    }
+}
+
+/* ---------------------------------------------------------------- sorting */
+
+static int key_cmp(int p1, int t1, int s1, int p2, int t2, int s2)
+{
+    if (p1 != p2)
+        return p1 < p2 ? -1 : 1;
+    if (t1 != t2)
+        return t1 < t2 ? -1 : 1;
+    return (s1 > s2) - (s1 < s2);
+}
+
+static int acq_key(const void *x, const void *y)
+{
+    const acq *a = x, *b = y;
+
+    return key_cmp(a->pid, a->thr, a->seq, b->pid, b->thr, b->seq);
+}
+
+static int end_key(const void *x, const void *y)
+{
+    const endl_ *a = x, *b = y;
+
+    return key_cmp(a->pid, a->thr, a->seq, b->pid, b->thr, b->seq);
+}
+
+static int cmp_ll(long long a, long long b)
+{
+    return (a > b) - (a < b);
+}
+
+/* Pointers to acquisitions, sorted by one field. */
+static int ptr_by_value(const void *x, const void *y)
+{
+    const acq *a = *(const acq *const *)x, *b = *(const acq *const *)y;
+
+    return a->value != b->value ? cmp_ll(a->value, b->value) : cmp_ll(a->start, b->start);
+}
+
+static int ptr_by_start(const void *x, const void *y)
+{
+    const acq *a = *(const acq *const *)x, *b = *(const acq *const *)y;
+
+    return cmp_ll(a->start, b->start);
+}
+
+static int w_by_done(const void *x, const void *y)
+{
+    const wrec *a = *(const wrec *const *)x, *b = *(const wrec *const *)y;
+
+    return cmp_ll(a->done, b->done);
+}
+
+static int r_by_idx(const void *x, const void *y)
+{
+    const rent *a = x, *b = y;
+
+    return a->res != b->res ? a->res - b->res : cmp_ll(a->idx, b->idx);
+}
+
+/* ---------------------------------------------------------------- the rules */
+
+static void violation(nem_report *rep, int rule, int verbose, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void violation(nem_report *rep, int rule, int verbose, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (verbose && rep->count[rule] < NEM_SHOW) {
+        fprintf(stderr, "  %s: ", nem_rule_names[rule]);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+    }
+    rep->count[rule]++;
+}
+
+static void pair_ends(logs *L, nem_report *rep, int verbose)
+{
+    size_t i = 0, j = 0;
+
+    qsort(L->a, L->na, sizeof *L->a, acq_key);
+    qsort(L->e, L->ne, sizeof *L->e, end_key);
+    for (size_t k = 1; k < L->na; k++)
+        if (acq_key(&L->a[k - 1], &L->a[k]) == 0)
+            violation(rep, NEM_BAD_LINE, verbose, "two A lines for pid %d/%d seq %d", L->a[k].pid,
+                      L->a[k].thr, L->a[k].seq);
+    while (j < L->ne) {
+        int c = i < L->na ? key_cmp(L->a[i].pid, L->a[i].thr, L->a[i].seq, L->e[j].pid,
+                                    L->e[j].thr, L->e[j].seq) : 1;
+
+        if (c < 0) {
+            i++;
+        } else if (c > 0) {
+            violation(rep, NEM_BAD_LINE, verbose, "an E line without its A: pid %d/%d seq %d",
+                      L->e[j].pid, L->e[j].thr, L->e[j].seq);
+            j++;
+        } else {
+            L->a[i].has_end = 1;
+            L->a[i].end = L->e[j].end;
+            L->a[i].how = L->e[j].how;
+            j++;
+        }
+    }
+    for (i = 0; i < L->na; i++) {
+        acq *a = &L->a[i];
+        long long deadline = a->lease_ms > 0 ? a->sent + a->lease_ms * 1000000LL : LLONG_MAX;
+
+        if (!a->has_end || a->end > deadline)
+            a->end = deadline;
+    }
+}
+
+static void check_lock(logs *L, int name, nem_report *rep, int verbose)
+{
+    size_t n = 0, nv = 0;
+    tk_hold *h = calloc(L->na + 1, sizeof *h);
+    const acq **v = calloc(L->na + 1, sizeof *v);
+    int kind = 0;
+    long long *pm;
+
+    if (!h || !v) {
+        free(h);
+        free(v);
+        rep->count[NEM_BAD_LINE]++;
+        return;
+    }
+    for (size_t i = 0; i < L->na; i++) {
+        const acq *a = &L->a[i];
+
+        if (a->name != name)
+            continue;
+        kind = a->kind;
+        rep->holds++;
+        if (a->value > 0 && (a->kind == 'X' || a->kind == 'L'))
+            v[nv++] = a;
+        if (a->end <= a->start)
+            continue;       /* empty: its lease had run out when the acquire returned */
+        h[n].pid = a->pid;
+        h[n].thread = a->thr;
+        h[n].seq = a->seq;
+        h[n].kind = a->kind == 'S' ? TK_HOLD_PERMITS : a->kind == 'R' ? TK_HOLD_READ
+                    : a->kind == 'W' ? TK_HOLD_WRITE : TK_HOLD_EXCL;
+        h[n].sent_ns = a->sent;
+        h[n].start_ns = a->start;
+        h[n].end_ns = a->end;
+        h[n].value = a->kind == 'S' ? a->value : 0;
+        n++;
+    }
+    if (!kind)
+        goto out;
+    rep->locks++;
+    {
+        tk_hold_report hr = tk_holds_check(h, n, verbose);
+
+        if (kind == 'S') {
+            if (L->limit[name] >= 0 && hr.peak_permits > L->limit[name])
+                violation(rep, NEM_PERMITS, verbose, "%s: %lld permits held at once, %lld exist",
+                          L->names[name], hr.peak_permits, L->limit[name]);
+        } else {
+            for (long c = 0; c < hr.conflicts; c++)
+                violation(rep, NEM_OVERLAP, 0, "%s", L->names[name]);
+            if (verbose && hr.conflicts)
+                fprintf(stderr, "  overlap: %s: %ld overlapping pairs\n", L->names[name],
+                        hr.conflicts);
+        }
+    }
+    /* One token per acquisition, one term per leader. */
+    qsort(v, nv, sizeof *v, ptr_by_value);
+    for (size_t i = 1; i < nv; i++)
+        if (v[i]->value == v[i - 1]->value)
+            violation(rep, v[i]->kind == 'L' ? NEM_DUP_TERM : NEM_DUP_TOKEN, verbose,
+                      "%s: %lld handed to pid %d/%d seq %d (start %.3f ms) and pid %d/%d seq %d "
+                      "(start %.3f ms)", L->names[name], v[i]->value, v[i - 1]->pid,
+                      v[i - 1]->thr, v[i - 1]->seq, v[i - 1]->start / 1e6, v[i]->pid, v[i]->thr,
+                      v[i]->seq, v[i]->start / 1e6);
+    /* Nothing goes back: an acquisition sent after another returned has a larger value. */
+    qsort(v, nv, sizeof *v, ptr_by_start);
+    pm = calloc(nv + 1, sizeof *pm);
+    for (size_t i = 0; pm && i < nv; i++)
+        pm[i] = i && pm[i - 1] > v[i]->value ? pm[i - 1] : v[i]->value;
+    for (size_t i = 0; pm && i < nv; i++) {
+        size_t lo = 0, hi = nv;     /* how many returned before v[i] was sent */
+
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+
+            if (v[mid]->start < v[i]->sent)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo > 0 && pm[lo - 1] > v[i]->value)
+            violation(rep, NEM_TOKEN_BACK, verbose, "%s: pid %d/%d seq %d got %lld, sent at "
+                      "%.3f ms after %lld had been handed out", L->names[name], v[i]->pid,
+                      v[i]->thr, v[i]->seq, v[i]->value, v[i]->sent / 1e6, pm[lo - 1]);
+    }
+    free(pm);
+out:
+    free(h);
+    free(v);
+}
+
+static void check_resource(logs *L, int res, nem_report *rep, int verbose)
+{
+    const wrec **w = calloc(L->nw + 1, sizeof *w);
+    long long *pm = calloc(L->nw + 1, sizeof *pm);
+    size_t n = 0;
+
+    if (!w || !pm) {
+        free(w);
+        free(pm);
+        rep->count[NEM_BAD_LINE]++;
+        return;
+    }
+    for (size_t i = 0; i < L->nw; i++)
+        if (L->w[i].res == res && L->w[i].out == 'A')
+            w[n++] = &L->w[i];
+    qsort(w, n, sizeof *w, w_by_done);
+    for (size_t i = 0; i < n; i++)
+        pm[i] = i && pm[i - 1] > w[i]->token ? pm[i - 1] : w[i]->token;
+    for (size_t i = 0; i < n; i++) {
+        size_t lo = 0, hi = n;      /* accepted writes answered before w[i] was sent */
+
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+
+            if (w[mid]->done < w[i]->sent)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo > 0 && pm[lo - 1] > w[i]->token)
+            violation(rep, NEM_FENCED_WRITE, verbose, "%s: pid %d/%d seq %d's write of token "
+                      "%lld accepted, sent at %.3f ms after %lld had been accepted",
+                      L->names[res], w[i]->pid, w[i]->thr, w[i]->seq, w[i]->token,
+                      w[i]->sent / 1e6, pm[lo - 1]);
+    }
+    free(w);
+    free(pm);
+}
+
+static void check_all(logs *L, int verbose, nem_report *rep)
+{
+    memset(rep, 0, sizeof *rep);
+    pair_ends(L, rep, verbose);
+    for (int i = 0; i < L->nnames; i++)
+        check_lock(L, i, rep, verbose);
+    for (size_t i = 0; i < L->nw; i++) {
+        rep->writes++;
+        rep->accepted += L->w[i].out == 'A';
+        rep->refused += L->w[i].out == 'F';
+        rep->unknown += L->w[i].out == 'U';
+    }
+    {
+        /* Every W line belongs to an acquisition (its pid, thread and seq). */
+        for (size_t i = 0; i < L->nw; i++) {
+            acq key;
+
+            memset(&key, 0, sizeof key);
+            key.pid = L->w[i].pid;
+            key.thr = L->w[i].thr;
+            key.seq = L->w[i].seq;
+            if (!bsearch(&key, L->a, L->na, sizeof *L->a, acq_key))
+                violation(rep, NEM_BAD_LINE, verbose, "a W line without its A: pid %d/%d seq %d",
+                          key.pid, key.thr, key.seq);
+        }
+    }
+    for (int i = 0; i < L->nnames; i++)
+        check_resource(L, i, rep, verbose);
+    qsort(L->r, L->nr, sizeof *L->r, r_by_idx);
+    for (size_t i = 0; i < L->nr; i++) {
+        long long max = 0;
+        size_t j = i;
+
+        for (; j < L->nr && L->r[j].res == L->r[i].res; j++) {
+            rep->resource_entries++;
+            if (L->r[j].token < max)
+                violation(rep, NEM_RESOURCE_ORDER, verbose, "%s: entry %lld has token %lld "
+                          "after %lld", L->names[L->r[j].res], L->r[j].idx, L->r[j].token, max);
+            else
+                max = L->r[j].token;
+        }
+        i = j - 1;
+    }
+    for (long b = 0; b < L->bad; b++)
+        rep->count[NEM_BAD_LINE]++;
+    free(L->a);
+    free(L->e);
+    free(L->w);
+    free(L->r);
+    free(L);
+}
+
+static logs *logs_new(void)
+{
+    return calloc(1, sizeof(logs));
+}
+
+void nem_check_files(const char *const *paths, int n, int verbose, nem_report *rep)
+{
+    logs *L = logs_new();
+
+    memset(rep, 0, sizeof *rep);
+    if (!L) {
+        rep->count[NEM_BAD_LINE] = 1;
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        FILE *f = fopen(paths[i], "r");
+        char line[512];
+
+        if (!f) {
+            fprintf(stderr, "  cannot read %s\n", paths[i]);
+            L->bad++;
+            continue;
+        }
+        while (fgets(line, sizeof line, f)) {
+            line[strcspn(line, "\n")] = '\0';
+            parse_line(L, line);
+        }
+        fclose(f);
+    }
+    check_all(L, verbose, rep);
+}
+
+void nem_check_text(const char *text, int verbose, nem_report *rep)
+{
+    logs *L = logs_new();
+
+    memset(rep, 0, sizeof *rep);
+    if (!L) {
+        rep->count[NEM_BAD_LINE] = 1;
+        return;
+    }
+    parse_text(L, text);
+    check_all(L, verbose, rep);
+}
+
+int nem_rule_index(const char *name)
+{
+    for (int i = 0; i < NEM_RULES; i++)
+        if (strcmp(name, nem_rule_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+long nem_report_total(const nem_report *rep)
+{
+    long t = 0;
+
+    for (int i = 0; i < NEM_RULES; i++)
+        t += rep->count[i];
+    return t;
+}
+
+const char *nem_report_str(const nem_report *rep, char *buf, size_t len)
+{
+    size_t off = (size_t)snprintf(buf, len, "%ld holds on %ld locks, %ld writes (%ld accepted, "
+                                  "%ld refused, %ld unknown), %ld resource entries:",
+                                  rep->holds, rep->locks, rep->writes, rep->accepted,
+                                  rep->refused, rep->unknown, rep->resource_entries);
+
+    for (int i = 0; i < NEM_RULES && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, " %s=%ld", nem_rule_names[i],
+                                rep->count[i]);
+    return buf;
+}

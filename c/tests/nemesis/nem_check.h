@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * nem_check.h - the nemesis run's log format and its checker (docs/nemesis.md).
+ *
+ * Every process of a run appends to a log file of its own, one write(2) per line (O_APPEND, as
+ * holdlog.h), times on absolute CLOCK_MONOTONIC (ns), so the files merge:
+ *
+ *   A <pid> <thr> <seq> <lock> <kind> <sent_ns> <start_ns> <lease_ms> <value>
+ *       an acquisition the process was told it has: sent when the acquire was sent, start right
+ *       after it returned RLK_OK; lease_ms the lease the holder knew of (a fixed lease, or the
+ *       watchdog's lease: only the first lease is counted, renewals are not logged), 0: none
+ *       (a semaphore's permits); kind X exclusive (reentrant, fair, fenced lock), L a leader
+ *       (value: its term), R a reader, W a writer, S permits (value: how many); value: the
+ *       token or term (0: none)
+ *   E <pid> <thr> <seq> <end_ns> <how>
+ *       the hold ended: right before its release was sent, or when the holder was told it lost
+ *       it (the lost-lock callback), whichever came first; how: r released, n the release said
+ *       not held, l told it was lost, u the release's outcome unknown
+ *   W <pid> <thr> <seq> <res> <token> <sent_ns> <done_ns> <outcome>
+ *       a fenced write (rlk_fence_write, fence/rpush) of the hold's token at the resource res:
+ *       outcome A accepted, F refused (RLK_ERR_FENCED), U unknown (reply lost)
+ *   R <res> <index> <token>
+ *       the resource's content at the end of the run, in its order (the parent writes these)
+ *   P <lock> <permits>        a semaphore's permits (its limit)
+ *   # ...                     a comment (the seed, the options)
+ *
+ * A hold is [start, end) with end the earlier of its E line and sent + lease (an A line without
+ * its E line: sent + lease, or never with no lease): what the holder knew. The rules, each
+ * counted under its name:
+ *   overlap         two holds of one lock overlap, one of them X, L or W (holdlog.h's
+ *                   tk_holds_check)
+ *   permits         more permits of a semaphore held at once than its P line allows
+ *   dup-token       two acquisitions of one fenced lock (X with a value) with one token
+ *   dup-term        two leaders of one election (L) with one term
+ *   token-back      an acquisition sent after another one of the same lock returned has a token
+ *                   or term below that one's (equal: dup-token or dup-term)
+ *   fenced-write    a write accepted at a resource with token t, sent after a write with a token
+ *                   above t was accepted there (its holder had been fenced, yet got in)
+ *   resource-order  the resource's content (R lines) has a token below one before it
+ *   bad-line        a line that does not parse, an E or W without its A
+ */
+#ifndef RLK_NEM_CHECK_H
+#define RLK_NEM_CHECK_H
+
+#include <stddef.h>
+
+enum { NEM_OVERLAP, NEM_PERMITS, NEM_DUP_TOKEN, NEM_DUP_TERM, NEM_TOKEN_BACK, NEM_FENCED_WRITE,
+       NEM_RESOURCE_ORDER, NEM_BAD_LINE, NEM_RULES };
+
+extern const char *const nem_rule_names[NEM_RULES];
+
+typedef struct nem_report {
+    long count[NEM_RULES];
+    long holds, writes, accepted, refused, unknown, resource_entries, locks;
+} nem_report;
+
+/* The rule's index for its name, or -1. */
+int nem_rule_index(const char *name);
+
+/* Reads the log files and checks them. verbose: the first violations of each rule to stderr. */
+void nem_check_files(const char *const *paths, int n, int verbose, nem_report *rep);
+/* The same on text in memory (one log). */
+void nem_check_text(const char *text, int verbose, nem_report *rep);
+/* One line "holds ... overlap=N permits=N ..." into buf. */
+const char *nem_report_str(const nem_report *rep, char *buf, size_t len);
+/* The violations counted (every rule). */
+long nem_report_total(const nem_report *rep);
+
+#endif /* RLK_NEM_CHECK_H */
