@@ -55,7 +55,7 @@ local SCRIPTS = {
   { "fenced/acquire", { K, "redisson_lock_token:" .. K }, { "30000", "other:7" },
     { "count" }, { "rwlock", "group" } },
   { "elect/campaign", { K, "redisson_lock_token:" .. K, K .. ":elect", "rlk_elect__channel:" .. K },
-    { "30000", "other:7", "v", "publish" }, { "count" }, { "rwlock", "group" } },
+    { "30000", "other:7", "v", "publish", "s3cr3t" }, { "count" }, { "rwlock", "group" } },
   { "rwlock/read_acquire", { K, K, K .. ":rlk_next" }, { "30000", "other:7" }, { "lock", "group", "count" } },
   { "rwlock/write_acquire", { K, K .. ":rlk_waiters", K .. ":rlk_next" }, { "30000", "other:7", "0" },
     { "lock", "group", "count" } },
