@@ -1444,7 +1444,8 @@ static void top_line(int cols, const char *fmt, ...)
     printf("%s\n", out);
 }
 
-/* The fixed columns after NAME and HOLDER: " %-10s" KIND and " %8s %6s %5s %6s %4s %6s". */
+/* The fixed columns besides NAME and HOLDER: " %-10s " KIND (12) before HOLDER, and
+ * " %8s %6s %5s %6s %5s %6s" after it (42). */
 #define TOP_FIXED_COLS 54
 
 static void top_print_text(top_state *s, top_row **rows, size_t n, int tty)
@@ -1492,13 +1493,13 @@ static void top_print_text(top_state *s, top_row **rows, size_t n, int tty)
     top_line(cols, "%s", "");
     line[0] = '\0';
     top_cell(line, sizeof line, "NAME", namew, 0);
-    top_cell(line, sizeof line, " KIND      ", -1, 0);
+    top_cell(line, sizeof line, " KIND       ", -1, 0);   /* as wide as a row's " %-10s " */
     top_cell(line, sizeof line, "HOLDER", holderw, 0);
-    top_line(cols, "%s %8s %6s %5s %6s %4s %6s", line, "TTL(ms)", "QUEUED", "SUBS", "COUNT",
+    top_line(cols, "%s %8s %6s %5s %6s %5s %6s", line, "TTL(ms)", "QUEUED", "SUBS", "COUNT",
              "MODE", "AGE(s)");
     for (i = 0; i < shown; i++) {
         const top_row *r = rows[i];
-        char holder[1024] = "-", ttl[24] = "-", count[24] = "-", q[24], kind[16];
+        char holder[1024] = "-", ttl[24] = "-", count[24] = "-", q[24], kind[16], age[24] = "-";
         size_t nfq = r->nfq < 3 ? r->nfq : 3;
 
         if (budget >= 0 && (long long)(1 + nfq) > budget)
@@ -1540,13 +1541,24 @@ static void top_print_text(top_state *s, top_row **rows, size_t n, int tty)
         top_cell(line, sizeof line, rlk_cli_show(r->name), namew, 0);
         top_cell(line, sizeof line, kind, -1, 0);
         top_cell(line, sizeof line, holder, holderw, 0);
-        top_line(cols, "%s %8s %6s %5lld %6s %4.4s %6lld", line, ttl, q, r->subs, count,
+        /* AGE is a lock's: a semaphore's or a latch's row has none. */
+        if (top_is_lock(r))
+            snprintf(age, sizeof age, "%lld", (s->now_ms - r->first_ms) / 1000);
+        top_line(cols, "%s %8s %6s %5lld %6s %5.5s %6s", line, ttl, q, r->subs, count,
                  r->mode ? rlk_cli_show(r->mode)
                  : r->nholders && r->holders[0].mode ? rlk_cli_show(r->holders[0].mode) : "-",
-                 top_is_lock(r) ? (s->now_ms - r->first_ms) / 1000 : 0);
-        for (size_t k = 0; k < nfq; k++)
-            top_line(cols, "%*s   waiter %s  deadline in %lld ms", namew, "",
-                     rlk_cli_shown(r->fq[k].owner, r->fq[k].owner_len), r->fq[k].deadline_in_ms);
+                 age);
+        for (size_t k = 0; k < nfq; k++) {
+            /* The waiter's id is cut, never its deadline. */
+            char tail[64], id[1024] = "";
+            const char *who = rlk_cli_shown(r->fq[k].owner, r->fq[k].owner_len);
+            int idw;
+
+            snprintf(tail, sizeof tail, "  deadline in %lld ms", r->fq[k].deadline_in_ms);
+            idw = cols - namew - (int)strlen("   waiter ") - top_width(tail);
+            top_cell(id, sizeof id, who, top_width(who) > idw ? (idw > 1 ? idw : 1) : -1, 0);
+            top_line(cols, "%*s   waiter %s%s", namew, "", id, tail);
+        }
     }
     if (n > i)
         top_line(cols, "... %zu more (%s)", n - i, i < shown ? "the terminal's height" : "--limit");

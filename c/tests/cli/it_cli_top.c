@@ -356,17 +356,33 @@ static char *holder(const char *name)
     return h;
 }
 
-/* One sample point: top's row of each name against the server. */
+/* One sample point: top's row of each name against the server. The queue has settled, but a
+ * subscription still comes and goes a little later (a waiter subscribes after it queued, a
+ * stopped process's connection is closed by the server after it exited): top's refresh is
+ * compared with the subscriber counts read just before and just after it, taken again (a bounded
+ * poll) until those two agree. */
 static void sample(const char *const names[2], const long long queued[2], int point)
 {
-    json_value *j = top_json("--pattern", "tc:*");
+    json_value *j = NULL;
+    long long subs_at[2] = {-1, -1};
     double sum_q = 0, sum_s = 0;
 
+    for (int tries = 0; tries < 100; tries++) {
+        long long before[2] = {numsub(names[0]), numsub(names[1])};
+
+        json_free(j);
+        j = top_json("--pattern", "tc:*");
+        subs_at[0] = numsub(names[0]);
+        subs_at[1] = numsub(names[1]);
+        if (before[0] == subs_at[0] && before[1] == subs_at[1])
+            break;
+        rlk_fx_sleep_ms(50);
+    }
     REQUIRE(j);
     for (int k = 0; k < 2; k++) {
         const json_value *row = top_row(j, names[k]);
         char *h = holder(names[k]);
-        long long subs = numsub(names[k]);
+        long long subs = subs_at[k];
 
         CHECKF(row, "point %d: no row for %s", point, names[k]);
         if (!row) {
