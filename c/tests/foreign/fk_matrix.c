@@ -17,6 +17,10 @@
  * that takes over RUN_BOUND_MS fails), and DUMP + PTTL of the key are the same
  * afterwards.
  *
+ * test_named: a lock's hash without a TTL is refused by the plain force
+ * unlocks (blocking and async; the key unchanged) and removed by their
+ * _named variants.
+ *
  * Control (--control BUNDLE_DIR, ctest foreign_matrix_control, WILL_FAIL):
  * the client loads a copy of BUNDLE_DIR whose reentrant/force_release has its
  * shape check taken out (lib/lock_shape's call replaced by nil): the force
@@ -36,6 +40,7 @@
 
 #include "check.h"
 #include "fixture.h"
+#include "tk_util.h"
 #include "rlk.h"
 #include "rlk_async.h"
 #include "rlk_async_poll.h"
@@ -514,6 +519,62 @@ static void test_matrix(void)
     rlk_free(c);
 }
 
+/* A lock's hash without a TTL (one holder field -> count): the plain force unlocks refuse it
+ * (RLK_WRONGTYPE, the key unchanged), the _named ones remove it, blocking and async. */
+static void test_named(void)
+{
+    static const fixture persisted = {"a lock's hash without a TTL", {"HSET", "%s", "user:1", "3"},
+                                      0, 0};
+    static const call plain[] = {
+        {"rlk_lock_force_unlock", lock_force, 0, X_WRONGTYPE, 0, 0},
+        {"rlk_nrlock_force_unlock", nr_force, 0, X_WRONGTYPE, 0, 0},
+        {"rlk_fairlock_force_unlock", fair_force, 0, X_WRONGTYPE, 0, 0},
+        {"rlk_fenced_force_unlock", fenced_force, 0, X_WRONGTYPE, 0, 0},
+        {"rlk_async_force_unlock RLK_KIND_LOCK", a_force_lock, 0, X_WRONGTYPE, 0, 0},
+    };
+    static const call named[] = {
+        {"rlk_lock_force_unlock_named", lock_force_named, 0, 0, 0, 0},
+        {"rlk_nrlock_force_unlock_named", nr_force_named, 0, 0, 0, 0},
+        {"rlk_fairlock_force_unlock_named", fair_force_named, 0, 0, 0, 0},
+        {"rlk_fenced_force_unlock_named", fenced_force_named, 0, 0, 0, 0},
+        {"rlk_async_force_unlock_named RLK_KIND_LOCK", a_force_named, 0, 0, 0, 0},
+    };
+    rlk_options o;
+    rlk_client *c;
+
+    rlk_options_init(&o);
+    o.url = url;
+    REQUIRE((c = rlk_connect(&o)) != NULL);
+    REQUIRE((actx = rlk_async_new(&o)) != NULL);
+    REQUIRE_INT_EQ(rlk_async_poll_attach(actx, &apoll), RLK_OK);
+    for (size_t k = 0; k < sizeof plain / sizeof plain[0]; k++) {
+        char key[64], msg[1024] = "", *before, *after;
+        size_t blen, alen;
+        long long bttl, attl;
+        int rc;
+
+        snprintf(key, sizeof key, "fkm:named:%zu", k);
+        make(&persisted, key);
+        before = dump(key, &blen, &bttl);
+        rc = plain[k].fn(c, key, msg, sizeof msg);
+        CHECKF(rc == RLK_ERR_SCRIPT && strstr(msg, "RLK_WRONGTYPE") && strstr(msg, "without a TTL"),
+               "%s: %d (%s), expected RLK_WRONGTYPE ... without a TTL", plain[k].what, rc, msg);
+        after = dump(key, &alen, &attl);
+        CHECKF(before && after && blen == alen && memcmp(before, after, blen) == 0 &&
+               bttl == -1 && attl == -1, "%s: the key changed", plain[k].what);
+        free(before);
+        free(after);
+        released_ = 0;
+        rc = named[k].fn(c, key, msg, sizeof msg);
+        CHECKF(rc == RLK_OK, "%s: %d (%s)", named[k].what, rc, msg);
+        CHECKF(tk_int(&server, "EXISTS %s", key) == 0, "%s: the key is still there",
+               named[k].what);
+    }
+    rlk_async_free(actx);
+    rlk_async_poll_free(&apoll);
+    rlk_free(c);
+}
+
 int main(int argc, char **argv)
 {
     control = argc > 2 && strcmp(argv[1], "--control") == 0;
@@ -525,6 +586,8 @@ int main(int argc, char **argv)
         return 1;
     }
     RUN_TEST(test_matrix);
+    if (!control)
+        RUN_TEST(test_named);
     if (control) {
         char cmd[600];
 
