@@ -12,6 +12,12 @@
  * unlock is not offered: it needs the holder's id, which belongs to the
  * process holding the lock.
  *
+ * --kind KIND names the kind instead (the operator knows it): that kind's
+ * force unlock with the scripts' 'named' argument (rlk_*_force_unlock_named),
+ * so a lock's hash without a TTL goes too. Without it such a hash (which its
+ * shape cannot tell from an application's data) is refused: exit 4, one
+ * line naming what was found and --kind, the key as it was.
+ *
  * --queue empties a fair lock's queue (redisson_lock_queue:{name} and
  * redisson_lock_timeout:{name}) and sends each waiter that was in it the
  * message 0 on its own channel: a live rlk waiter retries at once and
@@ -24,7 +30,7 @@
 #include "kinds/names.h"
 
 static const char unlock_usage[] =
-    "usage: rlk unlock --force NAME [--queue] [--url URL]\n"
+    "usage: rlk unlock --force NAME [--kind KIND] [--queue] [--url URL]\n"
     "       rlk unlock --queue NAME [--url URL]\n"
     "\n"
     "Force-releases the lock NAME whoever holds it (Redisson's forceUnlock): deletes it\n"
@@ -39,7 +45,15 @@ static const char unlock_usage[] =
     "Without --force: exit 2. Only a forced unlock is offered here: a normal unlock\n"
     "must come from the holder (its holder id), which a separate rlk process is not.\n"
     "\n"
+    "A hash of one holder field -> count without a TTL (a lock someone persisted, or\n"
+    "an application's data shaped like one) is refused: exit 4, nothing changed. Name\n"
+    "its kind with --kind to remove it. Any other key that is no lock is refused with\n"
+    "or without --kind.\n"
+    "\n"
     "  --force     release whoever holds it\n"
+    "  --kind KIND the lock's kind as you know it: reentrant (also the non-reentrant\n"
+    "              and spin locks), fair, fenced or rwlock; its force unlock then\n"
+    "              removes a lock's hash without a TTL too (no detection)\n"
     "  --queue     empty a fair lock's queue of waiters (dead ones included); live\n"
     "              waiters are woken and queue again. With --force: both\n"
     "  --name NAME the name (for a name that starts with '-')\n"
@@ -48,15 +62,28 @@ static const char unlock_usage[] =
 typedef struct unlock_opts {
     const char *name;
     const char *url;
+    const char *kind_word;      /* --kind; NULL: detected */
+    int kind;                   /* RLK_IK_AUTO, or the kind named by --kind */
     int force;
     int queue;
 } unlock_opts;
+
+/* The kinds --kind takes: those whose force unlock rlk unlock runs. */
+static int unlock_kind_word(const char *word)
+{
+    int kind = rlk_ik_from_word(word);
+
+    return kind == RLK_IK_REENTRANT || kind == RLK_IK_RWLOCK || kind == RLK_IK_FAIR ||
+           kind == RLK_IK_FENCED ? kind : RLK_IK_NONE;
+}
 
 static int unlock_parse(int argc, char **argv, unlock_opts *o)
 {
     for (int i = 1; i < argc;) {
         int got = rlk_cli_opt_value("unlock", argc, argv, &i, "--url", &o->url);
 
+        if (got == 0)
+            got = rlk_cli_opt_value("unlock", argc, argv, &i, "--kind", &o->kind_word);
         if (got == 0)
             got = rlk_cli_global_opt("unlock", argc, argv, &i);
         if (got == 0 && (got = rlk_cli_opt_value("unlock", argc, argv, &i, "--name",
@@ -90,55 +117,63 @@ static int unlock_parse(int argc, char **argv, unlock_opts *o)
     if (!o->force && !o->queue)
         return rlk_cli_usage("unlock", "only 'rlk unlock --force %s' is offered: a plain unlock "
                              "needs the holder's id, which only the holding process has", o->name);
+    if (o->kind_word && !o->force)
+        return rlk_cli_usage("unlock", "--kind names the kind for --force");
+    if (o->kind_word && (o->kind = unlock_kind_word(o->kind_word)) == RLK_IK_NONE)
+        return rlk_cli_usage("unlock", "--kind must be reentrant, fair, fenced or rwlock, not '%s'",
+                             o->kind_word);
     return -1;
 }
 
 /* ---------------------------------------------------------------- kinds */
 
-static int unlock_reentrant(rlk_client *c, const char *name, int *released)
+static int unlock_reentrant(rlk_client *c, const char *name, int named, int *released)
 {
     rlk_lock *l = rlk_lock_new(c, name);
     int rc;
 
     if (!l)
         return rlk_err(c);
-    rc = rlk_lock_force_unlock(l, released);
+    rc = named ? rlk_lock_force_unlock_named(l, released) : rlk_lock_force_unlock(l, released);
     rlk_lock_free(l);
     return rc;
 }
 
-static int unlock_rwlock(rlk_client *c, const char *name, int *released)
+static int unlock_rwlock(rlk_client *c, const char *name, int named, int *released)
 {
     rlk_rwlock *rw = rlk_rwlock_new(c, name);
     int rc;
 
     if (!rw)
         return rlk_err(c);
-    rc = rlk_rwlock_force_unlock(rw, RLK_RW_ANY, released);    /* whatever its mode */
+    rc = named ? rlk_rwlock_force_unlock_named(rw, RLK_RW_ANY, released)  /* whatever its mode */
+               : rlk_rwlock_force_unlock(rw, RLK_RW_ANY, released);
     rlk_rwlock_free(rw);
     return rc;
 }
 
-static int unlock_fair(rlk_client *c, const char *name, int *released)
+static int unlock_fair(rlk_client *c, const char *name, int named, int *released)
 {
     rlk_fairlock *f = rlk_fairlock_new(c, name);
     int rc;
 
     if (!f)
         return rlk_err(c);
-    rc = rlk_fairlock_force_unlock(f, released);
+    rc = named ? rlk_fairlock_force_unlock_named(f, released)
+               : rlk_fairlock_force_unlock(f, released);
     rlk_fairlock_free(f);
     return rc;
 }
 
-static int unlock_fenced(rlk_client *c, const char *name, int *released)
+static int unlock_fenced(rlk_client *c, const char *name, int named, int *released)
 {
     rlk_fenced *f = rlk_fenced_new(c, name);
     int rc;
 
     if (!f)
         return rlk_err(c);
-    rc = rlk_fenced_force_unlock(f, released);
+    rc = named ? rlk_fenced_force_unlock_named(f, released)
+               : rlk_fenced_force_unlock(f, released);
     rlk_fenced_free(f);
     return rc;
 }
@@ -156,18 +191,39 @@ static int unlock_kind(rlk_client *c, const char *name, int *kind)
     return rc;
 }
 
-static int unlock_by_kind(rlk_client *c, const char *name, int kind, int *released)
+/* named: the kind was named (--kind): its force unlock with 'named'. */
+static int unlock_by_kind(rlk_client *c, const char *name, int kind, int named, int *released)
 {
     switch (kind) {
     case RLK_IK_RWLOCK:
-        return unlock_rwlock(c, name, released);
+        return unlock_rwlock(c, name, named, released);
     case RLK_IK_FAIR:
-        return unlock_fair(c, name, released);
+        return unlock_fair(c, name, named, released);
     case RLK_IK_FENCED:
-        return unlock_fenced(c, name, released);
+        return unlock_fenced(c, name, named, released);
     default:
-        return unlock_reentrant(c, name, released);
+        return unlock_reentrant(c, name, named, released);
     }
+}
+
+/* The force_release scripts' refusal of a lock's hash without a TTL unless the kind is
+ * named ("RLK_WRONGTYPE lock key holds <what>: name the kind to remove it"): one line
+ * naming what was found and --kind (with the kind detected), exit 4. -1: another error. */
+static int unlock_unnamed(rlk_client *c, int rc, const char *name, int kind)
+{
+    static const char tail[] = ": name the kind to remove it";
+    const char *err = rlk_errstr(c), *what = strstr(err, "holds "), *end = strstr(err, tail);
+
+    if (rc != RLK_ERR_SCRIPT || !strstr(err, "RLK_WRONGTYPE") || !what || !end || end < what)
+        return -1;
+    what += strlen("holds ");
+    if (kind != RLK_IK_RWLOCK && kind != RLK_IK_FAIR && kind != RLK_IK_FENCED)
+        kind = RLK_IK_REENTRANT;
+    return rlk_cli_fail(RLK_EXIT_REPLY, "unlock %s: refused: it holds %.*s, which rlk cannot tell "
+                        "from an application's data; if it is a %s, name its kind: rlk unlock "
+                        "--force --kind %s %s (nothing changed)", rlk_cli_show(name),
+                        (int)(end - what), what, rlk_ik_label(kind), rlk_ik_word(kind),
+                        rlk_cli_show(name));
 }
 
 /* 1 when the reentrant lock's lock-delay key of name ({name}:rlk_delay, the
@@ -191,19 +247,27 @@ static int unlock_delay_there(rlk_client *c, const char *name)
     return there;
 }
 
-static int unlock_force(rlk_client *c, const char *name)
+static int unlock_force(rlk_client *c, const char *name, int named_kind)
 {
-    int kind = RLK_IK_NONE, released = 0, delay = 0;
+    int kind = RLK_IK_NONE, released = 0, delay = 0, named = named_kind != RLK_IK_AUTO;
     int rc = unlock_kind(c, name, &kind);
 
     /* No lock under the name: reentrant/force_release ends a lost lock's
      * delay if its key is there (the script's reply 2, which the library's
      * released flag does not tell from 0: looked at first; a key that runs
      * out in between has ended all the same). */
-    if (rc == RLK_OK && kind == RLK_IK_NONE)
+    if (rc == RLK_OK && kind == RLK_IK_NONE && (!named || named_kind == RLK_IK_REENTRANT))
         delay = unlock_delay_there(c, name);
+    if (rc == RLK_OK && named)
+        kind = named_kind;      /* the kind as the operator names it, not as detected */
     if (rc == RLK_OK)
-        rc = unlock_by_kind(c, name, kind, &released);
+        rc = unlock_by_kind(c, name, kind, named, &released);
+    if (rc != RLK_OK && !named) {
+        int code = unlock_unnamed(c, rc, name, kind);
+
+        if (code >= 0)
+            return code;
+    }
     if (rc != RLK_OK) {
         char what[300];
 
@@ -266,7 +330,7 @@ static int unlock_queue(rlk_client *c, const char *name)
 
 static int unlock_run(int argc, char **argv)
 {
-    unlock_opts o = {NULL, NULL, 0, 0};
+    unlock_opts o = {NULL, NULL, NULL, RLK_IK_AUTO, 0, 0};
     rlk_client *c;
     int rc;
 
@@ -276,7 +340,7 @@ static int unlock_run(int argc, char **argv)
         return rc;
     if (!(c = rlk_cli_connect(o.url, NULL, 1, &rc)))
         return rc;
-    rc = o.force ? unlock_force(c, o.name) : RLK_EXIT_OK;
+    rc = o.force ? unlock_force(c, o.name, o.kind) : RLK_EXIT_OK;
     if (rc == RLK_EXIT_OK && o.queue)
         rc = unlock_queue(c, o.name);
     rlk_free(c);

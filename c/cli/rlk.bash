@@ -43,6 +43,7 @@ _rlk()
             mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return 0 ;;
         --sni) return 0 ;;
         --kind)
+            [ "$cmd" = unlock ] && { mapfile -t COMPREPLY < <(compgen -W "reentrant fair fenced rwlock" -- "$cur"); return 0; }
             mapfile -t COMPREPLY < <(compgen -W "reentrant rwlock fair fenced token semaphore psemaphore latch fastmulti" -- "$cur")
             return 0 ;;
         --sort) [ "$cmd" = top ] && { mapfile -t COMPREPLY < <(compgen -W "waiters age name" -- "$cur"); return 0; } ;;
@@ -92,7 +93,7 @@ _rlk()
         top)
             words="--once --json --pattern --interval --sort --limit --count --rate --url --help" ;;
         unlock)
-            words="--force --url --help" ;;
+            words="--force --kind --queue --name --url --help" ;;
         check)
             words="--json --name --user --url --help" ;;
         fence)

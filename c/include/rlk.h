@@ -541,6 +541,13 @@ RLK_API int rlk_lock_lock(rlk_lock *l, long long lease_ms);
 /* RLK_ERR_NOT_OWNER when the caller does not hold it (lost, expired, never taken). */
 RLK_API int rlk_lock_unlock(rlk_lock *l);
 RLK_API int rlk_lock_force_unlock(rlk_lock *l, int *released);
+/* As rlk_lock_force_unlock, for an operator who names the kind: a hash of
+ * one holder field -> count without a TTL, which the shape cannot tell from
+ * an application's data (docs/cli.md, "Keys rlk does not own"), goes too
+ * (rlk_lock_force_unlock refuses it: RLK_ERR_SCRIPT, RLK_WRONGTYPE). The same
+ * _named variant exists for the fair, fenced, non-reentrant and read-write
+ * locks. Anything else that is not a lock is refused by both. */
+RLK_API int rlk_lock_force_unlock_named(rlk_lock *l, int *released);
 RLK_API int rlk_lock_is_locked(rlk_lock *l, int *locked);
 /* False once the watchdog declared this holder's lock lost. */
 RLK_API int rlk_lock_is_held_by_me(rlk_lock *l, int *held);
@@ -595,6 +602,9 @@ RLK_API int rlk_rwlock_unlock(rlk_rwlock *rw, int side);
 /* Deletes the lock (and its reads' timeout keys) whoever holds it, when it is
  * in the mode of side (RLK_RW_ANY: any); *released (may be NULL) = 1 if so. */
 RLK_API int rlk_rwlock_force_unlock(rlk_rwlock *rw, int side, int *released);
+/* The same, for an operator who names the kind: a read-write lock's hash without a TTL
+ * goes too (rlk_lock_force_unlock_named). */
+RLK_API int rlk_rwlock_force_unlock_named(rlk_rwlock *rw, int side, int *released);
 /* enum rlk_rw_mode of the lock now. */
 RLK_API int rlk_rwlock_mode(rlk_rwlock *rw, int *mode);
 /* False once the watchdog declared that hold of the caller lost. */
@@ -642,6 +652,8 @@ RLK_API int rlk_fairlock_lock(rlk_fairlock *f, long long lease_ms);
 RLK_API int rlk_fairlock_unlock(rlk_fairlock *f);          /* RLK_ERR_NOT_OWNER: not held */
 /* Deletes the lock whoever holds it and wakes the first waiter. */
 RLK_API int rlk_fairlock_force_unlock(rlk_fairlock *f, int *released);
+/* The kind named: a lock's hash without a TTL goes too (rlk_lock_force_unlock_named). */
+RLK_API int rlk_fairlock_force_unlock_named(rlk_fairlock *f, int *released);
 RLK_API int rlk_fairlock_is_locked(rlk_fairlock *f, int *locked);
 RLK_API int rlk_fairlock_is_held_by_me(rlk_fairlock *f, int *held);
 RLK_API int rlk_fairlock_hold_count(rlk_fairlock *f, long long *count);
@@ -674,6 +686,8 @@ RLK_API int rlk_fenced_lock(rlk_fenced *f, long long lease_ms, long long *token)
 RLK_API int rlk_fenced_unlock(rlk_fenced *f);               /* RLK_ERR_NOT_OWNER: not held */
 /* Deletes the lock whoever holds it (the token key stays). */
 RLK_API int rlk_fenced_force_unlock(rlk_fenced *f, int *released);
+/* The kind named: a lock's hash without a TTL goes too (rlk_lock_force_unlock_named). */
+RLK_API int rlk_fenced_force_unlock_named(rlk_fenced *f, int *released);
 /* The token of the caller's latest acquisition, while this client records
  * its hold (no I/O). RLK_ERR_NOT_OWNER: not held, unlocked, or declared lost
  * by the watchdog (a leased hold whose lease ran out still answers: the
@@ -742,6 +756,8 @@ RLK_API int rlk_nrlock_try_lock(rlk_nrlock *l, long long wait_ms, long long leas
 RLK_API int rlk_nrlock_lock(rlk_nrlock *l, long long lease_ms);
 RLK_API int rlk_nrlock_unlock(rlk_nrlock *l);               /* RLK_ERR_NOT_OWNER: not held */
 RLK_API int rlk_nrlock_force_unlock(rlk_nrlock *l, int *released);
+/* The kind named: a lock's hash without a TTL goes too (rlk_lock_force_unlock_named). */
+RLK_API int rlk_nrlock_force_unlock_named(rlk_nrlock *l, int *released);
 RLK_API int rlk_nrlock_is_locked(rlk_nrlock *l, int *locked);
 RLK_API int rlk_nrlock_is_held_by_me(rlk_nrlock *l, int *held);
 RLK_API int rlk_nrlock_remaining_ttl(rlk_nrlock *l, long long *ttl_ms);

@@ -181,6 +181,12 @@ RLK_API rlk_async_req *rlk_async_unlock(rlk_async *ac, int kind, const char *nam
  * lost one's delay key, deleted (as rlk_lock_force_unlock). */
 RLK_API rlk_async_req *rlk_async_force_unlock(rlk_async *ac, int kind, const char *name,
                                               rlk_async_fn fn, void *privdata);
+/* As rlk_async_force_unlock, for an operator who names the kind: a lock's
+ * hash without a TTL, which the shape cannot tell from an application's
+ * data, goes too (rlk_lock_force_unlock_named); rlk_async_force_unlock
+ * refuses it (RLK_ERR_SCRIPT, RLK_WRONGTYPE). */
+RLK_API rlk_async_req *rlk_async_force_unlock_named(rlk_async *ac, int kind, const char *name,
+                                                    rlk_async_fn fn, void *privdata);
 
 /* The non-reentrant variants of rlk_async_lock (Redisson's
  * RedissonNonReentrantLock and RedissonNonReentrantFairLock, docs/async.md):

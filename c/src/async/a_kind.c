@@ -3,6 +3,7 @@
  * a_kind.c - the lock kinds' protocol as rows, and the building of a call
  * from a row's script (a_kind.h).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +136,31 @@ const rlk_a_kind *rlk_a_kind_lock(int kind)
     return kind >= RLK_KIND_LOCK && kind <= RLK_KIND_WRITE ? &rlk_a_kinds[kind] : NULL;
 }
 
+/* The rows of rlk_async_force_unlock_named: rlk_async_force_unlock's (the lock-delay's row for
+ * RLK_KIND_LOCK: a force unlock ends a delay), each force release given 'named' after its
+ * publish argument; made once. */
+static rlk_a_kind rlk_a_named_rows[RLK_KIND_WRITE + 1];
+static pthread_once_t rlk_a_named_once = PTHREAD_ONCE_INIT;
+
+static void rlk_a_named_init(void)
+{
+    for (int k = RLK_KIND_LOCK; k <= RLK_KIND_WRITE; k++) {
+        rlk_a_kind *row = &rlk_a_named_rows[k];
+
+        *row = k == RLK_KIND_LOCK ? rlk_a_kind_delay : rlk_a_kinds[k];
+        row->force_args = strcmp(row->force_args, "publish") == 0 ? "publish named"
+                          : "mode claim_ms publish named";
+    }
+}
+
+const rlk_a_kind *rlk_a_kind_named(int kind)
+{
+    if (kind < RLK_KIND_LOCK || kind > RLK_KIND_WRITE)
+        return NULL;
+    pthread_once(&rlk_a_named_once, rlk_a_named_init);
+    return &rlk_a_named_rows[kind];
+}
+
 const rlk_a_kind *rlk_a_kind_nr(int kind)
 {
     return kind == RLK_KIND_LOCK ? &rlk_a_kind_nrlock
@@ -253,6 +279,8 @@ int rlk_a_args(const char *names, const rlk_a_argvals *vals, rlk_a_argv *out)
             v = out->delay;
         else if (RLK_A_IS("secret"))
             v = vals->secret ? vals->secret : "";
+        else if (RLK_A_IS("named"))
+            v = "named";
 #undef RLK_A_IS
         if (!v || n == RLK_A_KIND_ARGS)
             return -1;

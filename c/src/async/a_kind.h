@@ -74,6 +74,10 @@ typedef struct rlk_a_kind {
 
 /* rlk_async_lock's kinds: RLK_KIND_LOCK .. RLK_KIND_WRITE; NULL for another. */
 const rlk_a_kind *rlk_a_kind_lock(int kind);
+/* rlk_async_force_unlock_named's: rlk_async_force_unlock's row of kind
+ * (RLK_KIND_LOCK .. RLK_KIND_WRITE) whose force release also passes
+ * 'named' (a lock's hash without a TTL goes too); NULL for another kind. */
+const rlk_a_kind *rlk_a_kind_named(int kind);
 /* rlk_async_lock_nr's: the non-reentrant lock (RLK_KIND_LOCK) and fair lock
  * (RLK_KIND_FAIR); NULL for another. */
 const rlk_a_kind *rlk_a_kind_nr(int kind);

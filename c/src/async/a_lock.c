@@ -1185,6 +1185,13 @@ rlk_async_req *rlk_async_force_unlock(rlk_async *ac, int kind, const char *name,
                             "rlk_async_force_unlock", name, NULL, fn, privdata);
 }
 
+rlk_async_req *rlk_async_force_unlock_named(rlk_async *ac, int kind, const char *name,
+                                            rlk_async_fn fn, void *privdata)
+{
+    return rlk_a_lock_force(ac, rlk_a_kind_named(kind), "rlk_async_force_unlock_named", name,
+                            NULL, fn, privdata);
+}
+
 /* ---------------------------------------------------------------- metrics */
 
 int rlk_async_metrics_get(rlk_async *ac, rlk_metrics *out)

@@ -317,7 +317,7 @@ RLK_HANDLE_DEF_LOCK(rlk_fairlock, RLK_KIND_FAIR)
 /* rlk_fairlock_unlock (no local queue: the server's queue orders every thread) */
 RLK_HANDLE_DEF_UNLOCK(rlk_fairlock, RLK_KIND_FAIR, "fair lock", NULL, rlk_fair_release_call)
 
-int rlk_fairlock_force_unlock(rlk_fairlock *f, int *released)
+static int rlk_fairlock_force(rlk_fairlock *f, int named, int *released)
 {
     const char *keys[4];
 
@@ -327,7 +327,18 @@ int rlk_fairlock_force_unlock(rlk_fairlock *f, int *released)
     keys[1] = f->queue;
     keys[2] = f->timeouts;
     keys[3] = f->b.channel;
-    return rlk_fam_force_unlock(&f->b, "fair/force_release", 4, keys, 0, NULL, NULL, released);
+    return rlk_fam_force_unlock(&f->b, "fair/force_release", 4, keys, 0, NULL, named, NULL,
+                                released);
+}
+
+int rlk_fairlock_force_unlock(rlk_fairlock *f, int *released)
+{
+    return rlk_fairlock_force(f, 0, released);
+}
+
+int rlk_fairlock_force_unlock_named(rlk_fairlock *f, int *released)
+{
+    return rlk_fairlock_force(f, 1, released);
 }
 
 /* ---------------------------------------------------------------- queries */

@@ -189,7 +189,7 @@ int rlk_fenced_lock(rlk_fenced *f, long long lease_ms, long long *token)
 
 /* rlk_fenced_unlock (the local queue of `name` told) */
 RLK_HANDLE_DEF_UNLOCK(rlk_fenced, RLK_KIND_FENCED, "fenced lock", h->q, rlk_fenced_release_call)
-/* rlk_fenced_force_unlock: reentrant/force_release, as the reentrant lock's */
+/* rlk_fenced_force_unlock(_named): reentrant/force_release, as the reentrant lock's */
 RLK_HANDLE_DEF_FORCE_REENTRANT(rlk_fenced)
 
 /* ---------------------------------------------------------------- tokens */

@@ -161,17 +161,27 @@ int rlk_handle_token(const rlk_fam_base *b, rlk_fam_id *id, const char *owner_fn
         return rlk_fam_unlock(&h->b, kind, what, &h->id, #T "_owner", q, release, h);             \
     }
 
-/* T_force_unlock(h, released): reentrant/force_release on the lock hash and
- * its channel, the local queue h->q told (the reentrant lock's layout). */
+/* T_force_unlock(h, released) and T_force_unlock_named(h, released):
+ * reentrant/force_release on the lock hash and its channel (the second with
+ * 'named': a lock's hash without a TTL goes too), the local queue h->q told
+ * (the reentrant lock's layout). */
 #define RLK_HANDLE_DEF_FORCE_REENTRANT(T)                                                         \
-    int T##_force_unlock(T *h, int *released)                                                     \
+    static int T##_force(T *h, int named, int *released)                                          \
     {                                                                                             \
         const char *keys[2];                                                                      \
                                                                                                   \
         if (!h)                                                                                   \
             return RLK_ERR_ARG;                                                                   \
         return rlk_fam_force_unlock(&h->b, "reentrant/force_release", rlk_fam_keys(&h->b, keys), \
-                                    keys, 0, NULL, h->q, released);                               \
+                                    keys, 0, NULL, named, h->q, released);                        \
+    }                                                                                             \
+    int T##_force_unlock(T *h, int *released)                                                     \
+    {                                                                                             \
+        return T##_force(h, 0, released);                                                         \
+    }                                                                                             \
+    int T##_force_unlock_named(T *h, int *released)                                               \
+    {                                                                                             \
+        return T##_force(h, 1, released);                                                         \
     }
 
 /* ---------------------------------------------------------------- queries */

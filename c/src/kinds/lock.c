@@ -489,7 +489,7 @@ int rlk_lock_unlock(rlk_lock *l)
 
 /* A force unlock is a release, not a loss: it ends a lock-delay too (reentrant/force_release
  * KEYS[3]), through any handle, with the option or without (rlk unlock --force's). */
-int rlk_lock_force_unlock(rlk_lock *l, int *released)
+static int rlk_lock_force(rlk_lock *l, int named, int *released)
 {
     const char *keys[3];
     int n;
@@ -498,8 +498,18 @@ int rlk_lock_force_unlock(rlk_lock *l, int *released)
         return RLK_ERR_ARG;
     n = rlk_fam_keys(&l->b, keys);
     keys[n++] = l->delay;
-    return rlk_fam_force_unlock(&l->b, "reentrant/force_release", n, keys, 0, NULL, l->q,
+    return rlk_fam_force_unlock(&l->b, "reentrant/force_release", n, keys, 0, NULL, named, l->q,
                                 released);
+}
+
+int rlk_lock_force_unlock(rlk_lock *l, int *released)
+{
+    return rlk_lock_force(l, 0, released);
+}
+
+int rlk_lock_force_unlock_named(rlk_lock *l, int *released)
+{
+    return rlk_lock_force(l, 1, released);
 }
 
 /* ---------------------------------------------------------------- queries */

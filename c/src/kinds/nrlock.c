@@ -156,7 +156,7 @@ RLK_HANDLE_DEF_UNLOCK(rlk_nrlock, RLK_KIND_LOCK, "non-reentrant lock", h->q,
  * reentrant hold's delay blocks this lock's name as well, and a force
  * unlock ends it (deleted, message 0 published) as rlk_lock_force_unlock
  * does. */
-int rlk_nrlock_force_unlock(rlk_nrlock *l, int *released)
+static int rlk_nrlock_force(rlk_nrlock *l, int named, int *released)
 {
     const char *keys[3];
     char *delay;
@@ -168,9 +168,20 @@ int rlk_nrlock_force_unlock(rlk_nrlock *l, int *released)
         return rlk_set_error(l->b.c, RLK_ERR_NOMEM, "force unlock %s: out of memory", l->b.name);
     n = rlk_fam_keys(&l->b, keys);
     keys[n++] = delay;
-    rc = rlk_fam_force_unlock(&l->b, "reentrant/force_release", n, keys, 0, NULL, l->q, released);
+    rc = rlk_fam_force_unlock(&l->b, "reentrant/force_release", n, keys, 0, NULL, named, l->q,
+                              released);
     free(delay);
     return rc;
+}
+
+int rlk_nrlock_force_unlock(rlk_nrlock *l, int *released)
+{
+    return rlk_nrlock_force(l, 0, released);
+}
+
+int rlk_nrlock_force_unlock_named(rlk_nrlock *l, int *released)
+{
+    return rlk_nrlock_force(l, 1, released);
 }
 
 /* ---------------------------------------------------------------- queries */

@@ -441,7 +441,7 @@ int rlk_rwlock_unlock(rlk_rwlock *rw, int side)
                           side == RLK_RW_WRITE ? rlk_rw_release_write : rlk_rw_release_read, rw);
 }
 
-int rlk_rwlock_force_unlock(rlk_rwlock *rw, int side, int *released)
+static int rlk_rwlock_force(rlk_rwlock *rw, int side, int named, int *released)
 {
     static const char *const modes[] = {"read", "write", "any"};
     const char *keys[5];
@@ -458,7 +458,18 @@ int rlk_rwlock_force_unlock(rlk_rwlock *rw, int side, int *released)
     keys[2] = rw->prefix;
     keys[3] = rw->waiters;
     keys[4] = rw->grant;
-    return rlk_fam_force_unlock(&rw->b, "rwlock/force_release", 5, keys, 2, args, NULL, released);
+    return rlk_fam_force_unlock(&rw->b, "rwlock/force_release", 5, keys, 2, args, named, NULL,
+                                released);
+}
+
+int rlk_rwlock_force_unlock(rlk_rwlock *rw, int side, int *released)
+{
+    return rlk_rwlock_force(rw, side, 0, released);
+}
+
+int rlk_rwlock_force_unlock_named(rlk_rwlock *rw, int side, int *released)
+{
+    return rlk_rwlock_force(rw, side, 1, released);
 }
 
 /* ---------------------------------------------------------------- queries */

@@ -229,10 +229,10 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id
 }
 
 int rlk_fam_force_unlock(const rlk_fam_base *b, const char *script, int nkeys,
-                         const char *const *keys, int nargs, const char *const *args, rlk_lq *q,
-                         int *released)
+                         const char *const *keys, int nargs, const char *const *args, int named,
+                         rlk_lq *q, int *released)
 {
-    const char *argv[RLK_FAM_FORCE_ARGS_MAX + 1];
+    const char *argv[RLK_FAM_FORCE_ARGS_MAX + 2];
     redisReply *r = NULL;
     int rc;
 
@@ -240,9 +240,11 @@ int rlk_fam_force_unlock(const rlk_fam_base *b, const char *script, int nkeys,
         return rlk_set_error(b->c, RLK_ERR_ARG, "force unlock %s: %d arguments", b->name, nargs);
     for (int i = 0; i < nargs; i++)
         argv[i] = args[i];
-    argv[nargs] = rlk_publish_arg(b->c);   /* the last argument of every force_release script */
+    argv[nargs++] = rlk_publish_arg(b->c);     /* the last fixed argument of every force_release */
+    if (named)
+        argv[nargs++] = "named";                /* their optional last one */
     rlk_wd_forget_name(b->rt->wd, b->name);
-    rc = rlk_evalv(b->c, script, nkeys, keys, NULL, nargs + 1, argv, NULL, &r);
+    rc = rlk_evalv(b->c, script, nkeys, keys, NULL, nargs, argv, NULL, &r);
     if (rc == RLK_ERR_SCRIPT && rlk_fam_acl_refused(b->c)) {
         /* As for unlock: the scripts publish after they delete. */
         char why[RLK_ERRSTR_MAX];

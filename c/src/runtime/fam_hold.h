@@ -71,12 +71,14 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id
 
 /* A force unlock: forgets every hold of b->name in the registry, then runs
  * script (which deletes the lock whoever holds it) with args and the
- * client's publish argument (rlk_publish_arg) appended; *released (may be
+ * client's publish argument (rlk_publish_arg) appended, and then, when named
+ * is 1, the force_release scripts' optional last argument 'named' (the caller
+ * names the kind: a lock's hash without a TTL goes too); *released (may be
  * NULL) tells whether it did, and then q (may be NULL) is poked. */
 #define RLK_FAM_FORCE_ARGS_MAX 4
 int rlk_fam_force_unlock(const rlk_fam_base *b, const char *script, int nkeys,
-                         const char *const *keys, int nargs, const char *const *args, rlk_lq *q,
-                         int *released);
+                         const char *const *keys, int nargs, const char *const *args, int named,
+                         rlk_lq *q, int *released);
 
 /* Queries of a lock hash whose fields are holder ids (reentrant, fenced,
  * fair): EXISTS; the registry's lost mark, then HEXISTS of the handle's

@@ -16,7 +16,19 @@
  * as their own kind: the lock waits (killed at the bound) and the force
  * unlock deletes it, which the checks must report.
  *
- * Usage: it_cli_foreign PATH_TO_RLK [--control]
+ * test_named: a lock's hash without a TTL (one holder field -> count: a
+ * persisted lock, or data shaped like one), which shape cannot tell from an
+ * application's data: `unlock --force` refuses it (exit 4, one line naming
+ * --kind, DUMP + PTTL unchanged), `unlock --force --kind KIND` removes it for
+ * each kind (the read-write lock's own shape for rwlock); a one-field hash of
+ * a word -> count stays refused with --kind; live locks taken by the library
+ * (reentrant, fair, fenced, read-write) are removed by a plain --force.
+ *
+ * Control (--control-named, ctest it_cli_foreign_named_control, WILL_FAIL):
+ * the runs that must be refused are given --kind, which the refusal checks
+ * must report (the key removed, exit 0).
+ *
+ * Usage: it_cli_foreign PATH_TO_RLK [--control | --control-named]
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -28,7 +40,7 @@
 
 static rlk_fx_server server;
 static char url[128];
-static int control;
+static int control, control_named;
 
 #define RUN_BOUND_MS 10000
 
@@ -175,6 +187,120 @@ static void test_matrix(void)
     printf("  %d runs\n", n);
 }
 
+/* DUMP + PTTL of key now, to compare with same(). */
+typedef struct snap {
+    char *dump;
+    size_t len;
+    long long pttl;
+} snap;
+
+static snap take(const char *key)
+{
+    snap s;
+
+    s.dump = dump(key, &s.len, &s.pttl);
+    return s;
+}
+
+/* The key is as s found it (its TTL may only have fallen); frees s. */
+static void same(snap *s, const char *key, const char *what)
+{
+    snap now = take(key);
+
+    CHECKF(s->dump && now.dump && s->len == now.len && memcmp(s->dump, now.dump, s->len) == 0,
+           "%s: the key's DUMP changed (%s)", what, now.dump ? "changed" : "gone");
+    CHECKF(s->pttl < 0 ? now.pttl == s->pttl : (now.pttl > 0 && now.pttl <= s->pttl),
+           "%s: PTTL %lld -> %lld", what, s->pttl, now.pttl);
+    free(s->dump);
+    free(now.dump);
+}
+
+/* rlk unlock --force [--kind kind] key: refused (exit 4, one line naming --kind), key
+ * unchanged. In the control the run is given --kind, which must fail these checks. */
+static void expect_refused(const char *key, const char *kind, const char *what)
+{
+    snap before = take(key);
+    const char *use = kind ? kind : control_named ? "reentrant" : NULL;
+    cli_result r = use ? RUN("unlock", "--force", "--kind", use, key) : RUN("unlock", "--force", key);
+
+    expect_status(&r, 4, what);
+    expect_one_line_error(&r, what);
+    if (!kind)
+        CHECKF(strstr(r.err, "--kind") != NULL && strstr(r.err, "without a TTL") != NULL,
+               "%s: the refusal names neither what it found nor --kind: %s", what, r.err);
+    same(&before, key, what);
+    cli_result_free(&r);
+}
+
+static void expect_removed(const char *key, const char *kind, const char *out, const char *what)
+{
+    cli_result r = kind ? RUN("unlock", "--force", "--kind", kind, key)
+                        : RUN("unlock", "--force", key);
+
+    expect_status(&r, 0, what);
+    CHECK_STR_EQ(r.out, out);
+    CHECK_STR_EQ(r.err, "");
+    CHECKF(tk_int(&server, "EXISTS %s", key) == 0, "%s: the key is still there", what);
+    cli_result_free(&r);
+}
+
+static void test_named(void)
+{
+    static const struct {
+        const char *kind, *label;
+    } kinds[] = {{"reentrant", "lock"}, {"fair", "fair lock"}, {"fenced", "fenced lock"}};
+    rlk_client *c = rlk_connect_url(url);
+    char key[64], out[160];
+
+    REQUIRE(c != NULL);
+    /* A lock's hash without a TTL: refused without --kind, removed with each lock kind. */
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        snprintf(key, sizeof key, "fkn:visits:%zu", k);
+        tk_int(&server, "HSET %s user:1 3", key);
+        expect_refused(key, NULL, "unlock --force of a lock's hash without a TTL");
+        snprintf(out, sizeof out, "%s: %s removed (force unlock)\n", key, kinds[k].label);
+        if (!control_named)
+            expect_removed(key, kinds[k].kind, out, kinds[k].kind);
+    }
+    /* A read-write lock's hash without a TTL: the same with --kind rwlock. */
+    tk_int(&server, "HSET %s mode read user:1 2", "fkn:rw");
+    expect_refused("fkn:rw", NULL, "unlock --force of a read-write lock's hash without a TTL");
+    if (!control_named)
+        expect_removed("fkn:rw", "rwlock", "fkn:rw: read-write lock removed (force unlock)\n",
+                       "--kind rwlock");
+    /* Shapes that are no lock's stay refused, named or not. */
+    tk_int(&server, "HSET %s apples 3", "fkn:stock");
+    expect_refused("fkn:stock", "reentrant", "--kind reentrant of a hash of a word -> count");
+    tk_int(&server, "SET %s 3", "fkn:count");
+    expect_refused("fkn:count", "fair", "--kind fair of a string holding a count");
+    /* Live locks, taken by the library (with their TTL): a plain --force removes them. */
+    if (!control_named) {
+        rlk_lock *l = rlk_lock_new(c, "fkn:live");
+        rlk_fairlock *f = rlk_fairlock_new(c, "fkn:livefair");
+        rlk_fenced *fe = rlk_fenced_new(c, "fkn:livefenced");
+        rlk_rwlock *rw = rlk_rwlock_new(c, "fkn:liverw");
+
+        REQUIRE(l && f && fe && rw);
+        REQUIRE_INT_EQ(rlk_lock_try_lock(l, 0, 30000), RLK_OK);
+        REQUIRE_INT_EQ(rlk_fairlock_try_lock(f, 0, 30000), RLK_OK);
+        REQUIRE_INT_EQ(rlk_fenced_try_lock(fe, 0, 30000, NULL), RLK_OK);
+        REQUIRE_INT_EQ(rlk_rwlock_try_lock(rw, RLK_RW_WRITE, 0, 30000), RLK_OK);
+        expect_removed("fkn:live", NULL, "fkn:live: lock removed (force unlock)\n", "live lock");
+        /* No waiter: no queue key, so found (and removed) as the reentrant lock it looks like. */
+        expect_removed("fkn:livefair", NULL, "fkn:livefair: lock removed (force unlock)\n",
+                       "live fair lock");
+        expect_removed("fkn:livefenced", NULL,
+                       "fkn:livefenced: fenced lock removed (force unlock)\n", "live fenced lock");
+        expect_removed("fkn:liverw", NULL, "fkn:liverw: read-write lock removed (force unlock)\n",
+                       "live read-write lock");
+        rlk_lock_free(l);
+        rlk_fairlock_free(f);
+        rlk_fenced_free(fe);
+        rlk_rwlock_free(rw);
+    }
+    rlk_free(c);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -182,10 +308,14 @@ int main(int argc, char **argv)
         return 2;
     }
     control = argc > 2 && strcmp(argv[2], "--control") == 0;
+    control_named = argc > 2 && strcmp(argv[2], "--control-named") == 0;
     if (rlk_fx_start(&server, NULL) != 0 || rlk_fx_url(&server, -1, url, sizeof url) != 0 ||
         cli_setup(argv[1], url) != 0)
         return 1;
-    RUN_TEST(test_matrix);
+    if (!control_named)
+        RUN_TEST(test_matrix);
+    if (!control)
+        RUN_TEST(test_named);
     cli_teardown();
     rlk_fx_stop(&server);
     return check_summary("it_cli_foreign");
