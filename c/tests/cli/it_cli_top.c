@@ -124,6 +124,23 @@ static double total(const json_value *j, const char *key)
 
 /* ---------------------------------------------------------------- layouts */
 
+/* A fair waiter's id longer than a 120-column line. */
+#define LONG_WAITER_HEAD "a-waiter-whose-id-is-long-"
+#define LONG_WAITER                                                                          \
+    LONG_WAITER_HEAD "0123456789012345678901234567890123456789012345678901234567890123456789" \
+                     "01234567890123456789012345678901234567890123456789:1"
+
+/* The line of text that starts with prefix (at the start of text or after a newline). */
+static const char *line_of(const char *text, const char *prefix)
+{
+    size_t n = strlen(prefix);
+
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, prefix, n) == 0)
+            return p;
+    return NULL;
+}
+
 static void test_top_layouts(void)
 {
     long long now = server_ms();
@@ -193,11 +210,42 @@ static void test_top_layouts(void)
     CHECK(row && strcmp(str_of(row, "kind"), "fenced") == 0);
     json_free(j);
 
+    /* The text: a write lock and a fair waiter whose id is longer than the line. */
+    fx_do("HSET tp:wr mode write u6:1:write 1");
+    fx_do("PEXPIRE tp:wr 60000");
+    fx_do("HSET tp:fl u7:1 1");
+    fx_do("RPUSH redisson_lock_queue:{tp:fl} %s", LONG_WAITER);
+    fx_do("ZADD redisson_lock_timeout:{tp:fl} %lld %s", now + 80000, LONG_WAITER);
     r = RUN("top", "--once", "--pattern", "tp:*");
     expect_status(&r, 0, "top --once");
     CHECK_STR_CONTAINS(r.out, "rlk top - ");
     CHECK_STR_CONTAINS(r.out, "tp:fa");
     CHECK_STR_CONTAINS(r.out, "waiter w1:1");
+    {
+        const char *head = line_of(r.out, "NAME "), *re = line_of(r.out, "tp:re "),
+                   *wr = line_of(r.out, "tp:wr "), *se = line_of(r.out, "tp:se "),
+                   *waiter = strstr(r.out, "waiter " LONG_WAITER_HEAD);
+        const char *col = head ? strstr(head, "HOLDER") : NULL, *eol;
+
+        REQUIRE(head && re && wr && se && col);
+        /* HOLDER stands over the holders' ids. */
+        CHECKF(strncmp(re + (col - head), "6b1f:1", 6) == 0, "HOLDER at column %d, the holder "
+               "at %d: %.120s / %.120s", (int)(col - head), (int)(strstr(re, "6b1f:1") - re),
+               head, re);
+        /* A write lock's mode whole, not cut to four letters. */
+        eol = strchr(wr, '\n');
+        CHECKF(strstr(wr, " write ") && (!eol || strstr(wr, " write ") < eol), "the write lock's "
+               "row: %.*s", eol ? (int)(eol - wr) : 120, wr);
+        /* A semaphore has no age: '-', not 0. */
+        eol = strchr(se, '\n');
+        CHECKF(eol && eol - se > 2 && eol[-1] == '-' && eol[-2] == ' ', "the semaphore's AGE: "
+               "%.*s", eol ? (int)(eol - se) : 120, se);
+        /* A fair waiter's line keeps its deadline; the id is what is cut. */
+        eol = waiter ? strchr(waiter, '\n') : NULL;
+        CHECKF(waiter && eol && strstr(waiter, "deadline in ") &&
+                   strstr(waiter, "deadline in ") < eol,
+               "the long waiter's line: %.*s", waiter && eol ? (int)(eol - waiter) : 0, waiter);
+    }
     cli_result_free(&r);
     r = RUN("top", "--once", "--sort", "size");
     expect_status(&r, 2, "top --sort size");
