@@ -191,10 +191,41 @@ static int unlock_kind(rlk_client *c, const char *name, int *kind)
     return rc;
 }
 
+/* A faster-MultiLock group: fastmulti/force_release of every value the group has (each value
+ * and its holder's fields go, the unlock message is published), so its holders' watchdogs find
+ * their values gone at their next renewal, not at their own release. */
+static int unlock_fastmulti(rlk_client *c, const char *name, int *released)
+{
+    rlk_ik_view v;
+    const char **values = NULL;
+    rlk_fastmulti *m = NULL;
+    size_t n = 0;
+    int rc = rlk_ik_read(c, name, RLK_IK_FASTMULTI, &v);
+
+    *released = 0;
+    if (rc == RLK_OK && v.nvalues > 0 && !(values = calloc(v.nvalues, sizeof *values)))
+        rc = RLK_ERR_NOMEM;
+    for (; rc == RLK_OK && n < v.nvalues; n++)
+        if (!(values[n] = strndup(v.values[n].value, v.values[n].value_len)))
+            rc = RLK_ERR_NOMEM;
+    if (rc == RLK_OK && n > 0 && !(m = rlk_fastmulti_new(c, name, values, n)))
+        rc = rlk_err(c);
+    if (m)
+        rc = rlk_fastmulti_force_unlock(m, released);
+    rlk_fastmulti_free(m);
+    for (size_t k = 0; k < n; k++)
+        free((char *)values[k]);
+    free(values);
+    rlk_ik_free(&v);
+    return rc;
+}
+
 /* named: the kind was named (--kind): its force unlock with 'named'. */
 static int unlock_by_kind(rlk_client *c, const char *name, int kind, int named, int *released)
 {
     switch (kind) {
+    case RLK_IK_FASTMULTI:
+        return unlock_fastmulti(c, name, released);
     case RLK_IK_RWLOCK:
         return unlock_rwlock(c, name, named, released);
     case RLK_IK_FAIR:
@@ -278,7 +309,8 @@ static int unlock_force(rlk_client *c, const char *name, int named_kind)
         printf("%s: no lock; its lock-delay ended\n", rlk_cli_show(name));
     else if (!released)
         printf("%s: no lock to remove\n", rlk_cli_show(name));
-    else if (kind == RLK_IK_RWLOCK || kind == RLK_IK_FAIR || kind == RLK_IK_FENCED)
+    else if (kind == RLK_IK_RWLOCK || kind == RLK_IK_FAIR || kind == RLK_IK_FENCED ||
+             kind == RLK_IK_FASTMULTI)
         printf("%s: %s removed (force unlock)\n", rlk_cli_show(name), rlk_ik_label(kind));
     else
         printf("%s: lock removed (force unlock)\n", rlk_cli_show(name));

@@ -92,6 +92,39 @@ static void test_overlap_and_disjoint(void)
     CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "room"), 0);
 }
 
+/* rlk unlock --force GROUP on a live group: every value and its holder's fields go through
+ * fastmulti/force_release (the group's own force unlock, not a lock's), and the holding rlk
+ * learns it at its next renewal: it stops its command and exits 6 (lock lost), well before the
+ * command would have ended. */
+static void test_force_unlock_group(void)
+{
+    const char *held = cli_path("gheld");
+    char script[400];
+    cli_proc p;
+    cli_result r;
+    long long t0;
+    int st;
+
+    /* The command runs up to 60 s: only the loss can end it sooner. */
+    snprintf(script, sizeof script, "touch %s; i=0; while [ $i -lt 2400 ]; do sleep 0.025; "
+             "i=$((i+1)); done", held);
+    REQUIRE(START(&p, "fastmulti", "fgrp", "c1", "c2", "--watchdog-lease", "1500", "--", "sh",
+                  "-c", script) == 0);
+    REQUIRE(cli_wait_file(held, 10000) == 0);
+    CHECK_INT_EQ(tk_int(&server, "HEXISTS %s %s", "fgrp", "c2"), 1);
+    r = RUN("unlock", "--force", "fgrp");
+    expect_status(&r, 0, "unlock --force on a group");
+    CHECK_STR_CONTAINS(r.out, "fgrp: faster MultiLock group removed (force unlock)");
+    cli_result_free(&r);
+    CHECK_INT_EQ(tk_int(&server, "EXISTS %s", "fgrp"), 0);
+    t0 = rlk_fx_now_ms();
+    st = cli_wait(&p, 30000);
+    r = cli_collect(&p, st, rlk_fx_now_ms() - t0);
+    expect_status(&r, 6, "the group's holder after the force unlock");
+    CHECKF(r.ms < 20000, "the holder learnt of it after %lld ms", r.ms);
+    cli_result_free(&r);
+}
+
 static void expect_usage(const char *const *args, const char *needle)
 {
     cli_result r = cli_run(args);
@@ -122,6 +155,7 @@ int main(int argc, char **argv)
         return rc;
     RUN_TEST(test_runs_with_values_held);
     RUN_TEST(test_overlap_and_disjoint);
+    RUN_TEST(test_force_unlock_group);
     RUN_TEST(test_usage);
     cli_main_end(&server, 1);
     return check_summary("it_cli_fastmulti");
