@@ -50,20 +50,22 @@ typedef struct fixture {
     long long pexpire;          /* > 0: then PEXPIRE */
     int live_lock;              /* a live exclusive lock (a holder's hash) */
     int live_count;             /* a live semaphore / latch count */
+    int inspect_exit;           /* rlk inspect's: 0 held (a string reads as a token lock's
+                                   token), 1 free (a semaphore's permits), 4 not a lock */
 } fixture;
 
 static const fixture fixtures[] = {
-    {"a string", {"SET", "%s", "hello"}, 0, 0, 0},
-    {"a JSON string", {"SET", "%s", "{\"theme\":\"dark\",\"retries\":3}"}, 0, 0, 0},
-    {"a list", {"RPUSH", "%s", "a", "b"}, 0, 0, 0},
-    {"a set", {"SADD", "%s", "a", "b"}, 0, 0, 0},
-    {"a sorted set", {"ZADD", "%s", "1", "a", "2", "b"}, 0, 0, 0},
-    {"a stream", {"XADD", "%s", "1-1", "f", "v"}, 0, 0, 0},
-    {"an application hash", {"HSET", "%s", "name", "bob", "email", "bob@example.com"}, 0, 0, 0},
-    {"a hash of counts", {"HSET", "%s", "apples", "3", "pears", "5"}, 0, 0, 0},
+    {"a string", {"SET", "%s", "hello"}, 0, 0, 0, 0},
+    {"a JSON string", {"SET", "%s", "{\"theme\":\"dark\",\"retries\":3}"}, 0, 0, 0, 0},
+    {"a list", {"RPUSH", "%s", "a", "b"}, 0, 0, 0, 4},
+    {"a set", {"SADD", "%s", "a", "b"}, 0, 0, 0, 4},
+    {"a sorted set", {"ZADD", "%s", "1", "a", "2", "b"}, 0, 0, 0, 4},
+    {"a stream", {"XADD", "%s", "1-1", "f", "v"}, 0, 0, 0, 4},
+    {"an application hash", {"HSET", "%s", "name", "bob", "email", "bob@example.com"}, 0, 0, 0, 4},
+    {"a hash of counts", {"HSET", "%s", "apples", "3", "pears", "5"}, 0, 0, 0, 0},
     {"a live reentrant lock", {"HSET", "%s", "0b5a1e57-9d1c-4c1e-a7a3-1b2c3d4e5f60:1", "1"},
-     60000, 1, 0},
-    {"a live semaphore", {"SET", "%s", "3"}, 0, 0, 1},
+     60000, 1, 0, 0},
+    {"a live semaphore", {"SET", "%s", "3"}, 0, 0, 1, 1},
 };
 #define NFIXTURES (sizeof fixtures / sizeof fixtures[0])
 
@@ -72,7 +74,7 @@ typedef struct command {
     const char *argv[10];
     int skip_live_lock;         /* the live lock is its own kind (a holder: it would wait) */
     int skip_live_count;        /* the count is its own kind */
-    int expect;                 /* exit code */
+    int expect;                 /* exit code (-1: the fixture's inspect_exit) */
 } command;
 
 static const command commands[] = {
@@ -91,50 +93,19 @@ static const command commands[] = {
     {{"latch", "@", "expire", "10"}, 0, 1, 4},
     {{"latch", "@", "count-down"}, 0, 1, 4},
     {{"unlock", "--force", "@"}, 1, 0, 4},
-    {{"inspect", "@"}, 0, 0, 0},
+    {{"inspect", "@"}, 0, 0, -1},     /* the fixture's inspect_exit */
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
 static void make(const fixture *f, const char *key)
 {
-    const char *argv[8];
-    size_t lens[8];
-    int argc = 0;
-    redisContext *x = rlk_fx_connect(&server);
-    redisReply *r;
-
-    if (!x)
-        return;
-    for (; argc < 8 && f->setup[argc]; argc++) {
-        argv[argc] = strcmp(f->setup[argc], "%s") == 0 ? key : f->setup[argc];
-        lens[argc] = strlen(argv[argc]);
-    }
-    r = redisCommandArgv(x, argc, argv, lens);
-    if (r)
-        freeReplyObject(r);
-    if (f->pexpire > 0 && (r = redisCommand(x, "PEXPIRE %s %lld", key, f->pexpire)))
-        freeReplyObject(r);
-    redisFree(x);
+    tk_make_key(&server, f->setup, sizeof f->setup / sizeof f->setup[0], key, f->pexpire);
 }
 
 /* DUMP (as bytes) and PTTL of key; *pttl -3 when unreadable. The caller frees. */
 static char *dump(const char *key, size_t *len, long long *pttl)
 {
-    redisReply *r = rlk_fx_command(&server, "DUMP %s", key);
-    char *out = NULL;
-
-    *len = 0;
-    if (r && r->type == REDIS_REPLY_STRING && (out = malloc(r->len + 1))) {
-        memcpy(out, r->str, r->len);
-        *len = r->len;
-    }
-    if (r)
-        freeReplyObject(r);
-    r = rlk_fx_command(&server, "PTTL %s", key);
-    *pttl = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -3;
-    if (r)
-        freeReplyObject(r);
-    return out;
+    return tk_dump(&server, key, len, pttl);
 }
 
 static void test_matrix(void)
@@ -168,8 +139,10 @@ static void test_matrix(void)
             REQUIRE(cli_start(&p, argv) == 0);
             status = cli_wait(&p, RUN_BOUND_MS);
             cli_result r = cli_collect(&p, status, 0);
-            CHECKF(status == cmd->expect, "rlk %s %s on %s: exit %d, expected %d (%s)",
-                   cmd->argv[0], cmd->argv[1], fx->what, status, cmd->expect,
+            int expect = cmd->expect < 0 ? fx->inspect_exit : cmd->expect;
+
+            CHECKF(status == expect, "rlk %s %s on %s: exit %d, expected %d (%s)",
+                   cmd->argv[0], cmd->argv[1], fx->what, status, expect,
                    status == -1 ? "killed: it waited" : r.err);
             after = dump(key, &alen, &attl);
             CHECKF(before && after && blen == alen && memcmp(before, after, blen) == 0,

@@ -86,44 +86,13 @@ static const fixture fixtures[] = {
 
 static void make(const fixture *f, const char *key)
 {
-    const char *argv[10];
-    size_t lens[10];
-    int argc = 0;
-    redisContext *x = rlk_fx_connect(&server);
-    redisReply *r;
-
-    if (!x)
-        return;
-    for (; argc < 10 && f->setup[argc]; argc++) {
-        argv[argc] = strcmp(f->setup[argc], "%s") == 0 ? key : f->setup[argc];
-        lens[argc] = strlen(argv[argc]);
-    }
-    r = redisCommandArgv(x, argc, argv, lens);
-    if (r)
-        freeReplyObject(r);
-    if (f->pexpire > 0 && (r = redisCommand(x, "PEXPIRE %s %lld", key, f->pexpire)))
-        freeReplyObject(r);
-    redisFree(x);
+    tk_make_key(&server, f->setup, sizeof f->setup / sizeof f->setup[0], key, f->pexpire);
 }
 
 /* DUMP (as bytes) and PTTL of key; *pttl -3 when unreadable. The caller frees. */
 static char *dump(const char *key, size_t *len, long long *pttl)
 {
-    redisReply *r = rlk_fx_command(&server, "DUMP %s", key);
-    char *out = NULL;
-
-    *len = 0;
-    if (r && r->type == REDIS_REPLY_STRING && (out = malloc(r->len + 1))) {
-        memcpy(out, r->str, r->len);
-        *len = r->len;
-    }
-    if (r)
-        freeReplyObject(r);
-    r = rlk_fx_command(&server, "PTTL %s", key);
-    *pttl = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -3;
-    if (r)
-        freeReplyObject(r);
-    return out;
+    return tk_dump(&server, key, len, pttl);
 }
 
 /* ---------------------------------------------------------------- the async calls */

@@ -895,3 +895,47 @@ long long tk_uuid_cid(const char *uuid)
         hex[i] = uuid[i];
     return 32768 + (strtol(hex, NULL, 16) & 32767);
 }
+
+/* ---------------------------------------------------------------- keys as they were */
+
+void tk_make_key(const rlk_fx_server *srv, const char *const *words, size_t n, const char *key,
+                 long long pexpire_ms)
+{
+    const char *argv[16];
+    size_t lens[16];
+    int argc = 0;
+    redisContext *x = rlk_fx_connect(srv);
+    redisReply *r;
+
+    if (!x)
+        return;
+    for (; (size_t)argc < n && argc < 16 && words[argc]; argc++) {
+        argv[argc] = strcmp(words[argc], "%s") == 0 ? key : words[argc];
+        lens[argc] = strlen(argv[argc]);
+    }
+    r = redisCommandArgv(x, argc, argv, lens);
+    if (r)
+        freeReplyObject(r);
+    if (pexpire_ms > 0 && (r = redisCommand(x, "PEXPIRE %s %lld", key, pexpire_ms)))
+        freeReplyObject(r);
+    redisFree(x);
+}
+
+char *tk_dump(const rlk_fx_server *srv, const char *key, size_t *len, long long *pttl)
+{
+    redisReply *r = rlk_fx_command(srv, "DUMP %s", key);
+    char *out = NULL;
+
+    *len = 0;
+    if (r && r->type == REDIS_REPLY_STRING && (out = malloc(r->len + 1))) {
+        memcpy(out, r->str, r->len);
+        *len = r->len;
+    }
+    if (r)
+        freeReplyObject(r);
+    r = rlk_fx_command(srv, "PTTL %s", key);
+    *pttl = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -3;
+    if (r)
+        freeReplyObject(r);
+    return out;
+}

@@ -244,4 +244,15 @@ void tk_spin_ns(long long ns);
 /* A small xorshift generator, seeded per thread. */
 unsigned tk_rand(unsigned *state);
 
+/* ---------------------------------------------------------------- keys as they were */
+
+/* Makes key on srv by the command words (at most n of them, ended by NULL; the word "%s" stands
+ * for key), then PEXPIRE key pexpire_ms when that is > 0: an application's data or a kind's
+ * layout written by hand. */
+void tk_make_key(const rlk_fx_server *srv, const char *const *words, size_t n, const char *key,
+                 long long pexpire_ms);
+/* DUMP of key as bytes (the caller frees; NULL: no key) with *len, and its PTTL in *pttl (-3:
+ * unreadable): compared before and after a call, they show the key left byte for byte. */
+char *tk_dump(const rlk_fx_server *srv, const char *key, size_t *len, long long *pttl);
+
 #endif /* RLK_TK_UTIL_H */
