@@ -685,7 +685,7 @@ static void test_top_tmux_fit(void)
     REQUIRE(tmux("resize-window -t top -x 60 -y 20", NULL, 0) == 0);
     /* Redrawn for 60 columns: the column header cut with the marker (tmux alone would only
      * hide what is past the edge). */
-    CHECKF(pane_shows_j("COUNT MO\xe2\x80\xa6", pane, sizeof pane) == 0,
+    CHECKF(pane_shows_j("COUNT  \xe2\x80\xa6", pane, sizeof pane) == 0,
            "no redraw at 60 columns: %s", pane);
     expect_fits(pane, 60, "resized to 60 columns");
     tmux("send-keys -t top q", NULL, 0);
