@@ -706,7 +706,7 @@ static const struct { const char *cmd; const char *args; } cmd_args[] = {
     {"zcount", "K 0 1"}, {"zrangebyscore", "K 0 1"}, {"zremrangebyscore", "K 0 1"},
     {"zcard", "K"}, {"rpush", "K v"},
     {"lpop", "K"}, {"lindex", "K 0"}, {"lpos", "K v"}, {"lrem", "K 0 v"}, {"lrange", "K 0 1"},
-    {"llen", "K"}, {"publish", "C m"}, {"spublish", "C m"}, {"time", ""},
+    {"llen", "K"}, {"strlen", "K"}, {"publish", "C m"}, {"spublish", "C m"}, {"time", ""},
 };
 
 typedef struct probe {

@@ -34,11 +34,16 @@ static void no_raw_controls(const cli_result *r, const char *what)
            "%s: a raw control character reached the output:\n%s%s", what, r->out, r->err);
 }
 
+/* A lock held by field, as a holder leaves it: the hash and its lease (a live lock always has a
+ * TTL; a hash without one is not taken for a lock by rlk unlock --force). */
 static void hset(const char *key, const char *field)
 {
     redisReply *rr = rlk_fx_command(&server, "HSET %s %s 1", key, field);
 
     CHECKF(rr && rr->type == REDIS_REPLY_INTEGER, "HSET failed");
+    freeReplyObject(rr);
+    rr = rlk_fx_command(&server, "PEXPIRE %s 60000", key);
+    CHECKF(rr && rr->type == REDIS_REPLY_INTEGER && rr->integer == 1, "PEXPIRE failed");
     freeReplyObject(rr);
 }
 

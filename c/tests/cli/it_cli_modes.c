@@ -433,8 +433,9 @@ static char *run_env(const char *const *lead, const char *tag, json_value **insp
 
     snprintf(envf, sizeof envf, "env.%s", tag);
     snprintf(jsonf, sizeof jsonf, "env.%s.json", tag);
+    /* inspect's exit: 0 held, 1 free (a semaphore with permits left); either is a reading. */
     snprintf(script, sizeof script, "env | grep '^RLK_' > %s; \"$RLK_BIN\" inspect --json "
-             "\"$RLK_LOCK_NAME\" > %s", cli_path(envf), cli_path(jsonf));
+             "\"$RLK_LOCK_NAME\" > %s; [ $? -le 1 ]", cli_path(envf), cli_path(jsonf));
     for (; lead[k] && k < 10; k++)
         args[k] = lead[k];
     args[k++] = "--";
