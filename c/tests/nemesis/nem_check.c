@@ -13,17 +13,30 @@
 
 const char *const nem_rule_names[NEM_RULES] = {"overlap", "permits", "dup-token", "dup-term",
                                                "token-back", "fenced-write", "resource-order",
-                                               "bad-line"};
+                                               "size", "bad-line"};
 
 #define NEM_NAMES 64
 #define NEM_NAME_LEN 96
 #define NEM_SHOW 3          /* violations shown per rule when verbose */
 
+#define NEM_MULTI 8         /* names in one A line (a faster MultiLock's values) */
+
 typedef struct acq {
     int pid, thr, seq, name, kind, has_end;
     char how;
     long long sent, start, lease_ms, value, end;
+    long long renewed;          /* the latest end of a renewal's lease (N lines); 0: none */
 } acq;
+
+typedef struct renewal {
+    int pid, thr;
+    long long sent, lease_ms;
+} renewal;
+
+typedef struct sizel {
+    int name;
+    long long size;
+} sizel;
 
 typedef struct endl {
     int pid, thr, seq;
@@ -54,6 +67,11 @@ typedef struct logs {
     size_t nw, cw;
     rent *r;
     size_t nr, cr;
+    renewal *n;
+    size_t nn, cn;
+    sizel *c;
+    size_t nc, cc;
+    long unknown[NEM_NAMES];        /* U lines: calls on a count nobody can settle */
     long bad;
 } logs;
 
@@ -92,14 +110,46 @@ static void parse_line(logs *L, const char *line)
     switch (line[0]) {
     case 'A': {
         acq a;
+        char *save = NULL, *one;
+        int m = 0;
 
         memset(&a, 0, sizeof a);
         ok = sscanf(line, "A %d %d %d %95s %c %lld %lld %lld %lld", &a.pid, &a.thr, &a.seq, name,
-                    &k, &a.sent, &a.start, &a.lease_ms, &a.value) == 9 && k && strchr("XLSRW", k) &&
-             (a.name = intern(L, name)) >= 0;
+                    &k, &a.sent, &a.start, &a.lease_ms, &a.value) == 9 && k && strchr("XLSRW", k);
         a.kind = k;
+        /* name,name,...: one hold of each (the values a faster MultiLock took at once) */
+        for (one = ok ? strtok_r(name, ",", &save) : NULL; ok && one;
+             one = strtok_r(NULL, ",", &save)) {
+            ok = ++m <= NEM_MULTI && (a.name = intern(L, one)) >= 0;
+            if (ok)
+                PUSH(L->a, L->na, L->ca, a);
+        }
+        ok = ok && m > 0;
+        break;
+    }
+    case 'N': {
+        renewal n;
+
+        ok = sscanf(line, "N %d %d %lld %lld", &n.pid, &n.thr, &n.sent, &n.lease_ms) == 4 &&
+             n.lease_ms > 0;
         if (ok)
-            PUSH(L->a, L->na, L->ca, a);
+            PUSH(L->n, L->nn, L->cn, n);
+        break;
+    }
+    case 'C': {
+        sizel z;
+
+        ok = sscanf(line, "C %95s %lld", name, &z.size) == 2 && (z.name = intern(L, name)) >= 0;
+        if (ok)
+            PUSH(L->c, L->nc, L->cc, z);
+        break;
+    }
+    case 'U': {
+        int pid, thr, i;
+
+        ok = sscanf(line, "U %d %d %95s", &pid, &thr, name) == 3 && (i = intern(L, name)) >= 0;
+        if (ok)
+            L->unknown[i]++;
         break;
     }
     case 'E': {
@@ -190,6 +240,23 @@ static int acq_key(const void *x, const void *y)
     return key_cmp(a->pid, a->thr, a->seq, b->pid, b->thr, b->seq);
 }
 
+/* acq_key, then the name (an A line of several names is several records of one key). */
+static int acq_key_name(const void *x, const void *y)
+{
+    const acq *a = x, *b = y;
+    int c = acq_key(a, b);
+
+    return c ? c : (a->name > b->name) - (a->name < b->name);
+}
+
+static int renewal_key(const void *x, const void *y)
+{
+    const renewal *a = x, *b = y;
+    int c = key_cmp(a->pid, a->thr, 0, b->pid, b->thr, 0);
+
+    return c ? c : (a->sent > b->sent) - (a->sent < b->sent);
+}
+
 static int end_key(const void *x, const void *y)
 {
     const endl_ *a = x, *b = y;
@@ -250,14 +317,53 @@ static void violation(nem_report *rep, int rule, int verbose, const char *fmt, .
     rep->count[rule]++;
 }
 
+/* qsort, but never with a NULL base: an empty array (no renewals, no holds) may have none. */
+static void sort_n(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, n, size, cmp);
+}
+
+/* Each N line to the hold of its thread sent last before it (a thread's holds follow each
+ * other, and an entry leaves the watchdog before its release is sent): renewed, the latest end
+ * of a renewed lease. */
+static void pair_renewals(logs *L)
+{
+    size_t i = 0;
+
+    sort_n(L->n, L->nn, sizeof *L->n, renewal_key);
+    for (size_t j = 0; j < L->nn; j++) {
+        const renewal *r = &L->n[j];
+        size_t best = (size_t)-1;
+
+        /* L->a is in (pid, thr, seq) order; i: the first record of the renewal's thread */
+        while (i < L->na && (L->a[i].pid < r->pid ||
+                             (L->a[i].pid == r->pid && L->a[i].thr < r->thr)))
+            i++;
+        for (size_t k = i; k < L->na && L->a[k].pid == r->pid && L->a[k].thr == r->thr &&
+                           L->a[k].sent <= r->sent; k++)
+            best = k;
+        if (best == (size_t)-1) {
+            L->bad++;
+            fprintf(stderr, "  bad line: a renewal without a hold before it: pid %d/%d at "
+                    "%.3f ms\n", r->pid, r->thr, r->sent / 1e6);
+            continue;
+        }
+        /* every record of that hold (several names) */
+        for (size_t k = best + 1; k-- > i && acq_key(&L->a[k], &L->a[best]) == 0;)
+            if (r->sent + r->lease_ms * 1000000LL > L->a[k].renewed)
+                L->a[k].renewed = r->sent + r->lease_ms * 1000000LL;
+    }
+}
+
 static void pair_ends(logs *L, nem_report *rep, int verbose)
 {
     size_t i = 0, j = 0;
 
-    qsort(L->a, L->na, sizeof *L->a, acq_key);
-    qsort(L->e, L->ne, sizeof *L->e, end_key);
+    sort_n(L->a, L->na, sizeof *L->a, acq_key_name);
+    sort_n(L->e, L->ne, sizeof *L->e, end_key);
     for (size_t k = 1; k < L->na; k++)
-        if (acq_key(&L->a[k - 1], &L->a[k]) == 0)
+        if (acq_key_name(&L->a[k - 1], &L->a[k]) == 0)
             violation(rep, NEM_BAD_LINE, verbose, "two A lines for pid %d/%d seq %d", L->a[k].pid,
                       L->a[k].thr, L->a[k].seq);
     while (j < L->ne) {
@@ -271,15 +377,23 @@ static void pair_ends(logs *L, nem_report *rep, int verbose)
                       L->e[j].pid, L->e[j].thr, L->e[j].seq);
             j++;
         } else {
-            L->a[i].has_end = 1;
-            L->a[i].end = L->e[j].end;
-            L->a[i].how = L->e[j].how;
+            /* every record of the key (several names) */
+            for (; i < L->na && key_cmp(L->a[i].pid, L->a[i].thr, L->a[i].seq, L->e[j].pid,
+                                        L->e[j].thr, L->e[j].seq) == 0; i++) {
+                L->a[i].has_end = 1;
+                L->a[i].end = L->e[j].end;
+                L->a[i].how = L->e[j].how;
+            }
             j++;
         }
     }
+    pair_renewals(L);
     for (i = 0; i < L->na; i++) {
         acq *a = &L->a[i];
         long long deadline = a->lease_ms > 0 ? a->sent + a->lease_ms * 1000000LL : LLONG_MAX;
+
+        if (a->renewed > deadline && deadline != LLONG_MAX)
+            deadline = a->renewed;
 
         if (!a->has_end || a->end > deadline)
             a->end = deadline;
@@ -341,7 +455,7 @@ static void check_lock(logs *L, int name, nem_report *rep, int verbose)
         }
     }
     /* One token per acquisition, one term per leader. */
-    qsort(v, nv, sizeof *v, ptr_by_value);
+    sort_n(v, nv, sizeof *v, ptr_by_value);
     for (size_t i = 1; i < nv; i++)
         if (v[i]->value == v[i - 1]->value)
             violation(rep, v[i]->kind == 'L' ? NEM_DUP_TERM : NEM_DUP_TOKEN, verbose,
@@ -350,7 +464,7 @@ static void check_lock(logs *L, int name, nem_report *rep, int verbose)
                       v[i - 1]->thr, v[i - 1]->seq, v[i - 1]->start / 1e6, v[i]->pid, v[i]->thr,
                       v[i]->seq, v[i]->start / 1e6);
     /* Nothing goes back: an acquisition sent after another returned has a larger value. */
-    qsort(v, nv, sizeof *v, ptr_by_start);
+    sort_n(v, nv, sizeof *v, ptr_by_start);
     pm = calloc(nv + 1, sizeof *pm);
     for (size_t i = 0; pm && i < nv; i++)
         pm[i] = i && pm[i - 1] > v[i]->value ? pm[i - 1] : v[i]->value;
@@ -391,7 +505,7 @@ static void check_resource(logs *L, int res, nem_report *rep, int verbose)
     for (size_t i = 0; i < L->nw; i++)
         if (L->w[i].res == res && L->w[i].out == 'A')
             w[n++] = &L->w[i];
-    qsort(w, n, sizeof *w, w_by_done);
+    sort_n(w, n, sizeof *w, w_by_done);
     for (size_t i = 0; i < n; i++)
         pm[i] = i && pm[i - 1] > w[i]->token ? pm[i - 1] : w[i]->token;
     for (size_t i = 0; i < n; i++) {
@@ -443,7 +557,7 @@ static void check_all(logs *L, int verbose, nem_report *rep)
     }
     for (int i = 0; i < L->nnames; i++)
         check_resource(L, i, rep, verbose);
-    qsort(L->r, L->nr, sizeof *L->r, r_by_idx);
+    sort_n(L->r, L->nr, sizeof *L->r, r_by_idx);
     for (size_t i = 0; i < L->nr; i++) {
         long long max = 0;
         size_t j = i;
@@ -458,12 +572,29 @@ static void check_all(logs *L, int verbose, nem_report *rep)
         }
         i = j - 1;
     }
+    /* A count-only semaphore's size at the end (C lines): its permits, less at most one for
+     * each call whose outcome nobody could settle (U lines). */
+    for (size_t i = 0; i < L->nc; i++) {
+        const sizel *z = &L->c[i];
+        long long lim = L->limit[z->name];
+
+        if (lim < 0)
+            violation(rep, NEM_BAD_LINE, verbose, "a C line for %s without its P line",
+                      L->names[z->name]);
+        else if (z->size > lim || z->size < lim - L->unknown[z->name])
+            violation(rep, NEM_SIZE, verbose, "%s: %lld permits at the end, %lld exist (%ld calls "
+                      "of unknown outcome)", L->names[z->name], z->size, lim,
+                      L->unknown[z->name]);
+    }
+    rep->renewals = (long)L->nn;
     for (long b = 0; b < L->bad; b++)
         rep->count[NEM_BAD_LINE]++;
     free(L->a);
     free(L->e);
     free(L->w);
     free(L->r);
+    free(L->n);
+    free(L->c);
     free(L);
 }
 
@@ -531,10 +662,11 @@ long nem_report_total(const nem_report *rep)
 
 const char *nem_report_str(const nem_report *rep, char *buf, size_t len)
 {
-    size_t off = (size_t)snprintf(buf, len, "%ld holds on %ld locks, %ld writes (%ld accepted, "
-                                  "%ld refused, %ld unknown), %ld resource entries:",
-                                  rep->holds, rep->locks, rep->writes, rep->accepted,
-                                  rep->refused, rep->unknown, rep->resource_entries);
+    size_t off = (size_t)snprintf(buf, len, "%ld holds on %ld locks, %ld renewals, %ld writes "
+                                  "(%ld accepted, %ld refused, %ld unknown), %ld resource "
+                                  "entries:", rep->holds, rep->locks, rep->renewals, rep->writes,
+                                  rep->accepted, rep->refused, rep->unknown,
+                                  rep->resource_entries);
 
     for (int i = 0; i < NEM_RULES && off < len; i++)
         off += (size_t)snprintf(buf + off, len - off, " %s=%ld", nem_rule_names[i],

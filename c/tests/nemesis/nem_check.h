@@ -8,10 +8,16 @@
  *   A <pid> <thr> <seq> <lock> <kind> <sent_ns> <start_ns> <lease_ms> <value>
  *       an acquisition the process was told it has: sent when the acquire was sent, start right
  *       after it returned RLK_OK; lease_ms the lease the holder knew of (a fixed lease, or the
- *       watchdog's lease: only the first lease is counted, renewals are not logged), 0: none
- *       (a semaphore's permits); kind X exclusive (reentrant, fair, fenced lock), L a leader
- *       (value: its term), R a reader, W a writer, S permits (value: how many); value: the
- *       token or term (0: none)
+ *       watchdog's first lease, which N lines extend), 0: none (a count-only semaphore's
+ *       permits); kind X exclusive (reentrant, fair, fenced, non-reentrant lock, a faster
+ *       MultiLock's value), L a leader (value: its term), R a reader, W a writer, S permits
+ *       (value: how many); value: the token or term (0: none). lock may be several names
+ *       a,b,c (at most 8): one hold of each, taken at once (a faster MultiLock's values, each
+ *       checked as a lock of its own)
+ *   N <pid> <thr> <sent_ns> <lease_ms>
+ *       a renewal that renewed a hold of that thread (the watchdog's, or the async loop's):
+ *       sent when it was sent, lease_ms the lease it set. It belongs to the thread's hold sent
+ *       last before it, whose lease now ends no earlier than sent + lease_ms
  *   E <pid> <thr> <seq> <end_ns> <how>
  *       the hold ended: right before its release was sent, or when the holder was told it lost
  *       it (the lost-lock callback), whichever came first; how: r released, n the release said
@@ -22,10 +28,17 @@
  *   R <res> <index> <token>
  *       the resource's content at the end of the run, in its order (the parent writes these)
  *   P <lock> <permits>        a semaphore's permits (its limit)
+ *   C <lock> <size>           a semaphore's size at the end of the run, every holder gone:
+ *                             the count (plus the permits held, for the permit-expirable one,
+ *                             whose leases give them back by themselves; the parent writes it)
+ *   U <pid> <thr> <lock>      a call on a count-only semaphore whose outcome nobody can tell
+ *                             (its reply lost, not by the nemesis's own fault): a permit may
+ *                             have been taken and never given back
  *   # ...                     a comment (the seed, the options)
  *
- * A hold is [start, end) with end the earlier of its E line and sent + lease (an A line without
- * its E line: sent + lease, or never with no lease): what the holder knew. The rules, each
+ * A hold is [start, end) with end the earlier of its E line and its lease's end: sent + lease,
+ * or a later renewal's sent + lease (an A line without its E line: that, or never with no
+ * lease): what the holder knew. The rules, each
  * counted under its name:
  *   overlap         two holds of one lock overlap, one of them X, L or W (holdlog.h's
  *                   tk_holds_check)
@@ -37,6 +50,8 @@
  *   fenced-write    a write accepted at a resource with token t, sent after a write with a token
  *                   above t was accepted there (its holder had been fenced, yet got in)
  *   resource-order  the resource's content (R lines) has a token below one before it
+ *   size            a semaphore's size at the end (C) is above its permits, or below them by
+ *                   more than its U lines (a permit taken twice, given back twice, or lost)
  *   bad-line        a line that does not parse, an E or W without its A
  */
 #ifndef RLK_NEM_CHECK_H
@@ -45,13 +60,13 @@
 #include <stddef.h>
 
 enum { NEM_OVERLAP, NEM_PERMITS, NEM_DUP_TOKEN, NEM_DUP_TERM, NEM_TOKEN_BACK, NEM_FENCED_WRITE,
-       NEM_RESOURCE_ORDER, NEM_BAD_LINE, NEM_RULES };
+       NEM_RESOURCE_ORDER, NEM_SIZE, NEM_BAD_LINE, NEM_RULES };
 
 extern const char *const nem_rule_names[NEM_RULES];
 
 typedef struct nem_report {
     long count[NEM_RULES];
-    long holds, writes, accepted, refused, unknown, resource_entries, locks;
+    long holds, writes, accepted, refused, unknown, resource_entries, locks, renewals;
 } nem_report;
 
 /* The rule's index for its name, or -1. */

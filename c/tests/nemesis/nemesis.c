@@ -3,25 +3,28 @@
  * nemesis.c - a seeded nemesis over several processes, and the checker of their logs
  * (docs/nemesis.md).
  *
- *   nemesis [run] [--seed N] [--acq N] [--procs N] [--kinds lock,fenced,elect,sem]
- *                 [--plant a|b] [--expect-violation RULE] [--keep]
+ *   nemesis [run] [--seed N] [--acq N] [--procs N] [--kinds lock,fenced,elect,sem,...]
+ *                 [--plant a|b|c|d] [--expect-violation RULE] [--keep] [--failovers N]
  *   nemesis check [--expect-violation RULE] LOG...
- *   nemesis selftest clean|RULE
+ *   nemesis selftest clean|CONTROL
  *
  * run: starts a redis-server (the fixture; $RLK_TEST_SERVER), PROCS processes (this program
  * re-executed, "child ..."), each with one thread and one client per kind, every thread
  * acquiring and releasing its kind's lock in a loop until the process has made its share of
- * --acq acquisitions: the reentrant lock (kind X), the fenced lock (X, a token), leader election
- * (L, a term), the semaphore of 2 permits (S). Leases: a fixed lease of 250..1000 ms or the
- * watchdog's (1000 ms, renewed every third). Inside a hold the fenced lock's holder and the
- * leader write their token (term) to a Redis list through fence/rpush (rlk_fence_write), and
- * log whether the resource accepted it. Faults, all drawn from the seed:
- *   lost reply        (in the thread, on 3% of the exclusive kinds' acquires and 2% of their
- *                     releases) the server put in a DEBUG SLEEP, the call written (the
- *                     library's after-write hook), then CLIENT KILL ID of the client's pool
- *                     connections queued behind it from a connection opened before: the call
- *                     runs and its reply is dropped with its connection, or it is dropped
- *                     unrun (rt_lost_reply.c's kill case); the library settles it
+ * --acq acquisitions (docs/nemesis.md lists the kinds: locks X, leaders L, readers R, writers W,
+ * permits S). Leases: a fixed lease of 250..1000 ms or the watchdog's (1000 ms, renewed every
+ * third; each renewal logged through runtime/wd.h's rlk_renewed_hook). Inside a hold the fenced
+ * lock's holder and the leader write their token (term) to a Redis list through fence/rpush
+ * (rlk_fence_write), and log whether the resource accepted it. Faults, all drawn from the seed:
+ *   lost reply        (in the thread, on 3% of every kind's acquires and 2% of its releases)
+ *                     the server put in a DEBUG SLEEP, the call written (the library's
+ *                     after-write hook; the async client: its loop turned until the call is
+ *                     written), then CLIENT KILL ID of the client's connections queued behind
+ *                     it from a connection opened before: the call runs and its reply is
+ *                     dropped with its connection, or it is dropped unrun (rt_lost_reply.c's
+ *                     kill case); the library settles it. The semaphore, which records no
+ *                     holder and settles nothing: the reply read off the socket once the call
+ *                     ran, the socket shut (on_written_ran): the nemesis knows the outcome
  *   holder SIGSTOP    (the parent) a child process stopped 100..1300 ms, then SIGCONT: past
  *                     short leases, its watchdog stopped with it
  *   server SIGSTOP    (the parent) the server stopped 50..400 ms, then SIGCONT
@@ -41,12 +44,27 @@
  *               a candidate the library refuses claims leadership from a read of the
  *               election's record when it names that owner: two leaders with one term
  *               (dup-term), whichever way the library answers the second campaign
+ *   --plant c   the semaphore's holder sends a release whose reply was lost (after it ran)
+ *               again, as a library that repeats a lost call blindly: a permit given back
+ *               twice, the count above its permits at the end (size)
+ *   --plant d   (--failovers) the replica loses acknowledged lock keys before its promotion
+ *               while the parent holds the reentrant lock across it (overlap)
+ *
+ * --failovers N: the Sentinel group (sentinel.h) instead of one server, every client through
+ * the sentinels with min_replicas 1, N failovers at seeded times (SENTINEL FAILOVER, or the
+ * master SIGSTOPped until the sentinels elect the replica), the run ended by a stop file 2-4 s
+ * after the last; no lost-reply faults; kinds lock,fenced,elect,fair,nr unless --kinds
+ * (docs/nemesis.md, "A master failover").
  */
+#include "async/ae_state.h"
 #include "client/client.h"
 #include "client/conn.h"
+#include "client/pool.h"
 #include "fixture.h"
 #include "nem_check.h"
+#include "sentinel.h"
 #include "runtime/rt.h"
+#include "runtime/wd.h"
 #include "tk_util.h"
 
 #include <rlk.h>
@@ -61,6 +79,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -69,29 +88,62 @@
 #define MAXPROCS 8
 #define WAIT_MS 3000            /* an acquire's wait */
 #define WD_LEASE_MS 1000        /* the watchdog's lease */
-#define SEM_PERMITS 2
+#define SEM_PERMITS 2           /* the semaphore's, and the permit-expirable one's */
+#define FM_VALUES 3             /* the faster MultiLock's values: a, b, c */
+#define FM_SETS 7               /* its non-empty subsets: a handle each */
 #define LOST_SLEEP_MS 40        /* the DEBUG SLEEP behind a lost reply */
 #define CHILD_HARD_MS 150000    /* a child ends by itself after this */
 #define RUN_HARD_MS 160000      /* the parent stops the nemesis after this */
+#define FO_CHILD_HARD_MS 80000  /* --failovers: a child ends by itself after this */
+#define FO_RUN_HARD_MS 90000    /* --failovers: the parent stops the nemesis after this */
+#define FO_MIN_REPLICAS 1       /* --failovers: every client's rlk_options.min_replicas */
+#define FO_MIN_REPLICAS_MS 500  /* ... and its WAIT timeout */
+#define FO_KINDS "lock,fenced,elect,fair,nr"
 #define SHARED_OWNER "nemesis-shared-owner"
 
 /* afenced: the fenced lock through the non-blocking API (rlk_async.h, driven by
  * rlk_async_poll.h in its thread), on the same lock and resource as the blocking fenced
- * holders. */
-enum { K_LOCK, K_FENCED, K_ELECT, K_SEM, K_FAIR, K_RW, K_AFENCED, NKINDS };
+ * holders; alock, afair, arw and anr likewise: the reentrant, fair, read-write and
+ * non-reentrant locks through the non-blocking API, on the blocking holders' names, so both
+ * APIs' holders exclude each other. */
+enum { K_LOCK, K_FENCED, K_ELECT, K_SEM, K_FAIR, K_RW, K_AFENCED, K_NR, K_PSEM, K_FMULTI,
+       K_ALOCK, K_AFAIR, K_ARW, K_ANR, NKINDS };
 static const char *const KIND_NAME[NKINDS] = {"lock", "fenced", "elect", "sem", "fair", "rw",
-                                              "afenced"};
+                                              "afenced", "nr", "psem", "fmulti", "alock",
+                                              "afair", "arw", "anr"};
+/* fmulti: the group (one hash); its values are logged as the locks "{nm-fm}:a" ... */
 static const char *const LOCK_NAME[NKINDS] = {"{nm-lock}", "{nm-fenced}", "{nm-elect}",
-                                              "{nm-sem}", "{nm-fair}", "{nm-rw}", "{nm-fenced}"};
+                                              "{nm-sem}", "{nm-fair}", "{nm-rw}", "{nm-fenced}",
+                                              "{nm-nr}", "{nm-psem}", "{nm-fm}", "{nm-lock}",
+                                              "{nm-fair}", "{nm-rw}", "{nm-nr}"};
+static const char *const FM_VALUE[FM_VALUES] = {"a", "b", "c"};
 /* The resource each token kind writes to: fence key, data key, the name in the logs. */
 static const char *const RES_FENCE[NKINDS] = {NULL, "{nm-res-fenced}:fence",
                                               "{nm-res-elect}:fence", NULL, NULL, NULL,
-                                              "{nm-res-fenced}:fence"};
+                                              "{nm-res-fenced}:fence", NULL, NULL, NULL};
 static const char *const RES_DATA[NKINDS] = {NULL, "{nm-res-fenced}:log", "{nm-res-elect}:log",
-                                             NULL, NULL, NULL, "{nm-res-fenced}:log"};
+                                             NULL, NULL, NULL, "{nm-res-fenced}:log", NULL, NULL,
+                                             NULL};
 static const char *const RES_NAME[NKINDS] = {NULL, "nm-res-fenced", "nm-res-elect", NULL, NULL,
-                                             NULL, "nm-res-fenced"};
-#define DEFAULT_KINDS "lock,fenced,elect,sem,fair,rw,afenced"
+                                             NULL, "nm-res-fenced", NULL, NULL, NULL};
+#define DEFAULT_KINDS "lock,fenced,elect,sem,fair,rw,afenced,nr,psem,fmulti,alock,afair,arw,anr"
+
+/* A kind taken through the non-blocking API (t->ac, not t->c). */
+static int async_kind(int k)
+{
+    return k == K_AFENCED || k >= K_ALOCK;
+}
+
+/* The RLK_KIND_* an async kind's requests name (the read-write lock's by side). */
+static int async_lock_kind(int k, int side)
+{
+    switch (k) {
+    case K_AFENCED: return RLK_KIND_FENCED;
+    case K_AFAIR: return RLK_KIND_FAIR;
+    case K_ARW: return side == RLK_RW_WRITE ? RLK_KIND_WRITE : RLK_KIND_READ;
+    default: return RLK_KIND_LOCK;   /* alock, and anr on the reentrant lock's data */
+    }
+}
 
 /* name is one of the comma-separated list's items. */
 static int has_kind(const char *list, const char *name)
@@ -134,6 +186,7 @@ typedef struct thr {
     long quota;
     long long hard_ns;
     const char *url;
+    const char *stop;           /* --failovers: the parent creates this file to end the run */
     int fd;                     /* the process's log */
     rlk_client *c;
     volatile long long lost_ns; /* the lost-lock callback's time for the current hold; 0: none */
@@ -142,7 +195,10 @@ typedef struct thr {
     rlk_async_poll ap;          /* ... its loop */
     await_ aw;                  /* ... the request being waited for */
     int stuck;                  /* ... a request did not end in time: the thread stopped */
-    long acq, busy, errs, odd, lost_faults, planted, slow;
+    int ran;                    /* sem: the armed fault saw its call run (1) and took its reply */
+    int ran_nil;                /* ... the reply was nil: the acquire took the permit */
+    char permit[RLK_PERMIT_ID_SIZE];    /* psem: the permit held */
+    long acq, busy, errs, odd, lost_faults, planted, slow, ran_faults, norepl, reentry;
     char odd_text[200];
 } thr;
 
@@ -185,13 +241,55 @@ static void on_written(void *arg)
             break;
 }
 
+/* The semaphore's lost reply, one whose outcome the nemesis knows (the semaphore records no
+ * holder: a lost acquire that the library cannot settle, and nobody can, would leave the count
+ * short or, given back blindly, above its permits). After-write hook: waits for the call's
+ * reply on the connection it went out on (so it ran), keeps what it said (nil: the acquire took
+ * the permit), and shuts the socket down: the library reads no reply. Bounded: no reply within
+ * 5 s (a stopped server) leaves the call alone. */
+static void on_written_ran(void *arg)
+{
+    thr *t = arg;
+
+    for (int i = 0; i < t->c->pool_size; i++) {
+        redisContext *ctx = t->c->slots[i].ctx;
+        struct pollfd p;
+        char buf[64];
+        ssize_t n = 0, got;
+
+        if (!t->c->slots[i].busy || !ctx)
+            continue;
+        p.fd = ctx->fd;
+        p.events = POLLIN;
+        /* at least 3 bytes: "$-1" (nil), "_\r\n", ":N\r\n", "*2..." */
+        while (n < 3 && poll(&p, 1, 5000) == 1 &&
+               (got = recv(ctx->fd, buf + n, sizeof buf - 1 - (size_t)n, MSG_DONTWAIT)) > 0)
+            n += got;
+        if (n < 1)
+            return;
+        buf[n] = '\0';
+        t->ran = 1;
+        t->ran_faults++;
+        t->ran_nil = buf[0] == '_' || strncmp(buf, "$-1", 3) == 0;
+        shutdown(ctx->fd, SHUT_RDWR);
+        return;
+    }
+}
+
 /* Arms a lost reply for the thread's next script call; the sleeping server's connection, or
- * NULL (the fault is skipped). */
+ * NULL (the fault is skipped, or it is the semaphore's kind: on_written_ran). The async client's
+ * call is killed once written (a_kill), not through the after-write hook. */
 static redisContext *lost_begin(thr *t)
 {
     rlk_fx_server s;
     redisContext *x;
 
+    t->ran = t->ran_nil = 0;
+    if (t->kind == K_SEM) {
+        t->lost_faults++;
+        rlk_conn_after_write(on_written_ran, t);
+        return NULL;
+    }
     memset(&s, 0, sizeof s);
     s.port = t->port;
     if (!(t->kc = rlk_fx_connect(&s)))
@@ -202,18 +300,43 @@ static redisContext *lost_begin(thr *t)
         return NULL;
     }
     t->lost_faults++;
-    rlk_conn_after_write(on_written, t);
+    if (!t->ac)
+        rlk_conn_after_write(on_written, t);
     return x;
 }
 
 static void lost_end(thr *t, redisContext *x)
 {
+    rlk_conn_after_write(NULL, NULL);
     if (!x)
         return;
-    rlk_conn_after_write(NULL, NULL);
     rlk_fx_sleep_end(x);
     redisFree(t->kc);
     t->kc = NULL;
+}
+
+/* The async client's lost reply (lost_begin armed it: the server sleeps): turns the loop until
+ * the request is written on the command connection (bounded by the sleep), then CLIENT KILL ID
+ * of that connection, queued behind the sleep. Not written in time: the fault is skipped. */
+static void a_kill(thr *t)
+{
+    long long until = now_ns() + (LOST_SLEEP_MS / 2) * 1000000LL;
+    ae_node *n = t->ac->nnodes > 0 ? t->ac->nodes[0] : NULL;
+    int done = 0;
+
+    if (!t->kc)
+        return;
+    while (now_ns() < until && n &&
+           !(n->cmd.ctx && n->cmd.id > 0 && n->inflight.n > 0 && n->cmd.ctx->obuf[0] == '\0'))
+        rlk_async_poll_turn(&t->ap, 1000000LL);
+    if (!n || !n->cmd.ctx || n->inflight.n == 0 || n->cmd.ctx->obuf[0] != '\0') {
+        t->lost_faults--;
+        return;
+    }
+    redisAppendCommand(t->kc, "CLIENT KILL ID %lld", n->cmd.id);
+    while (!done)
+        if (redisBufferWrite(t->kc, &done) != REDIS_OK)
+            break;
 }
 
 static void odd(thr *t, const char *what, int rc)
@@ -225,11 +348,24 @@ static void odd(thr *t, const char *what, int rc)
                                                                        : "");
 }
 
-/* An error a fault explains: a lost reply (settled or not), a lease that ran out. */
+/* The child's rlk_options.min_replicas (--failovers: FO_MIN_REPLICAS; else 0). */
+static int g_min_replicas;
+
+/* An error a fault explains: a lost reply (settled or not), a lease that ran out; with
+ * min_replicas (a failover run) also a write too few replicas acknowledged (an acquisition
+ * rolled back: no hold; a release or a fenced write done, not undone) and a call that met a
+ * replica (a master demoted under it). */
 static int expected_error(int rc)
 {
     return rc == RLK_ERR_BUSY || rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT ||
-           rc == RLK_ERR_UNSETTLED || rc == RLK_ERR_NOT_OWNER || rc == RLK_ERR_LOST;
+           rc == RLK_ERR_UNSETTLED || rc == RLK_ERR_NOT_OWNER || rc == RLK_ERR_LOST ||
+           (g_min_replicas > 0 && (rc == RLK_ERR_NOREPLICAS || rc == RLK_ERR_READONLY));
+}
+
+/* --failovers: the parent created the stop file. */
+static int stopped(const thr *t)
+{
+    return t->stop && access(t->stop, F_OK) == 0;
 }
 
 /* ---------------------------------------------------------------- the async driver */
@@ -294,11 +430,18 @@ typedef struct handles {
     rlk_semaphore *s;
     rlk_fairlock *fl;
     rlk_rwlock *rw;
+    rlk_nrlock *nr;
+    rlk_psemaphore *ps;
+    rlk_fastmulti *fm[FM_SETS];     /* [set - 1]: the values whose bits are in set */
 } handles;
 
+/* side: the read-write lock's side, or the faster MultiLock's set of values (1..FM_SETS). */
 static int do_acquire(thr *t, handles *h, int side, long long lease, long long *value)
 {
     switch (t->kind) {
+    case K_NR: return rlk_nrlock_try_lock(h->nr, WAIT_MS, lease);
+    case K_PSEM: *value = 1; return rlk_psemaphore_try_acquire(h->ps, WAIT_MS, lease, t->permit);
+    case K_FMULTI: return rlk_fastmulti_try_lock(h->fm[side - 1], WAIT_MS, lease);
     case K_LOCK: return rlk_lock_try_lock(h->l, WAIT_MS, lease);
     case K_FENCED: return rlk_fenced_try_lock(h->f, WAIT_MS, lease, value);
     case K_ELECT: return rlk_elect_campaign(h->e, "v", WAIT_MS, lease, value);
@@ -306,14 +449,17 @@ static int do_acquire(thr *t, handles *h, int side, long long lease, long long *
     case K_FAIR: return rlk_fairlock_try_lock(h->fl, WAIT_MS, lease);
     case K_RW: return rlk_rwlock_try_lock(h->rw, side, WAIT_MS, lease);
     default: {
-        int rc;
+        int rc, kind = async_lock_kind(t->kind, side);
+        long long l = lease > 0 ? lease : -1;
 
         a_begin(t);
-        if (!rlk_async_lock(t->ac, RLK_KIND_FENCED, LOCK_NAME[t->kind], 1, WAIT_MS,
-                            lease > 0 ? lease : -1, a_done, &t->aw))
+        if (!(t->kind == K_ANR
+                  ? rlk_async_lock_nr(t->ac, kind, LOCK_NAME[t->kind], 1, WAIT_MS, l, a_done, &t->aw)
+                  : rlk_async_lock(t->ac, kind, LOCK_NAME[t->kind], 1, WAIT_MS, l, a_done, &t->aw)))
             return RLK_ERR_NOMEM;
+        a_kill(t);
         rc = a_wait(t);
-        *value = t->aw.value;
+        *value = t->kind == K_AFENCED ? t->aw.value : 0;   /* the others' value is a count */
         return rc;
     }
     }
@@ -322,6 +468,9 @@ static int do_acquire(thr *t, handles *h, int side, long long lease, long long *
 static int do_release(thr *t, handles *h, int side)
 {
     switch (t->kind) {
+    case K_NR: return rlk_nrlock_unlock(h->nr);
+    case K_PSEM: return rlk_psemaphore_release(h->ps, t->permit);
+    case K_FMULTI: return rlk_fastmulti_unlock(h->fm[side - 1]);
     case K_LOCK: return rlk_lock_unlock(h->l);
     case K_FENCED: return rlk_fenced_unlock(h->f);
     case K_ELECT: return rlk_elect_resign(h->e);
@@ -330,8 +479,10 @@ static int do_release(thr *t, handles *h, int side)
     case K_RW: return rlk_rwlock_unlock(h->rw, side);
     default:
         a_begin(t);
-        if (!rlk_async_unlock(t->ac, RLK_KIND_FENCED, LOCK_NAME[t->kind], 1, a_done, &t->aw))
+        if (!rlk_async_unlock(t->ac, async_lock_kind(t->kind, side), LOCK_NAME[t->kind], 1, a_done,
+                              &t->aw))
             return RLK_ERR_NOMEM;
+        a_kill(t);
         return a_wait(t);
     }
 }
@@ -369,45 +520,81 @@ static void *thr_main(void *arg)
     case K_SEM: h.s = rlk_semaphore_new(t->c, LOCK_NAME[K_SEM]); break;
     case K_FAIR: h.fl = rlk_fairlock_new(t->c, LOCK_NAME[K_FAIR]); break;
     case K_RW: h.rw = rlk_rwlock_new(t->c, LOCK_NAME[K_RW]); break;
+    case K_NR: h.nr = rlk_nrlock_new(t->c, LOCK_NAME[K_NR]); break;
+    case K_PSEM: h.ps = rlk_psemaphore_new(t->c, LOCK_NAME[K_PSEM]); break;
+    case K_FMULTI:
+        for (int set = 1; set <= FM_SETS; set++) {
+            const char *vals[FM_VALUES];
+            size_t n = 0;
+
+            for (int v = 0; v < FM_VALUES; v++)
+                if (set & (1 << v))
+                    vals[n++] = FM_VALUE[v];
+            if (!(h.fm[set - 1] = rlk_fastmulti_new(t->c, LOCK_NAME[K_FMULTI], vals, n))) {
+                odd(t, "new", rlk_err(t->c));
+                return NULL;
+            }
+        }
+        break;
     default: break;
     }
-    if (!t->ac && !h.l && !h.f && !h.e && !h.s && !h.fl && !h.rw) {
+    if (!t->ac && !h.l && !h.f && !h.e && !h.s && !h.fl && !h.rw && !h.nr && !h.ps && !h.fm[0]) {
         odd(t, "new", rlk_err(t->c));
         return NULL;
     }
-    while (t->acq < t->quota && now_ns() < t->hard_ns && !t->stuck) {
+    while (t->acq < t->quota && now_ns() < t->hard_ns && !t->stuck && !stopped(t)) {
         unsigned r = tk_rand(&t->rng);
-        int fixed = t->kind != K_SEM && (t->plant == 'a' || r % 10 < 6);
+        /* the permit-expirable semaphore: always a lease (no watchdog; its keeper is not run) */
+        int fixed = t->kind != K_SEM && (t->kind == K_PSEM || t->plant == 'a' || r % 10 < 6);
         long long lease = fixed ? 250 + (long long)(tk_rand(&t->rng) % 751) : 0;
         long long logged_lease = t->kind == K_SEM ? 0 : fixed ? lease : WD_LEASE_MS;
         unsigned pl = t->kind == K_FENCED && t->plant == 'a' ? 30 : 3;
-        /* The blocking kinds that settle a lost reply (the semaphore does not: a lost acquire
-         * may leave its permit taken, and nobody could tell). */
-        int lossy = t->kind != K_SEM && !t->ac;
-        int lose_acq = lossy && tk_rand(&t->rng) % 100 < pl;
-        int lose_rel = lossy && tk_rand(&t->rng) % 100 < 2;
+        /* Every kind: the semaphore's with on_written_ran (a reply lost after its call ran),
+         * the async client's with a_kill. */
+        int lose_acq = tk_rand(&t->rng) % 100 < pl;
+        int lose_rel = tk_rand(&t->rng) % 100 < (t->plant == 'c' ? 30u : 2u);
+        /* A failover run (t->stop) has no DEBUG SLEEP, and its server changes: no lost-reply
+         * faults (drawn all the same, so the other choices stay those of the seed). */
         long long spin = (long long)(tk_rand(&t->rng) % 500) * 1000;
         /* 1 in 200 fixed-lease holds outlives its lease by 50..250 ms. */
         long long slow = fixed && t->plant == '-' && tk_rand(&t->rng) % 200 == 0
                              ? lease + 50 + (long long)(tk_rand(&t->rng) % 200) : 0;
-        int side = tk_rand(&t->rng) % 3 == 0 ? RLK_RW_WRITE : RLK_RW_READ;
+        /* 1 in 40 watchdog holds works 400..1100 ms: past one to three renewals (N lines) */
+        long long renewed = !fixed && t->kind != K_SEM && t->plant == '-' &&
+                            tk_rand(&t->rng) % 40 == 0
+                                ? 400 + (long long)(tk_rand(&t->rng) % 700) : 0;
+        unsigned sd = tk_rand(&t->rng);
+        int side = t->kind == K_FMULTI ? 1 + (int)(sd % FM_SETS)
+                   : sd % 3 == 0 ? RLK_RW_WRITE : RLK_RW_READ;
         long long value = 0, sent, start, end;
         rlk_runtime_stats st0, st1;
         redisContext *x = NULL;
         int rc, claimed = 0;
-        int kind_letter = t->kind == K_ELECT ? 'L' : t->kind == K_SEM ? 'S'
-                          : t->kind == K_RW ? (side == RLK_RW_WRITE ? 'W' : 'R') : 'X';
-        char how;
+        int kind_letter = t->kind == K_ELECT ? 'L' : t->kind == K_SEM || t->kind == K_PSEM ? 'S'
+                          : t->kind == K_RW || t->kind == K_ARW ? (side == RLK_RW_WRITE ? 'W' : 'R')
+                          : 'X';
+        char how, names[200];
 
         t->lost_ns = 0;
         if (t->c)
             rlk_runtime_stats_get(t->c, &st0);
+        if (t->stop)
+            lose_acq = lose_rel = 0;
         if (lose_acq)
             x = lost_begin(t);
         sent = now_ns();
         rc = do_acquire(t, &h, side, lease, &value);
         start = now_ns();
         lost_end(t, x);
+        if (t->kind == K_SEM && lose_acq && t->ran && rc != RLK_OK) {
+            /* The reply the library never read said: taken (nil), or not. Taken: the nemesis
+             * knows it holds the permit, logs the hold and gives it back. */
+            if (t->ran_nil)
+                rc = RLK_OK;
+        } else if (t->kind == K_SEM && rc != RLK_OK && rc != RLK_ERR_BUSY &&
+                   expected_error(rc)) {
+            logline(t->fd, "U %d %d %s\n", (int)getpid(), tid, LOCK_NAME[t->kind]);
+        }
         if (t->c)
             rlk_runtime_stats_get(t->c, &st1);
         if (rc == RLK_OK && t->plant == 'a' && t->kind == K_FENCED &&
@@ -446,6 +633,11 @@ static void *thr_main(void *arg)
         if (rc != RLK_OK) {
             if (rc == RLK_ERR_BUSY)
                 t->busy++;
+            else if (rc == RLK_ERR_NOREPLICAS && g_min_replicas > 0)
+                t->norepl++;    /* rolled back: not a hold */
+            else if (rc == RLK_ERR_REENTRY && g_min_replicas > 0 && t->kind == K_NR)
+                t->reentry++;   /* a known liveness gap across a failover (docs/nemesis.md):
+                                   counted and printed, not a hold, not a safety violation */
             else if (expected_error(rc) && !t->stuck)
                 t->errs++;
             else
@@ -454,13 +646,26 @@ static void *thr_main(void *arg)
         }
         seq++;
         t->acq++;
+        if (t->kind == K_FMULTI) {
+            size_t off = 0;
+
+            names[0] = '\0';
+            for (int v = 0; v < FM_VALUES; v++)
+                if (side & (1 << v))
+                    off += (size_t)snprintf(names + off, sizeof names - off, "%s%s:%s",
+                                            off ? "," : "", LOCK_NAME[t->kind], FM_VALUE[v]);
+        } else {
+            snprintf(names, sizeof names, "%s", LOCK_NAME[t->kind]);
+        }
         logline(t->fd, "A %d %d %d %s %c %lld %lld %lld %lld\n", (int)getpid(), tid, seq,
-                LOCK_NAME[t->kind], kind_letter, sent, start, logged_lease, value);
+                names, kind_letter, sent, start, logged_lease, value);
         tk_spin_ns(spin);
         if (slow) {
             t->slow++;
             work_ms(t, slow);
         }
+        if (renewed)
+            work_ms(t, renewed);
         if (RES_FENCE[t->kind]) {
             char entry[96];
             long long w0, w1;
@@ -481,6 +686,18 @@ static void *thr_main(void *arg)
         end = now_ns();
         rc = claimed ? RLK_OK : do_release(t, &h, side);
         lost_end(t, x);
+        if (t->kind == K_SEM && rc != RLK_OK) {
+            if (lose_rel && t->ran) {
+                rc = RLK_OK;    /* it ran: the permit is back (not given twice) */
+                if (t->plant == 'c') {
+                    /* Planted (c): the lost release sent again, blindly. */
+                    rlk_semaphore_release(h.s, 1, NULL);
+                    t->planted++;
+                }
+            }
+            else if (expected_error(rc))
+                logline(t->fd, "U %d %d %s\n", (int)getpid(), tid, LOCK_NAME[t->kind]);
+        }
         how = rc == RLK_OK ? 'r' : rc == RLK_ERR_NOT_OWNER ? 'n' : 'u';
         if (t->lost_ns && t->lost_ns < end) {
             end = t->lost_ns;
@@ -496,6 +713,10 @@ static void *thr_main(void *arg)
     rlk_semaphore_free(h.s);
     rlk_fairlock_free(h.fl);
     rlk_rwlock_free(h.rw);
+    rlk_nrlock_free(h.nr);
+    rlk_psemaphore_free(h.ps);
+    for (int i = 0; i < FM_SETS; i++)
+        rlk_fastmulti_free(h.fm[i]);
     return NULL;
 }
 
@@ -503,6 +724,49 @@ typedef struct proc_ctx {
     thr t[NKINDS];
     int nt;
 } proc_ctx;
+
+static proc_ctx *the_proc;     /* the child's threads, for on_renewed */
+static long g_unacked;         /* renewals too few replicas acknowledged (not N lines) */
+
+/* rlk_renewed_hook (runtime/wd.h): a renewal that renewed a hold, on the watchdog thread of a
+ * thread's client or in the async thread's loop: an N line of that thread. The thread is the
+ * one whose client's uuid begins the owner (one client per thread); a shared owner id (plant b)
+ * falls back to the blocking thread of that lock name. */
+static void on_renewed(int kind, const char *name, const char *owner, long long sent_ns,
+                       long long lease_ms)
+{
+    proc_ctx *p = the_proc;
+    thr *by_name = NULL;
+    /* With min_replicas, a renewal the replica did not acknowledge (the WAIT that went with
+     * it, on this renewing thread) is done on this master only, not undone, and counted
+     * (docs/sentinel.md): a master failing over may not have it. The holder can count on the
+     * lease the last acknowledged renewal set, so only that is an N line; the others are
+     * comments. */
+    const char *tag = g_min_replicas > 0 && rlk_last_replica_acks() < g_min_replicas
+                          ? "# unacked " : "";
+
+    (void)kind;
+    if (!p)
+        return;
+    if (tag[0])
+        __atomic_add_fetch(&g_unacked, 1, __ATOMIC_RELAXED);
+    for (int i = 0; i < p->nt; i++) {
+        thr *t = &p->t[i];
+        const char *uuid = t->c ? rlk_client_uuid(t->c) : rlk_async_uuid(t->ac);
+        size_t n = strlen(uuid);
+
+        if (n && strncmp(owner, uuid, n) == 0 && owner[n] == ':') {
+            logline(t->fd, "%sN %d %d %lld %lld\n", tag, (int)getpid(), t->kind, sent_ns,
+                    lease_ms);
+            return;
+        }
+        if (t->c && strcmp(name, LOCK_NAME[t->kind]) == 0)
+            by_name = t;
+    }
+    if (by_name)
+        logline(by_name->fd, "%sN %d %d %lld %lld\n", tag, (int)getpid(), by_name->kind,
+                sent_ns, lease_ms);
+}
 
 static void *proc_thread(void *arg)
 {
@@ -513,19 +777,25 @@ static void *proc_thread(void *arg)
     return thr_main(&sub);
 }
 
-/* child URL PORT PROC SEED QUOTA KINDS PLANT LOG */
+/* child URL PORT PROC SEED QUOTA KINDS PLANT LOG MINREPL STOP (STOP "-": none; else the
+ * failover run's stop file, whose presence ends it) */
 static int child_main(int argc, char **argv)
 {
     proc_ctx *p;
     int fd, proc;
     long quota;
     unsigned long long seed;
-    long acq = 0, busy = 0, errs = 0, odds = 0, faults = 0, planted = 0, slow = 0;
-    unsigned long long lost = 0, adopted = 0, not_run = 0, unsettled = 0;
+    long acq = 0, busy = 0, errs = 0, odds = 0, faults = 0, planted = 0, slow = 0, ran = 0;
+    long norepl = 0, reentry = 0;
+    unsigned long long lost = 0, adopted = 0, not_run = 0, unsettled = 0, switches = 0,
+                       lib_unacked = 0;
+    const char *stop;
     const char *odd_text = "";
 
-    if (argc != 10)
+    if (argc != 12)
         return 2;
+    g_min_replicas = atoi(argv[10]);
+    stop = strcmp(argv[11], "-") == 0 ? NULL : argv[11];
     proc = atoi(argv[4]);
     seed = strtoull(argv[5], NULL, 10);
     quota = atol(argv[6]);
@@ -546,13 +816,16 @@ static int child_main(int argc, char **argv)
         t->quota = quota;
         t->hard_ns = 0;
         t->url = argv[2];
+        t->stop = stop;
         t->fd = fd;
         rlk_options_init(&o);
         o.url = argv[2];
+        o.min_replicas = g_min_replicas;
+        o.min_replicas_timeout_ms = FO_MIN_REPLICAS_MS;
         o.pool_size = 2;
         o.watchdog_lease_ms = WD_LEASE_MS;
         o.command_timeout_ms = 3000;
-        if (k == K_AFENCED) {
+        if (async_kind(k)) {
             t->ac = rlk_async_new(&o);
             if (!t->ac || rlk_async_poll_attach(t->ac, &t->ap) != RLK_OK) {
                 tk_say("error async: %s", t->ac ? rlk_async_errstr(t->ac) : "no memory");
@@ -570,11 +843,13 @@ static int child_main(int argc, char **argv)
     }
     if (p->nt == 0)
         return 5;
+    the_proc = p;
+    rlk_renewed_hook = on_renewed;
     logline(fd, "# pid %d proc %d seed %llu quota %ld kinds %s plant %s\n", (int)getpid(), proc,
             seed, quota, argv[7], argv[8]);
     {
         /* tk_child_go_threads says "ready" and waits for "go"; the deadline starts then. */
-        long long hard = now_ns() + CHILD_HARD_MS * 1000000LL;
+        long long hard = now_ns() + (stop ? FO_CHILD_HARD_MS : CHILD_HARD_MS) * 1000000LL;
 
         for (int i = 0; i < p->nt; i++)
             p->t[i].hard_ns = hard;
@@ -594,17 +869,41 @@ static int child_main(int argc, char **argv)
         if (t->odd_text[0] && !odd_text[0])
             odd_text = t->odd_text;
         slow += t->slow;
+        ran += t->ran_faults;
+        norepl += t->norepl;
+        reentry += t->reentry;
         if (t->c && rlk_runtime_stats_get(t->c, &st) == RLK_OK) {
             lost += st.lost_replies;
             adopted += st.lost_adopted;
             not_run += st.lost_not_run;
             unsettled += st.lost_unsettled;
         }
+        if (t->c) {
+            rlk_metrics m;
+
+            if (rlk_metrics_get(t->c, &m) == RLK_OK) {
+                switches += m.failovers;
+                lib_unacked += m.renewals_unacked;
+            }
+        }
+        if (t->ac) {
+            rlk_metrics m;
+
+            if (rlk_async_metrics_get(t->ac, &m) == RLK_OK) {
+                lost += m.lost_replies;
+                adopted += m.lost_adopted;
+                not_run += m.lost_not_run;
+                unsettled += m.lost_unsettled;
+            }
+        }
     }
     close(fd);
     tk_say("done acq=%ld busy=%ld errors=%ld odd=%ld faults=%ld lost=%llu adopted=%llu "
-           "not_run=%llu unsettled=%llu planted=%ld slow=%ld first_odd=%s", acq, busy, errs, odds,
-           faults, lost, adopted, not_run, unsettled, planted, slow, odd_text[0] ? odd_text : "-");
+           "not_run=%llu unsettled=%llu planted=%ld slow=%ld ran=%ld norepl=%ld reentry=%ld "
+           "unacked=%ld unacked_counted=%llu switches=%llu first_odd=%s", acq, busy, errs, odds,
+           faults, lost, adopted, not_run, unsettled, planted, slow, ran, norepl, reentry,
+           __atomic_load_n(&g_unacked, __ATOMIC_RELAXED), lib_unacked, switches,
+           odd_text[0] ? odd_text : "-");
     for (int i = 0; i < p->nt; i++) {
         if (p->t[i].ac) {
             rlk_async_free(p->t[i].ac);
@@ -697,36 +996,94 @@ static const char CLEAN[] =
     "E 1 3 1 0010000000 r\n"
     "A 3 3 1 {s} S 0000000000 0011000000 0 1\n"
     "E 2 3 1 0020000000 r\n"
-    "E 3 3 1 0030000000 r\n";
+    "E 3 3 1 0030000000 r\n"
+    /* its size at the end: one permit short, after one call of unknown outcome */
+    "U 3 3 {s}\n"
+    "C {s} 1\n"
+    /* permit-expirable semaphore of 2: the first permit's lease (100 ms) ended it before its
+     * late release, so a third holder comes in at 150 ms; its size whole at the end */
+    "P {p} 2\n"
+    "A 1 8 1 {p} S 0000000000 0001000000 100 1\n"
+    "E 1 8 1 0300000000 r\n"
+    "A 2 8 1 {p} S 0000000000 0002000000 100 1\n"
+    "E 2 8 1 0050000000 r\n"
+    "A 3 8 1 {p} S 0060000000 0150000000 100 1\n"
+    "E 3 8 1 0155000000 r\n"
+    "C {p} 2\n"
+    /* faster MultiLock: values a,b and c held at once, then b,c */
+    "A 1 9 1 {m}:a,{m}:b X 0000000000 0001000000 100 0\n"
+    "A 2 9 1 {m}:c X 0000000000 0002000000 100 0\n"
+    "E 1 9 1 0010000000 r\n"
+    "E 2 9 1 0011000000 r\n"
+    "A 3 9 1 {m}:b,{m}:c X 0012000000 0013000000 100 0\n"
+    "E 3 9 1 0020000000 r\n"
+    /* a watchdog hold renewed at 80 ms (its lease to 180 ms), released at 150 ms, the next
+     * holder in at 160 ms; the second one's renewal after its release extends nothing */
+    "A 1 10 1 {w} X 0000000000 0001000000 100 0\n"
+    "N 1 10 0080000000 100\n"
+    "E 1 10 1 0150000000 r\n"
+    "A 2 10 1 {w} X 0100000000 0160000000 100 0\n"
+    "E 2 10 1 0170000000 r\n"
+    "N 2 10 0175000000 100\n"
+    "A 3 10 1 {w} X 0171000000 0180000000 100 0\n"
+    "E 3 10 1 0190000000 r\n";
 
-/* Each appended to CLEAN: exactly one violation of its rule. */
+/* Each appended to CLEAN: exactly one violation of its rule (name: the control's; rule: what
+ * the checker must report). */
 static const struct planted {
-    const char *rule, *lines;
+    const char *name, *rule, *lines;
 } PLANTED[] = {
-    {"overlap",
+    {"overlap", "overlap",
      "A 7 0 1 {x} X 0400000000 0401000000 100 0\n"
      "E 7 0 1 0420000000 r\n"
      "A 8 0 1 {x} X 0405000000 0410000000 100 0\n"
      "E 8 0 1 0430000000 r\n"},
-    {"permits",
+    /* the non-reentrant lock: its holds are X lines of its own name */
+    {"overlap-nr", "overlap",
+     "A 7 7 1 {n} X 0400000000 0401000000 500 0\n"
+     "E 7 7 1 0420000000 r\n"
+     "A 8 7 1 {n} X 0402000000 0419000000 500 0\n"
+     "E 8 7 1 0430000000 r\n"},
+    /* the faster MultiLock: a and c taken at 10.5 ms, a free since 10 ms but c still pid 2's */
+    {"overlap-multi", "overlap",
+     "A 7 9 1 {m}:a,{m}:c X 0010200000 0010500000 100 0\n"
+     "E 7 9 1 0012000000 r\n"},
+    /* a watchdog hold that overlaps the next one only through its renewal: its first lease
+     * ended at 500 ms, the renewal sent at 480 ms carried it to 580 ms, its release came at
+     * 560 ms, the next holder was in at 520 ms */
+    {"overlap-renewed", "overlap",
+     "A 7 10 1 {r} X 0400000000 0401000000 100 0\n"
+     "N 7 10 0480000000 100\n"
+     "E 7 10 1 0560000000 r\n"
+     "A 8 10 1 {r} X 0450000000 0520000000 100 0\n"
+     "E 8 10 1 0530000000 r\n"},
+    {"permits", "permits",
      "A 7 3 1 {s} S 0000000000 0015000000 0 1\n"
      "E 7 3 1 0016000000 r\n"},
-    {"dup-token",
+    /* the permit-expirable semaphore: a third permit while two leases still run */
+    {"permits-lease", "permits",
+     "A 7 8 1 {p} S 0000000000 0003000000 100 1\n"
+     "E 7 8 1 0020000000 r\n"},
+    /* a permit given back twice: the count above the permits at the end */
+    {"size", "size", "C {s} 3\n"},
+    /* a permit lost: the count short, no call of unknown outcome to explain it */
+    {"size-short", "size", "C {p} 1\n"},
+    {"dup-token", "dup-token",
      "A 7 1 1 {f} X 0400000000 0401000000 100 20\n"
      "E 7 1 1 0402000000 r\n"
      "A 8 1 1 {f} X 0400500000 0403000000 100 20\n"
      "E 8 1 1 0404000000 r\n"},
-    {"dup-term",
+    {"dup-term", "dup-term",
      "A 7 2 1 {e} L 0400000000 0401000000 1000 600\n"
      "E 7 2 1 0402000000 r\n"
      "A 8 2 1 {e} L 0400500000 0403000000 1000 600\n"
      "E 8 2 1 0404000000 r\n"},
-    {"token-back",
+    {"token-back", "token-back",
      "A 7 1 1 {f} X 0400000000 0401000000 100 30\n"
      "E 7 1 1 0402000000 r\n"
      "A 8 1 1 {f} X 0403000000 0404000000 100 29\n"
      "E 8 1 1 0405000000 r\n"},
-    {"fenced-write",
+    {"fenced-write", "fenced-write",
      "A 7 1 1 {f} X 0400000000 0401000000 100 40\n"
      "W 7 1 1 res2 40 0402000000 0403000000 A\n"
      "E 7 1 1 0404000000 r\n"
@@ -734,8 +1091,8 @@ static const struct planted {
      "W 8 1 1 res2 41 0407000000 0408000000 A\n"
      "E 8 1 1 0409000000 r\n"
      "W 7 1 1 res2 40 0410000000 0411000000 A\n"},
-    {"resource-order", "R res3 0 50\nR res3 1 52\nR res3 2 51\n"},
-    {"bad-line", "E 9 9 9 0000000001 r\n"},
+    {"resource-order", "resource-order", "R res3 0 50\nR res3 1 52\nR res3 2 51\n"},
+    {"bad-line", "bad-line", "E 9 9 9 0000000001 r\n"},
 };
 
 static int selftest_main(int argc, char **argv)
@@ -753,16 +1110,17 @@ static int selftest_main(int argc, char **argv)
         nem_check_text(CLEAN, 1, &rep);
         rc = judge(&rep, -1);
         /* The clean log must be seen whole: the holds, writes and entries it has. */
-        if (rep.holds != 13 || rep.writes != 5 || rep.resource_entries != 4 || rep.locks != 4) {
+        if (rep.holds != 24 || rep.writes != 5 || rep.resource_entries != 4 || rep.locks != 9 ||
+            rep.renewals != 2) {
             printf("nemesis selftest: the clean log read as %ld holds, %ld writes, %ld entries, "
-                   "%ld locks (expected 13, 5, 4, 4)\n", rep.holds, rep.writes,
-                   rep.resource_entries, rep.locks);
+                   "%ld locks, %ld renewals (expected 24, 5, 4, 9, 2)\n", rep.holds, rep.writes,
+                   rep.resource_entries, rep.locks, rep.renewals);
             rc = 1;
         }
         return rc;
     }
     for (size_t i = 0; i < sizeof PLANTED / sizeof PLANTED[0]; i++)
-        if (strcmp(argv[2], PLANTED[i].rule) == 0)
+        if (strcmp(argv[2], PLANTED[i].name) == 0)
             expect = (int)i;
     if (expect < 0) {
         fprintf(stderr, "nemesis selftest: no planted log for %s\n", argv[2]);
@@ -790,13 +1148,173 @@ typedef struct run_opts {
     unsigned long long seed;
     long acq;
     int procs;
-    char kinds[64];
+    char kinds[160];
     char plant[2];
     int expect;
     int keep;                   /* --keep: the logs stay (they do on a failure) */
+    int failovers;              /* --failovers N: the Sentinel group, N failovers (0: one server) */
 } run_opts;
 
-static rlk_fx_server srv;
+#define MAX_FAILOVERS 4
+
+static rlk_fx_server srv;       /* the one server; or, in a failover run: */
+static rlk_fx_sentinel sfx;     /* master + replica + 3 sentinels */
+static int g_fo_run, g_master;  /* a failover run; the data node that is master now */
+static const char *g_kinds;     /* the run's kinds */
+
+/* Planted (d): the replica loses what its master acknowledged. Until the replica says ROLE
+ * master, every 2 ms, the lock keys of the run's kinds are deleted on it (made writable:
+ * replica-read-only no), so the holds of the promotion's moment, every one of them
+ * acknowledged by WAIT, are not on the new master: what min_replicas exists to prevent. The
+ * children's holds are short (most end within a millisecond, and the new master grants nothing
+ * until its replica is back, a second or more later), so the parent holds one itself across the
+ * first failover: the reentrant lock, through the sentinels with min_replicas 1, on a lease of
+ * PLANT_D_LEASE_MS, logged as a hold of its own (thread 99); the children take that lock on the
+ * new master inside that lease. */
+#define PLANT_D_LEASE_MS 15000
+static rlk_client *g_pd_client;
+static rlk_lock *g_pd_lock;
+static int g_pd_seq;
+static long long g_pd_start_ns;  /* the parent's hold began (sent) */
+typedef struct plant_d {
+    pthread_t th;
+    int replica, running;
+    long dels;
+} plant_d;
+
+static void *plant_d_main(void *arg)
+{
+    plant_d *p = arg;
+    rlk_fx_server *r = &sfx.data[p->replica];
+    long long t0 = rlk_fx_now_ms();
+
+    if (tk_command_ok(r, "CONFIG SET replica-read-only no") != 0)
+        return NULL;
+    while (rlk_fx_now_ms() - t0 < 20000 && rlk_fx_sentinel_role(&sfx, p->replica) == 'S') {
+        for (int k = 0; k < NKINDS; k++) {
+            if (!has_kind(g_kinds, KIND_NAME[k]))
+                continue;
+            if (tk_command_ok(r, "DEL %s", LOCK_NAME[k]) == 0)
+                p->dels++;
+        }
+        rlk_fx_sleep_ms(2);
+    }
+    return NULL;
+}
+
+/* The server to read from at the end, to pause: the master. */
+static rlk_fx_server *master(void)
+{
+    return g_fo_run ? &sfx.data[g_master] : &srv;
+}
+
+/* One failover, as the seed chose it (how): 'F' SENTINEL FAILOVER (retried while the sentinels
+ * refuse it: NOGOODSLAVE for a while after an earlier one), or 'K' the master SIGSTOPped until
+ * every sentinel names the replica and it says ROLE master (down-after-milliseconds 1000, then
+ * the sentinels' vote), then SIGCONT: the old master comes back still a master, with no replica
+ * and possibly clients, until the sentinels demote it. Before either, the previous old master
+ * demoted and linked and the replica promotable. The times go to *begin / *end (ns) and a
+ * comment line of the parent's log. Bounded: about 60 s in all. 0, or -1 (said). */
+static int fail_over(int fd, int k, char how, int plant, long long *begin, long long *end)
+{
+    int old = g_master, now;
+    long long t0;
+    plant_d pd;
+
+    if (k > 0 && rlk_fx_sentinel_wait_demoted(&sfx, 1 - old, 20000) != 0) {
+        printf("nemesis: failover %d: the old master (data %d) not demoted within 20 s\n", k,
+               1 - old);
+        return -1;
+    }
+    if (rlk_fx_sentinel_wait_promotable(&sfx, 15000) != 0) {
+        printf("nemesis: failover %d: the replica not promotable within 15 s\n", k);
+        return -1;
+    }
+    memset(&pd, 0, sizeof pd);
+    pd.replica = 1 - old;
+    if (plant == 'd' && g_pd_lock && !g_pd_seq) {
+        long long sent = now_ns();
+        int rc = rlk_lock_try_lock(g_pd_lock, 5000, PLANT_D_LEASE_MS);
+
+        if (rc == RLK_OK) {
+            g_pd_seq = 1;
+            g_pd_start_ns = sent;
+            logline(fd, "A %d 99 1 %s X %lld %lld %d 0\n", (int)getpid(), LOCK_NAME[K_LOCK],
+                    sent, now_ns(), PLANT_D_LEASE_MS);
+        } else {
+            printf("nemesis: planted (d): the parent's acquire: %s\n", rlk_errstr(g_pd_client));
+        }
+    }
+    if (plant == 'd')
+        pd.running = pthread_create(&pd.th, NULL, plant_d_main, &pd) == 0;
+    *begin = now_ns();
+    t0 = rlk_fx_now_ms();
+    if (how == 'F') {
+        while (rlk_fx_sentinel_failover(&sfx, 10000) != 0) {
+            if (rlk_fx_now_ms() - t0 > 20000) {
+                printf("nemesis: failover %d: SENTINEL FAILOVER not done within 20 s\n", k);
+                if (pd.running)
+                    pthread_join(pd.th, NULL);
+                return -1;
+            }
+            rlk_fx_sleep_ms(200);
+        }
+    } else {
+        rlk_fx_pause(&sfx.data[old]);
+        while (rlk_fx_sentinel_master(&sfx) != 1 - old && rlk_fx_now_ms() - t0 < 20000)
+            rlk_fx_sleep_ms(20);
+        rlk_fx_resume(&sfx.data[old]);
+        if (pd.running)
+            pthread_join(pd.th, NULL), pd.running = 0;
+        if (rlk_fx_sentinel_master(&sfx) != 1 - old) {
+            printf("nemesis: failover %d: the sentinels did not elect the replica within 20 s of "
+                   "the master's SIGSTOP\n", k);
+            return -1;
+        }
+    }
+    if (pd.running)
+        pthread_join(pd.th, NULL);
+    if (plant == 'd')
+        printf("nemesis: planted (d): %ld lock keys deleted on the replica before it was "
+               "promoted\n", pd.dels);
+    *end = now_ns();
+    now = 1 - old;
+    g_master = now;
+    logline(fd, "# failover %d %s from %d to %d begin %lld end %lld\n", k,
+            how == 'F' ? "SENTINEL-FAILOVER" : "SIGSTOP-master", sfx.data[old].port,
+            sfx.data[now].port, *begin, *end);
+    printf("nemesis: failover %d (%s): port %d -> %d in %lld ms\n", k,
+           how == 'F' ? "SENTINEL FAILOVER" : "master SIGSTOPped until the sentinels elected "
+           "the replica", sfx.data[old].port, sfx.data[now].port, (*end - *begin) / 1000000);
+    return 0;
+}
+
+/* The A lines of the logs whose start is in [from, to), of the lock named (NULL: any): the holds
+ * a stretch of the run had. */
+static long holds_of(const char *const *paths, int n, const char *name, long long from,
+                     long long to)
+{
+    long count = 0;
+
+    for (int i = 0; i < n; i++) {
+        FILE *f = fopen(paths[i], "r");
+        char line[512], held[128];
+        long long sent, start;
+
+        while (f && fgets(line, sizeof line, f))
+            if (sscanf(line, "A %*d %*d %*d %127s %*c %lld %lld", held, &sent, &start) == 3 &&
+                start >= from && start < to && (!name || strcmp(held, name) == 0))
+                count++;
+        if (f)
+            fclose(f);
+    }
+    return count;
+}
+
+static long holds_between(const char *const *paths, int n, long long from, long long to)
+{
+    return holds_of(paths, n, NULL, from, to);
+}
 
 static int wall_jump(long long off0)
 {
@@ -853,7 +1371,7 @@ static long field(const char *line, const char *key)
 /* The resource's list, as R lines of the parent's log. */
 static long dump_resource(int fd, const char *data, const char *res)
 {
-    redisReply *r = rlk_fx_command(&srv, "LRANGE %s 0 -1", data);
+    redisReply *r = rlk_fx_command(master(), "LRANGE %s 0 -1", data);
     long n = 0;
 
     if (r && r->type == REDIS_REPLY_ARRAY)
@@ -864,20 +1382,55 @@ static long dump_resource(int fd, const char *data, const char *res)
     return n;
 }
 
+/* GET name (+ ZCARD name<zsuffix> when zsuffix is not NULL); -1 when unreadable. */
+static long long sem_size(const char *name, const char *zsuffix)
+{
+    redisReply *r = rlk_fx_command(master(), "GET %s", name);
+    long long n = r && r->type == REDIS_REPLY_STRING ? atoll(r->str) : -1;
+
+    if (r)
+        freeReplyObject(r);
+    if (n >= 0 && zsuffix) {
+        r = rlk_fx_command(master(), "ZCARD %s%s", name, zsuffix);
+        n = r && r->type == REDIS_REPLY_INTEGER ? n + r->integer : -1;
+        if (r)
+            freeReplyObject(r);
+    }
+    return n;
+}
+
 static int run_main(const run_opts *o)
 {
     static const char *const extra[] = {"--enable-debug-command", "yes", NULL};
-    char dir[] = "/tmp/rlk-nemesis-XXXXXX", url[128], port[16], seedarg[32], quota[24],
-         pidx[16], logs[MAXPROCS + 1][300], done[MAXPROCS][400];
+    char dir[] = "/tmp/rlk-nemesis-XXXXXX", url[512], port[16], seedarg[32], quota[24],
+         pidx[16], logs[MAXPROCS + 1][300], done[MAXPROCS][400], stopf[320], minrepl[8];
     const char *paths[MAXPROCS + 1];
     tk_child kids[MAXPROCS];
     rlk_fx_config cfg;
     unsigned rng = mix(o->seed);
-    long nk = 0, q, acq = 0, odds = 0, faults = 0, planted = 0, stops = 0, sstops = 0;
+    long nk = 0, q, acq = 0, odds = 0, faults = 0, planted = 0, stops = 0, sstops = 0, ran = 0;
+    long norepl = 0, reentry = 0, unacked = 0, switches = 0, fo_short = 0;
     long long t0 = rlk_fx_now_ms(), off0 = tk_wall_offset_ms(), lost = 0, adopted = 0;
-    int ndone = 0, fd, rc;
+    int ndone = 0, fd, rc, fo = 0, fo_bad = 0, stop_made = 0;
     nem_report rep;
     tk_stall stall;
+    /* A failover run's schedule, drawn up front from its own stream of the seed: when each
+     * failover comes (ms after the previous one, or after "go"), how ('F' / 'K', fail_over),
+     * and when the run stops after the last. */
+    unsigned fo_rng = mix(o->seed ^ 0x5fa11acedULL);
+    long fo_gap[MAX_FAILOVERS], stop_gap = 2000 + (long)(tk_rand(&fo_rng) % 2000);
+    char fo_how[MAX_FAILOVERS];
+    long long fo_begin[MAX_FAILOVERS], fo_end[MAX_FAILOVERS], next_fo = 0, stop_at = 0;
+    long run_hard = o->failovers ? FO_RUN_HARD_MS : RUN_HARD_MS;
+
+    for (int k = 0; k < MAX_FAILOVERS; k++) {
+        fo_gap[k] = 1500 + (long)(tk_rand(&fo_rng) % 2500);
+        fo_how[k] = tk_rand(&fo_rng) % 2 ? 'K' : 'F';
+        /* Planted (d) needs holds alive at the promotion: a SIGSTOPped master's (1 s leases at
+         * most) run out before the sentinels elect the replica, some 5 s later. */
+        if (o->plant[0] == 'd')
+            fo_how[k] = 'F';
+    }
 
     for (int k = 0; k < NKINDS; k++)
         nk += has_kind(o->kinds, KIND_NAME[k]);
@@ -887,23 +1440,52 @@ static int run_main(const run_opts *o)
         return 2;
     }
     q = (o->acq + nk * o->procs - 1) / (nk * o->procs);
-    printf("nemesis: seed %llu (replay: nemesis run --seed %llu --acq %ld --procs %d --kinds %s%s%s)\n",
+    printf("nemesis: seed %llu (replay: nemesis run --seed %llu --acq %ld --procs %d --kinds %s%s%s",
            o->seed, o->seed, o->acq, o->procs, o->kinds, o->plant[0] ? " --plant " : "",
            o->plant);
+    if (o->failovers)
+        printf(" --failovers %d", o->failovers);
+    printf(")\n");
+    if (o->failovers) {
+        printf("nemesis: the failovers drawn:");
+        for (int k = 0; k < o->failovers; k++)
+            printf(" %s %ld ms after %s", fo_how[k] == 'F' ? "SENTINEL FAILOVER" : "SIGSTOP of the "
+                   "master", fo_gap[k], k ? "the previous" : "go");
+        printf("; the run stops %ld ms after the last\n", stop_gap);
+    }
     fflush(stdout);
-    rlk_fx_config_init(&cfg);
-    cfg.extra = extra;
-    if (rlk_fx_start(&srv, &cfg) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0 ||
-        srv.tls) {
-        fprintf(stderr, "nemesis: cannot start a plain-TCP redis-server\n");
-        return 1;
+    g_fo_run = o->failovers > 0;
+    snprintf(minrepl, sizeof minrepl, "%d", g_fo_run ? FO_MIN_REPLICAS : 0);
+    if (g_fo_run) {
+        /* The quick group: the sentinels' INFO period 500 ms, so a returning old master is
+         * demoted, and the replica promotable again, within about a second (sentinel.h). */
+        if (rlk_fx_sentinel_start_quick(&sfx, "nmmaster") != 0 || sfx.sentinel[0].tls) {
+            fprintf(stderr, "nemesis: cannot start a plain-TCP Sentinel group\n");
+            return 1;
+        }
+        g_master = 0;
+        snprintf(url, sizeof url, "redis+sentinel://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/%s",
+                 sfx.sentinel[0].port, sfx.sentinel[1].port, sfx.sentinel[2].port, sfx.name);
+        printf("nemesis: Sentinel group up in %lld ms: master %d, replica %d; clients: %s, "
+               "min_replicas %d (WAIT %d ms)\n", sfx.start_ms, sfx.data[0].port,
+               sfx.data[1].port, url, FO_MIN_REPLICAS, FO_MIN_REPLICAS_MS);
+    } else {
+        rlk_fx_config_init(&cfg);
+        cfg.extra = extra;
+        if (rlk_fx_start(&srv, &cfg) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0 ||
+            srv.tls) {
+            fprintf(stderr, "nemesis: cannot start a plain-TCP redis-server\n");
+            return 1;
+        }
     }
     tk_stall_start(&stall);
     if (!mkdtemp(dir)) {
         rlk_fx_stop(&srv);
+        rlk_fx_sentinel_stop(&sfx);
         return 1;
     }
-    snprintf(port, sizeof port, "%d", srv.port);
+    snprintf(port, sizeof port, "%d", master()->port);
+    snprintf(stopf, sizeof stopf, "%s/stop", dir);
     snprintf(seedarg, sizeof seedarg, "%llu", o->seed);
     snprintf(quota, sizeof quota, "%ld", q);
     snprintf(logs[o->procs], sizeof logs[0], "%s/parent.log", dir);
@@ -912,14 +1494,18 @@ static int run_main(const run_opts *o)
     logline(fd, "# nemesis seed %llu acq %ld procs %d kinds %s plant %s\n", o->seed, o->acq,
             o->procs, o->kinds, o->plant[0] ? o->plant : "-");
     logline(fd, "P %s %d\n", LOCK_NAME[K_SEM], SEM_PERMITS);
-    if (tk_command_ok(&srv, "SET %s %d", LOCK_NAME[K_SEM], SEM_PERMITS) != 0) {
-        fprintf(stderr, "nemesis: cannot set the semaphore's permits\n");
+    logline(fd, "P %s %d\n", LOCK_NAME[K_PSEM], SEM_PERMITS);
+    if (tk_command_ok(master(), "SET %s %d", LOCK_NAME[K_SEM], SEM_PERMITS) != 0 ||
+        tk_command_ok(master(), "SET %s %d", LOCK_NAME[K_PSEM], SEM_PERMITS) != 0) {
+        fprintf(stderr, "nemesis: cannot set the semaphores' permits\n");
         return 1;
     }
     memset(done, 0, sizeof done);
     for (int i = 0; i < o->procs; i++) {
         const char *args[] = {"child", url, port, pidx, seedarg, quota, o->kinds,
-                              o->plant[0] ? o->plant : "-", logs[i], NULL};
+                              o->plant[0] && o->plant[0] != 'd' ? o->plant : "-", logs[i],
+                              minrepl,
+                              g_fo_run ? stopf : "-", NULL};
 
         snprintf(pidx, sizeof pidx, "%d", i);
         snprintf(logs[i], sizeof logs[i], "%s/log.%d", dir, i);
@@ -937,34 +1523,87 @@ static int run_main(const run_opts *o)
             for (int j = 0; j < o->procs; j++)
                 tk_child_kill(&kids[j]);
             rlk_fx_stop(&srv);
+            rlk_fx_sentinel_stop(&sfx);
             return 1;
         }
     }
+    if (o->plant[0] == 'd') {
+        rlk_options po;
+
+        rlk_options_init(&po);
+        po.url = url;
+        po.min_replicas = FO_MIN_REPLICAS;
+        po.min_replicas_timeout_ms = FO_MIN_REPLICAS_MS;
+        g_pd_client = rlk_connect(&po);
+        g_pd_lock = g_pd_client && rlk_err(g_pd_client) == RLK_OK
+                        ? rlk_lock_new(g_pd_client, LOCK_NAME[K_LOCK]) : NULL;
+    }
     tk_children_send(kids, o->procs, "go");
-    /* The nemesis: one action at a time, drawn from the seed, until every child is done. */
-    while (ndone < o->procs && rlk_fx_now_ms() - t0 < RUN_HARD_MS) {
+    next_fo = rlk_fx_now_ms() + fo_gap[0];
+    /* The nemesis: one action at a time, drawn from the seed, until every child is done. A
+     * failover run: its failovers at their times, and the stop file once the last one is
+     * stop_gap behind (or one failed). */
+    while (ndone < o->procs && rlk_fx_now_ms() - t0 < run_hard) {
         unsigned a = tk_rand(&rng) % 100;
         long gap = 30 + (long)(tk_rand(&rng) % 170);
         int victim = (int)(tk_rand(&rng) % (unsigned)o->procs);
         long d = (long)(tk_rand(&rng) % 1200);
 
         pump(kids, o->procs, done, &ndone, gap);
+        if (fo < o->failovers && !fo_bad && rlk_fx_now_ms() >= next_fo) {
+            if (fail_over(fd, fo, fo_how[fo], o->plant[0], &fo_begin[fo], &fo_end[fo]) != 0)
+                fo_bad = 1;
+            else
+                fo++;
+            if (fo < o->failovers && !fo_bad)
+                next_fo = rlk_fx_now_ms() + fo_gap[fo];
+            else if (o->plant[0] != 'd' || fo_bad || !g_pd_seq)
+                stop_at = rlk_fx_now_ms() + (fo_bad ? 0 : stop_gap);
+            continue;
+        }
+        /* Planted (d): the run stops once a child has taken the parent's lock on the new
+         * master (the overlap the control is for), or when the parent's lease has 500 ms left,
+         * not after a fixed gap: the new master grants nothing until its replica is back. */
+        if (o->plant[0] == 'd' && g_pd_seq && fo == o->failovers && !stop_at) {
+            const char *kid_logs[MAXPROCS];
+            long long lease_end = g_pd_start_ns + (PLANT_D_LEASE_MS - 500) * 1000000LL;
+
+            for (int i = 0; i < o->procs; i++)
+                kid_logs[i] = logs[i];
+            if (holds_of(kid_logs, o->procs, LOCK_NAME[K_LOCK], fo_end[fo - 1],
+                         0x7fffffffffffffffLL) > 0 || now_ns() >= lease_end) {
+                printf("nemesis: planted (d): %s %lld ms after the failover\n",
+                       now_ns() >= lease_end ? "no child took the parent's lock within its lease;"
+                       " the run stops" : "a child took the parent's lock on the new master",
+                       (now_ns() - fo_end[fo - 1]) / 1000000);
+                stop_at = rlk_fx_now_ms();
+            }
+        }
+        if (stop_at && !stop_made && rlk_fx_now_ms() >= stop_at) {
+            int sfd = open(stopf, O_CREAT | O_WRONLY, 0600);
+
+            if (sfd >= 0)
+                close(sfd);
+            stop_made = 1;
+        }
         if (a < 35 && !done[victim][0]) {
             stops++;
             kill(kids[victim].pid, SIGSTOP);
             pump(kids, o->procs, done, &ndone, 100 + d);
             kill(kids[victim].pid, SIGCONT);
         } else if (a < 50) {
+            rlk_fx_server *m = master();
+
             sstops++;
-            rlk_fx_pause(&srv);
+            rlk_fx_pause(m);
             rlk_fx_sleep_ms(50 + d * 350 / 1200);
-            rlk_fx_resume(&srv);
+            rlk_fx_resume(m);
         }
     }
     for (int i = 0; i < o->procs; i++) {
         kill(kids[i].pid, SIGCONT);
         if (!done[i][0])
-            snprintf(done[i], sizeof done[i], "not done within %d s", RUN_HARD_MS / 1000);
+            snprintf(done[i], sizeof done[i], "not done within %ld s", run_hard / 1000);
         rc = tk_child_wait(&kids[i], 20000);
         printf("  child %d: %s (exit %d)\n", i, done[i], rc >= 0 && WIFEXITED(rc) ?
                WEXITSTATUS(rc) : -1);
@@ -974,8 +1613,19 @@ static int run_main(const run_opts *o)
         lost += field(done[i], "lost=");
         adopted += field(done[i], "adopted=");
         planted += field(done[i], "planted=");
+        ran += field(done[i], " ran=");
+        norepl += field(done[i], "norepl=");
+        reentry += field(done[i], "reentry=");
+        unacked += field(done[i], " unacked=");
+        switches += field(done[i], "switches=");
         tk_child_kill(&kids[i]);
     }
+    if (g_pd_seq) {
+        logline(fd, "E %d 99 1 %lld %c\n", (int)getpid(), now_ns(),
+                rlk_lock_unlock(g_pd_lock) == RLK_OK ? 'r' : 'n');
+    }
+    rlk_lock_free(g_pd_lock);
+    rlk_free(g_pd_client);
     for (int k = 0; k < NKINDS; k++) {
         int first = 1;      /* fenced and afenced share one resource */
 
@@ -985,21 +1635,56 @@ static int run_main(const run_opts *o)
         if (RES_DATA[k] && first && has_kind(o->kinds, KIND_NAME[k]))
             dump_resource(fd, RES_DATA[k], RES_NAME[k]);
     }
+    /* The semaphores' sizes, every holder gone (children that did not finish fail the run
+     * anyway): the count, and for the permit-expirable one the permits still in its sorted
+     * set (leases not yet run out: unsettled lost acquires), which come back by themselves. */
+    if (has_kind(o->kinds, KIND_NAME[K_SEM]))
+        logline(fd, "C %s %lld\n", LOCK_NAME[K_SEM], sem_size(LOCK_NAME[K_SEM], NULL));
+    if (has_kind(o->kinds, KIND_NAME[K_PSEM]))
+        logline(fd, "C %s %lld\n", LOCK_NAME[K_PSEM], sem_size(LOCK_NAME[K_PSEM], ":timeout"));
     close(fd);
     tk_stall_stop(&stall);
     rlk_fx_stop(&srv);
+    rlk_fx_sentinel_stop(&sfx);
     for (int i = 0; i <= o->procs; i++)
         paths[i] = logs[i];
+    /* A failover run: the holds each stretch had (before the first failover, between, after
+     * the last): the clients followed the master when every stretch after a failover has
+     * some. */
+    for (int k = 0; k <= fo && g_fo_run; k++) {
+        long long from = k ? fo_end[k - 1] : 0, to = k < fo ? fo_begin[k] : 0x7fffffffffffffffLL;
+        long n = holds_between(paths, o->procs, from, to);
+
+        printf("nemesis: %ld holds %s%s\n", n, k == 0 ? "before the first failover" :
+               k < fo ? "between failovers" : "after the last failover",
+               k > 0 && n == 0 ? " (NONE: the clients did not follow the new master)" : "");
+        fo_short += k > 0 && n == 0;
+        if (k < fo)
+            printf("nemesis: %ld holds during failover %d\n",
+                   holds_between(paths, o->procs, fo_begin[k], fo_end[k]), k);
+    }
     nem_check_files(paths, o->procs + 1, 1, &rep);
     printf("nemesis: %ld acquisitions (target %ld) in %.1f s; faults: %ld lost-reply "
-           "injections (%lld lost replies settled, %lld adopted), %ld holder SIGSTOPs, %ld "
-           "server SIGSTOPs; %ld planted; %ld unexpected errors\n", acq, o->acq,
-           (rlk_fx_now_ms() - t0) / 1000.0, faults, lost, adopted, stops, sstops, planted, odds);
+           "injections (%lld lost replies settled, %lld adopted; %ld semaphore replies read off "
+           "the wire), %ld holder SIGSTOPs, %ld server SIGSTOPs; %ld planted; %ld unexpected "
+           "errors\n", acq, o->acq, (rlk_fx_now_ms() - t0) / 1000.0, faults, lost, adopted, ran,
+           stops, sstops, planted, odds);
+    if (g_fo_run)
+        printf("nemesis: %d of %d failovers; clients followed %ld master switches; %ld "
+               "acquisitions refused for want of a replica (RLK_ERR_NOREPLICAS, rolled back: not "
+               "holds); %ld renewals unacknowledged (not N lines); %ld non-reentrant acquisitions "
+               "refused as a re-entry of a hold the caller does not have (RLK_ERR_REENTRY)\n", fo,
+               o->failovers, switches, norepl, unacked, reentry);
     rc = judge(&rep, o->expect);
     if (o->expect < 0 && rc != 0)
         printf("nemesis: violations found%s%s\n", tk_stall_note(&stall),
                wall_jump(off0) ? " - the wall clock jumped (Redis expires by it)" : "");
-    if (o->expect < 0 && acq < o->acq) {
+    if (g_fo_run && (fo < o->failovers || fo_short > 0)) {
+        printf("nemesis: %s\n", fo < o->failovers ? "not every failover was done"
+                                                  : "a stretch after a failover had no hold");
+        rc = 1;
+    }
+    if (o->expect < 0 && acq < o->acq && !g_fo_run) {
         printf("nemesis: only %ld of %ld acquisitions%s\n", acq, o->acq, tk_stall_note(&stall));
         rc = 1;
     }
@@ -1021,7 +1706,7 @@ static int run_main(const run_opts *o)
 int main(int argc, char **argv)
 {
     run_opts o;
-    int i = 1;
+    int i = 1, kinds_set = 0;
 
     if (argc > 1 && strcmp(argv[1], "child") == 0)
         return child_main(argc, argv);
@@ -1055,8 +1740,12 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--procs") == 0)
             o.procs = atoi(v);
         else if (strcmp(argv[i], "--kinds") == 0)
-            snprintf(o.kinds, sizeof o.kinds, "%s", v);
-        else if (strcmp(argv[i], "--plant") == 0 && (!strcmp(v, "a") || !strcmp(v, "b")))
+            snprintf(o.kinds, sizeof o.kinds, "%s", v), kinds_set = 1;
+        else if (strcmp(argv[i], "--failovers") == 0 && atoi(v) >= 1 &&
+                 atoi(v) <= MAX_FAILOVERS)
+            o.failovers = atoi(v);
+        else if (strcmp(argv[i], "--plant") == 0 &&
+                 (!strcmp(v, "a") || !strcmp(v, "b") || !strcmp(v, "c") || !strcmp(v, "d")))
             o.plant[0] = v[0];
         else if (strcmp(argv[i], "--expect-violation") == 0 && nem_rule_index(v) >= 0)
             o.expect = nem_rule_index(v);
@@ -1070,5 +1759,26 @@ int main(int argc, char **argv)
         fprintf(stderr, "nemesis: --acq must be positive\n");
         return 2;
     }
+    if (o.failovers) {
+        /* A failover run: the clients through the sentinels with min_replicas, which the async
+         * clients (afenced, alock, ...) have not got; no plants; --acq only a cap (the run ends
+         * after the last failover). */
+        if (!kinds_set)
+            snprintf(o.kinds, sizeof o.kinds, "%s", FO_KINDS);
+        int async = 0;
+
+        for (int k = 0; k < NKINDS; k++)
+            async |= async_kind(k) && has_kind(o.kinds, KIND_NAME[k]);
+        if (async || (o.plant[0] && o.plant[0] != 'd')) {
+            fprintf(stderr, "nemesis: --failovers takes neither an async kind (afenced, alock, "
+                    "afair, arw, anr: no min_replicas in the async client) nor --plant a, b or "
+                    "c\n");
+            return 2;
+        }
+    } else if (o.plant[0] == 'd') {
+        fprintf(stderr, "nemesis: --plant d needs --failovers\n");
+        return 2;
+    }
+    g_kinds = o.kinds;
     return run_main(&o);
 }
