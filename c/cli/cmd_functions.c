@@ -192,7 +192,7 @@ static int functions_dump_server(rlk_client *c)
 static int functions_cluster(rlk_client *c, const functions_opts *o)
 {
     rlk_client *m[RLK_CLUSTER_MAX_NODES];
-    int n = c->topo->masters(c, m, RLK_CLUSTER_MAX_NODES), code = RLK_EXIT_OK;
+    int n = rlk_topo_masters(c, m, RLK_CLUSTER_MAX_NODES), code = RLK_EXIT_OK;
 
     if (n == 0)
         return rlk_cli_fail(rlk_cli_exit_code(rlk_err(c)), "no master known: %s", rlk_errstr(c));

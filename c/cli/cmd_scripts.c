@@ -283,7 +283,7 @@ static rlk_client *scripts_connect(const scripts_opts *o, int **rel, int *code)
 static int scripts_load_cluster(rlk_client *c)
 {
     rlk_client *m[RLK_CLUSTER_MAX_NODES];
-    int n = c->topo->masters(c, m, RLK_CLUSTER_MAX_NODES), code = RLK_EXIT_OK;
+    int n = rlk_topo_masters(c, m, RLK_CLUSTER_MAX_NODES), code = RLK_EXIT_OK;
 
     if (n == 0)
         return rlk_cli_fail(rlk_cli_exit_code(rlk_err(c)), "no master known: %s", rlk_errstr(c));
@@ -303,7 +303,7 @@ static int scripts_load_cluster(rlk_client *c)
 static int scripts_verify_cluster(rlk_client *c, int json)
 {
     rlk_client *m[RLK_CLUSTER_MAX_NODES];
-    int n = c->topo->masters(c, m, RLK_CLUSTER_MAX_NODES), code = RLK_EXIT_OK;
+    int n = rlk_topo_masters(c, m, RLK_CLUSTER_MAX_NODES), code = RLK_EXIT_OK;
     size_t count = rlk_script_count(c), missing_all = 0;
     int *present = calloc(count ? count : 1, sizeof *present);
 

@@ -64,6 +64,11 @@ void rlk_topo_redirected(rlk_client *c, const char *err)
         c->topo->redirected(c, err);
 }
 
+int rlk_topo_masters(rlk_client *c, rlk_client **out, int max)
+{
+    return c->topo->masters(c, out, max);
+}
+
 int rlk_topo_owner(rlk_client *c, int slot, char *buf, size_t len)
 {
     if (c->topo->owner)

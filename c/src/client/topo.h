@@ -125,6 +125,9 @@ int rlk_topo_dial_blocks(const rlk_client *c);
 int rlk_topo_resolves(const rlk_client *c);
 /* c->topo->moves, or 0 when the variant's address never moves. */
 unsigned long long rlk_topo_moves(rlk_client *c);
+/* c->topo->masters: the clients of every master (c itself when there is one), at most max;
+ * how many (0 or less: none known). They belong to c. */
+int rlk_topo_masters(rlk_client *c, rlk_client **out, int max);
 /* A dedicated connection to the master of slot (RLK_TOPO_ANY_SLOT: any). */
 int rlk_topo_open(rlk_client *c, int slot, redisContext **out, char *addr);
 /* The watchdog's check before a round (rlk_topo.check), when the variant has one. */

@@ -21,7 +21,6 @@
 #include <string.h>
 
 #include "client/client.h"
-#include "client/cluster.h"
 #include "client/error.h"
 #include "client/topo.h"
 #include "kinds/names.h"
@@ -230,19 +229,15 @@ int rlk_waitgraph_read(rlk_client *c, const char *pattern, rlk_waitgraph **out)
 {
     rlk_client *node[WG_NODES_MAX];
     wg_read r = {0};
-    int n = 1, rc = RLK_OK;
+    int n, rc = RLK_OK;
 
     if (!c)
         return RLK_ERR_ARG;
     if (!out)
         return rlk_set_error(c, RLK_ERR_ARG, "rlk_waitgraph_read: out is NULL");
     *out = NULL;
-    if (rlk_topo_routed(c)) {
-        if ((n = rlk_cluster_masters(c, node, WG_NODES_MAX)) <= 0)
-            return rlk_set_error(c, RLK_ERR_IO, "rlk_waitgraph_read: no cluster master known");
-    } else {
-        node[0] = c;
-    }
+    if ((n = rlk_topo_masters(c, node, WG_NODES_MAX)) <= 0)
+        return rlk_set_error(c, RLK_ERR_IO, "rlk_waitgraph_read: no cluster master known");
     for (int i = 0; i < n && rc == RLK_OK; i++)
         if ((rc = wg_scan(node[i], &r, pattern ? pattern : "*")) != RLK_OK && node[i] != c)
             rlk_set_error(c, rc, "%s", rlk_errstr(node[i]));
