@@ -54,7 +54,7 @@ local function assert_problem(problems, text, line)
     table.concat(got, "\n  ")), 2)
 end
 
-describe("script_header.check", function()
+describe("script_header.check #tool", function()
   it("accepts the good fixture", function()
     assert.same({}, problems_of(source(GOOD)))
   end)
@@ -236,7 +236,7 @@ describe("script_header.check", function()
   end)
 end)
 
-describe("script_header helpers", function()
+describe("script_header helpers #tool", function()
   it("derive names from paths", function()
     assert.equal("reentrant/acquire", sh.name_from_path("scripts/reentrant/acquire.lua"))
     assert.equal("reentrant/acquire", sh.name_from_path("/x/y/scripts/reentrant/acquire.lua"))
@@ -256,7 +256,7 @@ local files = require("support.files")
 local tmpdir, write, run = files.tmpdir, files.write, files.run
 
 for _, lua in ipairs({ "luajit", "lua5.1" }) do
-  describe("tools/check-headers.lua under " .. lua, function()
+  describe("tools/check-headers.lua under " .. lua .. " #tool", function()
     local dir
     before_each(function() dir = tmpdir() end)
     after_each(function() os.execute("rm -rf '" .. dir .. "'") end)

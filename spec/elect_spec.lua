@@ -20,11 +20,13 @@ local function campaign(owner, value, lease, pub, secret)
   return r:script("elect/campaign", { LOCK, TOKEN, STATE, CH },
     { tostring(lease or LEASE), owner, value or "", pub or "publish", secret or ("s-" .. owner) })
 end
-local function proclaim(owner, term, value, pub)
-  return r:script("elect/proclaim", { LOCK, STATE, CH }, { owner, tostring(term), value, pub or "publish" })
+local function proclaim(owner, term, value, pub, secret)
+  return r:script("elect/proclaim", { LOCK, STATE, CH },
+    { owner, tostring(term), value, pub or "publish", secret or ("s-" .. owner) })
 end
-local function resign(owner, pub)
-  return r:script("elect/resign", { LOCK, LOCK_CH, STATE, CH }, { owner, tostring(LEASE), pub or "publish" })
+local function resign(owner, pub, secret)
+  return r:script("elect/resign", { LOCK, LOCK_CH, STATE, CH },
+    { owner, tostring(LEASE), pub or "publish", secret or ("s-" .. owner) })
 end
 local function leader() return r:script("elect/leader", { LOCK, STATE }, {}) end
 
@@ -97,7 +99,8 @@ describe("elect/campaign", function()
     local t = term_of(campaign(A, "a"))
     r:call("HDEL", STATE, "secret")
     assert.is_number(campaign(A, "a")) -- not proven: waits as any other candidate
-    assert.equal(1, resign(A))
+    assert.equal(NIL, resign(A)) -- nor can it resign: the leadership ends with its lease
+    r:call("DEL", LOCK)
     assert.is_true(term_of(campaign(A, "a")) > t)
   end)
 
@@ -188,18 +191,32 @@ describe("elect/proclaim", function()
     assert.same({}, r:published())
   end)
 
+  it("refuses the same holder id and term with another secret (another process): 0, nothing changed", function()
+    local t = string.format("%.0f", term_of(campaign(A, "a")))
+    r:published()
+    local before = sa.snapshot(r, KEYS)
+    assert.equal(0, proclaim(A, t, "x", "publish", "another-incarnation"))
+    sa.assert_unchanged(r, before)
+    assert.same({}, r:published())
+    r:call("HDEL", STATE, "secret") -- a secret-less record (an older version's leader) proves nothing
+    assert.equal(0, proclaim(A, t, "x"))
+    assert.equal("a", r:call("HGET", STATE, "value"))
+  end)
+
   it("refuses bad arguments and changes nothing", function()
     local t = string.format("%.0f", term_of(campaign(A, "a")))
     r:published()
     local before = sa.snapshot(r, KEYS)
     for _, c in ipairs({
-      { { "", t, "v", "publish" }, "RLK_BADOWNER" },
-      { { A, "0", "v", "publish" }, "RLK_BADARG" },
-      { { A, "-1", "v", "publish" }, "RLK_BADARG" },
-      { { A, "1e3", "v", "publish" }, "RLK_BADARG" },
-      { { A, "9007199254740991", "v", "publish" }, "RLK_BADARG" },
-      { { A, t, string.rep("v", 65537), "publish" }, "RLK_BADARG" },
-      { { A, t, "v" }, "RLK_BADARG" },
+      { { A, "0", "v", "publish", "s-" .. A }, "RLK_BADARG" },
+      { { A, "-1", "v", "publish", "s-" .. A }, "RLK_BADARG" },
+      { { A, "1e3", "v", "publish", "s-" .. A }, "RLK_BADARG" },
+      { { A, "9007199254740991", "v", "publish", "s-" .. A }, "RLK_BADARG" },
+      { { A, t, string.rep("v", 65537), "publish", "s-" .. A }, "RLK_BADARG" },
+      { { A, t, "v", "publish" }, "RLK_BADARG" },
+      { { A, t, "v", "publish", "" }, "RLK_BADARG" },
+      { { A, t, "v", "publish", string.rep("s", 65) }, "RLK_BADARG" },
+      { { "", t, "v", "publish", "s-" .. A }, "RLK_BADOWNER" },
     }) do
       sa.assert_error(r:script("elect/proclaim", { LOCK, STATE, CH }, c[1]), c[2])
     end
@@ -238,13 +255,30 @@ describe("elect/resign", function()
     assert.same({}, r:published())
   end)
 
+  it("refuses the same holder id with another secret (another process): nil, the leader leads on", function()
+    local t = term_of(campaign(A, "a"))
+    r:published()
+    local before = sa.snapshot(r, KEYS)
+    assert.equal(NIL, resign(A, "publish", "another-incarnation"))
+    sa.assert_unchanged(r, before)
+    assert.same({}, r:published())
+    assert.same({ A, t, "a" }, { leader()[1], leader()[2], leader()[3] })
+    r:call("HSET", STATE, "holder", B) -- the record names another holder: nil too
+    assert.equal(NIL, resign(A))
+    assert.equal("1", r:call("HGET", LOCK, A))
+  end)
+
   it("refuses bad arguments and changes nothing", function()
     campaign(A, "a")
     r:published()
     local before = sa.snapshot(r, KEYS)
-    sa.assert_error(r:script("elect/resign", { LOCK, LOCK_CH, STATE, CH }, { "", "1000", "publish" }), "RLK_BADOWNER")
-    sa.assert_error(r:script("elect/resign", { LOCK, LOCK_CH, STATE, CH }, { A, "0", "publish" }), "RLK_BADLEASE")
-    sa.assert_error(r:script("elect/resign", { LOCK, LOCK_CH, STATE }, { A, "1000", "publish" }), "RLK_BADARG")
+    local S, K = "s-" .. A, { LOCK, LOCK_CH, STATE, CH }
+    sa.assert_error(r:script("elect/resign", K, { "", "1000", "publish", S }), "RLK_BADOWNER")
+    sa.assert_error(r:script("elect/resign", K, { A, "0", "publish", S }), "RLK_BADLEASE")
+    sa.assert_error(r:script("elect/resign", { LOCK, LOCK_CH, STATE }, { A, "1000", "publish", S }), "RLK_BADARG")
+    sa.assert_error(r:script("elect/resign", K, { A, "1000", "publish" }), "RLK_BADARG")
+    sa.assert_error(r:script("elect/resign", K, { A, "1000", "publish", "" }), "RLK_BADARG")
+    sa.assert_error(r:script("elect/resign", K, { A, "1000", "publish", string.rep("s", 65) }), "RLK_BADARG")
     sa.assert_unchanged(r, before)
   end)
 

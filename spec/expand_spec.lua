@@ -17,7 +17,7 @@ local function helper(name, deps, body)
   return s .. "\nlocal function " .. name .. "(x)\n  " .. (body or "return x") .. "\nend\n"
 end
 
-describe("expand", function()
+describe("expand #tool", function()
   local dir
   before_each(function() dir = tmpdir() end)
   after_each(function() files.rm(dir) end)
@@ -172,7 +172,7 @@ describe("expand", function()
 end)
 
 for _, lua in ipairs({ "luajit", "lua5.1" }) do
-  describe("tools/expand.lua under " .. lua, function()
+  describe("tools/expand.lua under " .. lua .. " #tool", function()
     local dir
     before_each(function() dir = tmpdir() end)
     after_each(function() files.rm(dir) end)
@@ -222,7 +222,7 @@ for _, lua in ipairs({ "luajit", "lua5.1" }) do
     end)
   end)
 
-  describe("tools/check-helpers.lua under " .. lua, function()
+  describe("tools/check-helpers.lua under " .. lua .. " #tool", function()
     local dir
     before_each(function() dir = tmpdir() end)
     after_each(function() files.rm(dir) end)

@@ -620,3 +620,55 @@ describe("fair/force_release", function()
   })
   sa.publish_cases(r, { LOCK, QUEUE, TIMEOUTS }, held_with_queue, force, { CHANNEL .. ":" .. B, CHANNEL })
 end)
+
+describe("fair/clear_queue", function()
+  local QKEYS = { LOCK, QUEUE, TIMEOUTS, CHANNEL }
+  local function clear(pub) return r:script("fair/clear_queue", QKEYS, { pub or "publish" }) end
+
+  it("empties the queue and its deadlines, waking each waiter on its own channel in queue order", function()
+    held_with_queue(BIG)
+    r:published()
+    assert.equal(2, clear())
+    assert.equal(0, r:call("EXISTS", QUEUE))
+    assert.equal(0, r:call("EXISTS", TIMEOUTS))
+    assert.same({ wake(B), wake(C) }, r:published())
+    -- The lock is not touched; a woken waiter queues again.
+    assert.equal("1", count(A))
+    assert.is_number(acquire(B))
+    assert.same({ B }, queue())
+  end)
+
+  it("wakes the waiters of a free lock and a dead one alike (its deadline passed or not)", function()
+    held_with_queue(BIG)
+    assert.equal(1, release(A))
+    r:published()
+    assert.equal(2, clear())
+    assert.same({ wake(B), wake(C) }, r:published())
+    assert.equal(0, r:call("EXISTS", LOCK))
+  end)
+
+  it("replies 0 and publishes nothing when nobody waits", function()
+    assert.equal(NIL, acquire(A))
+    r:published()
+    assert.equal(0, clear())
+    assert.same({}, r:published())
+    assert.equal("1", count(A))
+  end)
+
+  it("deletes deadlines left without a queue", function()
+    r:call("ZADD", TIMEOUTS, "1", D)
+    assert.equal(0, clear())
+    assert.equal(0, r:call("EXISTS", TIMEOUTS))
+    assert.same({}, r:published())
+  end)
+
+  wrongtype_cases(function() return clear() end)
+  count_cases({
+    { "fair/clear_queue", KEYS, { "publish" } },
+    { "fair/clear_queue", { LOCK, QUEUE, TIMEOUTS, CHANNEL, "x" }, { "publish" } },
+    { "fair/clear_queue", QKEYS, {} },
+    { "fair/clear_queue", QKEYS, { "publish", "x" } },
+  })
+  sa.publish_cases(r, { LOCK, QUEUE, TIMEOUTS }, held_with_queue, clear,
+    { CHANNEL .. ":" .. B, CHANNEL .. ":" .. C })
+end)

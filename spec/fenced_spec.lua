@@ -498,3 +498,76 @@ describe("fenced/held", function()
     end
   end)
 end)
+
+describe("fenced/reenter", function()
+  local function reenter(owner, tok, lease)
+    return r:script("fenced/reenter", { LOCK, TOKEN }, { tostring(lease or LEASE), owner, tostring(tok) })
+  end
+  local function tok_s(t) return string.format("%.0f", t) end
+
+  it("re-enters owner's hold with the last token issued: that token again, none minted", function()
+    local t = acquire_token(A, 1000)
+    assert.equal(t, token_of(reenter(A, tok_s(t))))
+    assert.equal("2", r:call("HGET", LOCK, A))
+    assert.equal(t, stored_token())
+    sa.assert_pttl(r, LOCK, LEASE)
+    -- counted as a re-entry: the first release leaves the hold, the second frees the lock
+    assert.equal(0, release(A))
+    assert.equal(1, release(A))
+    assert.equal(0, r:call("EXISTS", LOCK))
+  end)
+
+  it("acquires a free lock as fenced/acquire does: a new, larger token (the enclosing hold is gone)", function()
+    local t = acquire_token(A)
+    assert.equal(1, release(A))
+    local t2 = token_of(reenter(A, tok_s(t)))
+    assert.is_true(t2 > t)
+    assert.equal(t2, stored_token())
+    assert.equal("1", r:call("HGET", LOCK, A))
+  end)
+
+  it("mints a new token when another was issued since the given one (a later acquisition)", function()
+    local t1 = acquire_token(A)
+    local t2 = acquire_token(A) -- a re-entry that minted
+    local t3 = token_of(reenter(A, tok_s(t1)))
+    assert.is_true(t3 > t2)
+    assert.equal(t3, stored_token())
+    assert.equal("3", r:call("HGET", LOCK, A))
+    -- and a token above the last issued (never issued by this key) is not handed back either
+    local t4 = token_of(reenter(A, tok_s(t3 + 5)))
+    assert.is_true(t4 > t3)
+    assert.equal(t4, stored_token())
+  end)
+
+  it("refuses another holder with its PTTL and changes nothing", function()
+    local t = acquire_token(A)
+    local before = sa.snapshot(r, { LOCK, TOKEN })
+    local ttl = reenter(B, tok_s(t))
+    assert.is_number(ttl)
+    assert.is_true(ttl > 0 and ttl <= LEASE)
+    sa.assert_unchanged(r, before)
+  end)
+
+  it("refuses bad arguments and wrong types, changing nothing", function()
+    local t = tok_s(acquire_token(A))
+    local before = sa.snapshot(r, { LOCK, TOKEN })
+    for _, c in ipairs({
+      { { "0", A, t }, "RLK_BADLEASE" },
+      { { tostring(LEASE), "", t }, "RLK_BADOWNER" },
+      { { tostring(LEASE), A, "0" }, "RLK_BADARG" },
+      { { tostring(LEASE), A, "-1" }, "RLK_BADARG" },
+      { { tostring(LEASE), A, "1e3" }, "RLK_BADARG" },
+      { { tostring(LEASE), A, "9007199254740991" }, "RLK_BADARG" },
+      { { tostring(LEASE), A }, "RLK_BADARG" },
+    }) do
+      sa.assert_error(r:script("fenced/reenter", { LOCK, TOKEN }, c[1]), c[2])
+    end
+    sa.assert_error(r:script("fenced/reenter", { LOCK }, { tostring(LEASE), A, t }), "RLK_BADARG")
+    sa.assert_unchanged(r, before)
+    r:call("SET", TOKEN, "abc")
+    sa.assert_error(reenter(A, t), "RLK_WRONGTYPE")
+    r:reset()
+    r:call("SET", LOCK, "x")
+    sa.assert_error(reenter(A, "5"), "RLK_WRONGTYPE")
+  end)
+end)

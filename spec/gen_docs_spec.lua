@@ -14,7 +14,7 @@ end
 local SCRIPTS = { "reentrant/acquire", "reentrant/release", "reentrant/renew", "reentrant/renew_many",
                   "reentrant/force_release", "token/acquire", "token/release", "token/extend" }
 
-describe("sha1.hex", function()
+describe("sha1.hex #tool", function()
   it("matches the FIPS 180 examples", function()
     assert.equal("da39a3ee5e6b4b0d3255bfef95601890afd80709", sha1.hex(""))
     assert.equal("a9993e364706816aba3e25717850c26c9cd0d89d", sha1.hex("abc"))
@@ -39,7 +39,7 @@ describe("sha1.hex", function()
 end)
 
 for _, lua in ipairs({ "luajit", "lua5.1" }) do
-  describe("tools/gen-docs.lua under " .. lua, function()
+  describe("tools/gen-docs.lua under " .. lua .. " #tool", function()
     local dir
     before_each(function() dir = tmpdir() end)
     after_each(function() os.execute("rm -rf '" .. dir .. "'") end)

@@ -2,7 +2,8 @@
 /*
  * cmd_elect.c - `rlk elect`: leader election (docs/elect.md).
  *
- *   rlk elect NAME [--value V] [OPTIONS] -- COMMAND...   run COMMAND only while leader
+ *   rlk elect NAME [--value V] [--claim FENCE]... [OPTIONS] -- COMMAND...
+ *                                                        run COMMAND only while leader
  *   rlk elect NAME --observe [--json] [--count N] [--timeout S]
  *
  * Running: campaigns (rlk_elect_campaign, waiting with pub/sub as a lock
@@ -15,6 +16,8 @@
  * Observing: one line per change (rlk_elect_leader, rlk_elect_wait_change):
  * the first read, then every change, until --count lines or --timeout.
  */
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +25,7 @@
 #include "lock_cli.h"
 
 static const char elect_usage[] =
-    "usage: rlk elect NAME [--value VALUE] [OPTIONS] -- COMMAND [ARGS...]\n"
+    "usage: rlk elect NAME [--value VALUE] [--claim FENCE]... [OPTIONS] -- COMMAND [ARGS...]\n"
     "       rlk elect NAME --observe [--json] [--count N] [--timeout SECONDS]\n"
     "\n"
     "Leader election on the fenced lock NAME (docs/elect.md). With COMMAND: campaigns\n"
@@ -32,6 +35,10 @@ static const char elect_usage[] =
     "\n"
     "Options:\n"
     "  --value VALUE         what the leader proclaims (observers read it; default \"\")\n"
+    "  --claim FENCE         (repeatable) once elected, raise the fence key FENCE to the\n"
+    "                        term before COMMAND starts: the old leader's writes to every\n"
+    "                        claimed fence are refused from then on; a fence that holds a\n"
+    "                        newer term: resign, exit 11\n"
     "  --observe             no COMMAND: print the leader now and at every change\n"
     "                        (\"leader TERM HOLDER VALUE\" or \"none TERM\")\n"
     "  --json                with --observe: one JSON object per line; else as --stats --json\n"
@@ -60,7 +67,8 @@ static const char elect_usage[] =
     "lease can end) and rlk exits 6.\n"
     "\n"
     "exit: COMMAND's code; CODE when not elected in time; 2 usage; 3 connection;\n"
-    "      4 error reply; 6 leadership lost while COMMAND ran; --observe: 0\n"
+    "      4 error reply; 6 leadership lost while COMMAND ran; 11 a --claim fence holds\n"
+    "      a newer term; --observe: 0\n"
     "\n"
     "examples: rlk elect scheduler --value \"$(hostname)\" -- ./run-scheduler\n"
     "          rlk elect scheduler --observe --json\n";
@@ -122,6 +130,8 @@ static int elect_arg(int argc, char **argv, int *i, elect_opts *o)
             return RLK_EXIT_USAGE;
         return -1;
     }
+    if ((got = rlk_lc_claim_opt("elect", argc, argv, i, &o->c)) != 0)
+        return got < 0 ? RLK_EXIT_USAGE : -1;
     if ((got = rlk_lc_opt("elect", argc, argv, i, NULL, "--name", &v)) != 0)
         return got < 0 ? RLK_EXIT_USAGE : elect_name_arg(o, v);
     if (arg[0] == '-' && arg[1] != '\0') {
@@ -146,9 +156,9 @@ static int elect_parse(int argc, char **argv, elect_opts *o)
     if (o->observe) {
         if (i < argc)
             return rlk_cli_usage("elect", "--observe takes no command");
-        if (o->value || o->c.hold)
+        if (o->value || o->c.hold || o->c.nclaims)
             return rlk_cli_usage("elect", "--observe does not go with %s",
-                                 o->value ? "--value" : "--hold");
+                                 o->value ? "--value" : o->c.hold ? "--hold" : "--claim");
         return -1;
     }
     if (o->count || o->timeout_ms >= 0)
@@ -295,6 +305,12 @@ static int elect_lead(elect_run *r, const elect_opts *o, const rlk_lc_session *s
         return rc == RLK_ERR_BUSY ? rlk_lc_not_acquired(&o->c, what, NULL)
                                   : rlk_lc_fail(r->c, rc, what);
     acquired_ns = rlk_lc_now_ns();
+    /* --claim: every fence raised to the term before the command can read anything. */
+    if ((rc = rlk_lc_claim(r->c, &o->c, term, what)) >= 0) {
+        rlk_elect_resign(r->e);
+        pthread_sigmask(SIG_SETMASK, &mask, NULL);
+        return rc;
+    }
     rlk_lc_hold_init(&h, "election %s (term %lld)", o->name, term);
     h.release = elect_release;
     h.errstr = elect_errstr;
@@ -344,9 +360,13 @@ static int elect_main(int argc, char **argv)
     memset(&o, 0, sizeof o);
     rlk_lc_opts_init(&o.c);
     o.timeout_ms = -1;
-    if ((rc = elect_parse(argc, argv, &o)) >= 0)
+    if ((rc = elect_parse(argc, argv, &o)) >= 0) {
+        rlk_lc_claims_free(&o.c);
         return rc;
-    return o.observe ? elect_observe(&o) : elect_command(&o);
+    }
+    rc = o.observe ? elect_observe(&o) : elect_command(&o);
+    rlk_lc_claims_free(&o.c);
+    return rc;
 }
 
 const rlk_cli_command rlk_cmd_elect = {

@@ -62,6 +62,11 @@ static const char lock_usage[] =
     "                        lease, a third of a renewed one, minus the margin: a longer\n"
     "                        one is shortened, with a warning)\n"
     "  --watchdog-lease MS   the renewed lease (default 30000)\n"
+    "  --claim FENCE         --fenced only (repeatable): once the lock is taken, raise the\n"
+    "                        fence key FENCE to this acquisition's token before COMMAND\n"
+    "                        starts, so a stale holder's writes to it are refused from\n"
+    "                        then on, not only after COMMAND's first write; a fence that\n"
+    "                        holds a newer token: the lock is given back, exit 11\n"
     "  --lock-delay MS       the reentrant lock (and --spin) only: when a holder LOSES the\n"
     "                        lock (its lease runs out; not released), nobody using\n"
     "                        --lock-delay takes it for MS more (Chubby's and Consul's\n"
@@ -80,7 +85,8 @@ static const char lock_usage[] =
     "nonreentrant, multi, redlock) and RLK_LOCK_OWNER (the holder id; --redlock: the token). An rlk lock run\n"
     "by COMMAND on the same NAME and kind re-enters the lock (a reader asking for the\n"
     "write lock, or a --non-reentrant holder for its lock again, is refused at once:\n"
-    "exit 2; --spin shares kind lock with the reentrant lock).\n"
+    "exit 2; --spin shares kind lock with the reentrant lock); a --fenced re-entry\n"
+    "keeps the enclosing RLK_FENCE_TOKEN (no newer token that would fence its parent).\n"
     "\n"
     "COMMAND runs in a process group of its own and dies with rlk (SIGKILL to the group\n"
     "if rlk is killed). SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to rlk are passed on to\n"
@@ -90,7 +96,8 @@ static const char lock_usage[] =
     "exits 6.\n"
     "\n"
     "exit: COMMAND's code; CODE when not acquired; 2 usage; 3 connection; 4 error reply;\n"
-    "      6 lock lost while COMMAND ran; 126/127 COMMAND could not be run\n"
+    "      6 lock lost while COMMAND ran; 11 a --claim fence holds a newer token;\n"
+    "      126/127 COMMAND could not be run\n"
     "\n"
     "examples: rlk lock nightly-backup -w 30 -- ./backup.sh --full\n"
     "          rlk lock --read config -- ./render.sh\n"
@@ -203,6 +210,8 @@ static int lock_arg(int argc, char **argv, int *i, rlk_lc_lock_opts *o)
     if ((got = rlk_lc_opt("lock", argc, argv, i, NULL, "--lock-delay", &arg)) != 0)
         return got < 0 || rlk_lc_parse_count("lock", "option --lock-delay", arg, 1, 1000000000000LL,
                                              &o->lock_delay_ms) < 0 ? RLK_EXIT_USAGE : -1;
+    if ((got = rlk_lc_claim_opt("lock", argc, argv, i, &o->c)) != 0)
+        return got < 0 ? RLK_EXIT_USAGE : -1;
     if ((got = rlk_lc_opt("lock", argc, argv, i, NULL, "--name", &arg)) != 0)
         return got < 0 ? RLK_EXIT_USAGE : lock_name_arg(argc, argv, i, o, arg);
     if (arg[0] == '-' && arg[1] != '\0') {
@@ -223,6 +232,10 @@ static int lock_check(const rlk_lc_lock_opts *o)
         return rlk_cli_usage("lock", "--lock-delay goes with the reentrant lock only (rlk lock "
                              "NAME, or --spin), not with %s", o->fair_nonreentrant
                              ? "--fair --non-reentrant" : o->mode_flag);
+    if (o->c.nclaims > 0 && o->mode != RLK_LC_FENCED)
+        return rlk_cli_usage("lock", "--claim goes with --fenced (a fence takes a fencing "
+                             "token), not with %s", o->mode_flag ? o->mode_flag
+                             : "the reentrant lock");
     if (o->mode == RLK_LC_REDLOCK && o->redlock_urls[0] == '\0')
         return rlk_cli_usage("lock", "--redlock needs the servers' URLs, separated by commas");
     if (o->mode == RLK_LC_REDLOCK && (o->c.url || rlk_cli_global_url || rlk_cli_g.url_file))
@@ -292,6 +305,7 @@ static int lock_run(int argc, char **argv)
         rlk_wr_stop(0);
     }
     free(o.names);
+    rlk_lc_claims_free(&o.c);
     return rc;
 }
 

@@ -20,13 +20,15 @@
  *
  * --queue empties a fair lock's queue (redisson_lock_queue:{name} and
  * redisson_lock_timeout:{name}) and sends each waiter that was in it the
- * message 0 on its own channel: a live rlk waiter retries at once and
- * queues again, a dead one is gone. With --force the lock goes too.
+ * message 0 on its own channel, in one script (fair/clear_queue): a live
+ * waiter retries at once and queues again, a dead one is gone. With --force
+ * the lock goes too.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "inspect.h"
+#include "kinds/fairlock.h"
 #include "kinds/names.h"
 
 static const char unlock_usage[] =
@@ -317,46 +319,24 @@ static int unlock_force(rlk_client *c, const char *name, int named_kind)
     return RLK_EXIT_OK;
 }
 
-/* Empties the fair lock's queue and wakes each waiter that was in it. */
+/* Empties the fair lock's queue and wakes each waiter that was in it (fair/clear_queue, one
+ * script: kinds/fairlock.h). */
 static int unlock_queue(rlk_client *c, const char *name)
 {
     rlk_fairlock *f = rlk_fairlock_new(c, name);
-    const char *lr[4] = {"LRANGE", NULL, "0", "-1"}, *del[3] = {"DEL", NULL, NULL};
-    redisReply *list = NULL, *r = NULL;
+    long long n = 0;
     char what[300];
     int rc;
 
     snprintf(what, sizeof what, "unlock --queue %s", name);
     if (!f)
         return rlk_lc_fail(c, rlk_err(c), what);
-    lr[1] = del[1] = rlk_fairlock_queue_name(f);
-    del[2] = rlk_fairlock_timeout_name(f);
-    rc = rlk_command(c, 4, lr, NULL, &list);
-    if (rc == RLK_OK && (rc = rlk_command(c, 3, del, NULL, &r)) == RLK_OK)
-        freeReplyObject(r);
-    for (size_t k = 0; rc == RLK_OK && list->type == REDIS_REPLY_ARRAY && k < list->elements;
-         k++) {
-        const redisReply *w = list->element[k];
-        char *channel = w->type == REDIS_REPLY_STRING
-                            ? rlk_names_waiter_channel(name, w->str, w->len) : NULL;
-        const char *pub[3] = {"PUBLISH", channel, "0"};
-
-        if (!channel)
-            continue;
-        if (rlk_command(c, 3, pub, NULL, &r) == RLK_OK)
-            freeReplyObject(r);
-        free(channel);
-    }
-    if (rc != RLK_OK) {
-        freeReplyObject(list);
-        rlk_fairlock_free(f);
-        return rlk_lc_fail(c, rc, what);
-    }
-    printf("%s: fair lock queue cleared (%zu waiter%s)\n", rlk_cli_show(name),
-           list->type == REDIS_REPLY_ARRAY ? list->elements : 0,
-           list->type == REDIS_REPLY_ARRAY && list->elements == 1 ? "" : "s");
-    freeReplyObject(list);
+    rc = rlk_fairlock_clear_queue(f, &n);
     rlk_fairlock_free(f);
+    if (rc != RLK_OK)
+        return rlk_lc_fail(c, rc, what);
+    printf("%s: fair lock queue cleared (%lld waiter%s)\n", rlk_cli_show(name), n,
+           n == 1 ? "" : "s");
     return RLK_EXIT_OK;
 }
 

@@ -88,6 +88,8 @@ typedef struct rlk_lc_opts {
     int stats_json;             /* --json: that line as JSON (implies --stats) */
     int hold;                   /* --hold: no COMMAND; held until SIGINT, SIGTERM or SIGHUP */
     long long start_ns;         /* when rlk started waiting (rlk_lc_opts_init) */
+    const char **claims;        /* --claim FENCE (rlk lock --fenced, rlk elect): argv's, in order */
+    int nclaims;
 } rlk_lc_opts;
 
 #define RLK_LC_DEFAULT_LEASE_MS 30000LL
@@ -98,6 +100,17 @@ void rlk_lc_opts_init(rlk_lc_opts *o);
  * too). 1 matched, 0 not, -1 usage error printed. */
 int rlk_lc_common_opt(const char *cmd, int argc, char **argv, int *i, rlk_lc_opts *o,
                       int with_short_n);
+
+/* --claim FENCE (repeatable) at argv[*i]: the fence added to o->claims. 1
+ * matched, 0 not, -1 usage error printed. */
+int rlk_lc_claim_opt(const char *cmd, int argc, char **argv, int *i, rlk_lc_opts *o);
+void rlk_lc_claims_free(rlk_lc_opts *o);
+
+/* Claims o->claims for token once held (rlk_fence_claim): -1 when every fence
+ * now refuses a lower token (or there are none), else the exit code after a
+ * message: RLK_EXIT_FENCED when a fence holds a newer token (the holder is
+ * stale: the caller gives the hold back and runs nothing). */
+int rlk_lc_claim(rlk_client *c, const rlk_lc_opts *o, long long token, const char *what);
 
 /* After the options: "--" and COMMAND at argv[*i] (argc). -1 to go on, or an
  * exit code after a usage error. synopsis: "rlk lock NAME" for the hint. */
@@ -190,6 +203,11 @@ struct rlk_lc_hold {
     const char *(*errstr)(rlk_lc_hold *h);
     /* Optional: adds to why (the loss's reason) which part was lost. */
     void (*describe_loss)(rlk_lc_hold *h, char *why, size_t len);
+    /* Optional: the library's lease of the hold (rlk_lock_lease and the other kinds'):
+     * RLK_OK, or RLK_ERR_LOST with the lease it was lost with; the one clock both the fixed
+     * lease's deadline (rlk_lc_hold_lease) and the bound after a loss count by. */
+    int (*lease)(rlk_lc_hold *h, long long *start_ns, long long *deadline_ns);
+    long long delay_ms;         /* the hold's lock-delay (--lock-delay); 0: none */
     void *impl;
     /* --stats (lock_stats.c): the client whose metrics count the watchdog's
      * renewals (NULL: none), and the renewals made from the main loop. */
@@ -213,6 +231,17 @@ int rlk_lc_hold_setenv(rlk_lc_hold *h, const char *key, const char *value);
 void rlk_lc_hold_free(rlk_lc_hold *h);
 /* A fixed lease: lost when lease_ms have passed since acquired_ns. */
 void rlk_lc_hold_fixed_lease(rlk_lc_hold *h, long long acquired_ns, long long lease_ms);
+/* A fixed lease of lease_ms by the library's clock: the deadline is h->lease's (from the send
+ * of the acquire that took the hold, not from when its reply came back), or, when h->lease
+ * cannot tell, lease_ms from acquired_ns as rlk_lc_hold_fixed_lease. */
+void rlk_lc_hold_lease(rlk_lc_hold *h, long long acquired_ns, long long lease_ms);
+/* When nothing keeps another holder out any more after a loss of h reported for reason (an
+ * rlk_lost_reason; 0: its fixed deadline passed): the lease's end, plus the lock-delay when h
+ * has one (a holder that lost it without releasing it: the next one is kept out that long),
+ * both from h->lease's start; a lock found gone (RLK_LOST_GONE) with a lock-delay: its start
+ * + the delay (a force unlock sets the delay from then). -1: nothing known keeps the next
+ * holder out (gone without a lock-delay), or h has no lease call. CLOCK_MONOTONIC ns. */
+long long rlk_lc_hold_protected_until(rlk_lc_hold *h, int reason);
 
 /* --stats: "rlk: stats: <what>: waited W s, held H s, renewals R (F failed)" on
  * stderr, or one JSON object with --json. acquired_ns/released_ns: 0 when

@@ -64,6 +64,33 @@ void rlk_lc_hold_fixed_lease(rlk_lc_hold *h, long long acquired_ns, long long le
              lease_ms);
 }
 
+void rlk_lc_hold_lease(rlk_lc_hold *h, long long acquired_ns, long long lease_ms)
+{
+    long long start = 0, deadline = 0;
+
+    if (!h->lease || h->lease(h, &start, &deadline) != RLK_OK) {
+        rlk_lc_hold_fixed_lease(h, acquired_ns, lease_ms);
+        return;
+    }
+    rlk_lc_hold_fixed_lease(h, 0, lease_ms);   /* the message */
+    h->deadline_ns = deadline;
+}
+
+long long rlk_lc_hold_protected_until(rlk_lc_hold *h, int reason)
+{
+    long long start = 0, deadline = 0, delay_ns = h->delay_ms * RLK_NS_PER_MS;
+    int rc;
+
+    if (!h->lease)
+        return -1;
+    rc = h->lease(h, &start, &deadline);
+    if (rc != RLK_OK && rc != RLK_ERR_LOST)
+        return -1;
+    if (reason == RLK_LOST_GONE)
+        return h->delay_ms > 0 ? start + delay_ns : -1;
+    return deadline + (h->delay_ms > 0 ? delay_ns : 0);
+}
+
 /* ---------------------------------------------------------------- the session */
 
 int rlk_lc_session_open(rlk_lc_session *s)

@@ -176,6 +176,14 @@ static int multi_release(rlk_lc_hold *h)
     return rlk_multilock_unlock(r->m);
 }
 
+/* The library's lease of the whole hold: its first member to end (rlk_lc_hold.lease). */
+static int multi_lease(rlk_lc_hold *h, long long *start_ns, long long *deadline_ns)
+{
+    const multi_run *r = h->impl;
+
+    return rlk_multilock_lease(r->m, start_ns, deadline_ns);
+}
+
 static const char *multi_errstr(rlk_lc_hold *h)
 {
     const multi_run *r = h->impl;
@@ -236,8 +244,9 @@ static int multi_hold(multi_run *r, const rlk_lc_session *s, const char *what, c
     h.describe_loss = multi_describe_loss;
     h.impl = r;
     h.child_mask = &r->mask;
+    h.lease = multi_lease;
     if (r->o->c.lease_ms > 0)
-        rlk_lc_hold_fixed_lease(&h, acquired_ns, r->o->c.lease_ms);
+        rlk_lc_hold_lease(&h, acquired_ns, r->o->c.lease_ms);
     if (multi_env(&h, r, owner) < 0) {
         rc = rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
         rlk_multilock_unlock(r->m);

@@ -17,7 +17,16 @@
  * asking for the write lock is refused at once (RLK_ERR_UPGRADE). One that
  * asks for the name as a lock of another kind (--fenced inside a reentrant
  * lock, a reentrant lock inside --non-reentrant or --fenced) is refused
- * before it connects: it would wait for its parent for ever.
+ * before it connects: it would wait for its parent for ever. A --fenced
+ * re-entry hands the enclosing token down (RLK_FENCE_TOKEN,
+ * rlk_fenced_set_reentry_token: fenced/reenter): it re-enters with the
+ * parent's token instead of minting a newer one, which would refuse every
+ * write the parent makes after the child's first; when the parent's hold is
+ * gone, it acquires with a new token as usual.
+ *
+ * --claim FENCE (--fenced): once acquired, each FENCE is raised to the token
+ * (rlk_fence_claim) before the command starts; a fence holding a newer token
+ * gives the lock back and exits 11 (lock_util.c rlk_lc_claim).
  *
  * While it waits, SIGINT, SIGTERM, SIGHUP and SIGQUIT end the wait
  * (rlk_lc_sigwatch, lock_hold.c, as in every mode): a fair waiter leaves the
@@ -25,6 +34,7 @@
  * rlk exits with 128 + the signal, as the signal would have made it.
  */
 #include <ctype.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +203,20 @@ static int single_same_family(int mode, const char *kind)
     return strcmp(kind, single_kind(mode)) == 0;
 }
 
+/* The enclosing `rlk lock --fenced`'s token (RLK_FENCE_TOKEN), for a re-entry of its hold
+ * (single_inherited_owner set): 1..2^53-2, else 0 (none, or not a token: mint as usual). */
+static long long single_inherited_token(void)
+{
+    const char *t = getenv("RLK_FENCE_TOKEN");
+    char *end;
+    long long v;
+
+    if (!t || t[0] < '1' || t[0] > '9' || strlen(t) > 16)
+        return 0;
+    v = strtoll(t, &end, 10);
+    return *end == '\0' && v > 0 && v <= 9007199254740990LL ? v : 0;
+}
+
 /* The enclosing `rlk lock`'s holder id when it holds this very lock, else NULL. */
 static const char *single_inherited_owner(int mode, const char *name)
 {
@@ -251,6 +275,27 @@ static void single_share_cid(rlk_client *c)
 static int single_release(rlk_lc_hold *h)
 {
     return single_unlock(h->impl);
+}
+
+/* The library's lease of the hold (rlk_lc_hold.lease): the one clock. */
+static int single_lease(rlk_lc_hold *h, long long *start_ns, long long *deadline_ns)
+{
+    single_lock *l = h->impl;
+
+    switch (l->mode) {
+    case RLK_LC_READ:
+        return rlk_rwlock_lease(l->rw, RLK_RW_READ, start_ns, deadline_ns);
+    case RLK_LC_WRITE:
+        return rlk_rwlock_lease(l->rw, RLK_RW_WRITE, start_ns, deadline_ns);
+    case RLK_LC_FAIR:
+        return rlk_fairlock_lease(l->fair, start_ns, deadline_ns);
+    case RLK_LC_FENCED:
+        return rlk_fenced_lease(l->fenced, start_ns, deadline_ns);
+    case RLK_LC_NONREENTRANT:
+        return rlk_nrlock_lease(l->nr, start_ns, deadline_ns);
+    default:
+        return rlk_lock_lease(l->lock, start_ns, deadline_ns);
+    }
 }
 
 static const char *single_errstr(rlk_lc_hold *h)
@@ -363,8 +408,10 @@ static int single_hold(single_lock *l, const rlk_lc_lock_opts *o, const rlk_lc_s
     h.impl = l;
     h.client = l->c;
     h.child_mask = mask;
+    h.lease = single_lease;
+    h.delay_ms = l->delay_ms;
     if (o->c.lease_ms > 0)
-        rlk_lc_hold_fixed_lease(&h, acquired_ns, o->c.lease_ms);
+        rlk_lc_hold_lease(&h, acquired_ns, o->c.lease_ms);
     if (single_env(&h, l, o->names[0], owner, token) < 0) {
         rc = rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
         single_unlock(l);
@@ -415,8 +462,18 @@ static int single_with_client(single_lock *l, const rlk_lc_lock_opts *o, const r
     if ((inherited && single_set_owner(l, inherited) != RLK_OK) ||
         single_owner(l, owner, sizeof owner) != RLK_OK)
         return rlk_lc_fail(l->c, rlk_err(l->c), what);
+    /* A --fenced re-entry: the parent's token handed down, not a newer one. */
+    if (inherited && l->mode == RLK_LC_FENCED &&
+        rlk_fenced_set_reentry_token(l->fenced, single_inherited_token()) != RLK_OK)
+        return rlk_lc_fail(l->c, rlk_err(l->c), what);
     if ((rc = single_acquire(l, o, wait_ms, what, &token, &mask)) >= 0)
         return rc;
+    /* --claim: every fence raised to the token before the command can read anything. */
+    if ((rc = rlk_lc_claim(l->c, &o->c, token, what)) >= 0) {
+        single_unlock(l);
+        pthread_sigmask(SIG_SETMASK, &mask, NULL);
+        return rc;
+    }
     return single_hold(l, o, s, owner, token, &mask);
 }
 

@@ -4,6 +4,7 @@
  * lease, option matching, number parsing, the options every command that
  * runs a COMMAND shares, JSON strings, the clock.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -253,6 +254,49 @@ int rlk_lc_common_opt(const char *cmd, int argc, char **argv, int *i, rlk_lc_opt
         return 1;
     }
     return rlk_lc_common_value(cmd, argc, argv, i, o);
+}
+
+int rlk_lc_claim_opt(const char *cmd, int argc, char **argv, int *i, rlk_lc_opts *o)
+{
+    const char *v, **more;
+    int got = rlk_lc_opt(cmd, argc, argv, i, NULL, "--claim", &v);
+
+    if (got <= 0)
+        return got;
+    if (v[0] == '\0')
+        return rlk_cli_usage(cmd, "--claim needs a fence key (--claim '{NAME}:fence')"),
+               -1;
+    if (!(more = realloc(o->claims, sizeof *o->claims * (size_t)(o->nclaims + 1))))
+        return rlk_cli_fail(RLK_EXIT_USAGE, "out of memory"), -1;
+    o->claims = more;
+    o->claims[o->nclaims++] = v;
+    return 1;
+}
+
+void rlk_lc_claims_free(rlk_lc_opts *o)
+{
+    free(o->claims);
+    o->claims = NULL;
+    o->nclaims = 0;
+}
+
+int rlk_lc_claim(rlk_client *c, const rlk_lc_opts *o, long long token, const char *what)
+{
+    uint64_t highest = 0;
+    int rc;
+
+    /* One fence at a time (rlk_fence_claim's own order), to name the one that refused. */
+    for (int k = 0; k < o->nclaims; k++) {
+        rc = rlk_fence_claim(c, (uint64_t)token, 1, &o->claims[k], &highest);
+        if (rc == RLK_ERR_FENCED)
+            return rlk_cli_fail(RLK_EXIT_FENCED, "fenced: token %lld is below the highest "
+                                "accepted %llu at --claim %s: a newer holder claimed it; %s "
+                                "given back, the command not run", token,
+                                (unsigned long long)highest, rlk_cli_show(o->claims[k]), what);
+        if (rc != RLK_OK)
+            return rlk_lc_fail(c, rc, what);
+    }
+    return -1;
 }
 
 int rlk_lc_take_command(const char *cmd, int argc, char **argv, int i, rlk_lc_opts *o,

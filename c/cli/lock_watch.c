@@ -51,8 +51,12 @@ const char *rlk_lc_lost_text(int reason)
 
 /* ---------------------------------------------------------------- stopping the command */
 
-static void rlk_lc_stop(rlk_lc_watch *w, const char *why)
+/* reason: the rlk_lost_reason of a loss reported by the library; 0 for the hold's own
+ * deadline or a failed renew step. */
+static void rlk_lc_stop(rlk_lc_watch *w, const char *why, int reason)
 {
+    long long until = reason ? rlk_lc_hold_protected_until(w->hold, reason) : -1;
+
     if (w->lost || w->reaped)
         return;
     w->lost = 1;
@@ -60,10 +64,14 @@ static void rlk_lc_stop(rlk_lc_watch *w, const char *why)
     snprintf(w->why, sizeof w->why, "%s", why);
     kill(-w->pid, SIGTERM);
     w->kill_deadline_ns = rlk_lc_now_ns() + w->grace_ms * RLK_NS_PER_MS;
-    /* SIGKILL no later than margin before the lease ends. */
+    /* SIGKILL no later than margin before the lease ends, by the library's clock. */
     if (w->hold->deadline_ns >= 0 &&
         w->hold->deadline_ns - w->margin_ms * RLK_NS_PER_MS < w->kill_deadline_ns)
         w->kill_deadline_ns = w->hold->deadline_ns - w->margin_ms * RLK_NS_PER_MS;
+    /* After a loss the library reported, no later than margin before nothing keeps the next
+     * holder out: the lease's end, or with a lock-delay the delay's (the grace capped by it). */
+    if (until >= 0 && until - w->margin_ms * RLK_NS_PER_MS < w->kill_deadline_ns)
+        w->kill_deadline_ns = until - w->margin_ms * RLK_NS_PER_MS;
 }
 
 /* When the command must get SIGTERM so that SIGKILL comes margin before the
@@ -90,7 +98,7 @@ static void rlk_lc_renew(rlk_lc_watch *w)
     h->renewals += rc == 0;
     h->renewal_failures += rc != 0;
     if (rc < 0) {
-        rlk_lc_stop(w, why);
+        rlk_lc_stop(w, why, 0);
         return;
     }
     /* A failure that may pass (errors from too many servers) is tried again
@@ -109,7 +117,7 @@ static void rlk_lc_deadlines(rlk_lc_watch *w)
     rlk_lc_renew(w);
     now = rlk_lc_now_ns();
     if (!w->lost && w->hold->deadline_ns >= 0 && now >= rlk_lc_term_at(w))
-        rlk_lc_stop(w, w->hold->deadline_why);
+        rlk_lc_stop(w, w->hold->deadline_why, 0);
     if (w->kill_deadline_ns >= 0 && now >= w->kill_deadline_ns) {
         kill(-w->pid, SIGKILL);
         w->killed = 1;
@@ -184,7 +192,7 @@ static void rlk_lc_read_lost(rlk_lc_watch *w)
     ssize_t n = read(w->lost_fd, reason, sizeof reason);
 
     if (n > 0)
-        rlk_lc_stop(w, rlk_lc_lost_text(reason[0]));
+        rlk_lc_stop(w, rlk_lc_lost_text(reason[0]), reason[0]);
 }
 
 /* The command is stopped for good when rlk itself cannot go on. */

@@ -74,12 +74,12 @@ _rlk()
         lock)
             words="--read --write --fair --fenced --all --redlock --non-reentrant --spin -w --wait
                    -n --no-wait --hold -E --conflict-exit-code -l --lease -k --kill-after
-                   --watchdog-lease --lock-delay --stats --json --url -- --help" ;;
+                   --watchdog-lease --lock-delay --claim --stats --json --url -- --help" ;;
         fastmulti)
             words="-w --wait -n --no-wait --hold -E --conflict-exit-code -l --lease -k --kill-after
                    --watchdog-lease --stats --json --url -- --help" ;;
         elect)
-            words="--value --observe --json --count --timeout -w --wait -n --no-wait --hold -E
+            words="--value --claim --observe --json --count --timeout -w --wait -n --no-wait --hold -E
                    --conflict-exit-code -l --lease -k --kill-after --watchdog-lease --stats --name
                    --url -- --help" ;;
         semaphore)

@@ -551,6 +551,22 @@ RLK_API int rlk_lock_force_unlock_named(rlk_lock *l, int *released);
 RLK_API int rlk_lock_is_locked(rlk_lock *l, int *locked);
 /* False once the watchdog declared this holder's lock lost. */
 RLK_API int rlk_lock_is_held_by_me(rlk_lock *l, int *held);
+/* The lease this client counts for the caller's hold, no I/O, in
+ * CLOCK_MONOTONIC nanoseconds: *start_ns the send time of the call that set
+ * the lease the server counts now (the acquire that took or re-entered the
+ * lock, the watchdog's last successful renewal, a MultiLock's re-expiry; an
+ * adopted lost acquire: its send, or for a token kind the read-back's PTTL),
+ * so the server began that lease no earlier; *deadline_ns = *start_ns + the
+ * lease: the server cannot expire the hold before it (its clock running at
+ * this one's rate; a renewal moves both). Not when the acquire returned: a
+ * reply delayed by rlk_options.min_replicas's WAIT or a lost reply settled
+ * later does not lengthen it. What `rlk lock` stops its command by.
+ * RLK_ERR_LOST: the watchdog declared the hold lost; both are still set, to
+ * the lease it was lost with (a lock-delay counts from there).
+ * RLK_ERR_NOT_OWNER: not held by the caller (both 0). The same
+ * call exists for the read-write (per side), fair, fenced and non-reentrant
+ * locks and the MultiLock (its first member to end). */
+RLK_API int rlk_lock_lease(rlk_lock *l, long long *start_ns, long long *deadline_ns);
 RLK_API int rlk_lock_hold_count(rlk_lock *l, long long *count);
 /* PTTL of the lock key: -2 no lock, -1 no expiry. */
 RLK_API int rlk_lock_remaining_ttl(rlk_lock *l, long long *ttl_ms);
@@ -609,6 +625,9 @@ RLK_API int rlk_rwlock_force_unlock_named(rlk_rwlock *rw, int side, int *release
 RLK_API int rlk_rwlock_mode(rlk_rwlock *rw, int *mode);
 /* False once the watchdog declared that hold of the caller lost. */
 RLK_API int rlk_rwlock_is_held_by_me(rlk_rwlock *rw, int side, int *held);
+/* The lease of the caller's hold of that side (rlk_lock_lease). */
+RLK_API int rlk_rwlock_lease(rlk_rwlock *rw, int side, long long *start_ns,
+                             long long *deadline_ns);
 /* The caller's reads or writes, from Redis. */
 RLK_API int rlk_rwlock_hold_count(rlk_rwlock *rw, int side, long long *count);
 /* Owners holding at least one read (the writer's own reads included). */
@@ -656,6 +675,7 @@ RLK_API int rlk_fairlock_force_unlock(rlk_fairlock *f, int *released);
 RLK_API int rlk_fairlock_force_unlock_named(rlk_fairlock *f, int *released);
 RLK_API int rlk_fairlock_is_locked(rlk_fairlock *f, int *locked);
 RLK_API int rlk_fairlock_is_held_by_me(rlk_fairlock *f, int *held);
+RLK_API int rlk_fairlock_lease(rlk_fairlock *f, long long *start_ns, long long *deadline_ns);
 RLK_API int rlk_fairlock_hold_count(rlk_fairlock *f, long long *count);
 RLK_API int rlk_fairlock_remaining_ttl(rlk_fairlock *f, long long *ttl_ms);
 /* Owners in the queue (LLEN; stale ones are dropped by the next script). */
@@ -696,8 +716,21 @@ RLK_API int rlk_fenced_token(rlk_fenced *f, long long *token);
 /* The last token issued on the name (fenced/token; Redisson's getToken()):
  * 0 when none (never, or the token key was deleted). */
 RLK_API int rlk_fenced_last_token(rlk_fenced *f, long long *token);
+/* A re-entry handed down from an enclosing holder in another process (a
+ * command run by `rlk lock --fenced NAME` that takes NAME again with the
+ * holder id RLK_LOCK_OWNER, set by rlk_fenced_set_owner): token is the
+ * enclosing hold's (RLK_FENCE_TOKEN). This handle's later acquisitions that
+ * find the lock held by its owner with that token the last issued re-enter
+ * it (counted on the server, released as any hold) and get that token again
+ * instead of minting a newer one (fenced/reenter), so the enclosing
+ * holder's writes after this one's are not refused; when the enclosing
+ * hold is gone (free, or a token issued since) they acquire as usual, with
+ * a new token. 0 (default): every acquisition mints. RLK_ERR_ARG: token not
+ * in 0..2^53-2. docs/locks/fenced.md, "Nested holders". */
+RLK_API int rlk_fenced_set_reentry_token(rlk_fenced *f, long long token);
 RLK_API int rlk_fenced_is_locked(rlk_fenced *f, int *locked);
 RLK_API int rlk_fenced_is_held_by_me(rlk_fenced *f, int *held);
+RLK_API int rlk_fenced_lease(rlk_fenced *f, long long *start_ns, long long *deadline_ns);
 RLK_API int rlk_fenced_hold_count(rlk_fenced *f, long long *count);
 RLK_API int rlk_fenced_remaining_ttl(rlk_fenced *f, long long *ttl_ms);
 
@@ -760,6 +793,7 @@ RLK_API int rlk_nrlock_force_unlock(rlk_nrlock *l, int *released);
 RLK_API int rlk_nrlock_force_unlock_named(rlk_nrlock *l, int *released);
 RLK_API int rlk_nrlock_is_locked(rlk_nrlock *l, int *locked);
 RLK_API int rlk_nrlock_is_held_by_me(rlk_nrlock *l, int *held);
+RLK_API int rlk_nrlock_lease(rlk_nrlock *l, long long *start_ns, long long *deadline_ns);
 RLK_API int rlk_nrlock_remaining_ttl(rlk_nrlock *l, long long *ttl_ms);
 /* Redisson's RedissonNonReentrantFairLock: on makes f's acquisitions
  * non-reentrant (fair/nonreentrant_acquire; the fair lock's data, queue
@@ -882,10 +916,31 @@ RLK_API int rlk_fence_check(rlk_fence_state *st, uint64_t token);
  * was sent once more to the master the sentinels name. Other errors as
  * rlk_evalv; a lost reply (RLK_ERR_IO, RLK_ERR_TIMEOUT after the write) may
  * have run: repeat only what is idempotent (set, hset, del, expire, pexpire,
- * check, xadd with an explicit id), the same token being accepted again. */
+ * check, xadd with an explicit id), the same token being accepted again.
+ * RLK_ERR_NOREPLICAS (rlk_options.min_replicas > 0): accepted on the master
+ * as RLK_OK is (*reply set, the fence raised), but fewer than min_replicas
+ * replicas acknowledged it within the WAIT's timeout (rlk_last_replica_acks):
+ * not undone, and a failover to a replica without it loses the write and
+ * the fence's new highest. Before this version that case returned RLK_OK. */
 RLK_API int rlk_fence_write(rlk_client *c, const char *op, const char *fence, const char *data,
                     uint64_t token, int nargs, const char *const *args, const size_t *arglens,
                     uint64_t *highest, redisReply **reply);
+
+/* Claims the fences a holder will use, before it reads or writes anything
+ * they guard (docs/locks/fenced.md, "Claim the fence first"): raises each of
+ * the nfences fence keys (1..1024, each with its own {hash tag} or another:
+ * one fence/check call each, in order, routed by its key) to token. From the
+ * return on, every fence refuses a lower token: a stale holder's write is
+ * refused even before this holder's first write. RLK_OK: every fence's
+ * highest is token. RLK_ERR_FENCED: one of them had accepted a higher token
+ * (a newer holder claimed or wrote it): *highest (may be NULL) holds it, the
+ * claim stopped there (errstr names the fence); the caller is stale and must
+ * not go on. RLK_ERR_ARG: no fences, an empty one, token 0 or above 2^53-2.
+ * Other errors as rlk_fence_write; the claim is idempotent: on a lost reply
+ * call it again. Needed when the holder reads before its first fenced write
+ * (a read-modify-write) or writes to several fences. */
+RLK_API int rlk_fence_claim(rlk_client *c, uint64_t token, int nfences, const char *const *fences,
+                            uint64_t *highest);
 
 /* ---------------------------------------------------------------- semaphore */
 
@@ -910,7 +965,11 @@ RLK_API const char *rlk_semaphore_channel(const rlk_semaphore *s);
  * count messages (every waiter of a client retries on each). RLK_OK:
  * taken. RLK_ERR_BUSY: not available when the wait ran out. A connection
  * error is returned at once: when the request may have run, the permits
- * may be taken (give them back with release if the caller cannot tell). */
+ * may be taken, or not. A semaphore keeps no holder, so neither the library
+ * nor the caller can find out: a release "to be safe" raises the count
+ * above its permits when the acquire did not run, and no release leaves the
+ * permits taken when it did (docs/locks/semaphore.md; the permit-expirable
+ * semaphore, whose permits have ids and leases, has neither problem). */
 RLK_API int rlk_semaphore_try_acquire(rlk_semaphore *s, long long permits, long long wait_ms);
 RLK_API int rlk_semaphore_acquire(rlk_semaphore *s, long long permits);
 /* Gives permits (1..10^12) back; *count (may be NULL) gets the new count. */
@@ -1138,6 +1197,9 @@ RLK_API int rlk_multilock_lock(rlk_multilock *m, long long lease_ms);
 /* Releases every member (all are tried). RLK_OK, or the first member's
  * error (RLK_ERR_NOT_OWNER when its hold was lost or had expired). */
 RLK_API int rlk_multilock_unlock(rlk_multilock *m);
+/* The lease of the hold as a whole (rlk_lock_lease): the member whose lease
+ * ends first, its start and deadline. A member not held: its error. */
+RLK_API int rlk_multilock_lease(rlk_multilock *m, long long *start_ns, long long *deadline_ns);
 
 RLK_API int rlk_multilock_count(const rlk_multilock *m);
 /* Member i, in the order added (0-based); NULL when out of range. */

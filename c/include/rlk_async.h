@@ -418,6 +418,16 @@ RLK_API rlk_async_req *rlk_async_fence_write(rlk_async *ac, const char *op, cons
                                              const char *data, uint64_t token, int nargs,
                                              const char *const *args, const size_t *arglens,
                                              rlk_async_fence_fn fn, void *privdata);
+/* rlk_fence_claim as a request: fence/check of each of the nfences fence
+ * keys (copied) in turn, raising each to token. RLK_OK (value: token): every
+ * fence refuses a lower token from now on. RLK_ERR_FENCED (value: the
+ * fence's highest, errstr names the fence): a newer token claimed or wrote
+ * it; the claim stopped there. RLK_ERR_ARG: no fences, an empty one, a bad
+ * token. A check whose reply was lost is sent again within the request's
+ * budget (it is idempotent). A cancel does not stop a check already sent. */
+RLK_API rlk_async_req *rlk_async_fence_claim(rlk_async *ac, uint64_t token, int nfences,
+                                             const char *const *fences, rlk_async_fn fn,
+                                             void *privdata);
 
 #ifdef __cplusplus
 }

@@ -161,11 +161,11 @@ static void ael_proclaim_send(ael *a)
 {
     const char *keys[RLK_A_KIND_KEYS];
     rlk_a_argvals vals = {0, a->owner, 0, rlk_ae_publish_arg(a->h.ac), a->value, a->term, 0,
-                          NULL};
+                          rlk_async_uuid(a->h.ac)};   /* the secret its campaign stored */
     rlk_a_argv av;
     const char *script = "elect/proclaim";
     int nk = rlk_a_keys_list(&a->keys, rlk_script_key_roles(script), keys, RLK_A_KIND_KEYS);
-    int na = rlk_a_args("owner term value publish", &vals, &av);
+    int na = rlk_a_args("owner term value publish secret", &vals, &av);
 
     a->call = nk < 0 || na < 0 ? NULL
               : rlk_ae_script(a->h.ac, script, nk, keys, na, av.v, ael_proclaim_reply, a);

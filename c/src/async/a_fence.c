@@ -10,6 +10,10 @@
  * RLK_ERR_IO, as the blocking call returns it (never accepted, never
  * refused). The outcome is counted (runtime/metrics.h, rlk_metrics_fence)
  * as the blocking call counts it.
+ *
+ * rlk_async_fence_claim: fence/check on each fence in turn (rlk_fence_claim
+ * as a request). A check is idempotent, so a lost reply is sent again within
+ * the budget; a refusal ends the claim with RLK_ERR_FENCED.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,17 +155,27 @@ static void afe_reply(rlk_async *ac, int rc, const redisReply *reply, const char
     afe_end(a, RLK_OK, 0, NULL);
 }
 
+/* Sends fc's script for request r, fn(arg) to get its reply; the call, or NULL with r completed
+ * (the client freed, or out of memory). Both the write and the claim send so. */
+static rlk_ae_call *afe_send_call(rlk_async *ac, rlk_async_req *r, const rlk_fence_call *fc,
+                                  const char *fence, rlk_ae_reply_fn fn, void *arg)
+{
+    int closing = rlk_ae_closing(ac);
+    rlk_ae_call *call = rlk_ae_scriptv(ac, fc->script, fc->nkeys, fc->keys, fc->nargs, fc->argv,
+                                       fc->lens, fn, arg);
+
+    if (!call)
+        rlk_ae_complete(r, closing ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL, "%s %s: %s",
+                        fc->script, fence, closing ? "client freed" : "out of memory");
+    return call;
+}
+
 static void afe_send(rlk_async *ac, void *arg)
 {
     afe *a = arg;
-    int closing = rlk_ae_closing(ac);
 
     a->retry = NULL;
-    a->call = rlk_ae_scriptv(ac, a->fc.script, a->fc.nkeys, a->fc.keys, a->fc.nargs, a->fc.argv,
-                             a->fc.lens, afe_reply, a);
-    if (!a->call)
-        rlk_ae_complete(a->h.r, closing ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL, "%s %s: %s",
-                        a->fc.script, a->fence, closing ? "client freed" : "out of memory");
+    a->call = afe_send_call(ac, a->h.r, &a->fc, a->fence, afe_reply, a);
 }
 
 /* Copies the caller's keys and arguments into a and points fc at them. 0, or
@@ -216,5 +230,118 @@ rlk_async_req *rlk_async_fence_write(rlk_async *ac, const char *op, const char *
         return a->h.r;
     }
     afe_send(ac, a);
+    return a->h.r;
+}
+
+/* ---------------------------------------------------------------- claim */
+
+typedef struct afc {
+    rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
+    rlk_ae_call *call;              /* the check in flight, or NULL */
+    rlk_ae_timer *retry;            /* the next send of a check that went wrong, or NULL */
+    rlk_fence_call fc;              /* the check of fences[next] */
+    uint64_t token;
+    char **fences;                  /* copied */
+    int nfences, next;
+} afc;
+
+static void afc_free_state(rlk_async_req *r, void *state)
+{
+    afc *a = state;
+
+    (void)r;
+    rlk_ae_call_forget(a->call);
+    rlk_ae_timer_del(a->retry);
+    rlk_fence_call_free(&a->fc);
+    for (int i = 0; a->fences && i < a->nfences; i++)
+        free(a->fences[i]);
+    free(a->fences);
+}
+
+static void afc_send(rlk_async *ac, void *arg);
+
+/* The check of fences[next] into a->fc, and sent. */
+static void afc_next(rlk_async *ac, afc *a)
+{
+    char msg[RLK_ERRSTR_MAX];
+    int rc;
+
+    rlk_fence_call_free(&a->fc);
+    rc = rlk_fence_call_make(&a->fc, "rlk_async_fence_claim", "check", a->fences[a->next], NULL,
+                             a->token, 0, NULL, NULL, msg, sizeof msg);
+    if (rc != RLK_OK) {
+        rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", msg);
+        return;
+    }
+    afc_send(ac, a);
+}
+
+static void afc_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr, int lost,
+                      void *arg)
+{
+    afc *a = arg;
+    char msg[RLK_ERRSTR_MAX];
+    uint64_t highest = 0;
+
+    (void)reply;
+    (void)lost;
+    a->call = NULL;
+    if (rc == RLK_ERR_IO && !rlk_ae_closing(ac) &&
+        rlk_ae_now_ms() - a->h.start <= rlk_a_common_budget(ac, 0) &&
+        (a->retry = rlk_ae_timer_add(ac, AFE_RETRY_MS, afc_send, a)) != NULL)
+        return;     /* never written, or lost: a check may run twice */
+    if (rc == RLK_ERR_SCRIPT && rlk_fence_stale(&a->fc, errstr, &highest, msg, sizeof msg))
+        rc = RLK_ERR_FENCED;
+    rlk_metrics_fence(rlk_ae_counters(ac), a->fences[a->next], rc);
+    if (rc == RLK_ERR_FENCED) {
+        rlk_ae_complete(a->h.r, rc, (long long)highest, NULL, "%s", msg);
+        return;
+    }
+    if (rc != RLK_OK) {
+        rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr ? errstr : rlk_strerror(rc));
+        return;
+    }
+    if (++a->next < a->nfences)
+        afc_next(ac, a);
+    else
+        rlk_ae_complete(a->h.r, RLK_OK, (long long)a->token, NULL, NULL);
+}
+
+static void afc_send(rlk_async *ac, void *arg)
+{
+    afc *a = arg;
+
+    a->retry = NULL;
+    a->call = afe_send_call(ac, a->h.r, &a->fc, a->fences[a->next], afc_reply, a);
+}
+
+rlk_async_req *rlk_async_fence_claim(rlk_async *ac, uint64_t token, int nfences,
+                                     const char *const *fences, rlk_async_fn fn, void *privdata)
+{
+    static const char who[] = "rlk_async_fence_claim";
+    char msg[RLK_ERRSTR_MAX];
+    afc *a;
+    int rc;
+
+    if (!fn || !(a = RLK_A_NEW(ac, afc, fn, privdata)))
+        return NULL;
+    if (rlk_a_common_begin(a->h.r, afe_cancel_hook, afc_free_state, NULL, NULL))
+        return a->h.r;
+    if ((rc = rlk_fence_claim_args(who, token, nfences, fences, msg, sizeof msg)) != RLK_OK) {
+        rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", msg);
+        return a->h.r;
+    }
+    a->token = token;
+    if (!(a->fences = calloc((size_t)nfences, sizeof *a->fences))) {
+        rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s: out of memory", who);
+        return a->h.r;
+    }
+    a->nfences = nfences;
+    for (int i = 0; i < nfences; i++)
+        if (!(a->fences[i] = strdup(fences[i]))) {
+            rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s: out of memory", who);
+            return a->h.r;
+        }
+    afc_next(ac, a);
     return a->h.r;
 }

@@ -111,7 +111,7 @@ const rlk_a_kind rlk_a_kind_delay = {
 const rlk_a_kind rlk_a_kind_elect = {
     "election", RLK_KIND_FENCED, "elect",
     "elect/campaign", "lease_ms owner value publish secret",
-    "elect/resign", "owner lease_ms publish",
+    "elect/resign", "owner lease_ms publish secret",
     NULL, NULL,
     NULL, NULL,     /* forced as the fenced lock it is (rlk_async_force_unlock, RLK_KIND_FENCED) */
     "lock_channel", RLK_A_WAIT_CHANNEL, RLK_A_TOKEN | RLK_A_ONE_HOLD, "", &rlk_fenced_renew_task,

@@ -133,8 +133,9 @@ typedef struct rlk_a_argvals {
     const char *value;              /* NULL: "" */
     long long term;                 /* the election's term */
     long long delay_ms;             /* the lock-delay */
-    const char *secret;             /* the election's incarnation (elect/campaign): the client's
-                                       uuid, random per client; NULL: "" */
+    const char *secret;             /* the election's incarnation (elect/campaign, elect/resign,
+                                       elect/proclaim): the client's uuid, random per client;
+                                       NULL: "" */
 } rlk_a_argvals;
 
 typedef struct rlk_a_argv {

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "client/client.h"
+#include "client/clock.h"
 #include "client/slot.h"
 #include "async/ae_state.h"
 #include "async/ae_wd.h"
@@ -221,6 +222,9 @@ static void ae_wd_reply(rlk_async *ac, int rc, const redisReply *r, const char *
         case RLK_RENEW_RENEWED:
             if (b->sent > h->last_ok)
                 h->last_ok = b->sent;
+            if (rlk_renewed_hook)
+                rlk_renewed_hook(h->kind, h->name, h->owner, b->sent * RLK_NS_PER_MS,
+                                 ae_wd_lease(ac));
             h->next_due = b->sent + h->period;
             break;
         case RLK_RENEW_GONE:

@@ -114,14 +114,15 @@ RLK_HANDLE_DEF_OWNER(rlk_elect, 0)
 
 /* ---------------------------------------------------------------- campaign */
 
-/* rlk_fam_release_fn: elect/resign (KEYS lock, lock channel, record, change channel). */
+/* rlk_fam_release_fn: elect/resign (KEYS lock, lock channel, record, change channel; ARGV
+ * owner, lease, publish, the handle's secret: only the incarnation that leads resigns). */
 static int rlk_elect_resign_call(void *arg, const char *owner, long long lease, int *rc)
 {
     rlk_elect *e = arg;
     const char *keys[4] = {e->b.name, e->b.channel, e->state_key, e->elect_channel};
 
-    return rlk_fam_release_call(e->b.c, "elect/resign", "resign", e->b.name, 4, keys, 2, owner,
-                                lease, rc);
+    return rlk_fam_release_call_x(e->b.c, "elect/resign", "resign", e->b.name, 4, keys, 2, owner,
+                                  lease, e->secret, rc);
 }
 
 /* rlk_wait_attempt_fn. RLK_OK: elected, a->term set, recorded in the
@@ -201,7 +202,7 @@ int rlk_elect_term(rlk_elect *e, long long *term)
 int rlk_elect_proclaim(rlk_elect *e, const char *value)
 {
     char owner[RLK_OWNER_MAX + 1], t[24];
-    const char *keys[3], *args[4];
+    const char *keys[3], *args[5];
     long long term;
     redisReply *r = NULL;
     int rc;
@@ -222,7 +223,8 @@ int rlk_elect_proclaim(rlk_elect *e, const char *value)
     args[1] = t;
     args[2] = value;
     args[3] = rlk_publish_arg(e->b.c);
-    if ((rc = rlk_evalv(e->b.c, "elect/proclaim", 3, keys, NULL, 4, args, NULL, &r)) != RLK_OK)
+    args[4] = e->secret;    /* only the incarnation that leads proclaims */
+    if ((rc = rlk_evalv(e->b.c, "elect/proclaim", 3, keys, NULL, 5, args, NULL, &r)) != RLK_OK)
         return rc;
     if (r->type != REDIS_REPLY_INTEGER)
         rc = rlk_set_error(e->b.c, RLK_ERR_PROTOCOL, "election %s: elect/proclaim replied type %d",

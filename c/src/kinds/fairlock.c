@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fairlock.c - the fair lock API (rlk_fairlock_*): Redisson's RFairLock on
- * fair/{acquire,release,cancel,renew,force_release} (docs/locks/fair.md).
+ * fair/{acquire,release,cancel,renew,force_release}, and clear_queue for rlk
+ * unlock --queue (docs/locks/fair.md).
  *
  * The queue lives in Redis (redisson_lock_queue:{name}, deadlines in
  * redisson_lock_timeout:{name}): the first acquire that does not get the
@@ -317,16 +318,22 @@ RLK_HANDLE_DEF_LOCK(rlk_fairlock, RLK_KIND_FAIR)
 /* rlk_fairlock_unlock (no local queue: the server's queue orders every thread) */
 RLK_HANDLE_DEF_UNLOCK(rlk_fairlock, RLK_KIND_FAIR, "fair lock", NULL, rlk_fair_release_call)
 
+/* The four KEYS of fair/force_release and fair/clear_queue: lock, queue, timeouts, channel. */
+static void rlk_fair_keys4(const rlk_fairlock *f, const char **keys)
+{
+    keys[0] = f->b.name;
+    keys[1] = f->queue;
+    keys[2] = f->timeouts;
+    keys[3] = f->b.channel;
+}
+
 static int rlk_fairlock_force(rlk_fairlock *f, int named, int *released)
 {
     const char *keys[4];
 
     if (!f)
         return RLK_ERR_ARG;
-    keys[0] = f->b.name;
-    keys[1] = f->queue;
-    keys[2] = f->timeouts;
-    keys[3] = f->b.channel;
+    rlk_fair_keys4(f, keys);
     return rlk_fam_force_unlock(&f->b, "fair/force_release", 4, keys, 0, NULL, named, NULL,
                                 released);
 }
@@ -339,6 +346,22 @@ int rlk_fairlock_force_unlock(rlk_fairlock *f, int *released)
 int rlk_fairlock_force_unlock_named(rlk_fairlock *f, int *released)
 {
     return rlk_fairlock_force(f, 1, released);
+}
+
+int rlk_fairlock_clear_queue(rlk_fairlock *f, long long *waiters)
+{
+    const char *keys[4], *args[1];
+    long long n = 0;
+    int rc;
+
+    if (!f)
+        return RLK_ERR_ARG;
+    rlk_fair_keys4(f, keys);
+    args[0] = rlk_publish_arg(f->b.c);
+    rc = rlk_fam_eval_int(f->b.c, "fair/clear_queue", 4, keys, 1, args, NULL, &n);
+    if (waiters)
+        *waiters = n;
+    return rc;
 }
 
 /* ---------------------------------------------------------------- queries */

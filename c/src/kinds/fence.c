@@ -4,7 +4,8 @@
  * (docs/locks/fenced.md, "Checking the token at the resource"):
  * rlk_fence_check, compare-and-remember for a resource the application keeps
  * itself, and rlk_fence_write, a fenced write on data in Redis through the
- * scripts scripts/fence/<op>.lua by name (rlk_evalv).
+ * scripts scripts/fence/<op>.lua by name (rlk_evalv); rlk_fence_claim, a
+ * holder raising every fence it will use to its token (fence/check on each).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include "client/error.h"
 #include "kinds/fence.h"
+#include "runtime/fam.h"
 #include "runtime/metrics.h"
 #include "runtime/rt.h"
 
@@ -154,6 +156,18 @@ int rlk_fence_write(rlk_client *c, const char *op, const char *fence, const char
     rc = rlk_evalv(c, fc.script, fc.nkeys, fc.keys, NULL, fc.nargs, fc.argv, fc.lens, &r);
     if (rc == RLK_ERR_SCRIPT && rlk_fence_stale(&fc, rlk_errstr(c), highest, msg, sizeof msg))
         rc = rlk_set_error(c, RLK_ERR_FENCED, "%s", msg);
+    /* Accepted on the master, but fewer than min_replicas replicas acknowledged it: a
+     * failover may lose it (and the fence's new highest). Done, not undone: said so. */
+    if (rc == RLK_OK && rlk_fam_acks_done(c, "fenced write", fence, "accepted") != RLK_OK) {
+        rlk_fence_call_free(&fc);
+        if ((rt = rlk_rt_get(c)) != NULL)
+            rlk_metrics_fence(&rt->counters, fence, RLK_OK);
+        if (reply)
+            *reply = r;
+        else
+            freeReplyObject(r);
+        return RLK_ERR_NOREPLICAS;
+    }
     rlk_fence_call_free(&fc);
     if ((rt = rlk_rt_get(c)) != NULL)
         rlk_metrics_fence(&rt->counters, fence, rc);
@@ -163,5 +177,49 @@ int rlk_fence_write(rlk_client *c, const char *op, const char *fence, const char
         *reply = r;
     else
         freeReplyObject(r);
+    return RLK_OK;
+}
+
+int rlk_fence_claim_args(const char *who, uint64_t token, int nfences, const char *const *fences,
+                         char *msg, size_t msglen)
+{
+    if (nfences < 1 || nfences > RLK_FENCE_MAX_ARGS || !fences) {
+        snprintf(msg, msglen, "%s: %d fences: give 1..%d fence keys", who, nfences,
+                 RLK_FENCE_MAX_ARGS);
+        return RLK_ERR_ARG;
+    }
+    for (int i = 0; i < nfences; i++)
+        if (!fences[i] || !*fences[i]) {
+            snprintf(msg, msglen, "%s: fences[%d] is %s", who, i, fences[i] ? "empty" : "NULL");
+            return RLK_ERR_ARG;
+        }
+    if (token == 0 || token > 9007199254740990ULL) {
+        snprintf(msg, msglen, "%s: token %" PRIu64 " is not in 1..9007199254740990", who, token);
+        return RLK_ERR_ARG;
+    }
+    return RLK_OK;
+}
+
+int rlk_fence_claim(rlk_client *c, uint64_t token, int nfences, const char *const *fences,
+                    uint64_t *highest)
+{
+    char msg[512];
+    int rc;
+
+    if (highest)
+        *highest = 0;
+    if (!c)
+        return RLK_ERR_ARG;
+    rc = rlk_fence_claim_args("rlk_fence_claim", token, nfences, fences, msg, sizeof msg);
+    if (rc != RLK_OK)
+        return rlk_set_error(c, rc, "%s", msg);
+    /* One fence/check each, in order (each routed by its own key: the fences may live in
+     * different slots): from its reply on, that fence refuses every lower token. A refusal
+     * stops the claim; the fences before it stay raised, which refuses only tokens below
+     * this one. */
+    for (int i = 0; i < nfences; i++)
+        if ((rc = rlk_fence_write(c, "check", fences[i], NULL, token, 0, NULL, NULL, highest,
+                                  NULL)) != RLK_OK)
+            return rc;
     return RLK_OK;
 }

@@ -44,4 +44,10 @@ void rlk_fence_call_free(rlk_fence_call *fc);
 int rlk_fence_stale(const rlk_fence_call *fc, const char *errstr, uint64_t *highest, char *msg,
                     size_t msglen);
 
+/* The checks of a claim's arguments (rlk_fence_claim, rlk_async_fence_claim): 1..1024
+ * fences, none NULL or empty, token 1..2^53-2. RLK_OK, or RLK_ERR_ARG with the message,
+ * prefixed with who, in msg. */
+int rlk_fence_claim_args(const char *who, uint64_t token, int nfences, const char *const *fences,
+                         char *msg, size_t msglen);
+
 #endif /* RLK_FENCE_H */

@@ -11,6 +11,7 @@
  * same name, which use the same hash), only its head subscribed to
  * redisson_lock__channel:{name} and retrying.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@ struct rlk_fenced {
     char *token_key;            /* redisson_lock_token:{name} */
     rlk_lq *q;
     rlk_fam_id id;
+    _Atomic long long reentry_token;    /* rlk_fenced_set_reentry_token; 0: none */
 };
 
 /* One call's view. */
@@ -116,8 +118,9 @@ static int rlk_fenced_attempt(void *arg, long long *ttl)
     rlk_fenced_acq *a = arg;
     rlk_fenced *f = a->f;
     const char *keys[2] = {f->b.name, f->token_key};
-    char lease[24];
-    const char *args[2] = {lease, a->owner};
+    char lease[24], given[24];
+    const char *args[3] = {lease, a->owner, given};
+    long long handed = atomic_load(&f->reentry_token);
     rlk_hold_spec h = {RLK_KIND_FENCED, f->b.name, a->owner, 2, {f->b.name, f->token_key, NULL},
                        f->b.channel, &rlk_fenced_renew_task, 0};
     long long sent = rlk_clock_now_ns();
@@ -125,12 +128,17 @@ static int rlk_fenced_attempt(void *arg, long long *ttl)
     int rc;
 
     snprintf(lease, sizeof lease, "%lld", a->lease_ms);
+    snprintf(given, sizeof given, "%lld", handed);
     RLK_RT_COUNT(f->b.rt, acquire_calls);
-    if ((rc = rlk_evalv(f->b.c, "fenced/acquire", 2, keys, NULL, 2, args, NULL, &r)) != RLK_OK)
+    /* A token handed down (rlk_fenced_set_reentry_token): fenced/reenter re-enters the
+     * enclosing hold with it, or acquires as fenced/acquire when that hold is gone. */
+    rc = handed > 0 ? rlk_evalv(f->b.c, "fenced/reenter", 2, keys, NULL, 3, args, NULL, &r)
+                    : rlk_evalv(f->b.c, "fenced/acquire", 2, keys, NULL, 2, args, NULL, &r);
+    if (rc != RLK_OK)
         return rlk_fam_acquire_lost(&f->b, rc, &h, a->lease_ms, a->watchdog, sent, f->token_key,
                                     &a->token, rlk_fenced_undo, a);
-    rc = rlk_fam_acquire_reply(f->b.c, "fenced lock", f->b.name, "fenced/acquire", r, ttl,
-                               &a->token);
+    rc = rlk_fam_acquire_reply(f->b.c, "fenced lock", f->b.name,
+                               handed > 0 ? "fenced/reenter" : "fenced/acquire", r, ttl, &a->token);
     freeReplyObject(r);
     if (rc == RLK_OK)
         rc = rlk_fam_record(f->b.rt, &h, a->lease_ms, a->watchdog, sent, a->token,
@@ -193,6 +201,17 @@ RLK_HANDLE_DEF_UNLOCK(rlk_fenced, RLK_KIND_FENCED, "fenced lock", h->q, rlk_fenc
 RLK_HANDLE_DEF_FORCE_REENTRANT(rlk_fenced)
 
 /* ---------------------------------------------------------------- tokens */
+
+int rlk_fenced_set_reentry_token(rlk_fenced *f, long long token)
+{
+    if (!f)
+        return RLK_ERR_ARG;
+    if (token < 0 || token > 9007199254740990LL)
+        return rlk_set_error(f->b.c, RLK_ERR_ARG, "fenced lock %s: reentry token %lld is not in "
+                             "0..9007199254740990", f->b.name, token);
+    atomic_store(&f->reentry_token, token);
+    return RLK_OK;
+}
 
 int rlk_fenced_token(rlk_fenced *f, long long *token)
 {

@@ -206,7 +206,8 @@ int rlk_handle_token(const rlk_fam_base *b, rlk_fam_id *id, const char *owner_fn
     }
 
 /* T_is_locked(h, locked), T_is_held_by_me(h, held) (the registry's entries
- * of kind first: rlk_fam_is_held) and T_remaining_ttl. */
+ * of kind first: rlk_fam_is_held), T_lease(h, start_ns, deadline_ns) (the
+ * registry's lease: rlk_fam_held_lease) and T_remaining_ttl. */
 #define RLK_HANDLE_DEF_QUERIES(T, kind)                                                           \
     int T##_is_locked(T *h, int *locked)                                                          \
     {                                                                                             \
@@ -219,6 +220,12 @@ int rlk_handle_token(const rlk_fam_base *b, rlk_fam_id *id, const char *owner_fn
         if (!h || !held)                                                                          \
             return RLK_ERR_ARG;                                                                   \
         return rlk_fam_is_held(&h->b, kind, &h->id, #T "_owner", held);                           \
+    }                                                                                             \
+    int T##_lease(T *h, long long *start_ns, long long *deadline_ns)                              \
+    {                                                                                             \
+        if (!h || !start_ns || !deadline_ns)                                                      \
+            return RLK_ERR_ARG;                                                                   \
+        return rlk_fam_held_lease(&h->b, kind, &h->id, #T "_owner", start_ns, deadline_ns);       \
     }                                                                                             \
     RLK_HANDLE_DEF_REMAINING_TTL(T)
 

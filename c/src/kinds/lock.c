@@ -514,7 +514,15 @@ int rlk_lock_force_unlock_named(rlk_lock *l, int *released)
 
 /* ---------------------------------------------------------------- queries */
 
-/* rlk_lock_is_locked, rlk_lock_is_held_by_me, rlk_lock_remaining_ttl */
+void rlk_lock_lease_note(rlk_lock *l, long long sent_ns, long long lease_ms)
+{
+    char owner[RLK_OWNER_MAX + 1];
+
+    if (rlk_fam_id_get(l->b.c, l->b.rt, &l->id, owner, sizeof owner, "rlk_lock_owner") == RLK_OK)
+        rlk_wd_lease_set(l->b.rt->wd, RLK_KIND_LOCK, l->b.name, owner, sent_ns, lease_ms);
+}
+
+/* rlk_lock_is_locked, rlk_lock_is_held_by_me, rlk_lock_lease, rlk_lock_remaining_ttl */
 RLK_HANDLE_DEF_QUERIES(rlk_lock, RLK_KIND_LOCK)
 /* rlk_lock_hold_count */
 RLK_HANDLE_DEF_HOLD_COUNT(rlk_lock)

@@ -27,6 +27,7 @@
 #include "kinds/handle.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
+#include "runtime/fam_settle.h"
 #include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
 #include "runtime/lq.h"
@@ -102,12 +103,23 @@ static int rlk_nrlock_attempt(void *arg, long long *ttl)
     redisReply *r = NULL;
     int rc;
 
-    RLK_RT_COUNT(l->b.rt, acquire_calls);
-    if ((rc = rlk_evalv(l->b.c, "nonreentrant/acquire", 1, keys, NULL, 2, args, NULL, &r)) != RLK_OK) {
-        if (rc == RLK_ERR_SCRIPT && strncmp(rlk_errstr(l->b.c), "RLK_REENTRY", 11) == 0)
+    for (int again = 0;; again++) {
+        RLK_RT_COUNT(l->b.rt, acquire_calls);
+        rc = rlk_evalv(l->b.c, "nonreentrant/acquire", 1, keys, NULL, 2, args, NULL, &r);
+        if (rc == RLK_OK)
+            break;
+        if (rc != RLK_ERR_SCRIPT || strncmp(rlk_errstr(l->b.c), "RLK_REENTRY", 11) != 0)
+            return rlk_fam_acquire_lost(&l->b, rc, &h, a->lease_ms, a->watchdog, sent, NULL,
+                                        NULL, rlk_handle_undo, a);
+        /* The server counts a hold of this owner that the registry does not (it was checked
+         * before any I/O): when this thread's last unsettled call was of this hold (an acquire
+         * reported RLK_ERR_UNSETTLED that ran after all, or a release that never will), that
+         * is the hold, one the caller was told it did not get or gave up. Given back, as a
+         * reentrant lock's next acquisition gives back such holds, then acquired anew. */
+        if (again || !rlk_fam_doubt_take(l->b.c, RLK_KIND_LOCK, l->b.name, a->owner))
             return rlk_nrlock_reentry(l, a->owner);
-        return rlk_fam_acquire_lost(&l->b, rc, &h, a->lease_ms, a->watchdog, sent, NULL, NULL,
-                                    rlk_handle_undo, a);
+        rlk_fam_give_back(l->b.rt, &h, 1, rlk_handle_undo, a);
+        sent = rlk_clock_now_ns();
     }
     rc = rlk_fam_acquire_reply(l->b.c, "non-reentrant lock", l->b.name, "nonreentrant/acquire", r,
                                ttl, NULL);

@@ -528,6 +528,18 @@ static int rlk_rw_side_owner(rlk_rwlock *rw, int side, const char *what, char *o
     return rc != RLK_OK ? rc : rlk_rwlock_owner(rw, owner, RLK_OWNER_MAX + 1);
 }
 
+int rlk_rwlock_lease(rlk_rwlock *rw, int side, long long *start_ns, long long *deadline_ns)
+{
+    char owner[RLK_OWNER_MAX + 1];
+    int rc;
+
+    if (!rw || !start_ns || !deadline_ns)
+        return RLK_ERR_ARG;
+    if ((rc = rlk_rw_side_owner(rw, side, "lease", owner)) != RLK_OK)
+        return rc;
+    return rlk_fam_held_lease_of(&rw->b, rlk_rw_kind(side), owner, start_ns, deadline_ns);
+}
+
 int rlk_rwlock_hold_count(rlk_rwlock *rw, int side, long long *count)
 {
     char owner[RLK_OWNER_MAX + 1], field[RLK_OWNER_MAX + 8];

@@ -17,6 +17,7 @@
 #include "client/clock.h"
 #include "client/error.h"
 #include "client/scripts.h"
+#include "kinds/lock.h"
 
 #define MULTI_DEFAULT_MS_PER_MEMBER 1500LL
 #define MULTI_WAIT_MAX RLK_NUM_MAX    /* client/scripts.h: the scripts' bound */
@@ -257,10 +258,13 @@ static int multi_set_leases(rlk_multilock *m, long long lease_ms)
         multi_member *x = &m->mem[i];
         const char *keys[1] = {x->name}, *args[2] = {lease, owner};
         redisReply *r = NULL;
+        long long sent = rlk_clock_now_ns();
 
         rc = rlk_lock_owner(x->lock, owner, sizeof owner);
         if (rc == RLK_OK)
             rc = rlk_eval(x->c, "reentrant/renew", 1, keys, 2, args, &r);
+        if (rc == RLK_OK && r->type == REDIS_REPLY_INTEGER && r->integer == 1)
+            rlk_lock_lease_note(x->lock, sent, lease_ms);   /* its lease counts from here */
         if (rc == RLK_OK && !(r->type == REDIS_REPLY_INTEGER && r->integer == 1))
             rc = r->type == REDIS_REPLY_INTEGER
                      ? rlk_set_error(x->c, RLK_ERR_LOST, "lock %s: gone before all members "
@@ -399,6 +403,34 @@ rlk_lock *rlk_multilock_member_lock(const rlk_multilock *m, int i)
 int rlk_multilock_order_at(const rlk_multilock *m, int k)
 {
     return m && k >= 0 && k < m->n ? m->order[k] : -1;
+}
+
+int rlk_multilock_lease(rlk_multilock *m, long long *start_ns, long long *deadline_ns)
+{
+    if (!m || !start_ns || !deadline_ns)
+        return RLK_ERR_ARG;
+    *start_ns = *deadline_ns = 0;
+    if (m->n == 0)
+        return multi_fail(m, -1, RLK_ERR_ARG, "multilock: no members");
+    multi_ok(m);
+    /* The hold ends with its first member to end: that member's lease (a
+     * member declared lost: the lease it was lost with, and RLK_ERR_LOST). */
+    int lost = -1;
+
+    for (int i = 0; i < m->n; i++) {
+        long long s, d;
+        int rc = rlk_lock_lease(m->mem[i].lock, &s, &d);
+
+        if (rc != RLK_OK && rc != RLK_ERR_LOST)
+            return multi_fail_member(m, i, rc);
+        if (rc == RLK_ERR_LOST && lost < 0)
+            lost = i;
+        if (i == 0 || d < *deadline_ns) {
+            *start_ns = s;
+            *deadline_ns = d;
+        }
+    }
+    return lost < 0 ? RLK_OK : multi_fail_member(m, lost, RLK_ERR_LOST);
 }
 
 int rlk_multilock_failed_member(const rlk_multilock *m)

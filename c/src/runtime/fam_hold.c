@@ -79,14 +79,24 @@ int rlk_fam_release_call(rlk_client *c, const char *script, const char *label, c
                          int nkeys, const char *const *keys, int nargs, const char *owner,
                          long long lease, int *rc)
 {
+    return rlk_fam_release_call_x(c, script, label, name, nkeys, keys, nargs, owner, lease, NULL,
+                                  rc);
+}
+
+int rlk_fam_release_call_x(rlk_client *c, const char *script, const char *label, const char *name,
+                           int nkeys, const char *const *keys, int nargs, const char *owner,
+                           long long lease, const char *extra, int *rc)
+{
     char lease_s[24];
-    const char *args[4] = {owner, lease_s, RLK_FAM_CLAIM_MS_STR, NULL};
+    const char *args[5] = {owner, lease_s, RLK_FAM_CLAIM_MS_STR, NULL, NULL};
     redisReply *r = NULL;
     int outcome = RLK_REL_ERROR;
 
     snprintf(lease_s, sizeof lease_s, "%lld", lease);
-    args[nargs] = rlk_publish_arg(c);  /* the last argument of every release script */
-    *rc = rlk_evalv(c, script, nkeys, keys, NULL, nargs + 1, args, NULL, &r);
+    args[nargs] = rlk_publish_arg(c);  /* the last fixed argument of every release script */
+    if (extra)
+        args[nargs + 1] = extra;
+    *rc = rlk_evalv(c, script, nkeys, keys, NULL, nargs + 1 + (extra != NULL), args, NULL, &r);
     if (*rc == RLK_OK) {
         outcome = rlk_fam_release_outcome(c, label, name, r);
         freeReplyObject(r);
@@ -315,6 +325,35 @@ int rlk_fam_is_held(const rlk_fam_base *b, int kind, rlk_fam_id *id, const char 
     rc = rlk_fam_hash_query(b, "HEXISTS", owner, 0, &n);
     *held = rc == RLK_OK && n == 1;
     return rc;
+}
+
+int rlk_fam_held_lease_of(const rlk_fam_base *b, int kind, const char *owner, long long *start_ns,
+                     long long *deadline_ns)
+{
+    long long lease_ms = 0, delay_ms = 0;
+    int found = rlk_wd_lease_of(b->rt->wd, kind, b->name, owner, start_ns, &lease_ms, &delay_ms);
+
+    if (!found) {
+        *start_ns = *deadline_ns = 0;
+        return rlk_set_error(b->c, RLK_ERR_NOT_OWNER, "%s %s: not held by %s (no lease to read)",
+                             rlk_kind_name(kind), b->name, owner);
+    }
+    *deadline_ns = *start_ns + lease_ms * RLK_NS_PER_MS;
+    if (found == 2)
+        return rlk_set_error(b->c, RLK_ERR_LOST, "%s %s: declared lost (the lease it was lost "
+                             "with)", rlk_kind_name(kind), b->name);
+    return RLK_OK;
+}
+
+int rlk_fam_held_lease(const rlk_fam_base *b, int kind, rlk_fam_id *id, const char *owner_fn,
+                  long long *start_ns, long long *deadline_ns)
+{
+    char owner[RLK_OWNER_MAX + 1];
+    int rc;
+
+    if ((rc = rlk_fam_id_get(b->c, b->rt, id, owner, sizeof owner, owner_fn)) != RLK_OK)
+        return rc;
+    return rlk_fam_held_lease_of(b, kind, owner, start_ns, deadline_ns);
 }
 
 int rlk_fam_hold_count(const rlk_fam_base *b, rlk_fam_id *id, const char *owner_fn,

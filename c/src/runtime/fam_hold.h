@@ -52,6 +52,11 @@ void rlk_fam_cancel(rlk_client *c, const char *script, const char **keys, long l
 int rlk_fam_release_call(rlk_client *c, const char *script, const char *label, const char *name,
                          int nkeys, const char *const *keys, int nargs, const char *owner,
                          long long lease, int *rc);
+/* The same with one more argument after the publish one (NULL: none): the
+ * election's resign passes the leader's secret there. */
+int rlk_fam_release_call_x(rlk_client *c, const char *script, const char *label, const char *name,
+                           int nkeys, const char *const *keys, int nargs, const char *owner,
+                           long long lease, const char *extra, int *rc);
 
 /* An undo's result (rlk_fam_undo_fn) from its release's outcome and rc:
  * RLK_OK when a hold was given back; else rc, or RLK_ERR_NOT_OWNER. */
@@ -90,5 +95,16 @@ int rlk_fam_is_held(const rlk_fam_base *b, int kind, rlk_fam_id *id, const char 
 int rlk_fam_hold_count(const rlk_fam_base *b, rlk_fam_id *id, const char *owner_fn,
                        long long *count);
 int rlk_fam_remaining_ttl(const rlk_fam_base *b, long long *ttl_ms);
+
+/* The lease the registry counts for the hold of (kind, b->name, owner), no
+ * I/O (rlk_lock_lease and the other kinds' _lease): *start_ns the send time
+ * of the call that set it, *deadline_ns start + its lease, both
+ * CLOCK_MONOTONIC; RLK_ERR_LOST (recorded) with both set to the lease it was
+ * lost with when the watchdog declared it lost; RLK_ERR_NOT_OWNER (recorded)
+ * when it is not held. rlk_fam_held_lease_of: the same for a holder id in hand. */
+int rlk_fam_held_lease(const rlk_fam_base *b, int kind, rlk_fam_id *id, const char *owner_fn,
+                  long long *start_ns, long long *deadline_ns);
+int rlk_fam_held_lease_of(const rlk_fam_base *b, int kind, const char *owner, long long *start_ns,
+                     long long *deadline_ns);
 
 #endif /* RLK_FAM_HOLD_H */

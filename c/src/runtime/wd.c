@@ -65,6 +65,8 @@ struct rlk_hold {
                                    acquisition's, kept by its re-entries and releases */
     long long count;            /* acquisitions through this client not yet released */
     long long lease_ms;         /* of the last acquisition, restored by a partial release */
+    long long lease_sent_ns;    /* a fixed lease: the send time of the call that set it (the
+                                   latest acquisition or re-entry, or rlk_wd_lease_set) */
     int watchdog;               /* lease-less: renewed by the thread */
     int inflight;               /* part of a renewal on the wire */
     int failing;                /* the last renewal attempt failed */
@@ -92,6 +94,7 @@ typedef struct rlk_lost_mark {
     int kind;
     char *name;
     char *owner;
+    long long start_ns, lease_ms, delay_ms;     /* the lease it was lost with (rlk_wd_lease_of) */
 } rlk_lost_mark;
 
 /* A lost lock to report once the registry lock is released. */
@@ -303,18 +306,28 @@ static void rlk_wd_trim_marks(rlk_wd *wd)
     }
 }
 
-static void rlk_wd_mark(rlk_wd *wd, int kind, const char *name, const char *owner)
+/* The lease an entry counts now: a watchdog hold's renewed one from its
+ * last successful renewal, a fixed one's from the call that set it. */
+static void rlk_hold_lease(const rlk_hold *e, long long *start_ns, long long *lease_ms)
+{
+    *start_ns = e->watchdog ? e->last_ok_ns : e->lease_sent_ns;
+    *lease_ms = e->watchdog ? e->renew_ms : e->lease_ms;
+}
+
+static void rlk_wd_mark(rlk_wd *wd, const rlk_hold *e)
 {
     rlk_lost_mark *m;
 
-    if (*rlk_wd_mark_slot(wd, kind, name, owner))
+    if (*rlk_wd_mark_slot(wd, e->kind, e->name, e->owner))
         return;
     m = calloc(1, sizeof *m);
     if (!m)
         return;     /* without the mark is_held_by_me asks the server, which is still right */
-    m->kind = kind;
-    m->name = strdup(name);
-    m->owner = strdup(owner);
+    m->kind = e->kind;
+    m->name = strdup(e->name);
+    m->owner = strdup(e->owner);
+    rlk_hold_lease(e, &m->start_ns, &m->lease_ms);
+    m->delay_ms = e->delay_ms;
     if (!m->name || !m->owner) {
         rlk_mark_free(m);
         return;
@@ -550,7 +563,7 @@ static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_lost_note **not
         }
         return;
     }
-    rlk_wd_mark(wd, e->kind, e->name, e->owner);
+    rlk_wd_mark(wd, e);
     if (n) {
         n->kind = e->kind;
         n->name = e->name;
@@ -620,6 +633,8 @@ static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_lost_note **n
         switch (rlk_renew_verdict(wd->results[i], now, e->last_ok_ns, e->lost_after_ns)) {
         case RLK_RENEW_RENEWED:
             e->last_ok_ns = sent_ns;
+            if (rlk_renewed_hook)
+                rlk_renewed_hook(e->kind, e->name, e->owner, sent_ns, e->renew_ms);
             e->next_due_ns = e->nudged ? now : sent_ns + e->period_ns;
             e->nudged = 0;
             break;
@@ -893,6 +908,7 @@ int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, i
             e->acquired_ns = rlk_clock_now_ns();
         e->count++;
         e->lease_ms = lease_ms;
+        e->lease_sent_ns = sent_ns;
         e->token = token;
         if (!e->task)
             e->task = h->task;
@@ -937,6 +953,42 @@ long long rlk_wd_count_as(rlk_wd *wd, int kind, const char *name, const char *ow
     n = e ? e->count : 0;
     pthread_mutex_unlock(&wd->mu);
     return n;
+}
+
+int rlk_wd_lease_of(rlk_wd *wd, int kind, const char *name, const char *owner,
+                    long long *start_ns, long long *lease_ms, long long *delay_ms)
+{
+    rlk_hold *e;
+
+    rlk_lost_mark *m;
+    int found = 0;
+
+    pthread_mutex_lock(&wd->mu);
+    if ((m = *rlk_wd_mark_slot(wd, kind, name, owner)) != NULL) {
+        *start_ns = m->start_ns;
+        *lease_ms = m->lease_ms;
+        *delay_ms = m->delay_ms;
+        found = 2;
+    } else if ((e = rlk_wd_find(wd, kind, name, owner)) != NULL) {
+        rlk_hold_lease(e, start_ns, lease_ms);
+        *delay_ms = e->delay_ms;
+        found = 1;
+    }
+    pthread_mutex_unlock(&wd->mu);
+    return found;
+}
+
+void rlk_wd_lease_set(rlk_wd *wd, int kind, const char *name, const char *owner,
+                      long long sent_ns, long long lease_ms)
+{
+    rlk_hold *e;
+
+    pthread_mutex_lock(&wd->mu);
+    if ((e = rlk_wd_find(wd, kind, name, owner)) && !e->watchdog) {
+        e->lease_ms = lease_ms;
+        e->lease_sent_ns = sent_ns;
+    }
+    pthread_mutex_unlock(&wd->mu);
 }
 
 int rlk_wd_token_of(rlk_wd *wd, int kind, const char *name, const char *owner, long long *token)

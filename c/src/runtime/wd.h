@@ -110,6 +110,16 @@ int rlk_renew_verdict(int result, long long now, long long last_ok, long long lo
 long long rlk_renew_retry_at(long long now, long long period, long long last_ok,
                              long long lost_after, long long min_step);
 
+/* A test's hook (the nemesis, c/tests/nemesis): when set, called after every renewal that
+ * renewed an entry (a hold or a kept entry), by the driver that sent it - the watchdog thread
+ * (wd.c, under its registry's lock) or the async client's loop (async/ae_wd.c) - with the
+ * entry's kind, name and owner, the renewal's send time (CLOCK_MONOTONIC ns; the async driver
+ * keeps ms: its ms times 10^6, never later than the send) and the lease it set (ms). It must
+ * not block or call into rlk. Process-wide; NULL (the default): none. Not an API. */
+typedef void (*rlk_renewed_fn)(int kind, const char *name, const char *owner, long long sent_ns,
+                               long long lease_ms);
+extern rlk_renewed_fn rlk_renewed_hook;
+
 /* What identifies a hold and how to renew it. */
 typedef struct rlk_hold_spec {
     int kind;                       /* enum rlk_lock_kind */
@@ -170,6 +180,20 @@ long long rlk_wd_count_as(rlk_wd *wd, int kind, const char *name, const char *ow
  * rlk_wd_delay_of: 1 and *delay_ms (0: none) when held, else 0. */
 void rlk_wd_set_delay(rlk_wd *wd, const char *name, const char *owner, long long delay_ms);
 int rlk_wd_delay_of(rlk_wd *wd, const char *name, const char *owner, long long *delay_ms);
+/* 1 when held (recorded, not declared lost), with the lease the server
+ * counts now: *lease_ms (a fixed hold's latest acquisition or re-entry, or
+ * the renewed lease of a watchdog hold) began no earlier than *start_ns
+ * (CLOCK_MONOTONIC: the send time of the acquire, re-entry or renewal that
+ * set it; an adopted lost acquire's, as rlk_fam_acquire_lost records it),
+ * and *delay_ms is the hold's lock-delay (0: none). 2 when the watchdog
+ * declared it lost (and it was not taken again since): the same for the
+ * lease it was lost with. Else 0. */
+int rlk_wd_lease_of(rlk_wd *wd, int kind, const char *name, const char *owner,
+                    long long *start_ns, long long *lease_ms, long long *delay_ms);
+/* A call other than an acquisition (the MultiLock's re-expiry of its
+ * members) set a fixed hold's lease to lease_ms, sent at sent_ns. */
+void rlk_wd_lease_set(rlk_wd *wd, int kind, const char *name, const char *owner,
+                      long long sent_ns, long long lease_ms);
 /* 1 and *token when held: the token recorded by the latest acquisition. */
 int rlk_wd_token_of(rlk_wd *wd, int kind, const char *name, const char *owner, long long *token);
 /* The metrics' gauges: entries in the registry, and of them watchdog ones. */

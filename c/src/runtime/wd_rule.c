@@ -12,6 +12,7 @@
 
 #include "runtime/wd.h"
 
+rlk_renewed_fn rlk_renewed_hook;
 
 static int rlk_renew_result_of(const redisReply *r)
 {

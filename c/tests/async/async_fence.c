@@ -31,6 +31,11 @@
  *             watched fence key (rlk_metrics_get, rlk_async_metrics_get), in
  *             the Prometheus and JSON text ($RLK_TEST_PROM_OUT gets the
  *             Prometheus text for promtool: metrics_promtool.sh);
+ *   claim     rlk_async_fence_claim and rlk_fence_claim: every fence raised to
+ *             the token (value: the token), a lower token then refused at each,
+ *             even where the holder has not written; a claim that finds a
+ *             newer token: RLK_ERR_FENCED, value the fence's highest, errstr
+ *             naming it; no fences, an empty one, token 0: RLK_ERR_ARG;
  *   cluster   writes on fence keys owned by each master land there; stale
  *             refused there; keys in two slots refused before any call.
  *
@@ -670,9 +675,81 @@ static void cluster(void)
     CHECK_INT_EQ(rule_breaks, 0);
 }
 
+/* rlk_async_fence_claim's callback: the outcome into an at_fres. */
+static void on_claim(rlk_async *ac, const rlk_async_result *r, void *p)
+{
+    at_fres *x = p;
+
+    (void)ac;
+    x->calls++;
+    x->err = r->err;
+    x->value = r->value;
+    snprintf(x->errstr, sizeof x->errstr, "%s", r->errstr ? r->errstr : "");
+}
+
+static int fclaim(cl *c, fres *x, uint64_t token, int n, const char *const *fences)
+{
+    memset(x, 0, sizeof *x);
+    x->rtype = -1;
+    if (!REQ(rlk_async_fence_claim(c->ac, token, n, fences, on_claim, x)))
+        return 0;
+    return aloop_run_until(c->l, fres_done, x, 12000);
+}
+
+static void claim(void)
+{
+    cl c = {NULL, NULL};
+    fres x;
+    char buf[64];
+    const char *fences[] = {"{ac1}:fence", "{ac2}:fence"}, *v[] = {"v"}, *bad[] = {""};
+    rlk_client *b;
+    uint64_t highest = 0;
+
+    REQUIRE(cl_open(&c) == RLK_OK);
+    REQUIRE(fclaim(&c, &x, 50, 2, fences));
+    CHECKF(x.err == RLK_OK && x.value == 50, "claim: %d %s (%lld)", x.err, x.errstr, x.value);
+    CHECK_STR_EQ(sget(&srv, "{ac1}:fence", buf, sizeof buf), "50");
+    CHECK_STR_EQ(sget(&srv, "{ac2}:fence", buf, sizeof buf), "50");
+    /* a stale holder is refused at a fence the claimer has not written */
+    REQUIRE(fw(&c, &x, "set", "{ac2}:fence", "{ac2}:d", 49, 1, v, NULL));
+    CHECK_INT_EQ(x.err, RLK_ERR_FENCED);
+    CHECK_INT_EQ(sint(&srv, "EXISTS %s", "{ac2}:d"), 0);
+    /* the claimer itself passes, and may claim again (idempotent) */
+    REQUIRE(fw(&c, &x, "set", "{ac2}:fence", "{ac2}:d", 50, 1, v, NULL));
+    CHECK_INT_EQ(x.err, RLK_OK);
+    REQUIRE(fclaim(&c, &x, 50, 2, fences));
+    CHECK_INT_EQ(x.err, RLK_OK);
+    /* a stale claim: refused at the first fence, named */
+    REQUIRE(fclaim(&c, &x, 45, 2, fences));
+    CHECKF(x.err == RLK_ERR_FENCED && x.value == 50, "stale claim: %d %s (%lld)", x.err,
+           x.errstr, x.value);
+    CHECK_STR_CONTAINS(x.errstr, "{ac1}:fence");
+    REQUIRE(fclaim(&c, &x, 45, 0, fences));
+    CHECK_INT_EQ(x.err, RLK_ERR_ARG);
+    REQUIRE(fclaim(&c, &x, 45, 1, bad));
+    CHECK_INT_EQ(x.err, RLK_ERR_ARG);
+    REQUIRE(fclaim(&c, &x, 0, 2, fences));
+    CHECK_INT_EQ(x.err, RLK_ERR_ARG);
+    CHECK_INT_EQ(rlk_async_pending(c.ac), 0);
+    cl_close(&c);
+    /* The blocking call: the same. */
+    b = rlk_connect_url(url);
+    REQUIRE(b && rlk_err(b) == RLK_OK);
+    CHECK_INT_EQ(rlk_fence_claim(b, 60, 2, fences, &highest), RLK_OK);
+    CHECK_STR_EQ(sget(&srv, "{ac1}:fence", buf, sizeof buf), "60");
+    CHECK_STR_EQ(sget(&srv, "{ac2}:fence", buf, sizeof buf), "60");
+    CHECK_INT_EQ(rlk_fence_claim(b, 55, 2, fences, &highest), RLK_ERR_FENCED);
+    CHECK(highest == 60);
+    CHECK_STR_CONTAINS(rlk_errstr(b), "{ac1}:fence");
+    CHECK_INT_EQ(rlk_fence_claim(b, 55, 0, fences, NULL), RLK_ERR_ARG);
+    rlk_free(b);
+    CHECK_INT_EQ(rule_breaks, 0);
+}
+
 static const at_case cases[] = {
     {"write", write_ops}, {"stale", stale}, {"args", args}, {"replica", replica},
     {"lost", lost},       {"procs", procs}, {"metrics", metrics}, {"sentinel", sentinel},
+    {"claim", claim},
 };
 
 int main(int argc, char **argv)

@@ -26,14 +26,7 @@ static char url[128];
 /* GET key as a string into buf ("" when missing). */
 static const char *get_str(const char *key, char *buf, size_t len)
 {
-    redisReply *r = rlk_fx_command(&server, "GET %s", key);
-
-    buf[0] = '\0';
-    if (r && r->type == REDIS_REPLY_STRING)
-        snprintf(buf, len, "%s", r->str);
-    if (r)
-        freeReplyObject(r);
-    return buf;
+    return tk_str(&server, buf, len, "GET %s", key);
 }
 
 static long long get_ll(const char *key)

@@ -28,6 +28,11 @@
  * the runs that must be refused are given --kind, which the refusal checks
  * must report (the key removed, exit 0).
  *
+ * test_queue_keys: `unlock --queue NAME` when the fair lock's queue key
+ * (redisson_lock_queue:{NAME}) or its deadlines key
+ * (redisson_lock_timeout:{NAME}) holds an application's data of another type
+ * (a string, a hash, a set, ...): exit 4 with one line, the key as it was.
+ *
  * Usage: it_cli_foreign PATH_TO_RLK [--control | --control-named]
  */
 #define _POSIX_C_SOURCE 200809L
@@ -274,6 +279,40 @@ static void test_named(void)
     rlk_free(c);
 }
 
+/* rlk unlock --queue with each fixture of another type than the list (queue) or the sorted set
+ * (deadlines) at one of the fair lock's two keys: refused, nothing deleted. */
+static void test_queue_keys(void)
+{
+    static const struct {
+        const char *prefix, *type_setup;
+    } keys[] = {{"redisson_lock_queue", "RPUSH"}, {"redisson_lock_timeout", "ZADD"}};
+    int n = 0;
+
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        for (size_t f = 0; f < NFIXTURES; f++) {
+            const fixture *fx = &fixtures[f];
+            char name[64], key[96], what[160];
+            cli_result r;
+            snap before;
+
+            if (fx->live_lock || fx->live_count || strcmp(fx->setup[0], keys[k].type_setup) == 0)
+                continue;   /* its own kind's type: cleared, not refused */
+            snprintf(name, sizeof name, "fkq:%zu:%zu", k, f);
+            snprintf(key, sizeof key, "%s:{%s}", keys[k].prefix, name);
+            snprintf(what, sizeof what, "unlock --queue with %s at %s", fx->what, key);
+            make(fx, key);
+            before = take(key);
+            r = RUN("unlock", "--queue", name);
+            expect_status(&r, 4, what);
+            expect_one_line_error(&r, what);
+            same(&before, key, what);
+            cli_result_free(&r);
+            n++;
+        }
+    }
+    printf("  %d runs\n", n);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -289,6 +328,8 @@ int main(int argc, char **argv)
         RUN_TEST(test_matrix);
     if (!control)
         RUN_TEST(test_named);
+    if (!control && !control_named)
+        RUN_TEST(test_queue_keys);
     cli_teardown();
     rlk_fx_stop(&server);
     return check_summary("it_cli_foreign");

@@ -7,7 +7,9 @@
  * a member deleted / the token deleted on a majority while the command runs
  * (exit 6), RedLock with one server down, RedLock's fixed lease, RedLock
  * with two servers down (told on stderr while it keeps trying; acquired once
- * they are back).
+ * they are back); a fixed lease counted from each member's own lease (the
+ * first member's, taken 1.2 s before the last: the command stopped while it
+ * still lives on its server).
  *
  * Usage: it_cli_multi PATH_TO_RLK
  */
@@ -28,6 +30,7 @@
 #define LOST_BOUND_MS 5000
 
 static rlk_fx_server srv[NSERVERS];
+static const char *rlk_path;
 static char urls[NSERVERS][128];
 static char all_urls[3 * 128 + 4];
 
@@ -624,6 +627,59 @@ static void test_redlock_sigterm_while_waiting(void)
     cli_result_free(&r);
 }
 
+/* `rlk lock --all ma mb -w 2 -l 4000` (the members keep that lease: 4 s is twice the attempt's
+ * budget, so none is re-expired) whose mb is held elsewhere until ma, taken first, has 2.8 s of
+ * its lease left on its server: the command is stopped while ma still lives there (its PTTL,
+ * read by the command as it is stopped, > 0). Counted from when the acquisition returned, the
+ * command ran on after ma had expired. */
+static void test_all_fixed_lease_first_member(void)
+{
+    const char *ev = cli_path("allclock.ev");
+    char script[1200], line[256], a0[32], a1[32];
+    long long stop_ttl = -100, t0 = rlk_fx_now_ms();
+    int fs, hs;
+    rlk_client *c;
+    rlk_lock *l;
+    cli_proc p;
+    cli_result r;
+    FILE *f;
+
+    /* Members are taken in the order of their servers' addresses: ma on the first. */
+    snprintf(a0, sizeof a0, "127.0.0.1:%d", srv[0].port);
+    snprintf(a1, sizeof a1, "127.0.0.1:%d", srv[1].port);
+    fs = strcmp(a0, a1) < 0 ? 0 : 1;
+    hs = 1 - fs;
+    c = rlk_connect_url(urls[hs]);
+    l = c ? rlk_lock_new(c, "mb") : NULL;
+    REQUIRE(l != NULL);
+    REQUIRE_INT_EQ(rlk_lock_try_lock(l, 0, 20000), RLK_OK);
+    snprintf(script, sizeof script, "trap 'T=$(%s --url %s inspect ma 2>/dev/null | sed -n "
+             "\"s/^ttl: *\\([0-9]*\\) ms$/\\1/p\"); echo \"stop ${T:--2}\" >> %s; exit 0' "
+             "TERM; echo ready >> %s; exec 2>/dev/null; n=0; while [ $n -lt 1500 ]; do "
+             "sleep 0.02; n=$((n+1)); done", rlk_path, urls[fs], ev, ev);
+    REQUIRE(START(&p, "lock", "--all", member(fs, "ma"), member(hs, "mb"), "-w", "2", "-l", "4000",
+                  "-k", "0.5", "--", "sh", "-c", script) == 0);
+    while ((tk_int(&srv[fs], "PTTL %s", "ma") < 0 || tk_int(&srv[fs], "PTTL %s", "ma") > 2800) &&
+           rlk_fx_now_ms() - t0 < 10000)
+        rlk_fx_sleep_ms(5);
+    CHECKF(fx_lock_waiters(&srv[hs], "mb") == 1, "rlk lock --all is not waiting for mb");
+    CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
+    r = cli_collect(&p, cli_wait(&p, 15000), rlk_fx_now_ms() - t0);
+    f = fopen(ev, "r");
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "stop ", 5) == 0)
+            stop_ttl = atoll(line + 5);
+    if (f)
+        fclose(f);
+    printf("  ma's PTTL on its server as the command was stopped: %lld ms\n", stop_ttl);
+    expect_status(&r, 6, "--all, fixed lease");
+    CHECKF(stop_ttl > 0, "the command was stopped with ma's PTTL %lld (-2: ma's lease had run out "
+           "on its server while the command still ran)", stop_ttl);
+    cli_result_free(&r);
+    rlk_lock_free(l);
+    rlk_free(c);
+}
+
 int main(int argc, char **argv)
 {
     int rc = cli_main_begin(argc, argv, srv, NSERVERS, urls[0], sizeof urls[0]);
@@ -631,6 +687,7 @@ int main(int argc, char **argv)
 
     if (rc >= 0)
         return rc;
+    rlk_path = argv[1];
     for (int i = 0; i < NSERVERS; i++)
         used += (size_t)snprintf(all_urls + used, sizeof all_urls - used, "%s%s", i ? "," : "",
                                  urls[i]);
@@ -639,6 +696,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_all_busy);
     RUN_TEST(test_all_server_dies_while_waiting);
     RUN_TEST(test_all_member_lost);
+    RUN_TEST(test_all_fixed_lease_first_member);
     RUN_TEST(test_redlock_exclusion);
     RUN_TEST(test_redlock_environment);
     RUN_TEST(test_redlock_busy);

@@ -11,6 +11,10 @@
  * secret); it gets a new, larger term once the first resigned. Control: on
  * the scripts before the secret, the second process got RLK_OK with the
  * first's term ("both lead in term ...").
+ * Nor can that second process end the live leader's term: its elect/resign
+ * (and elect/proclaim) carries its own secret and is refused (RLK_ERR_NOT_OWNER),
+ * the first leads on. Control: on elect/resign v2 (no secret) the second
+ * process's resign got RLK_OK and deleted the first's leadership.
  */
 #include "check.h"
 #include "fixture.h"
@@ -271,14 +275,30 @@ static int campaign_as(const char *u, const char *name, const char *owner)
     return 0;
 }
 
-/* Runs campaign_as in a new process; *term its term. The rc, or -100. */
-static int second_process(const char *name, const char *owner, long long *term)
+/* The second process's resign (argv "resign-as URL NAME OWNER"): a handle with the same
+ * holder id that never led resigns; prints "<rc> 0". */
+static int resign_as(const char *u, const char *name, const char *owner)
+{
+    rlk_client *c = rlk_connect_url(u);
+    rlk_elect *e = c ? rlk_elect_new(c, name) : NULL;
+
+    if (!e || rlk_elect_set_owner(e, owner) != RLK_OK)
+        return 3;
+    printf("%d 0\n", rlk_elect_resign(e));
+    fflush(stdout);
+    return 0;
+}
+
+/* Runs campaign_as (op "campaign-as") or resign_as ("resign-as") in a new process; *term its
+ * term. The rc, or -100. */
+static int second_process_op(const char *op, const char *name, const char *owner,
+                             long long *term)
 {
     char cmd[512], line[128];
     FILE *p;
     int rc = -100;
 
-    snprintf(cmd, sizeof cmd, "/proc/%d/exe campaign-as '%s' '%s' '%s'", (int)getpid(), url, name,
+    snprintf(cmd, sizeof cmd, "/proc/%d/exe %s '%s' '%s' '%s'", (int)getpid(), op, url, name,
              owner);
     if (!(p = popen(cmd, "r")))
         return rc;
@@ -286,6 +306,47 @@ static int second_process(const char *name, const char *owner, long long *term)
         rc = -100;
     pclose(p);
     return rc;
+}
+
+static int second_process(const char *name, const char *owner, long long *term)
+{
+    return second_process_op("campaign-as", name, owner, term);
+}
+
+/* A second process with the leader's holder id cannot end (elect/resign) the live leader's
+ * term: only the incarnation that leads resigns (its handle's secret). Before elect/resign
+ * checked the secret, the second process's resign deleted the lock: RLK_OK, and the first no
+ * longer led (its proclaim refused, a third candidate elected in its place). */
+static void test_same_owner_resign(void)
+{
+    rlk_client *a = client(0);
+    rlk_elect *e = rlk_elect_new(a, "el:same-resign");
+    rlk_elect_info now;
+    long long t1 = 0, t2 = 0;
+    int rc;
+
+    REQUIRE(e);
+    REQUIRE(rlk_elect_set_owner(e, "web-1") == RLK_OK);
+    REQUIRE(rlk_elect_campaign(e, "first", 0, 0, &t1) == RLK_OK);
+    rc = second_process_op("resign-as", "el:same-resign", "web-1", &t2);
+    CHECKF(rc != -100, "the second process did not answer");
+    CHECKF(rc == RLK_ERR_NOT_OWNER, "the second process's resign: %d, expected RLK_ERR_NOT_OWNER "
+           "(it ended the live leader's term)", rc);
+    /* the first still leads, in its term, on the server too */
+    memset(&now, 0, sizeof now);
+    CHECK_INT_EQ(rlk_elect_leader(e, &now), RLK_OK);
+    CHECKF(now.leader && now.term == t1 && now.holder && strcmp(now.holder, "web-1") == 0 &&
+           now.value_len == 5 && memcmp(now.value, "first", 5) == 0,
+           "after the second process's resign: leader %d term %lld (first's %lld)", now.leader,
+           now.term, t1);
+    rlk_elect_info_clear(&now);
+    CHECK_INT_EQ(rlk_elect_proclaim(e, "first-2"), RLK_OK);
+    /* nobody else is elected while it leads */
+    rc = second_process("el:same-resign", "web-2", &t2);
+    CHECK_INT_EQ(rc, RLK_ERR_BUSY);
+    CHECK_INT_EQ(rlk_elect_resign(e), RLK_OK);
+    rlk_elect_free(e);
+    rlk_free(a);
 }
 
 static void test_same_owner_one_term(void)
@@ -320,6 +381,8 @@ int main(int argc, char **argv)
 {
     if (argc == 5 && strcmp(argv[1], "campaign-as") == 0)
         return campaign_as(argv[2], argv[3], argv[4]);
+    if (argc == 5 && strcmp(argv[1], "resign-as") == 0)
+        return resign_as(argv[2], argv[3], argv[4]);
     if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0)
         return 1;
     RUN_TEST(test_campaign_proclaim_resign);
@@ -327,6 +390,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_lease_end_seen);
     RUN_TEST(test_lost_reported);
     RUN_TEST(test_same_owner_one_term);
+    RUN_TEST(test_same_owner_resign);
     rlk_fx_stop(&srv);
     return check_summary("elect_api");
 }

@@ -16,7 +16,13 @@
  *     and reported; a watchdog renewal is counted (renew_unacked), the lock
  *     stays held; the control without the option acquires;
  *   - the CLI: rlk --min-replicas 1 lock NAME -- true exits 10 with a
- *     one-line message and leaves no key; without the option it exits 0.
+ *     one-line message and leaves no key; without the option it exits 0;
+ *   - one lease clock: rlk --min-replicas 1 lock -l 3000 whose acquire ran on
+ *     the master at once but whose reply (the WAIT) came back only once the
+ *     server had counted 1.2 s of the lease (replica paused until the key's
+ *     PTTL fell to 1800): the command is stopped while the key still lives on
+ *     the server (its own PTTL, read by the command as it is stopped, > 0);
+ *     counted from the reply instead, it was stopped after the key expired.
  *
  *   it_min_replicas RLK_BINARY
  */
@@ -27,6 +33,7 @@
 #include "client/conn.h"
 #include "runtime/rt.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,6 +256,25 @@ static void test_cut(void)
     CHECK_INT_EQ(rlk_semaphore_available(sem_ctl, &avail), RLK_OK);
     CHECK_INT_EQ(avail, 1);
 
+    /* A fenced write: accepted on the master, not undone, but said to be unacknowledged
+     * (it returned RLK_OK before); the control without the option: RLK_OK. */
+    {
+        const char *val[1] = {"v1"};
+        redisReply *fr = NULL;
+        int frc = rlk_fence_write(acked, "set", "{mr:fw}:fence", "{mr:fw}:data", 7, 1, val, NULL,
+                                  NULL, &fr);
+
+        CHECKF(frc == RLK_ERR_NOREPLICAS, "rlk_fence_write, replica cut: %s (%s)",
+               rlk_strerror(frc), rlk_errstr(acked));
+        CHECKF(fr != NULL, "no reply handed back with RLK_ERR_NOREPLICAS");
+        printf("  fenced write, replica cut: %s: %s\n", rlk_strerror(frc), rlk_errstr(acked));
+        if (fr)
+            freeReplyObject(fr);
+        CHECK_INT_EQ(tk_key_exists(&master, "{mr:fw}:data"), 1);
+        CHECK_INT_EQ(rlk_fence_write(plain, "set", "{mr:fw}:fence", "{mr:fw}:data", 7, 1, val,
+                                     NULL, NULL, NULL), RLK_OK);
+    }
+
     /* Renewals: counted, not undone; the lock stays held. */
     {
         long long w0 = rlk_fx_now_ms();
@@ -351,6 +377,86 @@ static void test_cli(void)
     CHECKF(rc == 0, "replica healthy, --min-replicas 1: exit %d, %s", rc, err);
 }
 
+/* ------------------------------------------------------------ one lease clock */
+
+typedef struct rlk_job {
+    const char *const *argv;
+    char err[2048];
+    int rc;
+} rlk_job;
+
+static void *rlk_job_main(void *arg)
+{
+    rlk_job *j = arg;
+
+    j->rc = run_rlk(j->argv, j->err, sizeof j->err);
+    return NULL;
+}
+
+/* Bounded poll of the master's PTTL of key until test(pttl); the last PTTL, or -3 on timeout. */
+static long long poll_pttl(const char *key, int above, long long bound, long long timeout_ms)
+{
+    long long t0 = rlk_fx_now_ms(), ttl = -3;
+
+    while (rlk_fx_now_ms() - t0 < timeout_ms) {
+        ttl = tk_int(&master, "PTTL %s", key);
+        if (above ? ttl > bound : (ttl >= 0 && ttl <= bound))
+            return ttl;
+        rlk_fx_sleep_ms(5);
+    }
+    return -3;
+}
+
+static void test_cli_lease_clock(void)
+{
+    char dir[] = "/tmp/rlk-mr-clock-XXXXXX", ev[64], script[1024], line[256];
+    const char *args[] = {rlk_bin, "--url", murl, "--min-replicas", "1", "--min-replicas-timeout",
+                          "20000", "lock", "mr:clk", "-l", "3000", "-k", "0.5", "--", "sh", "-c",
+                          script, NULL};
+    long long stop_pttl = -100, t_taken, t_ready = -1;
+    pthread_t th;
+    rlk_job job;
+    FILE *f;
+
+    REQUIRE(mkdtemp(dir) != NULL);
+    snprintf(ev, sizeof ev, "%s/ev", dir);
+    /* The command reads the key's PTTL on the server as it is stopped: the server's own
+     * clock says whether the lease was still running. */
+    snprintf(script, sizeof script, "trap 'echo stop $(%s -p %d PTTL mr:clk) >> %s; exit 0' TERM; "
+             "echo ready >> %s; exec 2>/dev/null; n=0; while [ $n -lt 1500 ]; do sleep 0.02; "
+             "n=$((n+1)); done", rlk_fx_redis_cli_path(), master.port, ev, ev);
+    REQUIRE(cut_replication(30000) == 0);  /* the WAIT after the acquire waits for the replica */
+    memset(&job, 0, sizeof job);
+    job.argv = args;
+    REQUIRE(pthread_create(&th, NULL, rlk_job_main, &job) == 0);
+    /* The acquire ran on the master (the key is there), its reply held back by the WAIT
+     * until the server has counted 1.2 s of the 3 s lease. */
+    CHECKF(poll_pttl("mr:clk", 1, 0, 10000) > 0, "the acquire never ran on the master");
+    t_taken = rlk_fx_now_ms();
+    CHECKF(poll_pttl("mr:clk", 0, 1800, 10000) >= 0, "the key's PTTL never fell to 1800");
+    CHECKF(heal_replication() == 0, "the replica did not catch up after CLIENT UNPAUSE");
+    pthread_join(th, NULL);
+    f = fopen(ev, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "ready", 5) == 0 && t_ready < 0)
+            t_ready = 1;
+        if (strncmp(line, "stop ", 5) == 0)
+            stop_pttl = atoll(line + 5);
+    }
+    if (f)
+        fclose(f);
+    printf("  reply held back until the server had counted %lld ms of the lease (%lld ms "
+           "after the key appeared); rlk exit %d; the key's PTTL as the command was stopped: "
+           "%lld ms\n", 3000LL - 1800, rlk_fx_now_ms() - t_taken, job.rc, stop_pttl);
+    printf("  stderr: %s", job.err);
+    CHECKF(t_ready > 0, "the command never ran");
+    CHECK_INT_EQ(job.rc, 6);        /* lost: its lease was running out */
+    CHECKF(stop_pttl > 0, "the command was stopped with the key's PTTL %lld on the server "
+           "(-2: the lease had run out on the server while the command still ran)", stop_pttl);
+    unlink(ev);
+    rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
     const char *mextra[] = {"--repl-diskless-sync-delay", "0", NULL};
@@ -379,6 +485,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_healthy_cost);
     RUN_TEST(test_cut);
     RUN_TEST(test_cli);
+    RUN_TEST(test_cli_lease_clock);
     rlk_fx_stop(&replica);
     rlk_fx_stop(&master);
     return check_summary("it_min_replicas");

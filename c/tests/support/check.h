@@ -7,12 +7,19 @@
  * CHECK* records a failed check and goes on; REQUIRE* records it and returns
  * from the current test function. check_summary() prints
  * "<name>: N passed, M failed" (tests) and returns the exit status.
+ *
+ * RLK_TEST_ONLY=fn[,fn...] runs only the named tests, RLK_TEST_SKIP=fn[,fn...]
+ * all but them: ctest runs a program's timing-bound cases alone (RUN_SERIAL)
+ * and the rest beside other tests (c/tests/support/server_test.cmake,
+ * rlk_split_test). A name in either list that the program never reaches fails
+ * the run, so a renamed test cannot drop out of both halves.
  */
 #ifndef RLK_TEST_CHECK_H
 #define RLK_TEST_CHECK_H
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define CHECK_MAYBE_UNUSED __attribute__((unused))
@@ -120,8 +127,65 @@ CHECK_MAYBE_UNUSED static int check_str_contains(const char *actual, const char 
                         expr, check_show(actual), needle);
 }
 
+#define CHECK_SELECT_MAX 16
+/* The names of RLK_TEST_ONLY and RLK_TEST_SKIP, and whether each was reached. */
+static struct {
+    int parsed, only, n, bad;
+    char names[CHECK_SELECT_MAX][64];
+    int reached[CHECK_SELECT_MAX];
+} check_select;
+
+CHECK_MAYBE_UNUSED static void check_select_parse(void)
+{
+    const char *only = getenv("RLK_TEST_ONLY"), *skip = getenv("RLK_TEST_SKIP");
+    const char *list = only && *only ? only : skip, *p;
+
+    check_select.parsed = 1;
+    if (only && *only && skip && *skip) {
+        fprintf(stderr, "check: RLK_TEST_ONLY and RLK_TEST_SKIP are both set\n");
+        check_select.bad = 1;
+        return;
+    }
+    if (!list || !*list)
+        return;
+    check_select.only = list == only;
+    for (p = list; *p;) {
+        size_t len = strcspn(p, ",");
+
+        if (len == 0 || len >= sizeof check_select.names[0] || check_select.n == CHECK_SELECT_MAX) {
+            fprintf(stderr, "check: bad test list '%s'\n", list);
+            check_select.bad = 1;
+            return;
+        }
+        memcpy(check_select.names[check_select.n], p, len);
+        check_select.names[check_select.n++][len] = '\0';
+        p += len + (p[len] == ',');
+    }
+}
+
+/* 1 when the test `name` runs in this process. */
+CHECK_MAYBE_UNUSED static int check_selected(const char *name)
+{
+    int i;
+
+    if (!check_select.parsed)
+        check_select_parse();
+    if (check_select.n == 0)
+        return !check_select.bad;
+    for (i = 0; i < check_select.n; i++)
+        if (strcmp(check_select.names[i], name) == 0) {
+            check_select.reached[i] = 1;
+            return check_select.only;
+        }
+    return !check_select.only;
+}
+
 CHECK_MAYBE_UNUSED static void check_run(const char *name, void (*fn)(void))
 {
+    if (!check_selected(name)) {
+        fprintf(stderr, "- %s (not selected: RLK_TEST_%s)\n", name, check_select.only ? "ONLY" : "SKIP");
+        return;
+    }
     check_current_name = name;
     check_current_failed = 0;
     fprintf(stderr, "- %s\n", name);
@@ -139,6 +203,18 @@ CHECK_MAYBE_UNUSED static void check_run(const char *name, void (*fn)(void))
 /* Prints the totals; returns 0 when everything passed, 1 otherwise. */
 CHECK_MAYBE_UNUSED static int check_summary(const char *program)
 {
+    int i;
+
+    if (!check_select.parsed)
+        check_select_parse();
+    for (i = 0; i < check_select.n; i++)
+        if (!check_select.reached[i]) {
+            fprintf(stderr, "%s: RLK_TEST_%s names %s, which this program does not run\n", program,
+                    check_select.only ? "ONLY" : "SKIP", check_select.names[i]);
+            check_select.bad = 1;
+        }
+    if (check_select.bad)
+        check_tests_failed++;
     printf("%s: %d passed, %d failed (%d checks, %d failed)\n", program,
            check_tests_passed, check_tests_failed, check_checks_run,
            check_checks_failed);

@@ -56,6 +56,8 @@ function(rlk_server_test)
     set(wd WORKING_DIRECTORY "${A_WORKING_DIRECTORY}")
   endif()
   add_test(NAME ${A_NAME} COMMAND ${A_COMMAND} ${wd})
+  set_property(GLOBAL PROPERTY RLK_TEST_COMMAND_${A_NAME} "${A_COMMAND}")
+  set_property(GLOBAL PROPERTY RLK_TEST_WD_${A_NAME} "${A_WORKING_DIRECTORY}")
   add_test(NAME ${A_NAME}_valkey COMMAND ${A_COMMAND} ${wd})
   get_property(newset GLOBAL PROPERTY RLK_NEW_SERVER_TESTS)
   get_property(new_servers GLOBAL PROPERTY RLK_NEW_SERVERS)
@@ -109,6 +111,56 @@ function(_rlk_server_test_finish name)
   set(redis_labels ${labels} redis)
   set(redis_env ${env} RLK_TEST_SERVER=redis)
   set_tests_properties(${name} PROPERTIES LABELS "${redis_labels}" ENVIRONMENT "${redis_env}")
+endfunction()
+
+# rlk_alone(<name> REASON <text> CASES <test_fn>...): the cases of <name>'s program that check
+# a bound a busy CPU breaks run alone, as <name>_alone (RUN_SERIAL, RLK_TEST_ONLY, with every
+# twin), and the program's other cases beside other tests (RLK_TEST_SKIP on <name> and its
+# twins): the program's own check.h fails a run whose list names a case it does not have. Call it
+# after the suite's set_tests_properties of <name>, in the same directory; <name>_alone gets
+# <name>'s LABELS, TIMEOUT and ENVIRONMENT.
+function(rlk_alone name)
+  cmake_parse_arguments(A "" "REASON" "CASES" ${ARGN})
+  if(NOT A_REASON OR NOT A_CASES)
+    message(FATAL_ERROR "rlk_alone(${name}): REASON and CASES are required")
+  endif()
+  get_property(cmd GLOBAL PROPERTY RLK_TEST_COMMAND_${name})
+  get_property(wd GLOBAL PROPERTY RLK_TEST_WD_${name})
+  if(NOT cmd)
+    message(FATAL_ERROR "rlk_alone(${name}): no rlk_server_test named ${name}")
+  endif()
+  string(REPLACE ";" "," cases "${A_CASES}")
+  set_property(GLOBAL PROPERTY RLK_ALONE_CASES_${name} "${cases}")   # the TLS pass splits its run so too
+  set(wd_args)
+  if(wd)
+    set(wd_args WORKING_DIRECTORY "${wd}")
+  endif()
+  rlk_server_test(NAME ${name}_alone COMMAND ${cmd} ${wd_args})
+  foreach(p LABELS TIMEOUT)
+    get_test_property(${name} ${p} v)
+    if(NOT v STREQUAL "NOTFOUND")
+      set_tests_properties(${name}_alone PROPERTIES ${p} "${v}")
+    endif()
+  endforeach()
+  get_test_property(${name} ENVIRONMENT env)
+  if(env STREQUAL "NOTFOUND")
+    set(env)
+  endif()
+  set(only_env ${env} RLK_TEST_ONLY=${cases})
+  set(skip_env ${env} RLK_TEST_SKIP=${cases})
+  set_tests_properties(${name}_alone PROPERTIES ENVIRONMENT "${only_env}" RUN_SERIAL TRUE)
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${skip_env}" RUN_SERIAL FALSE)
+endfunction()
+
+# rlk_alone_whole(<name> REASON <text>): every case of <name>'s program checks such a bound: the
+# test (and its twins, and its TLS run) RUN_SERIAL.
+function(rlk_alone_whole name)
+  cmake_parse_arguments(A "" "REASON" "" ${ARGN})
+  if(NOT A_REASON)
+    message(FATAL_ERROR "rlk_alone_whole(${name}): REASON is required")
+  endif()
+  set_tests_properties(${name} PROPERTIES RUN_SERIAL TRUE)
+  set_property(GLOBAL APPEND PROPERTY RLK_ALONE_WHOLE ${name})
 endfunction()
 
 # Call before (or in the same directory as) the rlk_server_test of each name.

@@ -552,6 +552,23 @@ long long tk_int(const rlk_fx_server *s, const char *fmt, ...)
     return tk_int_of(r);
 }
 
+const char *tk_str(const rlk_fx_server *s, char *buf, size_t len, const char *fmt, ...)
+{
+    redisReply *r;
+    va_list ap;
+
+    va_start(ap, fmt);
+    r = rlk_fx_vcommand(s, fmt, ap);
+    va_end(ap);
+    if (len > 0)
+        buf[0] = '\0';
+    if (r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS))
+        snprintf(buf, len, "%s", r->str);
+    if (r)
+        freeReplyObject(r);
+    return buf;
+}
+
 int tk_command_ok(const rlk_fx_server *s, const char *fmt, ...)
 {
     redisReply *r;

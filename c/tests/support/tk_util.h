@@ -121,6 +121,10 @@ int tk_count_clients_named(const rlk_fx_server *s, const char *name);
  * is read as a number: an integer, a numeric string (atoll), -1 for nil,
  * -999 for anything else or a connection error. */
 long long tk_int(const rlk_fx_server *s, const char *fmt, ...);
+/* A command on a fresh connection whose reply is read as a string into buf
+ * (cut to len): a string or status reply's text, "" for anything else. Returns buf. */
+const char *tk_str(const rlk_fx_server *s, char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* A command on a fresh connection, reply dropped: 0, or -1 on a connection
  * error or an error reply. */
 int tk_command_ok(const rlk_fx_server *s, const char *fmt, ...);
