@@ -1,5 +1,5 @@
 -- name: fenced/acquire
--- version: 4
+-- version: 5
 -- summary: Acquire or re-enter a fenced lock and issue a fencing token larger than every token issued before.
 -- redisson: RedissonFencedLock.tryLockInnerAsync (free or own -> incr token, hincrby, pexpire, {-1, token})
 -- time: server - a token is at least TIME in microseconds, so tokens keep rising even if the token key was lost
@@ -17,41 +17,18 @@
 
 --- @include "lib/is_lease"
 
---- @include "lib/lock_type"
-
 local MAX_TOKEN = 9007199254740991 -- 2^53 - 1: integers above it are not exact in a Lua number
 
---- @include "lib/int"
-
--- The last token a token key holds (nil when there is no key), or nil and an error reply.
---- @include "lib/load_token"
-
--- Server time in microseconds since the epoch.
---- @include "lib/now_us"
+--- @include "lib/fenced_take"
 
 if #KEYS ~= 2 or #ARGV ~= 2 then
   return redis.error_reply('RLK_BADARG expected 2 keys and 2 arguments')
 end
-local lock, token_key, lease_ms, owner = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
+local lease_ms, owner = ARGV[1], ARGV[2]
 if not is_lease(lease_ms) then
   return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
 end
 if #owner < 1 or #owner > 1024 then
   return redis.error_reply('RLK_BADOWNER owner must be 1..1024 bytes')
 end
-local kind, wrong = lock_type(lock, owner)
-if not kind then return wrong end
-local last, err = load_token(token_key)
-if err then return err end
-
-if kind == 'hash' and redis.call('hexists', lock, owner) == 0 then
-  return redis.call('pttl', lock)
-end
-local now = now_us()
-local token = math.max((last or 0) + 1, now)
-redis.call('hincrby', lock, owner, 1)
-redis.call('pexpire', lock, lease_ms)
--- No TTL (a plain SET also drops one an older version set): a Redisson client's INCR counts on
--- from this key, and a key that expired would start it again at 1.
-redis.call('set', token_key, int(token))
-return { token }
+return fenced_take(KEYS[1], KEYS[2], lease_ms, owner, nil)

@@ -1,5 +1,5 @@
 -- name: fenced/reenter
--- version: 1
+-- version: 2
 -- summary: Acquire as fenced/acquire; a holder re-entering with the last token issued gets it again, none minted.
 -- redisson: none
 -- time: server - a token it issues is as fenced/acquire's: at least TIME in microseconds
@@ -18,22 +18,14 @@
 
 --- @include "lib/is_lease"
 
---- @include "lib/lock_type"
-
 local MAX_TOKEN = 9007199254740991 -- 2^53 - 1: integers above it are not exact in a Lua number
 
---- @include "lib/int"
-
--- The last token a token key holds (nil when there is no key), or nil and an error reply.
---- @include "lib/load_token"
-
--- Server time in microseconds since the epoch.
---- @include "lib/now_us"
+--- @include "lib/fenced_take"
 
 if #KEYS ~= 2 or #ARGV ~= 3 then
   return redis.error_reply('RLK_BADARG expected 2 keys and 3 arguments')
 end
-local lock, token_key, lease_ms, owner, given = KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3]
+local lease_ms, owner, given = ARGV[1], ARGV[2], ARGV[3]
 if not is_lease(lease_ms) then
   return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
 end
@@ -43,26 +35,4 @@ end
 if #given > 16 or not given:find('^[1-9][0-9]*$') or tonumber(given) > MAX_TOKEN - 1 then
   return redis.error_reply('RLK_BADARG token must be an integer in 1..9007199254740990')
 end
-local kind, wrong = lock_type(lock, owner)
-if not kind then return wrong end
-local last, err = load_token(token_key)
-if err then return err end
-
-if kind == 'hash' and redis.call('hexists', lock, owner) == 0 then
-  return redis.call('pttl', lock)
-end
-local token
-if kind == 'hash' and last and tonumber(given) == last then
-  -- A re-entry of the hold that token was issued to: owner holds the lock and no acquisition
-  -- has issued a token since (every one issues a larger one), so that hold never ended. Its
-  -- token again: the enclosing holder and this re-entry write as one holder.
-  token = last
-else
-  -- A fresh acquisition (free), or an older token: an acquisition came since, the enclosing
-  -- hold may not be the one that token was issued to. A new token, as fenced/acquire.
-  token = math.max((last or 0) + 1, now_us())
-  redis.call('set', token_key, int(token))
-end
-redis.call('hincrby', lock, owner, 1)
-redis.call('pexpire', lock, lease_ms)
-return { token }
+return fenced_take(KEYS[1], KEYS[2], lease_ms, owner, tonumber(given))
