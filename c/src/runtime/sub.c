@@ -25,16 +25,13 @@
  * exactly one of them).
  *
  * Two modes (rlk_client_pubsub, decided when the thread starts, and again
- * if the client's answer changes):
- *   - global: SUBSCRIBE / message on one connection (on a cluster, to any
- *     node: PUBLISH reaches every node);
- *   - sharded: SSUBSCRIBE / smessage. On one server, one connection; on a
- *     cluster, one connection per master, each channel on the master of its
- *     slot. A -MOVED reply to SSUBSCRIBE sends the channel to the node it
- *     names; a sunsubscribe the server pushes by itself (its slot migrated
- *     away) marks the channel unconfirmed and wakes its waiters, which wait
- *     for the resubscription on the new owner and then retry (the acquire
- *     after it sees every earlier release).
+ * if the client's answer changes): global, SUBSCRIBE / message on one
+ * connection (on a cluster to any node: PUBLISH reaches every node); and
+ * sharded, SSUBSCRIBE / smessage, on one connection per master, each
+ * channel on the master of its slot. A -MOVED reply to SSUBSCRIBE sends the
+ * channel to the node named; a sunsubscribe the server pushes (its slot
+ * migrated) marks it unconfirmed and wakes its waiters, which retry once it
+ * is subscribed on the new owner (the acquire then sees every release).
  *
  * The server answers SUBSCRIBE / UNSUBSCRIBE of one channel in order, so a
  * channel is confirmed when the last command sent for it was SUBSCRIBE and
@@ -236,11 +233,6 @@ static void rlk_sub_drain_kicks(rlk_sub *s)
     pthread_mutex_unlock(&s->mu);
 }
 
-static int rlk_sub_setname(rlk_sub *s, redisContext *ctx)
-{
-    return rlk_conn_setname(s->c, ctx, RLK_SUB_NAME);  /* an ACL refusal is not fatal */
-}
-
 static void rlk_sub_set_down(rlk_sub *s, int down)
 {
     pthread_mutex_lock(&s->mu);
@@ -258,9 +250,7 @@ static void rlk_sub_failed(rlk_sub *s)
 
     s->failures++;
     for (int i = 1; i < s->failures && ms < RLK_SUB_BACKOFF_MAX_MS; i++)
-        ms *= 2;
-    if (ms > RLK_SUB_BACKOFF_MAX_MS)
-        ms = RLK_SUB_BACKOFF_MAX_MS;
+        ms = ms * 2 < RLK_SUB_BACKOFF_MAX_MS ? ms * 2 : RLK_SUB_BACKOFF_MAX_MS;
     s->retry_ns = rlk_clock_now_ns() + ms * RLK_NS_PER_MS;
     rlk_sub_set_down(s, 1);
 }
@@ -281,8 +271,8 @@ static int rlk_sub_open(rlk_sub *s, int i, int slot)
         rc = s->stop ? RLK_ERR_IO : RLK_OK;
         pthread_mutex_unlock(&s->mu);
     }
-    if (rc == RLK_OK)
-        rc = rlk_sub_setname(s, k->ctx);
+    if (rc == RLK_OK)   /* an ACL refusal of CLIENT SETNAME is not fatal */
+        rc = rlk_conn_setname(s->c, k->ctx, RLK_SUB_NAME);
     if (rc != RLK_OK) {
         pthread_mutex_lock(&s->mu);
         s->live_fd[i] = -1;
@@ -295,11 +285,10 @@ static int rlk_sub_open(rlk_sub *s, int i, int slot)
     }
     RLK_COUNT(s->counters, sub_connects);
     s->failures = 0;
-    s->retry_ns = 0;
+    s->retry_ns = k->ping_sent_ns = 0;
     rlk_sub_set_down(s, 0);
     k->active = 0;
     k->last_rx_ns = rlk_clock_now_ns();
-    k->ping_sent_ns = 0;
     return RLK_OK;
 }
 
@@ -453,10 +442,8 @@ static int rlk_sub_sync(rlk_sub *s)
         } else if (ch->refs == 0 && ch->want && ch->conn >= 0 && s->conns[ch->conn].ctx) {
             rlk_sub_append(s, ch->conn, unsub_cmd, ch);
             dirty[ch->conn] = 1;
-            ch->want = 0;
-            ch->confirmed = 0;
+            ch->want = ch->confirmed = ch->covered = 0;
             ch->permits = 0;
-            ch->covered = 0;
             ch->outstanding++;
             RLK_COUNT(s->counters, unsubscribes);
         }
@@ -839,8 +826,7 @@ int rlk_sub_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule, rlk_
     }
     if (ch) {
         ch->refs++;
-        if (rule)
-            ch->rule = rule;
+        ch->rule = rule ? rule : ch->rule;
         if (!ch->want)
             rlk_sub_kick(s);
         *out = ch;
@@ -849,26 +835,28 @@ int rlk_sub_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule, rlk_
     return rc;
 }
 
-void rlk_sub_leave(rlk_sub *s, rlk_sub_chan *ch)
+/* One waiter fewer; the last one leaves the channel subscribed until linger_ns (0: UNSUBSCRIBE
+ * at the thread's next round). */
+static void rlk_sub_unref(rlk_sub *s, rlk_sub_chan *ch, long long linger_ns)
 {
     pthread_mutex_lock(&s->mu);
     if (--ch->refs == 0) {
-        /* Lingers subscribed: the next wait on it (a contended lock is taken
-         * again and again) needs no SUBSCRIBE round trip and no second attempt. */
-        ch->linger_until = rlk_clock_now_ns() + RLK_SUB_LINGER_MS * 1000000LL;
+        ch->linger_until = linger_ns;
         rlk_sub_kick(s);
     }
     pthread_mutex_unlock(&s->mu);
 }
 
+/* Lingers subscribed: the next wait on it (a contended lock is taken again and again) needs no
+ * SUBSCRIBE round trip and no second attempt. */
+void rlk_sub_leave(rlk_sub *s, rlk_sub_chan *ch)
+{
+    rlk_sub_unref(s, ch, rlk_clock_now_ns() + RLK_SUB_LINGER_MS * 1000000LL);
+}
+
 void rlk_sub_leave_now(rlk_sub *s, rlk_sub_chan *ch)
 {
-    pthread_mutex_lock(&s->mu);
-    if (--ch->refs == 0) {
-        ch->linger_until = 0;   /* UNSUBSCRIBE at the thread's next round */
-        rlk_sub_kick(s);
-    }
-    pthread_mutex_unlock(&s->mu);
+    rlk_sub_unref(s, ch, 0);
 }
 
 int rlk_sub_try_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule,
@@ -882,8 +870,7 @@ int rlk_sub_try_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule,
     ch = s->started && !s->down ? rlk_sub_find(s, channel, strlen(channel)) : NULL;
     if (ch && ch->confirmed && ch->want) {
         ch->refs++;
-        if (rule)
-            ch->rule = rule;
+        ch->rule = rule ? rule : ch->rule;
         ch->permits = 0;
         ch->covered = 0;
         *mark = ch->gen;
@@ -952,26 +939,18 @@ int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long lon
     for (;;) {
         long long until = until_ns;
 
-        if (t && t->granted) {
-            t->granted = 0;
-            t->defer_ns = 0;
-            RLK_COUNT(s->counters, wake_permits);
-            rc = RLK_SUB_WOKEN;
-            t->rx_ns = ch->msg_ns;
-            break;
-        }
-        if (t && t->defer_ns && rlk_clock_now_ns() >= t->defer_ns) {
-            t->defer_ns = 0;
-            RLK_COUNT(s->counters, wake_permits);
-            rc = RLK_SUB_WOKEN;
-            break;
-        }
-        if (ch->permits > 0) {
-            ch->permits--;
-            RLK_COUNT(s->counters, wake_permits);
-            rc = RLK_SUB_WOKEN;
-            if (t)
+        /* A grant to this ticket, its deferred wake-up come due, or a permit. */
+        int granted = t && t->granted, due = t && t->defer_ns && rlk_clock_now_ns() >= t->defer_ns;
+
+        if (granted || due || ch->permits > 0) {
+            if (granted || due)
+                t->granted = 0, t->defer_ns = 0;
+            else
+                ch->permits--;
+            if (t && (granted || !due))
                 t->rx_ns = ch->msg_ns;
+            RLK_COUNT(s->counters, wake_permits);
+            rc = RLK_SUB_WOKEN;
             break;
         }
         if (ch->gen != mark) {
