@@ -23,8 +23,6 @@
 #include "async/ae_timer.h"
 #include "async/ae_wd.h"
 
-static void ae_destroy(rlk_async *ac);
-
 const char *rlk_async_uuid(const rlk_async *ac)
 {
     return ac ? ac->uuid : "";
@@ -65,7 +63,6 @@ rlk_async *rlk_async_new(const rlk_options *opts)
     if (!ac)
         return NULL;
     ac->armed = -2;
-    ac->destroy = ae_destroy;
     ac->c = rlk_client_prepare(opts);
     ac->cref = calloc(1, sizeof *ac->cref);
     ac->nodes[0] = calloc(1, sizeof *ac->nodes[0]);
@@ -123,14 +120,6 @@ int rlk_async_attach(rlk_async *ac, const rlk_async_hooks *hooks)
     ae_chans_up(ac);
     ae_leave(ac);
     return RLK_OK;
-}
-
-static void ae_destroy(rlk_async *ac)
-{
-    ae_pubsub_free(ac);
-    ae_timer_free(ac);
-    ae_conns_free(ac);
-    free(ac);
 }
 
 void rlk_async_free(rlk_async *ac)

@@ -293,7 +293,6 @@ struct rlk_async {
     unsigned long long turn;        /* handlers entered from the loop (depth 0 -> 1), counted */
     int closing;                    /* rlk_async_free started */
     int destroy_pending;            /* free the memory when the last handler returns */
-    void (*destroy)(rlk_async *ac); /* how (ae_client.c's, set by rlk_async_new) */
 };
 
 #define AE_N0(ac) ((ac)->nodes[0])
@@ -398,5 +397,8 @@ void ae_leave(rlk_async *ac);
 void ae_conns_attach(rlk_async *ac);
 void ae_conns_detach(rlk_async *ac);
 void ae_conns_free(rlk_async *ac);
+/* The client's memory (engine.c): its channels, its timers, its connections,
+ * itself. From rlk_async_free, or at the exit of the handler it ran in. */
+void ae_destroy(rlk_async *ac);
 
 #endif

@@ -178,7 +178,7 @@ void ae_leave(rlk_async *ac)
             ae_timer_arm(ac);
     }
     if (--ac->depth == 0 && ac->destroy_pending)
-        ac->destroy(ac);    /* rlk_async_free ran in a handler: the client goes now */
+        ae_destroy(ac);     /* rlk_async_free ran in a handler: the client goes now */
 }
 
 /* ---------------------------------------------------------------- connections */
@@ -808,4 +808,12 @@ void ae_conns_free(rlk_async *ac)
     }
     rlk_slotmap_free(&ac->map);
     ae_cref_put(ac->cref);     /* the client goes with the last dial thread */
+}
+
+void ae_destroy(rlk_async *ac)
+{
+    ae_pubsub_free(ac);
+    ae_timer_free(ac);
+    ae_conns_free(ac);
+    free(ac);
 }
