@@ -29,13 +29,19 @@
 --    name (`->m` or `.m`, comments and strings aside, not `.m =` as in an initialiser) is taken
 --    to call that function. A member of the same name in another struct only adds arrows, never
 --    hides one. With no DWARF in an object (built without -g) its tables cannot be typed: the
---    tool says so and exits 2 rather than read less. --tables prints the tables it found.
+--    tool says so and exits 2 rather than read less;
+--  * calls through a hook filled in code with one filler: a statement `x->m = f;` or `x.m = f;`
+--    in the sources (f a function of the objects) fills member m; a member filled with one
+--    function in all the sources read is read as that table's are. Members are told apart by name
+--    only here, so a name filled with two functions anywhere is taken to vary; a function handed
+--    as an argument and kept by the callee is not read.
+-- --tables prints the tables and hooks it found and the arrows they give.
 --
 -- --control: the same graph with one arrow back up added (clock -> client, as if the clock called
 -- the client; --back LOW,HIGH names another pair, for another layer) must show a cycle that is not
 -- allowed; exit 0 when it does, 1 when the check missed it. --expect-cycle: exit 0 when a cycle
--- that is not allowed is found, 1 when none is (the controls on tools/client-calls-fixture:
--- a call back up through a one-filler table, which nm alone does not see).
+-- that is not allowed is found, 1 when none is (the controls on tools/client-calls-fixture: a
+-- call back up through a one-filler table, or a one-filler hook, which nm alone does not see).
 local objdir, srcdir, allow, show_edges, control, show_tables, expect_cycle
 local back_from, back_to = "clock", "client"
 local i = 1
@@ -188,6 +194,7 @@ local function member_at(st, off)
 end
 
 local tables = {}               -- {obj, name, key, rows, entries = {{member, func, mod}}}
+local ownfn = {}                -- module -> {its functions, static ones included}
 local nodwarf = {}
 for _, ob in ipairs(objs) do
     local syms = {}             -- section -> {{value, size, name, func}}
@@ -195,6 +202,10 @@ for _, ob in ipairs(objs) do
         local v, flags, sec, sz, name = l:match("^(%x+)%s(.......)%s(%S+)%s+(%x+)%s+(.+)$")
         if v then
             name = name:gsub("^%.hidden%s+", "")
+            if flags:sub(7, 7) == "F" then
+                ownfn[ob.mod] = ownfn[ob.mod] or {}
+                ownfn[ob.mod][name] = true
+            end
             syms[sec] = syms[sec] or {}
             local t = syms[sec]
             t[#t + 1] = {value = tonumber(v, 16), size = tonumber(sz, 16), name = name,
@@ -290,7 +301,8 @@ local modsrc = {}
 for _, ob in ipairs(objs) do
     local text = slurp(ob.src)
     if text then
-        local all = {clean(text)}
+        ob.text = clean(text)
+        local all = {ob.text}
         for inc in text:gmatch('#include%s+"([^"]+)"') do
             local h = slurp(srcdir .. "/" .. inc) or slurp(srcdir .. "/" .. ob.sub .. inc)
                       or slurp(srcdir .. "/../" .. inc)
@@ -308,6 +320,45 @@ local function reads_member(text, m)
 end
 
 local through = {}              -- module -> {module -> "table.member"}
+local function arrow(m, to, why, fn)
+    if m == to then return end
+    through[m] = through[m] or {}
+    through[m][to] = through[m][to] or why
+    if show_tables then print(string.format("  %s -> %s (%s = %s)", m, to, why, fn)) end
+end
+
+-- Hooks filled in code: a statement `x->m = f;` or `x.m = f;` (f one of the objects' functions)
+-- fills member m. A member filled with one function in all the sources read is no variation
+-- either: whoever reads it calls f. Members are told apart by name only, so a name filled with
+-- two functions anywhere is taken to vary (the typed tables above do not have that limit).
+local hookfill = {}             -- member -> {function -> module}
+for _, ob in ipairs(objs) do
+    for mem, fn in (ob.text or ""):gmatch("[%.>]%s*([%a_][%w_]*)%s*=%s*&?%s*([%a_][%w_]*)%s*;") do
+        local fmod = (ownfn[ob.mod] or {})[fn] and ob.mod or funcs[fn]
+        if fmod then
+            hookfill[mem] = hookfill[mem] or {}
+            hookfill[mem][fn] = fmod
+        end
+    end
+end
+local hooknames = {}
+for mem in pairs(hookfill) do hooknames[#hooknames + 1] = mem end
+table.sort(hooknames)
+for _, mem in ipairs(hooknames) do
+    local fns = {}
+    for fn in pairs(hookfill[mem]) do fns[#fns + 1] = fn end
+    table.sort(fns)
+    if show_tables then
+        print(string.format("hook .%s: %d filler(s) (%s)%s", mem, #fns, table.concat(fns, " "),
+                            #fns == 1 and ", read as direct calls" or ""))
+    end
+    if #fns == 1 then
+        local fmod = hookfill[mem][fns[1]]
+        for m, text in pairs(modsrc) do
+            if reads_member(text, mem) then arrow(m, fmod, "hook ." .. mem, fns[1]) end
+        end
+    end
+end
 for _, t in ipairs(tables) do
     local single = fillers[t.key] == 1
     if show_tables then
@@ -318,13 +369,8 @@ for _, t in ipairs(tables) do
         for _, e in ipairs(t.entries) do
             if e.member then
                 for m, text in pairs(modsrc) do
-                    if m ~= e.mod and reads_member(text, e.member) then
-                        through[m] = through[m] or {}
-                        through[m][e.mod] = through[m][e.mod] or (t.name .. "." .. e.member)
-                        if show_tables then
-                            print(string.format("  %s -> %s (%s.%s = %s)", m, e.mod, t.name,
-                                                e.member, e.func))
-                        end
+                    if reads_member(text, e.member) then
+                        arrow(m, e.mod, t.name .. "." .. e.member, e.func)
                     end
                 end
             end
