@@ -14,7 +14,8 @@
 -- allowed: --allow names the groups c/src/README.md declares one module, each as its modules
 -- joined by '+' in any order (a bigger or smaller group is not allowed).
 --
--- The arrows come from two readings of the objects:
+-- The arrows come from three readings (of the objects, and of the sources for who calls through a
+-- pointer):
 --  * direct calls and reads: nm, what each object defines and what it needs;
 --  * calls through a table of function pointers with one filler. A table is a data object whose
 --    relocations (objdump -r on its data sections: .data.rel.ro*, .rodata*, .data*) point at
@@ -22,7 +23,7 @@
 --    variable's in the object's DWARF (readelf --debug-dump=info: const, typedef and array
 --    stripped to the struct), each relocation's member the struct member at its offset. The
 --    fillers of a type are its tables' entries in every object read (an array of n rows is n
---    fillers). A type with one filler is no variation: a call through it is a direct call to the
+--    fillers; a run on one layer counts that layer's, src_calls all of c/src's). A type with one filler is no variation: a call through it is a direct call to the
 --    function that filler puts there. Who makes the call the compiled code does not say (an
 --    indirect call names nothing), so the tool takes it from the sources, soundly: a module whose
 --    .c files (or the headers of SRC_DIR they include, for inline functions) read the member by
