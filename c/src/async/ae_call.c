@@ -28,6 +28,7 @@
 #include "async/engine.h"
 #include "async/ae_state.h"
 #include "async/ae_call.h"
+#include "async/ae_route.h"
 #include "async/ae_timer.h"
 /* The marker rlk_ae_publish_arg returns while a cluster's pub/sub mode is
  * not known yet: a script call that passes it is formatted both ways, and
@@ -356,9 +357,9 @@ static rlk_ae_call *ae_call_submit(rlk_async *ac, rlk_ae_call *call)
         return call;
     }
     if (call->rt->fail_rc)
-        ac->up->route_park(ac, call, 0);   /* ended on the next turn, never from inside the call */
+        ae_route_park(ac, call, 0);   /* ended on the next turn, never from inside the call */
     else
-        ac->up->route_call(ac, call);
+        ae_route_call(ac, call);
     ae_sweep_ensure(ac);
     return call;
 }
@@ -551,7 +552,7 @@ void ae_cmd_reply(rlk_async *ac, ae_node *n, redisReply *r)
             return;
         }
         if (r->type == REDIS_REPLY_ERROR && call->rt && !call->rt->pinned &&
-            ac->up->route_refused(ac, n, call, r))
+            ae_route_refused(ac, n, call, r))
             return;
         if (r->type == REDIS_REPLY_ERROR) {
             int rc = ae_reply_error(ac, r, call->script ? call->script->name : "command");

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ae_call.h - the async engine's requests and calls (ae_call.c): what the
- * connections and the handlers (engine.c, below) ask of them, through the
- * table of calls up (ae_state.h, ae_up) that ae_client.c fills. A call's
+ * connections and the handlers (engine.c) ask of them, by name: engine.c,
+ * ae_call.c, ae_route.c and ae_pubsub.c are one module, the engine's core
+ * (ae_state.h). A call's
  * life and a node's submit, which ae_route.c uses too, are declared in
  * ae_state.h; what the kinds' requests use in engine.h. On the loop's
  * thread. Not installed; not a stable API.

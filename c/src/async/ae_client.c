@@ -23,8 +23,6 @@
 #include "async/ae_timer.h"
 #include "async/ae_wd.h"
 
-static void ae_destroy(rlk_async *ac);
-
 const char *rlk_async_uuid(const rlk_async *ac)
 {
     return ac ? ac->uuid : "";
@@ -58,24 +56,6 @@ void rlk_async_set_lost_callback(rlk_async *ac, rlk_lost_kind_fn fn, void *userd
     ac->lost_ud = userdata;
 }
 
-/* The calls up (ae_state.h): the engine's events and the lower parts'
- * questions, each answered by the part above that owns it. */
-static const ae_up ae_up_table = {
-    .deliver = ae_deliver,
-    .internal = ae_internal,
-    .cmd_reply = ae_cmd_reply,
-    .call_end = ae_call_end,
-    .calls_fail = ae_route_calls_fail,
-    .route_refresh = ae_route_refresh,
-    .sub_reply = ae_sub_reply,
-    .chans_up = ae_chans_up,
-    .chans_down = ae_chans_down,
-    .route_call = ae_route_call,
-    .route_park = ae_route_park,
-    .route_refused = ae_route_refused,
-    .chans_reroute = ae_chans_reroute,
-};
-
 rlk_async *rlk_async_new(const rlk_options *opts)
 {
     rlk_async *ac = calloc(1, sizeof *ac);
@@ -83,8 +63,6 @@ rlk_async *rlk_async_new(const rlk_options *opts)
     if (!ac)
         return NULL;
     ac->armed = -2;
-    ac->up = &ae_up_table;
-    ac->destroy = ae_destroy;
     ac->c = rlk_client_prepare(opts);
     ac->cref = calloc(1, sizeof *ac->cref);
     ac->nodes[0] = calloc(1, sizeof *ac->nodes[0]);
@@ -142,14 +120,6 @@ int rlk_async_attach(rlk_async *ac, const rlk_async_hooks *hooks)
     ae_chans_up(ac);
     ae_leave(ac);
     return RLK_OK;
-}
-
-static void ae_destroy(rlk_async *ac)
-{
-    ae_pubsub_free(ac);
-    ae_timer_free(ac);
-    ae_conns_free(ac);
-    free(ac);
 }
 
 void rlk_async_free(rlk_async *ac)

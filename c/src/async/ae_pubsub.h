@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ae_pubsub.h - the async engine's pub/sub (ae_pubsub.c): what the
- * connections and the routing (below it: through the table of calls up,
- * ae_state.h's ae_up) and the client ask of it. rlk_ae_subscribe and its kin,
+ * connections and the routing (the engine's core, one module with it:
+ * ae_state.h) and the client ask of it, by name. rlk_ae_subscribe and its kin,
  * what the kinds' requests use, are declared in engine.h. On the loop's
  * thread. Not installed; not a stable API.
  */
@@ -21,10 +21,10 @@ void ae_chans_up(rlk_async *ac);
 /* Pub/sub connection k dropped: its channels are not subscribed any more
  * (on a cluster subscribed again where they go). */
 void ae_chans_down(rlk_async *ac, ae_conn *k);
-/* With the client: every channel, its listeners and the answer queues. */
 /* The map changed: the channels subscribed where they do not go any more
- * move (the routing's hook, ae_up.chans_reroute). */
+ * move (ae_route.c). */
 void ae_chans_reroute(rlk_async *ac);
+/* With the client: every channel, its listeners and the answer queues. */
 void ae_pubsub_free(rlk_async *ac);
 
 #endif /* RLK_AE_PUBSUB_H */

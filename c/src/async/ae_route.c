@@ -19,6 +19,7 @@
 #include "client/topo.h"
 #include "async/engine.h"
 #include "async/ae_state.h"
+#include "async/ae_pubsub.h"
 #include "async/ae_route.h"
 
 static void ae_park_fire(rlk_async *ac, void *arg);
@@ -158,7 +159,7 @@ int ae_route_refused(rlk_async *ac, ae_node *n, rlk_ae_call *call, const redisRe
             return 0;
         if (kind == RLK_SLOTMAP_MOVED) {
             if (rlk_slotmap_move(&ac->map, slot, idx))
-                ac->up->chans_reroute(ac);
+                ae_chans_reroute(ac);
             ae_route_refresh(ac, 0);          /* a failover or a finished migration moves more */
         } else
             call->rt->asking = 1;
@@ -259,7 +260,7 @@ static void ae_info_reply(rlk_async *ac, int rc, const redisReply *r, const char
         /* Redisson's AUTO: sharded on a cluster of Redis 7 or later. */
         ac->pubsub = major >= 7 ? RLK_PUBSUB_SHARDED : RLK_PUBSUB_GLOBAL;
         ae_route_park_run(ac);
-        ac->up->chans_reroute(ac);
+        ae_chans_reroute(ac);
         return;
     }
     ae_refresh_later(ac);
@@ -301,7 +302,7 @@ static void ae_slots_reply(rlk_async *ac, int rc, const redisReply *r, const cha
             ac->info_asked = 1;
     }
     ae_route_park_run(ac);
-    ac->up->chans_reroute(ac);
+    ae_chans_reroute(ac);
 }
 
 /* Asks a node for the slot map (CLUSTER SLOTS), unless it is being asked or

@@ -4,9 +4,9 @@
  * client whose topology routes calls per slot (ae_routed): the slot map
  * (client/slotmap.h) with the engine's nodes under its indexes, asked with
  * CLUSTER SLOTS on the loop; where a call goes; what a refusal means. All
- * on the loop's thread. The parts below (engine.c, ae_call.c) reach these
- * through the table of calls up (ae_state.h, ae_up); the channels and the
- * client call them by name.
+ * on the loop's thread. Part of the engine's core with engine.c, ae_call.c
+ * and ae_pubsub.c (ae_state.h), which call these by name, as the client
+ * does.
  *
  * Not installed; not a stable API.
  */

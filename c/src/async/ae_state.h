@@ -229,41 +229,6 @@ typedef struct ae_renewal {
     rlk_ae_hold *h[AE_RENEW_BATCH];
 } ae_renewal;
 
-/* The calls up. As hiredis's lower parts call the upper ones through hooks
- * the upper ones install, the engine's parts are layered, lowest first:
- * engine.c (connections, I/O, the handlers' entry and exit) < ae_call.c
- * (requests and calls) < ae_route.c (a cluster's routing) < ae_pubsub.c
- * (channels), and a lower part reaches an upper one only through this
- * table, which ae_client.c (above them all) fills once. All on the loop's
- * thread; an indirect call, nothing more. */
-typedef struct ae_up {
-    /* The engine's events (engine.c), into the calls (ae_call.c): the
-     * completed requests delivered at a handler's exit, a new command
-     * connection's set-up calls, a reply on it, a call ended unanswered. */
-    void (*deliver)(rlk_async *ac);
-    int (*internal)(rlk_async *ac, ae_node *n, int what, int setup_i, int argc, const char **argv,
-                    const size_t *lens);
-    void (*cmd_reply)(rlk_async *ac, ae_node *n, redisReply *r);
-    void (*call_end)(rlk_async *ac, rlk_ae_call *call, int rc, const redisReply *reply,
-                     const char *errstr, int lost);
-    /* ... into the routing (ae_route.c): a dropped command connection's
-     * calls, the slot map asked again. */
-    void (*calls_fail)(rlk_async *ac, ae_node *n, int rc, const char *why, int unsent_too);
-    void (*route_refresh)(rlk_async *ac, int force);
-    /* ... into the channels (ae_pubsub.c): a reply on a pub/sub connection,
-     * a pub/sub connection up or down. */
-    void (*sub_reply)(rlk_async *ac, ae_conn *k, redisReply *r);
-    void (*chans_up)(rlk_async *ac);
-    void (*chans_down)(rlk_async *ac, ae_conn *k);
-    /* The calls' (ae_call.c), into the routing: a user call routed by its
-     * slot or parked, a cluster's refusal of it. */
-    void (*route_call)(rlk_async *ac, rlk_ae_call *call);
-    void (*route_park)(rlk_async *ac, rlk_ae_call *call, long long delay_ms);
-    int (*route_refused)(rlk_async *ac, ae_node *n, rlk_ae_call *call, const redisReply *r);
-    /* The routing's (ae_route.c), into the channels: the map changed. */
-    void (*chans_reroute)(rlk_async *ac);
-} ae_up;
-
 struct rlk_async {
     rlk_client *c;                  /* settings only (client.h rlk_client_prepare) */
     ae_cref *cref;                  /* c, shared with dial threads */
@@ -271,7 +236,6 @@ struct rlk_async {
     char fatal_msg[AE_ERRSTR_MAX];
     char uuid[RLK_UUID_LEN + 1];
     rlk_async_hooks hooks;
-    const ae_up *up;                /* the calls up (ae_client.c's table) */
     int attached;
 
     rlk_async_req *reqs;            /* not yet delivered */
@@ -329,7 +293,6 @@ struct rlk_async {
     unsigned long long turn;        /* handlers entered from the loop (depth 0 -> 1), counted */
     int closing;                    /* rlk_async_free started */
     int destroy_pending;            /* free the memory when the last handler returns */
-    void (*destroy)(rlk_async *ac); /* how (ae_client.c's, set by rlk_async_new) */
 };
 
 #define AE_N0(ac) ((ac)->nodes[0])
@@ -382,8 +345,20 @@ static inline rlk_ae_call *ae_callq_pop(ae_callq *q)
     return call;
 }
 
-/* A call's life and a node's command connection (ae_call.c), for the parts
- * above it (the routing). On the loop's thread. */
+/* The engine's core: engine.c (connections, I/O, the handlers' entry and
+ * exit), ae_call.c (requests and calls), ae_route.c (a cluster's routing)
+ * and ae_pubsub.c (channels) are one module. They call each other by name,
+ * both ways: a connection's events go up to the calls and the channels
+ * that own them (a handler's exit delivers the completed requests; a reply,
+ * a connection up or down, a call ended unanswered, the map asked again),
+ * the calls route a user call, park it or hand over a cluster's refusal,
+ * the routing moves the channels after the map changed, and each of those
+ * writes through the connections. tools/client-calls.lua allows this one
+ * cycle (ctest async_calls, --allow); every other part of async/ calls
+ * them in one direction only.
+ *
+ * A call's life and a node's command connection (ae_call.c), for the
+ * routing. On the loop's thread. */
 rlk_ae_call *ae_call_new(rlk_async *ac, int what, rlk_ae_reply_fn fn, void *arg);
 void ae_call_free(rlk_ae_call *call);
 void ae_call_end(rlk_async *ac, rlk_ae_call *call, int rc, const redisReply *reply,
@@ -422,5 +397,8 @@ void ae_leave(rlk_async *ac);
 void ae_conns_attach(rlk_async *ac);
 void ae_conns_detach(rlk_async *ac);
 void ae_conns_free(rlk_async *ac);
+/* The client's memory (engine.c): its channels, its timers, its connections,
+ * itself. From rlk_async_free, or at the exit of the handler it ran in. */
+void ae_destroy(rlk_async *ac);
 
 #endif

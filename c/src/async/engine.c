@@ -35,6 +35,9 @@
 #include "client/transport.h"
 #include "async/engine.h"
 #include "async/ae_state.h"
+#include "async/ae_call.h"
+#include "async/ae_pubsub.h"
+#include "async/ae_route.h"
 #include "async/ae_timer.h"
 #include "runtime/rt.h"
 
@@ -161,7 +164,7 @@ void ae_write_now(ae_conn *k)
 void ae_leave(rlk_async *ac)
 {
     if (ac->depth == 1 && !ac->closing) {
-        ac->up->deliver(ac);
+        ae_deliver(ac);
         if (!ac->closing) {
             for (int i = 0; i < ac->nnodes && !ac->closing; i++) {
                 ae_flush(ac, &ac->nodes[i]->cmd);
@@ -169,13 +172,13 @@ void ae_leave(rlk_async *ac)
                     ae_flush(ac, &ac->nodes[i]->sub);
             }
             if (!ac->closing)
-                ac->up->deliver(ac);     /* a drop while flushing fails calls: their kinds complete */
+                ae_deliver(ac);     /* a drop while flushing fails calls: their kinds complete */
         }
         if (!ac->closing)
             ae_timer_arm(ac);
     }
     if (--ac->depth == 0 && ac->destroy_pending)
-        ac->destroy(ac);    /* rlk_async_free ran in a handler: the client goes now */
+        ae_destroy(ac);     /* rlk_async_free ran in a handler: the client goes now */
 }
 
 /* ---------------------------------------------------------------- connections */
@@ -190,7 +193,7 @@ static void ae_conn_retry_fire(rlk_async *ac, void *arg)
     if (!ae_routed(ac))
         ae_conn_start(ac, k);
     else if (k->is_sub)
-        ac->up->chans_up(ac);        /* opened again if a channel goes there */
+        ae_chans_up(ac);        /* opened again if a channel goes there */
     else if (k->node->unsent.head)
         ae_conn_start(ac, k);   /* else when a call goes there */
 }
@@ -266,11 +269,11 @@ void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why)
     if (k->is_sub) {
         if (ae_routed(ac) && ac->nodes[ac->gsub] == k->node)
             ac->gsub = (ac->gsub + 1) % ac->nnodes;   /* global pub/sub: another node next */
-        ac->up->chans_down(ac, k);
+        ae_chans_down(ac, k);
         if (ae_routed(ac))
-            ac->up->route_refresh(ac, 0);
+            ae_route_refresh(ac, 0);
     } else
-        ac->up->calls_fail(ac, k->node, RLK_ERR_IO, msg, unmade);
+        ae_route_calls_fail(ac, k->node, RLK_ERR_IO, msg, unmade);
 }
 
 /* The connect itself failed (refused, unreachable, timed out, the TLS
@@ -304,7 +307,7 @@ static void ae_conn_connected(rlk_async *ac, ae_conn *k)
         if (!k->setup_left) {
             k->state = AE_UP;
             k->fails = 0;
-            ac->up->chans_up(ac);
+            ae_chans_up(ac);
         }
         ae_flush(ac, k);
         return;
@@ -316,16 +319,16 @@ static void ae_conn_connected(rlk_async *ac, ae_conn *k)
         const char *kv[4] = {"CLIENT", "KILL", "ID", id};
 
         snprintf(id, sizeof id, "%lld", k->fence_id);
-        if (ac->up->internal(ac, k->node, AE_CALL_KILL, 0, 4, kv, NULL) != 0)
+        if (ae_internal(ac, k->node, AE_CALL_KILL, 0, 4, kv, NULL) != 0)
             goto nomem;
     }
     for (int i = 0; (argc = rlk_conn_setup_cmd(ac->c, i, argv, lens, db)) > 0; i++)
-        if (ac->up->internal(ac, k->node, AE_CALL_SETUP, i, argc, argv, lens) != 0)
+        if (ae_internal(ac, k->node, AE_CALL_SETUP, i, argc, argv, lens) != 0)
             goto nomem;
     {
         const char *iv[2] = {"CLIENT", "ID"};
 
-        if (ac->up->internal(ac, k->node, AE_CALL_ID, 0, 2, iv, NULL) != 0)
+        if (ae_internal(ac, k->node, AE_CALL_ID, 0, 2, iv, NULL) != 0)
             goto nomem;
     }
     ae_flush(ac, k);
@@ -622,7 +625,7 @@ static void ae_sweep_fire(rlk_async *ac, void *arg)
 
             snprintf(msg, sizeof msg, "no connection to %s within the command timeout (%d ms)",
                      ae_node_addr(ac, n), ac->c->command_timeout_ms);
-            ac->up->call_end(ac, call, RLK_ERR_IO, NULL, msg, 0);
+            ae_call_end(ac, call, RLK_ERR_IO, NULL, msg, 0);
         }
     }
     /* Parked calls (a cluster with no map, or "not now" answers) end at the timeout. */
@@ -641,7 +644,7 @@ static void ae_sweep_fire(rlk_async *ac, void *arg)
             snprintf(msg, sizeof msg, "cluster: slot %d not served within the command timeout "
                      "(%d ms)%s%s", call->rt->slot, ac->c->command_timeout_ms,
                      call->rt->last_err ? ": " : " (no slot map)", call->rt->last_err ? call->rt->last_err : "");
-            ac->up->call_end(ac, call, RLK_ERR_IO, NULL, msg, 0);
+            ae_call_end(ac, call, RLK_ERR_IO, NULL, msg, 0);
         }
     }
     ae_sweep_ensure(ac);
@@ -702,9 +705,9 @@ static void ae_conn_read(rlk_async *ac, ae_conn *k)
         if (!reply)
             break;
         if (k->is_sub)
-            ac->up->sub_reply(ac, k, reply);
+            ae_sub_reply(ac, k, reply);
         else
-            ac->up->cmd_reply(ac, k->node, reply);
+            ae_cmd_reply(ac, k->node, reply);
         freeReplyObject(reply);
         if (ac->closing || !k->ctx)
             return;
@@ -771,7 +774,7 @@ void ae_conns_attach(rlk_async *ac)
     if (!ae_routed(ac))
         ae_conn_start(ac, &AE_N0(ac)->cmd);
     else
-        ac->up->route_refresh(ac, 1);
+        ae_route_refresh(ac, 1);
     if (rlk_topo_resolves(ac->c))
         ac->sn_watch = rlk_ae_timer_add(ac, 250, ae_sn_watch_fire, NULL);
 }
@@ -805,4 +808,12 @@ void ae_conns_free(rlk_async *ac)
     }
     rlk_slotmap_free(&ac->map);
     ae_cref_put(ac->cref);     /* the client goes with the last dial thread */
+}
+
+void ae_destroy(rlk_async *ac)
+{
+    ae_pubsub_free(ac);
+    ae_timer_free(ac);
+    ae_conns_free(ac);
+    free(ac);
 }
