@@ -133,6 +133,7 @@ static void ael_proclaim_reply(rlk_async *ac, int rc, const redisReply *r, const
                                int lost, void *arg)
 {
     ael *a = arg;
+    rlk_proto_outcome o;
 
     (void)ac;
     (void)lost;
@@ -146,12 +147,12 @@ static void ael_proclaim_reply(rlk_async *ac, int rc, const redisReply *r, const
     }
     if (rc != RLK_OK)
         rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
-    else if (r->type != REDIS_REPLY_INTEGER)
+    else if (rlk_proto_read_proclaim(r, &o) == RLK_PROTO_BAD)
         rlk_ae_complete(a->h.r, RLK_ERR_PROTOCOL, 0, NULL,
                         "election %s: %s replied type %d", a->name,
                         rlk_proto_elect_proclaim.script, r->type);
-    else if (r->integer != 1)
-        rlk_ae_complete(a->h.r, RLK_ERR_NOT_OWNER, 0, NULL,
+    else if (o.is == RLK_PROTO_REFUSED)
+        rlk_ae_complete(a->h.r, o.err, 0, NULL,
                         "election %s: %s no longer leads in term %lld", a->name, a->owner,
                         a->term);
     else

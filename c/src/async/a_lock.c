@@ -214,7 +214,8 @@ int rlk_a_lock_token(rlk_async *ac, int kind, const char *name, unsigned long lo
 /* ---------------------------------------------------------------- a request */
 
 enum { ALK_LOCK, ALK_UNLOCK, ALK_FORCE };
-enum { CW_NONE, CW_ATTEMPT, CW_READ_ACQ, CW_CANCEL, CW_UNDO, CW_RELEASE, CW_READ_REL, CW_FORCE };
+enum { CW_NONE, CW_ATTEMPT, CW_READ_ACQ, CW_CANCEL, CW_UNDO, CW_RELEASE, CW_READ_REL, CW_FORCE,
+       CW_GIVE_BACK };
 
 typedef struct alk {
     rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
@@ -244,6 +245,8 @@ typedef struct alk {
     rlk_ae_call *call;
     int cw;                         /* what the call in flight is: CW_* */
     long long known;                /* the hold count before the call (settling) */
+    int give_back;                  /* a settled lost reply's holds to give back, then: */
+    int adopt;                      /* 1: adopt one hold; 0: end with ending and end_msg */
     rlk_ae_timer *retry, *deadline;
     rlk_ae_sub *s_wake, *s_wide;
     int again;                      /* woken while a call was in flight */
@@ -583,9 +586,9 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
                               int lost, void *arg)
 {
     alk *a = arg;
-    rlk_client *c = rlk_ae_client(ac);
-    long long ttl = -1;
+    rlk_proto_outcome o;
 
+    (void)ac;
     if (alk_replied(a, rc, errstr))
         return;
     if (rc == RLK_ERR_IO && lost) {
@@ -614,27 +617,63 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
         alk_end(a, alk_script_error(errstr, "RLK_UPGRADE") ? RLK_ERR_UPGRADE : rc, "%s", errstr);
         return;
     }
-    if (!(a->k->flags & RLK_PROTO_TOKEN) && r->type == REDIS_REPLY_ARRAY &&
-        (r->elements == 2 || r->elements == 3) &&
-        r->element[0]->type == REDIS_REPLY_INTEGER && r->element[1]->type == REDIS_REPLY_INTEGER &&
-        (r->element[1]->integer == 1 || r->element[1]->integer == 0)) {
-        /* {wait, 1}: first in the queue; a reader's {grant PTTL, 0}: the free lock is reserved
-         * for a writer, wait out its claim window (readers have no queue: alk_busy); {wait,
-         * first, 1}: free, in its lock-delay (counted as the blocking lock counts it) */
-        if (r->elements == 3)
-            RLK_A_COUNT(a->h, delay_refusals);
-        alk_busy(a, r->element[0]->integer, r->element[1]->integer == 1);
-        return;
-    }
-    /* The blocking kinds' reading: nil (or {token}) acquired, an integer the wait. */
-    rc = rlk_fam_acquire_reply(c, a->k->what, a->name, a->k->acquire, r, &ttl,
-                               a->k->flags & RLK_PROTO_TOKEN ? &a->token : NULL);
-    if (rc == RLK_OK)
+    /* nil (or {token}) acquired; an integer the wait; {wait, 1}: first in the queue; a
+     * reader's {grant PTTL, 0}: the free lock is reserved for a writer, wait out its claim
+     * window (readers have no queue: alk_busy); {wait, first, 1}: free, in its lock-delay
+     * (counted as the blocking lock counts it) */
+    switch (rlk_proto_read_acquire(r, a->k->flags & RLK_PROTO_TOKEN, &o)) {
+    case RLK_PROTO_ACQUIRED:
+        a->token = o.value;
         alk_acquired(a);
-    else if (rc == RLK_ERR_BUSY)
-        alk_busy(a, ttl, 0);
+        return;
+    case RLK_PROTO_BUSY:
+        if (o.in_delay)
+            RLK_A_COUNT(a->h, delay_refusals);
+        alk_busy(a, o.value, o.first);
+        return;
+    default:
+        alk_end(a, RLK_ERR_PROTOCOL, "%s %s: %s replied type %d", a->k->what, a->name,
+                a->k->acquire, r->type);
+    }
+}
+
+static void alk_give_back(alk *a);
+
+static void alk_give_back_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
+                                int lost, void *arg)
+{
+    alk *a = arg;
+    int outcome = rc == RLK_OK ? rlk_fam_release_read(r) : RLK_REL_ERROR;
+
+    rlk_a_unused(2, ac, lost);
+    if (alk_replied(a, rc, errstr))
+        return;
+    if (outcome == RLK_REL_RELEASED || outcome == RLK_REL_STILL_HELD) {
+        RLK_A_COUNT(a->h, lost_given_back);
+        a->give_back--;
+    } else {
+        a->give_back = 0;   /* not ours (the hold went meanwhile), or unknown: no more */
+    }
+    alk_give_back(a);
+}
+
+/* Gives back, one release of the kind at a time, the holds a settled lost
+ * reply found beyond the caller's (rlk_fam_settle_rule, as the blocking
+ * API's rlk_fam_give_back), then adopts one hold or ends as set. */
+static void alk_give_back(alk *a)
+{
+    if (a->give_back > 0) {
+        a->call = alk_send(a, a->k->release, a->k->release_args, a->lease_ms, 0,
+                           alk_give_back_reply);
+        a->cw = a->call ? CW_GIVE_BACK : CW_NONE;
+        if (a->call)
+            return;
+        a->give_back = 0;
+    }
+    if (a->adopt)
+        alk_acquired(a);
     else
-        alk_end(a, rc, "%s", rlk_errstr(c));
+        rlk_ae_complete(a->h.r, a->ending, 0, NULL, "%s", alk_msg_str(a));
 }
 
 static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
@@ -670,19 +709,18 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
     }
     if (a->cw == CW_READ_ACQ && a->k->held) {
         /* {count, token, PTTL} (fenced/held, elect/held) */
-        if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
-            r->element[0]->type != REDIS_REPLY_INTEGER ||
-            r->element[1]->type != REDIS_REPLY_INTEGER ||
-            r->element[2]->type != REDIS_REPLY_INTEGER) {
+        long long held[3];
+
+        if (rlk_fam_held_read(r, held) != 0) {
             a->cw = CW_NONE;
             alk_quiet(a);
             rlk_ae_complete(a->h.r, RLK_ERR_PROTOCOL, 0, NULL, "%s %s: %s replied an unexpected "
                             "shape", a->k->what, a->name, a->k->held);
             return;
         }
-        n = r->element[0]->integer;
-        token = r->element[1]->integer;
-        pttl = r->element[2]->integer;
+        n = held[0];
+        token = held[1];
+        pttl = held[2];
     } else if (r->type == REDIS_REPLY_STRING)
         n = strtoll(r->str, NULL, 10);
     else if (a->values && (n = rlk_fastmulti_lost_count(r, a->known, 0,
@@ -698,19 +736,24 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
         return;
     }
     if (a->cw == CW_READ_ACQ) {
+        rlk_fam_settled d = rlk_fam_settle_rule(a->known, n, !a->k->held ||
+                                                (pttl > 0 && token > 0));
+
         a->cw = CW_NONE;
-        if (n > a->known && a->k->held) {
+        if (d.ran && a->k->held) {
             rlk_fam_adopt_hook(a->name);
-            if (pttl <= 0 || token <= 0) {
+            if (!d.adopt) {
                 /* It ran, but its hold had no lease left when read (or no token): never
-                 * adopted past its lease; given back. */
+                 * adopted past its lease; what the server still counts is given back. */
                 RLK_A_COUNT(a->h, lost_not_run);
                 alk_quiet(a);
                 a->ending = RLK_ERR_IO;
                 alk_set_msg(a, "%s %s: the acquire's reply was lost; it ran, but its hold had %s "
                             "when read back: not adopted", a->k->what, a->name,
                             token <= 0 ? "no token" : "no lease left");
-                alk_release(a, CW_UNDO);
+                a->give_back = d.give_back;
+                a->adopt = 0;
+                alk_give_back(a);
                 return;
             }
             /* Its token, read with the count; its deadline starts from the read. */
@@ -718,9 +761,13 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
             if (pttl < a->lease_ms)
                 a->sent = a->read_at - (a->lease_ms - pttl);
         }
-        if (n > a->known) {
+        if (d.ran) {
+            /* It ran: adopt the hold; the holds beyond it (earlier lost acquires that ran)
+             * are given back first. */
             RLK_A_COUNT(a->h, lost_adopted);
-            alk_acquired(a);        /* it ran: adopt the hold */
+            a->give_back = d.give_back;
+            a->adopt = 1;
+            alk_give_back(a);
             return;
         }
         RLK_A_COUNT(a->h, lost_not_run);
@@ -826,7 +873,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
                               int lost, void *arg)
 {
     alk *a = arg;
-    int cw = a->cw;
+    int cw = a->cw, outcome;
     alk_hold *h;
 
     (void)ac;
@@ -854,7 +901,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
         rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
         return;
     }
-    if (r->type == REDIS_REPLY_NIL) {
+    if ((outcome = rlk_fam_release_read(r)) == RLK_REL_NOT_OWNER) {
         if (h && !(h->row && (h->row->flags & RLK_PROTO_VALUES)))
             alk_drop(a->h.ac, h);     /* not held any more (lost): forget it (a value list not
                                          held says nothing of the owner's other values) */
@@ -866,7 +913,8 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
                             "%s %s: not held by task %llu", a->k->what, a->name, a->task);
         return;
     }
-    if (r->type == REDIS_REPLY_INTEGER && (r->integer == 0 || a->values) && h && h->count > 1) {
+    if (outcome != RLK_REL_ERROR && (outcome == RLK_REL_STILL_HELD || a->values) && h &&
+        h->count > 1) {
         h->count--;
     } else if (h) {
         alk_drop(a->h.ac, h);
@@ -876,8 +924,8 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
         rlk_ae_complete(a->h.r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
                         alk_msg_str(a));
     else
-        rlk_ae_complete(a->h.r, RLK_OK, h ? h->count : (r->type == REDIS_REPLY_INTEGER &&
-                                                       r->integer == 0 ? 1 : 0), NULL, NULL);
+        rlk_ae_complete(a->h.r, RLK_OK, h ? h->count : outcome == RLK_REL_STILL_HELD, NULL,
+                        NULL);
 }
 
 /* The row's release once (an unlock, or the undo of a cancelled grant). */

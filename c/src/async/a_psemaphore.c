@@ -170,6 +170,8 @@ static void aps_busy(aps *a, long long wait, int first)
 
 static void aps_acq_reply(aps *a, int rc, const redisReply *r, const char *errstr, int lost)
 {
+    rlk_proto_outcome o;
+
     if (rc == RLK_ERR_CLOSED) {
         aps_end(a, rc, errstr);
         return;
@@ -195,28 +197,21 @@ static void aps_acq_reply(aps *a, int rc, const redisReply *r, const char *errst
         aps_end(a, rc, errstr);
         return;
     }
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == 1) {
-        aps_acquired(a);
-        return;
-    }
     /* Not acquired. {-1, ms}: first in the queue, ms until the earliest held permit expires
      * (which publishes nothing: attempt then, +1 ms as it falls on a whole ms; -1: none
      * expires by itself); -3: first behind another's reservation; nil: queued behind
      * others (or a single try, nothing expiring); an integer: a single try's ms to expiry. */
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[0]->type == REDIS_REPLY_INTEGER && r->element[1]->type == REDIS_REPLY_INTEGER)
-        aps_busy(a, r->element[1]->integer >= 0 ? r->element[1]->integer + 1 : -1, 1);
-    else if (r->type == REDIS_REPLY_INTEGER && r->integer == -3)
-        aps_busy(a, -3, 0);
-    else if (r->type == REDIS_REPLY_INTEGER)
-        aps_busy(a, (r->integer > 0 ? r->integer : 0) + 1, 0);
-    else if (r->type == REDIS_REPLY_NIL)
-        aps_busy(a, -1, 0);
+    if (rlk_proto_read_psem(r, 1, &o) == RLK_PROTO_ACQUIRED)
+        aps_acquired(a);
+    else if (o.is == RLK_PROTO_BUSY && (o.first || o.value == -3 || r->type == REDIS_REPLY_NIL))
+        aps_busy(a, o.first && o.value >= 0 ? o.value + 1 : o.value, o.first);
+    else if (o.is == RLK_PROTO_BUSY)
+        aps_busy(a, (o.value > 0 ? o.value : 0) + 1, 0);
     else {
         char msg[128];
 
-        snprintf(msg, sizeof msg, "acquire %s: psemaphore/acquire replied type %d", a->name,
-                 r->type);
+        snprintf(msg, sizeof msg, "acquire %s: %s replied type %d", a->name,
+                 rlk_proto_psem_acquire.script, r->type);
         aps_end(a, RLK_ERR_PROTOCOL, msg);
     }
 }

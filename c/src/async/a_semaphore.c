@@ -189,6 +189,7 @@ static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, co
                               int lost, void *arg)
 {
     asm_req *a = arg;
+    rlk_proto_outcome o;
 
     (void)ac;
     a->call = NULL;
@@ -214,7 +215,7 @@ static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, co
         asm_finish(a, rc, "semaphore %s: %s", a->name, errstr);
         return;
     }
-    if (reply->type == REDIS_REPLY_NIL) {
+    if (rlk_proto_read_sem(reply, &o) == RLK_PROTO_ACQUIRED) {
         a->q.queued = 0;
         if (a->ending == RLK_ERR_CANCELLED) {
             asm_undo(a);        /* cancelled while they were on their way: given back */
@@ -222,19 +223,11 @@ static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, co
         }
         rlk_a_semq_quiet(&a->q, &a->deadline);
         rlk_ae_complete(a->h.r, RLK_OK, 0, NULL, NULL);
-        return;
-    }
-    if (reply->type == REDIS_REPLY_INTEGER) {
-        asm_busy(a, reply->integer, 0);
-        return;
-    }
-    if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
-        reply->element[0]->type == REDIS_REPLY_INTEGER) {
-        asm_busy(a, reply->element[0]->integer, 1);
-        return;
-    }
-    asm_finish(a, RLK_ERR_PROTOCOL, "semaphore %s: semaphore/acquire replied an unexpected shape",
-               a->name);
+    } else if (o.is == RLK_PROTO_BUSY)
+        asm_busy(a, o.value, o.first);
+    else
+        asm_finish(a, RLK_ERR_PROTOCOL, "semaphore %s: %s replied an unexpected shape", a->name,
+                   rlk_proto_sem_acquire.script);
 }
 
 static void asm_attempt(asm_req *a)

@@ -380,3 +380,87 @@ int rlk_proto_values_take(const char *const *values, size_t n, char ***out, char
     return RLK_OK;
 }
 
+
+/* ---------------------------------------------------------------- reading a reply */
+
+static int rlk_proto_is(rlk_proto_outcome *o, int is, long long value, int first)
+{
+    memset(o, 0, sizeof *o);
+    o->is = is;
+    o->value = value;
+    o->first = first;
+    return is;
+}
+
+static int rlk_proto_bad(const redisReply *r, rlk_proto_outcome *o)
+{
+    rlk_proto_is(o, RLK_PROTO_BAD, 0, 0);
+    o->type = r->type;
+    return RLK_PROTO_BAD;
+}
+
+/* An array of n integers. */
+static int rlk_proto_ints(const redisReply *r, size_t n)
+{
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != n)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (r->element[i]->type != REDIS_REPLY_INTEGER)
+            return 0;
+    return 1;
+}
+
+int rlk_proto_read_acquire(const redisReply *r, int token, rlk_proto_outcome *o)
+{
+    if (!token && r->type == REDIS_REPLY_ARRAY && (r->elements == 2 || r->elements == 3) &&
+        r->element[0]->type == REDIS_REPLY_INTEGER && r->element[1]->type == REDIS_REPLY_INTEGER &&
+        (r->element[1]->integer == 1 || r->element[1]->integer == 0)) {
+        rlk_proto_is(o, RLK_PROTO_BUSY, r->element[0]->integer, r->element[1]->integer == 1);
+        o->in_delay = r->elements == 3;
+        return RLK_PROTO_BUSY;
+    }
+    if (token && rlk_proto_ints(r, 1) && r->element[0]->integer > 0)
+        return rlk_proto_is(o, RLK_PROTO_ACQUIRED, r->element[0]->integer, 0);
+    if (!token && r->type == REDIS_REPLY_NIL)
+        return rlk_proto_is(o, RLK_PROTO_ACQUIRED, 0, 0);
+    if (r->type == REDIS_REPLY_INTEGER)
+        return rlk_proto_is(o, RLK_PROTO_BUSY, r->integer, 0);
+    return rlk_proto_bad(r, o);
+}
+
+int rlk_proto_read_sem(const redisReply *r, rlk_proto_outcome *o)
+{
+    if (r->type == REDIS_REPLY_NIL)
+        return rlk_proto_is(o, RLK_PROTO_ACQUIRED, 0, 0);
+    if (r->type == REDIS_REPLY_INTEGER)
+        return rlk_proto_is(o, RLK_PROTO_BUSY, r->integer, 0);
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[0]->type == REDIS_REPLY_INTEGER)
+        return rlk_proto_is(o, RLK_PROTO_BUSY, r->element[0]->integer, 1);
+    return rlk_proto_bad(r, o);
+}
+
+int rlk_proto_read_psem(const redisReply *r, size_t n, rlk_proto_outcome *o)
+{
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == n &&
+        r->element[0]->type == REDIS_REPLY_STRING)
+        return rlk_proto_is(o, RLK_PROTO_ACQUIRED, 0, 0);
+    if (rlk_proto_ints(r, 2))
+        return rlk_proto_is(o, RLK_PROTO_BUSY, r->element[1]->integer, 1);
+    if (r->type == REDIS_REPLY_INTEGER)
+        return rlk_proto_is(o, RLK_PROTO_BUSY, r->integer, 0);
+    if (r->type == REDIS_REPLY_NIL)
+        return rlk_proto_is(o, RLK_PROTO_BUSY, -1, 0);
+    return rlk_proto_bad(r, o);
+}
+
+int rlk_proto_read_proclaim(const redisReply *r, rlk_proto_outcome *o)
+{
+    if (r->type != REDIS_REPLY_INTEGER)
+        return rlk_proto_bad(r, o);
+    if (r->integer == 1)
+        return rlk_proto_is(o, RLK_PROTO_ACQUIRED, 0, 0);
+    rlk_proto_is(o, RLK_PROTO_REFUSED, 0, 0);
+    o->err = RLK_ERR_NOT_OWNER;
+    return RLK_PROTO_REFUSED;
+}

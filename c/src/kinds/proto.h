@@ -19,6 +19,8 @@
 
 #include <stddef.h>
 
+#include <hiredis/hiredis.h>
+
 #include "kinds/names.h"
 #include "runtime/wd.h"
 
@@ -116,6 +118,44 @@ extern const rlk_proto_call rlk_proto_elect_proclaim, rlk_proto_elect_leader;
 extern const rlk_proto_call rlk_proto_fastmulti_held, rlk_proto_fastmulti_counts;
 /* The reentrant lock's renewal of one hold (the MultiLock's). */
 extern const rlk_proto_call rlk_proto_lock_renew;
+
+/* ---------------------------------------------------------------- reading a reply */
+
+/* What a kind's reply says (rlk_proto_read_*). */
+enum {
+    RLK_PROTO_ACQUIRED,     /* value: the token (a token kind), or nothing */
+    RLK_PROTO_BUSY,         /* value: the wait the reply tells (-3: behind a reservation);
+                               first: first in the queue; in_delay: free, in its lock-delay */
+    RLK_PROTO_REFUSED,      /* err: the RLK_ERR_* of the reply */
+    RLK_PROTO_BAD           /* a reply of another shape (type: its type) */
+};
+
+typedef struct rlk_proto_outcome {
+    int is;                 /* RLK_PROTO_ACQUIRED .. RLK_PROTO_BAD */
+    long long value;
+    int first, in_delay;
+    int err;
+    int type;
+} rlk_proto_outcome;
+
+/* A lock kind's acquire: nil (token: {token}) acquired; an integer the
+ * wait; the queue shape {wait, first[, in_delay]} (the reentrant lock, the
+ * read-write lock: a writer's {wait, 1}, a reader's {grant PTTL, 0}) busy.
+ * Returns o->is. */
+int rlk_proto_read_acquire(const redisReply *r, int token, rlk_proto_outcome *o);
+/* semaphore/acquire: nil acquired; {-1, 1} first in the queue; an integer
+ * the wait (-3: behind a reservation). */
+int rlk_proto_read_sem(const redisReply *r, rlk_proto_outcome *o);
+/* psemaphore/acquire of n permits: their n ids acquired; {-1, ms} first in
+ * the queue, ms until the earliest held permit expires (-1: none); an
+ * integer (-3: behind a reservation; else ms to the earliest expiry) or nil
+ * (queued behind others) busy, value -1 for nil. */
+int rlk_proto_read_psem(const redisReply *r, size_t n, rlk_proto_outcome *o);
+/* elect/proclaim: 1 acquired (proclaimed), another integer refused
+ * (RLK_ERR_NOT_OWNER: no longer leads in the term). */
+int rlk_proto_read_proclaim(const redisReply *r, rlk_proto_outcome *o);
+/* A release script's reply: runtime/fam_hold.h rlk_fam_release_read; a token
+ * kind's read-back: runtime/fam_settle.h rlk_fam_held_read. */
 
 /* ---------------------------------------------------------------- building a call */
 
