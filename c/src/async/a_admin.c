@@ -30,8 +30,7 @@
 typedef struct aad_row {
     const char *fn;         /* the public call, in argument errors */
     const char *what;       /* in other messages: "<kind> <call>" */
-    const char *script;     /* its KEYS are built for the script's folder's kind */
-    const char *args;
+    const rlk_proto_call *call; /* kinds/proto.h's */
     const char *field;
     long long lo;
     int flags;              /* RLK_A_ONCE_*: how the reply is read, whether a lost one is asked
@@ -40,22 +39,22 @@ typedef struct aad_row {
 
 static const aad_row aad_sem_release_if_exists = {
     "rlk_async_semaphore_release_if_exists", "semaphore release_if_exists",
-    "semaphore/release_if_exists", "n claim_ms publish", "permits", 1, RLK_A_ONCE_BOOL};
+    &rlk_proto_sem_release_if_exists, "permits", 1, RLK_A_ONCE_BOOL};
 static const aad_row aad_sem_try_set_ttl = {
     "rlk_async_semaphore_try_set_permits_ttl", "semaphore try_set_permits",
-    "semaphore/try_set_permits_ttl", "n ttl publish", "permits", 0, RLK_A_ONCE_BOOL};
+    &rlk_proto_sem_try_set_ttl, "permits", 0, RLK_A_ONCE_BOOL};
 static const aad_row aad_psem_try_release = {
-    "rlk_async_psemaphore_try_release", "psemaphore try_release",
-    "psemaphore/release", "claim_ms publish id", NULL, 0, RLK_A_ONCE_BOOL};
+    "rlk_async_psemaphore_try_release", "psemaphore try_release", &rlk_proto_psem_release, NULL,
+    0, RLK_A_ONCE_BOOL};
 static const aad_row aad_psem_lease_time = {
-    "rlk_async_psemaphore_lease_time", "psemaphore lease_time", "psemaphore/lease_time",
-    "id publish", NULL, 0, RLK_A_ONCE_HELD | RLK_A_ONCE_REPEAT};
+    "rlk_async_psemaphore_lease_time", "psemaphore lease_time", &rlk_proto_psem_lease_time, NULL,
+    0, RLK_A_ONCE_HELD | RLK_A_ONCE_REPEAT};
 static const aad_row aad_psem_set_permits = {
-    "rlk_async_psemaphore_set_permits", "psemaphore set_permits",
-    "psemaphore/set_permits", "n claim_ms publish", "permits", 0, 0};
+    "rlk_async_psemaphore_set_permits", "psemaphore set_permits", &rlk_proto_psem_set_permits,
+    "permits", 0, 0};
 static const aad_row aad_psem_acquired = {
-    "rlk_async_psemaphore_acquired", "psemaphore acquired", "psemaphore/acquired", "publish",
-    NULL, 0, RLK_A_ONCE_REPEAT};
+    "rlk_async_psemaphore_acquired", "psemaphore acquired", &rlk_proto_psem_acquired, NULL, 0,
+    RLK_A_ONCE_REPEAT};
 
 /* The time to live calls, by kind (RLK_MKIND_SEMAPHORE, _PSEMAPHORE, _LATCH) and call. */
 enum { AAD_EXPIRE, AAD_CLEAR, AAD_TTL, AAD_TTL_CALLS };
@@ -64,65 +63,6 @@ static const char *const aad_ttl_fn[AAD_TTL_CALLS] = {
 static const char *const aad_ttl_kinds[3] = {"semaphore", "psemaphore", "latch"};
 static const char *const aad_ttl_calls[AAD_TTL_CALLS] = {"expire", "clear_expire", "ttl"};
 
-/* The script's KEYS for name into keys (each malloc'd, freed by aad_keys_free): their
- * number, or -1 (out of memory; an unknown script or role). */
-static int aad_keys(const char *script, const char *name, char **keys)
-{
-    char kind[32];
-    const char *roles = rlk_script_key_roles(script);
-    const rlk_names_kind *k;
-    size_t klen = strcspn(script, "/");
-    int n = 0, unknown;
-
-    if (!roles || klen >= sizeof kind)
-        return -1;
-    memcpy(kind, script, klen);
-    kind[klen] = '\0';
-    k = rlk_names_kind_find(kind);
-    while (*roles) {
-        char role[32];
-        size_t len = strcspn(roles, " ");
-
-        if (len && (n == RLK_A_ONCE_MAX || len >= sizeof role))
-            return -1;
-        if (len) {
-            memcpy(role, roles, len);
-            role[len] = '\0';
-            if (!(keys[n] = rlk_names_key(k, role, name, &unknown)))
-                return -1;
-            n++;
-        }
-        roles += len;
-        roles += strspn(roles, " ");
-    }
-    return n;
-}
-
-/* The ARGV the row names, from n, ttl_ms and the raw id. -1: a name no row uses. */
-static int aad_args(rlk_async *ac, const char *names, const char *n, const char *ttl,
-                    const unsigned char *raw, size_t rawlen, const char **args, size_t *lens)
-{
-    int i = 0;
-
-    while (*names) {
-        size_t len = strcspn(names, " ");
-        const char *v;
-
-#define AAD_IS(s) (len == sizeof(s) - 1 && memcmp(names, s, len) == 0)
-        v = AAD_IS("n") ? n : AAD_IS("ttl") ? ttl : AAD_IS("claim_ms") ? RLK_FAM_CLAIM_MS_STR
-            : AAD_IS("publish") ? rlk_ae_publish_arg(ac) : AAD_IS("id") ? (const char *)raw
-            : NULL;
-        if (!v || i == RLK_A_ONCE_MAX)
-            return -1;
-        lens[i] = AAD_IS("id") ? rawlen : strlen(v);
-#undef AAD_IS
-        args[i++] = v;
-        names += len;
-        names += strspn(names, " ");
-    }
-    return i;
-}
-
 /* The request of row w on name with the number n, ttl_ms and the permit id (hex) it
  * takes (each checked when the row names it). */
 static rlk_async_req *aad_call(rlk_async *ac, const aad_row *w, const char *name, long long n,
@@ -130,33 +70,22 @@ static rlk_async_req *aad_call(rlk_async *ac, const aad_row *w, const char *name
 {
     rlk_async_req *r = rlk_a_once_new(ac, w->what, name, fn, privdata);
     unsigned char raw[RLK_PSEM_RAW_ID_MAX];
-    size_t rawlen = 0, lens[RLK_A_ONCE_MAX];
-    char num[24], ttl[24], msg[RLK_ERRSTR_MAX], *keys[RLK_A_ONCE_MAX] = {NULL};
-    const char *args[RLK_A_ONCE_MAX];
-    int nkeys, nargs;
+    char msg[RLK_ERRSTR_MAX];
+    rlk_proto_argvals v = {.n = n, .ttl_ms = ttl_ms, .id = raw};
 
     if (!r || rlk_ae_req_done(r))
         return r;
     if ((w->field && rlk_a_common_range(r, w->fn, name, w->field, n, w->lo, RLK_NUM_MAX)) ||
-        (strstr(w->args, "ttl") &&
+        (strstr(w->call->args, "ttl") &&
          rlk_a_common_range(r, w->fn, name, "ttl_ms", ttl_ms, 1, RLK_NUM_MAX)))
         return r;
-    if (strstr(w->args, "id") &&
-        rlk_psem_parse_id(w->fn, name, id ? id : "", raw, &rawlen, msg, sizeof msg) != RLK_OK) {
+    if (strstr(w->call->args, "id") &&
+        rlk_psem_parse_id(w->fn, name, id ? id : "", raw, &v.idlen, msg, sizeof msg) != RLK_OK) {
         rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "%s", msg);
         return r;
     }
-    snprintf(num, sizeof num, "%lld", n);
-    snprintf(ttl, sizeof ttl, "%lld", ttl_ms);
-    nkeys = aad_keys(w->script, name, keys);
-    nargs = aad_args(ac, w->args, num, ttl, raw, rawlen, args, lens);
-    if (nkeys < 0 || nargs < 0)
+    if (rlk_a_once_call(r, w->call, &v, NULL, w->flags) != 0)
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", w->fn, name);
-    else
-        rlk_a_once_sendv(r, w->script, nkeys, (const char *const *)keys, nargs, args, lens,
-                         w->flags);
-    for (int i = 0; i < RLK_A_ONCE_MAX; i++)
-        free(keys[i]);
     return r;
 }
 
@@ -167,7 +96,8 @@ static rlk_async_req *aad_ttl_call(rlk_async *ac, int call, int kind, const char
     static const int flags[AAD_TTL_CALLS] = {RLK_A_ONCE_BOOL, RLK_A_ONCE_BOOL,
                                              RLK_A_ONCE_REPEAT};
     char what[48], script[48];
-    aad_row w = {aad_ttl_fn[call], what, script, "", NULL, 0, flags[call]};
+    rlk_proto_call pc = {script, ""};
+    aad_row w = {aad_ttl_fn[call], what, &pc, NULL, 0, flags[call]};
     const char *k;
 
     if (kind < RLK_MKIND_SEMAPHORE || kind > RLK_MKIND_LATCH) {
@@ -184,7 +114,7 @@ static rlk_async_req *aad_ttl_call(rlk_async *ac, int call, int kind, const char
     snprintf(script, sizeof script, "%s/%s", k, aad_ttl_calls[call]);
     /* expire takes ttl_ms; the latch's publishes (an armed latch's channel learns of it) */
     if (call == AAD_EXPIRE)
-        w.args = kind == RLK_MKIND_LATCH ? "ttl publish" : "ttl";
+        pc.args = kind == RLK_MKIND_LATCH ? "ttl publish" : "ttl";
     return aad_call(ac, &w, name, 0, ttl_ms, NULL, fn, privdata);
 }
 

@@ -5,7 +5,7 @@
  * (kinds/elect.c).
  *
  * The campaign and the resign are lock requests of the election's row
- * (a_kind.h rlk_a_kind_elect: elect/campaign, elect/resign): a leader is a
+ * (a_kind.h rlk_proto_elect: elect/campaign, elect/resign): a leader is a
  * fenced hold of the client's table whose token is its term, renewed by the
  * watchdog with fenced/renew and reported lost through the client's lost
  * callback at the blocking watchdog's deadline; candidates wait on the
@@ -37,7 +37,7 @@ typedef struct ael {
     rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
     int op;                         /* AEL_* */
     char *name;
-    rlk_a_keys keys;                /* the election's keys (names kind "elect") */
+    rlk_proto_keys keys;                /* the election's keys (names kind "elect") */
     char *owner;                    /* proclaim: the leader's holder id */
     long long term;                 /* proclaim: its term */
     char *value;                    /* proclaim: the new value */
@@ -61,7 +61,7 @@ static void ael_free_state(rlk_async_req *r, void *state)
     (void)r;
     rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub);
     rlk_ae_call_forget(a->call);
-    rlk_a_keys_free(&a->keys);
+    rlk_proto_keys_free(&a->keys);
     rlk_elect_info_clear(&a->known);
     rlk_elect_info_clear(&a->info);
     free(a->name);
@@ -85,7 +85,7 @@ static ael *ael_new(rlk_async *ac, int op, const char *who, const char *name, rl
         rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
         return a;
     }
-    rlk_a_keys_init(&a->keys, rlk_a_kind_elect.names, a->name);
+    rlk_proto_keys_init(&a->keys, rlk_proto_elect.names, a->name);
     return a;
 }
 
@@ -97,14 +97,14 @@ rlk_async_req *rlk_async_elect_campaign(rlk_async *ac, const char *name, unsigne
 {
     rlk_a_lock_opts o = {.value = value ? value : ""};
 
-    return rlk_a_lock_acquire(ac, &rlk_a_kind_elect, "rlk_async_elect_campaign", name, task,
+    return rlk_a_lock_acquire(ac, &rlk_proto_elect, "rlk_async_elect_campaign", name, task,
                               wait_ms, lease_ms, &o, fn, privdata);
 }
 
 rlk_async_req *rlk_async_elect_resign(rlk_async *ac, const char *name, unsigned long long task,
                                       rlk_async_fn fn, void *privdata)
 {
-    return rlk_a_lock_release(ac, &rlk_a_kind_elect, name, task, NULL, fn, privdata);
+    return rlk_a_lock_release(ac, &rlk_proto_elect, name, task, NULL, fn, privdata);
 }
 
 int rlk_async_elect_term(rlk_async *ac, const char *name, unsigned long long task,
@@ -112,7 +112,7 @@ int rlk_async_elect_term(rlk_async *ac, const char *name, unsigned long long tas
 {
     if (!ac || !name || !*name || !term)
         return RLK_ERR_ARG;
-    return rlk_a_lock_token(ac, rlk_a_kind_elect.hold, name, task, term) ? RLK_OK
+    return rlk_a_lock_token(ac, rlk_proto_elect.hold, name, task, term) ? RLK_OK
                                                                          : RLK_ERR_NOT_OWNER;
 }
 
@@ -133,6 +133,7 @@ static void ael_proclaim_reply(rlk_async *ac, int rc, const redisReply *r, const
                                int lost, void *arg)
 {
     ael *a = arg;
+    rlk_proto_outcome o;
 
     (void)ac;
     (void)lost;
@@ -146,11 +147,12 @@ static void ael_proclaim_reply(rlk_async *ac, int rc, const redisReply *r, const
     }
     if (rc != RLK_OK)
         rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
-    else if (r->type != REDIS_REPLY_INTEGER)
+    else if (rlk_proto_read_proclaim(r, &o) == RLK_PROTO_BAD)
         rlk_ae_complete(a->h.r, RLK_ERR_PROTOCOL, 0, NULL,
-                        "election %s: elect/proclaim replied type %d", a->name, r->type);
-    else if (r->integer != 1)
-        rlk_ae_complete(a->h.r, RLK_ERR_NOT_OWNER, 0, NULL,
+                        "election %s: %s replied type %d", a->name,
+                        rlk_proto_elect_proclaim.script, r->type);
+    else if (o.is == RLK_PROTO_REFUSED)
+        rlk_ae_complete(a->h.r, o.err, 0, NULL,
                         "election %s: %s no longer leads in term %lld", a->name, a->owner,
                         a->term);
     else
@@ -159,16 +161,12 @@ static void ael_proclaim_reply(rlk_async *ac, int rc, const redisReply *r, const
 
 static void ael_proclaim_send(ael *a)
 {
-    const char *keys[RLK_A_KIND_KEYS];
-    rlk_a_argvals vals = {0, a->owner, 0, rlk_ae_publish_arg(a->h.ac), a->value, a->term, 0,
-                          rlk_async_uuid(a->h.ac)};   /* the secret its campaign stored */
-    rlk_a_argv av;
-    const char *script = "elect/proclaim";
-    int nk = rlk_a_keys_list(&a->keys, rlk_script_key_roles(script), keys, RLK_A_KIND_KEYS);
-    int na = rlk_a_args("owner term value publish secret", &vals, &av);
+    rlk_proto_argvals v = {.owner = a->owner, .value = a->value, .term = a->term,
+                           .secret = rlk_async_uuid(a->h.ac)};  /* the secret its campaign
+                                                                   stored */
 
-    a->call = nk < 0 || na < 0 ? NULL
-              : rlk_ae_script(a->h.ac, script, nk, keys, na, av.v, ael_proclaim_reply, a);
+    a->call = rlk_a_kind_call(a->h.ac, &rlk_proto_elect_proclaim, a->name, &v, NULL,
+                              ael_proclaim_reply, a);
     if (!a->call)
         rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
                         "election %s: %s", a->name, rlk_ae_closing(a->h.ac) ? "client freed"
@@ -183,13 +181,13 @@ rlk_async_req *rlk_async_elect_proclaim(rlk_async *ac, const char *name, unsigne
 
     if (!a || rlk_ae_req_done(a->h.r))
         return a ? a->h.r : NULL;
-    if (!value || strlen(value) > rlk_a_kind_elect.value_max) {
+    if (!value || strlen(value) > rlk_proto_elect.value_max) {
         rlk_ae_complete(a->h.r, RLK_ERR_ARG, 0, NULL, "election %s: %s", name,
                         value ? "value longer than 65536 bytes" : "a value is required");
         return a->h.r;
     }
     rlk_ae_owner(ac, task, owner, sizeof owner);
-    if (!rlk_a_lock_token(ac, rlk_a_kind_elect.hold, name, task, &a->term)) {
+    if (!rlk_a_lock_token(ac, rlk_proto_elect.hold, name, task, &a->term)) {
         rlk_ae_complete(a->h.r, RLK_ERR_NOT_OWNER, 0, NULL, "election %s: %s does not lead "
                         "(never elected, resigned, or lost)", name, owner);
         return a->h.r;
@@ -267,8 +265,10 @@ static void ael_read_reply(rlk_async *ac, int rc, const redisReply *r, const cha
     }
     rlk_elect_info_clear(&a->info);
     if ((rc = rlk_elect_info_read(r, &a->info)) != RLK_OK) {
-        ael_end(a, rc, rc == RLK_ERR_NOMEM ? "out of memory"
-                       : "elect/leader replied an unexpected shape");
+        char why[64];
+
+        snprintf(why, sizeof why, "%s replied an unexpected shape", rlk_proto_elect_leader.script);
+        ael_end(a, rc, rc == RLK_ERR_NOMEM ? "out of memory" : why);
         return;
     }
     if (!a->has_known || !rlk_elect_info_same(&a->known, &a->info)) {
@@ -290,12 +290,10 @@ static void ael_read_reply(rlk_async *ac, int rc, const redisReply *r, const cha
 
 static void ael_read(ael *a)
 {
-    const char *keys[RLK_A_KIND_KEYS];
-    const char *script = "elect/leader";
-    int nk = rlk_a_keys_list(&a->keys, rlk_script_key_roles(script), keys, RLK_A_KIND_KEYS);
+    rlk_proto_argvals v = {0};
 
-    a->call = nk < 0 ? NULL
-              : rlk_ae_script(a->h.ac, script, nk, keys, 0, NULL, ael_read_reply, a);
+    a->call = rlk_a_kind_call(a->h.ac, &rlk_proto_elect_leader, a->name, &v, NULL,
+                              ael_read_reply, a);
     if (!a->call)
         ael_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM,
                 rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
@@ -368,7 +366,7 @@ rlk_async_req *rlk_async_elect_observe(rlk_async *ac, const char *name,
         return a->h.r;
     }
     /* Subscribed before the first read: its confirmation reads (no change is missed). */
-    if (!(ch = rlk_a_keys_get(&a->keys, "channel")) ||
+    if (!(ch = rlk_proto_keys_get(&a->keys, "channel")) ||
         rlk_a_common_listen(ac, ch, timeout_ms, ael_msg, ael_deadline_fire, a, &a->sub,
                             &a->deadline) != 0)
         rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "election %s: out of memory", name);

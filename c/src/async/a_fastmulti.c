@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * a_fastmulti.c - the faster MultiLock on the loop (rlk_async_fastmulti_*,
- * rlk_async.h): requests of a_kind.c's rlk_a_kind_fastmulti row, served by
+ * rlk_async.h): requests of a_kind.c's rlk_proto_fastmulti row, served by
  * a_lock.c as every lock kind's, with the values given to every call; and
  * the queries, one fastmulti/held call each (a_once.c; a read: a lost reply
  * is asked again).
@@ -22,7 +22,7 @@ rlk_async_req *rlk_async_fastmulti_lock(rlk_async *ac, const char *group,
 {
     rlk_a_lock_opts o = {.values = values, .nvalues = nvalues};
 
-    return rlk_a_lock_acquire(ac, &rlk_a_kind_fastmulti, "rlk_async_fastmulti_lock", group, task,
+    return rlk_a_lock_acquire(ac, &rlk_proto_fastmulti, "rlk_async_fastmulti_lock", group, task,
                               wait_ms, lease_ms, &o, fn, privdata);
 }
 
@@ -33,7 +33,7 @@ rlk_async_req *rlk_async_fastmulti_unlock(rlk_async *ac, const char *group,
 {
     rlk_a_lock_opts o = {.values = values, .nvalues = nvalues};
 
-    return rlk_a_lock_release(ac, &rlk_a_kind_fastmulti, group, task, &o, fn, privdata);
+    return rlk_a_lock_release(ac, &rlk_proto_fastmulti, group, task, &o, fn, privdata);
 }
 
 rlk_async_req *rlk_async_fastmulti_force_unlock(rlk_async *ac, const char *group,
@@ -42,7 +42,7 @@ rlk_async_req *rlk_async_fastmulti_force_unlock(rlk_async *ac, const char *group
 {
     rlk_a_lock_opts o = {.values = values, .nvalues = nvalues};
 
-    return rlk_a_lock_force(ac, &rlk_a_kind_fastmulti, "rlk_async_fastmulti_force_unlock", group,
+    return rlk_a_lock_force(ac, &rlk_proto_fastmulti, "rlk_async_fastmulti_force_unlock", group,
                             &o, fn, privdata);
 }
 
@@ -53,16 +53,18 @@ static rlk_async_req *afm_held(rlk_async *ac, const char *what, const char *grou
 {
     rlk_async_req *r = rlk_a_once_new(ac, what, group, fn, privdata);
     char why[256], **tail;
+    rlk_proto_argvals v = {.owner = owner};
     int rc;
 
     if (!r || rlk_ae_req_done(r))
         return r;
-    if ((rc = rlk_a_values_take(values, nvalues, &tail, why, sizeof why)) != RLK_OK) {
+    if ((rc = rlk_proto_values_take(values, nvalues, &tail, why, sizeof why)) != RLK_OK) {
         rlk_ae_complete(r, rc, 0, NULL, "rlk_async %s %s: %s", what, group,
                         rc == RLK_ERR_ARG ? why : "out of memory");
         return r;
     }
-    rlk_a_once_send_tail(r, "fastmulti/held", 1, &group, 1, &owner, tail, RLK_A_ONCE_REPEAT);
+    if (rlk_a_once_call(r, &rlk_proto_fastmulti_held, &v, tail, RLK_A_ONCE_REPEAT) != 0)
+        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async %s %s: out of memory", what, group);
     return r;
 }
 

@@ -24,6 +24,7 @@
 #include "runtime/fam.h"
 #include "async/engine.h"
 #include "async/a_common.h"
+#include "async/a_kind.h"
 #include "async/a_once.h"
 
 #define ALT_KEEPALIVE_MS 1000       /* an awaiter reads the count at least this often */
@@ -108,9 +109,15 @@ static void alt_count_reply(rlk_async *ac, int rc, const redisReply *reply, cons
             alt_schedule(a, ALT_RETRY_MS);
         return;
     }
-    if (rc != RLK_OK || reply->type != REDIS_REPLY_INTEGER) {
-        alt_end(a, rc != RLK_OK ? rc : RLK_ERR_PROTOCOL,
-                rc != RLK_OK ? errstr : "latch/count replied an unexpected shape");
+    if (rc != RLK_OK) {
+        alt_end(a, rc, errstr);
+        return;
+    }
+    if (reply->type != REDIS_REPLY_INTEGER) {
+        char why[64];
+
+        snprintf(why, sizeof why, "%s replied an unexpected shape", rlk_proto_latch_count.script);
+        alt_end(a, RLK_ERR_PROTOCOL, why);
         return;
     }
     if (reply->integer <= 0) {
@@ -130,11 +137,12 @@ static void alt_count_reply(rlk_async *ac, int rc, const redisReply *reply, cons
 
 static void alt_read(alt_req *a)
 {
-    const char *keys[1] = {a->name};
+    rlk_proto_argvals v = {0};
 
     rlk_ae_timer_del(a->retry);
     a->retry = NULL;
-    a->call = rlk_ae_script(a->h.ac, "latch/count", 1, keys, 0, NULL, alt_count_reply, a);
+    a->call = rlk_a_kind_call(a->h.ac, &rlk_proto_latch_count, a->name, &v, NULL, alt_count_reply,
+                              a);
     if (!a->call)
         alt_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM,
                 rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
@@ -202,46 +210,34 @@ rlk_async_req *rlk_async_latch_await(rlk_async *ac, const char *name, long long 
     return r;
 }
 
-/* latch/count_down (with_count 0) or latch/try_set_count (count) on (name, channel). */
-static rlk_async_req *alt_count_call(rlk_async *ac, const char *what, const char *script,
+/* The latch's count down (with_count 0) or try_set_count (count). */
+static rlk_async_req *alt_count_call(rlk_async *ac, const char *what, const rlk_proto_call *pc,
                                      const char *name, int with_count, long long count,
                                      rlk_async_fn fn, void *privdata)
 {
     rlk_async_req *r = rlk_a_once_new(ac, what, name, fn, privdata);
-    char num[24], *channel;
+    rlk_proto_argvals v = {.n = count};
 
     if (!r || rlk_ae_req_done(r))
         return r;
     if (with_count && rlk_a_common_range(r, "rlk_async_latch_try_set_count", name, "count",
                                          count, 1, RLK_NUM_MAX))
         return r;
-    if (!(channel = rlk_fam_braced_name(RLK_NAMES_CH_LATCH, name))) {
+    if (rlk_a_once_call(r, pc, &v, NULL, 0) != 0)
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async %s %s: out of memory", what, name);
-        return r;
-    }
-    snprintf(num, sizeof num, "%lld", count);
-    {
-        const char *keys[2] = {name, channel};
-        const char *args[2] = {num, rlk_ae_publish_arg(ac)};
-
-        if (with_count)
-            rlk_a_once_send(r, script, 2, keys, 2, args);
-        else
-            rlk_a_once_send(r, script, 2, keys, 1, args + 1);
-    }
-    free(channel);
     return r;
 }
 
 rlk_async_req *rlk_async_latch_count_down(rlk_async *ac, const char *name, rlk_async_fn fn,
                                           void *privdata)
 {
-    return alt_count_call(ac, "latch count_down", "latch/count_down", name, 0, 0, fn, privdata);
+    return alt_count_call(ac, "latch count_down", &rlk_proto_latch_count_down, name, 0, 0, fn,
+                          privdata);
 }
 
 rlk_async_req *rlk_async_latch_try_set_count(rlk_async *ac, const char *name, long long count,
                                              rlk_async_fn fn, void *privdata)
 {
-    return alt_count_call(ac, "latch try_set_count", "latch/try_set_count", name, 1, count, fn,
-                          privdata);
+    return alt_count_call(ac, "latch try_set_count", &rlk_proto_latch_try_set_count, name, 1,
+                          count, fn, privdata);
 }

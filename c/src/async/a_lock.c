@@ -14,7 +14,7 @@
  * fair queue; the fenced lock's tokens; the non-reentrant locks (refused
  * RLK_ERR_REENTRY); the spin lock's back-off without pub/sub; the
  * election's campaign and resign (a_elect.c); the faster MultiLock's value
- * lists (a_fastmulti.c: RLK_A_VALUES). The watchdog renews
+ * lists (a_fastmulti.c: RLK_PROTO_VALUES). The watchdog renews
  * lease-less holds with the kind's task. A lost reply is settled by reading
  * the holder's field back after the engine has fenced the connection it
  * went out on. docs/async-internals.md describes it.
@@ -58,9 +58,9 @@ typedef struct alk_hold {
     long long lease_ms;             /* the lease of the last acquisition */
     rlk_ae_hold *wd;                /* the watchdog's, lease-less holds; else NULL */
     long long acquired_ns;          /* the count went from 0 to 1 (the hold metric) */
-    const rlk_a_kind *row;          /* the row it was taken with (its re-entries, its release) */
-    long long delay_ms;             /* its lock-delay (rlk_a_kind_delay's row), kept by both */
-    long long token;                /* an RLK_A_TOKEN row's token (the election's term) */
+    const rlk_proto *row;          /* the row it was taken with (its re-entries, its release) */
+    long long delay_ms;             /* its lock-delay (rlk_proto_delay's row), kept by both */
+    long long token;                /* an RLK_PROTO_TOKEN row's token (the election's term) */
     long long expires_ms;           /* a fixed lease's end (monotonic ms from the acquire's send:
                                        no later than the server's); 0: the watchdog renews it */
 } alk_hold;
@@ -214,27 +214,28 @@ int rlk_a_lock_token(rlk_async *ac, int kind, const char *name, unsigned long lo
 /* ---------------------------------------------------------------- a request */
 
 enum { ALK_LOCK, ALK_UNLOCK, ALK_FORCE };
-enum { CW_NONE, CW_ATTEMPT, CW_READ_ACQ, CW_CANCEL, CW_UNDO, CW_RELEASE, CW_READ_REL, CW_FORCE };
+enum { CW_NONE, CW_ATTEMPT, CW_READ_ACQ, CW_CANCEL, CW_UNDO, CW_RELEASE, CW_READ_REL, CW_FORCE,
+       CW_GIVE_BACK };
 
 typedef struct alk {
     rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
-    const rlk_a_kind *k;            /* the row (a_kind.h) */
+    const rlk_proto *k;            /* the row (a_kind.h) */
     int op;                         /* ALK_* */
     unsigned long long task;
     char *name;
     char *owner;                    /* <uuid>:<task> */
     char *value;                    /* the value argument (the election's); NULL: none */
-    char **values;                  /* RLK_A_VALUES: the values (one block); NULL: none */
-    rlk_a_keys keys;                /* the name's keys, built once per role by the row's names */
+    char **values;                  /* RLK_PROTO_VALUES: the values (one block); NULL: none */
+    rlk_proto_keys keys;                /* the name's keys, built once per role by the row's names */
     const char *channel;            /* the waiters' channel (one of keys) */
-    char *wake;                     /* RLK_A_WAIT_QUEUE: <channel>:rlk:<cid>, the grants */
-    char *own;                      /* RLK_A_WAIT_FAIR: the waiter's channel <channel>:<owner> */
-    long long token;                /* RLK_A_TOKEN: the token of the acquisition */
+    char *wake;                     /* RLK_PROTO_WAIT_QUEUE: <channel>:rlk:<cid>, the grants */
+    char *own;                      /* RLK_PROTO_WAIT_FAIR: the waiter's channel <channel>:<owner> */
+    long long token;                /* RLK_PROTO_TOKEN: the token of the acquisition */
     long long lease_ms;
     int watchdog;
     long long wait_ms;
     long long delay_ms;             /* a row with the lock-delay's key: its delay */
-    int spin_initial, spin_max, spin_prev;  /* RLK_A_WAIT_SPIN: the back-off (ms, <= 60000) */
+    int spin_initial, spin_max, spin_prev;  /* RLK_PROTO_WAIT_SPIN: the back-off (ms, <= 60000) */
     int spin_fails;
     long long sent;                 /* monotonic ms: the last attempt was made (its lease's start) */
     long long read_at;              /* monotonic ms: a token row's read-back was made */
@@ -244,6 +245,8 @@ typedef struct alk {
     rlk_ae_call *call;
     int cw;                         /* what the call in flight is: CW_* */
     long long known;                /* the hold count before the call (settling) */
+    int give_back;                  /* a settled lost reply's holds to give back, then: */
+    int adopt;                      /* 1: adopt one hold; 0: end with ending and end_msg */
     rlk_ae_timer *retry, *deadline;
     rlk_ae_sub *s_wake, *s_wide;
     int again;                      /* woken while a call was in flight */
@@ -259,25 +262,26 @@ typedef struct alk {
 static rlk_ae_call *alk_send(alk *a, const char *script, const char *argnames, long long lease,
                              long long ticket, rlk_ae_reply_fn fn)
 {
-    const char *keys[RLK_A_KIND_KEYS];
-    rlk_a_argvals vals = {lease, a->owner, ticket, rlk_ae_publish_arg(a->h.ac), a->value, 0,
-                          a->delay_ms, rlk_async_uuid(a->h.ac)};
-    rlk_a_argv av;
-    int nk = rlk_a_keys_list(&a->keys, rlk_script_key_roles(script), keys, RLK_A_KIND_KEYS);
-    int na = rlk_a_args(argnames, &vals, &av), no;
+    const char *keys[RLK_PROTO_KEYS];
+    rlk_proto_argvals vals = {.lease_ms = lease, .owner = a->owner, .ticket = ticket,
+                              .publish = rlk_ae_publish_arg(a->h.ac), .value = a->value,
+                              .delay_ms = a->delay_ms, .secret = rlk_async_uuid(a->h.ac)};
+    rlk_proto_argv av;
+    int nk = rlk_proto_keys_list(&a->keys, rlk_script_key_roles(script), keys, RLK_PROTO_KEYS);
+    int na = rlk_proto_args(argnames, &vals, &av), no;
     const char **v;
     rlk_ae_call *call;
 
     /* The row's optional keys after the header's (not the cancel's: it takes none). */
     if (nk >= 0 && a->k->opt_keys && script != a->k->cancel) {
-        no = rlk_a_keys_list(&a->keys, a->k->opt_keys, keys + nk, RLK_A_KIND_KEYS - nk);
+        no = rlk_proto_keys_list(&a->keys, a->k->opt_keys, keys + nk, RLK_PROTO_KEYS - nk);
         nk = no < 0 ? -1 : nk + no;
     }
     if (nk < 0 || na < 0)
         return NULL;
     if (!a->values)
         return rlk_ae_script(a->h.ac, script, nk, keys, na, av.v, fn, a);
-    /* RLK_A_VALUES: the values after the named arguments. */
+    /* RLK_PROTO_VALUES: the values after the named arguments. */
     call = (v = rlk_a_common_join(av.v, na, a->values, &na)) != NULL
            ? rlk_ae_script(a->h.ac, script, nk, keys, na, v, fn, a) : NULL;
     free(v);
@@ -332,7 +336,7 @@ static void alk_free_state(rlk_async_req *r, void *state)
     alk_quiet(a);
     rlk_ae_call_forget(a->call);
     rlk_a_common_free(7, a->end_msg, a->name, a->owner, a->value, a->wake, a->own, a->values);
-    rlk_a_keys_free(&a->keys);
+    rlk_proto_keys_free(&a->keys);
 }
 
 /* How long a request keeps trying to get an answer through lost replies and
@@ -370,7 +374,7 @@ static void alk_end(alk *a, int err, const char *fmt, ...)
     va_end(ap);
     alk_set_msg(a, "%s", buf);
     a->end_err = err;
-    if (a->queued && a->k->cancel && (a->k->wait == RLK_A_WAIT_FAIR || a->ticket) &&
+    if (a->queued && a->k->cancel && (a->k->wait == RLK_PROTO_WAIT_FAIR || a->ticket) &&
         !rlk_ae_closing(a->h.ac)) {
         a->call = alk_send(a, a->k->cancel, a->k->cancel_args, 0, a->ticket, alk_cancel_reply);
         if (a->call) {
@@ -405,21 +409,21 @@ static void alk_acquired(alk *a)
         alk_release(a, CW_UNDO);
         return;
     }
-    if (h->count == 0 || !(a->k->flags & RLK_A_ONE_HOLD)) {
+    if (h->count == 0 || !(a->k->flags & RLK_PROTO_ONE_HOLD)) {
         if (h->count++ == 0)
             h->acquired_ns = rlk_clock_now_ns();
     }
-    h->row = a->k;      /* a re-entry's is the hold's (rlk_a_kind_keeps) */
+    h->row = a->k;      /* a re-entry's is the hold's (rlk_proto_keeps) */
     h->delay_ms = a->delay_ms;
     h->lease_ms = a->lease_ms;
     h->expires_ms = a->watchdog ? 0 : a->sent + a->lease_ms;
-    if (a->k->flags & RLK_A_TOKEN)
+    if (a->k->flags & RLK_PROTO_TOKEN)
         h->token = a->token;
     if (a->watchdog && h->wd) {
         rlk_ae_wd_acquired(h->wd, a->sent);     /* the re-entry set the lease again */
     } else if (a->watchdog) {
         const char *k[RLK_HOLD_KEYS_MAX];
-        int n = rlk_a_keys_list(&a->keys, a->k->renew_keys, k, RLK_HOLD_KEYS_MAX);
+        int n = rlk_proto_keys_list(&a->keys, a->k->renew_keys, k, RLK_HOLD_KEYS_MAX);
 
         if (n > 0)
             h->wd = rlk_ae_wd_add(a->h.ac, a->k->hold, a->k->renew, a->name, n, k, a->owner,
@@ -438,7 +442,7 @@ static void alk_acquired(alk *a)
         alk_release(a, CW_UNDO);
         return;
     }
-    rlk_ae_complete(a->h.r, RLK_OK, a->k->flags & RLK_A_TOKEN ? a->token : h->count, NULL, NULL);
+    rlk_ae_complete(a->h.r, RLK_OK, a->k->flags & RLK_PROTO_TOKEN ? a->token : h->count, NULL, NULL);
 }
 
 /* The wait goes on: the next attempt when the TTL or the keepalive says. */
@@ -476,22 +480,22 @@ static void alk_busy(alk *a, long long ttl, int first)
 {
     long long next;
 
-    if (a->k->wait == RLK_A_WAIT_FAIR)
+    if (a->k->wait == RLK_PROTO_WAIT_FAIR)
         a->queued = 1;      /* fair/acquire queues every caller it turns away */
     if (!a->waiter || a->ending) {
         alk_end_busy(a);
         return;
     }
     switch (a->k->wait) {
-    case RLK_A_WAIT_FAIR:
+    case RLK_PROTO_WAIT_FAIR:
         /* Queued by the script: attempt again (keep-alive) before its deadline runs out. */
         alk_again(a, ttl, RLK_FAIR_THREAD_WAIT_MS / 3);
         return;
-    case RLK_A_WAIT_CHANNEL:
+    case RLK_PROTO_WAIT_CHANNEL:
         /* No queue: the lock's channel (subscribed from the start) and the TTL. */
         alk_again(a, ttl, ALK_KEEPALIVE_MS);
         return;
-    case RLK_A_WAIT_SPIN:
+    case RLK_PROTO_WAIT_SPIN:
         /* The back-off (runtime/spin.h), never past the holder's TTL. */
         next = rlk_spin_next(a->spin_prev, ++a->spin_fails, a->spin_initial, a->spin_max);
         a->spin_prev = (int)next;
@@ -541,7 +545,7 @@ static void alk_read_back(alk *a, int cw)
          * held script), never the token of a holder that took the lock since. */
         a->read_at = rlk_ae_now_ms();
         a->call = alk_send(a, a->k->held, a->k->held_args, a->lease_ms, 0, alk_read_acq_reply);
-    } else if (a->values)      /* RLK_A_VALUES: owner's live count of each value */
+    } else if (a->values)      /* RLK_PROTO_VALUES: owner's live count of each value */
         a->call = rlk_a_values_counts(a->h.ac, a->name, a->owner, a->values, alk_read_acq_reply, a);
     else
         a->call = rlk_ae_command(a->h.ac, 3, argv, alk_read_acq_reply, a);
@@ -582,9 +586,9 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
                               int lost, void *arg)
 {
     alk *a = arg;
-    rlk_client *c = rlk_ae_client(ac);
-    long long ttl = -1;
+    rlk_proto_outcome o;
 
+    (void)ac;
     if (alk_replied(a, rc, errstr))
         return;
     if (rc == RLK_ERR_IO && lost) {
@@ -613,27 +617,63 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
         alk_end(a, alk_script_error(errstr, "RLK_UPGRADE") ? RLK_ERR_UPGRADE : rc, "%s", errstr);
         return;
     }
-    if (!(a->k->flags & RLK_A_TOKEN) && r->type == REDIS_REPLY_ARRAY &&
-        (r->elements == 2 || r->elements == 3) &&
-        r->element[0]->type == REDIS_REPLY_INTEGER && r->element[1]->type == REDIS_REPLY_INTEGER &&
-        (r->element[1]->integer == 1 || r->element[1]->integer == 0)) {
-        /* {wait, 1}: first in the queue; a reader's {grant PTTL, 0}: the free lock is reserved
-         * for a writer, wait out its claim window (readers have no queue: alk_busy); {wait,
-         * first, 1}: free, in its lock-delay (counted as the blocking lock counts it) */
-        if (r->elements == 3)
-            RLK_A_COUNT(a->h, delay_refusals);
-        alk_busy(a, r->element[0]->integer, r->element[1]->integer == 1);
-        return;
-    }
-    /* The blocking kinds' reading: nil (or {token}) acquired, an integer the wait. */
-    rc = rlk_fam_acquire_reply(c, a->k->what, a->name, a->k->acquire, r, &ttl,
-                               a->k->flags & RLK_A_TOKEN ? &a->token : NULL);
-    if (rc == RLK_OK)
+    /* nil (or {token}) acquired; an integer the wait; {wait, 1}: first in the queue; a
+     * reader's {grant PTTL, 0}: the free lock is reserved for a writer, wait out its claim
+     * window (readers have no queue: alk_busy); {wait, first, 1}: free, in its lock-delay
+     * (counted as the blocking lock counts it) */
+    switch (rlk_proto_read_acquire(r, a->k->flags & RLK_PROTO_TOKEN, &o)) {
+    case RLK_PROTO_ACQUIRED:
+        a->token = o.value;
         alk_acquired(a);
-    else if (rc == RLK_ERR_BUSY)
-        alk_busy(a, ttl, 0);
+        return;
+    case RLK_PROTO_BUSY:
+        if (o.in_delay)
+            RLK_A_COUNT(a->h, delay_refusals);
+        alk_busy(a, o.value, o.first);
+        return;
+    default:
+        alk_end(a, RLK_ERR_PROTOCOL, "%s %s: %s replied type %d", a->k->what, a->name,
+                a->k->acquire, r->type);
+    }
+}
+
+static void alk_give_back(alk *a);
+
+static void alk_give_back_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
+                                int lost, void *arg)
+{
+    alk *a = arg;
+    int outcome = rc == RLK_OK ? rlk_fam_release_read(r) : RLK_REL_ERROR;
+
+    rlk_a_unused(2, ac, lost);
+    if (alk_replied(a, rc, errstr))
+        return;
+    if (outcome == RLK_REL_RELEASED || outcome == RLK_REL_STILL_HELD) {
+        RLK_A_COUNT(a->h, lost_given_back);
+        a->give_back--;
+    } else {
+        a->give_back = 0;   /* not ours (the hold went meanwhile), or unknown: no more */
+    }
+    alk_give_back(a);
+}
+
+/* Gives back, one release of the kind at a time, the holds a settled lost
+ * reply found beyond the caller's (rlk_fam_settle_rule, as the blocking
+ * API's rlk_fam_give_back), then adopts one hold or ends as set. */
+static void alk_give_back(alk *a)
+{
+    if (a->give_back > 0) {
+        a->call = alk_send(a, a->k->release, a->k->release_args, a->lease_ms, 0,
+                           alk_give_back_reply);
+        a->cw = a->call ? CW_GIVE_BACK : CW_NONE;
+        if (a->call)
+            return;
+        a->give_back = 0;
+    }
+    if (a->adopt)
+        alk_acquired(a);
     else
-        alk_end(a, rc, "%s", rlk_errstr(c));
+        rlk_ae_complete(a->h.r, a->ending, 0, NULL, "%s", alk_msg_str(a));
 }
 
 static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
@@ -669,19 +709,18 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
     }
     if (a->cw == CW_READ_ACQ && a->k->held) {
         /* {count, token, PTTL} (fenced/held, elect/held) */
-        if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
-            r->element[0]->type != REDIS_REPLY_INTEGER ||
-            r->element[1]->type != REDIS_REPLY_INTEGER ||
-            r->element[2]->type != REDIS_REPLY_INTEGER) {
+        long long held[3];
+
+        if (rlk_fam_held_read(r, held) != 0) {
             a->cw = CW_NONE;
             alk_quiet(a);
             rlk_ae_complete(a->h.r, RLK_ERR_PROTOCOL, 0, NULL, "%s %s: %s replied an unexpected "
                             "shape", a->k->what, a->name, a->k->held);
             return;
         }
-        n = r->element[0]->integer;
-        token = r->element[1]->integer;
-        pttl = r->element[2]->integer;
+        n = held[0];
+        token = held[1];
+        pttl = held[2];
     } else if (r->type == REDIS_REPLY_STRING)
         n = strtoll(r->str, NULL, 10);
     else if (a->values && (n = rlk_fastmulti_lost_count(r, a->known, 0,
@@ -697,19 +736,24 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
         return;
     }
     if (a->cw == CW_READ_ACQ) {
+        rlk_fam_settled d = rlk_fam_settle_rule(a->known, n, !a->k->held ||
+                                                (pttl > 0 && token > 0));
+
         a->cw = CW_NONE;
-        if (n > a->known && a->k->held) {
+        if (d.ran && a->k->held) {
             rlk_fam_adopt_hook(a->name);
-            if (pttl <= 0 || token <= 0) {
+            if (!d.adopt) {
                 /* It ran, but its hold had no lease left when read (or no token): never
-                 * adopted past its lease; given back. */
+                 * adopted past its lease; what the server still counts is given back. */
                 RLK_A_COUNT(a->h, lost_not_run);
                 alk_quiet(a);
                 a->ending = RLK_ERR_IO;
                 alk_set_msg(a, "%s %s: the acquire's reply was lost; it ran, but its hold had %s "
                             "when read back: not adopted", a->k->what, a->name,
                             token <= 0 ? "no token" : "no lease left");
-                alk_release(a, CW_UNDO);
+                a->give_back = d.give_back;
+                a->adopt = 0;
+                alk_give_back(a);
                 return;
             }
             /* Its token, read with the count; its deadline starts from the read. */
@@ -717,13 +761,17 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
             if (pttl < a->lease_ms)
                 a->sent = a->read_at - (a->lease_ms - pttl);
         }
-        if (n > a->known) {
+        if (d.ran) {
+            /* It ran: adopt the hold; the holds beyond it (earlier lost acquires that ran)
+             * are given back first. */
             RLK_A_COUNT(a->h, lost_adopted);
-            alk_acquired(a);        /* it ran: adopt the hold */
+            a->give_back = d.give_back;
+            a->adopt = 1;
+            alk_give_back(a);
             return;
         }
         RLK_A_COUNT(a->h, lost_not_run);
-        if (a->ticket || a->k->wait == RLK_A_WAIT_FAIR)
+        if (a->ticket || a->k->wait == RLK_PROTO_WAIT_FAIR)
             a->queued = 1;          /* it may have queued the caller */
         /* It did not run: not an answer yet (a single try too): attempt again. */
         if (a->ending || rlk_a_common_elapsed(&a->h) > alk_budget(a))
@@ -825,7 +873,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
                               int lost, void *arg)
 {
     alk *a = arg;
-    int cw = a->cw;
+    int cw = a->cw, outcome;
     alk_hold *h;
 
     (void)ac;
@@ -853,8 +901,8 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
         rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
         return;
     }
-    if (r->type == REDIS_REPLY_NIL) {
-        if (h && !(h->row && (h->row->flags & RLK_A_VALUES)))
+    if ((outcome = rlk_fam_release_read(r)) == RLK_REL_NOT_OWNER) {
+        if (h && !(h->row && (h->row->flags & RLK_PROTO_VALUES)))
             alk_drop(a->h.ac, h);     /* not held any more (lost): forget it (a value list not
                                          held says nothing of the owner's other values) */
         if (cw == CW_UNDO)
@@ -865,7 +913,8 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
                             "%s %s: not held by task %llu", a->k->what, a->name, a->task);
         return;
     }
-    if (r->type == REDIS_REPLY_INTEGER && (r->integer == 0 || a->values) && h && h->count > 1) {
+    if (outcome != RLK_REL_ERROR && (outcome == RLK_REL_STILL_HELD || a->values) && h &&
+        h->count > 1) {
         h->count--;
     } else if (h) {
         alk_drop(a->h.ac, h);
@@ -875,8 +924,8 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
         rlk_ae_complete(a->h.r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
                         alk_msg_str(a));
     else
-        rlk_ae_complete(a->h.r, RLK_OK, h ? h->count : (r->type == REDIS_REPLY_INTEGER &&
-                                                       r->integer == 0 ? 1 : 0), NULL, NULL);
+        rlk_ae_complete(a->h.r, RLK_OK, h ? h->count : outcome == RLK_REL_STILL_HELD, NULL,
+                        NULL);
 }
 
 /* The row's release once (an unlock, or the undo of a cancelled grant). */
@@ -934,8 +983,8 @@ static void alk_force_reply(rlk_async *ac, int rc, const redisReply *r, const ch
 
             for (; h; h = next) {
                 next = h->next;
-                if (strcmp(h->name, a->name) == 0 && (h->row == a->k || (rlk_a_kind_lock(h->kind)
-                    && strcmp(rlk_a_kind_lock(h->kind)->force, a->k->force) == 0)))
+                if (strcmp(h->name, a->name) == 0 && (h->row == a->k || (rlk_proto_lock(h->kind)
+                    && strcmp(rlk_proto_lock(h->kind)->force, a->k->force) == 0)))
                     alk_drop(ac, h);
             }
         }
@@ -945,17 +994,17 @@ static void alk_force_reply(rlk_async *ac, int rc, const redisReply *r, const ch
 /* ---------------------------------------------------------------- the requests */
 
 /* Binds a to row k: its keys are built by k's names kind. */
-static void alk_bind(alk *a, const rlk_a_kind *k)
+static void alk_bind(alk *a, const rlk_proto *k)
 {
     a->k = k;
-    rlk_a_keys_free(&a->keys);
-    rlk_a_keys_init(&a->keys, k->names, a->name);
+    rlk_proto_keys_free(&a->keys);
+    rlk_proto_keys_init(&a->keys, k->names, a->name);
 }
 
 /* A request of row k (NULL: an unknown kind, RLK_ERR_ARG) for name: checks
  * what every request checks; NULL when out of memory. On a bad argument
  * the request is completed already. */
-static alk *alk_new(rlk_async *ac, int op, const rlk_a_kind *k, const char *who,
+static alk *alk_new(rlk_async *ac, int op, const rlk_proto *k, const char *who,
                     const char *name, unsigned long long task, rlk_async_fn fn, void *privdata)
 {
     char owner[RLK_OWNER_MAX + 1];
@@ -965,7 +1014,7 @@ static alk *alk_new(rlk_async *ac, int op, const rlk_a_kind *k, const char *who,
         return NULL;
     a->op = op;
     a->task = task;
-    a->k = k ? k : rlk_a_kind_lock(RLK_KIND_LOCK);
+    a->k = k ? k : rlk_proto_lock(RLK_KIND_LOCK);
     if (rlk_a_common_begin(a->h.r, alk_cancel_hook, alk_free_state, who, name))
         return a;
     if (!k) {
@@ -981,15 +1030,15 @@ static alk *alk_new(rlk_async *ac, int op, const rlk_a_kind *k, const char *who,
     return a;
 }
 
-/* An RLK_A_VALUES row's values from o, checked and kept: 0; -1: the request
+/* An RLK_PROTO_VALUES row's values from o, checked and kept: 0; -1: the request
  * is completed (RLK_ERR_ARG, nothing sent; out of memory). */
 static int alk_values(alk *a, const char *who, const rlk_a_lock_opts *o)
 {
     char why[256];
     int rc;
 
-    if (!(a->k->flags & RLK_A_VALUES) ||
-        (rc = rlk_a_values_take(o ? o->values : NULL, o ? o->nvalues : 0, &a->values, why,
+    if (!(a->k->flags & RLK_PROTO_VALUES) ||
+        (rc = rlk_proto_values_take(o ? o->values : NULL, o ? o->nvalues : 0, &a->values, why,
                                 sizeof why)) == RLK_OK)
         return 0;
     rlk_ae_complete(a->h.r, rc, 0, NULL, "%s %s: %s", who, a->name,
@@ -1001,27 +1050,27 @@ static int alk_values(alk *a, const char *who, const rlk_a_lock_opts *o)
  * spinning wait: its deadline only). -1: out of memory or closing. */
 static int alk_listen(alk *a)
 {
-    rlk_a_kind const *k = a->k;
+    rlk_proto const *k = a->k;
     rlk_ae_sub **sub = &a->s_wide;
     const char *ch;
 
-    if (k->wait == RLK_A_WAIT_SPIN) {
+    if (k->wait == RLK_PROTO_WAIT_SPIN) {
         if (a->wait_ms > 0 &&
             !(a->deadline = rlk_ae_timer_add(a->h.ac, a->wait_ms, alk_deadline_fire, a)))
             return -1;
         return 0;
     }
-    if (!(a->channel = rlk_a_keys_get(&a->keys, k->wait_channel)))
+    if (!(a->channel = rlk_proto_keys_get(&a->keys, k->wait_channel)))
         return -1;
     ch = a->channel;
-    if (k->wait == RLK_A_WAIT_QUEUE) {
+    if (k->wait == RLK_PROTO_WAIT_QUEUE) {
         /* Grants come on the client's wake channel; the lock's channel only while first. */
         if (!(a->wake = rlk_names_wake_channel(a->channel,
                                                rlk_names_wake_cid(rlk_async_uuid(a->h.ac)))))
             return -1;
         ch = a->wake;
         sub = &a->s_wake;
-    } else if (k->wait == RLK_A_WAIT_FAIR) {
+    } else if (k->wait == RLK_PROTO_WAIT_FAIR) {
         if (!(a->own = rlk_names_waiter_channel(a->name, a->owner, strlen(a->owner))))
             return -1;
         ch = a->own;
@@ -1030,7 +1079,7 @@ static int alk_listen(alk *a)
                                &a->deadline);
 }
 
-rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_a_kind *k, const char *who,
+rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_proto *k, const char *who,
                                   const char *name, unsigned long long task, long long wait_ms,
                                   long long lease_ms, const rlk_a_lock_opts *o, rlk_async_fn fn,
                                   void *privdata)
@@ -1067,17 +1116,17 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_a_kind *k, const char
     a->lease_ms = a->watchdog ? c->watchdog_lease_ms : lease_ms;
     a->wait_ms = wait_ms;
     held = alk_find(ac, k->hold, name, a->owner);
-    if (held && held->row && rlk_a_kind_keeps(held->row, k)) {
+    if (held && held->row && rlk_proto_keeps(held->row, k)) {
         alk_bind(a, held->row);     /* a re-entry keeps its hold's lock-delay, or its lack */
         a->delay_ms = held->delay_ms;
     }
-    if (held && (k->flags & RLK_A_NON_REENTRANT)) {
+    if (held && (k->flags & RLK_PROTO_NON_REENTRANT)) {
         /* A hold this client records: refused before any I/O (kinds/nrlock.c does the same). */
         rlk_ae_complete(a->h.r, RLK_ERR_REENTRY, 0, NULL, "%s %s: already held by %s; not "
                         "acquired again", k->what, name, a->owner);
         return a->h.r;
     }
-    if (held && (k->flags & RLK_A_ONE_HOLD)) {
+    if (held && (k->flags & RLK_PROTO_ONE_HOLD)) {
         /* Held already (the election: leading): its token, nothing sent. */
         rlk_ae_complete(a->h.r, RLK_OK, held->token, NULL, NULL);
         return a->h.r;
@@ -1092,11 +1141,11 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_a_kind *k, const char
     return a->h.r;
 }
 
-rlk_async_req *rlk_a_lock_release(rlk_async *ac, const rlk_a_kind *k, const char *name,
+rlk_async_req *rlk_a_lock_release(rlk_async *ac, const rlk_proto *k, const char *name,
                                   unsigned long long task, const rlk_a_lock_opts *o,
                                   rlk_async_fn fn, void *privdata)
 {
-    const char *who = k && (k->flags & RLK_A_VALUES) ? "rlk_async_fastmulti_unlock"
+    const char *who = k && (k->flags & RLK_PROTO_VALUES) ? "rlk_async_fastmulti_unlock"
                                                      : "rlk_async_unlock";
     alk *a = alk_new(ac, ALK_UNLOCK, k, who, name, task, fn, privdata);
     alk_hold *h;
@@ -1106,7 +1155,7 @@ rlk_async_req *rlk_a_lock_release(rlk_async *ac, const rlk_a_kind *k, const char
     /* The release of the row the hold was taken with (a non-reentrant lock's, the
      * election's resign), never one with values for one without or back. */
     h = alk_find(ac, k->hold, name, a->owner);
-    if (h && h->row && h->row != a->k && !a->values == !(h->row->flags & RLK_A_VALUES))
+    if (h && h->row && h->row != a->k && !a->values == !(h->row->flags & RLK_PROTO_VALUES))
         alk_bind(a, h->row);
     alk_release(a, CW_RELEASE);
     return a->h.r;
@@ -1116,7 +1165,7 @@ rlk_async_req *rlk_async_lock(rlk_async *ac, int kind, const char *name, unsigne
                               long long wait_ms, long long lease_ms, rlk_async_fn fn,
                               void *privdata)
 {
-    return rlk_a_lock_acquire(ac, rlk_a_kind_lock(kind), "rlk_async_lock", name, task, wait_ms, lease_ms,
+    return rlk_a_lock_acquire(ac, rlk_proto_lock(kind), "rlk_async_lock", name, task, wait_ms, lease_ms,
                               NULL, fn, privdata);
 }
 
@@ -1124,7 +1173,7 @@ rlk_async_req *rlk_async_lock_nr(rlk_async *ac, int kind, const char *name, unsi
                                  long long wait_ms, long long lease_ms, rlk_async_fn fn,
                                  void *privdata)
 {
-    return rlk_a_lock_acquire(ac, rlk_a_kind_nr(kind), "rlk_async_lock_nr", name, task, wait_ms, lease_ms, NULL, fn,
+    return rlk_a_lock_acquire(ac, rlk_proto_nr(kind), "rlk_async_lock_nr", name, task, wait_ms, lease_ms, NULL, fn,
                               privdata);
 }
 
@@ -1133,7 +1182,7 @@ rlk_async_req *rlk_async_lock_spin(rlk_async *ac, const char *name, unsigned lon
                                    long long max_ms, rlk_async_fn fn, void *privdata)
 {
     rlk_a_lock_opts o = {.spin_initial_ms = initial_ms, .spin_max_ms = max_ms};
-    const rlk_a_kind *k = &rlk_a_kind_spin;
+    const rlk_proto *k = &rlk_proto_spin;
 
     /* rlk_lock_set_spin's bounds: 0 for either is Redisson's default. */
     if (o.spin_initial_ms == 0)
@@ -1154,7 +1203,7 @@ rlk_async_req *rlk_async_lock_delay(rlk_async *ac, const char *name, unsigned lo
 {
     rlk_a_lock_opts o = {.delay_ms = delay_ms};    /* 0: off, no delay key (as the blocking) */
 
-    return rlk_a_lock_acquire(ac, delay_ms ? &rlk_a_kind_delay : rlk_a_kind_lock(RLK_KIND_LOCK),
+    return rlk_a_lock_acquire(ac, delay_ms ? &rlk_proto_delay : rlk_proto_lock(RLK_KIND_LOCK),
                               "rlk_async_lock_delay", name, task, wait_ms, lease_ms, &o, fn,
                               privdata);
 }
@@ -1162,10 +1211,10 @@ rlk_async_req *rlk_async_lock_delay(rlk_async *ac, const char *name, unsigned lo
 rlk_async_req *rlk_async_unlock(rlk_async *ac, int kind, const char *name, unsigned long long task,
                                 rlk_async_fn fn, void *privdata)
 {
-    return rlk_a_lock_release(ac, rlk_a_kind_lock(kind), name, task, NULL, fn, privdata);
+    return rlk_a_lock_release(ac, rlk_proto_lock(kind), name, task, NULL, fn, privdata);
 }
 
-rlk_async_req *rlk_a_lock_force(rlk_async *ac, const rlk_a_kind *k, const char *who,
+rlk_async_req *rlk_a_lock_force(rlk_async *ac, const rlk_proto *k, const char *who,
                                 const char *name, const rlk_a_lock_opts *o, rlk_async_fn fn,
                                 void *privdata)
 {
@@ -1181,14 +1230,14 @@ rlk_async_req *rlk_a_lock_force(rlk_async *ac, const rlk_a_kind *k, const char *
 rlk_async_req *rlk_async_force_unlock(rlk_async *ac, int kind, const char *name,
                                       rlk_async_fn fn, void *privdata)
 {
-    return rlk_a_lock_force(ac, kind == RLK_KIND_LOCK ? &rlk_a_kind_delay : rlk_a_kind_lock(kind),
+    return rlk_a_lock_force(ac, kind == RLK_KIND_LOCK ? &rlk_proto_delay : rlk_proto_lock(kind),
                             "rlk_async_force_unlock", name, NULL, fn, privdata);
 }
 
 rlk_async_req *rlk_async_force_unlock_named(rlk_async *ac, int kind, const char *name,
                                             rlk_async_fn fn, void *privdata)
 {
-    return rlk_a_lock_force(ac, rlk_a_kind_named(kind), "rlk_async_force_unlock_named", name,
+    return rlk_a_lock_force(ac, rlk_proto_named(kind), "rlk_async_force_unlock_named", name,
                             NULL, fn, privdata);
 }
 

@@ -28,6 +28,7 @@
 #include "runtime/rt.h"
 #include "async/engine.h"
 #include "async/a_common.h"
+#include "async/a_kind.h"
 
 #define AML_MS_PER_MEMBER 1500LL
 
@@ -207,17 +208,16 @@ static void aml_next(aml *m)
         return;
     }
     if (m->phase == AML_RENEWING) {
-        char owner[RLK_OWNER_MAX + 1], lease[24];
-        const char *keys[1], *args[2] = {lease, owner};
+        char owner[RLK_OWNER_MAX + 1];
+        rlk_proto_argvals v = {.lease_ms = m->lease_ms, .owner = owner};
 
         if (m->k == m->n) {
             rlk_ae_complete(m->h.r, RLK_OK, m->n, NULL, NULL);
             return;
         }
         rlk_ae_owner(m->h.ac, m->task, owner, sizeof owner);
-        snprintf(lease, sizeof lease, "%lld", m->lease_ms);
-        keys[0] = m->names[m->k];
-        m->call = rlk_ae_script(m->h.ac, "reentrant/renew", 1, keys, 2, args, aml_renew_reply, m);
+        m->call = rlk_a_kind_call(m->h.ac, &rlk_proto_lock_renew, m->names[m->k], &v, NULL,
+                                  aml_renew_reply, m);
         if (!m->call) {
             snprintf(msg, sizeof msg, "multilock: %s",
                      rlk_ae_closing(m->h.ac) ? "the async client was freed" : "out of memory");

@@ -144,22 +144,7 @@ rlk_async_req *rlk_a_once_new(rlk_async *ac, const char *what, const char *name,
     return r;
 }
 
-void rlk_a_once_send(rlk_async_req *r, const char *script, int nkeys, const char *const *keys,
-                     int nargs, const char *const *args)
-{
-    rlk_a_once_sendv(r, script, nkeys, keys, nargs, args, NULL, 0);
-}
-
-void rlk_a_once_send_tail(rlk_async_req *r, const char *script, int nkeys, const char *const *keys,
-                          int nargs, const char *const *args, char **tail, int flags)
-{
-    aon *o = rlk_ae_req_state(r);
-
-    o->tail = tail;
-    rlk_a_once_sendv(r, script, nkeys, keys, nargs, args, NULL, flags);
-}
-
-void rlk_a_once_sendv(rlk_async_req *r, const char *script, int nkeys, const char *const *keys,
+static void aon_sendv(rlk_async_req *r, const char *script, int nkeys, const char *const *keys,
                       int nargs, const char *const *args, const size_t *lens, int flags)
 {
     aon *o = rlk_ae_req_state(r);
@@ -185,4 +170,23 @@ void rlk_a_once_sendv(rlk_async_req *r, const char *script, int nkeys, const cha
         return;
     }
     aon_call(o);
+}
+
+int rlk_a_once_call(rlk_async_req *r, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
+                    char **tail, int flags)
+{
+    aon *o = rlk_ae_req_state(r);
+    rlk_proto_argvals v = *vals;
+    rlk_proto_built b;
+    int rc = 0;
+
+    o->tail = tail;
+    if (!v.publish)
+        v.publish = rlk_ae_publish_arg(o->h.ac);
+    if (rlk_proto_build(pc, o->name, &v, &b) != 0)
+        rc = -1;
+    else
+        aon_sendv(r, pc->script, b.nkeys, b.keys, b.nargs, b.av.v, b.av.len, flags);
+    rlk_proto_built_free(&b);
+    return rc;
 }

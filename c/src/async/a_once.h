@@ -16,6 +16,7 @@
 #define RLK_A_ONCE_H
 
 #include "rlk_async.h"
+#include "kinds/proto.h"
 
 #define RLK_A_ONCE_MAX 5    /* keys and arguments of one call, each */
 
@@ -26,27 +27,21 @@
 rlk_async_req *rlk_a_once_new(rlk_async *ac, const char *what, const char *name,
                               rlk_async_fn fn, void *privdata);
 
-/* Sends script with keys and args (copied; at most RLK_A_ONCE_MAX each)
- * for r, which rlk_a_once_new made. */
-void rlk_a_once_send(rlk_async_req *r, const char *script, int nkeys, const char *const *keys,
-                     int nargs, const char *const *args);
-
-/* How rlk_a_once_sendv reads the reply and rides out a lost one. */
+/* How rlk_a_once_call reads the reply and rides out a lost one. */
 #define RLK_A_ONCE_BOOL 1       /* value: 1 when the integer is 1, else 0 */
 #define RLK_A_ONCE_HELD 2       /* 0: RLK_ERR_NOT_OWNER (a permit that is not held) */
 #define RLK_A_ONCE_REPEAT 4     /* a lost reply is asked again: running twice changes nothing
                                    the reply or the caller depends on (a read; a reclaim of
                                    expired permits) */
 
-/* rlk_a_once_send with the arguments' lengths (binary arguments: permit
- * ids; NULL: strlen of each) and RLK_A_ONCE_* flags. */
-void rlk_a_once_sendv(rlk_async_req *r, const char *script, int nkeys, const char *const *keys,
-                      int nargs, const char *const *args, const size_t *lens, int flags);
-
-/* rlk_a_once_sendv of text arguments followed by the list tail (NULL-
- * terminated, one block: the request frees it; the faster MultiLock's
- * values). */
-void rlk_a_once_send_tail(rlk_async_req *r, const char *script, int nkeys, const char *const *keys,
-                          int nargs, const char *const *args, char **tail, int flags);
+/* Sends the kind's call pc (kinds/proto.h) on the request's name with vals
+ * (publish: the client's when NULL; KEYS and ARGV copied, at most
+ * RLK_A_ONCE_MAX each) and the text list tail after them (NULL-terminated,
+ * one block: the request frees it; the faster MultiLock's values; NULL:
+ * none) for r, which rlk_a_once_new made; RLK_A_ONCE_* flags. -1: the call
+ * could not be built (out of memory), the request not completed: the
+ * caller says so. */
+int rlk_a_once_call(rlk_async_req *r, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
+                    char **tail, int flags);
 
 #endif /* RLK_A_ONCE_H */

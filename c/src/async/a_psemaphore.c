@@ -33,6 +33,7 @@
 #include "runtime/fam_hold.h"
 #include "async/engine.h"
 #include "async/a_common.h"
+#include "async/a_kind.h"
 #include "async/a_semq.h"
 
 enum { APS_ACQUIRE, APS_RELEASE };
@@ -43,11 +44,10 @@ typedef struct aps {
     int op;
     rlk_a_semq q;                   /* the queue: keys, wake channel, ticket (a_semq.h) */
     const char *name;               /* q.name */
-    char *timeouts;
     unsigned char raw[RLK_PSEM_RAW_ID_MAX];
     size_t rawlen;
     char hex[RLK_PERMIT_ID_SIZE];
-    char lease[24];
+    long long lease_ms;
     long long wait_ms;
     rlk_ae_call *call;
     int cw;
@@ -66,7 +66,6 @@ static void aps_free_state(rlk_async_req *r, void *state)
     aps *a = state;
 
     (void)r;
-    free(a->timeouts);
     rlk_a_semq_end(&a->q, &a->deadline, a->call);
 }
 
@@ -92,7 +91,7 @@ static void aps_end(aps *a, int err, const char *msg)
     else
         snprintf(a->end_msg, sizeof a->end_msg, "%s", msg ? msg : rlk_strerror(err));
     a->end_err = err;
-    a->call = rlk_a_semq_cancel(&a->q, "1", aps_reply, a);
+    a->call = rlk_a_semq_cancel(&a->q, 1, aps_reply, a);
     if (a->call) {
         a->cw = APS_CW_CANCEL;
         return;
@@ -116,29 +115,20 @@ static void aps_sent(aps *a, int cw)
  * permit a cancelled request was granted). */
 static void aps_release_send(aps *a, int cw)
 {
-    const char *keys[5] = {a->name, a->timeouts, a->q.channel, a->q.waiters, a->q.grant};
-    const char *args[3] = {RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->h.ac), (const char *)a->raw};
-    size_t lens[3] = {strlen(args[0]), strlen(args[1]), a->rawlen};
+    rlk_proto_argvals v = {.id = a->raw, .idlen = a->rawlen};
 
-    a->call = rlk_ae_scriptv(a->h.ac, "psemaphore/release", 5, keys, 3, args, lens, aps_reply, a);
+    a->call = rlk_a_kind_call(a->h.ac, &rlk_proto_psem_release, a->name, &v, NULL, aps_reply, a);
     aps_sent(a, cw);
 }
 
 static void aps_attempt(aps *a)
 {
-    const char *keys[5] = {a->name, a->timeouts, a->q.channel, a->q.waiters, a->q.grant};
-    char ticket[24];
-    const char *args[5] = {a->lease, ticket, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->h.ac),
-                           (const char *)a->raw};
-    size_t lens[5];
+    rlk_proto_argvals v = {.lease_ms = a->lease_ms, .ticket = rlk_a_semq_arg(&a->q),
+                           .id = a->raw, .idlen = a->rawlen};
 
-    snprintf(ticket, sizeof ticket, "%lld", rlk_a_semq_arg(&a->q));
-    for (int i = 0; i < 4; i++)
-        lens[i] = strlen(args[i]);
-    lens[4] = a->rawlen;
     rlk_a_semq_retry_stop(&a->q);
     a->again = 0;
-    a->call = rlk_ae_scriptv(a->h.ac, "psemaphore/acquire", 5, keys, 5, args, lens, aps_reply, a);
+    a->call = rlk_a_kind_call(a->h.ac, &rlk_proto_psem_acquire, a->name, &v, NULL, aps_reply, a);
     aps_sent(a, APS_CW_ACQ);
 }
 
@@ -180,6 +170,8 @@ static void aps_busy(aps *a, long long wait, int first)
 
 static void aps_acq_reply(aps *a, int rc, const redisReply *r, const char *errstr, int lost)
 {
+    rlk_proto_outcome o;
+
     if (rc == RLK_ERR_CLOSED) {
         aps_end(a, rc, errstr);
         return;
@@ -205,28 +197,21 @@ static void aps_acq_reply(aps *a, int rc, const redisReply *r, const char *errst
         aps_end(a, rc, errstr);
         return;
     }
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == 1) {
-        aps_acquired(a);
-        return;
-    }
     /* Not acquired. {-1, ms}: first in the queue, ms until the earliest held permit expires
      * (which publishes nothing: attempt then, +1 ms as it falls on a whole ms; -1: none
      * expires by itself); -3: first behind another's reservation; nil: queued behind
      * others (or a single try, nothing expiring); an integer: a single try's ms to expiry. */
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[0]->type == REDIS_REPLY_INTEGER && r->element[1]->type == REDIS_REPLY_INTEGER)
-        aps_busy(a, r->element[1]->integer >= 0 ? r->element[1]->integer + 1 : -1, 1);
-    else if (r->type == REDIS_REPLY_INTEGER && r->integer == -3)
-        aps_busy(a, -3, 0);
-    else if (r->type == REDIS_REPLY_INTEGER)
-        aps_busy(a, (r->integer > 0 ? r->integer : 0) + 1, 0);
-    else if (r->type == REDIS_REPLY_NIL)
-        aps_busy(a, -1, 0);
+    if (rlk_proto_read_psem(r, 1, &o) == RLK_PROTO_ACQUIRED)
+        aps_acquired(a);
+    else if (o.is == RLK_PROTO_BUSY && (o.first || o.value == -3 || r->type == REDIS_REPLY_NIL))
+        aps_busy(a, o.first && o.value >= 0 ? o.value + 1 : o.value, o.first);
+    else if (o.is == RLK_PROTO_BUSY)
+        aps_busy(a, (o.value > 0 ? o.value : 0) + 1, 0);
     else {
         char msg[128];
 
-        snprintf(msg, sizeof msg, "acquire %s: psemaphore/acquire replied type %d", a->name,
-                 r->type);
+        snprintf(msg, sizeof msg, "acquire %s: %s replied type %d", a->name,
+                 rlk_proto_psem_acquire.script, r->type);
         aps_end(a, RLK_ERR_PROTOCOL, msg);
     }
 }
@@ -330,8 +315,7 @@ static aps *aps_new(rlk_async *ac, int op, const char *name, rlk_async_fn fn, vo
     a->op = op;
     if (rlk_a_common_begin(a->h.r, aps_cancel_hook, aps_free_state, "rlk_async psemaphore", name))
         return a;
-    a->timeouts = rlk_fam_suffix_name(name, RLK_NAMES_PERMITS);
-    if (rlk_a_semq_init(&a->q, ac, name, aps_poke, a) != 0 || !a->timeouts)
+    if (rlk_a_semq_init(&a->q, ac, name, aps_poke, a) != 0)
         rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "rlk_async psemaphore %s: out of memory",
                         name);
     a->name = a->q.name;
@@ -358,7 +342,7 @@ rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, lon
         return a->h.r;
     }
     rlk_psem_hex(a->raw, a->rawlen, a->hex);
-    snprintf(a->lease, sizeof a->lease, "%lld", lease_ms);
+    a->lease_ms = lease_ms;
     a->wait_ms = wait_ms;
     /* Listen (on the wake channel, where grants come) before the attempt that fails: its
      * confirmation attempts again. */

@@ -34,6 +34,7 @@
 #include "runtime/fam_hold.h"
 #include "async/engine.h"
 #include "async/a_common.h"
+#include "async/a_kind.h"
 #include "async/a_once.h"
 #include "async/a_semq.h"
 
@@ -45,7 +46,6 @@ typedef struct asm_req {
     rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
     rlk_a_semq q;                   /* the queue: keys, wake channel, ticket (a_semq.h) */
     const char *name;               /* q.name */
-    char permits[24];
     int end_err;                    /* with ASM_CANCEL: how the request ends */
     char end_msg[256];
     long long n;
@@ -102,7 +102,7 @@ static void asm_finish(asm_req *a, int err, const char *fmt, ...)
     vsnprintf(a->end_msg, sizeof a->end_msg, fmt, ap);
     va_end(ap);
     a->end_err = err;
-    a->call = rlk_a_semq_cancel(&a->q, a->permits, asm_cancel_reply, a);
+    a->call = rlk_a_semq_cancel(&a->q, a->n, asm_cancel_reply, a);
     if (a->call) {
         a->cw = ASM_CANCEL;
         return;
@@ -160,11 +160,11 @@ static void asm_undo_reply(rlk_async *ac, int rc, const redisReply *reply, const
 /* The permits were taken, but the request was cancelled: give them back. */
 static void asm_undo(asm_req *a)
 {
-    const char *keys[4] = {a->name, a->q.channel, a->q.waiters, a->q.grant};
-    const char *args[3] = {a->permits, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->h.ac)};
+    rlk_proto_argvals v = {.n = a->n};
 
     rlk_a_semq_quiet(&a->q, &a->deadline);
-    a->call = rlk_ae_script(a->h.ac, "semaphore/release", 4, keys, 3, args, asm_undo_reply, a);
+    a->call = rlk_a_kind_call(a->h.ac, &rlk_proto_sem_release, a->name, &v, NULL, asm_undo_reply,
+                              a);
     a->cw = a->call ? ASM_UNDO : ASM_NONE;
     if (!a->call)
         rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL,
@@ -189,6 +189,7 @@ static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, co
                               int lost, void *arg)
 {
     asm_req *a = arg;
+    rlk_proto_outcome o;
 
     (void)ac;
     a->call = NULL;
@@ -214,7 +215,7 @@ static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, co
         asm_finish(a, rc, "semaphore %s: %s", a->name, errstr);
         return;
     }
-    if (reply->type == REDIS_REPLY_NIL) {
+    if (rlk_proto_read_sem(reply, &o) == RLK_PROTO_ACQUIRED) {
         a->q.queued = 0;
         if (a->ending == RLK_ERR_CANCELLED) {
             asm_undo(a);        /* cancelled while they were on their way: given back */
@@ -222,30 +223,20 @@ static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, co
         }
         rlk_a_semq_quiet(&a->q, &a->deadline);
         rlk_ae_complete(a->h.r, RLK_OK, 0, NULL, NULL);
-        return;
-    }
-    if (reply->type == REDIS_REPLY_INTEGER) {
-        asm_busy(a, reply->integer, 0);
-        return;
-    }
-    if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
-        reply->element[0]->type == REDIS_REPLY_INTEGER) {
-        asm_busy(a, reply->element[0]->integer, 1);
-        return;
-    }
-    asm_finish(a, RLK_ERR_PROTOCOL, "semaphore %s: semaphore/acquire replied an unexpected shape",
-               a->name);
+    } else if (o.is == RLK_PROTO_BUSY)
+        asm_busy(a, o.value, o.first);
+    else
+        asm_finish(a, RLK_ERR_PROTOCOL, "semaphore %s: %s replied an unexpected shape", a->name,
+                   rlk_proto_sem_acquire.script);
 }
 
 static void asm_attempt(asm_req *a)
 {
-    const char *keys[4] = {a->name, a->q.channel, a->q.waiters, a->q.grant};
-    char ticket[24];
-    const char *args[4] = {a->permits, ticket, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(a->h.ac)};
+    rlk_proto_argvals v = {.n = a->n, .ticket = rlk_a_semq_arg(&a->q)};
 
     rlk_a_semq_retry_stop(&a->q);
-    snprintf(ticket, sizeof ticket, "%lld", rlk_a_semq_arg(&a->q));
-    a->call = rlk_ae_script(a->h.ac, "semaphore/acquire", 4, keys, 4, args, asm_acquire_reply, a);
+    a->call = rlk_a_kind_call(a->h.ac, &rlk_proto_sem_acquire, a->name, &v, NULL,
+                              asm_acquire_reply, a);
     if (a->call) {
         a->cw = ASM_ATTEMPT;
         return;
@@ -303,7 +294,6 @@ rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long
         return r;
     }
     a->name = a->q.name;
-    snprintf(a->permits, sizeof a->permits, "%lld", permits);
     a->waiter = wait_ms != 0;
     /* Listen (on the wake channel, where grants come) before the attempt that fails: its
      * confirmation attempts again. */
@@ -320,33 +310,15 @@ rlk_async_req *rlk_async_semaphore_release(rlk_async *ac, const char *name, long
                                            rlk_async_fn fn, void *privdata)
 {
     rlk_async_req *r = rlk_a_once_new(ac, "semaphore release", name, fn, privdata);
-    char num[24], *channel, *waiters, *grant;
+    rlk_proto_argvals v = {.n = permits};
 
     if (!r || rlk_ae_req_done(r))
         return r;
     if (rlk_a_common_range(r, "rlk_async_semaphore_release", name, "permits", permits, 1,
                            RLK_NUM_MAX))
         return r;
-    channel = rlk_fam_prefix_name(RLK_NAMES_CH_SEMAPHORE, name);
-    waiters = rlk_fam_suffix_name(name, RLK_NAMES_WAITERS);
-    grant = rlk_fam_suffix_name(name, RLK_NAMES_GRANT);
-    if (!channel || !waiters || !grant) {
-        free(channel);
-        free(waiters);
-        free(grant);
+    if (rlk_a_once_call(r, &rlk_proto_sem_release, &v, NULL, 0) != 0)
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_semaphore_release %s: out of "
                         "memory", name);
-        return r;
-    }
-    snprintf(num, sizeof num, "%lld", permits);
-    {
-        const char *keys[4] = {name, channel, waiters, grant};
-        const char *args[3] = {num, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(ac)};
-
-        rlk_a_once_send(r, "semaphore/release", 4, keys, 3, args);
-    }
-    free(channel);
-    free(waiters);
-    free(grant);
     return r;
 }

@@ -14,6 +14,7 @@
 #include "runtime/fam_hold.h"
 #include "async/engine.h"
 #include "async/a_common.h"
+#include "async/a_kind.h"
 #include "async/a_semq.h"
 
 #define RLK_A_SEMQ_KEEPALIVE_MS 1000            /* a waiter attempts at least this often */
@@ -148,19 +149,15 @@ long long rlk_a_semq_busy(rlk_a_semq *q, int waiting, long long wait, int first,
     return wait >= 0 && wait < RLK_A_SEMQ_KEEPALIVE_MS ? wait : RLK_A_SEMQ_KEEPALIVE_MS;
 }
 
-rlk_ae_call *rlk_a_semq_cancel(rlk_a_semq *q, const char *permits, rlk_ae_reply_fn fn,
-                               void *arg)
+rlk_ae_call *rlk_a_semq_cancel(rlk_a_semq *q, long long permits, rlk_ae_reply_fn fn, void *arg)
 {
-    char ticket[24];
-    const char *keys[4] = {q->name, q->channel, q->waiters, q->grant};
-    const char *args[4] = {ticket, permits, RLK_FAM_CLAIM_MS_STR, rlk_ae_publish_arg(q->ac)};
+    rlk_proto_argvals v = {.n = permits, .ticket = q->ticket};
     int queued = q->queued;
 
     q->queued = 0;
     if (!queued || !q->ticket || rlk_ae_closing(q->ac))
         return NULL;
-    snprintf(ticket, sizeof ticket, "%lld", q->ticket);
-    return rlk_ae_script(q->ac, "semaphore/cancel", 4, keys, 4, args, fn, arg);
+    return rlk_a_kind_call(q->ac, &rlk_proto_sem_cancel, q->name, &v, NULL, fn, arg);
 }
 
 void rlk_a_semq_end(rlk_a_semq *q, rlk_ae_timer **deadline, rlk_ae_call *call)

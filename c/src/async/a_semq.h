@@ -95,7 +95,6 @@ long long rlk_a_semq_busy(rlk_a_semq *q, int waiting, long long wait, int first,
  * when an attempt may have queued it. The call (fn, arg: its reply does not
  * change how the request ends), or NULL: nothing to cancel, or it could not
  * be sent (the client is closing, out of memory). q->queued is 0 after. */
-rlk_ae_call *rlk_a_semq_cancel(rlk_a_semq *q, const char *permits, rlk_ae_reply_fn fn,
-                               void *arg);
+rlk_ae_call *rlk_a_semq_cancel(rlk_a_semq *q, long long permits, rlk_ae_reply_fn fn, void *arg);
 
 #endif /* RLK_A_SEMQ_H */

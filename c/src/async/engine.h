@@ -171,7 +171,7 @@ typedef struct rlk_ae_call rlk_ae_call;
 typedef void (*rlk_ae_reply_fn)(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
                                 int lost, void *arg);
 
-/* Runs script name (the client's script set: "reentrant/acquire") with
+/* Runs script name (the client's script set: a kinds/proto.h call's) with
  * keys and args (copied). The call waits for the connection when it is not
  * up yet (and is sent after a reconnect when it was never written). A call
  * whose reply does not come within the client's command timeout is treated

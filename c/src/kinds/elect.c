@@ -26,6 +26,7 @@
 #include "kinds/fenced.h"
 #include "kinds/handle.h"
 #include "kinds/names.h"
+#include "kinds/proto.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/lq.h"
@@ -201,9 +202,10 @@ int rlk_elect_term(rlk_elect *e, long long *term)
 
 int rlk_elect_proclaim(rlk_elect *e, const char *value)
 {
-    char owner[RLK_OWNER_MAX + 1], t[24];
-    const char *keys[3], *args[5];
-    long long term;
+    char owner[RLK_OWNER_MAX + 1];
+    rlk_proto_argvals v = {.owner = owner, .value = value};
+    rlk_proto_built pb;
+    rlk_proto_outcome o;
     redisReply *r = NULL;
     int rc;
 
@@ -212,26 +214,25 @@ int rlk_elect_proclaim(rlk_elect *e, const char *value)
     if (strlen(value) > RLK_ELECT_VALUE_MAX)
         return rlk_set_error(e->b.c, RLK_ERR_ARG, "election %s: value longer than %d bytes",
                              e->b.name, RLK_ELECT_VALUE_MAX);
-    if ((rc = rlk_elect_term(e, &term)) != RLK_OK ||
+    if ((rc = rlk_elect_term(e, &v.term)) != RLK_OK ||
         (rc = rlk_elect_owner(e, owner, sizeof owner)) != RLK_OK)
         return rc;
-    snprintf(t, sizeof t, "%lld", term);
-    keys[0] = e->b.name;
-    keys[1] = e->state_key;
-    keys[2] = e->elect_channel;
-    args[0] = owner;
-    args[1] = t;
-    args[2] = value;
-    args[3] = rlk_publish_arg(e->b.c);
-    args[4] = e->secret;    /* only the incarnation that leads proclaims */
-    if ((rc = rlk_evalv(e->b.c, "elect/proclaim", 3, keys, NULL, 5, args, NULL, &r)) != RLK_OK)
+    v.publish = rlk_publish_arg(e->b.c);
+    v.secret = e->secret;   /* only the incarnation that leads proclaims */
+    if (rlk_proto_build(&rlk_proto_elect_proclaim, e->b.name, &v, &pb) != 0)
+        rc = rlk_set_error(e->b.c, RLK_ERR_NOMEM, "election %s: out of memory", e->b.name);
+    else
+        rc = rlk_evalv(e->b.c, rlk_proto_elect_proclaim.script, pb.nkeys, pb.keys, NULL,
+                       pb.nargs, pb.av.v, pb.av.len, &r);
+    rlk_proto_built_free(&pb);
+    if (rc != RLK_OK)
         return rc;
-    if (r->type != REDIS_REPLY_INTEGER)
-        rc = rlk_set_error(e->b.c, RLK_ERR_PROTOCOL, "election %s: elect/proclaim replied type %d",
-                           e->b.name, r->type);
-    else if (r->integer != 1)
-        rc = rlk_set_error(e->b.c, RLK_ERR_NOT_OWNER, "election %s: %s no longer leads in term %s",
-                           e->b.name, owner, t);
+    if (rlk_proto_read_proclaim(r, &o) == RLK_PROTO_BAD)
+        rc = rlk_set_error(e->b.c, RLK_ERR_PROTOCOL, "election %s: %s replied type %d",
+                           e->b.name, rlk_proto_elect_proclaim.script, r->type);
+    else if (o.is == RLK_PROTO_REFUSED)
+        rc = rlk_set_error(e->b.c, o.err, "election %s: %s no longer leads in term %lld",
+                           e->b.name, owner, v.term);
     freeReplyObject(r);
     return rc;
 }

@@ -23,6 +23,7 @@
 #include "client/topo.h"
 #include "kinds/handle.h"
 #include "kinds/names.h"
+#include "kinds/proto.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
@@ -301,6 +302,7 @@ static int rlk_lock_attempt(void *arg, long long *ttl)
                        &rlk_lock_renew_task, 1};     /* its channel: no lingering */
     long long sent = rlk_clock_now_ns();
     long long targ = rlk_wait_ticket_arg(&a->ticket, a->queued);   /* 0: does not queue */
+    rlk_proto_outcome o;
     redisReply *r = NULL;
     int rc;
 
@@ -322,17 +324,15 @@ static int rlk_lock_attempt(void *arg, long long *ttl)
     if (rc != RLK_OK)
         return rlk_lock_noted(a, rlk_fam_acquire_lost(&l->b, rc, &h, a->lease_ms, a->watchdog,
                                                       sent, NULL, NULL, rlk_lock_undo, a));
-    if (r->type == REDIS_REPLY_ARRAY && (r->elements == 2 || r->elements == 3) &&
-        r->element[0]->type == REDIS_REPLY_INTEGER) {
-        *ttl = r->element[0]->integer;      /* {wait, 1}: first in the queue */
-        a->wide = r->elements == 2 || (r->element[1]->type == REDIS_REPLY_INTEGER &&
-                                       r->element[1]->integer == 1);
-        if (r->elements == 3)               /* {wait, first, 1}: free, in its lock-delay */
+    /* {wait, 1}: first in the queue; {wait, first, 1}: free, in its lock-delay */
+    if (rlk_proto_read_acquire(r, 0, &o) == RLK_PROTO_BUSY) {
+        *ttl = o.value;
+        a->wide = o.first || (r->type == REDIS_REPLY_INTEGER && *ttl == RLK_WAIT_RECHECK);
+        if (o.in_delay)
             RLK_RT_COUNT(l->b.rt, delay_refusals);
         rc = RLK_ERR_BUSY;
     } else {
         rc = rlk_fam_acquire_reply(l->b.c, "lock", l->b.name, "reentrant/acquire", r, ttl, NULL);
-        a->wide = rc == RLK_ERR_BUSY && *ttl == RLK_WAIT_RECHECK;
     }
     freeReplyObject(r);
     if (rc == RLK_ERR_BUSY && targ) {

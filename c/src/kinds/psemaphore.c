@@ -22,6 +22,7 @@
 #include "client/random.h"
 #include "kinds/handle.h"
 #include "kinds/names.h"
+#include "kinds/proto.h"
 #include "kinds/psemaphore.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
@@ -256,6 +257,7 @@ static int rlk_psem_attempt(void *arg, long long *bound_ms)
     rlk_psemaphore *s = t->s;
     const char *keys[RLK_PSEM_NQKEYS];
     long long targ = rlk_wait_ticket_arg(&t->tk, t->queued);   /* 0: does not queue */
+    rlk_proto_outcome o;
     redisReply *r = NULL;
     int rc;
 
@@ -274,29 +276,21 @@ static int rlk_psem_attempt(void *arg, long long *bound_ms)
         return rc;
     }
     t->wide = 0;
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == (size_t)t->n &&
-        r->element[0]->type == REDIS_REPLY_STRING) {
+    if (rlk_proto_read_psem(r, (size_t)t->n, &o) == RLK_PROTO_ACQUIRED) {
         freeReplyObject(r);
         t->queued = 0;
         return rlk_fam_acks_acquired(s->b.c, "acquire", s->b.name, rlk_psem_undo, t);
-    } else if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-               r->element[0]->type == REDIS_REPLY_INTEGER &&
-               r->element[1]->type == REDIS_REPLY_INTEGER) {
-        t->wide = 1;            /* {-1, ms}: first in the queue */
-        if (r->element[1]->integer >= 0)
-            *bound_ms = r->element[1]->integer + 1;
-        rc = RLK_ERR_BUSY;
-    } else if (r->type == REDIS_REPLY_INTEGER && r->integer == -3) {
-        *bound_ms = RLK_WAIT_RECHECK;
-        t->wide = 1;
-        rc = RLK_ERR_BUSY;
-    } else if (r->type == REDIS_REPLY_INTEGER || r->type == REDIS_REPLY_NIL) {
-        if (r->type == REDIS_REPLY_INTEGER)
-            *bound_ms = (r->integer > 0 ? r->integer : 0) + 1;
+    } else if (o.is == RLK_PROTO_BUSY) {
+        /* {-1, ms}: first in the queue; -3: first behind a reservation; nil: behind others */
+        t->wide = o.first || o.value == -3;
+        if (o.value == -3 && !o.first)
+            *bound_ms = RLK_WAIT_RECHECK;
+        else if (o.first ? o.value >= 0 : r->type == REDIS_REPLY_INTEGER)
+            *bound_ms = (o.value > 0 ? o.value : 0) + 1;
         rc = RLK_ERR_BUSY;
     } else {
-        rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL,
-                           "acquire %s: psemaphore/acquire replied type %d", s->b.name, r->type);
+        rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "acquire %s: %s replied type %d", s->b.name,
+                           rlk_proto_psem_acquire.script, r->type);
     }
     freeReplyObject(r);
     if (rc == RLK_ERR_BUSY && targ)

@@ -34,6 +34,7 @@
 #include "kinds/rwlock.h"
 #include "kinds/handle.h"
 #include "kinds/names.h"
+#include "kinds/proto.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
@@ -297,6 +298,7 @@ static int rlk_rw_attempt(void *arg, long long *ttl)
     rlk_rw_acq *a = arg;
     rlk_rwlock *rw = a->rw;
     long long sent = rlk_clock_now_ns();
+    rlk_proto_outcome o;
     redisReply *r = NULL;
     rlk_hold_spec h;
     long long targ = rlk_wait_ticket_arg(&a->ticket, a->queued);   /* 0: does not queue */
@@ -313,11 +315,9 @@ static int rlk_rw_attempt(void *arg, long long *ttl)
         return rlk_fam_acquire_lost(&rw->b, rc, &h, a->lease_ms, a->watchdog, sent, NULL, NULL,
                                     rlk_rw_undo, a);
     }
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[0]->type == REDIS_REPLY_INTEGER && r->element[1]->type == REDIS_REPLY_INTEGER &&
-        (r->element[1]->integer == 1 || r->element[1]->integer == 0)) {
-        *ttl = r->element[0]->integer;
-        if (r->element[1]->integer == 1)
+    if (rlk_proto_read_acquire(r, 0, &o) == RLK_PROTO_BUSY && r->elements == 2) {
+        *ttl = o.value;
+        if (o.first)
             a->wide = 1;        /* a writer's {wait, 1}: first in the writers' queue */
         else
             a->reserved = 1;    /* a reader's {grant PTTL, 0}: reserved for a writer */

@@ -20,6 +20,7 @@
 #include "kinds/expiry.h"
 #include "kinds/handle.h"
 #include "kinds/names.h"
+#include "kinds/proto.h"
 #include "kinds/sem_queue.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
@@ -103,6 +104,7 @@ static int rlk_sem_attempt(void *arg, long long *bound_ms)
     char ticket[24];
     const char *args[4] = {t->permits, ticket, RLK_FAM_CLAIM_MS_STR, rlk_publish_arg(s->b.c)};
     long long targ = rlk_wait_ticket_arg(&t->ticket, t->queued);   /* 0: does not queue */
+    rlk_proto_outcome o;
     redisReply *r = NULL;
     int rc;
 
@@ -115,26 +117,20 @@ static int rlk_sem_attempt(void *arg, long long *bound_ms)
         return rc;
     }
     t->wide = 0;
-    if (r->type == REDIS_REPLY_NIL) {
+    if (rlk_proto_read_sem(r, &o) == RLK_PROTO_ACQUIRED) {
         freeReplyObject(r);
         t->queued = 0;
         return rlk_fam_acks_acquired(s->b.c, "acquire", s->b.name, rlk_sem_undo, t);
     }
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[0]->type == REDIS_REPLY_INTEGER) {
-        t->wide = 1;            /* {-1, 1}: first in the queue */
-        rc = RLK_ERR_BUSY;
-    } else if (r->type == REDIS_REPLY_INTEGER) {
-        if (r->integer == -3) {
-            *bound_ms = RLK_WAIT_RECHECK;
-            t->wide = 1;
-        } else if (r->integer >= 0) {
-            *bound_ms = r->integer;     /* a single try behind a reservation: its claim window */
-        }
+    if (o.is == RLK_PROTO_BUSY) {
+        /* {-1, 1}: first in the queue; -3: first behind another ticket's reservation; a
+         * single try behind a reservation: its claim window */
+        t->wide = o.first || o.value == -3;
+        *bound_ms = o.value == -3 ? RLK_WAIT_RECHECK : o.first || o.value < 0 ? -1 : o.value;
         rc = RLK_ERR_BUSY;
     } else {
-        rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "semaphore/acquire %s: reply of type %d",
-                           s->b.name, r->type);
+        rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "%s %s: reply of type %d",
+                           rlk_proto_sem_acquire.script, s->b.name, r->type);
     }
     freeReplyObject(r);
     if (rc == RLK_ERR_BUSY && targ)

@@ -62,16 +62,12 @@ static void rlk_fam_handoff_poke(void *arg)
     h->poked = 1;
 }
 
-/* A release reply (nil / 0 / 1) as enum rlk_release_outcome; RLK_REL_ERROR
- * (protocol error recorded) for any other reply. */
-static int rlk_fam_release_outcome(rlk_client *c, const char *label, const char *name,
-                                   const redisReply *r)
+int rlk_fam_release_read(const redisReply *r)
 {
     if (r->type == REDIS_REPLY_NIL)
         return RLK_REL_NOT_OWNER;
     if (r->type == REDIS_REPLY_INTEGER && r->integer >= 0 && r->integer <= 2)
         return r->integer ? RLK_REL_RELEASED : RLK_REL_STILL_HELD;  /* 2: and handed over */
-    rlk_set_error(c, RLK_ERR_PROTOCOL, "unlock %s: %s replied type %d", name, label, r->type);
     return RLK_REL_ERROR;
 }
 
@@ -98,11 +94,11 @@ int rlk_fam_release_call_x(rlk_client *c, const char *script, const char *label,
         args[nargs + 1] = extra;
     *rc = rlk_evalv(c, script, nkeys, keys, NULL, nargs + 1 + (extra != NULL), args, NULL, &r);
     if (*rc == RLK_OK) {
-        outcome = rlk_fam_release_outcome(c, label, name, r);
+        if ((outcome = rlk_fam_release_read(r)) == RLK_REL_ERROR)
+            *rc = rlk_set_error(c, RLK_ERR_PROTOCOL, "unlock %s: %s replied type %d", name,
+                                label, r->type);
         freeReplyObject(r);
-        if (outcome == RLK_REL_ERROR)
-            *rc = RLK_ERR_PROTOCOL;
-        else if (outcome != RLK_REL_NOT_OWNER)  /* it wrote: did enough replicas see it? */
+        if (outcome != RLK_REL_ERROR && outcome != RLK_REL_NOT_OWNER)  /* it wrote: did enough replicas see it? */
             *rc = rlk_fam_acks_done(c, "unlock", name, outcome == RLK_REL_RELEASED
                                     ? "released" : "released one hold (still held)");
     }

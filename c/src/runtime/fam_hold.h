@@ -26,6 +26,11 @@
 int rlk_fam_acquire_reply(rlk_client *c, const char *what, const char *name, const char *script,
                           const redisReply *r, long long *ttl, long long *token);
 
+/* A release script's reply (nil / 0 / 1 / 2: a release that handed the
+ * lock over) as enum rlk_release_outcome; RLK_REL_ERROR for any other
+ * reply. Pure: both APIs read a release with it. */
+int rlk_fam_release_read(const redisReply *r);
+
 /* The reentrant lock's claim window: how long a release reserves the free
  * lock for the first queued waiter (reentrant/release, reentrant/cancel). */
 #define RLK_FAM_CLAIM_MS 50

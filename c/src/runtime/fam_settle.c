@@ -189,7 +189,7 @@ int rlk_fam_doubt_settle(rlk_rt *rt, const rlk_hold_spec *h)
             RLK_OK &&
         rlk_fam_query(c, h->name, 3, argv, 0, &now) == RLK_OK) {
         d->client_id = 0;   /* settled; otherwise kept for the next try */
-        beyond = now >= before + 2 ? (int)(now - before - 1 < 8 ? now - before - 1 : 8) : 0;
+        beyond = rlk_fam_settle_rule(before, now, 1).give_back;
     }
     rlk_set_error(c, orig_err, "%s", orig);
     return beyond;
@@ -217,6 +217,30 @@ void rlk_fam_give_back(rlk_rt *rt, const rlk_hold_spec *h, int n, rlk_fam_undo_f
         break;  /* not ours: the hold went meanwhile (expired, force unlock) */
     }
     rlk_set_error(c, orig_err, "%s", orig);
+}
+
+rlk_fam_settled rlk_fam_settle_rule(long long known, long long now, int adoptable)
+{
+    rlk_fam_settled d = {now > known, 0, 0};
+
+    if (d.ran) {
+        d.adopt = adoptable != 0;
+        d.give_back = now - known - d.adopt < RLK_FAM_GIVE_BACK_MAX
+                      ? (int)(now - known - d.adopt) : RLK_FAM_GIVE_BACK_MAX;
+    }
+    return d;
+}
+
+int rlk_fam_held_read(const redisReply *r, long long out[3])
+{
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 3)
+        return -1;
+    for (int i = 0; i < 3; i++) {
+        if (r->element[i]->type != REDIS_REPLY_INTEGER)
+            return -1;
+        out[i] = r->element[i]->integer;
+    }
+    return 0;
 }
 
 /* ---------------------------------------------------------------- recording */
@@ -269,17 +293,9 @@ static int rlk_fam_lost_held(rlk_client *c, const rlk_fam_base *b, const char *t
 
     snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
     rc = rlk_evalv(c, "fenced/held", 2, keys, NULL, 1, &owner, NULL, &r);
-    if (rc == RLK_OK) {
-        if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
-            r->element[0]->type != REDIS_REPLY_INTEGER ||
-            r->element[1]->type != REDIS_REPLY_INTEGER ||
-            r->element[2]->type != REDIS_REPLY_INTEGER)
-            rc = rlk_set_error(c, RLK_ERR_PROTOCOL, "%s: fenced/held replied an unexpected shape",
-                               b->name);
-        else
-            for (int i = 0; i < 3; i++)
-                out[i] = r->element[i]->integer;
-    }
+    if (rc == RLK_OK && rlk_fam_held_read(r, out) != 0)
+        rc = rlk_set_error(c, RLK_ERR_PROTOCOL, "%s: fenced/held replied an unexpected shape",
+                           b->name);
     if (r)
         freeReplyObject(r);
     rlk_fam_settle_error(c, rc, orig_err, orig);
@@ -293,6 +309,7 @@ int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
     char field[RLK_OWNER_MAX + 8], msg[RLK_ERRSTR_MAX];
     long long before = rlk_wd_count_as(b->rt->wd, h->kind, h->name, h->owner), now = 0;
     long long held[3] = {0, 0, -2}, read_ns = 0;
+    rlk_fam_settled d;
     int settled;
 
     rlk_fam_count_field(h->kind, h->owner, field, sizeof field);
@@ -315,18 +332,19 @@ int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
         return rlk_fam_unsettled(b->c);
     }
     snprintf(msg, sizeof msg, "%s", rlk_errstr(b->c));
-    if (now <= before) {
+    d = rlk_fam_settle_rule(before, now, !token_key || (held[2] > 0 && held[1] > 0));
+    if (!d.ran) {
         /* It did not run (or has not taken the lock): nothing to count. */
         RLK_RT_COUNT(b->rt, lost_not_run);
         return rlk_set_error(b->c, rc, "%s (settled: the acquire did not take the lock)", msg);
     }
     if (token_key) {
         rlk_fam_adopt_hook(b->name);
-        if (held[2] <= 0 || held[1] <= 0) {
+        if (!d.adopt) {
             /* It ran, but its hold had no lease left when read (or no token): never
              * adopted past its lease; what the server still counts is given back. */
             RLK_RT_COUNT(b->rt, lost_not_run);
-            rlk_fam_give_back(b->rt, h, now - before < 8 ? (int)(now - before) : 8, undo, arg);
+            rlk_fam_give_back(b->rt, h, d.give_back, undo, arg);
             return rlk_set_error(b->c, rc, "%s (settled: the acquire ran, but its hold had %s "
                                  "when read back: not adopted)", msg,
                                  held[1] <= 0 ? "no token" : "no lease left");
@@ -343,7 +361,7 @@ int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
      * caller gets one hold from this call: the others are given back, never
      * counted, or nobody would ever unlock them (at most 8). */
     return rlk_fam_record_beyond(b->rt, h, lease_ms, watchdog, sent_ns, token ? *token : 0,
-                                 now - before - 1 < 8 ? (int)(now - before - 1) : 8, undo, arg);
+                                 d.give_back, undo, arg);
 }
 
 int rlk_fam_release_lost(const rlk_fam_base *b, int kind, const char *owner, long long before,

@@ -12,6 +12,8 @@
 #ifndef RLK_FAM_SETTLE_H
 #define RLK_FAM_SETTLE_H
 
+#include <hiredis/hiredis.h>
+
 #include "runtime/fam.h"
 #include "runtime/rt.h"
 #include "runtime/wd.h"
@@ -71,6 +73,26 @@ int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
  * arg) once it knows so, before its hold is adopted (both APIs: the
  * blocking settle here and the async read-back in async/a_lock.c). Set
  * before any call; NULL: nothing. */
+/* The one rule of a lost acquire's reply (both APIs settle by it): once
+ * fenced, the server counts now holds of the holder where the client knows
+ * of known. The call ran when now > known: the caller gets one hold when
+ * adoptable (a token kind whose hold had no lease or token left when read
+ * is not), and the holds beyond known and that one (earlier lost acquires
+ * that ran) are given back with the kind's release, at most
+ * RLK_FAM_GIVE_BACK_MAX, or nobody would ever unlock them. */
+#define RLK_FAM_GIVE_BACK_MAX 8
+typedef struct rlk_fam_settled {
+    int ran;                /* the call ran: now > known */
+    int adopt;              /* 1: the caller gets one hold */
+    int give_back;          /* holds to release, 0..RLK_FAM_GIVE_BACK_MAX */
+} rlk_fam_settled;
+rlk_fam_settled rlk_fam_settle_rule(long long known, long long now, int adoptable);
+
+/* A token kind's read-back of a lost acquire (fenced/held, elect/held):
+ * {count, token, PTTL} into out; 0, or -1 for another shape. Pure: both
+ * APIs read it with this. */
+int rlk_fam_held_read(const redisReply *r, long long out[3]);
+
 typedef void (*rlk_fam_adopt_hook_fn)(const char *name, void *arg);
 void rlk_fam_adopt_hook_set(rlk_fam_adopt_hook_fn fn, void *arg);
 /* Runs the hook above, if set. */

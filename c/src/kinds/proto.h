@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * proto.h - each kind's protocol, once, as data (proto.c): for the lock
+ * kinds a row (rlk_proto: acquire, release, cancel, force and held
+ * read-back scripts, their ARGV by name, how waiters wait, the renew
+ * task), for every other call of a kind (the semaphores', the latch's, the
+ * election's proclaim and leader read, the faster MultiLock's reads) a
+ * call (rlk_proto_call: its script and ARGV by name). KEYS are built from
+ * the roles the script's header gives them (client/scripts.h
+ * rlk_script_key_roles) by kinds/names.h rlk_names_key. The pure reply
+ * readers of the kinds' scripts are here too (rlk_proto_read_*), so that
+ * the blocking kinds and the async requests read a reply one way. Adding a
+ * kind is adding a row.
+ *
+ * Not installed; not a stable API.
+ */
+#ifndef RLK_PROTO_H
+#define RLK_PROTO_H
+
+#include <stddef.h>
+
+#include <hiredis/hiredis.h>
+
+#include "kinds/names.h"
+#include "runtime/wd.h"
+
+/* How a kind's waiter waits. */
+enum {
+    RLK_PROTO_WAIT_QUEUE,   /* a ticket in the server's queue, grants on the client's wake
+                               channel, the lock's channel too while first (reentrant, writers) */
+    RLK_PROTO_WAIT_CHANNEL, /* the lock's channel and the holder's TTL (fenced, readers,
+                               non-reentrant, election) */
+    RLK_PROTO_WAIT_FAIR,    /* the fair queue: the waiter's own channel, attempts before its
+                               queue deadline runs out */
+    RLK_PROTO_WAIT_SPIN     /* no pub/sub: attempts with back-off (runtime/spin.h) */
+};
+
+#define RLK_PROTO_TOKEN 1           /* the acquire replies {token}: the result's value */
+#define RLK_PROTO_NON_REENTRANT 2   /* the holder asking again: RLK_ERR_REENTRY, nothing counted */
+#define RLK_PROTO_ONE_HOLD 4        /* the holder asking again: its token, nothing sent */
+#define RLK_PROTO_VALUES 8          /* the faster MultiLock's: every call's ARGV end with the
+                                       request's values; one hold per (group, owner) counts the
+                                       acquisitions, whichever values; a lost reply is read back
+                                       from the values' fields (kinds/fastmulti.h's
+                                       rlk_fastmulti_lost_count) */
+
+/* One lock kind's protocol. ARGV lists name each argument as the script's
+ * header does, separated by spaces: lease_ms, owner, ticket, claim_ms,
+ * publish, wait_ms (the fair queue's thread wait), mode ("any"), value, term,
+ * delay_ms (the lock-delay), secret (the election's incarnation), named, n
+ * (a number: permits, a count), ttl (ttl_ms), id (a permit id, raw). */
+typedef struct rlk_proto {
+    const char *what;               /* in messages: "lock", "non-reentrant lock", ... */
+    int hold;                       /* RLK_KIND_*: its holds are found, counted and reported as */
+    const char *names;              /* kinds/names.h's kind: whose keys and channel */
+    const char *acquire, *acquire_args;
+    const char *release, *release_args;
+    const char *cancel, *cancel_args;   /* a queued waiter gives up; NULL: nothing to leave */
+    const char *force, *force_args;     /* the force release; NULL: forced as the public kind
+                                           of its holds */
+    const char *wait_channel;       /* the role of the channel its waiters listen on */
+    int wait;                       /* RLK_PROTO_WAIT_* */
+    int flags;                      /* RLK_PROTO_* */
+    const char *field_suffix;       /* the hold's hash field: owner + this */
+    const rlk_renew_task *renew;    /* the watchdog's task (the kind's own) */
+    const char *renew_keys;         /* the roles of the task's KEYS, the name first */
+    size_t value_max;               /* the longest value argument (0: none) */
+    const char *opt_keys;           /* the optional KEYS its acquire, release and force scripts
+                                       take after their header's roles ("delay": the
+                                       lock-delay's); NULL: none */
+    const char *held, *held_args;   /* RLK_PROTO_TOKEN: the read-back of a lost acquire, replying
+                                       {count, token, PTTL} in one script (fenced/held,
+                                       elect/held); NULL: the holder's field (HGET) */
+} rlk_proto;
+
+/* The lock kinds by RLK_KIND_LOCK .. RLK_KIND_WRITE; NULL for another. */
+const rlk_proto *rlk_proto_lock(int kind);
+/* The force release of kind (RLK_KIND_LOCK .. RLK_KIND_WRITE) that also
+ * passes 'named' (a lock's hash without a TTL goes too); NULL for another. */
+const rlk_proto *rlk_proto_named(int kind);
+/* The non-reentrant lock (RLK_KIND_LOCK) and fair lock (RLK_KIND_FAIR); NULL
+ * for another. */
+const rlk_proto *rlk_proto_nr(int kind);
+/* The reentrant lock without pub/sub. */
+extern const rlk_proto rlk_proto_spin;
+/* The reentrant lock with a lock-delay; also the force unlock of
+ * RLK_KIND_LOCK (it ends a delay). */
+extern const rlk_proto rlk_proto_delay;
+/* 1 when a re-entry asked for with row k of a hold taken with row held is
+ * made with the hold's row and lock-delay: both rows share the acquire
+ * script (the reentrant lock's plain, spin and lock-delay rows; a kind's
+ * own row), no value lists. So a hold keeps the lock-delay of its first
+ * acquisition, or the lack of one, through its re-entries and its release
+ * (kinds/lock.c does the same). */
+int rlk_proto_keeps(const rlk_proto *held, const rlk_proto *k);
+/* The election's campaign and resign (docs/elect.md). */
+extern const rlk_proto rlk_proto_elect;
+/* The faster MultiLock (RLK_PROTO_VALUES). */
+extern const rlk_proto rlk_proto_fastmulti;
+
+/* ---------------------------------------------------------------- the other calls */
+
+/* One script call: its KEYS are the script header's roles, built by the
+ * names kind of the script's folder; its ARGV named as above. */
+typedef struct rlk_proto_call {
+    const char *script;
+    const char *args;
+} rlk_proto_call;
+
+extern const rlk_proto_call rlk_proto_sem_acquire, rlk_proto_sem_release, rlk_proto_sem_cancel,
+    rlk_proto_sem_release_if_exists, rlk_proto_sem_try_set_ttl;
+extern const rlk_proto_call rlk_proto_psem_acquire, rlk_proto_psem_release,
+    rlk_proto_psem_lease_time, rlk_proto_psem_set_permits, rlk_proto_psem_acquired;
+extern const rlk_proto_call rlk_proto_latch_count, rlk_proto_latch_count_down,
+    rlk_proto_latch_try_set_count;
+extern const rlk_proto_call rlk_proto_elect_proclaim, rlk_proto_elect_leader;
+/* The faster MultiLock's reads: ARGV end with the values. */
+extern const rlk_proto_call rlk_proto_fastmulti_held, rlk_proto_fastmulti_counts;
+/* The reentrant lock's renewal of one hold (the MultiLock's). */
+extern const rlk_proto_call rlk_proto_lock_renew;
+
+/* ---------------------------------------------------------------- reading a reply */
+
+/* What a kind's reply says (rlk_proto_read_*). */
+enum {
+    RLK_PROTO_ACQUIRED,     /* value: the token (a token kind), or nothing */
+    RLK_PROTO_BUSY,         /* value: the wait the reply tells (-3: behind a reservation);
+                               first: first in the queue; in_delay: free, in its lock-delay */
+    RLK_PROTO_REFUSED,      /* err: the RLK_ERR_* of the reply */
+    RLK_PROTO_BAD           /* a reply of another shape (type: its type) */
+};
+
+typedef struct rlk_proto_outcome {
+    int is;                 /* RLK_PROTO_ACQUIRED .. RLK_PROTO_BAD */
+    long long value;
+    int first, in_delay;
+    int err;
+    int type;
+} rlk_proto_outcome;
+
+/* A lock kind's acquire: nil (token: {token}) acquired; an integer the
+ * wait; the queue shape {wait, first[, in_delay]} (the reentrant lock, the
+ * read-write lock: a writer's {wait, 1}, a reader's {grant PTTL, 0}) busy.
+ * Returns o->is. */
+int rlk_proto_read_acquire(const redisReply *r, int token, rlk_proto_outcome *o);
+/* semaphore/acquire: nil acquired; {-1, 1} first in the queue; an integer
+ * the wait (-3: behind a reservation). */
+int rlk_proto_read_sem(const redisReply *r, rlk_proto_outcome *o);
+/* psemaphore/acquire of n permits: their n ids acquired; {-1, ms} first in
+ * the queue, ms until the earliest held permit expires (-1: none); an
+ * integer (-3: behind a reservation; else ms to the earliest expiry) or nil
+ * (queued behind others) busy, value -1 for nil. */
+int rlk_proto_read_psem(const redisReply *r, size_t n, rlk_proto_outcome *o);
+/* elect/proclaim: 1 acquired (proclaimed), another integer refused
+ * (RLK_ERR_NOT_OWNER: no longer leads in the term). */
+int rlk_proto_read_proclaim(const redisReply *r, rlk_proto_outcome *o);
+/* A release script's reply: runtime/fam_hold.h rlk_fam_release_read; a token
+ * kind's read-back: runtime/fam_settle.h rlk_fam_held_read. */
+
+/* ---------------------------------------------------------------- building a call */
+
+#define RLK_PROTO_KEYS 6            /* KEYS of one call, at most (the rwlock scripts: 5) */
+#define RLK_PROTO_ARGS 5            /* ARGV of one call, at most (elect/campaign: 5) */
+#define RLK_PROTO_ROLES 6           /* distinct key roles of one kind's scripts, at most */
+
+/* A name's keys, built once per role by the names kind (kept small: a
+ * pending request carries one). */
+typedef struct rlk_proto_keys {
+    const rlk_names_kind *names;
+    const char *name;               /* not copied; also the key of role "lock" */
+    char *key[RLK_PROTO_ROLES];
+    unsigned char role[RLK_PROTO_ROLES];    /* the roles built: indexes of proto.c's list */
+    unsigned char n;
+} rlk_proto_keys;
+
+/* Empty keys of name (kept by the caller) by the names kind called names. */
+void rlk_proto_keys_init(rlk_proto_keys *ks, const char *names, const char *name);
+void rlk_proto_keys_free(rlk_proto_keys *ks);
+/* The key of role; NULL: out of memory, or a role the names kind does not know. */
+const char *rlk_proto_keys_get(rlk_proto_keys *ks, const char *role);
+/* The keys of roles (space-separated) into out (at most max); their number,
+ * or -1 (out of memory, an unknown role, too many). */
+int rlk_proto_keys_list(rlk_proto_keys *ks, const char *roles, const char **out, int max);
+
+/* The values a call's ARGV are taken from, by name. */
+typedef struct rlk_proto_argvals {
+    long long lease_ms;
+    const char *owner;
+    long long ticket;
+    const char *publish;            /* the client's publish argument */
+    const char *value;              /* NULL: "" */
+    long long term;                 /* the election's term */
+    long long delay_ms;             /* the lock-delay */
+    const char *secret;             /* the election's incarnation (elect/campaign, elect/resign,
+                                       elect/proclaim): the client's uuid; NULL: "" */
+    long long n;                    /* permits, a count */
+    long long ttl_ms;
+    const unsigned char *id;        /* a permit id, raw (idlen bytes) */
+    size_t idlen;
+} rlk_proto_argvals;
+
+typedef struct rlk_proto_argv {
+    const char *v[RLK_PROTO_ARGS];
+    size_t len[RLK_PROTO_ARGS];
+    char lease[24], ticket[24], wait[24], term[24], delay[24], n[24], ttl[24];
+} rlk_proto_argv;
+
+/* The ARGV named (space-separated) into out->v and out->len; their number,
+ * or -1 (an unknown name, too many). */
+int rlk_proto_args(const char *names, const rlk_proto_argvals *vals, rlk_proto_argv *out);
+
+/* A call of name built: its KEYS (by the names kind of its script's folder)
+ * and ARGV. */
+typedef struct rlk_proto_built {
+    rlk_proto_keys ks;
+    const char *keys[RLK_PROTO_KEYS];
+    int nkeys, nargs;
+    rlk_proto_argv av;
+} rlk_proto_built;
+
+/* 0, or -1 (out of memory, an unknown role or argument); rlk_proto_built_free
+ * either way. */
+int rlk_proto_build(const rlk_proto_call *pc, const char *name, const rlk_proto_argvals *vals,
+                    rlk_proto_built *b);
+void rlk_proto_built_free(rlk_proto_built *b);
+
+/* A copy of values[0..n) in one block (free() frees it), NULL-terminated,
+ * in *out: RLK_OK; RLK_ERR_ARG with why in buf (kinds/fastmulti.h's check:
+ * nothing copied); RLK_ERR_NOMEM. */
+int rlk_proto_values_take(const char *const *values, size_t n, char ***out, char *buf,
+                          size_t len);
+
+#endif /* RLK_PROTO_H */
