@@ -106,12 +106,35 @@ rlk_elect *rlk_elect_new(rlk_client *c, const char *name)
     return rlk_fam_made(e, e->token_key && e->state_key && e->elect_channel);
 }
 
-/* rlk_elect_free, rlk_elect_name */
-RLK_HANDLE_DEF(rlk_elect)
-RLK_HANDLE_DEF_GET(rlk_elect_state_name, rlk_elect, state_key)
-RLK_HANDLE_DEF_GET(rlk_elect_channel, rlk_elect, elect_channel)
-/* rlk_elect_set_owner, rlk_elect_owner */
-RLK_HANDLE_DEF_OWNER(rlk_elect, 0)
+void rlk_elect_free(rlk_elect *e)
+{
+    rlk_fam_free(e);
+}
+
+const char *rlk_elect_name(const rlk_elect *e)
+{
+    return e ? e->b.name : NULL;
+}
+
+const char *rlk_elect_state_name(const rlk_elect *e)
+{
+    return e ? e->state_key : NULL;
+}
+
+const char *rlk_elect_channel(const rlk_elect *e)
+{
+    return e ? e->elect_channel : NULL;
+}
+
+int rlk_elect_set_owner(rlk_elect *e, const char *owner)
+{
+    return e ? rlk_fam_id_set(e->b.c, &e->id, owner, 0, "rlk_elect_set_owner") : RLK_ERR_ARG;
+}
+
+int rlk_elect_owner(const rlk_elect *e, char *buf, size_t len)
+{
+    return e ? rlk_handle_owner(&e->b, &e->id, buf, len, "rlk_elect_owner") : RLK_ERR_ARG;
+}
 
 /* ---------------------------------------------------------------- campaign */
 

@@ -96,12 +96,35 @@ rlk_fairlock *rlk_fairlock_new(rlk_client *c, const char *name)
     return rlk_fam_made(f, f->queue && f->timeouts);
 }
 
-/* rlk_fairlock_free, rlk_fairlock_name */
-RLK_HANDLE_DEF(rlk_fairlock)
-RLK_HANDLE_DEF_GET(rlk_fairlock_queue_name, rlk_fairlock, queue)
-RLK_HANDLE_DEF_GET(rlk_fairlock_timeout_name, rlk_fairlock, timeouts)
-/* rlk_fairlock_set_owner, rlk_fairlock_owner */
-RLK_HANDLE_DEF_OWNER(rlk_fairlock, 0)
+void rlk_fairlock_free(rlk_fairlock *f)
+{
+    rlk_fam_free(f);
+}
+
+const char *rlk_fairlock_name(const rlk_fairlock *f)
+{
+    return f ? f->b.name : NULL;
+}
+
+const char *rlk_fairlock_queue_name(const rlk_fairlock *f)
+{
+    return f ? f->queue : NULL;
+}
+
+const char *rlk_fairlock_timeout_name(const rlk_fairlock *f)
+{
+    return f ? f->timeouts : NULL;
+}
+
+int rlk_fairlock_set_owner(rlk_fairlock *f, const char *owner)
+{
+    return f ? rlk_fam_id_set(f->b.c, &f->id, owner, 0, "rlk_fairlock_set_owner") : RLK_ERR_ARG;
+}
+
+int rlk_fairlock_owner(const rlk_fairlock *f, char *buf, size_t len)
+{
+    return f ? rlk_handle_owner(&f->b, &f->id, buf, len, "rlk_fairlock_owner") : RLK_ERR_ARG;
+}
 
 int rlk_fairlock_set_thread_wait(rlk_fairlock *f, long long ms)
 {
@@ -310,13 +333,29 @@ static int rlk_fairlock_try_lock_run(rlk_fairlock *f, long long wait_ms, long lo
     return rc == RLK_ERR_BUSY ? rlk_fair_busy(f, start) : rc;
 }
 
-/* rlk_fairlock_try_lock (rlk_fairlock_try_lock_run, counted in the metrics), rlk_fairlock_lock */
-RLK_HANDLE_DEF_LOCK(rlk_fairlock, RLK_KIND_FAIR)
+int rlk_fairlock_try_lock(rlk_fairlock *f, long long wait_ms, long long lease_ms)
+{
+    rlk_handle_call hc = rlk_handle_call_begin(f ? &f->b : NULL);
+    int rc = f ? rlk_fairlock_try_lock_run(f, wait_ms, lease_ms) : RLK_ERR_ARG;
+
+    return rlk_handle_call_end(&hc, RLK_KIND_FAIR, rc);
+}
+
+int rlk_fairlock_lock(rlk_fairlock *f, long long lease_ms)
+{
+    return rlk_fairlock_try_lock(f, -1, lease_ms);
+}
 
 /* ---------------------------------------------------------------- releasing */
 
-/* rlk_fairlock_unlock (no local queue: the server's queue orders every thread) */
-RLK_HANDLE_DEF_UNLOCK(rlk_fairlock, RLK_KIND_FAIR, "fair lock", NULL, rlk_fair_release_call)
+/* No local queue: the server's queue orders every thread */
+int rlk_fairlock_unlock(rlk_fairlock *f)
+{
+    if (!f)
+        return RLK_ERR_ARG;
+    return rlk_fam_unlock(&f->b, RLK_KIND_FAIR, "fair lock", &f->id, "rlk_fairlock_owner", NULL,
+                          rlk_fair_release_call, f);
+}
 
 /* The four KEYS of fair/force_release and fair/clear_queue: lock, queue, timeouts, channel. */
 static void rlk_fair_keys4(const rlk_fairlock *f, const char **keys)
@@ -366,10 +405,37 @@ int rlk_fairlock_clear_queue(rlk_fairlock *f, long long *waiters)
 
 /* ---------------------------------------------------------------- queries */
 
-/* rlk_fairlock_is_locked, rlk_fairlock_is_held_by_me, rlk_fairlock_remaining_ttl */
-RLK_HANDLE_DEF_QUERIES(rlk_fairlock, RLK_KIND_FAIR)
-/* rlk_fairlock_hold_count */
-RLK_HANDLE_DEF_HOLD_COUNT(rlk_fairlock)
+int rlk_fairlock_is_locked(rlk_fairlock *f, int *locked)
+{
+    return f && locked ? rlk_fam_is_locked(&f->b, locked) : RLK_ERR_ARG;
+}
+
+int rlk_fairlock_is_held_by_me(rlk_fairlock *f, int *held)
+{
+    if (!f || !held)
+        return RLK_ERR_ARG;
+    return rlk_fam_is_held(&f->b, RLK_KIND_FAIR, &f->id, "rlk_fairlock_owner", held);
+}
+
+int rlk_fairlock_lease(rlk_fairlock *f, long long *start_ns, long long *deadline_ns)
+{
+    if (!f || !start_ns || !deadline_ns)
+        return RLK_ERR_ARG;
+    return rlk_fam_held_lease(&f->b, RLK_KIND_FAIR, &f->id, "rlk_fairlock_owner", start_ns,
+                              deadline_ns);
+}
+
+int rlk_fairlock_remaining_ttl(rlk_fairlock *f, long long *ttl_ms)
+{
+    return f && ttl_ms ? rlk_fam_remaining_ttl(&f->b, ttl_ms) : RLK_ERR_ARG;
+}
+
+int rlk_fairlock_hold_count(rlk_fairlock *f, long long *count)
+{
+    if (!f || !count)
+        return RLK_ERR_ARG;
+    return rlk_fam_hold_count(&f->b, &f->id, "rlk_fairlock_owner", count);
+}
 
 int rlk_fairlock_queue_length(rlk_fairlock *f, long long *n)
 {

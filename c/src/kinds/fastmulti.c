@@ -220,9 +220,15 @@ rlk_fastmulti *rlk_fastmulti_new(rlk_client *c, const char *group, const char *c
     return rlk_fam_made(m, m->values != NULL);
 }
 
-/* rlk_fastmulti_free */
-RLK_HANDLE_DEF_FREE(rlk_fastmulti)
-RLK_HANDLE_DEF_GET(rlk_fastmulti_group, rlk_fastmulti, b.name)
+void rlk_fastmulti_free(rlk_fastmulti *m)
+{
+    rlk_fam_free(m);
+}
+
+const char *rlk_fastmulti_group(const rlk_fastmulti *m)
+{
+    return m ? m->b.name : NULL;
+}
 
 size_t rlk_fastmulti_count(const rlk_fastmulti *m)
 {
@@ -234,8 +240,15 @@ const char *rlk_fastmulti_value(const rlk_fastmulti *m, size_t i)
     return m && i < m->n ? m->values[i] : NULL;
 }
 
-/* rlk_fastmulti_set_owner, rlk_fastmulti_owner */
-RLK_HANDLE_DEF_OWNER(rlk_fastmulti, 0)
+int rlk_fastmulti_set_owner(rlk_fastmulti *m, const char *owner)
+{
+    return m ? rlk_fam_id_set(m->b.c, &m->id, owner, 0, "rlk_fastmulti_set_owner") : RLK_ERR_ARG;
+}
+
+int rlk_fastmulti_owner(const rlk_fastmulti *m, char *buf, size_t len)
+{
+    return m ? rlk_handle_owner(&m->b, &m->id, buf, len, "rlk_fastmulti_owner") : RLK_ERR_ARG;
+}
 
 /* ---------------------------------------------------------------- script calls */
 
@@ -473,9 +486,19 @@ static int rlk_fastmulti_try_lock_run(rlk_fastmulti *m, long long wait_ms, long 
                                                 "a value held by another holder", start) : rc;
 }
 
-/* rlk_fastmulti_try_lock (rlk_fastmulti_try_lock_run, counted in the metrics as a reentrant
- * lock's), rlk_fastmulti_lock */
-RLK_HANDLE_DEF_LOCK(rlk_fastmulti, RLK_KIND_LOCK)
+/* Counted in the metrics as a reentrant lock's */
+int rlk_fastmulti_try_lock(rlk_fastmulti *m, long long wait_ms, long long lease_ms)
+{
+    rlk_handle_call hc = rlk_handle_call_begin(m ? &m->b : NULL);
+    int rc = m ? rlk_fastmulti_try_lock_run(m, wait_ms, lease_ms) : RLK_ERR_ARG;
+
+    return rlk_handle_call_end(&hc, RLK_KIND_LOCK, rc);
+}
+
+int rlk_fastmulti_lock(rlk_fastmulti *m, long long lease_ms)
+{
+    return rlk_fastmulti_try_lock(m, -1, lease_ms);
+}
 
 /* ---------------------------------------------------------------- releasing */
 

@@ -82,11 +82,30 @@ rlk_fenced *rlk_fenced_new(rlk_client *c, const char *name)
     return rlk_fam_made(f, f->token_key && f->q);
 }
 
-/* rlk_fenced_free, rlk_fenced_name */
-RLK_HANDLE_DEF(rlk_fenced)
-RLK_HANDLE_DEF_GET(rlk_fenced_token_name, rlk_fenced, token_key)
-/* rlk_fenced_set_owner, rlk_fenced_owner */
-RLK_HANDLE_DEF_OWNER(rlk_fenced, 0)
+void rlk_fenced_free(rlk_fenced *f)
+{
+    rlk_fam_free(f);
+}
+
+const char *rlk_fenced_name(const rlk_fenced *f)
+{
+    return f ? f->b.name : NULL;
+}
+
+const char *rlk_fenced_token_name(const rlk_fenced *f)
+{
+    return f ? f->token_key : NULL;
+}
+
+int rlk_fenced_set_owner(rlk_fenced *f, const char *owner)
+{
+    return f ? rlk_fam_id_set(f->b.c, &f->id, owner, 0, "rlk_fenced_set_owner") : RLK_ERR_ARG;
+}
+
+int rlk_fenced_owner(const rlk_fenced *f, char *buf, size_t len)
+{
+    return f ? rlk_handle_owner(&f->b, &f->id, buf, len, "rlk_fenced_owner") : RLK_ERR_ARG;
+}
 
 /* ---------------------------------------------------------------- script calls */
 
@@ -183,10 +202,13 @@ static int rlk_fenced_try_lock_run(rlk_fenced *f, long long wait_ms, long long l
     return rc;
 }
 
-/* rlk_fenced_try_lock: rlk_fenced_try_lock_run, counted in the metrics */
-RLK_HANDLE_DEF_COUNTED(rlk_fenced_try_lock, RLK_KIND_FENCED,
-                       (rlk_fenced *h, long long wait_ms, long long lease_ms, long long *token),
-                       (h, wait_ms, lease_ms, token))
+int rlk_fenced_try_lock(rlk_fenced *f, long long wait_ms, long long lease_ms, long long *token)
+{
+    rlk_handle_call hc = rlk_handle_call_begin(f ? &f->b : NULL);
+    int rc = f ? rlk_fenced_try_lock_run(f, wait_ms, lease_ms, token) : RLK_ERR_ARG;
+
+    return rlk_handle_call_end(&hc, RLK_KIND_FENCED, rc);
+}
 
 int rlk_fenced_lock(rlk_fenced *f, long long lease_ms, long long *token)
 {
@@ -195,10 +217,36 @@ int rlk_fenced_lock(rlk_fenced *f, long long lease_ms, long long *token)
 
 /* ---------------------------------------------------------------- releasing */
 
-/* rlk_fenced_unlock (the local queue of `name` told) */
-RLK_HANDLE_DEF_UNLOCK(rlk_fenced, RLK_KIND_FENCED, "fenced lock", h->q, rlk_fenced_release_call)
-/* rlk_fenced_force_unlock(_named): reentrant/force_release, as the reentrant lock's */
-RLK_HANDLE_DEF_FORCE_REENTRANT(rlk_fenced)
+/* The local queue of `name` told */
+int rlk_fenced_unlock(rlk_fenced *f)
+{
+    if (!f)
+        return RLK_ERR_ARG;
+    return rlk_fam_unlock(&f->b, RLK_KIND_FENCED, "fenced lock", &f->id, "rlk_fenced_owner", f->q,
+                          rlk_fenced_release_call, f);
+}
+
+/* Force unlocks: reentrant/force_release, as the reentrant lock's (named: a hash without a TTL
+ * goes too) */
+static int rlk_fenced_force(rlk_fenced *f, int named, int *released)
+{
+    const char *keys[2];
+
+    if (!f)
+        return RLK_ERR_ARG;
+    return rlk_fam_force_unlock(&f->b, "reentrant/force_release", rlk_fam_keys(&f->b, keys), keys,
+                                0, NULL, named, f->q, released);
+}
+
+int rlk_fenced_force_unlock(rlk_fenced *f, int *released)
+{
+    return rlk_fenced_force(f, 0, released);
+}
+
+int rlk_fenced_force_unlock_named(rlk_fenced *f, int *released)
+{
+    return rlk_fenced_force(f, 1, released);
+}
 
 /* ---------------------------------------------------------------- tokens */
 
@@ -244,7 +292,32 @@ int rlk_fenced_last_token(rlk_fenced *f, long long *token)
 
 /* ---------------------------------------------------------------- queries */
 
-/* rlk_fenced_is_locked, rlk_fenced_is_held_by_me, rlk_fenced_remaining_ttl */
-RLK_HANDLE_DEF_QUERIES(rlk_fenced, RLK_KIND_FENCED)
-/* rlk_fenced_hold_count */
-RLK_HANDLE_DEF_HOLD_COUNT(rlk_fenced)
+int rlk_fenced_is_locked(rlk_fenced *f, int *locked)
+{
+    return f && locked ? rlk_fam_is_locked(&f->b, locked) : RLK_ERR_ARG;
+}
+
+int rlk_fenced_is_held_by_me(rlk_fenced *f, int *held)
+{
+    if (!f || !held)
+        return RLK_ERR_ARG;
+    return rlk_fam_is_held(&f->b, RLK_KIND_FENCED, &f->id, "rlk_fenced_owner", held);
+}
+
+int rlk_fenced_lease(rlk_fenced *f, long long *start_ns, long long *deadline_ns)
+{
+    if (!f || !start_ns || !deadline_ns)
+        return RLK_ERR_ARG;
+    return rlk_fam_held_lease(&f->b, RLK_KIND_FENCED, &f->id, "rlk_fenced_owner", start_ns,
+                              deadline_ns);
+}
+
+int rlk_fenced_remaining_ttl(rlk_fenced *f, long long *ttl_ms)
+{
+    return f && ttl_ms ? rlk_fam_remaining_ttl(&f->b, ttl_ms) : RLK_ERR_ARG;
+}
+
+int rlk_fenced_hold_count(rlk_fenced *f, long long *count)
+{
+    return f && count ? rlk_fam_hold_count(&f->b, &f->id, "rlk_fenced_owner", count) : RLK_ERR_ARG;
+}

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * handle.c - what the lock kinds share beyond the public functions that
- * handle.h's macros define: the holder id and local queue of a kind whose
- * waiters queue in the process, the head of an acquisition call and its undo
- * through the kind's release call, the message of a wait that ran out, and
- * the token of a recorded hold.
+ * handle.c - what the kinds' public functions share (handle.h): a holder
+ * id read through a const handle, the holder id and local queue of a kind
+ * whose waiters queue in the process, the head of an acquisition call and
+ * its undo through the kind's release call, the message of a wait that ran
+ * out, the token of a recorded hold, and the metrics of a counted call.
  */
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +15,12 @@
 #include "kinds/handle.h"
 #include "runtime/lq.h"
 #include "runtime/wd.h"
+
+int rlk_handle_owner(const rlk_fam_base *b, const rlk_fam_id *id, char *buf, size_t len,
+                     const char *what)
+{
+    return rlk_fam_id_get(b->c, b->rt, (rlk_fam_id *)id, buf, len, what);
+}
 
 int rlk_handle_queue_init(rlk_client *c, rlk_fam_id *id, rlk_lq **q, const char *key)
 {
@@ -71,4 +77,17 @@ int rlk_handle_busy(const rlk_fam_base *b, const char *what, const char *why, lo
 {
     return rlk_set_error(b->c, RLK_ERR_BUSY, "%s %s: %s after %lld ms", what, b->name, why,
                          (rlk_clock_now_ns() - start_ns) / 1000000LL);
+}
+
+rlk_handle_call rlk_handle_call_begin(const rlk_fam_base *b)
+{
+    rlk_handle_call hc = {.name = b ? b->name : NULL};
+
+    rlk_metrics_begin(b ? &b->rt->counters : NULL, &hc.mc);
+    return hc;
+}
+
+int rlk_handle_call_end(rlk_handle_call *hc, int metric, int rc)
+{
+    return rlk_metrics_end(&hc->mc, metric, hc->name, rc);
 }

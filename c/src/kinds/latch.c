@@ -63,9 +63,20 @@ rlk_latch *rlk_latch_new(rlk_client *c, const char *name)
     return NULL;
 }
 
-/* rlk_latch_free, rlk_latch_name */
-RLK_HANDLE_DEF(rlk_latch)
-RLK_HANDLE_DEF_GET(rlk_latch_channel, rlk_latch, b.channel)
+void rlk_latch_free(rlk_latch *l)
+{
+    rlk_fam_free(l);
+}
+
+const char *rlk_latch_name(const rlk_latch *l)
+{
+    return l ? l->b.name : NULL;
+}
+
+const char *rlk_latch_channel(const rlk_latch *l)
+{
+    return l ? l->b.channel : NULL;
+}
 
 /* ---------------------------------------------------------------- counting */
 
@@ -125,9 +136,23 @@ int rlk_latch_count(rlk_latch *l, long long *count)
 
 /* ---------------------------------------------------------------- time to live */
 
-/* rlk_latch_expire (on the name and the channel, with the publish command: an armed latch's
- * awaiters are told), rlk_latch_clear_expire (on the name), rlk_latch_ttl */
-RLK_EXPIRY_DEF(rlk_latch, "latch", (h->b.name, h->b.channel), 1, (h->b.name))
+/* Expire on the name and the channel, with the publish command (an armed latch's awaiters are
+ * told); clear_expire on the name */
+int rlk_latch_expire(rlk_latch *l, long long ttl_ms, int *set)
+{
+    return rlk_expiry_set(l ? &l->b : NULL, "latch/expire", l ? l->b.channel : NULL, 1, ttl_ms,
+                          set);
+}
+
+int rlk_latch_clear_expire(rlk_latch *l, int *cleared)
+{
+    return rlk_expiry_clear(l ? &l->b : NULL, "latch/clear_expire", NULL, cleared);
+}
+
+int rlk_latch_ttl(rlk_latch *l, long long *ttl_ms)
+{
+    return rlk_expiry_ttl(l ? &l->b : NULL, "latch/ttl", ttl_ms);
+}
 
 /* ---------------------------------------------------------------- awaiting */
 
@@ -175,6 +200,10 @@ static int rlk_latch_await_run(rlk_latch *l, long long timeout_ms)
     return rc;
 }
 
-/* rlk_latch_await: rlk_latch_await_run, counted in the metrics */
-RLK_HANDLE_DEF_COUNTED(rlk_latch_await, RLK_MKIND_LATCH, (rlk_latch *h, long long timeout_ms),
-                       (h, timeout_ms))
+int rlk_latch_await(rlk_latch *l, long long timeout_ms)
+{
+    rlk_handle_call hc = rlk_handle_call_begin(l ? &l->b : NULL);
+    int rc = l ? rlk_latch_await_run(l, timeout_ms) : RLK_ERR_ARG;
+
+    return rlk_handle_call_end(&hc, RLK_MKIND_LATCH, rc);
+}

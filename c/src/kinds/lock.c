@@ -176,10 +176,20 @@ rlk_lock *rlk_lock_new(rlk_client *c, const char *name)
     return rlk_fam_made(l, l->q && l->waiters && l->grant && l->wake && l->delay);
 }
 
-/* rlk_lock_free, rlk_lock_name */
-RLK_HANDLE_DEF(rlk_lock)
-/* rlk_lock_set_owner */
-RLK_HANDLE_DEF_SET_OWNER(rlk_lock, 0)
+void rlk_lock_free(rlk_lock *l)
+{
+    rlk_fam_free(l);
+}
+
+const char *rlk_lock_name(const rlk_lock *l)
+{
+    return l ? l->b.name : NULL;
+}
+
+int rlk_lock_set_owner(rlk_lock *l, const char *owner)
+{
+    return l ? rlk_fam_id_set(l->b.c, &l->id, owner, 0, "rlk_lock_set_owner") : RLK_ERR_ARG;
+}
 
 int rlk_lock_owner(const rlk_lock *l, char *buf, size_t len)
 {
@@ -462,8 +472,18 @@ int rlk_lock_set_delay(rlk_lock *l, long long delay_ms)
     return RLK_OK;
 }
 
-/* rlk_lock_try_lock (rlk_lock_try_lock_run, counted in the metrics), rlk_lock_lock */
-RLK_HANDLE_DEF_LOCK(rlk_lock, RLK_KIND_LOCK)
+int rlk_lock_try_lock(rlk_lock *l, long long wait_ms, long long lease_ms)
+{
+    rlk_handle_call hc = rlk_handle_call_begin(l ? &l->b : NULL);
+    int rc = l ? rlk_lock_try_lock_run(l, wait_ms, lease_ms) : RLK_ERR_ARG;
+
+    return rlk_handle_call_end(&hc, RLK_KIND_LOCK, rc);
+}
+
+int rlk_lock_lock(rlk_lock *l, long long lease_ms)
+{
+    return rlk_lock_try_lock(l, -1, lease_ms);
+}
 
 /* ---------------------------------------------------------------- releasing */
 
@@ -522,7 +542,32 @@ void rlk_lock_lease_note(rlk_lock *l, long long sent_ns, long long lease_ms)
         rlk_wd_lease_set(l->b.rt->wd, RLK_KIND_LOCK, l->b.name, owner, sent_ns, lease_ms);
 }
 
-/* rlk_lock_is_locked, rlk_lock_is_held_by_me, rlk_lock_lease, rlk_lock_remaining_ttl */
-RLK_HANDLE_DEF_QUERIES(rlk_lock, RLK_KIND_LOCK)
-/* rlk_lock_hold_count */
-RLK_HANDLE_DEF_HOLD_COUNT(rlk_lock)
+int rlk_lock_is_locked(rlk_lock *l, int *locked)
+{
+    return l && locked ? rlk_fam_is_locked(&l->b, locked) : RLK_ERR_ARG;
+}
+
+int rlk_lock_is_held_by_me(rlk_lock *l, int *held)
+{
+    if (!l || !held)
+        return RLK_ERR_ARG;
+    return rlk_fam_is_held(&l->b, RLK_KIND_LOCK, &l->id, "rlk_lock_owner", held);
+}
+
+int rlk_lock_lease(rlk_lock *l, long long *start_ns, long long *deadline_ns)
+{
+    if (!l || !start_ns || !deadline_ns)
+        return RLK_ERR_ARG;
+    return rlk_fam_held_lease(&l->b, RLK_KIND_LOCK, &l->id, "rlk_lock_owner", start_ns,
+                              deadline_ns);
+}
+
+int rlk_lock_remaining_ttl(rlk_lock *l, long long *ttl_ms)
+{
+    return l && ttl_ms ? rlk_fam_remaining_ttl(&l->b, ttl_ms) : RLK_ERR_ARG;
+}
+
+int rlk_lock_hold_count(rlk_lock *l, long long *count)
+{
+    return l && count ? rlk_fam_hold_count(&l->b, &l->id, "rlk_lock_owner", count) : RLK_ERR_ARG;
+}

@@ -65,10 +65,25 @@ rlk_nrlock *rlk_nrlock_new(rlk_client *c, const char *name)
     return rlk_fam_made(l, rlk_handle_queue_init(c, &l->id, &l->q, name));
 }
 
-/* rlk_nrlock_free, rlk_nrlock_name */
-RLK_HANDLE_DEF(rlk_nrlock)
-/* rlk_nrlock_set_owner, rlk_nrlock_owner */
-RLK_HANDLE_DEF_OWNER(rlk_nrlock, 0)
+void rlk_nrlock_free(rlk_nrlock *l)
+{
+    rlk_fam_free(l);
+}
+
+const char *rlk_nrlock_name(const rlk_nrlock *l)
+{
+    return l ? l->b.name : NULL;
+}
+
+int rlk_nrlock_set_owner(rlk_nrlock *l, const char *owner)
+{
+    return l ? rlk_fam_id_set(l->b.c, &l->id, owner, 0, "rlk_nrlock_set_owner") : RLK_ERR_ARG;
+}
+
+int rlk_nrlock_owner(const rlk_nrlock *l, char *buf, size_t len)
+{
+    return l ? rlk_handle_owner(&l->b, &l->id, buf, len, "rlk_nrlock_owner") : RLK_ERR_ARG;
+}
 
 /* ---------------------------------------------------------------- script calls */
 
@@ -154,15 +169,31 @@ static int rlk_nrlock_try_lock_run(rlk_nrlock *l, long long wait_ms, long long l
                                                 "held by another holder", start) : rc;
 }
 
-/* rlk_nrlock_try_lock (rlk_nrlock_try_lock_run, counted in the metrics as a reentrant
- * lock's), rlk_nrlock_lock */
-RLK_HANDLE_DEF_LOCK(rlk_nrlock, RLK_KIND_LOCK)
+/* Counted in the metrics as a reentrant lock's */
+int rlk_nrlock_try_lock(rlk_nrlock *l, long long wait_ms, long long lease_ms)
+{
+    rlk_handle_call hc = rlk_handle_call_begin(l ? &l->b : NULL);
+    int rc = l ? rlk_nrlock_try_lock_run(l, wait_ms, lease_ms) : RLK_ERR_ARG;
+
+    return rlk_handle_call_end(&hc, RLK_KIND_LOCK, rc);
+}
+
+int rlk_nrlock_lock(rlk_nrlock *l, long long lease_ms)
+{
+    return rlk_nrlock_try_lock(l, -1, lease_ms);
+}
 
 /* ---------------------------------------------------------------- releasing */
 
-/* rlk_nrlock_unlock (the local queue of `name` told) */
-RLK_HANDLE_DEF_UNLOCK(rlk_nrlock, RLK_KIND_LOCK, "non-reentrant lock", h->q,
-                      rlk_nrlock_release_call)
+/* The local queue of `name` told */
+int rlk_nrlock_unlock(rlk_nrlock *l)
+{
+    if (!l)
+        return RLK_ERR_ARG;
+    return rlk_fam_unlock(&l->b, RLK_KIND_LOCK, "non-reentrant lock", &l->id, "rlk_nrlock_owner",
+                          l->q, rlk_nrlock_release_call, l);
+}
+
 /* reentrant/force_release, as the reentrant lock's force unlock, with the
  * lock-delay key {name}:rlk_delay: the two locks share the hash, so a lost
  * reentrant hold's delay blocks this lock's name as well, and a force
@@ -198,6 +229,28 @@ int rlk_nrlock_force_unlock_named(rlk_nrlock *l, int *released)
 
 /* ---------------------------------------------------------------- queries */
 
-/* rlk_nrlock_is_locked, rlk_nrlock_is_held_by_me (the registry's reentrant-lock entries),
- * rlk_nrlock_remaining_ttl */
-RLK_HANDLE_DEF_QUERIES(rlk_nrlock, RLK_KIND_LOCK)
+int rlk_nrlock_is_locked(rlk_nrlock *l, int *locked)
+{
+    return l && locked ? rlk_fam_is_locked(&l->b, locked) : RLK_ERR_ARG;
+}
+
+/* The registry's reentrant-lock entries */
+int rlk_nrlock_is_held_by_me(rlk_nrlock *l, int *held)
+{
+    if (!l || !held)
+        return RLK_ERR_ARG;
+    return rlk_fam_is_held(&l->b, RLK_KIND_LOCK, &l->id, "rlk_nrlock_owner", held);
+}
+
+int rlk_nrlock_lease(rlk_nrlock *l, long long *start_ns, long long *deadline_ns)
+{
+    if (!l || !start_ns || !deadline_ns)
+        return RLK_ERR_ARG;
+    return rlk_fam_held_lease(&l->b, RLK_KIND_LOCK, &l->id, "rlk_nrlock_owner", start_ns,
+                              deadline_ns);
+}
+
+int rlk_nrlock_remaining_ttl(rlk_nrlock *l, long long *ttl_ms)
+{
+    return l && ttl_ms ? rlk_fam_remaining_ttl(&l->b, ttl_ms) : RLK_ERR_ARG;
+}

@@ -60,10 +60,25 @@ rlk_psemaphore *rlk_psemaphore_new(rlk_client *c, const char *name)
     return rlk_fam_made(s, rlk_sem_queue_init(&s->q, &s->b) == 0 && s->timeouts);
 }
 
-/* rlk_psemaphore_free, rlk_psemaphore_name */
-RLK_HANDLE_DEF(rlk_psemaphore)
-RLK_HANDLE_DEF_GET(rlk_psemaphore_timeouts_key, rlk_psemaphore, timeouts)
-RLK_HANDLE_DEF_GET(rlk_psemaphore_channel, rlk_psemaphore, b.channel)
+void rlk_psemaphore_free(rlk_psemaphore *s)
+{
+    rlk_fam_free(s);
+}
+
+const char *rlk_psemaphore_name(const rlk_psemaphore *s)
+{
+    return s ? s->b.name : NULL;
+}
+
+const char *rlk_psemaphore_timeouts_key(const rlk_psemaphore *s)
+{
+    return s ? s->timeouts : NULL;
+}
+
+const char *rlk_psemaphore_channel(const rlk_psemaphore *s)
+{
+    return s ? s->b.channel : NULL;
+}
 
 /* ---------------------------------------------------------------- permit ids */
 
@@ -345,11 +360,14 @@ static int rlk_psemaphore_try_acquire_n_run(rlk_psemaphore *s, int n, long long 
     return rc;
 }
 
-/* rlk_psemaphore_try_acquire_n: rlk_psemaphore_try_acquire_n_run, counted in the metrics */
-RLK_HANDLE_DEF_COUNTED(rlk_psemaphore_try_acquire_n, RLK_MKIND_PSEMAPHORE,
-                       (rlk_psemaphore *h, int n, long long wait_ms, long long lease_ms,
-                        char (*ids)[RLK_PERMIT_ID_SIZE]),
-                       (h, n, wait_ms, lease_ms, ids))
+int rlk_psemaphore_try_acquire_n(rlk_psemaphore *s, int n, long long wait_ms, long long lease_ms,
+                                 char (*ids)[RLK_PERMIT_ID_SIZE])
+{
+    rlk_handle_call hc = rlk_handle_call_begin(s ? &s->b : NULL);
+    int rc = s ? rlk_psemaphore_try_acquire_n_run(s, n, wait_ms, lease_ms, ids) : RLK_ERR_ARG;
+
+    return rlk_handle_call_end(&hc, RLK_MKIND_PSEMAPHORE, rc);
+}
 
 int rlk_psemaphore_try_acquire(rlk_psemaphore *s, long long wait_ms, long long lease_ms,
                                char id[RLK_PERMIT_ID_SIZE])

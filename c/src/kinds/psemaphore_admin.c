@@ -62,7 +62,21 @@ int rlk_psemaphore_set_permits(rlk_psemaphore *s, long long permits, long long *
 
 /* ---------------------------------------------------------------- time to live */
 
-/* rlk_psemaphore_expire, rlk_psemaphore_clear_expire: on both keys of Redisson's object, as
- * its expire and clearExpire take them (name, {name}:timeout); rlk_psemaphore_ttl */
-RLK_EXPIRY_DEF(rlk_psemaphore, "psemaphore", (h->b.name, h->timeouts), 0,
-               (h->b.name, h->timeouts))
+/* On both keys of Redisson's object, as its expire and clearExpire take them (name,
+ * {name}:timeout) */
+int rlk_psemaphore_expire(rlk_psemaphore *s, long long ttl_ms, int *set)
+{
+    return rlk_expiry_set(s ? &s->b : NULL, "psemaphore/expire", s ? s->timeouts : NULL, 0, ttl_ms,
+                          set);
+}
+
+int rlk_psemaphore_clear_expire(rlk_psemaphore *s, int *cleared)
+{
+    return rlk_expiry_clear(s ? &s->b : NULL, "psemaphore/clear_expire", s ? s->timeouts : NULL,
+                            cleared);
+}
+
+int rlk_psemaphore_ttl(rlk_psemaphore *s, long long *ttl_ms)
+{
+    return rlk_expiry_ttl(s ? &s->b : NULL, "psemaphore/ttl", ttl_ms);
+}

@@ -161,12 +161,31 @@ rlk_rwlock *rlk_rwlock_new(rlk_client *c, const char *name)
     return rlk_fam_made(rw, rw->prefix && rw->q && rw->waiters && rw->grant && rw->wake);
 }
 
-/* rlk_rwlock_free, rlk_rwlock_name */
-RLK_HANDLE_DEF(rlk_rwlock)
-RLK_HANDLE_DEF_GET(rlk_rwlock_channel, rlk_rwlock, b.channel)
-/* rlk_rwlock_set_owner (an id of a read-write lock's field: not "mode", no ":write"),
- * rlk_rwlock_owner */
-RLK_HANDLE_DEF_OWNER(rlk_rwlock, 1)
+void rlk_rwlock_free(rlk_rwlock *rw)
+{
+    rlk_fam_free(rw);
+}
+
+const char *rlk_rwlock_name(const rlk_rwlock *rw)
+{
+    return rw ? rw->b.name : NULL;
+}
+
+const char *rlk_rwlock_channel(const rlk_rwlock *rw)
+{
+    return rw ? rw->b.channel : NULL;
+}
+
+/* An id of a read-write lock's field: not "mode", no ":write" */
+int rlk_rwlock_set_owner(rlk_rwlock *rw, const char *owner)
+{
+    return rw ? rlk_fam_id_set(rw->b.c, &rw->id, owner, 1, "rlk_rwlock_set_owner") : RLK_ERR_ARG;
+}
+
+int rlk_rwlock_owner(const rlk_rwlock *rw, char *buf, size_t len)
+{
+    return rw ? rlk_handle_owner(&rw->b, &rw->id, buf, len, "rlk_rwlock_owner") : RLK_ERR_ARG;
+}
 
 /* ---------------------------------------------------------------- one acquire attempt */
 
@@ -416,10 +435,14 @@ static int rlk_rwlock_try_lock_run(rlk_rwlock *rw, int side, long long wait_ms, 
     return rc == RLK_ERR_BUSY ? rlk_rw_busy(rw, side, start) : rc;
 }
 
-/* rlk_rwlock_try_lock: rlk_rwlock_try_lock_run, counted in the metrics as the side's */
-RLK_HANDLE_DEF_COUNTED(rlk_rwlock_try_lock, side == RLK_RW_WRITE ? RLK_KIND_WRITE : RLK_KIND_READ,
-                       (rlk_rwlock *h, int side, long long wait_ms, long long lease_ms),
-                       (h, side, wait_ms, lease_ms))
+/* Counted in the metrics as the side's */
+int rlk_rwlock_try_lock(rlk_rwlock *rw, int side, long long wait_ms, long long lease_ms)
+{
+    rlk_handle_call hc = rlk_handle_call_begin(rw ? &rw->b : NULL);
+    int rc = rw ? rlk_rwlock_try_lock_run(rw, side, wait_ms, lease_ms) : RLK_ERR_ARG;
+
+    return rlk_handle_call_end(&hc, side == RLK_RW_WRITE ? RLK_KIND_WRITE : RLK_KIND_READ, rc);
+}
 
 int rlk_rwlock_lock(rlk_rwlock *rw, int side, long long lease_ms)
 {
@@ -608,5 +631,7 @@ int rlk_rwlock_reader_count(rlk_rwlock *rw, long long *owners)
     return rlk_rw_hash(rw, NULL, rlk_rw_read_readers, owners);
 }
 
-/* rlk_rwlock_remaining_ttl */
-RLK_HANDLE_DEF_REMAINING_TTL(rlk_rwlock)
+int rlk_rwlock_remaining_ttl(rlk_rwlock *rw, long long *ttl_ms)
+{
+    return rw && ttl_ms ? rlk_fam_remaining_ttl(&rw->b, ttl_ms) : RLK_ERR_ARG;
+}

@@ -58,9 +58,20 @@ rlk_semaphore *rlk_semaphore_new(rlk_client *c, const char *name)
     return rlk_fam_made(s, rlk_sem_queue_init(&s->q, &s->b) == 0);
 }
 
-/* rlk_semaphore_free, rlk_semaphore_name */
-RLK_HANDLE_DEF(rlk_semaphore)
-RLK_HANDLE_DEF_GET(rlk_semaphore_channel, rlk_semaphore, b.channel)
+void rlk_semaphore_free(rlk_semaphore *s)
+{
+    rlk_fam_free(s);
+}
+
+const char *rlk_semaphore_name(const rlk_semaphore *s)
+{
+    return s ? s->b.name : NULL;
+}
+
+const char *rlk_semaphore_channel(const rlk_semaphore *s)
+{
+    return s ? s->b.channel : NULL;
+}
 
 /* ---------------------------------------------------------------- acquiring */
 
@@ -173,10 +184,13 @@ static int rlk_semaphore_try_acquire_run(rlk_semaphore *s, long long permits, lo
     return rc == RLK_ERR_BUSY ? rlk_sem_busy(s, permits, start) : rc;
 }
 
-/* rlk_semaphore_try_acquire: rlk_semaphore_try_acquire_run, counted in the metrics */
-RLK_HANDLE_DEF_COUNTED(rlk_semaphore_try_acquire, RLK_MKIND_SEMAPHORE,
-                       (rlk_semaphore *h, long long permits, long long wait_ms),
-                       (h, permits, wait_ms))
+int rlk_semaphore_try_acquire(rlk_semaphore *s, long long permits, long long wait_ms)
+{
+    rlk_handle_call hc = rlk_handle_call_begin(s ? &s->b : NULL);
+    int rc = s ? rlk_semaphore_try_acquire_run(s, permits, wait_ms) : RLK_ERR_ARG;
+
+    return rlk_handle_call_end(&hc, RLK_MKIND_SEMAPHORE, rc);
+}
 
 int rlk_semaphore_acquire(rlk_semaphore *s, long long permits)
 {
@@ -308,5 +322,18 @@ int rlk_semaphore_available(rlk_semaphore *s, long long *count)
 
 /* ---------------------------------------------------------------- time to live */
 
-/* rlk_semaphore_expire, rlk_semaphore_clear_expire, rlk_semaphore_ttl: on the name */
-RLK_EXPIRY_DEF(rlk_semaphore, "semaphore", (h->b.name), 0, (h->b.name))
+/* On the name */
+int rlk_semaphore_expire(rlk_semaphore *s, long long ttl_ms, int *set)
+{
+    return rlk_expiry_set(s ? &s->b : NULL, "semaphore/expire", NULL, 0, ttl_ms, set);
+}
+
+int rlk_semaphore_clear_expire(rlk_semaphore *s, int *cleared)
+{
+    return rlk_expiry_clear(s ? &s->b : NULL, "semaphore/clear_expire", NULL, cleared);
+}
+
+int rlk_semaphore_ttl(rlk_semaphore *s, long long *ttl_ms)
+{
+    return rlk_expiry_ttl(s ? &s->b : NULL, "semaphore/ttl", ttl_ms);
+}
