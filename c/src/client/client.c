@@ -222,12 +222,10 @@ rlk_client *rlk_connect_url(const char *url)
     return rlk_connect(&o);
 }
 
-void rlk_free(rlk_client *c)
+void rlk_client_free(rlk_client *c)
 {
     if (!c)
         return;
-    if (c->runtime_free)
-        c->runtime_free(c);
     if (c->topo->free)
         c->topo->free(c);       /* a cluster's node clients, the sentinel follower */
     for (int i = 0; c->slots && i < c->pool_size; i++)

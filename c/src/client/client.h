@@ -27,6 +27,10 @@
  * in c->fatal and c->fatal_msg. Freed by rlk_free. */
 rlk_client *rlk_client_prepare(const rlk_options *opts);
 
+/* The client's own part of rlk_free (runtime/rt.c, which frees the lock
+ * runtime first): its topology, connections, TLS, scripts and memory. */
+void rlk_client_free(rlk_client *c);
+
 /* The publish argument of the scripts that publish (scripts/lib/publish_cmd):
  * "spublish" when the client uses sharded pub/sub (rlk_client_pubsub), else
  * "publish". Callers append it as the script's last fixed argument. */

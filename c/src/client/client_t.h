@@ -85,10 +85,9 @@ struct rlk_client {
     atomic_int native_caps;         /* the server's compare commands (native.h); 0: not
                                        known, cleared by every new connection (conn.c) */
 
-    /* For the lock runtime: its per-client state, freed by runtime_free
-     * (called first thing in rlk_free, before any connection is closed). */
+    /* For the lock runtime: its per-client state, freed first thing in
+     * rlk_free (runtime/rt.c), before any connection is closed. */
     void *runtime;
-    void (*runtime_free)(rlk_client *c);
 
     rlk_client_counters own_counters;
     rlk_client_counters *counters;  /* &own_counters; a cluster node's: its parent's */

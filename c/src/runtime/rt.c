@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rt.c - the per-client runtime state (created on first use, freed by
- * rlk_free through c->runtime_free): the client's uuid (client/random.h),
+ * rlk_free, defined here): the client's uuid (client/random.h),
  * holder ids "<uuid>:<thread id>", the counters, the lost-lock callbacks
  * and the watchdog's report hook that calls them, and the subscriber and
  * hold registry it owns.
@@ -57,13 +57,16 @@ static void rlk_rt_destroy(rlk_rt *rt)
     free(rt);
 }
 
-/* c->runtime_free: called first thing in rlk_free. */
-static void rlk_rt_free_hook(rlk_client *c)
+/* The lock runtime first (its threads use the client's connections), then the client. */
+void rlk_free(rlk_client *c)
 {
-    rlk_rt *rt = c->runtime;
+    rlk_rt *rt = c ? c->runtime : NULL;
 
-    c->runtime = NULL;
-    rlk_rt_destroy(rt);
+    if (rt) {
+        c->runtime = NULL;
+        rlk_rt_destroy(rt);
+    }
+    rlk_client_free(c);
 }
 
 /* The master changed (redis+sentinel://): waiters retry on the new one,
@@ -112,10 +115,8 @@ rlk_rt *rlk_rt_get(rlk_client *c)
     rt = c->runtime;
     if (!rt) {
         rt = rlk_rt_create(c);
-        if (rt) {
-            c->runtime_free = rlk_rt_free_hook;
+        if (rt)
             __atomic_store_n(&c->runtime, rt, __ATOMIC_RELEASE);
-        }
     }
     pthread_mutex_unlock(&rlk_rt_create_mu);
     return rt;

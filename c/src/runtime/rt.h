@@ -3,7 +3,7 @@
  * rt.h - the per-client runtime state (rt.c): the client's uuid, holder
  * ids "<uuid>:<thread id>", the counters, the lost-lock callbacks, and the
  * subscriber (sub.h) and hold registry (wd.h) it creates and owns. Created
- * on first use (no I/O), freed by rlk_free through c->runtime_free.
+ * on first use (no I/O), freed by rlk_free (defined in rt.c).
  *
  * Not installed; not a stable API. The runtime tests include it for
  * rlk_runtime_stats_get().
@@ -69,7 +69,7 @@ typedef struct rlk_rt {
 } rlk_rt;
 
 /* The client's runtime state, created on first use (no I/O); installs
- * c->runtime_free. NULL only when out of memory (error recorded on c). */
+ * rlk_free. NULL only when out of memory (error recorded on c). */
 rlk_rt *rlk_rt_get(rlk_client *c);
 
 /* 1 once rlk_interrupt_waits was called on c (its waits end), else 0; never creates the
