@@ -27,6 +27,7 @@
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/pool.h"
+#include "kinds/proto.h"
 #include "kinds/handle.h"
 #include "kinds/names.h"
 #include "kinds/fairlock.h"
@@ -80,6 +81,25 @@ static const rlk_fam_kind rlk_fair_kind = {
 const rlk_renew_task rlk_fairlock_renew_task = {
     "fair/renew", RLK_RENEW_ALONE, rlk_renew_build_one, rlk_renew_reply_one, NULL
 };
+
+/* The fair lock's rows (kinds/proto.h): reentrant, and Redisson's non-reentrant fair lock. */
+const rlk_proto rlk_fairlock_row = {
+    "lock", RLK_KIND_FAIR, "fair",
+    "fair/acquire", "lease_ms owner wait_ms",
+    "fair/release", "owner lease_ms publish",
+    "fair/cancel", "owner publish",
+    "fair/force_release", "publish",
+    "channel", RLK_PROTO_WAIT_FAIR, 0, "", &rlk_fairlock_renew_task, "lock queue timeouts", 0,
+    NULL, NULL, NULL};
+
+const rlk_proto rlk_fairlock_nr_row = {
+    "non-reentrant fair lock", RLK_KIND_FAIR, "fair",
+    "fair/nonreentrant_acquire", "lease_ms owner wait_ms",
+    "fair/release", "owner lease_ms publish",
+    "fair/cancel", "owner publish",
+    "fair/force_release", "publish",
+    "channel", RLK_PROTO_WAIT_FAIR, RLK_PROTO_NON_REENTRANT, "", &rlk_fairlock_renew_task,
+    "lock queue timeouts", 0, NULL, NULL, NULL};
 
 /* ---------------------------------------------------------------- handles */
 

@@ -156,6 +156,47 @@ const rlk_renew_task rlk_lock_renew_task = {
     &rlk_lock_renew_alone
 };
 
+/* ---------------------------------------------------------------- rows (kinds/proto.h) */
+
+const rlk_proto rlk_lock_row = {
+    "lock", RLK_KIND_LOCK, "reentrant",
+    "reentrant/acquire", "lease_ms owner ticket",
+    "reentrant/release", "owner lease_ms claim_ms publish",
+    "reentrant/cancel", "ticket claim_ms publish",
+    "reentrant/force_release", "publish",
+    "channel", RLK_PROTO_WAIT_QUEUE, 0, "", &rlk_lock_renew_task, "lock", 0, NULL, NULL, NULL};
+
+/* Attempts that never queue (ticket 0). */
+const rlk_proto rlk_lock_spin_row = {
+    "lock", RLK_KIND_LOCK, "reentrant",
+    "reentrant/acquire", "lease_ms owner ticket",
+    "reentrant/release", "owner lease_ms claim_ms publish",
+    NULL, NULL,
+    "reentrant/force_release", "publish",
+    "channel", RLK_PROTO_WAIT_SPIN, 0, "", &rlk_lock_renew_task, "lock", 0, NULL, NULL, NULL};
+
+/* With a lock-delay (rlk_lock_set_delay): its acquire, release and force name the delay key
+ * {name}:rlk_delay last, the acquire its delay_ms; renewed by the reentrant lock's task, each
+ * delay key right after its lock (whose PX becomes lease + delay). Also the force unlock of
+ * RLK_KIND_LOCK: a force unlock ends a delay. */
+const rlk_proto rlk_lock_delay_row = {
+    "lock", RLK_KIND_LOCK, "reentrant", "reentrant/acquire", "lease_ms owner ticket delay_ms",
+    "reentrant/release", "owner lease_ms claim_ms publish", "reentrant/cancel",
+    "ticket claim_ms publish", "reentrant/force_release", "publish", "channel",
+    RLK_PROTO_WAIT_QUEUE, 0, "", &rlk_lock_renew_task, "lock delay", 0, "delay", NULL, NULL};
+
+/* Redisson's non-reentrant lock (kinds/nrlock.c): held and renewed as the reentrant lock. */
+const rlk_proto rlk_lock_nr_row = {
+    "non-reentrant lock", RLK_KIND_LOCK, "nonreentrant",
+    "nonreentrant/acquire", "lease_ms owner",
+    "nonreentrant/release", "owner lease_ms publish",
+    NULL, NULL,
+    "reentrant/force_release", "publish",
+    "channel", RLK_PROTO_WAIT_CHANNEL, RLK_PROTO_NON_REENTRANT, "", &rlk_lock_renew_task,
+    "lock", 0, NULL, NULL, NULL};
+
+const rlk_proto_call rlk_lock_renew_call = {"reentrant/renew", "lease_ms owner"};
+
 /* ---------------------------------------------------------------- handles */
 
 rlk_lock *rlk_lock_new(rlk_client *c, const char *name)

@@ -123,6 +123,25 @@ const rlk_renew_task rlk_rwlock_renew_writer = {
     "rwlock/renew_writer", RLK_RENEW_ALONE, rlk_renew_build_one, rlk_renew_reply_one, NULL
 };
 
+/* The read and write sides' rows (kinds/proto.h). */
+const rlk_proto rlk_rwlock_read_row = {
+    "lock", RLK_KIND_READ, "rwlock",
+    "rwlock/read_acquire", "lease_ms owner",
+    "rwlock/read_release", "owner claim_ms publish",
+    NULL, NULL,
+    "rwlock/force_release", "mode claim_ms publish",
+    "channel", RLK_PROTO_WAIT_CHANNEL, 0, "", &rlk_rwlock_renew_readers, "lock prefix", 0, NULL,
+    NULL, NULL};
+
+const rlk_proto rlk_rwlock_write_row = {
+    "lock", RLK_KIND_WRITE, "rwlock",
+    "rwlock/write_acquire", "lease_ms owner ticket",
+    "rwlock/write_release", "owner lease_ms claim_ms publish",
+    "rwlock/cancel", "ticket claim_ms publish",
+    "rwlock/force_release", "mode claim_ms publish",
+    "channel", RLK_PROTO_WAIT_QUEUE, 0, ":write", &rlk_rwlock_renew_writer, "lock", 0, NULL,
+    NULL, NULL};
+
 static int rlk_rw_kind(int side)
 {
     return side == RLK_RW_WRITE ? RLK_KIND_WRITE : RLK_KIND_READ;

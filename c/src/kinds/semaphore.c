@@ -21,11 +21,21 @@
 #include "kinds/handle.h"
 #include "kinds/names.h"
 #include "kinds/proto.h"
+#include "kinds/semaphore.h"
 #include "kinds/sem_queue.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/metrics.h"
 #include "runtime/wait.h"
+
+const rlk_proto_call rlk_semaphore_acquire_call = {"semaphore/acquire",
+                                                  "n ticket claim_ms publish"};
+const rlk_proto_call rlk_semaphore_release_call = {"semaphore/release", "n claim_ms publish"};
+const rlk_proto_call rlk_semaphore_cancel_call = {"semaphore/cancel", "ticket n claim_ms publish"};
+const rlk_proto_call rlk_semaphore_release_if_exists_call = {"semaphore/release_if_exists",
+                                                            "n claim_ms publish"};
+const rlk_proto_call rlk_semaphore_try_set_ttl_call = {"semaphore/try_set_permits_ttl",
+                                                      "n ttl publish"};
 
 struct rlk_semaphore {
     rlk_fam_base b;             /* channel: redisson_sc:{name} */
@@ -141,7 +151,7 @@ static int rlk_sem_attempt(void *arg, long long *bound_ms)
         rc = RLK_ERR_BUSY;
     } else {
         rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "%s %s: reply of type %d",
-                           rlk_proto_sem_acquire.script, s->b.name, r->type);
+                           rlk_semaphore_acquire_call.script, s->b.name, r->type);
     }
     freeReplyObject(r);
     if (rc == RLK_ERR_BUSY && targ)
