@@ -573,15 +573,6 @@ static int alk_replied(alk *a, int rc, const char *errstr)
     return 1;
 }
 
-/* An error reply's code among the script's errors ("RLK_<CODE> ..."). */
-static int alk_script_error(const char *errstr, const char *code)
-{
-    size_t n = strlen(code);
-    const char *p = errstr ? strstr(errstr, code) : NULL;
-
-    return p && (p == errstr || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0');
-}
-
 static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
                               int lost, void *arg)
 {
@@ -608,13 +599,13 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
         alk_schedule(a, ALK_RETRY_MS);
         return;
     }
-    if (rc != RLK_OK && alk_script_error(errstr, "RLK_REENTRY")) {
+    if (rc != RLK_OK && rlk_proto_refusal(errstr) == RLK_ERR_REENTRY) {
         alk_end(a, RLK_ERR_REENTRY, "%s %s: already held by %s; not acquired again", a->k->what,
                 a->name, a->owner);
         return;
     }
     if (rc != RLK_OK) {
-        alk_end(a, alk_script_error(errstr, "RLK_UPGRADE") ? RLK_ERR_UPGRADE : rc, "%s", errstr);
+        alk_end(a, rlk_proto_refusal(errstr) == RLK_ERR_UPGRADE ? RLK_ERR_UPGRADE : rc, "%s", errstr);
         return;
     }
     /* nil (or {token}) acquired; an integer the wait; {wait, 1}: first in the queue; a

@@ -266,7 +266,7 @@ static int rlk_fair_attempt(void *arg, long long *ttl)
 
     if ((rc = rlk_evalv(f->b.c, script, 3, keys, NULL, 3, args, NULL, &r)) != RLK_OK) {
         if (rc == RLK_ERR_SCRIPT && f->non_reentrant &&
-            strncmp(rlk_errstr(f->b.c), "RLK_REENTRY", 11) == 0)
+            rlk_proto_refusal(rlk_errstr(f->b.c)) == RLK_ERR_REENTRY)
             return rlk_fair_reentry(f, a->owner);
         return rlk_fam_acquire_lost(&f->b, rc, &h, a->lease_ms, a->watchdog, sent, NULL, NULL,
                                     rlk_fair_undo, a);

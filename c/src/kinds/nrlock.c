@@ -26,6 +26,7 @@
 #include "kinds/lock.h"
 #include "kinds/handle.h"
 #include "kinds/names.h"
+#include "kinds/proto.h"
 #include "runtime/fam.h"
 #include "runtime/fam_settle.h"
 #include "runtime/fam_hold.h"
@@ -123,7 +124,7 @@ static int rlk_nrlock_attempt(void *arg, long long *ttl)
         rc = rlk_evalv(l->b.c, "nonreentrant/acquire", 1, keys, NULL, 2, args, NULL, &r);
         if (rc == RLK_OK)
             break;
-        if (rc != RLK_ERR_SCRIPT || strncmp(rlk_errstr(l->b.c), "RLK_REENTRY", 11) != 0)
+        if (rc != RLK_ERR_SCRIPT || rlk_proto_refusal(rlk_errstr(l->b.c)) != RLK_ERR_REENTRY)
             return rlk_fam_acquire_lost(&l->b, rc, &h, a->lease_ms, a->watchdog, sent, NULL,
                                         NULL, rlk_handle_undo, a);
         /* The server counts a hold of this owner that the registry does not (it was checked

@@ -244,6 +244,21 @@ int rlk_proto_read_psem(const redisReply *r, size_t n, rlk_proto_outcome *o)
     return rlk_proto_bad(r, o);
 }
 
+int rlk_proto_refusal(const char *errstr)
+{
+    static const struct { const char *code; int err; } refusals[] = {
+        {"RLK_REENTRY", RLK_ERR_REENTRY}, {"RLK_UPGRADE", RLK_ERR_UPGRADE},
+    };
+
+    for (size_t i = 0; errstr && i < sizeof refusals / sizeof refusals[0]; i++) {
+        const char *p = strstr(errstr, refusals[i].code);
+
+        if (p && (p == errstr || p[-1] == ' ') && (p[11] == ' ' || p[11] == '\0'))
+            return refusals[i].err;
+    }
+    return 0;
+}
+
 int rlk_proto_read_proclaim(const redisReply *r, rlk_proto_outcome *o)
 {
     if (r->type != REDIS_REPLY_INTEGER)

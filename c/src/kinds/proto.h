@@ -127,6 +127,11 @@ int rlk_proto_read_psem(const redisReply *r, size_t n, rlk_proto_outcome *o);
 /* elect/proclaim: 1 acquired (proclaimed), another integer refused
  * (RLK_ERR_NOT_OWNER: no longer leads in the term). */
 int rlk_proto_read_proclaim(const redisReply *r, rlk_proto_outcome *o);
+/* A script's refusal in its error reply (errstr: "RLK_<CODE> ...", maybe
+ * after a prefix of the server's): RLK_ERR_REENTRY (RLK_REENTRY: a
+ * non-reentrant lock's holder asked again), RLK_ERR_UPGRADE (RLK_UPGRADE: a
+ * reader asked for the write lock); 0 for another or NULL. */
+int rlk_proto_refusal(const char *errstr);
 /* A release script's reply: runtime/fam_hold.h rlk_fam_release_read; a token
  * kind's read-back: runtime/fam_settle.h rlk_fam_held_read. */
 

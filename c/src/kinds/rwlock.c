@@ -304,12 +304,6 @@ static int rlk_rw_upgrade_error(rlk_rwlock *rw, const char *owner)
                          "taking the write lock (no upgrade)", rw->b.name, owner);
 }
 
-static int rlk_rw_is_upgrade(rlk_rwlock *rw)
-{
-    return strncmp(rlk_errstr(rw->b.c), "RLK_UPGRADE", 11) == 0 ||
-           strstr(rlk_errstr(rw->b.c), ": RLK_UPGRADE") != NULL;
-}
-
 static int rlk_rw_send_acquire(rlk_rw_acq *a, long long targ, redisReply **r)
 {
     rlk_rwlock *rw = a->rw;
@@ -344,7 +338,7 @@ static int rlk_rw_attempt(void *arg, long long *ttl)
 
     a->reserved = 0;
     rc = rlk_rw_send_acquire(a, targ, &r);
-    if (rc == RLK_ERR_SCRIPT && rlk_rw_is_upgrade(rw))
+    if (rc == RLK_ERR_SCRIPT && rlk_proto_refusal(rlk_errstr(rw->b.c)) == RLK_ERR_UPGRADE)
         return rlk_rw_upgrade_error(rw, a->owner);
     if (rc != RLK_OK && targ)
         a->queued = 1;      /* it may have run: the next attempt looks before it queues */
