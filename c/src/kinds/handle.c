@@ -4,9 +4,11 @@
  * id read through a const handle, the holder id and local queue of a kind
  * whose waiters queue in the process, the head of an acquisition call and
  * its undo through the kind's release call, the message of a wait that ran
- * out, the token of a recorded hold, and the metrics of a counted call.
+ * out, the token of a recorded hold, the metrics of a counted call, and a
+ * kind's call built from its kinds/proto row.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "client/client.h"
@@ -90,4 +92,44 @@ rlk_handle_call rlk_handle_call_begin(const rlk_fam_base *b)
 int rlk_handle_call_end(rlk_handle_call *hc, int metric, int rc)
 {
     return rlk_metrics_end(&hc->mc, metric, hc->name, rc);
+}
+
+int rlk_handle_evalx(const rlk_fam_base *b, const char *script, const char *args,
+                     const rlk_proto_argvals *vals, int ntail, const char *const *tail,
+                     const size_t *lens, redisReply **r)
+{
+    rlk_proto_call pc = {script, args};
+    rlk_proto_argvals v = *vals;
+    rlk_proto_built pb;
+    const char **all = NULL;
+    size_t *all_lens = NULL;
+    int rc = RLK_ERR_NOMEM, n;
+
+    if (!v.publish)
+        v.publish = rlk_publish_arg(b->c);
+    if (rlk_proto_build(&pc, b->name, &v, &pb) == 0 &&
+        (!ntail || ((all = malloc((size_t)(pb.nargs + ntail) * sizeof *all)) &&
+                    (all_lens = malloc((size_t)(pb.nargs + ntail) * sizeof *all_lens))))) {
+        n = pb.nargs;
+        if (ntail) {
+            for (int i = 0; i < n + ntail; i++) {
+                all[i] = i < n ? pb.av.v[i] : tail[i - n];
+                all_lens[i] = i < n ? pb.av.len[i] : lens ? lens[i - n] : strlen(tail[i - n]);
+            }
+        }
+        rc = rlk_evalv(b->c, script, pb.nkeys, pb.keys, NULL, n + ntail, ntail ? all : pb.av.v,
+                       ntail ? all_lens : pb.av.len, r);
+    } else {
+        rlk_set_error(b->c, RLK_ERR_NOMEM, "%s %s: out of memory", script, b->name);
+    }
+    free(all);
+    free(all_lens);
+    rlk_proto_built_free(&pb);
+    return rc;
+}
+
+int rlk_handle_eval(const rlk_fam_base *b, const char *script, const char *args,
+                    const rlk_proto_argvals *vals, redisReply **r)
+{
+    return rlk_handle_evalx(b, script, args, vals, 0, NULL, NULL, r);
 }

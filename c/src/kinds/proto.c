@@ -98,7 +98,8 @@ int rlk_proto_args(const char *names, const rlk_proto_argvals *vals, rlk_proto_a
 
     snprintf(out->lease, sizeof out->lease, "%lld", vals->lease_ms);
     snprintf(out->ticket, sizeof out->ticket, "%lld", vals->ticket);
-    snprintf(out->wait, sizeof out->wait, "%lld", (long long)RLK_FAIR_THREAD_WAIT_MS);
+    snprintf(out->wait, sizeof out->wait, "%lld",
+             vals->wait_ms ? vals->wait_ms : (long long)RLK_FAIR_THREAD_WAIT_MS);
     snprintf(out->term, sizeof out->term, "%lld", vals->term);
     snprintf(out->delay, sizeof out->delay, "%lld", vals->delay_ms);
     snprintf(out->n, sizeof out->n, "%lld", vals->n);

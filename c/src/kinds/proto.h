@@ -165,6 +165,7 @@ typedef struct rlk_proto_argvals {
     long long lease_ms;
     const char *owner;
     long long ticket;
+    long long wait_ms;              /* the fair queue's thread wait; 0: RLK_FAIR_THREAD_WAIT_MS */
     const char *publish;            /* the client's publish argument */
     const char *value;              /* NULL: "" */
     long long term;                 /* the election's term */
