@@ -170,17 +170,19 @@ static int rlk_elect_attempt(void *arg, long long *ttl)
 {
     rlk_elect_acq *a = arg;
     rlk_elect *e = a->h.handle;
-    const char *keys[4] = {e->b.name, e->token_key, e->state_key, e->elect_channel};
-    const char *args[5] = {a->h.lease, a->h.owner, a->value, rlk_publish_arg(e->b.c), e->secret};
+    rlk_proto_argvals v = {.lease_ms = a->h.lease_ms, .owner = a->h.owner, .value = a->value,
+                           .secret = e->secret};
     rlk_hold_spec h = {RLK_KIND_FENCED, e->b.name, a->h.owner, 2, {e->b.name, e->token_key, NULL},
                        e->b.channel, &rlk_fenced_renew_task, 0};
     long long sent = rlk_clock_now_ns();
     redisReply *r = NULL;
     int rc;
 
-    if ((rc = rlk_evalv(e->b.c, "elect/campaign", 4, keys, NULL, 5, args, NULL, &r)) != RLK_OK)
+    if ((rc = rlk_handle_eval(&e->b, rlk_elect_row.acquire, rlk_elect_row.acquire_args, &v,
+                              &r)) != RLK_OK)
         return rc;
-    rc = rlk_fam_acquire_reply(e->b.c, "election", e->b.name, "elect/campaign", r, ttl, &a->term);
+    rc = rlk_fam_acquire_reply(e->b.c, "election", e->b.name, rlk_elect_row.acquire, r, ttl,
+                               &a->term);
     freeReplyObject(r);
     if (rc == RLK_OK)
         rc = rlk_fam_record(e->b.rt, &h, a->h.lease_ms, a->h.watchdog, sent, a->term,
@@ -311,16 +313,15 @@ static char *rlk_elect_dup(const redisReply *r, size_t *len)
 
 int rlk_elect_leader(rlk_elect *e, rlk_elect_info *out)
 {
-    const char *keys[2];
+    rlk_proto_argvals v = {0};
     redisReply *r = NULL;
     int rc;
 
     if (!e || !out)
         return RLK_ERR_ARG;
     memset(out, 0, sizeof *out);
-    keys[0] = e->b.name;
-    keys[1] = e->state_key;
-    if ((rc = rlk_evalv(e->b.c, "elect/leader", 2, keys, NULL, 0, NULL, NULL, &r)) != RLK_OK)
+    if ((rc = rlk_handle_eval(&e->b, rlk_elect_leader_call.script, rlk_elect_leader_call.args, &v,
+                              &r)) != RLK_OK)
         return rc;
     rc = rlk_elect_info_read(r, out);
     freeReplyObject(r);
