@@ -306,18 +306,11 @@ static int rlk_rw_upgrade_error(rlk_rwlock *rw, const char *owner)
 
 static int rlk_rw_send_acquire(rlk_rw_acq *a, long long targ, redisReply **r)
 {
-    rlk_rwlock *rw = a->rw;
-    const char *rkeys[3] = {rw->b.name, rw->prefix, rw->grant};
-    const char *wkeys[3] = {rw->b.name, rw->waiters, rw->grant};
-    char lease[24], ticket[24];
-    const char *args[3] = {lease, a->owner, ticket};
+    const rlk_proto *row = a->side == RLK_RW_WRITE ? &rlk_rwlock_write_row : &rlk_rwlock_read_row;
+    rlk_proto_argvals v = {.lease_ms = a->lease_ms, .owner = a->owner, .ticket = targ};
 
-    snprintf(lease, sizeof lease, "%lld", a->lease_ms);
-    snprintf(ticket, sizeof ticket, "%lld", targ);
-    RLK_RT_COUNT(rw->b.rt, acquire_calls);
-    if (a->side == RLK_RW_WRITE)
-        return rlk_evalv(rw->b.c, "rwlock/write_acquire", 3, wkeys, NULL, 3, args, NULL, r);
-    return rlk_evalv(rw->b.c, "rwlock/read_acquire", 3, rkeys, NULL, 2, args, NULL, r);
+    RLK_RT_COUNT(a->rw->b.rt, acquire_calls);
+    return rlk_handle_eval(&a->rw->b, row->acquire, row->acquire_args, &v, r);
 }
 
 /* rlk_wait_attempt_fn. RLK_OK: acquired (recorded in the registry).
