@@ -8,7 +8,6 @@
  * kind's call built from its kinds/proto row.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "client/client.h"
@@ -95,35 +94,22 @@ int rlk_handle_call_end(rlk_handle_call *hc, int metric, int rc)
 }
 
 int rlk_handle_evalx(const rlk_fam_base *b, const char *script, const char *args,
-                     const rlk_proto_argvals *vals, int ntail, const char *const *tail,
-                     const size_t *lens, redisReply **r)
+                     const char *opt, const rlk_proto_argvals *vals, redisReply **r)
 {
     rlk_proto_call pc = {script, args};
     rlk_proto_argvals v = *vals;
     rlk_proto_built pb;
-    const char **all = NULL;
-    size_t *all_lens = NULL;
-    int rc = RLK_ERR_NOMEM, n;
+    int rc = RLK_ERR_NOMEM, no = 0;
 
     if (!v.publish)
         v.publish = rlk_publish_arg(b->c);
     if (rlk_proto_build(&pc, b->name, &v, &pb) == 0 &&
-        (!ntail || ((all = malloc((size_t)(pb.nargs + ntail) * sizeof *all)) &&
-                    (all_lens = malloc((size_t)(pb.nargs + ntail) * sizeof *all_lens))))) {
-        n = pb.nargs;
-        if (ntail) {
-            for (int i = 0; i < n + ntail; i++) {
-                all[i] = i < n ? pb.av.v[i] : tail[i - n];
-                all_lens[i] = i < n ? pb.av.len[i] : lens ? lens[i - n] : strlen(tail[i - n]);
-            }
-        }
-        rc = rlk_evalv(b->c, script, pb.nkeys, pb.keys, NULL, n + ntail, ntail ? all : pb.av.v,
-                       ntail ? all_lens : pb.av.len, r);
-    } else {
+        (!opt || (no = rlk_proto_keys_list(&pb.ks, opt, pb.keys + pb.nkeys,
+                                           RLK_PROTO_KEYS - pb.nkeys)) >= 0))
+        rc = rlk_evalv(b->c, script, pb.nkeys + no, pb.keys, NULL, pb.nargs, pb.av.v, pb.av.len,
+                       r);
+    else
         rlk_set_error(b->c, RLK_ERR_NOMEM, "%s %s: out of memory", script, b->name);
-    }
-    free(all);
-    free(all_lens);
     rlk_proto_built_free(&pb);
     return rc;
 }
@@ -131,5 +117,5 @@ int rlk_handle_evalx(const rlk_fam_base *b, const char *script, const char *args
 int rlk_handle_eval(const rlk_fam_base *b, const char *script, const char *args,
                     const rlk_proto_argvals *vals, redisReply **r)
 {
-    return rlk_handle_evalx(b, script, args, vals, 0, NULL, NULL, r);
+    return rlk_handle_evalx(b, script, args, NULL, vals, r);
 }

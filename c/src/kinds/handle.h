@@ -90,12 +90,12 @@ int rlk_handle_call_end(rlk_handle_call *hc, int metric, int rc);
 
 /* The call script with the ARGV named args (a kinds/proto.h row's or call's)
  * on b's name: its KEYS built by rlk_proto_build from the script header's
- * roles, its ARGV from vals (publish NULL: the client's), then tail[0..ntail)
- * (lens NULL: strlen); rlk_evalv's result, or RLK_ERR_NOMEM recorded. */
+ * roles, then the roles opt (a row's opt_keys; NULL: none), its ARGV from
+ * vals (publish NULL: the client's); rlk_evalv's result, or RLK_ERR_NOMEM
+ * recorded. */
 int rlk_handle_evalx(const rlk_fam_base *b, const char *script, const char *args,
-                     const rlk_proto_argvals *vals, int ntail, const char *const *tail,
-                     const size_t *lens, redisReply **r);
-/* The same without a tail. */
+                     const char *opt, const rlk_proto_argvals *vals, redisReply **r);
+/* The same without optional KEYS. */
 int rlk_handle_eval(const rlk_fam_base *b, const char *script, const char *args,
                     const rlk_proto_argvals *vals, redisReply **r);
 
