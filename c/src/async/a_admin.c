@@ -18,6 +18,7 @@
 #include "client/scripts.h"
 #include "kinds/names.h"
 #include "kinds/psemaphore.h"
+#include "kinds/semaphore.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "async/engine.h"
@@ -39,21 +40,21 @@ typedef struct aad_row {
 
 static const aad_row aad_sem_release_if_exists = {
     "rlk_async_semaphore_release_if_exists", "semaphore release_if_exists",
-    &rlk_proto_sem_release_if_exists, "permits", 1, RLK_A_ONCE_BOOL};
+    &rlk_semaphore_release_if_exists_call, "permits", 1, RLK_A_ONCE_BOOL};
 static const aad_row aad_sem_try_set_ttl = {
     "rlk_async_semaphore_try_set_permits_ttl", "semaphore try_set_permits",
-    &rlk_proto_sem_try_set_ttl, "permits", 0, RLK_A_ONCE_BOOL};
+    &rlk_semaphore_try_set_ttl_call, "permits", 0, RLK_A_ONCE_BOOL};
 static const aad_row aad_psem_try_release = {
-    "rlk_async_psemaphore_try_release", "psemaphore try_release", &rlk_proto_psem_release, NULL,
+    "rlk_async_psemaphore_try_release", "psemaphore try_release", &rlk_psem_release_call, NULL,
     0, RLK_A_ONCE_BOOL};
 static const aad_row aad_psem_lease_time = {
-    "rlk_async_psemaphore_lease_time", "psemaphore lease_time", &rlk_proto_psem_lease_time, NULL,
+    "rlk_async_psemaphore_lease_time", "psemaphore lease_time", &rlk_psem_lease_time_call, NULL,
     0, RLK_A_ONCE_HELD | RLK_A_ONCE_REPEAT};
 static const aad_row aad_psem_set_permits = {
-    "rlk_async_psemaphore_set_permits", "psemaphore set_permits", &rlk_proto_psem_set_permits,
+    "rlk_async_psemaphore_set_permits", "psemaphore set_permits", &rlk_psem_set_permits_call,
     "permits", 0, 0};
 static const aad_row aad_psem_acquired = {
-    "rlk_async_psemaphore_acquired", "psemaphore acquired", &rlk_proto_psem_acquired, NULL, 0,
+    "rlk_async_psemaphore_acquired", "psemaphore acquired", &rlk_psem_acquired_call, NULL, 0,
     RLK_A_ONCE_REPEAT};
 
 /* The time to live calls, by kind (RLK_MKIND_SEMAPHORE, _PSEMAPHORE, _LATCH) and call. */

@@ -5,7 +5,7 @@
  * (kinds/elect.c).
  *
  * The campaign and the resign are lock requests of the election's row
- * (a_kind.h rlk_proto_elect: elect/campaign, elect/resign): a leader is a
+ * (a_kind.h rlk_elect_row: elect/campaign, elect/resign): a leader is a
  * fenced hold of the client's table whose token is its term, renewed by the
  * watchdog with fenced/renew and reported lost through the client's lost
  * callback at the blocking watchdog's deadline; candidates wait on the
@@ -85,7 +85,7 @@ static ael *ael_new(rlk_async *ac, int op, const char *who, const char *name, rl
         rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
         return a;
     }
-    rlk_proto_keys_init(&a->keys, rlk_proto_elect.names, a->name);
+    rlk_proto_keys_init(&a->keys, rlk_elect_row.names, a->name);
     return a;
 }
 
@@ -97,14 +97,14 @@ rlk_async_req *rlk_async_elect_campaign(rlk_async *ac, const char *name, unsigne
 {
     rlk_a_lock_opts o = {.value = value ? value : ""};
 
-    return rlk_a_lock_acquire(ac, &rlk_proto_elect, "rlk_async_elect_campaign", name, task,
+    return rlk_a_lock_acquire(ac, &rlk_elect_row, "rlk_async_elect_campaign", name, task,
                               wait_ms, lease_ms, &o, fn, privdata);
 }
 
 rlk_async_req *rlk_async_elect_resign(rlk_async *ac, const char *name, unsigned long long task,
                                       rlk_async_fn fn, void *privdata)
 {
-    return rlk_a_lock_release(ac, &rlk_proto_elect, name, task, NULL, fn, privdata);
+    return rlk_a_lock_release(ac, &rlk_elect_row, name, task, NULL, fn, privdata);
 }
 
 int rlk_async_elect_term(rlk_async *ac, const char *name, unsigned long long task,
@@ -112,7 +112,7 @@ int rlk_async_elect_term(rlk_async *ac, const char *name, unsigned long long tas
 {
     if (!ac || !name || !*name || !term)
         return RLK_ERR_ARG;
-    return rlk_a_lock_token(ac, rlk_proto_elect.hold, name, task, term) ? RLK_OK
+    return rlk_a_lock_token(ac, rlk_elect_row.hold, name, task, term) ? RLK_OK
                                                                          : RLK_ERR_NOT_OWNER;
 }
 
@@ -150,7 +150,7 @@ static void ael_proclaim_reply(rlk_async *ac, int rc, const redisReply *r, const
     else if (rlk_proto_read_proclaim(r, &o) == RLK_PROTO_BAD)
         rlk_ae_complete(a->h.r, RLK_ERR_PROTOCOL, 0, NULL,
                         "election %s: %s replied type %d", a->name,
-                        rlk_proto_elect_proclaim.script, r->type);
+                        rlk_elect_proclaim_call.script, r->type);
     else if (o.is == RLK_PROTO_REFUSED)
         rlk_ae_complete(a->h.r, o.err, 0, NULL,
                         "election %s: %s no longer leads in term %lld", a->name, a->owner,
@@ -165,7 +165,7 @@ static void ael_proclaim_send(ael *a)
                            .secret = rlk_async_uuid(a->h.ac)};  /* the secret its campaign
                                                                    stored */
 
-    a->call = rlk_a_kind_call(a->h.ac, &rlk_proto_elect_proclaim, a->name, &v, NULL,
+    a->call = rlk_a_kind_call(a->h.ac, &rlk_elect_proclaim_call, a->name, &v, NULL,
                               ael_proclaim_reply, a);
     if (!a->call)
         rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
@@ -181,13 +181,13 @@ rlk_async_req *rlk_async_elect_proclaim(rlk_async *ac, const char *name, unsigne
 
     if (!a || rlk_ae_req_done(a->h.r))
         return a ? a->h.r : NULL;
-    if (!value || strlen(value) > rlk_proto_elect.value_max) {
+    if (!value || strlen(value) > rlk_elect_row.value_max) {
         rlk_ae_complete(a->h.r, RLK_ERR_ARG, 0, NULL, "election %s: %s", name,
                         value ? "value longer than 65536 bytes" : "a value is required");
         return a->h.r;
     }
     rlk_ae_owner(ac, task, owner, sizeof owner);
-    if (!rlk_a_lock_token(ac, rlk_proto_elect.hold, name, task, &a->term)) {
+    if (!rlk_a_lock_token(ac, rlk_elect_row.hold, name, task, &a->term)) {
         rlk_ae_complete(a->h.r, RLK_ERR_NOT_OWNER, 0, NULL, "election %s: %s does not lead "
                         "(never elected, resigned, or lost)", name, owner);
         return a->h.r;
@@ -267,7 +267,7 @@ static void ael_read_reply(rlk_async *ac, int rc, const redisReply *r, const cha
     if ((rc = rlk_elect_info_read(r, &a->info)) != RLK_OK) {
         char why[64];
 
-        snprintf(why, sizeof why, "%s replied an unexpected shape", rlk_proto_elect_leader.script);
+        snprintf(why, sizeof why, "%s replied an unexpected shape", rlk_elect_leader_call.script);
         ael_end(a, rc, rc == RLK_ERR_NOMEM ? "out of memory" : why);
         return;
     }
@@ -292,7 +292,7 @@ static void ael_read(ael *a)
 {
     rlk_proto_argvals v = {0};
 
-    a->call = rlk_a_kind_call(a->h.ac, &rlk_proto_elect_leader, a->name, &v, NULL,
+    a->call = rlk_a_kind_call(a->h.ac, &rlk_elect_leader_call, a->name, &v, NULL,
                               ael_read_reply, a);
     if (!a->call)
         ael_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * a_fastmulti.c - the faster MultiLock on the loop (rlk_async_fastmulti_*,
- * rlk_async.h): requests of a_kind.c's rlk_proto_fastmulti row, served by
+ * rlk_async.h): requests of a_kind.c's rlk_fastmulti_row row, served by
  * a_lock.c as every lock kind's, with the values given to every call; and
  * the queries, one fastmulti/held call each (a_once.c; a read: a lost reply
  * is asked again).
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "rlk_async.h"
+#include "kinds/fastmulti.h"
 #include "runtime/rt.h"
 #include "async/engine.h"
 #include "async/a_kind.h"
@@ -22,7 +23,7 @@ rlk_async_req *rlk_async_fastmulti_lock(rlk_async *ac, const char *group,
 {
     rlk_a_lock_opts o = {.values = values, .nvalues = nvalues};
 
-    return rlk_a_lock_acquire(ac, &rlk_proto_fastmulti, "rlk_async_fastmulti_lock", group, task,
+    return rlk_a_lock_acquire(ac, &rlk_fastmulti_row, "rlk_async_fastmulti_lock", group, task,
                               wait_ms, lease_ms, &o, fn, privdata);
 }
 
@@ -33,7 +34,7 @@ rlk_async_req *rlk_async_fastmulti_unlock(rlk_async *ac, const char *group,
 {
     rlk_a_lock_opts o = {.values = values, .nvalues = nvalues};
 
-    return rlk_a_lock_release(ac, &rlk_proto_fastmulti, group, task, &o, fn, privdata);
+    return rlk_a_lock_release(ac, &rlk_fastmulti_row, group, task, &o, fn, privdata);
 }
 
 rlk_async_req *rlk_async_fastmulti_force_unlock(rlk_async *ac, const char *group,
@@ -42,7 +43,7 @@ rlk_async_req *rlk_async_fastmulti_force_unlock(rlk_async *ac, const char *group
 {
     rlk_a_lock_opts o = {.values = values, .nvalues = nvalues};
 
-    return rlk_a_lock_force(ac, &rlk_proto_fastmulti, "rlk_async_fastmulti_force_unlock", group,
+    return rlk_a_lock_force(ac, &rlk_fastmulti_row, "rlk_async_fastmulti_force_unlock", group,
                             &o, fn, privdata);
 }
 
@@ -58,12 +59,12 @@ static rlk_async_req *afm_held(rlk_async *ac, const char *what, const char *grou
 
     if (!r || rlk_ae_req_done(r))
         return r;
-    if ((rc = rlk_proto_values_take(values, nvalues, &tail, why, sizeof why)) != RLK_OK) {
+    if ((rc = rlk_fastmulti_values_take(values, nvalues, &tail, why, sizeof why)) != RLK_OK) {
         rlk_ae_complete(r, rc, 0, NULL, "rlk_async %s %s: %s", what, group,
                         rc == RLK_ERR_ARG ? why : "out of memory");
         return r;
     }
-    if (rlk_a_once_call(r, &rlk_proto_fastmulti_held, &v, tail, RLK_A_ONCE_REPEAT) != 0)
+    if (rlk_a_once_call(r, &rlk_fastmulti_held_call, &v, tail, RLK_A_ONCE_REPEAT) != 0)
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async %s %s: out of memory", what, group);
     return r;
 }

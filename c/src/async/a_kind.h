@@ -15,6 +15,17 @@
 #include "async/engine.h"
 #include "kinds/proto.h"
 
+/* rlk_async_lock's row of kind RLK_KIND_LOCK .. RLK_KIND_WRITE (each kind's
+ * own, kinds/lock.h, ...); NULL for another. */
+const rlk_proto *rlk_a_kind_row(int kind);
+/* rlk_async_force_unlock_named's: the force release of kind (the lock-delay's
+ * row for RLK_KIND_LOCK: a force unlock ends a delay) that also passes
+ * 'named' (a lock's hash without a TTL goes too); NULL for another. */
+const rlk_proto *rlk_a_kind_named(int kind);
+/* rlk_async_lock_nr's: the non-reentrant lock (RLK_KIND_LOCK) and fair lock
+ * (RLK_KIND_FAIR); NULL for another. */
+const rlk_proto *rlk_a_kind_nr(int kind);
+
 /* The call pc on name with vals (publish: the client's when NULL), the
  * list tail (NULL-terminated, may be NULL) after its named ARGV; fn called
  * with its reply. NULL: out of memory, a call that does not fit its script,

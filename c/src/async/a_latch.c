@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "client/client.h"
+#include "kinds/latch.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "async/engine.h"
@@ -116,7 +117,7 @@ static void alt_count_reply(rlk_async *ac, int rc, const redisReply *reply, cons
     if (reply->type != REDIS_REPLY_INTEGER) {
         char why[64];
 
-        snprintf(why, sizeof why, "%s replied an unexpected shape", rlk_proto_latch_count.script);
+        snprintf(why, sizeof why, "%s replied an unexpected shape", rlk_latch_count_call.script);
         alt_end(a, RLK_ERR_PROTOCOL, why);
         return;
     }
@@ -141,7 +142,7 @@ static void alt_read(alt_req *a)
 
     rlk_ae_timer_del(a->retry);
     a->retry = NULL;
-    a->call = rlk_a_kind_call(a->h.ac, &rlk_proto_latch_count, a->name, &v, NULL, alt_count_reply,
+    a->call = rlk_a_kind_call(a->h.ac, &rlk_latch_count_call, a->name, &v, NULL, alt_count_reply,
                               a);
     if (!a->call)
         alt_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM,
@@ -231,13 +232,13 @@ static rlk_async_req *alt_count_call(rlk_async *ac, const char *what, const rlk_
 rlk_async_req *rlk_async_latch_count_down(rlk_async *ac, const char *name, rlk_async_fn fn,
                                           void *privdata)
 {
-    return alt_count_call(ac, "latch count_down", &rlk_proto_latch_count_down, name, 0, 0, fn,
+    return alt_count_call(ac, "latch count_down", &rlk_latch_count_down_call, name, 0, 0, fn,
                           privdata);
 }
 
 rlk_async_req *rlk_async_latch_try_set_count(rlk_async *ac, const char *name, long long count,
                                              rlk_async_fn fn, void *privdata)
 {
-    return alt_count_call(ac, "latch try_set_count", &rlk_proto_latch_try_set_count, name, 1,
+    return alt_count_call(ac, "latch try_set_count", &rlk_latch_try_set_count_call, name, 1,
                           count, fn, privdata);
 }

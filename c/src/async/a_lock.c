@@ -59,7 +59,7 @@ typedef struct alk_hold {
     rlk_ae_hold *wd;                /* the watchdog's, lease-less holds; else NULL */
     long long acquired_ns;          /* the count went from 0 to 1 (the hold metric) */
     const rlk_proto *row;          /* the row it was taken with (its re-entries, its release) */
-    long long delay_ms;             /* its lock-delay (rlk_proto_delay's row), kept by both */
+    long long delay_ms;             /* its lock-delay (rlk_lock_delay_row's row), kept by both */
     long long token;                /* an RLK_PROTO_TOKEN row's token (the election's term) */
     long long expires_ms;           /* a fixed lease's end (monotonic ms from the acquire's send:
                                        no later than the server's); 0: the watchdog renews it */
@@ -573,15 +573,6 @@ static int alk_replied(alk *a, int rc, const char *errstr)
     return 1;
 }
 
-/* An error reply's code among the script's errors ("RLK_<CODE> ..."). */
-static int alk_script_error(const char *errstr, const char *code)
-{
-    size_t n = strlen(code);
-    const char *p = errstr ? strstr(errstr, code) : NULL;
-
-    return p && (p == errstr || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0');
-}
-
 static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
                               int lost, void *arg)
 {
@@ -608,13 +599,13 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
         alk_schedule(a, ALK_RETRY_MS);
         return;
     }
-    if (rc != RLK_OK && alk_script_error(errstr, "RLK_REENTRY")) {
+    if (rc != RLK_OK && rlk_proto_refusal(errstr) == RLK_ERR_REENTRY) {
         alk_end(a, RLK_ERR_REENTRY, "%s %s: already held by %s; not acquired again", a->k->what,
                 a->name, a->owner);
         return;
     }
     if (rc != RLK_OK) {
-        alk_end(a, alk_script_error(errstr, "RLK_UPGRADE") ? RLK_ERR_UPGRADE : rc, "%s", errstr);
+        alk_end(a, rlk_proto_refusal(errstr) == RLK_ERR_UPGRADE ? RLK_ERR_UPGRADE : rc, "%s", errstr);
         return;
     }
     /* nil (or {token}) acquired; an integer the wait; {wait, 1}: first in the queue; a
@@ -983,8 +974,8 @@ static void alk_force_reply(rlk_async *ac, int rc, const redisReply *r, const ch
 
             for (; h; h = next) {
                 next = h->next;
-                if (strcmp(h->name, a->name) == 0 && (h->row == a->k || (rlk_proto_lock(h->kind)
-                    && strcmp(rlk_proto_lock(h->kind)->force, a->k->force) == 0)))
+                if (strcmp(h->name, a->name) == 0 && (h->row == a->k || (rlk_a_kind_row(h->kind)
+                    && strcmp(rlk_a_kind_row(h->kind)->force, a->k->force) == 0)))
                     alk_drop(ac, h);
             }
         }
@@ -1014,7 +1005,7 @@ static alk *alk_new(rlk_async *ac, int op, const rlk_proto *k, const char *who,
         return NULL;
     a->op = op;
     a->task = task;
-    a->k = k ? k : rlk_proto_lock(RLK_KIND_LOCK);
+    a->k = k ? k : rlk_a_kind_row(RLK_KIND_LOCK);
     if (rlk_a_common_begin(a->h.r, alk_cancel_hook, alk_free_state, who, name))
         return a;
     if (!k) {
@@ -1038,7 +1029,7 @@ static int alk_values(alk *a, const char *who, const rlk_a_lock_opts *o)
     int rc;
 
     if (!(a->k->flags & RLK_PROTO_VALUES) ||
-        (rc = rlk_proto_values_take(o ? o->values : NULL, o ? o->nvalues : 0, &a->values, why,
+        (rc = rlk_fastmulti_values_take(o ? o->values : NULL, o ? o->nvalues : 0, &a->values, why,
                                 sizeof why)) == RLK_OK)
         return 0;
     rlk_ae_complete(a->h.r, rc, 0, NULL, "%s %s: %s", who, a->name,
@@ -1165,7 +1156,7 @@ rlk_async_req *rlk_async_lock(rlk_async *ac, int kind, const char *name, unsigne
                               long long wait_ms, long long lease_ms, rlk_async_fn fn,
                               void *privdata)
 {
-    return rlk_a_lock_acquire(ac, rlk_proto_lock(kind), "rlk_async_lock", name, task, wait_ms, lease_ms,
+    return rlk_a_lock_acquire(ac, rlk_a_kind_row(kind), "rlk_async_lock", name, task, wait_ms, lease_ms,
                               NULL, fn, privdata);
 }
 
@@ -1173,7 +1164,7 @@ rlk_async_req *rlk_async_lock_nr(rlk_async *ac, int kind, const char *name, unsi
                                  long long wait_ms, long long lease_ms, rlk_async_fn fn,
                                  void *privdata)
 {
-    return rlk_a_lock_acquire(ac, rlk_proto_nr(kind), "rlk_async_lock_nr", name, task, wait_ms, lease_ms, NULL, fn,
+    return rlk_a_lock_acquire(ac, rlk_a_kind_nr(kind), "rlk_async_lock_nr", name, task, wait_ms, lease_ms, NULL, fn,
                               privdata);
 }
 
@@ -1182,7 +1173,7 @@ rlk_async_req *rlk_async_lock_spin(rlk_async *ac, const char *name, unsigned lon
                                    long long max_ms, rlk_async_fn fn, void *privdata)
 {
     rlk_a_lock_opts o = {.spin_initial_ms = initial_ms, .spin_max_ms = max_ms};
-    const rlk_proto *k = &rlk_proto_spin;
+    const rlk_proto *k = &rlk_lock_spin_row;
 
     /* rlk_lock_set_spin's bounds: 0 for either is Redisson's default. */
     if (o.spin_initial_ms == 0)
@@ -1203,7 +1194,7 @@ rlk_async_req *rlk_async_lock_delay(rlk_async *ac, const char *name, unsigned lo
 {
     rlk_a_lock_opts o = {.delay_ms = delay_ms};    /* 0: off, no delay key (as the blocking) */
 
-    return rlk_a_lock_acquire(ac, delay_ms ? &rlk_proto_delay : rlk_proto_lock(RLK_KIND_LOCK),
+    return rlk_a_lock_acquire(ac, delay_ms ? &rlk_lock_delay_row : rlk_a_kind_row(RLK_KIND_LOCK),
                               "rlk_async_lock_delay", name, task, wait_ms, lease_ms, &o, fn,
                               privdata);
 }
@@ -1211,7 +1202,7 @@ rlk_async_req *rlk_async_lock_delay(rlk_async *ac, const char *name, unsigned lo
 rlk_async_req *rlk_async_unlock(rlk_async *ac, int kind, const char *name, unsigned long long task,
                                 rlk_async_fn fn, void *privdata)
 {
-    return rlk_a_lock_release(ac, rlk_proto_lock(kind), name, task, NULL, fn, privdata);
+    return rlk_a_lock_release(ac, rlk_a_kind_row(kind), name, task, NULL, fn, privdata);
 }
 
 rlk_async_req *rlk_a_lock_force(rlk_async *ac, const rlk_proto *k, const char *who,
@@ -1230,14 +1221,14 @@ rlk_async_req *rlk_a_lock_force(rlk_async *ac, const rlk_proto *k, const char *w
 rlk_async_req *rlk_async_force_unlock(rlk_async *ac, int kind, const char *name,
                                       rlk_async_fn fn, void *privdata)
 {
-    return rlk_a_lock_force(ac, kind == RLK_KIND_LOCK ? &rlk_proto_delay : rlk_proto_lock(kind),
+    return rlk_a_lock_force(ac, kind == RLK_KIND_LOCK ? &rlk_lock_delay_row : rlk_a_kind_row(kind),
                             "rlk_async_force_unlock", name, NULL, fn, privdata);
 }
 
 rlk_async_req *rlk_async_force_unlock_named(rlk_async *ac, int kind, const char *name,
                                             rlk_async_fn fn, void *privdata)
 {
-    return rlk_a_lock_force(ac, rlk_proto_named(kind), "rlk_async_force_unlock_named", name,
+    return rlk_a_lock_force(ac, rlk_a_kind_named(kind), "rlk_async_force_unlock_named", name,
                             NULL, fn, privdata);
 }
 

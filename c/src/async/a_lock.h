@@ -16,7 +16,7 @@
 
 /* What an acquisition adds to its row: the value argument (NULL: none),
  * a spinning wait's back-off bounds (RLK_PROTO_WAIT_SPIN), the lock-delay
- * (rlk_proto_delay's delay_ms). */
+ * (rlk_lock_delay_row's delay_ms). */
 typedef struct rlk_a_lock_opts {
     const char *value;
     long long spin_initial_ms, spin_max_ms;

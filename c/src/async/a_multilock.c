@@ -25,6 +25,7 @@
 
 #include "client/client.h"
 #include "client/scripts.h"
+#include "kinds/lock.h"
 #include "runtime/rt.h"
 #include "async/engine.h"
 #include "async/a_common.h"
@@ -216,7 +217,7 @@ static void aml_next(aml *m)
             return;
         }
         rlk_ae_owner(m->h.ac, m->task, owner, sizeof owner);
-        m->call = rlk_a_kind_call(m->h.ac, &rlk_proto_lock_renew, m->names[m->k], &v, NULL,
+        m->call = rlk_a_kind_call(m->h.ac, &rlk_lock_renew_call, m->names[m->k], &v, NULL,
                                   aml_renew_reply, m);
         if (!m->call) {
             snprintf(msg, sizeof msg, "multilock: %s",

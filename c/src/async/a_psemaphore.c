@@ -117,7 +117,7 @@ static void aps_release_send(aps *a, int cw)
 {
     rlk_proto_argvals v = {.id = a->raw, .idlen = a->rawlen};
 
-    a->call = rlk_a_kind_call(a->h.ac, &rlk_proto_psem_release, a->name, &v, NULL, aps_reply, a);
+    a->call = rlk_a_kind_call(a->h.ac, &rlk_psem_release_call, a->name, &v, NULL, aps_reply, a);
     aps_sent(a, cw);
 }
 
@@ -128,7 +128,7 @@ static void aps_attempt(aps *a)
 
     rlk_a_semq_retry_stop(&a->q);
     a->again = 0;
-    a->call = rlk_a_kind_call(a->h.ac, &rlk_proto_psem_acquire, a->name, &v, NULL, aps_reply, a);
+    a->call = rlk_a_kind_call(a->h.ac, &rlk_psem_acquire_call, a->name, &v, NULL, aps_reply, a);
     aps_sent(a, APS_CW_ACQ);
 }
 
@@ -211,7 +211,7 @@ static void aps_acq_reply(aps *a, int rc, const redisReply *r, const char *errst
         char msg[128];
 
         snprintf(msg, sizeof msg, "acquire %s: %s replied type %d", a->name,
-                 rlk_proto_psem_acquire.script, r->type);
+                 rlk_psem_acquire_call.script, r->type);
         aps_end(a, RLK_ERR_PROTOCOL, msg);
     }
 }

@@ -30,6 +30,7 @@
 
 #include "client/client.h"
 #include "kinds/names.h"
+#include "kinds/semaphore.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "async/engine.h"
@@ -163,7 +164,7 @@ static void asm_undo(asm_req *a)
     rlk_proto_argvals v = {.n = a->n};
 
     rlk_a_semq_quiet(&a->q, &a->deadline);
-    a->call = rlk_a_kind_call(a->h.ac, &rlk_proto_sem_release, a->name, &v, NULL, asm_undo_reply,
+    a->call = rlk_a_kind_call(a->h.ac, &rlk_semaphore_release_call, a->name, &v, NULL, asm_undo_reply,
                               a);
     a->cw = a->call ? ASM_UNDO : ASM_NONE;
     if (!a->call)
@@ -227,7 +228,7 @@ static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, co
         asm_busy(a, o.value, o.first);
     else
         asm_finish(a, RLK_ERR_PROTOCOL, "semaphore %s: %s replied an unexpected shape", a->name,
-                   rlk_proto_sem_acquire.script);
+                   rlk_semaphore_acquire_call.script);
 }
 
 static void asm_attempt(asm_req *a)
@@ -235,7 +236,7 @@ static void asm_attempt(asm_req *a)
     rlk_proto_argvals v = {.n = a->n, .ticket = rlk_a_semq_arg(&a->q)};
 
     rlk_a_semq_retry_stop(&a->q);
-    a->call = rlk_a_kind_call(a->h.ac, &rlk_proto_sem_acquire, a->name, &v, NULL,
+    a->call = rlk_a_kind_call(a->h.ac, &rlk_semaphore_acquire_call, a->name, &v, NULL,
                               asm_acquire_reply, a);
     if (a->call) {
         a->cw = ASM_ATTEMPT;
@@ -317,7 +318,7 @@ rlk_async_req *rlk_async_semaphore_release(rlk_async *ac, const char *name, long
     if (rlk_a_common_range(r, "rlk_async_semaphore_release", name, "permits", permits, 1,
                            RLK_NUM_MAX))
         return r;
-    if (rlk_a_once_call(r, &rlk_proto_sem_release, &v, NULL, 0) != 0)
+    if (rlk_a_once_call(r, &rlk_semaphore_release_call, &v, NULL, 0) != 0)
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_semaphore_release %s: out of "
                         "memory", name);
     return r;

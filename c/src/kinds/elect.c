@@ -54,6 +54,21 @@ typedef struct rlk_elect_acq {
 } rlk_elect_acq;
 
 /* rlk_fam_kind.fini: what the handle holds beyond its base. */
+/* The election's row (kinds/proto.h, docs/elect.md) on the fenced lock's layout: a leader is
+ * a fenced hold whose token is its term, renewed with fenced/renew; candidates wait on the
+ * lock's channel, which elect/resign publishes on. Forced as the fenced lock it is. */
+const rlk_proto rlk_elect_row = {
+    "election", RLK_KIND_FENCED, "elect",
+    "elect/campaign", "lease_ms owner value publish secret",
+    "elect/resign", "owner lease_ms publish secret",
+    NULL, NULL,
+    NULL, NULL,
+    "lock_channel", RLK_PROTO_WAIT_CHANNEL, RLK_PROTO_TOKEN | RLK_PROTO_ONE_HOLD, "",
+    &rlk_fenced_renew_task, "lock token", RLK_ELECT_VALUE_MAX, NULL, "fenced/held", "owner"};
+const rlk_proto_call rlk_elect_proclaim_call = {"elect/proclaim",
+                                                "owner term value publish secret"};
+const rlk_proto_call rlk_elect_leader_call = {"elect/leader", ""};
+
 static void rlk_elect_fini(void *handle)
 {
     rlk_elect *e = handle;
@@ -155,17 +170,19 @@ static int rlk_elect_attempt(void *arg, long long *ttl)
 {
     rlk_elect_acq *a = arg;
     rlk_elect *e = a->h.handle;
-    const char *keys[4] = {e->b.name, e->token_key, e->state_key, e->elect_channel};
-    const char *args[5] = {a->h.lease, a->h.owner, a->value, rlk_publish_arg(e->b.c), e->secret};
+    rlk_proto_argvals v = {.lease_ms = a->h.lease_ms, .owner = a->h.owner, .value = a->value,
+                           .secret = e->secret};
     rlk_hold_spec h = {RLK_KIND_FENCED, e->b.name, a->h.owner, 2, {e->b.name, e->token_key, NULL},
                        e->b.channel, &rlk_fenced_renew_task, 0};
     long long sent = rlk_clock_now_ns();
     redisReply *r = NULL;
     int rc;
 
-    if ((rc = rlk_evalv(e->b.c, "elect/campaign", 4, keys, NULL, 5, args, NULL, &r)) != RLK_OK)
+    if ((rc = rlk_handle_eval(&e->b, rlk_elect_row.acquire, rlk_elect_row.acquire_args, &v,
+                              &r)) != RLK_OK)
         return rc;
-    rc = rlk_fam_acquire_reply(e->b.c, "election", e->b.name, "elect/campaign", r, ttl, &a->term);
+    rc = rlk_fam_acquire_reply(e->b.c, "election", e->b.name, rlk_elect_row.acquire, r, ttl,
+                               &a->term);
     freeReplyObject(r);
     if (rc == RLK_OK)
         rc = rlk_fam_record(e->b.rt, &h, a->h.lease_ms, a->h.watchdog, sent, a->term,
@@ -242,17 +259,17 @@ int rlk_elect_proclaim(rlk_elect *e, const char *value)
         return rc;
     v.publish = rlk_publish_arg(e->b.c);
     v.secret = e->secret;   /* only the incarnation that leads proclaims */
-    if (rlk_proto_build(&rlk_proto_elect_proclaim, e->b.name, &v, &pb) != 0)
+    if (rlk_proto_build(&rlk_elect_proclaim_call, e->b.name, &v, &pb) != 0)
         rc = rlk_set_error(e->b.c, RLK_ERR_NOMEM, "election %s: out of memory", e->b.name);
     else
-        rc = rlk_evalv(e->b.c, rlk_proto_elect_proclaim.script, pb.nkeys, pb.keys, NULL,
+        rc = rlk_evalv(e->b.c, rlk_elect_proclaim_call.script, pb.nkeys, pb.keys, NULL,
                        pb.nargs, pb.av.v, pb.av.len, &r);
     rlk_proto_built_free(&pb);
     if (rc != RLK_OK)
         return rc;
     if (rlk_proto_read_proclaim(r, &o) == RLK_PROTO_BAD)
         rc = rlk_set_error(e->b.c, RLK_ERR_PROTOCOL, "election %s: %s replied type %d",
-                           e->b.name, rlk_proto_elect_proclaim.script, r->type);
+                           e->b.name, rlk_elect_proclaim_call.script, r->type);
     else if (o.is == RLK_PROTO_REFUSED)
         rc = rlk_set_error(e->b.c, o.err, "election %s: %s no longer leads in term %lld",
                            e->b.name, owner, v.term);
@@ -296,16 +313,15 @@ static char *rlk_elect_dup(const redisReply *r, size_t *len)
 
 int rlk_elect_leader(rlk_elect *e, rlk_elect_info *out)
 {
-    const char *keys[2];
+    rlk_proto_argvals v = {0};
     redisReply *r = NULL;
     int rc;
 
     if (!e || !out)
         return RLK_ERR_ARG;
     memset(out, 0, sizeof *out);
-    keys[0] = e->b.name;
-    keys[1] = e->state_key;
-    if ((rc = rlk_evalv(e->b.c, "elect/leader", 2, keys, NULL, 0, NULL, NULL, &r)) != RLK_OK)
+    if ((rc = rlk_handle_eval(&e->b, rlk_elect_leader_call.script, rlk_elect_leader_call.args, &v,
+                              &r)) != RLK_OK)
         return rc;
     rc = rlk_elect_info_read(r, out);
     freeReplyObject(r);

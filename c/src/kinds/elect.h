@@ -14,6 +14,7 @@
 /* The protocol pieces the async election (async/a_elect.c) shares with
  * this file's blocking one (defined at the end of elect.c). */
 #include "rlk.h"
+#include "kinds/proto.h"
 
 struct redisReply;
 
@@ -23,5 +24,10 @@ struct redisReply;
 int rlk_elect_info_read(const struct redisReply *r, rlk_elect_info *out);
 /* 1 when two reads tell the same leadership (ttl aside). */
 int rlk_elect_info_same(const rlk_elect_info *a, const rlk_elect_info *b);
+
+/* The election's row: campaign and resign (kinds/proto.h); proclaim; the
+ * leader's read. */
+extern const rlk_proto rlk_elect_row;
+extern const rlk_proto_call rlk_elect_proclaim_call, rlk_elect_leader_call;
 
 #endif /* RLK_KINDS_ELECT_H */

@@ -27,6 +27,7 @@
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/pool.h"
+#include "kinds/proto.h"
 #include "kinds/handle.h"
 #include "kinds/names.h"
 #include "kinds/fairlock.h"
@@ -80,6 +81,25 @@ static const rlk_fam_kind rlk_fair_kind = {
 const rlk_renew_task rlk_fairlock_renew_task = {
     "fair/renew", RLK_RENEW_ALONE, rlk_renew_build_one, rlk_renew_reply_one, NULL
 };
+
+/* The fair lock's rows (kinds/proto.h): reentrant, and Redisson's non-reentrant fair lock. */
+const rlk_proto rlk_fairlock_row = {
+    "lock", RLK_KIND_FAIR, "fair",
+    "fair/acquire", "lease_ms owner wait_ms",
+    "fair/release", "owner lease_ms publish",
+    "fair/cancel", "owner publish",
+    "fair/force_release", "publish",
+    "channel", RLK_PROTO_WAIT_FAIR, 0, "", &rlk_fairlock_renew_task, "lock queue timeouts", 0,
+    NULL, NULL, NULL};
+
+const rlk_proto rlk_fairlock_nr_row = {
+    "non-reentrant fair lock", RLK_KIND_FAIR, "fair",
+    "fair/nonreentrant_acquire", "lease_ms owner wait_ms",
+    "fair/release", "owner lease_ms publish",
+    "fair/cancel", "owner publish",
+    "fair/force_release", "publish",
+    "channel", RLK_PROTO_WAIT_FAIR, RLK_PROTO_NON_REENTRANT, "", &rlk_fairlock_renew_task,
+    "lock queue timeouts", 0, NULL, NULL, NULL};
 
 /* ---------------------------------------------------------------- handles */
 
@@ -193,14 +213,14 @@ static int rlk_fair_undo(void *arg)
 static void rlk_fair_cancel(const rlk_fair_acq *a)
 {
     rlk_fairlock *f = a->f;
-    const char *keys[4] = {f->b.name, f->queue, f->timeouts, f->b.channel};
     char saved[RLK_ERRSTR_MAX];
-    const char *args[2] = {a->owner, rlk_publish_arg(f->b.c)};
+    rlk_proto_argvals v = {.owner = a->owner};
     redisReply *r = NULL;
     int err = rlk_err(f->b.c);
 
     snprintf(saved, sizeof saved, "%s", rlk_errstr(f->b.c));
-    if (rlk_evalv(f->b.c, "fair/cancel", 4, keys, NULL, 2, args, NULL, &r) == RLK_OK)
+    if (rlk_handle_eval(&f->b, rlk_fairlock_row.cancel, rlk_fairlock_row.cancel_args, &v, &r) ==
+        RLK_OK)
         freeReplyObject(r);
     else
         rlk_set_error(f->b.c, err, "%s", saved);
@@ -228,9 +248,8 @@ static int rlk_fair_attempt(void *arg, long long *ttl)
 {
     rlk_fair_acq *a = arg;
     rlk_fairlock *f = a->f;
-    const char *keys[3] = {f->b.name, f->queue, f->timeouts};
-    char lease[24], wait_s[24];
-    const char *args[3] = {lease, a->owner, wait_s};
+    const rlk_proto *row = f->non_reentrant ? &rlk_fairlock_nr_row : &rlk_fairlock_row;
+    rlk_proto_argvals v = {.lease_ms = a->lease_ms, .owner = a->owner, .wait_ms = a->wait_ms};
     rlk_hold_spec h = {RLK_KIND_FAIR, f->b.name, a->owner, 3,       /* fair/renew's keys */
                        {f->b.name, f->queue, f->timeouts},
                        f->b.channel,    /* fair/force_release tells the holders here */
@@ -239,19 +258,15 @@ static int rlk_fair_attempt(void *arg, long long *ttl)
     redisReply *r = NULL;
     int rc;
 
-    snprintf(lease, sizeof lease, "%lld", a->lease_ms);
-    snprintf(wait_s, sizeof wait_s, "%lld", a->wait_ms);
     RLK_RT_COUNT(f->b.rt, acquire_calls);
-    const char *script = f->non_reentrant ? "fair/nonreentrant_acquire" : "fair/acquire";
-
-    if ((rc = rlk_evalv(f->b.c, script, 3, keys, NULL, 3, args, NULL, &r)) != RLK_OK) {
+    if ((rc = rlk_handle_eval(&f->b, row->acquire, row->acquire_args, &v, &r)) != RLK_OK) {
         if (rc == RLK_ERR_SCRIPT && f->non_reentrant &&
-            strncmp(rlk_errstr(f->b.c), "RLK_REENTRY", 11) == 0)
+            rlk_proto_refusal(rlk_errstr(f->b.c)) == RLK_ERR_REENTRY)
             return rlk_fair_reentry(f, a->owner);
         return rlk_fam_acquire_lost(&f->b, rc, &h, a->lease_ms, a->watchdog, sent, NULL, NULL,
                                     rlk_fair_undo, a);
     }
-    rc = rlk_fam_acquire_reply(f->b.c, "fair lock", f->b.name, script, r, ttl, NULL);
+    rc = rlk_fam_acquire_reply(f->b.c, "fair lock", f->b.name, row->acquire, r, ttl, NULL);
     freeReplyObject(r);
     if (rc == RLK_ERR_BUSY && (*ttl < 0 || *ttl > cap))
         *ttl = cap;

@@ -9,10 +9,13 @@
 #ifndef RLK_KINDS_FAIRLOCK_H
 #define RLK_KINDS_FAIRLOCK_H
 
+#include "kinds/proto.h"
 #include "runtime/wd.h"
 
 /* One fair/renew call per lock (KEYS: name, queue, timeouts; ARGV: lease, owner). */
 extern const rlk_renew_task rlk_fairlock_renew_task;
+/* Its rows (kinds/proto.h): the fair lock, the non-reentrant fair lock. */
+extern const rlk_proto rlk_fairlock_row, rlk_fairlock_nr_row;
 
 /* fair/clear_queue: empties f's queue and its deadlines (dead waiters included) and wakes each
  * waiter that was in it (0 on its own channel, with the client's publish command), in one

@@ -48,6 +48,7 @@
 #include "kinds/fastmulti.h"
 #include "kinds/handle.h"
 #include "kinds/names.h"
+#include "kinds/proto.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
@@ -90,6 +91,46 @@ static const rlk_sub_rule rlk_fastmulti_sub_rule = {rlk_fastmulti_meaning};
 const rlk_renew_task rlk_fastmulti_renew_task = {
     "fastmulti/renew", RLK_RENEW_ALONE, rlk_renew_build_one, rlk_renew_reply_one, NULL
 };
+
+/* The faster MultiLock's row (kinds/proto.h, docs/locks/fastmulti.md): the values of one group
+ * in one hash, taken and released all or none by one call (the values after the named ARGV);
+ * waiters on the group's channel, every message a wake-up (waiters of a group wait for
+ * different values), bounded by the TTL a refusal returns. One hold (kind lock, name the
+ * group) per owner, fastmulti/renew. */
+const rlk_proto rlk_fastmulti_row = {
+    "faster MultiLock", RLK_KIND_LOCK, "fastmulti",
+    "fastmulti/acquire", "lease_ms owner",
+    "fastmulti/release", "owner lease_ms publish",
+    NULL, NULL,
+    "fastmulti/force_release", "publish",
+    "channel", RLK_PROTO_WAIT_CHANNEL, RLK_PROTO_VALUES, "", &rlk_fastmulti_renew_task, "group",
+    0, NULL, NULL, NULL};
+const rlk_proto_call rlk_fastmulti_held_call = {"fastmulti/held", "owner"};
+const rlk_proto_call rlk_fastmulti_counts_call = {"fastmulti/counts", "owner"};
+
+int rlk_fastmulti_values_take(const char *const *values, size_t n, char ***out, char *buf, size_t len)
+{
+    size_t bytes = (n + 1) * sizeof(char *);
+    char *p;
+
+    *out = NULL;
+    if (rlk_fastmulti_values_check(values, n, buf, len) != 0)
+        return RLK_ERR_ARG;
+    for (size_t k = 0; k < n; k++)
+        bytes += strlen(values[k]) + 1;
+    if (!(*out = malloc(bytes)))
+        return RLK_ERR_NOMEM;
+    p = (char *)(*out + n + 1);
+    for (size_t k = 0; k < n; k++) {
+        size_t vlen = strlen(values[k]) + 1;
+
+        (*out)[k] = memcpy(p, values[k], vlen);
+        p += vlen;
+    }
+    (*out)[n] = NULL;
+    return RLK_OK;
+}
+
 
 static void rlk_fastmulti_fini(void *handle)
 {

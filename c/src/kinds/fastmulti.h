@@ -14,6 +14,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "kinds/proto.h"
 #include "runtime/wd.h"
 
 #define RLK_FASTMULTI_VALUE_MAX 1024
@@ -49,5 +50,16 @@ extern const rlk_renew_task rlk_fastmulti_renew_task;
  * take, and a release whose values count known - 1 may not have run), or
  * r not such a reply. */
 long long rlk_fastmulti_lost_count(const redisReply *r, long long known, int exact, int release);
+
+/* Its row (kinds/proto.h, RLK_PROTO_VALUES); its reads, ARGV ending with
+ * the values. */
+extern const rlk_proto rlk_fastmulti_row;
+extern const rlk_proto_call rlk_fastmulti_held_call, rlk_fastmulti_counts_call;
+
+/* A copy of values[0..n) in one block (free() frees it), NULL-terminated,
+ * in *out: RLK_OK; RLK_ERR_ARG with why in buf (rlk_fastmulti_values_check:
+ * nothing copied); RLK_ERR_NOMEM. */
+int rlk_fastmulti_values_take(const char *const *values, size_t n, char ***out, char *buf,
+                              size_t len);
 
 #endif /* RLK_KINDS_FASTMULTI_H */

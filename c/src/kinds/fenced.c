@@ -19,6 +19,7 @@
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
+#include "kinds/proto.h"
 #include "kinds/handle.h"
 #include "kinds/names.h"
 #include "kinds/fenced.h"
@@ -67,6 +68,15 @@ static const rlk_fam_kind rlk_fenced_kind = {
 const rlk_renew_task rlk_fenced_renew_task = {
     "fenced/renew", RLK_RENEW_ALONE, rlk_renew_build_one, rlk_renew_reply_one, NULL
 };
+
+const rlk_proto rlk_fenced_row = {
+    "lock", RLK_KIND_FENCED, "fenced",
+    "fenced/acquire", "lease_ms owner",
+    "fenced/release", "owner lease_ms publish",
+    NULL, NULL,
+    "reentrant/force_release", "publish",
+    "channel", RLK_PROTO_WAIT_CHANNEL, RLK_PROTO_TOKEN, "", &rlk_fenced_renew_task,
+    "lock token", 0, NULL, "fenced/held", "owner"};
 
 /* ---------------------------------------------------------------- handles */
 

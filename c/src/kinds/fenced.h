@@ -8,9 +8,12 @@
 #ifndef RLK_KINDS_FENCED_H
 #define RLK_KINDS_FENCED_H
 
+#include "kinds/proto.h"
 #include "runtime/wd.h"
 
 /* One fenced/renew call per lock (KEYS: name, token key; ARGV: lease, owner). */
 extern const rlk_renew_task rlk_fenced_renew_task;
+/* Its row (kinds/proto.h). */
+extern const rlk_proto rlk_fenced_row;
 
 #endif /* RLK_KINDS_FENCED_H */

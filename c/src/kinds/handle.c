@@ -4,7 +4,8 @@
  * id read through a const handle, the holder id and local queue of a kind
  * whose waiters queue in the process, the head of an acquisition call and
  * its undo through the kind's release call, the message of a wait that ran
- * out, the token of a recorded hold, and the metrics of a counted call.
+ * out, the token of a recorded hold, the metrics of a counted call, and a
+ * kind's call built from its kinds/proto row.
  */
 #include <stdio.h>
 #include <string.h>
@@ -90,4 +91,31 @@ rlk_handle_call rlk_handle_call_begin(const rlk_fam_base *b)
 int rlk_handle_call_end(rlk_handle_call *hc, int metric, int rc)
 {
     return rlk_metrics_end(&hc->mc, metric, hc->name, rc);
+}
+
+int rlk_handle_evalx(const rlk_fam_base *b, const char *script, const char *args,
+                     const char *opt, const rlk_proto_argvals *vals, redisReply **r)
+{
+    rlk_proto_call pc = {script, args};
+    rlk_proto_argvals v = *vals;
+    rlk_proto_built pb;
+    int rc = RLK_ERR_NOMEM, no = 0;
+
+    if (!v.publish)
+        v.publish = rlk_publish_arg(b->c);
+    if (rlk_proto_build(&pc, b->name, &v, &pb) == 0 &&
+        (!opt || (no = rlk_proto_keys_list(&pb.ks, opt, pb.keys + pb.nkeys,
+                                           RLK_PROTO_KEYS - pb.nkeys)) >= 0))
+        rc = rlk_evalv(b->c, script, pb.nkeys + no, pb.keys, NULL, pb.nargs, pb.av.v, pb.av.len,
+                       r);
+    else
+        rlk_set_error(b->c, RLK_ERR_NOMEM, "%s %s: out of memory", script, b->name);
+    rlk_proto_built_free(&pb);
+    return rc;
+}
+
+int rlk_handle_eval(const rlk_fam_base *b, const char *script, const char *args,
+                    const rlk_proto_argvals *vals, redisReply **r)
+{
+    return rlk_handle_evalx(b, script, args, NULL, vals, r);
 }

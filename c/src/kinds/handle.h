@@ -13,6 +13,7 @@
 #define RLK_KINDS_HANDLE_H
 
 #include "rlk.h"
+#include "kinds/proto.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/metrics.h"
@@ -84,5 +85,18 @@ typedef struct rlk_handle_call {
 
 rlk_handle_call rlk_handle_call_begin(const rlk_fam_base *b);
 int rlk_handle_call_end(rlk_handle_call *hc, int metric, int rc);
+
+/* ---------------------------------------------------------------- calling */
+
+/* The call script with the ARGV named args (a kinds/proto.h row's or call's)
+ * on b's name: its KEYS built by rlk_proto_build from the script header's
+ * roles, then the roles opt (a row's opt_keys; NULL: none), its ARGV from
+ * vals (publish NULL: the client's); rlk_evalv's result, or RLK_ERR_NOMEM
+ * recorded. */
+int rlk_handle_evalx(const rlk_fam_base *b, const char *script, const char *args,
+                     const char *opt, const rlk_proto_argvals *vals, redisReply **r);
+/* The same without optional KEYS. */
+int rlk_handle_eval(const rlk_fam_base *b, const char *script, const char *args,
+                    const rlk_proto_argvals *vals, redisReply **r);
 
 #endif /* RLK_KINDS_HANDLE_H */

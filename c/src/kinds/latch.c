@@ -25,10 +25,15 @@
 #include "client/topo.h"
 #include "kinds/expiry.h"
 #include "kinds/handle.h"
+#include "kinds/latch.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/metrics.h"
 #include "runtime/wait.h"
+
+const rlk_proto_call rlk_latch_count_call = {"latch/count", ""};
+const rlk_proto_call rlk_latch_count_down_call = {"latch/count_down", "publish"};
+const rlk_proto_call rlk_latch_try_set_count_call = {"latch/try_set_count", "n publish"};
 
 struct rlk_latch {
     rlk_fam_base b;             /* channel: redisson_countdownlatch__channel__{name} */

@@ -66,7 +66,6 @@ typedef struct rlk_acq {
     rlk_lock_timeline tl;       /* the last attempt's timeline */
     int spin;                   /* a spinning wait: its hold joins no channel either */
     long long delay_ms;         /* its lock-delay: the hold's for a re-entry, else the handle's */
-    char delay_s[24];           /* delay_ms as text (reentrant/acquire's ARGV[4]) */
 } rlk_acq;
 
 static _Thread_local rlk_lock_timeline rlk_lock_tl;    /* the thread's last acquisition */
@@ -156,6 +155,47 @@ const rlk_renew_task rlk_lock_renew_task = {
     &rlk_lock_renew_alone
 };
 
+/* ---------------------------------------------------------------- rows (kinds/proto.h) */
+
+const rlk_proto rlk_lock_row = {
+    "lock", RLK_KIND_LOCK, "reentrant",
+    "reentrant/acquire", "lease_ms owner ticket",
+    "reentrant/release", "owner lease_ms claim_ms publish",
+    "reentrant/cancel", "ticket claim_ms publish",
+    "reentrant/force_release", "publish",
+    "channel", RLK_PROTO_WAIT_QUEUE, 0, "", &rlk_lock_renew_task, "lock", 0, NULL, NULL, NULL};
+
+/* Attempts that never queue (ticket 0). */
+const rlk_proto rlk_lock_spin_row = {
+    "lock", RLK_KIND_LOCK, "reentrant",
+    "reentrant/acquire", "lease_ms owner ticket",
+    "reentrant/release", "owner lease_ms claim_ms publish",
+    NULL, NULL,
+    "reentrant/force_release", "publish",
+    "channel", RLK_PROTO_WAIT_SPIN, 0, "", &rlk_lock_renew_task, "lock", 0, NULL, NULL, NULL};
+
+/* With a lock-delay (rlk_lock_set_delay): its acquire, release and force name the delay key
+ * {name}:rlk_delay last, the acquire its delay_ms; renewed by the reentrant lock's task, each
+ * delay key right after its lock (whose PX becomes lease + delay). Also the force unlock of
+ * RLK_KIND_LOCK: a force unlock ends a delay. */
+const rlk_proto rlk_lock_delay_row = {
+    "lock", RLK_KIND_LOCK, "reentrant", "reentrant/acquire", "lease_ms owner ticket delay_ms",
+    "reentrant/release", "owner lease_ms claim_ms publish", "reentrant/cancel",
+    "ticket claim_ms publish", "reentrant/force_release", "publish", "channel",
+    RLK_PROTO_WAIT_QUEUE, 0, "", &rlk_lock_renew_task, "lock delay", 0, "delay", NULL, NULL};
+
+/* Redisson's non-reentrant lock (kinds/nrlock.c): held and renewed as the reentrant lock. */
+const rlk_proto rlk_lock_nr_row = {
+    "non-reentrant lock", RLK_KIND_LOCK, "nonreentrant",
+    "nonreentrant/acquire", "lease_ms owner",
+    "nonreentrant/release", "owner lease_ms publish",
+    NULL, NULL,
+    "reentrant/force_release", "publish",
+    "channel", RLK_PROTO_WAIT_CHANNEL, RLK_PROTO_NON_REENTRANT, "", &rlk_lock_renew_task,
+    "lock", 0, NULL, NULL, NULL};
+
+const rlk_proto_call rlk_lock_renew_call = {"reentrant/renew", "lease_ms owner"};
+
 /* ---------------------------------------------------------------- handles */
 
 rlk_lock *rlk_lock_new(rlk_client *c, const char *name)
@@ -239,7 +279,6 @@ static int rlk_acq_init(rlk_lock *l, long long lease_ms, long long wait_ms, rlk_
     /* A re-entry keeps its hold's lock-delay, or the lack of one. */
     if (!rlk_wd_delay_of(l->b.rt->wd, l->b.name, a->owner, &a->delay_ms))
         a->delay_ms = l->delay_ms;
-    snprintf(a->delay_s, sizeof a->delay_s, "%lld", a->delay_ms);
     return RLK_OK;
 }
 
@@ -303,31 +342,28 @@ static int rlk_lock_attempt(void *arg, long long *ttl)
 {
     rlk_acq *a = arg;
     rlk_lock *l = a->l;
-    const char *keys[4] = {l->b.name, l->waiters, l->grant, l->delay};
-    char lease[24], ticket[24];
-    const char *args[4] = {lease, a->owner, ticket, a->delay_s};
-    int n = a->delay_ms > 0 ? 4 : 3;     /* lock-delay: its key and its ms */
+    const rlk_proto *row = a->delay_ms > 0 ? &rlk_lock_delay_row : &rlk_lock_row;
     rlk_hold_spec h = {RLK_KIND_LOCK, l->b.name, a->owner, 1, {l->b.name, NULL, NULL},
                        a->spin ? NULL : l->b.channel,  /* spin: no SUBSCRIBE, holding either */
                        &rlk_lock_renew_task, 1};     /* its channel: no lingering */
     long long sent = rlk_clock_now_ns();
     long long targ = rlk_wait_ticket_arg(&a->ticket, a->queued);   /* 0: does not queue */
+    rlk_proto_argvals v = {.lease_ms = a->lease_ms, .owner = a->owner, .ticket = targ,
+                           .delay_ms = a->delay_ms};
     rlk_proto_outcome o;
     redisReply *r = NULL;
     int rc;
 
-    snprintf(lease, sizeof lease, "%lld", a->lease_ms);
-    snprintf(ticket, sizeof ticket, "%lld", targ);
     RLK_RT_COUNT(l->b.rt, acquire_calls);
     a->tl.rx_ns = a->ticket.rx_ns;      /* what woke this attempt, if anything */
     a->tl.woken_ns = a->ticket.woken_ns;
     a->ticket.rx_ns = a->ticket.woken_ns = 0;
     a->tl.claim_sent_ns = sent;
-    if (n == 4) {       /* renewed with its delay key (rlk_lock_renew_build) */
+    if (a->delay_ms > 0) {      /* renewed with its delay key (rlk_lock_renew_build) */
         h.nkeys = 2;
         h.keys[1] = l->delay;
     }
-    rc = rlk_evalv(l->b.c, "reentrant/acquire", n, keys, NULL, n, args, NULL, &r);
+    rc = rlk_handle_evalx(&l->b, row->acquire, row->acquire_args, row->opt_keys, &v, &r);
     a->tl.claim_done_ns = rlk_clock_now_ns();
     if (rc != RLK_OK && targ)
         a->queued = 1;      /* it may have run: the next attempt looks before it queues */

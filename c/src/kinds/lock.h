@@ -9,6 +9,7 @@
 #ifndef RLK_KINDS_LOCK_H
 #define RLK_KINDS_LOCK_H
 
+#include "kinds/proto.h"
 #include "runtime/sub.h"
 #include "runtime/wd.h"
 
@@ -41,5 +42,11 @@ extern const rlk_sub_rule rlk_lock_sub_rule;
  * are due (one call per hash slot on a cluster), each alone with
  * reentrant/renew when the script refuses the batch. */
 extern const rlk_renew_task rlk_lock_renew_task;
+
+/* The reentrant lock's rows (kinds/proto.h): queued, spinning, with a
+ * lock-delay, and the non-reentrant lock's (kinds/nrlock.c); its renewal of
+ * one hold (the MultiLock's). */
+extern const rlk_proto rlk_lock_row, rlk_lock_spin_row, rlk_lock_delay_row, rlk_lock_nr_row;
+extern const rlk_proto_call rlk_lock_renew_call;
 
 #endif /* RLK_KINDS_LOCK_H */

@@ -26,6 +26,7 @@
 #include "kinds/lock.h"
 #include "kinds/handle.h"
 #include "kinds/names.h"
+#include "kinds/proto.h"
 #include "runtime/fam.h"
 #include "runtime/fam_settle.h"
 #include "runtime/fam_hold.h"
@@ -110,8 +111,7 @@ static int rlk_nrlock_attempt(void *arg, long long *ttl)
 {
     rlk_handle_acq *a = arg;    /* its undo: rlk_handle_undo, with rlk_nrlock_release_call */
     rlk_nrlock *l = a->handle;
-    const char *keys[1] = {l->b.name};
-    const char *args[2] = {a->lease, a->owner};
+    rlk_proto_argvals v = {.lease_ms = a->lease_ms, .owner = a->owner};
     rlk_hold_spec h = {RLK_KIND_LOCK, l->b.name, a->owner, 1, {l->b.name, NULL, NULL},
                        l->b.channel, &rlk_lock_renew_task, 0};  /* its waiters wait there */
     long long sent = rlk_clock_now_ns();
@@ -120,10 +120,10 @@ static int rlk_nrlock_attempt(void *arg, long long *ttl)
 
     for (int again = 0;; again++) {
         RLK_RT_COUNT(l->b.rt, acquire_calls);
-        rc = rlk_evalv(l->b.c, "nonreentrant/acquire", 1, keys, NULL, 2, args, NULL, &r);
+        rc = rlk_handle_eval(&l->b, rlk_lock_nr_row.acquire, rlk_lock_nr_row.acquire_args, &v, &r);
         if (rc == RLK_OK)
             break;
-        if (rc != RLK_ERR_SCRIPT || strncmp(rlk_errstr(l->b.c), "RLK_REENTRY", 11) != 0)
+        if (rc != RLK_ERR_SCRIPT || rlk_proto_refusal(rlk_errstr(l->b.c)) != RLK_ERR_REENTRY)
             return rlk_fam_acquire_lost(&l->b, rc, &h, a->lease_ms, a->watchdog, sent, NULL,
                                         NULL, rlk_handle_undo, a);
         /* The server counts a hold of this owner that the registry does not (it was checked

@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * proto.h - each kind's protocol, once, as data (proto.c): for the lock
+ * proto.h - the shape of each kind's protocol, once, as data: for the lock
  * kinds a row (rlk_proto: acquire, release, cancel, force and held
  * read-back scripts, their ARGV by name, how waiters wait, the renew
  * task), for every other call of a kind (the semaphores', the latch's, the
  * election's proclaim and leader read, the faster MultiLock's reads) a
- * call (rlk_proto_call: its script and ARGV by name). KEYS are built from
+ * call (rlk_proto_call: its script and ARGV by name). The rows and calls
+ * themselves live in their kind's file (kinds/lock.c's rlk_lock_row, ...,
+ * declared in its header); proto.c calls no kind. KEYS are built from
  * the roles the script's header gives them (client/scripts.h
  * rlk_script_key_roles) by kinds/names.h rlk_names_key. The pure reply
  * readers of the kinds' scripts are here too (rlk_proto_read_*), so that
  * the blocking kinds and the async requests read a reply one way. Adding a
- * kind is adding a row.
+ * kind is adding a row in its file.
  *
  * Not installed; not a stable API.
  */
@@ -73,19 +75,6 @@ typedef struct rlk_proto {
                                        elect/held); NULL: the holder's field (HGET) */
 } rlk_proto;
 
-/* The lock kinds by RLK_KIND_LOCK .. RLK_KIND_WRITE; NULL for another. */
-const rlk_proto *rlk_proto_lock(int kind);
-/* The force release of kind (RLK_KIND_LOCK .. RLK_KIND_WRITE) that also
- * passes 'named' (a lock's hash without a TTL goes too); NULL for another. */
-const rlk_proto *rlk_proto_named(int kind);
-/* The non-reentrant lock (RLK_KIND_LOCK) and fair lock (RLK_KIND_FAIR); NULL
- * for another. */
-const rlk_proto *rlk_proto_nr(int kind);
-/* The reentrant lock without pub/sub. */
-extern const rlk_proto rlk_proto_spin;
-/* The reentrant lock with a lock-delay; also the force unlock of
- * RLK_KIND_LOCK (it ends a delay). */
-extern const rlk_proto rlk_proto_delay;
 /* 1 when a re-entry asked for with row k of a hold taken with row held is
  * made with the hold's row and lock-delay: both rows share the acquire
  * script (the reentrant lock's plain, spin and lock-delay rows; a kind's
@@ -93,10 +82,6 @@ extern const rlk_proto rlk_proto_delay;
  * acquisition, or the lack of one, through its re-entries and its release
  * (kinds/lock.c does the same). */
 int rlk_proto_keeps(const rlk_proto *held, const rlk_proto *k);
-/* The election's campaign and resign (docs/elect.md). */
-extern const rlk_proto rlk_proto_elect;
-/* The faster MultiLock (RLK_PROTO_VALUES). */
-extern const rlk_proto rlk_proto_fastmulti;
 
 /* ---------------------------------------------------------------- the other calls */
 
@@ -106,18 +91,6 @@ typedef struct rlk_proto_call {
     const char *script;
     const char *args;
 } rlk_proto_call;
-
-extern const rlk_proto_call rlk_proto_sem_acquire, rlk_proto_sem_release, rlk_proto_sem_cancel,
-    rlk_proto_sem_release_if_exists, rlk_proto_sem_try_set_ttl;
-extern const rlk_proto_call rlk_proto_psem_acquire, rlk_proto_psem_release,
-    rlk_proto_psem_lease_time, rlk_proto_psem_set_permits, rlk_proto_psem_acquired;
-extern const rlk_proto_call rlk_proto_latch_count, rlk_proto_latch_count_down,
-    rlk_proto_latch_try_set_count;
-extern const rlk_proto_call rlk_proto_elect_proclaim, rlk_proto_elect_leader;
-/* The faster MultiLock's reads: ARGV end with the values. */
-extern const rlk_proto_call rlk_proto_fastmulti_held, rlk_proto_fastmulti_counts;
-/* The reentrant lock's renewal of one hold (the MultiLock's). */
-extern const rlk_proto_call rlk_proto_lock_renew;
 
 /* ---------------------------------------------------------------- reading a reply */
 
@@ -154,6 +127,11 @@ int rlk_proto_read_psem(const redisReply *r, size_t n, rlk_proto_outcome *o);
 /* elect/proclaim: 1 acquired (proclaimed), another integer refused
  * (RLK_ERR_NOT_OWNER: no longer leads in the term). */
 int rlk_proto_read_proclaim(const redisReply *r, rlk_proto_outcome *o);
+/* A script's refusal in its error reply (errstr: "RLK_<CODE> ...", maybe
+ * after a prefix of the server's): RLK_ERR_REENTRY (RLK_REENTRY: a
+ * non-reentrant lock's holder asked again), RLK_ERR_UPGRADE (RLK_UPGRADE: a
+ * reader asked for the write lock); 0 for another or NULL. */
+int rlk_proto_refusal(const char *errstr);
 /* A release script's reply: runtime/fam_hold.h rlk_fam_release_read; a token
  * kind's read-back: runtime/fam_settle.h rlk_fam_held_read. */
 
@@ -187,6 +165,7 @@ typedef struct rlk_proto_argvals {
     long long lease_ms;
     const char *owner;
     long long ticket;
+    long long wait_ms;              /* the fair queue's thread wait; 0: RLK_FAIR_THREAD_WAIT_MS */
     const char *publish;            /* the client's publish argument */
     const char *value;              /* NULL: "" */
     long long term;                 /* the election's term */
@@ -223,11 +202,5 @@ typedef struct rlk_proto_built {
 int rlk_proto_build(const rlk_proto_call *pc, const char *name, const rlk_proto_argvals *vals,
                     rlk_proto_built *b);
 void rlk_proto_built_free(rlk_proto_built *b);
-
-/* A copy of values[0..n) in one block (free() frees it), NULL-terminated,
- * in *out: RLK_OK; RLK_ERR_ARG with why in buf (kinds/fastmulti.h's check:
- * nothing copied); RLK_ERR_NOMEM. */
-int rlk_proto_values_take(const char *const *values, size_t n, char ***out, char *buf,
-                          size_t len);
 
 #endif /* RLK_PROTO_H */

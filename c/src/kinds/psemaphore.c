@@ -37,6 +37,13 @@
 /* ---------------------------------------------------------------- handles */
 
 /* rlk_fam_kind.fini: what the handle holds beyond its base. */
+const rlk_proto_call rlk_psem_acquire_call = {"psemaphore/acquire",
+                                              "lease_ms ticket claim_ms publish id"};
+const rlk_proto_call rlk_psem_release_call = {"psemaphore/release", "claim_ms publish id"};
+const rlk_proto_call rlk_psem_lease_time_call = {"psemaphore/lease_time", "id publish"};
+const rlk_proto_call rlk_psem_set_permits_call = {"psemaphore/set_permits", "n claim_ms publish"};
+const rlk_proto_call rlk_psem_acquired_call = {"psemaphore/acquired", "publish"};
+
 static void rlk_psemaphore_fini(void *handle)
 {
     rlk_psemaphore *s = handle;
@@ -305,7 +312,7 @@ static int rlk_psem_attempt(void *arg, long long *bound_ms)
         rc = RLK_ERR_BUSY;
     } else {
         rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "acquire %s: %s replied type %d", s->b.name,
-                           rlk_proto_psem_acquire.script, r->type);
+                           rlk_psem_acquire_call.script, r->type);
     }
     freeReplyObject(r);
     if (rc == RLK_ERR_BUSY && targ)

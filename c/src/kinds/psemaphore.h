@@ -10,6 +10,7 @@
 #ifndef RLK_PSEMAPHORE_H
 #define RLK_PSEMAPHORE_H
 
+#include "kinds/proto.h"
 #include "kinds/sem_queue.h"
 #include "runtime/fam.h"
 
@@ -57,5 +58,9 @@ int rlk_psem_parse_id(const char *what, const char *name, const char *hex, unsig
  * client naming what. */
 int rlk_psem_decode_id(rlk_psemaphore *s, const char *what, const char *hex, unsigned char *raw,
                        size_t *len);
+
+/* Its calls (kinds/proto.h). */
+extern const rlk_proto_call rlk_psem_acquire_call, rlk_psem_release_call,
+    rlk_psem_lease_time_call, rlk_psem_set_permits_call, rlk_psem_acquired_call;
 
 #endif /* RLK_PSEMAPHORE_H */

@@ -123,6 +123,25 @@ const rlk_renew_task rlk_rwlock_renew_writer = {
     "rwlock/renew_writer", RLK_RENEW_ALONE, rlk_renew_build_one, rlk_renew_reply_one, NULL
 };
 
+/* The read and write sides' rows (kinds/proto.h). */
+const rlk_proto rlk_rwlock_read_row = {
+    "lock", RLK_KIND_READ, "rwlock",
+    "rwlock/read_acquire", "lease_ms owner",
+    "rwlock/read_release", "owner claim_ms publish",
+    NULL, NULL,
+    "rwlock/force_release", "mode claim_ms publish",
+    "channel", RLK_PROTO_WAIT_CHANNEL, 0, "", &rlk_rwlock_renew_readers, "lock prefix", 0, NULL,
+    NULL, NULL};
+
+const rlk_proto rlk_rwlock_write_row = {
+    "lock", RLK_KIND_WRITE, "rwlock",
+    "rwlock/write_acquire", "lease_ms owner ticket",
+    "rwlock/write_release", "owner lease_ms claim_ms publish",
+    "rwlock/cancel", "ticket claim_ms publish",
+    "rwlock/force_release", "mode claim_ms publish",
+    "channel", RLK_PROTO_WAIT_QUEUE, 0, ":write", &rlk_rwlock_renew_writer, "lock", 0, NULL,
+    NULL, NULL};
+
 static int rlk_rw_kind(int side)
 {
     return side == RLK_RW_WRITE ? RLK_KIND_WRITE : RLK_KIND_READ;
@@ -285,26 +304,13 @@ static int rlk_rw_upgrade_error(rlk_rwlock *rw, const char *owner)
                          "taking the write lock (no upgrade)", rw->b.name, owner);
 }
 
-static int rlk_rw_is_upgrade(rlk_rwlock *rw)
-{
-    return strncmp(rlk_errstr(rw->b.c), "RLK_UPGRADE", 11) == 0 ||
-           strstr(rlk_errstr(rw->b.c), ": RLK_UPGRADE") != NULL;
-}
-
 static int rlk_rw_send_acquire(rlk_rw_acq *a, long long targ, redisReply **r)
 {
-    rlk_rwlock *rw = a->rw;
-    const char *rkeys[3] = {rw->b.name, rw->prefix, rw->grant};
-    const char *wkeys[3] = {rw->b.name, rw->waiters, rw->grant};
-    char lease[24], ticket[24];
-    const char *args[3] = {lease, a->owner, ticket};
+    const rlk_proto *row = a->side == RLK_RW_WRITE ? &rlk_rwlock_write_row : &rlk_rwlock_read_row;
+    rlk_proto_argvals v = {.lease_ms = a->lease_ms, .owner = a->owner, .ticket = targ};
 
-    snprintf(lease, sizeof lease, "%lld", a->lease_ms);
-    snprintf(ticket, sizeof ticket, "%lld", targ);
-    RLK_RT_COUNT(rw->b.rt, acquire_calls);
-    if (a->side == RLK_RW_WRITE)
-        return rlk_evalv(rw->b.c, "rwlock/write_acquire", 3, wkeys, NULL, 3, args, NULL, r);
-    return rlk_evalv(rw->b.c, "rwlock/read_acquire", 3, rkeys, NULL, 2, args, NULL, r);
+    RLK_RT_COUNT(a->rw->b.rt, acquire_calls);
+    return rlk_handle_eval(&a->rw->b, row->acquire, row->acquire_args, &v, r);
 }
 
 /* rlk_wait_attempt_fn. RLK_OK: acquired (recorded in the registry).
@@ -325,7 +331,7 @@ static int rlk_rw_attempt(void *arg, long long *ttl)
 
     a->reserved = 0;
     rc = rlk_rw_send_acquire(a, targ, &r);
-    if (rc == RLK_ERR_SCRIPT && rlk_rw_is_upgrade(rw))
+    if (rc == RLK_ERR_SCRIPT && rlk_proto_refusal(rlk_errstr(rw->b.c)) == RLK_ERR_UPGRADE)
         return rlk_rw_upgrade_error(rw, a->owner);
     if (rc != RLK_OK && targ)
         a->queued = 1;      /* it may have run: the next attempt looks before it queues */

@@ -8,6 +8,7 @@
 #ifndef RLK_KINDS_RWLOCK_H
 #define RLK_KINDS_RWLOCK_H
 
+#include "kinds/proto.h"
 #include "runtime/wd.h"
 
 /* The reads of one lock, every owner of this client, in one
@@ -16,5 +17,7 @@
 extern const rlk_renew_task rlk_rwlock_renew_readers;
 /* A write, alone: rwlock/renew_writer (KEYS: name; ARGV: lease, owner). */
 extern const rlk_renew_task rlk_rwlock_renew_writer;
+/* The read and write sides' rows (kinds/proto.h). */
+extern const rlk_proto rlk_rwlock_read_row, rlk_rwlock_write_row;
 
 #endif /* RLK_KINDS_RWLOCK_H */

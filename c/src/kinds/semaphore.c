@@ -21,11 +21,21 @@
 #include "kinds/handle.h"
 #include "kinds/names.h"
 #include "kinds/proto.h"
+#include "kinds/semaphore.h"
 #include "kinds/sem_queue.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/metrics.h"
 #include "runtime/wait.h"
+
+const rlk_proto_call rlk_semaphore_acquire_call = {"semaphore/acquire",
+                                                  "n ticket claim_ms publish"};
+const rlk_proto_call rlk_semaphore_release_call = {"semaphore/release", "n claim_ms publish"};
+const rlk_proto_call rlk_semaphore_cancel_call = {"semaphore/cancel", "ticket n claim_ms publish"};
+const rlk_proto_call rlk_semaphore_release_if_exists_call = {"semaphore/release_if_exists",
+                                                            "n claim_ms publish"};
+const rlk_proto_call rlk_semaphore_try_set_ttl_call = {"semaphore/try_set_permits_ttl",
+                                                      "n ttl publish"};
 
 struct rlk_semaphore {
     rlk_fam_base b;             /* channel: redisson_sc:{name} */
@@ -77,7 +87,8 @@ const char *rlk_semaphore_channel(const rlk_semaphore *s)
 
 typedef struct rlk_sem_try {
     rlk_semaphore *s;
-    char permits[24];
+    long long n;
+    char permits[24];           /* n as text */
     rlk_sub_ticket ticket;      /* ticket.ticket 0: a single try, never queued */
     int queued;                 /* an attempt may have put the ticket in the queue */
     int wide;                   /* the last attempt said: first in the queue (or -3): hear the
@@ -111,17 +122,15 @@ static int rlk_sem_attempt(void *arg, long long *bound_ms)
 {
     rlk_sem_try *t = arg;
     rlk_semaphore *s = t->s;
-    const char *keys[4] = {s->b.name, s->b.channel, s->q.waiters, s->q.grant};
-    char ticket[24];
-    const char *args[4] = {t->permits, ticket, RLK_FAM_CLAIM_MS_STR, rlk_publish_arg(s->b.c)};
     long long targ = rlk_wait_ticket_arg(&t->ticket, t->queued);   /* 0: does not queue */
+    rlk_proto_argvals v = {.n = t->n, .ticket = targ};
     rlk_proto_outcome o;
     redisReply *r = NULL;
     int rc;
 
     *bound_ms = -1;
-    snprintf(ticket, sizeof ticket, "%lld", targ);
-    rc = rlk_evalv(s->b.c, "semaphore/acquire", 4, keys, NULL, 4, args, NULL, &r);
+    rc = rlk_handle_eval(&s->b, rlk_semaphore_acquire_call.script, rlk_semaphore_acquire_call.args,
+                         &v, &r);
     if (rc != RLK_OK) {
         if (targ)
             t->queued = 1;      /* it may have run: the give-up's cancel takes the entry out */
@@ -141,7 +150,7 @@ static int rlk_sem_attempt(void *arg, long long *bound_ms)
         rc = RLK_ERR_BUSY;
     } else {
         rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "%s %s: reply of type %d",
-                           rlk_proto_sem_acquire.script, s->b.name, r->type);
+                           rlk_semaphore_acquire_call.script, s->b.name, r->type);
     }
     freeReplyObject(r);
     if (rc == RLK_ERR_BUSY && targ)
@@ -167,6 +176,7 @@ static int rlk_semaphore_try_acquire_run(rlk_semaphore *s, long long permits, lo
         return rc;
     memset(&t, 0, sizeof t);
     t.s = s;
+    t.n = permits;
     snprintf(t.permits, sizeof t.permits, "%lld", permits);
     t.ticket.ticket = wait_ms != 0 && rlk_sem_queue_alone(&s->b) ? rlk_sem_queue_ticket(&s->q) : 0;
     /* No outage ride-out: an acquire whose reply was lost may have taken the

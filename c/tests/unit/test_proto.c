@@ -80,9 +80,22 @@ static void test_readers(void)
     CHECK_INT_EQ(rlk_fam_release_read(&i5), RLK_REL_ERROR);
 }
 
+/* The scripts' refusals, read one way by both APIs. */
+static void test_refusal(void)
+{
+    CHECK_INT_EQ(rlk_proto_refusal("RLK_REENTRY the lock is non-reentrant"), RLK_ERR_REENTRY);
+    CHECK_INT_EQ(rlk_proto_refusal("RLK_UPGRADE owner holds a read"), RLK_ERR_UPGRADE);
+    CHECK_INT_EQ(rlk_proto_refusal("ERR script: RLK_UPGRADE"), RLK_ERR_UPGRADE);
+    CHECK_INT_EQ(rlk_proto_refusal("RLK_REENTRYX"), 0);
+    CHECK_INT_EQ(rlk_proto_refusal("XRLK_REENTRY"), 0);
+    CHECK_INT_EQ(rlk_proto_refusal("RLK_WRONGTYPE"), 0);
+    CHECK_INT_EQ(rlk_proto_refusal(NULL), 0);
+}
+
 int main(void)
 {
     RUN_TEST(test_settle_rule);
     RUN_TEST(test_readers);
+    RUN_TEST(test_refusal);
     return check_summary("test_proto");
 }
