@@ -40,176 +40,12 @@
 #include "async/ae_wd.h"
 #include "async/a_common.h"
 #include "async/a_kind.h"
+#include "async/a_hold.h"
 #include "async/a_lock.h"
 
 #define ALK_KEEPALIVE_MS 1000       /* a queued waiter attempts at least this often */
 #define ALK_RETRY_MS 20             /* after a call that never went out */
 #define ALK_RECHECK_MS (RLK_FAM_CLAIM_MS + 5)
-
-/* ---------------------------------------------------------------- the table of holds */
-
-/* One hold of this client: (kind, name, owner) and its count. */
-typedef struct alk_hold {
-    struct alk_hold *next;
-    int kind;
-    char *name;
-    char *owner;
-    long long count;
-    long long lease_ms;             /* the lease of the last acquisition */
-    rlk_ae_hold *wd;                /* the watchdog's, lease-less holds; else NULL */
-    long long acquired_ns;          /* the count went from 0 to 1 (the hold metric) */
-    const rlk_proto *row;          /* the row it was taken with (its re-entries, its release) */
-    long long delay_ms;             /* its lock-delay (rlk_proto_delay's row), kept by both */
-    long long token;                /* an RLK_PROTO_TOKEN row's token (the election's term) */
-    long long expires_ms;           /* a fixed lease's end (monotonic ms from the acquire's send:
-                                       no later than the server's); 0: the watchdog renews it */
-} alk_hold;
-
-#define ALK_BUCKETS 4096
-
-typedef struct alk_table {
-    alk_hold *b[ALK_BUCKETS];
-} alk_table;
-
-static void *alk_table_make(void)
-{
-    return calloc(1, sizeof(alk_table));
-}
-
-static void alk_table_destroy(void *p)
-{
-    alk_table *t = p;
-
-    for (size_t i = 0; i < ALK_BUCKETS; i++) {
-        alk_hold *h = t->b[i], *next;
-
-        for (; h; h = next) {
-            next = h->next;
-            free(h->name);
-            free(h->owner);
-            free(h);
-        }
-    }
-    free(t);
-}
-
-static size_t alk_hash(int kind, const char *name, const char *owner)
-{
-    size_t h = 1469598103934665603ULL ^ (size_t)kind;
-
-    for (; *name; name++)
-        h = (h ^ (unsigned char)*name) * 1099511628211ULL;
-    for (; *owner; owner++)
-        h = (h ^ (unsigned char)*owner) * 1099511628211ULL;
-    return h & (ALK_BUCKETS - 1);
-}
-
-static alk_table *alk_tab(rlk_async *ac)
-{
-    return rlk_ae_kind_data(ac, RLK_AE_SLOT_LOCK, alk_table_make, alk_table_destroy);
-}
-
-static void alk_drop(rlk_async *ac, alk_hold *h);
-
-/* The hold (kind, name, owner); NULL when none, or when its fixed lease
- * has run out (then it is forgotten: a re-entry or a non-reentrant acquire
- * goes to the server, which has forgotten it too). */
-static alk_hold *alk_find(rlk_async *ac, int kind, const char *name, const char *owner)
-{
-    alk_table *t = alk_tab(ac);
-
-    if (!t)
-        return NULL;
-    for (alk_hold *h = t->b[alk_hash(kind, name, owner)]; h; h = h->next)
-        if (h->kind == kind && strcmp(h->name, name) == 0 && strcmp(h->owner, owner) == 0) {
-            if (h->expires_ms && !h->wd && rlk_ae_now_ms() >= h->expires_ms) {
-                alk_drop(ac, h);
-                return NULL;
-            }
-            return h;
-        }
-    return NULL;
-}
-
-static alk_hold *alk_get(rlk_async *ac, int kind, const char *name, const char *owner)
-{
-    alk_table *t = alk_tab(ac);
-    alk_hold *h = alk_find(ac, kind, name, owner);
-    size_t i;
-
-    if (h || !t)
-        return h;
-    if (!(h = calloc(1, sizeof *h)) || !(h->name = strdup(name)) || !(h->owner = strdup(owner))) {
-        if (h)
-            free(h->name);
-        free(h);
-        return NULL;
-    }
-    h->kind = kind;
-    i = alk_hash(kind, name, owner);
-    h->next = t->b[i];
-    t->b[i] = h;
-    return h;
-}
-
-/* Drops h from the table (and from the watchdog). */
-static void alk_drop(rlk_async *ac, alk_hold *h)
-{
-    alk_table *t = alk_tab(ac);
-    alk_hold **p;
-
-    if (!h || !t)
-        return;
-    for (p = &t->b[alk_hash(h->kind, h->name, h->owner)]; *p; p = &(*p)->next)
-        if (*p == h) {
-            *p = h->next;
-            break;
-        }
-    rlk_ae_wd_del(h->wd);
-    if (h->count > 0)
-        rlk_metrics_hold(rlk_ae_counters(ac), h->name, h->acquired_ns);
-    free(h->name);
-    free(h->owner);
-    free(h);
-}
-
-/* The watchdog found h's lock gone: forget it (never re-created). */
-static void alk_hold_lost(rlk_async *ac, rlk_ae_hold *wd, void *arg)
-{
-    alk_hold *h = arg;
-
-    (void)wd;
-    h->wd = NULL;   /* the engine frees its own */
-    alk_drop(ac, h);
-}
-
-long long rlk_a_lock_count(rlk_async *ac, int kind, const char *name, unsigned long long task)
-{
-    char owner[RLK_OWNER_MAX + 1];
-    alk_hold *h;
-
-    if (!ac || !name)
-        return 0;
-    rlk_ae_owner(ac, task, owner, sizeof owner);
-    h = alk_find(ac, kind, name, owner);
-    return h ? h->count : 0;
-}
-
-int rlk_a_lock_token(rlk_async *ac, int kind, const char *name, unsigned long long task,
-                     long long *token)
-{
-    char owner[RLK_OWNER_MAX + 1];
-    alk_hold *h;
-
-    *token = 0;
-    if (!ac || !name)
-        return 0;
-    rlk_ae_owner(ac, task, owner, sizeof owner);
-    if (!(h = alk_find(ac, kind, name, owner)))
-        return 0;
-    *token = h->token;
-    return 1;
-}
 
 /* ---------------------------------------------------------------- a request */
 
@@ -398,7 +234,7 @@ static void alk_end_busy(alk *a)
 /* The lock is this task's now. */
 static void alk_acquired(alk *a)
 {
-    alk_hold *h = alk_get(a->h.ac, a->k->hold, a->name, a->owner);
+    rlk_a_hold *h = rlk_a_hold_get(a->h.ac, a->k->hold, a->name, a->owner);
 
     a->queued = 0;
     alk_quiet(a);
@@ -427,7 +263,7 @@ static void alk_acquired(alk *a)
 
         if (n > 0)
             h->wd = rlk_ae_wd_add(a->h.ac, a->k->hold, a->k->renew, a->name, n, k, a->owner,
-                                  a->sent, alk_hold_lost, h);
+                                  a->sent, rlk_a_hold_lost, h);
         if (!h->wd) {
             a->ending = RLK_ERR_NOMEM;      /* not renewed: given back, never held blind */
             alk_set_msg(a, "%s %s: out of memory", a->k->what, a->name);
@@ -557,7 +393,7 @@ static void alk_read_back(alk *a, int cw)
 
 static long long alk_known(alk *a)
 {
-    alk_hold *h = alk_find(a->h.ac, a->k->hold, a->name, a->owner);
+    rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
 
     return h ? h->count : 0;
 }
@@ -783,12 +619,12 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
     /* CW_READ_REL: did the release run? */
     a->cw = CW_NONE;
     if (n < a->known) {
-        alk_hold *h = alk_find(a->h.ac, a->k->hold, a->name, a->owner);
+        rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
 
         if (h && n > 0)
             h->count = n;
         else if (h)
-            alk_drop(a->h.ac, h);
+            rlk_a_hold_drop(a->h.ac, h);
         if (a->op == ALK_UNLOCK)
             rlk_ae_complete(a->h.r, RLK_OK, n, NULL, NULL);
         else
@@ -874,7 +710,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
 {
     alk *a = arg;
     int cw = a->cw, outcome;
-    alk_hold *h;
+    rlk_a_hold *h;
 
     (void)ac;
     if (alk_replied(a, rc, errstr))
@@ -896,14 +732,14 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
         alk_release(a, cw);     /* never written: once more */
         return;
     }
-    h = alk_find(a->h.ac, a->k->hold, a->name, a->owner);
+    h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
     if (rc != RLK_OK) {
         rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
         return;
     }
     if ((outcome = rlk_fam_release_read(r)) == RLK_REL_NOT_OWNER) {
         if (h && !(h->row && (h->row->flags & RLK_PROTO_VALUES)))
-            alk_drop(a->h.ac, h);     /* not held any more (lost): forget it (a value list not
+            rlk_a_hold_drop(a->h.ac, h);     /* not held any more (lost): forget it (a value list not
                                          held says nothing of the owner's other values) */
         if (cw == CW_UNDO)
             rlk_ae_complete(a->h.r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
@@ -917,7 +753,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
         h->count > 1) {
         h->count--;
     } else if (h) {
-        alk_drop(a->h.ac, h);
+        rlk_a_hold_drop(a->h.ac, h);
         h = NULL;
     }
     if (cw == CW_UNDO)
@@ -932,7 +768,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
 static void alk_release(alk *a, int cw)
 {
     rlk_client *c = rlk_ae_client(a->h.ac);
-    alk_hold *h = alk_find(a->h.ac, a->k->hold, a->name, a->owner);
+    rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
 
     a->known = h ? h->count : 1;
     a->call = alk_send(a, a->k->release, a->k->release_args,
@@ -962,7 +798,6 @@ static void alk_force_reply(rlk_async *ac, int rc, const redisReply *r, const ch
                             int lost, void *arg)
 {
     alk *a = arg;
-    alk_table *t;
 
     alk_call_back(a);
     if (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) < alk_budget(a)) {
@@ -977,17 +812,7 @@ static void alk_force_reply(rlk_async *ac, int rc, const redisReply *r, const ch
     }
     /* This client's holds of the name that the script cleared: those of every kind whose
      * force unlock is the same script (the same data). */
-    if ((t = alk_tab(ac)) != NULL)
-        for (size_t i = 0; i < ALK_BUCKETS; i++) {
-            alk_hold *h = t->b[i], *next;
-
-            for (; h; h = next) {
-                next = h->next;
-                if (strcmp(h->name, a->name) == 0 && (h->row == a->k || (rlk_proto_lock(h->kind)
-                    && strcmp(rlk_proto_lock(h->kind)->force, a->k->force) == 0)))
-                    alk_drop(ac, h);
-            }
-        }
+    rlk_a_hold_drop_forced(ac, a->name, a->k);
     rlk_ae_complete(a->h.r, RLK_OK, r->type == REDIS_REPLY_INTEGER ? r->integer : 0, NULL, NULL);
 }
 
@@ -1086,7 +911,7 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_proto *k, const char 
 {
     alk *a = alk_new(ac, ALK_LOCK, k, who, name, task, fn, privdata);
     rlk_client *c;
-    alk_hold *held;
+    rlk_a_hold *held;
 
     if (!a || rlk_ae_req_done(a->h.r))
         return a ? a->h.r : NULL;
@@ -1115,7 +940,7 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_proto *k, const char 
     a->watchdog = lease_ms == -1;
     a->lease_ms = a->watchdog ? c->watchdog_lease_ms : lease_ms;
     a->wait_ms = wait_ms;
-    held = alk_find(ac, k->hold, name, a->owner);
+    held = rlk_a_hold_find(ac, k->hold, name, a->owner);
     if (held && held->row && rlk_proto_keeps(held->row, k)) {
         alk_bind(a, held->row);     /* a re-entry keeps its hold's lock-delay, or its lack */
         a->delay_ms = held->delay_ms;
@@ -1148,13 +973,13 @@ rlk_async_req *rlk_a_lock_release(rlk_async *ac, const rlk_proto *k, const char 
     const char *who = k && (k->flags & RLK_PROTO_VALUES) ? "rlk_async_fastmulti_unlock"
                                                      : "rlk_async_unlock";
     alk *a = alk_new(ac, ALK_UNLOCK, k, who, name, task, fn, privdata);
-    alk_hold *h;
+    rlk_a_hold *h;
 
     if (!a || rlk_ae_req_done(a->h.r) || alk_values(a, who, o))
         return a ? a->h.r : NULL;
     /* The release of the row the hold was taken with (a non-reentrant lock's, the
      * election's resign), never one with values for one without or back. */
-    h = alk_find(ac, k->hold, name, a->owner);
+    h = rlk_a_hold_find(ac, k->hold, name, a->owner);
     if (h && h->row && h->row != a->k && !a->values == !(h->row->flags & RLK_PROTO_VALUES))
         alk_bind(a, h->row);
     alk_release(a, CW_RELEASE);
@@ -1239,27 +1064,4 @@ rlk_async_req *rlk_async_force_unlock_named(rlk_async *ac, int kind, const char 
 {
     return rlk_a_lock_force(ac, rlk_proto_named(kind), "rlk_async_force_unlock_named", name,
                             NULL, fn, privdata);
-}
-
-/* ---------------------------------------------------------------- metrics */
-
-int rlk_async_metrics_get(rlk_async *ac, rlk_metrics *out)
-{
-    alk_table *t;
-    int rc;
-
-    if (!ac || !out)
-        return RLK_ERR_ARG;
-    rc = rlk_metrics_get(rlk_ae_client(ac), out);
-    if (rc != RLK_OK)
-        return rc;
-    /* The gauges: this client's table of holds (the inner client's registry is unused). */
-    out->locks_held = out->watchdog_entries = 0;
-    if ((t = alk_tab(ac)) != NULL)
-        for (size_t i = 0; i < ALK_BUCKETS; i++)
-            for (alk_hold *h = t->b[i]; h; h = h->next) {
-                out->locks_held++;
-                out->watchdog_entries += h->wd != NULL;
-            }
-    return RLK_OK;
 }

@@ -34,7 +34,7 @@
 #include "rlk.h"
 #include "rlk_async.h"
 #include "rlk_async_poll.h"
-#include "async/a_lock.h"      /* rlk_a_lock_count: the async client's own count */
+#include "async/a_hold.h"      /* rlk_a_hold_count: the async client's own count */
 
 #include <signal.h>
 #include <stdio.h>
@@ -236,7 +236,7 @@ static void run_async(rlk_async *ac, rlk_async_poll *p, int fenced, outcome *o)
     rlk_fx_sleep_end(x);
     REQUIRE(rlk_async_metrics_get(ac, &m) == RLK_OK);
     counters(o, &m0, &m);
-    o->client = rlk_a_lock_count(ac, kind, name, 1);
+    o->client = rlk_a_hold_count(ac, kind, name, 1);
     o->told = fenced ? (o->rc == RLK_OK && r.value > t1 && r.value == last_token(name))
                      : (o->rc == RLK_OK ? r.value : 0);
     o->server = server_count(name, field);
