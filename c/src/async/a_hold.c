@@ -59,9 +59,6 @@ static rlk_a_hold_table *rlk_a_hold_tab(rlk_async *ac)
     return rlk_ae_kind_data(ac, RLK_AE_SLOT_LOCK, rlk_a_hold_table_make, rlk_a_hold_table_destroy);
 }
 
-/* The hold (kind, name, owner); NULL when none, or when its fixed lease
- * has run out (then it is forgotten: a re-entry or a non-reentrant acquire
- * goes to the server, which has forgotten it too). */
 rlk_a_hold *rlk_a_hold_find(rlk_async *ac, int kind, const char *name, const char *owner)
 {
     rlk_a_hold_table *t = rlk_a_hold_tab(ac);
@@ -100,7 +97,6 @@ rlk_a_hold *rlk_a_hold_get(rlk_async *ac, int kind, const char *name, const char
     return h;
 }
 
-/* Drops h from the table (and from the watchdog). */
 void rlk_a_hold_drop(rlk_async *ac, rlk_a_hold *h)
 {
     rlk_a_hold_table *t = rlk_a_hold_tab(ac);
@@ -121,7 +117,6 @@ void rlk_a_hold_drop(rlk_async *ac, rlk_a_hold *h)
     free(h);
 }
 
-/* The watchdog found h's lock gone: forget it (never re-created). */
 void rlk_a_hold_lost(rlk_async *ac, rlk_ae_hold *wd, void *arg)
 {
     rlk_a_hold *h = arg;
@@ -131,36 +126,34 @@ void rlk_a_hold_lost(rlk_async *ac, rlk_ae_hold *wd, void *arg)
     rlk_a_hold_drop(ac, h);
 }
 
-long long rlk_a_hold_count(rlk_async *ac, int kind, const char *name, unsigned long long task)
+/* The hold of (kind, name, task); NULL when none. */
+static rlk_a_hold *rlk_a_hold_of(rlk_async *ac, int kind, const char *name,
+                                 unsigned long long task)
 {
     char owner[RLK_OWNER_MAX + 1];
-    rlk_a_hold *h;
 
     if (!ac || !name)
-        return 0;
+        return NULL;
     rlk_ae_owner(ac, task, owner, sizeof owner);
-    h = rlk_a_hold_find(ac, kind, name, owner);
+    return rlk_a_hold_find(ac, kind, name, owner);
+}
+
+long long rlk_a_hold_count(rlk_async *ac, int kind, const char *name, unsigned long long task)
+{
+    rlk_a_hold *h = rlk_a_hold_of(ac, kind, name, task);
+
     return h ? h->count : 0;
 }
 
 int rlk_a_hold_token(rlk_async *ac, int kind, const char *name, unsigned long long task,
                      long long *token)
 {
-    char owner[RLK_OWNER_MAX + 1];
-    rlk_a_hold *h;
+    rlk_a_hold *h = rlk_a_hold_of(ac, kind, name, task);
 
-    *token = 0;
-    if (!ac || !name)
-        return 0;
-    rlk_ae_owner(ac, task, owner, sizeof owner);
-    if (!(h = rlk_a_hold_find(ac, kind, name, owner)))
-        return 0;
-    *token = h->token;
-    return 1;
+    *token = h ? h->token : 0;
+    return h != NULL;
 }
 
-/* Drops this client's holds of name that row k's force script cleared: those of every kind
- * whose force unlock is the same script (the same data). */
 void rlk_a_hold_drop_forced(rlk_async *ac, const char *name, const rlk_proto *k)
 {
     rlk_a_hold_table *t = rlk_a_hold_tab(ac);

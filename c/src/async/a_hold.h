@@ -32,23 +32,18 @@ typedef struct rlk_a_hold {
                                        no later than the server's); 0: the watchdog renews it */
 } rlk_a_hold;
 
-/* The hold (kind, name, owner); NULL when none, or when its fixed lease
- * has run out (then it is forgotten). */
+/* The hold (kind, name, owner); NULL when none, or when its fixed lease has run out (then it
+ * is forgotten). _get: made (count 0) when there is none; NULL: out of memory. */
 rlk_a_hold *rlk_a_hold_find(rlk_async *ac, int kind, const char *name, const char *owner);
-/* The same, made (count 0) when there is none; NULL: out of memory. */
 rlk_a_hold *rlk_a_hold_get(rlk_async *ac, int kind, const char *name, const char *owner);
-/* Drops h from the table (and from the watchdog); records its hold time. */
-void rlk_a_hold_drop(rlk_async *ac, rlk_a_hold *h);
-/* The watchdog's report that h's lock is gone (arg: h): forgets it. */
-void rlk_a_hold_lost(rlk_async *ac, rlk_ae_hold *wd, void *arg);
+void rlk_a_hold_drop(rlk_async *ac, rlk_a_hold *h);     /* and from the watchdog */
+void rlk_a_hold_lost(rlk_async *ac, rlk_ae_hold *wd, void *arg);    /* the watchdog's report */
 /* Drops this client's holds of name that row k's force script cleared. */
 void rlk_a_hold_drop_forced(rlk_async *ac, const char *name, const rlk_proto *k);
-
-/* The hold count ac's table has for (kind, name, task): 0 when none. For
- * the tests and the MultiLock requests. */
+/* The hold count ac's table has for (kind, name, task): 0 when none (the tests, the
+ * MultiLock requests); _token: 1 and *token (0 for a kind without) when it has a hold, else
+ * 0. No I/O. */
 long long rlk_a_hold_count(rlk_async *ac, int kind, const char *name, unsigned long long task);
-/* 1 and *token (0 for a kind without) when ac's table has a hold of
- * (kind, name, task); 0 when none. No I/O. */
 int rlk_a_hold_token(rlk_async *ac, int kind, const char *name, unsigned long long task,
                      long long *token);
 

@@ -19,21 +19,18 @@
  * the holder's field back after the engine has fenced the connection it
  * went out on. docs/async-internals.md describes it.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client/client.h"
 #include "client/clock.h"
-#include "client/scripts.h"
 #include "kinds/fastmulti.h"
 #include "kinds/lock.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
-#include "runtime/metrics.h"
 #include "runtime/rt.h"
 #include "runtime/spin.h"
 #include "async/engine.h"

@@ -16,11 +16,8 @@
 #include "async/a_kind.h"
 #include "async/a_lockreq.h"
 
-/* Sends script with the request's keys (its header's roles) and the args
- * named. NULL: out of memory, closing, or a row that does not fit its
- * script (fn is then not called). */
-rlk_ae_call *rlk_a_lockreq_send(rlk_a_lockreq *a, const char *script, const char *argnames, long long lease,
-                             long long ticket, rlk_ae_reply_fn fn)
+rlk_ae_call *rlk_a_lockreq_send(rlk_a_lockreq *a, const char *script, const char *argnames,
+                                long long lease, long long ticket, rlk_ae_reply_fn fn)
 {
     const char *keys[RLK_PROTO_KEYS];
     rlk_proto_argvals vals = {.lease_ms = lease, .owner = a->owner, .ticket = ticket,
@@ -48,9 +45,6 @@ rlk_ae_call *rlk_a_lockreq_send(rlk_a_lockreq *a, const char *script, const char
     return call;
 }
 
-
-/* The message to end with is kept on the heap, set only when a request ends
- * (a pending request does not carry room for it). */
 void rlk_a_lockreq_set_msg(rlk_a_lockreq *a, const char *fmt, ...)
 {
     va_list ap;
@@ -64,14 +58,11 @@ void rlk_a_lockreq_set_msg(rlk_a_lockreq *a, const char *fmt, ...)
     a->end_msg_oom = a->end_msg == NULL;
 }
 
-
 const char *rlk_a_lockreq_msg_str(const rlk_a_lockreq *a)
 {
     return a->end_msg ? a->end_msg : a->end_msg_oom ? "out of memory" : "";
 }
 
-
-/* Stops listening and timing (the request is ending). */
 void rlk_a_lockreq_quiet(rlk_a_lockreq *a)
 {
     rlk_a_common_quiet(&a->retry, &a->deadline, &a->s_wake);
@@ -79,14 +70,11 @@ void rlk_a_lockreq_quiet(rlk_a_lockreq *a)
     a->s_wide = NULL;
 }
 
-
-/* The call in flight is back: none is now. */
 void rlk_a_lockreq_call_back(rlk_a_lockreq *a)
 {
     a->call = NULL;
     a->cw = CW_NONE;
 }
-
 
 static void alk_free_state(rlk_async_req *r, void *state)
 {
@@ -99,14 +87,10 @@ static void alk_free_state(rlk_async_req *r, void *state)
     rlk_proto_keys_free(&a->keys);
 }
 
-
-/* How long a request keeps trying to get an answer through lost replies and
- * reconnects: its wait, then two command timeouts and a connect. */
 long long rlk_a_lockreq_budget(const rlk_a_lockreq *a)
 {
     return rlk_a_common_budget(a->h.ac, a->op == ALK_LOCK ? a->wait_ms : 0);
 }
-
 
 static void alk_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
                              int lost, void *arg)
@@ -120,10 +104,6 @@ static void alk_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, con
     rlk_ae_complete(a->h.r, a->end_err, 0, NULL, "%s", rlk_a_lockreq_msg_str(a));
 }
 
-
-/* Ends a lock request with err (no hold): leaves the server's queue first
- * when the waiter may be in it (the row's cancel: the fair queue's entry,
- * or a ticket). */
 void rlk_a_lockreq_end(rlk_a_lockreq *a, int err, const char *fmt, ...)
 {
     va_list ap;
@@ -146,7 +126,6 @@ void rlk_a_lockreq_end(rlk_a_lockreq *a, int err, const char *fmt, ...)
     rlk_ae_complete(a->h.r, err, 0, NULL, "%s", rlk_a_lockreq_msg_str(a));
 }
 
-
 void rlk_a_lockreq_end_busy(rlk_a_lockreq *a)
 {
     if (a->ending == RLK_ERR_CANCELLED)
@@ -157,9 +136,6 @@ void rlk_a_lockreq_end_busy(rlk_a_lockreq *a)
                 rlk_a_common_elapsed(&a->h));
 }
 
-
-/* The reply to the call in flight came (a->call, a->cw cleared): 1 when
- * the client is being freed, the request ended with it. */
 int rlk_a_lockreq_replied(rlk_a_lockreq *a, int rc, const char *errstr)
 {
     rlk_a_lockreq_call_back(a);
@@ -169,8 +145,6 @@ int rlk_a_lockreq_replied(rlk_a_lockreq *a, int rc, const char *errstr)
     return 1;
 }
 
-
-/* An error reply's code among the script's errors ("RLK_<CODE> ..."). */
 int rlk_a_lockreq_script_error(const char *errstr, const char *code)
 {
     size_t n = strlen(code);
@@ -178,7 +152,6 @@ int rlk_a_lockreq_script_error(const char *errstr, const char *code)
 
     return p && (p == errstr || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0');
 }
-
 
 static void alk_cancel_hook(rlk_async_req *r, void *state)
 {
@@ -193,8 +166,6 @@ static void alk_cancel_hook(rlk_async_req *r, void *state)
     rlk_a_lockreq_end(a, RLK_ERR_CANCELLED, "cancelled");
 }
 
-
-/* Binds a to row k: its keys are built by k's names kind. */
 void rlk_a_lockreq_bind(rlk_a_lockreq *a, const rlk_proto *k)
 {
     a->k = k;
@@ -202,12 +173,9 @@ void rlk_a_lockreq_bind(rlk_a_lockreq *a, const rlk_proto *k)
     rlk_proto_keys_init(&a->keys, k->names, a->name);
 }
 
-
-/* A request of row k (NULL: an unknown kind, RLK_ERR_ARG) for name: checks
- * what every request checks; NULL when out of memory. On a bad argument
- * the request is completed already. */
 rlk_a_lockreq *rlk_a_lockreq_new(rlk_async *ac, int op, const rlk_proto *k, const char *who,
-                    const char *name, unsigned long long task, rlk_async_fn fn, void *privdata)
+                                 const char *name, unsigned long long task, rlk_async_fn fn,
+                                 void *privdata)
 {
     char owner[RLK_OWNER_MAX + 1];
     rlk_a_lockreq *a;

@@ -59,40 +59,32 @@ typedef struct rlk_a_lockreq {
     int end_msg_oom;                /* setting it ran out of memory */
 } rlk_a_lockreq;
 
-/* Sends script with the request's keys (its header's roles) and the args
- * named. NULL: out of memory, closing, or a row that does not fit its
- * script (fn is then not called). */
+/* Sends script with the request's keys (its header's roles) and the args named. NULL: out of
+ * memory, closing, or a row that does not fit its script (fn is then not called). */
 rlk_ae_call *rlk_a_lockreq_send(rlk_a_lockreq *a, const char *script, const char *argnames,
                                 long long lease, long long ticket, rlk_ae_reply_fn fn);
-/* The message to end with is kept on the heap, set only when a request ends
- * (a pending request does not carry room for it). */
+/* The message to end with, on the heap, set only when a request ends; and its text. */
 void rlk_a_lockreq_set_msg(rlk_a_lockreq *a, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 const char *rlk_a_lockreq_msg_str(const rlk_a_lockreq *a);
-/* Stops listening and timing (the request is ending). */
-void rlk_a_lockreq_quiet(rlk_a_lockreq *a);
-/* The call in flight is back: none is now. */
-void rlk_a_lockreq_call_back(rlk_a_lockreq *a);
-/* How long a request keeps trying to get an answer through lost replies and
- * reconnects: its wait, then two command timeouts and a connect. */
+void rlk_a_lockreq_quiet(rlk_a_lockreq *a);         /* stops listening and timing (ending) */
+void rlk_a_lockreq_call_back(rlk_a_lockreq *a);     /* the call in flight is back: none is now */
+/* How long it keeps trying through lost replies and reconnects: its wait, then two command
+ * timeouts and a connect. */
 long long rlk_a_lockreq_budget(const rlk_a_lockreq *a);
-/* Ends a lock request with err (no hold): leaves the server's queue first
- * when the waiter may be in it (the row's cancel: the fair queue's entry,
- * or a ticket). */
+/* Ends it with err (no hold), leaving the server's queue first when it may be in it (the
+ * row's cancel); _busy: RLK_ERR_BUSY, or RLK_ERR_CANCELLED when it was cancelled. */
 void rlk_a_lockreq_end(rlk_a_lockreq *a, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Ends it RLK_ERR_BUSY (or RLK_ERR_CANCELLED when it was cancelled). */
 void rlk_a_lockreq_end_busy(rlk_a_lockreq *a);
-/* The reply to the call in flight came (a->call, a->cw cleared): 1 when
- * the client is being freed, the request ended with it. */
+/* The reply to the call in flight came (call and cw cleared): 1 when the client is being
+ * freed, the request ended with it. */
 int rlk_a_lockreq_replied(rlk_a_lockreq *a, int rc, const char *errstr);
 /* An error reply's code among the script's errors ("RLK_<CODE> ..."). */
 int rlk_a_lockreq_script_error(const char *errstr, const char *code);
-/* Binds a to row k: its keys are built by k's names kind. */
-void rlk_a_lockreq_bind(rlk_a_lockreq *a, const rlk_proto *k);
-/* A request of row k (NULL: an unknown kind, RLK_ERR_ARG) for name: checks
- * what every request checks; NULL when out of memory. On a bad argument
- * the request is completed already. */
+void rlk_a_lockreq_bind(rlk_a_lockreq *a, const rlk_proto *k);  /* keys by k's names kind */
+/* A request of row k (NULL: an unknown kind, RLK_ERR_ARG) for name, checked as every request
+ * is; NULL when out of memory. On a bad argument the request is completed already. */
 rlk_a_lockreq *rlk_a_lockreq_new(rlk_async *ac, int op, const rlk_proto *k, const char *who,
                                  const char *name, unsigned long long task, rlk_async_fn fn,
                                  void *privdata);
