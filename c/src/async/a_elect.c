@@ -27,6 +27,7 @@
 #include "async/engine.h"
 #include "async/a_common.h"
 #include "async/a_kind.h"
+#include "async/a_hold.h"
 #include "async/a_lock.h"
 
 #define AEL_RETRY_MS 20             /* a read or proclaim that never went out, again */
@@ -112,7 +113,7 @@ int rlk_async_elect_term(rlk_async *ac, const char *name, unsigned long long tas
 {
     if (!ac || !name || !*name || !term)
         return RLK_ERR_ARG;
-    return rlk_a_lock_token(ac, rlk_elect_row.hold, name, task, term) ? RLK_OK
+    return rlk_a_hold_token(ac, rlk_elect_row.hold, name, task, term) ? RLK_OK
                                                                          : RLK_ERR_NOT_OWNER;
 }
 
@@ -187,7 +188,7 @@ rlk_async_req *rlk_async_elect_proclaim(rlk_async *ac, const char *name, unsigne
         return a->h.r;
     }
     rlk_ae_owner(ac, task, owner, sizeof owner);
-    if (!rlk_a_lock_token(ac, rlk_elect_row.hold, name, task, &a->term)) {
+    if (!rlk_a_hold_token(ac, rlk_elect_row.hold, name, task, &a->term)) {
         rlk_ae_complete(a->h.r, RLK_ERR_NOT_OWNER, 0, NULL, "election %s: %s does not lead "
                         "(never elected, resigned, or lost)", name, owner);
         return a->h.r;

@@ -19,393 +19,49 @@
  * the holder's field back after the engine has fenced the connection it
  * went out on. docs/async-internals.md describes it.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client/client.h"
 #include "client/clock.h"
-#include "client/scripts.h"
 #include "kinds/fastmulti.h"
 #include "kinds/lock.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
-#include "runtime/metrics.h"
 #include "runtime/rt.h"
 #include "runtime/spin.h"
 #include "async/engine.h"
 #include "async/ae_wd.h"
 #include "async/a_common.h"
 #include "async/a_kind.h"
+#include "async/a_hold.h"
 #include "async/a_lock.h"
+#include "async/a_lockreq.h"
 
 #define ALK_KEEPALIVE_MS 1000       /* a queued waiter attempts at least this often */
 #define ALK_RETRY_MS 20             /* after a call that never went out */
 #define ALK_RECHECK_MS (RLK_FAM_CLAIM_MS + 5)
 
-/* ---------------------------------------------------------------- the table of holds */
+/* ---------------------------------------------------------------- acquiring */
 
-/* One hold of this client: (kind, name, owner) and its count. */
-typedef struct alk_hold {
-    struct alk_hold *next;
-    int kind;
-    char *name;
-    char *owner;
-    long long count;
-    long long lease_ms;             /* the lease of the last acquisition */
-    rlk_ae_hold *wd;                /* the watchdog's, lease-less holds; else NULL */
-    long long acquired_ns;          /* the count went from 0 to 1 (the hold metric) */
-    const rlk_proto *row;          /* the row it was taken with (its re-entries, its release) */
-    long long delay_ms;             /* its lock-delay (rlk_lock_delay_row's row), kept by both */
-    long long token;                /* an RLK_PROTO_TOKEN row's token (the election's term) */
-    long long expires_ms;           /* a fixed lease's end (monotonic ms from the acquire's send:
-                                       no later than the server's); 0: the watchdog renews it */
-} alk_hold;
-
-#define ALK_BUCKETS 4096
-
-typedef struct alk_table {
-    alk_hold *b[ALK_BUCKETS];
-} alk_table;
-
-static void *alk_table_make(void)
-{
-    return calloc(1, sizeof(alk_table));
-}
-
-static void alk_table_destroy(void *p)
-{
-    alk_table *t = p;
-
-    for (size_t i = 0; i < ALK_BUCKETS; i++) {
-        alk_hold *h = t->b[i], *next;
-
-        for (; h; h = next) {
-            next = h->next;
-            free(h->name);
-            free(h->owner);
-            free(h);
-        }
-    }
-    free(t);
-}
-
-static size_t alk_hash(int kind, const char *name, const char *owner)
-{
-    size_t h = 1469598103934665603ULL ^ (size_t)kind;
-
-    for (; *name; name++)
-        h = (h ^ (unsigned char)*name) * 1099511628211ULL;
-    for (; *owner; owner++)
-        h = (h ^ (unsigned char)*owner) * 1099511628211ULL;
-    return h & (ALK_BUCKETS - 1);
-}
-
-static alk_table *alk_tab(rlk_async *ac)
-{
-    return rlk_ae_kind_data(ac, RLK_AE_SLOT_LOCK, alk_table_make, alk_table_destroy);
-}
-
-static void alk_drop(rlk_async *ac, alk_hold *h);
-
-/* The hold (kind, name, owner); NULL when none, or when its fixed lease
- * has run out (then it is forgotten: a re-entry or a non-reentrant acquire
- * goes to the server, which has forgotten it too). */
-static alk_hold *alk_find(rlk_async *ac, int kind, const char *name, const char *owner)
-{
-    alk_table *t = alk_tab(ac);
-
-    if (!t)
-        return NULL;
-    for (alk_hold *h = t->b[alk_hash(kind, name, owner)]; h; h = h->next)
-        if (h->kind == kind && strcmp(h->name, name) == 0 && strcmp(h->owner, owner) == 0) {
-            if (h->expires_ms && !h->wd && rlk_ae_now_ms() >= h->expires_ms) {
-                alk_drop(ac, h);
-                return NULL;
-            }
-            return h;
-        }
-    return NULL;
-}
-
-static alk_hold *alk_get(rlk_async *ac, int kind, const char *name, const char *owner)
-{
-    alk_table *t = alk_tab(ac);
-    alk_hold *h = alk_find(ac, kind, name, owner);
-    size_t i;
-
-    if (h || !t)
-        return h;
-    if (!(h = calloc(1, sizeof *h)) || !(h->name = strdup(name)) || !(h->owner = strdup(owner))) {
-        if (h)
-            free(h->name);
-        free(h);
-        return NULL;
-    }
-    h->kind = kind;
-    i = alk_hash(kind, name, owner);
-    h->next = t->b[i];
-    t->b[i] = h;
-    return h;
-}
-
-/* Drops h from the table (and from the watchdog). */
-static void alk_drop(rlk_async *ac, alk_hold *h)
-{
-    alk_table *t = alk_tab(ac);
-    alk_hold **p;
-
-    if (!h || !t)
-        return;
-    for (p = &t->b[alk_hash(h->kind, h->name, h->owner)]; *p; p = &(*p)->next)
-        if (*p == h) {
-            *p = h->next;
-            break;
-        }
-    rlk_ae_wd_del(h->wd);
-    if (h->count > 0)
-        rlk_metrics_hold(rlk_ae_counters(ac), h->name, h->acquired_ns);
-    free(h->name);
-    free(h->owner);
-    free(h);
-}
-
-/* The watchdog found h's lock gone: forget it (never re-created). */
-static void alk_hold_lost(rlk_async *ac, rlk_ae_hold *wd, void *arg)
-{
-    alk_hold *h = arg;
-
-    (void)wd;
-    h->wd = NULL;   /* the engine frees its own */
-    alk_drop(ac, h);
-}
-
-long long rlk_a_lock_count(rlk_async *ac, int kind, const char *name, unsigned long long task)
-{
-    char owner[RLK_OWNER_MAX + 1];
-    alk_hold *h;
-
-    if (!ac || !name)
-        return 0;
-    rlk_ae_owner(ac, task, owner, sizeof owner);
-    h = alk_find(ac, kind, name, owner);
-    return h ? h->count : 0;
-}
-
-int rlk_a_lock_token(rlk_async *ac, int kind, const char *name, unsigned long long task,
-                     long long *token)
-{
-    char owner[RLK_OWNER_MAX + 1];
-    alk_hold *h;
-
-    *token = 0;
-    if (!ac || !name)
-        return 0;
-    rlk_ae_owner(ac, task, owner, sizeof owner);
-    if (!(h = alk_find(ac, kind, name, owner)))
-        return 0;
-    *token = h->token;
-    return 1;
-}
-
-/* ---------------------------------------------------------------- a request */
-
-enum { ALK_LOCK, ALK_UNLOCK, ALK_FORCE };
-enum { CW_NONE, CW_ATTEMPT, CW_READ_ACQ, CW_CANCEL, CW_UNDO, CW_RELEASE, CW_READ_REL, CW_FORCE,
-       CW_GIVE_BACK };
-
-typedef struct alk {
-    rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
-    const rlk_proto *k;            /* the row (a_kind.h) */
-    int op;                         /* ALK_* */
-    unsigned long long task;
-    char *name;
-    char *owner;                    /* <uuid>:<task> */
-    char *value;                    /* the value argument (the election's); NULL: none */
-    char **values;                  /* RLK_PROTO_VALUES: the values (one block); NULL: none */
-    rlk_proto_keys keys;                /* the name's keys, built once per role by the row's names */
-    const char *channel;            /* the waiters' channel (one of keys) */
-    char *wake;                     /* RLK_PROTO_WAIT_QUEUE: <channel>:rlk:<cid>, the grants */
-    char *own;                      /* RLK_PROTO_WAIT_FAIR: the waiter's channel <channel>:<owner> */
-    long long token;                /* RLK_PROTO_TOKEN: the token of the acquisition */
-    long long lease_ms;
-    int watchdog;
-    long long wait_ms;
-    long long delay_ms;             /* a row with the lock-delay's key: its delay */
-    int spin_initial, spin_max, spin_prev;  /* RLK_PROTO_WAIT_SPIN: the back-off (ms, <= 60000) */
-    int spin_fails;
-    long long sent;                 /* monotonic ms: the last attempt was made (its lease's start) */
-    long long read_at;              /* monotonic ms: a token row's read-back was made */
-    long long ticket;               /* 0: no place in the queue (single try, or not yet) */
-    int queued;                     /* an attempt with the ticket may have queued it */
-    int waiter;                     /* waits (wait_ms != 0, not a re-entry) */
-    rlk_ae_call *call;
-    int cw;                         /* what the call in flight is: CW_* */
-    long long known;                /* the hold count before the call (settling) */
-    int give_back;                  /* a settled lost reply's holds to give back, then: */
-    int adopt;                      /* 1: adopt one hold; 0: end with ending and end_msg */
-    rlk_ae_timer *retry, *deadline;
-    rlk_ae_sub *s_wake, *s_wide;
-    int again;                      /* woken while a call was in flight */
-    int ending;                     /* RLK_ERR_BUSY / RLK_ERR_CANCELLED: end at the next chance */
-    int end_err;                    /* the error to complete with once the cancel is back */
-    char *end_msg;                  /* the message to end with (heap, set when ending; NULL before) */
-    int end_msg_oom;                /* setting it ran out of memory */
-} alk;
-
-/* Sends script with the request's keys (its header's roles) and the args
- * named. NULL: out of memory, closing, or a row that does not fit its
- * script (fn is then not called). */
-static rlk_ae_call *alk_send(alk *a, const char *script, const char *argnames, long long lease,
-                             long long ticket, rlk_ae_reply_fn fn)
-{
-    const char *keys[RLK_PROTO_KEYS];
-    rlk_proto_argvals vals = {.lease_ms = lease, .owner = a->owner, .ticket = ticket,
-                              .publish = rlk_ae_publish_arg(a->h.ac), .value = a->value,
-                              .delay_ms = a->delay_ms, .secret = rlk_async_uuid(a->h.ac)};
-    rlk_proto_argv av;
-    int nk = rlk_proto_keys_list(&a->keys, rlk_script_key_roles(script), keys, RLK_PROTO_KEYS);
-    int na = rlk_proto_args(argnames, &vals, &av), no;
-    const char **v;
-    rlk_ae_call *call;
-
-    /* The row's optional keys after the header's (not the cancel's: it takes none). */
-    if (nk >= 0 && a->k->opt_keys && script != a->k->cancel) {
-        no = rlk_proto_keys_list(&a->keys, a->k->opt_keys, keys + nk, RLK_PROTO_KEYS - nk);
-        nk = no < 0 ? -1 : nk + no;
-    }
-    if (nk < 0 || na < 0)
-        return NULL;
-    if (!a->values)
-        return rlk_ae_script(a->h.ac, script, nk, keys, na, av.v, fn, a);
-    /* RLK_PROTO_VALUES: the values after the named arguments. */
-    call = (v = rlk_a_common_join(av.v, na, a->values, &na)) != NULL
-           ? rlk_ae_script(a->h.ac, script, nk, keys, na, v, fn, a) : NULL;
-    free(v);
-    return call;
-}
-
-/* The message to end with is kept on the heap, set only when a request ends
- * (a pending request does not carry room for it). */
-static void alk_set_msg(alk *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void alk_set_msg(alk *a, const char *fmt, ...)
-{
-    va_list ap;
-    char buf[512];
-
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    free(a->end_msg);
-    a->end_msg = strdup(buf);
-    a->end_msg_oom = a->end_msg == NULL;
-}
-
-static const char *alk_msg_str(const alk *a)
-{
-    return a->end_msg ? a->end_msg : a->end_msg_oom ? "out of memory" : "";
-}
-
-static void alk_attempt(alk *a);
-static void alk_poke(alk *a);
-static void alk_release(alk *a, int cw);
-
-/* Stops listening and timing (the request is ending). */
-static void alk_quiet(alk *a)
-{
-    rlk_a_common_quiet(&a->retry, &a->deadline, &a->s_wake);
-    rlk_ae_unsubscribe(a->s_wide);
-    a->s_wide = NULL;
-}
-
-/* The call in flight is back: none is now. */
-static void alk_call_back(alk *a)
-{
-    a->call = NULL;
-    a->cw = CW_NONE;
-}
-
-static void alk_free_state(rlk_async_req *r, void *state)
-{
-    alk *a = state;
-
-    (void)r;
-    alk_quiet(a);
-    rlk_ae_call_forget(a->call);
-    rlk_a_common_free(7, a->end_msg, a->name, a->owner, a->value, a->wake, a->own, a->values);
-    rlk_proto_keys_free(&a->keys);
-}
-
-/* How long a request keeps trying to get an answer through lost replies and
- * reconnects: its wait, then two command timeouts and a connect. */
-static long long alk_budget(const alk *a)
-{
-    return rlk_a_common_budget(a->h.ac, a->op == ALK_LOCK ? a->wait_ms : 0);
-}
-
-static void alk_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
-                             int lost, void *arg)
-{
-    alk *a = arg;
-
-    rlk_a_unused(5, ac, rc, reply, errstr, lost);
-    alk_call_back(a);
-    /* Best effort, as the blocking API: a waiter that cannot say so is skipped
-     * when its reservation's claim window runs out. */
-    rlk_ae_complete(a->h.r, a->end_err, 0, NULL, "%s", alk_msg_str(a));
-}
-
-/* Ends a lock request with err (no hold): leaves the server's queue first
- * when the waiter may be in it (the row's cancel: the fair queue's entry,
- * or a ticket). */
-static void alk_end(alk *a, int err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void alk_end(alk *a, int err, const char *fmt, ...)
-{
-    va_list ap;
-    char buf[512];
-
-    alk_quiet(a);
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    alk_set_msg(a, "%s", buf);
-    a->end_err = err;
-    if (a->queued && a->k->cancel && (a->k->wait == RLK_PROTO_WAIT_FAIR || a->ticket) &&
-        !rlk_ae_closing(a->h.ac)) {
-        a->call = alk_send(a, a->k->cancel, a->k->cancel_args, 0, a->ticket, alk_cancel_reply);
-        if (a->call) {
-            a->cw = CW_CANCEL;
-            return;
-        }
-    }
-    rlk_ae_complete(a->h.r, err, 0, NULL, "%s", alk_msg_str(a));
-}
-
-static void alk_end_busy(alk *a)
-{
-    if (a->ending == RLK_ERR_CANCELLED)
-        alk_end(a, RLK_ERR_CANCELLED, "cancelled");
-    else
-        alk_end(a, RLK_ERR_BUSY, "%s %s: held by another holder%s after %lld ms", a->k->what,
-                a->name, a->delay_ms > 0 ? " (or in the lock-delay of one that lost it)" : "",
-                rlk_a_common_elapsed(&a->h));
-}
+static void alk_attempt(rlk_a_lockreq *a);
+static void alk_poke(rlk_a_lockreq *a);
+static void alk_release(rlk_a_lockreq *a, int cw);
 
 /* The lock is this task's now. */
-static void alk_acquired(alk *a)
+static void alk_acquired(rlk_a_lockreq *a)
 {
-    alk_hold *h = alk_get(a->h.ac, a->k->hold, a->name, a->owner);
+    rlk_a_hold *h = rlk_a_hold_get(a->h.ac, a->k->hold, a->name, a->owner);
 
     a->queued = 0;
-    alk_quiet(a);
+    rlk_a_lockreq_quiet(a);
     if (!h) {
         /* No room to remember it: give it back rather than hold it blind. */
         a->ending = RLK_ERR_NOMEM;
-        alk_set_msg(a, "%s %s: out of memory", a->k->what, a->name);
+        rlk_a_lockreq_set_msg(a, "%s %s: out of memory", a->k->what, a->name);
         alk_release(a, CW_UNDO);
         return;
     }
@@ -427,10 +83,10 @@ static void alk_acquired(alk *a)
 
         if (n > 0)
             h->wd = rlk_ae_wd_add(a->h.ac, a->k->hold, a->k->renew, a->name, n, k, a->owner,
-                                  a->sent, alk_hold_lost, h);
+                                  a->sent, rlk_a_hold_lost, h);
         if (!h->wd) {
             a->ending = RLK_ERR_NOMEM;      /* not renewed: given back, never held blind */
-            alk_set_msg(a, "%s %s: out of memory", a->k->what, a->name);
+            rlk_a_lockreq_set_msg(a, "%s %s: out of memory", a->k->what, a->name);
             alk_release(a, CW_UNDO);
             return;
         }
@@ -438,7 +94,7 @@ static void alk_acquired(alk *a)
     if (a->ending == RLK_ERR_CANCELLED || a->ending == RLK_ERR_UNSETTLED) {
         /* Cancelled while the grant was on its way (or not reportable): never left held. */
         if (a->ending == RLK_ERR_CANCELLED)
-            alk_set_msg(a, "cancelled");
+            rlk_a_lockreq_set_msg(a, "cancelled");
         alk_release(a, CW_UNDO);
         return;
     }
@@ -448,14 +104,14 @@ static void alk_acquired(alk *a)
 /* The wait goes on: the next attempt when the TTL or the keepalive says. */
 static void alk_retry_fire(rlk_async *ac, void *arg)
 {
-    alk *a = arg;
+    rlk_a_lockreq *a = arg;
 
     (void)ac;
     a->retry = NULL;
     alk_poke(a);
 }
 
-static void alk_schedule(alk *a, long long ms)
+static void alk_schedule(rlk_a_lockreq *a, long long ms)
 {
     rlk_ae_timer_del(a->retry);
     a->retry = rlk_ae_timer_add(a->h.ac, ms > 0 ? ms : 0, alk_retry_fire, a);
@@ -464,7 +120,7 @@ static void alk_schedule(alk *a, long long ms)
 /* The next attempt of a waiter turned away: at once when woken while the
  * call was in flight, else after ms (the holder's TTL; below 0: none),
  * at most cap. */
-static void alk_again(alk *a, long long ms, long long cap)
+static void alk_again(rlk_a_lockreq *a, long long ms, long long cap)
 {
     if (a->again) {
         a->again = 0;
@@ -476,14 +132,14 @@ static void alk_again(alk *a, long long ms, long long cap)
 static void alk_msg(rlk_async *ac, const char *channel, const char *msg, size_t len, void *arg);
 
 /* Not acquired: ttl as the acquire script said (-3: behind a reservation). */
-static void alk_busy(alk *a, long long ttl, int first)
+static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
 {
     long long next;
 
     if (a->k->wait == RLK_PROTO_WAIT_FAIR)
         a->queued = 1;      /* fair/acquire queues every caller it turns away */
     if (!a->waiter || a->ending) {
-        alk_end_busy(a);
+        rlk_a_lockreq_end_busy(a);
         return;
     }
     switch (a->k->wait) {
@@ -534,7 +190,7 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *reply, c
 
 /* Reads the holder's field back after a lost reply (the engine fenced the
  * connection it went out on first). */
-static void alk_read_back(alk *a, int cw)
+static void alk_read_back(rlk_a_lockreq *a, int cw)
 {
     char field[RLK_OWNER_MAX + 16];     /* the hold's hash field: owner + the row's suffix */
     const char *argv[3] = {"HGET", a->name, field};
@@ -544,7 +200,7 @@ static void alk_read_back(alk *a, int cw)
         /* A token row: the count, the hold's token and the PTTL in one read (its
          * held script), never the token of a holder that took the lock since. */
         a->read_at = rlk_ae_now_ms();
-        a->call = alk_send(a, a->k->held, a->k->held_args, a->lease_ms, 0, alk_read_acq_reply);
+        a->call = rlk_a_lockreq_send(a, a->k->held, a->k->held_args, a->lease_ms, 0, alk_read_acq_reply);
     } else if (a->values)      /* RLK_PROTO_VALUES: owner's live count of each value */
         a->call = rlk_a_values_counts(a->h.ac, a->name, a->owner, a->values, alk_read_acq_reply, a);
     else
@@ -555,32 +211,21 @@ static void alk_read_back(alk *a, int cw)
                         "%s %s: could not read back a lost reply", a->k->what, a->name);
 }
 
-static long long alk_known(alk *a)
+static long long alk_known(rlk_a_lockreq *a)
 {
-    alk_hold *h = alk_find(a->h.ac, a->k->hold, a->name, a->owner);
+    rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
 
     return h ? h->count : 0;
-}
-
-/* The reply to the call in flight came (a->call, a->cw cleared): 1 when
- * the client is being freed, the request ended with it. */
-static int alk_replied(alk *a, int rc, const char *errstr)
-{
-    alk_call_back(a);
-    if (rc != RLK_ERR_CLOSED)
-        return 0;
-    rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
-    return 1;
 }
 
 static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
                               int lost, void *arg)
 {
-    alk *a = arg;
+    rlk_a_lockreq *a = arg;
     rlk_proto_outcome o;
 
     (void)ac;
-    if (alk_replied(a, rc, errstr))
+    if (rlk_a_lockreq_replied(a, rc, errstr))
         return;
     if (rc == RLK_ERR_IO && lost) {
         RLK_A_COUNT(a->h, lost_replies);
@@ -589,23 +234,24 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
     }
     if (rc == RLK_ERR_IO) {
         /* Never written: try again within the wait (a single try: once more in a while). */
-        if (a->ending || rlk_a_common_elapsed(&a->h) > alk_budget(a)) {
+        if (a->ending || rlk_a_common_elapsed(&a->h) > rlk_a_lockreq_budget(a)) {
             if (a->ending == RLK_ERR_CANCELLED)     /* it never ran: cancelled, not the I/O */
-                alk_end(a, RLK_ERR_CANCELLED, "cancelled");
+                rlk_a_lockreq_end(a, RLK_ERR_CANCELLED, "cancelled");
             else
-                alk_end(a, RLK_ERR_IO, "%s", errstr);
+                rlk_a_lockreq_end(a, RLK_ERR_IO, "%s", errstr);
             return;
         }
         alk_schedule(a, ALK_RETRY_MS);
         return;
     }
     if (rc != RLK_OK && rlk_proto_refusal(errstr) == RLK_ERR_REENTRY) {
-        alk_end(a, RLK_ERR_REENTRY, "%s %s: already held by %s; not acquired again", a->k->what,
-                a->name, a->owner);
+        rlk_a_lockreq_end(a, RLK_ERR_REENTRY, "%s %s: already held by %s; not acquired again",
+                          a->k->what, a->name, a->owner);
         return;
     }
     if (rc != RLK_OK) {
-        alk_end(a, rlk_proto_refusal(errstr) == RLK_ERR_UPGRADE ? RLK_ERR_UPGRADE : rc, "%s", errstr);
+        rlk_a_lockreq_end(a, rlk_proto_refusal(errstr) == RLK_ERR_UPGRADE ? RLK_ERR_UPGRADE : rc,
+                          "%s", errstr);
         return;
     }
     /* nil (or {token}) acquired; an integer the wait; {wait, 1}: first in the queue; a
@@ -623,21 +269,21 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
         alk_busy(a, o.value, o.first);
         return;
     default:
-        alk_end(a, RLK_ERR_PROTOCOL, "%s %s: %s replied type %d", a->k->what, a->name,
+        rlk_a_lockreq_end(a, RLK_ERR_PROTOCOL, "%s %s: %s replied type %d", a->k->what, a->name,
                 a->k->acquire, r->type);
     }
 }
 
-static void alk_give_back(alk *a);
+static void alk_give_back(rlk_a_lockreq *a);
 
 static void alk_give_back_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
                                 int lost, void *arg)
 {
-    alk *a = arg;
+    rlk_a_lockreq *a = arg;
     int outcome = rc == RLK_OK ? rlk_fam_release_read(r) : RLK_REL_ERROR;
 
     rlk_a_unused(2, ac, lost);
-    if (alk_replied(a, rc, errstr))
+    if (rlk_a_lockreq_replied(a, rc, errstr))
         return;
     if (outcome == RLK_REL_RELEASED || outcome == RLK_REL_STILL_HELD) {
         RLK_A_COUNT(a->h, lost_given_back);
@@ -651,10 +297,10 @@ static void alk_give_back_reply(rlk_async *ac, int rc, const redisReply *r, cons
 /* Gives back, one release of the kind at a time, the holds a settled lost
  * reply found beyond the caller's (rlk_fam_settle_rule, as the blocking
  * API's rlk_fam_give_back), then adopts one hold or ends as set. */
-static void alk_give_back(alk *a)
+static void alk_give_back(rlk_a_lockreq *a)
 {
     if (a->give_back > 0) {
-        a->call = alk_send(a, a->k->release, a->k->release_args, a->lease_ms, 0,
+        a->call = rlk_a_lockreq_send(a, a->k->release, a->k->release_args, a->lease_ms, 0,
                            alk_give_back_reply);
         a->cw = a->call ? CW_GIVE_BACK : CW_NONE;
         if (a->call)
@@ -664,13 +310,13 @@ static void alk_give_back(alk *a)
     if (a->adopt)
         alk_acquired(a);
     else
-        rlk_ae_complete(a->h.r, a->ending, 0, NULL, "%s", alk_msg_str(a));
+        rlk_ae_complete(a->h.r, a->ending, 0, NULL, "%s", rlk_a_lockreq_msg_str(a));
 }
 
 static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
                                int lost, void *arg)
 {
-    alk *a = arg;
+    rlk_a_lockreq *a = arg;
     long long n = 0, token = 0, pttl = -2;
 
     (void)ac;
@@ -683,11 +329,11 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
     }
     if (rc != RLK_OK) {
         /* Not settled yet: read again while the budget lasts. */
-        if (rlk_a_common_elapsed(&a->h) > alk_budget(a)) {
+        if (rlk_a_common_elapsed(&a->h) > rlk_a_lockreq_budget(a)) {
             int cw = a->cw;
 
             a->cw = CW_NONE;
-            alk_quiet(a);
+            rlk_a_lockreq_quiet(a);
             RLK_A_COUNT(a->h, lost_unsettled);
             rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL,
                             "%s %s: a reply was lost and whether the %s ran could not be "
@@ -704,7 +350,7 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
 
         if (rlk_fam_held_read(r, held) != 0) {
             a->cw = CW_NONE;
-            alk_quiet(a);
+            rlk_a_lockreq_quiet(a);
             rlk_ae_complete(a->h.r, RLK_ERR_PROTOCOL, 0, NULL, "%s %s: %s replied an unexpected "
                             "shape", a->k->what, a->name, a->k->held);
             return;
@@ -719,7 +365,7 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
         int rel = a->cw == CW_READ_REL;
 
         a->cw = CW_NONE;
-        alk_quiet(a);
+        rlk_a_lockreq_quiet(a);
         RLK_A_COUNT(a->h, lost_unsettled);
         rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL, "%s %s: %s reply was lost and the "
                         "counts of its values do not tell whether it ran", a->k->what, a->name,
@@ -737,9 +383,9 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
                 /* It ran, but its hold had no lease left when read (or no token): never
                  * adopted past its lease; what the server still counts is given back. */
                 RLK_A_COUNT(a->h, lost_not_run);
-                alk_quiet(a);
+                rlk_a_lockreq_quiet(a);
                 a->ending = RLK_ERR_IO;
-                alk_set_msg(a, "%s %s: the acquire's reply was lost; it ran, but its hold had %s "
+                rlk_a_lockreq_set_msg(a, "%s %s: the acquire's reply was lost; it ran, but its hold had %s "
                             "when read back: not adopted", a->k->what, a->name,
                             token <= 0 ? "no token" : "no lease left");
                 a->give_back = d.give_back;
@@ -765,8 +411,8 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
         if (a->ticket || a->k->wait == RLK_PROTO_WAIT_FAIR)
             a->queued = 1;          /* it may have queued the caller */
         /* It did not run: not an answer yet (a single try too): attempt again. */
-        if (a->ending || rlk_a_common_elapsed(&a->h) > alk_budget(a))
-            alk_end_busy(a);
+        if (a->ending || rlk_a_common_elapsed(&a->h) > rlk_a_lockreq_budget(a))
+            rlk_a_lockreq_end_busy(a);
         else
             alk_schedule(a, 0);
         return;
@@ -774,40 +420,40 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
     /* CW_READ_REL: did the release run? */
     a->cw = CW_NONE;
     if (n < a->known) {
-        alk_hold *h = alk_find(a->h.ac, a->k->hold, a->name, a->owner);
+        rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
 
         if (h && n > 0)
             h->count = n;
         else if (h)
-            alk_drop(a->h.ac, h);
+            rlk_a_hold_drop(a->h.ac, h);
         if (a->op == ALK_UNLOCK)
             rlk_ae_complete(a->h.r, RLK_OK, n, NULL, NULL);
         else
             rlk_ae_complete(a->h.r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
-                            alk_msg_str(a));
+                            rlk_a_lockreq_msg_str(a));
         return;
     }
     alk_release(a, a->op == ALK_UNLOCK ? CW_RELEASE : CW_UNDO);   /* it did not run */
 }
 
 /* One attempt: the row's acquire with the ticket (queued: -ticket). */
-static void alk_attempt(alk *a)
+static void alk_attempt(rlk_a_lockreq *a)
 {
     rlk_ae_timer_del(a->retry);
     a->retry = NULL;
     a->known = alk_known(a);
     a->sent = rlk_ae_now_ms();
-    a->call = alk_send(a, a->k->acquire, a->k->acquire_args, a->lease_ms,
+    a->call = rlk_a_lockreq_send(a, a->k->acquire, a->k->acquire_args, a->lease_ms,
                        a->queued ? -a->ticket : a->ticket, alk_acquire_reply);
     if (a->call)
         a->cw = CW_ATTEMPT;
     else
-        alk_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s %s: %s",
+        rlk_a_lockreq_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s %s: %s",
                 a->k->what, a->name, rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
 }
 
 /* Something says the lock may be free: attempt now (or after the call in flight). */
-static void alk_poke(alk *a)
+static void alk_poke(rlk_a_lockreq *a)
 {
     if (a->cw == CW_CANCEL || a->cw == CW_UNDO || !rlk_a_common_wake(a->h.r, a->call, &a->again))
         return;
@@ -820,7 +466,7 @@ static void alk_poke(alk *a)
  * msg NULL: subscribed (again): attempt, a grant may have been missed. */
 static void alk_msg(rlk_async *ac, const char *channel, const char *msg, size_t len, void *arg)
 {
-    alk *a = arg;
+    rlk_a_lockreq *a = arg;
 
     (void)ac;
     if (rlk_ae_req_done(a->h.r))
@@ -833,7 +479,7 @@ static void alk_msg(rlk_async *ac, const char *channel, const char *msg, size_t 
 
 static void alk_deadline_fire(rlk_async *ac, void *arg)
 {
-    alk *a = arg;
+    rlk_a_lockreq *a = arg;
 
     (void)ac;
     a->deadline = NULL;
@@ -841,21 +487,8 @@ static void alk_deadline_fire(rlk_async *ac, void *arg)
         a->ending = RLK_ERR_BUSY;   /* the call in flight decides */
         return;
     }
-    alk_end(a, RLK_ERR_BUSY, "%s %s: held by another holder after %lld ms", a->k->what, a->name,
+    rlk_a_lockreq_end(a, RLK_ERR_BUSY, "%s %s: held by another holder after %lld ms", a->k->what, a->name,
             rlk_a_common_elapsed(&a->h));
-}
-
-static void alk_cancel_hook(rlk_async_req *r, void *state)
-{
-    alk *a = state;
-
-    (void)r;
-    if (a->op != ALK_LOCK)
-        return;     /* an unlock is on its way: its result stands */
-    a->ending = RLK_ERR_CANCELLED;
-    if (a->call)
-        return;     /* the call in flight decides (a grant is given back) */
-    alk_end(a, RLK_ERR_CANCELLED, "cancelled");
 }
 
 /* ---------------------------------------------------------------- unlock */
@@ -863,12 +496,12 @@ static void alk_cancel_hook(rlk_async_req *r, void *state)
 static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
                               int lost, void *arg)
 {
-    alk *a = arg;
+    rlk_a_lockreq *a = arg;
     int cw = a->cw, outcome;
-    alk_hold *h;
+    rlk_a_hold *h;
 
     (void)ac;
-    if (alk_replied(a, rc, errstr))
+    if (rlk_a_lockreq_replied(a, rc, errstr))
         return;
     if (rc == RLK_ERR_IO && lost) {
         a->cw = cw == CW_UNDO ? CW_UNDO : CW_RELEASE;
@@ -880,25 +513,25 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
         return;
     }
     if (rc == RLK_ERR_IO) {
-        if (rlk_a_common_elapsed(&a->h) > alk_budget(a)) {
+        if (rlk_a_common_elapsed(&a->h) > rlk_a_lockreq_budget(a)) {
             rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
             return;
         }
         alk_release(a, cw);     /* never written: once more */
         return;
     }
-    h = alk_find(a->h.ac, a->k->hold, a->name, a->owner);
+    h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
     if (rc != RLK_OK) {
         rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
         return;
     }
     if ((outcome = rlk_fam_release_read(r)) == RLK_REL_NOT_OWNER) {
         if (h && !(h->row && (h->row->flags & RLK_PROTO_VALUES)))
-            alk_drop(a->h.ac, h);     /* not held any more (lost): forget it (a value list not
+            rlk_a_hold_drop(a->h.ac, h);     /* not held any more (lost): forget it (a value list not
                                          held says nothing of the owner's other values) */
         if (cw == CW_UNDO)
             rlk_ae_complete(a->h.r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
-                            alk_msg_str(a));
+                            rlk_a_lockreq_msg_str(a));
         else
             rlk_ae_complete(a->h.r, RLK_ERR_NOT_OWNER, 0, NULL,
                             "%s %s: not held by task %llu", a->k->what, a->name, a->task);
@@ -908,25 +541,25 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
         h->count > 1) {
         h->count--;
     } else if (h) {
-        alk_drop(a->h.ac, h);
+        rlk_a_hold_drop(a->h.ac, h);
         h = NULL;
     }
     if (cw == CW_UNDO)
         rlk_ae_complete(a->h.r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
-                        alk_msg_str(a));
+                        rlk_a_lockreq_msg_str(a));
     else
         rlk_ae_complete(a->h.r, RLK_OK, h ? h->count : outcome == RLK_REL_STILL_HELD, NULL,
                         NULL);
 }
 
 /* The row's release once (an unlock, or the undo of a cancelled grant). */
-static void alk_release(alk *a, int cw)
+static void alk_release(rlk_a_lockreq *a, int cw)
 {
     rlk_client *c = rlk_ae_client(a->h.ac);
-    alk_hold *h = alk_find(a->h.ac, a->k->hold, a->name, a->owner);
+    rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
 
     a->known = h ? h->count : 1;
-    a->call = alk_send(a, a->k->release, a->k->release_args,
+    a->call = rlk_a_lockreq_send(a, a->k->release, a->k->release_args,
                        h && h->lease_ms > 0 ? h->lease_ms : c->watchdog_lease_ms, 0,
                        alk_release_reply);
     a->cw = a->call ? cw : CW_NONE;
@@ -942,9 +575,9 @@ static void alk_force_reply(rlk_async *ac, int rc, const redisReply *r, const ch
                             int lost, void *arg);
 
 /* The row's force-release script. 0, or -1. */
-static int alk_force_send(alk *a)
+static int alk_force_send(rlk_a_lockreq *a)
 {
-    a->call = alk_send(a, a->k->force, a->k->force_args, 0, 0, alk_force_reply);
+    a->call = rlk_a_lockreq_send(a, a->k->force, a->k->force_args, 0, 0, alk_force_reply);
     a->cw = a->call ? CW_FORCE : CW_NONE;
     return a->call ? 0 : -1;
 }
@@ -952,11 +585,10 @@ static int alk_force_send(alk *a)
 static void alk_force_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
                             int lost, void *arg)
 {
-    alk *a = arg;
-    alk_table *t;
+    rlk_a_lockreq *a = arg;
 
-    alk_call_back(a);
-    if (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) < alk_budget(a)) {
+    rlk_a_lockreq_call_back(a);
+    if (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) < rlk_a_lockreq_budget(a)) {
         /* Lost or never written: deleting twice is harmless (value may then say 0). */
         (void)lost;
         if (alk_force_send(a) == 0)
@@ -968,62 +600,15 @@ static void alk_force_reply(rlk_async *ac, int rc, const redisReply *r, const ch
     }
     /* This client's holds of the name that the script cleared: those of every kind whose
      * force unlock is the same script (the same data). */
-    if ((t = alk_tab(ac)) != NULL)
-        for (size_t i = 0; i < ALK_BUCKETS; i++) {
-            alk_hold *h = t->b[i], *next;
-
-            for (; h; h = next) {
-                next = h->next;
-                if (strcmp(h->name, a->name) == 0 && (h->row == a->k || (rlk_a_kind_row(h->kind)
-                    && strcmp(rlk_a_kind_row(h->kind)->force, a->k->force) == 0)))
-                    alk_drop(ac, h);
-            }
-        }
+    rlk_a_hold_drop_forced(ac, a->name, a->k);
     rlk_ae_complete(a->h.r, RLK_OK, r->type == REDIS_REPLY_INTEGER ? r->integer : 0, NULL, NULL);
 }
 
 /* ---------------------------------------------------------------- the requests */
 
-/* Binds a to row k: its keys are built by k's names kind. */
-static void alk_bind(alk *a, const rlk_proto *k)
-{
-    a->k = k;
-    rlk_proto_keys_free(&a->keys);
-    rlk_proto_keys_init(&a->keys, k->names, a->name);
-}
-
-/* A request of row k (NULL: an unknown kind, RLK_ERR_ARG) for name: checks
- * what every request checks; NULL when out of memory. On a bad argument
- * the request is completed already. */
-static alk *alk_new(rlk_async *ac, int op, const rlk_proto *k, const char *who,
-                    const char *name, unsigned long long task, rlk_async_fn fn, void *privdata)
-{
-    char owner[RLK_OWNER_MAX + 1];
-    alk *a;
-
-    if (!(a = RLK_A_NEW(ac, alk, fn, privdata)))
-        return NULL;
-    a->op = op;
-    a->task = task;
-    a->k = k ? k : rlk_a_kind_row(RLK_KIND_LOCK);
-    if (rlk_a_common_begin(a->h.r, alk_cancel_hook, alk_free_state, who, name))
-        return a;
-    if (!k) {
-        rlk_ae_complete(a->h.r, RLK_ERR_ARG, 0, NULL, "%s %s: unknown kind", who, name);
-        return a;
-    }
-    rlk_ae_owner(ac, task, owner, sizeof owner);
-    if (!(a->name = strdup(name)) || !(a->owner = strdup(owner))) {
-        rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
-        return a;
-    }
-    alk_bind(a, k);
-    return a;
-}
-
 /* An RLK_PROTO_VALUES row's values from o, checked and kept: 0; -1: the request
  * is completed (RLK_ERR_ARG, nothing sent; out of memory). */
-static int alk_values(alk *a, const char *who, const rlk_a_lock_opts *o)
+static int alk_values(rlk_a_lockreq *a, const char *who, const rlk_a_lock_opts *o)
 {
     char why[256];
     int rc;
@@ -1037,9 +622,10 @@ static int alk_values(alk *a, const char *who, const rlk_a_lock_opts *o)
     return -1;
 }
 
+
 /* The waiter's channels by the row's way of waiting, and its listener (a
  * spinning wait: its deadline only). -1: out of memory or closing. */
-static int alk_listen(alk *a)
+static int alk_listen(rlk_a_lockreq *a)
 {
     rlk_proto const *k = a->k;
     rlk_ae_sub **sub = &a->s_wide;
@@ -1075,9 +661,9 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_proto *k, const char 
                                   long long lease_ms, const rlk_a_lock_opts *o, rlk_async_fn fn,
                                   void *privdata)
 {
-    alk *a = alk_new(ac, ALK_LOCK, k, who, name, task, fn, privdata);
+    rlk_a_lockreq *a = rlk_a_lockreq_new(ac, ALK_LOCK, k, who, name, task, fn, privdata);
     rlk_client *c;
-    alk_hold *held;
+    rlk_a_hold *held;
 
     if (!a || rlk_ae_req_done(a->h.r))
         return a ? a->h.r : NULL;
@@ -1106,9 +692,9 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_proto *k, const char 
     a->watchdog = lease_ms == -1;
     a->lease_ms = a->watchdog ? c->watchdog_lease_ms : lease_ms;
     a->wait_ms = wait_ms;
-    held = alk_find(ac, k->hold, name, a->owner);
+    held = rlk_a_hold_find(ac, k->hold, name, a->owner);
     if (held && held->row && rlk_proto_keeps(held->row, k)) {
-        alk_bind(a, held->row);     /* a re-entry keeps its hold's lock-delay, or its lack */
+        rlk_a_lockreq_bind(a, held->row);     /* a re-entry keeps its hold's lock-delay, or its lack */
         a->delay_ms = held->delay_ms;
     }
     if (held && (k->flags & RLK_PROTO_NON_REENTRANT)) {
@@ -1138,16 +724,16 @@ rlk_async_req *rlk_a_lock_release(rlk_async *ac, const rlk_proto *k, const char 
 {
     const char *who = k && (k->flags & RLK_PROTO_VALUES) ? "rlk_async_fastmulti_unlock"
                                                      : "rlk_async_unlock";
-    alk *a = alk_new(ac, ALK_UNLOCK, k, who, name, task, fn, privdata);
-    alk_hold *h;
+    rlk_a_lockreq *a = rlk_a_lockreq_new(ac, ALK_UNLOCK, k, who, name, task, fn, privdata);
+    rlk_a_hold *h;
 
     if (!a || rlk_ae_req_done(a->h.r) || alk_values(a, who, o))
         return a ? a->h.r : NULL;
     /* The release of the row the hold was taken with (a non-reentrant lock's, the
      * election's resign), never one with values for one without or back. */
-    h = alk_find(ac, k->hold, name, a->owner);
+    h = rlk_a_hold_find(ac, k->hold, name, a->owner);
     if (h && h->row && h->row != a->k && !a->values == !(h->row->flags & RLK_PROTO_VALUES))
-        alk_bind(a, h->row);
+        rlk_a_lockreq_bind(a, h->row);
     alk_release(a, CW_RELEASE);
     return a->h.r;
 }
@@ -1209,7 +795,7 @@ rlk_async_req *rlk_a_lock_force(rlk_async *ac, const rlk_proto *k, const char *w
                                 const char *name, const rlk_a_lock_opts *o, rlk_async_fn fn,
                                 void *privdata)
 {
-    alk *a = alk_new(ac, ALK_FORCE, k, who, name, 0, fn, privdata);
+    rlk_a_lockreq *a = rlk_a_lockreq_new(ac, ALK_FORCE, k, who, name, 0, fn, privdata);
 
     if (!a || rlk_ae_req_done(a->h.r) || alk_values(a, who, o))
         return a ? a->h.r : NULL;
@@ -1230,27 +816,4 @@ rlk_async_req *rlk_async_force_unlock_named(rlk_async *ac, int kind, const char 
 {
     return rlk_a_lock_force(ac, rlk_a_kind_named(kind), "rlk_async_force_unlock_named", name,
                             NULL, fn, privdata);
-}
-
-/* ---------------------------------------------------------------- metrics */
-
-int rlk_async_metrics_get(rlk_async *ac, rlk_metrics *out)
-{
-    alk_table *t;
-    int rc;
-
-    if (!ac || !out)
-        return RLK_ERR_ARG;
-    rc = rlk_metrics_get(rlk_ae_client(ac), out);
-    if (rc != RLK_OK)
-        return rc;
-    /* The gauges: this client's table of holds (the inner client's registry is unused). */
-    out->locks_held = out->watchdog_entries = 0;
-    if ((t = alk_tab(ac)) != NULL)
-        for (size_t i = 0; i < ALK_BUCKETS; i++)
-            for (alk_hold *h = t->b[i]; h; h = h->next) {
-                out->locks_held++;
-                out->watchdog_entries += h->wd != NULL;
-            }
-    return RLK_OK;
 }

@@ -3,7 +3,7 @@
  * a_lock.h - the lock kinds through the engine (a_lock.c): rlk_async_lock,
  * rlk_async_lock_nr, rlk_async_lock_spin, rlk_async_unlock and
  * rlk_async_force_unlock (rlk_async.h), the election's campaign and resign
- * (a_elect.c), and the per-client table of holds they keep. Each kind is a
+ * (a_elect.c); the per-client table of holds they keep is a_hold.h. Each kind is a
  * row of a_kind.h; the requests are the same for every row.
  *
  * Not installed; not a stable API.
@@ -41,13 +41,5 @@ rlk_async_req *rlk_a_lock_release(rlk_async *ac, const rlk_proto *k, const char 
 rlk_async_req *rlk_a_lock_force(rlk_async *ac, const rlk_proto *k, const char *who,
                                 const char *name, const rlk_a_lock_opts *o, rlk_async_fn fn,
                                 void *privdata);
-
-/* The hold count ac's table has for (kind, name, task): 0 when none. For
- * the tests and the MultiLock requests. */
-long long rlk_a_lock_count(rlk_async *ac, int kind, const char *name, unsigned long long task);
-/* 1 and *token (0 for a kind without) when ac's table has a hold of
- * (kind, name, task); 0 when none. No I/O. */
-int rlk_a_lock_token(rlk_async *ac, int kind, const char *name, unsigned long long task,
-                     long long *token);
 
 #endif /* RLK_A_LOCK_H */

@@ -1,0 +1,341 @@
+/*
+ * rt_lost_same.c - one lost reply, the same outcome through both APIs
+ * (docs/runtime.md "Lost replies"; c/src/README.md: lost, settle, adopt,
+ * give back).
+ *
+ * For the reentrant lock and the fenced lock: the holder takes the lock
+ * once (the client counts 1), a hold the client does not know of is
+ * planted on the server (HINCRBY of the holder's field: the server counts
+ * 2, as after an earlier re-entry whose reply was lost and that ran), then
+ * a re-entry's reply is lost (DEBUG SLEEP longer than the command timeout,
+ * begun before the request is written: it times out, then runs when the
+ * sleep ends: the server counts 3). Settled by the one rule both APIs
+ * follow (rlk_fam_settle_rule): it ran, one hold is adopted, the one beyond
+ * it is given back with the kind's release script.
+ *
+ * The same scenario runs through the blocking API (rlk_lock_try_lock,
+ * rlk_fenced_try_lock) and the async one (rlk_async_lock on the poll
+ * loop), and each run's outcome is compared field by field: what the
+ * caller is told (the error code; the count, or for the fenced lock
+ * whether the token is the last one issued and above the first hold's),
+ * the count the client keeps, the count left on the server, the change of
+ * lost_adopted, lost_given_back, lost_not_run and lost_unsettled, whether
+ * a lost reply was counted, and whether unlocking as many times as the
+ * client counts leaves the lock free. Both must also match the expected
+ * outcome: RLK_OK, 2 held on both sides, 1 adopted, 1 given back.
+ *
+ * Shown to fail on a planted difference: with the async give-back
+ * skipped (a_lock.c's alk_give_back sending no release), the async run
+ * leaves 3 on the server, counts 0 given back and leaves the lock held
+ * after unlocking as often as it counts: both kinds fail, 4 checks each.
+ */
+#include "check.h"
+#include "tk_util.h"
+#include "rlk.h"
+#include "rlk_async.h"
+#include "rlk_async_poll.h"
+#include "async/a_hold.h"      /* rlk_a_hold_count: the async client's own count */
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LEASE_MS 20000
+#define SLEEP_MS 700
+#define TIMEOUT_MS 200
+
+static rlk_fx_server srv;
+static char url[128];
+
+/* What one run ended with. */
+typedef struct outcome {
+    int rc;                 /* what the re-entry's caller was told */
+    long long told;         /* the count it was told; fenced: 1 when the token is right */
+    long long client;       /* the count the client keeps */
+    long long server;       /* the holder's count on the server */
+    long long adopted, given_back, not_run, unsettled;
+    int lost_counted;       /* lost_replies rose */
+    int freed;              /* unlocking client-count times left the lock free */
+} outcome;
+
+static void outcome_print(const char *api, const char *kind, const outcome *o)
+{
+    printf("  %-8s %-6s rc %d told %lld client %lld server %lld adopted %lld given_back %lld "
+           "not_run %lld unsettled %lld lost %d freed %d\n", api, kind, o->rc, o->told,
+           o->client, o->server, o->adopted, o->given_back, o->not_run, o->unsettled,
+           o->lost_counted, o->freed);
+}
+
+/* ------------------------------------------------------------ the server's side */
+
+static long long reply_int(redisReply *r)
+{
+    long long v = -1;
+
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        v = r->integer;
+    else if (r && r->type == REDIS_REPLY_STRING)
+        v = atoll(r->str);
+    else if (r && r->type == REDIS_REPLY_NIL)
+        v = 0;
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+/* The one field of name's hash: the holder's (the test holds it alone). */
+static int holder_field(const char *name, char *field, size_t len)
+{
+    redisReply *r = rlk_fx_command(&srv, "HKEYS %s", name);
+    int ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+             r->element[0]->type == REDIS_REPLY_STRING;
+
+    if (ok)
+        snprintf(field, len, "%s", r->element[0]->str);
+    if (r)
+        freeReplyObject(r);
+    return ok ? 0 : -1;
+}
+
+static long long server_count(const char *name, const char *field)
+{
+    return reply_int(rlk_fx_command(&srv, "HGET %s %s", name, field));
+}
+
+/* Plants the hold the client does not know of. */
+static void plant_surplus(const char *name, const char *field)
+{
+    REQUIRE(reply_int(rlk_fx_command(&srv, "HINCRBY %s %s 1", name, field)) == 2);
+}
+
+static long long last_token(const char *name)
+{
+    return reply_int(rlk_fx_command(&srv, "GET redisson_lock_token:{%s}", name));
+}
+
+static int lock_exists(const char *name)
+{
+    return (int)reply_int(rlk_fx_command(&srv, "EXISTS %s", name));
+}
+
+static void counters(outcome *o, const rlk_metrics *m0, const rlk_metrics *m)
+{
+    o->adopted = (long long)(m->lost_adopted - m0->lost_adopted);
+    o->given_back = (long long)(m->lost_given_back - m0->lost_given_back);
+    o->not_run = (long long)(m->lost_not_run - m0->lost_not_run);
+    o->unsettled = (long long)(m->lost_unsettled - m0->lost_unsettled);
+    o->lost_counted = m->lost_replies > m0->lost_replies;
+}
+
+/* ------------------------------------------------------------ blocking */
+
+static int b_lock(rlk_lock *l, rlk_fenced *f, long long *token)
+{
+    return l ? rlk_lock_try_lock(l, 0, LEASE_MS) : rlk_fenced_try_lock(f, 0, LEASE_MS, token);
+}
+
+static long long b_count(rlk_lock *l, rlk_fenced *f)
+{
+    long long n = -1;
+
+    if (l ? rlk_lock_hold_count(l, &n) : rlk_fenced_hold_count(f, &n))
+        return -1;
+    return n;
+}
+
+static void run_blocking(rlk_client *c, int fenced, outcome *o)
+{
+    char name[64], field[512];
+    rlk_lock *l = NULL;
+    rlk_fenced *f = NULL;
+    rlk_metrics m0, m;
+    redisContext *x;
+    long long t1 = 0, t2 = 0;
+
+    memset(o, 0, sizeof *o);
+    snprintf(name, sizeof name, "same:blocking:%s", fenced ? "fenced" : "lock");
+    if (fenced)
+        REQUIRE((f = rlk_fenced_new(c, name)));
+    else
+        REQUIRE((l = rlk_lock_new(c, name)));
+    REQUIRE(b_lock(l, f, &t1) == RLK_OK);
+    REQUIRE(holder_field(name, field, sizeof field) == 0);
+    plant_surplus(name, field);
+    REQUIRE(rlk_metrics_get(c, &m0) == RLK_OK);
+    REQUIRE((x = rlk_fx_sleep_begin(&srv, SLEEP_MS)));
+    o->rc = b_lock(l, f, &t2);
+    rlk_fx_sleep_end(x);
+    REQUIRE(rlk_metrics_get(c, &m) == RLK_OK);
+    counters(o, &m0, &m);
+    o->client = b_count(l, f);
+    o->told = fenced ? (o->rc == RLK_OK && t2 > t1 && t2 == last_token(name)) : o->client;
+    o->server = server_count(name, field);
+    for (long long i = 0; i < o->client; i++)
+        if ((l ? rlk_lock_unlock(l) : rlk_fenced_unlock(f)) != RLK_OK)
+            break;
+    o->freed = lock_exists(name) == 0;
+    if (l)
+        rlk_lock_free(l);
+    else
+        rlk_fenced_free(f);
+}
+
+/* ------------------------------------------------------------ async */
+
+typedef struct ares {
+    int done, err;
+    long long value;
+    char errstr[256];
+} ares;
+
+static void on_res(rlk_async *ac, const rlk_async_result *r, void *p)
+{
+    ares *x = p;
+
+    (void)ac;
+    x->done = 1;
+    x->err = r->err;
+    x->value = r->value;
+    snprintf(x->errstr, sizeof x->errstr, "%s", r->errstr ? r->errstr : "");
+}
+
+static int run_until(rlk_async_poll *p, ares *x, long long ms)
+{
+    long long end = rlk_fx_now_ms() + ms;
+
+    while (!x->done && rlk_fx_now_ms() < end)
+        rlk_async_poll_turn(p, 50 * 1000000LL);
+    return x->done;
+}
+
+static int a_call(rlk_async_poll *p, rlk_async_req *req, ares *x)
+{
+    return req && run_until(p, x, 20000) ? x->err : -1000;
+}
+
+static void run_async(rlk_async *ac, rlk_async_poll *p, int fenced, outcome *o)
+{
+    int kind = fenced ? RLK_KIND_FENCED : RLK_KIND_LOCK;
+    char name[64], field[512];
+    rlk_metrics m0, m;
+    redisContext *x;
+    ares r = {0};
+    long long t1;
+
+    memset(o, 0, sizeof *o);
+    snprintf(name, sizeof name, "same:async:%s", fenced ? "fenced" : "lock");
+    REQUIRE(a_call(p, rlk_async_lock(ac, kind, name, 1, 0, LEASE_MS, on_res, &r), &r) == RLK_OK);
+    t1 = r.value;
+    REQUIRE(holder_field(name, field, sizeof field) == 0);
+    plant_surplus(name, field);
+    REQUIRE(rlk_async_metrics_get(ac, &m0) == RLK_OK);
+    memset(&r, 0, sizeof r);
+    REQUIRE((x = rlk_fx_sleep_begin(&srv, SLEEP_MS)));
+    o->rc = a_call(p, rlk_async_lock(ac, kind, name, 1, 0, LEASE_MS, on_res, &r), &r);
+    rlk_fx_sleep_end(x);
+    REQUIRE(rlk_async_metrics_get(ac, &m) == RLK_OK);
+    counters(o, &m0, &m);
+    o->client = rlk_a_hold_count(ac, kind, name, 1);
+    o->told = fenced ? (o->rc == RLK_OK && r.value > t1 && r.value == last_token(name))
+                     : (o->rc == RLK_OK ? r.value : 0);
+    o->server = server_count(name, field);
+    for (long long i = 0; i < o->client; i++) {
+        memset(&r, 0, sizeof r);
+        if (a_call(p, rlk_async_unlock(ac, kind, name, 1, on_res, &r), &r) != RLK_OK)
+            break;
+    }
+    o->freed = lock_exists(name) == 0;
+}
+
+/* ------------------------------------------------------------ the comparison */
+
+static int outcome_eq(const outcome *x, const outcome *y)
+{
+    return x->rc == y->rc && x->told == y->told && x->client == y->client &&
+           x->server == y->server && x->adopted == y->adopted &&
+           x->given_back == y->given_back && x->not_run == y->not_run &&
+           x->unsettled == y->unsettled && x->lost_counted == y->lost_counted &&
+           x->freed == y->freed;
+}
+
+static void compare(const char *kind, int fenced, const outcome *b, const outcome *a)
+{
+    const outcome want = {RLK_OK, fenced ? 1 : 2, 2, 2, 1, 1, 0, 0, 1, 1};
+
+    outcome_print("blocking", kind, b);
+    outcome_print("async", kind, a);
+    outcome_print("expected", kind, &want);
+    CHECKF(b->rc == a->rc, "%s: told %d (blocking) and %d (async)", kind, b->rc, a->rc);
+    CHECKF(b->told == a->told, "%s: told %lld (blocking) and %lld (async)", kind, b->told,
+           a->told);
+    CHECKF(b->client == a->client, "%s: the client counts %lld (blocking) and %lld (async)",
+           kind, b->client, a->client);
+    CHECKF(b->server == a->server, "%s: the server counts %lld (blocking) and %lld (async)",
+           kind, b->server, a->server);
+    CHECKF(b->adopted == a->adopted, "%s: lost_adopted +%lld (blocking) and +%lld (async)", kind,
+           b->adopted, a->adopted);
+    CHECKF(b->given_back == a->given_back, "%s: lost_given_back +%lld (blocking) and +%lld "
+           "(async)", kind, b->given_back, a->given_back);
+    CHECKF(b->not_run == a->not_run && b->unsettled == a->unsettled, "%s: not_run/unsettled "
+           "+%lld/+%lld (blocking) and +%lld/+%lld (async)", kind, b->not_run, b->unsettled,
+           a->not_run, a->unsettled);
+    CHECKF(b->lost_counted == a->lost_counted, "%s: a lost reply counted %d (blocking), %d "
+           "(async)", kind, b->lost_counted, a->lost_counted);
+    CHECKF(b->freed == a->freed, "%s: unlocked as counted, free %d (blocking), %d (async)", kind,
+           b->freed, a->freed);
+    CHECKF(outcome_eq(b, &want), "%s: blocking is not the expected outcome", kind);
+    CHECKF(outcome_eq(a, &want), "%s: async is not the expected outcome", kind);
+}
+
+static void same_outcome(int fenced)
+{
+    const char *kind = fenced ? "fenced" : "lock";
+    rlk_options opt;
+    rlk_async_poll p;
+    rlk_async *ac;
+    rlk_client *c;
+    outcome b, a;
+
+    rlk_options_init(&opt);
+    opt.url = url;
+    opt.command_timeout_ms = TIMEOUT_MS;
+    c = rlk_connect(&opt);
+    REQUIRE(c && rlk_err(c) == RLK_OK);
+    run_blocking(c, fenced, &b);
+    rlk_free(c);
+    REQUIRE((ac = rlk_async_new(&opt)));
+    REQUIRE(rlk_async_poll_attach(ac, &p) == RLK_OK);
+    run_async(ac, &p, fenced, &a);
+    rlk_async_free(ac);
+    rlk_async_poll_free(&p);
+    compare(kind, fenced, &b, &a);
+}
+
+static void test_lock(void)
+{
+    same_outcome(0);
+}
+
+static void test_fenced(void)
+{
+    same_outcome(1);
+}
+
+int main(void)
+{
+    static const char *const extra[] = {"--enable-debug-command", "yes", NULL};
+    rlk_fx_config cfg;
+
+    signal(SIGPIPE, SIG_IGN);
+    rlk_fx_config_init(&cfg);
+    cfg.extra = extra;
+    if (rlk_fx_start(&srv, &cfg) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
+        fprintf(stderr, "rt_lost_same: cannot start redis-server\n");
+        return 1;
+    }
+    RUN_TEST(test_lock);
+    RUN_TEST(test_fenced);
+    rlk_fx_stop(&srv);
+    return check_summary("rt_lost_same");
+}
