@@ -23,8 +23,9 @@
 --    variable's in the object's DWARF (readelf --debug-dump=info: const, typedef and array
 --    stripped to the struct), each relocation's member the struct member at its offset. The
 --    fillers of a type are its tables' entries in every object read (an array of n rows is n
---    fillers; a run on one layer counts that layer's, src_calls all of c/src's). A type with one filler is no variation: a call through it is a direct call to the
---    function that filler puts there. Who makes the call the compiled code does not say (an
+--    fillers; a run on one layer counts that layer's, src_calls all of c/src's). A type with one
+--    filler is no variation: a call through it is a direct call to the function that filler puts
+--    there. Who makes the call the compiled code does not say (an
 --    indirect call names nothing), so the tool takes it from the sources, soundly: a module whose
 --    .c files (or the headers of SRC_DIR they include, for inline functions) read the member by
 --    name (`->m` or `.m`, comments and strings aside, not `.m =` as in an initialiser) is taken
