@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * wd.h - the client's hold registry and its watchdog thread (wd.c).
+ * wd.h - the client's hold registry and its watchdog thread (wd_reg.c, wd.c).
  *
  * Every lock a client holds through the lock API is an entry (kind, name,
  * owner) with a reentry count; lease-less ones are renewed by the watchdog

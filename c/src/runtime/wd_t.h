@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * wd_t.h - struct rlk_wd and its entries: not a module's interface, the two
+ * files of the wd module share it: wd_reg.c (the hold registry, the lock
+ * API's calls on it) and wd.c (the watchdog thread).
+ */
+#ifndef RLK_WD_T_H
+#define RLK_WD_T_H
+
+#include <pthread.h>
+
+#include "runtime/wd.h"
+
+
+struct rlk_hold {
+    rlk_hold *next;
+    unsigned long long id;
+    int kind;                   /* enum rlk_lock_kind */
+    char *name;
+    char *owner;
+    int nkeys;                  /* the renew script's KEYS; keys[0] is name */
+    const rlk_renew_task *task; /* how the kind renews it (NULL: it cannot) */
+    int slot;                   /* name's cluster slot: batches never mix slots */
+    char *keys[RLK_HOLD_KEYS_MAX];
+    long long token;            /* fenced: the token of the latest acquisition */
+    long long delay_ms;         /* the reentrant lock's lock-delay (0: none): its first
+                                   acquisition's, kept by its re-entries and releases */
+    long long count;            /* acquisitions through this client not yet released */
+    long long lease_ms;         /* of the last acquisition, restored by a partial release */
+    long long lease_sent_ns;    /* a fixed lease: the send time of the call that set it (the
+                                   latest acquisition or re-entry, or rlk_wd_lease_set) */
+    int watchdog;               /* lease-less: renewed by the thread */
+    int inflight;               /* part of a renewal on the wire */
+    int failing;                /* the last renewal attempt failed */
+    long long last_ok_ns;       /* send time of the acquire or of the last successful renewal */
+    long long next_due_ns;
+    rlk_sub *sub;               /* watchdog entries: subscribed to channel while held */
+    rlk_sub_chan *sub_ch;
+    char *channel;
+    int nudged;                 /* a message came while in flight: renew again at once */
+    int leave_now;              /* rlk_hold_spec.leave_now */
+    long long acquired_ns;      /* when the count went from 0 to 1 (the hold metric) */
+    long long renew_ms;         /* the lease a renewal sets */
+    long long period_ns;        /* renewed this often */
+    long long lost_after_ns;    /* failing: lost this long after last_ok_ns */
+    /* Kept entries (rlk_wd_keep), on wd->kept: */
+    int kept;
+    const void *arg;            /* the task's item.arg */
+    rlk_wd_lost_fn lost_fn;
+    void *lost_ud;
+    int lost;                   /* declared lost (off every list; freed by rlk_wd_unkeep) */
+};
+
+typedef struct rlk_lost_mark {
+    struct rlk_lost_mark *next;
+    int kind;
+    char *name;
+    char *owner;
+    long long start_ns, lease_ms, delay_ms;     /* the lease it was lost with (rlk_wd_lease_of) */
+} rlk_lost_mark;
+
+struct rlk_wd {
+    rlk_client *c;
+    rlk_rt_counters *counters;
+    rlk_sub *sub;               /* the client's subscriber: held locks' channels */
+    rlk_wd_report_fn report;    /* installed by the runtime state (rt.c) */
+    void *report_ud;
+    pthread_mutex_t mu;
+    pthread_cond_t wake;        /* the thread: a new watchdog entry, or stop */
+    pthread_cond_t settled;     /* a renewal finished: its entries are out of flight */
+    rlk_hold *holds;
+    rlk_hold *kept;             /* kept entries (rlk_wd_keep): renewed, not held */
+    int reporting;              /* the thread is running lost reports */
+    unsigned long long next_id;
+    rlk_lost_mark *lost;
+    size_t nlost;
+    int started;
+    int stop;
+    pthread_t thread;
+    long long lease_ms;
+    long long period_ns;
+    long long lost_after_ns;    /* failing entries are lost this long after last_ok_ns */
+    long long round_period_ns;  /* the shortest period among this round's entries */
+    long long round_limit_ns;   /* this round's replies are waited for at most this long (from
+                                   the round's start; <= 0: an entry is past due; LLONG_MAX:
+                                   no entry) */
+
+    /* Used by the thread only. */
+    redisContext *ctx;
+    int conn_failed;            /* a connection error in this round: skip its other calls */
+    rlk_hold **batch;
+    int *results;
+    int *idx;                   /* batch positions of one call's entries */
+    int *grouped;               /* batch positions already given to a call */
+    int *out;                   /* one call's outcomes, in its order */
+    rlk_renew_item *items;      /* one call's entries, as its task sees them */
+    const char **keys;
+    const char **args;
+    size_t *lens;
+};
+
+/* wd_reg.c, wd->mu held. */
+void rlk_wd_unlink(rlk_wd *wd, rlk_hold *e);
+void rlk_hold_free(rlk_hold *e);
+rlk_hold *rlk_hold_new(rlk_wd *wd, const rlk_hold_spec *h);
+void rlk_wd_mark(rlk_wd *wd, const rlk_hold *e);
+void rlk_mark_free(rlk_lost_mark *m);
+/* wd.c, wd->mu held: starts the thread once. */
+int rlk_wd_start(rlk_wd *wd);
+
+#endif
