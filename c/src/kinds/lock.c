@@ -7,7 +7,7 @@
  * lock-delay (rlk_lock_set_delay) every script call also names the delay key
  * {name}:rlk_delay (the scripts' last KEYS entry), and the watchdog's
  * reentrant/renew_many batches refresh that key with its lock. A hold keeps
- * the delay of its first acquisition (the registry keeps it: rlk_wd_delay_of)
+ * the delay of its first acquisition (the registry keeps it: rlk_wd_kind_data_of)
  * through its re-entries and releases, whichever handle makes them; a force
  * unlock is a release: it always ends a delay.
  */
@@ -277,7 +277,7 @@ static int rlk_acq_init(rlk_lock *l, long long lease_ms, long long wait_ms, rlk_
     if (rc != RLK_OK || (rc = rlk_lock_owner(l, a->owner, sizeof a->owner)) != RLK_OK)
         return rc;
     /* A re-entry keeps its hold's lock-delay, or the lack of one. */
-    if (!rlk_wd_delay_of(l->b.rt->wd, l->b.name, a->owner, &a->delay_ms))
+    if (!rlk_wd_kind_data_of(l->b.rt->wd, RLK_KIND_LOCK, l->b.name, a->owner, &a->delay_ms))
         a->delay_ms = l->delay_ms;
     return RLK_OK;
 }
@@ -295,7 +295,7 @@ static int rlk_lock_release_delay(rlk_lock *l, long long delay_ms, const char *o
 /* rlk_fam_release_fn of rlk_lock_unlock: arg is one of these. */
 typedef struct rlk_lock_rel {
     rlk_lock *l;
-    long long delay_ms;         /* the hold's lock-delay (rlk_wd_delay_of) */
+    long long delay_ms;         /* the hold's lock-delay (rlk_wd_kind_data_of) */
 } rlk_lock_rel;
 
 static int rlk_lock_release_call(void *arg, const char *owner, long long lease, int *rc)
@@ -330,7 +330,7 @@ static int rlk_lock_undo(void *arg)
 static int rlk_lock_noted(rlk_acq *a, int rc)
 {
     if (rc == RLK_OK)
-        rlk_wd_set_delay(a->l->b.rt->wd, a->l->b.name, a->owner, a->delay_ms);
+        rlk_wd_set_kind_data(a->l->b.rt->wd, RLK_KIND_LOCK, a->l->b.name, a->owner, a->delay_ms);
     return rc;
 }
 
@@ -537,7 +537,7 @@ int rlk_lock_unlock(rlk_lock *l)
     if (!l)
         return RLK_ERR_ARG;
     if (rlk_fam_id_copy(l->b.rt, &l->id, owner, sizeof owner) != RLK_OK ||
-        !rlk_wd_delay_of(l->b.rt->wd, l->b.name, owner, &rel.delay_ms))
+        !rlk_wd_kind_data_of(l->b.rt->wd, RLK_KIND_LOCK, l->b.name, owner, &rel.delay_ms))
         rel.delay_ms = l->delay_ms;
     return rlk_fam_unlock(&l->b, RLK_KIND_LOCK, "", &l->id, "rlk_lock_owner", NULL,
                           rlk_lock_release_call, &rel);

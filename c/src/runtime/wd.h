@@ -173,23 +173,25 @@ int rlk_wd_holds_as(rlk_wd *wd, int kind, const char *name, const char *owner);
 int rlk_wd_holds(rlk_wd *wd, const char *name, const char *owner);
 /* The count of (kind, name, owner) in the registry: 0 when not held. */
 long long rlk_wd_count_as(rlk_wd *wd, int kind, const char *name, const char *owner);
-/* The reentrant lock's lock-delay of a hold of (RLK_KIND_LOCK, name, owner)
- * (kinds/lock.c): set once its acquisition made the entry (count 1), read
- * by its re-entries and its releases, so that a hold keeps the delay it was
- * taken with, or the lack of one, whichever handle re-enters or releases it.
- * rlk_wd_delay_of: 1 and *delay_ms (0: none) when held, else 0. */
-void rlk_wd_set_delay(rlk_wd *wd, const char *name, const char *owner, long long delay_ms);
-int rlk_wd_delay_of(rlk_wd *wd, const char *name, const char *owner, long long *delay_ms);
+/* A hold's kind datum, which the registry stores and returns without
+ * reading it (the reentrant lock's lock-delay, kinds/lock.c): set while the
+ * acquisition that made the entry is its only one (count 1), so a hold keeps
+ * its first acquisition's, whichever handle re-enters or releases it.
+ * rlk_wd_kind_data_of: 1 and *data (0: none set) when held, else 0. */
+void rlk_wd_set_kind_data(rlk_wd *wd, int kind, const char *name, const char *owner,
+                          long long data);
+int rlk_wd_kind_data_of(rlk_wd *wd, int kind, const char *name, const char *owner,
+                        long long *data);
 /* 1 when held (recorded, not declared lost), with the lease the server
  * counts now: *lease_ms (a fixed hold's latest acquisition or re-entry, or
  * the renewed lease of a watchdog hold) began no earlier than *start_ns
  * (CLOCK_MONOTONIC: the send time of the acquire, re-entry or renewal that
  * set it; an adopted lost acquire's, as rlk_fam_acquire_lost records it),
- * and *delay_ms is the hold's lock-delay (0: none). 2 when the watchdog
+ * and *kind_data is the hold's kind datum (0: none). 2 when the watchdog
  * declared it lost (and it was not taken again since): the same for the
  * lease it was lost with. Else 0. */
 int rlk_wd_lease_of(rlk_wd *wd, int kind, const char *name, const char *owner,
-                    long long *start_ns, long long *lease_ms, long long *delay_ms);
+                    long long *start_ns, long long *lease_ms, long long *kind_data);
 /* A call other than an acquisition (the MultiLock's re-expiry of its
  * members) set a fixed hold's lease to lease_ms, sent at sent_ns. */
 void rlk_wd_lease_set(rlk_wd *wd, int kind, const char *name, const char *owner,

@@ -194,7 +194,7 @@ void rlk_wd_mark(rlk_wd *wd, const rlk_hold *e)
     m->name = strdup(e->name);
     m->owner = strdup(e->owner);
     rlk_hold_lease(e, &m->start_ns, &m->lease_ms);
-    m->delay_ms = e->delay_ms;
+    m->kind_data = e->kind_data;
     if (!m->name || !m->owner) {
         rlk_mark_free(m);
         return;
@@ -324,7 +324,7 @@ long long rlk_wd_count_as(rlk_wd *wd, int kind, const char *name, const char *ow
 }
 
 int rlk_wd_lease_of(rlk_wd *wd, int kind, const char *name, const char *owner,
-                    long long *start_ns, long long *lease_ms, long long *delay_ms)
+                    long long *start_ns, long long *lease_ms, long long *kind_data)
 {
     rlk_hold *e;
 
@@ -335,11 +335,11 @@ int rlk_wd_lease_of(rlk_wd *wd, int kind, const char *name, const char *owner,
     if ((m = *rlk_wd_mark_slot(wd, kind, name, owner)) != NULL) {
         *start_ns = m->start_ns;
         *lease_ms = m->lease_ms;
-        *delay_ms = m->delay_ms;
+        *kind_data = m->kind_data;
         found = 2;
     } else if ((e = rlk_wd_find(wd, kind, name, owner)) != NULL) {
         rlk_hold_lease(e, start_ns, lease_ms);
-        *delay_ms = e->delay_ms;
+        *kind_data = e->kind_data;
         found = 1;
     }
     pthread_mutex_unlock(&wd->mu);
@@ -371,23 +371,25 @@ int rlk_wd_token_of(rlk_wd *wd, int kind, const char *name, const char *owner, l
     return e != NULL;
 }
 
-void rlk_wd_set_delay(rlk_wd *wd, const char *name, const char *owner, long long delay_ms)
+void rlk_wd_set_kind_data(rlk_wd *wd, int kind, const char *name, const char *owner,
+                          long long data)
 {
     rlk_hold *e;
 
     pthread_mutex_lock(&wd->mu);
-    if ((e = rlk_wd_find(wd, RLK_KIND_LOCK, name, owner)) && e->count == 1)
-        e->delay_ms = delay_ms;
+    if ((e = rlk_wd_find(wd, kind, name, owner)) && e->count == 1)
+        e->kind_data = data;
     pthread_mutex_unlock(&wd->mu);
 }
 
-int rlk_wd_delay_of(rlk_wd *wd, const char *name, const char *owner, long long *delay_ms)
+int rlk_wd_kind_data_of(rlk_wd *wd, int kind, const char *name, const char *owner,
+                        long long *data)
 {
     rlk_hold *e;
 
     pthread_mutex_lock(&wd->mu);
-    e = rlk_wd_find(wd, RLK_KIND_LOCK, name, owner);
-    *delay_ms = e ? e->delay_ms : 0;
+    e = rlk_wd_find(wd, kind, name, owner);
+    *data = e ? e->kind_data : 0;
     pthread_mutex_unlock(&wd->mu);
     return e != NULL;
 }

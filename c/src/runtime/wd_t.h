@@ -23,8 +23,8 @@ struct rlk_hold {
     int slot;                   /* name's cluster slot: batches never mix slots */
     char *keys[RLK_HOLD_KEYS_MAX];
     long long token;            /* fenced: the token of the latest acquisition */
-    long long delay_ms;         /* the reentrant lock's lock-delay (0: none): its first
-                                   acquisition's, kept by its re-entries and releases */
+    long long kind_data;        /* its kind's datum, never read here (rlk_wd_set_kind_data):
+                                   its first acquisition's, kept by its re-entries */
     long long count;            /* acquisitions through this client not yet released */
     long long lease_ms;         /* of the last acquisition, restored by a partial release */
     long long lease_sent_ns;    /* a fixed lease: the send time of the call that set it (the
@@ -56,7 +56,7 @@ typedef struct rlk_lost_mark {
     int kind;
     char *name;
     char *owner;
-    long long start_ns, lease_ms, delay_ms;     /* the lease it was lost with (rlk_wd_lease_of) */
+    long long start_ns, lease_ms, kind_data;    /* the lease it was lost with (rlk_wd_lease_of) */
 } rlk_lost_mark;
 
 struct rlk_wd {
