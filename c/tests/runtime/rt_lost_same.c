@@ -183,56 +183,25 @@ static void run_blocking(rlk_client *c, int fenced, outcome *o)
 
 /* ------------------------------------------------------------ async */
 
-typedef struct ares {
-    int done, err;
-    long long value;
-    char errstr[256];
-} ares;
-
-static void on_res(rlk_async *ac, const rlk_async_result *r, void *p)
-{
-    ares *x = p;
-
-    (void)ac;
-    x->done = 1;
-    x->err = r->err;
-    x->value = r->value;
-    snprintf(x->errstr, sizeof x->errstr, "%s", r->errstr ? r->errstr : "");
-}
-
-static int run_until(rlk_async_poll *p, ares *x, long long ms)
-{
-    long long end = rlk_fx_now_ms() + ms;
-
-    while (!x->done && rlk_fx_now_ms() < end)
-        rlk_async_poll_turn(p, 50 * 1000000LL);
-    return x->done;
-}
-
-static int a_call(rlk_async_poll *p, rlk_async_req *req, ares *x)
-{
-    return req && run_until(p, x, 20000) ? x->err : -1000;
-}
-
 static void run_async(rlk_async *ac, rlk_async_poll *p, int fenced, outcome *o)
 {
     int kind = fenced ? RLK_KIND_FENCED : RLK_KIND_LOCK;
     char name[64], field[512];
     rlk_metrics m0, m;
     redisContext *x;
-    ares r = {0};
+    tk_ares r = {0};
     long long t1;
 
     memset(o, 0, sizeof *o);
     snprintf(name, sizeof name, "same:async:%s", fenced ? "fenced" : "lock");
-    REQUIRE(a_call(p, rlk_async_lock(ac, kind, name, 1, 0, LEASE_MS, on_res, &r), &r) == RLK_OK);
+    REQUIRE(tk_ares_call(p, rlk_async_lock(ac, kind, name, 1, 0, LEASE_MS, tk_ares_cb, &r), &r) == RLK_OK);
     t1 = r.value;
     REQUIRE(holder_field(name, field, sizeof field) == 0);
     plant_surplus(name, field);
     REQUIRE(rlk_async_metrics_get(ac, &m0) == RLK_OK);
     memset(&r, 0, sizeof r);
     REQUIRE((x = rlk_fx_sleep_begin(&srv, SLEEP_MS)));
-    o->rc = a_call(p, rlk_async_lock(ac, kind, name, 1, 0, LEASE_MS, on_res, &r), &r);
+    o->rc = tk_ares_call(p, rlk_async_lock(ac, kind, name, 1, 0, LEASE_MS, tk_ares_cb, &r), &r);
     rlk_fx_sleep_end(x);
     REQUIRE(rlk_async_metrics_get(ac, &m) == RLK_OK);
     counters(o, &m0, &m);
@@ -242,7 +211,7 @@ static void run_async(rlk_async *ac, rlk_async_poll *p, int fenced, outcome *o)
     o->server = server_count(name, field);
     for (long long i = 0; i < o->client; i++) {
         memset(&r, 0, sizeof r);
-        if (a_call(p, rlk_async_unlock(ac, kind, name, 1, on_res, &r), &r) != RLK_OK)
+        if (tk_ares_call(p, rlk_async_unlock(ac, kind, name, 1, tk_ares_cb, &r), &r) != RLK_OK)
             break;
     }
     o->freed = lock_exists(name) == 0;

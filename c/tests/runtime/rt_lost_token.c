@@ -192,38 +192,12 @@ static void test_blocking(void)
     rlk_free(a);
 }
 
-typedef struct ares {
-    int done, err;
-    long long value;
-    char errstr[256];
-} ares;
-
-static void on_res(rlk_async *ac, const rlk_async_result *r, void *p)
-{
-    ares *x = p;
-
-    (void)ac;
-    x->done = 1;
-    x->err = r->err;
-    x->value = r->value;
-    snprintf(x->errstr, sizeof x->errstr, "%s", r->errstr ? r->errstr : "");
-}
-
-static int run_until(rlk_async_poll *p, ares *x, long long ms)
-{
-    long long end = rlk_fx_now_ms() + ms;
-
-    while (!x->done && rlk_fx_now_ms() < end)
-        rlk_async_poll_turn(p, 50 * 1000000LL);
-    return x->done;
-}
-
 static void test_async(void)
 {
     rlk_options opt;
     rlk_async_poll p;
     rlk_async *ac;
-    ares w = {0};
+    tk_ares w = {0};
     int fired = 0;
 
     rlk_options_init(&opt);
@@ -232,21 +206,21 @@ static void test_async(void)
     REQUIRE((ac = rlk_async_new(&opt)));
     REQUIRE(rlk_async_poll_attach(ac, &p) == RLK_OK);
     /* connected first: a lock and its unlock */
-    REQUIRE(rlk_async_lock(ac, RLK_KIND_FENCED, "tok:warm", 1, 0, 30000, on_res, &w));
-    REQUIRE(run_until(&p, &w, 10000) && w.err == RLK_OK);
+    REQUIRE(rlk_async_lock(ac, RLK_KIND_FENCED, "tok:warm", 1, 0, 30000, tk_ares_cb, &w));
+    REQUIRE(tk_ares_run(&p, &w, 10000) && w.err == RLK_OK);
     memset(&w, 0, sizeof w);
-    REQUIRE(rlk_async_unlock(ac, RLK_KIND_FENCED, "tok:warm", 1, on_res, &w));
-    REQUIRE(run_until(&p, &w, 10000) && w.err == RLK_OK);
+    REQUIRE(rlk_async_unlock(ac, RLK_KIND_FENCED, "tok:warm", 1, tk_ares_cb, &w));
+    REQUIRE(tk_ares_run(&p, &w, 10000) && w.err == RLK_OK);
     for (int round = 0; round < ROUNDS; round++) {
         char name[64];
         redisContext *x;
-        ares r = {0};
+        tk_ares r = {0};
         int before = hook_fired;
 
         snprintf(name, sizeof name, "tok:async-%d", round);
         REQUIRE((x = rlk_fx_sleep_begin(&srv, 700)));
-        REQUIRE(rlk_async_lock(ac, RLK_KIND_FENCED, name, 1, 0, LEASE_MS, on_res, &r));
-        REQUIRE(run_until(&p, &r, 20000));
+        REQUIRE(rlk_async_lock(ac, RLK_KIND_FENCED, name, 1, 0, LEASE_MS, tk_ares_cb, &r));
+        REQUIRE(tk_ares_run(&p, &r, 20000));
         rlk_fx_sleep_end(x);
         fired += hook_fired > before;
         check_round("async", round, r.err, r.err == RLK_OK ? r.value : 0, hook_fired > before,

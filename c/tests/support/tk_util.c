@@ -956,3 +956,28 @@ char *tk_dump(const rlk_fx_server *srv, const char *key, size_t *len, long long 
         freeReplyObject(r);
     return out;
 }
+
+void tk_ares_cb(rlk_async *ac, const rlk_async_result *r, void *p)
+{
+    tk_ares *x = p;
+
+    (void)ac;
+    x->done = 1;
+    x->err = r->err;
+    x->value = r->value;
+    snprintf(x->errstr, sizeof x->errstr, "%s", r->errstr ? r->errstr : "");
+}
+
+int tk_ares_run(rlk_async_poll *p, tk_ares *x, long long ms)
+{
+    long long end = rlk_fx_now_ms() + ms;
+
+    while (!x->done && rlk_fx_now_ms() < end)
+        rlk_async_poll_turn(p, 50 * 1000000LL);
+    return x->done;
+}
+
+int tk_ares_call(rlk_async_poll *p, rlk_async_req *req, tk_ares *x)
+{
+    return req && tk_ares_run(p, x, 20000) ? x->err : -1000;
+}

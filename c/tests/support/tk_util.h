@@ -14,6 +14,8 @@
 #include <sys/types.h>
 
 #include <rlk.h>
+#include <rlk_async.h>
+#include <rlk_async_poll.h>
 
 #include "fixture.h"
 #include "holdlog.h"
@@ -258,5 +260,17 @@ void tk_make_key(const rlk_fx_server *srv, const char *const *words, size_t n, c
 /* DUMP of key as bytes (the caller frees; NULL: no key) with *len, and its PTTL in *pttl (-3:
  * unreadable): compared before and after a call, they show the key left byte for byte. */
 char *tk_dump(const rlk_fx_server *srv, const char *key, size_t *len, long long *pttl);
+
+/* An async request's result, as tk_ares_cb (its callback; privdata: the tk_ares) keeps it. */
+typedef struct tk_ares {
+    int done, err;
+    long long value;
+    char errstr[256];
+} tk_ares;
+void tk_ares_cb(rlk_async *ac, const rlk_async_result *r, void *p);
+/* Turns p's loop until x's result came or ms passed: 1 when it came. */
+int tk_ares_run(rlk_async_poll *p, tk_ares *x, long long ms);
+/* req's result (x, req's privdata) within 20 s: its err; -1000 when req is NULL or none came. */
+int tk_ares_call(rlk_async_poll *p, rlk_async_req *req, tk_ares *x);
 
 #endif /* RLK_TK_UTIL_H */
