@@ -119,3 +119,14 @@ int rlk_handle_eval(const rlk_fam_base *b, const char *script, const char *args,
 {
     return rlk_handle_evalx(b, script, args, NULL, vals, r);
 }
+
+int rlk_handle_release(const rlk_fam_base *b, const rlk_proto *row, const char *label,
+                       const char *opt, const char *owner, long long lease, const char *secret,
+                       int *rc)
+{
+    rlk_proto_argvals v = {.owner = owner, .lease_ms = lease, .secret = secret};
+    redisReply *r = NULL;
+    int call_rc = rlk_handle_evalx(b, row->release, row->release_args, opt, &v, &r);
+
+    return rlk_fam_release_done(b->c, label, b->name, call_rc, r, rc);
+}

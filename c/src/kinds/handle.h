@@ -99,4 +99,12 @@ int rlk_handle_evalx(const rlk_fam_base *b, const char *script, const char *args
 int rlk_handle_eval(const rlk_fam_base *b, const char *script, const char *args,
                     const rlk_proto_argvals *vals, redisReply **r);
 
+/* The release of row (its release script and ARGV; then the roles opt, NULL:
+ * none) by owner for lease (secret: the election's) on b's name, read by
+ * runtime/fam_hold.h rlk_fam_release_done (label names the script in its
+ * message): rlk_fam_release_fn's contract. */
+int rlk_handle_release(const rlk_fam_base *b, const rlk_proto *row, const char *label,
+                       const char *opt, const char *owner, long long lease, const char *secret,
+                       int *rc);
+
 #endif /* RLK_KINDS_HANDLE_H */

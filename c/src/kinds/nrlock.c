@@ -91,11 +91,8 @@ int rlk_nrlock_owner(const rlk_nrlock *l, char *buf, size_t len)
 /* rlk_fam_release_fn: nonreentrant/release. */
 static int rlk_nrlock_release_call(void *arg, const char *owner, long long lease, int *rc)
 {
-    rlk_nrlock *l = arg;
-    const char *keys[2];
-
-    return rlk_fam_release_call(l->b.c, "nonreentrant/release", "release", l->b.name,
-                                rlk_fam_keys(&l->b, keys), keys, 2, owner, lease, rc);
+    return rlk_handle_release(&((rlk_nrlock *)arg)->b, &rlk_lock_nr_row, "release", NULL, owner,
+                              lease, NULL, rc);
 }
 
 static int rlk_nrlock_reentry(rlk_nrlock *l, const char *owner)

@@ -71,6 +71,23 @@ int rlk_fam_release_read(const redisReply *r)
     return RLK_REL_ERROR;
 }
 
+int rlk_fam_release_done(rlk_client *c, const char *label, const char *name, int call_rc,
+                         redisReply *r, int *rc)
+{
+    int outcome = RLK_REL_ERROR;
+
+    if ((*rc = call_rc) == RLK_OK) {
+        if ((outcome = rlk_fam_release_read(r)) == RLK_REL_ERROR)
+            *rc = rlk_set_error(c, RLK_ERR_PROTOCOL, "unlock %s: %s replied type %d", name,
+                                label, r->type);
+        freeReplyObject(r);
+        if (outcome != RLK_REL_ERROR && outcome != RLK_REL_NOT_OWNER)  /* it wrote: did enough replicas see it? */
+            *rc = rlk_fam_acks_done(c, "unlock", name, outcome == RLK_REL_RELEASED
+                                    ? "released" : "released one hold (still held)");
+    }
+    return outcome;
+}
+
 int rlk_fam_release_call(rlk_client *c, const char *script, const char *label, const char *name,
                          int nkeys, const char *const *keys, int nargs, const char *owner,
                          long long lease, int *rc)
@@ -86,23 +103,15 @@ int rlk_fam_release_call_x(rlk_client *c, const char *script, const char *label,
     char lease_s[24];
     const char *args[5] = {owner, lease_s, RLK_FAM_CLAIM_MS_STR, NULL, NULL};
     redisReply *r = NULL;
-    int outcome = RLK_REL_ERROR;
 
     snprintf(lease_s, sizeof lease_s, "%lld", lease);
-    args[nargs] = rlk_publish_arg(c);  /* the last fixed argument of every release script */
+    args[nargs] = rlk_publish_arg(c);
     if (extra)
         args[nargs + 1] = extra;
-    *rc = rlk_evalv(c, script, nkeys, keys, NULL, nargs + 1 + (extra != NULL), args, NULL, &r);
-    if (*rc == RLK_OK) {
-        if ((outcome = rlk_fam_release_read(r)) == RLK_REL_ERROR)
-            *rc = rlk_set_error(c, RLK_ERR_PROTOCOL, "unlock %s: %s replied type %d", name,
-                                label, r->type);
-        freeReplyObject(r);
-        if (outcome != RLK_REL_ERROR && outcome != RLK_REL_NOT_OWNER)  /* it wrote: did enough replicas see it? */
-            *rc = rlk_fam_acks_done(c, "unlock", name, outcome == RLK_REL_RELEASED
-                                    ? "released" : "released one hold (still held)");
-    }
-    return outcome;
+    int call_rc = rlk_evalv(c, script, nkeys, keys, NULL, nargs + 1 + (extra != NULL), args,
+                            NULL, &r);
+
+    return rlk_fam_release_done(c, label, name, call_rc, r, rc);
 }
 
 int rlk_fam_undone(int outcome, int rc)

@@ -46,6 +46,16 @@ int rlk_fam_release_read(const redisReply *r);
 #define RLK_FAM_CANCEL_NS (200LL * 1000000LL)
 void rlk_fam_cancel(rlk_client *c, const char *script, const char **keys, long long ticket);
 
+/* A release script's reply r (freed) to call_rc, the call's result:
+ * its enum rlk_release_outcome; *rc is RLK_OK or call_rc (RLK_ERR_PROTOCOL
+ * recorded as "unlock <name>: <label> replied type <t>" for a reply other
+ * than nil / 0 / 1 / 2; 2 is a release that handed the lock over), or
+ * RLK_ERR_NOREPLICAS for a release (or a count taken down) too few
+ * replicas acknowledged: done, the outcome says what, not undone. The
+ * kinds build the call from their row (kinds/handle.h rlk_handle_release). */
+int rlk_fam_release_done(rlk_client *c, const char *label, const char *name, int call_rc,
+                         redisReply *r, int *rc);
+
 /* Runs a release script with ARGV (owner, lease, RLK_FAM_CLAIM_MS) (nargs
  * 3), (owner, lease) (nargs 2) or (owner) (nargs 1), then the client's
  * publish argument (rlk_publish_arg): returns its enum rlk_release_outcome;
