@@ -191,11 +191,8 @@ static int rlk_fair_acq_init(rlk_fairlock *f, long long wait_ms, long long lease
 /* rlk_fam_release_fn: fair/release. */
 static int rlk_fair_release_call(void *arg, const char *owner, long long lease, int *rc)
 {
-    rlk_fairlock *f = arg;
-    const char *keys[4] = {f->b.name, f->queue, f->timeouts, f->b.channel};
-
-    return rlk_fam_release_call(f->b.c, "fair/release", "release", f->b.name, 4, keys, 2, owner,
-                                lease, rc);
+    return rlk_handle_release(&((rlk_fairlock *)arg)->b, &rlk_fairlock_row, "release", NULL,
+                              owner, lease, NULL, rc);
 }
 
 /* rlk_fam_undo_fn: gives back one hold: an acquisition the registry could not
