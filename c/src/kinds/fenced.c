@@ -122,11 +122,8 @@ int rlk_fenced_owner(const rlk_fenced *f, char *buf, size_t len)
 /* rlk_fam_release_fn: fenced/release. */
 static int rlk_fenced_release_call(void *arg, const char *owner, long long lease, int *rc)
 {
-    rlk_fenced *f = arg;
-    const char *keys[3] = {f->b.name, f->b.channel, f->token_key};
-
-    return rlk_fam_release_call(f->b.c, "fenced/release", "release", f->b.name, 3, keys, 2, owner,
-                                lease, rc);
+    return rlk_handle_release(&((rlk_fenced *)arg)->b, &rlk_fenced_row, "release", NULL, owner,
+                              lease, NULL, rc);
 }
 
 /* rlk_fam_undo_fn: gives back one hold: an acquisition the registry could not
