@@ -262,15 +262,8 @@ static void rlk_rw_spec(const rlk_rwlock *rw, int side, const char *owner, rlk_h
 static int rlk_rw_release_call(rlk_rwlock *rw, int side, const char *owner, long long lease,
                                int *rc_out)
 {
-    const char *keys[5] = {rw->b.name, rw->b.channel, rw->prefix, rw->waiters, rw->grant};
-
-    /* write_release: owner, the lease to restore, the claim window; read_release: owner, the
-     * claim window (in the lease's place) */
-    if (side == RLK_RW_WRITE)
-        return rlk_fam_release_call(rw->b.c, "rwlock/write_release", "release", rw->b.name, 5,
-                                    keys, 3, owner, lease, rc_out);
-    return rlk_fam_release_call(rw->b.c, "rwlock/read_release", "release", rw->b.name, 5, keys, 2,
-                                owner, RLK_FAM_CLAIM_MS, rc_out);
+    return rlk_handle_release(&rw->b, side == RLK_RW_WRITE ? &rlk_rwlock_write_row
+                              : &rlk_rwlock_read_row, "release", NULL, owner, lease, NULL, rc_out);
 }
 
 /* rlk_fam_release_fn of the write side. */
