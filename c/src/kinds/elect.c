@@ -158,10 +158,8 @@ int rlk_elect_owner(const rlk_elect *e, char *buf, size_t len)
 static int rlk_elect_resign_call(void *arg, const char *owner, long long lease, int *rc)
 {
     rlk_elect *e = arg;
-    const char *keys[4] = {e->b.name, e->b.channel, e->state_key, e->elect_channel};
 
-    return rlk_fam_release_call_x(e->b.c, "elect/resign", "resign", e->b.name, 4, keys, 2, owner,
-                                  lease, e->secret, rc);
+    return rlk_handle_release(&e->b, &rlk_elect_row, "resign", NULL, owner, lease, e->secret, rc);
 }
 
 /* rlk_wait_attempt_fn. RLK_OK: elected, a->term set, recorded in the
