@@ -380,13 +380,8 @@ static void rlk_fair_keys4(const rlk_fairlock *f, const char **keys)
 
 static int rlk_fairlock_force(rlk_fairlock *f, int named, int *released)
 {
-    const char *keys[4];
-
-    if (!f)
-        return RLK_ERR_ARG;
-    rlk_fair_keys4(f, keys);
-    return rlk_fam_force_unlock(&f->b, "fair/force_release", 4, keys, 0, NULL, named, NULL,
-                                released);
+    return f ? rlk_handle_force(&f->b, &rlk_fairlock_row, NULL, NULL, named, NULL, released)
+             : RLK_ERR_ARG;
 }
 
 int rlk_fairlock_force_unlock(rlk_fairlock *f, int *released)

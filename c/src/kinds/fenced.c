@@ -237,12 +237,8 @@ int rlk_fenced_unlock(rlk_fenced *f)
  * goes too) */
 static int rlk_fenced_force(rlk_fenced *f, int named, int *released)
 {
-    const char *keys[2];
-
-    if (!f)
-        return RLK_ERR_ARG;
-    return rlk_fam_force_unlock(&f->b, "reentrant/force_release", rlk_fam_keys(&f->b, keys), keys,
-                                0, NULL, named, f->q, released);
+    return f ? rlk_handle_force(&f->b, &rlk_fenced_row, NULL, NULL, named, f->q, released)
+             : RLK_ERR_ARG;
 }
 
 int rlk_fenced_force_unlock(rlk_fenced *f, int *released)

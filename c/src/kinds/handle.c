@@ -130,3 +130,17 @@ int rlk_handle_release(const rlk_fam_base *b, const rlk_proto *row, const char *
 
     return rlk_fam_release_done(b->c, label, b->name, call_rc, r, rc);
 }
+
+int rlk_handle_force(const rlk_fam_base *b, const rlk_proto *row, const char *opt,
+                     const char *mode, int named, rlk_lq *q, int *released)
+{
+    rlk_proto_argvals v = {.mode = mode};
+    redisReply *r = NULL;
+    char args[64];
+    int rc;
+
+    snprintf(args, sizeof args, "%s%s", row->force_args, named ? " named" : "");
+    rlk_wd_forget_name(b->rt->wd, b->name);
+    rc = rlk_handle_evalx(b, row->force, args, opt, &v, &r);
+    return rlk_fam_force_done(b, rc, r, q, released);
+}

@@ -107,4 +107,11 @@ int rlk_handle_release(const rlk_fam_base *b, const rlk_proto *row, const char *
                        const char *opt, const char *owner, long long lease, const char *secret,
                        int *rc);
 
+/* The force release of row (its force script and ARGV, mode in place of
+ * "any" (NULL: "any"), then 'named' when named is 1; its KEYS then the roles
+ * opt, NULL: none) on b's name, once the registry forgot the name's holds;
+ * read by runtime/fam_hold.h rlk_fam_force_done (q poked on a release). */
+int rlk_handle_force(const rlk_fam_base *b, const rlk_proto *row, const char *opt,
+                     const char *mode, int named, struct rlk_lq *q, int *released);
+
 #endif /* RLK_KINDS_HANDLE_H */

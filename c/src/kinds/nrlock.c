@@ -198,20 +198,8 @@ int rlk_nrlock_unlock(rlk_nrlock *l)
  * does. */
 static int rlk_nrlock_force(rlk_nrlock *l, int named, int *released)
 {
-    const char *keys[3];
-    char *delay;
-    int n, rc;
-
-    if (!l)
-        return RLK_ERR_ARG;
-    if (!(delay = rlk_fam_suffix_name(l->b.name, RLK_NAMES_DELAY)))
-        return rlk_set_error(l->b.c, RLK_ERR_NOMEM, "force unlock %s: out of memory", l->b.name);
-    n = rlk_fam_keys(&l->b, keys);
-    keys[n++] = delay;
-    rc = rlk_fam_force_unlock(&l->b, "reentrant/force_release", n, keys, 0, NULL, named, l->q,
-                              released);
-    free(delay);
-    return rc;
+    return l ? rlk_handle_force(&l->b, &rlk_lock_nr_row, "delay", NULL, named, l->q, released)
+             : RLK_ERR_ARG;
 }
 
 int rlk_nrlock_force_unlock(rlk_nrlock *l, int *released)

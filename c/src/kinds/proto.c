@@ -122,7 +122,7 @@ int rlk_proto_args(const char *names, const rlk_proto_argvals *vals, rlk_proto_a
         else if (RLK_PROTO_IS("wait_ms"))
             v = out->wait;
         else if (RLK_PROTO_IS("mode"))
-            v = "any";
+            v = vals->mode ? vals->mode : "any";
         else if (RLK_PROTO_IS("value"))
             v = vals->value ? vals->value : "";
         else if (RLK_PROTO_IS("term"))

@@ -175,6 +175,7 @@ typedef struct rlk_proto_argvals {
     long long n;                    /* permits, a count */
     long long ttl_ms;
     const unsigned char *id;        /* a permit id, raw (idlen bytes) */
+    const char *mode;               /* rwlock/force_release's: read, write; NULL: "any" */
     size_t idlen;
 } rlk_proto_argvals;
 

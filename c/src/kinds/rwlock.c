@@ -466,22 +466,14 @@ int rlk_rwlock_unlock(rlk_rwlock *rw, int side)
 static int rlk_rwlock_force(rlk_rwlock *rw, int side, int named, int *released)
 {
     static const char *const modes[] = {"read", "write", "any"};
-    const char *keys[5];
     int rc;
 
     if (!rw)
         return RLK_ERR_ARG;
     if ((rc = rlk_rw_check_side(rw, side, 1, "force unlock")) != RLK_OK)
         return rc;
-    const char *args[2] = {modes[side], RLK_FAM_CLAIM_MS_STR};
-
-    keys[0] = rw->b.name;
-    keys[1] = rw->b.channel;
-    keys[2] = rw->prefix;
-    keys[3] = rw->waiters;
-    keys[4] = rw->grant;
-    return rlk_fam_force_unlock(&rw->b, "rwlock/force_release", 5, keys, 2, args, named, NULL,
-                                released);
+    return rlk_handle_force(&rw->b, &rlk_rwlock_write_row, NULL, modes[side], named, NULL,
+                            released);
 }
 
 int rlk_rwlock_force_unlock(rlk_rwlock *rw, int side, int *released)

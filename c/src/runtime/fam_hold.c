@@ -260,6 +260,11 @@ int rlk_fam_force_unlock(const rlk_fam_base *b, const char *script, int nkeys,
         argv[nargs++] = "named";                /* their optional last one */
     rlk_wd_forget_name(b->rt->wd, b->name);
     rc = rlk_evalv(b->c, script, nkeys, keys, NULL, nargs, argv, NULL, &r);
+    return rlk_fam_force_done(b, rc, r, q, released);
+}
+
+int rlk_fam_force_done(const rlk_fam_base *b, int rc, redisReply *r, rlk_lq *q, int *released)
+{
     if (rc == RLK_ERR_SCRIPT && rlk_fam_acl_refused(b->c)) {
         /* As for unlock: the scripts publish after they delete. */
         char why[RLK_ERRSTR_MAX];

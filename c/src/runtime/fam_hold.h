@@ -95,6 +95,11 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id
  * is 1, the force_release scripts' optional last argument 'named' (the caller
  * names the kind: a lock's hash without a TTL goes too); *released (may be
  * NULL) tells whether it did, and then q (may be NULL) is poked. */
+/* The reply r (freed) of a force release whose call returned rc (the
+ * registry's holds of b->name forgotten before it was sent), read as
+ * rlk_fam_force_unlock reads it; the kinds build the call from their row
+ * (kinds/handle.h rlk_handle_force). */
+int rlk_fam_force_done(const rlk_fam_base *b, int rc, redisReply *r, rlk_lq *q, int *released);
 #define RLK_FAM_FORCE_ARGS_MAX 4
 int rlk_fam_force_unlock(const rlk_fam_base *b, const char *script, int nkeys,
                          const char *const *keys, int nargs, const char *const *args, int named,
