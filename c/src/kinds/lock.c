@@ -286,10 +286,8 @@ static int rlk_acq_init(rlk_lock *l, long long lease_ms, long long wait_ms, rlk_
 static int rlk_lock_release_delay(rlk_lock *l, long long delay_ms, const char *owner,
                                   long long lease, int *rc)
 {
-    const char *keys[5] = {l->b.name, l->b.channel, l->waiters, l->grant, l->delay};
-
-    return rlk_fam_release_call(l->b.c, "reentrant/release", "reentrant/release", l->b.name,
-                                delay_ms > 0 ? 5 : 4, keys, 3, owner, lease, rc);
+    return rlk_handle_release(&l->b, &rlk_lock_row, "reentrant/release",
+                              delay_ms > 0 ? "delay" : NULL, owner, lease, NULL, rc);
 }
 
 /* rlk_fam_release_fn of rlk_lock_unlock: arg is one of these. */
@@ -547,15 +545,8 @@ int rlk_lock_unlock(rlk_lock *l)
  * KEYS[3]), through any handle, with the option or without (rlk unlock --force's). */
 static int rlk_lock_force(rlk_lock *l, int named, int *released)
 {
-    const char *keys[3];
-    int n;
-
-    if (!l)
-        return RLK_ERR_ARG;
-    n = rlk_fam_keys(&l->b, keys);
-    keys[n++] = l->delay;
-    return rlk_fam_force_unlock(&l->b, "reentrant/force_release", n, keys, 0, NULL, named, l->q,
-                                released);
+    return l ? rlk_handle_force(&l->b, &rlk_lock_row, "delay", NULL, named, l->q, released)
+             : RLK_ERR_ARG;
 }
 
 int rlk_lock_force_unlock(rlk_lock *l, int *released)

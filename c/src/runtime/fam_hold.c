@@ -88,32 +88,6 @@ int rlk_fam_release_done(rlk_client *c, const char *label, const char *name, int
     return outcome;
 }
 
-int rlk_fam_release_call(rlk_client *c, const char *script, const char *label, const char *name,
-                         int nkeys, const char *const *keys, int nargs, const char *owner,
-                         long long lease, int *rc)
-{
-    return rlk_fam_release_call_x(c, script, label, name, nkeys, keys, nargs, owner, lease, NULL,
-                                  rc);
-}
-
-int rlk_fam_release_call_x(rlk_client *c, const char *script, const char *label, const char *name,
-                           int nkeys, const char *const *keys, int nargs, const char *owner,
-                           long long lease, const char *extra, int *rc)
-{
-    char lease_s[24];
-    const char *args[5] = {owner, lease_s, RLK_FAM_CLAIM_MS_STR, NULL, NULL};
-    redisReply *r = NULL;
-
-    snprintf(lease_s, sizeof lease_s, "%lld", lease);
-    args[nargs] = rlk_publish_arg(c);
-    if (extra)
-        args[nargs + 1] = extra;
-    int call_rc = rlk_evalv(c, script, nkeys, keys, NULL, nargs + 1 + (extra != NULL), args,
-                            NULL, &r);
-
-    return rlk_fam_release_done(c, label, name, call_rc, r, rc);
-}
-
 int rlk_fam_undone(int outcome, int rc)
 {
     if (outcome == RLK_REL_RELEASED || outcome == RLK_REL_STILL_HELD)
@@ -241,26 +215,6 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id
         rc = rlk_set_error(b->c, RLK_ERR_NOT_OWNER, "unlock %s%s%s: not held by %s", what,
                            *what ? " " : "", b->name, owner);
     return rc;
-}
-
-int rlk_fam_force_unlock(const rlk_fam_base *b, const char *script, int nkeys,
-                         const char *const *keys, int nargs, const char *const *args, int named,
-                         rlk_lq *q, int *released)
-{
-    const char *argv[RLK_FAM_FORCE_ARGS_MAX + 2];
-    redisReply *r = NULL;
-    int rc;
-
-    if (nargs < 0 || nargs > RLK_FAM_FORCE_ARGS_MAX)
-        return rlk_set_error(b->c, RLK_ERR_ARG, "force unlock %s: %d arguments", b->name, nargs);
-    for (int i = 0; i < nargs; i++)
-        argv[i] = args[i];
-    argv[nargs++] = rlk_publish_arg(b->c);     /* the last fixed argument of every force_release */
-    if (named)
-        argv[nargs++] = "named";                /* their optional last one */
-    rlk_wd_forget_name(b->rt->wd, b->name);
-    rc = rlk_evalv(b->c, script, nkeys, keys, NULL, nargs, argv, NULL, &r);
-    return rlk_fam_force_done(b, rc, r, q, released);
 }
 
 int rlk_fam_force_done(const rlk_fam_base *b, int rc, redisReply *r, rlk_lq *q, int *released)

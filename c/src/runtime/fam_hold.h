@@ -56,28 +56,12 @@ void rlk_fam_cancel(rlk_client *c, const char *script, const char **keys, long l
 int rlk_fam_release_done(rlk_client *c, const char *label, const char *name, int call_rc,
                          redisReply *r, int *rc);
 
-/* Runs a release script with ARGV (owner, lease, RLK_FAM_CLAIM_MS) (nargs
- * 3), (owner, lease) (nargs 2) or (owner) (nargs 1), then the client's
- * publish argument (rlk_publish_arg): returns its enum rlk_release_outcome;
- * *rc is RLK_OK or the call's error (RLK_ERR_PROTOCOL recorded as "unlock
- * <name>: <label> replied type <t>" for a reply other than nil / 0 / 1 / 2;
- * 2 is a release that handed the lock over), or RLK_ERR_NOREPLICAS for a
- * release (or a count taken down) too few replicas acknowledged: done, the
- * outcome says what, not undone. */
-int rlk_fam_release_call(rlk_client *c, const char *script, const char *label, const char *name,
-                         int nkeys, const char *const *keys, int nargs, const char *owner,
-                         long long lease, int *rc);
-/* The same with one more argument after the publish one (NULL: none): the
- * election's resign passes the leader's secret there. */
-int rlk_fam_release_call_x(rlk_client *c, const char *script, const char *label, const char *name,
-                           int nkeys, const char *const *keys, int nargs, const char *owner,
-                           long long lease, const char *extra, int *rc);
-
 /* An undo's result (rlk_fam_undo_fn) from its release's outcome and rc:
  * RLK_OK when a hold was given back; else rc, or RLK_ERR_NOT_OWNER. */
 int rlk_fam_undone(int outcome, int rc);
 
-/* Sends the kind's release for (owner, lease): rlk_fam_release_call's contract. */
+/* Sends the kind's release for (owner, lease): its outcome and *rc as
+ * rlk_fam_release_done returns and sets them. */
 typedef int (*rlk_fam_release_fn)(void *arg, const char *owner, long long lease, int *rc);
 
 /* An unlock of b's lock by the holder id id (owner_fn names it in errors)
@@ -89,21 +73,15 @@ typedef int (*rlk_fam_release_fn)(void *arg, const char *owner, long long lease,
 int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id *id,
                    const char *owner_fn, rlk_lq *q, rlk_fam_release_fn release, void *arg);
 
-/* A force unlock: forgets every hold of b->name in the registry, then runs
- * script (which deletes the lock whoever holds it) with args and the
- * client's publish argument (rlk_publish_arg) appended, and then, when named
- * is 1, the force_release scripts' optional last argument 'named' (the caller
- * names the kind: a lock's hash without a TTL goes too); *released (may be
- * NULL) tells whether it did, and then q (may be NULL) is poked. */
-/* The reply r (freed) of a force release whose call returned rc (the
- * registry's holds of b->name forgotten before it was sent), read as
- * rlk_fam_force_unlock reads it; the kinds build the call from their row
- * (kinds/handle.h rlk_handle_force). */
+/* A force unlock's reply r (freed; rc the call's result), sent once every
+ * hold of b->name was forgotten in the registry (kinds/handle.h
+ * rlk_handle_force builds the call from the kind's row: the force script,
+ * which deletes the lock whoever holds it, then the client's publish
+ * argument and, when the operator named the kind, 'named': a lock's hash
+ * without a TTL goes too): *released (may be NULL) tells whether it did,
+ * and then q (may be NULL) is poked. A refusal by ACL is read as an
+ * unlock's is. */
 int rlk_fam_force_done(const rlk_fam_base *b, int rc, redisReply *r, rlk_lq *q, int *released);
-#define RLK_FAM_FORCE_ARGS_MAX 4
-int rlk_fam_force_unlock(const rlk_fam_base *b, const char *script, int nkeys,
-                         const char *const *keys, int nargs, const char *const *args, int named,
-                         rlk_lq *q, int *released);
 
 /* Queries of a lock hash whose fields are holder ids (reentrant, fenced,
  * fair): EXISTS; the registry's lost mark, then HEXISTS of the handle's
