@@ -209,18 +209,9 @@ static int rlk_fair_undo(void *arg)
 /* Leaves the queue (best effort), keeping the calling thread's last error. */
 static void rlk_fair_cancel(const rlk_fair_acq *a)
 {
-    rlk_fairlock *f = a->f;
-    char saved[RLK_ERRSTR_MAX];
     rlk_proto_argvals v = {.owner = a->owner};
-    redisReply *r = NULL;
-    int err = rlk_err(f->b.c);
 
-    snprintf(saved, sizeof saved, "%s", rlk_errstr(f->b.c));
-    if (rlk_handle_eval(&f->b, rlk_fairlock_row.cancel, rlk_fairlock_row.cancel_args, &v, &r) ==
-        RLK_OK)
-        freeReplyObject(r);
-    else
-        rlk_set_error(f->b.c, err, "%s", saved);
+    rlk_handle_cancel(&a->f->b, &rlk_fairlock_row, &v, 0);
 }
 
 static int rlk_fair_reentry(rlk_fairlock *f, const char *owner)

@@ -144,3 +144,19 @@ int rlk_handle_force(const rlk_fam_base *b, const rlk_proto *row, const char *op
     rc = rlk_handle_evalx(b, row->force, args, opt, &v, &r);
     return rlk_fam_force_done(b, rc, r, q, released);
 }
+
+void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto *row, const rlk_proto_argvals *vals,
+                       int bounded)
+{
+    char saved[RLK_ERRSTR_MAX];
+    redisReply *r = NULL;
+    int err = rlk_err(b->c);
+    long long limit = rlk_time_limit_enter(bounded ? rlk_clock_now_ns() + RLK_FAM_CANCEL_NS : 0);
+
+    snprintf(saved, sizeof saved, "%s", rlk_errstr(b->c));
+    if (rlk_handle_eval(b, row->cancel, row->cancel_args, vals, &r) == RLK_OK)
+        freeReplyObject(r);
+    else
+        rlk_set_error(b->c, err, "%s", saved);
+    rlk_time_limit_leave(limit);
+}

@@ -107,6 +107,12 @@ int rlk_handle_release(const rlk_fam_base *b, const rlk_proto *row, const char *
                        const char *opt, const char *owner, long long lease, const char *secret,
                        int *rc);
 
+/* A queued waiter's leaving by row's cancel script (its ARGV from vals) on
+ * b's name, best effort, the calling thread's last error kept; bounded by
+ * runtime/fam_hold.h's RLK_FAM_CANCEL_NS when bounded is 1. */
+void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto *row, const rlk_proto_argvals *vals,
+                       int bounded);
+
 /* The force release of row (its force script and ARGV, mode in place of
  * "any" (NULL: "any"), then 'named' when named is 1; its KEYS then the roles
  * opt, NULL: none) on b's name, once the registry forgot the name's holds;

@@ -303,13 +303,12 @@ static int rlk_lock_release_call(void *arg, const char *owner, long long lease, 
     return rlk_lock_release_delay(rel->l, rel->delay_ms, owner, lease, rc);
 }
 
-/* A waiter that gives up leaves the server's queue (rlk_fam_cancel). */
+/* A waiter that gives up leaves the server's queue (rlk_handle_cancel). */
 static void rlk_lock_cancel(rlk_acq *a)
 {
-    rlk_lock *l = a->l;
-    const char *keys[4] = {l->b.name, l->b.channel, l->waiters, l->grant};
+    rlk_proto_argvals v = {.ticket = a->ticket.ticket};
 
-    rlk_fam_cancel(l->b.c, "reentrant/cancel", keys, a->ticket.ticket);
+    rlk_handle_cancel(&a->l->b, &rlk_lock_row, &v, 1);
 }
 
 /* rlk_fam_undo_fn: gives back one hold: an acquisition the registry could not

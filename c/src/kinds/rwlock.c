@@ -370,13 +370,12 @@ static int rlk_rw_busy(rlk_rwlock *rw, int side, long long start_ns)
 
 /* ---------------------------------------------------------------- locking */
 
-/* A writer that gives up leaves the server's queue (rlk_fam_cancel). */
+/* A writer that gives up leaves the server's queue (rlk_handle_cancel). */
 static void rlk_rw_cancel(rlk_rw_acq *a)
 {
-    rlk_rwlock *rw = a->rw;
-    const char *keys[4] = {rw->b.name, rw->b.channel, rw->waiters, rw->grant};
+    rlk_proto_argvals v = {.ticket = a->ticket.ticket};
 
-    rlk_fam_cancel(rw->b.c, "rwlock/cancel", keys, a->ticket.ticket);
+    rlk_handle_cancel(&a->rw->b, &rlk_rwlock_write_row, &v, 1);
 }
 
 /* A writer's wait: behind the process's other writers of the lock, with a

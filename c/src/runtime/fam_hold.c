@@ -336,22 +336,3 @@ int rlk_fam_remaining_ttl(const rlk_fam_base *b, long long *ttl_ms)
 {
     return rlk_fam_hash_query(b, "PTTL", NULL, -2, ttl_ms);
 }
-
-void rlk_fam_cancel(rlk_client *c, const char *script, const char **keys, long long ticket)
-{
-    char arg[24];
-    const char *args[3] = {arg, RLK_FAM_CLAIM_MS_STR, rlk_publish_arg(c)};
-    redisReply *r = NULL;
-    char saved[RLK_ERRSTR_MAX];
-    int err = rlk_err(c);
-    long long limit;
-
-    snprintf(saved, sizeof saved, "%s", rlk_errstr(c));
-    snprintf(arg, sizeof arg, "%lld", ticket);
-    limit = rlk_time_limit_enter(rlk_clock_now_ns() + RLK_FAM_CANCEL_NS);
-    if (rlk_evalv(c, script, 4, keys, NULL, 3, args, NULL, &r) == RLK_OK)
-        freeReplyObject(r);
-    else
-        rlk_set_error(c, err, "%s", saved);
-    rlk_time_limit_leave(limit);
-}

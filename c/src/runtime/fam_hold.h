@@ -37,14 +37,11 @@ int rlk_fam_release_read(const redisReply *r);
 #define RLK_FAM_CLAIM_MS_STR "50"
 
 /* A queued waiter that gives up (its wait ran out, an error, an interrupt)
- * leaves the server's queue, passing on a reservation it did not claim:
- * script (reentrant/cancel, rwlock/cancel) with KEYS (name, channel,
- * waiters, grant) and ARGV (ticket, RLK_FAM_CLAIM_MS, the client's publish
- * argument). Best effort, the caller's error kept (a waiter that cannot say
- * so is skipped when its reservation expires); bounded by RLK_FAM_CANCEL_NS,
- * so a wait's -w holds against a stopped server too. */
+ * leaves the server's queue (reentrant/cancel, rwlock/cancel), passing on a
+ * reservation it did not claim; best effort (a waiter that cannot say so is
+ * skipped when its reservation expires), bounded by RLK_FAM_CANCEL_NS so a
+ * wait's -w holds against a stopped server too. */
 #define RLK_FAM_CANCEL_NS (200LL * 1000000LL)
-void rlk_fam_cancel(rlk_client *c, const char *script, const char **keys, long long ticket);
 
 /* A release script's reply r (freed) to call_rc, the call's result:
  * its enum rlk_release_outcome; *rc is RLK_OK or call_rc (RLK_ERR_PROTOCOL
