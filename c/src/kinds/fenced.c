@@ -274,15 +274,13 @@ int rlk_fenced_token(rlk_fenced *f, long long *token)
 
 int rlk_fenced_last_token(rlk_fenced *f, long long *token)
 {
-    const char *keys[1];
     redisReply *r = NULL;
     int rc;
 
     if (!f || !token)
         return RLK_ERR_ARG;
     *token = 0;
-    keys[0] = f->token_key;
-    if ((rc = rlk_evalv(f->b.c, "fenced/token", 1, keys, NULL, 0, NULL, NULL, &r)) != RLK_OK)
+    if ((rc = rlk_handle_eval(&f->b, "fenced/token", "", &(rlk_proto_argvals){0}, &r)) != RLK_OK)
         return rc;
     if (r->type == REDIS_REPLY_INTEGER)
         *token = r->integer;
