@@ -103,7 +103,30 @@ const rlk_script_info *rlk_script_find(const rlk_client *c, const char *name)
 
 const char *rlk_script_key_roles(const char *name)
 {
-    for (size_t i = 0; name && rlk_embedded_key_roles[i].name; i++)
+    static size_t rows;     /* the table's length, counted once (0: not yet) */
+    size_t lo = 0, hi = __atomic_load_n(&rows, __ATOMIC_RELAXED);
+
+    if (!name)
+        return NULL;
+    if (!hi) {
+        while (rlk_embedded_key_roles[hi].name)
+            hi++;
+        __atomic_store_n(&rows, hi, __ATOMIC_RELAXED);
+    }
+    /* Asked on every call a kind builds: a binary search of the table, generated in the order
+     * of its files; a name that search misses is looked for in every row. */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int cmp = strcmp(rlk_embedded_key_roles[mid].name, name);
+
+        if (cmp == 0)
+            return rlk_embedded_key_roles[mid].roles;
+        if (cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = 0; rlk_embedded_key_roles[i].name; i++)
         if (strcmp(rlk_embedded_key_roles[i].name, name) == 0)
             return rlk_embedded_key_roles[i].roles;
     return NULL;

@@ -19,11 +19,17 @@
 
 static char *rlk_fam_concat(const char *a, const char *b, const char *c, const char *d)
 {
-    size_t len = strlen(a) + strlen(b) + strlen(c) + strlen(d) + 1;
-    char *s = malloc(len);
+    const char *part[4] = {a, b, c, d};
+    size_t len[4], n = 0;
+    char *s;
 
-    if (s)
-        snprintf(s, len, "%s%s%s%s", a, b, c, d);
+    for (int i = 0; i < 4; i++)
+        n += len[i] = strlen(part[i]);
+    if (!(s = malloc(n + 1)))      /* every call of a kind's script builds its keys: no printf */
+        return NULL;
+    for (int i = 0, at = 0; i < 4; at += (int)len[i], i++)
+        memcpy(s + at, part[i], len[i]);
+    s[n] = '\0';
     return s;
 }
 
