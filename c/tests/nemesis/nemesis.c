@@ -1290,20 +1290,24 @@ static int fail_over(int fd, int k, char how, int plant, long long *begin, long 
 }
 
 /* The A lines of the logs whose start is in [from, to), of the lock named (NULL: any): the holds
- * a stretch of the run had. */
+ * a stretch of the run had. With live, only the holds the checker counts: those whose fixed
+ * lease had not run out when the acquire returned (an acquire that waited past its lease on a
+ * new master's WAIT is no hold). */
 static long holds_of(const char *const *paths, int n, const char *name, long long from,
-                     long long to)
+                     long long to, int live)
 {
     long count = 0;
 
     for (int i = 0; i < n; i++) {
         FILE *f = fopen(paths[i], "r");
         char line[512], held[128];
-        long long sent, start;
+        long long sent, start, lease;
 
         while (f && fgets(line, sizeof line, f))
-            if (sscanf(line, "A %*d %*d %*d %127s %*c %lld %lld", held, &sent, &start) == 3 &&
-                start >= from && start < to && (!name || strcmp(held, name) == 0))
+            if (sscanf(line, "A %*d %*d %*d %127s %*c %lld %lld %lld", held, &sent, &start,
+                       &lease) == 4 && start >= from && start < to &&
+                (!name || strcmp(held, name) == 0) &&
+                (!live || lease <= 0 || sent + lease * 1000000LL > start))
                 count++;
         if (f)
             fclose(f);
@@ -1313,7 +1317,7 @@ static long holds_of(const char *const *paths, int n, const char *name, long lon
 
 static long holds_between(const char *const *paths, int n, long long from, long long to)
 {
-    return holds_of(paths, n, NULL, from, to);
+    return holds_of(paths, n, NULL, from, to, 0);
 }
 
 static int wall_jump(long long off0)
@@ -1561,9 +1565,10 @@ static int run_main(const run_opts *o)
                 stop_at = rlk_fx_now_ms() + (fo_bad ? 0 : stop_gap);
             continue;
         }
-        /* Planted (d): the run stops once a child has taken the parent's lock on the new
-         * master (the overlap the control is for), or when the parent's lease has 500 ms left,
-         * not after a fixed gap: the new master grants nothing until its replica is back. */
+        /* Planted (d): the run stops once a child holds the parent's lock on the new master
+         * (the overlap the control is for; a hold whose lease ran out before its acquire
+         * returned is none), or when the parent's lease has 500 ms left, not after a fixed
+         * gap: the new master grants nothing until its replica is back. */
         if (o->plant[0] == 'd' && g_pd_seq && fo == o->failovers && !stop_at) {
             const char *kid_logs[MAXPROCS];
             long long lease_end = g_pd_start_ns + (PLANT_D_LEASE_MS - 500) * 1000000LL;
@@ -1571,7 +1576,7 @@ static int run_main(const run_opts *o)
             for (int i = 0; i < o->procs; i++)
                 kid_logs[i] = logs[i];
             if (holds_of(kid_logs, o->procs, LOCK_NAME[K_LOCK], fo_end[fo - 1],
-                         0x7fffffffffffffffLL) > 0 || now_ns() >= lease_end) {
+                         0x7fffffffffffffffLL, 1) > 0 || now_ns() >= lease_end) {
                 printf("nemesis: planted (d): %s %lld ms after the failover\n",
                        now_ns() >= lease_end ? "no child took the parent's lock within its lease;"
                        " the run stops" : "a child took the parent's lock on the new master",
