@@ -96,6 +96,8 @@
 #define RUN_HARD_MS 160000      /* the parent stops the nemesis after this */
 #define FO_CHILD_HARD_MS 80000  /* --failovers: a child ends by itself after this */
 #define FO_RUN_HARD_MS 90000    /* --failovers: the parent stops the nemesis after this */
+#define FO_HOLD_WAIT_MS 10000   /* --failovers: how long past its time a failover (or the stop)
+                                   waits for a hold since the previous failover */
 #define FO_MIN_REPLICAS 1       /* --failovers: every client's rlk_options.min_replicas */
 #define FO_MIN_REPLICAS_MS 500  /* ... and its WAIT timeout */
 #define FO_KINDS "lock,fenced,elect,fair,nr"
@@ -1414,6 +1416,8 @@ static int run_main(const run_opts *o)
     unsigned rng = mix(o->seed);
     long nk = 0, q, acq = 0, odds = 0, faults = 0, planted = 0, stops = 0, sstops = 0, ran = 0;
     long norepl = 0, reentry = 0, unacked = 0, switches = 0, fo_short = 0;
+    const char *kid_logs[MAXPROCS];
+    int held_since = 0;     /* a live hold in the children's logs since the last failover */
     long long t0 = rlk_fx_now_ms(), off0 = tk_wall_offset_ms(), lost = 0, adopted = 0;
     int ndone = 0, fd, rc, fo = 0, fo_bad = 0, stop_made = 0;
     nem_report rep;
@@ -1542,6 +1546,8 @@ static int run_main(const run_opts *o)
         g_pd_lock = g_pd_client && rlk_err(g_pd_client) == RLK_OK
                         ? rlk_lock_new(g_pd_client, LOCK_NAME[K_LOCK]) : NULL;
     }
+    for (int i = 0; i < o->procs; i++)
+        kid_logs[i] = logs[i];
     tk_children_send(kids, o->procs, "go");
     next_fo = rlk_fx_now_ms() + fo_gap[0];
     /* The nemesis: one action at a time, drawn from the seed, until every child is done. A
@@ -1554,7 +1560,16 @@ static int run_main(const run_opts *o)
         long d = (long)(tk_rand(&rng) % 1200);
 
         pump(kids, o->procs, done, &ndone, gap);
-        if (fo < o->failovers && !fo_bad && rlk_fx_now_ms() >= next_fo) {
+        /* A failover, and the stop after the last, come at their drawn times once the clients
+         * hold again after the previous failover (a live hold in a child's log), or
+         * FO_HOLD_WAIT_MS past those times: the new master grants nothing until its replica is
+         * back, which a slow machine (ASan) took past a drawn gap of 2 s. */
+        if (fo > 0 && !fo_bad && !held_since &&
+            (holds_of(kid_logs, o->procs, NULL, fo_end[fo - 1], 0x7fffffffffffffffLL, 1) > 0 ||
+             rlk_fx_now_ms() >= (fo < o->failovers ? next_fo : stop_at) + FO_HOLD_WAIT_MS))
+            held_since = 1;
+        if (fo < o->failovers && !fo_bad && rlk_fx_now_ms() >= next_fo && (fo == 0 || held_since)) {
+            held_since = 0;
             if (fail_over(fd, fo, fo_how[fo], o->plant[0], &fo_begin[fo], &fo_end[fo]) != 0)
                 fo_bad = 1;
             else
@@ -1570,11 +1585,8 @@ static int run_main(const run_opts *o)
          * returned is none), or when the parent's lease has 500 ms left, not after a fixed
          * gap: the new master grants nothing until its replica is back. */
         if (o->plant[0] == 'd' && g_pd_seq && fo == o->failovers && !stop_at) {
-            const char *kid_logs[MAXPROCS];
             long long lease_end = g_pd_start_ns + (PLANT_D_LEASE_MS - 500) * 1000000LL;
 
-            for (int i = 0; i < o->procs; i++)
-                kid_logs[i] = logs[i];
             if (holds_of(kid_logs, o->procs, LOCK_NAME[K_LOCK], fo_end[fo - 1],
                          0x7fffffffffffffffLL, 1) > 0 || now_ns() >= lease_end) {
                 printf("nemesis: planted (d): %s %lld ms after the failover\n",
@@ -1584,7 +1596,7 @@ static int run_main(const run_opts *o)
                 stop_at = rlk_fx_now_ms();
             }
         }
-        if (stop_at && !stop_made && rlk_fx_now_ms() >= stop_at) {
+        if (stop_at && !stop_made && rlk_fx_now_ms() >= stop_at && (fo_bad || held_since)) {
             int sfd = open(stopf, O_CREAT | O_WRONLY, 0600);
 
             if (sfd >= 0)
