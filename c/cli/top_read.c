@@ -89,6 +89,19 @@ static void top_batch_free(top_batch *b)
     memset(b, 0, sizeof *b);
 }
 
+/* One column of the batch grown to cap entries of size bytes: the new array, or, when this
+ * realloc or an earlier one (*failed) failed, the old one, unchanged, with *failed set. */
+static void *top_grow(void *p, size_t cap, size_t size, int *failed)
+{
+    void *q = *failed ? NULL : realloc(p, cap * size);
+
+    if (!q) {
+        *failed = 1;
+        return p;
+    }
+    return q;
+}
+
 /* Adds a command (argv copied; key, when set, is owned by the batch). */
 static int top_batch_add(top_batch *b, rlk_top_row *row, int what, char *key, int argc, ...)
 {
@@ -97,23 +110,17 @@ static int top_batch_add(top_batch *b, rlk_top_row *row, int what, char *key, in
 
     if (b->n == b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 256;
-        void *p1 = realloc(b->argc, cap * sizeof *b->argc), *p2, *p3, *p4, *p5;
+        int failed = 0;
 
-        if (!p1)
+        b->argc = top_grow(b->argc, cap, sizeof *b->argc, &failed);
+        b->argv = top_grow(b->argv, cap, sizeof *b->argv, &failed);
+        b->row = top_grow(b->row, cap, sizeof *b->row, &failed);
+        b->what = top_grow(b->what, cap, sizeof *b->what, &failed);
+        b->owned = top_grow(b->owned, cap, sizeof *b->owned, &failed);
+        if (failed) {
+            free(key);
             return -1;
-        b->argc = p1;
-        if (!(p2 = realloc(b->argv, cap * sizeof *b->argv)))
-            return -1;
-        b->argv = p2;
-        if (!(p3 = realloc(b->row, cap * sizeof *b->row)))
-            return -1;
-        b->row = p3;
-        if (!(p4 = realloc(b->what, cap * sizeof *b->what)))
-            return -1;
-        b->what = p4;
-        if (!(p5 = realloc(b->owned, cap * sizeof *b->owned)))
-            return -1;
-        b->owned = p5;
+        }
         b->cap = cap;
     }
     if (!(v = calloc((size_t)argc, sizeof *v))) {
