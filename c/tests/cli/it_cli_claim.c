@@ -94,6 +94,30 @@ static void wait_for_file(char *buf, size_t len, const char *path)
              "n=$((n+1)); done", path);
 }
 
+/* *token: the token a started holder wrote to path (its $RLK_FENCE_TOKEN), once it is there
+ * (10 s at most: fails the case otherwise). */
+static void holder_token(const char *path, const char *what, long long *token)
+{
+    char *t;
+
+    *token = 0;
+    REQUIREF(cli_wait_file(path, 10000) == 0, "%s: the new holder never wrote %s", what, path);
+    t = cli_slurp(path);
+    *token = atoll(t);
+    free(t);
+}
+
+/* Lets the started holder p go on (creates go) and checks that it ends with status 0. */
+static void holder_finish(cli_proc *p, const char *go, const char *what)
+{
+    cli_result r;
+
+    touch(go);
+    r = cli_collect(p, cli_wait(p, 15000), 0);
+    expect_status(&r, 0, what);
+    cli_result_free(&r);
+}
+
 /* ---------------------------------------------------------------- lost update */
 
 /* claim 0: the control (the update is lost); 1: --claim (the stale write refused). */
@@ -104,7 +128,6 @@ static void lost_update(int claim)
     long long t1, t2;
     cli_result r, stale;
     cli_proc p;
-    int status;
 
     snprintf(name, sizeof name, "acct%d", claim);
     snprintf(fence, sizeof fence, "{%s}:fence", name);
@@ -121,38 +144,22 @@ static void lost_update(int claim)
     /* The new holder: a plain read, then (once told) its first fenced write, read + 1. */
     read_path = cli_path(claim ? "read1" : "read0");
     go_path = cli_path(claim ? "go1" : "go0");
-    {
-        char rp[300], gp[300];
-
-        snprintf(rp, sizeof rp, "%s", read_path);
-        snprintf(gp, sizeof gp, "%s", go_path);
-        wait_for_file(wait_go, sizeof wait_go, gp);
-        snprintf(cmd, sizeof cmd,
-                 "v=$('%s' --get '%s') && echo \"$RLK_FENCE_TOKEN\" > '%s.tmp' && "
-                 "mv '%s.tmp' '%s' && %s && \"$RLK_BIN\" fence set '%s' $((v + 1))",
-                 self_exe(), data, rp, rp, rp, wait_go, data);
-        if (claim)
-            REQUIRE(START(&p, "lock", "--fenced", name, "--claim", fence, "--", "sh", "-c",
-                          cmd) == 0);
-        else
-            REQUIRE(START(&p, "lock", "--fenced", name, "--", "sh", "-c", cmd) == 0);
-        REQUIREF(cli_wait_file(rp, 10000) == 0, "%s: the new holder never read", what);
-    }
-    {
-        char *t = cli_slurp(read_path);
-
-        t2 = atoll(t);
-        free(t);
-    }
+    wait_for_file(wait_go, sizeof wait_go, go_path);
+    snprintf(cmd, sizeof cmd,
+             "v=$('%s' --get '%s') && echo \"$RLK_FENCE_TOKEN\" > '%s.tmp' && "
+             "mv '%s.tmp' '%s' && %s && \"$RLK_BIN\" fence set '%s' $((v + 1))",
+             self_exe(), data, read_path, read_path, read_path, wait_go, data);
+    if (claim)
+        REQUIRE(START(&p, "lock", "--fenced", name, "--claim", fence, "--", "sh", "-c", cmd)
+                == 0);
+    else
+        REQUIRE(START(&p, "lock", "--fenced", name, "--", "sh", "-c", cmd) == 0);
+    holder_token(read_path, what, &t2);
     CHECKF(t2 > t1, "%s: the new holder's token %lld after %lld", what, t2, t1);
     /* The stale holder, between the new holder's read and its first write: +5. */
     snprintf(tok, sizeof tok, "%lld", t1);
     stale = RUN("fence", "--token", tok, "--fence", fence, "incrby", data, "5");
-    touch(go_path);
-    status = cli_wait(&p, 15000);
-    r = cli_collect(&p, status, 0);
-    expect_status(&r, 0, "new holder");
-    cli_result_free(&r);
+    holder_finish(&p, go_path, "new holder");
     if (!claim) {
         /* The hole: the fence still says T1, the stale increment lands, and the new holder's
          * write (from its read of 100) overwrites it: 101, the +5 lost. */
@@ -197,7 +204,6 @@ static void elect_two_fences(int claim)
     long long t1, t2;
     cli_result r, stale;
     cli_proc p;
-    int status;
 
     snprintf(name, sizeof name, "lead%d", claim);
     snprintf(f1, sizeof f1, "{%s}:fence", name);
@@ -226,22 +232,12 @@ static void elect_two_fences(int claim)
                 == 0);
     else
         REQUIRE(START(&p, "elect", name, "--", "sh", "-c", cmd) == 0);
-    REQUIREF(cli_wait_file(lead, 10000) == 0, "%s: the new leader never wrote", what);
-    {
-        char *t = cli_slurp(lead);
-
-        t2 = atoll(t);
-        free(t);
-    }
+    holder_token(lead, what, &t2);
     CHECKF(t2 > t1, "%s: the new term %lld after %lld", what, t2, t1);
     /* The old leader, resumed, writes F2 with its term while the new one leads. */
     snprintf(tok, sizeof tok, "%lld", t1);
     stale = RUN("fence", "--token", tok, "--fence", f2, "set", d2, "stale");
-    touch(go);
-    status = cli_wait(&p, 15000);
-    r = cli_collect(&p, status, 0);
-    expect_status(&r, 0, "new leader");
-    cli_result_free(&r);
+    holder_finish(&p, go, "new leader");
     if (!claim) {
         expect_status(&stale, 0, "control: the old leader's write to F2");
         CHECK_STR_EQ(get_str(d2, buf, sizeof buf), "stale");
