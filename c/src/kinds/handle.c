@@ -160,3 +160,31 @@ void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto *row, const rlk_pr
         rlk_set_error(b->c, err, "%s", saved);
     rlk_time_limit_leave(limit);
 }
+
+int rlk_handle_int(const rlk_fam_base *b, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
+                   long long *out)
+{
+    static const rlk_proto_argvals none;
+    redisReply *r = NULL;
+    int rc = rlk_handle_eval(b, pc->script, pc->args, vals ? vals : &none, &r);
+
+    if (rc == RLK_OK && r->type != REDIS_REPLY_INTEGER)
+        rc = rlk_set_error(b->c, RLK_ERR_PROTOCOL, "%s %s: reply of type %d, expected an integer",
+                           pc->script, b->name, r->type);
+    else if (rc == RLK_OK && out)
+        *out = r->integer;
+    if (r)
+        freeReplyObject(r);
+    return rc;
+}
+
+int rlk_handle_write(const rlk_fam_base *b, const char *what, const char *field, long long v,
+                     long long lo, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
+                     long long *out)
+{
+    int rc = field ? rlk_fam_check_range(b->c, what, b->name, field, v, lo, RLK_NUM_MAX) : RLK_OK;
+
+    if (rc == RLK_OK)
+        rc = rlk_handle_int(b, pc, vals, out);
+    return rc == RLK_OK ? rlk_fam_acks_done(b->c, what, b->name, "done") : rc;
+}

@@ -36,6 +36,11 @@ const rlk_proto_call rlk_semaphore_release_if_exists_call = {"semaphore/release_
                                                             "n claim_ms publish"};
 const rlk_proto_call rlk_semaphore_try_set_ttl_call = {"semaphore/try_set_permits_ttl",
                                                       "n ttl publish"};
+static const rlk_proto_call rlk_sem_add_permits_call = {"semaphore/add_permits",
+                                                        "n claim_ms publish"};
+static const rlk_proto_call rlk_sem_try_set_call = {"semaphore/try_set_permits", "n publish"};
+static const rlk_proto_call rlk_sem_drain_call = {"semaphore/drain", ""};
+static const rlk_proto_call rlk_sem_available_call = {"semaphore/available", ""};
 
 struct rlk_semaphore {
     rlk_fam_base b;             /* channel: redisson_sc:{name} */
@@ -95,23 +100,15 @@ typedef struct rlk_sem_try {
                                    semaphore's channel too */
 } rlk_sem_try;
 
-/* semaphore/release of permits (the undo of an acquisition too few replicas
- * acknowledged: the count goes back up, and a queued waiter is granted). */
-static int rlk_sem_release_call(rlk_semaphore *s, const char *permits, long long *count)
-{
-    const char *keys[4] = {s->b.name, s->b.channel, s->q.waiters, s->q.grant};
-    const char *args[3] = {permits, RLK_FAM_CLAIM_MS_STR, rlk_publish_arg(s->b.c)};
-
-    return rlk_fam_eval_int(s->b.c, "semaphore/release", 4, keys, 3, args, NULL, count);
-}
-
-/* Gives the permits of an acquisition too few replicas acknowledged back. */
+/* Gives the permits of an acquisition too few replicas acknowledged back
+ * (semaphore/release: the count goes back up, and a queued waiter is
+ * granted). */
 static int rlk_sem_undo(void *arg)
 {
     rlk_sem_try *t = arg;
-    long long count = 0;
+    rlk_proto_argvals v = {.n = t->n};
 
-    return rlk_sem_release_call(t->s, t->permits, &count);
+    return rlk_handle_int(&t->s->b, &rlk_semaphore_release_call, &v, NULL);
 }
 
 /* rlk_wait_attempt_fn: semaphore/acquire with the ticket (queued: -ticket).
@@ -209,31 +206,21 @@ int rlk_semaphore_acquire(rlk_semaphore *s, long long permits)
 
 /* ---------------------------------------------------------------- counting */
 
-/* semaphore/release or semaphore/add_permits (ARGV v, claim window,
- * publish), v checked against lo..RLK_NUM_MAX; replicas as rlk_fam_count. */
+/* A call that changes the count with v (ARGV n), checked against
+ * lo..RLK_NUM_MAX; replicas as rlk_fam_acks_done. */
 static int rlk_sem_count(rlk_semaphore *s, const char *what, const char *field, long long v,
-                         long long lo, const char *script, long long *out)
+                         long long lo, const rlk_proto_call *pc, long long *out)
 {
-    const char *keys[4] = {s->b.name, s->b.channel, s->q.waiters, s->q.grant};
-    char num[24];
-    const char *args[3] = {num, RLK_FAM_CLAIM_MS_STR, rlk_publish_arg(s->b.c)};
-    long long n = 0;
-    int rc = rlk_fam_check_range(s->b.c, what, s->b.name, field, v, lo, RLK_NUM_MAX);
+    rlk_proto_argvals a = {.n = v};
 
-    if (rc != RLK_OK)
-        return rc;
-    snprintf(num, sizeof num, "%lld", v);
-    rc = rlk_fam_eval_int(s->b.c, script, 4, keys, 3, args, NULL, &n);
-    if (rc == RLK_OK && out)
-        *out = n;
-    return rc == RLK_OK ? rlk_fam_acks_done(s->b.c, what, s->b.name, "done") : rc;
+    return rlk_handle_write(&s->b, what, field, v, lo, pc, &a, out);
 }
 
 int rlk_semaphore_release(rlk_semaphore *s, long long permits, long long *count)
 {
     if (!s)
         return RLK_ERR_ARG;
-    return rlk_sem_count(s, "release", "permits", permits, 1, "semaphore/release", count);
+    return rlk_sem_count(s, "release", "permits", permits, 1, &rlk_semaphore_release_call, count);
 }
 
 int rlk_semaphore_release_if_exists(rlk_semaphore *s, long long permits, int *released)
@@ -246,7 +233,7 @@ int rlk_semaphore_release_if_exists(rlk_semaphore *s, long long permits, int *re
     if (!s)
         return RLK_ERR_ARG;
     rc = rlk_sem_count(s, "release_if_exists", "permits", permits, 1,
-                       "semaphore/release_if_exists", &n);
+                       &rlk_semaphore_release_if_exists_call, &n);
     if (released && (rc == RLK_OK || rc == RLK_ERR_NOREPLICAS))
         *released = n == 1;
     return rc;
@@ -254,80 +241,49 @@ int rlk_semaphore_release_if_exists(rlk_semaphore *s, long long permits, int *re
 
 int rlk_semaphore_try_set_permits(rlk_semaphore *s, long long permits, int *set)
 {
-    const char *keys[2];
+    long long n = 0;
+    int rc = s ? rlk_sem_count(s, "try_set_permits", "permits", permits, 0, &rlk_sem_try_set_call,
+                               &n) : RLK_ERR_ARG;
 
-    if (!s)
-        return RLK_ERR_ARG;
-    return rlk_fam_try_set_permits(&s->b, "semaphore/try_set_permits",
-                                   rlk_fam_keys(&s->b, keys), keys, permits, set);
+    if (rc == RLK_OK && set)
+        *set = n == 1;
+    return rc;
 }
 
 int rlk_semaphore_try_set_permits_ttl(rlk_semaphore *s, long long permits, long long ttl_ms,
                                      int *set)
 {
-    const char *keys[2];
-    char num[24], ttl[24];
-    const char *args[3] = {num, ttl, NULL};     /* permits, ttl_ms, publish */
+    rlk_proto_argvals v = {.n = permits, .ttl_ms = ttl_ms};
     long long n = 0;
-    int rc;
+    int rc = s ? rlk_fam_check_range(s->b.c, "try_set_permits", s->b.name, "permits", permits, 0,
+                                     RLK_NUM_MAX) : RLK_ERR_ARG;
 
+    if (rc == RLK_OK)   /* ttl_ms checked after permits */
+        rc = rlk_handle_write(&s->b, "try_set_permits", "ttl_ms", ttl_ms, 1,
+                              &rlk_semaphore_try_set_ttl_call, &v, &n);
     if (set)
-        *set = 0;
-    if (!s)
-        return RLK_ERR_ARG;
-    rc = rlk_fam_check_range(s->b.c, "try_set_permits", s->b.name, "permits", permits, 0,
-                             RLK_NUM_MAX);
-    if (rc == RLK_OK)
-        rc = rlk_fam_check_range(s->b.c, "try_set_permits", s->b.name, "ttl_ms", ttl_ms, 1,
-                                 RLK_NUM_MAX);
-    if (rc != RLK_OK)
-        return rc;
-    snprintf(num, sizeof num, "%lld", permits);
-    snprintf(ttl, sizeof ttl, "%lld", ttl_ms);
-    args[2] = rlk_publish_arg(s->b.c);
-    rc = rlk_fam_eval_int(s->b.c, "semaphore/try_set_permits_ttl", rlk_fam_keys(&s->b, keys), keys,
-                          3, args, NULL, &n);
-    if (rc != RLK_OK)
-        return rc;
-    if (set)
-        *set = n == 1;
-    return rlk_fam_acks_done(s->b.c, "try_set_permits", s->b.name, "done");
+        *set = n == 1;  /* 0 on every error but too few replicas */
+    return rc;
 }
 
 int rlk_semaphore_add_permits(rlk_semaphore *s, long long delta, long long *count)
 {
     if (!s)
         return RLK_ERR_ARG;
-    return rlk_sem_count(s, "add_permits", "delta", delta, -RLK_NUM_MAX, "semaphore/add_permits",
+    return rlk_sem_count(s, "add_permits", "delta", delta, -RLK_NUM_MAX, &rlk_sem_add_permits_call,
                          count);
-}
-
-/* A script on (name) without arguments and with an integer reply. */
-static int rlk_sem_call1(rlk_semaphore *s, const char *script, long long *out)
-{
-    const char *keys[1] = {s->b.name};
-
-    return rlk_fam_eval_int(s->b.c, script, 1, keys, 0, NULL, NULL, out);
 }
 
 int rlk_semaphore_drain(rlk_semaphore *s, long long *drained)
 {
-    long long n = 0;
-    int rc;
-
-    if (!s)
-        return RLK_ERR_ARG;
-    rc = rlk_sem_call1(s, "semaphore/drain", &n);
-    if (rc == RLK_OK && drained)
-        *drained = n;
-    return rc;
+    return s ? rlk_handle_int(&s->b, &rlk_sem_drain_call, NULL, drained) : RLK_ERR_ARG;
 }
 
 int rlk_semaphore_available(rlk_semaphore *s, long long *count)
 {
     if (!s || !count)
         return RLK_ERR_ARG;
-    return rlk_sem_call1(s, "semaphore/available", count);
+    return rlk_handle_int(&s->b, &rlk_sem_available_call, NULL, count);
 }
 
 /* ---------------------------------------------------------------- time to live */
@@ -335,15 +291,15 @@ int rlk_semaphore_available(rlk_semaphore *s, long long *count)
 /* On the name */
 int rlk_semaphore_expire(rlk_semaphore *s, long long ttl_ms, int *set)
 {
-    return rlk_expiry_set(s ? &s->b : NULL, "semaphore/expire", NULL, 0, ttl_ms, set);
+    return rlk_expiry_set(s ? &s->b : NULL, RLK_MKIND_SEMAPHORE, ttl_ms, set);
 }
 
 int rlk_semaphore_clear_expire(rlk_semaphore *s, int *cleared)
 {
-    return rlk_expiry_clear(s ? &s->b : NULL, "semaphore/clear_expire", NULL, cleared);
+    return rlk_expiry_clear(s ? &s->b : NULL, RLK_MKIND_SEMAPHORE, cleared);
 }
 
 int rlk_semaphore_ttl(rlk_semaphore *s, long long *ttl_ms)
 {
-    return rlk_expiry_ttl(s ? &s->b : NULL, "semaphore/ttl", ttl_ms);
+    return rlk_expiry_ttl(s ? &s->b : NULL, RLK_MKIND_SEMAPHORE, ttl_ms);
 }
