@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * a_once.h - a request that is one script call with an integer reply
- * (a_once.c): the counting requests of the semaphore and the latch
- * (semaphore/release, latch/count_down, latch/try_set_count). The reply's
+ * (a_once.c): a_admin.c's requests (the semaphore's release, the latch's
+ * count_down and try_set_count, ...) and the faster MultiLock's queries. The reply's
  * integer is the result's value. A call that never went out is sent again
  * within the request's budget (two command timeouts and a connect); a
  * reply that was lost (written, no reply) is not repeated, since none of

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * a_semaphore.c - rlk_async_semaphore_acquire / _release (rlk_async.h)
- * through the engine (engine.h), on the blocking API's scripts and protocol
+ * a_semaphore.c - rlk_async_semaphore_acquire (rlk_async.h; its release is
+ * a_admin.c's) through the engine (engine.h), on the blocking API's scripts and protocol
  * (kinds/semaphore.c): a string key `name` holds the available permits;
  * semaphore/acquire takes them when enough are there that no other
  * waiter's reservation holds, and otherwise queues the waiter's ticket in
@@ -36,7 +36,6 @@
 #include "async/engine.h"
 #include "async/a_common.h"
 #include "async/a_kind.h"
-#include "async/a_once.h"
 #include "async/a_semq.h"
 
 #define ASM_RETRY_MS 20             /* after a call that never went out */
@@ -304,22 +303,5 @@ rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long
         return r;
     }
     asm_attempt(a);     /* the first try: the uncontended path needs no subscription */
-    return r;
-}
-
-rlk_async_req *rlk_async_semaphore_release(rlk_async *ac, const char *name, long long permits,
-                                           rlk_async_fn fn, void *privdata)
-{
-    rlk_async_req *r = rlk_a_once_new(ac, "semaphore release", name, fn, privdata);
-    rlk_proto_argvals v = {.n = permits};
-
-    if (!r || rlk_ae_req_done(r))
-        return r;
-    if (rlk_a_common_range(r, "rlk_async_semaphore_release", name, "permits", permits, 1,
-                           RLK_NUM_MAX))
-        return r;
-    if (rlk_a_once_call(r, &rlk_semaphore_release_call, &v, NULL, 0) != 0)
-        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_semaphore_release %s: out of "
-                        "memory", name);
     return r;
 }
