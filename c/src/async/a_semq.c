@@ -10,7 +10,6 @@
 #include "client/client.h"
 #include "kinds/names.h"
 #include "kinds/sem_queue.h"
-#include "kinds/semaphore.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "async/engine.h"
@@ -158,7 +157,7 @@ rlk_ae_call *rlk_a_semq_cancel(rlk_a_semq *q, long long permits, rlk_ae_reply_fn
     q->queued = 0;
     if (!queued || !q->ticket || rlk_ae_closing(q->ac))
         return NULL;
-    return rlk_a_kind_call(q->ac, &rlk_semaphore_cancel_call, q->name, &v, NULL, fn, arg);
+    return rlk_a_kind_call(q->ac, &rlk_sem_queue_cancel_call, q->name, &v, NULL, fn, arg);
 }
 
 void rlk_a_semq_end(rlk_a_semq *q, rlk_ae_timer **deadline, rlk_ae_call *call)

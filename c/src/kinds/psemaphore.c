@@ -160,7 +160,6 @@ typedef struct rlk_psem_try {
     rlk_psemaphore *s;
     int n;
     long long lease_ms;
-    char permits[24];           /* n, as the queue entry and the cancel name it */
     rlk_sub_ticket tk;          /* tk.ticket 0: no place in the queue (a single try, or a
                                    cluster's global pub/sub) */
     int queued;                 /* an attempt with the ticket may have put it in the queue */
@@ -239,7 +238,6 @@ static int rlk_psem_try_init(rlk_psem_try *t, rlk_psemaphore *s, int n, long lon
     if (rlk_random_bytes(t->raw, (size_t)n * RLK_PSEM_NEW_ID_BYTES) != 0)
         return rlk_set_error(s->b.c, RLK_ERR_IO, "acquire %s: no random source for permit ids",
                              s->b.name);
-    snprintf(t->permits, sizeof t->permits, "%d", n);
     for (int i = 0; i < n; i++) {
         t->ids[i] = (const char *)t->raw + (size_t)i * RLK_PSEM_NEW_ID_BYTES;
         t->lens[i] = RLK_PSEM_NEW_ID_BYTES;
@@ -359,7 +357,7 @@ static int rlk_psem_wait(rlk_psemaphore *s, rlk_psem_try *t, long long start, lo
         rlk_sem_queue_wait(&s->q, &s->b, &w, &t->tk, &t->wide);
     rc = rlk_wait_acquire(&w, start, wait_ms, 1);
     if (rc != RLK_OK && t->queued)
-        rlk_sem_queue_cancel(&s->q, &s->b, t->tk.ticket, t->permits);
+        rlk_sem_queue_cancel(&s->b, t->tk.ticket, t->n);
     return rc;
 }
 

@@ -2,8 +2,7 @@
 /*
  * sem_queue.h - what a waiter of a semaphore kind needs for the server's
  * waiter queue (scripts/lib/sem_grant.lua, sem_claim.lua, sem_queue.lua;
- * docs/runtime.md, "The semaphores' queue"): the queue's keys, this
- * client's wake channel redisson_sc:{name}:rlk:<cid>, its tickets
+ * docs/runtime.md, "The semaphores' queue"): this client's wake channel redisson_sc:{name}:rlk:<cid>, its tickets
  * (cid * 1024 + r), what a message on those channels means, the waiter's
  * set-up and the give-up's cancel (semaphore/cancel, which serves both
  * semaphores). Used by semaphore.c and psemaphore.c.
@@ -15,20 +14,19 @@
 
 #include <stdatomic.h>
 
+#include "kinds/proto.h"
 #include "runtime/fam.h"
 #include "runtime/sub.h"
 #include "runtime/wait.h"
 
 typedef struct rlk_sem_queue {
-    char *waiters;              /* {name}:rlk_waiters: the server's queue of "<ticket> <permits>" */
-    char *grant;                /* {name}:rlk_next: the entry permits are reserved for */
     char *wake;                 /* redisson_sc:{name}:rlk:<cid>: this client's wake channel */
     long long cid;              /* 32768..65535, from the client's uuid (as the reentrant lock) */
     atomic_uint seq;            /* the next ticket's low 10 bits: the waiters of one handle
                                    (threads of one client) never share a ticket */
 } rlk_sem_queue;
 
-/* Fills q for the semaphore kind b (its name and channel): 0, or -1 out of
+/* Fills q for the semaphore kind b (its channel): 0, or -1 out of
  * memory (q then holds what was allocated: rlk_sem_queue_free it). */
 int rlk_sem_queue_init(rlk_sem_queue *q, const rlk_fam_base *b);
 void rlk_sem_queue_free(rlk_sem_queue *q);
@@ -56,11 +54,12 @@ void rlk_sem_queue_wait(rlk_sem_queue *q, const rlk_fam_base *b, rlk_waiter *w,
                         rlk_sub_ticket *tk, const int *wide);
 
 /* A waiter that gives up (its wait ran out, an error, an interrupt) leaves
- * the server's queue, passing on a reservation it did not claim
- * (semaphore/cancel with ticket and permits); best effort and bounded, the
- * caller's error kept (a waiter that cannot say so is skipped when its
- * reservation expires). */
-void rlk_sem_queue_cancel(rlk_sem_queue *q, const rlk_fam_base *b, long long ticket,
-                          const char *permits);
+ * the server's queue ({name}:rlk_waiters), passing on a reservation it did
+ * not claim ({name}:rlk_next): rlk_sem_queue_cancel_call with ticket and
+ * permits on b's name; best effort and bounded, the caller's error kept
+ * (a waiter that cannot say so is skipped when its reservation expires). */
+void rlk_sem_queue_cancel(const rlk_fam_base *b, long long ticket, long long permits);
+/* semaphore/cancel, both semaphores' (the async waiters' too, async/a_semq.c). */
+extern const rlk_proto_call rlk_sem_queue_cancel_call;
 
 #endif /* RLK_SEM_QUEUE_H */

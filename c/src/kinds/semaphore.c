@@ -31,7 +31,6 @@
 const rlk_proto_call rlk_semaphore_acquire_call = {"semaphore/acquire",
                                                   "n ticket claim_ms publish"};
 const rlk_proto_call rlk_semaphore_release_call = {"semaphore/release", "n claim_ms publish"};
-const rlk_proto_call rlk_semaphore_cancel_call = {"semaphore/cancel", "ticket n claim_ms publish"};
 const rlk_proto_call rlk_semaphore_release_if_exists_call = {"semaphore/release_if_exists",
                                                             "n claim_ms publish"};
 const rlk_proto_call rlk_semaphore_try_set_ttl_call = {"semaphore/try_set_permits_ttl",
@@ -93,7 +92,6 @@ const char *rlk_semaphore_channel(const rlk_semaphore *s)
 typedef struct rlk_sem_try {
     rlk_semaphore *s;
     long long n;
-    char permits[24];           /* n as text */
     rlk_sub_ticket ticket;      /* ticket.ticket 0: a single try, never queued */
     int queued;                 /* an attempt may have put the ticket in the queue */
     int wide;                   /* the last attempt said: first in the queue (or -3): hear the
@@ -174,7 +172,6 @@ static int rlk_semaphore_try_acquire_run(rlk_semaphore *s, long long permits, lo
     memset(&t, 0, sizeof t);
     t.s = s;
     t.n = permits;
-    snprintf(t.permits, sizeof t.permits, "%lld", permits);
     t.ticket.ticket = wait_ms != 0 && rlk_sem_queue_alone(&s->b) ? rlk_sem_queue_ticket(&s->q) : 0;
     /* No outage ride-out: an acquire whose reply was lost may have taken the
      * permits, and repeating it could take them twice; the wait ends with the
@@ -187,7 +184,7 @@ static int rlk_semaphore_try_acquire_run(rlk_semaphore *s, long long permits, lo
     }
     rc = rlk_wait_acquire(&w, start, wait_ms, 1);
     if (rc != RLK_OK && t.queued)
-        rlk_sem_queue_cancel(&s->q, &s->b, t.ticket.ticket, t.permits);
+        rlk_sem_queue_cancel(&s->b, t.ticket.ticket, permits);
     return rc == RLK_ERR_BUSY ? rlk_sem_busy(s, permits, start) : rc;
 }
 
