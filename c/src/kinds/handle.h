@@ -121,9 +121,17 @@ int rlk_handle_force(const rlk_fam_base *b, const rlk_proto *row, const char *op
                      const char *mode, int named, struct rlk_lq *q, int *released);
 
 /* A kind's call pc (a kinds/proto.h call) with vals (NULL: none; publish
- * NULL: the client's) on b's name, whose reply is an integer: into *out
- * (may be NULL) when it came; RLK_ERR_PROTOCOL recorded for another shape
- * ("<script> <name>: reply of type T, expected an integer"). */
+ * NULL: the client's) on b's name, then the ntail arguments tail after its
+ * ARGV (lens NULL: strlen; the faster MultiLock's values, the permit ids
+ * after the first). With out NULL its reply in *r (rlk_evalv's result);
+ * else an integer reply into *out (RLK_ERR_PROTOCOL recorded for another
+ * shape: "<script> <name>: reply of type T, expected an integer") and r
+ * unused. RLK_ERR_NOMEM recorded: "<script> <name>: out of memory". */
+int rlk_handle_evalt(const rlk_fam_base *b, const rlk_proto_call *pc,
+                     const rlk_proto_argvals *vals, size_t ntail, const char *const *tail,
+                     const size_t *lens, long long *out, redisReply **r);
+/* rlk_handle_evalt without a tail, an integer reply into *out (may be
+ * NULL) when it came. */
 int rlk_handle_int(const rlk_fam_base *b, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
                    long long *out);
 /* A call that changes what it counts (a semaphore's permits, a latch's

@@ -179,49 +179,15 @@ static void rlk_psem_try_free(rlk_psem_try *t)
 }
 
 /* The call pc (its ARGV by name, ending with id) on s's name with vals, its
- * id the first of the n raw ids and the others after it: *out its integer
- * reply (out NULL: the reply in *r). rlk_evalv's result, or RLK_ERR_NOMEM
- * or RLK_ERR_PROTOCOL recorded. */
+ * id the first of the n raw ids and the others after it: as
+ * rlk_handle_evalt (*out its integer reply; out NULL: the reply in *r). */
 static int rlk_psem_eval_ids(rlk_psemaphore *s, const rlk_proto_call *pc, rlk_proto_argvals v,
                              int n, const char *const *ids, const size_t *lens, long long *out,
                              redisReply **r)
 {
-    rlk_proto_built pb;
-    redisReply *reply = NULL;
-    const char **args = NULL;
-    size_t *alens = NULL;
-    int rc = RLK_ERR_NOMEM, nargs;
-
-    if (!r)
-        r = &reply;
-
     v.id = (const unsigned char *)ids[0];
     v.idlen = lens[0];
-    v.publish = rlk_publish_arg(s->b.c);
-    if (rlk_proto_build(pc, s->b.name, &v, &pb) == 0 &&
-        (args = malloc((size_t)(pb.nargs + n) * sizeof *args)) &&
-        (alens = malloc((size_t)(pb.nargs + n) * sizeof *alens))) {
-        nargs = pb.nargs + n - 1;
-        memcpy(args, pb.av.v, (size_t)pb.nargs * sizeof *args);
-        memcpy(alens, pb.av.len, (size_t)pb.nargs * sizeof *alens);
-        memcpy(args + pb.nargs, ids + 1, (size_t)(n - 1) * sizeof *args);
-        memcpy(alens + pb.nargs, lens + 1, (size_t)(n - 1) * sizeof *alens);
-        rc = rlk_evalv(s->b.c, pc->script, pb.nkeys, pb.keys, NULL, nargs, args, alens, r);
-    } else
-        rlk_set_error(s->b.c, RLK_ERR_NOMEM, "%s %s: out of memory", pc->script, s->b.name);
-    free(args);
-    free(alens);
-    rlk_proto_built_free(&pb);
-    if (rc != RLK_OK || !out)
-        return rc;
-    if ((*r)->type == REDIS_REPLY_INTEGER)
-        *out = (*r)->integer;
-    else
-        rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "%s %s: reply of type %d, expected an "
-                           "integer", pc->script, s->b.name, (*r)->type);
-    freeReplyObject(*r);
-    *r = NULL;
-    return rc;
+    return rlk_handle_evalt(&s->b, pc, &v, (size_t)n - 1, ids + 1, lens + 1, out, r);
 }
 
 static int rlk_psem_try_init(rlk_psem_try *t, rlk_psemaphore *s, int n, long long lease_ms)
