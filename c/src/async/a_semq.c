@@ -29,11 +29,9 @@ int rlk_a_semq_init(rlk_a_semq *q, rlk_async *ac, const char *name, rlk_a_semq_p
     q->poke_arg = arg;
     q->name = strdup(name);
     q->channel = rlk_fam_prefix_name(RLK_NAMES_CH_SEMAPHORE, name);
-    q->waiters = rlk_fam_suffix_name(name, RLK_NAMES_WAITERS);
-    q->grant = rlk_fam_suffix_name(name, RLK_NAMES_GRANT);
     if (q->channel)
         q->wake = rlk_names_wake_channel(q->channel, rlk_names_wake_cid(rlk_async_uuid(ac)));
-    return q->name && q->channel && q->waiters && q->grant && q->wake ? 0 : -1;
+    return q->name && q->channel && q->wake ? 0 : -1;
 }
 
 void rlk_a_semq_free(rlk_a_semq *q)
@@ -43,8 +41,6 @@ void rlk_a_semq_free(rlk_a_semq *q)
     q->sub = q->s_wide = NULL;
     free(q->name);
     free(q->channel);
-    free(q->waiters);
-    free(q->grant);
     free(q->wake);
 }
 

@@ -3,7 +3,7 @@
  * a_semq.h - an async semaphore waiter's side of the server's waiter queue
  * (docs/runtime.md, "The semaphores' queue"), shared by a_semaphore.c and
  * a_psemaphore.c as kinds/sem_queue.h is by the blocking semaphores: the
- * queue's keys, the client's wake channel redisson_sc:{name}:rlk:<cid>,
+ * client's wake channel redisson_sc:{name}:rlk:<cid>,
  * tickets (cid * 1024 + r), which messages count (a grant only when it
  * names the ticket), the semaphore's channel redisson_sc:{name} heard only
  * while first, when to attempt next (keepalive, after a reservation, at
@@ -30,8 +30,6 @@ typedef struct rlk_a_semq {
     void *poke_arg;
     char *name;                 /* the semaphore's key */
     char *channel;              /* redisson_sc:{name} */
-    char *waiters;              /* {name}:rlk_waiters */
-    char *grant;                /* {name}:rlk_next */
     char *wake;                 /* redisson_sc:{name}:rlk:<cid>: this client's wake channel */
     long long ticket;           /* 0: no place in the queue (a single try, or not yet) */
     int queued;                 /* an attempt with the ticket may have queued it */
