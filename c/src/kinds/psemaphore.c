@@ -160,11 +160,7 @@ typedef struct rlk_psem_try {
     rlk_psemaphore *s;
     int n;
     long long lease_ms;
-    rlk_sub_ticket tk;          /* tk.ticket 0: no place in the queue (a single try, or a
-                                   cluster's global pub/sub) */
-    int queued;                 /* an attempt with the ticket may have put it in the queue */
-    int wide;                   /* the last attempt said: first in the queue (or -3): hear the
-                                   semaphore's channel too */
+    rlk_sem_queue_try qt;       /* its place in the queue */
     unsigned char *raw;         /* n x RLK_PSEM_NEW_ID_BYTES */
     const char **ids;           /* the n ids (into raw) */
     size_t *lens;
@@ -270,7 +266,7 @@ static int rlk_psem_attempt(void *arg, long long *bound_ms)
 {
     rlk_psem_try *t = arg;
     rlk_psemaphore *s = t->s;
-    long long targ = rlk_wait_ticket_arg(&t->tk, t->queued);   /* 0: does not queue */
+    long long targ = rlk_wait_ticket_arg(&t->qt.tk, t->qt.queued);  /* 0: does not queue */
     rlk_proto_argvals v = {.lease_ms = t->lease_ms, .ticket = targ};
     rlk_proto_outcome o;
     redisReply *r = NULL;
@@ -280,21 +276,21 @@ static int rlk_psem_attempt(void *arg, long long *bound_ms)
     rc = rlk_psem_eval_ids(s, &rlk_psem_acquire_call, v, t->n, t->ids, t->lens, NULL, &r);
     if (rc != RLK_OK) {
         if (targ)
-            t->queued = 1;      /* it may have run: a retry looks before queueing, the give-up
+            t->qt.queued = 1;   /* it may have run: a retry looks before queueing, the give-up
                                    cancels */
         rc = rlk_psem_attempt_error(t, rc);
         if (rc == RLK_OK)
-            t->queued = 0;      /* the lost call took the permits: it left the queue */
+            t->qt.queued = 0;   /* the lost call took the permits: it left the queue */
         return rc;
     }
-    t->wide = 0;
+    t->qt.wide = 0;
     if (rlk_proto_read_psem(r, (size_t)t->n, &o) == RLK_PROTO_ACQUIRED) {
         freeReplyObject(r);
-        t->queued = 0;
+        t->qt.queued = 0;
         return rlk_fam_acks_acquired(s->b.c, "acquire", s->b.name, rlk_psem_undo, t);
     } else if (o.is == RLK_PROTO_BUSY) {
         /* {-1, ms}: first in the queue; -3: first behind a reservation; nil: behind others */
-        t->wide = o.first || o.value == -3;
+        t->qt.wide = o.first || o.value == -3;
         if (o.value == -3 && !o.first)
             *bound_ms = RLK_WAIT_RECHECK;
         else if (o.first ? o.value >= 0 : r->type == REDIS_REPLY_INTEGER)
@@ -306,24 +302,7 @@ static int rlk_psem_attempt(void *arg, long long *bound_ms)
     }
     freeReplyObject(r);
     if (rc == RLK_ERR_BUSY && targ)
-        t->queued = 1;
-    return rc;
-}
-
-static int rlk_psem_wait(rlk_psemaphore *s, rlk_psem_try *t, long long start, long long wait_ms)
-{
-    rlk_waiter w;
-    int rc;
-
-    rlk_wait_init(&w, &s->b, "semaphore", rlk_psem_attempt, t);
-    w.ride_out = 1;     /* safe: a retry reuses the ids (see rlk_psem_attempt_error) */
-    /* count_ttl stays 0: the bound is a permit's expiry, not a lock holder's TTL */
-    t->tk.ticket = wait_ms != 0 && rlk_sem_queue_alone(&s->b) ? rlk_sem_queue_ticket(&s->q) : 0;
-    if (t->tk.ticket)
-        rlk_sem_queue_wait(&s->q, &s->b, &w, &t->tk, &t->wide);
-    rc = rlk_wait_acquire(&w, start, wait_ms, 1);
-    if (rc != RLK_OK && t->queued)
-        rlk_sem_queue_cancel(&s->b, t->tk.ticket, t->n);
+        t->qt.queued = 1;
     return rc;
 }
 
@@ -345,8 +324,11 @@ static int rlk_psemaphore_try_acquire_n_run(rlk_psemaphore *s, int n, long long 
     if (rc != RLK_OK)
         return rc;
     rc = rlk_psem_try_init(&t, s, n, lease_ms);
+    /* Outages ridden out: a retry reuses the ids (see rlk_psem_attempt_error). count_ttl
+     * stays 0: the bound is a permit's expiry, not a lock holder's TTL. */
     if (rc == RLK_OK)
-        rc = rlk_psem_wait(s, &t, start, wait_ms);
+        rc = rlk_sem_queue_acquire(&s->q, &s->b, &t.qt, n, rlk_psem_attempt, &t, 1, start,
+                                   wait_ms);
     if (rc == RLK_OK)
         for (int i = 0; i < n; i++)
             rlk_psem_hex(t.raw + (size_t)i * RLK_PSEM_NEW_ID_BYTES, RLK_PSEM_NEW_ID_BYTES, ids[i]);

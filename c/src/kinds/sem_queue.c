@@ -37,12 +37,14 @@ void rlk_sem_queue_free(rlk_sem_queue *q)
     free(q->wake);
 }
 
-int rlk_sem_queue_alone(const rlk_fam_base *b)
+/* 1 when a release can tell whether a grant reached its waiter
+ * (rlk_sem_queue_acquire). */
+static int rlk_sem_queue_alone(const rlk_fam_base *b)
 {
     return rlk_client_counts_exact(b->c);
 }
 
-long long rlk_sem_queue_ticket(rlk_sem_queue *q)
+static long long rlk_sem_queue_ticket(rlk_sem_queue *q)
 {
     return q->cid * 1024 + (long long)(atomic_fetch_add(&q->seq, 1) & 1023u);
 }
@@ -68,25 +70,33 @@ static int rlk_semq_meaning(const char *payload, size_t len, long long *head, lo
 
 const rlk_sub_rule rlk_sem_queue_sub_rule = {rlk_semq_meaning};
 
-void rlk_sem_queue_wait(rlk_sem_queue *q, const rlk_fam_base *b, rlk_waiter *w,
-                        rlk_sub_ticket *tk, const int *wide)
-{
-    tk->claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
-    w->rule = &rlk_sem_queue_sub_rule;
-    w->ticket = tk;
-    w->keepalive_ms = RLK_SEMQ_KEEPALIVE_MS;
-    w->recheck_ms = RLK_FAM_CLAIM_MS + 5;     /* -3: a dead grantee's reservation runs out */
-    w->channel = q->wake;
-    w->wide_channel = b->channel;
-    w->wide = wide;
-    rlk_wait_pre_join(w);
-}
-
-void rlk_sem_queue_cancel(const rlk_fam_base *b, long long ticket, long long permits)
+int rlk_sem_queue_acquire(rlk_sem_queue *q, const rlk_fam_base *b, rlk_sem_queue_try *t,
+                          long long permits, rlk_wait_attempt_fn attempt, void *arg,
+                          int ride_out, long long start, long long wait_ms)
 {
     rlk_proto row = {.cancel = rlk_sem_queue_cancel_call.script,
                      .cancel_args = rlk_sem_queue_cancel_call.args};
-    rlk_proto_argvals v = {.ticket = ticket, .n = permits};
+    rlk_proto_argvals v = {.n = permits};
+    rlk_waiter w;
+    int rc;
 
-    rlk_handle_cancel(b, &row, &v, 1);
+    rlk_wait_init(&w, b, "semaphore", attempt, arg);
+    w.ride_out = ride_out;
+    t->tk.ticket = wait_ms != 0 && rlk_sem_queue_alone(b) ? rlk_sem_queue_ticket(q) : 0;
+    if (t->tk.ticket) {
+        t->tk.claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
+        w.rule = &rlk_sem_queue_sub_rule;
+        w.ticket = &t->tk;
+        w.keepalive_ms = RLK_SEMQ_KEEPALIVE_MS;
+        w.recheck_ms = RLK_FAM_CLAIM_MS + 5;     /* -3: a dead grantee's reservation runs out */
+        w.channel = q->wake;
+        w.wide_channel = b->channel;
+        w.wide = &t->wide;
+        rlk_wait_pre_join(&w);
+    }
+    rc = rlk_wait_acquire(&w, start, wait_ms, 1);
+    v.ticket = t->tk.ticket;
+    if (rc != RLK_OK && t->queued)
+        rlk_handle_cancel(b, &row, &v, 1);
+    return rc;
 }

@@ -92,10 +92,7 @@ const char *rlk_semaphore_channel(const rlk_semaphore *s)
 typedef struct rlk_sem_try {
     rlk_semaphore *s;
     long long n;
-    rlk_sub_ticket ticket;      /* ticket.ticket 0: a single try, never queued */
-    int queued;                 /* an attempt may have put the ticket in the queue */
-    int wide;                   /* the last attempt said: first in the queue (or -3): hear the
-                                   semaphore's channel too */
+    rlk_sem_queue_try qt;       /* its place in the queue */
 } rlk_sem_try;
 
 /* Gives the permits of an acquisition too few replicas acknowledged back
@@ -117,7 +114,7 @@ static int rlk_sem_attempt(void *arg, long long *bound_ms)
 {
     rlk_sem_try *t = arg;
     rlk_semaphore *s = t->s;
-    long long targ = rlk_wait_ticket_arg(&t->ticket, t->queued);   /* 0: does not queue */
+    long long targ = rlk_wait_ticket_arg(&t->qt.tk, t->qt.queued);  /* 0: does not queue */
     rlk_proto_argvals v = {.n = t->n, .ticket = targ};
     rlk_proto_outcome o;
     redisReply *r = NULL;
@@ -128,19 +125,19 @@ static int rlk_sem_attempt(void *arg, long long *bound_ms)
                          &v, &r);
     if (rc != RLK_OK) {
         if (targ)
-            t->queued = 1;      /* it may have run: the give-up's cancel takes the entry out */
+            t->qt.queued = 1;   /* it may have run: the give-up's cancel takes the entry out */
         return rc;
     }
-    t->wide = 0;
+    t->qt.wide = 0;
     if (rlk_proto_read_sem(r, &o) == RLK_PROTO_ACQUIRED) {
         freeReplyObject(r);
-        t->queued = 0;
+        t->qt.queued = 0;
         return rlk_fam_acks_acquired(s->b.c, "acquire", s->b.name, rlk_sem_undo, t);
     }
     if (o.is == RLK_PROTO_BUSY) {
         /* {-1, 1}: first in the queue; -3: first behind another ticket's reservation; a
          * single try behind a reservation: its claim window */
-        t->wide = o.first || o.value == -3;
+        t->qt.wide = o.first || o.value == -3;
         *bound_ms = o.value == -3 ? RLK_WAIT_RECHECK : o.first || o.value < 0 ? -1 : o.value;
         rc = RLK_ERR_BUSY;
     } else {
@@ -149,7 +146,7 @@ static int rlk_sem_attempt(void *arg, long long *bound_ms)
     }
     freeReplyObject(r);
     if (rc == RLK_ERR_BUSY && targ)
-        t->queued = 1;
+        t->qt.queued = 1;
     return rc;
 }
 
@@ -163,7 +160,6 @@ static int rlk_semaphore_try_acquire_run(rlk_semaphore *s, long long permits, lo
 {
     long long start = rlk_clock_now_ns();
     rlk_sem_try t;
-    rlk_waiter w;
     int rc;
 
     rc = rlk_fam_check_range(s->b.c, "acquire", s->b.name, "permits", permits, 1, RLK_NUM_MAX);
@@ -172,19 +168,11 @@ static int rlk_semaphore_try_acquire_run(rlk_semaphore *s, long long permits, lo
     memset(&t, 0, sizeof t);
     t.s = s;
     t.n = permits;
-    t.ticket.ticket = wait_ms != 0 && rlk_sem_queue_alone(&s->b) ? rlk_sem_queue_ticket(&s->q) : 0;
     /* No outage ride-out: an acquire whose reply was lost may have taken the
      * permits, and repeating it could take them twice; the wait ends with the
      * error and its ticket leaves the queue. */
-    rlk_wait_init(&w, &s->b, "semaphore", rlk_sem_attempt, &t);
-    if (t.ticket.ticket) {
-        /* Grants come on this client's wake channel; the semaphore's channel only while first
-         * in the queue (docs/runtime.md, "The semaphores' queue"). */
-        rlk_sem_queue_wait(&s->q, &s->b, &w, &t.ticket, &t.wide);
-    }
-    rc = rlk_wait_acquire(&w, start, wait_ms, 1);
-    if (rc != RLK_OK && t.queued)
-        rlk_sem_queue_cancel(&s->b, t.ticket.ticket, permits);
+    rc = rlk_sem_queue_acquire(&s->q, &s->b, &t.qt, permits, rlk_sem_attempt, &t, 0, start,
+                               wait_ms);
     return rc == RLK_ERR_BUSY ? rlk_sem_busy(s, permits, start) : rc;
 }
 
