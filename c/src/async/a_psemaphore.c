@@ -123,27 +123,10 @@ static void aps_acquired(aps *a)
     rlk_ae_complete(a->h.r, RLK_OK, 0, a->hex, NULL);
 }
 
-static void aps_acq_reply(aps *a, int rc, const redisReply *r, const char *errstr, int lost)
+static void aps_acq_reply(aps *a, int rc, const redisReply *r, const char *errstr)
 {
     rlk_proto_outcome o;
 
-    if (rc == RLK_ERR_CLOSED) {
-        aps_end(a, rc, errstr);
-        return;
-    }
-    if (rc == RLK_ERR_IO) {
-        if (lost) {
-            a->io_failed = 1;
-            if (a->q.ticket)
-                a->q.queued = 1;    /* it may have queued the ticket: -ticket from now on */
-        }
-        if (rlk_a_common_elapsed(&a->h) > aps_budget(a)) {
-            aps_end(a, a->io_failed ? RLK_ERR_UNSETTLED : RLK_ERR_IO, errstr);
-            return;
-        }
-        aps_attempt(a);         /* the same id: a lost call that ran says "is held already" */
-        return;
-    }
     if (rc == RLK_ERR_SCRIPT && a->io_failed && strstr(errstr, "is held already")) {
         aps_acquired(a);
         return;
@@ -171,23 +154,8 @@ static void aps_acq_reply(aps *a, int rc, const redisReply *r, const char *errst
     }
 }
 
-static void aps_rel_reply(aps *a, int cw, int rc, const redisReply *r, const char *errstr,
-                          int lost)
+static void aps_rel_reply(aps *a, int cw, int rc, const redisReply *r, const char *errstr)
 {
-    if (rc == RLK_ERR_CLOSED) {
-        aps_end(a, rc, errstr);
-        return;
-    }
-    if (rc == RLK_ERR_IO) {
-        if (lost)
-            a->io_failed = 1;
-        if (rlk_a_common_elapsed(&a->h) > aps_budget(a)) {
-            aps_end(a, a->io_failed ? RLK_ERR_UNSETTLED : RLK_ERR_IO, errstr);
-            return;
-        }
-        aps_release_send(a, cw);
-        return;
-    }
     if (rc != RLK_OK) {
         aps_end(a, rc, errstr);
         return;
@@ -226,10 +194,22 @@ static void aps_reply(rlk_async *ac, int rc, const redisReply *reply, const char
     a->q.cw = RLK_A_SEMQ_NONE;
     if (rlk_ae_req_done(a->h.r))
         return;
-    if (cw == RLK_A_SEMQ_ATTEMPT)
-        aps_acq_reply(a, rc, reply, errstr, lost);
+    /* No reply (never written, or lost): the same call again within the budget. */
+    if (rc == RLK_ERR_IO && lost) {
+        a->io_failed = 1;
+        if (cw == RLK_A_SEMQ_ATTEMPT && a->q.ticket)
+            a->q.queued = 1;    /* it may have queued the ticket: -ticket from now on */
+    }
+    if (rc == RLK_ERR_CLOSED || (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) > aps_budget(a)))
+        aps_end(a, rc == RLK_ERR_IO && a->io_failed ? RLK_ERR_UNSETTLED : rc, errstr);
+    else if (rc == RLK_ERR_IO && cw == RLK_A_SEMQ_ATTEMPT)
+        aps_attempt(a);     /* the same id: a lost call that ran says "is held already" */
+    else if (rc == RLK_ERR_IO)
+        aps_release_send(a, cw);
+    else if (cw == RLK_A_SEMQ_ATTEMPT)
+        aps_acq_reply(a, rc, reply, errstr);
     else
-        aps_rel_reply(a, cw, rc, reply, errstr, lost);
+        aps_rel_reply(a, cw, rc, reply, errstr);
 }
 
 /* ---------------------------------------------------------------- wake-ups, deadline, cancel */
