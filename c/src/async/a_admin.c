@@ -3,9 +3,11 @@
  * a_admin.c - the semaphores' and the latch's calls that are one script
  * call with an integer reply, as requests (rlk_async.h): the time to live
  * of the three kinds (rlk_async_expire, _clear_expire, _ttl: Redisson's
- * RExpirable), the semaphore's release_if_exists and try_set_permits_ttl,
- * the permit-expirable semaphore's try_release, lease_time, set_permits and
- * acquired. Each is a row: its script (the blocking call's own), the names
+ * RExpirable, kinds/expiry.h's calls), the semaphore's release,
+ * release_if_exists and try_set_permits_ttl, the permit-expirable
+ * semaphore's try_release, lease_time, set_permits and acquired, the
+ * latch's count_down and try_set_count. Each is a row: its kind's call (the
+ * blocking call's own), the names
  * kind its KEYS are built by (kinds/names.h, from the roles the script's
  * header gives them), its ARGV by name and how its reply is read; a_once.h
  * sends it and rides out a call that never went out.
@@ -16,6 +18,8 @@
 
 #include "client/client.h"
 #include "client/scripts.h"
+#include "kinds/expiry.h"
+#include "kinds/latch.h"
 #include "kinds/names.h"
 #include "kinds/psemaphore.h"
 #include "kinds/semaphore.h"
@@ -38,6 +42,9 @@ typedef struct aad_row {
                                again */
 } aad_row;
 
+static const aad_row aad_sem_release = {
+    "rlk_async_semaphore_release", "semaphore release", &rlk_semaphore_release_call, "permits", 1,
+    0};
 static const aad_row aad_sem_release_if_exists = {
     "rlk_async_semaphore_release_if_exists", "semaphore release_if_exists",
     &rlk_semaphore_release_if_exists_call, "permits", 1, RLK_A_ONCE_BOOL};
@@ -56,13 +63,15 @@ static const aad_row aad_psem_set_permits = {
 static const aad_row aad_psem_acquired = {
     "rlk_async_psemaphore_acquired", "psemaphore acquired", &rlk_psem_acquired_call, NULL, 0,
     RLK_A_ONCE_REPEAT};
+static const aad_row aad_latch_count_down = {
+    "rlk_async_latch_count_down", "latch count_down", &rlk_latch_count_down_call, NULL, 0, 0};
+static const aad_row aad_latch_try_set_count = {
+    "rlk_async_latch_try_set_count", "latch try_set_count", &rlk_latch_try_set_count_call, "count",
+    1, 0};
 
-/* The time to live calls, by kind (RLK_MKIND_SEMAPHORE, _PSEMAPHORE, _LATCH) and call. */
-enum { AAD_EXPIRE, AAD_CLEAR, AAD_TTL, AAD_TTL_CALLS };
-static const char *const aad_ttl_fn[AAD_TTL_CALLS] = {
+/* The time to live calls' public names, by RLK_EXPIRY_*. */
+static const char *const aad_ttl_fn[RLK_EXPIRY_CALLS] = {
     "rlk_async_expire", "rlk_async_clear_expire", "rlk_async_ttl"};
-static const char *const aad_ttl_kinds[3] = {"semaphore", "psemaphore", "latch"};
-static const char *const aad_ttl_calls[AAD_TTL_CALLS] = {"expire", "clear_expire", "ttl"};
 
 /* The request of row w on name with the number n, ttl_ms and the permit id (hex) it
  * takes (each checked when the row names it). */
@@ -90,19 +99,19 @@ static rlk_async_req *aad_call(rlk_async *ac, const aad_row *w, const char *name
     return r;
 }
 
-/* A time to live call (AAD_*) on kind's name. */
+/* A time to live call (RLK_EXPIRY_*) on kind's name. */
 static rlk_async_req *aad_ttl_call(rlk_async *ac, int call, int kind, const char *name,
                                    long long ttl_ms, rlk_async_fn fn, void *privdata)
 {
-    static const int flags[AAD_TTL_CALLS] = {RLK_A_ONCE_BOOL, RLK_A_ONCE_BOOL,
-                                             RLK_A_ONCE_REPEAT};
-    char what[48], script[48];
-    rlk_proto_call pc = {script, ""};
-    aad_row w = {aad_ttl_fn[call], what, &pc, NULL, 0, flags[call]};
-    const char *k;
+    static const int flags[RLK_EXPIRY_CALLS] = {RLK_A_ONCE_BOOL, RLK_A_ONCE_BOOL,
+                                                RLK_A_ONCE_REPEAT};
+    char what[48];
+    aad_row w = {aad_ttl_fn[call], what, NULL, NULL, 0, flags[call]};
 
     if (kind < RLK_MKIND_SEMAPHORE || kind > RLK_MKIND_LATCH) {
-        rlk_async_req *r = rlk_a_once_new(ac, aad_ttl_calls[call], name, fn, privdata);
+        /* named by the call alone: "expire", "clear_expire", "ttl" */
+        rlk_async_req *r = rlk_a_once_new(ac, strchr(rlk_expiry_calls[0][call].script, '/') + 1,
+                                          name, fn, privdata);
 
         if (r && !rlk_ae_req_done(r))
             rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "%s %s: kind %d is not "
@@ -110,31 +119,34 @@ static rlk_async_req *aad_ttl_call(rlk_async *ac, int call, int kind, const char
                             name, kind);
         return r;
     }
-    k = aad_ttl_kinds[kind - RLK_MKIND_SEMAPHORE];
-    snprintf(what, sizeof what, "%s %s", k, aad_ttl_calls[call]);
-    snprintf(script, sizeof script, "%s/%s", k, aad_ttl_calls[call]);
-    /* expire takes ttl_ms; the latch's publishes (an armed latch's channel learns of it) */
-    if (call == AAD_EXPIRE)
-        pc.args = kind == RLK_MKIND_LATCH ? "ttl publish" : "ttl";
+    w.call = &rlk_expiry_calls[kind - RLK_MKIND_SEMAPHORE][call];
+    snprintf(what, sizeof what, "%s", w.call->script);
+    what[strcspn(what, "/")] = ' ';     /* "<kind> <call>" */
     return aad_call(ac, &w, name, 0, ttl_ms, NULL, fn, privdata);
 }
 
 rlk_async_req *rlk_async_expire(rlk_async *ac, int kind, const char *name, long long ttl_ms,
                                 rlk_async_fn fn, void *privdata)
 {
-    return aad_ttl_call(ac, AAD_EXPIRE, kind, name, ttl_ms, fn, privdata);
+    return aad_ttl_call(ac, RLK_EXPIRY_SET, kind, name, ttl_ms, fn, privdata);
 }
 
 rlk_async_req *rlk_async_clear_expire(rlk_async *ac, int kind, const char *name, rlk_async_fn fn,
                                       void *privdata)
 {
-    return aad_ttl_call(ac, AAD_CLEAR, kind, name, 0, fn, privdata);
+    return aad_ttl_call(ac, RLK_EXPIRY_CLEAR, kind, name, 0, fn, privdata);
 }
 
 rlk_async_req *rlk_async_ttl(rlk_async *ac, int kind, const char *name, rlk_async_fn fn,
                              void *privdata)
 {
-    return aad_ttl_call(ac, AAD_TTL, kind, name, 0, fn, privdata);
+    return aad_ttl_call(ac, RLK_EXPIRY_TTL, kind, name, 0, fn, privdata);
+}
+
+rlk_async_req *rlk_async_semaphore_release(rlk_async *ac, const char *name, long long permits,
+                                           rlk_async_fn fn, void *privdata)
+{
+    return aad_call(ac, &aad_sem_release, name, permits, 0, NULL, fn, privdata);
 }
 
 rlk_async_req *rlk_async_semaphore_release_if_exists(rlk_async *ac, const char *name,
@@ -174,4 +186,16 @@ rlk_async_req *rlk_async_psemaphore_acquired(rlk_async *ac, const char *name, rl
                                              void *privdata)
 {
     return aad_call(ac, &aad_psem_acquired, name, 0, 0, NULL, fn, privdata);
+}
+
+rlk_async_req *rlk_async_latch_count_down(rlk_async *ac, const char *name, rlk_async_fn fn,
+                                          void *privdata)
+{
+    return aad_call(ac, &aad_latch_count_down, name, 0, 0, NULL, fn, privdata);
+}
+
+rlk_async_req *rlk_async_latch_try_set_count(rlk_async *ac, const char *name, long long count,
+                                             rlk_async_fn fn, void *privdata)
+{
+    return aad_call(ac, &aad_latch_try_set_count, name, count, 0, NULL, fn, privdata);
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * a_latch.c - rlk_async_latch_await / _count_down / _try_set_count
- * (rlk_async.h) through the engine (engine.h), on the blocking API's scripts
- * (kinds/latch.c): a string key `name` holds the remaining count (no key:
+ * a_latch.c - rlk_async_latch_await (rlk_async.h; count_down and
+ * try_set_count are a_admin.c's) through the engine (engine.h), on the
+ * blocking API's scripts (kinds/latch.c): a string key `name` holds the remaining count (no key:
  * open); latch/count_down publishes "0" on
  * redisson_countdownlatch__channel__{name} when it reaches zero,
  * latch/try_set_count publishes "1" when it arms the latch.
@@ -26,7 +26,6 @@
 #include "async/engine.h"
 #include "async/a_common.h"
 #include "async/a_kind.h"
-#include "async/a_once.h"
 
 #define ALT_KEEPALIVE_MS 1000       /* an awaiter reads the count at least this often */
 #define ALT_RETRY_MS 20             /* after a read whose reply did not come */
@@ -209,36 +208,4 @@ rlk_async_req *rlk_async_latch_await(rlk_async *ac, const char *name, long long 
     }
     alt_read(a);
     return r;
-}
-
-/* The latch's count down (with_count 0) or try_set_count (count). */
-static rlk_async_req *alt_count_call(rlk_async *ac, const char *what, const rlk_proto_call *pc,
-                                     const char *name, int with_count, long long count,
-                                     rlk_async_fn fn, void *privdata)
-{
-    rlk_async_req *r = rlk_a_once_new(ac, what, name, fn, privdata);
-    rlk_proto_argvals v = {.n = count};
-
-    if (!r || rlk_ae_req_done(r))
-        return r;
-    if (with_count && rlk_a_common_range(r, "rlk_async_latch_try_set_count", name, "count",
-                                         count, 1, RLK_NUM_MAX))
-        return r;
-    if (rlk_a_once_call(r, pc, &v, NULL, 0) != 0)
-        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async %s %s: out of memory", what, name);
-    return r;
-}
-
-rlk_async_req *rlk_async_latch_count_down(rlk_async *ac, const char *name, rlk_async_fn fn,
-                                          void *privdata)
-{
-    return alt_count_call(ac, "latch count_down", &rlk_latch_count_down_call, name, 0, 0, fn,
-                          privdata);
-}
-
-rlk_async_req *rlk_async_latch_try_set_count(rlk_async *ac, const char *name, long long count,
-                                             rlk_async_fn fn, void *privdata)
-{
-    return alt_count_call(ac, "latch try_set_count", &rlk_latch_try_set_count_call, name, 1,
-                          count, fn, privdata);
 }

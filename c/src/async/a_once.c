@@ -9,6 +9,7 @@
 #include "client/client.h"
 #include "async/engine.h"
 #include "async/a_common.h"
+#include "async/a_kind.h"
 #include "async/a_once.h"
 
 #define AON_RETRY_MS 20     /* after a call that never went out */
@@ -17,13 +18,11 @@ typedef struct aon {
     rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
     char what[48];
     char *name;
-    const char *script;     /* a name of the client's script set (static) */
-    int nkeys, nargs, flags;
-    char *keys[RLK_A_ONCE_MAX], *args[RLK_A_ONCE_MAX];
-    char **tail;                    /* text arguments after args (one block); NULL: none */
-    size_t lens[RLK_A_ONCE_MAX];
-    unsigned char pub[RLK_A_ONCE_MAX];  /* the publish argument: asked for when sent (a
-                                           cluster's marker is the pointer itself) */
+    const rlk_proto_call *pc;       /* the kind's call (static) */
+    rlk_proto_argvals v;            /* its ARGV's values, owner and id copied (publish: asked
+                                       for when sent, a cluster's marker is the pointer) */
+    int flags;
+    char **tail;                    /* text arguments after its ARGV (one block); NULL: none */
     rlk_ae_call *call;
     rlk_ae_timer *retry;
 } aon;
@@ -37,10 +36,8 @@ static void aon_free_state(rlk_async_req *r, void *state)
     rlk_ae_call_forget(o->call);
     free(o->name);
     free(o->tail);
-    for (int i = 0; i < RLK_A_ONCE_MAX; i++) {
-        free(o->keys[i]);
-        free(o->args[i]);
-    }
+    free((void *)o->v.owner);
+    free((void *)o->v.id);
 }
 
 static void aon_call(aon *o);
@@ -88,7 +85,7 @@ static void aon_reply(rlk_async *ac, int rc, const redisReply *reply, const char
     }
     if (reply->type != REDIS_REPLY_INTEGER) {
         rlk_ae_complete(o->h.r, RLK_ERR_PROTOCOL, 0, NULL, "%s %s: %s replied an unexpected shape",
-                        o->what, o->name, o->script);
+                        o->what, o->name, o->pc->script);
         return;
     }
     if ((o->flags & RLK_A_ONCE_HELD) && reply->integer == 0) {
@@ -102,23 +99,7 @@ static void aon_reply(rlk_async *ac, int rc, const redisReply *reply, const char
 
 static void aon_call(aon *o)
 {
-    const char *args[RLK_A_ONCE_MAX], **all = NULL;
-    size_t lens[RLK_A_ONCE_MAX];
-    int n = o->nargs;
-
-    for (int i = 0; i < o->nargs; i++) {
-        args[i] = o->pub[i] ? rlk_ae_publish_arg(o->h.ac) : o->args[i];
-        lens[i] = o->pub[i] ? strlen(args[i]) : o->lens[i];
-    }
-    if (o->tail && !(all = rlk_a_common_join(args, o->nargs, o->tail, &n)))
-        o->call = NULL;
-    else if (o->tail)   /* text arguments: their lengths by strlen */
-        o->call = rlk_ae_script(o->h.ac, o->script, o->nkeys, (const char *const *)o->keys, n,
-                                all, aon_reply, o);
-    else
-        o->call = rlk_ae_scriptv(o->h.ac, o->script, o->nkeys, (const char *const *)o->keys,
-                                 o->nargs, args, lens, aon_reply, o);
-    free(all);
+    o->call = rlk_a_kind_call(o->h.ac, o->pc, o->name, &o->v, o->tail, aon_reply, o);
     if (!o->call)
         rlk_ae_complete(o->h.r, rlk_ae_closing(o->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
                         "%s %s: %s", o->what, o->name,
@@ -144,49 +125,27 @@ rlk_async_req *rlk_a_once_new(rlk_async *ac, const char *what, const char *name,
     return r;
 }
 
-static void aon_sendv(rlk_async_req *r, const char *script, int nkeys, const char *const *keys,
-                      int nargs, const char *const *args, const size_t *lens, int flags)
-{
-    aon *o = rlk_ae_req_state(r);
-    int ok = nkeys <= RLK_A_ONCE_MAX && nargs <= RLK_A_ONCE_MAX;
-
-    o->script = script;
-    o->nkeys = nkeys;
-    o->nargs = nargs;
-    o->flags = flags;
-    for (int i = 0; ok && i < nkeys; i++)
-        ok = (o->keys[i] = strdup(keys[i])) != NULL;
-    for (int i = 0; ok && i < nargs; i++) {
-        if ((o->pub[i] = args[i] == rlk_ae_publish_arg(o->h.ac)))
-            continue;
-        o->lens[i] = lens ? lens[i] : strlen(args[i]);
-        /* one byte more: a NUL after binary bytes too */
-        ok = (o->args[i] = calloc(1, o->lens[i] + 1)) != NULL;
-        if (ok)
-            memcpy(o->args[i], args[i], o->lens[i]);
-    }
-    if (!ok) {
-        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", o->what, o->name);
-        return;
-    }
-    aon_call(o);
-}
-
 int rlk_a_once_call(rlk_async_req *r, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
                     char **tail, int flags)
 {
     aon *o = rlk_ae_req_state(r);
-    rlk_proto_argvals v = *vals;
-    rlk_proto_built b;
-    int rc = 0;
+    unsigned char *id = NULL;
 
     o->tail = tail;
-    if (!v.publish)
-        v.publish = rlk_ae_publish_arg(o->h.ac);
-    if (rlk_proto_build(pc, o->name, &v, &b) != 0)
-        rc = -1;
-    else
-        aon_sendv(r, pc->script, b.nkeys, b.keys, b.nargs, b.av.v, b.av.len, flags);
-    rlk_proto_built_free(&b);
-    return rc;
+    o->pc = pc;
+    o->flags = flags;
+    o->v = *vals;
+    o->v.owner = NULL;
+    o->v.id = NULL;
+    if ((vals->owner && !(o->v.owner = strdup(vals->owner))) ||
+        (vals->id && !(o->v.id = id = malloc(vals->idlen ? vals->idlen : 1))))
+        return -1;
+    if (id)
+        memcpy(id, vals->id, vals->idlen);
+    o->call = rlk_a_kind_call(o->h.ac, pc, o->name, &o->v, tail, aon_reply, o);
+    if (!o->call && !rlk_ae_closing(o->h.ac))
+        return -1;      /* it could not be built or sent: out of memory */
+    if (!o->call)
+        rlk_ae_complete(r, RLK_ERR_CLOSED, 0, NULL, "%s %s: client freed", o->what, o->name);
+    return 0;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * a_once.h - a request that is one script call with an integer reply
- * (a_once.c): the counting requests of the semaphore and the latch
- * (semaphore/release, latch/count_down, latch/try_set_count). The reply's
+ * (a_once.c): a_admin.c's requests (the semaphore's release, the latch's
+ * count_down and try_set_count, ...) and the faster MultiLock's queries. The reply's
  * integer is the result's value. A call that never went out is sent again
  * within the request's budget (two command timeouts and a connect); a
  * reply that was lost (written, no reply) is not repeated, since none of
@@ -18,8 +18,6 @@
 #include "rlk_async.h"
 #include "kinds/proto.h"
 
-#define RLK_A_ONCE_MAX 5    /* keys and arguments of one call, each */
-
 /* A new request of ac; what ("semaphore release") and name name it in
  * messages. After the checks every request makes (the client's fatal
  * error, an empty name) the request may be completed already
@@ -34,13 +32,14 @@ rlk_async_req *rlk_a_once_new(rlk_async *ac, const char *what, const char *name,
                                    the reply or the caller depends on (a read; a reclaim of
                                    expired permits) */
 
-/* Sends the kind's call pc (kinds/proto.h) on the request's name with vals
- * (publish: the client's when NULL; KEYS and ARGV copied, at most
- * RLK_A_ONCE_MAX each) and the text list tail after them (NULL-terminated,
- * one block: the request frees it; the faster MultiLock's values; NULL:
- * none) for r, which rlk_a_once_new made; RLK_A_ONCE_* flags. -1: the call
- * could not be built (out of memory), the request not completed: the
- * caller says so. */
+/* Sends the kind's call pc (kinds/proto.h, static) on the request's name
+ * with vals (copied, their owner and id too; other text static; publish:
+ * the client's when NULL, asked for at each send) and the text list tail
+ * after them (NULL-terminated, one block: the request frees it; the faster
+ * MultiLock's values; NULL: none) for r, which rlk_a_once_new made;
+ * RLK_A_ONCE_* flags. Built again for each send (rlk_a_kind_call). -1: the
+ * call could not be built or sent (out of memory), the request not
+ * completed: the caller says so. */
 int rlk_a_once_call(rlk_async_req *r, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
                     char **tail, int flags);
 

@@ -37,66 +37,41 @@
 #include "async/a_semq.h"
 
 enum { APS_ACQUIRE, APS_RELEASE };
-enum { APS_CW_NONE, APS_CW_ACQ, APS_CW_UNDO, APS_CW_REL, APS_CW_CANCEL };
 
 typedef struct aps {
     rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
     int op;
-    rlk_a_semq q;                   /* the queue: keys, wake channel, ticket (a_semq.h) */
+    rlk_a_semq q;                   /* the queue, the call in flight, the end (a_semq.h) */
     const char *name;               /* q.name */
     unsigned char raw[RLK_PSEM_RAW_ID_MAX];
     size_t rawlen;
     char hex[RLK_PERMIT_ID_SIZE];
     long long lease_ms;
-    long long wait_ms;
-    rlk_ae_call *call;
-    int cw;
-    rlk_ae_timer *deadline;
-    int again;                      /* woken while a call was in flight */
-    int ending;                     /* RLK_ERR_BUSY / RLK_ERR_CANCELLED: end at the next chance */
     int io_failed;                  /* a call's reply was lost: it may have run */
-    int end_err;                    /* with APS_CW_CANCEL: how the request ends */
-    char end_msg[256];
 } aps;
-
-static void aps_attempt(aps *a);
 
 static void aps_free_state(rlk_async_req *r, void *state)
 {
     aps *a = state;
 
     (void)r;
-    rlk_a_semq_end(&a->q, &a->deadline, a->call);
+    rlk_a_semq_free(&a->q);
 }
 
 /* How long a request rides out lost replies and reconnects. */
 static long long aps_budget(const aps *a)
 {
-    return rlk_a_common_budget(a->h.ac, a->op == APS_ACQUIRE ? a->wait_ms : 0);
+    return rlk_a_common_budget(a->h.ac, a->op == APS_ACQUIRE ? a->q.wait_ms : 0);
 }
 
 static void aps_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr, int lost,
                       void *arg);
 
-/* Ends the request with err (never RLK_OK) and msg (NULL: err's text; for
- * RLK_ERR_BUSY, how long it waited): a ticket an attempt may have queued
- * leaves the queue first (semaphore/cancel, best effort: its reply does not
- * change how the request ends). */
+/* Ends the request with err (never RLK_OK) and msg (NULL: err's text):
+ * rlk_a_semq_finish. */
 static void aps_end(aps *a, int err, const char *msg)
 {
-    rlk_a_semq_quiet(&a->q, &a->deadline);
-    if (err == RLK_ERR_BUSY)
-        snprintf(a->end_msg, sizeof a->end_msg, "acquire %s: no permit available after %lld ms",
-                 a->name, rlk_a_common_elapsed(&a->h));
-    else
-        snprintf(a->end_msg, sizeof a->end_msg, "%s", msg ? msg : rlk_strerror(err));
-    a->end_err = err;
-    a->call = rlk_a_semq_cancel(&a->q, 1, aps_reply, a);
-    if (a->call) {
-        a->cw = APS_CW_CANCEL;
-        return;
-    }
-    rlk_ae_complete(a->h.r, err, 0, NULL, "%s", a->end_msg);
+    rlk_a_semq_finish(&a->q, err, "%s", msg ? msg : rlk_strerror(err));
 }
 
 /* ---------------------------------------------------------------- the calls */
@@ -105,8 +80,8 @@ static void aps_end(aps *a, int err, const char *msg)
  * request ends (the client is being freed, or out of memory). */
 static void aps_sent(aps *a, int cw)
 {
-    a->cw = a->call ? cw : APS_CW_NONE;
-    if (!a->call)
+    a->q.cw = a->q.call ? cw : RLK_A_SEMQ_NONE;
+    if (!a->q.call)
         aps_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM,
                 rlk_ae_closing(a->h.ac) ? "the async client was freed" : "out of memory");
 }
@@ -117,78 +92,41 @@ static void aps_release_send(aps *a, int cw)
 {
     rlk_proto_argvals v = {.id = a->raw, .idlen = a->rawlen};
 
-    a->call = rlk_a_kind_call(a->h.ac, &rlk_psem_release_call, a->name, &v, NULL, aps_reply, a);
+    a->q.call = rlk_a_kind_call(a->h.ac, &rlk_psem_release_call, a->name, &v, NULL, aps_reply,
+                                a);
     aps_sent(a, cw);
 }
 
-static void aps_attempt(aps *a)
+/* rlk_a_semq_attempt_fn: psemaphore/acquire of the request's id with the
+ * queue's ticket argument. */
+static void aps_attempt(void *kind)
 {
+    aps *a = kind;
     rlk_proto_argvals v = {.lease_ms = a->lease_ms, .ticket = rlk_a_semq_arg(&a->q),
                            .id = a->raw, .idlen = a->rawlen};
 
     rlk_a_semq_retry_stop(&a->q);
-    a->again = 0;
-    a->call = rlk_a_kind_call(a->h.ac, &rlk_psem_acquire_call, a->name, &v, NULL, aps_reply, a);
-    aps_sent(a, APS_CW_ACQ);
-}
-
-/* Something says a permit may be free (arg: the aps): attempt now (or after
- * the call in flight); not while a permit granted to a cancelled request is
- * given back or its ticket leaves the queue. */
-static void aps_poke(void *arg)
-{
-    aps *a = arg;
-
-    if (a->cw != APS_CW_UNDO && a->cw != APS_CW_CANCEL &&
-        rlk_a_semq_wake(&a->q, a->h.r, a->call, &a->again))
-        aps_attempt(a);
+    a->q.again = 0;
+    a->q.call = rlk_a_kind_call(a->h.ac, &rlk_psem_acquire_call, a->name, &v, NULL, aps_reply, a);
+    aps_sent(a, RLK_A_SEMQ_ATTEMPT);
 }
 
 /* The permit is the request's (its ticket left the queue with it). */
 static void aps_acquired(aps *a)
 {
     a->q.queued = 0;
-    rlk_a_semq_quiet(&a->q, &a->deadline);
-    if (a->ending == RLK_ERR_CANCELLED) {
-        aps_release_send(a, APS_CW_UNDO);    /* cancelled meanwhile: give it back first */
+    rlk_a_semq_quiet(&a->q);
+    if (a->q.ending == RLK_ERR_CANCELLED) {
+        aps_release_send(a, RLK_A_SEMQ_UNDO);  /* cancelled meanwhile: give it back first */
         return;
     }
     rlk_ae_complete(a->h.r, RLK_OK, 0, a->hex, NULL);
 }
 
-/* Not acquired (wait, first: as rlk_a_semq_busy's): wait on, or end. */
-static void aps_busy(aps *a, long long wait, int first)
-{
-    long long ms = rlk_a_semq_busy(&a->q, a->wait_ms != 0 && !a->ending, wait, first, &a->again);
-
-    if (ms == RLK_A_SEMQ_END)
-        aps_end(a, a->ending == RLK_ERR_CANCELLED ? RLK_ERR_CANCELLED : RLK_ERR_BUSY,
-                a->ending == RLK_ERR_CANCELLED ? "cancelled" : NULL);
-    else if (ms != RLK_A_SEMQ_LATER)
-        rlk_a_semq_retry(&a->q, ms);
-}
-
-static void aps_acq_reply(aps *a, int rc, const redisReply *r, const char *errstr, int lost)
+static void aps_acq_reply(aps *a, int rc, const redisReply *r, const char *errstr)
 {
     rlk_proto_outcome o;
 
-    if (rc == RLK_ERR_CLOSED) {
-        aps_end(a, rc, errstr);
-        return;
-    }
-    if (rc == RLK_ERR_IO) {
-        if (lost) {
-            a->io_failed = 1;
-            if (a->q.ticket)
-                a->q.queued = 1;    /* it may have queued the ticket: -ticket from now on */
-        }
-        if (rlk_a_common_elapsed(&a->h) > aps_budget(a)) {
-            aps_end(a, a->io_failed ? RLK_ERR_UNSETTLED : RLK_ERR_IO, errstr);
-            return;
-        }
-        aps_attempt(a);         /* the same id: a lost call that ran says "is held already" */
-        return;
-    }
     if (rc == RLK_ERR_SCRIPT && a->io_failed && strstr(errstr, "is held already")) {
         aps_acquired(a);
         return;
@@ -204,9 +142,9 @@ static void aps_acq_reply(aps *a, int rc, const redisReply *r, const char *errst
     if (rlk_proto_read_psem(r, 1, &o) == RLK_PROTO_ACQUIRED)
         aps_acquired(a);
     else if (o.is == RLK_PROTO_BUSY && (o.first || o.value == -3 || r->type == REDIS_REPLY_NIL))
-        aps_busy(a, o.first && o.value >= 0 ? o.value + 1 : o.value, o.first);
+        rlk_a_semq_busy(&a->q, o.first && o.value >= 0 ? o.value + 1 : o.value, o.first);
     else if (o.is == RLK_PROTO_BUSY)
-        aps_busy(a, (o.value > 0 ? o.value : 0) + 1, 0);
+        rlk_a_semq_busy(&a->q, (o.value > 0 ? o.value : 0) + 1, 0);
     else {
         char msg[128];
 
@@ -216,23 +154,8 @@ static void aps_acq_reply(aps *a, int rc, const redisReply *r, const char *errst
     }
 }
 
-static void aps_rel_reply(aps *a, int cw, int rc, const redisReply *r, const char *errstr,
-                          int lost)
+static void aps_rel_reply(aps *a, int cw, int rc, const redisReply *r, const char *errstr)
 {
-    if (rc == RLK_ERR_CLOSED) {
-        aps_end(a, rc, errstr);
-        return;
-    }
-    if (rc == RLK_ERR_IO) {
-        if (lost)
-            a->io_failed = 1;
-        if (rlk_a_common_elapsed(&a->h) > aps_budget(a)) {
-            aps_end(a, a->io_failed ? RLK_ERR_UNSETTLED : RLK_ERR_IO, errstr);
-            return;
-        }
-        aps_release_send(a, cw);
-        return;
-    }
     if (rc != RLK_OK) {
         aps_end(a, rc, errstr);
         return;
@@ -245,18 +168,17 @@ static void aps_rel_reply(aps *a, int cw, int rc, const redisReply *r, const cha
         aps_end(a, RLK_ERR_PROTOCOL, msg);
         return;
     }
-    if (cw == APS_CW_UNDO) {
+    if (cw == RLK_A_SEMQ_UNDO) {
         aps_end(a, RLK_ERR_CANCELLED, "cancelled");
         return;
     }
+    rlk_a_semq_quiet(&a->q);
     if (r->integer >= 1 || a->io_failed) {
         /* After a lost reply, 0 means the lost call released it (or it had expired):
          * the permit is not held either way; value 0 says which could not be told. */
-        rlk_a_semq_quiet(&a->q, &a->deadline);
         rlk_ae_complete(a->h.r, RLK_OK, r->integer >= 1 ? 1 : 0, NULL, NULL);
         return;
     }
-    rlk_a_semq_quiet(&a->q, &a->deadline);
     rlk_ae_complete(a->h.r, RLK_ERR_NOT_OWNER, 0, NULL, "release %s: the permit was not held "
                     "(expired, released already or never acquired)", a->name);
 }
@@ -265,49 +187,48 @@ static void aps_reply(rlk_async *ac, int rc, const redisReply *reply, const char
                       void *arg)
 {
     aps *a = arg;
-    int cw = a->cw;
+    int cw = a->q.cw;
 
     (void)ac;
-    a->call = NULL;
-    a->cw = APS_CW_NONE;
+    a->q.call = NULL;
+    a->q.cw = RLK_A_SEMQ_NONE;
     if (rlk_ae_req_done(a->h.r))
         return;
-    if (cw == APS_CW_CANCEL)
-        rlk_ae_complete(a->h.r, a->end_err, 0, NULL, "%s", a->end_msg);
-    else if (cw == APS_CW_ACQ)
-        aps_acq_reply(a, rc, reply, errstr, lost);
+    /* No reply (never written, or lost): the same call again within the budget. */
+    if (rc == RLK_ERR_IO && lost) {
+        a->io_failed = 1;
+        if (cw == RLK_A_SEMQ_ATTEMPT && a->q.ticket)
+            a->q.queued = 1;    /* it may have queued the ticket: -ticket from now on */
+    }
+    if (rc == RLK_ERR_CLOSED || (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) > aps_budget(a)))
+        aps_end(a, rc == RLK_ERR_IO && a->io_failed ? RLK_ERR_UNSETTLED : rc, errstr);
+    else if (rc == RLK_ERR_IO && cw == RLK_A_SEMQ_ATTEMPT)
+        aps_attempt(a);     /* the same id: a lost call that ran says "is held already" */
+    else if (rc == RLK_ERR_IO)
+        aps_release_send(a, cw);
+    else if (cw == RLK_A_SEMQ_ATTEMPT)
+        aps_acq_reply(a, rc, reply, errstr);
     else
-        aps_rel_reply(a, cw, rc, reply, errstr, lost);
+        aps_rel_reply(a, cw, rc, reply, errstr);
 }
 
 /* ---------------------------------------------------------------- wake-ups, deadline, cancel */
-
-static void aps_deadline_fire(rlk_async *ac, void *arg)
-{
-    aps *a = arg;
-
-    (void)ac;
-    if (rlk_a_common_deadline(&a->deadline, a->call, &a->ending))
-        aps_end(a, RLK_ERR_BUSY, NULL);
-}
 
 static void aps_cancel_hook(rlk_async_req *r, void *state)
 {
     aps *a = state;
 
     (void)r;
-    if (a->op != APS_ACQUIRE || a->cw == APS_CW_UNDO || a->cw == APS_CW_CANCEL)
-        return;     /* a release, giving a permit back, leaving the queue: on its way */
-    a->ending = RLK_ERR_CANCELLED;
-    if (a->call)
-        return;     /* the call in flight decides (a permit granted is given back) */
-    aps_end(a, RLK_ERR_CANCELLED, "cancelled");
+    if (a->op == APS_ACQUIRE)   /* a release: on its way */
+        rlk_a_semq_cancel(&a->q);
 }
 
 /* ---------------------------------------------------------------- the requests */
 
-static aps *aps_new(rlk_async *ac, int op, const char *name, rlk_async_fn fn, void *privdata)
+static aps *aps_new(rlk_async *ac, int op, const char *name, long long wait_ms, rlk_async_fn fn,
+                    void *privdata)
 {
+    char busy[256];
     aps *a;
 
     if (!(a = RLK_A_NEW(ac, aps, fn, privdata)))
@@ -315,7 +236,8 @@ static aps *aps_new(rlk_async *ac, int op, const char *name, rlk_async_fn fn, vo
     a->op = op;
     if (rlk_a_common_begin(a->h.r, aps_cancel_hook, aps_free_state, "rlk_async psemaphore", name))
         return a;
-    if (rlk_a_semq_init(&a->q, ac, name, aps_poke, a) != 0)
+    snprintf(busy, sizeof busy, "acquire %s: no permit available", name);
+    if (rlk_a_semq_init(&a->q, &a->h, name, 1, wait_ms, busy, aps_attempt, a) != 0)
         rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "rlk_async psemaphore %s: out of memory",
                         name);
     a->name = a->q.name;
@@ -325,7 +247,7 @@ static aps *aps_new(rlk_async *ac, int op, const char *name, rlk_async_fn fn, vo
 rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, long long wait_ms,
                                             long long lease_ms, rlk_async_fn fn, void *privdata)
 {
-    aps *a = aps_new(ac, APS_ACQUIRE, name, fn, privdata);
+    aps *a = aps_new(ac, APS_ACQUIRE, name, wait_ms, fn, privdata);
 
     if (!a || rlk_ae_req_done(a->h.r))
         return a ? a->h.r : NULL;
@@ -343,10 +265,9 @@ rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, lon
     }
     rlk_psem_hex(a->raw, a->rawlen, a->hex);
     a->lease_ms = lease_ms;
-    a->wait_ms = wait_ms;
     /* Listen (on the wake channel, where grants come) before the attempt that fails: its
      * confirmation attempts again. */
-    if (wait_ms != 0 && rlk_a_semq_listen(&a->q, wait_ms, aps_deadline_fire, a, &a->deadline)) {
+    if (rlk_a_semq_listen(&a->q)) {
         rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL,
                         "rlk_async_psemaphore_acquire %s: out of memory", name);
         return a->h.r;
@@ -358,7 +279,7 @@ rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, lon
 rlk_async_req *rlk_async_psemaphore_release(rlk_async *ac, const char *name, const char *id,
                                             rlk_async_fn fn, void *privdata)
 {
-    aps *a = aps_new(ac, APS_RELEASE, name, fn, privdata);
+    aps *a = aps_new(ac, APS_RELEASE, name, 0, fn, privdata);
     char msg[RLK_ERRSTR_MAX];
 
     if (!a || rlk_ae_req_done(a->h.r))
@@ -368,6 +289,6 @@ rlk_async_req *rlk_async_psemaphore_release(rlk_async *ac, const char *name, con
         rlk_ae_complete(a->h.r, RLK_ERR_ARG, 0, NULL, "%s", msg);
         return a->h.r;
     }
-    aps_release_send(a, APS_CW_REL);
+    aps_release_send(a, RLK_A_SEMQ_REL);
     return a->h.r;
 }

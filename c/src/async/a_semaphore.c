@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * a_semaphore.c - rlk_async_semaphore_acquire / _release (rlk_async.h)
- * through the engine (engine.h), on the blocking API's scripts and protocol
+ * a_semaphore.c - rlk_async_semaphore_acquire (rlk_async.h; its release is
+ * a_admin.c's) through the engine (engine.h), on the blocking API's scripts and protocol
  * (kinds/semaphore.c): a string key `name` holds the available permits;
  * semaphore/acquire takes them when enough are there that no other
  * waiter's reservation holds, and otherwise queues the waiter's ticket in
@@ -23,7 +23,6 @@
  * before the request ends RLK_ERR_CANCELLED. docs/async-internals.md
  * describes it.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,101 +35,30 @@
 #include "async/engine.h"
 #include "async/a_common.h"
 #include "async/a_kind.h"
-#include "async/a_once.h"
 #include "async/a_semq.h"
 
 #define ASM_RETRY_MS 20             /* after a call that never went out */
 
-enum { ASM_NONE, ASM_ATTEMPT, ASM_UNDO, ASM_CANCEL };
-
 typedef struct asm_req {
     rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
-    rlk_a_semq q;                   /* the queue: keys, wake channel, ticket (a_semq.h) */
+    rlk_a_semq q;                   /* the queue, the call in flight, the end (a_semq.h) */
     const char *name;               /* q.name */
-    int end_err;                    /* with ASM_CANCEL: how the request ends */
-    char end_msg[256];
     long long n;
-    long long wait_ms;
-    int waiter;                     /* wait_ms != 0 */
-    rlk_ae_call *call;
-    int cw;                         /* ASM_*: what the call in flight is */
-    rlk_ae_timer *deadline;
-    int again;                      /* woken while a call was in flight */
-    int ending;                     /* RLK_ERR_BUSY / RLK_ERR_CANCELLED: end at the next chance */
 } asm_req;
-
-static void asm_attempt(asm_req *a);
 
 static void asm_free_state(rlk_async_req *r, void *state)
 {
     asm_req *a = state;
 
     (void)r;
-    rlk_a_semq_end(&a->q, &a->deadline, a->call);
+    rlk_a_semq_free(&a->q);
 }
 
 /* How long a call that never went out is tried again: the wait, then two
  * command timeouts and a connect (a wait without bound: always). */
 static long long asm_budget(const asm_req *a)
 {
-    return rlk_a_common_budget(a->h.ac, a->wait_ms);
-}
-
-static void asm_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
-                             int lost, void *arg)
-{
-    asm_req *a = arg;
-
-    rlk_a_unused(5, ac, rc, reply, errstr, lost);
-    a->call = NULL;
-    a->cw = ASM_NONE;
-    rlk_ae_complete(a->h.r, a->end_err, 0, NULL, "%s", a->end_msg);
-}
-
-/* Ends without permits (err, the message): a ticket the server may have
- * queued leaves the queue first (semaphore/cancel, best effort: its reply
- * does not change how the request ends), passing on a reservation made
- * for it. */
-static void asm_finish(asm_req *a, int err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void asm_finish(asm_req *a, int err, const char *fmt, ...)
-{
-    va_list ap;
-
-    rlk_a_semq_quiet(&a->q, &a->deadline);
-    va_start(ap, fmt);
-    vsnprintf(a->end_msg, sizeof a->end_msg, fmt, ap);
-    va_end(ap);
-    a->end_err = err;
-    a->call = rlk_a_semq_cancel(&a->q, a->n, asm_cancel_reply, a);
-    if (a->call) {
-        a->cw = ASM_CANCEL;
-        return;
-    }
-    rlk_ae_complete(a->h.r, err, 0, NULL, "%s", a->end_msg);
-}
-
-/* Ends without permits: RLK_ERR_BUSY or RLK_ERR_CANCELLED. */
-static void asm_end(asm_req *a, int err)
-{
-    if (err == RLK_ERR_CANCELLED)
-        asm_finish(a, err, "cancelled");
-    else
-        asm_finish(a, err, "semaphore %s: %lld permit(s) not available after %lld ms", a->name,
-                   a->n, rlk_a_common_elapsed(&a->h));
-}
-
-/* Something says permits may be free (arg: the asm_req): attempt now (or
- * after the call in flight); not while permits taken by a cancelled request
- * are given back or its ticket leaves the queue. */
-static void asm_poke(void *arg)
-{
-    asm_req *a = arg;
-
-    if (a->cw != ASM_UNDO && a->cw != ASM_CANCEL &&
-        rlk_a_semq_wake(&a->q, a->h.r, a->call, &a->again))
-        asm_attempt(a);
+    return rlk_a_common_budget(a->h.ac, a->q.wait_ms);
 }
 
 static void asm_undo(asm_req *a);
@@ -141,9 +69,9 @@ static void asm_undo_reply(rlk_async *ac, int rc, const redisReply *reply, const
     asm_req *a = arg;
 
     (void)reply;
-    a->call = NULL;
+    a->q.call = NULL;
     if (rc == RLK_OK) {
-        a->cw = ASM_NONE;
+        a->q.cw = RLK_A_SEMQ_NONE;
         rlk_ae_complete(a->h.r, RLK_ERR_CANCELLED, 0, NULL, "cancelled");
         return;
     }
@@ -151,7 +79,7 @@ static void asm_undo_reply(rlk_async *ac, int rc, const redisReply *reply, const
         asm_undo(a);    /* never written: once more */
         return;
     }
-    a->cw = ASM_NONE;
+    a->q.cw = RLK_A_SEMQ_NONE;
     rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL,
                     "semaphore %s: cancelled after %lld permit(s) were taken; giving them back "
                     "failed%s: %s", a->name, a->n, lost ? " (reply lost: it may have run)" : "",
@@ -163,27 +91,15 @@ static void asm_undo(asm_req *a)
 {
     rlk_proto_argvals v = {.n = a->n};
 
-    rlk_a_semq_quiet(&a->q, &a->deadline);
-    a->call = rlk_a_kind_call(a->h.ac, &rlk_semaphore_release_call, a->name, &v, NULL, asm_undo_reply,
-                              a);
-    a->cw = a->call ? ASM_UNDO : ASM_NONE;
-    if (!a->call)
+    rlk_a_semq_quiet(&a->q);
+    a->q.call = rlk_a_kind_call(a->h.ac, &rlk_semaphore_release_call, a->name, &v, NULL,
+                                asm_undo_reply, a);
+    a->q.cw = a->q.call ? RLK_A_SEMQ_UNDO : RLK_A_SEMQ_NONE;
+    if (!a->q.call)
         rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL,
                         "semaphore %s: cancelled after %lld permit(s) were taken; could not give "
                         "them back (%s)", a->name, a->n,
                         rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
-}
-
-/* Not acquired (wait: semaphore/acquire's -1, -3 or a single try's bound;
- * first: {-1, 1}): wait on (grant, message, keepalive), or end. */
-static void asm_busy(asm_req *a, long long wait, int first)
-{
-    long long ms = rlk_a_semq_busy(&a->q, a->waiter && !a->ending, wait, first, &a->again);
-
-    if (ms == RLK_A_SEMQ_END)
-        asm_end(a, a->ending == RLK_ERR_CANCELLED ? RLK_ERR_CANCELLED : RLK_ERR_BUSY);
-    else if (ms != RLK_A_SEMQ_LATER)
-        rlk_a_semq_retry(&a->q, ms);
 }
 
 static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
@@ -193,19 +109,19 @@ static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, co
     rlk_proto_outcome o;
 
     (void)ac;
-    a->call = NULL;
-    a->cw = ASM_NONE;
+    a->q.call = NULL;
+    a->q.cw = RLK_A_SEMQ_NONE;
     if (rc == RLK_ERR_IO && lost) {
         if (a->q.ticket)
             a->q.queued = 1;    /* it may have run */
-        asm_finish(a, RLK_ERR_UNSETTLED,
-                   "semaphore %s: the acquire's reply was lost and %lld permit(s) may have "
-                   "been taken (not repeated: it could take them twice): %s", a->name, a->n,
-                   errstr);
+        rlk_a_semq_finish(&a->q, RLK_ERR_UNSETTLED,
+                          "semaphore %s: the acquire's reply was lost and %lld permit(s) may have "
+                          "been taken (not repeated: it could take them twice): %s", a->name,
+                          a->n, errstr);
         return;
     }
-    if (rc == RLK_ERR_IO && a->ending) {
-        asm_end(a, a->ending);              /* never written: nothing taken */
+    if (rc == RLK_ERR_IO && a->q.ending) {
+        rlk_a_semq_end(&a->q, a->q.ending);         /* never written: nothing taken */
         return;
     }
     if (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) <= asm_budget(a)) {
@@ -213,48 +129,41 @@ static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, co
         return;
     }
     if (rc != RLK_OK) {
-        asm_finish(a, rc, "semaphore %s: %s", a->name, errstr);
+        rlk_a_semq_finish(&a->q, rc, "semaphore %s: %s", a->name, errstr);
         return;
     }
     if (rlk_proto_read_sem(reply, &o) == RLK_PROTO_ACQUIRED) {
         a->q.queued = 0;
-        if (a->ending == RLK_ERR_CANCELLED) {
+        if (a->q.ending == RLK_ERR_CANCELLED) {
             asm_undo(a);        /* cancelled while they were on their way: given back */
             return;
         }
-        rlk_a_semq_quiet(&a->q, &a->deadline);
+        rlk_a_semq_quiet(&a->q);
         rlk_ae_complete(a->h.r, RLK_OK, 0, NULL, NULL);
     } else if (o.is == RLK_PROTO_BUSY)
-        asm_busy(a, o.value, o.first);
+        rlk_a_semq_busy(&a->q, o.value, o.first);
     else
-        asm_finish(a, RLK_ERR_PROTOCOL, "semaphore %s: %s replied an unexpected shape", a->name,
-                   rlk_semaphore_acquire_call.script);
+        rlk_a_semq_finish(&a->q, RLK_ERR_PROTOCOL, "semaphore %s: %s replied an unexpected shape",
+                          a->name, rlk_semaphore_acquire_call.script);
 }
 
-static void asm_attempt(asm_req *a)
+/* rlk_a_semq_attempt_fn: semaphore/acquire with the queue's ticket argument. */
+static void asm_attempt(void *kind)
 {
+    asm_req *a = kind;
     rlk_proto_argvals v = {.n = a->n, .ticket = rlk_a_semq_arg(&a->q)};
 
     rlk_a_semq_retry_stop(&a->q);
-    a->call = rlk_a_kind_call(a->h.ac, &rlk_semaphore_acquire_call, a->name, &v, NULL,
-                              asm_acquire_reply, a);
-    if (a->call) {
-        a->cw = ASM_ATTEMPT;
+    a->q.call = rlk_a_kind_call(a->h.ac, &rlk_semaphore_acquire_call, a->name, &v, NULL,
+                                asm_acquire_reply, a);
+    if (a->q.call) {
+        a->q.cw = RLK_A_SEMQ_ATTEMPT;
         return;
     }
-    rlk_a_semq_quiet(&a->q, &a->deadline);
+    rlk_a_semq_quiet(&a->q);
     rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
                     "semaphore %s: %s", a->name,
                     rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
-}
-
-static void asm_deadline_fire(rlk_async *ac, void *arg)
-{
-    asm_req *a = arg;
-
-    (void)ac;
-    if (rlk_a_common_deadline(&a->deadline, a->call, &a->ending))
-        asm_end(a, RLK_ERR_BUSY);
 }
 
 static void asm_cancel_hook(rlk_async_req *r, void *state)
@@ -262,17 +171,13 @@ static void asm_cancel_hook(rlk_async_req *r, void *state)
     asm_req *a = state;
 
     (void)r;
-    if (a->cw == ASM_UNDO || a->cw == ASM_CANCEL)
-        return;     /* giving permits back, or leaving the queue, already */
-    a->ending = RLK_ERR_CANCELLED;
-    if (a->call)
-        return;     /* the call in flight decides (permits taken are given back) */
-    asm_end(a, RLK_ERR_CANCELLED);
+    rlk_a_semq_cancel(&a->q);
 }
 
 rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long long permits,
                                            long long wait_ms, rlk_async_fn fn, void *privdata)
 {
+    char busy[256];
     rlk_async_req *r;
     asm_req *a;
 
@@ -280,7 +185,6 @@ rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long
         return NULL;
     r = a->h.r;
     a->n = permits;
-    a->wait_ms = wait_ms;
     rlk_ae_req_metric(r, RLK_MKIND_SEMAPHORE, name);
     if (rlk_a_common_begin(r, asm_cancel_hook, asm_free_state, "rlk_async_semaphore_acquire", name))
         return r;
@@ -289,37 +193,20 @@ rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long
         rlk_a_common_range(r, "rlk_async_semaphore_acquire", name, "wait_ms", wait_ms, -1,
                            RLK_NUM_MAX))
         return r;
-    if (rlk_a_semq_init(&a->q, ac, name, asm_poke, a) != 0) {
+    snprintf(busy, sizeof busy, "semaphore %s: %lld permit(s) not available", name, permits);
+    if (rlk_a_semq_init(&a->q, &a->h, name, permits, wait_ms, busy, asm_attempt, a) != 0) {
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_semaphore_acquire %s: out of "
                         "memory", name);
         return r;
     }
     a->name = a->q.name;
-    a->waiter = wait_ms != 0;
     /* Listen (on the wake channel, where grants come) before the attempt that fails: its
      * confirmation attempts again. */
-    if (a->waiter && rlk_a_semq_listen(&a->q, wait_ms, asm_deadline_fire, a, &a->deadline)) {
+    if (rlk_a_semq_listen(&a->q)) {
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_semaphore_acquire %s: out of "
                         "memory", name);
         return r;
     }
     asm_attempt(a);     /* the first try: the uncontended path needs no subscription */
-    return r;
-}
-
-rlk_async_req *rlk_async_semaphore_release(rlk_async *ac, const char *name, long long permits,
-                                           rlk_async_fn fn, void *privdata)
-{
-    rlk_async_req *r = rlk_a_once_new(ac, "semaphore release", name, fn, privdata);
-    rlk_proto_argvals v = {.n = permits};
-
-    if (!r || rlk_ae_req_done(r))
-        return r;
-    if (rlk_a_common_range(r, "rlk_async_semaphore_release", name, "permits", permits, 1,
-                           RLK_NUM_MAX))
-        return r;
-    if (rlk_a_once_call(r, &rlk_semaphore_release_call, &v, NULL, 0) != 0)
-        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_semaphore_release %s: out of "
-                        "memory", name);
     return r;
 }

@@ -3,6 +3,7 @@
  * a_semq.c - an async semaphore waiter's side of the server's waiter queue
  * (a_semq.h).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,6 @@
 #include "client/client.h"
 #include "kinds/names.h"
 #include "kinds/sem_queue.h"
-#include "kinds/semaphore.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "async/engine.h"
@@ -21,39 +21,52 @@
 #define RLK_A_SEMQ_KEEPALIVE_MS 1000            /* a waiter attempts at least this often */
 #define RLK_A_SEMQ_RECHECK_MS (RLK_FAM_CLAIM_MS + 5)    /* first behind another's reservation */
 
-int rlk_a_semq_init(rlk_a_semq *q, rlk_async *ac, const char *name, rlk_a_semq_poke_fn poke,
-                    void *arg)
+int rlk_a_semq_init(rlk_a_semq *q, rlk_a_head *h, const char *name, long long permits,
+                    long long wait_ms, const char *busy, rlk_a_semq_attempt_fn attempt,
+                    void *kind)
 {
     memset(q, 0, sizeof *q);
-    q->ac = ac;
-    q->poke = poke;
-    q->poke_arg = arg;
+    q->ac = h->ac;
+    q->h = h;
+    q->attempt = attempt;
+    q->kind = kind;
+    q->permits = permits;
+    q->wait_ms = wait_ms;
+    snprintf(q->busy, sizeof q->busy, "%s", busy);
     q->name = strdup(name);
     q->channel = rlk_fam_prefix_name(RLK_NAMES_CH_SEMAPHORE, name);
-    q->waiters = rlk_fam_suffix_name(name, RLK_NAMES_WAITERS);
-    q->grant = rlk_fam_suffix_name(name, RLK_NAMES_GRANT);
     if (q->channel)
-        q->wake = rlk_names_wake_channel(q->channel, rlk_names_wake_cid(rlk_async_uuid(ac)));
-    return q->name && q->channel && q->waiters && q->grant && q->wake ? 0 : -1;
+        q->wake = rlk_names_wake_channel(q->channel, rlk_names_wake_cid(rlk_async_uuid(q->ac)));
+    return q->name && q->channel && q->wake ? 0 : -1;
 }
 
 void rlk_a_semq_free(rlk_a_semq *q)
 {
-    rlk_ae_unsubscribe(q->sub);
-    rlk_ae_unsubscribe(q->s_wide);
-    q->sub = q->s_wide = NULL;
+    rlk_a_semq_quiet(q);
+    rlk_ae_call_forget(q->call);
     free(q->name);
     free(q->channel);
-    free(q->waiters);
-    free(q->grant);
     free(q->wake);
 }
 
-void rlk_a_semq_quiet(rlk_a_semq *q, rlk_ae_timer **deadline)
+void rlk_a_semq_quiet(rlk_a_semq *q)
 {
-    rlk_a_common_quiet(&q->retry, deadline, &q->sub);
+    rlk_a_common_quiet(&q->retry, &q->deadline, &q->sub);
     rlk_ae_unsubscribe(q->s_wide);
     q->s_wide = NULL;
+}
+
+/* Something says permits may be free: attempt now (or after the call in
+ * flight, rlk_a_common_wake); not while permits taken by a cancelled request
+ * are given back or its ticket leaves the queue, and not while it holds a
+ * ticket whose wake channel is not subscribed yet (an attempt then could
+ * queue a waiter that cannot hear its grant; the confirmation pokes it). */
+static void rlk_a_semq_poke(rlk_a_semq *q)
+{
+    if (q->cw != RLK_A_SEMQ_UNDO && q->cw != RLK_A_SEMQ_CANCEL &&
+        rlk_a_common_wake(q->h->r, q->call, &q->again) &&
+        (!q->ticket || rlk_ae_sub_ready(q->sub)))
+        q->attempt(q->kind);
 }
 
 static void rlk_a_semq_retry_fire(rlk_async *ac, void *arg)
@@ -62,7 +75,7 @@ static void rlk_a_semq_retry_fire(rlk_async *ac, void *arg)
 
     (void)ac;
     q->retry = NULL;
-    q->poke(q->poke_arg);
+    rlk_a_semq_poke(q);
 }
 
 void rlk_a_semq_retry(rlk_a_semq *q, long long ms)
@@ -89,16 +102,26 @@ static void rlk_a_semq_msg(rlk_async *ac, const char *channel, const char *msg, 
     if (msg && strcmp(channel, q->wake) == 0 &&
         !rlk_sub_grants(&rlk_sem_queue_sub_rule, msg, len, q->ticket))
         return;     /* another waiter's grant */
-    q->poke(q->poke_arg);
+    rlk_a_semq_poke(q);
 }
 
-int rlk_a_semq_listen(rlk_a_semq *q, long long wait_ms, rlk_ae_timer_fn deadline_fn, void *arg,
-                      rlk_ae_timer **deadline)
+static void rlk_a_semq_deadline_fire(rlk_async *ac, void *arg)
 {
+    rlk_a_semq *q = arg;
+
+    (void)ac;
+    if (rlk_a_common_deadline(&q->deadline, q->call, &q->ending))
+        rlk_a_semq_end(q, RLK_ERR_BUSY);
+}
+
+int rlk_a_semq_listen(rlk_a_semq *q)
+{
+    if (q->wait_ms == 0)
+        return 0;
     if (!(q->sub = rlk_ae_subscribe(q->ac, q->wake, rlk_a_semq_msg, q)))
         return -1;
-    if (wait_ms > 0)
-        *deadline = rlk_ae_timer_add(q->ac, wait_ms, deadline_fn, arg);
+    if (q->wait_ms > 0)
+        q->deadline = rlk_ae_timer_add(q->ac, q->wait_ms, rlk_a_semq_deadline_fire, q);
     return 0;
 }
 
@@ -107,20 +130,14 @@ long long rlk_a_semq_arg(const rlk_a_semq *q)
     return q->queued ? -q->ticket : q->ticket;
 }
 
-int rlk_a_semq_wake(const rlk_a_semq *q, const rlk_async_req *r, const rlk_ae_call *call,
-                    int *again)
-{
-    return rlk_a_common_wake(r, call, again) && (!q->ticket || rlk_ae_sub_ready(q->sub));
-}
+/* rlk_a_semq_busy's next attempt: in ms, or RLK_A_SEMQ_LATER (the wake
+ * channel's confirmation pokes it). */
+#define RLK_A_SEMQ_LATER (-1)
 
-long long rlk_a_semq_busy(rlk_a_semq *q, int waiting, long long wait, int first, int *again)
+static long long rlk_a_semq_next(rlk_a_semq *q, long long wait, int first, int *again)
 {
     int queue;
 
-    if (q->ticket)
-        q->queued = 1;
-    if (!waiting)
-        return RLK_A_SEMQ_END;
     /* A queue only where a grant's reach is counted (rlk_ae_counts_exact); without one the
      * waiter is woken by every count on the semaphore's channel, as a Redisson waiter (it
      * respects reservations). */
@@ -150,20 +167,67 @@ long long rlk_a_semq_busy(rlk_a_semq *q, int waiting, long long wait, int first,
     return wait >= 0 && wait < RLK_A_SEMQ_KEEPALIVE_MS ? wait : RLK_A_SEMQ_KEEPALIVE_MS;
 }
 
-rlk_ae_call *rlk_a_semq_cancel(rlk_a_semq *q, long long permits, rlk_ae_reply_fn fn, void *arg)
+void rlk_a_semq_busy(rlk_a_semq *q, long long wait, int first)
 {
-    rlk_proto_argvals v = {.n = permits, .ticket = q->ticket};
-    int queued = q->queued;
+    long long ms;
 
-    q->queued = 0;
-    if (!queued || !q->ticket || rlk_ae_closing(q->ac))
-        return NULL;
-    return rlk_a_kind_call(q->ac, &rlk_semaphore_cancel_call, q->name, &v, NULL, fn, arg);
+    if (q->ticket)
+        q->queued = 1;
+    if (q->wait_ms == 0 || q->ending) {
+        rlk_a_semq_end(q, q->ending == RLK_ERR_CANCELLED ? RLK_ERR_CANCELLED : RLK_ERR_BUSY);
+        return;
+    }
+    if ((ms = rlk_a_semq_next(q, wait, first, &q->again)) != RLK_A_SEMQ_LATER)
+        rlk_a_semq_retry(q, ms);
 }
 
-void rlk_a_semq_end(rlk_a_semq *q, rlk_ae_timer **deadline, rlk_ae_call *call)
+static void rlk_a_semq_cancel_reply(rlk_async *ac, int rc, const redisReply *reply,
+                                    const char *errstr, int lost, void *arg)
 {
-    rlk_a_semq_quiet(q, deadline);
-    rlk_ae_call_forget(call);
-    rlk_a_semq_free(q);
+    rlk_a_semq *q = arg;
+
+    rlk_a_unused(5, ac, rc, reply, errstr, lost);
+    q->call = NULL;
+    q->cw = RLK_A_SEMQ_NONE;
+    rlk_ae_complete(q->h->r, q->end_err, 0, NULL, "%s", q->end_msg);
+}
+
+void rlk_a_semq_finish(rlk_a_semq *q, int err, const char *fmt, ...)
+{
+    rlk_proto_argvals v = {.n = q->permits, .ticket = q->ticket};
+    int queued = q->queued;
+    va_list ap;
+
+    rlk_a_semq_quiet(q);
+    va_start(ap, fmt);
+    vsnprintf(q->end_msg, sizeof q->end_msg, fmt, ap);
+    va_end(ap);
+    q->end_err = err;
+    q->queued = 0;
+    q->call = !queued || !q->ticket || rlk_ae_closing(q->ac) ? NULL :
+              rlk_a_kind_call(q->ac, &rlk_sem_queue_cancel_call, q->name, &v, NULL,
+                              rlk_a_semq_cancel_reply, q);
+    if (q->call) {
+        q->cw = RLK_A_SEMQ_CANCEL;
+        return;
+    }
+    rlk_ae_complete(q->h->r, err, 0, NULL, "%s", q->end_msg);
+}
+
+void rlk_a_semq_end(rlk_a_semq *q, int err)
+{
+    if (err == RLK_ERR_CANCELLED)
+        rlk_a_semq_finish(q, err, "cancelled");
+    else
+        rlk_a_semq_finish(q, err, "%s after %lld ms", q->busy, rlk_a_common_elapsed(q->h));
+}
+
+void rlk_a_semq_cancel(rlk_a_semq *q)
+{
+    if (q->cw == RLK_A_SEMQ_UNDO || q->cw == RLK_A_SEMQ_CANCEL)
+        return;     /* giving permits back, or leaving the queue, already */
+    q->ending = RLK_ERR_CANCELLED;
+    if (q->call)
+        return;     /* the call in flight decides (permits taken are given back) */
+    rlk_a_semq_end(q, RLK_ERR_CANCELLED);
 }

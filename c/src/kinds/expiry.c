@@ -4,64 +4,45 @@
  * of Redisson's RExpirable that the semaphores and the latch offer, on
  * their <kind>/expire, <kind>/clear_expire and <kind>/ttl scripts.
  */
-#include <stdio.h>
-
 #include "client/client.h"
 #include "kinds/expiry.h"
+#include "kinds/handle.h"
 #include "runtime/fam.h"
 
-int rlk_expiry_set(const rlk_fam_base *b, const char *script, const char *key2, int publishes,
-                   long long ttl_ms, int *set)
-{
-    char ttl[24];
-    const char *args[2] = {ttl, NULL}, *keys[2] = {NULL, key2};
-    long long n = 0;
-    int rc;
+const rlk_proto_call rlk_expiry_calls[RLK_EXPIRY_KINDS][RLK_EXPIRY_CALLS] = {
+    {{"semaphore/expire", "ttl"}, {"semaphore/clear_expire", ""}, {"semaphore/ttl", ""}},
+    {{"psemaphore/expire", "ttl"}, {"psemaphore/clear_expire", ""}, {"psemaphore/ttl", ""}},
+    {{"latch/expire", "ttl publish"}, {"latch/clear_expire", ""}, {"latch/ttl", ""}},
+};
 
-    if (set)
-        *set = 0;
-    if (!b)
-        return RLK_ERR_ARG;
-    rc = rlk_fam_check_range(b->c, "expire", b->name, "ttl_ms", ttl_ms, 1, RLK_NUM_MAX);
-    if (rc != RLK_OK)
-        return rc;
-    keys[0] = b->name;
-    snprintf(ttl, sizeof ttl, "%lld", ttl_ms);
-    if (publishes)
-        args[1] = rlk_publish_arg(b->c);
-    rc = rlk_fam_eval_int(b->c, script, key2 ? 2 : 1, keys, publishes ? 2 : 1, args, NULL, &n);
-    if (rc != RLK_OK)
-        return rc;
+#define RLK_EXPIRY_CALL(kind, call) (&rlk_expiry_calls[(kind) - RLK_MKIND_SEMAPHORE][call])
+
+int rlk_expiry_set(const rlk_fam_base *b, int kind, long long ttl_ms, int *set)
+{
+    rlk_proto_argvals v = {.ttl_ms = ttl_ms};
+    long long n = 0;
+    int rc = b ? rlk_handle_write(b, "expire", "ttl_ms", ttl_ms, 1,
+                                  RLK_EXPIRY_CALL(kind, RLK_EXPIRY_SET), &v, &n) : RLK_ERR_ARG;
+
     if (set)
         *set = n == 1;
-    return rlk_fam_acks_done(b->c, "expire", b->name, "done");
+    return rc;
 }
 
-int rlk_expiry_clear(const rlk_fam_base *b, const char *script, const char *key2, int *cleared)
+int rlk_expiry_clear(const rlk_fam_base *b, int kind, int *cleared)
 {
-    const char *keys[2] = {NULL, key2};
     long long n = 0;
-    int rc;
+    int rc = b ? rlk_handle_write(b, "clear_expire", NULL, 0, 0,
+                                  RLK_EXPIRY_CALL(kind, RLK_EXPIRY_CLEAR), NULL, &n) : RLK_ERR_ARG;
 
-    if (cleared)
-        *cleared = 0;
-    if (!b)
-        return RLK_ERR_ARG;
-    keys[0] = b->name;
-    rc = rlk_fam_eval_int(b->c, script, key2 ? 2 : 1, keys, 0, NULL, NULL, &n);
-    if (rc != RLK_OK)
-        return rc;
     if (cleared)
         *cleared = n == 1;
-    return rlk_fam_acks_done(b->c, "clear_expire", b->name, "done");
+    return rc;
 }
 
-int rlk_expiry_ttl(const rlk_fam_base *b, const char *script, long long *ttl_ms)
+int rlk_expiry_ttl(const rlk_fam_base *b, int kind, long long *ttl_ms)
 {
-    const char *keys[1];
-
     if (!b || !ttl_ms)
         return RLK_ERR_ARG;
-    keys[0] = b->name;
-    return rlk_fam_eval_int(b->c, script, 1, keys, 0, NULL, NULL, ttl_ms);
+    return rlk_handle_int(b, RLK_EXPIRY_CALL(kind, RLK_EXPIRY_TTL), NULL, ttl_ms);
 }

@@ -293,31 +293,24 @@ int rlk_fastmulti_owner(const rlk_fastmulti *m, char *buf, size_t len)
 
 /* ---------------------------------------------------------------- script calls */
 
-/* Runs script with KEYS keys and ARGV (fixed..., values...); the reply in *out. */
-static int rlk_fastmulti_call(rlk_fastmulti *m, const char *script, int nkeys, const char **keys,
-                              int nfixed, const char *const *fixed, redisReply **out)
+/* The call script with the ARGV named args (the row's or a call's) and vals,
+ * then the values; the reply in *out. */
+static int rlk_fastmulti_call(rlk_fastmulti *m, const char *script, const char *args,
+                              const rlk_proto_argvals *vals, redisReply **out)
 {
-    const char **args = malloc((m->n + (size_t)nfixed) * sizeof *args);
-    int rc;
+    rlk_proto_call pc = {script, args};
 
-    if (!args)
-        return rlk_set_error(m->b.c, RLK_ERR_NOMEM, "%s %s: out of memory", script, m->b.name);
-    for (int k = 0; k < nfixed; k++)
-        args[k] = fixed[k];
-    for (size_t k = 0; k < m->n; k++)
-        args[(size_t)nfixed + k] = m->values[k];
-    rc = rlk_evalv(m->b.c, script, nkeys, keys, NULL, nfixed + (int)m->n, args, NULL, out);
-    free(args);
-    return rc;
+    return rlk_handle_evalt(&m->b, &pc, vals, m->n, (const char *const *)m->values, NULL, NULL,
+                            out);
 }
 
 /* rlk_fastmulti_call with an integer reply, into *out; another reply:
  * RLK_ERR_PROTOCOL with the message bad formats from (group, reply type). */
-static int rlk_fastmulti_int(rlk_fastmulti *m, const char *script, int nkeys, const char **keys,
-                             int nfixed, const char *const *fixed, const char *bad, long long *out)
+static int rlk_fastmulti_int(rlk_fastmulti *m, const char *script, const char *args,
+                             const rlk_proto_argvals *vals, const char *bad, long long *out)
 {
     redisReply *r = NULL;
-    int rc = rlk_fastmulti_call(m, script, nkeys, keys, nfixed, fixed, &r);
+    int rc = rlk_fastmulti_call(m, script, args, vals, &r);
 
     if (rc == RLK_OK && r->type != REDIS_REPLY_INTEGER)
         rc = rlk_set_error(m->b.c, RLK_ERR_PROTOCOL, bad, m->b.name, r->type);
@@ -375,7 +368,7 @@ static int rlk_fastmulti_lost(rlk_fastmulti *m, const char *owner, long long kno
 {
     rlk_client *c = m->b.c;
     char orig[RLK_ERRSTR_MAX], why[RLK_ERRSTR_MAX];
-    const char *key = m->b.name;
+    rlk_proto_argvals v = {.owner = owner};
     redisReply *r = NULL;
     int orig_err;
 
@@ -385,7 +378,8 @@ static int rlk_fastmulti_lost(rlk_fastmulti *m, const char *owner, long long kno
         return 1;
     orig_err = rlk_err(c);
     snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
-    *settled = rlk_fastmulti_call(m, "fastmulti/counts", 1, &key, 1, &owner, &r);
+    *settled = rlk_fastmulti_call(m, rlk_fastmulti_counts_call.script,
+                                  rlk_fastmulti_counts_call.args, &v, &r);
     if (*settled == RLK_OK)
         *n = rlk_fastmulti_lost_count(r, known, exact, release);
     if (r)
@@ -414,15 +408,11 @@ static int rlk_fastmulti_unsettled(rlk_fastmulti *m, const char *what)
 static int rlk_fastmulti_release_call(void *arg, const char *owner, long long lease, int *rc)
 {
     rlk_fastmulti *m = arg;
-    const char *keys[2];
-    char lease_s[24];
-    const char *fixed[3] = {owner, lease_s, rlk_publish_arg(m->b.c)};
+    rlk_proto_argvals v = {.owner = owner, .lease_ms = lease};
     redisReply *r = NULL;
     int outcome = RLK_REL_ERROR;
 
-    snprintf(lease_s, sizeof lease_s, "%lld", lease);
-    rlk_fam_keys(&m->b, keys);
-    *rc = rlk_fastmulti_call(m, "fastmulti/release", 2, keys, 3, fixed, &r);
+    *rc = rlk_fastmulti_call(m, rlk_fastmulti_row.release, rlk_fastmulti_row.release_args, &v, &r);
     if (*rc == RLK_ERR_SCRIPT && rlk_fastmulti_acl_refused(m->b.c))
         return rlk_fastmulti_acl_aftermath(m, owner, rc);
     if (*rc != RLK_OK)
@@ -483,8 +473,7 @@ static int rlk_fastmulti_attempt(void *arg, long long *ttl)
 {
     rlk_handle_acq *a = arg;    /* its undo: rlk_handle_undo, with rlk_fastmulti_release_call */
     rlk_fastmulti *m = a->handle;
-    const char *keys[1] = {m->b.name};
-    const char *fixed[2] = {a->lease, a->owner};
+    rlk_proto_argvals v = {.lease_ms = a->lease_ms, .owner = a->owner};
     /* No channel: every release in the group publishes there, and each
      * would make the watchdog renew this entry at once. */
     rlk_hold_spec h = {RLK_KIND_LOCK, m->b.name, a->owner, 1, {m->b.name, NULL, NULL},
@@ -494,7 +483,8 @@ static int rlk_fastmulti_attempt(void *arg, long long *ttl)
     int rc;
 
     RLK_RT_COUNT(m->b.rt, acquire_calls);
-    if ((rc = rlk_fastmulti_call(m, "fastmulti/acquire", 1, keys, 2, fixed, &r)) != RLK_OK)
+    if ((rc = rlk_fastmulti_call(m, rlk_fastmulti_row.acquire, rlk_fastmulti_row.acquire_args, &v,
+                                 &r)) != RLK_OK)
         return rlk_fastmulti_acquire_lost(m, rc, &h, a, sent);
     rc = rlk_fam_acquire_reply(m->b.c, "faster MultiLock", m->b.name, "fastmulti/acquire", r, ttl,
                                NULL);
@@ -622,15 +612,11 @@ int rlk_fastmulti_unlock(rlk_fastmulti *m)
 
 int rlk_fastmulti_force_unlock(rlk_fastmulti *m, int *released)
 {
-    const char *keys[2];
-    const char *fixed[1];
     long long n = 0;
     int rc;
 
     if (!m)
         return RLK_ERR_ARG;
-    fixed[0] = rlk_publish_arg(m->b.c);
-    rlk_fam_keys(&m->b, keys);
     /* Every hold of the group in this client's registry goes: the watchdog
      * must not renew what is left of it (another value of the group held
      * by this client is then no longer renewed, and runs out with its lease). */
@@ -640,7 +626,7 @@ int rlk_fastmulti_force_unlock(rlk_fastmulti *m, int *released)
         free(m->took[k].owner);
     m->ntook = 0;
     pthread_mutex_unlock(&m->mu);
-    rc = rlk_fastmulti_int(m, "fastmulti/force_release", 2, keys, 1, fixed,
+    rc = rlk_fastmulti_int(m, rlk_fastmulti_row.force, rlk_fastmulti_row.force_args, NULL,
                            "force unlock %s: fastmulti/force_release replied type %d", &n);
     if (rc == RLK_OK && released)
         *released = n == 1;
@@ -652,10 +638,9 @@ int rlk_fastmulti_force_unlock(rlk_fastmulti *m, int *released)
 /* fastmulti/held for owner ("" for any): the number of the values held. */
 static int rlk_fastmulti_held(rlk_fastmulti *m, const char *owner, long long *count)
 {
-    const char *keys[1] = {m->b.name};
-    const char *fixed[1] = {owner};
+    rlk_proto_argvals v = {.owner = owner};
 
-    return rlk_fastmulti_int(m, "fastmulti/held", 1, keys, 1, fixed,
+    return rlk_fastmulti_int(m, rlk_fastmulti_held_call.script, rlk_fastmulti_held_call.args, &v,
                              "fastmulti/held %s: replied type %d", count);
 }
 

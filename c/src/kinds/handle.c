@@ -8,6 +8,7 @@
  * kind's call built from its kinds/proto row.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "client/client.h"
@@ -159,4 +160,67 @@ void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto *row, const rlk_pr
     else
         rlk_set_error(b->c, err, "%s", saved);
     rlk_time_limit_leave(limit);
+}
+
+int rlk_handle_evalt(const rlk_fam_base *b, const rlk_proto_call *pc,
+                     const rlk_proto_argvals *vals, size_t ntail, const char *const *tail,
+                     const size_t *lens, long long *out, redisReply **r)
+{
+    rlk_proto_argvals v = {0};
+    rlk_proto_built pb;
+    redisReply *reply = NULL;
+    const char **args = NULL;
+    size_t *alens = NULL, n;
+    int rc = RLK_ERR_NOMEM;
+
+    if (vals)
+        v = *vals;
+    if (!v.publish)
+        v.publish = rlk_publish_arg(b->c);
+    if (rlk_proto_build(pc, b->name, &v, &pb) == 0 &&
+        (args = malloc(((size_t)pb.nargs + ntail) * sizeof *args)) &&
+        (alens = malloc(((size_t)pb.nargs + ntail) * sizeof *alens))) {
+        memcpy(args, pb.av.v, (size_t)pb.nargs * sizeof *args);
+        memcpy(alens, pb.av.len, (size_t)pb.nargs * sizeof *alens);
+        for (n = 0; n < ntail; n++) {
+            args[(size_t)pb.nargs + n] = tail[n];
+            alens[(size_t)pb.nargs + n] = lens ? lens[n] : strlen(tail[n]);
+        }
+        rc = rlk_evalv(b->c, pc->script, pb.nkeys, pb.keys, NULL, pb.nargs + (int)ntail, args,
+                       alens, out ? &reply : r);
+    } else
+        rlk_set_error(b->c, RLK_ERR_NOMEM, "%s %s: out of memory", pc->script, b->name);
+    free(args);
+    free(alens);
+    rlk_proto_built_free(&pb);
+    if (rc == RLK_OK && out && reply->type != REDIS_REPLY_INTEGER)
+        rc = rlk_set_error(b->c, RLK_ERR_PROTOCOL, "%s %s: reply of type %d, expected an integer",
+                           pc->script, b->name, reply->type);
+    else if (rc == RLK_OK && out)
+        *out = reply->integer;
+    if (reply)
+        freeReplyObject(reply);
+    return rc;
+}
+
+int rlk_handle_int(const rlk_fam_base *b, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
+                   long long *out)
+{
+    long long n = 0;
+    int rc = rlk_handle_evalt(b, pc, vals, 0, NULL, NULL, &n, NULL);
+
+    if (rc == RLK_OK && out)
+        *out = n;
+    return rc;
+}
+
+int rlk_handle_write(const rlk_fam_base *b, const char *what, const char *field, long long v,
+                     long long lo, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
+                     long long *out)
+{
+    int rc = field ? rlk_fam_check_range(b->c, what, b->name, field, v, lo, RLK_NUM_MAX) : RLK_OK;
+
+    if (rc == RLK_OK)
+        rc = rlk_handle_int(b, pc, vals, out);
+    return rc == RLK_OK ? rlk_fam_acks_done(b->c, what, b->name, "done") : rc;
 }

@@ -120,4 +120,26 @@ void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto *row, const rlk_pr
 int rlk_handle_force(const rlk_fam_base *b, const rlk_proto *row, const char *opt,
                      const char *mode, int named, struct rlk_lq *q, int *released);
 
+/* A kind's call pc (a kinds/proto.h call) with vals (NULL: none; publish
+ * NULL: the client's) on b's name, then the ntail arguments tail after its
+ * ARGV (lens NULL: strlen; the faster MultiLock's values, the permit ids
+ * after the first). With out NULL its reply in *r (rlk_evalv's result);
+ * else an integer reply into *out (RLK_ERR_PROTOCOL recorded for another
+ * shape: "<script> <name>: reply of type T, expected an integer") and r
+ * unused. RLK_ERR_NOMEM recorded: "<script> <name>: out of memory". */
+int rlk_handle_evalt(const rlk_fam_base *b, const rlk_proto_call *pc,
+                     const rlk_proto_argvals *vals, size_t ntail, const char *const *tail,
+                     const size_t *lens, long long *out, redisReply **r);
+/* rlk_handle_evalt without a tail, an integer reply into *out (may be
+ * NULL) when it came. */
+int rlk_handle_int(const rlk_fam_base *b, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
+                   long long *out);
+/* A call that changes what it counts (a semaphore's permits, a latch's
+ * count, a time to live): lo <= v <= 10^12 when field is not NULL (else
+ * RLK_ERR_ARG "<what> <name>: <field> ..."), then rlk_handle_int, then
+ * replicas as rlk_fam_acks_done (*out set before they are asked). */
+int rlk_handle_write(const rlk_fam_base *b, const char *what, const char *field, long long v,
+                     long long lo, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
+                     long long *out);
+
 #endif /* RLK_KINDS_HANDLE_H */

@@ -34,6 +34,7 @@
 const rlk_proto_call rlk_latch_count_call = {"latch/count", ""};
 const rlk_proto_call rlk_latch_count_down_call = {"latch/count_down", "publish"};
 const rlk_proto_call rlk_latch_try_set_count_call = {"latch/try_set_count", "n publish"};
+static const rlk_proto_call rlk_latch_delete_call = {"latch/delete", "publish"};
 
 struct rlk_latch {
     rlk_fam_base b;             /* channel: redisson_countdownlatch__channel__{name} */
@@ -87,42 +88,25 @@ const char *rlk_latch_channel(const rlk_latch *l)
 
 int rlk_latch_try_set_count(rlk_latch *l, long long count, int *set)
 {
-    const char *keys[2];
+    rlk_proto_argvals v = {.n = count};
     long long n = 0;
-    int rc;
+    int rc = l ? rlk_handle_write(&l->b, "try_set_count", "count", count, 1,
+                                  &rlk_latch_try_set_count_call, &v, &n) : RLK_ERR_ARG;
 
-    if (!l)
-        return RLK_ERR_ARG;
-    rc = rlk_fam_count(&l->b, "try_set_count", "count", count, 1, "latch/try_set_count",
-                       rlk_fam_keys(&l->b, keys), keys, &n);
     if (rc == RLK_OK && set)
         *set = n == 1;
     return rc;
 }
 
-/* A script on (name, channel) whose one argument is the publish command,
- * with an integer reply: *out (may be NULL) set when it ran. */
-static int rlk_latch_call(rlk_latch *l, const char *script, long long *out)
-{
-    const char *keys[2];
-    const char *args[1] = {rlk_publish_arg(l->b.c)};
-    long long n = 0;
-    int rc = rlk_fam_eval_int(l->b.c, script, rlk_fam_keys(&l->b, keys), keys, 1, args, NULL, &n);
-
-    if (rc == RLK_OK && out)
-        *out = n;
-    return rc;
-}
-
 int rlk_latch_count_down(rlk_latch *l, long long *left)
 {
-    return l ? rlk_latch_call(l, "latch/count_down", left) : RLK_ERR_ARG;
+    return l ? rlk_handle_int(&l->b, &rlk_latch_count_down_call, NULL, left) : RLK_ERR_ARG;
 }
 
 int rlk_latch_delete(rlk_latch *l, int *deleted)
 {
     long long n = 0;
-    int rc = l ? rlk_latch_call(l, "latch/delete", &n) : RLK_ERR_ARG;
+    int rc = l ? rlk_handle_int(&l->b, &rlk_latch_delete_call, NULL, &n) : RLK_ERR_ARG;
 
     if (rc == RLK_OK && deleted)
         *deleted = n == 1;
@@ -131,12 +115,9 @@ int rlk_latch_delete(rlk_latch *l, int *deleted)
 
 int rlk_latch_count(rlk_latch *l, long long *count)
 {
-    const char *keys[1];
-
     if (!l || !count)
         return RLK_ERR_ARG;
-    keys[0] = l->b.name;
-    return rlk_fam_eval_int(l->b.c, "latch/count", 1, keys, 0, NULL, NULL, count);
+    return rlk_handle_int(&l->b, &rlk_latch_count_call, NULL, count);
 }
 
 /* ---------------------------------------------------------------- time to live */
@@ -145,18 +126,17 @@ int rlk_latch_count(rlk_latch *l, long long *count)
  * told); clear_expire on the name */
 int rlk_latch_expire(rlk_latch *l, long long ttl_ms, int *set)
 {
-    return rlk_expiry_set(l ? &l->b : NULL, "latch/expire", l ? l->b.channel : NULL, 1, ttl_ms,
-                          set);
+    return rlk_expiry_set(l ? &l->b : NULL, RLK_MKIND_LATCH, ttl_ms, set);
 }
 
 int rlk_latch_clear_expire(rlk_latch *l, int *cleared)
 {
-    return rlk_expiry_clear(l ? &l->b : NULL, "latch/clear_expire", NULL, cleared);
+    return rlk_expiry_clear(l ? &l->b : NULL, RLK_MKIND_LATCH, cleared);
 }
 
 int rlk_latch_ttl(rlk_latch *l, long long *ttl_ms)
 {
-    return rlk_expiry_ttl(l ? &l->b : NULL, "latch/ttl", ttl_ms);
+    return rlk_expiry_ttl(l ? &l->b : NULL, RLK_MKIND_LATCH, ttl_ms);
 }
 
 /* ---------------------------------------------------------------- awaiting */

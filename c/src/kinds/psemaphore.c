@@ -31,8 +31,6 @@
 #include "runtime/wait.h"
 
 #define RLK_PSEM_LEASELESS 922337203685477LL    /* Redisson's score of a permit without a lease */
-#define RLK_PSEM_ACQ_FIXED 4    /* psemaphore/acquire's ARGV before the ids */
-#define RLK_PSEM_REL_FIXED 2    /* psemaphore/release's ARGV before the ids: claim window, publish */
 
 /* ---------------------------------------------------------------- handles */
 
@@ -43,6 +41,12 @@ const rlk_proto_call rlk_psem_release_call = {"psemaphore/release", "claim_ms pu
 const rlk_proto_call rlk_psem_lease_time_call = {"psemaphore/lease_time", "id publish"};
 const rlk_proto_call rlk_psem_set_permits_call = {"psemaphore/set_permits", "n claim_ms publish"};
 const rlk_proto_call rlk_psem_acquired_call = {"psemaphore/acquired", "publish"};
+static const rlk_proto_call rlk_psem_add_permits_call = {"psemaphore/add_permits", "n claim_ms publish"};
+static const rlk_proto_call rlk_psem_update_lease_call = {"psemaphore/update_lease",
+                                                          "lease_ms id publish"};
+static const rlk_proto_call rlk_psem_try_set_call = {"psemaphore/try_set_permits", "n publish"};
+static const rlk_proto_call rlk_psem_available_call = {"psemaphore/available", "publish"};
+static const rlk_proto_call rlk_psem_size_call = {"psemaphore/size", ""};
 
 static void rlk_psemaphore_fini(void *handle)
 {
@@ -119,14 +123,6 @@ int rlk_psem_keys(const rlk_psemaphore *s, const char **keys)
     return RLK_PSEM_NKEYS;
 }
 
-int rlk_psem_qkeys(const rlk_psemaphore *s, const char **keys)
-{
-    rlk_psem_keys(s, keys);
-    keys[3] = s->q.waiters;
-    keys[4] = s->q.grant;
-    return RLK_PSEM_NQKEYS;
-}
-
 int rlk_psem_parse_id(const char *what, const char *name, const char *hex, unsigned char *raw,
                       size_t *len, char *msg, size_t msglen)
 {
@@ -163,16 +159,10 @@ int rlk_psem_decode_id(rlk_psemaphore *s, const char *what, const char *hex, uns
 typedef struct rlk_psem_try {
     rlk_psemaphore *s;
     int n;
-    char lease[24];
-    char ticket[24];            /* the attempt's ticket argument */
-    char permits[24];           /* n, as the queue entry and the cancel name it */
-    rlk_sub_ticket tk;          /* tk.ticket 0: no place in the queue (a single try, or a
-                                   cluster's global pub/sub) */
-    int queued;                 /* an attempt with the ticket may have put it in the queue */
-    int wide;                   /* the last attempt said: first in the queue (or -3): hear the
-                                   semaphore's channel too */
+    long long lease_ms;
+    rlk_sem_queue_try qt;       /* its place in the queue */
     unsigned char *raw;         /* n x RLK_PSEM_NEW_ID_BYTES */
-    const char **args;          /* lease, ticket, claim window, the publish command, the n ids */
+    const char **ids;           /* the n ids (into raw) */
     size_t *lens;
     int io_failed;              /* an attempt ended in a connection error: it may have run */
 } rlk_psem_try;
@@ -180,8 +170,20 @@ typedef struct rlk_psem_try {
 static void rlk_psem_try_free(rlk_psem_try *t)
 {
     free(t->raw);
-    free((void *)t->args);
+    free((void *)t->ids);
     free(t->lens);
+}
+
+/* The call pc (its ARGV by name, ending with id) on s's name with vals, its
+ * id the first of the n raw ids and the others after it: as
+ * rlk_handle_evalt (*out its integer reply; out NULL: the reply in *r). */
+static int rlk_psem_eval_ids(rlk_psemaphore *s, const rlk_proto_call *pc, rlk_proto_argvals v,
+                             int n, const char *const *ids, const size_t *lens, long long *out,
+                             redisReply **r)
+{
+    v.id = (const unsigned char *)ids[0];
+    v.idlen = lens[0];
+    return rlk_handle_evalt(&s->b, pc, &v, (size_t)n - 1, ids + 1, lens + 1, out, r);
 }
 
 static int rlk_psem_try_init(rlk_psem_try *t, rlk_psemaphore *s, int n, long long lease_ms)
@@ -189,26 +191,18 @@ static int rlk_psem_try_init(rlk_psem_try *t, rlk_psemaphore *s, int n, long lon
     memset(t, 0, sizeof *t);
     t->s = s;
     t->n = n;
-    snprintf(t->lease, sizeof t->lease, "%lld", lease_ms);
+    t->lease_ms = lease_ms;
     t->raw = malloc((size_t)n * RLK_PSEM_NEW_ID_BYTES);
-    t->args = malloc((size_t)(n + RLK_PSEM_ACQ_FIXED) * sizeof *t->args);
-    t->lens = malloc((size_t)(n + RLK_PSEM_ACQ_FIXED) * sizeof *t->lens);
-    if (!t->raw || !t->args || !t->lens)
+    t->ids = malloc((size_t)n * sizeof *t->ids);
+    t->lens = malloc((size_t)n * sizeof *t->lens);
+    if (!t->raw || !t->ids || !t->lens)
         return rlk_set_error(s->b.c, RLK_ERR_NOMEM, "acquire %s: out of memory", s->b.name);
     if (rlk_random_bytes(t->raw, (size_t)n * RLK_PSEM_NEW_ID_BYTES) != 0)
         return rlk_set_error(s->b.c, RLK_ERR_IO, "acquire %s: no random source for permit ids",
                              s->b.name);
-    snprintf(t->ticket, sizeof t->ticket, "0");
-    snprintf(t->permits, sizeof t->permits, "%d", n);
-    t->args[0] = t->lease;
-    t->args[1] = t->ticket;
-    t->args[2] = RLK_FAM_CLAIM_MS_STR;
-    t->args[3] = rlk_publish_arg(s->b.c);
-    for (int i = 0; i < RLK_PSEM_ACQ_FIXED; i++)
-        t->lens[i] = strlen(t->args[i]);
     for (int i = 0; i < n; i++) {
-        t->args[i + RLK_PSEM_ACQ_FIXED] = (const char *)t->raw + (size_t)i * RLK_PSEM_NEW_ID_BYTES;
-        t->lens[i + RLK_PSEM_ACQ_FIXED] = RLK_PSEM_NEW_ID_BYTES;
+        t->ids[i] = (const char *)t->raw + (size_t)i * RLK_PSEM_NEW_ID_BYTES;
+        t->lens[i] = RLK_PSEM_NEW_ID_BYTES;
     }
     return RLK_OK;
 }
@@ -219,15 +213,11 @@ static int rlk_psem_try_init(rlk_psem_try *t, rlk_psemaphore *s, int n, long lon
 static int rlk_psem_lost_ran(rlk_psem_try *t)
 {
     rlk_psemaphore *s = t->s;
-    const char *keys[RLK_PSEM_NKEYS];
-    const char *argv[3] = {"ZSCORE", NULL, t->args[RLK_PSEM_ACQ_FIXED]};
-    size_t lens[3] = {6, 0, t->lens[RLK_PSEM_ACQ_FIXED]};
+    const char *argv[3] = {"ZSCORE", s->timeouts, t->ids[0]};
+    size_t lens[3] = {6, strlen(s->timeouts), t->lens[0]};
     redisReply *r = NULL;
     int ran = -1;
 
-    rlk_psem_keys(s, keys);
-    argv[1] = keys[1];
-    lens[1] = strlen(keys[1]);
     if (rlk_command(s->b.c, 3, argv, lens, &r) == RLK_OK) {
         ran = r->type == REDIS_REPLY_NIL ? 0 : 1;
         freeReplyObject(r);
@@ -258,11 +248,10 @@ static int rlk_psem_attempt_error(rlk_psem_try *t, int rc)
 static int rlk_psem_undo(void *arg)
 {
     rlk_psem_try *t = arg;
-    const char *keys[RLK_PSEM_NQKEYS];
-    const int skip = RLK_PSEM_ACQ_FIXED - RLK_PSEM_REL_FIXED;   /* claim window, publish, ids */
+    rlk_proto_argvals none = {0};
     long long got = 0;
-    int rc = rlk_fam_eval_int(t->s->b.c, "psemaphore/release", rlk_psem_qkeys(t->s, keys), keys,
-                              t->n + RLK_PSEM_REL_FIXED, t->args + skip, t->lens + skip, &got);
+    int rc = rlk_psem_eval_ids(t->s, &rlk_psem_release_call, none, t->n, t->ids, t->lens, &got,
+                               NULL);
 
     return rc != RLK_OK ? rc : got == t->n ? RLK_OK : RLK_ERR_NOT_OWNER;
 }
@@ -277,34 +266,31 @@ static int rlk_psem_attempt(void *arg, long long *bound_ms)
 {
     rlk_psem_try *t = arg;
     rlk_psemaphore *s = t->s;
-    const char *keys[RLK_PSEM_NQKEYS];
-    long long targ = rlk_wait_ticket_arg(&t->tk, t->queued);   /* 0: does not queue */
+    long long targ = rlk_wait_ticket_arg(&t->qt.tk, t->qt.queued);  /* 0: does not queue */
+    rlk_proto_argvals v = {.lease_ms = t->lease_ms, .ticket = targ};
     rlk_proto_outcome o;
     redisReply *r = NULL;
     int rc;
 
     *bound_ms = -1;
-    snprintf(t->ticket, sizeof t->ticket, "%lld", targ);
-    t->lens[1] = strlen(t->ticket);
-    rc = rlk_evalv(s->b.c, "psemaphore/acquire", rlk_psem_qkeys(s, keys), keys, NULL,
-                   t->n + RLK_PSEM_ACQ_FIXED, t->args, t->lens, &r);
+    rc = rlk_psem_eval_ids(s, &rlk_psem_acquire_call, v, t->n, t->ids, t->lens, NULL, &r);
     if (rc != RLK_OK) {
         if (targ)
-            t->queued = 1;      /* it may have run: a retry looks before queueing, the give-up
+            t->qt.queued = 1;   /* it may have run: a retry looks before queueing, the give-up
                                    cancels */
         rc = rlk_psem_attempt_error(t, rc);
         if (rc == RLK_OK)
-            t->queued = 0;      /* the lost call took the permits: it left the queue */
+            t->qt.queued = 0;   /* the lost call took the permits: it left the queue */
         return rc;
     }
-    t->wide = 0;
+    t->qt.wide = 0;
     if (rlk_proto_read_psem(r, (size_t)t->n, &o) == RLK_PROTO_ACQUIRED) {
         freeReplyObject(r);
-        t->queued = 0;
+        t->qt.queued = 0;
         return rlk_fam_acks_acquired(s->b.c, "acquire", s->b.name, rlk_psem_undo, t);
     } else if (o.is == RLK_PROTO_BUSY) {
         /* {-1, ms}: first in the queue; -3: first behind a reservation; nil: behind others */
-        t->wide = o.first || o.value == -3;
+        t->qt.wide = o.first || o.value == -3;
         if (o.value == -3 && !o.first)
             *bound_ms = RLK_WAIT_RECHECK;
         else if (o.first ? o.value >= 0 : r->type == REDIS_REPLY_INTEGER)
@@ -316,24 +302,7 @@ static int rlk_psem_attempt(void *arg, long long *bound_ms)
     }
     freeReplyObject(r);
     if (rc == RLK_ERR_BUSY && targ)
-        t->queued = 1;
-    return rc;
-}
-
-static int rlk_psem_wait(rlk_psemaphore *s, rlk_psem_try *t, long long start, long long wait_ms)
-{
-    rlk_waiter w;
-    int rc;
-
-    rlk_wait_init(&w, &s->b, "semaphore", rlk_psem_attempt, t);
-    w.ride_out = 1;     /* safe: a retry reuses the ids (see rlk_psem_attempt_error) */
-    /* count_ttl stays 0: the bound is a permit's expiry, not a lock holder's TTL */
-    t->tk.ticket = wait_ms != 0 && rlk_sem_queue_alone(&s->b) ? rlk_sem_queue_ticket(&s->q) : 0;
-    if (t->tk.ticket)
-        rlk_sem_queue_wait(&s->q, &s->b, &w, &t->tk, &t->wide);
-    rc = rlk_wait_acquire(&w, start, wait_ms, 1);
-    if (rc != RLK_OK && t->queued)
-        rlk_sem_queue_cancel(&s->q, &s->b, t->tk.ticket, t->permits);
+        t->qt.queued = 1;
     return rc;
 }
 
@@ -355,8 +324,11 @@ static int rlk_psemaphore_try_acquire_n_run(rlk_psemaphore *s, int n, long long 
     if (rc != RLK_OK)
         return rc;
     rc = rlk_psem_try_init(&t, s, n, lease_ms);
+    /* Outages ridden out: a retry reuses the ids (see rlk_psem_attempt_error). count_ttl
+     * stays 0: the bound is a permit's expiry, not a lock holder's TTL. */
     if (rc == RLK_OK)
-        rc = rlk_psem_wait(s, &t, start, wait_ms);
+        rc = rlk_sem_queue_acquire(&s->q, &s->b, &t.qt, n, rlk_psem_attempt, &t, 1, start,
+                                   wait_ms);
     if (rc == RLK_OK)
         for (int i = 0; i < n; i++)
             rlk_psem_hex(t.raw + (size_t)i * RLK_PSEM_NEW_ID_BYTES, RLK_PSEM_NEW_ID_BYTES, ids[i]);
@@ -389,63 +361,29 @@ int rlk_psemaphore_acquire(rlk_psemaphore *s, long long lease_ms, char id[RLK_PE
 
 /* ---------------------------------------------------------------- releasing, leases */
 
-/* Decoded ids for a release: args/lens point into one buffer. */
-typedef struct rlk_psem_ids {
-    unsigned char *buf;
-    const char **args;
-    size_t *lens;
-} rlk_psem_ids;
-
-static void rlk_psem_ids_free(rlk_psem_ids *d)
-{
-    free(d->buf);
-    free((void *)d->args);
-    free(d->lens);
-}
-
-/* args[first..first+n-1] = the decoded ids; args[0..first-1] and the one
- * after the ids (args[first+n]) are the caller's. */
-static int rlk_psem_ids_decode(rlk_psemaphore *s, const char *what, int first, int n,
-                               const char *const *ids, rlk_psem_ids *d)
-{
-    int rc = RLK_OK;
-
-    memset(d, 0, sizeof *d);
-    d->buf = malloc((size_t)n * RLK_PSEM_RAW_ID_MAX);
-    d->args = calloc((size_t)(first + n + 1), sizeof *d->args);
-    d->lens = calloc((size_t)(first + n + 1), sizeof *d->lens);
-    if (!d->buf || !d->args || !d->lens)
-        return rlk_set_error(s->b.c, RLK_ERR_NOMEM, "%s %s: out of memory", what, s->b.name);
-    for (int i = 0; i < n && rc == RLK_OK; i++) {
-        unsigned char *raw = d->buf + (size_t)i * RLK_PSEM_RAW_ID_MAX;
-
-        rc = rlk_psem_decode_id(s, what, ids[i], raw, &d->lens[first + i]);
-        d->args[first + i] = (const char *)raw;
-    }
-    return rc;
-}
-
 /* psemaphore/release of n hex ids: *got how many were held (and are now
  * released). */
 static int rlk_psem_release_ids(rlk_psemaphore *s, int n, const char *const *ids, long long *got)
 {
-    const char *keys[RLK_PSEM_NQKEYS];
-    rlk_psem_ids d;
+    rlk_proto_argvals none = {0};
+    unsigned char *buf = NULL;
+    const char **raw = NULL;
+    size_t *lens = NULL;
     int rc = rlk_fam_check_range(s->b.c, "release", s->b.name, "permits", n, 1, RLK_PERMITS_MAX);
 
-    if (rc != RLK_OK)
-        return rc;
-    rlk_psem_qkeys(s, keys);
-    rc = rlk_psem_ids_decode(s, "release", RLK_PSEM_REL_FIXED, n, ids, &d);
-    if (rc == RLK_OK) {
-        d.args[0] = RLK_FAM_CLAIM_MS_STR;       /* the claim window, the publish command, the ids */
-        d.lens[0] = strlen(d.args[0]);
-        d.args[1] = rlk_publish_arg(s->b.c);
-        d.lens[1] = strlen(d.args[1]);
-        rc = rlk_fam_eval_int(s->b.c, "psemaphore/release", RLK_PSEM_NQKEYS, keys,
-                              n + RLK_PSEM_REL_FIXED, d.args, d.lens, got);
+    if (rc == RLK_OK && (!(buf = malloc((size_t)n * RLK_PSEM_RAW_ID_MAX)) ||
+                         !(raw = calloc((size_t)n, sizeof *raw)) ||
+                         !(lens = calloc((size_t)n, sizeof *lens))))
+        rc = rlk_set_error(s->b.c, RLK_ERR_NOMEM, "%s %s: out of memory", "release", s->b.name);
+    for (int i = 0; rc == RLK_OK && i < n; i++) {
+        raw[i] = (const char *)buf + (size_t)i * RLK_PSEM_RAW_ID_MAX;
+        rc = rlk_psem_decode_id(s, "release", ids[i], (unsigned char *)raw[i], &lens[i]);
     }
-    rlk_psem_ids_free(&d);
+    if (rc == RLK_OK)
+        rc = rlk_psem_eval_ids(s, &rlk_psem_release_call, none, n, raw, lens, got, NULL);
+    free(buf);
+    free((void *)raw);
+    free(lens);
     return rc;
 }
 
@@ -495,9 +433,8 @@ int rlk_psemaphore_release(rlk_psemaphore *s, const char *id)
 
 int rlk_psemaphore_update_lease(rlk_psemaphore *s, const char *id, long long lease_ms)
 {
-    const char *keys[RLK_PSEM_NKEYS];
-    char lease[24];
-    rlk_psem_ids d;
+    unsigned char raw[RLK_PSEM_RAW_ID_MAX];
+    rlk_proto_argvals v = {.lease_ms = lease_ms, .id = raw};
     long long got = 0;
     int rc;
 
@@ -505,20 +442,10 @@ int rlk_psemaphore_update_lease(rlk_psemaphore *s, const char *id, long long lea
         return RLK_ERR_ARG;
     rc = rlk_fam_check_range(s->b.c, "update_lease", s->b.name, "lease_ms", lease_ms, 1,
                               RLK_NUM_MAX);
-    if (rc != RLK_OK)
-        return rc;
-    rlk_psem_keys(s, keys);
-    snprintf(lease, sizeof lease, "%lld", lease_ms);
-    rc = rlk_psem_ids_decode(s, "update_lease", 1, 1, &id, &d);
-    if (rc == RLK_OK) {
-        d.args[0] = lease;
-        d.lens[0] = strlen(lease);
-        d.args[2] = rlk_publish_arg(s->b.c);
-        d.lens[2] = strlen(d.args[2]);
-        rc = rlk_fam_eval_int(s->b.c, "psemaphore/update_lease", RLK_PSEM_NKEYS, keys, 3, d.args,
-                              d.lens, &got);
-    }
-    rlk_psem_ids_free(&d);
+    if (rc == RLK_OK)
+        rc = rlk_psem_decode_id(s, "update_lease", id, raw, &v.idlen);
+    if (rc == RLK_OK)
+        rc = rlk_handle_int(&s->b, &rlk_psem_update_lease_call, &v, &got);
     if (rc == RLK_OK && got != 1)
         rc = rlk_set_error(s->b.c, RLK_ERR_NOT_OWNER, "update_lease %s: permit %.40s is not held "
                            "(expired, released or never acquired)", s->b.name, id);
@@ -529,68 +456,47 @@ int rlk_psemaphore_update_lease(rlk_psemaphore *s, const char *id, long long lea
 
 int rlk_psemaphore_try_set_permits(rlk_psemaphore *s, long long permits, int *set)
 {
-    const char *keys[RLK_PSEM_NKEYS];
+    long long n = 0;
+    int rc = s ? rlk_psem_count(s, "try_set_permits", "permits", permits, 0,
+                                &rlk_psem_try_set_call, &n) : RLK_ERR_ARG;
 
-    if (!s)
-        return RLK_ERR_ARG;
-    return rlk_fam_try_set_permits(&s->b, "psemaphore/try_set_permits", rlk_psem_keys(s, keys),
-                                   keys, permits, set);
+    if (rc == RLK_OK && set)
+        *set = n == 1;
+    return rc;
 }
 
 int rlk_psem_count(rlk_psemaphore *s, const char *what, const char *field, long long v,
-                   long long lo, const char *script, long long *out)
+                   long long lo, const rlk_proto_call *pc, long long *out)
 {
-    const char *keys[RLK_PSEM_NQKEYS];
-    char num[24];
-    const char *args[3] = {num, RLK_FAM_CLAIM_MS_STR, NULL};   /* v, claim window, publish */
-    long long n = 0;
-    int rc = rlk_fam_check_range(s->b.c, what, s->b.name, field, v, lo, RLK_NUM_MAX);
+    rlk_proto_argvals a = {.n = v};
 
-    if (rc != RLK_OK)
-        return rc;
-    snprintf(num, sizeof num, "%lld", v);
-    args[2] = rlk_publish_arg(s->b.c);
-    rc = rlk_fam_eval_int(s->b.c, script, rlk_psem_qkeys(s, keys), keys, 3, args, NULL, &n);
-    if (rc != RLK_OK)
-        return rc;
-    if (out)
-        *out = n;
-    return rlk_fam_acks_done(s->b.c, what, s->b.name, "done");
+    return rlk_handle_write(&s->b, what, field, v, lo, pc, &a, out);
 }
 
 int rlk_psemaphore_add_permits(rlk_psemaphore *s, long long delta, long long *count)
 {
     if (!s)
         return RLK_ERR_ARG;
-    return rlk_psem_count(s, "add_permits", "delta", delta, -RLK_NUM_MAX, "psemaphore/add_permits",
-                          count);
-}
-
-int rlk_psem_read(rlk_psemaphore *s, const char *script, long long *out)
-{
-    const char *keys[RLK_PSEM_NKEYS];
-    const char *args[1] = {rlk_publish_arg(s->b.c)};    /* it publishes the permits it reclaims */
-
-    return rlk_fam_eval_int(s->b.c, script, rlk_psem_keys(s, keys), keys, 1, args, NULL, out);
+    return rlk_psem_count(s, "add_permits", "delta", delta, -RLK_NUM_MAX,
+                          &rlk_psem_add_permits_call, count);
 }
 
 int rlk_psemaphore_available(rlk_psemaphore *s, long long *count)
 {
     if (!s || !count)
         return RLK_ERR_ARG;
-    return rlk_psem_read(s, "psemaphore/available", count);
+    return rlk_handle_int(&s->b, &rlk_psem_available_call, NULL, count);
 }
 
 int rlk_psemaphore_size(rlk_psemaphore *s, long long *available, long long *held)
 {
-    const char *keys[RLK_PSEM_NKEYS];
+    rlk_proto_argvals none = {0};
     redisReply *r = NULL;
     int rc;
 
     if (!s || !available || !held)
         return RLK_ERR_ARG;
-    rlk_psem_keys(s, keys);
-    rc = rlk_eval(s->b.c, "psemaphore/size", 2, keys, 0, NULL, &r);
+    rc = rlk_handle_eval(&s->b, rlk_psem_size_call.script, rlk_psem_size_call.args, &none, &r);
     if (rc == RLK_OK && (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
                          r->element[0]->type != REDIS_REPLY_INTEGER ||
                          r->element[1]->type != REDIS_REPLY_INTEGER))

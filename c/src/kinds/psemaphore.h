@@ -23,26 +23,17 @@ struct rlk_psemaphore {
     rlk_sem_queue q;    /* the waiter queue's keys, this client's wake channel, tickets */
 };
 
-/* The keys of every psemaphore script, in order: (name, timeouts, channel)
- * into keys; returns RLK_PSEM_NKEYS. */
+/* The keys of the permit keeper's renewals, in order: (name, timeouts,
+ * channel) into keys; returns RLK_PSEM_NKEYS. */
 #define RLK_PSEM_NKEYS 3
 int rlk_psem_keys(const rlk_psemaphore *s, const char **keys);
 
-/* The keys of the scripts that see the waiter queue (psemaphore/acquire,
- * release, add_permits): the three above, then waiters and grant; returns
- * RLK_PSEM_NQKEYS. */
-#define RLK_PSEM_NQKEYS 5
-int rlk_psem_qkeys(const rlk_psemaphore *s, const char **keys);
-/* A call that changes the count (psemaphore/add_permits, set_permits):
- * lo <= v <= 10^12 (else RLK_ERR_ARG "<what> <name>: <field> ..."), then
- * script on the queue's keys with (v, claim window, publish); its reply in
- * *out (may be NULL); replicas as rlk_fam_acks_done. */
+/* A call that changes the count (psemaphore/add_permits, set_permits,
+ * try_set_permits): lo <= v <= 10^12 (else RLK_ERR_ARG "<what> <name>:
+ * <field> ..."), then pc with ARGV n v; its reply in *out (may be NULL);
+ * replicas as rlk_fam_acks_done. */
 int rlk_psem_count(rlk_psemaphore *s, const char *what, const char *field, long long v,
-                   long long lo, const char *script, long long *out);
-/* A read on the object's keys whose script first gives expired permits
- * back to the count and publishes them (psemaphore/available, acquired):
- * its integer reply in *out. */
-int rlk_psem_read(rlk_psemaphore *s, const char *script, long long *out);
+                   long long lo, const rlk_proto_call *pc, long long *out);
 
 /* A permit id's raw bytes as lower-case hex into out (2 * len + 1 bytes). */
 void rlk_psem_hex(const unsigned char *raw, size_t len, char *out);

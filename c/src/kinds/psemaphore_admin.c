@@ -13,29 +13,24 @@
 #include "client/client.h"
 #include "client/error.h"
 #include "kinds/expiry.h"
+#include "kinds/handle.h"
 #include "kinds/psemaphore.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 
 int rlk_psemaphore_lease_time(rlk_psemaphore *s, const char *id, long long *ms)
 {
-    const char *keys[RLK_PSEM_NKEYS];
     unsigned char raw[RLK_PSEM_RAW_ID_MAX];
-    const char *args[2] = {(const char *)raw, NULL};    /* the id, the publish command */
-    size_t lens[2] = {0, 0};
+    rlk_proto_argvals v = {.id = raw};      /* it publishes the permits it reclaims */
     long long got = 0;
     int rc;
 
     if (!s || !ms)
         return RLK_ERR_ARG;
     *ms = 0;
-    rc = rlk_psem_decode_id(s, "lease_time", id, raw, &lens[0]);
-    if (rc != RLK_OK)
-        return rc;
-    args[1] = rlk_publish_arg(s->b.c);      /* it publishes the permits it reclaims */
-    lens[1] = strlen(args[1]);
-    rc = rlk_fam_eval_int(s->b.c, "psemaphore/lease_time", rlk_psem_keys(s, keys), keys, 2, args,
-                          lens, &got);
+    rc = rlk_psem_decode_id(s, "lease_time", id, raw, &v.idlen);
+    if (rc == RLK_OK)
+        rc = rlk_handle_int(&s->b, &rlk_psem_lease_time_call, &v, &got);
     if (rc != RLK_OK)
         return rc;
     if (got == 0)
@@ -49,14 +44,14 @@ int rlk_psemaphore_acquired(rlk_psemaphore *s, long long *held)
 {
     if (!s || !held)
         return RLK_ERR_ARG;
-    return rlk_psem_read(s, "psemaphore/acquired", held);
+    return rlk_handle_int(&s->b, &rlk_psem_acquired_call, NULL, held);
 }
 
 int rlk_psemaphore_set_permits(rlk_psemaphore *s, long long permits, long long *count)
 {
     if (!s)
         return RLK_ERR_ARG;
-    return rlk_psem_count(s, "set_permits", "permits", permits, 0, "psemaphore/set_permits",
+    return rlk_psem_count(s, "set_permits", "permits", permits, 0, &rlk_psem_set_permits_call,
                           count);
 }
 
@@ -66,17 +61,15 @@ int rlk_psemaphore_set_permits(rlk_psemaphore *s, long long permits, long long *
  * {name}:timeout) */
 int rlk_psemaphore_expire(rlk_psemaphore *s, long long ttl_ms, int *set)
 {
-    return rlk_expiry_set(s ? &s->b : NULL, "psemaphore/expire", s ? s->timeouts : NULL, 0, ttl_ms,
-                          set);
+    return rlk_expiry_set(s ? &s->b : NULL, RLK_MKIND_PSEMAPHORE, ttl_ms, set);
 }
 
 int rlk_psemaphore_clear_expire(rlk_psemaphore *s, int *cleared)
 {
-    return rlk_expiry_clear(s ? &s->b : NULL, "psemaphore/clear_expire", s ? s->timeouts : NULL,
-                            cleared);
+    return rlk_expiry_clear(s ? &s->b : NULL, RLK_MKIND_PSEMAPHORE, cleared);
 }
 
 int rlk_psemaphore_ttl(rlk_psemaphore *s, long long *ttl_ms)
 {
-    return rlk_expiry_ttl(s ? &s->b : NULL, "psemaphore/ttl", ttl_ms);
+    return rlk_expiry_ttl(s ? &s->b : NULL, RLK_MKIND_PSEMAPHORE, ttl_ms);
 }

@@ -12,39 +12,39 @@
 #include "client/error.h"
 #include "client/random.h"
 #include "client/topo.h"
+#include "kinds/handle.h"
 #include "kinds/names.h"
 #include "kinds/sem_queue.h"
 #include "runtime/fam_hold.h"
 
 #define RLK_SEMQ_KEEPALIVE_MS 1000                /* a queued waiter attempts at least this often */
-#define RLK_SEMQ_CANCEL_NS (200LL * 1000000LL)    /* the most a give-up's cancel may take */
+
+const rlk_proto_call rlk_sem_queue_cancel_call = {"semaphore/cancel", "ticket n claim_ms publish"};
 
 int rlk_sem_queue_init(rlk_sem_queue *q, const rlk_fam_base *b)
 {
     unsigned char r[2] = {0, 0};
 
-    q->waiters = rlk_fam_suffix_name(b->name, RLK_NAMES_WAITERS);
-    q->grant = rlk_fam_suffix_name(b->name, RLK_NAMES_GRANT);
     q->cid = rlk_names_wake_cid(b->rt->uuid);
     (void)rlk_random_bytes(r, sizeof r);
     atomic_init(&q->seq, (unsigned)r[0] << 8 | r[1]);
     q->wake = rlk_names_wake_channel(b->channel, q->cid);
-    return q->waiters && q->grant && q->wake ? 0 : -1;
+    return q->wake ? 0 : -1;
 }
 
 void rlk_sem_queue_free(rlk_sem_queue *q)
 {
-    free(q->waiters);
-    free(q->grant);
     free(q->wake);
 }
 
-int rlk_sem_queue_alone(const rlk_fam_base *b)
+/* 1 when a release can tell whether a grant reached its waiter
+ * (rlk_sem_queue_acquire). */
+static int rlk_sem_queue_alone(const rlk_fam_base *b)
 {
     return rlk_client_counts_exact(b->c);
 }
 
-long long rlk_sem_queue_ticket(rlk_sem_queue *q)
+static long long rlk_sem_queue_ticket(rlk_sem_queue *q)
 {
     return q->cid * 1024 + (long long)(atomic_fetch_add(&q->seq, 1) & 1023u);
 }
@@ -70,37 +70,33 @@ static int rlk_semq_meaning(const char *payload, size_t len, long long *head, lo
 
 const rlk_sub_rule rlk_sem_queue_sub_rule = {rlk_semq_meaning};
 
-void rlk_sem_queue_wait(rlk_sem_queue *q, const rlk_fam_base *b, rlk_waiter *w,
-                        rlk_sub_ticket *tk, const int *wide)
+int rlk_sem_queue_acquire(rlk_sem_queue *q, const rlk_fam_base *b, rlk_sem_queue_try *t,
+                          long long permits, rlk_wait_attempt_fn attempt, void *arg,
+                          int ride_out, long long start, long long wait_ms)
 {
-    tk->claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
-    w->rule = &rlk_sem_queue_sub_rule;
-    w->ticket = tk;
-    w->keepalive_ms = RLK_SEMQ_KEEPALIVE_MS;
-    w->recheck_ms = RLK_FAM_CLAIM_MS + 5;     /* -3: a dead grantee's reservation runs out */
-    w->channel = q->wake;
-    w->wide_channel = b->channel;
-    w->wide = wide;
-    rlk_wait_pre_join(w);
-}
+    rlk_proto row = {.cancel = rlk_sem_queue_cancel_call.script,
+                     .cancel_args = rlk_sem_queue_cancel_call.args};
+    rlk_proto_argvals v = {.n = permits};
+    rlk_waiter w;
+    int rc;
 
-void rlk_sem_queue_cancel(rlk_sem_queue *q, const rlk_fam_base *b, long long ticket,
-                          const char *permits)
-{
-    const char *keys[4] = {b->name, b->channel, q->waiters, q->grant};
-    char tk[24];
-    const char *args[4] = {tk, permits, RLK_FAM_CLAIM_MS_STR, rlk_publish_arg(b->c)};
-    redisReply *r = NULL;
-    char saved[RLK_ERRSTR_MAX];
-    int err = rlk_err(b->c);
-    long long limit;
-
-    snprintf(saved, sizeof saved, "%s", rlk_errstr(b->c));
-    snprintf(tk, sizeof tk, "%lld", ticket);
-    limit = rlk_time_limit_enter(rlk_clock_now_ns() + RLK_SEMQ_CANCEL_NS);
-    if (rlk_evalv(b->c, "semaphore/cancel", 4, keys, NULL, 4, args, NULL, &r) == RLK_OK)
-        freeReplyObject(r);
-    else
-        rlk_set_error(b->c, err, "%s", saved);
-    rlk_time_limit_leave(limit);
+    rlk_wait_init(&w, b, "semaphore", attempt, arg);
+    w.ride_out = ride_out;
+    t->tk.ticket = wait_ms != 0 && rlk_sem_queue_alone(b) ? rlk_sem_queue_ticket(q) : 0;
+    if (t->tk.ticket) {
+        t->tk.claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
+        w.rule = &rlk_sem_queue_sub_rule;
+        w.ticket = &t->tk;
+        w.keepalive_ms = RLK_SEMQ_KEEPALIVE_MS;
+        w.recheck_ms = RLK_FAM_CLAIM_MS + 5;     /* -3: a dead grantee's reservation runs out */
+        w.channel = q->wake;
+        w.wide_channel = b->channel;
+        w.wide = &t->wide;
+        rlk_wait_pre_join(&w);
+    }
+    rc = rlk_wait_acquire(&w, start, wait_ms, 1);
+    v.ticket = t->tk.ticket;
+    if (rc != RLK_OK && t->queued)
+        rlk_handle_cancel(b, &row, &v, 1);
+    return rc;
 }

@@ -31,11 +31,15 @@
 const rlk_proto_call rlk_semaphore_acquire_call = {"semaphore/acquire",
                                                   "n ticket claim_ms publish"};
 const rlk_proto_call rlk_semaphore_release_call = {"semaphore/release", "n claim_ms publish"};
-const rlk_proto_call rlk_semaphore_cancel_call = {"semaphore/cancel", "ticket n claim_ms publish"};
 const rlk_proto_call rlk_semaphore_release_if_exists_call = {"semaphore/release_if_exists",
                                                             "n claim_ms publish"};
 const rlk_proto_call rlk_semaphore_try_set_ttl_call = {"semaphore/try_set_permits_ttl",
                                                       "n ttl publish"};
+static const rlk_proto_call rlk_sem_add_permits_call = {"semaphore/add_permits",
+                                                        "n claim_ms publish"};
+static const rlk_proto_call rlk_sem_try_set_call = {"semaphore/try_set_permits", "n publish"};
+static const rlk_proto_call rlk_sem_drain_call = {"semaphore/drain", ""};
+static const rlk_proto_call rlk_sem_available_call = {"semaphore/available", ""};
 
 struct rlk_semaphore {
     rlk_fam_base b;             /* channel: redisson_sc:{name} */
@@ -88,30 +92,18 @@ const char *rlk_semaphore_channel(const rlk_semaphore *s)
 typedef struct rlk_sem_try {
     rlk_semaphore *s;
     long long n;
-    char permits[24];           /* n as text */
-    rlk_sub_ticket ticket;      /* ticket.ticket 0: a single try, never queued */
-    int queued;                 /* an attempt may have put the ticket in the queue */
-    int wide;                   /* the last attempt said: first in the queue (or -3): hear the
-                                   semaphore's channel too */
+    rlk_sem_queue_try qt;       /* its place in the queue */
 } rlk_sem_try;
 
-/* semaphore/release of permits (the undo of an acquisition too few replicas
- * acknowledged: the count goes back up, and a queued waiter is granted). */
-static int rlk_sem_release_call(rlk_semaphore *s, const char *permits, long long *count)
-{
-    const char *keys[4] = {s->b.name, s->b.channel, s->q.waiters, s->q.grant};
-    const char *args[3] = {permits, RLK_FAM_CLAIM_MS_STR, rlk_publish_arg(s->b.c)};
-
-    return rlk_fam_eval_int(s->b.c, "semaphore/release", 4, keys, 3, args, NULL, count);
-}
-
-/* Gives the permits of an acquisition too few replicas acknowledged back. */
+/* Gives the permits of an acquisition too few replicas acknowledged back
+ * (semaphore/release: the count goes back up, and a queued waiter is
+ * granted). */
 static int rlk_sem_undo(void *arg)
 {
     rlk_sem_try *t = arg;
-    long long count = 0;
+    rlk_proto_argvals v = {.n = t->n};
 
-    return rlk_sem_release_call(t->s, t->permits, &count);
+    return rlk_handle_int(&t->s->b, &rlk_semaphore_release_call, &v, NULL);
 }
 
 /* rlk_wait_attempt_fn: semaphore/acquire with the ticket (queued: -ticket).
@@ -122,7 +114,7 @@ static int rlk_sem_attempt(void *arg, long long *bound_ms)
 {
     rlk_sem_try *t = arg;
     rlk_semaphore *s = t->s;
-    long long targ = rlk_wait_ticket_arg(&t->ticket, t->queued);   /* 0: does not queue */
+    long long targ = rlk_wait_ticket_arg(&t->qt.tk, t->qt.queued);  /* 0: does not queue */
     rlk_proto_argvals v = {.n = t->n, .ticket = targ};
     rlk_proto_outcome o;
     redisReply *r = NULL;
@@ -133,19 +125,19 @@ static int rlk_sem_attempt(void *arg, long long *bound_ms)
                          &v, &r);
     if (rc != RLK_OK) {
         if (targ)
-            t->queued = 1;      /* it may have run: the give-up's cancel takes the entry out */
+            t->qt.queued = 1;   /* it may have run: the give-up's cancel takes the entry out */
         return rc;
     }
-    t->wide = 0;
+    t->qt.wide = 0;
     if (rlk_proto_read_sem(r, &o) == RLK_PROTO_ACQUIRED) {
         freeReplyObject(r);
-        t->queued = 0;
+        t->qt.queued = 0;
         return rlk_fam_acks_acquired(s->b.c, "acquire", s->b.name, rlk_sem_undo, t);
     }
     if (o.is == RLK_PROTO_BUSY) {
         /* {-1, 1}: first in the queue; -3: first behind another ticket's reservation; a
          * single try behind a reservation: its claim window */
-        t->wide = o.first || o.value == -3;
+        t->qt.wide = o.first || o.value == -3;
         *bound_ms = o.value == -3 ? RLK_WAIT_RECHECK : o.first || o.value < 0 ? -1 : o.value;
         rc = RLK_ERR_BUSY;
     } else {
@@ -154,7 +146,7 @@ static int rlk_sem_attempt(void *arg, long long *bound_ms)
     }
     freeReplyObject(r);
     if (rc == RLK_ERR_BUSY && targ)
-        t->queued = 1;
+        t->qt.queued = 1;
     return rc;
 }
 
@@ -168,7 +160,6 @@ static int rlk_semaphore_try_acquire_run(rlk_semaphore *s, long long permits, lo
 {
     long long start = rlk_clock_now_ns();
     rlk_sem_try t;
-    rlk_waiter w;
     int rc;
 
     rc = rlk_fam_check_range(s->b.c, "acquire", s->b.name, "permits", permits, 1, RLK_NUM_MAX);
@@ -177,20 +168,11 @@ static int rlk_semaphore_try_acquire_run(rlk_semaphore *s, long long permits, lo
     memset(&t, 0, sizeof t);
     t.s = s;
     t.n = permits;
-    snprintf(t.permits, sizeof t.permits, "%lld", permits);
-    t.ticket.ticket = wait_ms != 0 && rlk_sem_queue_alone(&s->b) ? rlk_sem_queue_ticket(&s->q) : 0;
     /* No outage ride-out: an acquire whose reply was lost may have taken the
      * permits, and repeating it could take them twice; the wait ends with the
      * error and its ticket leaves the queue. */
-    rlk_wait_init(&w, &s->b, "semaphore", rlk_sem_attempt, &t);
-    if (t.ticket.ticket) {
-        /* Grants come on this client's wake channel; the semaphore's channel only while first
-         * in the queue (docs/runtime.md, "The semaphores' queue"). */
-        rlk_sem_queue_wait(&s->q, &s->b, &w, &t.ticket, &t.wide);
-    }
-    rc = rlk_wait_acquire(&w, start, wait_ms, 1);
-    if (rc != RLK_OK && t.queued)
-        rlk_sem_queue_cancel(&s->q, &s->b, t.ticket.ticket, t.permits);
+    rc = rlk_sem_queue_acquire(&s->q, &s->b, &t.qt, permits, rlk_sem_attempt, &t, 0, start,
+                               wait_ms);
     return rc == RLK_ERR_BUSY ? rlk_sem_busy(s, permits, start) : rc;
 }
 
@@ -209,31 +191,21 @@ int rlk_semaphore_acquire(rlk_semaphore *s, long long permits)
 
 /* ---------------------------------------------------------------- counting */
 
-/* semaphore/release or semaphore/add_permits (ARGV v, claim window,
- * publish), v checked against lo..RLK_NUM_MAX; replicas as rlk_fam_count. */
+/* A call that changes the count with v (ARGV n), checked against
+ * lo..RLK_NUM_MAX; replicas as rlk_fam_acks_done. */
 static int rlk_sem_count(rlk_semaphore *s, const char *what, const char *field, long long v,
-                         long long lo, const char *script, long long *out)
+                         long long lo, const rlk_proto_call *pc, long long *out)
 {
-    const char *keys[4] = {s->b.name, s->b.channel, s->q.waiters, s->q.grant};
-    char num[24];
-    const char *args[3] = {num, RLK_FAM_CLAIM_MS_STR, rlk_publish_arg(s->b.c)};
-    long long n = 0;
-    int rc = rlk_fam_check_range(s->b.c, what, s->b.name, field, v, lo, RLK_NUM_MAX);
+    rlk_proto_argvals a = {.n = v};
 
-    if (rc != RLK_OK)
-        return rc;
-    snprintf(num, sizeof num, "%lld", v);
-    rc = rlk_fam_eval_int(s->b.c, script, 4, keys, 3, args, NULL, &n);
-    if (rc == RLK_OK && out)
-        *out = n;
-    return rc == RLK_OK ? rlk_fam_acks_done(s->b.c, what, s->b.name, "done") : rc;
+    return rlk_handle_write(&s->b, what, field, v, lo, pc, &a, out);
 }
 
 int rlk_semaphore_release(rlk_semaphore *s, long long permits, long long *count)
 {
     if (!s)
         return RLK_ERR_ARG;
-    return rlk_sem_count(s, "release", "permits", permits, 1, "semaphore/release", count);
+    return rlk_sem_count(s, "release", "permits", permits, 1, &rlk_semaphore_release_call, count);
 }
 
 int rlk_semaphore_release_if_exists(rlk_semaphore *s, long long permits, int *released)
@@ -246,7 +218,7 @@ int rlk_semaphore_release_if_exists(rlk_semaphore *s, long long permits, int *re
     if (!s)
         return RLK_ERR_ARG;
     rc = rlk_sem_count(s, "release_if_exists", "permits", permits, 1,
-                       "semaphore/release_if_exists", &n);
+                       &rlk_semaphore_release_if_exists_call, &n);
     if (released && (rc == RLK_OK || rc == RLK_ERR_NOREPLICAS))
         *released = n == 1;
     return rc;
@@ -254,80 +226,49 @@ int rlk_semaphore_release_if_exists(rlk_semaphore *s, long long permits, int *re
 
 int rlk_semaphore_try_set_permits(rlk_semaphore *s, long long permits, int *set)
 {
-    const char *keys[2];
+    long long n = 0;
+    int rc = s ? rlk_sem_count(s, "try_set_permits", "permits", permits, 0, &rlk_sem_try_set_call,
+                               &n) : RLK_ERR_ARG;
 
-    if (!s)
-        return RLK_ERR_ARG;
-    return rlk_fam_try_set_permits(&s->b, "semaphore/try_set_permits",
-                                   rlk_fam_keys(&s->b, keys), keys, permits, set);
+    if (rc == RLK_OK && set)
+        *set = n == 1;
+    return rc;
 }
 
 int rlk_semaphore_try_set_permits_ttl(rlk_semaphore *s, long long permits, long long ttl_ms,
                                      int *set)
 {
-    const char *keys[2];
-    char num[24], ttl[24];
-    const char *args[3] = {num, ttl, NULL};     /* permits, ttl_ms, publish */
+    rlk_proto_argvals v = {.n = permits, .ttl_ms = ttl_ms};
     long long n = 0;
-    int rc;
+    int rc = s ? rlk_fam_check_range(s->b.c, "try_set_permits", s->b.name, "permits", permits, 0,
+                                     RLK_NUM_MAX) : RLK_ERR_ARG;
 
+    if (rc == RLK_OK)   /* ttl_ms checked after permits */
+        rc = rlk_handle_write(&s->b, "try_set_permits", "ttl_ms", ttl_ms, 1,
+                              &rlk_semaphore_try_set_ttl_call, &v, &n);
     if (set)
-        *set = 0;
-    if (!s)
-        return RLK_ERR_ARG;
-    rc = rlk_fam_check_range(s->b.c, "try_set_permits", s->b.name, "permits", permits, 0,
-                             RLK_NUM_MAX);
-    if (rc == RLK_OK)
-        rc = rlk_fam_check_range(s->b.c, "try_set_permits", s->b.name, "ttl_ms", ttl_ms, 1,
-                                 RLK_NUM_MAX);
-    if (rc != RLK_OK)
-        return rc;
-    snprintf(num, sizeof num, "%lld", permits);
-    snprintf(ttl, sizeof ttl, "%lld", ttl_ms);
-    args[2] = rlk_publish_arg(s->b.c);
-    rc = rlk_fam_eval_int(s->b.c, "semaphore/try_set_permits_ttl", rlk_fam_keys(&s->b, keys), keys,
-                          3, args, NULL, &n);
-    if (rc != RLK_OK)
-        return rc;
-    if (set)
-        *set = n == 1;
-    return rlk_fam_acks_done(s->b.c, "try_set_permits", s->b.name, "done");
+        *set = n == 1;  /* 0 on every error but too few replicas */
+    return rc;
 }
 
 int rlk_semaphore_add_permits(rlk_semaphore *s, long long delta, long long *count)
 {
     if (!s)
         return RLK_ERR_ARG;
-    return rlk_sem_count(s, "add_permits", "delta", delta, -RLK_NUM_MAX, "semaphore/add_permits",
+    return rlk_sem_count(s, "add_permits", "delta", delta, -RLK_NUM_MAX, &rlk_sem_add_permits_call,
                          count);
-}
-
-/* A script on (name) without arguments and with an integer reply. */
-static int rlk_sem_call1(rlk_semaphore *s, const char *script, long long *out)
-{
-    const char *keys[1] = {s->b.name};
-
-    return rlk_fam_eval_int(s->b.c, script, 1, keys, 0, NULL, NULL, out);
 }
 
 int rlk_semaphore_drain(rlk_semaphore *s, long long *drained)
 {
-    long long n = 0;
-    int rc;
-
-    if (!s)
-        return RLK_ERR_ARG;
-    rc = rlk_sem_call1(s, "semaphore/drain", &n);
-    if (rc == RLK_OK && drained)
-        *drained = n;
-    return rc;
+    return s ? rlk_handle_int(&s->b, &rlk_sem_drain_call, NULL, drained) : RLK_ERR_ARG;
 }
 
 int rlk_semaphore_available(rlk_semaphore *s, long long *count)
 {
     if (!s || !count)
         return RLK_ERR_ARG;
-    return rlk_sem_call1(s, "semaphore/available", count);
+    return rlk_handle_int(&s->b, &rlk_sem_available_call, NULL, count);
 }
 
 /* ---------------------------------------------------------------- time to live */
@@ -335,15 +276,15 @@ int rlk_semaphore_available(rlk_semaphore *s, long long *count)
 /* On the name */
 int rlk_semaphore_expire(rlk_semaphore *s, long long ttl_ms, int *set)
 {
-    return rlk_expiry_set(s ? &s->b : NULL, "semaphore/expire", NULL, 0, ttl_ms, set);
+    return rlk_expiry_set(s ? &s->b : NULL, RLK_MKIND_SEMAPHORE, ttl_ms, set);
 }
 
 int rlk_semaphore_clear_expire(rlk_semaphore *s, int *cleared)
 {
-    return rlk_expiry_clear(s ? &s->b : NULL, "semaphore/clear_expire", NULL, cleared);
+    return rlk_expiry_clear(s ? &s->b : NULL, RLK_MKIND_SEMAPHORE, cleared);
 }
 
 int rlk_semaphore_ttl(rlk_semaphore *s, long long *ttl_ms)
 {
-    return rlk_expiry_ttl(s ? &s->b : NULL, "semaphore/ttl", ttl_ms);
+    return rlk_expiry_ttl(s ? &s->b : NULL, RLK_MKIND_SEMAPHORE, ttl_ms);
 }

@@ -11,7 +11,7 @@
 #include "kinds/proto.h"
 
 extern const rlk_proto_call rlk_semaphore_acquire_call, rlk_semaphore_release_call,
-    rlk_semaphore_cancel_call, rlk_semaphore_release_if_exists_call,
+    rlk_semaphore_release_if_exists_call,
     rlk_semaphore_try_set_ttl_call;
 
 #endif /* RLK_KINDS_SEMAPHORE_H */
