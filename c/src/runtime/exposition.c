@@ -140,79 +140,6 @@ int rlk_metrics_get(rlk_client *c, rlk_metrics *out)
     return RLK_OK;
 }
 
-static void rlk_hist_add(rlk_histogram *a, const rlk_histogram *b)
-{
-    a->count += b->count;
-    a->sum_ns += b->sum_ns;
-    for (int i = 0; i <= RLK_METRICS_BUCKETS; i++)
-        a->buckets[i] += b->buckets[i];
-}
-
-void rlk_metrics_add(rlk_metrics *a, const rlk_metrics *b)
-{
-    if (!a || !b)
-        return;
-    a->enabled = a->enabled || b->enabled;
-    for (int i = 0; i < RLK_MKIND_COUNT; i++)
-        for (int j = 0; j < RLK_ACQ_RESULTS; j++)
-            a->acquisitions[i][j] += b->acquisitions[i][j];
-#define RLK_M_SUM(f) a->f += b->f
-    RLK_M_SUM(acquire_calls);
-    RLK_M_SUM(waits);
-    RLK_M_SUM(wake_permits);
-    RLK_M_SUM(wake_all);
-    RLK_M_SUM(ttl_wakeups);
-    RLK_M_SUM(handoffs);
-    RLK_M_SUM(acquired_after_wait);
-    RLK_M_SUM(renewals);
-    RLK_M_SUM(renewal_failures);
-    RLK_M_SUM(renewals_unacked);
-    RLK_M_SUM(locks_lost_gone);
-    RLK_M_SUM(locks_lost_expired);
-    RLK_M_SUM(lost_replies);
-    RLK_M_SUM(lost_adopted);
-    RLK_M_SUM(lost_not_run);
-    RLK_M_SUM(lost_unsettled);
-    RLK_M_SUM(lost_given_back);
-    RLK_M_SUM(reconnects);
-    RLK_M_SUM(connect_failures);
-    RLK_M_SUM(redirects);
-    RLK_M_SUM(failovers);
-    RLK_M_SUM(noscript_reloads);
-    RLK_M_SUM(sub_connects);
-    RLK_M_SUM(sub_drops);
-    RLK_M_SUM(delay_refusals);
-    RLK_M_SUM(locks_held);
-    RLK_M_SUM(watchdog_entries);
-    RLK_M_SUM(requests_waiting);
-    RLK_M_SUM(fence_writes[RLK_FENCE_ACCEPTED]);
-    RLK_M_SUM(fence_writes[RLK_FENCE_REFUSED]);
-#undef RLK_M_SUM
-    rlk_hist_add(&a->wait, &b->wait);
-    rlk_hist_add(&a->hold, &b->hold);
-    rlk_hist_add(&a->handoff, &b->handoff);
-    for (size_t i = 0; i < b->nnames && i < RLK_METRICS_NAMES_MAX; i++) {
-        size_t j = 0;
-
-        while (j < a->nnames && strcmp(a->names[j].name, b->names[i].name) != 0)
-            j++;
-        if (j == a->nnames) {
-            if (a->nnames >= RLK_METRICS_NAMES_MAX)
-                continue;
-            memset(&a->names[j], 0, sizeof a->names[j]);
-            memcpy(a->names[j].name, b->names[i].name, sizeof a->names[j].name);
-            a->names[j].name[RLK_METRICS_NAME_SIZE - 1] = '\0';
-            a->nnames++;
-        }
-        for (int r = 0; r < RLK_ACQ_RESULTS; r++)
-            a->names[j].acquisitions[r] += b->names[i].acquisitions[r];
-        rlk_hist_add(&a->names[j].wait, &b->names[i].wait);
-        rlk_hist_add(&a->names[j].hold, &b->names[i].hold);
-        for (int r = 0; r < RLK_FENCE_RESULTS; r++)
-            a->names[j].fence_writes[r] += b->names[i].fence_writes[r];
-    }
-}
-
 /* ---------------------------------------------------------------- exposition */
 
 /* Appends into a caller's buffer, counting what the whole text needs. */
@@ -388,17 +315,31 @@ static const rlk_family rlk_fam_acq = {"rlk_acquisitions_total", "counter",
     "Acquisition calls by kind and result (acquired, timed_out, refused, error)."};
 static const rlk_family rlk_fam_enabled = {"rlk_metrics_enabled", "gauge",
     "1 when recording is on (rlk_metrics_set_enabled)."};
-static const rlk_family rlk_gauges[3] = {
-    {"rlk_locks_held", "gauge", "Holds in the client's registry."},
-    {"rlk_watchdog_entries", "gauge", "Holds the watchdog renews (no lease given)."},
-    {"rlk_requests_waiting", "gauge", "Acquisition calls under way."},
+/* The gauges (long long) and the histograms: family, and the field's offset. */
+typedef struct rlk_field_def {
+    rlk_family f;
+    size_t off;
+} rlk_field_def;
+
+static const rlk_field_def rlk_gauges[3] = {
+    {{"rlk_locks_held", "gauge", "Holds in the client's registry."}, RLK_OFF(locks_held)},
+    {{"rlk_watchdog_entries", "gauge", "Holds the watchdog renews (no lease given)."},
+     RLK_OFF(watchdog_entries)},
+    {{"rlk_requests_waiting", "gauge", "Acquisition calls under way."}, RLK_OFF(requests_waiting)},
 };
-static const rlk_family rlk_hists[3] = {
-    {"rlk_wait_seconds", "histogram", "Acquisition calls that acquired: from call to return."},
-    {"rlk_hold_seconds", "histogram", "Locks: from acquisition to the release of the last hold."},
-    {"rlk_handoff_latency_seconds", "histogram",
-     "From a wake-up message to the acquisition it led to."},
+static const rlk_field_def rlk_hists[3] = {
+    {{"rlk_wait_seconds", "histogram", "Acquisition calls that acquired: from call to return."},
+     RLK_OFF(wait)},
+    {{"rlk_hold_seconds", "histogram", "Locks: from acquisition to the release of the last hold."},
+     RLK_OFF(hold)},
+    {{"rlk_handoff_latency_seconds", "histogram",
+      "From a wake-up message to the acquisition it led to."}, RLK_OFF(handoff)},
 };
+
+#define RLK_NCOUNTERS (sizeof rlk_counters_def / sizeof rlk_counters_def[0])
+/* The field at offset off of m, as its type. */
+#define RLK_AT(type, m, off) ((type *)((char *)(m) + (off)))
+#define RLK_CAT(type, m, off) ((const type *)((const char *)(m) + (off)))
 static const rlk_family rlk_name_fams[4] = {
     {"rlk_name_acquisitions_total", "counter", "Acquisition calls of a watched name by result."},
     {"rlk_name_wait_seconds", "histogram", "Acquisitions of a watched name: wait."},
@@ -408,6 +349,52 @@ static const rlk_family rlk_name_fams[4] = {
 };
 static const char *const rlk_fence_result_names[RLK_FENCE_RESULTS] = {"accepted", "refused"};
 
+static void rlk_hist_add(rlk_histogram *a, const rlk_histogram *b)
+{
+    a->count += b->count;
+    a->sum_ns += b->sum_ns;
+    for (int i = 0; i <= RLK_METRICS_BUCKETS; i++)
+        a->buckets[i] += b->buckets[i];
+}
+
+void rlk_metrics_add(rlk_metrics *a, const rlk_metrics *b)
+{
+    if (!a || !b)
+        return;
+    a->enabled = a->enabled || b->enabled;
+    for (int i = 0; i < RLK_MKIND_COUNT; i++)
+        for (int j = 0; j < RLK_ACQ_RESULTS; j++)
+            a->acquisitions[i][j] += b->acquisitions[i][j];
+    for (size_t d = 0; d < RLK_NCOUNTERS; d++)     /* every counter, by the tables */
+        *RLK_AT(unsigned long long, a, rlk_counters_def[d].off) +=
+            *RLK_CAT(unsigned long long, b, rlk_counters_def[d].off);
+    for (int g = 0; g < 3; g++) {
+        *RLK_AT(long long, a, rlk_gauges[g].off) += *RLK_CAT(long long, b, rlk_gauges[g].off);
+        rlk_hist_add(RLK_AT(rlk_histogram, a, rlk_hists[g].off),
+                     RLK_CAT(rlk_histogram, b, rlk_hists[g].off));
+    }
+    for (size_t i = 0; i < b->nnames && i < RLK_METRICS_NAMES_MAX; i++) {
+        size_t j = 0;
+
+        while (j < a->nnames && strcmp(a->names[j].name, b->names[i].name) != 0)
+            j++;
+        if (j == a->nnames) {
+            if (a->nnames >= RLK_METRICS_NAMES_MAX)
+                continue;
+            memset(&a->names[j], 0, sizeof a->names[j]);
+            memcpy(a->names[j].name, b->names[i].name, sizeof a->names[j].name);
+            a->names[j].name[RLK_METRICS_NAME_SIZE - 1] = '\0';
+            a->nnames++;
+        }
+        for (int r = 0; r < RLK_ACQ_RESULTS; r++)
+            a->names[j].acquisitions[r] += b->names[i].acquisitions[r];
+        rlk_hist_add(&a->names[j].wait, &b->names[i].wait);
+        rlk_hist_add(&a->names[j].hold, &b->names[i].hold);
+        for (int r = 0; r < RLK_FENCE_RESULTS; r++)
+            a->names[j].fence_writes[r] += b->names[i].fence_writes[r];
+    }
+}
+
 static const char *rlk_label_of(const char *const *labels, size_t i)
 {
     return labels && labels[i] ? labels[i] : NULL;
@@ -416,7 +403,7 @@ static const char *rlk_label_of(const char *const *labels, size_t i)
 static void rlk_prom(rlk_out *o, const rlk_metrics *m, size_t n, const char *const *labels)
 {
     char extra[600];
-    size_t nn = sizeof rlk_counters_def / sizeof rlk_counters_def[0];
+    size_t nn = RLK_NCOUNTERS;
 
     /* Which rlk and hiredis made these numbers (one line, value 1: join on it in queries). */
     rlk_put(o, "# HELP rlk_build_info the rlk library's version and the hiredis it was built "
@@ -445,22 +432,20 @@ static void rlk_prom(rlk_out *o, const rlk_metrics *m, size_t n, const char *con
             for (size_t e = d; e < end; e++)
                 rlk_prom_value(o, rlk_counters_def[d].f.name, rlk_counters_def[e].extra,
                                rlk_label_of(labels, i),
-                               *(const unsigned long long *)((const char *)&m[i] +
-                                                             rlk_counters_def[e].off));
+                               *RLK_CAT(unsigned long long, &m[i], rlk_counters_def[e].off));
         d = end;
     }
     for (int g = 0; g < 3; g++) {
-        rlk_prom_head(o, &rlk_gauges[g]);
+        rlk_prom_head(o, &rlk_gauges[g].f);
         for (size_t i = 0; i < n; i++)
-            rlk_prom_gauge(o, rlk_gauges[g].name, rlk_label_of(labels, i),
-                           g == 0 ? m[i].locks_held
-                                  : g == 1 ? m[i].watchdog_entries : m[i].requests_waiting);
+            rlk_prom_gauge(o, rlk_gauges[g].f.name, rlk_label_of(labels, i),
+                           *RLK_CAT(long long, &m[i], rlk_gauges[g].off));
     }
     for (int h = 0; h < 3; h++) {
-        rlk_prom_head(o, &rlk_hists[h]);
+        rlk_prom_head(o, &rlk_hists[h].f);
         for (size_t i = 0; i < n; i++)
-            rlk_prom_hist(o, rlk_hists[h].name, NULL, rlk_label_of(labels, i),
-                          h == 0 ? &m[i].wait : h == 1 ? &m[i].hold : &m[i].handoff);
+            rlk_prom_hist(o, rlk_hists[h].f.name, NULL, rlk_label_of(labels, i),
+                          RLK_CAT(rlk_histogram, &m[i], rlk_hists[h].off));
     }
     for (int f = 0; f < 4; f++) {
         int any = 0;
@@ -512,9 +497,17 @@ static void rlk_json_hist(rlk_out *o, const char *key, const rlk_histogram *h)
     rlk_put(o, "]}");
 }
 
+/* {"acquired":1,"timed_out":0,...}: acquisitions by result. */
+static void rlk_json_results(rlk_out *o, const unsigned long long *counts)
+{
+    rlk_put(o, "{");
+    for (int r = 0; r < RLK_ACQ_RESULTS; r++)
+        rlk_put(o, "%s\"%s\":%llu", r ? "," : "", rlk_acquire_result_name(r), counts[r]);
+    rlk_put(o, "}");
+}
+
 static void rlk_json_one(rlk_out *o, const rlk_metrics *m, const char *label)
 {
-    size_t nn = sizeof rlk_counters_def / sizeof rlk_counters_def[0];
     const char *fam = NULL;
 
     rlk_put(o, "{");
@@ -525,15 +518,12 @@ static void rlk_json_one(rlk_out *o, const rlk_metrics *m, const char *label)
     }
     rlk_put(o, "\"enabled\":%d,\"acquisitions\":{", m->enabled);
     for (int k = 0; k < RLK_MKIND_COUNT; k++) {
-        rlk_put(o, "%s\"%s\":{", k ? "," : "", rlk_metrics_kind_name(k));
-        for (int r = 0; r < RLK_ACQ_RESULTS; r++)
-            rlk_put(o, "%s\"%s\":%llu", r ? "," : "", rlk_acquire_result_name(r), m->acquisitions[k][r]);
-        rlk_put(o, "}");
+        rlk_put(o, "%s\"%s\":", k ? "," : "", rlk_metrics_kind_name(k));
+        rlk_json_results(o, m->acquisitions[k]);
     }
     rlk_put(o, "},\"counters\":{");
-    for (size_t d = 0; d < nn; d++) {
-        unsigned long long v =
-            *(const unsigned long long *)((const char *)m + rlk_counters_def[d].off);
+    for (size_t d = 0; d < RLK_NCOUNTERS; d++) {
+        unsigned long long v = *RLK_CAT(unsigned long long, m, rlk_counters_def[d].off);
         const char *x = rlk_counters_def[d].extra;
 
         if (rlk_counters_def[d].f.name)
@@ -548,24 +538,24 @@ static void rlk_json_one(rlk_out *o, const rlk_metrics *m, const char *label)
         }
         rlk_put(o, "\":%llu", v);
     }
-    rlk_put(o, "},\"gauges\":{\"rlk_locks_held\":%lld,\"rlk_watchdog_entries\":%lld,"
-            "\"rlk_requests_waiting\":%lld},\"histograms\":{",
-            m->locks_held, m->watchdog_entries, m->requests_waiting);
-    rlk_json_hist(o, "rlk_wait_seconds", &m->wait);
-    rlk_put(o, ",");
-    rlk_json_hist(o, "rlk_hold_seconds", &m->hold);
-    rlk_put(o, ",");
-    rlk_json_hist(o, "rlk_handoff_latency_seconds", &m->handoff);
+    rlk_put(o, "},\"gauges\":{");
+    for (int g = 0; g < 3; g++)
+        rlk_put(o, "%s\"%s\":%lld", g ? "," : "", rlk_gauges[g].f.name,
+                *RLK_CAT(long long, m, rlk_gauges[g].off));
+    rlk_put(o, "},\"histograms\":{");
+    for (int h = 0; h < 3; h++) {
+        rlk_put(o, "%s", h ? "," : "");
+        rlk_json_hist(o, rlk_hists[h].f.name, RLK_CAT(rlk_histogram, m, rlk_hists[h].off));
+    }
     rlk_put(o, "},\"names\":[");
     for (size_t j = 0; j < m->nnames && j < RLK_METRICS_NAMES_MAX; j++) {
         const rlk_name_metrics *nm = &m->names[j];
 
         rlk_put(o, "%s{\"name\":\"", j ? "," : "");
         rlk_put_escaped(o, nm->name);
-        rlk_put(o, "\",\"acquisitions\":{");
-        for (int r = 0; r < RLK_ACQ_RESULTS; r++)
-            rlk_put(o, "%s\"%s\":%llu", r ? "," : "", rlk_acquire_result_name(r), nm->acquisitions[r]);
-        rlk_put(o, "},");
+        rlk_put(o, "\",\"acquisitions\":");
+        rlk_json_results(o, nm->acquisitions);
+        rlk_put(o, ",");
         rlk_json_hist(o, "wait_seconds", &nm->wait);
         rlk_put(o, ",");
         rlk_json_hist(o, "hold_seconds", &nm->hold);
