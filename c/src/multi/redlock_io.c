@@ -81,11 +81,11 @@ static void redlock_expect_free(redlock_expect *e)
     memset(e, 0, sizeof *e);
 }
 
-/* Removes the oldest expected reply (its outcome already handled). */
-static void redlock_expect_shift(redlock_conn *k)
+/* Removes expected reply j (0: the oldest, its outcome already handled). */
+static void redlock_expect_remove(redlock_conn *k, int j)
 {
-    redlock_expect_free(&k->exp[0]);
-    memmove(&k->exp[0], &k->exp[1], (size_t)(k->nexp - 1) * sizeof k->exp[0]);
+    redlock_expect_free(&k->exp[j]);
+    memmove(&k->exp[j], &k->exp[j + 1], (size_t)(k->nexp - j - 1) * sizeof k->exp[0]);
     memset(&k->exp[k->nexp - 1], 0, sizeof k->exp[0]);
     k->nexp--;
 }
@@ -108,7 +108,7 @@ static void redlock_conn_fail(redlock_conn *k, int rc, const char *msg)
 {
     while (k->nexp > 0) {
         redlock_req_fail(k->exp[0].req, rc, msg);
-        redlock_expect_shift(k);
+        redlock_expect_remove(k, 0);
     }
     k->nonblocking = 0;
     k->fresh = 0;
@@ -198,7 +198,7 @@ static void redlock_conn_close(redlock_conn *k)
             if (!ctx->err && k->nonblocking && ctx->obuf && sdslen(ctx->obuf) > 0)
                 (void)rlk_transport_write(ctx, &done);
             while (k->nexp > 0)
-                redlock_expect_shift(k);
+                redlock_expect_remove(k, 0);
             rlk_slot_drop(k->slot);
         }
     }
@@ -323,10 +323,7 @@ static void redlock_conn_fail_unsent(redlock_conn *k, int rc, const char *msg)
         redlock_req_fail(k->exp[j].req, rc, msg);
         if (k->exp[j].req)
             k->exp[j].req->not_sent = 1;
-        redisFreeCommand(k->exp[j].cmd);
-        memmove(&k->exp[j], &k->exp[j + 1], (size_t)(k->nexp - j - 1) * sizeof k->exp[0]);
-        memset(&k->exp[k->nexp - 1], 0, sizeof k->exp[0]);
-        k->nexp--;
+        redlock_expect_remove(k, j);
     }
 }
 
@@ -580,7 +577,7 @@ static int redlock_on_reply(redlock_conn *k, redisReply *r)
         redlock_on_call(k, e, r);
         break;
     }
-    redlock_expect_shift(k);
+    redlock_expect_remove(k, 0);
     return 0;
 }
 
