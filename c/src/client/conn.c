@@ -425,19 +425,12 @@ int rlk_conn_open_to(rlk_client *c, const char *host, int port, redisContext **o
     rlk_tl_dial_failed = ctx ? ctx->err != 0 : rc != RLK_ERR_NOMEM;
     if (!ctx)
         return rlk_set_error(c, rc, "connect %s: %s", c->addr, why);
-    if (ctx->err) {
-        rc = rlk_set_ctx_error(c, ctx, "connect");
-        rlk_transport_free(ctx);
-        return rc;
-    }
     tv = c->command_tv;
     (void)rlk_time_limit_tv(c->command_tv, &tv);    /* a wait's limit cuts AUTH and SELECT too */
-    if (redisSetTimeout(ctx, tv) != REDIS_OK) {
+    if (ctx->err || redisSetTimeout(ctx, tv) != REDIS_OK)
         rc = rlk_set_ctx_error(c, ctx, "connect");
-        rlk_transport_free(ctx);
-        return rc;
-    }
-    rc = rlk_conn_setup(c, ctx);
+    else
+        rc = rlk_conn_setup(c, ctx);
     if (rc != RLK_OK) {
         rlk_transport_free(ctx);
         return rc;
