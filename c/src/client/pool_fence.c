@@ -6,12 +6,9 @@
  * The lock kinds then read their own field to learn which (lock_settle.c).
  * docs/runtime.md "Lost replies" gives the ordering argument.
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "client/client_t.h"
 #include "client/clock.h"
@@ -62,17 +59,9 @@ int rlk_pool_lost_reply(rlk_client *c, rlk_lost_conn *out)
 static int rlk_pool_conn_name(char *buf, size_t len)
 {
     unsigned char r[8];
-    ssize_t n = getrandom(r, sizeof r, 0);
 
-    if (n != (ssize_t)sizeof r) {
-        int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-
-        n = fd >= 0 ? read(fd, r, sizeof r) : -1;
-        if (fd >= 0)
-            close(fd);
-        if (n != (ssize_t)sizeof r)
-            return -1;
-    }
+    if (rlk_random_bytes(r, sizeof r) != 0)
+        return -1;
     snprintf(buf, len, "rlk-pool-%02x%02x%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2], r[3], r[4],
              r[5], r[6], r[7]);
     return 0;
@@ -189,20 +178,10 @@ static int rlk_fence_step(rlk_client *c, const rlk_lost_conn *lc, int kill, int 
     return rc;
 }
 
-static long long rlk_fence_ms_since(const struct timespec *t0)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (t.tv_sec - t0->tv_sec) * 1000LL + (t.tv_nsec - t0->tv_nsec) / 1000000;
-}
-
 int rlk_pool_fence(rlk_client *c, const rlk_lost_conn *lc, long long budget_ms)
 {
-    struct timespec t0;
+    long long limit = rlk_time_limit_left_ms(), t0;
     int rc, kill = 0;
-
-    long long limit = rlk_time_limit_left_ms();
 
     if (lc->via && lc->via != c) {  /* a cluster node's connection: fenced on that node */
         rc = rlk_pool_fence(lc->via, lc, budget_ms);
@@ -217,7 +196,7 @@ int rlk_pool_fence(rlk_client *c, const rlk_lost_conn *lc, long long budget_ms)
         budget_ms = limit;
     if (budget_ms <= 0)
         return rlk_set_error(c, RLK_ERR_TIMEOUT, "%s: no time left to fence a lost reply", c->addr);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    t0 = rlk_clock_now_ns();
     for (;;) {
         int listed = 0;
 
@@ -231,7 +210,7 @@ int rlk_pool_fence(rlk_client *c, const rlk_lost_conn *lc, long long budget_ms)
         }
         if (rc == RLK_OK || (rc != RLK_ERR_IO && rc != RLK_ERR_TIMEOUT && rc != RLK_ERR_PROTOCOL))
             return rc;
-        if (rlk_fence_ms_since(&t0) >= budget_ms)
+        if ((rlk_clock_now_ns() - t0) / RLK_NS_PER_MS >= budget_ms)
             return rc;
         /* A refused connect fails at once: back off before the next try. */
         nanosleep(&(struct timespec){0, 20000000L}, NULL);
