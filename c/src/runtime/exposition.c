@@ -459,22 +459,21 @@ static void rlk_prom(rlk_out *o, const rlk_metrics *m, size_t n, const char *con
             for (size_t j = 0; j < m[i].nnames && j < RLK_METRICS_NAMES_MAX; j++) {
                 const rlk_name_metrics *nm = &m[i].names[j];
                 rlk_out e = {extra, sizeof extra - 1, 0};
-                int rr;
+                size_t named;
 
+                rlk_put(&e, "name=\"");
+                rlk_put_escaped(&e, nm->name);
+                rlk_put(&e, "\"");
+                named = e.pos;
                 if (f == 1 || f == 2) {
-                    rlk_put(&e, "name=\"");
-                    rlk_put_escaped(&e, nm->name);
-                    rlk_put(&e, "\"");
                     rlk_prom_hist(o, rlk_name_fams[f].name, extra, rlk_label_of(labels, i),
                                   f == 1 ? &nm->wait : &nm->hold);
                     continue;
                 }
                 /* A counter by result: acquisitions (0), fenced writes (3). */
-                for (rr = 0; rr < (f == 0 ? RLK_ACQ_RESULTS : RLK_FENCE_RESULTS); rr++) {
-                    e.pos = 0;
-                    rlk_put(&e, "name=\"");
-                    rlk_put_escaped(&e, nm->name);
-                    rlk_put(&e, "\",result=\"%s\"",
+                for (int rr = 0; rr < (f == 0 ? RLK_ACQ_RESULTS : RLK_FENCE_RESULTS); rr++) {
+                    e.pos = named;
+                    rlk_put(&e, ",result=\"%s\"",
                             f == 0 ? rlk_acquire_result_name(rr) : rlk_fence_result_names[rr]);
                     rlk_prom_value(o, rlk_name_fams[f].name, extra, rlk_label_of(labels, i),
                                    f == 0 ? nm->acquisitions[rr] : nm->fence_writes[rr]);
