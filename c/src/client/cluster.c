@@ -114,7 +114,8 @@ static int rlk_cluster_copy_error(rlk_client *c, rlk_client *n, int rc)
     return rlk_set_error(c, rc, "%s", rlk_errstr(n));
 }
 
-int rlk_cluster_setup(rlk_client *c, char *msg, size_t len)
+/* From rlk_connect: the node clients of the URL's seeds. */
+static int rlk_cluster_setup(rlk_client *c, char *msg, size_t len)
 {
     rlk_cluster *cl = calloc(1, sizeof *cl);
 
@@ -130,7 +131,7 @@ int rlk_cluster_setup(rlk_client *c, char *msg, size_t len)
     return RLK_OK;
 }
 
-void rlk_cluster_free(rlk_client *c)
+static void rlk_cluster_free(rlk_client *c)
 {
     rlk_cluster *cl = c->cluster;
 
@@ -251,7 +252,26 @@ static rlk_client *rlk_cluster_pick(rlk_client *c, int slot, int refresh)
     return n;
 }
 
-int rlk_cluster_connect(rlk_client *c)
+/* The node clients of the current masters (refreshing the map first),
+ * for per-master script loading and checking; at most max, returns how
+ * many. They belong to c. */
+static int rlk_cluster_masters(rlk_client *c, rlk_client **out, int max)
+{
+    rlk_cluster *cl = c->cluster;
+    int n = 0;
+
+    (void)rlk_cluster_refresh(c, 1);
+    pthread_mutex_lock(&cl->mu);
+    for (int k = 0; k < cl->map.nmasters && n < max; k++)
+        out[n++] = cl->node[cl->map.master[k]];
+    pthread_mutex_unlock(&cl->mu);
+    return n;
+}
+
+/* From rlk_connect: fetches the slot map and loads the scripts on every
+ * master (unless no_preload). Errors are recorded on c (not fatal: the next
+ * call tries again). */
+static int rlk_cluster_connect(rlk_client *c)
 {
     rlk_client *m[RLK_CLUSTER_MAX_NODES];
     int n, rc;
@@ -267,23 +287,14 @@ int rlk_cluster_connect(rlk_client *c)
     return RLK_OK;
 }
 
-int rlk_cluster_masters(rlk_client *c, rlk_client **out, int max)
-{
-    rlk_cluster *cl = c->cluster;
-    int n = 0;
-
-    (void)rlk_cluster_refresh(c, 1);
-    pthread_mutex_lock(&cl->mu);
-    for (int k = 0; k < cl->map.nmasters && n < max; k++)
-        out[n++] = cl->node[cl->map.master[k]];
-    pthread_mutex_unlock(&cl->mu);
-    return n;
-}
-
 static rlk_client *rlk_cluster_follow(rlk_client *c, int kind, int slot, const char *host,
                                       int port);
 
-void rlk_cluster_redirected(rlk_client *c, const char *err)
+/* For a subscriber: a -MOVED reply to SSUBSCRIBE (its text) gives the slot
+ * to the node it names, as a redirected call would; anything else, or a
+ * sunsubscribe push (the slot migrated away), refreshes the map (at most
+ * every RLK_CLUSTER_REFRESH_MS). */
+static void rlk_cluster_redirected(rlk_client *c, const char *err)
 {
     char host[RLK_SLOTMAP_HOST_MAX];
     int slot, port, kind = err ? rlk_slotmap_redirect(err, &slot, host, sizeof host, &port) : 0;
@@ -306,8 +317,12 @@ int rlk_cluster_owner_addr(rlk_client *c, int slot, char *buf, size_t len)
 
 /* ---------------------------------------------------------------- keys */
 
-int rlk_cluster_keys_slot(rlk_client *c, const char *what, int nkeys, const char *const *keys,
-                          const size_t *keylens)
+/* The slot every one of keys hashes to; when they differ (naming what), a
+ * call that Redis would refuse with CROSSSLOT is refused before any round
+ * trip: RLK_CLUSTER_BAD_SLOT with RLK_ERR_ARG recorded. RLK_CLUSTER_ANY_SLOT
+ * when nkeys is 0. */
+static int rlk_cluster_keys_slot(rlk_client *c, const char *what, int nkeys,
+                                 const char *const *keys, const size_t *keylens)
 {
     int slot = RLK_CLUSTER_ANY_SLOT;
 
@@ -412,8 +427,10 @@ static int rlk_cluster_backoff(long long *backoff_ms, long long deadline_ns)
     return 1;
 }
 
-int rlk_cluster_run(rlk_client *c, int slot, rlk_conn_op op, void *arg, int idempotent,
-                    redisReply **reply)
+/* op on the master of slot (RLK_CLUSTER_ANY_SLOT: any master), with the
+ * redirect and retry rules of cluster.h. Errors are recorded on c. */
+static int rlk_cluster_run(rlk_client *c, int slot, rlk_conn_op op, void *arg, int idempotent,
+                           redisReply **reply)
 {
     long long left = rlk_time_limit_left_ms(), backoff = RLK_CLUSTER_BACKOFF_MIN_MS;
     long long deadline = rlk_clock_now_ns() +
@@ -468,7 +485,10 @@ int rlk_cluster_run(rlk_client *c, int slot, rlk_conn_op op, void *arg, int idem
 
 /* ---------------------------------------------------------------- dedicated connections */
 
-int rlk_cluster_conn_open(rlk_client *c, redisContext **out, char *addr)
+/* A dedicated connection (rlk_conn_open) to some node, the one after the
+ * last one handed out first, so that a subscriber whose node died goes on
+ * with another. *addr (may be NULL, 300 bytes) gets its address. */
+static int rlk_cluster_conn_open(rlk_client *c, redisContext **out, char *addr)
 {
     rlk_cluster *cl = c->cluster;
     rlk_client *cand[RLK_CLUSTER_MAX_NODES];
@@ -497,7 +517,8 @@ int rlk_cluster_conn_open(rlk_client *c, redisContext **out, char *addr)
     return rc;
 }
 
-int rlk_cluster_conn_open_slot(rlk_client *c, int slot, redisContext **out, char *addr)
+/* A dedicated connection to the master of slot. */
+static int rlk_cluster_conn_open_slot(rlk_client *c, int slot, redisContext **out, char *addr)
 {
     rlk_client *n = rlk_cluster_pick(c, slot, 1);
     int rc;
@@ -524,7 +545,9 @@ static int rlk_op_info_server(rlk_client *n, redisContext *ctx, void *arg, redis
     return rlk_conn_command(n, ctx, "INFO", 2, argv, NULL, reply, written);
 }
 
-int rlk_cluster_redis_major(rlk_client *c)
+/* The Redis major version of the cluster's nodes (INFO server of one
+ * master, asked once); 0 when unknown. */
+static int rlk_cluster_redis_major(rlk_client *c)
 {
     rlk_cluster *cl = c->cluster;
     redisReply *r = NULL;

@@ -519,7 +519,8 @@ static void rlk_conn_load_argv(const rlk_script_info *s, const char *argv[3], si
     lens[2] = s->body_len;
 }
 
-int rlk_conn_load_script(rlk_client *c, redisContext *ctx, const rlk_script_info *s)
+/* SCRIPT LOAD of script s; RLK_ERR_SHA when the server's SHA-1 differs. */
+static int rlk_conn_load_script(rlk_client *c, redisContext *ctx, const rlk_script_info *s)
 {
     const char *argv[3];
     size_t lens[3];

@@ -297,7 +297,10 @@ static int rlk_sn_refresh_from(rlk_client *c, const char *cause, int first)
     return rc;
 }
 
-int rlk_sentinel_refresh(rlk_client *c, const char *cause)
+/* Asks the sentinels now. 1: switched to a new master; 0: the current one
+ * stands; minus an rlk error (recorded, with the cause in the message) when
+ * no sentinel answered with a master it could confirm. */
+static int rlk_sentinel_refresh(rlk_client *c, const char *cause)
 {
     return rlk_sn_refresh_from(c, cause, -1);
 }
@@ -315,18 +318,25 @@ static int rlk_sn_refresh_quiet(rlk_client *c, const char *cause)
     return rc;
 }
 
-int rlk_sentinel_on_readonly(rlk_client *c)
+/* After a READONLY reply: 1 when the sentinels name another master now
+ * (the call may be sent again there); 0 otherwise, with the READONLY error
+ * left as it was. 0 at once for a client without sentinels. */
+static int rlk_sentinel_on_readonly(rlk_client *c)
 {
     return c->sentinel && rlk_sn_refresh_quiet(c, "READONLY") == 1;
 }
 
-void rlk_sentinel_check(rlk_client *c)
+/* The watchdog, before a renewal round: asks the sentinels (a switch
+ * follows at once), so that nothing is renewed on a master they no longer
+ * name. The calling thread's error is left as it was. */
+static void rlk_sentinel_check(rlk_client *c)
 {
     if (c->sentinel)
         (void)rlk_sn_refresh_quiet(c, "watchdog");
 }
 
-int rlk_sentinel_master(rlk_client *c, char *host, size_t len, int *port)
+/* The master to dial (resolving first when none is known yet). */
+static int rlk_sentinel_master(rlk_client *c, char *host, size_t len, int *port)
 {
     rlk_sentinel *sn = c->sentinel;
     int known, rc;
@@ -343,7 +353,8 @@ int rlk_sentinel_master(rlk_client *c, char *host, size_t len, int *port)
     return RLK_OK;
 }
 
-int rlk_sentinel_stale(rlk_client *c, const redisContext *ctx)
+/* 1 when ctx is a TCP connection to another address than the current master. */
+static int rlk_sentinel_stale(rlk_client *c, const redisContext *ctx)
 {
     rlk_sentinel *sn = c->sentinel;
     int stale;
@@ -524,7 +535,8 @@ static void *rlk_sn_main(void *arg)
     return NULL;
 }
 
-int rlk_sentinel_follow(rlk_client *c)
+/* Starts the follower thread (once; callers on several threads may race). */
+static int rlk_sentinel_follow(rlk_client *c)
 {
     rlk_sentinel *sn = c->sentinel;
     sigset_t all, old;
@@ -547,6 +559,33 @@ int rlk_sentinel_follow(rlk_client *c)
 }
 
 /* ---------------------------------------------------------------- life cycle */
+
+/* Stops the thread, closes its connections, frees. */
+static void rlk_sentinel_free(rlk_sentinel *sn)
+{
+    char b = 1;
+
+    if (!sn)
+        return;
+    atomic_store(&sn->stop, 1);
+    if (write(sn->kick[1], &b, 1) < 0) {
+        /* full: the thread has a kick to read */
+    }
+    if (sn->started)
+        pthread_join(sn->thread, NULL);
+    for (int i = 0; i < RLK_SN_MAX; i++)
+        if (sn->subs[i])
+            rlk_transport_free(sn->subs[i]);
+    if (sn->qctx)
+        rlk_transport_free(sn->qctx);
+    close(sn->kick[0]);
+    close(sn->kick[1]);
+    pthread_mutex_destroy(&sn->mu);
+    pthread_mutex_destroy(&sn->resolve_mu);
+    pthread_mutex_destroy(&sn->hook_mu);
+    free(sn->own_password);
+    free(sn);
+}
 
 /* Makes c->sentinel (c->url is a sentinel URL; sentinel_password: the
  * options' fallback, may be NULL). No I/O: the master is resolved when a
@@ -576,32 +615,6 @@ static int rlk_sn_new(rlk_client *c, const char *sentinel_password, char *msg, s
     }
     c->sentinel = sn;
     return RLK_OK;
-}
-
-void rlk_sentinel_free(rlk_sentinel *sn)
-{
-    char b = 1;
-
-    if (!sn)
-        return;
-    atomic_store(&sn->stop, 1);
-    if (write(sn->kick[1], &b, 1) < 0) {
-        /* full: the thread has a kick to read */
-    }
-    if (sn->started)
-        pthread_join(sn->thread, NULL);
-    for (int i = 0; i < RLK_SN_MAX; i++)
-        if (sn->subs[i])
-            rlk_transport_free(sn->subs[i]);
-    if (sn->qctx)
-        rlk_transport_free(sn->qctx);
-    close(sn->kick[0]);
-    close(sn->kick[1]);
-    pthread_mutex_destroy(&sn->mu);
-    pthread_mutex_destroy(&sn->resolve_mu);
-    pthread_mutex_destroy(&sn->hook_mu);
-    free(sn->own_password);
-    free(sn);
 }
 
 /* ---------------------------------------------------------------- the topology (topo.h) */

@@ -227,17 +227,6 @@ void *rlk_transport_command(redisContext *ctx, const char *format, ...)
     return reply;
 }
 
-void *rlk_transport_command_argv(redisContext *ctx, int argc, const char **argv,
-                                 const size_t *argvlen)
-{
-    void *reply = NULL;
-
-    if (redisAppendCommandArgv(ctx, argc, argv, argvlen) != REDIS_OK ||
-        rlk_transport_get_reply(ctx, &reply) != REDIS_OK)
-        return NULL;
-    return reply;
-}
-
 void rlk_transport_free(redisContext *ctx)
 {
     if (!ctx)

@@ -58,11 +58,8 @@ int rlk_transport_read(redisContext *ctx);
 /* redisGetReply: the next reply, writing what is pending and reading as
  * needed on a blocking context. */
 int rlk_transport_get_reply(redisContext *ctx, void **reply);
-/* redisCommand and redisCommandArgv on a blocking context: the reply,
- * NULL with ctx->err set. */
+/* redisCommand on a blocking context: the reply, NULL with ctx->err set. */
 void *rlk_transport_command(redisContext *ctx, const char *format, ...);
-void *rlk_transport_command_argv(redisContext *ctx, int argc, const char **argv,
-                                 const size_t *argvlen);
 /* redisFree, after the TLS session's end (close_notify when the connection
  * is still sound). NULL is fine. */
 void rlk_transport_free(redisContext *ctx);
