@@ -407,11 +407,6 @@ static int rlk_op_asking(rlk_client *n, redisContext *ctx, void *arg, redisReply
     return rc != RLK_OK ? rc : a->op(n, ctx, a->arg, reply, written);
 }
 
-static int rlk_is_conn_error(int rc)
-{
-    return rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT || rc == RLK_ERR_PROTOCOL;
-}
-
 /* Sleeps the backoff when it fits before deadline_ns; 0 when it does not. */
 static int rlk_cluster_backoff(long long *backoff_ms, long long deadline_ns)
 {
@@ -470,7 +465,7 @@ static int rlk_cluster_run(rlk_client *c, int slot, rlk_conn_op op, void *arg, i
                 continue;
             }
         }
-        if (!rlk_err_is_transient_reply(n) && !rlk_is_conn_error(rc))
+        if (!rlk_err_is_transient_reply(n) && !rlk_pool_conn_error(rc))
             return rc;
         /* "Not now" (a failover, a migration, a restart), or the node is
          * unreachable and the request was not written: later, maybe
@@ -478,7 +473,7 @@ static int rlk_cluster_run(rlk_client *c, int slot, rlk_conn_op op, void *arg, i
         if (!rlk_cluster_backoff(&backoff, deadline))
             return rc;
         redirects = 0;  /* ASK -> TRYAGAIN -> ASK during a migration: time bounds it now */
-        if (rlk_is_conn_error(rc) || rlk_err_is_transient_reply(n))
+        if (rlk_pool_conn_error(rc) || rlk_err_is_transient_reply(n))
             (void)rlk_cluster_refresh(c, 0);
     }
 }

@@ -208,7 +208,7 @@ int rlk_pool_fence(rlk_client *c, const rlk_lost_conn *lc, long long budget_ms)
             kill = 1;
             continue;
         }
-        if (rc == RLK_OK || (rc != RLK_ERR_IO && rc != RLK_ERR_TIMEOUT && rc != RLK_ERR_PROTOCOL))
+        if (rc == RLK_OK || !rlk_pool_conn_error(rc))
             return rc;
         if ((rlk_clock_now_ns() - t0) / RLK_NS_PER_MS >= budget_ms)
             return rc;
