@@ -62,84 +62,6 @@ int rlk_metrics_watch(rlk_client *c, const char *name)
     return rc;
 }
 
-static void rlk_metrics_hist_get(rlk_rt_hist *h, rlk_histogram *out)
-{
-    out->count = 0;
-    out->sum_ns = RLK_M_LOAD(h->sum_ns);
-    for (int i = 0; i <= RLK_METRICS_BUCKETS; i++) {
-        out->buckets[i] = RLK_M_LOAD(h->buckets[i]);
-        out->count += out->buckets[i];
-    }
-}
-
-int rlk_metrics_get(rlk_client *c, rlk_metrics *out)
-{
-    rlk_rt *rt;
-    rlk_rt_counters *k;
-    int n;
-
-    if (!out)
-        return RLK_ERR_ARG;
-    memset(out, 0, sizeof *out);
-    if (!c)
-        return RLK_ERR_ARG;
-    if (!(rt = rlk_rt_get(c)))
-        return RLK_ERR_NOMEM;
-    k = &rt->counters;
-    out->enabled = !RLK_M_LOAD(k->metrics_off);
-    for (int i = 0; i < RLK_MKIND_COUNT; i++)
-        for (int j = 0; j < RLK_ACQ_RESULTS; j++)
-            out->acquisitions[i][j] = RLK_M_LOAD(k->acquisitions[i][j]);
-    out->acquire_calls = RLK_M_LOAD(k->acquire_calls);
-    out->waits = RLK_M_LOAD(k->waits);
-    out->wake_permits = RLK_M_LOAD(k->wake_permits);
-    out->wake_all = RLK_M_LOAD(k->wake_all);
-    out->ttl_wakeups = RLK_M_LOAD(k->ttl_wakeups);
-    out->handoffs = RLK_M_LOAD(k->handoffs);
-    out->acquired_after_wait = RLK_M_LOAD(k->acquired_after_wait);
-    out->renewals = RLK_M_LOAD(k->renew_calls);
-    out->renewal_failures = RLK_M_LOAD(k->renew_errors);
-    out->renewals_unacked = RLK_M_LOAD(k->renew_unacked);
-    out->locks_lost_gone = RLK_M_LOAD(k->locks_lost_gone);
-    out->locks_lost_expired = RLK_M_LOAD(k->locks_lost_expired);
-    out->lost_replies = RLK_M_LOAD(k->lost_replies);
-    out->lost_adopted = RLK_M_LOAD(k->lost_adopted);
-    out->lost_not_run = RLK_M_LOAD(k->lost_not_run);
-    out->lost_unsettled = RLK_M_LOAD(k->lost_unsettled);
-    out->lost_given_back = RLK_M_LOAD(k->lost_given_back);
-    if (c->counters) {
-        out->reconnects = RLK_M_LOAD(c->counters->reconnects);
-        out->connect_failures = RLK_M_LOAD(c->counters->connect_failures);
-        out->redirects = RLK_M_LOAD(c->counters->redirects);
-        out->noscript_reloads = RLK_M_LOAD(c->counters->noscript_reloads);
-    }
-    out->failovers = rlk_sentinel_switches(c, NULL);
-    out->sub_connects = RLK_M_LOAD(k->sub_connects);
-    out->sub_drops = RLK_M_LOAD(k->sub_drops);
-    for (int j = 0; j < RLK_FENCE_RESULTS; j++)
-        out->fence_writes[j] = RLK_M_LOAD(k->fence_writes[j]);
-    out->delay_refusals = RLK_M_LOAD(k->delay_refusals);
-    rlk_wd_gauges(rt->wd, &out->locks_held, &out->watchdog_entries);
-    out->requests_waiting = (long long)RLK_M_LOAD(k->requests_waiting);
-    rlk_metrics_hist_get(&k->wait_h, &out->wait);
-    rlk_metrics_hist_get(&k->hold_h, &out->hold);
-    rlk_metrics_hist_get(&k->handoff_h, &out->handoff);
-    n = atomic_load_explicit(&k->nnames, memory_order_acquire);
-    out->nnames = (size_t)n;
-    for (int i = 0; i < n; i++) {
-        rlk_name_metrics *o = &out->names[i];
-
-        memcpy(o->name, k->names[i].name, sizeof o->name);
-        for (int j = 0; j < RLK_ACQ_RESULTS; j++)
-            o->acquisitions[j] = RLK_M_LOAD(k->names[i].acquisitions[j]);
-        rlk_metrics_hist_get(&k->names[i].wait, &o->wait);
-        rlk_metrics_hist_get(&k->names[i].hold, &o->hold);
-        for (int j = 0; j < RLK_FENCE_RESULTS; j++)
-            o->fence_writes[j] = RLK_M_LOAD(k->names[i].fence_writes[j]);
-    }
-    return RLK_OK;
-}
-
 /* ---------------------------------------------------------------- exposition */
 
 /* Appends into a caller's buffer, counting what the whole text needs. */
@@ -246,69 +168,77 @@ typedef struct rlk_counter_def {
     rlk_family f;
     const char *extra;      /* a label of this sample, or NULL */
     size_t off;
+    char from;              /* where rlk_metrics_get reads it: 'k' the runtime's counters, 'c'
+                               the client's, 0 elsewhere (the sentinel's switches) */
+    size_t src;             /* its offset there */
 } rlk_counter_def;
 
 #define RLK_OFF(field) offsetof(rlk_metrics, field)
+#define RLK_K(field) 'k', offsetof(rlk_rt_counters, field)
+#define RLK_NOWHERE 0, 0
+/* A field read from the runtime's (the client's) counter of the same name. */
+#define RLK_RT(field) RLK_OFF(field), RLK_K(field)
+#define RLK_CL(field) RLK_OFF(field), 'c', offsetof(rlk_client_counters, field)
 
 static const rlk_counter_def rlk_counters_def[] = {
     {{"rlk_acquire_attempts_total", "counter",
       "Lock acquire script calls (attempts; one acquisition may take several)."}, NULL,
-     RLK_OFF(acquire_calls)},
+     RLK_RT(acquire_calls)},
     {{"rlk_waits_total", "counter", "Sleeps on a lock's channel waiting for a release."}, NULL,
-     RLK_OFF(waits)},
+     RLK_RT(waits)},
     {{"rlk_wakeups_total", "counter",
       "Sleeps ended by a wake-up message: permit (unlock, grant) or all (read unlock, reconnect)."},
-     "by=\"permit\"", RLK_OFF(wake_permits)},
-    {{NULL, NULL, NULL}, "by=\"all\"", RLK_OFF(wake_all)},
+     "by=\"permit\"", RLK_RT(wake_permits)},
+    {{NULL, NULL, NULL}, "by=\"all\"", RLK_RT(wake_all)},
     {{"rlk_ttl_wakeups_total", "counter",
       "Sleeps ended by the holder's TTL running out with no message."}, NULL,
-     RLK_OFF(ttl_wakeups)},
+     RLK_RT(ttl_wakeups)},
     {{"rlk_handoffs_received_total", "counter",
       "Acquisitions right after a wake-up message (a release handed the lock over)."}, NULL,
-     RLK_OFF(handoffs)},
+     RLK_RT(handoffs)},
     {{"rlk_acquired_after_wait_total", "counter", "Acquisitions that slept at least once."}, NULL,
-     RLK_OFF(acquired_after_wait)},
+     RLK_RT(acquired_after_wait)},
     {{"rlk_renewals_total", "counter", "Renewal calls (watchdog, permit keeper)."}, NULL,
-     RLK_OFF(renewals)},
+     RLK_OFF(renewals), RLK_K(renew_calls)},
     {{"rlk_renewal_failures_total", "counter", "Renewal calls that failed."}, NULL,
-     RLK_OFF(renewal_failures)},
+     RLK_OFF(renewal_failures), RLK_K(renew_errors)},
     {{"rlk_renewals_unacked_total", "counter",
       "Renewal calls that fewer than min_replicas replicas acknowledged."}, NULL,
-     RLK_OFF(renewals_unacked)},
+     RLK_OFF(renewals_unacked), RLK_K(renew_unacked)},
     {{"rlk_locks_lost_total", "counter",
       "Held locks declared lost: gone (no longer held) or expired (renewals failed)."},
-     "cause=\"gone\"", RLK_OFF(locks_lost_gone)},
-    {{NULL, NULL, NULL}, "cause=\"expired\"", RLK_OFF(locks_lost_expired)},
+     "cause=\"gone\"", RLK_RT(locks_lost_gone)},
+    {{NULL, NULL, NULL}, "cause=\"expired\"", RLK_RT(locks_lost_expired)},
     {{"rlk_lost_replies_total", "counter", "Lock calls whose reply was lost."}, NULL,
-     RLK_OFF(lost_replies)},
+     RLK_RT(lost_replies)},
     {{"rlk_lost_replies_settled_total", "counter",
       "How lost replies settled: adopted (had run, kept), not_run, unsettled, given_back."},
-     "outcome=\"adopted\"", RLK_OFF(lost_adopted)},
-    {{NULL, NULL, NULL}, "outcome=\"not_run\"", RLK_OFF(lost_not_run)},
-    {{NULL, NULL, NULL}, "outcome=\"unsettled\"", RLK_OFF(lost_unsettled)},
-    {{NULL, NULL, NULL}, "outcome=\"given_back\"", RLK_OFF(lost_given_back)},
+     "outcome=\"adopted\"", RLK_RT(lost_adopted)},
+    {{NULL, NULL, NULL}, "outcome=\"not_run\"", RLK_RT(lost_not_run)},
+    {{NULL, NULL, NULL}, "outcome=\"unsettled\"", RLK_RT(lost_unsettled)},
+    {{NULL, NULL, NULL}, "outcome=\"given_back\"", RLK_RT(lost_given_back)},
     {{"rlk_reconnects_total", "counter", "Pool connections opened again after a drop."}, NULL,
-     RLK_OFF(reconnects)},
+     RLK_CL(reconnects)},
     {{"rlk_connect_failures_total", "counter",
       "Connects that failed: refused, unreachable, timed out, TLS handshake."}, NULL,
-     RLK_OFF(connect_failures)},
+     RLK_CL(connect_failures)},
     {{"rlk_redirects_total", "counter", "Cluster MOVED and ASK redirects followed."}, NULL,
-     RLK_OFF(redirects)},
+     RLK_CL(redirects)},
     {{"rlk_failovers_total", "counter", "Sentinel master switches followed."}, NULL,
-     RLK_OFF(failovers)},
+     RLK_OFF(failovers), RLK_NOWHERE},
     {{"rlk_noscript_reloads_total", "counter", "NOSCRIPT replies answered by SCRIPT LOAD."}, NULL,
-     RLK_OFF(noscript_reloads)},
+     RLK_CL(noscript_reloads)},
     {{"rlk_subscriber_connects_total", "counter", "Subscriber connections opened."}, NULL,
-     RLK_OFF(sub_connects)},
+     RLK_RT(sub_connects)},
     {{"rlk_subscriber_drops_total", "counter", "Subscriber connections lost."}, NULL,
-     RLK_OFF(sub_drops)},
+     RLK_RT(sub_drops)},
     {{"rlk_fence_writes_total", "counter",
       "Fenced writes by result: accepted, refused (a token below the highest accepted)."},
-     "result=\"accepted\"", RLK_OFF(fence_writes[RLK_FENCE_ACCEPTED])},
-    {{NULL, NULL, NULL}, "result=\"refused\"", RLK_OFF(fence_writes[RLK_FENCE_REFUSED])},
+     "result=\"accepted\"", RLK_RT(fence_writes[RLK_FENCE_ACCEPTED])},
+    {{NULL, NULL, NULL}, "result=\"refused\"", RLK_RT(fence_writes[RLK_FENCE_REFUSED])},
     {{"rlk_lock_delay_refusals_total", "counter",
       "Lock acquire attempts refused because the lock was in its lock-delay."}, NULL,
-     RLK_OFF(delay_refusals)},
+     RLK_RT(delay_refusals)},
 };
 
 static const rlk_family rlk_fam_acq = {"rlk_acquisitions_total", "counter",
@@ -348,6 +278,64 @@ static const rlk_family rlk_name_fams[4] = {
      "Fenced writes whose fence key is a watched name, by result: accepted, refused."},
 };
 static const char *const rlk_fence_result_names[RLK_FENCE_RESULTS] = {"accepted", "refused"};
+
+static void rlk_metrics_hist_get(rlk_rt_hist *h, rlk_histogram *out)
+{
+    out->count = 0;
+    out->sum_ns = RLK_M_LOAD(h->sum_ns);
+    for (int i = 0; i <= RLK_METRICS_BUCKETS; i++) {
+        out->buckets[i] = RLK_M_LOAD(h->buckets[i]);
+        out->count += out->buckets[i];
+    }
+}
+
+int rlk_metrics_get(rlk_client *c, rlk_metrics *out)
+{
+    rlk_rt *rt;
+    rlk_rt_counters *k;
+    int n;
+
+    if (!out)
+        return RLK_ERR_ARG;
+    memset(out, 0, sizeof *out);
+    if (!c)
+        return RLK_ERR_ARG;
+    if (!(rt = rlk_rt_get(c)))
+        return RLK_ERR_NOMEM;
+    k = &rt->counters;
+    out->enabled = !RLK_M_LOAD(k->metrics_off);
+    for (int i = 0; i < RLK_MKIND_COUNT; i++)
+        for (int j = 0; j < RLK_ACQ_RESULTS; j++)
+            out->acquisitions[i][j] = RLK_M_LOAD(k->acquisitions[i][j]);
+    for (size_t d = 0; d < RLK_NCOUNTERS; d++) {   /* every counter, by the table */
+        const rlk_counter_def *x = &rlk_counters_def[d];
+        char *from = x->from == 'k' ? (char *)k : x->from == 'c' ? (char *)c->counters : NULL;
+
+        if (from)
+            *RLK_AT(unsigned long long, out, x->off) =
+                RLK_M_LOAD(*(atomic_ullong *)(from + x->src));
+    }
+    out->failovers = rlk_sentinel_switches(c, NULL);
+    rlk_wd_gauges(rt->wd, &out->locks_held, &out->watchdog_entries);
+    out->requests_waiting = (long long)RLK_M_LOAD(k->requests_waiting);
+    rlk_metrics_hist_get(&k->wait_h, &out->wait);
+    rlk_metrics_hist_get(&k->hold_h, &out->hold);
+    rlk_metrics_hist_get(&k->handoff_h, &out->handoff);
+    n = atomic_load_explicit(&k->nnames, memory_order_acquire);
+    out->nnames = (size_t)n;
+    for (int i = 0; i < n; i++) {
+        rlk_name_metrics *o = &out->names[i];
+
+        memcpy(o->name, k->names[i].name, sizeof o->name);
+        for (int j = 0; j < RLK_ACQ_RESULTS; j++)
+            o->acquisitions[j] = RLK_M_LOAD(k->names[i].acquisitions[j]);
+        rlk_metrics_hist_get(&k->names[i].wait, &o->wait);
+        rlk_metrics_hist_get(&k->names[i].hold, &o->hold);
+        for (int j = 0; j < RLK_FENCE_RESULTS; j++)
+            o->fence_writes[j] = RLK_M_LOAD(k->names[i].fence_writes[j]);
+    }
+    return RLK_OK;
+}
 
 static void rlk_hist_add(rlk_histogram *a, const rlk_histogram *b)
 {
