@@ -156,11 +156,8 @@ static int rlk_conn_command_io(rlk_client *c, redisContext *ctx, const char *wha
     *reply = NULL;
     if (written)
         *written = 0;
-    if (ctx->err)
-        return rlk_set_ctx_error(c, ctx, what);
-    if (redisAppendCommandArgv(ctx, argc, argv, argvlen) != REDIS_OK)
-        return rlk_set_ctx_error(c, ctx, what);
-    if (tail && redisAppendCommandArgv(ctx, tail->argc, tail->argv, tail->lens) != REDIS_OK)
+    if (ctx->err || redisAppendCommandArgv(ctx, argc, argv, argvlen) != REDIS_OK ||
+        (tail && redisAppendCommandArgv(ctx, tail->argc, tail->argv, tail->lens) != REDIS_OK))
         return rlk_set_ctx_error(c, ctx, what);
     rlk_tl_round_trips++;
     while (!done) {
