@@ -49,8 +49,7 @@ static void rlk_node_client_free(rlk_client *n)
     if (!n)
         return;
     for (int i = 0; n->slots && i < n->pool_size; i++)
-        if (n->slots[i].ctx)
-            rlk_transport_free(n->slots[i].ctx);
+        rlk_transport_free(n->slots[i].ctx);
     free(n->slots);
     rlk_url_free(&n->url);
     free(n->url_masked);
@@ -561,8 +560,7 @@ static int rlk_cluster_redis_major(rlk_client *c)
         if (v)
             major = atoi(v + 14) > 0 ? atoi(v + 14) : -1;
     }
-    if (r)
-        freeReplyObject(r);
+    freeReplyObject(r);
     if (rc != RLK_OK)
         return 0;   /* ask again next time */
     pthread_mutex_lock(&cl->mu);

@@ -281,14 +281,12 @@ static int nat_acquire(rlk_client *c, redisContext *ctx, const nat_call *k, redi
         if (rc != RLK_OK)
             return rc;
         if (r->type == REDIS_REPLY_NIL) {       /* it was free: now it holds token */
-            if (t)
-                freeReplyObject(t);
+            freeReplyObject(t);
             *out = r;
             return RLK_OK;
         }
         if (r->type == REDIS_REPLY_ERROR) {     /* the PTTL's reply says nothing then */
-            if (t)
-                freeReplyObject(t);
+            freeReplyObject(t);
             if (nat_refused(c, ctx, k, r, &again, &rc) && (rc != RLK_OK || !again))
                 return rc;
             continue;                           /* the key changed type: again */

@@ -109,8 +109,7 @@ static int rlk_slot_identify_io(rlk_client *c, rlk_slot *slot)
     for (int i = 2; rc == RLK_OK && i < n; i++)
         rlk_conn_setinfo_reply(c, r[i]);
     for (int i = 0; i < n; i++)
-        if (r[i])
-            freeReplyObject(r[i]);
+        freeReplyObject(r[i]);
     return rc;
 }
 

@@ -76,8 +76,7 @@ static int rlk_sn_auth(redisContext *ctx, const char *user, const char *password
         snprintf(why, len, "auth: %s", ctx->errstr);
     else if (!ok)
         snprintf(why, len, "auth: %.*s", (int)r->len, r->str);
-    if (r)
-        freeReplyObject(r);
+    freeReplyObject(r);
     return ok ? 0 : -1;
 }
 
@@ -91,8 +90,7 @@ static redisContext *rlk_sn_dial(const rlk_client *c, const char *host, int port
     (void)rlk_transport_dial(c, host, port, c->connect_tv, &ctx, tls_why, sizeof tls_why);
     if (!ctx || ctx->err) {
         snprintf(why, len, "connect %s:%d: %s", host, port, ctx ? ctx->errstr : tls_why);
-        if (ctx)
-            rlk_transport_free(ctx);
+        rlk_transport_free(ctx);
         return NULL;
     }
     if (redisSetTimeout(ctx, c->command_tv) != REDIS_OK ||
@@ -172,10 +170,8 @@ static int rlk_sn_ask(rlk_sentinel *sn, int i, rlk_sn_answer *a, char *why, size
     } else {
         snprintf(why, len, "%s", sn->qctx->errstr);
     }
-    if (r[0])
-        freeReplyObject(r[0]);
-    if (r[1])
-        freeReplyObject(r[1]);
+    freeReplyObject(r[0]);
+    freeReplyObject(r[1]);
     if (sn->qctx->err) {
         rlk_transport_free(sn->qctx);
         sn->qctx = NULL;
@@ -207,8 +203,7 @@ static int rlk_sn_is_master(rlk_sentinel *sn, const char *host, int port, char *
     } else {
         snprintf(why, len, "ROLE on %s:%d: unexpected reply", host, port);
     }
-    if (r)
-        freeReplyObject(r);
+    freeReplyObject(r);
     rlk_transport_free(ctx);
     return is;
 }
@@ -574,10 +569,8 @@ static void rlk_sentinel_free(rlk_sentinel *sn)
     if (sn->started)
         pthread_join(sn->thread, NULL);
     for (int i = 0; i < RLK_SN_MAX; i++)
-        if (sn->subs[i])
-            rlk_transport_free(sn->subs[i]);
-    if (sn->qctx)
-        rlk_transport_free(sn->qctx);
+        rlk_transport_free(sn->subs[i]);
+    rlk_transport_free(sn->qctx);
     close(sn->kick[0]);
     close(sn->kick[1]);
     pthread_mutex_destroy(&sn->mu);

@@ -46,8 +46,7 @@ static void redlock_req_fail_recorded(redlock_req *req, rlk_client *c, int rc)
 
 void redlock_req_clear(redlock_req *req)
 {
-    if (req->reply)
-        freeReplyObject(req->reply);
+    freeReplyObject(req->reply);
     memset(req, 0, sizeof *req);
 }
 
@@ -76,8 +75,7 @@ static int redlock_set_nonblocking(redisContext *ctx, int on)
 
 static void redlock_expect_free(redlock_expect *e)
 {
-    if (e->cmd)
-        redisFreeCommand(e->cmd);
+    redisFreeCommand(e->cmd);
     memset(e, 0, sizeof *e);
 }
 
@@ -463,8 +461,7 @@ void redlock_io_send(redlock_io *io, int i, const char *name,
         (len = rlk_conn_format_script(k->c, s, nkeys, keys, NULL, nargs, args, NULL, &cmd)) >= 0)
         native = -1;
     if (len < 0 || !(e = redlock_expect_push(k, REDLOCK_EXP_CALL))) {
-        if (cmd)
-            redisFreeCommand(cmd);
+        redisFreeCommand(cmd);
         redlock_req_fail(req, RLK_ERR_NOMEM, "out of memory (or too many pipelined calls)");
         return;
     }

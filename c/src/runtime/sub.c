@@ -277,8 +277,7 @@ static int rlk_sub_open(rlk_sub *s, int i, int slot)
         pthread_mutex_lock(&s->mu);
         s->live_fd[i] = -1;
         pthread_mutex_unlock(&s->mu);
-        if (k->ctx)
-            rlk_transport_free(k->ctx);
+        rlk_transport_free(k->ctx);
         k->ctx = NULL;
         rlk_sub_failed(s);
         return rc;
@@ -771,8 +770,7 @@ void rlk_sub_free(rlk_sub *s)
     if (s->started)
         pthread_join(s->thread, NULL);
     for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
-        if (s->conns[i].ctx)
-            rlk_transport_free(s->conns[i].ctx);
+        rlk_transport_free(s->conns[i].ctx);
     while (s->chans) {
         rlk_sub_chan *ch = s->chans;
 
