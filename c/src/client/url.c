@@ -32,17 +32,6 @@
 
 #define RLK_URL_FAIL(...) (snprintf(err, errlen, __VA_ARGS__), RLK_ERR_URL)
 
-static char *rlk_strndup(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = '\0';
-    }
-    return d;
-}
-
 static int rlk_hexval(int ch)
 {
     if (ch >= '0' && ch <= '9')
@@ -183,7 +172,7 @@ static int rlk_url_hostport(const char *s, size_t n, rlk_url *u, char *err, size
             return RLK_URL_FAIL("bad url: port must be a number in 1..65535");
         u->port = (int)port;
     }
-    u->host = rlk_strndup(host, hostlen);
+    u->host = strndup(host, hostlen);
     return u->host ? RLK_OK : RLK_ERR_NOMEM;
 }
 
@@ -237,7 +226,7 @@ static int rlk_url_unix(const char *s, rlk_url *u, char *err, size_t errlen)
             return RLK_ERR_URL;
     }
     u->is_unix = 1;
-    u->path = rlk_strndup(s, pathlen);
+    u->path = strndup(s, pathlen);
     return u->path ? RLK_OK : RLK_ERR_NOMEM;
 }
 
