@@ -151,7 +151,6 @@ static int rlk_conn_command_io(rlk_client *c, redisContext *ctx, const char *wha
                                rlk_conn_tail *tail)
 {
     void *r = NULL;
-    int done = 0;
 
     *reply = NULL;
     if (written)
@@ -160,11 +159,8 @@ static int rlk_conn_command_io(rlk_client *c, redisContext *ctx, const char *wha
         (tail && redisAppendCommandArgv(ctx, tail->argc, tail->argv, tail->lens) != REDIS_OK))
         return rlk_set_ctx_error(c, ctx, what);
     rlk_tl_round_trips++;
-    while (!done) {
-        errno = 0;
-        if (rlk_transport_write(ctx, &done) != REDIS_OK)
-            return rlk_set_ctx_error(c, ctx, what);
-    }
+    if (rlk_transport_flush(ctx) != REDIS_OK)
+        return rlk_set_ctx_error(c, ctx, what);
     if (written)
         *written = 1;
     rlk_write_hook_run(hook);

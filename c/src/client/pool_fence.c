@@ -87,15 +87,14 @@ static int rlk_slot_identify_io(rlk_client *c, rlk_slot *slot)
     const char *id[2] = {"CLIENT", "ID"};
     void *r[4] = {NULL, NULL, NULL, NULL};
     redisContext *ctx = slot->ctx;
-    int done = 0, rc = RLK_OK, n = 2;
+    int rc = RLK_OK, n = 2;
 
     if (redisAppendCommandArgv(ctx, 3, setname, NULL) != REDIS_OK ||
         redisAppendCommandArgv(ctx, 2, id, NULL) != REDIS_OK)
         return rlk_slot_identify_failed(c, ctx);
     n += rlk_conn_append_setinfo(c, ctx);   /* lib-name, lib-ver: same round trip */
-    while (!done)
-        if (rlk_transport_write(ctx, &done) != REDIS_OK)
-            return rlk_slot_identify_failed(c, ctx);
+    if (rlk_transport_flush(ctx) != REDIS_OK)
+        return rlk_slot_identify_failed(c, ctx);
     for (int i = 0; i < n; i++)
         if (rlk_transport_get_reply(ctx, &r[i]) != REDIS_OK || !r[i]) {
             rc = ctx->err ? rlk_slot_identify_failed(c, ctx)

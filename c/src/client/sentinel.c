@@ -422,7 +422,6 @@ static void rlk_sn_sub_close(rlk_sentinel *sn, int i)
 static void rlk_sn_sub_open(rlk_sentinel *sn, int i)
 {
     char why[RLK_ERRSTR_MAX] = "";
-    int done = 0;
 
     sn->subs[i] = rlk_sn_dial_sentinel(sn, i, why, sizeof why);
     if (!sn->subs[i]) {
@@ -430,11 +429,8 @@ static void rlk_sn_sub_open(rlk_sentinel *sn, int i)
         return;
     }
     redisAppendCommand(sn->subs[i], "SUBSCRIBE %s %s", RLK_SN_EVENT, RLK_SN_PROMOTED);
-    while (!done)
-        if (rlk_transport_write(sn->subs[i], &done) != REDIS_OK) {
-            rlk_sn_sub_close(sn, i);
-            return;
-        }
+    if (rlk_transport_flush(sn->subs[i]) != REDIS_OK)
+        rlk_sn_sub_close(sn, i);
 }
 
 /* 1 when the payload of a +switch-master or +promoted-slave names our master. */

@@ -51,6 +51,9 @@ int rlk_transport_dial_nonblock(const rlk_client *c, redisContext **out);
  * takes on a non-blocking context); *done (may be NULL) is 1 once it is
  * empty. REDIS_OK or REDIS_ERR (ctx->err set). */
 int rlk_transport_write(redisContext *ctx, int *done);
+/* rlk_transport_write until ctx->obuf is empty (a blocking context), errno
+ * cleared before each write. REDIS_OK or REDIS_ERR (ctx->err set). */
+int rlk_transport_flush(redisContext *ctx);
 /* redisBufferRead: reads what arrived into ctx's reader (blocking context:
  * waits for some, up to its timeout; non-blocking: all the socket has,
  * TLS: every whole record). REDIS_OK or REDIS_ERR (ctx->err set). */

@@ -357,11 +357,8 @@ static int rlk_sub_conn_for(rlk_sub *s, int slot)
 
 static int rlk_sub_flush(rlk_sub *s, int i)
 {
-    int done = 0;
-
-    while (!done)
-        if (rlk_transport_write(s->conns[i].ctx, &done) != REDIS_OK)
-            return rlk_set_ctx_error(s->c, s->conns[i].ctx, "subscriber write");
+    if (rlk_transport_flush(s->conns[i].ctx) != REDIS_OK)
+        return rlk_set_ctx_error(s->c, s->conns[i].ctx, "subscriber write");
     return RLK_OK;
 }
 
