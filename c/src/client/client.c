@@ -168,21 +168,15 @@ rlk_client *rlk_client_prepare(const rlk_options *opts)
 
 rlk_client *rlk_connect(const rlk_options *opts)
 {
-    rlk_options defaults;
-    rlk_client *c;
+    rlk_client *c = rlk_client_prepare(opts);
 
-    if (!opts) {
-        rlk_options_init(&defaults);
-        opts = &defaults;
-    }
-    c = rlk_client_prepare(opts);
     if (!c)
         return NULL;
     if (c->fatal) {
         rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
         return c;
     }
-    c->topo->connect(c, opts);
+    c->topo->connect(c);
     (void)rlk_client_pubsub(c);
     return c;
 }

@@ -577,9 +577,8 @@ static int rlk_cl_setup(rlk_client *c, const rlk_options *o, char *msg, size_t l
     return rlk_cluster_setup(c, msg, len);
 }
 
-static void rlk_cl_connect(rlk_client *c, const rlk_options *o)
+static void rlk_cl_connect(rlk_client *c)
 {
-    (void)o;
     (void)rlk_cluster_connect(c);   /* the map, the scripts on every master */
 }
 

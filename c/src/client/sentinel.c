@@ -615,12 +615,12 @@ static int rlk_sn_setup(rlk_client *c, const rlk_options *o, char *msg, size_t l
 
 /* A standalone client whose address the sentinels give and move. A failed
  * resolution is recorded on c (the next connection resolves again). */
-static void rlk_sn_connect(rlk_client *c, const rlk_options *o)
+static void rlk_sn_connect(rlk_client *c)
 {
     (void)rlk_sentinel_refresh(c, "resolving");
     if (rlk_sentinel_follow(c) != RLK_OK)
         return;
-    rlk_topo_pool_connect(c, o);
+    rlk_topo_pool_connect(c);
 }
 
 static void rlk_sn_topo_free(rlk_client *c)
