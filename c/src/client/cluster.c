@@ -146,13 +146,18 @@ static void rlk_cluster_free(rlk_client *c)
 
 /* ---------------------------------------------------------------- the slot map */
 
-static int rlk_op_cluster_slots(rlk_client *n, redisContext *ctx, void *arg, redisReply **reply,
-                                int *written)
-{
-    const char *argv[2] = {"CLUSTER", "SLOTS"};
+/* A command of two fixed words (CLUSTER SLOTS, INFO server) on a node. */
+typedef struct rlk_two_words {
+    const char *what;
+    const char *argv[2];
+} rlk_two_words;
 
-    (void)arg;
-    return rlk_conn_command(n, ctx, "CLUSTER SLOTS", 2, argv, NULL, reply, written);
+static int rlk_op_two_words(rlk_client *n, redisContext *ctx, void *arg, redisReply **reply,
+                            int *written)
+{
+    rlk_two_words *w = arg;
+
+    return rlk_conn_command(n, ctx, w->what, 2, w->argv, NULL, reply, written);
 }
 
 /* Installs the map of a CLUSTER SLOTS reply asked of node `asked`. */
@@ -196,6 +201,7 @@ static int rlk_cluster_refresh(rlk_client *c, int force)
 {
     rlk_cluster *cl = c->cluster;
     rlk_client *cand[RLK_CLUSTER_MAX_NODES];
+    rlk_two_words slots = {"CLUSTER SLOTS", {"CLUSTER", "SLOTS"}};
     int n, rc = RLK_ERR_IO;
     long long last;
 
@@ -208,7 +214,7 @@ static int rlk_cluster_refresh(rlk_client *c, int force)
     for (int i = 0; i < n; i++) {
         redisReply *r = NULL;
 
-        rc = rlk_pool_run(cand[i], rlk_op_cluster_slots, NULL, 1, &r);
+        rc = rlk_pool_run(cand[i], rlk_op_two_words, &slots, 1, &r);
         if (rc != RLK_OK) {
             rlk_cluster_copy_error(c, cand[i], rc);
             if (rc == RLK_ERR_TIMEOUT && rlk_time_limit_left_ms() == 0)
@@ -530,20 +536,12 @@ static int rlk_cluster_conn_open_slot(rlk_client *c, int slot, redisContext **ou
 
 /* ---------------------------------------------------------------- server version */
 
-static int rlk_op_info_server(rlk_client *n, redisContext *ctx, void *arg, redisReply **reply,
-                              int *written)
-{
-    const char *argv[2] = {"INFO", "server"};
-
-    (void)arg;
-    return rlk_conn_command(n, ctx, "INFO", 2, argv, NULL, reply, written);
-}
-
 /* The Redis major version of the cluster's nodes (INFO server of one
  * master, asked once); 0 when unknown. */
 static int rlk_cluster_redis_major(rlk_client *c)
 {
     rlk_cluster *cl = c->cluster;
+    rlk_two_words info = {"INFO", {"INFO", "server"}};
     redisReply *r = NULL;
     int major, rc;
 
@@ -552,7 +550,7 @@ static int rlk_cluster_redis_major(rlk_client *c)
     pthread_mutex_unlock(&cl->mu);
     if (major)
         return major > 0 ? major : 0;
-    rc = rlk_cluster_run(c, RLK_CLUSTER_ANY_SLOT, rlk_op_info_server, NULL, 1, &r);
+    rc = rlk_cluster_run(c, RLK_CLUSTER_ANY_SLOT, rlk_op_two_words, &info, 1, &r);
     major = -1;
     if (rc == RLK_OK && r->type == REDIS_REPLY_STRING) {
         const char *v = strstr(r->str, "redis_version:");
