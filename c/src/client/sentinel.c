@@ -593,13 +593,12 @@ static int rlk_sn_new(rlk_client *c, const char *sentinel_password, char *msg, s
     sn->epoch = -1;
     sn->user = c->url.sentinel_user;
     sn->password = c->url.sentinel_password;
-    if (!sn->password && sentinel_password && *sentinel_password)
-        sn->password = sn->own_password = strdup(sentinel_password);
     pthread_mutex_init(&sn->mu, NULL);
     pthread_mutex_init(&sn->resolve_mu, NULL);
     pthread_mutex_init(&sn->hook_mu, NULL);
-    if (sentinel_password && *sentinel_password && !sn->own_password && !c->url.sentinel_password) {
-        rlk_sentinel_free(sn);  /* strdup failed */
+    if (!sn->password && sentinel_password && *sentinel_password &&
+        !(sn->password = sn->own_password = strdup(sentinel_password))) {
+        rlk_sentinel_free(sn);
         return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
     }
     c->sentinel = sn;

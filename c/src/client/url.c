@@ -356,13 +356,11 @@ static char *rlk_url_format(const rlk_url *u, int mask)
     char addr[300];
     char userinfo[400] = "";
     size_t len = strlen(u->path ? u->path : "") + 800 + (size_t)u->nseeds * 300;
-    char *out = malloc(len);
+    char *out;
 
-    if (u->is_sentinel) {
-        free(out);
+    if (u->is_sentinel)
         return rlk_url_sentinel_format(u, mask);
-    }
-    if (!out)
+    if (!(out = malloc(len)))
         return NULL;
     if (u->is_unix) {
         snprintf(out, len, "unix://%s?db=%d", u->path, u->db);
