@@ -640,7 +640,7 @@ static long long rlk_sub_conn_until(const rlk_sub *s, const rlk_sub_conn *k)
 static int rlk_sub_poll_timeout_ms(rlk_sub *s, long long now)
 {
     long long until = -1;
-    int pending;
+    int slot;
 
     for (int i = 0; i < RLK_SUB_MAX_CONNS; i++) {
         long long u = s->conns[i].ctx ? rlk_sub_conn_until(s, &s->conns[i]) : -1;
@@ -648,12 +648,8 @@ static int rlk_sub_poll_timeout_ms(rlk_sub *s, long long now)
         if (u >= 0 && (until < 0 || u < until))
             until = u;
     }
-    pthread_mutex_lock(&s->mu);
-    pending = 0;
-    for (rlk_sub_chan *ch = s->chans; ch && !pending; ch = ch->next)
-        pending = rlk_sub_wanted(ch->refs, ch->want) && ch->outstanding == 0;
-    pthread_mutex_unlock(&s->mu);
-    if (pending) {  /* a channel waits for a connection: try again after the backoff */
+    /* A channel waits for a connection: try again after the backoff. */
+    if (rlk_sub_next_unsubscribed(s, &slot)) {
         long long u = s->retry_ns > now ? s->retry_ns : now + 10 * RLK_NS_PER_MS;
 
         if (until < 0 || u < until)
