@@ -20,7 +20,6 @@
 #define RLK_BUNDLE_MAX_FILE (16u * 1024u * 1024u)
 #define RLK_BUNDLE_MAX_LINE 4096
 
-#define RLK_BUNDLE_FAIL(...) (snprintf(err, errlen, __VA_ARGS__), RLK_ERR_BUNDLE)
 
 /* Reads a whole file (NUL-terminated copy); 0, or -1 with errno set. */
 static int rlk_read_file(const char *path, char **out, size_t *outlen)
@@ -137,11 +136,12 @@ typedef struct rlk_bundle_ctx {
     size_t errlen;
 } rlk_bundle_ctx;
 
+/* The reason in b's error buffer; RLK_ERR_BUNDLE. */
+#define RLK_BUNDLE_FAIL(...) (snprintf(b->err, b->errlen, __VA_ARGS__), RLK_ERR_BUNDLE)
+
 static int rlk_bundle_line(rlk_bundle_ctx *b, char *line, int lineno)
 {
     char *f[4];
-    char *err = b->err;
-    size_t errlen = b->errlen;
     rlk_script_info *s;
 
     if (rlk_split4(line, f) != 0)
@@ -178,8 +178,6 @@ static int rlk_bundle_line(rlk_bundle_ctx *b, char *line, int lineno)
 static int rlk_bundle_manifest(rlk_bundle_ctx *b)
 {
     char path[4096], line[RLK_BUNDLE_MAX_LINE + 2], ebuf[128];
-    char *err = b->err;
-    size_t errlen = b->errlen;
     int lineno = 0, rc = RLK_OK;
     FILE *f;
 
@@ -215,9 +213,8 @@ static int rlk_bundle_manifest(rlk_bundle_ctx *b)
 
 static int rlk_bundle_body(rlk_bundle_ctx *b, rlk_script_info *s)
 {
-    char path[4096], hex[41], ebuf[128];
-    char *err = b->err, *body;
-    size_t errlen = b->errlen, len;
+    char path[4096], hex[41], ebuf[128], *body;
+    size_t len;
 
     snprintf(path, sizeof path, "%s/%s.lua", b->dir, s->name);
     if (rlk_read_file(path, &body, &len) != 0) {
@@ -242,9 +239,6 @@ static int rlk_info_cmp(const void *a, const void *b)
 
 static int rlk_bundle_finish(rlk_bundle_ctx *b)
 {
-    char *err = b->err;
-    size_t errlen = b->errlen;
-
     qsort(b->items, b->count, sizeof *b->items, rlk_info_cmp);
     for (size_t i = 1; i < b->count; i++)
         if (strcmp(b->items[i - 1].name, b->items[i].name) == 0)
@@ -261,19 +255,19 @@ static int rlk_bundle_finish(rlk_bundle_ctx *b)
 
 int rlk_bundle_read(const char *dir, rlk_script_set *set, char *err, size_t errlen)
 {
-    rlk_bundle_ctx b = {dir, NULL, 0, 0, "", err, errlen};
+    rlk_bundle_ctx ctx = {dir, NULL, 0, 0, "", err, errlen}, *b = &ctx;
     int rc;
 
     memset(set, 0, sizeof *set);
     if (!dir || !*dir)
         return RLK_BUNDLE_FAIL("bundle: empty directory name");
-    rc = rlk_bundle_manifest(&b);
+    rc = rlk_bundle_manifest(b);
     if (rc == RLK_OK)
-        rc = rlk_bundle_finish(&b);
-    set->owned = b.items;
-    set->items = b.items;
-    set->count = b.count;
-    memcpy(set->rlk_version, b.rlk_version, sizeof set->rlk_version);
+        rc = rlk_bundle_finish(b);
+    set->owned = b->items;
+    set->items = b->items;
+    set->count = b->count;
+    memcpy(set->rlk_version, b->rlk_version, sizeof set->rlk_version);
     if (rc != RLK_OK) {
         if (rc == RLK_ERR_NOMEM)
             snprintf(err, errlen, "bundle %s: out of memory", dir);

@@ -168,21 +168,15 @@ rlk_client *rlk_client_prepare(const rlk_options *opts)
 
 rlk_client *rlk_connect(const rlk_options *opts)
 {
-    rlk_options defaults;
-    rlk_client *c;
+    rlk_client *c = rlk_client_prepare(opts);
 
-    if (!opts) {
-        rlk_options_init(&defaults);
-        opts = &defaults;
-    }
-    c = rlk_client_prepare(opts);
     if (!c)
         return NULL;
     if (c->fatal) {
         rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
         return c;
     }
-    c->topo->connect(c, opts);
+    c->topo->connect(c);
     (void)rlk_client_pubsub(c);
     return c;
 }
@@ -229,8 +223,7 @@ void rlk_client_free(rlk_client *c)
     if (c->topo->free)
         c->topo->free(c);       /* a cluster's node clients, the sentinel follower */
     for (int i = 0; c->slots && i < c->pool_size; i++)
-        if (c->slots[i].ctx)
-            rlk_transport_free(c->slots[i].ctx);
+        rlk_transport_free(c->slots[i].ctx);
     free(c->slots);
     if (c->tls_owned)
         rlk_tls_free(c->tls);   /* after every connection of the client is closed */
@@ -533,8 +526,7 @@ int rlk_verify_functions(rlk_client *c, rlk_functions_state *st)
         rlk_fn_word_after(code->str, code->len, "\n-- scripts id: ", st->scripts_id,
                           sizeof st->scripts_id);
     }
-    if (r)
-        freeReplyObject(r);
+    freeReplyObject(r);
     return rc;
 }
 
@@ -561,7 +553,6 @@ int rlk_server_functions_code(rlk_client *c, char **out, size_t *len)
             *len = code->len;
         }
     }
-    if (r)
-        freeReplyObject(r);
+    freeReplyObject(r);
     return rc;
 }

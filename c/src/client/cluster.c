@@ -49,8 +49,7 @@ static void rlk_node_client_free(rlk_client *n)
     if (!n)
         return;
     for (int i = 0; n->slots && i < n->pool_size; i++)
-        if (n->slots[i].ctx)
-            rlk_transport_free(n->slots[i].ctx);
+        rlk_transport_free(n->slots[i].ctx);
     free(n->slots);
     rlk_url_free(&n->url);
     free(n->url_masked);
@@ -114,7 +113,8 @@ static int rlk_cluster_copy_error(rlk_client *c, rlk_client *n, int rc)
     return rlk_set_error(c, rc, "%s", rlk_errstr(n));
 }
 
-int rlk_cluster_setup(rlk_client *c, char *msg, size_t len)
+/* From rlk_connect: the node clients of the URL's seeds. */
+static int rlk_cluster_setup(rlk_client *c, char *msg, size_t len)
 {
     rlk_cluster *cl = calloc(1, sizeof *cl);
 
@@ -130,7 +130,7 @@ int rlk_cluster_setup(rlk_client *c, char *msg, size_t len)
     return RLK_OK;
 }
 
-void rlk_cluster_free(rlk_client *c)
+static void rlk_cluster_free(rlk_client *c)
 {
     rlk_cluster *cl = c->cluster;
 
@@ -146,13 +146,18 @@ void rlk_cluster_free(rlk_client *c)
 
 /* ---------------------------------------------------------------- the slot map */
 
-static int rlk_op_cluster_slots(rlk_client *n, redisContext *ctx, void *arg, redisReply **reply,
-                                int *written)
-{
-    const char *argv[2] = {"CLUSTER", "SLOTS"};
+/* A command of two fixed words (CLUSTER SLOTS, INFO server) on a node. */
+typedef struct rlk_two_words {
+    const char *what;
+    const char *argv[2];
+} rlk_two_words;
 
-    (void)arg;
-    return rlk_conn_command(n, ctx, "CLUSTER SLOTS", 2, argv, NULL, reply, written);
+static int rlk_op_two_words(rlk_client *n, redisContext *ctx, void *arg, redisReply **reply,
+                            int *written)
+{
+    rlk_two_words *w = arg;
+
+    return rlk_conn_command(n, ctx, w->what, 2, w->argv, NULL, reply, written);
 }
 
 /* Installs the map of a CLUSTER SLOTS reply asked of node `asked`. */
@@ -196,6 +201,7 @@ static int rlk_cluster_refresh(rlk_client *c, int force)
 {
     rlk_cluster *cl = c->cluster;
     rlk_client *cand[RLK_CLUSTER_MAX_NODES];
+    rlk_two_words slots = {"CLUSTER SLOTS", {"CLUSTER", "SLOTS"}};
     int n, rc = RLK_ERR_IO;
     long long last;
 
@@ -208,7 +214,7 @@ static int rlk_cluster_refresh(rlk_client *c, int force)
     for (int i = 0; i < n; i++) {
         redisReply *r = NULL;
 
-        rc = rlk_pool_run(cand[i], rlk_op_cluster_slots, NULL, 1, &r);
+        rc = rlk_pool_run(cand[i], rlk_op_two_words, &slots, 1, &r);
         if (rc != RLK_OK) {
             rlk_cluster_copy_error(c, cand[i], rc);
             if (rc == RLK_ERR_TIMEOUT && rlk_time_limit_left_ms() == 0)
@@ -251,7 +257,26 @@ static rlk_client *rlk_cluster_pick(rlk_client *c, int slot, int refresh)
     return n;
 }
 
-int rlk_cluster_connect(rlk_client *c)
+/* The node clients of the current masters (refreshing the map first),
+ * for per-master script loading and checking; at most max, returns how
+ * many. They belong to c. */
+static int rlk_cluster_masters(rlk_client *c, rlk_client **out, int max)
+{
+    rlk_cluster *cl = c->cluster;
+    int n = 0;
+
+    (void)rlk_cluster_refresh(c, 1);
+    pthread_mutex_lock(&cl->mu);
+    for (int k = 0; k < cl->map.nmasters && n < max; k++)
+        out[n++] = cl->node[cl->map.master[k]];
+    pthread_mutex_unlock(&cl->mu);
+    return n;
+}
+
+/* From rlk_connect: fetches the slot map and loads the scripts on every
+ * master (unless no_preload). Errors are recorded on c (not fatal: the next
+ * call tries again). */
+static int rlk_cluster_connect(rlk_client *c)
 {
     rlk_client *m[RLK_CLUSTER_MAX_NODES];
     int n, rc;
@@ -267,23 +292,14 @@ int rlk_cluster_connect(rlk_client *c)
     return RLK_OK;
 }
 
-int rlk_cluster_masters(rlk_client *c, rlk_client **out, int max)
-{
-    rlk_cluster *cl = c->cluster;
-    int n = 0;
-
-    (void)rlk_cluster_refresh(c, 1);
-    pthread_mutex_lock(&cl->mu);
-    for (int k = 0; k < cl->map.nmasters && n < max; k++)
-        out[n++] = cl->node[cl->map.master[k]];
-    pthread_mutex_unlock(&cl->mu);
-    return n;
-}
-
 static rlk_client *rlk_cluster_follow(rlk_client *c, int kind, int slot, const char *host,
                                       int port);
 
-void rlk_cluster_redirected(rlk_client *c, const char *err)
+/* For a subscriber: a -MOVED reply to SSUBSCRIBE (its text) gives the slot
+ * to the node it names, as a redirected call would; anything else, or a
+ * sunsubscribe push (the slot migrated away), refreshes the map (at most
+ * every RLK_CLUSTER_REFRESH_MS). */
+static void rlk_cluster_redirected(rlk_client *c, const char *err)
 {
     char host[RLK_SLOTMAP_HOST_MAX];
     int slot, port, kind = err ? rlk_slotmap_redirect(err, &slot, host, sizeof host, &port) : 0;
@@ -306,8 +322,12 @@ int rlk_cluster_owner_addr(rlk_client *c, int slot, char *buf, size_t len)
 
 /* ---------------------------------------------------------------- keys */
 
-int rlk_cluster_keys_slot(rlk_client *c, const char *what, int nkeys, const char *const *keys,
-                          const size_t *keylens)
+/* The slot every one of keys hashes to; when they differ (naming what), a
+ * call that Redis would refuse with CROSSSLOT is refused before any round
+ * trip: RLK_CLUSTER_BAD_SLOT with RLK_ERR_ARG recorded. RLK_CLUSTER_ANY_SLOT
+ * when nkeys is 0. */
+static int rlk_cluster_keys_slot(rlk_client *c, const char *what, int nkeys,
+                                 const char *const *keys, const size_t *keylens)
 {
     int slot = RLK_CLUSTER_ANY_SLOT;
 
@@ -392,11 +412,6 @@ static int rlk_op_asking(rlk_client *n, redisContext *ctx, void *arg, redisReply
     return rc != RLK_OK ? rc : a->op(n, ctx, a->arg, reply, written);
 }
 
-static int rlk_is_conn_error(int rc)
-{
-    return rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT || rc == RLK_ERR_PROTOCOL;
-}
-
 /* Sleeps the backoff when it fits before deadline_ns; 0 when it does not. */
 static int rlk_cluster_backoff(long long *backoff_ms, long long deadline_ns)
 {
@@ -412,8 +427,10 @@ static int rlk_cluster_backoff(long long *backoff_ms, long long deadline_ns)
     return 1;
 }
 
-int rlk_cluster_run(rlk_client *c, int slot, rlk_conn_op op, void *arg, int idempotent,
-                    redisReply **reply)
+/* op on the master of slot (RLK_CLUSTER_ANY_SLOT: any master), with the
+ * redirect and retry rules of cluster.h. Errors are recorded on c. */
+static int rlk_cluster_run(rlk_client *c, int slot, rlk_conn_op op, void *arg, int idempotent,
+                           redisReply **reply)
 {
     long long left = rlk_time_limit_left_ms(), backoff = RLK_CLUSTER_BACKOFF_MIN_MS;
     long long deadline = rlk_clock_now_ns() +
@@ -453,7 +470,7 @@ int rlk_cluster_run(rlk_client *c, int slot, rlk_conn_op op, void *arg, int idem
                 continue;
             }
         }
-        if (!rlk_err_is_transient_reply(n) && !rlk_is_conn_error(rc))
+        if (!rlk_err_is_transient_reply(n) && !rlk_pool_conn_error(rc))
             return rc;
         /* "Not now" (a failover, a migration, a restart), or the node is
          * unreachable and the request was not written: later, maybe
@@ -461,14 +478,17 @@ int rlk_cluster_run(rlk_client *c, int slot, rlk_conn_op op, void *arg, int idem
         if (!rlk_cluster_backoff(&backoff, deadline))
             return rc;
         redirects = 0;  /* ASK -> TRYAGAIN -> ASK during a migration: time bounds it now */
-        if (rlk_is_conn_error(rc) || rlk_err_is_transient_reply(n))
+        if (rlk_pool_conn_error(rc) || rlk_err_is_transient_reply(n))
             (void)rlk_cluster_refresh(c, 0);
     }
 }
 
 /* ---------------------------------------------------------------- dedicated connections */
 
-int rlk_cluster_conn_open(rlk_client *c, redisContext **out, char *addr)
+/* A dedicated connection (rlk_conn_open) to some node, the one after the
+ * last one handed out first, so that a subscriber whose node died goes on
+ * with another. *addr (may be NULL, 300 bytes) gets its address. */
+static int rlk_cluster_conn_open(rlk_client *c, redisContext **out, char *addr)
 {
     rlk_cluster *cl = c->cluster;
     rlk_client *cand[RLK_CLUSTER_MAX_NODES];
@@ -497,7 +517,8 @@ int rlk_cluster_conn_open(rlk_client *c, redisContext **out, char *addr)
     return rc;
 }
 
-int rlk_cluster_conn_open_slot(rlk_client *c, int slot, redisContext **out, char *addr)
+/* A dedicated connection to the master of slot. */
+static int rlk_cluster_conn_open_slot(rlk_client *c, int slot, redisContext **out, char *addr)
 {
     rlk_client *n = rlk_cluster_pick(c, slot, 1);
     int rc;
@@ -515,18 +536,12 @@ int rlk_cluster_conn_open_slot(rlk_client *c, int slot, redisContext **out, char
 
 /* ---------------------------------------------------------------- server version */
 
-static int rlk_op_info_server(rlk_client *n, redisContext *ctx, void *arg, redisReply **reply,
-                              int *written)
-{
-    const char *argv[2] = {"INFO", "server"};
-
-    (void)arg;
-    return rlk_conn_command(n, ctx, "INFO", 2, argv, NULL, reply, written);
-}
-
-int rlk_cluster_redis_major(rlk_client *c)
+/* The Redis major version of the cluster's nodes (INFO server of one
+ * master, asked once); 0 when unknown. */
+static int rlk_cluster_redis_major(rlk_client *c)
 {
     rlk_cluster *cl = c->cluster;
+    rlk_two_words info = {"INFO", {"INFO", "server"}};
     redisReply *r = NULL;
     int major, rc;
 
@@ -535,7 +550,7 @@ int rlk_cluster_redis_major(rlk_client *c)
     pthread_mutex_unlock(&cl->mu);
     if (major)
         return major > 0 ? major : 0;
-    rc = rlk_cluster_run(c, RLK_CLUSTER_ANY_SLOT, rlk_op_info_server, NULL, 1, &r);
+    rc = rlk_cluster_run(c, RLK_CLUSTER_ANY_SLOT, rlk_op_two_words, &info, 1, &r);
     major = -1;
     if (rc == RLK_OK && r->type == REDIS_REPLY_STRING) {
         const char *v = strstr(r->str, "redis_version:");
@@ -543,8 +558,7 @@ int rlk_cluster_redis_major(rlk_client *c)
         if (v)
             major = atoi(v + 14) > 0 ? atoi(v + 14) : -1;
     }
-    if (r)
-        freeReplyObject(r);
+    freeReplyObject(r);
     if (rc != RLK_OK)
         return 0;   /* ask again next time */
     pthread_mutex_lock(&cl->mu);
@@ -561,9 +575,8 @@ static int rlk_cl_setup(rlk_client *c, const rlk_options *o, char *msg, size_t l
     return rlk_cluster_setup(c, msg, len);
 }
 
-static void rlk_cl_connect(rlk_client *c, const rlk_options *o)
+static void rlk_cl_connect(rlk_client *c)
 {
-    (void)o;
     (void)rlk_cluster_connect(c);   /* the map, the scripts on every master */
 }
 

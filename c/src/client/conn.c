@@ -151,23 +151,16 @@ static int rlk_conn_command_io(rlk_client *c, redisContext *ctx, const char *wha
                                rlk_conn_tail *tail)
 {
     void *r = NULL;
-    int done = 0;
 
     *reply = NULL;
     if (written)
         *written = 0;
-    if (ctx->err)
-        return rlk_set_ctx_error(c, ctx, what);
-    if (redisAppendCommandArgv(ctx, argc, argv, argvlen) != REDIS_OK)
-        return rlk_set_ctx_error(c, ctx, what);
-    if (tail && redisAppendCommandArgv(ctx, tail->argc, tail->argv, tail->lens) != REDIS_OK)
+    if (ctx->err || redisAppendCommandArgv(ctx, argc, argv, argvlen) != REDIS_OK ||
+        (tail && redisAppendCommandArgv(ctx, tail->argc, tail->argv, tail->lens) != REDIS_OK))
         return rlk_set_ctx_error(c, ctx, what);
     rlk_tl_round_trips++;
-    while (!done) {
-        errno = 0;
-        if (rlk_transport_write(ctx, &done) != REDIS_OK)
-            return rlk_set_ctx_error(c, ctx, what);
-    }
+    if (rlk_transport_flush(ctx) != REDIS_OK)
+        return rlk_set_ctx_error(c, ctx, what);
     if (written)
         *written = 1;
     rlk_write_hook_run(hook);
@@ -425,19 +418,12 @@ int rlk_conn_open_to(rlk_client *c, const char *host, int port, redisContext **o
     rlk_tl_dial_failed = ctx ? ctx->err != 0 : rc != RLK_ERR_NOMEM;
     if (!ctx)
         return rlk_set_error(c, rc, "connect %s: %s", c->addr, why);
-    if (ctx->err) {
-        rc = rlk_set_ctx_error(c, ctx, "connect");
-        rlk_transport_free(ctx);
-        return rc;
-    }
     tv = c->command_tv;
     (void)rlk_time_limit_tv(c->command_tv, &tv);    /* a wait's limit cuts AUTH and SELECT too */
-    if (redisSetTimeout(ctx, tv) != REDIS_OK) {
+    if (ctx->err || redisSetTimeout(ctx, tv) != REDIS_OK)
         rc = rlk_set_ctx_error(c, ctx, "connect");
-        rlk_transport_free(ctx);
-        return rc;
-    }
-    rc = rlk_conn_setup(c, ctx);
+    else
+        rc = rlk_conn_setup(c, ctx);
     if (rc != RLK_OK) {
         rlk_transport_free(ctx);
         return rc;
@@ -526,7 +512,8 @@ static void rlk_conn_load_argv(const rlk_script_info *s, const char *argv[3], si
     lens[2] = s->body_len;
 }
 
-int rlk_conn_load_script(rlk_client *c, redisContext *ctx, const rlk_script_info *s)
+/* SCRIPT LOAD of script s; RLK_ERR_SHA when the server's SHA-1 differs. */
+static int rlk_conn_load_script(rlk_client *c, redisContext *ctx, const rlk_script_info *s)
 {
     const char *argv[3];
     size_t lens[3];

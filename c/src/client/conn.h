@@ -85,9 +85,6 @@ int rlk_conn_command_pair(rlk_client *c, redisContext *ctx, const char *what, in
                           const char **argv2, const size_t *argvlen2, redisReply **reply,
                           redisReply **reply2, int *written);
 
-/* SCRIPT LOAD of script s; RLK_ERR_SHA when the server's SHA-1 differs. */
-int rlk_conn_load_script(rlk_client *c, redisContext *ctx, const rlk_script_info *s);
-
 /* SCRIPT LOAD of every script in c's set in one pipelined round trip;
  * RLK_ERR_SHA names the first script whose SHA-1 differs. */
 int rlk_conn_load_all(rlk_client *c, redisContext *ctx);

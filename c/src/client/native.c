@@ -75,13 +75,15 @@ int rlk_native_parse_docs(const redisReply *r)
     return caps;
 }
 
+/* What is asked of a server: the docs of the commands the token lock may use. */
+static const char *nat_docs_argv[] = {"COMMAND", "DOCS", "SET", "DELIFEQ", "DELEX"};
+static const size_t nat_docs_lens[] = {7, 4, 3, 7, 5};
+
 /* The cached answer for c, asking on ctx when there is none. A refused
  * COMMAND DOCS (an old server, an ACL user without it) counts as no native
  * command. */
 static int nat_detect(rlk_client *c, redisContext *ctx, int *caps)
 {
-    static const char *argv[] = {"COMMAND", "DOCS", "SET", "DELIFEQ", "DELEX"};
-    static const size_t lens[] = {7, 4, 3, 7, 5};
     redisReply *r = NULL;
     int known = atomic_load(&c->native_caps), rc;
 
@@ -89,7 +91,7 @@ static int nat_detect(rlk_client *c, redisContext *ctx, int *caps)
         *caps = known & ~RLK_NATIVE_KNOWN;
         return RLK_OK;
     }
-    rc = rlk_conn_command(c, ctx, "command docs", 5, argv, lens, &r, NULL);
+    rc = rlk_conn_command(c, ctx, "command docs", 5, nat_docs_argv, nat_docs_lens, &r, NULL);
     if (rc != RLK_OK)
         return rc;
     *caps = r->type == REDIS_REPLY_ERROR ? 0 : rlk_native_parse_docs(r);
@@ -137,21 +139,45 @@ static int nat_script_error(rlk_client *c, const char *text)
     return rlk_set_reply_error(c, &e, NULL, RLK_ERR_SCRIPT);
 }
 
-/* The scripts' argument checks, in their order. */
-static int nat_check_args(rlk_client *c, const nat_call *k)
+/* The scripts' argument checks, in their order: NULL when k passes them,
+ * else the error the script replies. */
+static const char *nat_args_refusal(const nat_call *k)
 {
     int want = k->op == NAT_RELEASE ? 1 : 2;
     size_t tlen;
 
     if (k->nkeys != 1 || k->nargs != want)
-        return nat_script_error(c, want == 1 ? "RLK_BADARG expected 1 key and 1 argument"
-                                             : "RLK_BADARG expected 1 key and 2 arguments");
+        return want == 1 ? "RLK_BADARG expected 1 key and 1 argument"
+                         : "RLK_BADARG expected 1 key and 2 arguments";
     tlen = nat_len(k->args, k->arglens, 0);
     if (tlen < 1 || tlen > 1024)
-        return nat_script_error(c, "RLK_BADTOKEN token must be 1..1024 bytes");
+        return "RLK_BADTOKEN token must be 1..1024 bytes";
     if (want == 2 && !nat_is_lease(k->args[1], nat_len(k->args, k->arglens, 1)))
-        return nat_script_error(c, "RLK_BADLEASE lease_ms must be an integer in 1..1000000000000");
-    return RLK_OK;
+        return "RLK_BADLEASE lease_ms must be an integer in 1..1000000000000";
+    return NULL;
+}
+
+/* The native command of an extend or a release (k's arguments checked) by
+ * what the server has: SET IFEQ PX, DELIFEQ, or DELEX IFEQ. Its argc, 0 when
+ * the server has none for k. */
+static int nat_compare_argv(const nat_call *k, int caps, const char *argv[7], size_t lens[7])
+{
+    size_t klen = nat_len(k->keys, k->keylens, 0), tlen = nat_len(k->args, k->arglens, 0);
+    int argc = 0;
+
+#define NAT_ARG(s, n) (argv[argc] = (s), lens[argc++] = (n))
+    if (k->op == NAT_EXTEND && (caps & RLK_NATIVE_SETIFEQ)) {
+        NAT_ARG("SET", 3), NAT_ARG(k->keys[0], klen), NAT_ARG(k->args[0], tlen);
+        NAT_ARG("IFEQ", 4), NAT_ARG(k->args[0], tlen), NAT_ARG("PX", 2);
+        NAT_ARG(k->args[1], nat_len(k->args, k->arglens, 1));
+    } else if (k->op == NAT_RELEASE && (caps & RLK_NATIVE_DELIFEQ)) {
+        NAT_ARG("DELIFEQ", 7), NAT_ARG(k->keys[0], klen), NAT_ARG(k->args[0], tlen);
+    } else if (k->op == NAT_RELEASE && (caps & RLK_NATIVE_DELEX)) {
+        NAT_ARG("DELEX", 5), NAT_ARG(k->keys[0], klen), NAT_ARG("IFEQ", 4);
+        NAT_ARG(k->args[0], tlen);
+    }
+#undef NAT_ARG
+    return argc;
 }
 
 static redisReply *nat_integer(long long v)
@@ -255,14 +281,12 @@ static int nat_acquire(rlk_client *c, redisContext *ctx, const nat_call *k, redi
         if (rc != RLK_OK)
             return rc;
         if (r->type == REDIS_REPLY_NIL) {       /* it was free: now it holds token */
-            if (t)
-                freeReplyObject(t);
+            freeReplyObject(t);
             *out = r;
             return RLK_OK;
         }
         if (r->type == REDIS_REPLY_ERROR) {     /* the PTTL's reply says nothing then */
-            if (t)
-                freeReplyObject(t);
+            freeReplyObject(t);
             if (nat_refused(c, ctx, k, r, &again, &rc) && (rc != RLK_OK || !again))
                 return rc;
             continue;                           /* the key changed type: again */
@@ -291,21 +315,8 @@ static int nat_compare(rlk_client *c, redisContext *ctx, const nat_call *k, int 
 {
     const char *argv[7];
     size_t lens[7];
-    int argc = 0;
-    size_t klen = nat_len(k->keys, k->keylens, 0), tlen = nat_len(k->args, k->arglens, 0);
+    int argc = nat_compare_argv(k, caps, argv, lens);
 
-#define NAT_ARG(s, n) (argv[argc] = (s), lens[argc++] = (n))
-    if (k->op == NAT_EXTEND) {
-        NAT_ARG("SET", 3), NAT_ARG(k->keys[0], klen), NAT_ARG(k->args[0], tlen);
-        NAT_ARG("IFEQ", 4), NAT_ARG(k->args[0], tlen), NAT_ARG("PX", 2);
-        NAT_ARG(k->args[1], nat_len(k->args, k->arglens, 1));
-    } else if (caps & RLK_NATIVE_DELIFEQ) {
-        NAT_ARG("DELIFEQ", 7), NAT_ARG(k->keys[0], klen), NAT_ARG(k->args[0], tlen);
-    } else {
-        NAT_ARG("DELEX", 5), NAT_ARG(k->keys[0], klen), NAT_ARG("IFEQ", 4);
-        NAT_ARG(k->args[0], tlen);
-    }
-#undef NAT_ARG
     for (int tries = 0; tries < NAT_RACE_TRIES; tries++) {
         redisReply *r = NULL;
         int again = 0, rc = nat_cmd(c, ctx, k->s->name, argc, argv, lens, &r, written);
@@ -336,6 +347,7 @@ static int nat_compare(rlk_client *c, redisContext *ctx, const nat_call *k, int 
 static int nat_op(rlk_client *c, redisContext *ctx, void *arg, redisReply **reply, int *written)
 {
     const nat_call *k = arg;
+    const char *refusal;
     int caps = 0, rc = nat_detect(c, ctx, &caps), have;
 
     if (rc != RLK_OK)
@@ -343,8 +355,8 @@ static int nat_op(rlk_client *c, redisContext *ctx, void *arg, redisReply **repl
     have = caps != 0 &&
            (k->op == NAT_ACQUIRE || (k->op == NAT_EXTEND && (caps & RLK_NATIVE_SETIFEQ)) ||
             (k->op == NAT_RELEASE && (caps & (RLK_NATIVE_DELIFEQ | RLK_NATIVE_DELEX))));
-    if (have && (rc = nat_check_args(c, k)) != RLK_OK)
-        return rc;                              /* the script's refusal, nothing sent */
+    if (have && (refusal = nat_args_refusal(k)))
+        return nat_script_error(c, refusal);    /* the script's refusal, nothing sent */
     if (!have)
         return rlk_conn_evalv(c, ctx, k->s, k->nkeys, k->keys, k->keylens, k->nargs, k->args,
                               k->arglens, reply, written);
@@ -402,10 +414,7 @@ int rlk_native_evalv(rlk_client *c, const rlk_script_info *s, int nkeys,
 
 int rlk_native_format_detect(char **cmd)
 {
-    static const char *argv[] = {"COMMAND", "DOCS", "SET", "DELIFEQ", "DELEX"};
-    static const size_t lens[] = {7, 4, 3, 7, 5};
-
-    return redisFormatCommandArgv(cmd, 5, argv, lens);
+    return redisFormatCommandArgv(cmd, 5, nat_docs_argv, nat_docs_lens);
 }
 
 void rlk_native_store_docs(rlk_client *c, const redisReply *r)
@@ -425,48 +434,24 @@ void rlk_native_forget(rlk_client *c)
     atomic_store(&c->native_caps, 0);
 }
 
-/* Whether the arguments pass the script's checks (nat_check_args, silently). */
-static int nat_args_ok(const nat_call *k)
-{
-    int want = k->op == NAT_RELEASE ? 1 : 2;
-    size_t tlen;
-
-    if (k->nkeys != 1 || k->nargs != want)
-        return 0;
-    tlen = nat_len(k->args, k->arglens, 0);
-    return tlen >= 1 && tlen <= 1024 &&
-           (want == 1 || nat_is_lease(k->args[1], nat_len(k->args, k->arglens, 1)));
-}
-
 int rlk_native_format(rlk_client *c, const rlk_script_info *s, int nkeys,
                       const char *const *keys, int nargs, const char *const *args, char **cmd,
                       int *op)
 {
     nat_call k = {s, -1, nkeys, nargs, keys, args, NULL, NULL};
-    int caps = atomic_load(&c->native_caps);
+    int caps = atomic_load(&c->native_caps), argc;
     const char *argv[7];
-    int argc = 0;
+    size_t lens[7];
 
     *cmd = NULL;
     if (!rlk_native_wanted(c, s) || !(caps & RLK_NATIVE_KNOWN))
         return -1;
     k.op = nat_which(s->name);
-    if (k.op == NAT_ACQUIRE || !nat_args_ok(&k))
+    if (k.op == NAT_ACQUIRE || nat_args_refusal(&k) ||
+        !(argc = nat_compare_argv(&k, caps, argv, lens)))
         return -1;
-    if (k.op == NAT_EXTEND && (caps & RLK_NATIVE_SETIFEQ)) {
-        argv[argc++] = "SET", argv[argc++] = keys[0], argv[argc++] = args[0];
-        argv[argc++] = "IFEQ", argv[argc++] = args[0], argv[argc++] = "PX";
-        argv[argc++] = args[1];
-    } else if (k.op == NAT_RELEASE && (caps & RLK_NATIVE_DELIFEQ)) {
-        argv[argc++] = "DELIFEQ", argv[argc++] = keys[0], argv[argc++] = args[0];
-    } else if (k.op == NAT_RELEASE && (caps & RLK_NATIVE_DELEX)) {
-        argv[argc++] = "DELEX", argv[argc++] = keys[0], argv[argc++] = "IFEQ";
-        argv[argc++] = args[0];
-    } else {
-        return -1;
-    }
     *op = k.op;
-    return redisFormatCommandArgv(cmd, argc, argv, NULL);
+    return redisFormatCommandArgv(cmd, argc, argv, lens);
 }
 
 redisReply *rlk_native_reply(int op, redisReply *r)

@@ -104,7 +104,7 @@ int rlk_slot_ready(rlk_client *c, rlk_slot *slot)
     return RLK_OK;
 }
 
-static int rlk_is_conn_error(int rc)
+int rlk_pool_conn_error(int rc)
 {
     return rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT || rc == RLK_ERR_PROTOCOL;
 }
@@ -159,7 +159,7 @@ int rlk_pool_run(rlk_client *c, rlk_conn_op op, void *arg, int idempotent, redis
         if (rc == RLK_ERR_READONLY && attempt == 0 && c->topo->refused &&
             c->topo->refused(c, rc))
             continue;   /* refused, so not run: once more, on the master the sentinels name now */
-        if (!rlk_is_conn_error(rc))
+        if (!rlk_pool_conn_error(rc))
             break;
         /* Written, then no reply: remember which connection, so that the
          * caller can settle what happened (rlk_pool_lost_reply). */
@@ -173,7 +173,7 @@ int rlk_pool_run(rlk_client *c, rlk_conn_op op, void *arg, int idempotent, redis
         if (rc == RLK_ERR_TIMEOUT || (written && !idempotent))
             break;
     }
-    if (!rlk_is_conn_error(rc))
+    if (!rlk_pool_conn_error(rc))
         rlk_pool_note_lost(c, NULL);
     rlk_pool_checkin(c, slot);
     return rc;

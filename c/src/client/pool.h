@@ -36,6 +36,8 @@ void rlk_pool_checkin(rlk_client *c, rlk_slot *slot);
 int rlk_slot_ready(rlk_client *c, rlk_slot *slot);
 /* Closes slot->ctx after a connection error. */
 void rlk_slot_drop(rlk_slot *slot);
+/* 1 for the codes of a failed connection (I/O, timeout, protocol). */
+int rlk_pool_conn_error(int rc);
 
 /* One operation on a connection, for rlk_pool_run. Returns an rlk code;
  * sets *written as rlk_conn_command does. */

@@ -6,12 +6,9 @@
  * The lock kinds then read their own field to learn which (lock_settle.c).
  * docs/runtime.md "Lost replies" gives the ordering argument.
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "client/client_t.h"
 #include "client/clock.h"
@@ -62,17 +59,9 @@ int rlk_pool_lost_reply(rlk_client *c, rlk_lost_conn *out)
 static int rlk_pool_conn_name(char *buf, size_t len)
 {
     unsigned char r[8];
-    ssize_t n = getrandom(r, sizeof r, 0);
 
-    if (n != (ssize_t)sizeof r) {
-        int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-
-        n = fd >= 0 ? read(fd, r, sizeof r) : -1;
-        if (fd >= 0)
-            close(fd);
-        if (n != (ssize_t)sizeof r)
-            return -1;
-    }
+    if (rlk_random_bytes(r, sizeof r) != 0)
+        return -1;
     snprintf(buf, len, "rlk-pool-%02x%02x%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2], r[3], r[4],
              r[5], r[6], r[7]);
     return 0;
@@ -98,15 +87,14 @@ static int rlk_slot_identify_io(rlk_client *c, rlk_slot *slot)
     const char *id[2] = {"CLIENT", "ID"};
     void *r[4] = {NULL, NULL, NULL, NULL};
     redisContext *ctx = slot->ctx;
-    int done = 0, rc = RLK_OK, n = 2;
+    int rc = RLK_OK, n = 2;
 
     if (redisAppendCommandArgv(ctx, 3, setname, NULL) != REDIS_OK ||
         redisAppendCommandArgv(ctx, 2, id, NULL) != REDIS_OK)
         return rlk_slot_identify_failed(c, ctx);
     n += rlk_conn_append_setinfo(c, ctx);   /* lib-name, lib-ver: same round trip */
-    while (!done)
-        if (rlk_transport_write(ctx, &done) != REDIS_OK)
-            return rlk_slot_identify_failed(c, ctx);
+    if (rlk_transport_flush(ctx) != REDIS_OK)
+        return rlk_slot_identify_failed(c, ctx);
     for (int i = 0; i < n; i++)
         if (rlk_transport_get_reply(ctx, &r[i]) != REDIS_OK || !r[i]) {
             rc = ctx->err ? rlk_slot_identify_failed(c, ctx)
@@ -120,8 +108,7 @@ static int rlk_slot_identify_io(rlk_client *c, rlk_slot *slot)
     for (int i = 2; rc == RLK_OK && i < n; i++)
         rlk_conn_setinfo_reply(c, r[i]);
     for (int i = 0; i < n; i++)
-        if (r[i])
-            freeReplyObject(r[i]);
+        freeReplyObject(r[i]);
     return rc;
 }
 
@@ -189,20 +176,10 @@ static int rlk_fence_step(rlk_client *c, const rlk_lost_conn *lc, int kill, int 
     return rc;
 }
 
-static long long rlk_fence_ms_since(const struct timespec *t0)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (t.tv_sec - t0->tv_sec) * 1000LL + (t.tv_nsec - t0->tv_nsec) / 1000000;
-}
-
 int rlk_pool_fence(rlk_client *c, const rlk_lost_conn *lc, long long budget_ms)
 {
-    struct timespec t0;
+    long long limit = rlk_time_limit_left_ms(), t0;
     int rc, kill = 0;
-
-    long long limit = rlk_time_limit_left_ms();
 
     if (lc->via && lc->via != c) {  /* a cluster node's connection: fenced on that node */
         rc = rlk_pool_fence(lc->via, lc, budget_ms);
@@ -217,7 +194,7 @@ int rlk_pool_fence(rlk_client *c, const rlk_lost_conn *lc, long long budget_ms)
         budget_ms = limit;
     if (budget_ms <= 0)
         return rlk_set_error(c, RLK_ERR_TIMEOUT, "%s: no time left to fence a lost reply", c->addr);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    t0 = rlk_clock_now_ns();
     for (;;) {
         int listed = 0;
 
@@ -229,9 +206,9 @@ int rlk_pool_fence(rlk_client *c, const rlk_lost_conn *lc, long long budget_ms)
             kill = 1;
             continue;
         }
-        if (rc == RLK_OK || (rc != RLK_ERR_IO && rc != RLK_ERR_TIMEOUT && rc != RLK_ERR_PROTOCOL))
+        if (rc == RLK_OK || !rlk_pool_conn_error(rc))
             return rc;
-        if (rlk_fence_ms_since(&t0) >= budget_ms)
+        if ((rlk_clock_now_ns() - t0) / RLK_NS_PER_MS >= budget_ms)
             return rc;
         /* A refused connect fails at once: back off before the next try. */
         nanosleep(&(struct timespec){0, 20000000L}, NULL);

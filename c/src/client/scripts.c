@@ -30,8 +30,6 @@ void rlk_script_set_embedded(rlk_script_set *set)
 
 void rlk_script_set_id(const rlk_script_set *set, char hex[41])
 {
-    static const char digits[] = "0123456789abcdef";
-    unsigned char digest[20];
     rlk_sha1_ctx ctx;
 
     rlk_sha1_init(&ctx);
@@ -45,12 +43,7 @@ void rlk_script_set_id(const rlk_script_set *set, char hex[41])
         rlk_sha1_update(&ctx, s->sha1, strlen(s->sha1));
         rlk_sha1_update(&ctx, "\n", 1);
     }
-    rlk_sha1_final(&ctx, digest);
-    for (int i = 0; i < 20; i++) {
-        hex[2 * i] = digits[digest[i] >> 4];
-        hex[2 * i + 1] = digits[digest[i] & 15];
-    }
-    hex[40] = '\0';
+    rlk_sha1_final_hex(&ctx, hex);
 }
 
 const rlk_script_info *rlk_script_set_find(const rlk_script_set *set, const char *name)

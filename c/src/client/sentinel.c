@@ -76,8 +76,7 @@ static int rlk_sn_auth(redisContext *ctx, const char *user, const char *password
         snprintf(why, len, "auth: %s", ctx->errstr);
     else if (!ok)
         snprintf(why, len, "auth: %.*s", (int)r->len, r->str);
-    if (r)
-        freeReplyObject(r);
+    freeReplyObject(r);
     return ok ? 0 : -1;
 }
 
@@ -91,8 +90,7 @@ static redisContext *rlk_sn_dial(const rlk_client *c, const char *host, int port
     (void)rlk_transport_dial(c, host, port, c->connect_tv, &ctx, tls_why, sizeof tls_why);
     if (!ctx || ctx->err) {
         snprintf(why, len, "connect %s:%d: %s", host, port, ctx ? ctx->errstr : tls_why);
-        if (ctx)
-            rlk_transport_free(ctx);
+        rlk_transport_free(ctx);
         return NULL;
     }
     if (redisSetTimeout(ctx, c->command_tv) != REDIS_OK ||
@@ -172,10 +170,8 @@ static int rlk_sn_ask(rlk_sentinel *sn, int i, rlk_sn_answer *a, char *why, size
     } else {
         snprintf(why, len, "%s", sn->qctx->errstr);
     }
-    if (r[0])
-        freeReplyObject(r[0]);
-    if (r[1])
-        freeReplyObject(r[1]);
+    freeReplyObject(r[0]);
+    freeReplyObject(r[1]);
     if (sn->qctx->err) {
         rlk_transport_free(sn->qctx);
         sn->qctx = NULL;
@@ -207,8 +203,7 @@ static int rlk_sn_is_master(rlk_sentinel *sn, const char *host, int port, char *
     } else {
         snprintf(why, len, "ROLE on %s:%d: unexpected reply", host, port);
     }
-    if (r)
-        freeReplyObject(r);
+    freeReplyObject(r);
     rlk_transport_free(ctx);
     return is;
 }
@@ -297,7 +292,10 @@ static int rlk_sn_refresh_from(rlk_client *c, const char *cause, int first)
     return rc;
 }
 
-int rlk_sentinel_refresh(rlk_client *c, const char *cause)
+/* Asks the sentinels now. 1: switched to a new master; 0: the current one
+ * stands; minus an rlk error (recorded, with the cause in the message) when
+ * no sentinel answered with a master it could confirm. */
+static int rlk_sentinel_refresh(rlk_client *c, const char *cause)
 {
     return rlk_sn_refresh_from(c, cause, -1);
 }
@@ -315,18 +313,25 @@ static int rlk_sn_refresh_quiet(rlk_client *c, const char *cause)
     return rc;
 }
 
-int rlk_sentinel_on_readonly(rlk_client *c)
+/* After a READONLY reply: 1 when the sentinels name another master now
+ * (the call may be sent again there); 0 otherwise, with the READONLY error
+ * left as it was. 0 at once for a client without sentinels. */
+static int rlk_sentinel_on_readonly(rlk_client *c)
 {
     return c->sentinel && rlk_sn_refresh_quiet(c, "READONLY") == 1;
 }
 
-void rlk_sentinel_check(rlk_client *c)
+/* The watchdog, before a renewal round: asks the sentinels (a switch
+ * follows at once), so that nothing is renewed on a master they no longer
+ * name. The calling thread's error is left as it was. */
+static void rlk_sentinel_check(rlk_client *c)
 {
     if (c->sentinel)
         (void)rlk_sn_refresh_quiet(c, "watchdog");
 }
 
-int rlk_sentinel_master(rlk_client *c, char *host, size_t len, int *port)
+/* The master to dial (resolving first when none is known yet). */
+static int rlk_sentinel_master(rlk_client *c, char *host, size_t len, int *port)
 {
     rlk_sentinel *sn = c->sentinel;
     int known, rc;
@@ -343,7 +348,8 @@ int rlk_sentinel_master(rlk_client *c, char *host, size_t len, int *port)
     return RLK_OK;
 }
 
-int rlk_sentinel_stale(rlk_client *c, const redisContext *ctx)
+/* 1 when ctx is a TCP connection to another address than the current master. */
+static int rlk_sentinel_stale(rlk_client *c, const redisContext *ctx)
 {
     rlk_sentinel *sn = c->sentinel;
     int stale;
@@ -416,7 +422,6 @@ static void rlk_sn_sub_close(rlk_sentinel *sn, int i)
 static void rlk_sn_sub_open(rlk_sentinel *sn, int i)
 {
     char why[RLK_ERRSTR_MAX] = "";
-    int done = 0;
 
     sn->subs[i] = rlk_sn_dial_sentinel(sn, i, why, sizeof why);
     if (!sn->subs[i]) {
@@ -424,11 +429,8 @@ static void rlk_sn_sub_open(rlk_sentinel *sn, int i)
         return;
     }
     redisAppendCommand(sn->subs[i], "SUBSCRIBE %s %s", RLK_SN_EVENT, RLK_SN_PROMOTED);
-    while (!done)
-        if (rlk_transport_write(sn->subs[i], &done) != REDIS_OK) {
-            rlk_sn_sub_close(sn, i);
-            return;
-        }
+    if (rlk_transport_flush(sn->subs[i]) != REDIS_OK)
+        rlk_sn_sub_close(sn, i);
 }
 
 /* 1 when the payload of a +switch-master or +promoted-slave names our master. */
@@ -524,7 +526,8 @@ static void *rlk_sn_main(void *arg)
     return NULL;
 }
 
-int rlk_sentinel_follow(rlk_client *c)
+/* Starts the follower thread (once; callers on several threads may race). */
+static int rlk_sentinel_follow(rlk_client *c)
 {
     rlk_sentinel *sn = c->sentinel;
     sigset_t all, old;
@@ -548,6 +551,31 @@ int rlk_sentinel_follow(rlk_client *c)
 
 /* ---------------------------------------------------------------- life cycle */
 
+/* Stops the thread, closes its connections, frees. */
+static void rlk_sentinel_free(rlk_sentinel *sn)
+{
+    char b = 1;
+
+    if (!sn)
+        return;
+    atomic_store(&sn->stop, 1);
+    if (write(sn->kick[1], &b, 1) < 0) {
+        /* full: the thread has a kick to read */
+    }
+    if (sn->started)
+        pthread_join(sn->thread, NULL);
+    for (int i = 0; i < RLK_SN_MAX; i++)
+        rlk_transport_free(sn->subs[i]);
+    rlk_transport_free(sn->qctx);
+    close(sn->kick[0]);
+    close(sn->kick[1]);
+    pthread_mutex_destroy(&sn->mu);
+    pthread_mutex_destroy(&sn->resolve_mu);
+    pthread_mutex_destroy(&sn->hook_mu);
+    free(sn->own_password);
+    free(sn);
+}
+
 /* Makes c->sentinel (c->url is a sentinel URL; sentinel_password: the
  * options' fallback, may be NULL). No I/O: the master is resolved when a
  * connection needs it (rlk_sentinel_master). */
@@ -565,43 +593,16 @@ static int rlk_sn_new(rlk_client *c, const char *sentinel_password, char *msg, s
     sn->epoch = -1;
     sn->user = c->url.sentinel_user;
     sn->password = c->url.sentinel_password;
-    if (!sn->password && sentinel_password && *sentinel_password)
-        sn->password = sn->own_password = strdup(sentinel_password);
     pthread_mutex_init(&sn->mu, NULL);
     pthread_mutex_init(&sn->resolve_mu, NULL);
     pthread_mutex_init(&sn->hook_mu, NULL);
-    if (sentinel_password && *sentinel_password && !sn->own_password && !c->url.sentinel_password) {
-        rlk_sentinel_free(sn);  /* strdup failed */
+    if (!sn->password && sentinel_password && *sentinel_password &&
+        !(sn->password = sn->own_password = strdup(sentinel_password))) {
+        rlk_sentinel_free(sn);
         return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
     }
     c->sentinel = sn;
     return RLK_OK;
-}
-
-void rlk_sentinel_free(rlk_sentinel *sn)
-{
-    char b = 1;
-
-    if (!sn)
-        return;
-    atomic_store(&sn->stop, 1);
-    if (write(sn->kick[1], &b, 1) < 0) {
-        /* full: the thread has a kick to read */
-    }
-    if (sn->started)
-        pthread_join(sn->thread, NULL);
-    for (int i = 0; i < RLK_SN_MAX; i++)
-        if (sn->subs[i])
-            rlk_transport_free(sn->subs[i]);
-    if (sn->qctx)
-        rlk_transport_free(sn->qctx);
-    close(sn->kick[0]);
-    close(sn->kick[1]);
-    pthread_mutex_destroy(&sn->mu);
-    pthread_mutex_destroy(&sn->resolve_mu);
-    pthread_mutex_destroy(&sn->hook_mu);
-    free(sn->own_password);
-    free(sn);
 }
 
 /* ---------------------------------------------------------------- the topology (topo.h) */
@@ -613,12 +614,12 @@ static int rlk_sn_setup(rlk_client *c, const rlk_options *o, char *msg, size_t l
 
 /* A standalone client whose address the sentinels give and move. A failed
  * resolution is recorded on c (the next connection resolves again). */
-static void rlk_sn_connect(rlk_client *c, const rlk_options *o)
+static void rlk_sn_connect(rlk_client *c)
 {
     (void)rlk_sentinel_refresh(c, "resolving");
     if (rlk_sentinel_follow(c) != RLK_OK)
         return;
-    rlk_topo_pool_connect(c, o);
+    rlk_topo_pool_connect(c);
 }
 
 static void rlk_sn_topo_free(rlk_client *c)

@@ -49,27 +49,6 @@ extern const struct rlk_topo rlk_topo_sentinel;
 /* Called after every switch, from the thread that saw it (no lock held). */
 typedef void (*rlk_sentinel_switch_fn)(void *arg);
 
-/* Starts the follower thread (once; callers on several threads may race). */
-int rlk_sentinel_follow(rlk_client *c);
-/* Stops the thread, closes its connections, frees. */
-void rlk_sentinel_free(rlk_sentinel *sn);
-
-/* The master to dial (resolving first when none is known yet). */
-int rlk_sentinel_master(rlk_client *c, char *host, size_t len, int *port);
-/* 1 when ctx is a TCP connection to another address than the current master. */
-int rlk_sentinel_stale(rlk_client *c, const redisContext *ctx);
-/* Asks the sentinels now. 1: switched to a new master; 0: the current one
- * stands; minus an rlk error (recorded, with why in the message) when no
- * sentinel answered with a master it could confirm. */
-int rlk_sentinel_refresh(rlk_client *c, const char *why);
-/* After a READONLY reply: 1 when the sentinels name another master now
- * (the call may be sent again there); 0 otherwise, with the READONLY error
- * left as it was. 0 at once for a client without sentinels. */
-int rlk_sentinel_on_readonly(rlk_client *c);
-/* The watchdog, before a renewal round: asks the sentinels (a switch
- * follows at once), so that nothing is renewed on a master they no longer
- * name. The calling thread's error is left as it was. */
-void rlk_sentinel_check(rlk_client *c);
 void rlk_sentinel_set_listener(rlk_client *c, rlk_sentinel_switch_fn fn, void *arg);
 
 /* "host:port" of the current master into buf ("" when none is known). */

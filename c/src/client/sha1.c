@@ -100,18 +100,24 @@ void rlk_sha1_final(rlk_sha1_ctx *s, unsigned char digest[20])
     }
 }
 
-void rlk_sha1_hex(const void *data, size_t len, char hex[41])
+void rlk_sha1_final_hex(rlk_sha1_ctx *s, char hex[41])
 {
     static const char digits[] = "0123456789abcdef";
     unsigned char digest[20];
-    rlk_sha1_ctx s;
 
-    rlk_sha1_init(&s);
-    rlk_sha1_update(&s, data, len);
-    rlk_sha1_final(&s, digest);
+    rlk_sha1_final(s, digest);
     for (int i = 0; i < 20; i++) {
         hex[2 * i] = digits[digest[i] >> 4];
         hex[2 * i + 1] = digits[digest[i] & 15];
     }
     hex[40] = '\0';
+}
+
+void rlk_sha1_hex(const void *data, size_t len, char hex[41])
+{
+    rlk_sha1_ctx s;
+
+    rlk_sha1_init(&s);
+    rlk_sha1_update(&s, data, len);
+    rlk_sha1_final_hex(&s, hex);
 }

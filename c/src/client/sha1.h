@@ -21,7 +21,9 @@ typedef struct rlk_sha1_ctx {
 void rlk_sha1_init(rlk_sha1_ctx *s);
 void rlk_sha1_update(rlk_sha1_ctx *s, const void *data, size_t len);
 void rlk_sha1_final(rlk_sha1_ctx *s, unsigned char digest[20]);
-/* 40 lowercase hex digits and a NUL into hex. */
+/* rlk_sha1_final, as 40 lowercase hex digits and a NUL into hex. */
+void rlk_sha1_final_hex(rlk_sha1_ctx *s, char hex[41]);
+/* The SHA-1 of data, as 40 lowercase hex digits and a NUL into hex. */
 void rlk_sha1_hex(const void *data, size_t len, char hex[41]);
 
 #endif /* RLK_SHA1_H */

@@ -34,13 +34,6 @@ static int rlk_tag_bounds(const char *key, size_t len, size_t *s, size_t *e)
     return 1;
 }
 
-int rlk_key_has_tag(const char *key, size_t len)
-{
-    size_t s, e;
-
-    return rlk_tag_bounds(key, len, &s, &e);
-}
-
 int rlk_key_slot(const char *key, size_t len)
 {
     size_t s, e;
@@ -52,9 +45,9 @@ int rlk_key_slot(const char *key, size_t len)
 
 int rlk_name_check(const char *name, char *why, size_t whylen)
 {
-    size_t len = strlen(name);
+    size_t len = strlen(name), s, e;
 
-    if (rlk_key_has_tag(name, len) || (!memchr(name, '{', len) && !memchr(name, '}', len)))
+    if (rlk_tag_bounds(name, len, &s, &e) || (!memchr(name, '{', len) && !memchr(name, '}', len)))
         return 0;
     if (why && whylen)
         snprintf(why, whylen,

@@ -18,8 +18,6 @@ unsigned rlk_crc16(const char *buf, size_t len);
 /* HASH_SLOT of a key: CRC16 of the text between the first '{' and the next
  * '}' when that is non-empty, else of the whole key, mod 16384. */
 int rlk_key_slot(const char *key, size_t len);
-/* 1 when key has a hash tag (a '{', later a '}', at least one byte between). */
-int rlk_key_has_tag(const char *key, size_t len);
 
 /* The name rule: a name either has a valid hash tag ("a{b}c": every key is
  * hashed on "b"), or has no curly brace at all (rlk braces it: "{name}:x").

@@ -122,67 +122,59 @@ static int rlk_tls_readable(const char *what, const char *path, int dir, char *e
     return -1;
 }
 
+/* 1 when an OpenSSL call's result says it failed; its reason is then in why. */
+static int rlk_tls_failed(int result, char *why, size_t len)
+{
+    if (result == 1)
+        return 0;
+    rlk_tls_reason(why, len);
+    return 1;
+}
+
+/* A failed step of rlk_tls_load: the message in err, RLK_ERR_TLS. */
+#define RLK_TLS_FAIL(...) (snprintf(err, len, __VA_ARGS__), RLK_ERR_TLS)
+#define RLK_TLS_WHY(call) rlk_tls_failed((call), why, sizeof why)
+
 static int rlk_tls_load(rlk_tls *t, const rlk_tls_config *cfg, char *err, size_t len)
 {
-    char why[200];
+    char why[200] = "";
 
     if (cfg->cacert && rlk_tls_readable("--cacert", cfg->cacert, 0, err, len))
         return RLK_ERR_TLS;
     if (cfg->cacertdir && rlk_tls_readable("--cacertdir", cfg->cacertdir, 1, err, len))
         return RLK_ERR_TLS;
-    if (cfg->cacert || cfg->cacertdir) {
-        if (SSL_CTX_load_verify_locations(t->ctx, cfg->cacert, cfg->cacertdir) != 1) {
-            rlk_tls_reason(why, sizeof why);
-            snprintf(err, len, "TLS: cannot load the CA certificates of %s: %s",
-                     cfg->cacert ? cfg->cacert : cfg->cacertdir, why);
-            return RLK_ERR_TLS;
-        }
-    } else if (SSL_CTX_set_default_verify_paths(t->ctx) != 1) {
-        rlk_tls_reason(why, sizeof why);
-        snprintf(err, len, "TLS: cannot load the system's CA certificates: %s", why);
-        return RLK_ERR_TLS;
-    }
-    if (!cfg->cert != !cfg->key) {
-        snprintf(err, len, "TLS: %s without %s: a client certificate needs both",
-                 cfg->cert ? "--cert" : "--key", cfg->cert ? "--key" : "--cert");
-        return RLK_ERR_TLS;
-    }
+    if ((cfg->cacert || cfg->cacertdir) &&
+        RLK_TLS_WHY(SSL_CTX_load_verify_locations(t->ctx, cfg->cacert, cfg->cacertdir)))
+        return RLK_TLS_FAIL("TLS: cannot load the CA certificates of %s: %s",
+                            cfg->cacert ? cfg->cacert : cfg->cacertdir, why);
+    if (!cfg->cacert && !cfg->cacertdir && RLK_TLS_WHY(SSL_CTX_set_default_verify_paths(t->ctx)))
+        return RLK_TLS_FAIL("TLS: cannot load the system's CA certificates: %s", why);
+    if (!cfg->cert != !cfg->key)
+        return RLK_TLS_FAIL("TLS: %s without %s: a client certificate needs both",
+                            cfg->cert ? "--cert" : "--key", cfg->cert ? "--key" : "--cert");
     if (!cfg->cert)
-        return cfg->key_password_file
-                   ? (snprintf(err, len, "TLS: --key-password-file without --key"), RLK_ERR_TLS)
-                   : RLK_OK;
+        return cfg->key_password_file ? RLK_TLS_FAIL("TLS: --key-password-file without --key")
+                                      : RLK_OK;
     if (rlk_tls_readable("--cert", cfg->cert, 0, err, len) ||
         rlk_tls_readable("--key", cfg->key, 0, err, len) ||
         (cfg->key_password_file &&
          rlk_tls_readable("--key-password-file", cfg->key_password_file, 0, err, len)))
         return RLK_ERR_TLS;
-    if (SSL_CTX_use_certificate_chain_file(t->ctx, cfg->cert) != 1) {
-        rlk_tls_reason(why, sizeof why);
-        snprintf(err, len, "TLS: --cert %s: not a PEM certificate (%s)", cfg->cert, why);
-        return RLK_ERR_TLS;
-    }
-    if (rlk_tls_key_encrypted(cfg->key) && !cfg->key_password_file) {
-        snprintf(err, len, "TLS: --key %s is encrypted: give its pass phrase with "
-                 "--key-password-file FILE", cfg->key);
-        return RLK_ERR_TLS;
-    }
+    if (RLK_TLS_WHY(SSL_CTX_use_certificate_chain_file(t->ctx, cfg->cert)))
+        return RLK_TLS_FAIL("TLS: --cert %s: not a PEM certificate (%s)", cfg->cert, why);
+    if (rlk_tls_key_encrypted(cfg->key) && !cfg->key_password_file)
+        return RLK_TLS_FAIL("TLS: --key %s is encrypted: give its pass phrase with "
+                            "--key-password-file FILE", cfg->key);
     SSL_CTX_set_default_passwd_cb(t->ctx, rlk_tls_pass_cb);
     SSL_CTX_set_default_passwd_cb_userdata(t->ctx, (void *)cfg->key_password_file);
-    if (SSL_CTX_use_PrivateKey_file(t->ctx, cfg->key, SSL_FILETYPE_PEM) != 1) {
-        rlk_tls_reason(why, sizeof why);
-        if (strstr(why, "mismatch"))
-            snprintf(err, len, "TLS: --key %s does not belong to --cert %s", cfg->key, cfg->cert);
-        else
-            snprintf(err, len, "TLS: --key %s: cannot read the private key (%s%s)", cfg->key, why,
-                     cfg->key_password_file ? "; wrong pass phrase?" : "");
-        return RLK_ERR_TLS;
-    }
+    if (RLK_TLS_WHY(SSL_CTX_use_PrivateKey_file(t->ctx, cfg->key, SSL_FILETYPE_PEM)) &&
+        !strstr(why, "mismatch"))
+        return RLK_TLS_FAIL("TLS: --key %s: cannot read the private key (%s%s)", cfg->key, why,
+                            cfg->key_password_file ? "; wrong pass phrase?" : "");
     SSL_CTX_set_default_passwd_cb_userdata(t->ctx, NULL);
-    if (SSL_CTX_check_private_key(t->ctx) != 1) {
-        rlk_tls_reason(why, sizeof why);
-        snprintf(err, len, "TLS: --key %s does not belong to --cert %s", cfg->key, cfg->cert);
-        return RLK_ERR_TLS;
-    }
+    /* A key of another certificate: found by the load ("mismatch") or by the check. */
+    if (strstr(why, "mismatch") || RLK_TLS_WHY(SSL_CTX_check_private_key(t->ctx)))
+        return RLK_TLS_FAIL("TLS: --key %s does not belong to --cert %s", cfg->key, cfg->cert);
     return RLK_OK;
 }
 
@@ -407,22 +399,16 @@ static int rlk_op_connect(SSL *ssl, void *arg)
 }
 
 typedef struct rlk_io_arg {
+    int write;                  /* SSL_write, else SSL_read */
     char *buf;
     int len;
 } rlk_io_arg;
 
-static int rlk_op_write(SSL *ssl, void *arg)
+static int rlk_op_io(SSL *ssl, void *arg)
 {
     rlk_io_arg *a = arg;
 
-    return SSL_write(ssl, a->buf, a->len);
-}
-
-static int rlk_op_read(SSL *ssl, void *arg)
-{
-    rlk_io_arg *a = arg;
-
-    return SSL_read(ssl, a->buf, a->len);
+    return a->write ? SSL_write(ssl, a->buf, a->len) : SSL_read(ssl, a->buf, a->len);
 }
 
 /* Why a handshake (or the first round trip on it) failed, in one line.
@@ -532,33 +518,26 @@ int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns,
     if (r > 0) {
         /* One round trip: a TLS 1.3 server refuses a client certificate (or
          * its absence) only after the client's handshake is done. */
-        io.buf = "PING\r\n";
-        io.len = 6;
-        r = rlk_tls_drive(ssl, tcp, deadline_ns, &code, rlk_op_write, &io);
+        io = (rlk_io_arg){1, "PING\r\n", 6};
+        r = rlk_tls_drive(ssl, tcp, deadline_ns, &code, rlk_op_io, &io);
         for (size_t got = 0; r > 0 && !memchr(line, '\n', got) && got < sizeof line - 1;) {
-            io.buf = line + got;
-            io.len = (int)(sizeof line - 1 - got);
-            r = rlk_tls_drive(ssl, tcp, deadline_ns, &code, rlk_op_read, &io);
+            io = (rlk_io_arg){0, line + got, (int)(sizeof line - 1 - got)};
+            r = rlk_tls_drive(ssl, tcp, deadline_ns, &code, rlk_op_io, &io);
             if (r > 0)
                 got += (size_t)r;
         }
     }
-    if (r == 0) {
-        snprintf(err, errlen, "TLS: no answer to the handshake within the connect timeout (a "
-                 "plain-TCP port? use redis:// for it)");
+    if (r <= 0) {
+        if (r == 0)
+            snprintf(err, errlen, "TLS: no answer to the handshake within the connect timeout (a "
+                     "plain-TCP port? use redis:// for it)");
+        else
+            rlk_tls_why(ssl, code, name, handshaken, SSL_get_certificate(ssl) != NULL, err, errlen);
         ERR_clear_error();
         SSL_free(ssl);
         close(tcp);
-        errno = ETIMEDOUT;
-        return RLK_ERR_TIMEOUT;
-    }
-    if (r < 0) {
-        rlk_tls_why(ssl, code, name, handshaken, SSL_get_certificate(ssl) != NULL, err, errlen);
-        ERR_clear_error();
-        SSL_free(ssl);
-        close(tcp);
-        errno = ECONNRESET;
-        return RLK_ERR_IO;
+        errno = r == 0 ? ETIMEDOUT : ECONNRESET;
+        return r == 0 ? RLK_ERR_TIMEOUT : RLK_ERR_IO;
     }
     /* A server that closes without close_notify (CLIENT KILL, a crash) ends
      * the connection as a plain TCP close does: end of file. */

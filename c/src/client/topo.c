@@ -128,12 +128,11 @@ int rlk_topo_pool_run(rlk_client *c, int slot, const rlk_script_info *s, rlk_con
     return rlk_pool_run(c, op, arg, idempotent, reply);
 }
 
-void rlk_topo_pool_connect(rlk_client *c, const rlk_options *o)
+void rlk_topo_pool_connect(rlk_client *c)
 {
     rlk_slot *slot = rlk_pool_checkout(c);
     int rc = rlk_slot_ready(c, slot);
 
-    (void)o;
     /* FCALL or EVALSHA (functions.h); without a preload the first call decides, within
      * that call's time limit (a connect stays free of round trips). */
     if (rc == RLK_OK && !c->no_preload)

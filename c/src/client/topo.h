@@ -53,7 +53,7 @@ typedef struct rlk_topo {
     int (*setup)(rlk_client *c, const rlk_options *o, char *msg, size_t len);
     /* rlk_connect, last: the first connection (and the call mode and the
      * scripts unless no_preload). Errors are recorded, never fatal. */
-    void (*connect)(rlk_client *c, const rlk_options *o);
+    void (*connect)(rlk_client *c);
     /* Frees the variant's state (rlk_free, after the runtime). NULL: none. */
     void (*free)(rlk_client *c);
 
@@ -149,7 +149,7 @@ int rlk_topo_evalv(rlk_client *c, const rlk_script_info *s, int nkeys, const cha
  * cluster's node clients are standalone clients). */
 int rlk_topo_pool_run(rlk_client *c, int slot, const rlk_script_info *s, rlk_conn_op op,
                       void *arg, int idempotent, redisReply **reply);
-void rlk_topo_pool_connect(rlk_client *c, const rlk_options *o);
+void rlk_topo_pool_connect(rlk_client *c);
 /* masters of a one-master variant: c itself. */
 int rlk_topo_one_master(rlk_client *c, rlk_client **out, int max);
 /* SCRIPT LOAD of every script, SCRIPT EXISTS into present: on one

@@ -141,6 +141,18 @@ int rlk_transport_write(redisContext *ctx, int *done)
     return REDIS_OK;
 }
 
+int rlk_transport_flush(redisContext *ctx)
+{
+    int done = 0;
+
+    while (!done) {
+        errno = 0;
+        if (rlk_transport_write(ctx, &done) != REDIS_OK)
+            return REDIS_ERR;
+    }
+    return REDIS_OK;
+}
+
 int rlk_transport_read(redisContext *ctx)
 {
     rlk_tls_conn *conn = rlk_transport_conn(ctx);
@@ -189,17 +201,14 @@ int rlk_transport_read(redisContext *ctx)
 int rlk_transport_get_reply(redisContext *ctx, void **reply)
 {
     void *aux = NULL;
-    int done;
 
     if (!rlk_transport_conn(ctx))
         return redisGetReply(ctx, reply);
     if (redisGetReplyFromReader(ctx, &aux) == REDIS_ERR)
         return REDIS_ERR;
     if (!aux && (ctx->flags & REDIS_BLOCK)) {
-        do {
-            if (rlk_transport_write(ctx, &done) == REDIS_ERR)
-                return REDIS_ERR;
-        } while (!done);
+        if (rlk_transport_flush(ctx) != REDIS_OK)
+            return REDIS_ERR;
         do {
             if (rlk_transport_read(ctx) == REDIS_ERR ||
                 redisGetReplyFromReader(ctx, &aux) == REDIS_ERR)
@@ -223,17 +232,6 @@ void *rlk_transport_command(redisContext *ctx, const char *format, ...)
     rc = redisvAppendCommand(ctx, format, ap);
     va_end(ap);
     if (rc != REDIS_OK || rlk_transport_get_reply(ctx, &reply) != REDIS_OK)
-        return NULL;
-    return reply;
-}
-
-void *rlk_transport_command_argv(redisContext *ctx, int argc, const char **argv,
-                                 const size_t *argvlen)
-{
-    void *reply = NULL;
-
-    if (redisAppendCommandArgv(ctx, argc, argv, argvlen) != REDIS_OK ||
-        rlk_transport_get_reply(ctx, &reply) != REDIS_OK)
         return NULL;
     return reply;
 }

@@ -51,6 +51,9 @@ int rlk_transport_dial_nonblock(const rlk_client *c, redisContext **out);
  * takes on a non-blocking context); *done (may be NULL) is 1 once it is
  * empty. REDIS_OK or REDIS_ERR (ctx->err set). */
 int rlk_transport_write(redisContext *ctx, int *done);
+/* rlk_transport_write until ctx->obuf is empty (a blocking context), errno
+ * cleared before each write. REDIS_OK or REDIS_ERR (ctx->err set). */
+int rlk_transport_flush(redisContext *ctx);
 /* redisBufferRead: reads what arrived into ctx's reader (blocking context:
  * waits for some, up to its timeout; non-blocking: all the socket has,
  * TLS: every whole record). REDIS_OK or REDIS_ERR (ctx->err set). */
@@ -58,11 +61,8 @@ int rlk_transport_read(redisContext *ctx);
 /* redisGetReply: the next reply, writing what is pending and reading as
  * needed on a blocking context. */
 int rlk_transport_get_reply(redisContext *ctx, void **reply);
-/* redisCommand and redisCommandArgv on a blocking context: the reply,
- * NULL with ctx->err set. */
+/* redisCommand on a blocking context: the reply, NULL with ctx->err set. */
 void *rlk_transport_command(redisContext *ctx, const char *format, ...);
-void *rlk_transport_command_argv(redisContext *ctx, int argc, const char **argv,
-                                 const size_t *argvlen);
 /* redisFree, after the TLS session's end (close_notify when the connection
  * is still sound). NULL is fine. */
 void rlk_transport_free(redisContext *ctx);

@@ -32,17 +32,6 @@
 
 #define RLK_URL_FAIL(...) (snprintf(err, errlen, __VA_ARGS__), RLK_ERR_URL)
 
-static char *rlk_strndup(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = '\0';
-    }
-    return d;
-}
-
 static int rlk_hexval(int ch)
 {
     if (ch >= '0' && ch <= '9')
@@ -102,31 +91,40 @@ static long rlk_parse_num(const char *s, size_t n, long lo, long hi)
 static int rlk_url_userinfo(const char *s, size_t n, rlk_url *u, char *err, size_t errlen)
 {
     const char *colon = memchr(s, ':', n);
+    size_t ulen = colon ? (size_t)(colon - s) : n;
     int bad = 0;
 
-    if (!colon) {
-        /* redis://user@host: the password comes from elsewhere (rlk_options.password). */
-        if (n == 0)
-            return RLK_URL_FAIL("bad url: empty user name before '@'");
-        u->user = rlk_pct_decode(s, n, &bad);
-        if (bad)
-            return RLK_URL_FAIL("bad url: malformed %%-escape in the user name");
-        return u->user ? RLK_OK : RLK_ERR_NOMEM;
-    }
-    if (colon > s) {
-        u->user = rlk_pct_decode(s, (size_t)(colon - s), &bad);
-        if (bad)
-            return RLK_URL_FAIL("bad url: malformed %%-escape in the user name");
-        if (!u->user)
-            return RLK_ERR_NOMEM;
-    }
-    u->password = rlk_pct_decode(colon + 1, n - (size_t)(colon + 1 - s), &bad);
-    if (bad)
-        return RLK_URL_FAIL("bad url: malformed %%-escape in the password");
+    if (n == 0)
+        return RLK_URL_FAIL("bad url: empty user name before '@'");
+    if (ulen > 0 && !(u->user = rlk_pct_decode(s, ulen, &bad)))
+        return bad ? RLK_URL_FAIL("bad url: malformed %%-escape in the user name") : RLK_ERR_NOMEM;
+    if (!colon)
+        return RLK_OK;  /* redis://user@host: the password comes from rlk_options.password */
+    u->password = rlk_pct_decode(colon + 1, n - ulen - 1, &bad);
     if (!u->password)
-        return RLK_ERR_NOMEM;
+        return bad ? RLK_URL_FAIL("bad url: malformed %%-escape in the password") : RLK_ERR_NOMEM;
     if (!u->password[0])
         return RLK_URL_FAIL("bad url: empty password");
+    return RLK_OK;
+}
+
+/* The user info before the last '@' of s[0..*authlen), parsed into u; s and
+ * *authlen then skip it. */
+static int rlk_url_skip_userinfo(const char **s, size_t *authlen, rlk_url *u, char *err,
+                                 size_t errlen)
+{
+    const char *at = NULL;
+    int rc;
+
+    for (size_t i = 0; i < *authlen; i++)
+        if ((*s)[i] == '@')
+            at = *s + i;
+    if (!at)
+        return RLK_OK;
+    if ((rc = rlk_url_userinfo(*s, (size_t)(at - *s), u, err, errlen)) != RLK_OK)
+        return rc;
+    *authlen -= (size_t)(at + 1 - *s);
+    *s = at + 1;
     return RLK_OK;
 }
 
@@ -174,7 +172,7 @@ static int rlk_url_hostport(const char *s, size_t n, rlk_url *u, char *err, size
             return RLK_URL_FAIL("bad url: port must be a number in 1..65535");
         u->port = (int)port;
     }
-    u->host = rlk_strndup(host, hostlen);
+    u->host = strndup(host, hostlen);
     return u->host ? RLK_OK : RLK_ERR_NOMEM;
 }
 
@@ -193,23 +191,12 @@ static int rlk_url_db(const char *s, size_t n, rlk_url *u, char *err, size_t err
 static int rlk_url_tcp(const char *s, rlk_url *u, char *err, size_t errlen)
 {
     size_t authlen = strcspn(s, "/?#");
-    const char *at = NULL;
     int rc;
 
     if (s[authlen] == '?' || s[authlen] == '#')
         return RLK_URL_FAIL("bad url: query strings and fragments are not supported on redis://");
-    for (size_t i = 0; i < authlen; i++)
-        if (s[i] == '@')
-            at = s + i;
-    if (at) {
-        rc = rlk_url_userinfo(s, (size_t)(at - s), u, err, errlen);
-        if (rc != RLK_OK)
-            return rc;
-        authlen -= (size_t)(at + 1 - s);
-        s = at + 1;
-    }
-    rc = rlk_url_hostport(s, authlen, u, err, errlen);
-    if (rc != RLK_OK)
+    if ((rc = rlk_url_skip_userinfo(&s, &authlen, u, err, errlen)) != RLK_OK ||
+        (rc = rlk_url_hostport(s, authlen, u, err, errlen)) != RLK_OK)
         return rc;
     s += authlen;
     if (*s == '/') {
@@ -239,7 +226,7 @@ static int rlk_url_unix(const char *s, rlk_url *u, char *err, size_t errlen)
             return RLK_ERR_URL;
     }
     u->is_unix = 1;
-    u->path = rlk_strndup(s, pathlen);
+    u->path = strndup(s, pathlen);
     return u->path ? RLK_OK : RLK_ERR_NOMEM;
 }
 
@@ -248,20 +235,14 @@ static int rlk_url_unix(const char *s, rlk_url *u, char *err, size_t errlen)
 static int rlk_url_cluster(const char *s, rlk_url *u, char *err, size_t errlen)
 {
     size_t authlen = strcspn(s, "/?#"), n = 1;
-    const char *at = NULL, *p;
+    const char *p;
     int rc;
 
     if (s[authlen] != '\0')
         return RLK_URL_FAIL("bad url: a cluster has no database, query or fragment "
                             "(redis+cluster://host:port,host:port)");
-    for (size_t i = 0; i < authlen; i++)
-        if (s[i] == '@')
-            at = s + i;
-    if (at) {
-        if ((rc = rlk_url_userinfo(s, (size_t)(at - s), u, err, errlen)) != RLK_OK)
-            return rc;
-        s = at + 1;
-    }
+    if ((rc = rlk_url_skip_userinfo(&s, &authlen, u, err, errlen)) != RLK_OK)
+        return rc;
     for (p = s; *p; p++)
         n += *p == ',';
     u->is_cluster = 1;
@@ -341,8 +322,7 @@ void rlk_url_free(rlk_url *u)
     memset(u, 0, sizeof *u);
 }
 
-/* Appends s, percent-encoding everything but unreserved characters. */
-static void rlk_pct_encode(char *out, size_t len, const char *s)
+void rlk_url_pct_encode(char *out, size_t len, const char *s)
 {
     size_t j = strlen(out);
 
@@ -376,20 +356,18 @@ static char *rlk_url_format(const rlk_url *u, int mask)
     char addr[300];
     char userinfo[400] = "";
     size_t len = strlen(u->path ? u->path : "") + 800 + (size_t)u->nseeds * 300;
-    char *out = malloc(len);
+    char *out;
 
-    if (u->is_sentinel) {
-        free(out);
+    if (u->is_sentinel)
         return rlk_url_sentinel_format(u, mask);
-    }
-    if (!out)
+    if (!(out = malloc(len)))
         return NULL;
     if (u->is_unix) {
         snprintf(out, len, "unix://%s?db=%d", u->path, u->db);
         return out;
     }
     if (u->user)
-        rlk_pct_encode(userinfo, sizeof userinfo, u->user);
+        rlk_url_pct_encode(userinfo, sizeof userinfo, u->user);
     if (mask && u->password)
         strcat(userinfo, ":***");
     if (u->user || (mask && u->password))

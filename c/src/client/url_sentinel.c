@@ -223,23 +223,6 @@ void rlk_url_sentinel_free(rlk_url *u)
     u->master_name = u->sentinel_user = u->sentinel_password = NULL;
 }
 
-/* Appends s to out (size len), percent-encoding all but unreserved characters. */
-static void rlk_usn_encode(char *out, size_t len, const char *s)
-{
-    size_t j = strlen(out);
-
-    for (; *s && j + 4 < len; s++) {
-        unsigned char ch = (unsigned char)*s;
-
-        if ((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-            ch == '-' || ch == '.' || ch == '_' || ch == '~')
-            out[j++] = (char)ch;
-        else
-            j += (size_t)snprintf(out + j, len - j, "%%%02X", ch);
-    }
-    out[j] = '\0';
-}
-
 static void rlk_usn_nodes_text(const rlk_url *u, char *out, size_t len)
 {
     size_t j = strlen(out);
@@ -263,18 +246,18 @@ char *rlk_url_sentinel_format(const rlk_url *u, int mask)
         return NULL;
     snprintf(out, len, "%s+sentinel://", u->tls ? "rediss" : "redis");
     if (u->user)
-        rlk_usn_encode(out, len, u->user);
+        rlk_url_pct_encode(out, len, u->user);
     if (mask && u->password)
         strcat(out, ":***");
     if (u->user || (mask && u->password))
         strcat(out, "@");
     rlk_usn_nodes_text(u, out, len - 600);
     strcat(out, "/");
-    rlk_usn_encode(out, len - 300, u->master_name ? u->master_name : "");
+    rlk_url_pct_encode(out, len - 300, u->master_name ? u->master_name : "");
     snprintf(out + strlen(out), len - strlen(out), "/%d", u->db);
     if (u->sentinel_user) {
         strcat(out, "?sentinel_user=");
-        rlk_usn_encode(out, len - 40, u->sentinel_user);
+        rlk_url_pct_encode(out, len - 40, u->sentinel_user);
     }
     if (mask && u->sentinel_password)
         strcat(out, u->sentinel_user ? "&sentinel_password=***" : "?sentinel_password=***");

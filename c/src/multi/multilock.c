@@ -271,8 +271,7 @@ static int multi_set_leases(rlk_multilock *m, long long lease_ms)
                                      "were held", x->name)
                      : rlk_set_error(x->c, RLK_ERR_PROTOCOL, "reentrant/renew %s: reply type %d",
                                      x->name, r->type);
-        if (r)
-            freeReplyObject(r);
+        freeReplyObject(r);
         if (rc != RLK_OK) {
             multi_fail_member(m, i, rc);
             multi_release_taken(m);

@@ -307,6 +307,24 @@ static void redlock_reqs_clear(redlock_req *reqs, int n)
         redlock_req_clear(&reqs[i]);
 }
 
+/* A session on every server and per rounds requests for each, or the
+ * failure recorded. */
+static int redlock_session(rlk_redlock *rl, redlock_io *io, redlock_req **reqs, int rounds)
+{
+    *reqs = calloc((size_t)(rl->n * rounds), sizeof **reqs);
+    if (*reqs && redlock_io_open(io, rl->clients, rl->n) == RLK_OK)
+        return RLK_OK;
+    free(*reqs);
+    return redlock_fail(rl, RLK_ERR_NOMEM, "redlock %s: out of memory", rl->name);
+}
+
+static void redlock_session_end(rlk_redlock *rl, redlock_io *io, redlock_req *reqs, int rounds)
+{
+    redlock_io_close(io);
+    redlock_reqs_clear(reqs, rl->n * rounds);
+    free(reqs);
+}
+
 static long long redlock_drift_ms(const rlk_redlock *rl, long long lease_ms)
 {
     return (long long)((double)lease_ms * rl->opt.drift_factor) + rl->opt.drift_ms;
@@ -403,18 +421,15 @@ static void redlock_set_held(rlk_redlock *rl, int held, long long valid_until_ns
  * releasing everywhere. */
 static int redlock_attempt(rlk_redlock *rl, long long lease_ms, long long *validity_ms)
 {
-    redlock_req *acq = calloc((size_t)rl->n, sizeof *acq);
-    redlock_req *rel = calloc((size_t)rl->n, sizeof *rel);
+    redlock_req *acq, *rel;     /* the acquire's round, and the release's */
     redlock_tally t = {0};
     long long validity;
     redlock_io io;
     int rc;
 
-    if (!acq || !rel || redlock_io_open(&io, rl->clients, rl->n) != RLK_OK) {
-        free(acq);
-        free(rel);
-        return redlock_fail(rl, RLK_ERR_NOMEM, "redlock %s: out of memory", rl->name);
-    }
+    if ((rc = redlock_session(rl, &io, &acq, 2)) != RLK_OK)
+        return rc;
+    rel = acq + rl->n;
     validity = redlock_lease_round(rl, &io, "token/acquire", lease_ms, acq, 1, &t);
     if (t.ok >= rl->quorum && validity >= RLK_NS_PER_MS) {
         redlock_release_late(rl, &io, acq, rel);
@@ -426,10 +441,7 @@ static int redlock_attempt(rlk_redlock *rl, long long lease_ms, long long *valid
         rc = redlock_acquire_failed(rl, lease_ms, &t);
         redlock_release_in(rl, &io, rel);
     }
-    redlock_io_close(&io);
-    redlock_reqs_clear(acq, rl->n);
-    free(acq);
-    free(rel);
+    redlock_session_end(rl, &io, acq, 2);
     return rc;
 }
 
@@ -576,15 +588,10 @@ static int redlock_extend_locked(rlk_redlock *rl, long long lease_ms, long long 
     if (old_until - rlk_clock_now_ns() < RLK_NS_PER_MS)
         return redlock_fail(rl, RLK_ERR_LOST, "redlock %s: the validity ran out %lld ms ago",
                             rl->name, (rlk_clock_now_ns() - old_until) / RLK_NS_PER_MS);
-    reqs = calloc((size_t)rl->n, sizeof *reqs);
-    if (!reqs || redlock_io_open(&io, rl->clients, rl->n) != RLK_OK) {
-        free(reqs);
-        return redlock_fail(rl, RLK_ERR_NOMEM, "redlock %s: out of memory", rl->name);
-    }
+    if ((rc = redlock_session(rl, &io, &reqs, 1)) != RLK_OK)
+        return rc;
     validity = redlock_lease_round(rl, &io, "token/extend", lease_ms, reqs, 0, &t);
-    redlock_io_close(&io);
-    redlock_reqs_clear(reqs, rl->n);
-    free(reqs);
+    redlock_session_end(rl, &io, reqs, 1);
     if (t.ok < rl->quorum || t.ended_ns >= old_until || validity < RLK_NS_PER_MS)
         return redlock_extend_failed(rl, &t, old_until);
     redlock_set_held(rl, 1, t.ended_ns + validity);
@@ -617,15 +624,12 @@ static int redlock_unlock_locked(rlk_redlock *rl)
     const char *args[1] = {rl->token};
     char msg[REDLOCK_MSG_MAX];
     redlock_io io;
-    int err;
+    int err, rc;
 
     if (!rlk_redlock_is_held(rl))
         return redlock_fail(rl, RLK_ERR_NOT_OWNER, "redlock %s: not held", rl->name);
-    reqs = calloc((size_t)rl->n, sizeof *reqs);
-    if (!reqs || redlock_io_open(&io, rl->clients, rl->n) != RLK_OK) {
-        free(reqs);
-        return redlock_fail(rl, RLK_ERR_NOMEM, "redlock %s: out of memory", rl->name);
-    }
+    if ((rc = redlock_session(rl, &io, &reqs, 1)) != RLK_OK)
+        return rc;
     t.started_ns = rlk_clock_now_ns();
     /* An unlock spends no validity: a loaded server that answers after the short acquire
      * timeout still counts (it returns as soon as every server has answered). */
@@ -633,9 +637,7 @@ static int redlock_unlock_locked(rlk_redlock *rl)
                       rl->opt.server_timeout_ms > REDLOCK_UNLOCK_TIMEOUT_MS
                           ? rl->opt.server_timeout_ms : REDLOCK_UNLOCK_TIMEOUT_MS);
     redlock_tally_round(rl, reqs, 0, &t);
-    redlock_io_close(&io);
-    redlock_reqs_clear(reqs, rl->n);
-    free(reqs);
+    redlock_session_end(rl, &io, reqs, 1);
     redlock_set_held(rl, 0, -1);
     if (t.ok >= rl->quorum) {
         redlock_ok(rl);
@@ -662,42 +664,37 @@ int rlk_redlock_unlock(rlk_redlock *rl)
 
 /* ---------------------------------------------------------------- queries */
 
+/* When the hold's validity ends (CLOCK_MONOTONIC ns); -1 when not held. */
+static long long redlock_until_ns(rlk_redlock *rl)
+{
+    long long until_ns = -1;
+
+    if (rl) {
+        pthread_mutex_lock(&rl->st_mu);
+        until_ns = rl->held ? rl->valid_until_ns : -1;
+        pthread_mutex_unlock(&rl->st_mu);
+    }
+    return until_ns;
+}
+
 int rlk_redlock_is_held(rlk_redlock *rl)
 {
-    int held;
-
-    if (!rl)
-        return 0;
-    pthread_mutex_lock(&rl->st_mu);
-    held = rl->held;
-    pthread_mutex_unlock(&rl->st_mu);
-    return held;
+    return redlock_until_ns(rl) >= 0;
 }
 
 long long rlk_redlock_valid_until_ms(rlk_redlock *rl)
 {
-    long long until;
+    long long until_ns = redlock_until_ns(rl);
 
-    if (!rl)
-        return -1;
-    pthread_mutex_lock(&rl->st_mu);
-    until = rl->held ? rl->valid_until_ns / RLK_NS_PER_MS : -1;
-    pthread_mutex_unlock(&rl->st_mu);
-    return until;
+    return until_ns < 0 ? -1 : until_ns / RLK_NS_PER_MS;
 }
 
 long long rlk_redlock_validity_ms(rlk_redlock *rl)
 {
-    long long until_ns, left;
+    long long until_ns = redlock_until_ns(rl), left = until_ns - rlk_clock_now_ns();
 
-    if (!rl)
-        return -1;
-    pthread_mutex_lock(&rl->st_mu);
-    until_ns = rl->held ? rl->valid_until_ns : -1;
-    pthread_mutex_unlock(&rl->st_mu);
     if (until_ns < 0)
         return -1;
-    left = until_ns - rlk_clock_now_ns();
     return left > 0 ? left / RLK_NS_PER_MS : 0;
 }
 

@@ -46,8 +46,7 @@ static void redlock_req_fail_recorded(redlock_req *req, rlk_client *c, int rc)
 
 void redlock_req_clear(redlock_req *req)
 {
-    if (req->reply)
-        freeReplyObject(req->reply);
+    freeReplyObject(req->reply);
     memset(req, 0, sizeof *req);
 }
 
@@ -76,16 +75,15 @@ static int redlock_set_nonblocking(redisContext *ctx, int on)
 
 static void redlock_expect_free(redlock_expect *e)
 {
-    if (e->cmd)
-        redisFreeCommand(e->cmd);
+    redisFreeCommand(e->cmd);
     memset(e, 0, sizeof *e);
 }
 
-/* Removes the oldest expected reply (its outcome already handled). */
-static void redlock_expect_shift(redlock_conn *k)
+/* Removes expected reply j (0: the oldest, its outcome already handled). */
+static void redlock_expect_remove(redlock_conn *k, int j)
 {
-    redlock_expect_free(&k->exp[0]);
-    memmove(&k->exp[0], &k->exp[1], (size_t)(k->nexp - 1) * sizeof k->exp[0]);
+    redlock_expect_free(&k->exp[j]);
+    memmove(&k->exp[j], &k->exp[j + 1], (size_t)(k->nexp - j - 1) * sizeof k->exp[0]);
     memset(&k->exp[k->nexp - 1], 0, sizeof k->exp[0]);
     k->nexp--;
 }
@@ -108,7 +106,7 @@ static void redlock_conn_fail(redlock_conn *k, int rc, const char *msg)
 {
     while (k->nexp > 0) {
         redlock_req_fail(k->exp[0].req, rc, msg);
-        redlock_expect_shift(k);
+        redlock_expect_remove(k, 0);
     }
     k->nonblocking = 0;
     k->fresh = 0;
@@ -198,7 +196,7 @@ static void redlock_conn_close(redlock_conn *k)
             if (!ctx->err && k->nonblocking && ctx->obuf && sdslen(ctx->obuf) > 0)
                 (void)rlk_transport_write(ctx, &done);
             while (k->nexp > 0)
-                redlock_expect_shift(k);
+                redlock_expect_remove(k, 0);
             rlk_slot_drop(k->slot);
         }
     }
@@ -323,10 +321,7 @@ static void redlock_conn_fail_unsent(redlock_conn *k, int rc, const char *msg)
         redlock_req_fail(k->exp[j].req, rc, msg);
         if (k->exp[j].req)
             k->exp[j].req->not_sent = 1;
-        redisFreeCommand(k->exp[j].cmd);
-        memmove(&k->exp[j], &k->exp[j + 1], (size_t)(k->nexp - j - 1) * sizeof k->exp[0]);
-        memset(&k->exp[k->nexp - 1], 0, sizeof k->exp[0]);
-        k->nexp--;
+        redlock_expect_remove(k, j);
     }
 }
 
@@ -466,8 +461,7 @@ void redlock_io_send(redlock_io *io, int i, const char *name,
         (len = rlk_conn_format_script(k->c, s, nkeys, keys, NULL, nargs, args, NULL, &cmd)) >= 0)
         native = -1;
     if (len < 0 || !(e = redlock_expect_push(k, REDLOCK_EXP_CALL))) {
-        if (cmd)
-            redisFreeCommand(cmd);
+        redisFreeCommand(cmd);
         redlock_req_fail(req, RLK_ERR_NOMEM, "out of memory (or too many pipelined calls)");
         return;
     }
@@ -580,7 +574,7 @@ static int redlock_on_reply(redlock_conn *k, redisReply *r)
         redlock_on_call(k, e, r);
         break;
     }
-    redlock_expect_shift(k);
+    redlock_expect_remove(k, 0);
     return 0;
 }
 

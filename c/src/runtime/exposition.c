@@ -62,157 +62,6 @@ int rlk_metrics_watch(rlk_client *c, const char *name)
     return rc;
 }
 
-static void rlk_metrics_hist_get(rlk_rt_hist *h, rlk_histogram *out)
-{
-    out->count = 0;
-    out->sum_ns = RLK_M_LOAD(h->sum_ns);
-    for (int i = 0; i <= RLK_METRICS_BUCKETS; i++) {
-        out->buckets[i] = RLK_M_LOAD(h->buckets[i]);
-        out->count += out->buckets[i];
-    }
-}
-
-int rlk_metrics_get(rlk_client *c, rlk_metrics *out)
-{
-    rlk_rt *rt;
-    rlk_rt_counters *k;
-    int n;
-
-    if (!out)
-        return RLK_ERR_ARG;
-    memset(out, 0, sizeof *out);
-    if (!c)
-        return RLK_ERR_ARG;
-    if (!(rt = rlk_rt_get(c)))
-        return RLK_ERR_NOMEM;
-    k = &rt->counters;
-    out->enabled = !RLK_M_LOAD(k->metrics_off);
-    for (int i = 0; i < RLK_MKIND_COUNT; i++)
-        for (int j = 0; j < RLK_ACQ_RESULTS; j++)
-            out->acquisitions[i][j] = RLK_M_LOAD(k->acquisitions[i][j]);
-    out->acquire_calls = RLK_M_LOAD(k->acquire_calls);
-    out->waits = RLK_M_LOAD(k->waits);
-    out->wake_permits = RLK_M_LOAD(k->wake_permits);
-    out->wake_all = RLK_M_LOAD(k->wake_all);
-    out->ttl_wakeups = RLK_M_LOAD(k->ttl_wakeups);
-    out->handoffs = RLK_M_LOAD(k->handoffs);
-    out->acquired_after_wait = RLK_M_LOAD(k->acquired_after_wait);
-    out->renewals = RLK_M_LOAD(k->renew_calls);
-    out->renewal_failures = RLK_M_LOAD(k->renew_errors);
-    out->renewals_unacked = RLK_M_LOAD(k->renew_unacked);
-    out->locks_lost_gone = RLK_M_LOAD(k->locks_lost_gone);
-    out->locks_lost_expired = RLK_M_LOAD(k->locks_lost_expired);
-    out->lost_replies = RLK_M_LOAD(k->lost_replies);
-    out->lost_adopted = RLK_M_LOAD(k->lost_adopted);
-    out->lost_not_run = RLK_M_LOAD(k->lost_not_run);
-    out->lost_unsettled = RLK_M_LOAD(k->lost_unsettled);
-    out->lost_given_back = RLK_M_LOAD(k->lost_given_back);
-    if (c->counters) {
-        out->reconnects = RLK_M_LOAD(c->counters->reconnects);
-        out->connect_failures = RLK_M_LOAD(c->counters->connect_failures);
-        out->redirects = RLK_M_LOAD(c->counters->redirects);
-        out->noscript_reloads = RLK_M_LOAD(c->counters->noscript_reloads);
-    }
-    out->failovers = rlk_sentinel_switches(c, NULL);
-    out->sub_connects = RLK_M_LOAD(k->sub_connects);
-    out->sub_drops = RLK_M_LOAD(k->sub_drops);
-    for (int j = 0; j < RLK_FENCE_RESULTS; j++)
-        out->fence_writes[j] = RLK_M_LOAD(k->fence_writes[j]);
-    out->delay_refusals = RLK_M_LOAD(k->delay_refusals);
-    rlk_wd_gauges(rt->wd, &out->locks_held, &out->watchdog_entries);
-    out->requests_waiting = (long long)RLK_M_LOAD(k->requests_waiting);
-    rlk_metrics_hist_get(&k->wait_h, &out->wait);
-    rlk_metrics_hist_get(&k->hold_h, &out->hold);
-    rlk_metrics_hist_get(&k->handoff_h, &out->handoff);
-    n = atomic_load_explicit(&k->nnames, memory_order_acquire);
-    out->nnames = (size_t)n;
-    for (int i = 0; i < n; i++) {
-        rlk_name_metrics *o = &out->names[i];
-
-        memcpy(o->name, k->names[i].name, sizeof o->name);
-        for (int j = 0; j < RLK_ACQ_RESULTS; j++)
-            o->acquisitions[j] = RLK_M_LOAD(k->names[i].acquisitions[j]);
-        rlk_metrics_hist_get(&k->names[i].wait, &o->wait);
-        rlk_metrics_hist_get(&k->names[i].hold, &o->hold);
-        for (int j = 0; j < RLK_FENCE_RESULTS; j++)
-            o->fence_writes[j] = RLK_M_LOAD(k->names[i].fence_writes[j]);
-    }
-    return RLK_OK;
-}
-
-static void rlk_hist_add(rlk_histogram *a, const rlk_histogram *b)
-{
-    a->count += b->count;
-    a->sum_ns += b->sum_ns;
-    for (int i = 0; i <= RLK_METRICS_BUCKETS; i++)
-        a->buckets[i] += b->buckets[i];
-}
-
-void rlk_metrics_add(rlk_metrics *a, const rlk_metrics *b)
-{
-    if (!a || !b)
-        return;
-    a->enabled = a->enabled || b->enabled;
-    for (int i = 0; i < RLK_MKIND_COUNT; i++)
-        for (int j = 0; j < RLK_ACQ_RESULTS; j++)
-            a->acquisitions[i][j] += b->acquisitions[i][j];
-#define RLK_M_SUM(f) a->f += b->f
-    RLK_M_SUM(acquire_calls);
-    RLK_M_SUM(waits);
-    RLK_M_SUM(wake_permits);
-    RLK_M_SUM(wake_all);
-    RLK_M_SUM(ttl_wakeups);
-    RLK_M_SUM(handoffs);
-    RLK_M_SUM(acquired_after_wait);
-    RLK_M_SUM(renewals);
-    RLK_M_SUM(renewal_failures);
-    RLK_M_SUM(renewals_unacked);
-    RLK_M_SUM(locks_lost_gone);
-    RLK_M_SUM(locks_lost_expired);
-    RLK_M_SUM(lost_replies);
-    RLK_M_SUM(lost_adopted);
-    RLK_M_SUM(lost_not_run);
-    RLK_M_SUM(lost_unsettled);
-    RLK_M_SUM(lost_given_back);
-    RLK_M_SUM(reconnects);
-    RLK_M_SUM(connect_failures);
-    RLK_M_SUM(redirects);
-    RLK_M_SUM(failovers);
-    RLK_M_SUM(noscript_reloads);
-    RLK_M_SUM(sub_connects);
-    RLK_M_SUM(sub_drops);
-    RLK_M_SUM(delay_refusals);
-    RLK_M_SUM(locks_held);
-    RLK_M_SUM(watchdog_entries);
-    RLK_M_SUM(requests_waiting);
-    RLK_M_SUM(fence_writes[RLK_FENCE_ACCEPTED]);
-    RLK_M_SUM(fence_writes[RLK_FENCE_REFUSED]);
-#undef RLK_M_SUM
-    rlk_hist_add(&a->wait, &b->wait);
-    rlk_hist_add(&a->hold, &b->hold);
-    rlk_hist_add(&a->handoff, &b->handoff);
-    for (size_t i = 0; i < b->nnames && i < RLK_METRICS_NAMES_MAX; i++) {
-        size_t j = 0;
-
-        while (j < a->nnames && strcmp(a->names[j].name, b->names[i].name) != 0)
-            j++;
-        if (j == a->nnames) {
-            if (a->nnames >= RLK_METRICS_NAMES_MAX)
-                continue;
-            memset(&a->names[j], 0, sizeof a->names[j]);
-            memcpy(a->names[j].name, b->names[i].name, sizeof a->names[j].name);
-            a->names[j].name[RLK_METRICS_NAME_SIZE - 1] = '\0';
-            a->nnames++;
-        }
-        for (int r = 0; r < RLK_ACQ_RESULTS; r++)
-            a->names[j].acquisitions[r] += b->names[i].acquisitions[r];
-        rlk_hist_add(&a->names[j].wait, &b->names[i].wait);
-        rlk_hist_add(&a->names[j].hold, &b->names[i].hold);
-        for (int r = 0; r < RLK_FENCE_RESULTS; r++)
-            a->names[j].fence_writes[r] += b->names[i].fence_writes[r];
-    }
-}
-
 /* ---------------------------------------------------------------- exposition */
 
 /* Appends into a caller's buffer, counting what the whole text needs. */
@@ -319,86 +168,108 @@ typedef struct rlk_counter_def {
     rlk_family f;
     const char *extra;      /* a label of this sample, or NULL */
     size_t off;
+    char from;              /* where rlk_metrics_get reads it: 'k' the runtime's counters, 'c'
+                               the client's, 0 elsewhere (the sentinel's switches) */
+    size_t src;             /* its offset there */
 } rlk_counter_def;
 
 #define RLK_OFF(field) offsetof(rlk_metrics, field)
+#define RLK_K(field) 'k', offsetof(rlk_rt_counters, field)
+#define RLK_NOWHERE 0, 0
+/* A field read from the runtime's (the client's) counter of the same name. */
+#define RLK_RT(field) RLK_OFF(field), RLK_K(field)
+#define RLK_CL(field) RLK_OFF(field), 'c', offsetof(rlk_client_counters, field)
 
 static const rlk_counter_def rlk_counters_def[] = {
     {{"rlk_acquire_attempts_total", "counter",
       "Lock acquire script calls (attempts; one acquisition may take several)."}, NULL,
-     RLK_OFF(acquire_calls)},
+     RLK_RT(acquire_calls)},
     {{"rlk_waits_total", "counter", "Sleeps on a lock's channel waiting for a release."}, NULL,
-     RLK_OFF(waits)},
+     RLK_RT(waits)},
     {{"rlk_wakeups_total", "counter",
       "Sleeps ended by a wake-up message: permit (unlock, grant) or all (read unlock, reconnect)."},
-     "by=\"permit\"", RLK_OFF(wake_permits)},
-    {{NULL, NULL, NULL}, "by=\"all\"", RLK_OFF(wake_all)},
+     "by=\"permit\"", RLK_RT(wake_permits)},
+    {{NULL, NULL, NULL}, "by=\"all\"", RLK_RT(wake_all)},
     {{"rlk_ttl_wakeups_total", "counter",
       "Sleeps ended by the holder's TTL running out with no message."}, NULL,
-     RLK_OFF(ttl_wakeups)},
+     RLK_RT(ttl_wakeups)},
     {{"rlk_handoffs_received_total", "counter",
       "Acquisitions right after a wake-up message (a release handed the lock over)."}, NULL,
-     RLK_OFF(handoffs)},
+     RLK_RT(handoffs)},
     {{"rlk_acquired_after_wait_total", "counter", "Acquisitions that slept at least once."}, NULL,
-     RLK_OFF(acquired_after_wait)},
+     RLK_RT(acquired_after_wait)},
     {{"rlk_renewals_total", "counter", "Renewal calls (watchdog, permit keeper)."}, NULL,
-     RLK_OFF(renewals)},
+     RLK_OFF(renewals), RLK_K(renew_calls)},
     {{"rlk_renewal_failures_total", "counter", "Renewal calls that failed."}, NULL,
-     RLK_OFF(renewal_failures)},
+     RLK_OFF(renewal_failures), RLK_K(renew_errors)},
     {{"rlk_renewals_unacked_total", "counter",
       "Renewal calls that fewer than min_replicas replicas acknowledged."}, NULL,
-     RLK_OFF(renewals_unacked)},
+     RLK_OFF(renewals_unacked), RLK_K(renew_unacked)},
     {{"rlk_locks_lost_total", "counter",
       "Held locks declared lost: gone (no longer held) or expired (renewals failed)."},
-     "cause=\"gone\"", RLK_OFF(locks_lost_gone)},
-    {{NULL, NULL, NULL}, "cause=\"expired\"", RLK_OFF(locks_lost_expired)},
+     "cause=\"gone\"", RLK_RT(locks_lost_gone)},
+    {{NULL, NULL, NULL}, "cause=\"expired\"", RLK_RT(locks_lost_expired)},
     {{"rlk_lost_replies_total", "counter", "Lock calls whose reply was lost."}, NULL,
-     RLK_OFF(lost_replies)},
+     RLK_RT(lost_replies)},
     {{"rlk_lost_replies_settled_total", "counter",
       "How lost replies settled: adopted (had run, kept), not_run, unsettled, given_back."},
-     "outcome=\"adopted\"", RLK_OFF(lost_adopted)},
-    {{NULL, NULL, NULL}, "outcome=\"not_run\"", RLK_OFF(lost_not_run)},
-    {{NULL, NULL, NULL}, "outcome=\"unsettled\"", RLK_OFF(lost_unsettled)},
-    {{NULL, NULL, NULL}, "outcome=\"given_back\"", RLK_OFF(lost_given_back)},
+     "outcome=\"adopted\"", RLK_RT(lost_adopted)},
+    {{NULL, NULL, NULL}, "outcome=\"not_run\"", RLK_RT(lost_not_run)},
+    {{NULL, NULL, NULL}, "outcome=\"unsettled\"", RLK_RT(lost_unsettled)},
+    {{NULL, NULL, NULL}, "outcome=\"given_back\"", RLK_RT(lost_given_back)},
     {{"rlk_reconnects_total", "counter", "Pool connections opened again after a drop."}, NULL,
-     RLK_OFF(reconnects)},
+     RLK_CL(reconnects)},
     {{"rlk_connect_failures_total", "counter",
       "Connects that failed: refused, unreachable, timed out, TLS handshake."}, NULL,
-     RLK_OFF(connect_failures)},
+     RLK_CL(connect_failures)},
     {{"rlk_redirects_total", "counter", "Cluster MOVED and ASK redirects followed."}, NULL,
-     RLK_OFF(redirects)},
+     RLK_CL(redirects)},
     {{"rlk_failovers_total", "counter", "Sentinel master switches followed."}, NULL,
-     RLK_OFF(failovers)},
+     RLK_OFF(failovers), RLK_NOWHERE},
     {{"rlk_noscript_reloads_total", "counter", "NOSCRIPT replies answered by SCRIPT LOAD."}, NULL,
-     RLK_OFF(noscript_reloads)},
+     RLK_CL(noscript_reloads)},
     {{"rlk_subscriber_connects_total", "counter", "Subscriber connections opened."}, NULL,
-     RLK_OFF(sub_connects)},
+     RLK_RT(sub_connects)},
     {{"rlk_subscriber_drops_total", "counter", "Subscriber connections lost."}, NULL,
-     RLK_OFF(sub_drops)},
+     RLK_RT(sub_drops)},
     {{"rlk_fence_writes_total", "counter",
       "Fenced writes by result: accepted, refused (a token below the highest accepted)."},
-     "result=\"accepted\"", RLK_OFF(fence_writes[RLK_FENCE_ACCEPTED])},
-    {{NULL, NULL, NULL}, "result=\"refused\"", RLK_OFF(fence_writes[RLK_FENCE_REFUSED])},
+     "result=\"accepted\"", RLK_RT(fence_writes[RLK_FENCE_ACCEPTED])},
+    {{NULL, NULL, NULL}, "result=\"refused\"", RLK_RT(fence_writes[RLK_FENCE_REFUSED])},
     {{"rlk_lock_delay_refusals_total", "counter",
       "Lock acquire attempts refused because the lock was in its lock-delay."}, NULL,
-     RLK_OFF(delay_refusals)},
+     RLK_RT(delay_refusals)},
 };
 
 static const rlk_family rlk_fam_acq = {"rlk_acquisitions_total", "counter",
     "Acquisition calls by kind and result (acquired, timed_out, refused, error)."};
 static const rlk_family rlk_fam_enabled = {"rlk_metrics_enabled", "gauge",
     "1 when recording is on (rlk_metrics_set_enabled)."};
-static const rlk_family rlk_gauges[3] = {
-    {"rlk_locks_held", "gauge", "Holds in the client's registry."},
-    {"rlk_watchdog_entries", "gauge", "Holds the watchdog renews (no lease given)."},
-    {"rlk_requests_waiting", "gauge", "Acquisition calls under way."},
+/* The gauges (long long) and the histograms: family, and the field's offset. */
+typedef struct rlk_field_def {
+    rlk_family f;
+    size_t off;
+} rlk_field_def;
+
+static const rlk_field_def rlk_gauges[3] = {
+    {{"rlk_locks_held", "gauge", "Holds in the client's registry."}, RLK_OFF(locks_held)},
+    {{"rlk_watchdog_entries", "gauge", "Holds the watchdog renews (no lease given)."},
+     RLK_OFF(watchdog_entries)},
+    {{"rlk_requests_waiting", "gauge", "Acquisition calls under way."}, RLK_OFF(requests_waiting)},
 };
-static const rlk_family rlk_hists[3] = {
-    {"rlk_wait_seconds", "histogram", "Acquisition calls that acquired: from call to return."},
-    {"rlk_hold_seconds", "histogram", "Locks: from acquisition to the release of the last hold."},
-    {"rlk_handoff_latency_seconds", "histogram",
-     "From a wake-up message to the acquisition it led to."},
+static const rlk_field_def rlk_hists[3] = {
+    {{"rlk_wait_seconds", "histogram", "Acquisition calls that acquired: from call to return."},
+     RLK_OFF(wait)},
+    {{"rlk_hold_seconds", "histogram", "Locks: from acquisition to the release of the last hold."},
+     RLK_OFF(hold)},
+    {{"rlk_handoff_latency_seconds", "histogram",
+      "From a wake-up message to the acquisition it led to."}, RLK_OFF(handoff)},
 };
+
+#define RLK_NCOUNTERS (sizeof rlk_counters_def / sizeof rlk_counters_def[0])
+/* The field at offset off of m, as its type. */
+#define RLK_AT(type, m, off) ((type *)((char *)(m) + (off)))
+#define RLK_CAT(type, m, off) ((const type *)((const char *)(m) + (off)))
 static const rlk_family rlk_name_fams[4] = {
     {"rlk_name_acquisitions_total", "counter", "Acquisition calls of a watched name by result."},
     {"rlk_name_wait_seconds", "histogram", "Acquisitions of a watched name: wait."},
@@ -408,6 +279,110 @@ static const rlk_family rlk_name_fams[4] = {
 };
 static const char *const rlk_fence_result_names[RLK_FENCE_RESULTS] = {"accepted", "refused"};
 
+static void rlk_metrics_hist_get(rlk_rt_hist *h, rlk_histogram *out)
+{
+    out->count = 0;
+    out->sum_ns = RLK_M_LOAD(h->sum_ns);
+    for (int i = 0; i <= RLK_METRICS_BUCKETS; i++) {
+        out->buckets[i] = RLK_M_LOAD(h->buckets[i]);
+        out->count += out->buckets[i];
+    }
+}
+
+int rlk_metrics_get(rlk_client *c, rlk_metrics *out)
+{
+    rlk_rt *rt;
+    rlk_rt_counters *k;
+    int n;
+
+    if (!out)
+        return RLK_ERR_ARG;
+    memset(out, 0, sizeof *out);
+    if (!c)
+        return RLK_ERR_ARG;
+    if (!(rt = rlk_rt_get(c)))
+        return RLK_ERR_NOMEM;
+    k = &rt->counters;
+    out->enabled = !RLK_M_LOAD(k->metrics_off);
+    for (int i = 0; i < RLK_MKIND_COUNT; i++)
+        for (int j = 0; j < RLK_ACQ_RESULTS; j++)
+            out->acquisitions[i][j] = RLK_M_LOAD(k->acquisitions[i][j]);
+    for (size_t d = 0; d < RLK_NCOUNTERS; d++) {   /* every counter, by the table */
+        const rlk_counter_def *x = &rlk_counters_def[d];
+        char *from = x->from == 'k' ? (char *)k : x->from == 'c' ? (char *)c->counters : NULL;
+
+        if (from)
+            *RLK_AT(unsigned long long, out, x->off) =
+                RLK_M_LOAD(*(atomic_ullong *)(from + x->src));
+    }
+    out->failovers = rlk_sentinel_switches(c, NULL);
+    rlk_wd_gauges(rt->wd, &out->locks_held, &out->watchdog_entries);
+    out->requests_waiting = (long long)RLK_M_LOAD(k->requests_waiting);
+    rlk_metrics_hist_get(&k->wait_h, &out->wait);
+    rlk_metrics_hist_get(&k->hold_h, &out->hold);
+    rlk_metrics_hist_get(&k->handoff_h, &out->handoff);
+    n = atomic_load_explicit(&k->nnames, memory_order_acquire);
+    out->nnames = (size_t)n;
+    for (int i = 0; i < n; i++) {
+        rlk_name_metrics *o = &out->names[i];
+
+        memcpy(o->name, k->names[i].name, sizeof o->name);
+        for (int j = 0; j < RLK_ACQ_RESULTS; j++)
+            o->acquisitions[j] = RLK_M_LOAD(k->names[i].acquisitions[j]);
+        rlk_metrics_hist_get(&k->names[i].wait, &o->wait);
+        rlk_metrics_hist_get(&k->names[i].hold, &o->hold);
+        for (int j = 0; j < RLK_FENCE_RESULTS; j++)
+            o->fence_writes[j] = RLK_M_LOAD(k->names[i].fence_writes[j]);
+    }
+    return RLK_OK;
+}
+
+static void rlk_hist_add(rlk_histogram *a, const rlk_histogram *b)
+{
+    a->count += b->count;
+    a->sum_ns += b->sum_ns;
+    for (int i = 0; i <= RLK_METRICS_BUCKETS; i++)
+        a->buckets[i] += b->buckets[i];
+}
+
+void rlk_metrics_add(rlk_metrics *a, const rlk_metrics *b)
+{
+    if (!a || !b)
+        return;
+    a->enabled = a->enabled || b->enabled;
+    for (int i = 0; i < RLK_MKIND_COUNT; i++)
+        for (int j = 0; j < RLK_ACQ_RESULTS; j++)
+            a->acquisitions[i][j] += b->acquisitions[i][j];
+    for (size_t d = 0; d < RLK_NCOUNTERS; d++)     /* every counter, by the tables */
+        *RLK_AT(unsigned long long, a, rlk_counters_def[d].off) +=
+            *RLK_CAT(unsigned long long, b, rlk_counters_def[d].off);
+    for (int g = 0; g < 3; g++) {
+        *RLK_AT(long long, a, rlk_gauges[g].off) += *RLK_CAT(long long, b, rlk_gauges[g].off);
+        rlk_hist_add(RLK_AT(rlk_histogram, a, rlk_hists[g].off),
+                     RLK_CAT(rlk_histogram, b, rlk_hists[g].off));
+    }
+    for (size_t i = 0; i < b->nnames && i < RLK_METRICS_NAMES_MAX; i++) {
+        size_t j = 0;
+
+        while (j < a->nnames && strcmp(a->names[j].name, b->names[i].name) != 0)
+            j++;
+        if (j == a->nnames) {
+            if (a->nnames >= RLK_METRICS_NAMES_MAX)
+                continue;
+            memset(&a->names[j], 0, sizeof a->names[j]);
+            memcpy(a->names[j].name, b->names[i].name, sizeof a->names[j].name);
+            a->names[j].name[RLK_METRICS_NAME_SIZE - 1] = '\0';
+            a->nnames++;
+        }
+        for (int r = 0; r < RLK_ACQ_RESULTS; r++)
+            a->names[j].acquisitions[r] += b->names[i].acquisitions[r];
+        rlk_hist_add(&a->names[j].wait, &b->names[i].wait);
+        rlk_hist_add(&a->names[j].hold, &b->names[i].hold);
+        for (int r = 0; r < RLK_FENCE_RESULTS; r++)
+            a->names[j].fence_writes[r] += b->names[i].fence_writes[r];
+    }
+}
+
 static const char *rlk_label_of(const char *const *labels, size_t i)
 {
     return labels && labels[i] ? labels[i] : NULL;
@@ -416,7 +391,7 @@ static const char *rlk_label_of(const char *const *labels, size_t i)
 static void rlk_prom(rlk_out *o, const rlk_metrics *m, size_t n, const char *const *labels)
 {
     char extra[600];
-    size_t nn = sizeof rlk_counters_def / sizeof rlk_counters_def[0];
+    size_t nn = RLK_NCOUNTERS;
 
     /* Which rlk and hiredis made these numbers (one line, value 1: join on it in queries). */
     rlk_put(o, "# HELP rlk_build_info the rlk library's version and the hiredis it was built "
@@ -445,22 +420,20 @@ static void rlk_prom(rlk_out *o, const rlk_metrics *m, size_t n, const char *con
             for (size_t e = d; e < end; e++)
                 rlk_prom_value(o, rlk_counters_def[d].f.name, rlk_counters_def[e].extra,
                                rlk_label_of(labels, i),
-                               *(const unsigned long long *)((const char *)&m[i] +
-                                                             rlk_counters_def[e].off));
+                               *RLK_CAT(unsigned long long, &m[i], rlk_counters_def[e].off));
         d = end;
     }
     for (int g = 0; g < 3; g++) {
-        rlk_prom_head(o, &rlk_gauges[g]);
+        rlk_prom_head(o, &rlk_gauges[g].f);
         for (size_t i = 0; i < n; i++)
-            rlk_prom_gauge(o, rlk_gauges[g].name, rlk_label_of(labels, i),
-                           g == 0 ? m[i].locks_held
-                                  : g == 1 ? m[i].watchdog_entries : m[i].requests_waiting);
+            rlk_prom_gauge(o, rlk_gauges[g].f.name, rlk_label_of(labels, i),
+                           *RLK_CAT(long long, &m[i], rlk_gauges[g].off));
     }
     for (int h = 0; h < 3; h++) {
-        rlk_prom_head(o, &rlk_hists[h]);
+        rlk_prom_head(o, &rlk_hists[h].f);
         for (size_t i = 0; i < n; i++)
-            rlk_prom_hist(o, rlk_hists[h].name, NULL, rlk_label_of(labels, i),
-                          h == 0 ? &m[i].wait : h == 1 ? &m[i].hold : &m[i].handoff);
+            rlk_prom_hist(o, rlk_hists[h].f.name, NULL, rlk_label_of(labels, i),
+                          RLK_CAT(rlk_histogram, &m[i], rlk_hists[h].off));
     }
     for (int f = 0; f < 4; f++) {
         int any = 0;
@@ -474,22 +447,21 @@ static void rlk_prom(rlk_out *o, const rlk_metrics *m, size_t n, const char *con
             for (size_t j = 0; j < m[i].nnames && j < RLK_METRICS_NAMES_MAX; j++) {
                 const rlk_name_metrics *nm = &m[i].names[j];
                 rlk_out e = {extra, sizeof extra - 1, 0};
-                int rr;
+                size_t named;
 
+                rlk_put(&e, "name=\"");
+                rlk_put_escaped(&e, nm->name);
+                rlk_put(&e, "\"");
+                named = e.pos;
                 if (f == 1 || f == 2) {
-                    rlk_put(&e, "name=\"");
-                    rlk_put_escaped(&e, nm->name);
-                    rlk_put(&e, "\"");
                     rlk_prom_hist(o, rlk_name_fams[f].name, extra, rlk_label_of(labels, i),
                                   f == 1 ? &nm->wait : &nm->hold);
                     continue;
                 }
                 /* A counter by result: acquisitions (0), fenced writes (3). */
-                for (rr = 0; rr < (f == 0 ? RLK_ACQ_RESULTS : RLK_FENCE_RESULTS); rr++) {
-                    e.pos = 0;
-                    rlk_put(&e, "name=\"");
-                    rlk_put_escaped(&e, nm->name);
-                    rlk_put(&e, "\",result=\"%s\"",
+                for (int rr = 0; rr < (f == 0 ? RLK_ACQ_RESULTS : RLK_FENCE_RESULTS); rr++) {
+                    e.pos = named;
+                    rlk_put(&e, ",result=\"%s\"",
                             f == 0 ? rlk_acquire_result_name(rr) : rlk_fence_result_names[rr]);
                     rlk_prom_value(o, rlk_name_fams[f].name, extra, rlk_label_of(labels, i),
                                    f == 0 ? nm->acquisitions[rr] : nm->fence_writes[rr]);
@@ -512,9 +484,17 @@ static void rlk_json_hist(rlk_out *o, const char *key, const rlk_histogram *h)
     rlk_put(o, "]}");
 }
 
+/* {"acquired":1,"timed_out":0,...}: acquisitions by result. */
+static void rlk_json_results(rlk_out *o, const unsigned long long *counts)
+{
+    rlk_put(o, "{");
+    for (int r = 0; r < RLK_ACQ_RESULTS; r++)
+        rlk_put(o, "%s\"%s\":%llu", r ? "," : "", rlk_acquire_result_name(r), counts[r]);
+    rlk_put(o, "}");
+}
+
 static void rlk_json_one(rlk_out *o, const rlk_metrics *m, const char *label)
 {
-    size_t nn = sizeof rlk_counters_def / sizeof rlk_counters_def[0];
     const char *fam = NULL;
 
     rlk_put(o, "{");
@@ -525,15 +505,12 @@ static void rlk_json_one(rlk_out *o, const rlk_metrics *m, const char *label)
     }
     rlk_put(o, "\"enabled\":%d,\"acquisitions\":{", m->enabled);
     for (int k = 0; k < RLK_MKIND_COUNT; k++) {
-        rlk_put(o, "%s\"%s\":{", k ? "," : "", rlk_metrics_kind_name(k));
-        for (int r = 0; r < RLK_ACQ_RESULTS; r++)
-            rlk_put(o, "%s\"%s\":%llu", r ? "," : "", rlk_acquire_result_name(r), m->acquisitions[k][r]);
-        rlk_put(o, "}");
+        rlk_put(o, "%s\"%s\":", k ? "," : "", rlk_metrics_kind_name(k));
+        rlk_json_results(o, m->acquisitions[k]);
     }
     rlk_put(o, "},\"counters\":{");
-    for (size_t d = 0; d < nn; d++) {
-        unsigned long long v =
-            *(const unsigned long long *)((const char *)m + rlk_counters_def[d].off);
+    for (size_t d = 0; d < RLK_NCOUNTERS; d++) {
+        unsigned long long v = *RLK_CAT(unsigned long long, m, rlk_counters_def[d].off);
         const char *x = rlk_counters_def[d].extra;
 
         if (rlk_counters_def[d].f.name)
@@ -548,24 +525,24 @@ static void rlk_json_one(rlk_out *o, const rlk_metrics *m, const char *label)
         }
         rlk_put(o, "\":%llu", v);
     }
-    rlk_put(o, "},\"gauges\":{\"rlk_locks_held\":%lld,\"rlk_watchdog_entries\":%lld,"
-            "\"rlk_requests_waiting\":%lld},\"histograms\":{",
-            m->locks_held, m->watchdog_entries, m->requests_waiting);
-    rlk_json_hist(o, "rlk_wait_seconds", &m->wait);
-    rlk_put(o, ",");
-    rlk_json_hist(o, "rlk_hold_seconds", &m->hold);
-    rlk_put(o, ",");
-    rlk_json_hist(o, "rlk_handoff_latency_seconds", &m->handoff);
+    rlk_put(o, "},\"gauges\":{");
+    for (int g = 0; g < 3; g++)
+        rlk_put(o, "%s\"%s\":%lld", g ? "," : "", rlk_gauges[g].f.name,
+                *RLK_CAT(long long, m, rlk_gauges[g].off));
+    rlk_put(o, "},\"histograms\":{");
+    for (int h = 0; h < 3; h++) {
+        rlk_put(o, "%s", h ? "," : "");
+        rlk_json_hist(o, rlk_hists[h].f.name, RLK_CAT(rlk_histogram, m, rlk_hists[h].off));
+    }
     rlk_put(o, "},\"names\":[");
     for (size_t j = 0; j < m->nnames && j < RLK_METRICS_NAMES_MAX; j++) {
         const rlk_name_metrics *nm = &m->names[j];
 
         rlk_put(o, "%s{\"name\":\"", j ? "," : "");
         rlk_put_escaped(o, nm->name);
-        rlk_put(o, "\",\"acquisitions\":{");
-        for (int r = 0; r < RLK_ACQ_RESULTS; r++)
-            rlk_put(o, "%s\"%s\":%llu", r ? "," : "", rlk_acquire_result_name(r), nm->acquisitions[r]);
-        rlk_put(o, "},");
+        rlk_put(o, "\",\"acquisitions\":");
+        rlk_json_results(o, nm->acquisitions);
+        rlk_put(o, ",");
         rlk_json_hist(o, "wait_seconds", &nm->wait);
         rlk_put(o, ",");
         rlk_json_hist(o, "hold_seconds", &nm->hold);

@@ -80,7 +80,8 @@ static int rlk_metrics_on(const rlk_rt_counters *k)
     return k && !atomic_load_explicit(&k->metrics_off, memory_order_relaxed);
 }
 
-int rlk_metrics_result_of(int rc)
+/* The result class (enum rlk_acquire_result) of an acquisition's rc. */
+static int rlk_metrics_result_of(int rc)
 {
     switch (rc) {
     case RLK_OK:

@@ -39,7 +39,5 @@ void rlk_metrics_fence(rlk_rt_counters *k, const char *fence, int rc);
 /* The watched name's cells (rlk_metrics_watch), or NULL (nothing watched:
  * one acquire load). */
 rlk_rt_name *rlk_metrics_name(rlk_rt_counters *k, const char *name);
-/* The result class (enum rlk_acquire_result) of an acquisition's rc. */
-int rlk_metrics_result_of(int rc);
 
 #endif /* RLK_METRICS_H */

@@ -7,6 +7,7 @@
  * hold registry it owns.
  */
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,7 +224,17 @@ static void rlk_rt_report_lost(void *arg, int kind, const char *name, const char
 
 /* ---------------------------------------------------------------- counters */
 
-#define RLK_RT_LOAD(rt, field) atomic_load_explicit(&(rt)->counters.field, memory_order_relaxed)
+/* Each field of rlk_runtime_stats and the runtime's counter of the same name. */
+#define RLK_RT_STAT(f) {offsetof(rlk_runtime_stats, f), offsetof(rlk_rt_counters, f)}
+static const size_t rlk_rt_stats[][2] = {
+    RLK_RT_STAT(acquire_calls), RLK_RT_STAT(rechecks), RLK_RT_STAT(acquired), RLK_RT_STAT(waits),
+    RLK_RT_STAT(wake_permits), RLK_RT_STAT(wake_all), RLK_RT_STAT(ttl_wakeups),
+    RLK_RT_STAT(sub_connects), RLK_RT_STAT(sub_drops), RLK_RT_STAT(subscribes),
+    RLK_RT_STAT(unsubscribes), RLK_RT_STAT(renew_calls), RLK_RT_STAT(renew_errors),
+    RLK_RT_STAT(renew_unacked), RLK_RT_STAT(locks_lost), RLK_RT_STAT(lost_replies),
+    RLK_RT_STAT(lost_adopted), RLK_RT_STAT(lost_not_run), RLK_RT_STAT(lost_unsettled),
+    RLK_RT_STAT(lost_given_back), RLK_RT_STAT(sub_wakeups), RLK_RT_STAT(sub_messages),
+};
 
 int rlk_runtime_stats_get(rlk_client *c, rlk_runtime_stats *out)
 {
@@ -232,27 +243,8 @@ int rlk_runtime_stats_get(rlk_client *c, rlk_runtime_stats *out)
     memset(out, 0, sizeof *out);
     if (!rt)
         return RLK_ERR_NOMEM;
-    out->acquire_calls = RLK_RT_LOAD(rt, acquire_calls);
-    out->rechecks = RLK_RT_LOAD(rt, rechecks);
-    out->acquired = RLK_RT_LOAD(rt, acquired);
-    out->waits = RLK_RT_LOAD(rt, waits);
-    out->wake_permits = RLK_RT_LOAD(rt, wake_permits);
-    out->wake_all = RLK_RT_LOAD(rt, wake_all);
-    out->ttl_wakeups = RLK_RT_LOAD(rt, ttl_wakeups);
-    out->sub_connects = RLK_RT_LOAD(rt, sub_connects);
-    out->sub_drops = RLK_RT_LOAD(rt, sub_drops);
-    out->subscribes = RLK_RT_LOAD(rt, subscribes);
-    out->unsubscribes = RLK_RT_LOAD(rt, unsubscribes);
-    out->renew_calls = RLK_RT_LOAD(rt, renew_calls);
-    out->renew_errors = RLK_RT_LOAD(rt, renew_errors);
-    out->renew_unacked = RLK_RT_LOAD(rt, renew_unacked);
-    out->locks_lost = RLK_RT_LOAD(rt, locks_lost);
-    out->lost_replies = RLK_RT_LOAD(rt, lost_replies);
-    out->lost_adopted = RLK_RT_LOAD(rt, lost_adopted);
-    out->lost_not_run = RLK_RT_LOAD(rt, lost_not_run);
-    out->lost_unsettled = RLK_RT_LOAD(rt, lost_unsettled);
-    out->lost_given_back = RLK_RT_LOAD(rt, lost_given_back);
-    out->sub_wakeups = RLK_RT_LOAD(rt, sub_wakeups);
-    out->sub_messages = RLK_RT_LOAD(rt, sub_messages);
+    for (size_t i = 0; i < sizeof rlk_rt_stats / sizeof rlk_rt_stats[0]; i++)
+        *(unsigned long long *)((char *)out + rlk_rt_stats[i][0]) = atomic_load_explicit(
+            (atomic_ullong *)((char *)&rt->counters + rlk_rt_stats[i][1]), memory_order_relaxed);
     return RLK_OK;
 }

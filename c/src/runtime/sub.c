@@ -277,8 +277,7 @@ static int rlk_sub_open(rlk_sub *s, int i, int slot)
         pthread_mutex_lock(&s->mu);
         s->live_fd[i] = -1;
         pthread_mutex_unlock(&s->mu);
-        if (k->ctx)
-            rlk_transport_free(k->ctx);
+        rlk_transport_free(k->ctx);
         k->ctx = NULL;
         rlk_sub_failed(s);
         return rc;
@@ -358,11 +357,8 @@ static int rlk_sub_conn_for(rlk_sub *s, int slot)
 
 static int rlk_sub_flush(rlk_sub *s, int i)
 {
-    int done = 0;
-
-    while (!done)
-        if (rlk_transport_write(s->conns[i].ctx, &done) != REDIS_OK)
-            return rlk_set_ctx_error(s->c, s->conns[i].ctx, "subscriber write");
+    if (rlk_transport_flush(s->conns[i].ctx) != REDIS_OK)
+        return rlk_set_ctx_error(s->c, s->conns[i].ctx, "subscriber write");
     return RLK_OK;
 }
 
@@ -644,7 +640,7 @@ static long long rlk_sub_conn_until(const rlk_sub *s, const rlk_sub_conn *k)
 static int rlk_sub_poll_timeout_ms(rlk_sub *s, long long now)
 {
     long long until = -1;
-    int pending;
+    int slot;
 
     for (int i = 0; i < RLK_SUB_MAX_CONNS; i++) {
         long long u = s->conns[i].ctx ? rlk_sub_conn_until(s, &s->conns[i]) : -1;
@@ -652,12 +648,8 @@ static int rlk_sub_poll_timeout_ms(rlk_sub *s, long long now)
         if (u >= 0 && (until < 0 || u < until))
             until = u;
     }
-    pthread_mutex_lock(&s->mu);
-    pending = 0;
-    for (rlk_sub_chan *ch = s->chans; ch && !pending; ch = ch->next)
-        pending = rlk_sub_wanted(ch->refs, ch->want) && ch->outstanding == 0;
-    pthread_mutex_unlock(&s->mu);
-    if (pending) {  /* a channel waits for a connection: try again after the backoff */
+    /* A channel waits for a connection: try again after the backoff. */
+    if (rlk_sub_next_unsubscribed(s, &slot)) {
         long long u = s->retry_ns > now ? s->retry_ns : now + 10 * RLK_NS_PER_MS;
 
         if (until < 0 || u < until)
@@ -771,8 +763,7 @@ void rlk_sub_free(rlk_sub *s)
     if (s->started)
         pthread_join(s->thread, NULL);
     for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
-        if (s->conns[i].ctx)
-            rlk_transport_free(s->conns[i].ctx);
+        rlk_transport_free(s->conns[i].ctx);
     while (s->chans) {
         rlk_sub_chan *ch = s->chans;
 
