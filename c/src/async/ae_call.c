@@ -496,7 +496,7 @@ static int ae_noscript(rlk_async *ac, ae_node *n, rlk_ae_call *call)
     if (!load)
         return -1;
     if (rlk_conn_append_reload(n->cmd.ctx, call->script, call->cmd, call->len) != 0) {
-        free(load);
+        ae_call_free(load);     /* its routing too, on a cluster */
         return -1;
     }
     load->script = call->script;

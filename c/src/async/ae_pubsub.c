@@ -270,7 +270,7 @@ rlk_ae_sub *rlk_ae_subscribe(rlk_async *ac, const char *channel, rlk_ae_msg_fn f
     s->prev = ch->tail;
     AE_LIST_APPEND(ch->head, ch->tail, s, next);
     ch->listeners++;
-    if (ch->live && rlk_sub_confirmed(ch->last_sent == 1, ch->outstanding))
+    if (rlk_ae_sub_ready(s))
         s->ready = rlk_ae_timer_add(ac, 0, ae_sub_ready_fire, s);
     else
         ae_chan_want(ac, ch);
@@ -352,6 +352,7 @@ static void ae_chan_dispatch(rlk_async *ac, ae_chan *ch, const char *msg, size_t
 /* The channels of pub/sub connection k: not subscribed any more. */
 void ae_chans_down(rlk_async *ac, ae_conn *k)
 {
+    ae_sq_clear(k);     /* no answer will come: the channels below have none to drop */
     for (size_t i = 0; i < ac->nbuckets; i++) {
         ae_chan *ch = ac->buckets[i], *next;
 
@@ -359,14 +360,10 @@ void ae_chans_down(rlk_async *ac, ae_conn *k)
             next = ch->bnext;
             if (ch->conn != k)
                 continue;
-            ch->live = 0;
-            ch->outstanding = 0;
-            ch->last_sent = 0;
-            ch->conn = NULL;
+            ae_chan_detach(ch);
             ae_chan_maybe_free(ac, ch);
         }
     }
-    ae_sq_clear(k);
     /* Subscribed again (elsewhere on a cluster, once the map says where). */
     if (ae_routed(ac))
         ae_chans_up(ac);
@@ -380,6 +377,20 @@ void ae_chans_up(rlk_async *ac)
         for (ae_chan *ch = ac->buckets[i]; ch; ch = ch->bnext)
             if (ch->listeners)
                 ae_chan_want(ac, ch);
+}
+
+/* ch leaves its connection and is subscribed where it goes now. taken: the
+ * server took it away (its slot moved: a sunsubscribe it pushed, or -MOVED
+ * to SSUBSCRIBE), so the map is asked again first. */
+static void ae_chan_moved(rlk_async *ac, ae_chan *ch, int taken)
+{
+    ae_chan_detach(ch);
+    if (taken)
+        ae_route_refresh(ac, 0);
+    if (ch->listeners)
+        ae_chan_want(ac, ch);
+    else
+        ae_chan_maybe_free(ac, ch);
 }
 
 /* The map changed: a channel subscribed where it does not go any more
@@ -406,39 +417,17 @@ void ae_chans_reroute(rlk_async *ac)
                 if (ac->closing)
                     return;
             }
-            ae_chan_detach(ch);
-            if (ch->listeners)
-                ae_chan_want(ac, ch);
-            else
-                ae_chan_maybe_free(ac, ch);
+            ae_chan_moved(ac, ch, 0);
         }
     }
     ae_chans_up(ac);
-}
-
-/* A pub/sub connection's channel was taken away by the server (its slot
- * moved: a sunsubscribe it pushed, or -MOVED to SSUBSCRIBE): the map is
- * asked again, and the channel subscribed where it goes now. */
-static void ae_chan_moved(rlk_async *ac, ae_chan *ch)
-{
-    ae_chan_detach(ch);
-    ae_route_refresh(ac, 0);
-    if (ch->listeners)
-        ae_chan_want(ac, ch);
-    else
-        ae_chan_maybe_free(ac, ch);
 }
 
 /* A set-up reply on pub/sub connection k: AUTH then SELECT (as many as
  * sent), in order; the last one brings k up and its channels with it. */
 static void ae_sub_setup_reply(rlk_async *ac, ae_conn *k, redisReply *r)
 {
-    int i = 0;
-
-    for (int n = 0; rlk_conn_setup_cmd(ac->c, n, (const char *[3]){0}, (size_t[3]){0},
-                                       (char[16]){0}) > 0; n++)
-        i++;
-    if (rlk_conn_check_setup_reply(ac->c, i - k->setup_left, r) != RLK_OK) {
+    if (rlk_conn_check_setup_reply(ac->c, k->setup_n - k->setup_left, r) != RLK_OK) {
         ae_conn_drop(ac, k, rlk_errstr(ac->c));
         return;
     }
@@ -467,7 +456,7 @@ static void ae_sub_refused(rlk_async *ac, ae_conn *k, const redisReply *r)
     ch->outstanding--;
     if (rlk_sub_moved(r->str, &slot, host, sizeof host, &port) && host[0]) {
         (void)rlk_slotmap_move(&ac->map, slot, rlk_slotmap_node(&ac->map, host, port));
-        ae_chan_moved(ac, ch);
+        ae_chan_moved(ac, ch, 1);
         ae_chans_reroute(ac);
         return;
     }
@@ -541,7 +530,7 @@ void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
         if (!(ch = ae_sub_answered(ac, k, &f, 0, &own))) {
             /* Pushed by the server: the channel's slot went to another node. */
             if (!own && (ch = ae_chan_find(ac, f.chan)) && ch->conn == k)
-                ae_chan_moved(ac, ch);
+                ae_chan_moved(ac, ch, 1);
             return;
         }
         ch->outstanding--;
