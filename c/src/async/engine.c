@@ -541,37 +541,32 @@ static void ae_dial_done(rlk_async *ac, ae_conn *k)
 void ae_conn_start(rlk_async *ac, ae_conn *k)
 {
     redisContext *ctx = NULL;
+    int started;
 
     if (ac->closing || k->state != AE_DOWN)
         return;
     k->since = rlk_ae_now_ms();
-    if (rlk_topo_dial_blocks(ac->c)) {
-        if (ae_dial_start(ac, k) != 0) {
-            k->fails++;
-            ae_conn_schedule(ac, k);
-            return;
-        }
-        k->state = AE_CONNECTING;
-        ae_sweep_ensure(ac);
-        return;
-    }
-    if (k->node->host)
-        ctx = redisConnectNonBlock(k->node->host, k->node->port);
-    else if (rlk_transport_dial_nonblock(ac->c, &ctx) != RLK_OK)
-        ctx = NULL;
-    if (!ctx) {
+    if (rlk_topo_dial_blocks(ac->c))
+        started = ae_dial_start(ac, k) == 0;    /* its thread hands the connection back */
+    else if (k->node->host)
+        started = (ctx = redisConnectNonBlock(k->node->host, k->node->port)) != NULL;
+    else
+        started = rlk_transport_dial_nonblock(ac->c, &ctx) == RLK_OK && ctx;
+    if (!started) {
         k->fails++;
         ae_conn_schedule(ac, k);
         return;
     }
-    k->ctx = ctx;
-    k->fd = ctx->fd;
-    if (ctx->err) {
-        ae_conn_unmade(ac, k, ctx->errstr);
-        return;
+    if (ctx) {                                  /* connecting: writable once it is made */
+        k->ctx = ctx;
+        k->fd = ctx->fd;
+        if (ctx->err) {
+            ae_conn_unmade(ac, k, ctx->errstr);
+            return;
+        }
+        if (ae_conn_attach(ac, k, ctx, RLK_ASYNC_WRITE) != 0)
+            return;
     }
-    if (ae_conn_attach(ac, k, ctx, RLK_ASYNC_WRITE) != 0)
-        return;
     k->state = AE_CONNECTING;
     ae_sweep_ensure(ac);
 }

@@ -298,26 +298,20 @@ out:
     return key;
 }
 
+/* Adds the cycle of edges edge[0..len), key its key (freed on failure). */
 static int wg_add_cycle(rlk_waitgraph *g, const size_t *edge, size_t len, int by_client, char *key)
 {
     wg_cycle *p = realloc(g->cycles, (g->ncycles + 1) * sizeof *p);
+    size_t *e = p ? malloc(len * sizeof *e) : NULL;
 
-    if (!p) {
+    if (p)
+        g->cycles = p;
+    if (!e) {
         free(key);
         return -1;
     }
-    g->cycles = p;
-    p = &g->cycles[g->ncycles];
-    p->edge = malloc(len * sizeof *p->edge);
-    p->len = len;
-    p->by_client = by_client;
-    p->key = key;
-    if (!p->edge) {
-        free(key);
-        return -1;
-    }
-    memcpy(p->edge, edge, len * sizeof *edge);
-    g->ncycles++;
+    memcpy(e, edge, len * sizeof *edge);
+    g->cycles[g->ncycles++] = (wg_cycle){e, len, by_client, key};
     return 0;
 }
 
