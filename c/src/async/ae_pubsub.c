@@ -242,7 +242,18 @@ static void ae_chan_want(rlk_async *ac, ae_chan *ch)
 }
 
 /* After a change of listeners: UNSUBSCRIBE a channel nobody listens to. */
-static void ae_chan_settle(rlk_async *ac, ae_chan *ch);
+static void ae_chan_settle(rlk_async *ac, ae_chan *ch)
+{
+    if (ch->listeners)
+        return;
+    if (ch->last_sent == 1 && ch->conn && ch->conn->state == AE_UP) {
+        ch->last_sent = 0;
+        ch->outstanding++;
+        ae_sub_send(ac, ch->conn, ch, 0);
+    } else if (!ch->conn || ch->conn->state != AE_UP)
+        ch->last_sent = 0;
+    ae_chan_maybe_free(ac, ch);
+}
 
 static void ae_sub_ready_fire(rlk_async *ac, void *arg)
 {
@@ -308,19 +319,6 @@ void rlk_ae_unsubscribe(rlk_ae_sub *s)
         return;     /* unlinked after the dispatch, or freed with the client */
     ae_sub_unlink(ch, s);
     ae_chan_settle(ac, ch);
-}
-
-static void ae_chan_settle(rlk_async *ac, ae_chan *ch)
-{
-    if (ch->listeners)
-        return;
-    if (ch->last_sent == 1 && ch->conn && ch->conn->state == AE_UP) {
-        ch->last_sent = 0;
-        ch->outstanding++;
-        ae_sub_send(ac, ch->conn, ch, 0);
-    } else if (!ch->conn || ch->conn->state != AE_UP)
-        ch->last_sent = 0;
-    ae_chan_maybe_free(ac, ch);
 }
 
 /* Calls the listeners of ch with a message (msg NULL: subscribed). */

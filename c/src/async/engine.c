@@ -337,12 +337,8 @@ static void ae_conn_connected(rlk_async *ac, ae_conn *k)
     for (int i = 0; (argc = rlk_conn_setup_cmd(ac->c, i, argv, lens, db)) > 0; i++)
         if (ae_internal(ac, k->node, AE_CALL_SETUP, i, argc, argv, lens) != 0)
             goto nomem;
-    {
-        const char *iv[2] = {"CLIENT", "ID"};
-
-        if (ae_internal(ac, k->node, AE_CALL_ID, 0, 2, iv, NULL) != 0)
-            goto nomem;
-    }
+    if (ae_internal(ac, k->node, AE_CALL_ID, 0, 2, (const char *[2]){"CLIENT", "ID"}, NULL) != 0)
+        goto nomem;
     ae_flush(ac, k);
     return;
 nomem:
@@ -372,7 +368,8 @@ static void ae_dial_put(ae_dial *d)
 static void *ae_dial_thread(void *arg)
 {
     ae_dial *d = arg;
-    rlk_client *c = d->cref->c;
+    ae_cref *cref = d->cref;        /* outlives d: the client goes with its last put */
+    rlk_client *c = cref->c;
     redisContext *ctx = NULL;
     char host[256];
     int port = c->url.port, rc = RLK_OK, abandoned;
@@ -408,12 +405,8 @@ static void *ae_dial_thread(void *arg)
         rlk_transport_free(ctx);
     else
         (void)send(d->sv[1], "d", 1, MSG_NOSIGNAL);
-    {
-        ae_cref *cref = d->cref;
-
-        ae_dial_put(d);
-        ae_cref_put(cref);
-    }
+    ae_dial_put(d);
+    ae_cref_put(cref);
     return NULL;
 }
 
@@ -481,8 +474,6 @@ static int ae_dial_start(rlk_async *ac, ae_conn *k)
     ac->hooks.watch(ac->hooks.data, k->dial_handle, RLK_ASYNC_READ);
     return 0;
 }
-
-static void ae_conn_connected(rlk_async *ac, ae_conn *k);
 
 /* k's connection is ctx, handed to the loop and watched for events: 0, or
  * -1 when the loop refused it (k dropped). */
