@@ -28,6 +28,11 @@
 #include "async/ae_pubsub.h"
 #include "async/ae_route.h"
 
+/* Every channel ch of ac's table, bucket by bucket; next, the one after it,
+ * is read before the body runs, so the body may free ch. */
+#define AE_CHANS_EACH(ac, i, ch, next)                                          \
+    for (size_t i = 0; i < (ac)->nbuckets; i++)                                 \
+        for (ae_chan *ch = (ac)->buckets[i], *next; ch && ((next = ch->bnext), 1); ch = next)
 
 static size_t ae_hash(const char *s)
 {
@@ -55,16 +60,11 @@ static int ae_chan_grow(rlk_async *ac)
 
     if (!b)
         return -1;
-    for (size_t i = 0; i < ac->nbuckets; i++) {
-        ae_chan *ch = ac->buckets[i], *next;
+    AE_CHANS_EACH(ac, i, ch, next) {
+        size_t j = ae_hash(ch->name) & (n - 1);
 
-        for (; ch; ch = next) {
-            size_t j = ae_hash(ch->name) & (n - 1);
-
-            next = ch->bnext;
-            ch->bnext = b[j];
-            b[j] = ch;
-        }
+        ch->bnext = b[j];
+        b[j] = ch;
     }
     free(ac->buckets);
     ac->buckets = b;
@@ -351,13 +351,8 @@ static void ae_chan_dispatch(rlk_async *ac, ae_chan *ch, const char *msg, size_t
 void ae_chans_down(rlk_async *ac, ae_conn *k)
 {
     ae_sq_clear(k);     /* no answer will come: the channels below have none to drop */
-    for (size_t i = 0; i < ac->nbuckets; i++) {
-        ae_chan *ch = ac->buckets[i], *next;
-
-        for (; ch; ch = next) {
-            next = ch->bnext;
-            if (ch->conn != k)
-                continue;
+    AE_CHANS_EACH(ac, i, ch, next) {
+        if (ch->conn == k) {
             ae_chan_detach(ch);
             ae_chan_maybe_free(ac, ch);
         }
@@ -398,25 +393,20 @@ void ae_chans_reroute(rlk_async *ac)
 {
     if (!ae_routed(ac) || ac->closing)
         return;
-    for (size_t i = 0; i < ac->nbuckets; i++) {
-        ae_chan *ch = ac->buckets[i], *next;
+    AE_CHANS_EACH(ac, i, ch, next) {
+        ae_conn *k = ae_chan_route(ac, ch), *old = ch->conn;
 
-        for (; ch; ch = next) {
-            ae_conn *k = ae_chan_route(ac, ch), *old = ch->conn;
-
-            next = ch->bnext;
-            if (!k || !old || old == k)
-                continue;
-            if (ch->last_sent == 1 && old->state == AE_UP) {
-                ae_chan_detach(ch);
-                ch->conn = old;
-                ch->outstanding = 1;    /* for the send; detached right after */
-                ae_sub_send(ac, old, ch, 0);
-                if (ac->closing)
-                    return;
-            }
-            ae_chan_moved(ac, ch, 0);
+        if (!k || !old || old == k)
+            continue;
+        if (ch->last_sent == 1 && old->state == AE_UP) {
+            ae_chan_detach(ch);
+            ch->conn = old;
+            ch->outstanding = 1;    /* for the send; detached right after */
+            ae_sub_send(ac, old, ch, 0);
+            if (ac->closing)
+                return;
         }
+        ae_chan_moved(ac, ch, 0);
     }
     ae_chans_up(ac);
 }
@@ -544,20 +534,15 @@ void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
 /* With the client: every channel, its listeners and the queues of answers. */
 void ae_pubsub_free(rlk_async *ac)
 {
-    for (size_t i = 0; i < ac->nbuckets; i++) {
-        ae_chan *ch = ac->buckets[i], *next;
+    AE_CHANS_EACH(ac, i, ch, next) {
+        rlk_ae_sub *s, *sn;
 
-        for (; ch; ch = next) {
-            rlk_ae_sub *s, *sn;
-
-            next = ch->bnext;
-            for (s = ch->head; s; s = sn) {
-                sn = s->next;
-                free(s);
-            }
-            free(ch->name);
-            free(ch);
+        for (s = ch->head; s; s = sn) {
+            sn = s->next;
+            free(s);
         }
+        free(ch->name);
+        free(ch);
     }
     free(ac->buckets);
     ac->buckets = NULL;
