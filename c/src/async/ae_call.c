@@ -376,7 +376,7 @@ rlk_ae_call *rlk_ae_scriptv(rlk_async *ac, const char *name, int nkeys, const ch
 {
     const rlk_script_info *s;
     rlk_ae_call *call;
-    int len, pub = -1;
+    int len, len_s = 0, pub = -1;
 
     if (ac->closing || !(s = rlk_script_set_find(&ac->c->scripts, name)))
         return NULL;
@@ -384,38 +384,32 @@ rlk_ae_call *rlk_ae_scriptv(rlk_async *ac, const char *name, int nkeys, const ch
         return NULL;
     call->script = s;
     len = rlk_conn_format_script(ac->c, s, nkeys, keys, NULL, nargs, args, arglens, &call->cmd);
-    if (len < 0) {
+    for (int i = 0; i < nargs && pub < 0 && call->rt; i++)
+        if (args[i] == ae_pub_auto)
+            pub = i;
+    if (pub >= 0) {
+        /* The mode is not known yet: the "spublish" form too. */
+        const char **a2 = malloc((size_t)nargs * sizeof *a2);
+        size_t *l2 = malloc((size_t)nargs * sizeof *l2);
+
+        len_s = -1;
+        for (int i = 0; a2 && l2 && i < nargs; i++) {
+            a2[i] = i == pub ? "spublish" : args[i];
+            l2[i] = i == pub ? 8 : arglens ? arglens[i] : strlen(args[i]);
+        }
+        if (a2 && l2)
+            len_s = rlk_conn_format_script(ac->c, s, nkeys, keys, NULL, nargs, a2, l2,
+                                           &call->rt->cmd_s);
+        free(a2);
+        free(l2);
+    }
+    if (len < 0 || len_s < 0) {
         ae_call_free(call);
         return NULL;
     }
     call->len = (size_t)len;
-    for (int i = 0; i < nargs && pub < 0; i++)
-        if (args[i] == ae_pub_auto)
-            pub = i;
-    if (pub >= 0 && call->rt) {
-        /* The mode is not known yet: the "spublish" form too. */
-        const char **a2 = malloc((size_t)nargs * sizeof *a2);
-        size_t *l2 = arglens ? malloc((size_t)nargs * sizeof *l2) : NULL;
-
-        if (a2 && (!arglens || l2)) {
-            memcpy(a2, args, (size_t)nargs * sizeof *a2);
-            a2[pub] = "spublish";
-            if (l2) {
-                memcpy(l2, arglens, (size_t)nargs * sizeof *l2);
-                l2[pub] = 8;
-            }
-            len = rlk_conn_format_script(ac->c, s, nkeys, keys, NULL, nargs, a2, l2, &call->rt->cmd_s);
-        } else
-            len = -1;
-        free(a2);
-        free(l2);
-        if (len < 0) {
-            call->rt->cmd_s = NULL;
-            ae_call_free(call);
-            return NULL;
-        }
-        call->rt->len_s = (size_t)len;
-    }
+    if (pub >= 0)
+        call->rt->len_s = (size_t)len_s;
     if (ae_routed(ac) && nkeys > 0) {
         call->rt->slot = rlk_key_slot(keys[0], strlen(keys[0]));
         for (int i = 1; i < nkeys; i++)
@@ -467,12 +461,6 @@ int ae_internal(rlk_async *ac, ae_node *n, int what, int setup_i, int argc, cons
     return ae_call_send(ac, n, call, argc, argv, lens, 1);
 }
 
-/* Classifies an error reply the way the blocking calls do. */
-static int ae_reply_error(rlk_async *ac, const redisReply *r, const char *what)
-{
-    return rlk_set_reply_error(ac->c, r, what, RLK_ERR_SCRIPT);
-}
-
 /* n's command connection is up: the calls that waited are written. */
 static void ae_cmd_up(rlk_async *ac, ae_node *n)
 {
@@ -496,7 +484,7 @@ static int ae_noscript(rlk_async *ac, ae_node *n, rlk_ae_call *call)
     if (!load)
         return -1;
     if (rlk_conn_append_reload(n->cmd.ctx, call->script, call->cmd, call->len) != 0) {
-        free(load);
+        ae_call_free(load);     /* its routing too, on a cluster */
         return -1;
     }
     load->script = call->script;
@@ -554,8 +542,9 @@ void ae_cmd_reply(rlk_async *ac, ae_node *n, redisReply *r)
         if (r->type == REDIS_REPLY_ERROR && call->rt && !call->rt->pinned &&
             ae_route_refused(ac, n, call, r))
             return;
-        if (r->type == REDIS_REPLY_ERROR) {
-            int rc = ae_reply_error(ac, r, call->script ? call->script->name : "command");
+        if (r->type == REDIS_REPLY_ERROR) {     /* classified as the blocking calls do */
+            int rc = rlk_set_reply_error(ac->c, r, call->script ? call->script->name : "command",
+                                         RLK_ERR_SCRIPT);
 
             ae_call_end(ac, call, rc, NULL, r->str, 0);
         } else

@@ -28,6 +28,11 @@
 #include "async/ae_pubsub.h"
 #include "async/ae_route.h"
 
+/* Every channel ch of ac's table, bucket by bucket; next, the one after it,
+ * is read before the body runs, so the body may free ch. */
+#define AE_CHANS_EACH(ac, i, ch, next)                                          \
+    for (size_t i = 0; i < (ac)->nbuckets; i++)                                 \
+        for (ae_chan *ch = (ac)->buckets[i], *next; ch && ((next = ch->bnext), 1); ch = next)
 
 static size_t ae_hash(const char *s)
 {
@@ -55,16 +60,11 @@ static int ae_chan_grow(rlk_async *ac)
 
     if (!b)
         return -1;
-    for (size_t i = 0; i < ac->nbuckets; i++) {
-        ae_chan *ch = ac->buckets[i], *next;
+    AE_CHANS_EACH(ac, i, ch, next) {
+        size_t j = ae_hash(ch->name) & (n - 1);
 
-        for (; ch; ch = next) {
-            size_t j = ae_hash(ch->name) & (n - 1);
-
-            next = ch->bnext;
-            ch->bnext = b[j];
-            b[j] = ch;
-        }
+        ch->bnext = b[j];
+        b[j] = ch;
     }
     free(ac->buckets);
     ac->buckets = b;
@@ -242,7 +242,18 @@ static void ae_chan_want(rlk_async *ac, ae_chan *ch)
 }
 
 /* After a change of listeners: UNSUBSCRIBE a channel nobody listens to. */
-static void ae_chan_settle(rlk_async *ac, ae_chan *ch);
+static void ae_chan_settle(rlk_async *ac, ae_chan *ch)
+{
+    if (ch->listeners)
+        return;
+    if (ch->last_sent == 1 && ch->conn && ch->conn->state == AE_UP) {
+        ch->last_sent = 0;
+        ch->outstanding++;
+        ae_sub_send(ac, ch->conn, ch, 0);
+    } else if (!ch->conn || ch->conn->state != AE_UP)
+        ch->last_sent = 0;
+    ae_chan_maybe_free(ac, ch);
+}
 
 static void ae_sub_ready_fire(rlk_async *ac, void *arg)
 {
@@ -270,7 +281,7 @@ rlk_ae_sub *rlk_ae_subscribe(rlk_async *ac, const char *channel, rlk_ae_msg_fn f
     s->prev = ch->tail;
     AE_LIST_APPEND(ch->head, ch->tail, s, next);
     ch->listeners++;
-    if (ch->live && rlk_sub_confirmed(ch->last_sent == 1, ch->outstanding))
+    if (rlk_ae_sub_ready(s))
         s->ready = rlk_ae_timer_add(ac, 0, ae_sub_ready_fire, s);
     else
         ae_chan_want(ac, ch);
@@ -310,19 +321,6 @@ void rlk_ae_unsubscribe(rlk_ae_sub *s)
     ae_chan_settle(ac, ch);
 }
 
-static void ae_chan_settle(rlk_async *ac, ae_chan *ch)
-{
-    if (ch->listeners)
-        return;
-    if (ch->last_sent == 1 && ch->conn && ch->conn->state == AE_UP) {
-        ch->last_sent = 0;
-        ch->outstanding++;
-        ae_sub_send(ac, ch->conn, ch, 0);
-    } else if (!ch->conn || ch->conn->state != AE_UP)
-        ch->last_sent = 0;
-    ae_chan_maybe_free(ac, ch);
-}
-
 /* Calls the listeners of ch with a message (msg NULL: subscribed). */
 static void ae_chan_dispatch(rlk_async *ac, ae_chan *ch, const char *msg, size_t len)
 {
@@ -352,21 +350,13 @@ static void ae_chan_dispatch(rlk_async *ac, ae_chan *ch, const char *msg, size_t
 /* The channels of pub/sub connection k: not subscribed any more. */
 void ae_chans_down(rlk_async *ac, ae_conn *k)
 {
-    for (size_t i = 0; i < ac->nbuckets; i++) {
-        ae_chan *ch = ac->buckets[i], *next;
-
-        for (; ch; ch = next) {
-            next = ch->bnext;
-            if (ch->conn != k)
-                continue;
-            ch->live = 0;
-            ch->outstanding = 0;
-            ch->last_sent = 0;
-            ch->conn = NULL;
+    ae_sq_clear(k);     /* no answer will come: the channels below have none to drop */
+    AE_CHANS_EACH(ac, i, ch, next) {
+        if (ch->conn == k) {
+            ae_chan_detach(ch);
             ae_chan_maybe_free(ac, ch);
         }
     }
-    ae_sq_clear(k);
     /* Subscribed again (elsewhere on a cluster, once the map says where). */
     if (ae_routed(ac))
         ae_chans_up(ac);
@@ -382,6 +372,20 @@ void ae_chans_up(rlk_async *ac)
                 ae_chan_want(ac, ch);
 }
 
+/* ch leaves its connection and is subscribed where it goes now. taken: the
+ * server took it away (its slot moved: a sunsubscribe it pushed, or -MOVED
+ * to SSUBSCRIBE), so the map is asked again first. */
+static void ae_chan_moved(rlk_async *ac, ae_chan *ch, int taken)
+{
+    ae_chan_detach(ch);
+    if (taken)
+        ae_route_refresh(ac, 0);
+    if (ch->listeners)
+        ae_chan_want(ac, ch);
+    else
+        ae_chan_maybe_free(ac, ch);
+}
+
 /* The map changed: a channel subscribed where it does not go any more
  * leaves that connection (UNSUBSCRIBE there, its answer dropped) and is
  * subscribed on its slot's master; its listeners hear fn(NULL) then. */
@@ -389,56 +393,29 @@ void ae_chans_reroute(rlk_async *ac)
 {
     if (!ae_routed(ac) || ac->closing)
         return;
-    for (size_t i = 0; i < ac->nbuckets; i++) {
-        ae_chan *ch = ac->buckets[i], *next;
+    AE_CHANS_EACH(ac, i, ch, next) {
+        ae_conn *k = ae_chan_route(ac, ch), *old = ch->conn;
 
-        for (; ch; ch = next) {
-            ae_conn *k = ae_chan_route(ac, ch), *old = ch->conn;
-
-            next = ch->bnext;
-            if (!k || !old || old == k)
-                continue;
-            if (ch->last_sent == 1 && old->state == AE_UP) {
-                ae_chan_detach(ch);
-                ch->conn = old;
-                ch->outstanding = 1;    /* for the send; detached right after */
-                ae_sub_send(ac, old, ch, 0);
-                if (ac->closing)
-                    return;
-            }
+        if (!k || !old || old == k)
+            continue;
+        if (ch->last_sent == 1 && old->state == AE_UP) {
             ae_chan_detach(ch);
-            if (ch->listeners)
-                ae_chan_want(ac, ch);
-            else
-                ae_chan_maybe_free(ac, ch);
+            ch->conn = old;
+            ch->outstanding = 1;    /* for the send; detached right after */
+            ae_sub_send(ac, old, ch, 0);
+            if (ac->closing)
+                return;
         }
+        ae_chan_moved(ac, ch, 0);
     }
     ae_chans_up(ac);
-}
-
-/* A pub/sub connection's channel was taken away by the server (its slot
- * moved: a sunsubscribe it pushed, or -MOVED to SSUBSCRIBE): the map is
- * asked again, and the channel subscribed where it goes now. */
-static void ae_chan_moved(rlk_async *ac, ae_chan *ch)
-{
-    ae_chan_detach(ch);
-    ae_route_refresh(ac, 0);
-    if (ch->listeners)
-        ae_chan_want(ac, ch);
-    else
-        ae_chan_maybe_free(ac, ch);
 }
 
 /* A set-up reply on pub/sub connection k: AUTH then SELECT (as many as
  * sent), in order; the last one brings k up and its channels with it. */
 static void ae_sub_setup_reply(rlk_async *ac, ae_conn *k, redisReply *r)
 {
-    int i = 0;
-
-    for (int n = 0; rlk_conn_setup_cmd(ac->c, n, (const char *[3]){0}, (size_t[3]){0},
-                                       (char[16]){0}) > 0; n++)
-        i++;
-    if (rlk_conn_check_setup_reply(ac->c, i - k->setup_left, r) != RLK_OK) {
+    if (rlk_conn_check_setup_reply(ac->c, k->setup_n - k->setup_left, r) != RLK_OK) {
         ae_conn_drop(ac, k, rlk_errstr(ac->c));
         return;
     }
@@ -467,7 +444,7 @@ static void ae_sub_refused(rlk_async *ac, ae_conn *k, const redisReply *r)
     ch->outstanding--;
     if (rlk_sub_moved(r->str, &slot, host, sizeof host, &port) && host[0]) {
         (void)rlk_slotmap_move(&ac->map, slot, rlk_slotmap_node(&ac->map, host, port));
-        ae_chan_moved(ac, ch);
+        ae_chan_moved(ac, ch, 1);
         ae_chans_reroute(ac);
         return;
     }
@@ -541,7 +518,7 @@ void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
         if (!(ch = ae_sub_answered(ac, k, &f, 0, &own))) {
             /* Pushed by the server: the channel's slot went to another node. */
             if (!own && (ch = ae_chan_find(ac, f.chan)) && ch->conn == k)
-                ae_chan_moved(ac, ch);
+                ae_chan_moved(ac, ch, 1);
             return;
         }
         ch->outstanding--;
@@ -557,20 +534,15 @@ void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
 /* With the client: every channel, its listeners and the queues of answers. */
 void ae_pubsub_free(rlk_async *ac)
 {
-    for (size_t i = 0; i < ac->nbuckets; i++) {
-        ae_chan *ch = ac->buckets[i], *next;
+    AE_CHANS_EACH(ac, i, ch, next) {
+        rlk_ae_sub *s, *sn;
 
-        for (; ch; ch = next) {
-            rlk_ae_sub *s, *sn;
-
-            next = ch->bnext;
-            for (s = ch->head; s; s = sn) {
-                sn = s->next;
-                free(s);
-            }
-            free(ch->name);
-            free(ch);
+        for (s = ch->head; s; s = sn) {
+            sn = s->next;
+            free(s);
         }
+        free(ch->name);
+        free(ch);
     }
     free(ac->buckets);
     ac->buckets = NULL;

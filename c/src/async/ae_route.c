@@ -119,6 +119,27 @@ static void ae_park_fire(rlk_async *ac, void *arg)
     ae_route_park_run(ac);
 }
 
+/* The call's backoff now; the next one doubles, up to AE_CL_BACKOFF_MAX_MS. */
+static long long ae_route_backoff(rlk_ae_call *call)
+{
+    long long b = call->rt->backoff;
+
+    call->rt->backoff = b * 2 > AE_CL_BACKOFF_MAX_MS ? AE_CL_BACKOFF_MAX_MS : b * 2;
+    return b;
+}
+
+/* A call that did not run is routed again after its backoff, from scratch
+ * (no ASKING; NOSCRIPT is the next node's own); why is kept for the
+ * message of its timeout. */
+static void ae_route_again(rlk_async *ac, rlk_ae_call *call, const char *why)
+{
+    free(call->rt->last_err);
+    call->rt->last_err = strdup(why);
+    call->rt->asking = 0;
+    call->retried = 0;
+    ae_route_park(ac, call, ae_route_backoff(call));
+}
+
 /* A user call to the master of its slot: parked while the map (or the
  * pub/sub mode, which its form depends on) is not known. */
 void ae_route_call(rlk_async *ac, rlk_ae_call *call)
@@ -126,14 +147,8 @@ void ae_route_call(rlk_async *ac, rlk_ae_call *call)
     ae_node *n = ac->pubsub ? ae_route_slot_node(ac, call->rt->slot) : NULL;
 
     if (!n) {
-        long long b = 0;
-
-        if (ac->map.loaded && ac->pubsub) {
-            /* The map has no master for the slot (the cluster is down there): later. */
-            b = call->rt->backoff;
-            call->rt->backoff = b * 2 > AE_CL_BACKOFF_MAX_MS ? AE_CL_BACKOFF_MAX_MS : b * 2;
-        }
-        ae_route_park(ac, call, b);
+        /* A map without a master for the slot (the cluster is down there): after a backoff. */
+        ae_route_park(ac, call, ac->map.loaded && ac->pubsub ? ae_route_backoff(call) : 0);
         ae_route_refresh(ac, 0);
         return;
     }
@@ -175,14 +190,8 @@ int ae_route_refused(rlk_async *ac, ae_node *n, rlk_ae_call *call, const redisRe
      * that fits in the command timeout, maybe elsewhere. */
     if (now + call->rt->backoff >= call->issued + ac->c->command_timeout_ms)
         return 0;
-    free(call->rt->last_err);
-    call->rt->last_err = strdup(r->str);
     call->rt->redirects = 0;        /* ASK -> TRYAGAIN -> ASK: time bounds it now */
-    call->rt->asking = 0;
-    call->retried = 0;
-    ae_route_park(ac, call, call->rt->backoff);
-    call->rt->backoff = call->rt->backoff * 2 > AE_CL_BACKOFF_MAX_MS ? AE_CL_BACKOFF_MAX_MS
-                                                             : call->rt->backoff * 2;
+    ae_route_again(ac, call, r->str);
     if (later != RLK_SLOTMAP_LATER_HERE)
         ae_route_refresh(ac, 0);
     return 1;
@@ -209,16 +218,8 @@ void ae_route_calls_fail(rlk_async *ac, ae_node *n, int rc, const char *why, int
     while ((call = ae_callq_pop(&q))) {
         if (unsent_too || !call->rt || call->rt->pinned || ac->closing)
             ae_call_end(ac, call, rc, NULL, why, 0);
-        else {
-            long long b = call->rt->backoff;
-
-            call->rt->backoff = b * 2 > AE_CL_BACKOFF_MAX_MS ? AE_CL_BACKOFF_MAX_MS : b * 2;
-            call->rt->asking = 0;
-            call->retried = 0;
-            free(call->rt->last_err);
-            call->rt->last_err = strdup(why);
-            ae_route_park(ac, call, b);
-        }
+        else
+            ae_route_again(ac, call, why);
     }
     if (!unsent_too && !ac->closing)
         ae_route_refresh(ac, 0);

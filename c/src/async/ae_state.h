@@ -147,7 +147,7 @@ typedef struct ae_conn {
     int fd;
     int state;                      /* AE_* */
     int events;                     /* what the loop watches */
-    int setup_left;                 /* pub/sub: set-up replies still to come */
+    int setup_n, setup_left;        /* pub/sub: set-up commands sent, replies still to come */
     long long id;                   /* CLIENT ID of the live connection (command) */
     long long fence_id;             /* the id of the connection that broke: killed first */
     int fails;                      /* consecutive failures: the backoff */

@@ -111,12 +111,26 @@ int ae_routed(const rlk_async *ac)
     return rlk_topo_routed(ac->c);
 }
 
+/* Connection i of the client's 2 * nnodes, in node order: node i / 2's
+ * command connection (i even) or its pub/sub one. */
+static ae_conn *ae_conn_nth(rlk_async *ac, int i)
+{
+    return i % 2 ? &ac->nodes[i / 2]->sub : &ac->nodes[i / 2]->cmd;
+}
+
 /* ---------------------------------------------------------------- entry and exit of handlers */
 
 void ae_enter(rlk_async *ac)
 {
     if (ac->depth++ == 0)
         ac->turn++;
+}
+
+/* The loop watches k for events (RLK_ASYNC_*) from now on. */
+static void ae_conn_watch(rlk_async *ac, ae_conn *k, int events)
+{
+    k->events = events;
+    ac->hooks.watch(ac->hooks.data, k->handle, events);
 }
 
 /* Flushes what the connections have to write and watches for the rest. */
@@ -138,10 +152,8 @@ void ae_flush(rlk_async *ac, ae_conn *k)
      * needs it readable is retried here after the next read). */
     if (rlk_transport_want(k->ctx) & POLLOUT)
         want |= RLK_ASYNC_WRITE;
-    if (want != k->events) {
-        k->events = want;
-        ac->hooks.watch(ac->hooks.data, k->handle, want);
-    }
+    if (want != k->events)
+        ae_conn_watch(ac, k, want);
 }
 
 /* A request made inside a handler (a callback that asks again, a timer) is
@@ -166,11 +178,8 @@ void ae_leave(rlk_async *ac)
     if (ac->depth == 1 && !ac->closing) {
         ae_deliver(ac);
         if (!ac->closing) {
-            for (int i = 0; i < ac->nnodes && !ac->closing; i++) {
-                ae_flush(ac, &ac->nodes[i]->cmd);
-                if (!ac->closing)
-                    ae_flush(ac, &ac->nodes[i]->sub);
-            }
+            for (int i = 0; i < 2 * ac->nnodes && !ac->closing; i++)
+                ae_flush(ac, ae_conn_nth(ac, i));
             if (!ac->closing)
                 ae_deliver(ac);     /* a drop while flushing fails calls: their kinds complete */
         }
@@ -215,15 +224,20 @@ static void ae_conn_schedule(rlk_async *ac, ae_conn *k)
 
 static void ae_dial_abandon(rlk_async *ac, ae_conn *k);
 
-static void ae_conn_close(rlk_async *ac, ae_conn *k)
+/* Lets k go from the loop: its dial abandoned, its handle detached. */
+static void ae_conn_let_go(rlk_async *ac, ae_conn *k)
 {
     ae_dial_abandon(ac, k);
     if (k->handle)
         ac->hooks.detach(ac->hooks.data, k->handle);
     k->handle = NULL;
+}
+
+static void ae_conn_close(rlk_async *ac, ae_conn *k)
+{
+    ae_conn_let_go(ac, k);
     k->events = 0;
-    if (k->ctx)
-        rlk_transport_free(k->ctx);
+    rlk_transport_free(k->ctx);
     k->ctx = NULL;
     k->fd = -1;
 }
@@ -249,12 +263,10 @@ void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why)
                  !rlk_topo_resolves(ac->c) && !ac->closing;
 
     k->peer_turn = 0;           /* the next connection is checked afresh */
-    if (unmade) {
-        snprintf(msg, sizeof msg, "connect %s: %s", ae_node_addr(ac, k->node), why ? why : "");
+    snprintf(msg, sizeof msg, unmade ? "connect %s: %s" : "connection to %s lost: %s",
+             ae_node_addr(ac, k->node), why ? why : "");
+    if (unmade)
         snprintf(ac->conn_err, sizeof ac->conn_err, "%s", msg);
-    } else
-        snprintf(msg, sizeof msg, "connection to %s lost: %s", ae_node_addr(ac, k->node),
-                 why ? why : "");
     ae_conn_close(ac, k);
     if (k->state == AE_UP || k->state == AE_SETUP)
         k->fails = 1;
@@ -302,7 +314,7 @@ static void ae_conn_connected(rlk_async *ac, ae_conn *k)
                 ae_conn_drop(ac, k, "out of memory");
                 return;
             }
-            k->setup_left++;
+            k->setup_n = ++k->setup_left;
         }
         if (!k->setup_left) {
             k->state = AE_UP;
@@ -325,12 +337,8 @@ static void ae_conn_connected(rlk_async *ac, ae_conn *k)
     for (int i = 0; (argc = rlk_conn_setup_cmd(ac->c, i, argv, lens, db)) > 0; i++)
         if (ae_internal(ac, k->node, AE_CALL_SETUP, i, argc, argv, lens) != 0)
             goto nomem;
-    {
-        const char *iv[2] = {"CLIENT", "ID"};
-
-        if (ae_internal(ac, k->node, AE_CALL_ID, 0, 2, iv, NULL) != 0)
-            goto nomem;
-    }
+    if (ae_internal(ac, k->node, AE_CALL_ID, 0, 2, (const char *[2]){"CLIENT", "ID"}, NULL) != 0)
+        goto nomem;
     ae_flush(ac, k);
     return;
 nomem:
@@ -360,7 +368,8 @@ static void ae_dial_put(ae_dial *d)
 static void *ae_dial_thread(void *arg)
 {
     ae_dial *d = arg;
-    rlk_client *c = d->cref->c;
+    ae_cref *cref = d->cref;        /* outlives d: the client goes with its last put */
+    rlk_client *c = cref->c;
     redisContext *ctx = NULL;
     char host[256];
     int port = c->url.port, rc = RLK_OK, abandoned;
@@ -392,17 +401,12 @@ static void *ae_dial_thread(void *arg)
     if (!abandoned)
         d->ctx = ctx;
     pthread_mutex_unlock(&d->mu);
-    if (abandoned) {
-        if (ctx)
-            rlk_transport_free(ctx);
-    } else
+    if (abandoned)
+        rlk_transport_free(ctx);
+    else
         (void)send(d->sv[1], "d", 1, MSG_NOSIGNAL);
-    {
-        ae_cref *cref = d->cref;
-
-        ae_dial_put(d);
-        ae_cref_put(cref);
-    }
+    ae_dial_put(d);
+    ae_cref_put(cref);
     return NULL;
 }
 
@@ -416,10 +420,8 @@ static void ae_dial_abandon(rlk_async *ac, ae_conn *k)
     k->dial_handle = NULL;
     pthread_mutex_lock(&k->dial->mu);
     k->dial->abandoned = 1;
-    if (k->dial->ctx) {
-        rlk_transport_free(k->dial->ctx);    /* done, not yet taken */
-        k->dial->ctx = NULL;
-    }
+    rlk_transport_free(k->dial->ctx);    /* done, not yet taken (or NULL) */
+    k->dial->ctx = NULL;
     pthread_mutex_unlock(&k->dial->mu);
     ae_dial_put(k->dial);
     k->dial = NULL;
@@ -447,10 +449,8 @@ static int ae_dial_start(rlk_async *ac, ae_conn *k)
     if (k->node->host) {
         d->port = k->node->port;
         if (!(d->host = strdup(k->node->host))) {
-            close(d->sv[0]);
-            close(d->sv[1]);
-            pthread_mutex_destroy(&d->mu);
-            free(d);
+            d->refs = 1;        /* no thread: this put frees it */
+            ae_dial_put(d);
             return -1;
         }
     }
@@ -475,7 +475,19 @@ static int ae_dial_start(rlk_async *ac, ae_conn *k)
     return 0;
 }
 
-static void ae_conn_connected(rlk_async *ac, ae_conn *k);
+/* k's connection is ctx, handed to the loop and watched for events: 0, or
+ * -1 when the loop refused it (k dropped). */
+static int ae_conn_attach(rlk_async *ac, ae_conn *k, redisContext *ctx, int events)
+{
+    k->ctx = ctx;
+    k->fd = ctx->fd;
+    if (!(k->handle = ac->hooks.attach(ac->hooks.data, ctx->fd))) {
+        ae_conn_drop(ac, k, "the loop refused the file descriptor");
+        return -1;
+    }
+    ae_conn_watch(ac, k, events);
+    return 0;
+}
 
 /* The dial thread is done: its connection, made non-blocking, goes on. */
 static void ae_dial_done(rlk_async *ac, ae_conn *k)
@@ -500,8 +512,7 @@ static void ae_dial_done(rlk_async *ac, ae_conn *k)
     ac->sn_ready = 1;           /* the sentinels were opened by the thread before it wrote */
     ae_dial_abandon(ac, k);     /* nothing left to take */
     if (rc != RLK_OK || !ctx) {
-        if (ctx)
-            rlk_transport_free(ctx);
+        rlk_transport_free(ctx);
         (unmade ? ae_conn_unmade : ae_conn_drop)(ac, k, why[0] ? why : "dial failed");
         return;
     }
@@ -512,16 +523,8 @@ static void ae_dial_done(rlk_async *ac, ae_conn *k)
         return;
     }
     ctx->flags &= ~REDIS_BLOCK;
-    k->ctx = ctx;
-    k->fd = ctx->fd;
-    k->handle = ac->hooks.attach(ac->hooks.data, ctx->fd);
-    if (!k->handle) {
-        ae_conn_drop(ac, k, "the loop refused the file descriptor");
-        return;
-    }
-    k->events = RLK_ASYNC_READ;
-    ac->hooks.watch(ac->hooks.data, k->handle, k->events);
-    ae_conn_connected(ac, k);
+    if (ae_conn_attach(ac, k, ctx, RLK_ASYNC_READ) == 0)
+        ae_conn_connected(ac, k);
 }
 
 /* Dials the connection: non-blocking (plain TCP or a unix socket), or on a
@@ -529,43 +532,33 @@ static void ae_dial_done(rlk_async *ac, ae_conn *k)
 void ae_conn_start(rlk_async *ac, ae_conn *k)
 {
     redisContext *ctx = NULL;
+    int started;
 
     if (ac->closing || k->state != AE_DOWN)
         return;
     k->since = rlk_ae_now_ms();
-    if (rlk_topo_dial_blocks(ac->c)) {
-        if (ae_dial_start(ac, k) != 0) {
-            k->fails++;
-            ae_conn_schedule(ac, k);
-            return;
-        }
-        k->state = AE_CONNECTING;
-        ae_sweep_ensure(ac);
-        return;
-    }
-    if (k->node->host)
-        ctx = redisConnectNonBlock(k->node->host, k->node->port);
-    else if (rlk_transport_dial_nonblock(ac->c, &ctx) != RLK_OK)
-        ctx = NULL;
-    if (!ctx) {
+    if (rlk_topo_dial_blocks(ac->c))
+        started = ae_dial_start(ac, k) == 0;    /* its thread hands the connection back */
+    else if (k->node->host)
+        started = (ctx = redisConnectNonBlock(k->node->host, k->node->port)) != NULL;
+    else
+        started = rlk_transport_dial_nonblock(ac->c, &ctx) == RLK_OK && ctx;
+    if (!started) {
         k->fails++;
         ae_conn_schedule(ac, k);
         return;
     }
-    k->ctx = ctx;
-    k->fd = ctx->fd;
-    if (ctx->err) {
-        ae_conn_unmade(ac, k, ctx->errstr);
-        return;
-    }
-    k->handle = ac->hooks.attach(ac->hooks.data, ctx->fd);
-    if (!k->handle) {
-        ae_conn_drop(ac, k, "the loop refused the file descriptor");
-        return;
+    if (ctx) {                                  /* connecting: writable once it is made */
+        k->ctx = ctx;
+        k->fd = ctx->fd;
+        if (ctx->err) {
+            ae_conn_unmade(ac, k, ctx->errstr);
+            return;
+        }
+        if (ae_conn_attach(ac, k, ctx, RLK_ASYNC_WRITE) != 0)
+            return;
     }
     k->state = AE_CONNECTING;
-    k->events = RLK_ASYNC_WRITE;
-    ac->hooks.watch(ac->hooks.data, k->handle, k->events);
     ae_sweep_ensure(ac);
 }
 
@@ -582,8 +575,7 @@ static void ae_conn_check_connect(rlk_async *ac, ae_conn *k)
         return;
     }
     k->ctx->flags |= REDIS_CONNECTED;
-    k->events = RLK_ASYNC_READ;
-    ac->hooks.watch(ac->hooks.data, k->handle, k->events);
+    ae_conn_watch(ac, k, RLK_ASYNC_READ);
     ae_conn_connected(ac, k);
 }
 
@@ -600,10 +592,9 @@ static void ae_sweep_fire(rlk_async *ac, void *arg)
     ac->sweep = NULL;
     for (int i = 0; i < ac->nnodes && !ac->closing; i++) {
         ae_node *n = ac->nodes[i];
-        ae_conn *ks[2] = {&n->cmd, &n->sub};
 
-        for (int j = 0; j < 2 && !ac->closing; j++) {
-            ae_conn *k = ks[j];
+        for (int j = 2 * i; j < 2 * i + 2 && !ac->closing; j++) {
+            ae_conn *k = ae_conn_nth(ac, j);
 
             if ((k->state == AE_CONNECTING || k->state == AE_SETUP) &&
                 now - k->since > ac->c->connect_timeout_ms)
@@ -728,12 +719,11 @@ void rlk_async_handle_io(rlk_async *ac, int fd, int events)
 
     if (!ac || ac->closing)
         return;
-    for (int i = 0; i < ac->nnodes && !k && !d; i++) {
-        ae_node *n = ac->nodes[i];
+    for (int i = 0; i < 2 * ac->nnodes && !k && !d; i++) {
+        ae_conn *c = ae_conn_nth(ac, i);
 
-        k = n->cmd.ctx && n->cmd.fd == fd ? &n->cmd : n->sub.ctx && n->sub.fd == fd ? &n->sub : NULL;
-        d = n->cmd.dial && n->cmd.dial->sv[0] == fd ? &n->cmd
-            : n->sub.dial && n->sub.dial->sv[0] == fd ? &n->sub : NULL;
+        k = c->ctx && c->fd == fd ? c : NULL;
+        d = c->dial && c->dial->sv[0] == fd ? c : NULL;
     }
     if (!k) {
         if (d) {
@@ -781,30 +771,17 @@ void ae_conns_attach(rlk_async *ac)
 
 void ae_conns_detach(rlk_async *ac)
 {
-    for (int i = 0; i < ac->nnodes; i++) {
-        ae_node *n = ac->nodes[i];
-
-        ae_dial_abandon(ac, &n->cmd);
-        ae_dial_abandon(ac, &n->sub);
-        if (n->cmd.handle)
-            ac->hooks.detach(ac->hooks.data, n->cmd.handle);
-        if (n->sub.handle)
-            ac->hooks.detach(ac->hooks.data, n->sub.handle);
-        n->cmd.handle = n->sub.handle = NULL;
-    }
+    for (int i = 0; i < 2 * ac->nnodes; i++)
+        ae_conn_let_go(ac, ae_conn_nth(ac, i));
 }
 
 void ae_conns_free(rlk_async *ac)
 {
     for (int i = 0; i < ac->nnodes; i++) {
-        ae_node *n = ac->nodes[i];
-
-        if (n->cmd.ctx)
-            rlk_transport_free(n->cmd.ctx);
-        if (n->sub.ctx)
-            rlk_transport_free(n->sub.ctx);
-        free(n->host);
-        free(n);
+        rlk_transport_free(ac->nodes[i]->cmd.ctx);     /* NULL: nothing */
+        rlk_transport_free(ac->nodes[i]->sub.ctx);
+        free(ac->nodes[i]->host);
+        free(ac->nodes[i]);
     }
     rlk_slotmap_free(&ac->map);
     ae_cref_put(ac->cref);     /* the client goes with the last dial thread */

@@ -35,6 +35,16 @@ static const char *const rlk_fence_ops[] = {
 
 #define RLK_FENCE_MAX_ARGS 1024
 
+/* RLK_OK for a token in 1..2^53-2 (a Lua number keeps it exact), else RLK_ERR_ARG and who's
+ * message in msg. */
+static int rlk_fence_token_arg(const char *who, uint64_t token, char *msg, size_t msglen)
+{
+    if (token != 0 && token <= 9007199254740990ULL)
+        return RLK_OK;
+    snprintf(msg, msglen, "%s: token %" PRIu64 " is not in 1..9007199254740990", who, token);
+    return RLK_ERR_ARG;
+}
+
 /* The highest token of a "RLK_FENCED <highest>" reply, or 0 when msg is not one. */
 static uint64_t rlk_fence_refused(const char *msg)
 {
@@ -75,10 +85,8 @@ int rlk_fence_call_make(rlk_fence_call *fc, const char *who, const char *op, con
                                                      : "no data key");
         return RLK_ERR_ARG;
     }
-    if (token == 0 || token > 9007199254740990ULL) {
-        snprintf(msg, msglen, "%s: token %" PRIu64 " is not in 1..9007199254740990", who, token);
+    if (rlk_fence_token_arg(who, token, msg, msglen) != RLK_OK)
         return RLK_ERR_ARG;
-    }
     if (nargs < 0 || nargs > RLK_FENCE_MAX_ARGS || (nargs > 0 && !args)) {
         snprintf(msg, msglen, "%s: nargs %d without args, or above %d", who, nargs,
                  RLK_FENCE_MAX_ARGS);
@@ -139,7 +147,7 @@ int rlk_fence_write(rlk_client *c, const char *op, const char *fence, const char
 {
     rlk_fence_call fc;
     char msg[512];
-    int rc;
+    int rc, acked = 1;
     redisReply *r = NULL;
     rlk_rt *rt;
 
@@ -157,17 +165,10 @@ int rlk_fence_write(rlk_client *c, const char *op, const char *fence, const char
     if (rc == RLK_ERR_SCRIPT && rlk_fence_stale(&fc, rlk_errstr(c), highest, msg, sizeof msg))
         rc = rlk_set_error(c, RLK_ERR_FENCED, "%s", msg);
     /* Accepted on the master, but fewer than min_replicas replicas acknowledged it: a
-     * failover may lose it (and the fence's new highest). Done, not undone: said so. */
-    if (rc == RLK_OK && rlk_fam_acks_done(c, "fenced write", fence, "accepted") != RLK_OK) {
-        rlk_fence_call_free(&fc);
-        if ((rt = rlk_rt_get(c)) != NULL)
-            rlk_metrics_fence(&rt->counters, fence, RLK_OK);
-        if (reply)
-            *reply = r;
-        else
-            freeReplyObject(r);
-        return RLK_ERR_NOREPLICAS;
-    }
+     * failover may lose it (and the fence's new highest). Done, not undone (counted as
+     * accepted, its reply given): said so, RLK_ERR_NOREPLICAS. */
+    if (rc == RLK_OK)
+        acked = rlk_fam_acks_done(c, "fenced write", fence, "accepted") == RLK_OK;
     rlk_fence_call_free(&fc);
     if ((rt = rlk_rt_get(c)) != NULL)
         rlk_metrics_fence(&rt->counters, fence, rc);
@@ -177,7 +178,7 @@ int rlk_fence_write(rlk_client *c, const char *op, const char *fence, const char
         *reply = r;
     else
         freeReplyObject(r);
-    return RLK_OK;
+    return acked ? RLK_OK : RLK_ERR_NOREPLICAS;
 }
 
 int rlk_fence_claim_args(const char *who, uint64_t token, int nfences, const char *const *fences,
@@ -193,11 +194,7 @@ int rlk_fence_claim_args(const char *who, uint64_t token, int nfences, const cha
             snprintf(msg, msglen, "%s: fences[%d] is %s", who, i, fences[i] ? "empty" : "NULL");
             return RLK_ERR_ARG;
         }
-    if (token == 0 || token > 9007199254740990ULL) {
-        snprintf(msg, msglen, "%s: token %" PRIu64 " is not in 1..9007199254740990", who, token);
-        return RLK_ERR_ARG;
-    }
-    return RLK_OK;
+    return rlk_fence_token_arg(who, token, msg, msglen);
 }
 
 int rlk_fence_claim(rlk_client *c, uint64_t token, int nfences, const char *const *fences,

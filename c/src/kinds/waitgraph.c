@@ -158,8 +158,8 @@ static int wg_waiter_edges(rlk_waitgraph *g, const rlk_wg_name *nm, const char *
 {
     for (size_t h = 0; h < nm->nholders; h++) {
         const char *hid = nm->holders[h].id;
-        int same = by_client ? rlk_wg_client_len(hid) == len && memcmp(hid, id, len) == 0
-                             : strlen(hid) == len && memcmp(hid, id, len) == 0;
+        int same = (by_client ? rlk_wg_client_len(hid) : strlen(hid)) == len &&
+                   memcmp(hid, id, len) == 0;
 
         if (!same && wg_add_edge(g, id, len, nm, hid, by_client) < 0)
             return -1;
@@ -298,26 +298,20 @@ out:
     return key;
 }
 
+/* Adds the cycle of edges edge[0..len), key its key (freed on failure). */
 static int wg_add_cycle(rlk_waitgraph *g, const size_t *edge, size_t len, int by_client, char *key)
 {
     wg_cycle *p = realloc(g->cycles, (g->ncycles + 1) * sizeof *p);
+    size_t *e = p ? malloc(len * sizeof *e) : NULL;
 
-    if (!p) {
+    if (p)
+        g->cycles = p;
+    if (!e) {
         free(key);
         return -1;
     }
-    g->cycles = p;
-    p = &g->cycles[g->ncycles];
-    p->edge = malloc(len * sizeof *p->edge);
-    p->len = len;
-    p->by_client = by_client;
-    p->key = key;
-    if (!p->edge) {
-        free(key);
-        return -1;
-    }
-    memcpy(p->edge, edge, len * sizeof *edge);
-    g->ncycles++;
+    memcpy(e, edge, len * sizeof *edge);
+    g->cycles[g->ncycles++] = (wg_cycle){e, len, by_client, key};
     return 0;
 }
 
@@ -327,14 +321,15 @@ static int wg_cycles(rlk_waitgraph *g, wg_arc *arcs, size_t narc, size_t nnode, 
 {
     size_t *first = calloc(nnode + 1, sizeof *first);
     unsigned char *color = calloc(nnode ? nnode : 1, 1);     /* 0 new, 1 on the path, 2 done */
-    size_t *stack = malloc((nnode ? nnode : 1) * sizeof *stack);     /* nodes on the path */
-    size_t *next = malloc((nnode ? nnode : 1) * sizeof *next);       /* each one's next arc */
-    size_t *via = malloc((nnode ? nnode : 1) * sizeof *via);         /* the arc into it */
-    size_t *pos = malloc((nnode ? nnode : 1) * sizeof *pos);         /* its place on the path */
-    size_t *cyc = malloc((nnode ? nnode : 1) * sizeof *cyc);
+    size_t *work = malloc(5 * (nnode ? nnode : 1) * sizeof *work);   /* five arrays of nnode: */
+    size_t *stack = work;                   /* nodes on the path */
+    size_t *next = work + nnode;            /* each one's next arc */
+    size_t *via = work + 2 * nnode;         /* the arc into it */
+    size_t *pos = work + 3 * nnode;         /* its place on the path */
+    size_t *cyc = work + 4 * nnode;
     int rc = -1;
 
-    if (!first || !color || !stack || !next || !via || !pos || !cyc)
+    if (!first || !color || !work)
         goto out;
     qsort(arcs, narc, sizeof *arcs, wg_arc_cmp);
     for (size_t a = 0; a < narc; a++)
@@ -393,11 +388,7 @@ static int wg_cycles(rlk_waitgraph *g, wg_arc *arcs, size_t narc, size_t nnode, 
 out:
     free(first);
     free(color);
-    free(stack);
-    free(next);
-    free(via);
-    free(pos);
-    free(cyc);
+    free(work);
     return rc;
 }
 

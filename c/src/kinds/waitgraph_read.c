@@ -65,10 +65,15 @@ static void wg_read_free(wg_read *r)
     free(r->keep);
 }
 
-static int wg_cmd(rlk_client *c, int argc, const char **argv, redisReply **rep)
+/* A command on c, its reply kept in r (the names point into it). */
+static int wg_cmd(rlk_client *c, wg_read *r, int argc, const char **argv, redisReply **rep)
 {
+    int rc;
+
     *rep = NULL;
-    return rlk_command(c, argc, argv, NULL, rep);
+    if ((rc = rlk_command(c, argc, argv, NULL, rep)) != RLK_OK)
+        return rc;
+    return wg_keep(r, *rep) < 0 ? RLK_ERR_NOMEM : RLK_OK;
 }
 
 /* A positive decimal count, the whole string. */
@@ -88,13 +93,11 @@ static int wg_list(rlk_client *c, wg_read *r, const char *key, int form, rlk_wg_
 {
     const char *argv[4] = {"LRANGE", key, "0", "-1"};
     redisReply *rep;
-    int rc = wg_cmd(c, 4, argv, &rep);
+    int rc = wg_cmd(c, r, 4, argv, &rep);
     rlk_wg_party *p;
 
     if (rc != RLK_OK)
         return rc;
-    if (wg_keep(r, rep) < 0)
-        return RLK_ERR_NOMEM;
     if (rep->type != REDIS_REPLY_ARRAY || rep->elements == 0)
         return RLK_OK;      /* absent, or a key of another type: no waiters rlk knows */
     if (!(p = realloc(*w, (*nw + rep->elements) * sizeof *p)))
@@ -116,10 +119,8 @@ static int wg_read_name(rlk_client *c, wg_read *r, const char *name)
     int rc, rw = 0, unknown;
     char *waiters = NULL, *queue = NULL;
 
-    if ((rc = wg_cmd(c, 2, argv, &all)) != RLK_OK)
+    if ((rc = wg_cmd(c, r, 2, argv, &all)) != RLK_OK)
         return rc;
-    if (wg_keep(r, all) < 0)
-        return RLK_ERR_NOMEM;
     if (all->type != REDIS_REPLY_ARRAY || all->elements < 2)
         return RLK_OK;
     if (!(h = calloc(all->elements / 2, sizeof *h)))
@@ -185,12 +186,10 @@ static int wg_scan(rlk_client *c, wg_read *r, const char *pattern)
         const char *argv[8] = {"SCAN", cursor, "MATCH", pattern, "COUNT", WG_SCAN_COUNT, "TYPE",
                                "hash"};
         redisReply *rep;
-        int rc = wg_cmd(c, 8, argv, &rep);
+        int rc = wg_cmd(c, r, 8, argv, &rep);
 
         if (rc != RLK_OK)
             return rc;
-        if (wg_keep(r, rep) < 0)
-            return RLK_ERR_NOMEM;
         if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
             rep->element[0]->type != REDIS_REPLY_STRING ||
             rep->element[1]->type != REDIS_REPLY_ARRAY || rep->element[0]->len >= sizeof cursor)
