@@ -284,7 +284,8 @@ static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_lost_note **not
         }
         return;
     }
-    rlk_wd_mark(wd, e);
+    rlk_wd_mark(wd, e->rec);
+    rlk_holds_drop(wd->table, e->rec);     /* the registry's record of the hold */
     if (n) {
         n->kind = e->kind;
         n->name = e->name;
@@ -510,10 +511,14 @@ rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_sub *sub,
     wd->keys = calloc(RLK_WD_CALL_KEYS_MAX, sizeof *wd->keys);
     wd->args = calloc(RLK_WD_CALL_ARGS_MAX, sizeof *wd->args);
     wd->lens = calloc(RLK_WD_CALL_ARGS_MAX, sizeof *wd->lens);
-    if (!wd->batch || !wd->results || !wd->idx || !wd->grouped || !wd->out || !wd->items ||
-        !wd->keys || !wd->args || !wd->lens ||
+    wd->table = rlk_holds_new();
+    wd->lost = rlk_holds_new();
+    if (!wd->table || !wd->lost || !wd->batch || !wd->results || !wd->idx || !wd->grouped ||
+        !wd->out || !wd->items || !wd->keys || !wd->args || !wd->lens ||
         rlk_clock_cond_init(&wd->wake) != 0) {
         rlk_wd_free_arrays(wd);
+        rlk_holds_free(wd->table);
+        rlk_holds_free(wd->lost);
         free(wd);
         return NULL;
     }
@@ -545,12 +550,8 @@ void rlk_wd_free(rlk_wd *wd)
         wd->kept = e->next;
         rlk_hold_free(e);
     }
-    while (wd->lost) {
-        rlk_lost_mark *m = wd->lost;
-
-        wd->lost = m->next;
-        rlk_mark_free(m);
-    }
+    rlk_holds_free(wd->table);
+    rlk_holds_free(wd->lost);
     rlk_wd_free_arrays(wd);
     pthread_cond_destroy(&wd->wake);
     pthread_cond_destroy(&wd->settled);

@@ -20,6 +20,7 @@
 
 #include "rlk.h"
 #include "runtime/counters.h"
+#include "runtime/holds.h"
 #include "runtime/sub.h"
 
 #include <hiredis/hiredis.h>
@@ -141,8 +142,8 @@ typedef struct rlk_hold_spec {
 
 /* What rlk_wd_release_begin_as did, for rlk_wd_release_end. */
 typedef struct rlk_wd_ticket {
-    rlk_hold *removed;              /* taken out of the registry before the release */
-    unsigned long long decremented; /* id of an entry whose count was decremented, or 0 */
+    rlk_holds_rec *removed;         /* taken out of the registry before the release */
+    unsigned long long decremented; /* id of a record whose count was decremented, or 0 */
 } rlk_wd_ticket;
 
 enum rlk_release_outcome {
