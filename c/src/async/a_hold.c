@@ -22,14 +22,10 @@ static void *rlk_a_hold_table_make(void)
     return rlk_holds_new();
 }
 
-static void rlk_a_hold_table_destroy(void *p)
-{
-    rlk_holds_free(p);     /* the watchdog entries are the engine's (rlk_ae_wd_free_all) */
-}
-
 static rlk_holds *rlk_a_hold_tab(rlk_async *ac)
 {
-    return rlk_ae_kind_data(ac, RLK_AE_SLOT_LOCK, rlk_a_hold_table_make, rlk_a_hold_table_destroy);
+    /* Freed with the client; the watchdog entries are the engine's (rlk_ae_wd_free_all). */
+    return rlk_ae_kind_data(ac, RLK_AE_SLOT_LOCK, rlk_a_hold_table_make, rlk_holds_free);
 }
 
 rlk_a_hold *rlk_a_hold_find(rlk_async *ac, int kind, const char *name, const char *owner)
@@ -117,7 +113,6 @@ void rlk_a_hold_drop_forced(rlk_async *ac, const char *name, const rlk_proto *k)
 
 int rlk_async_metrics_get(rlk_async *ac, rlk_metrics *out)
 {
-    rlk_holds *t;
     int rc;
 
     if (!ac || !out)
@@ -126,9 +121,6 @@ int rlk_async_metrics_get(rlk_async *ac, rlk_metrics *out)
     if (rc != RLK_OK)
         return rc;
     /* The gauges: this client's table of holds (the inner client's registry is unused). */
-    if ((t = rlk_a_hold_tab(ac)) != NULL)
-        rlk_holds_gauges(t, &out->locks_held, &out->watchdog_entries);
-    else
-        out->locks_held = out->watchdog_entries = 0;
+    rlk_holds_gauges(rlk_a_hold_tab(ac), &out->locks_held, &out->watchdog_entries);
     return RLK_OK;
 }

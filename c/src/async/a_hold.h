@@ -16,12 +16,10 @@
 #include "runtime/holds.h"
 #include "async/ae_wd.h"
 
-/* One hold of this client: the one record both APIs keep (runtime/holds.h), here with the
- * async driver's use of its fields: wd, its rlk_ae_hold (lease-less holds; else NULL); row,
- * the kinds/proto row it was taken with (its re-entries, its release); kind_data, its
- * lock-delay (rlk_lock_delay_row), kept by both; token, an RLK_PROTO_TOKEN row's (the
- * election's term); lease_ns, the acquire's send time (rlk_ae_now_ms() * RLK_NS_PER_MS) when
- * its lease is fixed (it ends no later than the server's), 0 when the watchdog renews it. */
+/* One hold: the record both APIs keep (runtime/holds.h). wd: its rlk_ae_hold (lease-less
+ * holds; else NULL); row: the kinds/proto row it was taken with (its re-entries, release);
+ * kind_data: its lock-delay; token: an RLK_PROTO_TOKEN row's (the election's term); lease_ns:
+ * a fixed lease's send time (rlk_ae_now_ms() * RLK_NS_PER_MS; 0 after a lease-less one). */
 typedef rlk_holds_rec rlk_a_hold;
 
 /* The hold (kind, name, owner); NULL when none, or when its fixed lease has run out (then it

@@ -40,8 +40,9 @@ void rlk_holds_rec_free(rlk_holds_rec *r)
     free(r);
 }
 
-void rlk_holds_free(rlk_holds *t)
+void rlk_holds_free(void *table)
 {
+    rlk_holds *t = table;
     rlk_holds_iter it = {0};
     rlk_holds_rec *r;
 
@@ -120,7 +121,7 @@ void rlk_holds_gauges(const rlk_holds *t, long long *held, long long *watchdog)
     rlk_holds_rec *r;
 
     *held = *watchdog = 0;
-    while ((r = rlk_holds_next(t, NULL, &it)) != NULL) {
+    while (t && (r = rlk_holds_next(t, NULL, &it)) != NULL) {
         (*held)++;
         *watchdog += r->wd != NULL;
     }

@@ -42,10 +42,10 @@ typedef struct rlk_holds_iter {
     rlk_holds_rec *next;
 } rlk_holds_iter;
 
-/* An empty table; NULL: out of memory. _free: it and every record left in it (their watchdog
- * entries are the driver's to free first); NULL: nothing. */
+/* An empty table; NULL: out of memory. _free: a table, and every record left in it (their
+ * watchdog entries are the driver's to free first); NULL: nothing. */
 rlk_holds *rlk_holds_new(void);
-void rlk_holds_free(rlk_holds *t);
+void rlk_holds_free(void *table);
 /* The record of (kind, name, owner), or NULL. _get: made (count 0, the rest 0) when there is
  * none; NULL: out of memory. */
 rlk_holds_rec *rlk_holds_find(const rlk_holds *t, int kind, const char *name, const char *owner);
@@ -56,7 +56,7 @@ void rlk_holds_drop(rlk_holds *t, rlk_holds_rec *r);
 void rlk_holds_rec_free(rlk_holds_rec *r);
 /* The next record of the walk (name: only those of that name; NULL: all); NULL at the end. */
 rlk_holds_rec *rlk_holds_next(const rlk_holds *t, const char *name, rlk_holds_iter *it);
-/* The metrics' gauges: records, and of them those with a watchdog entry. */
+/* The metrics' gauges: records, and of them those with a watchdog entry (t NULL: 0, 0). */
 void rlk_holds_gauges(const rlk_holds *t, long long *held, long long *watchdog);
 
 #endif /* RLK_HOLDS_H */

@@ -75,6 +75,23 @@ typedef struct rlk_renew_task {
     const struct rlk_renew_task *fallback;  /* NULL: none */
 } rlk_renew_task;
 
+/* What a renewal names of a watchdog entry, as both drivers' entries keep it (the thread's
+ * struct rlk_hold, wd_t.h; the async rlk_ae_hold): their own copy, freed by _free. */
+typedef struct rlk_renew_id {
+    int kind;                       /* enum rlk_lock_kind */
+    int slot;                       /* name's cluster slot: a cluster's calls never mix slots */
+    const rlk_renew_task *task;     /* how the kind renews it (NULL: it cannot) */
+    char *name, *owner;
+    int nkeys;                      /* the renew script's KEYS; keys[0] is name */
+    char *keys[RLK_HOLD_KEYS_MAX];
+} rlk_renew_id;
+/* Copies name, owner and keys[1..nkeys) into d (zeroed): 0, or -1 out of memory (nothing
+ * kept). _item: d as a task sees it, with arg. */
+int rlk_renew_id_set(rlk_renew_id *d, int kind, const rlk_renew_task *task, const char *name,
+                     const char *owner, int nkeys, const char *const *keys);
+void rlk_renew_id_free(rlk_renew_id *d);
+void rlk_renew_id_item(const rlk_renew_id *d, const void *arg, rlk_renew_item *it);
+
 /* The rule most kinds share, for tasks of group RLK_RENEW_ALONE: KEYS the
  * entry's, ARGV (lease, owner); reply 1 renewed, 0 gone, a refusal by the
  * script (a key of another type) 0, anything else -1. */
@@ -86,8 +103,7 @@ void rlk_renew_spread(int rc, const redisReply *r, int m, int *results);
 
 /* Which entries share a call: one task, and by its group the same hash
  * slot (routed: a cluster; else any) or the same name. */
-int rlk_renew_same_call(const rlk_renew_task *ta, int slot_a, const char *name_a,
-                        const rlk_renew_task *tb, int slot_b, const char *name_b, int routed);
+int rlk_renew_same_call(const rlk_renew_id *a, const rlk_renew_id *b, int routed);
 
 /* The loss deadline. A hold (or kept entry) is lost lost_after after the
  * send time of its last successful acquisition or renewal (last_ok), when

@@ -10,7 +10,6 @@
 
 #include "client/clock.h"
 #include "client/error.h"
-#include "client/slot.h"
 #include "runtime/metrics.h"
 #include "runtime/wd_t.h"
 
@@ -48,7 +47,7 @@ static rlk_holds_rec *rlk_wd_settle(rlk_wd *wd, int kind, const char *name, cons
 
 void rlk_wd_unlink(rlk_wd *wd, rlk_hold *e)
 {
-    for (rlk_hold **pp = e->kept ? &wd->kept : &wd->holds; *pp; pp = &(*pp)->next) {
+    for (rlk_hold **pp = &wd->holds; *pp; pp = &(*pp)->next) {
         if (*pp == e) {
             *pp = e->next;
             e->next = NULL;
@@ -66,44 +65,24 @@ void rlk_hold_free(rlk_hold *e)
     else if (e->sub_ch)
         rlk_sub_leave(e->sub, e->sub_ch);
     free(e->channel);
-    for (int i = 1; i < e->nkeys; i++)     /* keys[0] is name */
-        free(e->keys[i]);
-    free(e->name);
-    free(e->owner);
+    rlk_renew_id_free(&e->id);
     free(e);
 }
 
 rlk_hold *rlk_hold_new(rlk_wd *wd, const rlk_hold_spec *h)
 {
     rlk_hold *e = calloc(1, sizeof *e);
-    int ok;
 
-    if (!e)
+    if (!e || rlk_renew_id_set(&e->id, h->kind, h->task, h->name, h->owner, h->nkeys,
+                               h->keys) != 0 ||
+        (h->channel && !(e->channel = strdup(h->channel)))) {
+        rlk_hold_free(e);
         return NULL;
-    e->kind = h->kind;
-    e->name = strdup(h->name);
-    e->owner = strdup(h->owner);
-    e->keys[0] = e->name;
-    e->nkeys = 1;
-    e->task = h->task;
+    }
     e->leave_now = h->leave_now;
     e->renew_ms = wd->lease_ms;
     e->period_ns = wd->period_ns;
     e->lost_after_ns = wd->lost_after_ns;
-    ok = e->name && e->owner;
-    e->slot = ok ? rlk_key_slot(e->name, strlen(e->name)) : 0;
-    for (int i = 1; ok && i < h->nkeys && i < RLK_HOLD_KEYS_MAX; i++) {
-        ok = (e->keys[i] = strdup(h->keys[i])) != NULL;
-        e->nkeys += ok;
-    }
-    if (!ok) {
-        rlk_hold_free(e);
-        return NULL;
-    }
-    if (h->channel && !(e->channel = strdup(h->channel))) {
-        rlk_hold_free(e);
-        return NULL;
-    }
     e->next = wd->holds;
     wd->holds = e;
     return e;
@@ -115,8 +94,7 @@ static void rlk_wd_drop(rlk_wd *wd, rlk_holds_rec *r)
     if (!r)
         return;
     rlk_holds_take(wd->table, r);
-    if (r->wd)
-        rlk_wd_unlink(wd, r->wd);
+    rlk_wd_unlink(wd, r->wd);      /* NULL: none */
     rlk_hold_free(r->wd);
     rlk_holds_rec_free(r);
 }
@@ -127,10 +105,8 @@ static void rlk_wd_unmark(rlk_wd *wd, int kind, const char *name, const char *ow
 {
     rlk_holds_rec *m = rlk_holds_find(wd->lost, kind, name, owner);
 
-    if (m) {
-        rlk_holds_drop(wd->lost, m);
-        wd->nlost--;
-    }
+    wd->nlost -= m != NULL;
+    rlk_holds_drop(wd->lost, m);    /* NULL: nothing */
 }
 
 /* The lease a hold counts now: a watchdog hold's renewed one from its
@@ -184,8 +160,9 @@ static void rlk_wd_nudge(rlk_wd *wd, const char *channel, size_t len)
 
     pthread_mutex_lock(&wd->mu);
     for (rlk_hold *e = wd->holds; e; e = e->next) {
-        if (!e->watchdog || (channel && (!e->channel || strlen(e->channel) != len ||
-                                         memcmp(e->channel, channel, len) != 0)))
+        if (e->kept ||
+            (channel && (!e->channel || strlen(e->channel) != len ||
+                         memcmp(e->channel, channel, len) != 0)))
             continue;
         if (e->inflight)
             e->nudged = 1;
@@ -236,9 +213,8 @@ int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, i
 
             /* The acquire reset the lease to the watchdog lease when it ran. */
             e->rec = r;
-            if (!e->task)
-                e->task = h->task;
-            e->watchdog = 1;
+            if (!e->id.task)
+                e->id.task = h->task;
             rlk_wd_subscribe(wd, e);
             if (sent_ns > e->last_ok_ns)
                 e->last_ok_ns = sent_ns;
@@ -267,9 +243,7 @@ static int rlk_wd_read(rlk_wd *wd, int kind, const char *name, const char *owner
 
 int rlk_wd_holds_as(rlk_wd *wd, int kind, const char *name, const char *owner)
 {
-    rlk_holds_rec r;
-
-    return rlk_wd_read(wd, kind, name, owner, &r);
+    return rlk_wd_count_as(wd, kind, name, owner) > 0;     /* a record counts one at least */
 }
 
 int rlk_wd_holds(rlk_wd *wd, const char *name, const char *owner)
@@ -388,8 +362,7 @@ long long rlk_wd_release_begin_as(rlk_wd *wd, int kind, const char *name, const 
         lease = r->wd ? wd->lease_ms : r->lease_ms;
         if (r->count <= 1) {
             rlk_holds_take(wd->table, r);
-            if (r->wd)
-                rlk_wd_unlink(wd, r->wd);   /* from here on nothing renews it */
+            rlk_wd_unlink(wd, r->wd);   /* from here on nothing renews it */
             t->removed = r;
         } else {
             r->count--;
@@ -420,10 +393,7 @@ void rlk_wd_release_end(rlk_wd *wd, rlk_wd_ticket *t, int outcome)
 
 int rlk_wd_is_lost_as(rlk_wd *wd, int kind, const char *name, const char *owner)
 {
-    int lost;
+    long long start_ns, lease_ms, kind_data;
 
-    pthread_mutex_lock(&wd->mu);
-    lost = rlk_holds_find(wd->lost, kind, name, owner) != NULL;
-    pthread_mutex_unlock(&wd->mu);
-    return lost;
+    return rlk_wd_lease_of(wd, kind, name, owner, &start_ns, &lease_ms, &kind_data) == 2;
 }

@@ -2,9 +2,8 @@
 /*
  * wd_t.h - struct rlk_wd and its entries: not a module's interface, the two
  * files of the wd module share it: wd_reg.c (the hold registry, the lock
- * API's calls on it) and wd.c (the watchdog thread). The registry is the one
- * hold table (runtime/holds.h); a struct rlk_hold is the watchdog thread's
- * entry of a lease-less hold (the record's wd) or a kept entry.
+ * API's calls on it) and wd.c (the watchdog thread). A struct rlk_hold is
+ * the thread's entry of a lease-less hold (its holds.h record's wd) or kept.
  */
 #ifndef RLK_WD_T_H
 #define RLK_WD_T_H
@@ -17,14 +16,7 @@
 struct rlk_hold {
     rlk_hold *next;
     rlk_holds_rec *rec;         /* its hold's record in the registry (NULL: a kept entry) */
-    int kind;                   /* enum rlk_lock_kind */
-    char *name;
-    char *owner;
-    int nkeys;                  /* the renew script's KEYS; keys[0] is name */
-    const rlk_renew_task *task; /* how the kind renews it (NULL: it cannot) */
-    int slot;                   /* name's cluster slot: batches never mix slots */
-    char *keys[RLK_HOLD_KEYS_MAX];
-    int watchdog;               /* renewed by the thread */
+    rlk_renew_id id;            /* kind, name, owner, its task and its KEYS */
     int inflight;               /* part of a renewal on the wire */
     int failing;                /* the last renewal attempt failed */
     long long last_ok_ns;       /* send time of the acquire or of the last successful renewal */
@@ -37,7 +29,7 @@ struct rlk_hold {
     long long renew_ms;         /* the lease a renewal sets */
     long long period_ns;        /* renewed this often */
     long long lost_after_ns;    /* failing: lost this long after last_ok_ns */
-    /* Kept entries (rlk_wd_keep), on wd->kept: */
+    /* Kept entries (rlk_wd_keep): */
     int kept;
     const void *arg;            /* the task's item.arg */
     rlk_wd_lost_fn lost_fn;
@@ -55,8 +47,8 @@ struct rlk_wd {
     pthread_cond_t wake;        /* the thread: a new watchdog entry, or stop */
     pthread_cond_t settled;     /* a renewal finished: its entries are out of flight */
     rlk_holds *table;           /* the registry: a record per hold (holds.h) */
-    rlk_hold *holds;            /* the watchdog entries of its lease-less holds */
-    rlk_hold *kept;             /* kept entries (rlk_wd_keep): renewed, not held */
+    rlk_hold *holds;            /* the thread's entries: of its lease-less holds, and the kept
+                                   ones (rlk_wd_keep: renewed, not held) */
     int reporting;              /* the thread is running lost reports */
     rlk_holds *lost;            /* lost marks: a record per hold declared lost, with the lease
                                    it was lost with (lease_ns, lease_ms, kind_data) */
