@@ -6,7 +6,6 @@
  * the watchdog with it; and rlk_async_metrics_get, whose gauges are this
  * table's.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "client/clock.h"
