@@ -2,9 +2,9 @@
 /*
  * a_hold.h - the async client's table of holds (a_hold.c): one entry per
  * (kind, name, owner) this client holds through the lock kinds' requests
- * (a_lock.h) and the election (a_elect.c), with its count, lease, token,
- * lock-delay and watchdog entry. The blocking API's counterpart is the
- * registry of runtime/wd.h.
+ * (a_lock.h) and the election (a_elect.c): the async driver of the one
+ * hold table of runtime/holds.h, which the blocking registry (runtime/wd.h)
+ * drives too.
  *
  * Not installed; not a stable API.
  */
@@ -13,24 +13,14 @@
 
 #include "rlk_async.h"
 #include "kinds/proto.h"
+#include "runtime/holds.h"
 #include "async/ae_wd.h"
 
-/* One hold of this client: (kind, name, owner) and its count. */
-typedef struct rlk_a_hold {
-    struct rlk_a_hold *next;
-    int kind;
-    char *name;
-    char *owner;
-    long long count;
-    long long lease_ms;             /* the lease of the last acquisition */
-    rlk_ae_hold *wd;                /* the watchdog's, lease-less holds; else NULL */
-    long long acquired_ns;          /* the count went from 0 to 1 (the hold metric) */
-    const rlk_proto *row;          /* the row it was taken with (its re-entries, its release) */
-    long long delay_ms;             /* its lock-delay (rlk_lock_delay_row), kept by both */
-    long long token;                /* an RLK_PROTO_TOKEN row's token (the election's term) */
-    long long expires_ms;           /* a fixed lease's end (monotonic ms from the acquire's send:
-                                       no later than the server's); 0: the watchdog renews it */
-} rlk_a_hold;
+/* One hold: the record both APIs keep (runtime/holds.h). wd: its rlk_ae_hold (lease-less
+ * holds; else NULL); row: the kinds/proto row it was taken with (its re-entries, release);
+ * kind_data: its lock-delay; token: an RLK_PROTO_TOKEN row's (the election's term); lease_ns:
+ * a fixed lease's send time (rlk_ae_now_ms() * RLK_NS_PER_MS; 0 after a lease-less one). */
+typedef rlk_holds_rec rlk_a_hold;
 
 /* The hold (kind, name, owner); NULL when none, or when its fixed lease has run out (then it
  * is forgotten). _get: made (count 0) when there is none; NULL: out of memory. */

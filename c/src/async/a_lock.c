@@ -70,9 +70,9 @@ static void alk_acquired(rlk_a_lockreq *a)
             h->acquired_ns = rlk_clock_now_ns();
     }
     h->row = a->k;      /* a re-entry's is the hold's (rlk_proto_keeps) */
-    h->delay_ms = a->delay_ms;
+    h->kind_data = a->delay_ms;
     h->lease_ms = a->lease_ms;
-    h->expires_ms = a->watchdog ? 0 : a->sent + a->lease_ms;
+    h->lease_ns = a->watchdog ? 0 : a->sent * RLK_NS_PER_MS;
     if (a->k->flags & RLK_PROTO_TOKEN)
         h->token = a->token;
     if (a->watchdog && h->wd) {
@@ -526,7 +526,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
         return;
     }
     if ((outcome = rlk_fam_release_read(r)) == RLK_REL_NOT_OWNER) {
-        if (h && !(h->row && (h->row->flags & RLK_PROTO_VALUES)))
+        if (h && !(h->row && (((const rlk_proto *)h->row)->flags & RLK_PROTO_VALUES)))
             rlk_a_hold_drop(a->h.ac, h);     /* not held any more (lost): forget it (a value list not
                                          held says nothing of the owner's other values) */
         if (cw == CW_UNDO)
@@ -695,7 +695,7 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_proto *k, const char 
     held = rlk_a_hold_find(ac, k->hold, name, a->owner);
     if (held && held->row && rlk_proto_keeps(held->row, k)) {
         rlk_a_lockreq_bind(a, held->row);     /* a re-entry keeps its hold's lock-delay, or its lack */
-        a->delay_ms = held->delay_ms;
+        a->delay_ms = held->kind_data;
     }
     if (held && (k->flags & RLK_PROTO_NON_REENTRANT)) {
         /* A hold this client records: refused before any I/O (kinds/nrlock.c does the same). */
@@ -732,7 +732,8 @@ rlk_async_req *rlk_a_lock_release(rlk_async *ac, const rlk_proto *k, const char 
     /* The release of the row the hold was taken with (a non-reentrant lock's, the
      * election's resign), never one with values for one without or back. */
     h = rlk_a_hold_find(ac, k->hold, name, a->owner);
-    if (h && h->row && h->row != a->k && !a->values == !(h->row->flags & RLK_PROTO_VALUES))
+    if (h && h->row && h->row != a->k && !a->values ==
+        !(((const rlk_proto *)h->row)->flags & RLK_PROTO_VALUES))
         rlk_a_lockreq_bind(a, h->row);
     alk_release(a, CW_RELEASE);
     return a->h.r;

@@ -202,12 +202,7 @@ struct ae_chan {
 struct rlk_ae_hold {
     rlk_async *ac;
     rlk_ae_hold *prev, *next;
-    int kind;
-    int slot;                       /* name's slot: a cluster's calls never mix slots */
-    const rlk_renew_task *task;     /* the kind's (runtime/wd.h) */
-    char *name, *owner;
-    int nkeys;
-    char *keys[RLK_HOLD_KEYS_MAX];  /* the task's KEYS; keys[0] is name */
+    rlk_renew_id id;                /* kind, name, owner, the kind's task, its KEYS (runtime/wd.h) */
     long long last_ok;              /* ms: send time of the acquire or last renewal that worked */
     long long next_due;             /* ms: renewed from then on */
     long long lost_after;           /* ms: lost this long after last_ok (rlk_renew_lost_after) */

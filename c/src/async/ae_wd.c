@@ -24,7 +24,6 @@
 
 #include "client/client.h"
 #include "client/clock.h"
-#include "client/slot.h"
 #include "async/ae_state.h"
 #include "async/ae_wd.h"
 
@@ -87,10 +86,7 @@ static void ae_wd_want(rlk_async *ac, long long at)
 
 static void ae_wd_hold_free(rlk_ae_hold *h)
 {
-    for (int i = 1; i < h->nkeys; i++)     /* keys[0] is name */
-        free(h->keys[i]);
-    free(h->name);
-    free(h->owner);
+    rlk_renew_id_free(&h->id);
     free(h);
 }
 
@@ -106,29 +102,16 @@ rlk_ae_hold *rlk_ae_wd_add(rlk_async *ac, int kind, const rlk_renew_task *task, 
 {
     rlk_ae_hold *h;
     long long lease = ae_wd_lease(ac);
-    int ok;
 
     if (!task || nkeys < 1 || nkeys > RLK_HOLD_KEYS_MAX || !(h = calloc(1, sizeof *h)))
         return NULL;
-    h->ac = ac;
-    h->kind = kind;
-    h->task = task;
-    h->name = strdup(name);
-    h->owner = strdup(owner);
-    h->keys[0] = h->name;
-    h->nkeys = 1;
-    ok = h->name && h->owner;
-    for (int i = 1; ok && i < nkeys; i++) {
-        ok = (h->keys[i] = strdup(keys[i])) != NULL;
-        h->nkeys += ok;
-    }
-    if (!ok) {
-        ae_wd_hold_free(h);
+    if (rlk_renew_id_set(&h->id, kind, task, name, owner, nkeys, keys) != 0) {
+        free(h);
         return NULL;
     }
+    h->ac = ac;
     h->lost = lost;
     h->arg = arg;
-    h->slot = rlk_key_slot(name, strlen(name));
     h->period = lease / 3 > 0 ? lease / 3 : 1;
     h->lost_after = rlk_renew_lost_after(lease, ac->c->lost_margin_ms);
     h->last_ok = sent_ms;
@@ -171,8 +154,8 @@ void rlk_ae_wd_free_all(rlk_async *ac)
 /* Reports h lost: the kind's note, then the client's callback. */
 static void ae_wd_lose(rlk_async *ac, rlk_ae_hold *h, int reason)
 {
-    int kind = h->kind;
-    char *name = strdup(h->name), *owner = strdup(h->owner);
+    int kind = h->id.kind;
+    char *name = strdup(h->id.name), *owner = strdup(h->id.owner);
 
     h->refs++;
     if (h->lost)
@@ -223,7 +206,7 @@ static void ae_wd_reply(rlk_async *ac, int rc, const redisReply *r, const char *
             if (b->sent > h->last_ok)
                 h->last_ok = b->sent;
             if (rlk_renewed_hook)
-                rlk_renewed_hook(h->kind, h->name, h->owner, b->sent * RLK_NS_PER_MS,
+                rlk_renewed_hook(h->id.kind, h->id.name, h->id.owner, b->sent * RLK_NS_PER_MS,
                                  ae_wd_lease(ac));
             h->next_due = b->sent + h->period;
             break;
@@ -264,11 +247,7 @@ static void ae_wd_send(rlk_async *ac, const rlk_renew_task *task, rlk_ae_hold **
     }
     snprintf(lease, sizeof lease, "%lld", ae_wd_lease(ac));
     for (int k = 0; k < m; k++) {
-        items[k].name = hs[k]->name;
-        items[k].owner = hs[k]->owner;
-        items[k].nkeys = hs[k]->nkeys;
-        items[k].keys = (const char *const *)hs[k]->keys;
-        items[k].arg = NULL;
+        rlk_renew_id_item(&hs[k]->id, NULL, &items[k]);
         b->h[k] = hs[k];
         hs[k]->refs++;
         hs[k]->inflight = 1;
@@ -321,18 +300,17 @@ static void ae_wd_fire(rlk_async *ac, void *arg)
             rlk_ae_hold *o = all[j];
 
             if (used[j] || o->removed || o->inflight || o->next_due > now + o->period / 4 ||
-                (j != i && !rlk_renew_same_call(h->task, h->slot, h->name, o->task, o->slot,
-                                                o->name, ae_routed(ac))))
+                (j != i && !rlk_renew_same_call(&h->id, &o->id, ae_routed(ac))))
                 continue;
             used[j] = 1;
             batch[m++] = o;
             if (m == AE_RENEW_BATCH) {
-                ae_wd_send(ac, h->task, batch, m, 0);
+                ae_wd_send(ac, h->id.task, batch, m, 0);
                 m = 0;
             }
         }
         if (m)
-            ae_wd_send(ac, h->task, batch, m, 0);
+            ae_wd_send(ac, h->id.task, batch, m, 0);
     }
     for (size_t i = 0; i < n; i++)
         ae_wd_unref(all[i]);

@@ -3,8 +3,9 @@
  * wd.c - the watchdog thread that renews the hold registry's entries (wd_reg.c).
  *
  * Every lock taken through the lock API (rlk_lock_*, rlk_rwlock_*,
- * rlk_fairlock_*, rlk_fenced_*) is an entry (kind, name, owner) with a
- * reentry count. Lease-less entries ("watchdog" entries) are renewed by one
+ * rlk_fairlock_*, rlk_fenced_*) is a record (kind, name, owner) of the
+ * registry (holds.h) with a reentry count. Lease-less ones have an entry
+ * here ("watchdog" entries, the record's wd), renewed with the kept ones by one
  * thread per client (started on the first of them, connection CLIENT
  * SETNAME rlk-wd) every lease/3, each through its kind's task (wd.h; the
  * tasks live with the kinds): reentrant locks as many per
@@ -167,18 +168,6 @@ static int rlk_wd_eval(rlk_wd *wd, const char *script, int nkeys, const char **k
 
 /* ---------------------------------------------------------------- the thread: one call */
 
-/* The batch position i as its task sees it. */
-static void rlk_wd_item(rlk_wd *wd, int i, rlk_renew_item *it)
-{
-    const rlk_hold *e = wd->batch[i];    /* stable: in-flight entries are never freed */
-
-    it->name = e->name;
-    it->owner = e->owner;
-    it->nkeys = e->nkeys;
-    it->keys = (const char *const *)e->keys;
-    it->arg = e->arg;
-}
-
 /* One call of task for the batch positions idx[0..m): its outcomes into
  * wd->results. counted: the call counts in renew_calls / renew_errors (a
  * fallback's calls do not). */
@@ -192,7 +181,7 @@ static void rlk_wd_call(rlk_wd *wd, const rlk_renew_task *task, const int *idx, 
     /* The entries of one call share their lease: one kind, one registry. */
     snprintf(lease, sizeof lease, "%lld", wd->batch[idx[0]]->renew_ms);
     for (int k = 0; k < m; k++) {
-        rlk_wd_item(wd, idx[k], &wd->items[k]);
+        rlk_renew_id_item(&wd->batch[idx[k]]->id, wd->batch[idx[k]]->arg, &wd->items[k]);
         wd->out[k] = -1;
     }
     memset(wd->lens, 0, RLK_WD_CALL_ARGS_MAX * sizeof *wd->lens);
@@ -215,14 +204,6 @@ static void rlk_wd_call(rlk_wd *wd, const rlk_renew_task *task, const int *idx, 
     }
     for (int k = 0; k < m; k++)
         wd->results[idx[k]] = wd->out[k];
-}
-
-/* 1 when batch positions i and j go in one call of their task. */
-static int rlk_wd_same_call(const rlk_wd *wd, int i, int j, int routed)
-{
-    const rlk_hold *a = wd->batch[i], *b = wd->batch[j];
-
-    return rlk_renew_same_call(a->task, a->slot, a->name, b->task, b->slot, b->name, routed);
 }
 
 /* Renews batch[0..n); results[i]: 1 renewed, 0 gone, -1 error. Each entry
@@ -248,7 +229,7 @@ static void rlk_wd_renew(rlk_wd *wd, int n)
         rlk_wd_disconnect(wd);
     for (int i = 0; i < n; i++) {
         wd->results[i] = -1;
-        wd->grouped[i] = !wd->batch[i]->task;   /* no task: not renewed (an error) */
+        wd->grouped[i] = !wd->batch[i]->id.task;   /* no task: not renewed (an error) */
     }
     for (int i = 0; i < n; i++) {
         int m = 0;
@@ -256,12 +237,13 @@ static void rlk_wd_renew(rlk_wd *wd, int n)
         if (wd->grouped[i])
             continue;
         for (int j = i; j < n; j++) {
-            if (j == i || (!wd->grouped[j] && rlk_wd_same_call(wd, i, j, routed))) {
+            if (j == i || (!wd->grouped[j] &&
+                           rlk_renew_same_call(&wd->batch[i]->id, &wd->batch[j]->id, routed))) {
                 wd->grouped[j] = 1;
                 wd->idx[m++] = j;
             }
         }
-        rlk_wd_call(wd, wd->batch[i]->task, wd->idx, m, 1);
+        rlk_wd_call(wd, wd->batch[i]->id.task, wd->idx, m, 1);
     }
 }
 
@@ -284,15 +266,16 @@ static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_lost_note **not
         }
         return;
     }
-    rlk_wd_mark(wd, e);
+    rlk_wd_mark(wd, e->rec);
+    rlk_holds_drop(wd->table, e->rec);     /* the registry's record of the hold */
     if (n) {
-        n->kind = e->kind;
-        n->name = e->name;
-        n->owner = e->owner;
+        n->kind = e->id.kind;
+        n->name = e->id.name;
+        n->owner = e->id.owner;
         n->reason = reason;
         n->next = *notes;
         *notes = n;
-        e->name = e->owner = NULL;
+        e->id.name = e->id.owner = NULL;
     }
     rlk_hold_free(e);
 }
@@ -300,17 +283,11 @@ static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_lost_note **not
 /* Drops the failing entries whose lease has run out by the clock. */
 static void rlk_wd_expire(rlk_wd *wd, long long now, rlk_lost_note **notes)
 {
-    for (int list = 0; list < 2; list++) {
-        rlk_hold *e = list ? wd->kept : wd->holds;
-
-        while (e) {
-            rlk_hold *next = e->next;
-
-            if (e->watchdog && e->failing && !e->inflight &&
-                rlk_renew_expired(now, e->last_ok_ns, e->lost_after_ns))
-                rlk_wd_lose(wd, e, RLK_LOST_EXPIRED, notes);
-            e = next;
-        }
+    for (rlk_hold *e = wd->holds, *next; e; e = next) {
+        next = e->next;
+        if (e->failing && !e->inflight &&
+            rlk_renew_expired(now, e->last_ok_ns, e->lost_after_ns))
+            rlk_wd_lose(wd, e, RLK_LOST_EXPIRED, notes);
     }
 }
 
@@ -320,13 +297,11 @@ static int rlk_wd_collect(rlk_wd *wd, long long now)
 {
     int n = 0;
 
-    for (int list = 0; list < 2; list++) {
-        for (rlk_hold *e = list ? wd->kept : wd->holds; e && n < RLK_WD_BATCH_MAX; e = e->next) {
-            if (!e->watchdog || e->inflight || e->next_due_ns > now + e->period_ns / 4)
-                continue;
-            e->inflight = 1;
-            wd->batch[n++] = e;
-        }
+    for (rlk_hold *e = wd->holds; e && n < RLK_WD_BATCH_MAX; e = e->next) {
+        if (e->inflight || e->next_due_ns > now + e->period_ns / 4)
+            continue;
+        e->inflight = 1;
+        wd->batch[n++] = e;
     }
     return n;
 }
@@ -335,10 +310,9 @@ static long long rlk_wd_next_due(rlk_wd *wd)
 {
     long long next = -1;
 
-    for (int list = 0; list < 2; list++)
-        for (rlk_hold *e = list ? wd->kept : wd->holds; e; e = e->next)
-            if (e->watchdog && !e->inflight)
-                next = rlk_clock_until_min(next, e->next_due_ns);
+    for (rlk_hold *e = wd->holds; e; e = e->next)
+        if (!e->inflight)
+            next = rlk_clock_until_min(next, e->next_due_ns);
     return next;
 }
 
@@ -355,7 +329,7 @@ static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_lost_note **n
         case RLK_RENEW_RENEWED:
             e->last_ok_ns = sent_ns;
             if (rlk_renewed_hook)
-                rlk_renewed_hook(e->kind, e->name, e->owner, sent_ns, e->renew_ms);
+                rlk_renewed_hook(e->id.kind, e->id.name, e->id.owner, sent_ns, e->renew_ms);
             e->next_due_ns = e->nudged ? now : sent_ns + e->period_ns;
             e->nudged = 0;
             break;
@@ -510,10 +484,14 @@ rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_sub *sub,
     wd->keys = calloc(RLK_WD_CALL_KEYS_MAX, sizeof *wd->keys);
     wd->args = calloc(RLK_WD_CALL_ARGS_MAX, sizeof *wd->args);
     wd->lens = calloc(RLK_WD_CALL_ARGS_MAX, sizeof *wd->lens);
-    if (!wd->batch || !wd->results || !wd->idx || !wd->grouped || !wd->out || !wd->items ||
-        !wd->keys || !wd->args || !wd->lens ||
+    wd->table = rlk_holds_new();
+    wd->lost = rlk_holds_new();
+    if (!wd->table || !wd->lost || !wd->batch || !wd->results || !wd->idx || !wd->grouped ||
+        !wd->out || !wd->items || !wd->keys || !wd->args || !wd->lens ||
         rlk_clock_cond_init(&wd->wake) != 0) {
         rlk_wd_free_arrays(wd);
+        rlk_holds_free(wd->table);
+        rlk_holds_free(wd->lost);
         free(wd);
         return NULL;
     }
@@ -533,24 +511,14 @@ void rlk_wd_free(rlk_wd *wd)
     if (wd->started)
         pthread_join(wd->thread, NULL);
     rlk_wd_disconnect(wd);
-    while (wd->holds) {
+    while (wd->holds) {     /* and the kept entries of keepers still running */
         rlk_hold *e = wd->holds;
 
         wd->holds = e->next;
         rlk_hold_free(e);
     }
-    while (wd->kept) {      /* keepers still running when the client goes */
-        rlk_hold *e = wd->kept;
-
-        wd->kept = e->next;
-        rlk_hold_free(e);
-    }
-    while (wd->lost) {
-        rlk_lost_mark *m = wd->lost;
-
-        wd->lost = m->next;
-        rlk_mark_free(m);
-    }
+    rlk_holds_free(wd->table);
+    rlk_holds_free(wd->lost);
     rlk_wd_free_arrays(wd);
     pthread_cond_destroy(&wd->wake);
     pthread_cond_destroy(&wd->settled);
@@ -571,14 +539,10 @@ rlk_wd_kept *rlk_wd_keep(rlk_wd *wd, const rlk_hold_spec *h, const void *arg, lo
     if (rc == RLK_OK && !(e = rlk_hold_new(wd, h)))
         rc = rlk_set_error(wd->c, RLK_ERR_NOMEM, "keep %s: out of memory", h->name);
     if (e) {
-        rlk_wd_unlink(wd, e);   /* off the registry, onto the kept list */
         e->kept = 1;
-        e->next = wd->kept;
-        wd->kept = e;
         e->arg = arg;
         e->lost_fn = lost;
         e->lost_ud = ud;
-        e->watchdog = 1;
         e->renew_ms = lease_ms;
         e->period_ns = lease_ms * RLK_NS_PER_MS / 3;
         e->lost_after_ns = rlk_renew_lost_after(lease_ms, wd->c->lost_margin_ms) * RLK_NS_PER_MS;

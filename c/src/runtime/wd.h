@@ -20,6 +20,7 @@
 
 #include "rlk.h"
 #include "runtime/counters.h"
+#include "runtime/holds.h"
 #include "runtime/sub.h"
 
 #include <hiredis/hiredis.h>
@@ -74,6 +75,23 @@ typedef struct rlk_renew_task {
     const struct rlk_renew_task *fallback;  /* NULL: none */
 } rlk_renew_task;
 
+/* What a renewal names of a watchdog entry, as both drivers' entries keep it (the thread's
+ * struct rlk_hold, wd_t.h; the async rlk_ae_hold): their own copy, freed by _free. */
+typedef struct rlk_renew_id {
+    int kind;                       /* enum rlk_lock_kind */
+    int slot;                       /* name's cluster slot: a cluster's calls never mix slots */
+    const rlk_renew_task *task;     /* how the kind renews it (NULL: it cannot) */
+    char *name, *owner;
+    int nkeys;                      /* the renew script's KEYS; keys[0] is name */
+    char *keys[RLK_HOLD_KEYS_MAX];
+} rlk_renew_id;
+/* Copies name, owner and keys[1..nkeys) into d (zeroed): 0, or -1 out of memory (nothing
+ * kept). _item: d as a task sees it, with arg. */
+int rlk_renew_id_set(rlk_renew_id *d, int kind, const rlk_renew_task *task, const char *name,
+                     const char *owner, int nkeys, const char *const *keys);
+void rlk_renew_id_free(rlk_renew_id *d);
+void rlk_renew_id_item(const rlk_renew_id *d, const void *arg, rlk_renew_item *it);
+
 /* The rule most kinds share, for tasks of group RLK_RENEW_ALONE: KEYS the
  * entry's, ARGV (lease, owner); reply 1 renewed, 0 gone, a refusal by the
  * script (a key of another type) 0, anything else -1. */
@@ -85,8 +103,7 @@ void rlk_renew_spread(int rc, const redisReply *r, int m, int *results);
 
 /* Which entries share a call: one task, and by its group the same hash
  * slot (routed: a cluster; else any) or the same name. */
-int rlk_renew_same_call(const rlk_renew_task *ta, int slot_a, const char *name_a,
-                        const rlk_renew_task *tb, int slot_b, const char *name_b, int routed);
+int rlk_renew_same_call(const rlk_renew_id *a, const rlk_renew_id *b, int routed);
 
 /* The loss deadline. A hold (or kept entry) is lost lost_after after the
  * send time of its last successful acquisition or renewal (last_ok), when
@@ -141,8 +158,8 @@ typedef struct rlk_hold_spec {
 
 /* What rlk_wd_release_begin_as did, for rlk_wd_release_end. */
 typedef struct rlk_wd_ticket {
-    rlk_hold *removed;              /* taken out of the registry before the release */
-    unsigned long long decremented; /* id of an entry whose count was decremented, or 0 */
+    rlk_holds_rec *removed;         /* taken out of the registry before the release */
+    unsigned long long decremented; /* id of a record whose count was decremented, or 0 */
 } rlk_wd_ticket;
 
 enum rlk_release_outcome {

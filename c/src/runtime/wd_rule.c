@@ -8,8 +8,10 @@
  * renewal is tried again. Times are in any one unit (ns in wd.c, ms in the
  * async driver).
  */
+#include <stdlib.h>
 #include <string.h>
 
+#include "client/slot.h"
 #include "runtime/wd.h"
 
 rlk_renewed_fn rlk_renewed_hook;
@@ -52,16 +54,55 @@ void rlk_renew_spread(int rc, const redisReply *r, int m, int *results)
         results[k] = rlk_renew_result_of(r->element[k]);
 }
 
-int rlk_renew_same_call(const rlk_renew_task *ta, int slot_a, const char *name_a,
-                        const rlk_renew_task *tb, int slot_b, const char *name_b, int routed)
+int rlk_renew_id_set(rlk_renew_id *d, int kind, const rlk_renew_task *task, const char *name,
+                     const char *owner, int nkeys, const char *const *keys)
 {
-    if (!ta || ta != tb)
+    int ok;
+
+    d->kind = kind;
+    d->task = task;
+    d->name = strdup(name);
+    d->owner = strdup(owner);
+    d->keys[0] = d->name;
+    d->nkeys = 1;
+    ok = d->name && d->owner;
+    for (int i = 1; ok && i < nkeys && i < RLK_HOLD_KEYS_MAX; i++) {
+        ok = (d->keys[i] = strdup(keys[i])) != NULL;
+        d->nkeys += ok;
+    }
+    d->slot = ok ? rlk_key_slot(name, strlen(name)) : 0;
+    if (!ok)
+        rlk_renew_id_free(d);
+    return ok ? 0 : -1;
+}
+
+void rlk_renew_id_free(rlk_renew_id *d)
+{
+    for (int i = 1; i < d->nkeys; i++)     /* keys[0] is name */
+        free(d->keys[i]);
+    free(d->name);
+    free(d->owner);
+    memset(d, 0, sizeof *d);
+}
+
+void rlk_renew_id_item(const rlk_renew_id *d, const void *arg, rlk_renew_item *it)
+{
+    it->name = d->name;
+    it->owner = d->owner;
+    it->nkeys = d->nkeys;
+    it->keys = (const char *const *)d->keys;
+    it->arg = arg;
+}
+
+int rlk_renew_same_call(const rlk_renew_id *a, const rlk_renew_id *b, int routed)
+{
+    if (!a->task || a->task != b->task)
         return 0;
-    switch (ta->group) {
+    switch (a->task->group) {
     case RLK_RENEW_SLOT:
-        return !routed || slot_a == slot_b;     /* a cluster: never mix slots (CROSSSLOT) */
+        return !routed || a->slot == b->slot;   /* a cluster: never mix slots (CROSSSLOT) */
     case RLK_RENEW_NAME:
-        return strcmp(name_a, name_b) == 0;
+        return strcmp(a->name, b->name) == 0;
     default:
         return 0;
     }

@@ -2,7 +2,8 @@
 /*
  * wd_t.h - struct rlk_wd and its entries: not a module's interface, the two
  * files of the wd module share it: wd_reg.c (the hold registry, the lock
- * API's calls on it) and wd.c (the watchdog thread).
+ * API's calls on it) and wd.c (the watchdog thread). A struct rlk_hold is
+ * the thread's entry of a lease-less hold (its holds.h record's wd) or kept.
  */
 #ifndef RLK_WD_T_H
 #define RLK_WD_T_H
@@ -14,22 +15,8 @@
 
 struct rlk_hold {
     rlk_hold *next;
-    unsigned long long id;
-    int kind;                   /* enum rlk_lock_kind */
-    char *name;
-    char *owner;
-    int nkeys;                  /* the renew script's KEYS; keys[0] is name */
-    const rlk_renew_task *task; /* how the kind renews it (NULL: it cannot) */
-    int slot;                   /* name's cluster slot: batches never mix slots */
-    char *keys[RLK_HOLD_KEYS_MAX];
-    long long token;            /* fenced: the token of the latest acquisition */
-    long long kind_data;        /* its kind's datum, never read here (rlk_wd_set_kind_data):
-                                   its first acquisition's, kept by its re-entries */
-    long long count;            /* acquisitions through this client not yet released */
-    long long lease_ms;         /* of the last acquisition, restored by a partial release */
-    long long lease_sent_ns;    /* a fixed lease: the send time of the call that set it (the
-                                   latest acquisition or re-entry, or rlk_wd_lease_set) */
-    int watchdog;               /* lease-less: renewed by the thread */
+    rlk_holds_rec *rec;         /* its hold's record in the registry (NULL: a kept entry) */
+    rlk_renew_id id;            /* kind, name, owner, its task and its KEYS */
     int inflight;               /* part of a renewal on the wire */
     int failing;                /* the last renewal attempt failed */
     long long last_ok_ns;       /* send time of the acquire or of the last successful renewal */
@@ -39,25 +26,16 @@ struct rlk_hold {
     char *channel;
     int nudged;                 /* a message came while in flight: renew again at once */
     int leave_now;              /* rlk_hold_spec.leave_now */
-    long long acquired_ns;      /* when the count went from 0 to 1 (the hold metric) */
     long long renew_ms;         /* the lease a renewal sets */
     long long period_ns;        /* renewed this often */
     long long lost_after_ns;    /* failing: lost this long after last_ok_ns */
-    /* Kept entries (rlk_wd_keep), on wd->kept: */
+    /* Kept entries (rlk_wd_keep): */
     int kept;
     const void *arg;            /* the task's item.arg */
     rlk_wd_lost_fn lost_fn;
     void *lost_ud;
     int lost;                   /* declared lost (off every list; freed by rlk_wd_unkeep) */
 };
-
-typedef struct rlk_lost_mark {
-    struct rlk_lost_mark *next;
-    int kind;
-    char *name;
-    char *owner;
-    long long start_ns, lease_ms, kind_data;    /* the lease it was lost with (rlk_wd_lease_of) */
-} rlk_lost_mark;
 
 struct rlk_wd {
     rlk_client *c;
@@ -68,11 +46,12 @@ struct rlk_wd {
     pthread_mutex_t mu;
     pthread_cond_t wake;        /* the thread: a new watchdog entry, or stop */
     pthread_cond_t settled;     /* a renewal finished: its entries are out of flight */
-    rlk_hold *holds;
-    rlk_hold *kept;             /* kept entries (rlk_wd_keep): renewed, not held */
+    rlk_holds *table;           /* the registry: a record per hold (holds.h) */
+    rlk_hold *holds;            /* the thread's entries: of its lease-less holds, and the kept
+                                   ones (rlk_wd_keep: renewed, not held) */
     int reporting;              /* the thread is running lost reports */
-    unsigned long long next_id;
-    rlk_lost_mark *lost;
+    rlk_holds *lost;            /* lost marks: a record per hold declared lost, with the lease
+                                   it was lost with (lease_ns, lease_ms, kind_data) */
     size_t nlost;
     int started;
     int stop;
@@ -103,8 +82,7 @@ struct rlk_wd {
 void rlk_wd_unlink(rlk_wd *wd, rlk_hold *e);
 void rlk_hold_free(rlk_hold *e);
 rlk_hold *rlk_hold_new(rlk_wd *wd, const rlk_hold_spec *h);
-void rlk_wd_mark(rlk_wd *wd, const rlk_hold *e);
-void rlk_mark_free(rlk_lost_mark *m);
+void rlk_wd_mark(rlk_wd *wd, const rlk_holds_rec *r);
 /* wd.c, wd->mu held: starts the thread once. */
 int rlk_wd_start(rlk_wd *wd);
 

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * holds.c - the one table of a client's holds (holds.h): a fixed number of
+ * buckets, chained, by an FNV-1a hash of (kind, name, owner).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/holds.h"
+
+#define RLK_HOLDS_BUCKETS 4096      /* a power of two */
+
+struct rlk_holds {
+    rlk_holds_rec *b[RLK_HOLDS_BUCKETS];
+    unsigned long long next_id;
+};
+
+static size_t rlk_holds_hash(int kind, const char *name, const char *owner)
+{
+    size_t h = 1469598103934665603ULL ^ (size_t)kind;
+
+    for (; *name; name++)
+        h = (h ^ (unsigned char)*name) * 1099511628211ULL;
+    for (; *owner; owner++)
+        h = (h ^ (unsigned char)*owner) * 1099511628211ULL;
+    return h & (RLK_HOLDS_BUCKETS - 1);
+}
+
+rlk_holds *rlk_holds_new(void)
+{
+    return calloc(1, sizeof(rlk_holds));
+}
+
+void rlk_holds_rec_free(rlk_holds_rec *r)
+{
+    if (!r)
+        return;
+    free(r->name);
+    free(r->owner);
+    free(r);
+}
+
+void rlk_holds_free(void *table)
+{
+    rlk_holds *t = table;
+    rlk_holds_iter it = {0};
+    rlk_holds_rec *r;
+
+    if (!t)
+        return;
+    while ((r = rlk_holds_next(t, NULL, &it)) != NULL)
+        rlk_holds_rec_free(r);
+    free(t);
+}
+
+rlk_holds_rec *rlk_holds_find(const rlk_holds *t, int kind, const char *name, const char *owner)
+{
+    for (rlk_holds_rec *r = t->b[rlk_holds_hash(kind, name, owner)]; r; r = r->next)
+        if (r->kind == kind && strcmp(r->name, name) == 0 && strcmp(r->owner, owner) == 0)
+            return r;
+    return NULL;
+}
+
+rlk_holds_rec *rlk_holds_get(rlk_holds *t, int kind, const char *name, const char *owner)
+{
+    rlk_holds_rec *r = rlk_holds_find(t, kind, name, owner);
+    size_t i;
+
+    if (r)
+        return r;
+    if (!(r = calloc(1, sizeof *r)) || !(r->name = strdup(name)) ||
+        !(r->owner = strdup(owner))) {
+        rlk_holds_rec_free(r);
+        return NULL;
+    }
+    r->kind = kind;
+    r->id = ++t->next_id;
+    i = rlk_holds_hash(kind, name, owner);
+    r->next = t->b[i];
+    t->b[i] = r;
+    return r;
+}
+
+void rlk_holds_take(rlk_holds *t, rlk_holds_rec *r)
+{
+    if (!r)
+        return;
+    for (rlk_holds_rec **p = &t->b[rlk_holds_hash(r->kind, r->name, r->owner)]; *p;
+         p = &(*p)->next)
+        if (*p == r) {
+            *p = r->next;
+            r->next = NULL;
+            return;
+        }
+}
+
+void rlk_holds_drop(rlk_holds *t, rlk_holds_rec *r)
+{
+    rlk_holds_take(t, r);
+    rlk_holds_rec_free(r);
+}
+
+rlk_holds_rec *rlk_holds_next(const rlk_holds *t, const char *name, rlk_holds_iter *it)
+{
+    for (;;) {
+        rlk_holds_rec *r = it->next;
+
+        while (!r && it->b < RLK_HOLDS_BUCKETS)
+            r = t->b[it->b++];
+        if (!r)
+            return NULL;
+        it->next = r->next;
+        if (!name || strcmp(r->name, name) == 0)
+            return r;
+    }
+}
+
+void rlk_holds_gauges(const rlk_holds *t, long long *held, long long *watchdog)
+{
+    rlk_holds_iter it = {0};
+    rlk_holds_rec *r;
+
+    *held = *watchdog = 0;
+    while (t && (r = rlk_holds_next(t, NULL, &it)) != NULL) {
+        (*held)++;
+        *watchdog += r->wd != NULL;
+    }
+}
