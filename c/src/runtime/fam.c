@@ -127,6 +127,8 @@ void rlk_fam_free(void *handle)
         return;
     if (b->kind && b->kind->fini)
         b->kind->fini(b);
+    for (int i = 0; i < RLK_FAM_KEYS; i++)
+        free(b->key[i]);
     free(b->channel);
     free(b->name);
     free(b);
