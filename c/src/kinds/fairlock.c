@@ -356,15 +356,6 @@ int rlk_fairlock_unlock(rlk_fairlock *f)
                           rlk_fair_release_call, f);
 }
 
-/* The four KEYS of fair/force_release and fair/clear_queue: lock, queue, timeouts, channel. */
-static void rlk_fair_keys4(const rlk_fairlock *f, const char **keys)
-{
-    keys[0] = f->b.name;
-    keys[1] = f->b.key[RLK_PROTO_KEY_QUEUE];
-    keys[2] = f->b.key[RLK_PROTO_KEY_TIMEOUTS];
-    keys[3] = f->b.channel;
-}
-
 static int rlk_fairlock_force(rlk_fairlock *f, int named, int *released)
 {
     return f ? rlk_handle_force(&f->b, &rlk_fairlock_row, NULL, NULL, named, NULL, released)
@@ -389,7 +380,10 @@ int rlk_fairlock_clear_queue(rlk_fairlock *f, long long *waiters)
 
     if (!f)
         return RLK_ERR_ARG;
-    rlk_fair_keys4(f, keys);
+    keys[0] = f->b.name;    /* fair/clear_queue's: lock, queue, timeouts, channel */
+    keys[1] = f->b.key[RLK_PROTO_KEY_QUEUE];
+    keys[2] = f->b.key[RLK_PROTO_KEY_TIMEOUTS];
+    keys[3] = f->b.channel;
     args[0] = rlk_publish_arg(f->b.c);
     rc = rlk_fam_eval_int(f->b.c, "fair/clear_queue", 4, keys, 1, args, NULL, &n);
     if (waiters)
