@@ -95,8 +95,9 @@ int rlk_handle_call_end(rlk_handle_call *hc, int metric, int rc);
 /* ---------------------------------------------------------------- calling */
 
 /* The call script with the ARGV named args (a kinds/proto.h row's or call's)
- * on b's name: its KEYS built by rlk_proto_build from the script header's
- * roles, then the roles opt (a row's opt_keys; NULL: none), its ARGV from
+ * on b's name: its KEYS by rlk_proto_build_with, the script header's roles
+ * then the roles opt (a row's opt_keys; NULL: none), b's own keys (rlk_handle_keys)
+ * where they were made for the script's folder, built per call elsewhere; its ARGV from
  * vals (publish NULL: the client's); rlk_evalv's result, or RLK_ERR_NOMEM
  * recorded. */
 int rlk_handle_evalx(const rlk_fam_base *b, const char *script, const char *args,
