@@ -36,10 +36,9 @@
 #include "runtime/wd.h"
 
 struct rlk_elect {
-    rlk_fam_base b;             /* channel: redisson_lock__channel:{name} (candidates wait there) */
-    char *token_key;            /* redisson_lock_token:{name} */
-    char *state_key;            /* {name}:elect */
-    char *elect_channel;        /* rlk_elect__channel:{name} */
+    rlk_fam_base b;             /* channel: redisson_lock__channel:{name} (candidates wait there);
+                                   keys: the token redisson_lock_token:{name}, the state
+                                   {name}:elect, the channel rlk_elect__channel:{name} */
     rlk_lq *q;
     rlk_fam_id id;
     char secret[33];            /* this handle's incarnation: 16 random bytes in hex, stored with
@@ -74,9 +73,6 @@ static void rlk_elect_fini(void *handle)
     rlk_elect *e = handle;
 
     rlk_handle_queue_fini(&e->id, e->q);
-    free(e->token_key);
-    free(e->state_key);
-    free(e->elect_channel);
 }
 
 static const rlk_fam_kind rlk_elect_kind = {
@@ -115,10 +111,7 @@ rlk_elect *rlk_elect_new(rlk_client *c, const char *name)
         for (size_t i = 0; i < sizeof rnd; i++)
             snprintf(e->secret + 2 * i, 3, "%02x", rnd[i]);
     }
-    e->token_key = rlk_fam_prefix_name(RLK_NAMES_TOKEN, name);
-    e->state_key = rlk_fam_suffix_name(name, RLK_NAMES_ELECT_STATE);
-    e->elect_channel = rlk_fam_prefix_name(RLK_NAMES_CH_ELECT, name);
-    return rlk_fam_made(e, e->token_key && e->state_key && e->elect_channel);
+    return rlk_fam_made(e, rlk_handle_keys(&e->b, "elect", "token state channel lock_channel"));
 }
 
 void rlk_elect_free(rlk_elect *e)
@@ -133,12 +126,12 @@ const char *rlk_elect_name(const rlk_elect *e)
 
 const char *rlk_elect_state_name(const rlk_elect *e)
 {
-    return e ? e->state_key : NULL;
+    return e ? e->b.key[RLK_PROTO_KEY_STATE] : NULL;
 }
 
 const char *rlk_elect_channel(const rlk_elect *e)
 {
-    return e ? e->elect_channel : NULL;
+    return e ? e->b.key[RLK_PROTO_KEY_CHANNEL] : NULL;
 }
 
 int rlk_elect_set_owner(rlk_elect *e, const char *owner)
@@ -170,7 +163,8 @@ static int rlk_elect_attempt(void *arg, long long *ttl)
     rlk_elect *e = a->h.handle;
     rlk_proto_argvals v = {.lease_ms = a->h.lease_ms, .owner = a->h.owner, .value = a->value,
                            .secret = e->secret};
-    rlk_hold_spec h = {RLK_KIND_FENCED, e->b.name, a->h.owner, 2, {e->b.name, e->token_key, NULL},
+    rlk_hold_spec h = {RLK_KIND_FENCED, e->b.name, a->h.owner, 2,
+                       {e->b.name, e->b.key[RLK_PROTO_KEY_TOKEN], NULL},
                        e->b.channel, &rlk_fenced_renew_task, 0};
     long long sent = rlk_clock_now_ns();
     redisReply *r = NULL;
@@ -257,7 +251,8 @@ int rlk_elect_proclaim(rlk_elect *e, const char *value)
         return rc;
     v.publish = rlk_publish_arg(e->b.c);
     v.secret = e->secret;   /* only the incarnation that leads proclaims */
-    if (rlk_proto_build(&rlk_elect_proclaim_call, e->b.name, &v, &pb) != 0)
+    if (rlk_proto_build_with(&rlk_elect_proclaim_call, NULL, e->b.keys_of, e->b.key, e->b.name,
+                             &v, &pb) != 0)
         rc = rlk_set_error(e->b.c, RLK_ERR_NOMEM, "election %s: out of memory", e->b.name);
     else
         rc = rlk_evalv(e->b.c, rlk_elect_proclaim_call.script, pb.nkeys, pb.keys, NULL,
@@ -353,7 +348,7 @@ int rlk_elect_wait_change(rlk_elect *e, const rlk_elect_info *known, long long t
     memset(out, 0, sizeof *out);
     deadline = rlk_wait_deadline(rlk_clock_now_ns(), timeout_ms);
     sub = e->b.rt->sub;
-    if ((rc = rlk_sub_join(sub, e->elect_channel, NULL, &ch)) != RLK_OK)
+    if ((rc = rlk_sub_join(sub, e->b.key[RLK_PROTO_KEY_CHANNEL], NULL, &ch)) != RLK_OK)
         return rc;
     for (;;) {
         unsigned long long mark = 0;

@@ -43,9 +43,8 @@
 
 struct rlk_fairlock {
     rlk_fam_base b;             /* channel: redisson_lock__channel:{name}; a waiter's is
-                                   <channel>:<owner> */
-    char *queue;                /* redisson_lock_queue:{name} */
-    char *timeouts;             /* redisson_lock_timeout:{name} */
+                                   <channel>:<owner>; keys: the queue redisson_lock_queue:{name},
+                                   the timeouts redisson_lock_timeout:{name} */
     rlk_fam_id id;
     pthread_mutex_t mu;         /* guards thread_wait */
     long long thread_wait;      /* <= 0: RLK_FAIR_THREAD_WAIT_MS */
@@ -68,8 +67,6 @@ static void rlk_fairlock_fini(void *handle)
 
     rlk_fam_id_destroy(&f->id);
     pthread_mutex_destroy(&f->mu);
-    free(f->timeouts);
-    free(f->queue);
 }
 
 static const rlk_fam_kind rlk_fair_kind = {
@@ -111,9 +108,7 @@ rlk_fairlock *rlk_fairlock_new(rlk_client *c, const char *name)
         return NULL;
     rlk_fam_id_init(&f->id);
     pthread_mutex_init(&f->mu, NULL);
-    f->queue = rlk_fam_prefix_name(RLK_NAMES_QUEUE, name);
-    f->timeouts = rlk_fam_prefix_name(RLK_NAMES_TIMEOUTS, name);
-    return rlk_fam_made(f, f->queue && f->timeouts);
+    return rlk_fam_made(f, rlk_handle_keys(&f->b, "fair", "channel queue timeouts"));
 }
 
 void rlk_fairlock_free(rlk_fairlock *f)
@@ -128,12 +123,12 @@ const char *rlk_fairlock_name(const rlk_fairlock *f)
 
 const char *rlk_fairlock_queue_name(const rlk_fairlock *f)
 {
-    return f ? f->queue : NULL;
+    return f ? f->b.key[RLK_PROTO_KEY_QUEUE] : NULL;
 }
 
 const char *rlk_fairlock_timeout_name(const rlk_fairlock *f)
 {
-    return f ? f->timeouts : NULL;
+    return f ? f->b.key[RLK_PROTO_KEY_TIMEOUTS] : NULL;
 }
 
 int rlk_fairlock_set_owner(rlk_fairlock *f, const char *owner)
@@ -239,7 +234,8 @@ static int rlk_fair_attempt(void *arg, long long *ttl)
     const rlk_proto *row = f->non_reentrant ? &rlk_fairlock_nr_row : &rlk_fairlock_row;
     rlk_proto_argvals v = {.lease_ms = a->lease_ms, .owner = a->owner, .wait_ms = a->wait_ms};
     rlk_hold_spec h = {RLK_KIND_FAIR, f->b.name, a->owner, 3,       /* fair/renew's keys */
-                       {f->b.name, f->queue, f->timeouts},
+                       {f->b.name, f->b.key[RLK_PROTO_KEY_QUEUE],
+                        f->b.key[RLK_PROTO_KEY_TIMEOUTS]},
                        f->b.channel,    /* fair/force_release tells the holders here */
                        &rlk_fairlock_renew_task, 0};
     long long sent = rlk_clock_now_ns(), cap = a->wait_ms / 3 > 0 ? a->wait_ms / 3 : 1;
@@ -360,15 +356,6 @@ int rlk_fairlock_unlock(rlk_fairlock *f)
                           rlk_fair_release_call, f);
 }
 
-/* The four KEYS of fair/force_release and fair/clear_queue: lock, queue, timeouts, channel. */
-static void rlk_fair_keys4(const rlk_fairlock *f, const char **keys)
-{
-    keys[0] = f->b.name;
-    keys[1] = f->queue;
-    keys[2] = f->timeouts;
-    keys[3] = f->b.channel;
-}
-
 static int rlk_fairlock_force(rlk_fairlock *f, int named, int *released)
 {
     return f ? rlk_handle_force(&f->b, &rlk_fairlock_row, NULL, NULL, named, NULL, released)
@@ -393,7 +380,10 @@ int rlk_fairlock_clear_queue(rlk_fairlock *f, long long *waiters)
 
     if (!f)
         return RLK_ERR_ARG;
-    rlk_fair_keys4(f, keys);
+    keys[0] = f->b.name;    /* fair/clear_queue's: lock, queue, timeouts, channel */
+    keys[1] = f->b.key[RLK_PROTO_KEY_QUEUE];
+    keys[2] = f->b.key[RLK_PROTO_KEY_TIMEOUTS];
+    keys[3] = f->b.channel;
     args[0] = rlk_publish_arg(f->b.c);
     rc = rlk_fam_eval_int(f->b.c, "fair/clear_queue", 4, keys, 1, args, NULL, &n);
     if (waiters)
@@ -441,6 +431,6 @@ int rlk_fairlock_queue_length(rlk_fairlock *f, long long *n)
 
     if (!f || !n)
         return RLK_ERR_ARG;
-    argv[1] = f->queue;
+    argv[1] = f->b.key[RLK_PROTO_KEY_QUEUE];
     return rlk_fam_query(f->b.c, f->b.name, 2, argv, 0, n);
 }

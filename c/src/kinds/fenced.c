@@ -33,8 +33,8 @@
 #include "runtime/wd.h"
 
 struct rlk_fenced {
-    rlk_fam_base b;             /* channel: redisson_lock__channel:{name} */
-    char *token_key;            /* redisson_lock_token:{name} */
+    rlk_fam_base b;             /* channel: redisson_lock__channel:{name}; keys: the token
+                                   redisson_lock_token:{name} */
     rlk_lq *q;
     rlk_fam_id id;
     _Atomic long long reentry_token;    /* rlk_fenced_set_reentry_token; 0: none */
@@ -56,7 +56,6 @@ static void rlk_fenced_fini(void *handle)
 
     rlk_lq_put(f->q);
     rlk_fam_id_destroy(&f->id);
-    free(f->token_key);
 }
 
 static const rlk_fam_kind rlk_fenced_kind = {
@@ -87,9 +86,8 @@ rlk_fenced *rlk_fenced_new(rlk_client *c, const char *name)
     if (!f)
         return NULL;
     rlk_fam_id_init(&f->id);
-    f->token_key = rlk_fam_prefix_name(RLK_NAMES_TOKEN, name);
     f->q = rlk_lq_get(c->addr, c->url.db, name);
-    return rlk_fam_made(f, f->token_key && f->q);
+    return rlk_fam_made(f, f->q && rlk_handle_keys(&f->b, "fenced", "channel token"));
 }
 
 void rlk_fenced_free(rlk_fenced *f)
@@ -104,7 +102,7 @@ const char *rlk_fenced_name(const rlk_fenced *f)
 
 const char *rlk_fenced_token_name(const rlk_fenced *f)
 {
-    return f ? f->token_key : NULL;
+    return f ? f->b.key[RLK_PROTO_KEY_TOKEN] : NULL;
 }
 
 int rlk_fenced_set_owner(rlk_fenced *f, const char *owner)
@@ -143,11 +141,11 @@ static int rlk_fenced_attempt(void *arg, long long *ttl)
 {
     rlk_fenced_acq *a = arg;
     rlk_fenced *f = a->f;
-    const char *keys[2] = {f->b.name, f->token_key};
+    const char *tok = f->b.key[RLK_PROTO_KEY_TOKEN], *keys[2] = {f->b.name, tok};
     char lease[24], given[24];
     const char *args[3] = {lease, a->owner, given};
     long long handed = atomic_load(&f->reentry_token);
-    rlk_hold_spec h = {RLK_KIND_FENCED, f->b.name, a->owner, 2, {f->b.name, f->token_key, NULL},
+    rlk_hold_spec h = {RLK_KIND_FENCED, f->b.name, a->owner, 2, {f->b.name, tok, NULL},
                        f->b.channel, &rlk_fenced_renew_task, 0};
     long long sent = rlk_clock_now_ns();
     redisReply *r = NULL;
@@ -161,7 +159,7 @@ static int rlk_fenced_attempt(void *arg, long long *ttl)
     rc = handed > 0 ? rlk_evalv(f->b.c, "fenced/reenter", 2, keys, NULL, 3, args, NULL, &r)
                     : rlk_evalv(f->b.c, "fenced/acquire", 2, keys, NULL, 2, args, NULL, &r);
     if (rc != RLK_OK)
-        return rlk_fam_acquire_lost(&f->b, rc, &h, a->lease_ms, a->watchdog, sent, f->token_key,
+        return rlk_fam_acquire_lost(&f->b, rc, &h, a->lease_ms, a->watchdog, sent, tok,
                                     &a->token, rlk_fenced_undo, a);
     rc = rlk_fam_acquire_reply(f->b.c, "fenced lock", f->b.name,
                                handed > 0 ? "fenced/reenter" : "fenced/acquire", r, ttl, &a->token);

@@ -94,21 +94,32 @@ int rlk_handle_call_end(rlk_handle_call *hc, int metric, int rc)
     return rlk_metrics_end(&hc->mc, metric, hc->name, rc);
 }
 
+int rlk_handle_keys(rlk_fam_base *b, const char *names, const char *roles)
+{
+    const char *out[RLK_PROTO_ROLES];
+    rlk_proto_keys ks;
+    int n;
+
+    rlk_proto_keys_init(&ks, names, b->name);
+    n = rlk_proto_keys_list(&ks, roles, out, RLK_PROTO_ROLES);
+    for (int i = 0; i < ks.n; i++)
+        b->key[ks.role[i]] = ks.key[i];     /* handed over: freed with the base */
+    b->keys_of = names;
+    return n >= 0;
+}
+
 int rlk_handle_evalx(const rlk_fam_base *b, const char *script, const char *args,
                      const char *opt, const rlk_proto_argvals *vals, redisReply **r)
 {
     rlk_proto_call pc = {script, args};
     rlk_proto_argvals v = *vals;
     rlk_proto_built pb;
-    int rc = RLK_ERR_NOMEM, no = 0;
+    int rc = RLK_ERR_NOMEM;
 
     if (!v.publish)
         v.publish = rlk_publish_arg(b->c);
-    if (rlk_proto_build(&pc, b->name, &v, &pb) == 0 &&
-        (!opt || (no = rlk_proto_keys_list(&pb.ks, opt, pb.keys + pb.nkeys,
-                                           RLK_PROTO_KEYS - pb.nkeys)) >= 0))
-        rc = rlk_evalv(b->c, script, pb.nkeys + no, pb.keys, NULL, pb.nargs, pb.av.v, pb.av.len,
-                       r);
+    if (rlk_proto_build_with(&pc, opt, b->keys_of, b->key, b->name, &v, &pb) == 0)
+        rc = rlk_evalv(b->c, script, pb.nkeys, pb.keys, NULL, pb.nargs, pb.av.v, pb.av.len, r);
     else
         rlk_set_error(b->c, RLK_ERR_NOMEM, "%s %s: out of memory", script, b->name);
     rlk_proto_built_free(&pb);

@@ -36,6 +36,12 @@ int rlk_handle_queue_init(rlk_client *c, rlk_fam_id *id, struct rlk_lq **q, cons
 /* Their end: the queue's reference given back (NULL: none), the id destroyed. */
 void rlk_handle_queue_fini(rlk_fam_id *id, struct rlk_lq *q);
 
+/* The keys of roles (space-separated, as the scripts' headers name them) of b's name by the
+ * names kind names (a scripts' folder), made once into b->key (by kinds/proto.h's
+ * RLK_PROTO_KEY_*) and read only after: the calls of rlk_handle_eval* on that folder's
+ * scripts take them from there, not built per call. 1 when made (0: out of memory). */
+int rlk_handle_keys(rlk_fam_base *b, const char *names, const char *roles);
+
 /* ---------------------------------------------------------------- acquiring */
 
 /* What a lock kind's acquisition call knows first: the head of its
@@ -89,8 +95,9 @@ int rlk_handle_call_end(rlk_handle_call *hc, int metric, int rc);
 /* ---------------------------------------------------------------- calling */
 
 /* The call script with the ARGV named args (a kinds/proto.h row's or call's)
- * on b's name: its KEYS built by rlk_proto_build from the script header's
- * roles, then the roles opt (a row's opt_keys; NULL: none), its ARGV from
+ * on b's name: its KEYS by rlk_proto_build_with, the script header's roles
+ * then the roles opt (a row's opt_keys; NULL: none), b's own keys (rlk_handle_keys)
+ * where they were made for the script's folder, built per call elsewhere; its ARGV from
  * vals (publish NULL: the client's); rlk_evalv's result, or RLK_ERR_NOMEM
  * recorded. */
 int rlk_handle_evalx(const rlk_fam_base *b, const char *script, const char *args,

@@ -36,11 +36,11 @@
 #include "kinds/lock.h"
 
 struct rlk_lock {
-    rlk_fam_base b;             /* channel: redisson_lock__channel:{name} */
+    rlk_fam_base b;             /* channel: redisson_lock__channel:{name}; keys: {name}:rlk_waiters
+                                   (the server's queue of tickets), {name}:rlk_next (the ticket a
+                                   release reserved the lock for), {name}:rlk_delay */
     rlk_lq *q;
     rlk_fam_id id;
-    char *waiters;              /* {name}:rlk_waiters: the server's queue of waiting tickets */
-    char *grant;                /* {name}:rlk_next: the ticket a release reserved the lock for */
     char *wake;                 /* redisson_lock__channel:{name}:rlk:<cid>: this client's wake
                                    channel, where a release grants the lock to its tickets */
     long long cid;              /* 32768..65535, from the client's uuid: tickets are
@@ -48,7 +48,6 @@ struct rlk_lock {
     long long spin_initial_ms;  /* rlk_lock_set_spin: > 0, wait by back-off (runtime/spin.h), */
     long long spin_max_ms;      /* never subscribing; 0: pub/sub */
     long long delay_ms;         /* rlk_lock_set_delay: > 0, lock-delay; 0: off */
-    char *delay;                /* {name}:rlk_delay */
 };
 
 #define RLK_LOCK_KEEPALIVE_MS 1000  /* a queued waiter attempts at least this often */
@@ -76,16 +75,14 @@ void rlk_lock_last_timeline(rlk_lock_timeline *out)
 }
 
 /* rlk_fam_kind.fini: what the handle holds beyond its base: the local
- * queue's reference, the holder id, and its names. */
+ * queue's reference, the holder id, and its wake channel. */
 static void rlk_lock_fini(void *handle)
 {
     rlk_lock *l = handle;
-    char *names[] = {l->waiters, l->grant, l->wake, l->delay};
 
     rlk_lq_put(l->q);
     rlk_fam_id_destroy(&l->id);
-    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
-        free(names[k]);
+    free(l->wake);
 }
 
 static const rlk_fam_kind rlk_lock_kind = {
@@ -206,14 +203,12 @@ rlk_lock *rlk_lock_new(rlk_client *c, const char *name)
         return NULL;
     rlk_fam_id_init(&l->id);
     l->q = rlk_lq_get(c->addr, c->url.db, name);
-    l->waiters = rlk_fam_suffix_name(name, RLK_NAMES_WAITERS);
-    l->grant = rlk_fam_suffix_name(name, RLK_NAMES_GRANT);
     /* The wake channel: the client's cid from its uuid's first 4 hex digits (two clients that
      * draw the same share a channel: a grant then wakes both subscribers, the other ignores it). */
     l->cid = rlk_names_wake_cid(l->b.rt->uuid);
     l->wake = rlk_names_wake_channel(l->b.channel, l->cid);
-    l->delay = rlk_fam_suffix_name(name, RLK_NAMES_DELAY);   /* a hold's or a force unlock's */
-    return rlk_fam_made(l, l->q && l->waiters && l->grant && l->wake && l->delay);
+    return rlk_fam_made(l, l->q && l->wake &&
+                           rlk_handle_keys(&l->b, "reentrant", "channel waiters grant delay"));
 }
 
 void rlk_lock_free(rlk_lock *l)
@@ -358,7 +353,7 @@ static int rlk_lock_attempt(void *arg, long long *ttl)
     a->tl.claim_sent_ns = sent;
     if (a->delay_ms > 0) {      /* renewed with its delay key (rlk_lock_renew_build) */
         h.nkeys = 2;
-        h.keys[1] = l->delay;
+        h.keys[1] = l->b.key[RLK_PROTO_KEY_DELAY];
     }
     rc = rlk_handle_evalx(&l->b, row->acquire, row->acquire_args, row->opt_keys, &v, &r);
     a->tl.claim_done_ns = rlk_clock_now_ns();

@@ -63,7 +63,8 @@ rlk_nrlock *rlk_nrlock_new(rlk_client *c, const char *name)
 
     if (!l)
         return NULL;
-    return rlk_fam_made(l, rlk_handle_queue_init(c, &l->id, &l->q, name));
+    return rlk_fam_made(l, rlk_handle_queue_init(c, &l->id, &l->q, name) &&
+                           rlk_handle_keys(&l->b, "nonreentrant", "channel"));
 }
 
 void rlk_nrlock_free(rlk_nrlock *l)

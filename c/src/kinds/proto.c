@@ -37,14 +37,21 @@ void rlk_proto_keys_free(rlk_proto_keys *ks)
 }
 
 /* The key roles the rows' scripts name (their headers' "-- KEYS[i]: <role>"), but "lock",
- * the name itself; kinds/names.c builds each (rlk_names_key). A script with a new role: a
- * line here. */
-static const char *const rlk_proto_roles[] = {
-    "channel", "waiters", "grant", "queue", "timeouts", "token", "prefix", "state",
-    "lock_channel", "delay", "group",
+ * the name itself, by proto.h's RLK_PROTO_KEY_*; kinds/names.c builds each (rlk_names_key). */
+static const char *const rlk_proto_roles[RLK_PROTO_NROLES] = {
+    [RLK_PROTO_KEY_CHANNEL] = "channel", [RLK_PROTO_KEY_WAITERS] = "waiters",
+    [RLK_PROTO_KEY_GRANT] = "grant", [RLK_PROTO_KEY_QUEUE] = "queue",
+    [RLK_PROTO_KEY_TIMEOUTS] = "timeouts", [RLK_PROTO_KEY_TOKEN] = "token",
+    [RLK_PROTO_KEY_PREFIX] = "prefix", [RLK_PROTO_KEY_STATE] = "state",
+    [RLK_PROTO_KEY_LOCK_CHANNEL] = "lock_channel", [RLK_PROTO_KEY_DELAY] = "delay",
+    [RLK_PROTO_KEY_GROUP] = "group",
 };
 
-static const char *rlk_proto_keys_of(rlk_proto_keys *ks, const char *role, size_t len)
+_Static_assert(RLK_PROTO_NROLES <= RLK_FAM_KEYS, "a handle keeps a key of every role");
+
+/* The key of role (len bytes) from have (NULL: none) or built into ks. */
+static const char *rlk_proto_keys_of(rlk_proto_keys *ks, char *const *have, const char *role,
+                                     size_t len)
 {
     int unknown;
     unsigned char r = 0;
@@ -54,11 +61,13 @@ static const char *rlk_proto_keys_of(rlk_proto_keys *ks, const char *role, size_
         (len == 9 && memcmp(role, "semaphore", 9) == 0) ||
         (len == 5 && memcmp(role, "latch", 5) == 0))
         return ks->name;    /* the lock hash (the semaphore, the latch) is the name itself */
-    while (r < sizeof rlk_proto_roles / sizeof rlk_proto_roles[0] &&
+    while (r < RLK_PROTO_NROLES &&
            (strlen(rlk_proto_roles[r]) != len || memcmp(rlk_proto_roles[r], role, len) != 0))
         r++;
-    if (r == sizeof rlk_proto_roles / sizeof rlk_proto_roles[0])
+    if (r == RLK_PROTO_NROLES)
         return NULL;        /* a role no row uses */
+    if (have && have[r])
+        return have[r];
     for (int i = 0; i < ks->n; i++)
         if (ks->role[i] == r)
             return ks->key[i];
@@ -72,10 +81,11 @@ static const char *rlk_proto_keys_of(rlk_proto_keys *ks, const char *role, size_
 
 const char *rlk_proto_keys_get(rlk_proto_keys *ks, const char *role)
 {
-    return rlk_proto_keys_of(ks, role, strlen(role));
+    return rlk_proto_keys_of(ks, NULL, role, strlen(role));
 }
 
-int rlk_proto_keys_list(rlk_proto_keys *ks, const char *roles, const char **out, int max)
+static int rlk_proto_keys_in(rlk_proto_keys *ks, char *const *have, const char *roles,
+                             const char **out, int max)
 {
     int n = 0;
 
@@ -84,7 +94,7 @@ int rlk_proto_keys_list(rlk_proto_keys *ks, const char *roles, const char **out,
     while (*roles) {
         size_t len = strcspn(roles, " ");
 
-        if (len && (n == max || !(out[n++] = rlk_proto_keys_of(ks, roles, len))))
+        if (len && (n == max || !(out[n++] = rlk_proto_keys_of(ks, have, roles, len))))
             return -1;
         roles += len;
         roles += strspn(roles, " ");
@@ -92,51 +102,64 @@ int rlk_proto_keys_list(rlk_proto_keys *ks, const char *roles, const char **out,
     return n;
 }
 
+int rlk_proto_keys_list(rlk_proto_keys *ks, const char *roles, const char **out, int max)
+{
+    return rlk_proto_keys_in(ks, NULL, roles, out, max);
+}
+
+/* v in decimal, as "%lld" writes it, at the end of buf (24 bytes); where it starts. */
+static const char *rlk_proto_num(char *buf, long long v)
+{
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    char *p = buf + 23;
+
+    *p = '\0';
+    do
+        *--p = (char)('0' + u % 10);
+    while ((u /= 10) != 0);
+    if (v < 0)
+        *--p = '-';
+    return p;
+}
+
 int rlk_proto_args(const char *names, const rlk_proto_argvals *vals, rlk_proto_argv *out)
 {
     int n = 0;
 
-    snprintf(out->lease, sizeof out->lease, "%lld", vals->lease_ms);
-    snprintf(out->ticket, sizeof out->ticket, "%lld", vals->ticket);
-    snprintf(out->wait, sizeof out->wait, "%lld",
-             vals->wait_ms ? vals->wait_ms : (long long)RLK_FAIR_THREAD_WAIT_MS);
-    snprintf(out->term, sizeof out->term, "%lld", vals->term);
-    snprintf(out->delay, sizeof out->delay, "%lld", vals->delay_ms);
-    snprintf(out->n, sizeof out->n, "%lld", vals->n);
-    snprintf(out->ttl, sizeof out->ttl, "%lld", vals->ttl_ms);
     while (names && *names) {
         size_t len = strcspn(names, " ");
         const char *v = NULL;
 
 #define RLK_PROTO_IS(s) (len == sizeof(s) - 1 && memcmp(names, s, len) == 0)
         if (RLK_PROTO_IS("lease_ms"))
-            v = out->lease;
+            v = rlk_proto_num(out->lease, vals->lease_ms);
         else if (RLK_PROTO_IS("owner"))
             v = vals->owner;
         else if (RLK_PROTO_IS("ticket"))
-            v = out->ticket;
+            v = rlk_proto_num(out->ticket, vals->ticket);
         else if (RLK_PROTO_IS("claim_ms"))
             v = RLK_FAM_CLAIM_MS_STR;
         else if (RLK_PROTO_IS("publish"))
             v = vals->publish;
         else if (RLK_PROTO_IS("wait_ms"))
-            v = out->wait;
+            v = rlk_proto_num(out->wait, vals->wait_ms ? vals->wait_ms
+                                                       : (long long)RLK_FAIR_THREAD_WAIT_MS);
         else if (RLK_PROTO_IS("mode"))
             v = vals->mode ? vals->mode : "any";
         else if (RLK_PROTO_IS("value"))
             v = vals->value ? vals->value : "";
         else if (RLK_PROTO_IS("term"))
-            v = out->term;
+            v = rlk_proto_num(out->term, vals->term);
         else if (RLK_PROTO_IS("delay_ms"))
-            v = out->delay;
+            v = rlk_proto_num(out->delay, vals->delay_ms);
         else if (RLK_PROTO_IS("secret"))
             v = vals->secret ? vals->secret : "";
         else if (RLK_PROTO_IS("named"))
             v = "named";
         else if (RLK_PROTO_IS("n"))
-            v = out->n;
+            v = rlk_proto_num(out->n, vals->n);
         else if (RLK_PROTO_IS("ttl"))
-            v = out->ttl;
+            v = rlk_proto_num(out->ttl, vals->ttl_ms);
         else if (RLK_PROTO_IS("id"))
             v = (const char *)vals->id;
         if (!v || n == RLK_PROTO_ARGS)
@@ -150,21 +173,35 @@ int rlk_proto_args(const char *names, const rlk_proto_argvals *vals, rlk_proto_a
     return n;
 }
 
-int rlk_proto_build(const rlk_proto_call *pc, const char *name, const rlk_proto_argvals *vals,
-                    rlk_proto_built *b)
+int rlk_proto_build_with(const rlk_proto_call *pc, const char *opt, const char *have_of,
+                         char *const *have, const char *name, const rlk_proto_argvals *vals,
+                         rlk_proto_built *b)
 {
     char kind[32];
     size_t klen = strcspn(pc->script, "/");
+    int no = 0;
 
     if (klen >= sizeof kind)
         klen = sizeof kind - 1;
     memcpy(kind, pc->script, klen);
     kind[klen] = '\0';
+    if (!have_of || strcmp(have_of, kind) != 0)
+        have = NULL;        /* made by another kind's names: the channel may differ */
     rlk_proto_keys_init(&b->ks, kind, name);
-    b->nkeys = rlk_proto_keys_list(&b->ks, rlk_script_key_roles(pc->script), b->keys,
-                                   RLK_PROTO_KEYS);
+    b->nkeys = rlk_proto_keys_in(&b->ks, have, rlk_script_key_roles(pc->script), b->keys,
+                                 RLK_PROTO_KEYS);
+    if (opt && b->nkeys >= 0 &&
+        (no = rlk_proto_keys_in(&b->ks, have, opt, b->keys + b->nkeys,
+                                RLK_PROTO_KEYS - b->nkeys)) >= 0)
+        b->nkeys += no;
     b->nargs = rlk_proto_args(pc->args, vals, &b->av);
-    return b->nkeys < 0 || b->nargs < 0 ? -1 : 0;
+    return b->nkeys < 0 || no < 0 || b->nargs < 0 ? -1 : 0;
+}
+
+int rlk_proto_build(const rlk_proto_call *pc, const char *name, const rlk_proto_argvals *vals,
+                    rlk_proto_built *b)
+{
+    return rlk_proto_build_with(pc, NULL, NULL, NULL, name, vals, b);
 }
 
 void rlk_proto_built_free(rlk_proto_built *b)

@@ -141,13 +141,22 @@ int rlk_proto_refusal(const char *errstr);
 #define RLK_PROTO_ARGS 5            /* ARGV of one call, at most (elect/campaign: 5) */
 #define RLK_PROTO_ROLES 6           /* distinct key roles of one kind's scripts, at most */
 
+/* The key roles the scripts' headers name ("-- KEYS[i]: <role>") but the name itself ("lock",
+ * "semaphore", "latch"): indexes of proto.c's list, and of a handle's keys made once
+ * (runtime/fam.h rlk_fam_base.key, kinds/handle.h rlk_handle_keys). A new role: a line in both. */
+enum {
+    RLK_PROTO_KEY_CHANNEL, RLK_PROTO_KEY_WAITERS, RLK_PROTO_KEY_GRANT, RLK_PROTO_KEY_QUEUE,
+    RLK_PROTO_KEY_TIMEOUTS, RLK_PROTO_KEY_TOKEN, RLK_PROTO_KEY_PREFIX, RLK_PROTO_KEY_STATE,
+    RLK_PROTO_KEY_LOCK_CHANNEL, RLK_PROTO_KEY_DELAY, RLK_PROTO_KEY_GROUP, RLK_PROTO_NROLES
+};
+
 /* A name's keys, built once per role by the names kind (kept small: a
  * pending request carries one). */
 typedef struct rlk_proto_keys {
     const rlk_names_kind *names;
     const char *name;               /* not copied; also the key of role "lock" */
     char *key[RLK_PROTO_ROLES];
-    unsigned char role[RLK_PROTO_ROLES];    /* the roles built: indexes of proto.c's list */
+    unsigned char role[RLK_PROTO_ROLES];    /* the roles built: RLK_PROTO_KEY_* */
     unsigned char n;
 } rlk_proto_keys;
 
@@ -202,6 +211,12 @@ typedef struct rlk_proto_built {
  * either way. */
 int rlk_proto_build(const rlk_proto_call *pc, const char *name, const rlk_proto_argvals *vals,
                     rlk_proto_built *b);
+/* The same, then the roles opt (a row's opt_keys; NULL: none) after the header's; a role's
+ * key taken from have[role] (RLK_PROTO_NROLES entries, NULL: not made) when have_of, the
+ * names kind have was made by, is the script's folder; the others built as above. */
+int rlk_proto_build_with(const rlk_proto_call *pc, const char *opt, const char *have_of,
+                         char *const *have, const char *name, const rlk_proto_argvals *vals,
+                         rlk_proto_built *b);
 void rlk_proto_built_free(rlk_proto_built *b);
 
 #endif /* RLK_PROTO_H */

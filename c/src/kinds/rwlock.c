@@ -45,12 +45,12 @@
 #include "runtime/wd.h"
 
 struct rlk_rwlock {
-    rlk_fam_base b;             /* channel: redisson_rwlock:{name} */
-    char *prefix;               /* {name}: the timeout keys' prefix */
+    rlk_fam_base b;             /* channel: redisson_rwlock:{name}; keys: the prefix {name} (of
+                                   the timeout keys), {name}:rlk_waiters (the server's queue of
+                                   writers' tickets), {name}:rlk_next (the ticket a release
+                                   reserved the lock for) */
     rlk_fam_id id;
     rlk_lq *q;                  /* the process's waiting writers of this lock */
-    char *waiters;              /* {name}:rlk_waiters: the server's queue of writers' tickets */
-    char *grant;                /* {name}:rlk_next: the ticket a release reserved the lock for */
     char *wake;                 /* redisson_rwlock:{name}:rlk:<cid>: this client's wake channel */
     long long cid;              /* 32768..65535, from the client's uuid (as kinds/lock.c) */
 };
@@ -78,11 +78,8 @@ static void rlk_rwlock_fini(void *handle)
     rlk_rwlock *rw = handle;
 
     rlk_fam_id_destroy(&rw->id);
-    free(rw->prefix);
     if (rw->q)
         rlk_lq_put(rw->q);
-    free(rw->waiters);
-    free(rw->grant);
     free(rw->wake);
 }
 
@@ -171,13 +168,11 @@ rlk_rwlock *rlk_rwlock_new(rlk_client *c, const char *name)
     if (!rw)
         return NULL;
     rlk_fam_id_init(&rw->id);
-    rw->prefix = rlk_fam_tag(name);
     rw->q = rlk_lq_get(c->addr, c->url.db, rw->b.channel);
-    rw->waiters = rlk_fam_suffix_name(name, RLK_NAMES_WAITERS);
-    rw->grant = rlk_fam_suffix_name(name, RLK_NAMES_GRANT);
     rw->cid = rlk_names_wake_cid(rw->b.rt->uuid);
     rw->wake = rlk_names_wake_channel(rw->b.channel, rw->cid);
-    return rlk_fam_made(rw, rw->prefix && rw->q && rw->waiters && rw->grant && rw->wake);
+    return rlk_fam_made(rw, rw->q && rw->wake &&
+                            rlk_handle_keys(&rw->b, "rwlock", "channel prefix waiters grant"));
 }
 
 void rlk_rwlock_free(rlk_rwlock *rw)
@@ -249,7 +244,7 @@ static void rlk_rw_spec(const rlk_rwlock *rw, int side, const char *owner, rlk_h
     h->name = rw->b.name;
     h->owner = owner;
     h->keys[0] = rw->b.name;
-    h->keys[1] = rw->prefix;
+    h->keys[1] = rw->b.key[RLK_PROTO_KEY_PREFIX];
     h->nkeys = side == RLK_RW_WRITE ? 1 : 2;    /* renew_writer: lock; renew_readers: + prefix */
     h->channel = rw->b.channel;
     h->task = side == RLK_RW_WRITE ? &rlk_rwlock_renew_writer : &rlk_rwlock_renew_readers;

@@ -69,7 +69,8 @@ rlk_semaphore *rlk_semaphore_new(rlk_client *c, const char *name)
 
     if (!s)
         return NULL;
-    return rlk_fam_made(s, rlk_sem_queue_init(&s->q, &s->b) == 0);
+    return rlk_fam_made(s, rlk_sem_queue_init(&s->q, &s->b) == 0 &&
+                           rlk_handle_keys(&s->b, "semaphore", "channel waiters grant"));
 }
 
 void rlk_semaphore_free(rlk_semaphore *s)

@@ -25,7 +25,7 @@ static char *rlk_fam_concat(const char *a, const char *b, const char *c, const c
 
     for (int i = 0; i < 4; i++)
         n += len[i] = strlen(part[i]);
-    if (!(s = malloc(n + 1)))      /* every call of a kind's script builds its keys: no printf */
+    if (!(s = malloc(n + 1)))      /* a handle builds its keys, a call what it lacks: no printf */
         return NULL;
     for (int i = 0, at = 0; i < 4; at += (int)len[i], i++)
         memcpy(s + at, part[i], len[i]);
@@ -127,6 +127,8 @@ void rlk_fam_free(void *handle)
         return;
     if (b->kind && b->kind->fini)
         b->kind->fini(b);
+    for (int i = 0; i < RLK_FAM_KEYS; i++)
+        free(b->key[i]);
     free(b->channel);
     free(b->name);
     free(b);

@@ -36,6 +36,8 @@ char *rlk_fam_tag(const char *name);
  * Redisson's RedissonCountDownLatch.getChannelName builds it; docs/compat.md). */
 char *rlk_fam_braced_name(const char *prefix, const char *name);
 
+#define RLK_FAM_KEYS 12             /* key roles of the kinds' scripts (kinds/proto.h), at most */
+
 /* What every handle of the family starts with (its first member). */
 typedef struct rlk_fam_base {
     rlk_client *c;
@@ -43,6 +45,10 @@ typedef struct rlk_fam_base {
     char *name;
     char *channel;                  /* the channel its waiters join */
     const struct rlk_fam_kind *kind; /* once the base is made: rlk_fam_free calls its fini */
+    const char *keys_of;            /* the scripts' folder key[] was made for; NULL: none */
+    char *key[RLK_FAM_KEYS];        /* the name's keys by role, made with the handle by its kind
+                                       (kinds/handle.h rlk_handle_keys), read only after (NULL:
+                                       not made); freed with the base */
 } rlk_fam_base;
 
 /* How rlk_fam_new makes a kind's handle. */

@@ -28,17 +28,37 @@ static void rlk_rt_report_lost(void *arg, int kind, const char *name, const char
 
 /* ---------------------------------------------------------------- holder ids */
 
-/* Not cached: a forked child must not reuse its parent's thread id. */
-static long rlk_thread_id(void)
+/* ":<thread id>", asked of the kernel once per thread ("": not yet); a forked child asks
+ * again (its thread is another: it must not reuse its parent's id). */
+static _Thread_local char rlk_rt_tid[24];
+static pthread_once_t rlk_rt_tid_once = PTHREAD_ONCE_INIT;
+
+static void rlk_rt_tid_forget(void)
 {
-    return (long)syscall(SYS_gettid);
+    rlk_rt_tid[0] = '\0';
+}
+
+static void rlk_rt_tid_at_fork(void)
+{
+    (void)pthread_atfork(NULL, NULL, rlk_rt_tid_forget);
 }
 
 int rlk_rt_thread_owner(const rlk_rt *rt, char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "%s:%ld", rt->uuid, rlk_thread_id());
+    size_t u = strlen(rt->uuid), t;
 
-    return (n < 0 || (size_t)n >= len) ? RLK_ERR_ARG : RLK_OK;
+    if (!rlk_rt_tid[0]) {
+        pthread_once(&rlk_rt_tid_once, rlk_rt_tid_at_fork);
+        snprintf(rlk_rt_tid, sizeof rlk_rt_tid, ":%ld", (long)syscall(SYS_gettid));
+    }
+    t = strlen(rlk_rt_tid);
+    if (u + t >= len) {
+        snprintf(buf, len, "%s%s", rt->uuid, rlk_rt_tid);     /* cut short */
+        return RLK_ERR_ARG;
+    }
+    memcpy(buf, rt->uuid, u);
+    memcpy(buf + u, rlk_rt_tid, t + 1);
+    return RLK_OK;
 }
 
 /* ---------------------------------------------------------------- runtime state */

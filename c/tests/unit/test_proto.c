@@ -2,12 +2,18 @@
 /*
  * The pure parts both APIs share: the one settle rule of a lost acquire's
  * reply (runtime/fam_settle.h rlk_fam_settle_rule: adopt one hold, give back
- * the surplus the server counts beyond the client's, at most 8) and the
- * kinds' reply readers (kinds/proto.h), on hand-made replies.
+ * the surplus the server counts beyond the client's, at most 8), the
+ * kinds' reply readers (kinds/proto.h), on hand-made replies, and the
+ * building of a call with a handle's keys made once: the same KEYS and ARGV,
+ * byte for byte, as built per call.
  */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "kinds/handle.h"
 #include "kinds/proto.h"
 #include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
@@ -92,10 +98,99 @@ static void test_refusal(void)
     CHECK_INT_EQ(rlk_proto_refusal(NULL), 0);
 }
 
+/* pc (then opt) on name, with the keys of base (made by its kind) and without: the same. */
+static void check_same_call(const rlk_fam_base *base, const char *script, const char *args,
+                            const char *opt, const rlk_proto_argvals *v)
+{
+    rlk_proto_call pc = {script, args};
+    rlk_proto_built with, per;
+    int no = 0;
+
+    CHECK_INT_EQ(rlk_proto_build_with(&pc, opt, base->keys_of, base->key, base->name, v, &with),
+                 0);
+    CHECK_INT_EQ(rlk_proto_build(&pc, base->name, v, &per), 0);
+    if (opt)
+        no = rlk_proto_keys_list(&per.ks, opt, per.keys + per.nkeys, RLK_PROTO_KEYS - per.nkeys);
+    CHECK_INT_EQ(with.nkeys, per.nkeys + no);
+    for (int i = 0; i < with.nkeys && i < per.nkeys + no; i++)
+        CHECK_STR_EQ(with.keys[i], per.keys[i]);
+    CHECK_INT_EQ(with.nargs, per.nargs);
+    for (int i = 0; i < with.nargs && i < per.nargs; i++) {
+        CHECK_INT_EQ((int)with.av.len[i], (int)per.av.len[i]);
+        CHECK_INT_EQ(memcmp(with.av.v[i], per.av.v[i], per.av.len[i]), 0);
+    }
+    rlk_proto_built_free(&with);
+    rlk_proto_built_free(&per);
+}
+
+static void test_build_with_keys(void)
+{
+    static const struct { const char *names, *roles, *script, *args, *opt; } calls[] = {
+        {"reentrant", "channel waiters grant delay", "reentrant/acquire",
+         "lease_ms owner ticket delay_ms", "delay"},
+        {"reentrant", "channel waiters grant delay", "reentrant/release",
+         "owner lease_ms claim_ms publish", NULL},
+        {"reentrant", "channel waiters grant delay", "reentrant/cancel", "ticket claim_ms publish",
+         NULL},
+        {"nonreentrant", "channel", "reentrant/force_release", "publish named", "delay"},
+        {"fair", "channel queue timeouts", "fair/acquire", "lease_ms owner wait_ms", NULL},
+        {"fenced", "channel token", "fenced/release", "owner lease_ms publish", NULL},
+        {"rwlock", "channel prefix waiters grant", "rwlock/read_release",
+         "owner lease_ms claim_ms publish", NULL},
+        {"rwlock", "channel prefix waiters grant", "rwlock/force_release", "mode publish", NULL},
+        {"semaphore", "channel waiters grant", "semaphore/acquire", "n ticket", NULL},
+        {"elect", "token state channel lock_channel", "elect/resign",
+         "owner lease_ms publish secret", NULL},
+        {"elect", "token state channel lock_channel", "reentrant/release", "owner", NULL},
+    };
+    static const char *const names[] = {"lk", "a{b}c"};
+    static const long long nums[] = {0, 1, -1, 30000, LLONG_MAX, LLONG_MIN};
+
+    for (size_t n = 0; n < sizeof names / sizeof names[0]; n++)
+        for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+            rlk_fam_base base = {.name = (char *)names[n]};
+            long long x = nums[i % (sizeof nums / sizeof nums[0])];
+            rlk_proto_argvals v = {.lease_ms = x, .owner = "u:1", .ticket = -x, .delay_ms = x,
+                                   .publish = "publish", .n = x, .secret = "s"};
+
+            CHECK_INT_EQ(rlk_handle_keys(&base, calls[i].names, calls[i].roles), 1);
+            check_same_call(&base, calls[i].script, calls[i].args, calls[i].opt, &v);
+            for (int k = 0; k < RLK_FAM_KEYS; k++)
+                free(base.key[k]);
+        }
+}
+
+/* The numbers of ARGV as "%lld" writes them. */
+static void test_args_numbers(void)
+{
+    static const long long nums[] = {0, 7, -7, 1000000000000LL, LLONG_MAX, LLONG_MIN};
+
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+        rlk_proto_argvals v = {.lease_ms = nums[i], .ticket = nums[i], .term = nums[i],
+                               .delay_ms = nums[i], .n = nums[i], .ttl_ms = nums[i],
+                               .wait_ms = nums[i]};
+        rlk_proto_argv av;
+        char want[32];
+
+        snprintf(want, sizeof want, "%lld", nums[i]);
+        CHECK_INT_EQ(rlk_proto_args("lease_ms ticket term delay_ms n", &v, &av), 5);
+        for (int k = 0; k < 5; k++) {
+            CHECK_STR_EQ(av.v[k], want);
+            CHECK_INT_EQ((int)av.len[k], (int)strlen(want));
+        }
+        CHECK_INT_EQ(rlk_proto_args("ttl wait_ms", &v, &av), 2);
+        CHECK_STR_EQ(av.v[0], want);
+        if (nums[i])
+            CHECK_STR_EQ(av.v[1], want);
+    }
+}
+
 int main(void)
 {
     RUN_TEST(test_settle_rule);
     RUN_TEST(test_readers);
     RUN_TEST(test_refusal);
+    RUN_TEST(test_build_with_keys);
+    RUN_TEST(test_args_numbers);
     return check_summary("test_proto");
 }
