@@ -292,33 +292,6 @@ int rlk_fam_eval_int(rlk_client *c, const char *script, int nkeys, const char *c
     return rc;
 }
 
-
-int rlk_fam_count(const rlk_fam_base *b, const char *what, const char *field, long long v,
-                  long long lo, const char *script, int nkeys, const char *const *keys,
-                  long long *out)
-{
-    char num[24];
-    const char *args[2] = {num, rlk_publish_arg(b->c)};
-    int rc = rlk_fam_check_range(b->c, what, b->name, field, v, lo, RLK_NUM_MAX);
-
-    if (rc != RLK_OK)
-        return rc;
-    snprintf(num, sizeof num, "%lld", v);
-    rc = rlk_fam_eval_int(b->c, script, nkeys, keys, 2, args, NULL, out);
-    return rc == RLK_OK ? rlk_fam_acks_done(b->c, what, b->name, "done") : rc;
-}
-
-int rlk_fam_try_set_permits(const rlk_fam_base *b, const char *script, int nkeys,
-                            const char *const *keys, long long permits, int *set)
-{
-    long long n = 0;
-    int rc = rlk_fam_count(b, "try_set_permits", "permits", permits, 0, script, nkeys, keys, &n);
-
-    if (rc == RLK_OK && set)
-        *set = n == 1;
-    return rc;
-}
-
 /* ---------------------------------------------------------------- replica acknowledgement */
 
 /* "only k of N replica(s) acknowledged within T ms (WAIT)", or why it is unknown. */

@@ -134,19 +134,4 @@ int rlk_fam_acks_acquired(rlk_client *c, const char *what, const char *name,
  * ..." (done: "released"); RLK_OK otherwise. */
 int rlk_fam_acks_done(rlk_client *c, const char *what, const char *name, const char *done);
 
-/* A counting call (semaphores, latch): lo <= v <= 10^12 (else RLK_ERR_ARG
- * "<what> <name>: <field> ..."), then script on keys with v and the
- * client's publish argument (rlk_publish_arg: every counting script
- * publishes) as its arguments; its integer reply in *out (RLK_ERR_NOREPLICAS,
- * *out set, when too few replicas acknowledged it: rlk_fam_acks_done). */
-int rlk_fam_count(const rlk_fam_base *b, const char *what, const char *field, long long v,
-                  long long lo, const char *script, int nkeys, const char *const *keys,
-                  long long *out);
-
-/* try_set_permits of both semaphores, on their own script and keys: *set
- * (may be NULL) = reply 1. (Their add_permits take the waiter queue's keys
- * and a claim window: kinds/semaphore.c, kinds/psemaphore.c.) */
-int rlk_fam_try_set_permits(const rlk_fam_base *b, const char *script, int nkeys,
-                            const char *const *keys, long long permits, int *set);
-
 #endif /* RLK_FAM_H */
