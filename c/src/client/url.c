@@ -326,10 +326,11 @@ void rlk_url_pct_encode(char *out, size_t len, const char *s)
 {
     size_t j = strlen(out);
 
-    for (; *s && j + 10 < len; s++) {
+    for (; *s && j + 4 < len; s++) {
         unsigned char ch = (unsigned char)*s;
 
-        if (isalnum(ch) || ch == '-' || ch == '.' || ch == '_' || ch == '~')
+        if ((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+            ch == '-' || ch == '.' || ch == '_' || ch == '~')
             out[j++] = (char)ch;
         else
             j += (size_t)snprintf(out + j, len - j, "%%%02X", ch);
