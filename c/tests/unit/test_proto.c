@@ -149,8 +149,9 @@ static void test_build_with_keys(void)
     for (size_t n = 0; n < sizeof names / sizeof names[0]; n++)
         for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
             rlk_fam_base base = {.name = (char *)names[n]};
-            long long x = nums[i % (sizeof nums / sizeof nums[0])];
-            rlk_proto_argvals v = {.lease_ms = x, .owner = "u:1", .ticket = -x, .delay_ms = x,
+            size_t nn = sizeof nums / sizeof nums[0];
+            long long x = nums[i % nn], y = nums[(i + 1) % nn];   /* the ticket: another */
+            rlk_proto_argvals v = {.lease_ms = x, .owner = "u:1", .ticket = y, .delay_ms = x,
                                    .publish = "publish", .n = x, .secret = "s"};
 
             CHECK_INT_EQ(rlk_handle_keys(&base, calls[i].names, calls[i].roles), 1);
