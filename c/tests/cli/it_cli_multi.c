@@ -639,7 +639,7 @@ static void test_all_fixed_lease_first_member(void)
 {
     const char *ev = cli_path("allclock.ev");
     char script[1200], line[256], a0[32], a1[32];
-    long long stop_us = -1, expiry_us = -1, pttl, t0 = rlk_fx_now_ms();
+    long long stop_us = -1, expiry_us = -1, exit_us, pttl, t0 = rlk_fx_now_ms();
     struct timespec now;
     int fs, hs;
     rlk_client *c;
@@ -674,12 +674,21 @@ static void test_all_fixed_lease_first_member(void)
     CHECKF(fx_lock_waiters(&srv[hs], "mb") == 1, "rlk lock --all is not waiting for mb");
     CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
     r = cli_collect(&p, cli_wait(&p, 15000), rlk_fx_now_ms() - t0);
+    clock_gettime(CLOCK_REALTIME, &now);
+    exit_us = now.tv_sec * 1000000LL + now.tv_nsec / 1000;
     f = fopen(ev, "r");
     while (f && fgets(line, sizeof line, f))
         if (strncmp(line, "stop ", 5) == 0)
             stop_us = atoll(line + 5);
     if (f)
         fclose(f);
+    /* No stop line: on a loaded machine the child can be stopped before bash has set its trap,
+     * or killed after the grace before it ran it. The command's exit, seen after the child was
+     * gone, is then the (later, so stricter) stop time. */
+    if (stop_us < 0 && r.status == 6) {
+        stop_us = exit_us;
+        printf("  the child wrote no stop time: the command's exit is taken as the stop\n");
+    }
     printf("  ma's lease left on its server as the command was stopped: %lld ms\n",
            (expiry_us - stop_us) / 1000);
     expect_status(&r, 6, "--all, fixed lease");
