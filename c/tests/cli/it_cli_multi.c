@@ -428,7 +428,12 @@ static void test_redlock_majority_down(void)
     r = RUN("lock", "--redlock", all_urls, "rl7", "-w", "1.2", "--", "true");
     expect_status(&r, 3, "--redlock -w with a majority down");
     CHECKF(r.ms >= 1200, "returned after %lld ms, before the wait", r.ms);
-    CHECK_STR_CONTAINS(r.err, "rlk: redlock rl7: acquired on 1 of 3 servers (quorum 2)");
+    /* The last attempt's count: 1 (server 0's), or 0 when server 0's reply missed the attempt's
+     * 50 ms per-server bound on a loaded machine, which the message then says. */
+    CHECKF(strstr(r.err, "rlk: redlock rl7: acquired on 1 of 3 servers (quorum 2)") ||
+           (strstr(r.err, "rlk: redlock rl7: acquired on 0 of 3 servers (quorum 2)") &&
+            strstr(r.err, "server 0: ") && strstr(r.err, "no reply within 50 ms")),
+           "the refusal does not say 1 of 3 (or 0 of 3 with server 0 too slow): %s", r.err);
     CHECK_STR_CONTAINS(r.err, "server 1: ");
     CHECK_STR_CONTAINS(r.err, "server 2: ");
     cli_result_free(&r);
