@@ -200,14 +200,16 @@ static void alk_read_back(rlk_a_lockreq *a, int cw)
         /* A token row: the count, the hold's token and the PTTL in one read (its
          * held script), never the token of a holder that took the lock since. */
         a->read_at = rlk_ae_now_ms();
-        a->call = rlk_a_lockreq_send(a, a->k->held, a->k->held_args, a->lease_ms, 0, alk_read_acq_reply);
-    } else if (a->values)      /* RLK_PROTO_VALUES: owner's live count of each value */
-        a->call = rlk_a_values_counts(a->h.ac, a->name, a->owner, a->values, alk_read_acq_reply, a);
-    else
-        a->call = rlk_ae_command(a->h.ac, 3, argv, alk_read_acq_reply, a);
-    a->cw = a->call ? cw : CW_NONE;
+        rlk_a_lockreq_send(a, cw, a->k->held, a->k->held_args, a->lease_ms, 0,
+                           alk_read_acq_reply);
+    } else {    /* RLK_PROTO_VALUES: owner's live count of each value; else the field */
+        a->call = a->values ? rlk_a_values_counts(a->h.ac, a->name, a->owner, a->values,
+                                                  alk_read_acq_reply, a)
+                            : rlk_ae_command(a->h.ac, 3, argv, alk_read_acq_reply, a);
+        a->cw = a->call ? cw : CW_NONE;
+    }
     if (!a->call && !rlk_ae_req_done(a->h.r))
-        rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
+        rlk_ae_complete(a->h.r, rlk_a_lockreq_unsent(a), 0, NULL,
                         "%s %s: could not read back a lost reply", a->k->what, a->name);
 }
 
@@ -300,10 +302,8 @@ static void alk_give_back_reply(rlk_async *ac, int rc, const redisReply *r, cons
 static void alk_give_back(rlk_a_lockreq *a)
 {
     if (a->give_back > 0) {
-        a->call = rlk_a_lockreq_send(a, a->k->release, a->k->release_args, a->lease_ms, 0,
-                           alk_give_back_reply);
-        a->cw = a->call ? CW_GIVE_BACK : CW_NONE;
-        if (a->call)
+        if (rlk_a_lockreq_send(a, CW_GIVE_BACK, a->k->release, a->k->release_args, a->lease_ms,
+                               0, alk_give_back_reply) == 0)
             return;
         a->give_back = 0;
     }
@@ -443,13 +443,10 @@ static void alk_attempt(rlk_a_lockreq *a)
     a->retry = NULL;
     a->known = alk_known(a);
     a->sent = rlk_ae_now_ms();
-    a->call = rlk_a_lockreq_send(a, a->k->acquire, a->k->acquire_args, a->lease_ms,
-                       a->queued ? -a->ticket : a->ticket, alk_acquire_reply);
-    if (a->call)
-        a->cw = CW_ATTEMPT;
-    else
-        rlk_a_lockreq_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s %s: %s",
-                a->k->what, a->name, rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
+    if (rlk_a_lockreq_send(a, CW_ATTEMPT, a->k->acquire, a->k->acquire_args, a->lease_ms,
+                           a->queued ? -a->ticket : a->ticket, alk_acquire_reply) != 0)
+        rlk_a_lockreq_end(a, rlk_a_lockreq_unsent(a), "%s %s: %s", a->k->what, a->name,
+                          rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
 }
 
 /* Something says the lock may be free: attempt now (or after the call in flight). */
@@ -559,41 +556,28 @@ static void alk_release(rlk_a_lockreq *a, int cw)
     rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
 
     a->known = h ? h->count : 1;
-    a->call = rlk_a_lockreq_send(a, a->k->release, a->k->release_args,
-                       h && h->lease_ms > 0 ? h->lease_ms : c->watchdog_lease_ms, 0,
-                       alk_release_reply);
-    a->cw = a->call ? cw : CW_NONE;
-    if (!a->call)
-        rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
-                        "%s %s: %s", a->k->what, a->name, rlk_ae_closing(a->h.ac)
-                        ? "client freed" : "out of memory");
+    if (rlk_a_lockreq_send(a, cw, a->k->release, a->k->release_args,
+                           h && h->lease_ms > 0 ? h->lease_ms : c->watchdog_lease_ms, 0,
+                           alk_release_reply) != 0)
+        rlk_ae_complete(a->h.r, rlk_a_lockreq_unsent(a), 0, NULL, "%s %s: %s", a->k->what,
+                        a->name, rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
 }
 
 /* ---------------------------------------------------------------- force unlock */
 
-static void alk_force_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
-                            int lost, void *arg);
-
-/* The row's force-release script. 0, or -1. */
-static int alk_force_send(rlk_a_lockreq *a)
-{
-    a->call = rlk_a_lockreq_send(a, a->k->force, a->k->force_args, 0, 0, alk_force_reply);
-    a->cw = a->call ? CW_FORCE : CW_NONE;
-    return a->call ? 0 : -1;
-}
-
+/* The row's force-release script: a lost reply or one never written is sent
+ * again while the budget lasts (deleting twice is harmless: value may then
+ * say 0). */
 static void alk_force_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
                             int lost, void *arg)
 {
     rlk_a_lockreq *a = arg;
 
+    (void)lost;
     rlk_a_lockreq_call_back(a);
-    if (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) < rlk_a_lockreq_budget(a)) {
-        /* Lost or never written: deleting twice is harmless (value may then say 0). */
-        (void)lost;
-        if (alk_force_send(a) == 0)
-            return;
-    }
+    if (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) < rlk_a_lockreq_budget(a) &&
+        rlk_a_lockreq_send(a, CW_FORCE, a->k->force, a->k->force_args, 0, 0, alk_force_reply) == 0)
+        return;
     if (rc != RLK_OK) {
         rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
         return;
@@ -800,7 +784,7 @@ rlk_async_req *rlk_a_lock_force(rlk_async *ac, const rlk_proto *k, const char *w
 
     if (!a || rlk_ae_req_done(a->h.r) || alk_values(a, who, o))
         return a ? a->h.r : NULL;
-    if (alk_force_send(a) != 0)
+    if (rlk_a_lockreq_send(a, CW_FORCE, a->k->force, a->k->force_args, 0, 0, alk_force_reply))
         rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
     return a->h.r;
 }

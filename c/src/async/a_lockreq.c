@@ -16,8 +16,8 @@
 #include "async/a_kind.h"
 #include "async/a_lockreq.h"
 
-rlk_ae_call *rlk_a_lockreq_send(rlk_a_lockreq *a, const char *script, const char *argnames,
-                                long long lease, long long ticket, rlk_ae_reply_fn fn)
+static rlk_ae_call *alk_send(rlk_a_lockreq *a, const char *script, const char *argnames,
+                             long long lease, long long ticket, rlk_ae_reply_fn fn)
 {
     const char *keys[RLK_PROTO_KEYS];
     rlk_proto_argvals vals = {.lease_ms = lease, .owner = a->owner, .ticket = ticket,
@@ -43,6 +43,19 @@ rlk_ae_call *rlk_a_lockreq_send(rlk_a_lockreq *a, const char *script, const char
            ? rlk_ae_script(a->h.ac, script, nk, keys, na, v, fn, a) : NULL;
     free(v);
     return call;
+}
+
+int rlk_a_lockreq_send(rlk_a_lockreq *a, int cw, const char *script, const char *argnames,
+                       long long lease, long long ticket, rlk_ae_reply_fn fn)
+{
+    a->call = alk_send(a, script, argnames, lease, ticket, fn);
+    a->cw = a->call ? cw : CW_NONE;
+    return a->call ? 0 : -1;
+}
+
+int rlk_a_lockreq_unsent(const rlk_a_lockreq *a)
+{
+    return rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM;
 }
 
 void rlk_a_lockreq_set_msg(rlk_a_lockreq *a, const char *fmt, ...)
@@ -117,11 +130,9 @@ void rlk_a_lockreq_end(rlk_a_lockreq *a, int err, const char *fmt, ...)
     a->end_err = err;
     if (a->queued && a->k->cancel && (a->k->wait == RLK_PROTO_WAIT_FAIR || a->ticket) &&
         !rlk_ae_closing(a->h.ac)) {
-        a->call = rlk_a_lockreq_send(a, a->k->cancel, a->k->cancel_args, 0, a->ticket, alk_cancel_reply);
-        if (a->call) {
-            a->cw = CW_CANCEL;
+        if (rlk_a_lockreq_send(a, CW_CANCEL, a->k->cancel, a->k->cancel_args, 0, a->ticket,
+                               alk_cancel_reply) == 0)
             return;
-        }
     }
     rlk_ae_complete(a->h.r, err, 0, NULL, "%s", rlk_a_lockreq_msg_str(a));
 }

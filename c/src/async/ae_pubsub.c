@@ -227,7 +227,7 @@ static void ae_chan_want(rlk_async *ac, ae_chan *ch)
     if (!rlk_sub_wanted(ch->listeners, ch->last_sent == 1 && ch->conn))
         return;
     if (!(k = ae_chan_route(ac, ch))) {
-        ae_route_refresh(ac, 0);
+        ae_route_refresh(ac);
         return;
     }
     if (ch->conn && ch->conn != k)
@@ -379,7 +379,7 @@ static void ae_chan_moved(rlk_async *ac, ae_chan *ch, int taken)
 {
     ae_chan_detach(ch);
     if (taken)
-        ae_route_refresh(ac, 0);
+        ae_route_refresh(ac);
     if (ch->listeners)
         ae_chan_want(ac, ch);
     else

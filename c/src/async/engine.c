@@ -283,7 +283,7 @@ void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why)
             ac->gsub = (ac->gsub + 1) % ac->nnodes;   /* global pub/sub: another node next */
         ae_chans_down(ac, k);
         if (ae_routed(ac))
-            ae_route_refresh(ac, 0);
+            ae_route_refresh(ac);
     } else
         ae_route_calls_fail(ac, k->node, RLK_ERR_IO, msg, unmade);
 }
@@ -764,7 +764,7 @@ void ae_conns_attach(rlk_async *ac)
     if (!ae_routed(ac))
         ae_conn_start(ac, &AE_N0(ac)->cmd);
     else
-        ae_route_refresh(ac, 1);
+        ae_route_refresh(ac);
     if (rlk_topo_resolves(ac->c))
         ac->sn_watch = rlk_ae_timer_add(ac, 250, ae_sn_watch_fire, NULL);
 }
