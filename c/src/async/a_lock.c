@@ -203,8 +203,9 @@ static void alk_read_back(rlk_a_lockreq *a, int cw)
         rlk_a_lockreq_send(a, cw, a->k->held, a->k->held_args, a->lease_ms, 0,
                            alk_read_acq_reply);
     } else {    /* RLK_PROTO_VALUES: owner's live count of each value; else the field */
-        a->call = a->values ? rlk_a_values_counts(a->h.ac, a->name, a->owner, a->values,
-                                                  alk_read_acq_reply, a)
+        a->call = a->values ? rlk_a_kind_call(a->h.ac, &rlk_fastmulti_counts_call, a->name,
+                                              &(rlk_proto_argvals){.owner = a->owner},
+                                              a->values, alk_read_acq_reply, a)
                             : rlk_ae_command(a->h.ac, 3, argv, alk_read_acq_reply, a);
         a->cw = a->call ? cw : CW_NONE;
     }

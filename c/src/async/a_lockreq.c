@@ -58,17 +58,23 @@ int rlk_a_lockreq_unsent(const rlk_a_lockreq *a)
     return rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM;
 }
 
-void rlk_a_lockreq_set_msg(rlk_a_lockreq *a, const char *fmt, ...)
+static void alk_vset_msg(rlk_a_lockreq *a, const char *fmt, va_list ap)
 {
-    va_list ap;
     char buf[512];
 
-    va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
     free(a->end_msg);
     a->end_msg = strdup(buf);
     a->end_msg_oom = a->end_msg == NULL;
+}
+
+void rlk_a_lockreq_set_msg(rlk_a_lockreq *a, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    alk_vset_msg(a, fmt, ap);
+    va_end(ap);
 }
 
 const char *rlk_a_lockreq_msg_str(const rlk_a_lockreq *a)
@@ -120,13 +126,11 @@ static void alk_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, con
 void rlk_a_lockreq_end(rlk_a_lockreq *a, int err, const char *fmt, ...)
 {
     va_list ap;
-    char buf[512];
 
     rlk_a_lockreq_quiet(a);
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    alk_vset_msg(a, fmt, ap);
     va_end(ap);
-    rlk_a_lockreq_set_msg(a, "%s", buf);
     a->end_err = err;
     if (a->queued && a->k->cancel && (a->k->wait == RLK_PROTO_WAIT_FAIR || a->ticket) &&
         !rlk_ae_closing(a->h.ac)) {

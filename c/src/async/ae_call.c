@@ -138,7 +138,6 @@ static void ae_req_destroy(rlk_async *ac, rlk_async_req *r)
     free(r);
 }
 
-/* Calls the callbacks of the completed requests, in order of completion. */
 void ae_deliver(rlk_async *ac)
 {
     while (ac->qhead) {
@@ -200,7 +199,7 @@ void ae_call_free(rlk_ae_call *call)
 
 /* A user call's end: its callback (unless forgotten), then it is freed. */
 void ae_call_end(rlk_async *ac, rlk_ae_call *call, int rc, const redisReply *reply,
-                        const char *errstr, int lost)
+                 const char *errstr, int lost)
 {
     if (call->what == AE_CALL_USER && !call->forgotten && call->fn)
         call->fn(ac, rc, reply, errstr ? errstr : "", lost, call->arg);
@@ -449,7 +448,6 @@ void rlk_ae_call_forget(rlk_ae_call *call)
         call->forgotten = 1;
 }
 
-/* An internal command written now on n (set-up, fence), ahead of user calls. */
 int ae_internal(rlk_async *ac, ae_node *n, int what, int setup_i, int argc, const char **argv,
                 const size_t *lens)
 {
@@ -498,7 +496,6 @@ static int ae_noscript(rlk_async *ac, ae_node *n, rlk_ae_call *call)
 
 /* ---------------------------------------------------------------- command replies */
 
-/* One reply on n's command connection. */
 void ae_cmd_reply(rlk_async *ac, ae_node *n, redisReply *r)
 {
     rlk_ae_call *call = ae_callq_pop(&n->inflight);

@@ -162,8 +162,7 @@ typedef struct ae_conn {
     /* Pub/sub on a cluster: the channels of the (S)SUBSCRIBE / (S)UNSUBSCRIBE
      * sent, in order (their replies come in that order); ch NULL: an answer
      * to drop (name: its channel's, copied when it was dropped). */
-    struct ae_sq { ae_chan *ch; char *name; int sub; } *sq;
-    size_t sq_head, sq_n, sq_cap;
+    struct ae_sq { struct ae_sq *next; ae_chan *ch; char *name; int sub; } *sq, *sq_tail;
 } ae_conn;
 
 /* A server: the one of the URL (or the sentinels' master), or one node of a
@@ -342,15 +341,9 @@ static inline rlk_ae_call *ae_callq_pop(ae_callq *q)
 
 /* The engine's core: engine.c (connections, I/O, the handlers' entry and
  * exit), ae_call.c (requests and calls), ae_route.c (a cluster's routing)
- * and ae_pubsub.c (channels) are one module. They call each other by name,
- * both ways: a connection's events go up to the calls and the channels
- * that own them (a handler's exit delivers the completed requests; a reply,
- * a connection up or down, a call ended unanswered, the map asked again),
- * the calls route a user call, park it or hand over a cluster's refusal,
- * the routing moves the channels after the map changed, and each of those
- * writes through the connections. tools/client-calls.lua allows this one
- * cycle (ctest async_calls, --allow); every other part of async/ calls
- * them in one direction only.
+ * and ae_pubsub.c (channels) are one module, which calls itself by name
+ * both ways (c/src/README.md says why; ctest async_calls allows this one
+ * cycle); every other part of async/ calls them in one direction only.
  *
  * A call's life and a node's command connection (ae_call.c), for the
  * routing. On the loop's thread. */

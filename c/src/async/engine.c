@@ -242,8 +242,6 @@ static void ae_conn_close(rlk_async *ac, ae_conn *k)
     k->fd = -1;
 }
 
-/* A pub/sub connection went down: its channels wait for it (or another). */
-
 static const char *ae_node_addr(rlk_async *ac, const ae_node *n)
 {
     return n->host ? n->addr : ac->c->addr;
@@ -678,7 +676,7 @@ void ae_sweep_ensure(rlk_async *ac)
 
 /* ---------------------------------------------------------------- I/O */
 
-/* Reads what k has, handles its replies; 0, or -1 when k was dropped. */
+/* Reads what k has, handles its replies (k may be dropped). */
 static void ae_conn_read(rlk_async *ac, ae_conn *k)
 {
     int rc = rlk_transport_read(k->ctx);
