@@ -1,23 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * a_lock.c - the lock kinds' requests (a_lock.h) through the engine
- * (engine.h), each kind a row of the blocking kinds' protocol pieces.
- *
- * The rows below run the blocking API's scripts and protocol
- * (kinds/lock.c, docs/runtime.md): the reentrant lock's reentrant/acquire
- * with a ticket in the server's queue, grants on this client's wake channel
+ * (engine.h): the blocking API's scripts and protocol (kinds/lock.c,
+ * docs/runtime.md), each kind a kinds/proto row: the reentrant lock's
+ * ticket in the server's queue, grants on this client's wake channel
  * redisson_lock__channel:{name}:rlk:<cid>, the lock's own channel while the
  * waiter is first in the queue ({wait, 1}) or behind a reservation (-3),
- * waits bounded by the TTL a failed attempt returns and a keepalive,
- * reentrant/cancel when a queued waiter gives up; the read-write lock's
- * writers the same way on the rwlock scripts, its readers on the lock's channel; the
- * fair queue; the fenced lock's tokens; the non-reentrant locks (refused
- * RLK_ERR_REENTRY); the spin lock's back-off without pub/sub; the
- * election's campaign and resign (a_elect.c); the faster MultiLock's value
- * lists (a_fastmulti.c: RLK_PROTO_VALUES). The watchdog renews
- * lease-less holds with the kind's task. A lost reply is settled by reading
- * the holder's field back after the engine has fenced the connection it
- * went out on. docs/async-internals.md describes it.
+ * waits bounded by the TTL a failed attempt returns and a keepalive, the
+ * row's cancel when a queued waiter gives up; the other rows' ways of
+ * waiting (rlk_proto.wait), tokens, refused re-entries and value lists
+ * (a_elect.c, a_fastmulti.c). The watchdog renews lease-less holds with
+ * the kind's task. A lost reply is settled by reading the holder's field
+ * back after the engine has fenced the connection it went out on.
+ * docs/async-internals.md describes it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -291,9 +286,8 @@ static void alk_give_back_reply(rlk_async *ac, int rc, const redisReply *r, cons
     if (outcome == RLK_REL_RELEASED || outcome == RLK_REL_STILL_HELD) {
         RLK_A_COUNT(a->h, lost_given_back);
         a->give_back--;
-    } else {
+    } else
         a->give_back = 0;   /* not ours (the hold went meanwhile), or unknown: no more */
-    }
     alk_give_back(a);
 }
 

@@ -86,11 +86,6 @@ int rlk_ae_req_done(const rlk_async_req *r)
     return r->done;
 }
 
-int rlk_ae_req_cancelled(const rlk_async_req *r)
-{
-    return r->cancelled;
-}
-
 void rlk_ae_complete(rlk_async_req *r, int err, long long value, const char *id,
                      const char *errfmt, ...)
 {

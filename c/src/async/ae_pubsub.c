@@ -366,7 +366,7 @@ static void ae_chan_moved(rlk_async *ac, ae_chan *ch, int taken)
  * subscribed on its slot's master; its listeners hear fn(NULL) then. */
 void ae_chans_reroute(rlk_async *ac)
 {
-    if (!ae_routed(ac) || ac->closing)
+    if (ac->closing)
         return;
     AE_CHANS_EACH(ac, i, ch, next) {
         ae_conn *k = ae_chan_route(ac, ch), *old = ch->conn;

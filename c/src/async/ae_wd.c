@@ -1,13 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ae_wd.c - the async client's watchdog (ae_wd.h): the second driver of
- * the watchdog's rules. The watchdog thread (runtime/wd.c) drives them with
- * a thread and a connection of its own; this one on the loop's timer and
- * the engine's pipelined calls. Both take from the kinds their renewal
- * task (how to build a call and read its reply) and from runtime/wd_rule.c
- * the rest: which due holds share a call (one task; the same slot on a
- * cluster, or the same name), what a result means, when a failing renewal
- * is tried again, and the loss deadline.
+ * the watchdog thread's rules (runtime/wd_rule.c), on the loop's timer and
+ * the engine's pipelined calls, through the kinds' renewal tasks.
  *
  * A hold is due every lease/3 from the send time of its last successful
  * acquire or renewal (last_ok); holds due within a quarter period are

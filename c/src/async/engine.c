@@ -277,11 +277,10 @@ void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why)
     k->setup_left = 0;
     ae_conn_schedule(ac, k);
     if (k->is_sub) {
-        if (ae_routed(ac) && ac->nodes[ac->gsub] == k->node)
-            ac->gsub = (ac->gsub + 1) % ac->nnodes;   /* global pub/sub: another node next */
+        if (ac->nodes[ac->gsub] == k->node)
+            ac->gsub = (ac->gsub + 1) % ac->nnodes;   /* cluster, global pub/sub: another node */
         ae_chans_down(ac, k);
-        if (ae_routed(ac))
-            ae_route_refresh(ac);
+        ae_route_refresh(ac);   /* (a cluster's) */
     } else
         ae_route_calls_fail(ac, k->node, RLK_ERR_IO, msg, unmade);
 }
@@ -369,14 +368,11 @@ static void *ae_dial_thread(void *arg)
     ae_cref *cref = d->cref;        /* outlives d: the client goes with its last put */
     rlk_client *c = cref->c;
     redisContext *ctx = NULL;
-    char host[256];
-    int port = c->url.port, rc = RLK_OK, abandoned;
+    int rc = RLK_OK, abandoned;
 
     if (d->host) {
         /* A cluster's node, by the engine's map. */
-        snprintf(host, sizeof host, "%s", d->host);
-        port = d->port;
-        rc = rlk_transport_dial(c, host, port, c->connect_tv, &ctx, d->why, sizeof d->why);
+        rc = rlk_transport_dial(c, d->host, d->port, c->connect_tv, &ctx, d->why, sizeof d->why);
         d->unmade = ctx ? ctx->err != 0 : rc != RLK_ERR_NOMEM;
     } else {
         /* The one server, through the topology (client/topo.h) as RedLock dials: the master

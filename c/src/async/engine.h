@@ -139,8 +139,6 @@ void rlk_ae_complete(rlk_async_req *r, int err, long long value, const char *id,
     ;
 /* 1 when r was completed already (its result queued or delivered). */
 int rlk_ae_req_done(const rlk_async_req *r);
-/* 1 when rlk_async_cancel was called on r. */
-int rlk_ae_req_cancelled(const rlk_async_req *r);
 
 /* How many calls of requests (scripts and commands, renewals included) ended
  * lost so far: written, and their connection broke or timed out before the
