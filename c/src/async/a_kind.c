@@ -72,7 +72,7 @@ rlk_ae_call *rlk_a_kind_call(rlk_async *ac, const rlk_proto_call *pc, const char
                               arg);
     else if (b.nkeys >= 0 && b.nargs >= 0 &&
              (all = rlk_a_common_join(b.av.v, b.nargs, tail, &n)) != NULL) {
-        call = rlk_ae_script(ac, pc->script, b.nkeys, b.keys, n, all, fn, arg);
+        call = rlk_ae_scriptv(ac, pc->script, b.nkeys, b.keys, n, all, NULL, fn, arg);
         free(all);
     }
     rlk_proto_built_free(&b);

@@ -53,13 +53,8 @@ static void alk_acquired(rlk_a_lockreq *a)
 
     a->queued = 0;
     rlk_a_lockreq_quiet(a);
-    if (!h) {
-        /* No room to remember it: give it back rather than hold it blind. */
-        a->ending = RLK_ERR_NOMEM;
-        rlk_a_lockreq_set_msg(a, "%s %s: out of memory", a->k->what, a->name);
-        alk_release(a, CW_UNDO);
-        return;
-    }
+    if (!h)
+        goto nomem;     /* no room to remember it: given back rather than held blind */
     if (h->count == 0 || !(a->k->flags & RLK_PROTO_ONE_HOLD)) {
         if (h->count++ == 0)
             h->acquired_ns = rlk_clock_now_ns();
@@ -79,12 +74,8 @@ static void alk_acquired(rlk_a_lockreq *a)
         if (n > 0)
             h->wd = rlk_ae_wd_add(a->h.ac, a->k->hold, a->k->renew, a->name, n, k, a->owner,
                                   a->sent, rlk_a_hold_lost, h);
-        if (!h->wd) {
-            a->ending = RLK_ERR_NOMEM;      /* not renewed: given back, never held blind */
-            rlk_a_lockreq_set_msg(a, "%s %s: out of memory", a->k->what, a->name);
-            alk_release(a, CW_UNDO);
-            return;
-        }
+        if (!h->wd)
+            goto nomem;     /* not renewed: given back, never held blind */
     }
     if (a->ending == RLK_ERR_CANCELLED || a->ending == RLK_ERR_UNSETTLED) {
         /* Cancelled while the grant was on its way (or not reportable): never left held. */
@@ -94,6 +85,11 @@ static void alk_acquired(rlk_a_lockreq *a)
         return;
     }
     rlk_ae_complete(a->h.r, RLK_OK, a->k->flags & RLK_PROTO_TOKEN ? a->token : h->count, NULL, NULL);
+    return;
+nomem:
+    a->ending = RLK_ERR_NOMEM;
+    rlk_a_lockreq_set_msg(a, "%s %s: out of memory", a->k->what, a->name);
+    alk_release(a, CW_UNDO);
 }
 
 /* The wait goes on: the next attempt when the TTL or the keepalive says. */
@@ -230,16 +226,16 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
         alk_read_back(a, CW_READ_ACQ);      /* it may have run: find out */
         return;
     }
-    if (rc == RLK_ERR_IO) {
+    if (rc == RLK_ERR_IO && !a->ending && rlk_a_common_elapsed(&a->h) <= rlk_a_lockreq_budget(a)) {
         /* Never written: try again within the wait (a single try: once more in a while). */
-        if (a->ending || rlk_a_common_elapsed(&a->h) > rlk_a_lockreq_budget(a)) {
-            if (a->ending == RLK_ERR_CANCELLED)     /* it never ran: cancelled, not the I/O */
-                rlk_a_lockreq_end(a, RLK_ERR_CANCELLED, "cancelled");
-            else
-                rlk_a_lockreq_end(a, RLK_ERR_IO, "%s", errstr);
-            return;
-        }
         alk_schedule(a, ALK_RETRY_MS);
+        return;
+    }
+    if (rc == RLK_ERR_IO) {     /* never written: cancelled (it never ran), or the I/O error */
+        int cancelled = a->ending == RLK_ERR_CANCELLED;
+
+        rlk_a_lockreq_end(a, cancelled ? RLK_ERR_CANCELLED : RLK_ERR_IO, "%s",
+                          cancelled ? "cancelled" : errstr);
         return;
     }
     if (rc != RLK_OK && rlk_proto_refusal(errstr) == RLK_ERR_REENTRY) {
@@ -504,11 +500,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
                             "%s %s: the release's reply was lost", a->k->what, a->name);
         return;
     }
-    if (rc == RLK_ERR_IO) {
-        if (rlk_a_common_elapsed(&a->h) > rlk_a_lockreq_budget(a)) {
-            rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
-            return;
-        }
+    if (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) <= rlk_a_lockreq_budget(a)) {
         alk_release(a, cw);     /* never written: once more */
         return;
     }

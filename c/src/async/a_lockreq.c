@@ -37,10 +37,10 @@ static rlk_ae_call *alk_send(rlk_a_lockreq *a, const char *script, const char *a
     if (nk < 0 || na < 0)
         return NULL;
     if (!a->values)
-        return rlk_ae_script(a->h.ac, script, nk, keys, na, av.v, fn, a);
+        return rlk_ae_scriptv(a->h.ac, script, nk, keys, na, av.v, NULL, fn, a);
     /* RLK_PROTO_VALUES: the values after the named arguments. */
     call = (v = rlk_a_common_join(av.v, na, a->values, &na)) != NULL
-           ? rlk_ae_script(a->h.ac, script, nk, keys, na, v, fn, a) : NULL;
+           ? rlk_ae_scriptv(a->h.ac, script, nk, keys, na, v, NULL, fn, a) : NULL;
     free(v);
     return call;
 }

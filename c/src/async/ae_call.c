@@ -179,7 +179,7 @@ static void ae_callq_push_front(ae_callq *q, rlk_ae_call *call)
     q->n++;
 }
 
-void ae_call_free(rlk_ae_call *call)
+static void ae_call_free(rlk_ae_call *call)
 {
     if (call->cmd)
         redisFreeCommand(call->cmd);
@@ -356,12 +356,6 @@ static rlk_ae_call *ae_call_submit(rlk_async *ac, rlk_ae_call *call)
         ae_route_call(ac, call);
     ae_sweep_ensure(ac);
     return call;
-}
-
-rlk_ae_call *rlk_ae_script(rlk_async *ac, const char *name, int nkeys, const char *const *keys,
-                           int nargs, const char *const *args, rlk_ae_reply_fn fn, void *arg)
-{
-    return rlk_ae_scriptv(ac, name, nkeys, keys, nargs, args, NULL, fn, arg);
 }
 
 rlk_ae_call *rlk_ae_scriptv(rlk_async *ac, const char *name, int nkeys, const char *const *keys,

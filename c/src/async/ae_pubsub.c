@@ -334,9 +334,8 @@ void ae_chans_down(rlk_async *ac, ae_conn *k)
             ae_chan_maybe_free(ac, ch);
         }
     }
-    /* Subscribed again (elsewhere on a cluster, once the map says where). */
-    if (ae_routed(ac))
-        ae_chans_up(ac);
+    /* Subscribed again where they go (on a cluster, once the map says where). */
+    ae_chans_up(ac);
 }
 
 void ae_chans_up(rlk_async *ac)

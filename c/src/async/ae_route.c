@@ -87,7 +87,8 @@ void ae_route_park(rlk_async *ac, rlk_ae_call *call, long long delay_ms)
     ae_park_arm(ac);
 }
 
-void ae_route_park_run(rlk_async *ac)
+/* Routes the parked calls that are due (all of them once the map is known). */
+static void ae_route_park_run(rlk_async *ac)
 {
     ae_callq q = ac->parked;
     long long now = rlk_ae_now_ms();

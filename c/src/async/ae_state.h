@@ -348,7 +348,6 @@ static inline rlk_ae_call *ae_callq_pop(ae_callq *q)
  * A call's life and a node's command connection (ae_call.c), for the
  * routing. On the loop's thread. */
 rlk_ae_call *ae_call_new(rlk_async *ac, int what, rlk_ae_reply_fn fn, void *arg);
-void ae_call_free(rlk_ae_call *call);
 void ae_call_end(rlk_async *ac, rlk_ae_call *call, int rc, const redisReply *reply,
                  const char *errstr, int lost);
 int ae_node_submit(rlk_async *ac, ae_node *n, rlk_ae_call *call);
@@ -380,13 +379,12 @@ void ae_enter(rlk_async *ac);
 void ae_leave(rlk_async *ac);
 /* The client's connections (engine.c): opened once attached (a cluster
  * asks for its map; the sentinels' moves watched), their dial threads
- * abandoned and handles detached when it is freed on a loop, their memory
- * (nodes, map, the share with dial threads) when it goes. */
+ * abandoned and handles detached when it is freed on a loop. */
 void ae_conns_attach(rlk_async *ac);
 void ae_conns_detach(rlk_async *ac);
-void ae_conns_free(rlk_async *ac);
-/* The client's memory (engine.c): its channels, its timers, its connections,
- * itself. From rlk_async_free, or at the exit of the handler it ran in. */
+/* The client's memory (engine.c): its channels, its timers, its connections
+ * (nodes, map, the share with dial threads), itself. From rlk_async_free, or
+ * at the exit of the handler it ran in. */
 void ae_destroy(rlk_async *ac);
 
 #endif

@@ -149,18 +149,13 @@ void rlk_ae_wd_free_all(rlk_async *ac)
 /* Reports h lost: the kind's note, then the client's callback. */
 static void ae_wd_lose(rlk_async *ac, rlk_ae_hold *h, int reason)
 {
-    int kind = h->id.kind;
-    char *name = strdup(h->id.name), *owner = strdup(h->id.owner);
-
-    h->refs++;
+    h->refs++;      /* its id stays readable until the report is done */
     if (h->lost)
         h->lost(ac, h, h->arg);
     rlk_ae_wd_del(h);
     ae_wd_count(ac, reason, 0);
-    if (ac->lost_fn && name && owner && !ac->closing)
-        ac->lost_fn(kind, name, owner, reason, ac->lost_ud);
-    free(name);
-    free(owner);
+    if (ac->lost_fn && !ac->closing)
+        ac->lost_fn(h->id.kind, h->id.name, h->id.owner, reason, ac->lost_ud);
     ae_wd_unref(h);
 }
 

@@ -177,14 +177,11 @@ void ae_leave(rlk_async *ac)
 {
     if (ac->depth == 1 && !ac->closing) {
         ae_deliver(ac);
-        if (!ac->closing) {
-            for (int i = 0; i < 2 * ac->nnodes && !ac->closing; i++)
-                ae_flush(ac, ae_conn_nth(ac, i));
-            if (!ac->closing)
-                ae_deliver(ac);     /* a drop while flushing fails calls: their kinds complete */
-        }
+        for (int i = 0; i < 2 * ac->nnodes && !ac->closing; i++)
+            ae_flush(ac, ae_conn_nth(ac, i));
         if (!ac->closing)
-            ae_timer_arm(ac);
+            ae_deliver(ac);     /* a drop while flushing fails calls: their kinds complete */
+        ae_timer_arm(ac);       /* (not once closing) */
     }
     if (--ac->depth == 0 && ac->destroy_pending)
         ae_destroy(ac);     /* rlk_async_free ran in a handler: the client goes now */
@@ -199,12 +196,10 @@ static void ae_conn_retry_fire(rlk_async *ac, void *arg)
     k->retry = NULL;
     if (k->state != AE_DOWN)
         return;
-    if (!ae_routed(ac))
-        ae_conn_start(ac, k);
-    else if (k->is_sub)
-        ae_chans_up(ac);        /* opened again if a channel goes there */
-    else if (k->node->unsent.head)
-        ae_conn_start(ac, k);   /* else when a call goes there */
+    if (ae_routed(ac) && k->is_sub)
+        ae_chans_up(ac);        /* a cluster's: opened again if a channel goes there */
+    else if (!ae_routed(ac) || k->node->unsent.head)
+        ae_conn_start(ac, k);   /* a cluster's command connection: when a call goes there */
 }
 
 /* Opens the connection again after a backoff (none the first time). */
@@ -769,8 +764,10 @@ void ae_conns_detach(rlk_async *ac)
         ae_conn_let_go(ac, ae_conn_nth(ac, i));
 }
 
-void ae_conns_free(rlk_async *ac)
+void ae_destroy(rlk_async *ac)
 {
+    ae_pubsub_free(ac);
+    ae_timer_free(ac);
     for (int i = 0; i < ac->nnodes; i++) {
         rlk_transport_free(ac->nodes[i]->cmd.ctx);     /* NULL: nothing */
         rlk_transport_free(ac->nodes[i]->sub.ctx);
@@ -779,12 +776,5 @@ void ae_conns_free(rlk_async *ac)
     }
     rlk_slotmap_free(&ac->map);
     ae_cref_put(ac->cref);     /* the client goes with the last dial thread */
-}
-
-void ae_destroy(rlk_async *ac)
-{
-    ae_pubsub_free(ac);
-    ae_timer_free(ac);
-    ae_conns_free(ac);
     free(ac);
 }
