@@ -181,11 +181,9 @@ static void ae_callq_push_front(ae_callq *q, rlk_ae_call *call)
 
 static void ae_call_free(rlk_ae_call *call)
 {
-    if (call->cmd)
-        redisFreeCommand(call->cmd);
+    redisFreeCommand(call->cmd);       /* (free: NULL is nothing) */
     if (call->rt) {
-        if (call->rt->cmd_s)
-            redisFreeCommand(call->rt->cmd_s);
+        redisFreeCommand(call->rt->cmd_s);
         free(call->rt->last_err);
         free(call->rt);
     }

@@ -184,7 +184,6 @@ static void ae_sub_send(rlk_async *ac, ae_conn *k, ae_chan *ch, int sub)
 static ae_conn *ae_chan_route(rlk_async *ac, ae_chan *ch)
 {
     ae_node *n;
-    int slot;
 
     if (!ae_routed(ac))
         return &AE_N0(ac)->sub;
@@ -192,8 +191,7 @@ static ae_conn *ae_chan_route(rlk_async *ac, ae_chan *ch)
         return NULL;
     if (!rlk_sub_per_slot(ac->pubsub, 1))
         return &ac->nodes[ac->gsub % ac->nnodes]->sub;
-    slot = rlk_key_slot(ch->name, strlen(ch->name));
-    n = ae_route_slot_node(ac, slot);
+    n = ae_route_slot_node(ac, rlk_key_slot(ch->name, strlen(ch->name)));
     return n ? &n->sub : NULL;
 }
 
@@ -408,11 +406,9 @@ static void ae_sub_refused(rlk_async *ac, ae_conn *k, const redisReply *r)
 {
     char host[RLK_SLOTMAP_HOST_MAX];
     int slot, port;
-    struct ae_sq *head = k->sq;
-    ae_chan *ch = head ? head->ch : NULL;
+    ae_chan *ch = k->sq ? k->sq->ch : NULL;
 
-    if (head)
-        ae_sq_pop(k);
+    ae_sq_pop(k);       /* (none: nothing) */
     if (!ch)
         return;
     ch->outstanding--;

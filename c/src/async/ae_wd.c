@@ -224,7 +224,7 @@ static void ae_wd_send(rlk_async *ac, const rlk_renew_task *task, rlk_ae_hold **
     rlk_renew_item items[AE_RENEW_BATCH];
     const char *keys[RLK_RENEW_KEYS_ROOM(AE_RENEW_BATCH)];     /* as the watchdog thread's */
     const char *args[RLK_RENEW_ARGS_ROOM(AE_RENEW_BATCH)];
-    size_t lens[RLK_RENEW_ARGS_ROOM(AE_RENEW_BATCH)];
+    size_t lens[RLK_RENEW_ARGS_ROOM(AE_RENEW_BATCH)] = {0};
     char lease[24];
     int nkeys = 0, nargs;
     ae_renewal *b = calloc(1, sizeof *b);
@@ -242,7 +242,6 @@ static void ae_wd_send(rlk_async *ac, const rlk_renew_task *task, rlk_ae_hold **
         hs[k]->refs++;
         hs[k]->inflight = 1;
     }
-    memset(lens, 0, sizeof lens);
     nargs = task->build(items, m, lease, keys, &nkeys, args, lens);
     for (int k = 0; k < nargs; k++)
         if (lens[k] == 0)

@@ -296,19 +296,15 @@ static void ae_conn_connected(rlk_async *ac, ae_conn *k)
     const char *argv[3];
     size_t lens[3];
     char db[16];
-    int argc;
+    int argc, i;
 
     k->state = AE_SETUP;
     k->since = rlk_ae_now_ms();
     if (k->is_sub) {
-        for (int i = 0; (argc = rlk_conn_setup_cmd(ac->c, i, argv, lens, db)) > 0; i++) {
-            if (redisAppendCommandArgv(k->ctx, argc, argv, lens) != REDIS_OK) {
-                ae_conn_drop(ac, k, "out of memory");
-                return;
-            }
-            k->setup_n = ++k->setup_left;
-        }
-        if (!k->setup_left) {
+        for (i = 0; (argc = rlk_conn_setup_cmd(ac->c, i, argv, lens, db)) > 0; i++)
+            if (redisAppendCommandArgv(k->ctx, argc, argv, lens) != REDIS_OK)
+                goto nomem;
+        if (!(k->setup_n = k->setup_left = i)) {
             k->state = AE_UP;
             k->fails = 0;
             ae_chans_up(ac);
@@ -326,7 +322,7 @@ static void ae_conn_connected(rlk_async *ac, ae_conn *k)
         if (ae_internal(ac, k->node, AE_CALL_KILL, 0, 4, kv, NULL) != 0)
             goto nomem;
     }
-    for (int i = 0; (argc = rlk_conn_setup_cmd(ac->c, i, argv, lens, db)) > 0; i++)
+    for (i = 0; (argc = rlk_conn_setup_cmd(ac->c, i, argv, lens, db)) > 0; i++)
         if (ae_internal(ac, k->node, AE_CALL_SETUP, i, argc, argv, lens) != 0)
             goto nomem;
     if (ae_internal(ac, k->node, AE_CALL_ID, 0, 2, (const char *[2]){"CLIENT", "ID"}, NULL) != 0)
@@ -612,11 +608,10 @@ static void ae_sweep_fire(rlk_async *ac, void *arg)
     if (!ac->closing && ac->parked.head) {
         ae_callq q = ac->parked;
         rlk_ae_call *call;
+        char msg[AE_ERRSTR_MAX];
 
         memset(&ac->parked, 0, sizeof ac->parked);
         while ((call = ae_callq_pop(&q))) {
-            char msg[AE_ERRSTR_MAX];
-
             if (ac->closing || call->rt->fail_rc || now - call->issued <= tmo) {
                 ae_callq_push(&ac->parked, call);
                 continue;
