@@ -593,7 +593,6 @@ static int alk_values(rlk_a_lockreq *a, const char *who, const rlk_a_lock_opts *
     return -1;
 }
 
-
 /* The waiter's channels by the row's way of waiting, and its listener (a
  * spinning wait: its deadline only). -1: out of memory or closing. */
 static int alk_listen(rlk_a_lockreq *a)
