@@ -201,7 +201,7 @@ static void alk_read_back(rlk_a_lockreq *a, int cw)
         a->cw = a->call ? cw : CW_NONE;
     }
     if (!a->call && !rlk_ae_req_done(a->h.r))
-        rlk_ae_complete(a->h.r, rlk_a_lockreq_unsent(a), 0, NULL,
+        rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
                         "%s %s: could not read back a lost reply", a->k->what, a->name);
 }
 
@@ -436,7 +436,8 @@ static void alk_attempt(rlk_a_lockreq *a)
     a->sent = rlk_ae_now_ms();
     if (rlk_a_lockreq_send(a, CW_ATTEMPT, a->k->acquire, a->k->acquire_args, a->lease_ms,
                            a->queued ? -a->ticket : a->ticket, alk_acquire_reply) != 0)
-        rlk_a_lockreq_end(a, rlk_a_lockreq_unsent(a), "%s %s: %s", a->k->what, a->name,
+        rlk_a_lockreq_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s %s: %s",
+                          a->k->what, a->name,
                           rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
 }
 
@@ -546,8 +547,9 @@ static void alk_release(rlk_a_lockreq *a, int cw)
     if (rlk_a_lockreq_send(a, cw, a->k->release, a->k->release_args,
                            h && h->lease_ms > 0 ? h->lease_ms : c->watchdog_lease_ms, 0,
                            alk_release_reply) != 0)
-        rlk_ae_complete(a->h.r, rlk_a_lockreq_unsent(a), 0, NULL, "%s %s: %s", a->k->what,
-                        a->name, rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
+        rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
+                        "%s %s: %s", a->k->what, a->name,
+                        rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
 }
 
 /* ---------------------------------------------------------------- force unlock */

@@ -53,11 +53,6 @@ int rlk_a_lockreq_send(rlk_a_lockreq *a, int cw, const char *script, const char 
     return a->call ? 0 : -1;
 }
 
-int rlk_a_lockreq_unsent(const rlk_a_lockreq *a)
-{
-    return rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM;
-}
-
 static void alk_vset_msg(rlk_a_lockreq *a, const char *fmt, va_list ap)
 {
     char buf[512];

@@ -64,8 +64,6 @@ typedef struct rlk_a_lockreq {
  * row that does not fit its script; fn is not called; a->cw CW_NONE). */
 int rlk_a_lockreq_send(rlk_a_lockreq *a, int cw, const char *script, const char *argnames,
                        long long lease, long long ticket, rlk_ae_reply_fn fn);
-/* The error of a call that could not be sent: RLK_ERR_CLOSED while closing, else NOMEM. */
-int rlk_a_lockreq_unsent(const rlk_a_lockreq *a);
 /* The message to end with, on the heap, set only when a request ends; and its text. */
 void rlk_a_lockreq_set_msg(rlk_a_lockreq *a, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

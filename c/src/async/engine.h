@@ -132,11 +132,7 @@ void rlk_ae_req_set_privdata(rlk_async_req *r, void *privdata);
  * called on the loop's next turn. Only the first completion counts (later
  * ones are ignored); errfmt NULL gives "" (RLK_OK) or rlk_strerror(err). */
 void rlk_ae_complete(rlk_async_req *r, int err, long long value, const char *id,
-                     const char *errfmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 5, 6)))
-#endif
-    ;
+                     const char *errfmt, ...) __attribute__((format(printf, 5, 6)));
 /* 1 when r was completed already (its result queued or delivered). */
 int rlk_ae_req_done(const rlk_async_req *r);
 
