@@ -332,8 +332,9 @@ void ae_chans_down(rlk_async *ac, ae_conn *k)
             ae_chan_maybe_free(ac, ch);
         }
     }
-    /* Subscribed again where they go (on a cluster, once the map says where). */
-    ae_chans_up(ac);
+    /* Subscribed again (elsewhere on a cluster, once the map says where). */
+    if (ae_routed(ac))
+        ae_chans_up(ac);
 }
 
 void ae_chans_up(rlk_async *ac)
