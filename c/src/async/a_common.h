@@ -79,10 +79,6 @@ int rlk_a_common_begin(rlk_async_req *r, rlk_ae_cancel_fn cancel, rlk_ae_free_fn
  * (LLONG_MAX). Counted from the request's start. */
 long long rlk_a_common_budget(rlk_async *ac, long long wait_ms);
 
-/* Something says a request may get on (a message on its channel, its retry
- * timer): 1 when it should attempt now; 0 when it has ended, or when a call
- * is in flight (noted in *again: the call's reply attempts again at once
- * rather than after its keepalive, since the message may postdate it). */
 /* lo <= v <= hi: 0; else r completes with RLK_ERR_ARG and the blocking
  * kinds' message (runtime/fam.h, rlk_fam_range_text: "<what> <name>:
  * <field> <v> is not in lo..hi"; name NULL: none) and 1. */
@@ -92,6 +88,10 @@ int rlk_a_common_range(rlk_async_req *r, const char *what, const char *name, con
  * the watchdog's, 1..10^12), as rlk_a_common_range: 1 when r completed. */
 int rlk_a_common_lock_args(rlk_async_req *r, const char *what, const char *name,
                            long long wait_ms, long long lease_ms);
+/* Something says a request may get on (a message on its channel, its retry
+ * timer): 1 when it should attempt now; 0 when it has ended, or when a call
+ * is in flight (noted in *again: the call's reply attempts again at once
+ * rather than after its keepalive, since the message may postdate it). */
 int rlk_a_common_wake(const rlk_async_req *r, const rlk_ae_call *call, int *again);
 
 /* A waiter's listener on channel (fn, arg), then for a bounded wait (wait_ms

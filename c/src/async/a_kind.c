@@ -8,7 +8,6 @@
 
 #include "rlk.h"
 #include "kinds/fairlock.h"
-#include "kinds/fastmulti.h"
 #include "kinds/fenced.h"
 #include "kinds/lock.h"
 #include "kinds/proto.h"
@@ -73,17 +72,9 @@ rlk_ae_call *rlk_a_kind_call(rlk_async *ac, const rlk_proto_call *pc, const char
                               arg);
     else if (b.nkeys >= 0 && b.nargs >= 0 &&
              (all = rlk_a_common_join(b.av.v, b.nargs, tail, &n)) != NULL) {
-        call = rlk_ae_script(ac, pc->script, b.nkeys, b.keys, n, all, fn, arg);
+        call = rlk_ae_scriptv(ac, pc->script, b.nkeys, b.keys, n, all, NULL, fn, arg);
         free(all);
     }
     rlk_proto_built_free(&b);
     return call;
-}
-
-rlk_ae_call *rlk_a_values_counts(rlk_async *ac, const char *name, const char *owner,
-                                 char *const *values, rlk_ae_reply_fn fn, void *arg)
-{
-    rlk_proto_argvals v = {.owner = owner};
-
-    return rlk_a_kind_call(ac, &rlk_fastmulti_counts_call, name, &v, values, fn, arg);
 }

@@ -34,11 +34,4 @@ rlk_ae_call *rlk_a_kind_call(rlk_async *ac, const rlk_proto_call *pc, const char
                              const rlk_proto_argvals *vals, char *const *tail,
                              rlk_ae_reply_fn fn, void *arg);
 
-/* fastmulti/counts for owner of values in group name (a lost reply's
- * read-back: owner's live lock_count of each value, for
- * rlk_fastmulti_lost_count), fn called with its reply; NULL: out of memory
- * or the client is closing (fn is then not called). */
-rlk_ae_call *rlk_a_values_counts(rlk_async *ac, const char *name, const char *owner,
-                                 char *const *values, rlk_ae_reply_fn fn, void *arg);
-
 #endif /* RLK_A_KIND_H */

@@ -1,23 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * a_lock.c - the lock kinds' requests (a_lock.h) through the engine
- * (engine.h), each kind a row of the blocking kinds' protocol pieces.
- *
- * The rows below run the blocking API's scripts and protocol
- * (kinds/lock.c, docs/runtime.md): the reentrant lock's reentrant/acquire
- * with a ticket in the server's queue, grants on this client's wake channel
+ * (engine.h): the blocking API's scripts and protocol (kinds/lock.c,
+ * docs/runtime.md), each kind a kinds/proto row: the reentrant lock's
+ * ticket in the server's queue, grants on this client's wake channel
  * redisson_lock__channel:{name}:rlk:<cid>, the lock's own channel while the
  * waiter is first in the queue ({wait, 1}) or behind a reservation (-3),
- * waits bounded by the TTL a failed attempt returns and a keepalive,
- * reentrant/cancel when a queued waiter gives up; the read-write lock's
- * writers the same way on the rwlock scripts, its readers on the lock's channel; the
- * fair queue; the fenced lock's tokens; the non-reentrant locks (refused
- * RLK_ERR_REENTRY); the spin lock's back-off without pub/sub; the
- * election's campaign and resign (a_elect.c); the faster MultiLock's value
- * lists (a_fastmulti.c: RLK_PROTO_VALUES). The watchdog renews
- * lease-less holds with the kind's task. A lost reply is settled by reading
- * the holder's field back after the engine has fenced the connection it
- * went out on. docs/async-internals.md describes it.
+ * waits bounded by the TTL a failed attempt returns and a keepalive, the
+ * row's cancel when a queued waiter gives up; the other rows' ways of
+ * waiting (rlk_proto.wait), tokens, refused re-entries and value lists
+ * (a_elect.c, a_fastmulti.c). The watchdog renews lease-less holds with
+ * the kind's task. A lost reply is settled by reading the holder's field
+ * back after the engine has fenced the connection it went out on.
+ * docs/async-internals.md describes it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,13 +53,8 @@ static void alk_acquired(rlk_a_lockreq *a)
 
     a->queued = 0;
     rlk_a_lockreq_quiet(a);
-    if (!h) {
-        /* No room to remember it: give it back rather than hold it blind. */
-        a->ending = RLK_ERR_NOMEM;
-        rlk_a_lockreq_set_msg(a, "%s %s: out of memory", a->k->what, a->name);
-        alk_release(a, CW_UNDO);
-        return;
-    }
+    if (!h)
+        goto nomem;     /* no room to remember it: given back rather than held blind */
     if (h->count == 0 || !(a->k->flags & RLK_PROTO_ONE_HOLD)) {
         if (h->count++ == 0)
             h->acquired_ns = rlk_clock_now_ns();
@@ -84,12 +74,8 @@ static void alk_acquired(rlk_a_lockreq *a)
         if (n > 0)
             h->wd = rlk_ae_wd_add(a->h.ac, a->k->hold, a->k->renew, a->name, n, k, a->owner,
                                   a->sent, rlk_a_hold_lost, h);
-        if (!h->wd) {
-            a->ending = RLK_ERR_NOMEM;      /* not renewed: given back, never held blind */
-            rlk_a_lockreq_set_msg(a, "%s %s: out of memory", a->k->what, a->name);
-            alk_release(a, CW_UNDO);
-            return;
-        }
+        if (!h->wd)
+            goto nomem;     /* not renewed: given back, never held blind */
     }
     if (a->ending == RLK_ERR_CANCELLED || a->ending == RLK_ERR_UNSETTLED) {
         /* Cancelled while the grant was on its way (or not reportable): never left held. */
@@ -99,6 +85,11 @@ static void alk_acquired(rlk_a_lockreq *a)
         return;
     }
     rlk_ae_complete(a->h.r, RLK_OK, a->k->flags & RLK_PROTO_TOKEN ? a->token : h->count, NULL, NULL);
+    return;
+nomem:
+    a->ending = RLK_ERR_NOMEM;
+    rlk_a_lockreq_set_msg(a, "%s %s: out of memory", a->k->what, a->name);
+    alk_release(a, CW_UNDO);
 }
 
 /* The wait goes on: the next attempt when the TTL or the keepalive says. */
@@ -200,12 +191,15 @@ static void alk_read_back(rlk_a_lockreq *a, int cw)
         /* A token row: the count, the hold's token and the PTTL in one read (its
          * held script), never the token of a holder that took the lock since. */
         a->read_at = rlk_ae_now_ms();
-        a->call = rlk_a_lockreq_send(a, a->k->held, a->k->held_args, a->lease_ms, 0, alk_read_acq_reply);
-    } else if (a->values)      /* RLK_PROTO_VALUES: owner's live count of each value */
-        a->call = rlk_a_values_counts(a->h.ac, a->name, a->owner, a->values, alk_read_acq_reply, a);
-    else
-        a->call = rlk_ae_command(a->h.ac, 3, argv, alk_read_acq_reply, a);
-    a->cw = a->call ? cw : CW_NONE;
+        rlk_a_lockreq_send(a, cw, a->k->held, a->k->held_args, a->lease_ms, 0,
+                           alk_read_acq_reply);
+    } else {    /* RLK_PROTO_VALUES: owner's live count of each value; else the field */
+        a->call = a->values ? rlk_a_kind_call(a->h.ac, &rlk_fastmulti_counts_call, a->name,
+                                              &(rlk_proto_argvals){.owner = a->owner},
+                                              a->values, alk_read_acq_reply, a)
+                            : rlk_ae_command(a->h.ac, 3, argv, alk_read_acq_reply, a);
+        a->cw = a->call ? cw : CW_NONE;
+    }
     if (!a->call && !rlk_ae_req_done(a->h.r))
         rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
                         "%s %s: could not read back a lost reply", a->k->what, a->name);
@@ -232,16 +226,16 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
         alk_read_back(a, CW_READ_ACQ);      /* it may have run: find out */
         return;
     }
-    if (rc == RLK_ERR_IO) {
+    if (rc == RLK_ERR_IO && !a->ending && rlk_a_common_elapsed(&a->h) <= rlk_a_lockreq_budget(a)) {
         /* Never written: try again within the wait (a single try: once more in a while). */
-        if (a->ending || rlk_a_common_elapsed(&a->h) > rlk_a_lockreq_budget(a)) {
-            if (a->ending == RLK_ERR_CANCELLED)     /* it never ran: cancelled, not the I/O */
-                rlk_a_lockreq_end(a, RLK_ERR_CANCELLED, "cancelled");
-            else
-                rlk_a_lockreq_end(a, RLK_ERR_IO, "%s", errstr);
-            return;
-        }
         alk_schedule(a, ALK_RETRY_MS);
+        return;
+    }
+    if (rc == RLK_ERR_IO) {     /* never written: cancelled (it never ran), or the I/O error */
+        int cancelled = a->ending == RLK_ERR_CANCELLED;
+
+        rlk_a_lockreq_end(a, cancelled ? RLK_ERR_CANCELLED : RLK_ERR_IO, "%s",
+                          cancelled ? "cancelled" : errstr);
         return;
     }
     if (rc != RLK_OK && rlk_proto_refusal(errstr) == RLK_ERR_REENTRY) {
@@ -288,9 +282,8 @@ static void alk_give_back_reply(rlk_async *ac, int rc, const redisReply *r, cons
     if (outcome == RLK_REL_RELEASED || outcome == RLK_REL_STILL_HELD) {
         RLK_A_COUNT(a->h, lost_given_back);
         a->give_back--;
-    } else {
+    } else
         a->give_back = 0;   /* not ours (the hold went meanwhile), or unknown: no more */
-    }
     alk_give_back(a);
 }
 
@@ -300,10 +293,8 @@ static void alk_give_back_reply(rlk_async *ac, int rc, const redisReply *r, cons
 static void alk_give_back(rlk_a_lockreq *a)
 {
     if (a->give_back > 0) {
-        a->call = rlk_a_lockreq_send(a, a->k->release, a->k->release_args, a->lease_ms, 0,
-                           alk_give_back_reply);
-        a->cw = a->call ? CW_GIVE_BACK : CW_NONE;
-        if (a->call)
+        if (rlk_a_lockreq_send(a, CW_GIVE_BACK, a->k->release, a->k->release_args, a->lease_ms,
+                               0, alk_give_back_reply) == 0)
             return;
         a->give_back = 0;
     }
@@ -443,13 +434,11 @@ static void alk_attempt(rlk_a_lockreq *a)
     a->retry = NULL;
     a->known = alk_known(a);
     a->sent = rlk_ae_now_ms();
-    a->call = rlk_a_lockreq_send(a, a->k->acquire, a->k->acquire_args, a->lease_ms,
-                       a->queued ? -a->ticket : a->ticket, alk_acquire_reply);
-    if (a->call)
-        a->cw = CW_ATTEMPT;
-    else
+    if (rlk_a_lockreq_send(a, CW_ATTEMPT, a->k->acquire, a->k->acquire_args, a->lease_ms,
+                           a->queued ? -a->ticket : a->ticket, alk_acquire_reply) != 0)
         rlk_a_lockreq_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s %s: %s",
-                a->k->what, a->name, rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
+                          a->k->what, a->name,
+                          rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
 }
 
 /* Something says the lock may be free: attempt now (or after the call in flight). */
@@ -512,11 +501,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
                             "%s %s: the release's reply was lost", a->k->what, a->name);
         return;
     }
-    if (rc == RLK_ERR_IO) {
-        if (rlk_a_common_elapsed(&a->h) > rlk_a_lockreq_budget(a)) {
-            rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
-            return;
-        }
+    if (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) <= rlk_a_lockreq_budget(a)) {
         alk_release(a, cw);     /* never written: once more */
         return;
     }
@@ -559,41 +544,29 @@ static void alk_release(rlk_a_lockreq *a, int cw)
     rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
 
     a->known = h ? h->count : 1;
-    a->call = rlk_a_lockreq_send(a, a->k->release, a->k->release_args,
-                       h && h->lease_ms > 0 ? h->lease_ms : c->watchdog_lease_ms, 0,
-                       alk_release_reply);
-    a->cw = a->call ? cw : CW_NONE;
-    if (!a->call)
+    if (rlk_a_lockreq_send(a, cw, a->k->release, a->k->release_args,
+                           h && h->lease_ms > 0 ? h->lease_ms : c->watchdog_lease_ms, 0,
+                           alk_release_reply) != 0)
         rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
-                        "%s %s: %s", a->k->what, a->name, rlk_ae_closing(a->h.ac)
-                        ? "client freed" : "out of memory");
+                        "%s %s: %s", a->k->what, a->name,
+                        rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
 }
 
 /* ---------------------------------------------------------------- force unlock */
 
-static void alk_force_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
-                            int lost, void *arg);
-
-/* The row's force-release script. 0, or -1. */
-static int alk_force_send(rlk_a_lockreq *a)
-{
-    a->call = rlk_a_lockreq_send(a, a->k->force, a->k->force_args, 0, 0, alk_force_reply);
-    a->cw = a->call ? CW_FORCE : CW_NONE;
-    return a->call ? 0 : -1;
-}
-
+/* The row's force-release script: a lost reply or one never written is sent
+ * again while the budget lasts (deleting twice is harmless: value may then
+ * say 0). */
 static void alk_force_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
                             int lost, void *arg)
 {
     rlk_a_lockreq *a = arg;
 
+    (void)lost;
     rlk_a_lockreq_call_back(a);
-    if (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) < rlk_a_lockreq_budget(a)) {
-        /* Lost or never written: deleting twice is harmless (value may then say 0). */
-        (void)lost;
-        if (alk_force_send(a) == 0)
-            return;
-    }
+    if (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) < rlk_a_lockreq_budget(a) &&
+        rlk_a_lockreq_send(a, CW_FORCE, a->k->force, a->k->force_args, 0, 0, alk_force_reply) == 0)
+        return;
     if (rc != RLK_OK) {
         rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
         return;
@@ -621,7 +594,6 @@ static int alk_values(rlk_a_lockreq *a, const char *who, const rlk_a_lock_opts *
                     rc == RLK_ERR_ARG ? why : "out of memory");
     return -1;
 }
-
 
 /* The waiter's channels by the row's way of waiting, and its listener (a
  * spinning wait: its deadline only). -1: out of memory or closing. */
@@ -800,7 +772,7 @@ rlk_async_req *rlk_a_lock_force(rlk_async *ac, const rlk_proto *k, const char *w
 
     if (!a || rlk_ae_req_done(a->h.r) || alk_values(a, who, o))
         return a ? a->h.r : NULL;
-    if (alk_force_send(a) != 0)
+    if (rlk_a_lockreq_send(a, CW_FORCE, a->k->force, a->k->force_args, 0, 0, alk_force_reply))
         rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
     return a->h.r;
 }

@@ -16,8 +16,8 @@
 #include "async/a_kind.h"
 #include "async/a_lockreq.h"
 
-rlk_ae_call *rlk_a_lockreq_send(rlk_a_lockreq *a, const char *script, const char *argnames,
-                                long long lease, long long ticket, rlk_ae_reply_fn fn)
+static rlk_ae_call *alk_send(rlk_a_lockreq *a, const char *script, const char *argnames,
+                             long long lease, long long ticket, rlk_ae_reply_fn fn)
 {
     const char *keys[RLK_PROTO_KEYS];
     rlk_proto_argvals vals = {.lease_ms = lease, .owner = a->owner, .ticket = ticket,
@@ -37,25 +37,39 @@ rlk_ae_call *rlk_a_lockreq_send(rlk_a_lockreq *a, const char *script, const char
     if (nk < 0 || na < 0)
         return NULL;
     if (!a->values)
-        return rlk_ae_script(a->h.ac, script, nk, keys, na, av.v, fn, a);
+        return rlk_ae_scriptv(a->h.ac, script, nk, keys, na, av.v, NULL, fn, a);
     /* RLK_PROTO_VALUES: the values after the named arguments. */
     call = (v = rlk_a_common_join(av.v, na, a->values, &na)) != NULL
-           ? rlk_ae_script(a->h.ac, script, nk, keys, na, v, fn, a) : NULL;
+           ? rlk_ae_scriptv(a->h.ac, script, nk, keys, na, v, NULL, fn, a) : NULL;
     free(v);
     return call;
+}
+
+int rlk_a_lockreq_send(rlk_a_lockreq *a, int cw, const char *script, const char *argnames,
+                       long long lease, long long ticket, rlk_ae_reply_fn fn)
+{
+    a->call = alk_send(a, script, argnames, lease, ticket, fn);
+    a->cw = a->call ? cw : CW_NONE;
+    return a->call ? 0 : -1;
+}
+
+static void alk_vset_msg(rlk_a_lockreq *a, const char *fmt, va_list ap)
+{
+    char buf[512];
+
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    free(a->end_msg);
+    a->end_msg = strdup(buf);
+    a->end_msg_oom = a->end_msg == NULL;
 }
 
 void rlk_a_lockreq_set_msg(rlk_a_lockreq *a, const char *fmt, ...)
 {
     va_list ap;
-    char buf[512];
 
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    alk_vset_msg(a, fmt, ap);
     va_end(ap);
-    free(a->end_msg);
-    a->end_msg = strdup(buf);
-    a->end_msg_oom = a->end_msg == NULL;
 }
 
 const char *rlk_a_lockreq_msg_str(const rlk_a_lockreq *a)
@@ -107,21 +121,17 @@ static void alk_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, con
 void rlk_a_lockreq_end(rlk_a_lockreq *a, int err, const char *fmt, ...)
 {
     va_list ap;
-    char buf[512];
 
     rlk_a_lockreq_quiet(a);
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    alk_vset_msg(a, fmt, ap);
     va_end(ap);
-    rlk_a_lockreq_set_msg(a, "%s", buf);
     a->end_err = err;
     if (a->queued && a->k->cancel && (a->k->wait == RLK_PROTO_WAIT_FAIR || a->ticket) &&
         !rlk_ae_closing(a->h.ac)) {
-        a->call = rlk_a_lockreq_send(a, a->k->cancel, a->k->cancel_args, 0, a->ticket, alk_cancel_reply);
-        if (a->call) {
-            a->cw = CW_CANCEL;
+        if (rlk_a_lockreq_send(a, CW_CANCEL, a->k->cancel, a->k->cancel_args, 0, a->ticket,
+                               alk_cancel_reply) == 0)
             return;
-        }
     }
     rlk_ae_complete(a->h.r, err, 0, NULL, "%s", rlk_a_lockreq_msg_str(a));
 }

@@ -59,10 +59,11 @@ typedef struct rlk_a_lockreq {
     int end_msg_oom;                /* setting it ran out of memory */
 } rlk_a_lockreq;
 
-/* Sends script with the request's keys (its header's roles) and the args named. NULL: out of
- * memory, closing, or a row that does not fit its script (fn is then not called). */
-rlk_ae_call *rlk_a_lockreq_send(rlk_a_lockreq *a, const char *script, const char *argnames,
-                                long long lease, long long ticket, rlk_ae_reply_fn fn);
+/* Sends script with the request's keys (its header's roles) and the args named: the call in
+ * flight is then a->call, what it is a->cw = cw; 0. -1: not sent (out of memory, closing, or a
+ * row that does not fit its script; fn is not called; a->cw CW_NONE). */
+int rlk_a_lockreq_send(rlk_a_lockreq *a, int cw, const char *script, const char *argnames,
+                       long long lease, long long ticket, rlk_ae_reply_fn fn);
 /* The message to end with, on the heap, set only when a request ends; and its text. */
 void rlk_a_lockreq_set_msg(rlk_a_lockreq *a, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

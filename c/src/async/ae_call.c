@@ -86,11 +86,6 @@ int rlk_ae_req_done(const rlk_async_req *r)
     return r->done;
 }
 
-int rlk_ae_req_cancelled(const rlk_async_req *r)
-{
-    return r->cancelled;
-}
-
 void rlk_ae_complete(rlk_async_req *r, int err, long long value, const char *id,
                      const char *errfmt, ...)
 {
@@ -138,7 +133,6 @@ static void ae_req_destroy(rlk_async *ac, rlk_async_req *r)
     free(r);
 }
 
-/* Calls the callbacks of the completed requests, in order of completion. */
 void ae_deliver(rlk_async *ac)
 {
     while (ac->qhead) {
@@ -185,13 +179,11 @@ static void ae_callq_push_front(ae_callq *q, rlk_ae_call *call)
     q->n++;
 }
 
-void ae_call_free(rlk_ae_call *call)
+static void ae_call_free(rlk_ae_call *call)
 {
-    if (call->cmd)
-        redisFreeCommand(call->cmd);
+    redisFreeCommand(call->cmd);       /* (free: NULL is nothing) */
     if (call->rt) {
-        if (call->rt->cmd_s)
-            redisFreeCommand(call->rt->cmd_s);
+        redisFreeCommand(call->rt->cmd_s);
         free(call->rt->last_err);
         free(call->rt);
     }
@@ -200,7 +192,7 @@ void ae_call_free(rlk_ae_call *call)
 
 /* A user call's end: its callback (unless forgotten), then it is freed. */
 void ae_call_end(rlk_async *ac, rlk_ae_call *call, int rc, const redisReply *reply,
-                        const char *errstr, int lost)
+                 const char *errstr, int lost)
 {
     if (call->what == AE_CALL_USER && !call->forgotten && call->fn)
         call->fn(ac, rc, reply, errstr ? errstr : "", lost, call->arg);
@@ -364,12 +356,6 @@ static rlk_ae_call *ae_call_submit(rlk_async *ac, rlk_ae_call *call)
     return call;
 }
 
-rlk_ae_call *rlk_ae_script(rlk_async *ac, const char *name, int nkeys, const char *const *keys,
-                           int nargs, const char *const *args, rlk_ae_reply_fn fn, void *arg)
-{
-    return rlk_ae_scriptv(ac, name, nkeys, keys, nargs, args, NULL, fn, arg);
-}
-
 rlk_ae_call *rlk_ae_scriptv(rlk_async *ac, const char *name, int nkeys, const char *const *keys,
                             int nargs, const char *const *args, const size_t *arglens,
                             rlk_ae_reply_fn fn, void *arg)
@@ -449,7 +435,6 @@ void rlk_ae_call_forget(rlk_ae_call *call)
         call->forgotten = 1;
 }
 
-/* An internal command written now on n (set-up, fence), ahead of user calls. */
 int ae_internal(rlk_async *ac, ae_node *n, int what, int setup_i, int argc, const char **argv,
                 const size_t *lens)
 {
@@ -498,7 +483,6 @@ static int ae_noscript(rlk_async *ac, ae_node *n, rlk_ae_call *call)
 
 /* ---------------------------------------------------------------- command replies */
 
-/* One reply on n's command connection. */
 void ae_cmd_reply(rlk_async *ac, ae_node *n, redisReply *r)
 {
     rlk_ae_call *call = ae_callq_pop(&n->inflight);

@@ -19,9 +19,9 @@
 
 /* Delivers the completed requests: their callbacks, in completion order. */
 void ae_deliver(rlk_async *ac);
-/* Queues one of the engine's own calls on n's command connection (what:
- * AE_CALL_SETUP with the set-up command setup_i, AE_CALL_ID, AE_CALL_KILL);
- * 0, or -1 out of memory. */
+/* Writes one of the engine's own calls on n's command connection now, ahead
+ * of user calls (what: AE_CALL_SETUP with the set-up command setup_i,
+ * AE_CALL_ID, AE_CALL_KILL); 0, or -1 out of memory. */
 int ae_internal(rlk_async *ac, ae_node *n, int what, int setup_i, int argc, const char **argv,
                 const size_t *lens);
 /* One reply on n's command connection: the oldest call in flight's. */

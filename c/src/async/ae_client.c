@@ -124,6 +124,8 @@ int rlk_async_attach(rlk_async *ac, const rlk_async_hooks *hooks)
 
 void rlk_async_free(rlk_async *ac)
 {
+    rlk_ae_call *call;
+
     if (!ac || ac->closing)
         return;
     ac->depth++;
@@ -131,12 +133,8 @@ void rlk_async_free(rlk_async *ac)
     /* Calls first: their kinds complete their requests with the error. */
     for (int i = 0; i < ac->nnodes; i++)
         ae_route_calls_fail(ac, ac->nodes[i], RLK_ERR_CLOSED, "the async client is being freed", 1);
-    {
-        rlk_ae_call *call;
-
-        while ((call = ae_callq_pop(&ac->parked)))
-            ae_call_end(ac, call, RLK_ERR_CLOSED, NULL, "the async client is being freed", 0);
-    }
+    while ((call = ae_callq_pop(&ac->parked)))
+        ae_call_end(ac, call, RLK_ERR_CLOSED, NULL, "the async client is being freed", 0);
     /* Every request ends now, callbacks included (a request made by one of
      * them ends with RLK_ERR_CLOSED at once, and is delivered here too). */
     for (;;) {

@@ -115,32 +115,13 @@ static void ae_chan_maybe_free(rlk_async *ac, ae_chan *ch)
 
 static int ae_sq_push(ae_conn *k, ae_chan *ch, int sub)
 {
-    struct ae_sq *e;
+    struct ae_sq *e = malloc(sizeof *e);
 
-    if (k->sq_n == k->sq_cap) {
-        size_t cap = k->sq_cap ? k->sq_cap * 2 : 16;
-        struct ae_sq *q = malloc(cap * sizeof *q);
-
-        if (!q)
-            return -1;
-        for (size_t i = 0; i < k->sq_n; i++)
-            q[i] = k->sq[(k->sq_head + i) % k->sq_cap];
-        free(k->sq);
-        k->sq = q;
-        k->sq_cap = cap;
-        k->sq_head = 0;
-    }
-    e = &k->sq[(k->sq_head + k->sq_n) % k->sq_cap];
-    e->name = NULL;
-    e->ch = ch;
-    e->sub = sub;
-    k->sq_n++;
+    if (!e)
+        return -1;
+    *e = (struct ae_sq){.ch = ch, .sub = sub};
+    AE_LIST_APPEND(k->sq, k->sq_tail, e, next);
     return 0;
-}
-
-static struct ae_sq *ae_sq_peek(ae_conn *k)
-{
-    return k->sq_n ? &k->sq[k->sq_head] : NULL;
 }
 
 /* 1 when e is the command of channel name, SUBSCRIBE (sub 1) or UNSUBSCRIBE. */
@@ -153,20 +134,20 @@ static int ae_sq_is(const struct ae_sq *e, const char *name, int sub)
 
 static void ae_sq_pop(ae_conn *k)
 {
-    if (!k->sq_n)
+    struct ae_sq *e = k->sq;
+
+    if (!e)
         return;
-    free(k->sq[k->sq_head].name);
-    k->sq_head = (k->sq_head + 1) % k->sq_cap;
-    k->sq_n--;
+    if (!(k->sq = e->next))
+        k->sq_tail = NULL;
+    free(e->name);
+    free(e);
 }
 
 static void ae_sq_clear(ae_conn *k)
 {
-    while (k->sq_n)
+    while (k->sq)
         ae_sq_pop(k);
-    free(k->sq);
-    k->sq = NULL;
-    k->sq_cap = k->sq_head = 0;
 }
 
 /* ch's answers still to come on its connection will be dropped: ch leaves it. */
@@ -174,14 +155,11 @@ static void ae_chan_detach(ae_chan *ch)
 {
     ae_conn *k = ch->conn;
 
-    for (size_t i = 0; k && i < k->sq_n; i++) {
-        struct ae_sq *e = &k->sq[(k->sq_head + i) % k->sq_cap];
-
+    for (struct ae_sq *e = k ? k->sq : NULL; e; e = e->next)
         if (e->ch == ch) {
             e->ch = NULL;
             e->name = strdup(ch->name);     /* NULL: matches nothing, still dropped in order */
         }
-    }
     ch->outstanding = 0;
     ch->live = 0;
     ch->last_sent = 0;
@@ -206,7 +184,6 @@ static void ae_sub_send(rlk_async *ac, ae_conn *k, ae_chan *ch, int sub)
 static ae_conn *ae_chan_route(rlk_async *ac, ae_chan *ch)
 {
     ae_node *n;
-    int slot;
 
     if (!ae_routed(ac))
         return &AE_N0(ac)->sub;
@@ -214,8 +191,7 @@ static ae_conn *ae_chan_route(rlk_async *ac, ae_chan *ch)
         return NULL;
     if (!rlk_sub_per_slot(ac->pubsub, 1))
         return &ac->nodes[ac->gsub % ac->nnodes]->sub;
-    slot = rlk_key_slot(ch->name, strlen(ch->name));
-    n = ae_route_slot_node(ac, slot);
+    n = ae_route_slot_node(ac, rlk_key_slot(ch->name, strlen(ch->name)));
     return n ? &n->sub : NULL;
 }
 
@@ -227,7 +203,7 @@ static void ae_chan_want(rlk_async *ac, ae_chan *ch)
     if (!rlk_sub_wanted(ch->listeners, ch->last_sent == 1 && ch->conn))
         return;
     if (!(k = ae_chan_route(ac, ch))) {
-        ae_route_refresh(ac, 0);
+        ae_route_refresh(ac);
         return;
     }
     if (ch->conn && ch->conn != k)
@@ -347,7 +323,6 @@ static void ae_chan_dispatch(rlk_async *ac, ae_chan *ch, const char *msg, size_t
     }
 }
 
-/* The channels of pub/sub connection k: not subscribed any more. */
 void ae_chans_down(rlk_async *ac, ae_conn *k)
 {
     ae_sq_clear(k);     /* no answer will come: the channels below have none to drop */
@@ -362,8 +337,6 @@ void ae_chans_down(rlk_async *ac, ae_conn *k)
         ae_chans_up(ac);
 }
 
-/* A pub/sub connection is up (or the map or mode changed): every channel
- * someone listens to, subscribed where it goes. */
 void ae_chans_up(rlk_async *ac)
 {
     for (size_t i = 0; i < ac->nbuckets; i++)
@@ -379,7 +352,7 @@ static void ae_chan_moved(rlk_async *ac, ae_chan *ch, int taken)
 {
     ae_chan_detach(ch);
     if (taken)
-        ae_route_refresh(ac, 0);
+        ae_route_refresh(ac);
     if (ch->listeners)
         ae_chan_want(ac, ch);
     else
@@ -391,7 +364,7 @@ static void ae_chan_moved(rlk_async *ac, ae_chan *ch, int taken)
  * subscribed on its slot's master; its listeners hear fn(NULL) then. */
 void ae_chans_reroute(rlk_async *ac)
 {
-    if (!ae_routed(ac) || ac->closing)
+    if (ac->closing)
         return;
     AE_CHANS_EACH(ac, i, ch, next) {
         ae_conn *k = ae_chan_route(ac, ch), *old = ch->conn;
@@ -434,11 +407,9 @@ static void ae_sub_refused(rlk_async *ac, ae_conn *k, const redisReply *r)
 {
     char host[RLK_SLOTMAP_HOST_MAX];
     int slot, port;
-    struct ae_sq *head = ae_sq_peek(k);
-    ae_chan *ch = head ? head->ch : NULL;
+    ae_chan *ch = k->sq ? k->sq->ch : NULL;
 
-    if (head)
-        ae_sq_pop(k);
+    ae_sq_pop(k);       /* (none: nothing) */
     if (!ch)
         return;
     ch->outstanding--;
@@ -459,7 +430,7 @@ static void ae_sub_refused(rlk_async *ac, ae_conn *k, const redisReply *r)
 static ae_chan *ae_sub_answered(rlk_async *ac, ae_conn *k, const rlk_sub_frame *f, int sub,
                                 int *own)
 {
-    struct ae_sq *head = ae_sq_peek(k);
+    struct ae_sq *head = k->sq;
     ae_chan *ch;
 
     *own = 1;
@@ -489,7 +460,7 @@ static int ae_sub_subscribed(rlk_async *ac, ae_chan *ch)
     return 0;
 }
 
-/* One reply on pub/sub connection k, by its kind (rlk_sub_classify). */
+/* By the reply's kind (rlk_sub_classify). */
 void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
 {
     rlk_sub_frame f;
@@ -531,7 +502,6 @@ void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
         ae_chan_settle(ac, ch);
 }
 
-/* With the client: every channel, its listeners and the queues of answers. */
 void ae_pubsub_free(rlk_async *ac)
 {
     AE_CHANS_EACH(ac, i, ch, next) {

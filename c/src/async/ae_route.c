@@ -54,7 +54,6 @@ int ae_route_setup(rlk_async *ac)
     return RLK_OK;
 }
 
-/* The master of slot by the map (any master for RLK_TOPO_ANY_SLOT), or NULL. */
 ae_node *ae_route_slot_node(rlk_async *ac, int slot)
 {
     int idx = ac->map.loaded ? rlk_slotmap_owner(&ac->map, slot) : -1;
@@ -81,7 +80,6 @@ static void ae_park_arm(rlk_async *ac)
     ac->park_timer = rlk_ae_timer_add(ac, first > now ? first - now : 0, ae_park_fire, NULL);
 }
 
-/* Parks a call: routed again after delay_ms (0 with no map: once it is known). */
 void ae_route_park(rlk_async *ac, rlk_ae_call *call, long long delay_ms)
 {
     call->rt->not_before = delay_ms > 0 ? rlk_ae_now_ms() + delay_ms : 0;
@@ -90,7 +88,7 @@ void ae_route_park(rlk_async *ac, rlk_ae_call *call, long long delay_ms)
 }
 
 /* Routes the parked calls that are due (all of them once the map is known). */
-void ae_route_park_run(rlk_async *ac)
+static void ae_route_park_run(rlk_async *ac)
 {
     ae_callq q = ac->parked;
     long long now = rlk_ae_now_ms();
@@ -140,8 +138,6 @@ static void ae_route_again(rlk_async *ac, rlk_ae_call *call, const char *why)
     ae_route_park(ac, call, ae_route_backoff(call));
 }
 
-/* A user call to the master of its slot: parked while the map (or the
- * pub/sub mode, which its form depends on) is not known. */
 void ae_route_call(rlk_async *ac, rlk_ae_call *call)
 {
     ae_node *n = ac->pubsub ? ae_route_slot_node(ac, call->rt->slot) : NULL;
@@ -149,16 +145,13 @@ void ae_route_call(rlk_async *ac, rlk_ae_call *call)
     if (!n) {
         /* A map without a master for the slot (the cluster is down there): after a backoff. */
         ae_route_park(ac, call, ac->map.loaded && ac->pubsub ? ae_route_backoff(call) : 0);
-        ae_route_refresh(ac, 0);
+        ae_route_refresh(ac);
         return;
     }
     if (ae_node_submit(ac, n, call) != 0)
         ae_call_end(ac, call, RLK_ERR_NOMEM, NULL, "out of memory", 0);
 }
 
-/* A cluster's error reply to a user call on node n: 1 when it was taken
- * care of (redirected, parked for a retry), 0 to report it. None of these
- * ran the call: a redirect is not a lost reply. */
 int ae_route_refused(rlk_async *ac, ae_node *n, rlk_ae_call *call, const redisReply *r)
 {
     char host[RLK_SLOTMAP_HOST_MAX];
@@ -175,7 +168,7 @@ int ae_route_refused(rlk_async *ac, ae_node *n, rlk_ae_call *call, const redisRe
         if (kind == RLK_SLOTMAP_MOVED) {
             if (rlk_slotmap_move(&ac->map, slot, idx))
                 ae_chans_reroute(ac);
-            ae_route_refresh(ac, 0);          /* a failover or a finished migration moves more */
+            ae_route_refresh(ac);          /* a failover or a finished migration moves more */
         } else
             call->rt->asking = 1;
         if (to != n)
@@ -193,14 +186,10 @@ int ae_route_refused(rlk_async *ac, ae_node *n, rlk_ae_call *call, const redisRe
     call->rt->redirects = 0;        /* ASK -> TRYAGAIN -> ASK: time bounds it now */
     ae_route_again(ac, call, r->str);
     if (later != RLK_SLOTMAP_LATER_HERE)
-        ae_route_refresh(ac, 0);
+        ae_route_refresh(ac);
     return 1;
 }
 
-/* Fails the calls of n's command connection: in flight ones lost (they may
- * have run); the unsent ones too when unsent_too (client closing), else on
- * a cluster they are routed again (after the map is asked again: a
- * failover), a pinned one failed (never written). */
 void ae_route_calls_fail(rlk_async *ac, ae_node *n, int rc, const char *why, int unsent_too)
 {
     ae_callq q = n->inflight;
@@ -222,14 +211,14 @@ void ae_route_calls_fail(rlk_async *ac, ae_node *n, int rc, const char *why, int
             ae_route_again(ac, call, why);
     }
     if (!unsent_too && !ac->closing)
-        ae_route_refresh(ac, 0);
+        ae_route_refresh(ac);
 }
 
 static void ae_refresh_fire(rlk_async *ac, void *arg)
 {
     (void)arg;
     ac->refresh_timer = NULL;
-    ae_route_refresh(ac, 1);
+    ae_route_refresh(ac);
 }
 
 /* The map could not be had: ask again (another node) after a backoff. */
@@ -306,9 +295,7 @@ static void ae_slots_reply(rlk_async *ac, int rc, const redisReply *r, const cha
     ae_chans_reroute(ac);
 }
 
-/* Asks a node for the slot map (CLUSTER SLOTS), unless it is being asked or
- * was asked within AE_CL_REFRESH_MS (then once that has passed, if force). */
-void ae_route_refresh(rlk_async *ac, int force)
+void ae_route_refresh(rlk_async *ac)
 {
     long long now = rlk_ae_now_ms(), since = now - ac->refreshed_at;
     const char *argv[2] = {"CLUSTER", "SLOTS"};
@@ -317,7 +304,6 @@ void ae_route_refresh(rlk_async *ac, int force)
     if (!ae_routed(ac) || ac->closing || !ac->attached || ac->refreshing || ac->refresh_timer ||
         !ac->nnodes || ac->fatal)
         return;
-    (void)force;
     if (ac->refreshed_at && since < AE_CL_REFRESH_MS) {
         ac->refresh_timer = rlk_ae_timer_add(ac, AE_CL_REFRESH_MS - since, ae_refresh_fire, NULL);
         return;

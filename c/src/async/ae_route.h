@@ -26,11 +26,9 @@ int ae_route_setup(rlk_async *ac);
 void ae_route_call(rlk_async *ac, rlk_ae_call *call);
 /* Parks a call: routed again after delay_ms (0 with no map: once it is known). */
 void ae_route_park(rlk_async *ac, rlk_ae_call *call, long long delay_ms);
-/* Routes the parked calls that are due (all of them once the map is known). */
-void ae_route_park_run(rlk_async *ac);
 /* Asks a node for the slot map (CLUSTER SLOTS), unless it is being asked or
  * was asked within AE_CL_REFRESH_MS (then once that has passed). */
-void ae_route_refresh(rlk_async *ac, int force);
+void ae_route_refresh(rlk_async *ac);
 /* The master of slot by the map (any master for RLK_TOPO_ANY_SLOT), or NULL. */
 ae_node *ae_route_slot_node(rlk_async *ac, int slot);
 /* A cluster's error reply r to a user call on node n: 1 when it was taken

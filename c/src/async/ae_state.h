@@ -162,8 +162,7 @@ typedef struct ae_conn {
     /* Pub/sub on a cluster: the channels of the (S)SUBSCRIBE / (S)UNSUBSCRIBE
      * sent, in order (their replies come in that order); ch NULL: an answer
      * to drop (name: its channel's, copied when it was dropped). */
-    struct ae_sq { ae_chan *ch; char *name; int sub; } *sq;
-    size_t sq_head, sq_n, sq_cap;
+    struct ae_sq { struct ae_sq *next; ae_chan *ch; char *name; int sub; } *sq, *sq_tail;
 } ae_conn;
 
 /* A server: the one of the URL (or the sentinels' master), or one node of a
@@ -342,20 +341,13 @@ static inline rlk_ae_call *ae_callq_pop(ae_callq *q)
 
 /* The engine's core: engine.c (connections, I/O, the handlers' entry and
  * exit), ae_call.c (requests and calls), ae_route.c (a cluster's routing)
- * and ae_pubsub.c (channels) are one module. They call each other by name,
- * both ways: a connection's events go up to the calls and the channels
- * that own them (a handler's exit delivers the completed requests; a reply,
- * a connection up or down, a call ended unanswered, the map asked again),
- * the calls route a user call, park it or hand over a cluster's refusal,
- * the routing moves the channels after the map changed, and each of those
- * writes through the connections. tools/client-calls.lua allows this one
- * cycle (ctest async_calls, --allow); every other part of async/ calls
- * them in one direction only.
+ * and ae_pubsub.c (channels) are one module, which calls itself by name
+ * both ways (c/src/README.md says why; ctest async_calls allows this one
+ * cycle); every other part of async/ calls them in one direction only.
  *
  * A call's life and a node's command connection (ae_call.c), for the
  * routing. On the loop's thread. */
 rlk_ae_call *ae_call_new(rlk_async *ac, int what, rlk_ae_reply_fn fn, void *arg);
-void ae_call_free(rlk_ae_call *call);
 void ae_call_end(rlk_async *ac, rlk_ae_call *call, int rc, const redisReply *reply,
                  const char *errstr, int lost);
 int ae_node_submit(rlk_async *ac, ae_node *n, rlk_ae_call *call);
@@ -387,13 +379,12 @@ void ae_enter(rlk_async *ac);
 void ae_leave(rlk_async *ac);
 /* The client's connections (engine.c): opened once attached (a cluster
  * asks for its map; the sentinels' moves watched), their dial threads
- * abandoned and handles detached when it is freed on a loop, their memory
- * (nodes, map, the share with dial threads) when it goes. */
+ * abandoned and handles detached when it is freed on a loop. */
 void ae_conns_attach(rlk_async *ac);
 void ae_conns_detach(rlk_async *ac);
-void ae_conns_free(rlk_async *ac);
-/* The client's memory (engine.c): its channels, its timers, its connections,
- * itself. From rlk_async_free, or at the exit of the handler it ran in. */
+/* The client's memory (engine.c): its channels, its timers, its connections
+ * (nodes, map, the share with dial threads), itself. From rlk_async_free, or
+ * at the exit of the handler it ran in. */
 void ae_destroy(rlk_async *ac);
 
 #endif

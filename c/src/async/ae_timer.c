@@ -17,7 +17,6 @@ long long rlk_ae_now_ms(void)
     return rlk_clock_now_ns() / RLK_NS_PER_MS;
 }
 
-
 static int ae_timer_before(const rlk_ae_timer *a, const rlk_ae_timer *b)
 {
     return a->at < b->at || (a->at == b->at && a->seq < b->seq);
@@ -110,7 +109,6 @@ void rlk_ae_timer_del(rlk_ae_timer *t)
     free(t);
 }
 
-/* Fires the timers that are due (each at most once per call). */
 void ae_timer_run(rlk_async *ac)
 {
     long long now = rlk_ae_now_ms();
@@ -127,7 +125,6 @@ void ae_timer_run(rlk_async *ac)
     }
 }
 
-/* Tells the loop when to call rlk_async_handle_timer next. */
 void ae_timer_arm(rlk_async *ac)
 {
     long long want = -1;

@@ -1,13 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ae_wd.c - the async client's watchdog (ae_wd.h): the second driver of
- * the watchdog's rules. The watchdog thread (runtime/wd.c) drives them with
- * a thread and a connection of its own; this one on the loop's timer and
- * the engine's pipelined calls. Both take from the kinds their renewal
- * task (how to build a call and read its reply) and from runtime/wd_rule.c
- * the rest: which due holds share a call (one task; the same slot on a
- * cluster, or the same name), what a result means, when a failing renewal
- * is tried again, and the loss deadline.
+ * the watchdog thread's rules (runtime/wd_rule.c), on the loop's timer and
+ * the engine's pipelined calls, through the kinds' renewal tasks.
  *
  * A hold is due every lease/3 from the send time of its last successful
  * acquire or renewal (last_ok); holds due within a quarter period are
@@ -154,18 +149,13 @@ void rlk_ae_wd_free_all(rlk_async *ac)
 /* Reports h lost: the kind's note, then the client's callback. */
 static void ae_wd_lose(rlk_async *ac, rlk_ae_hold *h, int reason)
 {
-    int kind = h->id.kind;
-    char *name = strdup(h->id.name), *owner = strdup(h->id.owner);
-
-    h->refs++;
+    h->refs++;      /* its id stays readable until the report is done */
     if (h->lost)
         h->lost(ac, h, h->arg);
     rlk_ae_wd_del(h);
     ae_wd_count(ac, reason, 0);
-    if (ac->lost_fn && name && owner && !ac->closing)
-        ac->lost_fn(kind, name, owner, reason, ac->lost_ud);
-    free(name);
-    free(owner);
+    if (ac->lost_fn && !ac->closing)
+        ac->lost_fn(h->id.kind, h->id.name, h->id.owner, reason, ac->lost_ud);
     ae_wd_unref(h);
 }
 
@@ -234,7 +224,7 @@ static void ae_wd_send(rlk_async *ac, const rlk_renew_task *task, rlk_ae_hold **
     rlk_renew_item items[AE_RENEW_BATCH];
     const char *keys[RLK_RENEW_KEYS_ROOM(AE_RENEW_BATCH)];     /* as the watchdog thread's */
     const char *args[RLK_RENEW_ARGS_ROOM(AE_RENEW_BATCH)];
-    size_t lens[RLK_RENEW_ARGS_ROOM(AE_RENEW_BATCH)];
+    size_t lens[RLK_RENEW_ARGS_ROOM(AE_RENEW_BATCH)] = {0};
     char lease[24];
     int nkeys = 0, nargs;
     ae_renewal *b = calloc(1, sizeof *b);
@@ -252,7 +242,6 @@ static void ae_wd_send(rlk_async *ac, const rlk_renew_task *task, rlk_ae_hold **
         hs[k]->refs++;
         hs[k]->inflight = 1;
     }
-    memset(lens, 0, sizeof lens);
     nargs = task->build(items, m, lease, keys, &nkeys, args, lens);
     for (int k = 0; k < nargs; k++)
         if (lens[k] == 0)

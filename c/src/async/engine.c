@@ -177,14 +177,11 @@ void ae_leave(rlk_async *ac)
 {
     if (ac->depth == 1 && !ac->closing) {
         ae_deliver(ac);
-        if (!ac->closing) {
-            for (int i = 0; i < 2 * ac->nnodes && !ac->closing; i++)
-                ae_flush(ac, ae_conn_nth(ac, i));
-            if (!ac->closing)
-                ae_deliver(ac);     /* a drop while flushing fails calls: their kinds complete */
-        }
+        for (int i = 0; i < 2 * ac->nnodes && !ac->closing; i++)
+            ae_flush(ac, ae_conn_nth(ac, i));
         if (!ac->closing)
-            ae_timer_arm(ac);
+            ae_deliver(ac);     /* a drop while flushing fails calls: their kinds complete */
+        ae_timer_arm(ac);       /* (not once closing) */
     }
     if (--ac->depth == 0 && ac->destroy_pending)
         ae_destroy(ac);     /* rlk_async_free ran in a handler: the client goes now */
@@ -199,12 +196,10 @@ static void ae_conn_retry_fire(rlk_async *ac, void *arg)
     k->retry = NULL;
     if (k->state != AE_DOWN)
         return;
-    if (!ae_routed(ac))
-        ae_conn_start(ac, k);
-    else if (k->is_sub)
-        ae_chans_up(ac);        /* opened again if a channel goes there */
-    else if (k->node->unsent.head)
-        ae_conn_start(ac, k);   /* else when a call goes there */
+    if (ae_routed(ac) && k->is_sub)
+        ae_chans_up(ac);        /* a cluster's: opened again if a channel goes there */
+    else if (!ae_routed(ac) || k->node->unsent.head)
+        ae_conn_start(ac, k);   /* a cluster's command connection: when a call goes there */
 }
 
 /* Opens the connection again after a backoff (none the first time). */
@@ -242,8 +237,6 @@ static void ae_conn_close(rlk_async *ac, ae_conn *k)
     k->fd = -1;
 }
 
-/* A pub/sub connection went down: its channels wait for it (or another). */
-
 static const char *ae_node_addr(rlk_async *ac, const ae_node *n)
 {
     return n->host ? n->addr : ac->c->addr;
@@ -279,11 +272,10 @@ void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why)
     k->setup_left = 0;
     ae_conn_schedule(ac, k);
     if (k->is_sub) {
-        if (ae_routed(ac) && ac->nodes[ac->gsub] == k->node)
-            ac->gsub = (ac->gsub + 1) % ac->nnodes;   /* global pub/sub: another node next */
+        if (ac->nodes[ac->gsub] == k->node)
+            ac->gsub = (ac->gsub + 1) % ac->nnodes;   /* cluster, global pub/sub: another node */
         ae_chans_down(ac, k);
-        if (ae_routed(ac))
-            ae_route_refresh(ac, 0);
+        ae_route_refresh(ac);   /* (a cluster's) */
     } else
         ae_route_calls_fail(ac, k->node, RLK_ERR_IO, msg, unmade);
 }
@@ -304,19 +296,15 @@ static void ae_conn_connected(rlk_async *ac, ae_conn *k)
     const char *argv[3];
     size_t lens[3];
     char db[16];
-    int argc;
+    int argc, i;
 
     k->state = AE_SETUP;
     k->since = rlk_ae_now_ms();
     if (k->is_sub) {
-        for (int i = 0; (argc = rlk_conn_setup_cmd(ac->c, i, argv, lens, db)) > 0; i++) {
-            if (redisAppendCommandArgv(k->ctx, argc, argv, lens) != REDIS_OK) {
-                ae_conn_drop(ac, k, "out of memory");
-                return;
-            }
-            k->setup_n = ++k->setup_left;
-        }
-        if (!k->setup_left) {
+        for (i = 0; (argc = rlk_conn_setup_cmd(ac->c, i, argv, lens, db)) > 0; i++)
+            if (redisAppendCommandArgv(k->ctx, argc, argv, lens) != REDIS_OK)
+                goto nomem;
+        if (!(k->setup_n = k->setup_left = i)) {
             k->state = AE_UP;
             k->fails = 0;
             ae_chans_up(ac);
@@ -334,7 +322,7 @@ static void ae_conn_connected(rlk_async *ac, ae_conn *k)
         if (ae_internal(ac, k->node, AE_CALL_KILL, 0, 4, kv, NULL) != 0)
             goto nomem;
     }
-    for (int i = 0; (argc = rlk_conn_setup_cmd(ac->c, i, argv, lens, db)) > 0; i++)
+    for (i = 0; (argc = rlk_conn_setup_cmd(ac->c, i, argv, lens, db)) > 0; i++)
         if (ae_internal(ac, k->node, AE_CALL_SETUP, i, argc, argv, lens) != 0)
             goto nomem;
     if (ae_internal(ac, k->node, AE_CALL_ID, 0, 2, (const char *[2]){"CLIENT", "ID"}, NULL) != 0)
@@ -371,14 +359,11 @@ static void *ae_dial_thread(void *arg)
     ae_cref *cref = d->cref;        /* outlives d: the client goes with its last put */
     rlk_client *c = cref->c;
     redisContext *ctx = NULL;
-    char host[256];
-    int port = c->url.port, rc = RLK_OK, abandoned;
+    int rc = RLK_OK, abandoned;
 
     if (d->host) {
         /* A cluster's node, by the engine's map. */
-        snprintf(host, sizeof host, "%s", d->host);
-        port = d->port;
-        rc = rlk_transport_dial(c, host, port, c->connect_tv, &ctx, d->why, sizeof d->why);
+        rc = rlk_transport_dial(c, d->host, d->port, c->connect_tv, &ctx, d->why, sizeof d->why);
         d->unmade = ctx ? ctx->err != 0 : rc != RLK_ERR_NOMEM;
     } else {
         /* The one server, through the topology (client/topo.h) as RedLock dials: the master
@@ -623,11 +608,10 @@ static void ae_sweep_fire(rlk_async *ac, void *arg)
     if (!ac->closing && ac->parked.head) {
         ae_callq q = ac->parked;
         rlk_ae_call *call;
+        char msg[AE_ERRSTR_MAX];
 
         memset(&ac->parked, 0, sizeof ac->parked);
         while ((call = ae_callq_pop(&q))) {
-            char msg[AE_ERRSTR_MAX];
-
             if (ac->closing || call->rt->fail_rc || now - call->issued <= tmo) {
                 ae_callq_push(&ac->parked, call);
                 continue;
@@ -678,7 +662,7 @@ void ae_sweep_ensure(rlk_async *ac)
 
 /* ---------------------------------------------------------------- I/O */
 
-/* Reads what k has, handles its replies; 0, or -1 when k was dropped. */
+/* Reads what k has, handles its replies (k may be dropped). */
 static void ae_conn_read(rlk_async *ac, ae_conn *k)
 {
     int rc = rlk_transport_read(k->ctx);
@@ -764,7 +748,7 @@ void ae_conns_attach(rlk_async *ac)
     if (!ae_routed(ac))
         ae_conn_start(ac, &AE_N0(ac)->cmd);
     else
-        ae_route_refresh(ac, 1);
+        ae_route_refresh(ac);
     if (rlk_topo_resolves(ac->c))
         ac->sn_watch = rlk_ae_timer_add(ac, 250, ae_sn_watch_fire, NULL);
 }
@@ -775,8 +759,10 @@ void ae_conns_detach(rlk_async *ac)
         ae_conn_let_go(ac, ae_conn_nth(ac, i));
 }
 
-void ae_conns_free(rlk_async *ac)
+void ae_destroy(rlk_async *ac)
 {
+    ae_pubsub_free(ac);
+    ae_timer_free(ac);
     for (int i = 0; i < ac->nnodes; i++) {
         rlk_transport_free(ac->nodes[i]->cmd.ctx);     /* NULL: nothing */
         rlk_transport_free(ac->nodes[i]->sub.ctx);
@@ -785,12 +771,5 @@ void ae_conns_free(rlk_async *ac)
     }
     rlk_slotmap_free(&ac->map);
     ae_cref_put(ac->cref);     /* the client goes with the last dial thread */
-}
-
-void ae_destroy(rlk_async *ac)
-{
-    ae_pubsub_free(ac);
-    ae_timer_free(ac);
-    ae_conns_free(ac);
     free(ac);
 }

@@ -9,7 +9,7 @@
  *              rlk_ae_complete (queued: the callback runs from
  *              rlk_async_handle_timer/_io, never from inside the call that
  *              made the request), a cancel hook and a free hook per request;
- *   scripts    rlk_ae_script: a script of the client's set by name (EVALSHA,
+ *   scripts    rlk_ae_scriptv: a script of the client's set by name (EVALSHA,
  *              on NOSCRIPT load and retry once), its reply to a callback;
  *              rlk_ae_command for plain commands (HGET read-backs);
  *   pub/sub    rlk_ae_subscribe / rlk_ae_unsubscribe: a listener on a
@@ -38,7 +38,7 @@
  * exactly once: with the reply, with RLK_ERR_IO when the reply was lost (the
  * call was written and the connection broke: it may have run; *lost set),
  * or with RLK_ERR_CLOSED when the client is being freed (then the callback
- * must not start new calls: rlk_ae_script refuses them). A listener's and a
+ * must not start new calls: rlk_ae_scriptv refuses them). A listener's and a
  * timer's callbacks are never called after they were removed or the client
  * started freeing.
  *
@@ -132,15 +132,9 @@ void rlk_ae_req_set_privdata(rlk_async_req *r, void *privdata);
  * called on the loop's next turn. Only the first completion counts (later
  * ones are ignored); errfmt NULL gives "" (RLK_OK) or rlk_strerror(err). */
 void rlk_ae_complete(rlk_async_req *r, int err, long long value, const char *id,
-                     const char *errfmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 5, 6)))
-#endif
-    ;
+                     const char *errfmt, ...) __attribute__((format(printf, 5, 6)));
 /* 1 when r was completed already (its result queued or delivered). */
 int rlk_ae_req_done(const rlk_async_req *r);
-/* 1 when rlk_async_cancel was called on r. */
-int rlk_ae_req_cancelled(const rlk_async_req *r);
 
 /* How many calls of requests (scripts and commands, renewals included) ended
  * lost so far: written, and their connection broke or timed out before the
@@ -172,17 +166,14 @@ typedef void (*rlk_ae_reply_fn)(rlk_async *ac, int rc, const redisReply *reply, 
                                 int lost, void *arg);
 
 /* Runs script name (the client's script set: a kinds/proto.h call's) with
- * keys and args (copied). The call waits for the connection when it is not
+ * keys and args (copied; arglens their lengths, for binary arguments such
+ * as permit ids; NULL: strlen of each). The call waits for the connection when it is not
  * up yet (and is sent after a reconnect when it was never written). A call
  * whose reply does not come within the client's command timeout is treated
  * as lost (the connection is dropped and opened again, and the next
  * connection first fences the old one: CLIENT KILL ID). Returns the call
  * (for rlk_ae_call_forget), or NULL: out of memory, unknown script or the
  * client is closing (fn is then not called). */
-rlk_ae_call *rlk_ae_script(rlk_async *ac, const char *name, int nkeys, const char *const *keys,
-                           int nargs, const char *const *args, rlk_ae_reply_fn fn, void *arg);
-/* The same with the arguments' lengths (binary arguments: permit ids);
- * arglens NULL: strlen of each. */
 rlk_ae_call *rlk_ae_scriptv(rlk_async *ac, const char *name, int nkeys, const char *const *keys,
                             int nargs, const char *const *args, const size_t *arglens,
                             rlk_ae_reply_fn fn, void *arg);
