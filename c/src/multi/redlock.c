@@ -109,24 +109,33 @@ static void redlock_ok(rlk_redlock *rl)
     pthread_mutex_unlock(&rl->st_mu);
 }
 
-/* "; server 2 (127.0.0.1:7001): <msg>" for every server whose status is not
- * RLK_OK, appended to buf. */
-static void redlock_describe_servers(rlk_redlock *rl, char *buf, size_t len)
-{
-    size_t used = strlen(buf);
+/* A round's failure: err with "redlock <name>: " + fmt's message, then
+ * "; server 2: <msg>" for every server whose status is not RLK_OK. */
+static int redlock_fail_round(rlk_redlock *rl, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
+static int redlock_fail_round(rlk_redlock *rl, int err, const char *fmt, ...)
+{
+    char msg[REDLOCK_MSG_MAX];
+    size_t used = (size_t)snprintf(msg, sizeof msg, "redlock %s: ", rl->name);
+    va_list ap;
+
+    va_start(ap, fmt);
+    if (used < sizeof msg)
+        used += (size_t)vsnprintf(msg + used, sizeof msg - used, fmt, ap);
+    va_end(ap);
     pthread_mutex_lock(&rl->st_mu);
-    for (int i = 0; i < rl->n && used + 1 < len; i++) {
+    for (int i = 0; i < rl->n && used + 1 < sizeof msg; i++) {
         int w;
 
         if (rl->srv[i].status == RLK_OK)
             continue;
-        w = snprintf(buf + used, len - used, "; server %d: %s", i, rl->srv[i].msg);
-        if (w < 0)
+        if ((w = snprintf(msg + used, sizeof msg - used, "; server %d: %s", i, rl->srv[i].msg)) < 0)
             break;
         used += (size_t)w;
     }
     pthread_mutex_unlock(&rl->st_mu);
+    return redlock_fail(rl, err, "%s", msg);
 }
 
 static void redlock_set_status(rlk_redlock *rl, int i, int status, const char *msg)
@@ -235,9 +244,11 @@ void rlk_redlock_free(rlk_redlock *rl)
 /* ---------------------------------------------------------------- one round */
 
 /* Calls script on every server at once with args (the key is the lock name);
- * waits at most timeout_ms. The session stays open for a release. */
-static void redlock_round_for(rlk_redlock *rl, redlock_io *io, const char *script, int nargs,
-                              const char *const *args, redlock_req *reqs, long long timeout_ms)
+ * waits at most timeout_ms (a round that spends validity: acquire, extend, the
+ * release of a failed attempt: one server timeout). The session stays open
+ * for a release. */
+static void redlock_round(rlk_redlock *rl, redlock_io *io, const char *script, int nargs,
+                          const char *const *args, redlock_req *reqs, long long timeout_ms)
 {
     const char *keys[1] = {rl->name};
     long long start = rlk_clock_now_ns(), until = start + timeout_ms * RLK_NS_PER_MS;
@@ -249,14 +260,6 @@ static void redlock_round_for(rlk_redlock *rl, redlock_io *io, const char *scrip
         redlock_io_send(io, i, script, 1, keys, nargs, args, &reqs[i]);
     rlk_time_limit_leave(previous);
     redlock_io_wait(io, until, timeout_ms);
-}
-
-/* A round that spends validity (acquire, extend, the release of a failed
- * attempt): one server timeout. */
-static void redlock_round(rlk_redlock *rl, redlock_io *io, const char *script, int nargs,
-                          const char *const *args, redlock_req *reqs)
-{
-    redlock_round_for(rl, io, script, nargs, args, reqs, rl->opt.server_timeout_ms);
 }
 
 /* Classifies server i's reply. ok_nil: a nil reply is success (acquire),
@@ -351,7 +354,7 @@ static long long redlock_lease_round(rlk_redlock *rl, redlock_io *io, const char
 
     snprintf(lease, sizeof lease, "%lld", lease_ms);
     t->started_ns = rlk_clock_now_ns();
-    redlock_round(rl, io, script, 2, args, reqs);
+    redlock_round(rl, io, script, 2, args, reqs, rl->opt.server_timeout_ms);
     redlock_tally_round(rl, reqs, ok_nil, t);
     return redlock_validity_ns(rl, lease_ms, t);
 }
@@ -361,23 +364,14 @@ static long long redlock_lease_round(rlk_redlock *rl, redlock_io *io, const char
 /* The code and message of an attempt without quorum or validity. */
 static int redlock_acquire_failed(rlk_redlock *rl, long long lease_ms, const redlock_tally *t)
 {
-    char msg[REDLOCK_MSG_MAX];
-    long long elapsed = (t->ended_ns - t->started_ns) / RLK_NS_PER_MS;
-    int err;
-
-    if (t->ok >= rl->quorum) {
-        err = RLK_ERR_TIMEOUT;
-        snprintf(msg, sizeof msg, "redlock %s: acquired on %d of %d servers, but %lld ms of the "
-                 "%lld ms lease passed (drift %lld ms): no validity left", rl->name, t->ok, rl->n,
-                 elapsed, lease_ms, redlock_drift_ms(rl, lease_ms));
-    } else {
-        err = t->failed > rl->n - rl->quorum ? t->first_err : RLK_ERR_BUSY;
-        snprintf(msg, sizeof msg, "redlock %s: acquired on %d of %d servers (quorum %d): held "
-                 "elsewhere on %d, failed on %d", rl->name, t->ok, rl->n, rl->quorum, t->refused,
-                 t->failed);
-    }
-    redlock_describe_servers(rl, msg, sizeof msg);
-    return redlock_fail(rl, err, "%s", msg);
+    if (t->ok >= rl->quorum)
+        return redlock_fail_round(rl, RLK_ERR_TIMEOUT, "acquired on %d of %d servers, but %lld "
+                                  "ms of the %lld ms lease passed (drift %lld ms): no validity "
+                                  "left", t->ok, rl->n, (t->ended_ns - t->started_ns) /
+                                  RLK_NS_PER_MS, lease_ms, redlock_drift_ms(rl, lease_ms));
+    return redlock_fail_round(rl, t->failed > rl->n - rl->quorum ? t->first_err : RLK_ERR_BUSY,
+                              "acquired on %d of %d servers (quorum %d): held elsewhere on %d, "
+                              "failed on %d", t->ok, rl->n, rl->quorum, t->refused, t->failed);
 }
 
 /* Releases the token everywhere in the open session (behind any unanswered
@@ -386,7 +380,7 @@ static void redlock_release_in(rlk_redlock *rl, redlock_io *io, redlock_req *req
 {
     const char *args[1] = {rl->token};
 
-    redlock_round(rl, io, "token/release", 1, args, reqs);
+    redlock_round(rl, io, "token/release", 1, args, reqs, rl->opt.server_timeout_ms);
     redlock_reqs_clear(reqs, rl->n);
 }
 
@@ -524,8 +518,13 @@ static int redlock_try_lock_locked(rlk_redlock *rl, long long wait_ms, long long
     return rc;
 }
 
-int rlk_redlock_try_lock(rlk_redlock *rl, long long wait_ms, long long lease_ms,
-                         long long *validity_ms)
+static int redlock_extend_locked(rlk_redlock *rl, long long lease_ms, long long *validity_ms);
+static int redlock_unlock_locked(rlk_redlock *rl);
+
+/* One operation (try_lock, extend, unlock) under op_mu; *validity_ms (when
+ * given) what try_lock or extend left, 0 on a failure. */
+static int redlock_op(rlk_redlock *rl, char op, long long wait_ms, long long lease_ms,
+                      long long *validity_ms)
 {
     long long v = 0;
     int rc;
@@ -533,11 +532,19 @@ int rlk_redlock_try_lock(rlk_redlock *rl, long long wait_ms, long long lease_ms,
     if (!rl)
         return RLK_ERR_ARG;
     pthread_mutex_lock(&rl->op_mu);
-    rc = redlock_try_lock_locked(rl, wait_ms, lease_ms, &v);
+    rc = op == 't'   ? redlock_try_lock_locked(rl, wait_ms, lease_ms, &v)
+         : op == 'e' ? redlock_extend_locked(rl, lease_ms, &v)
+                     : redlock_unlock_locked(rl);
     pthread_mutex_unlock(&rl->op_mu);
     if (validity_ms)
         *validity_ms = rc == RLK_OK ? v : 0;
     return rc;
+}
+
+int rlk_redlock_try_lock(rlk_redlock *rl, long long wait_ms, long long lease_ms,
+                         long long *validity_ms)
+{
+    return redlock_op(rl, 't', wait_ms, lease_ms, validity_ms);
 }
 
 int rlk_redlock_lock(rlk_redlock *rl, long long lease_ms, long long *validity_ms)
@@ -549,25 +556,16 @@ int rlk_redlock_lock(rlk_redlock *rl, long long lease_ms, long long *validity_ms
 
 static int redlock_extend_failed(rlk_redlock *rl, const redlock_tally *t, long long old_until)
 {
-    char msg[REDLOCK_MSG_MAX];
-    int err;
-
-    if (t->ended_ns >= old_until) {
-        err = RLK_ERR_LOST;
-        snprintf(msg, sizeof msg, "redlock %s: extended on %d of %d servers, but the validity "
-                 "ran out before a quorum answered", rl->name, t->ok, rl->n);
-    } else if (t->ok >= rl->quorum) {
-        err = RLK_ERR_TIMEOUT;
-        snprintf(msg, sizeof msg, "redlock %s: extended on %d of %d servers, but the new lease "
-                 "leaves no validity", rl->name, t->ok, rl->n);
-    } else {
-        err = t->refused > rl->n - rl->quorum || t->failed == 0 ? RLK_ERR_LOST : t->first_err;
-        snprintf(msg, sizeof msg, "redlock %s: extended on %d of %d servers (quorum %d): token "
-                 "gone on %d, failed on %d", rl->name, t->ok, rl->n, rl->quorum, t->refused,
-                 t->failed);
-    }
-    redlock_describe_servers(rl, msg, sizeof msg);
-    return redlock_fail(rl, err, "%s", msg);
+    if (t->ended_ns >= old_until)
+        return redlock_fail_round(rl, RLK_ERR_LOST, "extended on %d of %d servers, but the "
+                                  "validity ran out before a quorum answered", t->ok, rl->n);
+    if (t->ok >= rl->quorum)
+        return redlock_fail_round(rl, RLK_ERR_TIMEOUT, "extended on %d of %d servers, but the "
+                                  "new lease leaves no validity", t->ok, rl->n);
+    return redlock_fail_round(rl, t->refused > rl->n - rl->quorum || t->failed == 0
+                                      ? RLK_ERR_LOST : t->first_err,
+                              "extended on %d of %d servers (quorum %d): token gone on %d, "
+                              "failed on %d", t->ok, rl->n, rl->quorum, t->refused, t->failed);
 }
 
 static int redlock_extend_locked(rlk_redlock *rl, long long lease_ms, long long *validity_ms)
@@ -602,17 +600,7 @@ static int redlock_extend_locked(rlk_redlock *rl, long long lease_ms, long long 
 
 int rlk_redlock_extend(rlk_redlock *rl, long long lease_ms, long long *validity_ms)
 {
-    long long v = 0;
-    int rc;
-
-    if (!rl)
-        return RLK_ERR_ARG;
-    pthread_mutex_lock(&rl->op_mu);
-    rc = redlock_extend_locked(rl, lease_ms, &v);
-    pthread_mutex_unlock(&rl->op_mu);
-    if (validity_ms)
-        *validity_ms = rc == RLK_OK ? v : 0;
-    return rc;
+    return redlock_op(rl, 'e', 0, lease_ms, validity_ms);
 }
 
 /* ---------------------------------------------------------------- releasing */
@@ -622,9 +610,8 @@ static int redlock_unlock_locked(rlk_redlock *rl)
     redlock_req *reqs;
     redlock_tally t = {0};
     const char *args[1] = {rl->token};
-    char msg[REDLOCK_MSG_MAX];
     redlock_io io;
-    int err, rc;
+    int rc;
 
     if (!rlk_redlock_is_held(rl))
         return redlock_fail(rl, RLK_ERR_NOT_OWNER, "redlock %s: not held", rl->name);
@@ -633,7 +620,7 @@ static int redlock_unlock_locked(rlk_redlock *rl)
     t.started_ns = rlk_clock_now_ns();
     /* An unlock spends no validity: a loaded server that answers after the short acquire
      * timeout still counts (it returns as soon as every server has answered). */
-    redlock_round_for(rl, &io, "token/release", 1, args, reqs,
+    redlock_round(rl, &io, "token/release", 1, args, reqs,
                       rl->opt.server_timeout_ms > REDLOCK_UNLOCK_TIMEOUT_MS
                           ? rl->opt.server_timeout_ms : REDLOCK_UNLOCK_TIMEOUT_MS);
     redlock_tally_round(rl, reqs, 0, &t);
@@ -643,23 +630,14 @@ static int redlock_unlock_locked(rlk_redlock *rl)
         redlock_ok(rl);
         return RLK_OK;
     }
-    err = t.ok + t.failed >= rl->quorum ? t.first_err : RLK_ERR_NOT_OWNER;
-    snprintf(msg, sizeof msg, "redlock %s: released on %d of %d servers (quorum %d): token gone "
-             "on %d, failed on %d", rl->name, t.ok, rl->n, rl->quorum, t.refused, t.failed);
-    redlock_describe_servers(rl, msg, sizeof msg);
-    return redlock_fail(rl, err, "%s", msg);
+    return redlock_fail_round(rl, t.ok + t.failed >= rl->quorum ? t.first_err : RLK_ERR_NOT_OWNER,
+                              "released on %d of %d servers (quorum %d): token gone on %d, "
+                              "failed on %d", t.ok, rl->n, rl->quorum, t.refused, t.failed);
 }
 
 int rlk_redlock_unlock(rlk_redlock *rl)
 {
-    int rc;
-
-    if (!rl)
-        return RLK_ERR_ARG;
-    pthread_mutex_lock(&rl->op_mu);
-    rc = redlock_unlock_locked(rl);
-    pthread_mutex_unlock(&rl->op_mu);
-    return rc;
+    return redlock_op(rl, 'u', 0, 0, NULL);
 }
 
 /* ---------------------------------------------------------------- queries */
