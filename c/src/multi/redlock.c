@@ -45,8 +45,7 @@ struct rlk_redlock {
     char *name;
     rlk_redlock_options opt;
     char token[2 * REDLOCK_TOKEN_BYTES + 1];
-    int held;
-    long long valid_until_ns;           /* CLOCK_MONOTONIC */
+    long long valid_until_ns;           /* CLOCK_MONOTONIC; -1: not held */
     uint64_t rng;
     int err;
     char errstr[REDLOCK_MSG_MAX];
@@ -401,12 +400,12 @@ static void redlock_release_late(rlk_redlock *rl, redlock_io *io, const redlock_
     }
 }
 
-static void redlock_set_held(rlk_redlock *rl, int held, long long valid_until_ns)
+/* Held until valid_until_ns, or (-1) not held: the token goes. */
+static void redlock_set_held(rlk_redlock *rl, long long valid_until_ns)
 {
     pthread_mutex_lock(&rl->st_mu);
-    rl->held = held;
-    rl->valid_until_ns = held ? valid_until_ns : -1;
-    if (!held)
+    rl->valid_until_ns = valid_until_ns;
+    if (valid_until_ns < 0)
         rl->token[0] = '\0';
     pthread_mutex_unlock(&rl->st_mu);
 }
@@ -427,7 +426,7 @@ static int redlock_attempt(rlk_redlock *rl, long long lease_ms, long long *valid
     validity = redlock_lease_round(rl, &io, "token/acquire", lease_ms, acq, 1, &t);
     if (t.ok >= rl->quorum && validity >= RLK_NS_PER_MS) {
         redlock_release_late(rl, &io, acq, rel);
-        redlock_set_held(rl, 1, t.ended_ns + validity);
+        redlock_set_held(rl, t.ended_ns + validity);
         *validity_ms = validity / RLK_NS_PER_MS;
         redlock_ok(rl);
         rc = RLK_OK;
@@ -514,7 +513,7 @@ static int redlock_try_lock_locked(rlk_redlock *rl, long long wait_ms, long long
             break;
     }
     if (rc != RLK_OK)
-        redlock_set_held(rl, 0, -1);
+        redlock_set_held(rl, -1);
     return rc;
 }
 
@@ -592,7 +591,7 @@ static int redlock_extend_locked(rlk_redlock *rl, long long lease_ms, long long 
     redlock_session_end(rl, &io, reqs, 1);
     if (t.ok < rl->quorum || t.ended_ns >= old_until || validity < RLK_NS_PER_MS)
         return redlock_extend_failed(rl, &t, old_until);
-    redlock_set_held(rl, 1, t.ended_ns + validity);
+    redlock_set_held(rl, t.ended_ns + validity);
     *validity_ms = validity / RLK_NS_PER_MS;
     redlock_ok(rl);
     return RLK_OK;
@@ -625,7 +624,7 @@ static int redlock_unlock_locked(rlk_redlock *rl)
                           ? rl->opt.server_timeout_ms : REDLOCK_UNLOCK_TIMEOUT_MS);
     redlock_tally_round(rl, reqs, 0, &t);
     redlock_session_end(rl, &io, reqs, 1);
-    redlock_set_held(rl, 0, -1);
+    redlock_set_held(rl, -1);
     if (t.ok >= rl->quorum) {
         redlock_ok(rl);
         return RLK_OK;
@@ -649,7 +648,7 @@ static long long redlock_until_ns(rlk_redlock *rl)
 
     if (rl) {
         pthread_mutex_lock(&rl->st_mu);
-        until_ns = rl->held ? rl->valid_until_ns : -1;
+        until_ns = rl->valid_until_ns;
         pthread_mutex_unlock(&rl->st_mu);
     }
     return until_ns;
@@ -683,7 +682,7 @@ int rlk_redlock_token(rlk_redlock *rl, char *buf, size_t len)
     if (!rl || !buf || len == 0)
         return RLK_ERR_ARG;
     pthread_mutex_lock(&rl->st_mu);
-    fits = (size_t)snprintf(buf, len, "%s", rl->held ? rl->token : "") < len;
+    fits = (size_t)snprintf(buf, len, "%s", rl->valid_until_ns >= 0 ? rl->token : "") < len;
     pthread_mutex_unlock(&rl->st_mu);
     return fits ? RLK_OK : RLK_ERR_ARG;
 }
