@@ -170,8 +170,7 @@ static void ael_proclaim_reply(rlk_async *ac, int rc, const redisReply *r, const
     ael *a = arg;
     rlk_proto_outcome o;
 
-    (void)ac;
-    (void)lost;
+    rlk_a_unused(2, ac, lost);
     a->call = NULL;
     if (rc == RLK_ERR_IO && rlk_ae_now_ms() - a->h.start <= rlk_a_common_budget(a->h.ac, 0)) {
         /* Never written, or lost: elect/proclaim may run twice (the same value in the same
@@ -245,8 +244,7 @@ static void ael_read_reply(rlk_async *ac, int rc, const redisReply *r, const cha
     ael *a = arg;
     long long next = -1;
 
-    (void)ac;
-    (void)lost;
+    rlk_a_unused(2, ac, lost);
     a->call = NULL;
     if (rlk_ae_req_done(a->h.r))
         return;
@@ -293,10 +291,7 @@ static void ael_msg(rlk_async *ac, const char *channel, const char *msg, size_t 
 {
     ael *a = arg;
 
-    (void)ac;
-    (void)channel;
-    (void)msg;
-    (void)len;
+    rlk_a_unused(4, ac, channel, msg, len);
     if (rlk_a_common_wake(a->h.r, a->call, &a->again))
         ael_send(a);
 }

@@ -59,8 +59,7 @@ static void afe_free_state(rlk_async_req *r, void *state)
 /* A write once sent decides: a cancel does not end the request early. */
 static void afe_cancel_hook(rlk_async_req *r, void *state)
 {
-    (void)r;
-    (void)state;
+    rlk_a_unused(2, r, state);
 }
 
 /* The write's own callback: the caller's, with the write's reply. */

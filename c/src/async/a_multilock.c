@@ -136,8 +136,7 @@ static void aml_renew_reply(rlk_async *ac, int rc, const redisReply *reply, cons
     aml *m = arg;
     char msg[300];
 
-    (void)ac;
-    (void)lost;
+    rlk_a_unused(2, ac, lost);
     m->call = NULL;
     if (rlk_ae_req_done(m->h.r))
         return;

@@ -62,16 +62,7 @@ typedef struct redlock_tally {
 
 /* ---------------------------------------------------------------- options, errors */
 
-void rlk_redlock_options_init(rlk_redlock_options *o)
-{
-    if (!o)
-        return;
-    o->server_timeout_ms = REDLOCK_DEFAULT_SERVER_TIMEOUT_MS;
-    o->retry_delay_ms = REDLOCK_DEFAULT_RETRY_DELAY_MS;
-    o->drift_factor = REDLOCK_DEFAULT_DRIFT_FACTOR;
-    o->drift_ms = REDLOCK_DEFAULT_DRIFT_MS;
-}
-
+/* Every option not set (<= 0) gets its default. */
 static void redlock_options_fix(rlk_redlock_options *o)
 {
     if (o->server_timeout_ms <= 0)
@@ -82,6 +73,14 @@ static void redlock_options_fix(rlk_redlock_options *o)
         o->drift_factor = REDLOCK_DEFAULT_DRIFT_FACTOR;
     if (o->drift_ms <= 0)
         o->drift_ms = REDLOCK_DEFAULT_DRIFT_MS;
+}
+
+void rlk_redlock_options_init(rlk_redlock_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    redlock_options_fix(o);
 }
 
 static int redlock_fail(rlk_redlock *rl, int err, const char *fmt, ...)
@@ -219,9 +218,7 @@ rlk_redlock *rlk_redlock_new(rlk_client *const *clients, int n, const char *name
     rl->quorum = n / 2 + 1;
     if (opts)
         rl->opt = *opts;
-    else
-        rlk_redlock_options_init(&rl->opt);
-    redlock_options_fix(&rl->opt);
+    redlock_options_fix(&rl->opt);      /* calloc'd: no opts, every default */
     rl->valid_until_ns = -1;
     pthread_mutex_init(&rl->op_mu, NULL);
     pthread_mutex_init(&rl->st_mu, NULL);
