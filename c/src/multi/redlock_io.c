@@ -38,12 +38,6 @@ static void redlock_req_fail(redlock_req *req, int rc, const char *msg)
     snprintf(req->err, sizeof req->err, "%s", msg);
 }
 
-/* Fails req with the message rlk_set_error just recorded for this thread. */
-static void redlock_req_fail_recorded(redlock_req *req, rlk_client *c, int rc)
-{
-    redlock_req_fail(req, rc, rlk_errstr(c));
-}
-
 void redlock_req_clear(redlock_req *req)
 {
     freeReplyObject(req->reply);
@@ -66,23 +60,14 @@ static int redlock_set_nonblocking(redisContext *ctx, int on)
     fl = on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK;
     if (fcntl(ctx->fd, F_SETFL, fl) < 0)
         return -1;
-    if (on)
-        ctx->flags &= ~REDIS_BLOCK;
-    else
-        ctx->flags |= REDIS_BLOCK;
+    ctx->flags = on ? ctx->flags & ~REDIS_BLOCK : ctx->flags | REDIS_BLOCK;
     return 0;
-}
-
-static void redlock_expect_free(redlock_expect *e)
-{
-    redisFreeCommand(e->cmd);
-    memset(e, 0, sizeof *e);
 }
 
 /* Removes expected reply j (0: the oldest, its outcome already handled). */
 static void redlock_expect_remove(redlock_conn *k, int j)
 {
-    redlock_expect_free(&k->exp[j]);
+    redisFreeCommand(k->exp[j].cmd);
     memmove(&k->exp[j], &k->exp[j + 1], (size_t)(k->nexp - j - 1) * sizeof k->exp[0]);
     memset(&k->exp[k->nexp - 1], 0, sizeof k->exp[0]);
     k->nexp--;
@@ -433,13 +418,13 @@ void redlock_io_send(redlock_io *io, int i, const char *name,
 
     memset(req, 0, sizeof *req);
     if (!k->dialling && (rc = redlock_conn_ready(k)) != RLK_OK) {
-        redlock_req_fail_recorded(req, k->c, rc);
+        redlock_req_fail(req, rc, rlk_errstr(k->c));
         return;
     }
     if (!(s = rlk_script_set_find(&k->c->scripts, name))) {
         rc = rlk_set_error(k->c, RLK_ERR_NOSUCHSCRIPT, "no script %s in the set of %s", name,
                            k->c->addr);
-        redlock_req_fail_recorded(req, k->c, rc);
+        redlock_req_fail(req, rc, rlk_errstr(k->c));
         return;
     }
     if (!k->dialling && !k->asked_docs && rlk_native_wanted(k->c, s) &&
@@ -516,7 +501,7 @@ static void redlock_on_call(redlock_conn *k, redlock_expect *e, redisReply *r)
         /* the retry owns the request now */
     } else if (r->type == REDIS_REPLY_ERROR) {
         rc = rlk_set_reply_error(k->c, r, e->script->name, RLK_ERR_SCRIPT);
-        redlock_req_fail_recorded(e->req, k->c, rc);
+        redlock_req_fail(e->req, rc, rlk_errstr(k->c));
     } else {
         e->req->done = 1;
         e->req->rc = RLK_OK;
