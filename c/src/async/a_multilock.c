@@ -90,11 +90,10 @@ static int aml_sub_start(aml *m, int lock, long long wait_ms)
         return -1;
     l->m = m;
     m->link = l;
-    if (lock)
-        m->sub = rlk_async_lock(m->h.ac, RLK_KIND_LOCK, m->names[m->k], m->task, wait_ms,
-                                m->acq_lease, aml_sub_done, l);
-    else
-        m->sub = rlk_async_unlock(m->h.ac, RLK_KIND_LOCK, m->names[m->k], m->task, aml_sub_done, l);
+    m->sub = lock ? rlk_async_lock(m->h.ac, RLK_KIND_LOCK, m->names[m->k], m->task, wait_ms,
+                                   m->acq_lease, aml_sub_done, l)
+                  : rlk_async_unlock(m->h.ac, RLK_KIND_LOCK, m->names[m->k], m->task,
+                                     aml_sub_done, l);
     if (!m->sub) {
         free(l);
         m->link = NULL;

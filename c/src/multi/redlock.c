@@ -338,26 +338,9 @@ static long long redlock_validity_ns(const rlk_redlock *rl, long long lease_ms,
            (t->ended_ns - t->started_ns);
 }
 
-/* A round that grants a lease (acquire: ok_nil 1, extend: 0): script with
- * ARGV (token, lease_ms) on every server, the replies tallied in *t. Returns
- * what is left of the lease, in ns (redlock_validity_ns). */
-static long long redlock_lease_round(rlk_redlock *rl, redlock_io *io, const char *script,
-                                     long long lease_ms, redlock_req *reqs, int ok_nil,
-                                     redlock_tally *t)
-{
-    char lease[24];
-    const char *args[2] = {rl->token, lease};
-
-    snprintf(lease, sizeof lease, "%lld", lease_ms);
-    t->started_ns = rlk_clock_now_ns();
-    redlock_round(rl, io, script, 2, args, reqs, rl->opt.server_timeout_ms);
-    redlock_tally_round(rl, reqs, ok_nil, t);
-    return redlock_validity_ns(rl, lease_ms, t);
-}
-
 /* ---------------------------------------------------------------- acquiring */
 
-/* The code and message of an attempt without quorum or validity. */
+/* The code and message of an acquire without quorum or validity. */
 static int redlock_acquire_failed(rlk_redlock *rl, long long lease_ms, const redlock_tally *t)
 {
     if (t->ok >= rl->quorum)
@@ -367,6 +350,21 @@ static int redlock_acquire_failed(rlk_redlock *rl, long long lease_ms, const red
                                   RLK_NS_PER_MS, lease_ms, redlock_drift_ms(rl, lease_ms));
     return redlock_fail_round(rl, t->failed > rl->n - rl->quorum ? t->first_err : RLK_ERR_BUSY,
                               "acquired on %d of %d servers (quorum %d): held elsewhere on %d, "
+                              "failed on %d", t->ok, rl->n, rl->quorum, t->refused, t->failed);
+}
+
+/* The same of an extend (old_until: when the validity it extends ends). */
+static int redlock_extend_failed(rlk_redlock *rl, const redlock_tally *t, long long old_until)
+{
+    if (t->ended_ns >= old_until)
+        return redlock_fail_round(rl, RLK_ERR_LOST, "extended on %d of %d servers, but the "
+                                  "validity ran out before a quorum answered", t->ok, rl->n);
+    if (t->ok >= rl->quorum)
+        return redlock_fail_round(rl, RLK_ERR_TIMEOUT, "extended on %d of %d servers, but the "
+                                  "new lease leaves no validity", t->ok, rl->n);
+    return redlock_fail_round(rl, t->refused > rl->n - rl->quorum || t->failed == 0
+                                      ? RLK_ERR_LOST : t->first_err,
+                              "extended on %d of %d servers (quorum %d): token gone on %d, "
                               "failed on %d", t->ok, rl->n, rl->quorum, t->refused, t->failed);
 }
 
@@ -407,31 +405,42 @@ static void redlock_set_held(rlk_redlock *rl, long long valid_until_ns)
     pthread_mutex_unlock(&rl->st_mu);
 }
 
-/* One attempt on every server. RLK_OK with *validity_ms, or a failure after
- * releasing everywhere. */
-static int redlock_attempt(rlk_redlock *rl, long long lease_ms, long long *validity_ms)
+/* One round that grants a lease on every server: an acquire (old_until -1;
+ * on a failure the token is released everywhere) or an extend of the
+ * validity that ends at old_until. RLK_OK with *validity_ms (what is left of
+ * the lease, redlock_validity_ns), or the failure recorded. */
+static int redlock_grant(rlk_redlock *rl, long long lease_ms, long long old_until,
+                         long long *validity_ms)
 {
-    redlock_req *acq, *rel;     /* the acquire's round, and the release's */
+    int acquire = old_until < 0, rc;
+    char lease[24];
+    const char *args[2] = {rl->token, lease};
+    redlock_req *reqs;          /* the round's, then (+ n) a failed acquire's release */
     redlock_tally t = {0};
     long long validity;
     redlock_io io;
-    int rc;
 
-    if ((rc = redlock_session(rl, &io, &acq, 2)) != RLK_OK)
+    if ((rc = redlock_session(rl, &io, &reqs, 2)) != RLK_OK)
         return rc;
-    rel = acq + rl->n;
-    validity = redlock_lease_round(rl, &io, "token/acquire", lease_ms, acq, 1, &t);
-    if (t.ok >= rl->quorum && validity >= RLK_NS_PER_MS) {
-        redlock_release_late(rl, &io, acq, rel);
+    snprintf(lease, sizeof lease, "%lld", lease_ms);
+    t.started_ns = rlk_clock_now_ns();
+    redlock_round(rl, &io, acquire ? "token/acquire" : "token/extend", 2, args, reqs,
+                  rl->opt.server_timeout_ms);
+    redlock_tally_round(rl, reqs, acquire, &t);
+    validity = redlock_validity_ns(rl, lease_ms, &t);
+    if (t.ok >= rl->quorum && validity >= RLK_NS_PER_MS && (acquire || t.ended_ns < old_until)) {
+        if (acquire)
+            redlock_release_late(rl, &io, reqs, reqs + rl->n);
         redlock_set_held(rl, t.ended_ns + validity);
         *validity_ms = validity / RLK_NS_PER_MS;
         redlock_ok(rl);
-        rc = RLK_OK;
-    } else {
+    } else if (acquire) {
         rc = redlock_acquire_failed(rl, lease_ms, &t);
-        redlock_release_in(rl, &io, rel);
+        redlock_release_in(rl, &io, reqs + rl->n);
+    } else {
+        rc = redlock_extend_failed(rl, &t, old_until);
     }
-    redlock_session_end(rl, &io, acq, 2);
+    redlock_session_end(rl, &io, reqs, 2);
     return rc;
 }
 
@@ -501,7 +510,7 @@ static int redlock_try_lock_locked(rlk_redlock *rl, long long wait_ms, long long
             rc = redlock_fail(rl, RLK_ERR_INTERRUPTED, "redlock %s: wait interrupted", rl->name);
             break;
         }
-        rc = redlock_attempt(rl, lease_ms, validity_ms);
+        rc = redlock_grant(rl, lease_ms, -1, validity_ms);
         if (rc == RLK_OK || rc == RLK_ERR_NOMEM || wait_ms == 0)
             break;
         if ((pause = redlock_retry_pause(rl, deadline)) == 1)
@@ -550,26 +559,9 @@ int rlk_redlock_lock(rlk_redlock *rl, long long lease_ms, long long *validity_ms
 
 /* ---------------------------------------------------------------- extending */
 
-static int redlock_extend_failed(rlk_redlock *rl, const redlock_tally *t, long long old_until)
-{
-    if (t->ended_ns >= old_until)
-        return redlock_fail_round(rl, RLK_ERR_LOST, "extended on %d of %d servers, but the "
-                                  "validity ran out before a quorum answered", t->ok, rl->n);
-    if (t->ok >= rl->quorum)
-        return redlock_fail_round(rl, RLK_ERR_TIMEOUT, "extended on %d of %d servers, but the "
-                                  "new lease leaves no validity", t->ok, rl->n);
-    return redlock_fail_round(rl, t->refused > rl->n - rl->quorum || t->failed == 0
-                                      ? RLK_ERR_LOST : t->first_err,
-                              "extended on %d of %d servers (quorum %d): token gone on %d, "
-                              "failed on %d", t->ok, rl->n, rl->quorum, t->refused, t->failed);
-}
-
 static int redlock_extend_locked(rlk_redlock *rl, long long lease_ms, long long *validity_ms)
 {
-    redlock_req *reqs;
-    redlock_tally t = {0};
-    long long old_until, validity;
-    redlock_io io;
+    long long old_until;
     int rc;
 
     if ((rc = redlock_check_lease(rl, lease_ms)) != RLK_OK)
@@ -582,16 +574,7 @@ static int redlock_extend_locked(rlk_redlock *rl, long long lease_ms, long long 
     if (old_until - rlk_clock_now_ns() < RLK_NS_PER_MS)
         return redlock_fail(rl, RLK_ERR_LOST, "redlock %s: the validity ran out %lld ms ago",
                             rl->name, (rlk_clock_now_ns() - old_until) / RLK_NS_PER_MS);
-    if ((rc = redlock_session(rl, &io, &reqs, 1)) != RLK_OK)
-        return rc;
-    validity = redlock_lease_round(rl, &io, "token/extend", lease_ms, reqs, 0, &t);
-    redlock_session_end(rl, &io, reqs, 1);
-    if (t.ok < rl->quorum || t.ended_ns >= old_until || validity < RLK_NS_PER_MS)
-        return redlock_extend_failed(rl, &t, old_until);
-    redlock_set_held(rl, t.ended_ns + validity);
-    *validity_ms = validity / RLK_NS_PER_MS;
-    redlock_ok(rl);
-    return RLK_OK;
+    return redlock_grant(rl, lease_ms, old_until, validity_ms);
 }
 
 int rlk_redlock_extend(rlk_redlock *rl, long long lease_ms, long long *validity_ms)
