@@ -182,44 +182,54 @@ static int wg_arc_cmp(const void *a, const void *b)
     return x->from < y->from ? -1 : x->from > y->from ? 1 : x->edge < y->edge ? -1 : x->edge > y->edge;
 }
 
-static int wg_str_cmp(const void *a, const void *b)
+/* A waiter or holder as one graph's node names it: s[0..len); at: its place
+ * among the ends of the graph's edges (each edge's waiter, then its holder). */
+typedef struct wg_end {
+    const char *s;
+    size_t len, at;
+} wg_end;
+
+static int wg_end_same(const wg_end *x, const wg_end *y)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return x->len == y->len && memcmp(x->s, y->s, x->len) == 0;
+}
+
+static int wg_end_cmp(const void *a, const void *b)
+{
+    const wg_end *x = a, *y = b;
+    int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
+
+    if (c == 0)
+        c = x->len != y->len ? (x->len < y->len ? -1 : 1) : (x->at > y->at) - (x->at < y->at);
+    return c;
 }
 
 /* The clients of the waiters of edges edge[0..len) (a thread waiter: its
  * client part), sorted and '\n'-joined: a cycle's key. */
 static char *wg_client_key(const rlk_waitgraph *g, const size_t *edge, size_t len)
 {
-    char **c = calloc(len ? len : 1, sizeof *c);
-    size_t total = 1, i, n = 0;
-    char *key = NULL;
+    wg_end *c = malloc((len ? len : 1) * sizeof *c);
+    size_t total = 1, n = 0;
+    char *key;
 
     if (!c)
         return NULL;
-    for (i = 0; i < len; i++) {
+    for (size_t i = 0; i < len; i++) {
         const wg_edge *e = &g->edges[edge[i]];
 
-        if (!(c[i] = strndup(e->waiter, e->by_client ? strlen(e->waiter)
-                                                     : rlk_wg_client_len(e->waiter))))
-            goto out;
-        total += strlen(c[i]) + 1;
+        c[i] = (wg_end){e->waiter, e->by_client ? strlen(e->waiter)
+                                                : rlk_wg_client_len(e->waiter), 0};
+        total += c[i].len + 1;
     }
-    qsort(c, len, sizeof *c, wg_str_cmp);
+    qsort(c, len, sizeof *c, wg_end_cmp);
     if ((key = malloc(total))) {
-        for (i = 0; i < len; i++) {
-            size_t l = strlen(c[i]);
-
-            memcpy(key + n, c[i], l);
-            key[n + l] = '\n';
-            n += l + 1;
+        for (size_t i = 0; i < len; i++) {
+            memcpy(key + n, c[i].s, c[i].len);
+            key[n + c[i].len] = '\n';
+            n += c[i].len + 1;
         }
         key[n] = '\0';
     }
-    i = len;
-out:
-    while (i-- > 0)
-        free(c[i]);
     free(c);
     return key;
 }
@@ -316,28 +326,6 @@ out:
     free(color);
     free(work);
     return rc;
-}
-
-/* A waiter or holder as one graph's node names it: s[0..len); at: its place
- * among the ends of the graph's edges (each edge's waiter, then its holder). */
-typedef struct wg_end {
-    const char *s;
-    size_t len, at;
-} wg_end;
-
-static int wg_end_same(const wg_end *x, const wg_end *y)
-{
-    return x->len == y->len && memcmp(x->s, y->s, x->len) == 0;
-}
-
-static int wg_end_cmp(const void *a, const void *b)
-{
-    const wg_end *x = a, *y = b;
-    int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
-
-    if (c == 0)
-        c = x->len != y->len ? (x->len < y->len ? -1 : 1) : (x->at > y->at) - (x->at < y->at);
-    return c;
 }
 
 /* The arcs of one graph: thread (waiters by thread only) or client (all).
