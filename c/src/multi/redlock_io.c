@@ -417,13 +417,10 @@ void redlock_io_send(redlock_io *io, int i, const char *name,
     int len, rc, native = -1;
 
     memset(req, 0, sizeof *req);
-    if (!k->dialling && (rc = redlock_conn_ready(k)) != RLK_OK) {
-        redlock_req_fail(req, rc, rlk_errstr(k->c));
-        return;
-    }
-    if (!(s = rlk_script_set_find(&k->c->scripts, name))) {
-        rc = rlk_set_error(k->c, RLK_ERR_NOSUCHSCRIPT, "no script %s in the set of %s", name,
-                           k->c->addr);
+    if ((!k->dialling && (rc = redlock_conn_ready(k)) != RLK_OK) ||
+        (!(s = rlk_script_set_find(&k->c->scripts, name)) &&
+         (rc = rlk_set_error(k->c, RLK_ERR_NOSUCHSCRIPT, "no script %s in the set of %s", name,
+                             k->c->addr)) != RLK_OK)) {
         redlock_req_fail(req, rc, rlk_errstr(k->c));
         return;
     }
