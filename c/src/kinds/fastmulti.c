@@ -73,7 +73,6 @@ struct rlk_fastmulti {
     size_t ntook;
 };
 
-
 /* Every message on the group's channel wakes every waiter of this client. */
 static int rlk_fastmulti_meaning(const char *payload, size_t len, long long *head, long long *next)
 {
@@ -130,7 +129,6 @@ int rlk_fastmulti_values_take(const char *const *values, size_t n, char ***out, 
     (*out)[n] = NULL;
     return RLK_OK;
 }
-
 
 static void rlk_fastmulti_fini(void *handle)
 {

@@ -26,7 +26,6 @@
 #include "client/url.h"
 #include "multi/redlock_io.h"
 
-
 /* ---------------------------------------------------------------- small helpers */
 
 static void redlock_req_fail(redlock_req *req, int rc, const char *msg)
