@@ -201,15 +201,14 @@ rlk_redlock *rlk_redlock_new(rlk_client *const *clients, int n, const char *name
         return NULL;
     if (!(rl = calloc(1, sizeof *rl)))
         return NULL;
+    pthread_mutex_init(&rl->op_mu, NULL);
+    pthread_mutex_init(&rl->st_mu, NULL);
     rl->clients = calloc((size_t)n, sizeof *rl->clients);
     rl->srv = calloc((size_t)n, sizeof *rl->srv);
     rl->name = strdup(name);
     if (!rl->clients || !rl->srv || !rl->name ||
         rlk_random_bytes((unsigned char *)&rl->rng, sizeof rl->rng) != 0) {
-        free(rl->clients);
-        free(rl->srv);
-        free(rl->name);
-        free(rl);
+        rlk_redlock_free(rl);
         return NULL;
     }
     rl->rng |= 1;
@@ -220,8 +219,6 @@ rlk_redlock *rlk_redlock_new(rlk_client *const *clients, int n, const char *name
         rl->opt = *opts;
     redlock_options_fix(&rl->opt);      /* calloc'd: no opts, every default */
     rl->valid_until_ns = -1;
-    pthread_mutex_init(&rl->op_mu, NULL);
-    pthread_mutex_init(&rl->st_mu, NULL);
     return rl;
 }
 
