@@ -117,18 +117,52 @@ int rlk_async_elect_term(rlk_async *ac, const char *name, unsigned long long tas
                                                                          : RLK_ERR_NOT_OWNER;
 }
 
-/* ---------------------------------------------------------------- proclaim */
+/* ---------------------------------------------------------------- the calls */
 
-static void ael_proclaim_send(ael *a);
+static void ael_proclaim_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
+                               int lost, void *arg);
+static void ael_read_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
+                           int lost, void *arg);
 
-static void ael_proclaim_fire(rlk_async *ac, void *arg)
+/* Ends the request: RLK_OK with the observer's read (value: its term), or
+ * err with "election <name>: <detail>". */
+static void ael_end(ael *a, int err, const char *detail)
+{
+    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub);
+    if (err == RLK_OK)
+        rlk_ae_complete(a->h.r, RLK_OK, a->info.term, NULL, NULL);
+    else
+        rlk_ae_complete(a->h.r, err, 0, NULL, "election %s: %s", a->name, detail);
+}
+
+/* Sends the request's call: elect/proclaim, or the observer's elect/leader. */
+static void ael_send(ael *a)
+{
+    int proclaim = a->op == AEL_PROCLAIM;
+    rlk_proto_argvals v = {.owner = a->owner, .value = a->value, .term = a->term,
+                           .secret = rlk_async_uuid(a->h.ac)};  /* the secret its campaign
+                                                                   stored */
+
+    a->call = rlk_a_kind_call(a->h.ac, proclaim ? &rlk_elect_proclaim_call
+                                                : &rlk_elect_leader_call,
+                              a->name, &v, NULL, proclaim ? ael_proclaim_reply : ael_read_reply, a);
+    if (!a->call)
+        ael_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM,
+                rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
+}
+
+/* The retry timer: the call again, unless one is in flight. */
+static void ael_retry_fire(rlk_async *ac, void *arg)
 {
     ael *a = arg;
 
     (void)ac;
     a->retry = NULL;
-    ael_proclaim_send(a);
+    if (!rlk_ae_req_done(a->h.r) && !a->call)
+        ael_send(a);
 }
+
+/* ---------------------------------------------------------------- proclaim */
 
 static void ael_proclaim_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
                                int lost, void *arg)
@@ -136,13 +170,12 @@ static void ael_proclaim_reply(rlk_async *ac, int rc, const redisReply *r, const
     ael *a = arg;
     rlk_proto_outcome o;
 
-    (void)ac;
-    (void)lost;
+    rlk_a_unused(2, ac, lost);
     a->call = NULL;
     if (rc == RLK_ERR_IO && rlk_ae_now_ms() - a->h.start <= rlk_a_common_budget(a->h.ac, 0)) {
         /* Never written, or lost: elect/proclaim may run twice (the same value in the same
          * term; the second publishes again), so it is sent again within the budget. */
-        a->retry = rlk_ae_timer_add(a->h.ac, AEL_RETRY_MS, ael_proclaim_fire, a);
+        a->retry = rlk_ae_timer_add(a->h.ac, AEL_RETRY_MS, ael_retry_fire, a);
         if (a->retry)
             return;
     }
@@ -158,20 +191,6 @@ static void ael_proclaim_reply(rlk_async *ac, int rc, const redisReply *r, const
                         a->term);
     else
         rlk_ae_complete(a->h.r, RLK_OK, a->term, NULL, NULL);
-}
-
-static void ael_proclaim_send(ael *a)
-{
-    rlk_proto_argvals v = {.owner = a->owner, .value = a->value, .term = a->term,
-                           .secret = rlk_async_uuid(a->h.ac)};  /* the secret its campaign
-                                                                   stored */
-
-    a->call = rlk_a_kind_call(a->h.ac, &rlk_elect_proclaim_call, a->name, &v, NULL,
-                              ael_proclaim_reply, a);
-    if (!a->call)
-        rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
-                        "election %s: %s", a->name, rlk_ae_closing(a->h.ac) ? "client freed"
-                                                                         : "out of memory");
 }
 
 rlk_async_req *rlk_async_elect_proclaim(rlk_async *ac, const char *name, unsigned long long task,
@@ -197,13 +216,11 @@ rlk_async_req *rlk_async_elect_proclaim(rlk_async *ac, const char *name, unsigne
         rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "election %s: out of memory", name);
         return a->h.r;
     }
-    ael_proclaim_send(a);
+    ael_send(a);
     return a->h.r;
 }
 
 /* ---------------------------------------------------------------- observe */
-
-static void ael_read(ael *a);
 
 /* The request's own callback: the caller's, with the leadership read. */
 static void ael_deliver(rlk_async *ac, const rlk_async_result *r, void *privdata)
@@ -211,17 +228,6 @@ static void ael_deliver(rlk_async *ac, const rlk_async_result *r, void *privdata
     ael *a = privdata;
 
     a->efn(ac, r, r->err == RLK_OK ? &a->info : NULL, a->eprivdata);
-}
-
-/* Ends the observer: RLK_OK with the read (value: its term), or err with
- * "election <name>: <detail>". */
-static void ael_end(ael *a, int err, const char *detail)
-{
-    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub);
-    if (err == RLK_OK)
-        rlk_ae_complete(a->h.r, RLK_OK, a->info.term, NULL, NULL);
-    else
-        rlk_ae_complete(a->h.r, err, 0, NULL, "election %s: %s", a->name, detail);
 }
 
 static void ael_timed_out(ael *a)
@@ -232,24 +238,13 @@ static void ael_timed_out(ael *a)
     ael_end(a, RLK_ERR_TIMEOUT, msg);
 }
 
-static void ael_retry_fire(rlk_async *ac, void *arg)
-{
-    ael *a = arg;
-
-    (void)ac;
-    a->retry = NULL;
-    if (!rlk_ae_req_done(a->h.r) && !a->call)
-        ael_read(a);
-}
-
 static void ael_read_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
                            int lost, void *arg)
 {
     ael *a = arg;
     long long next = -1;
 
-    (void)ac;
-    (void)lost;
+    rlk_a_unused(2, ac, lost);
     a->call = NULL;
     if (rlk_ae_req_done(a->h.r))
         return;
@@ -289,17 +284,6 @@ static void ael_read_reply(rlk_async *ac, int rc, const redisReply *r, const cha
     a->retry = next >= 0 ? rlk_ae_timer_add(a->h.ac, next, ael_retry_fire, a) : NULL;
 }
 
-static void ael_read(ael *a)
-{
-    rlk_proto_argvals v = {0};
-
-    a->call = rlk_a_kind_call(a->h.ac, &rlk_elect_leader_call, a->name, &v, NULL,
-                              ael_read_reply, a);
-    if (!a->call)
-        ael_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM,
-                rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
-}
-
 /* A message on the election's channel (a change), or msg NULL: subscribed
  * (again: changes may have been missed): read now, or after the read in
  * flight. */
@@ -307,12 +291,9 @@ static void ael_msg(rlk_async *ac, const char *channel, const char *msg, size_t 
 {
     ael *a = arg;
 
-    (void)ac;
-    (void)channel;
-    (void)msg;
-    (void)len;
+    rlk_a_unused(4, ac, channel, msg, len);
     if (rlk_a_common_wake(a->h.r, a->call, &a->again))
-        ael_read(a);
+        ael_send(a);
 }
 
 static void ael_deadline_fire(rlk_async *ac, void *arg)
@@ -363,7 +344,7 @@ rlk_async_req *rlk_async_elect_observe(rlk_async *ac, const char *name,
     }
     a->has_known = known != NULL;
     if (!known || timeout_ms == 0) {
-        ael_read(a);    /* one read */
+        ael_send(a);    /* one read */
         return a->h.r;
     }
     /* Subscribed before the first read: its confirmation reads (no change is missed). */

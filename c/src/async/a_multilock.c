@@ -4,13 +4,12 @@
  * reentrant locks of this client held by one task, all or none, built from
  * rlk_async_lock / rlk_async_unlock requests (a_lock.c) taken one at a
  * time in the order given, with the blocking MultiLock's attempt loop
- * (multi/multilock.c, Redisson's): an attempt gives each member what is left
- * of a budget of 1500 ms per member (at most the caller's wait); when one
- * stays busy, the members taken are released (last first) and a new attempt
- * starts while the wait lasts. With a lease and a wait, members are taken
- * with a lease of max(lease, 2 x the budget) and set to the lease
- * (reentrant/renew) once all are held, so none expires while later ones are
- * awaited. Every failure, timeout or cancellation releases what was taken
+ * (its rules in multi/multilock.h, Redisson's): an attempt gives each member
+ * what is left of a budget of 1500 ms per member (at most the caller's wait);
+ * when one stays busy, the members taken are released (last first) and a new
+ * attempt starts while the wait lasts. With a lease and a wait, members are
+ * taken with a longer lease and set to the lease (reentrant/renew) once all
+ * are held. Every failure, timeout or cancellation releases what was taken
  * before the callback is called: never one left held after it reports
  * anything but RLK_OK. docs/async-internals.md describes it.
  *
@@ -26,12 +25,11 @@
 #include "client/client.h"
 #include "client/scripts.h"
 #include "kinds/lock.h"
+#include "multi/multilock.h"
 #include "runtime/rt.h"
 #include "async/engine.h"
 #include "async/a_common.h"
 #include "async/a_kind.h"
-
-#define AML_MS_PER_MEMBER 1500LL
 
 enum { AML_LOCK, AML_UNLOCK };
 enum { AML_ACQUIRING, AML_RENEWING, AML_RELEASING, AML_UNLOCKING };
@@ -67,16 +65,6 @@ struct aml {
 
 static void aml_next(aml *m);
 
-static void aml_set_msg(aml *m, const char *msg)
-{
-    size_t n = strlen(msg);
-
-    if (n >= sizeof m->end_msg)
-        n = sizeof m->end_msg - 1;
-    memcpy(m->end_msg, msg, n);
-    m->end_msg[n] = '\0';
-}
-
 static void aml_free_state(rlk_async_req *r, void *state)
 {
     aml *m = state;
@@ -102,11 +90,10 @@ static int aml_sub_start(aml *m, int lock, long long wait_ms)
         return -1;
     l->m = m;
     m->link = l;
-    if (lock)
-        m->sub = rlk_async_lock(m->h.ac, RLK_KIND_LOCK, m->names[m->k], m->task, wait_ms,
-                                m->acq_lease, aml_sub_done, l);
-    else
-        m->sub = rlk_async_unlock(m->h.ac, RLK_KIND_LOCK, m->names[m->k], m->task, aml_sub_done, l);
+    m->sub = lock ? rlk_async_lock(m->h.ac, RLK_KIND_LOCK, m->names[m->k], m->task, wait_ms,
+                                   m->acq_lease, aml_sub_done, l)
+                  : rlk_async_unlock(m->h.ac, RLK_KIND_LOCK, m->names[m->k], m->task,
+                                     aml_sub_done, l);
     if (!m->sub) {
         free(l);
         m->link = NULL;
@@ -121,7 +108,7 @@ static void aml_fail(aml *m, int err, long long value, const char *msg)
     if (!m->end_err) {
         m->end_err = err;
         m->end_value = value;
-        aml_set_msg(m, msg);
+        snprintf(m->end_msg, sizeof m->end_msg, "%s", msg);
     }
     if (rlk_ae_closing(m->h.ac)) {
         rlk_ae_complete(m->h.r, RLK_ERR_CLOSED, 0, NULL, "the async client was freed");
@@ -135,14 +122,10 @@ static void aml_fail(aml *m, int err, long long value, const char *msg)
 /* A new attempt from the first member. */
 static void aml_attempt(aml *m)
 {
-    long long now = rlk_ae_now_ms();
-
     m->phase = AML_ACQUIRING;
     m->k = 0;
     m->taken = 0;
-    m->attempt_end = now + m->budget_ms;
-    if (m->deadline >= 0 && m->attempt_end > m->deadline)
-        m->attempt_end = m->deadline;
+    m->attempt_end = rlk_multilock_attempt_end(rlk_ae_now_ms(), m->budget_ms, m->deadline);
     aml_next(m);
 }
 
@@ -152,8 +135,7 @@ static void aml_renew_reply(rlk_async *ac, int rc, const redisReply *reply, cons
     aml *m = arg;
     char msg[300];
 
-    (void)ac;
-    (void)lost;
+    rlk_a_unused(2, ac, lost);
     m->call = NULL;
     if (rlk_ae_req_done(m->h.r))
         return;
@@ -181,8 +163,6 @@ static void aml_renew_reply(rlk_async *ac, int rc, const redisReply *reply, cons
 /* The next step of the current phase. */
 static void aml_next(aml *m)
 {
-    char msg[300];
-
     if (rlk_ae_req_done(m->h.r))
         return;
     if (m->phase == AML_ACQUIRING) {
@@ -192,13 +172,10 @@ static void aml_next(aml *m)
             aml_fail(m, RLK_ERR_CANCELLED, 0, "cancelled");
             return;
         }
-        if (m->k == m->n) {
-            if (m->acq_lease != m->lease_ms) {
-                m->phase = AML_RENEWING;
-                m->k = 0;
-                aml_next(m);
-            } else
-                rlk_ae_complete(m->h.r, RLK_OK, m->n, NULL, NULL);
+        if (m->k == m->n) {    /* all held: set to the lease when taken with another */
+            m->phase = AML_RENEWING;
+            m->k = m->acq_lease != m->lease_ms ? 0 : m->n;
+            aml_next(m);
             return;
         }
         wait = m->wait_ms == 0 ? 0 : m->attempt_end - rlk_ae_now_ms();
@@ -219,21 +196,17 @@ static void aml_next(aml *m)
         rlk_ae_owner(m->h.ac, m->task, owner, sizeof owner);
         m->call = rlk_a_kind_call(m->h.ac, &rlk_lock_renew_call, m->names[m->k], &v, NULL,
                                   aml_renew_reply, m);
-        if (!m->call) {
-            snprintf(msg, sizeof msg, "multilock: %s",
-                     rlk_ae_closing(m->h.ac) ? "the async client was freed" : "out of memory");
-            aml_fail(m, rlk_ae_closing(m->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, msg);
-        }
+        if (!m->call)
+            aml_fail(m, rlk_ae_closing(m->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0,
+                     rlk_ae_closing(m->h.ac) ? "multilock: the async client was freed"
+                                             : "multilock: out of memory");
         return;
     }
     if (m->phase == AML_RELEASING) {
         if (m->k < 0) {
             /* Nothing of this request is held any more. */
-            int retry = (m->end_err == RLK_ERR_BUSY || m->end_err == RLK_ERR_LOST) &&
-                        m->ending != RLK_ERR_CANCELLED && m->wait_ms != 0 &&
-                        (m->deadline < 0 || rlk_ae_now_ms() < m->deadline);
-
-            if (retry) {
+            if (m->ending != RLK_ERR_CANCELLED &&
+                rlk_multilock_again(m->end_err, m->wait_ms, rlk_ae_now_ms(), m->deadline)) {
                 m->end_err = 0;
                 aml_attempt(m);
                 return;
@@ -248,14 +221,7 @@ static void aml_next(aml *m)
             rlk_ae_complete(m->h.r, m->end_err, m->end_value, NULL, "%s", m->end_msg);
             return;
         }
-        if (aml_sub_start(m, 0, 0) != 0)
-            rlk_ae_complete(m->h.r, RLK_ERR_NOMEM, 0, NULL,
-                            "multilock: out of memory while releasing member %d (%s)", m->k,
-                            m->names[m->k]);
-        return;
-    }
-    /* AML_UNLOCKING: every member, last first; all are tried. */
-    if (m->k < 0) {
+    } else if (m->k < 0) {  /* AML_UNLOCKING: every member, last first; all are tried */
         if (m->end_err)
             rlk_ae_complete(m->h.r, m->end_err, m->released, NULL, "%s", m->end_msg);
         else
@@ -306,7 +272,7 @@ static void aml_sub_done(rlk_async *ac, const rlk_async_result *res, void *p)
         if (res->err != RLK_OK && res->err != RLK_ERR_NOT_OWNER && m->end_err != RLK_ERR_UNSETTLED) {
             snprintf(msg, sizeof msg, "%s; and member %d (%s) could not be released: %s",
                      m->end_msg, m->k, m->names[m->k], res->errstr);
-            aml_set_msg(m, msg);
+            snprintf(m->end_msg, sizeof m->end_msg, "%.255s", msg);
             m->end_err = res->err == RLK_ERR_CANCELLED ? m->end_err : RLK_ERR_UNSETTLED;
         }
         m->k--;
@@ -411,13 +377,9 @@ rlk_async_req *rlk_async_multilock_lock(rlk_async *ac, int n, const char *const 
         return m->h.r;
     m->wait_ms = wait_ms;
     m->lease_ms = lease_ms;
-    m->budget_ms = AML_MS_PER_MEMBER * n;
-    if (wait_ms > 0 && wait_ms < m->budget_ms)
-        m->budget_ms = wait_ms;
+    m->budget_ms = rlk_multilock_budget_ms(RLK_MULTILOCK_MS_PER_MEMBER, n, wait_ms);
     m->deadline = wait_ms < 0 ? -1 : m->h.start + wait_ms;
-    /* Redisson takes the members with twice the budget as lease when it may wait. */
-    m->acq_lease = lease_ms > 0 && wait_ms != 0 && lease_ms < 2 * m->budget_ms
-                       ? 2 * m->budget_ms : lease_ms;
+    m->acq_lease = rlk_multilock_acquire_lease(lease_ms, m->budget_ms, wait_ms);
     aml_attempt(m);
     return m->h.r;
 }

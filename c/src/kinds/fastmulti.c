@@ -66,13 +66,12 @@ typedef struct rlk_fastmulti_took {
 struct rlk_fastmulti {
     rlk_fam_base b;             /* name: the group; channel: redisson_lock__channel:{group} */
     rlk_fam_id id;
-    char **values;
+    char **values;              /* one block (rlk_fastmulti_values_take) */
     size_t n;
     pthread_mutex_t mu;         /* took */
     rlk_fastmulti_took *took;
     size_t ntook;
 };
-
 
 /* Every message on the group's channel wakes every waiter of this client. */
 static int rlk_fastmulti_meaning(const char *payload, size_t len, long long *head, long long *next)
@@ -131,13 +130,10 @@ int rlk_fastmulti_values_take(const char *const *values, size_t n, char ***out, 
     return RLK_OK;
 }
 
-
 static void rlk_fastmulti_fini(void *handle)
 {
     rlk_fastmulti *m = handle;
 
-    for (size_t k = 0; m->values && k < m->n; k++)
-        free(m->values[k]);
     free(m->values);
     for (size_t k = 0; k < m->ntook; k++)
         free(m->took[k].owner);
@@ -251,14 +247,9 @@ rlk_fastmulti *rlk_fastmulti_new(rlk_client *c, const char *group, const char *c
         return NULL;
     rlk_fam_id_init(&m->id);
     pthread_mutex_init(&m->mu, NULL);
-    if ((m->values = calloc(n, sizeof *m->values)) != NULL) {
-        m->n = n;
-        for (size_t k = 0; k < n; k++) {
-            if (!(m->values[k] = strdup(values[k])))
-                return rlk_fam_made(m, 0);
-        }
-    }
-    return rlk_fam_made(m, m->values != NULL);
+    m->n = n;
+    return rlk_fam_made(m, rlk_fastmulti_values_take(values, n, &m->values, why, sizeof why) ==
+                               RLK_OK);
 }
 
 void rlk_fastmulti_free(rlk_fastmulti *m)
@@ -358,50 +349,45 @@ static int rlk_fastmulti_acl_aftermath(rlk_fastmulti *m, const char *owner, int 
 }
 
 /* After a call of m for owner failed: 0 when its reply was not lost (the
- * error stands). Else 1 (counted as a lost reply), and either *settled
- * RLK_OK with *n the count it left (rlk_fastmulti_lost_count from
- * owner's live lock_count of each value, fastmulti/counts, read once the
- * call has run or never will; -1: cannot tell), or the error that left it unknown. The call's error stays
- * recorded, with "; outcome unknown (why)" in the second case. */
+ * error stands). Else (counted as a lost reply) 1 with *n the count it
+ * left (rlk_fastmulti_lost_count from owner's live lock_count of each
+ * value, fastmulti/counts, read once the call has run or never will), the
+ * call's error still recorded; or -1 with RLK_ERR_UNSETTLED in *rc
+ * (counted), its message the call's, with "; outcome unknown (why)" when the
+ * fence or the read failed, or with what when the counts do not tell. */
 static int rlk_fastmulti_lost(rlk_fastmulti *m, const char *owner, long long known, int exact,
-                              int release, long long *n, int *settled)
+                              int release, const char *what, long long *n, int *rc)
 {
     rlk_client *c = m->b.c;
     char orig[RLK_ERRSTR_MAX], why[RLK_ERRSTR_MAX];
     rlk_proto_argvals v = {.owner = owner};
     redisReply *r = NULL;
-    int orig_err;
+    int orig_err, settled;
 
-    if (!rlk_fam_lost_fence(&m->b, settled))
+    *n = -1;
+    if (!rlk_fam_lost_fence(&m->b, &settled))
         return 0;
-    if (*settled != RLK_OK)
-        return 1;
-    orig_err = rlk_err(c);
-    snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
-    *settled = rlk_fastmulti_call(m, rlk_fastmulti_counts_call.script,
-                                  rlk_fastmulti_counts_call.args, &v, &r);
-    if (*settled == RLK_OK)
-        *n = rlk_fastmulti_lost_count(r, known, exact, release);
-    if (r)
-        freeReplyObject(r);
-    if (*settled != RLK_OK) {
+    if (settled == RLK_OK) {
+        orig_err = rlk_err(c);
+        snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
+        settled = rlk_fastmulti_call(m, rlk_fastmulti_counts_call.script,
+                                     rlk_fastmulti_counts_call.args, &v, &r);
+        if (settled == RLK_OK)
+            *n = rlk_fastmulti_lost_count(r, known, exact, release);
+        if (r)
+            freeReplyObject(r);
         snprintf(why, sizeof why, "%s", rlk_errstr(c));
-        rlk_set_error(c, orig_err, "%s; outcome unknown (%s)", orig, why);
-    } else {
-        rlk_set_error(c, orig_err, "%s", orig);
+        if (settled != RLK_OK)
+            rlk_set_error(c, orig_err, "%s; outcome unknown (%s)", orig, why);
+        else
+            rlk_set_error(c, orig_err, "%s", orig);
     }
-    return 1;
-}
-
-/* The recorded error, its message kept with what, as RLK_ERR_UNSETTLED
- * (counted). */
-static int rlk_fastmulti_unsettled(rlk_fastmulti *m, const char *what)
-{
-    char msg[RLK_ERRSTR_MAX];
-
-    snprintf(msg, sizeof msg, "%s", rlk_errstr(m->b.c));
+    if (*n >= 0)
+        return 1;
+    snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
     RLK_RT_COUNT(m->b.rt, lost_unsettled);
-    return rlk_set_error(m->b.c, RLK_ERR_UNSETTLED, "%s%s", msg, what);
+    *rc = rlk_set_error(c, RLK_ERR_UNSETTLED, "%s%s", orig, settled == RLK_OK ? what : "");
+    return -1;
 }
 
 /* fastmulti/release for owner: its enum rlk_release_outcome; *rc the call's error. */
@@ -441,19 +427,16 @@ static int rlk_fastmulti_release_call(void *arg, const char *owner, long long le
 static int rlk_fastmulti_acquire_lost(rlk_fastmulti *m, int rc, const rlk_hold_spec *h,
                                       rlk_handle_acq *a, long long sent)
 {
-    long long known = rlk_wd_count_as(m->b.rt->wd, RLK_KIND_LOCK, m->b.name, a->owner), n = -1;
+    long long known = rlk_wd_count_as(m->b.rt->wd, RLK_KIND_LOCK, m->b.name, a->owner), n;
     char msg[RLK_ERRSTR_MAX];
-    int settled;
+    int lost;
 
     /* exact: every acquisition the registry counts was this handle's, of these values */
-    if (!rlk_fastmulti_lost(m, a->owner, known, rlk_fastmulti_took_add(m, a->owner, 0) == known,
-                            0, &n, &settled))
+    lost = rlk_fastmulti_lost(m, a->owner, known, rlk_fastmulti_took_add(m, a->owner, 0) == known,
+                              0, " (the values' counts do not tell whether the acquire ran)", &n,
+                              &rc);
+    if (lost <= 0)
         return rc;
-    if (settled != RLK_OK)
-        return rlk_fastmulti_unsettled(m, "");
-    if (n < 0)
-        return rlk_fastmulti_unsettled(m, " (the values' counts do not tell whether the acquire "
-                                          "ran)");
     if (n == known) {
         RLK_RT_COUNT(m->b.rt, lost_not_run);
         snprintf(msg, sizeof msg, "%s", rlk_errstr(m->b.c));
@@ -541,21 +524,12 @@ int rlk_fastmulti_lock(rlk_fastmulti *m, long long lease_ms)
 static int rlk_fastmulti_release_lost(rlk_fastmulti *m, const char *owner, long long known,
                                       int exact, long long lease, int outcome, int *rc)
 {
-    long long n = -1;
-    int settled;
+    long long n;
 
     for (int again = 0; outcome == RLK_REL_ERROR && again < 2; again++) {
-        if (!rlk_fastmulti_lost(m, owner, known, exact, 1, &n, &settled))
+        if (rlk_fastmulti_lost(m, owner, known, exact, 1, " (the values' counts do not tell "
+                               "whether the release ran; not sent again)", &n, rc) <= 0)
             return outcome;
-        if (settled != RLK_OK) {
-            *rc = rlk_fastmulti_unsettled(m, "");
-            return outcome;
-        }
-        if (n < 0) {
-            *rc = rlk_fastmulti_unsettled(m, " (the values' counts do not tell whether the "
-                                             "release ran; not sent again)");
-            return outcome;
-        }
         if (n < known) {
             *rc = RLK_OK;
             return n > 0 ? RLK_REL_STILL_HELD : RLK_REL_RELEASED;
@@ -569,8 +543,8 @@ int rlk_fastmulti_unlock(rlk_fastmulti *m)
 {
     char owner[RLK_OWNER_MAX + 1];
     rlk_wd_ticket t;
-    long long lease, before, took;
-    int rc, outcome, mine;
+    long long lease = 0, before, took;
+    int rc, outcome, mine, wd_unused;
 
     if (!m)
         return RLK_ERR_ARG;
@@ -579,31 +553,23 @@ int rlk_fastmulti_unlock(rlk_fastmulti *m)
     took = rlk_fastmulti_took_add(m, owner, -1);
     mine = took > 0;
     before = rlk_wd_count_as(m->b.rt->wd, RLK_KIND_LOCK, m->b.name, owner);
-    if (!mine) {
-        long long lease_any = 0;
-        int wd_unused;
-
-        rlk_fam_lease(m->b.c, "faster MultiLock", m->b.name, 0, &lease_any, &wd_unused);
-        /* Nothing taken through this handle for owner: the registry's entry
-         * (if any) is another set's. Only a release that did free something
-         * (the same values taken through another handle) counts there. */
-        outcome = rlk_fastmulti_release_call(m, owner, lease_any, &rc);
-        outcome = rlk_fastmulti_release_lost(m, owner, 1, 0, lease_any, outcome, &rc);
-        if (outcome == RLK_REL_RELEASED || outcome == RLK_REL_STILL_HELD) {
-            rlk_wd_release_begin_as(m->b.rt->wd, RLK_KIND_LOCK, m->b.name, owner, &t);
-            rlk_wd_release_end(m->b.rt->wd, &t, t.decremented ? RLK_REL_STILL_HELD : outcome);
-        }
-    } else {
-        /* Out of the registry (or one count less) before the release is sent. */
+    /* Taken through this handle: out of the registry (or one count less) before the release
+     * is sent. Nothing taken through it for owner: the registry's entry (if any) is another
+     * set's; only a release that did free something (the same values taken through another
+     * handle) counts there. */
+    if (mine)
         lease = rlk_wd_release_begin_as(m->b.rt->wd, RLK_KIND_LOCK, m->b.name, owner, &t);
-        outcome = rlk_fastmulti_release_call(m, owner, lease, &rc);
-        outcome = rlk_fastmulti_release_lost(m, owner, before > 0 ? before : 1, took == before,
-                                             lease, outcome, &rc);  /* this handle counted one */
-        /* The registry counts this holder's acquisitions in the group,
-         * whichever values: while it counts more, the holder still holds
-         * the others. */
+    else
+        rlk_fam_lease(m->b.c, "faster MultiLock", m->b.name, 0, &lease, &wd_unused);
+    outcome = rlk_fastmulti_release_call(m, owner, lease, &rc);
+    outcome = rlk_fastmulti_release_lost(m, owner, mine && before > 0 ? before : 1,
+                                         mine && took == before, lease, outcome, &rc);
+    if (!mine && (outcome == RLK_REL_RELEASED || outcome == RLK_REL_STILL_HELD))
+        rlk_wd_release_begin_as(m->b.rt->wd, RLK_KIND_LOCK, m->b.name, owner, &t);
+    /* The registry counts this holder's acquisitions in the group, whichever values: while
+     * it counts more, the holder still holds the others. */
+    if (mine || outcome == RLK_REL_RELEASED || outcome == RLK_REL_STILL_HELD)
         rlk_wd_release_end(m->b.rt->wd, &t, t.decremented ? RLK_REL_STILL_HELD : outcome);
-    }
     if (outcome == RLK_REL_NOT_OWNER)
         rc = rlk_set_error(m->b.c, RLK_ERR_NOT_OWNER, "unlock faster MultiLock %s: not every "
                            "value held by %s", m->b.name, owner);

@@ -66,6 +66,8 @@ int rlk_fence_call_make(rlk_fence_call *fc, const char *who, const char *op, con
                         const size_t *arglens, char *msg, size_t msglen)
 {
     int is_check, known = 0;
+    size_t bytes, flen, dlen;
+    char *p;
 
     memset(fc, 0, sizeof *fc);
     for (int i = 0; op && rlk_fence_ops[i]; i++)
@@ -97,31 +99,38 @@ int rlk_fence_call_make(rlk_fence_call *fc, const char *who, const char *op, con
             snprintf(msg, msglen, "%s: args[%d] is NULL", who, i);
             return RLK_ERR_ARG;
         }
-    fc->argv = malloc(sizeof *fc->argv * (size_t)(nargs + 1));
-    fc->lens = malloc(sizeof *fc->lens * (size_t)(nargs + 1));
-    if (!fc->argv || !fc->lens) {
-        rlk_fence_call_free(fc);
+    /* One block: the lengths, the argument pointers, then the keys' and arguments' bytes. */
+    flen = strlen(fence) + 1;
+    dlen = data ? strlen(data) + 1 : 0;
+    bytes = (size_t)(nargs + 1) * (sizeof *fc->lens + sizeof *fc->argv) + flen + dlen;
+    for (int i = 0; i < nargs; i++)
+        bytes += (arglens ? arglens[i] : strlen(args[i])) + 1;
+    if (!(fc->lens = malloc(bytes))) {
         snprintf(msg, msglen, "%s: out of memory", who);
         return RLK_ERR_NOMEM;
     }
+    fc->argv = (const char **)(fc->lens + nargs + 1);
+    p = (char *)(fc->argv + nargs + 1);
     snprintf(fc->script, sizeof fc->script, "fence/%s", op);
     snprintf(fc->token, sizeof fc->token, "%" PRIu64, token);
-    fc->keys[0] = fence;
-    fc->keys[1] = data;
+    fc->keys[0] = memcpy(p, fence, flen);
+    fc->keys[1] = data ? memcpy(p + flen, data, dlen) : NULL;
+    p += flen + dlen;
     fc->nkeys = is_check ? 1 : 2;
     fc->nargs = nargs + 1;
     fc->argv[0] = fc->token;
     fc->lens[0] = strlen(fc->token);
     for (int i = 0; i < nargs; i++) {
-        fc->argv[i + 1] = args[i];
         fc->lens[i + 1] = arglens ? arglens[i] : strlen(args[i]);
+        fc->argv[i + 1] = memcpy(p, args[i], fc->lens[i + 1]);
+        p[fc->lens[i + 1]] = '\0';
+        p += fc->lens[i + 1] + 1;
     }
     return RLK_OK;
 }
 
 void rlk_fence_call_free(rlk_fence_call *fc)
 {
-    free(fc->argv);
     free(fc->lens);
     fc->argv = NULL;
     fc->lens = NULL;

@@ -18,7 +18,8 @@
 
 /* One fenced write's script call: script "fence/<op>", keys (fence, and the
  * data key unless op is "check"), then the arguments: the token's text
- * first, then the caller's (not copied: valid while the caller's are). */
+ * first, then the caller's. The keys and arguments are copies (lens is the
+ * one block that holds them), valid until rlk_fence_call_free. */
 typedef struct rlk_fence_call {
     char script[32];
     char token[24];

@@ -11,7 +11,6 @@
  * known, and a cycle there is a deadlock when each client's waiting thread is
  * the one that holds (docs/deadlock.md).
  */
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,79 +44,6 @@ size_t rlk_wg_client_len(const char *id)
     const char *c = strrchr(id, ':');
 
     return c ? (size_t)(c - id) : strlen(id);
-}
-
-/* ---------------------------------------------------------------- nodes */
-
-typedef struct wg_nodes {
-    char **id;
-    size_t n, cap;
-    size_t *slot;           /* open addressing: index + 1, 0 empty */
-    size_t nslot;
-} wg_nodes;
-
-static uint64_t wg_hash(const char *s, size_t len)
-{
-    uint64_t h = 1469598103934665603ULL;
-
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-    return h;
-}
-
-static int wg_rehash(wg_nodes *t, size_t nslot)
-{
-    size_t *slot = calloc(nslot, sizeof *slot);
-
-    if (!slot)
-        return -1;
-    for (size_t i = 0; i < t->n; i++) {
-        size_t k = wg_hash(t->id[i], strlen(t->id[i])) & (nslot - 1);
-
-        while (slot[k])
-            k = (k + 1) & (nslot - 1);
-        slot[k] = i + 1;
-    }
-    free(t->slot);
-    t->slot = slot;
-    t->nslot = nslot;
-    return 0;
-}
-
-/* The node of id[0..len), added when new; -1 when out of memory. */
-static long wg_node(wg_nodes *t, const char *id, size_t len)
-{
-    size_t k;
-
-    if ((t->n + 1) * 2 > t->nslot && wg_rehash(t, t->nslot ? t->nslot * 2 : 64) < 0)
-        return -1;
-    for (k = wg_hash(id, len) & (t->nslot - 1); t->slot[k]; k = (k + 1) & (t->nslot - 1)) {
-        const char *s = t->id[t->slot[k] - 1];
-
-        if (strlen(s) == len && memcmp(s, id, len) == 0)
-            return (long)t->slot[k] - 1;
-    }
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 64;
-        char **p = realloc(t->id, cap * sizeof *p);
-
-        if (!p)
-            return -1;
-        t->id = p;
-        t->cap = cap;
-    }
-    if (!(t->id[t->n] = strndup(id, len)))
-        return -1;
-    t->slot[k] = t->n + 1;
-    return (long)t->n++;
-}
-
-static void wg_nodes_free(wg_nodes *t)
-{
-    for (size_t i = 0; i < t->n; i++)
-        free(t->id[i]);
-    free(t->id);
-    free(t->slot);
 }
 
 /* ---------------------------------------------------------------- edges */
@@ -256,44 +182,54 @@ static int wg_arc_cmp(const void *a, const void *b)
     return x->from < y->from ? -1 : x->from > y->from ? 1 : x->edge < y->edge ? -1 : x->edge > y->edge;
 }
 
-static int wg_str_cmp(const void *a, const void *b)
+/* A waiter or holder as one graph's node names it: s[0..len); at: its place
+ * among the ends of the graph's edges (each edge's waiter, then its holder). */
+typedef struct wg_end {
+    const char *s;
+    size_t len, at;
+} wg_end;
+
+static int wg_end_same(const wg_end *x, const wg_end *y)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return x->len == y->len && memcmp(x->s, y->s, x->len) == 0;
+}
+
+static int wg_end_cmp(const void *a, const void *b)
+{
+    const wg_end *x = a, *y = b;
+    int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
+
+    if (c == 0)
+        c = x->len != y->len ? (x->len < y->len ? -1 : 1) : (x->at > y->at) - (x->at < y->at);
+    return c;
 }
 
 /* The clients of the waiters of edges edge[0..len) (a thread waiter: its
  * client part), sorted and '\n'-joined: a cycle's key. */
 static char *wg_client_key(const rlk_waitgraph *g, const size_t *edge, size_t len)
 {
-    char **c = calloc(len ? len : 1, sizeof *c);
-    size_t total = 1, i, n = 0;
-    char *key = NULL;
+    wg_end *c = malloc((len ? len : 1) * sizeof *c);
+    size_t total = 1, n = 0;
+    char *key;
 
     if (!c)
         return NULL;
-    for (i = 0; i < len; i++) {
+    for (size_t i = 0; i < len; i++) {
         const wg_edge *e = &g->edges[edge[i]];
 
-        if (!(c[i] = strndup(e->waiter, e->by_client ? strlen(e->waiter)
-                                                     : rlk_wg_client_len(e->waiter))))
-            goto out;
-        total += strlen(c[i]) + 1;
+        c[i] = (wg_end){e->waiter, e->by_client ? strlen(e->waiter)
+                                                : rlk_wg_client_len(e->waiter), 0};
+        total += c[i].len + 1;
     }
-    qsort(c, len, sizeof *c, wg_str_cmp);
+    qsort(c, len, sizeof *c, wg_end_cmp);
     if ((key = malloc(total))) {
-        for (i = 0; i < len; i++) {
-            size_t l = strlen(c[i]);
-
-            memcpy(key + n, c[i], l);
-            key[n + l] = '\n';
-            n += l + 1;
+        for (size_t i = 0; i < len; i++) {
+            memcpy(key + n, c[i].s, c[i].len);
+            key[n + c[i].len] = '\n';
+            n += c[i].len + 1;
         }
         key[n] = '\0';
     }
-    i = len;
-out:
-    while (i-- > 0)
-        free(c[i]);
     free(c);
     return key;
 }
@@ -392,33 +328,53 @@ out:
     return rc;
 }
 
-/* The arcs of one graph: thread (waiters by thread only) or client (all). */
+/* The arcs of one graph: thread (waiters by thread only) or client (all).
+ * Its nodes are numbered in the order the edges first name them. */
 static int wg_graph(rlk_waitgraph *g, int by_client)
 {
-    wg_nodes nodes = {0};
-    wg_arc *arcs = malloc((g->nedges ? g->nedges : 1) * sizeof *arcs);
-    size_t narc = 0;
+    size_t cap = 2 * g->nedges + 1, n = 0, narc = 0, ng = 0, nnode = 0, k = 0;
+    wg_end *end = malloc(cap * sizeof *end);
+    size_t *work = malloc(3 * cap * sizeof *work);  /* three arrays of cap: */
+    size_t *group = work;                   /* each end's group of equal names */
+    size_t *first = work + cap;             /* each group's first end */
+    size_t *node = work + 2 * cap;          /* each group's node */
+    wg_arc *arcs = malloc(cap * sizeof *arcs);
     int rc = -1;
 
-    if (!arcs)
-        return -1;
+    if (!end || !work || !arcs)
+        goto out;
     for (size_t i = 0; i < g->nedges; i++) {
         const wg_edge *e = &g->edges[i];
         size_t wl = by_client && !e->by_client ? rlk_wg_client_len(e->waiter) : strlen(e->waiter);
         size_t hl = by_client ? rlk_wg_client_len(e->holder) : strlen(e->holder);
-        long w, h;
 
         if (!by_client && e->by_client)
             continue;
-        if ((w = wg_node(&nodes, e->waiter, wl)) < 0 || (h = wg_node(&nodes, e->holder, hl)) < 0)
-            goto out;
-        if (w != h)
-            arcs[narc++] = (wg_arc){(size_t)w, (size_t)h, i};
+        end[n] = (wg_end){e->waiter, wl, n};
+        end[n + 1] = (wg_end){e->holder, hl, n + 1};
+        n += 2;
+        arcs[narc++].edge = i;
     }
-    rc = wg_cycles(g, arcs, narc, nodes.n, by_client);
+    qsort(end, n, sizeof *end, wg_end_cmp);
+    for (size_t j = 0; j < n; j++) {
+        if (j == 0 || !wg_end_same(&end[j - 1], &end[j]))
+            first[ng++] = end[j].at;
+        group[end[j].at] = ng - 1;
+    }
+    for (size_t at = 0; at < n; at++)
+        if (first[group[at]] == at)
+            node[group[at]] = nnode++;
+    for (size_t a = 0; a < narc; a++) {
+        size_t w = node[group[2 * a]], h = node[group[2 * a + 1]];
+
+        if (w != h)
+            arcs[k++] = (wg_arc){w, h, arcs[a].edge};
+    }
+    rc = wg_cycles(g, arcs, k, nnode, by_client);
 out:
+    free(end);
+    free(work);
     free(arcs);
-    wg_nodes_free(&nodes);
     return rc;
 }
 

@@ -53,8 +53,12 @@ static int wg_keep(wg_read *r, redisReply *rep)
     return 0;
 }
 
-static void wg_read_free(wg_read *r)
+/* After the reads (rc): the graph of what they found in *out (who's
+ * message when out of memory), and what the reads kept freed. */
+static int wg_read_end(rlk_client *c, wg_read *r, int rc, const char *who, rlk_waitgraph **out)
 {
+    if (rc == RLK_OK && (rc = rlk_wg_build(r->names, r->n, out)) != RLK_OK)
+        rlk_set_error(c, rc, "%s: out of memory", who);
     for (size_t i = 0; i < r->n; i++) {
         free((void *)r->names[i].holders);
         free((void *)r->names[i].waiters);
@@ -63,6 +67,7 @@ static void wg_read_free(wg_read *r)
         freeReplyObject(r->keep[i]);
     free(r->names);
     free(r->keep);
+    return rc;
 }
 
 /* A command on c, its reply kept in r (the names point into it). */
@@ -218,10 +223,7 @@ int rlk_wg_read_names(rlk_client *c, const char *const *names, size_t n, rlk_wai
     *out = NULL;
     for (size_t i = 0; i < n && rc == RLK_OK; i++)
         rc = wg_read_name(c, &r, names[i]);
-    if (rc == RLK_OK && (rc = rlk_wg_build(r.names, r.n, out)) != RLK_OK)
-        rlk_set_error(c, rc, "rlk_wg_read_names: out of memory");
-    wg_read_free(&r);
-    return rc;
+    return wg_read_end(c, &r, rc, "rlk_wg_read_names", out);
 }
 
 int rlk_waitgraph_read(rlk_client *c, const char *pattern, rlk_waitgraph **out)
@@ -240,8 +242,5 @@ int rlk_waitgraph_read(rlk_client *c, const char *pattern, rlk_waitgraph **out)
     for (int i = 0; i < n && rc == RLK_OK; i++)
         if ((rc = wg_scan(node[i], &r, pattern ? pattern : "*")) != RLK_OK && node[i] != c)
             rlk_set_error(c, rc, "%s", rlk_errstr(node[i]));
-    if (rc == RLK_OK && (rc = rlk_wg_build(r.names, r.n, out)) != RLK_OK)
-        rlk_set_error(c, rc, "rlk_waitgraph_read: out of memory");
-    wg_read_free(&r);
-    return rc;
+    return wg_read_end(c, &r, rc, "rlk_waitgraph_read", out);
 }

@@ -18,8 +18,9 @@
 #include "client/error.h"
 #include "client/scripts.h"
 #include "kinds/lock.h"
+#include "multi/multilock.h"
 
-#define MULTI_DEFAULT_MS_PER_MEMBER 1500LL
+#define MULTI_DEFAULT_MS_PER_MEMBER RLK_MULTILOCK_MS_PER_MEMBER
 #define MULTI_WAIT_MAX RLK_NUM_MAX    /* client/scripts.h: the scripts' bound */
 #define MULTI_OWNER_MAX 1024
 
@@ -281,40 +282,51 @@ static int multi_set_leases(rlk_multilock *m, long long lease_ms)
     return RLK_OK;
 }
 
-/* Redisson takes the members with twice the wait as lease when it may wait. */
-static long long multi_acquire_lease(long long lease_ms, long long budget_ms, int single_try)
+/* ---------------------------------------------------------------- the rules (multilock.h) */
+
+long long rlk_multilock_budget_ms(long long ms_per_member, int n, long long wait_ms)
 {
-    if (lease_ms <= 0 || single_try || lease_ms >= 2 * budget_ms)
-        return lease_ms;
-    return 2 * budget_ms;
+    long long budget_ms = ms_per_member * n;
+
+    return wait_ms > 0 && wait_ms < budget_ms ? wait_ms : budget_ms;
+}
+
+long long rlk_multilock_acquire_lease(long long lease_ms, long long budget_ms, long long wait_ms)
+{
+    return lease_ms > 0 && wait_ms != 0 && lease_ms < 2 * budget_ms ? 2 * budget_ms : lease_ms;
+}
+
+long long rlk_multilock_attempt_end(long long now, long long budget, long long deadline)
+{
+    return deadline >= 0 && now + budget > deadline ? deadline : now + budget;
+}
+
+int rlk_multilock_again(int err, long long wait_ms, long long now, long long deadline)
+{
+    return (err == RLK_ERR_BUSY || err == RLK_ERR_LOST) && wait_ms != 0 &&
+           (deadline < 0 || now < deadline);
 }
 
 static int multi_try_lock(rlk_multilock *m, long long wait_ms, long long lease_ms)
 {
-    long long start = rlk_clock_now_ns(), budget_ms = m->ms_per_member * m->n, deadline;
-    int single_try = wait_ms == 0;
+    long long start = rlk_clock_now_ns(), budget_ms, deadline, acq_lease;
 
     if (wait_ms > MULTI_WAIT_MAX)
         wait_ms = MULTI_WAIT_MAX;
-    if (wait_ms > 0 && wait_ms < budget_ms)
-        budget_ms = wait_ms;
+    budget_ms = rlk_multilock_budget_ms(m->ms_per_member, m->n, wait_ms);
+    acq_lease = rlk_multilock_acquire_lease(lease_ms, budget_ms, wait_ms);
     deadline = wait_ms < 0 ? -1 : start + wait_ms * RLK_NS_PER_MS;
     for (;;) {
-        long long now = rlk_clock_now_ns(), attempt_end = now + budget_ms * RLK_NS_PER_MS;
-        long long acq_lease = multi_acquire_lease(lease_ms, budget_ms, single_try);
-        int rc;
+        long long attempt_end =
+            rlk_multilock_attempt_end(rlk_clock_now_ns(), budget_ms * RLK_NS_PER_MS, deadline);
+        int rc = multi_attempt(m, attempt_end, acq_lease, wait_ms == 0);
 
-        if (deadline >= 0 && attempt_end > deadline)
-            attempt_end = deadline;
-        rc = multi_attempt(m, attempt_end, acq_lease, single_try);
         if (rc == RLK_OK && acq_lease != lease_ms)
             rc = multi_set_leases(m, lease_ms);
         if (rc == RLK_OK)
             return RLK_OK;
-        if (rc != RLK_ERR_BUSY && rc != RLK_ERR_LOST)
-            return rc;
-        if (single_try || (deadline >= 0 && rlk_clock_now_ns() >= deadline))
-            return m->err = RLK_ERR_BUSY;
+        if (!rlk_multilock_again(rc, wait_ms, rlk_clock_now_ns(), deadline))
+            return rc == RLK_ERR_BUSY || rc == RLK_ERR_LOST ? (m->err = RLK_ERR_BUSY) : rc;
     }
 }
 

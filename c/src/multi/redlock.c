@@ -45,8 +45,7 @@ struct rlk_redlock {
     char *name;
     rlk_redlock_options opt;
     char token[2 * REDLOCK_TOKEN_BYTES + 1];
-    int held;
-    long long valid_until_ns;           /* CLOCK_MONOTONIC */
+    long long valid_until_ns;           /* CLOCK_MONOTONIC; -1: not held */
     uint64_t rng;
     int err;
     char errstr[REDLOCK_MSG_MAX];
@@ -63,16 +62,7 @@ typedef struct redlock_tally {
 
 /* ---------------------------------------------------------------- options, errors */
 
-void rlk_redlock_options_init(rlk_redlock_options *o)
-{
-    if (!o)
-        return;
-    o->server_timeout_ms = REDLOCK_DEFAULT_SERVER_TIMEOUT_MS;
-    o->retry_delay_ms = REDLOCK_DEFAULT_RETRY_DELAY_MS;
-    o->drift_factor = REDLOCK_DEFAULT_DRIFT_FACTOR;
-    o->drift_ms = REDLOCK_DEFAULT_DRIFT_MS;
-}
-
+/* Every option not set (<= 0) gets its default. */
 static void redlock_options_fix(rlk_redlock_options *o)
 {
     if (o->server_timeout_ms <= 0)
@@ -83,6 +73,14 @@ static void redlock_options_fix(rlk_redlock_options *o)
         o->drift_factor = REDLOCK_DEFAULT_DRIFT_FACTOR;
     if (o->drift_ms <= 0)
         o->drift_ms = REDLOCK_DEFAULT_DRIFT_MS;
+}
+
+void rlk_redlock_options_init(rlk_redlock_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    redlock_options_fix(o);
 }
 
 static int redlock_fail(rlk_redlock *rl, int err, const char *fmt, ...)
@@ -109,24 +107,33 @@ static void redlock_ok(rlk_redlock *rl)
     pthread_mutex_unlock(&rl->st_mu);
 }
 
-/* "; server 2 (127.0.0.1:7001): <msg>" for every server whose status is not
- * RLK_OK, appended to buf. */
-static void redlock_describe_servers(rlk_redlock *rl, char *buf, size_t len)
-{
-    size_t used = strlen(buf);
+/* A round's failure: err with "redlock <name>: " + fmt's message, then
+ * "; server 2: <msg>" for every server whose status is not RLK_OK. */
+static int redlock_fail_round(rlk_redlock *rl, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
+static int redlock_fail_round(rlk_redlock *rl, int err, const char *fmt, ...)
+{
+    char msg[REDLOCK_MSG_MAX];
+    size_t used = (size_t)snprintf(msg, sizeof msg, "redlock %s: ", rl->name);
+    va_list ap;
+
+    va_start(ap, fmt);
+    if (used < sizeof msg)
+        used += (size_t)vsnprintf(msg + used, sizeof msg - used, fmt, ap);
+    va_end(ap);
     pthread_mutex_lock(&rl->st_mu);
-    for (int i = 0; i < rl->n && used + 1 < len; i++) {
+    for (int i = 0; i < rl->n && used + 1 < sizeof msg; i++) {
         int w;
 
         if (rl->srv[i].status == RLK_OK)
             continue;
-        w = snprintf(buf + used, len - used, "; server %d: %s", i, rl->srv[i].msg);
-        if (w < 0)
+        if ((w = snprintf(msg + used, sizeof msg - used, "; server %d: %s", i, rl->srv[i].msg)) < 0)
             break;
         used += (size_t)w;
     }
     pthread_mutex_unlock(&rl->st_mu);
+    return redlock_fail(rl, err, "%s", msg);
 }
 
 static void redlock_set_status(rlk_redlock *rl, int i, int status, const char *msg)
@@ -194,15 +201,14 @@ rlk_redlock *rlk_redlock_new(rlk_client *const *clients, int n, const char *name
         return NULL;
     if (!(rl = calloc(1, sizeof *rl)))
         return NULL;
+    pthread_mutex_init(&rl->op_mu, NULL);
+    pthread_mutex_init(&rl->st_mu, NULL);
     rl->clients = calloc((size_t)n, sizeof *rl->clients);
     rl->srv = calloc((size_t)n, sizeof *rl->srv);
     rl->name = strdup(name);
     if (!rl->clients || !rl->srv || !rl->name ||
         rlk_random_bytes((unsigned char *)&rl->rng, sizeof rl->rng) != 0) {
-        free(rl->clients);
-        free(rl->srv);
-        free(rl->name);
-        free(rl);
+        rlk_redlock_free(rl);
         return NULL;
     }
     rl->rng |= 1;
@@ -211,12 +217,8 @@ rlk_redlock *rlk_redlock_new(rlk_client *const *clients, int n, const char *name
     rl->quorum = n / 2 + 1;
     if (opts)
         rl->opt = *opts;
-    else
-        rlk_redlock_options_init(&rl->opt);
-    redlock_options_fix(&rl->opt);
+    redlock_options_fix(&rl->opt);      /* calloc'd: no opts, every default */
     rl->valid_until_ns = -1;
-    pthread_mutex_init(&rl->op_mu, NULL);
-    pthread_mutex_init(&rl->st_mu, NULL);
     return rl;
 }
 
@@ -235,9 +237,11 @@ void rlk_redlock_free(rlk_redlock *rl)
 /* ---------------------------------------------------------------- one round */
 
 /* Calls script on every server at once with args (the key is the lock name);
- * waits at most timeout_ms. The session stays open for a release. */
-static void redlock_round_for(rlk_redlock *rl, redlock_io *io, const char *script, int nargs,
-                              const char *const *args, redlock_req *reqs, long long timeout_ms)
+ * waits at most timeout_ms (a round that spends validity: acquire, extend, the
+ * release of a failed attempt: one server timeout). The session stays open
+ * for a release. */
+static void redlock_round(rlk_redlock *rl, redlock_io *io, const char *script, int nargs,
+                          const char *const *args, redlock_req *reqs, long long timeout_ms)
 {
     const char *keys[1] = {rl->name};
     long long start = rlk_clock_now_ns(), until = start + timeout_ms * RLK_NS_PER_MS;
@@ -249,14 +253,6 @@ static void redlock_round_for(rlk_redlock *rl, redlock_io *io, const char *scrip
         redlock_io_send(io, i, script, 1, keys, nargs, args, &reqs[i]);
     rlk_time_limit_leave(previous);
     redlock_io_wait(io, until, timeout_ms);
-}
-
-/* A round that spends validity (acquire, extend, the release of a failed
- * attempt): one server timeout. */
-static void redlock_round(rlk_redlock *rl, redlock_io *io, const char *script, int nargs,
-                          const char *const *args, redlock_req *reqs)
-{
-    redlock_round_for(rl, io, script, nargs, args, reqs, rl->opt.server_timeout_ms);
 }
 
 /* Classifies server i's reply. ok_nil: a nil reply is success (acquire),
@@ -339,45 +335,34 @@ static long long redlock_validity_ns(const rlk_redlock *rl, long long lease_ms,
            (t->ended_ns - t->started_ns);
 }
 
-/* A round that grants a lease (acquire: ok_nil 1, extend: 0): script with
- * ARGV (token, lease_ms) on every server, the replies tallied in *t. Returns
- * what is left of the lease, in ns (redlock_validity_ns). */
-static long long redlock_lease_round(rlk_redlock *rl, redlock_io *io, const char *script,
-                                     long long lease_ms, redlock_req *reqs, int ok_nil,
-                                     redlock_tally *t)
-{
-    char lease[24];
-    const char *args[2] = {rl->token, lease};
-
-    snprintf(lease, sizeof lease, "%lld", lease_ms);
-    t->started_ns = rlk_clock_now_ns();
-    redlock_round(rl, io, script, 2, args, reqs);
-    redlock_tally_round(rl, reqs, ok_nil, t);
-    return redlock_validity_ns(rl, lease_ms, t);
-}
-
 /* ---------------------------------------------------------------- acquiring */
 
-/* The code and message of an attempt without quorum or validity. */
+/* The code and message of an acquire without quorum or validity. */
 static int redlock_acquire_failed(rlk_redlock *rl, long long lease_ms, const redlock_tally *t)
 {
-    char msg[REDLOCK_MSG_MAX];
-    long long elapsed = (t->ended_ns - t->started_ns) / RLK_NS_PER_MS;
-    int err;
+    if (t->ok >= rl->quorum)
+        return redlock_fail_round(rl, RLK_ERR_TIMEOUT, "acquired on %d of %d servers, but %lld "
+                                  "ms of the %lld ms lease passed (drift %lld ms): no validity "
+                                  "left", t->ok, rl->n, (t->ended_ns - t->started_ns) /
+                                  RLK_NS_PER_MS, lease_ms, redlock_drift_ms(rl, lease_ms));
+    return redlock_fail_round(rl, t->failed > rl->n - rl->quorum ? t->first_err : RLK_ERR_BUSY,
+                              "acquired on %d of %d servers (quorum %d): held elsewhere on %d, "
+                              "failed on %d", t->ok, rl->n, rl->quorum, t->refused, t->failed);
+}
 
-    if (t->ok >= rl->quorum) {
-        err = RLK_ERR_TIMEOUT;
-        snprintf(msg, sizeof msg, "redlock %s: acquired on %d of %d servers, but %lld ms of the "
-                 "%lld ms lease passed (drift %lld ms): no validity left", rl->name, t->ok, rl->n,
-                 elapsed, lease_ms, redlock_drift_ms(rl, lease_ms));
-    } else {
-        err = t->failed > rl->n - rl->quorum ? t->first_err : RLK_ERR_BUSY;
-        snprintf(msg, sizeof msg, "redlock %s: acquired on %d of %d servers (quorum %d): held "
-                 "elsewhere on %d, failed on %d", rl->name, t->ok, rl->n, rl->quorum, t->refused,
-                 t->failed);
-    }
-    redlock_describe_servers(rl, msg, sizeof msg);
-    return redlock_fail(rl, err, "%s", msg);
+/* The same of an extend (old_until: when the validity it extends ends). */
+static int redlock_extend_failed(rlk_redlock *rl, const redlock_tally *t, long long old_until)
+{
+    if (t->ended_ns >= old_until)
+        return redlock_fail_round(rl, RLK_ERR_LOST, "extended on %d of %d servers, but the "
+                                  "validity ran out before a quorum answered", t->ok, rl->n);
+    if (t->ok >= rl->quorum)
+        return redlock_fail_round(rl, RLK_ERR_TIMEOUT, "extended on %d of %d servers, but the "
+                                  "new lease leaves no validity", t->ok, rl->n);
+    return redlock_fail_round(rl, t->refused > rl->n - rl->quorum || t->failed == 0
+                                      ? RLK_ERR_LOST : t->first_err,
+                              "extended on %d of %d servers (quorum %d): token gone on %d, "
+                              "failed on %d", t->ok, rl->n, rl->quorum, t->refused, t->failed);
 }
 
 /* Releases the token everywhere in the open session (behind any unanswered
@@ -386,7 +371,7 @@ static void redlock_release_in(rlk_redlock *rl, redlock_io *io, redlock_req *req
 {
     const char *args[1] = {rl->token};
 
-    redlock_round(rl, io, "token/release", 1, args, reqs);
+    redlock_round(rl, io, "token/release", 1, args, reqs, rl->opt.server_timeout_ms);
     redlock_reqs_clear(reqs, rl->n);
 }
 
@@ -407,41 +392,52 @@ static void redlock_release_late(rlk_redlock *rl, redlock_io *io, const redlock_
     }
 }
 
-static void redlock_set_held(rlk_redlock *rl, int held, long long valid_until_ns)
+/* Held until valid_until_ns, or (-1) not held: the token goes. */
+static void redlock_set_held(rlk_redlock *rl, long long valid_until_ns)
 {
     pthread_mutex_lock(&rl->st_mu);
-    rl->held = held;
-    rl->valid_until_ns = held ? valid_until_ns : -1;
-    if (!held)
+    rl->valid_until_ns = valid_until_ns;
+    if (valid_until_ns < 0)
         rl->token[0] = '\0';
     pthread_mutex_unlock(&rl->st_mu);
 }
 
-/* One attempt on every server. RLK_OK with *validity_ms, or a failure after
- * releasing everywhere. */
-static int redlock_attempt(rlk_redlock *rl, long long lease_ms, long long *validity_ms)
+/* One round that grants a lease on every server: an acquire (old_until -1;
+ * on a failure the token is released everywhere) or an extend of the
+ * validity that ends at old_until. RLK_OK with *validity_ms (what is left of
+ * the lease, redlock_validity_ns), or the failure recorded. */
+static int redlock_grant(rlk_redlock *rl, long long lease_ms, long long old_until,
+                         long long *validity_ms)
 {
-    redlock_req *acq, *rel;     /* the acquire's round, and the release's */
+    int acquire = old_until < 0, rc;
+    char lease[24];
+    const char *args[2] = {rl->token, lease};
+    redlock_req *reqs;          /* the round's, then (+ n) a failed acquire's release */
     redlock_tally t = {0};
     long long validity;
     redlock_io io;
-    int rc;
 
-    if ((rc = redlock_session(rl, &io, &acq, 2)) != RLK_OK)
+    if ((rc = redlock_session(rl, &io, &reqs, 2)) != RLK_OK)
         return rc;
-    rel = acq + rl->n;
-    validity = redlock_lease_round(rl, &io, "token/acquire", lease_ms, acq, 1, &t);
-    if (t.ok >= rl->quorum && validity >= RLK_NS_PER_MS) {
-        redlock_release_late(rl, &io, acq, rel);
-        redlock_set_held(rl, 1, t.ended_ns + validity);
+    snprintf(lease, sizeof lease, "%lld", lease_ms);
+    t.started_ns = rlk_clock_now_ns();
+    redlock_round(rl, &io, acquire ? "token/acquire" : "token/extend", 2, args, reqs,
+                  rl->opt.server_timeout_ms);
+    redlock_tally_round(rl, reqs, acquire, &t);
+    validity = redlock_validity_ns(rl, lease_ms, &t);
+    if (t.ok >= rl->quorum && validity >= RLK_NS_PER_MS && (acquire || t.ended_ns < old_until)) {
+        if (acquire)
+            redlock_release_late(rl, &io, reqs, reqs + rl->n);
+        redlock_set_held(rl, t.ended_ns + validity);
         *validity_ms = validity / RLK_NS_PER_MS;
         redlock_ok(rl);
-        rc = RLK_OK;
-    } else {
+    } else if (acquire) {
         rc = redlock_acquire_failed(rl, lease_ms, &t);
-        redlock_release_in(rl, &io, rel);
+        redlock_release_in(rl, &io, reqs + rl->n);
+    } else {
+        rc = redlock_extend_failed(rl, &t, old_until);
     }
-    redlock_session_end(rl, &io, acq, 2);
+    redlock_session_end(rl, &io, reqs, 2);
     return rc;
 }
 
@@ -511,7 +507,7 @@ static int redlock_try_lock_locked(rlk_redlock *rl, long long wait_ms, long long
             rc = redlock_fail(rl, RLK_ERR_INTERRUPTED, "redlock %s: wait interrupted", rl->name);
             break;
         }
-        rc = redlock_attempt(rl, lease_ms, validity_ms);
+        rc = redlock_grant(rl, lease_ms, -1, validity_ms);
         if (rc == RLK_OK || rc == RLK_ERR_NOMEM || wait_ms == 0)
             break;
         if ((pause = redlock_retry_pause(rl, deadline)) == 1)
@@ -520,12 +516,17 @@ static int redlock_try_lock_locked(rlk_redlock *rl, long long wait_ms, long long
             break;
     }
     if (rc != RLK_OK)
-        redlock_set_held(rl, 0, -1);
+        redlock_set_held(rl, -1);
     return rc;
 }
 
-int rlk_redlock_try_lock(rlk_redlock *rl, long long wait_ms, long long lease_ms,
-                         long long *validity_ms)
+static int redlock_extend_locked(rlk_redlock *rl, long long lease_ms, long long *validity_ms);
+static int redlock_unlock_locked(rlk_redlock *rl);
+
+/* One operation (try_lock, extend, unlock) under op_mu; *validity_ms (when
+ * given) what try_lock or extend left, 0 on a failure. */
+static int redlock_op(rlk_redlock *rl, char op, long long wait_ms, long long lease_ms,
+                      long long *validity_ms)
 {
     long long v = 0;
     int rc;
@@ -533,11 +534,19 @@ int rlk_redlock_try_lock(rlk_redlock *rl, long long wait_ms, long long lease_ms,
     if (!rl)
         return RLK_ERR_ARG;
     pthread_mutex_lock(&rl->op_mu);
-    rc = redlock_try_lock_locked(rl, wait_ms, lease_ms, &v);
+    rc = op == 't'   ? redlock_try_lock_locked(rl, wait_ms, lease_ms, &v)
+         : op == 'e' ? redlock_extend_locked(rl, lease_ms, &v)
+                     : redlock_unlock_locked(rl);
     pthread_mutex_unlock(&rl->op_mu);
     if (validity_ms)
         *validity_ms = rc == RLK_OK ? v : 0;
     return rc;
+}
+
+int rlk_redlock_try_lock(rlk_redlock *rl, long long wait_ms, long long lease_ms,
+                         long long *validity_ms)
+{
+    return redlock_op(rl, 't', wait_ms, lease_ms, validity_ms);
 }
 
 int rlk_redlock_lock(rlk_redlock *rl, long long lease_ms, long long *validity_ms)
@@ -547,35 +556,9 @@ int rlk_redlock_lock(rlk_redlock *rl, long long lease_ms, long long *validity_ms
 
 /* ---------------------------------------------------------------- extending */
 
-static int redlock_extend_failed(rlk_redlock *rl, const redlock_tally *t, long long old_until)
-{
-    char msg[REDLOCK_MSG_MAX];
-    int err;
-
-    if (t->ended_ns >= old_until) {
-        err = RLK_ERR_LOST;
-        snprintf(msg, sizeof msg, "redlock %s: extended on %d of %d servers, but the validity "
-                 "ran out before a quorum answered", rl->name, t->ok, rl->n);
-    } else if (t->ok >= rl->quorum) {
-        err = RLK_ERR_TIMEOUT;
-        snprintf(msg, sizeof msg, "redlock %s: extended on %d of %d servers, but the new lease "
-                 "leaves no validity", rl->name, t->ok, rl->n);
-    } else {
-        err = t->refused > rl->n - rl->quorum || t->failed == 0 ? RLK_ERR_LOST : t->first_err;
-        snprintf(msg, sizeof msg, "redlock %s: extended on %d of %d servers (quorum %d): token "
-                 "gone on %d, failed on %d", rl->name, t->ok, rl->n, rl->quorum, t->refused,
-                 t->failed);
-    }
-    redlock_describe_servers(rl, msg, sizeof msg);
-    return redlock_fail(rl, err, "%s", msg);
-}
-
 static int redlock_extend_locked(rlk_redlock *rl, long long lease_ms, long long *validity_ms)
 {
-    redlock_req *reqs;
-    redlock_tally t = {0};
-    long long old_until, validity;
-    redlock_io io;
+    long long old_until;
     int rc;
 
     if ((rc = redlock_check_lease(rl, lease_ms)) != RLK_OK)
@@ -588,31 +571,12 @@ static int redlock_extend_locked(rlk_redlock *rl, long long lease_ms, long long 
     if (old_until - rlk_clock_now_ns() < RLK_NS_PER_MS)
         return redlock_fail(rl, RLK_ERR_LOST, "redlock %s: the validity ran out %lld ms ago",
                             rl->name, (rlk_clock_now_ns() - old_until) / RLK_NS_PER_MS);
-    if ((rc = redlock_session(rl, &io, &reqs, 1)) != RLK_OK)
-        return rc;
-    validity = redlock_lease_round(rl, &io, "token/extend", lease_ms, reqs, 0, &t);
-    redlock_session_end(rl, &io, reqs, 1);
-    if (t.ok < rl->quorum || t.ended_ns >= old_until || validity < RLK_NS_PER_MS)
-        return redlock_extend_failed(rl, &t, old_until);
-    redlock_set_held(rl, 1, t.ended_ns + validity);
-    *validity_ms = validity / RLK_NS_PER_MS;
-    redlock_ok(rl);
-    return RLK_OK;
+    return redlock_grant(rl, lease_ms, old_until, validity_ms);
 }
 
 int rlk_redlock_extend(rlk_redlock *rl, long long lease_ms, long long *validity_ms)
 {
-    long long v = 0;
-    int rc;
-
-    if (!rl)
-        return RLK_ERR_ARG;
-    pthread_mutex_lock(&rl->op_mu);
-    rc = redlock_extend_locked(rl, lease_ms, &v);
-    pthread_mutex_unlock(&rl->op_mu);
-    if (validity_ms)
-        *validity_ms = rc == RLK_OK ? v : 0;
-    return rc;
+    return redlock_op(rl, 'e', 0, lease_ms, validity_ms);
 }
 
 /* ---------------------------------------------------------------- releasing */
@@ -622,9 +586,8 @@ static int redlock_unlock_locked(rlk_redlock *rl)
     redlock_req *reqs;
     redlock_tally t = {0};
     const char *args[1] = {rl->token};
-    char msg[REDLOCK_MSG_MAX];
     redlock_io io;
-    int err, rc;
+    int rc;
 
     if (!rlk_redlock_is_held(rl))
         return redlock_fail(rl, RLK_ERR_NOT_OWNER, "redlock %s: not held", rl->name);
@@ -633,33 +596,24 @@ static int redlock_unlock_locked(rlk_redlock *rl)
     t.started_ns = rlk_clock_now_ns();
     /* An unlock spends no validity: a loaded server that answers after the short acquire
      * timeout still counts (it returns as soon as every server has answered). */
-    redlock_round_for(rl, &io, "token/release", 1, args, reqs,
+    redlock_round(rl, &io, "token/release", 1, args, reqs,
                       rl->opt.server_timeout_ms > REDLOCK_UNLOCK_TIMEOUT_MS
                           ? rl->opt.server_timeout_ms : REDLOCK_UNLOCK_TIMEOUT_MS);
     redlock_tally_round(rl, reqs, 0, &t);
     redlock_session_end(rl, &io, reqs, 1);
-    redlock_set_held(rl, 0, -1);
+    redlock_set_held(rl, -1);
     if (t.ok >= rl->quorum) {
         redlock_ok(rl);
         return RLK_OK;
     }
-    err = t.ok + t.failed >= rl->quorum ? t.first_err : RLK_ERR_NOT_OWNER;
-    snprintf(msg, sizeof msg, "redlock %s: released on %d of %d servers (quorum %d): token gone "
-             "on %d, failed on %d", rl->name, t.ok, rl->n, rl->quorum, t.refused, t.failed);
-    redlock_describe_servers(rl, msg, sizeof msg);
-    return redlock_fail(rl, err, "%s", msg);
+    return redlock_fail_round(rl, t.ok + t.failed >= rl->quorum ? t.first_err : RLK_ERR_NOT_OWNER,
+                              "released on %d of %d servers (quorum %d): token gone on %d, "
+                              "failed on %d", t.ok, rl->n, rl->quorum, t.refused, t.failed);
 }
 
 int rlk_redlock_unlock(rlk_redlock *rl)
 {
-    int rc;
-
-    if (!rl)
-        return RLK_ERR_ARG;
-    pthread_mutex_lock(&rl->op_mu);
-    rc = redlock_unlock_locked(rl);
-    pthread_mutex_unlock(&rl->op_mu);
-    return rc;
+    return redlock_op(rl, 'u', 0, 0, NULL);
 }
 
 /* ---------------------------------------------------------------- queries */
@@ -671,7 +625,7 @@ static long long redlock_until_ns(rlk_redlock *rl)
 
     if (rl) {
         pthread_mutex_lock(&rl->st_mu);
-        until_ns = rl->held ? rl->valid_until_ns : -1;
+        until_ns = rl->valid_until_ns;
         pthread_mutex_unlock(&rl->st_mu);
     }
     return until_ns;
@@ -705,7 +659,7 @@ int rlk_redlock_token(rlk_redlock *rl, char *buf, size_t len)
     if (!rl || !buf || len == 0)
         return RLK_ERR_ARG;
     pthread_mutex_lock(&rl->st_mu);
-    fits = (size_t)snprintf(buf, len, "%s", rl->held ? rl->token : "") < len;
+    fits = (size_t)snprintf(buf, len, "%s", rl->valid_until_ns >= 0 ? rl->token : "") < len;
     pthread_mutex_unlock(&rl->st_mu);
     return fits ? RLK_OK : RLK_ERR_ARG;
 }

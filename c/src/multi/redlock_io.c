@@ -26,7 +26,6 @@
 #include "client/url.h"
 #include "multi/redlock_io.h"
 
-
 /* ---------------------------------------------------------------- small helpers */
 
 static void redlock_req_fail(redlock_req *req, int rc, const char *msg)
@@ -36,12 +35,6 @@ static void redlock_req_fail(redlock_req *req, int rc, const char *msg)
     req->done = 1;
     req->rc = rc;
     snprintf(req->err, sizeof req->err, "%s", msg);
-}
-
-/* Fails req with the message rlk_set_error just recorded for this thread. */
-static void redlock_req_fail_recorded(redlock_req *req, rlk_client *c, int rc)
-{
-    redlock_req_fail(req, rc, rlk_errstr(c));
 }
 
 void redlock_req_clear(redlock_req *req)
@@ -66,23 +59,14 @@ static int redlock_set_nonblocking(redisContext *ctx, int on)
     fl = on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK;
     if (fcntl(ctx->fd, F_SETFL, fl) < 0)
         return -1;
-    if (on)
-        ctx->flags &= ~REDIS_BLOCK;
-    else
-        ctx->flags |= REDIS_BLOCK;
+    ctx->flags = on ? ctx->flags & ~REDIS_BLOCK : ctx->flags | REDIS_BLOCK;
     return 0;
-}
-
-static void redlock_expect_free(redlock_expect *e)
-{
-    redisFreeCommand(e->cmd);
-    memset(e, 0, sizeof *e);
 }
 
 /* Removes expected reply j (0: the oldest, its outcome already handled). */
 static void redlock_expect_remove(redlock_conn *k, int j)
 {
-    redlock_expect_free(&k->exp[j]);
+    redisFreeCommand(k->exp[j].cmd);
     memmove(&k->exp[j], &k->exp[j + 1], (size_t)(k->nexp - j - 1) * sizeof k->exp[0]);
     memset(&k->exp[k->nexp - 1], 0, sizeof k->exp[0]);
     k->nexp--;
@@ -100,14 +84,29 @@ static redlock_expect *redlock_expect_push(redlock_conn *k, int kind)
     return e;
 }
 
+/* Fails k's calls with rc/msg: every one, or (unsent_only) those never
+ * written, marked not sent (they did not run). */
+static void redlock_conn_fail_calls(redlock_conn *k, int rc, const char *msg, int unsent_only)
+{
+    int j = 0;
+
+    while (j < k->nexp) {
+        if (unsent_only && !k->exp[j].unsent) {
+            j++;
+            continue;
+        }
+        redlock_req_fail(k->exp[j].req, rc, msg);
+        if (unsent_only && k->exp[j].req)
+            k->exp[j].req->not_sent = 1;
+        redlock_expect_remove(k, j);
+    }
+}
+
 /* The connection is unusable: every call it owes fails with rc/msg, and it
  * is closed (the slot reconnects on its next use). */
 static void redlock_conn_fail(redlock_conn *k, int rc, const char *msg)
 {
-    while (k->nexp > 0) {
-        redlock_req_fail(k->exp[0].req, rc, msg);
-        redlock_expect_remove(k, 0);
-    }
+    redlock_conn_fail_calls(k, rc, msg, 0);
     k->nonblocking = 0;
     k->fresh = 0;
     if (k->slot)
@@ -246,30 +245,37 @@ static int redlock_conn_setup(redlock_conn *k)
     return 0;
 }
 
-/* redis+sentinel://: a blocking connect to the master the sentinels name
- * (AUTH, SELECT and ROLE done), then non-blocking like a pool connection. */
-static int redlock_dial_master(redlock_conn *k)
+/* k's connection in non-blocking mode. RLK_OK, or RLK_ERR_IO (recorded). */
+static int redlock_conn_nonblock(redlock_conn *k)
 {
-    int rc = rlk_conn_open(k->c, &k->slot->ctx);
-
-    if (rc != RLK_OK)
-        return rc;
-    k->slot->identified = 0;
-    if (redlock_set_nonblocking(k->slot->ctx, 1) != 0)
+    if (!k->nonblocking && redlock_set_nonblocking(redlock_ctx(k), 1) != 0)
         return rlk_set_error(k->c, RLK_ERR_IO, "connection to %s: fcntl failed", k->c->addr);
     k->nonblocking = 1;
     return RLK_OK;
+}
+
+/* A blocking connect (the master the sentinels name; a TLS handshake: AUTH,
+ * SELECT and ROLE done) made the slot's context: non-blocking from here like
+ * a pool connection. */
+static int redlock_conn_dialled(redlock_conn *k)
+{
+    k->slot->identified = 0;
+    return redlock_conn_nonblock(k);
+}
+
+/* 1 when k has a connection that serves: one it is using, or an idle one still open. */
+static int redlock_conn_live(redlock_conn *k)
+{
+    redisContext *ctx = redlock_ctx(k);
+
+    return ctx && (k->nexp > 0 || k->nonblocking || rlk_conn_usable(k->c, ctx));
 }
 
 /* 1 when k has no usable connection and its client dials only blocking
  * (the sentinels' master, TLS). */
 static int redlock_conn_dials_blocking(redlock_conn *k)
 {
-    redisContext *ctx = redlock_ctx(k);
-
-    if (!k->slot || k->c->fatal || !rlk_topo_dial_blocks(k->c))
-        return 0;
-    return !(ctx && (k->nexp > 0 || k->nonblocking || rlk_conn_usable(k->c, ctx)));
+    return k->slot && !k->c->fatal && rlk_topo_dial_blocks(k->c) && !redlock_conn_live(k);
 }
 
 static void *redlock_dial_main(void *arg)
@@ -308,23 +314,6 @@ void redlock_io_dial(redlock_io *io, long long until_ns)
     }
 }
 
-/* Fails (and drops) k's calls that were never written: they did not run. */
-static void redlock_conn_fail_unsent(redlock_conn *k, int rc, const char *msg)
-{
-    int j = 0;
-
-    while (j < k->nexp) {
-        if (!k->exp[j].unsent) {
-            j++;
-            continue;
-        }
-        redlock_req_fail(k->exp[j].req, rc, msg);
-        if (k->exp[j].req)
-            k->exp[j].req->not_sent = 1;
-        redlock_expect_remove(k, j);
-    }
-}
-
 /* Joins k's dial thread (it ends by its dial_until) and writes the calls that
  * waited for it; late: the round is over, they are not sent. */
 static void redlock_conn_dial_end(redlock_conn *k, int late)
@@ -334,20 +323,17 @@ static void redlock_conn_dial_end(redlock_conn *k, int late)
     pthread_join(k->dial_thread, NULL);
     k->dialling = 0;
     if (k->dial_rc != RLK_OK) {
-        redlock_conn_fail_unsent(k, k->dial_rc, k->dial_err);
+        redlock_conn_fail_calls(k, k->dial_rc, k->dial_err, 1);
         return;
     }
-    k->slot->identified = 0;
-    if (redlock_set_nonblocking(k->slot->ctx, 1) != 0) {
-        snprintf(msg, sizeof msg, "connection to %.300s: fcntl failed", k->c->addr);
-        redlock_conn_fail(k, RLK_ERR_IO, msg);
+    if (redlock_conn_dialled(k) != RLK_OK) {
+        redlock_conn_fail(k, RLK_ERR_IO, rlk_errstr(k->c));
         return;
     }
-    k->nonblocking = 1;
     if (late) {
         snprintf(msg, sizeof msg, "connect %.300s: made after the round's time ran out (not sent)",
                  k->c->addr);
-        redlock_conn_fail_unsent(k, RLK_ERR_TIMEOUT, msg);
+        redlock_conn_fail_calls(k, RLK_ERR_TIMEOUT, msg, 1);
         return;
     }
     for (int j = 0; j < k->nexp; j++) {
@@ -388,26 +374,21 @@ static int redlock_conn_ready(redlock_conn *k)
 {
     rlk_client *c = k->c;
     redisContext *ctx;
+    int rc;
 
     if (c->fatal)
         return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
-    ctx = redlock_ctx(k);
-    if (ctx && (k->nexp > 0 || k->nonblocking || rlk_conn_usable(c, ctx))) {
-        if (!k->nonblocking && redlock_set_nonblocking(ctx, 1) != 0)
-            return rlk_set_error(c, RLK_ERR_IO, "connection to %s: fcntl failed", c->addr);
-        k->nonblocking = 1;
-        return RLK_OK;
-    }
+    if (redlock_conn_live(k))
+        return redlock_conn_nonblock(k);
     rlk_slot_drop(k->slot);     /* closed by the server while idle, or broken */
     errno = 0;
     if (rlk_topo_dial_blocks(c))    /* the master the sentinels name; a TLS handshake: */
-        return redlock_dial_master(k);  /* a blocking dial (bounded) */
+        return (rc = rlk_conn_open(c, &k->slot->ctx)) != RLK_OK ? rc : redlock_conn_dialled(k);
     if (rlk_transport_dial_nonblock(c, &ctx) != RLK_OK)   /* completed in the poll loop */
         return rlk_set_error(c, RLK_ERR_NOMEM, "connect %s: out of memory", c->addr);
     k->slot->ctx = ctx;
     if (ctx->err) {
-        int rc = rlk_set_ctx_error(c, ctx, "connect");
-
+        rc = rlk_set_ctx_error(c, ctx, "connect");
         rlk_slot_drop(k->slot);
         return rc;
     }
@@ -435,14 +416,11 @@ void redlock_io_send(redlock_io *io, int i, const char *name,
     int len, rc, native = -1;
 
     memset(req, 0, sizeof *req);
-    if (!k->dialling && (rc = redlock_conn_ready(k)) != RLK_OK) {
-        redlock_req_fail_recorded(req, k->c, rc);
-        return;
-    }
-    if (!(s = rlk_script_set_find(&k->c->scripts, name))) {
-        rc = rlk_set_error(k->c, RLK_ERR_NOSUCHSCRIPT, "no script %s in the set of %s", name,
-                           k->c->addr);
-        redlock_req_fail_recorded(req, k->c, rc);
+    if ((!k->dialling && (rc = redlock_conn_ready(k)) != RLK_OK) ||
+        (!(s = rlk_script_set_find(&k->c->scripts, name)) &&
+         (rc = rlk_set_error(k->c, RLK_ERR_NOSUCHSCRIPT, "no script %s in the set of %s", name,
+                             k->c->addr)) != RLK_OK)) {
+        redlock_req_fail(req, rc, rlk_errstr(k->c));
         return;
     }
     if (!k->dialling && !k->asked_docs && rlk_native_wanted(k->c, s) &&
@@ -519,7 +497,7 @@ static void redlock_on_call(redlock_conn *k, redlock_expect *e, redisReply *r)
         /* the retry owns the request now */
     } else if (r->type == REDIS_REPLY_ERROR) {
         rc = rlk_set_reply_error(k->c, r, e->script->name, RLK_ERR_SCRIPT);
-        redlock_req_fail_recorded(e->req, k->c, rc);
+        redlock_req_fail(e->req, rc, rlk_errstr(k->c));
     } else {
         e->req->done = 1;
         e->req->rc = RLK_OK;
