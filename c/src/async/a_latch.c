@@ -2,10 +2,8 @@
 /*
  * a_latch.c - rlk_async_latch_await (rlk_async.h; count_down and
  * try_set_count are a_admin.c's) through the engine (engine.h), on the
- * blocking API's scripts (kinds/latch.c): a string key `name` holds the remaining count (no key:
- * open); latch/count_down publishes "0" on
- * redisson_countdownlatch__channel__{name} when it reaches zero,
- * latch/try_set_count publishes "1" when it arms the latch.
+ * blocking API's scripts and channel (kinds/latch.c: "0" when the count
+ * reaches zero or the latch is deleted, "1" when it is armed).
  *
  * An awaiter listens on that channel and reads the count (latch/count) when
  * subscribed, on every message and at least every second (a keepalive);
@@ -109,30 +107,18 @@ static void alt_count_reply(rlk_async *ac, int rc, const redisReply *reply, cons
             alt_schedule(a, ALT_RETRY_MS);
         return;
     }
-    if (rc != RLK_OK) {
+    if (rc != RLK_OK)
         alt_end(a, rc, errstr);
-        return;
-    }
-    if (reply->type != REDIS_REPLY_INTEGER) {
-        char why[64];
-
-        snprintf(why, sizeof why, "%s replied an unexpected shape", rlk_latch_count_call.script);
-        alt_end(a, RLK_ERR_PROTOCOL, why);
-        return;
-    }
-    if (reply->integer <= 0) {
+    else if (reply->type != REDIS_REPLY_INTEGER)
+        alt_end(a, RLK_ERR_PROTOCOL, "latch/count replied an unexpected shape");
+    else if (reply->integer <= 0)
         alt_end(a, RLK_OK, NULL);
-        return;
-    }
-    if (a->timeout_ms == 0 || a->ending) {
+    else if (a->timeout_ms == 0 || a->ending)
         alt_end(a, RLK_ERR_BUSY, NULL);
-        return;
-    }
-    if (a->again) {
+    else {
+        alt_schedule(a, a->again ? 0 : ALT_KEEPALIVE_MS);
         a->again = 0;
-        alt_schedule(a, 0);
-    } else
-        alt_schedule(a, ALT_KEEPALIVE_MS);
+    }
 }
 
 static void alt_read(alt_req *a)
@@ -187,25 +173,19 @@ rlk_async_req *rlk_async_latch_await(rlk_async *ac, const char *name, long long 
         return NULL;
     a->timeout_ms = timeout_ms;
     rlk_ae_req_metric(r, RLK_MKIND_LATCH, name);
-    if (rlk_a_common_begin(r, alt_cancel_hook, alt_free_state, "rlk_async_latch_await", name))
-        return r;
-    if (rlk_a_common_range(r, "rlk_async_latch_await", name, "timeout_ms", timeout_ms, -1,
+    if (rlk_a_common_begin(r, alt_cancel_hook, alt_free_state, "rlk_async_latch_await", name) ||
+        rlk_a_common_range(r, "rlk_async_latch_await", name, "timeout_ms", timeout_ms, -1,
                            RLK_NUM_MAX))
         return r;
     a->name = strdup(name);
     a->channel = rlk_fam_braced_name(RLK_NAMES_CH_LATCH, name);
-    if (!a->name || !a->channel) {
-        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_latch_await %s: out of memory",
-                        name);
-        return r;
-    }
     /* Listen before the read that finds it armed: its confirmation reads again. */
-    if (timeout_ms != 0 && rlk_a_common_listen(ac, a->channel, timeout_ms, alt_msg,
-                                               alt_deadline_fire, a, &a->sub, &a->deadline)) {
+    if (!a->name || !a->channel ||
+        (timeout_ms != 0 && rlk_a_common_listen(ac, a->channel, timeout_ms, alt_msg,
+                                                alt_deadline_fire, a, &a->sub, &a->deadline)))
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async_latch_await %s: out of memory",
                         name);
-        return r;
-    }
-    alt_read(a);
+    else
+        alt_read(a);
     return r;
 }

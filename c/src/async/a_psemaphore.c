@@ -89,31 +89,16 @@ static void aps_acq_reply(aps *a, int rc, const redisReply *r, const char *errst
 {
     rlk_proto_outcome o;
 
-    if (rc == RLK_ERR_SCRIPT && a->io_failed && strstr(errstr, "is held already")) {
+    if ((rc == RLK_ERR_SCRIPT && a->io_failed && strstr(errstr, "is held already")) ||
+        (rc == RLK_OK && rlk_proto_read_psem(r, 1, &o) == RLK_PROTO_ACQUIRED))
         aps_acquired(a);
-        return;
-    }
-    if (rc != RLK_OK) {
+    else if (rc != RLK_OK)
         aps_end(a, rc, errstr);
-        return;
-    }
-    /* Not acquired. {-1, ms}: first in the queue, ms until the earliest held permit expires
-     * (which publishes nothing: attempt then, +1 ms as it falls on a whole ms; -1: none
-     * expires by itself); -3: first behind another's reservation; nil: queued behind
-     * others (or a single try, nothing expiring); an integer: a single try's ms to expiry. */
-    if (rlk_proto_read_psem(r, 1, &o) == RLK_PROTO_ACQUIRED)
-        aps_acquired(a);
-    else if (o.is == RLK_PROTO_BUSY && (o.first || o.value == -3 || r->type == REDIS_REPLY_NIL))
-        rlk_a_semq_busy(&a->q, o.first && o.value >= 0 ? o.value + 1 : o.value, o.first);
-    else if (o.is == RLK_PROTO_BUSY)
-        rlk_a_semq_busy(&a->q, (o.value > 0 ? o.value : 0) + 1, 0);
-    else {
-        char msg[128];
-
-        snprintf(msg, sizeof msg, "acquire %s: %s replied type %d", a->q.name,
-                 rlk_psem_acquire_call.script, r->type);
-        aps_end(a, RLK_ERR_PROTOCOL, msg);
-    }
+    else if (o.is == RLK_PROTO_BUSY)    /* not acquired: the wait is rlk_psem_busy_wait's */
+        rlk_a_semq_busy(&a->q, rlk_psem_busy_wait(r, &o), o.first);
+    else
+        rlk_a_semq_finish(&a->q, RLK_ERR_PROTOCOL, "acquire %s: %s replied type %d", a->q.name,
+                          rlk_psem_acquire_call.script, r->type);
 }
 
 static void aps_rel_reply(aps *a, int cw, int rc, const redisReply *r, const char *errstr)
@@ -123,11 +108,8 @@ static void aps_rel_reply(aps *a, int cw, int rc, const redisReply *r, const cha
         return;
     }
     if (r->type != REDIS_REPLY_INTEGER) {
-        char msg[128];
-
-        snprintf(msg, sizeof msg, "release %s: psemaphore/release replied type %d", a->q.name,
-                 r->type);
-        aps_end(a, RLK_ERR_PROTOCOL, msg);
+        rlk_a_semq_finish(&a->q, RLK_ERR_PROTOCOL, "release %s: psemaphore/release replied type "
+                          "%d", a->q.name, r->type);
         return;
     }
     if (cw == RLK_A_SEMQ_UNDO) {

@@ -156,13 +156,12 @@ void rlk_a_semq_start(rlk_a_semq *q, const char *who)
     /* The wake channel (where grants come) and a bounded wait's deadline, before the first
      * attempt: the confirmation of a subscription attempts again, so a grant published after
      * an attempt that fails is not missed. Nothing for a single try. */
-    if (q->wait_ms != 0 && !(q->sub = rlk_ae_subscribe(q->h.ac, q->wake, rlk_a_semq_msg, q))) {
+    if (q->wait_ms != 0 && rlk_a_common_listen(q->h.ac, q->wake, q->wait_ms, rlk_a_semq_msg,
+                                               rlk_a_semq_deadline_fire, q, &q->sub,
+                                               &q->deadline))
         rlk_ae_complete(q->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, q->name);
-        return;
-    }
-    if (q->wait_ms > 0)
-        q->deadline = rlk_ae_timer_add(q->h.ac, q->wait_ms, rlk_a_semq_deadline_fire, q);
-    q->attempt(q);
+    else
+        q->attempt(q);
 }
 
 long long rlk_a_semq_arg(const rlk_a_semq *q)

@@ -34,7 +34,6 @@
 
 /* ---------------------------------------------------------------- handles */
 
-/* rlk_fam_kind.fini: what the handle holds beyond its base. */
 const rlk_proto_call rlk_psem_acquire_call = {"psemaphore/acquire",
                                               "lease_ms ticket claim_ms publish id"};
 const rlk_proto_call rlk_psem_release_call = {"psemaphore/release", "claim_ms publish id"};
@@ -48,6 +47,7 @@ static const rlk_proto_call rlk_psem_try_set_call = {"psemaphore/try_set_permits
 static const rlk_proto_call rlk_psem_available_call = {"psemaphore/available", "publish"};
 static const rlk_proto_call rlk_psem_size_call = {"psemaphore/size", ""};
 
+/* rlk_fam_kind.fini: what the handle holds beyond its base. */
 static void rlk_psemaphore_fini(void *handle)
 {
     rlk_psemaphore *s = handle;
@@ -113,14 +113,6 @@ static int rlk_psem_nibble(char ch)
     if (ch >= 'A' && ch <= 'F')
         return ch - 'A' + 10;
     return -1;
-}
-
-int rlk_psem_keys(const rlk_psemaphore *s, const char **keys)
-{
-    keys[0] = s->b.name;
-    keys[1] = s->timeouts;
-    keys[2] = s->b.channel;
-    return RLK_PSEM_NKEYS;
 }
 
 int rlk_psem_parse_id(const char *what, const char *name, const char *hex, unsigned char *raw,
@@ -256,12 +248,16 @@ static int rlk_psem_undo(void *arg)
     return rc != RLK_OK ? rc : got == t->n ? RLK_OK : RLK_ERR_NOT_OWNER;
 }
 
+long long rlk_psem_busy_wait(const redisReply *r, const rlk_proto_outcome *o)
+{
+    if (o->first || o->value == -3 || r->type == REDIS_REPLY_NIL)
+        return o->first && o->value >= 0 ? o->value + 1 : o->value;
+    return (o->value > 0 ? o->value : 0) + 1;
+}
+
 /* rlk_wait_attempt_fn: psemaphore/acquire with the waiter's ticket
  * argument (rlk_wait_ticket_arg: 0 until its wake channel is subscribed).
- * RLK_ERR_BUSY: *bound_ms the time until the earliest held permit expires
- * (its expiry publishes nothing by itself), + 1 ms: the expiry falls on a
- * whole ms; -1 for a queued waiter behind others (a grant wakes it);
- * RLK_WAIT_RECHECK when first behind another ticket's reservation. */
+ * RLK_ERR_BUSY: *bound_ms rlk_psem_busy_wait's (-3: RLK_WAIT_RECHECK). */
 static int rlk_psem_attempt(void *arg, long long *bound_ms)
 {
     rlk_psem_try *t = arg;
@@ -289,12 +285,10 @@ static int rlk_psem_attempt(void *arg, long long *bound_ms)
         t->qt.queued = 0;
         return rlk_fam_acks_acquired(s->b.c, "acquire", s->b.name, rlk_psem_undo, t);
     } else if (o.is == RLK_PROTO_BUSY) {
-        /* {-1, ms}: first in the queue; -3: first behind a reservation; nil: behind others */
+        long long wait = rlk_psem_busy_wait(r, &o);
+
         t->qt.wide = o.first || o.value == -3;
-        if (o.value == -3 && !o.first)
-            *bound_ms = RLK_WAIT_RECHECK;
-        else if (o.first ? o.value >= 0 : r->type == REDIS_REPLY_INTEGER)
-            *bound_ms = (o.value > 0 ? o.value : 0) + 1;
+        *bound_ms = wait == -3 ? RLK_WAIT_RECHECK : wait;
         rc = RLK_ERR_BUSY;
     } else {
         rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "acquire %s: %s replied type %d", s->b.name,
@@ -387,43 +381,38 @@ static int rlk_psem_release_ids(rlk_psemaphore *s, int n, const char *const *ids
     return rc;
 }
 
-int rlk_psemaphore_release_n(rlk_psemaphore *s, int n, const char *const *ids, int *released)
+/* release_n (strict: a permit that is not held is RLK_ERR_NOT_OWNER) and
+ * try_release (Redisson's tryRelease(permitId): it is no error). */
+static int rlk_psem_release(rlk_psemaphore *s, int n, const char *const *ids, int *released,
+                            int strict)
 {
     long long got = 0;
     int rc;
 
     if (released)
         *released = 0;
-    if (!s || !ids)
+    if (!s || !ids || (!strict && !ids[0]))     /* try_release's one id */
         return RLK_ERR_ARG;
     rc = rlk_psem_release_ids(s, n, ids, &got);
     if (rc != RLK_OK)
         return rc;
     if (released)
         *released = (int)got;
-    if (got < n)
+    if (got < n && strict)
         return rlk_set_error(s->b.c, RLK_ERR_NOT_OWNER, "release %s: %lld of %d permit(s) were not "
                              "held (expired, released already or never acquired)", s->b.name,
                              n - got, n);
-    return rlk_fam_acks_done(s->b.c, "release", s->b.name, "released");
+    return got < n ? RLK_OK : rlk_fam_acks_done(s->b.c, "release", s->b.name, "released");
 }
 
-/* Redisson's tryRelease(permitId): a permit that is not held is no error. */
+int rlk_psemaphore_release_n(rlk_psemaphore *s, int n, const char *const *ids, int *released)
+{
+    return rlk_psem_release(s, n, ids, released, 1);
+}
+
 int rlk_psemaphore_try_release(rlk_psemaphore *s, const char *id, int *released)
 {
-    long long got = 0;
-    int rc;
-
-    if (released)
-        *released = 0;
-    if (!s || !id)
-        return RLK_ERR_ARG;
-    rc = rlk_psem_release_ids(s, 1, &id, &got);
-    if (rc != RLK_OK)
-        return rc;
-    if (released)
-        *released = got == 1;
-    return got == 1 ? rlk_fam_acks_done(s->b.c, "release", s->b.name, "released") : RLK_OK;
+    return rlk_psem_release(s, 1, &id, released, 0);
 }
 
 int rlk_psemaphore_release(rlk_psemaphore *s, const char *id)
@@ -457,28 +446,21 @@ int rlk_psemaphore_update_lease(rlk_psemaphore *s, const char *id, long long lea
 int rlk_psemaphore_try_set_permits(rlk_psemaphore *s, long long permits, int *set)
 {
     long long n = 0;
-    int rc = s ? rlk_psem_count(s, "try_set_permits", "permits", permits, 0,
-                                &rlk_psem_try_set_call, &n) : RLK_ERR_ARG;
+    int rc = s ? rlk_handle_write(&s->b, "try_set_permits", "permits", permits, 0,
+                                  &rlk_psem_try_set_call, &(rlk_proto_argvals){.n = permits}, &n)
+               : RLK_ERR_ARG;
 
     if (rc == RLK_OK && set)
         *set = n == 1;
     return rc;
 }
 
-int rlk_psem_count(rlk_psemaphore *s, const char *what, const char *field, long long v,
-                   long long lo, const rlk_proto_call *pc, long long *out)
-{
-    rlk_proto_argvals a = {.n = v};
-
-    return rlk_handle_write(&s->b, what, field, v, lo, pc, &a, out);
-}
-
 int rlk_psemaphore_add_permits(rlk_psemaphore *s, long long delta, long long *count)
 {
     if (!s)
         return RLK_ERR_ARG;
-    return rlk_psem_count(s, "add_permits", "delta", delta, -RLK_NUM_MAX,
-                          &rlk_psem_add_permits_call, count);
+    return rlk_handle_write(&s->b, "add_permits", "delta", delta, -RLK_NUM_MAX,
+                            &rlk_psem_add_permits_call, &(rlk_proto_argvals){.n = delta}, count);
 }
 
 int rlk_psemaphore_available(rlk_psemaphore *s, long long *count)

@@ -51,8 +51,8 @@ int rlk_psemaphore_set_permits(rlk_psemaphore *s, long long permits, long long *
 {
     if (!s)
         return RLK_ERR_ARG;
-    return rlk_psem_count(s, "set_permits", "permits", permits, 0, &rlk_psem_set_permits_call,
-                          count);
+    return rlk_handle_write(&s->b, "set_permits", "permits", permits, 0,
+                            &rlk_psem_set_permits_call, &(rlk_proto_argvals){.n = permits}, count);
 }
 
 /* ---------------------------------------------------------------- time to live */

@@ -32,7 +32,6 @@
 #include "runtime/rt.h"
 #include "runtime/wd.h"
 
-
 typedef struct rlk_kept {
     struct rlk_psemaphore_keeper *k;
     char *hex;                  /* the id as the caller gave it */
@@ -117,16 +116,16 @@ static void rlk_keeper_free(rlk_psemaphore_keeper *k)
 static int rlk_keeper_take(rlk_psemaphore_keeper *k, const char *const *ids)
 {
     rlk_psemaphore *s = k->s;
-    const char *keys[RLK_PSEM_NKEYS];
     rlk_hold_spec h;
     int rc = RLK_OK;
 
     memset(&h, 0, sizeof h);
     h.kind = -1;                /* not a lock: only its task and keys count */
     h.name = s->b.name;
-    h.nkeys = rlk_psem_keys(s, keys);
-    for (int j = 0; j < h.nkeys && j < RLK_HOLD_KEYS_MAX; j++)
-        h.keys[j] = keys[j];
+    h.keys[0] = s->b.name;      /* update_lease's KEYS: name, timeouts, channel */
+    h.keys[1] = s->timeouts;
+    h.keys[2] = s->b.channel;
+    h.nkeys = 3;
     h.task = &rlk_keeper_task;
     for (int i = 0; i < k->n && rc == RLK_OK; i++) {
         rlk_kept *p = &k->ids[i];
@@ -149,24 +148,6 @@ static int rlk_keeper_take(rlk_psemaphore_keeper *k, const char *const *ids)
     return rc;
 }
 
-static rlk_psemaphore_keeper *rlk_keeper_alloc(rlk_psemaphore *s, int n, long long lease_ms)
-{
-    rlk_psemaphore_keeper *k = calloc(1, sizeof *k);
-
-    if (!k)
-        return NULL;
-    k->ids = calloc((size_t)n, sizeof *k->ids);
-    if (!k->ids) {
-        free(k);
-        return NULL;
-    }
-    atomic_init(&k->first_lost, 0);
-    k->s = s;
-    k->n = n;
-    k->lease_ms = lease_ms;
-    return k;
-}
-
 rlk_psemaphore_keeper *rlk_psemaphore_keep(rlk_psemaphore *s, int n, const char *const *ids,
                                            long long lease_ms, rlk_lost_fn fn, void *userdata)
 {
@@ -180,10 +161,15 @@ rlk_psemaphore_keeper *rlk_psemaphore_keep(rlk_psemaphore *s, int n, const char 
             rlk_set_error(s->b.c, RLK_ERR_ARG, "keep %s: no permit ids", s->b.name);
         return NULL;
     }
-    if (!(k = rlk_keeper_alloc(s, n, lease_ms))) {
+    if (!(k = calloc(1, sizeof *k)) || !(k->ids = calloc((size_t)n, sizeof *k->ids))) {
+        free(k);
         rlk_set_error(s->b.c, RLK_ERR_NOMEM, "keep %s: out of memory", s->b.name);
         return NULL;
     }
+    atomic_init(&k->first_lost, 0);
+    k->s = s;
+    k->n = n;
+    k->lease_ms = lease_ms;
     k->fn = fn;
     k->ud = userdata;
     if (!rlk_script_find(s->b.c, rlk_keeper_task.script)) {
@@ -211,7 +197,6 @@ int rlk_psemaphore_keeper_lost(rlk_psemaphore_keeper *k)
 
 void rlk_psemaphore_keeper_stop(rlk_psemaphore_keeper *k)
 {
-    if (!k)
-        return;
-    rlk_keeper_free(k);
+    if (k)
+        rlk_keeper_free(k);
 }
