@@ -153,17 +153,26 @@ typedef struct rlk_psem_try {
     int n;
     long long lease_ms;
     rlk_sem_queue_try qt;       /* its place in the queue */
-    unsigned char *raw;         /* n x RLK_PSEM_NEW_ID_BYTES */
-    const char **ids;           /* the n ids (into raw) */
+    const char **ids;           /* the n raw ids (rlk_psem_ids_new) */
     size_t *lens;
     int io_failed;              /* an attempt ended in a connection error: it may have run */
 } rlk_psem_try;
 
-static void rlk_psem_try_free(rlk_psem_try *t)
+/* n raw permit ids of up to size bytes in one block (free the returned
+ * list): their pointers, *lens (each size), then their bytes. NULL: out of
+ * memory. */
+static const char **rlk_psem_ids_new(int n, size_t size, size_t **lens)
 {
-    free(t->raw);
-    free((void *)t->ids);
-    free(t->lens);
+    const char **ids = malloc((size_t)n * (sizeof *ids + sizeof **lens + size));
+
+    if (!ids)
+        return NULL;
+    *lens = (size_t *)(ids + n);
+    for (int i = 0; i < n; i++) {
+        ids[i] = (const char *)(*lens + n) + (size_t)i * size;
+        (*lens)[i] = size;
+    }
+    return ids;
 }
 
 /* The call pc (its ARGV by name, ending with id) on s's name with vals, its
@@ -184,18 +193,11 @@ static int rlk_psem_try_init(rlk_psem_try *t, rlk_psemaphore *s, int n, long lon
     t->s = s;
     t->n = n;
     t->lease_ms = lease_ms;
-    t->raw = malloc((size_t)n * RLK_PSEM_NEW_ID_BYTES);
-    t->ids = malloc((size_t)n * sizeof *t->ids);
-    t->lens = malloc((size_t)n * sizeof *t->lens);
-    if (!t->raw || !t->ids || !t->lens)
+    if (!(t->ids = rlk_psem_ids_new(n, RLK_PSEM_NEW_ID_BYTES, &t->lens)))
         return rlk_set_error(s->b.c, RLK_ERR_NOMEM, "acquire %s: out of memory", s->b.name);
-    if (rlk_random_bytes(t->raw, (size_t)n * RLK_PSEM_NEW_ID_BYTES) != 0)
+    if (rlk_random_bytes((unsigned char *)t->ids[0], (size_t)n * RLK_PSEM_NEW_ID_BYTES) != 0)
         return rlk_set_error(s->b.c, RLK_ERR_IO, "acquire %s: no random source for permit ids",
                              s->b.name);
-    for (int i = 0; i < n; i++) {
-        t->ids[i] = (const char *)t->raw + (size_t)i * RLK_PSEM_NEW_ID_BYTES;
-        t->lens[i] = RLK_PSEM_NEW_ID_BYTES;
-    }
     return RLK_OK;
 }
 
@@ -325,8 +327,8 @@ static int rlk_psemaphore_try_acquire_n_run(rlk_psemaphore *s, int n, long long 
                                    wait_ms);
     if (rc == RLK_OK)
         for (int i = 0; i < n; i++)
-            rlk_psem_hex(t.raw + (size_t)i * RLK_PSEM_NEW_ID_BYTES, RLK_PSEM_NEW_ID_BYTES, ids[i]);
-    rlk_psem_try_free(&t);
+            rlk_psem_hex((const unsigned char *)t.ids[i], RLK_PSEM_NEW_ID_BYTES, ids[i]);
+    free((void *)t.ids);
     if (rc == RLK_ERR_BUSY)
         rc = rlk_set_error(s->b.c, RLK_ERR_BUSY, "acquire %s: %d permit(s) not available after "
                            "%lld ms", s->b.name, n, (rlk_clock_now_ns() - start) / 1000000LL);
@@ -360,24 +362,17 @@ int rlk_psemaphore_acquire(rlk_psemaphore *s, long long lease_ms, char id[RLK_PE
 static int rlk_psem_release_ids(rlk_psemaphore *s, int n, const char *const *ids, long long *got)
 {
     rlk_proto_argvals none = {0};
-    unsigned char *buf = NULL;
     const char **raw = NULL;
     size_t *lens = NULL;
     int rc = rlk_fam_check_range(s->b.c, "release", s->b.name, "permits", n, 1, RLK_PERMITS_MAX);
 
-    if (rc == RLK_OK && (!(buf = malloc((size_t)n * RLK_PSEM_RAW_ID_MAX)) ||
-                         !(raw = calloc((size_t)n, sizeof *raw)) ||
-                         !(lens = calloc((size_t)n, sizeof *lens))))
+    if (rc == RLK_OK && !(raw = rlk_psem_ids_new(n, RLK_PSEM_RAW_ID_MAX, &lens)))
         rc = rlk_set_error(s->b.c, RLK_ERR_NOMEM, "%s %s: out of memory", "release", s->b.name);
-    for (int i = 0; rc == RLK_OK && i < n; i++) {
-        raw[i] = (const char *)buf + (size_t)i * RLK_PSEM_RAW_ID_MAX;
+    for (int i = 0; rc == RLK_OK && i < n; i++)
         rc = rlk_psem_decode_id(s, "release", ids[i], (unsigned char *)raw[i], &lens[i]);
-    }
     if (rc == RLK_OK)
         rc = rlk_psem_eval_ids(s, &rlk_psem_release_call, none, n, raw, lens, got, NULL);
-    free(buf);
     free((void *)raw);
-    free(lens);
     return rc;
 }
 
