@@ -10,7 +10,10 @@
  * Permit ids: 16 bytes from the kernel's random source (rlk_random_bytes,
  * as the client uuid), stored raw as Redisson stores them and shown to the
  * caller as 32 hex digits. docs/locks/psemaphore.md describes the data and
- * the API; psemaphore_keeper.c renews leases.
+ * the API; psemaphore_keeper.c renews leases. Besides acquiring and
+ * releasing: a permit's lease (update_lease, lease_time), the count
+ * (Redisson's setPermits, acquiredPermits, ...), the held permits' list and
+ * the object's time to live (RExpirable, kinds/expiry.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +23,7 @@
 #include "client/clock.h"
 #include "client/error.h"
 #include "client/random.h"
+#include "kinds/expiry.h"
 #include "kinds/handle.h"
 #include "kinds/names.h"
 #include "kinds/proto.h"
@@ -415,10 +419,26 @@ int rlk_psemaphore_release(rlk_psemaphore *s, const char *id)
     return rlk_psemaphore_release_n(s, 1, &id, NULL);
 }
 
-int rlk_psemaphore_update_lease(rlk_psemaphore *s, const char *id, long long lease_ms)
+/* pc with v on the permit id (hex): *got its reply (1 held, or the lease
+ * left), RLK_ERR_NOT_OWNER "<what> <name>: permit <id> is not held ..."
+ * when it is 0. */
+static int rlk_psem_id_call(rlk_psemaphore *s, const char *what, const char *id,
+                            const rlk_proto_call *pc, rlk_proto_argvals v, long long *got)
 {
     unsigned char raw[RLK_PSEM_RAW_ID_MAX];
-    rlk_proto_argvals v = {.lease_ms = lease_ms, .id = raw};
+    int rc = rlk_psem_decode_id(s, what, id, raw, &v.idlen);
+
+    v.id = raw;
+    if (rc == RLK_OK)
+        rc = rlk_handle_int(&s->b, pc, &v, got);
+    if (rc == RLK_OK && *got == 0)
+        rc = rlk_set_error(s->b.c, RLK_ERR_NOT_OWNER, "%s %s: permit %.40s is not held (expired, "
+                           "released or never acquired)", what, s->b.name, id);
+    return rc;
+}
+
+int rlk_psemaphore_update_lease(rlk_psemaphore *s, const char *id, long long lease_ms)
+{
     long long got = 0;
     int rc;
 
@@ -427,12 +447,24 @@ int rlk_psemaphore_update_lease(rlk_psemaphore *s, const char *id, long long lea
     rc = rlk_fam_check_range(s->b.c, "update_lease", s->b.name, "lease_ms", lease_ms, 1,
                               RLK_NUM_MAX);
     if (rc == RLK_OK)
-        rc = rlk_psem_decode_id(s, "update_lease", id, raw, &v.idlen);
+        rc = rlk_psem_id_call(s, "update_lease", id, &rlk_psem_update_lease_call,
+                              (rlk_proto_argvals){.lease_ms = lease_ms}, &got);
+    return rc;
+}
+
+int rlk_psemaphore_lease_time(rlk_psemaphore *s, const char *id, long long *ms)
+{
+    long long got = 0;
+    int rc;
+
+    if (!s || !ms)
+        return RLK_ERR_ARG;
+    *ms = 0;
+    /* it publishes the permits it reclaims */
+    rc = rlk_psem_id_call(s, "lease_time", id, &rlk_psem_lease_time_call, (rlk_proto_argvals){0},
+                          &got);
     if (rc == RLK_OK)
-        rc = rlk_handle_int(&s->b, &rlk_psem_update_lease_call, &v, &got);
-    if (rc == RLK_OK && got != 1)
-        rc = rlk_set_error(s->b.c, RLK_ERR_NOT_OWNER, "update_lease %s: permit %.40s is not held "
-                           "(expired, released or never acquired)", s->b.name, id);
+        *ms = got;
     return rc;
 }
 
@@ -486,6 +518,40 @@ int rlk_psemaphore_size(rlk_psemaphore *s, long long *available, long long *held
     if (r)
         freeReplyObject(r);
     return rc;
+}
+
+int rlk_psemaphore_acquired(rlk_psemaphore *s, long long *held)
+{
+    if (!s || !held)
+        return RLK_ERR_ARG;
+    return rlk_handle_int(&s->b, &rlk_psem_acquired_call, NULL, held);
+}
+
+int rlk_psemaphore_set_permits(rlk_psemaphore *s, long long permits, long long *count)
+{
+    if (!s)
+        return RLK_ERR_ARG;
+    return rlk_handle_write(&s->b, "set_permits", "permits", permits, 0,
+                            &rlk_psem_set_permits_call, &(rlk_proto_argvals){.n = permits}, count);
+}
+
+/* ---------------------------------------------------------------- time to live */
+
+/* On both keys of Redisson's object, as its expire and clearExpire take them (name,
+ * {name}:timeout) */
+int rlk_psemaphore_expire(rlk_psemaphore *s, long long ttl_ms, int *set)
+{
+    return rlk_expiry_set(s ? &s->b : NULL, RLK_MKIND_PSEMAPHORE, ttl_ms, set);
+}
+
+int rlk_psemaphore_clear_expire(rlk_psemaphore *s, int *cleared)
+{
+    return rlk_expiry_clear(s ? &s->b : NULL, RLK_MKIND_PSEMAPHORE, cleared);
+}
+
+int rlk_psemaphore_ttl(rlk_psemaphore *s, long long *ttl_ms)
+{
+    return rlk_expiry_ttl(s ? &s->b : NULL, RLK_MKIND_PSEMAPHORE, ttl_ms);
 }
 
 /* ---------------------------------------------------------------- listing held permits */
