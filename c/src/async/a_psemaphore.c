@@ -101,30 +101,23 @@ static void aps_acq_reply(aps *a, int rc, const redisReply *r, const char *errst
                           rlk_psem_acquire_call.script, r->type);
 }
 
+/* A release (nothing to quiet: it never waits) or the undo of a cancelled acquire. */
 static void aps_rel_reply(aps *a, int cw, int rc, const redisReply *r, const char *errstr)
 {
-    if (rc != RLK_OK) {
+    if (rc != RLK_OK)
         aps_end(a, rc, errstr);
-        return;
-    }
-    if (r->type != REDIS_REPLY_INTEGER) {
+    else if (r->type != REDIS_REPLY_INTEGER)
         rlk_a_semq_finish(&a->q, RLK_ERR_PROTOCOL, "release %s: psemaphore/release replied type "
                           "%d", a->q.name, r->type);
-        return;
-    }
-    if (cw == RLK_A_SEMQ_UNDO) {
+    else if (cw == RLK_A_SEMQ_UNDO)
         aps_end(a, RLK_ERR_CANCELLED, "cancelled");
-        return;
-    }
-    rlk_a_semq_quiet(&a->q);
-    if (r->integer >= 1 || a->io_failed) {
+    else if (r->integer >= 1 || a->io_failed)
         /* After a lost reply, 0 means the lost call released it (or it had expired):
          * the permit is not held either way; value 0 says which could not be told. */
         rlk_ae_complete(a->q.h.r, RLK_OK, r->integer >= 1 ? 1 : 0, NULL, NULL);
-        return;
-    }
-    rlk_ae_complete(a->q.h.r, RLK_ERR_NOT_OWNER, 0, NULL, "release %s: the permit was not held "
-                    "(expired, released already or never acquired)", a->q.name);
+    else
+        rlk_ae_complete(a->q.h.r, RLK_ERR_NOT_OWNER, 0, NULL, "release %s: the permit was not "
+                        "held (expired, released already or never acquired)", a->q.name);
 }
 
 static void aps_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr, int lost,

@@ -173,7 +173,7 @@ long long rlk_a_semq_arg(const rlk_a_semq *q)
  * channel's confirmation pokes it). */
 #define RLK_A_SEMQ_LATER (-1)
 
-static long long rlk_a_semq_next(rlk_a_semq *q, long long wait, int first, int *again)
+static long long rlk_a_semq_next(rlk_a_semq *q, long long wait, int first)
 {
     int queue;
 
@@ -192,13 +192,13 @@ static long long rlk_a_semq_next(rlk_a_semq *q, long long wait, int first, int *
     if (!q->ticket && queue) {
         /* The fast try failed: take a ticket, attempt with it once subscribed. */
         q->ticket = rlk_names_wake_ticket(rlk_names_wake_cid(rlk_async_uuid(q->h.ac)));
-        if (!rlk_ae_sub_ready(q->sub) && !*again)
+        if (!rlk_ae_sub_ready(q->sub) && !q->again)
             return RLK_A_SEMQ_LATER;
-        *again = 0;
+        q->again = 0;
         return 0;
     }
-    if (*again) {
-        *again = 0;
+    if (q->again) {
+        q->again = 0;
         return 0;
     }
     if (wait == -3)
@@ -216,7 +216,7 @@ void rlk_a_semq_busy(rlk_a_semq *q, long long wait, int first)
         rlk_a_semq_end(q, q->ending == RLK_ERR_CANCELLED ? RLK_ERR_CANCELLED : RLK_ERR_BUSY);
         return;
     }
-    if ((ms = rlk_a_semq_next(q, wait, first, &q->again)) != RLK_A_SEMQ_LATER)
+    if ((ms = rlk_a_semq_next(q, wait, first)) != RLK_A_SEMQ_LATER)
         rlk_a_semq_retry(q, ms);
 }
 
@@ -243,14 +243,10 @@ void rlk_a_semq_finish(rlk_a_semq *q, int err, const char *fmt, ...)
     va_end(ap);
     q->end_err = err;
     q->queued = 0;
-    q->call = !queued || !q->ticket || rlk_ae_closing(q->h.ac) ? NULL :
-              rlk_a_kind_call(q->h.ac, &rlk_sem_queue_cancel_call, q->name, &v, NULL,
-                              rlk_a_semq_cancel_reply, q);
-    if (q->call) {
-        q->cw = RLK_A_SEMQ_CANCEL;
-        return;
-    }
-    rlk_ae_complete(q->h.r, err, 0, NULL, "%s", q->end_msg);
+    if (!queued || !q->ticket || rlk_ae_closing(q->h.ac) ||
+        rlk_a_semq_send(q, &rlk_sem_queue_cancel_call, &v, RLK_A_SEMQ_CANCEL,
+                        rlk_a_semq_cancel_reply))
+        rlk_ae_complete(q->h.r, err, 0, NULL, "%s", q->end_msg);
 }
 
 void rlk_a_semq_end(rlk_a_semq *q, int err)

@@ -35,7 +35,7 @@
 typedef struct rlk_kept {
     struct rlk_psemaphore_keeper *k;
     char *hex;                  /* the id as the caller gave it */
-    unsigned char *raw;
+    unsigned char raw[RLK_PSEM_RAW_ID_MAX];
     size_t raw_len;
     const char *publish;        /* the client's publish argument (update_lease's ARGV[3]) */
     rlk_wd_kept *entry;         /* on the watchdog; NULL once stopped */
@@ -101,11 +101,9 @@ static void rlk_keeper_lost(void *ud, int reason)
  * frees the keeper. */
 static void rlk_keeper_free(rlk_psemaphore_keeper *k)
 {
-    for (int i = 0; k->ids && i < k->n; i++)
+    for (int i = 0; i < k->n; i++) {
         rlk_wd_unkeep(k->s->b.rt->wd, k->ids[i].entry);
-    for (int i = 0; k->ids && i < k->n; i++) {
         free(k->ids[i].hex);
-        free(k->ids[i].raw);
     }
     free(k->ids);
     free(k);
@@ -132,9 +130,7 @@ static int rlk_keeper_take(rlk_psemaphore_keeper *k, const char *const *ids)
         long long sent = rlk_clock_now_ns();
 
         p->k = k;
-        p->hex = strdup(ids[i]);
-        p->raw = malloc(RLK_PSEM_RAW_ID_MAX);
-        if (!p->hex || !p->raw)
+        if (!(p->hex = strdup(ids[i])))
             return rlk_set_error(s->b.c, RLK_ERR_NOMEM, "keep %s: out of memory", s->b.name);
         rc = rlk_psem_decode_id(s, "keep", ids[i], p->raw, &p->raw_len);
         if (rc == RLK_OK)

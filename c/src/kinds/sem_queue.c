@@ -37,13 +37,6 @@ void rlk_sem_queue_free(rlk_sem_queue *q)
     free(q->wake);
 }
 
-/* 1 when a release can tell whether a grant reached its waiter
- * (rlk_sem_queue_acquire). */
-static int rlk_sem_queue_alone(const rlk_fam_base *b)
-{
-    return rlk_client_counts_exact(b->c);
-}
-
 static long long rlk_sem_queue_ticket(rlk_sem_queue *q)
 {
     return q->cid * 1024 + (long long)(atomic_fetch_add(&q->seq, 1) & 1023u);
@@ -82,7 +75,8 @@ int rlk_sem_queue_acquire(rlk_sem_queue *q, const rlk_fam_base *b, rlk_sem_queue
 
     rlk_wait_init(&w, b, "semaphore", attempt, arg);
     w.ride_out = ride_out;
-    t->tk.ticket = wait_ms != 0 && rlk_sem_queue_alone(b) ? rlk_sem_queue_ticket(q) : 0;
+    /* a ticket where a release can tell whether a grant reached its waiter */
+    t->tk.ticket = wait_ms != 0 && rlk_client_counts_exact(b->c) ? rlk_sem_queue_ticket(q) : 0;
     if (t->tk.ticket) {
         t->tk.claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
         w.rule = &rlk_sem_queue_sub_rule;
