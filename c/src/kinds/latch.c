@@ -115,9 +115,7 @@ int rlk_latch_delete(rlk_latch *l, int *deleted)
 
 int rlk_latch_count(rlk_latch *l, long long *count)
 {
-    if (!l || !count)
-        return RLK_ERR_ARG;
-    return rlk_handle_int(&l->b, &rlk_latch_count_call, NULL, count);
+    return l && count ? rlk_handle_int(&l->b, &rlk_latch_count_call, NULL, count) : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- time to live */

@@ -492,9 +492,7 @@ int rlk_psemaphore_add_permits(rlk_psemaphore *s, long long delta, long long *co
 
 int rlk_psemaphore_available(rlk_psemaphore *s, long long *count)
 {
-    if (!s || !count)
-        return RLK_ERR_ARG;
-    return rlk_handle_int(&s->b, &rlk_psem_available_call, NULL, count);
+    return s && count ? rlk_handle_int(&s->b, &rlk_psem_available_call, NULL, count) : RLK_ERR_ARG;
 }
 
 int rlk_psemaphore_size(rlk_psemaphore *s, long long *available, long long *held)
@@ -522,9 +520,7 @@ int rlk_psemaphore_size(rlk_psemaphore *s, long long *available, long long *held
 
 int rlk_psemaphore_acquired(rlk_psemaphore *s, long long *held)
 {
-    if (!s || !held)
-        return RLK_ERR_ARG;
-    return rlk_handle_int(&s->b, &rlk_psem_acquired_call, NULL, held);
+    return s && held ? rlk_handle_int(&s->b, &rlk_psem_acquired_call, NULL, held) : RLK_ERR_ARG;
 }
 
 int rlk_psemaphore_set_permits(rlk_psemaphore *s, long long permits, long long *count)
@@ -590,19 +586,9 @@ static int rlk_psem_server_ms(rlk_psemaphore *s, long long *now_ms)
     return rc;
 }
 
-static void rlk_psem_fill_info(const redisReply *member, const redisReply *score, long long now,
-                               rlk_permit_info *info)
-{
-    long long expiry = (long long)strtod(score->str, NULL);
-    size_t len = member->len > RLK_PSEM_RAW_ID_MAX ? RLK_PSEM_RAW_ID_MAX : member->len;
-
-    rlk_psem_hex((const unsigned char *)member->str, len, info->id);
-    info->ttl_ms = expiry >= RLK_PSEM_LEASELESS ? -1 : expiry - now;
-}
-
 int rlk_psemaphore_permits(rlk_psemaphore *s, rlk_permit_info *out, size_t max, size_t *total)
 {
-    const char *argv[5];
+    const char *argv[5] = {"ZRANGE", NULL, "0", "-1", "WITHSCORES"};
     redisReply *r = NULL;
     long long now = 0;
     int rc;
@@ -610,22 +596,26 @@ int rlk_psemaphore_permits(rlk_psemaphore *s, rlk_permit_info *out, size_t max, 
     if (!s || !total || (max > 0 && !out))
         return RLK_ERR_ARG;
     *total = 0;
-    argv[0] = "ZRANGE";
     argv[1] = s->timeouts;
-    argv[2] = "0";
-    argv[3] = "-1";
-    argv[4] = "WITHSCORES";
     rc = rlk_psem_command(s, 5, argv, REDIS_REPLY_ARRAY, &r);
     if (rc == RLK_OK)
         rc = rlk_psem_server_ms(s, &now);
     for (size_t i = 0; rc == RLK_OK && i + 1 < r->elements; i += 2) {
-        if (r->element[i]->type != REDIS_REPLY_STRING || r->element[i + 1]->type != REDIS_REPLY_STRING) {
+        const redisReply *m = r->element[i];
+        long long expiry;
+
+        if (m->type != REDIS_REPLY_STRING || r->element[i + 1]->type != REDIS_REPLY_STRING) {
             rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "permits %s: ZRANGE replied a bad array",
                                s->b.name);
             break;
         }
-        if (*total < max)
-            rlk_psem_fill_info(r->element[i], r->element[i + 1], now, &out[*total]);
+        expiry = (long long)strtod(r->element[i + 1]->str, NULL);
+        if (*total < max) {
+            rlk_psem_hex((const unsigned char *)m->str,
+                         m->len > RLK_PSEM_RAW_ID_MAX ? RLK_PSEM_RAW_ID_MAX : m->len,
+                         out[*total].id);
+            out[*total].ttl_ms = expiry >= RLK_PSEM_LEASELESS ? -1 : expiry - now;
+        }
         (*total)++;
     }
     if (r)

@@ -257,9 +257,7 @@ int rlk_semaphore_drain(rlk_semaphore *s, long long *drained)
 
 int rlk_semaphore_available(rlk_semaphore *s, long long *count)
 {
-    if (!s || !count)
-        return RLK_ERR_ARG;
-    return rlk_handle_int(&s->b, &rlk_sem_available_call, NULL, count);
+    return s && count ? rlk_handle_int(&s->b, &rlk_sem_available_call, NULL, count) : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- time to live */
