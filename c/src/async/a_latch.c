@@ -16,7 +16,6 @@
  */
 #include <stdlib.h>
 
-#include "client/client.h"
 #include "kinds/latch.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"

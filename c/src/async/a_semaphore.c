@@ -17,7 +17,6 @@
  */
 #include <stdio.h>
 
-#include "client/client.h"
 #include "kinds/semaphore.h"
 #include "runtime/fam.h"
 #include "async/engine.h"

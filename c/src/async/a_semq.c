@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client.h"
 #include "kinds/names.h"
 #include "kinds/sem_queue.h"
 #include "runtime/fam.h"

@@ -29,9 +29,7 @@
 #include "kinds/proto.h"
 #include "kinds/psemaphore.h"
 #include "runtime/fam.h"
-#include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
-#include "runtime/metrics.h"
 #include "runtime/wait.h"
 
 #define RLK_PSEM_LEASELESS 922337203685477LL    /* Redisson's score of a permit without a lease */

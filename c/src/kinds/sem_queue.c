@@ -3,15 +3,10 @@
  * sem_queue.c - a semaphore waiter's side of the server's waiter queue
  * (sem_queue.h).
  */
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "client/client.h"
-#include "client/clock.h"
-#include "client/error.h"
 #include "client/random.h"
-#include "client/topo.h"
 #include "kinds/handle.h"
 #include "kinds/names.h"
 #include "kinds/sem_queue.h"

@@ -10,7 +10,6 @@
  * waiter listens (for Redisson's releases). docs/locks/semaphore.md
  * describes the data and the API, docs/runtime.md the queue.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +24,6 @@
 #include "kinds/sem_queue.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
-#include "runtime/metrics.h"
 #include "runtime/wait.h"
 
 const rlk_proto_call rlk_semaphore_acquire_call = {"semaphore/acquire",
