@@ -2,8 +2,8 @@
 /*
  * a_once.h - a request that is one script call with an integer reply
  * (a_once.c): a_admin.c's requests (the semaphore's release, the latch's
- * count_down and try_set_count, ...) and the faster MultiLock's queries. The reply's
- * integer is the result's value. A call that never went out is sent again
+ * count_down and try_set_count, ...) and the faster MultiLock's queries.
+ * The reply's integer is the result's value. A call that never went out is sent again
  * within the request's budget (two command timeouts and a connect); a
  * reply that was lost (written, no reply) is not repeated, since none of
  * these calls may run twice (unless RLK_A_ONCE_REPEAT says a repeat is
@@ -49,14 +49,15 @@ rlk_async_req *rlk_a_once_new(rlk_async *ac, const char *what, const char *name,
 int rlk_a_once_call(rlk_async_req *r, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
                     char **tail, int flags);
 
-/* Makes r an awaiter: it listens on channel (and, for a wait_ms above 0,
- * arms its deadline) before it sends pc (no ARGV) on its name; it reads
- * again on every message, on the subscription's confirmation and at least
- * every second, until the integer is 0 or below (RLK_OK, value 0) or the
- * wait runs out (RLK_ERR_BUSY "<what> <name>: <busy> after <ms> ms"; a
- * single read for wait_ms 0). A read is harmless to repeat: one that never
- * came back is read again within the wait (one without bound rides out any
- * outage). A cancel ends it at once. -1: out of memory, r not completed. */
+/* Makes r (rlk_a_once_start's) an awaiter: it listens on channel (and, for
+ * a wait_ms above 0, arms its deadline) before it sends pc (no ARGV) on its
+ * name; it reads again on every message, on the subscription's confirmation
+ * and at least every second, until the integer is 0 or below (RLK_OK, value
+ * 0) or the wait runs out (RLK_ERR_BUSY "<what> <name>: <busy> after <ms>
+ * ms", busy static; a single read for wait_ms 0). A read is harmless to
+ * repeat: one that never came back is read again within the wait (one
+ * without bound rides out any outage). A cancel ends it at once. -1: out of
+ * memory, r not completed. */
 int rlk_a_once_await(rlk_async_req *r, const rlk_proto_call *pc, const char *channel,
                      long long wait_ms, const char *busy);
 
