@@ -13,18 +13,14 @@
  * sends it and rides out a call that never went out.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "client/client.h"
-#include "client/scripts.h"
 #include "kinds/expiry.h"
 #include "kinds/latch.h"
-#include "kinds/names.h"
 #include "kinds/psemaphore.h"
 #include "kinds/semaphore.h"
 #include "runtime/fam.h"
-#include "runtime/fam_hold.h"
 #include "async/engine.h"
 #include "async/a_common.h"
 #include "async/a_once.h"

@@ -2,13 +2,14 @@
 /*
  * a_once.h - a request that is one script call with an integer reply
  * (a_once.c): a_admin.c's requests (the semaphore's release, the latch's
- * count_down and try_set_count, ...) and the faster MultiLock's queries. The reply's
- * integer is the result's value. A call that never went out is sent again
+ * count_down and try_set_count, ...) and the faster MultiLock's queries.
+ * The reply's integer is the result's value. A call that never went out is sent again
  * within the request's budget (two command timeouts and a connect); a
  * reply that was lost (written, no reply) is not repeated, since none of
  * these calls may run twice (unless RLK_A_ONCE_REPEAT says a repeat is
  * harmless): the request ends RLK_ERR_UNSETTLED. A cancel
- * does not stop a call already sent: its result stands.
+ * does not stop a call already sent: its result stands. An awaiter (the
+ * latch's await) sends its read again on wake-ups until it says open.
  *
  * Not installed; not a stable API.
  */
@@ -19,9 +20,14 @@
 #include "kinds/proto.h"
 
 /* A new request of ac; what ("semaphore release") and name name it in
- * messages. After the checks every request makes (the client's fatal
- * error, an empty name) the request may be completed already
- * (rlk_ae_req_done): then send nothing. NULL: out of memory (no callback). */
+ * messages, who ("rlk_async_latch_await") in the checks every request
+ * makes (the client's fatal error, an empty name), after which it may be
+ * completed already (rlk_ae_req_done): then send nothing. mkind (an
+ * RLK_MKIND_*; -1: none) counts it as an acquisition (rlk_ae_req_metric).
+ * NULL: out of memory (no callback). */
+rlk_async_req *rlk_a_once_start(rlk_async *ac, const char *who, const char *what, int mkind,
+                                const char *name, rlk_async_fn fn, void *privdata);
+/* rlk_a_once_start with who "rlk_async <what>", no metric. */
 rlk_async_req *rlk_a_once_new(rlk_async *ac, const char *what, const char *name,
                               rlk_async_fn fn, void *privdata);
 
@@ -42,5 +48,17 @@ rlk_async_req *rlk_a_once_new(rlk_async *ac, const char *what, const char *name,
  * completed: the caller says so. */
 int rlk_a_once_call(rlk_async_req *r, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
                     char **tail, int flags);
+
+/* Makes r (rlk_a_once_start's) an awaiter: it listens on channel (and, for
+ * a wait_ms above 0, arms its deadline) before it sends pc (no ARGV) on its
+ * name; it reads again on every message, on the subscription's confirmation
+ * and at least every second, until the integer is 0 or below (RLK_OK, value
+ * 0) or the wait runs out (RLK_ERR_BUSY "<what> <name>: <busy> after <ms>
+ * ms", busy static; a single read for wait_ms 0). A read is harmless to
+ * repeat: one that never came back is read again within the wait (one
+ * without bound rides out any outage). A cancel ends it at once. -1: out of
+ * memory, r not completed. */
+int rlk_a_once_await(rlk_async_req *r, const rlk_proto_call *pc, const char *channel,
+                     long long wait_ms, const char *busy);
 
 #endif /* RLK_A_ONCE_H */

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client.h"
 #include "kinds/names.h"
 #include "kinds/sem_queue.h"
 #include "runtime/fam.h"
@@ -21,32 +20,18 @@
 #define RLK_A_SEMQ_KEEPALIVE_MS 1000            /* a waiter attempts at least this often */
 #define RLK_A_SEMQ_RECHECK_MS (RLK_FAM_CLAIM_MS + 5)    /* first behind another's reservation */
 
-int rlk_a_semq_init(rlk_a_semq *q, rlk_a_head *h, const char *name, long long permits,
-                    long long wait_ms, const char *busy, rlk_a_semq_attempt_fn attempt,
-                    void *kind)
+int rlk_a_semq_init(rlk_a_semq *q, const char *name, long long permits, long long wait_ms,
+                    const char *busy, rlk_a_semq_attempt_fn attempt)
 {
-    memset(q, 0, sizeof *q);
-    q->ac = h->ac;
-    q->h = h;
     q->attempt = attempt;
-    q->kind = kind;
     q->permits = permits;
     q->wait_ms = wait_ms;
     snprintf(q->busy, sizeof q->busy, "%s", busy);
     q->name = strdup(name);
     q->channel = rlk_fam_prefix_name(RLK_NAMES_CH_SEMAPHORE, name);
     if (q->channel)
-        q->wake = rlk_names_wake_channel(q->channel, rlk_names_wake_cid(rlk_async_uuid(q->ac)));
+        q->wake = rlk_names_wake_channel(q->channel, rlk_names_wake_cid(rlk_async_uuid(q->h.ac)));
     return q->name && q->channel && q->wake ? 0 : -1;
-}
-
-void rlk_a_semq_free(rlk_a_semq *q)
-{
-    rlk_a_semq_quiet(q);
-    rlk_ae_call_forget(q->call);
-    free(q->name);
-    free(q->channel);
-    free(q->wake);
 }
 
 void rlk_a_semq_quiet(rlk_a_semq *q)
@@ -54,6 +39,63 @@ void rlk_a_semq_quiet(rlk_a_semq *q)
     rlk_a_common_quiet(&q->retry, &q->deadline, &q->sub);
     rlk_ae_unsubscribe(q->s_wide);
     q->s_wide = NULL;
+}
+
+/* The request is freed: its call in flight forgotten, its names freed. */
+static void rlk_a_semq_free(rlk_async_req *r, void *state)
+{
+    rlk_a_semq *q = state;
+
+    (void)r;
+    rlk_a_semq_quiet(q);
+    rlk_ae_call_forget(q->call);
+    free(q->name);
+    free(q->channel);
+    free(q->wake);
+}
+
+/* The request's cancel hook: not while permits are given back, the ticket
+ * leaves the queue or a permit is released; else the call in flight decides
+ * (permits it took are given back), or the request ends RLK_ERR_CANCELLED
+ * now. */
+static void rlk_a_semq_cancel(rlk_async_req *r, void *state)
+{
+    rlk_a_semq *q = state;
+
+    (void)r;
+    if (q->cw == RLK_A_SEMQ_UNDO || q->cw == RLK_A_SEMQ_CANCEL || q->cw == RLK_A_SEMQ_REL)
+        return;     /* giving permits back, leaving the queue or releasing, already */
+    q->ending = RLK_ERR_CANCELLED;
+    if (q->call)
+        return;     /* the call in flight decides (permits taken are given back) */
+    rlk_a_semq_end(q, RLK_ERR_CANCELLED);
+}
+
+int rlk_a_semq_begin(rlk_a_semq *q, const char *who, const char *name)
+{
+    return rlk_a_common_begin(q->h.r, rlk_a_semq_cancel, rlk_a_semq_free, who, name);
+}
+
+int rlk_a_semq_in_budget(const rlk_a_semq *q)
+{
+    return rlk_a_common_elapsed(&q->h) <= rlk_a_common_budget(q->h.ac, q->wait_ms);
+}
+
+int rlk_a_semq_send(rlk_a_semq *q, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
+                    int cw, rlk_ae_reply_fn fn)
+{
+    rlk_ae_timer_del(q->retry);
+    q->retry = NULL;
+    q->call = rlk_a_kind_call(q->h.ac, pc, q->name, vals, NULL, fn, q);
+    q->cw = q->call ? cw : RLK_A_SEMQ_NONE;
+    return q->call ? 0 : -1;
+}
+
+int rlk_a_semq_acquired(rlk_a_semq *q)
+{
+    q->queued = 0;
+    rlk_a_semq_quiet(q);
+    return q->ending == RLK_ERR_CANCELLED;
 }
 
 /* Something says permits may be free: attempt now (or after the call in
@@ -64,9 +106,9 @@ void rlk_a_semq_quiet(rlk_a_semq *q)
 static void rlk_a_semq_poke(rlk_a_semq *q)
 {
     if (q->cw != RLK_A_SEMQ_UNDO && q->cw != RLK_A_SEMQ_CANCEL &&
-        rlk_a_common_wake(q->h->r, q->call, &q->again) &&
+        rlk_a_common_wake(q->h.r, q->call, &q->again) &&
         (!q->ticket || rlk_ae_sub_ready(q->sub)))
-        q->attempt(q->kind);
+        q->attempt(q);
 }
 
 static void rlk_a_semq_retry_fire(rlk_async *ac, void *arg)
@@ -81,13 +123,7 @@ static void rlk_a_semq_retry_fire(rlk_async *ac, void *arg)
 void rlk_a_semq_retry(rlk_a_semq *q, long long ms)
 {
     rlk_ae_timer_del(q->retry);
-    q->retry = rlk_ae_timer_add(q->ac, ms > 0 ? ms : 0, rlk_a_semq_retry_fire, q);
-}
-
-void rlk_a_semq_retry_stop(rlk_a_semq *q)
-{
-    rlk_ae_timer_del(q->retry);
-    q->retry = NULL;
+    q->retry = rlk_ae_timer_add(q->h.ac, ms > 0 ? ms : 0, rlk_a_semq_retry_fire, q);
 }
 
 /* A message on the wake channel (a grant, ticket * 2^26: only its own
@@ -114,15 +150,17 @@ static void rlk_a_semq_deadline_fire(rlk_async *ac, void *arg)
         rlk_a_semq_end(q, RLK_ERR_BUSY);
 }
 
-int rlk_a_semq_listen(rlk_a_semq *q)
+void rlk_a_semq_start(rlk_a_semq *q, const char *who)
 {
-    if (q->wait_ms == 0)
-        return 0;
-    if (!(q->sub = rlk_ae_subscribe(q->ac, q->wake, rlk_a_semq_msg, q)))
-        return -1;
-    if (q->wait_ms > 0)
-        q->deadline = rlk_ae_timer_add(q->ac, q->wait_ms, rlk_a_semq_deadline_fire, q);
-    return 0;
+    /* The wake channel (where grants come) and a bounded wait's deadline, before the first
+     * attempt: the confirmation of a subscription attempts again, so a grant published after
+     * an attempt that fails is not missed. Nothing for a single try. */
+    if (q->wait_ms != 0 && rlk_a_common_listen(q->h.ac, q->wake, q->wait_ms, rlk_a_semq_msg,
+                                               rlk_a_semq_deadline_fire, q, &q->sub,
+                                               &q->deadline))
+        rlk_ae_complete(q->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, q->name);
+    else
+        q->attempt(q);
 }
 
 long long rlk_a_semq_arg(const rlk_a_semq *q)
@@ -134,32 +172,32 @@ long long rlk_a_semq_arg(const rlk_a_semq *q)
  * channel's confirmation pokes it). */
 #define RLK_A_SEMQ_LATER (-1)
 
-static long long rlk_a_semq_next(rlk_a_semq *q, long long wait, int first, int *again)
+static long long rlk_a_semq_next(rlk_a_semq *q, long long wait, int first)
 {
     int queue;
 
     /* A queue only where a grant's reach is counted (rlk_ae_counts_exact); without one the
      * waiter is woken by every count on the semaphore's channel, as a Redisson waiter (it
      * respects reservations). */
-    queue = q->ticket || rlk_ae_counts_exact(q->ac);
+    queue = q->ticket || rlk_ae_counts_exact(q->h.ac);
     /* First in the queue (or behind a reservation): the semaphore's channel too (a Redisson
      * release grants nobody); else not, or every release's count would wake this waiter. */
     if ((first || wait == -3 || !queue) && !q->s_wide)
-        q->s_wide = rlk_ae_subscribe(q->ac, q->channel, rlk_a_semq_msg, q);
+        q->s_wide = rlk_ae_subscribe(q->h.ac, q->channel, rlk_a_semq_msg, q);
     else if (queue && !first && wait != -3 && q->s_wide) {
         rlk_ae_unsubscribe(q->s_wide);
         q->s_wide = NULL;
     }
     if (!q->ticket && queue) {
         /* The fast try failed: take a ticket, attempt with it once subscribed. */
-        q->ticket = rlk_names_wake_ticket(rlk_names_wake_cid(rlk_async_uuid(q->ac)));
-        if (!rlk_ae_sub_ready(q->sub) && !*again)
+        q->ticket = rlk_names_wake_ticket(rlk_names_wake_cid(rlk_async_uuid(q->h.ac)));
+        if (!rlk_ae_sub_ready(q->sub) && !q->again)
             return RLK_A_SEMQ_LATER;
-        *again = 0;
+        q->again = 0;
         return 0;
     }
-    if (*again) {
-        *again = 0;
+    if (q->again) {
+        q->again = 0;
         return 0;
     }
     if (wait == -3)
@@ -177,7 +215,7 @@ void rlk_a_semq_busy(rlk_a_semq *q, long long wait, int first)
         rlk_a_semq_end(q, q->ending == RLK_ERR_CANCELLED ? RLK_ERR_CANCELLED : RLK_ERR_BUSY);
         return;
     }
-    if ((ms = rlk_a_semq_next(q, wait, first, &q->again)) != RLK_A_SEMQ_LATER)
+    if ((ms = rlk_a_semq_next(q, wait, first)) != RLK_A_SEMQ_LATER)
         rlk_a_semq_retry(q, ms);
 }
 
@@ -189,7 +227,7 @@ static void rlk_a_semq_cancel_reply(rlk_async *ac, int rc, const redisReply *rep
     rlk_a_unused(5, ac, rc, reply, errstr, lost);
     q->call = NULL;
     q->cw = RLK_A_SEMQ_NONE;
-    rlk_ae_complete(q->h->r, q->end_err, 0, NULL, "%s", q->end_msg);
+    rlk_ae_complete(q->h.r, q->end_err, 0, NULL, "%s", q->end_msg);
 }
 
 void rlk_a_semq_finish(rlk_a_semq *q, int err, const char *fmt, ...)
@@ -204,14 +242,10 @@ void rlk_a_semq_finish(rlk_a_semq *q, int err, const char *fmt, ...)
     va_end(ap);
     q->end_err = err;
     q->queued = 0;
-    q->call = !queued || !q->ticket || rlk_ae_closing(q->ac) ? NULL :
-              rlk_a_kind_call(q->ac, &rlk_sem_queue_cancel_call, q->name, &v, NULL,
-                              rlk_a_semq_cancel_reply, q);
-    if (q->call) {
-        q->cw = RLK_A_SEMQ_CANCEL;
-        return;
-    }
-    rlk_ae_complete(q->h->r, err, 0, NULL, "%s", q->end_msg);
+    if (!queued || !q->ticket || rlk_ae_closing(q->h.ac) ||
+        rlk_a_semq_send(q, &rlk_sem_queue_cancel_call, &v, RLK_A_SEMQ_CANCEL,
+                        rlk_a_semq_cancel_reply))
+        rlk_ae_complete(q->h.r, err, 0, NULL, "%s", q->end_msg);
 }
 
 void rlk_a_semq_end(rlk_a_semq *q, int err)
@@ -219,15 +253,5 @@ void rlk_a_semq_end(rlk_a_semq *q, int err)
     if (err == RLK_ERR_CANCELLED)
         rlk_a_semq_finish(q, err, "cancelled");
     else
-        rlk_a_semq_finish(q, err, "%s after %lld ms", q->busy, rlk_a_common_elapsed(q->h));
-}
-
-void rlk_a_semq_cancel(rlk_a_semq *q)
-{
-    if (q->cw == RLK_A_SEMQ_UNDO || q->cw == RLK_A_SEMQ_CANCEL)
-        return;     /* giving permits back, or leaving the queue, already */
-    q->ending = RLK_ERR_CANCELLED;
-    if (q->call)
-        return;     /* the call in flight decides (permits taken are given back) */
-    rlk_a_semq_end(q, RLK_ERR_CANCELLED);
+        rlk_a_semq_finish(q, err, "%s after %lld ms", q->busy, rlk_a_common_elapsed(&q->h));
 }

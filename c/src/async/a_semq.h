@@ -16,24 +16,28 @@
 #ifndef RLK_A_SEMQ_H
 #define RLK_A_SEMQ_H
 
+#include <stddef.h>
+
+#include "kinds/proto.h"
 #include "async/engine.h"
 #include "async/a_common.h"
 
 /* What the call in flight of a waiter's request is (rlk_a_semq.cw). */
 enum { RLK_A_SEMQ_NONE, RLK_A_SEMQ_ATTEMPT, RLK_A_SEMQ_UNDO, RLK_A_SEMQ_CANCEL, RLK_A_SEMQ_REL };
 
-/* A waiter's next attempt (kind: the kind's request state). */
-typedef void (*rlk_a_semq_attempt_fn)(void *kind);
+typedef struct rlk_a_semq rlk_a_semq;
 
-/* A semaphore waiter's request (the kind's state holds it after its head):
- * its queue and the request's calls, deadline, wake-ups and end. */
-typedef struct rlk_a_semq {
-    rlk_async *ac;
-    rlk_a_head *h;              /* the request's head */
+/* A waiter's next attempt (q: the first member of the kind's request state). */
+typedef void (*rlk_a_semq_attempt_fn)(rlk_a_semq *q);
+
+/* A semaphore waiter's request: the first member of the kind's state (its
+ * hooks and replies take the state as q): its queue and the request's
+ * calls, deadline, wake-ups and end. */
+struct rlk_a_semq {
+    rlk_a_head h;               /* ac, r, start (a_common.h) */
     rlk_a_semq_attempt_fn attempt;  /* called when the waiter should attempt (its own grant, a
                                        count on the semaphore's channel while first, a
                                        subscription's confirmation, its retry timer) */
-    void *kind;
     char *name;                 /* the semaphore's key */
     char *channel;              /* redisson_sc:{name} */
     char *wake;                 /* redisson_sc:{name}:rlk:<cid>: this client's wake channel */
@@ -53,32 +57,43 @@ typedef struct rlk_a_semq {
     int ending;                 /* RLK_ERR_BUSY / RLK_ERR_CANCELLED: end at the next chance */
     int end_err;                /* with RLK_A_SEMQ_CANCEL: how the request ends */
     char end_msg[256];
-} rlk_a_semq;
+};
 
-/* Fills q for the semaphore name of the request whose head is h, a wait of
- * wait_ms for permits (busy: the message's start; attempt(kind): the next
- * attempt): 0, or -1 out of memory (what was allocated stays in q:
- * rlk_a_semq_free it). */
-int rlk_a_semq_init(rlk_a_semq *q, rlk_a_head *h, const char *name, long long permits,
-                    long long wait_ms, const char *busy, rlk_a_semq_attempt_fn attempt,
-                    void *kind);
-/* The request is freed: rlk_a_semq_quiet, its call in flight forgotten
- * (rlk_ae_call_forget), its names freed. */
-void rlk_a_semq_free(rlk_a_semq *q);
+/* A new request of ac whose state, of type, has its rlk_a_semq q first
+ * (rlk_a_common_new). */
+#define RLK_A_SEMQ_NEW(ac, type, fn, privdata) \
+    rlk_a_common_new((ac), sizeof(type), offsetof(type, q.h), (fn), (privdata))
+
+/* rlk_a_common_begin with q's hooks (the free of rlk_a_semq_free, the
+ * cancel of rlk_a_semq_cancel): 1 when the request is completed. */
+int rlk_a_semq_begin(rlk_a_semq *q, const char *who, const char *name);
+/* Fills q for the semaphore name, a wait of wait_ms for permits (busy: the
+ * message's start; attempt: the next attempt): 0, or -1 out of memory
+ * (what was allocated stays in q: freed with the request). */
+int rlk_a_semq_init(rlk_a_semq *q, const char *name, long long permits, long long wait_ms,
+                    const char *busy, rlk_a_semq_attempt_fn attempt);
+/* Listens (rlk_a_semq_listen) before the first attempt, which the
+ * uncontended path makes without a subscription; out of memory: the
+ * request ends RLK_ERR_NOMEM "<who> <name>: out of memory". */
+void rlk_a_semq_start(rlk_a_semq *q, const char *who);
+/* 1 while calls that never went out or lost their reply are tried again:
+ * within rlk_a_common_budget of the wait. */
+int rlk_a_semq_in_budget(const rlk_a_semq *q);
+/* Sends the kind's call pc with vals on q's name as the call in flight
+ * (cw, a RLK_A_SEMQ_*; the retry disarmed), its reply to fn with q: 0; -1 when it could not be
+ * sent (q->cw RLK_A_SEMQ_NONE): the client is closing or out of memory. */
+int rlk_a_semq_send(rlk_a_semq *q, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
+                    int cw, rlk_ae_reply_fn fn);
+/* An attempt took the permits (and its ticket left the queue): stops the
+ * waiting (rlk_a_semq_quiet); 1 when the request was cancelled meanwhile
+ * (the kind gives them back), else 0 (the kind completes it). */
+int rlk_a_semq_acquired(rlk_a_semq *q);
 
 /* The request is ending (or waiting no longer): stops q's retry and
  * deadline timers and its listeners, and sets them NULL. */
 void rlk_a_semq_quiet(rlk_a_semq *q);
 /* Attempts in ms (below 0: 0), instead of a retry armed before. */
 void rlk_a_semq_retry(rlk_a_semq *q, long long ms);
-/* Disarms q's retry: an attempt is under way. */
-void rlk_a_semq_retry_stop(rlk_a_semq *q);
-
-/* A waiter's listener on its wake channel and, for a bounded wait, its
- * deadline timer; before its first attempt: a grant published after that
- * attempt is not missed. Nothing for a single try. -1: out of memory or
- * closing. */
-int rlk_a_semq_listen(rlk_a_semq *q);
 
 /* The next attempt's ticket argument: 0 (none yet: a single try that does
  * not queue), t (may join the queue), -t (may be queued already). */
@@ -104,10 +119,5 @@ void rlk_a_semq_finish(rlk_a_semq *q, int err, const char *fmt, ...)
 /* rlk_a_semq_finish with RLK_ERR_CANCELLED ("cancelled") or RLK_ERR_BUSY
  * (q's busy text, "after <ms> ms"). */
 void rlk_a_semq_end(rlk_a_semq *q, int err);
-
-/* The request's cancel hook: not while permits are given back or the
- * ticket leaves the queue; else the call in flight decides (permits it
- * took are given back), or the request ends RLK_ERR_CANCELLED now. */
-void rlk_a_semq_cancel(rlk_a_semq *q);
 
 #endif /* RLK_A_SEMQ_H */

@@ -4,7 +4,6 @@
  * of Redisson's RExpirable that the semaphores and the latch offer, on
  * their <kind>/expire, <kind>/clear_expire and <kind>/ttl scripts.
  */
-#include "client/client.h"
 #include "kinds/expiry.h"
 #include "kinds/handle.h"
 #include "runtime/fam.h"

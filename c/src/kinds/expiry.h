@@ -5,7 +5,7 @@
  * have one: the semaphore, the permit-expirable semaphore and (rlk's own)
  * the count-down latch, each on its <kind>/expire, <kind>/clear_expire and
  * <kind>/ttl scripts, which the public calls of semaphore.c,
- * psemaphore_admin.c and latch.c forward to, and the async ones
+ * psemaphore.c and latch.c forward to, and the async ones
  * (async/a_admin.c) send.
  *
  * Not installed; not a stable API.

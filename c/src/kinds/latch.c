@@ -14,11 +14,9 @@
  * them re-reads the count, so a permit is never taken for more than "look
  * again".
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
 #include "client/slot.h"
@@ -28,7 +26,6 @@
 #include "kinds/latch.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
-#include "runtime/metrics.h"
 #include "runtime/wait.h"
 
 const rlk_proto_call rlk_latch_count_call = {"latch/count", ""};
@@ -115,9 +112,7 @@ int rlk_latch_delete(rlk_latch *l, int *deleted)
 
 int rlk_latch_count(rlk_latch *l, long long *count)
 {
-    if (!l || !count)
-        return RLK_ERR_ARG;
-    return rlk_handle_int(&l->b, &rlk_latch_count_call, NULL, count);
+    return l && count ? rlk_handle_int(&l->b, &rlk_latch_count_call, NULL, count) : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- time to live */

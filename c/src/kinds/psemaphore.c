@@ -10,7 +10,10 @@
  * Permit ids: 16 bytes from the kernel's random source (rlk_random_bytes,
  * as the client uuid), stored raw as Redisson stores them and shown to the
  * caller as 32 hex digits. docs/locks/psemaphore.md describes the data and
- * the API; psemaphore_keeper.c renews leases.
+ * the API; psemaphore_keeper.c renews leases. Besides acquiring and
+ * releasing: a permit's lease (update_lease, lease_time), the count
+ * (Redisson's setPermits, acquiredPermits, ...), the held permits' list and
+ * the object's time to live (RExpirable, kinds/expiry.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,21 +23,19 @@
 #include "client/clock.h"
 #include "client/error.h"
 #include "client/random.h"
+#include "kinds/expiry.h"
 #include "kinds/handle.h"
 #include "kinds/names.h"
 #include "kinds/proto.h"
 #include "kinds/psemaphore.h"
 #include "runtime/fam.h"
-#include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
-#include "runtime/metrics.h"
 #include "runtime/wait.h"
 
 #define RLK_PSEM_LEASELESS 922337203685477LL    /* Redisson's score of a permit without a lease */
 
 /* ---------------------------------------------------------------- handles */
 
-/* rlk_fam_kind.fini: what the handle holds beyond its base. */
 const rlk_proto_call rlk_psem_acquire_call = {"psemaphore/acquire",
                                               "lease_ms ticket claim_ms publish id"};
 const rlk_proto_call rlk_psem_release_call = {"psemaphore/release", "claim_ms publish id"};
@@ -48,6 +49,7 @@ static const rlk_proto_call rlk_psem_try_set_call = {"psemaphore/try_set_permits
 static const rlk_proto_call rlk_psem_available_call = {"psemaphore/available", "publish"};
 static const rlk_proto_call rlk_psem_size_call = {"psemaphore/size", ""};
 
+/* rlk_fam_kind.fini: what the handle holds beyond its base. */
 static void rlk_psemaphore_fini(void *handle)
 {
     rlk_psemaphore *s = handle;
@@ -115,14 +117,6 @@ static int rlk_psem_nibble(char ch)
     return -1;
 }
 
-int rlk_psem_keys(const rlk_psemaphore *s, const char **keys)
-{
-    keys[0] = s->b.name;
-    keys[1] = s->timeouts;
-    keys[2] = s->b.channel;
-    return RLK_PSEM_NKEYS;
-}
-
 int rlk_psem_parse_id(const char *what, const char *name, const char *hex, unsigned char *raw,
                       size_t *len, char *msg, size_t msglen)
 {
@@ -161,17 +155,26 @@ typedef struct rlk_psem_try {
     int n;
     long long lease_ms;
     rlk_sem_queue_try qt;       /* its place in the queue */
-    unsigned char *raw;         /* n x RLK_PSEM_NEW_ID_BYTES */
-    const char **ids;           /* the n ids (into raw) */
+    const char **ids;           /* the n raw ids (rlk_psem_ids_new) */
     size_t *lens;
     int io_failed;              /* an attempt ended in a connection error: it may have run */
 } rlk_psem_try;
 
-static void rlk_psem_try_free(rlk_psem_try *t)
+/* n raw permit ids of up to size bytes in one block (free the returned
+ * list): their pointers, *lens (each size), then their bytes. NULL: out of
+ * memory. */
+static const char **rlk_psem_ids_new(int n, size_t size, size_t **lens)
 {
-    free(t->raw);
-    free((void *)t->ids);
-    free(t->lens);
+    const char **ids = malloc((size_t)n * (sizeof *ids + sizeof **lens + size));
+
+    if (!ids)
+        return NULL;
+    *lens = (size_t *)(ids + n);
+    for (int i = 0; i < n; i++) {
+        ids[i] = (const char *)(*lens + n) + (size_t)i * size;
+        (*lens)[i] = size;
+    }
+    return ids;
 }
 
 /* The call pc (its ARGV by name, ending with id) on s's name with vals, its
@@ -192,18 +195,11 @@ static int rlk_psem_try_init(rlk_psem_try *t, rlk_psemaphore *s, int n, long lon
     t->s = s;
     t->n = n;
     t->lease_ms = lease_ms;
-    t->raw = malloc((size_t)n * RLK_PSEM_NEW_ID_BYTES);
-    t->ids = malloc((size_t)n * sizeof *t->ids);
-    t->lens = malloc((size_t)n * sizeof *t->lens);
-    if (!t->raw || !t->ids || !t->lens)
+    if (!(t->ids = rlk_psem_ids_new(n, RLK_PSEM_NEW_ID_BYTES, &t->lens)))
         return rlk_set_error(s->b.c, RLK_ERR_NOMEM, "acquire %s: out of memory", s->b.name);
-    if (rlk_random_bytes(t->raw, (size_t)n * RLK_PSEM_NEW_ID_BYTES) != 0)
+    if (rlk_random_bytes((unsigned char *)t->ids[0], (size_t)n * RLK_PSEM_NEW_ID_BYTES) != 0)
         return rlk_set_error(s->b.c, RLK_ERR_IO, "acquire %s: no random source for permit ids",
                              s->b.name);
-    for (int i = 0; i < n; i++) {
-        t->ids[i] = (const char *)t->raw + (size_t)i * RLK_PSEM_NEW_ID_BYTES;
-        t->lens[i] = RLK_PSEM_NEW_ID_BYTES;
-    }
     return RLK_OK;
 }
 
@@ -256,12 +252,16 @@ static int rlk_psem_undo(void *arg)
     return rc != RLK_OK ? rc : got == t->n ? RLK_OK : RLK_ERR_NOT_OWNER;
 }
 
+long long rlk_psem_busy_wait(const redisReply *r, const rlk_proto_outcome *o)
+{
+    if (o->first || o->value == -3 || r->type == REDIS_REPLY_NIL)
+        return o->first && o->value >= 0 ? o->value + 1 : o->value;
+    return (o->value > 0 ? o->value : 0) + 1;
+}
+
 /* rlk_wait_attempt_fn: psemaphore/acquire with the waiter's ticket
  * argument (rlk_wait_ticket_arg: 0 until its wake channel is subscribed).
- * RLK_ERR_BUSY: *bound_ms the time until the earliest held permit expires
- * (its expiry publishes nothing by itself), + 1 ms: the expiry falls on a
- * whole ms; -1 for a queued waiter behind others (a grant wakes it);
- * RLK_WAIT_RECHECK when first behind another ticket's reservation. */
+ * RLK_ERR_BUSY: *bound_ms rlk_psem_busy_wait's (-3: RLK_WAIT_RECHECK). */
 static int rlk_psem_attempt(void *arg, long long *bound_ms)
 {
     rlk_psem_try *t = arg;
@@ -289,12 +289,10 @@ static int rlk_psem_attempt(void *arg, long long *bound_ms)
         t->qt.queued = 0;
         return rlk_fam_acks_acquired(s->b.c, "acquire", s->b.name, rlk_psem_undo, t);
     } else if (o.is == RLK_PROTO_BUSY) {
-        /* {-1, ms}: first in the queue; -3: first behind a reservation; nil: behind others */
+        long long wait = rlk_psem_busy_wait(r, &o);
+
         t->qt.wide = o.first || o.value == -3;
-        if (o.value == -3 && !o.first)
-            *bound_ms = RLK_WAIT_RECHECK;
-        else if (o.first ? o.value >= 0 : r->type == REDIS_REPLY_INTEGER)
-            *bound_ms = (o.value > 0 ? o.value : 0) + 1;
+        *bound_ms = wait == -3 ? RLK_WAIT_RECHECK : wait;
         rc = RLK_ERR_BUSY;
     } else {
         rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "acquire %s: %s replied type %d", s->b.name,
@@ -331,8 +329,8 @@ static int rlk_psemaphore_try_acquire_n_run(rlk_psemaphore *s, int n, long long 
                                    wait_ms);
     if (rc == RLK_OK)
         for (int i = 0; i < n; i++)
-            rlk_psem_hex(t.raw + (size_t)i * RLK_PSEM_NEW_ID_BYTES, RLK_PSEM_NEW_ID_BYTES, ids[i]);
-    rlk_psem_try_free(&t);
+            rlk_psem_hex((const unsigned char *)t.ids[i], RLK_PSEM_NEW_ID_BYTES, ids[i]);
+    free((void *)t.ids);
     if (rc == RLK_ERR_BUSY)
         rc = rlk_set_error(s->b.c, RLK_ERR_BUSY, "acquire %s: %d permit(s) not available after "
                            "%lld ms", s->b.name, n, (rlk_clock_now_ns() - start) / 1000000LL);
@@ -366,64 +364,52 @@ int rlk_psemaphore_acquire(rlk_psemaphore *s, long long lease_ms, char id[RLK_PE
 static int rlk_psem_release_ids(rlk_psemaphore *s, int n, const char *const *ids, long long *got)
 {
     rlk_proto_argvals none = {0};
-    unsigned char *buf = NULL;
     const char **raw = NULL;
     size_t *lens = NULL;
     int rc = rlk_fam_check_range(s->b.c, "release", s->b.name, "permits", n, 1, RLK_PERMITS_MAX);
 
-    if (rc == RLK_OK && (!(buf = malloc((size_t)n * RLK_PSEM_RAW_ID_MAX)) ||
-                         !(raw = calloc((size_t)n, sizeof *raw)) ||
-                         !(lens = calloc((size_t)n, sizeof *lens))))
+    if (rc == RLK_OK && !(raw = rlk_psem_ids_new(n, RLK_PSEM_RAW_ID_MAX, &lens)))
         rc = rlk_set_error(s->b.c, RLK_ERR_NOMEM, "%s %s: out of memory", "release", s->b.name);
-    for (int i = 0; rc == RLK_OK && i < n; i++) {
-        raw[i] = (const char *)buf + (size_t)i * RLK_PSEM_RAW_ID_MAX;
+    for (int i = 0; rc == RLK_OK && i < n; i++)
         rc = rlk_psem_decode_id(s, "release", ids[i], (unsigned char *)raw[i], &lens[i]);
-    }
     if (rc == RLK_OK)
         rc = rlk_psem_eval_ids(s, &rlk_psem_release_call, none, n, raw, lens, got, NULL);
-    free(buf);
     free((void *)raw);
-    free(lens);
     return rc;
 }
 
-int rlk_psemaphore_release_n(rlk_psemaphore *s, int n, const char *const *ids, int *released)
+/* release_n (strict: a permit that is not held is RLK_ERR_NOT_OWNER) and
+ * try_release (Redisson's tryRelease(permitId): it is no error). */
+static int rlk_psem_release(rlk_psemaphore *s, int n, const char *const *ids, int *released,
+                            int strict)
 {
     long long got = 0;
     int rc;
 
     if (released)
         *released = 0;
-    if (!s || !ids)
+    if (!s || !ids || (!strict && !ids[0]))     /* try_release's one id */
         return RLK_ERR_ARG;
     rc = rlk_psem_release_ids(s, n, ids, &got);
     if (rc != RLK_OK)
         return rc;
     if (released)
         *released = (int)got;
-    if (got < n)
+    if (got < n && strict)
         return rlk_set_error(s->b.c, RLK_ERR_NOT_OWNER, "release %s: %lld of %d permit(s) were not "
                              "held (expired, released already or never acquired)", s->b.name,
                              n - got, n);
-    return rlk_fam_acks_done(s->b.c, "release", s->b.name, "released");
+    return got < n ? RLK_OK : rlk_fam_acks_done(s->b.c, "release", s->b.name, "released");
 }
 
-/* Redisson's tryRelease(permitId): a permit that is not held is no error. */
+int rlk_psemaphore_release_n(rlk_psemaphore *s, int n, const char *const *ids, int *released)
+{
+    return rlk_psem_release(s, n, ids, released, 1);
+}
+
 int rlk_psemaphore_try_release(rlk_psemaphore *s, const char *id, int *released)
 {
-    long long got = 0;
-    int rc;
-
-    if (released)
-        *released = 0;
-    if (!s || !id)
-        return RLK_ERR_ARG;
-    rc = rlk_psem_release_ids(s, 1, &id, &got);
-    if (rc != RLK_OK)
-        return rc;
-    if (released)
-        *released = got == 1;
-    return got == 1 ? rlk_fam_acks_done(s->b.c, "release", s->b.name, "released") : RLK_OK;
+    return rlk_psem_release(s, 1, &id, released, 0);
 }
 
 int rlk_psemaphore_release(rlk_psemaphore *s, const char *id)
@@ -431,10 +417,26 @@ int rlk_psemaphore_release(rlk_psemaphore *s, const char *id)
     return rlk_psemaphore_release_n(s, 1, &id, NULL);
 }
 
-int rlk_psemaphore_update_lease(rlk_psemaphore *s, const char *id, long long lease_ms)
+/* pc with v on the permit id (hex): *got its reply (1 held, or the lease
+ * left), RLK_ERR_NOT_OWNER "<what> <name>: permit <id> is not held ..."
+ * when it is 0. */
+static int rlk_psem_id_call(rlk_psemaphore *s, const char *what, const char *id,
+                            const rlk_proto_call *pc, rlk_proto_argvals v, long long *got)
 {
     unsigned char raw[RLK_PSEM_RAW_ID_MAX];
-    rlk_proto_argvals v = {.lease_ms = lease_ms, .id = raw};
+    int rc = rlk_psem_decode_id(s, what, id, raw, &v.idlen);
+
+    v.id = raw;
+    if (rc == RLK_OK)
+        rc = rlk_handle_int(&s->b, pc, &v, got);
+    if (rc == RLK_OK && *got == 0)
+        rc = rlk_set_error(s->b.c, RLK_ERR_NOT_OWNER, "%s %s: permit %.40s is not held (expired, "
+                           "released or never acquired)", what, s->b.name, id);
+    return rc;
+}
+
+int rlk_psemaphore_update_lease(rlk_psemaphore *s, const char *id, long long lease_ms)
+{
     long long got = 0;
     int rc;
 
@@ -443,12 +445,24 @@ int rlk_psemaphore_update_lease(rlk_psemaphore *s, const char *id, long long lea
     rc = rlk_fam_check_range(s->b.c, "update_lease", s->b.name, "lease_ms", lease_ms, 1,
                               RLK_NUM_MAX);
     if (rc == RLK_OK)
-        rc = rlk_psem_decode_id(s, "update_lease", id, raw, &v.idlen);
+        rc = rlk_psem_id_call(s, "update_lease", id, &rlk_psem_update_lease_call,
+                              (rlk_proto_argvals){.lease_ms = lease_ms}, &got);
+    return rc;
+}
+
+int rlk_psemaphore_lease_time(rlk_psemaphore *s, const char *id, long long *ms)
+{
+    long long got = 0;
+    int rc;
+
+    if (!s || !ms)
+        return RLK_ERR_ARG;
+    *ms = 0;
+    /* it publishes the permits it reclaims */
+    rc = rlk_psem_id_call(s, "lease_time", id, &rlk_psem_lease_time_call, (rlk_proto_argvals){0},
+                          &got);
     if (rc == RLK_OK)
-        rc = rlk_handle_int(&s->b, &rlk_psem_update_lease_call, &v, &got);
-    if (rc == RLK_OK && got != 1)
-        rc = rlk_set_error(s->b.c, RLK_ERR_NOT_OWNER, "update_lease %s: permit %.40s is not held "
-                           "(expired, released or never acquired)", s->b.name, id);
+        *ms = got;
     return rc;
 }
 
@@ -457,35 +471,26 @@ int rlk_psemaphore_update_lease(rlk_psemaphore *s, const char *id, long long lea
 int rlk_psemaphore_try_set_permits(rlk_psemaphore *s, long long permits, int *set)
 {
     long long n = 0;
-    int rc = s ? rlk_psem_count(s, "try_set_permits", "permits", permits, 0,
-                                &rlk_psem_try_set_call, &n) : RLK_ERR_ARG;
+    int rc = s ? rlk_handle_write(&s->b, "try_set_permits", "permits", permits, 0,
+                                  &rlk_psem_try_set_call, &(rlk_proto_argvals){.n = permits}, &n)
+               : RLK_ERR_ARG;
 
     if (rc == RLK_OK && set)
         *set = n == 1;
     return rc;
 }
 
-int rlk_psem_count(rlk_psemaphore *s, const char *what, const char *field, long long v,
-                   long long lo, const rlk_proto_call *pc, long long *out)
-{
-    rlk_proto_argvals a = {.n = v};
-
-    return rlk_handle_write(&s->b, what, field, v, lo, pc, &a, out);
-}
-
 int rlk_psemaphore_add_permits(rlk_psemaphore *s, long long delta, long long *count)
 {
     if (!s)
         return RLK_ERR_ARG;
-    return rlk_psem_count(s, "add_permits", "delta", delta, -RLK_NUM_MAX,
-                          &rlk_psem_add_permits_call, count);
+    return rlk_handle_write(&s->b, "add_permits", "delta", delta, -RLK_NUM_MAX,
+                            &rlk_psem_add_permits_call, &(rlk_proto_argvals){.n = delta}, count);
 }
 
 int rlk_psemaphore_available(rlk_psemaphore *s, long long *count)
 {
-    if (!s || !count)
-        return RLK_ERR_ARG;
-    return rlk_handle_int(&s->b, &rlk_psem_available_call, NULL, count);
+    return s && count ? rlk_handle_int(&s->b, &rlk_psem_available_call, NULL, count) : RLK_ERR_ARG;
 }
 
 int rlk_psemaphore_size(rlk_psemaphore *s, long long *available, long long *held)
@@ -509,6 +514,38 @@ int rlk_psemaphore_size(rlk_psemaphore *s, long long *available, long long *held
     if (r)
         freeReplyObject(r);
     return rc;
+}
+
+int rlk_psemaphore_acquired(rlk_psemaphore *s, long long *held)
+{
+    return s && held ? rlk_handle_int(&s->b, &rlk_psem_acquired_call, NULL, held) : RLK_ERR_ARG;
+}
+
+int rlk_psemaphore_set_permits(rlk_psemaphore *s, long long permits, long long *count)
+{
+    if (!s)
+        return RLK_ERR_ARG;
+    return rlk_handle_write(&s->b, "set_permits", "permits", permits, 0,
+                            &rlk_psem_set_permits_call, &(rlk_proto_argvals){.n = permits}, count);
+}
+
+/* ---------------------------------------------------------------- time to live */
+
+/* On both keys of Redisson's object, as its expire and clearExpire take them (name,
+ * {name}:timeout) */
+int rlk_psemaphore_expire(rlk_psemaphore *s, long long ttl_ms, int *set)
+{
+    return rlk_expiry_set(s ? &s->b : NULL, RLK_MKIND_PSEMAPHORE, ttl_ms, set);
+}
+
+int rlk_psemaphore_clear_expire(rlk_psemaphore *s, int *cleared)
+{
+    return rlk_expiry_clear(s ? &s->b : NULL, RLK_MKIND_PSEMAPHORE, cleared);
+}
+
+int rlk_psemaphore_ttl(rlk_psemaphore *s, long long *ttl_ms)
+{
+    return rlk_expiry_ttl(s ? &s->b : NULL, RLK_MKIND_PSEMAPHORE, ttl_ms);
 }
 
 /* ---------------------------------------------------------------- listing held permits */
@@ -547,19 +584,9 @@ static int rlk_psem_server_ms(rlk_psemaphore *s, long long *now_ms)
     return rc;
 }
 
-static void rlk_psem_fill_info(const redisReply *member, const redisReply *score, long long now,
-                               rlk_permit_info *info)
-{
-    long long expiry = (long long)strtod(score->str, NULL);
-    size_t len = member->len > RLK_PSEM_RAW_ID_MAX ? RLK_PSEM_RAW_ID_MAX : member->len;
-
-    rlk_psem_hex((const unsigned char *)member->str, len, info->id);
-    info->ttl_ms = expiry >= RLK_PSEM_LEASELESS ? -1 : expiry - now;
-}
-
 int rlk_psemaphore_permits(rlk_psemaphore *s, rlk_permit_info *out, size_t max, size_t *total)
 {
-    const char *argv[5];
+    const char *argv[5] = {"ZRANGE", NULL, "0", "-1", "WITHSCORES"};
     redisReply *r = NULL;
     long long now = 0;
     int rc;
@@ -567,22 +594,26 @@ int rlk_psemaphore_permits(rlk_psemaphore *s, rlk_permit_info *out, size_t max, 
     if (!s || !total || (max > 0 && !out))
         return RLK_ERR_ARG;
     *total = 0;
-    argv[0] = "ZRANGE";
     argv[1] = s->timeouts;
-    argv[2] = "0";
-    argv[3] = "-1";
-    argv[4] = "WITHSCORES";
     rc = rlk_psem_command(s, 5, argv, REDIS_REPLY_ARRAY, &r);
     if (rc == RLK_OK)
         rc = rlk_psem_server_ms(s, &now);
     for (size_t i = 0; rc == RLK_OK && i + 1 < r->elements; i += 2) {
-        if (r->element[i]->type != REDIS_REPLY_STRING || r->element[i + 1]->type != REDIS_REPLY_STRING) {
+        const redisReply *m = r->element[i];
+        long long expiry;
+
+        if (m->type != REDIS_REPLY_STRING || r->element[i + 1]->type != REDIS_REPLY_STRING) {
             rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "permits %s: ZRANGE replied a bad array",
                                s->b.name);
             break;
         }
-        if (*total < max)
-            rlk_psem_fill_info(r->element[i], r->element[i + 1], now, &out[*total]);
+        expiry = (long long)strtod(r->element[i + 1]->str, NULL);
+        if (*total < max) {
+            rlk_psem_hex((const unsigned char *)m->str,
+                         m->len > RLK_PSEM_RAW_ID_MAX ? RLK_PSEM_RAW_ID_MAX : m->len,
+                         out[*total].id);
+            out[*total].ttl_ms = expiry >= RLK_PSEM_LEASELESS ? -1 : expiry - now;
+        }
         (*total)++;
     }
     if (r)

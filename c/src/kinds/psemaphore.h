@@ -23,18 +23,6 @@ struct rlk_psemaphore {
     rlk_sem_queue q;    /* the waiter queue's keys, this client's wake channel, tickets */
 };
 
-/* The keys of the permit keeper's renewals, in order: (name, timeouts,
- * channel) into keys; returns RLK_PSEM_NKEYS. */
-#define RLK_PSEM_NKEYS 3
-int rlk_psem_keys(const rlk_psemaphore *s, const char **keys);
-
-/* A call that changes the count (psemaphore/add_permits, set_permits,
- * try_set_permits): lo <= v <= 10^12 (else RLK_ERR_ARG "<what> <name>:
- * <field> ..."), then pc with ARGV n v; its reply in *out (may be NULL);
- * replicas as rlk_fam_acks_done. */
-int rlk_psem_count(rlk_psemaphore *s, const char *what, const char *field, long long v,
-                   long long lo, const rlk_proto_call *pc, long long *out);
-
 /* A permit id's raw bytes as lower-case hex into out (2 * len + 1 bytes). */
 void rlk_psem_hex(const unsigned char *raw, size_t len, char *out);
 /* The message when hex is not a permit id (even length, 2..2048 hex digits,
@@ -49,6 +37,13 @@ int rlk_psem_parse_id(const char *what, const char *name, const char *hex, unsig
  * client naming what. */
 int rlk_psem_decode_id(rlk_psemaphore *s, const char *what, const char *hex, unsigned char *raw,
                        size_t *len);
+
+/* A busy psemaphore/acquire's wait, by its reply r (rlk_proto_read_psem's
+ * o), the one rule of both APIs: ms + 1 until the earliest held permit
+ * expires (its expiry publishes nothing; it falls on a whole ms), -3 first
+ * behind another ticket's reservation, -1 none (queued behind others: a
+ * grant wakes it; or nothing expires by itself). */
+long long rlk_psem_busy_wait(const redisReply *r, const rlk_proto_outcome *o);
 
 /* Its calls (kinds/proto.h). */
 extern const rlk_proto_call rlk_psem_acquire_call, rlk_psem_release_call,

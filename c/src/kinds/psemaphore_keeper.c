@@ -32,11 +32,10 @@
 #include "runtime/rt.h"
 #include "runtime/wd.h"
 
-
 typedef struct rlk_kept {
     struct rlk_psemaphore_keeper *k;
     char *hex;                  /* the id as the caller gave it */
-    unsigned char *raw;
+    unsigned char raw[RLK_PSEM_RAW_ID_MAX];
     size_t raw_len;
     const char *publish;        /* the client's publish argument (update_lease's ARGV[3]) */
     rlk_wd_kept *entry;         /* on the watchdog; NULL once stopped */
@@ -102,11 +101,9 @@ static void rlk_keeper_lost(void *ud, int reason)
  * frees the keeper. */
 static void rlk_keeper_free(rlk_psemaphore_keeper *k)
 {
-    for (int i = 0; k->ids && i < k->n; i++)
+    for (int i = 0; i < k->n; i++) {
         rlk_wd_unkeep(k->s->b.rt->wd, k->ids[i].entry);
-    for (int i = 0; k->ids && i < k->n; i++) {
         free(k->ids[i].hex);
-        free(k->ids[i].raw);
     }
     free(k->ids);
     free(k);
@@ -117,25 +114,23 @@ static void rlk_keeper_free(rlk_psemaphore_keeper *k)
 static int rlk_keeper_take(rlk_psemaphore_keeper *k, const char *const *ids)
 {
     rlk_psemaphore *s = k->s;
-    const char *keys[RLK_PSEM_NKEYS];
     rlk_hold_spec h;
     int rc = RLK_OK;
 
     memset(&h, 0, sizeof h);
     h.kind = -1;                /* not a lock: only its task and keys count */
     h.name = s->b.name;
-    h.nkeys = rlk_psem_keys(s, keys);
-    for (int j = 0; j < h.nkeys && j < RLK_HOLD_KEYS_MAX; j++)
-        h.keys[j] = keys[j];
+    h.keys[0] = s->b.name;      /* update_lease's KEYS: name, timeouts, channel */
+    h.keys[1] = s->timeouts;
+    h.keys[2] = s->b.channel;
+    h.nkeys = 3;
     h.task = &rlk_keeper_task;
     for (int i = 0; i < k->n && rc == RLK_OK; i++) {
         rlk_kept *p = &k->ids[i];
         long long sent = rlk_clock_now_ns();
 
         p->k = k;
-        p->hex = strdup(ids[i]);
-        p->raw = malloc(RLK_PSEM_RAW_ID_MAX);
-        if (!p->hex || !p->raw)
+        if (!(p->hex = strdup(ids[i])))
             return rlk_set_error(s->b.c, RLK_ERR_NOMEM, "keep %s: out of memory", s->b.name);
         rc = rlk_psem_decode_id(s, "keep", ids[i], p->raw, &p->raw_len);
         if (rc == RLK_OK)
@@ -147,24 +142,6 @@ static int rlk_keeper_take(rlk_psemaphore_keeper *k, const char *const *ids)
             rc = rlk_err(s->b.c);
     }
     return rc;
-}
-
-static rlk_psemaphore_keeper *rlk_keeper_alloc(rlk_psemaphore *s, int n, long long lease_ms)
-{
-    rlk_psemaphore_keeper *k = calloc(1, sizeof *k);
-
-    if (!k)
-        return NULL;
-    k->ids = calloc((size_t)n, sizeof *k->ids);
-    if (!k->ids) {
-        free(k);
-        return NULL;
-    }
-    atomic_init(&k->first_lost, 0);
-    k->s = s;
-    k->n = n;
-    k->lease_ms = lease_ms;
-    return k;
 }
 
 rlk_psemaphore_keeper *rlk_psemaphore_keep(rlk_psemaphore *s, int n, const char *const *ids,
@@ -180,10 +157,15 @@ rlk_psemaphore_keeper *rlk_psemaphore_keep(rlk_psemaphore *s, int n, const char 
             rlk_set_error(s->b.c, RLK_ERR_ARG, "keep %s: no permit ids", s->b.name);
         return NULL;
     }
-    if (!(k = rlk_keeper_alloc(s, n, lease_ms))) {
+    if (!(k = calloc(1, sizeof *k)) || !(k->ids = calloc((size_t)n, sizeof *k->ids))) {
+        free(k);
         rlk_set_error(s->b.c, RLK_ERR_NOMEM, "keep %s: out of memory", s->b.name);
         return NULL;
     }
+    atomic_init(&k->first_lost, 0);
+    k->s = s;
+    k->n = n;
+    k->lease_ms = lease_ms;
     k->fn = fn;
     k->ud = userdata;
     if (!rlk_script_find(s->b.c, rlk_keeper_task.script)) {
@@ -211,7 +193,6 @@ int rlk_psemaphore_keeper_lost(rlk_psemaphore_keeper *k)
 
 void rlk_psemaphore_keeper_stop(rlk_psemaphore_keeper *k)
 {
-    if (!k)
-        return;
-    rlk_keeper_free(k);
+    if (k)
+        rlk_keeper_free(k);
 }

@@ -3,15 +3,10 @@
  * sem_queue.c - a semaphore waiter's side of the server's waiter queue
  * (sem_queue.h).
  */
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "client/client.h"
-#include "client/clock.h"
-#include "client/error.h"
 #include "client/random.h"
-#include "client/topo.h"
 #include "kinds/handle.h"
 #include "kinds/names.h"
 #include "kinds/sem_queue.h"
@@ -35,13 +30,6 @@ int rlk_sem_queue_init(rlk_sem_queue *q, const rlk_fam_base *b)
 void rlk_sem_queue_free(rlk_sem_queue *q)
 {
     free(q->wake);
-}
-
-/* 1 when a release can tell whether a grant reached its waiter
- * (rlk_sem_queue_acquire). */
-static int rlk_sem_queue_alone(const rlk_fam_base *b)
-{
-    return rlk_client_counts_exact(b->c);
 }
 
 static long long rlk_sem_queue_ticket(rlk_sem_queue *q)
@@ -82,7 +70,8 @@ int rlk_sem_queue_acquire(rlk_sem_queue *q, const rlk_fam_base *b, rlk_sem_queue
 
     rlk_wait_init(&w, b, "semaphore", attempt, arg);
     w.ride_out = ride_out;
-    t->tk.ticket = wait_ms != 0 && rlk_sem_queue_alone(b) ? rlk_sem_queue_ticket(q) : 0;
+    /* a ticket where a release can tell whether a grant reached its waiter */
+    t->tk.ticket = wait_ms != 0 && rlk_client_counts_exact(b->c) ? rlk_sem_queue_ticket(q) : 0;
     if (t->tk.ticket) {
         t->tk.claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
         w.rule = &rlk_sem_queue_sub_rule;

@@ -10,7 +10,6 @@
  * waiter listens (for Redisson's releases). docs/locks/semaphore.md
  * describes the data and the API, docs/runtime.md the queue.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +24,6 @@
 #include "kinds/sem_queue.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
-#include "runtime/metrics.h"
 #include "runtime/wait.h"
 
 const rlk_proto_call rlk_semaphore_acquire_call = {"semaphore/acquire",
@@ -46,7 +44,6 @@ struct rlk_semaphore {
     rlk_sem_queue q;            /* the waiter queue's keys, this client's wake channel, tickets
                                    (kinds/sem_queue.h, shared with the permit-expirable one) */
 };
-
 
 /* rlk_fam_kind.fini: what the handle holds beyond its base. */
 static void rlk_semaphore_fini(void *handle)
@@ -151,12 +148,6 @@ static int rlk_sem_attempt(void *arg, long long *bound_ms)
     return rc;
 }
 
-static int rlk_sem_busy(rlk_semaphore *s, long long permits, long long start_ns)
-{
-    return rlk_set_error(s->b.c, RLK_ERR_BUSY, "semaphore %s: %lld permit(s) not available after "
-                         "%lld ms", s->b.name, permits, (rlk_clock_now_ns() - start_ns) / 1000000LL);
-}
-
 static int rlk_semaphore_try_acquire_run(rlk_semaphore *s, long long permits, long long wait_ms)
 {
     long long start = rlk_clock_now_ns();
@@ -174,7 +165,11 @@ static int rlk_semaphore_try_acquire_run(rlk_semaphore *s, long long permits, lo
      * error and its ticket leaves the queue. */
     rc = rlk_sem_queue_acquire(&s->q, &s->b, &t.qt, permits, rlk_sem_attempt, &t, 0, start,
                                wait_ms);
-    return rc == RLK_ERR_BUSY ? rlk_sem_busy(s, permits, start) : rc;
+    if (rc == RLK_ERR_BUSY)
+        rc = rlk_set_error(s->b.c, RLK_ERR_BUSY, "semaphore %s: %lld permit(s) not available "
+                           "after %lld ms", s->b.name, permits,
+                           (rlk_clock_now_ns() - start) / 1000000LL);
+    return rc;
 }
 
 int rlk_semaphore_try_acquire(rlk_semaphore *s, long long permits, long long wait_ms)
@@ -192,21 +187,12 @@ int rlk_semaphore_acquire(rlk_semaphore *s, long long permits)
 
 /* ---------------------------------------------------------------- counting */
 
-/* A call that changes the count with v (ARGV n), checked against
- * lo..RLK_NUM_MAX; replicas as rlk_fam_acks_done. */
-static int rlk_sem_count(rlk_semaphore *s, const char *what, const char *field, long long v,
-                         long long lo, const rlk_proto_call *pc, long long *out)
-{
-    rlk_proto_argvals a = {.n = v};
-
-    return rlk_handle_write(&s->b, what, field, v, lo, pc, &a, out);
-}
-
 int rlk_semaphore_release(rlk_semaphore *s, long long permits, long long *count)
 {
     if (!s)
         return RLK_ERR_ARG;
-    return rlk_sem_count(s, "release", "permits", permits, 1, &rlk_semaphore_release_call, count);
+    return rlk_handle_write(&s->b, "release", "permits", permits, 1, &rlk_semaphore_release_call,
+                            &(rlk_proto_argvals){.n = permits}, count);
 }
 
 int rlk_semaphore_release_if_exists(rlk_semaphore *s, long long permits, int *released)
@@ -218,8 +204,9 @@ int rlk_semaphore_release_if_exists(rlk_semaphore *s, long long permits, int *re
         *released = 0;
     if (!s)
         return RLK_ERR_ARG;
-    rc = rlk_sem_count(s, "release_if_exists", "permits", permits, 1,
-                       &rlk_semaphore_release_if_exists_call, &n);
+    rc = rlk_handle_write(&s->b, "release_if_exists", "permits", permits, 1,
+                          &rlk_semaphore_release_if_exists_call, &(rlk_proto_argvals){.n = permits},
+                          &n);
     if (released && (rc == RLK_OK || rc == RLK_ERR_NOREPLICAS))
         *released = n == 1;
     return rc;
@@ -228,8 +215,9 @@ int rlk_semaphore_release_if_exists(rlk_semaphore *s, long long permits, int *re
 int rlk_semaphore_try_set_permits(rlk_semaphore *s, long long permits, int *set)
 {
     long long n = 0;
-    int rc = s ? rlk_sem_count(s, "try_set_permits", "permits", permits, 0, &rlk_sem_try_set_call,
-                               &n) : RLK_ERR_ARG;
+    int rc = s ? rlk_handle_write(&s->b, "try_set_permits", "permits", permits, 0,
+                                  &rlk_sem_try_set_call, &(rlk_proto_argvals){.n = permits}, &n)
+               : RLK_ERR_ARG;
 
     if (rc == RLK_OK && set)
         *set = n == 1;
@@ -256,8 +244,8 @@ int rlk_semaphore_add_permits(rlk_semaphore *s, long long delta, long long *coun
 {
     if (!s)
         return RLK_ERR_ARG;
-    return rlk_sem_count(s, "add_permits", "delta", delta, -RLK_NUM_MAX, &rlk_sem_add_permits_call,
-                         count);
+    return rlk_handle_write(&s->b, "add_permits", "delta", delta, -RLK_NUM_MAX,
+                            &rlk_sem_add_permits_call, &(rlk_proto_argvals){.n = delta}, count);
 }
 
 int rlk_semaphore_drain(rlk_semaphore *s, long long *drained)
@@ -267,9 +255,7 @@ int rlk_semaphore_drain(rlk_semaphore *s, long long *drained)
 
 int rlk_semaphore_available(rlk_semaphore *s, long long *count)
 {
-    if (!s || !count)
-        return RLK_ERR_ARG;
-    return rlk_handle_int(&s->b, &rlk_sem_available_call, NULL, count);
+    return s && count ? rlk_handle_int(&s->b, &rlk_sem_available_call, NULL, count) : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- time to live */
