@@ -97,7 +97,7 @@ static void rlk_rt_on_switch(void *arg)
     rlk_rt *rt = arg;
 
     rlk_sub_reset(rt->sub);
-    rlk_wd_nudge_all(rt->wd);
+    rlk_wd_on_message(rt->wd, NULL, 0);
 }
 
 static rlk_rt *rlk_rt_create(rlk_client *c)

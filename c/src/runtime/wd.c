@@ -62,11 +62,6 @@ typedef struct rlk_lost_note {
 
 /* ---------------------------------------------------------------- the thread: renewing */
 
-static int rlk_wd_setname(rlk_wd *wd)
-{
-    return rlk_conn_setname(wd->c, wd->ctx, RLK_WD_NAME);   /* and lib-name, lib-ver */
-}
-
 static void rlk_wd_disconnect(rlk_wd *wd)
 {
     if (wd->ctx) {
@@ -123,7 +118,7 @@ static int rlk_wd_connect(rlk_wd *wd)
     if (rc == RLK_OK)
         rc = rlk_wd_set_timeout(wd);
     if (rc == RLK_OK)
-        rc = rlk_wd_setname(wd);
+        rc = rlk_conn_setname(wd->c, wd->ctx, RLK_WD_NAME);    /* and lib-name, lib-ver */
     if (rc != RLK_OK)
         rlk_wd_disconnect(wd);
     return rc;
@@ -249,32 +244,30 @@ static void rlk_wd_renew(rlk_wd *wd, int n)
 
 /* ---------------------------------------------------------------- the thread: bookkeeping (wd->mu held) */
 
-/* Drops e from the registry, marks it lost and queues its report. */
+/* Drops e from the registry, marks it lost and queues its report last in notes. */
 static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_lost_note **notes)
 {
     rlk_lost_note *n = calloc(1, sizeof *n);
 
     rlk_wd_unlink(wd, e);
-    if (e->kept) {      /* its holder frees it (rlk_wd_unkeep); reported to its own hook */
+    if (n) {
+        while (*notes)
+            notes = &(*notes)->next;
+        *notes = n;
+        n->kind = e->id.kind;
+        n->reason = reason;
+        n->fn = e->lost_fn;     /* a kept entry's own hook; NULL: the registry's */
+        n->ud = e->lost_ud;
+    }
+    if (e->kept) {      /* its holder frees it (rlk_wd_unkeep) */
         e->lost = reason;
-        if (n) {
-            n->reason = reason;
-            n->fn = e->lost_fn;
-            n->ud = e->lost_ud;
-            n->next = *notes;
-            *notes = n;
-        }
         return;
     }
     rlk_wd_mark(wd, e->rec);
     rlk_holds_drop(wd->table, e->rec);     /* the registry's record of the hold */
     if (n) {
-        n->kind = e->id.kind;
         n->name = e->id.name;
         n->owner = e->id.owner;
-        n->reason = reason;
-        n->next = *notes;
-        *notes = n;
         e->id.name = e->id.owner = NULL;
     }
     rlk_hold_free(e);
@@ -361,32 +354,18 @@ const char *rlk_kind_name(int kind)
     return names[kind];
 }
 
-/* Through the hook the runtime state installed (rt.c). */
-static void rlk_wd_report_one(rlk_wd *wd, const rlk_lost_note *n)
-{
-    if (n->fn)
-        n->fn(n->ud, n->reason);     /* a kept entry */
-    else
-        wd->report(wd->report_ud, n->kind, n->name, n->owner, n->reason);
-}
-
-/* Reports (outside wd->mu) and frees the notes, oldest first. */
+/* Reports (outside wd->mu) and frees the notes, oldest first: a kept entry's to its own hook,
+ * the others through the one the runtime state installed (rt.c). */
 static void rlk_wd_report(rlk_wd *wd, rlk_lost_note *notes)
 {
-    rlk_lost_note *rev = NULL;
-
     while (notes) {
         rlk_lost_note *n = notes;
 
         notes = n->next;
-        n->next = rev;
-        rev = n;
-    }
-    while (rev) {
-        rlk_lost_note *n = rev;
-
-        rev = n->next;
-        rlk_wd_report_one(wd, n);
+        if (n->fn)
+            n->fn(n->ud, n->reason);
+        else
+            wd->report(wd->report_ud, n->kind, n->name, n->owner, n->reason);
         free(n->name);
         free(n->owner);
         free(n);
@@ -444,16 +423,6 @@ int rlk_wd_start(rlk_wd *wd)
 
 /* ---------------------------------------------------------------- life cycle */
 
-/* The renewal rounds' scratch arrays (rlk_wd_new allocates them). */
-static void rlk_wd_free_arrays(rlk_wd *wd)
-{
-    void *arrays[] = {wd->batch, wd->results, wd->idx,  wd->grouped, wd->out,
-                      wd->items, wd->keys,    wd->args, wd->lens};
-
-    for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++)
-        free(arrays[i]);
-}
-
 rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_sub *sub,
                    rlk_wd_report_fn report, void *ud)
 {
@@ -474,22 +443,9 @@ rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_sub *sub,
     wd->round_period_ns = wd->period_ns;
     if (wd->period_ns < RLK_NS_PER_MS)
         wd->period_ns = RLK_NS_PER_MS;
-    wd->lost_after_ns = rlk_renew_lost_after(wd->lease_ms, c->lost_margin_ms) * RLK_NS_PER_MS;
-    wd->batch = calloc(RLK_WD_BATCH_MAX, sizeof *wd->batch);
-    wd->results = calloc(RLK_WD_BATCH_MAX, sizeof *wd->results);
-    wd->idx = calloc(RLK_WD_BATCH_MAX, sizeof *wd->idx);
-    wd->grouped = calloc(RLK_WD_BATCH_MAX, sizeof *wd->grouped);
-    wd->out = calloc(RLK_WD_BATCH_MAX, sizeof *wd->out);
-    wd->items = calloc(RLK_WD_BATCH_MAX, sizeof *wd->items);
-    wd->keys = calloc(RLK_WD_CALL_KEYS_MAX, sizeof *wd->keys);
-    wd->args = calloc(RLK_WD_CALL_ARGS_MAX, sizeof *wd->args);
-    wd->lens = calloc(RLK_WD_CALL_ARGS_MAX, sizeof *wd->lens);
     wd->table = rlk_holds_new();
     wd->lost = rlk_holds_new();
-    if (!wd->table || !wd->lost || !wd->batch || !wd->results || !wd->idx || !wd->grouped ||
-        !wd->out || !wd->items || !wd->keys || !wd->args || !wd->lens ||
-        rlk_clock_cond_init(&wd->wake) != 0) {
-        rlk_wd_free_arrays(wd);
+    if (!wd->table || !wd->lost || rlk_clock_cond_init(&wd->wake) != 0) {
         rlk_holds_free(wd->table);
         rlk_holds_free(wd->lost);
         free(wd);
@@ -519,7 +475,6 @@ void rlk_wd_free(rlk_wd *wd)
     }
     rlk_holds_free(wd->table);
     rlk_holds_free(wd->lost);
-    rlk_wd_free_arrays(wd);
     pthread_cond_destroy(&wd->wake);
     pthread_cond_destroy(&wd->settled);
     pthread_mutex_destroy(&wd->mu);
@@ -536,16 +491,13 @@ rlk_wd_kept *rlk_wd_keep(rlk_wd *wd, const rlk_hold_spec *h, const void *arg, lo
 
     pthread_mutex_lock(&wd->mu);
     rc = rlk_wd_start(wd);
-    if (rc == RLK_OK && !(e = rlk_hold_new(wd, h)))
+    if (rc == RLK_OK && !(e = rlk_hold_new(wd, h, lease_ms)))
         rc = rlk_set_error(wd->c, RLK_ERR_NOMEM, "keep %s: out of memory", h->name);
     if (e) {
         e->kept = 1;
         e->arg = arg;
         e->lost_fn = lost;
         e->lost_ud = ud;
-        e->renew_ms = lease_ms;
-        e->period_ns = lease_ms * RLK_NS_PER_MS / 3;
-        e->lost_after_ns = rlk_renew_lost_after(lease_ms, wd->c->lost_margin_ms) * RLK_NS_PER_MS;
         e->last_ok_ns = sent_ns;
         e->next_due_ns = sent_ns + e->period_ns;
         pthread_cond_signal(&wd->wake);
