@@ -187,10 +187,8 @@ void rlk_wd_free(rlk_wd *wd);
  * lock's token of this acquisition (0 for other kinds). */
 int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, int watchdog,
                        long long sent_ns, long long token);
-/* 1 when (kind, name, owner) is recorded as held by this client;
- * rlk_wd_holds: of kind RLK_KIND_LOCK. */
+/* 1 when (kind, name, owner) is recorded as held by this client. */
 int rlk_wd_holds_as(rlk_wd *wd, int kind, const char *name, const char *owner);
-int rlk_wd_holds(rlk_wd *wd, const char *name, const char *owner);
 /* The count of (kind, name, owner) in the registry: 0 when not held. */
 long long rlk_wd_count_as(rlk_wd *wd, int kind, const char *name, const char *owner);
 /* A hold's kind datum, which the registry stores and returns without

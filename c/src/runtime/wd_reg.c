@@ -228,11 +228,6 @@ int rlk_wd_holds_as(rlk_wd *wd, int kind, const char *name, const char *owner)
     return rlk_wd_count_as(wd, kind, name, owner) > 0;     /* a record counts one at least */
 }
 
-int rlk_wd_holds(rlk_wd *wd, const char *name, const char *owner)
-{
-    return rlk_wd_holds_as(wd, RLK_KIND_LOCK, name, owner);
-}
-
 long long rlk_wd_count_as(rlk_wd *wd, int kind, const char *name, const char *owner)
 {
     rlk_holds_rec r;
