@@ -142,7 +142,8 @@ static rlk_sub_chan *rlk_sub_find(rlk_sub *s, const char *name, size_t len)
     return NULL;
 }
 
-static rlk_sub_chan *rlk_sub_chan_new(const char *name)
+/* A new channel, first in s's table. */
+static rlk_sub_chan *rlk_sub_chan_new(rlk_sub *s, const char *name)
 {
     rlk_sub_chan *ch = calloc(1, sizeof *ch);
 
@@ -158,6 +159,8 @@ static rlk_sub_chan *rlk_sub_chan_new(const char *name)
         free(ch);
         return NULL;
     }
+    ch->next = s->chans;
+    s->chans = ch;
     return ch;
 }
 
@@ -679,16 +682,6 @@ static void rlk_sub_poll_once(rlk_sub *s)
     }
 }
 
-static int rlk_sub_stopping(rlk_sub *s)
-{
-    int stop;
-
-    pthread_mutex_lock(&s->mu);
-    stop = s->stop;
-    pthread_mutex_unlock(&s->mu);
-    return stop;
-}
-
 /* The mode to run in: rlk_client_pubsub's (it may change once, when a
  * cluster's version becomes known); a change starts every channel over. */
 static void rlk_sub_pick_mode(rlk_sub *s)
@@ -708,11 +701,15 @@ static void *rlk_sub_main(void *arg)
 {
     rlk_sub *s = arg;
 
-    while (!rlk_sub_stopping(s)) {
+    pthread_mutex_lock(&s->mu);
+    while (!s->stop) {
+        pthread_mutex_unlock(&s->mu);
         rlk_sub_pick_mode(s);
         (void)rlk_sub_sync(s);
         rlk_sub_poll_once(s);
+        pthread_mutex_lock(&s->mu);
     }
+    pthread_mutex_unlock(&s->mu);
     return NULL;
 }
 
@@ -793,15 +790,8 @@ int rlk_sub_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule, rlk_
     pthread_mutex_lock(&s->mu);
     rc = rlk_sub_start(s);
     ch = rc == RLK_OK ? rlk_sub_find(s, channel, strlen(channel)) : NULL;
-    if (rc == RLK_OK && !ch) {
-        ch = rlk_sub_chan_new(channel);
-        if (ch) {
-            ch->next = s->chans;
-            s->chans = ch;
-        } else {
-            rc = rlk_set_error(s->c, RLK_ERR_NOMEM, "subscribe %s: out of memory", channel);
-        }
-    }
+    if (rc == RLK_OK && !ch && !(ch = rlk_sub_chan_new(s, channel)))
+        rc = rlk_set_error(s->c, RLK_ERR_NOMEM, "subscribe %s: out of memory", channel);
     if (ch) {
         ch->refs++;
         ch->rule = rule ? rule : ch->rule;

@@ -40,6 +40,7 @@
 #include "client/clock.h"
 #include "client/conn.h"
 #include "client/error.h"
+#include "client/pool.h"
 #include "client/scripts.h"
 #include "client/topo.h"
 #include "client/transport.h"
@@ -124,11 +125,6 @@ static int rlk_wd_connect(rlk_wd *wd)
     return rc;
 }
 
-static int rlk_is_conn_err(int rc)
-{
-    return rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT || rc == RLK_ERR_PROTOCOL;
-}
-
 /* One script call on the watchdog connection; the connection is closed
  * after a connection error (reopened on the next round), and the round's
  * other calls are skipped (their entries count as failed renewals). */
@@ -150,7 +146,7 @@ static int rlk_wd_eval(rlk_wd *wd, const char *script, int nkeys, const char **k
         rc = rlk_wd_connect(wd);
         if (rc == RLK_OK)
             rc = rlk_conn_evalv(wd->c, wd->ctx, s, nkeys, keys, NULL, nargs, args, lens, r, NULL);
-        if (rlk_is_conn_err(rc) || (wd->ctx && wd->ctx->err)) {
+        if (rlk_pool_conn_error(rc) || (wd->ctx && wd->ctx->err)) {
             rlk_wd_disconnect(wd);
             wd->conn_failed = 1;
         }
@@ -270,7 +266,7 @@ static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_lost_note **not
         n->owner = e->id.owner;
         e->id.name = e->id.owner = NULL;
     }
-    rlk_hold_free(e);
+    rlk_hold_free(wd, e);
 }
 
 /* Drops the failing entries whose lease has run out by the clock. */
@@ -344,15 +340,6 @@ static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_lost_note **n
 }
 
 /* ---------------------------------------------------------------- reports */
-
-const char *rlk_kind_name(int kind)
-{
-    static const char *const names[] = {"lock", "fair", "fenced", "read", "write"};
-
-    if (kind < 0 || (size_t)kind >= sizeof names / sizeof names[0])
-        return "unknown";
-    return names[kind];
-}
 
 /* Reports (outside wd->mu) and frees the notes, oldest first: a kept entry's to its own hook,
  * the others through the one the runtime state installed (rt.c). */
@@ -471,7 +458,7 @@ void rlk_wd_free(rlk_wd *wd)
         rlk_hold *e = wd->holds;
 
         wd->holds = e->next;
-        rlk_hold_free(e);
+        rlk_hold_free(wd, e);
     }
     rlk_holds_free(wd->table);
     rlk_holds_free(wd->lost);
@@ -519,5 +506,5 @@ void rlk_wd_unkeep(rlk_wd *wd, rlk_wd_kept *e)
     if (!e->lost)
         rlk_wd_unlink(wd, e);
     pthread_mutex_unlock(&wd->mu);
-    rlk_hold_free(e);
+    rlk_hold_free(wd, e);
 }

@@ -46,14 +46,14 @@ void rlk_wd_unlink(rlk_wd *wd, rlk_hold *e)
     }
 }
 
-void rlk_hold_free(rlk_hold *e)
+void rlk_hold_free(rlk_wd *wd, rlk_hold *e)
 {
     if (!e)
         return;
     if (e->sub_ch && e->leave_now)          /* the kind says its channel must not linger */
-        rlk_sub_leave_now(e->sub, e->sub_ch);
+        rlk_sub_leave_now(wd->sub, e->sub_ch);
     else if (e->sub_ch)
-        rlk_sub_leave(e->sub, e->sub_ch);
+        rlk_sub_leave(wd->sub, e->sub_ch);
     free(e->channel);
     rlk_renew_id_free(&e->id);
     free(e);
@@ -66,7 +66,7 @@ rlk_hold *rlk_hold_new(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms)
     if (!e || rlk_renew_id_set(&e->id, h->kind, h->task, h->name, h->owner, h->nkeys,
                                h->keys) != 0 ||
         (h->channel && !(e->channel = strdup(h->channel)))) {
-        rlk_hold_free(e);
+        rlk_hold_free(wd, e);
         return NULL;
     }
     e->leave_now = h->leave_now;
@@ -87,7 +87,7 @@ static void rlk_wd_drop(rlk_wd *wd, rlk_holds_rec *r)
         return;
     rlk_holds_take(wd->table, r);
     rlk_wd_unlink(wd, r->wd);      /* NULL: none */
-    rlk_hold_free(r->wd);
+    rlk_hold_free(wd, r->wd);
     rlk_holds_rec_free(r);
 }
 
@@ -130,19 +130,6 @@ void rlk_wd_mark(rlk_wd *wd, const rlk_holds_rec *e)
 }
 
 /* ---------------------------------------------------------------- the lock API's calls */
-
-/* A watchdog entry with a channel listens to it while held (wd->mu held;
- * the subscriber's lock nests inside it). Without a subscription the next
- * renewal still finds a removed lock. */
-static void rlk_wd_subscribe(rlk_wd *wd, rlk_hold *e)
-{
-    if (!e->channel || e->sub_ch)
-        return;
-    if (wd->sub && rlk_sub_join(wd->sub, e->channel, NULL, &e->sub_ch) == RLK_OK)
-        e->sub = wd->sub;
-    else
-        e->sub_ch = NULL;
-}
 
 void rlk_wd_on_message(void *arg, const char *channel, size_t len)
 {
@@ -197,7 +184,11 @@ int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, i
             e->rec = r;
             if (!e->id.task)
                 e->id.task = h->task;
-            rlk_wd_subscribe(wd, e);
+            /* A watchdog entry with a channel listens to it while held (the
+             * subscriber's lock nests inside wd->mu). Without a subscription
+             * the next renewal still finds a removed lock. */
+            if (e->channel && !e->sub_ch && wd->sub)
+                (void)rlk_sub_join(wd->sub, e->channel, NULL, &e->sub_ch);
             if (sent_ns > e->last_ok_ns)
                 e->last_ok_ns = sent_ns;
             if (!e->inflight)

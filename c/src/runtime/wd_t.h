@@ -20,8 +20,7 @@ struct rlk_hold {
     int failing;                /* the last renewal attempt failed */
     long long last_ok_ns;       /* send time of the acquire or of the last successful renewal */
     long long next_due_ns;
-    rlk_sub *sub;               /* watchdog entries: subscribed to channel while held */
-    rlk_sub_chan *sub_ch;
+    rlk_sub_chan *sub_ch;       /* watchdog entries: subscribed to channel while held */
     char *channel;
     int nudged;                 /* a message came while in flight: renew again at once */
     int leave_now;              /* rlk_hold_spec.leave_now */
@@ -78,7 +77,7 @@ struct rlk_wd {
 
 /* wd_reg.c, wd->mu held. */
 void rlk_wd_unlink(rlk_wd *wd, rlk_hold *e);
-void rlk_hold_free(rlk_hold *e);
+void rlk_hold_free(rlk_wd *wd, rlk_hold *e);
 /* An entry of h renewed with lease_ms (every lease/3; lost by rlk_renew_lost_after), first on
  * wd->holds; NULL: out of memory. */
 rlk_hold *rlk_hold_new(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms);
