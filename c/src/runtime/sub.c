@@ -184,10 +184,8 @@ static void rlk_sub_wake_all(rlk_sub *s, int bump)
  * wait for the new one and retry. */
 static void rlk_sub_chan_reset(rlk_sub_chan *ch)
 {
-    ch->want = 0;
-    ch->outstanding = 0;
+    ch->want = ch->outstanding = ch->covered = 0;
     ch->permits = 0;
-    ch->covered = 0;
     ch->conn = -1;
     ch->gen++;
     pthread_cond_broadcast(&ch->cv);

@@ -425,9 +425,7 @@ rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_sub *sub,
     wd->lease_ms = c->watchdog_lease_ms > 0 ? c->watchdog_lease_ms : RLK_DEFAULT_WATCHDOG_LEASE_MS;
     if (wd->lease_ms > RLK_NUM_MAX)
         wd->lease_ms = RLK_NUM_MAX;
-    wd->round_limit_ns = LLONG_MAX;
     wd->period_ns = wd->lease_ms * RLK_NS_PER_MS / 3;
-    wd->round_period_ns = wd->period_ns;
     if (wd->period_ns < RLK_NS_PER_MS)
         wd->period_ns = RLK_NS_PER_MS;
     wd->table = rlk_holds_new();
