@@ -552,46 +552,37 @@ static void rlk_sub_on_error(rlk_sub *s, int i, const redisReply *r)
         rlk_topo_redirected(s->c, r->str);
 }
 
-static void rlk_sub_on_reply(rlk_sub *s, int i, const redisReply *r)
-{
-    rlk_sub_frame f;
-
-    switch (rlk_sub_classify(r, &f)) {
-    case RLK_SUB_FRAME_ERROR:
-        rlk_sub_on_error(s, i, r);
-        break;
-    case RLK_SUB_FRAME_PONG:
-        s->conns[i].ping_sent_ns = 0;
-        break;
-    case RLK_SUB_FRAME_MESSAGE:
-        rlk_sub_on_message(s, &f);
-        break;
-    case RLK_SUB_FRAME_SUBSCRIBE:
-    case RLK_SUB_FRAME_UNSUBSCRIBE:
-        rlk_sub_on_ack(s, i, &f);
-        break;
-    default:
-        break;
-    }
-}
-
+/* Reads what connection i brought, each reply by its kind (rlk_sub_classify). */
 static int rlk_sub_read(rlk_sub *s, int i)
 {
     redisContext *ctx = s->conns[i].ctx;
-    void *r = NULL;
+    redisReply *r = NULL;
     unsigned long long msgs = atomic_load(&s->counters->sub_messages);
+    rlk_sub_frame f;
 
     if (rlk_transport_read(ctx) != REDIS_OK)
         return rlk_set_ctx_error(s->c, ctx, "subscriber read");
     s->conns[i].last_rx_ns = rlk_clock_now_ns();
-    for (;;) {
-        if (redisGetReplyFromReader(ctx, &r) != REDIS_OK)
-            return rlk_set_ctx_error(s->c, ctx, "subscriber read");
-        if (!r)
+    while (redisGetReplyFromReader(ctx, (void **)&r) == REDIS_OK && r) {
+        switch (rlk_sub_classify(r, &f)) {
+        case RLK_SUB_FRAME_ERROR:
+            rlk_sub_on_error(s, i, r);
             break;
-        rlk_sub_on_reply(s, i, r);
+        case RLK_SUB_FRAME_PONG:
+            s->conns[i].ping_sent_ns = 0;
+            break;
+        case RLK_SUB_FRAME_MESSAGE:
+            rlk_sub_on_message(s, &f);
+            break;
+        case RLK_SUB_FRAME_SUBSCRIBE:
+        case RLK_SUB_FRAME_UNSUBSCRIBE:
+            rlk_sub_on_ack(s, i, &f);
+            break;
+        }
         freeReplyObject(r);
     }
+    if (ctx->err)
+        return rlk_set_ctx_error(s->c, ctx, "subscriber read");
     if (atomic_load(&s->counters->sub_messages) != msgs)
         RLK_COUNT(s->counters, sub_wakeups);    /* woken by messages (this thread alone counts) */
     return RLK_OK;

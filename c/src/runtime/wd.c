@@ -269,28 +269,23 @@ static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_lost_note **not
     rlk_hold_free(wd, e);
 }
 
-/* Drops the failing entries whose lease has run out by the clock. */
-static void rlk_wd_expire(rlk_wd *wd, long long now, rlk_lost_note **notes)
-{
-    for (rlk_hold *e = wd->holds, *next; e; e = next) {
-        next = e->next;
-        if (e->failing && !e->inflight &&
-            rlk_renew_expired(now, e->last_ok_ns, e->lost_after_ns))
-            rlk_wd_lose(wd, e, RLK_LOST_EXPIRED, notes);
-    }
-}
-
-/* Marks the entries due by now (and those due within a quarter period, to
- * renew them together) in flight. Returns how many. */
-static int rlk_wd_collect(rlk_wd *wd, long long now)
+/* Drops the failing entries whose lease has run out by the clock, and marks
+ * those due by now (and those due within a quarter period, to renew them
+ * together) in flight. Returns how many it marked. */
+static int rlk_wd_collect(rlk_wd *wd, long long now, rlk_lost_note **notes)
 {
     int n = 0;
 
-    for (rlk_hold *e = wd->holds; e && n < RLK_WD_BATCH_MAX; e = e->next) {
-        if (e->inflight || e->next_due_ns > now + e->period_ns / 4)
+    for (rlk_hold *e = wd->holds, *next; e; e = next) {
+        next = e->next;
+        if (e->inflight)
             continue;
-        e->inflight = 1;
-        wd->batch[n++] = e;
+        if (e->failing && rlk_renew_expired(now, e->last_ok_ns, e->lost_after_ns)) {
+            rlk_wd_lose(wd, e, RLK_LOST_EXPIRED, notes);
+        } else if (n < RLK_WD_BATCH_MAX && e->next_due_ns <= now + e->period_ns / 4) {
+            e->inflight = 1;
+            wd->batch[n++] = e;
+        }
     }
     return n;
 }
@@ -371,9 +366,8 @@ static void *rlk_wd_main(void *arg)
         long long sent_ns = rlk_clock_now_ns();
         int n;
 
-        rlk_wd_expire(wd, sent_ns, &notes);
+        n = rlk_wd_collect(wd, sent_ns, &notes);
         wd->reporting = notes != NULL;  /* rlk_wd_unkeep waits for the reports to be made */
-        n = rlk_wd_collect(wd, sent_ns);
         if (n == 0 && !notes) {
             rlk_clock_cond_wait_until(&wd->wake, &wd->mu, rlk_wd_next_due(wd));
             continue;
