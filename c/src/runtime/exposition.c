@@ -389,6 +389,7 @@ static void rlk_prom(rlk_out *o, const rlk_metrics *m, size_t n, const char *con
 {
     char extra[600];
     size_t nn = RLK_NCOUNTERS;
+    int any_names = 0;  /* a snapshot has watched names: their families follow */
 
     /* Which rlk and hiredis made these numbers (one line, value 1: join on it in queries). */
     rlk_put(o, "# HELP rlk_build_info the rlk library's version and the hiredis it was built "
@@ -433,13 +434,9 @@ static void rlk_prom(rlk_out *o, const rlk_metrics *m, size_t n, const char *con
             rlk_prom_hist(o, rlk_hists[h].f.name, NULL, rlk_label_of(labels, i),
                           RLK_CAT(rlk_histogram, &m[i], rlk_hists[h].off));
     }
-    for (int f = 0; f < 4; f++) {
-        int any = 0;
-
-        for (size_t i = 0; i < n; i++)
-            any |= m[i].nnames > 0;
-        if (!any)
-            break;
+    for (size_t i = 0; i < n; i++)
+        any_names |= m[i].nnames > 0;
+    for (int f = 0; any_names && f < 4; f++) {
         rlk_prom_head(o, &rlk_name_fams[f]);
         for (size_t i = 0; i < n; i++)
             for (size_t j = 0; j < m[i].nnames && j < RLK_METRICS_NAMES_MAX; j++) {

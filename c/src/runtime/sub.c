@@ -646,14 +646,10 @@ static void rlk_sub_poll_once(rlk_sub *s)
 
     for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
         if (s->conns[i].ctx) {
-            p[n].fd = s->conns[i].ctx->fd;
-            p[n].events = POLLIN;
-            p[n].revents = 0;
+            p[n] = (struct pollfd){.fd = s->conns[i].ctx->fd, .events = POLLIN};
             idx[n++] = i;
         }
-    p[n].fd = s->kick[0];
-    p[n].events = POLLIN;
-    p[n].revents = 0;
+    p[n] = (struct pollfd){.fd = s->kick[0], .events = POLLIN};
     got = poll(p, (nfds_t)n + 1, rlk_sub_poll_timeout_ms(s, rlk_clock_now_ns()));
     if (got < 0)
         return;     /* EINTR; anything else shows again at the next poll */
