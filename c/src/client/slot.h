@@ -26,4 +26,15 @@ int rlk_key_slot(const char *key, size_t len);
  * why (may be NULL) otherwise. */
 int rlk_name_check(const char *name, char *why, size_t whylen);
 
+/* The one FNV-1a string hash of the in-memory tables (runtime/holds.c, async/ae_pubsub.c,
+ * kinds/waitgraph.c): h extended by the len bytes at s; RLK_HASH_INIT for a first string, the
+ * last result to hash several as one. */
+#define RLK_HASH_INIT 1469598103934665603ULL
+static inline unsigned long long rlk_hash(unsigned long long h, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h;
+}
+
 #endif /* RLK_SLOT_H */

@@ -433,7 +433,7 @@ static int rlk_lock_try_lock_run(rlk_lock *l, long long wait_ms, long long lease
     w.channel = a.ticket.ticket >= RLK_NAMES_WAKE_TICKET_MIN ? l->wake : l->b.channel;
     w.wide_channel = l->b.channel;
     w.wide = a.ticket.ticket >= RLK_NAMES_WAKE_TICKET_MIN ? &a.wide : NULL;
-    first = wait_ms == 0 || rlk_wd_holds(l->b.rt->wd, l->b.name, a.owner);
+    first = wait_ms == 0 || rlk_wd_holds_as(l->b.rt->wd, RLK_KIND_LOCK, l->b.name, a.owner);
     if (first) {
         a.ticket.ticket = 0;    /* a single try or a re-entry: never queued */
         w.ticket = NULL;

@@ -123,19 +123,16 @@ static void rlk_prom_labels(rlk_out *o, const char *extra, const char *labels)
             has_labels ? labels : "");
 }
 
+/* One sample: a counter's (v), or a gauge's (the long long v holds when gauge). */
 static void rlk_prom_value(rlk_out *o, const char *name, const char *extra, const char *labels,
-                           unsigned long long v)
+                           unsigned long long v, int gauge)
 {
     rlk_put(o, "%s", name);
     rlk_prom_labels(o, extra, labels);
-    rlk_put(o, " %llu\n", v);
-}
-
-static void rlk_prom_gauge(rlk_out *o, const char *name, const char *labels, long long v)
-{
-    rlk_put(o, "%s", name);
-    rlk_prom_labels(o, NULL, labels);
-    rlk_put(o, " %lld\n", v);
+    if (gauge)
+        rlk_put(o, " %lld\n", (long long)v);
+    else
+        rlk_put(o, " %llu\n", v);
 }
 
 static void rlk_prom_hist(rlk_out *o, const char *name, const char *extra, const char *labels,
@@ -392,6 +389,7 @@ static void rlk_prom(rlk_out *o, const rlk_metrics *m, size_t n, const char *con
 {
     char extra[600];
     size_t nn = RLK_NCOUNTERS;
+    int any_names = 0;  /* a snapshot has watched names: their families follow */
 
     /* Which rlk and hiredis made these numbers (one line, value 1: join on it in queries). */
     rlk_put(o, "# HELP rlk_build_info the rlk library's version and the hiredis it was built "
@@ -399,7 +397,8 @@ static void rlk_prom(rlk_out *o, const rlk_metrics *m, size_t n, const char *con
             "1\n", RLK_VERSION, HIREDIS_MAJOR, HIREDIS_MINOR, HIREDIS_PATCH);
     rlk_prom_head(o, &rlk_fam_enabled);
     for (size_t i = 0; i < n; i++)
-        rlk_prom_gauge(o, rlk_fam_enabled.name, rlk_label_of(labels, i), m[i].enabled);
+        rlk_prom_value(o, rlk_fam_enabled.name, NULL, rlk_label_of(labels, i),
+                       (unsigned long long)m[i].enabled, 1);
     rlk_prom_head(o, &rlk_fam_acq);
     for (size_t i = 0; i < n; i++)
         for (int k = 0; k < RLK_MKIND_COUNT; k++)
@@ -407,7 +406,7 @@ static void rlk_prom(rlk_out *o, const rlk_metrics *m, size_t n, const char *con
                 snprintf(extra, sizeof extra, "kind=\"%s\",result=\"%s\"", rlk_metrics_kind_name(k),
                          rlk_acquire_result_name(r));
                 rlk_prom_value(o, rlk_fam_acq.name, extra, rlk_label_of(labels, i),
-                               m[i].acquisitions[k][r]);
+                               m[i].acquisitions[k][r], 0);
             }
     for (size_t d = 0; d < nn;) {
         size_t end = d + 1;     /* the samples of one family: its first line and those after
@@ -420,14 +419,14 @@ static void rlk_prom(rlk_out *o, const rlk_metrics *m, size_t n, const char *con
             for (size_t e = d; e < end; e++)
                 rlk_prom_value(o, rlk_counters_def[d].f.name, rlk_counters_def[e].extra,
                                rlk_label_of(labels, i),
-                               *RLK_CAT(unsigned long long, &m[i], rlk_counters_def[e].off));
+                               *RLK_CAT(unsigned long long, &m[i], rlk_counters_def[e].off), 0);
         d = end;
     }
     for (int g = 0; g < 3; g++) {
         rlk_prom_head(o, &rlk_gauges[g].f);
         for (size_t i = 0; i < n; i++)
-            rlk_prom_gauge(o, rlk_gauges[g].f.name, rlk_label_of(labels, i),
-                           *RLK_CAT(long long, &m[i], rlk_gauges[g].off));
+            rlk_prom_value(o, rlk_gauges[g].f.name, NULL, rlk_label_of(labels, i),
+                           (unsigned long long)*RLK_CAT(long long, &m[i], rlk_gauges[g].off), 1);
     }
     for (int h = 0; h < 3; h++) {
         rlk_prom_head(o, &rlk_hists[h].f);
@@ -435,13 +434,9 @@ static void rlk_prom(rlk_out *o, const rlk_metrics *m, size_t n, const char *con
             rlk_prom_hist(o, rlk_hists[h].f.name, NULL, rlk_label_of(labels, i),
                           RLK_CAT(rlk_histogram, &m[i], rlk_hists[h].off));
     }
-    for (int f = 0; f < 4; f++) {
-        int any = 0;
-
-        for (size_t i = 0; i < n; i++)
-            any |= m[i].nnames > 0;
-        if (!any)
-            break;
+    for (size_t i = 0; i < n; i++)
+        any_names |= m[i].nnames > 0;
+    for (int f = 0; any_names && f < 4; f++) {
         rlk_prom_head(o, &rlk_name_fams[f]);
         for (size_t i = 0; i < n; i++)
             for (size_t j = 0; j < m[i].nnames && j < RLK_METRICS_NAMES_MAX; j++) {
@@ -464,7 +459,7 @@ static void rlk_prom(rlk_out *o, const rlk_metrics *m, size_t n, const char *con
                     rlk_put(&e, ",result=\"%s\"",
                             f == 0 ? rlk_acquire_result_name(rr) : rlk_fence_result_names[rr]);
                     rlk_prom_value(o, rlk_name_fams[f].name, extra, rlk_label_of(labels, i),
-                                   f == 0 ? nm->acquisitions[rr] : nm->fence_writes[rr]);
+                                   f == 0 ? nm->acquisitions[rr] : nm->fence_writes[rr], 0);
                 }
             }
     }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/slot.h"
 #include "runtime/holds.h"
 
 #define RLK_HOLDS_BUCKETS 4096      /* a power of two */
@@ -17,13 +18,9 @@ struct rlk_holds {
 
 static size_t rlk_holds_hash(int kind, const char *name, const char *owner)
 {
-    size_t h = 1469598103934665603ULL ^ (size_t)kind;
+    unsigned long long h = rlk_hash(RLK_HASH_INIT ^ (unsigned long long)kind, name, strlen(name));
 
-    for (; *name; name++)
-        h = (h ^ (unsigned char)*name) * 1099511628211ULL;
-    for (; *owner; owner++)
-        h = (h ^ (unsigned char)*owner) * 1099511628211ULL;
-    return h & (RLK_HOLDS_BUCKETS - 1);
+    return rlk_hash(h, owner, strlen(owner)) & (RLK_HOLDS_BUCKETS - 1);
 }
 
 rlk_holds *rlk_holds_new(void)

@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * metrics.c - recording the public metrics (rlk.h, rlk_metrics_*) into a
- * client's counters (counters.h) on the caller's thread with relaxed
- * atomics, and the names and bucket bounds they are read by. Reading them
- * (the switch, the watched names, the snapshot and its exposition) is
- * exposition.c's, above the runtime state and the hold registry; this file
- * needs neither, so the registry records a hold's time here without a
- * call back up. docs/observability.md lists every metric.
+ * metrics.c - recording the public metrics (metrics.h), and the names and
+ * bucket bounds they are read by. It needs neither the runtime state nor the
+ * hold registry (exposition.c, above them, reads the metrics), so the
+ * registry records a hold's time here without a call back up.
  */
 #include <math.h>
 #include <string.h>
@@ -31,6 +28,12 @@ static const char *const rlk_kind_names[RLK_MKIND_COUNT] = {
 static const char *const rlk_result_names[RLK_ACQ_RESULTS] = {
     "acquired", "timed_out", "refused", "error",
 };
+
+/* The lock kinds' names are the first five of the metrics'. */
+const char *rlk_kind_name(int kind)
+{
+    return kind >= 0 && kind <= RLK_KIND_WRITE ? rlk_kind_names[kind] : "unknown";
+}
 
 const char *rlk_metrics_kind_name(int kind)
 {

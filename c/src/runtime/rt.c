@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rt.c - the per-client runtime state (created on first use, freed by
- * rlk_free, defined here): the client's uuid (client/random.h),
- * holder ids "<uuid>:<thread id>", the counters, the lost-lock callbacks
- * and the watchdog's report hook that calls them, and the subscriber and
- * hold registry it owns.
+ * rt.c - the per-client runtime state (rt.h), and the watchdog's report hook
+ * that calls the lost-lock callbacks.
  */
 #include <ctype.h>
 #include <stddef.h>
@@ -97,7 +94,7 @@ static void rlk_rt_on_switch(void *arg)
     rlk_rt *rt = arg;
 
     rlk_sub_reset(rt->sub);
-    rlk_wd_nudge_all(rt->wd);
+    rlk_wd_on_message(rt->wd, NULL, 0);
 }
 
 static rlk_rt *rlk_rt_create(rlk_client *c)

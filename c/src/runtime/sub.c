@@ -80,8 +80,8 @@ struct rlk_sub_chan {
     int slot;                   /* its hash slot (sharded on a cluster) */
     int refs;                   /* waiters between join and leave */
     int want;                   /* the last command sent was SUBSCRIBE */
-    int outstanding;            /* SUBSCRIBE / UNSUBSCRIBE replies still to come */
-    int confirmed;              /* subscribed on the live connection */
+    int outstanding;            /* SUBSCRIBE / UNSUBSCRIBE replies still to come; subscribed
+                                   on the live connection: rlk_sub_confirmed(want, outstanding) */
     int conn;                   /* the connection its commands went to; -1: none */
     unsigned long long permits; /* messages "0" not yet taken */
     unsigned long long gen;     /* bumped by a wake-all */
@@ -142,7 +142,8 @@ static rlk_sub_chan *rlk_sub_find(rlk_sub *s, const char *name, size_t len)
     return NULL;
 }
 
-static rlk_sub_chan *rlk_sub_chan_new(const char *name)
+/* A new channel, first in s's table. */
+static rlk_sub_chan *rlk_sub_chan_new(rlk_sub *s, const char *name)
 {
     rlk_sub_chan *ch = calloc(1, sizeof *ch);
 
@@ -158,6 +159,8 @@ static rlk_sub_chan *rlk_sub_chan_new(const char *name)
         free(ch);
         return NULL;
     }
+    ch->next = s->chans;
+    s->chans = ch;
     return ch;
 }
 
@@ -181,11 +184,8 @@ static void rlk_sub_wake_all(rlk_sub *s, int bump)
  * wait for the new one and retry. */
 static void rlk_sub_chan_reset(rlk_sub_chan *ch)
 {
-    ch->want = 0;
-    ch->outstanding = 0;
-    ch->confirmed = 0;
+    ch->want = ch->outstanding = ch->covered = 0;
     ch->permits = 0;
-    ch->covered = 0;
     ch->conn = -1;
     ch->gen++;
     pthread_cond_broadcast(&ch->cv);
@@ -242,15 +242,12 @@ static void rlk_sub_set_down(rlk_sub *s, int down)
     pthread_mutex_unlock(&s->mu);
 }
 
-/* After a failed connect: the next attempt after a backoff (10 ms doubling
- * to RLK_SUB_BACKOFF_MAX_MS). */
+/* After a failed connect: the next attempt after a backoff (10 ms doubling,
+ * 640 ms after the 7th failure, then RLK_SUB_BACKOFF_MAX_MS). */
 static void rlk_sub_failed(rlk_sub *s)
 {
-    long long ms = 10;
+    long long ms = ++s->failures > 7 ? RLK_SUB_BACKOFF_MAX_MS : 10LL << (s->failures - 1);
 
-    s->failures++;
-    for (int i = 1; i < s->failures && ms < RLK_SUB_BACKOFF_MAX_MS; i++)
-        ms = ms * 2 < RLK_SUB_BACKOFF_MAX_MS ? ms * 2 : RLK_SUB_BACKOFF_MAX_MS;
     s->retry_ns = rlk_clock_now_ns() + ms * RLK_NS_PER_MS;
     rlk_sub_set_down(s, 1);
 }
@@ -299,6 +296,10 @@ static void rlk_sub_close(rlk_sub *s, int i)
 
     pthread_mutex_lock(&s->mu);
     s->live_fd[i] = -1;
+    for (rlk_sub_chan *ch = s->chans; ch; ch = ch->next)
+        if (ch->conn == i || (!s->routed && ch->conn >= 0))
+            rlk_sub_chan_reset(ch);
+    rlk_sub_prune(s);
     pthread_mutex_unlock(&s->mu);
     if (k->ctx) {
         rlk_transport_free(k->ctx);
@@ -307,20 +308,7 @@ static void rlk_sub_close(rlk_sub *s, int i)
     }
     k->addr[0] = '\0';
     k->active = 0;
-    pthread_mutex_lock(&s->mu);
-    for (rlk_sub_chan *ch = s->chans; ch; ch = ch->next)
-        if (ch->conn == i || (!s->routed && ch->conn >= 0))
-            rlk_sub_chan_reset(ch);
-    rlk_sub_prune(s);
-    pthread_mutex_unlock(&s->mu);
     s->refresh = s->routed;     /* a node died: the map has probably changed */
-}
-
-static void rlk_sub_close_all(rlk_sub *s)
-{
-    for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
-        if (s->conns[i].ctx)
-            rlk_sub_close(s, i);
 }
 
 /* The connection for slot (routed), or the one connection: its index,
@@ -438,7 +426,7 @@ static int rlk_sub_sync(rlk_sub *s)
         } else if (ch->refs == 0 && ch->want && ch->conn >= 0 && s->conns[ch->conn].ctx) {
             rlk_sub_append(s, ch->conn, unsub_cmd, ch);
             dirty[ch->conn] = 1;
-            ch->want = ch->confirmed = ch->covered = 0;
+            ch->want = ch->covered = 0;
             ch->permits = 0;
             ch->outstanding++;
             RLK_COUNT(s->counters, unsubscribes);
@@ -484,7 +472,7 @@ static void rlk_sub_on_message(rlk_sub *s, const rlk_sub_frame *f)
     RLK_COUNT(s->counters, sub_messages);
     pthread_mutex_lock(&s->mu);
     ch = rlk_sub_find(s, f->chan, f->chan_len);
-    if (ch && ch->confirmed) {
+    if (ch && rlk_sub_confirmed(ch->want, ch->outstanding)) {
         ch->msg_ns = rlk_clock_now_ns();
         meaning = rlk_sub_meaning(ch->rule, f->payload, f->len, &head, &next);
         if (meaning == RLK_SUB_MSG_ONE) {
@@ -530,10 +518,8 @@ static void rlk_sub_on_ack(rlk_sub *s, int i, const rlk_sub_frame *f)
         s->refresh = s->routed;
     } else if (ch && ch->outstanding > 0) {
         ch->outstanding--;
-        if (rlk_sub_confirmed(ch->want, ch->outstanding)) {
-            ch->confirmed = 1;
+        if (rlk_sub_confirmed(ch->want, ch->outstanding))
             pthread_cond_broadcast(&ch->cv);
-        }
     }
     pthread_mutex_unlock(&s->mu);
 }
@@ -566,46 +552,37 @@ static void rlk_sub_on_error(rlk_sub *s, int i, const redisReply *r)
         rlk_topo_redirected(s->c, r->str);
 }
 
-static void rlk_sub_on_reply(rlk_sub *s, int i, const redisReply *r)
-{
-    rlk_sub_frame f;
-
-    switch (rlk_sub_classify(r, &f)) {
-    case RLK_SUB_FRAME_ERROR:
-        rlk_sub_on_error(s, i, r);
-        break;
-    case RLK_SUB_FRAME_PONG:
-        s->conns[i].ping_sent_ns = 0;
-        break;
-    case RLK_SUB_FRAME_MESSAGE:
-        rlk_sub_on_message(s, &f);
-        break;
-    case RLK_SUB_FRAME_SUBSCRIBE:
-    case RLK_SUB_FRAME_UNSUBSCRIBE:
-        rlk_sub_on_ack(s, i, &f);
-        break;
-    default:
-        break;
-    }
-}
-
+/* Reads what connection i brought, each reply by its kind (rlk_sub_classify). */
 static int rlk_sub_read(rlk_sub *s, int i)
 {
     redisContext *ctx = s->conns[i].ctx;
-    void *r = NULL;
+    redisReply *r = NULL;
     unsigned long long msgs = atomic_load(&s->counters->sub_messages);
+    rlk_sub_frame f;
 
     if (rlk_transport_read(ctx) != REDIS_OK)
         return rlk_set_ctx_error(s->c, ctx, "subscriber read");
     s->conns[i].last_rx_ns = rlk_clock_now_ns();
-    for (;;) {
-        if (redisGetReplyFromReader(ctx, &r) != REDIS_OK)
-            return rlk_set_ctx_error(s->c, ctx, "subscriber read");
-        if (!r)
+    while (redisGetReplyFromReader(ctx, (void **)&r) == REDIS_OK && r) {
+        switch (rlk_sub_classify(r, &f)) {
+        case RLK_SUB_FRAME_ERROR:
+            rlk_sub_on_error(s, i, r);
             break;
-        rlk_sub_on_reply(s, i, r);
+        case RLK_SUB_FRAME_PONG:
+            s->conns[i].ping_sent_ns = 0;
+            break;
+        case RLK_SUB_FRAME_MESSAGE:
+            rlk_sub_on_message(s, &f);
+            break;
+        case RLK_SUB_FRAME_SUBSCRIBE:
+        case RLK_SUB_FRAME_UNSUBSCRIBE:
+            rlk_sub_on_ack(s, i, &f);
+            break;
+        }
         freeReplyObject(r);
     }
+    if (ctx->err)
+        return rlk_set_ctx_error(s->c, ctx, "subscriber read");
     if (atomic_load(&s->counters->sub_messages) != msgs)
         RLK_COUNT(s->counters, sub_wakeups);    /* woken by messages (this thread alone counts) */
     return RLK_OK;
@@ -669,14 +646,10 @@ static void rlk_sub_poll_once(rlk_sub *s)
 
     for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
         if (s->conns[i].ctx) {
-            p[n].fd = s->conns[i].ctx->fd;
-            p[n].events = POLLIN;
-            p[n].revents = 0;
+            p[n] = (struct pollfd){.fd = s->conns[i].ctx->fd, .events = POLLIN};
             idx[n++] = i;
         }
-    p[n].fd = s->kick[0];
-    p[n].events = POLLIN;
-    p[n].revents = 0;
+    p[n] = (struct pollfd){.fd = s->kick[0], .events = POLLIN};
     got = poll(p, (nfds_t)n + 1, rlk_sub_poll_timeout_ms(s, rlk_clock_now_ns()));
     if (got < 0)
         return;     /* EINTR; anything else shows again at the next poll */
@@ -694,16 +667,6 @@ static void rlk_sub_poll_once(rlk_sub *s)
     }
 }
 
-static int rlk_sub_stopping(rlk_sub *s)
-{
-    int stop;
-
-    pthread_mutex_lock(&s->mu);
-    stop = s->stop;
-    pthread_mutex_unlock(&s->mu);
-    return stop;
-}
-
 /* The mode to run in: rlk_client_pubsub's (it may change once, when a
  * cluster's version becomes known); a change starts every channel over. */
 static void rlk_sub_pick_mode(rlk_sub *s)
@@ -712,7 +675,9 @@ static void rlk_sub_pick_mode(rlk_sub *s)
 
     if (mode == s->mode)
         return;
-    rlk_sub_close_all(s);
+    for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
+        if (s->conns[i].ctx)
+            rlk_sub_close(s, i);
     s->mode = mode;
     s->routed = rlk_sub_per_slot(mode, rlk_topo_routed(s->c));
 }
@@ -721,11 +686,15 @@ static void *rlk_sub_main(void *arg)
 {
     rlk_sub *s = arg;
 
-    while (!rlk_sub_stopping(s)) {
+    pthread_mutex_lock(&s->mu);
+    while (!s->stop) {
+        pthread_mutex_unlock(&s->mu);
         rlk_sub_pick_mode(s);
         (void)rlk_sub_sync(s);
         rlk_sub_poll_once(s);
+        pthread_mutex_lock(&s->mu);
     }
+    pthread_mutex_unlock(&s->mu);
     return NULL;
 }
 
@@ -806,15 +775,8 @@ int rlk_sub_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule, rlk_
     pthread_mutex_lock(&s->mu);
     rc = rlk_sub_start(s);
     ch = rc == RLK_OK ? rlk_sub_find(s, channel, strlen(channel)) : NULL;
-    if (rc == RLK_OK && !ch) {
-        ch = rlk_sub_chan_new(channel);
-        if (ch) {
-            ch->next = s->chans;
-            s->chans = ch;
-        } else {
-            rc = rlk_set_error(s->c, RLK_ERR_NOMEM, "subscribe %s: out of memory", channel);
-        }
-    }
+    if (rc == RLK_OK && !ch && !(ch = rlk_sub_chan_new(s, channel)))
+        rc = rlk_set_error(s->c, RLK_ERR_NOMEM, "subscribe %s: out of memory", channel);
     if (ch) {
         ch->refs++;
         ch->rule = rule ? rule : ch->rule;
@@ -859,7 +821,7 @@ int rlk_sub_try_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule,
     *out = NULL;
     pthread_mutex_lock(&s->mu);
     ch = s->started && !s->down ? rlk_sub_find(s, channel, strlen(channel)) : NULL;
-    if (ch && ch->confirmed && ch->want) {
+    if (ch && rlk_sub_confirmed(ch->want, ch->outstanding)) {
         ch->refs++;
         ch->rule = rule ? rule : ch->rule;
         ch->permits = 0;
@@ -900,12 +862,14 @@ int rlk_sub_ready(rlk_sub *s, rlk_sub_chan *ch, long long until_ns, unsigned lon
 
     pthread_mutex_lock(&s->mu);
     for (;;) {
+        int confirmed = rlk_sub_confirmed(ch->want, ch->outstanding);
+
         if (atomic_load(s->interrupted)) {
             rc = RLK_SUB_TIMEOUT;   /* the caller sees the flag */
             break;
         }
-        if (ch->confirmed || s->down) {
-            rc = ch->confirmed ? RLK_SUB_READY : RLK_SUB_DOWN;
+        if (confirmed || s->down) {
+            rc = confirmed ? RLK_SUB_READY : RLK_SUB_DOWN;
             ch->permits = 0;
             *mark = ch->gen;
             break;
@@ -982,7 +946,7 @@ void rlk_sub_reset(rlk_sub *s)
 void rlk_sub_poke(rlk_sub *s, rlk_sub_chan *ch)
 {
     pthread_mutex_lock(&s->mu);
-    if (ch->confirmed) {
+    if (rlk_sub_confirmed(ch->want, ch->outstanding)) {
         ch->permits++;
         pthread_cond_broadcast(&ch->cv);
     }

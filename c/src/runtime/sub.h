@@ -76,9 +76,6 @@ rlk_sub *rlk_sub_new(rlk_client *c, rlk_rt_counters *counters, const atomic_int 
 void rlk_sub_free(rlk_sub *s);
 /* The rule of a channel no kind gave one: "0" wakes one, anything else all. */
 extern const rlk_sub_rule rlk_sub_rule_plain;
-/* Registers interest in channel (starts the thread on first use). rule:
- * its messages' meaning from now on (NULL: keep the channel's, plain for a
- * new one). */
 /* For a rule's meaning function: RLK_SUB_MSG_ONE when payload is "0"; otherwise the payload as a
  * decimal number of 8 to 16 digits in *x (RLK_SUB_MSG_GRANT), or RLK_SUB_MSG_ALL when it is not one
  * (the grant messages of the ticket queues: lib/hand_over.lua, lib/sem_grant.lua). */
@@ -86,6 +83,9 @@ int rlk_sub_grant_number(const char *payload, size_t len, unsigned long long *x)
 /* 1 when payload, read by rule, is a grant whose head is ticket (a driver
  * that filters its own wake channel's messages: async/a_lock.c, a_semq.c). */
 int rlk_sub_grants(const rlk_sub_rule *rule, const char *payload, size_t len, long long ticket);
+/* Registers interest in channel (starts the thread on first use). rule:
+ * its messages' meaning from now on (NULL: keep the channel's, plain for a
+ * new one). */
 int rlk_sub_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule, rlk_sub_chan **out);
 void rlk_sub_leave(rlk_sub *s, rlk_sub_chan *ch);
 /* The same without lingering: the last one out unsubscribes at once (a

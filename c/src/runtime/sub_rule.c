@@ -1,14 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * sub_rule.c - the subscriber's pure rules (declared in sub.h): no I/O, no
+ * sub_rule.c - the subscriber's pure rules (sub.h says which): no I/O, no
  * thread, no lock. Both subscribers follow them, the blocking one's thread
- * (sub.c) and the async engine's pub/sub connection (async/ae_pubsub.c):
- * what a reply on a pub/sub connection is, which command a channel is
- * (un)subscribed with in each mode, whether a channel goes to its slot's
- * master, which channels need a SUBSCRIBE (after a reconnect, a drop by
- * the server, a move) and when one is confirmed, what a refusal of
- * SSUBSCRIBE names, and what a message means (the kinds' rules,
- * rlk_sub_rule; plain for a channel no kind gave one).
+ * (sub.c) and the async engine's pub/sub connection (async/ae_pubsub.c).
  */
 #include <string.h>
 #include <strings.h>

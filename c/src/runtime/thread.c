@@ -6,8 +6,6 @@
 
 #include "runtime/thread.h"
 
-/* Starts a runtime thread with every signal blocked (signals belong to the
- * application's threads). */
 int rlk_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
 {
     sigset_t all, old;

@@ -40,6 +40,7 @@
 #include "client/clock.h"
 #include "client/conn.h"
 #include "client/error.h"
+#include "client/pool.h"
 #include "client/scripts.h"
 #include "client/topo.h"
 #include "client/transport.h"
@@ -61,11 +62,6 @@ typedef struct rlk_lost_note {
 } rlk_lost_note;
 
 /* ---------------------------------------------------------------- the thread: renewing */
-
-static int rlk_wd_setname(rlk_wd *wd)
-{
-    return rlk_conn_setname(wd->c, wd->ctx, RLK_WD_NAME);   /* and lib-name, lib-ver */
-}
 
 static void rlk_wd_disconnect(rlk_wd *wd)
 {
@@ -123,15 +119,10 @@ static int rlk_wd_connect(rlk_wd *wd)
     if (rc == RLK_OK)
         rc = rlk_wd_set_timeout(wd);
     if (rc == RLK_OK)
-        rc = rlk_wd_setname(wd);
+        rc = rlk_conn_setname(wd->c, wd->ctx, RLK_WD_NAME);    /* and lib-name, lib-ver */
     if (rc != RLK_OK)
         rlk_wd_disconnect(wd);
     return rc;
-}
-
-static int rlk_is_conn_err(int rc)
-{
-    return rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT || rc == RLK_ERR_PROTOCOL;
 }
 
 /* One script call on the watchdog connection; the connection is closed
@@ -155,7 +146,7 @@ static int rlk_wd_eval(rlk_wd *wd, const char *script, int nkeys, const char **k
         rc = rlk_wd_connect(wd);
         if (rc == RLK_OK)
             rc = rlk_conn_evalv(wd->c, wd->ctx, s, nkeys, keys, NULL, nargs, args, lens, r, NULL);
-        if (rlk_is_conn_err(rc) || (wd->ctx && wd->ctx->err)) {
+        if (rlk_pool_conn_error(rc) || (wd->ctx && wd->ctx->err)) {
             rlk_wd_disconnect(wd);
             wd->conn_failed = 1;
         }
@@ -249,59 +240,52 @@ static void rlk_wd_renew(rlk_wd *wd, int n)
 
 /* ---------------------------------------------------------------- the thread: bookkeeping (wd->mu held) */
 
-/* Drops e from the registry, marks it lost and queues its report. */
+/* Drops e from the registry, marks it lost and queues its report last in notes. */
 static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_lost_note **notes)
 {
     rlk_lost_note *n = calloc(1, sizeof *n);
 
     rlk_wd_unlink(wd, e);
-    if (e->kept) {      /* its holder frees it (rlk_wd_unkeep); reported to its own hook */
+    if (n) {
+        while (*notes)
+            notes = &(*notes)->next;
+        *notes = n;
+        n->kind = e->id.kind;
+        n->reason = reason;
+        n->fn = e->lost_fn;     /* a kept entry's own hook; NULL: the registry's */
+        n->ud = e->lost_ud;
+    }
+    if (e->kept) {      /* its holder frees it (rlk_wd_unkeep) */
         e->lost = reason;
-        if (n) {
-            n->reason = reason;
-            n->fn = e->lost_fn;
-            n->ud = e->lost_ud;
-            n->next = *notes;
-            *notes = n;
-        }
         return;
     }
     rlk_wd_mark(wd, e->rec);
     rlk_holds_drop(wd->table, e->rec);     /* the registry's record of the hold */
     if (n) {
-        n->kind = e->id.kind;
         n->name = e->id.name;
         n->owner = e->id.owner;
-        n->reason = reason;
-        n->next = *notes;
-        *notes = n;
         e->id.name = e->id.owner = NULL;
     }
-    rlk_hold_free(e);
+    rlk_hold_free(wd, e);
 }
 
-/* Drops the failing entries whose lease has run out by the clock. */
-static void rlk_wd_expire(rlk_wd *wd, long long now, rlk_lost_note **notes)
-{
-    for (rlk_hold *e = wd->holds, *next; e; e = next) {
-        next = e->next;
-        if (e->failing && !e->inflight &&
-            rlk_renew_expired(now, e->last_ok_ns, e->lost_after_ns))
-            rlk_wd_lose(wd, e, RLK_LOST_EXPIRED, notes);
-    }
-}
-
-/* Marks the entries due by now (and those due within a quarter period, to
- * renew them together) in flight. Returns how many. */
-static int rlk_wd_collect(rlk_wd *wd, long long now)
+/* Drops the failing entries whose lease has run out by the clock, and marks
+ * those due by now (and those due within a quarter period, to renew them
+ * together) in flight. Returns how many it marked. */
+static int rlk_wd_collect(rlk_wd *wd, long long now, rlk_lost_note **notes)
 {
     int n = 0;
 
-    for (rlk_hold *e = wd->holds; e && n < RLK_WD_BATCH_MAX; e = e->next) {
-        if (e->inflight || e->next_due_ns > now + e->period_ns / 4)
+    for (rlk_hold *e = wd->holds, *next; e; e = next) {
+        next = e->next;
+        if (e->inflight)
             continue;
-        e->inflight = 1;
-        wd->batch[n++] = e;
+        if (e->failing && rlk_renew_expired(now, e->last_ok_ns, e->lost_after_ns)) {
+            rlk_wd_lose(wd, e, RLK_LOST_EXPIRED, notes);
+        } else if (n < RLK_WD_BATCH_MAX && e->next_due_ns <= now + e->period_ns / 4) {
+            e->inflight = 1;
+            wd->batch[n++] = e;
+        }
     }
     return n;
 }
@@ -352,41 +336,18 @@ static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_lost_note **n
 
 /* ---------------------------------------------------------------- reports */
 
-const char *rlk_kind_name(int kind)
-{
-    static const char *const names[] = {"lock", "fair", "fenced", "read", "write"};
-
-    if (kind < 0 || (size_t)kind >= sizeof names / sizeof names[0])
-        return "unknown";
-    return names[kind];
-}
-
-/* Through the hook the runtime state installed (rt.c). */
-static void rlk_wd_report_one(rlk_wd *wd, const rlk_lost_note *n)
-{
-    if (n->fn)
-        n->fn(n->ud, n->reason);     /* a kept entry */
-    else
-        wd->report(wd->report_ud, n->kind, n->name, n->owner, n->reason);
-}
-
-/* Reports (outside wd->mu) and frees the notes, oldest first. */
+/* Reports (outside wd->mu) and frees the notes, oldest first: a kept entry's to its own hook,
+ * the others through the one the runtime state installed (rt.c). */
 static void rlk_wd_report(rlk_wd *wd, rlk_lost_note *notes)
 {
-    rlk_lost_note *rev = NULL;
-
     while (notes) {
         rlk_lost_note *n = notes;
 
         notes = n->next;
-        n->next = rev;
-        rev = n;
-    }
-    while (rev) {
-        rlk_lost_note *n = rev;
-
-        rev = n->next;
-        rlk_wd_report_one(wd, n);
+        if (n->fn)
+            n->fn(n->ud, n->reason);
+        else
+            wd->report(wd->report_ud, n->kind, n->name, n->owner, n->reason);
         free(n->name);
         free(n->owner);
         free(n);
@@ -405,9 +366,8 @@ static void *rlk_wd_main(void *arg)
         long long sent_ns = rlk_clock_now_ns();
         int n;
 
-        rlk_wd_expire(wd, sent_ns, &notes);
+        n = rlk_wd_collect(wd, sent_ns, &notes);
         wd->reporting = notes != NULL;  /* rlk_wd_unkeep waits for the reports to be made */
-        n = rlk_wd_collect(wd, sent_ns);
         if (n == 0 && !notes) {
             rlk_clock_cond_wait_until(&wd->wake, &wd->mu, rlk_wd_next_due(wd));
             continue;
@@ -444,16 +404,6 @@ int rlk_wd_start(rlk_wd *wd)
 
 /* ---------------------------------------------------------------- life cycle */
 
-/* The renewal rounds' scratch arrays (rlk_wd_new allocates them). */
-static void rlk_wd_free_arrays(rlk_wd *wd)
-{
-    void *arrays[] = {wd->batch, wd->results, wd->idx,  wd->grouped, wd->out,
-                      wd->items, wd->keys,    wd->args, wd->lens};
-
-    for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++)
-        free(arrays[i]);
-}
-
 rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_sub *sub,
                    rlk_wd_report_fn report, void *ud)
 {
@@ -469,27 +419,12 @@ rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_sub *sub,
     wd->lease_ms = c->watchdog_lease_ms > 0 ? c->watchdog_lease_ms : RLK_DEFAULT_WATCHDOG_LEASE_MS;
     if (wd->lease_ms > RLK_NUM_MAX)
         wd->lease_ms = RLK_NUM_MAX;
-    wd->round_limit_ns = LLONG_MAX;
     wd->period_ns = wd->lease_ms * RLK_NS_PER_MS / 3;
-    wd->round_period_ns = wd->period_ns;
     if (wd->period_ns < RLK_NS_PER_MS)
         wd->period_ns = RLK_NS_PER_MS;
-    wd->lost_after_ns = rlk_renew_lost_after(wd->lease_ms, c->lost_margin_ms) * RLK_NS_PER_MS;
-    wd->batch = calloc(RLK_WD_BATCH_MAX, sizeof *wd->batch);
-    wd->results = calloc(RLK_WD_BATCH_MAX, sizeof *wd->results);
-    wd->idx = calloc(RLK_WD_BATCH_MAX, sizeof *wd->idx);
-    wd->grouped = calloc(RLK_WD_BATCH_MAX, sizeof *wd->grouped);
-    wd->out = calloc(RLK_WD_BATCH_MAX, sizeof *wd->out);
-    wd->items = calloc(RLK_WD_BATCH_MAX, sizeof *wd->items);
-    wd->keys = calloc(RLK_WD_CALL_KEYS_MAX, sizeof *wd->keys);
-    wd->args = calloc(RLK_WD_CALL_ARGS_MAX, sizeof *wd->args);
-    wd->lens = calloc(RLK_WD_CALL_ARGS_MAX, sizeof *wd->lens);
     wd->table = rlk_holds_new();
     wd->lost = rlk_holds_new();
-    if (!wd->table || !wd->lost || !wd->batch || !wd->results || !wd->idx || !wd->grouped ||
-        !wd->out || !wd->items || !wd->keys || !wd->args || !wd->lens ||
-        rlk_clock_cond_init(&wd->wake) != 0) {
-        rlk_wd_free_arrays(wd);
+    if (!wd->table || !wd->lost || rlk_clock_cond_init(&wd->wake) != 0) {
         rlk_holds_free(wd->table);
         rlk_holds_free(wd->lost);
         free(wd);
@@ -515,11 +450,10 @@ void rlk_wd_free(rlk_wd *wd)
         rlk_hold *e = wd->holds;
 
         wd->holds = e->next;
-        rlk_hold_free(e);
+        rlk_hold_free(wd, e);
     }
     rlk_holds_free(wd->table);
     rlk_holds_free(wd->lost);
-    rlk_wd_free_arrays(wd);
     pthread_cond_destroy(&wd->wake);
     pthread_cond_destroy(&wd->settled);
     pthread_mutex_destroy(&wd->mu);
@@ -536,16 +470,13 @@ rlk_wd_kept *rlk_wd_keep(rlk_wd *wd, const rlk_hold_spec *h, const void *arg, lo
 
     pthread_mutex_lock(&wd->mu);
     rc = rlk_wd_start(wd);
-    if (rc == RLK_OK && !(e = rlk_hold_new(wd, h)))
+    if (rc == RLK_OK && !(e = rlk_hold_new(wd, h, lease_ms)))
         rc = rlk_set_error(wd->c, RLK_ERR_NOMEM, "keep %s: out of memory", h->name);
     if (e) {
         e->kept = 1;
         e->arg = arg;
         e->lost_fn = lost;
         e->lost_ud = ud;
-        e->renew_ms = lease_ms;
-        e->period_ns = lease_ms * RLK_NS_PER_MS / 3;
-        e->lost_after_ns = rlk_renew_lost_after(lease_ms, wd->c->lost_margin_ms) * RLK_NS_PER_MS;
         e->last_ok_ns = sent_ns;
         e->next_due_ns = sent_ns + e->period_ns;
         pthread_cond_signal(&wd->wake);
@@ -567,5 +498,5 @@ void rlk_wd_unkeep(rlk_wd *wd, rlk_wd_kept *e)
     if (!e->lost)
         rlk_wd_unlink(wd, e);
     pthread_mutex_unlock(&wd->mu);
-    rlk_hold_free(e);
+    rlk_hold_free(wd, e);
 }

@@ -156,10 +156,13 @@ typedef struct rlk_hold_spec {
     int leave_now;
 } rlk_hold_spec;
 
-/* What rlk_wd_release_begin_as did, for rlk_wd_release_end. */
+/* What rlk_wd_release_begin_as did, for rlk_wd_release_end (its name and owner: the caller's,
+ * alive until then). */
 typedef struct rlk_wd_ticket {
     rlk_holds_rec *removed;         /* taken out of the registry before the release */
     unsigned long long decremented; /* id of a record whose count was decremented, or 0 */
+    int kind;
+    const char *name, *owner;
 } rlk_wd_ticket;
 
 enum rlk_release_outcome {
@@ -184,10 +187,8 @@ void rlk_wd_free(rlk_wd *wd);
  * lock's token of this acquisition (0 for other kinds). */
 int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, int watchdog,
                        long long sent_ns, long long token);
-/* 1 when (kind, name, owner) is recorded as held by this client;
- * rlk_wd_holds: of kind RLK_KIND_LOCK. */
+/* 1 when (kind, name, owner) is recorded as held by this client. */
 int rlk_wd_holds_as(rlk_wd *wd, int kind, const char *name, const char *owner);
-int rlk_wd_holds(rlk_wd *wd, const char *name, const char *owner);
 /* The count of (kind, name, owner) in the registry: 0 when not held. */
 long long rlk_wd_count_as(rlk_wd *wd, int kind, const char *name, const char *owner);
 /* A hold's kind datum, which the registry stores and returns without
@@ -225,10 +226,12 @@ void rlk_wd_forget_name(rlk_wd *wd, const char *name);
 long long rlk_wd_release_begin_as(rlk_wd *wd, int kind, const char *name, const char *owner,
                                   rlk_wd_ticket *t);
 void rlk_wd_release_end(rlk_wd *wd, rlk_wd_ticket *t, int outcome);
-/* 1 when the watchdog declared (kind, name, owner) lost since it was last acquired. */
-/* The subscriber's hook: a message on a held lock's channel (a force
- * unlock, or another holder's release) makes its entries due at once. */
+/* The subscriber's hook: a message on a held lock's channel[0..len) (a force
+ * unlock, or another holder's release) makes its entries due at once; channel
+ * NULL: every watchdog entry (the master changed: a renewal on the new one finds
+ * each lock that did not carry over gone). */
 void rlk_wd_on_message(void *wd, const char *channel, size_t len);
+/* 1 when the watchdog declared (kind, name, owner) lost since it was last acquired. */
 int rlk_wd_is_lost_as(rlk_wd *wd, int kind, const char *name, const char *owner);
 
 /* Kept entries: renewals the watchdog runs for a holder other than the
@@ -252,8 +255,5 @@ rlk_wd_kept *rlk_wd_keep(rlk_wd *wd, const rlk_hold_spec *h, const void *arg, lo
  * wire and no lost report is running (unless called from that report), so
  * neither follows. NULL: nothing. */
 void rlk_wd_unkeep(rlk_wd *wd, rlk_wd_kept *k);
-/* Makes every watchdog entry due at once (the master changed: a renewal on
- * the new one finds each lock that did not carry over gone). */
-void rlk_wd_nudge_all(rlk_wd *wd);
 
 #endif /* RLK_WD_H */

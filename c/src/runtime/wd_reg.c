@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
 #include "runtime/metrics.h"
 #include "runtime/wd_t.h"
 
 #define RLK_WD_LOST_MARKS_MAX 256   /* lost (name, owner) pairs remembered */
-
 
 /* ---------------------------------------------------------------- registry (wd->mu held) */
 
@@ -24,25 +24,15 @@ static int rlk_wd_inflight(const rlk_holds_rec *r)
     return r->wd && ((const rlk_hold *)r->wd)->inflight;
 }
 
-/* Waits until no renewal of (kind, name, owner), or of the record numbered
- * id when name is NULL, is on the wire; returns its record (looked up again
- * after every wait) or NULL. */
-static rlk_holds_rec *rlk_wd_settle(rlk_wd *wd, int kind, const char *name, const char *owner,
-                                    unsigned long long id)
+/* Waits until no renewal of (kind, name, owner) is on the wire; returns its record (looked up
+ * again after every wait) or NULL. */
+static rlk_holds_rec *rlk_wd_settle(rlk_wd *wd, int kind, const char *name, const char *owner)
 {
-    for (;;) {
-        rlk_holds_iter it = {0};
-        rlk_holds_rec *r;
+    rlk_holds_rec *r;
 
-        if (name)
-            r = rlk_holds_find(wd->table, kind, name, owner);
-        else
-            while ((r = rlk_holds_next(wd->table, NULL, &it)) != NULL && r->id != id)
-                ;
-        if (!r || !rlk_wd_inflight(r))
-            return r;
+    while ((r = rlk_holds_find(wd->table, kind, name, owner)) && rlk_wd_inflight(r))
         pthread_cond_wait(&wd->settled, &wd->mu);
-    }
+    return r;
 }
 
 void rlk_wd_unlink(rlk_wd *wd, rlk_hold *e)
@@ -56,33 +46,35 @@ void rlk_wd_unlink(rlk_wd *wd, rlk_hold *e)
     }
 }
 
-void rlk_hold_free(rlk_hold *e)
+void rlk_hold_free(rlk_wd *wd, rlk_hold *e)
 {
     if (!e)
         return;
     if (e->sub_ch && e->leave_now)          /* the kind says its channel must not linger */
-        rlk_sub_leave_now(e->sub, e->sub_ch);
+        rlk_sub_leave_now(wd->sub, e->sub_ch);
     else if (e->sub_ch)
-        rlk_sub_leave(e->sub, e->sub_ch);
+        rlk_sub_leave(wd->sub, e->sub_ch);
     free(e->channel);
     rlk_renew_id_free(&e->id);
     free(e);
 }
 
-rlk_hold *rlk_hold_new(rlk_wd *wd, const rlk_hold_spec *h)
+rlk_hold *rlk_hold_new(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms)
 {
     rlk_hold *e = calloc(1, sizeof *e);
 
     if (!e || rlk_renew_id_set(&e->id, h->kind, h->task, h->name, h->owner, h->nkeys,
                                h->keys) != 0 ||
         (h->channel && !(e->channel = strdup(h->channel)))) {
-        rlk_hold_free(e);
+        rlk_hold_free(wd, e);
         return NULL;
     }
     e->leave_now = h->leave_now;
-    e->renew_ms = wd->lease_ms;
-    e->period_ns = wd->period_ns;
-    e->lost_after_ns = wd->lost_after_ns;
+    e->renew_ms = lease_ms;
+    e->period_ns = lease_ms * RLK_NS_PER_MS / 3;
+    if (e->period_ns < RLK_NS_PER_MS)
+        e->period_ns = RLK_NS_PER_MS;
+    e->lost_after_ns = rlk_renew_lost_after(lease_ms, wd->c->lost_margin_ms) * RLK_NS_PER_MS;
     e->next = wd->holds;
     wd->holds = e;
     return e;
@@ -95,7 +87,7 @@ static void rlk_wd_drop(rlk_wd *wd, rlk_holds_rec *r)
         return;
     rlk_holds_take(wd->table, r);
     rlk_wd_unlink(wd, r->wd);      /* NULL: none */
-    rlk_hold_free(r->wd);
+    rlk_hold_free(wd, r->wd);
     rlk_holds_rec_free(r);
 }
 
@@ -139,22 +131,9 @@ void rlk_wd_mark(rlk_wd *wd, const rlk_holds_rec *e)
 
 /* ---------------------------------------------------------------- the lock API's calls */
 
-/* A watchdog entry with a channel listens to it while held (wd->mu held;
- * the subscriber's lock nests inside it). Without a subscription the next
- * renewal still finds a removed lock. */
-static void rlk_wd_subscribe(rlk_wd *wd, rlk_hold *e)
+void rlk_wd_on_message(void *arg, const char *channel, size_t len)
 {
-    if (!e->channel || e->sub_ch)
-        return;
-    if (wd->sub && rlk_sub_join(wd->sub, e->channel, NULL, &e->sub_ch) == RLK_OK)
-        e->sub = wd->sub;
-    else
-        e->sub_ch = NULL;
-}
-
-/* Makes the watchdog entries listening to channel[0..len) (NULL: every one) due at once. */
-static void rlk_wd_nudge(rlk_wd *wd, const char *channel, size_t len)
-{
+    rlk_wd *wd = arg;
     long long now = rlk_clock_now_ns();
     int due = 0;
 
@@ -175,16 +154,6 @@ static void rlk_wd_nudge(rlk_wd *wd, const char *channel, size_t len)
     pthread_mutex_unlock(&wd->mu);
 }
 
-void rlk_wd_nudge_all(rlk_wd *wd)
-{
-    rlk_wd_nudge(wd, NULL, 0);
-}
-
-void rlk_wd_on_message(void *wd, const char *channel, size_t len)
-{
-    rlk_wd_nudge(wd, channel, len);
-}
-
 int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, int watchdog,
                        long long sent_ns, long long token)
 {
@@ -195,7 +164,7 @@ int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, i
     if (watchdog)
         rc = rlk_wd_start(wd);
     if (rc == RLK_OK && (!(r = rlk_holds_get(wd->table, h->kind, h->name, h->owner)) ||
-                         (watchdog && !r->wd && !(r->wd = rlk_hold_new(wd, h))))) {
+                         (watchdog && !r->wd && !(r->wd = rlk_hold_new(wd, h, wd->lease_ms))))) {
         if (r && r->count == 0)
             rlk_holds_drop(wd->table, r);
         r = NULL;
@@ -215,11 +184,15 @@ int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, i
             e->rec = r;
             if (!e->id.task)
                 e->id.task = h->task;
-            rlk_wd_subscribe(wd, e);
+            /* A watchdog entry with a channel listens to it while held (the
+             * subscriber's lock nests inside wd->mu). Without a subscription
+             * the next renewal still finds a removed lock. */
+            if (e->channel && !e->sub_ch && wd->sub)
+                (void)rlk_sub_join(wd->sub, e->channel, NULL, &e->sub_ch);
             if (sent_ns > e->last_ok_ns)
                 e->last_ok_ns = sent_ns;
             if (!e->inflight)
-                e->next_due_ns = e->last_ok_ns + wd->period_ns;
+                e->next_due_ns = e->last_ok_ns + e->period_ns;
             pthread_cond_signal(&wd->wake);
         }
         rlk_wd_unmark(wd, h->kind, h->name, h->owner);
@@ -244,11 +217,6 @@ static int rlk_wd_read(rlk_wd *wd, int kind, const char *name, const char *owner
 int rlk_wd_holds_as(rlk_wd *wd, int kind, const char *name, const char *owner)
 {
     return rlk_wd_count_as(wd, kind, name, owner) > 0;     /* a record counts one at least */
-}
-
-int rlk_wd_holds(rlk_wd *wd, const char *name, const char *owner)
-{
-    return rlk_wd_holds_as(wd, RLK_KIND_LOCK, name, owner);
 }
 
 long long rlk_wd_count_as(rlk_wd *wd, int kind, const char *name, const char *owner)
@@ -354,10 +322,13 @@ long long rlk_wd_release_begin_as(rlk_wd *wd, int kind, const char *name, const 
     rlk_holds_rec *r;
 
     memset(t, 0, sizeof *t);
+    t->kind = kind;
+    t->name = name;
+    t->owner = owner;
     pthread_mutex_lock(&wd->mu);
     r = rlk_holds_find(wd->table, kind, name, owner);
     if (r && r->count <= 1)
-        r = rlk_wd_settle(wd, kind, name, owner, 0);
+        r = rlk_wd_settle(wd, kind, name, owner);
     if (r) {
         lease = r->wd ? wd->lease_ms : r->lease_ms;
         if (r->count <= 1) {
@@ -376,9 +347,12 @@ long long rlk_wd_release_begin_as(rlk_wd *wd, int kind, const char *name, const 
 void rlk_wd_release_end(rlk_wd *wd, rlk_wd_ticket *t, int outcome)
 {
     pthread_mutex_lock(&wd->mu);
-    if (t->decremented && (outcome == RLK_REL_RELEASED || outcome == RLK_REL_NOT_OWNER))
+    if (t->decremented && (outcome == RLK_REL_RELEASED || outcome == RLK_REL_NOT_OWNER)) {
         /* The server had fewer holds than this client counted: it is gone. */
-        rlk_wd_drop(wd, rlk_wd_settle(wd, 0, NULL, NULL, t->decremented));
+        rlk_holds_rec *r = rlk_wd_settle(wd, t->kind, t->name, t->owner);
+
+        rlk_wd_drop(wd, r && r->id == t->decremented ? r : NULL);
+    }
     /* A removed record never goes back, whatever the outcome: released, not
      * ours, unknown (no reply), or still held through a hold this client
      * does not know of (an acquire whose reply was lost, or the same owner

@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * wd_rule.c - the watchdog's pure rules (wd.h): no thread, no I/O, no
- * clock of their own, so both renewal drivers, the watchdog thread (wd.c)
- * and the non-blocking API's (async/ae_wd.c), follow one rule set: how
- * most kinds build and read a renewal, which entries share a call, when a
- * hold whose renewals fail is lost (its loss deadline), when a failing
- * renewal is tried again. Times are in any one unit (ns in wd.c, ms in the
- * async driver).
+ * wd_rule.c - the watchdog's pure rules (wd.h says which): no thread, no I/O,
+ * no clock of their own, so both renewal drivers, the watchdog thread (wd.c)
+ * and the non-blocking API's (async/ae_wd.c), follow one rule set. Times are
+ * in any one unit (ns in wd.c, ms in the async driver).
  */
 #include <stdlib.h>
 #include <string.h>

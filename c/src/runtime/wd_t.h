@@ -12,7 +12,6 @@
 
 #include "runtime/wd.h"
 
-
 struct rlk_hold {
     rlk_hold *next;
     rlk_holds_rec *rec;         /* its hold's record in the registry (NULL: a kept entry) */
@@ -21,8 +20,7 @@ struct rlk_hold {
     int failing;                /* the last renewal attempt failed */
     long long last_ok_ns;       /* send time of the acquire or of the last successful renewal */
     long long next_due_ns;
-    rlk_sub *sub;               /* watchdog entries: subscribed to channel while held */
-    rlk_sub_chan *sub_ch;
+    rlk_sub_chan *sub_ch;       /* watchdog entries: subscribed to channel while held */
     char *channel;
     int nudged;                 /* a message came while in flight: renew again at once */
     int leave_now;              /* rlk_hold_spec.leave_now */
@@ -57,8 +55,7 @@ struct rlk_wd {
     int stop;
     pthread_t thread;
     long long lease_ms;
-    long long period_ns;
-    long long lost_after_ns;    /* failing entries are lost this long after last_ok_ns */
+    long long period_ns;        /* of its watchdog entries */
     long long round_period_ns;  /* the shortest period among this round's entries */
     long long round_limit_ns;   /* this round's replies are waited for at most this long (from
                                    the round's start; <= 0: an entry is past due; LLONG_MAX:
@@ -67,21 +64,23 @@ struct rlk_wd {
     /* Used by the thread only. */
     redisContext *ctx;
     int conn_failed;            /* a connection error in this round: skip its other calls */
-    rlk_hold **batch;
-    int *results;
-    int *idx;                   /* batch positions of one call's entries */
-    int *grouped;               /* batch positions already given to a call */
-    int *out;                   /* one call's outcomes, in its order */
-    rlk_renew_item *items;      /* one call's entries, as its task sees them */
-    const char **keys;
-    const char **args;
-    size_t *lens;
+    rlk_hold *batch[RLK_WD_BATCH_MAX];
+    int results[RLK_WD_BATCH_MAX];
+    int idx[RLK_WD_BATCH_MAX];      /* batch positions of one call's entries */
+    int grouped[RLK_WD_BATCH_MAX];  /* batch positions already given to a call */
+    int out[RLK_WD_BATCH_MAX];      /* one call's outcomes, in its order */
+    rlk_renew_item items[RLK_WD_BATCH_MAX]; /* one call's entries, as its task sees them */
+    const char *keys[RLK_WD_CALL_KEYS_MAX];
+    const char *args[RLK_WD_CALL_ARGS_MAX];
+    size_t lens[RLK_WD_CALL_ARGS_MAX];
 };
 
 /* wd_reg.c, wd->mu held. */
 void rlk_wd_unlink(rlk_wd *wd, rlk_hold *e);
-void rlk_hold_free(rlk_hold *e);
-rlk_hold *rlk_hold_new(rlk_wd *wd, const rlk_hold_spec *h);
+void rlk_hold_free(rlk_wd *wd, rlk_hold *e);
+/* An entry of h renewed with lease_ms (every lease/3; lost by rlk_renew_lost_after), first on
+ * wd->holds; NULL: out of memory. */
+rlk_hold *rlk_hold_new(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms);
 void rlk_wd_mark(rlk_wd *wd, const rlk_holds_rec *r);
 /* wd.c, wd->mu held: starts the thread once. */
 int rlk_wd_start(rlk_wd *wd);
