@@ -24,11 +24,7 @@
 
 unsigned long long rlk_top_hash(const char *s, size_t len)
 {
-    unsigned long long h = 1469598103934665603ULL;
-
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-    return h;
+    return rlk_hash(RLK_HASH_INIT, s, len);
 }
 
 static void top_row_free(rlk_top_row *r)

@@ -34,20 +34,17 @@
     for (size_t i = 0; i < (ac)->nbuckets; i++)                                 \
         for (ae_chan *ch = (ac)->buckets[i], *next; ch && ((next = ch->bnext), 1); ch = next)
 
-static size_t ae_hash(const char *s)
+/* The bucket of a table of n (a power of two) that name goes in (client/slot.h's FNV-1a). */
+static size_t ae_bucket(const char *name, size_t n)
 {
-    size_t h = 1469598103934665603ULL;
-
-    while (*s)
-        h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-    return h;
+    return rlk_hash(RLK_HASH_INIT, name, strlen(name)) & (n - 1);
 }
 
 static ae_chan *ae_chan_find(rlk_async *ac, const char *name)
 {
     if (!ac->nbuckets)
         return NULL;
-    for (ae_chan *ch = ac->buckets[ae_hash(name) & (ac->nbuckets - 1)]; ch; ch = ch->bnext)
+    for (ae_chan *ch = ac->buckets[ae_bucket(name, ac->nbuckets)]; ch; ch = ch->bnext)
         if (strcmp(ch->name, name) == 0)
             return ch;
     return NULL;
@@ -61,7 +58,7 @@ static int ae_chan_grow(rlk_async *ac)
     if (!b)
         return -1;
     AE_CHANS_EACH(ac, i, ch, next) {
-        size_t j = ae_hash(ch->name) & (n - 1);
+        size_t j = ae_bucket(ch->name, n);
 
         ch->bnext = b[j];
         b[j] = ch;
@@ -85,7 +82,7 @@ static ae_chan *ae_chan_get(rlk_async *ac, const char *name)
         free(ch);
         return NULL;
     }
-    j = ae_hash(name) & (ac->nbuckets - 1);
+    j = ae_bucket(name, ac->nbuckets);
     ch->bnext = ac->buckets[j];
     ac->buckets[j] = ch;
     ac->nchans++;
@@ -101,7 +98,7 @@ static void ae_chan_maybe_free(rlk_async *ac, ae_chan *ch)
         ch->conn = NULL;
     if (ch->listeners || ch->outstanding || ch->dispatching || ch->head)
         return;
-    for (p = &ac->buckets[ae_hash(ch->name) & (ac->nbuckets - 1)]; *p; p = &(*p)->bnext)
+    for (p = &ac->buckets[ae_bucket(ch->name, ac->nbuckets)]; *p; p = &(*p)->bnext)
         if (*p == ch) {
             *p = ch->bnext;
             break;
