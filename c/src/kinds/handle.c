@@ -16,6 +16,8 @@
 #include "client/error.h"
 #include "kinds/handle.h"
 #include "runtime/lq.h"
+#include "runtime/spin.h"
+#include "runtime/wait.h"
 #include "runtime/wd.h"
 
 int rlk_handle_owner(const rlk_fam_base *b, const rlk_fam_id *id, char *buf, size_t len,
@@ -46,10 +48,11 @@ int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
     memset(a, 0, sizeof *a);
     a->handle = handle;
     a->release = release;
+    a->b = b;
+    a->what = what;
     rc = rlk_fam_lease(b->c, what, b->name, lease_ms, &a->lease_ms, &a->watchdog);
     if (rc != RLK_OK)
         return rc;
-    snprintf(a->lease, sizeof a->lease, "%lld", a->lease_ms);
     return rlk_fam_id_get(b->c, b->rt, id, a->owner, sizeof a->owner, owner_fn);
 }
 
@@ -59,6 +62,231 @@ int rlk_handle_undo(void *arg)
     int rc, outcome = a->release(a->handle, a->owner, a->lease_ms, &rc);
 
     return rlk_fam_undone(outcome, rc);
+}
+
+/* ---------------------------------------------------------------- the driver */
+
+#define RLK_HANDLE_FAIR_CANCEL_NS (300LL * 1000000LL)  /* a fair waiter's cancel: 300 ms at most */
+
+static int rlk_handle_reentry(const rlk_handle_acq *a)
+{
+    return rlk_set_error(a->b->c, RLK_ERR_REENTRY, "%s %s: already held by %s; not acquired again",
+                         a->row->what, a->b->name, a->owner);
+}
+
+/* A script's refusal of attempt again (a->b's last error): RLK_OK to send the acquire once
+ * more, else the error to return. */
+static int rlk_handle_refused(rlk_handle_acq *a, int rc, int again)
+{
+    const rlk_fam_base *b = a->b;
+    int err = rc == RLK_ERR_SCRIPT ? rlk_proto_refusal(rlk_errstr(b->c)) : 0;
+
+    if (err == RLK_ERR_UPGRADE)
+        return rlk_set_error(b->c, RLK_ERR_UPGRADE, "%s %s: %s holds a read of it; release every "
+                             "read before taking the write lock (no upgrade)", a->what, b->name,
+                             a->owner);
+    if (err != RLK_ERR_REENTRY || !(a->row->flags & RLK_PROTO_NON_REENTRANT))
+        return rc;
+    /* The server counts a hold of this owner that the registry does not (it was checked
+     * before any I/O): when this thread's last unsettled call was of this hold (an acquire
+     * reported RLK_ERR_UNSETTLED that ran after all, or a release that never will), that is
+     * the hold, one the caller was told it did not get or gave up. Given back, as a
+     * reentrant lock's next acquisition gives back such holds, then acquired anew. */
+    if (again || !rlk_fam_doubt_take(b->c, a->h.kind, b->name, a->owner))
+        return rlk_handle_reentry(a);
+    rlk_fam_give_back(b->rt, &a->h, 1, rlk_handle_undo, a);
+    return RLK_OK;
+}
+
+/* rlk_wait_attempt_fn of rlk_handle_drive. RLK_OK: acquired (recorded in the
+ * registry). RLK_ERR_BUSY: held against it, *ttl the holder's PTTL (-1:
+ * none), a reservation's (a->reserved), or RLK_WAIT_RECHECK (-3: first in the
+ * queue behind another ticket's reservation); no error recorded. Else an error. */
+static int rlk_handle_attempt(void *arg, long long *ttl)
+{
+    rlk_handle_acq *a = arg;
+    const rlk_fam_base *b = a->b;
+    const rlk_proto *row = a->row;
+    const int token = (row->flags & RLK_PROTO_TOKEN) != 0;
+    long long sent;
+    rlk_proto_outcome o;
+    redisReply *r = NULL;
+    int rc;
+
+    a->v.ticket = rlk_wait_ticket_arg(&a->ticket, a->queued);  /* 0: does not queue */
+    a->reserved = 0;
+    a->tl.rx_ns = a->ticket.rx_ns;      /* what woke this attempt, if anything */
+    a->tl.woken_ns = a->ticket.woken_ns;
+    a->ticket.rx_ns = a->ticket.woken_ns = 0;
+    for (int again = 0;; again++) {
+        if (!a->quiet)
+            RLK_RT_COUNT(b->rt, acquire_calls);
+        a->tl.claim_sent_ns = sent = rlk_clock_now_ns();
+        rc = rlk_handle_evalx(b, a->script ? a->script : row->acquire,
+                              a->script ? a->args : row->acquire_args, row->opt_keys, &a->v, &r);
+        a->tl.claim_done_ns = rlk_clock_now_ns();
+        if (rc == RLK_OK || (rc = rlk_handle_refused(a, rc, again)) != RLK_OK)
+            break;
+    }
+    if (rc == RLK_ERR_UPGRADE || rc == RLK_ERR_REENTRY || (rc != RLK_OK && a->quiet))
+        return rc;
+    if (rc != RLK_OK && a->v.ticket)
+        a->queued = 1;      /* it may have run: the next attempt looks before it queues */
+    if (rc != RLK_OK) {
+        rc = rlk_fam_acquire_lost(b, rc, &a->h, a->lease_ms, a->watchdog, sent,
+                                  token ? b->key[RLK_PROTO_KEY_TOKEN] : NULL,
+                                  token ? &a->token : NULL, rlk_handle_undo, a);
+    } else {
+        /* {wait, 1}: first in the queue; {wait, first, 1}: free, in its lock-delay; a reader's
+         * {grant PTTL, 0}: the free lock reserved for a writer */
+        if (rlk_proto_read_acquire(r, token, &o) == RLK_PROTO_BUSY && r->type == REDIS_REPLY_ARRAY) {
+            *ttl = o.value;
+            a->wide = o.first;
+            a->reserved = !o.first && row->wait == RLK_PROTO_WAIT_CHANNEL;
+            if (o.in_delay)
+                RLK_RT_COUNT(b->rt, delay_refusals);
+            rc = RLK_ERR_BUSY;
+        } else {
+            rc = rlk_fam_acquire_reply(b->c, a->what, b->name, a->script ? a->script
+                                       : row->acquire, r, ttl, token ? &a->token : NULL);
+            a->wide = rc == RLK_ERR_BUSY && *ttl == RLK_WAIT_RECHECK;
+        }
+        freeReplyObject(r);
+        if (rc == RLK_ERR_BUSY && a->ttl_cap > 0 && (*ttl < 0 || *ttl > a->ttl_cap))
+            *ttl = a->ttl_cap;
+        if (rc == RLK_ERR_BUSY && a->v.ticket) {
+            a->queued = 1;
+            rlk_lq_note_first(a->q, a->wide);
+        } else if (rc == RLK_OK && a->ticket.ticket && !a->queued)
+            rlk_lq_note_first(a->q, 0);     /* taken at once: nobody to wait for, no hint */
+        if (rc == RLK_OK) {
+            a->queued = 0;
+            rc = rlk_fam_record(b->rt, &a->h, a->lease_ms, a->watchdog, sent, a->token,
+                                rlk_handle_undo, a);
+        }
+    }
+    /* The hold's datum, by the acquisition that made the entry only (a re-entry keeps the
+     * hold's) */
+    if (rc == RLK_OK && a->note_data)
+        rlk_wd_set_kind_data(b->rt->wd, a->h.kind, b->name, a->owner, a->v.delay_ms);
+    return rc;
+}
+
+/* A waiter with a ticket in the server's queue (RLK_PROTO_WAIT_QUEUE: the reentrant lock,
+ * the read-write lock's writers), woken by the grant that names it on this client's wake
+ * channel, and listening on the lock's channel only while first in the queue
+ * (docs/runtime.md, "Who is queued when", "Who a handoff wakes"); behind the local queue
+ * first: only its head attempts, so only a head ever holds a ticket in the server's queue (a
+ * thread queued there while asleep here would miss its grant). *first: attempt at once. */
+static int rlk_handle_queue(rlk_handle_acq *a, rlk_waiter *w, rlk_lq_node *node,
+                            long long deadline, int *first)
+{
+    const rlk_fam_base *b = a->b;
+    int rc, wakes;
+
+    /* A ticket cid * 1024 + r, r in 0..1023 from a strong random source: in 2^25..2^26-1,
+     * and the release finds the waiter's wake channel from it, when a release can tell
+     * whether a grant on the wake channel reached it: every pub/sub mode but global pub/sub
+     * on a cluster (PUBLISH counts the subscribers of the node it ran on only). Otherwise a
+     * random ticket in 1..2^25-1 (a clash of two waiters only costs a turn: the lock hash
+     * decides who holds it), and the waiter listens on the lock's channel. */
+    a->ticket.ticket = rlk_client_counts_exact(b->c) ? rlk_names_wake_ticket(a->cid)
+                                                     : rlk_names_plain_ticket();
+    a->ticket.claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
+    wakes = a->ticket.ticket >= RLK_NAMES_WAKE_TICKET_MIN;
+    w->rule = &rlk_lock_sub_rule;       /* its grants */
+    w->ticket = &a->ticket;
+    w->keepalive_ms = 1000;             /* a queued waiter attempts at least this often */
+    w->recheck_ms = RLK_FAM_CLAIM_MS + 5;   /* the acquire's -3: a dead grantee is skipped */
+    w->channel = wakes ? a->wake : b->channel;
+    w->wide_channel = b->channel;
+    w->wide = wakes ? &a->wide : NULL;
+    rc = rlk_lq_enter(a->q, node, deadline);
+    if (rc == RLK_ERR_NOMEM)
+        return rlk_set_error(b->c, rc, "%s %s: out of resources for a waiter", a->what, b->name);
+    if (rc != RLK_OK)
+        return RLK_ERR_BUSY;
+    w->entered = node;
+    /* Expecting to be first in the server's queue (as the last head of this process was):
+     * join the lock's channel too and make the first attempt once subscribed, not twice. */
+    w->wide_early = w->wide && rlk_lq_expects_first(a->q);
+    *first = !node->waited && !w->wide_early;
+    if (*first)
+        rlk_wait_pre_join(w);
+    return RLK_OK;
+}
+
+int rlk_handle_drive(rlk_handle_acq *a, long long start_ns, long long wait_ms)
+{
+    const rlk_fam_base *b = a->b;
+    const rlk_proto *row = a->row;
+    rlk_proto_keys ks;
+    rlk_lq_node node;
+    rlk_waiter w;
+    char *own = NULL;
+    int rc = RLK_OK, first, wait = a->spin_max_ms > 0 ? RLK_PROTO_WAIT_SPIN : row->wait;
+
+    a->v.lease_ms = a->lease_ms;
+    a->v.owner = a->owner;
+    a->h = (rlk_hold_spec){row->hold, b->name, a->owner, 0, {NULL}, b->channel, row->renew,
+                           /* a queued waiter waits elsewhere: no lingering there */
+                           row->wait == RLK_PROTO_WAIT_QUEUE || row->wait == RLK_PROTO_WAIT_SPIN};
+    rlk_proto_keys_init(&ks, b->keys_of, b->name);  /* the renew KEYS: made with the handle */
+    a->h.nkeys = rlk_proto_keys_list_with(&ks, b->key, row->renew_keys, a->h.keys,
+                                          RLK_HOLD_KEYS_MAX);
+    rlk_proto_keys_free(&ks);
+    a->reentry = rlk_wd_holds_as(b->rt->wd, row->hold, b->name, a->owner);
+    /* A hold this client records: refused before any I/O (it would only be refused by the
+     * script, or wait behind itself); or, one hold only, its token with nothing sent (a second
+     * hold would count twice in the registry but once on the server). */
+    if (a->reentry && (row->flags & RLK_PROTO_NON_REENTRANT))
+        return rlk_handle_reentry(a);
+    if ((row->flags & RLK_PROTO_ONE_HOLD) &&
+        rlk_wd_token_of(b->rt->wd, row->hold, b->name, a->owner, &a->token))
+        return RLK_OK;
+    if (wait == RLK_PROTO_WAIT_SPIN) {
+        a->h.channel = NULL;        /* no SUBSCRIBE, holding either */
+        rc = rlk_spin_acquire(b->rt, a->what, b->name, rlk_handle_attempt, a, start_ns, wait_ms,
+                              a->spin_initial_ms, a->spin_max_ms);
+        return rc == RLK_ERR_BUSY ? rlk_handle_busy(b, a->what, a->why, start_ns) : rc;
+    }
+    rlk_wait_init_lock(&w, b, a->what, rlk_handle_attempt, a);
+    w.q = a->q;
+    w.not_ttl = &a->reserved;   /* a reader that waited out a writer's claim window: no message
+                                   was due, nothing died (no ttl_wakeups) */
+    /* Only the head of the local queue waits; one attempt straight away when it cannot
+     * overtake a local waiter: a single try, a re-entry, or nobody queued here. */
+    first = !a->q || wait_ms == 0 || a->reentry || !rlk_lq_busy(a->q);
+    if (wait == RLK_PROTO_WAIT_QUEUE && wait_ms != 0 && !a->reentry)
+        rc = rlk_handle_queue(a, &w, &node, rlk_wait_deadline(start_ns, wait_ms), &first);
+    if (wait == RLK_PROTO_WAIT_FAIR && wait_ms != 0) {
+        /* The owner's own channel, joined already when it is still subscribed from an
+         * earlier wait of this client (it lingers): the first attempt then counts as one made
+         * once subscribed, and no second attempt follows it before the first sleep. */
+        size_t len = strlen(b->channel) + strlen(a->owner) + 2;
+
+        if (!(own = malloc(len)))
+            return rlk_set_error(b->c, RLK_ERR_NOMEM, "%s %s: out of memory", a->what, b->name);
+        snprintf(own, len, "%s:%s", b->channel, a->owner);
+        w.channel = own;
+        w.pre_join = 1;
+        rlk_wait_pre_join(&w);
+    }
+    if (rc == RLK_OK)
+        rc = rlk_wait_acquire(&w, start_ns, wait_ms, first);
+    free(own);
+    if (rc != RLK_OK && a->queued) {
+        a->v.ticket = a->ticket.ticket;
+        rlk_handle_cancel(b, row, &a->v, 1);
+    } else if (wait == RLK_PROTO_WAIT_FAIR && rc != RLK_OK && rc != RLK_ERR_SCRIPT &&
+               rc != RLK_ERR_REENTRY) {
+        /* best effort: else the keep-alive drops it; a refused script changed nothing */
+        long long limit = rlk_time_limit_enter(rlk_clock_now_ns() + RLK_HANDLE_FAIR_CANCEL_NS);
+
+        rlk_handle_cancel(b, row, &a->v, 0);
+        rlk_time_limit_leave(limit);
+    }
+    return rc == RLK_ERR_BUSY ? rlk_handle_busy(b, a->what, a->why, start_ns) : rc;
 }
 
 int rlk_handle_token(const rlk_fam_base *b, rlk_fam_id *id, const char *owner_fn, int kind,

@@ -13,6 +13,7 @@
 #define RLK_KINDS_HANDLE_H
 
 #include "rlk.h"
+#include "kinds/lock.h"
 #include "kinds/proto.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
@@ -44,20 +45,49 @@ int rlk_handle_keys(rlk_fam_base *b, const char *names, const char *roles);
 
 /* ---------------------------------------------------------------- acquiring */
 
-/* What a lock kind's acquisition call knows first: the head of its
- * per-call state (handle.c). */
+/* One acquisition call of a lock kind: the head every kind fills
+ * (rlk_handle_acq_start), then, for the one blocking driver of the rows
+ * (rlk_handle_drive), the kind's row and what differs, and the driver's
+ * state between attempts. */
 typedef struct rlk_handle_acq {
     void *handle;                   /* the kind's handle */
     rlk_fam_release_fn release;     /* its release call (handle, owner, lease): the undo */
     char owner[RLK_OWNER_MAX + 1];
     long long lease_ms;
     int watchdog;
-    char lease[24];                 /* lease_ms as text: the acquire scripts' ARGV[1] */
+    const rlk_fam_base *b;
+    const char *what;               /* the kind in messages: "fenced lock" */
+    /* Set by the kind for rlk_handle_drive. */
+    const rlk_proto *row;           /* the acquire (script, ARGV, optional KEYS), the wait mode */
+    const char *why;                /* a wait that ran out: "<what> <name>: <why> after N ms" */
+    const char *script, *args;      /* NULL: the row's acquire; else this one (fenced/reenter) */
+    rlk_proto_argvals v;            /* the acquire's ARGV beyond lease, owner and ticket */
+    rlk_lq *q;                      /* the process-wide local queue (NULL: none) */
+    const char *wake;               /* RLK_PROTO_WAIT_QUEUE: this client's wake channel */
+    long long cid;                  /* and its cid (kinds/names.h rlk_names_wake_cid) */
+    long long spin_initial_ms;      /* spin_max_ms > 0: waits by back-off (runtime/spin.h), */
+    long long spin_max_ms;          /* never subscribing, whatever the row's wait mode */
+    long long ttl_cap;              /* > 0: a busy attempt's bound at most this (the fair lock:
+                                       a third of its keep-alive) */
+    int quiet;                      /* not counted in acquire_calls, a failed call's reply not
+                                       settled (the election's campaign) */
+    int note_data;                  /* an acquisition notes v.delay_ms as the hold's datum (the
+                                       reentrant lock's lock-delay) */
+    /* The driver's. */
+    rlk_hold_spec h;                /* the hold recorded: the row's kind, renew task and keys */
+    long long token;                /* RLK_PROTO_TOKEN: of the acquisition, once acquired */
+    int reentry;                    /* the registry records a hold of the owner: never queued */
+    rlk_sub_ticket ticket;          /* ticket.ticket 0: a single try, never queued */
+    int queued;                     /* an attempt put the ticket in the queue */
+    int wide;                       /* the last attempt said: first in the queue (or -3): listen
+                                       on the lock's channel too */
+    int reserved;                   /* the last attempt said: reserved for a writer ({grant PTTL,
+                                       0}): its bound is the claim window, not a holder's TTL */
+    rlk_lock_timeline tl;           /* the last attempt's timeline */
 } rlk_handle_acq;
 
 /* a zeroed, then the call's lease (rlk_fam_lease: "<what> <name>: ..." in
- * errors; also as text) and the holder id of id (rlk_fam_id_get:
- * "<owner_fn>: ..."). */
+ * errors) and the holder id of id (rlk_fam_id_get: "<owner_fn>: ..."). */
 int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b, rlk_fam_id *id,
                          const char *owner_fn, const char *what, long long lease_ms,
                          rlk_fam_release_fn release);
@@ -66,6 +96,18 @@ int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
  * acknowledged, or one the caller was never told of, with the kind's
  * release for the same owner and lease. */
 int rlk_handle_undo(void *arg);
+
+/* The blocking driver of a lock kind's row (a, its head started and the
+ * kind's fields set), from start_ns for wait_ms: a hold of a
+ * RLK_PROTO_NON_REENTRANT row's owner refused (RLK_ERR_REENTRY), a
+ * RLK_PROTO_ONE_HOLD one's token in a->token, before any I/O; then the
+ * attempts (the row's acquire built by rlk_proto_build_with and read by
+ * rlk_proto_read_acquire; a hold recorded, rlk_fam_record; a lost reply
+ * settled, rlk_fam_acquire_lost) in the row's wait mode (runtime/wait.c,
+ * runtime/spin.c); a queued waiter that gives up leaves the queue by the
+ * row's cancel. RLK_OK, an error, or RLK_ERR_BUSY as rlk_handle_busy
+ * records it with a->why. */
+int rlk_handle_drive(rlk_handle_acq *a, long long start_ns, long long wait_ms);
 
 /* RLK_ERR_BUSY recorded as "<what> <name>: <why> after <ms> ms", the time
  * since start_ns (CLOCK_MONOTONIC, client/clock.h), and returned: a wait

@@ -16,26 +16,13 @@
  * Waiting is the fenced lock's: the process-wide local queue of `name`,
  * only its head subscribed to the channel and retrying.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "client/client.h"
 #include "client/clock.h"
-#include "client/error.h"
-#include "kinds/lock.h"
 #include "kinds/handle.h"
+#include "kinds/lock.h"
 #include "kinds/names.h"
-#include "kinds/proto.h"
 #include "runtime/fam.h"
-#include "runtime/fam_settle.h"
 #include "runtime/fam_hold.h"
-#include "runtime/fam_settle.h"
 #include "runtime/lq.h"
-#include "runtime/metrics.h"
-#include "runtime/rt.h"
-#include "runtime/wait.h"
-#include "runtime/wd.h"
 
 struct rlk_nrlock {
     rlk_fam_base b;             /* channel: redisson_lock__channel:{name} */
@@ -96,75 +83,20 @@ static int rlk_nrlock_release_call(void *arg, const char *owner, long long lease
                               lease, NULL, rc);
 }
 
-static int rlk_nrlock_reentry(rlk_nrlock *l, const char *owner)
-{
-    return rlk_set_error(l->b.c, RLK_ERR_REENTRY,
-                         "non-reentrant lock %s: already held by %s; not acquired again",
-                         l->b.name, owner);
-}
-
-/* rlk_wait_attempt_fn. RLK_OK: acquired, recorded. RLK_ERR_BUSY: held by
- * another, *ttl its PTTL (-1: none). RLK_ERR_REENTRY: held by this owner. */
-static int rlk_nrlock_attempt(void *arg, long long *ttl)
-{
-    rlk_handle_acq *a = arg;    /* its undo: rlk_handle_undo, with rlk_nrlock_release_call */
-    rlk_nrlock *l = a->handle;
-    rlk_proto_argvals v = {.lease_ms = a->lease_ms, .owner = a->owner};
-    rlk_hold_spec h = {RLK_KIND_LOCK, l->b.name, a->owner, 1, {l->b.name, NULL, NULL},
-                       l->b.channel, &rlk_lock_renew_task, 0};  /* its waiters wait there */
-    long long sent = rlk_clock_now_ns();
-    redisReply *r = NULL;
-    int rc;
-
-    for (int again = 0;; again++) {
-        RLK_RT_COUNT(l->b.rt, acquire_calls);
-        rc = rlk_handle_eval(&l->b, rlk_lock_nr_row.acquire, rlk_lock_nr_row.acquire_args, &v, &r);
-        if (rc == RLK_OK)
-            break;
-        if (rc != RLK_ERR_SCRIPT || rlk_proto_refusal(rlk_errstr(l->b.c)) != RLK_ERR_REENTRY)
-            return rlk_fam_acquire_lost(&l->b, rc, &h, a->lease_ms, a->watchdog, sent, NULL,
-                                        NULL, rlk_handle_undo, a);
-        /* The server counts a hold of this owner that the registry does not (it was checked
-         * before any I/O): when this thread's last unsettled call was of this hold (an acquire
-         * reported RLK_ERR_UNSETTLED that ran after all, or a release that never will), that
-         * is the hold, one the caller was told it did not get or gave up. Given back, as a
-         * reentrant lock's next acquisition gives back such holds, then acquired anew. */
-        if (again || !rlk_fam_doubt_take(l->b.c, RLK_KIND_LOCK, l->b.name, a->owner))
-            return rlk_nrlock_reentry(l, a->owner);
-        rlk_fam_give_back(l->b.rt, &h, 1, rlk_handle_undo, a);
-        sent = rlk_clock_now_ns();
-    }
-    rc = rlk_fam_acquire_reply(l->b.c, "non-reentrant lock", l->b.name, "nonreentrant/acquire", r,
-                               ttl, NULL);
-    freeReplyObject(r);
-    if (rc == RLK_OK)
-        rc = rlk_fam_record(l->b.rt, &h, a->lease_ms, a->watchdog, sent, 0, rlk_handle_undo, a);
-    return rc;
-}
-
 /* ---------------------------------------------------------------- locking */
 
+/* A second acquisition by the holder: RLK_ERR_REENTRY (kinds/handle.c's driver) */
 static int rlk_nrlock_try_lock_run(rlk_nrlock *l, long long wait_ms, long long lease_ms)
 {
     long long start = rlk_clock_now_ns();
     rlk_handle_acq a;
-    rlk_waiter w;
-    int rc, first;
+    int rc = rlk_handle_acq_start(&a, l, &l->b, &l->id, "rlk_nrlock_owner", "non-reentrant lock",
+                                  lease_ms, rlk_nrlock_release_call);
 
-    rc = rlk_handle_acq_start(&a, l, &l->b, &l->id, "rlk_nrlock_owner", "non-reentrant lock",
-                              lease_ms, rlk_nrlock_release_call);
-    if (rc != RLK_OK)
-        return rc;
-    /* A hold this client records: refused before any I/O (it would only be
-     * refused by the script, or wait behind itself). */
-    if (rlk_wd_holds_as(l->b.rt->wd, RLK_KIND_LOCK, l->b.name, a.owner))
-        return rlk_nrlock_reentry(l, a.owner);
-    rlk_wait_init_lock(&w, &l->b, "non-reentrant lock", rlk_nrlock_attempt, &a);
-    w.q = l->q;
-    first = wait_ms == 0 || !rlk_lq_busy(l->q);
-    rc = rlk_wait_acquire(&w, start, wait_ms, first);
-    return rc == RLK_ERR_BUSY ? rlk_handle_busy(&l->b, "non-reentrant lock",
-                                                "held by another holder", start) : rc;
+    a.row = &rlk_lock_nr_row;
+    a.why = "held by another holder";
+    a.q = l->q;
+    return rc != RLK_OK ? rc : rlk_handle_drive(&a, start, wait_ms);
 }
 
 /* Counted in the metrics as a reentrant lock's */
