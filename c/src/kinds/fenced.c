@@ -12,25 +12,17 @@
  * redisson_lock__channel:{name} and retrying.
  */
 #include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
-#include "kinds/proto.h"
+#include "kinds/fenced.h"
 #include "kinds/handle.h"
 #include "kinds/names.h"
-#include "kinds/fenced.h"
+#include "kinds/proto.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
-#include "runtime/fam_settle.h"
 #include "runtime/lq.h"
-#include "runtime/metrics.h"
-#include "runtime/rt.h"
-#include "runtime/wait.h"
-#include "runtime/wd.h"
 
 struct rlk_fenced {
     rlk_fam_base b;             /* channel: redisson_lock__channel:{name}; keys: the token
@@ -39,15 +31,6 @@ struct rlk_fenced {
     rlk_fam_id id;
     _Atomic long long reentry_token;    /* rlk_fenced_set_reentry_token; 0: none */
 };
-
-/* One call's view. */
-typedef struct rlk_fenced_acq {
-    rlk_fenced *f;
-    char owner[RLK_OWNER_MAX + 1];
-    long long lease_ms;
-    int watchdog;
-    long long token;            /* of the acquisition, once acquired */
-} rlk_fenced_acq;
 
 /* rlk_fam_kind.fini: what the handle holds beyond its base. */
 static void rlk_fenced_fini(void *handle)
@@ -124,85 +107,29 @@ static int rlk_fenced_release_call(void *arg, const char *owner, long long lease
                               lease, NULL, rc);
 }
 
-/* rlk_fam_undo_fn: gives back one hold: an acquisition the registry could not
- * record, one too few replicas acknowledged, or one the caller was never told
- * of (the same holder's release: one hold less). */
-static int rlk_fenced_undo(void *arg)
-{
-    rlk_fenced_acq *a = arg;
-    int rc, outcome = rlk_fenced_release_call(a->f, a->owner, a->lease_ms, &rc);
-
-    return rlk_fam_undone(outcome, rc);
-}
-
-/* rlk_wait_attempt_fn. RLK_OK: acquired, a->token set, recorded in the
- * registry. RLK_ERR_BUSY: held by another, *ttl its PTTL (-1: none). */
-static int rlk_fenced_attempt(void *arg, long long *ttl)
-{
-    rlk_fenced_acq *a = arg;
-    rlk_fenced *f = a->f;
-    const char *tok = f->b.key[RLK_PROTO_KEY_TOKEN], *keys[2] = {f->b.name, tok};
-    char lease[24], given[24];
-    const char *args[3] = {lease, a->owner, given};
-    long long handed = atomic_load(&f->reentry_token);
-    rlk_hold_spec h = {RLK_KIND_FENCED, f->b.name, a->owner, 2, {f->b.name, tok, NULL},
-                       f->b.channel, &rlk_fenced_renew_task, 0};
-    long long sent = rlk_clock_now_ns();
-    redisReply *r = NULL;
-    int rc;
-
-    snprintf(lease, sizeof lease, "%lld", a->lease_ms);
-    snprintf(given, sizeof given, "%lld", handed);
-    RLK_RT_COUNT(f->b.rt, acquire_calls);
-    /* A token handed down (rlk_fenced_set_reentry_token): fenced/reenter re-enters the
-     * enclosing hold with it, or acquires as fenced/acquire when that hold is gone. */
-    rc = handed > 0 ? rlk_evalv(f->b.c, "fenced/reenter", 2, keys, NULL, 3, args, NULL, &r)
-                    : rlk_evalv(f->b.c, "fenced/acquire", 2, keys, NULL, 2, args, NULL, &r);
-    if (rc != RLK_OK)
-        return rlk_fam_acquire_lost(&f->b, rc, &h, a->lease_ms, a->watchdog, sent, tok,
-                                    &a->token, rlk_fenced_undo, a);
-    rc = rlk_fam_acquire_reply(f->b.c, "fenced lock", f->b.name,
-                               handed > 0 ? "fenced/reenter" : "fenced/acquire", r, ttl, &a->token);
-    freeReplyObject(r);
-    if (rc == RLK_OK)
-        rc = rlk_fam_record(f->b.rt, &h, a->lease_ms, a->watchdog, sent, a->token,
-                            rlk_fenced_undo, a);
-    return rc;
-}
-
 /* ---------------------------------------------------------------- locking */
 
-static int rlk_fenced_busy(rlk_fenced *f, long long start_ns)
+/* As rlk_lock_try_lock: the local queue of `name` (shared with rlk_lock handles, same hash)
+ * and its rule for the attempt straight away. A token handed down
+ * (rlk_fenced_set_reentry_token): fenced/reenter re-enters the enclosing hold with it, or
+ * acquires as fenced/acquire when that hold is gone. */
+static int rlk_fenced_try_lock_run(rlk_fenced *f, long long wait_ms, long long lease_ms,
+                                   long long *token)
 {
-    return rlk_set_error(f->b.c, RLK_ERR_BUSY,
-                         "fenced lock %s: held by another holder after %lld ms", f->b.name,
-                         (rlk_clock_now_ns() - start_ns) / 1000000LL);
-}
+    long long start = rlk_clock_now_ns(), handed = atomic_load(&f->reentry_token);
+    rlk_handle_acq a;
+    int rc = rlk_handle_acq_start(&a, f, &f->b, &f->id, "rlk_fenced_owner", "fenced lock",
+                                  lease_ms, rlk_fenced_release_call);
 
-static int rlk_fenced_try_lock_run(rlk_fenced *f, long long wait_ms, long long lease_ms, long long *token)
-{
-    long long start = rlk_clock_now_ns();
-    rlk_fenced_acq a;
-    rlk_waiter w;
-    int rc, first;
-
-    if (!f)
-        return RLK_ERR_ARG;
-    memset(&a, 0, sizeof a);
-    a.f = f;
-    rc = rlk_fam_lease(f->b.c, "fenced lock", f->b.name, lease_ms, &a.lease_ms, &a.watchdog);
-    if (rc != RLK_OK || (rc = rlk_fenced_owner(f, a.owner, sizeof a.owner)) != RLK_OK)
-        return rc;
-    /* As rlk_lock_try_lock: the local queue of `name` (shared with rlk_lock
-     * handles, same hash) and its rule for the attempt straight away. */
-    rlk_wait_init_lock(&w, &f->b, "fenced lock", rlk_fenced_attempt, &a);
-    w.q = f->q;
-    first = wait_ms == 0 || rlk_wd_holds_as(f->b.rt->wd, RLK_KIND_FENCED, f->b.name, a.owner) ||
-            !rlk_lq_busy(f->q);
-    rc = rlk_wait_acquire(&w, start, wait_ms, first);
-    if (rc == RLK_ERR_BUSY)
-        return rlk_fenced_busy(f, start);
-    if (rc == RLK_OK && token)
+    a.row = &rlk_fenced_row;
+    a.why = "held by another holder";
+    a.q = f->q;
+    if (handed > 0) {
+        a.script = "fenced/reenter";
+        a.args = "lease_ms owner token";
+        a.v.term = handed;
+    }
+    if (rc == RLK_OK && (rc = rlk_handle_drive(&a, start, wait_ms)) == RLK_OK && token)
         *token = a.token;
     return rc;
 }
