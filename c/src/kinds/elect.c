@@ -46,12 +46,6 @@ struct rlk_elect {
                                    same holder id only with it */
 };
 
-typedef struct rlk_elect_acq {
-    rlk_handle_acq h;           /* handle: the rlk_elect; undone by rlk_elect_resign_call */
-    const char *value;
-    long long term;
-} rlk_elect_acq;
-
 /* rlk_fam_kind.fini: what the handle holds beyond its base. */
 /* The election's row (kinds/proto.h, docs/elect.md) on the fenced lock's layout: a leader is
  * a fenced hold whose token is its term, renewed with fenced/renew; candidates wait on the
@@ -155,40 +149,15 @@ static int rlk_elect_resign_call(void *arg, const char *owner, long long lease, 
     return rlk_handle_release(&e->b, &rlk_elect_row, "resign", NULL, owner, lease, e->secret, rc);
 }
 
-/* rlk_wait_attempt_fn. RLK_OK: elected, a->term set, recorded in the
- * registry as a fenced hold. RLK_ERR_BUSY: another leads, *ttl its PTTL. */
-static int rlk_elect_attempt(void *arg, long long *ttl)
-{
-    rlk_elect_acq *a = arg;
-    rlk_elect *e = a->h.handle;
-    rlk_proto_argvals v = {.lease_ms = a->h.lease_ms, .owner = a->h.owner, .value = a->value,
-                           .secret = e->secret};
-    rlk_hold_spec h = {RLK_KIND_FENCED, e->b.name, a->h.owner, 2,
-                       {e->b.name, e->b.key[RLK_PROTO_KEY_TOKEN], NULL},
-                       e->b.channel, &rlk_fenced_renew_task, 0};
-    long long sent = rlk_clock_now_ns();
-    redisReply *r = NULL;
-    int rc;
-
-    if ((rc = rlk_handle_eval(&e->b, rlk_elect_row.acquire, rlk_elect_row.acquire_args, &v,
-                              &r)) != RLK_OK)
-        return rc;
-    rc = rlk_fam_acquire_reply(e->b.c, "election", e->b.name, rlk_elect_row.acquire, r, ttl,
-                               &a->term);
-    freeReplyObject(r);
-    if (rc == RLK_OK)
-        rc = rlk_fam_record(e->b.rt, &h, a->h.lease_ms, a->h.watchdog, sent, a->term,
-                            rlk_handle_undo, &a->h);
-    return rc;
-}
-
+/* Already the leader in this client: its term, nothing sent (RLK_PROTO_ONE_HOLD). A
+ * campaign's acquire is not counted in acquire_calls, and a lost reply is not settled
+ * (a->quiet). */
 int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long long lease_ms,
                        long long *term)
 {
     long long start = rlk_clock_now_ns();
-    rlk_elect_acq a;
-    rlk_waiter w;
-    int rc, first;
+    rlk_handle_acq a;
+    int rc;
 
     if (term)
         *term = 0;
@@ -199,27 +168,16 @@ int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long 
     if (strlen(value) > RLK_ELECT_VALUE_MAX)
         return rlk_set_error(e->b.c, RLK_ERR_ARG, "election %s: value longer than %d bytes",
                              e->b.name, RLK_ELECT_VALUE_MAX);
-    memset(&a, 0, sizeof a);
-    a.value = value;
-    rc = rlk_handle_acq_start(&a.h, e, &e->b, &e->id, "rlk_elect_owner", "election", lease_ms,
+    rc = rlk_handle_acq_start(&a, e, &e->b, &e->id, "rlk_elect_owner", "election", lease_ms,
                               rlk_elect_resign_call);
-    if (rc != RLK_OK)
-        return rc;
-    /* Already the leader in this client: its term, nothing sent (a second
-     * hold would count twice in the registry but once on the server). */
-    if (rlk_wd_token_of(e->b.rt->wd, RLK_KIND_FENCED, e->b.name, a.h.owner, &a.term)) {
-        if (term)
-            *term = a.term;
-        return RLK_OK;
-    }
-    rlk_wait_init_lock(&w, &e->b, "election", rlk_elect_attempt, &a);
-    w.q = e->q;
-    first = wait_ms == 0 || !rlk_lq_busy(e->q);
-    rc = rlk_wait_acquire(&w, start, wait_ms, first);
-    if (rc == RLK_ERR_BUSY)
-        return rlk_handle_busy(&e->b, "election", "another candidate leads", start);
-    if (rc == RLK_OK && term)
-        *term = a.term;
+    a.row = &rlk_elect_row;
+    a.why = "another candidate leads";
+    a.v.value = value;
+    a.v.secret = e->secret;
+    a.q = e->q;
+    a.quiet = 1;
+    if (rc == RLK_OK && (rc = rlk_handle_drive(&a, start, wait_ms)) == RLK_OK && term)
+        *term = a.token;
     return rc;
 }
 
