@@ -28,20 +28,13 @@
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
-#include "client/random.h"
-#include "client/topo.h"
-#include "kinds/lock.h"
-#include "kinds/rwlock.h"
 #include "kinds/handle.h"
 #include "kinds/names.h"
 #include "kinds/proto.h"
+#include "kinds/rwlock.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
-#include "runtime/fam_settle.h"
 #include "runtime/lq.h"
-#include "runtime/metrics.h"
-#include "runtime/rt.h"
-#include "runtime/wait.h"
 #include "runtime/wd.h"
 
 struct rlk_rwlock {
@@ -54,23 +47,6 @@ struct rlk_rwlock {
     char *wake;                 /* redisson_rwlock:{name}:rlk:<cid>: this client's wake channel */
     long long cid;              /* 32768..65535, from the client's uuid (as kinds/lock.c) */
 };
-
-#define RLK_RW_KEEPALIVE_MS 1000    /* a queued writer attempts at least this often */
-
-/* One call's view: who asks for which side, for how long; a writer's place
- * in the queue. */
-typedef struct rlk_rw_acq {
-    rlk_rwlock *rw;
-    int side;
-    char owner[RLK_OWNER_MAX + 1];
-    long long lease_ms;
-    int watchdog;
-    rlk_sub_ticket ticket;      /* a writer's; ticket.ticket 0: none (a reader, a single try) */
-    int queued;                 /* an attempt put the ticket in the queue */
-    int wide;                   /* the last attempt said: first in the queue (or -3) */
-    int reserved;               /* the last attempt said: reserved for a writer ({grant PTTL, 0}):
-                                   its bound is the claim window, not a holder's TTL */
-} rlk_rw_acq;
 
 /* rlk_fam_kind.fini: what the handle holds beyond its base. */
 static void rlk_rwlock_fini(void *handle)
@@ -201,57 +177,7 @@ int rlk_rwlock_owner(const rlk_rwlock *rw, char *buf, size_t len)
     return rw ? rlk_handle_owner(&rw->b, &rw->id, buf, len, "rlk_rwlock_owner") : RLK_ERR_ARG;
 }
 
-/* ---------------------------------------------------------------- one acquire attempt */
-
-/* As kinds/lock.c: 1 when a release can tell whether a grant on this
- * client's wake channel reached it (not global pub/sub on a cluster). */
-static int rlk_rw_wakes_alone(rlk_rwlock *rw)
-{
-    return rlk_client_counts_exact(rw->b.c);
-}
-
-/* A writer's ticket, as kinds/lock.c draws them: cid * 1024 + r (>= 2^25: the
- * release finds the wake channel from it), or without a wake channel a
- * random ticket in 1..2^25-1. */
-static long long rlk_rw_new_ticket(rlk_rwlock *rw)
-{
-    return rlk_rw_wakes_alone(rw) ? rlk_names_wake_ticket(rw->cid) : rlk_names_plain_ticket();
-}
-
-static int rlk_rw_acq_init(rlk_rwlock *rw, int side, long long lease_ms, rlk_rw_acq *a)
-{
-    int rc = rlk_rw_check_side(rw, side, 0, "lock");
-
-    if (rc != RLK_OK)
-        return rc;
-    a->rw = rw;
-    a->side = side;
-    memset(&a->ticket, 0, sizeof a->ticket);
-    a->ticket.claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
-    a->queued = 0;
-    a->wide = 0;
-    a->reserved = 0;
-    rc = rlk_fam_lease(rw->b.c, "rwlock", rw->b.name, lease_ms, &a->lease_ms, &a->watchdog);
-    if (rc != RLK_OK)
-        return rc;
-    return rlk_rwlock_owner(rw, a->owner, sizeof a->owner);
-}
-
-static void rlk_rw_spec(const rlk_rwlock *rw, int side, const char *owner, rlk_hold_spec *h)
-{
-    memset(h, 0, sizeof *h);
-    h->kind = rlk_rw_kind(side);
-    h->name = rw->b.name;
-    h->owner = owner;
-    h->keys[0] = rw->b.name;
-    h->keys[1] = rw->b.key[RLK_PROTO_KEY_PREFIX];
-    h->nkeys = side == RLK_RW_WRITE ? 1 : 2;    /* renew_writer: lock; renew_readers: + prefix */
-    h->channel = rw->b.channel;
-    h->task = side == RLK_RW_WRITE ? &rlk_rwlock_renew_writer : &rlk_rwlock_renew_readers;
-    /* A writer's waiters wait on their wake channels: a write hold's channel does not linger
-     * (each release's 1 there would wake this client for nothing); readers wait there. */
-    h->leave_now = side == RLK_RW_WRITE;
-}
+/* ---------------------------------------------------------------- locking */
 
 /* Sends one release of side for owner; the reply's outcome (or ERROR). */
 static int rlk_rw_release_call(rlk_rwlock *rw, int side, const char *owner, long long lease,
@@ -273,159 +199,28 @@ static int rlk_rw_release_read(void *arg, const char *owner, long long lease, in
     return rlk_rw_release_call(arg, RLK_RW_READ, owner, lease, rc);
 }
 
-/* rlk_fam_undo_fn: gives back one hold: an acquisition the registry could not
- * record, one too few replicas acknowledged, or one the caller was never told
- * of (the same holder's release: one hold less). */
-static int rlk_rw_undo(void *arg)
-{
-    const rlk_rw_acq *a = arg;
-    int rc, outcome = rlk_rw_release_call(a->rw, a->side, a->owner, a->lease_ms, &rc);
-
-    return rlk_fam_undone(outcome, rc);
-}
-
-/* The script's RLK_UPGRADE refusal, as the API's own error code. */
-static int rlk_rw_upgrade_error(rlk_rwlock *rw, const char *owner)
-{
-    return rlk_set_error(rw->b.c, RLK_ERR_UPGRADE,
-                         "write lock %s: %s holds a read of it; release every read before "
-                         "taking the write lock (no upgrade)", rw->b.name, owner);
-}
-
-static int rlk_rw_send_acquire(rlk_rw_acq *a, long long targ, redisReply **r)
-{
-    const rlk_proto *row = a->side == RLK_RW_WRITE ? &rlk_rwlock_write_row : &rlk_rwlock_read_row;
-    rlk_proto_argvals v = {.lease_ms = a->lease_ms, .owner = a->owner, .ticket = targ};
-
-    RLK_RT_COUNT(a->rw->b.rt, acquire_calls);
-    return rlk_handle_eval(&a->rw->b, row->acquire, row->acquire_args, &v, r);
-}
-
-/* rlk_wait_attempt_fn. RLK_OK: acquired (recorded in the registry).
- * RLK_ERR_BUSY: held against us, *ttl its PTTL (-1: none; a reader: a
- * writer's reservation's PTTL, with a->reserved set: not a holder's TTL,
- * see w.not_ttl), or RLK_WAIT_RECHECK (-3: a writer first in the queue
- * behind another ticket's reservation). */
-static int rlk_rw_attempt(void *arg, long long *ttl)
-{
-    rlk_rw_acq *a = arg;
-    rlk_rwlock *rw = a->rw;
-    long long sent = rlk_clock_now_ns();
-    rlk_proto_outcome o;
-    redisReply *r = NULL;
-    rlk_hold_spec h;
-    long long targ = rlk_wait_ticket_arg(&a->ticket, a->queued);   /* 0: does not queue */
-    int rc;
-
-    a->reserved = 0;
-    rc = rlk_rw_send_acquire(a, targ, &r);
-    if (rc == RLK_ERR_SCRIPT && rlk_proto_refusal(rlk_errstr(rw->b.c)) == RLK_ERR_UPGRADE)
-        return rlk_rw_upgrade_error(rw, a->owner);
-    if (rc != RLK_OK && targ)
-        a->queued = 1;      /* it may have run: the next attempt looks before it queues */
-    if (rc != RLK_OK) {
-        rlk_rw_spec(rw, a->side, a->owner, &h);
-        return rlk_fam_acquire_lost(&rw->b, rc, &h, a->lease_ms, a->watchdog, sent, NULL, NULL,
-                                    rlk_rw_undo, a);
-    }
-    if (rlk_proto_read_acquire(r, 0, &o) == RLK_PROTO_BUSY && r->elements == 2) {
-        *ttl = o.value;
-        if (o.first)
-            a->wide = 1;        /* a writer's {wait, 1}: first in the writers' queue */
-        else
-            a->reserved = 1;    /* a reader's {grant PTTL, 0}: reserved for a writer */
-        rc = RLK_ERR_BUSY;
-    } else {
-        rc = rlk_fam_acquire_reply(rw->b.c, rlk_rw_what(a->side), rw->b.name, "acquire", r, ttl,
-                                   NULL);
-        a->wide = rc == RLK_ERR_BUSY && a->ticket.ticket && *ttl == RLK_WAIT_RECHECK;
-    }
-    freeReplyObject(r);
-    if (rc == RLK_ERR_BUSY && targ) {
-        a->queued = 1;
-        rlk_lq_note_first(rw->q, a->wide);
-    } else if (rc == RLK_OK && a->ticket.ticket && !a->queued)
-        rlk_lq_note_first(rw->q, 0);    /* taken at once: nobody to wait for, no hint */
-    if (rc == RLK_OK)
-        a->queued = 0;
-    if (rc == RLK_OK) {
-        rlk_rw_spec(rw, a->side, a->owner, &h);
-        rc = rlk_fam_record(rw->b.rt, &h, a->lease_ms, a->watchdog, sent, 0, rlk_rw_undo, a);
-    }
-    return rc;
-}
-
-static int rlk_rw_busy(rlk_rwlock *rw, int side, long long start_ns)
-{
-    long long ms = (rlk_clock_now_ns() - start_ns) / 1000000LL;
-
-    return rlk_set_error(rw->b.c, RLK_ERR_BUSY, "%s %s: held against it after %lld ms",
-                         rlk_rw_what(side), rw->b.name, ms);
-}
-
-/* ---------------------------------------------------------------- locking */
-
-/* A writer that gives up leaves the server's queue (rlk_handle_cancel). */
-static void rlk_rw_cancel(rlk_rw_acq *a)
-{
-    rlk_proto_argvals v = {.ticket = a->ticket.ticket};
-
-    rlk_handle_cancel(&a->rw->b, &rlk_rwlock_write_row, &v, 1);
-}
-
-/* A writer's wait: behind the process's other writers of the lock, with a
- * ticket in the server's queue, woken by the grant that names it
- * (kinds/lock.c's rlk_lock_try_lock_run, step for step). */
-static int rlk_rw_write_wait(rlk_rwlock *rw, rlk_rw_acq *a, rlk_waiter *w, long long start,
-                             long long wait_ms)
-{
-    rlk_lq_node node;
-    int rc, first;
-
-    a->ticket.ticket = rlk_rw_new_ticket(rw);
-    w->q = rw->q;
-    w->rule = &rlk_lock_sub_rule;   /* its grants */
-    w->ticket = &a->ticket;
-    w->keepalive_ms = RLK_RW_KEEPALIVE_MS;
-    w->recheck_ms = RLK_FAM_CLAIM_MS + 5;  /* write_acquire's -3: a dead grantee is skipped */
-    w->channel = a->ticket.ticket >= RLK_NAMES_WAKE_TICKET_MIN ? rw->wake : rw->b.channel;
-    w->wide_channel = rw->b.channel;
-    w->wide = a->ticket.ticket >= RLK_NAMES_WAKE_TICKET_MIN ? &a->wide : NULL;
-    rc = rlk_lq_enter(rw->q, &node, rlk_wait_deadline(start, wait_ms));
-    if (rc == RLK_ERR_NOMEM)
-        return rlk_set_error(rw->b.c, rc, "write lock %s: out of resources for a waiter",
-                             rw->b.name);
-    if (rc != RLK_OK)
-        return rlk_rw_busy(rw, RLK_RW_WRITE, start);
-    w->entered = &node;
-    w->wide_early = w->wide && rlk_lq_expects_first(rw->q);
-    first = !node.waited && !w->wide_early;
-    if (first)
-        rlk_wait_pre_join(w);
-    rc = rlk_wait_acquire(w, start, wait_ms, first);
-    if (rc != RLK_OK && a->queued)
-        rlk_rw_cancel(a);
-    return rc == RLK_ERR_BUSY ? rlk_rw_busy(rw, RLK_RW_WRITE, start) : rc;
-}
-
+/* The side's row through the one blocking driver (kinds/handle.c): a writer that waits (not a
+ * single try, not a re-entry) waits as the reentrant lock's waiters do, behind the process's
+ * other writers of the lock, with a ticket in the server's queue; readers have no local
+ * queue: they must be able to enter together (see the top). A writer that already holds a
+ * read is refused (RLK_ERR_UPGRADE). */
 static int rlk_rwlock_try_lock_run(rlk_rwlock *rw, int side, long long wait_ms, long long lease_ms)
 {
     long long start = rlk_clock_now_ns();
-    rlk_waiter w;
-    rlk_rw_acq a;
-    int rc;
+    rlk_handle_acq a;
+    int rc = rlk_rw_check_side(rw, side, 0, "lock");
 
-    if ((rc = rlk_rw_acq_init(rw, side, lease_ms, &a)) != RLK_OK)
+    if (rc != RLK_OK)
         return rc;
-    rlk_wait_init_lock(&w, &rw->b, rlk_rw_what(side), rlk_rw_attempt, &a);
-    w.not_ttl = &a.reserved;    /* a reader that waited out a writer's claim window: no message
-                                   was due, nothing died (no ttl_wakeups) */
-    /* A writer that waits (not a single try, not a re-entry) queues; readers have no local
-     * queue: they must be able to enter together (see the top). */
-    if (side == RLK_RW_WRITE && wait_ms != 0 && !rlk_wd_holds_as(rw->b.rt->wd, RLK_KIND_WRITE, rw->b.name, a.owner))
-        return rlk_rw_write_wait(rw, &a, &w, start, wait_ms);
-    rc = rlk_wait_acquire(&w, start, wait_ms, 1);
-    return rc == RLK_ERR_BUSY ? rlk_rw_busy(rw, side, start) : rc;
+    rc = rlk_handle_acq_start(&a, rw, &rw->b, &rw->id, "rlk_rwlock_owner", "rwlock", lease_ms,
+                              side == RLK_RW_WRITE ? rlk_rw_release_write : rlk_rw_release_read);
+    a.row = side == RLK_RW_WRITE ? &rlk_rwlock_write_row : &rlk_rwlock_read_row;
+    a.what = rlk_rw_what(side);
+    a.why = "held against it";
+    a.q = side == RLK_RW_WRITE ? rw->q : NULL;
+    a.wake = rw->wake;
+    a.cid = rw->cid;
+    return rc != RLK_OK ? rc : rlk_handle_drive(&a, start, wait_ms);
 }
 
 /* Counted in the metrics as the side's */
