@@ -223,23 +223,14 @@ int rlk_fairlock_force_unlock_named(rlk_fairlock *f, int *released)
     return rlk_fairlock_force(f, 1, released);
 }
 
+/* fair/clear_queue (KEYS: lock, queue, timeouts, channel) */
 int rlk_fairlock_clear_queue(rlk_fairlock *f, long long *waiters)
 {
-    const char *keys[4], *args[1];
-    long long n = 0;
-    int rc;
+    static const rlk_proto_call clear = {"fair/clear_queue", "publish"};
 
-    if (!f)
-        return RLK_ERR_ARG;
-    keys[0] = f->b.name;    /* fair/clear_queue's: lock, queue, timeouts, channel */
-    keys[1] = f->b.key[RLK_PROTO_KEY_QUEUE];
-    keys[2] = f->b.key[RLK_PROTO_KEY_TIMEOUTS];
-    keys[3] = f->b.channel;
-    args[0] = rlk_publish_arg(f->b.c);
-    rc = rlk_fam_eval_int(f->b.c, "fair/clear_queue", 4, keys, 1, args, NULL, &n);
     if (waiters)
-        *waiters = n;
-    return rc;
+        *waiters = 0;
+    return f ? rlk_handle_int(&f->b, &clear, NULL, waiters) : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- queries */

@@ -134,13 +134,6 @@ void rlk_fam_free(void *handle)
     free(b);
 }
 
-int rlk_fam_keys(const rlk_fam_base *b, const char **keys)
-{
-    keys[0] = b->name;
-    keys[1] = b->channel;
-    return 2;
-}
-
 /* ---------------------------------------------------------------- holder ids */
 
 void rlk_fam_id_init(rlk_fam_id *id)
@@ -271,23 +264,6 @@ int rlk_fam_query(rlk_client *c, const char *what, int argc, const char **argv,
     } else {
         rc = rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: reply type %d", argv[0], what, r->type);
     }
-    freeReplyObject(r);
-    return rc;
-}
-
-int rlk_fam_eval_int(rlk_client *c, const char *script, int nkeys, const char *const *keys,
-                     int nargs, const char *const *args, const size_t *arglens, long long *out)
-{
-    redisReply *r = NULL;
-    int rc = rlk_evalv(c, script, nkeys, keys, NULL, nargs, args, arglens, &r);
-
-    if (rc != RLK_OK)
-        return rc;
-    if (r->type == REDIS_REPLY_INTEGER)
-        *out = r->integer;
-    else
-        rc = rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: reply of type %d, expected an integer",
-                           script, keys[0], r->type);
     freeReplyObject(r);
     return rc;
 }

@@ -74,10 +74,6 @@ void *rlk_fam_made(void *handle, int ok);
 /* Frees the kind's members (its fini), the base's strings and the handle
  * (NULL: nothing). */
 void rlk_fam_free(void *handle);
-/* keys[0..1] = (name, channel), the KEYS of the scripts that publish on
- * the lock's or the object's own channel. Returns 2. */
-int rlk_fam_keys(const rlk_fam_base *b, const char **keys);
-
 /* A lock handle's holder id: fixed, or the calling thread's. */
 typedef struct rlk_fam_id {
     pthread_mutex_t mu;
@@ -114,10 +110,6 @@ int rlk_fam_check_range(rlk_client *c, const char *what, const char *name, const
  * parsed). what names the object in errors. */
 int rlk_fam_query(rlk_client *c, const char *what, int argc, const char **argv,
                   long long nil_value, long long *out);
-/* Runs script and reads its integer reply into *out (RLK_ERR_PROTOCOL for
- * another shape). arglens may be NULL. */
-int rlk_fam_eval_int(rlk_client *c, const char *script, int nkeys, const char *const *keys,
-                     int nargs, const char *const *args, const size_t *arglens, long long *out);
 
 /* Replica acknowledgement (rlk_options.min_replicas; client/conn.h): the
  * calling thread's last script call, just made, was an acquisition. When

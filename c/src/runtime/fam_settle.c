@@ -93,7 +93,12 @@ int rlk_fam_lost_fence(const rlk_fam_base *b, int *settled)
     return 1;
 }
 
-int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, long long *count, int *settled)
+/* After a call on b->c failed: 0 when its reply was not lost (the error
+ * stands). Else 1 and *settled: RLK_OK with *count = HGET b->name field
+ * once the lost request has run or never will, or the error that left it
+ * unknown (recorded on c with the original message). */
+static int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, long long *count,
+                               int *settled)
 {
     rlk_client *c = b->c;
     char orig[RLK_ERRSTR_MAX];
@@ -245,9 +250,12 @@ int rlk_fam_held_read(const redisReply *r, long long out[3])
 
 /* ---------------------------------------------------------------- recording */
 
-int rlk_fam_record_beyond(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int watchdog,
-                          long long sent_ns, long long token, int beyond, rlk_fam_undo_fn undo,
-                          void *arg)
+/* rlk_fam_record when the server is known to count `beyond` holds of h
+ * beyond the registry's and this acquisition (lost acquires that ran): they
+ * are given back too, unless a doubt settled now gives a fresher count. */
+static int rlk_fam_record_beyond(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms,
+                                 int watchdog, long long sent_ns, long long token, int beyond,
+                                 rlk_fam_undo_fn undo, void *arg)
 {
     int rc = rlk_fam_acks_acquired(rt->c, "acquire", h->name, undo, arg), settled;
 

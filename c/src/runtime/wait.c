@@ -121,7 +121,8 @@ void rlk_wait_pre_join(rlk_waiter *w)
         (void)rlk_sub_try_join(w->rt->sub, w->wide_channel, w->rule, &w->pre_wch, &w->pre_wmark);
 }
 
-void rlk_wait_pre_leave(rlk_waiter *w)
+/* Undoes rlk_wait_pre_join when no wait follows (acquired, or no wait). */
+static void rlk_wait_pre_leave(rlk_waiter *w)
 {
     if (w->pre_wch) {
         rlk_sub_leave_now(w->rt->sub, w->pre_wch);

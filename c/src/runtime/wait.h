@@ -103,8 +103,6 @@ long long rlk_wait_ticket_arg(const rlk_sub_ticket *t, int queued);
  * the ticket, so that the first attempt needs no second one after a
  * SUBSCRIBE. No I/O. */
 void rlk_wait_pre_join(rlk_waiter *w);
-/* Undoes rlk_wait_pre_join when no wait follows (acquired, or no wait). */
-void rlk_wait_pre_leave(rlk_waiter *w);
 
 /* A waiter on b's channel with every difference off (as a semaphore
  * waits); what names it in errors. */
