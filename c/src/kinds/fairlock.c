@@ -207,20 +207,16 @@ int rlk_fairlock_unlock(rlk_fairlock *f)
                           rlk_fair_release_call, f);
 }
 
-static int rlk_fairlock_force(rlk_fairlock *f, int named, int *released)
-{
-    return f ? rlk_handle_force(&f->b, &rlk_fairlock_row, NULL, NULL, named, NULL, released)
-             : RLK_ERR_ARG;
-}
-
 int rlk_fairlock_force_unlock(rlk_fairlock *f, int *released)
 {
-    return rlk_fairlock_force(f, 0, released);
+    return f ? rlk_handle_force(&f->b, &rlk_fairlock_row, NULL, NULL, 0, NULL, released)
+             : RLK_ERR_ARG;
 }
 
 int rlk_fairlock_force_unlock_named(rlk_fairlock *f, int *released)
 {
-    return rlk_fairlock_force(f, 1, released);
+    return f ? rlk_handle_force(&f->b, &rlk_fairlock_row, NULL, NULL, 1, NULL, released)
+             : RLK_ERR_ARG;
 }
 
 /* fair/clear_queue (KEYS: lock, queue, timeouts, channel) */
@@ -264,7 +260,7 @@ int rlk_fairlock_hold_count(rlk_fairlock *f, long long *count)
 {
     if (!f || !count)
         return RLK_ERR_ARG;
-    return rlk_fam_hold_count(&f->b, &f->id, "rlk_fairlock_owner", count);
+    return rlk_fam_hold_count(&f->b, RLK_KIND_FAIR, &f->id, "rlk_fairlock_owner", count);
 }
 
 int rlk_fairlock_queue_length(rlk_fairlock *f, long long *n)

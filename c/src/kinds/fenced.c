@@ -160,20 +160,16 @@ int rlk_fenced_unlock(rlk_fenced *f)
 
 /* Force unlocks: reentrant/force_release, as the reentrant lock's (named: a hash without a TTL
  * goes too) */
-static int rlk_fenced_force(rlk_fenced *f, int named, int *released)
-{
-    return f ? rlk_handle_force(&f->b, &rlk_fenced_row, NULL, NULL, named, f->q, released)
-             : RLK_ERR_ARG;
-}
-
 int rlk_fenced_force_unlock(rlk_fenced *f, int *released)
 {
-    return rlk_fenced_force(f, 0, released);
+    return f ? rlk_handle_force(&f->b, &rlk_fenced_row, NULL, NULL, 0, f->q, released)
+             : RLK_ERR_ARG;
 }
 
 int rlk_fenced_force_unlock_named(rlk_fenced *f, int *released)
 {
-    return rlk_fenced_force(f, 1, released);
+    return f ? rlk_handle_force(&f->b, &rlk_fenced_row, NULL, NULL, 1, f->q, released)
+             : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- tokens */
@@ -245,5 +241,7 @@ int rlk_fenced_remaining_ttl(rlk_fenced *f, long long *ttl_ms)
 
 int rlk_fenced_hold_count(rlk_fenced *f, long long *count)
 {
-    return f && count ? rlk_fam_hold_count(&f->b, &f->id, "rlk_fenced_owner", count) : RLK_ERR_ARG;
+    if (!f || !count)
+        return RLK_ERR_ARG;
+    return rlk_fam_hold_count(&f->b, RLK_KIND_FENCED, &f->id, "rlk_fenced_owner", count);
 }

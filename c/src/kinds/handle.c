@@ -139,7 +139,8 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
     } else {
         /* {wait, 1}: first in the queue; {wait, first, 1}: free, in its lock-delay; a reader's
          * {grant PTTL, 0}: the free lock reserved for a writer */
-        if (rlk_proto_read_acquire(r, token, &o) == RLK_PROTO_BUSY && r->type == REDIS_REPLY_ARRAY) {
+        if (rlk_proto_read_acquire(r, token, &o) == RLK_PROTO_BUSY &&
+            r->type == REDIS_REPLY_ARRAY) {
             *ttl = o.value;
             a->wide = o.first;
             a->reserved = !o.first && row->wait == RLK_PROTO_WAIT_CHANNEL;

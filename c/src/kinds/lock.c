@@ -340,20 +340,16 @@ int rlk_lock_unlock(rlk_lock *l)
 
 /* A force unlock is a release, not a loss: it ends a lock-delay too (reentrant/force_release
  * KEYS[3]), through any handle, with the option or without (rlk unlock --force's). */
-static int rlk_lock_force(rlk_lock *l, int named, int *released)
-{
-    return l ? rlk_handle_force(&l->b, &rlk_lock_row, "delay", NULL, named, l->q, released)
-             : RLK_ERR_ARG;
-}
-
 int rlk_lock_force_unlock(rlk_lock *l, int *released)
 {
-    return rlk_lock_force(l, 0, released);
+    return l ? rlk_handle_force(&l->b, &rlk_lock_row, "delay", NULL, 0, l->q, released)
+             : RLK_ERR_ARG;
 }
 
 int rlk_lock_force_unlock_named(rlk_lock *l, int *released)
 {
-    return rlk_lock_force(l, 1, released);
+    return l ? rlk_handle_force(&l->b, &rlk_lock_row, "delay", NULL, 1, l->q, released)
+             : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- queries */
@@ -393,5 +389,7 @@ int rlk_lock_remaining_ttl(rlk_lock *l, long long *ttl_ms)
 
 int rlk_lock_hold_count(rlk_lock *l, long long *count)
 {
-    return l && count ? rlk_fam_hold_count(&l->b, &l->id, "rlk_lock_owner", count) : RLK_ERR_ARG;
+    if (!l || !count)
+        return RLK_ERR_ARG;
+    return rlk_fam_hold_count(&l->b, RLK_KIND_LOCK, &l->id, "rlk_lock_owner", count);
 }

@@ -129,20 +129,16 @@ int rlk_nrlock_unlock(rlk_nrlock *l)
  * reentrant hold's delay blocks this lock's name as well, and a force
  * unlock ends it (deleted, message 0 published) as rlk_lock_force_unlock
  * does. */
-static int rlk_nrlock_force(rlk_nrlock *l, int named, int *released)
-{
-    return l ? rlk_handle_force(&l->b, &rlk_lock_nr_row, "delay", NULL, named, l->q, released)
-             : RLK_ERR_ARG;
-}
-
 int rlk_nrlock_force_unlock(rlk_nrlock *l, int *released)
 {
-    return rlk_nrlock_force(l, 0, released);
+    return l ? rlk_handle_force(&l->b, &rlk_lock_nr_row, "delay", NULL, 0, l->q, released)
+             : RLK_ERR_ARG;
 }
 
 int rlk_nrlock_force_unlock_named(rlk_nrlock *l, int *released)
 {
-    return rlk_nrlock_force(l, 1, released);
+    return l ? rlk_handle_force(&l->b, &rlk_lock_nr_row, "delay", NULL, 1, l->q, released)
+             : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- queries */

@@ -277,138 +277,98 @@ int rlk_rwlock_force_unlock_named(rlk_rwlock *rw, int side, int *released)
 
 /* ---------------------------------------------------------------- queries */
 
-/* A read of the lock hash: HGET name field, or HGETALL name (field NULL),
- * whose reply read turns into *out. */
-static int rlk_rw_hash(rlk_rwlock *rw, const char *field,
-                       int (*read)(rlk_rwlock *rw, const redisReply *r, void *out), void *out)
+/* HGET name mode, or HGETALL name (field NULL) into *r. */
+static int rlk_rw_hash(rlk_rwlock *rw, const char *field, redisReply **r)
 {
     const char *argv[3] = {field ? "HGET" : "HGETALL", rw->b.name, field};
-    redisReply *r = NULL;
-    int rc = rlk_command(rw->b.c, field ? 3 : 2, argv, NULL, &r);
 
-    if (rc != RLK_OK)
-        return rc;
-    rc = read(rw, r, out);
-    freeReplyObject(r);
-    return rc;
+    return rlk_command(rw->b.c, field ? 3 : 2, argv, NULL, r);
 }
 
 /* The mode field: read, write, or none (free). */
-static int rlk_rw_read_mode(rlk_rwlock *rw, const redisReply *r, void *out)
+int rlk_rwlock_mode(rlk_rwlock *rw, int *mode)
 {
-    int *mode = out;
+    redisReply *r = NULL;
+    int rc;
 
+    if (!rw || !mode)
+        return RLK_ERR_ARG;
+    *mode = RLK_RW_FREE;
+    if ((rc = rlk_rw_hash(rw, "mode", &r)) != RLK_OK)
+        return rc;
     if (r->type == REDIS_REPLY_STRING && strcmp(r->str, "read") == 0)
         *mode = RLK_RW_MODE_READ;
     else if (r->type == REDIS_REPLY_STRING && strcmp(r->str, "write") == 0)
         *mode = RLK_RW_MODE_WRITE;
     else if (r->type != REDIS_REPLY_NIL)
-        return rlk_set_error(rw->b.c, RLK_ERR_PROTOCOL, "rwlock %s: not a read-write lock (mode)",
-                             rw->b.name);
-    return RLK_OK;
+        rc = rlk_set_error(rw->b.c, RLK_ERR_PROTOCOL, "rwlock %s: not a read-write lock (mode)",
+                           rw->b.name);
+    freeReplyObject(r);
+    return rc;
 }
 
-int rlk_rwlock_mode(rlk_rwlock *rw, int *mode)
-{
-    if (!rw || !mode)
-        return RLK_ERR_ARG;
-    *mode = RLK_RW_FREE;
-    return rlk_rw_hash(rw, "mode", rlk_rw_read_mode, mode);
-}
-
-/* The hash field of side for owner: "<owner>" or "<owner>:write". */
-static void rlk_rw_field(int side, const char *owner, char *buf, size_t len)
-{
-    snprintf(buf, len, side == RLK_RW_WRITE ? "%s:write" : "%s", owner);
-}
-
-/* The calling thread's holder id into owner (RLK_OWNER_MAX + 1 bytes), for
- * side RLK_RW_READ or RLK_RW_WRITE (else RLK_ERR_ARG; what names the call). */
-static int rlk_rw_side_owner(rlk_rwlock *rw, int side, const char *what, char *owner)
-{
-    int rc = rlk_rw_check_side(rw, side, 0, what);
-
-    return rc != RLK_OK ? rc : rlk_rwlock_owner(rw, owner, RLK_OWNER_MAX + 1);
-}
-
+/* The holder id's queries of side RLK_RW_READ or RLK_RW_WRITE (else RLK_ERR_ARG, what names
+ * the call in it): its field is "<owner>" or "<owner>:write" (runtime/fam_hold.h) */
 int rlk_rwlock_lease(rlk_rwlock *rw, int side, long long *start_ns, long long *deadline_ns)
 {
-    char owner[RLK_OWNER_MAX + 1];
     int rc;
 
     if (!rw || !start_ns || !deadline_ns)
         return RLK_ERR_ARG;
-    if ((rc = rlk_rw_side_owner(rw, side, "lease", owner)) != RLK_OK)
+    if ((rc = rlk_rw_check_side(rw, side, 0, "lease")) != RLK_OK)
         return rc;
-    return rlk_fam_held_lease_of(&rw->b, rlk_rw_kind(side), owner, start_ns, deadline_ns);
+    return rlk_fam_held_lease(&rw->b, rlk_rw_kind(side), &rw->id, "rlk_rwlock_owner", start_ns,
+                              deadline_ns);
 }
 
 int rlk_rwlock_hold_count(rlk_rwlock *rw, int side, long long *count)
 {
-    char owner[RLK_OWNER_MAX + 1], field[RLK_OWNER_MAX + 8];
-    const char *argv[3];
     int rc;
 
     if (!rw || !count)
         return RLK_ERR_ARG;
     *count = 0;
-    if ((rc = rlk_rw_side_owner(rw, side, "hold count", owner)) != RLK_OK)
+    if ((rc = rlk_rw_check_side(rw, side, 0, "hold count")) != RLK_OK)
         return rc;
-    rlk_rw_field(side, owner, field, sizeof field);
-    argv[0] = "HGET";
-    argv[1] = rw->b.name;
-    argv[2] = field;
-    return rlk_fam_query(rw->b.c, rw->b.name, 3, argv, 0, count);
+    return rlk_fam_hold_count(&rw->b, rlk_rw_kind(side), &rw->id, "rlk_rwlock_owner", count);
 }
 
+/* A hold the watchdog lost: not held */
 int rlk_rwlock_is_held_by_me(rlk_rwlock *rw, int side, int *held)
 {
-    char owner[RLK_OWNER_MAX + 1];
-    long long n = 0;
     int rc;
 
     if (!rw || !held)
         return RLK_ERR_ARG;
     *held = 0;
-    rc = rlk_rw_side_owner(rw, side, "is held", owner);
-    if (rc != RLK_OK || rlk_wd_is_lost_as(rw->b.rt->wd, rlk_rw_kind(side), rw->b.name, owner))
-        return rc;      /* a hold the watchdog lost: not held */
-    rc = rlk_rwlock_hold_count(rw, side, &n);
-    *held = rc == RLK_OK && n > 0;
-    return rc;
+    if ((rc = rlk_rw_check_side(rw, side, 0, "is held")) != RLK_OK)
+        return rc;
+    return rlk_fam_is_held(&rw->b, rlk_rw_kind(side), &rw->id, "rlk_rwlock_owner", held);
 }
 
-/* A reader field: not "mode", not "<w>:write", with a positive count. */
-static int rlk_rw_is_reader(const redisReply *field, const redisReply *value)
-{
-    if (field->type != REDIS_REPLY_STRING || value->type != REDIS_REPLY_STRING)
-        return 0;
-    if (strcmp(field->str, "mode") == 0)
-        return 0;
-    if (field->len >= 6 && strcmp(field->str + field->len - 6, ":write") == 0)
-        return 0;
-    return atoll(value->str) > 0;
-}
-
-/* The whole hash: how many reader fields it has. */
-static int rlk_rw_read_readers(rlk_rwlock *rw, const redisReply *r, void *out)
-{
-    long long *owners = out;
-
-    if (r->type != REDIS_REPLY_ARRAY)
-        return rlk_set_error(rw->b.c, RLK_ERR_PROTOCOL, "HGETALL %s: reply type %d", rw->b.name,
-                             r->type);
-    for (size_t i = 0; i + 1 < r->elements; i += 2)
-        *owners += rlk_rw_is_reader(r->element[i], r->element[i + 1]);
-    return RLK_OK;
-}
-
+/* How many reader fields the hash has: not "mode", not "<w>:write", with a positive count. */
 int rlk_rwlock_reader_count(rlk_rwlock *rw, long long *owners)
 {
+    redisReply *r = NULL;
+    int rc;
+
     if (!rw || !owners)
         return RLK_ERR_ARG;
     *owners = 0;
-    return rlk_rw_hash(rw, NULL, rlk_rw_read_readers, owners);
+    if ((rc = rlk_rw_hash(rw, NULL, &r)) != RLK_OK)
+        return rc;
+    if (r->type != REDIS_REPLY_ARRAY)
+        rc = rlk_set_error(rw->b.c, RLK_ERR_PROTOCOL, "HGETALL %s: reply type %d", rw->b.name,
+                           r->type);
+    for (size_t i = 0; rc == RLK_OK && i + 1 < r->elements; i += 2) {
+        const redisReply *f = r->element[i], *v = r->element[i + 1];
+
+        *owners += f->type == REDIS_REPLY_STRING && v->type == REDIS_REPLY_STRING &&
+                   strcmp(f->str, "mode") != 0 &&
+                   (f->len < 6 || strcmp(f->str + f->len - 6, ":write") != 0) && atoll(v->str) > 0;
+    }
+    freeReplyObject(r);
+    return rc;
 }
 
 int rlk_rwlock_remaining_ttl(rlk_rwlock *rw, long long *ttl_ms)

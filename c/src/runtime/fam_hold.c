@@ -131,7 +131,7 @@ static int rlk_fam_acl_aftermath(const rlk_fam_base *b, int kind, const char *wh
     int held;
 
     snprintf(why, sizeof why, "%s", rlk_errstr(b->c));
-    snprintf(field, sizeof field, "%s%s", owner, kind == RLK_KIND_WRITE ? ":write" : "");
+    rlk_fam_count_field(kind, owner, field, sizeof field);
     held = rlk_fam_probe(b->c, b->name, field);
     if (held == 0) {
         *rc = rlk_set_error(b->c, RLK_ERR_NOTIFY, "unlock %s%s%s: released, but the unlock message "
@@ -277,7 +277,7 @@ int rlk_fam_is_locked(const rlk_fam_base *b, int *locked)
 int rlk_fam_is_held(const rlk_fam_base *b, int kind, rlk_fam_id *id, const char *owner_fn,
                     int *held)
 {
-    char owner[RLK_OWNER_MAX + 1];
+    char owner[RLK_OWNER_MAX + 1], field[RLK_OWNER_MAX + 8];
     long long n = 0;
     int rc;
 
@@ -286,13 +286,15 @@ int rlk_fam_is_held(const rlk_fam_base *b, int kind, rlk_fam_id *id, const char 
         return rc;
     if (rlk_wd_is_lost_as(b->rt->wd, kind, b->name, owner))
         return RLK_OK;
-    rc = rlk_fam_hash_query(b, "HEXISTS", owner, 0, &n);
+    rlk_fam_count_field(kind, owner, field, sizeof field);
+    rc = rlk_fam_hash_query(b, "HEXISTS", field, 0, &n);
     *held = rc == RLK_OK && n == 1;
     return rc;
 }
 
-int rlk_fam_held_lease_of(const rlk_fam_base *b, int kind, const char *owner, long long *start_ns,
-                     long long *deadline_ns)
+/* The lease of the hold of (kind, b->name, owner). */
+static int rlk_fam_held_lease_of(const rlk_fam_base *b, int kind, const char *owner,
+                                 long long *start_ns, long long *deadline_ns)
 {
     long long lease_ms = 0, delay_ms = 0;
     int found = rlk_wd_lease_of(b->rt->wd, kind, b->name, owner, start_ns, &lease_ms, &delay_ms);
@@ -320,16 +322,17 @@ int rlk_fam_held_lease(const rlk_fam_base *b, int kind, rlk_fam_id *id, const ch
     return rlk_fam_held_lease_of(b, kind, owner, start_ns, deadline_ns);
 }
 
-int rlk_fam_hold_count(const rlk_fam_base *b, rlk_fam_id *id, const char *owner_fn,
+int rlk_fam_hold_count(const rlk_fam_base *b, int kind, rlk_fam_id *id, const char *owner_fn,
                        long long *count)
 {
-    char owner[RLK_OWNER_MAX + 1];
+    char owner[RLK_OWNER_MAX + 1], field[RLK_OWNER_MAX + 8];
     int rc;
 
     *count = 0;
     if ((rc = rlk_fam_id_get(b->c, b->rt, id, owner, sizeof owner, owner_fn)) != RLK_OK)
         return rc;
-    return rlk_fam_hash_query(b, "HGET", owner, 0, count);
+    rlk_fam_count_field(kind, owner, field, sizeof field);
+    return rlk_fam_hash_query(b, "HGET", field, 0, count);
 }
 
 int rlk_fam_remaining_ttl(const rlk_fam_base *b, long long *ttl_ms)

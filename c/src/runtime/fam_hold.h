@@ -81,13 +81,13 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id
 int rlk_fam_force_done(const rlk_fam_base *b, int rc, redisReply *r, rlk_lq *q, int *released);
 
 /* Queries of a lock hash whose fields are holder ids (reentrant, fenced,
- * fair): EXISTS; the registry's lost mark, then HEXISTS of the handle's
- * holder id (id, owner_fn as for rlk_fam_unlock); HGET of it; PTTL (-2
- * when there is no key). */
+ * fair, read-write): EXISTS; the registry's lost mark, then HEXISTS of the
+ * handle's holder id's field as kind (id, owner_fn as for rlk_fam_unlock;
+ * rlk_fam_count_field); HGET of it; PTTL (-2 when there is no key). */
 int rlk_fam_is_locked(const rlk_fam_base *b, int *locked);
 int rlk_fam_is_held(const rlk_fam_base *b, int kind, rlk_fam_id *id, const char *owner_fn,
                     int *held);
-int rlk_fam_hold_count(const rlk_fam_base *b, rlk_fam_id *id, const char *owner_fn,
+int rlk_fam_hold_count(const rlk_fam_base *b, int kind, rlk_fam_id *id, const char *owner_fn,
                        long long *count);
 int rlk_fam_remaining_ttl(const rlk_fam_base *b, long long *ttl_ms);
 
@@ -96,10 +96,8 @@ int rlk_fam_remaining_ttl(const rlk_fam_base *b, long long *ttl_ms);
  * of the call that set it, *deadline_ns start + its lease, both
  * CLOCK_MONOTONIC; RLK_ERR_LOST (recorded) with both set to the lease it was
  * lost with when the watchdog declared it lost; RLK_ERR_NOT_OWNER (recorded)
- * when it is not held. rlk_fam_held_lease_of: the same for a holder id in hand. */
+ * when it is not held. */
 int rlk_fam_held_lease(const rlk_fam_base *b, int kind, rlk_fam_id *id, const char *owner_fn,
-                  long long *start_ns, long long *deadline_ns);
-int rlk_fam_held_lease_of(const rlk_fam_base *b, int kind, const char *owner, long long *start_ns,
-                     long long *deadline_ns);
+                       long long *start_ns, long long *deadline_ns);
 
 #endif /* RLK_FAM_HOLD_H */

@@ -30,8 +30,6 @@ typedef struct rlk_doubt {
 
 static _Thread_local rlk_doubt rlk_thread_doubt;
 
-static void rlk_fam_count_field(int kind, const char *owner, char *buf, size_t len);
-
 /* The connection of the latest lost reply this thread settled. */
 static _Thread_local rlk_lost_conn rlk_thread_lost_conn;
 
@@ -117,8 +115,7 @@ static int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, long lo
     return 1;
 }
 
-/* "<owner>" or "<owner>:write": the holder's count field of kind. */
-static void rlk_fam_count_field(int kind, const char *owner, char *buf, size_t len)
+void rlk_fam_count_field(int kind, const char *owner, char *buf, size_t len)
 {
     snprintf(buf, len, "%s%s", owner, kind == RLK_KIND_WRITE ? ":write" : "");
 }

@@ -18,6 +18,10 @@
 #include "runtime/rt.h"
 #include "runtime/wd.h"
 
+/* "<owner>" or "<owner>:write" (RLK_KIND_WRITE) into buf: the holder's count field of kind in
+ * the lock hash. */
+void rlk_fam_count_field(int kind, const char *owner, char *buf, size_t len);
+
 /* Gives back one hold of the acquiring owner (the kind's release for the
  * same holder: one hold less): an acquisition the registry could not
  * record, one too few replicas acknowledged, or a hold the server counts
