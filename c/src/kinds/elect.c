@@ -38,15 +38,13 @@
 struct rlk_elect {
     rlk_fam_base b;             /* channel: redisson_lock__channel:{name} (candidates wait there);
                                    keys: the token redisson_lock_token:{name}, the state
-                                   {name}:elect, the channel rlk_elect__channel:{name} */
-    rlk_lq *q;
-    rlk_fam_id id;
+                                   {name}:elect, the channel rlk_elect__channel:{name}; q: the
+                                   local queue of name */
     char secret[33];            /* this handle's incarnation: 16 random bytes in hex, stored with
                                    its leadership; elect/campaign adopts a live leadership of the
                                    same holder id only with it */
 };
 
-/* rlk_fam_kind.fini: what the handle holds beyond its base. */
 /* The election's row (kinds/proto.h, docs/elect.md) on the fenced lock's layout: a leader is
  * a fenced hold whose token is its term, renewed with fenced/renew; candidates wait on the
  * lock's channel, which elect/resign publishes on. Forced as the fenced lock it is. */
@@ -62,15 +60,8 @@ const rlk_proto_call rlk_elect_proclaim_call = {"elect/proclaim",
                                                 "owner term value publish secret"};
 const rlk_proto_call rlk_elect_leader_call = {"elect/leader", ""};
 
-static void rlk_elect_fini(void *handle)
-{
-    rlk_elect *e = handle;
-
-    rlk_handle_queue_fini(&e->id, e->q);
-}
-
 static const rlk_fam_kind rlk_elect_kind = {
-    "rlk_elect_new", "election", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name, rlk_elect_fini
+    "rlk_elect_new", "election", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name, NULL
 };
 
 /* ---------------------------------------------------------------- handles */
@@ -79,18 +70,16 @@ static atomic_ullong rlk_elect_handles;
 
 rlk_elect *rlk_elect_new(rlk_client *c, const char *name)
 {
-    rlk_elect *e = rlk_fam_new(c, name, sizeof *e, &rlk_elect_kind);
+    rlk_elect *e = rlk_handle_new(c, name, sizeof *e, &rlk_elect_kind, 0);
     char owner[RLK_UUID_LEN + 32];
 
     if (!e)
         return NULL;
-    if (!rlk_handle_queue_init(c, &e->id, &e->q, name))
-        return rlk_fam_made(e, 0);
     /* A candidate is the handle, not a thread (as etcd's session): campaign in one
      * thread, resign in another. "<client uuid>:elect-<n>". */
     snprintf(owner, sizeof owner, "%s:elect-%llu", e->b.rt->uuid,
              (unsigned long long)atomic_fetch_add(&rlk_elect_handles, 1) + 1);
-    if (rlk_fam_id_set(c, &e->id, owner, 0, "rlk_elect_new") != RLK_OK) {
+    if (rlk_fam_id_set(c, &e->b.id, owner, 0, "rlk_elect_new") != RLK_OK) {
         rlk_fam_free(e);
         return NULL;
     }
@@ -130,12 +119,12 @@ const char *rlk_elect_channel(const rlk_elect *e)
 
 int rlk_elect_set_owner(rlk_elect *e, const char *owner)
 {
-    return e ? rlk_fam_id_set(e->b.c, &e->id, owner, 0, "rlk_elect_set_owner") : RLK_ERR_ARG;
+    return e ? rlk_fam_id_set(e->b.c, &e->b.id, owner, 0, "rlk_elect_set_owner") : RLK_ERR_ARG;
 }
 
 int rlk_elect_owner(const rlk_elect *e, char *buf, size_t len)
 {
-    return e ? rlk_handle_owner(&e->b, &e->id, buf, len, "rlk_elect_owner") : RLK_ERR_ARG;
+    return e ? rlk_handle_owner(&e->b, &e->b.id, buf, len, "rlk_elect_owner") : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- campaign */
@@ -168,13 +157,13 @@ int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long 
     if (strlen(value) > RLK_ELECT_VALUE_MAX)
         return rlk_set_error(e->b.c, RLK_ERR_ARG, "election %s: value longer than %d bytes",
                              e->b.name, RLK_ELECT_VALUE_MAX);
-    rc = rlk_handle_acq_start(&a, e, &e->b, &e->id, "rlk_elect_owner", "election", lease_ms,
+    rc = rlk_handle_acq_start(&a, e, &e->b, &e->b.id, "rlk_elect_owner", "election", lease_ms,
                               rlk_elect_resign_call);
     a.row = &rlk_elect_row;
     a.why = "another candidate leads";
     a.v.value = value;
     a.v.secret = e->secret;
-    a.q = e->q;
+    a.q = e->b.q;
     a.quiet = 1;
     if (rc == RLK_OK && (rc = rlk_handle_drive(&a, start, wait_ms)) == RLK_OK && term)
         *term = a.token;
@@ -185,7 +174,7 @@ int rlk_elect_term(rlk_elect *e, long long *term)
 {
     if (!e || !term)
         return RLK_ERR_ARG;
-    return rlk_handle_token(&e->b, &e->id, "rlk_elect_owner", RLK_KIND_FENCED,
+    return rlk_handle_token(&e->b, &e->b.id, "rlk_elect_owner", RLK_KIND_FENCED,
                             "election %s: %s does not lead (never elected, resigned, or lost)",
                             term);
 }
@@ -232,7 +221,7 @@ int rlk_elect_resign(rlk_elect *e)
 {
     if (!e)
         return RLK_ERR_ARG;
-    return rlk_fam_unlock(&e->b, RLK_KIND_FENCED, "election", &e->id, "rlk_elect_owner", e->q,
+    return rlk_fam_unlock(&e->b, RLK_KIND_FENCED, "election", &e->b.id, "rlk_elect_owner", e->b.q,
                           rlk_elect_resign_call, e);
 }
 

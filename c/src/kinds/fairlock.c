@@ -18,7 +18,7 @@
  * out, an error, rlk_interrupt_waits) calls fair/cancel. No process-wide
  * local queue: the server's queue orders every thread.
  */
-#include <pthread.h>
+#include <stdatomic.h>
 
 #include "client/client.h"
 #include "client/clock.h"
@@ -34,23 +34,12 @@ struct rlk_fairlock {
     rlk_fam_base b;             /* channel: redisson_lock__channel:{name}; a waiter's is
                                    <channel>:<owner>; keys: the queue redisson_lock_queue:{name},
                                    the timeouts redisson_lock_timeout:{name} */
-    rlk_fam_id id;
-    pthread_mutex_t mu;         /* guards thread_wait */
-    long long thread_wait;      /* <= 0: RLK_FAIR_THREAD_WAIT_MS */
+    _Atomic long long thread_wait;      /* <= 0: RLK_FAIR_THREAD_WAIT_MS */
     int non_reentrant;          /* rlk_fairlock_set_non_reentrant: fair/nonreentrant_acquire */
 };
 
-/* rlk_fam_kind.fini: what the handle holds beyond its base. */
-static void rlk_fairlock_fini(void *handle)
-{
-    rlk_fairlock *f = handle;
-
-    rlk_fam_id_destroy(&f->id);
-    pthread_mutex_destroy(&f->mu);
-}
-
 static const rlk_fam_kind rlk_fair_kind = {
-    "rlk_fairlock_new", "lock", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name, rlk_fairlock_fini
+    "rlk_fairlock_new", "lock", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name, NULL
 };
 
 /* The watchdog's task for fair locks (runtime/wd.h): one fair/renew call
@@ -86,8 +75,6 @@ rlk_fairlock *rlk_fairlock_new(rlk_client *c, const char *name)
 
     if (!f)
         return NULL;
-    rlk_fam_id_init(&f->id);
-    pthread_mutex_init(&f->mu, NULL);
     return rlk_fam_made(f, rlk_handle_keys(&f->b, "fair", "channel queue timeouts"));
 }
 
@@ -113,12 +100,12 @@ const char *rlk_fairlock_timeout_name(const rlk_fairlock *f)
 
 int rlk_fairlock_set_owner(rlk_fairlock *f, const char *owner)
 {
-    return f ? rlk_fam_id_set(f->b.c, &f->id, owner, 0, "rlk_fairlock_set_owner") : RLK_ERR_ARG;
+    return f ? rlk_fam_id_set(f->b.c, &f->b.id, owner, 0, "rlk_fairlock_set_owner") : RLK_ERR_ARG;
 }
 
 int rlk_fairlock_owner(const rlk_fairlock *f, char *buf, size_t len)
 {
-    return f ? rlk_handle_owner(&f->b, &f->id, buf, len, "rlk_fairlock_owner") : RLK_ERR_ARG;
+    return f ? rlk_handle_owner(&f->b, &f->b.id, buf, len, "rlk_fairlock_owner") : RLK_ERR_ARG;
 }
 
 int rlk_fairlock_set_thread_wait(rlk_fairlock *f, long long ms)
@@ -129,9 +116,7 @@ int rlk_fairlock_set_thread_wait(rlk_fairlock *f, long long ms)
         return rlk_set_error(f->b.c, RLK_ERR_ARG,
                              "fair lock %s: thread wait %lld ms is above %lld ms", f->b.name, ms,
                              RLK_NUM_MAX);
-    pthread_mutex_lock(&f->mu);
-    f->thread_wait = ms > 0 ? ms : 0;
-    pthread_mutex_unlock(&f->mu);
+    atomic_store(&f->thread_wait, ms > 0 ? ms : 0);
     return RLK_OK;
 }
 
@@ -140,11 +125,8 @@ int rlk_fairlock_set_thread_wait(rlk_fairlock *f, long long ms)
  * the queue a short, fixed time after its last attempt. */
 static long long rlk_fair_thread_wait(rlk_fairlock *f)
 {
-    long long ms;
+    long long ms = atomic_load(&f->thread_wait);
 
-    pthread_mutex_lock(&f->mu);
-    ms = f->thread_wait;
-    pthread_mutex_unlock(&f->mu);
     return ms > 0 ? ms : RLK_FAIR_THREAD_WAIT_MS;
 }
 
@@ -173,7 +155,7 @@ static int rlk_fairlock_try_lock_run(rlk_fairlock *f, long long wait_ms, long lo
 {
     long long start = rlk_clock_now_ns();
     rlk_handle_acq a;
-    int rc = rlk_handle_acq_start(&a, f, &f->b, &f->id, "rlk_fairlock_owner", "fair lock",
+    int rc = rlk_handle_acq_start(&a, f, &f->b, &f->b.id, "rlk_fairlock_owner", "fair lock",
                                   lease_ms, rlk_fair_release_call);
 
     a.row = f->non_reentrant ? &rlk_fairlock_nr_row : &rlk_fairlock_row;
@@ -203,7 +185,7 @@ int rlk_fairlock_unlock(rlk_fairlock *f)
 {
     if (!f)
         return RLK_ERR_ARG;
-    return rlk_fam_unlock(&f->b, RLK_KIND_FAIR, "fair lock", &f->id, "rlk_fairlock_owner", NULL,
+    return rlk_fam_unlock(&f->b, RLK_KIND_FAIR, "fair lock", &f->b.id, "rlk_fairlock_owner", NULL,
                           rlk_fair_release_call, f);
 }
 
@@ -240,14 +222,14 @@ int rlk_fairlock_is_held_by_me(rlk_fairlock *f, int *held)
 {
     if (!f || !held)
         return RLK_ERR_ARG;
-    return rlk_fam_is_held(&f->b, RLK_KIND_FAIR, &f->id, "rlk_fairlock_owner", held);
+    return rlk_fam_is_held(&f->b, RLK_KIND_FAIR, &f->b.id, "rlk_fairlock_owner", held);
 }
 
 int rlk_fairlock_lease(rlk_fairlock *f, long long *start_ns, long long *deadline_ns)
 {
     if (!f || !start_ns || !deadline_ns)
         return RLK_ERR_ARG;
-    return rlk_fam_held_lease(&f->b, RLK_KIND_FAIR, &f->id, "rlk_fairlock_owner", start_ns,
+    return rlk_fam_held_lease(&f->b, RLK_KIND_FAIR, &f->b.id, "rlk_fairlock_owner", start_ns,
                               deadline_ns);
 }
 
@@ -260,7 +242,7 @@ int rlk_fairlock_hold_count(rlk_fairlock *f, long long *count)
 {
     if (!f || !count)
         return RLK_ERR_ARG;
-    return rlk_fam_hold_count(&f->b, RLK_KIND_FAIR, &f->id, "rlk_fairlock_owner", count);
+    return rlk_fam_hold_count(&f->b, RLK_KIND_FAIR, &f->b.id, "rlk_fairlock_owner", count);
 }
 
 int rlk_fairlock_queue_length(rlk_fairlock *f, long long *n)

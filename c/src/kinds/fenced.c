@@ -26,23 +26,12 @@
 
 struct rlk_fenced {
     rlk_fam_base b;             /* channel: redisson_lock__channel:{name}; keys: the token
-                                   redisson_lock_token:{name} */
-    rlk_lq *q;
-    rlk_fam_id id;
+                                   redisson_lock_token:{name}; q: the local queue of name */
     _Atomic long long reentry_token;    /* rlk_fenced_set_reentry_token; 0: none */
 };
 
-/* rlk_fam_kind.fini: what the handle holds beyond its base. */
-static void rlk_fenced_fini(void *handle)
-{
-    rlk_fenced *f = handle;
-
-    rlk_lq_put(f->q);
-    rlk_fam_id_destroy(&f->id);
-}
-
 static const rlk_fam_kind rlk_fenced_kind = {
-    "rlk_fenced_new", "lock", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name, rlk_fenced_fini
+    "rlk_fenced_new", "lock", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name, NULL
 };
 
 /* The watchdog's task for fenced locks (runtime/wd.h): one fenced/renew
@@ -64,13 +53,9 @@ const rlk_proto rlk_fenced_row = {
 
 rlk_fenced *rlk_fenced_new(rlk_client *c, const char *name)
 {
-    rlk_fenced *f = rlk_fam_new(c, name, sizeof *f, &rlk_fenced_kind);
+    rlk_fenced *f = rlk_handle_new(c, name, sizeof *f, &rlk_fenced_kind, 0);
 
-    if (!f)
-        return NULL;
-    rlk_fam_id_init(&f->id);
-    f->q = rlk_lq_get(c->addr, c->url.db, name);
-    return rlk_fam_made(f, f->q && rlk_handle_keys(&f->b, "fenced", "channel token"));
+    return f ? rlk_fam_made(f, rlk_handle_keys(&f->b, "fenced", "channel token")) : NULL;
 }
 
 void rlk_fenced_free(rlk_fenced *f)
@@ -90,12 +75,12 @@ const char *rlk_fenced_token_name(const rlk_fenced *f)
 
 int rlk_fenced_set_owner(rlk_fenced *f, const char *owner)
 {
-    return f ? rlk_fam_id_set(f->b.c, &f->id, owner, 0, "rlk_fenced_set_owner") : RLK_ERR_ARG;
+    return f ? rlk_fam_id_set(f->b.c, &f->b.id, owner, 0, "rlk_fenced_set_owner") : RLK_ERR_ARG;
 }
 
 int rlk_fenced_owner(const rlk_fenced *f, char *buf, size_t len)
 {
-    return f ? rlk_handle_owner(&f->b, &f->id, buf, len, "rlk_fenced_owner") : RLK_ERR_ARG;
+    return f ? rlk_handle_owner(&f->b, &f->b.id, buf, len, "rlk_fenced_owner") : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- script calls */
@@ -118,12 +103,12 @@ static int rlk_fenced_try_lock_run(rlk_fenced *f, long long wait_ms, long long l
 {
     long long start = rlk_clock_now_ns(), handed = atomic_load(&f->reentry_token);
     rlk_handle_acq a;
-    int rc = rlk_handle_acq_start(&a, f, &f->b, &f->id, "rlk_fenced_owner", "fenced lock",
+    int rc = rlk_handle_acq_start(&a, f, &f->b, &f->b.id, "rlk_fenced_owner", "fenced lock",
                                   lease_ms, rlk_fenced_release_call);
 
     a.row = &rlk_fenced_row;
     a.why = "held by another holder";
-    a.q = f->q;
+    a.q = f->b.q;
     if (handed > 0) {
         a.script = "fenced/reenter";
         a.args = "lease_ms owner token";
@@ -154,7 +139,7 @@ int rlk_fenced_unlock(rlk_fenced *f)
 {
     if (!f)
         return RLK_ERR_ARG;
-    return rlk_fam_unlock(&f->b, RLK_KIND_FENCED, "fenced lock", &f->id, "rlk_fenced_owner", f->q,
+    return rlk_fam_unlock(&f->b, RLK_KIND_FENCED, "fenced lock", &f->b.id, "rlk_fenced_owner", f->b.q,
                           rlk_fenced_release_call, f);
 }
 
@@ -162,13 +147,13 @@ int rlk_fenced_unlock(rlk_fenced *f)
  * goes too) */
 int rlk_fenced_force_unlock(rlk_fenced *f, int *released)
 {
-    return f ? rlk_handle_force(&f->b, &rlk_fenced_row, NULL, NULL, 0, f->q, released)
+    return f ? rlk_handle_force(&f->b, &rlk_fenced_row, NULL, NULL, 0, f->b.q, released)
              : RLK_ERR_ARG;
 }
 
 int rlk_fenced_force_unlock_named(rlk_fenced *f, int *released)
 {
-    return f ? rlk_handle_force(&f->b, &rlk_fenced_row, NULL, NULL, 1, f->q, released)
+    return f ? rlk_handle_force(&f->b, &rlk_fenced_row, NULL, NULL, 1, f->b.q, released)
              : RLK_ERR_ARG;
 }
 
@@ -189,7 +174,7 @@ int rlk_fenced_token(rlk_fenced *f, long long *token)
 {
     if (!f || !token)
         return RLK_ERR_ARG;
-    return rlk_handle_token(&f->b, &f->id, "rlk_fenced_owner", RLK_KIND_FENCED,
+    return rlk_handle_token(&f->b, &f->b.id, "rlk_fenced_owner", RLK_KIND_FENCED,
                             "fenced lock %s: no hold of %s recorded", token);
 }
 
@@ -223,14 +208,14 @@ int rlk_fenced_is_held_by_me(rlk_fenced *f, int *held)
 {
     if (!f || !held)
         return RLK_ERR_ARG;
-    return rlk_fam_is_held(&f->b, RLK_KIND_FENCED, &f->id, "rlk_fenced_owner", held);
+    return rlk_fam_is_held(&f->b, RLK_KIND_FENCED, &f->b.id, "rlk_fenced_owner", held);
 }
 
 int rlk_fenced_lease(rlk_fenced *f, long long *start_ns, long long *deadline_ns)
 {
     if (!f || !start_ns || !deadline_ns)
         return RLK_ERR_ARG;
-    return rlk_fam_held_lease(&f->b, RLK_KIND_FENCED, &f->id, "rlk_fenced_owner", start_ns,
+    return rlk_fam_held_lease(&f->b, RLK_KIND_FENCED, &f->b.id, "rlk_fenced_owner", start_ns,
                               deadline_ns);
 }
 
@@ -243,5 +228,5 @@ int rlk_fenced_hold_count(rlk_fenced *f, long long *count)
 {
     if (!f || !count)
         return RLK_ERR_ARG;
-    return rlk_fam_hold_count(&f->b, RLK_KIND_FENCED, &f->id, "rlk_fenced_owner", count);
+    return rlk_fam_hold_count(&f->b, RLK_KIND_FENCED, &f->b.id, "rlk_fenced_owner", count);
 }

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * handle.c - what the kinds' public functions share (handle.h): a holder
- * id read through a const handle, the holder id and local queue of a kind
- * whose waiters queue in the process, the head of an acquisition call and
- * its undo through the kind's release call, the message of a wait that ran
- * out, the token of a recorded hold, the metrics of a counted call, and a
- * kind's call built from its kinds/proto row.
+ * id read through a const handle, the one blocking driver of the lock
+ * kinds' rows (an acquisition call, its attempts, its wait and its undo
+ * through the kind's release call), the message of a wait that ran out, the
+ * token of a recorded hold, the metrics of a counted call, and a kind's
+ * call built from its kinds/proto row.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,19 +24,6 @@ int rlk_handle_owner(const rlk_fam_base *b, const rlk_fam_id *id, char *buf, siz
                      const char *what)
 {
     return rlk_fam_id_get(b->c, b->rt, (rlk_fam_id *)id, buf, len, what);
-}
-
-int rlk_handle_queue_init(rlk_client *c, rlk_fam_id *id, rlk_lq **q, const char *key)
-{
-    rlk_fam_id_init(id);
-    *q = rlk_lq_get(c->addr, c->url.db, key);
-    return *q != NULL;
-}
-
-void rlk_handle_queue_fini(rlk_fam_id *id, rlk_lq *q)
-{
-    rlk_lq_put(q);
-    rlk_fam_id_destroy(id);
 }
 
 int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b, rlk_fam_id *id,
@@ -321,6 +308,16 @@ rlk_handle_call rlk_handle_call_begin(const rlk_fam_base *b)
 int rlk_handle_call_end(rlk_handle_call *hc, int metric, int rc)
 {
     return rlk_metrics_end(&hc->mc, metric, hc->name, rc);
+}
+
+void *rlk_handle_new(rlk_client *c, const char *name, size_t size, const rlk_fam_kind *k,
+                     int by_channel)
+{
+    rlk_fam_base *b = rlk_fam_new(c, name, size, k);
+
+    if (b && !(b->q = rlk_lq_get(c->addr, c->url.db, by_channel ? b->channel : name)))
+        return rlk_fam_made(b, 0);
+    return b;
 }
 
 int rlk_handle_keys(rlk_fam_base *b, const char *names, const char *roles)

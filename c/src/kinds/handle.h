@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * handle.h - what the kinds' handles share (handle.c). A kind's handle
- * (struct rlk_<kind>) starts with its rlk_fam_base `b` (runtime/fam.h) and,
- * for the lock kinds, keeps its holder id as `id` (rlk_fam_id); the logic
+ * (struct rlk_<kind>) starts with its rlk_fam_base `b` (runtime/fam.h),
+ * whose holder id (b.id), local queue (b.q) and wake channel (b.wake) the
+ * lock kinds use; the logic
  * lives in runtime/fam.c and runtime/fam_hold.c. Each kind writes out its
  * own public functions in its .c file: the argument check and a forward to
  * those, or to the helpers below.
@@ -29,13 +30,10 @@ int rlk_handle_owner(const rlk_fam_base *b, const rlk_fam_id *id, char *buf, siz
 
 /* ---------------------------------------------------------------- making */
 
-/* A lock kind whose waiters queue in the process (handle.c): its holder id
- * initialised and a reference to the process-wide local queue of key
- * (rlk_lq_get); 1 when the queue was got (0: out of memory; the kind's fini
- * still calls rlk_handle_queue_fini). */
-int rlk_handle_queue_init(rlk_client *c, rlk_fam_id *id, struct rlk_lq **q, const char *key);
-/* Their end: the queue's reference given back (NULL: none), the id destroyed. */
-void rlk_handle_queue_fini(rlk_fam_id *id, struct rlk_lq *q);
+/* A lock kind's handle (rlk_fam_new) with the local queue of its name, or of its channel
+ * when by_channel, in b.q (runtime/lq.h rlk_lq_get); NULL with the error recorded. */
+void *rlk_handle_new(rlk_client *c, const char *name, size_t size, const rlk_fam_kind *k,
+                     int by_channel);
 
 /* The keys of roles (space-separated, as the scripts' headers name them) of b's name by the
  * names kind names (a scripts' folder), made once into b->key (by kinds/proto.h's

@@ -29,11 +29,10 @@
 struct rlk_lock {
     rlk_fam_base b;             /* channel: redisson_lock__channel:{name}; keys: {name}:rlk_waiters
                                    (the server's queue of tickets), {name}:rlk_next (the ticket a
-                                   release reserved the lock for), {name}:rlk_delay */
-    rlk_lq *q;
-    rlk_fam_id id;
-    char *wake;                 /* redisson_lock__channel:{name}:rlk:<cid>: this client's wake
-                                   channel, where a release grants the lock to its tickets */
+                                   release reserved the lock for), {name}:rlk_delay; q: the local
+                                   queue of name; wake: redisson_lock__channel:{name}:rlk:<cid>,
+                                   this client's wake channel, where a release grants the lock
+                                   to its tickets */
     long long cid;              /* 32768..65535, from the client's uuid: tickets are
                                    cid * 1024 + r, at least 2^25 (lib/hand_over) */
     long long spin_initial_ms;  /* rlk_lock_set_spin: > 0, wait by back-off (runtime/spin.h), */
@@ -48,19 +47,8 @@ void rlk_lock_last_timeline(rlk_lock_timeline *out)
     *out = rlk_lock_tl;
 }
 
-/* rlk_fam_kind.fini: what the handle holds beyond its base: the local
- * queue's reference, the holder id, and its wake channel. */
-static void rlk_lock_fini(void *handle)
-{
-    rlk_lock *l = handle;
-
-    rlk_lq_put(l->q);
-    rlk_fam_id_destroy(&l->id);
-    free(l->wake);
-}
-
 static const rlk_fam_kind rlk_lock_kind = {
-    "rlk_lock_new", "lock", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name, rlk_lock_fini
+    "rlk_lock_new", "lock", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name, NULL
 };
 
 /* The reentrant lock's channel rule (runtime/sub.h): "0" wakes one; a grant
@@ -171,17 +159,15 @@ const rlk_proto_call rlk_lock_renew_call = {"reentrant/renew", "lease_ms owner"}
 
 rlk_lock *rlk_lock_new(rlk_client *c, const char *name)
 {
-    rlk_lock *l = rlk_fam_new(c, name, sizeof *l, &rlk_lock_kind);
+    rlk_lock *l = rlk_handle_new(c, name, sizeof *l, &rlk_lock_kind, 0);
 
     if (!l)
         return NULL;
-    rlk_fam_id_init(&l->id);
-    l->q = rlk_lq_get(c->addr, c->url.db, name);
     /* The wake channel: the client's cid from its uuid's first 4 hex digits (two clients that
      * draw the same share a channel: a grant then wakes both subscribers, the other ignores it). */
     l->cid = rlk_names_wake_cid(l->b.rt->uuid);
-    l->wake = rlk_names_wake_channel(l->b.channel, l->cid);
-    return rlk_fam_made(l, l->q && l->wake &&
+    l->b.wake = rlk_names_wake_channel(l->b.channel, l->cid);
+    return rlk_fam_made(l, l->b.wake &&
                            rlk_handle_keys(&l->b, "reentrant", "channel waiters grant delay"));
 }
 
@@ -197,7 +183,7 @@ const char *rlk_lock_name(const rlk_lock *l)
 
 int rlk_lock_set_owner(rlk_lock *l, const char *owner)
 {
-    return l ? rlk_fam_id_set(l->b.c, &l->id, owner, 0, "rlk_lock_set_owner") : RLK_ERR_ARG;
+    return l ? rlk_fam_id_set(l->b.c, &l->b.id, owner, 0, "rlk_lock_set_owner") : RLK_ERR_ARG;
 }
 
 int rlk_lock_owner(const rlk_lock *l, char *buf, size_t len)
@@ -207,7 +193,7 @@ int rlk_lock_owner(const rlk_lock *l, char *buf, size_t len)
 
     if (!l || !buf || len == 0)
         return RLK_ERR_ARG;
-    if ((rc = rlk_fam_id_copy(l->b.rt, &m->id, buf, len)) != RLK_OK)
+    if ((rc = rlk_fam_id_copy(l->b.rt, &m->b.id, buf, len)) != RLK_OK)
         return rlk_set_error(l->b.c, rc, "rlk_lock_owner: buffer of %zu bytes too short", len);
     return RLK_OK;
 }
@@ -246,7 +232,7 @@ static int rlk_lock_try_lock_run(rlk_lock *l, long long wait_ms, long long lease
     long long start = rlk_clock_now_ns();
     rlk_lock_rel rel = {l, 0};
     rlk_handle_acq a;
-    int rc = rlk_handle_acq_start(&a, &rel, &l->b, &l->id, "rlk_lock_owner", "lock", lease_ms,
+    int rc = rlk_handle_acq_start(&a, &rel, &l->b, &l->b.id, "rlk_lock_owner", "lock", lease_ms,
                                   rlk_lock_release_call);
 
     if (rc != RLK_OK)
@@ -258,8 +244,8 @@ static int rlk_lock_try_lock_run(rlk_lock *l, long long wait_ms, long long lease
                             : "held by another holder";
     a.v.delay_ms = rel.delay_ms;
     a.note_data = 1;
-    a.q = l->q;
-    a.wake = l->wake;
+    a.q = l->b.q;
+    a.wake = l->b.wake;
     a.cid = l->cid;
     a.spin_initial_ms = l->spin_initial_ms;
     a.spin_max_ms = l->spin_max_ms;
@@ -331,10 +317,10 @@ int rlk_lock_unlock(rlk_lock *l)
 
     if (!l)
         return RLK_ERR_ARG;
-    if (rlk_fam_id_copy(l->b.rt, &l->id, owner, sizeof owner) != RLK_OK ||
+    if (rlk_fam_id_copy(l->b.rt, &l->b.id, owner, sizeof owner) != RLK_OK ||
         !rlk_wd_kind_data_of(l->b.rt->wd, RLK_KIND_LOCK, l->b.name, owner, &rel.delay_ms))
         rel.delay_ms = l->delay_ms;
-    return rlk_fam_unlock(&l->b, RLK_KIND_LOCK, "", &l->id, "rlk_lock_owner", NULL,
+    return rlk_fam_unlock(&l->b, RLK_KIND_LOCK, "", &l->b.id, "rlk_lock_owner", NULL,
                           rlk_lock_release_call, &rel);
 }
 
@@ -342,13 +328,13 @@ int rlk_lock_unlock(rlk_lock *l)
  * KEYS[3]), through any handle, with the option or without (rlk unlock --force's). */
 int rlk_lock_force_unlock(rlk_lock *l, int *released)
 {
-    return l ? rlk_handle_force(&l->b, &rlk_lock_row, "delay", NULL, 0, l->q, released)
+    return l ? rlk_handle_force(&l->b, &rlk_lock_row, "delay", NULL, 0, l->b.q, released)
              : RLK_ERR_ARG;
 }
 
 int rlk_lock_force_unlock_named(rlk_lock *l, int *released)
 {
-    return l ? rlk_handle_force(&l->b, &rlk_lock_row, "delay", NULL, 1, l->q, released)
+    return l ? rlk_handle_force(&l->b, &rlk_lock_row, "delay", NULL, 1, l->b.q, released)
              : RLK_ERR_ARG;
 }
 
@@ -358,7 +344,7 @@ void rlk_lock_lease_note(rlk_lock *l, long long sent_ns, long long lease_ms)
 {
     char owner[RLK_OWNER_MAX + 1];
 
-    if (rlk_fam_id_get(l->b.c, l->b.rt, &l->id, owner, sizeof owner, "rlk_lock_owner") == RLK_OK)
+    if (rlk_fam_id_get(l->b.c, l->b.rt, &l->b.id, owner, sizeof owner, "rlk_lock_owner") == RLK_OK)
         rlk_wd_lease_set(l->b.rt->wd, RLK_KIND_LOCK, l->b.name, owner, sent_ns, lease_ms);
 }
 
@@ -371,14 +357,14 @@ int rlk_lock_is_held_by_me(rlk_lock *l, int *held)
 {
     if (!l || !held)
         return RLK_ERR_ARG;
-    return rlk_fam_is_held(&l->b, RLK_KIND_LOCK, &l->id, "rlk_lock_owner", held);
+    return rlk_fam_is_held(&l->b, RLK_KIND_LOCK, &l->b.id, "rlk_lock_owner", held);
 }
 
 int rlk_lock_lease(rlk_lock *l, long long *start_ns, long long *deadline_ns)
 {
     if (!l || !start_ns || !deadline_ns)
         return RLK_ERR_ARG;
-    return rlk_fam_held_lease(&l->b, RLK_KIND_LOCK, &l->id, "rlk_lock_owner", start_ns,
+    return rlk_fam_held_lease(&l->b, RLK_KIND_LOCK, &l->b.id, "rlk_lock_owner", start_ns,
                               deadline_ns);
 }
 
@@ -391,5 +377,5 @@ int rlk_lock_hold_count(rlk_lock *l, long long *count)
 {
     if (!l || !count)
         return RLK_ERR_ARG;
-    return rlk_fam_hold_count(&l->b, RLK_KIND_LOCK, &l->id, "rlk_lock_owner", count);
+    return rlk_fam_hold_count(&l->b, RLK_KIND_LOCK, &l->b.id, "rlk_lock_owner", count);
 }

@@ -25,33 +25,21 @@
 #include "runtime/lq.h"
 
 struct rlk_nrlock {
-    rlk_fam_base b;             /* channel: redisson_lock__channel:{name} */
-    rlk_lq *q;
-    rlk_fam_id id;
+    rlk_fam_base b;             /* channel: redisson_lock__channel:{name}; q: the local queue of
+                                   name */
 };
 
-/* rlk_fam_kind.fini: what the handle holds beyond its base. */
-static void rlk_nrlock_fini(void *handle)
-{
-    rlk_nrlock *l = handle;
-
-    rlk_handle_queue_fini(&l->id, l->q);
-}
-
 static const rlk_fam_kind rlk_nrlock_kind = {
-    "rlk_nrlock_new", "lock", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name, rlk_nrlock_fini
+    "rlk_nrlock_new", "lock", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name, NULL
 };
 
 /* ---------------------------------------------------------------- handles */
 
 rlk_nrlock *rlk_nrlock_new(rlk_client *c, const char *name)
 {
-    rlk_nrlock *l = rlk_fam_new(c, name, sizeof *l, &rlk_nrlock_kind);
+    rlk_nrlock *l = rlk_handle_new(c, name, sizeof *l, &rlk_nrlock_kind, 0);
 
-    if (!l)
-        return NULL;
-    return rlk_fam_made(l, rlk_handle_queue_init(c, &l->id, &l->q, name) &&
-                           rlk_handle_keys(&l->b, "nonreentrant", "channel"));
+    return l ? rlk_fam_made(l, rlk_handle_keys(&l->b, "nonreentrant", "channel")) : NULL;
 }
 
 void rlk_nrlock_free(rlk_nrlock *l)
@@ -66,12 +54,12 @@ const char *rlk_nrlock_name(const rlk_nrlock *l)
 
 int rlk_nrlock_set_owner(rlk_nrlock *l, const char *owner)
 {
-    return l ? rlk_fam_id_set(l->b.c, &l->id, owner, 0, "rlk_nrlock_set_owner") : RLK_ERR_ARG;
+    return l ? rlk_fam_id_set(l->b.c, &l->b.id, owner, 0, "rlk_nrlock_set_owner") : RLK_ERR_ARG;
 }
 
 int rlk_nrlock_owner(const rlk_nrlock *l, char *buf, size_t len)
 {
-    return l ? rlk_handle_owner(&l->b, &l->id, buf, len, "rlk_nrlock_owner") : RLK_ERR_ARG;
+    return l ? rlk_handle_owner(&l->b, &l->b.id, buf, len, "rlk_nrlock_owner") : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- script calls */
@@ -90,12 +78,12 @@ static int rlk_nrlock_try_lock_run(rlk_nrlock *l, long long wait_ms, long long l
 {
     long long start = rlk_clock_now_ns();
     rlk_handle_acq a;
-    int rc = rlk_handle_acq_start(&a, l, &l->b, &l->id, "rlk_nrlock_owner", "non-reentrant lock",
+    int rc = rlk_handle_acq_start(&a, l, &l->b, &l->b.id, "rlk_nrlock_owner", "non-reentrant lock",
                                   lease_ms, rlk_nrlock_release_call);
 
     a.row = &rlk_lock_nr_row;
     a.why = "held by another holder";
-    a.q = l->q;
+    a.q = l->b.q;
     return rc != RLK_OK ? rc : rlk_handle_drive(&a, start, wait_ms);
 }
 
@@ -120,8 +108,8 @@ int rlk_nrlock_unlock(rlk_nrlock *l)
 {
     if (!l)
         return RLK_ERR_ARG;
-    return rlk_fam_unlock(&l->b, RLK_KIND_LOCK, "non-reentrant lock", &l->id, "rlk_nrlock_owner",
-                          l->q, rlk_nrlock_release_call, l);
+    return rlk_fam_unlock(&l->b, RLK_KIND_LOCK, "non-reentrant lock", &l->b.id, "rlk_nrlock_owner",
+                          l->b.q, rlk_nrlock_release_call, l);
 }
 
 /* reentrant/force_release, as the reentrant lock's force unlock, with the
@@ -131,13 +119,13 @@ int rlk_nrlock_unlock(rlk_nrlock *l)
  * does. */
 int rlk_nrlock_force_unlock(rlk_nrlock *l, int *released)
 {
-    return l ? rlk_handle_force(&l->b, &rlk_lock_nr_row, "delay", NULL, 0, l->q, released)
+    return l ? rlk_handle_force(&l->b, &rlk_lock_nr_row, "delay", NULL, 0, l->b.q, released)
              : RLK_ERR_ARG;
 }
 
 int rlk_nrlock_force_unlock_named(rlk_nrlock *l, int *released)
 {
-    return l ? rlk_handle_force(&l->b, &rlk_lock_nr_row, "delay", NULL, 1, l->q, released)
+    return l ? rlk_handle_force(&l->b, &rlk_lock_nr_row, "delay", NULL, 1, l->b.q, released)
              : RLK_ERR_ARG;
 }
 
@@ -153,14 +141,14 @@ int rlk_nrlock_is_held_by_me(rlk_nrlock *l, int *held)
 {
     if (!l || !held)
         return RLK_ERR_ARG;
-    return rlk_fam_is_held(&l->b, RLK_KIND_LOCK, &l->id, "rlk_nrlock_owner", held);
+    return rlk_fam_is_held(&l->b, RLK_KIND_LOCK, &l->b.id, "rlk_nrlock_owner", held);
 }
 
 int rlk_nrlock_lease(rlk_nrlock *l, long long *start_ns, long long *deadline_ns)
 {
     if (!l || !start_ns || !deadline_ns)
         return RLK_ERR_ARG;
-    return rlk_fam_held_lease(&l->b, RLK_KIND_LOCK, &l->id, "rlk_nrlock_owner", start_ns,
+    return rlk_fam_held_lease(&l->b, RLK_KIND_LOCK, &l->b.id, "rlk_nrlock_owner", start_ns,
                               deadline_ns);
 }
 

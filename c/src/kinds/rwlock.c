@@ -41,26 +41,14 @@ struct rlk_rwlock {
     rlk_fam_base b;             /* channel: redisson_rwlock:{name}; keys: the prefix {name} (of
                                    the timeout keys), {name}:rlk_waiters (the server's queue of
                                    writers' tickets), {name}:rlk_next (the ticket a release
-                                   reserved the lock for) */
-    rlk_fam_id id;
-    rlk_lq *q;                  /* the process's waiting writers of this lock */
-    char *wake;                 /* redisson_rwlock:{name}:rlk:<cid>: this client's wake channel */
+                                   reserved the lock for); q: the process's waiting writers of
+                                   this lock; wake: redisson_rwlock:{name}:rlk:<cid>, this
+                                   client's wake channel */
     long long cid;              /* 32768..65535, from the client's uuid (as kinds/lock.c) */
 };
 
-/* rlk_fam_kind.fini: what the handle holds beyond its base. */
-static void rlk_rwlock_fini(void *handle)
-{
-    rlk_rwlock *rw = handle;
-
-    rlk_fam_id_destroy(&rw->id);
-    if (rw->q)
-        rlk_lq_put(rw->q);
-    free(rw->wake);
-}
-
 static const rlk_fam_kind rlk_rwlock_kind = {
-    "rlk_rwlock_new", "lock", RLK_NAMES_CH_RWLOCK, rlk_fam_prefix_name, rlk_rwlock_fini
+    "rlk_rwlock_new", "lock", RLK_NAMES_CH_RWLOCK, rlk_fam_prefix_name, NULL
 };
 
 /* The watchdog's tasks for read-write locks (runtime/wd.h): the reads of
@@ -139,15 +127,13 @@ static int rlk_rw_check_side(rlk_rwlock *rw, int side, int any_ok, const char *w
 
 rlk_rwlock *rlk_rwlock_new(rlk_client *c, const char *name)
 {
-    rlk_rwlock *rw = rlk_fam_new(c, name, sizeof *rw, &rlk_rwlock_kind);
+    rlk_rwlock *rw = rlk_handle_new(c, name, sizeof *rw, &rlk_rwlock_kind, 1);
 
     if (!rw)
         return NULL;
-    rlk_fam_id_init(&rw->id);
-    rw->q = rlk_lq_get(c->addr, c->url.db, rw->b.channel);
     rw->cid = rlk_names_wake_cid(rw->b.rt->uuid);
-    rw->wake = rlk_names_wake_channel(rw->b.channel, rw->cid);
-    return rlk_fam_made(rw, rw->q && rw->wake &&
+    rw->b.wake = rlk_names_wake_channel(rw->b.channel, rw->cid);
+    return rlk_fam_made(rw, rw->b.wake &&
                             rlk_handle_keys(&rw->b, "rwlock", "channel prefix waiters grant"));
 }
 
@@ -169,12 +155,12 @@ const char *rlk_rwlock_channel(const rlk_rwlock *rw)
 /* An id of a read-write lock's field: not "mode", no ":write" */
 int rlk_rwlock_set_owner(rlk_rwlock *rw, const char *owner)
 {
-    return rw ? rlk_fam_id_set(rw->b.c, &rw->id, owner, 1, "rlk_rwlock_set_owner") : RLK_ERR_ARG;
+    return rw ? rlk_fam_id_set(rw->b.c, &rw->b.id, owner, 1, "rlk_rwlock_set_owner") : RLK_ERR_ARG;
 }
 
 int rlk_rwlock_owner(const rlk_rwlock *rw, char *buf, size_t len)
 {
-    return rw ? rlk_handle_owner(&rw->b, &rw->id, buf, len, "rlk_rwlock_owner") : RLK_ERR_ARG;
+    return rw ? rlk_handle_owner(&rw->b, &rw->b.id, buf, len, "rlk_rwlock_owner") : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- locking */
@@ -212,13 +198,13 @@ static int rlk_rwlock_try_lock_run(rlk_rwlock *rw, int side, long long wait_ms, 
 
     if (rc != RLK_OK)
         return rc;
-    rc = rlk_handle_acq_start(&a, rw, &rw->b, &rw->id, "rlk_rwlock_owner", "rwlock", lease_ms,
+    rc = rlk_handle_acq_start(&a, rw, &rw->b, &rw->b.id, "rlk_rwlock_owner", "rwlock", lease_ms,
                               side == RLK_RW_WRITE ? rlk_rw_release_write : rlk_rw_release_read);
     a.row = side == RLK_RW_WRITE ? &rlk_rwlock_write_row : &rlk_rwlock_read_row;
     a.what = rlk_rw_what(side);
     a.why = "held against it";
-    a.q = side == RLK_RW_WRITE ? rw->q : NULL;
-    a.wake = rw->wake;
+    a.q = side == RLK_RW_WRITE ? rw->b.q : NULL;
+    a.wake = rw->b.wake;
     a.cid = rw->cid;
     return rc != RLK_OK ? rc : rlk_handle_drive(&a, start, wait_ms);
 }
@@ -247,7 +233,7 @@ int rlk_rwlock_unlock(rlk_rwlock *rw, int side)
         return RLK_ERR_ARG;
     if ((rc = rlk_rw_check_side(rw, side, 0, "unlock")) != RLK_OK)
         return rc;
-    return rlk_fam_unlock(&rw->b, rlk_rw_kind(side), rlk_rw_what(side), &rw->id,
+    return rlk_fam_unlock(&rw->b, rlk_rw_kind(side), rlk_rw_what(side), &rw->b.id,
                           "rlk_rwlock_owner", NULL,
                           side == RLK_RW_WRITE ? rlk_rw_release_write : rlk_rw_release_read, rw);
 }
@@ -317,7 +303,7 @@ int rlk_rwlock_lease(rlk_rwlock *rw, int side, long long *start_ns, long long *d
         return RLK_ERR_ARG;
     if ((rc = rlk_rw_check_side(rw, side, 0, "lease")) != RLK_OK)
         return rc;
-    return rlk_fam_held_lease(&rw->b, rlk_rw_kind(side), &rw->id, "rlk_rwlock_owner", start_ns,
+    return rlk_fam_held_lease(&rw->b, rlk_rw_kind(side), &rw->b.id, "rlk_rwlock_owner", start_ns,
                               deadline_ns);
 }
 
@@ -330,7 +316,7 @@ int rlk_rwlock_hold_count(rlk_rwlock *rw, int side, long long *count)
     *count = 0;
     if ((rc = rlk_rw_check_side(rw, side, 0, "hold count")) != RLK_OK)
         return rc;
-    return rlk_fam_hold_count(&rw->b, rlk_rw_kind(side), &rw->id, "rlk_rwlock_owner", count);
+    return rlk_fam_hold_count(&rw->b, rlk_rw_kind(side), &rw->b.id, "rlk_rwlock_owner", count);
 }
 
 /* A hold the watchdog lost: not held */
@@ -343,7 +329,7 @@ int rlk_rwlock_is_held_by_me(rlk_rwlock *rw, int side, int *held)
     *held = 0;
     if ((rc = rlk_rw_check_side(rw, side, 0, "is held")) != RLK_OK)
         return rc;
-    return rlk_fam_is_held(&rw->b, rlk_rw_kind(side), &rw->id, "rlk_rwlock_owner", held);
+    return rlk_fam_is_held(&rw->b, rlk_rw_kind(side), &rw->b.id, "rlk_rwlock_owner", held);
 }
 
 /* How many reader fields the hash has: not "mode", not "<w>:write", with a positive count. */

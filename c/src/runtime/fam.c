@@ -13,6 +13,7 @@
 #include "client/error.h"
 #include "client/slot.h"
 #include "runtime/fam.h"
+#include "runtime/lq.h"
 #include "runtime/rt.h"
 
 /* ---------------------------------------------------------------- names */
@@ -96,6 +97,7 @@ void *rlk_fam_new(rlk_client *c, const char *name, size_t size, const rlk_fam_ki
         free(b);
         return rlk_fam_nomem(c, k, name);
     }
+    rlk_fam_id_init(&b->id);
     b->c = c;
     b->name = strdup(name);
     b->channel = k->channel_of(k->channel_prefix, name);
@@ -118,7 +120,6 @@ void *rlk_fam_made(void *handle, int ok)
     return NULL;
 }
 
-
 void rlk_fam_free(void *handle)
 {
     rlk_fam_base *b = handle;
@@ -127,6 +128,9 @@ void rlk_fam_free(void *handle)
         return;
     if (b->kind && b->kind->fini)
         b->kind->fini(b);
+    rlk_fam_id_destroy(&b->id);
+    rlk_lq_put(b->q);
+    free(b->wake);
     for (int i = 0; i < RLK_FAM_KEYS; i++)
         free(b->key[i]);
     free(b->channel);
