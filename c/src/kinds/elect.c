@@ -144,7 +144,6 @@ static int rlk_elect_resign_call(void *arg, const char *owner, long long lease, 
 int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long long lease_ms,
                        long long *term)
 {
-    long long start = rlk_clock_now_ns();
     rlk_handle_acq a;
     int rc;
 
@@ -163,9 +162,8 @@ int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long 
     a.why = "another candidate leads";
     a.v.value = value;
     a.v.secret = e->secret;
-    a.q = e->b.q;
     a.quiet = 1;
-    if (rc == RLK_OK && (rc = rlk_handle_drive(&a, start, wait_ms)) == RLK_OK && term)
+    if (rc == RLK_OK && (rc = rlk_handle_drive(&a, wait_ms)) == RLK_OK && term)
         *term = a.token;
     return rc;
 }

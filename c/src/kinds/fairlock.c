@@ -151,25 +151,21 @@ int rlk_fairlock_set_non_reentrant(rlk_fairlock *f, int on)
  * channel, each sleep at most the wait the attempt was told and at most a third of the
  * keep-alive; the wait bounds every connect and command of it, and a waiter that gives up
  * leaves the queue by fair/cancel (see the top). */
-static int rlk_fairlock_try_lock_run(rlk_fairlock *f, long long wait_ms, long long lease_ms)
-{
-    long long start = rlk_clock_now_ns();
-    rlk_handle_acq a;
-    int rc = rlk_handle_acq_start(&a, f, &f->b, &f->b.id, "rlk_fairlock_owner", "fair lock",
-                                  lease_ms, rlk_fair_release_call);
-
-    a.row = f->non_reentrant ? &rlk_fairlock_nr_row : &rlk_fairlock_row;
-    a.why = "not this owner's turn";
-    a.v.wait_ms = rlk_fair_thread_wait(f);
-    a.ttl_cap = a.v.wait_ms / 3 > 0 ? a.v.wait_ms / 3 : 1;
-    return rc != RLK_OK ? rc : rlk_handle_drive(&a, start, wait_ms);
-}
-
 int rlk_fairlock_try_lock(rlk_fairlock *f, long long wait_ms, long long lease_ms)
 {
     rlk_handle_call hc = rlk_handle_call_begin(f ? &f->b : NULL);
-    int rc = f ? rlk_fairlock_try_lock_run(f, wait_ms, lease_ms) : RLK_ERR_ARG;
+    rlk_handle_acq a;
+    int rc = f ? rlk_handle_acq_start(&a, f, &f->b, &f->b.id, "rlk_fairlock_owner", "fair lock",
+                                      lease_ms, rlk_fair_release_call)
+               : RLK_ERR_ARG;
 
+    if (rc == RLK_OK) {
+        a.row = f->non_reentrant ? &rlk_fairlock_nr_row : &rlk_fairlock_row;
+        a.why = "not this owner's turn";
+        a.v.wait_ms = rlk_fair_thread_wait(f);
+        a.ttl_cap = a.v.wait_ms / 3 > 0 ? a.v.wait_ms / 3 : 1;
+        rc = rlk_handle_drive(&a, wait_ms);
+    }
     return rlk_handle_call_end(&hc, RLK_KIND_FAIR, rc);
 }
 

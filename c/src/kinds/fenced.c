@@ -98,32 +98,22 @@ static int rlk_fenced_release_call(void *arg, const char *owner, long long lease
  * and its rule for the attempt straight away. A token handed down
  * (rlk_fenced_set_reentry_token): fenced/reenter re-enters the enclosing hold with it, or
  * acquires as fenced/acquire when that hold is gone. */
-static int rlk_fenced_try_lock_run(rlk_fenced *f, long long wait_ms, long long lease_ms,
-                                   long long *token)
-{
-    long long start = rlk_clock_now_ns(), handed = atomic_load(&f->reentry_token);
-    rlk_handle_acq a;
-    int rc = rlk_handle_acq_start(&a, f, &f->b, &f->b.id, "rlk_fenced_owner", "fenced lock",
-                                  lease_ms, rlk_fenced_release_call);
-
-    a.row = &rlk_fenced_row;
-    a.why = "held by another holder";
-    a.q = f->b.q;
-    if (handed > 0) {
-        a.script = "fenced/reenter";
-        a.args = "lease_ms owner token";
-        a.v.term = handed;
-    }
-    if (rc == RLK_OK && (rc = rlk_handle_drive(&a, start, wait_ms)) == RLK_OK && token)
-        *token = a.token;
-    return rc;
-}
-
 int rlk_fenced_try_lock(rlk_fenced *f, long long wait_ms, long long lease_ms, long long *token)
 {
     rlk_handle_call hc = rlk_handle_call_begin(f ? &f->b : NULL);
-    int rc = f ? rlk_fenced_try_lock_run(f, wait_ms, lease_ms, token) : RLK_ERR_ARG;
+    rlk_handle_acq a;
+    int rc = f ? rlk_handle_acq_start(&a, f, &f->b, &f->b.id, "rlk_fenced_owner", "fenced lock",
+                                      lease_ms, rlk_fenced_release_call)
+               : RLK_ERR_ARG;
 
+    a.row = &rlk_fenced_row;
+    a.why = "held by another holder";
+    if (rc == RLK_OK && (a.v.term = atomic_load(&f->reentry_token)) > 0) {
+        a.script = "fenced/reenter";
+        a.args = "lease_ms owner token";
+    }
+    if (rc == RLK_OK && (rc = rlk_handle_drive(&a, wait_ms)) == RLK_OK && token)
+        *token = a.token;
     return rlk_handle_call_end(&hc, RLK_KIND_FENCED, rc);
 }
 
@@ -139,8 +129,8 @@ int rlk_fenced_unlock(rlk_fenced *f)
 {
     if (!f)
         return RLK_ERR_ARG;
-    return rlk_fam_unlock(&f->b, RLK_KIND_FENCED, "fenced lock", &f->b.id, "rlk_fenced_owner", f->b.q,
-                          rlk_fenced_release_call, f);
+    return rlk_fam_unlock(&f->b, RLK_KIND_FENCED, "fenced lock", &f->b.id, "rlk_fenced_owner",
+                          f->b.q, rlk_fenced_release_call, f);
 }
 
 /* Force unlocks: reentrant/force_release, as the reentrant lock's (named: a hash without a TTL

@@ -15,6 +15,7 @@
 #include "client/clock.h"
 #include "client/error.h"
 #include "kinds/handle.h"
+#include "kinds/names.h"
 #include "runtime/lq.h"
 #include "runtime/spin.h"
 #include "runtime/wait.h"
@@ -33,10 +34,13 @@ int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
     int rc;
 
     memset(a, 0, sizeof *a);
+    a->start_ns = rlk_clock_now_ns();
     a->handle = handle;
     a->release = release;
     a->b = b;
     a->what = what;
+    a->q = b->q;
+    a->wake = b->wake;
     rc = rlk_fam_lease(b->c, what, b->name, lease_ms, &a->lease_ms, &a->watchdog);
     if (rc != RLK_OK)
         return rc;
@@ -178,8 +182,9 @@ static int rlk_handle_queue(rlk_handle_acq *a, rlk_waiter *w, rlk_lq_node *node,
      * on a cluster (PUBLISH counts the subscribers of the node it ran on only). Otherwise a
      * random ticket in 1..2^25-1 (a clash of two waiters only costs a turn: the lock hash
      * decides who holds it), and the waiter listens on the lock's channel. */
-    a->ticket.ticket = rlk_client_counts_exact(b->c) ? rlk_names_wake_ticket(a->cid)
-                                                     : rlk_names_plain_ticket();
+    a->ticket.ticket = rlk_client_counts_exact(b->c)
+                       ? rlk_names_wake_ticket(rlk_names_wake_cid(b->rt->uuid))
+                       : rlk_names_plain_ticket();
     a->ticket.claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
     wakes = a->ticket.ticket >= RLK_NAMES_WAKE_TICKET_MIN;
     w->rule = &rlk_lock_sub_rule;       /* its grants */
@@ -204,8 +209,9 @@ static int rlk_handle_queue(rlk_handle_acq *a, rlk_waiter *w, rlk_lq_node *node,
     return RLK_OK;
 }
 
-int rlk_handle_drive(rlk_handle_acq *a, long long start_ns, long long wait_ms)
+int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
 {
+    long long start_ns = a->start_ns;
     const rlk_fam_base *b = a->b;
     const rlk_proto *row = a->row;
     rlk_proto_keys ks;
@@ -311,13 +317,18 @@ int rlk_handle_call_end(rlk_handle_call *hc, int metric, int rc)
 }
 
 void *rlk_handle_new(rlk_client *c, const char *name, size_t size, const rlk_fam_kind *k,
-                     int by_channel)
+                     int how)
 {
     rlk_fam_base *b = rlk_fam_new(c, name, size, k);
 
-    if (b && !(b->q = rlk_lq_get(c->addr, c->url.db, by_channel ? b->channel : name)))
-        return rlk_fam_made(b, 0);
-    return b;
+    if (!b)
+        return NULL;
+    b->q = rlk_lq_get(c->addr, c->url.db, how & RLK_HANDLE_BY_CHANNEL ? b->channel : name);
+    /* The wake channel: the client's cid from its uuid's first 4 hex digits (two clients that
+     * draw the same share a channel: a grant then wakes both subscribers, the other ignores it). */
+    if (how & RLK_HANDLE_WAKE)
+        b->wake = rlk_names_wake_channel(b->channel, rlk_names_wake_cid(b->rt->uuid));
+    return b->q && (b->wake || !(how & RLK_HANDLE_WAKE)) ? b : rlk_fam_made(b, 0);
 }
 
 int rlk_handle_keys(rlk_fam_base *b, const char *names, const char *roles)

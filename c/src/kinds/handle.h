@@ -31,9 +31,12 @@ int rlk_handle_owner(const rlk_fam_base *b, const rlk_fam_id *id, char *buf, siz
 /* ---------------------------------------------------------------- making */
 
 /* A lock kind's handle (rlk_fam_new) with the local queue of its name, or of its channel
- * when by_channel, in b.q (runtime/lq.h rlk_lq_get); NULL with the error recorded. */
+ * (how: RLK_HANDLE_BY_CHANNEL), in b.q (runtime/lq.h rlk_lq_get), and with RLK_HANDLE_WAKE this
+ * client's wake channel of its channel in b.wake (kinds/names.h rlk_names_wake_channel: where
+ * a release grants the lock to this client's tickets); NULL with the error recorded. */
+enum { RLK_HANDLE_BY_CHANNEL = 1, RLK_HANDLE_WAKE = 2 };
 void *rlk_handle_new(rlk_client *c, const char *name, size_t size, const rlk_fam_kind *k,
-                     int by_channel);
+                     int how);
 
 /* The keys of roles (space-separated, as the scripts' headers name them) of b's name by the
  * names kind names (a scripts' folder), made once into b->key (by kinds/proto.h's
@@ -55,14 +58,14 @@ typedef struct rlk_handle_acq {
     int watchdog;
     const rlk_fam_base *b;
     const char *what;               /* the kind in messages: "fenced lock" */
-    /* Set by the kind for rlk_handle_drive. */
+    long long start_ns;             /* the call's start (CLOCK_MONOTONIC) */
+    /* Set by the kind for rlk_handle_drive (q and wake: b's by default). */
     const rlk_proto *row;           /* the acquire (script, ARGV, optional KEYS), the wait mode */
     const char *why;                /* a wait that ran out: "<what> <name>: <why> after N ms" */
     const char *script, *args;      /* NULL: the row's acquire; else this one (fenced/reenter) */
     rlk_proto_argvals v;            /* the acquire's ARGV beyond lease, owner and ticket */
     rlk_lq *q;                      /* the process-wide local queue (NULL: none) */
     const char *wake;               /* RLK_PROTO_WAIT_QUEUE: this client's wake channel */
-    long long cid;                  /* and its cid (kinds/names.h rlk_names_wake_cid) */
     long long spin_initial_ms;      /* spin_max_ms > 0: waits by back-off (runtime/spin.h), */
     long long spin_max_ms;          /* never subscribing, whatever the row's wait mode */
     long long ttl_cap;              /* > 0: a busy attempt's bound at most this (the fair lock:
@@ -84,8 +87,9 @@ typedef struct rlk_handle_acq {
     rlk_lock_timeline tl;           /* the last attempt's timeline */
 } rlk_handle_acq;
 
-/* a zeroed, then the call's lease (rlk_fam_lease: "<what> <name>: ..." in
- * errors) and the holder id of id (rlk_fam_id_get: "<owner_fn>: ..."). */
+/* a zeroed, its start now, then the call's lease (rlk_fam_lease: "<what>
+ * <name>: ..." in errors) and the holder id of id (rlk_fam_id_get:
+ * "<owner_fn>: ..."). */
 int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b, rlk_fam_id *id,
                          const char *owner_fn, const char *what, long long lease_ms,
                          rlk_fam_release_fn release);
@@ -96,7 +100,7 @@ int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
 int rlk_handle_undo(void *arg);
 
 /* The blocking driver of a lock kind's row (a, its head started and the
- * kind's fields set), from start_ns for wait_ms: a hold of a
+ * kind's fields set) for wait_ms from a->start_ns: a hold of a
  * RLK_PROTO_NON_REENTRANT row's owner refused (RLK_ERR_REENTRY), a
  * RLK_PROTO_ONE_HOLD one's token in a->token, before any I/O; then the
  * attempts (the row's acquire built by rlk_proto_build_with and read by
@@ -105,7 +109,7 @@ int rlk_handle_undo(void *arg);
  * runtime/spin.c); a queued waiter that gives up leaves the queue by the
  * row's cancel. RLK_OK, an error, or RLK_ERR_BUSY as rlk_handle_busy
  * records it with a->why. */
-int rlk_handle_drive(rlk_handle_acq *a, long long start_ns, long long wait_ms);
+int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms);
 
 /* RLK_ERR_BUSY recorded as "<what> <name>: <why> after <ms> ms", the time
  * since start_ns (CLOCK_MONOTONIC, client/clock.h), and returned: a wait

@@ -33,8 +33,6 @@ struct rlk_lock {
                                    queue of name; wake: redisson_lock__channel:{name}:rlk:<cid>,
                                    this client's wake channel, where a release grants the lock
                                    to its tickets */
-    long long cid;              /* 32768..65535, from the client's uuid: tickets are
-                                   cid * 1024 + r, at least 2^25 (lib/hand_over) */
     long long spin_initial_ms;  /* rlk_lock_set_spin: > 0, wait by back-off (runtime/spin.h), */
     long long spin_max_ms;      /* never subscribing; 0: pub/sub */
     long long delay_ms;         /* rlk_lock_set_delay: > 0, lock-delay; 0: off */
@@ -159,16 +157,10 @@ const rlk_proto_call rlk_lock_renew_call = {"reentrant/renew", "lease_ms owner"}
 
 rlk_lock *rlk_lock_new(rlk_client *c, const char *name)
 {
-    rlk_lock *l = rlk_handle_new(c, name, sizeof *l, &rlk_lock_kind, 0);
+    rlk_lock *l = rlk_handle_new(c, name, sizeof *l, &rlk_lock_kind, RLK_HANDLE_WAKE);
 
-    if (!l)
-        return NULL;
-    /* The wake channel: the client's cid from its uuid's first 4 hex digits (two clients that
-     * draw the same share a channel: a grant then wakes both subscribers, the other ignores it). */
-    l->cid = rlk_names_wake_cid(l->b.rt->uuid);
-    l->b.wake = rlk_names_wake_channel(l->b.channel, l->cid);
-    return rlk_fam_made(l, l->b.wake &&
-                           rlk_handle_keys(&l->b, "reentrant", "channel waiters grant delay"));
+    return l ? rlk_fam_made(l, rlk_handle_keys(&l->b, "reentrant", "channel waiters grant delay"))
+             : NULL;
 }
 
 void rlk_lock_free(rlk_lock *l)
@@ -227,31 +219,29 @@ static int rlk_lock_release_call(void *arg, const char *owner, long long lease, 
  * names it (docs/runtime.md, "Who is queued when"); with a back-off (rlk_lock_set_spin), no
  * pub/sub: attempts that never queue. A re-entry keeps its hold's lock-delay, or the lack of
  * one; an acquisition notes it in the registry. */
-static int rlk_lock_try_lock_run(rlk_lock *l, long long wait_ms, long long lease_ms)
+int rlk_lock_try_lock(rlk_lock *l, long long wait_ms, long long lease_ms)
 {
-    long long start = rlk_clock_now_ns();
+    rlk_handle_call hc = rlk_handle_call_begin(l ? &l->b : NULL);
     rlk_lock_rel rel = {l, 0};
     rlk_handle_acq a;
-    int rc = rlk_handle_acq_start(&a, &rel, &l->b, &l->b.id, "rlk_lock_owner", "lock", lease_ms,
-                                  rlk_lock_release_call);
+    int rc = l ? rlk_handle_acq_start(&a, &rel, &l->b, &l->b.id, "rlk_lock_owner", "lock",
+                                      lease_ms, rlk_lock_release_call)
+               : RLK_ERR_ARG;
 
-    if (rc != RLK_OK)
-        return rc;
-    if (!rlk_wd_kind_data_of(l->b.rt->wd, RLK_KIND_LOCK, l->b.name, a.owner, &rel.delay_ms))
-        rel.delay_ms = l->delay_ms;
-    a.row = rel.delay_ms > 0 ? &rlk_lock_delay_row : &rlk_lock_row;
-    a.why = l->delay_ms > 0 ? "held by another holder (or in the lock-delay of one that lost it)"
-                            : "held by another holder";
-    a.v.delay_ms = rel.delay_ms;
-    a.note_data = 1;
-    a.q = l->b.q;
-    a.wake = l->b.wake;
-    a.cid = l->cid;
-    a.spin_initial_ms = l->spin_initial_ms;
-    a.spin_max_ms = l->spin_max_ms;
-    if ((rc = rlk_handle_drive(&a, start, wait_ms)) == RLK_OK)
-        rlk_lock_tl = a.tl;
-    return rc;
+    if (rc == RLK_OK) {
+        if (!rlk_wd_kind_data_of(l->b.rt->wd, RLK_KIND_LOCK, l->b.name, a.owner, &rel.delay_ms))
+            rel.delay_ms = l->delay_ms;
+        a.row = rel.delay_ms > 0 ? &rlk_lock_delay_row : &rlk_lock_row;
+        a.why = l->delay_ms > 0 ? "held by another holder (or in the lock-delay of one that "
+                                  "lost it)" : "held by another holder";
+        a.v.delay_ms = rel.delay_ms;
+        a.note_data = 1;
+        a.spin_initial_ms = l->spin_initial_ms;
+        a.spin_max_ms = l->spin_max_ms;
+        if ((rc = rlk_handle_drive(&a, wait_ms)) == RLK_OK)
+            rlk_lock_tl = a.tl;
+    }
+    return rlk_handle_call_end(&hc, RLK_KIND_LOCK, rc);
 }
 
 int rlk_lock_set_spin(rlk_lock *l, long long initial_ms, long long max_ms)
@@ -287,14 +277,6 @@ int rlk_lock_set_delay(rlk_lock *l, long long delay_ms)
                              "within 0..1000000000000", l->b.name, delay_ms);
     l->delay_ms = delay_ms;
     return RLK_OK;
-}
-
-int rlk_lock_try_lock(rlk_lock *l, long long wait_ms, long long lease_ms)
-{
-    rlk_handle_call hc = rlk_handle_call_begin(l ? &l->b : NULL);
-    int rc = l ? rlk_lock_try_lock_run(l, wait_ms, lease_ms) : RLK_ERR_ARG;
-
-    return rlk_handle_call_end(&hc, RLK_KIND_LOCK, rc);
 }
 
 int rlk_lock_lock(rlk_lock *l, long long lease_ms)

@@ -73,26 +73,20 @@ static int rlk_nrlock_release_call(void *arg, const char *owner, long long lease
 
 /* ---------------------------------------------------------------- locking */
 
-/* A second acquisition by the holder: RLK_ERR_REENTRY (kinds/handle.c's driver) */
-static int rlk_nrlock_try_lock_run(rlk_nrlock *l, long long wait_ms, long long lease_ms)
-{
-    long long start = rlk_clock_now_ns();
-    rlk_handle_acq a;
-    int rc = rlk_handle_acq_start(&a, l, &l->b, &l->b.id, "rlk_nrlock_owner", "non-reentrant lock",
-                                  lease_ms, rlk_nrlock_release_call);
-
-    a.row = &rlk_lock_nr_row;
-    a.why = "held by another holder";
-    a.q = l->b.q;
-    return rc != RLK_OK ? rc : rlk_handle_drive(&a, start, wait_ms);
-}
-
-/* Counted in the metrics as a reentrant lock's */
+/* Counted in the metrics as a reentrant lock's; a second acquisition by the holder:
+ * RLK_ERR_REENTRY (kinds/handle.c's driver) */
 int rlk_nrlock_try_lock(rlk_nrlock *l, long long wait_ms, long long lease_ms)
 {
     rlk_handle_call hc = rlk_handle_call_begin(l ? &l->b : NULL);
-    int rc = l ? rlk_nrlock_try_lock_run(l, wait_ms, lease_ms) : RLK_ERR_ARG;
+    rlk_handle_acq a;
+    int rc = l ? rlk_handle_acq_start(&a, l, &l->b, &l->b.id, "rlk_nrlock_owner",
+                                      "non-reentrant lock", lease_ms, rlk_nrlock_release_call)
+               : RLK_ERR_ARG;
 
+    a.row = &rlk_lock_nr_row;
+    a.why = "held by another holder";
+    if (rc == RLK_OK)
+        rc = rlk_handle_drive(&a, wait_ms);
     return rlk_handle_call_end(&hc, RLK_KIND_LOCK, rc);
 }
 

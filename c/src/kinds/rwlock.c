@@ -44,7 +44,6 @@ struct rlk_rwlock {
                                    reserved the lock for); q: the process's waiting writers of
                                    this lock; wake: redisson_rwlock:{name}:rlk:<cid>, this
                                    client's wake channel */
-    long long cid;              /* 32768..65535, from the client's uuid (as kinds/lock.c) */
 };
 
 static const rlk_fam_kind rlk_rwlock_kind = {
@@ -127,14 +126,11 @@ static int rlk_rw_check_side(rlk_rwlock *rw, int side, int any_ok, const char *w
 
 rlk_rwlock *rlk_rwlock_new(rlk_client *c, const char *name)
 {
-    rlk_rwlock *rw = rlk_handle_new(c, name, sizeof *rw, &rlk_rwlock_kind, 1);
+    rlk_rwlock *rw = rlk_handle_new(c, name, sizeof *rw, &rlk_rwlock_kind,
+                                    RLK_HANDLE_BY_CHANNEL | RLK_HANDLE_WAKE);
 
-    if (!rw)
-        return NULL;
-    rw->cid = rlk_names_wake_cid(rw->b.rt->uuid);
-    rw->b.wake = rlk_names_wake_channel(rw->b.channel, rw->cid);
-    return rlk_fam_made(rw, rw->b.wake &&
-                            rlk_handle_keys(&rw->b, "rwlock", "channel prefix waiters grant"));
+    return rw ? rlk_fam_made(rw, rlk_handle_keys(&rw->b, "rwlock", "channel prefix waiters grant"))
+              : NULL;
 }
 
 void rlk_rwlock_free(rlk_rwlock *rw)
@@ -185,36 +181,28 @@ static int rlk_rw_release_read(void *arg, const char *owner, long long lease, in
     return rlk_rw_release_call(arg, RLK_RW_READ, owner, lease, rc);
 }
 
-/* The side's row through the one blocking driver (kinds/handle.c): a writer that waits (not a
- * single try, not a re-entry) waits as the reentrant lock's waiters do, behind the process's
- * other writers of the lock, with a ticket in the server's queue; readers have no local
- * queue: they must be able to enter together (see the top). A writer that already holds a
- * read is refused (RLK_ERR_UPGRADE). */
-static int rlk_rwlock_try_lock_run(rlk_rwlock *rw, int side, long long wait_ms, long long lease_ms)
-{
-    long long start = rlk_clock_now_ns();
-    rlk_handle_acq a;
-    int rc = rlk_rw_check_side(rw, side, 0, "lock");
-
-    if (rc != RLK_OK)
-        return rc;
-    rc = rlk_handle_acq_start(&a, rw, &rw->b, &rw->b.id, "rlk_rwlock_owner", "rwlock", lease_ms,
-                              side == RLK_RW_WRITE ? rlk_rw_release_write : rlk_rw_release_read);
-    a.row = side == RLK_RW_WRITE ? &rlk_rwlock_write_row : &rlk_rwlock_read_row;
-    a.what = rlk_rw_what(side);
-    a.why = "held against it";
-    a.q = side == RLK_RW_WRITE ? rw->b.q : NULL;
-    a.wake = rw->b.wake;
-    a.cid = rw->cid;
-    return rc != RLK_OK ? rc : rlk_handle_drive(&a, start, wait_ms);
-}
-
-/* Counted in the metrics as the side's */
+/* The side's row through the one blocking driver (kinds/handle.c), counted in the metrics as
+ * the side's: a writer that waits (not a single try, not a re-entry) waits as the reentrant
+ * lock's waiters do, behind the process's other writers of the lock, with a ticket in the
+ * server's queue; readers have no local queue: they must be able to enter together (see the
+ * top). A writer that already holds a read is refused (RLK_ERR_UPGRADE). */
 int rlk_rwlock_try_lock(rlk_rwlock *rw, int side, long long wait_ms, long long lease_ms)
 {
     rlk_handle_call hc = rlk_handle_call_begin(rw ? &rw->b : NULL);
-    int rc = rw ? rlk_rwlock_try_lock_run(rw, side, wait_ms, lease_ms) : RLK_ERR_ARG;
+    rlk_handle_acq a;
+    int rc = rw ? rlk_rw_check_side(rw, side, 0, "lock") : RLK_ERR_ARG;
 
+    if (rc == RLK_OK)
+        rc = rlk_handle_acq_start(&a, rw, &rw->b, &rw->b.id, "rlk_rwlock_owner", "rwlock",
+                                  lease_ms, side == RLK_RW_WRITE ? rlk_rw_release_write
+                                                                 : rlk_rw_release_read);
+    if (rc == RLK_OK) {
+        a.row = side == RLK_RW_WRITE ? &rlk_rwlock_write_row : &rlk_rwlock_read_row;
+        a.what = rlk_rw_what(side);
+        a.why = "held against it";
+        a.q = side == RLK_RW_WRITE ? rw->b.q : NULL;
+        rc = rlk_handle_drive(&a, wait_ms);
+    }
     return rlk_handle_call_end(&hc, side == RLK_RW_WRITE ? RLK_KIND_WRITE : RLK_KIND_READ, rc);
 }
 
