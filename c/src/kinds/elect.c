@@ -72,6 +72,7 @@ rlk_elect *rlk_elect_new(rlk_client *c, const char *name)
 {
     rlk_elect *e = rlk_handle_new(c, name, sizeof *e, &rlk_elect_kind, 0);
     char owner[RLK_UUID_LEN + 32];
+    unsigned char rnd[16];
 
     if (!e)
         return NULL;
@@ -79,21 +80,14 @@ rlk_elect *rlk_elect_new(rlk_client *c, const char *name)
      * thread, resign in another. "<client uuid>:elect-<n>". */
     snprintf(owner, sizeof owner, "%s:elect-%llu", e->b.rt->uuid,
              (unsigned long long)atomic_fetch_add(&rlk_elect_handles, 1) + 1);
-    if (rlk_fam_id_set(c, &e->b.id, owner, 0, "rlk_elect_new") != RLK_OK) {
+    if (rlk_fam_id_set(c, &e->b.id, owner, 0, "rlk_elect_new") != RLK_OK ||
+        (rlk_random_bytes(rnd, sizeof rnd) != 0 &&
+         rlk_set_error(c, RLK_ERR_IO, "rlk_elect_new: no random bytes for the handle's secret"))) {
         rlk_fam_free(e);
         return NULL;
     }
-    {
-        unsigned char rnd[16];
-
-        if (rlk_random_bytes(rnd, sizeof rnd) != 0) {
-            rlk_set_error(c, RLK_ERR_IO, "rlk_elect_new: no random bytes for the handle's secret");
-            rlk_fam_free(e);
-            return NULL;
-        }
-        for (size_t i = 0; i < sizeof rnd; i++)
-            snprintf(e->secret + 2 * i, 3, "%02x", rnd[i]);
-    }
+    for (size_t i = 0; i < sizeof rnd; i++)
+        snprintf(e->secret + 2 * i, 3, "%02x", rnd[i]);
     return rlk_fam_made(e, rlk_handle_keys(&e->b, "elect", "token state channel lock_channel"));
 }
 
@@ -180,8 +174,7 @@ int rlk_elect_term(rlk_elect *e, long long *term)
 int rlk_elect_proclaim(rlk_elect *e, const char *value)
 {
     char owner[RLK_OWNER_MAX + 1];
-    rlk_proto_argvals v = {.owner = owner, .value = value};
-    rlk_proto_built pb;
+    rlk_proto_argvals v = {.owner = owner, .value = value, .secret = e ? e->secret : NULL};
     rlk_proto_outcome o;
     redisReply *r = NULL;
     int rc;
@@ -194,16 +187,9 @@ int rlk_elect_proclaim(rlk_elect *e, const char *value)
     if ((rc = rlk_elect_term(e, &v.term)) != RLK_OK ||
         (rc = rlk_elect_owner(e, owner, sizeof owner)) != RLK_OK)
         return rc;
-    v.publish = rlk_publish_arg(e->b.c);
-    v.secret = e->secret;   /* only the incarnation that leads proclaims */
-    if (rlk_proto_build_with(&rlk_elect_proclaim_call, NULL, e->b.keys_of, e->b.key, e->b.name,
-                             &v, &pb) != 0)
-        rc = rlk_set_error(e->b.c, RLK_ERR_NOMEM, "election %s: out of memory", e->b.name);
-    else
-        rc = rlk_evalv(e->b.c, rlk_elect_proclaim_call.script, pb.nkeys, pb.keys, NULL,
-                       pb.nargs, pb.av.v, pb.av.len, &r);
-    rlk_proto_built_free(&pb);
-    if (rc != RLK_OK)
+    /* only the incarnation that leads proclaims (its secret) */
+    if ((rc = rlk_handle_eval(&e->b, rlk_elect_proclaim_call.script, rlk_elect_proclaim_call.args,
+                              &v, &r)) != RLK_OK)
         return rc;
     if (rlk_proto_read_proclaim(r, &o) == RLK_PROTO_BAD)
         rc = rlk_set_error(e->b.c, RLK_ERR_PROTOCOL, "election %s: %s replied type %d",
@@ -272,7 +258,7 @@ int rlk_elect_leader(rlk_elect *e, rlk_elect_info *out)
 }
 
 /* Whether two reads tell the same leadership (ttl aside). */
-static int rlk_elect_same(const rlk_elect_info *a, const rlk_elect_info *b)
+int rlk_elect_info_same(const rlk_elect_info *a, const rlk_elect_info *b)
 {
     return a->leader == b->leader && a->term == b->term &&
            strcmp(a->holder ? a->holder : "", b->holder ? b->holder : "") == 0 &&
@@ -308,7 +294,7 @@ int rlk_elect_wait_change(rlk_elect *e, const rlk_elect_info *known, long long t
          * either in this read or wakes the wait below. */
         if ((rc = rlk_elect_leader(e, out)) != RLK_OK)
             break;
-        if (!rlk_elect_same(known, out))
+        if (!rlk_elect_info_same(known, out))
             break;
         now = rlk_clock_now_ns();
         /* A lease that runs out publishes nothing: wake at its end (and
@@ -362,9 +348,4 @@ int rlk_elect_info_read(const redisReply *r, rlk_elect_info *out)
         return RLK_ERR_NOMEM;
     }
     return RLK_OK;
-}
-
-int rlk_elect_info_same(const rlk_elect_info *a, const rlk_elect_info *b)
-{
-    return rlk_elect_same(a, b);
 }

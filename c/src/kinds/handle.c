@@ -345,22 +345,54 @@ int rlk_handle_keys(rlk_fam_base *b, const char *names, const char *roles)
     return n >= 0;
 }
 
+/* rlk_handle_evalt with the optional KEYS opt (rlk_handle_evalx's). */
+static int rlk_handle_run(const rlk_fam_base *b, const rlk_proto_call *pc, const char *opt,
+                          const rlk_proto_argvals *vals, size_t ntail, const char *const *tail,
+                          const size_t *lens, long long *out, redisReply **r)
+{
+    rlk_proto_argvals v = {0};
+    rlk_proto_built pb;
+    redisReply *reply = NULL;
+    const char **args = NULL;
+    size_t *alens = NULL, n;
+    int rc = RLK_ERR_NOMEM;
+
+    if (vals)
+        v = *vals;
+    if (!v.publish)
+        v.publish = rlk_publish_arg(b->c);
+    if (rlk_proto_build_with(pc, opt, b->keys_of, b->key, b->name, &v, &pb) == 0 &&
+        (args = malloc(((size_t)pb.nargs + ntail + 1) * sizeof *args)) &&
+        (alens = malloc(((size_t)pb.nargs + ntail + 1) * sizeof *alens))) {
+        memcpy(args, pb.av.v, (size_t)pb.nargs * sizeof *args);
+        memcpy(alens, pb.av.len, (size_t)pb.nargs * sizeof *alens);
+        for (n = 0; n < ntail; n++) {
+            args[(size_t)pb.nargs + n] = tail[n];
+            alens[(size_t)pb.nargs + n] = lens ? lens[n] : strlen(tail[n]);
+        }
+        rc = rlk_evalv(b->c, pc->script, pb.nkeys, pb.keys, NULL, pb.nargs + (int)ntail, args,
+                       alens, out ? &reply : r);
+    } else
+        rlk_set_error(b->c, RLK_ERR_NOMEM, "%s %s: out of memory", pc->script, b->name);
+    free(args);
+    free(alens);
+    rlk_proto_built_free(&pb);
+    if (rc == RLK_OK && out && reply->type != REDIS_REPLY_INTEGER)
+        rc = rlk_set_error(b->c, RLK_ERR_PROTOCOL, "%s %s: reply of type %d, expected an integer",
+                           pc->script, b->name, reply->type);
+    else if (rc == RLK_OK && out)
+        *out = reply->integer;
+    if (reply)
+        freeReplyObject(reply);
+    return rc;
+}
+
 int rlk_handle_evalx(const rlk_fam_base *b, const char *script, const char *args,
                      const char *opt, const rlk_proto_argvals *vals, redisReply **r)
 {
     rlk_proto_call pc = {script, args};
-    rlk_proto_argvals v = *vals;
-    rlk_proto_built pb;
-    int rc = RLK_ERR_NOMEM;
 
-    if (!v.publish)
-        v.publish = rlk_publish_arg(b->c);
-    if (rlk_proto_build_with(&pc, opt, b->keys_of, b->key, b->name, &v, &pb) == 0)
-        rc = rlk_evalv(b->c, script, pb.nkeys, pb.keys, NULL, pb.nargs, pb.av.v, pb.av.len, r);
-    else
-        rlk_set_error(b->c, RLK_ERR_NOMEM, "%s %s: out of memory", script, b->name);
-    rlk_proto_built_free(&pb);
-    return rc;
+    return rlk_handle_run(b, &pc, opt, vals, 0, NULL, NULL, NULL, r);
 }
 
 int rlk_handle_eval(const rlk_fam_base *b, const char *script, const char *args,
@@ -414,41 +446,7 @@ int rlk_handle_evalt(const rlk_fam_base *b, const rlk_proto_call *pc,
                      const rlk_proto_argvals *vals, size_t ntail, const char *const *tail,
                      const size_t *lens, long long *out, redisReply **r)
 {
-    rlk_proto_argvals v = {0};
-    rlk_proto_built pb;
-    redisReply *reply = NULL;
-    const char **args = NULL;
-    size_t *alens = NULL, n;
-    int rc = RLK_ERR_NOMEM;
-
-    if (vals)
-        v = *vals;
-    if (!v.publish)
-        v.publish = rlk_publish_arg(b->c);
-    if (rlk_proto_build(pc, b->name, &v, &pb) == 0 &&
-        (args = malloc(((size_t)pb.nargs + ntail) * sizeof *args)) &&
-        (alens = malloc(((size_t)pb.nargs + ntail) * sizeof *alens))) {
-        memcpy(args, pb.av.v, (size_t)pb.nargs * sizeof *args);
-        memcpy(alens, pb.av.len, (size_t)pb.nargs * sizeof *alens);
-        for (n = 0; n < ntail; n++) {
-            args[(size_t)pb.nargs + n] = tail[n];
-            alens[(size_t)pb.nargs + n] = lens ? lens[n] : strlen(tail[n]);
-        }
-        rc = rlk_evalv(b->c, pc->script, pb.nkeys, pb.keys, NULL, pb.nargs + (int)ntail, args,
-                       alens, out ? &reply : r);
-    } else
-        rlk_set_error(b->c, RLK_ERR_NOMEM, "%s %s: out of memory", pc->script, b->name);
-    free(args);
-    free(alens);
-    rlk_proto_built_free(&pb);
-    if (rc == RLK_OK && out && reply->type != REDIS_REPLY_INTEGER)
-        rc = rlk_set_error(b->c, RLK_ERR_PROTOCOL, "%s %s: reply of type %d, expected an integer",
-                           pc->script, b->name, reply->type);
-    else if (rc == RLK_OK && out)
-        *out = reply->integer;
-    if (reply)
-        freeReplyObject(reply);
-    return rc;
+    return rlk_handle_run(b, pc, NULL, vals, ntail, tail, lens, out, r);
 }
 
 int rlk_handle_int(const rlk_fam_base *b, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
