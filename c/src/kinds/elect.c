@@ -123,15 +123,6 @@ int rlk_elect_owner(const rlk_elect *e, char *buf, size_t len)
 
 /* ---------------------------------------------------------------- campaign */
 
-/* rlk_fam_release_fn: elect/resign (KEYS lock, lock channel, record, change channel; ARGV
- * owner, lease, publish, the handle's secret: only the incarnation that leads resigns). */
-static int rlk_elect_resign_call(void *arg, const char *owner, long long lease, int *rc)
-{
-    rlk_elect *e = arg;
-
-    return rlk_handle_release(&e->b, &rlk_elect_row, "resign", NULL, owner, lease, e->secret, rc);
-}
-
 /* Already the leader in this client: its term, nothing sent (RLK_PROTO_ONE_HOLD). A
  * campaign's acquire is not counted in acquire_calls, and a lost reply is not settled
  * (a->quiet). */
@@ -151,7 +142,7 @@ int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long 
         return rlk_set_error(e->b.c, RLK_ERR_ARG, "election %s: value longer than %d bytes",
                              e->b.name, RLK_ELECT_VALUE_MAX);
     rc = rlk_handle_acq_start(&a, e, &e->b, &e->b.id, "rlk_elect_owner", "election", lease_ms,
-                              rlk_elect_resign_call);
+                              NULL);
     a.row = &rlk_elect_row;
     a.why = "another candidate leads";
     a.v.value = value;
@@ -203,10 +194,11 @@ int rlk_elect_proclaim(rlk_elect *e, const char *value)
 
 int rlk_elect_resign(rlk_elect *e)
 {
-    if (!e)
-        return RLK_ERR_ARG;
-    return rlk_fam_unlock(&e->b, RLK_KIND_FENCED, "election", &e->b.id, "rlk_elect_owner", e->b.q,
-                          rlk_elect_resign_call, e);
+    /* elect/resign (KEYS lock, lock channel, record, change channel; ARGV owner, lease,
+     * publish, the handle's secret: only the incarnation that leads resigns) */
+    return e ? rlk_handle_unlock(&e->b, &rlk_elect_row, "election", "rlk_elect_owner", e->b.q,
+                                 e->secret)
+             : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- observing */

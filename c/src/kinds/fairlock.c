@@ -132,13 +132,6 @@ static long long rlk_fair_thread_wait(rlk_fairlock *f)
 
 /* ---------------------------------------------------------------- locking */
 
-/* rlk_fam_release_fn: fair/release. */
-static int rlk_fair_release_call(void *arg, const char *owner, long long lease, int *rc)
-{
-    return rlk_handle_release(&((rlk_fairlock *)arg)->b, &rlk_fairlock_row, "release", NULL,
-                              owner, lease, NULL, rc);
-}
-
 int rlk_fairlock_set_non_reentrant(rlk_fairlock *f, int on)
 {
     if (!f)
@@ -156,7 +149,7 @@ int rlk_fairlock_try_lock(rlk_fairlock *f, long long wait_ms, long long lease_ms
     rlk_handle_call hc = rlk_handle_call_begin(f ? &f->b : NULL);
     rlk_handle_acq a;
     int rc = f ? rlk_handle_acq_start(&a, f, &f->b, &f->b.id, "rlk_fairlock_owner", "fair lock",
-                                      lease_ms, rlk_fair_release_call)
+                                      lease_ms, NULL)
                : RLK_ERR_ARG;
 
     if (rc == RLK_OK) {
@@ -179,10 +172,9 @@ int rlk_fairlock_lock(rlk_fairlock *f, long long lease_ms)
 /* No local queue: the server's queue orders every thread */
 int rlk_fairlock_unlock(rlk_fairlock *f)
 {
-    if (!f)
-        return RLK_ERR_ARG;
-    return rlk_fam_unlock(&f->b, RLK_KIND_FAIR, "fair lock", &f->b.id, "rlk_fairlock_owner", NULL,
-                          rlk_fair_release_call, f);
+    return f ? rlk_handle_unlock(&f->b, &rlk_fairlock_row, "fair lock", "rlk_fairlock_owner",
+                                 NULL, NULL)
+             : RLK_ERR_ARG;
 }
 
 int rlk_fairlock_force_unlock(rlk_fairlock *f, int *released)

@@ -85,13 +85,6 @@ int rlk_fenced_owner(const rlk_fenced *f, char *buf, size_t len)
 
 /* ---------------------------------------------------------------- script calls */
 
-/* rlk_fam_release_fn: fenced/release. */
-static int rlk_fenced_release_call(void *arg, const char *owner, long long lease, int *rc)
-{
-    return rlk_handle_release(&((rlk_fenced *)arg)->b, &rlk_fenced_row, "release", NULL, owner,
-                              lease, NULL, rc);
-}
-
 /* ---------------------------------------------------------------- locking */
 
 /* As rlk_lock_try_lock: the local queue of `name` (shared with rlk_lock handles, same hash)
@@ -103,7 +96,7 @@ int rlk_fenced_try_lock(rlk_fenced *f, long long wait_ms, long long lease_ms, lo
     rlk_handle_call hc = rlk_handle_call_begin(f ? &f->b : NULL);
     rlk_handle_acq a;
     int rc = f ? rlk_handle_acq_start(&a, f, &f->b, &f->b.id, "rlk_fenced_owner", "fenced lock",
-                                      lease_ms, rlk_fenced_release_call)
+                                      lease_ms, NULL)
                : RLK_ERR_ARG;
 
     a.row = &rlk_fenced_row;
@@ -127,10 +120,9 @@ int rlk_fenced_lock(rlk_fenced *f, long long lease_ms, long long *token)
 /* The local queue of `name` told */
 int rlk_fenced_unlock(rlk_fenced *f)
 {
-    if (!f)
-        return RLK_ERR_ARG;
-    return rlk_fam_unlock(&f->b, RLK_KIND_FENCED, "fenced lock", &f->b.id, "rlk_fenced_owner",
-                          f->b.q, rlk_fenced_release_call, f);
+    return f ? rlk_handle_unlock(&f->b, &rlk_fenced_row, "fenced lock", "rlk_fenced_owner",
+                                 f->b.q, NULL)
+             : RLK_ERR_ARG;
 }
 
 /* Force unlocks: reentrant/force_release, as the reentrant lock's (named: a hash without a TTL

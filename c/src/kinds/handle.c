@@ -47,12 +47,42 @@ int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
     return rlk_fam_id_get(b->c, b->rt, id, a->owner, sizeof a->owner, owner_fn);
 }
 
+/* A release by a lock kind's row: its release script and ARGV, its optional KEYS, the
+ * election's secret; read by rlk_fam_release_done, which names the script in its message. */
+typedef struct rlk_handle_rel {
+    const rlk_fam_base *b;
+    const rlk_proto *row;
+    const char *secret;
+} rlk_handle_rel;
+
+/* rlk_fam_release_fn of an rlk_handle_rel (arg). */
+static int rlk_handle_released(void *arg, const char *owner, long long lease, int *rc)
+{
+    const rlk_handle_rel *rel = arg;
+    rlk_proto_argvals v = {.owner = owner, .lease_ms = lease, .secret = rel->secret};
+    redisReply *r = NULL;
+    int call_rc = rlk_handle_evalx(rel->b, rel->row->release, rel->row->release_args,
+                                   rel->row->opt_keys, &v, &r);
+
+    return rlk_fam_release_done(rel->b->c, rel->row->release, rel->b->name, call_rc, r, rc);
+}
+
 int rlk_handle_undo(void *arg)
 {
     rlk_handle_acq *a = arg;
-    int rc, outcome = a->release(a->handle, a->owner, a->lease_ms, &rc);
+    rlk_handle_rel rel = {a->b, a->row, a->v.secret};
+    int rc, outcome = a->release ? a->release(a->handle, a->owner, a->lease_ms, &rc)
+                                 : rlk_handle_released(&rel, a->owner, a->lease_ms, &rc);
 
     return rlk_fam_undone(outcome, rc);
+}
+
+int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
+                      const char *owner_fn, rlk_lq *q, const char *secret)
+{
+    rlk_handle_rel rel = {b, row, secret};
+
+    return rlk_fam_unlock(b, row->hold, what, &b->id, owner_fn, q, rlk_handle_released, &rel);
 }
 
 /* ---------------------------------------------------------------- the driver */
@@ -399,17 +429,6 @@ int rlk_handle_eval(const rlk_fam_base *b, const char *script, const char *args,
                     const rlk_proto_argvals *vals, redisReply **r)
 {
     return rlk_handle_evalx(b, script, args, NULL, vals, r);
-}
-
-int rlk_handle_release(const rlk_fam_base *b, const rlk_proto *row, const char *label,
-                       const char *opt, const char *owner, long long lease, const char *secret,
-                       int *rc)
-{
-    rlk_proto_argvals v = {.owner = owner, .lease_ms = lease, .secret = secret};
-    redisReply *r = NULL;
-    int call_rc = rlk_handle_evalx(b, row->release, row->release_args, opt, &v, &r);
-
-    return rlk_fam_release_done(b->c, label, b->name, call_rc, r, rc);
 }
 
 int rlk_handle_force(const rlk_fam_base *b, const rlk_proto *row, const char *opt,

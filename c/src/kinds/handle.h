@@ -52,7 +52,8 @@ int rlk_handle_keys(rlk_fam_base *b, const char *names, const char *roles);
  * state between attempts. */
 typedef struct rlk_handle_acq {
     void *handle;                   /* the kind's handle */
-    rlk_fam_release_fn release;     /* its release call (handle, owner, lease): the undo */
+    rlk_fam_release_fn release;     /* its release call (handle, owner, lease): the undo; NULL:
+                                       the row's release (rlk_handle_unlock's) */
     char owner[RLK_OWNER_MAX + 1];
     long long lease_ms;
     int watchdog;
@@ -98,6 +99,11 @@ int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
  * acknowledged, or one the caller was never told of, with the kind's
  * release for the same owner and lease. */
 int rlk_handle_undo(void *arg);
+
+/* The unlock of b's lock by its holder id as row's kind (runtime/fam_hold.h rlk_fam_unlock,
+ * what and owner_fn in its errors, q poked) with row's release (secret: the election's). */
+int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
+                      const char *owner_fn, rlk_lq *q, const char *secret);
 
 /* The blocking driver of a lock kind's row (a, its head started and the
  * kind's fields set) for wait_ms from a->start_ns: a hold of a
@@ -149,14 +155,6 @@ int rlk_handle_evalx(const rlk_fam_base *b, const char *script, const char *args
 /* The same without optional KEYS. */
 int rlk_handle_eval(const rlk_fam_base *b, const char *script, const char *args,
                     const rlk_proto_argvals *vals, redisReply **r);
-
-/* The release of row (its release script and ARGV; then the roles opt, NULL:
- * none) by owner for lease (secret: the election's) on b's name, read by
- * runtime/fam_hold.h rlk_fam_release_done (label names the script in its
- * message): rlk_fam_release_fn's contract. */
-int rlk_handle_release(const rlk_fam_base *b, const rlk_proto *row, const char *label,
-                       const char *opt, const char *owner, long long lease, const char *secret,
-                       int *rc);
 
 /* A queued waiter's leaving by row's cancel script (its ARGV from vals) on
  * b's name, best effort, the calling thread's last error kept; bounded by

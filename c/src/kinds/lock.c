@@ -192,27 +192,6 @@ int rlk_lock_owner(const rlk_lock *l, char *buf, size_t len)
 
 /* ---------------------------------------------------------------- locking */
 
-/* reentrant/release, with the delay key when the hold has a lock-delay. */
-static int rlk_lock_release_delay(rlk_lock *l, long long delay_ms, const char *owner,
-                                  long long lease, int *rc)
-{
-    return rlk_handle_release(&l->b, &rlk_lock_row, "reentrant/release",
-                              delay_ms > 0 ? "delay" : NULL, owner, lease, NULL, rc);
-}
-
-/* rlk_fam_release_fn of rlk_lock_unlock and of an acquisition's undo: arg is one of these. */
-typedef struct rlk_lock_rel {
-    rlk_lock *l;
-    long long delay_ms;         /* the hold's lock-delay (rlk_wd_kind_data_of) */
-} rlk_lock_rel;
-
-static int rlk_lock_release_call(void *arg, const char *owner, long long lease, int *rc)
-{
-    rlk_lock_rel *rel = arg;
-
-    return rlk_lock_release_delay(rel->l, rel->delay_ms, owner, lease, rc);
-}
-
 /* The row's wait (kinds/handle.c rlk_handle_drive): a waiter has a ticket in the server's
  * queue from its first failed attempt made once its wake channel is subscribed
  * (rlk_wait_ticket_arg: one before that is a single try), and is woken by the grant that
@@ -222,19 +201,17 @@ static int rlk_lock_release_call(void *arg, const char *owner, long long lease, 
 int rlk_lock_try_lock(rlk_lock *l, long long wait_ms, long long lease_ms)
 {
     rlk_handle_call hc = rlk_handle_call_begin(l ? &l->b : NULL);
-    rlk_lock_rel rel = {l, 0};
     rlk_handle_acq a;
-    int rc = l ? rlk_handle_acq_start(&a, &rel, &l->b, &l->b.id, "rlk_lock_owner", "lock",
-                                      lease_ms, rlk_lock_release_call)
+    int rc = l ? rlk_handle_acq_start(&a, l, &l->b, &l->b.id, "rlk_lock_owner", "lock", lease_ms,
+                                      NULL)
                : RLK_ERR_ARG;
 
     if (rc == RLK_OK) {
-        if (!rlk_wd_kind_data_of(l->b.rt->wd, RLK_KIND_LOCK, l->b.name, a.owner, &rel.delay_ms))
-            rel.delay_ms = l->delay_ms;
-        a.row = rel.delay_ms > 0 ? &rlk_lock_delay_row : &rlk_lock_row;
+        if (!rlk_wd_kind_data_of(l->b.rt->wd, RLK_KIND_LOCK, l->b.name, a.owner, &a.v.delay_ms))
+            a.v.delay_ms = l->delay_ms;
+        a.row = a.v.delay_ms > 0 ? &rlk_lock_delay_row : &rlk_lock_row;
         a.why = l->delay_ms > 0 ? "held by another holder (or in the lock-delay of one that "
                                   "lost it)" : "held by another holder";
-        a.v.delay_ms = rel.delay_ms;
         a.note_data = 1;
         a.spin_initial_ms = l->spin_initial_ms;
         a.spin_max_ms = l->spin_max_ms;
@@ -295,15 +272,15 @@ int rlk_lock_lock(rlk_lock *l, long long lease_ms)
 int rlk_lock_unlock(rlk_lock *l)
 {
     char owner[RLK_OWNER_MAX + 1];
-    rlk_lock_rel rel = {l, 0};
+    long long delay_ms;
 
     if (!l)
         return RLK_ERR_ARG;
     if (rlk_fam_id_copy(l->b.rt, &l->b.id, owner, sizeof owner) != RLK_OK ||
-        !rlk_wd_kind_data_of(l->b.rt->wd, RLK_KIND_LOCK, l->b.name, owner, &rel.delay_ms))
-        rel.delay_ms = l->delay_ms;
-    return rlk_fam_unlock(&l->b, RLK_KIND_LOCK, "", &l->b.id, "rlk_lock_owner", NULL,
-                          rlk_lock_release_call, &rel);
+        !rlk_wd_kind_data_of(l->b.rt->wd, RLK_KIND_LOCK, l->b.name, owner, &delay_ms))
+        delay_ms = l->delay_ms;
+    return rlk_handle_unlock(&l->b, delay_ms > 0 ? &rlk_lock_delay_row : &rlk_lock_row, "",
+                             "rlk_lock_owner", NULL, NULL);
 }
 
 /* A force unlock is a release, not a loss: it ends a lock-delay too (reentrant/force_release

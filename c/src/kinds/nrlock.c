@@ -62,15 +62,6 @@ int rlk_nrlock_owner(const rlk_nrlock *l, char *buf, size_t len)
     return l ? rlk_handle_owner(&l->b, &l->b.id, buf, len, "rlk_nrlock_owner") : RLK_ERR_ARG;
 }
 
-/* ---------------------------------------------------------------- script calls */
-
-/* rlk_fam_release_fn: nonreentrant/release. */
-static int rlk_nrlock_release_call(void *arg, const char *owner, long long lease, int *rc)
-{
-    return rlk_handle_release(&((rlk_nrlock *)arg)->b, &rlk_lock_nr_row, "release", NULL, owner,
-                              lease, NULL, rc);
-}
-
 /* ---------------------------------------------------------------- locking */
 
 /* Counted in the metrics as a reentrant lock's; a second acquisition by the holder:
@@ -80,7 +71,7 @@ int rlk_nrlock_try_lock(rlk_nrlock *l, long long wait_ms, long long lease_ms)
     rlk_handle_call hc = rlk_handle_call_begin(l ? &l->b : NULL);
     rlk_handle_acq a;
     int rc = l ? rlk_handle_acq_start(&a, l, &l->b, &l->b.id, "rlk_nrlock_owner",
-                                      "non-reentrant lock", lease_ms, rlk_nrlock_release_call)
+                                      "non-reentrant lock", lease_ms, NULL)
                : RLK_ERR_ARG;
 
     a.row = &rlk_lock_nr_row;
@@ -100,10 +91,9 @@ int rlk_nrlock_lock(rlk_nrlock *l, long long lease_ms)
 /* The local queue of `name` told */
 int rlk_nrlock_unlock(rlk_nrlock *l)
 {
-    if (!l)
-        return RLK_ERR_ARG;
-    return rlk_fam_unlock(&l->b, RLK_KIND_LOCK, "non-reentrant lock", &l->b.id, "rlk_nrlock_owner",
-                          l->b.q, rlk_nrlock_release_call, l);
+    return l ? rlk_handle_unlock(&l->b, &rlk_lock_nr_row, "non-reentrant lock",
+                                 "rlk_nrlock_owner", l->b.q, NULL)
+             : RLK_ERR_ARG;
 }
 
 /* reentrant/force_release, as the reentrant lock's force unlock, with the

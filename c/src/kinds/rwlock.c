@@ -161,26 +161,6 @@ int rlk_rwlock_owner(const rlk_rwlock *rw, char *buf, size_t len)
 
 /* ---------------------------------------------------------------- locking */
 
-/* Sends one release of side for owner; the reply's outcome (or ERROR). */
-static int rlk_rw_release_call(rlk_rwlock *rw, int side, const char *owner, long long lease,
-                               int *rc_out)
-{
-    return rlk_handle_release(&rw->b, side == RLK_RW_WRITE ? &rlk_rwlock_write_row
-                              : &rlk_rwlock_read_row, "release", NULL, owner, lease, NULL, rc_out);
-}
-
-/* rlk_fam_release_fn of the write side. */
-static int rlk_rw_release_write(void *arg, const char *owner, long long lease, int *rc)
-{
-    return rlk_rw_release_call(arg, RLK_RW_WRITE, owner, lease, rc);
-}
-
-/* rlk_fam_release_fn of the read side. */
-static int rlk_rw_release_read(void *arg, const char *owner, long long lease, int *rc)
-{
-    return rlk_rw_release_call(arg, RLK_RW_READ, owner, lease, rc);
-}
-
 /* The side's row through the one blocking driver (kinds/handle.c), counted in the metrics as
  * the side's: a writer that waits (not a single try, not a re-entry) waits as the reentrant
  * lock's waiters do, behind the process's other writers of the lock, with a ticket in the
@@ -194,8 +174,7 @@ int rlk_rwlock_try_lock(rlk_rwlock *rw, int side, long long wait_ms, long long l
 
     if (rc == RLK_OK)
         rc = rlk_handle_acq_start(&a, rw, &rw->b, &rw->b.id, "rlk_rwlock_owner", "rwlock",
-                                  lease_ms, side == RLK_RW_WRITE ? rlk_rw_release_write
-                                                                 : rlk_rw_release_read);
+                                  lease_ms, NULL);
     if (rc == RLK_OK) {
         a.row = side == RLK_RW_WRITE ? &rlk_rwlock_write_row : &rlk_rwlock_read_row;
         a.what = rlk_rw_what(side);
@@ -221,9 +200,9 @@ int rlk_rwlock_unlock(rlk_rwlock *rw, int side)
         return RLK_ERR_ARG;
     if ((rc = rlk_rw_check_side(rw, side, 0, "unlock")) != RLK_OK)
         return rc;
-    return rlk_fam_unlock(&rw->b, rlk_rw_kind(side), rlk_rw_what(side), &rw->b.id,
-                          "rlk_rwlock_owner", NULL,
-                          side == RLK_RW_WRITE ? rlk_rw_release_write : rlk_rw_release_read, rw);
+    return rlk_handle_unlock(&rw->b, side == RLK_RW_WRITE ? &rlk_rwlock_write_row
+                             : &rlk_rwlock_read_row, rlk_rw_what(side), "rlk_rwlock_owner", NULL,
+                             NULL);
 }
 
 static int rlk_rwlock_force(rlk_rwlock *rw, int side, int named, int *released)
