@@ -121,29 +121,24 @@ static int rlk_fam_probe(rlk_client *c, const char *name, const char *field)
     return v;
 }
 
-/* After an ACL refusal inside a release script: finds out whether the release happened (every
- * release script publishes after its last write, so a refused PUBLISH comes after the release)
- * and says so truthfully. Returns the outcome; *rc and the client's error are set. */
-static int rlk_fam_acl_aftermath(const rlk_fam_base *b, int kind, const char *what,
-                                 const char *owner, int *rc)
+/* After an ACL refusal inside a release (field: the holder's) or force release (field NULL)
+ * script: finds out whether it wrote (every such script publishes after its last write, so a
+ * refused PUBLISH comes after the release) and says so truthfully in the error of op ("unlock
+ * <name>"): RLK_ERR_NOTIFY when done ("released", "removed"), else RLK_ERR_SCRIPT with still,
+ * or that it is unknown (the check was refused too). Returns the error. */
+static int rlk_fam_acl_after(const rlk_fam_base *b, const char *op, const char *field,
+                             const char *done, const char *still)
 {
-    char why[RLK_ERRSTR_MAX], field[RLK_OWNER_MAX + 8];
-    int held;
+    char why[RLK_ERRSTR_MAX];
+    int there;
 
     snprintf(why, sizeof why, "%s", rlk_errstr(b->c));
-    rlk_fam_count_field(kind, owner, field, sizeof field);
-    held = rlk_fam_probe(b->c, b->name, field);
-    if (held == 0) {
-        *rc = rlk_set_error(b->c, RLK_ERR_NOTIFY, "unlock %s%s%s: released, but the unlock message "
-                            "was refused by ACL (%s): waiters wake only at their TTL", what,
-                            *what ? " " : "", b->name, why);
-        return RLK_REL_RELEASED;
-    }
-    *rc = rlk_set_error(b->c, RLK_ERR_SCRIPT, "unlock %s%s%s: refused by ACL (%s); %s", what,
-                        *what ? " " : "", b->name, why, held == 1
-                        ? "the lock is still held and expires with its lease"
-                        : "whether it was released is unknown (the check was refused too)");
-    return RLK_REL_ERROR;
+    if ((there = rlk_fam_probe(b->c, b->name, field)) == 0)
+        return rlk_set_error(b->c, RLK_ERR_NOTIFY, "%s: %s, but the unlock message was refused "
+                             "by ACL (%s): waiters wake only at their TTL", op, done, why);
+    return rlk_set_error(b->c, RLK_ERR_SCRIPT, "%s: refused by ACL (%s); %s%s%s", op, why,
+                         there == 1 ? still : "whether it was ", there == 1 ? "" : done,
+                         there == 1 ? "" : " is unknown (the check was refused too)");
 }
 
 /* Releases the holds the server still counts of (kind, owner) after the
@@ -206,8 +201,16 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id
     if (outcome == RLK_REL_STILL_HELD && t.removed &&
         rlk_fam_doubt_take(b->c, kind, b->name, owner))
         outcome = rlk_fam_release_rest(b, kind, owner, lease, release, arg);
-    if (outcome == RLK_REL_ERROR && rc == RLK_ERR_SCRIPT && t.removed && rlk_fam_acl_refused(b->c))
-        outcome = rlk_fam_acl_aftermath(b, kind, what, owner, &rc);
+    if (outcome == RLK_REL_ERROR && rc == RLK_ERR_SCRIPT && t.removed &&
+        rlk_fam_acl_refused(b->c)) {
+        char op[RLK_ERRSTR_MAX], field[RLK_OWNER_MAX + 8];
+
+        snprintf(op, sizeof op, "unlock %s%s%s", what, *what ? " " : "", b->name);
+        rlk_fam_count_field(kind, owner, field, sizeof field);
+        rc = rlk_fam_acl_after(b, op, field, "released",
+                               "the lock is still held and expires with its lease");
+        outcome = rc == RLK_ERR_NOTIFY ? RLK_REL_RELEASED : RLK_REL_ERROR;
+    }
     rlk_wd_release_end(b->rt->wd, &t, outcome);
     if (outcome == RLK_REL_RELEASED && q && !h.poked)
         rlk_lq_poke(q);
@@ -220,24 +223,15 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id
 int rlk_fam_force_done(const rlk_fam_base *b, int rc, redisReply *r, rlk_lq *q, int *released)
 {
     if (rc == RLK_ERR_SCRIPT && rlk_fam_acl_refused(b->c)) {
-        /* As for unlock: the scripts publish after they delete. */
-        char why[RLK_ERRSTR_MAX];
-        int exists;
+        char op[RLK_ERRSTR_MAX];
 
-        snprintf(why, sizeof why, "%s", rlk_errstr(b->c));
-        exists = rlk_fam_probe(b->c, b->name, NULL);
-        if (exists == 0) {
-            if (released)
-                *released = 1;
-            if (q)
-                rlk_lq_poke(q);
-            return rlk_set_error(b->c, RLK_ERR_NOTIFY, "force unlock %s: removed, but the unlock "
-                                 "message was refused by ACL (%s): waiters wake only at their TTL",
-                                 b->name, why);
-        }
-        return rlk_set_error(b->c, RLK_ERR_SCRIPT, "force unlock %s: refused by ACL (%s); %s",
-                             b->name, why, exists == 1 ? "the lock is still there"
-                             : "whether it was removed is unknown (the check was refused too)");
+        snprintf(op, sizeof op, "force unlock %s", b->name);
+        rc = rlk_fam_acl_after(b, op, NULL, "removed", "the lock is still there");
+        if (rc == RLK_ERR_NOTIFY && released)
+            *released = 1;
+        if (rc == RLK_ERR_NOTIFY && q)
+            rlk_lq_poke(q);
+        return rc;
     }
     if (rc != RLK_OK)
         return rc;
