@@ -70,7 +70,8 @@ static atomic_ullong rlk_elect_handles;
 
 rlk_elect *rlk_elect_new(rlk_client *c, const char *name)
 {
-    rlk_elect *e = rlk_handle_new(c, name, sizeof *e, &rlk_elect_kind, 0);
+    rlk_elect *e = rlk_handle_new(c, name, sizeof *e, &rlk_elect_kind, RLK_HANDLE_QUEUE_NAME,
+                                  "elect", "token state channel lock_channel");
     char owner[RLK_UUID_LEN + 32];
     unsigned char rnd[16];
 
@@ -88,7 +89,7 @@ rlk_elect *rlk_elect_new(rlk_client *c, const char *name)
     }
     for (size_t i = 0; i < sizeof rnd; i++)
         snprintf(e->secret + 2 * i, 3, "%02x", rnd[i]);
-    return rlk_fam_made(e, rlk_handle_keys(&e->b, "elect", "token state channel lock_channel"));
+    return e;
 }
 
 void rlk_elect_free(rlk_elect *e)

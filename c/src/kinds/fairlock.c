@@ -71,11 +71,8 @@ const rlk_proto rlk_fairlock_nr_row = {
 
 rlk_fairlock *rlk_fairlock_new(rlk_client *c, const char *name)
 {
-    rlk_fairlock *f = rlk_fam_new(c, name, sizeof *f, &rlk_fair_kind);
-
-    if (!f)
-        return NULL;
-    return rlk_fam_made(f, rlk_handle_keys(&f->b, "fair", "channel queue timeouts"));
+    return rlk_handle_new(c, name, sizeof(rlk_fairlock), &rlk_fair_kind, 0,
+                          "fair", "channel queue timeouts");
 }
 
 void rlk_fairlock_free(rlk_fairlock *f)

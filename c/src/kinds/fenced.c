@@ -53,9 +53,8 @@ const rlk_proto rlk_fenced_row = {
 
 rlk_fenced *rlk_fenced_new(rlk_client *c, const char *name)
 {
-    rlk_fenced *f = rlk_handle_new(c, name, sizeof *f, &rlk_fenced_kind, 0);
-
-    return f ? rlk_fam_made(f, rlk_handle_keys(&f->b, "fenced", "channel token")) : NULL;
+    return rlk_handle_new(c, name, sizeof(rlk_fenced), &rlk_fenced_kind, RLK_HANDLE_QUEUE_NAME,
+                          "fenced", "channel token");
 }
 
 void rlk_fenced_free(rlk_fenced *f)
@@ -160,23 +159,15 @@ int rlk_fenced_token(rlk_fenced *f, long long *token)
                             "fenced lock %s: no hold of %s recorded", token);
 }
 
+/* fenced/token (KEYS: lock, token): the last token issued */
 int rlk_fenced_last_token(rlk_fenced *f, long long *token)
 {
-    redisReply *r = NULL;
-    int rc;
+    static const rlk_proto_call last = {"fenced/token", ""};
 
     if (!f || !token)
         return RLK_ERR_ARG;
     *token = 0;
-    if ((rc = rlk_handle_eval(&f->b, "fenced/token", "", &(rlk_proto_argvals){0}, &r)) != RLK_OK)
-        return rc;
-    if (r->type == REDIS_REPLY_INTEGER)
-        *token = r->integer;
-    else
-        rc = rlk_set_error(f->b.c, RLK_ERR_PROTOCOL, "fenced lock %s: fenced/token replied type %d",
-                           f->b.name, r->type);
-    freeReplyObject(r);
-    return rc;
+    return rlk_handle_int(&f->b, &last, NULL, token);
 }
 
 /* ---------------------------------------------------------------- queries */

@@ -347,18 +347,21 @@ int rlk_handle_call_end(rlk_handle_call *hc, int metric, int rc)
 }
 
 void *rlk_handle_new(rlk_client *c, const char *name, size_t size, const rlk_fam_kind *k,
-                     int how)
+                     int how, const char *names, const char *roles)
 {
     rlk_fam_base *b = rlk_fam_new(c, name, size, k);
+    int queue = how & (RLK_HANDLE_QUEUE_NAME | RLK_HANDLE_QUEUE_CHANNEL);
 
     if (!b)
         return NULL;
-    b->q = rlk_lq_get(c->addr, c->url.db, how & RLK_HANDLE_BY_CHANNEL ? b->channel : name);
+    if (queue)
+        b->q = rlk_lq_get(c->addr, c->url.db, how & RLK_HANDLE_QUEUE_NAME ? name : b->channel);
     /* The wake channel: the client's cid from its uuid's first 4 hex digits (two clients that
      * draw the same share a channel: a grant then wakes both subscribers, the other ignores it). */
     if (how & RLK_HANDLE_WAKE)
         b->wake = rlk_names_wake_channel(b->channel, rlk_names_wake_cid(b->rt->uuid));
-    return b->q && (b->wake || !(how & RLK_HANDLE_WAKE)) ? b : rlk_fam_made(b, 0);
+    return rlk_fam_made(b, (b->q || !queue) && (b->wake || !(how & RLK_HANDLE_WAKE)) &&
+                           rlk_handle_keys(b, names, roles));
 }
 
 int rlk_handle_keys(rlk_fam_base *b, const char *names, const char *roles)

@@ -30,13 +30,14 @@ int rlk_handle_owner(const rlk_fam_base *b, const rlk_fam_id *id, char *buf, siz
 
 /* ---------------------------------------------------------------- making */
 
-/* A lock kind's handle (rlk_fam_new) with the local queue of its name, or of its channel
- * (how: RLK_HANDLE_BY_CHANNEL), in b.q (runtime/lq.h rlk_lq_get), and with RLK_HANDLE_WAKE this
- * client's wake channel of its channel in b.wake (kinds/names.h rlk_names_wake_channel: where
- * a release grants the lock to this client's tickets); NULL with the error recorded. */
-enum { RLK_HANDLE_BY_CHANNEL = 1, RLK_HANDLE_WAKE = 2 };
+/* A lock kind's handle (rlk_fam_new) with its keys of roles by names (rlk_handle_keys), the
+ * local queue of its name or of its channel (how: RLK_HANDLE_QUEUE_*; neither: none) in b.q
+ * (runtime/lq.h rlk_lq_get), and with RLK_HANDLE_WAKE this client's wake channel of its
+ * channel in b.wake (kinds/names.h rlk_names_wake_channel: where a release grants the lock to
+ * this client's tickets); NULL with the error recorded. */
+enum { RLK_HANDLE_QUEUE_NAME = 1, RLK_HANDLE_QUEUE_CHANNEL = 2, RLK_HANDLE_WAKE = 4 };
 void *rlk_handle_new(rlk_client *c, const char *name, size_t size, const rlk_fam_kind *k,
-                     int how);
+                     int how, const char *names, const char *roles);
 
 /* The keys of roles (space-separated, as the scripts' headers name them) of b's name by the
  * names kind names (a scripts' folder), made once into b->key (by kinds/proto.h's

@@ -157,10 +157,9 @@ const rlk_proto_call rlk_lock_renew_call = {"reentrant/renew", "lease_ms owner"}
 
 rlk_lock *rlk_lock_new(rlk_client *c, const char *name)
 {
-    rlk_lock *l = rlk_handle_new(c, name, sizeof *l, &rlk_lock_kind, RLK_HANDLE_WAKE);
-
-    return l ? rlk_fam_made(l, rlk_handle_keys(&l->b, "reentrant", "channel waiters grant delay"))
-             : NULL;
+    return rlk_handle_new(c, name, sizeof(rlk_lock), &rlk_lock_kind,
+                          RLK_HANDLE_QUEUE_NAME | RLK_HANDLE_WAKE, "reentrant",
+                          "channel waiters grant delay");
 }
 
 void rlk_lock_free(rlk_lock *l)

@@ -37,9 +37,8 @@ static const rlk_fam_kind rlk_nrlock_kind = {
 
 rlk_nrlock *rlk_nrlock_new(rlk_client *c, const char *name)
 {
-    rlk_nrlock *l = rlk_handle_new(c, name, sizeof *l, &rlk_nrlock_kind, 0);
-
-    return l ? rlk_fam_made(l, rlk_handle_keys(&l->b, "nonreentrant", "channel")) : NULL;
+    return rlk_handle_new(c, name, sizeof(rlk_nrlock), &rlk_nrlock_kind, RLK_HANDLE_QUEUE_NAME,
+                          "nonreentrant", "channel");
 }
 
 void rlk_nrlock_free(rlk_nrlock *l)

@@ -126,11 +126,9 @@ static int rlk_rw_check_side(rlk_rwlock *rw, int side, int any_ok, const char *w
 
 rlk_rwlock *rlk_rwlock_new(rlk_client *c, const char *name)
 {
-    rlk_rwlock *rw = rlk_handle_new(c, name, sizeof *rw, &rlk_rwlock_kind,
-                                    RLK_HANDLE_BY_CHANNEL | RLK_HANDLE_WAKE);
-
-    return rw ? rlk_fam_made(rw, rlk_handle_keys(&rw->b, "rwlock", "channel prefix waiters grant"))
-              : NULL;
+    return rlk_handle_new(c, name, sizeof(rlk_rwlock), &rlk_rwlock_kind,
+                          RLK_HANDLE_QUEUE_CHANNEL | RLK_HANDLE_WAKE, "rwlock",
+                          "channel prefix waiters grant");
 }
 
 void rlk_rwlock_free(rlk_rwlock *rw)
