@@ -158,7 +158,7 @@ int rlk_elect_term(rlk_elect *e, long long *term)
 {
     if (!e || !term)
         return RLK_ERR_ARG;
-    return rlk_handle_token(&e->b, &e->b.id, "rlk_elect_owner", RLK_KIND_FENCED,
+    return rlk_handle_token(&e->b, "rlk_elect_owner", RLK_KIND_FENCED,
                             "election %s: %s does not lead (never elected, resigned, or lost)",
                             term);
 }

@@ -205,16 +205,15 @@ int rlk_fairlock_is_locked(rlk_fairlock *f, int *locked)
 
 int rlk_fairlock_is_held_by_me(rlk_fairlock *f, int *held)
 {
-    if (!f || !held)
-        return RLK_ERR_ARG;
-    return rlk_fam_is_held(&f->b, RLK_KIND_FAIR, &f->b.id, "rlk_fairlock_owner", held);
+    return f && held ? rlk_fam_is_held(&f->b, RLK_KIND_FAIR, "rlk_fairlock_owner", held)
+                     : RLK_ERR_ARG;
 }
 
 int rlk_fairlock_lease(rlk_fairlock *f, long long *start_ns, long long *deadline_ns)
 {
     if (!f || !start_ns || !deadline_ns)
         return RLK_ERR_ARG;
-    return rlk_fam_held_lease(&f->b, RLK_KIND_FAIR, &f->b.id, "rlk_fairlock_owner", start_ns,
+    return rlk_fam_held_lease(&f->b, RLK_KIND_FAIR, "rlk_fairlock_owner", start_ns,
                               deadline_ns);
 }
 
@@ -225,9 +224,8 @@ int rlk_fairlock_remaining_ttl(rlk_fairlock *f, long long *ttl_ms)
 
 int rlk_fairlock_hold_count(rlk_fairlock *f, long long *count)
 {
-    if (!f || !count)
-        return RLK_ERR_ARG;
-    return rlk_fam_hold_count(&f->b, RLK_KIND_FAIR, &f->b.id, "rlk_fairlock_owner", count);
+    return f && count ? rlk_fam_hold_count(&f->b, RLK_KIND_FAIR, "rlk_fairlock_owner", count)
+                      : RLK_ERR_ARG;
 }
 
 int rlk_fairlock_queue_length(rlk_fairlock *f, long long *n)

@@ -155,7 +155,7 @@ int rlk_fenced_token(rlk_fenced *f, long long *token)
 {
     if (!f || !token)
         return RLK_ERR_ARG;
-    return rlk_handle_token(&f->b, &f->b.id, "rlk_fenced_owner", RLK_KIND_FENCED,
+    return rlk_handle_token(&f->b, "rlk_fenced_owner", RLK_KIND_FENCED,
                             "fenced lock %s: no hold of %s recorded", token);
 }
 
@@ -179,16 +179,15 @@ int rlk_fenced_is_locked(rlk_fenced *f, int *locked)
 
 int rlk_fenced_is_held_by_me(rlk_fenced *f, int *held)
 {
-    if (!f || !held)
-        return RLK_ERR_ARG;
-    return rlk_fam_is_held(&f->b, RLK_KIND_FENCED, &f->b.id, "rlk_fenced_owner", held);
+    return f && held ? rlk_fam_is_held(&f->b, RLK_KIND_FENCED, "rlk_fenced_owner", held)
+                     : RLK_ERR_ARG;
 }
 
 int rlk_fenced_lease(rlk_fenced *f, long long *start_ns, long long *deadline_ns)
 {
     if (!f || !start_ns || !deadline_ns)
         return RLK_ERR_ARG;
-    return rlk_fam_held_lease(&f->b, RLK_KIND_FENCED, &f->b.id, "rlk_fenced_owner", start_ns,
+    return rlk_fam_held_lease(&f->b, RLK_KIND_FENCED, "rlk_fenced_owner", start_ns,
                               deadline_ns);
 }
 
@@ -199,7 +198,6 @@ int rlk_fenced_remaining_ttl(rlk_fenced *f, long long *ttl_ms)
 
 int rlk_fenced_hold_count(rlk_fenced *f, long long *count)
 {
-    if (!f || !count)
-        return RLK_ERR_ARG;
-    return rlk_fam_hold_count(&f->b, RLK_KIND_FENCED, &f->b.id, "rlk_fenced_owner", count);
+    return f && count ? rlk_fam_hold_count(&f->b, RLK_KIND_FENCED, "rlk_fenced_owner", count)
+                      : RLK_ERR_ARG;
 }

@@ -82,7 +82,7 @@ int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
 {
     rlk_handle_rel rel = {b, row, secret};
 
-    return rlk_fam_unlock(b, row->hold, what, &b->id, owner_fn, q, rlk_handle_released, &rel);
+    return rlk_fam_unlock(b, row->hold, what, owner_fn, q, rlk_handle_released, &rel);
 }
 
 /* ---------------------------------------------------------------- the driver */
@@ -313,14 +313,14 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
     return rc == RLK_ERR_BUSY ? rlk_handle_busy(b, a->what, a->why, start_ns) : rc;
 }
 
-int rlk_handle_token(const rlk_fam_base *b, rlk_fam_id *id, const char *owner_fn, int kind,
+int rlk_handle_token(const rlk_fam_base *b, const char *owner_fn, int kind,
                      const char *not_held, long long *token)
 {
     char owner[RLK_OWNER_MAX + 1];
     int rc;
 
     *token = 0;
-    if ((rc = rlk_fam_id_get(b->c, b->rt, id, owner, sizeof owner, owner_fn)) != RLK_OK)
+    if ((rc = rlk_handle_owner(b, &b->id, owner, sizeof owner, owner_fn)) != RLK_OK)
         return rc;
     if (!rlk_wd_token_of(b->rt->wd, kind, b->name, owner, token))
         return rlk_set_error(b->c, RLK_ERR_NOT_OWNER, not_held, b->name, owner);

@@ -124,11 +124,11 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms);
 int rlk_handle_busy(const rlk_fam_base *b, const char *what, const char *why, long long start_ns);
 
 /* The token the client's registry recorded with the latest acquisition of
- * name as kind by the handle's holder id (id, owner_fn as rlk_fam_id_get
- * takes them) into *token (0 when none); RLK_ERR_NOT_OWNER when it records
+ * name as kind by the handle's holder id b->id (owner_fn as rlk_fam_id_get
+ * takes it) into *token (0 when none); RLK_ERR_NOT_OWNER when it records
  * no such hold, with the message not_held formats from (name, holder id). */
-int rlk_handle_token(const rlk_fam_base *b, rlk_fam_id *id, const char *owner_fn, int kind,
-                     const char *not_held, long long *token);
+int rlk_handle_token(const rlk_fam_base *b, const char *owner_fn, int kind, const char *not_held,
+                     long long *token);
 
 /* A counted entry point (an acquisition, a latch's await): every call, a bad
  * handle's (b NULL) too, counted in the metrics (runtime/metrics.h) from

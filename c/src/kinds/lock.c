@@ -313,16 +313,15 @@ int rlk_lock_is_locked(rlk_lock *l, int *locked)
 
 int rlk_lock_is_held_by_me(rlk_lock *l, int *held)
 {
-    if (!l || !held)
-        return RLK_ERR_ARG;
-    return rlk_fam_is_held(&l->b, RLK_KIND_LOCK, &l->b.id, "rlk_lock_owner", held);
+    return l && held ? rlk_fam_is_held(&l->b, RLK_KIND_LOCK, "rlk_lock_owner", held)
+                     : RLK_ERR_ARG;
 }
 
 int rlk_lock_lease(rlk_lock *l, long long *start_ns, long long *deadline_ns)
 {
     if (!l || !start_ns || !deadline_ns)
         return RLK_ERR_ARG;
-    return rlk_fam_held_lease(&l->b, RLK_KIND_LOCK, &l->b.id, "rlk_lock_owner", start_ns,
+    return rlk_fam_held_lease(&l->b, RLK_KIND_LOCK, "rlk_lock_owner", start_ns,
                               deadline_ns);
 }
 
@@ -333,7 +332,6 @@ int rlk_lock_remaining_ttl(rlk_lock *l, long long *ttl_ms)
 
 int rlk_lock_hold_count(rlk_lock *l, long long *count)
 {
-    if (!l || !count)
-        return RLK_ERR_ARG;
-    return rlk_fam_hold_count(&l->b, RLK_KIND_LOCK, &l->b.id, "rlk_lock_owner", count);
+    return l && count ? rlk_fam_hold_count(&l->b, RLK_KIND_LOCK, "rlk_lock_owner", count)
+                      : RLK_ERR_ARG;
 }

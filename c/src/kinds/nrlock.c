@@ -122,16 +122,15 @@ int rlk_nrlock_is_locked(rlk_nrlock *l, int *locked)
 /* The registry's reentrant-lock entries */
 int rlk_nrlock_is_held_by_me(rlk_nrlock *l, int *held)
 {
-    if (!l || !held)
-        return RLK_ERR_ARG;
-    return rlk_fam_is_held(&l->b, RLK_KIND_LOCK, &l->b.id, "rlk_nrlock_owner", held);
+    return l && held ? rlk_fam_is_held(&l->b, RLK_KIND_LOCK, "rlk_nrlock_owner", held)
+                     : RLK_ERR_ARG;
 }
 
 int rlk_nrlock_lease(rlk_nrlock *l, long long *start_ns, long long *deadline_ns)
 {
     if (!l || !start_ns || !deadline_ns)
         return RLK_ERR_ARG;
-    return rlk_fam_held_lease(&l->b, RLK_KIND_LOCK, &l->b.id, "rlk_nrlock_owner", start_ns,
+    return rlk_fam_held_lease(&l->b, RLK_KIND_LOCK, "rlk_nrlock_owner", start_ns,
                               deadline_ns);
 }
 

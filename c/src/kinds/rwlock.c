@@ -268,7 +268,7 @@ int rlk_rwlock_lease(rlk_rwlock *rw, int side, long long *start_ns, long long *d
         return RLK_ERR_ARG;
     if ((rc = rlk_rw_check_side(rw, side, 0, "lease")) != RLK_OK)
         return rc;
-    return rlk_fam_held_lease(&rw->b, rlk_rw_kind(side), &rw->b.id, "rlk_rwlock_owner", start_ns,
+    return rlk_fam_held_lease(&rw->b, rlk_rw_kind(side), "rlk_rwlock_owner", start_ns,
                               deadline_ns);
 }
 
@@ -281,7 +281,7 @@ int rlk_rwlock_hold_count(rlk_rwlock *rw, int side, long long *count)
     *count = 0;
     if ((rc = rlk_rw_check_side(rw, side, 0, "hold count")) != RLK_OK)
         return rc;
-    return rlk_fam_hold_count(&rw->b, rlk_rw_kind(side), &rw->b.id, "rlk_rwlock_owner", count);
+    return rlk_fam_hold_count(&rw->b, rlk_rw_kind(side), "rlk_rwlock_owner", count);
 }
 
 /* A hold the watchdog lost: not held */
@@ -294,7 +294,7 @@ int rlk_rwlock_is_held_by_me(rlk_rwlock *rw, int side, int *held)
     *held = 0;
     if ((rc = rlk_rw_check_side(rw, side, 0, "is held")) != RLK_OK)
         return rc;
-    return rlk_fam_is_held(&rw->b, rlk_rw_kind(side), &rw->b.id, "rlk_rwlock_owner", held);
+    return rlk_fam_is_held(&rw->b, rlk_rw_kind(side), "rlk_rwlock_owner", held);
 }
 
 /* How many reader fields the hash has: not "mode", not "<w>:write", with a positive count. */

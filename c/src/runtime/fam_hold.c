@@ -21,6 +21,12 @@
 #include "runtime/rt.h"
 #include "runtime/wd.h"
 
+/* The holder id of b's handle into owner (RLK_OWNER_MAX + 1 bytes); its mutex only is taken. */
+static int rlk_fam_owner(const rlk_fam_base *b, char *owner, const char *owner_fn)
+{
+    return rlk_fam_id_get(b->c, b->rt, (rlk_fam_id *)&b->id, owner, RLK_OWNER_MAX + 1, owner_fn);
+}
+
 /* ---------------------------------------------------------------- acquiring */
 
 /* The reply {token}: 1 and *token, or 0 for any other shape. */
@@ -166,8 +172,8 @@ static int rlk_fam_release_rest(const rlk_fam_base *b, int kind, const char *own
     return outcome;
 }
 
-int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id *id,
-                   const char *owner_fn, rlk_lq *q, rlk_fam_release_fn release, void *arg)
+int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, const char *owner_fn,
+                   rlk_lq *q, rlk_fam_release_fn release, void *arg)
 {
     char owner[RLK_OWNER_MAX + 1];
     rlk_fam_handoff h = {q, 0};
@@ -175,7 +181,7 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id
     long long lease, before;
     int rc, outcome;
 
-    if ((rc = rlk_fam_id_get(b->c, b->rt, id, owner, sizeof owner, owner_fn)) != RLK_OK)
+    if ((rc = rlk_fam_owner(b, owner, owner_fn)) != RLK_OK)
         return rc;
     before = rlk_wd_count_as(b->rt->wd, kind, b->name, owner);
     /* Out of the watchdog's registry before the release is sent. */
@@ -268,15 +274,14 @@ int rlk_fam_is_locked(const rlk_fam_base *b, int *locked)
     return rc;
 }
 
-int rlk_fam_is_held(const rlk_fam_base *b, int kind, rlk_fam_id *id, const char *owner_fn,
-                    int *held)
+int rlk_fam_is_held(const rlk_fam_base *b, int kind, const char *owner_fn, int *held)
 {
     char owner[RLK_OWNER_MAX + 1], field[RLK_OWNER_MAX + 8];
     long long n = 0;
     int rc;
 
     *held = 0;
-    if ((rc = rlk_fam_id_get(b->c, b->rt, id, owner, sizeof owner, owner_fn)) != RLK_OK)
+    if ((rc = rlk_fam_owner(b, owner, owner_fn)) != RLK_OK)
         return rc;
     if (rlk_wd_is_lost_as(b->rt->wd, kind, b->name, owner))
         return RLK_OK;
@@ -305,25 +310,24 @@ static int rlk_fam_held_lease_of(const rlk_fam_base *b, int kind, const char *ow
     return RLK_OK;
 }
 
-int rlk_fam_held_lease(const rlk_fam_base *b, int kind, rlk_fam_id *id, const char *owner_fn,
-                  long long *start_ns, long long *deadline_ns)
+int rlk_fam_held_lease(const rlk_fam_base *b, int kind, const char *owner_fn, long long *start_ns,
+                       long long *deadline_ns)
 {
     char owner[RLK_OWNER_MAX + 1];
     int rc;
 
-    if ((rc = rlk_fam_id_get(b->c, b->rt, id, owner, sizeof owner, owner_fn)) != RLK_OK)
+    if ((rc = rlk_fam_owner(b, owner, owner_fn)) != RLK_OK)
         return rc;
     return rlk_fam_held_lease_of(b, kind, owner, start_ns, deadline_ns);
 }
 
-int rlk_fam_hold_count(const rlk_fam_base *b, int kind, rlk_fam_id *id, const char *owner_fn,
-                       long long *count)
+int rlk_fam_hold_count(const rlk_fam_base *b, int kind, const char *owner_fn, long long *count)
 {
     char owner[RLK_OWNER_MAX + 1], field[RLK_OWNER_MAX + 8];
     int rc;
 
     *count = 0;
-    if ((rc = rlk_fam_id_get(b->c, b->rt, id, owner, sizeof owner, owner_fn)) != RLK_OK)
+    if ((rc = rlk_fam_owner(b, owner, owner_fn)) != RLK_OK)
         return rc;
     rlk_fam_count_field(kind, owner, field, sizeof field);
     return rlk_fam_hash_query(b, "HGET", field, 0, count);
