@@ -291,13 +291,16 @@ int rlk_fam_is_held(const rlk_fam_base *b, int kind, const char *owner_fn, int *
     return rc;
 }
 
-/* The lease of the hold of (kind, b->name, owner). */
-static int rlk_fam_held_lease_of(const rlk_fam_base *b, int kind, const char *owner,
-                                 long long *start_ns, long long *deadline_ns)
+int rlk_fam_held_lease(const rlk_fam_base *b, int kind, const char *owner_fn, long long *start_ns,
+                       long long *deadline_ns)
 {
+    char owner[RLK_OWNER_MAX + 1];
     long long lease_ms = 0, delay_ms = 0;
-    int found = rlk_wd_lease_of(b->rt->wd, kind, b->name, owner, start_ns, &lease_ms, &delay_ms);
+    int found, rc;
 
+    if ((rc = rlk_fam_owner(b, owner, owner_fn)) != RLK_OK)
+        return rc;
+    found = rlk_wd_lease_of(b->rt->wd, kind, b->name, owner, start_ns, &lease_ms, &delay_ms);
     if (!found) {
         *start_ns = *deadline_ns = 0;
         return rlk_set_error(b->c, RLK_ERR_NOT_OWNER, "%s %s: not held by %s (no lease to read)",
@@ -308,17 +311,6 @@ static int rlk_fam_held_lease_of(const rlk_fam_base *b, int kind, const char *ow
         return rlk_set_error(b->c, RLK_ERR_LOST, "%s %s: declared lost (the lease it was lost "
                              "with)", rlk_kind_name(kind), b->name);
     return RLK_OK;
-}
-
-int rlk_fam_held_lease(const rlk_fam_base *b, int kind, const char *owner_fn, long long *start_ns,
-                       long long *deadline_ns)
-{
-    char owner[RLK_OWNER_MAX + 1];
-    int rc;
-
-    if ((rc = rlk_fam_owner(b, owner, owner_fn)) != RLK_OK)
-        return rc;
-    return rlk_fam_held_lease_of(b, kind, owner, start_ns, deadline_ns);
 }
 
 int rlk_fam_hold_count(const rlk_fam_base *b, int kind, const char *owner_fn, long long *count)

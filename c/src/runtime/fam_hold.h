@@ -49,7 +49,7 @@ int rlk_fam_release_read(const redisReply *r);
  * than nil / 0 / 1 / 2; 2 is a release that handed the lock over), or
  * RLK_ERR_NOREPLICAS for a release (or a count taken down) too few
  * replicas acknowledged: done, the outcome says what, not undone. The
- * kinds build the call from their row (kinds/handle.h rlk_handle_release). */
+ * kinds build the call from their row (kinds/handle.h rlk_handle_unlock). */
 int rlk_fam_release_done(rlk_client *c, const char *label, const char *name, int call_rc,
                          redisReply *r, int *rc);
 
