@@ -179,14 +179,7 @@ int rlk_lock_set_owner(rlk_lock *l, const char *owner)
 
 int rlk_lock_owner(const rlk_lock *l, char *buf, size_t len)
 {
-    rlk_lock *m = (rlk_lock *)l;    /* the id's mutex only */
-    int rc;
-
-    if (!l || !buf || len == 0)
-        return RLK_ERR_ARG;
-    if ((rc = rlk_fam_id_copy(l->b.rt, &m->b.id, buf, len)) != RLK_OK)
-        return rlk_set_error(l->b.c, rc, "rlk_lock_owner: buffer of %zu bytes too short", len);
-    return RLK_OK;
+    return l ? rlk_handle_owner(&l->b, &l->b.id, buf, len, "rlk_lock_owner") : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- locking */
