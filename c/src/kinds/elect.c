@@ -38,21 +38,13 @@
 struct rlk_elect {
     rlk_fam_base b;             /* channel: redisson_lock__channel:{name} (candidates wait there);
                                    keys: the token redisson_lock_token:{name}, the state
-                                   {name}:elect, the channel rlk_elect__channel:{name} */
-    rlk_lq *q;
-    rlk_fam_id id;
+                                   {name}:elect, the channel rlk_elect__channel:{name}; q: the
+                                   local queue of name */
     char secret[33];            /* this handle's incarnation: 16 random bytes in hex, stored with
                                    its leadership; elect/campaign adopts a live leadership of the
                                    same holder id only with it */
 };
 
-typedef struct rlk_elect_acq {
-    rlk_handle_acq h;           /* handle: the rlk_elect; undone by rlk_elect_resign_call */
-    const char *value;
-    long long term;
-} rlk_elect_acq;
-
-/* rlk_fam_kind.fini: what the handle holds beyond its base. */
 /* The election's row (kinds/proto.h, docs/elect.md) on the fenced lock's layout: a leader is
  * a fenced hold whose token is its term, renewed with fenced/renew; candidates wait on the
  * lock's channel, which elect/resign publishes on. Forced as the fenced lock it is. */
@@ -68,15 +60,8 @@ const rlk_proto_call rlk_elect_proclaim_call = {"elect/proclaim",
                                                 "owner term value publish secret"};
 const rlk_proto_call rlk_elect_leader_call = {"elect/leader", ""};
 
-static void rlk_elect_fini(void *handle)
-{
-    rlk_elect *e = handle;
-
-    rlk_handle_queue_fini(&e->id, e->q);
-}
-
 static const rlk_fam_kind rlk_elect_kind = {
-    "rlk_elect_new", "election", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name, rlk_elect_fini
+    "rlk_elect_new", "election", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name, NULL
 };
 
 /* ---------------------------------------------------------------- handles */
@@ -85,33 +70,26 @@ static atomic_ullong rlk_elect_handles;
 
 rlk_elect *rlk_elect_new(rlk_client *c, const char *name)
 {
-    rlk_elect *e = rlk_fam_new(c, name, sizeof *e, &rlk_elect_kind);
+    rlk_elect *e = rlk_handle_new(c, name, sizeof *e, &rlk_elect_kind, RLK_HANDLE_QUEUE_NAME,
+                                  "elect", "token state channel lock_channel");
     char owner[RLK_UUID_LEN + 32];
+    unsigned char rnd[16];
 
     if (!e)
         return NULL;
-    if (!rlk_handle_queue_init(c, &e->id, &e->q, name))
-        return rlk_fam_made(e, 0);
     /* A candidate is the handle, not a thread (as etcd's session): campaign in one
      * thread, resign in another. "<client uuid>:elect-<n>". */
     snprintf(owner, sizeof owner, "%s:elect-%llu", e->b.rt->uuid,
              (unsigned long long)atomic_fetch_add(&rlk_elect_handles, 1) + 1);
-    if (rlk_fam_id_set(c, &e->id, owner, 0, "rlk_elect_new") != RLK_OK) {
+    if (rlk_fam_id_set(c, &e->b.id, owner, 0, "rlk_elect_new") != RLK_OK ||
+        (rlk_random_bytes(rnd, sizeof rnd) != 0 &&
+         rlk_set_error(c, RLK_ERR_IO, "rlk_elect_new: no random bytes for the handle's secret"))) {
         rlk_fam_free(e);
         return NULL;
     }
-    {
-        unsigned char rnd[16];
-
-        if (rlk_random_bytes(rnd, sizeof rnd) != 0) {
-            rlk_set_error(c, RLK_ERR_IO, "rlk_elect_new: no random bytes for the handle's secret");
-            rlk_fam_free(e);
-            return NULL;
-        }
-        for (size_t i = 0; i < sizeof rnd; i++)
-            snprintf(e->secret + 2 * i, 3, "%02x", rnd[i]);
-    }
-    return rlk_fam_made(e, rlk_handle_keys(&e->b, "elect", "token state channel lock_channel"));
+    for (size_t i = 0; i < sizeof rnd; i++)
+        snprintf(e->secret + 2 * i, 3, "%02x", rnd[i]);
+    return e;
 }
 
 void rlk_elect_free(rlk_elect *e)
@@ -136,59 +114,24 @@ const char *rlk_elect_channel(const rlk_elect *e)
 
 int rlk_elect_set_owner(rlk_elect *e, const char *owner)
 {
-    return e ? rlk_fam_id_set(e->b.c, &e->id, owner, 0, "rlk_elect_set_owner") : RLK_ERR_ARG;
+    return e ? rlk_fam_id_set(e->b.c, &e->b.id, owner, 0, "rlk_elect_set_owner") : RLK_ERR_ARG;
 }
 
 int rlk_elect_owner(const rlk_elect *e, char *buf, size_t len)
 {
-    return e ? rlk_handle_owner(&e->b, &e->id, buf, len, "rlk_elect_owner") : RLK_ERR_ARG;
+    return e ? rlk_handle_owner(&e->b, &e->b.id, buf, len, "rlk_elect_owner") : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- campaign */
 
-/* rlk_fam_release_fn: elect/resign (KEYS lock, lock channel, record, change channel; ARGV
- * owner, lease, publish, the handle's secret: only the incarnation that leads resigns). */
-static int rlk_elect_resign_call(void *arg, const char *owner, long long lease, int *rc)
-{
-    rlk_elect *e = arg;
-
-    return rlk_handle_release(&e->b, &rlk_elect_row, "resign", NULL, owner, lease, e->secret, rc);
-}
-
-/* rlk_wait_attempt_fn. RLK_OK: elected, a->term set, recorded in the
- * registry as a fenced hold. RLK_ERR_BUSY: another leads, *ttl its PTTL. */
-static int rlk_elect_attempt(void *arg, long long *ttl)
-{
-    rlk_elect_acq *a = arg;
-    rlk_elect *e = a->h.handle;
-    rlk_proto_argvals v = {.lease_ms = a->h.lease_ms, .owner = a->h.owner, .value = a->value,
-                           .secret = e->secret};
-    rlk_hold_spec h = {RLK_KIND_FENCED, e->b.name, a->h.owner, 2,
-                       {e->b.name, e->b.key[RLK_PROTO_KEY_TOKEN], NULL},
-                       e->b.channel, &rlk_fenced_renew_task, 0};
-    long long sent = rlk_clock_now_ns();
-    redisReply *r = NULL;
-    int rc;
-
-    if ((rc = rlk_handle_eval(&e->b, rlk_elect_row.acquire, rlk_elect_row.acquire_args, &v,
-                              &r)) != RLK_OK)
-        return rc;
-    rc = rlk_fam_acquire_reply(e->b.c, "election", e->b.name, rlk_elect_row.acquire, r, ttl,
-                               &a->term);
-    freeReplyObject(r);
-    if (rc == RLK_OK)
-        rc = rlk_fam_record(e->b.rt, &h, a->h.lease_ms, a->h.watchdog, sent, a->term,
-                            rlk_handle_undo, &a->h);
-    return rc;
-}
-
+/* Already the leader in this client: its term, nothing sent (RLK_PROTO_ONE_HOLD). A
+ * campaign's acquire is not counted in acquire_calls, and a lost reply is not settled
+ * (a->quiet). */
 int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long long lease_ms,
                        long long *term)
 {
-    long long start = rlk_clock_now_ns();
-    rlk_elect_acq a;
-    rlk_waiter w;
-    int rc, first;
+    rlk_handle_acq a;
+    int rc;
 
     if (term)
         *term = 0;
@@ -199,27 +142,15 @@ int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long 
     if (strlen(value) > RLK_ELECT_VALUE_MAX)
         return rlk_set_error(e->b.c, RLK_ERR_ARG, "election %s: value longer than %d bytes",
                              e->b.name, RLK_ELECT_VALUE_MAX);
-    memset(&a, 0, sizeof a);
-    a.value = value;
-    rc = rlk_handle_acq_start(&a.h, e, &e->b, &e->id, "rlk_elect_owner", "election", lease_ms,
-                              rlk_elect_resign_call);
-    if (rc != RLK_OK)
-        return rc;
-    /* Already the leader in this client: its term, nothing sent (a second
-     * hold would count twice in the registry but once on the server). */
-    if (rlk_wd_token_of(e->b.rt->wd, RLK_KIND_FENCED, e->b.name, a.h.owner, &a.term)) {
-        if (term)
-            *term = a.term;
-        return RLK_OK;
-    }
-    rlk_wait_init_lock(&w, &e->b, "election", rlk_elect_attempt, &a);
-    w.q = e->q;
-    first = wait_ms == 0 || !rlk_lq_busy(e->q);
-    rc = rlk_wait_acquire(&w, start, wait_ms, first);
-    if (rc == RLK_ERR_BUSY)
-        return rlk_handle_busy(&e->b, "election", "another candidate leads", start);
-    if (rc == RLK_OK && term)
-        *term = a.term;
+    rc = rlk_handle_acq_start(&a, e, &e->b, &e->b.id, "rlk_elect_owner", "election", lease_ms,
+                              NULL);
+    a.row = &rlk_elect_row;
+    a.why = "another candidate leads";
+    a.v.value = value;
+    a.v.secret = e->secret;
+    a.quiet = 1;
+    if (rc == RLK_OK && (rc = rlk_handle_drive(&a, wait_ms)) == RLK_OK && term)
+        *term = a.token;
     return rc;
 }
 
@@ -227,7 +158,7 @@ int rlk_elect_term(rlk_elect *e, long long *term)
 {
     if (!e || !term)
         return RLK_ERR_ARG;
-    return rlk_handle_token(&e->b, &e->id, "rlk_elect_owner", RLK_KIND_FENCED,
+    return rlk_handle_token(&e->b, "rlk_elect_owner", RLK_KIND_FENCED,
                             "election %s: %s does not lead (never elected, resigned, or lost)",
                             term);
 }
@@ -235,8 +166,7 @@ int rlk_elect_term(rlk_elect *e, long long *term)
 int rlk_elect_proclaim(rlk_elect *e, const char *value)
 {
     char owner[RLK_OWNER_MAX + 1];
-    rlk_proto_argvals v = {.owner = owner, .value = value};
-    rlk_proto_built pb;
+    rlk_proto_argvals v = {.owner = owner, .value = value, .secret = e ? e->secret : NULL};
     rlk_proto_outcome o;
     redisReply *r = NULL;
     int rc;
@@ -249,16 +179,9 @@ int rlk_elect_proclaim(rlk_elect *e, const char *value)
     if ((rc = rlk_elect_term(e, &v.term)) != RLK_OK ||
         (rc = rlk_elect_owner(e, owner, sizeof owner)) != RLK_OK)
         return rc;
-    v.publish = rlk_publish_arg(e->b.c);
-    v.secret = e->secret;   /* only the incarnation that leads proclaims */
-    if (rlk_proto_build_with(&rlk_elect_proclaim_call, NULL, e->b.keys_of, e->b.key, e->b.name,
-                             &v, &pb) != 0)
-        rc = rlk_set_error(e->b.c, RLK_ERR_NOMEM, "election %s: out of memory", e->b.name);
-    else
-        rc = rlk_evalv(e->b.c, rlk_elect_proclaim_call.script, pb.nkeys, pb.keys, NULL,
-                       pb.nargs, pb.av.v, pb.av.len, &r);
-    rlk_proto_built_free(&pb);
-    if (rc != RLK_OK)
+    /* only the incarnation that leads proclaims (its secret) */
+    if ((rc = rlk_handle_eval(&e->b, rlk_elect_proclaim_call.script, rlk_elect_proclaim_call.args,
+                              &v, &r)) != RLK_OK)
         return rc;
     if (rlk_proto_read_proclaim(r, &o) == RLK_PROTO_BAD)
         rc = rlk_set_error(e->b.c, RLK_ERR_PROTOCOL, "election %s: %s replied type %d",
@@ -272,10 +195,11 @@ int rlk_elect_proclaim(rlk_elect *e, const char *value)
 
 int rlk_elect_resign(rlk_elect *e)
 {
-    if (!e)
-        return RLK_ERR_ARG;
-    return rlk_fam_unlock(&e->b, RLK_KIND_FENCED, "election", &e->id, "rlk_elect_owner", e->q,
-                          rlk_elect_resign_call, e);
+    /* elect/resign (KEYS lock, lock channel, record, change channel; ARGV owner, lease,
+     * publish, the handle's secret: only the incarnation that leads resigns) */
+    return e ? rlk_handle_unlock(&e->b, &rlk_elect_row, "election", "rlk_elect_owner", e->b.q,
+                                 e->secret)
+             : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- observing */
@@ -327,7 +251,7 @@ int rlk_elect_leader(rlk_elect *e, rlk_elect_info *out)
 }
 
 /* Whether two reads tell the same leadership (ttl aside). */
-static int rlk_elect_same(const rlk_elect_info *a, const rlk_elect_info *b)
+int rlk_elect_info_same(const rlk_elect_info *a, const rlk_elect_info *b)
 {
     return a->leader == b->leader && a->term == b->term &&
            strcmp(a->holder ? a->holder : "", b->holder ? b->holder : "") == 0 &&
@@ -363,7 +287,7 @@ int rlk_elect_wait_change(rlk_elect *e, const rlk_elect_info *known, long long t
          * either in this read or wakes the wait below. */
         if ((rc = rlk_elect_leader(e, out)) != RLK_OK)
             break;
-        if (!rlk_elect_same(known, out))
+        if (!rlk_elect_info_same(known, out))
             break;
         now = rlk_clock_now_ns();
         /* A lease that runs out publishes nothing: wake at its end (and
@@ -417,9 +341,4 @@ int rlk_elect_info_read(const redisReply *r, rlk_elect_info *out)
         return RLK_ERR_NOMEM;
     }
     return RLK_OK;
-}
-
-int rlk_elect_info_same(const rlk_elect_info *a, const rlk_elect_info *b)
-{
-    return rlk_elect_same(a, b);
 }

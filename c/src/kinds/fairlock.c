@@ -18,59 +18,28 @@
  * out, an error, rlk_interrupt_waits) calls fair/cancel. No process-wide
  * local queue: the server's queue orders every thread.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include <stdatomic.h>
 
 #include "client/client.h"
 #include "client/clock.h"
-#include "client/conn.h"
 #include "client/error.h"
-#include "client/pool.h"
-#include "kinds/proto.h"
+#include "kinds/fairlock.h"
 #include "kinds/handle.h"
 #include "kinds/names.h"
-#include "kinds/fairlock.h"
+#include "kinds/proto.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
-#include "runtime/fam_settle.h"
-#include "runtime/metrics.h"
-#include "runtime/rt.h"
-#include "runtime/wait.h"
-#include "runtime/wd.h"
-
-#define RLK_FAIR_CANCEL_LIMIT_NS (300LL * 1000000LL)    /* a cancel after the wait: 300 ms at most */
 
 struct rlk_fairlock {
     rlk_fam_base b;             /* channel: redisson_lock__channel:{name}; a waiter's is
                                    <channel>:<owner>; keys: the queue redisson_lock_queue:{name},
                                    the timeouts redisson_lock_timeout:{name} */
-    rlk_fam_id id;
-    pthread_mutex_t mu;         /* guards thread_wait */
-    long long thread_wait;      /* <= 0: RLK_FAIR_THREAD_WAIT_MS */
+    _Atomic long long thread_wait;      /* <= 0: RLK_FAIR_THREAD_WAIT_MS */
     int non_reentrant;          /* rlk_fairlock_set_non_reentrant: fair/nonreentrant_acquire */
 };
 
-/* One call's view. */
-typedef struct rlk_fair_acq {
-    rlk_fairlock *f;
-    char owner[RLK_OWNER_MAX + 1];
-    long long lease_ms;
-    int watchdog;
-    long long wait_ms;          /* the keep-alive (thread wait time) this call queues with */
-} rlk_fair_acq;
-
-/* rlk_fam_kind.fini: what the handle holds beyond its base. */
-static void rlk_fairlock_fini(void *handle)
-{
-    rlk_fairlock *f = handle;
-
-    rlk_fam_id_destroy(&f->id);
-    pthread_mutex_destroy(&f->mu);
-}
-
 static const rlk_fam_kind rlk_fair_kind = {
-    "rlk_fairlock_new", "lock", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name, rlk_fairlock_fini
+    "rlk_fairlock_new", "lock", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name, NULL
 };
 
 /* The watchdog's task for fair locks (runtime/wd.h): one fair/renew call
@@ -102,13 +71,8 @@ const rlk_proto rlk_fairlock_nr_row = {
 
 rlk_fairlock *rlk_fairlock_new(rlk_client *c, const char *name)
 {
-    rlk_fairlock *f = rlk_fam_new(c, name, sizeof *f, &rlk_fair_kind);
-
-    if (!f)
-        return NULL;
-    rlk_fam_id_init(&f->id);
-    pthread_mutex_init(&f->mu, NULL);
-    return rlk_fam_made(f, rlk_handle_keys(&f->b, "fair", "channel queue timeouts"));
+    return rlk_handle_new(c, name, sizeof(rlk_fairlock), &rlk_fair_kind, 0,
+                          "fair", "channel queue timeouts");
 }
 
 void rlk_fairlock_free(rlk_fairlock *f)
@@ -133,12 +97,12 @@ const char *rlk_fairlock_timeout_name(const rlk_fairlock *f)
 
 int rlk_fairlock_set_owner(rlk_fairlock *f, const char *owner)
 {
-    return f ? rlk_fam_id_set(f->b.c, &f->id, owner, 0, "rlk_fairlock_set_owner") : RLK_ERR_ARG;
+    return f ? rlk_fam_id_set(f->b.c, &f->b.id, owner, 0, "rlk_fairlock_set_owner") : RLK_ERR_ARG;
 }
 
 int rlk_fairlock_owner(const rlk_fairlock *f, char *buf, size_t len)
 {
-    return f ? rlk_handle_owner(&f->b, &f->id, buf, len, "rlk_fairlock_owner") : RLK_ERR_ARG;
+    return f ? rlk_handle_owner(&f->b, &f->b.id, buf, len, "rlk_fairlock_owner") : RLK_ERR_ARG;
 }
 
 int rlk_fairlock_set_thread_wait(rlk_fairlock *f, long long ms)
@@ -149,9 +113,7 @@ int rlk_fairlock_set_thread_wait(rlk_fairlock *f, long long ms)
         return rlk_set_error(f->b.c, RLK_ERR_ARG,
                              "fair lock %s: thread wait %lld ms is above %lld ms", f->b.name, ms,
                              RLK_NUM_MAX);
-    pthread_mutex_lock(&f->mu);
-    f->thread_wait = ms > 0 ? ms : 0;
-    pthread_mutex_unlock(&f->mu);
+    atomic_store(&f->thread_wait, ms > 0 ? ms : 0);
     return RLK_OK;
 }
 
@@ -160,61 +122,12 @@ int rlk_fairlock_set_thread_wait(rlk_fairlock *f, long long ms)
  * the queue a short, fixed time after its last attempt. */
 static long long rlk_fair_thread_wait(rlk_fairlock *f)
 {
-    long long ms;
+    long long ms = atomic_load(&f->thread_wait);
 
-    pthread_mutex_lock(&f->mu);
-    ms = f->thread_wait;
-    pthread_mutex_unlock(&f->mu);
     return ms > 0 ? ms : RLK_FAIR_THREAD_WAIT_MS;
 }
 
-/* ---------------------------------------------------------------- script calls */
-
-static int rlk_fair_acq_init(rlk_fairlock *f, long long wait_ms, long long lease_ms,
-                             rlk_fair_acq *a)
-{
-    int rc = rlk_fam_lease(f->b.c, "fair lock", f->b.name, lease_ms, &a->lease_ms, &a->watchdog);
-
-    if (rc != RLK_OK)
-        return rc;
-    a->f = f;
-    (void)wait_ms;
-    a->wait_ms = rlk_fair_thread_wait(f);
-    return rlk_fairlock_owner(f, a->owner, sizeof a->owner);
-}
-
-/* rlk_fam_release_fn: fair/release. */
-static int rlk_fair_release_call(void *arg, const char *owner, long long lease, int *rc)
-{
-    return rlk_handle_release(&((rlk_fairlock *)arg)->b, &rlk_fairlock_row, "release", NULL,
-                              owner, lease, NULL, rc);
-}
-
-/* rlk_fam_undo_fn: gives back one hold: an acquisition the registry could not
- * record, one too few replicas acknowledged, or one the caller was never told
- * of (the same holder's release: one hold less). */
-static int rlk_fair_undo(void *arg)
-{
-    rlk_fair_acq *a = arg;
-    int rc, outcome = rlk_fair_release_call(a->f, a->owner, a->lease_ms, &rc);
-
-    return rlk_fam_undone(outcome, rc);
-}
-
-/* Leaves the queue (best effort), keeping the calling thread's last error. */
-static void rlk_fair_cancel(const rlk_fair_acq *a)
-{
-    rlk_proto_argvals v = {.owner = a->owner};
-
-    rlk_handle_cancel(&a->f->b, &rlk_fairlock_row, &v, 0);
-}
-
-static int rlk_fair_reentry(rlk_fairlock *f, const char *owner)
-{
-    return rlk_set_error(f->b.c, RLK_ERR_REENTRY,
-                         "non-reentrant fair lock %s: already held by %s; not acquired again",
-                         f->b.name, owner);
-}
+/* ---------------------------------------------------------------- locking */
 
 int rlk_fairlock_set_non_reentrant(rlk_fairlock *f, int on)
 {
@@ -224,119 +137,25 @@ int rlk_fairlock_set_non_reentrant(rlk_fairlock *f, int on)
     return RLK_OK;
 }
 
-/* rlk_wait_attempt_fn. RLK_OK: acquired (recorded in the registry).
- * RLK_ERR_BUSY: queued; *ttl the wait the script told (capped, see the top).
- * RLK_ERR_REENTRY: a non-reentrant lock's holder (nothing changed). */
-static int rlk_fair_attempt(void *arg, long long *ttl)
-{
-    rlk_fair_acq *a = arg;
-    rlk_fairlock *f = a->f;
-    const rlk_proto *row = f->non_reentrant ? &rlk_fairlock_nr_row : &rlk_fairlock_row;
-    rlk_proto_argvals v = {.lease_ms = a->lease_ms, .owner = a->owner, .wait_ms = a->wait_ms};
-    rlk_hold_spec h = {RLK_KIND_FAIR, f->b.name, a->owner, 3,       /* fair/renew's keys */
-                       {f->b.name, f->b.key[RLK_PROTO_KEY_QUEUE],
-                        f->b.key[RLK_PROTO_KEY_TIMEOUTS]},
-                       f->b.channel,    /* fair/force_release tells the holders here */
-                       &rlk_fairlock_renew_task, 0};
-    long long sent = rlk_clock_now_ns(), cap = a->wait_ms / 3 > 0 ? a->wait_ms / 3 : 1;
-    redisReply *r = NULL;
-    int rc;
-
-    RLK_RT_COUNT(f->b.rt, acquire_calls);
-    if ((rc = rlk_handle_eval(&f->b, row->acquire, row->acquire_args, &v, &r)) != RLK_OK) {
-        if (rc == RLK_ERR_SCRIPT && f->non_reentrant &&
-            rlk_proto_refusal(rlk_errstr(f->b.c)) == RLK_ERR_REENTRY)
-            return rlk_fair_reentry(f, a->owner);
-        return rlk_fam_acquire_lost(&f->b, rc, &h, a->lease_ms, a->watchdog, sent, NULL, NULL,
-                                    rlk_fair_undo, a);
-    }
-    rc = rlk_fam_acquire_reply(f->b.c, "fair lock", f->b.name, row->acquire, r, ttl, NULL);
-    freeReplyObject(r);
-    if (rc == RLK_ERR_BUSY && (*ttl < 0 || *ttl > cap))
-        *ttl = cap;
-    if (rc == RLK_OK)
-        rc = rlk_fam_record(f->b.rt, &h, a->lease_ms, a->watchdog, sent, 0, rlk_fair_undo, a);
-    return rc;
-}
-
-/* ---------------------------------------------------------------- locking */
-
-static int rlk_fair_busy(rlk_fairlock *f, long long start_ns)
-{
-    return rlk_set_error(f->b.c, RLK_ERR_BUSY, "fair lock %s: not this owner's turn after %lld ms",
-                         f->b.name, (rlk_clock_now_ns() - start_ns) / 1000000LL);
-}
-
-/* The waiter of a, on the owner's own channel *own (malloc'd: the caller
- * frees it), joined already when that channel is still subscribed from an
- * earlier wait of this client (it lingers): the first attempt then counts
- * as one made once subscribed, and no second attempt follows it before the
- * first sleep (no release published after it can be missed). */
-static int rlk_fair_waiter(rlk_fair_acq *a, rlk_waiter *w, char **own)
-{
-    rlk_fairlock *f = a->f;
-    size_t len = strlen(f->b.channel) + strlen(a->owner) + 2;
-
-    if (!(*own = malloc(len)))
-        return rlk_set_error(f->b.c, RLK_ERR_NOMEM, "fair lock %s: out of memory", f->b.name);
-    snprintf(*own, len, "%s:%s", f->b.channel, a->owner);
-    /* No local queue: the server's queue orders every thread. */
-    rlk_wait_init_lock(w, &f->b, "fair lock", rlk_fair_attempt, a);
-    w->channel = *own;
-    w->pre_join = 1;
-    rlk_wait_pre_join(w);
-    return RLK_OK;
-}
-
-static int rlk_fairlock_try_lock_run(rlk_fairlock *f, long long wait_ms, long long lease_ms)
-{
-    long long start = rlk_clock_now_ns(), ttl = -1, limit;
-    rlk_fair_acq a;
-    rlk_waiter w;
-    char *own = NULL;
-    int rc;
-
-    if (!f)
-        return RLK_ERR_ARG;
-    memset(&w, 0, sizeof w);
-    if ((rc = rlk_fair_acq_init(f, wait_ms, lease_ms, &a)) != RLK_OK)
-        return rc;
-    if (f->non_reentrant && rlk_wd_holds_as(f->b.rt->wd, RLK_KIND_FAIR, f->b.name, a.owner))
-        return rlk_fair_reentry(f, a.owner);    /* before any I/O, and before any wait */
-    if (wait_ms != 0 && (rc = rlk_fair_waiter(&a, &w, &own)) != RLK_OK)
-        return rc;
-    /* The wait bounds every connect and command of it (rlk_wait does the
-     * same for the rest): a server that stopped answering cannot make it
-     * last longer. A first attempt refused for a passing reason (LOADING,
-     * BUSY) is waited out like a busy lock; an unreachable server is an
-     * error at once (only a wait under way rides out a lost connection). */
-    limit = rlk_time_limit_enter(wait_ms > 0 ? rlk_wait_deadline(start, wait_ms) : 0);
-    rc = rlk_fair_attempt(&a, &ttl);
-    if (wait_ms != 0 &&
-        (rc == RLK_ERR_BUSY || (rc == RLK_ERR_SERVER && rlk_err_is_transient_reply(f->b.c)))) {
-        w.first_failed = rc == RLK_ERR_BUSY ? RLK_OK : rc;
-        w.first_bound = ttl;
-        if (rc != RLK_ERR_BUSY)
-            rlk_wait_pre_leave(&w);     /* a failed first attempt: attempt again once joined */
-        rc = rlk_wait(&w, rlk_wait_deadline(start, wait_ms));
-    } else if (wait_ms != 0) {
-        rlk_wait_pre_leave(&w);
-    }
-    free(own);
-    rlk_time_limit_leave(limit);
-    if (rc == RLK_OK || rc == RLK_ERR_SCRIPT || rc == RLK_ERR_REENTRY)
-        return rc;              /* a refused script changed nothing */
-    limit = rlk_time_limit_enter(rlk_clock_now_ns() + RLK_FAIR_CANCEL_LIMIT_NS);
-    rlk_fair_cancel(&a);        /* best effort: else the keep-alive drops it */
-    rlk_time_limit_leave(limit);
-    return rc == RLK_ERR_BUSY ? rlk_fair_busy(f, start) : rc;
-}
-
+/* The row's wait (RLK_PROTO_WAIT_FAIR, kinds/handle.c rlk_handle_drive): on the owner's own
+ * channel, each sleep at most the wait the attempt was told and at most a third of the
+ * keep-alive; the wait bounds every connect and command of it, and a waiter that gives up
+ * leaves the queue by fair/cancel (see the top). */
 int rlk_fairlock_try_lock(rlk_fairlock *f, long long wait_ms, long long lease_ms)
 {
     rlk_handle_call hc = rlk_handle_call_begin(f ? &f->b : NULL);
-    int rc = f ? rlk_fairlock_try_lock_run(f, wait_ms, lease_ms) : RLK_ERR_ARG;
+    rlk_handle_acq a;
+    int rc = f ? rlk_handle_acq_start(&a, f, &f->b, &f->b.id, "rlk_fairlock_owner", "fair lock",
+                                      lease_ms, NULL)
+               : RLK_ERR_ARG;
 
+    if (rc == RLK_OK) {
+        a.row = f->non_reentrant ? &rlk_fairlock_nr_row : &rlk_fairlock_row;
+        a.why = "not this owner's turn";
+        a.v.wait_ms = rlk_fair_thread_wait(f);
+        a.ttl_cap = a.v.wait_ms / 3 > 0 ? a.v.wait_ms / 3 : 1;
+        rc = rlk_handle_drive(&a, wait_ms);
+    }
     return rlk_handle_call_end(&hc, RLK_KIND_FAIR, rc);
 }
 
@@ -350,45 +169,31 @@ int rlk_fairlock_lock(rlk_fairlock *f, long long lease_ms)
 /* No local queue: the server's queue orders every thread */
 int rlk_fairlock_unlock(rlk_fairlock *f)
 {
-    if (!f)
-        return RLK_ERR_ARG;
-    return rlk_fam_unlock(&f->b, RLK_KIND_FAIR, "fair lock", &f->id, "rlk_fairlock_owner", NULL,
-                          rlk_fair_release_call, f);
-}
-
-static int rlk_fairlock_force(rlk_fairlock *f, int named, int *released)
-{
-    return f ? rlk_handle_force(&f->b, &rlk_fairlock_row, NULL, NULL, named, NULL, released)
+    return f ? rlk_handle_unlock(&f->b, &rlk_fairlock_row, "fair lock", "rlk_fairlock_owner",
+                                 NULL, NULL)
              : RLK_ERR_ARG;
 }
 
 int rlk_fairlock_force_unlock(rlk_fairlock *f, int *released)
 {
-    return rlk_fairlock_force(f, 0, released);
+    return f ? rlk_handle_force(&f->b, &rlk_fairlock_row, NULL, NULL, 0, NULL, released)
+             : RLK_ERR_ARG;
 }
 
 int rlk_fairlock_force_unlock_named(rlk_fairlock *f, int *released)
 {
-    return rlk_fairlock_force(f, 1, released);
+    return f ? rlk_handle_force(&f->b, &rlk_fairlock_row, NULL, NULL, 1, NULL, released)
+             : RLK_ERR_ARG;
 }
 
+/* fair/clear_queue (KEYS: lock, queue, timeouts, channel) */
 int rlk_fairlock_clear_queue(rlk_fairlock *f, long long *waiters)
 {
-    const char *keys[4], *args[1];
-    long long n = 0;
-    int rc;
+    static const rlk_proto_call clear = {"fair/clear_queue", "publish"};
 
-    if (!f)
-        return RLK_ERR_ARG;
-    keys[0] = f->b.name;    /* fair/clear_queue's: lock, queue, timeouts, channel */
-    keys[1] = f->b.key[RLK_PROTO_KEY_QUEUE];
-    keys[2] = f->b.key[RLK_PROTO_KEY_TIMEOUTS];
-    keys[3] = f->b.channel;
-    args[0] = rlk_publish_arg(f->b.c);
-    rc = rlk_fam_eval_int(f->b.c, "fair/clear_queue", 4, keys, 1, args, NULL, &n);
     if (waiters)
-        *waiters = n;
-    return rc;
+        *waiters = 0;
+    return f ? rlk_handle_int(&f->b, &clear, NULL, waiters) : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- queries */
@@ -400,16 +205,15 @@ int rlk_fairlock_is_locked(rlk_fairlock *f, int *locked)
 
 int rlk_fairlock_is_held_by_me(rlk_fairlock *f, int *held)
 {
-    if (!f || !held)
-        return RLK_ERR_ARG;
-    return rlk_fam_is_held(&f->b, RLK_KIND_FAIR, &f->id, "rlk_fairlock_owner", held);
+    return f && held ? rlk_fam_is_held(&f->b, RLK_KIND_FAIR, "rlk_fairlock_owner", held)
+                     : RLK_ERR_ARG;
 }
 
 int rlk_fairlock_lease(rlk_fairlock *f, long long *start_ns, long long *deadline_ns)
 {
     if (!f || !start_ns || !deadline_ns)
         return RLK_ERR_ARG;
-    return rlk_fam_held_lease(&f->b, RLK_KIND_FAIR, &f->id, "rlk_fairlock_owner", start_ns,
+    return rlk_fam_held_lease(&f->b, RLK_KIND_FAIR, "rlk_fairlock_owner", start_ns,
                               deadline_ns);
 }
 
@@ -420,9 +224,8 @@ int rlk_fairlock_remaining_ttl(rlk_fairlock *f, long long *ttl_ms)
 
 int rlk_fairlock_hold_count(rlk_fairlock *f, long long *count)
 {
-    if (!f || !count)
-        return RLK_ERR_ARG;
-    return rlk_fam_hold_count(&f->b, &f->id, "rlk_fairlock_owner", count);
+    return f && count ? rlk_fam_hold_count(&f->b, RLK_KIND_FAIR, "rlk_fairlock_owner", count)
+                      : RLK_ERR_ARG;
 }
 
 int rlk_fairlock_queue_length(rlk_fairlock *f, long long *n)

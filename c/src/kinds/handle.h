@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * handle.h - what the kinds' handles share (handle.c). A kind's handle
- * (struct rlk_<kind>) starts with its rlk_fam_base `b` (runtime/fam.h) and,
- * for the lock kinds, keeps its holder id as `id` (rlk_fam_id); the logic
+ * (struct rlk_<kind>) starts with its rlk_fam_base `b` (runtime/fam.h),
+ * whose holder id (b.id), local queue (b.q) and wake channel (b.wake) the
+ * lock kinds use; the logic
  * lives in runtime/fam.c and runtime/fam_hold.c. Each kind writes out its
  * own public functions in its .c file: the argument check and a forward to
  * those, or to the helpers below.
@@ -13,6 +14,7 @@
 #define RLK_KINDS_HANDLE_H
 
 #include "rlk.h"
+#include "kinds/lock.h"
 #include "kinds/proto.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
@@ -28,13 +30,14 @@ int rlk_handle_owner(const rlk_fam_base *b, const rlk_fam_id *id, char *buf, siz
 
 /* ---------------------------------------------------------------- making */
 
-/* A lock kind whose waiters queue in the process (handle.c): its holder id
- * initialised and a reference to the process-wide local queue of key
- * (rlk_lq_get); 1 when the queue was got (0: out of memory; the kind's fini
- * still calls rlk_handle_queue_fini). */
-int rlk_handle_queue_init(rlk_client *c, rlk_fam_id *id, struct rlk_lq **q, const char *key);
-/* Their end: the queue's reference given back (NULL: none), the id destroyed. */
-void rlk_handle_queue_fini(rlk_fam_id *id, struct rlk_lq *q);
+/* A lock kind's handle (rlk_fam_new) with its keys of roles by names (rlk_handle_keys), the
+ * local queue of its name or of its channel (how: RLK_HANDLE_QUEUE_*; neither: none) in b.q
+ * (runtime/lq.h rlk_lq_get), and with RLK_HANDLE_WAKE this client's wake channel of its
+ * channel in b.wake (kinds/names.h rlk_names_wake_channel: where a release grants the lock to
+ * this client's tickets); NULL with the error recorded. */
+enum { RLK_HANDLE_QUEUE_NAME = 1, RLK_HANDLE_QUEUE_CHANNEL = 2, RLK_HANDLE_WAKE = 4 };
+void *rlk_handle_new(rlk_client *c, const char *name, size_t size, const rlk_fam_kind *k,
+                     int how, const char *names, const char *roles);
 
 /* The keys of roles (space-separated, as the scripts' headers name them) of b's name by the
  * names kind names (a scripts' folder), made once into b->key (by kinds/proto.h's
@@ -44,19 +47,50 @@ int rlk_handle_keys(rlk_fam_base *b, const char *names, const char *roles);
 
 /* ---------------------------------------------------------------- acquiring */
 
-/* What a lock kind's acquisition call knows first: the head of its
- * per-call state (handle.c). */
+/* One acquisition call of a lock kind: the head every kind fills
+ * (rlk_handle_acq_start), then, for the one blocking driver of the rows
+ * (rlk_handle_drive), the kind's row and what differs, and the driver's
+ * state between attempts. */
 typedef struct rlk_handle_acq {
     void *handle;                   /* the kind's handle */
-    rlk_fam_release_fn release;     /* its release call (handle, owner, lease): the undo */
+    rlk_fam_release_fn release;     /* its release call (handle, owner, lease): the undo; NULL:
+                                       the row's release (rlk_handle_unlock's) */
     char owner[RLK_OWNER_MAX + 1];
     long long lease_ms;
     int watchdog;
-    char lease[24];                 /* lease_ms as text: the acquire scripts' ARGV[1] */
+    const rlk_fam_base *b;
+    const char *what;               /* the kind in messages: "fenced lock" */
+    long long start_ns;             /* the call's start (CLOCK_MONOTONIC) */
+    /* Set by the kind for rlk_handle_drive (q and wake: b's by default). */
+    const rlk_proto *row;           /* the acquire (script, ARGV, optional KEYS), the wait mode */
+    const char *why;                /* a wait that ran out: "<what> <name>: <why> after N ms" */
+    const char *script, *args;      /* NULL: the row's acquire; else this one (fenced/reenter) */
+    rlk_proto_argvals v;            /* the acquire's ARGV beyond lease, owner and ticket */
+    rlk_lq *q;                      /* the process-wide local queue (NULL: none) */
+    const char *wake;               /* RLK_PROTO_WAIT_QUEUE: this client's wake channel */
+    long long spin_initial_ms;      /* spin_max_ms > 0: waits by back-off (runtime/spin.h), */
+    long long spin_max_ms;          /* never subscribing, whatever the row's wait mode */
+    long long ttl_cap;              /* > 0: a busy attempt's bound at most this (the fair lock:
+                                       a third of its keep-alive) */
+    int quiet;                      /* not counted in acquire_calls, a failed call's reply not
+                                       settled (the election's campaign) */
+    int note_data;                  /* an acquisition notes v.delay_ms as the hold's datum (the
+                                       reentrant lock's lock-delay) */
+    /* The driver's. */
+    rlk_hold_spec h;                /* the hold recorded: the row's kind, renew task and keys */
+    long long token;                /* RLK_PROTO_TOKEN: of the acquisition, once acquired */
+    int reentry;                    /* the registry records a hold of the owner: never queued */
+    rlk_sub_ticket ticket;          /* ticket.ticket 0: a single try, never queued */
+    int queued;                     /* an attempt put the ticket in the queue */
+    int wide;                       /* the last attempt said: first in the queue (or -3): listen
+                                       on the lock's channel too */
+    int reserved;                   /* the last attempt said: reserved for a writer ({grant PTTL,
+                                       0}): its bound is the claim window, not a holder's TTL */
+    rlk_lock_timeline tl;           /* the last attempt's timeline */
 } rlk_handle_acq;
 
-/* a zeroed, then the call's lease (rlk_fam_lease: "<what> <name>: ..." in
- * errors; also as text) and the holder id of id (rlk_fam_id_get:
+/* a zeroed, its start now, then the call's lease (rlk_fam_lease: "<what>
+ * <name>: ..." in errors) and the holder id of id (rlk_fam_id_get:
  * "<owner_fn>: ..."). */
 int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b, rlk_fam_id *id,
                          const char *owner_fn, const char *what, long long lease_ms,
@@ -67,17 +101,34 @@ int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
  * release for the same owner and lease. */
 int rlk_handle_undo(void *arg);
 
+/* The unlock of b's lock by its holder id as row's kind (runtime/fam_hold.h rlk_fam_unlock,
+ * what and owner_fn in its errors, q poked) with row's release (secret: the election's). */
+int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
+                      const char *owner_fn, rlk_lq *q, const char *secret);
+
+/* The blocking driver of a lock kind's row (a, its head started and the
+ * kind's fields set) for wait_ms from a->start_ns: a hold of a
+ * RLK_PROTO_NON_REENTRANT row's owner refused (RLK_ERR_REENTRY), a
+ * RLK_PROTO_ONE_HOLD one's token in a->token, before any I/O; then the
+ * attempts (the row's acquire built by rlk_proto_build_with and read by
+ * rlk_proto_read_acquire; a hold recorded, rlk_fam_record; a lost reply
+ * settled, rlk_fam_acquire_lost) in the row's wait mode (runtime/wait.c,
+ * runtime/spin.c); a queued waiter that gives up leaves the queue by the
+ * row's cancel. RLK_OK, an error, or RLK_ERR_BUSY as rlk_handle_busy
+ * records it with a->why. */
+int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms);
+
 /* RLK_ERR_BUSY recorded as "<what> <name>: <why> after <ms> ms", the time
  * since start_ns (CLOCK_MONOTONIC, client/clock.h), and returned: a wait
  * that ran out. */
 int rlk_handle_busy(const rlk_fam_base *b, const char *what, const char *why, long long start_ns);
 
 /* The token the client's registry recorded with the latest acquisition of
- * name as kind by the handle's holder id (id, owner_fn as rlk_fam_id_get
- * takes them) into *token (0 when none); RLK_ERR_NOT_OWNER when it records
+ * name as kind by the handle's holder id b->id (owner_fn as rlk_fam_id_get
+ * takes it) into *token (0 when none); RLK_ERR_NOT_OWNER when it records
  * no such hold, with the message not_held formats from (name, holder id). */
-int rlk_handle_token(const rlk_fam_base *b, rlk_fam_id *id, const char *owner_fn, int kind,
-                     const char *not_held, long long *token);
+int rlk_handle_token(const rlk_fam_base *b, const char *owner_fn, int kind, const char *not_held,
+                     long long *token);
 
 /* A counted entry point (an acquisition, a latch's await): every call, a bad
  * handle's (b NULL) too, counted in the metrics (runtime/metrics.h) from
@@ -105,14 +156,6 @@ int rlk_handle_evalx(const rlk_fam_base *b, const char *script, const char *args
 /* The same without optional KEYS. */
 int rlk_handle_eval(const rlk_fam_base *b, const char *script, const char *args,
                     const rlk_proto_argvals *vals, redisReply **r);
-
-/* The release of row (its release script and ARGV; then the roles opt, NULL:
- * none) by owner for lease (secret: the election's) on b's name, read by
- * runtime/fam_hold.h rlk_fam_release_done (label names the script in its
- * message): rlk_fam_release_fn's contract. */
-int rlk_handle_release(const rlk_fam_base *b, const rlk_proto *row, const char *label,
-                       const char *opt, const char *owner, long long lease, const char *secret,
-                       int *rc);
 
 /* A queued waiter's leaving by row's cancel script (its ARGV from vals) on
  * b's name, best effort, the calling thread's last error kept; bounded by

@@ -16,55 +16,29 @@
  * Waiting is the fenced lock's: the process-wide local queue of `name`,
  * only its head subscribed to the channel and retrying.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "client/client.h"
 #include "client/clock.h"
-#include "client/error.h"
-#include "kinds/lock.h"
 #include "kinds/handle.h"
+#include "kinds/lock.h"
 #include "kinds/names.h"
-#include "kinds/proto.h"
 #include "runtime/fam.h"
-#include "runtime/fam_settle.h"
 #include "runtime/fam_hold.h"
-#include "runtime/fam_settle.h"
 #include "runtime/lq.h"
-#include "runtime/metrics.h"
-#include "runtime/rt.h"
-#include "runtime/wait.h"
-#include "runtime/wd.h"
 
 struct rlk_nrlock {
-    rlk_fam_base b;             /* channel: redisson_lock__channel:{name} */
-    rlk_lq *q;
-    rlk_fam_id id;
+    rlk_fam_base b;             /* channel: redisson_lock__channel:{name}; q: the local queue of
+                                   name */
 };
 
-/* rlk_fam_kind.fini: what the handle holds beyond its base. */
-static void rlk_nrlock_fini(void *handle)
-{
-    rlk_nrlock *l = handle;
-
-    rlk_handle_queue_fini(&l->id, l->q);
-}
-
 static const rlk_fam_kind rlk_nrlock_kind = {
-    "rlk_nrlock_new", "lock", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name, rlk_nrlock_fini
+    "rlk_nrlock_new", "lock", RLK_NAMES_CH_LOCK, rlk_fam_prefix_name, NULL
 };
 
 /* ---------------------------------------------------------------- handles */
 
 rlk_nrlock *rlk_nrlock_new(rlk_client *c, const char *name)
 {
-    rlk_nrlock *l = rlk_fam_new(c, name, sizeof *l, &rlk_nrlock_kind);
-
-    if (!l)
-        return NULL;
-    return rlk_fam_made(l, rlk_handle_queue_init(c, &l->id, &l->q, name) &&
-                           rlk_handle_keys(&l->b, "nonreentrant", "channel"));
+    return rlk_handle_new(c, name, sizeof(rlk_nrlock), &rlk_nrlock_kind, RLK_HANDLE_QUEUE_NAME,
+                          "nonreentrant", "channel");
 }
 
 void rlk_nrlock_free(rlk_nrlock *l)
@@ -79,100 +53,30 @@ const char *rlk_nrlock_name(const rlk_nrlock *l)
 
 int rlk_nrlock_set_owner(rlk_nrlock *l, const char *owner)
 {
-    return l ? rlk_fam_id_set(l->b.c, &l->id, owner, 0, "rlk_nrlock_set_owner") : RLK_ERR_ARG;
+    return l ? rlk_fam_id_set(l->b.c, &l->b.id, owner, 0, "rlk_nrlock_set_owner") : RLK_ERR_ARG;
 }
 
 int rlk_nrlock_owner(const rlk_nrlock *l, char *buf, size_t len)
 {
-    return l ? rlk_handle_owner(&l->b, &l->id, buf, len, "rlk_nrlock_owner") : RLK_ERR_ARG;
-}
-
-/* ---------------------------------------------------------------- script calls */
-
-/* rlk_fam_release_fn: nonreentrant/release. */
-static int rlk_nrlock_release_call(void *arg, const char *owner, long long lease, int *rc)
-{
-    return rlk_handle_release(&((rlk_nrlock *)arg)->b, &rlk_lock_nr_row, "release", NULL, owner,
-                              lease, NULL, rc);
-}
-
-static int rlk_nrlock_reentry(rlk_nrlock *l, const char *owner)
-{
-    return rlk_set_error(l->b.c, RLK_ERR_REENTRY,
-                         "non-reentrant lock %s: already held by %s; not acquired again",
-                         l->b.name, owner);
-}
-
-/* rlk_wait_attempt_fn. RLK_OK: acquired, recorded. RLK_ERR_BUSY: held by
- * another, *ttl its PTTL (-1: none). RLK_ERR_REENTRY: held by this owner. */
-static int rlk_nrlock_attempt(void *arg, long long *ttl)
-{
-    rlk_handle_acq *a = arg;    /* its undo: rlk_handle_undo, with rlk_nrlock_release_call */
-    rlk_nrlock *l = a->handle;
-    rlk_proto_argvals v = {.lease_ms = a->lease_ms, .owner = a->owner};
-    rlk_hold_spec h = {RLK_KIND_LOCK, l->b.name, a->owner, 1, {l->b.name, NULL, NULL},
-                       l->b.channel, &rlk_lock_renew_task, 0};  /* its waiters wait there */
-    long long sent = rlk_clock_now_ns();
-    redisReply *r = NULL;
-    int rc;
-
-    for (int again = 0;; again++) {
-        RLK_RT_COUNT(l->b.rt, acquire_calls);
-        rc = rlk_handle_eval(&l->b, rlk_lock_nr_row.acquire, rlk_lock_nr_row.acquire_args, &v, &r);
-        if (rc == RLK_OK)
-            break;
-        if (rc != RLK_ERR_SCRIPT || rlk_proto_refusal(rlk_errstr(l->b.c)) != RLK_ERR_REENTRY)
-            return rlk_fam_acquire_lost(&l->b, rc, &h, a->lease_ms, a->watchdog, sent, NULL,
-                                        NULL, rlk_handle_undo, a);
-        /* The server counts a hold of this owner that the registry does not (it was checked
-         * before any I/O): when this thread's last unsettled call was of this hold (an acquire
-         * reported RLK_ERR_UNSETTLED that ran after all, or a release that never will), that
-         * is the hold, one the caller was told it did not get or gave up. Given back, as a
-         * reentrant lock's next acquisition gives back such holds, then acquired anew. */
-        if (again || !rlk_fam_doubt_take(l->b.c, RLK_KIND_LOCK, l->b.name, a->owner))
-            return rlk_nrlock_reentry(l, a->owner);
-        rlk_fam_give_back(l->b.rt, &h, 1, rlk_handle_undo, a);
-        sent = rlk_clock_now_ns();
-    }
-    rc = rlk_fam_acquire_reply(l->b.c, "non-reentrant lock", l->b.name, "nonreentrant/acquire", r,
-                               ttl, NULL);
-    freeReplyObject(r);
-    if (rc == RLK_OK)
-        rc = rlk_fam_record(l->b.rt, &h, a->lease_ms, a->watchdog, sent, 0, rlk_handle_undo, a);
-    return rc;
+    return l ? rlk_handle_owner(&l->b, &l->b.id, buf, len, "rlk_nrlock_owner") : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- locking */
 
-static int rlk_nrlock_try_lock_run(rlk_nrlock *l, long long wait_ms, long long lease_ms)
-{
-    long long start = rlk_clock_now_ns();
-    rlk_handle_acq a;
-    rlk_waiter w;
-    int rc, first;
-
-    rc = rlk_handle_acq_start(&a, l, &l->b, &l->id, "rlk_nrlock_owner", "non-reentrant lock",
-                              lease_ms, rlk_nrlock_release_call);
-    if (rc != RLK_OK)
-        return rc;
-    /* A hold this client records: refused before any I/O (it would only be
-     * refused by the script, or wait behind itself). */
-    if (rlk_wd_holds_as(l->b.rt->wd, RLK_KIND_LOCK, l->b.name, a.owner))
-        return rlk_nrlock_reentry(l, a.owner);
-    rlk_wait_init_lock(&w, &l->b, "non-reentrant lock", rlk_nrlock_attempt, &a);
-    w.q = l->q;
-    first = wait_ms == 0 || !rlk_lq_busy(l->q);
-    rc = rlk_wait_acquire(&w, start, wait_ms, first);
-    return rc == RLK_ERR_BUSY ? rlk_handle_busy(&l->b, "non-reentrant lock",
-                                                "held by another holder", start) : rc;
-}
-
-/* Counted in the metrics as a reentrant lock's */
+/* Counted in the metrics as a reentrant lock's; a second acquisition by the holder:
+ * RLK_ERR_REENTRY (kinds/handle.c's driver) */
 int rlk_nrlock_try_lock(rlk_nrlock *l, long long wait_ms, long long lease_ms)
 {
     rlk_handle_call hc = rlk_handle_call_begin(l ? &l->b : NULL);
-    int rc = l ? rlk_nrlock_try_lock_run(l, wait_ms, lease_ms) : RLK_ERR_ARG;
+    rlk_handle_acq a;
+    int rc = l ? rlk_handle_acq_start(&a, l, &l->b, &l->b.id, "rlk_nrlock_owner",
+                                      "non-reentrant lock", lease_ms, NULL)
+               : RLK_ERR_ARG;
 
+    a.row = &rlk_lock_nr_row;
+    a.why = "held by another holder";
+    if (rc == RLK_OK)
+        rc = rlk_handle_drive(&a, wait_ms);
     return rlk_handle_call_end(&hc, RLK_KIND_LOCK, rc);
 }
 
@@ -186,10 +90,9 @@ int rlk_nrlock_lock(rlk_nrlock *l, long long lease_ms)
 /* The local queue of `name` told */
 int rlk_nrlock_unlock(rlk_nrlock *l)
 {
-    if (!l)
-        return RLK_ERR_ARG;
-    return rlk_fam_unlock(&l->b, RLK_KIND_LOCK, "non-reentrant lock", &l->id, "rlk_nrlock_owner",
-                          l->q, rlk_nrlock_release_call, l);
+    return l ? rlk_handle_unlock(&l->b, &rlk_lock_nr_row, "non-reentrant lock",
+                                 "rlk_nrlock_owner", l->b.q, NULL)
+             : RLK_ERR_ARG;
 }
 
 /* reentrant/force_release, as the reentrant lock's force unlock, with the
@@ -197,20 +100,16 @@ int rlk_nrlock_unlock(rlk_nrlock *l)
  * reentrant hold's delay blocks this lock's name as well, and a force
  * unlock ends it (deleted, message 0 published) as rlk_lock_force_unlock
  * does. */
-static int rlk_nrlock_force(rlk_nrlock *l, int named, int *released)
-{
-    return l ? rlk_handle_force(&l->b, &rlk_lock_nr_row, "delay", NULL, named, l->q, released)
-             : RLK_ERR_ARG;
-}
-
 int rlk_nrlock_force_unlock(rlk_nrlock *l, int *released)
 {
-    return rlk_nrlock_force(l, 0, released);
+    return l ? rlk_handle_force(&l->b, &rlk_lock_nr_row, "delay", NULL, 0, l->b.q, released)
+             : RLK_ERR_ARG;
 }
 
 int rlk_nrlock_force_unlock_named(rlk_nrlock *l, int *released)
 {
-    return rlk_nrlock_force(l, 1, released);
+    return l ? rlk_handle_force(&l->b, &rlk_lock_nr_row, "delay", NULL, 1, l->b.q, released)
+             : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- queries */
@@ -223,16 +122,15 @@ int rlk_nrlock_is_locked(rlk_nrlock *l, int *locked)
 /* The registry's reentrant-lock entries */
 int rlk_nrlock_is_held_by_me(rlk_nrlock *l, int *held)
 {
-    if (!l || !held)
-        return RLK_ERR_ARG;
-    return rlk_fam_is_held(&l->b, RLK_KIND_LOCK, &l->id, "rlk_nrlock_owner", held);
+    return l && held ? rlk_fam_is_held(&l->b, RLK_KIND_LOCK, "rlk_nrlock_owner", held)
+                     : RLK_ERR_ARG;
 }
 
 int rlk_nrlock_lease(rlk_nrlock *l, long long *start_ns, long long *deadline_ns)
 {
     if (!l || !start_ns || !deadline_ns)
         return RLK_ERR_ARG;
-    return rlk_fam_held_lease(&l->b, RLK_KIND_LOCK, &l->id, "rlk_nrlock_owner", start_ns,
+    return rlk_fam_held_lease(&l->b, RLK_KIND_LOCK, "rlk_nrlock_owner", start_ns,
                               deadline_ns);
 }
 

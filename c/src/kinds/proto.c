@@ -107,6 +107,12 @@ int rlk_proto_keys_list(rlk_proto_keys *ks, const char *roles, const char **out,
     return rlk_proto_keys_in(ks, NULL, roles, out, max);
 }
 
+int rlk_proto_keys_list_with(rlk_proto_keys *ks, char *const *have, const char *roles,
+                             const char **out, int max)
+{
+    return rlk_proto_keys_in(ks, have, roles, out, max);
+}
+
 /* v in decimal, as "%lld" writes it, at the end of buf (24 bytes); where it starts. */
 static const char *rlk_proto_num(char *buf, long long v)
 {
@@ -148,7 +154,7 @@ int rlk_proto_args(const char *names, const rlk_proto_argvals *vals, rlk_proto_a
             v = vals->mode ? vals->mode : "any";
         else if (RLK_PROTO_IS("value"))
             v = vals->value ? vals->value : "";
-        else if (RLK_PROTO_IS("term"))
+        else if (RLK_PROTO_IS("term") || RLK_PROTO_IS("token"))
             v = rlk_proto_num(out->term, vals->term);
         else if (RLK_PROTO_IS("delay_ms"))
             v = rlk_proto_num(out->delay, vals->delay_ms);

@@ -48,7 +48,8 @@ enum {
 
 /* One lock kind's protocol. ARGV lists name each argument as the script's
  * header does, separated by spaces: lease_ms, owner, ticket, claim_ms,
- * publish, wait_ms (the fair queue's thread wait), mode ("any"), value, term,
+ * publish, wait_ms (the fair queue's thread wait), mode ("any"), value, term
+ * (token: fenced/reenter's handed token, taken from term),
  * delay_ms (the lock-delay), secret (the election's incarnation), named, n
  * (a number: permits, a count), ttl (ttl_ms), id (a permit id, raw). */
 typedef struct rlk_proto {
@@ -168,6 +169,9 @@ const char *rlk_proto_keys_get(rlk_proto_keys *ks, const char *role);
 /* The keys of roles (space-separated) into out (at most max); their number,
  * or -1 (out of memory, an unknown role, too many). */
 int rlk_proto_keys_list(rlk_proto_keys *ks, const char *roles, const char **out, int max);
+/* The same, a role's key taken from have[role] (RLK_PROTO_NROLES entries, NULL: not made). */
+int rlk_proto_keys_list_with(rlk_proto_keys *ks, char *const *have, const char *roles,
+                             const char **out, int max);
 
 /* The values a call's ARGV are taken from, by name. */
 typedef struct rlk_proto_argvals {
@@ -177,7 +181,7 @@ typedef struct rlk_proto_argvals {
     long long wait_ms;              /* the fair queue's thread wait; 0: RLK_FAIR_THREAD_WAIT_MS */
     const char *publish;            /* the client's publish argument */
     const char *value;              /* NULL: "" */
-    long long term;                 /* the election's term */
+    long long term;                 /* the election's term; fenced/reenter's token */
     long long delay_ms;             /* the lock-delay */
     const char *secret;             /* the election's incarnation (elect/campaign, elect/resign,
                                        elect/proclaim): the client's uuid; NULL: "" */

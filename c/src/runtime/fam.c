@@ -13,6 +13,7 @@
 #include "client/error.h"
 #include "client/slot.h"
 #include "runtime/fam.h"
+#include "runtime/lq.h"
 #include "runtime/rt.h"
 
 /* ---------------------------------------------------------------- names */
@@ -96,6 +97,7 @@ void *rlk_fam_new(rlk_client *c, const char *name, size_t size, const rlk_fam_ki
         free(b);
         return rlk_fam_nomem(c, k, name);
     }
+    rlk_fam_id_init(&b->id);
     b->c = c;
     b->name = strdup(name);
     b->channel = k->channel_of(k->channel_prefix, name);
@@ -118,7 +120,6 @@ void *rlk_fam_made(void *handle, int ok)
     return NULL;
 }
 
-
 void rlk_fam_free(void *handle)
 {
     rlk_fam_base *b = handle;
@@ -127,18 +128,14 @@ void rlk_fam_free(void *handle)
         return;
     if (b->kind && b->kind->fini)
         b->kind->fini(b);
+    rlk_fam_id_destroy(&b->id);
+    rlk_lq_put(b->q);
+    free(b->wake);
     for (int i = 0; i < RLK_FAM_KEYS; i++)
         free(b->key[i]);
     free(b->channel);
     free(b->name);
     free(b);
-}
-
-int rlk_fam_keys(const rlk_fam_base *b, const char **keys)
-{
-    keys[0] = b->name;
-    keys[1] = b->channel;
-    return 2;
 }
 
 /* ---------------------------------------------------------------- holder ids */
@@ -271,23 +268,6 @@ int rlk_fam_query(rlk_client *c, const char *what, int argc, const char **argv,
     } else {
         rc = rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: reply type %d", argv[0], what, r->type);
     }
-    freeReplyObject(r);
-    return rc;
-}
-
-int rlk_fam_eval_int(rlk_client *c, const char *script, int nkeys, const char *const *keys,
-                     int nargs, const char *const *args, const size_t *arglens, long long *out)
-{
-    redisReply *r = NULL;
-    int rc = rlk_evalv(c, script, nkeys, keys, NULL, nargs, args, arglens, &r);
-
-    if (rc != RLK_OK)
-        return rc;
-    if (r->type == REDIS_REPLY_INTEGER)
-        *out = r->integer;
-    else
-        rc = rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: reply of type %d, expected an integer",
-                           script, keys[0], r->type);
     freeReplyObject(r);
     return rc;
 }

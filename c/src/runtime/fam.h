@@ -38,6 +38,12 @@ char *rlk_fam_braced_name(const char *prefix, const char *name);
 
 #define RLK_FAM_KEYS 12             /* key roles of the kinds' scripts (kinds/proto.h), at most */
 
+/* A lock handle's holder id: fixed, or the calling thread's. */
+typedef struct rlk_fam_id {
+    pthread_mutex_t mu;
+    char *fixed;                    /* NULL: "<uuid>:<thread id>" */
+} rlk_fam_id;
+
 /* What every handle of the family starts with (its first member). */
 typedef struct rlk_fam_base {
     rlk_client *c;
@@ -49,6 +55,9 @@ typedef struct rlk_fam_base {
     char *key[RLK_FAM_KEYS];        /* the name's keys by role, made with the handle by its kind
                                        (kinds/handle.h rlk_handle_keys), read only after (NULL:
                                        not made); freed with the base */
+    rlk_fam_id id;                  /* a lock kind's holder id: made and destroyed with the base */
+    struct rlk_lq *q;               /* a lock kind's local queue (runtime/lq.h; NULL: none) and */
+    char *wake;                     /* its client's wake channel (NULL: none): both freed with it */
 } rlk_fam_base;
 
 /* How rlk_fam_new makes a kind's handle. */
@@ -74,16 +83,6 @@ void *rlk_fam_made(void *handle, int ok);
 /* Frees the kind's members (its fini), the base's strings and the handle
  * (NULL: nothing). */
 void rlk_fam_free(void *handle);
-/* keys[0..1] = (name, channel), the KEYS of the scripts that publish on
- * the lock's or the object's own channel. Returns 2. */
-int rlk_fam_keys(const rlk_fam_base *b, const char **keys);
-
-/* A lock handle's holder id: fixed, or the calling thread's. */
-typedef struct rlk_fam_id {
-    pthread_mutex_t mu;
-    char *fixed;                    /* NULL: "<uuid>:<thread id>" */
-} rlk_fam_id;
-
 void rlk_fam_id_init(rlk_fam_id *id);
 void rlk_fam_id_destroy(rlk_fam_id *id);
 /* Fixes (owner) or unfixes (NULL) the id; what names the call in errors.
@@ -114,10 +113,6 @@ int rlk_fam_check_range(rlk_client *c, const char *what, const char *name, const
  * parsed). what names the object in errors. */
 int rlk_fam_query(rlk_client *c, const char *what, int argc, const char **argv,
                   long long nil_value, long long *out);
-/* Runs script and reads its integer reply into *out (RLK_ERR_PROTOCOL for
- * another shape). arglens may be NULL. */
-int rlk_fam_eval_int(rlk_client *c, const char *script, int nkeys, const char *const *keys,
-                     int nargs, const char *const *args, const size_t *arglens, long long *out);
 
 /* Replica acknowledgement (rlk_options.min_replicas; client/conn.h): the
  * calling thread's last script call, just made, was an acquisition. When

@@ -21,6 +21,12 @@
 #include "runtime/rt.h"
 #include "runtime/wd.h"
 
+/* The holder id of b's handle into owner (RLK_OWNER_MAX + 1 bytes); its mutex only is taken. */
+static int rlk_fam_owner(const rlk_fam_base *b, char *owner, const char *owner_fn)
+{
+    return rlk_fam_id_get(b->c, b->rt, (rlk_fam_id *)&b->id, owner, RLK_OWNER_MAX + 1, owner_fn);
+}
+
 /* ---------------------------------------------------------------- acquiring */
 
 /* The reply {token}: 1 and *token, or 0 for any other shape. */
@@ -121,29 +127,24 @@ static int rlk_fam_probe(rlk_client *c, const char *name, const char *field)
     return v;
 }
 
-/* After an ACL refusal inside a release script: finds out whether the release happened (every
- * release script publishes after its last write, so a refused PUBLISH comes after the release)
- * and says so truthfully. Returns the outcome; *rc and the client's error are set. */
-static int rlk_fam_acl_aftermath(const rlk_fam_base *b, int kind, const char *what,
-                                 const char *owner, int *rc)
+/* After an ACL refusal inside a release (field: the holder's) or force release (field NULL)
+ * script: finds out whether it wrote (every such script publishes after its last write, so a
+ * refused PUBLISH comes after the release) and says so truthfully in the error of op ("unlock
+ * <name>"): RLK_ERR_NOTIFY when done ("released", "removed"), else RLK_ERR_SCRIPT with still,
+ * or that it is unknown (the check was refused too). Returns the error. */
+static int rlk_fam_acl_after(const rlk_fam_base *b, const char *op, const char *field,
+                             const char *done, const char *still)
 {
-    char why[RLK_ERRSTR_MAX], field[RLK_OWNER_MAX + 8];
-    int held;
+    char why[RLK_ERRSTR_MAX];
+    int there;
 
     snprintf(why, sizeof why, "%s", rlk_errstr(b->c));
-    snprintf(field, sizeof field, "%s%s", owner, kind == RLK_KIND_WRITE ? ":write" : "");
-    held = rlk_fam_probe(b->c, b->name, field);
-    if (held == 0) {
-        *rc = rlk_set_error(b->c, RLK_ERR_NOTIFY, "unlock %s%s%s: released, but the unlock message "
-                            "was refused by ACL (%s): waiters wake only at their TTL", what,
-                            *what ? " " : "", b->name, why);
-        return RLK_REL_RELEASED;
-    }
-    *rc = rlk_set_error(b->c, RLK_ERR_SCRIPT, "unlock %s%s%s: refused by ACL (%s); %s", what,
-                        *what ? " " : "", b->name, why, held == 1
-                        ? "the lock is still held and expires with its lease"
-                        : "whether it was released is unknown (the check was refused too)");
-    return RLK_REL_ERROR;
+    if ((there = rlk_fam_probe(b->c, b->name, field)) == 0)
+        return rlk_set_error(b->c, RLK_ERR_NOTIFY, "%s: %s, but the unlock message was refused "
+                             "by ACL (%s): waiters wake only at their TTL", op, done, why);
+    return rlk_set_error(b->c, RLK_ERR_SCRIPT, "%s: refused by ACL (%s); %s%s%s", op, why,
+                         there == 1 ? still : "whether it was ", there == 1 ? "" : done,
+                         there == 1 ? "" : " is unknown (the check was refused too)");
 }
 
 /* Releases the holds the server still counts of (kind, owner) after the
@@ -171,8 +172,8 @@ static int rlk_fam_release_rest(const rlk_fam_base *b, int kind, const char *own
     return outcome;
 }
 
-int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id *id,
-                   const char *owner_fn, rlk_lq *q, rlk_fam_release_fn release, void *arg)
+int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, const char *owner_fn,
+                   rlk_lq *q, rlk_fam_release_fn release, void *arg)
 {
     char owner[RLK_OWNER_MAX + 1];
     rlk_fam_handoff h = {q, 0};
@@ -180,7 +181,7 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id
     long long lease, before;
     int rc, outcome;
 
-    if ((rc = rlk_fam_id_get(b->c, b->rt, id, owner, sizeof owner, owner_fn)) != RLK_OK)
+    if ((rc = rlk_fam_owner(b, owner, owner_fn)) != RLK_OK)
         return rc;
     before = rlk_wd_count_as(b->rt->wd, kind, b->name, owner);
     /* Out of the watchdog's registry before the release is sent. */
@@ -206,8 +207,16 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id
     if (outcome == RLK_REL_STILL_HELD && t.removed &&
         rlk_fam_doubt_take(b->c, kind, b->name, owner))
         outcome = rlk_fam_release_rest(b, kind, owner, lease, release, arg);
-    if (outcome == RLK_REL_ERROR && rc == RLK_ERR_SCRIPT && t.removed && rlk_fam_acl_refused(b->c))
-        outcome = rlk_fam_acl_aftermath(b, kind, what, owner, &rc);
+    if (outcome == RLK_REL_ERROR && rc == RLK_ERR_SCRIPT && t.removed &&
+        rlk_fam_acl_refused(b->c)) {
+        char op[RLK_ERRSTR_MAX], field[RLK_OWNER_MAX + 8];
+
+        snprintf(op, sizeof op, "unlock %s%s%s", what, *what ? " " : "", b->name);
+        rlk_fam_count_field(kind, owner, field, sizeof field);
+        rc = rlk_fam_acl_after(b, op, field, "released",
+                               "the lock is still held and expires with its lease");
+        outcome = rc == RLK_ERR_NOTIFY ? RLK_REL_RELEASED : RLK_REL_ERROR;
+    }
     rlk_wd_release_end(b->rt->wd, &t, outcome);
     if (outcome == RLK_REL_RELEASED && q && !h.poked)
         rlk_lq_poke(q);
@@ -220,24 +229,15 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id
 int rlk_fam_force_done(const rlk_fam_base *b, int rc, redisReply *r, rlk_lq *q, int *released)
 {
     if (rc == RLK_ERR_SCRIPT && rlk_fam_acl_refused(b->c)) {
-        /* As for unlock: the scripts publish after they delete. */
-        char why[RLK_ERRSTR_MAX];
-        int exists;
+        char op[RLK_ERRSTR_MAX];
 
-        snprintf(why, sizeof why, "%s", rlk_errstr(b->c));
-        exists = rlk_fam_probe(b->c, b->name, NULL);
-        if (exists == 0) {
-            if (released)
-                *released = 1;
-            if (q)
-                rlk_lq_poke(q);
-            return rlk_set_error(b->c, RLK_ERR_NOTIFY, "force unlock %s: removed, but the unlock "
-                                 "message was refused by ACL (%s): waiters wake only at their TTL",
-                                 b->name, why);
-        }
-        return rlk_set_error(b->c, RLK_ERR_SCRIPT, "force unlock %s: refused by ACL (%s); %s",
-                             b->name, why, exists == 1 ? "the lock is still there"
-                             : "whether it was removed is unknown (the check was refused too)");
+        snprintf(op, sizeof op, "force unlock %s", b->name);
+        rc = rlk_fam_acl_after(b, op, NULL, "removed", "the lock is still there");
+        if (rc == RLK_ERR_NOTIFY && released)
+            *released = 1;
+        if (rc == RLK_ERR_NOTIFY && q)
+            rlk_lq_poke(q);
+        return rc;
     }
     if (rc != RLK_OK)
         return rc;
@@ -274,29 +274,33 @@ int rlk_fam_is_locked(const rlk_fam_base *b, int *locked)
     return rc;
 }
 
-int rlk_fam_is_held(const rlk_fam_base *b, int kind, rlk_fam_id *id, const char *owner_fn,
-                    int *held)
+int rlk_fam_is_held(const rlk_fam_base *b, int kind, const char *owner_fn, int *held)
 {
-    char owner[RLK_OWNER_MAX + 1];
+    char owner[RLK_OWNER_MAX + 1], field[RLK_OWNER_MAX + 8];
     long long n = 0;
     int rc;
 
     *held = 0;
-    if ((rc = rlk_fam_id_get(b->c, b->rt, id, owner, sizeof owner, owner_fn)) != RLK_OK)
+    if ((rc = rlk_fam_owner(b, owner, owner_fn)) != RLK_OK)
         return rc;
     if (rlk_wd_is_lost_as(b->rt->wd, kind, b->name, owner))
         return RLK_OK;
-    rc = rlk_fam_hash_query(b, "HEXISTS", owner, 0, &n);
+    rlk_fam_count_field(kind, owner, field, sizeof field);
+    rc = rlk_fam_hash_query(b, "HEXISTS", field, 0, &n);
     *held = rc == RLK_OK && n == 1;
     return rc;
 }
 
-int rlk_fam_held_lease_of(const rlk_fam_base *b, int kind, const char *owner, long long *start_ns,
-                     long long *deadline_ns)
+int rlk_fam_held_lease(const rlk_fam_base *b, int kind, const char *owner_fn, long long *start_ns,
+                       long long *deadline_ns)
 {
+    char owner[RLK_OWNER_MAX + 1];
     long long lease_ms = 0, delay_ms = 0;
-    int found = rlk_wd_lease_of(b->rt->wd, kind, b->name, owner, start_ns, &lease_ms, &delay_ms);
+    int found, rc;
 
+    if ((rc = rlk_fam_owner(b, owner, owner_fn)) != RLK_OK)
+        return rc;
+    found = rlk_wd_lease_of(b->rt->wd, kind, b->name, owner, start_ns, &lease_ms, &delay_ms);
     if (!found) {
         *start_ns = *deadline_ns = 0;
         return rlk_set_error(b->c, RLK_ERR_NOT_OWNER, "%s %s: not held by %s (no lease to read)",
@@ -309,27 +313,16 @@ int rlk_fam_held_lease_of(const rlk_fam_base *b, int kind, const char *owner, lo
     return RLK_OK;
 }
 
-int rlk_fam_held_lease(const rlk_fam_base *b, int kind, rlk_fam_id *id, const char *owner_fn,
-                  long long *start_ns, long long *deadline_ns)
+int rlk_fam_hold_count(const rlk_fam_base *b, int kind, const char *owner_fn, long long *count)
 {
-    char owner[RLK_OWNER_MAX + 1];
-    int rc;
-
-    if ((rc = rlk_fam_id_get(b->c, b->rt, id, owner, sizeof owner, owner_fn)) != RLK_OK)
-        return rc;
-    return rlk_fam_held_lease_of(b, kind, owner, start_ns, deadline_ns);
-}
-
-int rlk_fam_hold_count(const rlk_fam_base *b, rlk_fam_id *id, const char *owner_fn,
-                       long long *count)
-{
-    char owner[RLK_OWNER_MAX + 1];
+    char owner[RLK_OWNER_MAX + 1], field[RLK_OWNER_MAX + 8];
     int rc;
 
     *count = 0;
-    if ((rc = rlk_fam_id_get(b->c, b->rt, id, owner, sizeof owner, owner_fn)) != RLK_OK)
+    if ((rc = rlk_fam_owner(b, owner, owner_fn)) != RLK_OK)
         return rc;
-    return rlk_fam_hash_query(b, "HGET", owner, 0, count);
+    rlk_fam_count_field(kind, owner, field, sizeof field);
+    return rlk_fam_hash_query(b, "HGET", field, 0, count);
 }
 
 int rlk_fam_remaining_ttl(const rlk_fam_base *b, long long *ttl_ms)

@@ -49,7 +49,7 @@ int rlk_fam_release_read(const redisReply *r);
  * than nil / 0 / 1 / 2; 2 is a release that handed the lock over), or
  * RLK_ERR_NOREPLICAS for a release (or a count taken down) too few
  * replicas acknowledged: done, the outcome says what, not undone. The
- * kinds build the call from their row (kinds/handle.h rlk_handle_release). */
+ * kinds build the call from their row (kinds/handle.h rlk_handle_unlock). */
 int rlk_fam_release_done(rlk_client *c, const char *label, const char *name, int call_rc,
                          redisReply *r, int *rc);
 
@@ -61,14 +61,14 @@ int rlk_fam_undone(int outcome, int rc);
  * rlk_fam_release_done returns and sets them. */
 typedef int (*rlk_fam_release_fn)(void *arg, const char *owner, long long lease, int *rc);
 
-/* An unlock of b's lock by the holder id id (owner_fn names it in errors)
+/* An unlock of b's lock by its holder id b->id (owner_fn names it in errors)
  * as kind: out of the registry before the release is sent
  * (rlk_wd_release_begin_as), the release, the registry's end; a release
  * that deleted the lock pokes the local queue q (may be NULL). Returns
  * RLK_OK, the id's or the release's error, or RLK_ERR_NOT_OWNER recorded as
  * "unlock [<what> ]<name>: not held by <owner>" (what may be ""). */
-int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id *id,
-                   const char *owner_fn, rlk_lq *q, rlk_fam_release_fn release, void *arg);
+int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, const char *owner_fn,
+                   rlk_lq *q, rlk_fam_release_fn release, void *arg);
 
 /* A force unlock's reply r (freed; rc the call's result), sent once every
  * hold of b->name was forgotten in the registry (kinds/handle.h
@@ -81,14 +81,12 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, rlk_fam_id
 int rlk_fam_force_done(const rlk_fam_base *b, int rc, redisReply *r, rlk_lq *q, int *released);
 
 /* Queries of a lock hash whose fields are holder ids (reentrant, fenced,
- * fair): EXISTS; the registry's lost mark, then HEXISTS of the handle's
- * holder id (id, owner_fn as for rlk_fam_unlock); HGET of it; PTTL (-2
- * when there is no key). */
+ * fair, read-write): EXISTS; the registry's lost mark, then HEXISTS of the
+ * handle's holder id's field as kind (owner_fn as for rlk_fam_unlock;
+ * rlk_fam_count_field); HGET of it; PTTL (-2 when there is no key). */
 int rlk_fam_is_locked(const rlk_fam_base *b, int *locked);
-int rlk_fam_is_held(const rlk_fam_base *b, int kind, rlk_fam_id *id, const char *owner_fn,
-                    int *held);
-int rlk_fam_hold_count(const rlk_fam_base *b, rlk_fam_id *id, const char *owner_fn,
-                       long long *count);
+int rlk_fam_is_held(const rlk_fam_base *b, int kind, const char *owner_fn, int *held);
+int rlk_fam_hold_count(const rlk_fam_base *b, int kind, const char *owner_fn, long long *count);
 int rlk_fam_remaining_ttl(const rlk_fam_base *b, long long *ttl_ms);
 
 /* The lease the registry counts for the hold of (kind, b->name, owner), no
@@ -96,10 +94,8 @@ int rlk_fam_remaining_ttl(const rlk_fam_base *b, long long *ttl_ms);
  * of the call that set it, *deadline_ns start + its lease, both
  * CLOCK_MONOTONIC; RLK_ERR_LOST (recorded) with both set to the lease it was
  * lost with when the watchdog declared it lost; RLK_ERR_NOT_OWNER (recorded)
- * when it is not held. rlk_fam_held_lease_of: the same for a holder id in hand. */
-int rlk_fam_held_lease(const rlk_fam_base *b, int kind, rlk_fam_id *id, const char *owner_fn,
-                  long long *start_ns, long long *deadline_ns);
-int rlk_fam_held_lease_of(const rlk_fam_base *b, int kind, const char *owner, long long *start_ns,
-                     long long *deadline_ns);
+ * when it is not held. */
+int rlk_fam_held_lease(const rlk_fam_base *b, int kind, const char *owner_fn, long long *start_ns,
+                       long long *deadline_ns);
 
 #endif /* RLK_FAM_HOLD_H */

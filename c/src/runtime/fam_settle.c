@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fam_settle.c - a lock call whose reply was lost (see lock_internal.h,
+ * fam_settle.c - a lock call whose reply was lost (see fam_settle.h,
  * "lost replies"): fence the connection it was written on, read the
  * holder's own count, and tell from it whether the call ran, so that the
  * client's count and the server's never diverge. docs/runtime.md "Lost
@@ -29,8 +29,6 @@ typedef struct rlk_doubt {
 } rlk_doubt;
 
 static _Thread_local rlk_doubt rlk_thread_doubt;
-
-static void rlk_fam_count_field(int kind, const char *owner, char *buf, size_t len);
 
 /* The connection of the latest lost reply this thread settled. */
 static _Thread_local rlk_lost_conn rlk_thread_lost_conn;
@@ -93,7 +91,12 @@ int rlk_fam_lost_fence(const rlk_fam_base *b, int *settled)
     return 1;
 }
 
-int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, long long *count, int *settled)
+/* After a call on b->c failed: 0 when its reply was not lost (the error
+ * stands). Else 1 and *settled: RLK_OK with *count = HGET b->name field
+ * once the lost request has run or never will, or the error that left it
+ * unknown (recorded on c with the original message). */
+static int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, long long *count,
+                               int *settled)
 {
     rlk_client *c = b->c;
     char orig[RLK_ERRSTR_MAX];
@@ -112,8 +115,7 @@ int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, long long *cou
     return 1;
 }
 
-/* "<owner>" or "<owner>:write": the holder's count field of kind. */
-static void rlk_fam_count_field(int kind, const char *owner, char *buf, size_t len)
+void rlk_fam_count_field(int kind, const char *owner, char *buf, size_t len)
 {
     snprintf(buf, len, "%s%s", owner, kind == RLK_KIND_WRITE ? ":write" : "");
 }
@@ -245,9 +247,12 @@ int rlk_fam_held_read(const redisReply *r, long long out[3])
 
 /* ---------------------------------------------------------------- recording */
 
-int rlk_fam_record_beyond(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int watchdog,
-                          long long sent_ns, long long token, int beyond, rlk_fam_undo_fn undo,
-                          void *arg)
+/* rlk_fam_record when the server is known to count `beyond` holds of h
+ * beyond the registry's and this acquisition (lost acquires that ran): they
+ * are given back too, unless a doubt settled now gives a fresher count. */
+static int rlk_fam_record_beyond(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms,
+                                 int watchdog, long long sent_ns, long long token, int beyond,
+                                 rlk_fam_undo_fn undo, void *arg)
 {
     int rc = rlk_fam_acks_acquired(rt->c, "acquire", h->name, undo, arg), settled;
 

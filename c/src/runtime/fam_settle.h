@@ -18,6 +18,10 @@
 #include "runtime/rt.h"
 #include "runtime/wd.h"
 
+/* "<owner>" or "<owner>:write" (RLK_KIND_WRITE) into buf: the holder's count field of kind in
+ * the lock hash. */
+void rlk_fam_count_field(int kind, const char *owner, char *buf, size_t len);
+
 /* Gives back one hold of the acquiring owner (the kind's release for the
  * same holder: one hold less): an acquisition the registry could not
  * record, one too few replicas acknowledged, or a hold the server counts
@@ -34,23 +38,12 @@ typedef int (*rlk_fam_undo_fn)(void *arg);
  * with undo(arg), never counted (the caller was told they failed). */
 int rlk_fam_record(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int watchdog,
                    long long sent_ns, long long token, rlk_fam_undo_fn undo, void *arg);
-/* rlk_fam_record when the server is known to count `beyond` holds of h
- * beyond the registry's and this acquisition (lost acquires that ran): they
- * are given back too, unless a doubt settled now gives a fresher count. */
-int rlk_fam_record_beyond(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int watchdog,
-                          long long sent_ns, long long token, int beyond, rlk_fam_undo_fn undo,
-                          void *arg);
 
 /* After a call on b->c failed: 0 when its reply was not lost (the error
  * stands). Else 1 and *settled: RLK_OK once the lost request has run or
  * never will (rlk_pool_fence), or the error that left it unknown (recorded
  * on c after the original message). The caller then reads what tells. */
 int rlk_fam_lost_fence(const rlk_fam_base *b, int *settled);
-/* After a call on b->c failed: 0 when its reply was not lost (the error
- * stands). Else 1 and *settled: RLK_OK with *count = HGET b->name field
- * once the lost request has run or never will, or the error that left it
- * unknown (recorded on c with the original message). */
-int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, long long *count, int *settled);
 
 /* An acquire attempt of hold h that failed with rc: when its reply was
  * lost and it turns out to have run (the server counts more holds of the

@@ -49,23 +49,6 @@ static char *rlk_lq_key(const char *addr, int db, const char *name)
     return key;
 }
 
-/* A new queue for key (taken: freed when out of memory), first in the
- * registry (its mutex held), or NULL. */
-static rlk_lq *rlk_lq_new(char *key)
-{
-    rlk_lq *q = calloc(1, sizeof *q);
-
-    if (!q) {
-        free(key);
-        return NULL;
-    }
-    q->key = key;
-    pthread_mutex_init(&q->mu, NULL);
-    q->next = rlk_lq_registry;
-    rlk_lq_registry = q;
-    return q;
-}
-
 rlk_lq *rlk_lq_get(const char *addr, int db, const char *name)
 {
     char *key = rlk_lq_key(addr, db, name);
@@ -74,13 +57,16 @@ rlk_lq *rlk_lq_get(const char *addr, int db, const char *name)
     if (!key)
         return NULL;
     pthread_mutex_lock(&rlk_lq_registry_mu);
-    for (q = rlk_lq_registry; q; q = q->next)
-        if (strcmp(q->key, key) == 0)
-            break;
-    if (q)
-        free(key);
-    else
-        q = rlk_lq_new(key);
+    for (q = rlk_lq_registry; q && strcmp(q->key, key) != 0; q = q->next)
+        ;
+    if (!q && (q = calloc(1, sizeof *q))) {     /* a new queue, first in the registry */
+        q->key = key;
+        key = NULL;
+        pthread_mutex_init(&q->mu, NULL);
+        q->next = rlk_lq_registry;
+        rlk_lq_registry = q;
+    }
+    free(key);
     if (q)
         q->refs++;
     pthread_mutex_unlock(&rlk_lq_registry_mu);

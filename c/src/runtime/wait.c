@@ -121,7 +121,8 @@ void rlk_wait_pre_join(rlk_waiter *w)
         (void)rlk_sub_try_join(w->rt->sub, w->wide_channel, w->rule, &w->pre_wch, &w->pre_wmark);
 }
 
-void rlk_wait_pre_leave(rlk_waiter *w)
+/* Undoes rlk_wait_pre_join when no wait follows (acquired, or no wait). */
+static void rlk_wait_pre_leave(rlk_waiter *w)
 {
     if (w->pre_wch) {
         rlk_sub_leave_now(w->rt->sub, w->pre_wch);
@@ -277,21 +278,8 @@ static int rlk_wait_subscribed(const rlk_waiter *w, rlk_lq_node *node, long long
     return rc;
 }
 
-static int rlk_wait_unbounded(rlk_waiter *w, long long deadline_ns);
-
-/* The wait, with the thread's time limit cut to its deadline: no connect or
- * command of an attempt outlasts it (a server that stopped answering). */
-int rlk_wait(rlk_waiter *w, long long deadline_ns)
-{
-    long long limit = rlk_time_limit_enter(deadline_ns > 0 ? deadline_ns : 0);
-    int rc = rlk_wait_unbounded(w, deadline_ns);
-
-    rlk_time_limit_leave(limit);
-    return rc;
-}
-
-/* rlk_wait without the thread's time limit. */
-static int rlk_wait_unbounded(rlk_waiter *w, long long deadline_ns)
+/* The wait of rlk_wait_acquire after its first attempt (wait.h), within its time limit. */
+static int rlk_wait(rlk_waiter *w, long long deadline_ns)
 {
     rlk_lq_node node;
     int rc;

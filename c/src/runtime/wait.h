@@ -49,7 +49,7 @@ typedef struct rlk_waiter {
                            no message ends): no ttl_wakeups when it runs out. NULL: always is */
     int pass_on;        /* on leaving with success or an error, add a permit to the channel
                            for the next local waiter */
-    int first_failed;   /* the transient failure of an attempt made before rlk_wait (0: none):
+    int first_failed;   /* the transient failure of an attempt made before the wait (0: none):
                            returned, instead of RLK_ERR_BUSY, if no attempt runs before the
                            deadline */
     rlk_sub_ticket *ticket;     /* the reentrant lock's waiter ticket (reentrant/acquire puts it
@@ -69,7 +69,7 @@ typedef struct rlk_waiter {
     unsigned long long pre_mark;
     long long first_bound;      /* with pre_ch: the first attempt's bound */
     rlk_lq_node *entered;       /* with q: the caller entered the local queue already (and is its
-                                   head): rlk_wait uses this node, rlk_wait_acquire leaves it when
+                                   head): the wait uses this node, rlk_wait_acquire leaves it when
                                    no wait follows. Only a head may hold a server ticket. */
     const char *wide_channel;   /* with wide: a second channel (the reentrant lock's own, while
                                    channel is the client's wake channel), joined once an
@@ -89,7 +89,7 @@ typedef struct rlk_waiter {
  * script that takes "0 never queue; t > 0 new waiter (tail); -t queued
  * already"): -ticket when an earlier attempt may have queued it (queued),
  * the ticket when the waiter's channel subscription is confirmed (t->joined,
- * which rlk_wait_acquire and rlk_wait set before each attempt), else 0: a
+ * which rlk_wait_acquire sets before each attempt), else 0: a
  * single try that never queues. So a ticket enters the server's queue only
  * once a grant published on the wake channel reaches this waiter: the first
  * attempt of a wait that did not find its channel subscribed already
@@ -103,8 +103,6 @@ long long rlk_wait_ticket_arg(const rlk_sub_ticket *t, int queued);
  * the ticket, so that the first attempt needs no second one after a
  * SUBSCRIBE. No I/O. */
 void rlk_wait_pre_join(rlk_waiter *w);
-/* Undoes rlk_wait_pre_join when no wait follows (acquired, or no wait). */
-void rlk_wait_pre_leave(rlk_waiter *w);
 
 /* A waiter on b's channel with every difference off (as a semaphore
  * waits); what names it in errors. */
@@ -121,18 +119,17 @@ void rlk_wait_init_lock(rlk_waiter *w, const rlk_fam_base *b, const char *what,
  * < 0; wait_ms capped at 10^12. */
 long long rlk_wait_deadline(long long start_ns, long long wait_ms);
 
-/* Waits (behind the local queue when w->q): joins w->channel on the
- * client's subscriber and, once the subscription is confirmed (so that no
- * release published after the attempt is missed), attempts; sleeps until a
- * message on the channel, a subscriber reconnect, the attempt's bound, the
- * 100 ms poll while the subscriber is down, or the deadline; again. RLK_OK,
- * the attempt's error, or RLK_ERR_BUSY (the deadline passed; no error
+/* An acquire of wait_ms from start_ns, the thread's time limit cut to its
+ * deadline (no connect or command of an attempt outlasts it: a server that
+ * stopped answering): with first, one attempt straight away (wait_ms == 0:
+ * that is all; without first, wait_ms must not be 0), then the wait (behind
+ * the local queue when w->q): joins w->channel on the client's subscriber
+ * and, once the subscription is confirmed (so that no release published
+ * after the attempt is missed), attempts; sleeps until a message on the
+ * channel, a subscriber reconnect, the attempt's bound, the 100 ms poll
+ * while the subscriber is down, or the deadline; again. RLK_OK, the
+ * attempt's error, or RLK_ERR_BUSY (the deadline passed; no error
  * recorded). */
-int rlk_wait(rlk_waiter *w, long long deadline_ns);
-
-/* An acquire of wait_ms from start_ns: with first, one attempt straight
- * away (wait_ms == 0: that is all; without first, wait_ms must not be 0),
- * then rlk_wait. Returns as rlk_wait. */
 int rlk_wait_acquire(rlk_waiter *w, long long start_ns, long long wait_ms, int first);
 
 #endif /* RLK_WAIT_H */
