@@ -55,7 +55,7 @@ const rlk_proto rlk_elect_row = {
     NULL, NULL,
     NULL, NULL,
     "lock_channel", RLK_PROTO_WAIT_CHANNEL, RLK_PROTO_TOKEN | RLK_PROTO_ONE_HOLD, "",
-    &rlk_fenced_renew_task, "lock token", RLK_ELECT_VALUE_MAX, NULL, "fenced/held", "owner"};
+    &rlk_fenced_renew_task, "lock token", RLK_ELECT_VALUE_MAX, NULL, "fenced/held", "owner", NULL};
 const rlk_proto_call rlk_elect_proclaim_call = {"elect/proclaim",
                                                 "owner term value publish secret"};
 const rlk_proto_call rlk_elect_leader_call = {"elect/leader", ""};

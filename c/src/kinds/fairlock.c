@@ -56,7 +56,7 @@ const rlk_proto rlk_fairlock_row = {
     "fair/cancel", "owner publish",
     "fair/force_release", "publish",
     "channel", RLK_PROTO_WAIT_FAIR, 0, "", &rlk_fairlock_renew_task, "lock queue timeouts", 0,
-    NULL, NULL, NULL};
+    NULL, NULL, NULL, NULL};
 
 const rlk_proto rlk_fairlock_nr_row = {
     "non-reentrant fair lock", RLK_KIND_FAIR, "fair",
@@ -65,7 +65,7 @@ const rlk_proto rlk_fairlock_nr_row = {
     "fair/cancel", "owner publish",
     "fair/force_release", "publish",
     "channel", RLK_PROTO_WAIT_FAIR, RLK_PROTO_NON_REENTRANT, "", &rlk_fairlock_renew_task,
-    "lock queue timeouts", 0, NULL, NULL, NULL};
+    "lock queue timeouts", 0, NULL, NULL, NULL, NULL};
 
 /* ---------------------------------------------------------------- handles */
 

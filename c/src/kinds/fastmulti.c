@@ -103,7 +103,7 @@ const rlk_proto rlk_fastmulti_row = {
     NULL, NULL,
     "fastmulti/force_release", "publish",
     "channel", RLK_PROTO_WAIT_CHANNEL, RLK_PROTO_VALUES, "", &rlk_fastmulti_renew_task, "group",
-    0, NULL, NULL, NULL};
+    0, NULL, NULL, NULL, NULL};
 const rlk_proto_call rlk_fastmulti_held_call = {"fastmulti/held", "owner"};
 const rlk_proto_call rlk_fastmulti_counts_call = {"fastmulti/counts", "owner"};
 

@@ -47,7 +47,7 @@ const rlk_proto rlk_fenced_row = {
     NULL, NULL,
     "reentrant/force_release", "publish",
     "channel", RLK_PROTO_WAIT_CHANNEL, RLK_PROTO_TOKEN, "", &rlk_fenced_renew_task,
-    "lock token", 0, NULL, "fenced/held", "owner"};
+    "lock token", 0, NULL, "fenced/held", "owner", NULL};
 
 /* ---------------------------------------------------------------- handles */
 

@@ -217,7 +217,7 @@ static int rlk_handle_queue(rlk_handle_acq *a, rlk_waiter *w, rlk_lq_node *node,
                        : rlk_names_plain_ticket();
     a->ticket.claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
     wakes = a->ticket.ticket >= RLK_NAMES_WAKE_TICKET_MIN;
-    w->rule = &rlk_lock_sub_rule;       /* its grants */
+    w->rule = a->row->grants;           /* its grants */
     w->ticket = &a->ticket;
     w->keepalive_ms = 1000;             /* a queued waiter attempts at least this often */
     w->recheck_ms = RLK_FAM_CLAIM_MS + 5;   /* the acquire's -3: a dead grantee is skipped */

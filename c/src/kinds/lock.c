@@ -120,7 +120,8 @@ const rlk_proto rlk_lock_row = {
     "reentrant/release", "owner lease_ms claim_ms publish",
     "reentrant/cancel", "ticket claim_ms publish",
     "reentrant/force_release", "publish",
-    "channel", RLK_PROTO_WAIT_QUEUE, 0, "", &rlk_lock_renew_task, "lock", 0, NULL, NULL, NULL};
+    "channel", RLK_PROTO_WAIT_QUEUE, 0, "", &rlk_lock_renew_task, "lock", 0, NULL, NULL, NULL,
+    &rlk_lock_sub_rule};
 
 /* Attempts that never queue (ticket 0). */
 const rlk_proto rlk_lock_spin_row = {
@@ -129,7 +130,7 @@ const rlk_proto rlk_lock_spin_row = {
     "reentrant/release", "owner lease_ms claim_ms publish",
     NULL, NULL,
     "reentrant/force_release", "publish",
-    "channel", RLK_PROTO_WAIT_SPIN, 0, "", &rlk_lock_renew_task, "lock", 0, NULL, NULL, NULL};
+    "channel", RLK_PROTO_WAIT_SPIN, 0, "", &rlk_lock_renew_task, "lock", 0, NULL, NULL, NULL, NULL};
 
 /* With a lock-delay (rlk_lock_set_delay): its acquire, release and force name the delay key
  * {name}:rlk_delay last, the acquire its delay_ms; renewed by the reentrant lock's task, each
@@ -139,7 +140,8 @@ const rlk_proto rlk_lock_delay_row = {
     "lock", RLK_KIND_LOCK, "reentrant", "reentrant/acquire", "lease_ms owner ticket delay_ms",
     "reentrant/release", "owner lease_ms claim_ms publish", "reentrant/cancel",
     "ticket claim_ms publish", "reentrant/force_release", "publish", "channel",
-    RLK_PROTO_WAIT_QUEUE, 0, "", &rlk_lock_renew_task, "lock delay", 0, "delay", NULL, NULL};
+    RLK_PROTO_WAIT_QUEUE, 0, "", &rlk_lock_renew_task, "lock delay", 0, "delay", NULL, NULL,
+    &rlk_lock_sub_rule};
 
 /* Redisson's non-reentrant lock (kinds/nrlock.c): held and renewed as the reentrant lock. */
 const rlk_proto rlk_lock_nr_row = {
@@ -149,7 +151,7 @@ const rlk_proto rlk_lock_nr_row = {
     NULL, NULL,
     "reentrant/force_release", "publish",
     "channel", RLK_PROTO_WAIT_CHANNEL, RLK_PROTO_NON_REENTRANT, "", &rlk_lock_renew_task,
-    "lock", 0, NULL, NULL, NULL};
+    "lock", 0, NULL, NULL, NULL, NULL};
 
 const rlk_proto_call rlk_lock_renew_call = {"reentrant/renew", "lease_ms owner"};
 

@@ -74,6 +74,8 @@ typedef struct rlk_proto {
     const char *held, *held_args;   /* RLK_PROTO_TOKEN: the read-back of a lost acquire, replying
                                        {count, token, PTTL} in one script (fenced/held,
                                        elect/held); NULL: the holder's field (HGET) */
+    const struct rlk_sub_rule *grants;  /* RLK_PROTO_WAIT_QUEUE: what a message on a waiter's
+                                           wake channel grants (runtime/sub.h) */
 } rlk_proto;
 
 /* 1 when a re-entry asked for with row k of a hold taken with row held is

@@ -29,6 +29,7 @@
 #include "client/clock.h"
 #include "client/error.h"
 #include "kinds/handle.h"
+#include "kinds/lock.h"
 #include "kinds/names.h"
 #include "kinds/proto.h"
 #include "kinds/rwlock.h"
@@ -91,7 +92,7 @@ const rlk_proto rlk_rwlock_read_row = {
     NULL, NULL,
     "rwlock/force_release", "mode claim_ms publish",
     "channel", RLK_PROTO_WAIT_CHANNEL, 0, "", &rlk_rwlock_renew_readers, "lock prefix", 0, NULL,
-    NULL, NULL};
+    NULL, NULL, NULL};
 
 const rlk_proto rlk_rwlock_write_row = {
     "lock", RLK_KIND_WRITE, "rwlock",
@@ -100,7 +101,7 @@ const rlk_proto rlk_rwlock_write_row = {
     "rwlock/cancel", "ticket claim_ms publish",
     "rwlock/force_release", "mode claim_ms publish",
     "channel", RLK_PROTO_WAIT_QUEUE, 0, ":write", &rlk_rwlock_renew_writer, "lock", 0, NULL,
-    NULL, NULL};
+    NULL, NULL, &rlk_lock_sub_rule};
 
 static int rlk_rw_kind(int side)
 {
