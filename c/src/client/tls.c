@@ -3,28 +3,23 @@
  * tls.c - TLS connections on OpenSSL 3, read and written by the thread that
  * uses the connection (tls.h).
  *
- * A session is found from its redisContext through a table indexed by the
- * socket's number (two levels of 1024 entries, filled with atomics, never
- * shrunk), whose entry names the context it belongs to: the lookup on every
- * read and write takes no lock, and a plain connection that got a number a
- * TLS one had is never taken for it.
+ * A session is found from its redisContext through the private pointer of
+ * the context's reply reader (hiredis's redisReaderSetPrivdata, which the
+ * default reply functions never read): the lookup on every read and write
+ * takes no lock, and a plain connection never holds one.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
+
+#include <hiredis/hiredis.h>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -35,9 +30,6 @@
 #include "client/ref.h"
 #include "client/sigpipe.h"
 #include "client/tls.h"
-
-#define RLK_TLS_FD_CHUNK 1024
-#define RLK_TLS_FD_CHUNKS 1024      /* sockets 0 .. 1048575 */
 
 struct rlk_tls {
     SSL_CTX *ctx;
@@ -54,13 +46,9 @@ struct rlk_tls_conn {
     rlk_tls *t;
     SSL *ssl;
     int fd;
-    int bound;                  /* in the table under fd */
-    const void *owner;          /* the redisContext */
+    redisContext *owner;        /* the context whose reader points here; NULL: not bound */
     short want_read, want_write;    /* what the last blocked read / write waits for */
 };
-
-typedef _Atomic(rlk_tls_conn *) rlk_tls_slot;
-static _Atomic(rlk_tls_slot *) rlk_tls_fds[RLK_TLS_FD_CHUNKS];
 
 /* ---------------------------------------------------------------- errors */
 
@@ -263,24 +251,18 @@ int rlk_tls_live_conns(rlk_tls *t)
 
 /* ---------------------------------------------------------------- dialling */
 
-static int rlk_ms_left(long long deadline_ns)
-{
-    long long left = (deadline_ns - rlk_clock_now_ns()) / RLK_NS_PER_MS;
-
-    return left <= 0 ? 0 : left > 1000000 ? 1000000 : (int)left + 1;
-}
-
 /* Waits for events on fd until the deadline: 1 ready, 0 timed out. */
 static int rlk_tls_wait(int fd, short events, long long deadline_ns)
 {
     struct pollfd p = {.fd = fd, .events = events};
 
     for (;;) {
-        int ms = rlk_ms_left(deadline_ns), n;
+        long long ms = (deadline_ns - rlk_clock_now_ns()) / RLK_NS_PER_MS;
+        int n;
 
-        if (ms == 0)
+        if (ms <= 0)
             return 0;
-        n = poll(&p, 1, ms);
+        n = poll(&p, 1, ms > 1000000 ? 1000000 : (int)ms + 1);
         if (n > 0)
             return 1;
         if (n < 0 && errno != EINTR)
@@ -288,76 +270,42 @@ static int rlk_tls_wait(int fd, short events, long long deadline_ns)
     }
 }
 
-/* Makes a socket blocking again (hiredis's blocking contexts rely on it). */
-static int rlk_tls_blocking(int fd)
+/* O_NONBLOCK on or off: the handshake polls against its deadline, and
+ * hiredis's blocking contexts rely on a blocking socket. */
+static int rlk_tls_nonblock(int fd, int on)
 {
     int fl = fcntl(fd, F_GETFL);
 
-    return fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ? -1 : 0;
+    return fl < 0 || fcntl(fd, F_SETFL, on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK) < 0 ? -1 : 0;
 }
 
-static void rlk_tls_keepalive(int fd)
-{
-    int on = 1, idle = 15, intvl = 5, cnt = 3;
-
-    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-    (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
-    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
-    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
-    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
-}
-
-/* A connected non-blocking TCP socket, or -1 with err (errno kept). */
+/* A connected TCP socket by hiredis's own connect (every address of host,
+ * TCP_NODELAY, its keep-alive), non-blocking and close-on-exec; or -1 with
+ * err (errno kept). */
 static int rlk_tls_tcp(const char *host, int port, long long deadline_ns, int *timed_out,
                        char *err, size_t errlen)
 {
-    struct addrinfo hints, *res = NULL, *ai;
-    char service[16];
-    int fd = -1, gai, saved = 0;
+    long long ms = (deadline_ns - rlk_clock_now_ns()) / RLK_NS_PER_MS;
+    struct timeval tv = {(time_t)(ms > 0 ? ms / 1000 : 0), ms > 0 ? (ms % 1000) * 1000 : 1000};
+    redisContext *ctx = redisConnectWithTimeout(host, port, tv);
+    int fd = -1, saved = ctx ? errno : ENOMEM;
 
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    snprintf(service, sizeof service, "%d", port);
-    if ((gai = getaddrinfo(host, service, &hints, &res)) != 0) {
-        snprintf(err, errlen, "%s", gai_strerror(gai));
-        errno = 0;
-        return -1;
+    if (ctx && !ctx->err) {
+        (void)redisEnableKeepAlive(ctx);
+        fd = ctx->fd;
+        ctx->fd = -1;       /* the session's socket now: redisFree leaves it open */
+    } else {
+        snprintf(err, errlen, "%s", ctx ? ctx->errstr : strerror(saved));
+        *timed_out = saved == ETIMEDOUT || (ctx && strstr(ctx->errstr, "timed out"));
     }
-    for (ai = res; ai; ai = ai->ai_next) {
-        int soerr = 0;
-        socklen_t sl = sizeof soerr;
-
-        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
-        if (fd < 0) {
-            saved = errno;
-            continue;
-        }
-        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-            break;
-        if (errno == EINPROGRESS) {
-            if (!rlk_tls_wait(fd, POLLOUT, deadline_ns)) {
-                close(fd);
-                fd = -1;
-                *timed_out = 1;
-                saved = ETIMEDOUT;
-                break;
-            }
-            if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0)
-                break;
-            errno = soerr ? soerr : errno;
-        }
+    redisFree(ctx);
+    if (fd >= 0 && (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 || rlk_tls_nonblock(fd, 1) != 0)) {
         saved = errno;
+        snprintf(err, errlen, "%s", strerror(saved));
         close(fd);
         fd = -1;
     }
-    freeaddrinfo(res);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s", *timed_out ? "Connection timed out" : strerror(saved));
-        errno = saved;
-        return -1;
-    }
-    rlk_tls_keepalive(fd);
+    errno = saved;
     return fd;
 }
 
@@ -547,7 +495,7 @@ int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns,
      * rlk_tls_conn_pending reports, and the transport's reads drain. */
     SSL_set_read_ahead(ssl, 1);
     conn = calloc(1, sizeof *conn);
-    if (!conn || rlk_tls_blocking(tcp) != 0) {
+    if (!conn || rlk_tls_nonblock(tcp, 0) != 0) {
         int saved = conn ? errno : ENOMEM;
 
         free(conn);
@@ -570,53 +518,15 @@ int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns,
     return RLK_OK;
 }
 
-/* ---------------------------------------------------------------- the table */
-
-/* The entry of socket fd, made when make; NULL past the table or without
- * memory. */
-static rlk_tls_slot *rlk_tls_slot_of(int fd, int make)
+void rlk_tls_conn_bind(rlk_tls_conn *conn, redisContext *ctx)
 {
-    rlk_tls_slot *chunk;
-
-    if (fd < 0 || fd >= RLK_TLS_FD_CHUNK * RLK_TLS_FD_CHUNKS)
-        return NULL;
-    chunk = atomic_load_explicit(&rlk_tls_fds[fd / RLK_TLS_FD_CHUNK], memory_order_acquire);
-    if (!chunk && make) {
-        rlk_tls_slot *fresh = calloc(RLK_TLS_FD_CHUNK, sizeof *fresh), *none = NULL;
-
-        if (!fresh)
-            return NULL;
-        if (atomic_compare_exchange_strong_explicit(&rlk_tls_fds[fd / RLK_TLS_FD_CHUNK], &none,
-                                                    fresh, memory_order_acq_rel,
-                                                    memory_order_acquire))
-            chunk = fresh;
-        else {
-            free(fresh);        /* another thread made it first */
-            chunk = none;
-        }
-    }
-    return chunk ? &chunk[fd % RLK_TLS_FD_CHUNK] : NULL;
+    conn->owner = ctx;
+    redisReaderSetPrivdata(ctx->reader, conn);
 }
 
-void rlk_tls_conn_bind(rlk_tls_conn *conn, const void *owner)
+rlk_tls_conn *rlk_tls_conn_of(const redisContext *ctx)
 {
-    rlk_tls_slot *slot = rlk_tls_slot_of(conn->fd, 1);
-
-    conn->owner = owner;
-    if (!slot)
-        return;                 /* out of memory: rlk_tls_conn_of finds nothing, reads fail */
-    /* An entry still there belonged to a socket of that number that was
-     * closed without rlk_tls_conn_close: it is stale, never used again. */
-    atomic_store_explicit(slot, conn, memory_order_release);
-    conn->bound = 1;
-}
-
-rlk_tls_conn *rlk_tls_conn_of(const void *owner, int fd)
-{
-    rlk_tls_slot *slot = rlk_tls_slot_of(fd, 0);
-    rlk_tls_conn *conn = slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
-
-    return conn && conn->owner == owner ? conn : NULL;
+    return ctx->reader ? ctx->reader->privdata : NULL;
 }
 
 /* ---------------------------------------------------------------- I/O */
@@ -664,12 +574,9 @@ static int rlk_tls_result(rlk_tls_conn *conn, int r, short *want, char *err, siz
 
 int rlk_tls_conn_read(rlk_tls_conn *conn, char *buf, int len, char *err, size_t errlen)
 {
-    int r;
-
     ERR_clear_error();
     errno = 0;
-    r = SSL_read(conn->ssl, buf, len);
-    return rlk_tls_result(conn, r, &conn->want_read, err, errlen);
+    return rlk_tls_result(conn, SSL_read(conn->ssl, buf, len), &conn->want_read, err, errlen);
 }
 
 int rlk_tls_conn_write(rlk_tls_conn *conn, const char *buf, int len, char *err, size_t errlen)
@@ -678,8 +585,7 @@ int rlk_tls_conn_write(rlk_tls_conn *conn, const char *buf, int len, char *err, 
 
     ERR_clear_error();
     errno = 0;
-    r = SSL_write(conn->ssl, buf, len);
-    r = rlk_tls_result(conn, r, &conn->want_write, err, errlen);
+    r = rlk_tls_result(conn, SSL_write(conn->ssl, buf, len), &conn->want_write, err, errlen);
     if (r == 0) {               /* a write never ends in end of file */
         snprintf(err, errlen, "%s", strerror(EPIPE));
         errno = EPIPE;
@@ -706,22 +612,15 @@ void rlk_tls_conn_close(rlk_tls_conn *conn, int clean)
     if (!conn)
         return;
     t = conn->t;
-    if (conn->bound) {
-        rlk_tls_slot *slot = rlk_tls_slot_of(conn->fd, 0);
-        rlk_tls_conn *mine = conn;
-
-        if (slot)
-            (void)atomic_compare_exchange_strong(slot, &mine, NULL);
-    }
+    if (conn->owner)
+        redisReaderSetPrivdata(conn->owner->reader, NULL);
     if (clean) {
         /* close_notify, not waited for: on a non-blocking socket it never
          * waits for a server that does not read; MSG_NOSIGNAL is not
          * OpenSSL's, so SIGPIPE is held back around it. */
         rlk_sigpipe_guard g;
-        int fl = fcntl(conn->fd, F_GETFL);
 
-        if (fl >= 0)
-            (void)fcntl(conn->fd, F_SETFL, fl | O_NONBLOCK);
+        (void)rlk_tls_nonblock(conn->fd, 1);
         rlk_sigpipe_enter(&g);
         (void)SSL_shutdown(conn->ssl);
         rlk_sigpipe_leave(&g, 1);

@@ -8,7 +8,7 @@
  * then hands back the TCP socket itself (blocking again) and the TLS
  * session on it. The caller wraps the socket in a plain redisContext
  * (redisConnectFd) and binds the session to that context
- * (rlk_tls_conn_bind); from then on the thread that uses the context reads
+ * (rlk_tls_conn_bind: its reader's private pointer); from then on the thread that uses the context reads
  * and writes the session itself (rlk_tls_conn_read, rlk_tls_conn_write),
  * on the real socket: no thread, no socket pair. hiredis's own read and
  * write must never touch such a context: transport.h's rlk_transport_read,
@@ -33,6 +33,8 @@
 #define RLK_TLS_H
 
 #include <stddef.h>
+
+#include <hiredis/hiredis.h>
 
 typedef struct rlk_tls rlk_tls;
 
@@ -84,12 +86,11 @@ typedef struct rlk_tls_conn rlk_tls_conn;
 int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns,
                  rlk_tls_conn **conn_out, int *fd_out, char *err, size_t errlen);
 
-/* Ties conn to owner (its redisContext) and its socket: rlk_tls_conn_of
+/* Ties conn to ctx (redisReaderSetPrivdata of its reader): rlk_tls_conn_of
  * finds it from then on, until rlk_tls_conn_close. */
-void rlk_tls_conn_bind(rlk_tls_conn *conn, const void *owner);
-/* The session bound to owner on socket fd, NULL for a plain connection.
- * Lock-free: a table indexed by socket number, checked against the owner. */
-rlk_tls_conn *rlk_tls_conn_of(const void *owner, int fd);
+void rlk_tls_conn_bind(rlk_tls_conn *conn, redisContext *ctx);
+/* The session bound to ctx, NULL for a plain connection. Lock-free. */
+rlk_tls_conn *rlk_tls_conn_of(const redisContext *ctx);
 
 /* One SSL_read / SSL_write on the session (any thread that owns the
  * connection). > 0: bytes; 0 (read only): the server closed the

@@ -61,14 +61,9 @@ static int rlk_transport_tls(const rlk_client *c, const char *host, int port, st
 
 /* ---------------------------------------------------------------- I/O */
 
-static rlk_tls_conn *rlk_transport_conn(const redisContext *ctx)
-{
-    return rlk_tls_conn_of(ctx, ctx->fd);
-}
-
 int rlk_transport_peer(const redisContext *ctx)
 {
-    rlk_tls_conn *conn = rlk_transport_conn(ctx);
+    rlk_tls_conn *conn = rlk_tls_conn_of(ctx);
     struct pollfd p;
     char b;
     ssize_t n;
@@ -111,7 +106,7 @@ static void rlk_transport_error(redisContext *ctx, int type, const char *msg)
 
 int rlk_transport_write(redisContext *ctx, int *done)
 {
-    rlk_tls_conn *conn = rlk_transport_conn(ctx);
+    rlk_tls_conn *conn = rlk_tls_conn_of(ctx);
     size_t len;
 
     if (!conn)
@@ -155,7 +150,7 @@ int rlk_transport_flush(redisContext *ctx)
 
 int rlk_transport_read(redisContext *ctx)
 {
-    rlk_tls_conn *conn = rlk_transport_conn(ctx);
+    rlk_tls_conn *conn = rlk_tls_conn_of(ctx);
     char buf[16 * 1024];
     int block;
 
@@ -202,7 +197,7 @@ int rlk_transport_get_reply(redisContext *ctx, void **reply)
 {
     void *aux = NULL;
 
-    if (!rlk_transport_conn(ctx))
+    if (!rlk_tls_conn_of(ctx))
         return redisGetReply(ctx, reply);
     if (redisGetReplyFromReader(ctx, &aux) == REDIS_ERR)
         return REDIS_ERR;
@@ -240,13 +235,13 @@ void rlk_transport_free(redisContext *ctx)
 {
     if (!ctx)
         return;
-    rlk_tls_conn_close(rlk_transport_conn(ctx), !ctx->err);
+    rlk_tls_conn_close(rlk_tls_conn_of(ctx), !ctx->err);
     redisFree(ctx);
 }
 
 short rlk_transport_want(const redisContext *ctx)
 {
-    rlk_tls_conn *conn = ctx ? rlk_transport_conn(ctx) : NULL;
+    rlk_tls_conn *conn = ctx ? rlk_tls_conn_of(ctx) : NULL;
 
     if (!conn)
         return 0;
