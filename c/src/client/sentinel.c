@@ -258,8 +258,10 @@ static int rlk_sn_consider(rlk_sentinel *sn, int i, rlk_sn_answer *a, int *had, 
     return 1;
 }
 
-/* rlk_sentinel_refresh, starting with sentinel first (-1: the one that
- * answered last). */
+/* Asks the sentinels now, starting with sentinel first (-1: the one that
+ * answered last). 1: switched to a new master; 0: the current one stands;
+ * minus an rlk error (recorded, with the cause in the message) when no
+ * sentinel answered with a master it could confirm. */
 static int rlk_sn_refresh_from(rlk_client *c, const char *cause, int first)
 {
     rlk_sentinel *sn = c->sentinel;
@@ -292,33 +294,17 @@ static int rlk_sn_refresh_from(rlk_client *c, const char *cause, int first)
     return rc;
 }
 
-/* Asks the sentinels now. 1: switched to a new master; 0: the current one
- * stands; minus an rlk error (recorded, with the cause in the message) when
- * no sentinel answered with a master it could confirm. */
-static int rlk_sentinel_refresh(rlk_client *c, const char *cause)
-{
-    return rlk_sn_refresh_from(c, cause, -1);
-}
-
-/* rlk_sentinel_refresh, keeping the calling thread's error unless it switched. */
+/* rlk_sn_refresh_from, keeping the calling thread's error unless it switched. */
 static int rlk_sn_refresh_quiet(rlk_client *c, const char *cause)
 {
     char msg[RLK_ERRSTR_MAX];
     int err = rlk_err(c), rc;
 
     snprintf(msg, sizeof msg, "%s", rlk_errstr(c));
-    rc = rlk_sentinel_refresh(c, cause);
+    rc = rlk_sn_refresh_from(c, cause, -1);
     if (rc != 1)
         rlk_set_error(c, err, "%s", msg);
     return rc;
-}
-
-/* After a READONLY reply: 1 when the sentinels name another master now
- * (the call may be sent again there); 0 otherwise, with the READONLY error
- * left as it was. 0 at once for a client without sentinels. */
-static int rlk_sentinel_on_readonly(rlk_client *c)
-{
-    return c->sentinel && rlk_sn_refresh_quiet(c, "READONLY") == 1;
 }
 
 /* The watchdog, before a renewal round: asks the sentinels (a switch
@@ -339,7 +325,7 @@ static int rlk_sentinel_master(rlk_client *c, char *host, size_t len, int *port)
     pthread_mutex_lock(&sn->mu);
     known = sn->known;
     pthread_mutex_unlock(&sn->mu);
-    if (!known && (rc = rlk_sentinel_refresh(c, "resolving")) < 0)
+    if (!known && (rc = rlk_sn_refresh_from(c, "resolving", -1)) < 0)
         return -rc;
     pthread_mutex_lock(&sn->mu);
     snprintf(host, len, "%s", sn->host);
@@ -576,11 +562,14 @@ static void rlk_sentinel_free(rlk_sentinel *sn)
     free(sn);
 }
 
-/* Makes c->sentinel (c->url is a sentinel URL; sentinel_password: the
- * options' fallback, may be NULL). No I/O: the master is resolved when a
+/* ---------------------------------------------------------------- the topology (topo.h) */
+
+/* Makes c->sentinel (c->url is a sentinel URL; the options' sentinel_password
+ * is the fallback of the URL's). No I/O: the master is resolved when a
  * connection needs it (rlk_sentinel_master). */
-static int rlk_sn_new(rlk_client *c, const char *sentinel_password, char *msg, size_t len)
+static int rlk_sn_setup(rlk_client *c, const rlk_options *o, char *msg, size_t len)
 {
+    const char *sentinel_password = o ? o->sentinel_password : NULL;
     rlk_sentinel *sn = calloc(1, sizeof *sn);
 
     if (!sn)
@@ -605,18 +594,11 @@ static int rlk_sn_new(rlk_client *c, const char *sentinel_password, char *msg, s
     return RLK_OK;
 }
 
-/* ---------------------------------------------------------------- the topology (topo.h) */
-
-static int rlk_sn_setup(rlk_client *c, const rlk_options *o, char *msg, size_t len)
-{
-    return rlk_sn_new(c, o ? o->sentinel_password : NULL, msg, len);
-}
-
 /* A standalone client whose address the sentinels give and move. A failed
  * resolution is recorded on c (the next connection resolves again). */
 static void rlk_sn_connect(rlk_client *c)
 {
-    (void)rlk_sentinel_refresh(c, "resolving");
+    (void)rlk_sn_refresh_from(c, "resolving", -1);
     if (rlk_sentinel_follow(c) != RLK_OK)
         return;
     rlk_topo_pool_connect(c);
@@ -628,9 +610,12 @@ static void rlk_sn_topo_free(rlk_client *c)
     c->sentinel = NULL;
 }
 
+/* After a READONLY reply: 1 when the sentinels name another master now
+ * (the call may be sent again there); 0 otherwise, with the READONLY error
+ * left as it was. 0 at once for a client without sentinels. */
 static int rlk_sn_refused(rlk_client *c, int err)
 {
-    return err == RLK_ERR_READONLY && rlk_sentinel_on_readonly(c);
+    return err == RLK_ERR_READONLY && c->sentinel && rlk_sn_refresh_quiet(c, "READONLY") == 1;
 }
 
 static int rlk_sn_open(rlk_client *c, int slot, redisContext **out, char *addr)
