@@ -23,7 +23,7 @@
 #include "client/transport.h"
 #include "client/sigpipe.h"
 
-#define RLK_SN_MAX 16                               /* sentinels (url_sentinel.c's limit) */
+#define RLK_SN_MAX 16                               /* sentinels (url.c's limit) */
 #define RLK_SN_CHECK_NS (1000LL * RLK_NS_PER_MS)    /* the follower asks every second */
 #define RLK_SN_RETRY_NS (1000LL * RLK_NS_PER_MS)    /* a sentinel it cannot subscribe to */
 #define RLK_SN_EVENT "+switch-master"         /* "<name> <old ip> <old port> <new ip> <new port>" */
