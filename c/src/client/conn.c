@@ -435,7 +435,11 @@ int rlk_conn_open_to(rlk_client *c, const char *host, int port, redisContext **o
 
 /* ---------------------------------------------------------------- identity */
 
-int rlk_conn_append_setinfo(rlk_client *c, redisContext *ctx)
+/* Appends CLIENT SETINFO LIB-NAME rlk and LIB-VER <version> to ctx's output
+ * (Redis 7.2+, Valkey 8); how many commands it appended (0 once a server
+ * refused them: Redis 7.0 has no SETINFO, an ACL user may lack
+ * client|setinfo). */
+static int rlk_conn_append_setinfo(rlk_client *c, redisContext *ctx)
 {
     const char *lib[4] = {"CLIENT", "SETINFO", "LIB-NAME", "rlk"};
     const char *ver[4] = {"CLIENT", "SETINFO", "LIB-VER", RLK_VERSION};
@@ -447,34 +451,39 @@ int rlk_conn_append_setinfo(rlk_client *c, redisContext *ctx)
     return redisAppendCommandArgv(ctx, 4, ver, NULL) == REDIS_OK ? 2 : 1;
 }
 
-void rlk_conn_setinfo_reply(rlk_client *c, const redisReply *r)
+int rlk_conn_name_id(rlk_client *c, redisContext *ctx, const char *what, const char *name,
+                     long long *id)
 {
-    if (r && r->type == REDIS_REPLY_ERROR && c->counters)
-        atomic_store_explicit(&c->counters->no_setinfo, 1, memory_order_relaxed);
+    const char *setname[3] = {"CLIENT", "SETNAME", name}, *idv[2] = {"CLIENT", "ID"};
+    redisReply *r[4] = {NULL, NULL, NULL, NULL};
+    int n = id ? 2 : 1, rc = RLK_OK;
+    rlk_sigpipe_guard g;
+
+    if (redisAppendCommandArgv(ctx, 3, setname, NULL) != REDIS_OK ||
+        (id && redisAppendCommandArgv(ctx, 2, idv, NULL) != REDIS_OK))
+        return rlk_set_ctx_error(c, ctx, what);
+    n += rlk_conn_append_setinfo(c, ctx);   /* lib-name, lib-ver: same round trip */
+    rlk_sigpipe_enter(&g);
+    for (int i = 0; i < n && rc == RLK_OK; i++)
+        if (rlk_transport_get_reply(ctx, (void **)&r[i]) != REDIS_OK || !r[i])
+            rc = ctx->err ? rlk_set_ctx_error(c, ctx, what)
+                          : rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: no reply", what, c->addr);
+    rlk_sigpipe_leave(&g, rc != RLK_OK);
+    if (rc == RLK_OK && id && r[0]->type == REDIS_REPLY_STATUS &&
+        r[1]->type == REDIS_REPLY_INTEGER && r[1]->integer > 0)
+        *id = r[1]->integer;
+    /* An error reply (ACL, an old server) is not fatal; a refused SETINFO is not asked again. */
+    for (int i = id ? 2 : 1; rc == RLK_OK && i < n; i++)
+        if (r[i]->type == REDIS_REPLY_ERROR && c->counters)
+            atomic_store_explicit(&c->counters->no_setinfo, 1, memory_order_relaxed);
+    for (int i = 0; i < n; i++)
+        freeReplyObject(r[i]);
+    return rc;
 }
 
 int rlk_conn_setname(rlk_client *c, redisContext *ctx, const char *name)
 {
-    const char *argv[3] = {"CLIENT", "SETNAME", name};
-    int n, rc = RLK_OK;
-
-    if (redisAppendCommandArgv(ctx, 3, argv, NULL) != REDIS_OK)
-        return rlk_set_ctx_error(c, ctx, "CLIENT SETNAME");
-    n = 1 + rlk_conn_append_setinfo(c, ctx);
-    for (int i = 0; i < n; i++) {
-        void *r = NULL;
-
-        if (rlk_transport_get_reply(ctx, &r) != REDIS_OK || !r) {
-            rc = ctx->err ? rlk_set_ctx_error(c, ctx, "CLIENT SETNAME")
-                          : rlk_set_error(c, RLK_ERR_PROTOCOL, "CLIENT SETNAME %s: no reply",
-                                          c->addr);
-            break;
-        }
-        if (i > 0)
-            rlk_conn_setinfo_reply(c, r);
-        freeReplyObject(r);     /* an error reply (ACL, an old server) is not fatal */
-    }
-    return rc;
+    return rlk_conn_name_id(c, ctx, "CLIENT SETNAME", name, NULL);
 }
 
 int rlk_conn_usable(rlk_client *c, const redisContext *ctx)
