@@ -327,8 +327,6 @@ int rlk_conn_alive(const redisContext *ctx)
 
 /* ---------------------------------------------------------------- open */
 
-/* The set-up commands of a new connection, in order: AUTH when the URL has a
- * password, SELECT when it names a database. */
 int rlk_conn_setup_cmd(const rlk_client *c, int i, const char *argv[3], size_t lens[3],
                        char db[16])
 {
@@ -495,7 +493,6 @@ int rlk_conn_usable(rlk_client *c, const redisContext *ctx)
 
 /* ---------------------------------------------------------------- scripts */
 
-/* Checks one SCRIPT LOAD reply against s; records and returns the error. */
 int rlk_conn_check_load_reply(rlk_client *c, const rlk_script_info *s, const redisReply *r)
 {
     if (r->type == REDIS_REPLY_ERROR)
@@ -693,11 +690,11 @@ int rlk_conn_fn_decide(rlk_client *c, redisContext *ctx)
 static int rlk_conn_fn_head(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
                             rlk_fn_head *h)
 {
-    int rc = RLK_OK;
+    int st = atomic_load(&c->fn_state), rc = RLK_OK;
 
-    if (c->functions == RLK_FUNCTIONS_ON && atomic_load(&c->fn_state) != RLK_FN_FCALL)
-        rc = rlk_conn_fn_decide(c, ctx);    /* until the library is there: each call asks */
-    else if (c->functions == RLK_FUNCTIONS_AUTO && atomic_load(&c->fn_state) == RLK_FN_UNKNOWN)
+    /* ON: until the library is there, each call asks. */
+    if ((c->functions == RLK_FUNCTIONS_ON && st != RLK_FN_FCALL) ||
+        (c->functions == RLK_FUNCTIONS_AUTO && st == RLK_FN_UNKNOWN))
         rc = rlk_conn_fn_decide(c, ctx);
     if (rc == RLK_OK)
         rlk_fn_head_known(c, s, h);

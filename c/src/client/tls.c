@@ -316,17 +316,20 @@ static int rlk_is_ip(const char *host)
     return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
 }
 
-/* Runs one SSL call to completion within the deadline: its positive result
- * (bytes for a read or write), 0 timed out, -1 failed (SSL_get_error's code
- * in *code). */
-static int rlk_tls_drive(SSL *ssl, int fd, long long deadline_ns, int *code,
-                         int (*op)(SSL *, void *), void *arg)
+enum { RLK_TLS_CONNECT, RLK_TLS_WRITE, RLK_TLS_READ };
+
+/* Runs one SSL call (op: RLK_TLS_CONNECT, or a write or read of buf) to
+ * completion within the deadline: its positive result (bytes for a read or
+ * write), 0 timed out, -1 failed (SSL_get_error's code in *code). */
+static int rlk_tls_drive(SSL *ssl, int fd, long long deadline_ns, int *code, int op, char *buf,
+                         int len)
 {
     for (;;) {
         int r, e;
 
         ERR_clear_error();
-        r = op(ssl, arg);
+        r = op == RLK_TLS_CONNECT ? SSL_connect(ssl)
+            : op == RLK_TLS_WRITE ? SSL_write(ssl, buf, len) : SSL_read(ssl, buf, len);
         if (r > 0)
             return r;
         e = SSL_get_error(ssl, r);
@@ -338,25 +341,6 @@ static int rlk_tls_drive(SSL *ssl, int fd, long long deadline_ns, int *code,
         *code = e;
         return -1;
     }
-}
-
-static int rlk_op_connect(SSL *ssl, void *arg)
-{
-    (void)arg;
-    return SSL_connect(ssl);
-}
-
-typedef struct rlk_io_arg {
-    int write;                  /* SSL_write, else SSL_read */
-    char *buf;
-    int len;
-} rlk_io_arg;
-
-static int rlk_op_io(SSL *ssl, void *arg)
-{
-    rlk_io_arg *a = arg;
-
-    return a->write ? SSL_write(ssl, a->buf, a->len) : SSL_read(ssl, a->buf, a->len);
 }
 
 /* Why a handshake (or the first round trip on it) failed, in one line.
@@ -436,7 +420,6 @@ int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns,
     const char *name = t->sni ? t->sni : host;
     int timed_out = 0, tcp, code = 0, r, handshaken;
     SSL *ssl;
-    rlk_io_arg io;
     rlk_tls_conn *conn;
 
     *fd_out = -1;
@@ -461,16 +444,15 @@ int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns,
             (void)SSL_set1_host(ssl, name);
     }
     ERR_clear_error();
-    r = rlk_tls_drive(ssl, tcp, deadline_ns, &code, rlk_op_connect, NULL);
+    r = rlk_tls_drive(ssl, tcp, deadline_ns, &code, RLK_TLS_CONNECT, NULL, 0);
     handshaken = r > 0;
     if (r > 0) {
         /* One round trip: a TLS 1.3 server refuses a client certificate (or
          * its absence) only after the client's handshake is done. */
-        io = (rlk_io_arg){1, "PING\r\n", 6};
-        r = rlk_tls_drive(ssl, tcp, deadline_ns, &code, rlk_op_io, &io);
+        r = rlk_tls_drive(ssl, tcp, deadline_ns, &code, RLK_TLS_WRITE, "PING\r\n", 6);
         for (size_t got = 0; r > 0 && !memchr(line, '\n', got) && got < sizeof line - 1;) {
-            io = (rlk_io_arg){0, line + got, (int)(sizeof line - 1 - got)};
-            r = rlk_tls_drive(ssl, tcp, deadline_ns, &code, rlk_op_io, &io);
+            r = rlk_tls_drive(ssl, tcp, deadline_ns, &code, RLK_TLS_READ, line + got,
+                              (int)(sizeof line - 1 - got));
             if (r > 0)
                 got += (size_t)r;
         }
