@@ -27,11 +27,17 @@
 #include "client/transport.h"
 
 /* Error replies that mean the server refused the call itself, whatever the
- * script would have said (first word of the reply). */
-static const char *const rlk_server_refusals[] = {
-    "BUSY",  "LOADING",   "READONLY",   "MASTERDOWN", "MISCONF", "NOREPLICAS", "OOM",
-    "MOVED", "ASK",       "TRYAGAIN",   "CLUSTERDOWN", "CROSSSLOT", "NOPERM",  "NOSCRIPT",
-    "EXECABORT", NULL,
+ * script would have said, by the first word of the reply, and their class. */
+static const struct {
+    const char *word;
+    int err;
+} rlk_refusals[] = {
+    {"NOAUTH", RLK_ERR_AUTH},         {"WRONGPASS", RLK_ERR_AUTH},   {"READONLY", RLK_ERR_READONLY},
+    {"MASTERDOWN", RLK_ERR_READONLY}, {"NOREPLICAS", RLK_ERR_NOREPLICAS}, {"BUSY", RLK_ERR_SERVER},
+    {"LOADING", RLK_ERR_SERVER},      {"MISCONF", RLK_ERR_SERVER},   {"OOM", RLK_ERR_SERVER},
+    {"MOVED", RLK_ERR_SERVER},        {"ASK", RLK_ERR_SERVER},       {"TRYAGAIN", RLK_ERR_SERVER},
+    {"CLUSTERDOWN", RLK_ERR_SERVER},  {"CROSSSLOT", RLK_ERR_SERVER}, {"NOPERM", RLK_ERR_SERVER},
+    {"NOSCRIPT", RLK_ERR_SERVER},     {"EXECABORT", RLK_ERR_SERVER},
 };
 
 static int rlk_first_word_is(const char *text, size_t len, const char *word)
@@ -49,20 +55,15 @@ static int rlk_reply_class(const redisReply *r, int default_err)
     static const char cmderr[] = "RLK_CMDERR the data command failed: ";
     const size_t cn = sizeof cmderr - 1;
 
-    if (rlk_first_word_is(r->str, r->len, "NOAUTH") || rlk_first_word_is(r->str, r->len, "WRONGPASS") ||
-        (r->len >= sizeof unauth - 1 && memcmp(r->str, unauth, sizeof unauth - 1) == 0))
+    if (r->len >= sizeof unauth - 1 && memcmp(r->str, unauth, sizeof unauth - 1) == 0)
         return RLK_ERR_AUTH;
-    if (rlk_first_word_is(r->str, r->len, "READONLY") || rlk_first_word_is(r->str, r->len, "MASTERDOWN"))
-        return RLK_ERR_READONLY;
+    for (size_t i = 0; i < sizeof rlk_refusals / sizeof rlk_refusals[0]; i++)
+        if (rlk_first_word_is(r->str, r->len, rlk_refusals[i].word))
+            return rlk_refusals[i].err;
     if (r->len > cn && memcmp(r->str, cmderr, cn) == 0 &&
         (rlk_first_word_is(r->str + cn, r->len - cn, "READONLY") ||
          rlk_first_word_is(r->str + cn, r->len - cn, "MASTERDOWN")))
         return RLK_ERR_READONLY; /* as any write's: followed to the master and sent once more there */
-    if (rlk_first_word_is(r->str, r->len, "NOREPLICAS"))
-        return RLK_ERR_NOREPLICAS;
-    for (int i = 0; rlk_server_refusals[i]; i++)
-        if (rlk_first_word_is(r->str, r->len, rlk_server_refusals[i]))
-            return RLK_ERR_SERVER;
     return default_err;
 }
 

@@ -536,7 +536,7 @@ static char *rlk_url_format(const rlk_url *u, int mask)
         rlk_url_pct_encode(out, len, u->sentinel_user);
     }
     if (mask && u->sentinel_password)
-        rlk_url_cat(out, len, u->sentinel_user ? "&sentinel_password=***" : "?sentinel_password=***");
+        rlk_url_cat(out, len, "%csentinel_password=***", u->sentinel_user ? '&' : '?');
     return out;
 }
 
