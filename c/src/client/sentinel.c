@@ -469,33 +469,24 @@ static void *rlk_sn_main(void *arg)
     long long next_check = rlk_clock_now_ns() + RLK_SN_CHECK_NS;
 
     while (!atomic_load(&sn->stop)) {
-        struct pollfd p[RLK_SN_MAX + 1];
+        struct pollfd p[RLK_SN_MAX + 1] = {{sn->kick[0], POLLIN, 0}};
         int who[RLK_SN_MAX + 1], np = 1, event = 0, from = -1, ms;
         long long now = rlk_clock_now_ns();
+        char buf[16];
 
-        for (int i = 0; i < n && !atomic_load(&sn->stop); i++)
+        for (int i = 0; i < n && !atomic_load(&sn->stop); i++) {
             if (!sn->subs[i] && now >= sn->sub_retry_ns[i])
                 rlk_sn_sub_open(sn, i);
-        p[0].fd = sn->kick[0];
-        p[0].events = POLLIN;
-        for (int i = 0; i < n; i++) {
-            if (!sn->subs[i])
-                continue;
-            p[np].fd = sn->subs[i]->fd;
-            p[np].events = POLLIN;
-            who[np++] = i;
+            if (sn->subs[i]) {
+                p[np] = (struct pollfd){sn->subs[i]->fd, POLLIN, 0};
+                who[np++] = i;
+            }
         }
         now = rlk_clock_now_ns();
         ms = next_check > now ? (int)((next_check - now) / RLK_NS_PER_MS) + 1 : 0;
-        for (int k = 0; k < np; k++)
-            p[k].revents = 0;
         if (poll(p, (nfds_t)np, ms) < 0 && errno != EINTR)
             break;
-        if (p[0].revents) {
-            char buf[16];
-
-            while (read(sn->kick[0], buf, sizeof buf) > 0) {
-            }
+        while (p[0].revents && read(sn->kick[0], buf, sizeof buf) > 0) {
         }
         for (int k = 1; k < np; k++)
             if (p[k].revents && rlk_sn_sub_read(sn, who[k])) {

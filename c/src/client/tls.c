@@ -280,7 +280,7 @@ static int rlk_tls_nonblock(int fd, int on)
 }
 
 /* A connected TCP socket by hiredis's own connect (every address of host,
- * TCP_NODELAY, its keep-alive), non-blocking and close-on-exec; or -1 with
+ * TCP_NODELAY, its keep-alive), as rlk_transport_dial makes it; or -1 with
  * err (errno kept). */
 static int rlk_tls_tcp(const char *host, int port, long long deadline_ns, int *timed_out,
                        char *err, size_t errlen)
@@ -299,12 +299,6 @@ static int rlk_tls_tcp(const char *host, int port, long long deadline_ns, int *t
         *timed_out = saved == ETIMEDOUT || (ctx && strstr(ctx->errstr, "timed out"));
     }
     redisFree(ctx);
-    if (fd >= 0 && (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 || rlk_tls_nonblock(fd, 1) != 0)) {
-        saved = errno;
-        snprintf(err, errlen, "%s", strerror(saved));
-        close(fd);
-        fd = -1;
-    }
     errno = saved;
     return fd;
 }
@@ -413,25 +407,23 @@ static void rlk_tls_note_peer(rlk_tls *t, SSL *ssl, const char *addr)
     pthread_mutex_unlock(&t->mu);
 }
 
-int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns,
-                 rlk_tls_conn **conn_out, int *fd_out, char *err, size_t errlen)
+int rlk_tls_handshake(rlk_tls *t, int tcp, const char *host, int port, long long deadline_ns,
+                      rlk_tls_conn **conn_out, char *err, size_t errlen)
 {
     char addr[300], line[256];
     const char *name = t->sni ? t->sni : host;
-    int timed_out = 0, tcp, code = 0, r, handshaken;
+    int code = 0, r, handshaken;
     SSL *ssl;
     rlk_tls_conn *conn;
 
-    *fd_out = -1;
     *conn_out = NULL;
     snprintf(addr, sizeof addr, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
-    tcp = rlk_tls_tcp(host, port, deadline_ns, &timed_out, err, errlen);
-    if (tcp < 0)
-        return timed_out ? RLK_ERR_TIMEOUT : RLK_ERR_IO;
+    if (fcntl(tcp, F_SETFD, FD_CLOEXEC) != 0 || rlk_tls_nonblock(tcp, 1) != 0)
+        return snprintf(err, errlen, "TLS: cannot set up the connection: %s", strerror(errno)),
+               RLK_ERR_IO;
     if (!(ssl = SSL_new(t->ctx)) || SSL_set_fd(ssl, tcp) != 1) {
         ERR_clear_error();
         SSL_free(ssl);
-        close(tcp);
         snprintf(err, errlen, "out of memory");
         return RLK_ERR_NOMEM;
     }
@@ -465,7 +457,6 @@ int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns,
             rlk_tls_why(ssl, code, name, handshaken, SSL_get_certificate(ssl) != NULL, err, errlen);
         ERR_clear_error();
         SSL_free(ssl);
-        close(tcp);
         errno = r == 0 ? ETIMEDOUT : ECONNRESET;
         return r == 0 ? RLK_ERR_TIMEOUT : RLK_ERR_IO;
     }
@@ -482,7 +473,6 @@ int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns,
 
         free(conn);
         SSL_free(ssl);
-        close(tcp);
         snprintf(err, errlen, "TLS: cannot set up the connection: %s", strerror(saved));
         errno = saved;
         return saved == ENOMEM ? RLK_ERR_NOMEM : RLK_ERR_IO;
@@ -496,8 +486,23 @@ int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns,
     t->live++;
     pthread_mutex_unlock(&t->mu);
     *conn_out = conn;
-    *fd_out = tcp;
     return RLK_OK;
+}
+
+int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns,
+                 rlk_tls_conn **conn_out, int *fd_out, char *err, size_t errlen)
+{
+    int timed_out = 0, rc, tcp = rlk_tls_tcp(host, port, deadline_ns, &timed_out, err, errlen);
+
+    *fd_out = -1;
+    *conn_out = NULL;
+    if (tcp < 0)
+        return timed_out ? RLK_ERR_TIMEOUT : RLK_ERR_IO;
+    if ((rc = rlk_tls_handshake(t, tcp, host, port, deadline_ns, conn_out, err, errlen)) != RLK_OK)
+        close(tcp);
+    else
+        *fd_out = tcp;
+    return rc;
 }
 
 void rlk_tls_conn_bind(rlk_tls_conn *conn, redisContext *ctx)

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include "client/client_t.h"
 #include "client/clock.h"
@@ -21,42 +20,6 @@
 int rlk_transport_is_tls(const rlk_client *c)
 {
     return c->tls != NULL;
-}
-
-static long long rlk_tv_deadline(struct timeval tv)
-{
-    long long ns = (long long)tv.tv_sec * 1000000000LL + (long long)tv.tv_usec * 1000LL;
-
-    return rlk_clock_now_ns() + (ns > 0 ? ns : 1000LL * RLK_NS_PER_MS);
-}
-
-static int rlk_transport_tls(const rlk_client *c, const char *host, int port, struct timeval tv,
-                             redisContext **out, char *why, size_t len)
-{
-    redisContext *ctx;
-    rlk_tls_conn *conn;
-    int fd, rc;
-
-    rc = rlk_tls_dial(c->tls, host, port, rlk_tv_deadline(tv), &conn, &fd, why, len);
-    if (rc != RLK_OK)
-        return rc;
-    ctx = redisConnectFd(fd);
-    /* What a TCP context would hold: the sentinel code asks which server a
-     * connection is to (redisFree frees it). */
-    if (ctx && !ctx->err && (ctx->tcp.host = strdup(host)) != NULL) {
-        ctx->tcp.port = port;
-        rlk_tls_conn_bind(conn, ctx);
-        *out = ctx;
-        return RLK_OK;
-    }
-    rlk_tls_conn_close(conn, 0);
-    if (ctx)
-        redisFree(ctx);         /* closes fd */
-    else
-        close(fd);
-    snprintf(why, len, "out of memory");
-    errno = ENOMEM;
-    return RLK_ERR_NOMEM;
 }
 
 /* ---------------------------------------------------------------- I/O */
@@ -251,7 +214,11 @@ short rlk_transport_want(const redisContext *ctx)
 int rlk_transport_dial(const rlk_client *c, const char *host, int port, struct timeval tv,
                        redisContext **out, char *why, size_t len)
 {
+    long long tv_ns = (long long)tv.tv_sec * 1000000000LL + (long long)tv.tv_usec * 1000LL;
+    long long deadline = rlk_clock_now_ns() + (tv_ns > 0 ? tv_ns : 1000LL * RLK_NS_PER_MS);
     redisContext *ctx;
+    rlk_tls_conn *conn;
+    int rc;
 
     *out = NULL;
     if (why && len)
@@ -261,8 +228,6 @@ int rlk_transport_dial(const rlk_client *c, const char *host, int port, struct t
         port = c->url.port;
     }
     errno = 0;
-    if (c->tls && host)
-        return rlk_transport_tls(c, host, port, tv, out, why, len);
     ctx = host ? redisConnectWithTimeout(host, port, tv) : redisConnectUnixWithTimeout(c->url.path, tv);
     if (!ctx) {
         snprintf(why, len, "out of memory");
@@ -278,6 +243,18 @@ int rlk_transport_dial(const rlk_client *c, const char *host, int port, struct t
         ctx->err = 0;       /* keep-alive is a nicety: never fail a connection on it */
         ctx->errstr[0] = '\0';
         errno = saved;
+    }
+    if (c->tls && host) {       /* the handshake on the TCP connection, within tv too */
+        if ((rc = rlk_tls_handshake(c->tls, ctx->fd, host, port, deadline, &conn, why, len)) !=
+            RLK_OK) {
+            int saved = errno;
+
+            redisFree(ctx);
+            *out = NULL;
+            errno = saved;
+            return rc;
+        }
+        rlk_tls_conn_bind(conn, ctx);
     }
     return RLK_OK;
 }
