@@ -179,17 +179,18 @@ static int rlk_cluster_apply_slots(rlk_client *c, const redisReply *r, const rlk
     return RLK_OK;
 }
 
-/* The node clients to ask for the map: the masters first, then every
- * other node (seeds, replicas seen before). */
-static int rlk_cluster_candidates(rlk_client *c, rlk_client **out)
+/* The node clients of the masters (at most max), and with all every other
+ * node after them (seeds, replicas seen before: the ones to ask for the
+ * map). They belong to c. */
+static int rlk_cluster_nodes(rlk_client *c, rlk_client **out, int max, int all)
 {
     rlk_cluster *cl = c->cluster;
     int n = 0;
 
     pthread_mutex_lock(&cl->mu);
-    for (int k = 0; k < cl->map.nmasters; k++)
+    for (int k = 0; k < cl->map.nmasters && n < max; k++)
         out[n++] = cl->node[cl->map.master[k]];
-    for (int i = 0; i < cl->map.nnodes; i++)
+    for (int i = 0; all && i < cl->map.nnodes; i++)
         if (!rlk_slotmap_is_master(&cl->map, i))
             out[n++] = cl->node[i];
     pthread_mutex_unlock(&cl->mu);
@@ -211,7 +212,7 @@ static int rlk_cluster_refresh(rlk_client *c, int force)
     pthread_mutex_unlock(&cl->mu);
     if (!force && last && rlk_clock_now_ns() - last < RLK_CLUSTER_REFRESH_MS * RLK_NS_PER_MS)
         return RLK_OK;
-    n = rlk_cluster_candidates(c, cand);
+    n = rlk_cluster_nodes(c, cand, RLK_CLUSTER_MAX_NODES, 1);
     for (int i = 0; i < n; i++) {
         redisReply *r = NULL;
 
@@ -260,18 +261,11 @@ static rlk_client *rlk_cluster_pick(rlk_client *c, int slot, int refresh)
 
 /* The node clients of the current masters (refreshing the map first),
  * for per-master script loading and checking; at most max, returns how
- * many. They belong to c. */
+ * many. */
 static int rlk_cluster_masters(rlk_client *c, rlk_client **out, int max)
 {
-    rlk_cluster *cl = c->cluster;
-    int n = 0;
-
     (void)rlk_cluster_refresh(c, 1);
-    pthread_mutex_lock(&cl->mu);
-    for (int k = 0; k < cl->map.nmasters && n < max; k++)
-        out[n++] = cl->node[cl->map.master[k]];
-    pthread_mutex_unlock(&cl->mu);
-    return n;
+    return rlk_cluster_nodes(c, out, max, 0);
 }
 
 /* From rlk_connect: fetches the slot map and loads the scripts on every
@@ -292,8 +286,26 @@ static void rlk_cl_connect(rlk_client *c)
         }
 }
 
+/* The node of a redirect; on MOVED the slot is given to it. */
 static rlk_client *rlk_cluster_follow(rlk_client *c, int kind, int slot, const char *host,
-                                      int port);
+                                      int port)
+{
+    rlk_cluster *cl = c->cluster;
+    rlk_client *n = NULL;
+    int idx;
+
+    pthread_mutex_lock(&cl->mu);
+    idx = rlk_slotmap_node(&cl->map, host, port);
+    if (idx >= 0) {
+        n = cl->node[idx];
+        if (kind == RLK_SLOTMAP_MOVED)
+            (void)rlk_slotmap_move(&cl->map, slot, idx);
+    }
+    pthread_mutex_unlock(&cl->mu);
+    if (kind == RLK_SLOTMAP_MOVED)
+        (void)rlk_cluster_refresh(c, 0);   /* more slots have probably moved */
+    return n;
+}
 
 /* For a subscriber: a -MOVED reply to SSUBSCRIBE (its text) gives the slot
  * to the node it names, as a redirected call would; anything else, or a
@@ -369,26 +381,6 @@ int rlk_cluster_command_slot(int argc, const char *const *argv, const size_t *le
 }
 
 /* ---------------------------------------------------------------- redirects */
-
-/* The node of a redirect; on MOVED the slot is given to it. */
-static rlk_client *rlk_cluster_follow(rlk_client *c, int kind, int slot, const char *host, int port)
-{
-    rlk_cluster *cl = c->cluster;
-    rlk_client *n = NULL;
-    int idx;
-
-    pthread_mutex_lock(&cl->mu);
-    idx = rlk_slotmap_node(&cl->map, host, port);
-    if (idx >= 0) {
-        n = cl->node[idx];
-        if (kind == RLK_SLOTMAP_MOVED)
-            (void)rlk_slotmap_move(&cl->map, slot, idx);
-    }
-    pthread_mutex_unlock(&cl->mu);
-    if (kind == RLK_SLOTMAP_MOVED)
-        (void)rlk_cluster_refresh(c, 0);   /* more slots have probably moved */
-    return n;
-}
 
 typedef struct rlk_asking_call {
     rlk_conn_op op;
@@ -499,7 +491,7 @@ static int rlk_cluster_conn_open(rlk_client *c, redisContext **out, char *addr)
 
     *out = NULL;
     (void)rlk_cluster_refresh(c, 0);
-    n = rlk_cluster_candidates(c, cand);
+    n = rlk_cluster_nodes(c, cand, RLK_CLUSTER_MAX_NODES, 1);
     pthread_mutex_lock(&cl->mu);
     start = cl->rr++;
     pthread_mutex_unlock(&cl->mu);
