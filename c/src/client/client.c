@@ -36,15 +36,6 @@ void rlk_options_init(rlk_options *opts)
 
 /* ---------------------------------------------------------------- connect */
 
-static struct timeval rlk_ms_to_tv(int ms)
-{
-    struct timeval tv;
-
-    tv.tv_sec = ms / 1000;
-    tv.tv_usec = (ms % 1000) * 1000;
-    return tv;
-}
-
 /* The option when it is set (positive), else the default. */
 #define RLK_OPT(v, def) ((v) > 0 ? (v) : (def))
 
@@ -52,8 +43,10 @@ static void rlk_client_defaults(rlk_client *c, const rlk_options *o)
 {
     c->connect_timeout_ms = RLK_OPT(o->connect_timeout_ms, RLK_DEFAULT_CONNECT_TIMEOUT_MS);
     c->command_timeout_ms = RLK_OPT(o->command_timeout_ms, RLK_DEFAULT_COMMAND_TIMEOUT_MS);
-    c->connect_tv = rlk_ms_to_tv(c->connect_timeout_ms);
-    c->command_tv = rlk_ms_to_tv(c->command_timeout_ms);
+    c->connect_tv = (struct timeval){c->connect_timeout_ms / 1000,
+                                     (c->connect_timeout_ms % 1000) * 1000};
+    c->command_tv = (struct timeval){c->command_timeout_ms / 1000,
+                                     (c->command_timeout_ms % 1000) * 1000};
     c->pool_size = RLK_OPT(o->pool_size, RLK_DEFAULT_POOL_SIZE);
     if (c->pool_size > RLK_MAX_POOL)
         c->pool_size = RLK_MAX_POOL;

@@ -117,16 +117,6 @@ void rlk_conn_after_write(void (*fn)(void *), void *arg)
     rlk_armed_hook.arg = arg;
 }
 
-static void rlk_write_hook_run(rlk_write_hook *h)
-{
-    void (*fn)(void *) = h ? h->fn : NULL;
-
-    if (fn) {
-        h->fn = NULL;
-        fn(h->arg);
-    }
-}
-
 /* A second command written behind the first in the same write (the WAIT
  * after a script): its reply is read after the first one's, so both cost
  * one round trip. reply NULL: lost (why says how; the connection is then
@@ -164,7 +154,12 @@ static int rlk_conn_command_io(rlk_client *c, redisContext *ctx, const char *wha
         return rlk_set_ctx_error(c, ctx, what);
     if (written)
         *written = 1;
-    rlk_write_hook_run(hook);
+    if (hook && hook->fn) {         /* once: taken before it runs */
+        void (*fn)(void *) = hook->fn;
+
+        hook->fn = NULL;
+        fn(hook->arg);
+    }
     errno = 0;
     if (rlk_transport_get_reply(ctx, &r) != REDIS_OK || !r) {
         if (!ctx->err)
@@ -717,15 +712,11 @@ static int rlk_conn_fn_missing(rlk_client *c, redisContext *ctx, const rlk_scrip
     return rlk_conn_fn_head(c, ctx, s, h);
 }
 
-/* 1 when r is a NOSCRIPT error reply (the EVALSHA did not run). */
-static int rlk_conn_is_noscript(const redisReply *r)
-{
-    return r->type == REDIS_REPLY_ERROR && rlk_first_word_is(r->str, r->len, "NOSCRIPT");
-}
-
 int rlk_conn_noscript_retry(const redisReply *r, int fcall, int retried)
 {
-    return !fcall && !retried && rlk_conn_is_noscript(r);
+    /* NOSCRIPT: the EVALSHA did not run. */
+    return !fcall && !retried && r->type == REDIS_REPLY_ERROR &&
+           rlk_first_word_is(r->str, r->len, "NOSCRIPT");
 }
 
 int rlk_conn_append_reload(redisContext *ctx, const rlk_script_info *s, const char *cmd,

@@ -379,7 +379,8 @@ static int rlk_url_sentinel(const char *s, rlk_url *u, char *err, size_t errlen)
 
 int rlk_url_parse(const char *url, rlk_url *u, char *err, size_t errlen)
 {
-    int rc;
+    const char *rest;
+    int rc, redis;
 
     memset(u, 0, sizeof *u);
     if (err && errlen)
@@ -389,26 +390,17 @@ int rlk_url_parse(const char *url, rlk_url *u, char *err, size_t errlen)
     for (const char *p = url; *p; p++)
         if ((unsigned char)*p <= ' ' || *p == 0x7f)
             return RLK_URL_FAIL("bad url: spaces or control characters (percent-encode them)");
-    if (strncasecmp(url, "rediss", 6) == 0 && (url[6] == ':' || url[6] == '+')) {
-        /* rediss://, rediss+cluster://, rediss+sentinel://: parsed as the redis form */
-        char *plain = malloc(strlen(url));
-
-        if (!plain)
-            return snprintf(err, errlen, "out of memory"), RLK_ERR_NOMEM;
-        memcpy(plain, "redis", 5);
-        strcpy(plain + 5, url + 6);
-        rc = rlk_url_parse(plain, u, err, errlen);
-        free(plain);
-        u->tls = 1;
-        return rc;
-    }
-    if (strncasecmp(url, "redis://", 8) == 0)
-        rc = rlk_url_tcp(url + 8, u, err, errlen);
-    else if (strncasecmp(url, "redis+cluster://", 16) == 0)
-        rc = rlk_url_cluster(url + 16, u, err, errlen);
-    else if (strncasecmp(url, "redis+sentinel://", 17) == 0)
-        rc = rlk_url_sentinel(url + 17, u, err, errlen);
-    else if (!u->tls && strncasecmp(url, "unix://", 7) == 0)
+    /* rediss://, rediss+cluster://, rediss+sentinel://: the redis forms over TLS */
+    u->tls = strncasecmp(url, "rediss", 6) == 0;
+    redis = strncasecmp(url, "redis", 5) == 0;
+    rest = url + 5 + u->tls;
+    if (redis && strncmp(rest, "://", 3) == 0)
+        rc = rlk_url_tcp(rest + 3, u, err, errlen);
+    else if (redis && strncasecmp(rest, "+cluster://", 11) == 0)
+        rc = rlk_url_cluster(rest + 11, u, err, errlen);
+    else if (redis && strncasecmp(rest, "+sentinel://", 12) == 0)
+        rc = rlk_url_sentinel(rest + 12, u, err, errlen);
+    else if (strncasecmp(url, "unix://", 7) == 0)
         rc = rlk_url_unix(url + 7, u, err, errlen);
     else
         rc = RLK_URL_FAIL("bad url: expected redis://host:port[/db], unix:///path[?db=N], "
