@@ -15,7 +15,6 @@
 #include "client/role.h"
 #include "client/scripts.h"
 #include "client/topo.h"
-#include "client/transport.h"
 
 /* ---------------------------------------------------------------- asked from above */
 
@@ -41,7 +40,7 @@ unsigned long long rlk_topo_moves(rlk_client *c)
 
 int rlk_topo_dial_blocks(const rlk_client *c)
 {
-    return (c->topo->flags & RLK_TOPO_RESOLVES) != 0 || rlk_transport_is_tls(c);
+    return (c->topo->flags & RLK_TOPO_RESOLVES) != 0 || c->tls != NULL;   /* a handshake */
 }
 
 int rlk_topo_open(rlk_client *c, int slot, redisContext **out, char *addr)

@@ -17,11 +17,6 @@
 #include "client/tls.h"
 #include "client/transport.h"
 
-int rlk_transport_is_tls(const rlk_client *c)
-{
-    return c->tls != NULL;
-}
-
 /* ---------------------------------------------------------------- I/O */
 
 int rlk_transport_peer(const redisContext *ctx)

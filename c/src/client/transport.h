@@ -82,9 +82,6 @@ short rlk_transport_want(const redisContext *ctx);
 enum { RLK_PEER_OPEN, RLK_PEER_DATA, RLK_PEER_CLOSED };
 int rlk_transport_peer(const redisContext *ctx);
 
-/* 1 when the client's connections are TLS. */
-int rlk_transport_is_tls(const rlk_client *c);
-
 /* Sets up the client's transport from its URL and options (rlk_connect):
  * RLK_OK, or RLK_ERR_TLS / RLK_ERR_URL / RLK_ERR_NOMEM with one line in msg. */
 int rlk_transport_setup(rlk_client *c, const rlk_options *o, char *msg, size_t len);
