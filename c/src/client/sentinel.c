@@ -224,14 +224,6 @@ static void rlk_sn_switch(rlk_sentinel *sn, const rlk_sn_answer *a)
     pthread_mutex_unlock(&sn->mu);
 }
 
-static void rlk_sn_notify(rlk_sentinel *sn)
-{
-    pthread_mutex_lock(&sn->hook_mu);
-    if (sn->hook)
-        sn->hook(sn->hook_arg);
-    pthread_mutex_unlock(&sn->hook_mu);
-}
-
 /* One answer against the address in use: 0 the same, 1 a newer master
  * (switched), -1 passed over (why says why). */
 static int rlk_sn_consider(rlk_sentinel *sn, int i, rlk_sn_answer *a, int *had, char *why,
@@ -286,8 +278,12 @@ static int rlk_sn_refresh_from(rlk_client *c, const char *cause, int first)
     }
     pthread_mutex_unlock(&sn->resolve_mu);
     rlk_sigpipe_leave(&g, rc < 0);
-    if (rc == 1 && had)
-        rlk_sn_notify(sn);
+    if (rc == 1 && had) {           /* a switch: the listener hears of it */
+        pthread_mutex_lock(&sn->hook_mu);
+        if (sn->hook)
+            sn->hook(sn->hook_arg);
+        pthread_mutex_unlock(&sn->hook_mu);
+    }
     if (rc < 0)
         return -rlk_set_error(c, RLK_ERR_IO, "%s: no sentinel named a master it could reach (%s; "
                               "last: %s)", c->addr, cause, last);

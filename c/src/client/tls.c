@@ -526,9 +526,8 @@ static int rlk_tls_result(rlk_tls_conn *conn, int r, short *want, char *err, siz
     char reason[200];
 
     *want = 0;
-    if (r > 0) {
+    if (r > 0)
         return r;
-    }
     e = SSL_get_error(conn->ssl, r);
     switch (e) {
     case SSL_ERROR_WANT_READ:

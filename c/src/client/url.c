@@ -49,12 +49,7 @@
 
 static int rlk_hexval(int ch)
 {
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    ch = tolower(ch);
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    return -1;
+    return isdigit(ch) ? ch - '0' : isxdigit(ch) ? tolower(ch) - 'a' + 10 : -1;
 }
 
 /* Percent-decodes s[0..n) into a new string; NULL with *bad set when a
