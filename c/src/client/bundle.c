@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "client/bundle.h"
 #include "client/error.h"
@@ -20,38 +21,23 @@
 #define RLK_BUNDLE_MAX_FILE (16u * 1024u * 1024u)
 #define RLK_BUNDLE_MAX_LINE 4096
 
-
 /* Reads a whole file (NUL-terminated copy); 0, or -1 with errno set. */
 static int rlk_read_file(const char *path, char **out, size_t *outlen)
 {
     FILE *f = fopen(path, "rb");
-    size_t cap = 4096, len = 0;
-    char *buf;
+    struct stat st;
+    char *buf = NULL;
+    size_t len = 0;
 
     if (!f)
         return -1;
-    buf = malloc(cap + 1);
-    while (buf) {
-        size_t n = fread(buf + len, 1, cap - len, f);
-
-        len += n;
-        if (len < cap)
-            break;
-        if (cap >= RLK_BUNDLE_MAX_FILE) {
-            free(buf);
-            buf = NULL;
-            errno = EFBIG;
-            break;
-        }
-        cap *= 2;
-        char *bigger = realloc(buf, cap + 1);
-        if (!bigger)
-            free(buf);
-        buf = bigger;
-        if (!buf)
-            errno = ENOMEM;
-    }
-    if (buf && ferror(f)) {
+    if (fstat(fileno(f), &st) != 0 || st.st_size < 0)
+        errno = EIO;
+    else if ((size_t)st.st_size > RLK_BUNDLE_MAX_FILE)
+        errno = EFBIG;
+    else if (!(buf = malloc((size_t)st.st_size + 1)))
+        errno = ENOMEM;
+    else if ((len = fread(buf, 1, (size_t)st.st_size, f)) != (size_t)st.st_size || ferror(f)) {
         free(buf);
         buf = NULL;
         errno = EIO;

@@ -36,33 +36,26 @@ void rlk_options_init(rlk_options *opts)
 
 /* ---------------------------------------------------------------- connect */
 
-static struct timeval rlk_ms_to_tv(int ms)
-{
-    struct timeval tv;
-
-    tv.tv_sec = ms / 1000;
-    tv.tv_usec = (ms % 1000) * 1000;
-    return tv;
-}
+/* The option when it is set (positive), else the default. */
+#define RLK_OPT(v, def) ((v) > 0 ? (v) : (def))
 
 static void rlk_client_defaults(rlk_client *c, const rlk_options *o)
 {
-    c->connect_timeout_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms
-                                                      : RLK_DEFAULT_CONNECT_TIMEOUT_MS;
-    c->command_timeout_ms = o->command_timeout_ms > 0 ? o->command_timeout_ms
-                                                      : RLK_DEFAULT_COMMAND_TIMEOUT_MS;
-    c->connect_tv = rlk_ms_to_tv(c->connect_timeout_ms);
-    c->command_tv = rlk_ms_to_tv(c->command_timeout_ms);
-    c->pool_size = o->pool_size > 0 ? o->pool_size : RLK_DEFAULT_POOL_SIZE;
+    c->connect_timeout_ms = RLK_OPT(o->connect_timeout_ms, RLK_DEFAULT_CONNECT_TIMEOUT_MS);
+    c->command_timeout_ms = RLK_OPT(o->command_timeout_ms, RLK_DEFAULT_COMMAND_TIMEOUT_MS);
+    c->connect_tv = (struct timeval){c->connect_timeout_ms / 1000,
+                                     (c->connect_timeout_ms % 1000) * 1000};
+    c->command_tv = (struct timeval){c->command_timeout_ms / 1000,
+                                     (c->command_timeout_ms % 1000) * 1000};
+    c->pool_size = RLK_OPT(o->pool_size, RLK_DEFAULT_POOL_SIZE);
     if (c->pool_size > RLK_MAX_POOL)
         c->pool_size = RLK_MAX_POOL;
-    c->watchdog_lease_ms = o->watchdog_lease_ms > 0 ? o->watchdog_lease_ms
-                                                    : RLK_DEFAULT_WATCHDOG_LEASE_MS;
-    c->lost_margin_ms = o->lost_margin_ms > 0 ? o->lost_margin_ms : 0;
+    c->watchdog_lease_ms = RLK_OPT(o->watchdog_lease_ms, RLK_DEFAULT_WATCHDOG_LEASE_MS);
+    c->lost_margin_ms = RLK_OPT(o->lost_margin_ms, 0);
     c->no_preload = o->no_preload != 0;
-    c->min_replicas = o->min_replicas > 0 ? o->min_replicas : 0;
-    c->min_replicas_timeout_ms = o->min_replicas_timeout_ms > 0 ? o->min_replicas_timeout_ms
-                                                                : RLK_DEFAULT_MIN_REPLICAS_TIMEOUT_MS;
+    c->min_replicas = RLK_OPT(o->min_replicas, 0);
+    c->min_replicas_timeout_ms = RLK_OPT(o->min_replicas_timeout_ms,
+                                         RLK_DEFAULT_MIN_REPLICAS_TIMEOUT_MS);
     c->functions = o->functions > 0 ? RLK_FUNCTIONS_ON
                    : o->functions < 0 ? RLK_FUNCTIONS_OFF : RLK_FUNCTIONS_AUTO;
     c->pubsub_opt = o->pubsub == RLK_PUBSUB_GLOBAL || o->pubsub == RLK_PUBSUB_SHARDED

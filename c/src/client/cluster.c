@@ -114,10 +114,11 @@ static int rlk_cluster_copy_error(rlk_client *c, rlk_client *n, int rc)
 }
 
 /* From rlk_connect: the node clients of the URL's seeds. */
-static int rlk_cluster_setup(rlk_client *c, char *msg, size_t len)
+static int rlk_cl_setup(rlk_client *c, const rlk_options *o, char *msg, size_t len)
 {
     rlk_cluster *cl = calloc(1, sizeof *cl);
 
+    (void)o;
     if (!cl)
         return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
     pthread_mutex_init(&cl->mu, NULL);
@@ -178,17 +179,18 @@ static int rlk_cluster_apply_slots(rlk_client *c, const redisReply *r, const rlk
     return RLK_OK;
 }
 
-/* The node clients to ask for the map: the masters first, then every
- * other node (seeds, replicas seen before). */
-static int rlk_cluster_candidates(rlk_client *c, rlk_client **out)
+/* The node clients of the masters (at most max), and with all every other
+ * node after them (seeds, replicas seen before: the ones to ask for the
+ * map). They belong to c. */
+static int rlk_cluster_nodes(rlk_client *c, rlk_client **out, int max, int all)
 {
     rlk_cluster *cl = c->cluster;
     int n = 0;
 
     pthread_mutex_lock(&cl->mu);
-    for (int k = 0; k < cl->map.nmasters; k++)
+    for (int k = 0; k < cl->map.nmasters && n < max; k++)
         out[n++] = cl->node[cl->map.master[k]];
-    for (int i = 0; i < cl->map.nnodes; i++)
+    for (int i = 0; all && i < cl->map.nnodes; i++)
         if (!rlk_slotmap_is_master(&cl->map, i))
             out[n++] = cl->node[i];
     pthread_mutex_unlock(&cl->mu);
@@ -210,7 +212,7 @@ static int rlk_cluster_refresh(rlk_client *c, int force)
     pthread_mutex_unlock(&cl->mu);
     if (!force && last && rlk_clock_now_ns() - last < RLK_CLUSTER_REFRESH_MS * RLK_NS_PER_MS)
         return RLK_OK;
-    n = rlk_cluster_candidates(c, cand);
+    n = rlk_cluster_nodes(c, cand, RLK_CLUSTER_MAX_NODES, 1);
     for (int i = 0; i < n; i++) {
         redisReply *r = NULL;
 
@@ -259,41 +261,51 @@ static rlk_client *rlk_cluster_pick(rlk_client *c, int slot, int refresh)
 
 /* The node clients of the current masters (refreshing the map first),
  * for per-master script loading and checking; at most max, returns how
- * many. They belong to c. */
+ * many. */
 static int rlk_cluster_masters(rlk_client *c, rlk_client **out, int max)
 {
-    rlk_cluster *cl = c->cluster;
-    int n = 0;
-
     (void)rlk_cluster_refresh(c, 1);
-    pthread_mutex_lock(&cl->mu);
-    for (int k = 0; k < cl->map.nmasters && n < max; k++)
-        out[n++] = cl->node[cl->map.master[k]];
-    pthread_mutex_unlock(&cl->mu);
-    return n;
+    return rlk_cluster_nodes(c, out, max, 0);
 }
 
 /* From rlk_connect: fetches the slot map and loads the scripts on every
  * master (unless no_preload). Errors are recorded on c (not fatal: the next
  * call tries again). */
-static int rlk_cluster_connect(rlk_client *c)
+static void rlk_cl_connect(rlk_client *c)
 {
     rlk_client *m[RLK_CLUSTER_MAX_NODES];
     int n, rc;
 
-    if ((rc = rlk_cluster_refresh(c, 1)) != RLK_OK)
-        return rc;
-    if (c->no_preload)
-        return RLK_OK;
+    if (rlk_cluster_refresh(c, 1) != RLK_OK || c->no_preload)
+        return;
     n = rlk_cluster_masters(c, m, RLK_CLUSTER_MAX_NODES);
     for (int i = 0; i < n; i++)
-        if ((rc = rlk_topo_load_one(m[i])) != RLK_OK)
-            return rlk_cluster_copy_error(c, m[i], rc);
-    return RLK_OK;
+        if ((rc = rlk_topo_load_one(m[i])) != RLK_OK) {
+            rlk_cluster_copy_error(c, m[i], rc);
+            return;
+        }
 }
 
+/* The node of a redirect; on MOVED the slot is given to it. */
 static rlk_client *rlk_cluster_follow(rlk_client *c, int kind, int slot, const char *host,
-                                      int port);
+                                      int port)
+{
+    rlk_cluster *cl = c->cluster;
+    rlk_client *n = NULL;
+    int idx;
+
+    pthread_mutex_lock(&cl->mu);
+    idx = rlk_slotmap_node(&cl->map, host, port);
+    if (idx >= 0) {
+        n = cl->node[idx];
+        if (kind == RLK_SLOTMAP_MOVED)
+            (void)rlk_slotmap_move(&cl->map, slot, idx);
+    }
+    pthread_mutex_unlock(&cl->mu);
+    if (kind == RLK_SLOTMAP_MOVED)
+        (void)rlk_cluster_refresh(c, 0);   /* more slots have probably moved */
+    return n;
+}
 
 /* For a subscriber: a -MOVED reply to SSUBSCRIBE (its text) gives the slot
  * to the node it names, as a redirected call would; anything else, or a
@@ -370,26 +382,6 @@ int rlk_cluster_command_slot(int argc, const char *const *argv, const size_t *le
 
 /* ---------------------------------------------------------------- redirects */
 
-/* The node of a redirect; on MOVED the slot is given to it. */
-static rlk_client *rlk_cluster_follow(rlk_client *c, int kind, int slot, const char *host, int port)
-{
-    rlk_cluster *cl = c->cluster;
-    rlk_client *n = NULL;
-    int idx;
-
-    pthread_mutex_lock(&cl->mu);
-    idx = rlk_slotmap_node(&cl->map, host, port);
-    if (idx >= 0) {
-        n = cl->node[idx];
-        if (kind == RLK_SLOTMAP_MOVED)
-            (void)rlk_slotmap_move(&cl->map, slot, idx);
-    }
-    pthread_mutex_unlock(&cl->mu);
-    if (kind == RLK_SLOTMAP_MOVED)
-        (void)rlk_cluster_refresh(c, 0);   /* more slots have probably moved */
-    return n;
-}
-
 typedef struct rlk_asking_call {
     rlk_conn_op op;
     void *arg;
@@ -428,9 +420,10 @@ static int rlk_cluster_backoff(long long *backoff_ms, long long deadline_ns)
 }
 
 /* op on the master of slot (RLK_CLUSTER_ANY_SLOT: any master), with the
- * redirect and retry rules of cluster.h. Errors are recorded on c. */
-static int rlk_cluster_run(rlk_client *c, int slot, rlk_conn_op op, void *arg, int idempotent,
-                           redisReply **reply)
+ * redirect and retry rules of cluster.h; no ROLE look for s: a replica
+ * answers MOVED, which is followed. Errors are recorded on c. */
+static int rlk_cl_run(rlk_client *c, int slot, const rlk_script_info *s, rlk_conn_op op,
+                      void *arg, int idempotent, redisReply **reply)
 {
     long long left = rlk_time_limit_left_ms(), backoff = RLK_CLUSTER_BACKOFF_MIN_MS;
     long long deadline = rlk_clock_now_ns() +
@@ -439,6 +432,7 @@ static int rlk_cluster_run(rlk_client *c, int slot, rlk_conn_op op, void *arg, i
     rlk_client *asked = NULL;
     int redirects = 0, rc;
 
+    (void)s;
     *reply = NULL;
     rlk_pool_note_lost(c, NULL);
     for (;;) {
@@ -497,7 +491,7 @@ static int rlk_cluster_conn_open(rlk_client *c, redisContext **out, char *addr)
 
     *out = NULL;
     (void)rlk_cluster_refresh(c, 0);
-    n = rlk_cluster_candidates(c, cand);
+    n = rlk_cluster_nodes(c, cand, RLK_CLUSTER_MAX_NODES, 1);
     pthread_mutex_lock(&cl->mu);
     start = cl->rr++;
     pthread_mutex_unlock(&cl->mu);
@@ -517,14 +511,16 @@ static int rlk_cluster_conn_open(rlk_client *c, redisContext **out, char *addr)
     return rc;
 }
 
-/* A dedicated connection to the master of slot. */
-static int rlk_cluster_conn_open_slot(rlk_client *c, int slot, redisContext **out, char *addr)
+/* A dedicated connection to the master of slot (RLK_CLUSTER_ANY_SLOT: any node). */
+static int rlk_cl_open(rlk_client *c, int slot, redisContext **out, char *addr)
 {
-    rlk_client *n = rlk_cluster_pick(c, slot, 1);
+    rlk_client *n;
     int rc;
 
+    if (slot == RLK_CLUSTER_ANY_SLOT)
+        return rlk_cluster_conn_open(c, out, addr);
     *out = NULL;
-    if (!n)
+    if (!(n = rlk_cluster_pick(c, slot, 1)))
         return rlk_set_error(c, RLK_ERR_IO, "cluster: no node known for slot %d", slot);
     rc = rlk_conn_open(n, out);
     if (rc != RLK_OK)
@@ -550,7 +546,7 @@ static int rlk_cluster_redis_major(rlk_client *c)
     pthread_mutex_unlock(&cl->mu);
     if (major)
         return major > 0 ? major : 0;
-    rc = rlk_cluster_run(c, RLK_CLUSTER_ANY_SLOT, rlk_op_two_words, &info, 1, &r);
+    rc = rlk_cl_run(c, RLK_CLUSTER_ANY_SLOT, NULL, rlk_op_two_words, &info, 1, &r);
     major = -1;
     if (rc == RLK_OK && r->type == REDIS_REPLY_STRING) {
         const char *v = strstr(r->str, "redis_version:");
@@ -568,30 +564,6 @@ static int rlk_cluster_redis_major(rlk_client *c)
 }
 
 /* ---------------------------------------------------------------- the topology (topo.h) */
-
-static int rlk_cl_setup(rlk_client *c, const rlk_options *o, char *msg, size_t len)
-{
-    (void)o;
-    return rlk_cluster_setup(c, msg, len);
-}
-
-static void rlk_cl_connect(rlk_client *c)
-{
-    (void)rlk_cluster_connect(c);   /* the map, the scripts on every master */
-}
-
-static int rlk_cl_run(rlk_client *c, int slot, const rlk_script_info *s, rlk_conn_op op,
-                      void *arg, int idempotent, redisReply **reply)
-{
-    (void)s;    /* no ROLE look: a replica answers MOVED, which is followed */
-    return rlk_cluster_run(c, slot, op, arg, idempotent, reply);
-}
-
-static int rlk_cl_open(rlk_client *c, int slot, redisContext **out, char *addr)
-{
-    return slot == RLK_CLUSTER_ANY_SLOT ? rlk_cluster_conn_open(c, out, addr)
-                                        : rlk_cluster_conn_open_slot(c, slot, out, addr);
-}
 
 static int rlk_cl_pubsub_auto(rlk_client *c)
 {

@@ -27,11 +27,17 @@
 #include "client/transport.h"
 
 /* Error replies that mean the server refused the call itself, whatever the
- * script would have said (first word of the reply). */
-static const char *const rlk_server_refusals[] = {
-    "BUSY",  "LOADING",   "READONLY",   "MASTERDOWN", "MISCONF", "NOREPLICAS", "OOM",
-    "MOVED", "ASK",       "TRYAGAIN",   "CLUSTERDOWN", "CROSSSLOT", "NOPERM",  "NOSCRIPT",
-    "EXECABORT", NULL,
+ * script would have said, by the first word of the reply, and their class. */
+static const struct {
+    const char *word;
+    int err;
+} rlk_refusals[] = {
+    {"NOAUTH", RLK_ERR_AUTH},         {"WRONGPASS", RLK_ERR_AUTH},   {"READONLY", RLK_ERR_READONLY},
+    {"MASTERDOWN", RLK_ERR_READONLY}, {"NOREPLICAS", RLK_ERR_NOREPLICAS}, {"BUSY", RLK_ERR_SERVER},
+    {"LOADING", RLK_ERR_SERVER},      {"MISCONF", RLK_ERR_SERVER},   {"OOM", RLK_ERR_SERVER},
+    {"MOVED", RLK_ERR_SERVER},        {"ASK", RLK_ERR_SERVER},       {"TRYAGAIN", RLK_ERR_SERVER},
+    {"CLUSTERDOWN", RLK_ERR_SERVER},  {"CROSSSLOT", RLK_ERR_SERVER}, {"NOPERM", RLK_ERR_SERVER},
+    {"NOSCRIPT", RLK_ERR_SERVER},     {"EXECABORT", RLK_ERR_SERVER},
 };
 
 static int rlk_first_word_is(const char *text, size_t len, const char *word)
@@ -49,20 +55,15 @@ static int rlk_reply_class(const redisReply *r, int default_err)
     static const char cmderr[] = "RLK_CMDERR the data command failed: ";
     const size_t cn = sizeof cmderr - 1;
 
-    if (rlk_first_word_is(r->str, r->len, "NOAUTH") || rlk_first_word_is(r->str, r->len, "WRONGPASS") ||
-        (r->len >= sizeof unauth - 1 && memcmp(r->str, unauth, sizeof unauth - 1) == 0))
+    if (r->len >= sizeof unauth - 1 && memcmp(r->str, unauth, sizeof unauth - 1) == 0)
         return RLK_ERR_AUTH;
-    if (rlk_first_word_is(r->str, r->len, "READONLY") || rlk_first_word_is(r->str, r->len, "MASTERDOWN"))
-        return RLK_ERR_READONLY;
+    for (size_t i = 0; i < sizeof rlk_refusals / sizeof rlk_refusals[0]; i++)
+        if (rlk_first_word_is(r->str, r->len, rlk_refusals[i].word))
+            return rlk_refusals[i].err;
     if (r->len > cn && memcmp(r->str, cmderr, cn) == 0 &&
         (rlk_first_word_is(r->str + cn, r->len - cn, "READONLY") ||
          rlk_first_word_is(r->str + cn, r->len - cn, "MASTERDOWN")))
         return RLK_ERR_READONLY; /* as any write's: followed to the master and sent once more there */
-    if (rlk_first_word_is(r->str, r->len, "NOREPLICAS"))
-        return RLK_ERR_NOREPLICAS;
-    for (int i = 0; rlk_server_refusals[i]; i++)
-        if (rlk_first_word_is(r->str, r->len, rlk_server_refusals[i]))
-            return RLK_ERR_SERVER;
     return default_err;
 }
 
@@ -116,16 +117,6 @@ void rlk_conn_after_write(void (*fn)(void *), void *arg)
     rlk_armed_hook.arg = arg;
 }
 
-static void rlk_write_hook_run(rlk_write_hook *h)
-{
-    void (*fn)(void *) = h ? h->fn : NULL;
-
-    if (fn) {
-        h->fn = NULL;
-        fn(h->arg);
-    }
-}
-
 /* A second command written behind the first in the same write (the WAIT
  * after a script): its reply is read after the first one's, so both cost
  * one round trip. reply NULL: lost (why says how; the connection is then
@@ -163,7 +154,12 @@ static int rlk_conn_command_io(rlk_client *c, redisContext *ctx, const char *wha
         return rlk_set_ctx_error(c, ctx, what);
     if (written)
         *written = 1;
-    rlk_write_hook_run(hook);
+    if (hook && hook->fn) {         /* once: taken before it runs */
+        void (*fn)(void *) = hook->fn;
+
+        hook->fn = NULL;
+        fn(hook->arg);
+    }
     errno = 0;
     if (rlk_transport_get_reply(ctx, &r) != REDIS_OK || !r) {
         if (!ctx->err)
@@ -327,8 +323,6 @@ int rlk_conn_alive(const redisContext *ctx)
 
 /* ---------------------------------------------------------------- open */
 
-/* The set-up commands of a new connection, in order: AUTH when the URL has a
- * password, SELECT when it names a database. */
 int rlk_conn_setup_cmd(const rlk_client *c, int i, const char *argv[3], size_t lens[3],
                        char db[16])
 {
@@ -435,7 +429,11 @@ int rlk_conn_open_to(rlk_client *c, const char *host, int port, redisContext **o
 
 /* ---------------------------------------------------------------- identity */
 
-int rlk_conn_append_setinfo(rlk_client *c, redisContext *ctx)
+/* Appends CLIENT SETINFO LIB-NAME rlk and LIB-VER <version> to ctx's output
+ * (Redis 7.2+, Valkey 8); how many commands it appended (0 once a server
+ * refused them: Redis 7.0 has no SETINFO, an ACL user may lack
+ * client|setinfo). */
+static int rlk_conn_append_setinfo(rlk_client *c, redisContext *ctx)
 {
     const char *lib[4] = {"CLIENT", "SETINFO", "LIB-NAME", "rlk"};
     const char *ver[4] = {"CLIENT", "SETINFO", "LIB-VER", RLK_VERSION};
@@ -447,34 +445,39 @@ int rlk_conn_append_setinfo(rlk_client *c, redisContext *ctx)
     return redisAppendCommandArgv(ctx, 4, ver, NULL) == REDIS_OK ? 2 : 1;
 }
 
-void rlk_conn_setinfo_reply(rlk_client *c, const redisReply *r)
+int rlk_conn_name_id(rlk_client *c, redisContext *ctx, const char *what, const char *name,
+                     long long *id)
 {
-    if (r && r->type == REDIS_REPLY_ERROR && c->counters)
-        atomic_store_explicit(&c->counters->no_setinfo, 1, memory_order_relaxed);
+    const char *setname[3] = {"CLIENT", "SETNAME", name}, *idv[2] = {"CLIENT", "ID"};
+    redisReply *r[4] = {NULL, NULL, NULL, NULL};
+    int n = id ? 2 : 1, rc = RLK_OK;
+    rlk_sigpipe_guard g;
+
+    if (redisAppendCommandArgv(ctx, 3, setname, NULL) != REDIS_OK ||
+        (id && redisAppendCommandArgv(ctx, 2, idv, NULL) != REDIS_OK))
+        return rlk_set_ctx_error(c, ctx, what);
+    n += rlk_conn_append_setinfo(c, ctx);   /* lib-name, lib-ver: same round trip */
+    rlk_sigpipe_enter(&g);
+    for (int i = 0; i < n && rc == RLK_OK; i++)
+        if (rlk_transport_get_reply(ctx, (void **)&r[i]) != REDIS_OK || !r[i])
+            rc = ctx->err ? rlk_set_ctx_error(c, ctx, what)
+                          : rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: no reply", what, c->addr);
+    rlk_sigpipe_leave(&g, rc != RLK_OK);
+    if (rc == RLK_OK && id && r[0]->type == REDIS_REPLY_STATUS &&
+        r[1]->type == REDIS_REPLY_INTEGER && r[1]->integer > 0)
+        *id = r[1]->integer;
+    /* An error reply (ACL, an old server) is not fatal; a refused SETINFO is not asked again. */
+    for (int i = id ? 2 : 1; rc == RLK_OK && i < n; i++)
+        if (r[i]->type == REDIS_REPLY_ERROR && c->counters)
+            atomic_store_explicit(&c->counters->no_setinfo, 1, memory_order_relaxed);
+    for (int i = 0; i < n; i++)
+        freeReplyObject(r[i]);
+    return rc;
 }
 
 int rlk_conn_setname(rlk_client *c, redisContext *ctx, const char *name)
 {
-    const char *argv[3] = {"CLIENT", "SETNAME", name};
-    int n, rc = RLK_OK;
-
-    if (redisAppendCommandArgv(ctx, 3, argv, NULL) != REDIS_OK)
-        return rlk_set_ctx_error(c, ctx, "CLIENT SETNAME");
-    n = 1 + rlk_conn_append_setinfo(c, ctx);
-    for (int i = 0; i < n; i++) {
-        void *r = NULL;
-
-        if (rlk_transport_get_reply(ctx, &r) != REDIS_OK || !r) {
-            rc = ctx->err ? rlk_set_ctx_error(c, ctx, "CLIENT SETNAME")
-                          : rlk_set_error(c, RLK_ERR_PROTOCOL, "CLIENT SETNAME %s: no reply",
-                                          c->addr);
-            break;
-        }
-        if (i > 0)
-            rlk_conn_setinfo_reply(c, r);
-        freeReplyObject(r);     /* an error reply (ACL, an old server) is not fatal */
-    }
-    return rc;
+    return rlk_conn_name_id(c, ctx, "CLIENT SETNAME", name, NULL);
 }
 
 int rlk_conn_usable(rlk_client *c, const redisContext *ctx)
@@ -486,7 +489,6 @@ int rlk_conn_usable(rlk_client *c, const redisContext *ctx)
 
 /* ---------------------------------------------------------------- scripts */
 
-/* Checks one SCRIPT LOAD reply against s; records and returns the error. */
 int rlk_conn_check_load_reply(rlk_client *c, const rlk_script_info *s, const redisReply *r)
 {
     if (r->type == REDIS_REPLY_ERROR)
@@ -684,11 +686,11 @@ int rlk_conn_fn_decide(rlk_client *c, redisContext *ctx)
 static int rlk_conn_fn_head(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
                             rlk_fn_head *h)
 {
-    int rc = RLK_OK;
+    int st = atomic_load(&c->fn_state), rc = RLK_OK;
 
-    if (c->functions == RLK_FUNCTIONS_ON && atomic_load(&c->fn_state) != RLK_FN_FCALL)
-        rc = rlk_conn_fn_decide(c, ctx);    /* until the library is there: each call asks */
-    else if (c->functions == RLK_FUNCTIONS_AUTO && atomic_load(&c->fn_state) == RLK_FN_UNKNOWN)
+    /* ON: until the library is there, each call asks. */
+    if ((c->functions == RLK_FUNCTIONS_ON && st != RLK_FN_FCALL) ||
+        (c->functions == RLK_FUNCTIONS_AUTO && st == RLK_FN_UNKNOWN))
         rc = rlk_conn_fn_decide(c, ctx);
     if (rc == RLK_OK)
         rlk_fn_head_known(c, s, h);
@@ -710,15 +712,11 @@ static int rlk_conn_fn_missing(rlk_client *c, redisContext *ctx, const rlk_scrip
     return rlk_conn_fn_head(c, ctx, s, h);
 }
 
-/* 1 when r is a NOSCRIPT error reply (the EVALSHA did not run). */
-static int rlk_conn_is_noscript(const redisReply *r)
-{
-    return r->type == REDIS_REPLY_ERROR && rlk_first_word_is(r->str, r->len, "NOSCRIPT");
-}
-
 int rlk_conn_noscript_retry(const redisReply *r, int fcall, int retried)
 {
-    return !fcall && !retried && rlk_conn_is_noscript(r);
+    /* NOSCRIPT: the EVALSHA did not run. */
+    return !fcall && !retried && r->type == REDIS_REPLY_ERROR &&
+           rlk_first_word_is(r->str, r->len, "NOSCRIPT");
 }
 
 int rlk_conn_append_reload(redisContext *ctx, const rlk_script_info *s, const char *cmd,

@@ -55,23 +55,22 @@ int rlk_conn_alive(const redisContext *ctx);
  * current master (a connection to a demoted one is not usable: drop it). */
 int rlk_conn_usable(rlk_client *c, const redisContext *ctx);
 
+/* Who the connection is, for CLIENT LIST (docs/observability.md): CLIENT
+ * SETNAME name, CLIENT ID when id is not NULL (*id: the connection's id,
+ * left as it was when the server refuses either), and CLIENT SETINFO
+ * LIB-NAME rlk and LIB-VER <version> (Redis 7.2+, Valkey 8; not sent again
+ * once a server refused them), in one round trip. A refusal (an error
+ * reply) is ignored; RLK_OK or a connection error, recorded as "<what>
+ * <addr>: ...". */
+int rlk_conn_name_id(rlk_client *c, redisContext *ctx, const char *what, const char *name,
+                     long long *id);
+/* rlk_conn_name_id without the id, what "CLIENT SETNAME". */
+int rlk_conn_setname(rlk_client *c, redisContext *ctx, const char *name);
+
 /* Sends one command and reads its reply. what names the request in error
  * messages ("SCRIPT LOAD", "reentrant/acquire"). RLK_OK: *reply is the
  * reply, which may be an error reply (the caller decides). *written (may be
  * NULL) is 1 once the whole request has been written to the socket. */
-/* Who the connection is, for CLIENT LIST (docs/observability.md): appends
- * CLIENT SETINFO LIB-NAME rlk and LIB-VER <version> to ctx's output (Redis
- * 7.2+, Valkey 8) and returns how many commands it appended (0 once a
- * server refused them: Redis 7.0 has no SETINFO, an ACL user may lack
- * client|setinfo). The caller reads that many replies, pipelined behind
- * its own, and hands each to rlk_conn_setinfo_reply (error replies are
- * ignored). */
-int rlk_conn_append_setinfo(rlk_client *c, redisContext *ctx);
-void rlk_conn_setinfo_reply(rlk_client *c, const redisReply *r);
-/* CLIENT SETNAME name and the SETINFO pair in one round trip. A refusal
- * (an error reply) is ignored; RLK_OK or a connection error. */
-int rlk_conn_setname(rlk_client *c, redisContext *ctx, const char *name);
-
 int rlk_conn_command(rlk_client *c, redisContext *ctx, const char *what,
                      int argc, const char **argv, const size_t *argvlen,
                      redisReply **reply, int *written);

@@ -33,13 +33,8 @@ static const char *const rlk_err_names[] = {
     "RLK_ERR_SHA",      "RLK_ERR_BUNDLE",  "RLK_ERR_ARG",          "RLK_ERR_NOMEM",
     "RLK_ERR_SERVER",   "RLK_ERR_NOT_OWNER", "RLK_ERR_BUSY",       "RLK_ERR_LOST",
     "RLK_ERR_UPGRADE",  "RLK_ERR_INTERRUPTED", "RLK_ERR_NOTIFY",    "RLK_ERR_READONLY",
-    "RLK_ERR_NOREPLICAS",
-    "RLK_ERR_UNSETTLED",
-    "RLK_ERR_TLS",
-    "RLK_ERR_CANCELLED",
-    "RLK_ERR_CLOSED",
-    "RLK_ERR_FENCED",
-    "RLK_ERR_REENTRY",
+    "RLK_ERR_NOREPLICAS", "RLK_ERR_UNSETTLED", "RLK_ERR_TLS",       "RLK_ERR_CANCELLED",
+    "RLK_ERR_CLOSED",   "RLK_ERR_FENCED",  "RLK_ERR_REENTRY",
 };
 
 const char *rlk_strerror(int err)

@@ -191,11 +191,6 @@ static redisReply *nat_integer(long long v)
     return r;
 }
 
-static int nat_is_wrongtype(const redisReply *r)
-{
-    return r->type == REDIS_REPLY_ERROR && r->len >= 9 && memcmp(r->str, "WRONGTYPE", 9) == 0;
-}
-
 /* One command on ctx; *written accumulates. */
 static int nat_cmd(rlk_client *c, redisContext *ctx, const char *what, int argc,
                    const char **argv, const size_t *lens, redisReply **r, int *written)
@@ -248,7 +243,7 @@ static int nat_server_error(rlk_client *c, redisReply *r)
 static int nat_refused(rlk_client *c, redisContext *ctx, const nat_call *k, redisReply *r,
                        int *again, int *rc)
 {
-    if (nat_is_wrongtype(r)) {
+    if (r->type == REDIS_REPLY_ERROR && r->len >= 9 && memcmp(r->str, "WRONGTYPE", 9) == 0) {
         freeReplyObject(r);
         *rc = nat_wrongtype(c, ctx, k, again);
         return 1;

@@ -64,7 +64,20 @@ void rlk_slot_drop(rlk_slot *slot)
     }
 }
 
-static int rlk_pool_limit(rlk_client *c, rlk_slot *slot);
+/* Cuts the command timeout of slot's connection to the thread's time
+ * limit: 1 when cut (restore it after the call), 0 when not, or
+ * RLK_ERR_TIMEOUT (recorded) when the limit has passed. */
+static int rlk_pool_limit(rlk_client *c, rlk_slot *slot)
+{
+    struct timeval tv;
+    int cut = rlk_time_limit_tv(c->command_tv, &tv);
+
+    if (cut < 0)
+        return -rlk_set_error(c, RLK_ERR_TIMEOUT, "%s: time limit of the wait reached", c->addr);
+    if (cut > 0 && redisSetTimeout(slot->ctx, tv) != REDIS_OK)
+        return 0;
+    return cut;
+}
 
 int rlk_slot_ready(rlk_client *c, rlk_slot *slot)
 {
@@ -107,21 +120,6 @@ int rlk_slot_ready(rlk_client *c, rlk_slot *slot)
 int rlk_pool_conn_error(int rc)
 {
     return rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT || rc == RLK_ERR_PROTOCOL;
-}
-
-/* Cuts the command timeout of slot's connection to the thread's time
- * limit: 1 when cut (restore it after the call), 0 when not, or
- * RLK_ERR_TIMEOUT (recorded) when the limit has passed. */
-static int rlk_pool_limit(rlk_client *c, rlk_slot *slot)
-{
-    struct timeval tv;
-    int cut = rlk_time_limit_tv(c->command_tv, &tv);
-
-    if (cut < 0)
-        return -rlk_set_error(c, RLK_ERR_TIMEOUT, "%s: time limit of the wait reached", c->addr);
-    if (cut > 0 && redisSetTimeout(slot->ctx, tv) != REDIS_OK)
-        return 0;
-    return cut;
 }
 
 int rlk_pool_run(rlk_client *c, rlk_conn_op op, void *arg, int idempotent, redisReply **reply)

@@ -16,8 +16,6 @@
 #include "client/error.h"
 #include "client/pool.h"
 #include "client/random.h"
-#include "client/sigpipe.h"
-#include "client/transport.h"
 
 /* The calling thread's last lost reply, per client (by the client's id). */
 typedef struct rlk_lost_note {
@@ -67,54 +65,8 @@ static int rlk_pool_conn_name(char *buf, size_t len)
     return 0;
 }
 
-/* The first round trip on a new connection failed: to the caller that is the connection
- * failing ("connect ADDR: ..."), not a command it never asked for. A timeout here is a server
- * that accepted the connection (its kernel did) but does not answer: stopped or overloaded. */
-static int rlk_slot_identify_failed(rlk_client *c, const redisContext *ctx)
-{
-    int rc = rlk_set_ctx_error(c, ctx, "connect");
-
-    if (rc == RLK_ERR_TIMEOUT)
-        rc = rlk_set_error(c, rc, "connect %s: no answer within %d ms (the connection was "
-                           "accepted, but the server does not reply: stopped or overloaded?)",
-                           c->addr, c->command_timeout_ms);
-    return rc;
-}
-
-static int rlk_slot_identify_io(rlk_client *c, rlk_slot *slot)
-{
-    const char *setname[3] = {"CLIENT", "SETNAME", slot->conn_name};
-    const char *id[2] = {"CLIENT", "ID"};
-    void *r[4] = {NULL, NULL, NULL, NULL};
-    redisContext *ctx = slot->ctx;
-    int rc = RLK_OK, n = 2;
-
-    if (redisAppendCommandArgv(ctx, 3, setname, NULL) != REDIS_OK ||
-        redisAppendCommandArgv(ctx, 2, id, NULL) != REDIS_OK)
-        return rlk_slot_identify_failed(c, ctx);
-    n += rlk_conn_append_setinfo(c, ctx);   /* lib-name, lib-ver: same round trip */
-    if (rlk_transport_flush(ctx) != REDIS_OK)
-        return rlk_slot_identify_failed(c, ctx);
-    for (int i = 0; i < n; i++)
-        if (rlk_transport_get_reply(ctx, &r[i]) != REDIS_OK || !r[i]) {
-            rc = ctx->err ? rlk_slot_identify_failed(c, ctx)
-                          : rlk_set_error(c, RLK_ERR_PROTOCOL, "connect %s: no reply to CLIENT ID",
-                                          c->addr);
-            break;
-        }
-    if (rc == RLK_OK && ((redisReply *)r[0])->type == REDIS_REPLY_STATUS &&
-        ((redisReply *)r[1])->type == REDIS_REPLY_INTEGER && ((redisReply *)r[1])->integer > 0)
-        slot->server_id = ((redisReply *)r[1])->integer;
-    for (int i = 2; rc == RLK_OK && i < n; i++)
-        rlk_conn_setinfo_reply(c, r[i]);
-    for (int i = 0; i < n; i++)
-        freeReplyObject(r[i]);
-    return rc;
-}
-
 int rlk_slot_identify(rlk_client *c, rlk_slot *slot)
 {
-    rlk_sigpipe_guard g;
     int rc;
 
     slot->server_id = 0;
@@ -122,9 +74,15 @@ int rlk_slot_identify(rlk_client *c, rlk_slot *slot)
         slot->conn_name[0] = '\0';
         return RLK_OK;      /* no name, no fence: lost replies stay unknown */
     }
-    rlk_sigpipe_enter(&g);
-    rc = rlk_slot_identify_io(c, slot);
-    rlk_sigpipe_leave(&g, rc != RLK_OK);
+    /* The first round trip on a new connection: when it fails, to the caller
+     * that is the connection failing ("connect ADDR: ..."), not a command it
+     * never asked for. A timeout here is a server that accepted the
+     * connection (its kernel did) but does not answer: stopped or overloaded. */
+    rc = rlk_conn_name_id(c, slot->ctx, "connect", slot->conn_name, &slot->server_id);
+    if (rc == RLK_ERR_TIMEOUT)
+        rc = rlk_set_error(c, rc, "connect %s: no answer within %d ms (the connection was "
+                           "accepted, but the server does not reply: stopped or overloaded?)",
+                           c->addr, c->command_timeout_ms);
     return rc;
 }
 

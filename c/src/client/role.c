@@ -55,27 +55,6 @@ static void rlk_role_set(rlk_client *c, int kind, const char *of)
     pthread_mutex_unlock(&c->role.mu);
 }
 
-static int rlk_role_ask(rlk_client *c, redisContext *ctx, char *of, size_t len)
-{
-    const char *argv[1] = {"ROLE"};
-    size_t lens[1] = {4};
-    redisReply *r;
-    int rc = rlk_conn_command(c, ctx, "ROLE", 1, argv, lens, &r, NULL);
-
-    of[0] = '\0';
-    if (rc != RLK_OK) {
-        /* A refusal (NOPERM for an ACL user without +role, an old server) is an answer: not
-         * known, and not asked again before every write. A lost connection is not. */
-        if (rc != RLK_ERR_IO && rc != RLK_ERR_TIMEOUT)
-            rlk_role_set(c, RLK_ROLE_UNKNOWN, "");
-        return -rc;
-    }
-    rc = rlk_role_parse(r, of, len);
-    freeReplyObject(r);
-    rlk_role_set(c, rc, of);
-    return rc;
-}
-
 typedef struct rlk_role_answer {
     int kind;
     char of[300];
@@ -85,13 +64,21 @@ static int rlk_op_role(rlk_client *c, redisContext *ctx, void *arg, redisReply *
                        int *written)
 {
     rlk_role_answer *a = arg;
-    int kind = rlk_role_ask(c, ctx, a->of, sizeof a->of);
+    const char *argv[1] = {"ROLE"};
+    redisReply *r;
+    int rc = rlk_conn_command(c, ctx, "ROLE", 1, argv, NULL, &r, written);
 
     (void)reply;
-    *written = 1;
-    if (kind < 0)
-        return -kind;
-    a->kind = kind;
+    if (rc != RLK_OK) {
+        /* A refusal (NOPERM for an ACL user without +role, an old server) is an answer: not
+         * known, and not asked again before every write. A lost connection is not. */
+        if (rc != RLK_ERR_IO && rc != RLK_ERR_TIMEOUT)
+            rlk_role_set(c, RLK_ROLE_UNKNOWN, "");
+        return rc;
+    }
+    a->kind = rlk_role_parse(r, a->of, sizeof a->of);
+    freeReplyObject(r);
+    rlk_role_set(c, a->kind, a->of);
     return RLK_OK;
 }
 

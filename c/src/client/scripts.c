@@ -46,24 +46,18 @@ void rlk_script_set_id(const rlk_script_set *set, char hex[41])
     rlk_sha1_final_hex(&ctx, hex);
 }
 
+/* bsearch's order of a name against a row whose first member is its name
+ * (rlk_script_info, rlk_script_roles). */
+static int rlk_by_name(const void *name, const void *row)
+{
+    return strcmp(name, *(const char *const *)row);
+}
+
 const rlk_script_info *rlk_script_set_find(const rlk_script_set *set, const char *name)
 {
-    size_t lo = 0, hi = set->count;
-
-    if (!name)
+    if (!name || set->count == 0)
         return NULL;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int cmp = strcmp(name, set->items[mid].name);
-
-        if (cmp == 0)
-            return &set->items[mid];
-        if (cmp < 0)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return NULL;
+    return bsearch(name, set->items, set->count, sizeof *set->items, rlk_by_name);
 }
 
 void rlk_script_set_free(rlk_script_set *set)
@@ -97,7 +91,8 @@ const rlk_script_info *rlk_script_find(const rlk_client *c, const char *name)
 const char *rlk_script_key_roles(const char *name)
 {
     static size_t rows;     /* the table's length, counted once (0: not yet) */
-    size_t lo = 0, hi = __atomic_load_n(&rows, __ATOMIC_RELAXED);
+    size_t hi = __atomic_load_n(&rows, __ATOMIC_RELAXED);
+    const rlk_script_roles *r;
 
     if (!name)
         return NULL;
@@ -108,17 +103,8 @@ const char *rlk_script_key_roles(const char *name)
     }
     /* Asked on every call a kind builds: a binary search of the table, generated in the order
      * of its files; a name that search misses is looked for in every row. */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int cmp = strcmp(rlk_embedded_key_roles[mid].name, name);
-
-        if (cmp == 0)
-            return rlk_embedded_key_roles[mid].roles;
-        if (cmp < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    if ((r = bsearch(name, rlk_embedded_key_roles, hi, sizeof *r, rlk_by_name)) != NULL)
+        return r->roles;
     for (size_t i = 0; rlk_embedded_key_roles[i].name; i++)
         if (strcmp(rlk_embedded_key_roles[i].name, name) == 0)
             return rlk_embedded_key_roles[i].roles;

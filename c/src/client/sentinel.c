@@ -23,7 +23,7 @@
 #include "client/transport.h"
 #include "client/sigpipe.h"
 
-#define RLK_SN_MAX 16                               /* sentinels (url_sentinel.c's limit) */
+#define RLK_SN_MAX 16                               /* sentinels (url.c's limit) */
 #define RLK_SN_CHECK_NS (1000LL * RLK_NS_PER_MS)    /* the follower asks every second */
 #define RLK_SN_RETRY_NS (1000LL * RLK_NS_PER_MS)    /* a sentinel it cannot subscribe to */
 #define RLK_SN_EVENT "+switch-master"         /* "<name> <old ip> <old port> <new ip> <new port>" */
@@ -224,14 +224,6 @@ static void rlk_sn_switch(rlk_sentinel *sn, const rlk_sn_answer *a)
     pthread_mutex_unlock(&sn->mu);
 }
 
-static void rlk_sn_notify(rlk_sentinel *sn)
-{
-    pthread_mutex_lock(&sn->hook_mu);
-    if (sn->hook)
-        sn->hook(sn->hook_arg);
-    pthread_mutex_unlock(&sn->hook_mu);
-}
-
 /* One answer against the address in use: 0 the same, 1 a newer master
  * (switched), -1 passed over (why says why). */
 static int rlk_sn_consider(rlk_sentinel *sn, int i, rlk_sn_answer *a, int *had, char *why,
@@ -258,8 +250,10 @@ static int rlk_sn_consider(rlk_sentinel *sn, int i, rlk_sn_answer *a, int *had, 
     return 1;
 }
 
-/* rlk_sentinel_refresh, starting with sentinel first (-1: the one that
- * answered last). */
+/* Asks the sentinels now, starting with sentinel first (-1: the one that
+ * answered last). 1: switched to a new master; 0: the current one stands;
+ * minus an rlk error (recorded, with the cause in the message) when no
+ * sentinel answered with a master it could confirm. */
 static int rlk_sn_refresh_from(rlk_client *c, const char *cause, int first)
 {
     rlk_sentinel *sn = c->sentinel;
@@ -284,41 +278,29 @@ static int rlk_sn_refresh_from(rlk_client *c, const char *cause, int first)
     }
     pthread_mutex_unlock(&sn->resolve_mu);
     rlk_sigpipe_leave(&g, rc < 0);
-    if (rc == 1 && had)
-        rlk_sn_notify(sn);
+    if (rc == 1 && had) {           /* a switch: the listener hears of it */
+        pthread_mutex_lock(&sn->hook_mu);
+        if (sn->hook)
+            sn->hook(sn->hook_arg);
+        pthread_mutex_unlock(&sn->hook_mu);
+    }
     if (rc < 0)
         return -rlk_set_error(c, RLK_ERR_IO, "%s: no sentinel named a master it could reach (%s; "
                               "last: %s)", c->addr, cause, last);
     return rc;
 }
 
-/* Asks the sentinels now. 1: switched to a new master; 0: the current one
- * stands; minus an rlk error (recorded, with the cause in the message) when
- * no sentinel answered with a master it could confirm. */
-static int rlk_sentinel_refresh(rlk_client *c, const char *cause)
-{
-    return rlk_sn_refresh_from(c, cause, -1);
-}
-
-/* rlk_sentinel_refresh, keeping the calling thread's error unless it switched. */
+/* rlk_sn_refresh_from, keeping the calling thread's error unless it switched. */
 static int rlk_sn_refresh_quiet(rlk_client *c, const char *cause)
 {
     char msg[RLK_ERRSTR_MAX];
     int err = rlk_err(c), rc;
 
     snprintf(msg, sizeof msg, "%s", rlk_errstr(c));
-    rc = rlk_sentinel_refresh(c, cause);
+    rc = rlk_sn_refresh_from(c, cause, -1);
     if (rc != 1)
         rlk_set_error(c, err, "%s", msg);
     return rc;
-}
-
-/* After a READONLY reply: 1 when the sentinels name another master now
- * (the call may be sent again there); 0 otherwise, with the READONLY error
- * left as it was. 0 at once for a client without sentinels. */
-static int rlk_sentinel_on_readonly(rlk_client *c)
-{
-    return c->sentinel && rlk_sn_refresh_quiet(c, "READONLY") == 1;
 }
 
 /* The watchdog, before a renewal round: asks the sentinels (a switch
@@ -339,7 +321,7 @@ static int rlk_sentinel_master(rlk_client *c, char *host, size_t len, int *port)
     pthread_mutex_lock(&sn->mu);
     known = sn->known;
     pthread_mutex_unlock(&sn->mu);
-    if (!known && (rc = rlk_sentinel_refresh(c, "resolving")) < 0)
+    if (!known && (rc = rlk_sn_refresh_from(c, "resolving", -1)) < 0)
         return -rc;
     pthread_mutex_lock(&sn->mu);
     snprintf(host, len, "%s", sn->host);
@@ -483,33 +465,24 @@ static void *rlk_sn_main(void *arg)
     long long next_check = rlk_clock_now_ns() + RLK_SN_CHECK_NS;
 
     while (!atomic_load(&sn->stop)) {
-        struct pollfd p[RLK_SN_MAX + 1];
+        struct pollfd p[RLK_SN_MAX + 1] = {{sn->kick[0], POLLIN, 0}};
         int who[RLK_SN_MAX + 1], np = 1, event = 0, from = -1, ms;
         long long now = rlk_clock_now_ns();
+        char buf[16];
 
-        for (int i = 0; i < n && !atomic_load(&sn->stop); i++)
+        for (int i = 0; i < n && !atomic_load(&sn->stop); i++) {
             if (!sn->subs[i] && now >= sn->sub_retry_ns[i])
                 rlk_sn_sub_open(sn, i);
-        p[0].fd = sn->kick[0];
-        p[0].events = POLLIN;
-        for (int i = 0; i < n; i++) {
-            if (!sn->subs[i])
-                continue;
-            p[np].fd = sn->subs[i]->fd;
-            p[np].events = POLLIN;
-            who[np++] = i;
+            if (sn->subs[i]) {
+                p[np] = (struct pollfd){sn->subs[i]->fd, POLLIN, 0};
+                who[np++] = i;
+            }
         }
         now = rlk_clock_now_ns();
         ms = next_check > now ? (int)((next_check - now) / RLK_NS_PER_MS) + 1 : 0;
-        for (int k = 0; k < np; k++)
-            p[k].revents = 0;
         if (poll(p, (nfds_t)np, ms) < 0 && errno != EINTR)
             break;
-        if (p[0].revents) {
-            char buf[16];
-
-            while (read(sn->kick[0], buf, sizeof buf) > 0) {
-            }
+        while (p[0].revents && read(sn->kick[0], buf, sizeof buf) > 0) {
         }
         for (int k = 1; k < np; k++)
             if (p[k].revents && rlk_sn_sub_read(sn, who[k])) {
@@ -576,11 +549,14 @@ static void rlk_sentinel_free(rlk_sentinel *sn)
     free(sn);
 }
 
-/* Makes c->sentinel (c->url is a sentinel URL; sentinel_password: the
- * options' fallback, may be NULL). No I/O: the master is resolved when a
+/* ---------------------------------------------------------------- the topology (topo.h) */
+
+/* Makes c->sentinel (c->url is a sentinel URL; the options' sentinel_password
+ * is the fallback of the URL's). No I/O: the master is resolved when a
  * connection needs it (rlk_sentinel_master). */
-static int rlk_sn_new(rlk_client *c, const char *sentinel_password, char *msg, size_t len)
+static int rlk_sn_setup(rlk_client *c, const rlk_options *o, char *msg, size_t len)
 {
+    const char *sentinel_password = o ? o->sentinel_password : NULL;
     rlk_sentinel *sn = calloc(1, sizeof *sn);
 
     if (!sn)
@@ -605,18 +581,11 @@ static int rlk_sn_new(rlk_client *c, const char *sentinel_password, char *msg, s
     return RLK_OK;
 }
 
-/* ---------------------------------------------------------------- the topology (topo.h) */
-
-static int rlk_sn_setup(rlk_client *c, const rlk_options *o, char *msg, size_t len)
-{
-    return rlk_sn_new(c, o ? o->sentinel_password : NULL, msg, len);
-}
-
 /* A standalone client whose address the sentinels give and move. A failed
  * resolution is recorded on c (the next connection resolves again). */
 static void rlk_sn_connect(rlk_client *c)
 {
-    (void)rlk_sentinel_refresh(c, "resolving");
+    (void)rlk_sn_refresh_from(c, "resolving", -1);
     if (rlk_sentinel_follow(c) != RLK_OK)
         return;
     rlk_topo_pool_connect(c);
@@ -628,9 +597,12 @@ static void rlk_sn_topo_free(rlk_client *c)
     c->sentinel = NULL;
 }
 
+/* After a READONLY reply: 1 when the sentinels name another master now
+ * (the call may be sent again there); 0 otherwise, with the READONLY error
+ * left as it was. 0 at once for a client without sentinels. */
 static int rlk_sn_refused(rlk_client *c, int err)
 {
-    return err == RLK_ERR_READONLY && rlk_sentinel_on_readonly(c);
+    return err == RLK_ERR_READONLY && c->sentinel && rlk_sn_refresh_quiet(c, "READONLY") == 1;
 }
 
 static int rlk_sn_open(rlk_client *c, int slot, redisContext **out, char *addr)

@@ -14,8 +14,8 @@
  * Following: the thread subscribes to +switch-master on every sentinel it
  * can reach and asks one sentinel again every second (a missed event, a
  * sentinel that was down). Any thread may also ask at once
- * (rlk_sentinel_refresh: a READONLY reply, a ROLE mismatch; the watchdog
- * before each renewal round).
+ * (the topology's refused and check: a READONLY reply, a ROLE mismatch;
+ * the watchdog before each renewal round).
  *
  * A switch to a new address bumps the address, then calls the listener
  * (the lock runtime: it drops the subscriber's connection, which wakes
@@ -42,7 +42,7 @@ typedef struct rlk_sentinel rlk_sentinel;
  * client does; its open follows (once) and dials the master, resolving it
  * first when none is known (so a client only prepared, as the async
  * engine's, dials through it too); its stale, refused and check are
- * rlk_sentinel_stale, _on_readonly and _check; its moves counts the
+ * rlk_sentinel_stale, rlk_sn_refused and rlk_sentinel_check; its moves counts the
  * switches. */
 extern const struct rlk_topo rlk_topo_sentinel;
 

@@ -9,17 +9,16 @@
 #define RLK_SHA1_H
 
 #include <stddef.h>
-#include <stdint.h>
+
+struct evp_md_ctx_st;
 
 typedef struct rlk_sha1_ctx {
-    uint32_t h[5];
-    uint64_t total;             /* bytes hashed so far */
-    unsigned char block[64];
-    size_t used;                /* bytes waiting in block */
+    struct evp_md_ctx_st *md;   /* OpenSSL's EVP_MD_CTX; NULL: out of memory */
 } rlk_sha1_ctx;
 
 void rlk_sha1_init(rlk_sha1_ctx *s);
 void rlk_sha1_update(rlk_sha1_ctx *s, const void *data, size_t len);
+/* The digest; frees what rlk_sha1_init took. */
 void rlk_sha1_final(rlk_sha1_ctx *s, unsigned char digest[20]);
 /* rlk_sha1_final, as 40 lowercase hex digits and a NUL into hex. */
 void rlk_sha1_final_hex(rlk_sha1_ctx *s, char hex[41]);

@@ -3,28 +3,23 @@
  * tls.c - TLS connections on OpenSSL 3, read and written by the thread that
  * uses the connection (tls.h).
  *
- * A session is found from its redisContext through a table indexed by the
- * socket's number (two levels of 1024 entries, filled with atomics, never
- * shrunk), whose entry names the context it belongs to: the lookup on every
- * read and write takes no lock, and a plain connection that got a number a
- * TLS one had is never taken for it.
+ * A session is found from its redisContext through the private pointer of
+ * the context's reply reader (hiredis's redisReaderSetPrivdata, which the
+ * default reply functions never read): the lookup on every read and write
+ * takes no lock, and a plain connection never holds one.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
+
+#include <hiredis/hiredis.h>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -35,9 +30,6 @@
 #include "client/ref.h"
 #include "client/sigpipe.h"
 #include "client/tls.h"
-
-#define RLK_TLS_FD_CHUNK 1024
-#define RLK_TLS_FD_CHUNKS 1024      /* sockets 0 .. 1048575 */
 
 struct rlk_tls {
     SSL_CTX *ctx;
@@ -54,13 +46,9 @@ struct rlk_tls_conn {
     rlk_tls *t;
     SSL *ssl;
     int fd;
-    int bound;                  /* in the table under fd */
-    const void *owner;          /* the redisContext */
+    redisContext *owner;        /* the context whose reader points here; NULL: not bound */
     short want_read, want_write;    /* what the last blocked read / write waits for */
 };
-
-typedef _Atomic(rlk_tls_conn *) rlk_tls_slot;
-static _Atomic(rlk_tls_slot *) rlk_tls_fds[RLK_TLS_FD_CHUNKS];
 
 /* ---------------------------------------------------------------- errors */
 
@@ -263,24 +251,18 @@ int rlk_tls_live_conns(rlk_tls *t)
 
 /* ---------------------------------------------------------------- dialling */
 
-static int rlk_ms_left(long long deadline_ns)
-{
-    long long left = (deadline_ns - rlk_clock_now_ns()) / RLK_NS_PER_MS;
-
-    return left <= 0 ? 0 : left > 1000000 ? 1000000 : (int)left + 1;
-}
-
 /* Waits for events on fd until the deadline: 1 ready, 0 timed out. */
 static int rlk_tls_wait(int fd, short events, long long deadline_ns)
 {
     struct pollfd p = {.fd = fd, .events = events};
 
     for (;;) {
-        int ms = rlk_ms_left(deadline_ns), n;
+        long long ms = (deadline_ns - rlk_clock_now_ns()) / RLK_NS_PER_MS;
+        int n;
 
-        if (ms == 0)
+        if (ms <= 0)
             return 0;
-        n = poll(&p, 1, ms);
+        n = poll(&p, 1, ms > 1000000 ? 1000000 : (int)ms + 1);
         if (n > 0)
             return 1;
         if (n < 0 && errno != EINTR)
@@ -288,76 +270,36 @@ static int rlk_tls_wait(int fd, short events, long long deadline_ns)
     }
 }
 
-/* Makes a socket blocking again (hiredis's blocking contexts rely on it). */
-static int rlk_tls_blocking(int fd)
+/* O_NONBLOCK on or off: the handshake polls against its deadline, and
+ * hiredis's blocking contexts rely on a blocking socket. */
+static int rlk_tls_nonblock(int fd, int on)
 {
     int fl = fcntl(fd, F_GETFL);
 
-    return fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ? -1 : 0;
+    return fl < 0 || fcntl(fd, F_SETFL, on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK) < 0 ? -1 : 0;
 }
 
-static void rlk_tls_keepalive(int fd)
-{
-    int on = 1, idle = 15, intvl = 5, cnt = 3;
-
-    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-    (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
-    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
-    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
-    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
-}
-
-/* A connected non-blocking TCP socket, or -1 with err (errno kept). */
+/* A connected TCP socket by hiredis's own connect (every address of host,
+ * TCP_NODELAY, its keep-alive), as rlk_transport_dial makes it; or -1 with
+ * err (errno kept). */
 static int rlk_tls_tcp(const char *host, int port, long long deadline_ns, int *timed_out,
                        char *err, size_t errlen)
 {
-    struct addrinfo hints, *res = NULL, *ai;
-    char service[16];
-    int fd = -1, gai, saved = 0;
+    long long ms = (deadline_ns - rlk_clock_now_ns()) / RLK_NS_PER_MS;
+    struct timeval tv = {(time_t)(ms > 0 ? ms / 1000 : 0), ms > 0 ? (ms % 1000) * 1000 : 1000};
+    redisContext *ctx = redisConnectWithTimeout(host, port, tv);
+    int fd = -1, saved = ctx ? errno : ENOMEM;
 
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    snprintf(service, sizeof service, "%d", port);
-    if ((gai = getaddrinfo(host, service, &hints, &res)) != 0) {
-        snprintf(err, errlen, "%s", gai_strerror(gai));
-        errno = 0;
-        return -1;
+    if (ctx && !ctx->err) {
+        (void)redisEnableKeepAlive(ctx);
+        fd = ctx->fd;
+        ctx->fd = -1;       /* the session's socket now: redisFree leaves it open */
+    } else {
+        snprintf(err, errlen, "%s", ctx ? ctx->errstr : strerror(saved));
+        *timed_out = saved == ETIMEDOUT || (ctx && strstr(ctx->errstr, "timed out"));
     }
-    for (ai = res; ai; ai = ai->ai_next) {
-        int soerr = 0;
-        socklen_t sl = sizeof soerr;
-
-        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
-        if (fd < 0) {
-            saved = errno;
-            continue;
-        }
-        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-            break;
-        if (errno == EINPROGRESS) {
-            if (!rlk_tls_wait(fd, POLLOUT, deadline_ns)) {
-                close(fd);
-                fd = -1;
-                *timed_out = 1;
-                saved = ETIMEDOUT;
-                break;
-            }
-            if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0)
-                break;
-            errno = soerr ? soerr : errno;
-        }
-        saved = errno;
-        close(fd);
-        fd = -1;
-    }
-    freeaddrinfo(res);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s", *timed_out ? "Connection timed out" : strerror(saved));
-        errno = saved;
-        return -1;
-    }
-    rlk_tls_keepalive(fd);
+    redisFree(ctx);
+    errno = saved;
     return fd;
 }
 
@@ -368,17 +310,20 @@ static int rlk_is_ip(const char *host)
     return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
 }
 
-/* Runs one SSL call to completion within the deadline: its positive result
- * (bytes for a read or write), 0 timed out, -1 failed (SSL_get_error's code
- * in *code). */
-static int rlk_tls_drive(SSL *ssl, int fd, long long deadline_ns, int *code,
-                         int (*op)(SSL *, void *), void *arg)
+enum { RLK_TLS_CONNECT, RLK_TLS_WRITE, RLK_TLS_READ };
+
+/* Runs one SSL call (op: RLK_TLS_CONNECT, or a write or read of buf) to
+ * completion within the deadline: its positive result (bytes for a read or
+ * write), 0 timed out, -1 failed (SSL_get_error's code in *code). */
+static int rlk_tls_drive(SSL *ssl, int fd, long long deadline_ns, int *code, int op, char *buf,
+                         int len)
 {
     for (;;) {
         int r, e;
 
         ERR_clear_error();
-        r = op(ssl, arg);
+        r = op == RLK_TLS_CONNECT ? SSL_connect(ssl)
+            : op == RLK_TLS_WRITE ? SSL_write(ssl, buf, len) : SSL_read(ssl, buf, len);
         if (r > 0)
             return r;
         e = SSL_get_error(ssl, r);
@@ -390,25 +335,6 @@ static int rlk_tls_drive(SSL *ssl, int fd, long long deadline_ns, int *code,
         *code = e;
         return -1;
     }
-}
-
-static int rlk_op_connect(SSL *ssl, void *arg)
-{
-    (void)arg;
-    return SSL_connect(ssl);
-}
-
-typedef struct rlk_io_arg {
-    int write;                  /* SSL_write, else SSL_read */
-    char *buf;
-    int len;
-} rlk_io_arg;
-
-static int rlk_op_io(SSL *ssl, void *arg)
-{
-    rlk_io_arg *a = arg;
-
-    return a->write ? SSL_write(ssl, a->buf, a->len) : SSL_read(ssl, a->buf, a->len);
 }
 
 /* Why a handshake (or the first round trip on it) failed, in one line.
@@ -481,26 +407,23 @@ static void rlk_tls_note_peer(rlk_tls *t, SSL *ssl, const char *addr)
     pthread_mutex_unlock(&t->mu);
 }
 
-int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns,
-                 rlk_tls_conn **conn_out, int *fd_out, char *err, size_t errlen)
+int rlk_tls_handshake(rlk_tls *t, int tcp, const char *host, int port, long long deadline_ns,
+                      rlk_tls_conn **conn_out, char *err, size_t errlen)
 {
     char addr[300], line[256];
     const char *name = t->sni ? t->sni : host;
-    int timed_out = 0, tcp, code = 0, r, handshaken;
+    int code = 0, r, handshaken;
     SSL *ssl;
-    rlk_io_arg io;
     rlk_tls_conn *conn;
 
-    *fd_out = -1;
     *conn_out = NULL;
     snprintf(addr, sizeof addr, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
-    tcp = rlk_tls_tcp(host, port, deadline_ns, &timed_out, err, errlen);
-    if (tcp < 0)
-        return timed_out ? RLK_ERR_TIMEOUT : RLK_ERR_IO;
+    if (fcntl(tcp, F_SETFD, FD_CLOEXEC) != 0 || rlk_tls_nonblock(tcp, 1) != 0)
+        return snprintf(err, errlen, "TLS: cannot set up the connection: %s", strerror(errno)),
+               RLK_ERR_IO;
     if (!(ssl = SSL_new(t->ctx)) || SSL_set_fd(ssl, tcp) != 1) {
         ERR_clear_error();
         SSL_free(ssl);
-        close(tcp);
         snprintf(err, errlen, "out of memory");
         return RLK_ERR_NOMEM;
     }
@@ -513,16 +436,15 @@ int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns,
             (void)SSL_set1_host(ssl, name);
     }
     ERR_clear_error();
-    r = rlk_tls_drive(ssl, tcp, deadline_ns, &code, rlk_op_connect, NULL);
+    r = rlk_tls_drive(ssl, tcp, deadline_ns, &code, RLK_TLS_CONNECT, NULL, 0);
     handshaken = r > 0;
     if (r > 0) {
         /* One round trip: a TLS 1.3 server refuses a client certificate (or
          * its absence) only after the client's handshake is done. */
-        io = (rlk_io_arg){1, "PING\r\n", 6};
-        r = rlk_tls_drive(ssl, tcp, deadline_ns, &code, rlk_op_io, &io);
+        r = rlk_tls_drive(ssl, tcp, deadline_ns, &code, RLK_TLS_WRITE, "PING\r\n", 6);
         for (size_t got = 0; r > 0 && !memchr(line, '\n', got) && got < sizeof line - 1;) {
-            io = (rlk_io_arg){0, line + got, (int)(sizeof line - 1 - got)};
-            r = rlk_tls_drive(ssl, tcp, deadline_ns, &code, rlk_op_io, &io);
+            r = rlk_tls_drive(ssl, tcp, deadline_ns, &code, RLK_TLS_READ, line + got,
+                              (int)(sizeof line - 1 - got));
             if (r > 0)
                 got += (size_t)r;
         }
@@ -535,7 +457,6 @@ int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns,
             rlk_tls_why(ssl, code, name, handshaken, SSL_get_certificate(ssl) != NULL, err, errlen);
         ERR_clear_error();
         SSL_free(ssl);
-        close(tcp);
         errno = r == 0 ? ETIMEDOUT : ECONNRESET;
         return r == 0 ? RLK_ERR_TIMEOUT : RLK_ERR_IO;
     }
@@ -547,12 +468,11 @@ int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns,
      * rlk_tls_conn_pending reports, and the transport's reads drain. */
     SSL_set_read_ahead(ssl, 1);
     conn = calloc(1, sizeof *conn);
-    if (!conn || rlk_tls_blocking(tcp) != 0) {
+    if (!conn || rlk_tls_nonblock(tcp, 0) != 0) {
         int saved = conn ? errno : ENOMEM;
 
         free(conn);
         SSL_free(ssl);
-        close(tcp);
         snprintf(err, errlen, "TLS: cannot set up the connection: %s", strerror(saved));
         errno = saved;
         return saved == ENOMEM ? RLK_ERR_NOMEM : RLK_ERR_IO;
@@ -566,57 +486,34 @@ int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns,
     t->live++;
     pthread_mutex_unlock(&t->mu);
     *conn_out = conn;
-    *fd_out = tcp;
     return RLK_OK;
 }
 
-/* ---------------------------------------------------------------- the table */
-
-/* The entry of socket fd, made when make; NULL past the table or without
- * memory. */
-static rlk_tls_slot *rlk_tls_slot_of(int fd, int make)
+int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns,
+                 rlk_tls_conn **conn_out, int *fd_out, char *err, size_t errlen)
 {
-    rlk_tls_slot *chunk;
+    int timed_out = 0, rc, tcp = rlk_tls_tcp(host, port, deadline_ns, &timed_out, err, errlen);
 
-    if (fd < 0 || fd >= RLK_TLS_FD_CHUNK * RLK_TLS_FD_CHUNKS)
-        return NULL;
-    chunk = atomic_load_explicit(&rlk_tls_fds[fd / RLK_TLS_FD_CHUNK], memory_order_acquire);
-    if (!chunk && make) {
-        rlk_tls_slot *fresh = calloc(RLK_TLS_FD_CHUNK, sizeof *fresh), *none = NULL;
-
-        if (!fresh)
-            return NULL;
-        if (atomic_compare_exchange_strong_explicit(&rlk_tls_fds[fd / RLK_TLS_FD_CHUNK], &none,
-                                                    fresh, memory_order_acq_rel,
-                                                    memory_order_acquire))
-            chunk = fresh;
-        else {
-            free(fresh);        /* another thread made it first */
-            chunk = none;
-        }
-    }
-    return chunk ? &chunk[fd % RLK_TLS_FD_CHUNK] : NULL;
+    *fd_out = -1;
+    *conn_out = NULL;
+    if (tcp < 0)
+        return timed_out ? RLK_ERR_TIMEOUT : RLK_ERR_IO;
+    if ((rc = rlk_tls_handshake(t, tcp, host, port, deadline_ns, conn_out, err, errlen)) != RLK_OK)
+        close(tcp);
+    else
+        *fd_out = tcp;
+    return rc;
 }
 
-void rlk_tls_conn_bind(rlk_tls_conn *conn, const void *owner)
+void rlk_tls_conn_bind(rlk_tls_conn *conn, redisContext *ctx)
 {
-    rlk_tls_slot *slot = rlk_tls_slot_of(conn->fd, 1);
-
-    conn->owner = owner;
-    if (!slot)
-        return;                 /* out of memory: rlk_tls_conn_of finds nothing, reads fail */
-    /* An entry still there belonged to a socket of that number that was
-     * closed without rlk_tls_conn_close: it is stale, never used again. */
-    atomic_store_explicit(slot, conn, memory_order_release);
-    conn->bound = 1;
+    conn->owner = ctx;
+    redisReaderSetPrivdata(ctx->reader, conn);
 }
 
-rlk_tls_conn *rlk_tls_conn_of(const void *owner, int fd)
+rlk_tls_conn *rlk_tls_conn_of(const redisContext *ctx)
 {
-    rlk_tls_slot *slot = rlk_tls_slot_of(fd, 0);
-    rlk_tls_conn *conn = slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
-
-    return conn && conn->owner == owner ? conn : NULL;
+    return ctx->reader ? ctx->reader->privdata : NULL;
 }
 
 /* ---------------------------------------------------------------- I/O */
@@ -629,9 +526,8 @@ static int rlk_tls_result(rlk_tls_conn *conn, int r, short *want, char *err, siz
     char reason[200];
 
     *want = 0;
-    if (r > 0) {
+    if (r > 0)
         return r;
-    }
     e = SSL_get_error(conn->ssl, r);
     switch (e) {
     case SSL_ERROR_WANT_READ:
@@ -664,12 +560,9 @@ static int rlk_tls_result(rlk_tls_conn *conn, int r, short *want, char *err, siz
 
 int rlk_tls_conn_read(rlk_tls_conn *conn, char *buf, int len, char *err, size_t errlen)
 {
-    int r;
-
     ERR_clear_error();
     errno = 0;
-    r = SSL_read(conn->ssl, buf, len);
-    return rlk_tls_result(conn, r, &conn->want_read, err, errlen);
+    return rlk_tls_result(conn, SSL_read(conn->ssl, buf, len), &conn->want_read, err, errlen);
 }
 
 int rlk_tls_conn_write(rlk_tls_conn *conn, const char *buf, int len, char *err, size_t errlen)
@@ -678,8 +571,7 @@ int rlk_tls_conn_write(rlk_tls_conn *conn, const char *buf, int len, char *err, 
 
     ERR_clear_error();
     errno = 0;
-    r = SSL_write(conn->ssl, buf, len);
-    r = rlk_tls_result(conn, r, &conn->want_write, err, errlen);
+    r = rlk_tls_result(conn, SSL_write(conn->ssl, buf, len), &conn->want_write, err, errlen);
     if (r == 0) {               /* a write never ends in end of file */
         snprintf(err, errlen, "%s", strerror(EPIPE));
         errno = EPIPE;
@@ -706,22 +598,15 @@ void rlk_tls_conn_close(rlk_tls_conn *conn, int clean)
     if (!conn)
         return;
     t = conn->t;
-    if (conn->bound) {
-        rlk_tls_slot *slot = rlk_tls_slot_of(conn->fd, 0);
-        rlk_tls_conn *mine = conn;
-
-        if (slot)
-            (void)atomic_compare_exchange_strong(slot, &mine, NULL);
-    }
+    if (conn->owner)
+        redisReaderSetPrivdata(conn->owner->reader, NULL);
     if (clean) {
         /* close_notify, not waited for: on a non-blocking socket it never
          * waits for a server that does not read; MSG_NOSIGNAL is not
          * OpenSSL's, so SIGPIPE is held back around it. */
         rlk_sigpipe_guard g;
-        int fl = fcntl(conn->fd, F_GETFL);
 
-        if (fl >= 0)
-            (void)fcntl(conn->fd, F_SETFL, fl | O_NONBLOCK);
+        (void)rlk_tls_nonblock(conn->fd, 1);
         rlk_sigpipe_enter(&g);
         (void)SSL_shutdown(conn->ssl);
         rlk_sigpipe_leave(&g, 1);

@@ -3,12 +3,11 @@
  * tls.h - TLS to Redis on OpenSSL 3 (tls.c), for hiredis 0.14.1, which has
  * none.
  *
- * The shape: rlk_tls_dial() connects a TCP socket, runs the TLS handshake
- * and checks the server's certificate (all within the caller's deadline),
- * then hands back the TCP socket itself (blocking again) and the TLS
- * session on it. The caller wraps the socket in a plain redisContext
- * (redisConnectFd) and binds the session to that context
- * (rlk_tls_conn_bind); from then on the thread that uses the context reads
+ * The shape: the transport connects a plain redisContext (hiredis's TCP
+ * connect), rlk_tls_handshake() runs the TLS handshake on its socket and
+ * checks the server's certificate (within the caller's deadline), leaving
+ * the socket blocking again, and the transport binds the session to that
+ * context (rlk_tls_conn_bind: its reader's private pointer); from then on the thread that uses the context reads
  * and writes the session itself (rlk_tls_conn_read, rlk_tls_conn_write),
  * on the real socket: no thread, no socket pair. hiredis's own read and
  * write must never touch such a context: transport.h's rlk_transport_read,
@@ -33,6 +32,8 @@
 #define RLK_TLS_H
 
 #include <stddef.h>
+
+#include <hiredis/hiredis.h>
 
 typedef struct rlk_tls rlk_tls;
 
@@ -71,25 +72,27 @@ void rlk_tls_free(rlk_tls *t);
 /* One TLS session on a connected socket. */
 typedef struct rlk_tls_conn rlk_tls_conn;
 
-/* Connects to host:port and runs the handshake, the checks and one PING
- * (a server that refuses the client's certificate says so only after a
- * TLS 1.3 handshake) before deadline_ns (CLOCK_MONOTONIC). *fd_out: the
- * connected TCP socket, blocking and close-on-exec, for redisConnectFd;
- * *conn_out: its session, to bind to the context (or to close with
- * rlk_tls_conn_close, the socket closed by the caller). RLK_OK;
- * RLK_ERR_IO (refused, TLS refused, certificate not trusted, name
- * mismatch), RLK_ERR_TIMEOUT (connect or handshake past the deadline) or
- * RLK_ERR_NOMEM, with one line in err. errno is kept for the classification
- * of a refused connect. */
+/* Runs the handshake on tcp, a connected TCP socket to host:port (made
+ * close-on-exec), the checks and one PING (a server that refuses the
+ * client's certificate says so only after a TLS 1.3 handshake) before
+ * deadline_ns (CLOCK_MONOTONIC). *conn_out: its session, to bind to the
+ * socket's context (or to close with rlk_tls_conn_close); the socket stays
+ * the caller's, blocking. RLK_OK; RLK_ERR_IO (TLS refused, certificate not
+ * trusted, name mismatch), RLK_ERR_TIMEOUT (past the deadline) or
+ * RLK_ERR_NOMEM, with one line in err. */
+int rlk_tls_handshake(rlk_tls *t, int tcp, const char *host, int port, long long deadline_ns,
+                      rlk_tls_conn **conn_out, char *err, size_t errlen);
+/* The same on a TCP connection it makes first (hiredis's connect): *fd_out
+ * is the socket, for redisConnectFd (tests, rlk-bench). Also RLK_ERR_IO or
+ * RLK_ERR_TIMEOUT for the connect, errno kept. */
 int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns,
                  rlk_tls_conn **conn_out, int *fd_out, char *err, size_t errlen);
 
-/* Ties conn to owner (its redisContext) and its socket: rlk_tls_conn_of
+/* Ties conn to ctx (redisReaderSetPrivdata of its reader): rlk_tls_conn_of
  * finds it from then on, until rlk_tls_conn_close. */
-void rlk_tls_conn_bind(rlk_tls_conn *conn, const void *owner);
-/* The session bound to owner on socket fd, NULL for a plain connection.
- * Lock-free: a table indexed by socket number, checked against the owner. */
-rlk_tls_conn *rlk_tls_conn_of(const void *owner, int fd);
+void rlk_tls_conn_bind(rlk_tls_conn *conn, redisContext *ctx);
+/* The session bound to ctx, NULL for a plain connection. Lock-free. */
+rlk_tls_conn *rlk_tls_conn_of(const redisContext *ctx);
 
 /* One SSL_read / SSL_write on the session (any thread that owns the
  * connection). > 0: bytes; 0 (read only): the server closed the

@@ -15,7 +15,6 @@
 #include "client/role.h"
 #include "client/scripts.h"
 #include "client/topo.h"
-#include "client/transport.h"
 
 /* ---------------------------------------------------------------- asked from above */
 
@@ -41,7 +40,7 @@ unsigned long long rlk_topo_moves(rlk_client *c)
 
 int rlk_topo_dial_blocks(const rlk_client *c)
 {
-    return (c->topo->flags & RLK_TOPO_RESOLVES) != 0 || rlk_transport_is_tls(c);
+    return (c->topo->flags & RLK_TOPO_RESOLVES) != 0 || c->tls != NULL;   /* a handshake */
 }
 
 int rlk_topo_open(rlk_client *c, int slot, redisContext **out, char *addr)
@@ -208,21 +207,6 @@ static int rlk_op_exists(rlk_client *c, redisContext *ctx, void *arg, redisReply
     return rc;
 }
 
-static int rlk_exists_result(rlk_client *c, const redisReply *r, int *present)
-{
-    if (r->type == REDIS_REPLY_ERROR)
-        return rlk_set_reply_error(c, r, "SCRIPT EXISTS", RLK_ERR_SERVER);
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != c->scripts.count)
-        return rlk_set_error(c, RLK_ERR_PROTOCOL, "SCRIPT EXISTS %s: unexpected reply", c->addr);
-    for (size_t i = 0; i < r->elements; i++) {
-        if (r->element[i]->type != REDIS_REPLY_INTEGER)
-            return rlk_set_error(c, RLK_ERR_PROTOCOL, "SCRIPT EXISTS %s: unexpected reply",
-                                 c->addr);
-        present[i] = r->element[i]->integer == 1;
-    }
-    return RLK_OK;
-}
-
 int rlk_topo_verify_one(rlk_client *c, int *present)
 {
     redisReply *r;
@@ -230,10 +214,18 @@ int rlk_topo_verify_one(rlk_client *c, int *present)
 
     if (c->scripts.count == 0 && !c->fatal)
         return RLK_OK;
-    rc = rlk_pool_run(c, rlk_op_exists, NULL, 1, &r);
-    if (rc != RLK_OK)
+    if ((rc = rlk_pool_run(c, rlk_op_exists, NULL, 1, &r)) != RLK_OK)
         return rc;
-    rc = rlk_exists_result(c, r, present);
+    if (r->type == REDIS_REPLY_ERROR)
+        rc = rlk_set_reply_error(c, r, "SCRIPT EXISTS", RLK_ERR_SERVER);
+    else if (r->type != REDIS_REPLY_ARRAY || r->elements != c->scripts.count)
+        rc = RLK_ERR_PROTOCOL;
+    for (size_t i = 0; rc == RLK_OK && i < r->elements; i++) {
+        rc = r->element[i]->type == REDIS_REPLY_INTEGER ? RLK_OK : RLK_ERR_PROTOCOL;
+        present[i] = r->element[i]->integer == 1;
+    }
+    if (rc == RLK_ERR_PROTOCOL)
+        rlk_set_error(c, rc, "SCRIPT EXISTS %s: unexpected reply", c->addr);
     freeReplyObject(r);
     return rc;
 }

@@ -11,64 +11,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include "client/client_t.h"
 #include "client/clock.h"
 #include "client/tls.h"
 #include "client/transport.h"
 
-int rlk_transport_is_tls(const rlk_client *c)
-{
-    return c->tls != NULL;
-}
-
-static long long rlk_tv_deadline(struct timeval tv)
-{
-    long long ns = (long long)tv.tv_sec * 1000000000LL + (long long)tv.tv_usec * 1000LL;
-
-    return rlk_clock_now_ns() + (ns > 0 ? ns : 1000LL * RLK_NS_PER_MS);
-}
-
-static int rlk_transport_tls(const rlk_client *c, const char *host, int port, struct timeval tv,
-                             redisContext **out, char *why, size_t len)
-{
-    redisContext *ctx;
-    rlk_tls_conn *conn;
-    int fd, rc;
-
-    rc = rlk_tls_dial(c->tls, host, port, rlk_tv_deadline(tv), &conn, &fd, why, len);
-    if (rc != RLK_OK)
-        return rc;
-    ctx = redisConnectFd(fd);
-    /* What a TCP context would hold: the sentinel code asks which server a
-     * connection is to (redisFree frees it). */
-    if (ctx && !ctx->err && (ctx->tcp.host = strdup(host)) != NULL) {
-        ctx->tcp.port = port;
-        rlk_tls_conn_bind(conn, ctx);
-        *out = ctx;
-        return RLK_OK;
-    }
-    rlk_tls_conn_close(conn, 0);
-    if (ctx)
-        redisFree(ctx);         /* closes fd */
-    else
-        close(fd);
-    snprintf(why, len, "out of memory");
-    errno = ENOMEM;
-    return RLK_ERR_NOMEM;
-}
-
 /* ---------------------------------------------------------------- I/O */
-
-static rlk_tls_conn *rlk_transport_conn(const redisContext *ctx)
-{
-    return rlk_tls_conn_of(ctx, ctx->fd);
-}
 
 int rlk_transport_peer(const redisContext *ctx)
 {
-    rlk_tls_conn *conn = rlk_transport_conn(ctx);
+    rlk_tls_conn *conn = rlk_tls_conn_of(ctx);
     struct pollfd p;
     char b;
     ssize_t n;
@@ -111,7 +64,7 @@ static void rlk_transport_error(redisContext *ctx, int type, const char *msg)
 
 int rlk_transport_write(redisContext *ctx, int *done)
 {
-    rlk_tls_conn *conn = rlk_transport_conn(ctx);
+    rlk_tls_conn *conn = rlk_tls_conn_of(ctx);
     size_t len;
 
     if (!conn)
@@ -155,7 +108,7 @@ int rlk_transport_flush(redisContext *ctx)
 
 int rlk_transport_read(redisContext *ctx)
 {
-    rlk_tls_conn *conn = rlk_transport_conn(ctx);
+    rlk_tls_conn *conn = rlk_tls_conn_of(ctx);
     char buf[16 * 1024];
     int block;
 
@@ -202,7 +155,7 @@ int rlk_transport_get_reply(redisContext *ctx, void **reply)
 {
     void *aux = NULL;
 
-    if (!rlk_transport_conn(ctx))
+    if (!rlk_tls_conn_of(ctx))
         return redisGetReply(ctx, reply);
     if (redisGetReplyFromReader(ctx, &aux) == REDIS_ERR)
         return REDIS_ERR;
@@ -240,13 +193,13 @@ void rlk_transport_free(redisContext *ctx)
 {
     if (!ctx)
         return;
-    rlk_tls_conn_close(rlk_transport_conn(ctx), !ctx->err);
+    rlk_tls_conn_close(rlk_tls_conn_of(ctx), !ctx->err);
     redisFree(ctx);
 }
 
 short rlk_transport_want(const redisContext *ctx)
 {
-    rlk_tls_conn *conn = ctx ? rlk_transport_conn(ctx) : NULL;
+    rlk_tls_conn *conn = ctx ? rlk_tls_conn_of(ctx) : NULL;
 
     if (!conn)
         return 0;
@@ -256,7 +209,11 @@ short rlk_transport_want(const redisContext *ctx)
 int rlk_transport_dial(const rlk_client *c, const char *host, int port, struct timeval tv,
                        redisContext **out, char *why, size_t len)
 {
+    long long tv_ns = (long long)tv.tv_sec * 1000000000LL + (long long)tv.tv_usec * 1000LL;
+    long long deadline = rlk_clock_now_ns() + (tv_ns > 0 ? tv_ns : 1000LL * RLK_NS_PER_MS);
     redisContext *ctx;
+    rlk_tls_conn *conn;
+    int rc;
 
     *out = NULL;
     if (why && len)
@@ -266,8 +223,6 @@ int rlk_transport_dial(const rlk_client *c, const char *host, int port, struct t
         port = c->url.port;
     }
     errno = 0;
-    if (c->tls && host)
-        return rlk_transport_tls(c, host, port, tv, out, why, len);
     ctx = host ? redisConnectWithTimeout(host, port, tv) : redisConnectUnixWithTimeout(c->url.path, tv);
     if (!ctx) {
         snprintf(why, len, "out of memory");
@@ -283,6 +238,18 @@ int rlk_transport_dial(const rlk_client *c, const char *host, int port, struct t
         ctx->err = 0;       /* keep-alive is a nicety: never fail a connection on it */
         ctx->errstr[0] = '\0';
         errno = saved;
+    }
+    if (c->tls && host) {       /* the handshake on the TCP connection, within tv too */
+        if ((rc = rlk_tls_handshake(c->tls, ctx->fd, host, port, deadline, &conn, why, len)) !=
+            RLK_OK) {
+            int saved = errno;
+
+            redisFree(ctx);
+            *out = NULL;
+            errno = saved;
+            return rc;
+        }
+        rlk_tls_conn_bind(conn, ctx);
     }
     return RLK_OK;
 }

@@ -33,9 +33,9 @@
 /* Opens a blocking connection to host:port (host NULL: the URL's own
  * address, its unix socket or host:port) within tv, TCP keep-alive on.
  * RLK_OK: *out is connected. Otherwise either *out is a context with err
- * set (plain TCP or unix: the caller classifies it, rlk_set_ctx_error), or
+ * set (the connect failed: the caller classifies it, rlk_set_ctx_error), or
  * *out is NULL and the code (RLK_ERR_IO, RLK_ERR_TIMEOUT, RLK_ERR_NOMEM) comes
- * with one line in why ("TLS 10.0.0.5:6380: the server's certificate ...").
+ * with one line in why (the TLS handshake: "TLS: the server's certificate ...").
  * errno is kept for the pool's retry rule (a refused connect). */
 int rlk_transport_dial(const rlk_client *c, const char *host, int port, struct timeval tv,
                        redisContext **out, char *why, size_t len);
@@ -81,9 +81,6 @@ short rlk_transport_want(const redisContext *ctx);
  * rlk_conn_alive (client/conn.h) and the async engine's write. */
 enum { RLK_PEER_OPEN, RLK_PEER_DATA, RLK_PEER_CLOSED };
 int rlk_transport_peer(const redisContext *ctx);
-
-/* 1 when the client's connections are TLS. */
-int rlk_transport_is_tls(const rlk_client *c);
 
 /* Sets up the client's transport from its URL and options (rlk_connect):
  * RLK_OK, or RLK_ERR_TLS / RLK_ERR_URL / RLK_ERR_NOMEM with one line in msg. */

@@ -9,7 +9,8 @@
  *   redis+cluster://[[user]:password@]host[:port][,host[:port]...]
  *                                                  seed nodes of a Redis Cluster
  *                                                  (client/cluster.c); no db
- *   redis+sentinel://...                           url_sentinel.c
+ *   redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/MASTERNAME[/db]
+ *                    [?sentinel_user=U&sentinel_password=P]
  *   rediss://, rediss+cluster://, rediss+sentinel:// the same over TLS (tls.h)
  *
  * The scheme is case-insensitive (REDIS://, Unix://), as in RFC 3986.
@@ -17,10 +18,21 @@
  * host is a name, an IPv4 address or a bracketed IPv6 address ([::1]).
  * user and password are percent-decoded (%40 for '@', %2F for '/', ...).
  * Error messages never contain the password.
+ *
+ * In a sentinel URL, host:port are the sentinels (port 26379 when left
+ * out), tried in the order given; MASTERNAME is the name they monitor
+ * (`sentinel monitor MASTERNAME ...`). user, password and db are the
+ * master's (and, after a failover, the new master's), as in a redis:// URL.
+ * The sentinels' own AUTH, when they have one, comes from the query
+ * (sentinel_password, with sentinel_user for an ACL user) or
+ * rlk_options.sentinel_password. Each part follows the rules (percent-
+ * decoding, IPv6 brackets, port range, db range) and messages of the
+ * redis:// form.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,14 +44,12 @@
 
 #define RLK_URL_FAIL(...) (snprintf(err, errlen, __VA_ARGS__), RLK_ERR_URL)
 
+#define RLK_SENTINEL_PORT 26379
+#define RLK_SENTINELS_MAX 16
+
 static int rlk_hexval(int ch)
 {
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    ch = tolower(ch);
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    return -1;
+    return isdigit(ch) ? ch - '0' : isxdigit(ch) ? tolower(ch) - 'a' + 10 : -1;
 }
 
 /* Percent-decodes s[0..n) into a new string; NULL with *bad set when a
@@ -133,8 +143,10 @@ static int rlk_host_char_ok(char ch)
     return isalnum((unsigned char)ch) || ch == '.' || ch == '-' || ch == '_';
 }
 
-/* host[:port] or [v6][:port] */
-static int rlk_url_hostport(const char *s, size_t n, rlk_url *u, char *err, size_t errlen)
+/* host[:port] or [v6][:port] into *hostp (malloc'd) and *portp (defport
+ * when left out). */
+static int rlk_url_hostport(const char *s, size_t n, int defport, char **hostp, int *portp,
+                            char *err, size_t errlen)
 {
     const char *host = s, *rest;
     size_t hostlen;
@@ -161,7 +173,7 @@ static int rlk_url_hostport(const char *s, size_t n, rlk_url *u, char *err, size
     }
     if (hostlen == 0)
         return RLK_URL_FAIL("bad url: missing host");
-    u->port = 6379;
+    *portp = defport;
     if (rest < s + n) {
         long port;
 
@@ -170,10 +182,10 @@ static int rlk_url_hostport(const char *s, size_t n, rlk_url *u, char *err, size
         port = rlk_parse_num(rest + 1, (size_t)(s + n - rest - 1), 1, 65535);
         if (port < 0)
             return RLK_URL_FAIL("bad url: port must be a number in 1..65535");
-        u->port = (int)port;
+        *portp = (int)port;
     }
-    u->host = strndup(host, hostlen);
-    return u->host ? RLK_OK : RLK_ERR_NOMEM;
+    *hostp = strndup(host, hostlen);
+    return *hostp ? RLK_OK : RLK_ERR_NOMEM;
 }
 
 static int rlk_url_db(const char *s, size_t n, rlk_url *u, char *err, size_t errlen)
@@ -196,7 +208,7 @@ static int rlk_url_tcp(const char *s, rlk_url *u, char *err, size_t errlen)
     if (s[authlen] == '?' || s[authlen] == '#')
         return RLK_URL_FAIL("bad url: query strings and fragments are not supported on redis://");
     if ((rc = rlk_url_skip_userinfo(&s, &authlen, u, err, errlen)) != RLK_OK ||
-        (rc = rlk_url_hostport(s, authlen, u, err, errlen)) != RLK_OK)
+        (rc = rlk_url_hostport(s, authlen, 6379, &u->host, &u->port, err, errlen)) != RLK_OK)
         return rc;
     s += authlen;
     if (*s == '/') {
@@ -250,24 +262,120 @@ static int rlk_url_cluster(const char *s, rlk_url *u, char *err, size_t errlen)
     u->seed_port = calloc(n, sizeof *u->seed_port);
     if (!u->seed_host || !u->seed_port)
         return RLK_ERR_NOMEM;
-    for (p = s; u->nseeds < (int)n; p += strcspn(p, ",") + 1) {
-        rlk_url one;
-
-        memset(&one, 0, sizeof one);
-        rc = rlk_url_hostport(p, strcspn(p, ","), &one, err, errlen);
-        if (rc != RLK_OK)
+    for (p = s; u->nseeds < (int)n; p += strcspn(p, ",") + 1, u->nseeds++)
+        if ((rc = rlk_url_hostport(p, strcspn(p, ","), 6379, &u->seed_host[u->nseeds],
+                                   &u->seed_port[u->nseeds], err, errlen)) != RLK_OK)
             return rc;
-        u->seed_host[u->nseeds] = one.host;
-        u->seed_port[u->nseeds++] = one.port;
-    }
     u->host = strdup(u->seed_host[0]);
     u->port = u->seed_port[0];
     return u->host ? RLK_OK : RLK_ERR_NOMEM;
 }
 
+/* A percent-decoded value of a sentinel URL (master name, query value): non-empty. */
+static int rlk_url_value(const char *what, const char *s, size_t n, char **out, char *err,
+                         size_t errlen)
+{
+    int bad = 0;
+
+    if (n == 0)
+        return RLK_URL_FAIL("bad url: empty %s", what);
+    if (memchr(s, '@', n) || memchr(s, '/', n))
+        return RLK_URL_FAIL("bad url: %%-escape '@' and '/' in the %s", what);
+    if (!(*out = rlk_pct_decode(s, n, &bad)))
+        return bad ? RLK_URL_FAIL("bad url: malformed %%-escape in the %s", what) : RLK_ERR_NOMEM;
+    return RLK_OK;
+}
+
+static int rlk_url_sentinel_query(const char *q, rlk_url *u, char *err, size_t errlen)
+{
+    while (*q) {
+        size_t n = strcspn(q, "&"), klen;
+        const char *eq = memchr(q, '=', n);
+        char **slot = NULL;
+        int rc;
+
+        klen = eq ? (size_t)(eq - q) : n;
+        if (klen == 13 && strncmp(q, "sentinel_user", 13) == 0)
+            slot = &u->sentinel_user;
+        else if (klen == 17 && strncmp(q, "sentinel_password", 17) == 0)
+            slot = &u->sentinel_password;
+        if (!slot || !eq)
+            return RLK_URL_FAIL("bad url: a redis+sentinel:// URL takes only ?sentinel_user=U and "
+                                "&sentinel_password=P");
+        if (*slot)
+            return RLK_URL_FAIL("bad url: %.*s given twice", (int)klen, q);
+        rc = rlk_url_value(slot == &u->sentinel_user ? "sentinel user" : "sentinel password",
+                           eq + 1, n - klen - 1, slot, err, errlen);
+        if (rc != RLK_OK)
+            return rc;
+        q += n + (q[n] == '&');
+    }
+    if (u->sentinel_user && !u->sentinel_password)
+        return RLK_URL_FAIL("bad url: sentinel_user needs sentinel_password");
+    return RLK_OK;
+}
+
+/* What follows "redis+sentinel://" (the grammar at the top). */
+static int rlk_url_sentinel(const char *s, rlk_url *u, char *err, size_t errlen)
+{
+    size_t authlen = strcspn(s, "/?#"), count = 1, namelen;
+    const char *at = memchr(s, '@', authlen), *path, *query;
+    int rc;
+
+    u->is_sentinel = 1;
+    if (strchr(s, '#'))
+        return RLK_URL_FAIL("bad url: fragments are not supported");
+    if (at) {       /* the first '@': one more is refused with the sentinel it stands in */
+        if ((rc = rlk_url_userinfo(s, (size_t)(at - s), u, err, errlen)) != RLK_OK)
+            return rc;
+        authlen -= (size_t)(at + 1 - s);
+        s = at + 1;
+    }
+    for (size_t i = 0; i < authlen; i++)
+        count += s[i] == ',';
+    if (count > RLK_SENTINELS_MAX)
+        return RLK_URL_FAIL("bad url: at most %d sentinels", RLK_SENTINELS_MAX);
+    if (!(u->sentinels = calloc(count, sizeof *u->sentinels)))
+        return RLK_ERR_NOMEM;
+    for (const char *p = s; u->nsentinels < (int)count; u->nsentinels++) {
+        const char *comma = memchr(p, ',', (size_t)(s + authlen - p));
+        size_t one = comma ? (size_t)(comma - p) : (size_t)(s + authlen - p);
+        rlk_url_node *nd = &u->sentinels[u->nsentinels];
+
+        if (one == 0)
+            return RLK_URL_FAIL("bad url: empty sentinel address "
+                                "(redis+sentinel://host:port,host:port/MASTERNAME)");
+        if (memchr(p, '@', one))
+            return RLK_URL_FAIL("bad url: user info goes once, before the first sentinel");
+        rc = rlk_url_hostport(p, one, RLK_SENTINEL_PORT, &nd->host, &nd->port, err, errlen);
+        if (rc != RLK_OK)
+            return rc;
+        p += one + 1;
+    }
+    path = s + authlen;
+    query = strchr(path, '?');
+    if (*path != '/' || path + 1 == (query ? query : path + strlen(path)))
+        return RLK_URL_FAIL("bad url: missing master name (redis+sentinel://host:port/MASTERNAME)");
+    path++;
+    namelen = strcspn(path, "/?");
+    if ((rc = rlk_url_value("master name", path, namelen, &u->master_name, err, errlen)) != RLK_OK)
+        return rc;
+    path += namelen;
+    if (*path == '/') {
+        size_t dblen = query ? (size_t)(query - path - 1) : strlen(path + 1);
+
+        if (memchr(path + 1, '/', dblen))
+            return RLK_URL_FAIL("bad url: expected redis+sentinel://host:port/MASTERNAME[/db]");
+        if ((rc = rlk_url_db(path + 1, dblen, u, err, errlen)) != RLK_OK)
+            return rc;
+    }
+    return query ? rlk_url_sentinel_query(query + 1, u, err, errlen) : RLK_OK;
+}
+
 int rlk_url_parse(const char *url, rlk_url *u, char *err, size_t errlen)
 {
-    int rc;
+    const char *rest;
+    int rc, redis;
 
     memset(u, 0, sizeof *u);
     if (err && errlen)
@@ -277,26 +385,17 @@ int rlk_url_parse(const char *url, rlk_url *u, char *err, size_t errlen)
     for (const char *p = url; *p; p++)
         if ((unsigned char)*p <= ' ' || *p == 0x7f)
             return RLK_URL_FAIL("bad url: spaces or control characters (percent-encode them)");
-    if (strncasecmp(url, "rediss", 6) == 0 && (url[6] == ':' || url[6] == '+')) {
-        /* rediss://, rediss+cluster://, rediss+sentinel://: parsed as the redis form */
-        char *plain = malloc(strlen(url));
-
-        if (!plain)
-            return snprintf(err, errlen, "out of memory"), RLK_ERR_NOMEM;
-        memcpy(plain, "redis", 5);
-        strcpy(plain + 5, url + 6);
-        rc = rlk_url_parse(plain, u, err, errlen);
-        free(plain);
-        u->tls = 1;
-        return rc;
-    }
-    if (strncasecmp(url, "redis://", 8) == 0)
-        rc = rlk_url_tcp(url + 8, u, err, errlen);
-    else if (strncasecmp(url, "redis+cluster://", 16) == 0)
-        rc = rlk_url_cluster(url + 16, u, err, errlen);
-    else if (strncasecmp(url, "redis+sentinel://", 17) == 0)
-        rc = rlk_url_sentinel_parse(url + 17, u, err, errlen);
-    else if (!u->tls && strncasecmp(url, "unix://", 7) == 0)
+    /* rediss://, rediss+cluster://, rediss+sentinel://: the redis forms over TLS */
+    u->tls = strncasecmp(url, "rediss", 6) == 0;
+    redis = strncasecmp(url, "redis", 5) == 0;
+    rest = url + 5 + u->tls;
+    if (redis && strncmp(rest, "://", 3) == 0)
+        rc = rlk_url_tcp(rest + 3, u, err, errlen);
+    else if (redis && strncasecmp(rest, "+cluster://", 11) == 0)
+        rc = rlk_url_cluster(rest + 11, u, err, errlen);
+    else if (redis && strncasecmp(rest, "+sentinel://", 12) == 0)
+        rc = rlk_url_sentinel(rest + 12, u, err, errlen);
+    else if (strncasecmp(url, "unix://", 7) == 0)
         rc = rlk_url_unix(url + 7, u, err, errlen);
     else
         rc = RLK_URL_FAIL("bad url: expected redis://host:port[/db], unix:///path[?db=N], "
@@ -310,7 +409,12 @@ int rlk_url_parse(const char *url, rlk_url *u, char *err, size_t errlen)
 
 void rlk_url_free(rlk_url *u)
 {
-    rlk_url_sentinel_free(u);
+    for (int i = 0; u->sentinels && i < u->nsentinels; i++)
+        free(u->sentinels[i].host);
+    free(u->sentinels);
+    free(u->master_name);
+    free(u->sentinel_user);
+    free(u->sentinel_password);
     free(u->host);
     free(u->path);
     free(u->user);
@@ -338,55 +442,88 @@ void rlk_url_pct_encode(char *out, size_t len, const char *s)
     out[j] = '\0';
 }
 
-void rlk_url_address(const rlk_url *u, char *buf, size_t len)
+/* Appends printf-style text to out (size len), cut at its end. */
+static void rlk_url_cat(char *out, size_t len, const char *fmt, ...)
 {
-    if (u->is_sentinel)
-        rlk_url_sentinel_address(u, buf, len);
-    else if (u->is_unix)
-        snprintf(buf, len, "%s", u->path ? u->path : "");
-    else if (u->host && strchr(u->host, ':'))
-        snprintf(buf, len, "[%s]:%d", u->host, u->port);
-    else
-        snprintf(buf, len, "%s:%d", u->host ? u->host : "", u->port);
+    size_t j = strlen(out);
+    va_list ap;
+
+    va_start(ap, fmt);
+    if (j + 1 < len)
+        vsnprintf(out + j, len - j, fmt, ap);
+    va_end(ap);
 }
 
-/* The URL in its normal form: "redis://[user[:***]@]addr/db" (mask: the
- * password as ***; else left out) or "unix://path?db=N". malloc'd. */
+/* Appends host:port ([v6]:port), after a comma unless first. */
+static void rlk_url_node_cat(char *out, size_t len, int first, const char *host, int port)
+{
+    rlk_url_cat(out, len, strchr(host, ':') ? "%s[%s]:%d" : "%s%s:%d", first ? "" : ",", host,
+                port);
+}
+
+void rlk_url_address(const rlk_url *u, char *buf, size_t len)
+{
+    if (len == 0)
+        return;
+    buf[0] = '\0';
+    if (u->is_sentinel) {       /* "MASTERNAME@host:port,...": the master's address changes */
+        rlk_url_cat(buf, len, "%s@", u->master_name ? u->master_name : "");
+        for (int i = 0; i < u->nsentinels; i++)
+            rlk_url_node_cat(buf, len, i == 0, u->sentinels[i].host, u->sentinels[i].port);
+    } else if (u->is_unix) {
+        rlk_url_cat(buf, len, "%s", u->path ? u->path : "");
+    } else {
+        rlk_url_node_cat(buf, len, 1, u->host ? u->host : "", u->port);
+    }
+}
+
+static size_t rlk_url_strlen(const char *s)
+{
+    return s ? strlen(s) : 0;
+}
+
+/* The URL in its normal form: "redis[+cluster|+sentinel]://[user[:***]@]addr..."
+ * (mask: the password as ***; else left out) or "unix://path?db=N". malloc'd. */
 static char *rlk_url_format(const rlk_url *u, int mask)
 {
-    char addr[300];
-    char userinfo[400] = "";
-    size_t len = strlen(u->path ? u->path : "") + 800 + (size_t)u->nseeds * 300;
-    char *out;
+    size_t len = 1024 + rlk_url_strlen(u->path) + rlk_url_strlen(u->host) +
+                 3 * (rlk_url_strlen(u->user) + rlk_url_strlen(u->master_name) +
+                      rlk_url_strlen(u->sentinel_user)) +
+                 300 * (size_t)(u->nseeds + u->nsentinels);
+    char *out = malloc(len);
 
-    if (u->is_sentinel)
-        return rlk_url_sentinel_format(u, mask);
-    if (!(out = malloc(len)))
+    if (!out)
         return NULL;
     if (u->is_unix) {
         snprintf(out, len, "unix://%s?db=%d", u->path, u->db);
         return out;
     }
+    snprintf(out, len, "%s%s://", u->tls ? "rediss" : "redis",
+             u->is_cluster ? "+cluster" : u->is_sentinel ? "+sentinel" : "");
     if (u->user)
-        rlk_url_pct_encode(userinfo, sizeof userinfo, u->user);
-    if (mask && u->password)
-        strcat(userinfo, ":***");
-    if (u->user || (mask && u->password))
-        strcat(userinfo, "@");
-    if (u->is_cluster) {
-        size_t j = (size_t)snprintf(out, len, "%s+cluster://%s", u->tls ? "rediss" : "redis",
-                                    userinfo);
-
-        for (int i = 0; i < u->nseeds && j < len; i++) {
-            rlk_url one = {.host = u->seed_host[i], .port = u->seed_port[i]};
-
-            rlk_url_address(&one, addr, sizeof addr);
-            j += (size_t)snprintf(out + j, len - j, "%s%s", i ? "," : "", addr);
-        }
+        rlk_url_pct_encode(out, len, u->user);
+    rlk_url_cat(out, len, "%s%s", mask && u->password ? ":***" : "",
+                u->user || (mask && u->password) ? "@" : "");
+    if (u->is_cluster) {        /* the seeds; no db */
+        for (int i = 0; i < u->nseeds; i++)
+            rlk_url_node_cat(out, len, i == 0, u->seed_host[i], u->seed_port[i]);
         return out;
     }
-    rlk_url_address(u, addr, sizeof addr);
-    snprintf(out, len, "%s://%s%s/%d", u->tls ? "rediss" : "redis", userinfo, addr, u->db);
+    if (u->is_sentinel) {
+        for (int i = 0; i < u->nsentinels; i++)
+            rlk_url_node_cat(out, len, i == 0, u->sentinels[i].host, u->sentinels[i].port);
+        rlk_url_cat(out, len, "/");
+        rlk_url_pct_encode(out, len, u->master_name ? u->master_name : "");
+    } else {
+        rlk_url_node_cat(out, len, 1, u->host ? u->host : "", u->port);
+    }
+    rlk_url_cat(out, len, "/%d", u->db);
+    if (u->sentinel_user) {
+        rlk_url_cat(out, len, "?sentinel_user=");
+        rlk_url_pct_encode(out, len, u->sentinel_user);
+    }
+    if (mask && u->sentinel_password)
+        rlk_url_cat(out, len, "%csentinel_password=***", u->sentinel_user ? '&' : '?');
     return out;
 }
 
@@ -400,8 +537,6 @@ char *rlk_url_without_password(const rlk_url *u)
     return rlk_url_format(u, 0);
 }
 
-/* 1 for a name or address of this machine's loopback: localhost (and
- * *.localhost), 127.0.0.0/8, ::1. Decided from the text, never by a lookup. */
 int rlk_url_host_is_loopback(const char *host)
 {
     size_t n = host ? strlen(host) : 0;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * url.h - redis:// and unix:// URLs (url.c).
+ * url.h - redis://, unix://, redis+cluster:// and redis+sentinel:// URLs (url.c).
  *
  * Not installed; not a stable API.
  */
@@ -22,7 +22,7 @@ typedef struct rlk_url {
     int nseeds;
     char **seed_host;   /* nseeds each, host:port of the seed nodes */
     int *seed_port;
-    /* redis+sentinel:// (url_sentinel.c): host/port are unset; the master is
+    /* redis+sentinel://: host/port are unset; the master is
      * found through the sentinels. user/password/db are the master's. */
     int is_sentinel;
     int nsentinels;
@@ -55,19 +55,8 @@ char *rlk_url_without_password(const rlk_url *u);
 int rlk_url_host_is_loopback(const char *host);
 /* Appends s to out (size len), percent-encoding all but unreserved characters. */
 void rlk_url_pct_encode(char *out, size_t len, const char *s);
-/* "host:port", "[v6]:port" or the socket path, for messages. */
+/* "host:port", "[v6]:port", the socket path, or "MASTERNAME@host:port,..."
+ * (a sentinel URL: the master's address changes), for messages. */
 void rlk_url_address(const rlk_url *u, char *buf, size_t len);
-
-/* ---------------------------------------------------------------- redis+sentinel:// (url_sentinel.c) */
-
-/* Parses what follows "redis+sentinel://":
- *   [user:password@]host[:port][,host[:port]...]/MASTERNAME[/db][?sentinel_user=U&sentinel_password=P]
- * Same rules (percent-decoding, messages without passwords) as rlk_url_parse. */
-int rlk_url_sentinel_parse(const char *s, rlk_url *u, char *err, size_t errlen);
-void rlk_url_sentinel_free(rlk_url *u);
-/* The normal form, as rlk_url_masked (mask) or rlk_url_without_password. */
-char *rlk_url_sentinel_format(const rlk_url *u, int mask);
-/* "MASTERNAME@host:port,..." (for messages; the master's address changes). */
-void rlk_url_sentinel_address(const rlk_url *u, char *buf, size_t len);
 
 #endif /* RLK_URL_H */
