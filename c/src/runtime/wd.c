@@ -240,15 +240,15 @@ static void rlk_wd_renew(rlk_wd *wd, int n)
 
 /* ---------------------------------------------------------------- the thread: bookkeeping (wd->mu held) */
 
-/* Drops e from the registry, marks it lost and queues its report last in notes. */
+/* Drops e from the registry, marks it lost and queues its report first in notes (newest
+ * first: rlk_wd_report turns them round). */
 static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_lost_note **notes)
 {
     rlk_lost_note *n = calloc(1, sizeof *n);
 
     rlk_wd_unlink(wd, e);
     if (n) {
-        while (*notes)
-            notes = &(*notes)->next;
+        n->next = *notes;
         *notes = n;
         n->kind = e->id.kind;
         n->reason = reason;
@@ -340,6 +340,16 @@ static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_lost_note **n
  * the others through the one the runtime state installed (rt.c). */
 static void rlk_wd_report(rlk_wd *wd, rlk_lost_note *notes)
 {
+    rlk_lost_note *oldest = NULL;
+
+    while (notes) {     /* queued newest first (rlk_wd_lose) */
+        rlk_lost_note *n = notes;
+
+        notes = n->next;
+        n->next = oldest;
+        oldest = n;
+    }
+    notes = oldest;
     while (notes) {
         rlk_lost_note *n = notes;
 
