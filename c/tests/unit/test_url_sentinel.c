@@ -1,5 +1,5 @@
 /*
- * test_url_sentinel.c - redis+sentinel:// URLs (client/url_sentinel.c):
+ * test_url_sentinel.c - redis+sentinel:// URLs (client/url.c):
  * sentinels (default port 26379, IPv6), master name, db, the master's user
  * and password, the sentinels' credentials from the query; the masked and
  * password-less forms; every malformed URL refused with a "bad url: "
