@@ -217,7 +217,6 @@ static int rlk_handle_queue(rlk_handle_acq *a, rlk_waiter *w, rlk_lq_node *node,
                        : rlk_names_plain_ticket();
     a->ticket.claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
     wakes = a->ticket.ticket >= RLK_NAMES_WAKE_TICKET_MIN;
-    w->rule = a->row->grants;           /* its grants */
     w->ticket = &a->ticket;
     w->keepalive_ms = 1000;             /* a queued waiter attempts at least this often */
     w->recheck_ms = RLK_FAM_CLAIM_MS + 5;   /* the acquire's -3: a dead grantee is skipped */
@@ -275,6 +274,9 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
         return rc == RLK_ERR_BUSY ? rlk_handle_busy(b, a->what, a->why, start_ns) : rc;
     }
     rlk_wait_init_lock(&w, b, a->what, rlk_handle_attempt, a);
+    if (row->grants)
+        w.rule = row->grants;   /* a re-entry or single try on the lock's channel reads its
+                                   grants too (a queued waiter: rlk_handle_queue) */
     w.q = a->q;
     w.not_ttl = &a->reserved;   /* a reader that waited out a writer's claim window: no message
                                    was due, nothing died (no ttl_wakeups) */
