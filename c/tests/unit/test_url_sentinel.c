@@ -52,6 +52,12 @@ static void test_parse(void)
     CHECK_STR_EQ(s, "redis+sentinel://h:26379/m/0");
     free(s);
     rlk_url_free(&u);
+
+    /* A '?' inside a query value is the value's (RFC 3986 allows it there). */
+    REQUIRE_INT_EQ(rlk_url_parse("redis+sentinel://h/m?sentinel_password=a?b", &u, err, sizeof err),
+                   RLK_OK);
+    CHECK_STR_EQ(u.sentinel_password, "a?b");
+    rlk_url_free(&u);
 }
 
 static void test_refused(void)
