@@ -627,13 +627,13 @@ static void ba_case(ba_ctx *t, enum ba_state state, const ba_call *setup_from,
         t->st->failures++;
         return;
     }
+    t0 = rlk_fx_now_ms();   /* before the first PTTL read: a stall after it counts as time */
     if (ba_snapshot(t->ctl, &before) != 0) {
         ba_fail(t, "%s: snapshot failed", label);
         t->st->failures++;
         ba_snap_free(&before);
         return;
     }
-    t0 = rlk_fx_now_ms();
     rc = ba_eval(t, t->si->name, bad, &r);
     ok = (rc == RLK_ERR_SCRIPT && ba_code_matches(rlk_errstr(t->c), expect)) ||
          (keys_case && rc == RLK_ERR_ARG);
