@@ -41,7 +41,6 @@ void rlk_a_semq_quiet(rlk_a_semq *q)
     q->s_wide = NULL;
 }
 
-/* The request is freed: its call in flight forgotten, its names freed. */
 static void rlk_a_semq_free(rlk_async_req *r, void *state)
 {
     rlk_a_semq *q = state;
@@ -54,10 +53,6 @@ static void rlk_a_semq_free(rlk_async_req *r, void *state)
     free(q->wake);
 }
 
-/* The request's cancel hook: not while permits are given back, the ticket
- * leaves the queue or a permit is released; else the call in flight decides
- * (permits it took are given back), or the request ends RLK_ERR_CANCELLED
- * now. */
 static void rlk_a_semq_cancel(rlk_async_req *r, void *state)
 {
     rlk_a_semq *q = state;
