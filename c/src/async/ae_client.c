@@ -77,19 +77,16 @@ rlk_async *rlk_async_new(const rlk_options *opts)
     pthread_mutex_init(&ac->cref->mu, NULL);
     ac->cref->refs = 1;
     ac->cref->c = ac->c;
+    /* A cluster's seeds are the first nodes; the map (CLUSTER SLOTS) names the masters. */
     if (ac->c->fatal) {
         ac->fatal = ac->c->fatal;
         snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "%s", ac->c->fatal_msg);
-    } else if (routed) {
-        /* The seeds are the first nodes; the map (CLUSTER SLOTS) names the masters. */
-        if (ae_route_setup(ac, 1) != RLK_OK) {
-            ac->fatal = RLK_ERR_NOMEM;
-            snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "out of memory");
-        }
-        if (!ac->nnodes && !ac->fatal) {
-            ac->fatal = RLK_ERR_URL;
-            snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "redis+cluster://: no seed node");
-        }
+    } else if (routed && ae_route_setup(ac, 1) != RLK_OK) {
+        ac->fatal = RLK_ERR_NOMEM;
+        snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "out of memory");
+    } else if (routed && !ac->nnodes) {
+        ac->fatal = RLK_ERR_URL;
+        snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "redis+cluster://: no seed node");
     }
     if (ac->c->pubsub_opt != RLK_PUBSUB_AUTO)
         ac->pubsub = ac->c->pubsub_opt;
