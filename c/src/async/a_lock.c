@@ -279,10 +279,8 @@ static void alk_acquired(rlk_a_lockreq *a)
     alk_quiet(a);
     if (!h)
         goto nomem;     /* no room to remember it: given back rather than held blind */
-    if (h->count == 0 || !(a->k->flags & RLK_PROTO_ONE_HOLD)) {
-        if (h->count++ == 0)
-            h->acquired_ns = rlk_clock_now_ns();
-    }
+    if ((h->count == 0 || !(a->k->flags & RLK_PROTO_ONE_HOLD)) && h->count++ == 0)
+        h->acquired_ns = rlk_clock_now_ns();
     h->row = a->k;      /* a re-entry's is the hold's (rlk_proto_keeps) */
     h->kind_data = a->delay_ms;
     h->lease_ms = a->lease_ms;
