@@ -66,9 +66,7 @@ static void ael_free_state(rlk_async_req *r, void *state)
     rlk_proto_keys_free(&a->keys);
     rlk_elect_info_clear(&a->known);
     rlk_elect_info_clear(&a->info);
-    free(a->name);
-    free(a->owner);
-    free(a->value);
+    rlk_a_common_free(3, a->name, a->owner, a->value);
 }
 
 /* A new request of op for name: the checks every request makes; NULL when

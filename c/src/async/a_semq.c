@@ -5,7 +5,6 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "kinds/names.h"
@@ -48,9 +47,7 @@ static void rlk_a_semq_free(rlk_async_req *r, void *state)
     (void)r;
     rlk_a_semq_quiet(q);
     rlk_ae_call_forget(q->call);
-    free(q->name);
-    free(q->channel);
-    free(q->wake);
+    rlk_a_common_free(3, q->name, q->channel, q->wake);
 }
 
 static void rlk_a_semq_cancel(rlk_async_req *r, void *state)
