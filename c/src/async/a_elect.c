@@ -16,6 +16,7 @@
  * every message and at the leader's lease end (an expiry publishes
  * nothing) until the leadership differs from what the caller knew.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,9 +66,7 @@ static void ael_free_state(rlk_async_req *r, void *state)
     rlk_proto_keys_free(&a->keys);
     rlk_elect_info_clear(&a->known);
     rlk_elect_info_clear(&a->info);
-    free(a->name);
-    free(a->owner);
-    free(a->value);
+    rlk_a_common_free(3, a->name, a->owner, a->value);
 }
 
 /* A new request of op for name: the checks every request makes; NULL when
@@ -125,14 +124,22 @@ static void ael_read_reply(rlk_async *ac, int rc, const redisReply *r, const cha
                            int lost, void *arg);
 
 /* Ends the request: RLK_OK with the observer's read (value: its term), or
- * err with "election <name>: <detail>". */
-static void ael_end(ael *a, int err, const char *detail)
+ * err with "election <name>: " and what fmt formats. */
+static void ael_end(ael *a, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void ael_end(ael *a, int err, const char *fmt, ...)
 {
+    char detail[RLK_ERRSTR_MAX];
+    va_list ap;
+
     rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub);
-    if (err == RLK_OK)
+    if (err == RLK_OK) {
         rlk_ae_complete(a->h.r, RLK_OK, a->info.term, NULL, NULL);
-    else
-        rlk_ae_complete(a->h.r, err, 0, NULL, "election %s: %s", a->name, detail);
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    rlk_ae_complete(a->h.r, err, 0, NULL, "election %s: %s", a->name, detail);
 }
 
 /* Sends the request's call: elect/proclaim, or the observer's elect/leader. */
@@ -147,7 +154,7 @@ static void ael_send(ael *a)
                                                 : &rlk_elect_leader_call,
                               a->name, &v, NULL, proclaim ? ael_proclaim_reply : ael_read_reply, a);
     if (!a->call)
-        ael_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM,
+        ael_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s",
                 rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
 }
 
@@ -230,14 +237,6 @@ static void ael_deliver(rlk_async *ac, const rlk_async_result *r, void *privdata
     a->efn(ac, r, r->err == RLK_OK ? &a->info : NULL, a->eprivdata);
 }
 
-static void ael_timed_out(ael *a)
-{
-    char msg[64];
-
-    snprintf(msg, sizeof msg, "no change within %lld ms", a->timeout_ms);
-    ael_end(a, RLK_ERR_TIMEOUT, msg);
-}
-
 static void ael_read_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
                            int lost, void *arg)
 {
@@ -256,15 +255,13 @@ static void ael_read_reply(rlk_async *ac, int rc, const redisReply *r, const cha
         return;
     }
     if (rc != RLK_OK) {
-        ael_end(a, rc, errstr);
+        ael_end(a, rc, "%s", errstr);
         return;
     }
     rlk_elect_info_clear(&a->info);
     if ((rc = rlk_elect_info_read(r, &a->info)) != RLK_OK) {
-        char why[64];
-
-        snprintf(why, sizeof why, "%s replied an unexpected shape", rlk_elect_leader_call.script);
-        ael_end(a, rc, rc == RLK_ERR_NOMEM ? "out of memory" : why);
+        ael_end(a, rc, "%s%s", rc == RLK_ERR_NOMEM ? "out of memory" : rlk_elect_leader_call.script,
+                rc == RLK_ERR_NOMEM ? "" : " replied an unexpected shape");
         return;
     }
     if (!a->has_known || !rlk_elect_info_same(&a->known, &a->info)) {
@@ -272,7 +269,7 @@ static void ael_read_reply(rlk_async *ac, int rc, const redisReply *r, const cha
         return;
     }
     if (a->ending || a->timeout_ms == 0) {
-        ael_timed_out(a);
+        ael_end(a, RLK_ERR_TIMEOUT, "no change within %lld ms", a->timeout_ms);
         return;
     }
     if (a->again) {
@@ -302,7 +299,7 @@ static void ael_deadline_fire(rlk_async *ac, void *arg)
 
     (void)ac;
     if (rlk_a_common_deadline(&a->deadline, a->call, &a->ending))
-        ael_timed_out(a);
+        ael_end(a, RLK_ERR_TIMEOUT, "no change within %lld ms", a->timeout_ms);
 }
 
 /* A copy of the caller's info (holder and value duplicated). -1: out of memory. */

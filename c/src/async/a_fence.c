@@ -209,16 +209,13 @@ rlk_async_req *rlk_async_fence_claim(rlk_async *ac, uint64_t token, int nfences,
         return a->h.r;
     }
     a->token = token;
-    if (!(a->fences = calloc((size_t)nfences, sizeof *a->fences))) {
+    a->fences = calloc((size_t)nfences, sizeof *a->fences);
+    while (a->fences && a->nfences < nfences &&
+           (a->fences[a->nfences] = strdup(fences[a->nfences])))
+        a->nfences++;
+    if (a->nfences < nfences)
         rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s: out of memory", who);
-        return a->h.r;
-    }
-    a->nfences = nfences;
-    for (int i = 0; i < nfences; i++)
-        if (!(a->fences[i] = strdup(fences[i]))) {
-            rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s: out of memory", who);
-            return a->h.r;
-        }
-    afe_next_check(ac, a);
+    else
+        afe_next_check(ac, a);
     return a->h.r;
 }

@@ -14,12 +14,14 @@
  * back after the engine has fenced the connection it went out on.
  * docs/async-internals.md describes it.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client/client.h"
 #include "client/clock.h"
+#include "client/scripts.h"
 #include "kinds/fastmulti.h"
 #include "kinds/lock.h"
 #include "kinds/names.h"
@@ -34,11 +36,233 @@
 #include "async/a_kind.h"
 #include "async/a_hold.h"
 #include "async/a_lock.h"
-#include "async/a_lockreq.h"
 
 #define ALK_KEEPALIVE_MS 1000       /* a queued waiter attempts at least this often */
 #define ALK_RETRY_MS 20             /* after a call that never went out */
 #define ALK_RECHECK_MS (RLK_FAM_CLAIM_MS + 5)
+
+/* What the request is (op), and what its call in flight is (cw). */
+enum { ALK_LOCK, ALK_UNLOCK, ALK_FORCE };
+enum { CW_NONE, CW_ATTEMPT, CW_READ_ACQ, CW_CANCEL, CW_UNDO, CW_RELEASE, CW_READ_REL, CW_FORCE,
+       CW_GIVE_BACK };
+
+typedef struct rlk_a_lockreq {
+    rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
+    const rlk_proto *k;             /* the row (a_kind.h) */
+    int op;                         /* ALK_* */
+    unsigned long long task;
+    char *name;
+    char *owner;                    /* <uuid>:<task> */
+    char *value;                    /* the value argument (the election's); NULL: none */
+    char **values;                  /* RLK_PROTO_VALUES: the values (one block); NULL: none */
+    rlk_proto_keys keys;            /* the name's keys, built once per role by the row's names */
+    const char *channel;            /* the waiters' channel (one of keys) */
+    char *wake;                     /* RLK_PROTO_WAIT_QUEUE: <channel>:rlk:<cid>, the grants */
+    char *own;                      /* RLK_PROTO_WAIT_FAIR: its own channel <channel>:<owner> */
+    long long token;                /* RLK_PROTO_TOKEN: the token of the acquisition */
+    long long lease_ms;
+    int watchdog;
+    long long wait_ms;
+    long long delay_ms;             /* a row with the lock-delay's key: its delay */
+    int spin_initial, spin_max, spin_prev;  /* RLK_PROTO_WAIT_SPIN: the back-off (ms, <= 60000) */
+    int spin_fails;
+    long long sent;                 /* monotonic ms: the last attempt's send (its lease's start) */
+    long long read_at;              /* monotonic ms: a token row's read-back was made */
+    long long ticket;               /* 0: no place in the queue (single try, or not yet) */
+    int queued;                     /* an attempt with the ticket may have queued it */
+    int waiter;                     /* waits (wait_ms != 0, not a re-entry) */
+    rlk_ae_call *call;
+    int cw;                         /* what the call in flight is: CW_* */
+    long long known;                /* the hold count before the call (settling) */
+    int give_back;                  /* a settled lost reply's holds to give back, then: */
+    int adopt;                      /* 1: adopt one hold; 0: end with ending and end_msg */
+    rlk_ae_timer *retry, *deadline;
+    rlk_ae_sub *s_wake, *s_wide;
+    int again;                      /* woken while a call was in flight */
+    int ending;                     /* RLK_ERR_BUSY / RLK_ERR_CANCELLED: end at the next chance */
+    int end_err;                    /* the error to complete with once the cancel is back */
+    char *end_msg;                  /* the message to end with (heap; NULL until ending) */
+    int end_msg_oom;                /* setting it ran out of memory */
+} rlk_a_lockreq;
+
+/* ---------------------------------------------------------------- the request */
+
+/* Sends script with the request's keys (its header's roles) and the args named: the call in
+ * flight is then a->call, what it is a->cw = cw; 0. -1: not sent (out of memory, closing, or a
+ * row that does not fit its script; fn is not called; a->cw CW_NONE). */
+static int alk_send(rlk_a_lockreq *a, int cw, const char *script, const char *argnames,
+                    long long lease, long long ticket, rlk_ae_reply_fn fn)
+{
+    const char *keys[RLK_PROTO_KEYS];
+    rlk_proto_argvals vals = {.lease_ms = lease, .owner = a->owner, .ticket = ticket,
+                              .publish = rlk_ae_publish_arg(a->h.ac), .value = a->value,
+                              .delay_ms = a->delay_ms, .secret = rlk_async_uuid(a->h.ac)};
+    rlk_proto_argv av;
+    int nk = rlk_proto_keys_list(&a->keys, rlk_script_key_roles(script), keys, RLK_PROTO_KEYS);
+    int na = rlk_proto_args(argnames, &vals, &av), no;
+    const char **v = NULL;
+
+    /* The row's optional keys after the header's (not the cancel's: it takes none). */
+    if (nk >= 0 && a->k->opt_keys && script != a->k->cancel) {
+        no = rlk_proto_keys_list(&a->keys, a->k->opt_keys, keys + nk, RLK_PROTO_KEYS - nk);
+        nk = no < 0 ? -1 : nk + no;
+    }
+    if (nk < 0 || na < 0)
+        a->call = NULL;
+    else if (!a->values)
+        a->call = rlk_ae_scriptv(a->h.ac, script, nk, keys, na, av.v, NULL, fn, a);
+    else    /* RLK_PROTO_VALUES: the values after the named arguments. */
+        a->call = (v = rlk_a_common_join(av.v, na, a->values, &na)) != NULL
+                  ? rlk_ae_scriptv(a->h.ac, script, nk, keys, na, v, NULL, fn, a) : NULL;
+    free(v);
+    a->cw = a->call ? cw : CW_NONE;
+    return a->call ? 0 : -1;
+}
+
+static void alk_vset_msg(rlk_a_lockreq *a, const char *fmt, va_list ap)
+{
+    char buf[512];
+
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    free(a->end_msg);
+    a->end_msg = strdup(buf);
+    a->end_msg_oom = a->end_msg == NULL;
+}
+
+static void alk_set_msg(rlk_a_lockreq *a, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    alk_vset_msg(a, fmt, ap);
+    va_end(ap);
+}
+
+static const char *alk_msg_str(const rlk_a_lockreq *a)
+{
+    return a->end_msg ? a->end_msg : a->end_msg_oom ? "out of memory" : "";
+}
+
+static void alk_quiet(rlk_a_lockreq *a)
+{
+    rlk_a_common_quiet(&a->retry, &a->deadline, &a->s_wake);
+    rlk_ae_unsubscribe(a->s_wide);
+    a->s_wide = NULL;
+}
+
+static void alk_free_state(rlk_async_req *r, void *state)
+{
+    rlk_a_lockreq *a = state;
+
+    (void)r;
+    alk_quiet(a);
+    rlk_ae_call_forget(a->call);
+    rlk_a_common_free(7, a->end_msg, a->name, a->owner, a->value, a->wake, a->own, a->values);
+    rlk_proto_keys_free(&a->keys);
+}
+
+static long long alk_budget(const rlk_a_lockreq *a)
+{
+    return rlk_a_common_budget(a->h.ac, a->op == ALK_LOCK ? a->wait_ms : 0);
+}
+
+static void alk_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
+                             int lost, void *arg)
+{
+    rlk_a_lockreq *a = arg;
+
+    rlk_a_unused(5, ac, rc, reply, errstr, lost);
+    a->call = NULL;
+    a->cw = CW_NONE;
+    /* Best effort, as the blocking API: a waiter that cannot say so is skipped
+     * when its reservation's claim window runs out. */
+    rlk_ae_complete(a->h.r, a->end_err, 0, NULL, "%s", alk_msg_str(a));
+}
+
+static void alk_end(rlk_a_lockreq *a, int err, const char *fmt, ...)
+{
+    va_list ap;
+
+    alk_quiet(a);
+    va_start(ap, fmt);
+    alk_vset_msg(a, fmt, ap);
+    va_end(ap);
+    a->end_err = err;
+    if (a->queued && a->k->cancel && (a->k->wait == RLK_PROTO_WAIT_FAIR || a->ticket) &&
+        !rlk_ae_closing(a->h.ac)) {
+        if (alk_send(a, CW_CANCEL, a->k->cancel, a->k->cancel_args, 0, a->ticket,
+                     alk_cancel_reply) == 0)
+            return;
+    }
+    rlk_ae_complete(a->h.r, err, 0, NULL, "%s", alk_msg_str(a));
+}
+
+static void alk_end_busy(rlk_a_lockreq *a)
+{
+    if (a->ending == RLK_ERR_CANCELLED)
+        alk_end(a, RLK_ERR_CANCELLED, "cancelled");
+    else
+        alk_end(a, RLK_ERR_BUSY, "%s %s: held by another holder%s after %lld ms", a->k->what,
+                a->name, a->delay_ms > 0 ? " (or in the lock-delay of one that lost it)" : "",
+                rlk_a_common_elapsed(&a->h));
+}
+
+static int alk_replied(rlk_a_lockreq *a, int rc, const char *errstr)
+{
+    a->call = NULL;
+    a->cw = CW_NONE;
+    if (rc != RLK_ERR_CLOSED)
+        return 0;
+    rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
+    return 1;
+}
+
+static void alk_cancel_hook(rlk_async_req *r, void *state)
+{
+    rlk_a_lockreq *a = state;
+
+    (void)r;
+    if (a->op != ALK_LOCK)
+        return;     /* an unlock is on its way: its result stands */
+    a->ending = RLK_ERR_CANCELLED;
+    if (a->call)
+        return;     /* the call in flight decides (a grant is given back) */
+    alk_end(a, RLK_ERR_CANCELLED, "cancelled");
+}
+
+static void alk_bind(rlk_a_lockreq *a, const rlk_proto *k)
+{
+    a->k = k;
+    rlk_proto_keys_free(&a->keys);
+    rlk_proto_keys_init(&a->keys, k->names, a->name);
+}
+
+static rlk_a_lockreq *alk_new(rlk_async *ac, int op, const rlk_proto *k, const char *who,
+                              const char *name, unsigned long long task, rlk_async_fn fn,
+                              void *privdata)
+{
+    char owner[RLK_OWNER_MAX + 1];
+    rlk_a_lockreq *a;
+
+    if (!(a = RLK_A_NEW(ac, rlk_a_lockreq, fn, privdata)))
+        return NULL;
+    a->op = op;
+    a->task = task;
+    a->k = k ? k : rlk_a_kind_row(RLK_KIND_LOCK);
+    if (rlk_a_common_begin(a->h.r, alk_cancel_hook, alk_free_state, who, name))
+        return a;
+    if (!k) {
+        rlk_ae_complete(a->h.r, RLK_ERR_ARG, 0, NULL, "%s %s: unknown kind", who, name);
+        return a;
+    }
+    rlk_ae_owner(ac, task, owner, sizeof owner);
+    if (!(a->name = strdup(name)) || !(a->owner = strdup(owner))) {
+        rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
+        return a;
+    }
+    alk_bind(a, k);
+    return a;
+}
 
 /* ---------------------------------------------------------------- acquiring */
 
@@ -52,13 +276,11 @@ static void alk_acquired(rlk_a_lockreq *a)
     rlk_a_hold *h = rlk_a_hold_get(a->h.ac, a->k->hold, a->name, a->owner);
 
     a->queued = 0;
-    rlk_a_lockreq_quiet(a);
+    alk_quiet(a);
     if (!h)
         goto nomem;     /* no room to remember it: given back rather than held blind */
-    if (h->count == 0 || !(a->k->flags & RLK_PROTO_ONE_HOLD)) {
-        if (h->count++ == 0)
-            h->acquired_ns = rlk_clock_now_ns();
-    }
+    if ((h->count == 0 || !(a->k->flags & RLK_PROTO_ONE_HOLD)) && h->count++ == 0)
+        h->acquired_ns = rlk_clock_now_ns();
     h->row = a->k;      /* a re-entry's is the hold's (rlk_proto_keeps) */
     h->kind_data = a->delay_ms;
     h->lease_ms = a->lease_ms;
@@ -80,15 +302,16 @@ static void alk_acquired(rlk_a_lockreq *a)
     if (a->ending == RLK_ERR_CANCELLED || a->ending == RLK_ERR_UNSETTLED) {
         /* Cancelled while the grant was on its way (or not reportable): never left held. */
         if (a->ending == RLK_ERR_CANCELLED)
-            rlk_a_lockreq_set_msg(a, "cancelled");
+            alk_set_msg(a, "cancelled");
         alk_release(a, CW_UNDO);
         return;
     }
-    rlk_ae_complete(a->h.r, RLK_OK, a->k->flags & RLK_PROTO_TOKEN ? a->token : h->count, NULL, NULL);
+    rlk_ae_complete(a->h.r, RLK_OK, a->k->flags & RLK_PROTO_TOKEN ? a->token : h->count, NULL,
+                    NULL);
     return;
 nomem:
     a->ending = RLK_ERR_NOMEM;
-    rlk_a_lockreq_set_msg(a, "%s %s: out of memory", a->k->what, a->name);
+    alk_set_msg(a, "%s %s: out of memory", a->k->what, a->name);
     alk_release(a, CW_UNDO);
 }
 
@@ -130,7 +353,7 @@ static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
     if (a->k->wait == RLK_PROTO_WAIT_FAIR)
         a->queued = 1;      /* fair/acquire queues every caller it turns away */
     if (!a->waiter || a->ending) {
-        rlk_a_lockreq_end_busy(a);
+        alk_end_busy(a);
         return;
     }
     switch (a->k->wait) {
@@ -191,7 +414,7 @@ static void alk_read_back(rlk_a_lockreq *a, int cw)
         /* A token row: the count, the hold's token and the PTTL in one read (its
          * held script), never the token of a holder that took the lock since. */
         a->read_at = rlk_ae_now_ms();
-        rlk_a_lockreq_send(a, cw, a->k->held, a->k->held_args, a->lease_ms, 0,
+        alk_send(a, cw, a->k->held, a->k->held_args, a->lease_ms, 0,
                            alk_read_acq_reply);
     } else {    /* RLK_PROTO_VALUES: owner's live count of each value; else the field */
         a->call = a->values ? rlk_a_kind_call(a->h.ac, &rlk_fastmulti_counts_call, a->name,
@@ -205,13 +428,6 @@ static void alk_read_back(rlk_a_lockreq *a, int cw)
                         "%s %s: could not read back a lost reply", a->k->what, a->name);
 }
 
-static long long alk_known(rlk_a_lockreq *a)
-{
-    rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
-
-    return h ? h->count : 0;
-}
-
 static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
                               int lost, void *arg)
 {
@@ -219,14 +435,14 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
     rlk_proto_outcome o;
 
     (void)ac;
-    if (rlk_a_lockreq_replied(a, rc, errstr))
+    if (alk_replied(a, rc, errstr))
         return;
     if (rc == RLK_ERR_IO && lost) {
         RLK_A_COUNT(a->h, lost_replies);
         alk_read_back(a, CW_READ_ACQ);      /* it may have run: find out */
         return;
     }
-    if (rc == RLK_ERR_IO && !a->ending && rlk_a_common_elapsed(&a->h) <= rlk_a_lockreq_budget(a)) {
+    if (rc == RLK_ERR_IO && !a->ending && rlk_a_common_elapsed(&a->h) <= alk_budget(a)) {
         /* Never written: try again within the wait (a single try: once more in a while). */
         alk_schedule(a, ALK_RETRY_MS);
         return;
@@ -234,17 +450,17 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
     if (rc == RLK_ERR_IO) {     /* never written: cancelled (it never ran), or the I/O error */
         int cancelled = a->ending == RLK_ERR_CANCELLED;
 
-        rlk_a_lockreq_end(a, cancelled ? RLK_ERR_CANCELLED : RLK_ERR_IO, "%s",
+        alk_end(a, cancelled ? RLK_ERR_CANCELLED : RLK_ERR_IO, "%s",
                           cancelled ? "cancelled" : errstr);
         return;
     }
     if (rc != RLK_OK && rlk_proto_refusal(errstr) == RLK_ERR_REENTRY) {
-        rlk_a_lockreq_end(a, RLK_ERR_REENTRY, "%s %s: already held by %s; not acquired again",
+        alk_end(a, RLK_ERR_REENTRY, "%s %s: already held by %s; not acquired again",
                           a->k->what, a->name, a->owner);
         return;
     }
     if (rc != RLK_OK) {
-        rlk_a_lockreq_end(a, rlk_proto_refusal(errstr) == RLK_ERR_UPGRADE ? RLK_ERR_UPGRADE : rc,
+        alk_end(a, rlk_proto_refusal(errstr) == RLK_ERR_UPGRADE ? RLK_ERR_UPGRADE : rc,
                           "%s", errstr);
         return;
     }
@@ -263,7 +479,7 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
         alk_busy(a, o.value, o.first);
         return;
     default:
-        rlk_a_lockreq_end(a, RLK_ERR_PROTOCOL, "%s %s: %s replied type %d", a->k->what, a->name,
+        alk_end(a, RLK_ERR_PROTOCOL, "%s %s: %s replied type %d", a->k->what, a->name,
                 a->k->acquire, r->type);
     }
 }
@@ -277,7 +493,7 @@ static void alk_give_back_reply(rlk_async *ac, int rc, const redisReply *r, cons
     int outcome = rc == RLK_OK ? rlk_fam_release_read(r) : RLK_REL_ERROR;
 
     rlk_a_unused(2, ac, lost);
-    if (rlk_a_lockreq_replied(a, rc, errstr))
+    if (alk_replied(a, rc, errstr))
         return;
     if (outcome == RLK_REL_RELEASED || outcome == RLK_REL_STILL_HELD) {
         RLK_A_COUNT(a->h, lost_given_back);
@@ -293,7 +509,7 @@ static void alk_give_back_reply(rlk_async *ac, int rc, const redisReply *r, cons
 static void alk_give_back(rlk_a_lockreq *a)
 {
     if (a->give_back > 0) {
-        if (rlk_a_lockreq_send(a, CW_GIVE_BACK, a->k->release, a->k->release_args, a->lease_ms,
+        if (alk_send(a, CW_GIVE_BACK, a->k->release, a->k->release_args, a->lease_ms,
                                0, alk_give_back_reply) == 0)
             return;
         a->give_back = 0;
@@ -301,7 +517,7 @@ static void alk_give_back(rlk_a_lockreq *a)
     if (a->adopt)
         alk_acquired(a);
     else
-        rlk_ae_complete(a->h.r, a->ending, 0, NULL, "%s", rlk_a_lockreq_msg_str(a));
+        rlk_ae_complete(a->h.r, a->ending, 0, NULL, "%s", alk_msg_str(a));
 }
 
 static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
@@ -309,22 +525,15 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
 {
     rlk_a_lockreq *a = arg;
     long long n = 0, token = 0, pttl = -2;
+    int cw = a->cw;
 
-    (void)ac;
-    (void)lost;
-    a->call = NULL;
-    if (rc == RLK_ERR_CLOSED) {
-        a->cw = CW_NONE;
-        rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
+    rlk_a_unused(2, ac, lost);
+    if (alk_replied(a, rc, errstr))
         return;
-    }
     if (rc != RLK_OK) {
         /* Not settled yet: read again while the budget lasts. */
-        if (rlk_a_common_elapsed(&a->h) > rlk_a_lockreq_budget(a)) {
-            int cw = a->cw;
-
-            a->cw = CW_NONE;
-            rlk_a_lockreq_quiet(a);
+        if (rlk_a_common_elapsed(&a->h) > alk_budget(a)) {
+            alk_quiet(a);
             RLK_A_COUNT(a->h, lost_unsettled);
             rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL,
                             "%s %s: a reply was lost and whether the %s ran could not be "
@@ -332,16 +541,15 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
                             cw == CW_READ_ACQ ? "acquire" : "release", errstr);
             return;
         }
-        alk_read_back(a, a->cw);
+        alk_read_back(a, cw);
         return;
     }
-    if (a->cw == CW_READ_ACQ && a->k->held) {
+    if (cw == CW_READ_ACQ && a->k->held) {
         /* {count, token, PTTL} (fenced/held, elect/held) */
         long long held[3];
 
         if (rlk_fam_held_read(r, held) != 0) {
-            a->cw = CW_NONE;
-            rlk_a_lockreq_quiet(a);
+            alk_quiet(a);
             rlk_ae_complete(a->h.r, RLK_ERR_PROTOCOL, 0, NULL, "%s %s: %s replied an unexpected "
                             "shape", a->k->what, a->name, a->k->held);
             return;
@@ -351,32 +559,27 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
         pttl = held[2];
     } else if (r->type == REDIS_REPLY_STRING)
         n = strtoll(r->str, NULL, 10);
-    else if (a->values && (n = rlk_fastmulti_lost_count(r, a->known, 0,
-                                                        a->cw == CW_READ_REL)) < 0) {
-        int rel = a->cw == CW_READ_REL;
-
-        a->cw = CW_NONE;
-        rlk_a_lockreq_quiet(a);
+    else if (a->values && (n = rlk_fastmulti_lost_count(r, a->known, 0, cw == CW_READ_REL)) < 0) {
+        alk_quiet(a);
         RLK_A_COUNT(a->h, lost_unsettled);
         rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL, "%s %s: %s reply was lost and the "
                         "counts of its values do not tell whether it ran", a->k->what, a->name,
-                        rel ? "a release's" : "an acquire's");
+                        cw == CW_READ_REL ? "a release's" : "an acquire's");
         return;
     }
-    if (a->cw == CW_READ_ACQ) {
+    if (cw == CW_READ_ACQ) {
         rlk_fam_settled d = rlk_fam_settle_rule(a->known, n, !a->k->held ||
                                                 (pttl > 0 && token > 0));
 
-        a->cw = CW_NONE;
         if (d.ran && a->k->held) {
             rlk_fam_adopt_hook(a->name);
             if (!d.adopt) {
                 /* It ran, but its hold had no lease left when read (or no token): never
                  * adopted past its lease; what the server still counts is given back. */
                 RLK_A_COUNT(a->h, lost_not_run);
-                rlk_a_lockreq_quiet(a);
+                alk_quiet(a);
                 a->ending = RLK_ERR_IO;
-                rlk_a_lockreq_set_msg(a, "%s %s: the acquire's reply was lost; it ran, but its hold had %s "
+                alk_set_msg(a, "%s %s: the acquire's reply was lost; it ran, but its hold had %s "
                             "when read back: not adopted", a->k->what, a->name,
                             token <= 0 ? "no token" : "no lease left");
                 a->give_back = d.give_back;
@@ -402,14 +605,13 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
         if (a->ticket || a->k->wait == RLK_PROTO_WAIT_FAIR)
             a->queued = 1;          /* it may have queued the caller */
         /* It did not run: not an answer yet (a single try too): attempt again. */
-        if (a->ending || rlk_a_common_elapsed(&a->h) > rlk_a_lockreq_budget(a))
-            rlk_a_lockreq_end_busy(a);
+        if (a->ending || rlk_a_common_elapsed(&a->h) > alk_budget(a))
+            alk_end_busy(a);
         else
             alk_schedule(a, 0);
         return;
     }
     /* CW_READ_REL: did the release run? */
-    a->cw = CW_NONE;
     if (n < a->known) {
         rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
 
@@ -421,7 +623,7 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
             rlk_ae_complete(a->h.r, RLK_OK, n, NULL, NULL);
         else
             rlk_ae_complete(a->h.r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
-                            rlk_a_lockreq_msg_str(a));
+                            alk_msg_str(a));
         return;
     }
     alk_release(a, a->op == ALK_UNLOCK ? CW_RELEASE : CW_UNDO);   /* it did not run */
@@ -430,13 +632,15 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
 /* One attempt: the row's acquire with the ticket (queued: -ticket). */
 static void alk_attempt(rlk_a_lockreq *a)
 {
+    rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
+
     rlk_ae_timer_del(a->retry);
     a->retry = NULL;
-    a->known = alk_known(a);
+    a->known = h ? h->count : 0;
     a->sent = rlk_ae_now_ms();
-    if (rlk_a_lockreq_send(a, CW_ATTEMPT, a->k->acquire, a->k->acquire_args, a->lease_ms,
+    if (alk_send(a, CW_ATTEMPT, a->k->acquire, a->k->acquire_args, a->lease_ms,
                            a->queued ? -a->ticket : a->ticket, alk_acquire_reply) != 0)
-        rlk_a_lockreq_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s %s: %s",
+        alk_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s %s: %s",
                           a->k->what, a->name,
                           rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
 }
@@ -476,7 +680,7 @@ static void alk_deadline_fire(rlk_async *ac, void *arg)
         a->ending = RLK_ERR_BUSY;   /* the call in flight decides */
         return;
     }
-    rlk_a_lockreq_end(a, RLK_ERR_BUSY, "%s %s: held by another holder after %lld ms", a->k->what, a->name,
+    alk_end(a, RLK_ERR_BUSY, "%s %s: held by another holder after %lld ms", a->k->what, a->name,
             rlk_a_common_elapsed(&a->h));
 }
 
@@ -490,18 +694,14 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
     rlk_a_hold *h;
 
     (void)ac;
-    if (rlk_a_lockreq_replied(a, rc, errstr))
+    if (alk_replied(a, rc, errstr))
         return;
     if (rc == RLK_ERR_IO && lost) {
-        a->cw = cw == CW_UNDO ? CW_UNDO : CW_RELEASE;
         RLK_A_COUNT(a->h, lost_replies);
         alk_read_back(a, CW_READ_REL);
-        if (!a->call && !rlk_ae_req_done(a->h.r))
-            rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL,
-                            "%s %s: the release's reply was lost", a->k->what, a->name);
         return;
     }
-    if (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) <= rlk_a_lockreq_budget(a)) {
+    if (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) <= alk_budget(a)) {
         alk_release(a, cw);     /* never written: once more */
         return;
     }
@@ -512,11 +712,11 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
     }
     if ((outcome = rlk_fam_release_read(r)) == RLK_REL_NOT_OWNER) {
         if (h && !(h->row && (((const rlk_proto *)h->row)->flags & RLK_PROTO_VALUES)))
-            rlk_a_hold_drop(a->h.ac, h);     /* not held any more (lost): forget it (a value list not
-                                         held says nothing of the owner's other values) */
+            rlk_a_hold_drop(a->h.ac, h);    /* not held any more (lost): forget it (a value
+                                               list not held says nothing of its other values) */
         if (cw == CW_UNDO)
             rlk_ae_complete(a->h.r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
-                            rlk_a_lockreq_msg_str(a));
+                            alk_msg_str(a));
         else
             rlk_ae_complete(a->h.r, RLK_ERR_NOT_OWNER, 0, NULL,
                             "%s %s: not held by task %llu", a->k->what, a->name, a->task);
@@ -531,7 +731,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
     }
     if (cw == CW_UNDO)
         rlk_ae_complete(a->h.r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
-                        rlk_a_lockreq_msg_str(a));
+                        alk_msg_str(a));
     else
         rlk_ae_complete(a->h.r, RLK_OK, h ? h->count : outcome == RLK_REL_STILL_HELD, NULL,
                         NULL);
@@ -544,7 +744,7 @@ static void alk_release(rlk_a_lockreq *a, int cw)
     rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
 
     a->known = h ? h->count : 1;
-    if (rlk_a_lockreq_send(a, cw, a->k->release, a->k->release_args,
+    if (alk_send(a, cw, a->k->release, a->k->release_args,
                            h && h->lease_ms > 0 ? h->lease_ms : c->watchdog_lease_ms, 0,
                            alk_release_reply) != 0)
         rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
@@ -563,9 +763,10 @@ static void alk_force_reply(rlk_async *ac, int rc, const redisReply *r, const ch
     rlk_a_lockreq *a = arg;
 
     (void)lost;
-    rlk_a_lockreq_call_back(a);
-    if (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) < rlk_a_lockreq_budget(a) &&
-        rlk_a_lockreq_send(a, CW_FORCE, a->k->force, a->k->force_args, 0, 0, alk_force_reply) == 0)
+    if (alk_replied(a, rc, errstr))
+        return;
+    if (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) < alk_budget(a) &&
+        alk_send(a, CW_FORCE, a->k->force, a->k->force_args, 0, 0, alk_force_reply) == 0)
         return;
     if (rc != RLK_OK) {
         rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
@@ -603,12 +804,9 @@ static int alk_listen(rlk_a_lockreq *a)
     rlk_ae_sub **sub = &a->s_wide;
     const char *ch;
 
-    if (k->wait == RLK_PROTO_WAIT_SPIN) {
-        if (a->wait_ms > 0 &&
-            !(a->deadline = rlk_ae_timer_add(a->h.ac, a->wait_ms, alk_deadline_fire, a)))
-            return -1;
-        return 0;
-    }
+    if (k->wait == RLK_PROTO_WAIT_SPIN)
+        return a->wait_ms <= 0 ||
+               (a->deadline = rlk_ae_timer_add(a->h.ac, a->wait_ms, alk_deadline_fire, a)) ? 0 : -1;
     if (!(a->channel = rlk_proto_keys_get(&a->keys, k->wait_channel)))
         return -1;
     ch = a->channel;
@@ -633,7 +831,7 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_proto *k, const char 
                                   long long lease_ms, const rlk_a_lock_opts *o, rlk_async_fn fn,
                                   void *privdata)
 {
-    rlk_a_lockreq *a = rlk_a_lockreq_new(ac, ALK_LOCK, k, who, name, task, fn, privdata);
+    rlk_a_lockreq *a = alk_new(ac, ALK_LOCK, k, who, name, task, fn, privdata);
     rlk_client *c;
     rlk_a_hold *held;
 
@@ -666,7 +864,7 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_proto *k, const char 
     a->wait_ms = wait_ms;
     held = rlk_a_hold_find(ac, k->hold, name, a->owner);
     if (held && held->row && rlk_proto_keeps(held->row, k)) {
-        rlk_a_lockreq_bind(a, held->row);     /* a re-entry keeps its hold's lock-delay, or its lack */
+        alk_bind(a, held->row);     /* a re-entry keeps its hold's lock-delay, or its lack */
         a->delay_ms = held->kind_data;
     }
     if (held && (k->flags & RLK_PROTO_NON_REENTRANT)) {
@@ -696,7 +894,7 @@ rlk_async_req *rlk_a_lock_release(rlk_async *ac, const rlk_proto *k, const char 
 {
     const char *who = k && (k->flags & RLK_PROTO_VALUES) ? "rlk_async_fastmulti_unlock"
                                                      : "rlk_async_unlock";
-    rlk_a_lockreq *a = rlk_a_lockreq_new(ac, ALK_UNLOCK, k, who, name, task, fn, privdata);
+    rlk_a_lockreq *a = alk_new(ac, ALK_UNLOCK, k, who, name, task, fn, privdata);
     rlk_a_hold *h;
 
     if (!a || rlk_ae_req_done(a->h.r) || alk_values(a, who, o))
@@ -706,7 +904,7 @@ rlk_async_req *rlk_a_lock_release(rlk_async *ac, const rlk_proto *k, const char 
     h = rlk_a_hold_find(ac, k->hold, name, a->owner);
     if (h && h->row && h->row != a->k && !a->values ==
         !(((const rlk_proto *)h->row)->flags & RLK_PROTO_VALUES))
-        rlk_a_lockreq_bind(a, h->row);
+        alk_bind(a, h->row);
     alk_release(a, CW_RELEASE);
     return a->h.r;
 }
@@ -715,16 +913,16 @@ rlk_async_req *rlk_async_lock(rlk_async *ac, int kind, const char *name, unsigne
                               long long wait_ms, long long lease_ms, rlk_async_fn fn,
                               void *privdata)
 {
-    return rlk_a_lock_acquire(ac, rlk_a_kind_row(kind), "rlk_async_lock", name, task, wait_ms, lease_ms,
-                              NULL, fn, privdata);
+    return rlk_a_lock_acquire(ac, rlk_a_kind_row(kind), "rlk_async_lock", name, task, wait_ms,
+                              lease_ms, NULL, fn, privdata);
 }
 
 rlk_async_req *rlk_async_lock_nr(rlk_async *ac, int kind, const char *name, unsigned long long task,
                                  long long wait_ms, long long lease_ms, rlk_async_fn fn,
                                  void *privdata)
 {
-    return rlk_a_lock_acquire(ac, rlk_a_kind_nr(kind), "rlk_async_lock_nr", name, task, wait_ms, lease_ms, NULL, fn,
-                              privdata);
+    return rlk_a_lock_acquire(ac, rlk_a_kind_nr(kind), "rlk_async_lock_nr", name, task, wait_ms,
+                              lease_ms, NULL, fn, privdata);
 }
 
 rlk_async_req *rlk_async_lock_spin(rlk_async *ac, const char *name, unsigned long long task,
@@ -768,11 +966,11 @@ rlk_async_req *rlk_a_lock_force(rlk_async *ac, const rlk_proto *k, const char *w
                                 const char *name, const rlk_a_lock_opts *o, rlk_async_fn fn,
                                 void *privdata)
 {
-    rlk_a_lockreq *a = rlk_a_lockreq_new(ac, ALK_FORCE, k, who, name, 0, fn, privdata);
+    rlk_a_lockreq *a = alk_new(ac, ALK_FORCE, k, who, name, 0, fn, privdata);
 
     if (!a || rlk_ae_req_done(a->h.r) || alk_values(a, who, o))
         return a ? a->h.r : NULL;
-    if (rlk_a_lockreq_send(a, CW_FORCE, a->k->force, a->k->force_args, 0, 0, alk_force_reply))
+    if (alk_send(a, CW_FORCE, a->k->force, a->k->force_args, 0, 0, alk_force_reply))
         rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
     return a->h.r;
 }

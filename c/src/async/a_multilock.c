@@ -352,16 +352,11 @@ static aml *aml_new(rlk_async *ac, int op, int n, const char *const *names,
                 return m;
             }
     }
-    if (!(m->names = calloc((size_t)n, sizeof *m->names))) {
+    m->names = calloc((size_t)n, sizeof *m->names);
+    while (m->names && m->n < n && (m->names[m->n] = strdup(names[m->n])))
+        m->n++;
+    if (m->n < n)
         rlk_ae_complete(m->h.r, RLK_ERR_NOMEM, 0, NULL, "%s: out of memory", what);
-        return m;
-    }
-    m->n = n;
-    for (int i = 0; i < n; i++)
-        if (!(m->names[i] = strdup(names[i]))) {
-            rlk_ae_complete(m->h.r, RLK_ERR_NOMEM, 0, NULL, "%s: out of memory", what);
-            return m;
-        }
     return m;
 }
 

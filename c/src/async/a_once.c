@@ -51,11 +51,7 @@ static void aon_free_state(rlk_async_req *r, void *state)
     (void)r;
     aon_quiet(o);
     rlk_ae_call_forget(o->call);
-    free(o->name);
-    free(o->channel);
-    free(o->tail);
-    free((void *)o->v.owner);
-    free((void *)o->v.id);
+    rlk_a_common_free(5, o->name, o->channel, o->tail, (void *)o->v.owner, (void *)o->v.id);
 }
 
 static void aon_call(aon *o);

@@ -37,13 +37,6 @@ typedef struct aps {
 static void aps_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr, int lost,
                       void *arg);
 
-/* Ends the request with err (never RLK_OK) and msg (NULL: err's text):
- * rlk_a_semq_finish. */
-static void aps_end(aps *a, int err, const char *msg)
-{
-    rlk_a_semq_finish(&a->q, err, "%s", msg ? msg : rlk_strerror(err));
-}
-
 /* ---------------------------------------------------------------- the calls */
 
 /* pc with v as the call in flight for cw; one that could not be queued
@@ -51,8 +44,9 @@ static void aps_end(aps *a, int err, const char *msg)
 static void aps_send(aps *a, const rlk_proto_call *pc, const rlk_proto_argvals *v, int cw)
 {
     if (rlk_a_semq_send(&a->q, pc, v, cw, aps_reply))
-        aps_end(a, rlk_ae_closing(a->q.h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM,
-                rlk_ae_closing(a->q.h.ac) ? "the async client was freed" : "out of memory");
+        rlk_a_semq_finish(&a->q, rlk_ae_closing(a->q.h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s",
+                          rlk_ae_closing(a->q.h.ac) ? "the async client was freed"
+                                                    : "out of memory");
 }
 
 /* psemaphore/release of this request's id (a release, or the undo of a
@@ -93,7 +87,7 @@ static void aps_acq_reply(aps *a, int rc, const redisReply *r, const char *errst
         (rc == RLK_OK && rlk_proto_read_psem(r, 1, &o) == RLK_PROTO_ACQUIRED))
         aps_acquired(a);
     else if (rc != RLK_OK)
-        aps_end(a, rc, errstr);
+        rlk_a_semq_finish(&a->q, rc, "%s", errstr);
     else if (o.is == RLK_PROTO_BUSY)    /* not acquired: the wait is rlk_psem_busy_wait's */
         rlk_a_semq_busy(&a->q, rlk_psem_busy_wait(r, &o), o.first);
     else
@@ -105,12 +99,12 @@ static void aps_acq_reply(aps *a, int rc, const redisReply *r, const char *errst
 static void aps_rel_reply(aps *a, int cw, int rc, const redisReply *r, const char *errstr)
 {
     if (rc != RLK_OK)
-        aps_end(a, rc, errstr);
+        rlk_a_semq_finish(&a->q, rc, "%s", errstr);
     else if (r->type != REDIS_REPLY_INTEGER)
         rlk_a_semq_finish(&a->q, RLK_ERR_PROTOCOL, "release %s: psemaphore/release replied type "
                           "%d", a->q.name, r->type);
     else if (cw == RLK_A_SEMQ_UNDO)
-        aps_end(a, RLK_ERR_CANCELLED, "cancelled");
+        rlk_a_semq_finish(&a->q, RLK_ERR_CANCELLED, "cancelled");
     else if (r->integer >= 1 || a->io_failed)
         /* After a lost reply, 0 means the lost call released it (or it had expired):
          * the permit is not held either way; value 0 says which could not be told. */
@@ -138,7 +132,8 @@ static void aps_reply(rlk_async *ac, int rc, const redisReply *reply, const char
             a->q.queued = 1;    /* it may have queued the ticket: -ticket from now on */
     }
     if (rc == RLK_ERR_CLOSED || (rc == RLK_ERR_IO && !rlk_a_semq_in_budget(&a->q)))
-        aps_end(a, rc == RLK_ERR_IO && a->io_failed ? RLK_ERR_UNSETTLED : rc, errstr);
+        rlk_a_semq_finish(&a->q, rc == RLK_ERR_IO && a->io_failed ? RLK_ERR_UNSETTLED : rc, "%s",
+                          errstr);
     else if (rc == RLK_ERR_IO && cw == RLK_A_SEMQ_ATTEMPT)
         aps_attempt(&a->q);     /* the same id: a lost call that ran says "is held already" */
     else if (rc == RLK_ERR_IO)

@@ -5,7 +5,6 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "kinds/names.h"
@@ -41,7 +40,6 @@ void rlk_a_semq_quiet(rlk_a_semq *q)
     q->s_wide = NULL;
 }
 
-/* The request is freed: its call in flight forgotten, its names freed. */
 static void rlk_a_semq_free(rlk_async_req *r, void *state)
 {
     rlk_a_semq *q = state;
@@ -49,15 +47,9 @@ static void rlk_a_semq_free(rlk_async_req *r, void *state)
     (void)r;
     rlk_a_semq_quiet(q);
     rlk_ae_call_forget(q->call);
-    free(q->name);
-    free(q->channel);
-    free(q->wake);
+    rlk_a_common_free(3, q->name, q->channel, q->wake);
 }
 
-/* The request's cancel hook: not while permits are given back, the ticket
- * leaves the queue or a permit is released; else the call in flight decides
- * (permits it took are given back), or the request ends RLK_ERR_CANCELLED
- * now. */
 static void rlk_a_semq_cancel(rlk_async_req *r, void *state)
 {
     rlk_a_semq *q = state;

@@ -338,16 +338,16 @@ int ae_call_send(rlk_async *ac, ae_node *n, rlk_ae_call *call, int argc, const c
     return 0;
 }
 
-/* Queues a user call: on the one server, or routed by its slot. */
+/* Queues a user call: on the one server, or routed by its slot. One without its command (out
+ * of memory) or that cannot be queued is freed: NULL. */
 static rlk_ae_call *ae_call_submit(rlk_async *ac, rlk_ae_call *call)
 {
-    if (!ae_routed(ac)) {
-        if (ae_node_submit(ac, AE_N0(ac), call) != 0) {
-            ae_call_free(call);
-            return NULL;
-        }
-        return call;
+    if (!call->cmd || (!ae_routed(ac) && ae_node_submit(ac, AE_N0(ac), call) != 0)) {
+        ae_call_free(call);
+        return NULL;
     }
+    if (!ae_routed(ac))
+        return call;
     if (call->rt->fail_rc)
         ae_route_park(ac, call, 0);   /* ended on the next turn, never from inside the call */
     else
@@ -420,10 +420,7 @@ rlk_ae_call *rlk_ae_command(rlk_async *ac, int argc, const char *const *argv, rl
 
     if (ac->closing || !(call = ae_call_new(ac, AE_CALL_USER, fn, arg)))
         return NULL;
-    if (ae_call_argv(call, argc, (const char **)argv, NULL) != 0) {
-        ae_call_free(call);
-        return NULL;
-    }
+    (void)ae_call_argv(call, argc, (const char **)argv, NULL);    /* none: freed by the submit */
     if (ae_routed(ac))
         call->rt->slot = rlk_cluster_command_slot(argc, argv, NULL);
     return ae_call_submit(ac, call);

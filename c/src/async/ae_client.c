@@ -59,43 +59,34 @@ void rlk_async_set_lost_callback(rlk_async *ac, rlk_lost_kind_fn fn, void *userd
 rlk_async *rlk_async_new(const rlk_options *opts)
 {
     rlk_async *ac = calloc(1, sizeof *ac);
+    int routed;
 
     if (!ac)
         return NULL;
     ac->armed = -2;
     ac->c = rlk_client_prepare(opts);
     ac->cref = calloc(1, sizeof *ac->cref);
-    ac->nodes[0] = calloc(1, sizeof *ac->nodes[0]);
-    if (!ac->c || !ac->cref || !ac->nodes[0]) {
+    routed = ac->c && !ac->c->fatal && ae_routed(ac);
+    if (!ac->c || !ac->cref || (!routed && ae_route_setup(ac, 0) != RLK_OK)) {
         rlk_free(ac->c);
         free(ac->cref);
         free(ac->nodes[0]);
         free(ac);
         return NULL;
     }
-    ac->nnodes = 1;
-    AE_N0(ac)->cmd.fd = AE_N0(ac)->sub.fd = -1;
-    AE_N0(ac)->cmd.node = AE_N0(ac)->sub.node = AE_N0(ac);
-    AE_N0(ac)->sub.is_sub = 1;
     pthread_mutex_init(&ac->cref->mu, NULL);
     ac->cref->refs = 1;
     ac->cref->c = ac->c;
+    /* A cluster's seeds are the first nodes; the map (CLUSTER SLOTS) names the masters. */
     if (ac->c->fatal) {
         ac->fatal = ac->c->fatal;
         snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "%s", ac->c->fatal_msg);
-    } else if (ae_routed(ac)) {
-        /* The seeds are the first nodes; the map (CLUSTER SLOTS) names the masters. */
-        free(ac->nodes[0]);
-        ac->nodes[0] = NULL;
-        ac->nnodes = 0;
-        if (ae_route_setup(ac) != RLK_OK) {
-            ac->fatal = RLK_ERR_NOMEM;
-            snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "out of memory");
-        }
-        if (!ac->nnodes && !ac->fatal) {
-            ac->fatal = RLK_ERR_URL;
-            snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "redis+cluster://: no seed node");
-        }
+    } else if (routed && ae_route_setup(ac, 1) != RLK_OK) {
+        ac->fatal = RLK_ERR_NOMEM;
+        snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "out of memory");
+    } else if (routed && !ac->nnodes) {
+        ac->fatal = RLK_ERR_URL;
+        snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "redis+cluster://: no seed node");
     }
     if (ac->c->pubsub_opt != RLK_PUBSUB_AUTO)
         ac->pubsub = ac->c->pubsub_opt;

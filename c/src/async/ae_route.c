@@ -24,7 +24,8 @@
 
 static void ae_park_fire(rlk_async *ac, void *arg);
 
-/* The map's hook (client/slotmap.h): the node of a new map index. */
+/* The map's hook (client/slotmap.h): the node of a new map index; host NULL: the one server's
+ * node (the URL's address). */
 static int ae_node_new(void *arg, int idx, const char *host, int port)
 {
     rlk_async *ac = arg;
@@ -32,12 +33,13 @@ static int ae_node_new(void *arg, int idx, const char *host, int port)
 
     if (idx >= AE_MAX_NODES || idx != ac->nnodes || !(n = calloc(1, sizeof *n)))
         return -1;
-    if (!(n->host = strdup(host))) {
+    if (host && !(n->host = strdup(host))) {
         free(n);
         return -1;
     }
     n->port = port;
-    snprintf(n->addr, sizeof n->addr, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
+    if (host)
+        snprintf(n->addr, sizeof n->addr, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
     n->cmd.fd = n->sub.fd = -1;
     n->cmd.node = n->sub.node = n;
     n->sub.is_sub = 1;
@@ -45,9 +47,11 @@ static int ae_node_new(void *arg, int idx, const char *host, int port)
     return 0;
 }
 
-int ae_route_setup(rlk_async *ac)
+int ae_route_setup(rlk_async *ac, int routed)
 {
     rlk_slotmap_init(&ac->map, ae_node_new, ac);
+    if (!routed)
+        return ae_node_new(ac, 0, NULL, 0) ? RLK_ERR_NOMEM : RLK_OK;
     for (int i = 0; i < ac->c->url.nseeds; i++)
         if (rlk_slotmap_node(&ac->map, ac->c->url.seed_host[i], ac->c->url.seed_port[i]) < 0)
             return RLK_ERR_NOMEM;

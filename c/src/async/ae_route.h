@@ -17,10 +17,10 @@
 
 #include "async/ae_state.h"
 
-/* From rlk_async_new, on a routed client: the map, with the URL's seeds as
- * its first nodes (nodes[0] must be empty). RLK_ERR_NOMEM when one cannot
- * be added. */
-int ae_route_setup(rlk_async *ac);
+/* From rlk_async_new, the client's first nodes (none yet): on a routed
+ * client the map, with the URL's seeds as its first nodes; else the one
+ * server's node. RLK_ERR_NOMEM when one cannot be added. */
+int ae_route_setup(rlk_async *ac, int routed);
 /* A user call to the master of its slot: parked while the map (or the
  * pub/sub mode, which its form depends on) is not known. */
 void ae_route_call(rlk_async *ac, rlk_ae_call *call);

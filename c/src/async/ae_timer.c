@@ -88,14 +88,10 @@ rlk_ae_timer *rlk_ae_timer_add(rlk_async *ac, long long ms, rlk_ae_timer_fn fn, 
     }
     if (!(t = malloc(sizeof *t)))
         return NULL;
-    t->ac = ac;
-    t->at = rlk_ae_now_ms() + (ms > 0 ? ms : 0);
-    t->seq = ac->seq++;
-    t->fn = fn;
-    t->arg = arg;
-    ac->heap[ac->nheap] = t;
-    t->idx = ac->nheap++;
-    ae_heap_up(ac, t->idx);
+    *t = (rlk_ae_timer){.ac = ac, .at = rlk_ae_now_ms() + (ms > 0 ? ms : 0), .seq = ac->seq++,
+                        .fn = fn, .arg = arg};
+    ac->heap[ac->nheap++] = t;
+    ae_heap_up(ac, ac->nheap - 1);
     if (!ac->depth)
         ae_timer_arm(ac);     /* a call from outside the loop's handlers */
     return t;
@@ -133,11 +129,8 @@ void ae_timer_arm(rlk_async *ac)
         return;
     if (ac->qhead)
         want = 0;
-    else if (ac->nheap) {
-        want = ac->heap[0]->at - rlk_ae_now_ms();
-        if (want < 0)
-            want = 0;
-    }
+    else if (ac->nheap && (want = ac->heap[0]->at - rlk_ae_now_ms()) < 0)
+        want = 0;
     /* Always re-arm a timer (a relative delay drifts); skip only "none" twice. */
     if (want == -1 && ac->armed == -1)
         return;
