@@ -205,21 +205,15 @@ int rlk_tls_new(const rlk_tls_config *cfg, rlk_tls **out, char *err, size_t errl
     return RLK_OK;
 }
 
-/* Drops one reference; the last frees t. */
-static void rlk_tls_put(rlk_tls *t)
+/* Drops one reference (the owner's, or a closed session's); the last frees t. */
+void rlk_tls_free(rlk_tls *t)
 {
-    if (!rlk_ref_put(&t->mu, &t->refs))
+    if (!t || !rlk_ref_put(&t->mu, &t->refs))
         return;
     SSL_CTX_free(t->ctx);
     pthread_mutex_destroy(&t->mu);
     free(t->sni);
     free(t);
-}
-
-void rlk_tls_free(rlk_tls *t)
-{
-    if (t)
-        rlk_tls_put(t);
 }
 
 void rlk_tls_last_peer(rlk_tls *t, rlk_tls_peer *out)
@@ -617,5 +611,5 @@ void rlk_tls_conn_close(rlk_tls_conn *conn, int clean)
     pthread_mutex_lock(&t->mu);
     t->live--;
     pthread_mutex_unlock(&t->mu);
-    rlk_tls_put(t);
+    rlk_tls_free(t);
 }
