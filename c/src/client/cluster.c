@@ -479,22 +479,27 @@ static int rlk_cl_run(rlk_client *c, int slot, const rlk_script_info *s, rlk_con
 
 /* ---------------------------------------------------------------- dedicated connections */
 
-/* A dedicated connection (rlk_conn_open) to some node, the one after the
- * last one handed out first, so that a subscriber whose node died goes on
- * with another. *addr (may be NULL, 300 bytes) gets its address. */
-static int rlk_cluster_conn_open(rlk_client *c, redisContext **out, char *addr)
+/* A dedicated connection (rlk_conn_open) to the master of slot; for
+ * RLK_CLUSTER_ANY_SLOT to some node, the one after the last one handed out
+ * first, so that a subscriber whose node died goes on with another. *addr
+ * (may be NULL, 300 bytes) gets its address. */
+static int rlk_cl_open(rlk_client *c, int slot, redisContext **out, char *addr)
 {
     rlk_cluster *cl = c->cluster;
     rlk_client *cand[RLK_CLUSTER_MAX_NODES];
-    int n, rc = RLK_ERR_IO;
-    unsigned start;
+    int n = 1, rc = RLK_ERR_IO;
+    unsigned start = 0;
 
     *out = NULL;
-    (void)rlk_cluster_refresh(c, 0);
-    n = rlk_cluster_nodes(c, cand, RLK_CLUSTER_MAX_NODES, 1);
-    pthread_mutex_lock(&cl->mu);
-    start = cl->rr++;
-    pthread_mutex_unlock(&cl->mu);
+    if (slot != RLK_CLUSTER_ANY_SLOT && !(cand[0] = rlk_cluster_pick(c, slot, 1)))
+        return rlk_set_error(c, RLK_ERR_IO, "cluster: no node known for slot %d", slot);
+    if (slot == RLK_CLUSTER_ANY_SLOT) {
+        (void)rlk_cluster_refresh(c, 0);
+        n = rlk_cluster_nodes(c, cand, RLK_CLUSTER_MAX_NODES, 1);
+        pthread_mutex_lock(&cl->mu);
+        start = cl->rr++;
+        pthread_mutex_unlock(&cl->mu);
+    }
     for (int i = 0; i < n; i++) {
         rlk_client *node = cand[(start + (unsigned)i) % (unsigned)n];
 
@@ -509,25 +514,6 @@ static int rlk_cluster_conn_open(rlk_client *c, redisContext **out, char *addr)
     if (n == 0)
         rc = rlk_set_error(c, RLK_ERR_IO, "cluster: no node known");
     return rc;
-}
-
-/* A dedicated connection to the master of slot (RLK_CLUSTER_ANY_SLOT: any node). */
-static int rlk_cl_open(rlk_client *c, int slot, redisContext **out, char *addr)
-{
-    rlk_client *n;
-    int rc;
-
-    if (slot == RLK_CLUSTER_ANY_SLOT)
-        return rlk_cluster_conn_open(c, out, addr);
-    *out = NULL;
-    if (!(n = rlk_cluster_pick(c, slot, 1)))
-        return rlk_set_error(c, RLK_ERR_IO, "cluster: no node known for slot %d", slot);
-    rc = rlk_conn_open(n, out);
-    if (rc != RLK_OK)
-        return rlk_cluster_copy_error(c, n, rc);
-    if (addr)
-        snprintf(addr, 300, "%s", n->addr);
-    return RLK_OK;
 }
 
 /* ---------------------------------------------------------------- server version */
