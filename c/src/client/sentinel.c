@@ -620,11 +620,6 @@ static int rlk_sn_open(rlk_client *c, int slot, redisContext **out, char *addr)
     return rc;
 }
 
-static unsigned long long rlk_sn_moves(rlk_client *c)
-{
-    return rlk_sentinel_switches(c, NULL);
-}
-
 const rlk_topo rlk_topo_sentinel = {
     .name = "sentinel",
     .flags = RLK_TOPO_RESOLVES,
@@ -637,6 +632,6 @@ const rlk_topo rlk_topo_sentinel = {
     .open = rlk_sn_open,
     .stale = rlk_sentinel_stale,
     .check = rlk_sentinel_check,
-    .moves = rlk_sn_moves,
+    .moves = rlk_sentinel_switches,
     .masters = rlk_topo_one_master,
 };

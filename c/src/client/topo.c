@@ -35,7 +35,7 @@ int rlk_topo_resolves(const rlk_client *c)
 
 unsigned long long rlk_topo_moves(rlk_client *c)
 {
-    return c->topo->moves ? c->topo->moves(c) : 0;
+    return c->topo->moves ? c->topo->moves(c, NULL) : 0;
 }
 
 int rlk_topo_dial_blocks(const rlk_client *c)
