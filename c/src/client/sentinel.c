@@ -353,10 +353,8 @@ void rlk_sentinel_address(rlk_client *c, char *buf, size_t len)
         return;
     }
     pthread_mutex_lock(&sn->mu);
-    if (!sn->known)
-        snprintf(buf, len, "%s", "");
-    else
-        snprintf(buf, len, strchr(sn->host, ':') ? "[%s]:%d" : "%s:%d", sn->host, sn->port);
+    snprintf(buf, len, !sn->known ? "" : strchr(sn->host, ':') ? "[%s]:%d" : "%s:%d", sn->host,
+             sn->port);
     pthread_mutex_unlock(&sn->mu);
 }
 
