@@ -118,15 +118,15 @@ static int rlk_url_userinfo(const char *s, size_t n, rlk_url *u, char *err, size
     return RLK_OK;
 }
 
-/* The user info before the last '@' of s[0..*authlen), parsed into u; s and
- * *authlen then skip it. */
-static int rlk_url_skip_userinfo(const char **s, size_t *authlen, rlk_url *u, char *err,
-                                 size_t errlen)
+/* The user info before the last '@' of s[0..*authlen) (first: the first '@'), parsed into
+ * u; s and *authlen then skip it. */
+static int rlk_url_skip_userinfo(const char **s, size_t *authlen, int first, rlk_url *u,
+                                 char *err, size_t errlen)
 {
-    const char *at = NULL;
+    const char *at = first ? memchr(*s, '@', *authlen) : NULL;
     int rc;
 
-    for (size_t i = 0; i < *authlen; i++)
+    for (size_t i = 0; !first && i < *authlen; i++)
         if ((*s)[i] == '@')
             at = *s + i;
     if (!at)
@@ -207,7 +207,7 @@ static int rlk_url_tcp(const char *s, rlk_url *u, char *err, size_t errlen)
 
     if (s[authlen] == '?' || s[authlen] == '#')
         return RLK_URL_FAIL("bad url: query strings and fragments are not supported on redis://");
-    if ((rc = rlk_url_skip_userinfo(&s, &authlen, u, err, errlen)) != RLK_OK ||
+    if ((rc = rlk_url_skip_userinfo(&s, &authlen, 0, u, err, errlen)) != RLK_OK ||
         (rc = rlk_url_hostport(s, authlen, 6379, &u->host, &u->port, err, errlen)) != RLK_OK)
         return rc;
     s += authlen;
@@ -253,7 +253,7 @@ static int rlk_url_cluster(const char *s, rlk_url *u, char *err, size_t errlen)
     if (s[authlen] != '\0')
         return RLK_URL_FAIL("bad url: a cluster has no database, query or fragment "
                             "(redis+cluster://host:port,host:port)");
-    if ((rc = rlk_url_skip_userinfo(&s, &authlen, u, err, errlen)) != RLK_OK)
+    if ((rc = rlk_url_skip_userinfo(&s, &authlen, 0, u, err, errlen)) != RLK_OK)
         return rc;
     for (p = s; *p; p++)
         n += *p == ',';
@@ -319,18 +319,15 @@ static int rlk_url_sentinel_query(const char *q, rlk_url *u, char *err, size_t e
 static int rlk_url_sentinel(const char *s, rlk_url *u, char *err, size_t errlen)
 {
     size_t authlen = strcspn(s, "/?#"), count = 1, namelen;
-    const char *at = memchr(s, '@', authlen), *path, *query;
+    const char *path, *query;
     int rc;
 
     u->is_sentinel = 1;
     if (strchr(s, '#'))
         return RLK_URL_FAIL("bad url: fragments are not supported");
-    if (at) {       /* the first '@': one more is refused with the sentinel it stands in */
-        if ((rc = rlk_url_userinfo(s, (size_t)(at - s), u, err, errlen)) != RLK_OK)
-            return rc;
-        authlen -= (size_t)(at + 1 - s);
-        s = at + 1;
-    }
+    /* the first '@': one more is refused with the sentinel it stands in */
+    if ((rc = rlk_url_skip_userinfo(&s, &authlen, 1, u, err, errlen)) != RLK_OK)
+        return rc;
     for (size_t i = 0; i < authlen; i++)
         count += s[i] == ',';
     if (count > RLK_SENTINELS_MAX)
