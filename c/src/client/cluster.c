@@ -107,12 +107,6 @@ static int rlk_cluster_node_new(void *arg, int idx, const char *host, int port)
     return (cl->node[idx] = rlk_node_client_new(cl->parent, host, port)) != NULL ? 0 : -1;
 }
 
-/* Records node n's last error as the calling thread's error on c. */
-static int rlk_cluster_copy_error(rlk_client *c, rlk_client *n, int rc)
-{
-    return rlk_set_error(c, rc, "%s", rlk_errstr(n));
-}
-
 /* From rlk_connect: the node clients of the URL's seeds. */
 static int rlk_cl_setup(rlk_client *c, const rlk_options *o, char *msg, size_t len)
 {
@@ -218,7 +212,7 @@ static int rlk_cluster_refresh(rlk_client *c, int force)
 
         rc = rlk_pool_run(cand[i], rlk_op_two_words, &slots, 1, &r);
         if (rc != RLK_OK) {
-            rlk_cluster_copy_error(c, cand[i], rc);
+            rlk_set_error(c, rc, "%s", rlk_errstr(cand[i]));
             if (rc == RLK_ERR_TIMEOUT && rlk_time_limit_left_ms() == 0)
                 break;
             continue;
@@ -281,7 +275,7 @@ static void rlk_cl_connect(rlk_client *c)
     n = rlk_cluster_masters(c, m, RLK_CLUSTER_MAX_NODES);
     for (int i = 0; i < n; i++)
         if ((rc = rlk_topo_load_one(m[i])) != RLK_OK) {
-            rlk_cluster_copy_error(c, m[i], rc);
+            rlk_set_error(c, rc, "%s", rlk_errstr(m[i]));
             return;
         }
 }
@@ -449,11 +443,11 @@ static int rlk_cl_run(rlk_client *c, int slot, const rlk_script_info *s, rlk_con
         if (rlk_pool_lost_reply(n, &lc)) {
             lc.via = n;
             rlk_pool_note_lost_conn(c, &lc);
-            return rlk_cluster_copy_error(c, n, rc);
+            return rlk_set_error(c, rc, "%s", rlk_errstr(n));
         }
         if (rc == RLK_OK)
             return RLK_OK;
-        rlk_cluster_copy_error(c, n, rc);
+        rlk_set_error(c, rc, "%s", rlk_errstr(n));
         kind = rlk_slotmap_redirect(rlk_errstr(n), &rslot, host, sizeof host, &port);
         if (kind != RLK_SLOTMAP_NONE && redirects++ < RLK_CLUSTER_REDIRECTS_MAX) {
             rlk_client *to = rlk_cluster_follow(c, kind, rslot, host, port);
@@ -509,7 +503,7 @@ static int rlk_cl_open(rlk_client *c, int slot, redisContext **out, char *addr)
                 snprintf(addr, 300, "%s", node->addr);
             return RLK_OK;
         }
-        rlk_cluster_copy_error(c, node, rc);
+        rlk_set_error(c, rc, "%s", rlk_errstr(node));
     }
     if (n == 0)
         rc = rlk_set_error(c, RLK_ERR_IO, "cluster: no node known");
