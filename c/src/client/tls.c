@@ -423,12 +423,10 @@ int rlk_tls_handshake(rlk_tls *t, int tcp, const char *host, int port, long long
     }
     if (!rlk_is_ip(name))
         (void)SSL_set_tlsext_host_name(ssl, name);
-    if (!t->insecure) {
-        if (rlk_is_ip(name))
-            (void)X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name);
-        else
-            (void)SSL_set1_host(ssl, name);
-    }
+    if (!t->insecure && rlk_is_ip(name))
+        (void)X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name);
+    else if (!t->insecure)
+        (void)SSL_set1_host(ssl, name);
     ERR_clear_error();
     r = rlk_tls_drive(ssl, tcp, deadline_ns, &code, RLK_TLS_CONNECT, NULL, 0);
     handshaken = r > 0;
