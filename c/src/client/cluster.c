@@ -141,20 +141,6 @@ static void rlk_cluster_free(rlk_client *c)
 
 /* ---------------------------------------------------------------- the slot map */
 
-/* A command of two fixed words (CLUSTER SLOTS, INFO server) on a node. */
-typedef struct rlk_two_words {
-    const char *what;
-    const char *argv[2];
-} rlk_two_words;
-
-static int rlk_op_two_words(rlk_client *n, redisContext *ctx, void *arg, redisReply **reply,
-                            int *written)
-{
-    rlk_two_words *w = arg;
-
-    return rlk_conn_command(n, ctx, w->what, 2, w->argv, NULL, reply, written);
-}
-
 /* Installs the map of a CLUSTER SLOTS reply asked of node `asked`. */
 static int rlk_cluster_apply_slots(rlk_client *c, const redisReply *r, const rlk_client *asked)
 {
@@ -197,7 +183,7 @@ static int rlk_cluster_refresh(rlk_client *c, int force)
 {
     rlk_cluster *cl = c->cluster;
     rlk_client *cand[RLK_CLUSTER_MAX_NODES];
-    rlk_two_words slots = {"CLUSTER SLOTS", {"CLUSTER", "SLOTS"}};
+    const char *argv[2] = {"CLUSTER", "SLOTS"};
     int n, rc = RLK_ERR_IO;
     long long last;
 
@@ -210,7 +196,7 @@ static int rlk_cluster_refresh(rlk_client *c, int force)
     for (int i = 0; i < n; i++) {
         redisReply *r = NULL;
 
-        rc = rlk_pool_run(cand[i], rlk_op_two_words, &slots, 1, &r);
+        rc = rlk_pool_command(cand[i], "CLUSTER SLOTS", 2, argv, NULL, &r);
         if (rc != RLK_OK) {
             rlk_set_error(c, rc, "%s", rlk_errstr(cand[i]));
             if (rc == RLK_ERR_TIMEOUT && rlk_time_limit_left_ms() == 0)
@@ -517,7 +503,7 @@ static int rlk_cl_open(rlk_client *c, int slot, redisContext **out, char *addr)
 static int rlk_cluster_redis_major(rlk_client *c)
 {
     rlk_cluster *cl = c->cluster;
-    rlk_two_words info = {"INFO", {"INFO", "server"}};
+    const char *argv[2] = {"INFO", "server"};
     redisReply *r = NULL;
     int major, rc;
 
@@ -526,7 +512,7 @@ static int rlk_cluster_redis_major(rlk_client *c)
     pthread_mutex_unlock(&cl->mu);
     if (major)
         return major > 0 ? major : 0;
-    rc = rlk_cl_run(c, RLK_CLUSTER_ANY_SLOT, NULL, rlk_op_two_words, &info, 1, &r);
+    rc = rlk_pool_command(c, "INFO", 2, argv, NULL, &r);     /* any master (rlk_cl_run) */
     major = -1;
     if (rc == RLK_OK && r->type == REDIS_REPLY_STRING) {
         const char *v = strstr(r->str, "redis_version:");
