@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +38,8 @@ struct rlk_tls {
     char *sni;
     pthread_mutex_t mu;
     int refs;                   /* 1 for rlk_tls_free, 1 per open session */
-    int live;                   /* open sessions */
-    unsigned long long handshakes;
+    atomic_int live;            /* open sessions */
+    atomic_ullong handshakes;
     rlk_tls_peer last;
 };
 
@@ -225,22 +226,12 @@ void rlk_tls_last_peer(rlk_tls *t, rlk_tls_peer *out)
 
 unsigned long long rlk_tls_handshakes(rlk_tls *t)
 {
-    unsigned long long n;
-
-    pthread_mutex_lock(&t->mu);
-    n = t->handshakes;
-    pthread_mutex_unlock(&t->mu);
-    return n;
+    return atomic_load(&t->handshakes);
 }
 
 int rlk_tls_live_conns(rlk_tls *t)
 {
-    int n;
-
-    pthread_mutex_lock(&t->mu);
-    n = t->live;
-    pthread_mutex_unlock(&t->mu);
-    return n;
+    return atomic_load(&t->live);
 }
 
 /* ---------------------------------------------------------------- dialling */
@@ -606,8 +597,6 @@ void rlk_tls_conn_close(rlk_tls_conn *conn, int clean)
     ERR_clear_error();
     SSL_free(conn->ssl);
     free(conn);
-    pthread_mutex_lock(&t->mu);
-    t->live--;
-    pthread_mutex_unlock(&t->mu);
+    atomic_fetch_sub(&t->live, 1);
     rlk_tls_free(t);
 }
