@@ -28,13 +28,13 @@
 #define RLK_CLUSTER_BACKOFF_MAX_MS 200
 
 struct rlk_cluster {
-    pthread_mutex_t mu;         /* guards everything below */
+    pthread_mutex_t mu;         /* guards map, node and rr */
     rlk_slotmap map;            /* the nodes (never removed before rlk_free) and the slots */
     rlk_client *node[RLK_CLUSTER_MAX_NODES];    /* map node i's client (host:port in its url) */
     rlk_client *parent;         /* whose settings a new node client copies */
-    long long refreshed_ns;     /* last full refresh; 0: never */
+    atomic_llong refreshed_ns;  /* last full refresh; 0: never */
     unsigned rr;                /* rotation for "any node" */
-    int redis_major;            /* 0: not asked yet; -1: unknown */
+    atomic_int redis_major;     /* 0: not asked yet; -1: unknown */
 };
 
 /* Node clients get ids far from the public clients' (error.c keys on them). */
@@ -185,11 +185,8 @@ static int rlk_cluster_refresh(rlk_client *c, int force)
     rlk_client *cand[RLK_CLUSTER_MAX_NODES];
     const char *argv[2] = {"CLUSTER", "SLOTS"};
     int n, rc = RLK_ERR_IO;
-    long long last;
+    long long last = atomic_load(&cl->refreshed_ns);
 
-    pthread_mutex_lock(&cl->mu);
-    last = cl->refreshed_ns;
-    pthread_mutex_unlock(&cl->mu);
     if (!force && last && rlk_clock_now_ns() - last < RLK_CLUSTER_REFRESH_MS * RLK_NS_PER_MS)
         return RLK_OK;
     n = rlk_cluster_nodes(c, cand, RLK_CLUSTER_MAX_NODES, 1);
@@ -505,11 +502,8 @@ static int rlk_cluster_redis_major(rlk_client *c)
     rlk_cluster *cl = c->cluster;
     const char *argv[2] = {"INFO", "server"};
     redisReply *r = NULL;
-    int major, rc;
+    int major = atomic_load(&cl->redis_major), rc;
 
-    pthread_mutex_lock(&cl->mu);
-    major = cl->redis_major;
-    pthread_mutex_unlock(&cl->mu);
     if (major)
         return major > 0 ? major : 0;
     rc = rlk_pool_command(c, "INFO", 2, argv, NULL, &r);     /* any master (rlk_cl_run) */
@@ -523,9 +517,7 @@ static int rlk_cluster_redis_major(rlk_client *c)
     freeReplyObject(r);
     if (rc != RLK_OK)
         return 0;   /* ask again next time */
-    pthread_mutex_lock(&cl->mu);
-    cl->redis_major = major;
-    pthread_mutex_unlock(&cl->mu);
+    atomic_store(&cl->redis_major, major);
     return major > 0 ? major : 0;
 }
 
