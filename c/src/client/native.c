@@ -435,7 +435,7 @@ int rlk_native_format(rlk_client *c, const rlk_script_info *s, int nkeys,
                       const char *const *keys, int nargs, const char *const *args, char **cmd,
                       int *op)
 {
-    nat_call k = {s, -1, nkeys, nargs, keys, args, NULL, NULL};
+    nat_call k = {s, s ? nat_which(s->name) : -1, nkeys, nargs, keys, args, NULL, NULL};
     int caps = atomic_load(&c->native_caps), argc;
     const char *argv[7];
     size_t lens[7];
@@ -443,7 +443,6 @@ int rlk_native_format(rlk_client *c, const rlk_script_info *s, int nkeys,
     *cmd = NULL;
     if (!rlk_native_wanted(c, s) || !(caps & RLK_NATIVE_KNOWN))
         return -1;
-    k.op = nat_which(s->name);
     if (k.op == NAT_ACQUIRE || nat_args_refusal(&k) ||
         !(argc = nat_compare_argv(&k, caps, argv, lens)))
         return -1;
