@@ -497,15 +497,13 @@ static void *rlk_sn_main(void *arg)
     return NULL;
 }
 
-/* Starts the follower thread (once; callers on several threads may race). */
+/* Starts c->sentinel's follower thread (once; callers on several threads may race). */
 static int rlk_sentinel_follow(rlk_client *c)
 {
     rlk_sentinel *sn = c->sentinel;
     sigset_t all, old;
     int err = 0;
 
-    if (!sn)
-        return RLK_OK;
     pthread_mutex_lock(&sn->hook_mu);     /* two dials may ask at once (the async engine's) */
     if (!sn->started) {
         sigfillset(&all);
