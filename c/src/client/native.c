@@ -198,17 +198,6 @@ static int nat_reply_integer(rlk_client *c, const char *what, long long v, redis
     return *out ? RLK_OK : rlk_set_error(c, RLK_ERR_NOMEM, "%s: out of memory", what);
 }
 
-/* One command on ctx; *written accumulates. */
-static int nat_cmd(rlk_client *c, redisContext *ctx, const char *what, int argc,
-                   const char **argv, const size_t *lens, redisReply **r, int *written)
-{
-    int w = 0, rc = rlk_conn_command(c, ctx, what, argc, argv, lens, r, &w);
-
-    if (w && written)
-        *written = 1;
-    return rc;
-}
-
 /* After WRONGTYPE: the script's RLK_WRONGTYPE with the key's type. *again
  * is set when the key is a string or gone by now (asked again). */
 static int nat_wrongtype(rlk_client *c, redisContext *ctx, const nat_call *k, int *again)
@@ -217,7 +206,7 @@ static int nat_wrongtype(rlk_client *c, redisContext *ctx, const nat_call *k, in
     size_t lens[2] = {4, nat_len(k->keys, k->keylens, 0)};
     char msg[128];
     redisReply *r = NULL;
-    int rc = nat_cmd(c, ctx, "type", 2, argv, lens, &r, NULL);
+    int rc = rlk_conn_command(c, ctx, "type", 2, argv, lens, &r, NULL);
 
     *again = 0;
     if (rc != RLK_OK)
@@ -320,8 +309,10 @@ static int nat_compare(rlk_client *c, redisContext *ctx, const nat_call *k, int 
 
     for (int tries = 0; tries < NAT_RACE_TRIES; tries++) {
         redisReply *r = NULL;
-        int again = 0, rc = nat_cmd(c, ctx, k->s->name, argc, argv, lens, &r, written);
+        int w = 0, again = 0, rc = rlk_conn_command(c, ctx, k->s->name, argc, argv, lens, &r, &w);
 
+        if (w && written)
+            *written = 1;       /* any try's write counts */
         if (rc != RLK_OK)
             return rc;
         if (nat_refused(c, ctx, k, r, &again, &rc)) {
