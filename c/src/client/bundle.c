@@ -51,32 +51,15 @@ static int rlk_read_file(const char *path, char **out, size_t *outlen)
     return 0;
 }
 
+/* Non-empty [A-Za-z0-9_-] segments joined by '/'. */
 static int rlk_name_ok(const char *s)
 {
-    int seglen = 0;
+    static const char seg[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-";
 
-    for (; *s; s++) {
-        char ch = *s;
-
-        if (ch == '/') {
-            if (seglen == 0)
-                return 0;
-            seglen = 0;
-        } else if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                   (ch >= '0' && ch <= '9') || ch == '_' || ch == '-') {
-            seglen++;
-        } else {
-            return 0;
-        }
-    }
-    return seglen > 0;
-}
-
-static int rlk_sha1_text_ok(const char *s)
-{
-    size_t n = strlen(s);
-
-    return n == 40 && strspn(s, "0123456789abcdef") == 40;
+    for (size_t n; (n = strspn(s, seg)) > 0; s += n + 1)
+        if (s[n] != '/')
+            return s[n] == '\0';
+    return 0;
 }
 
 /* Decimal integer in lo..hi, digits only (a leading '-' allowed when lo < 0). */
@@ -152,7 +135,7 @@ static int rlk_bundle_line(rlk_bundle_ctx *b, char *line, int lineno)
     if (rlk_int_field(f[2], -1, 1000000L, &s->numkeys) != 0)
         return RLK_BUNDLE_FAIL("bundle %s: manifest.tsv:%d: numkeys must be -1 or a count",
                                b->dir, lineno);
-    if (!rlk_sha1_text_ok(f[3]))
+    if (strlen(f[3]) != 40 || strspn(f[3], "0123456789abcdef") != 40)
         return RLK_BUNDLE_FAIL("bundle %s: manifest.tsv:%d: sha1 must be 40 lowercase hex digits",
                                b->dir, lineno);
     s->name = strdup(f[0]);

@@ -152,7 +152,7 @@ rlk_client *rlk_client_prepare(const rlk_options *opts)
     rlk_client_defaults(c, opts);
     pthread_mutex_init(&c->pool_mu, NULL);
     pthread_cond_init(&c->pool_cv, NULL);
-    rlk_role_init(&c->role);
+    pthread_mutex_init(&c->role.mu, NULL);   /* the rest of c->role: zero, not asked */
     rc = rlk_client_setup(c, opts, c->fatal_msg, sizeof c->fatal_msg);
     if (rc != RLK_OK)
         c->fatal = rc;
@@ -220,7 +220,7 @@ void rlk_client_free(rlk_client *c)
     free(c->slots);
     if (c->tls_owned)
         rlk_tls_free(c->tls);   /* after every connection of the client is closed */
-    rlk_role_destroy(&c->role);
+    pthread_mutex_destroy(&c->role.mu);
     rlk_script_set_free(&c->scripts);
     rlk_url_free(&c->url);
     free(c->url_masked);
@@ -248,56 +248,48 @@ void rlk_client_server(rlk_client *c, char *buf, size_t len, unsigned long long 
 
 /* ---------------------------------------------------------------- load, verify */
 
-int rlk_load_scripts(rlk_client *c)
+/* Loads (present NULL) or verifies the scripts on every master: each one holds them all.
+ * Several masters: present[i] when every one holds script i. */
+static int rlk_scripts_on_masters(rlk_client *c, int *present)
 {
     rlk_client *m[RLK_CLUSTER_MAX_NODES];
-    int n, rc;
+    int *one = NULL, n, rc = RLK_OK;
 
-    if (!c)
-        return RLK_ERR_ARG;
-    if (c->fatal)
-        return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
-    n = c->topo->masters(c, m, RLK_CLUSTER_MAX_NODES);     /* every master holds them all */
-    if (n == 1 && m[0] == c)
-        return rlk_topo_load_one(c);
-    for (int i = 0; i < n; i++)
-        if ((rc = rlk_topo_load_one(m[i])) != RLK_OK)
-            return rlk_set_error(c, rc, "%s", rlk_errstr(m[i]));
-    return n ? RLK_OK : rlk_set_error(c, RLK_ERR_IO, "cluster: no master known");
-}
-
-int rlk_verify_scripts(rlk_client *c, int *present)
-{
-    rlk_client *m[RLK_CLUSTER_MAX_NODES];
-    int *one, n, rc = RLK_OK;
-
-    if (!c)
-        return RLK_ERR_ARG;
-    if (!present)
-        return rlk_set_error(c, RLK_ERR_ARG, "rlk_verify_scripts: present is NULL");
-    if (c->scripts.count == 0 && !c->fatal)
-        return RLK_OK;
     if (c->fatal)
         return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
     n = c->topo->masters(c, m, RLK_CLUSTER_MAX_NODES);
     if (n == 1 && m[0] == c)
-        return rlk_topo_verify_one(c, present);
-    /* Several masters: present[i] when every one holds script i. */
-    one = calloc(c->scripts.count, sizeof *one);
-    if (!one)
+        return present ? rlk_topo_verify_one(c, present) : rlk_topo_load_one(c);
+    if (present && !(one = calloc(c->scripts.count, sizeof *one)))
         return rlk_set_error(c, RLK_ERR_NOMEM, "SCRIPT EXISTS: out of memory");
-    for (size_t i = 0; i < c->scripts.count; i++)
+    for (size_t i = 0; present && i < c->scripts.count; i++)
         present[i] = n > 0;
     for (int k = 0; k < n && rc == RLK_OK; k++) {
-        if ((rc = rlk_topo_verify_one(m[k], one)) != RLK_OK)
+        if ((rc = present ? rlk_topo_verify_one(m[k], one) : rlk_topo_load_one(m[k])) != RLK_OK)
             rlk_set_error(c, rc, "%s", rlk_errstr(m[k]));
-        for (size_t i = 0; rc == RLK_OK && i < c->scripts.count; i++)
+        for (size_t i = 0; present && rc == RLK_OK && i < c->scripts.count; i++)
             present[i] &= one[i];
     }
     free(one);
     if (rc == RLK_OK && n == 0)
         rc = rlk_set_error(c, RLK_ERR_IO, "cluster: no master known");
     return rc;
+}
+
+int rlk_load_scripts(rlk_client *c)
+{
+    return c ? rlk_scripts_on_masters(c, NULL) : RLK_ERR_ARG;
+}
+
+int rlk_verify_scripts(rlk_client *c, int *present)
+{
+    if (!c)
+        return RLK_ERR_ARG;
+    if (!present)
+        return rlk_set_error(c, RLK_ERR_ARG, "rlk_verify_scripts: present is NULL");
+    if (c->scripts.count == 0 && !c->fatal)
+        return RLK_OK;
+    return rlk_scripts_on_masters(c, present);
 }
 
 /* ---------------------------------------------------------------- eval */
@@ -415,17 +407,13 @@ int rlk_command(rlk_client *c, int argc, const char *const *argv,
 int rlk_load_functions(rlk_client *c, int replace)
 {
     const rlk_library_info *lib = &rlk_embedded_library_info;
-    const char *argv[4] = {"FUNCTION", "LOAD", "REPLACE", lib->code};
-    size_t lens[4] = {8, 4, 7, lib->code_len};
+    const char *argv[4] = {"FUNCTION", "LOAD", replace ? "REPLACE" : lib->code, lib->code};
+    size_t lens[4] = {8, 4, replace ? 7 : lib->code_len, lib->code_len};
     redisReply *r = NULL;
     int rc;
 
     if (!c)
         return RLK_ERR_ARG;
-    if (!replace) {
-        argv[2] = lib->code;
-        lens[2] = lib->code_len;
-    }
     rc = rlk_command(c, replace ? 4 : 3, argv, lens, &r);
     if (rc != RLK_OK)
         return rc;

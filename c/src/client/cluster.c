@@ -28,13 +28,13 @@
 #define RLK_CLUSTER_BACKOFF_MAX_MS 200
 
 struct rlk_cluster {
-    pthread_mutex_t mu;         /* guards everything below */
+    pthread_mutex_t mu;         /* guards map, node and rr */
     rlk_slotmap map;            /* the nodes (never removed before rlk_free) and the slots */
     rlk_client *node[RLK_CLUSTER_MAX_NODES];    /* map node i's client (host:port in its url) */
     rlk_client *parent;         /* whose settings a new node client copies */
-    long long refreshed_ns;     /* last full refresh; 0: never */
+    atomic_llong refreshed_ns;  /* last full refresh; 0: never */
     unsigned rr;                /* rotation for "any node" */
-    int redis_major;            /* 0: not asked yet; -1: unknown */
+    atomic_int redis_major;     /* 0: not asked yet; -1: unknown */
 };
 
 /* Node clients get ids far from the public clients' (error.c keys on them). */
@@ -107,12 +107,6 @@ static int rlk_cluster_node_new(void *arg, int idx, const char *host, int port)
     return (cl->node[idx] = rlk_node_client_new(cl->parent, host, port)) != NULL ? 0 : -1;
 }
 
-/* Records node n's last error as the calling thread's error on c. */
-static int rlk_cluster_copy_error(rlk_client *c, rlk_client *n, int rc)
-{
-    return rlk_set_error(c, rc, "%s", rlk_errstr(n));
-}
-
 /* From rlk_connect: the node clients of the URL's seeds. */
 static int rlk_cl_setup(rlk_client *c, const rlk_options *o, char *msg, size_t len)
 {
@@ -146,20 +140,6 @@ static void rlk_cluster_free(rlk_client *c)
 }
 
 /* ---------------------------------------------------------------- the slot map */
-
-/* A command of two fixed words (CLUSTER SLOTS, INFO server) on a node. */
-typedef struct rlk_two_words {
-    const char *what;
-    const char *argv[2];
-} rlk_two_words;
-
-static int rlk_op_two_words(rlk_client *n, redisContext *ctx, void *arg, redisReply **reply,
-                            int *written)
-{
-    rlk_two_words *w = arg;
-
-    return rlk_conn_command(n, ctx, w->what, 2, w->argv, NULL, reply, written);
-}
 
 /* Installs the map of a CLUSTER SLOTS reply asked of node `asked`. */
 static int rlk_cluster_apply_slots(rlk_client *c, const redisReply *r, const rlk_client *asked)
@@ -203,22 +183,19 @@ static int rlk_cluster_refresh(rlk_client *c, int force)
 {
     rlk_cluster *cl = c->cluster;
     rlk_client *cand[RLK_CLUSTER_MAX_NODES];
-    rlk_two_words slots = {"CLUSTER SLOTS", {"CLUSTER", "SLOTS"}};
+    const char *argv[2] = {"CLUSTER", "SLOTS"};
     int n, rc = RLK_ERR_IO;
-    long long last;
+    long long last = atomic_load(&cl->refreshed_ns);
 
-    pthread_mutex_lock(&cl->mu);
-    last = cl->refreshed_ns;
-    pthread_mutex_unlock(&cl->mu);
     if (!force && last && rlk_clock_now_ns() - last < RLK_CLUSTER_REFRESH_MS * RLK_NS_PER_MS)
         return RLK_OK;
     n = rlk_cluster_nodes(c, cand, RLK_CLUSTER_MAX_NODES, 1);
     for (int i = 0; i < n; i++) {
         redisReply *r = NULL;
 
-        rc = rlk_pool_run(cand[i], rlk_op_two_words, &slots, 1, &r);
+        rc = rlk_pool_command(cand[i], "CLUSTER SLOTS", 2, argv, NULL, &r);
         if (rc != RLK_OK) {
-            rlk_cluster_copy_error(c, cand[i], rc);
+            rlk_set_error(c, rc, "%s", rlk_errstr(cand[i]));
             if (rc == RLK_ERR_TIMEOUT && rlk_time_limit_left_ms() == 0)
                 break;
             continue;
@@ -281,7 +258,7 @@ static void rlk_cl_connect(rlk_client *c)
     n = rlk_cluster_masters(c, m, RLK_CLUSTER_MAX_NODES);
     for (int i = 0; i < n; i++)
         if ((rc = rlk_topo_load_one(m[i])) != RLK_OK) {
-            rlk_cluster_copy_error(c, m[i], rc);
+            rlk_set_error(c, rc, "%s", rlk_errstr(m[i]));
             return;
         }
 }
@@ -449,11 +426,11 @@ static int rlk_cl_run(rlk_client *c, int slot, const rlk_script_info *s, rlk_con
         if (rlk_pool_lost_reply(n, &lc)) {
             lc.via = n;
             rlk_pool_note_lost_conn(c, &lc);
-            return rlk_cluster_copy_error(c, n, rc);
+            return rlk_set_error(c, rc, "%s", rlk_errstr(n));
         }
         if (rc == RLK_OK)
             return RLK_OK;
-        rlk_cluster_copy_error(c, n, rc);
+        rlk_set_error(c, rc, "%s", rlk_errstr(n));
         kind = rlk_slotmap_redirect(rlk_errstr(n), &rslot, host, sizeof host, &port);
         if (kind != RLK_SLOTMAP_NONE && redirects++ < RLK_CLUSTER_REDIRECTS_MAX) {
             rlk_client *to = rlk_cluster_follow(c, kind, rslot, host, port);
@@ -479,22 +456,27 @@ static int rlk_cl_run(rlk_client *c, int slot, const rlk_script_info *s, rlk_con
 
 /* ---------------------------------------------------------------- dedicated connections */
 
-/* A dedicated connection (rlk_conn_open) to some node, the one after the
- * last one handed out first, so that a subscriber whose node died goes on
- * with another. *addr (may be NULL, 300 bytes) gets its address. */
-static int rlk_cluster_conn_open(rlk_client *c, redisContext **out, char *addr)
+/* A dedicated connection (rlk_conn_open) to the master of slot; for
+ * RLK_CLUSTER_ANY_SLOT to some node, the one after the last one handed out
+ * first, so that a subscriber whose node died goes on with another. *addr
+ * (may be NULL, 300 bytes) gets its address. */
+static int rlk_cl_open(rlk_client *c, int slot, redisContext **out, char *addr)
 {
     rlk_cluster *cl = c->cluster;
     rlk_client *cand[RLK_CLUSTER_MAX_NODES];
-    int n, rc = RLK_ERR_IO;
-    unsigned start;
+    int n = 1, rc = RLK_ERR_IO;
+    unsigned start = 0;
 
     *out = NULL;
-    (void)rlk_cluster_refresh(c, 0);
-    n = rlk_cluster_nodes(c, cand, RLK_CLUSTER_MAX_NODES, 1);
-    pthread_mutex_lock(&cl->mu);
-    start = cl->rr++;
-    pthread_mutex_unlock(&cl->mu);
+    if (slot != RLK_CLUSTER_ANY_SLOT && !(cand[0] = rlk_cluster_pick(c, slot, 1)))
+        return rlk_set_error(c, RLK_ERR_IO, "cluster: no node known for slot %d", slot);
+    if (slot == RLK_CLUSTER_ANY_SLOT) {
+        (void)rlk_cluster_refresh(c, 0);
+        n = rlk_cluster_nodes(c, cand, RLK_CLUSTER_MAX_NODES, 1);
+        pthread_mutex_lock(&cl->mu);
+        start = cl->rr++;
+        pthread_mutex_unlock(&cl->mu);
+    }
     for (int i = 0; i < n; i++) {
         rlk_client *node = cand[(start + (unsigned)i) % (unsigned)n];
 
@@ -504,30 +486,11 @@ static int rlk_cluster_conn_open(rlk_client *c, redisContext **out, char *addr)
                 snprintf(addr, 300, "%s", node->addr);
             return RLK_OK;
         }
-        rlk_cluster_copy_error(c, node, rc);
+        rlk_set_error(c, rc, "%s", rlk_errstr(node));
     }
     if (n == 0)
         rc = rlk_set_error(c, RLK_ERR_IO, "cluster: no node known");
     return rc;
-}
-
-/* A dedicated connection to the master of slot (RLK_CLUSTER_ANY_SLOT: any node). */
-static int rlk_cl_open(rlk_client *c, int slot, redisContext **out, char *addr)
-{
-    rlk_client *n;
-    int rc;
-
-    if (slot == RLK_CLUSTER_ANY_SLOT)
-        return rlk_cluster_conn_open(c, out, addr);
-    *out = NULL;
-    if (!(n = rlk_cluster_pick(c, slot, 1)))
-        return rlk_set_error(c, RLK_ERR_IO, "cluster: no node known for slot %d", slot);
-    rc = rlk_conn_open(n, out);
-    if (rc != RLK_OK)
-        return rlk_cluster_copy_error(c, n, rc);
-    if (addr)
-        snprintf(addr, 300, "%s", n->addr);
-    return RLK_OK;
 }
 
 /* ---------------------------------------------------------------- server version */
@@ -537,16 +500,13 @@ static int rlk_cl_open(rlk_client *c, int slot, redisContext **out, char *addr)
 static int rlk_cluster_redis_major(rlk_client *c)
 {
     rlk_cluster *cl = c->cluster;
-    rlk_two_words info = {"INFO", {"INFO", "server"}};
+    const char *argv[2] = {"INFO", "server"};
     redisReply *r = NULL;
-    int major, rc;
+    int major = atomic_load(&cl->redis_major), rc;
 
-    pthread_mutex_lock(&cl->mu);
-    major = cl->redis_major;
-    pthread_mutex_unlock(&cl->mu);
     if (major)
         return major > 0 ? major : 0;
-    rc = rlk_cl_run(c, RLK_CLUSTER_ANY_SLOT, NULL, rlk_op_two_words, &info, 1, &r);
+    rc = rlk_pool_command(c, "INFO", 2, argv, NULL, &r);     /* any master (rlk_cl_run) */
     major = -1;
     if (rc == RLK_OK && r->type == REDIS_REPLY_STRING) {
         const char *v = strstr(r->str, "redis_version:");
@@ -557,9 +517,7 @@ static int rlk_cluster_redis_major(rlk_client *c)
     freeReplyObject(r);
     if (rc != RLK_OK)
         return 0;   /* ask again next time */
-    pthread_mutex_lock(&cl->mu);
-    cl->redis_major = major;
-    pthread_mutex_unlock(&cl->mu);
+    atomic_store(&cl->redis_major, major);
     return major > 0 ? major : 0;
 }
 

@@ -77,9 +77,9 @@ int rlk_err_is_transient_reply(rlk_client *c)
 /* What to add to the message of an error reply of class err (READONLY,
  * MASTERDOWN, NOREPLICAS); "" for others. What a READONLY means depends on
  * the topology (a replica, or a demoted master the sentinels replace). */
-static const char *rlk_reply_hint(rlk_client *c, int err, const char *word)
+static const char *rlk_reply_hint(rlk_client *c, int err, const redisReply *r)
 {
-    if (err == RLK_ERR_READONLY && strcmp(word, "MASTERDOWN") == 0)
+    if (err == RLK_ERR_READONLY && rlk_first_word_is(r->str, r->len, "MASTERDOWN"))
         return " (a replica whose link to its master is down)";
     if (err == RLK_ERR_READONLY)
         return c->topo->readonly_hint;
@@ -91,13 +91,11 @@ static const char *rlk_reply_hint(rlk_client *c, int err, const char *word)
 int rlk_set_reply_error(rlk_client *c, const redisReply *r, const char *what, int default_err)
 {
     int err = rlk_reply_class(r, default_err);
-    char word[16];
 
-    snprintf(word, sizeof word, "%.*s", (int)strcspn(r->str, " "), r->str);
     if (what)
         return rlk_set_error(c, err, "%s %s: %.*s%s", what, c->addr, (int)r->len, r->str,
-                             rlk_reply_hint(c, err, word));
-    return rlk_set_error(c, err, "%.*s%s", (int)r->len, r->str, rlk_reply_hint(c, err, word));
+                             rlk_reply_hint(c, err, r));
+    return rlk_set_error(c, err, "%.*s%s", (int)r->len, r->str, rlk_reply_hint(c, err, r));
 }
 
 /* ---------------------------------------------------------------- one command */
@@ -279,14 +277,7 @@ static int rlk_conn_wait_arm(rlk_client *c, redisContext *ctx, const rlk_script_
     snprintf(rlk_tl_acks.why, sizeof rlk_tl_acks.why, "the call's reply was lost");
     snprintf(n, 16, "%d", c->min_replicas);
     snprintf(ms, 24, "%lld", rlk_tl_acks.timeout_ms);
-    tail->argc = 3;
-    tail->argv[0] = "WAIT";
-    tail->argv[1] = n;
-    tail->argv[2] = ms;
-    for (int i = 0; i < 3; i++)
-        tail->lens[i] = strlen(tail->argv[i]);
-    tail->reply = NULL;
-    tail->why[0] = '\0';
+    *tail = (rlk_conn_tail){3, {"WAIT", n, ms}, {4, strlen(n), strlen(ms)}, NULL, ""};
     return 1;
 }
 

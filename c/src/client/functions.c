@@ -49,12 +49,12 @@ static int rlk_fn_no_writes(const rlk_script_info *s)
     return 0;
 }
 
-static void rlk_fn_fill(const rlk_script_info *s, int fcall, rlk_fn_head *h)
+void rlk_fn_head_known(rlk_client *c, const rlk_script_info *s, rlk_fn_head *h)
 {
     size_t n = 0;
 
-    h->fcall = fcall;
-    if (!fcall) {
+    h->fcall = rlk_fn_uses_fcall(c);
+    if (!h->fcall) {
         h->argv[0] = "EVALSHA";
         h->argv[1] = s->sha1;
         h->lens[0] = 7;
@@ -72,11 +72,6 @@ static void rlk_fn_fill(const rlk_script_info *s, int fcall, rlk_fn_head *h)
     h->argv[1] = h->fname;
     h->lens[0] = strlen(h->argv[0]);
     h->lens[1] = n;
-}
-
-void rlk_fn_head_known(rlk_client *c, const rlk_script_info *s, rlk_fn_head *h)
-{
-    rlk_fn_fill(s, rlk_fn_uses_fcall(c), h);
 }
 
 int rlk_fn_is_missing(const redisReply *r)

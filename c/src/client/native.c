@@ -94,9 +94,9 @@ static int nat_detect(rlk_client *c, redisContext *ctx, int *caps)
     rc = rlk_conn_command(c, ctx, "command docs", 5, nat_docs_argv, nat_docs_lens, &r, NULL);
     if (rc != RLK_OK)
         return rc;
-    *caps = r->type == REDIS_REPLY_ERROR ? 0 : rlk_native_parse_docs(r);
+    rlk_native_store_docs(c, r);
+    *caps = atomic_load(&c->native_caps) & ~RLK_NATIVE_KNOWN;
     freeReplyObject(r);
-    atomic_store(&c->native_caps, RLK_NATIVE_KNOWN | *caps);
     return RLK_OK;
 }
 
@@ -191,15 +191,11 @@ static redisReply *nat_integer(long long v)
     return r;
 }
 
-/* One command on ctx; *written accumulates. */
-static int nat_cmd(rlk_client *c, redisContext *ctx, const char *what, int argc,
-                   const char **argv, const size_t *lens, redisReply **r, int *written)
+/* *out = the integer v, as the script replies it. */
+static int nat_reply_integer(rlk_client *c, const char *what, long long v, redisReply **out)
 {
-    int w = 0, rc = rlk_conn_command(c, ctx, what, argc, argv, lens, r, &w);
-
-    if (w && written)
-        *written = 1;
-    return rc;
+    *out = nat_integer(v);
+    return *out ? RLK_OK : rlk_set_error(c, RLK_ERR_NOMEM, "%s: out of memory", what);
 }
 
 /* After WRONGTYPE: the script's RLK_WRONGTYPE with the key's type. *again
@@ -210,7 +206,7 @@ static int nat_wrongtype(rlk_client *c, redisContext *ctx, const nat_call *k, in
     size_t lens[2] = {4, nat_len(k->keys, k->keylens, 0)};
     char msg[128];
     redisReply *r = NULL;
-    int rc = nat_cmd(c, ctx, "type", 2, argv, lens, &r, NULL);
+    int rc = rlk_conn_command(c, ctx, "type", 2, argv, lens, &r, NULL);
 
     *again = 0;
     if (rc != RLK_OK)
@@ -299,8 +295,7 @@ static int nat_acquire(rlk_client *c, redisContext *ctx, const nat_call *k, redi
         freeReplyObject(t);                     /* gone since the SET: try again */
     }
     /* The key came and went every time: not acquired, try again soon. */
-    *out = nat_integer(1);
-    return *out ? RLK_OK : rlk_set_error(c, RLK_ERR_NOMEM, "%s: out of memory", k->s->name);
+    return nat_reply_integer(c, k->s->name, 1, out);
 }
 
 /* extend: SET key token IFEQ token PX lease (1 when set, 0 when not);
@@ -314,8 +309,10 @@ static int nat_compare(rlk_client *c, redisContext *ctx, const nat_call *k, int 
 
     for (int tries = 0; tries < NAT_RACE_TRIES; tries++) {
         redisReply *r = NULL;
-        int again = 0, rc = nat_cmd(c, ctx, k->s->name, argc, argv, lens, &r, written);
+        int w = 0, again = 0, rc = rlk_conn_command(c, ctx, k->s->name, argc, argv, lens, &r, &w);
 
+        if (w && written)
+            *written = 1;       /* any try's write counts */
         if (rc != RLK_OK)
             return rc;
         if (nat_refused(c, ctx, k, r, &again, &rc)) {
@@ -327,14 +324,13 @@ static int nat_compare(rlk_client *c, redisContext *ctx, const nat_call *k, int 
             *out = r;
             return RLK_OK;
         }
-        *out = nat_integer(r->type == REDIS_REPLY_STATUS);   /* SET IFEQ: OK or nil */
+        rc = nat_reply_integer(c, k->s->name, r->type == REDIS_REPLY_STATUS, out);  /* OK or nil */
         freeReplyObject(r);
-        return *out ? RLK_OK : rlk_set_error(c, RLK_ERR_NOMEM, "%s: out of memory", k->s->name);
+        return rc;
     }
     /* The key turned from another type into a string or nothing and back,
      * every time: the token is not there. */
-    *out = nat_integer(0);
-    return *out ? RLK_OK : rlk_set_error(c, RLK_ERR_NOMEM, "%s: out of memory", k->s->name);
+    return nat_reply_integer(c, k->s->name, 0, out);
 }
 
 /* The operation run on a pooled connection: ask what the server has (once),
@@ -360,17 +356,14 @@ static int nat_op(rlk_client *c, redisContext *ctx, void *arg, redisReply **repl
     return nat_compare(c, ctx, k, caps, reply, written);
 }
 
+/* NAT_ACQUIRE, NAT_EXTEND or NAT_RELEASE by the script's name; -1 for another script. */
 static int nat_which(const char *name)
 {
-    if (strncmp(name, "token/", 6) != 0)
-        return -1;
-    name += 6;
-    if (strcmp(name, "acquire") == 0)
-        return NAT_ACQUIRE;
-    if (strcmp(name, "extend") == 0)
-        return NAT_EXTEND;
-    if (strcmp(name, "release") == 0)
-        return NAT_RELEASE;
+    static const char *const ops[] = {"token/acquire", "token/extend", "token/release"};
+
+    for (int op = NAT_ACQUIRE; op <= NAT_RELEASE; op++)
+        if (strcmp(name, ops[op]) == 0)
+            return op;
     return -1;
 }
 
@@ -433,7 +426,7 @@ int rlk_native_format(rlk_client *c, const rlk_script_info *s, int nkeys,
                       const char *const *keys, int nargs, const char *const *args, char **cmd,
                       int *op)
 {
-    nat_call k = {s, -1, nkeys, nargs, keys, args, NULL, NULL};
+    nat_call k = {s, s ? nat_which(s->name) : -1, nkeys, nargs, keys, args, NULL, NULL};
     int caps = atomic_load(&c->native_caps), argc;
     const char *argv[7];
     size_t lens[7];
@@ -441,7 +434,6 @@ int rlk_native_format(rlk_client *c, const rlk_script_info *s, int nkeys,
     *cmd = NULL;
     if (!rlk_native_wanted(c, s) || !(caps & RLK_NATIVE_KNOWN))
         return -1;
-    k.op = nat_which(s->name);
     if (k.op == NAT_ACQUIRE || nat_args_refusal(&k) ||
         !(argc = nat_compare_argv(&k, caps, argv, lens)))
         return -1;
@@ -468,10 +460,8 @@ static int nat_op_caps(rlk_client *c, redisContext *ctx, void *arg, redisReply *
     int caps = 0, rc = nat_detect(c, ctx, &caps);
 
     (void)written;
-    if (rc == RLK_OK && !(*reply = nat_integer(caps)))
-        rc = rlk_set_error(c, RLK_ERR_NOMEM, "command docs: out of memory");
     *(int *)arg = caps;
-    return rc;
+    return rc != RLK_OK ? rc : nat_reply_integer(c, "command docs", caps, reply);
 }
 
 int rlk_native_caps(rlk_client *c, int *caps)

@@ -176,3 +176,26 @@ int rlk_pool_run(rlk_client *c, rlk_conn_op op, void *arg, int idempotent, redis
     rlk_pool_checkin(c, slot);
     return rc;
 }
+
+typedef struct rlk_command_op {
+    const char *what;
+    int argc;
+    const char **argv;
+    const size_t *lens;
+} rlk_command_op;
+
+static int rlk_op_one_command(rlk_client *c, redisContext *ctx, void *arg, redisReply **reply,
+                              int *written)
+{
+    const rlk_command_op *o = arg;
+
+    return rlk_conn_command(c, ctx, o->what, o->argc, o->argv, o->lens, reply, written);
+}
+
+int rlk_pool_command(rlk_client *c, const char *what, int argc, const char **argv,
+                     const size_t *lens, redisReply **reply)
+{
+    rlk_command_op o = {what, argc, argv, lens};
+
+    return rlk_pool_run(c, rlk_op_one_command, &o, 1, reply);
+}

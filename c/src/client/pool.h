@@ -52,6 +52,10 @@ typedef int (*rlk_conn_op)(rlk_client *c, redisContext *ctx, void *arg,
  * timeout. Returns op's result. */
 int rlk_pool_run(rlk_client *c, rlk_conn_op op, void *arg, int idempotent,
                  redisReply **reply);
+/* rlk_pool_run of one idempotent command (rlk_conn_command's arguments): *reply may be an
+ * error reply. */
+int rlk_pool_command(rlk_client *c, const char *what, int argc, const char **argv,
+                     const size_t *lens, redisReply **reply);
 
 /* ---------------------------------------------------------------- lost replies (pool_fence.c) */
 

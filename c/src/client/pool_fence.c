@@ -86,24 +86,6 @@ int rlk_slot_identify(rlk_client *c, rlk_slot *slot)
     return rc;
 }
 
-/* One fence step: the lost connection's CLIENT LIST line, or CLIENT KILL of it. */
-typedef struct rlk_fence_op {
-    const rlk_lost_conn *lc;
-    int kill;
-} rlk_fence_op;
-
-static int rlk_op_fence(rlk_client *c, redisContext *ctx, void *arg, redisReply **reply,
-                        int *written)
-{
-    const rlk_fence_op *f = arg;
-    char id[24];
-    const char *argv[4] = {"CLIENT", f->kill ? "KILL" : "LIST", "ID", id};
-
-    snprintf(id, sizeof id, "%lld", f->lc->id);
-    return rlk_conn_command(c, ctx, f->kill ? "CLIENT KILL" : "CLIENT LIST", 4, argv, NULL, reply,
-                            written);
-}
-
 /* 1 when a CLIENT LIST reply holds a client named name. */
 static int rlk_fence_listed(const redisReply *r, const char *name)
 {
@@ -113,13 +95,17 @@ static int rlk_fence_listed(const redisReply *r, const char *name)
     return r->type == REDIS_REPLY_STRING && strstr(r->str, want) != NULL;
 }
 
-/* One fence step; RLK_OK with *listed (LIST) or a killed reply (KILL). */
+/* One fence step: the lost connection's CLIENT LIST line, or CLIENT KILL of it; RLK_OK
+ * with *listed (LIST) or a killed reply (KILL). */
 static int rlk_fence_step(rlk_client *c, const rlk_lost_conn *lc, int kill, int *listed)
 {
-    rlk_fence_op f = {lc, kill};
+    char id[24];
+    const char *argv[4] = {"CLIENT", kill ? "KILL" : "LIST", "ID", id};
     redisReply *r = NULL;
-    int rc = rlk_pool_run(c, rlk_op_fence, &f, 1, &r);
+    int rc;
 
+    snprintf(id, sizeof id, "%lld", lc->id);
+    rc = rlk_pool_command(c, kill ? "CLIENT KILL" : "CLIENT LIST", 4, argv, NULL, &r);
     if (rc != RLK_OK)
         return rc;
     if (r->type == REDIS_REPLY_ERROR)

@@ -15,10 +15,10 @@
 int rlk_random_bytes(unsigned char *buf, size_t len)
 {
     size_t got = 0;
-    int fd;
+    int fd = -1;
 
     while (got < len) {
-        ssize_t n = getrandom(buf + got, len - got, 0);
+        ssize_t n = fd < 0 ? getrandom(buf + got, len - got, 0) : read(fd, buf + got, len - got);
 
         if (n > 0) {
             got += (size_t)n;
@@ -26,23 +26,12 @@ int rlk_random_bytes(unsigned char *buf, size_t len)
         }
         if (n < 0 && errno == EINTR)
             continue;
-        break;  /* ENOSYS and the like: fall back to the device */
-    }
-    if (got == len)
-        return 0;
-    fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    while (got < len) {
-        ssize_t n = read(fd, buf + got, len - got);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
+        /* getrandom failed (ENOSYS and the like): fall back to the device, once */
+        if (fd >= 0 || (fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)) < 0)
             break;
-        got += (size_t)n;
     }
-    close(fd);
+    if (fd >= 0)
+        close(fd);
     return got == len ? 0 : -1;
 }
 

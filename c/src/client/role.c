@@ -13,17 +13,6 @@
 #include "client/scripts.h"
 #include "client/topo.h"
 
-void rlk_role_init(rlk_role *r)
-{
-    memset(r, 0, sizeof *r);
-    pthread_mutex_init(&r->mu, NULL);
-}
-
-void rlk_role_destroy(rlk_role *r)
-{
-    pthread_mutex_destroy(&r->mu);
-}
-
 /* The role of a ROLE reply (UNKNOWN for an error reply or an odd shape);
  * a replica's master goes to of. */
 static int rlk_role_parse(const redisReply *r, char *of, size_t len)

@@ -38,9 +38,6 @@ typedef struct rlk_role {
     char of[300];                   /* a replica's master, "host:port" */
 } rlk_role;
 
-void rlk_role_init(rlk_role *r);
-void rlk_role_destroy(rlk_role *r);
-
 /* Before script s: RLK_ERR_READONLY (recorded, one line naming the server
  * and its master) when s writes and c's server is a replica; RLK_OK
  * otherwise. ROLE is asked (through the pool, within the calling thread's

@@ -353,10 +353,8 @@ void rlk_sentinel_address(rlk_client *c, char *buf, size_t len)
         return;
     }
     pthread_mutex_lock(&sn->mu);
-    if (!sn->known)
-        snprintf(buf, len, "%s", "");
-    else
-        snprintf(buf, len, strchr(sn->host, ':') ? "[%s]:%d" : "%s:%d", sn->host, sn->port);
+    snprintf(buf, len, !sn->known ? "" : strchr(sn->host, ':') ? "[%s]:%d" : "%s:%d", sn->host,
+             sn->port);
     pthread_mutex_unlock(&sn->mu);
 }
 
@@ -499,15 +497,13 @@ static void *rlk_sn_main(void *arg)
     return NULL;
 }
 
-/* Starts the follower thread (once; callers on several threads may race). */
+/* Starts c->sentinel's follower thread (once; callers on several threads may race). */
 static int rlk_sentinel_follow(rlk_client *c)
 {
     rlk_sentinel *sn = c->sentinel;
     sigset_t all, old;
     int err = 0;
 
-    if (!sn)
-        return RLK_OK;
     pthread_mutex_lock(&sn->hook_mu);     /* two dials may ask at once (the async engine's) */
     if (!sn->started) {
         sigfillset(&all);
@@ -620,11 +616,6 @@ static int rlk_sn_open(rlk_client *c, int slot, redisContext **out, char *addr)
     return rc;
 }
 
-static unsigned long long rlk_sn_moves(rlk_client *c)
-{
-    return rlk_sentinel_switches(c, NULL);
-}
-
 const rlk_topo rlk_topo_sentinel = {
     .name = "sentinel",
     .flags = RLK_TOPO_RESOLVES,
@@ -637,6 +628,6 @@ const rlk_topo rlk_topo_sentinel = {
     .open = rlk_sn_open,
     .stale = rlk_sentinel_stale,
     .check = rlk_sentinel_check,
-    .moves = rlk_sn_moves,
+    .moves = rlk_sentinel_switches,
     .masters = rlk_topo_one_master,
 };

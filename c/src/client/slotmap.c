@@ -166,14 +166,15 @@ int rlk_slotmap_move(rlk_slotmap *m, int slot, int idx)
 
 int rlk_slotmap_not_now(const char *text)
 {
-    static const char *const here[] = {"LOADING", "BUSY", NULL};
-    static const char *const map[] = {"TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", NULL};
+    static const struct {
+        const char *word;
+        int when;
+    } later[] = {{"LOADING", RLK_SLOTMAP_LATER_HERE},  {"BUSY", RLK_SLOTMAP_LATER_HERE},
+                 {"TRYAGAIN", RLK_SLOTMAP_LATER_MAP},  {"CLUSTERDOWN", RLK_SLOTMAP_LATER_MAP},
+                 {"MASTERDOWN", RLK_SLOTMAP_LATER_MAP}};
 
-    for (int i = 0; here[i]; i++)
-        if (rlk_slotmap_word(text, here[i]))
-            return RLK_SLOTMAP_LATER_HERE;
-    for (int i = 0; map[i]; i++)
-        if (rlk_slotmap_word(text, map[i]))
-            return RLK_SLOTMAP_LATER_MAP;
+    for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)   /* here before map */
+        if (rlk_slotmap_word(text, later[i].word))
+            return later[i].when;
     return RLK_SLOTMAP_NOW;
 }

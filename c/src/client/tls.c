@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +38,8 @@ struct rlk_tls {
     char *sni;
     pthread_mutex_t mu;
     int refs;                   /* 1 for rlk_tls_free, 1 per open session */
-    int live;                   /* open sessions */
-    unsigned long long handshakes;
+    atomic_int live;            /* open sessions */
+    atomic_ullong handshakes;
     rlk_tls_peer last;
 };
 
@@ -205,21 +206,15 @@ int rlk_tls_new(const rlk_tls_config *cfg, rlk_tls **out, char *err, size_t errl
     return RLK_OK;
 }
 
-/* Drops one reference; the last frees t. */
-static void rlk_tls_put(rlk_tls *t)
+/* Drops one reference (the owner's, or a closed session's); the last frees t. */
+void rlk_tls_free(rlk_tls *t)
 {
-    if (!rlk_ref_put(&t->mu, &t->refs))
+    if (!t || !rlk_ref_put(&t->mu, &t->refs))
         return;
     SSL_CTX_free(t->ctx);
     pthread_mutex_destroy(&t->mu);
     free(t->sni);
     free(t);
-}
-
-void rlk_tls_free(rlk_tls *t)
-{
-    if (t)
-        rlk_tls_put(t);
 }
 
 void rlk_tls_last_peer(rlk_tls *t, rlk_tls_peer *out)
@@ -231,22 +226,12 @@ void rlk_tls_last_peer(rlk_tls *t, rlk_tls_peer *out)
 
 unsigned long long rlk_tls_handshakes(rlk_tls *t)
 {
-    unsigned long long n;
-
-    pthread_mutex_lock(&t->mu);
-    n = t->handshakes;
-    pthread_mutex_unlock(&t->mu);
-    return n;
+    return atomic_load(&t->handshakes);
 }
 
 int rlk_tls_live_conns(rlk_tls *t)
 {
-    int n;
-
-    pthread_mutex_lock(&t->mu);
-    n = t->live;
-    pthread_mutex_unlock(&t->mu);
-    return n;
+    return atomic_load(&t->live);
 }
 
 /* ---------------------------------------------------------------- dialling */
@@ -429,12 +414,10 @@ int rlk_tls_handshake(rlk_tls *t, int tcp, const char *host, int port, long long
     }
     if (!rlk_is_ip(name))
         (void)SSL_set_tlsext_host_name(ssl, name);
-    if (!t->insecure) {
-        if (rlk_is_ip(name))
-            (void)X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name);
-        else
-            (void)SSL_set1_host(ssl, name);
-    }
+    if (!t->insecure && rlk_is_ip(name))
+        (void)X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name);
+    else if (!t->insecure)
+        (void)SSL_set1_host(ssl, name);
     ERR_clear_error();
     r = rlk_tls_drive(ssl, tcp, deadline_ns, &code, RLK_TLS_CONNECT, NULL, 0);
     handshaken = r > 0;
@@ -614,8 +597,6 @@ void rlk_tls_conn_close(rlk_tls_conn *conn, int clean)
     ERR_clear_error();
     SSL_free(conn->ssl);
     free(conn);
-    pthread_mutex_lock(&t->mu);
-    t->live--;
-    pthread_mutex_unlock(&t->mu);
-    rlk_tls_put(t);
+    atomic_fetch_sub(&t->live, 1);
+    rlk_tls_free(t);
 }

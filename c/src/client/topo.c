@@ -35,7 +35,7 @@ int rlk_topo_resolves(const rlk_client *c)
 
 unsigned long long rlk_topo_moves(rlk_client *c)
 {
-    return c->topo->moves ? c->topo->moves(c) : 0;
+    return c->topo->moves ? c->topo->moves(c, NULL) : 0;
 }
 
 int rlk_topo_dial_blocks(const rlk_client *c)
@@ -179,42 +179,24 @@ int rlk_topo_load_one(rlk_client *c)
     return rlk_pool_run(c, rlk_op_load_all, NULL, 1, &unused);
 }
 
-static int rlk_op_exists(rlk_client *c, redisContext *ctx, void *arg, redisReply **reply,
-                         int *written)
-{
-    size_t n = c->scripts.count;
-    const char **argv = malloc((n + 2) * sizeof *argv);
-    size_t *lens = malloc((n + 2) * sizeof *lens);
-    int rc;
-
-    (void)arg;
-    if (!argv || !lens) {
-        free(argv);
-        free(lens);
-        return rlk_set_error(c, RLK_ERR_NOMEM, "SCRIPT EXISTS: out of memory");
-    }
-    argv[0] = "SCRIPT";
-    lens[0] = 6;
-    argv[1] = "EXISTS";
-    lens[1] = 6;
-    for (size_t i = 0; i < n; i++) {
-        argv[i + 2] = c->scripts.items[i].sha1;
-        lens[i + 2] = 40;
-    }
-    rc = rlk_conn_command(c, ctx, "SCRIPT EXISTS", (int)n + 2, argv, lens, reply, written);
-    free(argv);
-    free(lens);
-    return rc;
-}
-
 int rlk_topo_verify_one(rlk_client *c, int *present)
 {
+    size_t n = c->scripts.count;
+    const char **argv;
     redisReply *r;
     int rc;
 
-    if (c->scripts.count == 0 && !c->fatal)
+    if (n == 0 && !c->fatal)
         return RLK_OK;
-    if ((rc = rlk_pool_run(c, rlk_op_exists, NULL, 1, &r)) != RLK_OK)
+    if (!(argv = malloc((n + 2) * sizeof *argv)))
+        return rlk_set_error(c, RLK_ERR_NOMEM, "SCRIPT EXISTS: out of memory");
+    argv[0] = "SCRIPT";
+    argv[1] = "EXISTS";
+    for (size_t i = 0; i < n; i++)
+        argv[i + 2] = c->scripts.items[i].sha1;
+    rc = rlk_pool_command(c, "SCRIPT EXISTS", (int)n + 2, argv, NULL, &r);
+    free(argv);
+    if (rc != RLK_OK)
         return rc;
     if (r->type == REDIS_REPLY_ERROR)
         rc = rlk_set_reply_error(c, r, "SCRIPT EXISTS", RLK_ERR_SERVER);

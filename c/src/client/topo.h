@@ -86,8 +86,9 @@ typedef struct rlk_topo {
     void (*check)(rlk_client *c);
     /* How many times the address calls go to has changed (the sentinels
      * named another master): a connection made before a change may go to
-     * the wrong server (the async engine drops those). NULL: never. */
-    unsigned long long (*moves)(rlk_client *c);
+     * the wrong server (the async engine drops those); *last_ns (may be
+     * NULL) gets the time of the last one. NULL: never. */
+    unsigned long long (*moves)(rlk_client *c, long long *last_ns);
 
     /* A subscriber's redirect: the text of a refusal of SSUBSCRIBE (-MOVED:
      * the slot's new owner), or NULL after a sunsubscribe push (the slot

@@ -288,18 +288,14 @@ int rlk_transport_setup(rlk_client *c, const rlk_options *o, char *msg, size_t l
     int on = c->url.tls || o->tls || rlk_env_on("RLK_TLS");
     int rc;
 
-    if (c->url.is_unix) {
-        if (on || given)
-            return snprintf(msg, len, "TLS options given with a unix:// URL (a unix socket "
-                            "is not encrypted: use rediss://host:port)"), RLK_ERR_TLS;
+    if (c->url.is_unix && (on || given))
+        return snprintf(msg, len, "TLS options given with a unix:// URL (a unix socket "
+                        "is not encrypted: use rediss://host:port)"), RLK_ERR_TLS;
+    if (!c->url.is_unix && !on && given)
+        return snprintf(msg, len, "TLS options given with a plain redis:// URL (use "
+                        "rediss:// or --tls)"), RLK_ERR_TLS;
+    if (c->url.is_unix || !on)
         return RLK_OK;
-    }
-    if (!on) {
-        if (given)
-            return snprintf(msg, len, "TLS options given with a plain redis:// URL (use "
-                            "rediss:// or --tls)"), RLK_ERR_TLS;
-        return RLK_OK;
-    }
     c->url.tls = 1;     /* what the client shows: rediss:// */
     memset(&cfg, 0, sizeof cfg);
     cfg.cacert = rlk_opt_or_env(o->tls_cacert, "RLK_TLS_CACERT");

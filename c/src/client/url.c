@@ -52,35 +52,34 @@ static int rlk_hexval(int ch)
     return isdigit(ch) ? ch - '0' : isxdigit(ch) ? tolower(ch) - 'a' + 10 : -1;
 }
 
-/* Percent-decodes s[0..n) into a new string; NULL with *bad set when a
+/* Percent-decodes s[0..n), the URL's what, into a new string *out; RLK_ERR_URL when a
  * %-sequence is malformed or decodes to a NUL byte. */
-static char *rlk_pct_decode(const char *s, size_t n, int *bad)
+static int rlk_pct_decode(const char *what, const char *s, size_t n, char **out, char *err,
+                          size_t errlen)
 {
-    char *out = malloc(n + 1);
     size_t j = 0;
 
-    *bad = 0;
-    if (!out)
-        return NULL;
+    if (!(*out = malloc(n + 1)))
+        return RLK_ERR_NOMEM;
     for (size_t i = 0; i < n; i++) {
         int hi, lo;
 
         if (s[i] != '%') {
-            out[j++] = s[i];
+            (*out)[j++] = s[i];
             continue;
         }
         hi = (i + 2 < n) ? rlk_hexval((unsigned char)s[i + 1]) : -1;
         lo = (i + 2 < n) ? rlk_hexval((unsigned char)s[i + 2]) : -1;
         if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
-            free(out);
-            *bad = 1;
-            return NULL;
+            free(*out);
+            *out = NULL;
+            return RLK_URL_FAIL("bad url: malformed %%-escape in the %s", what);
         }
-        out[j++] = (char)(hi * 16 + lo);
+        (*out)[j++] = (char)(hi * 16 + lo);
         i += 2;
     }
-    out[j] = '\0';
-    return out;
+    (*out)[j] = '\0';
+    return RLK_OK;
 }
 
 /* Parses a decimal integer s[0..n) in lo..hi (digits only); -1 when invalid. */
@@ -102,31 +101,31 @@ static int rlk_url_userinfo(const char *s, size_t n, rlk_url *u, char *err, size
 {
     const char *colon = memchr(s, ':', n);
     size_t ulen = colon ? (size_t)(colon - s) : n;
-    int bad = 0;
+    int rc;
 
     if (n == 0)
         return RLK_URL_FAIL("bad url: empty user name before '@'");
-    if (ulen > 0 && !(u->user = rlk_pct_decode(s, ulen, &bad)))
-        return bad ? RLK_URL_FAIL("bad url: malformed %%-escape in the user name") : RLK_ERR_NOMEM;
+    if (ulen > 0 && (rc = rlk_pct_decode("user name", s, ulen, &u->user, err, errlen)) != RLK_OK)
+        return rc;
     if (!colon)
         return RLK_OK;  /* redis://user@host: the password comes from rlk_options.password */
-    u->password = rlk_pct_decode(colon + 1, n - ulen - 1, &bad);
-    if (!u->password)
-        return bad ? RLK_URL_FAIL("bad url: malformed %%-escape in the password") : RLK_ERR_NOMEM;
+    rc = rlk_pct_decode("password", colon + 1, n - ulen - 1, &u->password, err, errlen);
+    if (rc != RLK_OK)
+        return rc;
     if (!u->password[0])
         return RLK_URL_FAIL("bad url: empty password");
     return RLK_OK;
 }
 
-/* The user info before the last '@' of s[0..*authlen), parsed into u; s and
- * *authlen then skip it. */
-static int rlk_url_skip_userinfo(const char **s, size_t *authlen, rlk_url *u, char *err,
-                                 size_t errlen)
+/* The user info before the last '@' of s[0..*authlen) (first: the first '@'), parsed into
+ * u; s and *authlen then skip it. */
+static int rlk_url_skip_userinfo(const char **s, size_t *authlen, int first, rlk_url *u,
+                                 char *err, size_t errlen)
 {
-    const char *at = NULL;
+    const char *at = first ? memchr(*s, '@', *authlen) : NULL;
     int rc;
 
-    for (size_t i = 0; i < *authlen; i++)
+    for (size_t i = 0; !first && i < *authlen; i++)
         if ((*s)[i] == '@')
             at = *s + i;
     if (!at)
@@ -207,7 +206,7 @@ static int rlk_url_tcp(const char *s, rlk_url *u, char *err, size_t errlen)
 
     if (s[authlen] == '?' || s[authlen] == '#')
         return RLK_URL_FAIL("bad url: query strings and fragments are not supported on redis://");
-    if ((rc = rlk_url_skip_userinfo(&s, &authlen, u, err, errlen)) != RLK_OK ||
+    if ((rc = rlk_url_skip_userinfo(&s, &authlen, 0, u, err, errlen)) != RLK_OK ||
         (rc = rlk_url_hostport(s, authlen, 6379, &u->host, &u->port, err, errlen)) != RLK_OK)
         return rc;
     s += authlen;
@@ -253,7 +252,7 @@ static int rlk_url_cluster(const char *s, rlk_url *u, char *err, size_t errlen)
     if (s[authlen] != '\0')
         return RLK_URL_FAIL("bad url: a cluster has no database, query or fragment "
                             "(redis+cluster://host:port,host:port)");
-    if ((rc = rlk_url_skip_userinfo(&s, &authlen, u, err, errlen)) != RLK_OK)
+    if ((rc = rlk_url_skip_userinfo(&s, &authlen, 0, u, err, errlen)) != RLK_OK)
         return rc;
     for (p = s; *p; p++)
         n += *p == ',';
@@ -275,15 +274,11 @@ static int rlk_url_cluster(const char *s, rlk_url *u, char *err, size_t errlen)
 static int rlk_url_value(const char *what, const char *s, size_t n, char **out, char *err,
                          size_t errlen)
 {
-    int bad = 0;
-
     if (n == 0)
         return RLK_URL_FAIL("bad url: empty %s", what);
     if (memchr(s, '@', n) || memchr(s, '/', n))
         return RLK_URL_FAIL("bad url: %%-escape '@' and '/' in the %s", what);
-    if (!(*out = rlk_pct_decode(s, n, &bad)))
-        return bad ? RLK_URL_FAIL("bad url: malformed %%-escape in the %s", what) : RLK_ERR_NOMEM;
-    return RLK_OK;
+    return rlk_pct_decode(what, s, n, out, err, errlen);
 }
 
 static int rlk_url_sentinel_query(const char *q, rlk_url *u, char *err, size_t errlen)
@@ -319,18 +314,15 @@ static int rlk_url_sentinel_query(const char *q, rlk_url *u, char *err, size_t e
 static int rlk_url_sentinel(const char *s, rlk_url *u, char *err, size_t errlen)
 {
     size_t authlen = strcspn(s, "/?#"), count = 1, namelen;
-    const char *at = memchr(s, '@', authlen), *path, *query;
+    const char *path, *query;
     int rc;
 
     u->is_sentinel = 1;
     if (strchr(s, '#'))
         return RLK_URL_FAIL("bad url: fragments are not supported");
-    if (at) {       /* the first '@': one more is refused with the sentinel it stands in */
-        if ((rc = rlk_url_userinfo(s, (size_t)(at - s), u, err, errlen)) != RLK_OK)
-            return rc;
-        authlen -= (size_t)(at + 1 - s);
-        s = at + 1;
-    }
+    /* the first '@': one more is refused with the sentinel it stands in */
+    if ((rc = rlk_url_skip_userinfo(&s, &authlen, 1, u, err, errlen)) != RLK_OK)
+        return rc;
     for (size_t i = 0; i < authlen; i++)
         count += s[i] == ',';
     if (count > RLK_SENTINELS_MAX)
@@ -426,7 +418,8 @@ void rlk_url_free(rlk_url *u)
     memset(u, 0, sizeof *u);
 }
 
-void rlk_url_pct_encode(char *out, size_t len, const char *s)
+/* Appends s to out (size len), percent-encoding all but unreserved characters. */
+static void rlk_url_pct_encode(char *out, size_t len, const char *s)
 {
     size_t j = strlen(out);
 

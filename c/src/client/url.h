@@ -53,8 +53,6 @@ char *rlk_url_without_password(const rlk_url *u);
  * *.localhost), 127.0.0.0/8, ::1; decided from the text, never by a lookup
  * (rlk check warns about plain TCP to any other host). */
 int rlk_url_host_is_loopback(const char *host);
-/* Appends s to out (size len), percent-encoding all but unreserved characters. */
-void rlk_url_pct_encode(char *out, size_t len, const char *s);
 /* "host:port", "[v6]:port", the socket path, or "MASTERNAME@host:port,..."
  * (a sentinel URL: the master's address changes), for messages. */
 void rlk_url_address(const rlk_url *u, char *buf, size_t len);
