@@ -142,8 +142,7 @@ int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long 
     if (strlen(value) > RLK_ELECT_VALUE_MAX)
         return rlk_set_error(e->b.c, RLK_ERR_ARG, "election %s: value longer than %d bytes",
                              e->b.name, RLK_ELECT_VALUE_MAX);
-    rc = rlk_handle_acq_start(&a, e, &e->b, &e->b.id, "rlk_elect_owner", "election", lease_ms,
-                              NULL);
+    rc = rlk_handle_acq_start(&a, e, &e->b, "rlk_elect_owner", "election", lease_ms, NULL);
     a.row = &rlk_elect_row;
     a.why = "another candidate leads";
     a.v.value = value;

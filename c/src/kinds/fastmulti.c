@@ -43,7 +43,6 @@
 #include <string.h>
 
 #include "client/client.h"
-#include "client/clock.h"
 #include "client/error.h"
 #include "kinds/fastmulti.h"
 #include "kinds/handle.h"
@@ -52,9 +51,7 @@
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
-#include "runtime/metrics.h"
 #include "runtime/rt.h"
-#include "runtime/wait.h"
 #include "runtime/wd.h"
 
 /* A holder id and how many acquisitions of this handle it has not released. */
@@ -65,7 +62,6 @@ typedef struct rlk_fastmulti_took {
 
 struct rlk_fastmulti {
     rlk_fam_base b;             /* name: the group; channel: redisson_lock__channel:{group} */
-    rlk_fam_id id;
     char **values;              /* one block (rlk_fastmulti_values_take) */
     size_t n;
     pthread_mutex_t mu;         /* took */
@@ -103,7 +99,7 @@ const rlk_proto rlk_fastmulti_row = {
     NULL, NULL,
     "fastmulti/force_release", "publish",
     "channel", RLK_PROTO_WAIT_CHANNEL, RLK_PROTO_VALUES, "", &rlk_fastmulti_renew_task, "group",
-    0, NULL, NULL, NULL, NULL};
+    0, NULL, NULL, NULL, &rlk_fastmulti_sub_rule};
 const rlk_proto_call rlk_fastmulti_held_call = {"fastmulti/held", "owner"};
 const rlk_proto_call rlk_fastmulti_counts_call = {"fastmulti/counts", "owner"};
 
@@ -139,7 +135,6 @@ static void rlk_fastmulti_fini(void *handle)
         free(m->took[k].owner);
     free(m->took);
     pthread_mutex_destroy(&m->mu);
-    rlk_fam_id_destroy(&m->id);
 }
 
 /* Adds delta to owner's count of acquisitions through m; returns the count
@@ -245,10 +240,10 @@ rlk_fastmulti *rlk_fastmulti_new(rlk_client *c, const char *group, const char *c
     }
     if (!(m = rlk_fam_new(c, group, sizeof *m, &rlk_fastmulti_kind)))
         return NULL;
-    rlk_fam_id_init(&m->id);
     pthread_mutex_init(&m->mu, NULL);
     m->n = n;
-    return rlk_fam_made(m, rlk_fastmulti_values_take(values, n, &m->values, why, sizeof why) ==
+    return rlk_fam_made(m, rlk_handle_keys(&m->b, "fastmulti", "group") &&
+                               rlk_fastmulti_values_take(values, n, &m->values, why, sizeof why) ==
                                RLK_OK);
 }
 
@@ -274,12 +269,12 @@ const char *rlk_fastmulti_value(const rlk_fastmulti *m, size_t i)
 
 int rlk_fastmulti_set_owner(rlk_fastmulti *m, const char *owner)
 {
-    return m ? rlk_fam_id_set(m->b.c, &m->id, owner, 0, "rlk_fastmulti_set_owner") : RLK_ERR_ARG;
+    return m ? rlk_fam_id_set(m->b.c, &m->b.id, owner, 0, "rlk_fastmulti_set_owner") : RLK_ERR_ARG;
 }
 
 int rlk_fastmulti_owner(const rlk_fastmulti *m, char *buf, size_t len)
 {
-    return m ? rlk_handle_owner(&m->b, &m->id, buf, len, "rlk_fastmulti_owner") : RLK_ERR_ARG;
+    return m ? rlk_handle_owner(&m->b, &m->b.id, buf, len, "rlk_fastmulti_owner") : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- script calls */
@@ -420,13 +415,12 @@ static int rlk_fastmulti_release_call(void *arg, const char *owner, long long le
     return outcome;
 }
 
-/* An acquire of hold h that failed with rc: when its reply was lost, settled
- * (rlk_fastmulti_lost): it ran, the hold is adopted (recorded as an
- * acquisition, RLK_OK); it did not, rc with "settled"; unknown,
- * RLK_ERR_UNSETTLED. Otherwise rc. */
-static int rlk_fastmulti_acquire_lost(rlk_fastmulti *m, int rc, const rlk_hold_spec *h,
-                                      rlk_handle_acq *a, long long sent)
+/* The driver's settle of a lost acquire (rlk_handle_acq.settle, a->handle the handle): settled
+ * by rlk_fastmulti_lost; it ran, the hold is adopted (recorded as an acquisition, RLK_OK); it
+ * did not, rc with "settled"; unknown, RLK_ERR_UNSETTLED. Otherwise rc. */
+static int rlk_fastmulti_acquire_lost(rlk_handle_acq *a, int rc, long long sent)
 {
+    rlk_fastmulti *m = a->handle;
     long long known = rlk_wd_count_as(m->b.rt->wd, RLK_KIND_LOCK, m->b.name, a->owner), n;
     char msg[RLK_ERRSTR_MAX];
     int lost;
@@ -444,60 +438,29 @@ static int rlk_fastmulti_acquire_lost(rlk_fastmulti *m, int rc, const rlk_hold_s
     }
     /* It ran: adopt the hold (the caller asked for it). */
     RLK_RT_COUNT(m->b.rt, lost_adopted);
-    rc = rlk_fam_record(m->b.rt, h, a->lease_ms, a->watchdog, sent, 0, rlk_handle_undo, a);
-    if (rc == RLK_OK)
-        rlk_fastmulti_took_add(m, a->owner, 1);
-    return rc;
-}
-
-/* rlk_wait_attempt_fn. RLK_OK: acquired, recorded. RLK_ERR_BUSY: a value
- * is another's, *ttl the longest wait among them. */
-static int rlk_fastmulti_attempt(void *arg, long long *ttl)
-{
-    rlk_handle_acq *a = arg;    /* its undo: rlk_handle_undo, with rlk_fastmulti_release_call */
-    rlk_fastmulti *m = a->handle;
-    rlk_proto_argvals v = {.lease_ms = a->lease_ms, .owner = a->owner};
-    /* No channel: every release in the group publishes there, and each
-     * would make the watchdog renew this entry at once. */
-    rlk_hold_spec h = {RLK_KIND_LOCK, m->b.name, a->owner, 1, {m->b.name, NULL, NULL},
-                       NULL, &rlk_fastmulti_renew_task, 0};
-    long long sent = rlk_clock_now_ns();
-    redisReply *r = NULL;
-    int rc;
-
-    RLK_RT_COUNT(m->b.rt, acquire_calls);
-    if ((rc = rlk_fastmulti_call(m, rlk_fastmulti_row.acquire, rlk_fastmulti_row.acquire_args, &v,
-                                 &r)) != RLK_OK)
-        return rlk_fastmulti_acquire_lost(m, rc, &h, a, sent);
-    rc = rlk_fam_acquire_reply(m->b.c, "faster MultiLock", m->b.name, "fastmulti/acquire", r, ttl,
-                               NULL);
-    freeReplyObject(r);
-    if (rc == RLK_OK)
-        rc = rlk_fam_record(m->b.rt, &h, a->lease_ms, a->watchdog, sent, 0, rlk_handle_undo, a);
-    if (rc == RLK_OK)
-        rlk_fastmulti_took_add(m, a->owner, 1);
-    return rc;
+    return rlk_fam_record(m->b.rt, &a->h, a->lease_ms, a->watchdog, sent, 0, rlk_handle_undo, a);
 }
 
 /* ---------------------------------------------------------------- locking */
 
+/* Through the one blocking driver (kinds/handle.h) with the values after the acquire's ARGV
+ * and this file's settle of a lost reply; an acquisition counted in took once made. */
 static int rlk_fastmulti_try_lock_run(rlk_fastmulti *m, long long wait_ms, long long lease_ms)
 {
-    long long start = rlk_clock_now_ns();
     rlk_handle_acq a;
-    rlk_waiter w;
-    int rc;
+    int rc = rlk_handle_acq_start(&a, m, &m->b, "rlk_fastmulti_owner", "faster MultiLock",
+                                  lease_ms, rlk_fastmulti_release_call);
 
-    rc = rlk_handle_acq_start(&a, m, &m->b, &m->id, "rlk_fastmulti_owner", "faster MultiLock",
-                              lease_ms, rlk_fastmulti_release_call);
     if (rc != RLK_OK)
         return rc;
-    rlk_wait_init_lock(&w, &m->b, "faster MultiLock", rlk_fastmulti_attempt, &a);
-    w.rule = &rlk_fastmulti_sub_rule;
-    w.ride_out = 0;     /* a lost acquire is not repeated blindly (not settled either: above) */
-    rc = rlk_wait_acquire(&w, start, wait_ms, 1);
-    return rc == RLK_ERR_BUSY ? rlk_handle_busy(&m->b, "faster MultiLock",
-                                                "a value held by another holder", start) : rc;
+    a.row = &rlk_fastmulti_row;
+    a.why = "a value held by another holder";
+    a.tail = (const char *const *)m->values;
+    a.ntail = m->n;
+    a.settle = rlk_fastmulti_acquire_lost;
+    if ((rc = rlk_handle_drive(&a, wait_ms)) == RLK_OK)
+        rlk_fastmulti_took_add(m, a.owner, 1);
+    return rc;
 }
 
 /* Counted in the metrics as a reentrant lock's */

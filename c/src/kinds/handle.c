@@ -27,26 +27,6 @@ int rlk_handle_owner(const rlk_fam_base *b, const rlk_fam_id *id, char *buf, siz
     return rlk_fam_id_get(b->c, b->rt, (rlk_fam_id *)id, buf, len, what);
 }
 
-int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b, rlk_fam_id *id,
-                         const char *owner_fn, const char *what, long long lease_ms,
-                         rlk_fam_release_fn release)
-{
-    int rc;
-
-    memset(a, 0, sizeof *a);
-    a->start_ns = rlk_clock_now_ns();
-    a->handle = handle;
-    a->release = release;
-    a->b = b;
-    a->what = what;
-    a->q = b->q;
-    a->wake = b->wake;
-    rc = rlk_fam_lease(b->c, what, b->name, lease_ms, &a->lease_ms, &a->watchdog);
-    if (rc != RLK_OK)
-        return rc;
-    return rlk_fam_id_get(b->c, b->rt, id, a->owner, sizeof a->owner, owner_fn);
-}
-
 /* A release by a lock kind's row: its release script and ARGV, its optional KEYS, the
  * election's secret; read by rlk_fam_release_done, which names the script in its message. */
 typedef struct rlk_handle_rel {
@@ -75,6 +55,38 @@ int rlk_handle_undo(void *arg)
                                  : rlk_handle_released(&rel, a->owner, a->lease_ms, &rc);
 
     return rlk_fam_undone(outcome, rc);
+}
+
+/* The settle of a lost acquire (rlk_handle_acq.settle) but the faster MultiLock's: the lock
+ * family's (runtime/fam_settle.h), a token kind's token read back with its count. */
+static int rlk_handle_lost(rlk_handle_acq *a, int rc, long long sent)
+{
+    const int token = (a->row->flags & RLK_PROTO_TOKEN) != 0;
+
+    return rlk_fam_acquire_lost(a->b, rc, &a->h, a->lease_ms, a->watchdog, sent,
+                                token ? a->b->key[RLK_PROTO_KEY_TOKEN] : NULL,
+                                token ? &a->token : NULL, rlk_handle_undo, a);
+}
+
+int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
+                         const char *owner_fn, const char *what, long long lease_ms,
+                         rlk_fam_release_fn release)
+{
+    int rc;
+
+    memset(a, 0, sizeof *a);
+    a->start_ns = rlk_clock_now_ns();
+    a->handle = handle;
+    a->release = release;
+    a->b = b;
+    a->what = what;
+    a->q = b->q;
+    a->wake = b->wake;
+    a->settle = rlk_handle_lost;
+    rc = rlk_fam_lease(b->c, what, b->name, lease_ms, &a->lease_ms, &a->watchdog);
+    if (rc != RLK_OK)
+        return rc;
+    return rlk_handle_owner(b, &b->id, a->owner, sizeof a->owner, owner_fn);
 }
 
 int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
@@ -119,6 +131,10 @@ static int rlk_handle_refused(rlk_handle_acq *a, int rc, int again)
     return RLK_OK;
 }
 
+static int rlk_handle_run(const rlk_fam_base *b, const rlk_proto_call *pc, const char *opt,
+                          const rlk_proto_argvals *vals, size_t ntail, const char *const *tail,
+                          const size_t *lens, long long *out, redisReply **r);
+
 /* rlk_wait_attempt_fn of rlk_handle_drive. RLK_OK: acquired (recorded in the
  * registry). RLK_ERR_BUSY: held against it, *ttl the holder's PTTL (-1:
  * none), a reservation's (a->reserved), or RLK_WAIT_RECHECK (-3: first in the
@@ -131,6 +147,7 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
     const int token = (row->flags & RLK_PROTO_TOKEN) != 0;
     long long sent;
     rlk_proto_outcome o;
+    rlk_proto_call pc;
     redisReply *r = NULL;
     int rc;
 
@@ -143,8 +160,9 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
         if (!a->quiet)
             RLK_RT_COUNT(b->rt, acquire_calls);
         a->tl.claim_sent_ns = sent = rlk_clock_now_ns();
-        rc = rlk_handle_evalx(b, a->script ? a->script : row->acquire,
-                              a->script ? a->args : row->acquire_args, row->opt_keys, &a->v, &r);
+        pc = (rlk_proto_call){a->script ? a->script : row->acquire,
+                              a->script ? a->args : row->acquire_args};
+        rc = rlk_handle_run(b, &pc, row->opt_keys, &a->v, a->ntail, a->tail, NULL, NULL, &r);
         a->tl.claim_done_ns = rlk_clock_now_ns();
         if (rc == RLK_OK || (rc = rlk_handle_refused(a, rc, again)) != RLK_OK)
             break;
@@ -154,9 +172,7 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
     if (rc != RLK_OK && a->v.ticket)
         a->queued = 1;      /* it may have run: the next attempt looks before it queues */
     if (rc != RLK_OK) {
-        rc = rlk_fam_acquire_lost(b, rc, &a->h, a->lease_ms, a->watchdog, sent,
-                                  token ? b->key[RLK_PROTO_KEY_TOKEN] : NULL,
-                                  token ? &a->token : NULL, rlk_handle_undo, a);
+        rc = a->settle(a, rc, sent);
     } else {
         /* {wait, 1}: first in the queue; {wait, first, 1}: free, in its lock-delay; a reader's
          * {grant PTTL, 0}: the free lock reserved for a writer */
@@ -259,6 +275,9 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
     a->h.nkeys = rlk_proto_keys_list_with(&ks, b->key, row->renew_keys, a->h.keys,
                                           RLK_HOLD_KEYS_MAX);
     rlk_proto_keys_free(&ks);
+    if (row->flags & RLK_PROTO_VALUES)
+        a->h.channel = NULL;    /* every release in the group publishes there, and each would
+                                   make the watchdog renew this entry at once */
     a->reentry = rlk_wd_holds_as(b->rt->wd, row->hold, b->name, a->owner);
     /* A hold this client records: refused before any I/O (it would only be refused by the
      * script, or wait behind itself); or, one hold only, its token with nothing sent (a second
@@ -276,6 +295,9 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
     }
     rlk_wait_init_lock(&w, b, a->what, rlk_handle_attempt, a);
     w.q = a->q;
+    w.ride_out = !(row->flags & RLK_PROTO_VALUES);  /* a lost acquire is not repeated blindly */
+    if (wait == RLK_PROTO_WAIT_CHANNEL)
+        w.rule = row->grants;
     w.not_ttl = &a->reserved;   /* a reader that waited out a writer's claim window: no message
                                    was due, nothing died (no ttl_wakeups) */
     /* Only the head of the local queue waits; one attempt straight away when it cannot

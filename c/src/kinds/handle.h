@@ -76,6 +76,11 @@ typedef struct rlk_handle_acq {
                                        settled (the election's campaign) */
     int note_data;                  /* an acquisition notes v.delay_ms as the hold's datum (the
                                        reentrant lock's lock-delay) */
+    const char *const *tail;        /* RLK_PROTO_VALUES: the values after the acquire's ARGV */
+    size_t ntail;
+    /* A lost reply's settle (the acquire sent at sent_ns failed with rc): rlk_fam_acquire_lost
+     * (rlk_handle_acq_start's), or the faster MultiLock's own. */
+    int (*settle)(struct rlk_handle_acq *a, int rc, long long sent_ns);
     /* The driver's. */
     rlk_hold_spec h;                /* the hold recorded: the row's kind, renew task and keys */
     long long token;                /* RLK_PROTO_TOKEN: of the acquisition, once acquired */
@@ -90,9 +95,9 @@ typedef struct rlk_handle_acq {
 } rlk_handle_acq;
 
 /* a zeroed, its start now, then the call's lease (rlk_fam_lease: "<what>
- * <name>: ..." in errors) and the holder id of id (rlk_fam_id_get:
+ * <name>: ..." in errors) and the holder id b->id (rlk_fam_id_get:
  * "<owner_fn>: ..."). */
-int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b, rlk_fam_id *id,
+int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
                          const char *owner_fn, const char *what, long long lease_ms,
                          rlk_fam_release_fn release);
 /* rlk_fam_undo_fn of an rlk_handle_acq (arg): gives back one hold, an
