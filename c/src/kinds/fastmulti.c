@@ -354,34 +354,29 @@ static int rlk_fastmulti_lost(rlk_fastmulti *m, const char *owner, long long kno
                               int release, const char *what, long long *n, int *rc)
 {
     rlk_client *c = m->b.c;
-    char orig[RLK_ERRSTR_MAX], why[RLK_ERRSTR_MAX];
     rlk_proto_argvals v = {.owner = owner};
     redisReply *r = NULL;
-    int orig_err, settled;
+    rlk_fam_err e;
+    int settled;
 
     *n = -1;
     if (!rlk_fam_lost_fence(&m->b, &settled))
         return 0;
     if (settled == RLK_OK) {
-        orig_err = rlk_err(c);
-        snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
+        rlk_fam_err_keep(c, &e);
         settled = rlk_fastmulti_call(m, rlk_fastmulti_counts_call.script,
                                      rlk_fastmulti_counts_call.args, &v, &r);
         if (settled == RLK_OK)
             *n = rlk_fastmulti_lost_count(r, known, exact, release);
         if (r)
             freeReplyObject(r);
-        snprintf(why, sizeof why, "%s", rlk_errstr(c));
-        if (settled != RLK_OK)
-            rlk_set_error(c, orig_err, "%s; outcome unknown (%s)", orig, why);
-        else
-            rlk_set_error(c, orig_err, "%s", orig);
+        rlk_fam_err_put(c, &e, settled);
     }
     if (*n >= 0)
         return 1;
-    snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
+    rlk_fam_err_keep(c, &e);
     RLK_RT_COUNT(m->b.rt, lost_unsettled);
-    *rc = rlk_set_error(c, RLK_ERR_UNSETTLED, "%s%s", orig, settled == RLK_OK ? what : "");
+    *rc = rlk_set_error(c, RLK_ERR_UNSETTLED, "%s%s", e.msg, settled == RLK_OK ? what : "");
     return -1;
 }
 

@@ -473,16 +473,15 @@ int rlk_handle_force(const rlk_fam_base *b, const rlk_proto *row, const char *op
 void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto *row, const rlk_proto_argvals *vals,
                        int bounded)
 {
-    char saved[RLK_ERRSTR_MAX];
     redisReply *r = NULL;
-    int err = rlk_err(b->c);
     long long limit = rlk_time_limit_enter(bounded ? rlk_clock_now_ns() + RLK_FAM_CANCEL_NS : 0);
+    rlk_fam_err e;
 
-    snprintf(saved, sizeof saved, "%s", rlk_errstr(b->c));
+    rlk_fam_err_keep(b->c, &e);
     if (rlk_handle_eval(b, row->cancel, row->cancel_args, vals, &r) == RLK_OK)
         freeReplyObject(r);
     else
-        rlk_set_error(b->c, err, "%s", saved);
+        rlk_fam_err_put(b->c, &e, RLK_OK);
     rlk_time_limit_leave(limit);
 }
 

@@ -245,6 +245,24 @@ int rlk_fam_check_range(rlk_client *c, const char *what, const char *name, const
     return rlk_set_error(c, RLK_ERR_ARG, "%s", msg);
 }
 
+/* ---------------------------------------------------------------- kept errors */
+
+void rlk_fam_err_keep(rlk_client *c, rlk_fam_err *e)
+{
+    e->err = rlk_err(c);
+    snprintf(e->msg, sizeof e->msg, "%s", rlk_errstr(c));
+}
+
+int rlk_fam_err_put(rlk_client *c, const rlk_fam_err *e, int rc)
+{
+    char why[RLK_ERRSTR_MAX];
+
+    if (rc == RLK_OK)
+        return rlk_set_error(c, e->err, "%s", e->msg);
+    snprintf(why, sizeof why, "%s", rlk_errstr(c));
+    return rlk_set_error(c, e->err, "%s; outcome unknown (%s)", e->msg, why);
+}
+
 /* ---------------------------------------------------------------- integer replies */
 
 int rlk_fam_query(rlk_client *c, const char *what, int argc, const char **argv,

@@ -155,10 +155,10 @@ static int rlk_fam_release_rest(const rlk_fam_base *b, int kind, const char *own
                                 long long lease, rlk_fam_release_fn release, void *arg)
 {
     rlk_hold_spec h = {kind, b->name, owner, 0, {NULL, NULL, NULL}, NULL, NULL, 0};
-    char orig[RLK_ERRSTR_MAX];
-    int orig_err = rlk_err(b->c), outcome = RLK_REL_STILL_HELD, rc;
+    int outcome = RLK_REL_STILL_HELD, rc;
+    rlk_fam_err e;
 
-    snprintf(orig, sizeof orig, "%s", rlk_errstr(b->c));
+    rlk_fam_err_keep(b->c, &e);
     for (int i = 0; i < 8 && outcome == RLK_REL_STILL_HELD; i++) {
         outcome = release(arg, owner, lease, &rc);
         if (outcome != RLK_REL_ERROR)
@@ -168,7 +168,7 @@ static int rlk_fam_release_rest(const rlk_fam_base *b, int kind, const char *own
         rlk_fam_doubt_keep_lost(b->c, &h);
         outcome = RLK_REL_STILL_HELD;
     }
-    rlk_set_error(b->c, orig_err, "%s", orig);
+    rlk_fam_err_put(b->c, &e, RLK_OK);
     return outcome;
 }
 
