@@ -279,32 +279,14 @@ int rlk_fastmulti_owner(const rlk_fastmulti *m, char *buf, size_t len)
 
 /* ---------------------------------------------------------------- script calls */
 
-/* The call script with the ARGV named args (the row's or a call's) and vals,
- * then the values; the reply in *out. */
+/* The call script with the ARGV named args (the row's or a call's) and vals, then the values:
+ * as rlk_handle_evalt (out: an integer reply; NULL: the reply in *r). */
 static int rlk_fastmulti_call(rlk_fastmulti *m, const char *script, const char *args,
-                              const rlk_proto_argvals *vals, redisReply **out)
+                              const rlk_proto_argvals *vals, long long *out, redisReply **r)
 {
     rlk_proto_call pc = {script, args};
 
-    return rlk_handle_evalt(&m->b, &pc, vals, m->n, (const char *const *)m->values, NULL, NULL,
-                            out);
-}
-
-/* rlk_fastmulti_call with an integer reply, into *out; another reply:
- * RLK_ERR_PROTOCOL with the message bad formats from (group, reply type). */
-static int rlk_fastmulti_int(rlk_fastmulti *m, const char *script, const char *args,
-                             const rlk_proto_argvals *vals, const char *bad, long long *out)
-{
-    redisReply *r = NULL;
-    int rc = rlk_fastmulti_call(m, script, args, vals, &r);
-
-    if (rc == RLK_OK && r->type != REDIS_REPLY_INTEGER)
-        rc = rlk_set_error(m->b.c, RLK_ERR_PROTOCOL, bad, m->b.name, r->type);
-    else if (rc == RLK_OK)
-        *out = r->integer;
-    if (r)
-        freeReplyObject(r);
-    return rc;
+    return rlk_handle_evalt(&m->b, &pc, vals, m->n, (const char *const *)m->values, NULL, out, r);
 }
 
 static int rlk_fastmulti_held(rlk_fastmulti *m, const char *owner, long long *count);
@@ -365,7 +347,7 @@ static int rlk_fastmulti_lost(rlk_fastmulti *m, const char *owner, long long kno
     if (settled == RLK_OK) {
         rlk_fam_err_keep(c, &e);
         settled = rlk_fastmulti_call(m, rlk_fastmulti_counts_call.script,
-                                     rlk_fastmulti_counts_call.args, &v, &r);
+                                     rlk_fastmulti_counts_call.args, &v, NULL, &r);
         if (settled == RLK_OK)
             *n = rlk_fastmulti_lost_count(r, known, exact, release);
         if (r)
@@ -388,7 +370,8 @@ static int rlk_fastmulti_release_call(void *arg, const char *owner, long long le
     redisReply *r = NULL;
     int outcome = RLK_REL_ERROR;
 
-    *rc = rlk_fastmulti_call(m, rlk_fastmulti_row.release, rlk_fastmulti_row.release_args, &v, &r);
+    *rc = rlk_fastmulti_call(m, rlk_fastmulti_row.release, rlk_fastmulti_row.release_args, &v, NULL,
+                             &r);
     if (*rc == RLK_ERR_SCRIPT && rlk_fastmulti_acl_refused(m->b.c))
         return rlk_fastmulti_acl_aftermath(m, owner, rc);
     if (*rc != RLK_OK)
@@ -550,8 +533,8 @@ int rlk_fastmulti_force_unlock(rlk_fastmulti *m, int *released)
         free(m->took[k].owner);
     m->ntook = 0;
     pthread_mutex_unlock(&m->mu);
-    rc = rlk_fastmulti_int(m, rlk_fastmulti_row.force, rlk_fastmulti_row.force_args, NULL,
-                           "force unlock %s: fastmulti/force_release replied type %d", &n);
+    rc = rlk_fastmulti_call(m, rlk_fastmulti_row.force, rlk_fastmulti_row.force_args, NULL, &n,
+                            NULL);
     if (rc == RLK_OK && released)
         *released = n == 1;
     return rc;
@@ -564,8 +547,8 @@ static int rlk_fastmulti_held(rlk_fastmulti *m, const char *owner, long long *co
 {
     rlk_proto_argvals v = {.owner = owner};
 
-    return rlk_fastmulti_int(m, rlk_fastmulti_held_call.script, rlk_fastmulti_held_call.args, &v,
-                             "fastmulti/held %s: replied type %d", count);
+    return rlk_fastmulti_call(m, rlk_fastmulti_held_call.script, rlk_fastmulti_held_call.args, &v,
+                              count, NULL);
 }
 
 int rlk_fastmulti_is_locked(rlk_fastmulti *m, int *locked)

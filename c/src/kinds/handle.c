@@ -27,6 +27,57 @@ int rlk_handle_owner(const rlk_fam_base *b, const rlk_fam_id *id, char *buf, siz
     return rlk_fam_id_get(b->c, b->rt, (rlk_fam_id *)id, buf, len, what);
 }
 
+/* rlk_handle_evalt with the optional KEYS opt (a row's opt_keys; NULL: none). */
+static int rlk_handle_run(const rlk_fam_base *b, const rlk_proto_call *pc, const char *opt,
+                          const rlk_proto_argvals *vals, size_t ntail, const char *const *tail,
+                          const size_t *lens, long long *out, redisReply **r)
+{
+    rlk_proto_argvals v = {0};
+    rlk_proto_built pb;
+    redisReply *reply = NULL;
+    const char **args = NULL;
+    size_t *alens = NULL, n;
+    int rc = RLK_ERR_NOMEM;
+
+    if (vals)
+        v = *vals;
+    if (!v.publish)
+        v.publish = rlk_publish_arg(b->c);
+    if (rlk_proto_build_with(pc, opt, b->keys_of, b->key, b->name, &v, &pb) == 0 &&
+        (args = malloc(((size_t)pb.nargs + ntail + 1) * sizeof *args)) &&
+        (alens = malloc(((size_t)pb.nargs + ntail + 1) * sizeof *alens))) {
+        memcpy(args, pb.av.v, (size_t)pb.nargs * sizeof *args);
+        memcpy(alens, pb.av.len, (size_t)pb.nargs * sizeof *alens);
+        for (n = 0; n < ntail; n++) {
+            args[(size_t)pb.nargs + n] = tail[n];
+            alens[(size_t)pb.nargs + n] = lens ? lens[n] : strlen(tail[n]);
+        }
+        rc = rlk_evalv(b->c, pc->script, pb.nkeys, pb.keys, NULL, pb.nargs + (int)ntail, args,
+                       alens, out ? &reply : r);
+    } else
+        rlk_set_error(b->c, RLK_ERR_NOMEM, "%s %s: out of memory", pc->script, b->name);
+    free(args);
+    free(alens);
+    rlk_proto_built_free(&pb);
+    if (rc == RLK_OK && out && reply->type != REDIS_REPLY_INTEGER)
+        rc = rlk_set_error(b->c, RLK_ERR_PROTOCOL, "%s %s: reply of type %d, expected an integer",
+                           pc->script, b->name, reply->type);
+    else if (rc == RLK_OK && out)
+        *out = reply->integer;
+    if (reply)
+        freeReplyObject(reply);
+    return rc;
+}
+
+/* A row's call script with the ARGV named args, then its optional KEYS opt (NULL: none). */
+static int rlk_handle_evalx(const rlk_fam_base *b, const char *script, const char *args,
+                            const char *opt, const rlk_proto_argvals *vals, redisReply **r)
+{
+    rlk_proto_call pc = {script, args};
+
+    return rlk_handle_run(b, &pc, opt, vals, 0, NULL, NULL, NULL, r);
+}
+
 /* A release by a lock kind's row: its release script and ARGV, its optional KEYS, the
  * election's secret; read by rlk_fam_release_done, which names the script in its message. */
 typedef struct rlk_handle_rel {
@@ -130,10 +181,6 @@ static int rlk_handle_refused(rlk_handle_acq *a, int rc, int again)
     rlk_fam_give_back(b->rt, &a->h, 1, rlk_handle_undo, a);
     return RLK_OK;
 }
-
-static int rlk_handle_run(const rlk_fam_base *b, const rlk_proto_call *pc, const char *opt,
-                          const rlk_proto_argvals *vals, size_t ntail, const char *const *tail,
-                          const size_t *lens, long long *out, redisReply **r);
 
 /* rlk_wait_attempt_fn of rlk_handle_drive. RLK_OK: acquired (recorded in the
  * registry). RLK_ERR_BUSY: held against it, *ttl the holder's PTTL (-1:
@@ -400,60 +447,10 @@ int rlk_handle_keys(rlk_fam_base *b, const char *names, const char *roles)
     return n >= 0;
 }
 
-/* rlk_handle_evalt with the optional KEYS opt (rlk_handle_evalx's). */
-static int rlk_handle_run(const rlk_fam_base *b, const rlk_proto_call *pc, const char *opt,
-                          const rlk_proto_argvals *vals, size_t ntail, const char *const *tail,
-                          const size_t *lens, long long *out, redisReply **r)
-{
-    rlk_proto_argvals v = {0};
-    rlk_proto_built pb;
-    redisReply *reply = NULL;
-    const char **args = NULL;
-    size_t *alens = NULL, n;
-    int rc = RLK_ERR_NOMEM;
-
-    if (vals)
-        v = *vals;
-    if (!v.publish)
-        v.publish = rlk_publish_arg(b->c);
-    if (rlk_proto_build_with(pc, opt, b->keys_of, b->key, b->name, &v, &pb) == 0 &&
-        (args = malloc(((size_t)pb.nargs + ntail + 1) * sizeof *args)) &&
-        (alens = malloc(((size_t)pb.nargs + ntail + 1) * sizeof *alens))) {
-        memcpy(args, pb.av.v, (size_t)pb.nargs * sizeof *args);
-        memcpy(alens, pb.av.len, (size_t)pb.nargs * sizeof *alens);
-        for (n = 0; n < ntail; n++) {
-            args[(size_t)pb.nargs + n] = tail[n];
-            alens[(size_t)pb.nargs + n] = lens ? lens[n] : strlen(tail[n]);
-        }
-        rc = rlk_evalv(b->c, pc->script, pb.nkeys, pb.keys, NULL, pb.nargs + (int)ntail, args,
-                       alens, out ? &reply : r);
-    } else
-        rlk_set_error(b->c, RLK_ERR_NOMEM, "%s %s: out of memory", pc->script, b->name);
-    free(args);
-    free(alens);
-    rlk_proto_built_free(&pb);
-    if (rc == RLK_OK && out && reply->type != REDIS_REPLY_INTEGER)
-        rc = rlk_set_error(b->c, RLK_ERR_PROTOCOL, "%s %s: reply of type %d, expected an integer",
-                           pc->script, b->name, reply->type);
-    else if (rc == RLK_OK && out)
-        *out = reply->integer;
-    if (reply)
-        freeReplyObject(reply);
-    return rc;
-}
-
-int rlk_handle_evalx(const rlk_fam_base *b, const char *script, const char *args,
-                     const char *opt, const rlk_proto_argvals *vals, redisReply **r)
-{
-    rlk_proto_call pc = {script, args};
-
-    return rlk_handle_run(b, &pc, opt, vals, 0, NULL, NULL, NULL, r);
-}
-
-int rlk_handle_eval(const rlk_fam_base *b, const char *script, const char *args,
+int rlk_handle_eval(const rlk_fam_base *b, const rlk_proto_call *pc,
                     const rlk_proto_argvals *vals, redisReply **r)
 {
-    return rlk_handle_evalx(b, script, args, NULL, vals, r);
+    return rlk_handle_run(b, pc, NULL, vals, 0, NULL, NULL, NULL, r);
 }
 
 int rlk_handle_force(const rlk_fam_base *b, const rlk_proto *row, const char *opt,
@@ -478,7 +475,7 @@ void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto *row, const rlk_pr
     rlk_fam_err e;
 
     rlk_fam_err_keep(b->c, &e);
-    if (rlk_handle_eval(b, row->cancel, row->cancel_args, vals, &r) == RLK_OK)
+    if (rlk_handle_evalx(b, row->cancel, row->cancel_args, NULL, vals, &r) == RLK_OK)
         freeReplyObject(r);
     else
         rlk_fam_err_put(b->c, &e, RLK_OK);

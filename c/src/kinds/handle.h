@@ -150,16 +150,12 @@ int rlk_handle_call_end(rlk_handle_call *hc, int metric, int rc);
 
 /* ---------------------------------------------------------------- calling */
 
-/* The call script with the ARGV named args (a kinds/proto.h row's or call's)
- * on b's name: its KEYS by rlk_proto_build_with, the script header's roles
- * then the roles opt (a row's opt_keys; NULL: none), b's own keys (rlk_handle_keys)
- * where they were made for the script's folder, built per call elsewhere; its ARGV from
- * vals (publish NULL: the client's); rlk_evalv's result, or RLK_ERR_NOMEM
+/* A kind's call pc (a kinds/proto.h call) on b's name: its KEYS by rlk_proto_build_with, the
+ * script header's roles, b's own keys (rlk_handle_keys) where they were made for the script's
+ * folder, built per call elsewhere (a row's calls: then its opt_keys); its ARGV from vals
+ * (publish NULL: the client's); its reply in *r (rlk_evalv's result), or RLK_ERR_NOMEM
  * recorded. */
-int rlk_handle_evalx(const rlk_fam_base *b, const char *script, const char *args,
-                     const char *opt, const rlk_proto_argvals *vals, redisReply **r);
-/* The same without optional KEYS. */
-int rlk_handle_eval(const rlk_fam_base *b, const char *script, const char *args,
+int rlk_handle_eval(const rlk_fam_base *b, const rlk_proto_call *pc,
                     const rlk_proto_argvals *vals, redisReply **r);
 
 /* A queued waiter's leaving by row's cancel script (its ARGV from vals) on
@@ -175,8 +171,7 @@ void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto *row, const rlk_pr
 int rlk_handle_force(const rlk_fam_base *b, const rlk_proto *row, const char *opt,
                      const char *mode, int named, struct rlk_lq *q, int *released);
 
-/* A kind's call pc (a kinds/proto.h call) with vals (NULL: none; publish
- * NULL: the client's) on b's name, then the ntail arguments tail after its
+/* rlk_handle_eval with vals NULL: none, then the ntail arguments tail after its
  * ARGV (lens NULL: strlen; the faster MultiLock's values, the permit ids
  * after the first). With out NULL its reply in *r (rlk_evalv's result);
  * else an integer reply into *out (RLK_ERR_PROTOCOL recorded for another

@@ -501,7 +501,7 @@ int rlk_psemaphore_size(rlk_psemaphore *s, long long *available, long long *held
 
     if (!s || !available || !held)
         return RLK_ERR_ARG;
-    rc = rlk_handle_eval(&s->b, rlk_psem_size_call.script, rlk_psem_size_call.args, &none, &r);
+    rc = rlk_handle_eval(&s->b, &rlk_psem_size_call, &none, &r);
     if (rc == RLK_OK && (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
                          r->element[0]->type != REDIS_REPLY_INTEGER ||
                          r->element[1]->type != REDIS_REPLY_INTEGER))

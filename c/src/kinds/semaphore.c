@@ -119,8 +119,7 @@ static int rlk_sem_attempt(void *arg, long long *bound_ms)
     int rc;
 
     *bound_ms = -1;
-    rc = rlk_handle_eval(&s->b, rlk_semaphore_acquire_call.script, rlk_semaphore_acquire_call.args,
-                         &v, &r);
+    rc = rlk_handle_eval(&s->b, &rlk_semaphore_acquire_call, &v, &r);
     if (rc != RLK_OK) {
         if (targ)
             t->qt.queued = 1;   /* it may have run: the give-up's cancel takes the entry out */
