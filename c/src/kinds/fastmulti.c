@@ -291,38 +291,22 @@ static int rlk_fastmulti_call(rlk_fastmulti *m, const char *script, const char *
 
 static int rlk_fastmulti_held(rlk_fastmulti *m, const char *owner, long long *count);
 
-/* An ACL refusal inside a script (the text Redis gives it). */
-static int rlk_fastmulti_acl_refused(rlk_client *c)
-{
-    const char *e = rlk_errstr(c);
-
-    return strstr(e, "The user executing the script can't") != NULL ||
-           strstr(e, "ACL failure in script") != NULL;
-}
-
-/* After an ACL refusal inside fastmulti/release: the script publishes after its last write, so
- * a refused PUBLISH comes after the release. Finds out whether owner still holds any of the
- * values (fastmulti/held) and says so truthfully: RLK_REL_RELEASED with RLK_ERR_NOTIFY when
- * none is held, else RLK_REL_ERROR with the refusal (*rc and the client's error set). */
+/* After an ACL refusal inside fastmulti/release (runtime/fam_hold.h rlk_fam_acl_said): whether
+ * owner still holds any of the values (fastmulti/held); RLK_REL_RELEASED with RLK_ERR_NOTIFY in
+ * *rc when none is, else RLK_REL_ERROR with the refusal. */
 static int rlk_fastmulti_acl_aftermath(rlk_fastmulti *m, const char *owner, int *rc)
 {
-    char why[RLK_ERRSTR_MAX];
+    char op[RLK_ERRSTR_MAX];
     long long n = -1;
-    int probe;
+    rlk_fam_err e;
+    int there;
 
-    snprintf(why, sizeof why, "%s", rlk_errstr(m->b.c));
-    probe = rlk_fastmulti_held(m, owner, &n);
-    if (probe == RLK_OK && n == 0) {
-        *rc = rlk_set_error(m->b.c, RLK_ERR_NOTIFY, "unlock faster MultiLock %s: released, but the "
-                            "unlock message was refused by ACL (%s): waiters wake only at their "
-                            "TTL", m->b.name, why);
-        return RLK_REL_RELEASED;
-    }
-    *rc = rlk_set_error(m->b.c, RLK_ERR_SCRIPT, "unlock faster MultiLock %s: refused by ACL (%s); "
-                        "%s", m->b.name, why, probe == RLK_OK
-                        ? "values are still held and expire with their lease"
-                        : "whether they were released is unknown (the check was refused too)");
-    return RLK_REL_ERROR;
+    rlk_fam_err_keep(m->b.c, &e);
+    snprintf(op, sizeof op, "unlock faster MultiLock %s", m->b.name);
+    there = rlk_fastmulti_held(m, owner, &n) == RLK_OK ? n > 0 : -1;
+    *rc = rlk_fam_acl_said(m->b.c, op, e.msg, there, "released",
+                           "values are still held and expire with their lease");
+    return *rc == RLK_ERR_NOTIFY ? RLK_REL_RELEASED : RLK_REL_ERROR;
 }
 
 /* After a call of m for owner failed: 0 when its reply was not lost (the
@@ -372,7 +356,7 @@ static int rlk_fastmulti_release_call(void *arg, const char *owner, long long le
 
     *rc = rlk_fastmulti_call(m, rlk_fastmulti_row.release, rlk_fastmulti_row.release_args, &v, NULL,
                              &r);
-    if (*rc == RLK_ERR_SCRIPT && rlk_fastmulti_acl_refused(m->b.c))
+    if (*rc == RLK_ERR_SCRIPT && rlk_fam_acl_refused(m->b.c))
         return rlk_fastmulti_acl_aftermath(m, owner, rc);
     if (*rc != RLK_OK)
         return RLK_REL_ERROR;
