@@ -103,6 +103,39 @@ const rlk_proto rlk_fastmulti_row = {
 const rlk_proto_call rlk_fastmulti_held_call = {"fastmulti/held", "owner"};
 const rlk_proto_call rlk_fastmulti_counts_call = {"fastmulti/counts", "owner"};
 
+/* A value the scripts accept: 1..1024 bytes, no ':' (the holder's own
+ * fields are "<value>:<holder>:..."). */
+static int rlk_fastmulti_value_ok(const char *v)
+{
+    size_t len = v ? strlen(v) : 0;
+
+    return len >= 1 && len <= RLK_FASTMULTI_VALUE_MAX && !strchr(v, ':');
+}
+
+/* 0 when values[0..n) is a list the scripts accept, else -1 and why in buf. */
+static int rlk_fastmulti_values_check(const char *const *values, size_t n, char *buf, size_t len)
+{
+    if (n == 0 || n > RLK_FASTMULTI_VALUES_MAX || !values) {
+        snprintf(buf, len, "%zu values%s (1..%d)", n, values ? "" : " at NULL",
+                 RLK_FASTMULTI_VALUES_MAX);
+        return -1;
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (!rlk_fastmulti_value_ok(values[k])) {
+            snprintf(buf, len, "value %zu must be 1..%d bytes without ':'", k + 1,
+                     RLK_FASTMULTI_VALUE_MAX);
+            return -1;
+        }
+        for (size_t j = 0; j < k; j++) {
+            if (strcmp(values[j], values[k]) == 0) {
+                snprintf(buf, len, "value '%s' is given twice", values[k]);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
 int rlk_fastmulti_values_take(const char *const *values, size_t n, char ***out, char *buf, size_t len)
 {
     size_t bytes = (n + 1) * sizeof(char *);
@@ -172,38 +205,6 @@ static const rlk_fam_kind rlk_fastmulti_kind = {
 };
 
 /* ---------------------------------------------------------------- handles */
-
-/* A value the scripts accept: 1..1024 bytes, no ':' (the holder's own
- * fields are "<value>:<holder>:..."). */
-static int rlk_fastmulti_value_ok(const char *v)
-{
-    size_t len = v ? strlen(v) : 0;
-
-    return len >= 1 && len <= RLK_FASTMULTI_VALUE_MAX && !strchr(v, ':');
-}
-
-int rlk_fastmulti_values_check(const char *const *values, size_t n, char *buf, size_t len)
-{
-    if (n == 0 || n > RLK_FASTMULTI_VALUES_MAX || !values) {
-        snprintf(buf, len, "%zu values%s (1..%d)", n, values ? "" : " at NULL",
-                 RLK_FASTMULTI_VALUES_MAX);
-        return -1;
-    }
-    for (size_t k = 0; k < n; k++) {
-        if (!rlk_fastmulti_value_ok(values[k])) {
-            snprintf(buf, len, "value %zu must be 1..%d bytes without ':'", k + 1,
-                     RLK_FASTMULTI_VALUE_MAX);
-            return -1;
-        }
-        for (size_t j = 0; j < k; j++) {
-            if (strcmp(values[j], values[k]) == 0) {
-                snprintf(buf, len, "value '%s' is given twice", values[k]);
-                return -1;
-            }
-        }
-    }
-    return 0;
-}
 
 long long rlk_fastmulti_lost_count(const redisReply *r, long long known, int exact, int release)
 {

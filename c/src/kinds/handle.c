@@ -257,6 +257,13 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
     return rc;
 }
 
+/* A wait that ran out: RLK_ERR_BUSY, recorded. */
+static int rlk_handle_busy(const rlk_handle_acq *a)
+{
+    return rlk_set_error(a->b->c, RLK_ERR_BUSY, "%s %s: %s after %lld ms", a->what, a->b->name,
+                         a->why, (rlk_clock_now_ns() - a->start_ns) / 1000000LL);
+}
+
 /* A waiter with a ticket in the server's queue (RLK_PROTO_WAIT_QUEUE: the reentrant lock,
  * the read-write lock's writers), woken by the grant that names it on this client's wake
  * channel, and listening on the lock's channel only while first in the queue
@@ -304,7 +311,6 @@ static int rlk_handle_queue(rlk_handle_acq *a, rlk_waiter *w, rlk_lq_node *node,
 
 int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
 {
-    long long start_ns = a->start_ns;
     const rlk_fam_base *b = a->b;
     const rlk_proto *row = a->row;
     rlk_proto_keys ks;
@@ -336,9 +342,9 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
         return RLK_OK;
     if (wait == RLK_PROTO_WAIT_SPIN) {
         a->h.channel = NULL;        /* no SUBSCRIBE, holding either */
-        rc = rlk_spin_acquire(b->rt, a->what, b->name, rlk_handle_attempt, a, start_ns, wait_ms,
-                              a->spin_initial_ms, a->spin_max_ms);
-        return rc == RLK_ERR_BUSY ? rlk_handle_busy(b, a->what, a->why, start_ns) : rc;
+        rc = rlk_spin_acquire(b->rt, a->what, b->name, rlk_handle_attempt, a, a->start_ns,
+                              wait_ms, a->spin_initial_ms, a->spin_max_ms);
+        return rc == RLK_ERR_BUSY ? rlk_handle_busy(a) : rc;
     }
     rlk_wait_init_lock(&w, b, a->what, rlk_handle_attempt, a);
     w.q = a->q;
@@ -351,7 +357,7 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
      * overtake a local waiter: a single try, a re-entry, or nobody queued here. */
     first = !a->q || wait_ms == 0 || a->reentry || !rlk_lq_busy(a->q);
     if (wait == RLK_PROTO_WAIT_QUEUE && wait_ms != 0 && !a->reentry)
-        rc = rlk_handle_queue(a, &w, &node, rlk_wait_deadline(start_ns, wait_ms), &first);
+        rc = rlk_handle_queue(a, &w, &node, rlk_wait_deadline(a->start_ns, wait_ms), &first);
     if (wait == RLK_PROTO_WAIT_FAIR && wait_ms != 0) {
         /* The owner's own channel, joined already when it is still subscribed from an
          * earlier wait of this client (it lingers): the first attempt then counts as one made
@@ -366,7 +372,7 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
         rlk_wait_pre_join(&w);
     }
     if (rc == RLK_OK)
-        rc = rlk_wait_acquire(&w, start_ns, wait_ms, first);
+        rc = rlk_wait_acquire(&w, a->start_ns, wait_ms, first);
     free(own);
     if (rc != RLK_OK && a->queued) {
         a->v.ticket = a->ticket.ticket;
@@ -379,7 +385,7 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
         rlk_handle_cancel(b, row, &a->v, 0);
         rlk_time_limit_leave(limit);
     }
-    return rc == RLK_ERR_BUSY ? rlk_handle_busy(b, a->what, a->why, start_ns) : rc;
+    return rc == RLK_ERR_BUSY ? rlk_handle_busy(a) : rc;
 }
 
 int rlk_handle_token(const rlk_fam_base *b, const char *owner_fn, int kind,
@@ -394,12 +400,6 @@ int rlk_handle_token(const rlk_fam_base *b, const char *owner_fn, int kind,
     if (!rlk_wd_token_of(b->rt->wd, kind, b->name, owner, token))
         return rlk_set_error(b->c, RLK_ERR_NOT_OWNER, not_held, b->name, owner);
     return RLK_OK;
-}
-
-int rlk_handle_busy(const rlk_fam_base *b, const char *what, const char *why, long long start_ns)
-{
-    return rlk_set_error(b->c, RLK_ERR_BUSY, "%s %s: %s after %lld ms", what, b->name, why,
-                         (rlk_clock_now_ns() - start_ns) / 1000000LL);
 }
 
 rlk_handle_call rlk_handle_call_begin(const rlk_fam_base *b)

@@ -119,14 +119,9 @@ int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
  * rlk_proto_read_acquire; a hold recorded, rlk_fam_record; a lost reply
  * settled, rlk_fam_acquire_lost) in the row's wait mode (runtime/wait.c,
  * runtime/spin.c); a queued waiter that gives up leaves the queue by the
- * row's cancel. RLK_OK, an error, or RLK_ERR_BUSY as rlk_handle_busy
- * records it with a->why. */
+ * row's cancel. RLK_OK, an error, or RLK_ERR_BUSY recorded as "<what>
+ * <name>: <a->why> after <ms> ms" (the time since a->start_ns). */
 int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms);
-
-/* RLK_ERR_BUSY recorded as "<what> <name>: <why> after <ms> ms", the time
- * since start_ns (CLOCK_MONOTONIC, client/clock.h), and returned: a wait
- * that ran out. */
-int rlk_handle_busy(const rlk_fam_base *b, const char *what, const char *why, long long start_ns);
 
 /* The token the client's registry recorded with the latest acquisition of
  * name as kind by the handle's holder id b->id (owner_fn as rlk_fam_id_get

@@ -97,7 +97,7 @@ void *rlk_fam_new(rlk_client *c, const char *name, size_t size, const rlk_fam_ki
         free(b);
         return rlk_fam_nomem(c, k, name);
     }
-    rlk_fam_id_init(&b->id);
+    pthread_mutex_init(&b->id.mu, NULL);   /* b->id.fixed NULL: the thread's id */
     b->c = c;
     b->name = strdup(name);
     b->channel = k->channel_of(k->channel_prefix, name);
@@ -128,7 +128,8 @@ void rlk_fam_free(void *handle)
         return;
     if (b->kind && b->kind->fini)
         b->kind->fini(b);
-    rlk_fam_id_destroy(&b->id);
+    pthread_mutex_destroy(&b->id.mu);
+    free(b->id.fixed);
     rlk_lq_put(b->q);
     free(b->wake);
     for (int i = 0; i < RLK_FAM_KEYS; i++)
@@ -139,19 +140,6 @@ void rlk_fam_free(void *handle)
 }
 
 /* ---------------------------------------------------------------- holder ids */
-
-void rlk_fam_id_init(rlk_fam_id *id)
-{
-    pthread_mutex_init(&id->mu, NULL);
-    id->fixed = NULL;
-}
-
-void rlk_fam_id_destroy(rlk_fam_id *id)
-{
-    pthread_mutex_destroy(&id->mu);
-    free(id->fixed);
-    id->fixed = NULL;
-}
 
 static int rlk_fam_rw_owner_ok(const char *owner, size_t len)
 {

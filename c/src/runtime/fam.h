@@ -84,8 +84,6 @@ void *rlk_fam_made(void *handle, int ok);
 /* Frees the kind's members (its fini), the base's strings and the handle
  * (NULL: nothing). */
 void rlk_fam_free(void *handle);
-void rlk_fam_id_init(rlk_fam_id *id);
-void rlk_fam_id_destroy(rlk_fam_id *id);
 /* Fixes (owner) or unfixes (NULL) the id; what names the call in errors.
  * rw: also refuse "mode" and ids ending in ":write" (read-write lock fields). */
 int rlk_fam_id_set(rlk_client *c, rlk_fam_id *id, const char *owner, int rw, const char *what);

@@ -149,7 +149,13 @@ int rlk_fam_doubt_pending(const rlk_client *c)
     return rlk_thread_doubt.client_id != 0 && rlk_thread_doubt.client_id == c->id;
 }
 
-int rlk_fam_doubt_settle(rlk_rt *rt, const rlk_hold_spec *h)
+/* Called by rlk_fam_record for an acquisition of h about to be recorded:
+ * when this thread holds an unsettled lost call of the same (kind, name,
+ * owner), fences it now and reads the count: how many holds the server
+ * counts beyond the registry's and this acquisition (an acquire that ran,
+ * a release that never will: to give back; at most 8), or -1 when there is
+ * no such doubt or it stays unsettled. */
+static int rlk_fam_doubt_settle(rlk_rt *rt, const rlk_hold_spec *h)
 {
     rlk_doubt *d = &rlk_thread_doubt;
     rlk_client *c = rt->c;
