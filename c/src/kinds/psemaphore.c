@@ -15,6 +15,7 @@
  * (Redisson's setPermits, acquiredPermits, ...), the held permits' list and
  * the object's time to live (RExpirable, kinds/expiry.h).
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,15 +107,9 @@ void rlk_psem_hex(const unsigned char *raw, size_t len, char *out)
     out[2 * len] = '\0';
 }
 
-static int rlk_psem_nibble(char ch)
+static int rlk_psem_nibble(unsigned char ch)
 {
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F')
-        return ch - 'A' + 10;
-    return -1;
+    return isdigit(ch) ? ch - '0' : isxdigit(ch) ? tolower(ch) - 'a' + 10 : -1;
 }
 
 int rlk_psem_parse_id(const char *what, const char *name, const char *hex, unsigned char *raw,
