@@ -278,25 +278,10 @@ static int rlk_psem_attempt(void *arg, long long *bound_ms)
             t->qt.queued = 0;   /* the lost call took the permits: it left the queue */
         return rc;
     }
-    t->qt.wide = 0;
-    if (rlk_proto_read_psem(r, (size_t)t->n, &o) == RLK_PROTO_ACQUIRED) {
-        freeReplyObject(r);
-        t->qt.queued = 0;
-        return rlk_fam_acks_acquired(s->b.c, "acquire", s->b.name, rlk_psem_undo, t);
-    } else if (o.is == RLK_PROTO_BUSY) {
-        long long wait = rlk_psem_busy_wait(r, &o);
-
-        t->qt.wide = o.first || o.value == -3;
-        *bound_ms = wait == -3 ? RLK_WAIT_RECHECK : wait;
-        rc = RLK_ERR_BUSY;
-    } else {
-        rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "acquire %s: %s replied type %d", s->b.name,
-                           rlk_psem_acquire_call.script, r->type);
-    }
-    freeReplyObject(r);
-    if (rc == RLK_ERR_BUSY && targ)
-        t->qt.queued = 1;
-    return rc;
+    rlk_proto_read_psem(r, (size_t)t->n, &o);
+    return rlk_sem_queue_attempt_end(&t->qt, &s->b, targ, r, &o,
+                                     o.is == RLK_PROTO_BUSY ? rlk_psem_busy_wait(r, &o) : -1,
+                                     bound_ms, rlk_psem_undo, t);
 }
 
 static int rlk_psemaphore_try_acquire_n_run(rlk_psemaphore *s, int n, long long wait_ms, long long lease_ms,
