@@ -68,21 +68,15 @@ static int multi_fail_member(rlk_multilock *m, int i, int err)
                       rlk_errstr(x->c));
 }
 
-/* The last call's outcome cleared: RLK_OK. */
-static int multi_ok(rlk_multilock *m)
-{
-    return multi_fail(m, -1, RLK_OK, "%s", "");
-}
-
 /* The start of a call on the members (none: an error); RLK_OK with the last call's outcome
- * cleared. */
+ * cleared (the outcome of a call that succeeds: multi_fail with RLK_OK). */
 static int multi_begin(rlk_multilock *m)
 {
     if (!m)
         return RLK_ERR_ARG;
     if (m->n == 0)
         return multi_fail(m, -1, RLK_ERR_ARG, "multilock: no members");
-    return multi_ok(m);
+    return multi_fail(m, -1, RLK_OK, "%s", "");
 }
 
 /* ---------------------------------------------------------------- the set */
@@ -184,7 +178,7 @@ int rlk_multilock_add(rlk_multilock *m, rlk_client *c, const char *name)
     }
     m->mem[m->n++] = x;
     multi_order_insert(m);
-    return multi_ok(m);
+    return multi_fail(m, -1, RLK_OK, "%s", "");
 }
 
 void rlk_multilock_set_attempt_wait(rlk_multilock *m, long long ms_per_member)
@@ -214,7 +208,7 @@ int rlk_multilock_set_owner(rlk_multilock *m, const char *owner)
     }
     free(m->owner);
     m->owner = copy;
-    return multi_ok(m);
+    return multi_fail(m, -1, RLK_OK, "%s", "");
 }
 
 /* ---------------------------------------------------------------- acquiring */
@@ -346,7 +340,9 @@ int rlk_multilock_try_lock(rlk_multilock *m, long long wait_ms, long long lease_
         return rc;
     for (int i = 0; i < m->n; i++)
         m->mem[i].taken = 0;
-    return multi_try_lock(m, wait_ms, lease_ms) != RLK_OK ? m->err : multi_ok(m);
+    if (multi_try_lock(m, wait_ms, lease_ms) != RLK_OK)
+        return m->err;
+    return multi_fail(m, -1, RLK_OK, "%s", "");
 }
 
 int rlk_multilock_lock(rlk_multilock *m, long long lease_ms)
