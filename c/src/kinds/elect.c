@@ -142,8 +142,7 @@ int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long 
     if (strlen(value) > RLK_ELECT_VALUE_MAX)
         return rlk_set_error(e->b.c, RLK_ERR_ARG, "election %s: value longer than %d bytes",
                              e->b.name, RLK_ELECT_VALUE_MAX);
-    rc = rlk_handle_acq_start(&a, e, &e->b, &e->b.id, "rlk_elect_owner", "election", lease_ms,
-                              NULL);
+    rc = rlk_handle_acq_start(&a, e, &e->b, "rlk_elect_owner", "election", lease_ms, NULL);
     a.row = &rlk_elect_row;
     a.why = "another candidate leads";
     a.v.value = value;
@@ -180,8 +179,7 @@ int rlk_elect_proclaim(rlk_elect *e, const char *value)
         (rc = rlk_elect_owner(e, owner, sizeof owner)) != RLK_OK)
         return rc;
     /* only the incarnation that leads proclaims (its secret) */
-    if ((rc = rlk_handle_eval(&e->b, rlk_elect_proclaim_call.script, rlk_elect_proclaim_call.args,
-                              &v, &r)) != RLK_OK)
+    if ((rc = rlk_handle_eval(&e->b, &rlk_elect_proclaim_call, &v, &r)) != RLK_OK)
         return rc;
     if (rlk_proto_read_proclaim(r, &o) == RLK_PROTO_BAD)
         rc = rlk_set_error(e->b.c, RLK_ERR_PROTOCOL, "election %s: %s replied type %d",
@@ -237,8 +235,7 @@ int rlk_elect_leader(rlk_elect *e, rlk_elect_info *out)
     if (!e || !out)
         return RLK_ERR_ARG;
     memset(out, 0, sizeof *out);
-    if ((rc = rlk_handle_eval(&e->b, rlk_elect_leader_call.script, rlk_elect_leader_call.args, &v,
-                              &r)) != RLK_OK)
+    if ((rc = rlk_handle_eval(&e->b, &rlk_elect_leader_call, &v, &r)) != RLK_OK)
         return rc;
     rc = rlk_elect_info_read(r, out);
     freeReplyObject(r);

@@ -145,7 +145,7 @@ int rlk_fairlock_try_lock(rlk_fairlock *f, long long wait_ms, long long lease_ms
 {
     rlk_handle_call hc = rlk_handle_call_begin(f ? &f->b : NULL);
     rlk_handle_acq a;
-    int rc = f ? rlk_handle_acq_start(&a, f, &f->b, &f->b.id, "rlk_fairlock_owner", "fair lock",
+    int rc = f ? rlk_handle_acq_start(&a, f, &f->b, "rlk_fairlock_owner", "fair lock",
                                       lease_ms, NULL)
                : RLK_ERR_ARG;
 

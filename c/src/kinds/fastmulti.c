@@ -43,7 +43,6 @@
 #include <string.h>
 
 #include "client/client.h"
-#include "client/clock.h"
 #include "client/error.h"
 #include "kinds/fastmulti.h"
 #include "kinds/handle.h"
@@ -52,9 +51,7 @@
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
-#include "runtime/metrics.h"
 #include "runtime/rt.h"
-#include "runtime/wait.h"
 #include "runtime/wd.h"
 
 /* A holder id and how many acquisitions of this handle it has not released. */
@@ -65,7 +62,6 @@ typedef struct rlk_fastmulti_took {
 
 struct rlk_fastmulti {
     rlk_fam_base b;             /* name: the group; channel: redisson_lock__channel:{group} */
-    rlk_fam_id id;
     char **values;              /* one block (rlk_fastmulti_values_take) */
     size_t n;
     pthread_mutex_t mu;         /* took */
@@ -103,9 +99,42 @@ const rlk_proto rlk_fastmulti_row = {
     NULL, NULL,
     "fastmulti/force_release", "publish",
     "channel", RLK_PROTO_WAIT_CHANNEL, RLK_PROTO_VALUES, "", &rlk_fastmulti_renew_task, "group",
-    0, NULL, NULL, NULL, NULL};
+    0, NULL, NULL, NULL, &rlk_fastmulti_sub_rule};
 const rlk_proto_call rlk_fastmulti_held_call = {"fastmulti/held", "owner"};
 const rlk_proto_call rlk_fastmulti_counts_call = {"fastmulti/counts", "owner"};
+
+/* A value the scripts accept: 1..1024 bytes, no ':' (the holder's own
+ * fields are "<value>:<holder>:..."). */
+static int rlk_fastmulti_value_ok(const char *v)
+{
+    size_t len = v ? strlen(v) : 0;
+
+    return len >= 1 && len <= RLK_FASTMULTI_VALUE_MAX && !strchr(v, ':');
+}
+
+/* 0 when values[0..n) is a list the scripts accept, else -1 and why in buf. */
+static int rlk_fastmulti_values_check(const char *const *values, size_t n, char *buf, size_t len)
+{
+    if (n == 0 || n > RLK_FASTMULTI_VALUES_MAX || !values) {
+        snprintf(buf, len, "%zu values%s (1..%d)", n, values ? "" : " at NULL",
+                 RLK_FASTMULTI_VALUES_MAX);
+        return -1;
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (!rlk_fastmulti_value_ok(values[k])) {
+            snprintf(buf, len, "value %zu must be 1..%d bytes without ':'", k + 1,
+                     RLK_FASTMULTI_VALUE_MAX);
+            return -1;
+        }
+        for (size_t j = 0; j < k; j++) {
+            if (strcmp(values[j], values[k]) == 0) {
+                snprintf(buf, len, "value '%s' is given twice", values[k]);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
 
 int rlk_fastmulti_values_take(const char *const *values, size_t n, char ***out, char *buf, size_t len)
 {
@@ -139,7 +168,6 @@ static void rlk_fastmulti_fini(void *handle)
         free(m->took[k].owner);
     free(m->took);
     pthread_mutex_destroy(&m->mu);
-    rlk_fam_id_destroy(&m->id);
 }
 
 /* Adds delta to owner's count of acquisitions through m; returns the count
@@ -178,38 +206,6 @@ static const rlk_fam_kind rlk_fastmulti_kind = {
 
 /* ---------------------------------------------------------------- handles */
 
-/* A value the scripts accept: 1..1024 bytes, no ':' (the holder's own
- * fields are "<value>:<holder>:..."). */
-static int rlk_fastmulti_value_ok(const char *v)
-{
-    size_t len = v ? strlen(v) : 0;
-
-    return len >= 1 && len <= RLK_FASTMULTI_VALUE_MAX && !strchr(v, ':');
-}
-
-int rlk_fastmulti_values_check(const char *const *values, size_t n, char *buf, size_t len)
-{
-    if (n == 0 || n > RLK_FASTMULTI_VALUES_MAX || !values) {
-        snprintf(buf, len, "%zu values%s (1..%d)", n, values ? "" : " at NULL",
-                 RLK_FASTMULTI_VALUES_MAX);
-        return -1;
-    }
-    for (size_t k = 0; k < n; k++) {
-        if (!rlk_fastmulti_value_ok(values[k])) {
-            snprintf(buf, len, "value %zu must be 1..%d bytes without ':'", k + 1,
-                     RLK_FASTMULTI_VALUE_MAX);
-            return -1;
-        }
-        for (size_t j = 0; j < k; j++) {
-            if (strcmp(values[j], values[k]) == 0) {
-                snprintf(buf, len, "value '%s' is given twice", values[k]);
-                return -1;
-            }
-        }
-    }
-    return 0;
-}
-
 long long rlk_fastmulti_lost_count(const redisReply *r, long long known, int exact, int release)
 {
     int all_known = 1, all_next = 1, all_prev = 1, some_free = 0;
@@ -245,10 +241,10 @@ rlk_fastmulti *rlk_fastmulti_new(rlk_client *c, const char *group, const char *c
     }
     if (!(m = rlk_fam_new(c, group, sizeof *m, &rlk_fastmulti_kind)))
         return NULL;
-    rlk_fam_id_init(&m->id);
     pthread_mutex_init(&m->mu, NULL);
     m->n = n;
-    return rlk_fam_made(m, rlk_fastmulti_values_take(values, n, &m->values, why, sizeof why) ==
+    return rlk_fam_made(m, rlk_handle_keys(&m->b, "fastmulti", "group") &&
+                               rlk_fastmulti_values_take(values, n, &m->values, why, sizeof why) ==
                                RLK_OK);
 }
 
@@ -274,78 +270,44 @@ const char *rlk_fastmulti_value(const rlk_fastmulti *m, size_t i)
 
 int rlk_fastmulti_set_owner(rlk_fastmulti *m, const char *owner)
 {
-    return m ? rlk_fam_id_set(m->b.c, &m->id, owner, 0, "rlk_fastmulti_set_owner") : RLK_ERR_ARG;
+    return m ? rlk_fam_id_set(m->b.c, &m->b.id, owner, 0, "rlk_fastmulti_set_owner") : RLK_ERR_ARG;
 }
 
 int rlk_fastmulti_owner(const rlk_fastmulti *m, char *buf, size_t len)
 {
-    return m ? rlk_handle_owner(&m->b, &m->id, buf, len, "rlk_fastmulti_owner") : RLK_ERR_ARG;
+    return m ? rlk_handle_owner(&m->b, &m->b.id, buf, len, "rlk_fastmulti_owner") : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- script calls */
 
-/* The call script with the ARGV named args (the row's or a call's) and vals,
- * then the values; the reply in *out. */
+/* The call script with the ARGV named args (the row's or a call's) and vals, then the values:
+ * as rlk_handle_evalt (out: an integer reply; NULL: the reply in *r). */
 static int rlk_fastmulti_call(rlk_fastmulti *m, const char *script, const char *args,
-                              const rlk_proto_argvals *vals, redisReply **out)
+                              const rlk_proto_argvals *vals, long long *out, redisReply **r)
 {
     rlk_proto_call pc = {script, args};
 
-    return rlk_handle_evalt(&m->b, &pc, vals, m->n, (const char *const *)m->values, NULL, NULL,
-                            out);
-}
-
-/* rlk_fastmulti_call with an integer reply, into *out; another reply:
- * RLK_ERR_PROTOCOL with the message bad formats from (group, reply type). */
-static int rlk_fastmulti_int(rlk_fastmulti *m, const char *script, const char *args,
-                             const rlk_proto_argvals *vals, const char *bad, long long *out)
-{
-    redisReply *r = NULL;
-    int rc = rlk_fastmulti_call(m, script, args, vals, &r);
-
-    if (rc == RLK_OK && r->type != REDIS_REPLY_INTEGER)
-        rc = rlk_set_error(m->b.c, RLK_ERR_PROTOCOL, bad, m->b.name, r->type);
-    else if (rc == RLK_OK)
-        *out = r->integer;
-    if (r)
-        freeReplyObject(r);
-    return rc;
+    return rlk_handle_evalt(&m->b, &pc, vals, m->n, (const char *const *)m->values, NULL, out, r);
 }
 
 static int rlk_fastmulti_held(rlk_fastmulti *m, const char *owner, long long *count);
 
-/* An ACL refusal inside a script (the text Redis gives it). */
-static int rlk_fastmulti_acl_refused(rlk_client *c)
-{
-    const char *e = rlk_errstr(c);
-
-    return strstr(e, "The user executing the script can't") != NULL ||
-           strstr(e, "ACL failure in script") != NULL;
-}
-
-/* After an ACL refusal inside fastmulti/release: the script publishes after its last write, so
- * a refused PUBLISH comes after the release. Finds out whether owner still holds any of the
- * values (fastmulti/held) and says so truthfully: RLK_REL_RELEASED with RLK_ERR_NOTIFY when
- * none is held, else RLK_REL_ERROR with the refusal (*rc and the client's error set). */
+/* After an ACL refusal inside fastmulti/release (runtime/fam_hold.h rlk_fam_acl_said): whether
+ * owner still holds any of the values (fastmulti/held); RLK_REL_RELEASED with RLK_ERR_NOTIFY in
+ * *rc when none is, else RLK_REL_ERROR with the refusal. */
 static int rlk_fastmulti_acl_aftermath(rlk_fastmulti *m, const char *owner, int *rc)
 {
-    char why[RLK_ERRSTR_MAX];
+    char op[RLK_ERRSTR_MAX];
     long long n = -1;
-    int probe;
+    rlk_fam_err e;
+    int there;
 
-    snprintf(why, sizeof why, "%s", rlk_errstr(m->b.c));
-    probe = rlk_fastmulti_held(m, owner, &n);
-    if (probe == RLK_OK && n == 0) {
-        *rc = rlk_set_error(m->b.c, RLK_ERR_NOTIFY, "unlock faster MultiLock %s: released, but the "
-                            "unlock message was refused by ACL (%s): waiters wake only at their "
-                            "TTL", m->b.name, why);
-        return RLK_REL_RELEASED;
-    }
-    *rc = rlk_set_error(m->b.c, RLK_ERR_SCRIPT, "unlock faster MultiLock %s: refused by ACL (%s); "
-                        "%s", m->b.name, why, probe == RLK_OK
-                        ? "values are still held and expire with their lease"
-                        : "whether they were released is unknown (the check was refused too)");
-    return RLK_REL_ERROR;
+    rlk_fam_err_keep(m->b.c, &e);
+    snprintf(op, sizeof op, "unlock faster MultiLock %s", m->b.name);
+    there = rlk_fastmulti_held(m, owner, &n) == RLK_OK ? n > 0 : -1;
+    *rc = rlk_fam_acl_said(m->b.c, op, e.msg, there, "released",
+                           "values are still held and expire with their lease");
+    return *rc == RLK_ERR_NOTIFY ? RLK_REL_RELEASED : RLK_REL_ERROR;
 }
 
 /* After a call of m for owner failed: 0 when its reply was not lost (the
@@ -359,34 +321,29 @@ static int rlk_fastmulti_lost(rlk_fastmulti *m, const char *owner, long long kno
                               int release, const char *what, long long *n, int *rc)
 {
     rlk_client *c = m->b.c;
-    char orig[RLK_ERRSTR_MAX], why[RLK_ERRSTR_MAX];
     rlk_proto_argvals v = {.owner = owner};
     redisReply *r = NULL;
-    int orig_err, settled;
+    rlk_fam_err e;
+    int settled;
 
     *n = -1;
     if (!rlk_fam_lost_fence(&m->b, &settled))
         return 0;
     if (settled == RLK_OK) {
-        orig_err = rlk_err(c);
-        snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
+        rlk_fam_err_keep(c, &e);
         settled = rlk_fastmulti_call(m, rlk_fastmulti_counts_call.script,
-                                     rlk_fastmulti_counts_call.args, &v, &r);
+                                     rlk_fastmulti_counts_call.args, &v, NULL, &r);
         if (settled == RLK_OK)
             *n = rlk_fastmulti_lost_count(r, known, exact, release);
         if (r)
             freeReplyObject(r);
-        snprintf(why, sizeof why, "%s", rlk_errstr(c));
-        if (settled != RLK_OK)
-            rlk_set_error(c, orig_err, "%s; outcome unknown (%s)", orig, why);
-        else
-            rlk_set_error(c, orig_err, "%s", orig);
+        rlk_fam_err_put(c, &e, settled);
     }
     if (*n >= 0)
         return 1;
-    snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
+    rlk_fam_err_keep(c, &e);
     RLK_RT_COUNT(m->b.rt, lost_unsettled);
-    *rc = rlk_set_error(c, RLK_ERR_UNSETTLED, "%s%s", orig, settled == RLK_OK ? what : "");
+    *rc = rlk_set_error(c, RLK_ERR_UNSETTLED, "%s%s", e.msg, settled == RLK_OK ? what : "");
     return -1;
 }
 
@@ -398,8 +355,9 @@ static int rlk_fastmulti_release_call(void *arg, const char *owner, long long le
     redisReply *r = NULL;
     int outcome = RLK_REL_ERROR;
 
-    *rc = rlk_fastmulti_call(m, rlk_fastmulti_row.release, rlk_fastmulti_row.release_args, &v, &r);
-    if (*rc == RLK_ERR_SCRIPT && rlk_fastmulti_acl_refused(m->b.c))
+    *rc = rlk_fastmulti_call(m, rlk_fastmulti_row.release, rlk_fastmulti_row.release_args, &v, NULL,
+                             &r);
+    if (*rc == RLK_ERR_SCRIPT && rlk_fam_acl_refused(m->b.c))
         return rlk_fastmulti_acl_aftermath(m, owner, rc);
     if (*rc != RLK_OK)
         return RLK_REL_ERROR;
@@ -420,13 +378,12 @@ static int rlk_fastmulti_release_call(void *arg, const char *owner, long long le
     return outcome;
 }
 
-/* An acquire of hold h that failed with rc: when its reply was lost, settled
- * (rlk_fastmulti_lost): it ran, the hold is adopted (recorded as an
- * acquisition, RLK_OK); it did not, rc with "settled"; unknown,
- * RLK_ERR_UNSETTLED. Otherwise rc. */
-static int rlk_fastmulti_acquire_lost(rlk_fastmulti *m, int rc, const rlk_hold_spec *h,
-                                      rlk_handle_acq *a, long long sent)
+/* The driver's settle of a lost acquire (rlk_handle_acq.settle, a->handle the handle): settled
+ * by rlk_fastmulti_lost; it ran, the hold is adopted (recorded as an acquisition, RLK_OK); it
+ * did not, rc with "settled"; unknown, RLK_ERR_UNSETTLED. Otherwise rc. */
+static int rlk_fastmulti_acquire_lost(rlk_handle_acq *a, int rc, long long sent)
 {
+    rlk_fastmulti *m = a->handle;
     long long known = rlk_wd_count_as(m->b.rt->wd, RLK_KIND_LOCK, m->b.name, a->owner), n;
     char msg[RLK_ERRSTR_MAX];
     int lost;
@@ -444,60 +401,29 @@ static int rlk_fastmulti_acquire_lost(rlk_fastmulti *m, int rc, const rlk_hold_s
     }
     /* It ran: adopt the hold (the caller asked for it). */
     RLK_RT_COUNT(m->b.rt, lost_adopted);
-    rc = rlk_fam_record(m->b.rt, h, a->lease_ms, a->watchdog, sent, 0, rlk_handle_undo, a);
-    if (rc == RLK_OK)
-        rlk_fastmulti_took_add(m, a->owner, 1);
-    return rc;
-}
-
-/* rlk_wait_attempt_fn. RLK_OK: acquired, recorded. RLK_ERR_BUSY: a value
- * is another's, *ttl the longest wait among them. */
-static int rlk_fastmulti_attempt(void *arg, long long *ttl)
-{
-    rlk_handle_acq *a = arg;    /* its undo: rlk_handle_undo, with rlk_fastmulti_release_call */
-    rlk_fastmulti *m = a->handle;
-    rlk_proto_argvals v = {.lease_ms = a->lease_ms, .owner = a->owner};
-    /* No channel: every release in the group publishes there, and each
-     * would make the watchdog renew this entry at once. */
-    rlk_hold_spec h = {RLK_KIND_LOCK, m->b.name, a->owner, 1, {m->b.name, NULL, NULL},
-                       NULL, &rlk_fastmulti_renew_task, 0};
-    long long sent = rlk_clock_now_ns();
-    redisReply *r = NULL;
-    int rc;
-
-    RLK_RT_COUNT(m->b.rt, acquire_calls);
-    if ((rc = rlk_fastmulti_call(m, rlk_fastmulti_row.acquire, rlk_fastmulti_row.acquire_args, &v,
-                                 &r)) != RLK_OK)
-        return rlk_fastmulti_acquire_lost(m, rc, &h, a, sent);
-    rc = rlk_fam_acquire_reply(m->b.c, "faster MultiLock", m->b.name, "fastmulti/acquire", r, ttl,
-                               NULL);
-    freeReplyObject(r);
-    if (rc == RLK_OK)
-        rc = rlk_fam_record(m->b.rt, &h, a->lease_ms, a->watchdog, sent, 0, rlk_handle_undo, a);
-    if (rc == RLK_OK)
-        rlk_fastmulti_took_add(m, a->owner, 1);
-    return rc;
+    return rlk_fam_record(m->b.rt, &a->h, a->lease_ms, a->watchdog, sent, 0, rlk_handle_undo, a);
 }
 
 /* ---------------------------------------------------------------- locking */
 
+/* Through the one blocking driver (kinds/handle.h) with the values after the acquire's ARGV
+ * and this file's settle of a lost reply; an acquisition counted in took once made. */
 static int rlk_fastmulti_try_lock_run(rlk_fastmulti *m, long long wait_ms, long long lease_ms)
 {
-    long long start = rlk_clock_now_ns();
     rlk_handle_acq a;
-    rlk_waiter w;
-    int rc;
+    int rc = rlk_handle_acq_start(&a, m, &m->b, "rlk_fastmulti_owner", "faster MultiLock",
+                                  lease_ms, rlk_fastmulti_release_call);
 
-    rc = rlk_handle_acq_start(&a, m, &m->b, &m->id, "rlk_fastmulti_owner", "faster MultiLock",
-                              lease_ms, rlk_fastmulti_release_call);
     if (rc != RLK_OK)
         return rc;
-    rlk_wait_init_lock(&w, &m->b, "faster MultiLock", rlk_fastmulti_attempt, &a);
-    w.rule = &rlk_fastmulti_sub_rule;
-    w.ride_out = 0;     /* a lost acquire is not repeated blindly (not settled either: above) */
-    rc = rlk_wait_acquire(&w, start, wait_ms, 1);
-    return rc == RLK_ERR_BUSY ? rlk_handle_busy(&m->b, "faster MultiLock",
-                                                "a value held by another holder", start) : rc;
+    a.row = &rlk_fastmulti_row;
+    a.why = "a value held by another holder";
+    a.tail = (const char *const *)m->values;
+    a.ntail = m->n;
+    a.settle = rlk_fastmulti_acquire_lost;
+    if ((rc = rlk_handle_drive(&a, wait_ms)) == RLK_OK)
+        rlk_fastmulti_took_add(m, a.owner, 1);
+    return rc;
 }
 
 /* Counted in the metrics as a reentrant lock's */
@@ -592,8 +518,8 @@ int rlk_fastmulti_force_unlock(rlk_fastmulti *m, int *released)
         free(m->took[k].owner);
     m->ntook = 0;
     pthread_mutex_unlock(&m->mu);
-    rc = rlk_fastmulti_int(m, rlk_fastmulti_row.force, rlk_fastmulti_row.force_args, NULL,
-                           "force unlock %s: fastmulti/force_release replied type %d", &n);
+    rc = rlk_fastmulti_call(m, rlk_fastmulti_row.force, rlk_fastmulti_row.force_args, NULL, &n,
+                            NULL);
     if (rc == RLK_OK && released)
         *released = n == 1;
     return rc;
@@ -606,8 +532,8 @@ static int rlk_fastmulti_held(rlk_fastmulti *m, const char *owner, long long *co
 {
     rlk_proto_argvals v = {.owner = owner};
 
-    return rlk_fastmulti_int(m, rlk_fastmulti_held_call.script, rlk_fastmulti_held_call.args, &v,
-                             "fastmulti/held %s: replied type %d", count);
+    return rlk_fastmulti_call(m, rlk_fastmulti_held_call.script, rlk_fastmulti_held_call.args, &v,
+                              count, NULL);
 }
 
 int rlk_fastmulti_is_locked(rlk_fastmulti *m, int *locked)

@@ -20,11 +20,6 @@
 #define RLK_FASTMULTI_VALUE_MAX 1024
 #define RLK_FASTMULTI_VALUES_MAX 100000
 
-/* 0 when values[0..n) is a list the scripts accept: 1..100000 values, each
- * 1..1024 bytes without ':', none twice; else -1 and why (for "<call>
- * <group>: " + why) in buf. */
-int rlk_fastmulti_values_check(const char *const *values, size_t n, char *buf, size_t len);
-
 /* The watchdog's task: fastmulti/renew (group; lease, owner), one call per
  * (group, owner): every live value the owner has in the group. */
 extern const rlk_renew_task rlk_fastmulti_renew_task;
@@ -57,8 +52,9 @@ extern const rlk_proto rlk_fastmulti_row;
 extern const rlk_proto_call rlk_fastmulti_held_call, rlk_fastmulti_counts_call;
 
 /* A copy of values[0..n) in one block (free() frees it), NULL-terminated,
- * in *out: RLK_OK; RLK_ERR_ARG with why in buf (rlk_fastmulti_values_check:
- * nothing copied); RLK_ERR_NOMEM. */
+ * in *out: RLK_OK; RLK_ERR_ARG with why (for "<call> <group>: " + why) in buf
+ * when they are not a list the scripts accept (1..100000 values, each 1..1024 bytes without
+ * ':', none twice: nothing copied); RLK_ERR_NOMEM. */
 int rlk_fastmulti_values_take(const char *const *values, size_t n, char ***out, char *buf,
                               size_t len);
 

@@ -94,7 +94,7 @@ int rlk_fenced_try_lock(rlk_fenced *f, long long wait_ms, long long lease_ms, lo
 {
     rlk_handle_call hc = rlk_handle_call_begin(f ? &f->b : NULL);
     rlk_handle_acq a;
-    int rc = f ? rlk_handle_acq_start(&a, f, &f->b, &f->b.id, "rlk_fenced_owner", "fenced lock",
+    int rc = f ? rlk_handle_acq_start(&a, f, &f->b, "rlk_fenced_owner", "fenced lock",
                                       lease_ms, NULL)
                : RLK_ERR_ARG;
 

@@ -27,24 +27,55 @@ int rlk_handle_owner(const rlk_fam_base *b, const rlk_fam_id *id, char *buf, siz
     return rlk_fam_id_get(b->c, b->rt, (rlk_fam_id *)id, buf, len, what);
 }
 
-int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b, rlk_fam_id *id,
-                         const char *owner_fn, const char *what, long long lease_ms,
-                         rlk_fam_release_fn release)
+/* rlk_handle_evalt with the optional KEYS opt (a row's opt_keys; NULL: none). */
+static int rlk_handle_run(const rlk_fam_base *b, const rlk_proto_call *pc, const char *opt,
+                          const rlk_proto_argvals *vals, size_t ntail, const char *const *tail,
+                          const size_t *lens, long long *out, redisReply **r)
 {
-    int rc;
+    rlk_proto_argvals v = {0};
+    rlk_proto_built pb;
+    redisReply *reply = NULL;
+    const char **args = NULL;
+    size_t *alens = NULL, n;
+    int rc = RLK_ERR_NOMEM;
 
-    memset(a, 0, sizeof *a);
-    a->start_ns = rlk_clock_now_ns();
-    a->handle = handle;
-    a->release = release;
-    a->b = b;
-    a->what = what;
-    a->q = b->q;
-    a->wake = b->wake;
-    rc = rlk_fam_lease(b->c, what, b->name, lease_ms, &a->lease_ms, &a->watchdog);
-    if (rc != RLK_OK)
-        return rc;
-    return rlk_fam_id_get(b->c, b->rt, id, a->owner, sizeof a->owner, owner_fn);
+    if (vals)
+        v = *vals;
+    if (!v.publish)
+        v.publish = rlk_publish_arg(b->c);
+    if (rlk_proto_build_with(pc, opt, b->keys_of, b->key, b->name, &v, &pb) == 0 &&
+        (args = malloc(((size_t)pb.nargs + ntail + 1) * sizeof *args)) &&
+        (alens = malloc(((size_t)pb.nargs + ntail + 1) * sizeof *alens))) {
+        memcpy(args, pb.av.v, (size_t)pb.nargs * sizeof *args);
+        memcpy(alens, pb.av.len, (size_t)pb.nargs * sizeof *alens);
+        for (n = 0; n < ntail; n++) {
+            args[(size_t)pb.nargs + n] = tail[n];
+            alens[(size_t)pb.nargs + n] = lens ? lens[n] : strlen(tail[n]);
+        }
+        rc = rlk_evalv(b->c, pc->script, pb.nkeys, pb.keys, NULL, pb.nargs + (int)ntail, args,
+                       alens, out ? &reply : r);
+    } else
+        rlk_set_error(b->c, RLK_ERR_NOMEM, "%s %s: out of memory", pc->script, b->name);
+    free(args);
+    free(alens);
+    rlk_proto_built_free(&pb);
+    if (rc == RLK_OK && out && reply->type != REDIS_REPLY_INTEGER)
+        rc = rlk_set_error(b->c, RLK_ERR_PROTOCOL, "%s %s: reply of type %d, expected an integer",
+                           pc->script, b->name, reply->type);
+    else if (rc == RLK_OK && out)
+        *out = reply->integer;
+    if (reply)
+        freeReplyObject(reply);
+    return rc;
+}
+
+/* A row's call script with the ARGV named args, then its optional KEYS opt (NULL: none). */
+static int rlk_handle_evalx(const rlk_fam_base *b, const char *script, const char *args,
+                            const char *opt, const rlk_proto_argvals *vals, redisReply **r)
+{
+    rlk_proto_call pc = {script, args};
+
+    return rlk_handle_run(b, &pc, opt, vals, 0, NULL, NULL, NULL, r);
 }
 
 /* A release by a lock kind's row: its release script and ARGV, its optional KEYS, the
@@ -75,6 +106,38 @@ int rlk_handle_undo(void *arg)
                                  : rlk_handle_released(&rel, a->owner, a->lease_ms, &rc);
 
     return rlk_fam_undone(outcome, rc);
+}
+
+/* The settle of a lost acquire (rlk_handle_acq.settle) but the faster MultiLock's: the lock
+ * family's (runtime/fam_settle.h), a token kind's token read back with its count. */
+static int rlk_handle_lost(rlk_handle_acq *a, int rc, long long sent)
+{
+    const int token = (a->row->flags & RLK_PROTO_TOKEN) != 0;
+
+    return rlk_fam_acquire_lost(a->b, rc, &a->h, a->lease_ms, a->watchdog, sent,
+                                token ? a->b->key[RLK_PROTO_KEY_TOKEN] : NULL,
+                                token ? &a->token : NULL, rlk_handle_undo, a);
+}
+
+int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
+                         const char *owner_fn, const char *what, long long lease_ms,
+                         rlk_fam_release_fn release)
+{
+    int rc;
+
+    memset(a, 0, sizeof *a);
+    a->start_ns = rlk_clock_now_ns();
+    a->handle = handle;
+    a->release = release;
+    a->b = b;
+    a->what = what;
+    a->q = b->q;
+    a->wake = b->wake;
+    a->settle = rlk_handle_lost;
+    rc = rlk_fam_lease(b->c, what, b->name, lease_ms, &a->lease_ms, &a->watchdog);
+    if (rc != RLK_OK)
+        return rc;
+    return rlk_handle_owner(b, &b->id, a->owner, sizeof a->owner, owner_fn);
 }
 
 int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
@@ -131,6 +194,7 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
     const int token = (row->flags & RLK_PROTO_TOKEN) != 0;
     long long sent;
     rlk_proto_outcome o;
+    rlk_proto_call pc;
     redisReply *r = NULL;
     int rc;
 
@@ -143,8 +207,9 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
         if (!a->quiet)
             RLK_RT_COUNT(b->rt, acquire_calls);
         a->tl.claim_sent_ns = sent = rlk_clock_now_ns();
-        rc = rlk_handle_evalx(b, a->script ? a->script : row->acquire,
-                              a->script ? a->args : row->acquire_args, row->opt_keys, &a->v, &r);
+        pc = (rlk_proto_call){a->script ? a->script : row->acquire,
+                              a->script ? a->args : row->acquire_args};
+        rc = rlk_handle_run(b, &pc, row->opt_keys, &a->v, a->ntail, a->tail, NULL, NULL, &r);
         a->tl.claim_done_ns = rlk_clock_now_ns();
         if (rc == RLK_OK || (rc = rlk_handle_refused(a, rc, again)) != RLK_OK)
             break;
@@ -154,9 +219,7 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
     if (rc != RLK_OK && a->v.ticket)
         a->queued = 1;      /* it may have run: the next attempt looks before it queues */
     if (rc != RLK_OK) {
-        rc = rlk_fam_acquire_lost(b, rc, &a->h, a->lease_ms, a->watchdog, sent,
-                                  token ? b->key[RLK_PROTO_KEY_TOKEN] : NULL,
-                                  token ? &a->token : NULL, rlk_handle_undo, a);
+        rc = a->settle(a, rc, sent);
     } else {
         /* {wait, 1}: first in the queue; {wait, first, 1}: free, in its lock-delay; a reader's
          * {grant PTTL, 0}: the free lock reserved for a writer */
@@ -192,6 +255,13 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
     if (rc == RLK_OK && a->note_data)
         rlk_wd_set_kind_data(b->rt->wd, a->h.kind, b->name, a->owner, a->v.delay_ms);
     return rc;
+}
+
+/* A wait that ran out: RLK_ERR_BUSY, recorded. */
+static int rlk_handle_busy(const rlk_handle_acq *a)
+{
+    return rlk_set_error(a->b->c, RLK_ERR_BUSY, "%s %s: %s after %lld ms", a->what, a->b->name,
+                         a->why, (rlk_clock_now_ns() - a->start_ns) / 1000000LL);
 }
 
 /* A waiter with a ticket in the server's queue (RLK_PROTO_WAIT_QUEUE: the reentrant lock,
@@ -240,7 +310,6 @@ static int rlk_handle_queue(rlk_handle_acq *a, rlk_waiter *w, rlk_lq_node *node,
 
 int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
 {
-    long long start_ns = a->start_ns;
     const rlk_fam_base *b = a->b;
     const rlk_proto *row = a->row;
     rlk_proto_keys ks;
@@ -258,6 +327,9 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
     a->h.nkeys = rlk_proto_keys_list_with(&ks, b->key, row->renew_keys, a->h.keys,
                                           RLK_HOLD_KEYS_MAX);
     rlk_proto_keys_free(&ks);
+    if (row->flags & RLK_PROTO_VALUES)
+        a->h.channel = NULL;    /* every release in the group publishes there, and each would
+                                   make the watchdog renew this entry at once */
     a->reentry = rlk_wd_holds_as(b->rt->wd, row->hold, b->name, a->owner);
     /* A hold this client records: refused before any I/O (it would only be refused by the
      * script, or wait behind itself); or, one hold only, its token with nothing sent (a second
@@ -269,22 +341,25 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
         return RLK_OK;
     if (wait == RLK_PROTO_WAIT_SPIN) {
         a->h.channel = NULL;        /* no SUBSCRIBE, holding either */
-        rc = rlk_spin_acquire(b->rt, a->what, b->name, rlk_handle_attempt, a, start_ns, wait_ms,
-                              a->spin_initial_ms, a->spin_max_ms);
-        return rc == RLK_ERR_BUSY ? rlk_handle_busy(b, a->what, a->why, start_ns) : rc;
+        rc = rlk_spin_acquire(b->rt, a->what, b->name, rlk_handle_attempt, a, a->start_ns,
+                              wait_ms, a->spin_initial_ms, a->spin_max_ms);
+        return rc == RLK_ERR_BUSY ? rlk_handle_busy(a) : rc;
     }
     rlk_wait_init_lock(&w, b, a->what, rlk_handle_attempt, a);
     if (row->grants)
         w.rule = row->grants;   /* a re-entry or single try on the lock's channel reads its
                                    grants too (a queued waiter: rlk_handle_queue) */
     w.q = a->q;
+    w.ride_out = !(row->flags & RLK_PROTO_VALUES);  /* a lost acquire is not repeated blindly */
+    if (wait == RLK_PROTO_WAIT_CHANNEL)
+        w.rule = row->grants;
     w.not_ttl = &a->reserved;   /* a reader that waited out a writer's claim window: no message
                                    was due, nothing died (no ttl_wakeups) */
     /* Only the head of the local queue waits; one attempt straight away when it cannot
      * overtake a local waiter: a single try, a re-entry, or nobody queued here. */
     first = !a->q || wait_ms == 0 || a->reentry || !rlk_lq_busy(a->q);
     if (wait == RLK_PROTO_WAIT_QUEUE && wait_ms != 0 && !a->reentry)
-        rc = rlk_handle_queue(a, &w, &node, rlk_wait_deadline(start_ns, wait_ms), &first);
+        rc = rlk_handle_queue(a, &w, &node, rlk_wait_deadline(a->start_ns, wait_ms), &first);
     if (wait == RLK_PROTO_WAIT_FAIR && wait_ms != 0) {
         /* The owner's own channel, joined already when it is still subscribed from an
          * earlier wait of this client (it lingers): the first attempt then counts as one made
@@ -299,7 +374,7 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
         rlk_wait_pre_join(&w);
     }
     if (rc == RLK_OK)
-        rc = rlk_wait_acquire(&w, start_ns, wait_ms, first);
+        rc = rlk_wait_acquire(&w, a->start_ns, wait_ms, first);
     free(own);
     if (rc != RLK_OK && a->queued) {
         a->v.ticket = a->ticket.ticket;
@@ -312,7 +387,7 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
         rlk_handle_cancel(b, row, &a->v, 0);
         rlk_time_limit_leave(limit);
     }
-    return rc == RLK_ERR_BUSY ? rlk_handle_busy(b, a->what, a->why, start_ns) : rc;
+    return rc == RLK_ERR_BUSY ? rlk_handle_busy(a) : rc;
 }
 
 int rlk_handle_token(const rlk_fam_base *b, const char *owner_fn, int kind,
@@ -327,12 +402,6 @@ int rlk_handle_token(const rlk_fam_base *b, const char *owner_fn, int kind,
     if (!rlk_wd_token_of(b->rt->wd, kind, b->name, owner, token))
         return rlk_set_error(b->c, RLK_ERR_NOT_OWNER, not_held, b->name, owner);
     return RLK_OK;
-}
-
-int rlk_handle_busy(const rlk_fam_base *b, const char *what, const char *why, long long start_ns)
-{
-    return rlk_set_error(b->c, RLK_ERR_BUSY, "%s %s: %s after %lld ms", what, b->name, why,
-                         (rlk_clock_now_ns() - start_ns) / 1000000LL);
 }
 
 rlk_handle_call rlk_handle_call_begin(const rlk_fam_base *b)
@@ -380,60 +449,10 @@ int rlk_handle_keys(rlk_fam_base *b, const char *names, const char *roles)
     return n >= 0;
 }
 
-/* rlk_handle_evalt with the optional KEYS opt (rlk_handle_evalx's). */
-static int rlk_handle_run(const rlk_fam_base *b, const rlk_proto_call *pc, const char *opt,
-                          const rlk_proto_argvals *vals, size_t ntail, const char *const *tail,
-                          const size_t *lens, long long *out, redisReply **r)
-{
-    rlk_proto_argvals v = {0};
-    rlk_proto_built pb;
-    redisReply *reply = NULL;
-    const char **args = NULL;
-    size_t *alens = NULL, n;
-    int rc = RLK_ERR_NOMEM;
-
-    if (vals)
-        v = *vals;
-    if (!v.publish)
-        v.publish = rlk_publish_arg(b->c);
-    if (rlk_proto_build_with(pc, opt, b->keys_of, b->key, b->name, &v, &pb) == 0 &&
-        (args = malloc(((size_t)pb.nargs + ntail + 1) * sizeof *args)) &&
-        (alens = malloc(((size_t)pb.nargs + ntail + 1) * sizeof *alens))) {
-        memcpy(args, pb.av.v, (size_t)pb.nargs * sizeof *args);
-        memcpy(alens, pb.av.len, (size_t)pb.nargs * sizeof *alens);
-        for (n = 0; n < ntail; n++) {
-            args[(size_t)pb.nargs + n] = tail[n];
-            alens[(size_t)pb.nargs + n] = lens ? lens[n] : strlen(tail[n]);
-        }
-        rc = rlk_evalv(b->c, pc->script, pb.nkeys, pb.keys, NULL, pb.nargs + (int)ntail, args,
-                       alens, out ? &reply : r);
-    } else
-        rlk_set_error(b->c, RLK_ERR_NOMEM, "%s %s: out of memory", pc->script, b->name);
-    free(args);
-    free(alens);
-    rlk_proto_built_free(&pb);
-    if (rc == RLK_OK && out && reply->type != REDIS_REPLY_INTEGER)
-        rc = rlk_set_error(b->c, RLK_ERR_PROTOCOL, "%s %s: reply of type %d, expected an integer",
-                           pc->script, b->name, reply->type);
-    else if (rc == RLK_OK && out)
-        *out = reply->integer;
-    if (reply)
-        freeReplyObject(reply);
-    return rc;
-}
-
-int rlk_handle_evalx(const rlk_fam_base *b, const char *script, const char *args,
-                     const char *opt, const rlk_proto_argvals *vals, redisReply **r)
-{
-    rlk_proto_call pc = {script, args};
-
-    return rlk_handle_run(b, &pc, opt, vals, 0, NULL, NULL, NULL, r);
-}
-
-int rlk_handle_eval(const rlk_fam_base *b, const char *script, const char *args,
+int rlk_handle_eval(const rlk_fam_base *b, const rlk_proto_call *pc,
                     const rlk_proto_argvals *vals, redisReply **r)
 {
-    return rlk_handle_evalx(b, script, args, NULL, vals, r);
+    return rlk_handle_run(b, pc, NULL, vals, 0, NULL, NULL, NULL, r);
 }
 
 int rlk_handle_force(const rlk_fam_base *b, const rlk_proto *row, const char *opt,
@@ -453,16 +472,15 @@ int rlk_handle_force(const rlk_fam_base *b, const rlk_proto *row, const char *op
 void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto *row, const rlk_proto_argvals *vals,
                        int bounded)
 {
-    char saved[RLK_ERRSTR_MAX];
     redisReply *r = NULL;
-    int err = rlk_err(b->c);
     long long limit = rlk_time_limit_enter(bounded ? rlk_clock_now_ns() + RLK_FAM_CANCEL_NS : 0);
+    rlk_fam_err e;
 
-    snprintf(saved, sizeof saved, "%s", rlk_errstr(b->c));
-    if (rlk_handle_eval(b, row->cancel, row->cancel_args, vals, &r) == RLK_OK)
+    rlk_fam_err_keep(b->c, &e);
+    if (rlk_handle_evalx(b, row->cancel, row->cancel_args, NULL, vals, &r) == RLK_OK)
         freeReplyObject(r);
     else
-        rlk_set_error(b->c, err, "%s", saved);
+        rlk_fam_err_put(b->c, &e, RLK_OK);
     rlk_time_limit_leave(limit);
 }
 

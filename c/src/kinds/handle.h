@@ -76,6 +76,11 @@ typedef struct rlk_handle_acq {
                                        settled (the election's campaign) */
     int note_data;                  /* an acquisition notes v.delay_ms as the hold's datum (the
                                        reentrant lock's lock-delay) */
+    const char *const *tail;        /* RLK_PROTO_VALUES: the values after the acquire's ARGV */
+    size_t ntail;
+    /* A lost reply's settle (the acquire sent at sent_ns failed with rc): rlk_fam_acquire_lost
+     * (rlk_handle_acq_start's), or the faster MultiLock's own. */
+    int (*settle)(struct rlk_handle_acq *a, int rc, long long sent_ns);
     /* The driver's. */
     rlk_hold_spec h;                /* the hold recorded: the row's kind, renew task and keys */
     long long token;                /* RLK_PROTO_TOKEN: of the acquisition, once acquired */
@@ -90,9 +95,9 @@ typedef struct rlk_handle_acq {
 } rlk_handle_acq;
 
 /* a zeroed, its start now, then the call's lease (rlk_fam_lease: "<what>
- * <name>: ..." in errors) and the holder id of id (rlk_fam_id_get:
+ * <name>: ..." in errors) and the holder id b->id (rlk_fam_id_get:
  * "<owner_fn>: ..."). */
-int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b, rlk_fam_id *id,
+int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
                          const char *owner_fn, const char *what, long long lease_ms,
                          rlk_fam_release_fn release);
 /* rlk_fam_undo_fn of an rlk_handle_acq (arg): gives back one hold, an
@@ -114,14 +119,9 @@ int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
  * rlk_proto_read_acquire; a hold recorded, rlk_fam_record; a lost reply
  * settled, rlk_fam_acquire_lost) in the row's wait mode (runtime/wait.c,
  * runtime/spin.c); a queued waiter that gives up leaves the queue by the
- * row's cancel. RLK_OK, an error, or RLK_ERR_BUSY as rlk_handle_busy
- * records it with a->why. */
+ * row's cancel. RLK_OK, an error, or RLK_ERR_BUSY recorded as "<what>
+ * <name>: <a->why> after <ms> ms" (the time since a->start_ns). */
 int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms);
-
-/* RLK_ERR_BUSY recorded as "<what> <name>: <why> after <ms> ms", the time
- * since start_ns (CLOCK_MONOTONIC, client/clock.h), and returned: a wait
- * that ran out. */
-int rlk_handle_busy(const rlk_fam_base *b, const char *what, const char *why, long long start_ns);
 
 /* The token the client's registry recorded with the latest acquisition of
  * name as kind by the handle's holder id b->id (owner_fn as rlk_fam_id_get
@@ -145,16 +145,12 @@ int rlk_handle_call_end(rlk_handle_call *hc, int metric, int rc);
 
 /* ---------------------------------------------------------------- calling */
 
-/* The call script with the ARGV named args (a kinds/proto.h row's or call's)
- * on b's name: its KEYS by rlk_proto_build_with, the script header's roles
- * then the roles opt (a row's opt_keys; NULL: none), b's own keys (rlk_handle_keys)
- * where they were made for the script's folder, built per call elsewhere; its ARGV from
- * vals (publish NULL: the client's); rlk_evalv's result, or RLK_ERR_NOMEM
+/* A kind's call pc (a kinds/proto.h call) on b's name: its KEYS by rlk_proto_build_with, the
+ * script header's roles, b's own keys (rlk_handle_keys) where they were made for the script's
+ * folder, built per call elsewhere (a row's calls: then its opt_keys); its ARGV from vals
+ * (publish NULL: the client's); its reply in *r (rlk_evalv's result), or RLK_ERR_NOMEM
  * recorded. */
-int rlk_handle_evalx(const rlk_fam_base *b, const char *script, const char *args,
-                     const char *opt, const rlk_proto_argvals *vals, redisReply **r);
-/* The same without optional KEYS. */
-int rlk_handle_eval(const rlk_fam_base *b, const char *script, const char *args,
+int rlk_handle_eval(const rlk_fam_base *b, const rlk_proto_call *pc,
                     const rlk_proto_argvals *vals, redisReply **r);
 
 /* A queued waiter's leaving by row's cancel script (its ARGV from vals) on
@@ -170,8 +166,7 @@ void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto *row, const rlk_pr
 int rlk_handle_force(const rlk_fam_base *b, const rlk_proto *row, const char *opt,
                      const char *mode, int named, struct rlk_lq *q, int *released);
 
-/* A kind's call pc (a kinds/proto.h call) with vals (NULL: none; publish
- * NULL: the client's) on b's name, then the ntail arguments tail after its
+/* rlk_handle_eval with vals NULL: none, then the ntail arguments tail after its
  * ARGV (lens NULL: strlen; the faster MultiLock's values, the permit ids
  * after the first). With out NULL its reply in *r (rlk_evalv's result);
  * else an integer reply into *out (RLK_ERR_PROTOCOL recorded for another

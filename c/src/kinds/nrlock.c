@@ -69,7 +69,7 @@ int rlk_nrlock_try_lock(rlk_nrlock *l, long long wait_ms, long long lease_ms)
 {
     rlk_handle_call hc = rlk_handle_call_begin(l ? &l->b : NULL);
     rlk_handle_acq a;
-    int rc = l ? rlk_handle_acq_start(&a, l, &l->b, &l->b.id, "rlk_nrlock_owner",
+    int rc = l ? rlk_handle_acq_start(&a, l, &l->b, "rlk_nrlock_owner",
                                       "non-reentrant lock", lease_ms, NULL)
                : RLK_ERR_ARG;
 

@@ -44,7 +44,8 @@ enum {
                                        request's values; one hold per (group, owner) counts the
                                        acquisitions, whichever values; a lost reply is read back
                                        from the values' fields (kinds/fastmulti.h's
-                                       rlk_fastmulti_lost_count) */
+                                       rlk_fastmulti_lost_count), never ridden out (sent
+                                       again blindly, runtime/wait.h) */
 
 /* One lock kind's protocol. ARGV lists name each argument as the script's
  * header does, separated by spaces: lease_ms, owner, ticket, claim_ms,
@@ -75,7 +76,8 @@ typedef struct rlk_proto {
                                        {count, token, PTTL} in one script (fenced/held,
                                        elect/held); NULL: the holder's field (HGET) */
     const struct rlk_sub_rule *grants;  /* RLK_PROTO_WAIT_QUEUE: what a message on a waiter's
-                                           wake channel grants (runtime/sub.h) */
+                                           wake channel grants (runtime/sub.h); _CHANNEL: what
+                                           one on the lock's channel means (NULL: plain) */
 } rlk_proto;
 
 /* 1 when a re-entry asked for with row k of a hold taken with row held is

@@ -15,6 +15,7 @@
  * (Redisson's setPermits, acquiredPermits, ...), the held permits' list and
  * the object's time to live (RExpirable, kinds/expiry.h).
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,15 +107,9 @@ void rlk_psem_hex(const unsigned char *raw, size_t len, char *out)
     out[2 * len] = '\0';
 }
 
-static int rlk_psem_nibble(char ch)
+static int rlk_psem_nibble(unsigned char ch)
 {
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F')
-        return ch - 'A' + 10;
-    return -1;
+    return isdigit(ch) ? ch - '0' : isxdigit(ch) ? tolower(ch) - 'a' + 10 : -1;
 }
 
 int rlk_psem_parse_id(const char *what, const char *name, const char *hex, unsigned char *raw,
@@ -283,25 +278,10 @@ static int rlk_psem_attempt(void *arg, long long *bound_ms)
             t->qt.queued = 0;   /* the lost call took the permits: it left the queue */
         return rc;
     }
-    t->qt.wide = 0;
-    if (rlk_proto_read_psem(r, (size_t)t->n, &o) == RLK_PROTO_ACQUIRED) {
-        freeReplyObject(r);
-        t->qt.queued = 0;
-        return rlk_fam_acks_acquired(s->b.c, "acquire", s->b.name, rlk_psem_undo, t);
-    } else if (o.is == RLK_PROTO_BUSY) {
-        long long wait = rlk_psem_busy_wait(r, &o);
-
-        t->qt.wide = o.first || o.value == -3;
-        *bound_ms = wait == -3 ? RLK_WAIT_RECHECK : wait;
-        rc = RLK_ERR_BUSY;
-    } else {
-        rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "acquire %s: %s replied type %d", s->b.name,
-                           rlk_psem_acquire_call.script, r->type);
-    }
-    freeReplyObject(r);
-    if (rc == RLK_ERR_BUSY && targ)
-        t->qt.queued = 1;
-    return rc;
+    rlk_proto_read_psem(r, (size_t)t->n, &o);
+    return rlk_sem_queue_attempt_end(&t->qt, &s->b, targ, r, &o,
+                                     o.is == RLK_PROTO_BUSY ? rlk_psem_busy_wait(r, &o) : -1,
+                                     bound_ms, rlk_psem_undo, t);
 }
 
 static int rlk_psemaphore_try_acquire_n_run(rlk_psemaphore *s, int n, long long wait_ms, long long lease_ms,
@@ -501,7 +481,7 @@ int rlk_psemaphore_size(rlk_psemaphore *s, long long *available, long long *held
 
     if (!s || !available || !held)
         return RLK_ERR_ARG;
-    rc = rlk_handle_eval(&s->b, rlk_psem_size_call.script, rlk_psem_size_call.args, &none, &r);
+    rc = rlk_handle_eval(&s->b, &rlk_psem_size_call, &none, &r);
     if (rc == RLK_OK && (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
                          r->element[0]->type != REDIS_REPLY_INTEGER ||
                          r->element[1]->type != REDIS_REPLY_INTEGER))

@@ -20,7 +20,6 @@
  * no lost report follows), then release the permits.
  */
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,17 +113,10 @@ static void rlk_keeper_free(rlk_psemaphore_keeper *k)
 static int rlk_keeper_take(rlk_psemaphore_keeper *k, const char *const *ids)
 {
     rlk_psemaphore *s = k->s;
-    rlk_hold_spec h;
+    /* not a lock: only its task and keys count (update_lease's: name, timeouts, channel) */
+    rlk_hold_spec h = {.kind = -1, .name = s->b.name, .nkeys = 3,
+                       .keys = {s->b.name, s->timeouts, s->b.channel}, .task = &rlk_keeper_task};
     int rc = RLK_OK;
-
-    memset(&h, 0, sizeof h);
-    h.kind = -1;                /* not a lock: only its task and keys count */
-    h.name = s->b.name;
-    h.keys[0] = s->b.name;      /* update_lease's KEYS: name, timeouts, channel */
-    h.keys[1] = s->timeouts;
-    h.keys[2] = s->b.channel;
-    h.nkeys = 3;
-    h.task = &rlk_keeper_task;
     for (int i = 0; i < k->n && rc == RLK_OK; i++) {
         rlk_kept *p = &k->ids[i];
         long long sent = rlk_clock_now_ns();
@@ -175,12 +167,11 @@ rlk_psemaphore_keeper *rlk_psemaphore_keep(rlk_psemaphore *s, int n, const char 
         return NULL;
     }
     if (rlk_keeper_take(k, ids) != RLK_OK) {
-        char why[RLK_ERRSTR_MAX];
-        int err = rlk_err(s->b.c);
+        rlk_fam_err e;
 
-        snprintf(why, sizeof why, "%s", rlk_errstr(s->b.c));
+        rlk_fam_err_keep(s->b.c, &e);
         rlk_keeper_free(k);     /* the permits already kept go off the watchdog */
-        rlk_set_error(s->b.c, err, "%s", why);
+        rlk_fam_err_put(s->b.c, &e, RLK_OK);
         return NULL;
     }
     return k;

@@ -172,8 +172,7 @@ int rlk_rwlock_try_lock(rlk_rwlock *rw, int side, long long wait_ms, long long l
     int rc = rw ? rlk_rw_check_side(rw, side, 0, "lock") : RLK_ERR_ARG;
 
     if (rc == RLK_OK)
-        rc = rlk_handle_acq_start(&a, rw, &rw->b, &rw->b.id, "rlk_rwlock_owner", "rwlock",
-                                  lease_ms, NULL);
+        rc = rlk_handle_acq_start(&a, rw, &rw->b, "rlk_rwlock_owner", "rwlock", lease_ms, NULL);
     if (rc == RLK_OK) {
         a.row = side == RLK_RW_WRITE ? &rlk_rwlock_write_row : &rlk_rwlock_read_row;
         a.what = rlk_rw_what(side);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "client/client.h"
+#include "client/error.h"
 #include "client/random.h"
 #include "kinds/handle.h"
 #include "kinds/names.h"
@@ -25,6 +26,27 @@ int rlk_sem_queue_init(rlk_sem_queue *q, const rlk_fam_base *b)
     atomic_init(&q->seq, (unsigned)r[0] << 8 | r[1]);
     q->wake = rlk_names_wake_channel(b->channel, q->cid);
     return q->wake ? 0 : -1;
+}
+
+int rlk_sem_queue_attempt_end(rlk_sem_queue_try *t, const rlk_fam_base *b, long long targ,
+                              redisReply *r, const rlk_proto_outcome *o, long long wait,
+                              long long *bound_ms, int (*undo)(void *arg), void *arg)
+{
+    int rc = RLK_ERR_BUSY;
+
+    t->wide = o->is == RLK_PROTO_BUSY && (o->first || o->value == -3);
+    if (o->is == RLK_PROTO_ACQUIRED)
+        t->queued = 0;
+    else if (o->is == RLK_PROTO_BUSY)
+        *bound_ms = wait == -3 ? RLK_WAIT_RECHECK : wait;
+    else
+        rc = rlk_set_error(b->c, RLK_ERR_PROTOCOL, "acquire %s: reply of type %d", b->name,
+                           r->type);
+    freeReplyObject(r);
+    if (rc == RLK_ERR_BUSY && targ)
+        t->queued = 1;
+    return o->is == RLK_PROTO_ACQUIRED ? rlk_fam_acks_acquired(b->c, "acquire", b->name, undo, arg)
+                                       : rc;
 }
 
 void rlk_sem_queue_free(rlk_sem_queue *q)

@@ -119,33 +119,18 @@ static int rlk_sem_attempt(void *arg, long long *bound_ms)
     int rc;
 
     *bound_ms = -1;
-    rc = rlk_handle_eval(&s->b, rlk_semaphore_acquire_call.script, rlk_semaphore_acquire_call.args,
-                         &v, &r);
+    rc = rlk_handle_eval(&s->b, &rlk_semaphore_acquire_call, &v, &r);
     if (rc != RLK_OK) {
         if (targ)
             t->qt.queued = 1;   /* it may have run: the give-up's cancel takes the entry out */
         return rc;
     }
-    t->qt.wide = 0;
-    if (rlk_proto_read_sem(r, &o) == RLK_PROTO_ACQUIRED) {
-        freeReplyObject(r);
-        t->qt.queued = 0;
-        return rlk_fam_acks_acquired(s->b.c, "acquire", s->b.name, rlk_sem_undo, t);
-    }
-    if (o.is == RLK_PROTO_BUSY) {
-        /* {-1, 1}: first in the queue; -3: first behind another ticket's reservation; a
-         * single try behind a reservation: its claim window */
-        t->qt.wide = o.first || o.value == -3;
-        *bound_ms = o.value == -3 ? RLK_WAIT_RECHECK : o.first || o.value < 0 ? -1 : o.value;
-        rc = RLK_ERR_BUSY;
-    } else {
-        rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "%s %s: reply of type %d",
-                           rlk_semaphore_acquire_call.script, s->b.name, r->type);
-    }
-    freeReplyObject(r);
-    if (rc == RLK_ERR_BUSY && targ)
-        t->qt.queued = 1;
-    return rc;
+    /* busy: {-1, 1} first in the queue; -3 first behind another ticket's reservation; a
+     * single try behind a reservation: its claim window */
+    rlk_proto_read_sem(r, &o);
+    return rlk_sem_queue_attempt_end(&t->qt, &s->b, targ, r, &o,
+                                     o.value == -3 || !(o.first || o.value < 0) ? o.value : -1,
+                                     bound_ms, rlk_sem_undo, t);
 }
 
 static int rlk_semaphore_try_acquire_run(rlk_semaphore *s, long long permits, long long wait_ms)

@@ -68,11 +68,15 @@ static int multi_fail_member(rlk_multilock *m, int i, int err)
                       rlk_errstr(x->c));
 }
 
-static void multi_ok(rlk_multilock *m)
+/* The start of a call on the members (none: an error); RLK_OK with the last call's outcome
+ * cleared (the outcome of a call that succeeds: multi_fail with RLK_OK). */
+static int multi_begin(rlk_multilock *m)
 {
-    m->failed = -1;
-    m->err = RLK_OK;
-    m->errstr[0] = '\0';
+    if (!m)
+        return RLK_ERR_ARG;
+    if (m->n == 0)
+        return multi_fail(m, -1, RLK_ERR_ARG, "multilock: no members");
+    return multi_fail(m, -1, RLK_OK, "%s", "");
 }
 
 /* ---------------------------------------------------------------- the set */
@@ -174,8 +178,7 @@ int rlk_multilock_add(rlk_multilock *m, rlk_client *c, const char *name)
     }
     m->mem[m->n++] = x;
     multi_order_insert(m);
-    multi_ok(m);
-    return RLK_OK;
+    return multi_fail(m, -1, RLK_OK, "%s", "");
 }
 
 void rlk_multilock_set_attempt_wait(rlk_multilock *m, long long ms_per_member)
@@ -205,8 +208,7 @@ int rlk_multilock_set_owner(rlk_multilock *m, const char *owner)
     }
     free(m->owner);
     m->owner = copy;
-    multi_ok(m);
-    return RLK_OK;
+    return multi_fail(m, -1, RLK_OK, "%s", "");
 }
 
 /* ---------------------------------------------------------------- acquiring */
@@ -332,17 +334,15 @@ static int multi_try_lock(rlk_multilock *m, long long wait_ms, long long lease_m
 
 int rlk_multilock_try_lock(rlk_multilock *m, long long wait_ms, long long lease_ms)
 {
-    if (!m)
-        return RLK_ERR_ARG;
-    if (m->n == 0)
-        return multi_fail(m, -1, RLK_ERR_ARG, "multilock: no members");
-    multi_ok(m);
+    int rc = multi_begin(m);
+
+    if (rc != RLK_OK)
+        return rc;
     for (int i = 0; i < m->n; i++)
         m->mem[i].taken = 0;
     if (multi_try_lock(m, wait_ms, lease_ms) != RLK_OK)
         return m->err;
-    multi_ok(m);
-    return RLK_OK;
+    return multi_fail(m, -1, RLK_OK, "%s", "");
 }
 
 int rlk_multilock_lock(rlk_multilock *m, long long lease_ms)
@@ -352,13 +352,10 @@ int rlk_multilock_lock(rlk_multilock *m, long long lease_ms)
 
 int rlk_multilock_unlock(rlk_multilock *m)
 {
-    int first = -1, first_rc = RLK_OK;
+    int first = -1, first_rc = multi_begin(m);
 
-    if (!m)
-        return RLK_ERR_ARG;
-    if (m->n == 0)
-        return multi_fail(m, -1, RLK_ERR_ARG, "multilock: no members");
-    multi_ok(m);
+    if (first_rc != RLK_OK)
+        return first_rc;
     for (int k = m->n - 1; k >= 0; k--) {
         int i = m->order[k], rc = rlk_lock_unlock(m->mem[i].lock);
 
@@ -418,19 +415,20 @@ int rlk_multilock_order_at(const rlk_multilock *m, int k)
 
 int rlk_multilock_lease(rlk_multilock *m, long long *start_ns, long long *deadline_ns)
 {
-    if (!m || !start_ns || !deadline_ns)
+    int lost = -1, rc;
+
+    if (!start_ns || !deadline_ns)
         return RLK_ERR_ARG;
     *start_ns = *deadline_ns = 0;
-    if (m->n == 0)
-        return multi_fail(m, -1, RLK_ERR_ARG, "multilock: no members");
-    multi_ok(m);
+    if ((rc = multi_begin(m)) != RLK_OK)
+        return rc;
     /* The hold ends with its first member to end: that member's lease (a
      * member declared lost: the lease it was lost with, and RLK_ERR_LOST). */
-    int lost = -1;
 
     for (int i = 0; i < m->n; i++) {
         long long s, d;
-        int rc = rlk_lock_lease(m->mem[i].lock, &s, &d);
+
+        rc = rlk_lock_lease(m->mem[i].lock, &s, &d);
 
         if (rc != RLK_OK && rc != RLK_ERR_LOST)
             return multi_fail_member(m, i, rc);

@@ -83,6 +83,7 @@ void rlk_redlock_options_init(rlk_redlock_options *o)
     redlock_options_fix(o);
 }
 
+/* The outcome of the last operation: err and its message (RLK_OK, "": it succeeded). */
 static int redlock_fail(rlk_redlock *rl, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -97,14 +98,6 @@ static int redlock_fail(rlk_redlock *rl, int err, const char *fmt, ...)
     va_end(ap);
     pthread_mutex_unlock(&rl->st_mu);
     return err;
-}
-
-static void redlock_ok(rlk_redlock *rl)
-{
-    pthread_mutex_lock(&rl->st_mu);
-    rl->err = RLK_OK;
-    rl->errstr[0] = '\0';
-    pthread_mutex_unlock(&rl->st_mu);
 }
 
 /* A round's failure: err with "redlock <name>: " + fmt's message, then
@@ -430,7 +423,7 @@ static int redlock_grant(rlk_redlock *rl, long long lease_ms, long long old_unti
             redlock_release_late(rl, &io, reqs, reqs + rl->n);
         redlock_set_held(rl, t.ended_ns + validity);
         *validity_ms = validity / RLK_NS_PER_MS;
-        redlock_ok(rl);
+        redlock_fail(rl, RLK_OK, "%s", "");
     } else if (acquire) {
         rc = redlock_acquire_failed(rl, lease_ms, &t);
         redlock_release_in(rl, &io, reqs + rl->n);
@@ -602,10 +595,8 @@ static int redlock_unlock_locked(rlk_redlock *rl)
     redlock_tally_round(rl, reqs, 0, &t);
     redlock_session_end(rl, &io, reqs, 1);
     redlock_set_held(rl, -1);
-    if (t.ok >= rl->quorum) {
-        redlock_ok(rl);
-        return RLK_OK;
-    }
+    if (t.ok >= rl->quorum)
+        return redlock_fail(rl, RLK_OK, "%s", "");
     return redlock_fail_round(rl, t.ok + t.failed >= rl->quorum ? t.first_err : RLK_ERR_NOT_OWNER,
                               "released on %d of %d servers (quorum %d): token gone on %d, "
                               "failed on %d", t.ok, rl->n, rl->quorum, t.refused, t.failed);

@@ -97,7 +97,7 @@ void *rlk_fam_new(rlk_client *c, const char *name, size_t size, const rlk_fam_ki
         free(b);
         return rlk_fam_nomem(c, k, name);
     }
-    rlk_fam_id_init(&b->id);
+    pthread_mutex_init(&b->id.mu, NULL);   /* b->id.fixed NULL: the thread's id */
     b->c = c;
     b->name = strdup(name);
     b->channel = k->channel_of(k->channel_prefix, name);
@@ -128,7 +128,8 @@ void rlk_fam_free(void *handle)
         return;
     if (b->kind && b->kind->fini)
         b->kind->fini(b);
-    rlk_fam_id_destroy(&b->id);
+    pthread_mutex_destroy(&b->id.mu);
+    free(b->id.fixed);
     rlk_lq_put(b->q);
     free(b->wake);
     for (int i = 0; i < RLK_FAM_KEYS; i++)
@@ -139,19 +140,6 @@ void rlk_fam_free(void *handle)
 }
 
 /* ---------------------------------------------------------------- holder ids */
-
-void rlk_fam_id_init(rlk_fam_id *id)
-{
-    pthread_mutex_init(&id->mu, NULL);
-    id->fixed = NULL;
-}
-
-void rlk_fam_id_destroy(rlk_fam_id *id)
-{
-    pthread_mutex_destroy(&id->mu);
-    free(id->fixed);
-    id->fixed = NULL;
-}
 
 static int rlk_fam_rw_owner_ok(const char *owner, size_t len)
 {
@@ -243,6 +231,24 @@ int rlk_fam_check_range(rlk_client *c, const char *what, const char *name, const
     if (rlk_fam_range_text(msg, sizeof msg, what, name, field, v, lo, hi) == RLK_OK)
         return RLK_OK;
     return rlk_set_error(c, RLK_ERR_ARG, "%s", msg);
+}
+
+/* ---------------------------------------------------------------- kept errors */
+
+void rlk_fam_err_keep(rlk_client *c, rlk_fam_err *e)
+{
+    e->err = rlk_err(c);
+    snprintf(e->msg, sizeof e->msg, "%s", rlk_errstr(c));
+}
+
+int rlk_fam_err_put(rlk_client *c, const rlk_fam_err *e, int rc)
+{
+    char why[RLK_ERRSTR_MAX];
+
+    if (rc == RLK_OK)
+        return rlk_set_error(c, e->err, "%s", e->msg);
+    snprintf(why, sizeof why, "%s", rlk_errstr(c));
+    return rlk_set_error(c, e->err, "%s; outcome unknown (%s)", e->msg, why);
 }
 
 /* ---------------------------------------------------------------- integer replies */

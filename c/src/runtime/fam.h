@@ -19,6 +19,7 @@
 #include <hiredis/hiredis.h>
 
 #include "rlk.h"
+#include "client/error.h"
 #include "client/scripts.h"      /* RLK_NUM_MAX: leases, waits, permits, counts <= 10^12 */
 #include "runtime/rt.h"
 
@@ -83,8 +84,6 @@ void *rlk_fam_made(void *handle, int ok);
 /* Frees the kind's members (its fini), the base's strings and the handle
  * (NULL: nothing). */
 void rlk_fam_free(void *handle);
-void rlk_fam_id_init(rlk_fam_id *id);
-void rlk_fam_id_destroy(rlk_fam_id *id);
 /* Fixes (owner) or unfixes (NULL) the id; what names the call in errors.
  * rw: also refuse "mode" and ids ending in ":write" (read-write lock fields). */
 int rlk_fam_id_set(rlk_client *c, rlk_fam_id *id, const char *owner, int rw, const char *what);
@@ -108,6 +107,18 @@ int rlk_fam_range_text(char *buf, size_t len, const char *what, const char *name
 /* lo <= v <= hi, else RLK_ERR_ARG "<what> <name>: <field> <v> is not in lo..hi". */
 int rlk_fam_check_range(rlk_client *c, const char *what, const char *name, const char *field,
                         long long v, long long lo, long long hi);
+
+/* The calling thread's last error on a client, kept across calls that record their own (a lost
+ * reply's fence and read-back, a give-back, a best-effort cancel): rlk_fam_err_keep, then
+ * rlk_fam_err_put records it again, with "; outcome unknown (<the error since>)" after its
+ * message when rc is not RLK_OK (the fence or the read that failed); returns its code. */
+typedef struct rlk_fam_err {
+    int err;
+    char msg[RLK_ERRSTR_MAX];
+} rlk_fam_err;
+
+void rlk_fam_err_keep(rlk_client *c, rlk_fam_err *e);
+int rlk_fam_err_put(rlk_client *c, const rlk_fam_err *e, int rc);
 
 /* A command whose reply is an integer (nil: nil_value; a decimal string is
  * parsed). what names the object in errors. */

@@ -101,11 +101,7 @@ int rlk_fam_undone(int outcome, int rc)
     return rc != RLK_OK ? rc : RLK_ERR_NOT_OWNER;
 }
 
-/* The server's ACL refused a command inside a script: Redis 7.0 says "The user executing the
- * script can't run this command ...", Valkey 8 (and Redis 7.2) "ACL failure in script: User U
- * has no permissions to run the 'publish' command" (docs/servers.md). Redis does not roll back
- * what the script wrote before. */
-static int rlk_fam_acl_refused(const rlk_client *c)
+int rlk_fam_acl_refused(const rlk_client *c)
 {
     const char *e = rlk_errstr(c);
 
@@ -127,24 +123,26 @@ static int rlk_fam_probe(rlk_client *c, const char *name, const char *field)
     return v;
 }
 
-/* After an ACL refusal inside a release (field: the holder's) or force release (field NULL)
- * script: finds out whether it wrote (every such script publishes after its last write, so a
- * refused PUBLISH comes after the release) and says so truthfully in the error of op ("unlock
- * <name>"): RLK_ERR_NOTIFY when done ("released", "removed"), else RLK_ERR_SCRIPT with still,
- * or that it is unknown (the check was refused too). Returns the error. */
+int rlk_fam_acl_said(rlk_client *c, const char *op, const char *why, int there, const char *done,
+                     const char *still)
+{
+    if (there == 0)
+        return rlk_set_error(c, RLK_ERR_NOTIFY, "%s: %s, but the unlock message was refused by "
+                             "ACL (%s): waiters wake only at their TTL", op, done, why);
+    return rlk_set_error(c, RLK_ERR_SCRIPT, "%s: refused by ACL (%s); %s%s%s", op, why,
+                         there == 1 ? still : "whether it was ", there == 1 ? "" : done,
+                         there == 1 ? "" : " is unknown (the check was refused too)");
+}
+
+/* rlk_fam_acl_said after a release (field: the holder's) or force release (field NULL) of b,
+ * what it left probed on b's lock hash. */
 static int rlk_fam_acl_after(const rlk_fam_base *b, const char *op, const char *field,
                              const char *done, const char *still)
 {
-    char why[RLK_ERRSTR_MAX];
-    int there;
+    rlk_fam_err e;
 
-    snprintf(why, sizeof why, "%s", rlk_errstr(b->c));
-    if ((there = rlk_fam_probe(b->c, b->name, field)) == 0)
-        return rlk_set_error(b->c, RLK_ERR_NOTIFY, "%s: %s, but the unlock message was refused "
-                             "by ACL (%s): waiters wake only at their TTL", op, done, why);
-    return rlk_set_error(b->c, RLK_ERR_SCRIPT, "%s: refused by ACL (%s); %s%s%s", op, why,
-                         there == 1 ? still : "whether it was ", there == 1 ? "" : done,
-                         there == 1 ? "" : " is unknown (the check was refused too)");
+    rlk_fam_err_keep(b->c, &e);
+    return rlk_fam_acl_said(b->c, op, e.msg, rlk_fam_probe(b->c, b->name, field), done, still);
 }
 
 /* Releases the holds the server still counts of (kind, owner) after the
@@ -155,10 +153,10 @@ static int rlk_fam_release_rest(const rlk_fam_base *b, int kind, const char *own
                                 long long lease, rlk_fam_release_fn release, void *arg)
 {
     rlk_hold_spec h = {kind, b->name, owner, 0, {NULL, NULL, NULL}, NULL, NULL, 0};
-    char orig[RLK_ERRSTR_MAX];
-    int orig_err = rlk_err(b->c), outcome = RLK_REL_STILL_HELD, rc;
+    int outcome = RLK_REL_STILL_HELD, rc;
+    rlk_fam_err e;
 
-    snprintf(orig, sizeof orig, "%s", rlk_errstr(b->c));
+    rlk_fam_err_keep(b->c, &e);
     for (int i = 0; i < 8 && outcome == RLK_REL_STILL_HELD; i++) {
         outcome = release(arg, owner, lease, &rc);
         if (outcome != RLK_REL_ERROR)
@@ -168,7 +166,7 @@ static int rlk_fam_release_rest(const rlk_fam_base *b, int kind, const char *own
         rlk_fam_doubt_keep_lost(b->c, &h);
         outcome = RLK_REL_STILL_HELD;
     }
-    rlk_set_error(b->c, orig_err, "%s", orig);
+    rlk_fam_err_put(b->c, &e, RLK_OK);
     return outcome;
 }
 

@@ -80,6 +80,20 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, const char
  * unlock's is. */
 int rlk_fam_force_done(const rlk_fam_base *b, int rc, redisReply *r, rlk_lq *q, int *released);
 
+/* 1 when c's last error is the server's ACL refusing a command inside a script: Redis 7.0 says
+ * "The user executing the script can't run this command ...", Valkey 8 (and Redis 7.2) "ACL
+ * failure in script: User U has no permissions to run the 'publish' command"
+ * (docs/servers.md). Redis does not roll back what the script wrote before. */
+int rlk_fam_acl_refused(const rlk_client *c);
+
+/* After such a refusal (why: its message) inside a release or force release script, which
+ * publishes after its last write: what it left, there (1: still there, 0: gone, -1: unknown,
+ * the check refused too), said truthfully in the error of op ("unlock <name>"): RLK_ERR_NOTIFY
+ * when gone (done: "released", "removed"), else RLK_ERR_SCRIPT with still, or that whether
+ * done is unknown. Returns the error. */
+int rlk_fam_acl_said(rlk_client *c, const char *op, const char *why, int there, const char *done,
+                     const char *still);
+
 /* Queries of a lock hash whose fields are holder ids (reentrant, fenced,
  * fair, read-write): EXISTS; the registry's lost mark, then HEXISTS of the
  * handle's holder id's field as kind (owner_fn as for rlk_fam_unlock;

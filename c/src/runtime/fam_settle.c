@@ -57,37 +57,20 @@ static int rlk_fam_unsettled(rlk_client *c)
     return rlk_set_error(c, RLK_ERR_UNSETTLED, "%s", msg);
 }
 
-/* Records the caller's error again (orig_err, "orig"), with "; outcome
- * unknown (<why>)" when the fence or the read back failed (rc: why is the
- * error it recorded). */
-static void rlk_fam_settle_error(rlk_client *c, int rc, int orig_err, const char *orig)
-{
-    if (rc != RLK_OK) {
-        char why[RLK_ERRSTR_MAX];
-
-        snprintf(why, sizeof why, "%s", rlk_errstr(c));
-        rlk_set_error(c, orig_err, "%s; outcome unknown (%s)", orig, why);
-    } else {
-        rlk_set_error(c, orig_err, "%s", orig);
-    }
-}
-
 int rlk_fam_lost_fence(const rlk_fam_base *b, int *settled)
 {
     rlk_client *c = b->c;
     rlk_lost_conn lc;
-    char orig[RLK_ERRSTR_MAX];
+    rlk_fam_err e;
     long long budget = (long long)c->connect_timeout_ms + c->command_timeout_ms;
-    int orig_err = rlk_err(c), rc;
 
     if (!rlk_pool_lost_reply(c, &lc))
         return 0;
     rlk_thread_lost_conn = lc;
-    snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
+    rlk_fam_err_keep(c, &e);
     RLK_RT_COUNT(b->rt, lost_replies);
-    rc = rlk_pool_fence(c, &lc, budget);
-    rlk_fam_settle_error(c, rc, orig_err, orig);
-    *settled = rc;
+    *settled = rlk_pool_fence(c, &lc, budget);
+    rlk_fam_err_put(c, &e, *settled);
     return 1;
 }
 
@@ -98,20 +81,17 @@ int rlk_fam_lost_fence(const rlk_fam_base *b, int *settled)
 static int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, long long *count,
                                int *settled)
 {
-    rlk_client *c = b->c;
-    char orig[RLK_ERRSTR_MAX];
     const char *argv[3] = {"HGET", b->name, field};
-    int orig_err;
+    rlk_fam_err e;
 
     if (!rlk_fam_lost_fence(b, settled))
         return 0;
     if (*settled != RLK_OK)
         return 1;
     /* The lost request has run or never will: the holder's count says which. */
-    orig_err = rlk_err(c);
-    snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
-    *settled = rlk_fam_query(c, b->name, 3, argv, 0, count);
-    rlk_fam_settle_error(c, *settled, orig_err, orig);
+    rlk_fam_err_keep(b->c, &e);
+    *settled = rlk_fam_query(b->c, b->name, 3, argv, 0, count);
+    rlk_fam_err_put(b->c, &e, *settled);
     return 1;
 }
 
@@ -169,19 +149,25 @@ int rlk_fam_doubt_pending(const rlk_client *c)
     return rlk_thread_doubt.client_id != 0 && rlk_thread_doubt.client_id == c->id;
 }
 
-int rlk_fam_doubt_settle(rlk_rt *rt, const rlk_hold_spec *h)
+/* Called by rlk_fam_record for an acquisition of h about to be recorded:
+ * when this thread holds an unsettled lost call of the same (kind, name,
+ * owner), fences it now and reads the count: how many holds the server
+ * counts beyond the registry's and this acquisition (an acquire that ran,
+ * a release that never will: to give back; at most 8), or -1 when there is
+ * no such doubt or it stays unsettled. */
+static int rlk_fam_doubt_settle(rlk_rt *rt, const rlk_hold_spec *h)
 {
     rlk_doubt *d = &rlk_thread_doubt;
     rlk_client *c = rt->c;
-    char field[RLK_OWNER_MAX + 8], orig[RLK_ERRSTR_MAX];
+    char field[RLK_OWNER_MAX + 8];
     const char *argv[3] = {"HGET", h->name, field};
     long long before, now = 0;
-    int beyond = -1, orig_err;
+    int beyond = -1;
+    rlk_fam_err e;
 
     if (!rlk_fam_doubt_matches(c, h->kind, h->name, h->owner))
         return -1;
-    orig_err = rlk_err(c);
-    snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
+    rlk_fam_err_keep(c, &e);
     rlk_fam_count_field(h->kind, h->owner, field, sizeof field);
     before = rlk_wd_count_as(rt->wd, h->kind, h->name, h->owner);
     /* The acquisition being recorded is one server hold; any more than the
@@ -193,20 +179,18 @@ int rlk_fam_doubt_settle(rlk_rt *rt, const rlk_hold_spec *h)
         d->client_id = 0;   /* settled; otherwise kept for the next try */
         beyond = rlk_fam_settle_rule(before, now, 1).give_back;
     }
-    rlk_set_error(c, orig_err, "%s", orig);
+    rlk_fam_err_put(c, &e, RLK_OK);
     return beyond;
 }
 
 void rlk_fam_give_back(rlk_rt *rt, const rlk_hold_spec *h, int n, rlk_fam_undo_fn undo,
                        void *arg)
 {
-    rlk_client *c = rt->c;
-    char orig[RLK_ERRSTR_MAX];
-    int orig_err = rlk_err(c);
+    rlk_fam_err e;
 
     if (n <= 0)
         return;
-    snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
+    rlk_fam_err_keep(rt->c, &e);
     for (int i = 0; i < n; i++) {
         int rc = undo(arg);
 
@@ -215,10 +199,10 @@ void rlk_fam_give_back(rlk_rt *rt, const rlk_hold_spec *h, int n, rlk_fam_undo_f
             continue;
         }
         if (rc != RLK_ERR_NOT_OWNER)
-            rlk_fam_doubt_keep_lost(c, h);
+            rlk_fam_doubt_keep_lost(rt->c, h);
         break;  /* not ours: the hold went meanwhile (expired, force unlock) */
     }
-    rlk_set_error(c, orig_err, "%s", orig);
+    rlk_fam_err_put(rt->c, &e, RLK_OK);
 }
 
 rlk_fam_settled rlk_fam_settle_rule(long long known, long long now, int adoptable)
@@ -292,18 +276,18 @@ static int rlk_fam_lost_held(rlk_client *c, const rlk_fam_base *b, const char *t
                              const char *owner, long long out[3])
 {
     const char *keys[2] = {b->name, token_key};
-    char orig[RLK_ERRSTR_MAX];
     redisReply *r = NULL;
-    int orig_err = rlk_err(c), rc;
+    rlk_fam_err e;
+    int rc;
 
-    snprintf(orig, sizeof orig, "%s", rlk_errstr(c));
+    rlk_fam_err_keep(c, &e);
     rc = rlk_evalv(c, "fenced/held", 2, keys, NULL, 1, &owner, NULL, &r);
     if (rc == RLK_OK && rlk_fam_held_read(r, out) != 0)
         rc = rlk_set_error(c, RLK_ERR_PROTOCOL, "%s: fenced/held replied an unexpected shape",
                            b->name);
     if (r)
         freeReplyObject(r);
-    rlk_fam_settle_error(c, rc, orig_err, orig);
+    rlk_fam_err_put(c, &e, rc);
     return rc;
 }
 

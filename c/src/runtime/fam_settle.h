@@ -91,14 +91,6 @@ void rlk_fam_adopt_hook_set(rlk_fam_adopt_hook_fn fn, void *arg);
 /* Runs the hook above, if set. */
 void rlk_fam_adopt_hook(const char *name);
 
-/* Called by rlk_fam_record for an acquisition of h about to be recorded:
- * when this thread holds an unsettled lost call of the same (kind, name,
- * owner), fences it now and reads the count: how many holds the server
- * counts beyond the registry's and this acquisition (an acquire that ran,
- * a release that never will: to give back; at most 8), or -1 when there is
- * no such doubt or it stays unsettled. */
-int rlk_fam_doubt_settle(rlk_rt *rt, const rlk_hold_spec *h);
-
 /* Gives back n holds of h that the server counts and the caller was never
  * told of (undo: one release each), keeping the thread's last error. A
  * give-back whose outcome is unknown is kept as this thread's doubt. */

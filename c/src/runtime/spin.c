@@ -45,26 +45,20 @@ int rlk_spin_acquire(rlk_rt *rt, const char *what, const char *name, rlk_wait_at
                      long long max_ms)
 {
     long long deadline = rlk_wait_deadline(start_ns, wait_ms), sleep_ms = 0;
-    int fails = 0, last_err = RLK_OK;
+    int fails = 0;
 
     for (;;) {
         long long bound = -1, now, left;
         int rc = attempt(arg, &bound);
 
-        if (rc == RLK_OK)
-            return RLK_OK;
-        if (rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT || rc == RLK_ERR_UNSETTLED)
-            last_err = rc;      /* an outage: ridden out to the deadline, as a pub/sub wait does */
-        else if (rc != RLK_ERR_BUSY)
+        /* An outage is ridden out to the deadline, as a pub/sub wait does: its error then. */
+        if (rc != RLK_ERR_BUSY && rc != RLK_ERR_IO && rc != RLK_ERR_TIMEOUT &&
+            rc != RLK_ERR_UNSETTLED)
             return rc;
-        else
-            last_err = RLK_OK;
-        if (wait_ms == 0)
-            return last_err != RLK_OK ? last_err : RLK_ERR_BUSY;
-        sleep_ms = rlk_spin_next(sleep_ms, ++fails, initial_ms, max_ms);
         now = rlk_clock_now_ns();
-        if (deadline >= 0 && now >= deadline)
-            return last_err != RLK_OK ? last_err : RLK_ERR_BUSY;
+        if (wait_ms == 0 || (deadline >= 0 && now >= deadline))
+            return rc;
+        sleep_ms = rlk_spin_next(sleep_ms, ++fails, initial_ms, max_ms);
         left = sleep_ms;
         if (rc == RLK_ERR_BUSY && bound >= 0 && bound < left)
             left = bound > 0 ? bound : 1;       /* the holder's lease ends first */
