@@ -108,7 +108,7 @@ static void aml_fail(aml *m, int err, long long value, const char *msg)
     if (!m->end_err) {
         m->end_err = err;
         m->end_value = value;
-        snprintf(m->end_msg, sizeof m->end_msg, "%s", msg);
+        snprintf(m->end_msg, sizeof m->end_msg, "%.255s", msg);    /* cut to fit */
     }
     if (rlk_ae_closing(m->h.ac)) {
         rlk_ae_complete(m->h.r, RLK_ERR_CLOSED, 0, NULL, "the async client was freed");

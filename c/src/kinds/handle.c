@@ -351,8 +351,6 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
                                    grants too (a queued waiter: rlk_handle_queue) */
     w.q = a->q;
     w.ride_out = !(row->flags & RLK_PROTO_VALUES);  /* a lost acquire is not repeated blindly */
-    if (wait == RLK_PROTO_WAIT_CHANNEL)
-        w.rule = row->grants;
     w.not_ttl = &a->reserved;   /* a reader that waited out a writer's claim window: no message
                                    was due, nothing died (no ttl_wakeups) */
     /* Only the head of the local queue waits; one attempt straight away when it cannot
