@@ -318,14 +318,9 @@ static int rlk_sub_conn_for(rlk_sub *s, int slot)
     char owner[RLK_SUB_ADDR];
     int free_i = -1;
 
-    if (!s->routed) {
-        if (s->conns[0].ctx)
-            return 0;
-        if (rlk_clock_now_ns() < s->retry_ns)
-            return -1;
-        return rlk_sub_open(s, 0, slot) == RLK_OK ? 0 : -1;
-    }
-    if (rlk_topo_owner(s->c, slot, owner, sizeof owner) == 0)
+    if (!s->routed && s->conns[0].ctx)
+        return 0;   /* not routed: connection 0 is the one (the others stay unused) */
+    if (s->routed && rlk_topo_owner(s->c, slot, owner, sizeof owner) == 0)
         for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
             if (s->conns[i].ctx && strcmp(s->conns[i].addr, owner) == 0)
                 return i;
@@ -605,35 +600,25 @@ static int rlk_sub_keepalive(rlk_sub *s, int i, long long now)
     return RLK_OK;
 }
 
-static long long rlk_sub_conn_until(const rlk_sub *s, const rlk_sub_conn *k)
-{
-    if (k->ping_sent_ns)
-        return k->ping_sent_ns + s->c->command_timeout_ms * 1000000LL;
-    if (k->active)
-        return k->last_rx_ns + RLK_SUB_PING_NS;
-    return -1;
-}
-
+/* Until the first of: a PING's answer due, a PING to send, a connect to try again, a lingering
+ * channel to UNSUBSCRIBE. */
 static int rlk_sub_poll_timeout_ms(rlk_sub *s, long long now)
 {
-    long long until = -1;
+    long long until = s->next_linger_ns ? s->next_linger_ns : -1;
     int slot;
 
     for (int i = 0; i < RLK_SUB_MAX_CONNS; i++) {
-        long long u = s->conns[i].ctx ? rlk_sub_conn_until(s, &s->conns[i]) : -1;
+        const rlk_sub_conn *k = &s->conns[i];
 
-        if (u >= 0 && (until < 0 || u < until))
-            until = u;
+        if (k->ctx && k->ping_sent_ns)
+            until = rlk_clock_until_min(until, k->ping_sent_ns + s->c->command_timeout_ms *
+                                                                     RLK_NS_PER_MS);
+        else if (k->ctx && k->active)
+            until = rlk_clock_until_min(until, k->last_rx_ns + RLK_SUB_PING_NS);
     }
-    /* A channel waits for a connection: try again after the backoff. */
-    if (rlk_sub_next_unsubscribed(s, &slot)) {
-        long long u = s->retry_ns > now ? s->retry_ns : now + 10 * RLK_NS_PER_MS;
-
-        if (until < 0 || u < until)
-            until = u;
-    }
-    if (s->next_linger_ns && (until < 0 || s->next_linger_ns < until))
-        until = s->next_linger_ns;      /* then UNSUBSCRIBE what no longer has waiters */
+    if (rlk_sub_next_unsubscribed(s, &slot))    /* a channel waits for a connection */
+        until = rlk_clock_until_min(until, s->retry_ns > now ? s->retry_ns
+                                                              : now + 10 * RLK_NS_PER_MS);
     if (until < 0)
         return -1;
     return until <= now ? 0 : (int)((until - now) / 1000000LL) + 1;
@@ -858,27 +843,17 @@ void rlk_sub_ticket_remove(rlk_sub *s, rlk_sub_chan *ch, rlk_sub_ticket *t)
 
 int rlk_sub_ready(rlk_sub *s, rlk_sub_chan *ch, long long until_ns, unsigned long long *mark)
 {
-    int rc, timed_out = 0;
+    int rc = RLK_SUB_TIMEOUT, timed_out = 0;
 
     pthread_mutex_lock(&s->mu);
-    for (;;) {
-        int confirmed = rlk_sub_confirmed(ch->want, ch->outstanding);
-
-        if (atomic_load(s->interrupted)) {
-            rc = RLK_SUB_TIMEOUT;   /* the caller sees the flag */
-            break;
-        }
-        if (confirmed || s->down) {
-            rc = confirmed ? RLK_SUB_READY : RLK_SUB_DOWN;
-            ch->permits = 0;
-            *mark = ch->gen;
-            break;
-        }
-        if (timed_out) {
-            rc = RLK_SUB_TIMEOUT;
-            break;
-        }
+    while (!atomic_load(s->interrupted) && !timed_out && !s->down &&
+           !rlk_sub_confirmed(ch->want, ch->outstanding))
         timed_out = rlk_clock_cond_wait_until(&ch->cv, &s->mu, until_ns);
+    /* Interrupted: a timeout (the caller sees the flag, which is never cleared). */
+    if (!atomic_load(s->interrupted) && (rlk_sub_confirmed(ch->want, ch->outstanding) || s->down)) {
+        rc = rlk_sub_confirmed(ch->want, ch->outstanding) ? RLK_SUB_READY : RLK_SUB_DOWN;
+        ch->permits = 0;
+        *mark = ch->gen;
     }
     pthread_mutex_unlock(&s->mu);
     return rc;

@@ -50,10 +50,8 @@ void rlk_hold_free(rlk_wd *wd, rlk_hold *e)
 {
     if (!e)
         return;
-    if (e->sub_ch && e->leave_now)          /* the kind says its channel must not linger */
-        rlk_sub_leave_now(wd->sub, e->sub_ch);
-    else if (e->sub_ch)
-        rlk_sub_leave(wd->sub, e->sub_ch);
+    if (e->sub_ch)      /* leave_now: the kind says its channel must not linger */
+        (e->leave_now ? rlk_sub_leave_now : rlk_sub_leave)(wd->sub, e->sub_ch);
     free(e->channel);
     rlk_renew_id_free(&e->id);
     free(e);
