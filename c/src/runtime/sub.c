@@ -41,9 +41,7 @@
  * A channel whose last waiter left stays subscribed RLK_SUB_LINGER_MS
  * (rlk_sub_try_join finds it ready), then is unsubscribed.
  *
- * The pure rules above (what a reply is, the command of each mode, which
- * channels need a SUBSCRIBE and when one is confirmed, a MOVED refusal,
- * what a message means) are sub_rule.c's: the async engine's pub/sub
+ * The pure rules above are sub_rule.c's (sub.h lists them): the async engine's pub/sub
  * (async/ae_pubsub.c) follows the same ones on its own connections.
  */
 #include <errno.h>
@@ -242,16 +240,6 @@ static void rlk_sub_set_down(rlk_sub *s, int down)
     pthread_mutex_unlock(&s->mu);
 }
 
-/* After a failed connect: the next attempt after a backoff (10 ms doubling,
- * 640 ms after the 7th failure, then RLK_SUB_BACKOFF_MAX_MS). */
-static void rlk_sub_failed(rlk_sub *s)
-{
-    long long ms = ++s->failures > 7 ? RLK_SUB_BACKOFF_MAX_MS : 10LL << (s->failures - 1);
-
-    s->retry_ns = rlk_clock_now_ns() + ms * RLK_NS_PER_MS;
-    rlk_sub_set_down(s, 1);
-}
-
 /* Opens connection i: to the master of slot when routed, else to the
  * client's server (on a cluster: some node). */
 static int rlk_sub_open(rlk_sub *s, int i, int slot)
@@ -276,16 +264,20 @@ static int rlk_sub_open(rlk_sub *s, int i, int slot)
         pthread_mutex_unlock(&s->mu);
         rlk_transport_free(k->ctx);
         k->ctx = NULL;
-        rlk_sub_failed(s);
-        return rc;
+        /* The next attempt after a backoff (10 ms doubling, 640 ms after the 7th failure, then
+         * RLK_SUB_BACKOFF_MAX_MS). */
+        s->retry_ns = rlk_clock_now_ns() +
+                      RLK_NS_PER_MS * (++s->failures > 7 ? RLK_SUB_BACKOFF_MAX_MS
+                                                         : 10LL << (s->failures - 1));
+    } else {
+        RLK_COUNT(s->counters, sub_connects);
+        s->failures = 0;
+        s->retry_ns = k->ping_sent_ns = 0;
+        k->active = 0;
+        k->last_rx_ns = rlk_clock_now_ns();
     }
-    RLK_COUNT(s->counters, sub_connects);
-    s->failures = 0;
-    s->retry_ns = k->ping_sent_ns = 0;
-    rlk_sub_set_down(s, 0);
-    k->active = 0;
-    k->last_rx_ns = rlk_clock_now_ns();
-    return RLK_OK;
+    rlk_sub_set_down(s, rc != RLK_OK);
+    return rc;
 }
 
 /* Closes connection i after an error: its channels start over, their
@@ -867,8 +859,6 @@ int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long lon
     RLK_COUNT(s->counters, waits);
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        long long until = until_ns;
-
         /* A grant to this ticket, its deferred wake-up come due, or a permit. */
         int granted = t && t->granted, due = t && t->defer_ns && rlk_clock_now_ns() >= t->defer_ns;
 
@@ -892,9 +882,8 @@ int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long lon
             rc = RLK_SUB_TIMEOUT;
             break;
         }
-        if (t && t->defer_ns && (until < 0 || t->defer_ns < until))
-            until = t->defer_ns;
-        timed_out = rlk_clock_cond_wait_until(&ch->cv, &s->mu, until);
+        timed_out = rlk_clock_cond_wait_until(
+            &ch->cv, &s->mu, rlk_clock_until_min(until_ns, t && t->defer_ns ? t->defer_ns : -1));
     }
     pthread_mutex_unlock(&s->mu);
     if (t && rc == RLK_SUB_WOKEN)

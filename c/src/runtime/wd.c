@@ -88,10 +88,8 @@ static long long rlk_wd_timeout_ms(const rlk_wd *wd)
 static int rlk_wd_set_timeout(rlk_wd *wd)
 {
     long long ms = rlk_wd_timeout_ms(wd);
-    struct timeval tv;
+    struct timeval tv = {.tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
 
-    tv.tv_sec = (time_t)(ms / 1000);
-    tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
     if (redisSetTimeout(wd->ctx, tv) != REDIS_OK)
         return rlk_set_ctx_error(wd->c, wd->ctx, "watchdog connect");
     return RLK_OK;
