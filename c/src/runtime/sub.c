@@ -345,19 +345,17 @@ static void rlk_sub_append(rlk_sub *s, int i, const char *cmd, const rlk_sub_cha
     redisAppendCommandArgv(s->conns[i].ctx, 2, argv, lens);
 }
 
-/* The next channel that has waiters and no subscription; its slot in *slot. */
-static int rlk_sub_next_unsubscribed(rlk_sub *s, int *slot)
+/* The slot of the next channel that has waiters and no subscription; -1: none. */
+static int rlk_sub_next_unsubscribed(rlk_sub *s)
 {
-    int found = 0;
+    int slot = -1;
 
     pthread_mutex_lock(&s->mu);
-    for (rlk_sub_chan *ch = s->chans; ch && !found; ch = ch->next)
-        if (rlk_sub_wanted(ch->refs, ch->want) && ch->outstanding == 0) {
-            *slot = ch->slot;
-            found = 1;
-        }
+    for (rlk_sub_chan *ch = s->chans; ch && slot < 0; ch = ch->next)
+        if (rlk_sub_wanted(ch->refs, ch->want) && ch->outstanding == 0)
+            slot = ch->slot;
     pthread_mutex_unlock(&s->mu);
-    return found;
+    return slot;
 }
 
 /* Queues SUBSCRIBE / UNSUBSCRIBE (S- when sharded) so the servers match the
@@ -365,8 +363,6 @@ static int rlk_sub_next_unsubscribed(rlk_sub *s, int *slot)
  * for the next round (the subscriber is "down" for them meanwhile). */
 static int rlk_sub_sync(rlk_sub *s)
 {
-    const char *sub_cmd = rlk_sub_command(s->mode, 1);
-    const char *unsub_cmd = rlk_sub_command(s->mode, 0);
     int dirty[RLK_SUB_MAX_CONNS] = {0}, slot, rounds = 0, rc = RLK_OK;
     long long now = rlk_clock_now_ns();
 
@@ -375,7 +371,7 @@ static int rlk_sub_sync(rlk_sub *s)
         rlk_topo_redirected(s->c, NULL);
     }
     /* One channel (and every other one of the same connection) per round. */
-    while (rounds++ < 1024 && rlk_sub_next_unsubscribed(s, &slot)) {
+    while (rounds++ < 1024 && (slot = rlk_sub_next_unsubscribed(s)) >= 0) {
         int i = rlk_sub_conn_for(s, slot), queued = 0;
 
         if (i < 0)
@@ -390,7 +386,7 @@ static int rlk_sub_sync(rlk_sub *s)
                 (rlk_topo_owner(s->c, ch->slot, owner, sizeof owner) != 0 ||
                  strcmp(owner, s->conns[i].addr) != 0))
                 continue;
-            rlk_sub_append(s, i, sub_cmd, ch);
+            rlk_sub_append(s, i, rlk_sub_command(s->mode, 1), ch);
             ch->want = 1;
             ch->conn = i;
             ch->outstanding++;
@@ -411,7 +407,7 @@ static int rlk_sub_sync(rlk_sub *s)
             if (!s->next_linger_ns || ch->linger_until < s->next_linger_ns)
                 s->next_linger_ns = ch->linger_until;
         } else if (ch->refs == 0 && ch->want && ch->conn >= 0 && s->conns[ch->conn].ctx) {
-            rlk_sub_append(s, ch->conn, unsub_cmd, ch);
+            rlk_sub_append(s, ch->conn, rlk_sub_command(s->mode, 0), ch);
             dirty[ch->conn] = 1;
             ch->want = ch->covered = 0;
             ch->permits = 0;
@@ -597,7 +593,6 @@ static int rlk_sub_keepalive(rlk_sub *s, int i, long long now)
 static int rlk_sub_poll_timeout_ms(rlk_sub *s, long long now)
 {
     long long until = s->next_linger_ns ? s->next_linger_ns : -1;
-    int slot;
 
     for (int i = 0; i < RLK_SUB_MAX_CONNS; i++) {
         const rlk_sub_conn *k = &s->conns[i];
@@ -608,7 +603,7 @@ static int rlk_sub_poll_timeout_ms(rlk_sub *s, long long now)
         else if (k->ctx && k->active)
             until = rlk_clock_until_min(until, k->last_rx_ns + RLK_SUB_PING_NS);
     }
-    if (rlk_sub_next_unsubscribed(s, &slot))    /* a channel waits for a connection */
+    if (rlk_sub_next_unsubscribed(s) >= 0)  /* a channel waits for a connection */
         until = rlk_clock_until_min(until, s->retry_ns > now ? s->retry_ns
                                                               : now + 10 * RLK_NS_PER_MS);
     if (until < 0)

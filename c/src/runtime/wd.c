@@ -59,10 +59,8 @@ typedef struct rlk_lost_note {
 
 static void rlk_wd_disconnect(rlk_wd *wd)
 {
-    if (wd->ctx) {
-        rlk_transport_free(wd->ctx);
-        wd->ctx = NULL;
-    }
+    rlk_transport_free(wd->ctx);    /* NULL: nothing */
+    wd->ctx = NULL;
 }
 
 /* A renewal slower than a period is retried rather than waited for: the
@@ -207,13 +205,11 @@ static void rlk_wd_renew(rlk_wd *wd, int n)
             wd->round_limit_ns = left;
         if (e->period_ns < wd->round_period_ns)
             wd->round_period_ns = e->period_ns;
+        wd->results[i] = -1;
+        wd->grouped[i] = !e->id.task;   /* no task: not renewed (an error) */
     }
     if (wd->ctx && rlk_wd_set_timeout(wd) != RLK_OK)
         rlk_wd_disconnect(wd);
-    for (int i = 0; i < n; i++) {
-        wd->results[i] = -1;
-        wd->grouped[i] = !wd->batch[i]->id.task;   /* no task: not renewed (an error) */
-    }
     for (int i = 0; i < n; i++) {
         int m = 0;
 
