@@ -162,13 +162,6 @@ static rlk_sub_chan *rlk_sub_chan_new(rlk_sub *s, const char *name)
     return ch;
 }
 
-static void rlk_sub_chan_free(rlk_sub_chan *ch)
-{
-    pthread_cond_destroy(&ch->cv);
-    free(ch->name);
-    free(ch);
-}
-
 static void rlk_sub_wake_all(rlk_sub *s, int bump)
 {
     for (rlk_sub_chan *ch = s->chans; ch; ch = ch->next) {
@@ -189,17 +182,19 @@ static void rlk_sub_chan_reset(rlk_sub_chan *ch)
     pthread_cond_broadcast(&ch->cv);
 }
 
-/* Frees the channels nobody waits on and the server no longer has. */
-static void rlk_sub_prune(rlk_sub *s)
+/* Frees the channels nobody waits on and the server no longer has (all: every one). */
+static void rlk_sub_prune(rlk_sub *s, int all)
 {
     rlk_sub_chan **pp = &s->chans;
 
     while (*pp) {
         rlk_sub_chan *ch = *pp;
 
-        if (ch->refs == 0 && !ch->want && ch->outstanding == 0) {
+        if (all || (ch->refs == 0 && !ch->want && ch->outstanding == 0)) {
             *pp = ch->next;
-            rlk_sub_chan_free(ch);
+            pthread_cond_destroy(&ch->cv);
+            free(ch->name);
+            free(ch);
         } else {
             pp = &ch->next;
         }
@@ -291,7 +286,7 @@ static void rlk_sub_close(rlk_sub *s, int i)
     for (rlk_sub_chan *ch = s->chans; ch; ch = ch->next)
         if (ch->conn == i || (!s->routed && ch->conn >= 0))
             rlk_sub_chan_reset(ch);
-    rlk_sub_prune(s);
+    rlk_sub_prune(s, 0);
     pthread_mutex_unlock(&s->mu);
     if (k->ctx) {
         rlk_transport_free(k->ctx);
@@ -417,7 +412,7 @@ static int rlk_sub_sync(rlk_sub *s)
         if (ch->want && ch->conn >= 0)
             s->conns[ch->conn].active++;
     }
-    rlk_sub_prune(s);
+    rlk_sub_prune(s, 0);
     pthread_mutex_unlock(&s->mu);
     for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
         if (dirty[i] && s->conns[i].ctx && rlk_sub_flush(s, i) != RLK_OK) {
@@ -705,12 +700,7 @@ void rlk_sub_free(rlk_sub *s)
         pthread_join(s->thread, NULL);
     for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
         rlk_transport_free(s->conns[i].ctx);
-    while (s->chans) {
-        rlk_sub_chan *ch = s->chans;
-
-        s->chans = ch->next;
-        rlk_sub_chan_free(ch);
-    }
+    rlk_sub_prune(s, 1);
     if (s->kick[0] >= 0) {
         close(s->kick[0]);
         close(s->kick[1]);
