@@ -354,11 +354,11 @@ static int rlk_sub_next_unsubscribed(rlk_sub *s)
 }
 
 /* Queues SUBSCRIBE / UNSUBSCRIBE (S- when sharded) so the servers match the
- * table, then writes. Channels whose connection cannot be opened now wait
- * for the next round (the subscriber is "down" for them meanwhile). */
+ * table, then writes what each connection has buffered. Channels whose connection cannot be
+ * opened now wait for the next round (the subscriber is "down" for them meanwhile). */
 static int rlk_sub_sync(rlk_sub *s)
 {
-    int dirty[RLK_SUB_MAX_CONNS] = {0}, slot, rounds = 0, rc = RLK_OK;
+    int slot, rounds = 0, rc = RLK_OK;
     long long now = rlk_clock_now_ns();
 
     if (s->refresh) {
@@ -389,7 +389,6 @@ static int rlk_sub_sync(rlk_sub *s)
             RLK_COUNT(s->counters, subscribes);
         }
         pthread_mutex_unlock(&s->mu);
-        dirty[i] = 1;
         if (!queued)
             break;
     }
@@ -403,7 +402,6 @@ static int rlk_sub_sync(rlk_sub *s)
                 s->next_linger_ns = ch->linger_until;
         } else if (ch->refs == 0 && ch->want && ch->conn >= 0 && s->conns[ch->conn].ctx) {
             rlk_sub_append(s, ch->conn, rlk_sub_command(s->mode, 0), ch);
-            dirty[ch->conn] = 1;
             ch->want = ch->covered = 0;
             ch->permits = 0;
             ch->outstanding++;
@@ -415,7 +413,7 @@ static int rlk_sub_sync(rlk_sub *s)
     rlk_sub_prune(s, 0);
     pthread_mutex_unlock(&s->mu);
     for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
-        if (dirty[i] && s->conns[i].ctx && rlk_sub_flush(s, i) != RLK_OK) {
+        if (s->conns[i].ctx && rlk_sub_flush(s, i) != RLK_OK) {
             rlk_sub_close(s, i);
             rc = RLK_ERR_IO;
         }

@@ -294,10 +294,11 @@ static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_lost_note ***
 
     for (int i = 0; i < n; i++) {
         rlk_hold *e = wd->batch[i];
+        int verdict = rlk_renew_verdict(wd->results[i], now, e->last_ok_ns, e->lost_after_ns);
 
         e->inflight = 0;
         e->failing = wd->results[i] < 0;
-        switch (rlk_renew_verdict(wd->results[i], now, e->last_ok_ns, e->lost_after_ns)) {
+        switch (verdict) {
         case RLK_RENEW_RENEWED:
             e->last_ok_ns = sent_ns;
             if (rlk_renewed_hook)
@@ -306,14 +307,12 @@ static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_lost_note ***
             e->nudged = 0;
             break;
         case RLK_RENEW_GONE:
-            rlk_wd_lose(wd, e, RLK_LOST_GONE, tail);
-            break;
         case RLK_RENEW_EXPIRED:
-            rlk_wd_lose(wd, e, RLK_LOST_EXPIRED, tail);
+            rlk_wd_lose(wd, e, verdict == RLK_RENEW_GONE ? RLK_LOST_GONE : RLK_LOST_EXPIRED, tail);
             break;
         default:
             /* Retry a period later, but look again when the lease runs out
-             * (rlk_wd_expire declares it then if no renewal got through). */
+             * (rlk_wd_collect declares it then if no renewal got through). */
             e->next_due_ns = rlk_renew_retry_at(now, e->period_ns, e->last_ok_ns,
                                                 e->lost_after_ns, RLK_NS_PER_MS);
             break;
