@@ -215,17 +215,6 @@ static void rlk_sub_kick(rlk_sub *s)
 
 /* ---------------------------------------------------------------- the thread: connections */
 
-static void rlk_sub_drain_kicks(rlk_sub *s)
-{
-    char buf[64];
-
-    while (read(s->kick[0], buf, sizeof buf) > 0) {
-    }
-    pthread_mutex_lock(&s->mu);
-    s->kick_pending = 0;
-    pthread_mutex_unlock(&s->mu);
-}
-
 static void rlk_sub_set_down(rlk_sub *s, int down)
 {
     pthread_mutex_lock(&s->mu);
@@ -608,6 +597,7 @@ static void rlk_sub_poll_once(rlk_sub *s)
 {
     struct pollfd p[RLK_SUB_MAX_CONNS + 1];
     int idx[RLK_SUB_MAX_CONNS], n = 0, got;
+    char buf[64];
 
     for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
         if (s->conns[i].ctx) {
@@ -618,8 +608,13 @@ static void rlk_sub_poll_once(rlk_sub *s)
     got = poll(p, (nfds_t)n + 1, rlk_sub_poll_timeout_ms(s, rlk_clock_now_ns()));
     if (got < 0)
         return;     /* EINTR; anything else shows again at the next poll */
-    if (p[n].revents)
-        rlk_sub_drain_kicks(s);
+    if (p[n].revents) {     /* kicked: drain the pipe (the next round reads the table) */
+        while (read(s->kick[0], buf, sizeof buf) > 0) {
+        }
+        pthread_mutex_lock(&s->mu);
+        s->kick_pending = 0;
+        pthread_mutex_unlock(&s->mu);
+    }
     for (int j = 0; j < n; j++) {
         int i = idx[j];
 
@@ -806,13 +801,13 @@ void rlk_sub_ticket_add(rlk_sub *s, rlk_sub_chan *ch, rlk_sub_ticket *t)
 
 void rlk_sub_ticket_remove(rlk_sub *s, rlk_sub_chan *ch, rlk_sub_ticket *t)
 {
+    rlk_sub_ticket **pp = &ch->tickets;
+
     pthread_mutex_lock(&s->mu);
-    for (rlk_sub_ticket **pp = &ch->tickets; *pp; pp = &(*pp)->next) {
-        if (*pp == t) {
-            *pp = t->next;
-            break;
-        }
-    }
+    while (*pp && *pp != t)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = t->next;
     pthread_mutex_unlock(&s->mu);
 }
 
