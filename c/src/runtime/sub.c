@@ -411,20 +411,6 @@ static int rlk_sub_sync(rlk_sub *s)
 
 /* ---------------------------------------------------------------- the thread: replies */
 
-/* s->mu held: a grant names head and next; every other ticket waiter's
- * deferred wake is void (the lock moved on). */
-static void rlk_sub_on_grant(rlk_sub_chan *ch, long long head, long long next)
-{
-    ch->covered = 1;
-    for (rlk_sub_ticket *t = ch->tickets; t; t = t->next) {
-        t->defer_ns = 0;
-        if (t->ticket == head)
-            t->granted = 1;
-        else if (t->ticket == next)
-            t->defer_ns = rlk_clock_now_ns() + t->claim_ns;
-    }
-}
-
 /* A message or smessage, from whichever connection carries the channel:
  * the grant and the "0" after it come from one script, in that order, on
  * that one connection. */
@@ -446,7 +432,16 @@ static void rlk_sub_on_message(rlk_sub *s, const rlk_sub_frame *f)
             else
                 ch->permits++;
         } else if (meaning == RLK_SUB_MSG_GRANT) {
-            rlk_sub_on_grant(ch, head, next);
+            /* It names head and next; every other ticket waiter's deferred wake is void (the
+             * lock moved on). */
+            ch->covered = 1;
+            for (rlk_sub_ticket *t = ch->tickets; t; t = t->next) {
+                t->defer_ns = 0;
+                if (t->ticket == head)
+                    t->granted = 1;
+                else if (t->ticket == next)
+                    t->defer_ns = rlk_clock_now_ns() + t->claim_ns;
+            }
         } else {
             ch->covered = 0;
             ch->gen++;
