@@ -160,15 +160,19 @@ static void rlk_prom_hist(rlk_out *o, const char *name, const char *extra, const
     rlk_put(o, " %llu\n", cum);
 }
 
-/* The plain counters: family, and the field's offset. */
-typedef struct rlk_counter_def {
+/* The snapshot's fixed families after the acquisitions, in exposition order (counters, gauges,
+ * histograms): one row per sample, a family's first row with its name and help, the rows after
+ * it without a name more samples of it; the field's offset in rlk_metrics, and where
+ * rlk_metrics_get reads a counter. */
+typedef struct rlk_field_def {
     rlk_family f;
     const char *extra;      /* a label of this sample, or NULL */
     size_t off;
     char from;              /* where rlk_metrics_get reads it: 'k' the runtime's counters, 'c'
-                               the client's, 0 elsewhere (the sentinel's switches) */
+                               the client's, 0 elsewhere (the sentinel's switches, the gauges,
+                               the histograms) */
     size_t src;             /* its offset there */
-} rlk_counter_def;
+} rlk_field_def;
 
 #define RLK_OFF(field) offsetof(rlk_metrics, field)
 #define RLK_K(field) 'k', offsetof(rlk_rt_counters, field)
@@ -176,8 +180,9 @@ typedef struct rlk_counter_def {
 /* A field read from the runtime's (the client's) counter of the same name. */
 #define RLK_RT(field) RLK_OFF(field), RLK_K(field)
 #define RLK_CL(field) RLK_OFF(field), 'c', offsetof(rlk_client_counters, field)
+#define RLK_MORE {NULL, "counter", NULL}    /* another sample of the counter above */
 
-static const rlk_counter_def rlk_counters_def[] = {
+static const rlk_field_def rlk_fields[] = {
     {{"rlk_acquire_attempts_total", "counter",
       "Lock acquire script calls (attempts; one acquisition may take several)."}, NULL,
      RLK_RT(acquire_calls)},
@@ -186,7 +191,7 @@ static const rlk_counter_def rlk_counters_def[] = {
     {{"rlk_wakeups_total", "counter",
       "Sleeps ended by a wake-up message: permit (unlock, grant) or all (read unlock, reconnect)."},
      "by=\"permit\"", RLK_RT(wake_permits)},
-    {{NULL, NULL, NULL}, "by=\"all\"", RLK_RT(wake_all)},
+    {RLK_MORE, "by=\"all\"", RLK_RT(wake_all)},
     {{"rlk_ttl_wakeups_total", "counter",
       "Sleeps ended by the holder's TTL running out with no message."}, NULL,
      RLK_RT(ttl_wakeups)},
@@ -205,15 +210,15 @@ static const rlk_counter_def rlk_counters_def[] = {
     {{"rlk_locks_lost_total", "counter",
       "Held locks declared lost: gone (no longer held) or expired (renewals failed)."},
      "cause=\"gone\"", RLK_RT(locks_lost_gone)},
-    {{NULL, NULL, NULL}, "cause=\"expired\"", RLK_RT(locks_lost_expired)},
+    {RLK_MORE, "cause=\"expired\"", RLK_RT(locks_lost_expired)},
     {{"rlk_lost_replies_total", "counter", "Lock calls whose reply was lost."}, NULL,
      RLK_RT(lost_replies)},
     {{"rlk_lost_replies_settled_total", "counter",
       "How lost replies settled: adopted (had run, kept), not_run, unsettled, given_back."},
      "outcome=\"adopted\"", RLK_RT(lost_adopted)},
-    {{NULL, NULL, NULL}, "outcome=\"not_run\"", RLK_RT(lost_not_run)},
-    {{NULL, NULL, NULL}, "outcome=\"unsettled\"", RLK_RT(lost_unsettled)},
-    {{NULL, NULL, NULL}, "outcome=\"given_back\"", RLK_RT(lost_given_back)},
+    {RLK_MORE, "outcome=\"not_run\"", RLK_RT(lost_not_run)},
+    {RLK_MORE, "outcome=\"unsettled\"", RLK_RT(lost_unsettled)},
+    {RLK_MORE, "outcome=\"given_back\"", RLK_RT(lost_given_back)},
     {{"rlk_reconnects_total", "counter", "Pool connections opened again after a drop."}, NULL,
      RLK_CL(reconnects)},
     {{"rlk_connect_failures_total", "counter",
@@ -232,38 +237,30 @@ static const rlk_counter_def rlk_counters_def[] = {
     {{"rlk_fence_writes_total", "counter",
       "Fenced writes by result: accepted, refused (a token below the highest accepted)."},
      "result=\"accepted\"", RLK_RT(fence_writes[RLK_FENCE_ACCEPTED])},
-    {{NULL, NULL, NULL}, "result=\"refused\"", RLK_RT(fence_writes[RLK_FENCE_REFUSED])},
+    {RLK_MORE, "result=\"refused\"", RLK_RT(fence_writes[RLK_FENCE_REFUSED])},
     {{"rlk_lock_delay_refusals_total", "counter",
       "Lock acquire attempts refused because the lock was in its lock-delay."}, NULL,
      RLK_RT(delay_refusals)},
+    {{"rlk_locks_held", "gauge", "Holds in the client's registry."}, NULL, RLK_OFF(locks_held),
+     RLK_NOWHERE},
+    {{"rlk_watchdog_entries", "gauge", "Holds the watchdog renews (no lease given)."}, NULL,
+     RLK_OFF(watchdog_entries), RLK_NOWHERE},
+    {{"rlk_requests_waiting", "gauge", "Acquisition calls under way."}, NULL,
+     RLK_OFF(requests_waiting), RLK_NOWHERE},
+    {{"rlk_wait_seconds", "histogram", "Acquisition calls that acquired: from call to return."},
+     NULL, RLK_OFF(wait), RLK_NOWHERE},
+    {{"rlk_hold_seconds", "histogram", "Locks: from acquisition to the release of the last hold."},
+     NULL, RLK_OFF(hold), RLK_NOWHERE},
+    {{"rlk_handoff_latency_seconds", "histogram",
+      "From a wake-up message to the acquisition it led to."}, NULL, RLK_OFF(handoff), RLK_NOWHERE},
 };
 
 static const rlk_family rlk_fam_acq = {"rlk_acquisitions_total", "counter",
     "Acquisition calls by kind and result (acquired, timed_out, refused, error)."};
 static const rlk_family rlk_fam_enabled = {"rlk_metrics_enabled", "gauge",
     "1 when recording is on (rlk_metrics_set_enabled)."};
-/* The gauges (long long) and the histograms: family, and the field's offset. */
-typedef struct rlk_field_def {
-    rlk_family f;
-    size_t off;
-} rlk_field_def;
 
-static const rlk_field_def rlk_gauges[3] = {
-    {{"rlk_locks_held", "gauge", "Holds in the client's registry."}, RLK_OFF(locks_held)},
-    {{"rlk_watchdog_entries", "gauge", "Holds the watchdog renews (no lease given)."},
-     RLK_OFF(watchdog_entries)},
-    {{"rlk_requests_waiting", "gauge", "Acquisition calls under way."}, RLK_OFF(requests_waiting)},
-};
-static const rlk_field_def rlk_hists[3] = {
-    {{"rlk_wait_seconds", "histogram", "Acquisition calls that acquired: from call to return."},
-     RLK_OFF(wait)},
-    {{"rlk_hold_seconds", "histogram", "Locks: from acquisition to the release of the last hold."},
-     RLK_OFF(hold)},
-    {{"rlk_handoff_latency_seconds", "histogram",
-      "From a wake-up message to the acquisition it led to."}, RLK_OFF(handoff)},
-};
-
-#define RLK_NCOUNTERS (sizeof rlk_counters_def / sizeof rlk_counters_def[0])
+#define RLK_NFIELDS (sizeof rlk_fields / sizeof rlk_fields[0])
 /* The field at offset off of m, as its type. */
 #define RLK_AT(type, m, off) ((type *)((char *)(m) + (off)))
 #define RLK_CAT(type, m, off) ((const type *)((const char *)(m) + (off)))
@@ -304,8 +301,8 @@ int rlk_metrics_get(rlk_client *c, rlk_metrics *out)
     for (int i = 0; i < RLK_MKIND_COUNT; i++)
         for (int j = 0; j < RLK_ACQ_RESULTS; j++)
             out->acquisitions[i][j] = RLK_M_LOAD(k->acquisitions[i][j]);
-    for (size_t d = 0; d < RLK_NCOUNTERS; d++) {   /* every counter, by the table */
-        const rlk_counter_def *x = &rlk_counters_def[d];
+    for (size_t d = 0; d < RLK_NFIELDS; d++) {     /* every counter, by the table */
+        const rlk_field_def *x = &rlk_fields[d];
         char *from = x->from == 'k' ? (char *)k : x->from == 'c' ? (char *)c->counters : NULL;
 
         if (from)
@@ -334,12 +331,15 @@ int rlk_metrics_get(rlk_client *c, rlk_metrics *out)
     return RLK_OK;
 }
 
-static void rlk_hist_add(rlk_histogram *a, const rlk_histogram *b)
+/* A snapshot's cells from acquisitions up to nnames, and a watched name's after its name, are
+ * 64-bit counts (the gauges' in two's complement): a sum adds them one by one. */
+static void rlk_cells_add(void *a, const void *b, size_t bytes)
 {
-    a->count += b->count;
-    a->sum_ns += b->sum_ns;
-    for (int i = 0; i <= RLK_METRICS_BUCKETS; i++)
-        a->buckets[i] += b->buckets[i];
+    unsigned long long *x = a;
+    const unsigned long long *y = b;
+
+    for (size_t i = 0; i < bytes / sizeof *x; i++)
+        x[i] += y[i];
 }
 
 void rlk_metrics_add(rlk_metrics *a, const rlk_metrics *b)
@@ -347,17 +347,7 @@ void rlk_metrics_add(rlk_metrics *a, const rlk_metrics *b)
     if (!a || !b)
         return;
     a->enabled = a->enabled || b->enabled;
-    for (int i = 0; i < RLK_MKIND_COUNT; i++)
-        for (int j = 0; j < RLK_ACQ_RESULTS; j++)
-            a->acquisitions[i][j] += b->acquisitions[i][j];
-    for (size_t d = 0; d < RLK_NCOUNTERS; d++)     /* every counter, by the tables */
-        *RLK_AT(unsigned long long, a, rlk_counters_def[d].off) +=
-            *RLK_CAT(unsigned long long, b, rlk_counters_def[d].off);
-    for (int g = 0; g < 3; g++) {
-        *RLK_AT(long long, a, rlk_gauges[g].off) += *RLK_CAT(long long, b, rlk_gauges[g].off);
-        rlk_hist_add(RLK_AT(rlk_histogram, a, rlk_hists[g].off),
-                     RLK_CAT(rlk_histogram, b, rlk_hists[g].off));
-    }
+    rlk_cells_add(a->acquisitions, b->acquisitions, RLK_OFF(nnames) - RLK_OFF(acquisitions));
     for (size_t i = 0; i < b->nnames && i < RLK_METRICS_NAMES_MAX; i++) {
         size_t j = 0;
 
@@ -371,12 +361,8 @@ void rlk_metrics_add(rlk_metrics *a, const rlk_metrics *b)
             a->names[j].name[RLK_METRICS_NAME_SIZE - 1] = '\0';
             a->nnames++;
         }
-        for (int r = 0; r < RLK_ACQ_RESULTS; r++)
-            a->names[j].acquisitions[r] += b->names[i].acquisitions[r];
-        rlk_hist_add(&a->names[j].wait, &b->names[i].wait);
-        rlk_hist_add(&a->names[j].hold, &b->names[i].hold);
-        for (int r = 0; r < RLK_FENCE_RESULTS; r++)
-            a->names[j].fence_writes[r] += b->names[i].fence_writes[r];
+        rlk_cells_add(a->names[j].acquisitions, b->names[i].acquisitions,
+                      sizeof(rlk_name_metrics) - offsetof(rlk_name_metrics, acquisitions));
     }
 }
 
@@ -388,7 +374,6 @@ static const char *rlk_label_of(const char *const *labels, size_t i)
 static void rlk_prom(rlk_out *o, const rlk_metrics *m, size_t n, const char *const *labels)
 {
     char extra[600];
-    size_t nn = RLK_NCOUNTERS;
     int any_names = 0;  /* a snapshot has watched names: their families follow */
 
     /* Which rlk and hiredis made these numbers (one line, value 1: join on it in queries). */
@@ -408,31 +393,26 @@ static void rlk_prom(rlk_out *o, const rlk_metrics *m, size_t n, const char *con
                 rlk_prom_value(o, rlk_fam_acq.name, extra, rlk_label_of(labels, i),
                                m[i].acquisitions[k][r], 0);
             }
-    for (size_t d = 0; d < nn;) {
-        size_t end = d + 1;     /* the samples of one family: its first line and those after
-                                   it without a family of their own */
+    for (size_t d = 0; d < RLK_NFIELDS;) {
+        const rlk_family *f = &rlk_fields[d].f;
+        size_t end = d + 1;     /* the samples of one family: its first row and those after it
+                                   without a family of their own */
 
-        while (end < nn && !rlk_counters_def[end].f.name)
+        while (end < RLK_NFIELDS && !rlk_fields[end].f.name)
             end++;
-        rlk_prom_head(o, &rlk_counters_def[d].f);
+        rlk_prom_head(o, f);
         for (size_t i = 0; i < n; i++)
-            for (size_t e = d; e < end; e++)
-                rlk_prom_value(o, rlk_counters_def[d].f.name, rlk_counters_def[e].extra,
-                               rlk_label_of(labels, i),
-                               *RLK_CAT(unsigned long long, &m[i], rlk_counters_def[e].off), 0);
+            for (size_t e = d; e < end; e++) {
+                const rlk_field_def *x = &rlk_fields[e];
+
+                if (f->type[0] == 'h')
+                    rlk_prom_hist(o, f->name, x->extra, rlk_label_of(labels, i),
+                                  RLK_CAT(rlk_histogram, &m[i], x->off));
+                else
+                    rlk_prom_value(o, f->name, x->extra, rlk_label_of(labels, i),
+                                   *RLK_CAT(unsigned long long, &m[i], x->off), f->type[0] == 'g');
+            }
         d = end;
-    }
-    for (int g = 0; g < 3; g++) {
-        rlk_prom_head(o, &rlk_gauges[g].f);
-        for (size_t i = 0; i < n; i++)
-            rlk_prom_value(o, rlk_gauges[g].f.name, NULL, rlk_label_of(labels, i),
-                           (unsigned long long)*RLK_CAT(long long, &m[i], rlk_gauges[g].off), 1);
-    }
-    for (int h = 0; h < 3; h++) {
-        rlk_prom_head(o, &rlk_hists[h].f);
-        for (size_t i = 0; i < n; i++)
-            rlk_prom_hist(o, rlk_hists[h].f.name, NULL, rlk_label_of(labels, i),
-                          RLK_CAT(rlk_histogram, &m[i], rlk_hists[h].off));
     }
     for (size_t i = 0; i < n; i++)
         any_names |= m[i].nnames > 0;
@@ -465,9 +445,10 @@ static void rlk_prom(rlk_out *o, const rlk_metrics *m, size_t n, const char *con
     }
 }
 
-static void rlk_json_hist(rlk_out *o, const char *key, const rlk_histogram *h)
+/* A histogram's JSON value: {"count":..,"sum_seconds":..,"buckets":[..]}. */
+static void rlk_json_hist(rlk_out *o, const rlk_histogram *h)
 {
-    rlk_put(o, "\"%s\":{\"count\":%llu,\"sum_seconds\":%.9f,\"buckets\":[", key, h->count,
+    rlk_put(o, "{\"count\":%llu,\"sum_seconds\":%.9f,\"buckets\":[", h->count,
             (double)h->sum_ns / 1e9);
     for (int i = 0; i <= RLK_METRICS_BUCKETS; i++) {
         if (i < RLK_METRICS_BUCKETS)
@@ -490,7 +471,7 @@ static void rlk_json_results(rlk_out *o, const unsigned long long *counts)
 
 static void rlk_json_one(rlk_out *o, const rlk_metrics *m, const char *label)
 {
-    const char *fam = NULL;
+    const rlk_family *fam = NULL;
 
     rlk_put(o, "{");
     if (label) {
@@ -503,31 +484,28 @@ static void rlk_json_one(rlk_out *o, const rlk_metrics *m, const char *label)
         rlk_put(o, "%s\"%s\":", k ? "," : "", rlk_metrics_kind_name(k));
         rlk_json_results(o, m->acquisitions[k]);
     }
-    rlk_put(o, "},\"counters\":{");
-    for (size_t d = 0; d < RLK_NCOUNTERS; d++) {
-        unsigned long long v = *RLK_CAT(unsigned long long, m, rlk_counters_def[d].off);
-        const char *x = rlk_counters_def[d].extra;
+    /* An object per type ("counters", "gauges", "histograms"), a key per sample:
+     * rlk_wakeups_total{by="permit"} -> "rlk_wakeups_total:by=permit". */
+    for (size_t d = 0; d < RLK_NFIELDS; d++) {
+        const rlk_field_def *x = &rlk_fields[d];
 
-        if (rlk_counters_def[d].f.name)
-            fam = rlk_counters_def[d].f.name;
-        /* rlk_wakeups_total{by="permit"} -> "rlk_wakeups_total:by=permit" */
-        rlk_put(o, "%s\"%s", d ? "," : "", fam);
-        if (x) {
-            rlk_put(o, ":");
-            for (; *x; x++)
-                if (*x != '"')
-                    rlk_put(o, "%c", *x);
+        if (x->f.name && (!fam || strcmp(fam->type, x->f.type) != 0))
+            rlk_put(o, "},\"%ss\":{\"", x->f.type);
+        else
+            rlk_put(o, ",\"");
+        fam = x->f.name ? &x->f : fam;
+        rlk_put(o, "%s%s", fam->name, x->extra ? ":" : "");
+        for (const char *s = x->extra; s && *s; s++)
+            if (*s != '"')
+                rlk_put(o, "%c", *s);
+        if (fam->type[0] == 'h') {
+            rlk_put(o, "\":");
+            rlk_json_hist(o, RLK_CAT(rlk_histogram, m, x->off));
+        } else if (fam->type[0] == 'g') {
+            rlk_put(o, "\":%lld", *RLK_CAT(long long, m, x->off));
+        } else {
+            rlk_put(o, "\":%llu", *RLK_CAT(unsigned long long, m, x->off));
         }
-        rlk_put(o, "\":%llu", v);
-    }
-    rlk_put(o, "},\"gauges\":{");
-    for (int g = 0; g < 3; g++)
-        rlk_put(o, "%s\"%s\":%lld", g ? "," : "", rlk_gauges[g].f.name,
-                *RLK_CAT(long long, m, rlk_gauges[g].off));
-    rlk_put(o, "},\"histograms\":{");
-    for (int h = 0; h < 3; h++) {
-        rlk_put(o, "%s", h ? "," : "");
-        rlk_json_hist(o, rlk_hists[h].f.name, RLK_CAT(rlk_histogram, m, rlk_hists[h].off));
     }
     rlk_put(o, "},\"names\":[");
     for (size_t j = 0; j < m->nnames && j < RLK_METRICS_NAMES_MAX; j++) {
@@ -537,10 +515,10 @@ static void rlk_json_one(rlk_out *o, const rlk_metrics *m, const char *label)
         rlk_put_escaped(o, nm->name);
         rlk_put(o, "\",\"acquisitions\":");
         rlk_json_results(o, nm->acquisitions);
-        rlk_put(o, ",");
-        rlk_json_hist(o, "wait_seconds", &nm->wait);
-        rlk_put(o, ",");
-        rlk_json_hist(o, "hold_seconds", &nm->hold);
+        rlk_put(o, ",\"wait_seconds\":");
+        rlk_json_hist(o, &nm->wait);
+        rlk_put(o, ",\"hold_seconds\":");
+        rlk_json_hist(o, &nm->hold);
         rlk_put(o, ",\"fence_writes\":{\"accepted\":%llu,\"refused\":%llu}}",
                 nm->fence_writes[RLK_FENCE_ACCEPTED], nm->fence_writes[RLK_FENCE_REFUSED]);
     }

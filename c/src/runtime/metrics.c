@@ -106,11 +106,9 @@ static int rlk_metrics_result_of(int rc)
 void rlk_metrics_begin(rlk_rt_counters *k, rlk_metrics_call *mc)
 {
     mc->k = rlk_metrics_on(k) ? k : NULL;
-    mc->start_ns = 0;
-    if (!mc->k)
-        return;
-    mc->start_ns = rlk_clock_now_ns();
-    RLK_M_ADD(k->requests_waiting, 1);
+    mc->start_ns = mc->k ? rlk_clock_now_ns() : 0;
+    if (mc->k)
+        RLK_M_ADD(k->requests_waiting, 1);
 }
 
 int rlk_metrics_end(rlk_metrics_call *mc, int kind, const char *name, int rc)

@@ -62,8 +62,6 @@ int rlk_rt_thread_owner(const rlk_rt *rt, char *buf, size_t len)
 
 static void rlk_rt_destroy(rlk_rt *rt)
 {
-    if (!rt)
-        return;
     /* The watchdog's holds leave their channels on the subscriber: the hook
      * goes first, then the watchdog, then the subscriber. */
     rlk_sentinel_set_listener(rt->c, NULL, NULL);
@@ -172,11 +170,8 @@ int rlk_rt_interrupted(rlk_client *c)
 
 const char *rlk_client_uuid(const rlk_client *c)
 {
-    rlk_rt *rt;
+    rlk_rt *rt = c ? rlk_rt_get((rlk_client *)c) : NULL;
 
-    if (!c)
-        return "";
-    rt = rlk_rt_get((rlk_client *)c);
     return rt ? rt->uuid : "";
 }
 

@@ -41,9 +41,7 @@
  * A channel whose last waiter left stays subscribed RLK_SUB_LINGER_MS
  * (rlk_sub_try_join finds it ready), then is unsubscribed.
  *
- * The pure rules above (what a reply is, the command of each mode, which
- * channels need a SUBSCRIBE and when one is confirmed, a MOVED refusal,
- * what a message means) are sub_rule.c's: the async engine's pub/sub
+ * The pure rules above are sub_rule.c's (sub.h lists them): the async engine's pub/sub
  * (async/ae_pubsub.c) follows the same ones on its own connections.
  */
 #include <errno.h>
@@ -164,13 +162,6 @@ static rlk_sub_chan *rlk_sub_chan_new(rlk_sub *s, const char *name)
     return ch;
 }
 
-static void rlk_sub_chan_free(rlk_sub_chan *ch)
-{
-    pthread_cond_destroy(&ch->cv);
-    free(ch->name);
-    free(ch);
-}
-
 static void rlk_sub_wake_all(rlk_sub *s, int bump)
 {
     for (rlk_sub_chan *ch = s->chans; ch; ch = ch->next) {
@@ -191,17 +182,19 @@ static void rlk_sub_chan_reset(rlk_sub_chan *ch)
     pthread_cond_broadcast(&ch->cv);
 }
 
-/* Frees the channels nobody waits on and the server no longer has. */
-static void rlk_sub_prune(rlk_sub *s)
+/* Frees the channels nobody waits on and the server no longer has (all: every one). */
+static void rlk_sub_prune(rlk_sub *s, int all)
 {
     rlk_sub_chan **pp = &s->chans;
 
     while (*pp) {
         rlk_sub_chan *ch = *pp;
 
-        if (ch->refs == 0 && !ch->want && ch->outstanding == 0) {
+        if (all || (ch->refs == 0 && !ch->want && ch->outstanding == 0)) {
             *pp = ch->next;
-            rlk_sub_chan_free(ch);
+            pthread_cond_destroy(&ch->cv);
+            free(ch->name);
+            free(ch);
         } else {
             pp = &ch->next;
         }
@@ -222,17 +215,6 @@ static void rlk_sub_kick(rlk_sub *s)
 
 /* ---------------------------------------------------------------- the thread: connections */
 
-static void rlk_sub_drain_kicks(rlk_sub *s)
-{
-    char buf[64];
-
-    while (read(s->kick[0], buf, sizeof buf) > 0) {
-    }
-    pthread_mutex_lock(&s->mu);
-    s->kick_pending = 0;
-    pthread_mutex_unlock(&s->mu);
-}
-
 static void rlk_sub_set_down(rlk_sub *s, int down)
 {
     pthread_mutex_lock(&s->mu);
@@ -240,16 +222,6 @@ static void rlk_sub_set_down(rlk_sub *s, int down)
     if (down)
         rlk_sub_wake_all(s, 0);     /* waiters for "confirmed" fall back to polling */
     pthread_mutex_unlock(&s->mu);
-}
-
-/* After a failed connect: the next attempt after a backoff (10 ms doubling,
- * 640 ms after the 7th failure, then RLK_SUB_BACKOFF_MAX_MS). */
-static void rlk_sub_failed(rlk_sub *s)
-{
-    long long ms = ++s->failures > 7 ? RLK_SUB_BACKOFF_MAX_MS : 10LL << (s->failures - 1);
-
-    s->retry_ns = rlk_clock_now_ns() + ms * RLK_NS_PER_MS;
-    rlk_sub_set_down(s, 1);
 }
 
 /* Opens connection i: to the master of slot when routed, else to the
@@ -276,16 +248,20 @@ static int rlk_sub_open(rlk_sub *s, int i, int slot)
         pthread_mutex_unlock(&s->mu);
         rlk_transport_free(k->ctx);
         k->ctx = NULL;
-        rlk_sub_failed(s);
-        return rc;
+        /* The next attempt after a backoff (10 ms doubling, 640 ms after the 7th failure, then
+         * RLK_SUB_BACKOFF_MAX_MS). */
+        s->retry_ns = rlk_clock_now_ns() +
+                      RLK_NS_PER_MS * (++s->failures > 7 ? RLK_SUB_BACKOFF_MAX_MS
+                                                         : 10LL << (s->failures - 1));
+    } else {
+        RLK_COUNT(s->counters, sub_connects);
+        s->failures = 0;
+        s->retry_ns = k->ping_sent_ns = 0;
+        k->active = 0;
+        k->last_rx_ns = rlk_clock_now_ns();
     }
-    RLK_COUNT(s->counters, sub_connects);
-    s->failures = 0;
-    s->retry_ns = k->ping_sent_ns = 0;
-    rlk_sub_set_down(s, 0);
-    k->active = 0;
-    k->last_rx_ns = rlk_clock_now_ns();
-    return RLK_OK;
+    rlk_sub_set_down(s, rc != RLK_OK);
+    return rc;
 }
 
 /* Closes connection i after an error: its channels start over, their
@@ -299,7 +275,7 @@ static void rlk_sub_close(rlk_sub *s, int i)
     for (rlk_sub_chan *ch = s->chans; ch; ch = ch->next)
         if (ch->conn == i || (!s->routed && ch->conn >= 0))
             rlk_sub_chan_reset(ch);
-    rlk_sub_prune(s);
+    rlk_sub_prune(s, 0);
     pthread_mutex_unlock(&s->mu);
     if (k->ctx) {
         rlk_transport_free(k->ctx);
@@ -318,14 +294,9 @@ static int rlk_sub_conn_for(rlk_sub *s, int slot)
     char owner[RLK_SUB_ADDR];
     int free_i = -1;
 
-    if (!s->routed) {
-        if (s->conns[0].ctx)
-            return 0;
-        if (rlk_clock_now_ns() < s->retry_ns)
-            return -1;
-        return rlk_sub_open(s, 0, slot) == RLK_OK ? 0 : -1;
-    }
-    if (rlk_topo_owner(s->c, slot, owner, sizeof owner) == 0)
+    if (!s->routed && s->conns[0].ctx)
+        return 0;   /* not routed: connection 0 is the one (the others stay unused) */
+    if (s->routed && rlk_topo_owner(s->c, slot, owner, sizeof owner) == 0)
         for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
             if (s->conns[i].ctx && strcmp(s->conns[i].addr, owner) == 0)
                 return i;
@@ -358,29 +329,25 @@ static void rlk_sub_append(rlk_sub *s, int i, const char *cmd, const rlk_sub_cha
     redisAppendCommandArgv(s->conns[i].ctx, 2, argv, lens);
 }
 
-/* The next channel that has waiters and no subscription; its slot in *slot. */
-static int rlk_sub_next_unsubscribed(rlk_sub *s, int *slot)
+/* The slot of the next channel that has waiters and no subscription; -1: none. */
+static int rlk_sub_next_unsubscribed(rlk_sub *s)
 {
-    int found = 0;
+    int slot = -1;
 
     pthread_mutex_lock(&s->mu);
-    for (rlk_sub_chan *ch = s->chans; ch && !found; ch = ch->next)
-        if (rlk_sub_wanted(ch->refs, ch->want) && ch->outstanding == 0) {
-            *slot = ch->slot;
-            found = 1;
-        }
+    for (rlk_sub_chan *ch = s->chans; ch && slot < 0; ch = ch->next)
+        if (rlk_sub_wanted(ch->refs, ch->want) && ch->outstanding == 0)
+            slot = ch->slot;
     pthread_mutex_unlock(&s->mu);
-    return found;
+    return slot;
 }
 
 /* Queues SUBSCRIBE / UNSUBSCRIBE (S- when sharded) so the servers match the
- * table, then writes. Channels whose connection cannot be opened now wait
- * for the next round (the subscriber is "down" for them meanwhile). */
+ * table, then writes what each connection has buffered. Channels whose connection cannot be
+ * opened now wait for the next round (the subscriber is "down" for them meanwhile). */
 static int rlk_sub_sync(rlk_sub *s)
 {
-    const char *sub_cmd = rlk_sub_command(s->mode, 1);
-    const char *unsub_cmd = rlk_sub_command(s->mode, 0);
-    int dirty[RLK_SUB_MAX_CONNS] = {0}, slot, rounds = 0, rc = RLK_OK;
+    int slot, rounds = 0, rc = RLK_OK;
     long long now = rlk_clock_now_ns();
 
     if (s->refresh) {
@@ -388,7 +355,7 @@ static int rlk_sub_sync(rlk_sub *s)
         rlk_topo_redirected(s->c, NULL);
     }
     /* One channel (and every other one of the same connection) per round. */
-    while (rounds++ < 1024 && rlk_sub_next_unsubscribed(s, &slot)) {
+    while (rounds++ < 1024 && (slot = rlk_sub_next_unsubscribed(s)) >= 0) {
         int i = rlk_sub_conn_for(s, slot), queued = 0;
 
         if (i < 0)
@@ -403,7 +370,7 @@ static int rlk_sub_sync(rlk_sub *s)
                 (rlk_topo_owner(s->c, ch->slot, owner, sizeof owner) != 0 ||
                  strcmp(owner, s->conns[i].addr) != 0))
                 continue;
-            rlk_sub_append(s, i, sub_cmd, ch);
+            rlk_sub_append(s, i, rlk_sub_command(s->mode, 1), ch);
             ch->want = 1;
             ch->conn = i;
             ch->outstanding++;
@@ -411,7 +378,6 @@ static int rlk_sub_sync(rlk_sub *s)
             RLK_COUNT(s->counters, subscribes);
         }
         pthread_mutex_unlock(&s->mu);
-        dirty[i] = 1;
         if (!queued)
             break;
     }
@@ -424,8 +390,7 @@ static int rlk_sub_sync(rlk_sub *s)
             if (!s->next_linger_ns || ch->linger_until < s->next_linger_ns)
                 s->next_linger_ns = ch->linger_until;
         } else if (ch->refs == 0 && ch->want && ch->conn >= 0 && s->conns[ch->conn].ctx) {
-            rlk_sub_append(s, ch->conn, unsub_cmd, ch);
-            dirty[ch->conn] = 1;
+            rlk_sub_append(s, ch->conn, rlk_sub_command(s->mode, 0), ch);
             ch->want = ch->covered = 0;
             ch->permits = 0;
             ch->outstanding++;
@@ -434,10 +399,10 @@ static int rlk_sub_sync(rlk_sub *s)
         if (ch->want && ch->conn >= 0)
             s->conns[ch->conn].active++;
     }
-    rlk_sub_prune(s);
+    rlk_sub_prune(s, 0);
     pthread_mutex_unlock(&s->mu);
     for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
-        if (dirty[i] && s->conns[i].ctx && rlk_sub_flush(s, i) != RLK_OK) {
+        if (s->conns[i].ctx && rlk_sub_flush(s, i) != RLK_OK) {
             rlk_sub_close(s, i);
             rc = RLK_ERR_IO;
         }
@@ -445,20 +410,6 @@ static int rlk_sub_sync(rlk_sub *s)
 }
 
 /* ---------------------------------------------------------------- the thread: replies */
-
-/* s->mu held: a grant names head and next; every other ticket waiter's
- * deferred wake is void (the lock moved on). */
-static void rlk_sub_on_grant(rlk_sub_chan *ch, long long head, long long next)
-{
-    ch->covered = 1;
-    for (rlk_sub_ticket *t = ch->tickets; t; t = t->next) {
-        t->defer_ns = 0;
-        if (t->ticket == head)
-            t->granted = 1;
-        else if (t->ticket == next)
-            t->defer_ns = rlk_clock_now_ns() + t->claim_ns;
-    }
-}
 
 /* A message or smessage, from whichever connection carries the channel:
  * the grant and the "0" after it come from one script, in that order, on
@@ -481,7 +432,16 @@ static void rlk_sub_on_message(rlk_sub *s, const rlk_sub_frame *f)
             else
                 ch->permits++;
         } else if (meaning == RLK_SUB_MSG_GRANT) {
-            rlk_sub_on_grant(ch, head, next);
+            /* It names head and next; every other ticket waiter's deferred wake is void (the
+             * lock moved on). */
+            ch->covered = 1;
+            for (rlk_sub_ticket *t = ch->tickets; t; t = t->next) {
+                t->defer_ns = 0;
+                if (t->ticket == head)
+                    t->granted = 1;
+                else if (t->ticket == next)
+                    t->defer_ns = rlk_clock_now_ns() + t->claim_ns;
+            }
         } else {
             ch->covered = 0;
             ch->gen++;
@@ -605,35 +565,24 @@ static int rlk_sub_keepalive(rlk_sub *s, int i, long long now)
     return RLK_OK;
 }
 
-static long long rlk_sub_conn_until(const rlk_sub *s, const rlk_sub_conn *k)
-{
-    if (k->ping_sent_ns)
-        return k->ping_sent_ns + s->c->command_timeout_ms * 1000000LL;
-    if (k->active)
-        return k->last_rx_ns + RLK_SUB_PING_NS;
-    return -1;
-}
-
+/* Until the first of: a PING's answer due, a PING to send, a connect to try again, a lingering
+ * channel to UNSUBSCRIBE. */
 static int rlk_sub_poll_timeout_ms(rlk_sub *s, long long now)
 {
-    long long until = -1;
-    int slot;
+    long long until = s->next_linger_ns ? s->next_linger_ns : -1;
 
     for (int i = 0; i < RLK_SUB_MAX_CONNS; i++) {
-        long long u = s->conns[i].ctx ? rlk_sub_conn_until(s, &s->conns[i]) : -1;
+        const rlk_sub_conn *k = &s->conns[i];
 
-        if (u >= 0 && (until < 0 || u < until))
-            until = u;
+        if (k->ctx && k->ping_sent_ns)
+            until = rlk_clock_until_min(until, k->ping_sent_ns + s->c->command_timeout_ms *
+                                                                     RLK_NS_PER_MS);
+        else if (k->ctx && k->active)
+            until = rlk_clock_until_min(until, k->last_rx_ns + RLK_SUB_PING_NS);
     }
-    /* A channel waits for a connection: try again after the backoff. */
-    if (rlk_sub_next_unsubscribed(s, &slot)) {
-        long long u = s->retry_ns > now ? s->retry_ns : now + 10 * RLK_NS_PER_MS;
-
-        if (until < 0 || u < until)
-            until = u;
-    }
-    if (s->next_linger_ns && (until < 0 || s->next_linger_ns < until))
-        until = s->next_linger_ns;      /* then UNSUBSCRIBE what no longer has waiters */
+    if (rlk_sub_next_unsubscribed(s) >= 0)  /* a channel waits for a connection */
+        until = rlk_clock_until_min(until, s->retry_ns > now ? s->retry_ns
+                                                              : now + 10 * RLK_NS_PER_MS);
     if (until < 0)
         return -1;
     return until <= now ? 0 : (int)((until - now) / 1000000LL) + 1;
@@ -643,6 +592,7 @@ static void rlk_sub_poll_once(rlk_sub *s)
 {
     struct pollfd p[RLK_SUB_MAX_CONNS + 1];
     int idx[RLK_SUB_MAX_CONNS], n = 0, got;
+    char buf[64];
 
     for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
         if (s->conns[i].ctx) {
@@ -653,8 +603,13 @@ static void rlk_sub_poll_once(rlk_sub *s)
     got = poll(p, (nfds_t)n + 1, rlk_sub_poll_timeout_ms(s, rlk_clock_now_ns()));
     if (got < 0)
         return;     /* EINTR; anything else shows again at the next poll */
-    if (p[n].revents)
-        rlk_sub_drain_kicks(s);
+    if (p[n].revents) {     /* kicked: drain the pipe (the next round reads the table) */
+        while (read(s->kick[0], buf, sizeof buf) > 0) {
+        }
+        pthread_mutex_lock(&s->mu);
+        s->kick_pending = 0;
+        pthread_mutex_unlock(&s->mu);
+    }
     for (int j = 0; j < n; j++) {
         int i = idx[j];
 
@@ -733,12 +688,7 @@ void rlk_sub_free(rlk_sub *s)
         pthread_join(s->thread, NULL);
     for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
         rlk_transport_free(s->conns[i].ctx);
-    while (s->chans) {
-        rlk_sub_chan *ch = s->chans;
-
-        s->chans = ch->next;
-        rlk_sub_chan_free(ch);
-    }
+    rlk_sub_prune(s, 1);
     if (s->kick[0] >= 0) {
         close(s->kick[0]);
         close(s->kick[1]);
@@ -846,39 +796,29 @@ void rlk_sub_ticket_add(rlk_sub *s, rlk_sub_chan *ch, rlk_sub_ticket *t)
 
 void rlk_sub_ticket_remove(rlk_sub *s, rlk_sub_chan *ch, rlk_sub_ticket *t)
 {
+    rlk_sub_ticket **pp = &ch->tickets;
+
     pthread_mutex_lock(&s->mu);
-    for (rlk_sub_ticket **pp = &ch->tickets; *pp; pp = &(*pp)->next) {
-        if (*pp == t) {
-            *pp = t->next;
-            break;
-        }
-    }
+    while (*pp && *pp != t)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = t->next;
     pthread_mutex_unlock(&s->mu);
 }
 
 int rlk_sub_ready(rlk_sub *s, rlk_sub_chan *ch, long long until_ns, unsigned long long *mark)
 {
-    int rc, timed_out = 0;
+    int rc = RLK_SUB_TIMEOUT, timed_out = 0;
 
     pthread_mutex_lock(&s->mu);
-    for (;;) {
-        int confirmed = rlk_sub_confirmed(ch->want, ch->outstanding);
-
-        if (atomic_load(s->interrupted)) {
-            rc = RLK_SUB_TIMEOUT;   /* the caller sees the flag */
-            break;
-        }
-        if (confirmed || s->down) {
-            rc = confirmed ? RLK_SUB_READY : RLK_SUB_DOWN;
-            ch->permits = 0;
-            *mark = ch->gen;
-            break;
-        }
-        if (timed_out) {
-            rc = RLK_SUB_TIMEOUT;
-            break;
-        }
+    while (!atomic_load(s->interrupted) && !timed_out && !s->down &&
+           !rlk_sub_confirmed(ch->want, ch->outstanding))
         timed_out = rlk_clock_cond_wait_until(&ch->cv, &s->mu, until_ns);
+    /* Interrupted: a timeout (the caller sees the flag, which is never cleared). */
+    if (!atomic_load(s->interrupted) && (rlk_sub_confirmed(ch->want, ch->outstanding) || s->down)) {
+        rc = rlk_sub_confirmed(ch->want, ch->outstanding) ? RLK_SUB_READY : RLK_SUB_DOWN;
+        ch->permits = 0;
+        *mark = ch->gen;
     }
     pthread_mutex_unlock(&s->mu);
     return rc;
@@ -892,8 +832,6 @@ int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long lon
     RLK_COUNT(s->counters, waits);
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        long long until = until_ns;
-
         /* A grant to this ticket, its deferred wake-up come due, or a permit. */
         int granted = t && t->granted, due = t && t->defer_ns && rlk_clock_now_ns() >= t->defer_ns;
 
@@ -917,9 +855,8 @@ int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long lon
             rc = RLK_SUB_TIMEOUT;
             break;
         }
-        if (t && t->defer_ns && (until < 0 || t->defer_ns < until))
-            until = t->defer_ns;
-        timed_out = rlk_clock_cond_wait_until(&ch->cv, &s->mu, until);
+        timed_out = rlk_clock_cond_wait_until(
+            &ch->cv, &s->mu, rlk_clock_until_min(until_ns, t && t->defer_ns ? t->defer_ns : -1));
     }
     pthread_mutex_unlock(&s->mu);
     if (t && rc == RLK_SUB_WOKEN)

@@ -1,16 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * wd.c - the watchdog thread that renews the hold registry's entries (wd_reg.c).
- *
- * Every lock taken through the lock API (rlk_lock_*, rlk_rwlock_*,
- * rlk_fairlock_*, rlk_fenced_*) is a record (kind, name, owner) of the
- * registry (holds.h) with a reentry count. Lease-less ones have an entry
- * here ("watchdog" entries, the record's wd), renewed with the kept ones by one
- * thread per client (started on the first of them, connection CLIENT
- * SETNAME rlk-wd) every lease/3, each through its kind's task (wd.h; the
- * tasks live with the kinds): reentrant locks as many per
- * reentrant/renew_many call as are due (per slot on a cluster), the reads
- * of one read-write lock in one rwlock/renew_readers call, the others
+ * wd.c - the watchdog thread, one per client (started with its first entry; connection CLIENT
+ * SETNAME rlk-wd): it renews the lease-less holds of the registry (wd_reg.c; their "watchdog"
+ * entries, the record's wd) and the kept entries every lease/3, each through its kind's task
+ * (wd.h): reentrant locks as many per reentrant/renew_many call as are due (per slot on a
+ * cluster), the reads of one read-write lock in one rwlock/renew_readers call, the others
  * (rwlock/renew_writer, fair/renew, fenced/renew) one call each.
  *
  * Race-freedom with unlock (docs/runtime.md has the argument):
@@ -65,10 +59,8 @@ typedef struct rlk_lost_note {
 
 static void rlk_wd_disconnect(rlk_wd *wd)
 {
-    if (wd->ctx) {
-        rlk_transport_free(wd->ctx);
-        wd->ctx = NULL;
-    }
+    rlk_transport_free(wd->ctx);    /* NULL: nothing */
+    wd->ctx = NULL;
 }
 
 /* A renewal slower than a period is retried rather than waited for: the
@@ -94,10 +86,8 @@ static long long rlk_wd_timeout_ms(const rlk_wd *wd)
 static int rlk_wd_set_timeout(rlk_wd *wd)
 {
     long long ms = rlk_wd_timeout_ms(wd);
-    struct timeval tv;
+    struct timeval tv = {.tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
 
-    tv.tv_sec = (time_t)(ms / 1000);
-    tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
     if (redisSetTimeout(wd->ctx, tv) != REDIS_OK)
         return rlk_set_ctx_error(wd->c, wd->ctx, "watchdog connect");
     return RLK_OK;
@@ -215,13 +205,11 @@ static void rlk_wd_renew(rlk_wd *wd, int n)
             wd->round_limit_ns = left;
         if (e->period_ns < wd->round_period_ns)
             wd->round_period_ns = e->period_ns;
+        wd->results[i] = -1;
+        wd->grouped[i] = !e->id.task;   /* no task: not renewed (an error) */
     }
     if (wd->ctx && rlk_wd_set_timeout(wd) != RLK_OK)
         rlk_wd_disconnect(wd);
-    for (int i = 0; i < n; i++) {
-        wd->results[i] = -1;
-        wd->grouped[i] = !wd->batch[i]->id.task;   /* no task: not renewed (an error) */
-    }
     for (int i = 0; i < n; i++) {
         int m = 0;
 
@@ -240,16 +228,16 @@ static void rlk_wd_renew(rlk_wd *wd, int n)
 
 /* ---------------------------------------------------------------- the thread: bookkeeping (wd->mu held) */
 
-/* Drops e from the registry, marks it lost and queues its report first in notes (newest
- * first: rlk_wd_report turns them round). */
-static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_lost_note **notes)
+/* Drops e from the registry, marks it lost and queues its report last on the notes whose
+ * end is *tail (kept, so that queueing does not walk the list). */
+static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_lost_note ***tail)
 {
     rlk_lost_note *n = calloc(1, sizeof *n);
 
     rlk_wd_unlink(wd, e);
     if (n) {
-        n->next = *notes;
-        *notes = n;
+        **tail = n;
+        *tail = &n->next;
         n->kind = e->id.kind;
         n->reason = reason;
         n->fn = e->lost_fn;     /* a kept entry's own hook; NULL: the registry's */
@@ -272,7 +260,7 @@ static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_lost_note **not
 /* Drops the failing entries whose lease has run out by the clock, and marks
  * those due by now (and those due within a quarter period, to renew them
  * together) in flight. Returns how many it marked. */
-static int rlk_wd_collect(rlk_wd *wd, long long now, rlk_lost_note **notes)
+static int rlk_wd_collect(rlk_wd *wd, long long now, rlk_lost_note ***tail)
 {
     int n = 0;
 
@@ -281,7 +269,7 @@ static int rlk_wd_collect(rlk_wd *wd, long long now, rlk_lost_note **notes)
         if (e->inflight)
             continue;
         if (e->failing && rlk_renew_expired(now, e->last_ok_ns, e->lost_after_ns)) {
-            rlk_wd_lose(wd, e, RLK_LOST_EXPIRED, notes);
+            rlk_wd_lose(wd, e, RLK_LOST_EXPIRED, tail);
         } else if (n < RLK_WD_BATCH_MAX && e->next_due_ns <= now + e->period_ns / 4) {
             e->inflight = 1;
             wd->batch[n++] = e;
@@ -300,16 +288,17 @@ static long long rlk_wd_next_due(rlk_wd *wd)
     return next;
 }
 
-static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_lost_note **notes)
+static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_lost_note ***tail)
 {
     long long now = rlk_clock_now_ns();
 
     for (int i = 0; i < n; i++) {
         rlk_hold *e = wd->batch[i];
+        int verdict = rlk_renew_verdict(wd->results[i], now, e->last_ok_ns, e->lost_after_ns);
 
         e->inflight = 0;
         e->failing = wd->results[i] < 0;
-        switch (rlk_renew_verdict(wd->results[i], now, e->last_ok_ns, e->lost_after_ns)) {
+        switch (verdict) {
         case RLK_RENEW_RENEWED:
             e->last_ok_ns = sent_ns;
             if (rlk_renewed_hook)
@@ -318,14 +307,12 @@ static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_lost_note **n
             e->nudged = 0;
             break;
         case RLK_RENEW_GONE:
-            rlk_wd_lose(wd, e, RLK_LOST_GONE, notes);
-            break;
         case RLK_RENEW_EXPIRED:
-            rlk_wd_lose(wd, e, RLK_LOST_EXPIRED, notes);
+            rlk_wd_lose(wd, e, verdict == RLK_RENEW_GONE ? RLK_LOST_GONE : RLK_LOST_EXPIRED, tail);
             break;
         default:
             /* Retry a period later, but look again when the lease runs out
-             * (rlk_wd_expire declares it then if no renewal got through). */
+             * (rlk_wd_collect declares it then if no renewal got through). */
             e->next_due_ns = rlk_renew_retry_at(now, e->period_ns, e->last_ok_ns,
                                                 e->lost_after_ns, RLK_NS_PER_MS);
             break;
@@ -340,16 +327,6 @@ static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_lost_note **n
  * the others through the one the runtime state installed (rt.c). */
 static void rlk_wd_report(rlk_wd *wd, rlk_lost_note *notes)
 {
-    rlk_lost_note *oldest = NULL;
-
-    while (notes) {     /* queued newest first (rlk_wd_lose) */
-        rlk_lost_note *n = notes;
-
-        notes = n->next;
-        n->next = oldest;
-        oldest = n;
-    }
-    notes = oldest;
     while (notes) {
         rlk_lost_note *n = notes;
 
@@ -372,11 +349,10 @@ static void *rlk_wd_main(void *arg)
 
     pthread_mutex_lock(&wd->mu);
     while (!wd->stop) {
-        rlk_lost_note *notes = NULL;
+        rlk_lost_note *notes = NULL, **tail = &notes;
         long long sent_ns = rlk_clock_now_ns();
-        int n;
+        int n = rlk_wd_collect(wd, sent_ns, &tail);
 
-        n = rlk_wd_collect(wd, sent_ns, &notes);
         wd->reporting = notes != NULL;  /* rlk_wd_unkeep waits for the reports to be made */
         if (n == 0 && !notes) {
             rlk_clock_cond_wait_until(&wd->wake, &wd->mu, rlk_wd_next_due(wd));
@@ -386,7 +362,7 @@ static void *rlk_wd_main(void *arg)
             pthread_mutex_unlock(&wd->mu);
             rlk_wd_renew(wd, n);
             pthread_mutex_lock(&wd->mu);
-            rlk_wd_apply(wd, n, sent_ns, &notes);
+            rlk_wd_apply(wd, n, sent_ns, &tail);
         }
         if (notes) {
             wd->reporting = 1;

@@ -50,10 +50,8 @@ void rlk_hold_free(rlk_wd *wd, rlk_hold *e)
 {
     if (!e)
         return;
-    if (e->sub_ch && e->leave_now)          /* the kind says its channel must not linger */
-        rlk_sub_leave_now(wd->sub, e->sub_ch);
-    else if (e->sub_ch)
-        rlk_sub_leave(wd->sub, e->sub_ch);
+    if (e->sub_ch)      /* leave_now: the kind says its channel must not linger */
+        (e->leave_now ? rlk_sub_leave_now : rlk_sub_leave)(wd->sub, e->sub_ch);
     free(e->channel);
     rlk_renew_id_free(&e->id);
     free(e);
@@ -229,22 +227,16 @@ long long rlk_wd_count_as(rlk_wd *wd, int kind, const char *name, const char *ow
 int rlk_wd_lease_of(rlk_wd *wd, int kind, const char *name, const char *owner,
                     long long *start_ns, long long *lease_ms, long long *kind_data)
 {
-    rlk_holds_rec *e, *m;
-    int found = 0;
+    rlk_holds_rec *m, *r;
 
     pthread_mutex_lock(&wd->mu);
-    if ((m = rlk_holds_find(wd->lost, kind, name, owner)) != NULL) {
-        *start_ns = m->lease_ns;
-        *lease_ms = m->lease_ms;
-        *kind_data = m->kind_data;
-        found = 2;
-    } else if ((e = rlk_holds_find(wd->table, kind, name, owner)) != NULL) {
-        rlk_hold_lease(e, start_ns, lease_ms);
-        *kind_data = e->kind_data;
-        found = 1;
+    m = rlk_holds_find(wd->lost, kind, name, owner);    /* a lost mark first */
+    if ((r = m ? m : rlk_holds_find(wd->table, kind, name, owner)) != NULL) {
+        rlk_hold_lease(r, start_ns, lease_ms);  /* a mark's (no entry): the one it was lost with */
+        *kind_data = r->kind_data;
     }
     pthread_mutex_unlock(&wd->mu);
-    return found;
+    return !r ? 0 : m ? 2 : 1;
 }
 
 void rlk_wd_lease_set(rlk_wd *wd, int kind, const char *name, const char *owner,
@@ -321,10 +313,7 @@ long long rlk_wd_release_begin_as(rlk_wd *wd, int kind, const char *name, const 
     long long lease = wd->lease_ms;
     rlk_holds_rec *r;
 
-    memset(t, 0, sizeof *t);
-    t->kind = kind;
-    t->name = name;
-    t->owner = owner;
+    *t = (rlk_wd_ticket){.kind = kind, .name = name, .owner = owner};
     pthread_mutex_lock(&wd->mu);
     r = rlk_holds_find(wd->table, kind, name, owner);
     if (r && r->count <= 1)
