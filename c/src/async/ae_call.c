@@ -183,7 +183,6 @@ static void ae_call_free(rlk_ae_call *call)
 {
     redisFreeCommand(call->cmd);       /* (free: NULL is nothing) */
     if (call->rt) {
-        redisFreeCommand(call->rt->cmd_s);
         free(call->rt->last_err);
         free(call->rt);
     }
@@ -199,25 +198,39 @@ void ae_call_end(rlk_async *ac, rlk_ae_call *call, int rc, const redisReply *rep
     ae_call_free(call);
 }
 
-/* The form of the command the pub/sub mode asks for (known by now). */
-static void ae_call_settle_form(rlk_async *ac, rlk_ae_call *call)
+/* The form of the command the pub/sub mode asks for (known by now): a
+ * sharded one's publish argument becomes "spublish" (the formatted
+ * command's argument pub_at, "$7\r\npublish\r\n", with an "s" inserted).
+ * 0, or -1 out of memory. */
+static int ae_call_settle_form(rlk_async *ac, rlk_ae_call *call)
 {
-    if (!call->rt || !call->rt->cmd_s)
-        return;
-    if (ac->pubsub == RLK_PUBSUB_SHARDED) {
-        redisFreeCommand(call->cmd);
-        call->cmd = call->rt->cmd_s;
-        call->len = call->rt->len_s;
-    } else
-        redisFreeCommand(call->rt->cmd_s);
-    call->rt->cmd_s = NULL;
+    char *p, *cmd;
+    size_t at;
+
+    if (!call->rt || !call->rt->pub_at || ac->pubsub != RLK_PUBSUB_SHARDED)
+        return 0;
+    p = strchr(call->cmd, '\n') + 1;       /* past "*<argc>\r\n": each "$<len>\r\n<arg>\r\n" */
+    for (int i = 0; i < call->rt->pub_at; i++)
+        p = strchr(p, '\n') + 1 + strtol(p + 1, NULL, 10) + 2;
+    if (!(cmd = malloc(call->len + 2)))
+        return -1;
+    at = (size_t)(p - call->cmd);
+    memcpy(cmd, call->cmd, at);
+    memcpy(cmd + at, "$8\r\ns", 5);
+    memcpy(cmd + at + 5, p + 4, call->len - at - 4 + 1);     /* with its '\0' */
+    redisFreeCommand(call->cmd);
+    call->cmd = cmd;
+    call->len++;
+    call->rt->pub_at = 0;
+    return 0;
 }
 
 /* Appends the call's command to n's live connection and moves it in flight
  * (an ASK redirect's ASKING first). */
 static int ae_call_write(rlk_async *ac, ae_node *n, rlk_ae_call *call)
 {
-    ae_call_settle_form(ac, call);
+    if (ae_call_settle_form(ac, call) != 0)
+        return -1;
     if (call->rt && call->rt->asking) {
         rlk_ae_call *ask = ae_call_new(ac, AE_CALL_ASKING, NULL, NULL);
 
@@ -362,7 +375,7 @@ rlk_ae_call *rlk_ae_scriptv(rlk_async *ac, const char *name, int nkeys, const ch
 {
     const rlk_script_info *s;
     rlk_ae_call *call;
-    int len, len_s = 0, pub = -1;
+    int len;
 
     if (ac->closing || !(s = rlk_script_set_find(&ac->c->scripts, name)))
         return NULL;
@@ -370,32 +383,14 @@ rlk_ae_call *rlk_ae_scriptv(rlk_async *ac, const char *name, int nkeys, const ch
         return NULL;
     call->script = s;
     len = rlk_conn_format_script(ac->c, s, nkeys, keys, NULL, nargs, args, arglens, &call->cmd);
-    for (int i = 0; i < nargs && pub < 0 && call->rt; i++)
-        if (args[i] == ae_pub_auto)
-            pub = i;
-    if (pub >= 0) {
-        /* The mode is not known yet: the "spublish" form too. */
-        const char **a2 = malloc((size_t)nargs * sizeof *a2);
-        size_t *l2 = malloc((size_t)nargs * sizeof *l2);
-
-        len_s = -1;
-        for (int i = 0; a2 && l2 && i < nargs; i++) {
-            a2[i] = i == pub ? "spublish" : args[i];
-            l2[i] = i == pub ? 8 : arglens ? arglens[i] : strlen(args[i]);
-        }
-        if (a2 && l2)
-            len_s = rlk_conn_format_script(ac->c, s, nkeys, keys, NULL, nargs, a2, l2,
-                                           &call->rt->cmd_s);
-        free(a2);
-        free(l2);
-    }
-    if (len < 0 || len_s < 0) {
+    if (len < 0) {
         ae_call_free(call);
         return NULL;
     }
     call->len = (size_t)len;
-    if (pub >= 0)
-        call->rt->len_s = (size_t)len_s;
+    for (int i = 0; i < nargs && call->rt; i++)
+        if (args[i] == ae_pub_auto)
+            call->rt->pub_at = 3 + nkeys + i;   /* after EVALSHA/FCALL, its sha or name, numkeys */
     if (ae_routed(ac) && nkeys > 0) {
         call->rt->slot = rlk_key_slot(keys[0], strlen(keys[0]));
         for (int i = 1; i < nkeys; i++)
@@ -443,15 +438,11 @@ int ae_internal(rlk_async *ac, ae_node *n, int what, int setup_i, int argc, cons
     return ae_call_send(ac, n, call, argc, argv, lens, 1);
 }
 
-/* n's command connection is up: the calls that waited are written. */
-static void ae_cmd_up(rlk_async *ac, ae_node *n)
+void ae_cmd_up(rlk_async *ac, ae_node *n)
 {
     rlk_ae_call *call;
 
-    n->cmd.state = AE_UP;
-    n->cmd.fails = 0;
-    if (n == AE_N0(ac) && !ae_routed(ac))
-        ac->conn_err[0] = '\0';
+    ac->conn_err[0] = '\0';        /* (only the one server's is ever set) */
     while ((call = ae_callq_pop(&n->unsent)))
         if (ae_call_write(ac, n, call) != 0)
             ae_call_end(ac, call, RLK_ERR_NOMEM, NULL, "out of memory", 0);
@@ -498,7 +489,7 @@ void ae_cmd_reply(rlk_async *ac, ae_node *n, redisReply *r)
         if (r->type == REDIS_REPLY_INTEGER)
             n->cmd.id = r->integer;
         n->cmd.fence_id = 0;
-        ae_cmd_up(ac, n);
+        ae_conn_up(ac, &n->cmd);
         break;
     case AE_CALL_KILL:
     case AE_CALL_LOAD:

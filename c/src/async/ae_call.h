@@ -24,6 +24,8 @@ void ae_deliver(rlk_async *ac);
  * AE_CALL_ID, AE_CALL_KILL); 0, or -1 out of memory. */
 int ae_internal(rlk_async *ac, ae_node *n, int what, int setup_i, int argc, const char **argv,
                 const size_t *lens);
+/* n's command connection is up (ae_conn_up): the calls that waited are written. */
+void ae_cmd_up(rlk_async *ac, ae_node *n);
 /* One reply on n's command connection: the oldest call in flight's. */
 void ae_cmd_reply(rlk_async *ac, ae_node *n, redisReply *r);
 

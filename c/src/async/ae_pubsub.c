@@ -389,11 +389,8 @@ static void ae_sub_setup_reply(rlk_async *ac, ae_conn *k, redisReply *r)
         ae_conn_drop(ac, k, rlk_errstr(ac->c));
         return;
     }
-    if (--k->setup_left == 0) {
-        k->state = AE_UP;
-        k->fails = 0;
-        ae_chans_up(ac);
-    }
+    if (--k->setup_left == 0)
+        ae_conn_up(ac, k);
 }
 
 /* An error reply on a cluster's pub/sub connection k: the answer to the

@@ -228,14 +228,11 @@ static void ae_refresh_fire(rlk_async *ac, void *arg)
 /* The map could not be had: ask again (another node) after a backoff. */
 static void ae_refresh_later(rlk_async *ac)
 {
-    long long ms = AE_CL_BACKOFF_MIN_MS << (ac->refresh_fails < 6 ? ac->refresh_fails : 6);
+    long long ms = ae_backoff(AE_CL_BACKOFF_MIN_MS, AE_CL_BACKOFF_MAX_MS, ac->refresh_fails++);
 
-    ac->refresh_fails++;
     ac->rr++;
     if (!ac->refresh_timer && !ac->closing)
-        ac->refresh_timer = rlk_ae_timer_add(ac, ms > AE_CL_BACKOFF_MAX_MS ? AE_CL_BACKOFF_MAX_MS
-                                                                          : ms,
-                                             ae_refresh_fire, NULL);
+        ac->refresh_timer = rlk_ae_timer_add(ac, ms, ae_refresh_fire, NULL);
 }
 
 static void ae_info_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,

@@ -83,8 +83,8 @@ struct ae_route {
     int asking;                     /* ASK: ASKING goes first on the node it is sent to */
     int redirects;                  /* MOVED/ASK followed */
     int fail_rc;                    /* parked to end with this (a call refused before sending) */
-    char *cmd_s;                    /* the form with "spublish" while the pub/sub mode is unknown */
-    size_t len_s;
+    int pub_at;                     /* the argument that is "publish" while the pub/sub mode
+                                       is unknown: "spublish" once it is sharded; 0: none */
     char *last_err;                 /* the last "not now" answer, for the timeout's message */
 };
 
@@ -339,6 +339,14 @@ static inline rlk_ae_call *ae_callq_pop(ae_callq *q)
     return call;
 }
 
+/* A backoff: min doubled n times (at most 6), at most max. */
+static inline long long ae_backoff(long long min, long long max, int n)
+{
+    long long ms = min << (n < 6 ? n : 6);
+
+    return ms < max ? ms : max;
+}
+
 /* The engine's core: engine.c (connections, I/O, the handlers' entry and
  * exit), ae_call.c (requests and calls), ae_route.c (a cluster's routing)
  * and ae_pubsub.c (channels) are one module, which calls itself by name
@@ -366,6 +374,8 @@ int ae_routed(const rlk_async *ac);
  * started when something needs it. */
 void ae_conn_start(rlk_async *ac, ae_conn *k);
 void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why);
+/* k's set-up is done: it is up, its channels or its waiting calls go out. */
+void ae_conn_up(rlk_async *ac, ae_conn *k);
 void ae_flush(rlk_async *ac, ae_conn *k);
 /* Inside a handler: what k has to write goes out now, so the server starts
  * on it while the handler goes on; a failed write is left to ae_flush at

@@ -205,16 +205,11 @@ static void ae_conn_retry_fire(rlk_async *ac, void *arg)
 /* Opens the connection again after a backoff (none the first time). */
 static void ae_conn_schedule(rlk_async *ac, ae_conn *k)
 {
-    long long ms = 0;
+    long long ms = k->fails > 1 ? ae_backoff(AE_BACKOFF_MIN_MS, AE_BACKOFF_MAX_MS, k->fails - 2)
+                                : 0;
 
-    if (ac->closing || k->retry)
-        return;
-    if (k->fails > 1) {
-        ms = AE_BACKOFF_MIN_MS << (k->fails - 2 < 6 ? k->fails - 2 : 6);
-        if (ms > AE_BACKOFF_MAX_MS)
-            ms = AE_BACKOFF_MAX_MS;
-    }
-    k->retry = rlk_ae_timer_add(ac, ms, ae_conn_retry_fire, k);
+    if (!ac->closing && !k->retry)
+        k->retry = rlk_ae_timer_add(ac, ms, ae_conn_retry_fire, k);
 }
 
 static void ae_dial_abandon(rlk_async *ac, ae_conn *k);
@@ -290,7 +285,21 @@ static void ae_conn_unmade(rlk_async *ac, ae_conn *k, const char *why)
     ae_conn_drop(ac, k, why);
 }
 
-/* The connection is made: its set-up goes out first. */
+/* k's set-up is done: its channels or its calls go out. */
+void ae_conn_up(rlk_async *ac, ae_conn *k)
+{
+    k->state = AE_UP;
+    k->fails = 0;
+    if (k->is_sub)
+        ae_chans_up(ac);
+    else
+        ae_cmd_up(ac, k->node);
+}
+
+/* The connection is made: its set-up goes out first. A command connection
+ * fences the one that broke (its lost calls have run or never will once it
+ * is killed), then AUTH/SELECT, then CLIENT ID; a pub/sub one sends
+ * AUTH/SELECT and counts their replies (none: it is up). */
 static void ae_conn_connected(rlk_async *ac, ae_conn *k)
 {
     const char *argv[3];
@@ -300,21 +309,7 @@ static void ae_conn_connected(rlk_async *ac, ae_conn *k)
 
     k->state = AE_SETUP;
     k->since = rlk_ae_now_ms();
-    if (k->is_sub) {
-        for (i = 0; (argc = rlk_conn_setup_cmd(ac->c, i, argv, lens, db)) > 0; i++)
-            if (redisAppendCommandArgv(k->ctx, argc, argv, lens) != REDIS_OK)
-                goto nomem;
-        if (!(k->setup_n = k->setup_left = i)) {
-            k->state = AE_UP;
-            k->fails = 0;
-            ae_chans_up(ac);
-        }
-        ae_flush(ac, k);
-        return;
-    }
-    /* The command connection: fence the one that broke (its lost calls have
-     * run or never will once it is killed), AUTH/SELECT, then CLIENT ID. */
-    if (k->fence_id) {
+    if (!k->is_sub && k->fence_id) {
         char id[24];
         const char *kv[4] = {"CLIENT", "KILL", "ID", id};
 
@@ -323,10 +318,14 @@ static void ae_conn_connected(rlk_async *ac, ae_conn *k)
             goto nomem;
     }
     for (i = 0; (argc = rlk_conn_setup_cmd(ac->c, i, argv, lens, db)) > 0; i++)
-        if (ae_internal(ac, k->node, AE_CALL_SETUP, i, argc, argv, lens) != 0)
+        if (k->is_sub ? redisAppendCommandArgv(k->ctx, argc, argv, lens) != REDIS_OK
+                      : ae_internal(ac, k->node, AE_CALL_SETUP, i, argc, argv, lens) != 0)
             goto nomem;
-    if (ae_internal(ac, k->node, AE_CALL_ID, 0, 2, (const char *[2]){"CLIENT", "ID"}, NULL) != 0)
+    if (!k->is_sub &&
+        ae_internal(ac, k->node, AE_CALL_ID, 0, 2, (const char *[2]){"CLIENT", "ID"}, NULL) != 0)
         goto nomem;
+    if (k->is_sub && !(k->setup_n = k->setup_left = i))
+        ae_conn_up(ac, k);
     ae_flush(ac, k);
     return;
 nomem:
@@ -342,6 +341,7 @@ static void ae_cref_put(ae_cref *r)
     free(r);
 }
 
+/* The last of the loop and the thread frees the dial, and puts its share of the client. */
 static void ae_dial_put(ae_dial *d)
 {
     if (!rlk_ref_put(&d->mu, &d->refs))
@@ -349,6 +349,8 @@ static void ae_dial_put(ae_dial *d)
     close(d->sv[0]);
     close(d->sv[1]);
     pthread_mutex_destroy(&d->mu);
+    if (d->cref)
+        ae_cref_put(d->cref);
     free(d->host);
     free(d);
 }
@@ -356,8 +358,7 @@ static void ae_dial_put(ae_dial *d)
 static void *ae_dial_thread(void *arg)
 {
     ae_dial *d = arg;
-    ae_cref *cref = d->cref;        /* outlives d: the client goes with its last put */
-    rlk_client *c = cref->c;
+    rlk_client *c = d->cref->c;
     redisContext *ctx = NULL;
     int rc = RLK_OK, abandoned;
 
@@ -391,7 +392,6 @@ static void *ae_dial_thread(void *arg)
     else
         (void)send(d->sv[1], "d", 1, MSG_NOSIGNAL);
     ae_dial_put(d);
-    ae_cref_put(cref);
     return NULL;
 }
 
@@ -430,7 +430,6 @@ static int ae_dial_start(rlk_async *ac, ae_conn *k)
     (void)fcntl(d->sv[0], F_SETFL, fl | O_NONBLOCK);
     pthread_mutex_init(&d->mu, NULL);
     d->refs = 2;
-    d->cref = ac->cref;
     if (k->node->host) {
         d->port = k->node->port;
         if (!(d->host = strdup(k->node->host))) {
@@ -444,13 +443,13 @@ static int ae_dial_start(rlk_async *ac, ae_conn *k)
     pthread_mutex_lock(&ac->cref->mu);
     ac->cref->refs++;
     pthread_mutex_unlock(&ac->cref->mu);
+    d->cref = ac->cref;
     k->dial = d;
     k->dial_handle = ac->hooks.attach(ac->hooks.data, d->sv[0]);
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
     if (!k->dial_handle || pthread_create(&th, &at, ae_dial_thread, d) != 0) {
         pthread_attr_destroy(&at);
-        ae_cref_put(ac->cref);
         d->refs = 1;            /* no thread */
         ae_dial_abandon(ac, k);
         return -1;
