@@ -31,8 +31,8 @@
 #include "async/ae_route.h"
 #include "async/ae_timer.h"
 /* The marker rlk_ae_publish_arg returns while a cluster's pub/sub mode is
- * not known yet: a script call that passes it is formatted both ways, and
- * the one of the mode goes out (no call is written before the mode is known). */
+ * not known yet: a script call that passes it is given the mode's form when
+ * it is written (no call is written before the mode is known). */
 static const char ae_pub_auto[] = "publish";
 
 const char *rlk_ae_publish_arg(rlk_async *ac)
@@ -285,18 +285,15 @@ static int ae_call_argv(rlk_ae_call *call, int argc, const char **argv, const si
 }
 
 /* Whether a call may be written on n's command connection now: it is up,
- * no call waits to go out before it, and the server has not closed it. A
- * server closes a client's connection on its own (Sentinel demoting a
- * master, CLIENT KILL, an idle timeout, a restart) while the loop has not
- * run to see it; a call written then would be lost although it never
- * reached a server. So the connection is checked first, without blocking
- * (client/transport.h, rlk_transport_peer; the blocking pool's check,
- * rlk_conn_alive): an idle one (nothing in flight) that reads end of file,
- * an error or bytes nobody asked for is dropped here (no call is failed:
- * none is in flight) and opened again (through the sentinels, asked again);
- * one with calls in flight whose socket reads end of file is left to the
- * loop, which drops it (those calls are lost). Either way the call waits
- * among the unsent ones and goes out once, on the next connection. */
+ * no call waits to go out before it, and the server has not closed it (a
+ * server closes connections on its own: Sentinel demoting a master, CLIENT
+ * KILL, an idle timeout, a restart; a call written then would be lost
+ * although it never reached a server). Checked without blocking, as the
+ * pool's rlk_conn_alive: an idle one (nothing in flight) that reads end of
+ * file, an error or bytes nobody asked for is dropped here and opened again
+ * (the sentinels asked again); one with calls in flight that reads end of
+ * file is left to the loop, which drops it (those calls are lost). Either
+ * way the call waits among the unsent ones for the next connection. */
 int rlk_ae_no_peer_check;
 
 static int ae_cmd_writable(rlk_async *ac, ae_node *n)

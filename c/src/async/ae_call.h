@@ -1,12 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * ae_call.h - the async engine's requests and calls (ae_call.c): what the
- * connections and the handlers (engine.c) ask of them, by name: engine.c,
- * ae_call.c, ae_route.c and ae_pubsub.c are one module, the engine's core
- * (ae_state.h). A call's
- * life and a node's submit, which ae_route.c uses too, are declared in
- * ae_state.h; what the kinds' requests use in engine.h. On the loop's
- * thread. Not installed; not a stable API.
+ * ae_call.h - the async engine's requests and calls (ae_call.c), as the
+ * rest of the engine's core (ae_state.h) asks for them; what the kinds'
+ * requests use is in engine.h. Not installed; not a stable API.
  */
 #ifndef RLK_AE_CALL_H
 #define RLK_AE_CALL_H

@@ -4,9 +4,7 @@
  * or a cluster's seeds), attaching it to a loop, what it tells of itself,
  * and its end (every call and request ends with RLK_ERR_CLOSED, the
  * watchdog's holds and the kinds' data go, the loop is let go; the memory
- * when the last handler returns). The engine's parts below it do the work:
- * engine.c (handlers, connections), ae_call.c, ae_pubsub.c, ae_route.c,
- * ae_timer.c, ae_wd.c.
+ * when the last handler returns).
  */
 #include <pthread.h>
 #include <stdio.h>

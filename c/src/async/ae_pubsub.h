@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * ae_pubsub.h - the async engine's pub/sub (ae_pubsub.c): what the
- * connections and the routing (the engine's core, one module with it:
- * ae_state.h) and the client ask of it, by name. rlk_ae_subscribe and its kin,
- * what the kinds' requests use, are declared in engine.h. On the loop's
- * thread. Not installed; not a stable API.
+ * ae_pubsub.h - the async engine's pub/sub (ae_pubsub.c), as the rest of
+ * the engine's core (ae_state.h) and the client ask for it; what the
+ * kinds' requests use is in engine.h. Not installed; not a stable API.
  */
 #ifndef RLK_AE_PUBSUB_H
 #define RLK_AE_PUBSUB_H

@@ -1,14 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ae_route.h - the async engine's cluster routing (ae_route.c), on a
- * client whose topology routes calls per slot (ae_routed): the slot map
- * (client/slotmap.h) with the engine's nodes under its indexes, asked with
- * CLUSTER SLOTS on the loop; where a call goes; what a refusal means. All
- * on the loop's thread. Part of the engine's core with engine.c, ae_call.c
- * and ae_pubsub.c (ae_state.h), which call these by name, as the client
- * does.
- *
- * Not installed; not a stable API.
+ * client whose topology routes calls per slot (ae_routed), as the rest of
+ * the engine's core (ae_state.h) and the client ask for it. Not installed;
+ * not a stable API.
  */
 #ifndef RLK_AE_ROUTE_H
 #define RLK_AE_ROUTE_H

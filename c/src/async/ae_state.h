@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ae_state.h - the state of the async engine: struct rlk_async and the
- * types its parts share (requests, timers, calls and their queues, nodes,
+ * types its files share (requests, timers, calls and their queues, nodes,
  * connections, dials, channels, holds). Included by the engine's files
- * only (engine.c and the parts cut from it); what a kind's requests use
- * is engine.h.
+ * only; what a kind's requests use is engine.h.
  *
  * Not installed; not a stable API.
  */
@@ -318,8 +317,7 @@ struct rlk_async {
         (tail) = (e);                                                           \
     } while (0)
 
-/* The call queues (FIFO), shared by every part: inline, so they add no
- * arrow between the parts. */
+/* The call queues (FIFO): inline, so they add no arrow between the parts. */
 static inline void ae_callq_push(ae_callq *q, rlk_ae_call *call)
 {
     AE_LIST_APPEND(q->head, q->tail, call, next);
@@ -352,9 +350,9 @@ static inline long long ae_backoff(long long min, long long max, int n)
  * and ae_pubsub.c (channels) are one module, which calls itself by name
  * both ways (c/src/README.md says why; ctest async_calls allows this one
  * cycle); every other part of async/ calls them in one direction only.
+ * All on the loop's thread.
  *
- * A call's life and a node's command connection (ae_call.c), for the
- * routing. On the loop's thread. */
+ * A call's life and a node's submit (ae_call.c). */
 rlk_ae_call *ae_call_new(rlk_async *ac, int what, rlk_ae_reply_fn fn, void *arg);
 void ae_call_end(rlk_async *ac, rlk_ae_call *call, int rc, const redisReply *reply,
                  const char *errstr, int lost);
@@ -365,13 +363,11 @@ int ae_node_submit(rlk_async *ac, ae_node *n, rlk_ae_call *call);
  * call freed. */
 int ae_call_send(rlk_async *ac, ae_node *n, rlk_ae_call *call, int argc, const char **argv,
                  const size_t *lens, int now);
-/* 1 when ac's calls are routed per slot: its client's topology says so
- * (client/topo.h, rlk_topo_routed: a cluster). Every part asks this, never
- * the URL (engine.c). */
+/* 1 when ac's calls are routed per slot (rlk_topo_routed: a cluster); every
+ * part asks this, never the URL (engine.c). */
 int ae_routed(const rlk_async *ac);
-/* A connection (engine.c): opened, dropped (why: the reason logged and
- * given to its calls), flushed and watched; the sweep of the connections
- * started when something needs it. */
+/* A connection (engine.c): opened, dropped (why: given to its calls),
+ * flushed and watched; the sweep started when something needs it. */
 void ae_conn_start(rlk_async *ac, ae_conn *k);
 void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why);
 /* k's set-up is done: it is up, its channels or its waiting calls go out. */
@@ -392,9 +388,8 @@ void ae_leave(rlk_async *ac);
  * abandoned and handles detached when it is freed on a loop. */
 void ae_conns_attach(rlk_async *ac);
 void ae_conns_detach(rlk_async *ac);
-/* The client's memory (engine.c): its channels, its timers, its connections
- * (nodes, map, the share with dial threads), itself. From rlk_async_free, or
- * at the exit of the handler it ran in. */
+/* The client's memory (engine.c), from rlk_async_free or at the exit of
+ * the handler it ran in. */
 void ae_destroy(rlk_async *ac);
 
 #endif

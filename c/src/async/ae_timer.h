@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * ae_timer.h - the async engine's timer heap (ae_timer.c): what the
- * engine's handlers ask of it. On the loop's thread. Not installed; not a
- * stable API.
+ * ae_timer.h - the async engine's timer heap (ae_timer.c), as the
+ * engine's handlers ask for it. Not installed; not a stable API.
  */
 #ifndef RLK_AE_TIMER_H
 #define RLK_AE_TIMER_H

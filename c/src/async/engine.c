@@ -3,11 +3,8 @@
  * engine.c - the engine of the non-blocking API (engine.h): the handlers'
  * entry and exit, the connections (the dial thread, the set-up, the fence
  * of the previous connection after a drop), the sweep and the I/O, and the
- * small accessors the kinds' requests use. Its parts: the client's public
- * functions (ae_client.c), the timer heap (ae_timer.c), requests and calls
- * (ae_call.c), the pub/sub (ae_pubsub.c), a cluster's routing
- * (ae_route.c), the watchdog (ae_wd.c).
- * docs/async-internals.md describes it.
+ * small accessors the kinds' requests use. docs/async-internals.md
+ * describes it and its other files.
  */
 #include <errno.h>
 #include <fcntl.h>

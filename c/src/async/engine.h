@@ -1,28 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * engine.h - the engine of the non-blocking API (engine.c and the files
- * engine_*.c): one rlk_async client driven by an event loop's hooks
- * (rlk_async.h). What a kind's requests (a_lock.c, a_semaphore.c, ...) are
- * built from:
- *
- *   requests   rlk_ae_req_new, a kind state of the caller's size behind it,
- *              rlk_ae_complete (queued: the callback runs from
- *              rlk_async_handle_timer/_io, never from inside the call that
- *              made the request), a cancel hook and a free hook per request;
- *   scripts    rlk_ae_scriptv: a script of the client's set by name (EVALSHA,
- *              on NOSCRIPT load and retry once), its reply to a callback;
- *              rlk_ae_command for plain commands (HGET read-backs);
- *   pub/sub    rlk_ae_subscribe / rlk_ae_unsubscribe: a listener on a
- *              channel, refcounted per channel on the client's one pub/sub
- *              connection (on a cluster with sharded pub/sub, the one of the
- *              master owning the channel's slot); the listener is told when
- *              the subscription is in place (again, after a reconnect or
- *              after the slot moved) so it can attempt then;
- *   timers     rlk_ae_timer_add / rlk_ae_timer_del: one-shot, on a heap
- *              behind the loop's one timer;
- *   watchdog   ae_wd.h (ae_wd.c): lease-less holds renewed through their
- *              kind's task by the watchdog thread's rules, with its loss
- *              deadline.
+ * engine.h - the engine of the non-blocking API: one rlk_async client
+ * driven by an event loop's hooks (rlk_async.h). What a kind's requests
+ * (a_lock.c, a_semaphore.c, ...) are built from: requests with a state of
+ * the kind's size, completed through a queue (the callback never runs from
+ * inside the call that made the request); script calls by name and plain
+ * commands; listeners on channels, refcounted per channel; one-shot timers
+ * on a heap behind the loop's one timer; the watchdog (ae_wd.h).
  *
  * On a Redis Cluster the calls are routed by the slot of their first key
  * (a script's keys must share it), redirects (MOVED, ASK) and "not now"
@@ -30,8 +14,7 @@
  * kind sees the final reply, or RLK_ERR_IO (lost or not) as on one server.
  *
  * Everything runs on the loop's thread; nothing here blocks (a dial that
- * would block, TLS or a sentinel's lookup, runs on a short-lived thread and
- * hands the connection back through a pipe the loop watches).
+ * would, TLS or a sentinel's lookup, runs on a short-lived thread).
  *
  * Lifetimes. A request lives until its callback has returned (then its
  * free hook runs and it is freed). A script call's callback is called
