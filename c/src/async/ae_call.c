@@ -170,15 +170,6 @@ void rlk_async_cancel(rlk_async_req *r)
 
 /* ---------------------------------------------------------------- calls */
 
-static void ae_callq_push_front(ae_callq *q, rlk_ae_call *call)
-{
-    call->next = q->head;
-    q->head = call;
-    if (!q->tail)
-        q->tail = call;
-    q->n++;
-}
-
 static void ae_call_free(rlk_ae_call *call)
 {
     redisFreeCommand(call->cmd);       /* (free: NULL is nothing) */
@@ -503,7 +494,9 @@ void ae_cmd_reply(rlk_async *ac, ae_node *n, redisReply *r)
             (strncmp(r->str, "READONLY", 8) == 0 || strncmp(r->str, "MASTERDOWN", 10) == 0)) {
             /* A demoted master refused it (it did not run): sent again on the master the
              * sentinels name now, after this connection is dropped. */
-            ae_callq_push_front(&n->unsent, call);
+            if (!(call->next = n->unsent.head))
+                n->unsent.tail = call;
+            n->unsent.head = call;
             ac->cmd_readonly = 1;
             ac->sn_refresh = 1;
             return;

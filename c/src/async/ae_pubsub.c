@@ -121,14 +121,6 @@ static int ae_sq_push(ae_conn *k, ae_chan *ch, int sub)
     return 0;
 }
 
-/* 1 when e is the command of channel name, SUBSCRIBE (sub 1) or UNSUBSCRIBE. */
-static int ae_sq_is(const struct ae_sq *e, const char *name, int sub)
-{
-    const char *n = e ? (e->ch ? e->ch->name : e->name) : NULL;
-
-    return n && e->sub == sub && strcmp(n, name) == 0;
-}
-
 static void ae_sq_pop(ae_conn *k)
 {
     struct ae_sq *e = k->sq;
@@ -425,6 +417,7 @@ static ae_chan *ae_sub_answered(rlk_async *ac, ae_conn *k, const rlk_sub_frame *
                                 int *own)
 {
     struct ae_sq *head = k->sq;
+    const char *name = head ? (head->ch ? head->ch->name : head->name) : NULL;
     ae_chan *ch;
 
     *own = 1;
@@ -432,7 +425,7 @@ static ae_chan *ae_sub_answered(rlk_async *ac, ae_conn *k, const rlk_sub_frame *
         ch = ae_chan_find(ac, f->chan);
         return ch && ch->conn == k ? ch : NULL;
     }
-    if (!ae_sq_is(head, f->chan, sub)) {
+    if (!name || head->sub != sub || strcmp(name, f->chan) != 0) {
         *own = 0;
         return NULL;
     }

@@ -40,7 +40,6 @@ static int ae_node_new(void *arg, int idx, const char *host, int port)
     n->port = port;
     if (host)
         snprintf(n->addr, sizeof n->addr, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
-    n->cmd.fd = n->sub.fd = -1;
     n->cmd.node = n->sub.node = n;
     n->sub.is_sub = 1;
     ac->nodes[ac->nnodes++] = n;

@@ -105,7 +105,6 @@ struct rlk_ae_call {
 /* A queue of calls, FIFO. */
 typedef struct ae_callq {
     rlk_ae_call *head, *tail;
-    size_t n;
 } ae_callq;
 
 enum { AE_DOWN, AE_CONNECTING, AE_SETUP, AE_UP };
@@ -143,7 +142,6 @@ typedef struct ae_dial {
 typedef struct ae_conn {
     redisContext *ctx;
     void *handle;                   /* the loop's, from hooks.attach */
-    int fd;
     int state;                      /* AE_* */
     int events;                     /* what the loop watches */
     int setup_n, setup_left;        /* pub/sub: set-up commands sent, replies still to come */
@@ -214,7 +212,6 @@ struct rlk_ae_hold {
 
 /* One renewal call: the holds it names. */
 typedef struct ae_renewal {
-    rlk_async *ac;
     const rlk_renew_task *task;
     long long sent;                 /* ms: when it was made */
     int fallback;                   /* a fallback's call: not counted */
@@ -265,7 +262,6 @@ struct rlk_async {
     rlk_ae_hold *holds;
     size_t nholds;
     rlk_ae_timer *renew_timer;
-    long long renew_at;             /* ms: when renew_timer fires */
 
     char conn_err[AE_ERRSTR_MAX];   /* the one server's command connection could not be made:
                                        why ("connect <addr>: <cause>"); "": it is up, or not
@@ -321,7 +317,6 @@ struct rlk_async {
 static inline void ae_callq_push(ae_callq *q, rlk_ae_call *call)
 {
     AE_LIST_APPEND(q->head, q->tail, call, next);
-    q->n++;
 }
 
 static inline rlk_ae_call *ae_callq_pop(ae_callq *q)
@@ -332,7 +327,6 @@ static inline rlk_ae_call *ae_callq_pop(ae_callq *q)
         q->head = call->next;
         if (!q->head)
             q->tail = NULL;
-        q->n--;
     }
     return call;
 }

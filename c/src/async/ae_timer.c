@@ -42,19 +42,15 @@ static void ae_heap_up(rlk_async *ac, size_t i)
 static void ae_heap_down(rlk_async *ac, size_t i)
 {
     rlk_ae_timer *t = ac->heap[i];
+    size_t c;
 
-    for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        rlk_ae_timer *best = t;
-
-        if (l < ac->nheap && ae_timer_before(ac->heap[l], best))
-            best = ac->heap[m = l];
-        if (l + 1 < ac->nheap && ae_timer_before(ac->heap[l + 1], best))
-            best = ac->heap[m = l + 1];
-        if (m == i)
+    while ((c = 2 * i + 1) < ac->nheap) {
+        if (c + 1 < ac->nheap && ae_timer_before(ac->heap[c + 1], ac->heap[c]))
+            c++;        /* the earlier child */
+        if (!ae_timer_before(ac->heap[c], t))
             break;
-        ae_heap_set(ac, i, best);
-        i = m;
+        ae_heap_set(ac, i, ac->heap[c]);
+        i = c;
     }
     ae_heap_set(ac, i, t);
 }

@@ -72,10 +72,9 @@ static void ae_wd_want(rlk_async *ac, long long at)
 {
     long long now = rlk_ae_now_ms();
 
-    if (ac->closing || at == LLONG_MAX || (ac->renew_timer && ac->renew_at <= at))
+    if (ac->closing || at == LLONG_MAX || (ac->renew_timer && ac->renew_timer->at <= at))
         return;
     rlk_ae_timer_del(ac->renew_timer);
-    ac->renew_at = at;
     ac->renew_timer = rlk_ae_timer_add(ac, at > now ? at - now : 0, ae_wd_fire, NULL);
 }
 
@@ -246,7 +245,6 @@ static void ae_wd_send(rlk_async *ac, const rlk_renew_task *task, rlk_ae_hold **
     for (int k = 0; k < nargs; k++)
         if (lens[k] == 0)
             lens[k] = strlen(args[k]);
-    b->ac = ac;
     b->task = task;
     b->n = m;
     b->fallback = fallback;

@@ -226,7 +226,6 @@ static void ae_conn_close(rlk_async *ac, ae_conn *k)
     k->events = 0;
     rlk_transport_free(k->ctx);
     k->ctx = NULL;
-    k->fd = -1;
 }
 
 static const char *ae_node_addr(rlk_async *ac, const ae_node *n)
@@ -461,7 +460,6 @@ static int ae_dial_start(rlk_async *ac, ae_conn *k)
 static int ae_conn_attach(rlk_async *ac, ae_conn *k, redisContext *ctx, int events)
 {
     k->ctx = ctx;
-    k->fd = ctx->fd;
     if (!(k->handle = ac->hooks.attach(ac->hooks.data, ctx->fd))) {
         ae_conn_drop(ac, k, "the loop refused the file descriptor");
         return -1;
@@ -531,7 +529,6 @@ void ae_conn_start(rlk_async *ac, ae_conn *k)
     }
     if (ctx) {                                  /* connecting: writable once it is made */
         k->ctx = ctx;
-        k->fd = ctx->fd;
         if (ctx->err) {
             ae_conn_unmade(ac, k, ctx->errstr);
             return;
@@ -549,7 +546,7 @@ static void ae_conn_check_connect(rlk_async *ac, ae_conn *k)
     int err = 0;
     socklen_t len = sizeof err;
 
-    if (getsockopt(k->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+    if (getsockopt(k->ctx->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
         err = errno;
     if (err) {
         ae_conn_unmade(ac, k, strerror(err));
@@ -702,23 +699,19 @@ void rlk_async_handle_io(rlk_async *ac, int fd, int events)
     for (int i = 0; i < 2 * ac->nnodes && !k && !d; i++) {
         ae_conn *c = ae_conn_nth(ac, i);
 
-        k = c->ctx && c->fd == fd ? c : NULL;
+        k = c->ctx && c->ctx->fd == fd ? c : NULL;
         d = c->dial && c->dial->sv[0] == fd ? c : NULL;
     }
-    if (!k) {
-        if (d) {
-            ae_enter(ac);
-            ae_dial_done(ac, d);
-            ae_leave(ac);
-        }
+    if (!k && !d)
         return;
-    }
     ae_enter(ac);
-    if ((events & RLK_ASYNC_WRITE) && k->state == AE_CONNECTING)
+    if (d)
+        ae_dial_done(ac, d);
+    else if ((events & RLK_ASYNC_WRITE) && k->state == AE_CONNECTING)
         ae_conn_check_connect(ac, k);
     else if ((events & RLK_ASYNC_WRITE) && k->ctx)
         ae_flush(ac, k);
-    if (!ac->closing && k->ctx && k->state != AE_CONNECTING &&
+    if (k && !ac->closing && k->ctx && k->state != AE_CONNECTING &&
         ((events & RLK_ASYNC_READ) ||
          ((events & RLK_ASYNC_WRITE) && (rlk_transport_want(k->ctx) & POLLOUT))))
         ae_conn_read(ac, k);

@@ -329,9 +329,9 @@ static void a_kill(thr *t)
     if (!t->kc)
         return;
     while (now_ns() < until && n &&
-           !(n->cmd.ctx && n->cmd.id > 0 && n->inflight.n > 0 && n->cmd.ctx->obuf[0] == '\0'))
+           !(n->cmd.ctx && n->cmd.id > 0 && n->inflight.head && n->cmd.ctx->obuf[0] == '\0'))
         rlk_async_poll_turn(&t->ap, 1000000LL);
-    if (!n || !n->cmd.ctx || n->inflight.n == 0 || n->cmd.ctx->obuf[0] != '\0') {
+    if (!n || !n->cmd.ctx || !n->inflight.head || n->cmd.ctx->obuf[0] != '\0') {
         t->lost_faults--;
         return;
     }
