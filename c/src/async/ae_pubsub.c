@@ -155,11 +155,15 @@ static void ae_chan_detach(ae_chan *ch)
     ch->conn = NULL;
 }
 
-/* Sends ch's SUBSCRIBE (sub 1) or UNSUBSCRIBE, in the form of the mode, on k. */
+/* Sends ch's SUBSCRIBE (sub 1) or UNSUBSCRIBE, in the form of the mode, on
+ * k: the last command sent for ch, its answer outstanding. */
 static void ae_sub_send(rlk_async *ac, ae_conn *k, ae_chan *ch, int sub)
 {
     const char *argv[2] = {rlk_sub_command(ac->pubsub, sub), ch->name};
 
+    ch->conn = k;
+    ch->last_sent = (signed char)sub;
+    ch->outstanding++;
     if ((ae_routed(ac) && ae_sq_push(k, ch, sub) != 0) ||
         redisAppendCommandArgv(k->ctx, 2, argv, NULL) != REDIS_OK)
         ae_conn_drop(ac, k, "out of memory");
@@ -197,12 +201,9 @@ static void ae_chan_want(rlk_async *ac, ae_chan *ch)
     }
     if (ch->conn && ch->conn != k)
         ae_chan_detach(ch);     /* an UNSUBSCRIBE's answer elsewhere: dropped */
-    if (k->state == AE_UP) {
-        ch->conn = k;
-        ch->last_sent = 1;
-        ch->outstanding++;
+    if (k->state == AE_UP)
         ae_sub_send(ac, k, ch, 1);
-    } else if (k->state == AE_DOWN && !k->retry && ac->attached)
+    else if (k->state == AE_DOWN && !k->retry && ac->attached)
         ae_conn_start(ac, k);
 }
 
@@ -211,11 +212,9 @@ static void ae_chan_settle(rlk_async *ac, ae_chan *ch)
 {
     if (ch->listeners)
         return;
-    if (ch->last_sent == 1 && ch->conn && ch->conn->state == AE_UP) {
-        ch->last_sent = 0;
-        ch->outstanding++;
+    if (ch->last_sent == 1 && ch->conn && ch->conn->state == AE_UP)
         ae_sub_send(ac, ch->conn, ch, 0);
-    } else if (!ch->conn || ch->conn->state != AE_UP)
+    else if (!ch->conn || ch->conn->state != AE_UP)
         ch->last_sent = 0;
     ae_chan_maybe_free(ac, ch);
 }
@@ -360,14 +359,10 @@ void ae_chans_reroute(rlk_async *ac)
 
         if (!k || !old || old == k)
             continue;
-        if (ch->last_sent == 1 && old->state == AE_UP) {
-            ae_chan_detach(ch);
-            ch->conn = old;
-            ch->outstanding = 1;    /* for the send; detached right after */
-            ae_sub_send(ac, old, ch, 0);
-            if (ac->closing)
-                return;
-        }
+        if (ch->last_sent == 1 && old->state == AE_UP)
+            ae_sub_send(ac, old, ch, 0);    /* its answer dropped: ch leaves old below */
+        if (ac->closing)
+            return;
         ae_chan_moved(ac, ch, 0);
     }
     ae_chans_up(ac);

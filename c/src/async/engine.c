@@ -220,14 +220,6 @@ static void ae_conn_let_go(rlk_async *ac, ae_conn *k)
     k->handle = NULL;
 }
 
-static void ae_conn_close(rlk_async *ac, ae_conn *k)
-{
-    ae_conn_let_go(ac, k);
-    k->events = 0;
-    rlk_transport_free(k->ctx);
-    k->ctx = NULL;
-}
-
 static const char *ae_node_addr(rlk_async *ac, const ae_node *n)
 {
     return n->host ? n->addr : ac->c->addr;
@@ -251,7 +243,10 @@ void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why)
              ae_node_addr(ac, k->node), why ? why : "");
     if (unmade)
         snprintf(ac->conn_err, sizeof ac->conn_err, "%s", msg);
-    ae_conn_close(ac, k);
+    ae_conn_let_go(ac, k);
+    k->events = 0;
+    rlk_transport_free(k->ctx);
+    k->ctx = NULL;
     if (k->state == AE_UP || k->state == AE_SETUP)
         k->fails = 1;
     else

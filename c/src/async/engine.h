@@ -148,9 +148,10 @@ typedef struct rlk_ae_call rlk_ae_call;
 typedef void (*rlk_ae_reply_fn)(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
                                 int lost, void *arg);
 
-/* Runs script name (the client's script set: a kinds/proto.h call's) with
- * keys and args (copied; arglens their lengths, for binary arguments such
- * as permit ids; NULL: strlen of each). The call waits for the connection when it is not
+/* Runs script name (the client's script set: a kinds/proto.h call's; on
+ * NOSCRIPT loaded and sent once more) with keys and args (copied; arglens
+ * their lengths, for binary arguments such as permit ids; NULL: strlen of
+ * each). The call waits for the connection when it is not
  * up yet (and is sent after a reconnect when it was never written). A call
  * whose reply does not come within the client's command timeout is treated
  * as lost (the connection is dropped and opened again, and the next
@@ -172,8 +173,9 @@ void rlk_ae_call_forget(rlk_ae_call *call);
 typedef struct rlk_ae_sub rlk_ae_sub;
 
 /* A message on the listener's channel: msg and len; msg NULL: the
- * subscription is in place (first time, or again after a reconnect:
- * messages may have been missed meanwhile, so attempt again). */
+ * subscription is in place (first time, or again after a reconnect or a
+ * move of its slot: messages may have been missed meanwhile, so attempt
+ * again). */
 typedef void (*rlk_ae_msg_fn)(rlk_async *ac, const char *channel, const char *msg, size_t len,
                               void *arg);
 
