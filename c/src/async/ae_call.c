@@ -121,18 +121,6 @@ void rlk_ae_complete(rlk_async_req *r, int err, long long value, const char *id,
         ae_timer_arm(ac);     /* delivered on the loop's next turn */
 }
 
-static void ae_req_destroy(rlk_async *ac, rlk_async_req *r)
-{
-    if (r->free_fn)
-        r->free_fn(r, r->state);
-    AE_DLIST_UNLINK(ac->reqs, r);
-    ac->npending--;
-    free(r->mname);
-    free(r->id);
-    free(r->errstr);
-    free(r);
-}
-
 void ae_deliver(rlk_async *ac)
 {
     while (ac->qhead) {
@@ -148,7 +136,14 @@ void ae_deliver(rlk_async *ac)
         res.id = r->id;
         if (r->fn)
             r->fn(ac, &res, r->privdata);
-        ae_req_destroy(ac, r);
+        if (r->free_fn)
+            r->free_fn(r, r->state);
+        AE_DLIST_UNLINK(ac->reqs, r);
+        ac->npending--;
+        free(r->mname);
+        free(r->id);
+        free(r->errstr);
+        free(r);
     }
 }
 
@@ -376,7 +371,7 @@ rlk_ae_call *rlk_ae_scriptv(rlk_async *ac, const char *name, int nkeys, const ch
         return NULL;
     }
     call->len = (size_t)len;
-    for (int i = 0; i < nargs && call->rt; i++)
+    for (int i = 0; i < nargs && call->rt && !call->rt->pub_at; i++)
         if (args[i] == ae_pub_auto)
             call->rt->pub_at = 3 + nkeys + i;   /* after EVALSHA/FCALL, its sha or name, numkeys */
     if (ae_routed(ac) && nkeys > 0) {

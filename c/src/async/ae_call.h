@@ -13,7 +13,8 @@
 
 #include "async/ae_state.h"
 
-/* Delivers the completed requests: their callbacks, in completion order. */
+/* Delivers the completed requests: their callbacks, in completion order;
+ * each request is freed after (its free hook first). */
 void ae_deliver(rlk_async *ac);
 /* Writes one of the engine's own calls on n's command connection now, ahead
  * of user calls (what: AE_CALL_SETUP with the set-up command setup_i,

@@ -368,18 +368,6 @@ void ae_chans_reroute(rlk_async *ac)
     ae_chans_up(ac);
 }
 
-/* A set-up reply on pub/sub connection k: AUTH then SELECT (as many as
- * sent), in order; the last one brings k up and its channels with it. */
-static void ae_sub_setup_reply(rlk_async *ac, ae_conn *k, redisReply *r)
-{
-    if (rlk_conn_check_setup_reply(ac->c, k->setup_n - k->setup_left, r) != RLK_OK) {
-        ae_conn_drop(ac, k, rlk_errstr(ac->c));
-        return;
-    }
-    if (--k->setup_left == 0)
-        ae_conn_up(ac, k);
-}
-
 /* An error reply on a cluster's pub/sub connection k: the answer to the
  * oldest command, a refusal of SUBSCRIBE / SSUBSCRIBE. MOVED: the map
  * learns the slot's owner and the channel goes there; anything else ("not
@@ -429,31 +417,25 @@ static ae_chan *ae_sub_answered(rlk_async *ac, ae_conn *k, const rlk_sub_frame *
     return ch;
 }
 
-/* A SUBSCRIBE's answer: ch is live; its listeners hear fn(NULL) when it is
- * the last command sent for it and none is outstanding. 1 when settled. */
-static int ae_sub_subscribed(rlk_async *ac, ae_chan *ch)
-{
-    ch->outstanding--;
-    ch->live = 1;
-    if (rlk_sub_confirmed(ch->last_sent == 1, ch->outstanding)) {
-        ae_chan_dispatch(ac, ch, NULL, 0);
-        return 1;     /* the dispatch settles the channel */
-    }
-    return 0;
-}
-
-/* By the reply's kind (rlk_sub_classify). */
+/* By the reply's kind (rlk_sub_classify). The set-up's replies come first,
+ * AUTH then SELECT (as many as sent), in order: the last one brings k up
+ * and its channels with it. A SUBSCRIBE's answer makes the channel live;
+ * its listeners hear fn(NULL) when it is the last command sent for it and
+ * none is outstanding. */
 void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
 {
     rlk_sub_frame f;
     ae_chan *ch;
-    int own;
+    int own, kind, sub;
 
     if (k->setup_left > 0) {
-        ae_sub_setup_reply(ac, k, r);
+        if (rlk_conn_check_setup_reply(ac->c, k->setup_n - k->setup_left, r) != RLK_OK)
+            ae_conn_drop(ac, k, rlk_errstr(ac->c));
+        else if (--k->setup_left == 0)
+            ae_conn_up(ac, k);
         return;
     }
-    switch (rlk_sub_classify(r, &f)) {
+    switch (kind = rlk_sub_classify(r, &f)) {
     case RLK_SUB_FRAME_ERROR:
         if (ae_routed(ac))
             ae_sub_refused(ac, k, r);
@@ -464,24 +446,24 @@ void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
             ae_chan_dispatch(ac, ch, f.payload, f.len);
         return;     /* the dispatch settles the channel */
     case RLK_SUB_FRAME_SUBSCRIBE:
-        if (!(ch = ae_sub_answered(ac, k, &f, 1, &own)) || ae_sub_subscribed(ac, ch))
-            return;
-        break;
     case RLK_SUB_FRAME_UNSUBSCRIBE:
-        if (!(ch = ae_sub_answered(ac, k, &f, 0, &own))) {
-            /* Pushed by the server: the channel's slot went to another node. */
-            if (!own && (ch = ae_chan_find(ac, f.chan)) && ch->conn == k)
+        sub = kind == RLK_SUB_FRAME_SUBSCRIBE;
+        if (!(ch = ae_sub_answered(ac, k, &f, sub, &own))) {
+            /* An UNSUBSCRIBE pushed by the server: the channel's slot went to another node. */
+            if (!sub && !own && (ch = ae_chan_find(ac, f.chan)) && ch->conn == k)
                 ae_chan_moved(ac, ch, 1);
             return;
         }
         ch->outstanding--;
-        ch->live = 0;
-        break;
+        ch->live = (signed char)sub;
+        if (sub && rlk_sub_confirmed(ch->last_sent == 1, ch->outstanding))
+            ae_chan_dispatch(ac, ch, NULL, 0);      /* which settles the channel */
+        else if (!ac->closing)
+            ae_chan_settle(ac, ch);
+        return;
     default:
         return;
     }
-    if (!ac->closing)
-        ae_chan_settle(ac, ch);
 }
 
 void ae_pubsub_free(rlk_async *ac)
