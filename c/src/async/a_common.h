@@ -18,6 +18,9 @@
 #include "rlk_async.h"
 #include "async/engine.h"
 
+#define RLK_A_RETRY_MS 20           /* a call that never went out is sent again after this */
+#define RLK_A_KEEPALIVE_MS 1000     /* a waiter attempts (or reads) at least this often */
+
 /* What every kind's request state starts with, as its first member named h
  * (a->h.ac, a->h.r, a->h.start): the client, the request, and its start
  * (monotonic ms). The head is a real member, written through its own
@@ -109,8 +112,21 @@ int rlk_a_common_listen(rlk_async *ac, const char *channel, long long wait_ms, r
  * decides (*ending set to RLK_ERR_BUSY unless an end is noted already). */
 int rlk_a_common_deadline(rlk_ae_timer **deadline, const rlk_ae_call *call, int *ending);
 
-/* Stops a request's retry and deadline timers and its listener, and sets
- * them NULL (the request is ending, or being freed). */
-void rlk_a_common_quiet(rlk_ae_timer **retry, rlk_ae_timer **deadline, rlk_ae_sub **sub);
+/* Stops a request's retry and deadline timers and its listeners (wide: a
+ * queued waiter's second one, NULL: none), and sets them NULL (the request
+ * is ending, or being freed). */
+void rlk_a_common_quiet(rlk_ae_timer **retry, rlk_ae_timer **deadline, rlk_ae_sub **sub,
+                        rlk_ae_sub **wide);
+
+/* A queued waiter's second listener, on the lock's or semaphore's own
+ * channel (fn, arg): joined into *wide while want (first in the queue, or
+ * behind a reservation), left otherwise. */
+void rlk_a_common_wide(rlk_async *ac, rlk_ae_sub **wide, int want, const char *channel,
+                       rlk_ae_msg_fn fn, void *arg);
+
+/* r ends because a call could not be sent: RLK_ERR_CLOSED "<what> <name>:
+ * client freed" when the client is closing, else RLK_ERR_NOMEM "<what>
+ * <name>: out of memory" (name NULL: "<what>: ..."). */
+void rlk_a_common_unsent(rlk_async_req *r, const char *what, const char *name);
 
 #endif /* RLK_A_COMMON_H */

@@ -31,8 +31,6 @@
 #include "async/a_hold.h"
 #include "async/a_lock.h"
 
-#define AEL_RETRY_MS 20             /* a read or proclaim that never went out, again */
-
 enum { AEL_PROCLAIM, AEL_OBSERVE };
 
 typedef struct ael {
@@ -61,7 +59,7 @@ static void ael_free_state(rlk_async_req *r, void *state)
     ael *a = state;
 
     (void)r;
-    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub);
+    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub, NULL);
     rlk_ae_call_forget(a->call);
     rlk_proto_keys_free(&a->keys);
     rlk_elect_info_clear(&a->known);
@@ -131,7 +129,7 @@ static void ael_end(ael *a, int err, const char *fmt, ...)
     char detail[RLK_ERRSTR_MAX];
     va_list ap;
 
-    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub);
+    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub, NULL);
     if (err == RLK_OK) {
         rlk_ae_complete(a->h.r, RLK_OK, a->info.term, NULL, NULL);
         return;
@@ -182,7 +180,7 @@ static void ael_proclaim_reply(rlk_async *ac, int rc, const redisReply *r, const
     if (rc == RLK_ERR_IO && rlk_ae_now_ms() - a->h.start <= rlk_a_common_budget(a->h.ac, 0)) {
         /* Never written, or lost: elect/proclaim may run twice (the same value in the same
          * term; the second publishes again), so it is sent again within the budget. */
-        a->retry = rlk_ae_timer_add(a->h.ac, AEL_RETRY_MS, ael_retry_fire, a);
+        a->retry = rlk_ae_timer_add(a->h.ac, RLK_A_RETRY_MS, ael_retry_fire, a);
         if (a->retry)
             return;
     }
@@ -251,7 +249,7 @@ static void ael_read_reply(rlk_async *ac, int rc, const redisReply *r, const cha
         (a->timeout_ms < 0 || rlk_ae_now_ms() - a->h.start <= a->timeout_ms ||
          rlk_ae_now_ms() - a->h.start <= rlk_a_common_budget(a->h.ac, 0))) {
         /* A read: harmless to repeat. */
-        a->retry = rlk_ae_timer_add(a->h.ac, AEL_RETRY_MS, ael_retry_fire, a);
+        a->retry = rlk_ae_timer_add(a->h.ac, RLK_A_RETRY_MS, ael_retry_fire, a);
         return;
     }
     if (rc != RLK_OK) {

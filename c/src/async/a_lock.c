@@ -37,9 +37,7 @@
 #include "async/a_hold.h"
 #include "async/a_lock.h"
 
-#define ALK_KEEPALIVE_MS 1000       /* a queued waiter attempts at least this often */
-#define ALK_RETRY_MS 20             /* after a call that never went out */
-#define ALK_RECHECK_MS (RLK_FAM_CLAIM_MS + 5)
+#define ALK_RECHECK_MS (RLK_FAM_CLAIM_MS + 5)  /* first behind another's reservation */
 
 /* What the request is (op), and what its call in flight is (cw). */
 enum { ALK_LOCK, ALK_UNLOCK, ALK_FORCE };
@@ -145,9 +143,7 @@ static const char *alk_msg_str(const rlk_a_lockreq *a)
 
 static void alk_quiet(rlk_a_lockreq *a)
 {
-    rlk_a_common_quiet(&a->retry, &a->deadline, &a->s_wake);
-    rlk_ae_unsubscribe(a->s_wide);
-    a->s_wide = NULL;
+    rlk_a_common_quiet(&a->retry, &a->deadline, &a->s_wake, &a->s_wide);
 }
 
 static void alk_free_state(rlk_async_req *r, void *state)
@@ -177,6 +173,14 @@ static void alk_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, con
     /* Best effort, as the blocking API: a waiter that cannot say so is skipped
      * when its reservation's claim window runs out. */
     rlk_ae_complete(a->h.r, a->end_err, 0, NULL, "%s", alk_msg_str(a));
+}
+
+/* An undone grant (cancelled, or not reportable) or a lost reply's give-back ends the
+ * request as set (RLK_ERR_CANCELLED when nothing was). */
+static void alk_undone(rlk_a_lockreq *a)
+{
+    rlk_ae_complete(a->h.r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
+                    alk_msg_str(a));
 }
 
 static void alk_end(rlk_a_lockreq *a, int err, const char *fmt, ...)
@@ -363,7 +367,7 @@ static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
         return;
     case RLK_PROTO_WAIT_CHANNEL:
         /* No queue: the lock's channel (subscribed from the start) and the TTL. */
-        alk_again(a, ttl, ALK_KEEPALIVE_MS);
+        alk_again(a, ttl, RLK_A_KEEPALIVE_MS);
         return;
     case RLK_PROTO_WAIT_SPIN:
         /* The back-off (runtime/spin.h), never past the holder's TTL. */
@@ -379,12 +383,7 @@ static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
     if (a->ticket)
         a->queued = 1;
     /* First in the queue (or behind a reservation): the lock's channel too. */
-    if ((first || ttl == -3) && !a->s_wide)
-        a->s_wide = rlk_ae_subscribe(a->h.ac, a->channel, alk_msg, a);
-    else if (!first && ttl != -3 && a->s_wide) {
-        rlk_ae_unsubscribe(a->s_wide);
-        a->s_wide = NULL;
-    }
+    rlk_a_common_wide(a->h.ac, &a->s_wide, first || ttl == -3, a->channel, alk_msg, a);
     if (!a->ticket) {
         /* The fast try failed: take a ticket (cid * 1024 + r: the release finds the wake
          * channel from it), attempt with it once subscribed. */
@@ -396,7 +395,7 @@ static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
         return;
     }
     /* -3: behind a reservation, attempt again once its claim window is over. */
-    alk_again(a, ttl == -3 ? ALK_RECHECK_MS : ttl, ALK_KEEPALIVE_MS);
+    alk_again(a, ttl == -3 ? ALK_RECHECK_MS : ttl, RLK_A_KEEPALIVE_MS);
 }
 
 static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
@@ -444,7 +443,7 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
     }
     if (rc == RLK_ERR_IO && !a->ending && rlk_a_common_elapsed(&a->h) <= alk_budget(a)) {
         /* Never written: try again within the wait (a single try: once more in a while). */
-        alk_schedule(a, ALK_RETRY_MS);
+        alk_schedule(a, RLK_A_RETRY_MS);
         return;
     }
     if (rc == RLK_ERR_IO) {     /* never written: cancelled (it never ran), or the I/O error */
@@ -517,7 +516,7 @@ static void alk_give_back(rlk_a_lockreq *a)
     if (a->adopt)
         alk_acquired(a);
     else
-        rlk_ae_complete(a->h.r, a->ending, 0, NULL, "%s", alk_msg_str(a));
+        alk_undone(a);
 }
 
 static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
@@ -622,8 +621,7 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
         if (a->op == ALK_UNLOCK)
             rlk_ae_complete(a->h.r, RLK_OK, n, NULL, NULL);
         else
-            rlk_ae_complete(a->h.r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
-                            alk_msg_str(a));
+            alk_undone(a);
         return;
     }
     alk_release(a, a->op == ALK_UNLOCK ? CW_RELEASE : CW_UNDO);   /* it did not run */
@@ -675,13 +673,8 @@ static void alk_deadline_fire(rlk_async *ac, void *arg)
     rlk_a_lockreq *a = arg;
 
     (void)ac;
-    a->deadline = NULL;
-    if (a->call) {
-        a->ending = RLK_ERR_BUSY;   /* the call in flight decides */
-        return;
-    }
-    alk_end(a, RLK_ERR_BUSY, "%s %s: held by another holder after %lld ms", a->k->what, a->name,
-            rlk_a_common_elapsed(&a->h));
+    if (rlk_a_common_deadline(&a->deadline, a->call, &a->ending))
+        alk_end_busy(a);
 }
 
 /* ---------------------------------------------------------------- unlock */
@@ -715,8 +708,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
             rlk_a_hold_drop(a->h.ac, h);    /* not held any more (lost): forget it (a value
                                                list not held says nothing of its other values) */
         if (cw == CW_UNDO)
-            rlk_ae_complete(a->h.r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
-                            alk_msg_str(a));
+            alk_undone(a);
         else
             rlk_ae_complete(a->h.r, RLK_ERR_NOT_OWNER, 0, NULL,
                             "%s %s: not held by task %llu", a->k->what, a->name, a->task);
@@ -730,8 +722,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
         h = NULL;
     }
     if (cw == CW_UNDO)
-        rlk_ae_complete(a->h.r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
-                        alk_msg_str(a));
+        alk_undone(a);
     else
         rlk_ae_complete(a->h.r, RLK_OK, h ? h->count : outcome == RLK_REL_STILL_HELD, NULL,
                         NULL);
@@ -745,11 +736,9 @@ static void alk_release(rlk_a_lockreq *a, int cw)
 
     a->known = h ? h->count : 1;
     if (alk_send(a, cw, a->k->release, a->k->release_args,
-                           h && h->lease_ms > 0 ? h->lease_ms : c->watchdog_lease_ms, 0,
-                           alk_release_reply) != 0)
-        rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
-                        "%s %s: %s", a->k->what, a->name,
-                        rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
+                 h && h->lease_ms > 0 ? h->lease_ms : c->watchdog_lease_ms, 0,
+                 alk_release_reply) != 0)
+        rlk_a_common_unsent(a->h.r, a->k->what, a->name);
 }
 
 /* ---------------------------------------------------------------- force unlock */
@@ -971,7 +960,7 @@ rlk_async_req *rlk_a_lock_force(rlk_async *ac, const rlk_proto *k, const char *w
     if (!a || rlk_ae_req_done(a->h.r) || alk_values(a, who, o))
         return a ? a->h.r : NULL;
     if (alk_send(a, CW_FORCE, a->k->force, a->k->force_args, 0, 0, alk_force_reply))
-        rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
+        rlk_a_common_unsent(a->h.r, who, name);
     return a->h.r;
 }
 

@@ -14,9 +14,6 @@
 #include "async/a_kind.h"
 #include "async/a_once.h"
 
-#define AON_RETRY_MS 20             /* after a call that never went out */
-#define AON_KEEPALIVE_MS 1000       /* an awaiter reads at least this often */
-
 typedef struct aon {
     rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
     char what[48];
@@ -41,7 +38,7 @@ typedef struct aon {
 
 static void aon_quiet(aon *o)
 {
-    rlk_a_common_quiet(&o->retry, &o->deadline, &o->sub);
+    rlk_a_common_quiet(&o->retry, &o->deadline, &o->sub, NULL);
 }
 
 static void aon_free_state(rlk_async_req *r, void *state)
@@ -137,7 +134,7 @@ static void aon_reply(rlk_async *ac, int rc, const redisReply *reply, const char
     if (rc == RLK_ERR_IO && !o->ending && (o->busy || !rlk_ae_closing(ac)) &&
         rlk_a_common_elapsed(&o->h) <= rlk_a_common_budget(ac, o->wait_ms)) {
         /* Never written (or a read's reply lost): once more in a while. */
-        o->retry = rlk_ae_timer_add(ac, AON_RETRY_MS, aon_retry_fire, o);
+        o->retry = rlk_ae_timer_add(ac, RLK_A_RETRY_MS, aon_retry_fire, o);
         if (o->retry)
             return;
     }
@@ -151,7 +148,7 @@ static void aon_reply(rlk_async *ac, int rc, const redisReply *reply, const char
     else if (o->busy && reply->integer > 0 && (o->wait_ms == 0 || o->ending))
         aon_end(o, RLK_ERR_BUSY, "%s", "");
     else if (o->busy && reply->integer > 0) {
-        o->retry = rlk_ae_timer_add(ac, o->again ? 0 : AON_KEEPALIVE_MS, aon_retry_fire, o);
+        o->retry = rlk_ae_timer_add(ac, o->again ? 0 : RLK_A_KEEPALIVE_MS, aon_retry_fire, o);
         o->again = 0;
     } else {
         aon_quiet(o);

@@ -23,8 +23,6 @@
 #include "async/a_common.h"
 #include "async/a_semq.h"
 
-#define ASM_RETRY_MS 20             /* after a call that never went out */
-
 typedef struct asm_req {
     rlk_a_semq q;                   /* the first member: the request, its queue, the call in
                                        flight, the end (a_semq.h) */
@@ -92,7 +90,7 @@ static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, co
         return;
     }
     if (rc == RLK_ERR_IO && rlk_a_semq_in_budget(&a->q)) {
-        rlk_a_semq_retry(&a->q, ASM_RETRY_MS);      /* never written: once more in a while */
+        rlk_a_semq_retry(&a->q, RLK_A_RETRY_MS);      /* never written: once more in a while */
         return;
     }
     if (rc != RLK_OK)
@@ -119,9 +117,7 @@ static void asm_attempt(rlk_a_semq *q)
                          asm_acquire_reply))
         return;
     rlk_a_semq_quiet(q);
-    rlk_ae_complete(q->h.r, rlk_ae_closing(q->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
-                    "semaphore %s: %s", q->name,
-                    rlk_ae_closing(q->h.ac) ? "client freed" : "out of memory");
+    rlk_a_common_unsent(q->h.r, "semaphore", q->name);
 }
 
 rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long long permits,

@@ -16,7 +16,6 @@
 #include "async/a_kind.h"
 #include "async/a_semq.h"
 
-#define RLK_A_SEMQ_KEEPALIVE_MS 1000            /* a waiter attempts at least this often */
 #define RLK_A_SEMQ_RECHECK_MS (RLK_FAM_CLAIM_MS + 5)    /* first behind another's reservation */
 
 int rlk_a_semq_init(rlk_a_semq *q, const char *name, long long permits, long long wait_ms,
@@ -35,9 +34,7 @@ int rlk_a_semq_init(rlk_a_semq *q, const char *name, long long permits, long lon
 
 void rlk_a_semq_quiet(rlk_a_semq *q)
 {
-    rlk_a_common_quiet(&q->retry, &q->deadline, &q->sub);
-    rlk_ae_unsubscribe(q->s_wide);
-    q->s_wide = NULL;
+    rlk_a_common_quiet(&q->retry, &q->deadline, &q->sub, &q->s_wide);
 }
 
 static void rlk_a_semq_free(rlk_async_req *r, void *state)
@@ -174,12 +171,8 @@ static long long rlk_a_semq_next(rlk_a_semq *q, long long wait, int first)
     queue = q->ticket || rlk_ae_counts_exact(q->h.ac);
     /* First in the queue (or behind a reservation): the semaphore's channel too (a Redisson
      * release grants nobody); else not, or every release's count would wake this waiter. */
-    if ((first || wait == -3 || !queue) && !q->s_wide)
-        q->s_wide = rlk_ae_subscribe(q->h.ac, q->channel, rlk_a_semq_msg, q);
-    else if (queue && !first && wait != -3 && q->s_wide) {
-        rlk_ae_unsubscribe(q->s_wide);
-        q->s_wide = NULL;
-    }
+    rlk_a_common_wide(q->h.ac, &q->s_wide, first || wait == -3 || !queue, q->channel,
+                      rlk_a_semq_msg, q);
     if (!q->ticket && queue) {
         /* The fast try failed: take a ticket, attempt with it once subscribed. */
         q->ticket = rlk_names_wake_ticket(rlk_names_wake_cid(rlk_async_uuid(q->h.ac)));
@@ -194,7 +187,7 @@ static long long rlk_a_semq_next(rlk_a_semq *q, long long wait, int first)
     }
     if (wait == -3)
         return RLK_A_SEMQ_RECHECK_MS;
-    return wait >= 0 && wait < RLK_A_SEMQ_KEEPALIVE_MS ? wait : RLK_A_SEMQ_KEEPALIVE_MS;
+    return wait >= 0 && wait < RLK_A_KEEPALIVE_MS ? wait : RLK_A_KEEPALIVE_MS;
 }
 
 void rlk_a_semq_busy(rlk_a_semq *q, long long wait, int first)
