@@ -98,6 +98,15 @@ int rlk_a_common_wake(const rlk_async_req *r, const rlk_ae_call *call, int *agai
     return 1;
 }
 
+long long rlk_a_common_next(int *again, long long ms, long long cap)
+{
+    if (*again) {
+        *again = 0;
+        return 0;
+    }
+    return ms >= 0 && ms < cap ? ms : cap;
+}
+
 int rlk_a_common_listen(rlk_async *ac, const char *channel, long long wait_ms, rlk_ae_msg_fn fn,
                         rlk_ae_timer_fn deadline_fn, void *arg, rlk_ae_sub **sub,
                         rlk_ae_timer **deadline)

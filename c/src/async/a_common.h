@@ -16,10 +16,13 @@
 #include <stddef.h>
 
 #include "rlk_async.h"
+#include "runtime/fam_hold.h"
 #include "async/engine.h"
 
 #define RLK_A_RETRY_MS 20           /* a call that never went out is sent again after this */
 #define RLK_A_KEEPALIVE_MS 1000     /* a waiter attempts (or reads) at least this often */
+#define RLK_A_RECHECK_MS (RLK_FAM_CLAIM_MS + 5)     /* first in a queue behind another's
+                                                       reservation (-3): its claim window */
 
 /* What every kind's request state starts with, as its first member named h
  * (a->h.ac, a->h.r, a->h.start): the client, the request, and its start
@@ -96,6 +99,11 @@ int rlk_a_common_lock_args(rlk_async_req *r, const char *what, const char *name,
  * is in flight (noted in *again: the call's reply attempts again at once
  * rather than after its keepalive, since the message may postdate it). */
 int rlk_a_common_wake(const rlk_async_req *r, const rlk_ae_call *call, int *again);
+
+/* When a waiter turned away attempts next, in ms: at once when woken while
+ * its call was in flight (*again, then cleared), else after ms (the wait its
+ * attempt told; below 0: none), at most cap. */
+long long rlk_a_common_next(int *again, long long ms, long long cap);
 
 /* A waiter's listener on channel (fn, arg), then for a bounded wait (wait_ms
  * > 0) its deadline timer (deadline_fn, arg) wait_ms from now, in *sub and

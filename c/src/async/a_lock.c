@@ -37,8 +37,6 @@
 #include "async/a_hold.h"
 #include "async/a_lock.h"
 
-#define ALK_RECHECK_MS (RLK_FAM_CLAIM_MS + 5)  /* first behind another's reservation */
-
 /* What the request is (op), and what its call in flight is (cw). */
 enum { ALK_LOCK, ALK_UNLOCK, ALK_FORCE };
 enum { CW_NONE, CW_ATTEMPT, CW_READ_ACQ, CW_CANCEL, CW_UNDO, CW_RELEASE, CW_READ_REL, CW_FORCE,
@@ -335,18 +333,6 @@ static void alk_schedule(rlk_a_lockreq *a, long long ms)
     a->retry = rlk_ae_timer_add(a->h.ac, ms > 0 ? ms : 0, alk_retry_fire, a);
 }
 
-/* The next attempt of a waiter turned away: at once when woken while the
- * call was in flight, else after ms (the holder's TTL; below 0: none),
- * at most cap. */
-static void alk_again(rlk_a_lockreq *a, long long ms, long long cap)
-{
-    if (a->again) {
-        a->again = 0;
-        alk_schedule(a, 0);
-    } else
-        alk_schedule(a, ms >= 0 && ms < cap ? ms : cap);
-}
-
 static void alk_msg(rlk_async *ac, const char *channel, const char *msg, size_t len, void *arg);
 
 /* Not acquired: ttl as the acquire script said (-3: behind a reservation). */
@@ -363,11 +349,11 @@ static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
     switch (a->k->wait) {
     case RLK_PROTO_WAIT_FAIR:
         /* Queued by the script: attempt again (keep-alive) before its deadline runs out. */
-        alk_again(a, ttl, RLK_FAIR_THREAD_WAIT_MS / 3);
+        alk_schedule(a, rlk_a_common_next(&a->again, ttl, RLK_FAIR_THREAD_WAIT_MS / 3));
         return;
     case RLK_PROTO_WAIT_CHANNEL:
         /* No queue: the lock's channel (subscribed from the start) and the TTL. */
-        alk_again(a, ttl, RLK_A_KEEPALIVE_MS);
+        alk_schedule(a, rlk_a_common_next(&a->again, ttl, RLK_A_KEEPALIVE_MS));
         return;
     case RLK_PROTO_WAIT_SPIN:
         /* The back-off (runtime/spin.h), never past the holder's TTL. */
@@ -395,7 +381,8 @@ static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
         return;
     }
     /* -3: behind a reservation, attempt again once its claim window is over. */
-    alk_again(a, ttl == -3 ? ALK_RECHECK_MS : ttl, RLK_A_KEEPALIVE_MS);
+    alk_schedule(a, rlk_a_common_next(&a->again, ttl == -3 ? RLK_A_RECHECK_MS : ttl,
+                                      RLK_A_KEEPALIVE_MS));
 }
 
 static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,

@@ -16,8 +16,6 @@
 #include "async/a_kind.h"
 #include "async/a_semq.h"
 
-#define RLK_A_SEMQ_RECHECK_MS (RLK_FAM_CLAIM_MS + 5)    /* first behind another's reservation */
-
 int rlk_a_semq_init(rlk_a_semq *q, const char *name, long long permits, long long wait_ms,
                     const char *busy, rlk_a_semq_attempt_fn attempt)
 {
@@ -181,13 +179,7 @@ static long long rlk_a_semq_next(rlk_a_semq *q, long long wait, int first)
         q->again = 0;
         return 0;
     }
-    if (q->again) {
-        q->again = 0;
-        return 0;
-    }
-    if (wait == -3)
-        return RLK_A_SEMQ_RECHECK_MS;
-    return wait >= 0 && wait < RLK_A_KEEPALIVE_MS ? wait : RLK_A_KEEPALIVE_MS;
+    return rlk_a_common_next(&q->again, wait == -3 ? RLK_A_RECHECK_MS : wait, RLK_A_KEEPALIVE_MS);
 }
 
 void rlk_a_semq_busy(rlk_a_semq *q, long long wait, int first)
