@@ -173,7 +173,7 @@ static void alk_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, con
     rlk_ae_complete(a->h.r, a->end_err, 0, NULL, "%s", alk_msg_str(a));
 }
 
-/* An undone grant (cancelled, or not reportable) or a lost reply's give-back ends the
+/* An undone grant (cancelled, or not recorded) or a lost reply's give-back ends the
  * request as set (RLK_ERR_CANCELLED when nothing was). */
 static void alk_undone(rlk_a_lockreq *a)
 {
@@ -301,10 +301,9 @@ static void alk_acquired(rlk_a_lockreq *a)
         if (!h->wd)
             goto nomem;     /* not renewed: given back, never held blind */
     }
-    if (a->ending == RLK_ERR_CANCELLED || a->ending == RLK_ERR_UNSETTLED) {
-        /* Cancelled while the grant was on its way (or not reportable): never left held. */
-        if (a->ending == RLK_ERR_CANCELLED)
-            alk_set_msg(a, "cancelled");
+    if (a->ending == RLK_ERR_CANCELLED) {
+        /* Cancelled while the grant was on its way: never left held. */
+        alk_set_msg(a, "cancelled");
         alk_release(a, CW_UNDO);
         return;
     }
@@ -400,8 +399,7 @@ static void alk_read_back(rlk_a_lockreq *a, int cw)
         /* A token row: the count, the hold's token and the PTTL in one read (its
          * held script), never the token of a holder that took the lock since. */
         a->read_at = rlk_ae_now_ms();
-        alk_send(a, cw, a->k->held, a->k->held_args, a->lease_ms, 0,
-                           alk_read_acq_reply);
+        alk_send(a, cw, a->k->held, a->k->held_args, a->lease_ms, 0, alk_read_acq_reply);
     } else {    /* RLK_PROTO_VALUES: owner's live count of each value; else the field */
         a->call = a->values ? rlk_a_kind_call(a->h.ac, &rlk_fastmulti_counts_call, a->name,
                                               &(rlk_proto_argvals){.owner = a->owner},
@@ -437,17 +435,17 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
         int cancelled = a->ending == RLK_ERR_CANCELLED;
 
         alk_end(a, cancelled ? RLK_ERR_CANCELLED : RLK_ERR_IO, "%s",
-                          cancelled ? "cancelled" : errstr);
+                cancelled ? "cancelled" : errstr);
         return;
     }
     if (rc != RLK_OK && rlk_proto_refusal(errstr) == RLK_ERR_REENTRY) {
         alk_end(a, RLK_ERR_REENTRY, "%s %s: already held by %s; not acquired again",
-                          a->k->what, a->name, a->owner);
+                a->k->what, a->name, a->owner);
         return;
     }
     if (rc != RLK_OK) {
         alk_end(a, rlk_proto_refusal(errstr) == RLK_ERR_UPGRADE ? RLK_ERR_UPGRADE : rc,
-                          "%s", errstr);
+                "%s", errstr);
         return;
     }
     /* nil (or {token}) acquired; an integer the wait; {wait, 1}: first in the queue; a
@@ -624,10 +622,9 @@ static void alk_attempt(rlk_a_lockreq *a)
     a->known = h ? h->count : 0;
     a->sent = rlk_ae_now_ms();
     if (alk_send(a, CW_ATTEMPT, a->k->acquire, a->k->acquire_args, a->lease_ms,
-                           a->queued ? -a->ticket : a->ticket, alk_acquire_reply) != 0)
+                 a->queued ? -a->ticket : a->ticket, alk_acquire_reply) != 0)
         alk_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s %s: %s",
-                          a->k->what, a->name,
-                          rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
+                a->k->what, a->name, rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
 }
 
 /* Something says the lock may be free: attempt now (or after the call in flight). */

@@ -138,9 +138,7 @@ rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long
         rlk_a_common_range(r, who, name, "wait_ms", wait_ms, -1, RLK_NUM_MAX))
         return r;
     snprintf(busy, sizeof busy, "semaphore %s: %lld permit(s) not available", name, permits);
-    if (rlk_a_semq_init(&a->q, name, permits, wait_ms, busy, asm_attempt) != 0)
-        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
-    else
+    if (rlk_a_semq_init(&a->q, who, name, permits, wait_ms, busy, asm_attempt) == 0)
         rlk_a_semq_start(&a->q, who);
     return r;
 }

@@ -16,8 +16,8 @@
 #include "async/a_kind.h"
 #include "async/a_semq.h"
 
-int rlk_a_semq_init(rlk_a_semq *q, const char *name, long long permits, long long wait_ms,
-                    const char *busy, rlk_a_semq_attempt_fn attempt)
+int rlk_a_semq_init(rlk_a_semq *q, const char *who, const char *name, long long permits,
+                    long long wait_ms, const char *busy, rlk_a_semq_attempt_fn attempt)
 {
     q->attempt = attempt;
     q->permits = permits;
@@ -27,7 +27,10 @@ int rlk_a_semq_init(rlk_a_semq *q, const char *name, long long permits, long lon
     q->channel = rlk_fam_prefix_name(RLK_NAMES_CH_SEMAPHORE, name);
     if (q->channel)
         q->wake = rlk_names_wake_channel(q->channel, rlk_names_wake_cid(rlk_async_uuid(q->h.ac)));
-    return q->name && q->channel && q->wake ? 0 : -1;
+    if (q->name && q->channel && q->wake)
+        return 0;
+    rlk_ae_complete(q->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
+    return 1;
 }
 
 void rlk_a_semq_quiet(rlk_a_semq *q)
