@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * a_common.h - what the kinds' requests (a_lock.c, a_semaphore.c,
- * a_psemaphore.c, a_latch.c, a_multilock.c, a_once.c) share on top of the
- * engine (engine.h): the checks every request makes first, the budget of
- * calls that never went out or lost their reply, a waiter's wake-up while a
- * call may be in flight, and the stop of its timers and listener when it
- * ends. Only the logic the kinds have in common lives here; their messages
- * and what a wake-up or an end means stay in the kind's file.
+ * a_common.h - what the kinds' requests (the a_*.c files) share on top of
+ * the engine (engine.h): the checks every request makes first, the budget
+ * and retry time of calls that never went out or lost their reply, a
+ * waiter's wake-up while a call may be in flight, its next attempt and its
+ * listeners, and the stop of its timers and listeners when it ends. Only
+ * the logic the kinds have in common lives here; their messages and what a
+ * wake-up or an end means stay in the kind's file.
  *
  * Not installed; not a stable API.
  */
