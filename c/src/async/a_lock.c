@@ -77,8 +77,7 @@ typedef struct rlk_a_lockreq {
     int again;                      /* woken while a call was in flight */
     int ending;                     /* RLK_ERR_BUSY / RLK_ERR_CANCELLED: end at the next chance */
     int end_err;                    /* the error to complete with once the cancel is back */
-    char *end_msg;                  /* the message to end with (heap; NULL until ending) */
-    int end_msg_oom;                /* setting it ran out of memory */
+    char *end_msg;                  /* the message to end with (heap; NULL: out of memory) */
 } rlk_a_lockreq;
 
 /* ---------------------------------------------------------------- the request */
@@ -122,7 +121,6 @@ static void alk_vset_msg(rlk_a_lockreq *a, const char *fmt, va_list ap)
     vsnprintf(buf, sizeof buf, fmt, ap);
     free(a->end_msg);
     a->end_msg = strdup(buf);
-    a->end_msg_oom = a->end_msg == NULL;
 }
 
 static void alk_set_msg(rlk_a_lockreq *a, const char *fmt, ...)
@@ -136,7 +134,7 @@ static void alk_set_msg(rlk_a_lockreq *a, const char *fmt, ...)
 
 static const char *alk_msg_str(const rlk_a_lockreq *a)
 {
-    return a->end_msg ? a->end_msg : a->end_msg_oom ? "out of memory" : "";
+    return a->end_msg ? a->end_msg : "out of memory";   /* every end sets one first */
 }
 
 static void alk_quiet(rlk_a_lockreq *a)

@@ -32,7 +32,6 @@
 #include "async/a_common.h"
 #include "async/a_kind.h"
 
-enum { AML_LOCK, AML_UNLOCK };
 enum { AML_ACQUIRING, AML_RENEWING, AML_RELEASING, AML_UNLOCKING };
 
 typedef struct aml aml;
@@ -43,7 +42,6 @@ typedef struct aml_link {
 
 struct aml {
     rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
-    int op;
     int n;
     char **names;
     unsigned long long task;
@@ -309,7 +307,7 @@ static void aml_cancel_hook(rlk_async_req *r, void *state)
     aml *m = state;
 
     (void)r;
-    if (m->op != AML_LOCK || m->ending)
+    if (m->phase == AML_UNLOCKING || m->ending)
         return;     /* an unlock goes on: its result stands */
     m->ending = RLK_ERR_CANCELLED;
     /* The member in flight is cancelled from the next turn (a cancel hook
@@ -321,15 +319,13 @@ static void aml_cancel_hook(rlk_async_req *r, void *state)
 
 /* ---------------------------------------------------------------- the requests */
 
-static aml *aml_new(rlk_async *ac, int op, int n, const char *const *names,
+static aml *aml_new(rlk_async *ac, const char *what, int n, const char *const *names,
                     unsigned long long task, rlk_async_fn fn, void *privdata)
 {
-    const char *what = op == AML_LOCK ? "rlk_async_multilock_lock" : "rlk_async_multilock_unlock";
     aml *m;
 
     if (!(m = RLK_A_NEW(ac, aml, fn, privdata)))
         return NULL;
-    m->op = op;
     m->task = task;
     /* No one name to check: the n names are checked below. */
     if (rlk_a_common_begin(m->h.r, aml_cancel_hook, aml_free_state, NULL, NULL))
@@ -363,7 +359,7 @@ rlk_async_req *rlk_async_multilock_lock(rlk_async *ac, int n, const char *const 
                                         unsigned long long task, long long wait_ms,
                                         long long lease_ms, rlk_async_fn fn, void *privdata)
 {
-    aml *m = aml_new(ac, AML_LOCK, n, names, task, fn, privdata);
+    aml *m = aml_new(ac, "rlk_async_multilock_lock", n, names, task, fn, privdata);
 
     if (!m || rlk_ae_req_done(m->h.r))
         return m ? m->h.r : NULL;
@@ -382,7 +378,7 @@ rlk_async_req *rlk_async_multilock_unlock(rlk_async *ac, int n, const char *cons
                                           unsigned long long task, rlk_async_fn fn,
                                           void *privdata)
 {
-    aml *m = aml_new(ac, AML_UNLOCK, n, names, task, fn, privdata);
+    aml *m = aml_new(ac, "rlk_async_multilock_unlock", n, names, task, fn, privdata);
 
     if (!m || rlk_ae_req_done(m->h.r))
         return m ? m->h.r : NULL;
