@@ -39,8 +39,7 @@ typedef struct ael {
     rlk_proto_keys keys;            /* the election's keys (names kind "elect") */
     rlk_async_elect_fn efn;         /* the caller's callback */
     void *eprivdata;
-    rlk_elect_info known;           /* what the caller knows (a copy) */
-    int has_known;
+    rlk_elect_info known;           /* what the caller knows (a copy; holder NULL: nothing) */
     rlk_elect_info info;            /* the last read */
     long long timeout_ms;
     rlk_ae_call *call;
@@ -202,7 +201,7 @@ static void ael_read_reply(rlk_async *ac, int rc, const redisReply *r, const cha
                 rc == RLK_ERR_NOMEM ? "" : " replied an unexpected shape");
         return;
     }
-    if (!a->has_known || !rlk_elect_info_same(&a->known, &a->info)) {
+    if (!a->known.holder || !rlk_elect_info_same(&a->known, &a->info)) {
         ael_end(a, RLK_OK, NULL);
         return;
     }
@@ -282,7 +281,6 @@ rlk_async_req *rlk_async_elect_observe(rlk_async *ac, const char *name,
         rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "election %s: out of memory", name);
         return a->h.r;
     }
-    a->has_known = known != NULL;
     if (!known || timeout_ms == 0) {
         ael_send(a);    /* one read */
         return a->h.r;
