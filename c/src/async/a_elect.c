@@ -185,8 +185,8 @@ static void ael_read_reply(rlk_async *ac, int rc, const redisReply *r, const cha
     if (rlk_ae_req_done(a->h.r))
         return;
     if (rc == RLK_ERR_IO && !a->ending &&
-        (a->timeout_ms < 0 || rlk_ae_now_ms() - a->h.start <= a->timeout_ms ||
-         rlk_ae_now_ms() - a->h.start <= rlk_a_common_budget(a->h.ac, 0))) {
+        (a->timeout_ms < 0 || rlk_a_common_elapsed(&a->h) <= a->timeout_ms ||
+         rlk_a_common_elapsed(&a->h) <= rlk_a_common_budget(a->h.ac, 0))) {
         /* A read: harmless to repeat. */
         a->retry = rlk_ae_timer_add(a->h.ac, RLK_A_RETRY_MS, ael_retry_fire, a);
         return;

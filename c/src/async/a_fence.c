@@ -132,7 +132,7 @@ static void afe_reply(rlk_async *ac, int rc, const redisReply *reply, const char
                  "not repeated; repeat only what is idempotent): %s", a->fc.script,
                  a->fc.keys[0], errstr);
     else if (rc == RLK_ERR_IO && !rlk_ae_closing(ac) &&
-             rlk_ae_now_ms() - a->h.start <= rlk_a_common_budget(ac, 0) &&
+             rlk_a_common_elapsed(&a->h) <= rlk_a_common_budget(ac, 0) &&
              (a->retry = rlk_ae_timer_add(ac, RLK_A_RETRY_MS, afe_send, a)) != NULL)
         return;     /* never written (or a claim's check, lost: a check may run twice) */
     else if (rc == RLK_ERR_SCRIPT && rlk_fence_stale(&a->fc, errstr, &highest, msg, sizeof msg))
