@@ -30,9 +30,10 @@ typedef struct rlk_a_semq rlk_a_semq;
 /* A waiter's next attempt (q: the first member of the kind's request state). */
 typedef void (*rlk_a_semq_attempt_fn)(rlk_a_semq *q);
 
-/* A semaphore waiter's request: the first member of the kind's state (its
- * hooks and replies take the state as q): its queue and the request's
- * calls, deadline, wake-ups and end. */
+/* A semaphore waiter's request: the kind's state (the semaphore's), or its
+ * first member (the permit-expirable semaphore's; its hooks and replies take
+ * the state as q): its queue and the request's calls, deadline, wake-ups
+ * and end. */
 struct rlk_a_semq {
     rlk_a_head h;               /* ac, r, start (a_common.h) */
     rlk_a_semq_attempt_fn attempt;  /* called when the waiter should attempt (its own grant, a
