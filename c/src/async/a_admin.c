@@ -11,13 +11,23 @@
  * kind its KEYS are built by (kinds/names.h, from the roles the script's
  * header gives them), its ARGV by name and how its reply is read; a_once.h
  * sends it and rides out a call that never went out.
+ *
+ * And the latch's await (rlk_async_latch_await), an a_once.h awaiter on the
+ * blocking API's channel (kinds/latch.c: "0" when the count reaches zero or
+ * the latch is deleted, "1" when it is armed): it reads latch/count when
+ * subscribed, on every message and at least every second; open (count <=
+ * 0) ends it RLK_OK. The engine hands every message to every listener of
+ * the channel, so the blocking subscriber's "pass the wake-up on" is not
+ * needed here. docs/async-internals.md describes it.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "client/client.h"
 #include "kinds/expiry.h"
 #include "kinds/latch.h"
+#include "kinds/names.h"
 #include "kinds/psemaphore.h"
 #include "kinds/semaphore.h"
 #include "runtime/fam.h"
@@ -194,4 +204,22 @@ rlk_async_req *rlk_async_latch_try_set_count(rlk_async *ac, const char *name, lo
                                              rlk_async_fn fn, void *privdata)
 {
     return aad_call(ac, &aad_latch_try_set_count, name, count, 0, NULL, fn, privdata);
+}
+
+rlk_async_req *rlk_async_latch_await(rlk_async *ac, const char *name, long long timeout_ms,
+                                     rlk_async_fn fn, void *privdata)
+{
+    static const char who[] = "rlk_async_latch_await";
+    rlk_async_req *r = rlk_a_once_start(ac, who, "latch", RLK_MKIND_LATCH, name, fn, privdata);
+    char *channel;
+
+    if (!r || rlk_ae_req_done(r) ||
+        rlk_a_common_range(r, who, name, "timeout_ms", timeout_ms, -1, RLK_NUM_MAX))
+        return r;
+    channel = rlk_fam_braced_name(RLK_NAMES_CH_LATCH, name);
+    if (!channel || rlk_a_once_await(r, &rlk_latch_count_call, channel, timeout_ms,
+                                     "count still above 0") != 0)
+        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
+    free(channel);
+    return r;
 }

@@ -98,6 +98,15 @@ int rlk_a_common_wake(const rlk_async_req *r, const rlk_ae_call *call, int *agai
     return 1;
 }
 
+long long rlk_a_common_next(int *again, long long ms, long long cap)
+{
+    if (*again) {
+        *again = 0;
+        return 0;
+    }
+    return ms >= 0 && ms < cap ? ms : cap;
+}
+
 int rlk_a_common_listen(rlk_async *ac, const char *channel, long long wait_ms, rlk_ae_msg_fn fn,
                         rlk_ae_timer_fn deadline_fn, void *arg, rlk_ae_sub **sub,
                         rlk_ae_timer **deadline)
@@ -119,13 +128,35 @@ int rlk_a_common_deadline(rlk_ae_timer **deadline, const rlk_ae_call *call, int 
     return 0;
 }
 
-void rlk_a_common_quiet(rlk_ae_timer **retry, rlk_ae_timer **deadline, rlk_ae_sub **sub)
+void rlk_a_common_quiet(rlk_ae_timer **retry, rlk_ae_timer **deadline, rlk_ae_sub **sub,
+                        rlk_ae_sub **wide)
 {
     rlk_ae_timer_del(*retry);
     rlk_ae_timer_del(*deadline);
     rlk_ae_unsubscribe(*sub);
     *retry = *deadline = NULL;
     *sub = NULL;
+    if (wide)
+        rlk_a_common_wide(NULL, wide, 0, NULL, NULL, NULL);
+}
+
+void rlk_a_common_wide(rlk_async *ac, rlk_ae_sub **wide, int want, const char *channel,
+                       rlk_ae_msg_fn fn, void *arg)
+{
+    if (want && !*wide) {
+        *wide = rlk_ae_subscribe(ac, channel, fn, arg);
+    } else if (!want && *wide) {
+        rlk_ae_unsubscribe(*wide);
+        *wide = NULL;
+    }
+}
+
+void rlk_a_common_unsent(rlk_async_req *r, const char *what, const char *name)
+{
+    int closing = rlk_ae_closing(rlk_ae_req_client(r));
+
+    rlk_ae_complete(r, closing ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL, "%s%s%s: %s", what,
+                    name ? " " : "", name ? name : "", closing ? "client freed" : "out of memory");
 }
 
 long long rlk_a_common_elapsed(const rlk_a_head *h)

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * a_common.h - what the kinds' requests (a_lock.c, a_semaphore.c,
- * a_psemaphore.c, a_latch.c, a_multilock.c, a_once.c) share on top of the
- * engine (engine.h): the checks every request makes first, the budget of
- * calls that never went out or lost their reply, a waiter's wake-up while a
- * call may be in flight, and the stop of its timers and listener when it
- * ends. Only the logic the kinds have in common lives here; their messages
- * and what a wake-up or an end means stay in the kind's file.
+ * a_common.h - what the kinds' requests (the a_*.c files) share on top of
+ * the engine (engine.h): the checks every request makes first, the budget
+ * and retry time of calls that never went out or lost their reply, a
+ * waiter's wake-up while a call may be in flight, its next attempt and its
+ * listeners, and the stop of its timers and listeners when it ends. Only
+ * the logic the kinds have in common lives here; their messages and what a
+ * wake-up or an end means stay in the kind's file.
  *
  * Not installed; not a stable API.
  */
@@ -16,7 +16,13 @@
 #include <stddef.h>
 
 #include "rlk_async.h"
+#include "runtime/fam_hold.h"
 #include "async/engine.h"
+
+#define RLK_A_RETRY_MS 20           /* a call that never went out is sent again after this */
+#define RLK_A_KEEPALIVE_MS 1000     /* a waiter attempts (or reads) at least this often */
+#define RLK_A_RECHECK_MS (RLK_FAM_CLAIM_MS + 5)     /* first in a queue behind another's
+                                                       reservation (-3): its claim window */
 
 /* What every kind's request state starts with, as its first member named h
  * (a->h.ac, a->h.r, a->h.start): the client, the request, and its start
@@ -94,6 +100,11 @@ int rlk_a_common_lock_args(rlk_async_req *r, const char *what, const char *name,
  * rather than after its keepalive, since the message may postdate it). */
 int rlk_a_common_wake(const rlk_async_req *r, const rlk_ae_call *call, int *again);
 
+/* When a waiter turned away attempts next, in ms: at once when woken while
+ * its call was in flight (*again, then cleared), else after ms (the wait its
+ * attempt told; below 0: none), at most cap. */
+long long rlk_a_common_next(int *again, long long ms, long long cap);
+
 /* A waiter's listener on channel (fn, arg), then for a bounded wait (wait_ms
  * > 0) its deadline timer (deadline_fn, arg) wait_ms from now, in *sub and
  * *deadline. Called before the first attempt: a wake-up published after
@@ -109,8 +120,21 @@ int rlk_a_common_listen(rlk_async *ac, const char *channel, long long wait_ms, r
  * decides (*ending set to RLK_ERR_BUSY unless an end is noted already). */
 int rlk_a_common_deadline(rlk_ae_timer **deadline, const rlk_ae_call *call, int *ending);
 
-/* Stops a request's retry and deadline timers and its listener, and sets
- * them NULL (the request is ending, or being freed). */
-void rlk_a_common_quiet(rlk_ae_timer **retry, rlk_ae_timer **deadline, rlk_ae_sub **sub);
+/* Stops a request's retry and deadline timers and its listeners (wide: a
+ * queued waiter's second one, NULL: none), and sets them NULL (the request
+ * is ending, or being freed). */
+void rlk_a_common_quiet(rlk_ae_timer **retry, rlk_ae_timer **deadline, rlk_ae_sub **sub,
+                        rlk_ae_sub **wide);
+
+/* A queued waiter's second listener, on the lock's or semaphore's own
+ * channel (fn, arg): joined into *wide while want (first in the queue, or
+ * behind a reservation), left otherwise. */
+void rlk_a_common_wide(rlk_async *ac, rlk_ae_sub **wide, int want, const char *channel,
+                       rlk_ae_msg_fn fn, void *arg);
+
+/* r ends because a call could not be sent: RLK_ERR_CLOSED "<what> <name>:
+ * client freed" when the client is closing, else RLK_ERR_NOMEM "<what>
+ * <name>: out of memory" (name NULL: "<what>: ..."). */
+void rlk_a_common_unsent(rlk_async_req *r, const char *what, const char *name);
 
 #endif /* RLK_A_COMMON_H */

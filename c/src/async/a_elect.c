@@ -10,7 +10,7 @@
  * watchdog with fenced/renew and reported lost through the client's lost
  * callback at the blocking watchdog's deadline; candidates wait on the
  * lock's channel, which elect/resign publishes on. The proclaim is one
- * elect/proclaim call with the term the table records. The observer
+ * elect/proclaim call (a_once.h) with the term the table records. The observer
  * subscribes to the election's channel, reads elect/leader once subscribed
  * (the reply read by kinds/elect.h rlk_elect_info_read), and reads again on
  * every message and at the leader's lease end (an expiry publishes
@@ -30,24 +30,17 @@
 #include "async/a_kind.h"
 #include "async/a_hold.h"
 #include "async/a_lock.h"
+#include "async/a_once.h"
 
-#define AEL_RETRY_MS 20             /* a read or proclaim that never went out, again */
-
-enum { AEL_PROCLAIM, AEL_OBSERVE };
-
+/* An observer. */
 typedef struct ael {
     rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
-    int op;                         /* AEL_* */
     char *name;
-    rlk_proto_keys keys;                /* the election's keys (names kind "elect") */
-    char *owner;                    /* proclaim: the leader's holder id */
-    long long term;                 /* proclaim: its term */
-    char *value;                    /* proclaim: the new value */
-    rlk_async_elect_fn efn;         /* observe: the caller's callback */
+    rlk_proto_keys keys;            /* the election's keys (names kind "elect") */
+    rlk_async_elect_fn efn;         /* the caller's callback */
     void *eprivdata;
-    rlk_elect_info known;           /* observe: what the caller knows (a copy) */
-    int has_known;
-    rlk_elect_info info;            /* observe: the last read */
+    rlk_elect_info known;           /* what the caller knows (a copy; holder NULL: nothing) */
+    rlk_elect_info info;            /* the last read */
     long long timeout_ms;
     rlk_ae_call *call;
     rlk_ae_sub *sub;
@@ -61,32 +54,12 @@ static void ael_free_state(rlk_async_req *r, void *state)
     ael *a = state;
 
     (void)r;
-    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub);
+    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub, NULL);
     rlk_ae_call_forget(a->call);
     rlk_proto_keys_free(&a->keys);
     rlk_elect_info_clear(&a->known);
     rlk_elect_info_clear(&a->info);
-    rlk_a_common_free(3, a->name, a->owner, a->value);
-}
-
-/* A new request of op for name: the checks every request makes; NULL when
- * out of memory. On a bad argument the request is completed already. */
-static ael *ael_new(rlk_async *ac, int op, const char *who, const char *name, rlk_async_fn fn,
-                    void *privdata)
-{
-    ael *a;
-
-    if (!(a = RLK_A_NEW(ac, ael, fn, privdata)))
-        return NULL;
-    a->op = op;
-    if (rlk_a_common_begin(a->h.r, NULL, ael_free_state, who, name))
-        return a;
-    if (!(a->name = strdup(name))) {
-        rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
-        return a;
-    }
-    rlk_proto_keys_init(&a->keys, rlk_elect_row.names, a->name);
-    return a;
+    free(a->name);
 }
 
 /* ---------------------------------------------------------------- campaign, resign, term */
@@ -116,10 +89,40 @@ int rlk_async_elect_term(rlk_async *ac, const char *name, unsigned long long tas
                                                                          : RLK_ERR_NOT_OWNER;
 }
 
-/* ---------------------------------------------------------------- the calls */
+/* ---------------------------------------------------------------- proclaim */
 
-static void ael_proclaim_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
-                               int lost, void *arg);
+rlk_async_req *rlk_async_elect_proclaim(rlk_async *ac, const char *name, unsigned long long task,
+                                        const char *value, rlk_async_fn fn, void *privdata)
+{
+    rlk_async_req *r = rlk_a_once_start(ac, "rlk_async_elect_proclaim", "election", -1, name, fn,
+                                        privdata);
+    char owner[RLK_OWNER_MAX + 1];
+    rlk_proto_argvals v = {.owner = owner, .value = value};
+
+    if (!r || rlk_ae_req_done(r))
+        return r;
+    if (!value || strlen(value) > rlk_elect_row.value_max) {
+        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "election %s: %s", name,
+                        value ? "value longer than 65536 bytes" : "a value is required");
+        return r;
+    }
+    rlk_ae_owner(ac, task, owner, sizeof owner);
+    if (!rlk_a_hold_token(ac, rlk_elect_row.hold, name, task, &v.term)) {
+        rlk_ae_complete(r, RLK_ERR_NOT_OWNER, 0, NULL, "election %s: %s does not lead "
+                        "(never elected, resigned, or lost)", name, owner);
+        return r;
+    }
+    v.secret = rlk_async_uuid(ac);      /* the secret its campaign stored */
+    /* elect/proclaim may run twice (the same value in the same term; the second publishes
+     * again): a lost reply is sent again within the budget. */
+    if (rlk_a_once_call(r, &rlk_elect_proclaim_call, &v, NULL,
+                        RLK_A_ONCE_LEADS | RLK_A_ONCE_REPEAT | RLK_A_ONCE_CANCEL) != 0)
+        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "election %s: out of memory", name);
+    return r;
+}
+
+/* ---------------------------------------------------------------- observe */
+
 static void ael_read_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
                            int lost, void *arg);
 
@@ -131,7 +134,7 @@ static void ael_end(ael *a, int err, const char *fmt, ...)
     char detail[RLK_ERRSTR_MAX];
     va_list ap;
 
-    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub);
+    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub, NULL);
     if (err == RLK_OK) {
         rlk_ae_complete(a->h.r, RLK_OK, a->info.term, NULL, NULL);
         return;
@@ -142,17 +145,11 @@ static void ael_end(ael *a, int err, const char *fmt, ...)
     rlk_ae_complete(a->h.r, err, 0, NULL, "election %s: %s", a->name, detail);
 }
 
-/* Sends the request's call: elect/proclaim, or the observer's elect/leader. */
+/* Sends the observer's read, elect/leader. */
 static void ael_send(ael *a)
 {
-    int proclaim = a->op == AEL_PROCLAIM;
-    rlk_proto_argvals v = {.owner = a->owner, .value = a->value, .term = a->term,
-                           .secret = rlk_async_uuid(a->h.ac)};  /* the secret its campaign
-                                                                   stored */
-
-    a->call = rlk_a_kind_call(a->h.ac, proclaim ? &rlk_elect_proclaim_call
-                                                : &rlk_elect_leader_call,
-                              a->name, &v, NULL, proclaim ? ael_proclaim_reply : ael_read_reply, a);
+    a->call = rlk_a_kind_call(a->h.ac, &rlk_elect_leader_call, a->name, &(rlk_proto_argvals){0},
+                              NULL, ael_read_reply, a);
     if (!a->call)
         ael_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s",
                 rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
@@ -168,66 +165,6 @@ static void ael_retry_fire(rlk_async *ac, void *arg)
     if (!rlk_ae_req_done(a->h.r) && !a->call)
         ael_send(a);
 }
-
-/* ---------------------------------------------------------------- proclaim */
-
-static void ael_proclaim_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
-                               int lost, void *arg)
-{
-    ael *a = arg;
-    rlk_proto_outcome o;
-
-    rlk_a_unused(2, ac, lost);
-    a->call = NULL;
-    if (rc == RLK_ERR_IO && rlk_ae_now_ms() - a->h.start <= rlk_a_common_budget(a->h.ac, 0)) {
-        /* Never written, or lost: elect/proclaim may run twice (the same value in the same
-         * term; the second publishes again), so it is sent again within the budget. */
-        a->retry = rlk_ae_timer_add(a->h.ac, AEL_RETRY_MS, ael_retry_fire, a);
-        if (a->retry)
-            return;
-    }
-    if (rc != RLK_OK)
-        rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
-    else if (rlk_proto_read_proclaim(r, &o) == RLK_PROTO_BAD)
-        rlk_ae_complete(a->h.r, RLK_ERR_PROTOCOL, 0, NULL,
-                        "election %s: %s replied type %d", a->name,
-                        rlk_elect_proclaim_call.script, r->type);
-    else if (o.is == RLK_PROTO_REFUSED)
-        rlk_ae_complete(a->h.r, o.err, 0, NULL,
-                        "election %s: %s no longer leads in term %lld", a->name, a->owner,
-                        a->term);
-    else
-        rlk_ae_complete(a->h.r, RLK_OK, a->term, NULL, NULL);
-}
-
-rlk_async_req *rlk_async_elect_proclaim(rlk_async *ac, const char *name, unsigned long long task,
-                                        const char *value, rlk_async_fn fn, void *privdata)
-{
-    ael *a = ael_new(ac, AEL_PROCLAIM, "rlk_async_elect_proclaim", name, fn, privdata);
-    char owner[RLK_OWNER_MAX + 1];
-
-    if (!a || rlk_ae_req_done(a->h.r))
-        return a ? a->h.r : NULL;
-    if (!value || strlen(value) > rlk_elect_row.value_max) {
-        rlk_ae_complete(a->h.r, RLK_ERR_ARG, 0, NULL, "election %s: %s", name,
-                        value ? "value longer than 65536 bytes" : "a value is required");
-        return a->h.r;
-    }
-    rlk_ae_owner(ac, task, owner, sizeof owner);
-    if (!rlk_a_hold_token(ac, rlk_elect_row.hold, name, task, &a->term)) {
-        rlk_ae_complete(a->h.r, RLK_ERR_NOT_OWNER, 0, NULL, "election %s: %s does not lead "
-                        "(never elected, resigned, or lost)", name, owner);
-        return a->h.r;
-    }
-    if (!(a->owner = strdup(owner)) || !(a->value = strdup(value))) {
-        rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "election %s: out of memory", name);
-        return a->h.r;
-    }
-    ael_send(a);
-    return a->h.r;
-}
-
-/* ---------------------------------------------------------------- observe */
 
 /* The request's own callback: the caller's, with the leadership read. */
 static void ael_deliver(rlk_async *ac, const rlk_async_result *r, void *privdata)
@@ -248,10 +185,10 @@ static void ael_read_reply(rlk_async *ac, int rc, const redisReply *r, const cha
     if (rlk_ae_req_done(a->h.r))
         return;
     if (rc == RLK_ERR_IO && !a->ending &&
-        (a->timeout_ms < 0 || rlk_ae_now_ms() - a->h.start <= a->timeout_ms ||
-         rlk_ae_now_ms() - a->h.start <= rlk_a_common_budget(a->h.ac, 0))) {
+        (a->timeout_ms < 0 || rlk_a_common_elapsed(&a->h) <= a->timeout_ms ||
+         rlk_a_common_elapsed(&a->h) <= rlk_a_common_budget(a->h.ac, 0))) {
         /* A read: harmless to repeat. */
-        a->retry = rlk_ae_timer_add(a->h.ac, AEL_RETRY_MS, ael_retry_fire, a);
+        a->retry = rlk_ae_timer_add(a->h.ac, RLK_A_RETRY_MS, ael_retry_fire, a);
         return;
     }
     if (rc != RLK_OK) {
@@ -264,7 +201,7 @@ static void ael_read_reply(rlk_async *ac, int rc, const redisReply *r, const cha
                 rc == RLK_ERR_NOMEM ? "" : " replied an unexpected shape");
         return;
     }
-    if (!a->has_known || !rlk_elect_info_same(&a->known, &a->info)) {
+    if (!a->known.holder || !rlk_elect_info_same(&a->known, &a->info)) {
         ael_end(a, RLK_OK, NULL);
         return;
     }
@@ -322,24 +259,28 @@ rlk_async_req *rlk_async_elect_observe(rlk_async *ac, const char *name,
                                        const rlk_elect_info *known, long long timeout_ms,
                                        rlk_async_elect_fn fn, void *privdata)
 {
+    static const char who[] = "rlk_async_elect_observe";
     ael *a;
     const char *ch;
 
-    if (!fn || !(a = ael_new(ac, AEL_OBSERVE, "rlk_async_elect_observe", name, ael_deliver, NULL)))
+    if (!fn || !(a = RLK_A_NEW(ac, ael, ael_deliver, NULL)))
         return NULL;
     a->efn = fn;
     a->eprivdata = privdata;
     rlk_ae_req_set_privdata(a->h.r, a);
-    if (rlk_ae_req_done(a->h.r) ||
-        rlk_a_common_range(a->h.r, "rlk_async_elect_observe", name, "timeout_ms", timeout_ms, -1,
-                           RLK_NUM_MAX))
+    if (rlk_a_common_begin(a->h.r, NULL, ael_free_state, who, name) ||
+        rlk_a_common_range(a->h.r, who, name, "timeout_ms", timeout_ms, -1, RLK_NUM_MAX))
         return a->h.r;
+    if (!(a->name = strdup(name))) {
+        rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
+        return a->h.r;
+    }
+    rlk_proto_keys_init(&a->keys, rlk_elect_row.names, a->name);
     a->timeout_ms = timeout_ms;
     if (known && ael_copy(&a->known, known) != 0) {
         rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "election %s: out of memory", name);
         return a->h.r;
     }
-    a->has_known = known != NULL;
     if (!known || timeout_ms == 0) {
         ael_send(a);    /* one read */
         return a->h.r;

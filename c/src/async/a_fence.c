@@ -25,8 +25,6 @@
 #include "async/engine.h"
 #include "async/a_common.h"
 
-#define AFE_RETRY_MS 20     /* after a call that never went out */
-
 /* A fenced write, or a claim: the check of each of its fences in turn. */
 typedef struct afe {
     rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
@@ -134,8 +132,8 @@ static void afe_reply(rlk_async *ac, int rc, const redisReply *reply, const char
                  "not repeated; repeat only what is idempotent): %s", a->fc.script,
                  a->fc.keys[0], errstr);
     else if (rc == RLK_ERR_IO && !rlk_ae_closing(ac) &&
-             rlk_ae_now_ms() - a->h.start <= rlk_a_common_budget(ac, 0) &&
-             (a->retry = rlk_ae_timer_add(ac, AFE_RETRY_MS, afe_send, a)) != NULL)
+             rlk_a_common_elapsed(&a->h) <= rlk_a_common_budget(ac, 0) &&
+             (a->retry = rlk_ae_timer_add(ac, RLK_A_RETRY_MS, afe_send, a)) != NULL)
         return;     /* never written (or a claim's check, lost: a check may run twice) */
     else if (rc == RLK_ERR_SCRIPT && rlk_fence_stale(&a->fc, errstr, &highest, msg, sizeof msg))
         rc = RLK_ERR_FENCED;
@@ -157,14 +155,12 @@ static void afe_reply(rlk_async *ac, int rc, const redisReply *reply, const char
 static void afe_send(rlk_async *ac, void *arg)
 {
     afe *a = arg;
-    int closing = rlk_ae_closing(ac);
 
     a->retry = NULL;
     a->call = rlk_ae_scriptv(ac, a->fc.script, a->fc.nkeys, a->fc.keys, a->fc.nargs, a->fc.argv,
                              a->fc.lens, afe_reply, a);
     if (!a->call)
-        rlk_ae_complete(a->h.r, closing ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL, "%s %s: %s",
-                        a->fc.script, a->fc.keys[0], closing ? "client freed" : "out of memory");
+        rlk_a_common_unsent(a->h.r, a->fc.script, a->fc.keys[0]);
 }
 
 rlk_async_req *rlk_async_fence_write(rlk_async *ac, const char *op, const char *fence,

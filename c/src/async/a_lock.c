@@ -37,10 +37,6 @@
 #include "async/a_hold.h"
 #include "async/a_lock.h"
 
-#define ALK_KEEPALIVE_MS 1000       /* a queued waiter attempts at least this often */
-#define ALK_RETRY_MS 20             /* after a call that never went out */
-#define ALK_RECHECK_MS (RLK_FAM_CLAIM_MS + 5)
-
 /* What the request is (op), and what its call in flight is (cw). */
 enum { ALK_LOCK, ALK_UNLOCK, ALK_FORCE };
 enum { CW_NONE, CW_ATTEMPT, CW_READ_ACQ, CW_CANCEL, CW_UNDO, CW_RELEASE, CW_READ_REL, CW_FORCE,
@@ -81,8 +77,7 @@ typedef struct rlk_a_lockreq {
     int again;                      /* woken while a call was in flight */
     int ending;                     /* RLK_ERR_BUSY / RLK_ERR_CANCELLED: end at the next chance */
     int end_err;                    /* the error to complete with once the cancel is back */
-    char *end_msg;                  /* the message to end with (heap; NULL until ending) */
-    int end_msg_oom;                /* setting it ran out of memory */
+    char *end_msg;                  /* the message to end with (heap; NULL: out of memory) */
 } rlk_a_lockreq;
 
 /* ---------------------------------------------------------------- the request */
@@ -126,7 +121,6 @@ static void alk_vset_msg(rlk_a_lockreq *a, const char *fmt, va_list ap)
     vsnprintf(buf, sizeof buf, fmt, ap);
     free(a->end_msg);
     a->end_msg = strdup(buf);
-    a->end_msg_oom = a->end_msg == NULL;
 }
 
 static void alk_set_msg(rlk_a_lockreq *a, const char *fmt, ...)
@@ -140,14 +134,12 @@ static void alk_set_msg(rlk_a_lockreq *a, const char *fmt, ...)
 
 static const char *alk_msg_str(const rlk_a_lockreq *a)
 {
-    return a->end_msg ? a->end_msg : a->end_msg_oom ? "out of memory" : "";
+    return a->end_msg ? a->end_msg : "out of memory";   /* every end sets one first */
 }
 
 static void alk_quiet(rlk_a_lockreq *a)
 {
-    rlk_a_common_quiet(&a->retry, &a->deadline, &a->s_wake);
-    rlk_ae_unsubscribe(a->s_wide);
-    a->s_wide = NULL;
+    rlk_a_common_quiet(&a->retry, &a->deadline, &a->s_wake, &a->s_wide);
 }
 
 static void alk_free_state(rlk_async_req *r, void *state)
@@ -177,6 +169,14 @@ static void alk_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, con
     /* Best effort, as the blocking API: a waiter that cannot say so is skipped
      * when its reservation's claim window runs out. */
     rlk_ae_complete(a->h.r, a->end_err, 0, NULL, "%s", alk_msg_str(a));
+}
+
+/* An undone grant (cancelled, or not recorded) or a lost reply's give-back ends the
+ * request as set (RLK_ERR_CANCELLED when nothing was). */
+static void alk_undone(rlk_a_lockreq *a)
+{
+    rlk_ae_complete(a->h.r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
+                    alk_msg_str(a));
 }
 
 static void alk_end(rlk_a_lockreq *a, int err, const char *fmt, ...)
@@ -299,10 +299,9 @@ static void alk_acquired(rlk_a_lockreq *a)
         if (!h->wd)
             goto nomem;     /* not renewed: given back, never held blind */
     }
-    if (a->ending == RLK_ERR_CANCELLED || a->ending == RLK_ERR_UNSETTLED) {
-        /* Cancelled while the grant was on its way (or not reportable): never left held. */
-        if (a->ending == RLK_ERR_CANCELLED)
-            alk_set_msg(a, "cancelled");
+    if (a->ending == RLK_ERR_CANCELLED) {
+        /* Cancelled while the grant was on its way: never left held. */
+        alk_set_msg(a, "cancelled");
         alk_release(a, CW_UNDO);
         return;
     }
@@ -331,18 +330,6 @@ static void alk_schedule(rlk_a_lockreq *a, long long ms)
     a->retry = rlk_ae_timer_add(a->h.ac, ms > 0 ? ms : 0, alk_retry_fire, a);
 }
 
-/* The next attempt of a waiter turned away: at once when woken while the
- * call was in flight, else after ms (the holder's TTL; below 0: none),
- * at most cap. */
-static void alk_again(rlk_a_lockreq *a, long long ms, long long cap)
-{
-    if (a->again) {
-        a->again = 0;
-        alk_schedule(a, 0);
-    } else
-        alk_schedule(a, ms >= 0 && ms < cap ? ms : cap);
-}
-
 static void alk_msg(rlk_async *ac, const char *channel, const char *msg, size_t len, void *arg);
 
 /* Not acquired: ttl as the acquire script said (-3: behind a reservation). */
@@ -359,11 +346,11 @@ static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
     switch (a->k->wait) {
     case RLK_PROTO_WAIT_FAIR:
         /* Queued by the script: attempt again (keep-alive) before its deadline runs out. */
-        alk_again(a, ttl, RLK_FAIR_THREAD_WAIT_MS / 3);
+        alk_schedule(a, rlk_a_common_next(&a->again, ttl, RLK_FAIR_THREAD_WAIT_MS / 3));
         return;
     case RLK_PROTO_WAIT_CHANNEL:
         /* No queue: the lock's channel (subscribed from the start) and the TTL. */
-        alk_again(a, ttl, ALK_KEEPALIVE_MS);
+        alk_schedule(a, rlk_a_common_next(&a->again, ttl, RLK_A_KEEPALIVE_MS));
         return;
     case RLK_PROTO_WAIT_SPIN:
         /* The back-off (runtime/spin.h), never past the holder's TTL. */
@@ -379,12 +366,7 @@ static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
     if (a->ticket)
         a->queued = 1;
     /* First in the queue (or behind a reservation): the lock's channel too. */
-    if ((first || ttl == -3) && !a->s_wide)
-        a->s_wide = rlk_ae_subscribe(a->h.ac, a->channel, alk_msg, a);
-    else if (!first && ttl != -3 && a->s_wide) {
-        rlk_ae_unsubscribe(a->s_wide);
-        a->s_wide = NULL;
-    }
+    rlk_a_common_wide(a->h.ac, &a->s_wide, first || ttl == -3, a->channel, alk_msg, a);
     if (!a->ticket) {
         /* The fast try failed: take a ticket (cid * 1024 + r: the release finds the wake
          * channel from it), attempt with it once subscribed. */
@@ -396,7 +378,8 @@ static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
         return;
     }
     /* -3: behind a reservation, attempt again once its claim window is over. */
-    alk_again(a, ttl == -3 ? ALK_RECHECK_MS : ttl, ALK_KEEPALIVE_MS);
+    alk_schedule(a, rlk_a_common_next(&a->again, ttl == -3 ? RLK_A_RECHECK_MS : ttl,
+                                      RLK_A_KEEPALIVE_MS));
 }
 
 static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
@@ -414,8 +397,7 @@ static void alk_read_back(rlk_a_lockreq *a, int cw)
         /* A token row: the count, the hold's token and the PTTL in one read (its
          * held script), never the token of a holder that took the lock since. */
         a->read_at = rlk_ae_now_ms();
-        alk_send(a, cw, a->k->held, a->k->held_args, a->lease_ms, 0,
-                           alk_read_acq_reply);
+        alk_send(a, cw, a->k->held, a->k->held_args, a->lease_ms, 0, alk_read_acq_reply);
     } else {    /* RLK_PROTO_VALUES: owner's live count of each value; else the field */
         a->call = a->values ? rlk_a_kind_call(a->h.ac, &rlk_fastmulti_counts_call, a->name,
                                               &(rlk_proto_argvals){.owner = a->owner},
@@ -444,24 +426,24 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
     }
     if (rc == RLK_ERR_IO && !a->ending && rlk_a_common_elapsed(&a->h) <= alk_budget(a)) {
         /* Never written: try again within the wait (a single try: once more in a while). */
-        alk_schedule(a, ALK_RETRY_MS);
+        alk_schedule(a, RLK_A_RETRY_MS);
         return;
     }
     if (rc == RLK_ERR_IO) {     /* never written: cancelled (it never ran), or the I/O error */
         int cancelled = a->ending == RLK_ERR_CANCELLED;
 
         alk_end(a, cancelled ? RLK_ERR_CANCELLED : RLK_ERR_IO, "%s",
-                          cancelled ? "cancelled" : errstr);
+                cancelled ? "cancelled" : errstr);
         return;
     }
     if (rc != RLK_OK && rlk_proto_refusal(errstr) == RLK_ERR_REENTRY) {
         alk_end(a, RLK_ERR_REENTRY, "%s %s: already held by %s; not acquired again",
-                          a->k->what, a->name, a->owner);
+                a->k->what, a->name, a->owner);
         return;
     }
     if (rc != RLK_OK) {
         alk_end(a, rlk_proto_refusal(errstr) == RLK_ERR_UPGRADE ? RLK_ERR_UPGRADE : rc,
-                          "%s", errstr);
+                "%s", errstr);
         return;
     }
     /* nil (or {token}) acquired; an integer the wait; {wait, 1}: first in the queue; a
@@ -517,7 +499,7 @@ static void alk_give_back(rlk_a_lockreq *a)
     if (a->adopt)
         alk_acquired(a);
     else
-        rlk_ae_complete(a->h.r, a->ending, 0, NULL, "%s", alk_msg_str(a));
+        alk_undone(a);
 }
 
 static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
@@ -622,8 +604,7 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
         if (a->op == ALK_UNLOCK)
             rlk_ae_complete(a->h.r, RLK_OK, n, NULL, NULL);
         else
-            rlk_ae_complete(a->h.r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
-                            alk_msg_str(a));
+            alk_undone(a);
         return;
     }
     alk_release(a, a->op == ALK_UNLOCK ? CW_RELEASE : CW_UNDO);   /* it did not run */
@@ -639,10 +620,9 @@ static void alk_attempt(rlk_a_lockreq *a)
     a->known = h ? h->count : 0;
     a->sent = rlk_ae_now_ms();
     if (alk_send(a, CW_ATTEMPT, a->k->acquire, a->k->acquire_args, a->lease_ms,
-                           a->queued ? -a->ticket : a->ticket, alk_acquire_reply) != 0)
+                 a->queued ? -a->ticket : a->ticket, alk_acquire_reply) != 0)
         alk_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s %s: %s",
-                          a->k->what, a->name,
-                          rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
+                a->k->what, a->name, rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
 }
 
 /* Something says the lock may be free: attempt now (or after the call in flight). */
@@ -675,13 +655,8 @@ static void alk_deadline_fire(rlk_async *ac, void *arg)
     rlk_a_lockreq *a = arg;
 
     (void)ac;
-    a->deadline = NULL;
-    if (a->call) {
-        a->ending = RLK_ERR_BUSY;   /* the call in flight decides */
-        return;
-    }
-    alk_end(a, RLK_ERR_BUSY, "%s %s: held by another holder after %lld ms", a->k->what, a->name,
-            rlk_a_common_elapsed(&a->h));
+    if (rlk_a_common_deadline(&a->deadline, a->call, &a->ending))
+        alk_end_busy(a);
 }
 
 /* ---------------------------------------------------------------- unlock */
@@ -715,8 +690,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
             rlk_a_hold_drop(a->h.ac, h);    /* not held any more (lost): forget it (a value
                                                list not held says nothing of its other values) */
         if (cw == CW_UNDO)
-            rlk_ae_complete(a->h.r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
-                            alk_msg_str(a));
+            alk_undone(a);
         else
             rlk_ae_complete(a->h.r, RLK_ERR_NOT_OWNER, 0, NULL,
                             "%s %s: not held by task %llu", a->k->what, a->name, a->task);
@@ -730,8 +704,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
         h = NULL;
     }
     if (cw == CW_UNDO)
-        rlk_ae_complete(a->h.r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
-                        alk_msg_str(a));
+        alk_undone(a);
     else
         rlk_ae_complete(a->h.r, RLK_OK, h ? h->count : outcome == RLK_REL_STILL_HELD, NULL,
                         NULL);
@@ -745,11 +718,9 @@ static void alk_release(rlk_a_lockreq *a, int cw)
 
     a->known = h ? h->count : 1;
     if (alk_send(a, cw, a->k->release, a->k->release_args,
-                           h && h->lease_ms > 0 ? h->lease_ms : c->watchdog_lease_ms, 0,
-                           alk_release_reply) != 0)
-        rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
-                        "%s %s: %s", a->k->what, a->name,
-                        rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
+                 h && h->lease_ms > 0 ? h->lease_ms : c->watchdog_lease_ms, 0,
+                 alk_release_reply) != 0)
+        rlk_a_common_unsent(a->h.r, a->k->what, a->name);
 }
 
 /* ---------------------------------------------------------------- force unlock */
@@ -971,7 +942,7 @@ rlk_async_req *rlk_a_lock_force(rlk_async *ac, const rlk_proto *k, const char *w
     if (!a || rlk_ae_req_done(a->h.r) || alk_values(a, who, o))
         return a ? a->h.r : NULL;
     if (alk_send(a, CW_FORCE, a->k->force, a->k->force_args, 0, 0, alk_force_reply))
-        rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
+        rlk_a_common_unsent(a->h.r, who, name);
     return a->h.r;
 }
 

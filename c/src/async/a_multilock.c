@@ -18,6 +18,7 @@
  * freed) before its member's callback, which then finds the link empty.
  */
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,6 @@
 #include "async/a_common.h"
 #include "async/a_kind.h"
 
-enum { AML_LOCK, AML_UNLOCK };
 enum { AML_ACQUIRING, AML_RENEWING, AML_RELEASING, AML_UNLOCKING };
 
 typedef struct aml aml;
@@ -42,7 +42,6 @@ typedef struct aml_link {
 
 struct aml {
     rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
-    int op;
     int n;
     char **names;
     unsigned long long task;
@@ -60,7 +59,6 @@ struct aml {
     int ending;                     /* RLK_ERR_CANCELLED once cancelled */
     int end_err;                    /* what the request ends with after the release */
     char end_msg[256];
-    long long end_value;
 };
 
 static void aml_next(aml *m);
@@ -102,13 +100,18 @@ static int aml_sub_start(aml *m, int lock, long long wait_ms)
     return 0;
 }
 
-/* Ends the request with (err, msg) once what was taken is released. */
-static void aml_fail(aml *m, int err, long long value, const char *msg)
+/* Ends the request with err and the message fmt formats (cut to fit; the
+ * first failure's) once what was taken is released. */
+static void aml_fail(aml *m, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void aml_fail(aml *m, int err, const char *fmt, ...)
 {
+    va_list ap;
+
     if (!m->end_err) {
         m->end_err = err;
-        m->end_value = value;
-        snprintf(m->end_msg, sizeof m->end_msg, "%.255s", msg);    /* cut to fit */
+        va_start(ap, fmt);
+        vsnprintf(m->end_msg, sizeof m->end_msg, fmt, ap);
+        va_end(ap);
     }
     if (rlk_ae_closing(m->h.ac)) {
         rlk_ae_complete(m->h.r, RLK_ERR_CLOSED, 0, NULL, "the async client was freed");
@@ -133,27 +136,24 @@ static void aml_renew_reply(rlk_async *ac, int rc, const redisReply *reply, cons
                             int lost, void *arg)
 {
     aml *m = arg;
-    char msg[300];
 
     rlk_a_unused(2, ac, lost);
     m->call = NULL;
     if (rlk_ae_req_done(m->h.r))
         return;
     if (m->ending == RLK_ERR_CANCELLED) {
-        aml_fail(m, RLK_ERR_CANCELLED, 0, "cancelled");
+        aml_fail(m, RLK_ERR_CANCELLED, "cancelled");
         return;
     }
     if (rc != RLK_OK) {
-        snprintf(msg, sizeof msg, "multilock member %d (%s): %s", m->k, m->names[m->k], errstr);
-        aml_fail(m, rc, 0, msg);
+        aml_fail(m, rc, "multilock member %d (%s): %s", m->k, m->names[m->k], errstr);
         return;
     }
     if (!(reply->type == REDIS_REPLY_INTEGER && reply->integer == 1)) {
         /* Gone before all were held: a new attempt, as the blocking MultiLock does. */
-        snprintf(msg, sizeof msg, "multilock member %d (%s): gone before all members were held",
-                 m->k, m->names[m->k]);
         m->end_err = 0;
-        aml_fail(m, RLK_ERR_LOST, 0, msg);
+        aml_fail(m, RLK_ERR_LOST, "multilock member %d (%s): gone before all members were held",
+                 m->k, m->names[m->k]);
         return;
     }
     m->k++;
@@ -169,7 +169,7 @@ static void aml_next(aml *m)
         long long wait;
 
         if (m->ending == RLK_ERR_CANCELLED) {
-            aml_fail(m, RLK_ERR_CANCELLED, 0, "cancelled");
+            aml_fail(m, RLK_ERR_CANCELLED, "cancelled");
             return;
         }
         if (m->k == m->n) {    /* all held: set to the lease when taken with another */
@@ -182,7 +182,7 @@ static void aml_next(aml *m)
         if (wait < 0)
             wait = 0;
         if (aml_sub_start(m, 1, wait) != 0)
-            aml_fail(m, RLK_ERR_NOMEM, 0, "multilock: out of memory");
+            aml_fail(m, RLK_ERR_NOMEM, "multilock: out of memory");
         return;
     }
     if (m->phase == AML_RENEWING) {
@@ -197,9 +197,8 @@ static void aml_next(aml *m)
         m->call = rlk_a_kind_call(m->h.ac, &rlk_lock_renew_call, m->names[m->k], &v, NULL,
                                   aml_renew_reply, m);
         if (!m->call)
-            aml_fail(m, rlk_ae_closing(m->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0,
-                     rlk_ae_closing(m->h.ac) ? "multilock: the async client was freed"
-                                             : "multilock: out of memory");
+            aml_fail(m, rlk_ae_closing(m->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "multilock: %s",
+                     rlk_ae_closing(m->h.ac) ? "the async client was freed" : "out of memory");
         return;
     }
     if (m->phase == AML_RELEASING) {
@@ -218,7 +217,7 @@ static void aml_next(aml *m)
             }
             if (m->end_err == RLK_ERR_LOST)
                 m->end_err = RLK_ERR_BUSY;
-            rlk_ae_complete(m->h.r, m->end_err, m->end_value, NULL, "%s", m->end_msg);
+            rlk_ae_complete(m->h.r, m->end_err, 0, NULL, "%s", m->end_msg);
             return;
         }
     } else if (m->k < 0) {  /* AML_UNLOCKING: every member, last first; all are tried */
@@ -260,12 +259,10 @@ static void aml_sub_done(rlk_async *ac, const rlk_async_result *res, void *p)
             return;
         }
         if (res->err == RLK_ERR_CANCELLED || m->ending == RLK_ERR_CANCELLED) {
-            aml_fail(m, RLK_ERR_CANCELLED, 0, "cancelled");
+            aml_fail(m, RLK_ERR_CANCELLED, "cancelled");
             return;
         }
-        snprintf(msg, sizeof msg, "multilock member %d (%s): %s", m->k, m->names[m->k],
-                 res->errstr);
-        aml_fail(m, res->err, 0, msg);
+        aml_fail(m, res->err, "multilock member %d (%s): %s", m->k, m->names[m->k], res->errstr);
         return;
     case AML_RELEASING:
         /* Best effort: a member that cannot be released is recorded; its lease runs out. */
@@ -310,7 +307,7 @@ static void aml_cancel_hook(rlk_async_req *r, void *state)
     aml *m = state;
 
     (void)r;
-    if (m->op != AML_LOCK || m->ending)
+    if (m->phase == AML_UNLOCKING || m->ending)
         return;     /* an unlock goes on: its result stands */
     m->ending = RLK_ERR_CANCELLED;
     /* The member in flight is cancelled from the next turn (a cancel hook
@@ -322,15 +319,13 @@ static void aml_cancel_hook(rlk_async_req *r, void *state)
 
 /* ---------------------------------------------------------------- the requests */
 
-static aml *aml_new(rlk_async *ac, int op, int n, const char *const *names,
+static aml *aml_new(rlk_async *ac, const char *what, int n, const char *const *names,
                     unsigned long long task, rlk_async_fn fn, void *privdata)
 {
-    const char *what = op == AML_LOCK ? "rlk_async_multilock_lock" : "rlk_async_multilock_unlock";
     aml *m;
 
     if (!(m = RLK_A_NEW(ac, aml, fn, privdata)))
         return NULL;
-    m->op = op;
     m->task = task;
     /* No one name to check: the n names are checked below. */
     if (rlk_a_common_begin(m->h.r, aml_cancel_hook, aml_free_state, NULL, NULL))
@@ -364,7 +359,7 @@ rlk_async_req *rlk_async_multilock_lock(rlk_async *ac, int n, const char *const 
                                         unsigned long long task, long long wait_ms,
                                         long long lease_ms, rlk_async_fn fn, void *privdata)
 {
-    aml *m = aml_new(ac, AML_LOCK, n, names, task, fn, privdata);
+    aml *m = aml_new(ac, "rlk_async_multilock_lock", n, names, task, fn, privdata);
 
     if (!m || rlk_ae_req_done(m->h.r))
         return m ? m->h.r : NULL;
@@ -383,7 +378,7 @@ rlk_async_req *rlk_async_multilock_unlock(rlk_async *ac, int n, const char *cons
                                           unsigned long long task, rlk_async_fn fn,
                                           void *privdata)
 {
-    aml *m = aml_new(ac, AML_UNLOCK, n, names, task, fn, privdata);
+    aml *m = aml_new(ac, "rlk_async_multilock_unlock", n, names, task, fn, privdata);
 
     if (!m || rlk_ae_req_done(m->h.r))
         return m ? m->h.r : NULL;

@@ -14,15 +14,12 @@
 #include "async/a_kind.h"
 #include "async/a_once.h"
 
-#define AON_RETRY_MS 20             /* after a call that never went out */
-#define AON_KEEPALIVE_MS 1000       /* an awaiter reads at least this often */
-
 typedef struct aon {
     rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
     char what[48];
     char *name;
     const rlk_proto_call *pc;       /* the kind's call (static) */
-    rlk_proto_argvals v;            /* its ARGV's values, owner and id copied (publish: asked
+    rlk_proto_argvals v;            /* its ARGV's values, owner, value and id copied (publish: asked
                                        for when sent, a cluster's marker is the pointer) */
     int flags;
     char **tail;                    /* text arguments after its ARGV (one block); NULL: none */
@@ -41,7 +38,7 @@ typedef struct aon {
 
 static void aon_quiet(aon *o)
 {
-    rlk_a_common_quiet(&o->retry, &o->deadline, &o->sub);
+    rlk_a_common_quiet(&o->retry, &o->deadline, &o->sub, NULL);
 }
 
 static void aon_free_state(rlk_async_req *r, void *state)
@@ -51,20 +48,21 @@ static void aon_free_state(rlk_async_req *r, void *state)
     (void)r;
     aon_quiet(o);
     rlk_ae_call_forget(o->call);
-    rlk_a_common_free(5, o->name, o->channel, o->tail, (void *)o->v.owner, (void *)o->v.id);
+    rlk_a_common_free(6, o->name, o->channel, o->tail, (void *)o->v.owner, (void *)o->v.value,
+                      (void *)o->v.id);
 }
 
 static void aon_call(aon *o);
 
 /* A call once sent decides: a cancel does not end the request early. An
- * awaiter has nothing to undo: it ends now (a read in flight is forgotten
- * with the request). */
+ * awaiter (or RLK_A_ONCE_CANCEL) has nothing to undo: it ends now (a call
+ * in flight is forgotten with the request). */
 static void aon_cancel_hook(rlk_async_req *r, void *state)
 {
     aon *o = state;
 
     (void)r;
-    if (!o->busy)
+    if (!(o->flags & RLK_A_ONCE_CANCEL))
         return;
     aon_quiet(o);
     rlk_ae_complete(o->h.r, RLK_ERR_CANCELLED, 0, NULL, "cancelled");
@@ -123,10 +121,11 @@ static void aon_reply(rlk_async *ac, int rc, const redisReply *reply, const char
                       void *arg)
 {
     aon *o = arg;
+    rlk_proto_outcome out;
 
     o->call = NULL;
     if (rlk_ae_req_done(o->h.r))
-        return;     /* an awaiter cancelled meanwhile */
+        return;     /* cancelled meanwhile (RLK_A_ONCE_CANCEL) */
     if (rc == RLK_ERR_IO && lost && (o->flags & RLK_A_ONCE_REPEAT))
         lost = 0;       /* a call that may run twice: asked again as if never sent */
     if (rc == RLK_ERR_IO && lost) {
@@ -137,7 +136,7 @@ static void aon_reply(rlk_async *ac, int rc, const redisReply *reply, const char
     if (rc == RLK_ERR_IO && !o->ending && (o->busy || !rlk_ae_closing(ac)) &&
         rlk_a_common_elapsed(&o->h) <= rlk_a_common_budget(ac, o->wait_ms)) {
         /* Never written (or a read's reply lost): once more in a while. */
-        o->retry = rlk_ae_timer_add(ac, AON_RETRY_MS, aon_retry_fire, o);
+        o->retry = rlk_ae_timer_add(ac, RLK_A_RETRY_MS, aon_retry_fire, o);
         if (o->retry)
             return;
     }
@@ -148,15 +147,19 @@ static void aon_reply(rlk_async *ac, int rc, const redisReply *reply, const char
     else if ((o->flags & RLK_A_ONCE_HELD) && reply->integer == 0)
         aon_end(o, RLK_ERR_NOT_OWNER, "the permit is not held (expired, released or never "
                 "acquired)");
+    else if ((o->flags & RLK_A_ONCE_LEADS) &&
+             rlk_proto_read_proclaim(reply, &out) == RLK_PROTO_REFUSED)
+        aon_end(o, out.err, "%s no longer leads in term %lld", o->v.owner, o->v.term);
     else if (o->busy && reply->integer > 0 && (o->wait_ms == 0 || o->ending))
         aon_end(o, RLK_ERR_BUSY, "%s", "");
     else if (o->busy && reply->integer > 0) {
-        o->retry = rlk_ae_timer_add(ac, o->again ? 0 : AON_KEEPALIVE_MS, aon_retry_fire, o);
+        o->retry = rlk_ae_timer_add(ac, o->again ? 0 : RLK_A_KEEPALIVE_MS, aon_retry_fire, o);
         o->again = 0;
     } else {
         aon_quiet(o);
-        rlk_ae_complete(o->h.r, RLK_OK, (o->flags & RLK_A_ONCE_BOOL) ? reply->integer == 1
-                        : reply->integer, NULL, NULL);
+        rlk_ae_complete(o->h.r, RLK_OK, (o->flags & RLK_A_ONCE_LEADS) ? o->v.term
+                        : (o->flags & RLK_A_ONCE_BOOL) ? reply->integer == 1 : reply->integer,
+                        NULL, NULL);
     }
 }
 
@@ -208,9 +211,10 @@ int rlk_a_once_call(rlk_async_req *r, const rlk_proto_call *pc, const rlk_proto_
     o->pc = pc;
     o->flags = flags;
     o->v = *vals;
-    o->v.owner = NULL;
+    o->v.owner = o->v.value = NULL;
     o->v.id = NULL;
     if ((vals->owner && !(o->v.owner = strdup(vals->owner))) ||
+        (vals->value && !(o->v.value = strdup(vals->value))) ||
         (vals->id && !(o->v.id = id = malloc(vals->idlen ? vals->idlen : 1))))
         return -1;
     if (id)
@@ -229,7 +233,7 @@ int rlk_a_once_await(rlk_async_req *r, const rlk_proto_call *pc, const char *cha
     aon *o = rlk_ae_req_state(r);
 
     o->pc = pc;
-    o->flags = RLK_A_ONCE_BOOL | RLK_A_ONCE_REPEAT;
+    o->flags = RLK_A_ONCE_BOOL | RLK_A_ONCE_REPEAT | RLK_A_ONCE_CANCEL;
     o->busy = busy;
     o->wait_ms = wait_ms;
     /* Listen before the read that finds it closed: its confirmation reads again. */

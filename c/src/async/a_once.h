@@ -2,14 +2,16 @@
 /*
  * a_once.h - a request that is one script call with an integer reply
  * (a_once.c): a_admin.c's requests (the semaphore's release, the latch's
- * count_down and try_set_count, ...) and the faster MultiLock's queries.
+ * count_down and try_set_count, ...), the faster MultiLock's queries and
+ * the election's proclaim.
  * The reply's integer is the result's value. A call that never went out is sent again
  * within the request's budget (two command timeouts and a connect); a
  * reply that was lost (written, no reply) is not repeated, since none of
  * these calls may run twice (unless RLK_A_ONCE_REPEAT says a repeat is
  * harmless): the request ends RLK_ERR_UNSETTLED. A cancel
- * does not stop a call already sent: its result stands. An awaiter (the
- * latch's await) sends its read again on wake-ups until it says open.
+ * does not stop a call already sent: its result stands (unless
+ * RLK_A_ONCE_CANCEL). An awaiter (the latch's await) sends its read again
+ * on wake-ups until it says open.
  *
  * Not installed; not a stable API.
  */
@@ -36,10 +38,16 @@ rlk_async_req *rlk_a_once_new(rlk_async *ac, const char *what, const char *name,
 #define RLK_A_ONCE_HELD 2       /* 0: RLK_ERR_NOT_OWNER (a permit that is not held) */
 #define RLK_A_ONCE_REPEAT 4     /* a lost reply is asked again: running twice changes nothing
                                    the reply or the caller depends on (a read; a reclaim of
-                                   expired permits) */
+                                   expired permits; a proclaim of the same value in the same
+                                   term) */
+#define RLK_A_ONCE_LEADS 8      /* elect/proclaim's reply (kinds/proto.h
+                                   rlk_proto_read_proclaim): value vals->term; refused:
+                                   RLK_ERR_NOT_OWNER "<owner> no longer leads in term <term>" */
+#define RLK_A_ONCE_CANCEL 16    /* a cancel ends the request at once (RLK_ERR_CANCELLED; the
+                                   call in flight is forgotten) */
 
 /* Sends the kind's call pc (kinds/proto.h, static) on the request's name
- * with vals (copied, their owner and id too; other text static; publish:
+ * with vals (copied, their owner, value and id too; other text static; publish:
  * the client's when NULL, asked for at each send) and the text list tail
  * after them (NULL-terminated, one block: the request frees it; the faster
  * MultiLock's values; NULL: none) for r, which rlk_a_once_new made;

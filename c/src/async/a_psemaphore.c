@@ -154,11 +154,7 @@ static int aps_begin(aps *a, const char *name, long long wait_ms)
     if (rlk_a_semq_begin(&a->q, "rlk_async psemaphore", name))
         return 1;
     snprintf(busy, sizeof busy, "acquire %s: no permit available", name);
-    if (rlk_a_semq_init(&a->q, name, 1, wait_ms, busy, aps_attempt) == 0)
-        return 0;
-    rlk_ae_complete(a->q.h.r, RLK_ERR_NOMEM, 0, NULL, "rlk_async psemaphore %s: out of memory",
-                    name);
-    return 1;
+    return rlk_a_semq_init(&a->q, "rlk_async psemaphore", name, 1, wait_ms, busy, aps_attempt);
 }
 
 rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, long long wait_ms,

@@ -23,105 +23,94 @@
 #include "async/a_common.h"
 #include "async/a_semq.h"
 
-#define ASM_RETRY_MS 20             /* after a call that never went out */
-
-typedef struct asm_req {
-    rlk_a_semq q;                   /* the first member: the request, its queue, the call in
-                                       flight, the end (a_semq.h) */
-    long long n;
-} asm_req;
-
-static void asm_undo(asm_req *a);
+static void asm_undo(rlk_a_semq *q);
 
 static void asm_undo_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
                            int lost, void *arg)
 {
-    asm_req *a = arg;
+    rlk_a_semq *q = arg;
 
     (void)reply;
-    a->q.call = NULL;
+    q->call = NULL;
     if (rc == RLK_OK) {
-        a->q.cw = RLK_A_SEMQ_NONE;
-        rlk_ae_complete(a->q.h.r, RLK_ERR_CANCELLED, 0, NULL, "cancelled");
+        q->cw = RLK_A_SEMQ_NONE;
+        rlk_ae_complete(q->h.r, RLK_ERR_CANCELLED, 0, NULL, "cancelled");
         return;
     }
-    if (rc == RLK_ERR_IO && !lost && !rlk_ae_closing(ac) && rlk_a_semq_in_budget(&a->q)) {
-        asm_undo(a);    /* never written: once more */
+    if (rc == RLK_ERR_IO && !lost && !rlk_ae_closing(ac) && rlk_a_semq_in_budget(q)) {
+        asm_undo(q);    /* never written: once more */
         return;
     }
-    a->q.cw = RLK_A_SEMQ_NONE;
-    rlk_ae_complete(a->q.h.r, RLK_ERR_UNSETTLED, 0, NULL,
+    q->cw = RLK_A_SEMQ_NONE;
+    rlk_ae_complete(q->h.r, RLK_ERR_UNSETTLED, 0, NULL,
                     "semaphore %s: cancelled after %lld permit(s) were taken; giving them back "
-                    "failed%s: %s", a->q.name, a->n, lost ? " (reply lost: it may have run)" : "",
-                    errstr);
+                    "failed%s: %s", q->name, q->permits,
+                    lost ? " (reply lost: it may have run)" : "", errstr);
 }
 
 /* The permits were taken, but the request was cancelled: give them back. */
-static void asm_undo(asm_req *a)
+static void asm_undo(rlk_a_semq *q)
 {
-    rlk_proto_argvals v = {.n = a->n};
+    rlk_proto_argvals v = {.n = q->permits};
 
-    rlk_a_semq_quiet(&a->q);
-    if (rlk_a_semq_send(&a->q, &rlk_semaphore_release_call, &v, RLK_A_SEMQ_UNDO, asm_undo_reply))
-        rlk_ae_complete(a->q.h.r, RLK_ERR_UNSETTLED, 0, NULL,
+    rlk_a_semq_quiet(q);
+    if (rlk_a_semq_send(q, &rlk_semaphore_release_call, &v, RLK_A_SEMQ_UNDO, asm_undo_reply))
+        rlk_ae_complete(q->h.r, RLK_ERR_UNSETTLED, 0, NULL,
                         "semaphore %s: cancelled after %lld permit(s) were taken; could not give "
-                        "them back (%s)", a->q.name, a->n,
-                        rlk_ae_closing(a->q.h.ac) ? "client freed" : "out of memory");
+                        "them back (%s)", q->name, q->permits,
+                        rlk_ae_closing(q->h.ac) ? "client freed" : "out of memory");
 }
 
 static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
                               int lost, void *arg)
 {
-    asm_req *a = arg;
+    rlk_a_semq *q = arg;
     rlk_proto_outcome o;
 
     (void)ac;
-    a->q.call = NULL;
-    a->q.cw = RLK_A_SEMQ_NONE;
+    q->call = NULL;
+    q->cw = RLK_A_SEMQ_NONE;
     if (rc == RLK_ERR_IO && lost) {
-        if (a->q.ticket)
-            a->q.queued = 1;    /* it may have run */
-        rlk_a_semq_finish(&a->q, RLK_ERR_UNSETTLED,
+        if (q->ticket)
+            q->queued = 1;  /* it may have run */
+        rlk_a_semq_finish(q, RLK_ERR_UNSETTLED,
                           "semaphore %s: the acquire's reply was lost and %lld permit(s) may have "
-                          "been taken (not repeated: it could take them twice): %s", a->q.name,
-                          a->n, errstr);
+                          "been taken (not repeated: it could take them twice): %s", q->name,
+                          q->permits, errstr);
         return;
     }
-    if (rc == RLK_ERR_IO && a->q.ending) {
-        rlk_a_semq_end(&a->q, a->q.ending);         /* never written: nothing taken */
+    if (rc == RLK_ERR_IO && q->ending) {
+        rlk_a_semq_end(q, q->ending);   /* never written: nothing taken */
         return;
     }
-    if (rc == RLK_ERR_IO && rlk_a_semq_in_budget(&a->q)) {
-        rlk_a_semq_retry(&a->q, ASM_RETRY_MS);      /* never written: once more in a while */
+    if (rc == RLK_ERR_IO && rlk_a_semq_in_budget(q)) {
+        rlk_a_semq_retry(q, RLK_A_RETRY_MS);    /* never written: once more in a while */
         return;
     }
     if (rc != RLK_OK)
-        rlk_a_semq_finish(&a->q, rc, "semaphore %s: %s", a->q.name, errstr);
+        rlk_a_semq_finish(q, rc, "semaphore %s: %s", q->name, errstr);
     else if (rlk_proto_read_sem(reply, &o) == RLK_PROTO_ACQUIRED) {
-        if (rlk_a_semq_acquired(&a->q))
-            asm_undo(a);        /* cancelled while they were on their way: given back */
+        if (rlk_a_semq_acquired(q))
+            asm_undo(q);        /* cancelled while they were on their way: given back */
         else
-            rlk_ae_complete(a->q.h.r, RLK_OK, 0, NULL, NULL);
+            rlk_ae_complete(q->h.r, RLK_OK, 0, NULL, NULL);
     } else if (o.is == RLK_PROTO_BUSY)
-        rlk_a_semq_busy(&a->q, o.value, o.first);
+        rlk_a_semq_busy(q, o.value, o.first);
     else
-        rlk_a_semq_finish(&a->q, RLK_ERR_PROTOCOL, "semaphore %s: %s replied an unexpected shape",
-                          a->q.name, rlk_semaphore_acquire_call.script);
+        rlk_a_semq_finish(q, RLK_ERR_PROTOCOL, "semaphore %s: %s replied an unexpected shape",
+                          q->name, rlk_semaphore_acquire_call.script);
 }
 
 /* rlk_a_semq_attempt_fn: semaphore/acquire with the queue's ticket argument. */
 static void asm_attempt(rlk_a_semq *q)
 {
-    asm_req *a = (asm_req *)q;
-    rlk_proto_argvals v = {.n = a->n, .ticket = rlk_a_semq_arg(q)};
+    rlk_proto_argvals v = {.n = q->permits, .ticket = rlk_a_semq_arg(q)};
 
     if (!rlk_a_semq_send(q, &rlk_semaphore_acquire_call, &v, RLK_A_SEMQ_ATTEMPT,
                          asm_acquire_reply))
         return;
     rlk_a_semq_quiet(q);
-    rlk_ae_complete(q->h.r, rlk_ae_closing(q->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
-                    "semaphore %s: %s", q->name,
-                    rlk_ae_closing(q->h.ac) ? "client freed" : "out of memory");
+    rlk_a_common_unsent(q->h.r, "semaphore", q->name);
 }
 
 rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long long permits,
@@ -130,21 +119,18 @@ rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long
     static const char who[] = "rlk_async_semaphore_acquire";
     char busy[256];
     rlk_async_req *r;
-    asm_req *a;
+    rlk_a_semq *q;
 
-    if (!(a = RLK_A_SEMQ_NEW(ac, asm_req, fn, privdata)))
+    if (!(q = RLK_A_NEW(ac, rlk_a_semq, fn, privdata)))
         return NULL;
-    r = a->q.h.r;
-    a->n = permits;
+    r = q->h.r;
     rlk_ae_req_metric(r, RLK_MKIND_SEMAPHORE, name);
-    if (rlk_a_semq_begin(&a->q, who, name) ||
+    if (rlk_a_semq_begin(q, who, name) ||
         rlk_a_common_range(r, who, name, "permits", permits, 1, RLK_NUM_MAX) ||
         rlk_a_common_range(r, who, name, "wait_ms", wait_ms, -1, RLK_NUM_MAX))
         return r;
     snprintf(busy, sizeof busy, "semaphore %s: %lld permit(s) not available", name, permits);
-    if (rlk_a_semq_init(&a->q, name, permits, wait_ms, busy, asm_attempt) != 0)
-        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
-    else
-        rlk_a_semq_start(&a->q, who);
+    if (rlk_a_semq_init(q, who, name, permits, wait_ms, busy, asm_attempt) == 0)
+        rlk_a_semq_start(q, who);
     return r;
 }

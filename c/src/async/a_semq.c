@@ -16,11 +16,8 @@
 #include "async/a_kind.h"
 #include "async/a_semq.h"
 
-#define RLK_A_SEMQ_KEEPALIVE_MS 1000            /* a waiter attempts at least this often */
-#define RLK_A_SEMQ_RECHECK_MS (RLK_FAM_CLAIM_MS + 5)    /* first behind another's reservation */
-
-int rlk_a_semq_init(rlk_a_semq *q, const char *name, long long permits, long long wait_ms,
-                    const char *busy, rlk_a_semq_attempt_fn attempt)
+int rlk_a_semq_init(rlk_a_semq *q, const char *who, const char *name, long long permits,
+                    long long wait_ms, const char *busy, rlk_a_semq_attempt_fn attempt)
 {
     q->attempt = attempt;
     q->permits = permits;
@@ -30,14 +27,15 @@ int rlk_a_semq_init(rlk_a_semq *q, const char *name, long long permits, long lon
     q->channel = rlk_fam_prefix_name(RLK_NAMES_CH_SEMAPHORE, name);
     if (q->channel)
         q->wake = rlk_names_wake_channel(q->channel, rlk_names_wake_cid(rlk_async_uuid(q->h.ac)));
-    return q->name && q->channel && q->wake ? 0 : -1;
+    if (q->name && q->channel && q->wake)
+        return 0;
+    rlk_ae_complete(q->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
+    return 1;
 }
 
 void rlk_a_semq_quiet(rlk_a_semq *q)
 {
-    rlk_a_common_quiet(&q->retry, &q->deadline, &q->sub);
-    rlk_ae_unsubscribe(q->s_wide);
-    q->s_wide = NULL;
+    rlk_a_common_quiet(&q->retry, &q->deadline, &q->sub, &q->s_wide);
 }
 
 static void rlk_a_semq_free(rlk_async_req *r, void *state)
@@ -174,12 +172,8 @@ static long long rlk_a_semq_next(rlk_a_semq *q, long long wait, int first)
     queue = q->ticket || rlk_ae_counts_exact(q->h.ac);
     /* First in the queue (or behind a reservation): the semaphore's channel too (a Redisson
      * release grants nobody); else not, or every release's count would wake this waiter. */
-    if ((first || wait == -3 || !queue) && !q->s_wide)
-        q->s_wide = rlk_ae_subscribe(q->h.ac, q->channel, rlk_a_semq_msg, q);
-    else if (queue && !first && wait != -3 && q->s_wide) {
-        rlk_ae_unsubscribe(q->s_wide);
-        q->s_wide = NULL;
-    }
+    rlk_a_common_wide(q->h.ac, &q->s_wide, first || wait == -3 || !queue, q->channel,
+                      rlk_a_semq_msg, q);
     if (!q->ticket && queue) {
         /* The fast try failed: take a ticket, attempt with it once subscribed. */
         q->ticket = rlk_names_wake_ticket(rlk_names_wake_cid(rlk_async_uuid(q->h.ac)));
@@ -188,13 +182,7 @@ static long long rlk_a_semq_next(rlk_a_semq *q, long long wait, int first)
         q->again = 0;
         return 0;
     }
-    if (q->again) {
-        q->again = 0;
-        return 0;
-    }
-    if (wait == -3)
-        return RLK_A_SEMQ_RECHECK_MS;
-    return wait >= 0 && wait < RLK_A_SEMQ_KEEPALIVE_MS ? wait : RLK_A_SEMQ_KEEPALIVE_MS;
+    return rlk_a_common_next(&q->again, wait == -3 ? RLK_A_RECHECK_MS : wait, RLK_A_KEEPALIVE_MS);
 }
 
 void rlk_a_semq_busy(rlk_a_semq *q, long long wait, int first)

@@ -30,9 +30,10 @@ typedef struct rlk_a_semq rlk_a_semq;
 /* A waiter's next attempt (q: the first member of the kind's request state). */
 typedef void (*rlk_a_semq_attempt_fn)(rlk_a_semq *q);
 
-/* A semaphore waiter's request: the first member of the kind's state (its
- * hooks and replies take the state as q): its queue and the request's
- * calls, deadline, wake-ups and end. */
+/* A semaphore waiter's request: the kind's state (the semaphore's), or its
+ * first member (the permit-expirable semaphore's; its hooks and replies take
+ * the state as q): its queue and the request's calls, deadline, wake-ups
+ * and end. */
 struct rlk_a_semq {
     rlk_a_head h;               /* ac, r, start (a_common.h) */
     rlk_a_semq_attempt_fn attempt;  /* called when the waiter should attempt (its own grant, a
@@ -68,10 +69,10 @@ struct rlk_a_semq {
  * cancel of rlk_a_semq_cancel): 1 when the request is completed. */
 int rlk_a_semq_begin(rlk_a_semq *q, const char *who, const char *name);
 /* Fills q for the semaphore name, a wait of wait_ms for permits (busy: the
- * message's start; attempt: the next attempt): 0, or -1 out of memory
- * (what was allocated stays in q: freed with the request). */
-int rlk_a_semq_init(rlk_a_semq *q, const char *name, long long permits, long long wait_ms,
-                    const char *busy, rlk_a_semq_attempt_fn attempt);
+ * message's start; attempt: the next attempt): 0; 1 when out of memory (the
+ * request ends RLK_ERR_NOMEM "<who> <name>: out of memory"). */
+int rlk_a_semq_init(rlk_a_semq *q, const char *who, const char *name, long long permits,
+                    long long wait_ms, const char *busy, rlk_a_semq_attempt_fn attempt);
 /* Listens (rlk_a_semq_listen) before the first attempt, which the
  * uncontended path makes without a subscription; out of memory: the
  * request ends RLK_ERR_NOMEM "<who> <name>: out of memory". */
