@@ -184,20 +184,6 @@ static int rlk_psem_eval_ids(rlk_psemaphore *s, const rlk_proto_call *pc, rlk_pr
     return rlk_handle_evalt(&s->b, pc, &v, (size_t)n - 1, ids + 1, lens + 1, out, r);
 }
 
-static int rlk_psem_try_init(rlk_psem_try *t, rlk_psemaphore *s, int n, long long lease_ms)
-{
-    memset(t, 0, sizeof *t);
-    t->s = s;
-    t->n = n;
-    t->lease_ms = lease_ms;
-    if (!(t->ids = rlk_psem_ids_new(n, RLK_PSEM_NEW_ID_BYTES, &t->lens)))
-        return rlk_set_error(s->b.c, RLK_ERR_NOMEM, "acquire %s: out of memory", s->b.name);
-    if (rlk_random_bytes((unsigned char *)t->ids[0], (size_t)n * RLK_PSEM_NEW_ID_BYTES) != 0)
-        return rlk_set_error(s->b.c, RLK_ERR_IO, "acquire %s: no random source for permit ids",
-                             s->b.name);
-    return RLK_OK;
-}
-
 /* After a lost reply, once fenced: 1 when the call's first permit id is
  * in the timeouts set (the call ran and took all of them, atomically), 0
  * when not, -1 when the read failed (the error kept as it was). */
@@ -301,19 +287,24 @@ static int rlk_psemaphore_try_acquire_n_run(rlk_psemaphore *s, int n, long long 
     rc = rlk_fam_check_range(s->b.c, "acquire", s->b.name, "lease_ms", lease_ms, 1, RLK_NUM_MAX);
     if (rc != RLK_OK)
         return rc;
-    rc = rlk_psem_try_init(&t, s, n, lease_ms);
+    memset(&t, 0, sizeof t);
+    t.s = s;
+    t.n = n;
+    t.lease_ms = lease_ms;
+    if (!(t.ids = rlk_psem_ids_new(n, RLK_PSEM_NEW_ID_BYTES, &t.lens)))
+        return rlk_set_error(s->b.c, RLK_ERR_NOMEM, "acquire %s: out of memory", s->b.name);
+    if (rlk_random_bytes((unsigned char *)t.ids[0], (size_t)n * RLK_PSEM_NEW_ID_BYTES) != 0)
+        rc = rlk_set_error(s->b.c, RLK_ERR_IO, "acquire %s: no random source for permit ids",
+                           s->b.name);
     /* Outages ridden out: a retry reuses the ids (see rlk_psem_attempt_error). count_ttl
      * stays 0: the bound is a permit's expiry, not a lock holder's TTL. */
     if (rc == RLK_OK)
         rc = rlk_sem_queue_acquire(&s->q, &s->b, &t.qt, n, rlk_psem_attempt, &t, 1, start,
-                                   wait_ms);
+                                   wait_ms, "acquire");
     if (rc == RLK_OK)
         for (int i = 0; i < n; i++)
             rlk_psem_hex((const unsigned char *)t.ids[i], RLK_PSEM_NEW_ID_BYTES, ids[i]);
     free((void *)t.ids);
-    if (rc == RLK_ERR_BUSY)
-        rc = rlk_set_error(s->b.c, RLK_ERR_BUSY, "acquire %s: %d permit(s) not available after "
-                           "%lld ms", s->b.name, n, (rlk_clock_now_ns() - start) / 1000000LL);
     return rc;
 }
 
@@ -339,30 +330,14 @@ int rlk_psemaphore_acquire(rlk_psemaphore *s, long long lease_ms, char id[RLK_PE
 
 /* ---------------------------------------------------------------- releasing, leases */
 
-/* psemaphore/release of n hex ids: *got how many were held (and are now
- * released). */
-static int rlk_psem_release_ids(rlk_psemaphore *s, int n, const char *const *ids, long long *got)
-{
-    rlk_proto_argvals none = {0};
-    const char **raw = NULL;
-    size_t *lens = NULL;
-    int rc = rlk_fam_check_range(s->b.c, "release", s->b.name, "permits", n, 1, RLK_PERMITS_MAX);
-
-    if (rc == RLK_OK && !(raw = rlk_psem_ids_new(n, RLK_PSEM_RAW_ID_MAX, &lens)))
-        rc = rlk_set_error(s->b.c, RLK_ERR_NOMEM, "%s %s: out of memory", "release", s->b.name);
-    for (int i = 0; rc == RLK_OK && i < n; i++)
-        rc = rlk_psem_decode_id(s, "release", ids[i], (unsigned char *)raw[i], &lens[i]);
-    if (rc == RLK_OK)
-        rc = rlk_psem_eval_ids(s, &rlk_psem_release_call, none, n, raw, lens, got, NULL);
-    free((void *)raw);
-    return rc;
-}
-
 /* release_n (strict: a permit that is not held is RLK_ERR_NOT_OWNER) and
  * try_release (Redisson's tryRelease(permitId): it is no error). */
 static int rlk_psem_release(rlk_psemaphore *s, int n, const char *const *ids, int *released,
                             int strict)
 {
+    rlk_proto_argvals none = {0};
+    const char **raw = NULL;
+    size_t *lens = NULL;
     long long got = 0;
     int rc;
 
@@ -370,7 +345,14 @@ static int rlk_psem_release(rlk_psemaphore *s, int n, const char *const *ids, in
         *released = 0;
     if (!s || !ids || (!strict && !ids[0]))     /* try_release's one id */
         return RLK_ERR_ARG;
-    rc = rlk_psem_release_ids(s, n, ids, &got);
+    rc = rlk_fam_check_range(s->b.c, "release", s->b.name, "permits", n, 1, RLK_PERMITS_MAX);
+    if (rc == RLK_OK && !(raw = rlk_psem_ids_new(n, RLK_PSEM_RAW_ID_MAX, &lens)))
+        rc = rlk_set_error(s->b.c, RLK_ERR_NOMEM, "%s %s: out of memory", "release", s->b.name);
+    for (int i = 0; rc == RLK_OK && i < n; i++)
+        rc = rlk_psem_decode_id(s, "release", ids[i], (unsigned char *)raw[i], &lens[i]);
+    if (rc == RLK_OK)   /* got: how many were held (and are now released) */
+        rc = rlk_psem_eval_ids(s, &rlk_psem_release_call, none, n, raw, lens, &got, NULL);
+    free((void *)raw);
     if (rc != RLK_OK)
         return rc;
     if (released)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "client/client.h"
+#include "client/clock.h"
 #include "client/error.h"
 #include "client/random.h"
 #include "kinds/handle.h"
@@ -82,7 +83,7 @@ const rlk_sub_rule rlk_sem_queue_sub_rule = {rlk_semq_meaning};
 
 int rlk_sem_queue_acquire(rlk_sem_queue *q, const rlk_fam_base *b, rlk_sem_queue_try *t,
                           long long permits, rlk_wait_attempt_fn attempt, void *arg,
-                          int ride_out, long long start, long long wait_ms)
+                          int ride_out, long long start, long long wait_ms, const char *what)
 {
     rlk_proto row = {.cancel = rlk_sem_queue_cancel_call.script,
                      .cancel_args = rlk_sem_queue_cancel_call.args};
@@ -109,5 +110,8 @@ int rlk_sem_queue_acquire(rlk_sem_queue *q, const rlk_fam_base *b, rlk_sem_queue
     v.ticket = t->tk.ticket;
     if (rc != RLK_OK && t->queued)
         rlk_handle_cancel(b, &row, &v, 1);
+    if (rc == RLK_ERR_BUSY)
+        rc = rlk_set_error(b->c, RLK_ERR_BUSY, "%s %s: %lld permit(s) not available after %lld ms",
+                           what, b->name, permits, (rlk_clock_now_ns() - start) / 1000000LL);
     return rc;
 }

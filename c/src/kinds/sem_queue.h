@@ -69,10 +69,11 @@ int rlk_sem_queue_attempt_end(rlk_sem_queue_try *t, const rlk_fam_base *b, long 
  * queue ({name}:rlk_waiters), passing on a reservation it did not claim
  * ({name}:rlk_next): rlk_sem_queue_cancel_call with its ticket and permits;
  * best effort and bounded, the error kept (a waiter that cannot say so is
- * skipped when its reservation expires). */
+ * skipped when its reservation expires). A wait that ran out: RLK_ERR_BUSY recorded as
+ * "<what> <name>: <permits> permit(s) not available after <ms> ms". */
 int rlk_sem_queue_acquire(rlk_sem_queue *q, const rlk_fam_base *b, rlk_sem_queue_try *t,
                           long long permits, rlk_wait_attempt_fn attempt, void *arg,
-                          int ride_out, long long start, long long wait_ms);
+                          int ride_out, long long start, long long wait_ms, const char *what);
 /* semaphore/cancel, both semaphores' (the async waiters' too, async/a_semq.c). */
 extern const rlk_proto_call rlk_sem_queue_cancel_call;
 

@@ -148,13 +148,8 @@ static int rlk_semaphore_try_acquire_run(rlk_semaphore *s, long long permits, lo
     /* No outage ride-out: an acquire whose reply was lost may have taken the
      * permits, and repeating it could take them twice; the wait ends with the
      * error and its ticket leaves the queue. */
-    rc = rlk_sem_queue_acquire(&s->q, &s->b, &t.qt, permits, rlk_sem_attempt, &t, 0, start,
-                               wait_ms);
-    if (rc == RLK_ERR_BUSY)
-        rc = rlk_set_error(s->b.c, RLK_ERR_BUSY, "semaphore %s: %lld permit(s) not available "
-                           "after %lld ms", s->b.name, permits,
-                           (rlk_clock_now_ns() - start) / 1000000LL);
-    return rc;
+    return rlk_sem_queue_acquire(&s->q, &s->b, &t.qt, permits, rlk_sem_attempt, &t, 0, start,
+                                 wait_ms, "semaphore");
 }
 
 int rlk_semaphore_try_acquire(rlk_semaphore *s, long long permits, long long wait_ms)

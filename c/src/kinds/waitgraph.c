@@ -182,8 +182,8 @@ static int wg_arc_cmp(const void *a, const void *b)
     return x->from < y->from ? -1 : x->from > y->from ? 1 : x->edge < y->edge ? -1 : x->edge > y->edge;
 }
 
-/* A waiter or holder as one graph's node names it: s[0..len); at: its place
- * among the ends of the graph's edges (each edge's waiter, then its holder). */
+/* A waiter or holder as one graph's node names it: s[0..len); at: the node's
+ * number (wg_graph). */
 typedef struct wg_end {
     const char *s;
     size_t len, at;
@@ -199,9 +199,7 @@ static int wg_end_cmp(const void *a, const void *b)
     const wg_end *x = a, *y = b;
     int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
 
-    if (c == 0)
-        c = x->len != y->len ? (x->len < y->len ? -1 : 1) : (x->at > y->at) - (x->at < y->at);
-    return c;
+    return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
 /* The clients of the waiters of edges edge[0..len) (a thread waiter: its
@@ -328,52 +326,45 @@ out:
     return rc;
 }
 
+/* The node of s[0..len) among nodes[0..*n), added as the next one when new. */
+static size_t wg_node(wg_end *nodes, size_t *n, const char *s, size_t len)
+{
+    wg_end e = {s, len, *n};
+
+    for (size_t i = 0; i < *n; i++)
+        if (wg_end_same(&nodes[i], &e))
+            return i;
+    nodes[(*n)++] = e;
+    return e.at;
+}
+
 /* The arcs of one graph: thread (waiters by thread only) or client (all).
  * Its nodes are numbered in the order the edges first name them. */
 static int wg_graph(rlk_waitgraph *g, int by_client)
 {
-    size_t cap = 2 * g->nedges + 1, n = 0, narc = 0, ng = 0, nnode = 0, k = 0;
-    wg_end *end = malloc(cap * sizeof *end);
-    size_t *work = malloc(3 * cap * sizeof *work);  /* three arrays of cap: */
-    size_t *group = work;                   /* each end's group of equal names */
-    size_t *first = work + cap;             /* each group's first end */
-    size_t *node = work + 2 * cap;          /* each group's node */
-    wg_arc *arcs = malloc(cap * sizeof *arcs);
+    wg_end *nodes = malloc((2 * g->nedges + 1) * sizeof *nodes);
+    wg_arc *arcs = malloc((g->nedges + 1) * sizeof *arcs);
+    size_t nnode = 0, narc = 0;
     int rc = -1;
 
-    if (!end || !work || !arcs)
-        goto out;
-    for (size_t i = 0; i < g->nedges; i++) {
-        const wg_edge *e = &g->edges[i];
-        size_t wl = by_client && !e->by_client ? rlk_wg_client_len(e->waiter) : strlen(e->waiter);
-        size_t hl = by_client ? rlk_wg_client_len(e->holder) : strlen(e->holder);
+    if (nodes && arcs) {
+        for (size_t i = 0; i < g->nedges; i++) {
+            const wg_edge *e = &g->edges[i];
+            size_t wl = by_client && !e->by_client ? rlk_wg_client_len(e->waiter)
+                                                   : strlen(e->waiter);
+            size_t hl = by_client ? rlk_wg_client_len(e->holder) : strlen(e->holder);
+            size_t w, h;
 
-        if (!by_client && e->by_client)
-            continue;
-        end[n] = (wg_end){e->waiter, wl, n};
-        end[n + 1] = (wg_end){e->holder, hl, n + 1};
-        n += 2;
-        arcs[narc++].edge = i;
+            if (!by_client && e->by_client)
+                continue;
+            w = wg_node(nodes, &nnode, e->waiter, wl);
+            h = wg_node(nodes, &nnode, e->holder, hl);
+            if (w != h)
+                arcs[narc++] = (wg_arc){w, h, i};
+        }
+        rc = wg_cycles(g, arcs, narc, nnode, by_client);
     }
-    qsort(end, n, sizeof *end, wg_end_cmp);
-    for (size_t j = 0; j < n; j++) {
-        if (j == 0 || !wg_end_same(&end[j - 1], &end[j]))
-            first[ng++] = end[j].at;
-        group[end[j].at] = ng - 1;
-    }
-    for (size_t at = 0; at < n; at++)
-        if (first[group[at]] == at)
-            node[group[at]] = nnode++;
-    for (size_t a = 0; a < narc; a++) {
-        size_t w = node[group[2 * a]], h = node[group[2 * a + 1]];
-
-        if (w != h)
-            arcs[k++] = (wg_arc){w, h, arcs[a].edge};
-    }
-    rc = wg_cycles(g, arcs, k, nnode, by_client);
-out:
-    free(end);
-    free(work);
+    free(nodes);
     free(arcs);
     return rc;
 }
