@@ -281,7 +281,7 @@ int rlk_fastmulti_owner(const rlk_fastmulti *m, char *buf, size_t len)
 /* ---------------------------------------------------------------- script calls */
 
 /* The call script with the ARGV named args (the row's or a call's) and vals, then the values:
- * as rlk_handle_evalt (out: an integer reply; NULL: the reply in *r). */
+ * as rlk_handle_evalt (r NULL: an integer reply into *out; else the reply in *r). */
 static int rlk_fastmulti_call(rlk_fastmulti *m, const char *script, const char *args,
                               const rlk_proto_argvals *vals, long long *out, redisReply **r)
 {
@@ -290,7 +290,14 @@ static int rlk_fastmulti_call(rlk_fastmulti *m, const char *script, const char *
     return rlk_handle_evalt(&m->b, &pc, vals, m->n, (const char *const *)m->values, NULL, out, r);
 }
 
-static int rlk_fastmulti_held(rlk_fastmulti *m, const char *owner, long long *count);
+/* fastmulti/held for owner ("" for any): the number of the values held. */
+static int rlk_fastmulti_held(rlk_fastmulti *m, const char *owner, long long *count)
+{
+    rlk_proto_argvals v = {.owner = owner};
+
+    return rlk_fastmulti_call(m, rlk_fastmulti_held_call.script, rlk_fastmulti_held_call.args, &v,
+                              count, NULL);
+}
 
 /* After an ACL refusal inside fastmulti/release (runtime/fam_hold.h rlk_fam_acl_said): whether
  * owner still holds any of the values (fastmulti/held); RLK_REL_RELEASED with RLK_ERR_NOTIFY in
@@ -526,15 +533,6 @@ int rlk_fastmulti_force_unlock(rlk_fastmulti *m, int *released)
 }
 
 /* ---------------------------------------------------------------- queries */
-
-/* fastmulti/held for owner ("" for any): the number of the values held. */
-static int rlk_fastmulti_held(rlk_fastmulti *m, const char *owner, long long *count)
-{
-    rlk_proto_argvals v = {.owner = owner};
-
-    return rlk_fastmulti_call(m, rlk_fastmulti_held_call.script, rlk_fastmulti_held_call.args, &v,
-                              count, NULL);
-}
 
 int rlk_fastmulti_is_locked(rlk_fastmulti *m, int *locked)
 {

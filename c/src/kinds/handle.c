@@ -53,13 +53,13 @@ static int rlk_handle_run(const rlk_fam_base *b, const rlk_proto_call *pc, const
             alens[(size_t)pb.nargs + n] = lens ? lens[n] : strlen(tail[n]);
         }
         rc = rlk_evalv(b->c, pc->script, pb.nkeys, pb.keys, NULL, pb.nargs + (int)ntail, args,
-                       alens, out ? &reply : r);
+                       alens, r ? r : &reply);
     } else
         rlk_set_error(b->c, RLK_ERR_NOMEM, "%s %s: out of memory", pc->script, b->name);
     free(args);
     free(alens);
     rlk_proto_built_free(&pb);
-    if (rc == RLK_OK && out && reply->type != REDIS_REPLY_INTEGER)
+    if (rc == RLK_OK && !r && reply->type != REDIS_REPLY_INTEGER)
         rc = rlk_set_error(b->c, RLK_ERR_PROTOCOL, "%s %s: reply of type %d, expected an integer",
                            pc->script, b->name, reply->type);
     else if (rc == RLK_OK && out)
@@ -492,12 +492,7 @@ int rlk_handle_evalt(const rlk_fam_base *b, const rlk_proto_call *pc,
 int rlk_handle_int(const rlk_fam_base *b, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
                    long long *out)
 {
-    long long n = 0;
-    int rc = rlk_handle_evalt(b, pc, vals, 0, NULL, NULL, &n, NULL);
-
-    if (rc == RLK_OK && out)
-        *out = n;
-    return rc;
+    return rlk_handle_run(b, pc, NULL, vals, 0, NULL, NULL, out, NULL);
 }
 
 int rlk_handle_write(const rlk_fam_base *b, const char *what, const char *field, long long v,

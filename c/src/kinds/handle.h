@@ -30,7 +30,7 @@ int rlk_handle_owner(const rlk_fam_base *b, const rlk_fam_id *id, char *buf, siz
 
 /* ---------------------------------------------------------------- making */
 
-/* A lock kind's handle (rlk_fam_new) with its keys of roles by names (rlk_handle_keys), the
+/* A kind's handle (rlk_fam_new) with its keys of roles by names (rlk_handle_keys), the
  * local queue of its name or of its channel (how: RLK_HANDLE_QUEUE_*; neither: none) in b.q
  * (runtime/lq.h rlk_lq_get), and with RLK_HANDLE_WAKE this client's wake channel of its
  * channel in b.wake (kinds/names.h rlk_names_wake_channel: where a release grants the lock to
@@ -168,10 +168,10 @@ int rlk_handle_force(const rlk_fam_base *b, const rlk_proto *row, const char *op
 
 /* rlk_handle_eval with vals NULL: none, then the ntail arguments tail after its
  * ARGV (lens NULL: strlen; the faster MultiLock's values, the permit ids
- * after the first). With out NULL its reply in *r (rlk_evalv's result);
- * else an integer reply into *out (RLK_ERR_PROTOCOL recorded for another
- * shape: "<script> <name>: reply of type T, expected an integer") and r
- * unused. RLK_ERR_NOMEM recorded: "<script> <name>: out of memory". */
+ * after the first). With r its reply in *r (rlk_evalv's result); r NULL: an
+ * integer reply into *out (out may be NULL; RLK_ERR_PROTOCOL recorded for
+ * another shape: "<script> <name>: reply of type T, expected an integer").
+ * RLK_ERR_NOMEM recorded: "<script> <name>: out of memory". */
 int rlk_handle_evalt(const rlk_fam_base *b, const rlk_proto_call *pc,
                      const rlk_proto_argvals *vals, size_t ntail, const char *const *tail,
                      const size_t *lens, long long *out, redisReply **r);

@@ -50,28 +50,18 @@ static const rlk_proto_call rlk_psem_try_set_call = {"psemaphore/try_set_permits
 static const rlk_proto_call rlk_psem_available_call = {"psemaphore/available", "publish"};
 static const rlk_proto_call rlk_psem_size_call = {"psemaphore/size", ""};
 
-/* rlk_fam_kind.fini: what the handle holds beyond its base. */
-static void rlk_psemaphore_fini(void *handle)
-{
-    rlk_psemaphore *s = handle;
-
-    free(s->timeouts);
-    rlk_sem_queue_free(&s->q);
-}
-
 static const rlk_fam_kind rlk_psemaphore_kind = {
-    "rlk_psemaphore_new", "semaphore", RLK_NAMES_CH_SEMAPHORE, rlk_fam_prefix_name,
-    rlk_psemaphore_fini
+    "rlk_psemaphore_new", "semaphore", RLK_NAMES_CH_SEMAPHORE, rlk_fam_prefix_name, NULL
 };
 
 rlk_psemaphore *rlk_psemaphore_new(rlk_client *c, const char *name)
 {
-    rlk_psemaphore *s = rlk_fam_new(c, name, sizeof *s, &rlk_psemaphore_kind);
+    rlk_psemaphore *s = rlk_handle_new(c, name, sizeof *s, &rlk_psemaphore_kind, RLK_HANDLE_WAKE,
+                                       "psemaphore", "timeouts channel waiters grant");
 
-    if (!s)
-        return NULL;
-    s->timeouts = rlk_fam_suffix_name(name, RLK_NAMES_PERMITS);
-    return rlk_fam_made(s, rlk_sem_queue_init(&s->q, &s->b) == 0 && s->timeouts);
+    if (s)
+        rlk_sem_queue_init(&s->q, &s->b);
+    return s;
 }
 
 void rlk_psemaphore_free(rlk_psemaphore *s)
@@ -86,7 +76,7 @@ const char *rlk_psemaphore_name(const rlk_psemaphore *s)
 
 const char *rlk_psemaphore_timeouts_key(const rlk_psemaphore *s)
 {
-    return s ? s->timeouts : NULL;
+    return s ? s->b.key[RLK_PROTO_KEY_TIMEOUTS] : NULL;
 }
 
 const char *rlk_psemaphore_channel(const rlk_psemaphore *s)
@@ -190,8 +180,8 @@ static int rlk_psem_eval_ids(rlk_psemaphore *s, const rlk_proto_call *pc, rlk_pr
 static int rlk_psem_lost_ran(rlk_psem_try *t)
 {
     rlk_psemaphore *s = t->s;
-    const char *argv[3] = {"ZSCORE", s->timeouts, t->ids[0]};
-    size_t lens[3] = {6, strlen(s->timeouts), t->lens[0]};
+    const char *argv[3] = {"ZSCORE", s->b.key[RLK_PROTO_KEY_TIMEOUTS], t->ids[0]};
+    size_t lens[3] = {6, strlen(argv[1]), t->lens[0]};
     redisReply *r = NULL;
     int ran = -1;
 
@@ -556,7 +546,7 @@ int rlk_psemaphore_permits(rlk_psemaphore *s, rlk_permit_info *out, size_t max, 
     if (!s || !total || (max > 0 && !out))
         return RLK_ERR_ARG;
     *total = 0;
-    argv[1] = s->timeouts;
+    argv[1] = s->b.key[RLK_PROTO_KEY_TIMEOUTS];
     rc = rlk_psem_command(s, 5, argv, REDIS_REPLY_ARRAY, &r);
     if (rc == RLK_OK)
         rc = rlk_psem_server_ms(s, &now);

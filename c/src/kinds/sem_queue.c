@@ -18,15 +18,13 @@
 
 const rlk_proto_call rlk_sem_queue_cancel_call = {"semaphore/cancel", "ticket n claim_ms publish"};
 
-int rlk_sem_queue_init(rlk_sem_queue *q, const rlk_fam_base *b)
+void rlk_sem_queue_init(rlk_sem_queue *q, const rlk_fam_base *b)
 {
     unsigned char r[2] = {0, 0};
 
     q->cid = rlk_names_wake_cid(b->rt->uuid);
     (void)rlk_random_bytes(r, sizeof r);
     atomic_init(&q->seq, (unsigned)r[0] << 8 | r[1]);
-    q->wake = rlk_names_wake_channel(b->channel, q->cid);
-    return q->wake ? 0 : -1;
 }
 
 int rlk_sem_queue_attempt_end(rlk_sem_queue_try *t, const rlk_fam_base *b, long long targ,
@@ -48,11 +46,6 @@ int rlk_sem_queue_attempt_end(rlk_sem_queue_try *t, const rlk_fam_base *b, long 
         t->queued = 1;
     return o->is == RLK_PROTO_ACQUIRED ? rlk_fam_acks_acquired(b->c, "acquire", b->name, undo, arg)
                                        : rc;
-}
-
-void rlk_sem_queue_free(rlk_sem_queue *q)
-{
-    free(q->wake);
 }
 
 static long long rlk_sem_queue_ticket(rlk_sem_queue *q)
@@ -101,7 +94,7 @@ int rlk_sem_queue_acquire(rlk_sem_queue *q, const rlk_fam_base *b, rlk_sem_queue
         w.ticket = &t->tk;
         w.keepalive_ms = RLK_SEMQ_KEEPALIVE_MS;
         w.recheck_ms = RLK_FAM_CLAIM_MS + 5;     /* -3: a dead grantee's reservation runs out */
-        w.channel = q->wake;
+        w.channel = b->wake;
         w.wide_channel = b->channel;
         w.wide = &t->wide;
         rlk_wait_pre_join(&w);

@@ -20,16 +20,14 @@
 #include "runtime/wait.h"
 
 typedef struct rlk_sem_queue {
-    char *wake;                 /* redisson_sc:{name}:rlk:<cid>: this client's wake channel */
     long long cid;              /* 32768..65535, from the client's uuid (as the reentrant lock) */
     atomic_uint seq;            /* the next ticket's low 10 bits: the waiters of one handle
                                    (threads of one client) never share a ticket */
 } rlk_sem_queue;
 
-/* Fills q for the semaphore kind b (its channel): 0, or -1 out of
- * memory (q then holds what was allocated: rlk_sem_queue_free it). */
-int rlk_sem_queue_init(rlk_sem_queue *q, const rlk_fam_base *b);
-void rlk_sem_queue_free(rlk_sem_queue *q);
+/* Fills q for the semaphore kind b, whose handle has its wake channel in b->wake
+ * (kinds/handle.h RLK_HANDLE_WAKE). */
+void rlk_sem_queue_init(rlk_sem_queue *q, const rlk_fam_base *b);
 
 /* The semaphores' wake rule (runtime/sub.h): a grant on a wake channel, the
  * decimal ticket * 2^26 (lib/sem_grant.lua), names its ticket; "0" wakes
@@ -63,7 +61,7 @@ int rlk_sem_queue_attempt_end(rlk_sem_queue_try *t, const rlk_fam_base *b, long 
  * client's wake channel reached it (every pub/sub mode but global pub/sub
  * on a cluster, where PUBLISH counts one node's subscribers; else it waits
  * without one, woken by every count on the channel):
- * grants come on q's wake channel, b's channel is heard only while t->wide
+ * grants come on b's wake channel, b's channel is heard only while t->wide
  * (docs/runtime.md, "The semaphores' queue"). One that gives up (its wait
  * ran out, an error, an interrupt) while t->queued leaves the server's
  * queue ({name}:rlk_waiters), passing on a reservation it did not claim

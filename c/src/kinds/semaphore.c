@@ -40,34 +40,26 @@ static const rlk_proto_call rlk_sem_drain_call = {"semaphore/drain", ""};
 static const rlk_proto_call rlk_sem_available_call = {"semaphore/available", ""};
 
 struct rlk_semaphore {
-    rlk_fam_base b;             /* channel: redisson_sc:{name} */
-    rlk_sem_queue q;            /* the waiter queue's keys, this client's wake channel, tickets
-                                   (kinds/sem_queue.h, shared with the permit-expirable one) */
+    rlk_fam_base b;             /* channel: redisson_sc:{name}; keys: the waiter queue's; wake:
+                                   redisson_sc:{name}:rlk:<cid>, this client's wake channel */
+    rlk_sem_queue q;            /* tickets (kinds/sem_queue.h, shared with the permit-expirable
+                                   one) */
 };
 
-/* rlk_fam_kind.fini: what the handle holds beyond its base. */
-static void rlk_semaphore_fini(void *handle)
-{
-    rlk_semaphore *s = handle;
-
-    rlk_sem_queue_free(&s->q);
-}
-
 static const rlk_fam_kind rlk_semaphore_kind = {
-    "rlk_semaphore_new", "semaphore", RLK_NAMES_CH_SEMAPHORE, rlk_fam_prefix_name,
-    rlk_semaphore_fini
+    "rlk_semaphore_new", "semaphore", RLK_NAMES_CH_SEMAPHORE, rlk_fam_prefix_name, NULL
 };
 
 /* ---------------------------------------------------------------- handles */
 
 rlk_semaphore *rlk_semaphore_new(rlk_client *c, const char *name)
 {
-    rlk_semaphore *s = rlk_fam_new(c, name, sizeof(rlk_semaphore), &rlk_semaphore_kind);
+    rlk_semaphore *s = rlk_handle_new(c, name, sizeof(rlk_semaphore), &rlk_semaphore_kind,
+                                      RLK_HANDLE_WAKE, "semaphore", "channel waiters grant");
 
-    if (!s)
-        return NULL;
-    return rlk_fam_made(s, rlk_sem_queue_init(&s->q, &s->b) == 0 &&
-                           rlk_handle_keys(&s->b, "semaphore", "channel waiters grant"));
+    if (s)
+        rlk_sem_queue_init(&s->q, &s->b);
+    return s;
 }
 
 void rlk_semaphore_free(rlk_semaphore *s)
