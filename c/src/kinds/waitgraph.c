@@ -93,80 +93,31 @@ static int wg_waiter_edges(rlk_waitgraph *g, const rlk_wg_name *nm, const char *
     return 0;
 }
 
-/* The holders' clients by client number: each client once, sorted by number. */
-typedef struct wg_cid {
-    long long cid;
-    const char *id;         /* a holder id; its client part: len bytes */
-    size_t len;
-} wg_cid;
-
-static int wg_cid_cmp(const void *a, const void *b)
+/* A ticket's edges: its client number is ticket / 1024, and its client any
+ * holder's (over all names) with that number, each once ("cid:<n>" when none). */
+static int wg_ticket_edges(rlk_waitgraph *g, const rlk_wg_name *names, size_t n,
+                           const rlk_wg_name *nm, const char *ticket)
 {
-    const wg_cid *x = a, *y = b;
-    size_t n = x->len < y->len ? x->len : y->len;
-    int c = memcmp(x->id, y->id, n);
+    long long cid = llabs(atoll(ticket)) / 1024;
+    int found = 0;
+    char buf[48];
 
-    if (x->cid != y->cid)
-        return x->cid < y->cid ? -1 : 1;
-    return c ? c : x->len < y->len ? -1 : x->len > y->len;
-}
-
-/* The index of every holder's client over names[0..n); *out NULL when none. */
-static int wg_cids(const rlk_wg_name *names, size_t n, wg_cid **out, size_t *nout)
-{
-    size_t total = 0, k = 0, u = 0;
-    wg_cid *c;
-
-    *out = NULL;
-    *nout = 0;
-    for (size_t i = 0; i < n; i++)
-        total += names[i].nholders;
-    if (total == 0)
-        return 0;
-    if (!(c = malloc(total * sizeof *c)))
-        return -1;
     for (size_t i = 0; i < n; i++) {
         for (size_t h = 0; h < names[i].nholders; h++) {
             const char *hid = names[i].holders[h].id;
             size_t len = rlk_wg_client_len(hid);
 
-            if (len >= 4)
-                c[k++] = (wg_cid){rlk_names_wake_cid(hid), hid, len};
+            if (len < 4 || rlk_names_wake_cid(hid) != cid)
+                continue;
+            found = 1;
+            if (wg_waiter_edges(g, nm, hid, len, 1) < 0)    /* a repeated edge is not added */
+                return -1;
         }
     }
-    qsort(c, k, sizeof *c, wg_cid_cmp);
-    for (size_t i = 0; i < k; i++)
-        if (u == 0 || wg_cid_cmp(&c[u - 1], &c[i]) != 0)
-            c[u++] = c[i];
-    *out = c;
-    *nout = u;
-    return 0;
-}
-
-/* A ticket's clients: every holder's client (over all names) with its number. */
-static int wg_ticket_edges(rlk_waitgraph *g, const wg_cid *cids, size_t ncids,
-                           const rlk_wg_name *nm, const char *ticket)
-{
-    long long cid = llabs(atoll(ticket)) / 1024;
-    size_t lo = 0, hi = ncids;
-    char buf[48];
-
-    while (lo < hi) {           /* the first entry of number cid, or past it */
-        size_t mid = lo + (hi - lo) / 2;
-
-        if (cids[mid].cid < cid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == ncids || cids[lo].cid != cid) {
-        snprintf(buf, sizeof buf, "cid:%lld", cid);
-        return wg_waiter_edges(g, nm, buf, strlen(buf), 1);
-    }
-    for (; lo < ncids && cids[lo].cid == cid; lo++)
-        if (wg_waiter_edges(g, nm, cids[lo].id, cids[lo].len, 1) < 0)
-            return -1;
-    return 0;
+    if (found)
+        return 0;
+    snprintf(buf, sizeof buf, "cid:%lld", cid);
+    return wg_waiter_edges(g, nm, buf, strlen(buf), 1);
 }
 
 /* ---------------------------------------------------------------- cycles */
@@ -372,32 +323,26 @@ static int wg_graph(rlk_waitgraph *g, int by_client)
 int rlk_wg_build(const rlk_wg_name *names, size_t n, rlk_waitgraph **out)
 {
     rlk_waitgraph *g = calloc(1, sizeof *g);
-    wg_cid *cids = NULL;
-    size_t ncids = 0;
 
     *out = NULL;
-    if (!g || wg_cids(names, n, &cids, &ncids) < 0) {
-        free(g);
+    if (!g)
         return RLK_ERR_NOMEM;
-    }
     g->nnames = n;
     for (size_t i = 0; i < n; i++) {
         const rlk_wg_name *nm = &names[i];
 
         for (size_t w = 0; w < nm->nwaiters; w++) {
             const rlk_wg_party *p = &nm->waiters[w];
-            int rc = p->form == RLK_WG_TICKET ? wg_ticket_edges(g, cids, ncids, nm, p->id)
+            int rc = p->form == RLK_WG_TICKET ? wg_ticket_edges(g, names, n, nm, p->id)
                                               : wg_waiter_edges(g, nm, p->id, strlen(p->id),
                                                                 p->form == RLK_WG_CLIENT);
 
             if (rc < 0) {
-                free(cids);
                 rlk_waitgraph_free(g);
                 return RLK_ERR_NOMEM;
             }
         }
     }
-    free(cids);
     if (wg_graph(g, 0) < 0 || wg_graph(g, 1) < 0) {
         rlk_waitgraph_free(g);
         return RLK_ERR_NOMEM;
