@@ -228,14 +228,13 @@ static char *rlk_elect_dup(const redisReply *r, size_t *len)
 
 int rlk_elect_leader(rlk_elect *e, rlk_elect_info *out)
 {
-    rlk_proto_argvals v = {0};
     redisReply *r = NULL;
     int rc;
 
     if (!e || !out)
         return RLK_ERR_ARG;
     memset(out, 0, sizeof *out);
-    if ((rc = rlk_handle_eval(&e->b, &rlk_elect_leader_call, &v, &r)) != RLK_OK)
+    if ((rc = rlk_handle_eval(&e->b, &rlk_elect_leader_call, NULL, &r)) != RLK_OK)
         return rc;
     rc = rlk_elect_info_read(r, out);
     freeReplyObject(r);

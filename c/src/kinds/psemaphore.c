@@ -174,33 +174,24 @@ static int rlk_psem_eval_ids(rlk_psemaphore *s, const rlk_proto_call *pc, rlk_pr
     return rlk_handle_evalt(&s->b, pc, &v, (size_t)n - 1, ids + 1, lens + 1, out, r);
 }
 
-/* After a lost reply, once fenced: 1 when the call's first permit id is
- * in the timeouts set (the call ran and took all of them, atomically), 0
- * when not, -1 when the read failed (the error kept as it was). */
-static int rlk_psem_lost_ran(rlk_psem_try *t)
+/* A failed acquire call. Its reply lost: once fenced, its first permit id
+ * in the timeouts set proves that it ran and took them all (atomically):
+ * acquired. After one whose reply was lost, "is held already" (the ids are
+ * this call's, 128 random bits each) proves the same. */
+static int rlk_psem_attempt_error(rlk_psem_try *t, int rc)
 {
     rlk_psemaphore *s = t->s;
     const char *argv[3] = {"ZSCORE", s->b.key[RLK_PROTO_KEY_TIMEOUTS], t->ids[0]};
     size_t lens[3] = {6, strlen(argv[1]), t->lens[0]};
     redisReply *r = NULL;
-    int ran = -1;
+    int settled, ran = 0;
 
-    if (rlk_command(s->b.c, 3, argv, lens, &r) == RLK_OK) {
-        ran = r->type == REDIS_REPLY_NIL ? 0 : 1;
+    if (rlk_fam_lost_fence(&s->b, &settled) && settled == RLK_OK &&
+        rlk_command(s->b.c, 3, argv, lens, &r) == RLK_OK) {
+        ran = r->type != REDIS_REPLY_NIL;
         freeReplyObject(r);
     }
-    return ran;
-}
-
-/* A failed acquire call. After one whose reply was lost, "is held already"
- * (the ids are this call's, 128 random bits each) proves that the lost one
- * ran and took them: acquired. */
-static int rlk_psem_attempt_error(rlk_psem_try *t, int rc)
-{
-    int settled;
-
-    if (rlk_fam_lost_fence(&t->s->b, &settled) && settled == RLK_OK &&
-        rlk_psem_lost_ran(t) == 1)
+    if (ran)
         return RLK_OK;  /* the lost call ran: its permits are the caller's */
     if (rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT)
         t->io_failed = 1;
@@ -396,26 +387,20 @@ int rlk_psemaphore_update_lease(rlk_psemaphore *s, const char *id, long long lea
         return RLK_ERR_ARG;
     rc = rlk_fam_check_range(s->b.c, "update_lease", s->b.name, "lease_ms", lease_ms, 1,
                               RLK_NUM_MAX);
-    if (rc == RLK_OK)
-        rc = rlk_psem_id_call(s, "update_lease", id, &rlk_psem_update_lease_call,
-                              (rlk_proto_argvals){.lease_ms = lease_ms}, &got);
-    return rc;
+    if (rc != RLK_OK)
+        return rc;
+    return rlk_psem_id_call(s, "update_lease", id, &rlk_psem_update_lease_call,
+                            (rlk_proto_argvals){.lease_ms = lease_ms}, &got);
 }
 
 int rlk_psemaphore_lease_time(rlk_psemaphore *s, const char *id, long long *ms)
 {
-    long long got = 0;
-    int rc;
-
     if (!s || !ms)
         return RLK_ERR_ARG;
     *ms = 0;
     /* it publishes the permits it reclaims */
-    rc = rlk_psem_id_call(s, "lease_time", id, &rlk_psem_lease_time_call, (rlk_proto_argvals){0},
-                          &got);
-    if (rc == RLK_OK)
-        *ms = got;
-    return rc;
+    return rlk_psem_id_call(s, "lease_time", id, &rlk_psem_lease_time_call,
+                            (rlk_proto_argvals){0}, ms);
 }
 
 /* ---------------------------------------------------------------- counting */
@@ -447,13 +432,12 @@ int rlk_psemaphore_available(rlk_psemaphore *s, long long *count)
 
 int rlk_psemaphore_size(rlk_psemaphore *s, long long *available, long long *held)
 {
-    rlk_proto_argvals none = {0};
     redisReply *r = NULL;
     int rc;
 
     if (!s || !available || !held)
         return RLK_ERR_ARG;
-    rc = rlk_handle_eval(&s->b, &rlk_psem_size_call, &none, &r);
+    rc = rlk_handle_eval(&s->b, &rlk_psem_size_call, NULL, &r);
     if (rc == RLK_OK && (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
                          r->element[0]->type != REDIS_REPLY_INTEGER ||
                          r->element[1]->type != REDIS_REPLY_INTEGER))
