@@ -119,7 +119,7 @@ int rlk_elect_set_owner(rlk_elect *e, const char *owner)
 
 int rlk_elect_owner(const rlk_elect *e, char *buf, size_t len)
 {
-    return e ? rlk_handle_owner(&e->b, &e->b.id, buf, len, "rlk_elect_owner") : RLK_ERR_ARG;
+    return e ? rlk_handle_owner(&e->b, buf, len, "rlk_elect_owner") : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- campaign */

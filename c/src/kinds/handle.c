@@ -21,10 +21,9 @@
 #include "runtime/wait.h"
 #include "runtime/wd.h"
 
-int rlk_handle_owner(const rlk_fam_base *b, const rlk_fam_id *id, char *buf, size_t len,
-                     const char *what)
+int rlk_handle_owner(const rlk_fam_base *b, char *buf, size_t len, const char *what)
 {
-    return rlk_fam_id_get(b->c, b->rt, (rlk_fam_id *)id, buf, len, what);
+    return rlk_fam_id_get(b->c, b->rt, (rlk_fam_id *)&b->id, buf, len, what);
 }
 
 /* rlk_handle_evalt with the optional KEYS opt (a row's opt_keys; NULL: none). */
@@ -137,7 +136,7 @@ int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
     rc = rlk_fam_lease(b->c, what, b->name, lease_ms, &a->lease_ms, &a->watchdog);
     if (rc != RLK_OK)
         return rc;
-    return rlk_handle_owner(b, &b->id, a->owner, sizeof a->owner, owner_fn);
+    return rlk_handle_owner(b, a->owner, sizeof a->owner, owner_fn);
 }
 
 int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
@@ -395,7 +394,7 @@ int rlk_handle_token(const rlk_fam_base *b, const char *owner_fn, int kind,
     int rc;
 
     *token = 0;
-    if ((rc = rlk_handle_owner(b, &b->id, owner, sizeof owner, owner_fn)) != RLK_OK)
+    if ((rc = rlk_handle_owner(b, owner, sizeof owner, owner_fn)) != RLK_OK)
         return rc;
     if (!rlk_wd_token_of(b->rt->wd, kind, b->name, owner, token))
         return rlk_set_error(b->c, RLK_ERR_NOT_OWNER, not_held, b->name, owner);

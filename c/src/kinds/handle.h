@@ -22,11 +22,10 @@
 
 /* ---------------------------------------------------------------- holder ids */
 
-/* The holder id id of the handle whose base is b into buf (rlk_fam_id_get:
- * errors recorded as "<what>: ..."); id is const for the caller, its mutex
+/* The holder id b->id of the handle whose base is b into buf (rlk_fam_id_get:
+ * errors recorded as "<what>: ..."); b is const for the caller, the id's mutex
  * only is taken. */
-int rlk_handle_owner(const rlk_fam_base *b, const rlk_fam_id *id, char *buf, size_t len,
-                     const char *what);
+int rlk_handle_owner(const rlk_fam_base *b, char *buf, size_t len, const char *what);
 
 /* ---------------------------------------------------------------- making */
 

@@ -181,7 +181,7 @@ int rlk_lock_set_owner(rlk_lock *l, const char *owner)
 
 int rlk_lock_owner(const rlk_lock *l, char *buf, size_t len)
 {
-    return l ? rlk_handle_owner(&l->b, &l->b.id, buf, len, "rlk_lock_owner") : RLK_ERR_ARG;
+    return l ? rlk_handle_owner(&l->b, buf, len, "rlk_lock_owner") : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- locking */

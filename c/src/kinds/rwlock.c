@@ -155,7 +155,7 @@ int rlk_rwlock_set_owner(rlk_rwlock *rw, const char *owner)
 
 int rlk_rwlock_owner(const rlk_rwlock *rw, char *buf, size_t len)
 {
-    return rw ? rlk_handle_owner(&rw->b, &rw->b.id, buf, len, "rlk_rwlock_owner") : RLK_ERR_ARG;
+    return rw ? rlk_handle_owner(&rw->b, buf, len, "rlk_rwlock_owner") : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- locking */
