@@ -211,19 +211,14 @@ void rlk_elect_info_clear(rlk_elect_info *i)
     memset(i, 0, sizeof *i);
 }
 
+/* A string reply's bytes, NUL-terminated; its length in *len (may be NULL). */
 static char *rlk_elect_dup(const redisReply *r, size_t *len)
 {
-    size_t n = r->type == REDIS_REPLY_STRING ? r->len : 0;
-    char *s = malloc(n + 1);
+    char *s = malloc(r->len + 1);
 
-    if (!s)
-        return NULL;
-    if (n)
-        memcpy(s, r->str, n);
-    s[n] = '\0';
-    if (len)
-        *len = n;
-    return s;
+    if (s && len)
+        *len = r->len;
+    return s ? memcpy(s, r->str, r->len + 1) : NULL;
 }
 
 int rlk_elect_leader(rlk_elect *e, rlk_elect_info *out)
