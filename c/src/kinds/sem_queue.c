@@ -3,7 +3,6 @@
  * sem_queue.c - a semaphore waiter's side of the server's waiter queue
  * (sem_queue.h).
  */
-#include <stdlib.h>
 
 #include "client/client.h"
 #include "client/clock.h"

@@ -10,7 +10,6 @@
  * waiter listens (for Redisson's releases). docs/locks/semaphore.md
  * describes the data and the API, docs/runtime.md the queue.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "client/client.h"
