@@ -361,11 +361,8 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
         /* The owner's own channel, joined already when it is still subscribed from an
          * earlier wait of this client (it lingers): the first attempt then counts as one made
          * once subscribed, and no second attempt follows it before the first sleep. */
-        size_t len = strlen(b->channel) + strlen(a->owner) + 2;
-
-        if (!(own = malloc(len)))
+        if (!(own = rlk_names_waiter_channel(b->name, a->owner, strlen(a->owner))))
             return rlk_set_error(b->c, RLK_ERR_NOMEM, "%s %s: out of memory", a->what, b->name);
-        snprintf(own, len, "%s:%s", b->channel, a->owner);
         w.channel = own;
         w.pre_join = 1;
         rlk_wait_pre_join(&w);
