@@ -133,17 +133,11 @@ static int wg_arc_cmp(const void *a, const void *b)
     return x->from < y->from ? -1 : x->from > y->from ? 1 : x->edge < y->edge ? -1 : x->edge > y->edge;
 }
 
-/* A waiter or holder as one graph's node names it: s[0..len); at: the node's
- * number (wg_graph). */
+/* A waiter or holder as one graph's node names it: s[0..len). */
 typedef struct wg_end {
     const char *s;
-    size_t len, at;
+    size_t len;
 } wg_end;
-
-static int wg_end_same(const wg_end *x, const wg_end *y)
-{
-    return x->len == y->len && memcmp(x->s, y->s, x->len) == 0;
-}
 
 static int wg_end_cmp(const void *a, const void *b)
 {
@@ -167,7 +161,7 @@ static char *wg_client_key(const rlk_waitgraph *g, const size_t *edge, size_t le
         const wg_edge *e = &g->edges[edge[i]];
 
         c[i] = (wg_end){e->waiter, e->by_client ? strlen(e->waiter)
-                                                : rlk_wg_client_len(e->waiter), 0};
+                                                : rlk_wg_client_len(e->waiter)};
         total += c[i].len + 1;
     }
     qsort(c, len, sizeof *c, wg_end_cmp);
@@ -280,13 +274,11 @@ out:
 /* The node of s[0..len) among nodes[0..*n), added as the next one when new. */
 static size_t wg_node(wg_end *nodes, size_t *n, const char *s, size_t len)
 {
-    wg_end e = {s, len, *n};
-
     for (size_t i = 0; i < *n; i++)
-        if (wg_end_same(&nodes[i], &e))
+        if (nodes[i].len == len && memcmp(nodes[i].s, s, len) == 0)
             return i;
-    nodes[(*n)++] = e;
-    return e.at;
+    nodes[*n] = (wg_end){s, len};
+    return (*n)++;
 }
 
 /* The arcs of one graph: thread (waiters by thread only) or client (all).
