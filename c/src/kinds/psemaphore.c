@@ -60,7 +60,7 @@ rlk_psemaphore *rlk_psemaphore_new(rlk_client *c, const char *name)
                                        "psemaphore", "timeouts channel waiters grant");
 
     if (s)
-        rlk_sem_queue_init(&s->q, &s->b);
+        rlk_sem_queue_init(&s->q);
     return s;
 }
 

@@ -17,11 +17,10 @@
 
 const rlk_proto_call rlk_sem_queue_cancel_call = {"semaphore/cancel", "ticket n claim_ms publish"};
 
-void rlk_sem_queue_init(rlk_sem_queue *q, const rlk_fam_base *b)
+void rlk_sem_queue_init(rlk_sem_queue *q)
 {
     unsigned char r[2] = {0, 0};
 
-    q->cid = rlk_names_wake_cid(b->rt->uuid);
     (void)rlk_random_bytes(r, sizeof r);
     atomic_init(&q->seq, (unsigned)r[0] << 8 | r[1]);
 }
@@ -47,9 +46,11 @@ int rlk_sem_queue_attempt_end(rlk_sem_queue_try *t, const rlk_fam_base *b, long 
                                        : rc;
 }
 
-static long long rlk_sem_queue_ticket(rlk_sem_queue *q)
+/* cid * 1024 + r, cid the client's (names.h rlk_names_wake_cid, as the reentrant lock's). */
+static long long rlk_sem_queue_ticket(rlk_sem_queue *q, const rlk_fam_base *b)
 {
-    return q->cid * 1024 + (long long)(atomic_fetch_add(&q->seq, 1) & 1023u);
+    return rlk_names_wake_cid(b->rt->uuid) * 1024 +
+           (long long)(atomic_fetch_add(&q->seq, 1) & 1023u);
 }
 
 /* The semaphores' channel rule (runtime/sub.h): a grant on a wake channel
@@ -86,7 +87,7 @@ int rlk_sem_queue_acquire(rlk_sem_queue *q, const rlk_fam_base *b, rlk_sem_queue
     rlk_wait_init(&w, b, "semaphore", attempt, arg);
     w.ride_out = ride_out;
     /* a ticket where a release can tell whether a grant reached its waiter */
-    t->tk.ticket = wait_ms != 0 && rlk_client_counts_exact(b->c) ? rlk_sem_queue_ticket(q) : 0;
+    t->tk.ticket = wait_ms != 0 && rlk_client_counts_exact(b->c) ? rlk_sem_queue_ticket(q, b) : 0;
     if (t->tk.ticket) {
         t->tk.claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
         w.rule = &rlk_sem_queue_sub_rule;

@@ -20,14 +20,12 @@
 #include "runtime/wait.h"
 
 typedef struct rlk_sem_queue {
-    long long cid;              /* 32768..65535, from the client's uuid (as the reentrant lock) */
     atomic_uint seq;            /* the next ticket's low 10 bits: the waiters of one handle
                                    (threads of one client) never share a ticket */
 } rlk_sem_queue;
 
-/* Fills q for the semaphore kind b, whose handle has its wake channel in b->wake
- * (kinds/handle.h RLK_HANDLE_WAKE). */
-void rlk_sem_queue_init(rlk_sem_queue *q, const rlk_fam_base *b);
+/* Fills q (the handle has its wake channel in b->wake: kinds/handle.h RLK_HANDLE_WAKE). */
+void rlk_sem_queue_init(rlk_sem_queue *q);
 
 /* The semaphores' wake rule (runtime/sub.h): a grant on a wake channel, the
  * decimal ticket * 2^26 (lib/sem_grant.lua), names its ticket; "0" wakes

@@ -57,7 +57,7 @@ rlk_semaphore *rlk_semaphore_new(rlk_client *c, const char *name)
                                       RLK_HANDLE_WAKE, "semaphore", "channel waiters grant");
 
     if (s)
-        rlk_sem_queue_init(&s->q, &s->b);
+        rlk_sem_queue_init(&s->q);
     return s;
 }
 
