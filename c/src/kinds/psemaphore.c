@@ -501,30 +501,12 @@ static int rlk_psem_command(rlk_psemaphore *s, int argc, const char **argv, int 
     return rc;
 }
 
-/* The server's TIME in ms. */
-static int rlk_psem_server_ms(rlk_psemaphore *s, long long *now_ms)
-{
-    const char *argv[1] = {"TIME"};
-    redisReply *r = NULL;
-    int rc = rlk_psem_command(s, 1, argv, REDIS_REPLY_ARRAY, &r);
-
-    if (rc != RLK_OK)
-        return rc;
-    if (r->elements == 2 && r->element[0]->type == REDIS_REPLY_STRING &&
-        r->element[1]->type == REDIS_REPLY_STRING)
-        *now_ms = atoll(r->element[0]->str) * 1000 + atoll(r->element[1]->str) / 1000;
-    else
-        rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "permits %s: TIME replied a bad array",
-                           s->b.name);
-    freeReplyObject(r);
-    return rc;
-}
-
 int rlk_psemaphore_permits(rlk_psemaphore *s, rlk_permit_info *out, size_t max, size_t *total)
 {
     const char *argv[5] = {"ZRANGE", NULL, "0", "-1", "WITHSCORES"};
-    redisReply *r = NULL;
-    long long now = 0;
+    const char *time_argv[1] = {"TIME"};
+    redisReply *r = NULL, *t = NULL;
+    long long now = 0;      /* the server's clock, in ms */
     int rc;
 
     if (!s || !total || (max > 0 && !out))
@@ -532,8 +514,15 @@ int rlk_psemaphore_permits(rlk_psemaphore *s, rlk_permit_info *out, size_t max, 
     *total = 0;
     argv[1] = s->b.key[RLK_PROTO_KEY_TIMEOUTS];
     rc = rlk_psem_command(s, 5, argv, REDIS_REPLY_ARRAY, &r);
-    if (rc == RLK_OK)
-        rc = rlk_psem_server_ms(s, &now);
+    if (rc == RLK_OK && (rc = rlk_psem_command(s, 1, time_argv, REDIS_REPLY_ARRAY, &t)) == RLK_OK) {
+        if (t->elements == 2 && t->element[0]->type == REDIS_REPLY_STRING &&
+            t->element[1]->type == REDIS_REPLY_STRING)
+            now = atoll(t->element[0]->str) * 1000 + atoll(t->element[1]->str) / 1000;
+        else
+            rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "permits %s: TIME replied a bad array",
+                               s->b.name);
+        freeReplyObject(t);
+    }
     for (size_t i = 0; rc == RLK_OK && i + 1 < r->elements; i += 2) {
         const redisReply *m = r->element[i];
         long long expiry;
