@@ -119,7 +119,7 @@ int rlk_elect_set_owner(rlk_elect *e, const char *owner)
 
 int rlk_elect_owner(const rlk_elect *e, char *buf, size_t len)
 {
-    return e ? rlk_handle_owner(&e->b, &e->b.id, buf, len, "rlk_elect_owner") : RLK_ERR_ARG;
+    return e ? rlk_handle_owner(&e->b, buf, len, "rlk_elect_owner") : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- campaign */
@@ -211,31 +211,25 @@ void rlk_elect_info_clear(rlk_elect_info *i)
     memset(i, 0, sizeof *i);
 }
 
+/* A string reply's bytes, NUL-terminated; its length in *len (may be NULL). */
 static char *rlk_elect_dup(const redisReply *r, size_t *len)
 {
-    size_t n = r->type == REDIS_REPLY_STRING ? r->len : 0;
-    char *s = malloc(n + 1);
+    char *s = malloc(r->len + 1);
 
-    if (!s)
-        return NULL;
-    if (n)
-        memcpy(s, r->str, n);
-    s[n] = '\0';
-    if (len)
-        *len = n;
-    return s;
+    if (s && len)
+        *len = r->len;
+    return s ? memcpy(s, r->str, r->len + 1) : NULL;
 }
 
 int rlk_elect_leader(rlk_elect *e, rlk_elect_info *out)
 {
-    rlk_proto_argvals v = {0};
     redisReply *r = NULL;
     int rc;
 
     if (!e || !out)
         return RLK_ERR_ARG;
     memset(out, 0, sizeof *out);
-    if ((rc = rlk_handle_eval(&e->b, &rlk_elect_leader_call, &v, &r)) != RLK_OK)
+    if ((rc = rlk_handle_eval(&e->b, &rlk_elect_leader_call, NULL, &r)) != RLK_OK)
         return rc;
     rc = rlk_elect_info_read(r, out);
     freeReplyObject(r);

@@ -102,7 +102,7 @@ int rlk_fairlock_set_owner(rlk_fairlock *f, const char *owner)
 
 int rlk_fairlock_owner(const rlk_fairlock *f, char *buf, size_t len)
 {
-    return f ? rlk_handle_owner(&f->b, &f->b.id, buf, len, "rlk_fairlock_owner") : RLK_ERR_ARG;
+    return f ? rlk_handle_owner(&f->b, buf, len, "rlk_fairlock_owner") : RLK_ERR_ARG;
 }
 
 int rlk_fairlock_set_thread_wait(rlk_fairlock *f, long long ms)

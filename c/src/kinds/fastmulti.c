@@ -26,16 +26,10 @@
  * release wakes them all: no local queue, no one-permit wake-up).
  *
  * A lost reply of an acquire or a release is settled before anything is
- * reported, as the non-blocking API settles it (the rule is
- * rlk_fastmulti_lost_count, shared with async/a_lock.c): the connection it
- * went out on is fenced (rlk_fam_lost_fence), the owner's live
- * lock_count of each value read back (fastmulti/counts: a lapsed hold
- * counts 0). An acquire that ran is adopted (recorded, renewed, counted
- * as lost_adopted); one that did not is reported as the connection's error
- * with "settled: the acquire did not take the values"; one that cannot be
- * told is RLK_ERR_UNSETTLED (if it ran, its values run out with their
- * lease, never renewed). A release that did not run is sent once more; one
- * that cannot be told is RLK_ERR_UNSETTLED, never sent again.
+ * reported, by the rule both APIs follow (rlk_fastmulti_lost_count, with
+ * async/a_lock.c): see rlk_fastmulti_lost and its two callers below. An
+ * acquire that cannot be told is RLK_ERR_UNSETTLED: if it ran, its values
+ * run out with their lease, never renewed.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -275,22 +269,26 @@ int rlk_fastmulti_set_owner(rlk_fastmulti *m, const char *owner)
 
 int rlk_fastmulti_owner(const rlk_fastmulti *m, char *buf, size_t len)
 {
-    return m ? rlk_handle_owner(&m->b, &m->b.id, buf, len, "rlk_fastmulti_owner") : RLK_ERR_ARG;
+    return m ? rlk_handle_owner(&m->b, buf, len, "rlk_fastmulti_owner") : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- script calls */
 
-/* The call script with the ARGV named args (the row's or a call's) and vals, then the values:
- * as rlk_handle_evalt (out: an integer reply; NULL: the reply in *r). */
-static int rlk_fastmulti_call(rlk_fastmulti *m, const char *script, const char *args,
+/* The call pc with vals, then the values: as rlk_handle_evalt (r NULL: an integer reply into
+ * *out; else the reply in *r). */
+static int rlk_fastmulti_call(rlk_fastmulti *m, const rlk_proto_call *pc,
                               const rlk_proto_argvals *vals, long long *out, redisReply **r)
 {
-    rlk_proto_call pc = {script, args};
-
-    return rlk_handle_evalt(&m->b, &pc, vals, m->n, (const char *const *)m->values, NULL, out, r);
+    return rlk_handle_evalt(&m->b, pc, vals, m->n, (const char *const *)m->values, NULL, out, r);
 }
 
-static int rlk_fastmulti_held(rlk_fastmulti *m, const char *owner, long long *count);
+/* fastmulti/held for owner ("" for any): the number of the values held. */
+static int rlk_fastmulti_held(rlk_fastmulti *m, const char *owner, long long *count)
+{
+    rlk_proto_argvals v = {.owner = owner};
+
+    return rlk_fastmulti_call(m, &rlk_fastmulti_held_call, &v, count, NULL);
+}
 
 /* After an ACL refusal inside fastmulti/release (runtime/fam_hold.h rlk_fam_acl_said): whether
  * owner still holds any of the values (fastmulti/held); RLK_REL_RELEASED with RLK_ERR_NOTIFY in
@@ -331,8 +329,7 @@ static int rlk_fastmulti_lost(rlk_fastmulti *m, const char *owner, long long kno
         return 0;
     if (settled == RLK_OK) {
         rlk_fam_err_keep(c, &e);
-        settled = rlk_fastmulti_call(m, rlk_fastmulti_counts_call.script,
-                                     rlk_fastmulti_counts_call.args, &v, NULL, &r);
+        settled = rlk_fastmulti_call(m, &rlk_fastmulti_counts_call, &v, NULL, &r);
         if (settled == RLK_OK)
             *n = rlk_fastmulti_lost_count(r, known, exact, release);
         if (r)
@@ -350,13 +347,13 @@ static int rlk_fastmulti_lost(rlk_fastmulti *m, const char *owner, long long kno
 /* fastmulti/release for owner: its enum rlk_release_outcome; *rc the call's error. */
 static int rlk_fastmulti_release_call(void *arg, const char *owner, long long lease, int *rc)
 {
+    const rlk_proto_call release = {rlk_fastmulti_row.release, rlk_fastmulti_row.release_args};
     rlk_fastmulti *m = arg;
     rlk_proto_argvals v = {.owner = owner, .lease_ms = lease};
     redisReply *r = NULL;
     int outcome = RLK_REL_ERROR;
 
-    *rc = rlk_fastmulti_call(m, rlk_fastmulti_row.release, rlk_fastmulti_row.release_args, &v, NULL,
-                             &r);
+    *rc = rlk_fastmulti_call(m, &release, &v, NULL, &r);
     if (*rc == RLK_ERR_SCRIPT && rlk_fam_acl_refused(m->b.c))
         return rlk_fastmulti_acl_aftermath(m, owner, rc);
     if (*rc != RLK_OK)
@@ -504,6 +501,7 @@ int rlk_fastmulti_unlock(rlk_fastmulti *m)
 
 int rlk_fastmulti_force_unlock(rlk_fastmulti *m, int *released)
 {
+    const rlk_proto_call force = {rlk_fastmulti_row.force, rlk_fastmulti_row.force_args};
     long long n = 0;
     int rc;
 
@@ -518,23 +516,13 @@ int rlk_fastmulti_force_unlock(rlk_fastmulti *m, int *released)
         free(m->took[k].owner);
     m->ntook = 0;
     pthread_mutex_unlock(&m->mu);
-    rc = rlk_fastmulti_call(m, rlk_fastmulti_row.force, rlk_fastmulti_row.force_args, NULL, &n,
-                            NULL);
+    rc = rlk_fastmulti_call(m, &force, NULL, &n, NULL);
     if (rc == RLK_OK && released)
         *released = n == 1;
     return rc;
 }
 
 /* ---------------------------------------------------------------- queries */
-
-/* fastmulti/held for owner ("" for any): the number of the values held. */
-static int rlk_fastmulti_held(rlk_fastmulti *m, const char *owner, long long *count)
-{
-    rlk_proto_argvals v = {.owner = owner};
-
-    return rlk_fastmulti_call(m, rlk_fastmulti_held_call.script, rlk_fastmulti_held_call.args, &v,
-                              count, NULL);
-}
 
 int rlk_fastmulti_is_locked(rlk_fastmulti *m, int *locked)
 {

@@ -79,7 +79,7 @@ int rlk_fenced_set_owner(rlk_fenced *f, const char *owner)
 
 int rlk_fenced_owner(const rlk_fenced *f, char *buf, size_t len)
 {
-    return f ? rlk_handle_owner(&f->b, &f->b.id, buf, len, "rlk_fenced_owner") : RLK_ERR_ARG;
+    return f ? rlk_handle_owner(&f->b, buf, len, "rlk_fenced_owner") : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- script calls */

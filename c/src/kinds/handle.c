@@ -21,10 +21,9 @@
 #include "runtime/wait.h"
 #include "runtime/wd.h"
 
-int rlk_handle_owner(const rlk_fam_base *b, const rlk_fam_id *id, char *buf, size_t len,
-                     const char *what)
+int rlk_handle_owner(const rlk_fam_base *b, char *buf, size_t len, const char *what)
 {
-    return rlk_fam_id_get(b->c, b->rt, (rlk_fam_id *)id, buf, len, what);
+    return rlk_fam_id_get(b->c, b->rt, (rlk_fam_id *)&b->id, buf, len, what);
 }
 
 /* rlk_handle_evalt with the optional KEYS opt (a row's opt_keys; NULL: none). */
@@ -53,13 +52,13 @@ static int rlk_handle_run(const rlk_fam_base *b, const rlk_proto_call *pc, const
             alens[(size_t)pb.nargs + n] = lens ? lens[n] : strlen(tail[n]);
         }
         rc = rlk_evalv(b->c, pc->script, pb.nkeys, pb.keys, NULL, pb.nargs + (int)ntail, args,
-                       alens, out ? &reply : r);
+                       alens, r ? r : &reply);
     } else
         rlk_set_error(b->c, RLK_ERR_NOMEM, "%s %s: out of memory", pc->script, b->name);
     free(args);
     free(alens);
     rlk_proto_built_free(&pb);
-    if (rc == RLK_OK && out && reply->type != REDIS_REPLY_INTEGER)
+    if (rc == RLK_OK && !r && reply->type != REDIS_REPLY_INTEGER)
         rc = rlk_set_error(b->c, RLK_ERR_PROTOCOL, "%s %s: reply of type %d, expected an integer",
                            pc->script, b->name, reply->type);
     else if (rc == RLK_OK && out)
@@ -137,7 +136,7 @@ int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
     rc = rlk_fam_lease(b->c, what, b->name, lease_ms, &a->lease_ms, &a->watchdog);
     if (rc != RLK_OK)
         return rc;
-    return rlk_handle_owner(b, &b->id, a->owner, sizeof a->owner, owner_fn);
+    return rlk_handle_owner(b, a->owner, sizeof a->owner, owner_fn);
 }
 
 int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
@@ -362,11 +361,8 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
         /* The owner's own channel, joined already when it is still subscribed from an
          * earlier wait of this client (it lingers): the first attempt then counts as one made
          * once subscribed, and no second attempt follows it before the first sleep. */
-        size_t len = strlen(b->channel) + strlen(a->owner) + 2;
-
-        if (!(own = malloc(len)))
+        if (!(own = rlk_names_waiter_channel(b->name, a->owner, strlen(a->owner))))
             return rlk_set_error(b->c, RLK_ERR_NOMEM, "%s %s: out of memory", a->what, b->name);
-        snprintf(own, len, "%s:%s", b->channel, a->owner);
         w.channel = own;
         w.pre_join = 1;
         rlk_wait_pre_join(&w);
@@ -395,7 +391,7 @@ int rlk_handle_token(const rlk_fam_base *b, const char *owner_fn, int kind,
     int rc;
 
     *token = 0;
-    if ((rc = rlk_handle_owner(b, &b->id, owner, sizeof owner, owner_fn)) != RLK_OK)
+    if ((rc = rlk_handle_owner(b, owner, sizeof owner, owner_fn)) != RLK_OK)
         return rc;
     if (!rlk_wd_token_of(b->rt->wd, kind, b->name, owner, token))
         return rlk_set_error(b->c, RLK_ERR_NOT_OWNER, not_held, b->name, owner);
@@ -492,12 +488,7 @@ int rlk_handle_evalt(const rlk_fam_base *b, const rlk_proto_call *pc,
 int rlk_handle_int(const rlk_fam_base *b, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
                    long long *out)
 {
-    long long n = 0;
-    int rc = rlk_handle_evalt(b, pc, vals, 0, NULL, NULL, &n, NULL);
-
-    if (rc == RLK_OK && out)
-        *out = n;
-    return rc;
+    return rlk_handle_run(b, pc, NULL, vals, 0, NULL, NULL, out, NULL);
 }
 
 int rlk_handle_write(const rlk_fam_base *b, const char *what, const char *field, long long v,

@@ -22,15 +22,14 @@
 
 /* ---------------------------------------------------------------- holder ids */
 
-/* The holder id id of the handle whose base is b into buf (rlk_fam_id_get:
- * errors recorded as "<what>: ..."); id is const for the caller, its mutex
+/* The holder id b->id of the handle whose base is b into buf (rlk_fam_id_get:
+ * errors recorded as "<what>: ..."); b is const for the caller, the id's mutex
  * only is taken. */
-int rlk_handle_owner(const rlk_fam_base *b, const rlk_fam_id *id, char *buf, size_t len,
-                     const char *what);
+int rlk_handle_owner(const rlk_fam_base *b, char *buf, size_t len, const char *what);
 
 /* ---------------------------------------------------------------- making */
 
-/* A lock kind's handle (rlk_fam_new) with its keys of roles by names (rlk_handle_keys), the
+/* A kind's handle (rlk_fam_new) with its keys of roles by names (rlk_handle_keys), the
  * local queue of its name or of its channel (how: RLK_HANDLE_QUEUE_*; neither: none) in b.q
  * (runtime/lq.h rlk_lq_get), and with RLK_HANDLE_WAKE this client's wake channel of its
  * channel in b.wake (kinds/names.h rlk_names_wake_channel: where a release grants the lock to
@@ -148,7 +147,7 @@ int rlk_handle_call_end(rlk_handle_call *hc, int metric, int rc);
 /* A kind's call pc (a kinds/proto.h call) on b's name: its KEYS by rlk_proto_build_with, the
  * script header's roles, b's own keys (rlk_handle_keys) where they were made for the script's
  * folder, built per call elsewhere (a row's calls: then its opt_keys); its ARGV from vals
- * (publish NULL: the client's); its reply in *r (rlk_evalv's result), or RLK_ERR_NOMEM
+ * (NULL: none; publish NULL: the client's); its reply in *r (rlk_evalv's result), or RLK_ERR_NOMEM
  * recorded. */
 int rlk_handle_eval(const rlk_fam_base *b, const rlk_proto_call *pc,
                     const rlk_proto_argvals *vals, redisReply **r);
@@ -166,12 +165,12 @@ void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto *row, const rlk_pr
 int rlk_handle_force(const rlk_fam_base *b, const rlk_proto *row, const char *opt,
                      const char *mode, int named, struct rlk_lq *q, int *released);
 
-/* rlk_handle_eval with vals NULL: none, then the ntail arguments tail after its
+/* rlk_handle_eval, then the ntail arguments tail after its
  * ARGV (lens NULL: strlen; the faster MultiLock's values, the permit ids
- * after the first). With out NULL its reply in *r (rlk_evalv's result);
- * else an integer reply into *out (RLK_ERR_PROTOCOL recorded for another
- * shape: "<script> <name>: reply of type T, expected an integer") and r
- * unused. RLK_ERR_NOMEM recorded: "<script> <name>: out of memory". */
+ * after the first). With r its reply in *r (rlk_evalv's result); r NULL: an
+ * integer reply into *out (out may be NULL; RLK_ERR_PROTOCOL recorded for
+ * another shape: "<script> <name>: reply of type T, expected an integer").
+ * RLK_ERR_NOMEM recorded: "<script> <name>: out of memory". */
 int rlk_handle_evalt(const rlk_fam_base *b, const rlk_proto_call *pc,
                      const rlk_proto_argvals *vals, size_t ntail, const char *const *tail,
                      const size_t *lens, long long *out, redisReply **r);

@@ -181,7 +181,7 @@ int rlk_lock_set_owner(rlk_lock *l, const char *owner)
 
 int rlk_lock_owner(const rlk_lock *l, char *buf, size_t len)
 {
-    return l ? rlk_handle_owner(&l->b, &l->b.id, buf, len, "rlk_lock_owner") : RLK_ERR_ARG;
+    return l ? rlk_handle_owner(&l->b, buf, len, "rlk_lock_owner") : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- locking */
@@ -296,7 +296,7 @@ void rlk_lock_lease_note(rlk_lock *l, long long sent_ns, long long lease_ms)
 {
     char owner[RLK_OWNER_MAX + 1];
 
-    if (rlk_fam_id_get(l->b.c, l->b.rt, &l->b.id, owner, sizeof owner, "rlk_lock_owner") == RLK_OK)
+    if (rlk_handle_owner(&l->b, owner, sizeof owner, "rlk_lock_owner") == RLK_OK)
         rlk_wd_lease_set(l->b.rt->wd, RLK_KIND_LOCK, l->b.name, owner, sent_ns, lease_ms);
 }
 

@@ -58,7 +58,7 @@ int rlk_nrlock_set_owner(rlk_nrlock *l, const char *owner)
 
 int rlk_nrlock_owner(const rlk_nrlock *l, char *buf, size_t len)
 {
-    return l ? rlk_handle_owner(&l->b, &l->b.id, buf, len, "rlk_nrlock_owner") : RLK_ERR_ARG;
+    return l ? rlk_handle_owner(&l->b, buf, len, "rlk_nrlock_owner") : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- locking */

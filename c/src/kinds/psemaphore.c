@@ -50,28 +50,18 @@ static const rlk_proto_call rlk_psem_try_set_call = {"psemaphore/try_set_permits
 static const rlk_proto_call rlk_psem_available_call = {"psemaphore/available", "publish"};
 static const rlk_proto_call rlk_psem_size_call = {"psemaphore/size", ""};
 
-/* rlk_fam_kind.fini: what the handle holds beyond its base. */
-static void rlk_psemaphore_fini(void *handle)
-{
-    rlk_psemaphore *s = handle;
-
-    free(s->timeouts);
-    rlk_sem_queue_free(&s->q);
-}
-
 static const rlk_fam_kind rlk_psemaphore_kind = {
-    "rlk_psemaphore_new", "semaphore", RLK_NAMES_CH_SEMAPHORE, rlk_fam_prefix_name,
-    rlk_psemaphore_fini
+    "rlk_psemaphore_new", "semaphore", RLK_NAMES_CH_SEMAPHORE, rlk_fam_prefix_name, NULL
 };
 
 rlk_psemaphore *rlk_psemaphore_new(rlk_client *c, const char *name)
 {
-    rlk_psemaphore *s = rlk_fam_new(c, name, sizeof *s, &rlk_psemaphore_kind);
+    rlk_psemaphore *s = rlk_handle_new(c, name, sizeof *s, &rlk_psemaphore_kind, RLK_HANDLE_WAKE,
+                                       "psemaphore", "timeouts channel waiters grant");
 
-    if (!s)
-        return NULL;
-    s->timeouts = rlk_fam_suffix_name(name, RLK_NAMES_PERMITS);
-    return rlk_fam_made(s, rlk_sem_queue_init(&s->q, &s->b) == 0 && s->timeouts);
+    if (s)
+        rlk_sem_queue_init(&s->q);
+    return s;
 }
 
 void rlk_psemaphore_free(rlk_psemaphore *s)
@@ -86,7 +76,7 @@ const char *rlk_psemaphore_name(const rlk_psemaphore *s)
 
 const char *rlk_psemaphore_timeouts_key(const rlk_psemaphore *s)
 {
-    return s ? s->timeouts : NULL;
+    return s ? s->b.key[RLK_PROTO_KEY_TIMEOUTS] : NULL;
 }
 
 const char *rlk_psemaphore_channel(const rlk_psemaphore *s)
@@ -184,47 +174,24 @@ static int rlk_psem_eval_ids(rlk_psemaphore *s, const rlk_proto_call *pc, rlk_pr
     return rlk_handle_evalt(&s->b, pc, &v, (size_t)n - 1, ids + 1, lens + 1, out, r);
 }
 
-static int rlk_psem_try_init(rlk_psem_try *t, rlk_psemaphore *s, int n, long long lease_ms)
-{
-    memset(t, 0, sizeof *t);
-    t->s = s;
-    t->n = n;
-    t->lease_ms = lease_ms;
-    if (!(t->ids = rlk_psem_ids_new(n, RLK_PSEM_NEW_ID_BYTES, &t->lens)))
-        return rlk_set_error(s->b.c, RLK_ERR_NOMEM, "acquire %s: out of memory", s->b.name);
-    if (rlk_random_bytes((unsigned char *)t->ids[0], (size_t)n * RLK_PSEM_NEW_ID_BYTES) != 0)
-        return rlk_set_error(s->b.c, RLK_ERR_IO, "acquire %s: no random source for permit ids",
-                             s->b.name);
-    return RLK_OK;
-}
-
-/* After a lost reply, once fenced: 1 when the call's first permit id is
- * in the timeouts set (the call ran and took all of them, atomically), 0
- * when not, -1 when the read failed (the error kept as it was). */
-static int rlk_psem_lost_ran(rlk_psem_try *t)
-{
-    rlk_psemaphore *s = t->s;
-    const char *argv[3] = {"ZSCORE", s->timeouts, t->ids[0]};
-    size_t lens[3] = {6, strlen(s->timeouts), t->lens[0]};
-    redisReply *r = NULL;
-    int ran = -1;
-
-    if (rlk_command(s->b.c, 3, argv, lens, &r) == RLK_OK) {
-        ran = r->type == REDIS_REPLY_NIL ? 0 : 1;
-        freeReplyObject(r);
-    }
-    return ran;
-}
-
-/* A failed acquire call. After one whose reply was lost, "is held already"
- * (the ids are this call's, 128 random bits each) proves that the lost one
- * ran and took them: acquired. */
+/* A failed acquire call. Its reply lost: once fenced, its first permit id
+ * in the timeouts set proves that it ran and took them all (atomically):
+ * acquired. After one whose reply was lost, "is held already" (the ids are
+ * this call's, 128 random bits each) proves the same. */
 static int rlk_psem_attempt_error(rlk_psem_try *t, int rc)
 {
-    int settled;
+    rlk_psemaphore *s = t->s;
+    const char *argv[3] = {"ZSCORE", s->b.key[RLK_PROTO_KEY_TIMEOUTS], t->ids[0]};
+    size_t lens[3] = {6, strlen(argv[1]), t->lens[0]};
+    redisReply *r = NULL;
+    int settled, ran = 0;
 
-    if (rlk_fam_lost_fence(&t->s->b, &settled) && settled == RLK_OK &&
-        rlk_psem_lost_ran(t) == 1)
+    if (rlk_fam_lost_fence(&s->b, &settled) && settled == RLK_OK &&
+        rlk_command(s->b.c, 3, argv, lens, &r) == RLK_OK) {
+        ran = r->type != REDIS_REPLY_NIL;
+        freeReplyObject(r);
+    }
+    if (ran)
         return RLK_OK;  /* the lost call ran: its permits are the caller's */
     if (rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT)
         t->io_failed = 1;
@@ -301,19 +268,24 @@ static int rlk_psemaphore_try_acquire_n_run(rlk_psemaphore *s, int n, long long 
     rc = rlk_fam_check_range(s->b.c, "acquire", s->b.name, "lease_ms", lease_ms, 1, RLK_NUM_MAX);
     if (rc != RLK_OK)
         return rc;
-    rc = rlk_psem_try_init(&t, s, n, lease_ms);
+    memset(&t, 0, sizeof t);
+    t.s = s;
+    t.n = n;
+    t.lease_ms = lease_ms;
+    if (!(t.ids = rlk_psem_ids_new(n, RLK_PSEM_NEW_ID_BYTES, &t.lens)))
+        return rlk_set_error(s->b.c, RLK_ERR_NOMEM, "acquire %s: out of memory", s->b.name);
+    if (rlk_random_bytes((unsigned char *)t.ids[0], (size_t)n * RLK_PSEM_NEW_ID_BYTES) != 0)
+        rc = rlk_set_error(s->b.c, RLK_ERR_IO, "acquire %s: no random source for permit ids",
+                           s->b.name);
     /* Outages ridden out: a retry reuses the ids (see rlk_psem_attempt_error). count_ttl
      * stays 0: the bound is a permit's expiry, not a lock holder's TTL. */
     if (rc == RLK_OK)
         rc = rlk_sem_queue_acquire(&s->q, &s->b, &t.qt, n, rlk_psem_attempt, &t, 1, start,
-                                   wait_ms);
+                                   wait_ms, "acquire");
     if (rc == RLK_OK)
         for (int i = 0; i < n; i++)
             rlk_psem_hex((const unsigned char *)t.ids[i], RLK_PSEM_NEW_ID_BYTES, ids[i]);
     free((void *)t.ids);
-    if (rc == RLK_ERR_BUSY)
-        rc = rlk_set_error(s->b.c, RLK_ERR_BUSY, "acquire %s: %d permit(s) not available after "
-                           "%lld ms", s->b.name, n, (rlk_clock_now_ns() - start) / 1000000LL);
     return rc;
 }
 
@@ -339,30 +311,14 @@ int rlk_psemaphore_acquire(rlk_psemaphore *s, long long lease_ms, char id[RLK_PE
 
 /* ---------------------------------------------------------------- releasing, leases */
 
-/* psemaphore/release of n hex ids: *got how many were held (and are now
- * released). */
-static int rlk_psem_release_ids(rlk_psemaphore *s, int n, const char *const *ids, long long *got)
-{
-    rlk_proto_argvals none = {0};
-    const char **raw = NULL;
-    size_t *lens = NULL;
-    int rc = rlk_fam_check_range(s->b.c, "release", s->b.name, "permits", n, 1, RLK_PERMITS_MAX);
-
-    if (rc == RLK_OK && !(raw = rlk_psem_ids_new(n, RLK_PSEM_RAW_ID_MAX, &lens)))
-        rc = rlk_set_error(s->b.c, RLK_ERR_NOMEM, "%s %s: out of memory", "release", s->b.name);
-    for (int i = 0; rc == RLK_OK && i < n; i++)
-        rc = rlk_psem_decode_id(s, "release", ids[i], (unsigned char *)raw[i], &lens[i]);
-    if (rc == RLK_OK)
-        rc = rlk_psem_eval_ids(s, &rlk_psem_release_call, none, n, raw, lens, got, NULL);
-    free((void *)raw);
-    return rc;
-}
-
 /* release_n (strict: a permit that is not held is RLK_ERR_NOT_OWNER) and
  * try_release (Redisson's tryRelease(permitId): it is no error). */
 static int rlk_psem_release(rlk_psemaphore *s, int n, const char *const *ids, int *released,
                             int strict)
 {
+    rlk_proto_argvals none = {0};
+    const char **raw = NULL;
+    size_t *lens = NULL;
     long long got = 0;
     int rc;
 
@@ -370,7 +326,14 @@ static int rlk_psem_release(rlk_psemaphore *s, int n, const char *const *ids, in
         *released = 0;
     if (!s || !ids || (!strict && !ids[0]))     /* try_release's one id */
         return RLK_ERR_ARG;
-    rc = rlk_psem_release_ids(s, n, ids, &got);
+    rc = rlk_fam_check_range(s->b.c, "release", s->b.name, "permits", n, 1, RLK_PERMITS_MAX);
+    if (rc == RLK_OK && !(raw = rlk_psem_ids_new(n, RLK_PSEM_RAW_ID_MAX, &lens)))
+        rc = rlk_set_error(s->b.c, RLK_ERR_NOMEM, "%s %s: out of memory", "release", s->b.name);
+    for (int i = 0; rc == RLK_OK && i < n; i++)
+        rc = rlk_psem_decode_id(s, "release", ids[i], (unsigned char *)raw[i], &lens[i]);
+    if (rc == RLK_OK)   /* got: how many were held (and are now released) */
+        rc = rlk_psem_eval_ids(s, &rlk_psem_release_call, none, n, raw, lens, &got, NULL);
+    free((void *)raw);
     if (rc != RLK_OK)
         return rc;
     if (released)
@@ -424,26 +387,20 @@ int rlk_psemaphore_update_lease(rlk_psemaphore *s, const char *id, long long lea
         return RLK_ERR_ARG;
     rc = rlk_fam_check_range(s->b.c, "update_lease", s->b.name, "lease_ms", lease_ms, 1,
                               RLK_NUM_MAX);
-    if (rc == RLK_OK)
-        rc = rlk_psem_id_call(s, "update_lease", id, &rlk_psem_update_lease_call,
-                              (rlk_proto_argvals){.lease_ms = lease_ms}, &got);
-    return rc;
+    if (rc != RLK_OK)
+        return rc;
+    return rlk_psem_id_call(s, "update_lease", id, &rlk_psem_update_lease_call,
+                            (rlk_proto_argvals){.lease_ms = lease_ms}, &got);
 }
 
 int rlk_psemaphore_lease_time(rlk_psemaphore *s, const char *id, long long *ms)
 {
-    long long got = 0;
-    int rc;
-
     if (!s || !ms)
         return RLK_ERR_ARG;
     *ms = 0;
     /* it publishes the permits it reclaims */
-    rc = rlk_psem_id_call(s, "lease_time", id, &rlk_psem_lease_time_call, (rlk_proto_argvals){0},
-                          &got);
-    if (rc == RLK_OK)
-        *ms = got;
-    return rc;
+    return rlk_psem_id_call(s, "lease_time", id, &rlk_psem_lease_time_call,
+                            (rlk_proto_argvals){0}, ms);
 }
 
 /* ---------------------------------------------------------------- counting */
@@ -475,13 +432,12 @@ int rlk_psemaphore_available(rlk_psemaphore *s, long long *count)
 
 int rlk_psemaphore_size(rlk_psemaphore *s, long long *available, long long *held)
 {
-    rlk_proto_argvals none = {0};
     redisReply *r = NULL;
     int rc;
 
     if (!s || !available || !held)
         return RLK_ERR_ARG;
-    rc = rlk_handle_eval(&s->b, &rlk_psem_size_call, &none, &r);
+    rc = rlk_handle_eval(&s->b, &rlk_psem_size_call, NULL, &r);
     if (rc == RLK_OK && (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
                          r->element[0]->type != REDIS_REPLY_INTEGER ||
                          r->element[1]->type != REDIS_REPLY_INTEGER))
@@ -545,39 +501,28 @@ static int rlk_psem_command(rlk_psemaphore *s, int argc, const char **argv, int 
     return rc;
 }
 
-/* The server's TIME in ms. */
-static int rlk_psem_server_ms(rlk_psemaphore *s, long long *now_ms)
-{
-    const char *argv[1] = {"TIME"};
-    redisReply *r = NULL;
-    int rc = rlk_psem_command(s, 1, argv, REDIS_REPLY_ARRAY, &r);
-
-    if (rc != RLK_OK)
-        return rc;
-    if (r->elements == 2 && r->element[0]->type == REDIS_REPLY_STRING &&
-        r->element[1]->type == REDIS_REPLY_STRING)
-        *now_ms = atoll(r->element[0]->str) * 1000 + atoll(r->element[1]->str) / 1000;
-    else
-        rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "permits %s: TIME replied a bad array",
-                           s->b.name);
-    freeReplyObject(r);
-    return rc;
-}
-
 int rlk_psemaphore_permits(rlk_psemaphore *s, rlk_permit_info *out, size_t max, size_t *total)
 {
     const char *argv[5] = {"ZRANGE", NULL, "0", "-1", "WITHSCORES"};
-    redisReply *r = NULL;
-    long long now = 0;
+    const char *time_argv[1] = {"TIME"};
+    redisReply *r = NULL, *t = NULL;
+    long long now = 0;      /* the server's clock, in ms */
     int rc;
 
     if (!s || !total || (max > 0 && !out))
         return RLK_ERR_ARG;
     *total = 0;
-    argv[1] = s->timeouts;
+    argv[1] = s->b.key[RLK_PROTO_KEY_TIMEOUTS];
     rc = rlk_psem_command(s, 5, argv, REDIS_REPLY_ARRAY, &r);
-    if (rc == RLK_OK)
-        rc = rlk_psem_server_ms(s, &now);
+    if (rc == RLK_OK && (rc = rlk_psem_command(s, 1, time_argv, REDIS_REPLY_ARRAY, &t)) == RLK_OK) {
+        if (t->elements == 2 && t->element[0]->type == REDIS_REPLY_STRING &&
+            t->element[1]->type == REDIS_REPLY_STRING)
+            now = atoll(t->element[0]->str) * 1000 + atoll(t->element[1]->str) / 1000;
+        else
+            rc = rlk_set_error(s->b.c, RLK_ERR_PROTOCOL, "permits %s: TIME replied a bad array",
+                               s->b.name);
+        freeReplyObject(t);
+    }
     for (size_t i = 0; rc == RLK_OK && i + 1 < r->elements; i += 2) {
         const redisReply *m = r->element[i];
         long long expiry;

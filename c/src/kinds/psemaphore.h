@@ -18,9 +18,9 @@
 #define RLK_PSEM_NEW_ID_BYTES 16        /* random bytes of a new id (Redisson's size) */
 
 struct rlk_psemaphore {
-    rlk_fam_base b;     /* channel: redisson_sc:{name} */
-    char *timeouts;     /* {name}:timeout */
-    rlk_sem_queue q;    /* the waiter queue's keys, this client's wake channel, tickets */
+    rlk_fam_base b;     /* channel: redisson_sc:{name}; keys: {name}:timeout, the waiter
+                           queue's; wake: this client's wake channel */
+    rlk_sem_queue q;    /* tickets */
 };
 
 /* A permit id's raw bytes as lower-case hex into out (2 * len + 1 bytes). */

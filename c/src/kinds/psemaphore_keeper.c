@@ -115,7 +115,7 @@ static int rlk_keeper_take(rlk_psemaphore_keeper *k, const char *const *ids)
     rlk_psemaphore *s = k->s;
     /* not a lock: only its task and keys count (update_lease's: name, timeouts, channel) */
     rlk_hold_spec h = {.kind = -1, .name = s->b.name, .nkeys = 3,
-                       .keys = {s->b.name, s->timeouts, s->b.channel}, .task = &rlk_keeper_task};
+                       .keys = {s->b.name, s->b.key[RLK_PROTO_KEY_TIMEOUTS], s->b.channel}, .task = &rlk_keeper_task};
     int rc = RLK_OK;
     for (int i = 0; i < k->n && rc == RLK_OK; i++) {
         rlk_kept *p = &k->ids[i];

@@ -103,9 +103,10 @@ const rlk_proto rlk_rwlock_write_row = {
     "channel", RLK_PROTO_WAIT_QUEUE, 0, ":write", &rlk_rwlock_renew_writer, "lock", 0, NULL,
     NULL, NULL, &rlk_lock_sub_rule};
 
-static int rlk_rw_kind(int side)
+/* The side's row; its hold: the side's kind, RLK_KIND_WRITE or RLK_KIND_READ. */
+static const rlk_proto *rlk_rw_row(int side)
 {
-    return side == RLK_RW_WRITE ? RLK_KIND_WRITE : RLK_KIND_READ;
+    return side == RLK_RW_WRITE ? &rlk_rwlock_write_row : &rlk_rwlock_read_row;
 }
 
 /* The side in errors. */
@@ -155,7 +156,7 @@ int rlk_rwlock_set_owner(rlk_rwlock *rw, const char *owner)
 
 int rlk_rwlock_owner(const rlk_rwlock *rw, char *buf, size_t len)
 {
-    return rw ? rlk_handle_owner(&rw->b, &rw->b.id, buf, len, "rlk_rwlock_owner") : RLK_ERR_ARG;
+    return rw ? rlk_handle_owner(&rw->b, buf, len, "rlk_rwlock_owner") : RLK_ERR_ARG;
 }
 
 /* ---------------------------------------------------------------- locking */
@@ -174,13 +175,13 @@ int rlk_rwlock_try_lock(rlk_rwlock *rw, int side, long long wait_ms, long long l
     if (rc == RLK_OK)
         rc = rlk_handle_acq_start(&a, rw, &rw->b, "rlk_rwlock_owner", "rwlock", lease_ms, NULL);
     if (rc == RLK_OK) {
-        a.row = side == RLK_RW_WRITE ? &rlk_rwlock_write_row : &rlk_rwlock_read_row;
+        a.row = rlk_rw_row(side);
         a.what = rlk_rw_what(side);
         a.why = "held against it";
         a.q = side == RLK_RW_WRITE ? rw->b.q : NULL;
         rc = rlk_handle_drive(&a, wait_ms);
     }
-    return rlk_handle_call_end(&hc, side == RLK_RW_WRITE ? RLK_KIND_WRITE : RLK_KIND_READ, rc);
+    return rlk_handle_call_end(&hc, rlk_rw_row(side)->hold, rc);
 }
 
 int rlk_rwlock_lock(rlk_rwlock *rw, int side, long long lease_ms)
@@ -198,9 +199,8 @@ int rlk_rwlock_unlock(rlk_rwlock *rw, int side)
         return RLK_ERR_ARG;
     if ((rc = rlk_rw_check_side(rw, side, 0, "unlock")) != RLK_OK)
         return rc;
-    return rlk_handle_unlock(&rw->b, side == RLK_RW_WRITE ? &rlk_rwlock_write_row
-                             : &rlk_rwlock_read_row, rlk_rw_what(side), "rlk_rwlock_owner", NULL,
-                             NULL);
+    return rlk_handle_unlock(&rw->b, rlk_rw_row(side), rlk_rw_what(side), "rlk_rwlock_owner",
+                             NULL, NULL);
 }
 
 static int rlk_rwlock_force(rlk_rwlock *rw, int side, int named, int *released)
@@ -268,7 +268,7 @@ int rlk_rwlock_lease(rlk_rwlock *rw, int side, long long *start_ns, long long *d
         return RLK_ERR_ARG;
     if ((rc = rlk_rw_check_side(rw, side, 0, "lease")) != RLK_OK)
         return rc;
-    return rlk_fam_held_lease(&rw->b, rlk_rw_kind(side), "rlk_rwlock_owner", start_ns,
+    return rlk_fam_held_lease(&rw->b, rlk_rw_row(side)->hold, "rlk_rwlock_owner", start_ns,
                               deadline_ns);
 }
 
@@ -281,7 +281,7 @@ int rlk_rwlock_hold_count(rlk_rwlock *rw, int side, long long *count)
     *count = 0;
     if ((rc = rlk_rw_check_side(rw, side, 0, "hold count")) != RLK_OK)
         return rc;
-    return rlk_fam_hold_count(&rw->b, rlk_rw_kind(side), "rlk_rwlock_owner", count);
+    return rlk_fam_hold_count(&rw->b, rlk_rw_row(side)->hold, "rlk_rwlock_owner", count);
 }
 
 /* A hold the watchdog lost: not held */
@@ -294,7 +294,7 @@ int rlk_rwlock_is_held_by_me(rlk_rwlock *rw, int side, int *held)
     *held = 0;
     if ((rc = rlk_rw_check_side(rw, side, 0, "is held")) != RLK_OK)
         return rc;
-    return rlk_fam_is_held(&rw->b, rlk_rw_kind(side), "rlk_rwlock_owner", held);
+    return rlk_fam_is_held(&rw->b, rlk_rw_row(side)->hold, "rlk_rwlock_owner", held);
 }
 
 /* How many reader fields the hash has: not "mode", not "<w>:write", with a positive count. */

@@ -3,9 +3,9 @@
  * sem_queue.c - a semaphore waiter's side of the server's waiter queue
  * (sem_queue.h).
  */
-#include <stdlib.h>
 
 #include "client/client.h"
+#include "client/clock.h"
 #include "client/error.h"
 #include "client/random.h"
 #include "kinds/handle.h"
@@ -17,15 +17,12 @@
 
 const rlk_proto_call rlk_sem_queue_cancel_call = {"semaphore/cancel", "ticket n claim_ms publish"};
 
-int rlk_sem_queue_init(rlk_sem_queue *q, const rlk_fam_base *b)
+void rlk_sem_queue_init(rlk_sem_queue *q)
 {
     unsigned char r[2] = {0, 0};
 
-    q->cid = rlk_names_wake_cid(b->rt->uuid);
     (void)rlk_random_bytes(r, sizeof r);
     atomic_init(&q->seq, (unsigned)r[0] << 8 | r[1]);
-    q->wake = rlk_names_wake_channel(b->channel, q->cid);
-    return q->wake ? 0 : -1;
 }
 
 int rlk_sem_queue_attempt_end(rlk_sem_queue_try *t, const rlk_fam_base *b, long long targ,
@@ -49,14 +46,11 @@ int rlk_sem_queue_attempt_end(rlk_sem_queue_try *t, const rlk_fam_base *b, long 
                                        : rc;
 }
 
-void rlk_sem_queue_free(rlk_sem_queue *q)
+/* cid * 1024 + r, cid the client's (names.h rlk_names_wake_cid, as the reentrant lock's). */
+static long long rlk_sem_queue_ticket(rlk_sem_queue *q, const rlk_fam_base *b)
 {
-    free(q->wake);
-}
-
-static long long rlk_sem_queue_ticket(rlk_sem_queue *q)
-{
-    return q->cid * 1024 + (long long)(atomic_fetch_add(&q->seq, 1) & 1023u);
+    return rlk_names_wake_cid(b->rt->uuid) * 1024 +
+           (long long)(atomic_fetch_add(&q->seq, 1) & 1023u);
 }
 
 /* The semaphores' channel rule (runtime/sub.h): a grant on a wake channel
@@ -82,7 +76,7 @@ const rlk_sub_rule rlk_sem_queue_sub_rule = {rlk_semq_meaning};
 
 int rlk_sem_queue_acquire(rlk_sem_queue *q, const rlk_fam_base *b, rlk_sem_queue_try *t,
                           long long permits, rlk_wait_attempt_fn attempt, void *arg,
-                          int ride_out, long long start, long long wait_ms)
+                          int ride_out, long long start, long long wait_ms, const char *what)
 {
     rlk_proto row = {.cancel = rlk_sem_queue_cancel_call.script,
                      .cancel_args = rlk_sem_queue_cancel_call.args};
@@ -93,14 +87,14 @@ int rlk_sem_queue_acquire(rlk_sem_queue *q, const rlk_fam_base *b, rlk_sem_queue
     rlk_wait_init(&w, b, "semaphore", attempt, arg);
     w.ride_out = ride_out;
     /* a ticket where a release can tell whether a grant reached its waiter */
-    t->tk.ticket = wait_ms != 0 && rlk_client_counts_exact(b->c) ? rlk_sem_queue_ticket(q) : 0;
+    t->tk.ticket = wait_ms != 0 && rlk_client_counts_exact(b->c) ? rlk_sem_queue_ticket(q, b) : 0;
     if (t->tk.ticket) {
         t->tk.claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
         w.rule = &rlk_sem_queue_sub_rule;
         w.ticket = &t->tk;
         w.keepalive_ms = RLK_SEMQ_KEEPALIVE_MS;
         w.recheck_ms = RLK_FAM_CLAIM_MS + 5;     /* -3: a dead grantee's reservation runs out */
-        w.channel = q->wake;
+        w.channel = b->wake;
         w.wide_channel = b->channel;
         w.wide = &t->wide;
         rlk_wait_pre_join(&w);
@@ -109,5 +103,8 @@ int rlk_sem_queue_acquire(rlk_sem_queue *q, const rlk_fam_base *b, rlk_sem_queue
     v.ticket = t->tk.ticket;
     if (rc != RLK_OK && t->queued)
         rlk_handle_cancel(b, &row, &v, 1);
+    if (rc == RLK_ERR_BUSY)
+        rc = rlk_set_error(b->c, RLK_ERR_BUSY, "%s %s: %lld permit(s) not available after %lld ms",
+                           what, b->name, permits, (rlk_clock_now_ns() - start) / 1000000LL);
     return rc;
 }

@@ -20,16 +20,12 @@
 #include "runtime/wait.h"
 
 typedef struct rlk_sem_queue {
-    char *wake;                 /* redisson_sc:{name}:rlk:<cid>: this client's wake channel */
-    long long cid;              /* 32768..65535, from the client's uuid (as the reentrant lock) */
     atomic_uint seq;            /* the next ticket's low 10 bits: the waiters of one handle
                                    (threads of one client) never share a ticket */
 } rlk_sem_queue;
 
-/* Fills q for the semaphore kind b (its channel): 0, or -1 out of
- * memory (q then holds what was allocated: rlk_sem_queue_free it). */
-int rlk_sem_queue_init(rlk_sem_queue *q, const rlk_fam_base *b);
-void rlk_sem_queue_free(rlk_sem_queue *q);
+/* Fills q (the handle has its wake channel in b->wake: kinds/handle.h RLK_HANDLE_WAKE). */
+void rlk_sem_queue_init(rlk_sem_queue *q);
 
 /* The semaphores' wake rule (runtime/sub.h): a grant on a wake channel, the
  * decimal ticket * 2^26 (lib/sem_grant.lua), names its ticket; "0" wakes
@@ -63,16 +59,17 @@ int rlk_sem_queue_attempt_end(rlk_sem_queue_try *t, const rlk_fam_base *b, long 
  * client's wake channel reached it (every pub/sub mode but global pub/sub
  * on a cluster, where PUBLISH counts one node's subscribers; else it waits
  * without one, woken by every count on the channel):
- * grants come on q's wake channel, b's channel is heard only while t->wide
+ * grants come on b's wake channel, b's channel is heard only while t->wide
  * (docs/runtime.md, "The semaphores' queue"). One that gives up (its wait
  * ran out, an error, an interrupt) while t->queued leaves the server's
  * queue ({name}:rlk_waiters), passing on a reservation it did not claim
  * ({name}:rlk_next): rlk_sem_queue_cancel_call with its ticket and permits;
  * best effort and bounded, the error kept (a waiter that cannot say so is
- * skipped when its reservation expires). */
+ * skipped when its reservation expires). A wait that ran out: RLK_ERR_BUSY recorded as
+ * "<what> <name>: <permits> permit(s) not available after <ms> ms". */
 int rlk_sem_queue_acquire(rlk_sem_queue *q, const rlk_fam_base *b, rlk_sem_queue_try *t,
                           long long permits, rlk_wait_attempt_fn attempt, void *arg,
-                          int ride_out, long long start, long long wait_ms);
+                          int ride_out, long long start, long long wait_ms, const char *what);
 /* semaphore/cancel, both semaphores' (the async waiters' too, async/a_semq.c). */
 extern const rlk_proto_call rlk_sem_queue_cancel_call;
 

@@ -10,7 +10,6 @@
  * waiter listens (for Redisson's releases). docs/locks/semaphore.md
  * describes the data and the API, docs/runtime.md the queue.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "client/client.h"
@@ -40,34 +39,26 @@ static const rlk_proto_call rlk_sem_drain_call = {"semaphore/drain", ""};
 static const rlk_proto_call rlk_sem_available_call = {"semaphore/available", ""};
 
 struct rlk_semaphore {
-    rlk_fam_base b;             /* channel: redisson_sc:{name} */
-    rlk_sem_queue q;            /* the waiter queue's keys, this client's wake channel, tickets
-                                   (kinds/sem_queue.h, shared with the permit-expirable one) */
+    rlk_fam_base b;             /* channel: redisson_sc:{name}; keys: the waiter queue's; wake:
+                                   redisson_sc:{name}:rlk:<cid>, this client's wake channel */
+    rlk_sem_queue q;            /* tickets (kinds/sem_queue.h, shared with the permit-expirable
+                                   one) */
 };
 
-/* rlk_fam_kind.fini: what the handle holds beyond its base. */
-static void rlk_semaphore_fini(void *handle)
-{
-    rlk_semaphore *s = handle;
-
-    rlk_sem_queue_free(&s->q);
-}
-
 static const rlk_fam_kind rlk_semaphore_kind = {
-    "rlk_semaphore_new", "semaphore", RLK_NAMES_CH_SEMAPHORE, rlk_fam_prefix_name,
-    rlk_semaphore_fini
+    "rlk_semaphore_new", "semaphore", RLK_NAMES_CH_SEMAPHORE, rlk_fam_prefix_name, NULL
 };
 
 /* ---------------------------------------------------------------- handles */
 
 rlk_semaphore *rlk_semaphore_new(rlk_client *c, const char *name)
 {
-    rlk_semaphore *s = rlk_fam_new(c, name, sizeof(rlk_semaphore), &rlk_semaphore_kind);
+    rlk_semaphore *s = rlk_handle_new(c, name, sizeof(rlk_semaphore), &rlk_semaphore_kind,
+                                      RLK_HANDLE_WAKE, "semaphore", "channel waiters grant");
 
-    if (!s)
-        return NULL;
-    return rlk_fam_made(s, rlk_sem_queue_init(&s->q, &s->b) == 0 &&
-                           rlk_handle_keys(&s->b, "semaphore", "channel waiters grant"));
+    if (s)
+        rlk_sem_queue_init(&s->q);
+    return s;
 }
 
 void rlk_semaphore_free(rlk_semaphore *s)
@@ -148,13 +139,8 @@ static int rlk_semaphore_try_acquire_run(rlk_semaphore *s, long long permits, lo
     /* No outage ride-out: an acquire whose reply was lost may have taken the
      * permits, and repeating it could take them twice; the wait ends with the
      * error and its ticket leaves the queue. */
-    rc = rlk_sem_queue_acquire(&s->q, &s->b, &t.qt, permits, rlk_sem_attempt, &t, 0, start,
-                               wait_ms);
-    if (rc == RLK_ERR_BUSY)
-        rc = rlk_set_error(s->b.c, RLK_ERR_BUSY, "semaphore %s: %lld permit(s) not available "
-                           "after %lld ms", s->b.name, permits,
-                           (rlk_clock_now_ns() - start) / 1000000LL);
-    return rc;
+    return rlk_sem_queue_acquire(&s->q, &s->b, &t.qt, permits, rlk_sem_attempt, &t, 0, start,
+                                 wait_ms, "semaphore");
 }
 
 int rlk_semaphore_try_acquire(rlk_semaphore *s, long long permits, long long wait_ms)

@@ -93,80 +93,31 @@ static int wg_waiter_edges(rlk_waitgraph *g, const rlk_wg_name *nm, const char *
     return 0;
 }
 
-/* The holders' clients by client number: each client once, sorted by number. */
-typedef struct wg_cid {
-    long long cid;
-    const char *id;         /* a holder id; its client part: len bytes */
-    size_t len;
-} wg_cid;
-
-static int wg_cid_cmp(const void *a, const void *b)
+/* A ticket's edges: its client number is ticket / 1024, and its client any
+ * holder's (over all names) with that number, each once ("cid:<n>" when none). */
+static int wg_ticket_edges(rlk_waitgraph *g, const rlk_wg_name *names, size_t n,
+                           const rlk_wg_name *nm, const char *ticket)
 {
-    const wg_cid *x = a, *y = b;
-    size_t n = x->len < y->len ? x->len : y->len;
-    int c = memcmp(x->id, y->id, n);
+    long long cid = llabs(atoll(ticket)) / 1024;
+    int found = 0;
+    char buf[48];
 
-    if (x->cid != y->cid)
-        return x->cid < y->cid ? -1 : 1;
-    return c ? c : x->len < y->len ? -1 : x->len > y->len;
-}
-
-/* The index of every holder's client over names[0..n); *out NULL when none. */
-static int wg_cids(const rlk_wg_name *names, size_t n, wg_cid **out, size_t *nout)
-{
-    size_t total = 0, k = 0, u = 0;
-    wg_cid *c;
-
-    *out = NULL;
-    *nout = 0;
-    for (size_t i = 0; i < n; i++)
-        total += names[i].nholders;
-    if (total == 0)
-        return 0;
-    if (!(c = malloc(total * sizeof *c)))
-        return -1;
     for (size_t i = 0; i < n; i++) {
         for (size_t h = 0; h < names[i].nholders; h++) {
             const char *hid = names[i].holders[h].id;
             size_t len = rlk_wg_client_len(hid);
 
-            if (len >= 4)
-                c[k++] = (wg_cid){rlk_names_wake_cid(hid), hid, len};
+            if (len < 4 || rlk_names_wake_cid(hid) != cid)
+                continue;
+            found = 1;
+            if (wg_waiter_edges(g, nm, hid, len, 1) < 0)    /* a repeated edge is not added */
+                return -1;
         }
     }
-    qsort(c, k, sizeof *c, wg_cid_cmp);
-    for (size_t i = 0; i < k; i++)
-        if (u == 0 || wg_cid_cmp(&c[u - 1], &c[i]) != 0)
-            c[u++] = c[i];
-    *out = c;
-    *nout = u;
-    return 0;
-}
-
-/* A ticket's clients: every holder's client (over all names) with its number. */
-static int wg_ticket_edges(rlk_waitgraph *g, const wg_cid *cids, size_t ncids,
-                           const rlk_wg_name *nm, const char *ticket)
-{
-    long long cid = llabs(atoll(ticket)) / 1024;
-    size_t lo = 0, hi = ncids;
-    char buf[48];
-
-    while (lo < hi) {           /* the first entry of number cid, or past it */
-        size_t mid = lo + (hi - lo) / 2;
-
-        if (cids[mid].cid < cid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == ncids || cids[lo].cid != cid) {
-        snprintf(buf, sizeof buf, "cid:%lld", cid);
-        return wg_waiter_edges(g, nm, buf, strlen(buf), 1);
-    }
-    for (; lo < ncids && cids[lo].cid == cid; lo++)
-        if (wg_waiter_edges(g, nm, cids[lo].id, cids[lo].len, 1) < 0)
-            return -1;
-    return 0;
+    if (found)
+        return 0;
+    snprintf(buf, sizeof buf, "cid:%lld", cid);
+    return wg_waiter_edges(g, nm, buf, strlen(buf), 1);
 }
 
 /* ---------------------------------------------------------------- cycles */
@@ -182,26 +133,18 @@ static int wg_arc_cmp(const void *a, const void *b)
     return x->from < y->from ? -1 : x->from > y->from ? 1 : x->edge < y->edge ? -1 : x->edge > y->edge;
 }
 
-/* A waiter or holder as one graph's node names it: s[0..len); at: its place
- * among the ends of the graph's edges (each edge's waiter, then its holder). */
+/* A waiter or holder as one graph's node names it: s[0..len). */
 typedef struct wg_end {
     const char *s;
-    size_t len, at;
+    size_t len;
 } wg_end;
-
-static int wg_end_same(const wg_end *x, const wg_end *y)
-{
-    return x->len == y->len && memcmp(x->s, y->s, x->len) == 0;
-}
 
 static int wg_end_cmp(const void *a, const void *b)
 {
     const wg_end *x = a, *y = b;
     int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
 
-    if (c == 0)
-        c = x->len != y->len ? (x->len < y->len ? -1 : 1) : (x->at > y->at) - (x->at < y->at);
-    return c;
+    return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
 /* The clients of the waiters of edges edge[0..len) (a thread waiter: its
@@ -218,7 +161,7 @@ static char *wg_client_key(const rlk_waitgraph *g, const size_t *edge, size_t le
         const wg_edge *e = &g->edges[edge[i]];
 
         c[i] = (wg_end){e->waiter, e->by_client ? strlen(e->waiter)
-                                                : rlk_wg_client_len(e->waiter), 0};
+                                                : rlk_wg_client_len(e->waiter)};
         total += c[i].len + 1;
     }
     qsort(c, len, sizeof *c, wg_end_cmp);
@@ -328,52 +271,43 @@ out:
     return rc;
 }
 
+/* The node of s[0..len) among nodes[0..*n), added as the next one when new. */
+static size_t wg_node(wg_end *nodes, size_t *n, const char *s, size_t len)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (nodes[i].len == len && memcmp(nodes[i].s, s, len) == 0)
+            return i;
+    nodes[*n] = (wg_end){s, len};
+    return (*n)++;
+}
+
 /* The arcs of one graph: thread (waiters by thread only) or client (all).
  * Its nodes are numbered in the order the edges first name them. */
 static int wg_graph(rlk_waitgraph *g, int by_client)
 {
-    size_t cap = 2 * g->nedges + 1, n = 0, narc = 0, ng = 0, nnode = 0, k = 0;
-    wg_end *end = malloc(cap * sizeof *end);
-    size_t *work = malloc(3 * cap * sizeof *work);  /* three arrays of cap: */
-    size_t *group = work;                   /* each end's group of equal names */
-    size_t *first = work + cap;             /* each group's first end */
-    size_t *node = work + 2 * cap;          /* each group's node */
-    wg_arc *arcs = malloc(cap * sizeof *arcs);
+    wg_end *nodes = malloc((2 * g->nedges + 1) * sizeof *nodes);
+    wg_arc *arcs = malloc((g->nedges + 1) * sizeof *arcs);
+    size_t nnode = 0, narc = 0;
     int rc = -1;
 
-    if (!end || !work || !arcs)
-        goto out;
-    for (size_t i = 0; i < g->nedges; i++) {
-        const wg_edge *e = &g->edges[i];
-        size_t wl = by_client && !e->by_client ? rlk_wg_client_len(e->waiter) : strlen(e->waiter);
-        size_t hl = by_client ? rlk_wg_client_len(e->holder) : strlen(e->holder);
+    if (nodes && arcs) {
+        for (size_t i = 0; i < g->nedges; i++) {
+            const wg_edge *e = &g->edges[i];
+            size_t wl = by_client && !e->by_client ? rlk_wg_client_len(e->waiter)
+                                                   : strlen(e->waiter);
+            size_t hl = by_client ? rlk_wg_client_len(e->holder) : strlen(e->holder);
+            size_t w, h;
 
-        if (!by_client && e->by_client)
-            continue;
-        end[n] = (wg_end){e->waiter, wl, n};
-        end[n + 1] = (wg_end){e->holder, hl, n + 1};
-        n += 2;
-        arcs[narc++].edge = i;
+            if (!by_client && e->by_client)
+                continue;
+            w = wg_node(nodes, &nnode, e->waiter, wl);
+            h = wg_node(nodes, &nnode, e->holder, hl);
+            if (w != h)
+                arcs[narc++] = (wg_arc){w, h, i};
+        }
+        rc = wg_cycles(g, arcs, narc, nnode, by_client);
     }
-    qsort(end, n, sizeof *end, wg_end_cmp);
-    for (size_t j = 0; j < n; j++) {
-        if (j == 0 || !wg_end_same(&end[j - 1], &end[j]))
-            first[ng++] = end[j].at;
-        group[end[j].at] = ng - 1;
-    }
-    for (size_t at = 0; at < n; at++)
-        if (first[group[at]] == at)
-            node[group[at]] = nnode++;
-    for (size_t a = 0; a < narc; a++) {
-        size_t w = node[group[2 * a]], h = node[group[2 * a + 1]];
-
-        if (w != h)
-            arcs[k++] = (wg_arc){w, h, arcs[a].edge};
-    }
-    rc = wg_cycles(g, arcs, k, nnode, by_client);
-out:
-    free(end);
-    free(work);
+    free(nodes);
     free(arcs);
     return rc;
 }
@@ -381,32 +315,26 @@ out:
 int rlk_wg_build(const rlk_wg_name *names, size_t n, rlk_waitgraph **out)
 {
     rlk_waitgraph *g = calloc(1, sizeof *g);
-    wg_cid *cids = NULL;
-    size_t ncids = 0;
 
     *out = NULL;
-    if (!g || wg_cids(names, n, &cids, &ncids) < 0) {
-        free(g);
+    if (!g)
         return RLK_ERR_NOMEM;
-    }
     g->nnames = n;
     for (size_t i = 0; i < n; i++) {
         const rlk_wg_name *nm = &names[i];
 
         for (size_t w = 0; w < nm->nwaiters; w++) {
             const rlk_wg_party *p = &nm->waiters[w];
-            int rc = p->form == RLK_WG_TICKET ? wg_ticket_edges(g, cids, ncids, nm, p->id)
+            int rc = p->form == RLK_WG_TICKET ? wg_ticket_edges(g, names, n, nm, p->id)
                                               : wg_waiter_edges(g, nm, p->id, strlen(p->id),
                                                                 p->form == RLK_WG_CLIENT);
 
             if (rc < 0) {
-                free(cids);
                 rlk_waitgraph_free(g);
                 return RLK_ERR_NOMEM;
             }
         }
     }
-    free(cids);
     if (wg_graph(g, 0) < 0 || wg_graph(g, 1) < 0) {
         rlk_waitgraph_free(g);
         return RLK_ERR_NOMEM;

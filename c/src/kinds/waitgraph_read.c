@@ -169,9 +169,7 @@ static int wg_read_name(rlk_client *c, wg_read *r, const char *name)
     }
     r->names[r->n++] = (rlk_wg_name){name, rw ? "rwlock" : nw > nwt ? "fair" : "reentrant",
                                      h, nh, w, nw};
-    free(waiters);
-    free(queue);
-    return RLK_OK;
+    h = w = NULL;           /* the name's now (wg_read_end frees them) */
 not_lock:
     rc = RLK_OK;
 out:
