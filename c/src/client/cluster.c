@@ -255,7 +255,7 @@ static void rlk_cl_connect(rlk_client *c)
 
     if (rlk_cluster_refresh(c, 1) != RLK_OK || c->no_preload)
         return;
-    n = rlk_cluster_masters(c, m, RLK_CLUSTER_MAX_NODES);
+    n = rlk_cluster_nodes(c, m, RLK_CLUSTER_MAX_NODES, 0);    /* the map just fetched */
     for (int i = 0; i < n; i++)
         if ((rc = rlk_topo_load_one(m[i])) != RLK_OK) {
             rlk_set_error(c, rc, "%s", rlk_errstr(m[i]));

@@ -391,10 +391,7 @@ int rlk_conn_open_to(rlk_client *c, const char *host, int port, redisContext **o
     char why[RLK_ERRSTR_MAX];
     int rc;
 
-    *out = NULL;
-    rlk_tl_dial_failed = 0;
-    if (c->fatal)
-        return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
+    *out = NULL;        /* c is not fatal: rlk_conn_open and rlk_topo_open checked */
     if (rlk_time_limit_tv(c->connect_tv, &tv) < 0) {    /* a wait's limit cuts it */
         tv.tv_sec = 0;                                  /* passed: one last quick try */
         tv.tv_usec = 1000;
@@ -522,43 +519,31 @@ static int rlk_conn_load_script(rlk_client *c, redisContext *ctx, const rlk_scri
     return rc;
 }
 
-static int rlk_conn_load_all_io(rlk_client *c, redisContext *ctx)
+int rlk_conn_load_all(rlk_client *c, redisContext *ctx)
 {
-    int rc = RLK_OK;
+    rlk_sigpipe_guard g;
+    int rc = RLK_OK, io = ctx->err != 0;
 
-    if (ctx->err)
-        return rlk_set_ctx_error(c, ctx, "SCRIPT LOAD");
-    for (size_t i = 0; i < c->scripts.count; i++) {
+    for (size_t i = 0; !io && i < c->scripts.count; i++) {
         const char *argv[3];
         size_t lens[3];
 
         rlk_conn_load_argv(&c->scripts.items[i], argv, lens);
-        if (redisAppendCommandArgv(ctx, 3, argv, lens) != REDIS_OK)
-            return rlk_set_ctx_error(c, ctx, "SCRIPT LOAD");
+        io = redisAppendCommandArgv(ctx, 3, argv, lens) != REDIS_OK;
     }
+    rlk_sigpipe_enter(&g);
     /* Read every reply, even after a bad one, so the connection stays in step. */
-    for (size_t i = 0; i < c->scripts.count; i++) {
+    for (size_t i = 0; !io && i < c->scripts.count; i++) {
         void *r = NULL;
-        int one;
 
         errno = 0;
-        if (rlk_transport_get_reply(ctx, &r) != REDIS_OK || !r)
-            return rlk_set_ctx_error(c, ctx, "SCRIPT LOAD");
-        one = rc == RLK_OK ? rlk_conn_check_load_reply(c, &c->scripts.items[i], r) : RLK_OK;
-        if (one != RLK_OK)
-            rc = one;
+        io = rlk_transport_get_reply(ctx, &r) != REDIS_OK || !r;
+        if (!io && rc == RLK_OK)
+            rc = rlk_conn_check_load_reply(c, &c->scripts.items[i], r);
         freeReplyObject(r);
     }
-    return rc;
-}
-
-int rlk_conn_load_all(rlk_client *c, redisContext *ctx)
-{
-    rlk_sigpipe_guard g;
-    int rc;
-
-    rlk_sigpipe_enter(&g);
-    rc = rlk_conn_load_all_io(c, ctx);
+    if (io)
+        rc = rlk_set_ctx_error(c, ctx, "SCRIPT LOAD");
     rlk_sigpipe_leave(&g, rc != RLK_OK);
     return rc;
 }
