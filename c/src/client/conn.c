@@ -134,12 +134,16 @@ unsigned long long rlk_conn_round_trips(void)
     return rlk_tl_round_trips;
 }
 
-static int rlk_conn_command_io(rlk_client *c, redisContext *ctx, const char *what,
-                               int argc, const char **argv, const size_t *argvlen,
-                               redisReply **reply, int *written, rlk_write_hook *hook,
-                               rlk_conn_tail *tail)
+/* One write of the command (and tail's behind it), then its reply (and
+ * tail's); the hook runs between the two. */
+static int rlk_conn_command_hooked(rlk_client *c, redisContext *ctx, const char *what,
+                                   int argc, const char **argv, const size_t *argvlen,
+                                   redisReply **reply, int *written, rlk_write_hook *hook,
+                                   rlk_conn_tail *tail)
 {
+    rlk_sigpipe_guard g;
     void *r = NULL;
+    int rc;
 
     *reply = NULL;
     if (written)
@@ -148,24 +152,22 @@ static int rlk_conn_command_io(rlk_client *c, redisContext *ctx, const char *wha
         (tail && redisAppendCommandArgv(ctx, tail->argc, tail->argv, tail->lens) != REDIS_OK))
         return rlk_set_ctx_error(c, ctx, what);
     rlk_tl_round_trips++;
-    if (rlk_transport_flush(ctx) != REDIS_OK)
-        return rlk_set_ctx_error(c, ctx, what);
-    if (written)
+    rlk_sigpipe_enter(&g);
+    rc = rlk_transport_flush(ctx) == REDIS_OK ? RLK_OK : rlk_set_ctx_error(c, ctx, what);
+    if (rc == RLK_OK && written)
         *written = 1;
-    if (hook && hook->fn) {         /* once: taken before it runs */
+    if (rc == RLK_OK && hook && hook->fn) {         /* once: taken before it runs */
         void (*fn)(void *) = hook->fn;
 
         hook->fn = NULL;
         fn(hook->arg);
     }
     errno = 0;
-    if (rlk_transport_get_reply(ctx, &r) != REDIS_OK || !r) {
-        if (!ctx->err)
-            return rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: no reply", what, c->addr);
-        return rlk_set_ctx_error(c, ctx, what);
-    }
+    if (rc == RLK_OK && (rlk_transport_get_reply(ctx, &r) != REDIS_OK || !r))
+        rc = ctx->err ? rlk_set_ctx_error(c, ctx, what)
+                      : rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: no reply", what, c->addr);
     *reply = r;
-    if (tail) {
+    if (rc == RLK_OK && tail) {
         /* The first reply stands whatever becomes of the second. */
         r = NULL;
         errno = 0;
@@ -174,19 +176,6 @@ static int rlk_conn_command_io(rlk_client *c, redisContext *ctx, const char *wha
                      ctx->err ? ctx->errstr : "no reply");
         tail->reply = r;
     }
-    return RLK_OK;
-}
-
-static int rlk_conn_command_hooked(rlk_client *c, redisContext *ctx, const char *what,
-                                   int argc, const char **argv, const size_t *argvlen,
-                                   redisReply **reply, int *written, rlk_write_hook *hook,
-                                   rlk_conn_tail *tail)
-{
-    rlk_sigpipe_guard g;
-    int rc;
-
-    rlk_sigpipe_enter(&g);
-    rc = rlk_conn_command_io(c, ctx, what, argc, argv, argvlen, reply, written, hook, tail);
     rlk_sigpipe_leave(&g, rc != RLK_OK || (tail && !tail->reply));
     return rc;
 }
