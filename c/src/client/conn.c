@@ -192,14 +192,12 @@ int rlk_conn_command_pair(rlk_client *c, redisContext *ctx, const char *what, in
                           const char **argv2, const size_t *argvlen2, redisReply **reply,
                           redisReply **reply2, int *written)
 {
-    rlk_conn_tail tail;
+    rlk_conn_tail tail = {.argc = argc2};
     int rc;
 
     *reply2 = NULL;
     if (argc2 < 1 || argc2 > 3)
         return rlk_set_error(c, RLK_ERR_ARG, "%s: a pipelined command of %d words", what, argc2);
-    memset(&tail, 0, sizeof tail);
-    tail.argc = argc2;
     for (int i = 0; i < argc2; i++) {
         tail.argv[i] = argv2[i];
         tail.lens[i] = argvlen2 ? argvlen2[i] : strlen(argv2[i]);
