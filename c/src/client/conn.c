@@ -67,6 +67,21 @@ static int rlk_reply_class(const redisReply *r, int default_err)
     return default_err;
 }
 
+const redisReply *rlk_reply_field(const redisReply *map, const char *key)
+{
+    size_t n = strlen(key);
+
+    if (map->type != REDIS_REPLY_ARRAY)
+        return NULL;
+    for (size_t i = 0; i + 1 < map->elements; i += 2) {
+        const redisReply *k = map->element[i];
+
+        if (k->type == REDIS_REPLY_STRING && k->len == n && memcmp(k->str, key, n) == 0)
+            return map->element[i + 1];
+    }
+    return NULL;
+}
+
 int rlk_err_is_transient_reply(rlk_client *c)
 {
     if (rlk_err(c) != RLK_ERR_SERVER && rlk_err(c) != RLK_ERR_SCRIPT && rlk_err(c) != RLK_ERR_READONLY)

@@ -105,14 +105,9 @@ typedef struct rlk_sn_answer {
 
 static long long rlk_sn_epoch_of(const redisReply *r)
 {
-    for (size_t k = 0; r && r->type == REDIS_REPLY_ARRAY && k + 1 < r->elements; k += 2) {
-        const redisReply *key = r->element[k], *val = r->element[k + 1];
+    const redisReply *v = r ? rlk_reply_field(r, "config-epoch") : NULL;
 
-        if (key->type == REDIS_REPLY_STRING && strcmp(key->str, "config-epoch") == 0 &&
-            val->type == REDIS_REPLY_STRING)
-            return atoll(val->str);
-    }
-    return -1;
+    return v && v->type == REDIS_REPLY_STRING ? atoll(v->str) : -1;
 }
 
 static int rlk_sn_parse_addr(const redisReply *r, rlk_sn_answer *a, const char *name, char *why,
