@@ -423,22 +423,6 @@ int rlk_load_functions(rlk_client *c, int replace)
     return rc;
 }
 
-/* The value after key in a flat map reply [k1, v1, k2, v2, ...] (RESP2). */
-static const redisReply *rlk_fn_field(const redisReply *map, const char *key)
-{
-    size_t n = strlen(key);
-
-    if (map->type != REDIS_REPLY_ARRAY)
-        return NULL;
-    for (size_t i = 0; i + 1 < map->elements; i += 2) {
-        const redisReply *k = map->element[i];
-
-        if (k->type == REDIS_REPLY_STRING && k->len == n && memcmp(k->str, key, n) == 0)
-            return map->element[i + 1];
-    }
-    return NULL;
-}
-
 /* FUNCTION LIST LIBRARYNAME rlk WITHCODE: *code_out is the entry's library_code (in r) or
  * NULL when the server has no library rlk; *nfunc its number of functions. */
 static int rlk_fn_list(rlk_client *c, redisReply **r, const redisReply **code_out, int *nfunc)
@@ -454,9 +438,9 @@ static int rlk_fn_list(rlk_client *c, redisReply **r, const redisReply **code_ou
         return rlk_set_error(c, RLK_ERR_PROTOCOL, "FUNCTION LIST on %s: unexpected reply", c->addr);
     for (size_t i = 0; i < (*r)->elements; i++) {
         const redisReply *lib = (*r)->element[i];
-        const redisReply *name = rlk_fn_field(lib, "library_name");
-        const redisReply *code = rlk_fn_field(lib, "library_code");
-        const redisReply *fns = rlk_fn_field(lib, "functions");
+        const redisReply *name = rlk_reply_field(lib, "library_name");
+        const redisReply *code = rlk_reply_field(lib, "library_code");
+        const redisReply *fns = rlk_reply_field(lib, "functions");
 
         if (name && name->type == REDIS_REPLY_STRING && name->len == 3 &&
             memcmp(name->str, "rlk", 3) == 0 && code && code->type == REDIS_REPLY_STRING) {

@@ -212,7 +212,7 @@ static int rlk_cluster_refresh(rlk_client *c, int force)
 }
 
 /* The node client serving slot as master (any master for
- * RLK_CLUSTER_ANY_SLOT); with refresh, the map is fetched when the slot's
+ * RLK_TOPO_ANY_SLOT); with refresh, the map is fetched when the slot's
  * owner is unknown. Falls back on any known node (which redirects). */
 static rlk_client *rlk_cluster_pick(rlk_client *c, int slot, int refresh)
 {
@@ -255,7 +255,7 @@ static void rlk_cl_connect(rlk_client *c)
 
     if (rlk_cluster_refresh(c, 1) != RLK_OK || c->no_preload)
         return;
-    n = rlk_cluster_masters(c, m, RLK_CLUSTER_MAX_NODES);
+    n = rlk_cluster_nodes(c, m, RLK_CLUSTER_MAX_NODES, 0);    /* the map just fetched */
     for (int i = 0; i < n; i++)
         if ((rc = rlk_topo_load_one(m[i])) != RLK_OK) {
             rlk_set_error(c, rc, "%s", rlk_errstr(m[i]));
@@ -313,12 +313,12 @@ int rlk_cluster_owner_addr(rlk_client *c, int slot, char *buf, size_t len)
 
 /* The slot every one of keys hashes to; when they differ (naming what), a
  * call that Redis would refuse with CROSSSLOT is refused before any round
- * trip: RLK_CLUSTER_BAD_SLOT with RLK_ERR_ARG recorded. RLK_CLUSTER_ANY_SLOT
+ * trip: RLK_TOPO_BAD_SLOT with RLK_ERR_ARG recorded. RLK_TOPO_ANY_SLOT
  * when nkeys is 0. */
 static int rlk_cluster_keys_slot(rlk_client *c, const char *what, int nkeys,
                                  const char *const *keys, const size_t *keylens)
 {
-    int slot = RLK_CLUSTER_ANY_SLOT;
+    int slot = RLK_TOPO_ANY_SLOT;
 
     for (int i = 0; i < nkeys; i++) {
         size_t len = keylens ? keylens[i] : strlen(keys[i]);
@@ -332,7 +332,7 @@ static int rlk_cluster_keys_slot(rlk_client *c, const char *what, int nkeys,
                                  "'%.*s' %d): Redis would refuse it (CROSSSLOT); see the name "
                                  "rule in docs/cluster.md", what, (int)(keylens ? keylens[0]
                                  : strlen(keys[0])), keys[0], slot, (int)len, keys[i], s),
-                   RLK_CLUSTER_BAD_SLOT;
+                   RLK_TOPO_BAD_SLOT;
     }
     return slot;
 }
@@ -349,11 +349,11 @@ int rlk_cluster_command_slot(int argc, const char *const *argv, const size_t *le
     size_t l0;
 
     if (argc < 2)
-        return RLK_CLUSTER_ANY_SLOT;
+        return RLK_TOPO_ANY_SLOT;
     l0 = lens ? lens[0] : strlen(argv[0]);
     for (int i = 0; rlk_keyless[i]; i++)
         if (l0 == strlen(rlk_keyless[i]) && strncasecmp(argv[0], rlk_keyless[i], l0) == 0)
-            return RLK_CLUSTER_ANY_SLOT;
+            return RLK_TOPO_ANY_SLOT;
     return rlk_key_slot(argv[1], lens ? lens[1] : strlen(argv[1]));
 }
 
@@ -396,7 +396,7 @@ static int rlk_cluster_backoff(long long *backoff_ms, long long deadline_ns)
     return 1;
 }
 
-/* op on the master of slot (RLK_CLUSTER_ANY_SLOT: any master), with the
+/* op on the master of slot (RLK_TOPO_ANY_SLOT: any master), with the
  * redirect and retry rules of cluster.h; no ROLE look for s: a replica
  * answers MOVED, which is followed. Errors are recorded on c. */
 static int rlk_cl_run(rlk_client *c, int slot, const rlk_script_info *s, rlk_conn_op op,
@@ -457,7 +457,7 @@ static int rlk_cl_run(rlk_client *c, int slot, const rlk_script_info *s, rlk_con
 /* ---------------------------------------------------------------- dedicated connections */
 
 /* A dedicated connection (rlk_conn_open) to the master of slot; for
- * RLK_CLUSTER_ANY_SLOT to some node, the one after the last one handed out
+ * RLK_TOPO_ANY_SLOT to some node, the one after the last one handed out
  * first, so that a subscriber whose node died goes on with another. *addr
  * (may be NULL, 300 bytes) gets its address. */
 static int rlk_cl_open(rlk_client *c, int slot, redisContext **out, char *addr)
@@ -468,9 +468,9 @@ static int rlk_cl_open(rlk_client *c, int slot, redisContext **out, char *addr)
     unsigned start = 0;
 
     *out = NULL;
-    if (slot != RLK_CLUSTER_ANY_SLOT && !(cand[0] = rlk_cluster_pick(c, slot, 1)))
+    if (slot != RLK_TOPO_ANY_SLOT && !(cand[0] = rlk_cluster_pick(c, slot, 1)))
         return rlk_set_error(c, RLK_ERR_IO, "cluster: no node known for slot %d", slot);
-    if (slot == RLK_CLUSTER_ANY_SLOT) {
+    if (slot == RLK_TOPO_ANY_SLOT) {
         (void)rlk_cluster_refresh(c, 0);
         n = rlk_cluster_nodes(c, cand, RLK_CLUSTER_MAX_NODES, 1);
         pthread_mutex_lock(&cl->mu);

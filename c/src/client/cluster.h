@@ -37,8 +37,6 @@
 
 #define RLK_CLUSTER_MAX_NODES RLK_SLOTMAP_MAX_NODES
 #define RLK_CLUSTER_REFRESH_MS 100      /* full map refreshes at most this often */
-#define RLK_CLUSTER_ANY_SLOT RLK_TOPO_ANY_SLOT  /* a call with no key: any master */
-#define RLK_CLUSTER_BAD_SLOT RLK_TOPO_BAD_SLOT  /* keys in several slots (rlk_cluster_keys_slot) */
 
 typedef struct rlk_cluster rlk_cluster;
 
@@ -48,7 +46,7 @@ typedef struct rlk_cluster rlk_cluster;
  * (rlk_topo_standalone). */
 extern const struct rlk_topo rlk_topo_cluster;
 
-/* The slot argv routes by (its first key, argv[1]), or RLK_CLUSTER_ANY_SLOT
+/* The slot argv routes by (its first key, argv[1]), or RLK_TOPO_ANY_SLOT
  * for a command without a key (CLIENT, SCRIPT, INFO, PING, ...). */
 int rlk_cluster_command_slot(int argc, const char *const *argv, const size_t *lens);
 /* The cluster's master of slot as "host:port" into buf; -1 when unknown. */

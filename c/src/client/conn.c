@@ -67,6 +67,21 @@ static int rlk_reply_class(const redisReply *r, int default_err)
     return default_err;
 }
 
+const redisReply *rlk_reply_field(const redisReply *map, const char *key)
+{
+    size_t n = strlen(key);
+
+    if (map->type != REDIS_REPLY_ARRAY)
+        return NULL;
+    for (size_t i = 0; i + 1 < map->elements; i += 2) {
+        const redisReply *k = map->element[i];
+
+        if (k->type == REDIS_REPLY_STRING && k->len == n && memcmp(k->str, key, n) == 0)
+            return map->element[i + 1];
+    }
+    return NULL;
+}
+
 int rlk_err_is_transient_reply(rlk_client *c)
 {
     if (rlk_err(c) != RLK_ERR_SERVER && rlk_err(c) != RLK_ERR_SCRIPT && rlk_err(c) != RLK_ERR_READONLY)
@@ -134,12 +149,16 @@ unsigned long long rlk_conn_round_trips(void)
     return rlk_tl_round_trips;
 }
 
-static int rlk_conn_command_io(rlk_client *c, redisContext *ctx, const char *what,
-                               int argc, const char **argv, const size_t *argvlen,
-                               redisReply **reply, int *written, rlk_write_hook *hook,
-                               rlk_conn_tail *tail)
+/* One write of the command (and tail's behind it), then its reply (and
+ * tail's); the hook runs between the two. */
+static int rlk_conn_command_hooked(rlk_client *c, redisContext *ctx, const char *what,
+                                   int argc, const char **argv, const size_t *argvlen,
+                                   redisReply **reply, int *written, rlk_write_hook *hook,
+                                   rlk_conn_tail *tail)
 {
+    rlk_sigpipe_guard g;
     void *r = NULL;
+    int rc;
 
     *reply = NULL;
     if (written)
@@ -148,24 +167,22 @@ static int rlk_conn_command_io(rlk_client *c, redisContext *ctx, const char *wha
         (tail && redisAppendCommandArgv(ctx, tail->argc, tail->argv, tail->lens) != REDIS_OK))
         return rlk_set_ctx_error(c, ctx, what);
     rlk_tl_round_trips++;
-    if (rlk_transport_flush(ctx) != REDIS_OK)
-        return rlk_set_ctx_error(c, ctx, what);
-    if (written)
+    rlk_sigpipe_enter(&g);
+    rc = rlk_transport_flush(ctx) == REDIS_OK ? RLK_OK : rlk_set_ctx_error(c, ctx, what);
+    if (rc == RLK_OK && written)
         *written = 1;
-    if (hook && hook->fn) {         /* once: taken before it runs */
+    if (rc == RLK_OK && hook && hook->fn) {         /* once: taken before it runs */
         void (*fn)(void *) = hook->fn;
 
         hook->fn = NULL;
         fn(hook->arg);
     }
     errno = 0;
-    if (rlk_transport_get_reply(ctx, &r) != REDIS_OK || !r) {
-        if (!ctx->err)
-            return rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: no reply", what, c->addr);
-        return rlk_set_ctx_error(c, ctx, what);
-    }
+    if (rc == RLK_OK && (rlk_transport_get_reply(ctx, &r) != REDIS_OK || !r))
+        rc = ctx->err ? rlk_set_ctx_error(c, ctx, what)
+                      : rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: no reply", what, c->addr);
     *reply = r;
-    if (tail) {
+    if (rc == RLK_OK && tail) {
         /* The first reply stands whatever becomes of the second. */
         r = NULL;
         errno = 0;
@@ -174,19 +191,6 @@ static int rlk_conn_command_io(rlk_client *c, redisContext *ctx, const char *wha
                      ctx->err ? ctx->errstr : "no reply");
         tail->reply = r;
     }
-    return RLK_OK;
-}
-
-static int rlk_conn_command_hooked(rlk_client *c, redisContext *ctx, const char *what,
-                                   int argc, const char **argv, const size_t *argvlen,
-                                   redisReply **reply, int *written, rlk_write_hook *hook,
-                                   rlk_conn_tail *tail)
-{
-    rlk_sigpipe_guard g;
-    int rc;
-
-    rlk_sigpipe_enter(&g);
-    rc = rlk_conn_command_io(c, ctx, what, argc, argv, argvlen, reply, written, hook, tail);
     rlk_sigpipe_leave(&g, rc != RLK_OK || (tail && !tail->reply));
     return rc;
 }
@@ -203,14 +207,12 @@ int rlk_conn_command_pair(rlk_client *c, redisContext *ctx, const char *what, in
                           const char **argv2, const size_t *argvlen2, redisReply **reply,
                           redisReply **reply2, int *written)
 {
-    rlk_conn_tail tail;
+    rlk_conn_tail tail = {.argc = argc2};
     int rc;
 
     *reply2 = NULL;
     if (argc2 < 1 || argc2 > 3)
         return rlk_set_error(c, RLK_ERR_ARG, "%s: a pipelined command of %d words", what, argc2);
-    memset(&tail, 0, sizeof tail);
-    tail.argc = argc2;
     for (int i = 0; i < argc2; i++) {
         tail.argv[i] = argv2[i];
         tail.lens[i] = argvlen2 ? argvlen2[i] : strlen(argv2[i]);
@@ -391,10 +393,7 @@ int rlk_conn_open_to(rlk_client *c, const char *host, int port, redisContext **o
     char why[RLK_ERRSTR_MAX];
     int rc;
 
-    *out = NULL;
-    rlk_tl_dial_failed = 0;
-    if (c->fatal)
-        return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
+    *out = NULL;        /* c is not fatal: rlk_conn_open and rlk_topo_open checked */
     if (rlk_time_limit_tv(c->connect_tv, &tv) < 0) {    /* a wait's limit cuts it */
         tv.tv_sec = 0;                                  /* passed: one last quick try */
         tv.tv_usec = 1000;
@@ -522,43 +521,31 @@ static int rlk_conn_load_script(rlk_client *c, redisContext *ctx, const rlk_scri
     return rc;
 }
 
-static int rlk_conn_load_all_io(rlk_client *c, redisContext *ctx)
+int rlk_conn_load_all(rlk_client *c, redisContext *ctx)
 {
-    int rc = RLK_OK;
+    rlk_sigpipe_guard g;
+    int rc = RLK_OK, io = ctx->err != 0;
 
-    if (ctx->err)
-        return rlk_set_ctx_error(c, ctx, "SCRIPT LOAD");
-    for (size_t i = 0; i < c->scripts.count; i++) {
+    for (size_t i = 0; !io && i < c->scripts.count; i++) {
         const char *argv[3];
         size_t lens[3];
 
         rlk_conn_load_argv(&c->scripts.items[i], argv, lens);
-        if (redisAppendCommandArgv(ctx, 3, argv, lens) != REDIS_OK)
-            return rlk_set_ctx_error(c, ctx, "SCRIPT LOAD");
+        io = redisAppendCommandArgv(ctx, 3, argv, lens) != REDIS_OK;
     }
+    rlk_sigpipe_enter(&g);
     /* Read every reply, even after a bad one, so the connection stays in step. */
-    for (size_t i = 0; i < c->scripts.count; i++) {
+    for (size_t i = 0; !io && i < c->scripts.count; i++) {
         void *r = NULL;
-        int one;
 
         errno = 0;
-        if (rlk_transport_get_reply(ctx, &r) != REDIS_OK || !r)
-            return rlk_set_ctx_error(c, ctx, "SCRIPT LOAD");
-        one = rc == RLK_OK ? rlk_conn_check_load_reply(c, &c->scripts.items[i], r) : RLK_OK;
-        if (one != RLK_OK)
-            rc = one;
+        io = rlk_transport_get_reply(ctx, &r) != REDIS_OK || !r;
+        if (!io && rc == RLK_OK)
+            rc = rlk_conn_check_load_reply(c, &c->scripts.items[i], r);
         freeReplyObject(r);
     }
-    return rc;
-}
-
-int rlk_conn_load_all(rlk_client *c, redisContext *ctx)
-{
-    rlk_sigpipe_guard g;
-    int rc;
-
-    rlk_sigpipe_enter(&g);
-    rc = rlk_conn_load_all_io(c, ctx);
+    if (io)
+        rc = rlk_set_ctx_error(c, ctx, "SCRIPT LOAD");
     rlk_sigpipe_leave(&g, rc != RLK_OK);
     return rc;
 }

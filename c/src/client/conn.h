@@ -177,6 +177,10 @@ void rlk_conn_after_write(void (*fn)(void *), void *arg);
  * RLK_ERR_SCRIPT, and records it on c. */
 int rlk_set_reply_error(rlk_client *c, const redisReply *r, const char *what, int default_err);
 
+/* The value after key in a flat map reply [k1, v1, k2, v2, ...] (RESP2),
+ * or NULL. */
+const redisReply *rlk_reply_field(const redisReply *map, const char *key);
+
 /* 1 when c's last error is a reply that says "not now" and changed nothing:
  * LOADING, BUSY, TRYAGAIN, CLUSTERDOWN, MASTERDOWN. */
 int rlk_err_is_transient_reply(rlk_client *c);

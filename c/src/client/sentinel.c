@@ -37,9 +37,8 @@ struct rlk_sentinel {
 
     pthread_mutex_t mu;             /* guards the address and the counters */
     char host[256];
-    int port;
+    int port;                       /* 0: no master known yet */
     long long epoch;                /* the config epoch the address came with; -1: unknown */
-    int known;
     unsigned long long switches;
     long long last_switch_ns;
 
@@ -61,46 +60,32 @@ struct rlk_sentinel {
 
 /* ---------------------------------------------------------------- connections */
 
-static int rlk_sn_auth(redisContext *ctx, const char *user, const char *password, char *why,
-                       size_t len)
-{
-    redisReply *r;
-    int ok;
-
-    if (!password)
-        return 0;
-    r = user ? rlk_transport_command(ctx, "AUTH %s %s", user, password)
-             : rlk_transport_command(ctx, "AUTH %s", password);
-    ok = r && r->type != REDIS_REPLY_ERROR;
-    if (!r)
-        snprintf(why, len, "auth: %s", ctx->errstr);
-    else if (!ok)
-        snprintf(why, len, "auth: %.*s", (int)r->len, r->str);
-    freeReplyObject(r);
-    return ok ? 0 : -1;
-}
-
 /* A blocking connection with the client's timeouts and the given AUTH. */
 static redisContext *rlk_sn_dial(const rlk_client *c, const char *host, int port,
                                  const char *user, const char *password, char *why, size_t len)
 {
     char tls_why[RLK_ERRSTR_MAX];
     redisContext *ctx;
+    redisReply *r = NULL;
+    int ok = 0;
 
     (void)rlk_transport_dial(c, host, port, c->connect_tv, &ctx, tls_why, sizeof tls_why);
-    if (!ctx || ctx->err) {
+    if (!ctx || ctx->err)
         snprintf(why, len, "connect %s:%d: %s", host, port, ctx ? ctx->errstr : tls_why);
-        rlk_transport_free(ctx);
-        return NULL;
-    }
-    if (redisSetTimeout(ctx, c->command_tv) != REDIS_OK ||
-        rlk_sn_auth(ctx, user, password, why, len) != 0) {
-        if (!why[0])
-            snprintf(why, len, "connect %s:%d: %s", host, port, ctx->errstr);
-        rlk_transport_free(ctx);
-        return NULL;
-    }
-    return ctx;
+    else if (redisSetTimeout(ctx, c->command_tv) != REDIS_OK)
+        snprintf(why, len, "connect %s:%d: %s", host, port, ctx->errstr);
+    else if (password && !(r = user ? rlk_transport_command(ctx, "AUTH %s %s", user, password)
+                                    : rlk_transport_command(ctx, "AUTH %s", password)))
+        snprintf(why, len, "auth: %s", ctx->errstr);
+    else if (r && r->type == REDIS_REPLY_ERROR)
+        snprintf(why, len, "auth: %.*s", (int)r->len, r->str);
+    else
+        ok = 1;
+    freeReplyObject(r);
+    if (ok)
+        return ctx;
+    rlk_transport_free(ctx);
+    return NULL;
 }
 
 static redisContext *rlk_sn_dial_sentinel(rlk_sentinel *sn, int i, char *why, size_t len)
@@ -120,14 +105,9 @@ typedef struct rlk_sn_answer {
 
 static long long rlk_sn_epoch_of(const redisReply *r)
 {
-    for (size_t k = 0; r && r->type == REDIS_REPLY_ARRAY && k + 1 < r->elements; k += 2) {
-        const redisReply *key = r->element[k], *val = r->element[k + 1];
+    const redisReply *v = r ? rlk_reply_field(r, "config-epoch") : NULL;
 
-        if (key->type == REDIS_REPLY_STRING && strcmp(key->str, "config-epoch") == 0 &&
-            val->type == REDIS_REPLY_STRING)
-            return atoll(val->str);
-    }
-    return -1;
+    return v && v->type == REDIS_REPLY_STRING ? atoll(v->str) : -1;
 }
 
 static int rlk_sn_parse_addr(const redisReply *r, rlk_sn_answer *a, const char *name, char *why,
@@ -213,14 +193,13 @@ static int rlk_sn_is_master(rlk_sentinel *sn, const char *host, int port, char *
 static void rlk_sn_switch(rlk_sentinel *sn, const rlk_sn_answer *a)
 {
     pthread_mutex_lock(&sn->mu);
-    snprintf(sn->host, sizeof sn->host, "%s", a->host);
-    sn->port = a->port;
-    sn->epoch = a->epoch;
-    if (sn->known) {
+    if (sn->port) {
         sn->switches++;
         sn->last_switch_ns = rlk_clock_now_ns();
     }
-    sn->known = 1;
+    snprintf(sn->host, sizeof sn->host, "%s", a->host);
+    sn->port = a->port;
+    sn->epoch = a->epoch;
     pthread_mutex_unlock(&sn->mu);
 }
 
@@ -232,9 +211,9 @@ static int rlk_sn_consider(rlk_sentinel *sn, int i, rlk_sn_answer *a, int *had, 
     int same, older, master;
 
     pthread_mutex_lock(&sn->mu);
-    *had = sn->known;
-    same = sn->known && sn->port == a->port && strcmp(sn->host, a->host) == 0;
-    older = sn->known && a->epoch >= 0 && sn->epoch >= 0 && a->epoch < sn->epoch;
+    *had = sn->port != 0;
+    same = sn->port == a->port && strcmp(sn->host, a->host) == 0;
+    older = sn->port && a->epoch >= 0 && sn->epoch >= 0 && a->epoch < sn->epoch;
     if (same && a->epoch > sn->epoch)
         sn->epoch = a->epoch;
     pthread_mutex_unlock(&sn->mu);
@@ -261,8 +240,6 @@ static int rlk_sn_refresh_from(rlk_client *c, const char *cause, int first)
     rlk_sigpipe_guard g;
     int rc = -1, had = 0, n = c->url.nsentinels;
 
-    if (!sn)
-        return 0;
     rlk_sigpipe_enter(&g);
     pthread_mutex_lock(&sn->resolve_mu);
     for (int k = 0, start = first >= 0 ? first : sn->qidx; k < n && rc < 0; k++) {
@@ -319,7 +296,7 @@ static int rlk_sentinel_master(rlk_client *c, char *host, size_t len, int *port)
     int known, rc;
 
     pthread_mutex_lock(&sn->mu);
-    known = sn->known;
+    known = sn->port != 0;
     pthread_mutex_unlock(&sn->mu);
     if (!known && (rc = rlk_sn_refresh_from(c, "resolving", -1)) < 0)
         return -rc;
@@ -339,7 +316,7 @@ static int rlk_sentinel_stale(rlk_client *c, const redisContext *ctx)
     if (!sn || !ctx || ctx->connection_type != REDIS_CONN_TCP || !ctx->tcp.host)
         return 0;
     pthread_mutex_lock(&sn->mu);
-    stale = sn->known && (ctx->tcp.port != sn->port || strcmp(ctx->tcp.host, sn->host) != 0);
+    stale = sn->port && (ctx->tcp.port != sn->port || strcmp(ctx->tcp.host, sn->host) != 0);
     pthread_mutex_unlock(&sn->mu);
     return stale;
 }
@@ -353,7 +330,7 @@ void rlk_sentinel_address(rlk_client *c, char *buf, size_t len)
         return;
     }
     pthread_mutex_lock(&sn->mu);
-    snprintf(buf, len, !sn->known ? "" : strchr(sn->host, ':') ? "[%s]:%d" : "%s:%d", sn->host,
+    snprintf(buf, len, !sn->port ? "" : strchr(sn->host, ':') ? "[%s]:%d" : "%s:%d", sn->host,
              sn->port);
     pthread_mutex_unlock(&sn->mu);
 }
@@ -404,12 +381,10 @@ static void rlk_sn_sub_open(rlk_sentinel *sn, int i)
     char why[RLK_ERRSTR_MAX] = "";
 
     sn->subs[i] = rlk_sn_dial_sentinel(sn, i, why, sizeof why);
-    if (!sn->subs[i]) {
-        sn->sub_retry_ns[i] = rlk_clock_now_ns() + RLK_SN_RETRY_NS;
-        return;
-    }
-    redisAppendCommand(sn->subs[i], "SUBSCRIBE %s %s", RLK_SN_EVENT, RLK_SN_PROMOTED);
-    if (rlk_transport_flush(sn->subs[i]) != REDIS_OK)
+    if (!sn->subs[i] ||
+        redisAppendCommand(sn->subs[i], "SUBSCRIBE %s %s", RLK_SN_EVENT, RLK_SN_PROMOTED) !=
+            REDIS_OK ||
+        rlk_transport_flush(sn->subs[i]) != REDIS_OK)
         rlk_sn_sub_close(sn, i);
 }
 
@@ -607,10 +582,10 @@ static int rlk_sn_open(rlk_client *c, int slot, redisContext **out, char *addr)
     int rc, port = 0;
 
     (void)slot;     /* the master holds every slot */
-    if (c->sentinel && ((rc = rlk_sentinel_follow(c)) != RLK_OK ||
-                        (rc = rlk_sentinel_master(c, master, sizeof master, &port)) != RLK_OK))
+    if ((rc = rlk_sentinel_follow(c)) != RLK_OK ||
+        (rc = rlk_sentinel_master(c, master, sizeof master, &port)) != RLK_OK)
         return rc;
-    rc = rlk_conn_open_to(c, c->sentinel ? master : NULL, port, out);
+    rc = rlk_conn_open_to(c, master, port, out);
     if (rc == RLK_OK && addr)
         snprintf(addr, 300, "%s", c->addr);
     return rc;

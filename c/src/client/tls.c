@@ -264,30 +264,6 @@ static int rlk_tls_nonblock(int fd, int on)
     return fl < 0 || fcntl(fd, F_SETFL, on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK) < 0 ? -1 : 0;
 }
 
-/* A connected TCP socket by hiredis's own connect (every address of host,
- * TCP_NODELAY, its keep-alive), as rlk_transport_dial makes it; or -1 with
- * err (errno kept). */
-static int rlk_tls_tcp(const char *host, int port, long long deadline_ns, int *timed_out,
-                       char *err, size_t errlen)
-{
-    long long ms = (deadline_ns - rlk_clock_now_ns()) / RLK_NS_PER_MS;
-    struct timeval tv = {(time_t)(ms > 0 ? ms / 1000 : 0), ms > 0 ? (ms % 1000) * 1000 : 1000};
-    redisContext *ctx = redisConnectWithTimeout(host, port, tv);
-    int fd = -1, saved = ctx ? errno : ENOMEM;
-
-    if (ctx && !ctx->err) {
-        (void)redisEnableKeepAlive(ctx);
-        fd = ctx->fd;
-        ctx->fd = -1;       /* the session's socket now: redisFree leaves it open */
-    } else {
-        snprintf(err, errlen, "%s", ctx ? ctx->errstr : strerror(saved));
-        *timed_out = saved == ETIMEDOUT || (ctx && strstr(ctx->errstr, "timed out"));
-    }
-    redisFree(ctx);
-    errno = saved;
-    return fd;
-}
-
 static int rlk_is_ip(const char *host)
 {
     unsigned char buf[sizeof(struct in6_addr)];
@@ -475,16 +451,30 @@ int rlk_tls_handshake(rlk_tls *t, int tcp, const char *host, int port, long long
 int rlk_tls_dial(rlk_tls *t, const char *host, int port, long long deadline_ns,
                  rlk_tls_conn **conn_out, int *fd_out, char *err, size_t errlen)
 {
-    int timed_out = 0, rc, tcp = rlk_tls_tcp(host, port, deadline_ns, &timed_out, err, errlen);
+    long long ms = (deadline_ns - rlk_clock_now_ns()) / RLK_NS_PER_MS;
+    struct timeval tv = {(time_t)(ms > 0 ? ms / 1000 : 0), ms > 0 ? (ms % 1000) * 1000 : 1000};
+    redisContext *ctx = redisConnectWithTimeout(host, port, tv);   /* hiredis's connect */
+    int saved = ctx ? errno : ENOMEM, rc;
 
     *fd_out = -1;
     *conn_out = NULL;
-    if (tcp < 0)
-        return timed_out ? RLK_ERR_TIMEOUT : RLK_ERR_IO;
-    if ((rc = rlk_tls_handshake(t, tcp, host, port, deadline_ns, conn_out, err, errlen)) != RLK_OK)
-        close(tcp);
-    else
-        *fd_out = tcp;
+    if (!ctx || ctx->err) {
+        snprintf(err, errlen, "%s", ctx ? ctx->errstr : strerror(saved));
+        rc = saved == ETIMEDOUT || (ctx && strstr(ctx->errstr, "timed out")) ? RLK_ERR_TIMEOUT
+                                                                              : RLK_ERR_IO;
+        redisFree(ctx);
+        errno = saved;
+        return rc;
+    }
+    (void)redisEnableKeepAlive(ctx);
+    rc = rlk_tls_handshake(t, ctx->fd, host, port, deadline_ns, conn_out, err, errlen);
+    if (rc == RLK_OK) {
+        *fd_out = ctx->fd;
+        ctx->fd = -1;       /* the caller's socket now: redisFree leaves it open */
+    }
+    saved = errno;
+    redisFree(ctx);
+    errno = saved;
     return rc;
 }
 

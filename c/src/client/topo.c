@@ -186,8 +186,6 @@ int rlk_topo_verify_one(rlk_client *c, int *present)
     redisReply *r;
     int rc;
 
-    if (n == 0 && !c->fatal)
-        return RLK_OK;
     if (!(argv = malloc((n + 2) * sizeof *argv)))
         return rlk_set_error(c, RLK_ERR_NOMEM, "SCRIPT EXISTS: out of memory");
     argv[0] = "SCRIPT";

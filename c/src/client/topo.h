@@ -153,8 +153,8 @@ int rlk_topo_pool_run(rlk_client *c, int slot, const rlk_script_info *s, rlk_con
 void rlk_topo_pool_connect(rlk_client *c);
 /* masters of a one-master variant: c itself. */
 int rlk_topo_one_master(rlk_client *c, rlk_client **out, int max);
-/* SCRIPT LOAD of every script, SCRIPT EXISTS into present: on one
- * server's pool. */
+/* SCRIPT LOAD of every script, SCRIPT EXISTS (of one script or more)
+ * into present: on one server's pool. */
 int rlk_topo_load_one(rlk_client *c);
 int rlk_topo_verify_one(rlk_client *c, int *present);
 

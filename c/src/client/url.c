@@ -231,10 +231,8 @@ static int rlk_url_unix(const char *s, rlk_url *u, char *err, size_t errlen)
     if (*q == '?') {
         if (strncmp(q, "?db=", 4) != 0 || strchr(q + 1, '&') || strchr(q + 1, '#'))
             return RLK_URL_FAIL("bad url: the only parameter a unix:// URL takes is ?db=N");
-        if (q[4] == '\0')
+        if (q[4] == '\0' || rlk_url_db(q + 4, strlen(q + 4), u, err, errlen) != RLK_OK)
             return RLK_URL_FAIL("bad url: database must be a number in 0..%d", INT_MAX);
-        if (rlk_url_db(q + 4, strlen(q + 4), u, err, errlen) != RLK_OK)
-            return RLK_ERR_URL;
     }
     u->is_unix = 1;
     u->path = strndup(s, pathlen);
