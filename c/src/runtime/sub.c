@@ -112,9 +112,7 @@ struct rlk_sub {
     int down;                   /* the last connect attempt failed */
     int kick_pending;
     int kick[2];
-    int live_fd[RLK_SUB_MAX_CONNS]; /* each open connection's socket, else -1: rlk_sub_free
-                                       shuts them down so that a round trip blocked on a server
-                                       that stopped answering (CLIENT SETNAME) ends at once */
+    int live_fd[RLK_SUB_MAX_CONNS]; /* each open connection's socket, else -1 (rlk_sub_shutdown) */
     pthread_t thread;
     pthread_mutex_t hook_mu;    /* held while the hook runs; guards hook, hook_arg */
     rlk_sub_hook_fn hook;
@@ -201,6 +199,15 @@ static void rlk_sub_prune(rlk_sub *s, int all)
     }
 }
 
+/* Shuts every open connection down (s->mu held): a round trip blocked on a server that stopped
+ * answering ends at once; the thread drops each, wakes its waiters and reconnects. */
+static void rlk_sub_shutdown(rlk_sub *s)
+{
+    for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
+        if (s->live_fd[i] >= 0)
+            shutdown(s->live_fd[i], SHUT_RDWR);
+}
+
 static void rlk_sub_kick(rlk_sub *s)
 {
     char b = 1;
@@ -215,15 +222,6 @@ static void rlk_sub_kick(rlk_sub *s)
 
 /* ---------------------------------------------------------------- the thread: connections */
 
-static void rlk_sub_set_down(rlk_sub *s, int down)
-{
-    pthread_mutex_lock(&s->mu);
-    s->down = down;
-    if (down)
-        rlk_sub_wake_all(s, 0);     /* waiters for "confirmed" fall back to polling */
-    pthread_mutex_unlock(&s->mu);
-}
-
 /* Opens connection i: to the master of slot when routed, else to the
  * client's server (on a cluster: some node). */
 static int rlk_sub_open(rlk_sub *s, int i, int slot)
@@ -234,18 +232,20 @@ static int rlk_sub_open(rlk_sub *s, int i, int slot)
     k->addr[0] = '\0';
     rc = s->routed ? rlk_topo_open(s->c, slot, &k->ctx, k->addr)
                    : rlk_conn_open(s->c, &k->ctx);
-    if (rc == RLK_OK) {
-        pthread_mutex_lock(&s->mu);
-        s->live_fd[i] = s->stop ? -1 : k->ctx->fd;
-        rc = s->stop ? RLK_ERR_IO : RLK_OK;
-        pthread_mutex_unlock(&s->mu);
-    }
+    pthread_mutex_lock(&s->mu);
+    rc = rc == RLK_OK && s->stop ? RLK_ERR_IO : rc;
+    s->live_fd[i] = rc == RLK_OK ? k->ctx->fd : -1;
+    pthread_mutex_unlock(&s->mu);
     if (rc == RLK_OK)   /* an ACL refusal of CLIENT SETNAME is not fatal */
         rc = rlk_conn_setname(s->c, k->ctx, RLK_SUB_NAME);
-    if (rc != RLK_OK) {
-        pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->mu);
+    s->down = rc != RLK_OK;
+    if (s->down) {
         s->live_fd[i] = -1;
-        pthread_mutex_unlock(&s->mu);
+        rlk_sub_wake_all(s, 0);     /* waiters for "confirmed" fall back to polling */
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (rc != RLK_OK) {
         rlk_transport_free(k->ctx);
         k->ctx = NULL;
         /* The next attempt after a backoff (10 ms doubling, 640 ms after the 7th failure, then
@@ -260,7 +260,6 @@ static int rlk_sub_open(rlk_sub *s, int i, int slot)
         k->active = 0;
         k->last_rx_ns = rlk_clock_now_ns();
     }
-    rlk_sub_set_down(s, rc != RLK_OK);
     return rc;
 }
 
@@ -678,11 +677,8 @@ void rlk_sub_free(rlk_sub *s)
         return;
     pthread_mutex_lock(&s->mu);
     s->stop = 1;
-    if (s->started)
-        rlk_sub_kick(s);
-    for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
-        if (s->live_fd[i] >= 0)
-            shutdown(s->live_fd[i], SHUT_RDWR); /* ends a blocked round trip; the thread frees it */
+    rlk_sub_kick(s);
+    rlk_sub_shutdown(s);
     pthread_mutex_unlock(&s->mu);
     if (s->started)
         pthread_join(s->thread, NULL);
@@ -874,9 +870,7 @@ void rlk_sub_interrupt(rlk_sub *s)
 void rlk_sub_reset(rlk_sub *s)
 {
     pthread_mutex_lock(&s->mu);
-    for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)     /* the thread drops each, wakes all, */
-        if (s->live_fd[i] >= 0)                     /* reconnects */
-            shutdown(s->live_fd[i], SHUT_RDWR);
+    rlk_sub_shutdown(s);
     pthread_mutex_unlock(&s->mu);
 }
 
