@@ -275,13 +275,14 @@ int rlk_fam_is_locked(const rlk_fam_base *b, int *locked)
 int rlk_fam_is_held(const rlk_fam_base *b, int kind, const char *owner_fn, int *held)
 {
     char owner[RLK_OWNER_MAX + 1], field[RLK_OWNER_MAX + 8];
-    long long n = 0;
+    long long n = 0, start_ns, lease_ms, kind_data;
     int rc;
 
     *held = 0;
     if ((rc = rlk_fam_owner(b, owner, owner_fn)) != RLK_OK)
         return rc;
-    if (rlk_wd_is_lost_as(b->rt->wd, kind, b->name, owner))
+    /* Declared lost by the watchdog (and not taken again since): not held. */
+    if (rlk_wd_lease_of(b->rt->wd, kind, b->name, owner, &start_ns, &lease_ms, &kind_data) == 2)
         return RLK_OK;
     rlk_fam_count_field(kind, owner, field, sizeof field);
     rc = rlk_fam_hash_query(b, "HEXISTS", field, 0, &n);

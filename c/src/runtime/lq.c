@@ -131,11 +131,7 @@ int rlk_lq_enter(rlk_lq *q, rlk_lq_node *n, long long until_ns)
 {
     int timed_out = 0, rc = RLK_OK;
 
-    n->next = NULL;
-    n->is_head = 0;
-    n->waited = 0;
-    n->sub = NULL;
-    n->ch = NULL;
+    memset(n, 0, sizeof *n);
     if (rlk_clock_cond_init(&n->cv) != 0)
         return RLK_ERR_NOMEM;
     pthread_mutex_lock(&q->mu);

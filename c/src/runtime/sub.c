@@ -1,48 +1,32 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * sub.c - the client's subscriber: one thread and its dedicated
- * connections (CLIENT SETNAME rlk-sub), started on the first wait.
+ * sub.c - the client's subscriber: one thread and its dedicated connections (CLIENT SETNAME
+ * rlk-sub), started on the first wait. docs/runtime.md "The wait algorithm" says why no
+ * wake-up is lost.
  *
- * Waiters never touch a connection. They change the channel table under
- * s->mu (join: refs + 1, leave: refs - 1) and kick the thread through a
- * self-pipe; the thread brings the server's subscriptions in line with the
- * table (SUBSCRIBE a channel that has waiters, UNSUBSCRIBE one that has
- * none), reads what the servers push, and wakes waiters:
- *   - the reply to a channel's SUBSCRIBE marks it confirmed;
- *   - message "0" on a confirmed channel adds one wake permit;
- *   - what a message means is the channel's rule (sub.h: the kind that
- *     joined it says; plain otherwise: "0" wakes one, anything else all);
- *   - a grant (the reentrant lock's handoff: its rule reads head and next)
- *     wakes only the ticket waiter named head (next: after its claim
- *     window) and makes the "0" published right after it add no permit;
- *   - a wake-all ("1") bumps the channel's generation;
- *   - a lost connection bumps the generation of every channel it carried,
- *     so each waiter retries, and the thread reconnects and resubscribes
- *     what still has waiters.
- * Permits are counted, not signalled: one that arrives before its waiter
- * sleeps is kept. Every wake-up broadcasts the channel's condition variable
- * (waiters for "confirmed" and for permits share it; a permit is taken by
+ * Waiters never touch a connection: they change the channel table under s->mu (join: refs + 1,
+ * leave: refs - 1) and kick the thread through a self-pipe. The thread brings the servers'
+ * subscriptions in line with the table, reads what they push and wakes waiters: the reply to a
+ * channel's SUBSCRIBE confirms it; a message on a confirmed channel means what its rule says
+ * (sub.h; plain: "0" wakes one, anything else all): "0" adds a wake permit, a grant wakes only
+ * the ticket waiter named head (next after its claim window) and makes the "0" after it add
+ * none, a wake-all bumps the channel's generation; a lost connection bumps the generation of
+ * every channel it carried, and the thread reconnects and resubscribes what still has waiters.
+ * Permits are counted, not signalled: one that arrives before its waiter sleeps is kept. Waiters
+ * for "confirmed" and for permits share the channel's condition variable (a permit is taken by
  * exactly one of them).
  *
- * Two modes (rlk_client_pubsub, decided when the thread starts, and again
- * if the client's answer changes): global, SUBSCRIBE / message on one
- * connection (on a cluster to any node: PUBLISH reaches every node); and
- * sharded, SSUBSCRIBE / smessage, on one connection per master, each
- * channel on the master of its slot. A -MOVED reply to SSUBSCRIBE sends the
- * channel to the node named; a sunsubscribe the server pushes (its slot
- * migrated) marks it unconfirmed and wakes its waiters, which retry once it
- * is subscribed on the new owner (the acquire then sees every release).
+ * Two modes (rlk_client_pubsub, read again every round): global, SUBSCRIBE on one connection
+ * (on a cluster to any node: PUBLISH reaches every node); sharded, SSUBSCRIBE on one connection
+ * per master, each channel on the master of its slot. A -MOVED reply to SSUBSCRIBE sends the
+ * channel to the node named; a sunsubscribe the server pushes (its slot migrated) starts the
+ * channel over: its waiters retry once it is subscribed on the new owner.
  *
- * The server answers SUBSCRIBE / UNSUBSCRIBE of one channel in order, so a
- * channel is confirmed when the last command sent for it was SUBSCRIBE and
- * no reply is outstanding; messages that arrive while a reply is still
- * outstanding belong to an older subscription and are dropped (the waiter
- * retries its acquire once confirmed, which sees every earlier release).
- * A channel whose last waiter left stays subscribed RLK_SUB_LINGER_MS
- * (rlk_sub_try_join finds it ready), then is unsubscribed.
- *
- * The pure rules above are sub_rule.c's (sub.h lists them): the async engine's pub/sub
- * (async/ae_pubsub.c) follows the same ones on its own connections.
+ * A channel is confirmed when the last command sent for it was SUBSCRIBE and no reply is
+ * outstanding (the server answers a channel's commands in order); a message before then
+ * belongs to an older subscription and is dropped (the attempt made once confirmed sees every
+ * earlier release). A channel whose last waiter left stays subscribed RLK_SUB_LINGER_MS. The
+ * pure rules are sub_rule.c's (sub.h lists them), which async/ae_pubsub.c follows too.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -353,10 +353,3 @@ void rlk_wd_release_end(rlk_wd *wd, rlk_wd_ticket *t, int outcome)
     t->removed = NULL;
     pthread_mutex_unlock(&wd->mu);
 }
-
-int rlk_wd_is_lost_as(rlk_wd *wd, int kind, const char *name, const char *owner)
-{
-    long long start_ns, lease_ms, kind_data;
-
-    return rlk_wd_lease_of(wd, kind, name, owner, &start_ns, &lease_ms, &kind_data) == 2;
-}
