@@ -234,7 +234,7 @@ static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_lost_note ***ta
         n->fn = e->lost_fn;     /* a kept entry's own hook; NULL: the registry's */
         n->ud = e->lost_ud;
     }
-    if (e->kept) {      /* its holder frees it (rlk_wd_unkeep) */
+    if (!e->rec) {      /* kept: its holder frees it (rlk_wd_unkeep) */
         e->lost = reason;
         return;
     }
@@ -450,7 +450,6 @@ rlk_wd_kept *rlk_wd_keep(rlk_wd *wd, const rlk_hold_spec *h, const void *arg, lo
     if (rc == RLK_OK && !(e = rlk_hold_new(wd, h, lease_ms)))
         rc = rlk_set_error(wd->c, RLK_ERR_NOMEM, "keep %s: out of memory", h->name);
     if (e) {
-        e->kept = 1;
         e->arg = arg;
         e->lost_fn = lost;
         e->lost_ud = ud;

@@ -137,7 +137,7 @@ void rlk_wd_on_message(void *arg, const char *channel, size_t len)
 
     pthread_mutex_lock(&wd->mu);
     for (rlk_hold *e = wd->holds; e; e = e->next) {
-        if (e->kept ||
+        if (!e->rec ||      /* kept */
             (channel && (!e->channel || strlen(e->channel) != len ||
                          memcmp(e->channel, channel, len) != 0)))
             continue;
