@@ -229,6 +229,7 @@ static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_lost_note ***ta
     if (n) {
         **tail = n;
         *tail = &n->next;
+        wd->reporting = 1;      /* rlk_wd_unkeep waits until the reports are made */
         n->kind = e->id.kind;
         n->reason = reason;
         n->fn = e->lost_fn;     /* a kept entry's own hook; NULL: the registry's */
@@ -344,7 +345,6 @@ static void *rlk_wd_main(void *arg)
         long long sent_ns = rlk_clock_now_ns();
         int n = rlk_wd_collect(wd, sent_ns, &tail);
 
-        wd->reporting = notes != NULL;  /* rlk_wd_unkeep waits for the reports to be made */
         if (n == 0 && !notes) {
             rlk_clock_cond_wait_until(&wd->wake, &wd->mu, rlk_wd_next_due(wd));
             continue;
@@ -356,7 +356,6 @@ static void *rlk_wd_main(void *arg)
             rlk_wd_apply(wd, n, sent_ns, &tail);
         }
         if (notes) {
-            wd->reporting = 1;
             pthread_mutex_unlock(&wd->mu);
             rlk_wd_report(wd, notes);
             pthread_mutex_lock(&wd->mu);
