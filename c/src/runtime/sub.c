@@ -80,7 +80,7 @@ struct rlk_sub_chan {
 typedef struct rlk_sub_conn {
     redisContext *ctx;          /* NULL: unused */
     char addr[RLK_SUB_ADDR];    /* the node, for routing ("" when not routed) */
-    int active;                 /* channels subscribed or being subscribed */
+    int active;                 /* channels subscribed or being subscribed (counted by each sync) */
     long long last_rx_ns;
     long long ping_sent_ns;     /* 0: no PING outstanding */
 } rlk_sub_conn;
@@ -241,7 +241,6 @@ static int rlk_sub_open(rlk_sub *s, int i, int slot)
         RLK_COUNT(s->counters, sub_connects);
         s->failures = 0;
         s->retry_ns = k->ping_sent_ns = 0;
-        k->active = 0;
         k->last_rx_ns = rlk_clock_now_ns();
     }
     return rc;
@@ -265,8 +264,6 @@ static void rlk_sub_close(rlk_sub *s, int i)
         k->ctx = NULL;
         RLK_COUNT(s->counters, sub_drops);
     }
-    k->addr[0] = '\0';
-    k->active = 0;
     s->refresh = s->routed;     /* a node died: the map has probably changed */
 }
 
