@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fam_settle.c - a lock call whose reply was lost (see fam_settle.h,
- * "lost replies"): fence the connection it was written on, read the
- * holder's own count, and tell from it whether the call ran, so that the
- * client's count and the server's never diverge. docs/runtime.md "Lost
- * replies" explains the design and its limits.
+ * fam_settle.c - recording an acquisition, and the lost replies of the lock family (fam_settle.h):
+ * the client's count and the server's never diverge. docs/runtime.md "Lost replies" explains the
+ * design and its limits.
  */
 #include <stdio.h>
 #include <stdlib.h>
