@@ -163,14 +163,13 @@ static void rlk_prom_hist(rlk_out *o, const char *name, const char *extra, const
 /* The snapshot's fixed families after the acquisitions, in exposition order (counters, gauges,
  * histograms): one row per sample, a family's first row with its name and help, the rows after
  * it without a name more samples of it; the field's offset in rlk_metrics, and where
- * rlk_metrics_get reads a counter. */
+ * rlk_metrics_get reads a counter or a histogram. */
 typedef struct rlk_field_def {
     rlk_family f;
     const char *extra;      /* a label of this sample, or NULL */
     size_t off;
     char from;              /* where rlk_metrics_get reads it: 'k' the runtime's counters, 'c'
-                               the client's, 0 elsewhere (the sentinel's switches, the gauges,
-                               the histograms) */
+                               the client's, 0 elsewhere (the sentinel's switches, the gauges) */
     size_t src;             /* its offset there */
 } rlk_field_def;
 
@@ -248,11 +247,12 @@ static const rlk_field_def rlk_fields[] = {
     {{"rlk_requests_waiting", "gauge", "Acquisition calls under way."}, NULL,
      RLK_OFF(requests_waiting), RLK_NOWHERE},
     {{"rlk_wait_seconds", "histogram", "Acquisition calls that acquired: from call to return."},
-     NULL, RLK_OFF(wait), RLK_NOWHERE},
+     NULL, RLK_OFF(wait), RLK_K(wait_h)},
     {{"rlk_hold_seconds", "histogram", "Locks: from acquisition to the release of the last hold."},
-     NULL, RLK_OFF(hold), RLK_NOWHERE},
+     NULL, RLK_OFF(hold), RLK_K(hold_h)},
     {{"rlk_handoff_latency_seconds", "histogram",
-      "From a wake-up message to the acquisition it led to."}, NULL, RLK_OFF(handoff), RLK_NOWHERE},
+      "From a wake-up message to the acquisition it led to."}, NULL, RLK_OFF(handoff),
+     RLK_K(handoff_h)},
 };
 
 static const rlk_family rlk_fam_acq = {"rlk_acquisitions_total", "counter",
@@ -301,20 +301,20 @@ int rlk_metrics_get(rlk_client *c, rlk_metrics *out)
     for (int i = 0; i < RLK_MKIND_COUNT; i++)
         for (int j = 0; j < RLK_ACQ_RESULTS; j++)
             out->acquisitions[i][j] = RLK_M_LOAD(k->acquisitions[i][j]);
-    for (size_t d = 0; d < RLK_NFIELDS; d++) {     /* every counter, by the table */
+    for (size_t d = 0; d < RLK_NFIELDS; d++) {     /* the counters and histograms, by the table */
         const rlk_field_def *x = &rlk_fields[d];
         char *from = x->from == 'k' ? (char *)k : x->from == 'c' ? (char *)c->counters : NULL;
 
-        if (from)
+        if (from && x->f.type[0] == 'h')
+            rlk_metrics_hist_get((rlk_rt_hist *)(from + x->src),
+                                 RLK_AT(rlk_histogram, out, x->off));
+        else if (from)
             *RLK_AT(unsigned long long, out, x->off) =
                 RLK_M_LOAD(*(atomic_ullong *)(from + x->src));
     }
     out->failovers = rlk_sentinel_switches(c, NULL);
     rlk_wd_gauges(rt->wd, &out->locks_held, &out->watchdog_entries);
     out->requests_waiting = (long long)RLK_M_LOAD(k->requests_waiting);
-    rlk_metrics_hist_get(&k->wait_h, &out->wait);
-    rlk_metrics_hist_get(&k->hold_h, &out->hold);
-    rlk_metrics_hist_get(&k->handoff_h, &out->handoff);
     n = atomic_load_explicit(&k->nnames, memory_order_acquire);
     out->nnames = (size_t)n;
     for (int i = 0; i < n; i++) {

@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fam_hold.c - acquiring and releasing as the reentrant, fenced, fair and
- * read-write locks all do it (see fam_hold.h): an acquire script's reply
- * (fam_settle.c records the hold in the client's registry, which the
- * watchdog renews), the release ordered after the registry's last renewal,
- * force unlock, and the queries of a lock hash whose fields are holder ids.
+ * fam_hold.c - acquiring and releasing as the lock kinds all do it (fam_hold.h): the release
+ * ordered after the registry's last renewal, force unlock, the queries of a lock hash.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,7 +154,7 @@ static int rlk_fam_release_rest(const rlk_fam_base *b, int kind, const char *own
     rlk_fam_err e;
 
     rlk_fam_err_keep(b->c, &e);
-    for (int i = 0; i < 8 && outcome == RLK_REL_STILL_HELD; i++) {
+    for (int i = 0; i < RLK_FAM_GIVE_BACK_MAX && outcome == RLK_REL_STILL_HELD; i++) {
         outcome = release(arg, owner, lease, &rc);
         if (outcome != RLK_REL_ERROR)
             RLK_RT_COUNT(b->rt, lost_given_back);
@@ -275,13 +272,14 @@ int rlk_fam_is_locked(const rlk_fam_base *b, int *locked)
 int rlk_fam_is_held(const rlk_fam_base *b, int kind, const char *owner_fn, int *held)
 {
     char owner[RLK_OWNER_MAX + 1], field[RLK_OWNER_MAX + 8];
-    long long n = 0;
+    long long n = 0, start_ns, lease_ms, kind_data;
     int rc;
 
     *held = 0;
     if ((rc = rlk_fam_owner(b, owner, owner_fn)) != RLK_OK)
         return rc;
-    if (rlk_wd_is_lost_as(b->rt->wd, kind, b->name, owner))
+    /* Declared lost by the watchdog (and not taken again since): not held. */
+    if (rlk_wd_lease_of(b->rt->wd, kind, b->name, owner, &start_ns, &lease_ms, &kind_data) == 2)
         return RLK_OK;
     rlk_fam_count_field(kind, owner, field, sizeof field);
     rc = rlk_fam_hash_query(b, "HEXISTS", field, 0, &n);

@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fam_settle.c - a lock call whose reply was lost (see fam_settle.h,
- * "lost replies"): fence the connection it was written on, read the
- * holder's own count, and tell from it whether the call ran, so that the
- * client's count and the server's never diverge. docs/runtime.md "Lost
- * replies" explains the design and its limits.
+ * fam_settle.c - recording an acquisition, and the lost replies of the lock family (fam_settle.h):
+ * the client's count and the server's never diverge. docs/runtime.md "Lost replies" explains the
+ * design and its limits.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,12 +147,11 @@ int rlk_fam_doubt_pending(const rlk_client *c)
     return rlk_thread_doubt.client_id != 0 && rlk_thread_doubt.client_id == c->id;
 }
 
-/* Called by rlk_fam_record for an acquisition of h about to be recorded:
- * when this thread holds an unsettled lost call of the same (kind, name,
- * owner), fences it now and reads the count: how many holds the server
- * counts beyond the registry's and this acquisition (an acquire that ran,
- * a release that never will: to give back; at most 8), or -1 when there is
- * no such doubt or it stays unsettled. */
+/* For an acquisition of h about to be recorded: when this thread holds an unsettled lost call of
+ * the same hold, fences it and reads the count: the holds to give back by rlk_fam_settle_rule
+ * (those beyond the registry's and this acquisition's come from the doubted call: an acquire
+ * that ran, a release that never will), or -1 when there is no such doubt or it stays
+ * unsettled. */
 static int rlk_fam_doubt_settle(rlk_rt *rt, const rlk_hold_spec *h)
 {
     rlk_doubt *d = &rlk_thread_doubt;
@@ -170,9 +167,6 @@ static int rlk_fam_doubt_settle(rlk_rt *rt, const rlk_hold_spec *h)
     rlk_fam_err_keep(c, &e);
     rlk_fam_count_field(h->kind, h->owner, field, sizeof field);
     before = rlk_wd_count_as(rt->wd, h->kind, h->name, h->owner);
-    /* The acquisition being recorded is one server hold; any more than the
-     * registry's and that one come from the doubted call (an acquire that
-     * ran, a release that never will). */
     if (rlk_pool_fence(c, &d->lc, (long long)c->connect_timeout_ms + c->command_timeout_ms) ==
             RLK_OK &&
         rlk_fam_query(c, h->name, 3, argv, 0, &now) == RLK_OK) {
@@ -244,10 +238,7 @@ static int rlk_fam_record_beyond(rlk_rt *rt, const rlk_hold_spec *h, long long l
         rlk_fam_give_back(rt, h, beyond, undo, arg);
         return rc;      /* too few replicas: given back, not recorded */
     }
-    /* An earlier call of this hold whose outcome stayed unknown, settled
-     * now: the server's holds beyond the registry's and this one are holds
-     * the caller was told it did not get (or gave up): given back, never
-     * counted, or nobody would ever unlock them. */
+    /* A doubt settled now gives the fresher count of the holds to give back. */
     settled = rlk_fam_doubt_settle(rt, h);
     rc = rlk_wd_acquired_as(rt->wd, h, lease_ms, watchdog, sent_ns, token);
     if (settled >= 0)
@@ -272,10 +263,11 @@ int rlk_fam_record(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int w
  * two round trips, another holder could take the lock in between and its
  * token be handed to the caller: two acquisitions with one token). RLK_OK
  * with the three, or the error (recorded after the original message). */
-static int rlk_fam_lost_held(rlk_client *c, const rlk_fam_base *b, const char *token_key,
-                             const char *owner, long long out[3])
+static int rlk_fam_lost_held(const rlk_fam_base *b, const char *token_key, const char *owner,
+                             long long out[3])
 {
     const char *keys[2] = {b->name, token_key};
+    rlk_client *c = b->c;
     redisReply *r = NULL;
     rlk_fam_err e;
     int rc;
@@ -308,7 +300,7 @@ int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
             return rc;
         if (settled == RLK_OK) {
             read_ns = rlk_clock_now_ns();
-            settled = rlk_fam_lost_held(b->c, b, token_key, field, held);
+            settled = rlk_fam_lost_held(b, token_key, field, held);
             now = held[0];
         }
     } else if (!rlk_fam_lost_settle(b, field, &now, &settled)) {
@@ -343,12 +335,9 @@ int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
          * acquire's lease, lease_ms, began lease_ms - PTTL before it). */
         sent_ns = held[2] < lease_ms ? read_ns - (lease_ms - held[2]) * RLK_NS_PER_MS : read_ns;
     }
-    /* It ran: adopt the hold (the caller asked for it). */
+    /* It ran: the caller gets one hold; earlier lost acquires of this holder that ran too
+     * (within this wait, or reported unsettled) are given back (rlk_fam_settle_rule). */
     RLK_RT_COUNT(b->rt, lost_adopted);
-    /* More than one hold above the registry's: earlier lost acquires of
-     * this holder ran too (within this wait, or reported unsettled). The
-     * caller gets one hold from this call: the others are given back, never
-     * counted, or nobody would ever unlock them (at most 8). */
     return rlk_fam_record_beyond(b->rt, h, lease_ms, watchdog, sent_ns, token ? *token : 0,
                                  d.give_back, undo, arg);
 }

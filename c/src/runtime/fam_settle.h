@@ -61,11 +61,6 @@ int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
                          long long lease_ms, int watchdog, long long sent_ns,
                          const char *token_key, long long *token, rlk_fam_undo_fn undo, void *arg);
 
-/* For tests only (the control of the one-token rule's test): when set, a
- * lost acquire of a token kind that turned out to have run calls fn(name,
- * arg) once it knows so, before its hold is adopted (both APIs: the
- * blocking settle here and the async read-back in async/a_lock.c). Set
- * before any call; NULL: nothing. */
 /* The one rule of a lost acquire's reply (both APIs settle by it): once
  * fenced, the server counts now holds of the holder where the client knows
  * of known. The call ran when now > known: the caller gets one hold when
@@ -86,6 +81,11 @@ rlk_fam_settled rlk_fam_settle_rule(long long known, long long now, int adoptabl
  * APIs read it with this. */
 int rlk_fam_held_read(const redisReply *r, long long out[3]);
 
+/* For tests only (the control of the one-token rule's test): when set, a
+ * lost acquire of a token kind that turned out to have run calls fn(name,
+ * arg) once it knows so, before its hold is adopted (both APIs: the
+ * blocking settle here and the async read-back in async/a_lock.c). Set
+ * before any call; NULL: nothing. */
 typedef void (*rlk_fam_adopt_hook_fn)(const char *name, void *arg);
 void rlk_fam_adopt_hook_set(rlk_fam_adopt_hook_fn fn, void *arg);
 /* Runs the hook above, if set. */

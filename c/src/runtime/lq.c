@@ -131,11 +131,7 @@ int rlk_lq_enter(rlk_lq *q, rlk_lq_node *n, long long until_ns)
 {
     int timed_out = 0, rc = RLK_OK;
 
-    n->next = NULL;
-    n->is_head = 0;
-    n->waited = 0;
-    n->sub = NULL;
-    n->ch = NULL;
+    memset(n, 0, sizeof *n);
     if (rlk_clock_cond_init(&n->cv) != 0)
         return RLK_ERR_NOMEM;
     pthread_mutex_lock(&q->mu);
@@ -144,8 +140,7 @@ int rlk_lq_enter(rlk_lq *q, rlk_lq_node *n, long long until_ns)
     else
         q->head = n;
     q->tail = n;
-    n->is_head = q->head == n;
-    while (!n->is_head) {
+    while (q->head != n) {
         if (timed_out) {
             rlk_lq_remove(q, n);
             rc = RLK_ERR_BUSY;
@@ -165,12 +160,10 @@ void rlk_lq_leave(rlk_lq *q, rlk_lq_node *n)
     pthread_mutex_lock(&q->mu);
     if (q->head == n) {
         q->head = n->next;
-        if (q->head) {
-            q->head->is_head = 1;
+        if (q->head)
             pthread_cond_signal(&q->head->cv);
-        } else {
+        else
             q->tail = NULL;
-        }
     }
     pthread_mutex_unlock(&q->mu);
     pthread_cond_destroy(&n->cv);

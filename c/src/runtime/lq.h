@@ -19,7 +19,6 @@ typedef struct rlk_lq rlk_lq;
 typedef struct rlk_lq_node {
     struct rlk_lq_node *next;
     pthread_cond_t cv;
-    int is_head;
     int waited;             /* rlk_lq_enter slept before this node became head */
     rlk_sub *sub;           /* the head's subscription, for rlk_lq_poke (NULL: none yet) */
     rlk_sub_chan *ch;

@@ -20,9 +20,6 @@
 /* Serialises the creation of runtime states (rare: once per client). */
 static pthread_mutex_t rlk_rt_create_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static void rlk_rt_report_lost(void *arg, int kind, const char *name, const char *owner,
-                               int reason);
-
 /* ---------------------------------------------------------------- holder ids */
 
 /* ":<thread id>", asked of the kernel once per thread ("": not yet); a forked child asks
@@ -83,6 +80,33 @@ void rlk_free(rlk_client *c)
         rlk_rt_destroy(rt);
     }
     rlk_client_free(c);
+}
+
+/* The watchdog's report hook (rlk_wd_new): the plain callback (and the
+ * counter) first, then the one with the kind. */
+static void rlk_rt_report_lost(void *arg, int kind, const char *name, const char *owner,
+                               int reason)
+{
+    rlk_rt *rt = arg;
+    rlk_lost_fn fn;
+    rlk_lost_kind_fn kind_fn;
+    void *ud, *kind_ud;
+
+    RLK_RT_COUNT(rt, locks_lost);
+    if (reason == RLK_LOST_GONE)
+        RLK_RT_COUNT(rt, locks_lost_gone);
+    else
+        RLK_RT_COUNT(rt, locks_lost_expired);
+    pthread_mutex_lock(&rt->cb_mu);
+    fn = rt->lost_fn;
+    ud = rt->lost_ud;
+    kind_fn = rt->lost_kind_fn;
+    kind_ud = rt->lost_kind_ud;
+    pthread_mutex_unlock(&rt->cb_mu);
+    if (fn)
+        fn(name, owner, reason, ud);
+    if (kind_fn)
+        kind_fn(kind, name, owner, reason, kind_ud);
 }
 
 /* The master changed (redis+sentinel://): waiters retry on the new one,
@@ -205,33 +229,6 @@ void rlk_set_lost_callback(rlk_client *c, rlk_lost_fn fn, void *userdata)
 void rlk_set_lost_kind_callback(rlk_client *c, rlk_lost_kind_fn fn, void *userdata)
 {
     rlk_rt_set_lost(c, 1, NULL, fn, userdata);
-}
-
-/* The watchdog's report hook (rlk_wd_new): the plain callback (and the
- * counter) first, then the one with the kind. */
-static void rlk_rt_report_lost(void *arg, int kind, const char *name, const char *owner,
-                               int reason)
-{
-    rlk_rt *rt = arg;
-    rlk_lost_fn fn;
-    rlk_lost_kind_fn kind_fn;
-    void *ud, *kind_ud;
-
-    RLK_RT_COUNT(rt, locks_lost);
-    if (reason == RLK_LOST_GONE)
-        RLK_RT_COUNT(rt, locks_lost_gone);
-    else
-        RLK_RT_COUNT(rt, locks_lost_expired);
-    pthread_mutex_lock(&rt->cb_mu);
-    fn = rt->lost_fn;
-    ud = rt->lost_ud;
-    kind_fn = rt->lost_kind_fn;
-    kind_ud = rt->lost_kind_ud;
-    pthread_mutex_unlock(&rt->cb_mu);
-    if (fn)
-        fn(name, owner, reason, ud);
-    if (kind_fn)
-        kind_fn(kind, name, owner, reason, kind_ud);
 }
 
 /* ---------------------------------------------------------------- counters */

@@ -1,48 +1,32 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * sub.c - the client's subscriber: one thread and its dedicated
- * connections (CLIENT SETNAME rlk-sub), started on the first wait.
+ * sub.c - the client's subscriber: one thread and its dedicated connections (CLIENT SETNAME
+ * rlk-sub), started on the first wait. docs/runtime.md "The wait algorithm" says why no
+ * wake-up is lost.
  *
- * Waiters never touch a connection. They change the channel table under
- * s->mu (join: refs + 1, leave: refs - 1) and kick the thread through a
- * self-pipe; the thread brings the server's subscriptions in line with the
- * table (SUBSCRIBE a channel that has waiters, UNSUBSCRIBE one that has
- * none), reads what the servers push, and wakes waiters:
- *   - the reply to a channel's SUBSCRIBE marks it confirmed;
- *   - message "0" on a confirmed channel adds one wake permit;
- *   - what a message means is the channel's rule (sub.h: the kind that
- *     joined it says; plain otherwise: "0" wakes one, anything else all);
- *   - a grant (the reentrant lock's handoff: its rule reads head and next)
- *     wakes only the ticket waiter named head (next: after its claim
- *     window) and makes the "0" published right after it add no permit;
- *   - a wake-all ("1") bumps the channel's generation;
- *   - a lost connection bumps the generation of every channel it carried,
- *     so each waiter retries, and the thread reconnects and resubscribes
- *     what still has waiters.
- * Permits are counted, not signalled: one that arrives before its waiter
- * sleeps is kept. Every wake-up broadcasts the channel's condition variable
- * (waiters for "confirmed" and for permits share it; a permit is taken by
+ * Waiters never touch a connection: they change the channel table under s->mu (join: refs + 1,
+ * leave: refs - 1) and kick the thread through a self-pipe. The thread brings the servers'
+ * subscriptions in line with the table, reads what they push and wakes waiters: the reply to a
+ * channel's SUBSCRIBE confirms it; a message on a confirmed channel means what its rule says
+ * (sub.h; plain: "0" wakes one, anything else all): "0" adds a wake permit, a grant wakes only
+ * the ticket waiter named head (next after its claim window) and makes the "0" after it add
+ * none, a wake-all bumps the channel's generation; a lost connection bumps the generation of
+ * every channel it carried, and the thread reconnects and resubscribes what still has waiters.
+ * Permits are counted, not signalled: one that arrives before its waiter sleeps is kept. Waiters
+ * for "confirmed" and for permits share the channel's condition variable (a permit is taken by
  * exactly one of them).
  *
- * Two modes (rlk_client_pubsub, decided when the thread starts, and again
- * if the client's answer changes): global, SUBSCRIBE / message on one
- * connection (on a cluster to any node: PUBLISH reaches every node); and
- * sharded, SSUBSCRIBE / smessage, on one connection per master, each
- * channel on the master of its slot. A -MOVED reply to SSUBSCRIBE sends the
- * channel to the node named; a sunsubscribe the server pushes (its slot
- * migrated) marks it unconfirmed and wakes its waiters, which retry once it
- * is subscribed on the new owner (the acquire then sees every release).
+ * Two modes (rlk_client_pubsub, read again every round): global, SUBSCRIBE on one connection
+ * (on a cluster to any node: PUBLISH reaches every node); sharded, SSUBSCRIBE on one connection
+ * per master, each channel on the master of its slot. A -MOVED reply to SSUBSCRIBE sends the
+ * channel to the node named; a sunsubscribe the server pushes (its slot migrated) starts the
+ * channel over: its waiters retry once it is subscribed on the new owner.
  *
- * The server answers SUBSCRIBE / UNSUBSCRIBE of one channel in order, so a
- * channel is confirmed when the last command sent for it was SUBSCRIBE and
- * no reply is outstanding; messages that arrive while a reply is still
- * outstanding belong to an older subscription and are dropped (the waiter
- * retries its acquire once confirmed, which sees every earlier release).
- * A channel whose last waiter left stays subscribed RLK_SUB_LINGER_MS
- * (rlk_sub_try_join finds it ready), then is unsubscribed.
- *
- * The pure rules above are sub_rule.c's (sub.h lists them): the async engine's pub/sub
- * (async/ae_pubsub.c) follows the same ones on its own connections.
+ * A channel is confirmed when the last command sent for it was SUBSCRIBE and no reply is
+ * outstanding (the server answers a channel's commands in order); a message before then
+ * belongs to an older subscription and is dropped (the attempt made once confirmed sees every
+ * earlier release). A channel whose last waiter left stays subscribed RLK_SUB_LINGER_MS. The
+ * pure rules are sub_rule.c's (sub.h lists them), which async/ae_pubsub.c follows too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -96,7 +80,7 @@ struct rlk_sub_chan {
 typedef struct rlk_sub_conn {
     redisContext *ctx;          /* NULL: unused */
     char addr[RLK_SUB_ADDR];    /* the node, for routing ("" when not routed) */
-    int active;                 /* channels subscribed or being subscribed */
+    int active;                 /* channels subscribed or being subscribed (counted by each sync) */
     long long last_rx_ns;
     long long ping_sent_ns;     /* 0: no PING outstanding */
 } rlk_sub_conn;
@@ -112,9 +96,7 @@ struct rlk_sub {
     int down;                   /* the last connect attempt failed */
     int kick_pending;
     int kick[2];
-    int live_fd[RLK_SUB_MAX_CONNS]; /* each open connection's socket, else -1: rlk_sub_free
-                                       shuts them down so that a round trip blocked on a server
-                                       that stopped answering (CLIENT SETNAME) ends at once */
+    int live_fd[RLK_SUB_MAX_CONNS]; /* each open connection's socket, else -1 (rlk_sub_shutdown) */
     pthread_t thread;
     pthread_mutex_t hook_mu;    /* held while the hook runs; guards hook, hook_arg */
     rlk_sub_hook_fn hook;
@@ -201,6 +183,15 @@ static void rlk_sub_prune(rlk_sub *s, int all)
     }
 }
 
+/* Shuts every open connection down (s->mu held): a round trip blocked on a server that stopped
+ * answering ends at once; the thread drops each, wakes its waiters and reconnects. */
+static void rlk_sub_shutdown(rlk_sub *s)
+{
+    for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
+        if (s->live_fd[i] >= 0)
+            shutdown(s->live_fd[i], SHUT_RDWR);
+}
+
 static void rlk_sub_kick(rlk_sub *s)
 {
     char b = 1;
@@ -215,15 +206,6 @@ static void rlk_sub_kick(rlk_sub *s)
 
 /* ---------------------------------------------------------------- the thread: connections */
 
-static void rlk_sub_set_down(rlk_sub *s, int down)
-{
-    pthread_mutex_lock(&s->mu);
-    s->down = down;
-    if (down)
-        rlk_sub_wake_all(s, 0);     /* waiters for "confirmed" fall back to polling */
-    pthread_mutex_unlock(&s->mu);
-}
-
 /* Opens connection i: to the master of slot when routed, else to the
  * client's server (on a cluster: some node). */
 static int rlk_sub_open(rlk_sub *s, int i, int slot)
@@ -234,18 +216,20 @@ static int rlk_sub_open(rlk_sub *s, int i, int slot)
     k->addr[0] = '\0';
     rc = s->routed ? rlk_topo_open(s->c, slot, &k->ctx, k->addr)
                    : rlk_conn_open(s->c, &k->ctx);
-    if (rc == RLK_OK) {
-        pthread_mutex_lock(&s->mu);
-        s->live_fd[i] = s->stop ? -1 : k->ctx->fd;
-        rc = s->stop ? RLK_ERR_IO : RLK_OK;
-        pthread_mutex_unlock(&s->mu);
-    }
+    pthread_mutex_lock(&s->mu);
+    rc = rc == RLK_OK && s->stop ? RLK_ERR_IO : rc;
+    s->live_fd[i] = rc == RLK_OK ? k->ctx->fd : -1;
+    pthread_mutex_unlock(&s->mu);
     if (rc == RLK_OK)   /* an ACL refusal of CLIENT SETNAME is not fatal */
         rc = rlk_conn_setname(s->c, k->ctx, RLK_SUB_NAME);
-    if (rc != RLK_OK) {
-        pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->mu);
+    s->down = rc != RLK_OK;
+    if (s->down) {
         s->live_fd[i] = -1;
-        pthread_mutex_unlock(&s->mu);
+        rlk_sub_wake_all(s, 0);     /* waiters for "confirmed" fall back to polling */
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (rc != RLK_OK) {
         rlk_transport_free(k->ctx);
         k->ctx = NULL;
         /* The next attempt after a backoff (10 ms doubling, 640 ms after the 7th failure, then
@@ -257,10 +241,8 @@ static int rlk_sub_open(rlk_sub *s, int i, int slot)
         RLK_COUNT(s->counters, sub_connects);
         s->failures = 0;
         s->retry_ns = k->ping_sent_ns = 0;
-        k->active = 0;
         k->last_rx_ns = rlk_clock_now_ns();
     }
-    rlk_sub_set_down(s, rc != RLK_OK);
     return rc;
 }
 
@@ -282,8 +264,6 @@ static void rlk_sub_close(rlk_sub *s, int i)
         k->ctx = NULL;
         RLK_COUNT(s->counters, sub_drops);
     }
-    k->addr[0] = '\0';
-    k->active = 0;
     s->refresh = s->routed;     /* a node died: the map has probably changed */
 }
 
@@ -678,11 +658,8 @@ void rlk_sub_free(rlk_sub *s)
         return;
     pthread_mutex_lock(&s->mu);
     s->stop = 1;
-    if (s->started)
-        rlk_sub_kick(s);
-    for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)
-        if (s->live_fd[i] >= 0)
-            shutdown(s->live_fd[i], SHUT_RDWR); /* ends a blocked round trip; the thread frees it */
+    rlk_sub_kick(s);
+    rlk_sub_shutdown(s);
     pthread_mutex_unlock(&s->mu);
     if (s->started)
         pthread_join(s->thread, NULL);
@@ -874,9 +851,7 @@ void rlk_sub_interrupt(rlk_sub *s)
 void rlk_sub_reset(rlk_sub *s)
 {
     pthread_mutex_lock(&s->mu);
-    for (int i = 0; i < RLK_SUB_MAX_CONNS; i++)     /* the thread drops each, wakes all, */
-        if (s->live_fd[i] >= 0)                     /* reconnects */
-            shutdown(s->live_fd[i], SHUT_RDWR);
+    rlk_sub_shutdown(s);
     pthread_mutex_unlock(&s->mu);
 }
 

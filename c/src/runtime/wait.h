@@ -84,18 +84,12 @@ typedef struct rlk_waiter {
                                    its grants */
 } rlk_waiter;
 
-/* The ticket argument of an attempt of a waiter with ticket t (the
- * reentrant lock, the read-write lock's writers, the semaphores; every
- * script that takes "0 never queue; t > 0 new waiter (tail); -t queued
- * already"): -ticket when an earlier attempt may have queued it (queued),
- * the ticket when the waiter's channel subscription is confirmed (t->joined,
- * which rlk_wait_acquire sets before each attempt), else 0: a
- * single try that never queues. So a ticket enters the server's queue only
- * once a grant published on the wake channel reaches this waiter: the first
- * attempt of a wait that did not find its channel subscribed already
- * (rlk_wait_pre_join) is a single try, and the attempt made once
- * subscribed queues (docs/runtime.md, "Who is queued when"). An attempt
- * sent with 0 queued nothing, even when its reply was lost. t NULL: 0. */
+/* The ticket argument of an attempt of a waiter with ticket t (NULL: 0), for the scripts that
+ * take "0 never queue; t > 0 new waiter (tail); -t queued already": -ticket when an earlier
+ * attempt may have queued it (queued), the ticket when the waiter's channel subscription is
+ * confirmed (t->joined, set by rlk_wait_acquire before each attempt), else 0, a single try. So a
+ * ticket is queued only once a grant on the wake channel reaches its waiter (docs/runtime.md,
+ * "Who is queued when"); an attempt sent with 0 queued nothing, even when its reply was lost. */
 long long rlk_wait_ticket_arg(const rlk_sub_ticket *t, int queued);
 
 /* Before a first attempt of a waiter with a ticket: joins its channel when
@@ -119,17 +113,13 @@ void rlk_wait_init_lock(rlk_waiter *w, const rlk_fam_base *b, const char *what,
  * < 0; wait_ms capped at 10^12. */
 long long rlk_wait_deadline(long long start_ns, long long wait_ms);
 
-/* An acquire of wait_ms from start_ns, the thread's time limit cut to its
- * deadline (no connect or command of an attempt outlasts it: a server that
- * stopped answering): with first, one attempt straight away (wait_ms == 0:
- * that is all; without first, wait_ms must not be 0), then the wait (behind
- * the local queue when w->q): joins w->channel on the client's subscriber
- * and, once the subscription is confirmed (so that no release published
- * after the attempt is missed), attempts; sleeps until a message on the
- * channel, a subscriber reconnect, the attempt's bound, the 100 ms poll
- * while the subscriber is down, or the deadline; again. RLK_OK, the
- * attempt's error, or RLK_ERR_BUSY (the deadline passed; no error
- * recorded). */
+/* An acquire of wait_ms from start_ns, the thread's time limit cut to its deadline (no connect
+ * or command of an attempt outlasts it): with first, one attempt straight away (wait_ms == 0:
+ * that is all; without first, wait_ms must not be 0), then the wait (behind the local queue when
+ * w->q): join w->channel, attempt once the subscription is confirmed (no release published after
+ * the attempt is missed), sleep until a message, a subscriber reconnect, the attempt's bound,
+ * the 100 ms poll while the subscriber is down, or the deadline; again. RLK_OK, the attempt's
+ * error, or RLK_ERR_BUSY (the deadline passed; no error recorded). */
 int rlk_wait_acquire(rlk_waiter *w, long long start_ns, long long wait_ms, int first);
 
 #endif /* RLK_WAIT_H */

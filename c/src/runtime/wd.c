@@ -1,29 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wd.c - the watchdog thread, one per client (started with its first entry; connection CLIENT
- * SETNAME rlk-wd): it renews the lease-less holds of the registry (wd_reg.c; their "watchdog"
- * entries, the record's wd) and the kept entries every lease/3, each through its kind's task
- * (wd.h): reentrant locks as many per reentrant/renew_many call as are due (per slot on a
- * cluster), the reads of one read-write lock in one rwlock/renew_readers call, the others
- * (rwlock/renew_writer, fair/renew, fenced/renew) one call each.
+ * SETNAME rlk-wd): it renews the lease-less holds of the registry (wd_reg.c; the record's wd)
+ * and the kept entries every lease/3, each through its kind's task (wd.h), batched as the task
+ * says. docs/runtime.md "The watchdog" states the rules.
  *
- * Race-freedom with unlock (docs/runtime.md has the argument):
- *   - the thread marks the entries of a renewal "in flight" under wd->mu
- *     and clears the mark only after the renewal's reply (or its failure);
- *   - unlock of the last hold waits until its entry is not in flight and
- *     takes it out of the registry, under wd->mu, before it sends the
- *     release; nothing renews an entry that is out of the registry.
- *   So every renewal of an entry has run on the server before its release
- *   is even sent, and the release is never followed by a renewal.
+ * Race-freedom with unlock (docs/runtime.md has the argument): the thread marks a renewal's
+ * entries in flight under wd->mu and clears the mark only after its reply (or failure); the
+ * last unlock waits, under wd->mu, until its entry is not in flight and takes it out of the
+ * registry before its release is sent, and nothing renews an entry out of the registry. So no
+ * renewal of an entry runs after its release.
  *
- * Outcomes per entry: 1 renewed (lease counted from the send time); 0 the
- * owner no longer holds it (or its script refused the key): dropped and
- * reported RLK_LOST_GONE; error: kept and retried a period later, and
- * dropped and reported RLK_LOST_EXPIRED once lease ms have passed since the
- * send time of its last successful renewal (or acquisition). A dropped entry
- * is never renewed again and its (kind, name, owner) is marked lost until
- * the owner acquires it again. Reports go through the hook the runtime
- * state installs (rt.c), to both lost-lock callbacks.
+ * Outcomes per entry (rlk_renew_verdict): renewed (its lease counted from the send time); gone:
+ * dropped and reported RLK_LOST_GONE; an error: retried a period later, dropped and reported
+ * RLK_LOST_EXPIRED once its loss deadline passed. A dropped hold is never renewed again and is
+ * marked lost until its owner acquires it again. Reports go through the hook rt.c installs.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -238,12 +229,13 @@ static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_lost_note ***ta
     if (n) {
         **tail = n;
         *tail = &n->next;
+        wd->reporting = 1;      /* rlk_wd_unkeep waits until the reports are made */
         n->kind = e->id.kind;
         n->reason = reason;
         n->fn = e->lost_fn;     /* a kept entry's own hook; NULL: the registry's */
         n->ud = e->lost_ud;
     }
-    if (e->kept) {      /* its holder frees it (rlk_wd_unkeep) */
+    if (!e->rec) {      /* kept: its holder frees it (rlk_wd_unkeep) */
         e->lost = reason;
         return;
     }
@@ -353,7 +345,6 @@ static void *rlk_wd_main(void *arg)
         long long sent_ns = rlk_clock_now_ns();
         int n = rlk_wd_collect(wd, sent_ns, &tail);
 
-        wd->reporting = notes != NULL;  /* rlk_wd_unkeep waits for the reports to be made */
         if (n == 0 && !notes) {
             rlk_clock_cond_wait_until(&wd->wake, &wd->mu, rlk_wd_next_due(wd));
             continue;
@@ -365,7 +356,6 @@ static void *rlk_wd_main(void *arg)
             rlk_wd_apply(wd, n, sent_ns, &tail);
         }
         if (notes) {
-            wd->reporting = 1;
             pthread_mutex_unlock(&wd->mu);
             rlk_wd_report(wd, notes);
             pthread_mutex_lock(&wd->mu);
@@ -459,7 +449,6 @@ rlk_wd_kept *rlk_wd_keep(rlk_wd *wd, const rlk_hold_spec *h, const void *arg, lo
     if (rc == RLK_OK && !(e = rlk_hold_new(wd, h, lease_ms)))
         rc = rlk_set_error(wd->c, RLK_ERR_NOMEM, "keep %s: out of memory", h->name);
     if (e) {
-        e->kept = 1;
         e->arg = arg;
         e->lost_fn = lost;
         e->lost_ud = ud;

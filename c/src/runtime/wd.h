@@ -2,16 +2,12 @@
 /*
  * wd.h - the client's hold registry and its watchdog thread (wd_reg.c, wd.c).
  *
- * Every lock a client holds through the lock API is an entry (kind, name,
- * owner) with a reentry count; lease-less ones are renewed by the watchdog
- * thread. How a kind renews is its task (rlk_renew_task below), given with
- * each hold by the kind (kinds/lock.c, kinds/rwlock.c, kinds/fairlock.c,
- * kinds/fenced.c): the engine here does the scheduling (timer, batching per
- * hash slot or per name, the call, retry, the loss deadline, the reports),
- * the task names the script, builds a call's KEYS and ARGV from its entries
- * and reads the reply, as Redisson pairs one LockRenewalScheduler with a
- * task per kind. A lock the watchdog finds lost is reported through the
- * hook its creator (the runtime state, rt.c) installs.
+ * Every lock a client holds through the lock API is an entry (kind, name, owner) with a reentry
+ * count; lease-less ones are renewed by the watchdog thread through their kind's task
+ * (rlk_renew_task, given with each hold by the kind): the engine schedules (timer, batching per
+ * hash slot or per name, the call, retry, the loss deadline, the reports), the task names the
+ * script, builds a call and reads its reply, as Redisson pairs one LockRenewalScheduler with a
+ * task per kind. Lost locks are reported through the hook the runtime state (rt.c) installs.
  *
  * Not installed; not a stable API.
  */
@@ -231,8 +227,6 @@ void rlk_wd_release_end(rlk_wd *wd, rlk_wd_ticket *t, int outcome);
  * NULL: every watchdog entry (the master changed: a renewal on the new one finds
  * each lock that did not carry over gone). */
 void rlk_wd_on_message(void *wd, const char *channel, size_t len);
-/* 1 when the watchdog declared (kind, name, owner) lost since it was last acquired. */
-int rlk_wd_is_lost_as(rlk_wd *wd, int kind, const char *name, const char *owner);
 
 /* Kept entries: renewals the watchdog runs for a holder other than the
  * registry (the permit keeper, kinds/psemaphore_keeper.c), with a lease of

@@ -137,7 +137,7 @@ void rlk_wd_on_message(void *arg, const char *channel, size_t len)
 
     pthread_mutex_lock(&wd->mu);
     for (rlk_hold *e = wd->holds; e; e = e->next) {
-        if (e->kept ||
+        if (!e->rec ||      /* kept */
             (channel && (!e->channel || strlen(e->channel) != len ||
                          memcmp(e->channel, channel, len) != 0)))
             continue;
@@ -352,11 +352,4 @@ void rlk_wd_release_end(rlk_wd *wd, rlk_wd_ticket *t, int outcome)
     rlk_wd_drop(wd, t->removed);
     t->removed = NULL;
     pthread_mutex_unlock(&wd->mu);
-}
-
-int rlk_wd_is_lost_as(rlk_wd *wd, int kind, const char *name, const char *owner)
-{
-    long long start_ns, lease_ms, kind_data;
-
-    return rlk_wd_lease_of(wd, kind, name, owner, &start_ns, &lease_ms, &kind_data) == 2;
 }

@@ -27,8 +27,7 @@ struct rlk_hold {
     long long renew_ms;         /* the lease a renewal sets */
     long long period_ns;        /* renewed this often */
     long long lost_after_ns;    /* failing: lost this long after last_ok_ns */
-    /* Kept entries (rlk_wd_keep): */
-    int kept;
+    /* Kept entries (rlk_wd_keep; rec NULL): */
     const void *arg;            /* the task's item.arg */
     rlk_wd_lost_fn lost_fn;
     void *lost_ud;
