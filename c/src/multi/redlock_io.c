@@ -50,6 +50,14 @@ static redisContext *redlock_ctx(const redlock_conn *k)
     return k->slot ? k->slot->ctx : NULL;
 }
 
+/* 1 when k's connection is in non-blocking mode: in use in this session. */
+static int redlock_conn_nonblocking(const redlock_conn *k)
+{
+    const redisContext *ctx = redlock_ctx(k);
+
+    return ctx && !(ctx->flags & REDIS_BLOCK);
+}
+
 static int redlock_set_nonblocking(redisContext *ctx, int on)
 {
     int fl = fcntl(ctx->fd, F_GETFL);
@@ -107,7 +115,6 @@ static void redlock_conn_fail_calls(redlock_conn *k, int rc, const char *msg, in
 static void redlock_conn_fail(redlock_conn *k, int rc, const char *msg)
 {
     redlock_conn_fail_calls(k, rc, msg, 0);
-    k->nonblocking = 0;
     k->fresh = 0;
     if (k->slot)
         rlk_slot_drop(k->slot);
@@ -118,6 +125,16 @@ static void redlock_conn_fail_ctx(redlock_conn *k, const char *what)
     int rc = rlk_set_ctx_error(k->c, redlock_ctx(k), what);
 
     redlock_conn_fail(k, rc, rlk_errstr(k->c));
+}
+
+/* Appends a formatted command to k's output; 0, or -1 when the connection
+ * was failed (what names it in the message). */
+static int redlock_conn_append(redlock_conn *k, const char *cmd, size_t len, const char *what)
+{
+    if (redisAppendFormattedCommand(redlock_ctx(k), cmd, len) == REDIS_OK)
+        return 0;
+    redlock_conn_fail_ctx(k, what);
+    return -1;
 }
 
 /* ---------------------------------------------------------------- open / close */
@@ -167,7 +184,6 @@ static int redlock_conn_make_blocking(redlock_conn *k)
 
     if (redlock_set_nonblocking(ctx, 0) != 0)
         return -1;
-    k->nonblocking = 0;
     if (k->fresh) {
         if (redisSetTimeout(ctx, k->c->command_tv) != REDIS_OK)
             return -1;
@@ -186,13 +202,13 @@ static void redlock_conn_close(redlock_conn *k)
     if (ctx) {
         int clean = k->nexp == 0 && !ctx->err && (!ctx->obuf || sdslen(ctx->obuf) == 0);
 
-        if (!clean || (k->nonblocking && redlock_conn_make_blocking(k) != 0)) {
+        if (!clean || (redlock_conn_nonblocking(k) && redlock_conn_make_blocking(k) != 0)) {
             /* Still owes replies (a server that did not answer in time): closing
              * it is the only way to keep the pool's request/reply order. What
              * was pipelined goes out first, so the server runs it in order. */
             int done = 0;
 
-            if (!ctx->err && k->nonblocking && ctx->obuf && sdslen(ctx->obuf) > 0)
+            if (!ctx->err && redlock_conn_nonblocking(k) && ctx->obuf && sdslen(ctx->obuf) > 0)
                 (void)rlk_transport_write(ctx, &done);
             while (k->nexp > 0)
                 redlock_expect_remove(k, 0);
@@ -248,9 +264,8 @@ static int redlock_conn_setup(redlock_conn *k)
 /* k's connection in non-blocking mode. RLK_OK, or RLK_ERR_IO (recorded). */
 static int redlock_conn_nonblock(redlock_conn *k)
 {
-    if (!k->nonblocking && redlock_set_nonblocking(redlock_ctx(k), 1) != 0)
+    if (!redlock_conn_nonblocking(k) && redlock_set_nonblocking(redlock_ctx(k), 1) != 0)
         return rlk_set_error(k->c, RLK_ERR_IO, "connection to %s: fcntl failed", k->c->addr);
-    k->nonblocking = 1;
     return RLK_OK;
 }
 
@@ -268,7 +283,7 @@ static int redlock_conn_live(redlock_conn *k)
 {
     redisContext *ctx = redlock_ctx(k);
 
-    return ctx && (k->nexp > 0 || k->nonblocking || rlk_conn_usable(k->c, ctx));
+    return ctx && (k->nexp > 0 || redlock_conn_nonblocking(k) || rlk_conn_usable(k->c, ctx));
 }
 
 /* 1 when k has no usable connection and its client dials only blocking
@@ -340,11 +355,8 @@ static void redlock_conn_dial_end(redlock_conn *k, int late)
         if (!k->exp[j].unsent)
             continue;
         k->exp[j].unsent = 0;
-        if (redisAppendFormattedCommand(redlock_ctx(k), k->exp[j].cmd, k->exp[j].cmdlen)
-                != REDIS_OK) {
-            redlock_conn_fail_ctx(k, k->exp[j].script->name);
+        if (redlock_conn_append(k, k->exp[j].cmd, k->exp[j].cmdlen, k->exp[j].script->name) != 0)
             return;
-        }
     }
 }
 
@@ -392,7 +404,6 @@ static int redlock_conn_ready(redlock_conn *k)
         rlk_slot_drop(k->slot);
         return rc;
     }
-    k->nonblocking = 1;
     k->fresh = 1;
     k->answered = 0;
     rlk_native_forget(c);       /* a new connection: ask again what the server has */
@@ -416,10 +427,11 @@ void redlock_io_send(redlock_io *io, int i, const char *name,
     int len, rc, native = -1;
 
     memset(req, 0, sizeof *req);
-    if ((!k->dialling && (rc = redlock_conn_ready(k)) != RLK_OK) ||
-        (!(s = rlk_script_set_find(&k->c->scripts, name)) &&
-         (rc = rlk_set_error(k->c, RLK_ERR_NOSUCHSCRIPT, "no script %s in the set of %s", name,
-                             k->c->addr)) != RLK_OK)) {
+    rc = k->dialling ? RLK_OK : redlock_conn_ready(k);
+    if (rc == RLK_OK && !(s = rlk_script_set_find(&k->c->scripts, name)))
+        rc = rlk_set_error(k->c, RLK_ERR_NOSUCHSCRIPT, "no script %s in the set of %s", name,
+                           k->c->addr);
+    if (rc != RLK_OK) {
         redlock_req_fail(req, rc, rlk_errstr(k->c));
         return;
     }
@@ -429,11 +441,9 @@ void redlock_io_send(redlock_io *io, int i, const char *name,
         /* In front of this call, which goes by script: the answer serves the next ones. */
         k->asked_docs = 1;
         (void)redlock_expect_push(k, REDLOCK_EXP_DOCS);
-        rc = redisAppendFormattedCommand(redlock_ctx(k), cmd, (size_t)len);
+        (void)redlock_conn_append(k, cmd, (size_t)len, "command docs");
         redisFreeCommand(cmd);
         cmd = NULL;
-        if (rc != REDIS_OK)
-            redlock_conn_fail_ctx(k, "command docs");
     }
     if ((len = rlk_native_format(k->c, s, nkeys, keys, nargs, args, &cmd, &native)) < 0 &&
         (len = rlk_conn_format_script(k->c, s, nkeys, keys, NULL, nargs, args, NULL, &cmd)) >= 0)
@@ -449,8 +459,8 @@ void redlock_io_send(redlock_io *io, int i, const char *name,
     e->cmdlen = (size_t)len;
     e->native = native + 1;
     e->unsent = k->dialling;    /* written once its connection is made */
-    if (!e->unsent && redisAppendFormattedCommand(redlock_ctx(k), cmd, (size_t)len) != REDIS_OK)
-        redlock_conn_fail_ctx(k, name);
+    if (!e->unsent)
+        (void)redlock_conn_append(k, cmd, (size_t)len, name);
 }
 
 /* ---------------------------------------------------------------- replies */
@@ -524,33 +534,27 @@ static void redlock_on_load(redlock_conn *k, const redlock_expect *e, const redi
 static int redlock_on_reply(redlock_conn *k, redisReply *r)
 {
     redlock_expect *e = &k->exp[0];
-    int rc;
+    int rc = RLK_OK;
 
     if (k->nexp == 0) {
         freeReplyObject(r);
         redlock_conn_fail(k, RLK_ERR_PROTOCOL, "a reply nobody asked for");
         return -1;
     }
-    switch (e->kind) {
-    case REDLOCK_EXP_SETUP:
-        if ((rc = rlk_conn_check_setup_reply(k->c, e->setup, r)) != RLK_OK) {
-            freeReplyObject(r);
+    if (e->kind == REDLOCK_EXP_CALL) {
+        redlock_on_call(k, e, r);       /* owns r */
+    } else {
+        if (e->kind == REDLOCK_EXP_SETUP)
+            rc = rlk_conn_check_setup_reply(k->c, e->setup, r);
+        else if (e->kind == REDLOCK_EXP_LOAD)
+            redlock_on_load(k, e, r);
+        else
+            rlk_native_store_docs(k->c, r);
+        freeReplyObject(r);
+        if (rc != RLK_OK) {
             redlock_conn_fail(k, rc, rlk_errstr(k->c));
             return -1;
         }
-        freeReplyObject(r);
-        break;
-    case REDLOCK_EXP_LOAD:
-        redlock_on_load(k, e, r);
-        freeReplyObject(r);
-        break;
-    case REDLOCK_EXP_DOCS:
-        rlk_native_store_docs(k->c, r);
-        freeReplyObject(r);
-        break;
-    default:
-        redlock_on_call(k, e, r);
-        break;
     }
     redlock_expect_remove(k, 0);
     return 0;

@@ -87,7 +87,6 @@ typedef struct redlock_expect {
 typedef struct redlock_conn {
     rlk_client *c;
     rlk_slot *slot;                 /* checked out for the whole session */
-    int nonblocking;                /* the socket is in non-blocking mode (restore on close) */
     int fresh;                      /* connected in this session */
     int answered;                   /* some reply came on it in this session */
     int asked_docs;                 /* COMMAND DOCS sent on this connection since checkout (client/native.h) */
