@@ -92,21 +92,15 @@ static redlock_expect *redlock_expect_push(redlock_conn *k, int kind)
     return e;
 }
 
-/* Fails k's calls with rc/msg: every one, or (unsent_only) those never
- * written, marked not sent (they did not run). */
-static void redlock_conn_fail_calls(redlock_conn *k, int rc, const char *msg, int unsent_only)
+/* Fails every call k owes with rc/msg (not_sent: none was written, they
+ * did not run) and forgets them. */
+static void redlock_conn_fail_calls(redlock_conn *k, int rc, const char *msg, int not_sent)
 {
-    int j = 0;
-
-    while (j < k->nexp) {
-        if (unsent_only && !k->exp[j].unsent) {
-            j++;
-            continue;
-        }
-        redlock_req_fail(k->exp[j].req, rc, msg);
-        if (unsent_only && k->exp[j].req)
-            k->exp[j].req->not_sent = 1;
-        redlock_expect_remove(k, j);
+    while (k->nexp > 0) {
+        redlock_req_fail(k->exp[0].req, rc, msg);
+        if (not_sent && k->exp[0].req)
+            k->exp[0].req->not_sent = 1;
+        redlock_expect_remove(k, 0);
     }
 }
 
@@ -351,13 +345,9 @@ static void redlock_conn_dial_end(redlock_conn *k, int late)
         redlock_conn_fail_calls(k, RLK_ERR_TIMEOUT, msg, 1);
         return;
     }
-    for (int j = 0; j < k->nexp; j++) {
-        if (!k->exp[j].unsent)
-            continue;
-        k->exp[j].unsent = 0;
+    for (int j = 0; j < k->nexp; j++)
         if (redlock_conn_append(k, k->exp[j].cmd, k->exp[j].cmdlen, k->exp[j].script->name) != 0)
             return;
-    }
 }
 
 static int redlock_io_dialling(const redlock_io *io)
@@ -458,8 +448,7 @@ void redlock_io_send(redlock_io *io, int i, const char *name,
     e->cmd = cmd;
     e->cmdlen = (size_t)len;
     e->native = native + 1;
-    e->unsent = k->dialling;    /* written once its connection is made */
-    if (!e->unsent)
+    if (!k->dialling)           /* else written once its connection is made */
         (void)redlock_conn_append(k, cmd, (size_t)len, name);
 }
 
@@ -471,7 +460,7 @@ static int redlock_retry_noscript(redlock_conn *k, redlock_expect *e)
 {
     redlock_expect *load, *call;
 
-    if (k->nexp != 1 || k->nexp + 2 > REDLOCK_IO_MAX_EXPECT)
+    if (k->nexp != 1)
         return -1;  /* only when nothing is pipelined behind it (the order of the calls) */
     if (rlk_conn_append_reload(redlock_ctx(k), e->script, e->cmd, e->cmdlen) != 0)
         return -1;

@@ -79,7 +79,6 @@ typedef struct redlock_expect {
     size_t cmdlen;
     int retried;                    /* CALL: this is the retry after NOSCRIPT */
     int load_rc;                    /* CALL: the LOAD in front of it failed (RLK_ERR_SHA...) */
-    int unsent;                     /* CALL: waits for its connection (redlock_io_dial) */
     int native;                     /* CALL: 1 + rlk_native_format's op; 0: a script call */
     char load_err[REDLOCK_IO_ERR_MAX];
 } redlock_expect;
@@ -92,8 +91,8 @@ typedef struct redlock_conn {
     int asked_docs;                 /* COMMAND DOCS sent on this connection since checkout (client/native.h) */
     redlock_expect exp[REDLOCK_IO_MAX_EXPECT];
     int nexp;
-    /* redlock_io_dial: a thread makes the connection (a blocking dial); calls
-     * sent meanwhile wait in exp (unsent) and are written when it is made. */
+    /* redlock_io_dial: a thread makes the connection (a blocking dial), with
+     * nothing owed; calls sent meanwhile wait in exp, unwritten until it is made. */
     int dialling;
     atomic_int dial_done;
     pthread_t dial_thread;
