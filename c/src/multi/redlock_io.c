@@ -43,7 +43,7 @@ void redlock_req_clear(redlock_req *req)
     memset(req, 0, sizeof *req);
 }
 
-static void redlock_conn_dial_end(redlock_conn *k, int late);
+static void redlock_io_dials_end(redlock_io *io, int late);
 
 static redisContext *redlock_ctx(const redlock_conn *k)
 {
@@ -217,11 +217,9 @@ void redlock_io_close(redlock_io *io)
 {
     int opened = io->conns != NULL;
 
-    for (int i = 0; i < io->n; i++) {
-        if (io->conns[i].dialling)
-            redlock_conn_dial_end(&io->conns[i], 1);
+    redlock_io_dials_end(io, 1);
+    for (int i = 0; i < io->n; i++)
         redlock_conn_close(&io->conns[i]);
-    }
     free(io->conns);
     if (io->wake[0] >= 0) {
         close(io->wake[0]);
@@ -358,16 +356,17 @@ static int redlock_io_dialling(const redlock_io *io)
     return 0;
 }
 
-/* The dials that are done: their calls go out. */
-static void redlock_io_dials_done(redlock_io *io)
+/* The dials that are done: their calls go out; late (the round is over):
+ * every dial, joined, and their calls not sent. */
+static void redlock_io_dials_end(redlock_io *io, int late)
 {
     char buf[64];
 
     while (io->wake[0] >= 0 && read(io->wake[0], buf, sizeof buf) > 0)
         ;
     for (int i = 0; i < io->n; i++)
-        if (io->conns[i].dialling && atomic_load(&io->conns[i].dial_done))
-            redlock_conn_dial_end(&io->conns[i], 0);
+        if (io->conns[i].dialling && (late || atomic_load(&io->conns[i].dial_done)))
+            redlock_conn_dial_end(&io->conns[i], late);
 }
 
 /* A live connection in non-blocking mode: the pool's, or a new one whose
@@ -666,7 +665,7 @@ void redlock_io_wait(redlock_io *io, long long until_ns, long long timeout_ms)
         if (ready < 0 && errno != EINTR)
             break;
         if (ready > 0 && dialling && pfd[m].revents) {
-            redlock_io_dials_done(io);
+            redlock_io_dials_end(io, 0);
             continue;           /* new connections to watch */
         }
         for (int j = 0; ready > 0 && j < m; j++) {
@@ -685,8 +684,6 @@ void redlock_io_wait(redlock_io *io, long long until_ns, long long timeout_ms)
     }
     free(pfd);
     free(map);
-    for (int i = 0; i < io->n; i++)
-        if (io->conns[i].dialling)
-            redlock_conn_dial_end(&io->conns[i], 1);
+    redlock_io_dials_end(io, 1);
     redlock_io_abandon(io, timeout_ms);
 }
