@@ -278,13 +278,6 @@ static int redlock_conn_live(redlock_conn *k)
     return ctx && (k->nexp > 0 || redlock_conn_nonblocking(k) || rlk_conn_usable(k->c, ctx));
 }
 
-/* 1 when k has no usable connection and its client dials only blocking
- * (the sentinels' master, TLS). */
-static int redlock_conn_dials_blocking(redlock_conn *k)
-{
-    return k->slot && !k->c->fatal && rlk_topo_dial_blocks(k->c) && !redlock_conn_live(k);
-}
-
 static void *redlock_dial_main(void *arg)
 {
     redlock_conn *k = arg;
@@ -307,14 +300,14 @@ void redlock_io_dial(redlock_io *io, long long until_ns)
     for (int i = 0; i < io->n; i++) {
         redlock_conn *k = &io->conns[i];
 
-        if (k->dialling || !redlock_conn_dials_blocking(k))
+        /* Only a server with no usable connection whose client dials only blocking. */
+        if (k->dialling || !k->slot || k->c->fatal || !rlk_topo_dial_blocks(k->c) ||
+            redlock_conn_live(k))
             continue;
         rlk_slot_drop(k->slot);
         k->dial_until = until_ns;
         k->wake_fd = io->wake[1];
         atomic_store(&k->dial_done, 0);
-        k->dial_rc = RLK_OK;
-        k->dial_err[0] = '\0';
         if (io->wake[0] >= 0 && pthread_create(&k->dial_thread, NULL, redlock_dial_main, k) == 0)
             k->dialling = 1;
         /* else: redlock_io_send dials it itself, blocking */
