@@ -47,7 +47,6 @@ struct rlk_redlock {
     rlk_redlock_options opt;
     char token[2 * REDLOCK_TOKEN_BYTES + 1];
     long long valid_until_ns;           /* CLOCK_MONOTONIC; -1: not held */
-    uint64_t rng;
     int err;
     char errstr[REDLOCK_MSG_MAX];
 };
@@ -117,7 +116,7 @@ static int redlock_fail(rlk_redlock *rl, int err, int servers, const char *fmt, 
     return err;
 }
 
-/* ---------------------------------------------------------------- randomness */
+/* ---------------------------------------------------------------- the token */
 
 static int redlock_new_token(rlk_redlock *rl)
 {
@@ -132,15 +131,6 @@ static int redlock_new_token(rlk_redlock *rl)
     memcpy(rl->token, hex, sizeof hex);
     pthread_mutex_unlock(&rl->st_mu);
     return 0;
-}
-
-/* xorshift64*: for retry delays only. */
-static uint64_t redlock_next_random(rlk_redlock *rl)
-{
-    rl->rng ^= rl->rng >> 12;
-    rl->rng ^= rl->rng << 25;
-    rl->rng ^= rl->rng >> 27;
-    return rl->rng * 0x2545F4914F6CDD1DULL;
 }
 
 /* ---------------------------------------------------------------- handles */
@@ -180,12 +170,10 @@ rlk_redlock *rlk_redlock_new(rlk_client *const *clients, int n, const char *name
     rl->srv = calloc((size_t)n, sizeof *rl->srv);
     rl->reqs = calloc(2 * (size_t)n, sizeof *rl->reqs);
     rl->name = strdup(name);
-    if (!rl->clients || !rl->srv || !rl->reqs || !rl->name ||
-        rlk_random_bytes((unsigned char *)&rl->rng, sizeof rl->rng) != 0) {
+    if (!rl->clients || !rl->srv || !rl->reqs || !rl->name) {
         rlk_redlock_free(rl);
         return NULL;
     }
-    rl->rng |= 1;
     memcpy(rl->clients, clients, (size_t)n * sizeof *clients);
     rl->n = n;
     rl->quorum = n / 2 + 1;
@@ -413,11 +401,12 @@ static int redlock_interrupted(const rlk_redlock *rl)
  * another attempt or the wait was interrupted, -1 when the deadline has passed. */
 static int redlock_retry_pause(rlk_redlock *rl, long long deadline_ns)
 {
-    long long delay_ns = (long long)(redlock_next_random(rl) %
-                                     (uint64_t)(rl->opt.retry_delay_ms * RLK_NS_PER_MS + 1));
-    long long now = rlk_clock_now_ns(), until = now + delay_ns;
+    uint64_t r = 0;
+    long long now = rlk_clock_now_ns(), until;
     struct timespec ts;
 
+    (void)rlk_random_bytes((unsigned char *)&r, sizeof r);     /* as runtime/spin's jitter */
+    until = now + (long long)(r % (uint64_t)(rl->opt.retry_delay_ms * RLK_NS_PER_MS + 1));
     if (deadline_ns >= 0 && until > deadline_ns)
         until = deadline_ns;
     while ((now = rlk_clock_now_ns()) < until && !redlock_interrupted(rl)) {
