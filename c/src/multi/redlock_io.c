@@ -459,10 +459,7 @@ static int redlock_retry_noscript(redlock_conn *k, redlock_expect *e)
     load = redlock_expect_push(k, REDLOCK_EXP_LOAD);
     load->script = e->script;
     call = redlock_expect_push(k, REDLOCK_EXP_CALL);
-    call->req = e->req;
-    call->script = e->script;
-    call->cmd = e->cmd;         /* moves */
-    call->cmdlen = e->cmdlen;
+    *call = *e;                 /* its request and command move */
     call->retried = 1;
     e->cmd = NULL;
     e->req = NULL;
