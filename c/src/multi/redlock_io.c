@@ -595,25 +595,23 @@ static int redlock_conn_wants_write(const redlock_conn *k)
     return ctx && ((ctx->obuf && sdslen(ctx->obuf) > 0) || (rlk_transport_want(ctx) & POLLOUT));
 }
 
-/* Fills pfd with the connections to watch; returns how many, 0 when no call
- * is owed any more. map[j] is the connection of pfd[j]. */
-static int redlock_io_watch(redlock_io *io, struct pollfd *pfd, int *map)
+/* Fills pfd[i] with connection i's socket when it owes replies (else fd -1:
+ * poll skips it); 1 when a call is owed on one. */
+static int redlock_io_watch(redlock_io *io, struct pollfd *pfd)
 {
-    int m = 0, owed = 0;
+    int owed = 0;
 
     for (int i = 0; i < io->n; i++) {
         redlock_conn *k = &io->conns[i];
         redisContext *ctx = redlock_ctx(k);
+        int on = ctx && k->nexp > 0;
 
-        if (!ctx || k->nexp == 0)
-            continue;
-        owed |= redlock_conn_owes(k);
-        pfd[m].fd = ctx->fd;
-        pfd[m].events = POLLIN | (redlock_conn_wants_write(k) ? POLLOUT : 0);
-        pfd[m].revents = 0;
-        map[m++] = i;
+        owed |= on && redlock_conn_owes(k);
+        pfd[i].fd = on ? ctx->fd : -1;
+        pfd[i].events = POLLIN | (on && redlock_conn_wants_write(k) ? POLLOUT : 0);
+        pfd[i].revents = 0;
     }
-    return owed ? m : 0;
+    return owed;
 }
 
 static void redlock_io_abandon(redlock_io *io, long long timeout_ms)
@@ -636,44 +634,42 @@ static void redlock_io_abandon(redlock_io *io, long long timeout_ms)
 
 void redlock_io_wait(redlock_io *io, long long until_ns, long long timeout_ms)
 {
-    struct pollfd *pfd = calloc((size_t)io->n + 2, sizeof *pfd);
-    int *map = calloc((size_t)io->n + 2, sizeof *map);
+    /* pfd[0]: the wake pipe while a dial runs (a thread's "done"); 1 + i: connection i. */
+    struct pollfd *pfd = calloc((size_t)io->n + 1, sizeof *pfd);
 
-    while (pfd && map) {
-        int m = redlock_io_watch(io, pfd, map), ready, dialling = redlock_io_dialling(io);
+    while (pfd) {
+        int owed = redlock_io_watch(io, pfd + 1), ready, dialling = redlock_io_dialling(io);
         long long left = until_ns - rlk_clock_now_ns();
 
-        if ((m == 0 && !dialling) || left <= 0)
+        if ((!owed && !dialling) || left <= 0)
             break;
-        if (dialling) {         /* a dial thread's "done" */
-            pfd[m].fd = io->wake[0];
-            pfd[m].events = POLLIN;
-            pfd[m].revents = 0;
-            map[m] = -1;
-        }
-        ready = poll(pfd, (nfds_t)(m + dialling), (int)((left + RLK_NS_PER_MS - 1) / RLK_NS_PER_MS));
+        pfd[0].fd = dialling ? io->wake[0] : -1;
+        pfd[0].events = POLLIN;
+        pfd[0].revents = 0;
+        ready = poll(pfd, (nfds_t)(owed ? io->n + 1 : 1),
+                     (int)((left + RLK_NS_PER_MS - 1) / RLK_NS_PER_MS));
         if (ready < 0 && errno != EINTR)
             break;
-        if (ready > 0 && dialling && pfd[m].revents) {
+        if (ready > 0 && pfd[0].revents) {
             redlock_io_dials_end(io, 0);
             continue;           /* new connections to watch */
         }
-        for (int j = 0; ready > 0 && j < m; j++) {
-            redlock_conn *k = &io->conns[map[j]];
+        for (int i = 0; ready > 0 && i < io->n; i++) {
+            redlock_conn *k = &io->conns[i];
+            short ev = pfd[1 + i].revents;
 
-            if ((pfd[j].revents & POLLOUT) && redlock_conn_wants_write(k)) {
+            if ((ev & POLLOUT) && redlock_conn_wants_write(k)) {
                 int read_too = (rlk_transport_want(redlock_ctx(k)) & POLLOUT) != 0;
 
                 redlock_conn_write(k);
                 if (read_too && redlock_ctx(k))
                     redlock_conn_read(k);
             }
-            if ((pfd[j].revents & (POLLIN | POLLHUP | POLLERR)) && redlock_ctx(k))
+            if ((ev & (POLLIN | POLLHUP | POLLERR)) && redlock_ctx(k))
                 redlock_conn_read(k);
         }
     }
     free(pfd);
-    free(map);
     redlock_io_dials_end(io, 1);
     redlock_io_abandon(io, timeout_ms);
 }
