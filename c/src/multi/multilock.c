@@ -20,7 +20,6 @@
 #include "kinds/lock.h"
 #include "multi/multilock.h"
 
-#define MULTI_DEFAULT_MS_PER_MEMBER RLK_MULTILOCK_MS_PER_MEMBER
 #define MULTI_WAIT_MAX RLK_NUM_MAX    /* client/scripts.h: the scripts' bound */
 #define MULTI_OWNER_MAX 1024
 
@@ -86,7 +85,7 @@ rlk_multilock *rlk_multilock_new(void)
 
     if (!m)
         return NULL;
-    m->ms_per_member = MULTI_DEFAULT_MS_PER_MEMBER;
+    m->ms_per_member = RLK_MULTILOCK_MS_PER_MEMBER;
     m->failed = -1;
     return m;
 }
@@ -183,7 +182,7 @@ int rlk_multilock_add(rlk_multilock *m, rlk_client *c, const char *name)
 void rlk_multilock_set_attempt_wait(rlk_multilock *m, long long ms_per_member)
 {
     if (m)
-        m->ms_per_member = ms_per_member > 0 ? ms_per_member : MULTI_DEFAULT_MS_PER_MEMBER;
+        m->ms_per_member = ms_per_member > 0 ? ms_per_member : RLK_MULTILOCK_MS_PER_MEMBER;
 }
 
 int rlk_multilock_set_owner(rlk_multilock *m, const char *owner)
