@@ -13,12 +13,10 @@
  * blocks (topo.h rlk_topo_dial_blocks: the master the sentinels name, a TLS
  * handshake) is dialled by rlk_conn_open on a thread (redlock_io_dial).
  *
- * A call that is still unanswered at the deadline fails with
- * RLK_ERR_TIMEOUT but its connection is kept for the rest of the session:
- * a later call on that server is pipelined behind it, so the server runs the
- * two in order (an acquire that arrives late is followed by its release).
- * redlock_io_close returns clean connections to their pools (blocking again)
- * and closes the others.
+ * A call still unanswered at the deadline fails (redlock_io_wait) but its
+ * connection is kept for the rest of the session: a later call on that
+ * server is pipelined behind it, so the server runs the two in order (an
+ * acquire that arrives late is followed by its release; docs/redlock.md).
  *
  * Calls go by name, formatted as rlk_conn_evalv sends them
  * (rlk_conn_format_script: EVALSHA, or FCALL in functions mode); on NOSCRIPT
