@@ -20,7 +20,6 @@
 #include "kinds/lock.h"
 #include "multi/multilock.h"
 
-#define MULTI_DEFAULT_MS_PER_MEMBER RLK_MULTILOCK_MS_PER_MEMBER
 #define MULTI_WAIT_MAX RLK_NUM_MAX    /* client/scripts.h: the scripts' bound */
 #define MULTI_OWNER_MAX 1024
 
@@ -28,7 +27,6 @@ typedef struct multi_member {
     rlk_client *c;
     rlk_lock *lock;
     char *name;
-    int taken;                  /* held through this handle's current attempt */
 } multi_member;
 
 struct rlk_multilock {
@@ -87,7 +85,7 @@ rlk_multilock *rlk_multilock_new(void)
 
     if (!m)
         return NULL;
-    m->ms_per_member = MULTI_DEFAULT_MS_PER_MEMBER;
+    m->ms_per_member = RLK_MULTILOCK_MS_PER_MEMBER;
     m->failed = -1;
     return m;
 }
@@ -157,7 +155,7 @@ static int multi_grow(rlk_multilock *m)
 
 int rlk_multilock_add(rlk_multilock *m, rlk_client *c, const char *name)
 {
-    multi_member x = {c, NULL, NULL, 0};
+    multi_member x = {c, NULL, NULL};
 
     if (!m)
         return RLK_ERR_ARG;
@@ -184,7 +182,7 @@ int rlk_multilock_add(rlk_multilock *m, rlk_client *c, const char *name)
 void rlk_multilock_set_attempt_wait(rlk_multilock *m, long long ms_per_member)
 {
     if (m)
-        m->ms_per_member = ms_per_member > 0 ? ms_per_member : MULTI_DEFAULT_MS_PER_MEMBER;
+        m->ms_per_member = ms_per_member > 0 ? ms_per_member : RLK_MULTILOCK_MS_PER_MEMBER;
 }
 
 int rlk_multilock_set_owner(rlk_multilock *m, const char *owner)
@@ -213,16 +211,14 @@ int rlk_multilock_set_owner(rlk_multilock *m, const char *owner)
 
 /* ---------------------------------------------------------------- acquiring */
 
-/* Gives back every member this handle took, last taken first. */
-static void multi_release_taken(rlk_multilock *m)
+/* An attempt failed on member i with rc: records its error and gives back
+ * the first `taken` members in order, last taken first. Returns rc. */
+static int multi_give_back(rlk_multilock *m, int i, int rc, int taken)
 {
-    for (int k = m->n - 1; k >= 0; k--) {
-        multi_member *x = &m->mem[m->order[k]];
-
-        if (x->taken)
-            (void)rlk_lock_unlock(x->lock);
-        x->taken = 0;
-    }
+    multi_fail_member(m, i, rc);
+    while (taken-- > 0)
+        (void)rlk_lock_unlock(m->mem[m->order[taken]].lock);
+    return rc;
 }
 
 /* One attempt: every member in order, each waiting until attempt_end_ns at
@@ -238,12 +234,8 @@ static int multi_attempt(rlk_multilock *m, long long attempt_end_ns, long long l
         if (single_try || wait_ms < 0)
             wait_ms = 0;
         rc = rlk_lock_try_lock(m->mem[i].lock, wait_ms, lease_ms);
-        if (rc != RLK_OK) {
-            multi_fail_member(m, i, rc);
-            multi_release_taken(m);
-            return rc;
-        }
-        m->mem[i].taken = 1;
+        if (rc != RLK_OK)
+            return multi_give_back(m, i, rc, k);
     }
     return RLK_OK;
 }
@@ -266,20 +258,17 @@ static int multi_set_leases(rlk_multilock *m, long long lease_ms)
         rc = rlk_lock_owner(x->lock, owner, sizeof owner);
         if (rc == RLK_OK)
             rc = rlk_eval(x->c, "reentrant/renew", 1, keys, 2, args, &r);
-        if (rc == RLK_OK && r->type == REDIS_REPLY_INTEGER && r->integer == 1)
+        if (rc == RLK_OK && r->type != REDIS_REPLY_INTEGER)
+            rc = rlk_set_error(x->c, RLK_ERR_PROTOCOL, "reentrant/renew %s: reply type %d",
+                               x->name, r->type);
+        else if (rc == RLK_OK && r->integer != 1)
+            rc = rlk_set_error(x->c, RLK_ERR_LOST, "lock %s: gone before all members were held",
+                               x->name);
+        else if (rc == RLK_OK)
             rlk_lock_lease_note(x->lock, sent, lease_ms);   /* its lease counts from here */
-        if (rc == RLK_OK && !(r->type == REDIS_REPLY_INTEGER && r->integer == 1))
-            rc = r->type == REDIS_REPLY_INTEGER
-                     ? rlk_set_error(x->c, RLK_ERR_LOST, "lock %s: gone before all members "
-                                     "were held", x->name)
-                     : rlk_set_error(x->c, RLK_ERR_PROTOCOL, "reentrant/renew %s: reply type %d",
-                                     x->name, r->type);
         freeReplyObject(r);
-        if (rc != RLK_OK) {
-            multi_fail_member(m, i, rc);
-            multi_release_taken(m);
-            return rc;
-        }
+        if (rc != RLK_OK)
+            return multi_give_back(m, i, rc, m->n);
     }
     return RLK_OK;
 }
@@ -309,10 +298,13 @@ int rlk_multilock_again(int err, long long wait_ms, long long now, long long dea
            (deadline < 0 || now < deadline);
 }
 
-static int multi_try_lock(rlk_multilock *m, long long wait_ms, long long lease_ms)
+int rlk_multilock_try_lock(rlk_multilock *m, long long wait_ms, long long lease_ms)
 {
     long long start = rlk_clock_now_ns(), budget_ms, deadline, acq_lease;
+    int rc = multi_begin(m);
 
+    if (rc != RLK_OK)
+        return rc;
     if (wait_ms > MULTI_WAIT_MAX)
         wait_ms = MULTI_WAIT_MAX;
     budget_ms = rlk_multilock_budget_ms(m->ms_per_member, m->n, wait_ms);
@@ -321,28 +313,15 @@ static int multi_try_lock(rlk_multilock *m, long long wait_ms, long long lease_m
     for (;;) {
         long long attempt_end =
             rlk_multilock_attempt_end(rlk_clock_now_ns(), budget_ms * RLK_NS_PER_MS, deadline);
-        int rc = multi_attempt(m, attempt_end, acq_lease, wait_ms == 0);
 
+        rc = multi_attempt(m, attempt_end, acq_lease, wait_ms == 0);
         if (rc == RLK_OK && acq_lease != lease_ms)
             rc = multi_set_leases(m, lease_ms);
         if (rc == RLK_OK)
-            return RLK_OK;
+            return multi_fail(m, -1, RLK_OK, "%s", "");
         if (!rlk_multilock_again(rc, wait_ms, rlk_clock_now_ns(), deadline))
             return rc == RLK_ERR_BUSY || rc == RLK_ERR_LOST ? (m->err = RLK_ERR_BUSY) : rc;
     }
-}
-
-int rlk_multilock_try_lock(rlk_multilock *m, long long wait_ms, long long lease_ms)
-{
-    int rc = multi_begin(m);
-
-    if (rc != RLK_OK)
-        return rc;
-    for (int i = 0; i < m->n; i++)
-        m->mem[i].taken = 0;
-    if (multi_try_lock(m, wait_ms, lease_ms) != RLK_OK)
-        return m->err;
-    return multi_fail(m, -1, RLK_OK, "%s", "");
 }
 
 int rlk_multilock_lock(rlk_multilock *m, long long lease_ms)
@@ -359,7 +338,6 @@ int rlk_multilock_unlock(rlk_multilock *m)
     for (int k = m->n - 1; k >= 0; k--) {
         int i = m->order[k], rc = rlk_lock_unlock(m->mem[i].lock);
 
-        m->mem[i].taken = 0;
         if (rc != RLK_OK && first < 0) {
             first = i;
             first_rc = multi_fail_member(m, i, rc);
@@ -424,12 +402,10 @@ int rlk_multilock_lease(rlk_multilock *m, long long *start_ns, long long *deadli
         return rc;
     /* The hold ends with its first member to end: that member's lease (a
      * member declared lost: the lease it was lost with, and RLK_ERR_LOST). */
-
     for (int i = 0; i < m->n; i++) {
         long long s, d;
 
         rc = rlk_lock_lease(m->mem[i].lock, &s, &d);
-
         if (rc != RLK_OK && rc != RLK_ERR_LOST)
             return multi_fail_member(m, i, rc);
         if (rc == RLK_ERR_LOST && lost < 0)

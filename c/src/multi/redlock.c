@@ -38,6 +38,7 @@ typedef struct redlock_server {
 
 struct rlk_redlock {
     pthread_mutex_t op_mu;              /* one operation at a time */
+    redlock_req *reqs;                  /* under op_mu: a round's n, then a release behind it */
     pthread_mutex_t st_mu;              /* guards everything below */
     rlk_client **clients;
     redlock_server *srv;
@@ -46,7 +47,6 @@ struct rlk_redlock {
     rlk_redlock_options opt;
     char token[2 * REDLOCK_TOKEN_BYTES + 1];
     long long valid_until_ns;           /* CLOCK_MONOTONIC; -1: not held */
-    uint64_t rng;
     int err;
     char errstr[REDLOCK_MSG_MAX];
 };
@@ -83,61 +83,40 @@ void rlk_redlock_options_init(rlk_redlock_options *o)
     redlock_options_fix(o);
 }
 
-/* The outcome of the last operation: err and its message (RLK_OK, "": it succeeded). */
-static int redlock_fail(rlk_redlock *rl, int err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* Records the outcome of the last operation: RLK_OK with "", or err with
+ * "redlock <name>: " + fmt's message, then (a round's failure: servers)
+ * "; server 2: <msg>" for every server whose status is not RLK_OK. */
+static int redlock_fail(rlk_redlock *rl, int err, int servers, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
-static int redlock_fail(rlk_redlock *rl, int err, const char *fmt, ...)
+static int redlock_fail(rlk_redlock *rl, int err, int servers, const char *fmt, ...)
 {
+    char *msg = rl->errstr;
+    size_t used;
     va_list ap;
 
     pthread_mutex_lock(&rl->st_mu);
     rl->err = err;
+    used = err == RLK_OK ? 0 : (size_t)snprintf(msg, sizeof rl->errstr, "redlock %s: ", rl->name);
     va_start(ap, fmt);
-    vsnprintf(rl->errstr, sizeof rl->errstr, fmt, ap);
+    if (used < sizeof rl->errstr)
+        used += (size_t)vsnprintf(msg + used, sizeof rl->errstr - used, fmt, ap);
     va_end(ap);
-    pthread_mutex_unlock(&rl->st_mu);
-    return err;
-}
-
-/* A round's failure: err with "redlock <name>: " + fmt's message, then
- * "; server 2: <msg>" for every server whose status is not RLK_OK. */
-static int redlock_fail_round(rlk_redlock *rl, int err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int redlock_fail_round(rlk_redlock *rl, int err, const char *fmt, ...)
-{
-    char msg[REDLOCK_MSG_MAX];
-    size_t used = (size_t)snprintf(msg, sizeof msg, "redlock %s: ", rl->name);
-    va_list ap;
-
-    va_start(ap, fmt);
-    if (used < sizeof msg)
-        used += (size_t)vsnprintf(msg + used, sizeof msg - used, fmt, ap);
-    va_end(ap);
-    pthread_mutex_lock(&rl->st_mu);
-    for (int i = 0; i < rl->n && used + 1 < sizeof msg; i++) {
+    for (int i = 0; servers && i < rl->n && used + 1 < sizeof rl->errstr; i++) {
         int w;
 
         if (rl->srv[i].status == RLK_OK)
             continue;
-        if ((w = snprintf(msg + used, sizeof msg - used, "; server %d: %s", i, rl->srv[i].msg)) < 0)
+        if ((w = snprintf(msg + used, sizeof rl->errstr - used, "; server %d: %s", i,
+                          rl->srv[i].msg)) < 0)
             break;
         used += (size_t)w;
     }
     pthread_mutex_unlock(&rl->st_mu);
-    return redlock_fail(rl, err, "%s", msg);
+    return err;
 }
 
-static void redlock_set_status(rlk_redlock *rl, int i, int status, const char *msg)
-{
-    pthread_mutex_lock(&rl->st_mu);
-    rl->srv[i].status = status;
-    snprintf(rl->srv[i].msg, sizeof rl->srv[i].msg, "%s", msg);
-    pthread_mutex_unlock(&rl->st_mu);
-}
-
-/* ---------------------------------------------------------------- randomness */
+/* ---------------------------------------------------------------- the token */
 
 static int redlock_new_token(rlk_redlock *rl)
 {
@@ -152,15 +131,6 @@ static int redlock_new_token(rlk_redlock *rl)
     memcpy(rl->token, hex, sizeof hex);
     pthread_mutex_unlock(&rl->st_mu);
     return 0;
-}
-
-/* xorshift64*: for retry delays only. */
-static uint64_t redlock_next_random(rlk_redlock *rl)
-{
-    rl->rng ^= rl->rng >> 12;
-    rl->rng ^= rl->rng << 25;
-    rl->rng ^= rl->rng >> 27;
-    return rl->rng * 0x2545F4914F6CDD1DULL;
 }
 
 /* ---------------------------------------------------------------- handles */
@@ -198,13 +168,12 @@ rlk_redlock *rlk_redlock_new(rlk_client *const *clients, int n, const char *name
     pthread_mutex_init(&rl->st_mu, NULL);
     rl->clients = calloc((size_t)n, sizeof *rl->clients);
     rl->srv = calloc((size_t)n, sizeof *rl->srv);
+    rl->reqs = calloc(2 * (size_t)n, sizeof *rl->reqs);
     rl->name = strdup(name);
-    if (!rl->clients || !rl->srv || !rl->name ||
-        rlk_random_bytes((unsigned char *)&rl->rng, sizeof rl->rng) != 0) {
+    if (!rl->clients || !rl->srv || !rl->reqs || !rl->name) {
         rlk_redlock_free(rl);
         return NULL;
     }
-    rl->rng |= 1;
     memcpy(rl->clients, clients, (size_t)n * sizeof *clients);
     rl->n = n;
     rl->quorum = n / 2 + 1;
@@ -223,13 +192,15 @@ void rlk_redlock_free(rlk_redlock *rl)
     pthread_mutex_destroy(&rl->st_mu);
     free(rl->clients);
     free(rl->srv);
+    free(rl->reqs);
     free(rl->name);
     free(rl);
 }
 
 /* ---------------------------------------------------------------- one round */
 
-/* Calls script on every server at once with args (the key is the lock name);
+/* Calls script on every server at once with args (the key is the lock name),
+ * the outcomes in reqs (rl->reqs: the round's; + n: a release behind it);
  * waits at most timeout_ms (a round that spends validity: acquire, extend, the
  * release of a failed attempt: one server timeout). The session stays open
  * for a release. */
@@ -248,70 +219,58 @@ static void redlock_round(rlk_redlock *rl, redlock_io *io, const char *script, i
     redlock_io_wait(io, until, timeout_ms);
 }
 
-/* Classifies server i's reply. ok_nil: a nil reply is success (acquire),
- * else an integer 1 is (extend, release). */
-static int redlock_judge(rlk_redlock *rl, int i, const redlock_req *q, int ok_nil,
-                         redlock_tally *t)
-{
-    char msg[REDLOCK_IO_ERR_MAX];
-    const redisReply *r = q->reply;
-    int st;
-
-    if (q->rc != RLK_OK) {
-        st = q->rc;
-        snprintf(msg, sizeof msg, "%s", q->err);
-    } else if (ok_nil && r->type == REDIS_REPLY_NIL) {
-        st = RLK_OK;
-        snprintf(msg, sizeof msg, "acquired");
-    } else if (ok_nil && r->type == REDIS_REPLY_INTEGER) {
-        st = RLK_ERR_BUSY;
-        snprintf(msg, sizeof msg, "held by another token (pttl %lld ms)", r->integer);
-    } else if (!ok_nil && r->type == REDIS_REPLY_INTEGER && (r->integer == 0 || r->integer == 1)) {
-        st = r->integer ? RLK_OK : RLK_ERR_NOT_OWNER;
-        snprintf(msg, sizeof msg, "%s", r->integer ? "done" : "the token is not there");
-    } else {
-        st = RLK_ERR_PROTOCOL;
-        snprintf(msg, sizeof msg, "unexpected reply type %d", r->type);
-    }
-    redlock_set_status(rl, i, st, msg);
-    if (st == RLK_OK)
-        t->ok++;
-    else if (st == RLK_ERR_BUSY || st == RLK_ERR_NOT_OWNER)
-        t->refused++;
-    else if (t->failed++ == 0)
-        t->first_err = st;
-    return st;
-}
-
-static void redlock_tally_round(rlk_redlock *rl, redlock_req *reqs, int ok_nil, redlock_tally *t)
+/* Judges every server's reply to the round (its status and message) and
+ * counts them. ok_nil: a nil reply is success (acquire), else an integer 1
+ * is (extend, release). */
+static void redlock_tally_round(rlk_redlock *rl, int ok_nil, redlock_tally *t)
 {
     t->ended_ns = rlk_clock_now_ns();
-    for (int i = 0; i < rl->n; i++)
-        redlock_judge(rl, i, &reqs[i], ok_nil, t);
+    pthread_mutex_lock(&rl->st_mu);
+    for (int i = 0; i < rl->n; i++) {
+        const redlock_req *q = &rl->reqs[i];
+        const redisReply *r = q->reply;
+        redlock_server *v = &rl->srv[i];
+
+        if (q->rc != RLK_OK) {
+            v->status = q->rc;
+            snprintf(v->msg, sizeof v->msg, "%s", q->err);
+        } else if (ok_nil && r->type == REDIS_REPLY_NIL) {
+            v->status = RLK_OK;
+            snprintf(v->msg, sizeof v->msg, "acquired");
+        } else if (ok_nil && r->type == REDIS_REPLY_INTEGER) {
+            v->status = RLK_ERR_BUSY;
+            snprintf(v->msg, sizeof v->msg, "held by another token (pttl %lld ms)", r->integer);
+        } else if (!ok_nil && r->type == REDIS_REPLY_INTEGER &&
+                   (r->integer == 0 || r->integer == 1)) {
+            v->status = r->integer ? RLK_OK : RLK_ERR_NOT_OWNER;
+            snprintf(v->msg, sizeof v->msg, "%s", r->integer ? "done" : "the token is not there");
+        } else {
+            v->status = RLK_ERR_PROTOCOL;
+            snprintf(v->msg, sizeof v->msg, "unexpected reply type %d", r->type);
+        }
+        if (v->status == RLK_OK)
+            t->ok++;
+        else if (v->status == RLK_ERR_BUSY || v->status == RLK_ERR_NOT_OWNER)
+            t->refused++;
+        else if (t->failed++ == 0)
+            t->first_err = v->status;
+    }
+    pthread_mutex_unlock(&rl->st_mu);
 }
 
-static void redlock_reqs_clear(redlock_req *reqs, int n)
+/* A session on every server, or the failure recorded. */
+static int redlock_session(rlk_redlock *rl, redlock_io *io)
 {
-    for (int i = 0; i < n; i++)
-        redlock_req_clear(&reqs[i]);
-}
-
-/* A session on every server and per rounds requests for each, or the
- * failure recorded. */
-static int redlock_session(rlk_redlock *rl, redlock_io *io, redlock_req **reqs, int rounds)
-{
-    *reqs = calloc((size_t)(rl->n * rounds), sizeof **reqs);
-    if (*reqs && redlock_io_open(io, rl->clients, rl->n) == RLK_OK)
+    if (redlock_io_open(io, rl->clients, rl->n) == RLK_OK)
         return RLK_OK;
-    free(*reqs);
-    return redlock_fail(rl, RLK_ERR_NOMEM, "redlock %s: out of memory", rl->name);
+    return redlock_fail(rl, RLK_ERR_NOMEM, 0, "out of memory");
 }
 
-static void redlock_session_end(rlk_redlock *rl, redlock_io *io, redlock_req *reqs, int rounds)
+static void redlock_session_end(rlk_redlock *rl, redlock_io *io)
 {
     redlock_io_close(io);
-    redlock_reqs_clear(reqs, rl->n * rounds);
-    free(reqs);
+    for (int i = 0; i < 2 * rl->n; i++)
+        redlock_req_clear(&rl->reqs[i]);
 }
 
 static long long redlock_drift_ms(const rlk_redlock *rl, long long lease_ms)
@@ -334,54 +293,43 @@ static long long redlock_validity_ns(const rlk_redlock *rl, long long lease_ms,
 static int redlock_acquire_failed(rlk_redlock *rl, long long lease_ms, const redlock_tally *t)
 {
     if (t->ok >= rl->quorum)
-        return redlock_fail_round(rl, RLK_ERR_TIMEOUT, "acquired on %d of %d servers, but %lld "
-                                  "ms of the %lld ms lease passed (drift %lld ms): no validity "
-                                  "left", t->ok, rl->n, (t->ended_ns - t->started_ns) /
-                                  RLK_NS_PER_MS, lease_ms, redlock_drift_ms(rl, lease_ms));
-    return redlock_fail_round(rl, t->failed > rl->n - rl->quorum ? t->first_err : RLK_ERR_BUSY,
-                              "acquired on %d of %d servers (quorum %d): held elsewhere on %d, "
-                              "failed on %d", t->ok, rl->n, rl->quorum, t->refused, t->failed);
+        return redlock_fail(rl, RLK_ERR_TIMEOUT, 1, "acquired on %d of %d servers, but %lld ms "
+                            "of the %lld ms lease passed (drift %lld ms): no validity left",
+                            t->ok, rl->n, (t->ended_ns - t->started_ns) / RLK_NS_PER_MS,
+                            lease_ms, redlock_drift_ms(rl, lease_ms));
+    return redlock_fail(rl, t->failed > rl->n - rl->quorum ? t->first_err : RLK_ERR_BUSY, 1,
+                        "acquired on %d of %d servers (quorum %d): held elsewhere on %d, "
+                        "failed on %d", t->ok, rl->n, rl->quorum, t->refused, t->failed);
 }
 
 /* The same of an extend (old_until: when the validity it extends ends). */
 static int redlock_extend_failed(rlk_redlock *rl, const redlock_tally *t, long long old_until)
 {
     if (t->ended_ns >= old_until)
-        return redlock_fail_round(rl, RLK_ERR_LOST, "extended on %d of %d servers, but the "
-                                  "validity ran out before a quorum answered", t->ok, rl->n);
+        return redlock_fail(rl, RLK_ERR_LOST, 1, "extended on %d of %d servers, but the "
+                            "validity ran out before a quorum answered", t->ok, rl->n);
     if (t->ok >= rl->quorum)
-        return redlock_fail_round(rl, RLK_ERR_TIMEOUT, "extended on %d of %d servers, but the "
-                                  "new lease leaves no validity", t->ok, rl->n);
-    return redlock_fail_round(rl, t->refused > rl->n - rl->quorum || t->failed == 0
-                                      ? RLK_ERR_LOST : t->first_err,
-                              "extended on %d of %d servers (quorum %d): token gone on %d, "
-                              "failed on %d", t->ok, rl->n, rl->quorum, t->refused, t->failed);
-}
-
-/* Releases the token everywhere in the open session (behind any unanswered
- * acquire on the same connection); waits one server timeout for it. */
-static void redlock_release_in(rlk_redlock *rl, redlock_io *io, redlock_req *reqs)
-{
-    const char *args[1] = {rl->token};
-
-    redlock_round(rl, io, "token/release", 1, args, reqs, rl->opt.server_timeout_ms);
-    redlock_reqs_clear(reqs, rl->n);
+        return redlock_fail(rl, RLK_ERR_TIMEOUT, 1, "extended on %d of %d servers, but the new "
+                            "lease leaves no validity", t->ok, rl->n);
+    return redlock_fail(rl, t->refused > rl->n - rl->quorum || t->failed == 0
+                                ? RLK_ERR_LOST : t->first_err, 1,
+                        "extended on %d of %d servers (quorum %d): token gone on %d, "
+                        "failed on %d", t->ok, rl->n, rl->quorum, t->refused, t->failed);
 }
 
 /* After a success: a server that did not answer in time may still run the
  * acquire. Its release is pipelined behind it on the same connection (sent,
  * not awaited; redlock_io_close flushes it), so the lock ends up held exactly
  * where the quorum was counted. */
-static void redlock_release_late(rlk_redlock *rl, redlock_io *io, const redlock_req *acq,
-                                 redlock_req *rel)
+static void redlock_release_late(rlk_redlock *rl, redlock_io *io)
 {
     const char *keys[1] = {rl->name}, *args[1] = {rl->token};
 
     for (int i = 0; i < rl->n; i++) {
-        if (acq[i].rc != RLK_ERR_TIMEOUT || acq[i].not_sent)
+        if (rl->reqs[i].rc != RLK_ERR_TIMEOUT || rl->reqs[i].not_sent)
             continue;
-        redlock_io_send(io, i, "token/release", 1, keys, 1, args, &rel[i]);
-        redlock_req_clear(&rel[i]);
+        redlock_io_send(io, i, "token/release", 1, keys, 1, args, &rl->reqs[rl->n + i]);
+        redlock_req_clear(&rl->reqs[rl->n + i]);
     }
 }
 
@@ -405,32 +353,34 @@ static int redlock_grant(rlk_redlock *rl, long long lease_ms, long long old_unti
     int acquire = old_until < 0, rc;
     char lease[24];
     const char *args[2] = {rl->token, lease};
-    redlock_req *reqs;          /* the round's, then (+ n) a failed acquire's release */
     redlock_tally t = {0};
     long long validity;
     redlock_io io;
 
-    if ((rc = redlock_session(rl, &io, &reqs, 2)) != RLK_OK)
+    if ((rc = redlock_session(rl, &io)) != RLK_OK)
         return rc;
     snprintf(lease, sizeof lease, "%lld", lease_ms);
     t.started_ns = rlk_clock_now_ns();
-    redlock_round(rl, &io, acquire ? "token/acquire" : "token/extend", 2, args, reqs,
+    redlock_round(rl, &io, acquire ? "token/acquire" : "token/extend", 2, args, rl->reqs,
                   rl->opt.server_timeout_ms);
-    redlock_tally_round(rl, reqs, acquire, &t);
+    redlock_tally_round(rl, acquire, &t);
     validity = redlock_validity_ns(rl, lease_ms, &t);
     if (t.ok >= rl->quorum && validity >= RLK_NS_PER_MS && (acquire || t.ended_ns < old_until)) {
         if (acquire)
-            redlock_release_late(rl, &io, reqs, reqs + rl->n);
+            redlock_release_late(rl, &io);
         redlock_set_held(rl, t.ended_ns + validity);
         *validity_ms = validity / RLK_NS_PER_MS;
-        redlock_fail(rl, RLK_OK, "%s", "");
+        redlock_fail(rl, RLK_OK, 0, "%s", "");
     } else if (acquire) {
         rc = redlock_acquire_failed(rl, lease_ms, &t);
-        redlock_release_in(rl, &io, reqs + rl->n);
+        /* The token released everywhere, in the open session: behind any unanswered
+         * acquire on the same connection; one server timeout for it. */
+        redlock_round(rl, &io, "token/release", 1, args, rl->reqs + rl->n,
+                      rl->opt.server_timeout_ms);
     } else {
         rc = redlock_extend_failed(rl, &t, old_until);
     }
-    redlock_session_end(rl, &io, reqs, 2);
+    redlock_session_end(rl, &io);
     return rc;
 }
 
@@ -448,14 +398,15 @@ static int redlock_interrupted(const rlk_redlock *rl)
 
 /* Sleeps a uniform 0..retry_delay_ms, never past deadline_ns (-1: none), in
  * steps that notice an interrupt. Returns 0 when there is time left for
- * another attempt, 1 when interrupted, -1 when the deadline has passed. */
+ * another attempt or the wait was interrupted, -1 when the deadline has passed. */
 static int redlock_retry_pause(rlk_redlock *rl, long long deadline_ns)
 {
-    long long delay_ns = (long long)(redlock_next_random(rl) %
-                                     (uint64_t)(rl->opt.retry_delay_ms * RLK_NS_PER_MS + 1));
-    long long now = rlk_clock_now_ns(), until = now + delay_ns;
+    uint64_t r = 0;
+    long long now = rlk_clock_now_ns(), until;
     struct timespec ts;
 
+    (void)rlk_random_bytes((unsigned char *)&r, sizeof r);     /* as runtime/spin's jitter */
+    until = now + (long long)(r % (uint64_t)(rl->opt.retry_delay_ms * RLK_NS_PER_MS + 1));
     if (deadline_ns >= 0 && until > deadline_ns)
         until = deadline_ns;
     while ((now = rlk_clock_now_ns()) < until && !redlock_interrupted(rl)) {
@@ -465,16 +416,15 @@ static int redlock_retry_pause(rlk_redlock *rl, long long deadline_ns)
         ts.tv_nsec = step % 1000000000LL;
         nanosleep(&ts, NULL);
     }
-    if (redlock_interrupted(rl))
-        return 1;
-    return deadline_ns >= 0 && rlk_clock_now_ns() >= deadline_ns ? -1 : 0;
+    return !redlock_interrupted(rl) && deadline_ns >= 0 && rlk_clock_now_ns() >= deadline_ns
+               ? -1 : 0;
 }
 
 static int redlock_check_lease(rlk_redlock *rl, long long lease_ms)
 {
     if (lease_ms < 1 || lease_ms > REDLOCK_LEASE_MAX)
-        return redlock_fail(rl, RLK_ERR_ARG, "redlock %s: lease %lld ms is not in 1..%lld",
-                            rl->name, lease_ms, REDLOCK_LEASE_MAX);
+        return redlock_fail(rl, RLK_ERR_ARG, 0, "lease %lld ms is not in 1..%lld", lease_ms,
+                            REDLOCK_LEASE_MAX);
     return RLK_OK;
 }
 
@@ -487,25 +437,20 @@ static int redlock_try_lock_locked(rlk_redlock *rl, long long wait_ms, long long
     if ((rc = redlock_check_lease(rl, lease_ms)) != RLK_OK)
         return rc;
     if (rlk_redlock_is_held(rl))
-        return redlock_fail(rl, RLK_ERR_ARG, "redlock %s: this handle holds it already", rl->name);
+        return redlock_fail(rl, RLK_ERR_ARG, 0, "this handle holds it already");
     if (redlock_new_token(rl) != 0)
-        return redlock_fail(rl, RLK_ERR_IO, "redlock %s: no random source for a token", rl->name);
+        return redlock_fail(rl, RLK_ERR_IO, 0, "no random source for a token");
     if (wait_ms > REDLOCK_LEASE_MAX)
         wait_ms = REDLOCK_LEASE_MAX;
     deadline = wait_ms < 0 ? -1 : start + wait_ms * RLK_NS_PER_MS;
     for (;;) {
-        int pause;
-
         if (wait_ms != 0 && redlock_interrupted(rl)) {
-            rc = redlock_fail(rl, RLK_ERR_INTERRUPTED, "redlock %s: wait interrupted", rl->name);
+            rc = redlock_fail(rl, RLK_ERR_INTERRUPTED, 0, "wait interrupted");
             break;
         }
         rc = redlock_grant(rl, lease_ms, -1, validity_ms);
-        if (rc == RLK_OK || rc == RLK_ERR_NOMEM || wait_ms == 0)
-            break;
-        if ((pause = redlock_retry_pause(rl, deadline)) == 1)
-            rc = redlock_fail(rl, RLK_ERR_INTERRUPTED, "redlock %s: wait interrupted", rl->name);
-        if (pause != 0)
+        if (rc == RLK_OK || rc == RLK_ERR_NOMEM || wait_ms == 0 ||
+            redlock_retry_pause(rl, deadline) != 0)
             break;
     }
     if (rc != RLK_OK)
@@ -513,8 +458,56 @@ static int redlock_try_lock_locked(rlk_redlock *rl, long long wait_ms, long long
     return rc;
 }
 
-static int redlock_extend_locked(rlk_redlock *rl, long long lease_ms, long long *validity_ms);
-static int redlock_unlock_locked(rlk_redlock *rl);
+/* ---------------------------------------------------------------- extending */
+
+static int redlock_extend_locked(rlk_redlock *rl, long long lease_ms, long long *validity_ms)
+{
+    long long old_until;
+    int rc;
+
+    if ((rc = redlock_check_lease(rl, lease_ms)) != RLK_OK)
+        return rc;
+    if (!rlk_redlock_is_held(rl))
+        return redlock_fail(rl, RLK_ERR_NOT_OWNER, 0, "not held");
+    old_until = rl->valid_until_ns;
+    /* Whole milliseconds, as rlk_redlock_validity_ms counts them: a validity that reads 0
+     * there (less than 1 ms left) is run out here too. */
+    if (old_until - rlk_clock_now_ns() < RLK_NS_PER_MS)
+        return redlock_fail(rl, RLK_ERR_LOST, 0, "the validity ran out %lld ms ago",
+                            (rlk_clock_now_ns() - old_until) / RLK_NS_PER_MS);
+    return redlock_grant(rl, lease_ms, old_until, validity_ms);
+}
+
+/* ---------------------------------------------------------------- releasing */
+
+static int redlock_unlock_locked(rlk_redlock *rl)
+{
+    redlock_tally t = {0};
+    const char *args[1] = {rl->token};
+    redlock_io io;
+    int rc;
+
+    if (!rlk_redlock_is_held(rl))
+        return redlock_fail(rl, RLK_ERR_NOT_OWNER, 0, "not held");
+    if ((rc = redlock_session(rl, &io)) != RLK_OK)
+        return rc;
+    t.started_ns = rlk_clock_now_ns();
+    /* An unlock spends no validity: a loaded server that answers after the short acquire
+     * timeout still counts (it returns as soon as every server has answered). */
+    redlock_round(rl, &io, "token/release", 1, args, rl->reqs,
+                  rl->opt.server_timeout_ms > REDLOCK_UNLOCK_TIMEOUT_MS
+                      ? rl->opt.server_timeout_ms : REDLOCK_UNLOCK_TIMEOUT_MS);
+    redlock_tally_round(rl, 0, &t);
+    redlock_session_end(rl, &io);
+    redlock_set_held(rl, -1);
+    if (t.ok >= rl->quorum)
+        return redlock_fail(rl, RLK_OK, 0, "%s", "");
+    return redlock_fail(rl, t.ok + t.failed >= rl->quorum ? t.first_err : RLK_ERR_NOT_OWNER, 1,
+                        "released on %d of %d servers (quorum %d): token gone on %d, "
+                        "failed on %d", t.ok, rl->n, rl->quorum, t.refused, t.failed);
+}
+
+/* ---------------------------------------------------------------- operations */
 
 /* One operation (try_lock, extend, unlock) under op_mu; *validity_ms (when
  * given) what try_lock or extend left, 0 on a failure. */
@@ -547,59 +540,9 @@ int rlk_redlock_lock(rlk_redlock *rl, long long lease_ms, long long *validity_ms
     return rlk_redlock_try_lock(rl, -1, lease_ms, validity_ms);
 }
 
-/* ---------------------------------------------------------------- extending */
-
-static int redlock_extend_locked(rlk_redlock *rl, long long lease_ms, long long *validity_ms)
-{
-    long long old_until;
-    int rc;
-
-    if ((rc = redlock_check_lease(rl, lease_ms)) != RLK_OK)
-        return rc;
-    if (!rlk_redlock_is_held(rl))
-        return redlock_fail(rl, RLK_ERR_NOT_OWNER, "redlock %s: not held", rl->name);
-    old_until = rl->valid_until_ns;
-    /* Whole milliseconds, as rlk_redlock_validity_ms counts them: a validity that reads 0
-     * there (less than 1 ms left) is run out here too. */
-    if (old_until - rlk_clock_now_ns() < RLK_NS_PER_MS)
-        return redlock_fail(rl, RLK_ERR_LOST, "redlock %s: the validity ran out %lld ms ago",
-                            rl->name, (rlk_clock_now_ns() - old_until) / RLK_NS_PER_MS);
-    return redlock_grant(rl, lease_ms, old_until, validity_ms);
-}
-
 int rlk_redlock_extend(rlk_redlock *rl, long long lease_ms, long long *validity_ms)
 {
     return redlock_op(rl, 'e', 0, lease_ms, validity_ms);
-}
-
-/* ---------------------------------------------------------------- releasing */
-
-static int redlock_unlock_locked(rlk_redlock *rl)
-{
-    redlock_req *reqs;
-    redlock_tally t = {0};
-    const char *args[1] = {rl->token};
-    redlock_io io;
-    int rc;
-
-    if (!rlk_redlock_is_held(rl))
-        return redlock_fail(rl, RLK_ERR_NOT_OWNER, "redlock %s: not held", rl->name);
-    if ((rc = redlock_session(rl, &io, &reqs, 1)) != RLK_OK)
-        return rc;
-    t.started_ns = rlk_clock_now_ns();
-    /* An unlock spends no validity: a loaded server that answers after the short acquire
-     * timeout still counts (it returns as soon as every server has answered). */
-    redlock_round(rl, &io, "token/release", 1, args, reqs,
-                      rl->opt.server_timeout_ms > REDLOCK_UNLOCK_TIMEOUT_MS
-                          ? rl->opt.server_timeout_ms : REDLOCK_UNLOCK_TIMEOUT_MS);
-    redlock_tally_round(rl, reqs, 0, &t);
-    redlock_session_end(rl, &io, reqs, 1);
-    redlock_set_held(rl, -1);
-    if (t.ok >= rl->quorum)
-        return redlock_fail(rl, RLK_OK, "%s", "");
-    return redlock_fail_round(rl, t.ok + t.failed >= rl->quorum ? t.first_err : RLK_ERR_NOT_OWNER,
-                              "released on %d of %d servers (quorum %d): token gone on %d, "
-                              "failed on %d", t.ok, rl->n, rl->quorum, t.refused, t.failed);
 }
 
 int rlk_redlock_unlock(rlk_redlock *rl)

@@ -43,11 +43,19 @@ void redlock_req_clear(redlock_req *req)
     memset(req, 0, sizeof *req);
 }
 
-static void redlock_conn_dial_end(redlock_conn *k, int late);
+static void redlock_io_dials_end(redlock_io *io, int late);
 
 static redisContext *redlock_ctx(const redlock_conn *k)
 {
     return k->slot ? k->slot->ctx : NULL;
+}
+
+/* 1 when k's connection is in non-blocking mode: in use in this session. */
+static int redlock_conn_nonblocking(const redlock_conn *k)
+{
+    const redisContext *ctx = redlock_ctx(k);
+
+    return ctx && !(ctx->flags & REDIS_BLOCK);
 }
 
 static int redlock_set_nonblocking(redisContext *ctx, int on)
@@ -84,21 +92,15 @@ static redlock_expect *redlock_expect_push(redlock_conn *k, int kind)
     return e;
 }
 
-/* Fails k's calls with rc/msg: every one, or (unsent_only) those never
- * written, marked not sent (they did not run). */
-static void redlock_conn_fail_calls(redlock_conn *k, int rc, const char *msg, int unsent_only)
+/* Fails every call k owes with rc/msg (not_sent: none was written, they
+ * did not run) and forgets them. */
+static void redlock_conn_fail_calls(redlock_conn *k, int rc, const char *msg, int not_sent)
 {
-    int j = 0;
-
-    while (j < k->nexp) {
-        if (unsent_only && !k->exp[j].unsent) {
-            j++;
-            continue;
-        }
-        redlock_req_fail(k->exp[j].req, rc, msg);
-        if (unsent_only && k->exp[j].req)
-            k->exp[j].req->not_sent = 1;
-        redlock_expect_remove(k, j);
+    while (k->nexp > 0) {
+        redlock_req_fail(k->exp[0].req, rc, msg);
+        if (not_sent && k->exp[0].req)
+            k->exp[0].req->not_sent = 1;
+        redlock_expect_remove(k, 0);
     }
 }
 
@@ -107,7 +109,6 @@ static void redlock_conn_fail_calls(redlock_conn *k, int rc, const char *msg, in
 static void redlock_conn_fail(redlock_conn *k, int rc, const char *msg)
 {
     redlock_conn_fail_calls(k, rc, msg, 0);
-    k->nonblocking = 0;
     k->fresh = 0;
     if (k->slot)
         rlk_slot_drop(k->slot);
@@ -118,6 +119,16 @@ static void redlock_conn_fail_ctx(redlock_conn *k, const char *what)
     int rc = rlk_set_ctx_error(k->c, redlock_ctx(k), what);
 
     redlock_conn_fail(k, rc, rlk_errstr(k->c));
+}
+
+/* Appends a formatted command to k's output; 0, or -1 when the connection
+ * was failed (what names it in the message). */
+static int redlock_conn_append(redlock_conn *k, const char *cmd, size_t len, const char *what)
+{
+    if (redisAppendFormattedCommand(redlock_ctx(k), cmd, len) == REDIS_OK)
+        return 0;
+    redlock_conn_fail_ctx(k, what);
+    return -1;
 }
 
 /* ---------------------------------------------------------------- open / close */
@@ -167,7 +178,6 @@ static int redlock_conn_make_blocking(redlock_conn *k)
 
     if (redlock_set_nonblocking(ctx, 0) != 0)
         return -1;
-    k->nonblocking = 0;
     if (k->fresh) {
         if (redisSetTimeout(ctx, k->c->command_tv) != REDIS_OK)
             return -1;
@@ -186,13 +196,13 @@ static void redlock_conn_close(redlock_conn *k)
     if (ctx) {
         int clean = k->nexp == 0 && !ctx->err && (!ctx->obuf || sdslen(ctx->obuf) == 0);
 
-        if (!clean || (k->nonblocking && redlock_conn_make_blocking(k) != 0)) {
+        if (!clean || (redlock_conn_nonblocking(k) && redlock_conn_make_blocking(k) != 0)) {
             /* Still owes replies (a server that did not answer in time): closing
              * it is the only way to keep the pool's request/reply order. What
              * was pipelined goes out first, so the server runs it in order. */
             int done = 0;
 
-            if (!ctx->err && k->nonblocking && ctx->obuf && sdslen(ctx->obuf) > 0)
+            if (!ctx->err && redlock_conn_nonblocking(k) && ctx->obuf && sdslen(ctx->obuf) > 0)
                 (void)rlk_transport_write(ctx, &done);
             while (k->nexp > 0)
                 redlock_expect_remove(k, 0);
@@ -207,11 +217,9 @@ void redlock_io_close(redlock_io *io)
 {
     int opened = io->conns != NULL;
 
-    for (int i = 0; i < io->n; i++) {
-        if (io->conns[i].dialling)
-            redlock_conn_dial_end(&io->conns[i], 1);
+    redlock_io_dials_end(io, 1);
+    for (int i = 0; i < io->n; i++)
         redlock_conn_close(&io->conns[i]);
-    }
     free(io->conns);
     if (io->wake[0] >= 0) {
         close(io->wake[0]);
@@ -248,9 +256,8 @@ static int redlock_conn_setup(redlock_conn *k)
 /* k's connection in non-blocking mode. RLK_OK, or RLK_ERR_IO (recorded). */
 static int redlock_conn_nonblock(redlock_conn *k)
 {
-    if (!k->nonblocking && redlock_set_nonblocking(redlock_ctx(k), 1) != 0)
+    if (!redlock_conn_nonblocking(k) && redlock_set_nonblocking(redlock_ctx(k), 1) != 0)
         return rlk_set_error(k->c, RLK_ERR_IO, "connection to %s: fcntl failed", k->c->addr);
-    k->nonblocking = 1;
     return RLK_OK;
 }
 
@@ -268,14 +275,7 @@ static int redlock_conn_live(redlock_conn *k)
 {
     redisContext *ctx = redlock_ctx(k);
 
-    return ctx && (k->nexp > 0 || k->nonblocking || rlk_conn_usable(k->c, ctx));
-}
-
-/* 1 when k has no usable connection and its client dials only blocking
- * (the sentinels' master, TLS). */
-static int redlock_conn_dials_blocking(redlock_conn *k)
-{
-    return k->slot && !k->c->fatal && rlk_topo_dial_blocks(k->c) && !redlock_conn_live(k);
+    return ctx && (k->nexp > 0 || redlock_conn_nonblocking(k) || rlk_conn_usable(k->c, ctx));
 }
 
 static void *redlock_dial_main(void *arg)
@@ -300,14 +300,14 @@ void redlock_io_dial(redlock_io *io, long long until_ns)
     for (int i = 0; i < io->n; i++) {
         redlock_conn *k = &io->conns[i];
 
-        if (k->dialling || !redlock_conn_dials_blocking(k))
+        /* Only a server with no usable connection whose client dials only blocking. */
+        if (k->dialling || !k->slot || k->c->fatal || !rlk_topo_dial_blocks(k->c) ||
+            redlock_conn_live(k))
             continue;
         rlk_slot_drop(k->slot);
         k->dial_until = until_ns;
         k->wake_fd = io->wake[1];
         atomic_store(&k->dial_done, 0);
-        k->dial_rc = RLK_OK;
-        k->dial_err[0] = '\0';
         if (io->wake[0] >= 0 && pthread_create(&k->dial_thread, NULL, redlock_dial_main, k) == 0)
             k->dialling = 1;
         /* else: redlock_io_send dials it itself, blocking */
@@ -336,16 +336,9 @@ static void redlock_conn_dial_end(redlock_conn *k, int late)
         redlock_conn_fail_calls(k, RLK_ERR_TIMEOUT, msg, 1);
         return;
     }
-    for (int j = 0; j < k->nexp; j++) {
-        if (!k->exp[j].unsent)
-            continue;
-        k->exp[j].unsent = 0;
-        if (redisAppendFormattedCommand(redlock_ctx(k), k->exp[j].cmd, k->exp[j].cmdlen)
-                != REDIS_OK) {
-            redlock_conn_fail_ctx(k, k->exp[j].script->name);
+    for (int j = 0; j < k->nexp; j++)
+        if (redlock_conn_append(k, k->exp[j].cmd, k->exp[j].cmdlen, k->exp[j].script->name) != 0)
             return;
-        }
-    }
 }
 
 static int redlock_io_dialling(const redlock_io *io)
@@ -356,16 +349,17 @@ static int redlock_io_dialling(const redlock_io *io)
     return 0;
 }
 
-/* The dials that are done: their calls go out. */
-static void redlock_io_dials_done(redlock_io *io)
+/* The dials that are done: their calls go out; late (the round is over):
+ * every dial, joined, and their calls not sent. */
+static void redlock_io_dials_end(redlock_io *io, int late)
 {
     char buf[64];
 
     while (io->wake[0] >= 0 && read(io->wake[0], buf, sizeof buf) > 0)
         ;
     for (int i = 0; i < io->n; i++)
-        if (io->conns[i].dialling && atomic_load(&io->conns[i].dial_done))
-            redlock_conn_dial_end(&io->conns[i], 0);
+        if (io->conns[i].dialling && (late || atomic_load(&io->conns[i].dial_done)))
+            redlock_conn_dial_end(&io->conns[i], late);
 }
 
 /* A live connection in non-blocking mode: the pool's, or a new one whose
@@ -392,7 +386,6 @@ static int redlock_conn_ready(redlock_conn *k)
         rlk_slot_drop(k->slot);
         return rc;
     }
-    k->nonblocking = 1;
     k->fresh = 1;
     k->answered = 0;
     rlk_native_forget(c);       /* a new connection: ask again what the server has */
@@ -416,10 +409,11 @@ void redlock_io_send(redlock_io *io, int i, const char *name,
     int len, rc, native = -1;
 
     memset(req, 0, sizeof *req);
-    if ((!k->dialling && (rc = redlock_conn_ready(k)) != RLK_OK) ||
-        (!(s = rlk_script_set_find(&k->c->scripts, name)) &&
-         (rc = rlk_set_error(k->c, RLK_ERR_NOSUCHSCRIPT, "no script %s in the set of %s", name,
-                             k->c->addr)) != RLK_OK)) {
+    rc = k->dialling ? RLK_OK : redlock_conn_ready(k);
+    if (rc == RLK_OK && !(s = rlk_script_set_find(&k->c->scripts, name)))
+        rc = rlk_set_error(k->c, RLK_ERR_NOSUCHSCRIPT, "no script %s in the set of %s", name,
+                           k->c->addr);
+    if (rc != RLK_OK) {
         redlock_req_fail(req, rc, rlk_errstr(k->c));
         return;
     }
@@ -429,11 +423,9 @@ void redlock_io_send(redlock_io *io, int i, const char *name,
         /* In front of this call, which goes by script: the answer serves the next ones. */
         k->asked_docs = 1;
         (void)redlock_expect_push(k, REDLOCK_EXP_DOCS);
-        rc = redisAppendFormattedCommand(redlock_ctx(k), cmd, (size_t)len);
+        (void)redlock_conn_append(k, cmd, (size_t)len, "command docs");
         redisFreeCommand(cmd);
         cmd = NULL;
-        if (rc != REDIS_OK)
-            redlock_conn_fail_ctx(k, "command docs");
     }
     if ((len = rlk_native_format(k->c, s, nkeys, keys, nargs, args, &cmd, &native)) < 0 &&
         (len = rlk_conn_format_script(k->c, s, nkeys, keys, NULL, nargs, args, NULL, &cmd)) >= 0)
@@ -448,9 +440,8 @@ void redlock_io_send(redlock_io *io, int i, const char *name,
     e->cmd = cmd;
     e->cmdlen = (size_t)len;
     e->native = native + 1;
-    e->unsent = k->dialling;    /* written once its connection is made */
-    if (!e->unsent && redisAppendFormattedCommand(redlock_ctx(k), cmd, (size_t)len) != REDIS_OK)
-        redlock_conn_fail_ctx(k, name);
+    if (!k->dialling)           /* else written once its connection is made */
+        (void)redlock_conn_append(k, cmd, (size_t)len, name);
 }
 
 /* ---------------------------------------------------------------- replies */
@@ -461,17 +452,14 @@ static int redlock_retry_noscript(redlock_conn *k, redlock_expect *e)
 {
     redlock_expect *load, *call;
 
-    if (k->nexp != 1 || k->nexp + 2 > REDLOCK_IO_MAX_EXPECT)
+    if (k->nexp != 1)
         return -1;  /* only when nothing is pipelined behind it (the order of the calls) */
     if (rlk_conn_append_reload(redlock_ctx(k), e->script, e->cmd, e->cmdlen) != 0)
         return -1;
     load = redlock_expect_push(k, REDLOCK_EXP_LOAD);
     load->script = e->script;
     call = redlock_expect_push(k, REDLOCK_EXP_CALL);
-    call->req = e->req;
-    call->script = e->script;
-    call->cmd = e->cmd;         /* moves */
-    call->cmdlen = e->cmdlen;
+    *call = *e;                 /* its request and command move */
     call->retried = 1;
     e->cmd = NULL;
     e->req = NULL;
@@ -524,33 +512,27 @@ static void redlock_on_load(redlock_conn *k, const redlock_expect *e, const redi
 static int redlock_on_reply(redlock_conn *k, redisReply *r)
 {
     redlock_expect *e = &k->exp[0];
-    int rc;
+    int rc = RLK_OK;
 
     if (k->nexp == 0) {
         freeReplyObject(r);
         redlock_conn_fail(k, RLK_ERR_PROTOCOL, "a reply nobody asked for");
         return -1;
     }
-    switch (e->kind) {
-    case REDLOCK_EXP_SETUP:
-        if ((rc = rlk_conn_check_setup_reply(k->c, e->setup, r)) != RLK_OK) {
-            freeReplyObject(r);
+    if (e->kind == REDLOCK_EXP_CALL) {
+        redlock_on_call(k, e, r);       /* owns r */
+    } else {
+        if (e->kind == REDLOCK_EXP_SETUP)
+            rc = rlk_conn_check_setup_reply(k->c, e->setup, r);
+        else if (e->kind == REDLOCK_EXP_LOAD)
+            redlock_on_load(k, e, r);
+        else
+            rlk_native_store_docs(k->c, r);
+        freeReplyObject(r);
+        if (rc != RLK_OK) {
             redlock_conn_fail(k, rc, rlk_errstr(k->c));
             return -1;
         }
-        freeReplyObject(r);
-        break;
-    case REDLOCK_EXP_LOAD:
-        redlock_on_load(k, e, r);
-        freeReplyObject(r);
-        break;
-    case REDLOCK_EXP_DOCS:
-        rlk_native_store_docs(k->c, r);
-        freeReplyObject(r);
-        break;
-    default:
-        redlock_on_call(k, e, r);
-        break;
     }
     redlock_expect_remove(k, 0);
     return 0;
@@ -613,25 +595,23 @@ static int redlock_conn_wants_write(const redlock_conn *k)
     return ctx && ((ctx->obuf && sdslen(ctx->obuf) > 0) || (rlk_transport_want(ctx) & POLLOUT));
 }
 
-/* Fills pfd with the connections to watch; returns how many, 0 when no call
- * is owed any more. map[j] is the connection of pfd[j]. */
-static int redlock_io_watch(redlock_io *io, struct pollfd *pfd, int *map)
+/* Fills pfd[i] with connection i's socket when it owes replies (else fd -1:
+ * poll skips it); 1 when a call is owed on one. */
+static int redlock_io_watch(redlock_io *io, struct pollfd *pfd)
 {
-    int m = 0, owed = 0;
+    int owed = 0;
 
     for (int i = 0; i < io->n; i++) {
         redlock_conn *k = &io->conns[i];
         redisContext *ctx = redlock_ctx(k);
+        int on = ctx && k->nexp > 0;
 
-        if (!ctx || k->nexp == 0)
-            continue;
-        owed |= redlock_conn_owes(k);
-        pfd[m].fd = ctx->fd;
-        pfd[m].events = POLLIN | (redlock_conn_wants_write(k) ? POLLOUT : 0);
-        pfd[m].revents = 0;
-        map[m++] = i;
+        owed |= on && redlock_conn_owes(k);
+        pfd[i].fd = on ? ctx->fd : -1;
+        pfd[i].events = POLLIN | (on && redlock_conn_wants_write(k) ? POLLOUT : 0);
+        pfd[i].revents = 0;
     }
-    return owed ? m : 0;
+    return owed;
 }
 
 static void redlock_io_abandon(redlock_io *io, long long timeout_ms)
@@ -654,46 +634,42 @@ static void redlock_io_abandon(redlock_io *io, long long timeout_ms)
 
 void redlock_io_wait(redlock_io *io, long long until_ns, long long timeout_ms)
 {
-    struct pollfd *pfd = calloc((size_t)io->n + 2, sizeof *pfd);
-    int *map = calloc((size_t)io->n + 2, sizeof *map);
+    /* pfd[0]: the wake pipe while a dial runs (a thread's "done"); 1 + i: connection i. */
+    struct pollfd *pfd = calloc((size_t)io->n + 1, sizeof *pfd);
 
-    while (pfd && map) {
-        int m = redlock_io_watch(io, pfd, map), ready, dialling = redlock_io_dialling(io);
+    while (pfd) {
+        int owed = redlock_io_watch(io, pfd + 1), ready, dialling = redlock_io_dialling(io);
         long long left = until_ns - rlk_clock_now_ns();
 
-        if ((m == 0 && !dialling) || left <= 0)
+        if ((!owed && !dialling) || left <= 0)
             break;
-        if (dialling) {         /* a dial thread's "done" */
-            pfd[m].fd = io->wake[0];
-            pfd[m].events = POLLIN;
-            pfd[m].revents = 0;
-            map[m] = -1;
-        }
-        ready = poll(pfd, (nfds_t)(m + dialling), (int)((left + RLK_NS_PER_MS - 1) / RLK_NS_PER_MS));
+        pfd[0].fd = dialling ? io->wake[0] : -1;
+        pfd[0].events = POLLIN;
+        pfd[0].revents = 0;
+        ready = poll(pfd, (nfds_t)(owed ? io->n + 1 : 1),
+                     (int)((left + RLK_NS_PER_MS - 1) / RLK_NS_PER_MS));
         if (ready < 0 && errno != EINTR)
             break;
-        if (ready > 0 && dialling && pfd[m].revents) {
-            redlock_io_dials_done(io);
+        if (ready > 0 && pfd[0].revents) {
+            redlock_io_dials_end(io, 0);
             continue;           /* new connections to watch */
         }
-        for (int j = 0; ready > 0 && j < m; j++) {
-            redlock_conn *k = &io->conns[map[j]];
+        for (int i = 0; ready > 0 && i < io->n; i++) {
+            redlock_conn *k = &io->conns[i];
+            short ev = pfd[1 + i].revents;
 
-            if ((pfd[j].revents & POLLOUT) && redlock_conn_wants_write(k)) {
+            if ((ev & POLLOUT) && redlock_conn_wants_write(k)) {
                 int read_too = (rlk_transport_want(redlock_ctx(k)) & POLLOUT) != 0;
 
                 redlock_conn_write(k);
                 if (read_too && redlock_ctx(k))
                     redlock_conn_read(k);
             }
-            if ((pfd[j].revents & (POLLIN | POLLHUP | POLLERR)) && redlock_ctx(k))
+            if ((ev & (POLLIN | POLLHUP | POLLERR)) && redlock_ctx(k))
                 redlock_conn_read(k);
         }
     }
     free(pfd);
-    free(map);
-    for (int i = 0; i < io->n; i++)
-        if (io->conns[i].dialling)
-            redlock_conn_dial_end(&io->conns[i], 1);
+    redlock_io_dials_end(io, 1);
     redlock_io_abandon(io, timeout_ms);
 }

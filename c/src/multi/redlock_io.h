@@ -13,12 +13,10 @@
  * blocks (topo.h rlk_topo_dial_blocks: the master the sentinels name, a TLS
  * handshake) is dialled by rlk_conn_open on a thread (redlock_io_dial).
  *
- * A call that is still unanswered at the deadline fails with
- * RLK_ERR_TIMEOUT but its connection is kept for the rest of the session:
- * a later call on that server is pipelined behind it, so the server runs the
- * two in order (an acquire that arrives late is followed by its release).
- * redlock_io_close returns clean connections to their pools (blocking again)
- * and closes the others.
+ * A call still unanswered at the deadline fails (redlock_io_wait) but its
+ * connection is kept for the rest of the session: a later call on that
+ * server is pipelined behind it, so the server runs the two in order (an
+ * acquire that arrives late is followed by its release; docs/redlock.md).
  *
  * Calls go by name, formatted as rlk_conn_evalv sends them
  * (rlk_conn_format_script: EVALSHA, or FCALL in functions mode); on NOSCRIPT
@@ -79,7 +77,6 @@ typedef struct redlock_expect {
     size_t cmdlen;
     int retried;                    /* CALL: this is the retry after NOSCRIPT */
     int load_rc;                    /* CALL: the LOAD in front of it failed (RLK_ERR_SHA...) */
-    int unsent;                     /* CALL: waits for its connection (redlock_io_dial) */
     int native;                     /* CALL: 1 + rlk_native_format's op; 0: a script call */
     char load_err[REDLOCK_IO_ERR_MAX];
 } redlock_expect;
@@ -87,14 +84,13 @@ typedef struct redlock_expect {
 typedef struct redlock_conn {
     rlk_client *c;
     rlk_slot *slot;                 /* checked out for the whole session */
-    int nonblocking;                /* the socket is in non-blocking mode (restore on close) */
     int fresh;                      /* connected in this session */
     int answered;                   /* some reply came on it in this session */
     int asked_docs;                 /* COMMAND DOCS sent on this connection since checkout (client/native.h) */
     redlock_expect exp[REDLOCK_IO_MAX_EXPECT];
     int nexp;
-    /* redlock_io_dial: a thread makes the connection (a blocking dial); calls
-     * sent meanwhile wait in exp (unsent) and are written when it is made. */
+    /* redlock_io_dial: a thread makes the connection (a blocking dial), with
+     * nothing owed; calls sent meanwhile wait in exp, unwritten until it is made. */
     int dialling;
     atomic_int dial_done;
     pthread_t dial_thread;
