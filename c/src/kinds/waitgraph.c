@@ -46,6 +46,20 @@ size_t rlk_wg_client_len(const char *id)
     return c ? (size_t)(c - id) : strlen(id);
 }
 
+/* A waiter or holder as one graph's node names it: s[0..len). */
+typedef struct wg_end {
+    const char *s;
+    size_t len;
+} wg_end;
+
+static int wg_end_cmp(const void *a, const void *b)
+{
+    const wg_end *x = a, *y = b;
+    int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
+
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
 /* ---------------------------------------------------------------- edges */
 
 static int wg_add_edge(rlk_waitgraph *g, const char *waiter, size_t wlen, const rlk_wg_name *nm,
@@ -93,29 +107,40 @@ static int wg_waiter_edges(rlk_waitgraph *g, const rlk_wg_name *nm, const char *
     return 0;
 }
 
-/* A ticket's edges: its client number is ticket / 1024, and its client any
- * holder's (over all names) with that number, each once ("cid:<n>" when none). */
+/* A ticket's edges: its client number is ticket / 1024, and its clients every
+ * holder's (over all names) with that number, each once and in the order of
+ * their ids, whatever order the servers listed the holders in: the edges' order
+ * numbers the graphs' nodes, which decides the cycles a search finds ("cid:<n>"
+ * when none). */
 static int wg_ticket_edges(rlk_waitgraph *g, const rlk_wg_name *names, size_t n,
                            const rlk_wg_name *nm, const char *ticket)
 {
     long long cid = llabs(atoll(ticket)) / 1024;
-    int found = 0;
+    size_t total = 0, k = 0;
+    wg_end *c;
     char buf[48];
+    int rc = 0;
 
+    for (size_t i = 0; i < n; i++)
+        total += names[i].nholders;
+    if (!(c = malloc((total ? total : 1) * sizeof *c)))
+        return -1;
     for (size_t i = 0; i < n; i++) {
         for (size_t h = 0; h < names[i].nholders; h++) {
             const char *hid = names[i].holders[h].id;
             size_t len = rlk_wg_client_len(hid);
 
-            if (len < 4 || rlk_names_wake_cid(hid) != cid)
-                continue;
-            found = 1;
-            if (wg_waiter_edges(g, nm, hid, len, 1) < 0)    /* a repeated edge is not added */
-                return -1;
+            if (len >= 4 && rlk_names_wake_cid(hid) == cid)
+                c[k++] = (wg_end){hid, len};
         }
     }
-    if (found)
-        return 0;
+    qsort(c, k, sizeof *c, wg_end_cmp);
+    for (size_t i = 0; i < k && rc == 0; i++)
+        if (i == 0 || wg_end_cmp(&c[i - 1], &c[i]) != 0)
+            rc = wg_waiter_edges(g, nm, c[i].s, c[i].len, 1);
+    free(c);
+    if (k > 0 || rc < 0)
+        return rc;
     snprintf(buf, sizeof buf, "cid:%lld", cid);
     return wg_waiter_edges(g, nm, buf, strlen(buf), 1);
 }
@@ -131,20 +156,6 @@ static int wg_arc_cmp(const void *a, const void *b)
     const wg_arc *x = a, *y = b;
 
     return x->from < y->from ? -1 : x->from > y->from ? 1 : x->edge < y->edge ? -1 : x->edge > y->edge;
-}
-
-/* A waiter or holder as one graph's node names it: s[0..len). */
-typedef struct wg_end {
-    const char *s;
-    size_t len;
-} wg_end;
-
-static int wg_end_cmp(const void *a, const void *b)
-{
-    const wg_end *x = a, *y = b;
-    int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
-
-    return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
 /* The clients of the waiters of edges edge[0..len) (a thread waiter: its

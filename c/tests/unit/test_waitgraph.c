@@ -244,6 +244,36 @@ static void test_shared_number(void)
     rlk_waitgraph_free(g);
 }
 
+/* The clients a ticket of a shared number names come in the order of their ids, not in the
+ * order the holders were listed (HGETALL's, the names'): the order numbers the client graph's
+ * nodes, and with A2 (listed before A1) first the search closed only the cycle of thread
+ * waiters through A1 (not a client deadlock) and missed F -> A2 -> B -> F. */
+static void test_shared_number_order(void)
+{
+#define A1 "0a1b0000-0000-4000-8000-000000000001"
+#define A2 "0a1b0000-0000-4000-8000-000000000002"
+#define B "12340000-0000-4000-8000-000000000004"
+#define F "ffff0000-0000-4000-8000-000000000006"
+    rlk_wg_party h0[] = {P(U2 ":1")}, w0[] = {{ticket(0, A1, 5), RLK_WG_TICKET}};
+    rlk_wg_party h1[] = {P(A2 ":2")}, w1[] = {P(F ":2")};
+    rlk_wg_party h2[] = {P(B ":1"), P(A1 ":1")}, w2[] = {P(B ":2"), P(A2 ":2")};
+    rlk_wg_party h3[] = {P(F ":0")}, w3[] = {P(A1 ":1"), {B, RLK_WG_CLIENT}};
+    rlk_wg_name names[] = {NAME("n0", "reentrant", h0, w0), NAME("n1", "reentrant", h1, w1),
+                           NAME("n2", "reentrant", h2, w2), NAME("n3", "reentrant", h3, w3)};
+    rlk_waitgraph *g = build(names, 4);
+    char buf[1024];
+
+    REQUIRE_INT_EQ((long)rlk_waitgraph_cycle_count(g), 1);
+    CHECK_INT_EQ(rlk_waitgraph_cycle_by_client(g, 0), 1);
+    CHECK_STR_EQ(cycle_waiters(g, 0, buf, sizeof buf),
+                 F ":2>n1>" A2 ":2|" A2 ":2>n2>" B ":1|" B ">n3>" F ":0");
+    rlk_waitgraph_free(g);
+#undef A1
+#undef A2
+#undef B
+#undef F
+}
+
 int main(void)
 {
     RUN_TEST(test_fair_abba);
@@ -254,5 +284,6 @@ int main(void)
     RUN_TEST(test_ring_and_rwlock);
     RUN_TEST(test_mixed);
     RUN_TEST(test_shared_number);
+    RUN_TEST(test_shared_number_order);
     return check_summary("test_waitgraph");
 }
