@@ -61,7 +61,7 @@ static int rlk_handle_run(const rlk_fam_base *b, const rlk_proto_call *pc, const
     if (rc == RLK_OK && !r && reply->type != REDIS_REPLY_INTEGER)
         rc = rlk_set_error(b->c, RLK_ERR_PROTOCOL, "%s %s: reply of type %d, expected an integer",
                            pc->script, b->name, reply->type);
-    else if (rc == RLK_OK && out)
+    else if (rc == RLK_OK && out && !r)
         *out = reply->integer;
     if (reply)
         freeReplyObject(reply);

@@ -423,9 +423,14 @@ void redlock_io_send(redlock_io *io, int i, const char *name,
         /* In front of this call, which goes by script: the answer serves the next ones. */
         k->asked_docs = 1;
         (void)redlock_expect_push(k, REDLOCK_EXP_DOCS);
-        (void)redlock_conn_append(k, cmd, (size_t)len, "command docs");
+        rc = redlock_conn_append(k, cmd, (size_t)len, "command docs");
         redisFreeCommand(cmd);
         cmd = NULL;
+        if (rc != 0) {          /* the connection is gone: this call was not written */
+            redlock_req_fail(req, RLK_ERR_IO, rlk_errstr(k->c));
+            req->not_sent = 1;
+            return;
+        }
     }
     if ((len = rlk_native_format(k->c, s, nkeys, keys, nargs, args, &cmd, &native)) < 0 &&
         (len = rlk_conn_format_script(k->c, s, nkeys, keys, NULL, nargs, args, NULL, &cmd)) >= 0)
