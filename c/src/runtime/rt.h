@@ -85,7 +85,7 @@ int rlk_runtime_stats_get(rlk_client *c, rlk_runtime_stats *out);
  * counts them as that client's (a nested `rlk lock` as its parent's). Two
  * clients of one number share a wake channel and each ignores the other's
  * grants, as any two that draw the same number. Only before c's first handle
- * (a handle keeps the number it was made with). RLK_OK; RLK_ERR_ARG: uuid does
+ * (a handle's wake channel keeps the number it was made with). RLK_OK; RLK_ERR_ARG: uuid does
  * not start with four hex digits; RLK_ERR_NOMEM. */
 int rlk_rt_share_cid(rlk_client *c, const char *uuid);
 
