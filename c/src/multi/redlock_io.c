@@ -50,7 +50,7 @@ static redisContext *redlock_ctx(const redlock_conn *k)
     return k->slot ? k->slot->ctx : NULL;
 }
 
-/* 1 when k's connection is in non-blocking mode: in use in this session. */
+/* 1 when k's connection is in non-blocking mode: checked out by the open redlock_io. */
 static int redlock_conn_nonblocking(const redlock_conn *k)
 {
     const redisContext *ctx = redlock_ctx(k);
