@@ -384,9 +384,12 @@ static void test_lost_hold_exits_promptly(void)
 
     REQUIRE(rlk_fx_start(&s2, NULL) == 0 && rlk_fx_url(&s2, -1, url2, sizeof url2) == 0);
     cli_set_url(url2);
-    REQUIRE(START(&h, "lock", "lh1", "--watchdog-lease", "1500", "-k", "0.2", "--", "sleep",
-                  "30") == 0);
-    CHECK(tk_wait_int_at_least(&s2, 1, 10000, "EXISTS %s", "lh1") == 0);
+    /* The child's file says rlk has its acquire's reply: the key alone does not (the server
+     * may write the test's EXISTS reply and be stopped before it writes rlk's). */
+    REQUIRE(START(&h, "lock", "lh1", "--watchdog-lease", "1500", "-k", "0.2", "--", "sh", "-c",
+                  "touch \"$T/lh1.held\"; exec sleep 30") == 0);
+    REQUIRE(cli_wait_file(cli_path("lh1.held"), 10000) == 0);
+    CHECK(tk_wait_int_at_least(&s2, 1, 1000, "EXISTS %s", "lh1") == 0);
     REQUIRE(rlk_fx_pause(&s2) == 0);
     t0 = rlk_fx_now_ms();
     r = finish(&h, 20000, t0);
