@@ -22,7 +22,7 @@
 #include "client/error.h"
 #include "client/slot.h"
 #include "client/slotmap.h"
-#include "runtime/sub.h"
+#include "runtime/sub_rule.h"
 #include "async/engine.h"
 #include "async/ae_state.h"
 #include "async/ae_pubsub.h"

@@ -22,7 +22,7 @@
 #include "async/engine.h"
 #include "async/ae_wd.h"
 #include "runtime/metrics.h"
-#include "runtime/wd.h"
+#include "runtime/wd_rule.h"
 
 #define AE_SWEEP_MS 100             /* how often timeouts of calls and connects are checked */
 #define AE_BACKOFF_MIN_MS 20        /* the first reconnect's delay (after the immediate one) */

@@ -18,7 +18,7 @@
 #define RLK_AE_WD_H
 
 #include "async/engine.h"
-#include "runtime/wd.h"
+#include "runtime/wd_rule.h"
 
 typedef struct rlk_ae_hold rlk_ae_hold;
 

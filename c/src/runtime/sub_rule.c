@@ -7,8 +7,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "rlk.h"
 #include "client/slotmap.h"
-#include "runtime/sub.h"
+#include "runtime/sub_rule.h"
 
 static int rlk_sub_word_is(const redisReply *r, const char *word)
 {

@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rlk.h"
 #include "client/slot.h"
-#include "runtime/wd.h"
+#include "runtime/wd_rule.h"
 
 rlk_renewed_fn rlk_renewed_hook;
 
