@@ -24,7 +24,6 @@
 #include "client/topo.h"
 #include "client/transport.h"
 #include "runtime/metrics.h"
-#include "runtime/rt.h"
 #include "async/engine.h"
 #include "async/ae_state.h"
 #include "async/ae_call.h"

@@ -222,6 +222,7 @@ typedef struct ae_renewal {
 struct rlk_async {
     rlk_client *c;                  /* settings only (client.h rlk_client_prepare) */
     ae_cref *cref;                  /* c, shared with dial threads */
+    rlk_rt_counters *counters;      /* set by the creator (rlk_ae_counters); NULL: none */
     int fatal;
     char fatal_msg[AE_ERRSTR_MAX];
     char uuid[RLK_UUID_LEN + 1];

@@ -36,7 +36,6 @@
 #include "async/ae_pubsub.h"
 #include "async/ae_route.h"
 #include "async/ae_timer.h"
-#include "runtime/rt.h"
 
 /* ---------------------------------------------------------------- small things */
 
@@ -90,9 +89,7 @@ unsigned long long rlk_ae_lost_calls(const rlk_async *ac)
 
 rlk_rt_counters *rlk_ae_counters(rlk_async *ac)
 {
-    rlk_rt *rt = rlk_rt_get(ac->c);     /* the settings-only client's: its counters only */
-
-    return rt ? &rt->counters : NULL;
+    return ac->counters;
 }
 
 void rlk_ae_req_metric(rlk_async_req *r, int kind, const char *name)
@@ -327,7 +324,7 @@ static void ae_cref_put(ae_cref *r)
 {
     if (!rlk_ref_put(&r->mu, &r->refs))
         return;
-    rlk_free(r->c);
+    rlk_client_free(r->c);
     pthread_mutex_destroy(&r->mu);
     free(r);
 }
