@@ -14,13 +14,13 @@
 #include "client/client.h"
 #include "client/random.h"
 #include "runtime/rt.h"
-#include "async/engine.h"
-#include "async/ae_state.h"
-#include "async/ae_call.h"
-#include "async/ae_pubsub.h"
-#include "async/ae_route.h"
-#include "async/ae_timer.h"
-#include "async/ae_wd.h"
+#include "runtime/engine.h"
+#include "runtime/ae_state.h"
+#include "runtime/ae_call.h"
+#include "runtime/ae_pubsub.h"
+#include "runtime/ae_route.h"
+#include "runtime/ae_timer.h"
+#include "runtime/ae_wd.h"
 
 const char *rlk_async_uuid(const rlk_async *ac)
 {

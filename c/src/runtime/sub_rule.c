@@ -2,7 +2,7 @@
 /*
  * sub_rule.c - the subscriber's pure rules (sub.h says which): no I/O, no
  * thread, no lock. Both subscribers follow them, the blocking one's thread
- * (sub.c) and the async engine's pub/sub connection (async/ae_pubsub.c).
+ * (sub.c) and the async engine's pub/sub connection (runtime/ae_pubsub.c).
  */
 #include <string.h>
 #include <strings.h>

@@ -2,7 +2,7 @@
 /*
  * wd_rule.c - the watchdog's pure rules (wd.h says which): no thread, no I/O,
  * no clock of their own, so both renewal drivers, the watchdog thread (wd.c)
- * and the non-blocking API's (async/ae_wd.c), follow one rule set. Times are
+ * and the non-blocking API's (runtime/ae_wd.c), follow one rule set. Times are
  * in any one unit (ns in wd.c, ms in the async driver).
  */
 #include <stdlib.h>

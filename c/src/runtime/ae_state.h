@@ -19,8 +19,8 @@
 #include "client/random.h"
 #include "client/slot.h"
 #include "client/slotmap.h"
-#include "async/engine.h"
-#include "async/ae_wd.h"
+#include "runtime/engine.h"
+#include "runtime/ae_wd.h"
 #include "runtime/metrics.h"
 #include "runtime/wd_rule.h"
 

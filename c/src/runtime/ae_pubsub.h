@@ -9,7 +9,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "async/ae_state.h"
+#include "runtime/ae_state.h"
 
 /* One reply on pub/sub connection k (its set-up's, an answer or a message). */
 void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r);

@@ -30,12 +30,12 @@
 #include "client/slot.h"
 #include "client/topo.h"
 #include "client/transport.h"
-#include "async/engine.h"
-#include "async/ae_state.h"
-#include "async/ae_call.h"
-#include "async/ae_pubsub.h"
-#include "async/ae_route.h"
-#include "async/ae_timer.h"
+#include "runtime/engine.h"
+#include "runtime/ae_state.h"
+#include "runtime/ae_call.h"
+#include "runtime/ae_pubsub.h"
+#include "runtime/ae_route.h"
+#include "runtime/ae_timer.h"
 
 /* ---------------------------------------------------------------- small things */
 
