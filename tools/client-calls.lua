@@ -106,7 +106,11 @@ for _, o in ipairs(lines("find " .. objdir .. " -name '*.o' | sort")) do
     local rel = o:sub(#objdir + 2)
     local sub = rel:match("^(.*/)") or ""
     local base = rel:match("([^/]+)%.c%.o$") or rel:match("([^/]+)%.o$")
-    objs[#objs + 1] = {path = o, sub = sub, base = base, src = srcdir .. "/" .. sub .. base .. ".c"}
+    local src = srcdir .. "/" .. sub .. base .. ".c"
+    -- An object whose source is gone (a file moved or removed since that build) is stale.
+    if exists(src) then
+        objs[#objs + 1] = {path = o, sub = sub, base = base, src = src}
+    end
 end
 local layered = false
 for _, ob in ipairs(objs) do if ob.sub ~= "" then layered = true end end
