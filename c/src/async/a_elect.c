@@ -24,6 +24,8 @@
 #include "client/client.h"
 #include "client/scripts.h"
 #include "kinds/elect.h"
+#include "kinds/names.h"
+#include "runtime/fam.h"
 #include "runtime/rt.h"
 #include "async/engine.h"
 #include "async/a_common.h"
@@ -36,7 +38,6 @@
 typedef struct ael {
     rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
     char *name;
-    rlk_proto_keys keys;            /* the election's keys (names kind "elect") */
     rlk_async_elect_fn efn;         /* the caller's callback */
     void *eprivdata;
     rlk_elect_info known;           /* what the caller knows (a copy; holder NULL: nothing) */
@@ -56,7 +57,6 @@ static void ael_free_state(rlk_async_req *r, void *state)
     (void)r;
     rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub, NULL);
     rlk_ae_call_forget(a->call);
-    rlk_proto_keys_free(&a->keys);
     rlk_elect_info_clear(&a->known);
     rlk_elect_info_clear(&a->info);
     free(a->name);
@@ -77,7 +77,8 @@ rlk_async_req *rlk_async_elect_campaign(rlk_async *ac, const char *name, unsigne
 rlk_async_req *rlk_async_elect_resign(rlk_async *ac, const char *name, unsigned long long task,
                                       rlk_async_fn fn, void *privdata)
 {
-    return rlk_a_lock_release(ac, &rlk_elect_row, name, task, NULL, fn, privdata);
+    return rlk_a_lock_release(ac, &rlk_elect_row, "rlk_async_elect_resign", name, task, NULL, fn,
+                              privdata);
 }
 
 int rlk_async_elect_term(rlk_async *ac, const char *name, unsigned long long task,
@@ -261,7 +262,7 @@ rlk_async_req *rlk_async_elect_observe(rlk_async *ac, const char *name,
 {
     static const char who[] = "rlk_async_elect_observe";
     ael *a;
-    const char *ch;
+    char *ch;
 
     if (!fn || !(a = RLK_A_NEW(ac, ael, ael_deliver, NULL)))
         return NULL;
@@ -275,7 +276,6 @@ rlk_async_req *rlk_async_elect_observe(rlk_async *ac, const char *name,
         rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
         return a->h.r;
     }
-    rlk_proto_keys_init(&a->keys, rlk_elect_row.names, a->name);
     a->timeout_ms = timeout_ms;
     if (known && ael_copy(&a->known, known) != 0) {
         rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "election %s: out of memory", name);
@@ -286,9 +286,10 @@ rlk_async_req *rlk_async_elect_observe(rlk_async *ac, const char *name,
         return a->h.r;
     }
     /* Subscribed before the first read: its confirmation reads (no change is missed). */
-    if (!(ch = rlk_proto_keys_get(&a->keys, "channel")) ||
-        rlk_a_common_listen(ac, ch, timeout_ms, ael_msg, ael_deadline_fire, a, &a->sub,
-                            &a->deadline) != 0)
+    ch = rlk_fam_prefix_name(RLK_NAMES_CH_ELECT, name);
+    if (!ch || rlk_a_common_listen(ac, ch, timeout_ms, ael_msg, ael_deadline_fire, a, &a->sub,
+                                   &a->deadline) != 0)
         rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "election %s: out of memory", name);
+    free(ch);
     return a->h.r;
 }

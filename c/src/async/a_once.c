@@ -28,7 +28,6 @@ typedef struct aon {
                                        awaiter's next read */
     /* an awaiter's (rlk_a_once_await) */
     const char *busy;               /* what a wait that ran out says (static); NULL: no awaiter */
-    char *channel;
     long long wait_ms;              /* 0 for a request that is no awaiter */
     rlk_ae_sub *sub;
     rlk_ae_timer *deadline;
@@ -48,7 +47,7 @@ static void aon_free_state(rlk_async_req *r, void *state)
     (void)r;
     aon_quiet(o);
     rlk_ae_call_forget(o->call);
-    rlk_a_common_free(6, o->name, o->channel, o->tail, (void *)o->v.owner, (void *)o->v.value,
+    rlk_a_common_free(5, o->name, o->tail, (void *)o->v.owner, (void *)o->v.value,
                       (void *)o->v.id);
 }
 
@@ -192,15 +191,6 @@ rlk_async_req *rlk_a_once_start(rlk_async *ac, const char *who, const char *what
     return r;
 }
 
-rlk_async_req *rlk_a_once_new(rlk_async *ac, const char *what, const char *name,
-                              rlk_async_fn fn, void *privdata)
-{
-    char who[64];
-
-    snprintf(who, sizeof who, "rlk_async %s", what);
-    return rlk_a_once_start(ac, who, what, -1, name, fn, privdata);
-}
-
 int rlk_a_once_call(rlk_async_req *r, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
                     char **tail, int flags)
 {
@@ -237,9 +227,8 @@ int rlk_a_once_await(rlk_async_req *r, const rlk_proto_call *pc, const char *cha
     o->busy = busy;
     o->wait_ms = wait_ms;
     /* Listen before the read that finds it closed: its confirmation reads again. */
-    if (!(o->channel = strdup(channel)) ||
-        (wait_ms != 0 && rlk_a_common_listen(o->h.ac, o->channel, wait_ms, aon_msg,
-                                             aon_deadline_fire, o, &o->sub, &o->deadline)))
+    if (wait_ms != 0 && rlk_a_common_listen(o->h.ac, channel, wait_ms, aon_msg, aon_deadline_fire,
+                                            o, &o->sub, &o->deadline))
         return -1;
     aon_call(o);
     return 0;

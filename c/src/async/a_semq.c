@@ -158,14 +158,16 @@ long long rlk_a_semq_arg(const rlk_a_semq *q)
     return q->queued ? -q->ticket : q->ticket;
 }
 
-/* rlk_a_semq_busy's next attempt: in ms, or RLK_A_SEMQ_LATER (the wake
- * channel's confirmation pokes it). */
-#define RLK_A_SEMQ_LATER (-1)
-
-static long long rlk_a_semq_next(rlk_a_semq *q, long long wait, int first)
+void rlk_a_semq_busy(rlk_a_semq *q, long long wait, int first)
 {
     int queue;
 
+    if (q->ticket)
+        q->queued = 1;
+    if (q->wait_ms == 0 || q->ending) {
+        rlk_a_semq_end(q, q->ending == RLK_ERR_CANCELLED ? RLK_ERR_CANCELLED : RLK_ERR_BUSY);
+        return;
+    }
     /* A queue only where a grant's reach is counted (rlk_ae_counts_exact); without one the
      * waiter is woken by every count on the semaphore's channel, as a Redisson waiter (it
      * respects reservations). */
@@ -175,28 +177,17 @@ static long long rlk_a_semq_next(rlk_a_semq *q, long long wait, int first)
     rlk_a_common_wide(q->h.ac, &q->s_wide, first || wait == -3 || !queue, q->channel,
                       rlk_a_semq_msg, q);
     if (!q->ticket && queue) {
-        /* The fast try failed: take a ticket, attempt with it once subscribed. */
+        /* The fast try failed: take a ticket, attempt with it once subscribed (the
+         * confirmation pokes it). */
         q->ticket = rlk_names_wake_ticket(rlk_names_wake_cid(rlk_async_uuid(q->h.ac)));
-        if (!rlk_ae_sub_ready(q->sub) && !q->again)
-            return RLK_A_SEMQ_LATER;
-        q->again = 0;
-        return 0;
-    }
-    return rlk_a_common_next(&q->again, wait == -3 ? RLK_A_RECHECK_MS : wait, RLK_A_KEEPALIVE_MS);
-}
-
-void rlk_a_semq_busy(rlk_a_semq *q, long long wait, int first)
-{
-    long long ms;
-
-    if (q->ticket)
-        q->queued = 1;
-    if (q->wait_ms == 0 || q->ending) {
-        rlk_a_semq_end(q, q->ending == RLK_ERR_CANCELLED ? RLK_ERR_CANCELLED : RLK_ERR_BUSY);
+        if (rlk_ae_sub_ready(q->sub) || q->again) {
+            q->again = 0;
+            rlk_a_semq_retry(q, 0);
+        }
         return;
     }
-    if ((ms = rlk_a_semq_next(q, wait, first)) != RLK_A_SEMQ_LATER)
-        rlk_a_semq_retry(q, ms);
+    rlk_a_semq_retry(q, rlk_a_common_next(&q->again, wait == -3 ? RLK_A_RECHECK_MS : wait,
+                                          RLK_A_KEEPALIVE_MS));
 }
 
 static void rlk_a_semq_cancel_reply(rlk_async *ac, int rc, const redisReply *reply,
