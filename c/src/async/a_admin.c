@@ -100,8 +100,7 @@ static rlk_async_req *aad_call(rlk_async *ac, const aad_row *w, const char *name
         rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "%s", msg);
         return r;
     }
-    if (rlk_a_once_call(r, w->call, &v, NULL, w->flags) != 0)
-        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", w->fn, name);
+    rlk_a_once_call(r, w->call, &v, NULL, w->flags);
     return r;
 }
 

@@ -116,9 +116,8 @@ rlk_async_req *rlk_async_elect_proclaim(rlk_async *ac, const char *name, unsigne
     v.secret = rlk_async_uuid(ac);      /* the secret its campaign stored */
     /* elect/proclaim may run twice (the same value in the same term; the second publishes
      * again): a lost reply is sent again within the budget. */
-    if (rlk_a_once_call(r, &rlk_elect_proclaim_call, &v, NULL,
-                        RLK_A_ONCE_LEADS | RLK_A_ONCE_REPEAT | RLK_A_ONCE_CANCEL) != 0)
-        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "election %s: out of memory", name);
+    rlk_a_once_call(r, &rlk_elect_proclaim_call, &v, NULL,
+                    RLK_A_ONCE_LEADS | RLK_A_ONCE_REPEAT | RLK_A_ONCE_CANCEL);
     return r;
 }
 

@@ -66,8 +66,7 @@ static rlk_async_req *afm_held(rlk_async *ac, const char *who, const char *what,
                         rc == RLK_ERR_ARG ? why : "out of memory");
         return r;
     }
-    if (rlk_a_once_call(r, &rlk_fastmulti_held_call, &v, tail, RLK_A_ONCE_REPEAT) != 0)
-        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, group);
+    rlk_a_once_call(r, &rlk_fastmulti_held_call, &v, tail, RLK_A_ONCE_REPEAT);
     return r;
 }
 

@@ -191,8 +191,8 @@ rlk_async_req *rlk_a_once_start(rlk_async *ac, const char *who, const char *what
     return r;
 }
 
-int rlk_a_once_call(rlk_async_req *r, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
-                    char **tail, int flags)
+void rlk_a_once_call(rlk_async_req *r, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
+                     char **tail, int flags)
 {
     aon *o = rlk_ae_req_state(r);
     unsigned char *id = NULL;
@@ -205,16 +205,13 @@ int rlk_a_once_call(rlk_async_req *r, const rlk_proto_call *pc, const rlk_proto_
     o->v.id = NULL;
     if ((vals->owner && !(o->v.owner = strdup(vals->owner))) ||
         (vals->value && !(o->v.value = strdup(vals->value))) ||
-        (vals->id && !(o->v.id = id = malloc(vals->idlen ? vals->idlen : 1))))
-        return -1;
+        (vals->id && !(o->v.id = id = malloc(vals->idlen ? vals->idlen : 1)))) {
+        aon_end(o, RLK_ERR_NOMEM, "out of memory");
+        return;
+    }
     if (id)
         memcpy(id, vals->id, vals->idlen);
-    o->call = rlk_a_kind_call(o->h.ac, pc, o->name, &o->v, tail, aon_reply, o);
-    if (!o->call && !rlk_ae_closing(o->h.ac))
-        return -1;      /* it could not be built or sent: out of memory */
-    if (!o->call)
-        rlk_ae_complete(r, RLK_ERR_CLOSED, 0, NULL, "%s %s: client freed", o->what, o->name);
-    return 0;
+    aon_call(o);
 }
 
 int rlk_a_once_await(rlk_async_req *r, const rlk_proto_call *pc, const char *channel,

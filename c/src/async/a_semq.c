@@ -89,14 +89,13 @@ int rlk_a_semq_acquired(rlk_a_semq *q)
 }
 
 /* Something says permits may be free: attempt now (or after the call in
- * flight, rlk_a_common_wake); not while permits taken by a cancelled request
- * are given back or its ticket leaves the queue, and not while it holds a
- * ticket whose wake channel is not subscribed yet (an attempt then could
- * queue a waiter that cannot hear its grant; the confirmation pokes it). */
+ * flight, rlk_a_common_wake: giving permits back and leaving the queue are
+ * calls too); not while it holds a ticket whose wake channel is not
+ * subscribed yet (an attempt then could queue a waiter that cannot hear its
+ * grant; the confirmation pokes it). */
 static void rlk_a_semq_poke(rlk_a_semq *q)
 {
-    if (q->cw != RLK_A_SEMQ_UNDO && q->cw != RLK_A_SEMQ_CANCEL &&
-        rlk_a_common_wake(q->h.r, q->call, &q->again) &&
+    if (rlk_a_common_wake(q->h.r, q->call, &q->again) &&
         (!q->ticket || rlk_ae_sub_ready(q->sub)))
         q->attempt(q);
 }

@@ -73,9 +73,9 @@ int rlk_a_semq_begin(rlk_a_semq *q, const char *who, const char *name);
  * request ends RLK_ERR_NOMEM "<who> <name>: out of memory"). */
 int rlk_a_semq_init(rlk_a_semq *q, const char *who, const char *name, long long permits,
                     long long wait_ms, const char *busy, rlk_a_semq_attempt_fn attempt);
-/* Listens (rlk_a_semq_listen) before the first attempt, which the
- * uncontended path makes without a subscription; out of memory: the
- * request ends RLK_ERR_NOMEM "<who> <name>: out of memory". */
+/* Listens on the wake channel (a waiter) before the first attempt, which
+ * the uncontended path makes without a ticket; out of memory: the request
+ * ends RLK_ERR_NOMEM "<who> <name>: out of memory". */
 void rlk_a_semq_start(rlk_a_semq *q, const char *who);
 /* 1 while calls that never went out or lost their reply are tried again:
  * within rlk_a_common_budget of the wait. */
