@@ -43,11 +43,9 @@ typedef struct ael {
     rlk_elect_info known;           /* what the caller knows (a copy; holder NULL: nothing) */
     rlk_elect_info info;            /* the last read */
     long long timeout_ms;
-    rlk_ae_call *call;
-    rlk_ae_sub *sub;
-    rlk_ae_timer *retry, *deadline;
-    int again;                      /* a message came while a read was in flight */
-    int ending;                     /* RLK_ERR_TIMEOUT once the read in flight is back */
+    rlk_a_wait w;                   /* the read in flight, its retry (the next read), the
+                                       listener on the election's channel, the deadline
+                                       (a_common.h) */
 } ael;
 
 static void ael_free_state(rlk_async_req *r, void *state)
@@ -55,8 +53,8 @@ static void ael_free_state(rlk_async_req *r, void *state)
     ael *a = state;
 
     (void)r;
-    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub, NULL);
-    rlk_ae_call_forget(a->call);
+    rlk_a_wait_quiet(&a->w);
+    rlk_ae_call_forget(a->w.call);
     rlk_elect_info_clear(&a->known);
     rlk_elect_info_clear(&a->info);
     free(a->name);
@@ -134,7 +132,7 @@ static void ael_end(ael *a, int err, const char *fmt, ...)
     char detail[RLK_ERRSTR_MAX];
     va_list ap;
 
-    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub, NULL);
+    rlk_a_wait_quiet(&a->w);
     if (err == RLK_OK) {
         rlk_ae_complete(a->h.r, RLK_OK, a->info.term, NULL, NULL);
         return;
@@ -145,25 +143,26 @@ static void ael_end(ael *a, int err, const char *fmt, ...)
     rlk_ae_complete(a->h.r, err, 0, NULL, "election %s: %s", a->name, detail);
 }
 
-/* Sends the observer's read, elect/leader. */
-static void ael_send(ael *a)
-{
-    a->call = rlk_a_kind_call(a->h.ac, &rlk_elect_leader_call, a->name, &(rlk_proto_argvals){0},
-                              NULL, ael_read_reply, a);
-    if (!a->call)
-        ael_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s",
-                rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
-}
-
-/* The retry timer: the call again, unless one is in flight. */
-static void ael_retry_fire(rlk_async *ac, void *arg)
+/* rlk_a_wait_fn: the wait ran out. */
+static void ael_timeout(void *arg)
 {
     ael *a = arg;
 
-    (void)ac;
-    a->retry = NULL;
-    if (!rlk_ae_req_done(a->h.r) && !a->call)
-        ael_send(a);
+    ael_end(a, RLK_ERR_TIMEOUT, "no change within %lld ms", a->timeout_ms);
+}
+
+/* Sends the observer's read, elect/leader (rlk_a_wait_fn: on a wake-up too). */
+static void ael_send(void *arg)
+{
+    ael *a = arg;
+
+    rlk_ae_timer_del(a->w.retry);   /* the read's reply sets the next */
+    a->w.retry = NULL;
+    a->w.call = rlk_a_kind_call(a->h.ac, &rlk_elect_leader_call, a->name,
+                                &(rlk_proto_argvals){0}, NULL, ael_read_reply, a);
+    if (!a->w.call)
+        ael_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s",
+                rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
 }
 
 /* The request's own callback: the caller's, with the leadership read. */
@@ -181,14 +180,13 @@ static void ael_read_reply(rlk_async *ac, int rc, const redisReply *r, const cha
     long long next = -1;
 
     rlk_a_unused(2, ac, lost);
-    a->call = NULL;
+    a->w.call = NULL;
     if (rlk_ae_req_done(a->h.r))
         return;
-    if (rc == RLK_ERR_IO && !a->ending &&
+    if (rc == RLK_ERR_IO && !a->w.ending &&
         (a->timeout_ms < 0 || rlk_a_common_elapsed(&a->h) <= a->timeout_ms ||
          rlk_a_common_elapsed(&a->h) <= rlk_a_common_budget(a->h.ac, 0))) {
-        /* A read: harmless to repeat. */
-        a->retry = rlk_ae_timer_add(a->h.ac, RLK_A_RETRY_MS, ael_retry_fire, a);
+        rlk_a_wait_retry(&a->w, RLK_A_RETRY_MS);     /* a read: harmless to repeat */
         return;
     }
     if (rc != RLK_OK) {
@@ -205,38 +203,17 @@ static void ael_read_reply(rlk_async *ac, int rc, const redisReply *r, const cha
         ael_end(a, RLK_OK, NULL);
         return;
     }
-    if (a->ending || a->timeout_ms == 0) {
-        ael_end(a, RLK_ERR_TIMEOUT, "no change within %lld ms", a->timeout_ms);
+    if (a->w.ending || a->timeout_ms == 0) {
+        ael_timeout(a);
         return;
     }
-    if (a->again) {
-        a->again = 0;
+    if (a->w.again) {
+        a->w.again = 0;
         next = 0;
     } else if (a->info.leader && a->info.ttl_ms >= 0)
         next = a->info.ttl_ms + 1;  /* a lease that runs out publishes nothing */
-    rlk_ae_timer_del(a->retry);
-    a->retry = next >= 0 ? rlk_ae_timer_add(a->h.ac, next, ael_retry_fire, a) : NULL;
-}
-
-/* A message on the election's channel (a change), or msg NULL: subscribed
- * (again: changes may have been missed): read now, or after the read in
- * flight. */
-static void ael_msg(rlk_async *ac, const char *channel, const char *msg, size_t len, void *arg)
-{
-    ael *a = arg;
-
-    rlk_a_unused(4, ac, channel, msg, len);
-    if (rlk_a_common_wake(a->h.r, a->call, &a->again))
-        ael_send(a);
-}
-
-static void ael_deadline_fire(rlk_async *ac, void *arg)
-{
-    ael *a = arg;
-
-    (void)ac;
-    if (rlk_a_common_deadline(&a->deadline, a->call, &a->ending))
-        ael_end(a, RLK_ERR_TIMEOUT, "no change within %lld ms", a->timeout_ms);
+    if (next >= 0)
+        rlk_a_wait_retry(&a->w, next);
 }
 
 /* A copy of the caller's info (holder and value duplicated). -1: out of memory. */
@@ -265,6 +242,7 @@ rlk_async_req *rlk_async_elect_observe(rlk_async *ac, const char *name,
 
     if (!fn || !(a = RLK_A_NEW(ac, ael, ael_deliver, NULL)))
         return NULL;
+    rlk_a_wait_init(&a->w, &a->h, a, ael_send, ael_timeout);
     a->efn = fn;
     a->eprivdata = privdata;
     rlk_ae_req_set_privdata(a->h.r, a);
@@ -286,8 +264,7 @@ rlk_async_req *rlk_async_elect_observe(rlk_async *ac, const char *name,
     }
     /* Subscribed before the first read: its confirmation reads (no change is missed). */
     ch = rlk_fam_prefix_name(RLK_NAMES_CH_ELECT, name);
-    if (!ch || rlk_a_common_listen(ac, ch, timeout_ms, ael_msg, ael_deadline_fire, a, &a->sub,
-                                   &a->deadline) != 0)
+    if (!ch || rlk_a_wait_listen(&a->w, ch, timeout_ms) != 0)
         rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "election %s: out of memory", name);
     free(ch);
     return a->h.r;

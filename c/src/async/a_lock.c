@@ -50,7 +50,8 @@ typedef struct rlk_a_lockreq {
     rlk_proto_keys keys;            /* the name's keys, built once per role by the row's names */
     const char *channel;            /* the waiters' channel (one of keys) */
     char *mine;                     /* its own channel: RLK_PROTO_WAIT_QUEUE's wake channel
-                                       <channel>:rlk:<cid> (the grants), _FAIR's <channel>:<owner> */
+                                       <channel>:rlk:<cid> (the grants), _FAIR's
+                                       <channel>:<owner> */
     long long token;                /* RLK_PROTO_TOKEN: the token of the acquisition */
     long long lease_ms;
     int watchdog;
@@ -60,20 +61,17 @@ typedef struct rlk_a_lockreq {
     int spin_fails;
     long long sent;                 /* monotonic ms: the last attempt's send (its lease's start) */
     long long read_at;              /* monotonic ms: a token row's read-back was made */
-    long long ticket;               /* 0: no place in the queue (single try, or not yet) */
     int queued;                     /* an attempt with the ticket may have queued it */
     int waiter;                     /* waits (wait_ms != 0, not a re-entry) */
-    rlk_ae_call *call;
     int lost_rel;                   /* the read-back in flight is of a lost release (else of a
                                        lost acquire) */
     long long known;                /* the hold count before the call (settling) */
     int give_back;                  /* a settled lost reply's holds to give back, then: */
     int adopt;                      /* 1: adopt one hold; 0: end with ending and end_msg */
-    rlk_ae_timer *retry, *deadline;
-    rlk_ae_sub *sub;                /* its own channel (else the lock's) */
-    rlk_ae_sub *s_wide;             /* RLK_PROTO_WAIT_QUEUE: the lock's channel while first */
-    int again;                      /* woken while a call was in flight */
-    int ending;                     /* RLK_ERR_BUSY / RLK_ERR_CANCELLED: end at the next chance */
+    rlk_a_wait w;                   /* its wake-ups (a_common.h): the call in flight, its
+                                       listener on its own channel (else the lock's), the
+                                       lock's channel while first (_QUEUE), its ticket (0: no
+                                       place in the queue: a single try, or not yet) */
     int end_err;                    /* the error to complete with once the cancel is back */
     char *end_msg;                  /* the message to end with (heap; NULL: out of memory) */
 } rlk_a_lockreq;
@@ -81,7 +79,7 @@ typedef struct rlk_a_lockreq {
 /* ---------------------------------------------------------------- the request */
 
 /* Sends script with the request's keys (its header's roles) and the args named: the call in
- * flight is then a->call; 0. -1: not sent (out of memory, closing, or a row that does not fit
+ * flight is then a->w.call; 0. -1: not sent (out of memory, closing, or a row that does not fit
  * its script; fn is not called). */
 static int alk_send(rlk_a_lockreq *a, const char *script, const char *argnames,
                     long long lease, long long ticket, rlk_ae_reply_fn fn)
@@ -101,14 +99,14 @@ static int alk_send(rlk_a_lockreq *a, const char *script, const char *argnames,
         nk = no < 0 ? -1 : nk + no;
     }
     if (nk < 0 || na < 0)
-        a->call = NULL;
+        a->w.call = NULL;
     else if (!a->values)
-        a->call = rlk_ae_scriptv(a->h.ac, script, nk, keys, na, av.v, NULL, fn, a);
+        a->w.call = rlk_ae_scriptv(a->h.ac, script, nk, keys, na, av.v, NULL, fn, a);
     else    /* RLK_PROTO_VALUES: the values after the named arguments. */
-        a->call = (v = rlk_a_common_join(av.v, na, a->values, &na)) != NULL
-                  ? rlk_ae_scriptv(a->h.ac, script, nk, keys, na, v, NULL, fn, a) : NULL;
+        a->w.call = (v = rlk_a_common_join(av.v, na, a->values, &na)) != NULL
+                    ? rlk_ae_scriptv(a->h.ac, script, nk, keys, na, v, NULL, fn, a) : NULL;
     free(v);
-    return a->call ? 0 : -1;
+    return a->w.call ? 0 : -1;
 }
 
 static void alk_vset_msg(rlk_a_lockreq *a, const char *fmt, va_list ap)
@@ -134,18 +132,13 @@ static const char *alk_msg_str(const rlk_a_lockreq *a)
     return a->end_msg ? a->end_msg : "out of memory";   /* every end sets one first */
 }
 
-static void alk_quiet(rlk_a_lockreq *a)
-{
-    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub, &a->s_wide);
-}
-
 static void alk_free_state(rlk_async_req *r, void *state)
 {
     rlk_a_lockreq *a = state;
 
     (void)r;
-    alk_quiet(a);
-    rlk_ae_call_forget(a->call);
+    rlk_a_wait_quiet(&a->w);
+    rlk_ae_call_forget(a->w.call);
     rlk_a_common_free(6, a->end_msg, a->name, a->owner, a->value, a->mine, a->values);
     rlk_proto_keys_free(&a->keys);
 }
@@ -162,7 +155,7 @@ static void alk_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, con
     rlk_a_lockreq *a = arg;
 
     rlk_a_unused(5, ac, rc, reply, errstr, lost);
-    a->call = NULL;
+    a->w.call = NULL;
     /* Best effort, as the blocking API: a waiter that cannot say so is skipped
      * when its reservation's claim window runs out. */
     rlk_ae_complete(a->h.r, a->end_err, 0, NULL, "%s", alk_msg_str(a));
@@ -172,7 +165,7 @@ static void alk_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, con
  * request as set (RLK_ERR_CANCELLED when nothing was). */
 static void alk_undone(rlk_a_lockreq *a)
 {
-    rlk_ae_complete(a->h.r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
+    rlk_ae_complete(a->h.r, a->w.ending ? a->w.ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
                     alk_msg_str(a));
 }
 
@@ -180,22 +173,25 @@ static void alk_end(rlk_a_lockreq *a, int err, const char *fmt, ...)
 {
     va_list ap;
 
-    alk_quiet(a);
+    rlk_a_wait_quiet(&a->w);
     va_start(ap, fmt);
     alk_vset_msg(a, fmt, ap);
     va_end(ap);
     a->end_err = err;
     if (a->queued && a->k->cancel && !rlk_ae_closing(a->h.ac)) {
-        if (alk_send(a, a->k->cancel, a->k->cancel_args, 0, a->ticket,
+        if (alk_send(a, a->k->cancel, a->k->cancel_args, 0, a->w.ticket,
                      alk_cancel_reply) == 0)
             return;
     }
     rlk_ae_complete(a->h.r, err, 0, NULL, "%s", alk_msg_str(a));
 }
 
-static void alk_end_busy(rlk_a_lockreq *a)
+/* The wait ran out (or was cancelled). */
+static void alk_end_busy(void *arg)
 {
-    if (a->ending == RLK_ERR_CANCELLED)
+    rlk_a_lockreq *a = arg;
+
+    if (a->w.ending == RLK_ERR_CANCELLED)
         alk_end(a, RLK_ERR_CANCELLED, "cancelled");
     else
         alk_end(a, RLK_ERR_BUSY, "%s %s: held by another holder%s after %lld ms", a->k->what,
@@ -205,7 +201,7 @@ static void alk_end_busy(rlk_a_lockreq *a)
 
 static int alk_replied(rlk_a_lockreq *a, int rc, const char *errstr)
 {
-    a->call = NULL;
+    a->w.call = NULL;
     if (rc != RLK_ERR_CLOSED)
         return 0;
     rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
@@ -219,8 +215,8 @@ static void alk_cancel_hook(rlk_async_req *r, void *state)
     (void)r;
     if (!a->acquire)
         return;     /* an unlock is on its way: its result stands */
-    a->ending = RLK_ERR_CANCELLED;
-    if (a->call)
+    a->w.ending = RLK_ERR_CANCELLED;
+    if (a->w.call)
         return;     /* the call in flight decides (a grant is given back) */
     alk_end(a, RLK_ERR_CANCELLED, "cancelled");
 }
@@ -232,6 +228,8 @@ static void alk_bind(rlk_a_lockreq *a, const rlk_proto *k)
     rlk_proto_keys_init(&a->keys, k->names, a->name);
 }
 
+static void alk_attempt(void *arg);
+
 static rlk_a_lockreq *alk_new(rlk_async *ac, int acquire, const rlk_proto *k, const char *who,
                               const char *name, unsigned long long task, rlk_async_fn fn,
                               void *privdata)
@@ -241,6 +239,8 @@ static rlk_a_lockreq *alk_new(rlk_async *ac, int acquire, const rlk_proto *k, co
 
     if (!(a = RLK_A_NEW(ac, rlk_a_lockreq, fn, privdata)))
         return NULL;
+    rlk_a_wait_init(&a->w, &a->h, a, alk_attempt, alk_end_busy);
+    a->w.rule = &rlk_lock_sub_rule;
     a->acquire = acquire;
     a->task = task;
     a->k = k ? k : rlk_a_kind_row(RLK_KIND_LOCK);
@@ -261,8 +261,6 @@ static rlk_a_lockreq *alk_new(rlk_async *ac, int acquire, const rlk_proto *k, co
 
 /* ---------------------------------------------------------------- acquiring */
 
-static void alk_attempt(rlk_a_lockreq *a);
-static void alk_poke(rlk_a_lockreq *a);
 static void alk_release(rlk_a_lockreq *a);
 
 /* The lock is this task's now. */
@@ -271,7 +269,7 @@ static void alk_acquired(rlk_a_lockreq *a)
     rlk_a_hold *h = rlk_a_hold_get(a->h.ac, a->k->hold, a->name, a->owner);
 
     a->queued = 0;
-    alk_quiet(a);
+    rlk_a_wait_quiet(&a->w);
     if (!h)
         goto nomem;     /* no room to remember it: given back rather than held blind */
     if ((h->count == 0 || !(a->k->flags & RLK_PROTO_ONE_HOLD)) && h->count++ == 0)
@@ -294,7 +292,7 @@ static void alk_acquired(rlk_a_lockreq *a)
         if (!h->wd)
             goto nomem;     /* not renewed: given back, never held blind */
     }
-    if (a->ending == RLK_ERR_CANCELLED) {
+    if (a->w.ending == RLK_ERR_CANCELLED) {
         /* Cancelled while the grant was on its way: never left held. */
         alk_set_msg(a, "cancelled");
         alk_release(a);
@@ -304,28 +302,10 @@ static void alk_acquired(rlk_a_lockreq *a)
                     NULL);
     return;
 nomem:
-    a->ending = RLK_ERR_NOMEM;
+    a->w.ending = RLK_ERR_NOMEM;
     alk_set_msg(a, "%s %s: out of memory", a->k->what, a->name);
     alk_release(a);
 }
-
-/* The wait goes on: the next attempt when the TTL or the keepalive says. */
-static void alk_retry_fire(rlk_async *ac, void *arg)
-{
-    rlk_a_lockreq *a = arg;
-
-    (void)ac;
-    a->retry = NULL;
-    alk_poke(a);
-}
-
-static void alk_schedule(rlk_a_lockreq *a, long long ms)
-{
-    rlk_ae_timer_del(a->retry);
-    a->retry = rlk_ae_timer_add(a->h.ac, ms > 0 ? ms : 0, alk_retry_fire, a);
-}
-
-static void alk_msg(rlk_async *ac, const char *channel, const char *msg, size_t len, void *arg);
 
 /* Not acquired: ttl as the acquire script said (-3: behind a reservation). */
 static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
@@ -334,18 +314,18 @@ static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
 
     if (a->k->wait == RLK_PROTO_WAIT_FAIR)
         a->queued = 1;      /* fair/acquire queues every caller it turns away */
-    if (!a->waiter || a->ending) {
+    if (!a->waiter || a->w.ending) {
         alk_end_busy(a);
         return;
     }
     switch (a->k->wait) {
     case RLK_PROTO_WAIT_FAIR:
         /* Queued by the script: attempt again (keep-alive) before its deadline runs out. */
-        alk_schedule(a, rlk_a_common_next(&a->again, ttl, RLK_FAIR_THREAD_WAIT_MS / 3));
+        rlk_a_wait_retry(&a->w, rlk_a_wait_next(&a->w, ttl, RLK_FAIR_THREAD_WAIT_MS / 3));
         return;
     case RLK_PROTO_WAIT_CHANNEL:
         /* No queue: the lock's channel (subscribed from the start) and the TTL. */
-        alk_schedule(a, rlk_a_common_next(&a->again, ttl, RLK_A_KEEPALIVE_MS));
+        rlk_a_wait_retry(&a->w, rlk_a_wait_next(&a->w, ttl, RLK_A_KEEPALIVE_MS));
         return;
     case RLK_PROTO_WAIT_SPIN:
         /* The back-off (runtime/spin.h), never past the holder's TTL. */
@@ -353,27 +333,27 @@ static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
         a->spin_prev = (int)next;
         if (ttl >= 0 && ttl < next)
             next = ttl > 0 ? ttl : 1;
-        alk_schedule(a, next);
+        rlk_a_wait_retry(&a->w, next);
         return;
     default:
         break;
     }
-    if (a->ticket)
+    if (a->w.ticket)
         a->queued = 1;
     /* First in the queue (or behind a reservation): the lock's channel too. */
-    rlk_a_common_wide(a->h.ac, &a->s_wide, first || ttl == -3, a->channel, alk_msg, a);
-    if (!a->ticket) {
+    rlk_a_wait_wide(&a->w, first || ttl == -3, a->channel);
+    if (!a->w.ticket) {
         /* The fast try failed: take a ticket (cid * 1024 + r: the release finds the wake
          * channel from it), attempt with it once subscribed. */
-        a->ticket = rlk_names_wake_ticket(rlk_names_wake_cid(rlk_async_uuid(a->h.ac)));
-        if (rlk_ae_sub_ready(a->sub) || a->again) {
-            a->again = 0;
-            alk_poke(a);
+        a->w.ticket = rlk_names_wake_ticket(rlk_names_wake_cid(rlk_async_uuid(a->h.ac)));
+        if (rlk_ae_sub_ready(a->w.sub) || a->w.again) {
+            a->w.again = 0;
+            rlk_a_wait_poke(&a->w);
         }
         return;
     }
     /* -3: behind a reservation, attempt again once its claim window is over. */
-    alk_schedule(a, rlk_a_common_next(&a->again, ttl == -3 ? RLK_A_RECHECK_MS : ttl,
+    rlk_a_wait_retry(&a->w, rlk_a_wait_next(&a->w, ttl == -3 ? RLK_A_RECHECK_MS : ttl,
                                       RLK_A_KEEPALIVE_MS));
 }
 
@@ -395,12 +375,12 @@ static void alk_read_back(rlk_a_lockreq *a, int rel)
         a->read_at = rlk_ae_now_ms();
         alk_send(a, a->k->held, a->k->held_args, a->lease_ms, 0, alk_read_acq_reply);
     } else {    /* RLK_PROTO_VALUES: owner's live count of each value; else the field */
-        a->call = a->values ? rlk_a_kind_call(a->h.ac, &rlk_fastmulti_counts_call, a->name,
-                                              &(rlk_proto_argvals){.owner = a->owner},
-                                              a->values, alk_read_acq_reply, a)
-                            : rlk_ae_command(a->h.ac, 3, argv, alk_read_acq_reply, a);
+        a->w.call = a->values ? rlk_a_kind_call(a->h.ac, &rlk_fastmulti_counts_call, a->name,
+                                                &(rlk_proto_argvals){.owner = a->owner},
+                                                a->values, alk_read_acq_reply, a)
+                              : rlk_ae_command(a->h.ac, 3, argv, alk_read_acq_reply, a);
     }
-    if (!a->call && !rlk_ae_req_done(a->h.r))
+    if (!a->w.call && !rlk_ae_req_done(a->h.r))
         rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
                         "%s %s: could not read back a lost reply", a->k->what, a->name);
 }
@@ -419,13 +399,13 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
         alk_read_back(a, 0);    /* it may have run: find out */
         return;
     }
-    if (rc == RLK_ERR_IO && !a->ending && rlk_a_common_elapsed(&a->h) <= alk_budget(a)) {
+    if (rc == RLK_ERR_IO && !a->w.ending && rlk_a_common_elapsed(&a->h) <= alk_budget(a)) {
         /* Never written: try again within the wait (a single try: once more in a while). */
-        alk_schedule(a, RLK_A_RETRY_MS);
+        rlk_a_wait_retry(&a->w, RLK_A_RETRY_MS);
         return;
     }
     if (rc == RLK_ERR_IO) {     /* never written: cancelled (it never ran), or the I/O error */
-        int cancelled = a->ending == RLK_ERR_CANCELLED;
+        int cancelled = a->w.ending == RLK_ERR_CANCELLED;
 
         alk_end(a, cancelled ? RLK_ERR_CANCELLED : RLK_ERR_IO, "%s",
                 cancelled ? "cancelled" : errstr);
@@ -510,7 +490,7 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
     if (rc != RLK_OK) {
         /* Not settled yet: read again while the budget lasts. */
         if (rlk_a_common_elapsed(&a->h) > alk_budget(a)) {
-            alk_quiet(a);
+            rlk_a_wait_quiet(&a->w);
             RLK_A_COUNT(a->h, lost_unsettled);
             rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL,
                             "%s %s: a reply was lost and whether the %s ran could not be "
@@ -526,7 +506,7 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
         long long held[3];
 
         if (rlk_fam_held_read(r, held) != 0) {
-            alk_quiet(a);
+            rlk_a_wait_quiet(&a->w);
             rlk_ae_complete(a->h.r, RLK_ERR_PROTOCOL, 0, NULL, "%s %s: %s replied an unexpected "
                             "shape", a->k->what, a->name, a->k->held);
             return;
@@ -537,7 +517,7 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
     } else if (r->type == REDIS_REPLY_STRING)
         n = strtoll(r->str, NULL, 10);
     else if (a->values && (n = rlk_fastmulti_lost_count(r, a->known, 0, rel)) < 0) {
-        alk_quiet(a);
+        rlk_a_wait_quiet(&a->w);
         RLK_A_COUNT(a->h, lost_unsettled);
         rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL, "%s %s: %s reply was lost and the "
                         "counts of its values do not tell whether it ran", a->k->what, a->name,
@@ -554,8 +534,8 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
                 /* It ran, but its hold had no lease left when read (or no token): never
                  * adopted past its lease; what the server still counts is given back. */
                 RLK_A_COUNT(a->h, lost_not_run);
-                alk_quiet(a);
-                a->ending = RLK_ERR_IO;
+                rlk_a_wait_quiet(&a->w);
+                a->w.ending = RLK_ERR_IO;
                 alk_set_msg(a, "%s %s: the acquire's reply was lost; it ran, but its hold had %s "
                             "when read back: not adopted", a->k->what, a->name,
                             token <= 0 ? "no token" : "no lease left");
@@ -579,13 +559,13 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
             return;
         }
         RLK_A_COUNT(a->h, lost_not_run);
-        if (a->ticket || a->k->wait == RLK_PROTO_WAIT_FAIR)
+        if (a->w.ticket || a->k->wait == RLK_PROTO_WAIT_FAIR)
             a->queued = 1;          /* it may have queued the caller */
         /* It did not run: not an answer yet (a single try too): attempt again. */
-        if (a->ending || rlk_a_common_elapsed(&a->h) > alk_budget(a))
+        if (a->w.ending || rlk_a_common_elapsed(&a->h) > alk_budget(a))
             alk_end_busy(a);
         else
-            alk_schedule(a, 0);
+            rlk_a_wait_retry(&a->w, 0);
         return;
     }
     /* A lost release: did it run? */
@@ -606,53 +586,19 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
 }
 
 /* One attempt: the row's acquire with the ticket (queued: -ticket). */
-static void alk_attempt(rlk_a_lockreq *a)
+static void alk_attempt(void *arg)
 {
+    rlk_a_lockreq *a = arg;
     rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
 
-    rlk_ae_timer_del(a->retry);
-    a->retry = NULL;
+    rlk_ae_timer_del(a->w.retry);
+    a->w.retry = NULL;
     a->known = h ? h->count : 0;
     a->sent = rlk_ae_now_ms();
     if (alk_send(a, a->k->acquire, a->k->acquire_args, a->lease_ms,
-                 a->queued ? -a->ticket : a->ticket, alk_acquire_reply) != 0)
+                 a->queued ? -a->w.ticket : a->w.ticket, alk_acquire_reply) != 0)
         alk_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s %s: %s",
                 a->k->what, a->name, rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
-}
-
-/* Something says the lock may be free: attempt now (or after the call in flight; a
- * cancel or an undo is one). */
-static void alk_poke(rlk_a_lockreq *a)
-{
-    if (!rlk_a_common_wake(a->h.r, a->call, &a->again))
-        return;
-    if (a->ticket && !rlk_ae_sub_ready(a->sub))
-        return;     /* its subscription's confirmation pokes it */
-    alk_attempt(a);
-}
-
-/* A message on the wake channel (a grant, t * 2^26) or the lock's channel;
- * msg NULL: subscribed (again): attempt, a grant may have been missed. */
-static void alk_msg(rlk_async *ac, const char *channel, const char *msg, size_t len, void *arg)
-{
-    rlk_a_lockreq *a = arg;
-
-    (void)ac;
-    if (rlk_ae_req_done(a->h.r))
-        return;
-    if (msg && a->k->wait == RLK_PROTO_WAIT_QUEUE && strcmp(channel, a->mine) == 0 &&
-        !rlk_sub_grants(&rlk_lock_sub_rule, msg, len, a->ticket))
-        return;     /* another waiter's grant */
-    alk_poke(a);
-}
-
-static void alk_deadline_fire(rlk_async *ac, void *arg)
-{
-    rlk_a_lockreq *a = arg;
-
-    (void)ac;
-    if (rlk_a_common_deadline(&a->deadline, a->call, &a->ending))
-        alk_end_busy(a);
 }
 
 /* ---------------------------------------------------------------- unlock */
@@ -770,20 +716,18 @@ static int alk_listen(rlk_a_lockreq *a)
     rlk_proto const *k = a->k;
 
     if (k->wait == RLK_PROTO_WAIT_SPIN)
-        return a->wait_ms <= 0 ||
-               (a->deadline = rlk_ae_timer_add(a->h.ac, a->wait_ms, alk_deadline_fire, a)) ? 0 : -1;
+        return rlk_a_wait_listen(&a->w, NULL, a->wait_ms);
     if (!(a->channel = rlk_proto_keys_get(&a->keys, k->wait_channel)))
         return -1;
     /* Grants come on the client's wake channel; the lock's channel only while first. */
-    if (k->wait == RLK_PROTO_WAIT_QUEUE &&
-        !(a->mine = rlk_names_wake_channel(a->channel,
-                                           rlk_names_wake_cid(rlk_async_uuid(a->h.ac)))))
+    if (k->wait == RLK_PROTO_WAIT_QUEUE)
+        a->mine = rlk_names_wake_channel(a->channel, rlk_names_wake_cid(rlk_async_uuid(a->h.ac)));
+    else if (k->wait == RLK_PROTO_WAIT_FAIR)
+        a->mine = rlk_names_waiter_channel(a->name, a->owner, strlen(a->owner));
+    if (k->wait != RLK_PROTO_WAIT_CHANNEL && !a->mine)
         return -1;
-    if (k->wait == RLK_PROTO_WAIT_FAIR &&
-        !(a->mine = rlk_names_waiter_channel(a->name, a->owner, strlen(a->owner))))
-        return -1;
-    return rlk_a_common_listen(a->h.ac, a->mine ? a->mine : a->channel, a->wait_ms, alk_msg,
-                               alk_deadline_fire, a, &a->sub, &a->deadline);
+    a->w.grants = k->wait == RLK_PROTO_WAIT_QUEUE ? a->mine : NULL;
+    return rlk_a_wait_listen(&a->w, a->mine ? a->mine : a->channel, a->wait_ms);
 }
 
 rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_proto *k, const char *who,

@@ -58,15 +58,16 @@ static void aps_release_send(aps *a, int cw)
     aps_send(a, &rlk_psem_release_call, &v, cw);
 }
 
-/* rlk_a_semq_attempt_fn: psemaphore/acquire of the request's id with the
- * queue's ticket argument. */
-static void aps_attempt(rlk_a_semq *q)
+/* The waiter's attempt (rlk_a_wait_fn): psemaphore/acquire of the request's
+ * id with the queue's ticket argument. */
+static void aps_attempt(void *arg)
 {
-    aps *a = (aps *)q;
+    aps *a = arg;
+    rlk_a_semq *q = &a->q;
     rlk_proto_argvals v = {.lease_ms = a->lease_ms, .ticket = rlk_a_semq_arg(q),
                            .id = a->raw, .idlen = a->rawlen};
 
-    q->again = 0;
+    q->w.again = 0;
     aps_send(a, &rlk_psem_acquire_call, &v, RLK_A_SEMQ_ATTEMPT);
 }
 
@@ -121,14 +122,14 @@ static void aps_reply(rlk_async *ac, int rc, const redisReply *reply, const char
     int cw = a->q.cw;
 
     (void)ac;
-    a->q.call = NULL;
+    a->q.w.call = NULL;
     a->q.cw = RLK_A_SEMQ_NONE;
     if (rlk_ae_req_done(a->q.h.r))
         return;
     /* No reply (never written, or lost): the same call again within the budget. */
     if (rc == RLK_ERR_IO && lost) {
         a->io_failed = 1;
-        if (cw == RLK_A_SEMQ_ATTEMPT && a->q.ticket)
+        if (cw == RLK_A_SEMQ_ATTEMPT && a->q.w.ticket)
             a->q.queued = 1;    /* it may have queued the ticket: -ticket from now on */
     }
     if (rc == RLK_ERR_CLOSED || (rc == RLK_ERR_IO && !rlk_a_semq_in_budget(&a->q)))
