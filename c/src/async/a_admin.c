@@ -84,7 +84,7 @@ static const char *const aad_ttl_fn[RLK_EXPIRY_CALLS] = {
 static rlk_async_req *aad_call(rlk_async *ac, const aad_row *w, const char *name, long long n,
                                long long ttl_ms, const char *id, rlk_async_fn fn, void *privdata)
 {
-    rlk_async_req *r = rlk_a_once_new(ac, w->what, name, fn, privdata);
+    rlk_async_req *r = rlk_a_once_start(ac, w->fn, w->what, -1, name, fn, privdata);
     unsigned char raw[RLK_PSEM_RAW_ID_MAX];
     char msg[RLK_ERRSTR_MAX];
     rlk_proto_argvals v = {.n = n, .ttl_ms = ttl_ms, .id = raw};
@@ -100,8 +100,7 @@ static rlk_async_req *aad_call(rlk_async *ac, const aad_row *w, const char *name
         rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "%s", msg);
         return r;
     }
-    if (rlk_a_once_call(r, w->call, &v, NULL, w->flags) != 0)
-        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", w->fn, name);
+    rlk_a_once_call(r, w->call, &v, NULL, w->flags);
     return r;
 }
 
@@ -115,14 +114,11 @@ static rlk_async_req *aad_ttl_call(rlk_async *ac, int call, int kind, const char
     aad_row w = {aad_ttl_fn[call], what, NULL, NULL, 0, flags[call]};
 
     if (kind < RLK_MKIND_SEMAPHORE || kind > RLK_MKIND_LATCH) {
-        /* named by the call alone: "expire", "clear_expire", "ttl" */
-        rlk_async_req *r = rlk_a_once_new(ac, strchr(rlk_expiry_calls[0][call].script, '/') + 1,
-                                          name, fn, privdata);
+        rlk_async_req *r = rlk_a_once_start(ac, w.fn, w.fn, -1, name, fn, privdata);
 
         if (r && !rlk_ae_req_done(r))
             rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "%s %s: kind %d is not "
-                            "RLK_MKIND_SEMAPHORE, _PSEMAPHORE or _LATCH", aad_ttl_fn[call],
-                            name, kind);
+                            "RLK_MKIND_SEMAPHORE, _PSEMAPHORE or _LATCH", w.fn, name, kind);
         return r;
     }
     w.call = &rlk_expiry_calls[kind - RLK_MKIND_SEMAPHORE][call];

@@ -7,10 +7,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "client/client.h"
 #include "runtime/fam.h"
 #include "runtime/engine.h"
+#include "runtime/sub_rule.h"
 #include "async/a_common.h"
 
 void *rlk_a_common_new(rlk_async *ac, size_t size, size_t head_offset, rlk_async_fn fn,
@@ -87,68 +89,103 @@ long long rlk_a_common_budget(rlk_async *ac, long long wait_ms)
     return (wait_ms > 0 ? wait_ms : 0) + 2LL * c->command_timeout_ms + c->connect_timeout_ms;
 }
 
-int rlk_a_common_wake(const rlk_async_req *r, const rlk_ae_call *call, int *again)
+void rlk_a_wait_init(rlk_a_wait *w, rlk_a_head *h, void *arg, rlk_a_wait_fn go,
+                     rlk_a_wait_fn timeout)
 {
-    if (rlk_ae_req_done(r))
-        return 0;
-    if (call) {
-        *again = 1;
-        return 0;
-    }
-    return 1;
+    w->h = h;
+    w->arg = arg;
+    w->go = go;
+    w->timeout = timeout;
 }
 
-long long rlk_a_common_next(int *again, long long ms, long long cap)
+void rlk_a_wait_poke(rlk_a_wait *w)
 {
-    if (*again) {
-        *again = 0;
+    if (rlk_ae_req_done(w->h->r))
+        return;
+    if (w->call)
+        w->again = 1;
+    else if (!w->ticket || rlk_ae_sub_ready(w->sub))
+        w->go(w->arg);
+}
+
+static void rlk_a_wait_retry_fire(rlk_async *ac, void *arg)
+{
+    rlk_a_wait *w = arg;
+
+    (void)ac;
+    w->retry = NULL;
+    rlk_a_wait_poke(w);
+}
+
+void rlk_a_wait_retry(rlk_a_wait *w, long long ms)
+{
+    rlk_ae_timer_del(w->retry);
+    w->retry = rlk_ae_timer_add(w->h->ac, ms > 0 ? ms : 0, rlk_a_wait_retry_fire, w);
+}
+
+long long rlk_a_wait_next(rlk_a_wait *w, long long ms, long long cap)
+{
+    if (w->again) {
+        w->again = 0;
         return 0;
     }
     return ms >= 0 && ms < cap ? ms : cap;
 }
 
-int rlk_a_common_listen(rlk_async *ac, const char *channel, long long wait_ms, rlk_ae_msg_fn fn,
-                        rlk_ae_timer_fn deadline_fn, void *arg, rlk_ae_sub **sub,
-                        rlk_ae_timer **deadline)
+/* A message on a channel the waiter listens on, or msg NULL: subscribed
+ * (again; a grant may have been missed). */
+static void rlk_a_wait_msg(rlk_async *ac, const char *channel, const char *msg, size_t len,
+                           void *arg)
 {
-    if (!(*sub = rlk_ae_subscribe(ac, channel, fn, arg)))
+    rlk_a_wait *w = arg;
+
+    (void)ac;
+    if (msg && w->grants && strcmp(channel, w->grants) == 0 &&
+        !rlk_sub_grants(w->rule, msg, len, w->ticket))
+        return;     /* another waiter's grant */
+    rlk_a_wait_poke(w);
+}
+
+static void rlk_a_wait_deadline_fire(rlk_async *ac, void *arg)
+{
+    rlk_a_wait *w = arg;
+
+    (void)ac;
+    w->deadline = NULL;
+    if (!w->call)
+        w->timeout(w->arg);
+    else if (!w->ending)
+        w->ending = RLK_ERR_BUSY;   /* the call in flight decides */
+}
+
+int rlk_a_wait_listen(rlk_a_wait *w, const char *channel, long long wait_ms)
+{
+    if (channel && !(w->sub = rlk_ae_subscribe(w->h->ac, channel, rlk_a_wait_msg, w)))
         return -1;
-    if (wait_ms > 0)
-        *deadline = rlk_ae_timer_add(ac, wait_ms, deadline_fn, arg);
+    if (wait_ms > 0 &&
+        !(w->deadline = rlk_ae_timer_add(w->h->ac, wait_ms, rlk_a_wait_deadline_fire, w)))
+        return -1;
     return 0;
 }
 
-int rlk_a_common_deadline(rlk_ae_timer **deadline, const rlk_ae_call *call, int *ending)
+void rlk_a_wait_wide(rlk_a_wait *w, int want, const char *channel)
 {
-    *deadline = NULL;
-    if (!call)
-        return 1;
-    if (!*ending)
-        *ending = RLK_ERR_BUSY;     /* the call in flight decides */
-    return 0;
-}
-
-void rlk_a_common_quiet(rlk_ae_timer **retry, rlk_ae_timer **deadline, rlk_ae_sub **sub,
-                        rlk_ae_sub **wide)
-{
-    rlk_ae_timer_del(*retry);
-    rlk_ae_timer_del(*deadline);
-    rlk_ae_unsubscribe(*sub);
-    *retry = *deadline = NULL;
-    *sub = NULL;
-    if (wide)
-        rlk_a_common_wide(NULL, wide, 0, NULL, NULL, NULL);
-}
-
-void rlk_a_common_wide(rlk_async *ac, rlk_ae_sub **wide, int want, const char *channel,
-                       rlk_ae_msg_fn fn, void *arg)
-{
-    if (want && !*wide) {
-        *wide = rlk_ae_subscribe(ac, channel, fn, arg);
-    } else if (!want && *wide) {
-        rlk_ae_unsubscribe(*wide);
-        *wide = NULL;
+    if (want && !w->wide) {
+        w->wide = rlk_ae_subscribe(w->h->ac, channel, rlk_a_wait_msg, w);
+    } else if (!want && w->wide) {
+        rlk_ae_unsubscribe(w->wide);
+        w->wide = NULL;
     }
+}
+
+void rlk_a_wait_quiet(rlk_a_wait *w)
+{
+    rlk_ae_timer_del(w->retry);
+    rlk_ae_timer_del(w->deadline);
+    rlk_ae_unsubscribe(w->sub);
+    w->retry = w->deadline = NULL;
+    w->sub = NULL;
+    rlk_a_wait_wide(w, 0, NULL);
 }
 
 void rlk_a_common_unsent(rlk_async_req *r, const char *what, const char *name)

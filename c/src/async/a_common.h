@@ -94,43 +94,63 @@ int rlk_a_common_range(rlk_async_req *r, const char *what, const char *name, con
  * the watchdog's, 1..10^12), as rlk_a_common_range: 1 when r completed. */
 int rlk_a_common_lock_args(rlk_async_req *r, const char *what, const char *name,
                            long long wait_ms, long long lease_ms);
-/* Something says a request may get on (a message on its channel, its retry
- * timer): 1 when it should attempt now; 0 when it has ended, or when a call
- * is in flight (noted in *again: the call's reply attempts again at once
- * rather than after its keepalive, since the message may postdate it). */
-int rlk_a_common_wake(const rlk_async_req *r, const rlk_ae_call *call, int *again);
+/* A waiter's wake-ups: the member w of a request that attempts (a lock's, a
+ * semaphore's) or reads (the latch's await, the election's observer) again
+ * until it gets on. Its retry timer, a message on a channel it listens on
+ * (on grants: only one that grants its ticket, by rule) and a
+ * subscription's confirmation poke it (rlk_a_wait_poke); its deadline ends
+ * it. Its hooks take arg, the request's state. */
+typedef void (*rlk_a_wait_fn)(void *arg);
+typedef struct rlk_a_wait {
+    rlk_a_head *h;                  /* the request's head: its client and request */
+    void *arg;
+    rlk_a_wait_fn go;               /* attempt (or read) now */
+    rlk_a_wait_fn timeout;          /* the deadline passed with no call in flight */
+    const struct rlk_sub_rule *rule;    /* what a message on grants grants */
+    const char *grants;             /* where grants name their ticket; NULL: none */
+    rlk_ae_call *call;              /* the call in flight */
+    rlk_ae_timer *retry, *deadline;
+    rlk_ae_sub *sub;                /* its listener (rlk_a_wait_listen) */
+    rlk_ae_sub *wide;               /* a queued waiter's second one (rlk_a_wait_wide) */
+    long long ticket;               /* its place in the server's queue; 0: none */
+    int again;                      /* woken while a call was in flight */
+    int ending;                     /* RLK_ERR_*: end at the next chance (the deadline's
+                                       RLK_ERR_BUSY while a call was in flight; a cancel) */
+} rlk_a_wait;
+
+/* Sets w up for the request of head h whose state is arg, with its hooks. */
+void rlk_a_wait_init(rlk_a_wait *w, rlk_a_head *h, void *arg, rlk_a_wait_fn go,
+                     rlk_a_wait_fn timeout);
+
+/* Something says the waiter may get on: go, unless the request has ended, a
+ * call is in flight (noted in again: its reply attempts again at once rather
+ * than after its keepalive, since the message may postdate it) or it holds a
+ * ticket whose listener is not subscribed yet (an attempt then could queue
+ * a waiter that cannot hear its grant; the confirmation pokes it). */
+void rlk_a_wait_poke(rlk_a_wait *w);
+/* Pokes in ms (below 0: at once, from the loop), instead of a retry armed before. */
+void rlk_a_wait_retry(rlk_a_wait *w, long long ms);
 
 /* When a waiter turned away attempts next, in ms: at once when woken while
- * its call was in flight (*again, then cleared), else after ms (the wait its
+ * its call was in flight (again, then cleared), else after ms (the wait its
  * attempt told; below 0: none), at most cap. */
-long long rlk_a_common_next(int *again, long long ms, long long cap);
+long long rlk_a_wait_next(rlk_a_wait *w, long long ms, long long cap);
 
-/* A waiter's listener on channel (fn, arg), then for a bounded wait (wait_ms
- * > 0) its deadline timer (deadline_fn, arg) wait_ms from now, in *sub and
- * *deadline. Called before the first attempt: a wake-up published after
- * that attempt is then not missed (the subscription's confirmation attempts
- * again). -1: out of memory or closing (no listener, no timer: the caller
- * completes the request); 0: done. */
-int rlk_a_common_listen(rlk_async *ac, const char *channel, long long wait_ms, rlk_ae_msg_fn fn,
-                        rlk_ae_timer_fn deadline_fn, void *arg, rlk_ae_sub **sub,
-                        rlk_ae_timer **deadline);
-
-/* A waiter's deadline timer fired (it is gone: *deadline set NULL): 1 when
- * the request ends now with RLK_ERR_BUSY; 0 when a call is in flight, which
- * decides (*ending set to RLK_ERR_BUSY unless an end is noted already). */
-int rlk_a_common_deadline(rlk_ae_timer **deadline, const rlk_ae_call *call, int *ending);
-
-/* Stops a request's retry and deadline timers and its listeners (wide: a
- * queued waiter's second one, NULL: none), and sets them NULL (the request
- * is ending, or being freed). */
-void rlk_a_common_quiet(rlk_ae_timer **retry, rlk_ae_timer **deadline, rlk_ae_sub **sub,
-                        rlk_ae_sub **wide);
+/* The waiter's listener on channel (NULL: none, a spinning wait), then for
+ * a bounded wait (wait_ms > 0) its deadline wait_ms from now. Called before
+ * the first attempt: a wake-up published after that attempt is then not
+ * missed (the subscription's confirmation pokes it). -1: out of memory or
+ * closing (the caller completes the request); 0: done. */
+int rlk_a_wait_listen(rlk_a_wait *w, const char *channel, long long wait_ms);
 
 /* A queued waiter's second listener, on the lock's or semaphore's own
- * channel (fn, arg): joined into *wide while want (first in the queue, or
- * behind a reservation), left otherwise. */
-void rlk_a_common_wide(rlk_async *ac, rlk_ae_sub **wide, int want, const char *channel,
-                       rlk_ae_msg_fn fn, void *arg);
+ * channel: joined while want (first in the queue, or behind a reservation),
+ * left otherwise. */
+void rlk_a_wait_wide(rlk_a_wait *w, int want, const char *channel);
+
+/* Stops the waiter's timers and listeners (the request is ending, or being
+ * freed). */
+void rlk_a_wait_quiet(rlk_a_wait *w);
 
 /* r ends because a call could not be sent: RLK_ERR_CLOSED "<what> <name>:
  * client freed" when the client is closing, else RLK_ERR_NOMEM "<what>

@@ -24,6 +24,8 @@
 #include "client/client.h"
 #include "client/scripts.h"
 #include "kinds/elect.h"
+#include "kinds/names.h"
+#include "runtime/fam.h"
 #include "runtime/rt.h"
 #include "runtime/engine.h"
 #include "async/a_common.h"
@@ -36,17 +38,14 @@
 typedef struct ael {
     rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
     char *name;
-    rlk_proto_keys keys;            /* the election's keys (names kind "elect") */
     rlk_async_elect_fn efn;         /* the caller's callback */
     void *eprivdata;
     rlk_elect_info known;           /* what the caller knows (a copy; holder NULL: nothing) */
     rlk_elect_info info;            /* the last read */
     long long timeout_ms;
-    rlk_ae_call *call;
-    rlk_ae_sub *sub;
-    rlk_ae_timer *retry, *deadline;
-    int again;                      /* a message came while a read was in flight */
-    int ending;                     /* RLK_ERR_TIMEOUT once the read in flight is back */
+    rlk_a_wait w;                   /* the read in flight, its retry (the next read), the
+                                       listener on the election's channel, the deadline
+                                       (a_common.h) */
 } ael;
 
 static void ael_free_state(rlk_async_req *r, void *state)
@@ -54,9 +53,8 @@ static void ael_free_state(rlk_async_req *r, void *state)
     ael *a = state;
 
     (void)r;
-    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub, NULL);
-    rlk_ae_call_forget(a->call);
-    rlk_proto_keys_free(&a->keys);
+    rlk_a_wait_quiet(&a->w);
+    rlk_ae_call_forget(a->w.call);
     rlk_elect_info_clear(&a->known);
     rlk_elect_info_clear(&a->info);
     free(a->name);
@@ -77,7 +75,8 @@ rlk_async_req *rlk_async_elect_campaign(rlk_async *ac, const char *name, unsigne
 rlk_async_req *rlk_async_elect_resign(rlk_async *ac, const char *name, unsigned long long task,
                                       rlk_async_fn fn, void *privdata)
 {
-    return rlk_a_lock_release(ac, &rlk_elect_row, name, task, NULL, fn, privdata);
+    return rlk_a_lock_release(ac, &rlk_elect_row, "rlk_async_elect_resign", name, task, NULL, fn,
+                              privdata);
 }
 
 int rlk_async_elect_term(rlk_async *ac, const char *name, unsigned long long task,
@@ -115,9 +114,8 @@ rlk_async_req *rlk_async_elect_proclaim(rlk_async *ac, const char *name, unsigne
     v.secret = rlk_async_uuid(ac);      /* the secret its campaign stored */
     /* elect/proclaim may run twice (the same value in the same term; the second publishes
      * again): a lost reply is sent again within the budget. */
-    if (rlk_a_once_call(r, &rlk_elect_proclaim_call, &v, NULL,
-                        RLK_A_ONCE_LEADS | RLK_A_ONCE_REPEAT | RLK_A_ONCE_CANCEL) != 0)
-        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "election %s: out of memory", name);
+    rlk_a_once_call(r, &rlk_elect_proclaim_call, &v, NULL,
+                    RLK_A_ONCE_LEADS | RLK_A_ONCE_REPEAT | RLK_A_ONCE_CANCEL);
     return r;
 }
 
@@ -134,7 +132,7 @@ static void ael_end(ael *a, int err, const char *fmt, ...)
     char detail[RLK_ERRSTR_MAX];
     va_list ap;
 
-    rlk_a_common_quiet(&a->retry, &a->deadline, &a->sub, NULL);
+    rlk_a_wait_quiet(&a->w);
     if (err == RLK_OK) {
         rlk_ae_complete(a->h.r, RLK_OK, a->info.term, NULL, NULL);
         return;
@@ -145,25 +143,26 @@ static void ael_end(ael *a, int err, const char *fmt, ...)
     rlk_ae_complete(a->h.r, err, 0, NULL, "election %s: %s", a->name, detail);
 }
 
-/* Sends the observer's read, elect/leader. */
-static void ael_send(ael *a)
-{
-    a->call = rlk_a_kind_call(a->h.ac, &rlk_elect_leader_call, a->name, &(rlk_proto_argvals){0},
-                              NULL, ael_read_reply, a);
-    if (!a->call)
-        ael_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s",
-                rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
-}
-
-/* The retry timer: the call again, unless one is in flight. */
-static void ael_retry_fire(rlk_async *ac, void *arg)
+/* rlk_a_wait_fn: the wait ran out. */
+static void ael_timeout(void *arg)
 {
     ael *a = arg;
 
-    (void)ac;
-    a->retry = NULL;
-    if (!rlk_ae_req_done(a->h.r) && !a->call)
-        ael_send(a);
+    ael_end(a, RLK_ERR_TIMEOUT, "no change within %lld ms", a->timeout_ms);
+}
+
+/* Sends the observer's read, elect/leader (rlk_a_wait_fn: on a wake-up too). */
+static void ael_send(void *arg)
+{
+    ael *a = arg;
+
+    rlk_ae_timer_del(a->w.retry);   /* the read's reply sets the next */
+    a->w.retry = NULL;
+    a->w.call = rlk_a_kind_call(a->h.ac, &rlk_elect_leader_call, a->name,
+                                &(rlk_proto_argvals){0}, NULL, ael_read_reply, a);
+    if (!a->w.call)
+        ael_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s",
+                rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
 }
 
 /* The request's own callback: the caller's, with the leadership read. */
@@ -181,14 +180,13 @@ static void ael_read_reply(rlk_async *ac, int rc, const redisReply *r, const cha
     long long next = -1;
 
     rlk_a_unused(2, ac, lost);
-    a->call = NULL;
+    a->w.call = NULL;
     if (rlk_ae_req_done(a->h.r))
         return;
-    if (rc == RLK_ERR_IO && !a->ending &&
+    if (rc == RLK_ERR_IO && !a->w.ending &&
         (a->timeout_ms < 0 || rlk_a_common_elapsed(&a->h) <= a->timeout_ms ||
          rlk_a_common_elapsed(&a->h) <= rlk_a_common_budget(a->h.ac, 0))) {
-        /* A read: harmless to repeat. */
-        a->retry = rlk_ae_timer_add(a->h.ac, RLK_A_RETRY_MS, ael_retry_fire, a);
+        rlk_a_wait_retry(&a->w, RLK_A_RETRY_MS);     /* a read: harmless to repeat */
         return;
     }
     if (rc != RLK_OK) {
@@ -205,38 +203,17 @@ static void ael_read_reply(rlk_async *ac, int rc, const redisReply *r, const cha
         ael_end(a, RLK_OK, NULL);
         return;
     }
-    if (a->ending || a->timeout_ms == 0) {
-        ael_end(a, RLK_ERR_TIMEOUT, "no change within %lld ms", a->timeout_ms);
+    if (a->w.ending || a->timeout_ms == 0) {
+        ael_timeout(a);
         return;
     }
-    if (a->again) {
-        a->again = 0;
+    if (a->w.again) {
+        a->w.again = 0;
         next = 0;
     } else if (a->info.leader && a->info.ttl_ms >= 0)
         next = a->info.ttl_ms + 1;  /* a lease that runs out publishes nothing */
-    rlk_ae_timer_del(a->retry);
-    a->retry = next >= 0 ? rlk_ae_timer_add(a->h.ac, next, ael_retry_fire, a) : NULL;
-}
-
-/* A message on the election's channel (a change), or msg NULL: subscribed
- * (again: changes may have been missed): read now, or after the read in
- * flight. */
-static void ael_msg(rlk_async *ac, const char *channel, const char *msg, size_t len, void *arg)
-{
-    ael *a = arg;
-
-    rlk_a_unused(4, ac, channel, msg, len);
-    if (rlk_a_common_wake(a->h.r, a->call, &a->again))
-        ael_send(a);
-}
-
-static void ael_deadline_fire(rlk_async *ac, void *arg)
-{
-    ael *a = arg;
-
-    (void)ac;
-    if (rlk_a_common_deadline(&a->deadline, a->call, &a->ending))
-        ael_end(a, RLK_ERR_TIMEOUT, "no change within %lld ms", a->timeout_ms);
+    if (next >= 0)
+        rlk_a_wait_retry(&a->w, next);
 }
 
 /* A copy of the caller's info (holder and value duplicated). -1: out of memory. */
@@ -261,10 +238,11 @@ rlk_async_req *rlk_async_elect_observe(rlk_async *ac, const char *name,
 {
     static const char who[] = "rlk_async_elect_observe";
     ael *a;
-    const char *ch;
+    char *ch;
 
     if (!fn || !(a = RLK_A_NEW(ac, ael, ael_deliver, NULL)))
         return NULL;
+    rlk_a_wait_init(&a->w, &a->h, a, ael_send, ael_timeout);
     a->efn = fn;
     a->eprivdata = privdata;
     rlk_ae_req_set_privdata(a->h.r, a);
@@ -275,7 +253,6 @@ rlk_async_req *rlk_async_elect_observe(rlk_async *ac, const char *name,
         rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
         return a->h.r;
     }
-    rlk_proto_keys_init(&a->keys, rlk_elect_row.names, a->name);
     a->timeout_ms = timeout_ms;
     if (known && ael_copy(&a->known, known) != 0) {
         rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "election %s: out of memory", name);
@@ -286,9 +263,9 @@ rlk_async_req *rlk_async_elect_observe(rlk_async *ac, const char *name,
         return a->h.r;
     }
     /* Subscribed before the first read: its confirmation reads (no change is missed). */
-    if (!(ch = rlk_proto_keys_get(&a->keys, "channel")) ||
-        rlk_a_common_listen(ac, ch, timeout_ms, ael_msg, ael_deadline_fire, a, &a->sub,
-                            &a->deadline) != 0)
+    ch = rlk_fam_prefix_name(RLK_NAMES_CH_ELECT, name);
+    if (!ch || rlk_a_wait_listen(&a->w, ch, timeout_ms) != 0)
         rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "election %s: out of memory", name);
+    free(ch);
     return a->h.r;
 }

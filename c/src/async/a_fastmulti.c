@@ -34,7 +34,8 @@ rlk_async_req *rlk_async_fastmulti_unlock(rlk_async *ac, const char *group,
 {
     rlk_a_lock_opts o = {.values = values, .nvalues = nvalues};
 
-    return rlk_a_lock_release(ac, &rlk_fastmulti_row, group, task, &o, fn, privdata);
+    return rlk_a_lock_release(ac, &rlk_fastmulti_row, "rlk_async_fastmulti_unlock", group, task,
+                              &o, fn, privdata);
 }
 
 rlk_async_req *rlk_async_fastmulti_force_unlock(rlk_async *ac, const char *group,
@@ -47,12 +48,13 @@ rlk_async_req *rlk_async_fastmulti_force_unlock(rlk_async *ac, const char *group
                             &o, fn, privdata);
 }
 
-/* fastmulti/held for owner ("": any holder) of values: the count held. */
-static rlk_async_req *afm_held(rlk_async *ac, const char *what, const char *group,
-                               const char *const *values, size_t nvalues, const char *owner,
-                               rlk_async_fn fn, void *privdata)
+/* fastmulti/held for owner ("": any holder) of values: the count held; who names the
+ * public call in argument errors, what the query in others. */
+static rlk_async_req *afm_held(rlk_async *ac, const char *who, const char *what,
+                               const char *group, const char *const *values, size_t nvalues,
+                               const char *owner, rlk_async_fn fn, void *privdata)
 {
-    rlk_async_req *r = rlk_a_once_new(ac, what, group, fn, privdata);
+    rlk_async_req *r = rlk_a_once_start(ac, who, what, -1, group, fn, privdata);
     char why[256], **tail;
     rlk_proto_argvals v = {.owner = owner};
     int rc;
@@ -60,12 +62,11 @@ static rlk_async_req *afm_held(rlk_async *ac, const char *what, const char *grou
     if (!r || rlk_ae_req_done(r))
         return r;
     if ((rc = rlk_fastmulti_values_take(values, nvalues, &tail, why, sizeof why)) != RLK_OK) {
-        rlk_ae_complete(r, rc, 0, NULL, "rlk_async %s %s: %s", what, group,
+        rlk_ae_complete(r, rc, 0, NULL, "%s %s: %s", who, group,
                         rc == RLK_ERR_ARG ? why : "out of memory");
         return r;
     }
-    if (rlk_a_once_call(r, &rlk_fastmulti_held_call, &v, tail, RLK_A_ONCE_REPEAT) != 0)
-        rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "rlk_async %s %s: out of memory", what, group);
+    rlk_a_once_call(r, &rlk_fastmulti_held_call, &v, tail, RLK_A_ONCE_REPEAT);
     return r;
 }
 
@@ -73,7 +74,8 @@ rlk_async_req *rlk_async_fastmulti_is_locked(rlk_async *ac, const char *group,
                                              const char *const *values, size_t nvalues,
                                              rlk_async_fn fn, void *privdata)
 {
-    return afm_held(ac, "faster MultiLock is_locked", group, values, nvalues, "", fn, privdata);
+    return afm_held(ac, "rlk_async_fastmulti_is_locked", "faster MultiLock is_locked", group,
+                    values, nvalues, "", fn, privdata);
 }
 
 rlk_async_req *rlk_async_fastmulti_is_held(rlk_async *ac, const char *group,
@@ -87,5 +89,6 @@ rlk_async_req *rlk_async_fastmulti_is_held(rlk_async *ac, const char *group,
         rlk_ae_owner(ac, task, owner, sizeof owner);
     else
         owner[0] = '\0';
-    return afm_held(ac, "faster MultiLock is_held", group, values, nvalues, owner, fn, privdata);
+    return afm_held(ac, "rlk_async_fastmulti_is_held", "faster MultiLock is_held", group, values,
+                    nvalues, owner, fn, privdata);
 }

@@ -37,15 +37,11 @@
 #include "async/a_hold.h"
 #include "async/a_lock.h"
 
-/* What the request is (op), and what its call in flight is (cw). */
-enum { ALK_LOCK, ALK_UNLOCK, ALK_FORCE };
-enum { CW_NONE, CW_ATTEMPT, CW_READ_ACQ, CW_CANCEL, CW_UNDO, CW_RELEASE, CW_READ_REL, CW_FORCE,
-       CW_GIVE_BACK };
-
 typedef struct rlk_a_lockreq {
     rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
     const rlk_proto *k;             /* the row (a_kind.h) */
-    int op;                         /* ALK_* */
+    int acquire;                    /* an acquisition (its releases undo a grant); 0: an unlock
+                                       or a force unlock */
     unsigned long long task;
     char *name;
     char *owner;                    /* <uuid>:<task> */
@@ -53,8 +49,9 @@ typedef struct rlk_a_lockreq {
     char **values;                  /* RLK_PROTO_VALUES: the values (one block); NULL: none */
     rlk_proto_keys keys;            /* the name's keys, built once per role by the row's names */
     const char *channel;            /* the waiters' channel (one of keys) */
-    char *wake;                     /* RLK_PROTO_WAIT_QUEUE: <channel>:rlk:<cid>, the grants */
-    char *own;                      /* RLK_PROTO_WAIT_FAIR: its own channel <channel>:<owner> */
+    char *mine;                     /* its own channel: RLK_PROTO_WAIT_QUEUE's wake channel
+                                       <channel>:rlk:<cid> (the grants), _FAIR's
+                                       <channel>:<owner> */
     long long token;                /* RLK_PROTO_TOKEN: the token of the acquisition */
     long long lease_ms;
     int watchdog;
@@ -64,18 +61,17 @@ typedef struct rlk_a_lockreq {
     int spin_fails;
     long long sent;                 /* monotonic ms: the last attempt's send (its lease's start) */
     long long read_at;              /* monotonic ms: a token row's read-back was made */
-    long long ticket;               /* 0: no place in the queue (single try, or not yet) */
     int queued;                     /* an attempt with the ticket may have queued it */
     int waiter;                     /* waits (wait_ms != 0, not a re-entry) */
-    rlk_ae_call *call;
-    int cw;                         /* what the call in flight is: CW_* */
+    int lost_rel;                   /* the read-back in flight is of a lost release (else of a
+                                       lost acquire) */
     long long known;                /* the hold count before the call (settling) */
     int give_back;                  /* a settled lost reply's holds to give back, then: */
     int adopt;                      /* 1: adopt one hold; 0: end with ending and end_msg */
-    rlk_ae_timer *retry, *deadline;
-    rlk_ae_sub *s_wake, *s_wide;
-    int again;                      /* woken while a call was in flight */
-    int ending;                     /* RLK_ERR_BUSY / RLK_ERR_CANCELLED: end at the next chance */
+    rlk_a_wait w;                   /* its wake-ups (a_common.h): the call in flight, its
+                                       listener on its own channel (else the lock's), the
+                                       lock's channel while first (_QUEUE), its ticket (0: no
+                                       place in the queue: a single try, or not yet) */
     int end_err;                    /* the error to complete with once the cancel is back */
     char *end_msg;                  /* the message to end with (heap; NULL: out of memory) */
 } rlk_a_lockreq;
@@ -83,9 +79,9 @@ typedef struct rlk_a_lockreq {
 /* ---------------------------------------------------------------- the request */
 
 /* Sends script with the request's keys (its header's roles) and the args named: the call in
- * flight is then a->call, what it is a->cw = cw; 0. -1: not sent (out of memory, closing, or a
- * row that does not fit its script; fn is not called; a->cw CW_NONE). */
-static int alk_send(rlk_a_lockreq *a, int cw, const char *script, const char *argnames,
+ * flight is then a->w.call; 0. -1: not sent (out of memory, closing, or a row that does not fit
+ * its script; fn is not called). */
+static int alk_send(rlk_a_lockreq *a, const char *script, const char *argnames,
                     long long lease, long long ticket, rlk_ae_reply_fn fn)
 {
     const char *keys[RLK_PROTO_KEYS];
@@ -103,15 +99,14 @@ static int alk_send(rlk_a_lockreq *a, int cw, const char *script, const char *ar
         nk = no < 0 ? -1 : nk + no;
     }
     if (nk < 0 || na < 0)
-        a->call = NULL;
+        a->w.call = NULL;
     else if (!a->values)
-        a->call = rlk_ae_scriptv(a->h.ac, script, nk, keys, na, av.v, NULL, fn, a);
+        a->w.call = rlk_ae_scriptv(a->h.ac, script, nk, keys, na, av.v, NULL, fn, a);
     else    /* RLK_PROTO_VALUES: the values after the named arguments. */
-        a->call = (v = rlk_a_common_join(av.v, na, a->values, &na)) != NULL
-                  ? rlk_ae_scriptv(a->h.ac, script, nk, keys, na, v, NULL, fn, a) : NULL;
+        a->w.call = (v = rlk_a_common_join(av.v, na, a->values, &na)) != NULL
+                    ? rlk_ae_scriptv(a->h.ac, script, nk, keys, na, v, NULL, fn, a) : NULL;
     free(v);
-    a->cw = a->call ? cw : CW_NONE;
-    return a->call ? 0 : -1;
+    return a->w.call ? 0 : -1;
 }
 
 static void alk_vset_msg(rlk_a_lockreq *a, const char *fmt, va_list ap)
@@ -137,25 +132,21 @@ static const char *alk_msg_str(const rlk_a_lockreq *a)
     return a->end_msg ? a->end_msg : "out of memory";   /* every end sets one first */
 }
 
-static void alk_quiet(rlk_a_lockreq *a)
-{
-    rlk_a_common_quiet(&a->retry, &a->deadline, &a->s_wake, &a->s_wide);
-}
-
 static void alk_free_state(rlk_async_req *r, void *state)
 {
     rlk_a_lockreq *a = state;
 
     (void)r;
-    alk_quiet(a);
-    rlk_ae_call_forget(a->call);
-    rlk_a_common_free(7, a->end_msg, a->name, a->owner, a->value, a->wake, a->own, a->values);
+    rlk_a_wait_quiet(&a->w);
+    rlk_ae_call_forget(a->w.call);
+    rlk_a_common_free(6, a->end_msg, a->name, a->owner, a->value, a->mine, a->values);
     rlk_proto_keys_free(&a->keys);
 }
 
+/* The budget of calls that never went out or lost their reply: an unlock's wait_ms is 0. */
 static long long alk_budget(const rlk_a_lockreq *a)
 {
-    return rlk_a_common_budget(a->h.ac, a->op == ALK_LOCK ? a->wait_ms : 0);
+    return rlk_a_common_budget(a->h.ac, a->wait_ms);
 }
 
 static void alk_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
@@ -164,8 +155,7 @@ static void alk_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, con
     rlk_a_lockreq *a = arg;
 
     rlk_a_unused(5, ac, rc, reply, errstr, lost);
-    a->call = NULL;
-    a->cw = CW_NONE;
+    a->w.call = NULL;
     /* Best effort, as the blocking API: a waiter that cannot say so is skipped
      * when its reservation's claim window runs out. */
     rlk_ae_complete(a->h.r, a->end_err, 0, NULL, "%s", alk_msg_str(a));
@@ -175,7 +165,7 @@ static void alk_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, con
  * request as set (RLK_ERR_CANCELLED when nothing was). */
 static void alk_undone(rlk_a_lockreq *a)
 {
-    rlk_ae_complete(a->h.r, a->ending ? a->ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
+    rlk_ae_complete(a->h.r, a->w.ending ? a->w.ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
                     alk_msg_str(a));
 }
 
@@ -183,23 +173,25 @@ static void alk_end(rlk_a_lockreq *a, int err, const char *fmt, ...)
 {
     va_list ap;
 
-    alk_quiet(a);
+    rlk_a_wait_quiet(&a->w);
     va_start(ap, fmt);
     alk_vset_msg(a, fmt, ap);
     va_end(ap);
     a->end_err = err;
-    if (a->queued && a->k->cancel && (a->k->wait == RLK_PROTO_WAIT_FAIR || a->ticket) &&
-        !rlk_ae_closing(a->h.ac)) {
-        if (alk_send(a, CW_CANCEL, a->k->cancel, a->k->cancel_args, 0, a->ticket,
+    if (a->queued && a->k->cancel && !rlk_ae_closing(a->h.ac)) {
+        if (alk_send(a, a->k->cancel, a->k->cancel_args, 0, a->w.ticket,
                      alk_cancel_reply) == 0)
             return;
     }
     rlk_ae_complete(a->h.r, err, 0, NULL, "%s", alk_msg_str(a));
 }
 
-static void alk_end_busy(rlk_a_lockreq *a)
+/* The wait ran out (or was cancelled). */
+static void alk_end_busy(void *arg)
 {
-    if (a->ending == RLK_ERR_CANCELLED)
+    rlk_a_lockreq *a = arg;
+
+    if (a->w.ending == RLK_ERR_CANCELLED)
         alk_end(a, RLK_ERR_CANCELLED, "cancelled");
     else
         alk_end(a, RLK_ERR_BUSY, "%s %s: held by another holder%s after %lld ms", a->k->what,
@@ -209,8 +201,7 @@ static void alk_end_busy(rlk_a_lockreq *a)
 
 static int alk_replied(rlk_a_lockreq *a, int rc, const char *errstr)
 {
-    a->call = NULL;
-    a->cw = CW_NONE;
+    a->w.call = NULL;
     if (rc != RLK_ERR_CLOSED)
         return 0;
     rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
@@ -222,10 +213,10 @@ static void alk_cancel_hook(rlk_async_req *r, void *state)
     rlk_a_lockreq *a = state;
 
     (void)r;
-    if (a->op != ALK_LOCK)
+    if (!a->acquire)
         return;     /* an unlock is on its way: its result stands */
-    a->ending = RLK_ERR_CANCELLED;
-    if (a->call)
+    a->w.ending = RLK_ERR_CANCELLED;
+    if (a->w.call)
         return;     /* the call in flight decides (a grant is given back) */
     alk_end(a, RLK_ERR_CANCELLED, "cancelled");
 }
@@ -237,7 +228,9 @@ static void alk_bind(rlk_a_lockreq *a, const rlk_proto *k)
     rlk_proto_keys_init(&a->keys, k->names, a->name);
 }
 
-static rlk_a_lockreq *alk_new(rlk_async *ac, int op, const rlk_proto *k, const char *who,
+static void alk_attempt(void *arg);
+
+static rlk_a_lockreq *alk_new(rlk_async *ac, int acquire, const rlk_proto *k, const char *who,
                               const char *name, unsigned long long task, rlk_async_fn fn,
                               void *privdata)
 {
@@ -246,7 +239,9 @@ static rlk_a_lockreq *alk_new(rlk_async *ac, int op, const rlk_proto *k, const c
 
     if (!(a = RLK_A_NEW(ac, rlk_a_lockreq, fn, privdata)))
         return NULL;
-    a->op = op;
+    rlk_a_wait_init(&a->w, &a->h, a, alk_attempt, alk_end_busy);
+    a->w.rule = &rlk_lock_sub_rule;
+    a->acquire = acquire;
     a->task = task;
     a->k = k ? k : rlk_a_kind_row(RLK_KIND_LOCK);
     if (rlk_a_common_begin(a->h.r, alk_cancel_hook, alk_free_state, who, name))
@@ -266,9 +261,7 @@ static rlk_a_lockreq *alk_new(rlk_async *ac, int op, const rlk_proto *k, const c
 
 /* ---------------------------------------------------------------- acquiring */
 
-static void alk_attempt(rlk_a_lockreq *a);
-static void alk_poke(rlk_a_lockreq *a);
-static void alk_release(rlk_a_lockreq *a, int cw);
+static void alk_release(rlk_a_lockreq *a);
 
 /* The lock is this task's now. */
 static void alk_acquired(rlk_a_lockreq *a)
@@ -276,7 +269,7 @@ static void alk_acquired(rlk_a_lockreq *a)
     rlk_a_hold *h = rlk_a_hold_get(a->h.ac, a->k->hold, a->name, a->owner);
 
     a->queued = 0;
-    alk_quiet(a);
+    rlk_a_wait_quiet(&a->w);
     if (!h)
         goto nomem;     /* no room to remember it: given back rather than held blind */
     if ((h->count == 0 || !(a->k->flags & RLK_PROTO_ONE_HOLD)) && h->count++ == 0)
@@ -299,38 +292,20 @@ static void alk_acquired(rlk_a_lockreq *a)
         if (!h->wd)
             goto nomem;     /* not renewed: given back, never held blind */
     }
-    if (a->ending == RLK_ERR_CANCELLED) {
+    if (a->w.ending == RLK_ERR_CANCELLED) {
         /* Cancelled while the grant was on its way: never left held. */
         alk_set_msg(a, "cancelled");
-        alk_release(a, CW_UNDO);
+        alk_release(a);
         return;
     }
     rlk_ae_complete(a->h.r, RLK_OK, a->k->flags & RLK_PROTO_TOKEN ? a->token : h->count, NULL,
                     NULL);
     return;
 nomem:
-    a->ending = RLK_ERR_NOMEM;
+    a->w.ending = RLK_ERR_NOMEM;
     alk_set_msg(a, "%s %s: out of memory", a->k->what, a->name);
-    alk_release(a, CW_UNDO);
+    alk_release(a);
 }
-
-/* The wait goes on: the next attempt when the TTL or the keepalive says. */
-static void alk_retry_fire(rlk_async *ac, void *arg)
-{
-    rlk_a_lockreq *a = arg;
-
-    (void)ac;
-    a->retry = NULL;
-    alk_poke(a);
-}
-
-static void alk_schedule(rlk_a_lockreq *a, long long ms)
-{
-    rlk_ae_timer_del(a->retry);
-    a->retry = rlk_ae_timer_add(a->h.ac, ms > 0 ? ms : 0, alk_retry_fire, a);
-}
-
-static void alk_msg(rlk_async *ac, const char *channel, const char *msg, size_t len, void *arg);
 
 /* Not acquired: ttl as the acquire script said (-3: behind a reservation). */
 static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
@@ -339,18 +314,18 @@ static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
 
     if (a->k->wait == RLK_PROTO_WAIT_FAIR)
         a->queued = 1;      /* fair/acquire queues every caller it turns away */
-    if (!a->waiter || a->ending) {
+    if (!a->waiter || a->w.ending) {
         alk_end_busy(a);
         return;
     }
     switch (a->k->wait) {
     case RLK_PROTO_WAIT_FAIR:
         /* Queued by the script: attempt again (keep-alive) before its deadline runs out. */
-        alk_schedule(a, rlk_a_common_next(&a->again, ttl, RLK_FAIR_THREAD_WAIT_MS / 3));
+        rlk_a_wait_retry(&a->w, rlk_a_wait_next(&a->w, ttl, RLK_FAIR_THREAD_WAIT_MS / 3));
         return;
     case RLK_PROTO_WAIT_CHANNEL:
         /* No queue: the lock's channel (subscribed from the start) and the TTL. */
-        alk_schedule(a, rlk_a_common_next(&a->again, ttl, RLK_A_KEEPALIVE_MS));
+        rlk_a_wait_retry(&a->w, rlk_a_wait_next(&a->w, ttl, RLK_A_KEEPALIVE_MS));
         return;
     case RLK_PROTO_WAIT_SPIN:
         /* The back-off (runtime/spin.h), never past the holder's TTL. */
@@ -358,54 +333,54 @@ static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
         a->spin_prev = (int)next;
         if (ttl >= 0 && ttl < next)
             next = ttl > 0 ? ttl : 1;
-        alk_schedule(a, next);
+        rlk_a_wait_retry(&a->w, next);
         return;
     default:
         break;
     }
-    if (a->ticket)
+    if (a->w.ticket)
         a->queued = 1;
     /* First in the queue (or behind a reservation): the lock's channel too. */
-    rlk_a_common_wide(a->h.ac, &a->s_wide, first || ttl == -3, a->channel, alk_msg, a);
-    if (!a->ticket) {
+    rlk_a_wait_wide(&a->w, first || ttl == -3, a->channel);
+    if (!a->w.ticket) {
         /* The fast try failed: take a ticket (cid * 1024 + r: the release finds the wake
          * channel from it), attempt with it once subscribed. */
-        a->ticket = rlk_names_wake_ticket(rlk_names_wake_cid(rlk_async_uuid(a->h.ac)));
-        if (rlk_ae_sub_ready(a->s_wake) || a->again) {
-            a->again = 0;
-            alk_poke(a);
+        a->w.ticket = rlk_names_wake_ticket(rlk_names_wake_cid(rlk_async_uuid(a->h.ac)));
+        if (rlk_ae_sub_ready(a->w.sub) || a->w.again) {
+            a->w.again = 0;
+            rlk_a_wait_poke(&a->w);
         }
         return;
     }
     /* -3: behind a reservation, attempt again once its claim window is over. */
-    alk_schedule(a, rlk_a_common_next(&a->again, ttl == -3 ? RLK_A_RECHECK_MS : ttl,
+    rlk_a_wait_retry(&a->w, rlk_a_wait_next(&a->w, ttl == -3 ? RLK_A_RECHECK_MS : ttl,
                                       RLK_A_KEEPALIVE_MS));
 }
 
 static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
                                int lost, void *arg);
 
-/* Reads the holder's field back after a lost reply (the engine fenced the
- * connection it went out on first). */
-static void alk_read_back(rlk_a_lockreq *a, int cw)
+/* Reads the holder's field back after a lost acquire's (or release's: rel) reply
+ * (the engine fenced the connection it went out on first). */
+static void alk_read_back(rlk_a_lockreq *a, int rel)
 {
     char field[RLK_OWNER_MAX + 16];     /* the hold's hash field: owner + the row's suffix */
     const char *argv[3] = {"HGET", a->name, field};
 
     snprintf(field, sizeof field, "%s%s", a->owner, a->k->field_suffix);
-    if (cw == CW_READ_ACQ && a->k->held) {
+    a->lost_rel = rel;
+    if (!rel && a->k->held) {
         /* A token row: the count, the hold's token and the PTTL in one read (its
          * held script), never the token of a holder that took the lock since. */
         a->read_at = rlk_ae_now_ms();
-        alk_send(a, cw, a->k->held, a->k->held_args, a->lease_ms, 0, alk_read_acq_reply);
+        alk_send(a, a->k->held, a->k->held_args, a->lease_ms, 0, alk_read_acq_reply);
     } else {    /* RLK_PROTO_VALUES: owner's live count of each value; else the field */
-        a->call = a->values ? rlk_a_kind_call(a->h.ac, &rlk_fastmulti_counts_call, a->name,
-                                              &(rlk_proto_argvals){.owner = a->owner},
-                                              a->values, alk_read_acq_reply, a)
-                            : rlk_ae_command(a->h.ac, 3, argv, alk_read_acq_reply, a);
-        a->cw = a->call ? cw : CW_NONE;
+        a->w.call = a->values ? rlk_a_kind_call(a->h.ac, &rlk_fastmulti_counts_call, a->name,
+                                                &(rlk_proto_argvals){.owner = a->owner},
+                                                a->values, alk_read_acq_reply, a)
+                              : rlk_ae_command(a->h.ac, 3, argv, alk_read_acq_reply, a);
     }
-    if (!a->call && !rlk_ae_req_done(a->h.r))
+    if (!a->w.call && !rlk_ae_req_done(a->h.r))
         rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
                         "%s %s: could not read back a lost reply", a->k->what, a->name);
 }
@@ -421,16 +396,16 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
         return;
     if (rc == RLK_ERR_IO && lost) {
         RLK_A_COUNT(a->h, lost_replies);
-        alk_read_back(a, CW_READ_ACQ);      /* it may have run: find out */
+        alk_read_back(a, 0);    /* it may have run: find out */
         return;
     }
-    if (rc == RLK_ERR_IO && !a->ending && rlk_a_common_elapsed(&a->h) <= alk_budget(a)) {
+    if (rc == RLK_ERR_IO && !a->w.ending && rlk_a_common_elapsed(&a->h) <= alk_budget(a)) {
         /* Never written: try again within the wait (a single try: once more in a while). */
-        alk_schedule(a, RLK_A_RETRY_MS);
+        rlk_a_wait_retry(&a->w, RLK_A_RETRY_MS);
         return;
     }
     if (rc == RLK_ERR_IO) {     /* never written: cancelled (it never ran), or the I/O error */
-        int cancelled = a->ending == RLK_ERR_CANCELLED;
+        int cancelled = a->w.ending == RLK_ERR_CANCELLED;
 
         alk_end(a, cancelled ? RLK_ERR_CANCELLED : RLK_ERR_IO, "%s",
                 cancelled ? "cancelled" : errstr);
@@ -491,8 +466,8 @@ static void alk_give_back_reply(rlk_async *ac, int rc, const redisReply *r, cons
 static void alk_give_back(rlk_a_lockreq *a)
 {
     if (a->give_back > 0) {
-        if (alk_send(a, CW_GIVE_BACK, a->k->release, a->k->release_args, a->lease_ms,
-                               0, alk_give_back_reply) == 0)
+        if (alk_send(a, a->k->release, a->k->release_args, a->lease_ms, 0,
+                     alk_give_back_reply) == 0)
             return;
         a->give_back = 0;
     }
@@ -507,7 +482,7 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
 {
     rlk_a_lockreq *a = arg;
     long long n = 0, token = 0, pttl = -2;
-    int cw = a->cw;
+    int rel = a->lost_rel;
 
     rlk_a_unused(2, ac, lost);
     if (alk_replied(a, rc, errstr))
@@ -515,23 +490,23 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
     if (rc != RLK_OK) {
         /* Not settled yet: read again while the budget lasts. */
         if (rlk_a_common_elapsed(&a->h) > alk_budget(a)) {
-            alk_quiet(a);
+            rlk_a_wait_quiet(&a->w);
             RLK_A_COUNT(a->h, lost_unsettled);
             rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL,
                             "%s %s: a reply was lost and whether the %s ran could not be "
                             "found out: %s", a->k->what, a->name,
-                            cw == CW_READ_ACQ ? "acquire" : "release", errstr);
+                            rel ? "release" : "acquire", errstr);
             return;
         }
-        alk_read_back(a, cw);
+        alk_read_back(a, rel);
         return;
     }
-    if (cw == CW_READ_ACQ && a->k->held) {
+    if (!rel && a->k->held) {
         /* {count, token, PTTL} (fenced/held, elect/held) */
         long long held[3];
 
         if (rlk_fam_held_read(r, held) != 0) {
-            alk_quiet(a);
+            rlk_a_wait_quiet(&a->w);
             rlk_ae_complete(a->h.r, RLK_ERR_PROTOCOL, 0, NULL, "%s %s: %s replied an unexpected "
                             "shape", a->k->what, a->name, a->k->held);
             return;
@@ -541,15 +516,15 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
         pttl = held[2];
     } else if (r->type == REDIS_REPLY_STRING)
         n = strtoll(r->str, NULL, 10);
-    else if (a->values && (n = rlk_fastmulti_lost_count(r, a->known, 0, cw == CW_READ_REL)) < 0) {
-        alk_quiet(a);
+    else if (a->values && (n = rlk_fastmulti_lost_count(r, a->known, 0, rel)) < 0) {
+        rlk_a_wait_quiet(&a->w);
         RLK_A_COUNT(a->h, lost_unsettled);
         rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL, "%s %s: %s reply was lost and the "
                         "counts of its values do not tell whether it ran", a->k->what, a->name,
-                        cw == CW_READ_REL ? "a release's" : "an acquire's");
+                        rel ? "a release's" : "an acquire's");
         return;
     }
-    if (cw == CW_READ_ACQ) {
+    if (!rel) {
         rlk_fam_settled d = rlk_fam_settle_rule(a->known, n, !a->k->held ||
                                                 (pttl > 0 && token > 0));
 
@@ -559,8 +534,8 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
                 /* It ran, but its hold had no lease left when read (or no token): never
                  * adopted past its lease; what the server still counts is given back. */
                 RLK_A_COUNT(a->h, lost_not_run);
-                alk_quiet(a);
-                a->ending = RLK_ERR_IO;
+                rlk_a_wait_quiet(&a->w);
+                a->w.ending = RLK_ERR_IO;
                 alk_set_msg(a, "%s %s: the acquire's reply was lost; it ran, but its hold had %s "
                             "when read back: not adopted", a->k->what, a->name,
                             token <= 0 ? "no token" : "no lease left");
@@ -584,16 +559,16 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
             return;
         }
         RLK_A_COUNT(a->h, lost_not_run);
-        if (a->ticket || a->k->wait == RLK_PROTO_WAIT_FAIR)
+        if (a->w.ticket || a->k->wait == RLK_PROTO_WAIT_FAIR)
             a->queued = 1;          /* it may have queued the caller */
         /* It did not run: not an answer yet (a single try too): attempt again. */
-        if (a->ending || rlk_a_common_elapsed(&a->h) > alk_budget(a))
+        if (a->w.ending || rlk_a_common_elapsed(&a->h) > alk_budget(a))
             alk_end_busy(a);
         else
-            alk_schedule(a, 0);
+            rlk_a_wait_retry(&a->w, 0);
         return;
     }
-    /* CW_READ_REL: did the release run? */
+    /* A lost release: did it run? */
     if (n < a->known) {
         rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
 
@@ -601,62 +576,29 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
             h->count = n;
         else if (h)
             rlk_a_hold_drop(a->h.ac, h);
-        if (a->op == ALK_UNLOCK)
-            rlk_ae_complete(a->h.r, RLK_OK, n, NULL, NULL);
-        else
+        if (a->acquire)
             alk_undone(a);
+        else
+            rlk_ae_complete(a->h.r, RLK_OK, n, NULL, NULL);
         return;
     }
-    alk_release(a, a->op == ALK_UNLOCK ? CW_RELEASE : CW_UNDO);   /* it did not run */
+    alk_release(a);     /* it did not run */
 }
 
 /* One attempt: the row's acquire with the ticket (queued: -ticket). */
-static void alk_attempt(rlk_a_lockreq *a)
+static void alk_attempt(void *arg)
 {
+    rlk_a_lockreq *a = arg;
     rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
 
-    rlk_ae_timer_del(a->retry);
-    a->retry = NULL;
+    rlk_ae_timer_del(a->w.retry);
+    a->w.retry = NULL;
     a->known = h ? h->count : 0;
     a->sent = rlk_ae_now_ms();
-    if (alk_send(a, CW_ATTEMPT, a->k->acquire, a->k->acquire_args, a->lease_ms,
-                 a->queued ? -a->ticket : a->ticket, alk_acquire_reply) != 0)
+    if (alk_send(a, a->k->acquire, a->k->acquire_args, a->lease_ms,
+                 a->queued ? -a->w.ticket : a->w.ticket, alk_acquire_reply) != 0)
         alk_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s %s: %s",
                 a->k->what, a->name, rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
-}
-
-/* Something says the lock may be free: attempt now (or after the call in flight). */
-static void alk_poke(rlk_a_lockreq *a)
-{
-    if (a->cw == CW_CANCEL || a->cw == CW_UNDO || !rlk_a_common_wake(a->h.r, a->call, &a->again))
-        return;
-    if (a->ticket && !rlk_ae_sub_ready(a->s_wake))
-        return;     /* its subscription's confirmation pokes it */
-    alk_attempt(a);
-}
-
-/* A message on the wake channel (a grant, t * 2^26) or the lock's channel;
- * msg NULL: subscribed (again): attempt, a grant may have been missed. */
-static void alk_msg(rlk_async *ac, const char *channel, const char *msg, size_t len, void *arg)
-{
-    rlk_a_lockreq *a = arg;
-
-    (void)ac;
-    if (rlk_ae_req_done(a->h.r))
-        return;
-    if (msg && a->wake && strcmp(channel, a->wake) == 0 &&
-        !rlk_sub_grants(&rlk_lock_sub_rule, msg, len, a->ticket))
-        return;     /* another waiter's grant */
-    alk_poke(a);
-}
-
-static void alk_deadline_fire(rlk_async *ac, void *arg)
-{
-    rlk_a_lockreq *a = arg;
-
-    (void)ac;
-    if (rlk_a_common_deadline(&a->deadline, a->call, &a->ending))
-        alk_end_busy(a);
 }
 
 /* ---------------------------------------------------------------- unlock */
@@ -665,7 +607,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
                               int lost, void *arg)
 {
     rlk_a_lockreq *a = arg;
-    int cw = a->cw, outcome;
+    int outcome;
     rlk_a_hold *h;
 
     (void)ac;
@@ -673,11 +615,11 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
         return;
     if (rc == RLK_ERR_IO && lost) {
         RLK_A_COUNT(a->h, lost_replies);
-        alk_read_back(a, CW_READ_REL);
+        alk_read_back(a, 1);
         return;
     }
     if (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) <= alk_budget(a)) {
-        alk_release(a, cw);     /* never written: once more */
+        alk_release(a);     /* never written: once more */
         return;
     }
     h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
@@ -689,7 +631,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
         if (h && !(h->row && (((const rlk_proto *)h->row)->flags & RLK_PROTO_VALUES)))
             rlk_a_hold_drop(a->h.ac, h);    /* not held any more (lost): forget it (a value
                                                list not held says nothing of its other values) */
-        if (cw == CW_UNDO)
+        if (a->acquire)
             alk_undone(a);
         else
             rlk_ae_complete(a->h.r, RLK_ERR_NOT_OWNER, 0, NULL,
@@ -703,21 +645,21 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
         rlk_a_hold_drop(a->h.ac, h);
         h = NULL;
     }
-    if (cw == CW_UNDO)
+    if (a->acquire)
         alk_undone(a);
     else
         rlk_ae_complete(a->h.r, RLK_OK, h ? h->count : outcome == RLK_REL_STILL_HELD, NULL,
                         NULL);
 }
 
-/* The row's release once (an unlock, or the undo of a cancelled grant). */
-static void alk_release(rlk_a_lockreq *a, int cw)
+/* The row's release once (an unlock, or an acquisition's undo of its grant). */
+static void alk_release(rlk_a_lockreq *a)
 {
     rlk_client *c = rlk_ae_client(a->h.ac);
     rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
 
     a->known = h ? h->count : 1;
-    if (alk_send(a, cw, a->k->release, a->k->release_args,
+    if (alk_send(a, a->k->release, a->k->release_args,
                  h && h->lease_ms > 0 ? h->lease_ms : c->watchdog_lease_ms, 0,
                  alk_release_reply) != 0)
         rlk_a_common_unsent(a->h.r, a->k->what, a->name);
@@ -737,7 +679,7 @@ static void alk_force_reply(rlk_async *ac, int rc, const redisReply *r, const ch
     if (alk_replied(a, rc, errstr))
         return;
     if (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) < alk_budget(a) &&
-        alk_send(a, CW_FORCE, a->k->force, a->k->force_args, 0, 0, alk_force_reply) == 0)
+        alk_send(a, a->k->force, a->k->force_args, 0, 0, alk_force_reply) == 0)
         return;
     if (rc != RLK_OK) {
         rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
@@ -772,29 +714,20 @@ static int alk_values(rlk_a_lockreq *a, const char *who, const rlk_a_lock_opts *
 static int alk_listen(rlk_a_lockreq *a)
 {
     rlk_proto const *k = a->k;
-    rlk_ae_sub **sub = &a->s_wide;
-    const char *ch;
 
     if (k->wait == RLK_PROTO_WAIT_SPIN)
-        return a->wait_ms <= 0 ||
-               (a->deadline = rlk_ae_timer_add(a->h.ac, a->wait_ms, alk_deadline_fire, a)) ? 0 : -1;
+        return rlk_a_wait_listen(&a->w, NULL, a->wait_ms);
     if (!(a->channel = rlk_proto_keys_get(&a->keys, k->wait_channel)))
         return -1;
-    ch = a->channel;
-    if (k->wait == RLK_PROTO_WAIT_QUEUE) {
-        /* Grants come on the client's wake channel; the lock's channel only while first. */
-        if (!(a->wake = rlk_names_wake_channel(a->channel,
-                                               rlk_names_wake_cid(rlk_async_uuid(a->h.ac)))))
-            return -1;
-        ch = a->wake;
-        sub = &a->s_wake;
-    } else if (k->wait == RLK_PROTO_WAIT_FAIR) {
-        if (!(a->own = rlk_names_waiter_channel(a->name, a->owner, strlen(a->owner))))
-            return -1;
-        ch = a->own;
-    }
-    return rlk_a_common_listen(a->h.ac, ch, a->wait_ms, alk_msg, alk_deadline_fire, a, sub,
-                               &a->deadline);
+    /* Grants come on the client's wake channel; the lock's channel only while first. */
+    if (k->wait == RLK_PROTO_WAIT_QUEUE)
+        a->mine = rlk_names_wake_channel(a->channel, rlk_names_wake_cid(rlk_async_uuid(a->h.ac)));
+    else if (k->wait == RLK_PROTO_WAIT_FAIR)
+        a->mine = rlk_names_waiter_channel(a->name, a->owner, strlen(a->owner));
+    if (k->wait != RLK_PROTO_WAIT_CHANNEL && !a->mine)
+        return -1;
+    a->w.grants = k->wait == RLK_PROTO_WAIT_QUEUE ? a->mine : NULL;
+    return rlk_a_wait_listen(&a->w, a->mine ? a->mine : a->channel, a->wait_ms);
 }
 
 rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_proto *k, const char *who,
@@ -802,7 +735,7 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_proto *k, const char 
                                   long long lease_ms, const rlk_a_lock_opts *o, rlk_async_fn fn,
                                   void *privdata)
 {
-    rlk_a_lockreq *a = alk_new(ac, ALK_LOCK, k, who, name, task, fn, privdata);
+    rlk_a_lockreq *a = alk_new(ac, 1, k, who, name, task, fn, privdata);
     rlk_client *c;
     rlk_a_hold *held;
 
@@ -859,13 +792,11 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_proto *k, const char 
     return a->h.r;
 }
 
-rlk_async_req *rlk_a_lock_release(rlk_async *ac, const rlk_proto *k, const char *name,
-                                  unsigned long long task, const rlk_a_lock_opts *o,
-                                  rlk_async_fn fn, void *privdata)
+rlk_async_req *rlk_a_lock_release(rlk_async *ac, const rlk_proto *k, const char *who,
+                                  const char *name, unsigned long long task,
+                                  const rlk_a_lock_opts *o, rlk_async_fn fn, void *privdata)
 {
-    const char *who = k && (k->flags & RLK_PROTO_VALUES) ? "rlk_async_fastmulti_unlock"
-                                                     : "rlk_async_unlock";
-    rlk_a_lockreq *a = alk_new(ac, ALK_UNLOCK, k, who, name, task, fn, privdata);
+    rlk_a_lockreq *a = alk_new(ac, 0, k, who, name, task, fn, privdata);
     rlk_a_hold *h;
 
     if (!a || rlk_ae_req_done(a->h.r) || alk_values(a, who, o))
@@ -876,7 +807,7 @@ rlk_async_req *rlk_a_lock_release(rlk_async *ac, const rlk_proto *k, const char 
     if (h && h->row && h->row != a->k && !a->values ==
         !(((const rlk_proto *)h->row)->flags & RLK_PROTO_VALUES))
         alk_bind(a, h->row);
-    alk_release(a, CW_RELEASE);
+    alk_release(a);
     return a->h.r;
 }
 
@@ -930,18 +861,19 @@ rlk_async_req *rlk_async_lock_delay(rlk_async *ac, const char *name, unsigned lo
 rlk_async_req *rlk_async_unlock(rlk_async *ac, int kind, const char *name, unsigned long long task,
                                 rlk_async_fn fn, void *privdata)
 {
-    return rlk_a_lock_release(ac, rlk_a_kind_row(kind), name, task, NULL, fn, privdata);
+    return rlk_a_lock_release(ac, rlk_a_kind_row(kind), "rlk_async_unlock", name, task, NULL, fn,
+                              privdata);
 }
 
 rlk_async_req *rlk_a_lock_force(rlk_async *ac, const rlk_proto *k, const char *who,
                                 const char *name, const rlk_a_lock_opts *o, rlk_async_fn fn,
                                 void *privdata)
 {
-    rlk_a_lockreq *a = alk_new(ac, ALK_FORCE, k, who, name, 0, fn, privdata);
+    rlk_a_lockreq *a = alk_new(ac, 0, k, who, name, 0, fn, privdata);
 
     if (!a || rlk_ae_req_done(a->h.r) || alk_values(a, who, o))
         return a ? a->h.r : NULL;
-    if (alk_send(a, CW_FORCE, a->k->force, a->k->force_args, 0, 0, alk_force_reply))
+    if (alk_send(a, a->k->force, a->k->force_args, 0, 0, alk_force_reply))
         rlk_a_common_unsent(a->h.r, who, name);
     return a->h.r;
 }

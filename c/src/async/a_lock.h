@@ -34,9 +34,9 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_proto *k, const char 
                                   void *privdata);
 /* The release of task's hold of name, with the release of the row the hold
  * was taken with (k's when this client records no hold). */
-rlk_async_req *rlk_a_lock_release(rlk_async *ac, const rlk_proto *k, const char *name,
-                                  unsigned long long task, const rlk_a_lock_opts *o,
-                                  rlk_async_fn fn, void *privdata);
+rlk_async_req *rlk_a_lock_release(rlk_async *ac, const rlk_proto *k, const char *who,
+                                  const char *name, unsigned long long task,
+                                  const rlk_a_lock_opts *o, rlk_async_fn fn, void *privdata);
 /* The force release of name with row k's force script (o: its values). */
 rlk_async_req *rlk_a_lock_force(rlk_async *ac, const rlk_proto *k, const char *who,
                                 const char *name, const rlk_a_lock_opts *o, rlk_async_fn fn,

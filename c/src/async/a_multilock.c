@@ -49,8 +49,8 @@ struct aml {
     long long deadline;             /* monotonic ms; -1: none */
     long long attempt_end;
     int phase;                      /* AML_* */
-    int k;                          /* the member being taken / renewed / released */
-    int taken;                      /* members 0..taken-1 are held by this request */
+    int k;                          /* the member being taken (0..k-1 are held) / renewed /
+                                       released */
     int released;                   /* unlock: members released */
     rlk_async_req *sub;             /* the member request in flight */
     aml_link *link;
@@ -117,8 +117,9 @@ static void aml_fail(aml *m, int err, const char *fmt, ...)
         rlk_ae_complete(m->h.r, RLK_ERR_CLOSED, 0, NULL, "the async client was freed");
         return;
     }
+    /* Members 0..k-1 are held while acquiring, all while renewing: released last first. */
+    m->k = (m->phase == AML_RENEWING ? m->n : m->k) - 1;
     m->phase = AML_RELEASING;
-    m->k = m->taken - 1;
     aml_next(m);
 }
 
@@ -127,7 +128,6 @@ static void aml_attempt(aml *m)
 {
     m->phase = AML_ACQUIRING;
     m->k = 0;
-    m->taken = 0;
     m->attempt_end = rlk_multilock_attempt_end(rlk_ae_now_ms(), m->budget_ms, m->deadline);
     aml_next(m);
 }
@@ -254,7 +254,7 @@ static void aml_sub_done(rlk_async *ac, const rlk_async_result *res, void *p)
     switch (m->phase) {
     case AML_ACQUIRING:
         if (res->err == RLK_OK) {
-            m->taken = ++m->k;
+            m->k++;
             aml_next(m);
             return;
         }
@@ -273,7 +273,6 @@ static void aml_sub_done(rlk_async *ac, const rlk_async_result *res, void *p)
             m->end_err = res->err == RLK_ERR_CANCELLED ? m->end_err : RLK_ERR_UNSETTLED;
         }
         m->k--;
-        m->taken = m->k + 1;
         aml_next(m);
         return;
     default:    /* AML_UNLOCKING */

@@ -23,36 +23,26 @@ typedef struct aon {
                                        for when sent, a cluster's marker is the pointer) */
     int flags;
     char **tail;                    /* text arguments after its ARGV (one block); NULL: none */
-    rlk_ae_call *call;
-    rlk_ae_timer *retry;            /* the next call: after one that never went out; an
-                                       awaiter's next read */
+    rlk_a_wait w;                   /* the call in flight; its retry: the next call, after one
+                                       that never went out, or an awaiter's next read; an
+                                       awaiter's listener and deadline (a_common.h) */
     /* an awaiter's (rlk_a_once_await) */
     const char *busy;               /* what a wait that ran out says (static); NULL: no awaiter */
-    char *channel;
     long long wait_ms;              /* 0 for a request that is no awaiter */
-    rlk_ae_sub *sub;
-    rlk_ae_timer *deadline;
-    int again;                      /* woken while a read was in flight */
-    int ending;                     /* RLK_ERR_BUSY: end when the read in flight says closed */
 } aon;
-
-static void aon_quiet(aon *o)
-{
-    rlk_a_common_quiet(&o->retry, &o->deadline, &o->sub, NULL);
-}
 
 static void aon_free_state(rlk_async_req *r, void *state)
 {
     aon *o = state;
 
     (void)r;
-    aon_quiet(o);
-    rlk_ae_call_forget(o->call);
-    rlk_a_common_free(6, o->name, o->channel, o->tail, (void *)o->v.owner, (void *)o->v.value,
+    rlk_a_wait_quiet(&o->w);
+    rlk_ae_call_forget(o->w.call);
+    rlk_a_common_free(5, o->name, o->tail, (void *)o->v.owner, (void *)o->v.value,
                       (void *)o->v.id);
 }
 
-static void aon_call(aon *o);
+static void aon_call(void *arg);
 
 /* A call once sent decides: a cancel does not end the request early. An
  * awaiter (or RLK_A_ONCE_CANCEL) has nothing to undo: it ends now (a call
@@ -64,7 +54,7 @@ static void aon_cancel_hook(rlk_async_req *r, void *state)
     (void)r;
     if (!(o->flags & RLK_A_ONCE_CANCEL))
         return;
-    aon_quiet(o);
+    rlk_a_wait_quiet(&o->w);
     rlk_ae_complete(o->h.r, RLK_ERR_CANCELLED, 0, NULL, "cancelled");
 }
 
@@ -76,7 +66,7 @@ static void aon_end(aon *o, int err, const char *fmt, ...)
     char why[RLK_ERRSTR_MAX];
     va_list ap;
 
-    aon_quiet(o);
+    rlk_a_wait_quiet(&o->w);
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
@@ -87,34 +77,10 @@ static void aon_end(aon *o, int err, const char *fmt, ...)
         rlk_ae_complete(o->h.r, err, 0, NULL, "%s %s: %s", o->what, o->name, why);
 }
 
-/* The retry timer, an awaiter's message ("0": open; "1": armed) or msg
- * NULL (subscribed, again): call now, or after the call in flight. */
-static void aon_retry_fire(rlk_async *ac, void *arg)
+/* rlk_a_wait_fn: an awaiter's wait ran out. */
+static void aon_timeout(void *arg)
 {
-    aon *o = arg;
-
-    (void)ac;
-    o->retry = NULL;
-    if (rlk_a_common_wake(o->h.r, o->call, &o->again))
-        aon_call(o);
-}
-
-static void aon_msg(rlk_async *ac, const char *channel, const char *msg, size_t len, void *arg)
-{
-    aon *o = arg;
-
-    rlk_a_unused(4, ac, channel, msg, len);
-    if (rlk_a_common_wake(o->h.r, o->call, &o->again))
-        aon_call(o);
-}
-
-static void aon_deadline_fire(rlk_async *ac, void *arg)
-{
-    aon *o = arg;
-
-    (void)ac;
-    if (rlk_a_common_deadline(&o->deadline, o->call, &o->ending))
-        aon_end(o, RLK_ERR_BUSY, "%s", "");
+    aon_end(arg, RLK_ERR_BUSY, "%s", "");
 }
 
 static void aon_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr, int lost,
@@ -123,7 +89,7 @@ static void aon_reply(rlk_async *ac, int rc, const redisReply *reply, const char
     aon *o = arg;
     rlk_proto_outcome out;
 
-    o->call = NULL;
+    o->w.call = NULL;
     if (rlk_ae_req_done(o->h.r))
         return;     /* cancelled meanwhile (RLK_A_ONCE_CANCEL) */
     if (rc == RLK_ERR_IO && lost && (o->flags & RLK_A_ONCE_REPEAT))
@@ -133,15 +99,15 @@ static void aon_reply(rlk_async *ac, int rc, const redisReply *reply, const char
                 "repeated: it must not run twice): %s", errstr);
         return;
     }
-    if (rc == RLK_ERR_IO && !o->ending && (o->busy || !rlk_ae_closing(ac)) &&
+    if (rc == RLK_ERR_IO && !o->w.ending && (o->busy || !rlk_ae_closing(ac)) &&
         rlk_a_common_elapsed(&o->h) <= rlk_a_common_budget(ac, o->wait_ms)) {
         /* Never written (or a read's reply lost): once more in a while. */
-        o->retry = rlk_ae_timer_add(ac, RLK_A_RETRY_MS, aon_retry_fire, o);
-        if (o->retry)
+        rlk_a_wait_retry(&o->w, RLK_A_RETRY_MS);
+        if (o->w.retry)
             return;
     }
     if (rc != RLK_OK)
-        aon_end(o, rc == RLK_ERR_IO && o->ending ? o->ending : rc, "%s", errstr);
+        aon_end(o, rc == RLK_ERR_IO && o->w.ending ? o->w.ending : rc, "%s", errstr);
     else if (reply->type != REDIS_REPLY_INTEGER)
         aon_end(o, RLK_ERR_PROTOCOL, "%s replied an unexpected shape", o->pc->script);
     else if ((o->flags & RLK_A_ONCE_HELD) && reply->integer == 0)
@@ -150,25 +116,27 @@ static void aon_reply(rlk_async *ac, int rc, const redisReply *reply, const char
     else if ((o->flags & RLK_A_ONCE_LEADS) &&
              rlk_proto_read_proclaim(reply, &out) == RLK_PROTO_REFUSED)
         aon_end(o, out.err, "%s no longer leads in term %lld", o->v.owner, o->v.term);
-    else if (o->busy && reply->integer > 0 && (o->wait_ms == 0 || o->ending))
+    else if (o->busy && reply->integer > 0 && (o->wait_ms == 0 || o->w.ending))
         aon_end(o, RLK_ERR_BUSY, "%s", "");
-    else if (o->busy && reply->integer > 0) {
-        o->retry = rlk_ae_timer_add(ac, o->again ? 0 : RLK_A_KEEPALIVE_MS, aon_retry_fire, o);
-        o->again = 0;
-    } else {
-        aon_quiet(o);
+    else if (o->busy && reply->integer > 0)
+        rlk_a_wait_retry(&o->w, rlk_a_wait_next(&o->w, -1, RLK_A_KEEPALIVE_MS));
+    else {
+        rlk_a_wait_quiet(&o->w);
         rlk_ae_complete(o->h.r, RLK_OK, (o->flags & RLK_A_ONCE_LEADS) ? o->v.term
                         : (o->flags & RLK_A_ONCE_BOOL) ? reply->integer == 1 : reply->integer,
                         NULL, NULL);
     }
 }
 
-static void aon_call(aon *o)
+/* Sends the call (rlk_a_wait_fn: an awaiter's read, on a wake-up too). */
+static void aon_call(void *arg)
 {
-    rlk_ae_timer_del(o->retry);
-    o->retry = NULL;
-    o->call = rlk_a_kind_call(o->h.ac, o->pc, o->name, &o->v, o->tail, aon_reply, o);
-    if (!o->call)
+    aon *o = arg;
+
+    rlk_ae_timer_del(o->w.retry);
+    o->w.retry = NULL;
+    o->w.call = rlk_a_kind_call(o->h.ac, o->pc, o->name, &o->v, o->tail, aon_reply, o);
+    if (!o->w.call)
         aon_end(o, rlk_ae_closing(o->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s",
                 rlk_ae_closing(o->h.ac) ? "client freed" : "out of memory");
 }
@@ -182,6 +150,7 @@ rlk_async_req *rlk_a_once_start(rlk_async *ac, const char *who, const char *what
     if (!(o = RLK_A_NEW(ac, aon, fn, privdata)))
         return NULL;
     r = o->h.r;
+    rlk_a_wait_init(&o->w, &o->h, o, aon_call, aon_timeout);
     snprintf(o->what, sizeof o->what, "%s", what);
     if (mkind >= 0)
         rlk_ae_req_metric(r, mkind, name);
@@ -192,17 +161,8 @@ rlk_async_req *rlk_a_once_start(rlk_async *ac, const char *who, const char *what
     return r;
 }
 
-rlk_async_req *rlk_a_once_new(rlk_async *ac, const char *what, const char *name,
-                              rlk_async_fn fn, void *privdata)
-{
-    char who[64];
-
-    snprintf(who, sizeof who, "rlk_async %s", what);
-    return rlk_a_once_start(ac, who, what, -1, name, fn, privdata);
-}
-
-int rlk_a_once_call(rlk_async_req *r, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
-                    char **tail, int flags)
+void rlk_a_once_call(rlk_async_req *r, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
+                     char **tail, int flags)
 {
     aon *o = rlk_ae_req_state(r);
     unsigned char *id = NULL;
@@ -215,16 +175,13 @@ int rlk_a_once_call(rlk_async_req *r, const rlk_proto_call *pc, const rlk_proto_
     o->v.id = NULL;
     if ((vals->owner && !(o->v.owner = strdup(vals->owner))) ||
         (vals->value && !(o->v.value = strdup(vals->value))) ||
-        (vals->id && !(o->v.id = id = malloc(vals->idlen ? vals->idlen : 1))))
-        return -1;
+        (vals->id && !(o->v.id = id = malloc(vals->idlen ? vals->idlen : 1)))) {
+        aon_end(o, RLK_ERR_NOMEM, "out of memory");
+        return;
+    }
     if (id)
         memcpy(id, vals->id, vals->idlen);
-    o->call = rlk_a_kind_call(o->h.ac, pc, o->name, &o->v, tail, aon_reply, o);
-    if (!o->call && !rlk_ae_closing(o->h.ac))
-        return -1;      /* it could not be built or sent: out of memory */
-    if (!o->call)
-        rlk_ae_complete(r, RLK_ERR_CLOSED, 0, NULL, "%s %s: client freed", o->what, o->name);
-    return 0;
+    aon_call(o);
 }
 
 int rlk_a_once_await(rlk_async_req *r, const rlk_proto_call *pc, const char *channel,
@@ -237,9 +194,7 @@ int rlk_a_once_await(rlk_async_req *r, const rlk_proto_call *pc, const char *cha
     o->busy = busy;
     o->wait_ms = wait_ms;
     /* Listen before the read that finds it closed: its confirmation reads again. */
-    if (!(o->channel = strdup(channel)) ||
-        (wait_ms != 0 && rlk_a_common_listen(o->h.ac, o->channel, wait_ms, aon_msg,
-                                             aon_deadline_fire, o, &o->sub, &o->deadline)))
+    if (wait_ms != 0 && rlk_a_wait_listen(&o->w, channel, wait_ms))
         return -1;
     aon_call(o);
     return 0;

@@ -29,9 +29,6 @@
  * NULL: out of memory (no callback). */
 rlk_async_req *rlk_a_once_start(rlk_async *ac, const char *who, const char *what, int mkind,
                                 const char *name, rlk_async_fn fn, void *privdata);
-/* rlk_a_once_start with who "rlk_async <what>", no metric. */
-rlk_async_req *rlk_a_once_new(rlk_async *ac, const char *what, const char *name,
-                              rlk_async_fn fn, void *privdata);
 
 /* How rlk_a_once_call reads the reply and rides out a lost one. */
 #define RLK_A_ONCE_BOOL 1       /* value: 1 when the integer is 1, else 0 */
@@ -50,11 +47,11 @@ rlk_async_req *rlk_a_once_new(rlk_async *ac, const char *what, const char *name,
  * with vals (copied, their owner, value and id too; other text static; publish:
  * the client's when NULL, asked for at each send) and the text list tail
  * after them (NULL-terminated, one block: the request frees it; the faster
- * MultiLock's values; NULL: none) for r, which rlk_a_once_new made;
- * RLK_A_ONCE_* flags. Built again for each send (rlk_a_kind_call). -1: the
- * call could not be built or sent (out of memory), the request not
- * completed: the caller says so. */
-int rlk_a_once_call(rlk_async_req *r, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
+ * MultiLock's values; NULL: none) for r, which rlk_a_once_start made;
+ * RLK_A_ONCE_* flags. Built again for each send (rlk_a_kind_call). One that
+ * cannot be built or sent ends the request ("<what> <name>: out of memory",
+ * or RLK_ERR_CLOSED "client freed"). */
+void rlk_a_once_call(rlk_async_req *r, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
                     char **tail, int flags);
 
 /* Makes r (rlk_a_once_start's) an awaiter: it listens on channel (and, for

@@ -58,15 +58,16 @@ static void aps_release_send(aps *a, int cw)
     aps_send(a, &rlk_psem_release_call, &v, cw);
 }
 
-/* rlk_a_semq_attempt_fn: psemaphore/acquire of the request's id with the
- * queue's ticket argument. */
-static void aps_attempt(rlk_a_semq *q)
+/* The waiter's attempt (rlk_a_wait_fn): psemaphore/acquire of the request's
+ * id with the queue's ticket argument. */
+static void aps_attempt(void *arg)
 {
-    aps *a = (aps *)q;
+    aps *a = arg;
+    rlk_a_semq *q = &a->q;
     rlk_proto_argvals v = {.lease_ms = a->lease_ms, .ticket = rlk_a_semq_arg(q),
                            .id = a->raw, .idlen = a->rawlen};
 
-    q->again = 0;
+    q->w.again = 0;
     aps_send(a, &rlk_psem_acquire_call, &v, RLK_A_SEMQ_ATTEMPT);
 }
 
@@ -121,14 +122,14 @@ static void aps_reply(rlk_async *ac, int rc, const redisReply *reply, const char
     int cw = a->q.cw;
 
     (void)ac;
-    a->q.call = NULL;
+    a->q.w.call = NULL;
     a->q.cw = RLK_A_SEMQ_NONE;
     if (rlk_ae_req_done(a->q.h.r))
         return;
     /* No reply (never written, or lost): the same call again within the budget. */
     if (rc == RLK_ERR_IO && lost) {
         a->io_failed = 1;
-        if (cw == RLK_A_SEMQ_ATTEMPT && a->q.ticket)
+        if (cw == RLK_A_SEMQ_ATTEMPT && a->q.w.ticket)
             a->q.queued = 1;    /* it may have queued the ticket: -ticket from now on */
     }
     if (rc == RLK_ERR_CLOSED || (rc == RLK_ERR_IO && !rlk_a_semq_in_budget(&a->q)))
@@ -146,15 +147,16 @@ static void aps_reply(rlk_async *ac, int rc, const redisReply *reply, const char
 
 /* ---------------------------------------------------------------- the requests */
 
-/* A request of the semaphore name whose state is set up: 0, or 1 when it is completed. */
-static int aps_begin(aps *a, const char *name, long long wait_ms)
+/* A request of the semaphore name for the public call who whose state is set up: 0, or 1
+ * when it is completed. */
+static int aps_begin(aps *a, const char *who, const char *name, long long wait_ms)
 {
     char busy[256];
 
-    if (rlk_a_semq_begin(&a->q, "rlk_async psemaphore", name))
+    if (rlk_a_semq_begin(&a->q, who, name))
         return 1;
     snprintf(busy, sizeof busy, "acquire %s: no permit available", name);
-    return rlk_a_semq_init(&a->q, "rlk_async psemaphore", name, 1, wait_ms, busy, aps_attempt);
+    return rlk_a_semq_init(&a->q, who, name, 1, wait_ms, busy, aps_attempt);
 }
 
 rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, long long wait_ms,
@@ -163,7 +165,7 @@ rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, lon
     static const char who[] = "rlk_async_psemaphore_acquire";
     aps *a = RLK_A_SEMQ_NEW(ac, aps, fn, privdata);
 
-    if (!a || aps_begin(a, name, wait_ms))
+    if (!a || aps_begin(a, who, name, wait_ms))
         return a ? a->q.h.r : NULL;
     rlk_ae_req_metric(a->q.h.r, RLK_MKIND_PSEMAPHORE, name);
     if (rlk_a_common_range(a->q.h.r, who, name, "wait_ms", wait_ms, -1, RLK_NUM_MAX) ||
@@ -184,12 +186,13 @@ rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, lon
 rlk_async_req *rlk_async_psemaphore_release(rlk_async *ac, const char *name, const char *id,
                                             rlk_async_fn fn, void *privdata)
 {
+    static const char who[] = "rlk_async_psemaphore_release";
     aps *a = RLK_A_SEMQ_NEW(ac, aps, fn, privdata);
     char msg[RLK_ERRSTR_MAX];
 
-    if (!a || aps_begin(a, name, 0))
+    if (!a || aps_begin(a, who, name, 0))
         return a ? a->q.h.r : NULL;
-    if (rlk_psem_parse_id("rlk_async_psemaphore_release", name, id, a->raw, &a->rawlen, msg,
+    if (rlk_psem_parse_id(who, name, id, a->raw, &a->rawlen, msg,
                           sizeof msg) != RLK_OK) {
         rlk_ae_complete(a->q.h.r, RLK_ERR_ARG, 0, NULL, "%s", msg);
         return a->q.h.r;

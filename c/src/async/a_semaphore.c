@@ -31,7 +31,7 @@ static void asm_undo_reply(rlk_async *ac, int rc, const redisReply *reply, const
     rlk_a_semq *q = arg;
 
     (void)reply;
-    q->call = NULL;
+    q->w.call = NULL;
     if (rc == RLK_OK) {
         q->cw = RLK_A_SEMQ_NONE;
         rlk_ae_complete(q->h.r, RLK_ERR_CANCELLED, 0, NULL, "cancelled");
@@ -53,7 +53,7 @@ static void asm_undo(rlk_a_semq *q)
 {
     rlk_proto_argvals v = {.n = q->permits};
 
-    rlk_a_semq_quiet(q);
+    rlk_a_wait_quiet(&q->w);
     if (rlk_a_semq_send(q, &rlk_semaphore_release_call, &v, RLK_A_SEMQ_UNDO, asm_undo_reply))
         rlk_ae_complete(q->h.r, RLK_ERR_UNSETTLED, 0, NULL,
                         "semaphore %s: cancelled after %lld permit(s) were taken; could not give "
@@ -68,10 +68,10 @@ static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, co
     rlk_proto_outcome o;
 
     (void)ac;
-    q->call = NULL;
+    q->w.call = NULL;
     q->cw = RLK_A_SEMQ_NONE;
     if (rc == RLK_ERR_IO && lost) {
-        if (q->ticket)
+        if (q->w.ticket)
             q->queued = 1;  /* it may have run */
         rlk_a_semq_finish(q, RLK_ERR_UNSETTLED,
                           "semaphore %s: the acquire's reply was lost and %lld permit(s) may have "
@@ -79,12 +79,12 @@ static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, co
                           q->permits, errstr);
         return;
     }
-    if (rc == RLK_ERR_IO && q->ending) {
-        rlk_a_semq_end(q, q->ending);   /* never written: nothing taken */
+    if (rc == RLK_ERR_IO && q->w.ending) {
+        rlk_a_semq_end(q, q->w.ending);   /* never written: nothing taken */
         return;
     }
     if (rc == RLK_ERR_IO && rlk_a_semq_in_budget(q)) {
-        rlk_a_semq_retry(q, RLK_A_RETRY_MS);    /* never written: once more in a while */
+        rlk_a_wait_retry(&q->w, RLK_A_RETRY_MS);    /* never written: once more in a while */
         return;
     }
     if (rc != RLK_OK)
@@ -101,15 +101,16 @@ static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, co
                           q->name, rlk_semaphore_acquire_call.script);
 }
 
-/* rlk_a_semq_attempt_fn: semaphore/acquire with the queue's ticket argument. */
-static void asm_attempt(rlk_a_semq *q)
+/* The waiter's attempt (rlk_a_wait_fn): semaphore/acquire with the queue's ticket argument. */
+static void asm_attempt(void *arg)
 {
+    rlk_a_semq *q = arg;
     rlk_proto_argvals v = {.n = q->permits, .ticket = rlk_a_semq_arg(q)};
 
     if (!rlk_a_semq_send(q, &rlk_semaphore_acquire_call, &v, RLK_A_SEMQ_ATTEMPT,
                          asm_acquire_reply))
         return;
-    rlk_a_semq_quiet(q);
+    rlk_a_wait_quiet(&q->w);
     rlk_a_common_unsent(q->h.r, "semaphore", q->name);
 }
 

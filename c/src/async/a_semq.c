@@ -16,26 +16,29 @@
 #include "async/a_kind.h"
 #include "async/a_semq.h"
 
-int rlk_a_semq_init(rlk_a_semq *q, const char *who, const char *name, long long permits,
-                    long long wait_ms, const char *busy, rlk_a_semq_attempt_fn attempt)
+/* rlk_a_wait_fn: the wait ran out. */
+static void rlk_a_semq_timeout(void *arg)
 {
-    q->attempt = attempt;
+    rlk_a_semq_end(arg, RLK_ERR_BUSY);
+}
+
+int rlk_a_semq_init(rlk_a_semq *q, const char *who, const char *name, long long permits,
+                    long long wait_ms, const char *busy, rlk_a_wait_fn attempt)
+{
+    rlk_a_wait_init(&q->w, &q->h, q, attempt, rlk_a_semq_timeout);
+    q->w.rule = &rlk_sem_queue_sub_rule;
     q->permits = permits;
     q->wait_ms = wait_ms;
     snprintf(q->busy, sizeof q->busy, "%s", busy);
     q->name = strdup(name);
     q->channel = rlk_fam_prefix_name(RLK_NAMES_CH_SEMAPHORE, name);
     if (q->channel)
-        q->wake = rlk_names_wake_channel(q->channel, rlk_names_wake_cid(rlk_async_uuid(q->h.ac)));
+        q->w.grants = q->wake = rlk_names_wake_channel(q->channel,
+                                                       rlk_names_wake_cid(rlk_async_uuid(q->h.ac)));
     if (q->name && q->channel && q->wake)
         return 0;
     rlk_ae_complete(q->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
     return 1;
-}
-
-void rlk_a_semq_quiet(rlk_a_semq *q)
-{
-    rlk_a_common_quiet(&q->retry, &q->deadline, &q->sub, &q->s_wide);
 }
 
 static void rlk_a_semq_free(rlk_async_req *r, void *state)
@@ -43,8 +46,8 @@ static void rlk_a_semq_free(rlk_async_req *r, void *state)
     rlk_a_semq *q = state;
 
     (void)r;
-    rlk_a_semq_quiet(q);
-    rlk_ae_call_forget(q->call);
+    rlk_a_wait_quiet(&q->w);
+    rlk_ae_call_forget(q->w.call);
     rlk_a_common_free(3, q->name, q->channel, q->wake);
 }
 
@@ -55,8 +58,8 @@ static void rlk_a_semq_cancel(rlk_async_req *r, void *state)
     (void)r;
     if (q->cw == RLK_A_SEMQ_UNDO || q->cw == RLK_A_SEMQ_CANCEL || q->cw == RLK_A_SEMQ_REL)
         return;     /* giving permits back, leaving the queue or releasing, already */
-    q->ending = RLK_ERR_CANCELLED;
-    if (q->call)
+    q->w.ending = RLK_ERR_CANCELLED;
+    if (q->w.call)
         return;     /* the call in flight decides (permits taken are given back) */
     rlk_a_semq_end(q, RLK_ERR_CANCELLED);
 }
@@ -74,70 +77,18 @@ int rlk_a_semq_in_budget(const rlk_a_semq *q)
 int rlk_a_semq_send(rlk_a_semq *q, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
                     int cw, rlk_ae_reply_fn fn)
 {
-    rlk_ae_timer_del(q->retry);
-    q->retry = NULL;
-    q->call = rlk_a_kind_call(q->h.ac, pc, q->name, vals, NULL, fn, q);
-    q->cw = q->call ? cw : RLK_A_SEMQ_NONE;
-    return q->call ? 0 : -1;
+    rlk_ae_timer_del(q->w.retry);
+    q->w.retry = NULL;
+    q->w.call = rlk_a_kind_call(q->h.ac, pc, q->name, vals, NULL, fn, q);
+    q->cw = q->w.call ? cw : RLK_A_SEMQ_NONE;
+    return q->w.call ? 0 : -1;
 }
 
 int rlk_a_semq_acquired(rlk_a_semq *q)
 {
     q->queued = 0;
-    rlk_a_semq_quiet(q);
-    return q->ending == RLK_ERR_CANCELLED;
-}
-
-/* Something says permits may be free: attempt now (or after the call in
- * flight, rlk_a_common_wake); not while permits taken by a cancelled request
- * are given back or its ticket leaves the queue, and not while it holds a
- * ticket whose wake channel is not subscribed yet (an attempt then could
- * queue a waiter that cannot hear its grant; the confirmation pokes it). */
-static void rlk_a_semq_poke(rlk_a_semq *q)
-{
-    if (q->cw != RLK_A_SEMQ_UNDO && q->cw != RLK_A_SEMQ_CANCEL &&
-        rlk_a_common_wake(q->h.r, q->call, &q->again) &&
-        (!q->ticket || rlk_ae_sub_ready(q->sub)))
-        q->attempt(q);
-}
-
-static void rlk_a_semq_retry_fire(rlk_async *ac, void *arg)
-{
-    rlk_a_semq *q = arg;
-
-    (void)ac;
-    q->retry = NULL;
-    rlk_a_semq_poke(q);
-}
-
-void rlk_a_semq_retry(rlk_a_semq *q, long long ms)
-{
-    rlk_ae_timer_del(q->retry);
-    q->retry = rlk_ae_timer_add(q->h.ac, ms > 0 ? ms : 0, rlk_a_semq_retry_fire, q);
-}
-
-/* A message on the wake channel (a grant, ticket * 2^26: only its own
- * counts) or on the semaphore's (a release published the count), or msg
- * NULL: subscribed (again; a grant may have been missed): poke. */
-static void rlk_a_semq_msg(rlk_async *ac, const char *channel, const char *msg, size_t len,
-                           void *arg)
-{
-    rlk_a_semq *q = arg;
-
-    (void)ac;
-    if (msg && strcmp(channel, q->wake) == 0 &&
-        !rlk_sub_grants(&rlk_sem_queue_sub_rule, msg, len, q->ticket))
-        return;     /* another waiter's grant */
-    rlk_a_semq_poke(q);
-}
-
-static void rlk_a_semq_deadline_fire(rlk_async *ac, void *arg)
-{
-    rlk_a_semq *q = arg;
-
-    (void)ac;
-    if (rlk_a_common_deadline(&q->deadline, q->call, &q->ending))
-        rlk_a_semq_end(q, RLK_ERR_BUSY);
+    rlk_a_wait_quiet(&q->w);
+    return q->w.ending == RLK_ERR_CANCELLED;
 }
 
 void rlk_a_semq_start(rlk_a_semq *q, const char *who)
@@ -145,58 +96,46 @@ void rlk_a_semq_start(rlk_a_semq *q, const char *who)
     /* The wake channel (where grants come) and a bounded wait's deadline, before the first
      * attempt: the confirmation of a subscription attempts again, so a grant published after
      * an attempt that fails is not missed. Nothing for a single try. */
-    if (q->wait_ms != 0 && rlk_a_common_listen(q->h.ac, q->wake, q->wait_ms, rlk_a_semq_msg,
-                                               rlk_a_semq_deadline_fire, q, &q->sub,
-                                               &q->deadline))
+    if (q->wait_ms != 0 && rlk_a_wait_listen(&q->w, q->wake, q->wait_ms))
         rlk_ae_complete(q->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, q->name);
     else
-        q->attempt(q);
+        q->w.go(q);
 }
 
 long long rlk_a_semq_arg(const rlk_a_semq *q)
 {
-    return q->queued ? -q->ticket : q->ticket;
-}
-
-/* rlk_a_semq_busy's next attempt: in ms, or RLK_A_SEMQ_LATER (the wake
- * channel's confirmation pokes it). */
-#define RLK_A_SEMQ_LATER (-1)
-
-static long long rlk_a_semq_next(rlk_a_semq *q, long long wait, int first)
-{
-    int queue;
-
-    /* A queue only where a grant's reach is counted (rlk_ae_counts_exact); without one the
-     * waiter is woken by every count on the semaphore's channel, as a Redisson waiter (it
-     * respects reservations). */
-    queue = q->ticket || rlk_ae_counts_exact(q->h.ac);
-    /* First in the queue (or behind a reservation): the semaphore's channel too (a Redisson
-     * release grants nobody); else not, or every release's count would wake this waiter. */
-    rlk_a_common_wide(q->h.ac, &q->s_wide, first || wait == -3 || !queue, q->channel,
-                      rlk_a_semq_msg, q);
-    if (!q->ticket && queue) {
-        /* The fast try failed: take a ticket, attempt with it once subscribed. */
-        q->ticket = rlk_names_wake_ticket(rlk_names_wake_cid(rlk_async_uuid(q->h.ac)));
-        if (!rlk_ae_sub_ready(q->sub) && !q->again)
-            return RLK_A_SEMQ_LATER;
-        q->again = 0;
-        return 0;
-    }
-    return rlk_a_common_next(&q->again, wait == -3 ? RLK_A_RECHECK_MS : wait, RLK_A_KEEPALIVE_MS);
+    return q->queued ? -q->w.ticket : q->w.ticket;
 }
 
 void rlk_a_semq_busy(rlk_a_semq *q, long long wait, int first)
 {
-    long long ms;
+    int queue;
 
-    if (q->ticket)
+    if (q->w.ticket)
         q->queued = 1;
-    if (q->wait_ms == 0 || q->ending) {
-        rlk_a_semq_end(q, q->ending == RLK_ERR_CANCELLED ? RLK_ERR_CANCELLED : RLK_ERR_BUSY);
+    if (q->wait_ms == 0 || q->w.ending) {
+        rlk_a_semq_end(q, q->w.ending == RLK_ERR_CANCELLED ? RLK_ERR_CANCELLED : RLK_ERR_BUSY);
         return;
     }
-    if ((ms = rlk_a_semq_next(q, wait, first)) != RLK_A_SEMQ_LATER)
-        rlk_a_semq_retry(q, ms);
+    /* A queue only where a grant's reach is counted (rlk_ae_counts_exact); without one the
+     * waiter is woken by every count on the semaphore's channel, as a Redisson waiter (it
+     * respects reservations). */
+    queue = q->w.ticket || rlk_ae_counts_exact(q->h.ac);
+    /* First in the queue (or behind a reservation): the semaphore's channel too (a Redisson
+     * release grants nobody); else not, or every release's count would wake this waiter. */
+    rlk_a_wait_wide(&q->w, first || wait == -3 || !queue, q->channel);
+    if (!q->w.ticket && queue) {
+        /* The fast try failed: take a ticket, attempt with it once subscribed (the
+         * confirmation pokes it). */
+        q->w.ticket = rlk_names_wake_ticket(rlk_names_wake_cid(rlk_async_uuid(q->h.ac)));
+        if (rlk_ae_sub_ready(q->w.sub) || q->w.again) {
+            q->w.again = 0;
+            rlk_a_wait_retry(&q->w, 0);
+        }
+        return;
+    }
+    rlk_a_wait_retry(&q->w, rlk_a_wait_next(&q->w, wait == -3 ? RLK_A_RECHECK_MS : wait,
+                                            RLK_A_KEEPALIVE_MS));
 }
 
 static void rlk_a_semq_cancel_reply(rlk_async *ac, int rc, const redisReply *reply,
@@ -205,24 +144,24 @@ static void rlk_a_semq_cancel_reply(rlk_async *ac, int rc, const redisReply *rep
     rlk_a_semq *q = arg;
 
     rlk_a_unused(5, ac, rc, reply, errstr, lost);
-    q->call = NULL;
+    q->w.call = NULL;
     q->cw = RLK_A_SEMQ_NONE;
     rlk_ae_complete(q->h.r, q->end_err, 0, NULL, "%s", q->end_msg);
 }
 
 void rlk_a_semq_finish(rlk_a_semq *q, int err, const char *fmt, ...)
 {
-    rlk_proto_argvals v = {.n = q->permits, .ticket = q->ticket};
+    rlk_proto_argvals v = {.n = q->permits, .ticket = q->w.ticket};
     int queued = q->queued;
     va_list ap;
 
-    rlk_a_semq_quiet(q);
+    rlk_a_wait_quiet(&q->w);
     va_start(ap, fmt);
     vsnprintf(q->end_msg, sizeof q->end_msg, fmt, ap);
     va_end(ap);
     q->end_err = err;
     q->queued = 0;
-    if (!queued || !q->ticket || rlk_ae_closing(q->h.ac) ||
+    if (!queued || !q->w.ticket || rlk_ae_closing(q->h.ac) ||
         rlk_a_semq_send(q, &rlk_sem_queue_cancel_call, &v, RLK_A_SEMQ_CANCEL,
                         rlk_a_semq_cancel_reply))
         rlk_ae_complete(q->h.r, err, 0, NULL, "%s", q->end_msg);

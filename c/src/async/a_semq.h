@@ -25,20 +25,16 @@
 /* What the call in flight of a waiter's request is (rlk_a_semq.cw). */
 enum { RLK_A_SEMQ_NONE, RLK_A_SEMQ_ATTEMPT, RLK_A_SEMQ_UNDO, RLK_A_SEMQ_CANCEL, RLK_A_SEMQ_REL };
 
-typedef struct rlk_a_semq rlk_a_semq;
-
-/* A waiter's next attempt (q: the first member of the kind's request state). */
-typedef void (*rlk_a_semq_attempt_fn)(rlk_a_semq *q);
-
 /* A semaphore waiter's request: the kind's state (the semaphore's), or its
  * first member (the permit-expirable semaphore's; its hooks and replies take
  * the state as q): its queue and the request's calls, deadline, wake-ups
  * and end. */
-struct rlk_a_semq {
+typedef struct rlk_a_semq {
     rlk_a_head h;               /* ac, r, start (a_common.h) */
-    rlk_a_semq_attempt_fn attempt;  /* called when the waiter should attempt (its own grant, a
-                                       count on the semaphore's channel while first, a
-                                       subscription's confirmation, its retry timer) */
+    rlk_a_wait w;               /* its wake-ups (a_common.h): go attempts; its listener on the
+                                   wake channel (a waiter), redisson_sc:{name} while first in
+                                   the queue, its ticket (0: no place in the queue: a single
+                                   try, or not yet), the call in flight */
     char *name;                 /* the semaphore's key */
     char *channel;              /* redisson_sc:{name} */
     char *wake;                 /* redisson_sc:{name}:rlk:<cid>: this client's wake channel */
@@ -46,19 +42,11 @@ struct rlk_a_semq {
                                    of a wait that ran out */
     long long permits;          /* what the ticket asks for (the cancel's) */
     long long wait_ms;
-    long long ticket;           /* 0: no place in the queue (a single try, or not yet) */
     int queued;                 /* an attempt with the ticket may have queued it */
-    rlk_ae_sub *sub;            /* the wake channel (a waiter) */
-    rlk_ae_sub *s_wide;         /* redisson_sc:{name} while first in the queue */
-    rlk_ae_timer *retry;        /* the next attempt (rlk_a_semq_retry) */
-    rlk_ae_timer *deadline;     /* a bounded wait's end */
-    rlk_ae_call *call;          /* the call in flight */
-    int cw;                     /* RLK_A_SEMQ_*: what it is */
-    int again;                  /* woken while a call was in flight */
-    int ending;                 /* RLK_ERR_BUSY / RLK_ERR_CANCELLED: end at the next chance */
+    int cw;                     /* RLK_A_SEMQ_*: what the call in flight is */
     int end_err;                /* with RLK_A_SEMQ_CANCEL: how the request ends */
     char end_msg[256];
-};
+} rlk_a_semq;
 
 /* A new request of ac whose state, of type, has its rlk_a_semq q first
  * (rlk_a_common_new). */
@@ -69,13 +57,13 @@ struct rlk_a_semq {
  * cancel of rlk_a_semq_cancel): 1 when the request is completed. */
 int rlk_a_semq_begin(rlk_a_semq *q, const char *who, const char *name);
 /* Fills q for the semaphore name, a wait of wait_ms for permits (busy: the
- * message's start; attempt: the next attempt): 0; 1 when out of memory (the
- * request ends RLK_ERR_NOMEM "<who> <name>: out of memory"). */
+ * message's start; attempt: the next attempt, given q): 0; 1 when out of
+ * memory (the request ends RLK_ERR_NOMEM "<who> <name>: out of memory"). */
 int rlk_a_semq_init(rlk_a_semq *q, const char *who, const char *name, long long permits,
-                    long long wait_ms, const char *busy, rlk_a_semq_attempt_fn attempt);
-/* Listens (rlk_a_semq_listen) before the first attempt, which the
- * uncontended path makes without a subscription; out of memory: the
- * request ends RLK_ERR_NOMEM "<who> <name>: out of memory". */
+                    long long wait_ms, const char *busy, rlk_a_wait_fn attempt);
+/* Listens on the wake channel (a waiter) before the first attempt, which
+ * the uncontended path makes without a ticket; out of memory: the request
+ * ends RLK_ERR_NOMEM "<who> <name>: out of memory". */
 void rlk_a_semq_start(rlk_a_semq *q, const char *who);
 /* 1 while calls that never went out or lost their reply are tried again:
  * within rlk_a_common_budget of the wait. */
@@ -86,15 +74,9 @@ int rlk_a_semq_in_budget(const rlk_a_semq *q);
 int rlk_a_semq_send(rlk_a_semq *q, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
                     int cw, rlk_ae_reply_fn fn);
 /* An attempt took the permits (and its ticket left the queue): stops the
- * waiting (rlk_a_semq_quiet); 1 when the request was cancelled meanwhile
+ * waiting (rlk_a_wait_quiet); 1 when the request was cancelled meanwhile
  * (the kind gives them back), else 0 (the kind completes it). */
 int rlk_a_semq_acquired(rlk_a_semq *q);
-
-/* The request is ending (or waiting no longer): stops q's retry and
- * deadline timers and its listeners, and sets them NULL. */
-void rlk_a_semq_quiet(rlk_a_semq *q);
-/* Attempts in ms (below 0: 0), instead of a retry armed before. */
-void rlk_a_semq_retry(rlk_a_semq *q, long long ms);
 
 /* The next attempt's ticket argument: 0 (none yet: a single try that does
  * not queue), t (may join the queue), -t (may be queued already). */
