@@ -312,8 +312,11 @@ static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
 {
     long long next;
 
-    if (a->k->wait == RLK_PROTO_WAIT_FAIR)
-        a->queued = 1;      /* fair/acquire queues every caller it turns away */
+    /* fair/acquire queues every caller it turns away, the queue's scripts every ticketed one:
+     * queued before the ending check, so a waiter cancelled or out of time while its attempt was
+     * in flight still sends its cancel. */
+    if (a->k->wait == RLK_PROTO_WAIT_FAIR || a->w.ticket)
+        a->queued = 1;
     if (!a->waiter || a->w.ending) {
         alk_end_busy(a);
         return;
@@ -338,8 +341,6 @@ static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
     default:
         break;
     }
-    if (a->w.ticket)
-        a->queued = 1;
     /* First in the queue (or behind a reservation): the lock's channel too. */
     rlk_a_wait_wide(&a->w, first || ttl == -3, a->channel);
     if (!a->w.ticket) {
