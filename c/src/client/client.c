@@ -152,7 +152,6 @@ rlk_client *rlk_client_prepare(const rlk_options *opts)
     rlk_client_defaults(c, opts);
     pthread_mutex_init(&c->pool_mu, NULL);
     pthread_cond_init(&c->pool_cv, NULL);
-    pthread_mutex_init(&c->role.mu, NULL);   /* the rest of c->role: zero, not asked */
     rc = rlk_client_setup(c, opts, c->fatal_msg, sizeof c->fatal_msg);
     if (rc != RLK_OK)
         c->fatal = rc;
@@ -220,7 +219,6 @@ void rlk_client_free(rlk_client *c)
     free(c->slots);
     if (c->tls_owned)
         rlk_tls_free(c->tls);   /* after every connection of the client is closed */
-    pthread_mutex_destroy(&c->role.mu);
     rlk_script_set_free(&c->scripts);
     rlk_url_free(&c->url);
     free(c->url_masked);
