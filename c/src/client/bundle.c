@@ -82,18 +82,16 @@ static int rlk_int_field(const char *s, long lo, long hi, int *out)
 /* Splits a manifest line in place into exactly four tab-separated fields. */
 static int rlk_split4(char *line, char *fields[4])
 {
-    int n = 0;
+    fields[0] = line;
+    for (int i = 1; i < 4; i++) {
+        char *tab = strchr(fields[i - 1], '\t');
 
-    fields[n++] = line;
-    for (char *p = line; *p; p++) {
-        if (*p != '\t')
-            continue;
-        if (n == 4)
+        if (!tab)
             return -1;
-        *p = '\0';
-        fields[n++] = p + 1;
+        *tab = '\0';
+        fields[i] = tab + 1;
     }
-    return n == 4 ? 0 : -1;
+    return strchr(fields[3], '\t') ? -1 : 0;
 }
 
 typedef struct rlk_bundle_ctx {
@@ -180,44 +178,36 @@ static int rlk_bundle_manifest(rlk_bundle_ctx *b)
     return rc;
 }
 
-static int rlk_bundle_body(rlk_bundle_ctx *b, rlk_script_info *s)
-{
-    char path[4096], hex[41], ebuf[128], *body;
-    size_t len;
-
-    snprintf(path, sizeof path, "%s/%s.lua", b->dir, s->name);
-    if (rlk_read_file(path, &body, &len) != 0) {
-        if (errno == ENOMEM)
-            return RLK_ERR_NOMEM;
-        return RLK_BUNDLE_FAIL("bundle %s: cannot read %s.lua: %s", b->dir, s->name,
-                               rlk_errno_str(errno, ebuf, sizeof ebuf));
-    }
-    s->body = body;
-    s->body_len = len;
-    rlk_sha1_hex(body, len, hex);
-    if (strcmp(hex, s->sha1) != 0)
-        return RLK_BUNDLE_FAIL("bundle %s: %s.lua has SHA-1 %s, the manifest says %s", b->dir,
-                               s->name, hex, s->sha1);
-    return RLK_OK;
-}
-
 static int rlk_info_cmp(const void *a, const void *b)
 {
     return strcmp(((const rlk_script_info *)a)->name, ((const rlk_script_info *)b)->name);
 }
 
+/* Sorts the scripts, refuses a name listed twice, reads each body and checks its SHA-1. */
 static int rlk_bundle_finish(rlk_bundle_ctx *b)
 {
+    char path[4096], hex[41], ebuf[128], *body;
+    size_t len;
+
     qsort(b->items, b->count, sizeof *b->items, rlk_info_cmp);
     for (size_t i = 1; i < b->count; i++)
         if (strcmp(b->items[i - 1].name, b->items[i].name) == 0)
             return RLK_BUNDLE_FAIL("bundle %s: manifest.tsv lists %s twice", b->dir,
                                    b->items[i].name);
     for (size_t i = 0; i < b->count; i++) {
-        int rc = rlk_bundle_body(b, &b->items[i]);
+        rlk_script_info *s = &b->items[i];
 
-        if (rc != RLK_OK)
-            return rc;
+        snprintf(path, sizeof path, "%s/%s.lua", b->dir, s->name);
+        if (rlk_read_file(path, &body, &len) != 0)
+            return errno == ENOMEM ? RLK_ERR_NOMEM
+                   : RLK_BUNDLE_FAIL("bundle %s: cannot read %s.lua: %s", b->dir, s->name,
+                                     rlk_errno_str(errno, ebuf, sizeof ebuf));
+        s->body = body;
+        s->body_len = len;
+        rlk_sha1_hex(body, len, hex);
+        if (strcmp(hex, s->sha1) != 0)
+            return RLK_BUNDLE_FAIL("bundle %s: %s.lua has SHA-1 %s, the manifest says %s",
+                                   b->dir, s->name, hex, s->sha1);
     }
     return RLK_OK;
 }
