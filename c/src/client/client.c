@@ -115,9 +115,6 @@ static int rlk_client_setup(rlk_client *c, const rlk_options *o, char *msg, size
     c->url_masked = rlk_url_masked(&c->url);
     if (!c->url_masked)
         return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
-    if (c->url.is_cluster)  /* for messages: "cluster 127.0.0.1:7000,..." */
-        snprintf(c->addr, sizeof c->addr, "cluster %s", strrchr(c->url_masked, '@')
-                 ? strrchr(c->url_masked, '@') + 1 : strstr(c->url_masked, "://") + 3);
     if (o->bundle_dir)
         rc = rlk_bundle_read(o->bundle_dir, &c->scripts, msg, len);
     else
