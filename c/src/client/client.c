@@ -448,21 +448,12 @@ static int rlk_fn_list(rlk_client *c, redisReply **r, const redisReply **code_ou
 }
 
 /* Copies the word after marker in code (up to a space, ':' or newline) into out. */
-static void rlk_fn_word_after(const char *code, size_t len, const char *marker, char *out,
-                              size_t outlen)
+static void rlk_fn_word_after(const char *code, const char *marker, char *out, size_t outlen)
 {
-    size_t m = strlen(marker), j = 0;
+    const char *at = strstr(code, marker);
 
-    out[0] = '\0';
-    for (size_t i = 0; i + m <= len; i++) {
-        if (memcmp(code + i, marker, m) != 0)
-            continue;
-        for (i += m; i < len && j + 1 < outlen && code[i] != ' ' && code[i] != ':' &&
-                     code[i] != '\n'; i++)
-            out[j++] = code[i];
-        out[j] = '\0';
-        return;
-    }
+    at = at ? at + strlen(marker) : "";
+    snprintf(out, outlen, "%.*s", (int)strcspn(at, " :\n"), at);
 }
 
 int rlk_verify_functions(rlk_client *c, rlk_functions_state *st)
@@ -482,9 +473,9 @@ int rlk_verify_functions(rlk_client *c, rlk_functions_state *st)
         st->present = 1;
         st->same_code = code->len == lib->code_len && memcmp(code->str, lib->code, code->len) == 0;
         rlk_sha1_hex(code->str, code->len, st->sha1);
-        rlk_fn_word_after(code->str, code->len, "\n-- rlk ", st->release, sizeof st->release);
-        rlk_fn_word_after(code->str, code->len, "\n-- scripts id: ", st->scripts_id,
-                          sizeof st->scripts_id);
+        /* hiredis ends a string reply's text with a NUL */
+        rlk_fn_word_after(code->str, "\n-- rlk ", st->release, sizeof st->release);
+        rlk_fn_word_after(code->str, "\n-- scripts id: ", st->scripts_id, sizeof st->scripts_id);
     }
     freeReplyObject(r);
     return rc;
