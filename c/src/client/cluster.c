@@ -141,24 +141,6 @@ static void rlk_cluster_free(rlk_client *c)
 
 /* ---------------------------------------------------------------- the slot map */
 
-/* Installs the map of a CLUSTER SLOTS reply asked of node `asked`. */
-static int rlk_cluster_apply_slots(rlk_client *c, const redisReply *r, const rlk_client *asked)
-{
-    rlk_cluster *cl = c->cluster;
-    int rc;
-
-    pthread_mutex_lock(&cl->mu);
-    rc = rlk_slotmap_load(&cl->map, r, asked->url.host);
-    if (rc != RLK_ERR_PROTOCOL)
-        cl->refreshed_ns = rlk_clock_now_ns();
-    pthread_mutex_unlock(&cl->mu);
-    if (rc == RLK_ERR_PROTOCOL)
-        return rlk_set_error(c, rc, "CLUSTER SLOTS %s: unexpected reply", asked->addr);
-    if (rc != RLK_OK)
-        return rlk_set_error(c, rc, "CLUSTER SLOTS: too many nodes or out of memory");
-    return RLK_OK;
-}
-
 /* The node clients of the masters (at most max), and with all every other
  * node after them (seeds, replicas seen before: the ones to ask for the
  * map). They belong to c. */
@@ -200,10 +182,19 @@ static int rlk_cluster_refresh(rlk_client *c, int force)
                 break;
             continue;
         }
-        if (r->type == REDIS_REPLY_ERROR)
+        if (r->type == REDIS_REPLY_ERROR) {
             rc = rlk_set_reply_error(c, r, "CLUSTER SLOTS", RLK_ERR_SERVER);
-        else
-            rc = rlk_cluster_apply_slots(c, r, cand[i]);
+        } else {
+            pthread_mutex_lock(&cl->mu);
+            rc = rlk_slotmap_load(&cl->map, r, cand[i]->url.host);
+            if (rc != RLK_ERR_PROTOCOL)
+                cl->refreshed_ns = rlk_clock_now_ns();
+            pthread_mutex_unlock(&cl->mu);
+            if (rc == RLK_ERR_PROTOCOL)
+                rlk_set_error(c, rc, "CLUSTER SLOTS %s: unexpected reply", cand[i]->addr);
+            else if (rc != RLK_OK)
+                rlk_set_error(c, rc, "CLUSTER SLOTS: too many nodes or out of memory");
+        }
         freeReplyObject(r);
         if (rc == RLK_OK)
             break;
@@ -493,42 +484,33 @@ static int rlk_cl_open(rlk_client *c, int slot, redisContext **out, char *addr)
     return rc;
 }
 
-/* ---------------------------------------------------------------- server version */
+/* ---------------------------------------------------------------- the topology (topo.h) */
 
-/* The Redis major version of the cluster's nodes (INFO server of one
- * master, asked once); 0 when unknown. */
-static int rlk_cluster_redis_major(rlk_client *c)
+/* Sharded pub/sub from Redis 7 on: the major version of the cluster's nodes
+ * (INFO server of one master, asked once); 0 when not known yet. */
+static int rlk_cl_pubsub_auto(rlk_client *c)
 {
     rlk_cluster *cl = c->cluster;
     const char *argv[2] = {"INFO", "server"};
     redisReply *r = NULL;
     int major = atomic_load(&cl->redis_major), rc;
 
-    if (major)
-        return major > 0 ? major : 0;
-    rc = rlk_pool_command(c, "INFO", 2, argv, NULL, &r);     /* any master (rlk_cl_run) */
-    major = -1;
-    if (rc == RLK_OK && r->type == REDIS_REPLY_STRING) {
-        const char *v = strstr(r->str, "redis_version:");
+    if (!major) {
+        rc = rlk_pool_command(c, "INFO", 2, argv, NULL, &r);     /* any master (rlk_cl_run) */
+        major = -1;
+        if (rc == RLK_OK && r->type == REDIS_REPLY_STRING) {
+            const char *v = strstr(r->str, "redis_version:");
 
-        if (v)
-            major = atoi(v + 14) > 0 ? atoi(v + 14) : -1;
+            if (v)
+                major = atoi(v + 14) > 0 ? atoi(v + 14) : -1;
+        }
+        freeReplyObject(r);
+        if (rc != RLK_OK)
+            return 0;   /* ask again next time */
+        atomic_store(&cl->redis_major, major);
     }
-    freeReplyObject(r);
-    if (rc != RLK_OK)
-        return 0;   /* ask again next time */
-    atomic_store(&cl->redis_major, major);
-    return major > 0 ? major : 0;
-}
-
-/* ---------------------------------------------------------------- the topology (topo.h) */
-
-static int rlk_cl_pubsub_auto(rlk_client *c)
-{
-    int major = rlk_cluster_redis_major(c);
-
-    if (major == 0)
-        return 0;   /* not known yet */
+    if (major < 0)
+        return 0;   /* not known */
     return major >= 7 ? RLK_PUBSUB_SHARDED : RLK_PUBSUB_GLOBAL;
 }
 
