@@ -268,23 +268,19 @@ static int rlk_url_value(const char *what, const char *s, size_t n, char **out, 
 static int rlk_url_sentinel_query(const char *q, rlk_url *u, char *err, size_t errlen)
 {
     while (*q) {
-        size_t n = strcspn(q, "&"), klen;
-        const char *eq = memchr(q, '=', n);
-        char **slot = NULL;
+        size_t n = strcspn(q, "&");
+        int user = strncmp(q, "sentinel_user=", 14) == 0;
+        size_t klen = user ? 13 : 17;
+        char **slot = user ? &u->sentinel_user : &u->sentinel_password;
         int rc;
 
-        klen = eq ? (size_t)(eq - q) : n;
-        if (klen == 13 && strncmp(q, "sentinel_user", 13) == 0)
-            slot = &u->sentinel_user;
-        else if (klen == 17 && strncmp(q, "sentinel_password", 17) == 0)
-            slot = &u->sentinel_password;
-        if (!slot || !eq)
+        if (!user && strncmp(q, "sentinel_password=", 18) != 0)
             return RLK_URL_FAIL("bad url: a redis+sentinel:// URL takes only ?sentinel_user=U and "
                                 "&sentinel_password=P");
         if (*slot)
             return RLK_URL_FAIL("bad url: %.*s given twice", (int)klen, q);
-        rc = rlk_url_value(slot == &u->sentinel_user ? "sentinel user" : "sentinel password",
-                           eq + 1, n - klen - 1, slot, err, errlen);
+        rc = rlk_url_value(user ? "sentinel user" : "sentinel password", q + klen + 1,
+                           n - klen - 1, slot, err, errlen);
         if (rc != RLK_OK)
             return rc;
         q += n + (q[n] == '&');
