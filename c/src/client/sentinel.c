@@ -276,24 +276,6 @@ static void rlk_sentinel_check(rlk_client *c)
         (void)rlk_sn_refresh_quiet(c, "watchdog");
 }
 
-/* The master to dial (resolving first when none is known yet). */
-static int rlk_sentinel_master(rlk_client *c, char *host, size_t len, int *port)
-{
-    rlk_sentinel *sn = c->sentinel;
-    int known, rc;
-
-    pthread_mutex_lock(&sn->mu);
-    known = sn->port != 0;
-    pthread_mutex_unlock(&sn->mu);
-    if (!known && (rc = rlk_sn_refresh_from(c, "resolving", -1)) < 0)
-        return -rc;
-    pthread_mutex_lock(&sn->mu);
-    snprintf(host, len, "%s", sn->host);
-    *port = sn->port;
-    pthread_mutex_unlock(&sn->mu);
-    return RLK_OK;
-}
-
 /* 1 when ctx is a TCP connection to another address than the current master. */
 static int rlk_sentinel_stale(rlk_client *c, const redisContext *ctx)
 {
@@ -510,7 +492,7 @@ static void rlk_sentinel_free(rlk_sentinel *sn)
 
 /* Makes c->sentinel (c->url is a sentinel URL; the options' sentinel_password
  * fills the URL's when it has none). No I/O: the master is resolved when a
- * connection needs it (rlk_sentinel_master). */
+ * connection needs it (rlk_sn_open). */
 static int rlk_sn_setup(rlk_client *c, const rlk_options *o, char *msg, size_t len)
 {
     const char *sentinel_password = o ? o->sentinel_password : NULL;
@@ -560,13 +542,22 @@ static int rlk_sn_refused(rlk_client *c, int err)
 
 static int rlk_sn_open(rlk_client *c, int slot, redisContext **out, char *addr)
 {
+    rlk_sentinel *sn = c->sentinel;
     char master[256];
-    int rc, port = 0;
+    int rc, port;
 
     (void)slot;     /* the master holds every slot */
-    if ((rc = rlk_sentinel_follow(c)) != RLK_OK ||
-        (rc = rlk_sentinel_master(c, master, sizeof master, &port)) != RLK_OK)
+    if ((rc = rlk_sentinel_follow(c)) != RLK_OK)
         return rc;
+    pthread_mutex_lock(&sn->mu);
+    port = sn->port;
+    pthread_mutex_unlock(&sn->mu);
+    if (!port && (rc = rlk_sn_refresh_from(c, "resolving", -1)) < 0)
+        return -rc;     /* none known yet, and none found */
+    pthread_mutex_lock(&sn->mu);
+    snprintf(master, sizeof master, "%s", sn->host);
+    port = sn->port;
+    pthread_mutex_unlock(&sn->mu);
     rc = rlk_conn_open_to(c, master, port, out);
     if (rc == RLK_OK && addr)
         snprintf(addr, 300, "%s", c->addr);
