@@ -440,8 +440,7 @@ static int rlk_cl_run(rlk_client *c, int slot, const rlk_script_info *s, rlk_con
         if (!rlk_cluster_backoff(&backoff, deadline))
             return rc;
         redirects = 0;  /* ASK -> TRYAGAIN -> ASK during a migration: time bounds it now */
-        if (rlk_pool_conn_error(rc) || rlk_err_is_transient_reply(n))
-            (void)rlk_cluster_refresh(c, 0);
+        (void)rlk_cluster_refresh(c, 0);
     }
 }
 
