@@ -67,10 +67,8 @@ static redisContext *rlk_sn_dial(const rlk_client *c, const char *host, int port
     int ok = 0;
 
     (void)rlk_transport_dial(c, host, port, c->connect_tv, &ctx, tls_why, sizeof tls_why);
-    if (!ctx || ctx->err)
+    if (!ctx || ctx->err || redisSetTimeout(ctx, c->command_tv) != REDIS_OK)
         snprintf(why, len, "connect %s:%d: %s", host, port, ctx ? ctx->errstr : tls_why);
-    else if (redisSetTimeout(ctx, c->command_tv) != REDIS_OK)
-        snprintf(why, len, "connect %s:%d: %s", host, port, ctx->errstr);
     else if (password && !(r = user ? rlk_transport_command(ctx, "AUTH %s %s", user, password)
                                     : rlk_transport_command(ctx, "AUTH %s", password)))
         snprintf(why, len, "auth: %s", ctx->errstr);
