@@ -66,14 +66,13 @@ static int rlk_name_ok(const char *s)
 static int rlk_int_field(const char *s, long lo, long hi, int *out)
 {
     const char *digits = (s[0] == '-') ? s + 1 : s;
-    char *end;
     long v;
 
     if ((s[0] == '-' && lo >= 0) || !*digits || strspn(digits, "0123456789") != strlen(digits))
         return -1;
     errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || *end || v < lo || v > hi)
+    v = strtol(s, NULL, 10);
+    if (errno || v < lo || v > hi)
         return -1;
     *out = (int)v;
     return 0;
