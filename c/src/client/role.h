@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * role.h - what the server is (role.c): ROLE on every new connection, the
- * quick refusal of a writing script on a replica, and the messages of the
- * replies that say "not here" (READONLY, MASTERDOWN, NOREPLICAS).
+ * role.h - what the server is (role.c): ROLE before a writing script, and
+ * the quick refusal of a writing script on a replica.
  *
  * A replica refuses every write with READONLY, but a script that only
  * reads first (an acquire of a held lock returns its TTL) runs: without a
