@@ -43,7 +43,8 @@ static atomic_uint_fast64_t rlk_cluster_next_id;
 /* ---------------------------------------------------------------- node clients */
 
 /* A node client has no runtime, no state of a topology and no transport of
- * its own (the parent's): its pool and its copies of the URL's parts. */
+ * its own (the parent's): its pool and its host; the URL's credentials are
+ * the parent's. */
 static void rlk_node_client_free(rlk_client *n)
 {
     if (!n)
@@ -51,7 +52,7 @@ static void rlk_node_client_free(rlk_client *n)
     for (int i = 0; n->slots && i < n->pool_size; i++)
         rlk_transport_free(n->slots[i].ctx);
     free(n->slots);
-    rlk_url_free(&n->url);
+    free(n->url.host);
     free(n->url_masked);
     pthread_cond_destroy(&n->pool_cv);
     pthread_mutex_destroy(&n->pool_mu);
@@ -86,13 +87,12 @@ static rlk_client *rlk_node_client_new(const rlk_client *c, const char *host, in
     pthread_cond_init(&n->pool_cv, NULL);
     n->url.host = strdup(host);
     n->url.port = port;
-    n->url.user = c->url.user ? strdup(c->url.user) : NULL;
-    n->url.password = c->url.password ? strdup(c->url.password) : NULL;
+    n->url.user = c->url.user;          /* the parent's, freed with it */
+    n->url.password = c->url.password;
     n->slots = calloc((size_t)n->pool_size, sizeof *n->slots);
     rlk_url_address(&n->url, n->addr, sizeof n->addr);
     n->url_masked = rlk_url_masked(&n->url);
-    if (!n->url.host || !n->slots || !n->url_masked || (c->url.user && !n->url.user) ||
-        (c->url.password && !n->url.password)) {
+    if (!n->url.host || !n->slots || !n->url_masked) {
         rlk_node_client_free(n);
         return NULL;
     }
