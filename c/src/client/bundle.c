@@ -97,7 +97,7 @@ typedef struct rlk_bundle_ctx {
     const char *dir;
     rlk_script_info *items;
     size_t count, cap;
-    char rlk_version[32];
+    rlk_script_set *set;        /* what is read; its rlk_version set by the manifest */
     char *err;
     size_t errlen;
 } rlk_bundle_ctx;
@@ -164,7 +164,7 @@ static int rlk_bundle_manifest(rlk_bundle_ctx *b)
             line[--n] = '\0';
         if (line[0] == '#') {
             if (strncmp(line, "# rlk ", 6) == 0)
-                snprintf(b->rlk_version, sizeof b->rlk_version, "%.31s", line + 6);
+                snprintf(b->set->rlk_version, sizeof b->set->rlk_version, "%.31s", line + 6);
             continue;
         }
         rc = rlk_bundle_line(b, line, lineno);
@@ -213,7 +213,7 @@ static int rlk_bundle_finish(rlk_bundle_ctx *b)
 
 int rlk_bundle_read(const char *dir, rlk_script_set *set, char *err, size_t errlen)
 {
-    rlk_bundle_ctx ctx = {dir, NULL, 0, 0, "", err, errlen}, *b = &ctx;
+    rlk_bundle_ctx ctx = {dir, NULL, 0, 0, set, err, errlen}, *b = &ctx;
     int rc;
 
     memset(set, 0, sizeof *set);
@@ -225,7 +225,6 @@ int rlk_bundle_read(const char *dir, rlk_script_set *set, char *err, size_t errl
     set->owned = b->items;
     set->items = b->items;
     set->count = b->count;
-    memcpy(set->rlk_version, b->rlk_version, sizeof set->rlk_version);
     if (rc != RLK_OK) {
         if (rc == RLK_ERR_NOMEM)
             snprintf(err, errlen, "bundle %s: out of memory", dir);
