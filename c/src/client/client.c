@@ -80,21 +80,6 @@ static const char *rlk_pick_url(const rlk_options *o, char *msg, size_t len)
     return env ? env : RLK_DEFAULT_URL;
 }
 
-/* The password of the options when the URL has none (redis://host or
- * redis://user@host); a user without any password is an error. */
-static int rlk_client_password(rlk_client *c, const rlk_options *o, char *msg, size_t len)
-{
-    if (!c->url.password && o->password && *o->password) {
-        c->url.password = strdup(o->password);
-        if (!c->url.password)
-            return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
-    }
-    if (c->url.user && !c->url.password)
-        return snprintf(msg, len, "bad url: a user needs a password (redis://user:password@host, "
-                        "or rlk_options.password)"), RLK_ERR_URL;
-    return RLK_OK;
-}
-
 /* Parses the URL, reads the script set and allocates the pool. On failure
  * returns the code with the message in msg. */
 static int rlk_client_setup(rlk_client *c, const rlk_options *o, char *msg, size_t len)
@@ -107,8 +92,13 @@ static int rlk_client_setup(rlk_client *c, const rlk_options *o, char *msg, size
     rc = rlk_url_parse(url, &c->url, msg, len);
     if (rc != RLK_OK)
         return rc;
-    if ((rc = rlk_client_password(c, o, msg, len)) != RLK_OK)
-        return rc;
+    /* The options' password fills the URL's (redis://host, redis://user@host). */
+    if (!c->url.password && o->password && *o->password &&
+        !(c->url.password = strdup(o->password)))
+        return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
+    if (c->url.user && !c->url.password)
+        return snprintf(msg, len, "bad url: a user needs a password (redis://user:password@host, "
+                        "or rlk_options.password)"), RLK_ERR_URL;
     if ((rc = rlk_transport_setup(c, o, msg, len)) != RLK_OK)
         return rc;
     rlk_url_address(&c->url, c->addr, sizeof c->addr);
