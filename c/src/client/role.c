@@ -35,26 +35,24 @@ int rlk_role_refuse(rlk_client *c, const rlk_script_info *s)
     const char *argv[1] = {"ROLE"};
     char msg[RLK_ERRSTR_MAX], of[300] = "";
     redisReply *r;
-    int rc, role = RLK_ROLE_NOT_REPLICA, err = rlk_err(c);
+    int rc, role, err = rlk_err(c);
 
     if (!rlk_script_writes(s) || atomic_load(&c->role) == RLK_ROLE_NOT_REPLICA)
         return RLK_OK;
     /* First writing call, or a replica that may have been promoted since. */
     snprintf(msg, sizeof msg, "%s", rlk_errstr(c));
     rc = rlk_pool_command(c, "ROLE", 1, argv, NULL, &r);
-    if (rc == RLK_OK) {
-        role = rlk_role_parse(r, of, sizeof of);
-        freeReplyObject(r);
-    }
-    /* A refusal (NOPERM for an ACL user without +role, an old server) is an answer: not
-     * known, and not asked again before every write. A lost connection is not. */
-    if (rc != RLK_ERR_IO && rc != RLK_ERR_TIMEOUT)
-        atomic_store(&c->role, role);
-    if (rc != RLK_OK || role != RLK_ROLE_REPLICA) {
-        if (rc != RLK_OK)
-            rlk_set_error(c, err, "%s", msg);
+    if (rc != RLK_OK) {
+        rlk_set_error(c, err, "%s", msg);   /* asked again before the next writing script */
         return RLK_OK;  /* let the script tell */
     }
+    /* A refusal (NOPERM for an ACL user without +role, an old server) is an answer: not
+     * known, and not asked again before every write. */
+    role = rlk_role_parse(r, of, sizeof of);
+    freeReplyObject(r);
+    atomic_store(&c->role, role);
+    if (role != RLK_ROLE_REPLICA)
+        return RLK_OK;
     if (c->topo->refused && c->topo->refused(c, RLK_ERR_READONLY))
         return RLK_OK;  /* the sentinels name another master now: the call goes there */
     return rlk_set_error(c, RLK_ERR_READONLY, "%s: %s is a replica (of %s): it refuses writes; "
