@@ -66,14 +66,13 @@ static int rlk_name_ok(const char *s)
 static int rlk_int_field(const char *s, long lo, long hi, int *out)
 {
     const char *digits = (s[0] == '-') ? s + 1 : s;
-    char *end;
     long v;
 
     if ((s[0] == '-' && lo >= 0) || !*digits || strspn(digits, "0123456789") != strlen(digits))
         return -1;
     errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || *end || v < lo || v > hi)
+    v = strtol(s, NULL, 10);
+    if (errno || v < lo || v > hi)
         return -1;
     *out = (int)v;
     return 0;
@@ -82,25 +81,23 @@ static int rlk_int_field(const char *s, long lo, long hi, int *out)
 /* Splits a manifest line in place into exactly four tab-separated fields. */
 static int rlk_split4(char *line, char *fields[4])
 {
-    int n = 0;
+    fields[0] = line;
+    for (int i = 1; i < 4; i++) {
+        char *tab = strchr(fields[i - 1], '\t');
 
-    fields[n++] = line;
-    for (char *p = line; *p; p++) {
-        if (*p != '\t')
-            continue;
-        if (n == 4)
+        if (!tab)
             return -1;
-        *p = '\0';
-        fields[n++] = p + 1;
+        *tab = '\0';
+        fields[i] = tab + 1;
     }
-    return n == 4 ? 0 : -1;
+    return strchr(fields[3], '\t') ? -1 : 0;
 }
 
 typedef struct rlk_bundle_ctx {
     const char *dir;
     rlk_script_info *items;
     size_t count, cap;
-    char rlk_version[32];
+    rlk_script_set *set;        /* what is read; its rlk_version set by the manifest */
     char *err;
     size_t errlen;
 } rlk_bundle_ctx;
@@ -167,7 +164,7 @@ static int rlk_bundle_manifest(rlk_bundle_ctx *b)
             line[--n] = '\0';
         if (line[0] == '#') {
             if (strncmp(line, "# rlk ", 6) == 0)
-                snprintf(b->rlk_version, sizeof b->rlk_version, "%.31s", line + 6);
+                snprintf(b->set->rlk_version, sizeof b->set->rlk_version, "%.31s", line + 6);
             continue;
         }
         rc = rlk_bundle_line(b, line, lineno);
@@ -180,51 +177,43 @@ static int rlk_bundle_manifest(rlk_bundle_ctx *b)
     return rc;
 }
 
-static int rlk_bundle_body(rlk_bundle_ctx *b, rlk_script_info *s)
-{
-    char path[4096], hex[41], ebuf[128], *body;
-    size_t len;
-
-    snprintf(path, sizeof path, "%s/%s.lua", b->dir, s->name);
-    if (rlk_read_file(path, &body, &len) != 0) {
-        if (errno == ENOMEM)
-            return RLK_ERR_NOMEM;
-        return RLK_BUNDLE_FAIL("bundle %s: cannot read %s.lua: %s", b->dir, s->name,
-                               rlk_errno_str(errno, ebuf, sizeof ebuf));
-    }
-    s->body = body;
-    s->body_len = len;
-    rlk_sha1_hex(body, len, hex);
-    if (strcmp(hex, s->sha1) != 0)
-        return RLK_BUNDLE_FAIL("bundle %s: %s.lua has SHA-1 %s, the manifest says %s", b->dir,
-                               s->name, hex, s->sha1);
-    return RLK_OK;
-}
-
 static int rlk_info_cmp(const void *a, const void *b)
 {
     return strcmp(((const rlk_script_info *)a)->name, ((const rlk_script_info *)b)->name);
 }
 
+/* Sorts the scripts, refuses a name listed twice, reads each body and checks its SHA-1. */
 static int rlk_bundle_finish(rlk_bundle_ctx *b)
 {
+    char path[4096], hex[41], ebuf[128], *body;
+    size_t len;
+
     qsort(b->items, b->count, sizeof *b->items, rlk_info_cmp);
     for (size_t i = 1; i < b->count; i++)
         if (strcmp(b->items[i - 1].name, b->items[i].name) == 0)
             return RLK_BUNDLE_FAIL("bundle %s: manifest.tsv lists %s twice", b->dir,
                                    b->items[i].name);
     for (size_t i = 0; i < b->count; i++) {
-        int rc = rlk_bundle_body(b, &b->items[i]);
+        rlk_script_info *s = &b->items[i];
 
-        if (rc != RLK_OK)
-            return rc;
+        snprintf(path, sizeof path, "%s/%s.lua", b->dir, s->name);
+        if (rlk_read_file(path, &body, &len) != 0)
+            return errno == ENOMEM ? RLK_ERR_NOMEM
+                   : RLK_BUNDLE_FAIL("bundle %s: cannot read %s.lua: %s", b->dir, s->name,
+                                     rlk_errno_str(errno, ebuf, sizeof ebuf));
+        s->body = body;
+        s->body_len = len;
+        rlk_sha1_hex(body, len, hex);
+        if (strcmp(hex, s->sha1) != 0)
+            return RLK_BUNDLE_FAIL("bundle %s: %s.lua has SHA-1 %s, the manifest says %s",
+                                   b->dir, s->name, hex, s->sha1);
     }
     return RLK_OK;
 }
 
 int rlk_bundle_read(const char *dir, rlk_script_set *set, char *err, size_t errlen)
 {
-    rlk_bundle_ctx ctx = {dir, NULL, 0, 0, "", err, errlen}, *b = &ctx;
+    rlk_bundle_ctx ctx = {dir, NULL, 0, 0, set, err, errlen}, *b = &ctx;
     int rc;
 
     memset(set, 0, sizeof *set);
@@ -236,7 +225,6 @@ int rlk_bundle_read(const char *dir, rlk_script_set *set, char *err, size_t errl
     set->owned = b->items;
     set->items = b->items;
     set->count = b->count;
-    memcpy(set->rlk_version, b->rlk_version, sizeof set->rlk_version);
     if (rc != RLK_OK) {
         if (rc == RLK_ERR_NOMEM)
             snprintf(err, errlen, "bundle %s: out of memory", dir);

@@ -80,21 +80,6 @@ static const char *rlk_pick_url(const rlk_options *o, char *msg, size_t len)
     return env ? env : RLK_DEFAULT_URL;
 }
 
-/* The password of the options when the URL has none (redis://host or
- * redis://user@host); a user without any password is an error. */
-static int rlk_client_password(rlk_client *c, const rlk_options *o, char *msg, size_t len)
-{
-    if (!c->url.password && o->password && *o->password) {
-        c->url.password = strdup(o->password);
-        if (!c->url.password)
-            return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
-    }
-    if (c->url.user && !c->url.password)
-        return snprintf(msg, len, "bad url: a user needs a password (redis://user:password@host, "
-                        "or rlk_options.password)"), RLK_ERR_URL;
-    return RLK_OK;
-}
-
 /* Parses the URL, reads the script set and allocates the pool. On failure
  * returns the code with the message in msg. */
 static int rlk_client_setup(rlk_client *c, const rlk_options *o, char *msg, size_t len)
@@ -107,17 +92,19 @@ static int rlk_client_setup(rlk_client *c, const rlk_options *o, char *msg, size
     rc = rlk_url_parse(url, &c->url, msg, len);
     if (rc != RLK_OK)
         return rc;
-    if ((rc = rlk_client_password(c, o, msg, len)) != RLK_OK)
-        return rc;
+    /* The options' password fills the URL's (redis://host, redis://user@host). */
+    if (!c->url.password && o->password && *o->password &&
+        !(c->url.password = strdup(o->password)))
+        return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
+    if (c->url.user && !c->url.password)
+        return snprintf(msg, len, "bad url: a user needs a password (redis://user:password@host, "
+                        "or rlk_options.password)"), RLK_ERR_URL;
     if ((rc = rlk_transport_setup(c, o, msg, len)) != RLK_OK)
         return rc;
     rlk_url_address(&c->url, c->addr, sizeof c->addr);
     c->url_masked = rlk_url_masked(&c->url);
     if (!c->url_masked)
         return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
-    if (c->url.is_cluster)  /* for messages: "cluster 127.0.0.1:7000,..." */
-        snprintf(c->addr, sizeof c->addr, "cluster %s", strrchr(c->url_masked, '@')
-                 ? strrchr(c->url_masked, '@') + 1 : strstr(c->url_masked, "://") + 3);
     if (o->bundle_dir)
         rc = rlk_bundle_read(o->bundle_dir, &c->scripts, msg, len);
     else
@@ -152,7 +139,6 @@ rlk_client *rlk_client_prepare(const rlk_options *opts)
     rlk_client_defaults(c, opts);
     pthread_mutex_init(&c->pool_mu, NULL);
     pthread_cond_init(&c->pool_cv, NULL);
-    pthread_mutex_init(&c->role.mu, NULL);   /* the rest of c->role: zero, not asked */
     rc = rlk_client_setup(c, opts, c->fatal_msg, sizeof c->fatal_msg);
     if (rc != RLK_OK)
         c->fatal = rc;
@@ -220,7 +206,6 @@ void rlk_client_free(rlk_client *c)
     free(c->slots);
     if (c->tls_owned)
         rlk_tls_free(c->tls);   /* after every connection of the client is closed */
-    pthread_mutex_destroy(&c->role.mu);
     rlk_script_set_free(&c->scripts);
     rlk_url_free(&c->url);
     free(c->url_masked);
@@ -453,21 +438,12 @@ static int rlk_fn_list(rlk_client *c, redisReply **r, const redisReply **code_ou
 }
 
 /* Copies the word after marker in code (up to a space, ':' or newline) into out. */
-static void rlk_fn_word_after(const char *code, size_t len, const char *marker, char *out,
-                              size_t outlen)
+static void rlk_fn_word_after(const char *code, const char *marker, char *out, size_t outlen)
 {
-    size_t m = strlen(marker), j = 0;
+    const char *at = strstr(code, marker);
 
-    out[0] = '\0';
-    for (size_t i = 0; i + m <= len; i++) {
-        if (memcmp(code + i, marker, m) != 0)
-            continue;
-        for (i += m; i < len && j + 1 < outlen && code[i] != ' ' && code[i] != ':' &&
-                     code[i] != '\n'; i++)
-            out[j++] = code[i];
-        out[j] = '\0';
-        return;
-    }
+    at = at ? at + strlen(marker) : "";
+    snprintf(out, outlen, "%.*s", (int)strcspn(at, " :\n"), at);
 }
 
 int rlk_verify_functions(rlk_client *c, rlk_functions_state *st)
@@ -487,9 +463,9 @@ int rlk_verify_functions(rlk_client *c, rlk_functions_state *st)
         st->present = 1;
         st->same_code = code->len == lib->code_len && memcmp(code->str, lib->code, code->len) == 0;
         rlk_sha1_hex(code->str, code->len, st->sha1);
-        rlk_fn_word_after(code->str, code->len, "\n-- rlk ", st->release, sizeof st->release);
-        rlk_fn_word_after(code->str, code->len, "\n-- scripts id: ", st->scripts_id,
-                          sizeof st->scripts_id);
+        /* hiredis ends a string reply's text with a NUL */
+        rlk_fn_word_after(code->str, "\n-- rlk ", st->release, sizeof st->release);
+        rlk_fn_word_after(code->str, "\n-- scripts id: ", st->scripts_id, sizeof st->scripts_id);
     }
     freeReplyObject(r);
     return rc;

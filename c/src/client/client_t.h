@@ -78,7 +78,7 @@ struct rlk_client {
     struct rlk_sentinel *sentinel;  /* the sentinel variant's state (sentinel.c only); else NULL */
     struct rlk_tls *tls;            /* rediss:// (tls.h, transport.h): every dial is TLS; else NULL */
     int tls_owned;                  /* 1: freed with the client (a cluster node shares its parent's) */
-    rlk_role role;                  /* what the latest new connection's ROLE said (role.h) */
+    atomic_int role;                /* enum rlk_role_kind: what ROLE said last (role.h) */
     int pubsub_opt;                 /* rlk_options.pubsub as given */
     atomic_int pubsub;              /* resolved: RLK_PUBSUB_GLOBAL / _SHARDED; 0 (AUTO on a
                                        cluster whose version is not known yet): unresolved */

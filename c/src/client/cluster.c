@@ -43,7 +43,8 @@ static atomic_uint_fast64_t rlk_cluster_next_id;
 /* ---------------------------------------------------------------- node clients */
 
 /* A node client has no runtime, no state of a topology and no transport of
- * its own (the parent's): its pool and its copies of the URL's parts. */
+ * its own (the parent's): its pool and its host; the URL's credentials are
+ * the parent's. */
 static void rlk_node_client_free(rlk_client *n)
 {
     if (!n)
@@ -51,7 +52,7 @@ static void rlk_node_client_free(rlk_client *n)
     for (int i = 0; n->slots && i < n->pool_size; i++)
         rlk_transport_free(n->slots[i].ctx);
     free(n->slots);
-    rlk_url_free(&n->url);
+    free(n->url.host);
     free(n->url_masked);
     pthread_cond_destroy(&n->pool_cv);
     pthread_mutex_destroy(&n->pool_mu);
@@ -86,13 +87,12 @@ static rlk_client *rlk_node_client_new(const rlk_client *c, const char *host, in
     pthread_cond_init(&n->pool_cv, NULL);
     n->url.host = strdup(host);
     n->url.port = port;
-    n->url.user = c->url.user ? strdup(c->url.user) : NULL;
-    n->url.password = c->url.password ? strdup(c->url.password) : NULL;
+    n->url.user = c->url.user;          /* the parent's, freed with it */
+    n->url.password = c->url.password;
     n->slots = calloc((size_t)n->pool_size, sizeof *n->slots);
     rlk_url_address(&n->url, n->addr, sizeof n->addr);
     n->url_masked = rlk_url_masked(&n->url);
-    if (!n->url.host || !n->slots || !n->url_masked || (c->url.user && !n->url.user) ||
-        (c->url.password && !n->url.password)) {
+    if (!n->url.host || !n->slots || !n->url_masked) {
         rlk_node_client_free(n);
         return NULL;
     }
@@ -141,24 +141,6 @@ static void rlk_cluster_free(rlk_client *c)
 
 /* ---------------------------------------------------------------- the slot map */
 
-/* Installs the map of a CLUSTER SLOTS reply asked of node `asked`. */
-static int rlk_cluster_apply_slots(rlk_client *c, const redisReply *r, const rlk_client *asked)
-{
-    rlk_cluster *cl = c->cluster;
-    int rc;
-
-    pthread_mutex_lock(&cl->mu);
-    rc = rlk_slotmap_load(&cl->map, r, asked->url.host);
-    if (rc != RLK_ERR_PROTOCOL)
-        cl->refreshed_ns = rlk_clock_now_ns();
-    pthread_mutex_unlock(&cl->mu);
-    if (rc == RLK_ERR_PROTOCOL)
-        return rlk_set_error(c, rc, "CLUSTER SLOTS %s: unexpected reply", asked->addr);
-    if (rc != RLK_OK)
-        return rlk_set_error(c, rc, "CLUSTER SLOTS: too many nodes or out of memory");
-    return RLK_OK;
-}
-
 /* The node clients of the masters (at most max), and with all every other
  * node after them (seeds, replicas seen before: the ones to ask for the
  * map). They belong to c. */
@@ -200,10 +182,19 @@ static int rlk_cluster_refresh(rlk_client *c, int force)
                 break;
             continue;
         }
-        if (r->type == REDIS_REPLY_ERROR)
+        if (r->type == REDIS_REPLY_ERROR) {
             rc = rlk_set_reply_error(c, r, "CLUSTER SLOTS", RLK_ERR_SERVER);
-        else
-            rc = rlk_cluster_apply_slots(c, r, cand[i]);
+        } else {
+            pthread_mutex_lock(&cl->mu);
+            rc = rlk_slotmap_load(&cl->map, r, cand[i]->url.host);
+            if (rc != RLK_ERR_PROTOCOL)
+                cl->refreshed_ns = rlk_clock_now_ns();
+            pthread_mutex_unlock(&cl->mu);
+            if (rc == RLK_ERR_PROTOCOL)
+                rlk_set_error(c, rc, "CLUSTER SLOTS %s: unexpected reply", cand[i]->addr);
+            else if (rc != RLK_OK)
+                rlk_set_error(c, rc, "CLUSTER SLOTS: too many nodes or out of memory");
+        }
         freeReplyObject(r);
         if (rc == RLK_OK)
             break;
@@ -449,8 +440,7 @@ static int rlk_cl_run(rlk_client *c, int slot, const rlk_script_info *s, rlk_con
         if (!rlk_cluster_backoff(&backoff, deadline))
             return rc;
         redirects = 0;  /* ASK -> TRYAGAIN -> ASK during a migration: time bounds it now */
-        if (rlk_pool_conn_error(rc) || rlk_err_is_transient_reply(n))
-            (void)rlk_cluster_refresh(c, 0);
+        (void)rlk_cluster_refresh(c, 0);
     }
 }
 
@@ -493,42 +483,33 @@ static int rlk_cl_open(rlk_client *c, int slot, redisContext **out, char *addr)
     return rc;
 }
 
-/* ---------------------------------------------------------------- server version */
+/* ---------------------------------------------------------------- the topology (topo.h) */
 
-/* The Redis major version of the cluster's nodes (INFO server of one
- * master, asked once); 0 when unknown. */
-static int rlk_cluster_redis_major(rlk_client *c)
+/* Sharded pub/sub from Redis 7 on: the major version of the cluster's nodes
+ * (INFO server of one master, asked once); 0 when not known yet. */
+static int rlk_cl_pubsub_auto(rlk_client *c)
 {
     rlk_cluster *cl = c->cluster;
     const char *argv[2] = {"INFO", "server"};
     redisReply *r = NULL;
     int major = atomic_load(&cl->redis_major), rc;
 
-    if (major)
-        return major > 0 ? major : 0;
-    rc = rlk_pool_command(c, "INFO", 2, argv, NULL, &r);     /* any master (rlk_cl_run) */
-    major = -1;
-    if (rc == RLK_OK && r->type == REDIS_REPLY_STRING) {
-        const char *v = strstr(r->str, "redis_version:");
+    if (!major) {
+        rc = rlk_pool_command(c, "INFO", 2, argv, NULL, &r);     /* any master (rlk_cl_run) */
+        major = -1;
+        if (rc == RLK_OK && r->type == REDIS_REPLY_STRING) {
+            const char *v = strstr(r->str, "redis_version:");
 
-        if (v)
-            major = atoi(v + 14) > 0 ? atoi(v + 14) : -1;
+            if (v)
+                major = atoi(v + 14) > 0 ? atoi(v + 14) : -1;
+        }
+        freeReplyObject(r);
+        if (rc != RLK_OK)
+            return 0;   /* ask again next time */
+        atomic_store(&cl->redis_major, major);
     }
-    freeReplyObject(r);
-    if (rc != RLK_OK)
-        return 0;   /* ask again next time */
-    atomic_store(&cl->redis_major, major);
-    return major > 0 ? major : 0;
-}
-
-/* ---------------------------------------------------------------- the topology (topo.h) */
-
-static int rlk_cl_pubsub_auto(rlk_client *c)
-{
-    int major = rlk_cluster_redis_major(c);
-
-    if (major == 0)
-        return 0;   /* not known yet */
+    if (major < 0)
+        return 0;   /* not known */
     return major >= 7 ? RLK_PUBSUB_SHARDED : RLK_PUBSUB_GLOBAL;
 }
 

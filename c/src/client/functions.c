@@ -51,8 +51,6 @@ static int rlk_fn_no_writes(const rlk_script_info *s)
 
 void rlk_fn_head_known(rlk_client *c, const rlk_script_info *s, rlk_fn_head *h)
 {
-    size_t n = 0;
-
     h->fcall = rlk_fn_uses_fcall(c);
     if (!h->fcall) {
         h->argv[0] = "EVALSHA";
@@ -62,16 +60,14 @@ void rlk_fn_head_known(rlk_client *c, const rlk_script_info *s, rlk_fn_head *h)
         return;
     }
     /* rlk_<kind>_<op>: the name tools/gen-functions.lua gives the script's function */
-    n = (size_t)snprintf(h->fname, sizeof h->fname, "rlk_%s", s->name);
-    if (n >= sizeof h->fname)
-        n = sizeof h->fname - 1;
+    snprintf(h->fname, sizeof h->fname, "rlk_%s", s->name);
     for (char *p = h->fname; *p; p++)
         if (*p == '/')
             *p = '_';
     h->argv[0] = rlk_fn_no_writes(s) ? "FCALL_RO" : "FCALL";
     h->argv[1] = h->fname;
     h->lens[0] = strlen(h->argv[0]);
-    h->lens[1] = n;
+    h->lens[1] = strlen(h->fname);
 }
 
 int rlk_fn_is_missing(const redisReply *r)

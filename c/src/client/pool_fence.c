@@ -86,36 +86,28 @@ int rlk_slot_identify(rlk_client *c, rlk_slot *slot)
     return rc;
 }
 
-/* 1 when a CLIENT LIST reply holds a client named name. */
-static int rlk_fence_listed(const redisReply *r, const char *name)
-{
-    char want[48];
-
-    snprintf(want, sizeof want, " name=%s ", name);
-    return r->type == REDIS_REPLY_STRING && strstr(r->str, want) != NULL;
-}
-
 /* One fence step: the lost connection's CLIENT LIST line, or CLIENT KILL of it; RLK_OK
  * with *listed (LIST) or a killed reply (KILL). */
 static int rlk_fence_step(rlk_client *c, const rlk_lost_conn *lc, int kill, int *listed)
 {
-    char id[24];
+    const char *what = kill ? "CLIENT KILL" : "CLIENT LIST";
+    char id[24], listing[48];
     const char *argv[4] = {"CLIENT", kill ? "KILL" : "LIST", "ID", id};
     redisReply *r = NULL;
     int rc;
 
     snprintf(id, sizeof id, "%lld", lc->id);
-    rc = rlk_pool_command(c, kill ? "CLIENT KILL" : "CLIENT LIST", 4, argv, NULL, &r);
+    rc = rlk_pool_command(c, what, 4, argv, NULL, &r);
     if (rc != RLK_OK)
         return rc;
     if (r->type == REDIS_REPLY_ERROR)
-        rc = rlk_set_reply_error(c, r, kill ? "CLIENT KILL" : "CLIENT LIST", RLK_ERR_SERVER);
-    else if (kill ? r->type != REDIS_REPLY_INTEGER
-                  : r->type != REDIS_REPLY_STRING)
-        rc = rlk_set_error(c, RLK_ERR_PROTOCOL, "CLIENT %s %s: reply type %d",
-                           kill ? "KILL" : "LIST", c->addr, r->type);
-    else if (!kill)
-        *listed = rlk_fence_listed(r, lc->name);
+        rc = rlk_set_reply_error(c, r, what, RLK_ERR_SERVER);
+    else if (r->type != (kill ? REDIS_REPLY_INTEGER : REDIS_REPLY_STRING))
+        rc = rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: reply type %d", what, c->addr, r->type);
+    else if (!kill) {
+        snprintf(listing, sizeof listing, " name=%s ", lc->name);   /* its line, by our name */
+        *listed = strstr(r->str, listing) != NULL;
+    }
     freeReplyObject(r);
     return rc;
 }

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * role.h - what the server is (role.c): ROLE on every new connection, the
- * quick refusal of a writing script on a replica, and the messages of the
- * replies that say "not here" (READONLY, MASTERDOWN, NOREPLICAS).
+ * role.h - what the server is (role.c): ROLE before a writing script, and
+ * the quick refusal of a writing script on a replica.
  *
  * A replica refuses every write with READONLY, but a script that only
  * reads first (an acquire of a held lock returns its TTL) runs: without a
@@ -18,25 +17,14 @@
 #ifndef RLK_ROLE_H
 #define RLK_ROLE_H
 
-#include <pthread.h>
-#include <stddef.h>
-
-#include <hiredis/hiredis.h>
-
 #include "rlk.h"
 
+/* rlk_client.role: what ROLE said last. */
 enum rlk_role_kind {
-    RLK_ROLE_UNKNOWN = 0,   /* not asked yet, or ROLE refused (ACL) */
-    RLK_ROLE_MASTER = 1,
-    RLK_ROLE_REPLICA = 2
+    RLK_ROLE_UNASKED = 0,   /* not asked yet */
+    RLK_ROLE_NOT_REPLICA,   /* a master, or ROLE refused (ACL): not asked again */
+    RLK_ROLE_REPLICA        /* asked again before each writing script */
 };
-
-typedef struct rlk_role {
-    pthread_mutex_t mu;
-    int kind;                       /* enum rlk_role_kind */
-    int asked;                      /* ROLE answered at least once */
-    char of[300];                   /* a replica's master, "host:port" */
-} rlk_role;
 
 /* Before script s: RLK_ERR_READONLY (recorded, one line naming the server
  * and its master) when s writes and c's server is a replica; RLK_OK

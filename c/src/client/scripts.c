@@ -90,25 +90,12 @@ const rlk_script_info *rlk_script_find(const rlk_client *c, const char *name)
 
 const char *rlk_script_key_roles(const char *name)
 {
-    static size_t rows;     /* the table's length, counted once (0: not yet) */
-    size_t hi = __atomic_load_n(&rows, __ATOMIC_RELAXED);
-    const rlk_script_roles *r;
+    const rlk_script_roles *r = name ? bsearch(name, rlk_embedded_key_roles,
+                                               rlk_embedded_scripts_count,
+                                               sizeof *rlk_embedded_key_roles, rlk_by_name)
+                                     : NULL;
 
-    if (!name)
-        return NULL;
-    if (!hi) {
-        while (rlk_embedded_key_roles[hi].name)
-            hi++;
-        __atomic_store_n(&rows, hi, __ATOMIC_RELAXED);
-    }
-    /* Asked on every call a kind builds: a binary search of the table, generated in the order
-     * of its files; a name that search misses is looked for in every row. */
-    if ((r = bsearch(name, rlk_embedded_key_roles, hi, sizeof *r, rlk_by_name)) != NULL)
-        return r->roles;
-    for (size_t i = 0; rlk_embedded_key_roles[i].name; i++)
-        if (strcmp(rlk_embedded_key_roles[i].name, name) == 0)
-            return rlk_embedded_key_roles[i].roles;
-    return NULL;
+    return r ? r->roles : NULL;
 }
 
 /* The scripts that never write (their includes neither): they may run on a

@@ -23,7 +23,6 @@
 #include "client/transport.h"
 #include "client/sigpipe.h"
 
-#define RLK_SN_MAX 16                               /* sentinels (url.c's limit) */
 #define RLK_SN_CHECK_NS (1000LL * RLK_NS_PER_MS)    /* the follower asks every second */
 #define RLK_SN_RETRY_NS (1000LL * RLK_NS_PER_MS)    /* a sentinel it cannot subscribe to */
 #define RLK_SN_EVENT "+switch-master"         /* "<name> <old ip> <old port> <new ip> <new port>" */
@@ -32,8 +31,6 @@
 
 struct rlk_sentinel {
     rlk_client *c;
-    const char *user, *password;    /* the sentinels' AUTH (NULL: none); owned by c->url or here */
-    char *own_password;
 
     pthread_mutex_t mu;             /* guards the address and the counters */
     char host[256];
@@ -54,8 +51,8 @@ struct rlk_sentinel {
     int started;
     atomic_int stop;
     int kick[2];
-    redisContext *subs[RLK_SN_MAX];         /* the thread's: subscribed to +switch-master */
-    long long sub_retry_ns[RLK_SN_MAX];
+    redisContext *subs[RLK_URL_SENTINELS_MAX];  /* the thread's: subscribed to +switch-master */
+    long long sub_retry_ns[RLK_URL_SENTINELS_MAX];
 };
 
 /* ---------------------------------------------------------------- connections */
@@ -70,10 +67,8 @@ static redisContext *rlk_sn_dial(const rlk_client *c, const char *host, int port
     int ok = 0;
 
     (void)rlk_transport_dial(c, host, port, c->connect_tv, &ctx, tls_why, sizeof tls_why);
-    if (!ctx || ctx->err)
+    if (!ctx || ctx->err || redisSetTimeout(ctx, c->command_tv) != REDIS_OK)
         snprintf(why, len, "connect %s:%d: %s", host, port, ctx ? ctx->errstr : tls_why);
-    else if (redisSetTimeout(ctx, c->command_tv) != REDIS_OK)
-        snprintf(why, len, "connect %s:%d: %s", host, port, ctx->errstr);
     else if (password && !(r = user ? rlk_transport_command(ctx, "AUTH %s %s", user, password)
                                     : rlk_transport_command(ctx, "AUTH %s", password)))
         snprintf(why, len, "auth: %s", ctx->errstr);
@@ -90,9 +85,10 @@ static redisContext *rlk_sn_dial(const rlk_client *c, const char *host, int port
 
 static redisContext *rlk_sn_dial_sentinel(rlk_sentinel *sn, int i, char *why, size_t len)
 {
-    const rlk_url_node *nd = &sn->c->url.sentinels[i];
+    const rlk_url *u = &sn->c->url;
 
-    return rlk_sn_dial(sn->c, nd->host, nd->port, sn->user, sn->password, why, len);
+    return rlk_sn_dial(sn->c, u->sentinels[i].host, u->sentinels[i].port, u->sentinel_user,
+                       u->sentinel_password, why, len);
 }
 
 /* ---------------------------------------------------------------- asking */
@@ -102,13 +98,6 @@ typedef struct rlk_sn_answer {
     int port;
     long long epoch;        /* -1: unknown (SENTINEL MASTER refused) */
 } rlk_sn_answer;
-
-static long long rlk_sn_epoch_of(const redisReply *r)
-{
-    const redisReply *v = r ? rlk_reply_field(r, "config-epoch") : NULL;
-
-    return v && v->type == REDIS_REPLY_STRING ? atoll(v->str) : -1;
-}
 
 static int rlk_sn_parse_addr(const redisReply *r, rlk_sn_answer *a, const char *name, char *why,
                              size_t len)
@@ -132,6 +121,7 @@ static int rlk_sn_ask(rlk_sentinel *sn, int i, rlk_sn_answer *a, char *why, size
 {
     const char *name = sn->c->url.master_name;
     redisReply *r[2] = {NULL, NULL};
+    const redisReply *epoch;
     int rc = -1;
 
     if (sn->qctx && (sn->qidx != i || !rlk_conn_alive(sn->qctx))) {
@@ -146,7 +136,8 @@ static int rlk_sn_ask(rlk_sentinel *sn, int i, rlk_sn_answer *a, char *why, size
         rlk_transport_get_reply(sn->qctx, (void **)&r[0]) == REDIS_OK &&
         rlk_transport_get_reply(sn->qctx, (void **)&r[1]) == REDIS_OK) {
         rc = rlk_sn_parse_addr(r[0], a, name, why, len);
-        a->epoch = rlk_sn_epoch_of(r[1]);
+        epoch = r[1] ? rlk_reply_field(r[1], "config-epoch") : NULL;
+        a->epoch = epoch && epoch->type == REDIS_REPLY_STRING ? atoll(epoch->str) : -1;
     } else {
         snprintf(why, len, "%s", sn->qctx->errstr);
     }
@@ -190,25 +181,12 @@ static int rlk_sn_is_master(rlk_sentinel *sn, const char *host, int port, char *
 
 /* ---------------------------------------------------------------- resolving */
 
-static void rlk_sn_switch(rlk_sentinel *sn, const rlk_sn_answer *a)
-{
-    pthread_mutex_lock(&sn->mu);
-    if (sn->port) {
-        sn->switches++;
-        sn->last_switch_ns = rlk_clock_now_ns();
-    }
-    snprintf(sn->host, sizeof sn->host, "%s", a->host);
-    sn->port = a->port;
-    sn->epoch = a->epoch;
-    pthread_mutex_unlock(&sn->mu);
-}
-
 /* One answer against the address in use: 0 the same, 1 a newer master
  * (switched), -1 passed over (why says why). */
 static int rlk_sn_consider(rlk_sentinel *sn, int i, rlk_sn_answer *a, int *had, char *why,
                            size_t len)
 {
-    int same, older, master;
+    int same, older;
 
     pthread_mutex_lock(&sn->mu);
     *had = sn->port != 0;
@@ -222,10 +200,17 @@ static int rlk_sn_consider(rlk_sentinel *sn, int i, rlk_sn_answer *a, int *had, 
     if (older)
         return snprintf(why, len, "sentinel %d names %s:%d of an older config epoch", i, a->host,
                         a->port), -1;
-    master = rlk_sn_is_master(sn, a->host, a->port, why, len);
-    if (master != 1)
+    if (rlk_sn_is_master(sn, a->host, a->port, why, len) != 1)
         return -1;
-    rlk_sn_switch(sn, a);
+    pthread_mutex_lock(&sn->mu);
+    if (sn->port) {
+        sn->switches++;
+        sn->last_switch_ns = rlk_clock_now_ns();
+    }
+    snprintf(sn->host, sizeof sn->host, "%s", a->host);
+    sn->port = a->port;
+    sn->epoch = a->epoch;
+    pthread_mutex_unlock(&sn->mu);
     return 1;
 }
 
@@ -287,24 +272,6 @@ static void rlk_sentinel_check(rlk_client *c)
 {
     if (c->sentinel)
         (void)rlk_sn_refresh_quiet(c, "watchdog");
-}
-
-/* The master to dial (resolving first when none is known yet). */
-static int rlk_sentinel_master(rlk_client *c, char *host, size_t len, int *port)
-{
-    rlk_sentinel *sn = c->sentinel;
-    int known, rc;
-
-    pthread_mutex_lock(&sn->mu);
-    known = sn->port != 0;
-    pthread_mutex_unlock(&sn->mu);
-    if (!known && (rc = rlk_sn_refresh_from(c, "resolving", -1)) < 0)
-        return -rc;
-    pthread_mutex_lock(&sn->mu);
-    snprintf(host, len, "%s", sn->host);
-    *port = sn->port;
-    pthread_mutex_unlock(&sn->mu);
-    return RLK_OK;
 }
 
 /* 1 when ctx is a TCP connection to another address than the current master. */
@@ -438,8 +405,8 @@ static void *rlk_sn_main(void *arg)
     long long next_check = rlk_clock_now_ns() + RLK_SN_CHECK_NS;
 
     while (!atomic_load(&sn->stop)) {
-        struct pollfd p[RLK_SN_MAX + 1] = {{sn->kick[0], POLLIN, 0}};
-        int who[RLK_SN_MAX + 1], np = 1, event = 0, from = -1, ms;
+        struct pollfd p[RLK_URL_SENTINELS_MAX + 1] = {{sn->kick[0], POLLIN, 0}};
+        int who[RLK_URL_SENTINELS_MAX + 1], np = 1, event = 0, from = -1, ms;
         long long now = rlk_clock_now_ns();
         char buf[16];
 
@@ -508,7 +475,7 @@ static void rlk_sentinel_free(rlk_sentinel *sn)
     }
     if (sn->started)
         pthread_join(sn->thread, NULL);
-    for (int i = 0; i < RLK_SN_MAX; i++)
+    for (int i = 0; i < RLK_URL_SENTINELS_MAX; i++)
         rlk_transport_free(sn->subs[i]);
     rlk_transport_free(sn->qctx);
     close(sn->kick[0]);
@@ -516,15 +483,14 @@ static void rlk_sentinel_free(rlk_sentinel *sn)
     pthread_mutex_destroy(&sn->mu);
     pthread_mutex_destroy(&sn->resolve_mu);
     pthread_mutex_destroy(&sn->hook_mu);
-    free(sn->own_password);
     free(sn);
 }
 
 /* ---------------------------------------------------------------- the topology (topo.h) */
 
 /* Makes c->sentinel (c->url is a sentinel URL; the options' sentinel_password
- * is the fallback of the URL's). No I/O: the master is resolved when a
- * connection needs it (rlk_sentinel_master). */
+ * fills the URL's when it has none). No I/O: the master is resolved when a
+ * connection needs it (rlk_sn_open). */
 static int rlk_sn_setup(rlk_client *c, const rlk_options *o, char *msg, size_t len)
 {
     const char *sentinel_password = o ? o->sentinel_password : NULL;
@@ -538,17 +504,13 @@ static int rlk_sn_setup(rlk_client *c, const rlk_options *o, char *msg, size_t l
     }
     sn->c = c;
     sn->epoch = -1;
-    sn->user = c->url.sentinel_user;
-    sn->password = c->url.sentinel_password;
     pthread_mutex_init(&sn->mu, NULL);
     pthread_mutex_init(&sn->resolve_mu, NULL);
     pthread_mutex_init(&sn->hook_mu, NULL);
-    if (!sn->password && sentinel_password && *sentinel_password &&
-        !(sn->password = sn->own_password = strdup(sentinel_password))) {
-        rlk_sentinel_free(sn);
-        return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
-    }
     c->sentinel = sn;
+    if (!c->url.sentinel_password && sentinel_password && *sentinel_password &&
+        !(c->url.sentinel_password = strdup(sentinel_password)))
+        return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
     return RLK_OK;
 }
 
@@ -570,21 +532,30 @@ static void rlk_sn_topo_free(rlk_client *c)
 
 /* After a READONLY reply: 1 when the sentinels name another master now
  * (the call may be sent again there); 0 otherwise, with the READONLY error
- * left as it was. 0 at once for a client without sentinels. */
+ * left as it was. */
 static int rlk_sn_refused(rlk_client *c, int err)
 {
-    return err == RLK_ERR_READONLY && c->sentinel && rlk_sn_refresh_quiet(c, "READONLY") == 1;
+    return err == RLK_ERR_READONLY && rlk_sn_refresh_quiet(c, "READONLY") == 1;
 }
 
 static int rlk_sn_open(rlk_client *c, int slot, redisContext **out, char *addr)
 {
+    rlk_sentinel *sn = c->sentinel;
     char master[256];
-    int rc, port = 0;
+    int rc, port;
 
     (void)slot;     /* the master holds every slot */
-    if ((rc = rlk_sentinel_follow(c)) != RLK_OK ||
-        (rc = rlk_sentinel_master(c, master, sizeof master, &port)) != RLK_OK)
+    if ((rc = rlk_sentinel_follow(c)) != RLK_OK)
         return rc;
+    pthread_mutex_lock(&sn->mu);
+    port = sn->port;
+    pthread_mutex_unlock(&sn->mu);
+    if (!port && (rc = rlk_sn_refresh_from(c, "resolving", -1)) < 0)
+        return -rc;     /* none known yet, and none found */
+    pthread_mutex_lock(&sn->mu);
+    snprintf(master, sizeof master, "%s", sn->host);
+    port = sn->port;
+    pthread_mutex_unlock(&sn->mu);
     rc = rlk_conn_open_to(c, master, port, out);
     if (rc == RLK_OK && addr)
         snprintf(addr, 300, "%s", c->addr);

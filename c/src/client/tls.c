@@ -340,6 +340,7 @@ static void rlk_tls_why(SSL *ssl, int code, const char *name, int handshaken, in
                  reason[0] ? reason : "the connection was closed");
 }
 
+/* A new session on t: what its handshake found, and its reference and counts. */
 static void rlk_tls_note_peer(rlk_tls *t, SSL *ssl, const char *addr)
 {
     rlk_tls_peer p;
@@ -365,6 +366,8 @@ static void rlk_tls_note_peer(rlk_tls *t, SSL *ssl, const char *addr)
     pthread_mutex_lock(&t->mu);
     t->last = p;
     t->handshakes++;
+    t->refs++;
+    t->live++;
     pthread_mutex_unlock(&t->mu);
 }
 
@@ -440,10 +443,6 @@ int rlk_tls_handshake(rlk_tls *t, int tcp, const char *host, int port, long long
     conn->t = t;
     conn->ssl = ssl;
     conn->fd = tcp;
-    pthread_mutex_lock(&t->mu);
-    t->refs++;
-    t->live++;
-    pthread_mutex_unlock(&t->mu);
     *conn_out = conn;
     return RLK_OK;
 }

@@ -45,7 +45,6 @@
 #define RLK_URL_FAIL(...) (snprintf(err, errlen, __VA_ARGS__), RLK_ERR_URL)
 
 #define RLK_SENTINEL_PORT 26379
-#define RLK_SENTINELS_MAX 16
 
 static int rlk_hexval(int ch)
 {
@@ -97,32 +96,13 @@ static long rlk_parse_num(const char *s, size_t n, long lo, long hi)
     return (v < lo || v > hi) ? -1 : v;
 }
 
-static int rlk_url_userinfo(const char *s, size_t n, rlk_url *u, char *err, size_t errlen)
-{
-    const char *colon = memchr(s, ':', n);
-    size_t ulen = colon ? (size_t)(colon - s) : n;
-    int rc;
-
-    if (n == 0)
-        return RLK_URL_FAIL("bad url: empty user name before '@'");
-    if (ulen > 0 && (rc = rlk_pct_decode("user name", s, ulen, &u->user, err, errlen)) != RLK_OK)
-        return rc;
-    if (!colon)
-        return RLK_OK;  /* redis://user@host: the password comes from rlk_options.password */
-    rc = rlk_pct_decode("password", colon + 1, n - ulen - 1, &u->password, err, errlen);
-    if (rc != RLK_OK)
-        return rc;
-    if (!u->password[0])
-        return RLK_URL_FAIL("bad url: empty password");
-    return RLK_OK;
-}
-
 /* The user info before the last '@' of s[0..*authlen) (first: the first '@'), parsed into
  * u; s and *authlen then skip it. */
 static int rlk_url_skip_userinfo(const char **s, size_t *authlen, int first, rlk_url *u,
                                  char *err, size_t errlen)
 {
-    const char *at = first ? memchr(*s, '@', *authlen) : NULL;
+    const char *at = first ? memchr(*s, '@', *authlen) : NULL, *colon;
+    size_t n, ulen;
     int rc;
 
     for (size_t i = 0; !first && i < *authlen; i++)
@@ -130,16 +110,22 @@ static int rlk_url_skip_userinfo(const char **s, size_t *authlen, int first, rlk
             at = *s + i;
     if (!at)
         return RLK_OK;
-    if ((rc = rlk_url_userinfo(*s, (size_t)(at - *s), u, err, errlen)) != RLK_OK)
+    n = (size_t)(at - *s);
+    colon = memchr(*s, ':', n);
+    ulen = colon ? (size_t)(colon - *s) : n;
+    if (n == 0)
+        return RLK_URL_FAIL("bad url: empty user name before '@'");
+    if (ulen > 0 && (rc = rlk_pct_decode("user name", *s, ulen, &u->user, err, errlen)) != RLK_OK)
         return rc;
-    *authlen -= (size_t)(at + 1 - *s);
+    /* redis://user@host: the password comes from rlk_options.password */
+    if (colon && (rc = rlk_pct_decode("password", colon + 1, n - ulen - 1, &u->password, err,
+                                      errlen)) != RLK_OK)
+        return rc;
+    if (colon && !u->password[0])
+        return RLK_URL_FAIL("bad url: empty password");
+    *authlen -= n + 1;
     *s = at + 1;
     return RLK_OK;
-}
-
-static int rlk_host_char_ok(char ch)
-{
-    return isalnum((unsigned char)ch) || ch == '.' || ch == '-' || ch == '_';
 }
 
 /* host[:port] or [v6][:port] into *hostp (malloc'd) and *portp (defport
@@ -166,7 +152,7 @@ static int rlk_url_hostport(const char *s, size_t n, int defport, char **hostp, 
 
         hostlen = colon ? (size_t)(colon - s) : n;
         for (size_t i = 0; i < hostlen; i++)
-            if (!rlk_host_char_ok(s[i]))
+            if (!isalnum((unsigned char)s[i]) && !memchr(".-_", s[i], 3))
                 return RLK_URL_FAIL("bad url: invalid character '%c' in the host name", s[i]);
         rest = s + hostlen;
     }
@@ -282,23 +268,19 @@ static int rlk_url_value(const char *what, const char *s, size_t n, char **out, 
 static int rlk_url_sentinel_query(const char *q, rlk_url *u, char *err, size_t errlen)
 {
     while (*q) {
-        size_t n = strcspn(q, "&"), klen;
-        const char *eq = memchr(q, '=', n);
-        char **slot = NULL;
+        size_t n = strcspn(q, "&");
+        int user = strncmp(q, "sentinel_user=", 14) == 0;
+        size_t klen = user ? 13 : 17;
+        char **slot = user ? &u->sentinel_user : &u->sentinel_password;
         int rc;
 
-        klen = eq ? (size_t)(eq - q) : n;
-        if (klen == 13 && strncmp(q, "sentinel_user", 13) == 0)
-            slot = &u->sentinel_user;
-        else if (klen == 17 && strncmp(q, "sentinel_password", 17) == 0)
-            slot = &u->sentinel_password;
-        if (!slot || !eq)
+        if (!user && strncmp(q, "sentinel_password=", 18) != 0)
             return RLK_URL_FAIL("bad url: a redis+sentinel:// URL takes only ?sentinel_user=U and "
                                 "&sentinel_password=P");
         if (*slot)
             return RLK_URL_FAIL("bad url: %.*s given twice", (int)klen, q);
-        rc = rlk_url_value(slot == &u->sentinel_user ? "sentinel user" : "sentinel password",
-                           eq + 1, n - klen - 1, slot, err, errlen);
+        rc = rlk_url_value(user ? "sentinel user" : "sentinel password", q + klen + 1,
+                           n - klen - 1, slot, err, errlen);
         if (rc != RLK_OK)
             return rc;
         q += n + (q[n] == '&');
@@ -323,8 +305,8 @@ static int rlk_url_sentinel(const char *s, rlk_url *u, char *err, size_t errlen)
         return rc;
     for (size_t i = 0; i < authlen; i++)
         count += s[i] == ',';
-    if (count > RLK_SENTINELS_MAX)
-        return RLK_URL_FAIL("bad url: at most %d sentinels", RLK_SENTINELS_MAX);
+    if (count > RLK_URL_SENTINELS_MAX)
+        return RLK_URL_FAIL("bad url: at most %d sentinels", RLK_URL_SENTINELS_MAX);
     if (!(u->sentinels = calloc(count, sizeof *u->sentinels)))
         return RLK_ERR_NOMEM;
     for (const char *p = s; u->nsentinels < (int)count; u->nsentinels++) {
@@ -461,6 +443,10 @@ void rlk_url_address(const rlk_url *u, char *buf, size_t len)
         rlk_url_cat(buf, len, "%s@", u->master_name ? u->master_name : "");
         for (int i = 0; i < u->nsentinels; i++)
             rlk_url_node_cat(buf, len, i == 0, u->sentinels[i].host, u->sentinels[i].port);
+    } else if (u->is_cluster) {
+        rlk_url_cat(buf, len, "cluster ");
+        for (int i = 0; i < u->nseeds; i++)
+            rlk_url_node_cat(buf, len, i == 0, u->seed_host[i], u->seed_port[i]);
     } else if (u->is_unix) {
         rlk_url_cat(buf, len, "%s", u->path ? u->path : "");
     } else {

@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#define RLK_URL_SENTINELS_MAX 16
+
 typedef struct rlk_url {
     int is_unix;        /* 1: unix socket at path; 0: TCP host:port */
     char *host;         /* TCP host, without IPv6 brackets */
@@ -25,7 +27,7 @@ typedef struct rlk_url {
     /* redis+sentinel://: host/port are unset; the master is
      * found through the sentinels. user/password/db are the master's. */
     int is_sentinel;
-    int nsentinels;
+    int nsentinels;                     /* at most RLK_URL_SENTINELS_MAX */
     struct rlk_url_node *sentinels;     /* nsentinels entries */
     char *master_name;
     char *sentinel_user;                /* AUTH for the sentinels; NULL: none */
@@ -53,8 +55,9 @@ char *rlk_url_without_password(const rlk_url *u);
  * *.localhost), 127.0.0.0/8, ::1; decided from the text, never by a lookup
  * (rlk check warns about plain TCP to any other host). */
 int rlk_url_host_is_loopback(const char *host);
-/* "host:port", "[v6]:port", the socket path, or "MASTERNAME@host:port,..."
- * (a sentinel URL: the master's address changes), for messages. */
+/* "host:port", "[v6]:port", the socket path, "cluster host:port,..." (the
+ * seeds) or "MASTERNAME@host:port,..." (a sentinel URL: the master's address
+ * changes), for messages. */
 void rlk_url_address(const rlk_url *u, char *buf, size_t len);
 
 #endif /* RLK_URL_H */
