@@ -26,21 +26,16 @@ static int rlk_fam_owner(const rlk_fam_base *b, char *owner, const char *owner_f
 
 /* ---------------------------------------------------------------- acquiring */
 
-/* The reply {token}: 1 and *token, or 0 for any other shape. */
-static int rlk_fam_token_of(const redisReply *r, long long *token)
-{
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 1 ||
-        r->element[0]->type != REDIS_REPLY_INTEGER || r->element[0]->integer <= 0)
-        return 0;
-    *token = r->element[0]->integer;
-    return 1;
-}
-
 int rlk_fam_acquire_reply(rlk_client *c, const char *what, const char *name, const char *script,
                           const redisReply *r, long long *ttl, long long *token)
 {
-    if (token ? rlk_fam_token_of(r, token) : r->type == REDIS_REPLY_NIL)
+    if (!token && r->type == REDIS_REPLY_NIL)
         return RLK_OK;
+    if (token && r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+        r->element[0]->type == REDIS_REPLY_INTEGER && r->element[0]->integer > 0) {
+        *token = r->element[0]->integer;
+        return RLK_OK;
+    }
     if (r->type == REDIS_REPLY_INTEGER) {
         *ttl = r->integer;
         return RLK_ERR_BUSY;
@@ -84,7 +79,8 @@ int rlk_fam_release_done(rlk_client *c, const char *label, const char *name, int
             *rc = rlk_set_error(c, RLK_ERR_PROTOCOL, "unlock %s: %s replied type %d", name,
                                 label, r->type);
         freeReplyObject(r);
-        if (outcome != RLK_REL_ERROR && outcome != RLK_REL_NOT_OWNER)  /* it wrote: did enough replicas see it? */
+        /* It wrote: did enough replicas see it? */
+        if (outcome != RLK_REL_ERROR && outcome != RLK_REL_NOT_OWNER)
             *rc = rlk_fam_acks_done(c, "unlock", name, outcome == RLK_REL_RELEASED
                                     ? "released" : "released one hold (still held)");
     }
@@ -149,7 +145,6 @@ static int rlk_fam_acl_after(const rlk_fam_base *b, const char *op, const char *
 static int rlk_fam_release_rest(const rlk_fam_base *b, int kind, const char *owner,
                                 long long lease, rlk_fam_release_fn release, void *arg)
 {
-    rlk_hold_spec h = {kind, b->name, owner, 0, {NULL, NULL, NULL}, NULL, NULL, 0};
     int outcome = RLK_REL_STILL_HELD, rc;
     rlk_fam_err e;
 
@@ -160,6 +155,8 @@ static int rlk_fam_release_rest(const rlk_fam_base *b, int kind, const char *own
             RLK_RT_COUNT(b->rt, lost_given_back);
     }
     if (outcome == RLK_REL_ERROR) {
+        rlk_hold_spec h = {.kind = kind, .name = b->name, .owner = owner};
+
         rlk_fam_doubt_keep_lost(b->c, &h);
         outcome = RLK_REL_STILL_HELD;
     }
