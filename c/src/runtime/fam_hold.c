@@ -220,29 +220,26 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, const char
 
 int rlk_fam_force_done(const rlk_fam_base *b, int rc, redisReply *r, rlk_lq *q, int *released)
 {
+    int gone = 0;
+
     if (rc == RLK_ERR_SCRIPT && rlk_fam_acl_refused(b->c)) {
         char op[RLK_ERRSTR_MAX];
 
         snprintf(op, sizeof op, "force unlock %s", b->name);
         rc = rlk_fam_acl_after(b, op, NULL, "removed", "the lock is still there");
-        if (rc == RLK_ERR_NOTIFY && released)
-            *released = 1;
-        if (rc == RLK_ERR_NOTIFY && q)
-            rlk_lq_poke(q);
-        return rc;
+        gone = rc == RLK_ERR_NOTIFY;
+    } else if (rc == RLK_OK) {
+        if (r->type == REDIS_REPLY_INTEGER)
+            gone = r->integer == 1;
+        else
+            rc = rlk_set_error(b->c, RLK_ERR_PROTOCOL, "force unlock %s: reply type %d", b->name,
+                               r->type);
+        freeReplyObject(r);
     }
-    if (rc != RLK_OK)
-        return rc;
-    if (r->type == REDIS_REPLY_INTEGER) {
-        if (released)
-            *released = r->integer == 1;
-        if (r->integer == 1 && q)
-            rlk_lq_poke(q);
-    } else {
-        rc = rlk_set_error(b->c, RLK_ERR_PROTOCOL, "force unlock %s: reply type %d", b->name,
-                           r->type);
-    }
-    freeReplyObject(r);
+    if (released && (rc == RLK_OK || gone))    /* told only when known */
+        *released = gone;
+    if (gone && q)
+        rlk_lq_poke(q);
     return rc;
 }
 
