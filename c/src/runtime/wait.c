@@ -1,13 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * wait.c - the one wait loop of every kind that waits for a release:
- * the reentrant, fenced, fair and read-write locks, the semaphores and the
- * count-down latch. Join the channel on the client's subscriber (behind the
- * process-wide local queue when the kind has one), wait until subscribed,
- * attempt, sleep on the channel's permit or wake-all bounded by the
- * attempt's own bound (a holder's TTL, a permit's expiry) and the caller's
- * deadline, again; poll while the subscriber is down. docs/runtime.md
- * describes the algorithm and why no wake-up is lost.
+ * wait.c - the one wait loop (wait.h) of every kind that waits for a
+ * release: the lock kinds, the semaphores and the count-down latch.
+ * docs/runtime.md describes the algorithm and why no wake-up is lost.
  */
 #include <stdio.h>
 #include <string.h>
