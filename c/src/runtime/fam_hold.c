@@ -24,6 +24,15 @@ static int rlk_fam_owner(const rlk_fam_base *b, char *owner, const char *owner_f
     return rlk_fam_id_get(b->c, b->rt, (rlk_fam_id *)&b->id, owner, RLK_OWNER_MAX + 1, owner_fn);
 }
 
+/* cmd on the lock hash, with a holder's field when field is not NULL. */
+static int rlk_fam_hash_query(const rlk_fam_base *b, const char *cmd, const char *field,
+                              long long nil_value, long long *out)
+{
+    const char *argv[3] = {cmd, b->name, field};
+
+    return rlk_fam_query(b->c, b->name, field ? 3 : 2, argv, nil_value, out);
+}
+
 /* ---------------------------------------------------------------- acquiring */
 
 int rlk_fam_acquire_reply(rlk_client *c, const char *what, const char *name, const char *script,
@@ -102,20 +111,6 @@ int rlk_fam_acl_refused(const rlk_client *c)
            strstr(e, "ACL failure in script") != NULL;
 }
 
-/* HEXISTS name field / EXISTS name (field NULL): 1, 0, or -1 when that is refused too. */
-static int rlk_fam_probe(rlk_client *c, const char *name, const char *field)
-{
-    const char *argv[3] = {field ? "HEXISTS" : "EXISTS", name, field};
-    redisReply *r = NULL;
-    int rc = rlk_command(c, field ? 3 : 2, argv, NULL, &r), v = -1;
-
-    if (rc == RLK_OK && r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer > 0;
-    if (r)
-        freeReplyObject(r);
-    return v;
-}
-
 int rlk_fam_acl_said(rlk_client *c, const char *op, const char *why, int there, const char *done,
                      const char *still)
 {
@@ -128,14 +123,17 @@ int rlk_fam_acl_said(rlk_client *c, const char *op, const char *why, int there, 
 }
 
 /* rlk_fam_acl_said after a release (field: the holder's) or force release (field NULL) of b,
- * what it left probed on b's lock hash. */
+ * what it left probed on b's lock hash: HEXISTS name field, or EXISTS name. */
 static int rlk_fam_acl_after(const rlk_fam_base *b, const char *op, const char *field,
                              const char *done, const char *still)
 {
+    long long n = 0;
     rlk_fam_err e;
 
     rlk_fam_err_keep(b->c, &e);
-    return rlk_fam_acl_said(b->c, op, e.msg, rlk_fam_probe(b->c, b->name, field), done, still);
+    if (rlk_fam_hash_query(b, field ? "HEXISTS" : "EXISTS", field, 0, &n) != RLK_OK)
+        n = -1;     /* refused too */
+    return rlk_fam_acl_said(b->c, op, e.msg, n < 0 ? -1 : n > 0, done, still);
 }
 
 /* Releases the holds the server still counts of (kind, owner) after the
@@ -244,15 +242,6 @@ int rlk_fam_force_done(const rlk_fam_base *b, int rc, redisReply *r, rlk_lq *q, 
 }
 
 /* ---------------------------------------------------------------- queries */
-
-/* cmd on the lock hash, with owner's field when owner is not NULL. */
-static int rlk_fam_hash_query(const rlk_fam_base *b, const char *cmd, const char *owner,
-                              long long nil_value, long long *out)
-{
-    const char *argv[3] = {cmd, b->name, owner};
-
-    return rlk_fam_query(b->c, b->name, owner ? 3 : 2, argv, nil_value, out);
-}
 
 int rlk_fam_is_locked(const rlk_fam_base *b, int *locked)
 {
