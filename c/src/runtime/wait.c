@@ -256,7 +256,8 @@ static int rlk_wait_subscribed(const rlk_waiter *w, rlk_lq_node *node, long long
     }
     if (w->ticket && !w->pre_ch)
         rlk_sub_ticket_add(sub, ch, w->ticket);
-    if (w->wide && w->wide_early && !wch && (rc = rlk_sub_join(sub, w->wide_channel, w->rule, &wch)) != RLK_OK)
+    if (w->wide && w->wide_early && !wch &&
+        rlk_sub_join(sub, w->wide_channel, w->rule, &wch) != RLK_OK)
         wch = NULL;     /* joined at the attempt that says first, as without the hint */
     if (node)
         rlk_lq_set_sub(w->q, node, sub, ch);
@@ -279,9 +280,7 @@ static int rlk_wait(rlk_waiter *w, long long deadline_ns)
     rlk_lq_node node;
     int rc;
 
-    if (!w->q)
-        return rlk_wait_subscribed(w, NULL, deadline_ns);
-    if (w->entered)
+    if (!w->q || w->entered)    /* no local queue, or entered already (entered: with q only) */
         return rlk_wait_subscribed(w, w->entered, deadline_ns);
     rc = rlk_lq_enter(w->q, &node, deadline_ns);
     if (rc != RLK_OK)
