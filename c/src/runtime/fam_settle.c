@@ -148,12 +148,11 @@ int rlk_fam_doubt_take(const rlk_client *c, int kind, const char *name, const ch
 
 void rlk_fam_doubt_keep_lost(rlk_client *c, const rlk_hold_spec *h)
 {
-    rlk_lost_conn lc;
+    rlk_lost_conn lc = {0};
 
     /* Not known to have run: the server may still count more holds than
      * the registry. The doubt settles it later (next acquisition, or the
      * last unlock); without a lost reply to fence, only the last unlock. */
-    memset(&lc, 0, sizeof lc);
     (void)rlk_pool_lost_reply(c, &lc);
     rlk_fam_doubt_keep(c, h, &lc);
 }
