@@ -112,23 +112,24 @@ static void rlk_prom_head(rlk_out *o, const rlk_family *f)
     rlk_put(o, "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help, f->name, f->type);
 }
 
-/* "{extra,labels}" or "{extra}" or "{labels}" or "". */
-static void rlk_prom_labels(rlk_out *o, const char *extra, const char *labels)
+/* A sample's name and labels, its value to follow: "<name><suffix>{extra,labels}", without
+ * what is NULL or empty (no braces when both are). */
+static void rlk_prom_sample(rlk_out *o, const char *name, const char *suffix, const char *extra,
+                            const char *labels)
 {
     int has_extra = extra && extra[0], has_labels = labels && labels[0];
 
-    if (!has_extra && !has_labels)
-        return;
-    rlk_put(o, "{%s%s%s}", has_extra ? extra : "", has_extra && has_labels ? "," : "",
-            has_labels ? labels : "");
+    rlk_put(o, "%s%s", name, suffix);
+    if (has_extra || has_labels)
+        rlk_put(o, "{%s%s%s}", has_extra ? extra : "", has_extra && has_labels ? "," : "",
+                has_labels ? labels : "");
 }
 
 /* One sample: a counter's (v), or a gauge's (the long long v holds when gauge). */
 static void rlk_prom_value(rlk_out *o, const char *name, const char *extra, const char *labels,
                            unsigned long long v, int gauge)
 {
-    rlk_put(o, "%s", name);
-    rlk_prom_labels(o, extra, labels);
+    rlk_prom_sample(o, name, "", extra, labels);
     if (gauge)
         rlk_put(o, " %lld\n", (long long)v);
     else
@@ -148,15 +149,12 @@ static void rlk_prom_hist(rlk_out *o, const char *name, const char *extra, const
                      rlk_metrics_bucket_bound(i));
         else
             snprintf(le, sizeof le, "%s%sle=\"+Inf\"", extra ? extra : "", extra ? "," : "");
-        rlk_put(o, "%s_bucket", name);
-        rlk_prom_labels(o, le, labels);
+        rlk_prom_sample(o, name, "_bucket", le, labels);
         rlk_put(o, " %llu\n", cum);
     }
-    rlk_put(o, "%s_sum", name);
-    rlk_prom_labels(o, extra, labels);
+    rlk_prom_sample(o, name, "_sum", extra, labels);
     rlk_put(o, " %.9f\n", (double)h->sum_ns / 1e9);
-    rlk_put(o, "%s_count", name);
-    rlk_prom_labels(o, extra, labels);
+    rlk_prom_sample(o, name, "_count", extra, labels);
     rlk_put(o, " %llu\n", cum);
 }
 

@@ -141,11 +141,6 @@ void rlk_fam_free(void *handle)
 
 /* ---------------------------------------------------------------- holder ids */
 
-static int rlk_fam_rw_owner_ok(const char *owner, size_t len)
-{
-    return strcmp(owner, "mode") != 0 && (len < 6 || strcmp(owner + len - 6, ":write") != 0);
-}
-
 int rlk_fam_id_set(rlk_client *c, rlk_fam_id *id, const char *owner, int rw, const char *what)
 {
     char *copy = NULL;
@@ -156,7 +151,8 @@ int rlk_fam_id_set(rlk_client *c, rlk_fam_id *id, const char *owner, int rw, con
         if (len < 1 || len > RLK_OWNER_MAX)
             return rlk_set_error(c, RLK_ERR_ARG, "%s: owner must be 1..%d bytes", what,
                                  RLK_OWNER_MAX);
-        if (rw && !rlk_fam_rw_owner_ok(owner, len))
+        if (rw &&
+            (strcmp(owner, "mode") == 0 || (len >= 6 && strcmp(owner + len - 6, ":write") == 0)))
             return rlk_set_error(c, RLK_ERR_ARG, "%s: owner must not be 'mode' or end in ':write'",
                                  what);
         if (!(copy = strdup(owner)))

@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fam.h - what every kind built on the runtime shares (fam.c): handles,
- * Redisson's key and channel names, holder ids, arguments, and calls with
- * integer replies. The kinds: the reentrant lock (kinds/lock.c), the
- * fenced, fair and read-write locks (kinds/fenced.c, kinds/fairlock.c,
- * kinds/rwlock.c), the semaphores and the count-down latch
- * (kinds/semaphore.c, kinds/psemaphore.c, kinds/latch.c). What the locks
- * among them share to acquire and release is fam_hold.h.
+ * fam.h - what every kind of kinds/ shares (fam.c): handles, Redisson's key
+ * and channel names, holder ids, argument checks, a thread's kept error,
+ * calls with integer replies, replica acknowledgement. What the lock kinds
+ * share to acquire and release is fam_hold.h.
  *
  * Not installed; not a stable API.
  */

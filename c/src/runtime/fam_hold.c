@@ -24,23 +24,27 @@ static int rlk_fam_owner(const rlk_fam_base *b, char *owner, const char *owner_f
     return rlk_fam_id_get(b->c, b->rt, (rlk_fam_id *)&b->id, owner, RLK_OWNER_MAX + 1, owner_fn);
 }
 
-/* ---------------------------------------------------------------- acquiring */
-
-/* The reply {token}: 1 and *token, or 0 for any other shape. */
-static int rlk_fam_token_of(const redisReply *r, long long *token)
+/* cmd on the lock hash, with a holder's field when field is not NULL. */
+static int rlk_fam_hash_query(const rlk_fam_base *b, const char *cmd, const char *field,
+                              long long nil_value, long long *out)
 {
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 1 ||
-        r->element[0]->type != REDIS_REPLY_INTEGER || r->element[0]->integer <= 0)
-        return 0;
-    *token = r->element[0]->integer;
-    return 1;
+    const char *argv[3] = {cmd, b->name, field};
+
+    return rlk_fam_query(b->c, b->name, field ? 3 : 2, argv, nil_value, out);
 }
+
+/* ---------------------------------------------------------------- acquiring */
 
 int rlk_fam_acquire_reply(rlk_client *c, const char *what, const char *name, const char *script,
                           const redisReply *r, long long *ttl, long long *token)
 {
-    if (token ? rlk_fam_token_of(r, token) : r->type == REDIS_REPLY_NIL)
+    if (!token && r->type == REDIS_REPLY_NIL)
         return RLK_OK;
+    if (token && r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+        r->element[0]->type == REDIS_REPLY_INTEGER && r->element[0]->integer > 0) {
+        *token = r->element[0]->integer;
+        return RLK_OK;
+    }
     if (r->type == REDIS_REPLY_INTEGER) {
         *ttl = r->integer;
         return RLK_ERR_BUSY;
@@ -84,7 +88,8 @@ int rlk_fam_release_done(rlk_client *c, const char *label, const char *name, int
             *rc = rlk_set_error(c, RLK_ERR_PROTOCOL, "unlock %s: %s replied type %d", name,
                                 label, r->type);
         freeReplyObject(r);
-        if (outcome != RLK_REL_ERROR && outcome != RLK_REL_NOT_OWNER)  /* it wrote: did enough replicas see it? */
+        /* It wrote: did enough replicas see it? */
+        if (outcome != RLK_REL_ERROR && outcome != RLK_REL_NOT_OWNER)
             *rc = rlk_fam_acks_done(c, "unlock", name, outcome == RLK_REL_RELEASED
                                     ? "released" : "released one hold (still held)");
     }
@@ -106,20 +111,6 @@ int rlk_fam_acl_refused(const rlk_client *c)
            strstr(e, "ACL failure in script") != NULL;
 }
 
-/* HEXISTS name field / EXISTS name (field NULL): 1, 0, or -1 when that is refused too. */
-static int rlk_fam_probe(rlk_client *c, const char *name, const char *field)
-{
-    const char *argv[3] = {field ? "HEXISTS" : "EXISTS", name, field};
-    redisReply *r = NULL;
-    int rc = rlk_command(c, field ? 3 : 2, argv, NULL, &r), v = -1;
-
-    if (rc == RLK_OK && r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer > 0;
-    if (r)
-        freeReplyObject(r);
-    return v;
-}
-
 int rlk_fam_acl_said(rlk_client *c, const char *op, const char *why, int there, const char *done,
                      const char *still)
 {
@@ -132,14 +123,17 @@ int rlk_fam_acl_said(rlk_client *c, const char *op, const char *why, int there, 
 }
 
 /* rlk_fam_acl_said after a release (field: the holder's) or force release (field NULL) of b,
- * what it left probed on b's lock hash. */
+ * what it left probed on b's lock hash: HEXISTS name field, or EXISTS name. */
 static int rlk_fam_acl_after(const rlk_fam_base *b, const char *op, const char *field,
                              const char *done, const char *still)
 {
+    long long n = 0;
     rlk_fam_err e;
 
     rlk_fam_err_keep(b->c, &e);
-    return rlk_fam_acl_said(b->c, op, e.msg, rlk_fam_probe(b->c, b->name, field), done, still);
+    if (rlk_fam_hash_query(b, field ? "HEXISTS" : "EXISTS", field, 0, &n) != RLK_OK)
+        n = -1;     /* refused too */
+    return rlk_fam_acl_said(b->c, op, e.msg, n < 0 ? -1 : n > 0, done, still);
 }
 
 /* Releases the holds the server still counts of (kind, owner) after the
@@ -149,7 +143,6 @@ static int rlk_fam_acl_after(const rlk_fam_base *b, const char *op, const char *
 static int rlk_fam_release_rest(const rlk_fam_base *b, int kind, const char *owner,
                                 long long lease, rlk_fam_release_fn release, void *arg)
 {
-    rlk_hold_spec h = {kind, b->name, owner, 0, {NULL, NULL, NULL}, NULL, NULL, 0};
     int outcome = RLK_REL_STILL_HELD, rc;
     rlk_fam_err e;
 
@@ -160,6 +153,8 @@ static int rlk_fam_release_rest(const rlk_fam_base *b, int kind, const char *own
             RLK_RT_COUNT(b->rt, lost_given_back);
     }
     if (outcome == RLK_REL_ERROR) {
+        rlk_hold_spec h = {.kind = kind, .name = b->name, .owner = owner};
+
         rlk_fam_doubt_keep_lost(b->c, &h);
         outcome = RLK_REL_STILL_HELD;
     }
@@ -223,42 +218,30 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, const char
 
 int rlk_fam_force_done(const rlk_fam_base *b, int rc, redisReply *r, rlk_lq *q, int *released)
 {
+    int gone = 0;
+
     if (rc == RLK_ERR_SCRIPT && rlk_fam_acl_refused(b->c)) {
         char op[RLK_ERRSTR_MAX];
 
         snprintf(op, sizeof op, "force unlock %s", b->name);
         rc = rlk_fam_acl_after(b, op, NULL, "removed", "the lock is still there");
-        if (rc == RLK_ERR_NOTIFY && released)
-            *released = 1;
-        if (rc == RLK_ERR_NOTIFY && q)
-            rlk_lq_poke(q);
-        return rc;
+        gone = rc == RLK_ERR_NOTIFY;
+    } else if (rc == RLK_OK) {
+        if (r->type == REDIS_REPLY_INTEGER)
+            gone = r->integer == 1;
+        else
+            rc = rlk_set_error(b->c, RLK_ERR_PROTOCOL, "force unlock %s: reply type %d", b->name,
+                               r->type);
+        freeReplyObject(r);
     }
-    if (rc != RLK_OK)
-        return rc;
-    if (r->type == REDIS_REPLY_INTEGER) {
-        if (released)
-            *released = r->integer == 1;
-        if (r->integer == 1 && q)
-            rlk_lq_poke(q);
-    } else {
-        rc = rlk_set_error(b->c, RLK_ERR_PROTOCOL, "force unlock %s: reply type %d", b->name,
-                           r->type);
-    }
-    freeReplyObject(r);
+    if (released && (rc == RLK_OK || gone))    /* told only when known */
+        *released = gone;
+    if (gone && q)
+        rlk_lq_poke(q);
     return rc;
 }
 
 /* ---------------------------------------------------------------- queries */
-
-/* cmd on the lock hash, with owner's field when owner is not NULL. */
-static int rlk_fam_hash_query(const rlk_fam_base *b, const char *cmd, const char *owner,
-                              long long nil_value, long long *out)
-{
-    const char *argv[3] = {cmd, b->name, owner};
-
-    return rlk_fam_query(b->c, b->name, owner ? 3 : 2, argv, nil_value, out);
-}
 
 int rlk_fam_is_locked(const rlk_fam_base *b, int *locked)
 {

@@ -72,11 +72,8 @@ int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, const char
 
 /* A force unlock's reply r (freed; rc the call's result), sent once every
  * hold of b->name was forgotten in the registry (kinds/handle.h
- * rlk_handle_force builds the call from the kind's row: the force script,
- * which deletes the lock whoever holds it, then the client's publish
- * argument and, when the operator named the kind, 'named': a lock's hash
- * without a TTL goes too): *released (may be NULL) tells whether it did,
- * and then q (may be NULL) is poked. A refusal by ACL is read as an
+ * rlk_handle_force): *released (may be NULL) tells whether it deleted the
+ * lock, and then q (may be NULL) is poked. A refusal by ACL is read as an
  * unlock's is. */
 int rlk_fam_force_done(const rlk_fam_base *b, int rc, redisReply *r, rlk_lq *q, int *released);
 

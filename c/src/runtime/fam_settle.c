@@ -46,15 +46,6 @@ void rlk_fam_adopt_hook(const char *name)
         rlk_fam_adopt_fn(name, rlk_fam_adopt_arg);
 }
 
-/* The recorded error, message kept, becomes RLK_ERR_UNSETTLED. */
-static int rlk_fam_unsettled(rlk_client *c)
-{
-    char msg[RLK_ERRSTR_MAX];
-
-    snprintf(msg, sizeof msg, "%s", rlk_errstr(c));
-    return rlk_set_error(c, RLK_ERR_UNSETTLED, "%s", msg);
-}
-
 int rlk_fam_lost_fence(const rlk_fam_base *b, int *settled)
 {
     rlk_client *c = b->c;
@@ -72,23 +63,36 @@ int rlk_fam_lost_fence(const rlk_fam_base *b, int *settled)
     return 1;
 }
 
-/* After a call on b->c failed: 0 when its reply was not lost (the error
- * stands). Else 1 and *settled: RLK_OK with *count = HGET b->name field
- * once the lost request has run or never will, or the error that left it
- * unknown (recorded on c with the original message). */
-static int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, long long *count,
-                               int *settled)
+/* After a call on b->c failed: 0 when its reply was not lost (the error stands). Else 1 and
+ * *settled: RLK_OK once the lost request has run or never will, with the holder's count read
+ * back into out[0] (HGET b->name field), or the error that left it unknown (recorded on c after
+ * the original message). With token_key (a token kind), out[0..2] are the count, the hold's
+ * token and the lock's PTTL at *read_ns, read in one script (fenced/held): in two round trips,
+ * another holder could take the lock in between and its token be handed to the caller. */
+static int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, const char *token_key,
+                               long long *out, long long *read_ns, int *settled)
 {
     const char *argv[3] = {"HGET", b->name, field};
+    const char *keys[2] = {b->name, token_key};
+    redisReply *r = NULL;
     rlk_fam_err e;
 
     if (!rlk_fam_lost_fence(b, settled))
         return 0;
     if (*settled != RLK_OK)
         return 1;
-    /* The lost request has run or never will: the holder's count says which. */
     rlk_fam_err_keep(b->c, &e);
-    *settled = rlk_fam_query(b->c, b->name, 3, argv, 0, count);
+    if (!token_key) {
+        *settled = rlk_fam_query(b->c, b->name, 3, argv, 0, out);
+    } else {
+        *read_ns = rlk_clock_now_ns();
+        *settled = rlk_evalv(b->c, "fenced/held", 2, keys, NULL, 1, &field, NULL, &r);
+        if (*settled == RLK_OK && rlk_fam_held_read(r, out) != 0)
+            *settled = rlk_set_error(b->c, RLK_ERR_PROTOCOL,
+                                     "%s: fenced/held replied an unexpected shape", b->name);
+        if (r)
+            freeReplyObject(r);
+    }
     rlk_fam_err_put(b->c, &e, *settled);
     return 1;
 }
@@ -113,6 +117,18 @@ static void rlk_fam_doubt_keep(const rlk_client *c, const rlk_hold_spec *h,
     d->lc = *lc;
 }
 
+/* A lost call of h whose outcome stays unknown: kept as this thread's doubt, counted, and the
+ * recorded error, message kept, becomes RLK_ERR_UNSETTLED. */
+static int rlk_fam_unsettled(const rlk_fam_base *b, const rlk_hold_spec *h)
+{
+    char msg[RLK_ERRSTR_MAX];
+
+    rlk_fam_doubt_keep(b->c, h, &rlk_thread_lost_conn);
+    RLK_RT_COUNT(b->rt, lost_unsettled);
+    snprintf(msg, sizeof msg, "%s", rlk_errstr(b->c));
+    return rlk_set_error(b->c, RLK_ERR_UNSETTLED, "%s", msg);
+}
+
 static int rlk_fam_doubt_matches(const rlk_client *c, int kind, const char *name,
                                  const char *owner)
 {
@@ -132,12 +148,11 @@ int rlk_fam_doubt_take(const rlk_client *c, int kind, const char *name, const ch
 
 void rlk_fam_doubt_keep_lost(rlk_client *c, const rlk_hold_spec *h)
 {
-    rlk_lost_conn lc;
+    rlk_lost_conn lc = {0};
 
     /* Not known to have run: the server may still count more holds than
      * the registry. The doubt settles it later (next acquisition, or the
      * last unlock); without a lost reply to fence, only the last unlock. */
-    memset(&lc, 0, sizeof lc);
     (void)rlk_pool_lost_reply(c, &lc);
     rlk_fam_doubt_keep(c, h, &lc);
 }
@@ -257,63 +272,23 @@ int rlk_fam_record(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int w
     return rlk_fam_record_beyond(rt, h, lease_ms, watchdog, sent_ns, token, 0, undo, arg);
 }
 
-/* The read-back of a token kind's lost acquire (fenced/held): the holder's
- * count, its hold's token and the lock's PTTL read in one script, so that
- * the token is the one of the hold the count says is the caller's (read in
- * two round trips, another holder could take the lock in between and its
- * token be handed to the caller: two acquisitions with one token). RLK_OK
- * with the three, or the error (recorded after the original message). */
-static int rlk_fam_lost_held(const rlk_fam_base *b, const char *token_key, const char *owner,
-                             long long out[3])
-{
-    const char *keys[2] = {b->name, token_key};
-    rlk_client *c = b->c;
-    redisReply *r = NULL;
-    rlk_fam_err e;
-    int rc;
-
-    rlk_fam_err_keep(c, &e);
-    rc = rlk_evalv(c, "fenced/held", 2, keys, NULL, 1, &owner, NULL, &r);
-    if (rc == RLK_OK && rlk_fam_held_read(r, out) != 0)
-        rc = rlk_set_error(c, RLK_ERR_PROTOCOL, "%s: fenced/held replied an unexpected shape",
-                           b->name);
-    if (r)
-        freeReplyObject(r);
-    rlk_fam_err_put(c, &e, rc);
-    return rc;
-}
-
 int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
                          long long lease_ms, int watchdog, long long sent_ns,
                          const char *token_key, long long *token, rlk_fam_undo_fn undo, void *arg)
 {
     char field[RLK_OWNER_MAX + 8], msg[RLK_ERRSTR_MAX];
-    long long before = rlk_wd_count_as(b->rt->wd, h->kind, h->name, h->owner), now = 0;
-    long long held[3] = {0, 0, -2}, read_ns = 0;
+    long long before = rlk_wd_count_as(b->rt->wd, h->kind, h->name, h->owner);
+    long long held[3] = {0, 0, -2}, read_ns = 0;   /* the count, and a token kind's token, PTTL */
     rlk_fam_settled d;
     int settled;
 
     rlk_fam_count_field(h->kind, h->owner, field, sizeof field);
-    if (token_key) {
-        /* A token kind: the count, the token and the PTTL in one read. */
-        if (!rlk_fam_lost_fence(b, &settled))
-            return rc;
-        if (settled == RLK_OK) {
-            read_ns = rlk_clock_now_ns();
-            settled = rlk_fam_lost_held(b, token_key, field, held);
-            now = held[0];
-        }
-    } else if (!rlk_fam_lost_settle(b, field, &now, &settled)) {
+    if (!rlk_fam_lost_settle(b, field, token_key, held, &read_ns, &settled))
         return rc;
-    }
-    if (settled != RLK_OK) {
-        /* It may still run: kept as this thread's doubt, and said so. */
-        rlk_fam_doubt_keep(b->c, h, &rlk_thread_lost_conn);
-        RLK_RT_COUNT(b->rt, lost_unsettled);
-        return rlk_fam_unsettled(b->c);
-    }
+    if (settled != RLK_OK)
+        return rlk_fam_unsettled(b, h);     /* it may still run */
     snprintf(msg, sizeof msg, "%s", rlk_errstr(b->c));
-    d = rlk_fam_settle_rule(before, now, !token_key || (held[2] > 0 && held[1] > 0));
+    d = rlk_fam_settle_rule(before, held[0], !token_key || (held[2] > 0 && held[1] > 0));
     if (!d.ran) {
         /* It did not run (or has not taken the lock): nothing to count. */
         RLK_RT_COUNT(b->rt, lost_not_run);
@@ -350,16 +325,12 @@ int rlk_fam_release_lost(const rlk_fam_base *b, int kind, const char *owner, lon
     int settled;
 
     rlk_fam_count_field(kind, owner, field, sizeof field);
-    if (!rlk_fam_lost_settle(b, field, &now, &settled))
+    if (!rlk_fam_lost_settle(b, field, NULL, &now, NULL, &settled))
         return 0;
     if (settled != RLK_OK) {
-        /* Unknown: the server may still count the hold the registry gave
-         * up. The next acquisition (or last unlock) of it reconciles. */
-        rlk_hold_spec h = {kind, b->name, owner, 0, {NULL, NULL, NULL}, NULL, NULL, 0};
-
-        rlk_fam_doubt_keep(b->c, &h, &rlk_thread_lost_conn);
-        RLK_RT_COUNT(b->rt, lost_unsettled);
-        *rc = rlk_fam_unsettled(b->c);
+        /* The server may still count the hold the registry gave up: the next acquisition (or
+         * last unlock) of it reconciles. */
+        *rc = rlk_fam_unsettled(b, &(rlk_hold_spec){.kind = kind, .name = b->name, .owner = owner});
         return 0;
     }
     if (before <= 0)

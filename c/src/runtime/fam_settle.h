@@ -47,16 +47,13 @@ int rlk_fam_lost_fence(const rlk_fam_base *b, int *settled);
 
 /* An acquire attempt of hold h that failed with rc: when its reply was
  * lost and it turns out to have run (the server counts more holds of the
- * owner than the registry), the hold is adopted: recorded as
- * rlk_fam_record does, RLK_OK. With token_key (a token kind), the count,
- * the hold's token (into *token) and the lock's PTTL are read back in one
- * script (fenced/held: the token is the caller's hold's, never a later
- * holder's); a hold with no lease left (PTTL <= 0) is not adopted but given
- * back, and an adopted one's deadline starts from that read. Holds beyond that one (other
- * lost acquires of this holder that ran) are given back with undo. When
- * the reply was lost and whether it ran cannot be settled:
- * RLK_ERR_UNSETTLED (the call is kept as this thread's doubt). Otherwise
- * rc, its message saying what was settled. */
+ * owner than the registry), one hold is adopted, recorded as rlk_fam_record
+ * does (RLK_OK), and the holds beyond it (other lost acquires of this holder
+ * that ran) are given back with undo. A token kind (token_key) reads its
+ * count, token (into *token) and PTTL back in one script: a hold with no
+ * lease or token left is given back, not adopted; an adopted one's deadline
+ * starts from that read. Unsettled: RLK_ERR_UNSETTLED (the call is kept as this
+ * thread's doubt). Otherwise rc, its message saying what was settled. */
 int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
                          long long lease_ms, int watchdog, long long sent_ns,
                          const char *token_key, long long *token, rlk_fam_undo_fn undo, void *arg);

@@ -1,19 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * lq.c - process-wide local wait queues, one per (server address,
- * db, lock name), shared by every client of the process.
- *
- * A thread that must wait for a lock joins its queue at the tail and sleeps
- * on its own condition variable until it is the head; only the head
- * subscribes, retries the acquire and sleeps on the channel's wake permit.
- * When the head leaves (acquired, gave up, failed) the next node becomes
- * head and is woken. The queue orders attempts only: Redis still decides
- * who holds the lock.
- *
- * A release made by this process wakes the head directly (rlk_lq_poke),
- * which saves the wake-up of the head's subscriber thread on an in-process
- * handoff; the unlock message still arrives and is the one that counts for
- * correctness.
+ * lq.c - the process-wide local wait queues (lq.h): a thread sleeps on its
+ * node's condition variable until it is the head. The queue orders attempts
+ * only: Redis still decides who holds the lock, and the unlock message that
+ * a poke runs ahead of still arrives and is the one that counts for
+ * correctness. docs/runtime.md, "Fairness and handoff".
  */
 #include <stdatomic.h>
 #include <stdio.h>

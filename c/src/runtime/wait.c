@@ -1,13 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * wait.c - the one wait loop of every kind that waits for a release:
- * the reentrant, fenced, fair and read-write locks, the semaphores and the
- * count-down latch. Join the channel on the client's subscriber (behind the
- * process-wide local queue when the kind has one), wait until subscribed,
- * attempt, sleep on the channel's permit or wake-all bounded by the
- * attempt's own bound (a holder's TTL, a permit's expiry) and the caller's
- * deadline, again; poll while the subscriber is down. docs/runtime.md
- * describes the algorithm and why no wake-up is lost.
+ * wait.c - the one wait loop (wait.h) of every kind that waits for a
+ * release: the lock kinds, the semaphores and the count-down latch.
+ * docs/runtime.md describes the algorithm and why no wake-up is lost.
  */
 #include <stdio.h>
 #include <string.h>
@@ -246,22 +241,35 @@ static int rlk_wait_loop(const rlk_waiter *w, rlk_sub_chan *ch, rlk_sub_chan **w
     }
 }
 
-/* Joins w->channel (node: as the head of w->q), runs the loop, passes a
+/* The wait of rlk_wait_acquire after its first attempt (wait.h), within its time limit: enters
+ * w->q unless entered already, joins w->channel (as the queue's head), runs the loop, passes a
  * permit on when asked, and leaves the queue, then the channel. */
-static int rlk_wait_subscribed(const rlk_waiter *w, rlk_lq_node *node, long long deadline)
+static int rlk_wait(rlk_waiter *w, long long deadline)
 {
     rlk_sub *sub = w->rt->sub;
     rlk_sub_chan *ch = w->pre_ch, *wch = w->pre_ch ? w->pre_wch : NULL;
-    int rc = ch ? RLK_OK : rlk_sub_join(sub, w->channel, w->rule, &ch);
+    rlk_lq_node own, *node = w->entered;   /* entered: with q only */
+    int rc;
 
-    if (rc != RLK_OK) {
+    if (w->q && !node) {
+        if ((rc = rlk_lq_enter(w->q, &own, deadline)) != RLK_OK) {
+            rlk_wait_pre_leave(w);
+            if (rc == RLK_ERR_NOMEM)
+                return rlk_set_error(w->rt->c, rc, "%s %s: out of resources for a waiter",
+                                     w->what, w->name);
+            return rc;  /* RLK_ERR_BUSY: the deadline passed before this thread was head */
+        }
+        node = &own;
+    }
+    if ((rc = ch ? RLK_OK : rlk_sub_join(sub, w->channel, w->rule, &ch)) != RLK_OK) {
         if (node)
             rlk_lq_leave(w->q, node);
         return rc;
     }
     if (w->ticket && !w->pre_ch)
         rlk_sub_ticket_add(sub, ch, w->ticket);
-    if (w->wide && w->wide_early && !wch && (rc = rlk_sub_join(sub, w->wide_channel, w->rule, &wch)) != RLK_OK)
+    if (w->wide && w->wide_early && !wch &&
+        rlk_sub_join(sub, w->wide_channel, w->rule, &wch) != RLK_OK)
         wch = NULL;     /* joined at the attempt that says first, as without the hint */
     if (node)
         rlk_lq_set_sub(w->q, node, sub, ch);
@@ -276,27 +284,6 @@ static int rlk_wait_subscribed(const rlk_waiter *w, rlk_lq_node *node, long long
         rlk_sub_leave_now(sub, wch);    /* no lingering there: every handoff's "0" would wake us */
     rlk_sub_leave(sub, ch);
     return rc;
-}
-
-/* The wait of rlk_wait_acquire after its first attempt (wait.h), within its time limit. */
-static int rlk_wait(rlk_waiter *w, long long deadline_ns)
-{
-    rlk_lq_node node;
-    int rc;
-
-    if (!w->q)
-        return rlk_wait_subscribed(w, NULL, deadline_ns);
-    if (w->entered)
-        return rlk_wait_subscribed(w, w->entered, deadline_ns);
-    rc = rlk_lq_enter(w->q, &node, deadline_ns);
-    if (rc != RLK_OK)
-        rlk_wait_pre_leave(w);
-    if (rc == RLK_ERR_NOMEM)
-        return rlk_set_error(w->rt->c, rc, "%s %s: out of resources for a waiter", w->what,
-                             w->name);
-    if (rc != RLK_OK)
-        return rc;      /* RLK_ERR_BUSY: the deadline passed before this thread was head */
-    return rlk_wait_subscribed(w, &node, deadline_ns);
 }
 
 int rlk_wait_acquire(rlk_waiter *w, long long start_ns, long long wait_ms, int first)
