@@ -404,31 +404,25 @@ static int rlk_fastmulti_acquire_lost(rlk_handle_acq *a, int rc, long long sent)
 /* ---------------------------------------------------------------- locking */
 
 /* Through the one blocking driver (kinds/handle.h) with the values after the acquire's ARGV
- * and this file's settle of a lost reply; an acquisition counted in took once made. */
-static int rlk_fastmulti_try_lock_run(rlk_fastmulti *m, long long wait_ms, long long lease_ms)
-{
-    rlk_handle_acq a;
-    int rc = rlk_handle_acq_start(&a, m, &m->b, "rlk_fastmulti_owner", "faster MultiLock",
-                                  lease_ms, rlk_fastmulti_release_call);
-
-    if (rc != RLK_OK)
-        return rc;
-    a.row = &rlk_fastmulti_row;
-    a.why = "a value held by another holder";
-    a.tail = (const char *const *)m->values;
-    a.ntail = m->n;
-    a.settle = rlk_fastmulti_acquire_lost;
-    if ((rc = rlk_handle_drive(&a, wait_ms)) == RLK_OK)
-        rlk_fastmulti_took_add(m, a.owner, 1);
-    return rc;
-}
-
-/* Counted in the metrics as a reentrant lock's */
+ * and this file's settle of a lost reply; an acquisition counted in took once made. Counted in
+ * the metrics as a reentrant lock's. */
 int rlk_fastmulti_try_lock(rlk_fastmulti *m, long long wait_ms, long long lease_ms)
 {
     rlk_handle_call hc = rlk_handle_call_begin(m ? &m->b : NULL);
-    int rc = m ? rlk_fastmulti_try_lock_run(m, wait_ms, lease_ms) : RLK_ERR_ARG;
+    rlk_handle_acq a;
+    int rc = m ? rlk_handle_acq_start(&a, m, &m->b, "rlk_fastmulti_owner", "faster MultiLock",
+                                      lease_ms, rlk_fastmulti_release_call)
+               : RLK_ERR_ARG;
 
+    if (rc == RLK_OK) {
+        a.row = &rlk_fastmulti_row;
+        a.why = "a value held by another holder";
+        a.tail = (const char *const *)m->values;
+        a.ntail = m->n;
+        a.settle = rlk_fastmulti_acquire_lost;
+        if ((rc = rlk_handle_drive(&a, wait_ms)) == RLK_OK)
+            rlk_fastmulti_took_add(m, a.owner, 1);
+    }
     return rlk_handle_call_end(&hc, RLK_KIND_LOCK, rc);
 }
 

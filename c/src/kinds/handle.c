@@ -68,15 +68,6 @@ static int rlk_handle_run(const rlk_fam_base *b, const rlk_proto_call *pc, const
     return rc;
 }
 
-/* A row's call script with the ARGV named args, then its optional KEYS opt (NULL: none). */
-static int rlk_handle_evalx(const rlk_fam_base *b, const char *script, const char *args,
-                            const char *opt, const rlk_proto_argvals *vals, redisReply **r)
-{
-    rlk_proto_call pc = {script, args};
-
-    return rlk_handle_run(b, &pc, opt, vals, 0, NULL, NULL, NULL, r);
-}
-
 /* A release by a lock kind's row: its release script and ARGV, its optional KEYS, the
  * election's secret; read by rlk_fam_release_done, which names the script in its message. */
 typedef struct rlk_handle_rel {
@@ -89,10 +80,10 @@ typedef struct rlk_handle_rel {
 static int rlk_handle_released(void *arg, const char *owner, long long lease, int *rc)
 {
     const rlk_handle_rel *rel = arg;
+    rlk_proto_call pc = {rel->row->release, rel->row->release_args};
     rlk_proto_argvals v = {.owner = owner, .lease_ms = lease, .secret = rel->secret};
     redisReply *r = NULL;
-    int call_rc = rlk_handle_evalx(rel->b, rel->row->release, rel->row->release_args,
-                                   rel->row->opt_keys, &v, &r);
+    int call_rc = rlk_handle_run(rel->b, &pc, rel->row->opt_keys, &v, 0, NULL, NULL, NULL, &r);
 
     return rlk_fam_release_done(rel->b->c, rel->row->release, rel->b->name, call_rc, r, rc);
 }
@@ -455,23 +446,25 @@ int rlk_handle_force(const rlk_fam_base *b, const rlk_proto *row, const char *op
     rlk_proto_argvals v = {.mode = mode};
     redisReply *r = NULL;
     char args[64];
+    rlk_proto_call pc = {row->force, args};
     int rc;
 
     snprintf(args, sizeof args, "%s%s", row->force_args, named ? " named" : "");
     rlk_wd_forget_name(b->rt->wd, b->name);
-    rc = rlk_handle_evalx(b, row->force, args, opt, &v, &r);
+    rc = rlk_handle_run(b, &pc, opt, &v, 0, NULL, NULL, NULL, &r);
     return rlk_fam_force_done(b, rc, r, q, released);
 }
 
 void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto *row, const rlk_proto_argvals *vals,
                        int bounded)
 {
+    rlk_proto_call pc = {row->cancel, row->cancel_args};
     redisReply *r = NULL;
     long long limit = rlk_time_limit_enter(bounded ? rlk_clock_now_ns() + RLK_FAM_CANCEL_NS : 0);
     rlk_fam_err e;
 
     rlk_fam_err_keep(b->c, &e);
-    if (rlk_handle_evalx(b, row->cancel, row->cancel_args, NULL, vals, &r) == RLK_OK)
+    if (rlk_handle_eval(b, &pc, vals, &r) == RLK_OK)
         freeReplyObject(r);
     else
         rlk_fam_err_put(b->c, &e, RLK_OK);

@@ -124,30 +124,20 @@ static int rlk_sem_attempt(void *arg, long long *bound_ms)
                                      bound_ms, rlk_sem_undo, t);
 }
 
-static int rlk_semaphore_try_acquire_run(rlk_semaphore *s, long long permits, long long wait_ms)
-{
-    long long start = rlk_clock_now_ns();
-    rlk_sem_try t;
-    int rc;
-
-    rc = rlk_fam_check_range(s->b.c, "acquire", s->b.name, "permits", permits, 1, RLK_NUM_MAX);
-    if (rc != RLK_OK)
-        return rc;
-    memset(&t, 0, sizeof t);
-    t.s = s;
-    t.n = permits;
-    /* No outage ride-out: an acquire whose reply was lost may have taken the
-     * permits, and repeating it could take them twice; the wait ends with the
-     * error and its ticket leaves the queue. */
-    return rlk_sem_queue_acquire(&s->q, &s->b, &t.qt, permits, rlk_sem_attempt, &t, 0, start,
-                                 wait_ms, "semaphore");
-}
-
+/* No outage ride-out: an acquire whose reply was lost may have taken the permits, and
+ * repeating it could take them twice; the wait ends with the error and its ticket leaves the
+ * queue. */
 int rlk_semaphore_try_acquire(rlk_semaphore *s, long long permits, long long wait_ms)
 {
     rlk_handle_call hc = rlk_handle_call_begin(s ? &s->b : NULL);
-    int rc = s ? rlk_semaphore_try_acquire_run(s, permits, wait_ms) : RLK_ERR_ARG;
+    rlk_sem_try t = {.s = s, .n = permits};
+    int rc = s ? rlk_fam_check_range(s->b.c, "acquire", s->b.name, "permits", permits, 1,
+                                     RLK_NUM_MAX)
+               : RLK_ERR_ARG;
 
+    if (rc == RLK_OK)
+        rc = rlk_sem_queue_acquire(&s->q, &s->b, &t.qt, permits, rlk_sem_attempt, &t, 0,
+                                   rlk_clock_now_ns(), wait_ms, "semaphore");
     return rlk_handle_call_end(&hc, RLK_MKIND_SEMAPHORE, rc);
 }
 
