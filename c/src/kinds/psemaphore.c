@@ -29,6 +29,7 @@
 #include "kinds/names.h"
 #include "kinds/proto.h"
 #include "kinds/psemaphore.h"
+#include "kinds/sem_queue.h"
 #include "runtime/fam.h"
 #include "runtime/fam_settle.h"
 #include "runtime/wait.h"
@@ -56,12 +57,8 @@ static const rlk_fam_kind rlk_psemaphore_kind = {
 
 rlk_psemaphore *rlk_psemaphore_new(rlk_client *c, const char *name)
 {
-    rlk_psemaphore *s = rlk_handle_new(c, name, sizeof *s, &rlk_psemaphore_kind, RLK_HANDLE_WAKE,
-                                       "psemaphore", "timeouts channel waiters grant");
-
-    if (s)
-        rlk_sem_queue_init(&s->q);
-    return s;
+    return rlk_handle_new(c, name, sizeof(rlk_psemaphore), &rlk_psemaphore_kind,
+                          RLK_HANDLE_WAKE, "psemaphore", "timeouts channel waiters grant");
 }
 
 void rlk_psemaphore_free(rlk_psemaphore *s)
@@ -275,8 +272,8 @@ int rlk_psemaphore_try_acquire_n(rlk_psemaphore *s, int n, long long wait_ms, lo
         rc = rlk_set_error(s->b.c, RLK_ERR_IO, "acquire %s: no random source for permit ids",
                            s->b.name);
     if (rc == RLK_OK)
-        rc = rlk_sem_queue_acquire(&s->q, &s->b, &t.qt, n, rlk_psem_attempt, &t, 1, start,
-                                   wait_ms, "acquire");
+        rc = rlk_sem_queue_acquire(&s->b, &t.qt, n, rlk_psem_attempt, &t, 1, start, wait_ms,
+                                   "acquire");
     for (int i = 0; rc == RLK_OK && i < n; i++)
         rlk_psem_hex((const unsigned char *)t.ids[i], RLK_PSEM_NEW_ID_BYTES, ids[i]);
     free((void *)t.ids);

@@ -41,8 +41,6 @@ static const rlk_proto_call rlk_sem_available_call = {"semaphore/available", ""}
 struct rlk_semaphore {
     rlk_fam_base b;             /* channel: redisson_sc:{name}; keys: the waiter queue's; wake:
                                    redisson_sc:{name}:rlk:<cid>, this client's wake channel */
-    rlk_sem_queue q;            /* tickets (kinds/sem_queue.h, shared with the permit-expirable
-                                   one) */
 };
 
 static const rlk_fam_kind rlk_semaphore_kind = {
@@ -53,12 +51,8 @@ static const rlk_fam_kind rlk_semaphore_kind = {
 
 rlk_semaphore *rlk_semaphore_new(rlk_client *c, const char *name)
 {
-    rlk_semaphore *s = rlk_handle_new(c, name, sizeof(rlk_semaphore), &rlk_semaphore_kind,
-                                      RLK_HANDLE_WAKE, "semaphore", "channel waiters grant");
-
-    if (s)
-        rlk_sem_queue_init(&s->q);
-    return s;
+    return rlk_handle_new(c, name, sizeof(rlk_semaphore), &rlk_semaphore_kind, RLK_HANDLE_WAKE,
+                          "semaphore", "channel waiters grant");
 }
 
 void rlk_semaphore_free(rlk_semaphore *s)
@@ -136,7 +130,7 @@ int rlk_semaphore_try_acquire(rlk_semaphore *s, long long permits, long long wai
                : RLK_ERR_ARG;
 
     if (rc == RLK_OK)
-        rc = rlk_sem_queue_acquire(&s->q, &s->b, &t.qt, permits, rlk_sem_attempt, &t, 0,
+        rc = rlk_sem_queue_acquire(&s->b, &t.qt, permits, rlk_sem_attempt, &t, 0,
                                    rlk_clock_now_ns(), wait_ms, "semaphore");
     return rlk_handle_call_end(&hc, RLK_MKIND_SEMAPHORE, rc);
 }
