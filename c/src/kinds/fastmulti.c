@@ -97,16 +97,8 @@ const rlk_proto rlk_fastmulti_row = {
 const rlk_proto_call rlk_fastmulti_held_call = {"fastmulti/held", "owner"};
 const rlk_proto_call rlk_fastmulti_counts_call = {"fastmulti/counts", "owner"};
 
-/* A value the scripts accept: 1..1024 bytes, no ':' (the holder's own
- * fields are "<value>:<holder>:..."). */
-static int rlk_fastmulti_value_ok(const char *v)
-{
-    size_t len = v ? strlen(v) : 0;
-
-    return len >= 1 && len <= RLK_FASTMULTI_VALUE_MAX && !strchr(v, ':');
-}
-
-/* 0 when values[0..n) is a list the scripts accept, else -1 and why in buf. */
+/* 0 when values[0..n) is a list the scripts accept, else -1 and why in buf. A value: 1..1024
+ * bytes, no ':' (the holder's own fields are "<value>:<holder>:..."). */
 static int rlk_fastmulti_values_check(const char *const *values, size_t n, char *buf, size_t len)
 {
     if (n == 0 || n > RLK_FASTMULTI_VALUES_MAX || !values) {
@@ -115,7 +107,9 @@ static int rlk_fastmulti_values_check(const char *const *values, size_t n, char 
         return -1;
     }
     for (size_t k = 0; k < n; k++) {
-        if (!rlk_fastmulti_value_ok(values[k])) {
+        size_t vlen = values[k] ? strlen(values[k]) : 0;
+
+        if (vlen < 1 || vlen > RLK_FASTMULTI_VALUE_MAX || strchr(values[k], ':')) {
             snprintf(buf, len, "value %zu must be 1..%d bytes without ':'", k + 1,
                      RLK_FASTMULTI_VALUE_MAX);
             return -1;

@@ -82,8 +82,6 @@ int rlk_fenced_owner(const rlk_fenced *f, char *buf, size_t len)
     return f ? rlk_handle_owner(&f->b, buf, len, "rlk_fenced_owner") : RLK_ERR_ARG;
 }
 
-/* ---------------------------------------------------------------- script calls */
-
 /* ---------------------------------------------------------------- locking */
 
 /* As rlk_lock_try_lock: the local queue of `name` (shared with rlk_lock handles, same hash)

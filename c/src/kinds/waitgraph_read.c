@@ -36,23 +36,6 @@ typedef struct wg_read {
     size_t nkeep, capkeep;
 } wg_read;
 
-static int wg_keep(wg_read *r, redisReply *rep)
-{
-    if (r->nkeep == r->capkeep) {
-        size_t cap = r->capkeep ? r->capkeep * 2 : 64;
-        redisReply **p = realloc(r->keep, cap * sizeof *p);
-
-        if (!p) {
-            freeReplyObject(rep);
-            return -1;
-        }
-        r->keep = p;
-        r->capkeep = cap;
-    }
-    r->keep[r->nkeep++] = rep;
-    return 0;
-}
-
 /* After the reads (rc): the graph of what they found in *out (who's
  * message when out of memory), and what the reads kept freed. */
 static int wg_read_end(rlk_client *c, wg_read *r, int rc, const char *who, rlk_waitgraph **out)
@@ -78,7 +61,19 @@ static int wg_cmd(rlk_client *c, wg_read *r, int argc, const char **argv, redisR
     *rep = NULL;
     if ((rc = rlk_command(c, argc, argv, NULL, rep)) != RLK_OK)
         return rc;
-    return wg_keep(r, *rep) < 0 ? RLK_ERR_NOMEM : RLK_OK;
+    if (r->nkeep == r->capkeep) {
+        size_t cap = r->capkeep ? r->capkeep * 2 : 64;
+        redisReply **p = realloc(r->keep, cap * sizeof *p);
+
+        if (!p) {
+            freeReplyObject(*rep);
+            return RLK_ERR_NOMEM;
+        }
+        r->keep = p;
+        r->capkeep = cap;
+    }
+    r->keep[r->nkeep++] = *rep;
+    return RLK_OK;
 }
 
 /* A positive decimal count, the whole string. */
