@@ -153,17 +153,13 @@ int rlk_semaphore_release(rlk_semaphore *s, long long permits, long long *count)
 int rlk_semaphore_release_if_exists(rlk_semaphore *s, long long permits, int *released)
 {
     long long n = 0;
-    int rc;
+    int rc = s ? rlk_handle_write(&s->b, "release_if_exists", "permits", permits, 1,
+                                  &rlk_semaphore_release_if_exists_call,
+                                  &(rlk_proto_argvals){.n = permits}, &n)
+               : RLK_ERR_ARG;
 
     if (released)
-        *released = 0;
-    if (!s)
-        return RLK_ERR_ARG;
-    rc = rlk_handle_write(&s->b, "release_if_exists", "permits", permits, 1,
-                          &rlk_semaphore_release_if_exists_call, &(rlk_proto_argvals){.n = permits},
-                          &n);
-    if (released && (rc == RLK_OK || rc == RLK_ERR_NOREPLICAS))
-        *released = n == 1;
+        *released = n == 1;     /* 0 on every error but too few replicas */
     return rc;
 }
 
