@@ -184,7 +184,6 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
     const int token = (row->flags & RLK_PROTO_TOKEN) != 0;
     long long sent;
     rlk_proto_outcome o;
-    rlk_proto_call pc;
     redisReply *r = NULL;
     int rc;
 
@@ -197,9 +196,7 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
         if (!a->quiet)
             RLK_RT_COUNT(b->rt, acquire_calls);
         a->tl.claim_sent_ns = sent = rlk_clock_now_ns();
-        pc = (rlk_proto_call){a->script ? a->script : row->acquire,
-                              a->script ? a->args : row->acquire_args};
-        rc = rlk_handle_run(b, &pc, row->opt_keys, &a->v, a->ntail, a->tail, NULL, NULL, &r);
+        rc = rlk_handle_run(b, &a->acquire, row->opt_keys, &a->v, a->ntail, a->tail, NULL, NULL, &r);
         a->tl.claim_done_ns = rlk_clock_now_ns();
         if (rc == RLK_OK || (rc = rlk_handle_refused(a, rc, again)) != RLK_OK)
             break;
@@ -222,8 +219,8 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
                 RLK_RT_COUNT(b->rt, delay_refusals);
             rc = RLK_ERR_BUSY;
         } else {
-            rc = rlk_fam_acquire_reply(b->c, a->what, b->name, a->script ? a->script
-                                       : row->acquire, r, ttl, token ? &a->token : NULL);
+            rc = rlk_fam_acquire_reply(b->c, a->what, b->name, a->acquire.script, r, ttl,
+                                       token ? &a->token : NULL);
             a->wide = rc == RLK_ERR_BUSY && *ttl == RLK_WAIT_RECHECK;
         }
         freeReplyObject(r);
@@ -310,6 +307,8 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
 
     a->v.lease_ms = a->lease_ms;
     a->v.owner = a->owner;
+    if (!a->acquire.script)
+        a->acquire = (rlk_proto_call){row->acquire, row->acquire_args};
     a->h = (rlk_hold_spec){row->hold, b->name, a->owner, 0, {NULL}, b->channel, row->renew,
                            /* a queued waiter waits elsewhere: no lingering there */
                            row->wait == RLK_PROTO_WAIT_QUEUE || row->wait == RLK_PROTO_WAIT_SPIN};

@@ -63,7 +63,8 @@ typedef struct rlk_handle_acq {
     /* Set by the kind for rlk_handle_drive (q and wake: b's by default). */
     const rlk_proto *row;           /* the acquire (script, ARGV, optional KEYS), the wait mode */
     const char *why;                /* a wait that ran out: "<what> <name>: <why> after N ms" */
-    const char *script, *args;      /* NULL: the row's acquire; else this one (fenced/reenter) */
+    rlk_proto_call acquire;         /* script NULL: the row's acquire; else this one
+                                       (fenced/reenter) */
     rlk_proto_argvals v;            /* the acquire's ARGV beyond lease, owner and ticket */
     rlk_lq *q;                      /* the process-wide local queue (NULL: none) */
     const char *wake;               /* RLK_PROTO_WAIT_QUEUE: this client's wake channel */
