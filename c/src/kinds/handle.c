@@ -362,14 +362,11 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
     free(own);
     if (rc != RLK_OK && a->queued) {
         a->v.ticket = a->ticket.ticket;
-        rlk_handle_cancel(b, row, &a->v, 1);
+        rlk_handle_cancel(b, row, &a->v, RLK_FAM_CANCEL_NS);
     } else if (wait == RLK_PROTO_WAIT_FAIR && rc != RLK_OK && rc != RLK_ERR_SCRIPT &&
                rc != RLK_ERR_REENTRY) {
         /* best effort: else the keep-alive drops it; a refused script changed nothing */
-        long long limit = rlk_time_limit_enter(rlk_clock_now_ns() + RLK_HANDLE_FAIR_CANCEL_NS);
-
-        rlk_handle_cancel(b, row, &a->v, 0);
-        rlk_time_limit_leave(limit);
+        rlk_handle_cancel(b, row, &a->v, RLK_HANDLE_FAIR_CANCEL_NS);
     }
     return rc == RLK_ERR_BUSY ? rlk_handle_busy(a) : rc;
 }
@@ -455,11 +452,11 @@ int rlk_handle_force(const rlk_fam_base *b, const rlk_proto *row, const char *op
 }
 
 void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto *row, const rlk_proto_argvals *vals,
-                       int bounded)
+                       long long bound_ns)
 {
     rlk_proto_call pc = {row->cancel, row->cancel_args};
     redisReply *r = NULL;
-    long long limit = rlk_time_limit_enter(bounded ? rlk_clock_now_ns() + RLK_FAM_CANCEL_NS : 0);
+    long long limit = rlk_time_limit_enter(rlk_clock_now_ns() + bound_ns);
     rlk_fam_err e;
 
     rlk_fam_err_keep(b->c, &e);
