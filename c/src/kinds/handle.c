@@ -122,7 +122,6 @@ int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
     a->b = b;
     a->what = what;
     a->q = b->q;
-    a->wake = b->wake;
     a->settle = rlk_handle_lost;
     rc = rlk_fam_lease(b->c, what, b->name, lease_ms, &a->lease_ms, &a->watchdog);
     if (rc != RLK_OK)
@@ -277,7 +276,7 @@ static int rlk_handle_queue(rlk_handle_acq *a, rlk_waiter *w, rlk_lq_node *node,
     w->ticket = &a->ticket;
     w->keepalive_ms = 1000;             /* a queued waiter attempts at least this often */
     w->recheck_ms = RLK_FAM_CLAIM_MS + 5;   /* the acquire's -3: a dead grantee is skipped */
-    w->channel = wakes ? a->wake : b->channel;
+    w->channel = wakes ? b->wake : b->channel;
     w->wide_channel = b->channel;
     w->wide = wakes ? &a->wide : NULL;
     rc = rlk_lq_enter(a->q, node, deadline);
