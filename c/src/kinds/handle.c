@@ -202,9 +202,9 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
     }
     if (rc == RLK_ERR_UPGRADE || rc == RLK_ERR_REENTRY || (rc != RLK_OK && a->quiet))
         return rc;
-    if (rc != RLK_OK && a->v.ticket)
-        a->queued = 1;      /* it may have run: the next attempt looks before it queues */
     if (rc != RLK_OK) {
+        if (a->v.ticket)
+            a->queued = 1;  /* it may have run: the next attempt looks before it queues */
         rc = a->settle(a, rc, sent);
     } else {
         /* {wait, 1}: first in the queue; {wait, first, 1}: free, in its lock-delay; a reader's

@@ -137,6 +137,11 @@ rlk_psemaphore_keeper *rlk_psemaphore_keep(rlk_psemaphore *s, int n, const char 
             rlk_set_error(s->b.c, RLK_ERR_ARG, "keep %s: no permit ids", s->b.name);
         return NULL;
     }
+    if (!rlk_script_find(s->b.c, rlk_keeper_task.script)) {
+        rlk_set_error(s->b.c, RLK_ERR_NOSUCHSCRIPT, "keep %s: no script psemaphore/update_lease",
+                      s->b.name);
+        return NULL;
+    }
     if (!(k = calloc(1, sizeof *k)) || !(k->ids = calloc((size_t)n, sizeof *k->ids))) {
         free(k);
         rlk_set_error(s->b.c, RLK_ERR_NOMEM, "keep %s: out of memory", s->b.name);
@@ -148,17 +153,11 @@ rlk_psemaphore_keeper *rlk_psemaphore_keep(rlk_psemaphore *s, int n, const char 
     k->lease_ms = lease_ms;
     k->fn = fn;
     k->ud = userdata;
-    if (!rlk_script_find(s->b.c, rlk_keeper_task.script)) {
-        rlk_set_error(s->b.c, RLK_ERR_NOSUCHSCRIPT, "keep %s: no script psemaphore/update_lease",
-                      s->b.name);
-        rlk_psemaphore_keeper_stop(k);
-        return NULL;
-    }
     if (rlk_keeper_take(k, ids) != RLK_OK) {
         rlk_fam_err e;
 
         rlk_fam_err_keep(s->b.c, &e);
-        rlk_psemaphore_keeper_stop(k);     /* the permits already kept go off the watchdog */
+        rlk_psemaphore_keeper_stop(k);    /* the permits already kept go off the watchdog */
         rlk_fam_err_put(s->b.c, &e, RLK_OK);
         return NULL;
     }
