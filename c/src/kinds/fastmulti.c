@@ -97,14 +97,17 @@ const rlk_proto rlk_fastmulti_row = {
 const rlk_proto_call rlk_fastmulti_held_call = {"fastmulti/held", "owner"};
 const rlk_proto_call rlk_fastmulti_counts_call = {"fastmulti/counts", "owner"};
 
-/* 0 when values[0..n) is a list the scripts accept, else -1 and why in buf. A value: 1..1024
- * bytes, no ':' (the holder's own fields are "<value>:<holder>:..."). */
-static int rlk_fastmulti_values_check(const char *const *values, size_t n, char *buf, size_t len)
+/* A value: 1..1024 bytes, no ':' (the holder's own fields are "<value>:<holder>:..."). */
+int rlk_fastmulti_values_take(const char *const *values, size_t n, char ***out, char *buf, size_t len)
 {
+    size_t bytes = (n + 1) * sizeof(char *);
+    char *p;
+
+    *out = NULL;
     if (n == 0 || n > RLK_FASTMULTI_VALUES_MAX || !values) {
         snprintf(buf, len, "%zu values%s (1..%d)", n, values ? "" : " at NULL",
                  RLK_FASTMULTI_VALUES_MAX);
-        return -1;
+        return RLK_ERR_ARG;
     }
     for (size_t k = 0; k < n; k++) {
         size_t vlen = values[k] ? strlen(values[k]) : 0;
@@ -112,28 +115,16 @@ static int rlk_fastmulti_values_check(const char *const *values, size_t n, char 
         if (vlen < 1 || vlen > RLK_FASTMULTI_VALUE_MAX || strchr(values[k], ':')) {
             snprintf(buf, len, "value %zu must be 1..%d bytes without ':'", k + 1,
                      RLK_FASTMULTI_VALUE_MAX);
-            return -1;
+            return RLK_ERR_ARG;
         }
         for (size_t j = 0; j < k; j++) {
             if (strcmp(values[j], values[k]) == 0) {
                 snprintf(buf, len, "value '%s' is given twice", values[k]);
-                return -1;
+                return RLK_ERR_ARG;
             }
         }
+        bytes += vlen + 1;
     }
-    return 0;
-}
-
-int rlk_fastmulti_values_take(const char *const *values, size_t n, char ***out, char *buf, size_t len)
-{
-    size_t bytes = (n + 1) * sizeof(char *);
-    char *p;
-
-    *out = NULL;
-    if (rlk_fastmulti_values_check(values, n, buf, len) != 0)
-        return RLK_ERR_ARG;
-    for (size_t k = 0; k < n; k++)
-        bytes += strlen(values[k]) + 1;
     if (!(*out = malloc(bytes)))
         return RLK_ERR_NOMEM;
     p = (char *)(*out + n + 1);
@@ -220,20 +211,21 @@ long long rlk_fastmulti_lost_count(const redisReply *r, long long known, int exa
 rlk_fastmulti *rlk_fastmulti_new(rlk_client *c, const char *group, const char *const *values,
                                  size_t n)
 {
-    char why[RLK_ERRSTR_MAX];
+    char why[RLK_ERRSTR_MAX], **copy;
     rlk_fastmulti *m;
 
-    if (c && rlk_fastmulti_values_check(values, n, why, sizeof why) != 0) {
+    if (rlk_fastmulti_values_take(values, n, &copy, why, sizeof why) == RLK_ERR_ARG && c) {
         rlk_set_error(c, RLK_ERR_ARG, "rlk_fastmulti_new %s: %s", group ? group : "", why);
         return NULL;
     }
-    if (!(m = rlk_fam_new(c, group, sizeof *m, &rlk_fastmulti_kind)))
+    if (!(m = rlk_fam_new(c, group, sizeof *m, &rlk_fastmulti_kind))) {
+        free(copy);
         return NULL;
+    }
     pthread_mutex_init(&m->mu, NULL);
+    m->values = copy;
     m->n = n;
-    return rlk_fam_made(m, rlk_handle_keys(&m->b, "fastmulti", "group") &&
-                               rlk_fastmulti_values_take(values, n, &m->values, why, sizeof why) ==
-                               RLK_OK);
+    return rlk_fam_made(m, copy && rlk_handle_keys(&m->b, "fastmulti", "group"));
 }
 
 void rlk_fastmulti_free(rlk_fastmulti *m)
