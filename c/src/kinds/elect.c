@@ -253,7 +253,7 @@ int rlk_elect_info_same(const rlk_elect_info *a, const rlk_elect_info *b)
 int rlk_elect_wait_change(rlk_elect *e, const rlk_elect_info *known, long long timeout_ms,
                           rlk_elect_info *out)
 {
-    long long deadline, now;
+    long long deadline, now, end;
     rlk_sub_chan *ch = NULL;
     rlk_sub *sub;
     int rc;
@@ -283,16 +283,11 @@ int rlk_elect_wait_change(rlk_elect *e, const rlk_elect_info *known, long long t
         now = rlk_clock_now_ns();
         /* A lease that runs out publishes nothing: wake at its end (and
          * poll every 100 ms while the subscriber is down). */
-        if (out->leader && out->ttl_ms >= 0) {
-            long long end = now + (out->ttl_ms + 1) * 1000000LL;
-            if (until < 0 || end < until)
-                until = end;
-        }
-        if (ready == RLK_SUB_DOWN) {
-            long long poll = now + 100 * 1000000LL;
-            if (until < 0 || poll < until)
-                until = poll;
-        }
+        end = out->leader && out->ttl_ms >= 0 ? now + (out->ttl_ms + 1) * 1000000LL : -1;
+        if (ready == RLK_SUB_DOWN && (end < 0 || end > now + 100 * 1000000LL))
+            end = now + 100 * 1000000LL;
+        if (end >= 0 && (until < 0 || end < until))
+            until = end;
         rlk_elect_info_clear(out);
         if (deadline >= 0 && now >= deadline) {
             rc = RLK_ERR_TIMEOUT;

@@ -117,16 +117,6 @@ int rlk_fairlock_set_thread_wait(rlk_fairlock *f, long long ms)
     return RLK_OK;
 }
 
-/* The keep-alive (thread wait time) of a call: the handle's, else the
- * default. Not the call's wait (Redisson's rule): a dead waiter must leave
- * the queue a short, fixed time after its last attempt. */
-static long long rlk_fair_thread_wait(rlk_fairlock *f)
-{
-    long long ms = atomic_load(&f->thread_wait);
-
-    return ms > 0 ? ms : RLK_FAIR_THREAD_WAIT_MS;
-}
-
 /* ---------------------------------------------------------------- locking */
 
 int rlk_fairlock_set_non_reentrant(rlk_fairlock *f, int on)
@@ -152,7 +142,12 @@ int rlk_fairlock_try_lock(rlk_fairlock *f, long long wait_ms, long long lease_ms
     if (rc == RLK_OK) {
         a.row = f->non_reentrant ? &rlk_fairlock_nr_row : &rlk_fairlock_row;
         a.why = "not this owner's turn";
-        a.v.wait_ms = rlk_fair_thread_wait(f);
+        /* The keep-alive (thread wait time): the handle's, else the default. Not the call's
+         * wait (Redisson's rule): a dead waiter must leave the queue a short, fixed time after
+         * its last attempt. */
+        a.v.wait_ms = atomic_load(&f->thread_wait);
+        if (a.v.wait_ms <= 0)
+            a.v.wait_ms = RLK_FAIR_THREAD_WAIT_MS;
         a.ttl_cap = a.v.wait_ms / 3 > 0 ? a.v.wait_ms / 3 : 1;
         rc = rlk_handle_drive(&a, wait_ms);
     }

@@ -97,49 +97,34 @@ const rlk_proto rlk_fastmulti_row = {
 const rlk_proto_call rlk_fastmulti_held_call = {"fastmulti/held", "owner"};
 const rlk_proto_call rlk_fastmulti_counts_call = {"fastmulti/counts", "owner"};
 
-/* A value the scripts accept: 1..1024 bytes, no ':' (the holder's own
- * fields are "<value>:<holder>:..."). */
-static int rlk_fastmulti_value_ok(const char *v)
-{
-    size_t len = v ? strlen(v) : 0;
-
-    return len >= 1 && len <= RLK_FASTMULTI_VALUE_MAX && !strchr(v, ':');
-}
-
-/* 0 when values[0..n) is a list the scripts accept, else -1 and why in buf. */
-static int rlk_fastmulti_values_check(const char *const *values, size_t n, char *buf, size_t len)
-{
-    if (n == 0 || n > RLK_FASTMULTI_VALUES_MAX || !values) {
-        snprintf(buf, len, "%zu values%s (1..%d)", n, values ? "" : " at NULL",
-                 RLK_FASTMULTI_VALUES_MAX);
-        return -1;
-    }
-    for (size_t k = 0; k < n; k++) {
-        if (!rlk_fastmulti_value_ok(values[k])) {
-            snprintf(buf, len, "value %zu must be 1..%d bytes without ':'", k + 1,
-                     RLK_FASTMULTI_VALUE_MAX);
-            return -1;
-        }
-        for (size_t j = 0; j < k; j++) {
-            if (strcmp(values[j], values[k]) == 0) {
-                snprintf(buf, len, "value '%s' is given twice", values[k]);
-                return -1;
-            }
-        }
-    }
-    return 0;
-}
-
+/* A value: 1..1024 bytes, no ':' (the holder's own fields are "<value>:<holder>:..."). */
 int rlk_fastmulti_values_take(const char *const *values, size_t n, char ***out, char *buf, size_t len)
 {
     size_t bytes = (n + 1) * sizeof(char *);
     char *p;
 
     *out = NULL;
-    if (rlk_fastmulti_values_check(values, n, buf, len) != 0)
+    if (n == 0 || n > RLK_FASTMULTI_VALUES_MAX || !values) {
+        snprintf(buf, len, "%zu values%s (1..%d)", n, values ? "" : " at NULL",
+                 RLK_FASTMULTI_VALUES_MAX);
         return RLK_ERR_ARG;
-    for (size_t k = 0; k < n; k++)
-        bytes += strlen(values[k]) + 1;
+    }
+    for (size_t k = 0; k < n; k++) {
+        size_t vlen = values[k] ? strlen(values[k]) : 0;
+
+        if (vlen < 1 || vlen > RLK_FASTMULTI_VALUE_MAX || strchr(values[k], ':')) {
+            snprintf(buf, len, "value %zu must be 1..%d bytes without ':'", k + 1,
+                     RLK_FASTMULTI_VALUE_MAX);
+            return RLK_ERR_ARG;
+        }
+        for (size_t j = 0; j < k; j++) {
+            if (strcmp(values[j], values[k]) == 0) {
+                snprintf(buf, len, "value '%s' is given twice", values[k]);
+                return RLK_ERR_ARG;
+            }
+        }
+        bytes += vlen + 1;
+    }
     if (!(*out = malloc(bytes)))
         return RLK_ERR_NOMEM;
     p = (char *)(*out + n + 1);
@@ -226,20 +211,21 @@ long long rlk_fastmulti_lost_count(const redisReply *r, long long known, int exa
 rlk_fastmulti *rlk_fastmulti_new(rlk_client *c, const char *group, const char *const *values,
                                  size_t n)
 {
-    char why[RLK_ERRSTR_MAX];
+    char why[RLK_ERRSTR_MAX], **copy;
     rlk_fastmulti *m;
 
-    if (c && rlk_fastmulti_values_check(values, n, why, sizeof why) != 0) {
+    if (rlk_fastmulti_values_take(values, n, &copy, why, sizeof why) == RLK_ERR_ARG && c) {
         rlk_set_error(c, RLK_ERR_ARG, "rlk_fastmulti_new %s: %s", group ? group : "", why);
         return NULL;
     }
-    if (!(m = rlk_fam_new(c, group, sizeof *m, &rlk_fastmulti_kind)))
+    if (!(m = rlk_fam_new(c, group, sizeof *m, &rlk_fastmulti_kind))) {
+        free(copy);
         return NULL;
+    }
     pthread_mutex_init(&m->mu, NULL);
+    m->values = copy;
     m->n = n;
-    return rlk_fam_made(m, rlk_handle_keys(&m->b, "fastmulti", "group") &&
-                               rlk_fastmulti_values_take(values, n, &m->values, why, sizeof why) ==
-                               RLK_OK);
+    return rlk_fam_made(m, copy && rlk_handle_keys(&m->b, "fastmulti", "group"));
 }
 
 void rlk_fastmulti_free(rlk_fastmulti *m)
@@ -404,31 +390,25 @@ static int rlk_fastmulti_acquire_lost(rlk_handle_acq *a, int rc, long long sent)
 /* ---------------------------------------------------------------- locking */
 
 /* Through the one blocking driver (kinds/handle.h) with the values after the acquire's ARGV
- * and this file's settle of a lost reply; an acquisition counted in took once made. */
-static int rlk_fastmulti_try_lock_run(rlk_fastmulti *m, long long wait_ms, long long lease_ms)
-{
-    rlk_handle_acq a;
-    int rc = rlk_handle_acq_start(&a, m, &m->b, "rlk_fastmulti_owner", "faster MultiLock",
-                                  lease_ms, rlk_fastmulti_release_call);
-
-    if (rc != RLK_OK)
-        return rc;
-    a.row = &rlk_fastmulti_row;
-    a.why = "a value held by another holder";
-    a.tail = (const char *const *)m->values;
-    a.ntail = m->n;
-    a.settle = rlk_fastmulti_acquire_lost;
-    if ((rc = rlk_handle_drive(&a, wait_ms)) == RLK_OK)
-        rlk_fastmulti_took_add(m, a.owner, 1);
-    return rc;
-}
-
-/* Counted in the metrics as a reentrant lock's */
+ * and this file's settle of a lost reply; an acquisition counted in took once made. Counted in
+ * the metrics as a reentrant lock's. */
 int rlk_fastmulti_try_lock(rlk_fastmulti *m, long long wait_ms, long long lease_ms)
 {
     rlk_handle_call hc = rlk_handle_call_begin(m ? &m->b : NULL);
-    int rc = m ? rlk_fastmulti_try_lock_run(m, wait_ms, lease_ms) : RLK_ERR_ARG;
+    rlk_handle_acq a;
+    int rc = m ? rlk_handle_acq_start(&a, m, &m->b, "rlk_fastmulti_owner", "faster MultiLock",
+                                      lease_ms, rlk_fastmulti_release_call)
+               : RLK_ERR_ARG;
 
+    if (rc == RLK_OK) {
+        a.row = &rlk_fastmulti_row;
+        a.why = "a value held by another holder";
+        a.tail = (const char *const *)m->values;
+        a.ntail = m->n;
+        a.settle = rlk_fastmulti_acquire_lost;
+        if ((rc = rlk_handle_drive(&a, wait_ms)) == RLK_OK)
+            rlk_fastmulti_took_add(m, a.owner, 1);
+    }
     return rlk_handle_call_end(&hc, RLK_KIND_LOCK, rc);
 }
 

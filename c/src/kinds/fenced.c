@@ -82,8 +82,6 @@ int rlk_fenced_owner(const rlk_fenced *f, char *buf, size_t len)
     return f ? rlk_handle_owner(&f->b, buf, len, "rlk_fenced_owner") : RLK_ERR_ARG;
 }
 
-/* ---------------------------------------------------------------- script calls */
-
 /* ---------------------------------------------------------------- locking */
 
 /* As rlk_lock_try_lock: the local queue of `name` (shared with rlk_lock handles, same hash)
@@ -100,10 +98,8 @@ int rlk_fenced_try_lock(rlk_fenced *f, long long wait_ms, long long lease_ms, lo
 
     a.row = &rlk_fenced_row;
     a.why = "held by another holder";
-    if (rc == RLK_OK && (a.v.term = atomic_load(&f->reentry_token)) > 0) {
-        a.script = "fenced/reenter";
-        a.args = "lease_ms owner token";
-    }
+    if (rc == RLK_OK && (a.v.term = atomic_load(&f->reentry_token)) > 0)
+        a.acquire = (rlk_proto_call){"fenced/reenter", "lease_ms owner token"};
     if (rc == RLK_OK && (rc = rlk_handle_drive(&a, wait_ms)) == RLK_OK && token)
         *token = a.token;
     return rlk_handle_call_end(&hc, RLK_KIND_FENCED, rc);

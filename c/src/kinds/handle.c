@@ -68,15 +68,6 @@ static int rlk_handle_run(const rlk_fam_base *b, const rlk_proto_call *pc, const
     return rc;
 }
 
-/* A row's call script with the ARGV named args, then its optional KEYS opt (NULL: none). */
-static int rlk_handle_evalx(const rlk_fam_base *b, const char *script, const char *args,
-                            const char *opt, const rlk_proto_argvals *vals, redisReply **r)
-{
-    rlk_proto_call pc = {script, args};
-
-    return rlk_handle_run(b, &pc, opt, vals, 0, NULL, NULL, NULL, r);
-}
-
 /* A release by a lock kind's row: its release script and ARGV, its optional KEYS, the
  * election's secret; read by rlk_fam_release_done, which names the script in its message. */
 typedef struct rlk_handle_rel {
@@ -89,10 +80,10 @@ typedef struct rlk_handle_rel {
 static int rlk_handle_released(void *arg, const char *owner, long long lease, int *rc)
 {
     const rlk_handle_rel *rel = arg;
+    rlk_proto_call pc = {rel->row->release, rel->row->release_args};
     rlk_proto_argvals v = {.owner = owner, .lease_ms = lease, .secret = rel->secret};
     redisReply *r = NULL;
-    int call_rc = rlk_handle_evalx(rel->b, rel->row->release, rel->row->release_args,
-                                   rel->row->opt_keys, &v, &r);
+    int call_rc = rlk_handle_run(rel->b, &pc, rel->row->opt_keys, &v, 0, NULL, NULL, NULL, &r);
 
     return rlk_fam_release_done(rel->b->c, rel->row->release, rel->b->name, call_rc, r, rc);
 }
@@ -131,7 +122,6 @@ int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
     a->b = b;
     a->what = what;
     a->q = b->q;
-    a->wake = b->wake;
     a->settle = rlk_handle_lost;
     rc = rlk_fam_lease(b->c, what, b->name, lease_ms, &a->lease_ms, &a->watchdog);
     if (rc != RLK_OK)
@@ -193,7 +183,6 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
     const int token = (row->flags & RLK_PROTO_TOKEN) != 0;
     long long sent;
     rlk_proto_outcome o;
-    rlk_proto_call pc;
     redisReply *r = NULL;
     int rc;
 
@@ -206,18 +195,16 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
         if (!a->quiet)
             RLK_RT_COUNT(b->rt, acquire_calls);
         a->tl.claim_sent_ns = sent = rlk_clock_now_ns();
-        pc = (rlk_proto_call){a->script ? a->script : row->acquire,
-                              a->script ? a->args : row->acquire_args};
-        rc = rlk_handle_run(b, &pc, row->opt_keys, &a->v, a->ntail, a->tail, NULL, NULL, &r);
+        rc = rlk_handle_run(b, &a->acquire, row->opt_keys, &a->v, a->ntail, a->tail, NULL, NULL, &r);
         a->tl.claim_done_ns = rlk_clock_now_ns();
         if (rc == RLK_OK || (rc = rlk_handle_refused(a, rc, again)) != RLK_OK)
             break;
     }
     if (rc == RLK_ERR_UPGRADE || rc == RLK_ERR_REENTRY || (rc != RLK_OK && a->quiet))
         return rc;
-    if (rc != RLK_OK && a->v.ticket)
-        a->queued = 1;      /* it may have run: the next attempt looks before it queues */
     if (rc != RLK_OK) {
+        if (a->v.ticket)
+            a->queued = 1;  /* it may have run: the next attempt looks before it queues */
         rc = a->settle(a, rc, sent);
     } else {
         /* {wait, 1}: first in the queue; {wait, first, 1}: free, in its lock-delay; a reader's
@@ -231,8 +218,8 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
                 RLK_RT_COUNT(b->rt, delay_refusals);
             rc = RLK_ERR_BUSY;
         } else {
-            rc = rlk_fam_acquire_reply(b->c, a->what, b->name, a->script ? a->script
-                                       : row->acquire, r, ttl, token ? &a->token : NULL);
+            rc = rlk_fam_acquire_reply(b->c, a->what, b->name, a->acquire.script, r, ttl,
+                                       token ? &a->token : NULL);
             a->wide = rc == RLK_ERR_BUSY && *ttl == RLK_WAIT_RECHECK;
         }
         freeReplyObject(r);
@@ -289,7 +276,7 @@ static int rlk_handle_queue(rlk_handle_acq *a, rlk_waiter *w, rlk_lq_node *node,
     w->ticket = &a->ticket;
     w->keepalive_ms = 1000;             /* a queued waiter attempts at least this often */
     w->recheck_ms = RLK_FAM_CLAIM_MS + 5;   /* the acquire's -3: a dead grantee is skipped */
-    w->channel = wakes ? a->wake : b->channel;
+    w->channel = wakes ? b->wake : b->channel;
     w->wide_channel = b->channel;
     w->wide = wakes ? &a->wide : NULL;
     rc = rlk_lq_enter(a->q, node, deadline);
@@ -319,6 +306,8 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
 
     a->v.lease_ms = a->lease_ms;
     a->v.owner = a->owner;
+    if (!a->acquire.script)
+        a->acquire = (rlk_proto_call){row->acquire, row->acquire_args};
     a->h = (rlk_hold_spec){row->hold, b->name, a->owner, 0, {NULL}, b->channel, row->renew,
                            /* a queued waiter waits elsewhere: no lingering there */
                            row->wait == RLK_PROTO_WAIT_QUEUE || row->wait == RLK_PROTO_WAIT_SPIN};
@@ -372,14 +361,11 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
     free(own);
     if (rc != RLK_OK && a->queued) {
         a->v.ticket = a->ticket.ticket;
-        rlk_handle_cancel(b, row, &a->v, 1);
+        rlk_handle_cancel(b, row, &a->v, RLK_FAM_CANCEL_NS);
     } else if (wait == RLK_PROTO_WAIT_FAIR && rc != RLK_OK && rc != RLK_ERR_SCRIPT &&
                rc != RLK_ERR_REENTRY) {
         /* best effort: else the keep-alive drops it; a refused script changed nothing */
-        long long limit = rlk_time_limit_enter(rlk_clock_now_ns() + RLK_HANDLE_FAIR_CANCEL_NS);
-
-        rlk_handle_cancel(b, row, &a->v, 0);
-        rlk_time_limit_leave(limit);
+        rlk_handle_cancel(b, row, &a->v, RLK_HANDLE_FAIR_CANCEL_NS);
     }
     return rc == RLK_ERR_BUSY ? rlk_handle_busy(a) : rc;
 }
@@ -455,23 +441,25 @@ int rlk_handle_force(const rlk_fam_base *b, const rlk_proto *row, const char *op
     rlk_proto_argvals v = {.mode = mode};
     redisReply *r = NULL;
     char args[64];
+    rlk_proto_call pc = {row->force, args};
     int rc;
 
     snprintf(args, sizeof args, "%s%s", row->force_args, named ? " named" : "");
     rlk_wd_forget_name(b->rt->wd, b->name);
-    rc = rlk_handle_evalx(b, row->force, args, opt, &v, &r);
+    rc = rlk_handle_run(b, &pc, opt, &v, 0, NULL, NULL, NULL, &r);
     return rlk_fam_force_done(b, rc, r, q, released);
 }
 
 void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto *row, const rlk_proto_argvals *vals,
-                       int bounded)
+                       long long bound_ns)
 {
+    rlk_proto_call pc = {row->cancel, row->cancel_args};
     redisReply *r = NULL;
-    long long limit = rlk_time_limit_enter(bounded ? rlk_clock_now_ns() + RLK_FAM_CANCEL_NS : 0);
+    long long limit = rlk_time_limit_enter(rlk_clock_now_ns() + bound_ns);
     rlk_fam_err e;
 
     rlk_fam_err_keep(b->c, &e);
-    if (rlk_handle_evalx(b, row->cancel, row->cancel_args, NULL, vals, &r) == RLK_OK)
+    if (rlk_handle_eval(b, &pc, vals, &r) == RLK_OK)
         freeReplyObject(r);
     else
         rlk_fam_err_put(b->c, &e, RLK_OK);

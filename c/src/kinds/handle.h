@@ -60,13 +60,13 @@ typedef struct rlk_handle_acq {
     const rlk_fam_base *b;
     const char *what;               /* the kind in messages: "fenced lock" */
     long long start_ns;             /* the call's start (CLOCK_MONOTONIC) */
-    /* Set by the kind for rlk_handle_drive (q and wake: b's by default). */
+    /* Set by the kind for rlk_handle_drive (q: b's by default). */
     const rlk_proto *row;           /* the acquire (script, ARGV, optional KEYS), the wait mode */
     const char *why;                /* a wait that ran out: "<what> <name>: <why> after N ms" */
-    const char *script, *args;      /* NULL: the row's acquire; else this one (fenced/reenter) */
+    rlk_proto_call acquire;         /* script NULL: the row's acquire; else this one
+                                       (fenced/reenter) */
     rlk_proto_argvals v;            /* the acquire's ARGV beyond lease, owner and ticket */
     rlk_lq *q;                      /* the process-wide local queue (NULL: none) */
-    const char *wake;               /* RLK_PROTO_WAIT_QUEUE: this client's wake channel */
     long long spin_initial_ms;      /* spin_max_ms > 0: waits by back-off (runtime/spin.h), */
     long long spin_max_ms;          /* never subscribing, whatever the row's wait mode */
     long long ttl_cap;              /* > 0: a busy attempt's bound at most this (the fair lock:
@@ -154,9 +154,10 @@ int rlk_handle_eval(const rlk_fam_base *b, const rlk_proto_call *pc,
 
 /* A queued waiter's leaving by row's cancel script (its ARGV from vals) on
  * b's name, best effort, the calling thread's last error kept; bounded by
- * runtime/fam_hold.h's RLK_FAM_CANCEL_NS when bounded is 1. */
+ * bound_ns from now (runtime/fam_hold.h's RLK_FAM_CANCEL_NS, a fair waiter's
+ * 300 ms). */
 void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto *row, const rlk_proto_argvals *vals,
-                       int bounded);
+                       long long bound_ns);
 
 /* The force release of row (its force script and ARGV, mode in place of
  * "any" (NULL: "any"), then 'named' when named is 1; its KEYS then the roles

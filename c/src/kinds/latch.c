@@ -162,28 +162,22 @@ static int rlk_latch_attempt(void *arg, long long *bound_ms)
     return RLK_ERR_BUSY;
 }
 
-static int rlk_latch_await_run(rlk_latch *l, long long timeout_ms)
-{
-    long long start = rlk_clock_now_ns();
-    rlk_waiter w;
-    int rc;
-
-    /* Open already: no subscription needed. */
-    rlk_wait_init(&w, &l->b, "latch", rlk_latch_attempt, l);
-    w.ride_out = 1;         /* a read: retrying it is harmless */
-    w.pass_on = 1;          /* a "0" wakes one awaiter per client: each wakes the next
-                               (see the top) */
-    rc = rlk_wait_acquire(&w, start, timeout_ms, 1);
-    if (rc == RLK_ERR_BUSY)
-        return rlk_set_error(l->b.c, RLK_ERR_BUSY, "latch %s: count still above 0 after %lld ms",
-                             l->b.name, (rlk_clock_now_ns() - start) / 1000000LL);
-    return rc;
-}
-
 int rlk_latch_await(rlk_latch *l, long long timeout_ms)
 {
     rlk_handle_call hc = rlk_handle_call_begin(l ? &l->b : NULL);
-    int rc = l ? rlk_latch_await_run(l, timeout_ms) : RLK_ERR_ARG;
+    long long start = rlk_clock_now_ns();
+    rlk_waiter w;
+    int rc = RLK_ERR_ARG;
 
+    if (l) {
+        rlk_wait_init(&w, &l->b, "latch", rlk_latch_attempt, l);
+        w.ride_out = 1;     /* a read: retrying it is harmless */
+        w.pass_on = 1;      /* a "0" wakes one awaiter per client: each wakes the next (see
+                               the top) */
+        rc = rlk_wait_acquire(&w, start, timeout_ms, 1);    /* open already: not subscribed */
+    }
+    if (rc == RLK_ERR_BUSY)
+        rc = rlk_set_error(l->b.c, RLK_ERR_BUSY, "latch %s: count still above 0 after %lld ms",
+                           l->b.name, (rlk_clock_now_ns() - start) / 1000000LL);
     return rlk_handle_call_end(&hc, RLK_MKIND_LATCH, rc);
 }

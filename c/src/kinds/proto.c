@@ -84,7 +84,7 @@ const char *rlk_proto_keys_get(rlk_proto_keys *ks, const char *role)
     return rlk_proto_keys_of(ks, NULL, role, strlen(role));
 }
 
-static int rlk_proto_keys_in(rlk_proto_keys *ks, char *const *have, const char *roles,
+int rlk_proto_keys_list_with(rlk_proto_keys *ks, char *const *have, const char *roles,
                              const char **out, int max)
 {
     int n = 0;
@@ -104,13 +104,7 @@ static int rlk_proto_keys_in(rlk_proto_keys *ks, char *const *have, const char *
 
 int rlk_proto_keys_list(rlk_proto_keys *ks, const char *roles, const char **out, int max)
 {
-    return rlk_proto_keys_in(ks, NULL, roles, out, max);
-}
-
-int rlk_proto_keys_list_with(rlk_proto_keys *ks, char *const *have, const char *roles,
-                             const char **out, int max)
-{
-    return rlk_proto_keys_in(ks, have, roles, out, max);
+    return rlk_proto_keys_list_with(ks, NULL, roles, out, max);
 }
 
 /* v in decimal, as "%lld" writes it, at the end of buf (24 bytes); where it starts. */
@@ -194,11 +188,11 @@ int rlk_proto_build_with(const rlk_proto_call *pc, const char *opt, const char *
     if (!have_of || strcmp(have_of, kind) != 0)
         have = NULL;        /* made by another kind's names: the channel may differ */
     rlk_proto_keys_init(&b->ks, kind, name);
-    b->nkeys = rlk_proto_keys_in(&b->ks, have, rlk_script_key_roles(pc->script), b->keys,
-                                 RLK_PROTO_KEYS);
+    b->nkeys = rlk_proto_keys_list_with(&b->ks, have, rlk_script_key_roles(pc->script),
+                                        b->keys, RLK_PROTO_KEYS);
     if (opt && b->nkeys >= 0 &&
-        (no = rlk_proto_keys_in(&b->ks, have, opt, b->keys + b->nkeys,
-                                RLK_PROTO_KEYS - b->nkeys)) >= 0)
+        (no = rlk_proto_keys_list_with(&b->ks, have, opt, b->keys + b->nkeys,
+                                       RLK_PROTO_KEYS - b->nkeys)) >= 0)
         b->nkeys += no;
     b->nargs = rlk_proto_args(pc->args, vals, &b->av);
     return b->nkeys < 0 || no < 0 || b->nargs < 0 ? -1 : 0;

@@ -29,6 +29,7 @@
 #include "kinds/names.h"
 #include "kinds/proto.h"
 #include "kinds/psemaphore.h"
+#include "kinds/sem_queue.h"
 #include "runtime/fam.h"
 #include "runtime/fam_settle.h"
 #include "runtime/wait.h"
@@ -56,12 +57,8 @@ static const rlk_fam_kind rlk_psemaphore_kind = {
 
 rlk_psemaphore *rlk_psemaphore_new(rlk_client *c, const char *name)
 {
-    rlk_psemaphore *s = rlk_handle_new(c, name, sizeof *s, &rlk_psemaphore_kind, RLK_HANDLE_WAKE,
-                                       "psemaphore", "timeouts channel waiters grant");
-
-    if (s)
-        rlk_sem_queue_init(&s->q);
-    return s;
+    return rlk_handle_new(c, name, sizeof(rlk_psemaphore), &rlk_psemaphore_kind,
+                          RLK_HANDLE_WAKE, "psemaphore", "timeouts channel waiters grant");
 }
 
 void rlk_psemaphore_free(rlk_psemaphore *s)
@@ -251,50 +248,35 @@ static int rlk_psem_attempt(void *arg, long long *bound_ms)
                                      bound_ms, rlk_psem_undo, t);
 }
 
-static int rlk_psemaphore_try_acquire_n_run(rlk_psemaphore *s, int n, long long wait_ms, long long lease_ms,
-                                            char (*ids)[RLK_PERMIT_ID_SIZE])
-{
-    long long start = rlk_clock_now_ns();
-    rlk_psem_try t;
-    int rc;
-
-    if (!s || !ids)
-        return RLK_ERR_ARG;
-    rc = rlk_fam_check_range(s->b.c, "acquire", s->b.name, "permits", n, 1, RLK_PERMITS_MAX);
-    if (rc != RLK_OK)
-        return rc;
-    for (int i = 0; i < n; i++)
-        ids[i][0] = '\0';
-    rc = rlk_fam_check_range(s->b.c, "acquire", s->b.name, "lease_ms", lease_ms, 1, RLK_NUM_MAX);
-    if (rc != RLK_OK)
-        return rc;
-    memset(&t, 0, sizeof t);
-    t.s = s;
-    t.n = n;
-    t.lease_ms = lease_ms;
-    if (!(t.ids = rlk_psem_ids_new(n, RLK_PSEM_NEW_ID_BYTES, &t.lens)))
-        return rlk_set_error(s->b.c, RLK_ERR_NOMEM, "acquire %s: out of memory", s->b.name);
-    if (rlk_random_bytes((unsigned char *)t.ids[0], (size_t)n * RLK_PSEM_NEW_ID_BYTES) != 0)
-        rc = rlk_set_error(s->b.c, RLK_ERR_IO, "acquire %s: no random source for permit ids",
-                           s->b.name);
-    /* Outages ridden out: a retry reuses the ids (see rlk_psem_attempt_error). count_ttl
-     * stays 0: the bound is a permit's expiry, not a lock holder's TTL. */
-    if (rc == RLK_OK)
-        rc = rlk_sem_queue_acquire(&s->q, &s->b, &t.qt, n, rlk_psem_attempt, &t, 1, start,
-                                   wait_ms, "acquire");
-    if (rc == RLK_OK)
-        for (int i = 0; i < n; i++)
-            rlk_psem_hex((const unsigned char *)t.ids[i], RLK_PSEM_NEW_ID_BYTES, ids[i]);
-    free((void *)t.ids);
-    return rc;
-}
-
+/* Outages ridden out: a retry reuses the ids (see rlk_psem_attempt_error). count_ttl stays 0:
+ * the bound is a permit's expiry, not a lock holder's TTL. */
 int rlk_psemaphore_try_acquire_n(rlk_psemaphore *s, int n, long long wait_ms, long long lease_ms,
                                  char (*ids)[RLK_PERMIT_ID_SIZE])
 {
     rlk_handle_call hc = rlk_handle_call_begin(s ? &s->b : NULL);
-    int rc = s ? rlk_psemaphore_try_acquire_n_run(s, n, wait_ms, lease_ms, ids) : RLK_ERR_ARG;
+    long long start = rlk_clock_now_ns();
+    rlk_psem_try t = {.s = s, .n = n, .lease_ms = lease_ms};
+    int rc = s && ids ? rlk_fam_check_range(s->b.c, "acquire", s->b.name, "permits", n, 1,
+                                            RLK_PERMITS_MAX)
+                      : RLK_ERR_ARG;
 
+    for (int i = 0; rc == RLK_OK && i < n; i++)
+        ids[i][0] = '\0';
+    if (rc == RLK_OK)
+        rc = rlk_fam_check_range(s->b.c, "acquire", s->b.name, "lease_ms", lease_ms, 1,
+                                 RLK_NUM_MAX);
+    if (rc == RLK_OK && !(t.ids = rlk_psem_ids_new(n, RLK_PSEM_NEW_ID_BYTES, &t.lens)))
+        rc = rlk_set_error(s->b.c, RLK_ERR_NOMEM, "acquire %s: out of memory", s->b.name);
+    if (rc == RLK_OK &&
+        rlk_random_bytes((unsigned char *)t.ids[0], (size_t)n * RLK_PSEM_NEW_ID_BYTES) != 0)
+        rc = rlk_set_error(s->b.c, RLK_ERR_IO, "acquire %s: no random source for permit ids",
+                           s->b.name);
+    if (rc == RLK_OK)
+        rc = rlk_sem_queue_acquire(&s->b, &t.qt, n, rlk_psem_attempt, &t, 1, start, wait_ms,
+                                   "acquire");
+    for (int i = 0; rc == RLK_OK && i < n; i++)
+        rlk_psem_hex((const unsigned char *)t.ids[i], RLK_PSEM_NEW_ID_BYTES, ids[i]);
+    free((void *)t.ids);
     return rlk_handle_call_end(&hc, RLK_MKIND_PSEMAPHORE, rc);
 }
 

@@ -11,7 +11,6 @@
 #define RLK_PSEMAPHORE_H
 
 #include "kinds/proto.h"
-#include "kinds/sem_queue.h"
 #include "runtime/fam.h"
 
 #define RLK_PSEM_RAW_ID_MAX 1024        /* longest id the scripts accept, in bytes */
@@ -20,7 +19,6 @@
 struct rlk_psemaphore {
     rlk_fam_base b;     /* channel: redisson_sc:{name}; keys: {name}:timeout, the waiter
                            queue's; wake: this client's wake channel */
-    rlk_sem_queue q;    /* tickets */
 };
 
 /* A permit id's raw bytes as lower-case hex into out (2 * len + 1 bytes). */

@@ -96,18 +96,6 @@ static void rlk_keeper_lost(void *ud, int reason)
 
 /* ---------------------------------------------------------------- life cycle */
 
-/* Takes every permit off the watchdog (no renewal or report follows), then
- * frees the keeper. */
-static void rlk_keeper_free(rlk_psemaphore_keeper *k)
-{
-    for (int i = 0; i < k->n; i++) {
-        rlk_wd_unkeep(k->s->b.rt->wd, k->ids[i].entry);
-        free(k->ids[i].hex);
-    }
-    free(k->ids);
-    free(k);
-}
-
 /* Copies and decodes the ids, renews each once (now: it must be held) and
  * hands it to the watchdog. */
 static int rlk_keeper_take(rlk_psemaphore_keeper *k, const char *const *ids)
@@ -149,6 +137,11 @@ rlk_psemaphore_keeper *rlk_psemaphore_keep(rlk_psemaphore *s, int n, const char 
             rlk_set_error(s->b.c, RLK_ERR_ARG, "keep %s: no permit ids", s->b.name);
         return NULL;
     }
+    if (!rlk_script_find(s->b.c, rlk_keeper_task.script)) {
+        rlk_set_error(s->b.c, RLK_ERR_NOSUCHSCRIPT, "keep %s: no script psemaphore/update_lease",
+                      s->b.name);
+        return NULL;
+    }
     if (!(k = calloc(1, sizeof *k)) || !(k->ids = calloc((size_t)n, sizeof *k->ids))) {
         free(k);
         rlk_set_error(s->b.c, RLK_ERR_NOMEM, "keep %s: out of memory", s->b.name);
@@ -160,17 +153,11 @@ rlk_psemaphore_keeper *rlk_psemaphore_keep(rlk_psemaphore *s, int n, const char 
     k->lease_ms = lease_ms;
     k->fn = fn;
     k->ud = userdata;
-    if (!rlk_script_find(s->b.c, rlk_keeper_task.script)) {
-        rlk_set_error(s->b.c, RLK_ERR_NOSUCHSCRIPT, "keep %s: no script psemaphore/update_lease",
-                      s->b.name);
-        rlk_keeper_free(k);
-        return NULL;
-    }
     if (rlk_keeper_take(k, ids) != RLK_OK) {
         rlk_fam_err e;
 
         rlk_fam_err_keep(s->b.c, &e);
-        rlk_keeper_free(k);     /* the permits already kept go off the watchdog */
+        rlk_psemaphore_keeper_stop(k);    /* the permits already kept go off the watchdog */
         rlk_fam_err_put(s->b.c, &e, RLK_OK);
         return NULL;
     }
@@ -182,8 +169,15 @@ int rlk_psemaphore_keeper_lost(rlk_psemaphore_keeper *k)
     return k ? atomic_load(&k->first_lost) : 0;
 }
 
+/* Takes every permit off the watchdog (no renewal or report follows), then frees the keeper. */
 void rlk_psemaphore_keeper_stop(rlk_psemaphore_keeper *k)
 {
-    if (k)
-        rlk_keeper_free(k);
+    if (!k)
+        return;
+    for (int i = 0; i < k->n; i++) {
+        rlk_wd_unkeep(k->s->b.rt->wd, k->ids[i].entry);
+        free(k->ids[i].hex);
+    }
+    free(k->ids);
+    free(k);
 }

@@ -3,11 +3,12 @@
  * sem_queue.c - a semaphore waiter's side of the server's waiter queue
  * (sem_queue.h).
  */
+#include <stdatomic.h>
+#include <stdlib.h>
 
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
-#include "client/random.h"
 #include "kinds/handle.h"
 #include "kinds/names.h"
 #include "kinds/sem_queue.h"
@@ -16,14 +17,6 @@
 #define RLK_SEMQ_KEEPALIVE_MS 1000                /* a queued waiter attempts at least this often */
 
 const rlk_proto_call rlk_sem_queue_cancel_call = {"semaphore/cancel", "ticket n claim_ms publish"};
-
-void rlk_sem_queue_init(rlk_sem_queue *q)
-{
-    unsigned char r[2] = {0, 0};
-
-    (void)rlk_random_bytes(r, sizeof r);
-    atomic_init(&q->seq, (unsigned)r[0] << 8 | r[1]);
-}
 
 int rlk_sem_queue_attempt_end(rlk_sem_queue_try *t, const rlk_fam_base *b, long long targ,
                               redisReply *r, const rlk_proto_outcome *o, long long wait,
@@ -46,11 +39,15 @@ int rlk_sem_queue_attempt_end(rlk_sem_queue_try *t, const rlk_fam_base *b, long 
                                        : rc;
 }
 
-/* cid * 1024 + r, cid the client's (names.h rlk_names_wake_cid, as the reentrant lock's). */
-static long long rlk_sem_queue_ticket(rlk_sem_queue *q, const rlk_fam_base *b)
+/* cid * 1024 + r, cid the client's (names.h rlk_names_wake_cid, as the reentrant lock's), r
+ * the process's next from the start the uuid's next 4 hex digits draw (random bits, as cid's). */
+static long long rlk_sem_queue_ticket(const rlk_fam_base *b)
 {
-    return rlk_names_wake_cid(b->rt->uuid) * 1024 +
-           (long long)(atomic_fetch_add(&q->seq, 1) & 1023u);
+    static atomic_uint seq;
+    const char *u = b->rt->uuid;
+    unsigned start = (unsigned)strtoul((char[5]){u[4], u[5], u[6], u[7], 0}, NULL, 16);
+
+    return rlk_names_wake_cid(u) * 1024 + (long long)((start + atomic_fetch_add(&seq, 1)) & 1023u);
 }
 
 /* The semaphores' channel rule (runtime/sub.h): a grant on a wake channel
@@ -74,9 +71,9 @@ static int rlk_semq_meaning(const char *payload, size_t len, long long *head, lo
 
 const rlk_sub_rule rlk_sem_queue_sub_rule = {rlk_semq_meaning};
 
-int rlk_sem_queue_acquire(rlk_sem_queue *q, const rlk_fam_base *b, rlk_sem_queue_try *t,
-                          long long permits, rlk_wait_attempt_fn attempt, void *arg,
-                          int ride_out, long long start, long long wait_ms, const char *what)
+int rlk_sem_queue_acquire(const rlk_fam_base *b, rlk_sem_queue_try *t, long long permits,
+                          rlk_wait_attempt_fn attempt, void *arg, int ride_out, long long start,
+                          long long wait_ms, const char *what)
 {
     rlk_proto row = {.cancel = rlk_sem_queue_cancel_call.script,
                      .cancel_args = rlk_sem_queue_cancel_call.args};
@@ -87,7 +84,7 @@ int rlk_sem_queue_acquire(rlk_sem_queue *q, const rlk_fam_base *b, rlk_sem_queue
     rlk_wait_init(&w, b, "semaphore", attempt, arg);
     w.ride_out = ride_out;
     /* a ticket where a release can tell whether a grant reached its waiter */
-    t->tk.ticket = wait_ms != 0 && rlk_client_counts_exact(b->c) ? rlk_sem_queue_ticket(q, b) : 0;
+    t->tk.ticket = wait_ms != 0 && rlk_client_counts_exact(b->c) ? rlk_sem_queue_ticket(b) : 0;
     if (t->tk.ticket) {
         t->tk.claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
         w.rule = &rlk_sem_queue_sub_rule;
@@ -102,7 +99,7 @@ int rlk_sem_queue_acquire(rlk_sem_queue *q, const rlk_fam_base *b, rlk_sem_queue
     rc = rlk_wait_acquire(&w, start, wait_ms, 1);
     v.ticket = t->tk.ticket;
     if (rc != RLK_OK && t->queued)
-        rlk_handle_cancel(b, &row, &v, 1);
+        rlk_handle_cancel(b, &row, &v, RLK_FAM_CANCEL_NS);
     if (rc == RLK_ERR_BUSY)
         rc = rlk_set_error(b->c, RLK_ERR_BUSY, "%s %s: %lld permit(s) not available after %lld ms",
                            what, b->name, permits, (rlk_clock_now_ns() - start) / 1000000LL);

@@ -12,20 +12,10 @@
 #ifndef RLK_SEM_QUEUE_H
 #define RLK_SEM_QUEUE_H
 
-#include <stdatomic.h>
-
 #include "kinds/proto.h"
 #include "runtime/fam.h"
 #include "runtime/sub.h"
 #include "runtime/wait.h"
-
-typedef struct rlk_sem_queue {
-    atomic_uint seq;            /* the next ticket's low 10 bits: the waiters of one handle
-                                   (threads of one client) never share a ticket */
-} rlk_sem_queue;
-
-/* Fills q (the handle has its wake channel in b->wake: kinds/handle.h RLK_HANDLE_WAKE). */
-void rlk_sem_queue_init(rlk_sem_queue *q);
 
 /* The semaphores' wake rule (runtime/sub.h): a grant on a wake channel, the
  * decimal ticket * 2^26 (lib/sem_grant.lua), names its ticket; "0" wakes
@@ -52,10 +42,11 @@ int rlk_sem_queue_attempt_end(rlk_sem_queue_try *t, const rlk_fam_base *b, long 
                               long long *bound_ms, int (*undo)(void *arg), void *arg);
 
 /* Waits as rlk_wait_acquire (from start, wait_ms) for permits of the
- * semaphore kind b with attempt(arg) (ride_out: rlk_waiter's). A waiter
- * takes a ticket (cid * 1024 + r: r counts up per handle from a random
- * start, so the waiters of one client do not share a ticket while fewer
- * than 1024 wait) where a release can tell whether a grant on this
+ * semaphore kind b (its wake channel in b->wake: kinds/handle.h
+ * RLK_HANDLE_WAKE) with attempt(arg) (ride_out: rlk_waiter's). A waiter
+ * takes a ticket (cid * 1024 + r: r counts up in the process from a start
+ * the client's uuid draws, so the waiters of one client do not share a
+ * ticket while fewer than 1024 wait) where a release can tell whether a grant on this
  * client's wake channel reached it (every pub/sub mode but global pub/sub
  * on a cluster, where PUBLISH counts one node's subscribers; else it waits
  * without one, woken by every count on the channel):
@@ -67,9 +58,9 @@ int rlk_sem_queue_attempt_end(rlk_sem_queue_try *t, const rlk_fam_base *b, long 
  * best effort and bounded, the error kept (a waiter that cannot say so is
  * skipped when its reservation expires). A wait that ran out: RLK_ERR_BUSY recorded as
  * "<what> <name>: <permits> permit(s) not available after <ms> ms". */
-int rlk_sem_queue_acquire(rlk_sem_queue *q, const rlk_fam_base *b, rlk_sem_queue_try *t,
-                          long long permits, rlk_wait_attempt_fn attempt, void *arg,
-                          int ride_out, long long start, long long wait_ms, const char *what);
+int rlk_sem_queue_acquire(const rlk_fam_base *b, rlk_sem_queue_try *t, long long permits,
+                          rlk_wait_attempt_fn attempt, void *arg, int ride_out, long long start,
+                          long long wait_ms, const char *what);
 /* semaphore/cancel, both semaphores' (the async waiters' too, async/a_semq.c). */
 extern const rlk_proto_call rlk_sem_queue_cancel_call;
 

@@ -41,8 +41,6 @@ static const rlk_proto_call rlk_sem_available_call = {"semaphore/available", ""}
 struct rlk_semaphore {
     rlk_fam_base b;             /* channel: redisson_sc:{name}; keys: the waiter queue's; wake:
                                    redisson_sc:{name}:rlk:<cid>, this client's wake channel */
-    rlk_sem_queue q;            /* tickets (kinds/sem_queue.h, shared with the permit-expirable
-                                   one) */
 };
 
 static const rlk_fam_kind rlk_semaphore_kind = {
@@ -53,12 +51,8 @@ static const rlk_fam_kind rlk_semaphore_kind = {
 
 rlk_semaphore *rlk_semaphore_new(rlk_client *c, const char *name)
 {
-    rlk_semaphore *s = rlk_handle_new(c, name, sizeof(rlk_semaphore), &rlk_semaphore_kind,
-                                      RLK_HANDLE_WAKE, "semaphore", "channel waiters grant");
-
-    if (s)
-        rlk_sem_queue_init(&s->q);
-    return s;
+    return rlk_handle_new(c, name, sizeof(rlk_semaphore), &rlk_semaphore_kind, RLK_HANDLE_WAKE,
+                          "semaphore", "channel waiters grant");
 }
 
 void rlk_semaphore_free(rlk_semaphore *s)
@@ -124,30 +118,20 @@ static int rlk_sem_attempt(void *arg, long long *bound_ms)
                                      bound_ms, rlk_sem_undo, t);
 }
 
-static int rlk_semaphore_try_acquire_run(rlk_semaphore *s, long long permits, long long wait_ms)
-{
-    long long start = rlk_clock_now_ns();
-    rlk_sem_try t;
-    int rc;
-
-    rc = rlk_fam_check_range(s->b.c, "acquire", s->b.name, "permits", permits, 1, RLK_NUM_MAX);
-    if (rc != RLK_OK)
-        return rc;
-    memset(&t, 0, sizeof t);
-    t.s = s;
-    t.n = permits;
-    /* No outage ride-out: an acquire whose reply was lost may have taken the
-     * permits, and repeating it could take them twice; the wait ends with the
-     * error and its ticket leaves the queue. */
-    return rlk_sem_queue_acquire(&s->q, &s->b, &t.qt, permits, rlk_sem_attempt, &t, 0, start,
-                                 wait_ms, "semaphore");
-}
-
+/* No outage ride-out: an acquire whose reply was lost may have taken the permits, and
+ * repeating it could take them twice; the wait ends with the error and its ticket leaves the
+ * queue. */
 int rlk_semaphore_try_acquire(rlk_semaphore *s, long long permits, long long wait_ms)
 {
     rlk_handle_call hc = rlk_handle_call_begin(s ? &s->b : NULL);
-    int rc = s ? rlk_semaphore_try_acquire_run(s, permits, wait_ms) : RLK_ERR_ARG;
+    rlk_sem_try t = {.s = s, .n = permits};
+    int rc = s ? rlk_fam_check_range(s->b.c, "acquire", s->b.name, "permits", permits, 1,
+                                     RLK_NUM_MAX)
+               : RLK_ERR_ARG;
 
+    if (rc == RLK_OK)
+        rc = rlk_sem_queue_acquire(&s->b, &t.qt, permits, rlk_sem_attempt, &t, 0,
+                                   rlk_clock_now_ns(), wait_ms, "semaphore");
     return rlk_handle_call_end(&hc, RLK_MKIND_SEMAPHORE, rc);
 }
 
@@ -169,17 +153,13 @@ int rlk_semaphore_release(rlk_semaphore *s, long long permits, long long *count)
 int rlk_semaphore_release_if_exists(rlk_semaphore *s, long long permits, int *released)
 {
     long long n = 0;
-    int rc;
+    int rc = s ? rlk_handle_write(&s->b, "release_if_exists", "permits", permits, 1,
+                                  &rlk_semaphore_release_if_exists_call,
+                                  &(rlk_proto_argvals){.n = permits}, &n)
+               : RLK_ERR_ARG;
 
     if (released)
-        *released = 0;
-    if (!s)
-        return RLK_ERR_ARG;
-    rc = rlk_handle_write(&s->b, "release_if_exists", "permits", permits, 1,
-                          &rlk_semaphore_release_if_exists_call, &(rlk_proto_argvals){.n = permits},
-                          &n);
-    if (released && (rc == RLK_OK || rc == RLK_ERR_NOREPLICAS))
-        *released = n == 1;
+        *released = n == 1;     /* 0 on every error but too few replicas */
     return rc;
 }
 

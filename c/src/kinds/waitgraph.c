@@ -33,7 +33,7 @@ typedef struct wg_cycle {
 
 struct rlk_waitgraph {
     wg_edge *edges;
-    size_t nedges, cap;
+    size_t nedges;
     wg_cycle *cycles;
     size_t ncycles;
     size_t nnames;
@@ -73,15 +73,9 @@ static int wg_add_edge(rlk_waitgraph *g, const char *waiter, size_t wlen, const 
             strcmp(e->name, nm->name) == 0 && strcmp(e->holder, holder) == 0)
             return 0;
     }
-    if (g->nedges == g->cap) {
-        size_t cap = g->cap ? g->cap * 2 : 16;
-        wg_edge *p = realloc(g->edges, cap * sizeof *p);
-
-        if (!p)
-            return -1;
-        g->edges = p;
-        g->cap = cap;
-    }
+    if (!(e = realloc(g->edges, (g->nedges + 1) * sizeof *e)))
+        return -1;
+    g->edges = e;
     e = &g->edges[g->nedges];
     e->waiter = strndup(waiter, wlen);
     e->name = strdup(nm->name);

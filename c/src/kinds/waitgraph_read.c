@@ -31,27 +31,10 @@
 
 typedef struct wg_read {
     rlk_wg_name *names;
-    size_t n, cap;
+    size_t n;
     redisReply **keep;      /* replies the names' strings point into */
-    size_t nkeep, capkeep;
+    size_t nkeep;
 } wg_read;
-
-static int wg_keep(wg_read *r, redisReply *rep)
-{
-    if (r->nkeep == r->capkeep) {
-        size_t cap = r->capkeep ? r->capkeep * 2 : 64;
-        redisReply **p = realloc(r->keep, cap * sizeof *p);
-
-        if (!p) {
-            freeReplyObject(rep);
-            return -1;
-        }
-        r->keep = p;
-        r->capkeep = cap;
-    }
-    r->keep[r->nkeep++] = rep;
-    return 0;
-}
 
 /* After the reads (rc): the graph of what they found in *out (who's
  * message when out of memory), and what the reads kept freed. */
@@ -73,12 +56,19 @@ static int wg_read_end(rlk_client *c, wg_read *r, int rc, const char *who, rlk_w
 /* A command on c, its reply kept in r (the names point into it). */
 static int wg_cmd(rlk_client *c, wg_read *r, int argc, const char **argv, redisReply **rep)
 {
+    redisReply **keep;
     int rc;
 
     *rep = NULL;
     if ((rc = rlk_command(c, argc, argv, NULL, rep)) != RLK_OK)
         return rc;
-    return wg_keep(r, *rep) < 0 ? RLK_ERR_NOMEM : RLK_OK;
+    if (!(keep = realloc(r->keep, (r->nkeep + 1) * sizeof *keep))) {
+        freeReplyObject(*rep);
+        return RLK_ERR_NOMEM;
+    }
+    r->keep = keep;
+    r->keep[r->nkeep++] = *rep;
+    return RLK_OK;
 }
 
 /* A positive decimal count, the whole string. */
@@ -120,6 +110,7 @@ static int wg_read_name(rlk_client *c, wg_read *r, const char *name)
     const char *argv[2] = {"HGETALL", name};
     redisReply *all;
     rlk_wg_party *h = NULL, *w = NULL;
+    rlk_wg_name *nm;
     size_t nh = 0, nw = 0, nwt;
     int rc, rw = 0, unknown;
     char *waiters = NULL, *queue = NULL;
@@ -156,17 +147,11 @@ static int wg_read_name(rlk_client *c, wg_read *r, const char *name)
         goto out;
     if (nh == 0)
         goto not_lock;      /* nobody holds: nothing to wait for */
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 16;
-        rlk_wg_name *p = realloc(r->names, cap * sizeof *p);
-
-        if (!p) {
-            rc = RLK_ERR_NOMEM;
-            goto out;
-        }
-        r->names = p;
-        r->cap = cap;
+    if (!(nm = realloc(r->names, (r->n + 1) * sizeof *nm))) {
+        rc = RLK_ERR_NOMEM;
+        goto out;
     }
+    r->names = nm;
     r->names[r->n++] = (rlk_wg_name){name, rw ? "rwlock" : nw > nwt ? "fair" : "reentrant",
                                      h, nh, w, nw};
     h = w = NULL;           /* the name's now (wg_read_end frees them) */
