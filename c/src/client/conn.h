@@ -2,9 +2,8 @@
 /*
  * conn.h - one connection (conn.c): opening a dedicated connection,
  * commands and script calls on a given connection, script loading, the
- * one NOSCRIPT path (used here and, in its pipelined form, by RedLock's
- * non-blocking I/O), and the
- * classification of error replies.
+ * one NOSCRIPT path (used here and, in its pipelined form, by the async
+ * engine), and the classification of error replies.
  *
  * Connection errors
  *   Functions that talk to Redis return RLK_ERR_IO / RLK_ERR_TIMEOUT /
@@ -89,7 +88,7 @@ int rlk_conn_command_pair(rlk_client *c, redisContext *ctx, const char *what, in
 int rlk_conn_load_all(rlk_client *c, redisContext *ctx);
 
 /* ---- the same steps for a caller that pipelines on a non-blocking
- * connection (RedLock's parallel calls, multi/redlock_io.h): it writes what
+ * connection (the async engine, runtime/engine.c): it writes what
  * these give and reads the replies as they come, so that the set-up, the
  * call's form and the NOSCRIPT rule are the ones rlk_conn_open and
  * rlk_conn_evalv use. */

@@ -441,15 +441,14 @@ int rlk_native_format(rlk_client *c, const rlk_script_info *s, int nkeys,
     return redisFormatCommandArgv(cmd, argc, argv, lens);
 }
 
-redisReply *rlk_native_reply(int op, redisReply *r)
+redisReply *rlk_native_reply(int op, redisReply *r, redisReply *conv)
 {
-    redisReply *out;
-
-    if (!r || r->type == REDIS_REPLY_ERROR || r->type == REDIS_REPLY_INTEGER)
+    if (r->type == REDIS_REPLY_ERROR || r->type == REDIS_REPLY_INTEGER)
         return r;
-    out = nat_integer(op == NAT_EXTEND && r->type == REDIS_REPLY_STATUS);
-    freeReplyObject(r);
-    return out;
+    memset(conv, 0, sizeof *conv);
+    conv->type = REDIS_REPLY_INTEGER;
+    conv->integer = op == NAT_EXTEND && r->type == REDIS_REPLY_STATUS;
+    return conv;
 }
 
 /* ---------------------------------------------------------------- asked by rlk check */

@@ -58,7 +58,7 @@ int rlk_native_caps(rlk_client *c, int *caps);
 /* Pure: the capability bits from a COMMAND DOCS reply (RESP2 or RESP3). */
 int rlk_native_parse_docs(const redisReply *r);
 
-/* ---- for callers that pipeline (RedLock's session, multi/redlock_io.c) */
+/* ---- for callers that pipeline (the async engine, runtime/ae_call.c) */
 
 /* The detection request, formatted (redisFormatCommandArgv's form; the
  * caller frees it with redisFreeCommand); its length, or -1 (no memory). */
@@ -77,9 +77,8 @@ void rlk_native_forget(rlk_client *c);
 int rlk_native_format(rlk_client *c, const rlk_script_info *s, int nkeys,
                       const char *const *keys, int nargs, const char *const *args, char **cmd,
                       int *op);
-/* The script's reply from the native command's reply r (r itself, or a new
- * reply with r freed); NULL when out of memory (r freed). Error replies are
- * returned as they are. */
-redisReply *rlk_native_reply(int op, redisReply *r);
+/* The script's reply from the native command's reply r: r itself (an error
+ * or an integer), or conv filled with the integer the script replies. */
+redisReply *rlk_native_reply(int op, redisReply *r, redisReply *conv);
 
 #endif

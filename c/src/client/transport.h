@@ -41,7 +41,7 @@ int rlk_transport_dial(const rlk_client *c, const char *host, int port, struct t
                        redisContext **out, char *why, size_t len);
 
 /* The non-blocking form, for a caller that completes the connect in its own
- * poll loop (RedLock's parallel calls): the URL's own address, plain TCP or
+ * poll loop (the async engine): the URL's own address, plain TCP or
  * unix only (a TLS handshake, or an address the sentinels give, is dialled
  * blocking: topo.h rlk_topo_dial_blocks). RLK_OK: *out is connecting (its
  * err may already be set: the caller classifies it); RLK_ERR_NOMEM. */

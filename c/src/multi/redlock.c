@@ -1,25 +1,38 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * redlock.c - RedLock over N independent servers (rlk_redlock_*): the token
- * lock scripts on every server at once (redlock_io.c), quorum N/2 + 1,
- * validity = lease - elapsed - drift, release everywhere on failure, retry
- * after a random delay. docs/redlock.md describes the algorithm.
+ * lock scripts on every server at once, quorum N/2 + 1, validity = lease -
+ * elapsed - drift, release everywhere on failure, retry after a random
+ * delay. docs/redlock.md describes the algorithm.
+ *
+ * The calls go out on one engine client per server (runtime/engine.h),
+ * borrowing the server's blocking client for its settings, made by the
+ * handle's first operation and kept until rlk_redlock_free: the engine owns
+ * the connection, its set-up, the NOSCRIPT rule and the native token
+ * commands, and writes one connection's calls in order (a release queued
+ * behind an unanswered acquire runs after it; a connection that broke is
+ * fenced by CLIENT KILL ID before the next one's calls). The handle drives
+ * the N engines with one poll() on the caller's thread, only during its
+ * operations; a call unanswered at a round's deadline is forgotten.
  */
-#include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include <hiredis/hiredis.h>
+
+#include "rlk_async_poll.h"
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
 #include "client/random.h"
 #include "client/scripts.h"
+#include "client/sigpipe.h"
 #include "client/topo.h"
-#include "multi/redlock_io.h"
+#include "runtime/engine.h"
 #include "runtime/rt.h"
 
 #define REDLOCK_DEFAULT_SERVER_TIMEOUT_MS 50
@@ -33,12 +46,23 @@
 
 typedef struct redlock_server {
     int status;                         /* rlk code of its part in the last operation */
-    char msg[REDLOCK_IO_ERR_MAX];
+    char msg[REDLOCK_MSG_MAX];
 } redlock_server;
 
+/* The outcome of one call. */
+typedef struct redlock_req {
+    rlk_ae_call *call;                  /* sent, not answered; NULL: done */
+    int rc;                             /* RLK_OK: the script's reply, type and integer */
+    int type;
+    long long integer;
+    char err[REDLOCK_MSG_MAX];          /* when rc != RLK_OK */
+} redlock_req;
+
 struct rlk_redlock {
-    pthread_mutex_t op_mu;              /* one operation at a time */
-    redlock_req *reqs;                  /* under op_mu: a round's n, then a release behind it */
+    pthread_mutex_t op_mu;              /* one operation at a time; guards the three below */
+    redlock_req *reqs;                  /* a round's n, then a release behind it */
+    rlk_async **ae;                     /* server i's engine, NULL before the first operation */
+    rlk_async_poll *loops;              /* and its hooks, driven by redlock_wait */
     pthread_mutex_t st_mu;              /* guards everything below */
     rlk_client **clients;
     redlock_server *srv;
@@ -169,8 +193,10 @@ rlk_redlock *rlk_redlock_new(rlk_client *const *clients, int n, const char *name
     rl->clients = calloc((size_t)n, sizeof *rl->clients);
     rl->srv = calloc((size_t)n, sizeof *rl->srv);
     rl->reqs = calloc(2 * (size_t)n, sizeof *rl->reqs);
+    rl->ae = calloc((size_t)n, sizeof *rl->ae);
+    rl->loops = calloc((size_t)n, sizeof *rl->loops);
     rl->name = strdup(name);
-    if (!rl->clients || !rl->srv || !rl->reqs || !rl->name) {
+    if (!rl->clients || !rl->srv || !rl->reqs || !rl->ae || !rl->loops || !rl->name) {
         rlk_redlock_free(rl);
         return NULL;
     }
@@ -188,6 +214,15 @@ void rlk_redlock_free(rlk_redlock *rl)
 {
     if (!rl)
         return;
+    /* The engines' calls end unanswered (never written ones never run); each waits for its
+     * dial threads, which use the borrowed client. */
+    for (int i = 0; rl->ae && rl->loops && i < rl->n; i++) {
+        if (rlk_ae_close_begin(rl->ae[i]) == 0)
+            rlk_ae_close_end(rl->ae[i]);
+        rlk_async_poll_free(&rl->loops[i]);
+    }
+    free(rl->ae);
+    free(rl->loops);
     pthread_mutex_destroy(&rl->op_mu);
     pthread_mutex_destroy(&rl->st_mu);
     free(rl->clients);
@@ -199,24 +234,154 @@ void rlk_redlock_free(rlk_redlock *rl)
 
 /* ---------------------------------------------------------------- one round */
 
-/* Calls script on every server at once with args (the key is the lock name),
- * the outcomes in reqs (rl->reqs: the round's; + n: a release behind it);
- * waits at most timeout_ms (a round that spends validity: acquire, extend, the
- * release of a failed attempt: one server timeout). The session stays open
- * for a release. */
-static void redlock_round(rlk_redlock *rl, redlock_io *io, const char *script, int nargs,
+static void redlock_on_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
+                             int lost, void *arg)
+{
+    redlock_req *q = arg;
+
+    (void)ac;
+    (void)lost;                         /* RLK_ERR_IO either way: the acquire may have run */
+    q->call = NULL;
+    q->rc = rc;
+    if (rc != RLK_OK) {
+        snprintf(q->err, sizeof q->err, "%s", errstr);
+        return;
+    }
+    q->type = r->type;
+    q->integer = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+}
+
+/* Queues script on server i (the key is the lock name) with args, its outcome into q; q NULL:
+ * sent and not awaited. */
+static void redlock_send(rlk_redlock *rl, int i, const char *script, int nargs,
+                         const char *const *args, redlock_req *q)
+{
+    const char *keys[1] = {rl->name}, *why;
+    int rc = rlk_ae_fatal(rl->ae[i], &why);
+    rlk_ae_call *call = NULL;
+
+    if (q)
+        memset(q, 0, sizeof *q);
+    if (rc == RLK_OK && !(call = rlk_ae_scriptv(rl->ae[i], script, 1, keys, nargs, args, NULL,
+                                                q ? redlock_on_reply : NULL, q))) {
+        rc = rlk_script_set_find(&rl->clients[i]->scripts, script) ? RLK_ERR_NOMEM
+                                                                      : RLK_ERR_NOSUCHSCRIPT;
+        why = rc == RLK_ERR_NOMEM ? "out of memory" : "no such script in the client's set";
+    }
+    if (!q)
+        return;
+    q->call = call;
+    q->rc = rc;
+    if (rc != RLK_OK)
+        snprintf(q->err, sizeof q->err, "%s: %s", script, why);
+}
+
+#define REDLOCK_TURN_MAX_NS (1000 * RLK_NS_PER_MS)  /* one poll() at most; the caller loops */
+
+/* One turn of the N engines: one poll() on all their connections (and dial threads), at most
+ * max_wait_ns and no later than the first engine's timer, then each engine's turn hands it
+ * what is ready and fires its timer when due. */
+static void redlock_turn(rlk_redlock *rl, long long max_wait_ns)
+{
+    long long now = rlk_async_poll_now_ns(), wait = max_wait_ns;
+    struct pollfd *pfd;
+    int nfds = 0, n = 0;
+
+    for (int i = 0; i < rl->n; i++)
+        nfds += rl->loops[i].nfds;
+    pfd = calloc((size_t)nfds + 1, sizeof *pfd);    /* NULL: this turn only waits */
+    for (int i = 0; i < rl->n; i++) {
+        const rlk_async_poll *p = &rl->loops[i];
+
+        if (p->timer_at >= 0 && p->timer_at - now < wait)
+            wait = p->timer_at > now ? p->timer_at - now : 0;
+        for (int j = 0; pfd && j < p->nfds; j++) {
+            if (p->fds[j]->dead || !p->fds[j]->events)
+                continue;
+            pfd[n].fd = p->fds[j]->fd;
+            pfd[n++].events = (short)(((p->fds[j]->events & RLK_ASYNC_READ) ? POLLIN : 0) |
+                                      ((p->fds[j]->events & RLK_ASYNC_WRITE) ? POLLOUT : 0));
+        }
+    }
+    if (wait > REDLOCK_TURN_MAX_NS)
+        wait = REDLOCK_TURN_MAX_NS;
+    (void)poll(pfd, (nfds_t)n, (int)((wait + RLK_NS_PER_MS - 1) / RLK_NS_PER_MS));
+    free(pfd);
+    for (int i = 0; i < rl->n; i++)
+        (void)rlk_async_poll_turn(&rl->loops[i], 0);
+}
+
+/* Turns the engines until every call of reqs[0..n) is answered or until_ns passes; the calls
+ * still unanswered then are forgotten (their replies dropped when they come) and fail with
+ * RLK_ERR_TIMEOUT (timeout_ms is only for the message). */
+static void redlock_wait(rlk_redlock *rl, redlock_req *reqs, long long until_ns,
+                         long long timeout_ms)
+{
+    for (;;) {
+        long long left = until_ns - rlk_clock_now_ns();
+        int owed = 0;
+
+        for (int i = 0; i < rl->n; i++)
+            owed |= reqs[i].call != NULL;
+        if (!owed || left <= 0)
+            break;
+        redlock_turn(rl, left);
+    }
+    for (int i = 0; i < rl->n; i++) {
+        if (!reqs[i].call)
+            continue;
+        rlk_ae_call_forget(reqs[i].call);
+        reqs[i].call = NULL;
+        reqs[i].rc = RLK_ERR_TIMEOUT;
+        snprintf(reqs[i].err, sizeof reqs[i].err, "%.300s: no reply within %lld ms",
+                 rl->clients[i]->addr, timeout_ms);
+    }
+}
+
+/* Calls script on every server at once with args, the outcomes in reqs (rl->reqs: the
+ * round's; + n: a release behind it); waits at most timeout_ms (a round that spends validity:
+ * acquire, extend, the release of a failed attempt: one server timeout). */
+static void redlock_round(rlk_redlock *rl, const char *script, int nargs,
                           const char *const *args, redlock_req *reqs, long long timeout_ms)
 {
-    const char *keys[1] = {rl->name};
-    long long start = rlk_clock_now_ns(), until = start + timeout_ms * RLK_NS_PER_MS;
-    /* A blocking (re)connect, such as a TLS handshake, spends the round's time too. */
-    long long previous = rlk_time_limit_enter(until);
+    long long until = rlk_clock_now_ns() + timeout_ms * RLK_NS_PER_MS;
 
-    redlock_io_dial(io, until);
     for (int i = 0; i < rl->n; i++)
-        redlock_io_send(io, i, script, 1, keys, nargs, args, &reqs[i]);
-    rlk_time_limit_leave(previous);
-    redlock_io_wait(io, until, timeout_ms);
+        redlock_send(rl, i, script, nargs, args, &reqs[i]);
+    redlock_wait(rl, reqs, until, timeout_ms);
+}
+
+/* Server i's engine and its hooks, made by the handle's first operation, and their first
+ * connections: made before that operation's round starts its clock (no call is written
+ * before), until a quorum is up or every server is up or unreachable, at most one server
+ * timeout (a TLS handshake, or the master the sentinels name, on a thread each). RLK_OK, or
+ * the failure recorded. */
+static int redlock_engines(rlk_redlock *rl)
+{
+    long long until = rlk_clock_now_ns() + rl->opt.server_timeout_ms * RLK_NS_PER_MS;
+    int made = 0;
+
+    for (int i = 0; i < rl->n; i++) {
+        if (rl->ae[i])
+            continue;
+        if (!(rl->ae[i] = rlk_ae_new(rl->clients[i], NULL, 1)) ||
+            rlk_async_poll_attach(rl->ae[i], &rl->loops[i]) != RLK_OK)
+            return redlock_fail(rl, RLK_ERR_NOMEM, 0, "out of memory");
+        made = 1;
+    }
+    while (made && rlk_clock_now_ns() < until) {
+        int up = 0, settled = 0;
+
+        for (int i = 0; i < rl->n; i++) {
+            up += rlk_ae_up(rl->ae[i]);
+            settled += rlk_ae_up(rl->ae[i]) || rlk_ae_unreachable(rl->ae[i]) ||
+                       rlk_ae_fatal(rl->ae[i], NULL) != RLK_OK;
+        }
+        if (up >= rl->quorum || settled == rl->n)
+            break;
+        redlock_turn(rl, until - rlk_clock_now_ns());
+    }
+    return RLK_OK;
 }
 
 /* Judges every server's reply to the round (its status and message) and
@@ -228,25 +393,24 @@ static void redlock_tally_round(rlk_redlock *rl, int ok_nil, redlock_tally *t)
     pthread_mutex_lock(&rl->st_mu);
     for (int i = 0; i < rl->n; i++) {
         const redlock_req *q = &rl->reqs[i];
-        const redisReply *r = q->reply;
         redlock_server *v = &rl->srv[i];
 
         if (q->rc != RLK_OK) {
             v->status = q->rc;
             snprintf(v->msg, sizeof v->msg, "%s", q->err);
-        } else if (ok_nil && r->type == REDIS_REPLY_NIL) {
+        } else if (ok_nil && q->type == REDIS_REPLY_NIL) {
             v->status = RLK_OK;
             snprintf(v->msg, sizeof v->msg, "acquired");
-        } else if (ok_nil && r->type == REDIS_REPLY_INTEGER) {
+        } else if (ok_nil && q->type == REDIS_REPLY_INTEGER) {
             v->status = RLK_ERR_BUSY;
-            snprintf(v->msg, sizeof v->msg, "held by another token (pttl %lld ms)", r->integer);
-        } else if (!ok_nil && r->type == REDIS_REPLY_INTEGER &&
-                   (r->integer == 0 || r->integer == 1)) {
-            v->status = r->integer ? RLK_OK : RLK_ERR_NOT_OWNER;
-            snprintf(v->msg, sizeof v->msg, "%s", r->integer ? "done" : "the token is not there");
+            snprintf(v->msg, sizeof v->msg, "held by another token (pttl %lld ms)", q->integer);
+        } else if (!ok_nil && q->type == REDIS_REPLY_INTEGER &&
+                   (q->integer == 0 || q->integer == 1)) {
+            v->status = q->integer ? RLK_OK : RLK_ERR_NOT_OWNER;
+            snprintf(v->msg, sizeof v->msg, "%s", q->integer ? "done" : "the token is not there");
         } else {
             v->status = RLK_ERR_PROTOCOL;
-            snprintf(v->msg, sizeof v->msg, "unexpected reply type %d", r->type);
+            snprintf(v->msg, sizeof v->msg, "unexpected reply type %d", q->type);
         }
         if (v->status == RLK_OK)
             t->ok++;
@@ -256,21 +420,6 @@ static void redlock_tally_round(rlk_redlock *rl, int ok_nil, redlock_tally *t)
             t->first_err = v->status;
     }
     pthread_mutex_unlock(&rl->st_mu);
-}
-
-/* A session on every server, or the failure recorded. */
-static int redlock_session(rlk_redlock *rl, redlock_io *io)
-{
-    if (redlock_io_open(io, rl->clients, rl->n) == RLK_OK)
-        return RLK_OK;
-    return redlock_fail(rl, RLK_ERR_NOMEM, 0, "out of memory");
-}
-
-static void redlock_session_end(rlk_redlock *rl, redlock_io *io)
-{
-    redlock_io_close(io);
-    for (int i = 0; i < 2 * rl->n; i++)
-        redlock_req_clear(&rl->reqs[i]);
 }
 
 static long long redlock_drift_ms(const rlk_redlock *rl, long long lease_ms)
@@ -317,20 +466,17 @@ static int redlock_extend_failed(rlk_redlock *rl, const redlock_tally *t, long l
                         "failed on %d", t->ok, rl->n, rl->quorum, t->refused, t->failed);
 }
 
-/* After a success: a server that did not answer in time may still run the
- * acquire. Its release is pipelined behind it on the same connection (sent,
- * not awaited; redlock_io_close flushes it), so the lock ends up held exactly
- * where the quorum was counted. */
-static void redlock_release_late(rlk_redlock *rl, redlock_io *io)
+/* After a success: a server that did not answer "acquired" may still run the acquire (not
+ * answered in time, written or not; or its reply lost), unless it refused it. Its release is
+ * queued behind it on the same connection (sent, not awaited), so the lock ends up held
+ * exactly where the quorum was counted. */
+static void redlock_release_late(rlk_redlock *rl)
 {
-    const char *keys[1] = {rl->name}, *args[1] = {rl->token};
+    const char *args[1] = {rl->token};
 
-    for (int i = 0; i < rl->n; i++) {
-        if (rl->reqs[i].rc != RLK_ERR_TIMEOUT || rl->reqs[i].not_sent)
-            continue;
-        redlock_io_send(io, i, "token/release", 1, keys, 1, args, &rl->reqs[rl->n + i]);
-        redlock_req_clear(&rl->reqs[rl->n + i]);
-    }
+    for (int i = 0; i < rl->n; i++)
+        if (rl->srv[i].status != RLK_OK && rl->srv[i].status != RLK_ERR_BUSY)
+            redlock_send(rl, i, "token/release", 1, args, NULL);
 }
 
 /* Held until valid_until_ns, or (-1) not held: the token goes. */
@@ -355,32 +501,29 @@ static int redlock_grant(rlk_redlock *rl, long long lease_ms, long long old_unti
     const char *args[2] = {rl->token, lease};
     redlock_tally t = {0};
     long long validity;
-    redlock_io io;
 
-    if ((rc = redlock_session(rl, &io)) != RLK_OK)
+    if ((rc = redlock_engines(rl)) != RLK_OK)
         return rc;
     snprintf(lease, sizeof lease, "%lld", lease_ms);
     t.started_ns = rlk_clock_now_ns();
-    redlock_round(rl, &io, acquire ? "token/acquire" : "token/extend", 2, args, rl->reqs,
+    redlock_round(rl, acquire ? "token/acquire" : "token/extend", 2, args, rl->reqs,
                   rl->opt.server_timeout_ms);
     redlock_tally_round(rl, acquire, &t);
     validity = redlock_validity_ns(rl, lease_ms, &t);
     if (t.ok >= rl->quorum && validity >= RLK_NS_PER_MS && (acquire || t.ended_ns < old_until)) {
         if (acquire)
-            redlock_release_late(rl, &io);
+            redlock_release_late(rl);
         redlock_set_held(rl, t.ended_ns + validity);
         *validity_ms = validity / RLK_NS_PER_MS;
         redlock_fail(rl, RLK_OK, 0, "%s", "");
     } else if (acquire) {
         rc = redlock_acquire_failed(rl, lease_ms, &t);
-        /* The token released everywhere, in the open session: behind any unanswered
-         * acquire on the same connection; one server timeout for it. */
-        redlock_round(rl, &io, "token/release", 1, args, rl->reqs + rl->n,
-                      rl->opt.server_timeout_ms);
+        /* The token released everywhere, behind any unanswered acquire on the same
+         * connection (written or not); one server timeout for it. */
+        redlock_round(rl, "token/release", 1, args, rl->reqs + rl->n, rl->opt.server_timeout_ms);
     } else {
         rc = redlock_extend_failed(rl, &t, old_until);
     }
-    redlock_session_end(rl, &io);
     return rc;
 }
 
@@ -484,21 +627,19 @@ static int redlock_unlock_locked(rlk_redlock *rl)
 {
     redlock_tally t = {0};
     const char *args[1] = {rl->token};
-    redlock_io io;
     int rc;
 
     if (!rlk_redlock_is_held(rl))
         return redlock_fail(rl, RLK_ERR_NOT_OWNER, 0, "not held");
-    if ((rc = redlock_session(rl, &io)) != RLK_OK)
+    if ((rc = redlock_engines(rl)) != RLK_OK)
         return rc;
     t.started_ns = rlk_clock_now_ns();
     /* An unlock spends no validity: a loaded server that answers after the short acquire
      * timeout still counts (it returns as soon as every server has answered). */
-    redlock_round(rl, &io, "token/release", 1, args, rl->reqs,
+    redlock_round(rl, "token/release", 1, args, rl->reqs,
                   rl->opt.server_timeout_ms > REDLOCK_UNLOCK_TIMEOUT_MS
                       ? rl->opt.server_timeout_ms : REDLOCK_UNLOCK_TIMEOUT_MS);
     redlock_tally_round(rl, 0, &t);
-    redlock_session_end(rl, &io);
     redlock_set_held(rl, -1);
     if (t.ok >= rl->quorum)
         return redlock_fail(rl, RLK_OK, 0, "%s", "");
@@ -515,14 +656,17 @@ static int redlock_op(rlk_redlock *rl, char op, long long wait_ms, long long lea
                       long long *validity_ms)
 {
     long long v = 0;
+    rlk_sigpipe_guard sigpipe;
     int rc;
 
     if (!rl)
         return RLK_ERR_ARG;
     pthread_mutex_lock(&rl->op_mu);
+    rlk_sigpipe_enter(&sigpipe);        /* the engines write on this thread */
     rc = op == 't'   ? redlock_try_lock_locked(rl, wait_ms, lease_ms, &v)
          : op == 'e' ? redlock_extend_locked(rl, lease_ms, &v)
                      : redlock_unlock_locked(rl);
+    rlk_sigpipe_leave(&sigpipe, 1);     /* always check */
     pthread_mutex_unlock(&rl->op_mu);
     if (validity_ms)
         *validity_ms = rc == RLK_OK ? v : 0;

@@ -3,9 +3,10 @@
  * ae_call.c - the async engine's requests and calls, on the loop's thread:
  * a request's life and its deferred completion (delivered when the
  * handlers return), a call's life on a node's command connection (its
- * queues, its form once the call mode is known, the pipelined write, the
- * set-up calls of a new connection), and the command connection's replies
- * (NOSCRIPT: load and retry; a cluster's refusals go to ae_route.c).
+ * queues, its form once the call mode is known, the token scripts as the
+ * server's own commands, the pipelined write, the set-up calls of a new
+ * connection), and the command connection's replies (NOSCRIPT: load, SHA-1
+ * checked, and retry; a cluster's refusals go to ae_route.c).
  * docs/async-internals.md.
  */
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 #include "client/cluster.h"
 #include "client/conn.h"
 #include "client/error.h"
+#include "client/native.h"
 #include "client/scripts.h"
 #include "client/slot.h"
 #include "client/topo.h"
@@ -351,6 +353,29 @@ static rlk_ae_call *ae_call_submit(rlk_async *ac, rlk_ae_call *call)
     return call;
 }
 
+/* The token scripts on the server's own commands (client/native.h): while n's answer is not
+ * known, COMMAND DOCS goes once per connection in front of the call that asks (that call goes
+ * by script; the answer serves the next ones). */
+static void ae_native_ask(rlk_async *ac, ae_node *n)
+{
+    rlk_ae_call *docs;
+    int len;
+
+    if (rlk_native_known(ac->c) || n->cmd.docs_asked ||
+        !(docs = ae_call_new(ac, AE_CALL_DOCS, NULL, NULL)))
+        return;
+    if ((len = rlk_native_format_detect(&docs->cmd)) < 0) {
+        docs->cmd = NULL;
+        ae_call_free(docs);
+        return;
+    }
+    docs->len = (size_t)len;
+    if (ae_node_submit(ac, n, docs) != 0)
+        ae_call_free(docs);
+    else
+        n->cmd.docs_asked = 1;
+}
+
 rlk_ae_call *rlk_ae_scriptv(rlk_async *ac, const char *name, int nkeys, const char *const *keys,
                             int nargs, const char *const *args, const size_t *arglens,
                             rlk_ae_reply_fn fn, void *arg)
@@ -364,6 +389,15 @@ rlk_ae_call *rlk_ae_scriptv(rlk_async *ac, const char *name, int nkeys, const ch
     if (!(call = ae_call_new(ac, AE_CALL_USER, fn, arg)))
         return NULL;
     call->script = s;
+    if (!arglens && !ae_routed(ac) && rlk_native_wanted(ac->c, s)) {
+        if ((len = rlk_native_format(ac->c, s, nkeys, keys, nargs, args, &call->cmd,
+                                     &call->native)) >= 0) {
+            call->native++;
+            call->len = (size_t)len;
+            return ae_call_submit(ac, call);
+        }
+        ae_native_ask(ac, AE_N0(ac));
+    }
     len = rlk_conn_format_script(ac->c, s, nkeys, keys, NULL, nargs, args, arglens, &call->cmd);
     if (len < 0) {
         ae_call_free(call);
@@ -456,6 +490,7 @@ static int ae_noscript(rlk_async *ac, ae_node *n, rlk_ae_call *call)
 void ae_cmd_reply(rlk_async *ac, ae_node *n, redisReply *r)
 {
     rlk_ae_call *call = ae_callq_pop(&n->inflight);
+    redisReply conv;
 
     if (!call)
         return;     /* nothing asked: ignored */
@@ -473,12 +508,30 @@ void ae_cmd_reply(rlk_async *ac, ae_node *n, redisReply *r)
         n->cmd.fence_id = 0;
         ae_conn_up(ac, &n->cmd);
         break;
+    case AE_CALL_LOAD: {
+        /* The load must give the build's SHA-1 (conn.h's check): else the call sent again
+         * behind it (which then cannot run) ends with the load's error now. */
+        rlk_ae_call *again = n->inflight.head;
+        int rc = rlk_conn_check_load_reply(ac->c, call->script, r);
+
+        if (rc != RLK_OK && again && again->what == AE_CALL_USER && again->retried &&
+            !again->forgotten) {
+            if (again->fn)
+                again->fn(ac, rc, NULL, rlk_errstr(ac->c), 0, again->arg);
+            again->forgotten = 1;   /* its reply (NOSCRIPT) is read and dropped */
+        }
+        break;
+    }
     case AE_CALL_KILL:
-    case AE_CALL_LOAD:
     case AE_CALL_ASKING:
-        break;      /* a fence's, a load's or ASKING's answer: the call behind tells */
+        break;      /* a fence's or ASKING's answer: the call behind tells */
+    case AE_CALL_DOCS:
+        rlk_native_store_docs(ac->c, r);
+        break;
     default:
-        if (call->script && rlk_conn_noscript_retry(r, 0, call->retried)) {
+        if (call->native)
+            r = rlk_native_reply(call->native - 1, r, &conv);
+        if (call->script && !call->native && rlk_conn_noscript_retry(r, 0, call->retried)) {
             if (ae_noscript(ac, n, call) == 0)
                 return;
             ae_call_end(ac, call, RLK_ERR_NOMEM, NULL, "out of memory", 0);

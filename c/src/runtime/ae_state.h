@@ -67,7 +67,8 @@ struct rlk_ae_timer {
 };
 
 /* What a queued command is for. */
-enum { AE_CALL_USER, AE_CALL_SETUP, AE_CALL_ID, AE_CALL_KILL, AE_CALL_LOAD, AE_CALL_ASKING };
+enum { AE_CALL_USER, AE_CALL_SETUP, AE_CALL_ID, AE_CALL_KILL, AE_CALL_LOAD, AE_CALL_ASKING,
+       AE_CALL_DOCS };
 
 typedef struct ae_node ae_node;
 
@@ -93,6 +94,7 @@ struct rlk_ae_call {
     int setup_i;                    /* AE_CALL_SETUP: its index */
     int retried;
     int forgotten;
+    int native;                     /* 1 + rlk_native_format's op: the server's own command */
     char *cmd;                      /* formatted (redisFreeCommand) */
     size_t len;
     const rlk_script_info *script;  /* a script call (NOSCRIPT rule), else NULL */
@@ -111,10 +113,13 @@ enum { AE_DOWN, AE_CONNECTING, AE_SETUP, AE_UP };
 
 typedef struct ae_chan ae_chan;
 
-/* The inner client, shared with dial threads: freed by the last of them. */
+/* The inner client, shared with dial threads: freed by the last of them,
+ * unless borrowed (rlk_ae_new): then its engine waits for them (cv). */
 typedef struct ae_cref {
     pthread_mutex_t mu;
+    pthread_cond_t cv;
     int refs;
+    int borrowed;
     rlk_client *c;
 } ae_cref;
 
@@ -155,6 +160,7 @@ typedef struct ae_conn {
     unsigned long long switches;    /* sentinel: the switches when this connection was named */
     void *dial_handle;              /* the loop's handle of dial->sv[0] */
     unsigned long long peer_turn;   /* the turn its peer was last seen open (ae_cmd_writable) */
+    int docs_asked;                 /* command: COMMAND DOCS sent since it was started */
     ae_node *node;                  /* the node it goes to */
     /* Pub/sub on a cluster: the channels of the (S)SUBSCRIBE / (S)UNSUBSCRIBE
      * sent, in order (their replies come in that order); ch NULL: an answer
@@ -220,7 +226,7 @@ typedef struct ae_renewal {
 } ae_renewal;
 
 struct rlk_async {
-    rlk_client *c;                  /* settings only (client.h rlk_client_prepare) */
+    rlk_client *c;                  /* settings only (client.h rlk_client_prepare), or borrowed */
     ae_cref *cref;                  /* c, shared with dial threads */
     rlk_rt_counters *counters;      /* set by the creator (rlk_ae_counters); NULL: none */
     int fatal;

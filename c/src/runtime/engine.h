@@ -40,6 +40,20 @@
 
 /* ---------------------------------------------------------------- the client */
 
+/* A new engine client on c (rlk_async_new's, prepared for it and freed with
+ * it; or borrowed: a connected blocking client, RedLock's, that must outlive
+ * it), counting into counters (NULL: none). No I/O until attached
+ * (rlk_async_attach). NULL: out of memory. */
+rlk_async *rlk_ae_new(rlk_client *c, rlk_rt_counters *counters, int borrowed);
+/* rlk_async_free's two halves, with what its creator owns in between (the
+ * watchdog's holds, the runtime): _begin ends every call and request with
+ * RLK_ERR_CLOSED (-1: NULL or closing already: nothing to do); _end frees
+ * the kinds' data, lets the loop go and frees the memory (at the exit of
+ * the handler it ran in). A borrowed client's engine waits for its dial
+ * threads there, so the client is the caller's again once it returns. */
+int rlk_ae_close_begin(rlk_async *ac);
+void rlk_ae_close_end(rlk_async *ac);
+
 /* The client's inner blocking-API client: never connected, it only carries
  * the parsed URL, options (watchdog_lease_ms, command_timeout_ms, ...),
  * transport set-up and script set. Do not call into the pool with it. */
@@ -68,6 +82,9 @@ int rlk_ae_closing(rlk_async *ac);
  * why): a request's calls that never went out are then attempted again
  * within its own wait only (async/a_common.h, rlk_a_common_budget). */
 int rlk_ae_unreachable(rlk_async *ac);
+/* 1 while the one server's command connection is up (set up, calls go out at once); 0 on a
+ * cluster. */
+int rlk_ae_up(rlk_async *ac);
 
 /* The client's fatal error (bad URL, unsupported topology), RLK_OK if none;
  * a request checks it first and completes with it. */
