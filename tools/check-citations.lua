@@ -19,8 +19,8 @@
 --                    backtick, then 7 to 40 hex digits standing alone that hold at least one
 --                    digit and one letter a-f (a short hash, with or without backticks): a
 --                    plain number ("build 1000000 keys") or a word ("build defaced") is not one.
--- The word "session" is a name of the code in a few files (the RedLock I/O session of
--- c/src/multi/redlock_io.*); those files are exempt from the session rule only (SESSION_TERM).
+-- A file where "session" is a name of the code would be listed in SESSION_TERM, exempt from the
+-- session rule only; none is now.
 --
 -- PATHs are files or directories (default: the tree's sources, scripts, specs, tools, docs and
 -- packaging, as listed in DEFAULT_PATHS, from the current directory, without the control file);
@@ -33,7 +33,7 @@ local DEFAULT_PATHS = { "CMakeLists.txt", "README.md", "c", "scripts", "spec", "
   "debian", ".ci", ".busted", ".luacheckrc" }
 local SKIP = { "^build", "/build", "^%.git/", "/%.git/",
   "%.png$", "%.jpg$", "%.gz$", "%.deb$", "%.so[%.%d]*$", "%.a$", "%.o$" }
-local SESSION_TERM = { ["c/src/multi/redlock_io.c"] = true, ["c/src/multi/redlock_io.h"] = true }
+local SESSION_TERM = {}
 local DATE_EXEMPT = { ["debian/changelog"] = true }
 local COMMIT_WORDS = { "on main", "tree", "commit", "build" }
 local SESSION_BEFORE = { this = true, last = true, previous = true, earlier = true, next = true,
