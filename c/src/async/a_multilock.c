@@ -45,9 +45,7 @@ struct aml {
     int n;
     char **names;
     unsigned long long task;
-    long long wait_ms, lease_ms, acq_lease, budget_ms;
-    long long deadline;             /* monotonic ms; -1: none */
-    long long attempt_end;
+    rlk_multilock_plan p;           /* the attempt rules' (multi/multilock.h) */
     int phase;                      /* AML_* */
     int k;                          /* the member being taken (0..k-1 are held) / renewed /
                                        released */
@@ -56,7 +54,7 @@ struct aml {
     aml_link *link;
     rlk_ae_call *call;              /* reentrant/renew in flight */
     rlk_ae_timer *kick;             /* a cancel acted on from the next turn */
-    int ending;                     /* RLK_ERR_CANCELLED once cancelled */
+    int cancelled;
     int end_err;                    /* what the request ends with after the release */
     char end_msg[256];
 };
@@ -89,7 +87,7 @@ static int aml_sub_start(aml *m, int lock, long long wait_ms)
     l->m = m;
     m->link = l;
     m->sub = lock ? rlk_async_lock(m->h.ac, RLK_KIND_LOCK, m->names[m->k], m->task, wait_ms,
-                                   m->acq_lease, aml_sub_done, l)
+                                   m->p.acq_lease, aml_sub_done, l)
                   : rlk_async_unlock(m->h.ac, RLK_KIND_LOCK, m->names[m->k], m->task,
                                      aml_sub_done, l);
     if (!m->sub) {
@@ -128,7 +126,7 @@ static void aml_attempt(aml *m)
 {
     m->phase = AML_ACQUIRING;
     m->k = 0;
-    m->attempt_end = rlk_multilock_attempt_end(rlk_ae_now_ms(), m->budget_ms, m->deadline);
+    rlk_multilock_attempt(&m->p, rlk_ae_now_ms());
     aml_next(m);
 }
 
@@ -141,7 +139,7 @@ static void aml_renew_reply(rlk_async *ac, int rc, const redisReply *reply, cons
     m->call = NULL;
     if (rlk_ae_req_done(m->h.r))
         return;
-    if (m->ending == RLK_ERR_CANCELLED) {
+    if (m->cancelled) {
         aml_fail(m, RLK_ERR_CANCELLED, "cancelled");
         return;
     }
@@ -166,28 +164,23 @@ static void aml_next(aml *m)
     if (rlk_ae_req_done(m->h.r))
         return;
     if (m->phase == AML_ACQUIRING) {
-        long long wait;
-
-        if (m->ending == RLK_ERR_CANCELLED) {
+        if (m->cancelled) {
             aml_fail(m, RLK_ERR_CANCELLED, "cancelled");
             return;
         }
         if (m->k == m->n) {    /* all held: set to the lease when taken with another */
             m->phase = AML_RENEWING;
-            m->k = m->acq_lease != m->lease_ms ? 0 : m->n;
+            m->k = m->p.acq_lease != m->p.lease_ms ? 0 : m->n;
             aml_next(m);
             return;
         }
-        wait = m->wait_ms == 0 ? 0 : m->attempt_end - rlk_ae_now_ms();
-        if (wait < 0)
-            wait = 0;
-        if (aml_sub_start(m, 1, wait) != 0)
+        if (aml_sub_start(m, 1, rlk_multilock_member_wait(&m->p, rlk_ae_now_ms())) != 0)
             aml_fail(m, RLK_ERR_NOMEM, "multilock: out of memory");
         return;
     }
     if (m->phase == AML_RENEWING) {
         char owner[RLK_OWNER_MAX + 1];
-        rlk_proto_argvals v = {.lease_ms = m->lease_ms, .owner = owner};
+        rlk_proto_argvals v = {.lease_ms = m->p.lease_ms, .owner = owner};
 
         if (m->k == m->n) {
             rlk_ae_complete(m->h.r, RLK_OK, m->n, NULL, NULL);
@@ -204,19 +197,16 @@ static void aml_next(aml *m)
     if (m->phase == AML_RELEASING) {
         if (m->k < 0) {
             /* Nothing of this request is held any more. */
-            if (m->ending != RLK_ERR_CANCELLED &&
-                rlk_multilock_again(m->end_err, m->wait_ms, rlk_ae_now_ms(), m->deadline)) {
+            if (!m->cancelled && rlk_multilock_again(&m->p, m->end_err, rlk_ae_now_ms())) {
                 m->end_err = 0;
                 aml_attempt(m);
                 return;
             }
-            if (m->ending == RLK_ERR_CANCELLED &&
-                (m->end_err == RLK_ERR_BUSY || m->end_err == RLK_ERR_LOST)) {
+            m->end_err = rlk_multilock_end_err(m->end_err);
+            if (m->cancelled && m->end_err == RLK_ERR_BUSY) {
                 m->end_err = RLK_ERR_CANCELLED;
                 snprintf(m->end_msg, sizeof m->end_msg, "cancelled");
             }
-            if (m->end_err == RLK_ERR_LOST)
-                m->end_err = RLK_ERR_BUSY;
             rlk_ae_complete(m->h.r, m->end_err, 0, NULL, "%s", m->end_msg);
             return;
         }
@@ -258,7 +248,7 @@ static void aml_sub_done(rlk_async *ac, const rlk_async_result *res, void *p)
             aml_next(m);
             return;
         }
-        if (res->err == RLK_ERR_CANCELLED || m->ending == RLK_ERR_CANCELLED) {
+        if (res->err == RLK_ERR_CANCELLED || m->cancelled) {
             aml_fail(m, RLK_ERR_CANCELLED, "cancelled");
             return;
         }
@@ -306,9 +296,9 @@ static void aml_cancel_hook(rlk_async_req *r, void *state)
     aml *m = state;
 
     (void)r;
-    if (m->phase == AML_UNLOCKING || m->ending)
+    if (m->phase == AML_UNLOCKING || m->cancelled)
         return;     /* an unlock goes on: its result stands */
-    m->ending = RLK_ERR_CANCELLED;
+    m->cancelled = 1;
     /* The member in flight is cancelled from the next turn (a cancel hook
      * completes no other request); whatever it ends with, the members taken
      * are released before this request completes with RLK_ERR_CANCELLED. */
@@ -364,11 +354,7 @@ rlk_async_req *rlk_async_multilock_lock(rlk_async *ac, int n, const char *const 
         return m ? m->h.r : NULL;
     if (rlk_a_common_lock_args(m->h.r, "rlk_async_multilock_lock", NULL, wait_ms, lease_ms))
         return m->h.r;
-    m->wait_ms = wait_ms;
-    m->lease_ms = lease_ms;
-    m->budget_ms = rlk_multilock_budget_ms(RLK_MULTILOCK_MS_PER_MEMBER, n, wait_ms);
-    m->deadline = wait_ms < 0 ? -1 : m->h.start + wait_ms;
-    m->acq_lease = rlk_multilock_acquire_lease(lease_ms, m->budget_ms, wait_ms);
+    rlk_multilock_plan_init(&m->p, RLK_MULTILOCK_MS_PER_MEMBER, n, wait_ms, lease_ms, m->h.start);
     aml_attempt(m);
     return m->h.r;
 }
