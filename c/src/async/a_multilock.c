@@ -189,38 +189,31 @@ static void aml_next(aml *m)
         rlk_ae_owner(m->h.ac, m->task, owner, sizeof owner);
         m->call = rlk_a_kind_call(m->h.ac, &rlk_lock_renew_call, m->names[m->k], &v, NULL,
                                   aml_renew_reply, m);
-        if (!m->call)
-            aml_fail(m, rlk_ae_closing(m->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "multilock: %s",
-                     rlk_ae_closing(m->h.ac) ? "the async client was freed" : "out of memory");
+        if (!m->call)   /* (closing: aml_fail ends it with RLK_ERR_CLOSED) */
+            aml_fail(m, RLK_ERR_NOMEM, "multilock: out of memory");
         return;
     }
-    if (m->phase == AML_RELEASING) {
-        if (m->k < 0) {
-            /* Nothing of this request is held any more. */
-            if (!m->cancelled && rlk_multilock_again(&m->p, m->end_err, rlk_ae_now_ms())) {
-                m->end_err = 0;
-                aml_attempt(m);
-                return;
-            }
-            m->end_err = rlk_multilock_end_err(m->end_err);
-            if (m->cancelled && m->end_err == RLK_ERR_BUSY) {
-                m->end_err = RLK_ERR_CANCELLED;
-                snprintf(m->end_msg, sizeof m->end_msg, "cancelled");
-            }
-            rlk_ae_complete(m->h.r, m->end_err, 0, NULL, "%s", m->end_msg);
+    /* AML_RELEASING, AML_UNLOCKING: member k, every one tried, last first. */
+    if (m->k >= 0) {
+        if (aml_sub_start(m, 0, 0) != 0)
+            rlk_ae_complete(m->h.r, RLK_ERR_NOMEM, m->released, NULL,
+                            "multilock: out of memory while releasing member %d (%s)", m->k,
+                            m->names[m->k]);
+        return;
+    }
+    if (m->phase == AML_RELEASING) {    /* nothing of this request is held any more */
+        if (!m->cancelled && rlk_multilock_again(&m->p, m->end_err, rlk_ae_now_ms())) {
+            m->end_err = 0;
+            aml_attempt(m);
             return;
         }
-    } else if (m->k < 0) {  /* AML_UNLOCKING: every member, last first; all are tried */
-        if (m->end_err)
-            rlk_ae_complete(m->h.r, m->end_err, m->released, NULL, "%s", m->end_msg);
-        else
-            rlk_ae_complete(m->h.r, RLK_OK, m->released, NULL, NULL);
-        return;
+        m->end_err = rlk_multilock_end_err(m->end_err);
+        if (m->cancelled && m->end_err == RLK_ERR_BUSY) {
+            m->end_err = RLK_ERR_CANCELLED;
+            snprintf(m->end_msg, sizeof m->end_msg, "cancelled");
+        }
     }
-    if (aml_sub_start(m, 0, 0) != 0)
-        rlk_ae_complete(m->h.r, RLK_ERR_NOMEM, m->released, NULL,
-                        "multilock: out of memory while releasing member %d (%s)", m->k,
-                        m->names[m->k]);
+    rlk_ae_complete(m->h.r, m->end_err, m->released, NULL, "%s", m->end_msg);
 }
 
 static void aml_sub_done(rlk_async *ac, const rlk_async_result *res, void *p)
@@ -241,20 +234,18 @@ static void aml_sub_done(rlk_async *ac, const rlk_async_result *res, void *p)
         rlk_ae_complete(m->h.r, RLK_ERR_CLOSED, 0, NULL, "the async client was freed");
         return;
     }
-    switch (m->phase) {
-    case AML_ACQUIRING:
+    if (m->phase == AML_ACQUIRING) {
         if (res->err == RLK_OK) {
             m->k++;
             aml_next(m);
-            return;
-        }
-        if (res->err == RLK_ERR_CANCELLED || m->cancelled) {
+        } else if (res->err == RLK_ERR_CANCELLED || m->cancelled)
             aml_fail(m, RLK_ERR_CANCELLED, "cancelled");
-            return;
-        }
-        aml_fail(m, res->err, "multilock member %d (%s): %s", m->k, m->names[m->k], res->errstr);
+        else
+            aml_fail(m, res->err, "multilock member %d (%s): %s", m->k, m->names[m->k],
+                     res->errstr);
         return;
-    case AML_RELEASING:
+    }
+    if (m->phase == AML_RELEASING) {
         /* Best effort: a member that cannot be released is recorded; its lease runs out. */
         if (res->err != RLK_OK && res->err != RLK_ERR_NOT_OWNER && m->end_err != RLK_ERR_UNSETTLED) {
             snprintf(msg, sizeof msg, "%s; and member %d (%s) could not be released: %s",
@@ -262,21 +253,15 @@ static void aml_sub_done(rlk_async *ac, const rlk_async_result *res, void *p)
             snprintf(m->end_msg, sizeof m->end_msg, "%.255s", msg);
             m->end_err = res->err == RLK_ERR_CANCELLED ? m->end_err : RLK_ERR_UNSETTLED;
         }
-        m->k--;
-        aml_next(m);
-        return;
-    default:    /* AML_UNLOCKING */
-        if (res->err == RLK_OK)
-            m->released++;
-        else if (!m->end_err) {
-            m->end_err = res->err;
-            snprintf(m->end_msg, sizeof m->end_msg, "multilock member %d (%s): %s", m->k,
-                     m->names[m->k], res->errstr);
-        }
-        m->k--;
-        aml_next(m);
-        return;
+    } else if (res->err == RLK_OK) {
+        m->released++;
+    } else if (!m->end_err) {
+        m->end_err = res->err;
+        snprintf(m->end_msg, sizeof m->end_msg, "multilock member %d (%s): %s", m->k,
+                 m->names[m->k], res->errstr);
     }
+    m->k--;
+    aml_next(m);
 }
 
 /* ---------------------------------------------------------------- cancel */
