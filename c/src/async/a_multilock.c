@@ -1,17 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * a_multilock.c - rlk_async_multilock_lock / _unlock (rlk_async.h): n
- * reentrant locks of this client held by one task, all or none, built from
- * rlk_async_lock / rlk_async_unlock requests (a_lock.c) taken one at a
- * time in the order given, with the blocking MultiLock's attempt loop
- * (its rules in multi/multilock.h, Redisson's): an attempt gives each member
- * what is left of a budget of 1500 ms per member (at most the caller's wait);
- * when one stays busy, the members taken are released (last first) and a new
- * attempt starts while the wait lasts. With a lease and a wait, members are
- * taken with a longer lease and set to the lease (reentrant/renew) once all
- * are held. Every failure, timeout or cancellation releases what was taken
- * before the callback is called: never one left held after it reports
- * anything but RLK_OK. docs/async-internals.md describes it.
+ * reentrant locks of this client held by one task, all or none, taken one
+ * at a time by rlk_async_lock requests (a_lock.c) on the blocking
+ * MultiLock's attempt rules (multi/multilock.h) and released (last first) by
+ * rlk_async_unlock ones. Every failure, timeout or cancellation releases what
+ * was taken before the callback is called: never one left held after it
+ * reports anything but RLK_OK. docs/async-internals.md describes it.
  *
  * A member request's privdata is a small link (not the MultiLock's state):
  * when the client is freed, the MultiLock request may be delivered (and

@@ -59,18 +59,16 @@ rlk_async *rlk_async_new(const rlk_options *opts)
 {
     rlk_async *ac = calloc(1, sizeof *ac);
     rlk_rt *rt;
-    int routed;
+    int routed, rc;
 
     if (!ac)
         return NULL;
     ac->armed = -2;
     ac->c = rlk_client_prepare(opts);
     ac->cref = calloc(1, sizeof *ac->cref);
-    routed = ac->c && !ac->c->fatal && ae_routed(ac);
-    if (!ac->c || !ac->cref || (!routed && ae_route_setup(ac, 0) != RLK_OK)) {
+    if (!ac->c || !ac->cref) {
         rlk_free(ac->c);
         free(ac->cref);
-        free(ac->nodes[0]);
         free(ac);
         return NULL;
     }
@@ -79,11 +77,13 @@ rlk_async *rlk_async_new(const rlk_options *opts)
     ac->cref->c = ac->c;
     rt = rlk_rt_get(ac->c);     /* the settings-only client's: its counters only */
     ac->counters = rt ? &rt->counters : NULL;
-    /* A cluster's seeds are the first nodes; the map (CLUSTER SLOTS) names the masters. */
+    /* One server's node, or a cluster's seeds: the map (CLUSTER SLOTS) names the masters. */
+    routed = !ac->c->fatal && ae_routed(ac);
+    rc = ae_route_setup(ac, routed);
     if (ac->c->fatal) {
         ac->fatal = ac->c->fatal;
         snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "%s", ac->c->fatal_msg);
-    } else if (routed && ae_route_setup(ac, 1) != RLK_OK) {
+    } else if (rc != RLK_OK) {
         ac->fatal = RLK_ERR_NOMEM;
         snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "out of memory");
     } else if (routed && !ac->nnodes) {
