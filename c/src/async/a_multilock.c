@@ -12,7 +12,6 @@
  * when the client is freed, the MultiLock request may be delivered (and
  * freed) before its member's callback, which then finds the link empty.
  */
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,23 +133,17 @@ static void aml_renew_reply(rlk_async *ac, int rc, const redisReply *reply, cons
     m->call = NULL;
     if (rlk_ae_req_done(m->h.r))
         return;
-    if (m->cancelled) {
+    if (rc == RLK_OK && reply->type == REDIS_REPLY_INTEGER && reply->integer == 1) {
+        m->k++;
+        aml_next(m);
+    } else if (m->cancelled) {
         aml_fail(m, RLK_ERR_CANCELLED, "cancelled");
-        return;
-    }
-    if (rc != RLK_OK) {
+    } else if (rc != RLK_OK) {
         aml_fail(m, rc, "multilock member %d (%s): %s", m->k, m->names[m->k], errstr);
-        return;
-    }
-    if (!(reply->type == REDIS_REPLY_INTEGER && reply->integer == 1)) {
-        /* Gone before all were held: a new attempt, as the blocking MultiLock does. */
-        m->end_err = 0;
+    } else {    /* gone before all were held: a new attempt, as the blocking MultiLock's */
         aml_fail(m, RLK_ERR_LOST, "multilock member %d (%s): gone before all members were held",
                  m->k, m->names[m->k]);
-        return;
     }
-    m->k++;
-    aml_next(m);
 }
 
 /* The next step of the current phase. */
@@ -158,20 +151,18 @@ static void aml_next(aml *m)
 {
     if (rlk_ae_req_done(m->h.r))
         return;
-    if (m->phase == AML_ACQUIRING) {
-        if (m->cancelled) {
-            aml_fail(m, RLK_ERR_CANCELLED, "cancelled");
-            return;
-        }
-        if (m->k == m->n) {    /* all held: set to the lease when taken with another */
-            m->phase = AML_RENEWING;
-            m->k = m->p.acq_lease != m->p.lease_ms ? 0 : m->n;
-            aml_next(m);
-            return;
-        }
+    if (m->cancelled && (m->phase == AML_ACQUIRING || m->phase == AML_RENEWING)) {
+        aml_fail(m, RLK_ERR_CANCELLED, "cancelled");
+        return;
+    }
+    if (m->phase == AML_ACQUIRING && m->k < m->n) {
         if (aml_sub_start(m, 1, rlk_multilock_member_wait(&m->p, rlk_ae_now_ms())) != 0)
             aml_fail(m, RLK_ERR_NOMEM, "multilock: out of memory");
         return;
+    }
+    if (m->phase == AML_ACQUIRING) {    /* all held: set to the lease when taken with another */
+        m->phase = AML_RENEWING;
+        m->k = m->p.acq_lease != m->p.lease_ms ? 0 : m->n;
     }
     if (m->phase == AML_RENEWING) {
         char owner[RLK_OWNER_MAX + 1];

@@ -9,7 +9,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "client/client.h"
 #include "client/random.h"
@@ -19,7 +18,6 @@
 #include "runtime/ae_call.h"
 #include "runtime/ae_pubsub.h"
 #include "runtime/ae_route.h"
-#include "runtime/ae_timer.h"
 #include "runtime/ae_wd.h"
 
 const char *rlk_async_uuid(const rlk_async *ac)
