@@ -18,9 +18,7 @@
 #include "client/scripts.h"
 #include "kinds/lock.h"
 #include "multi/multilock.h"
-
-#define MULTI_WAIT_MAX RLK_NUM_MAX    /* client/scripts.h: the scripts' bound */
-#define MULTI_OWNER_MAX 1024
+#include "runtime/rt.h"
 
 typedef struct multi_member {
     rlk_client *c;
@@ -190,9 +188,9 @@ int rlk_multilock_set_owner(rlk_multilock *m, const char *owner)
 
     if (!m)
         return RLK_ERR_ARG;
-    if (owner && (!*owner || strlen(owner) > MULTI_OWNER_MAX))
+    if (owner && (!*owner || strlen(owner) > RLK_OWNER_MAX))
         return multi_fail(m, -1, RLK_ERR_ARG, "multilock owner must be 1..%d bytes",
-                          MULTI_OWNER_MAX);
+                          RLK_OWNER_MAX);
     if (owner && !(copy = strdup(owner)))
         return multi_fail(m, -1, RLK_ERR_NOMEM, "multilock owner: out of memory");
     for (int i = 0; i < m->n; i++) {
@@ -246,7 +244,7 @@ static int multi_attempt(rlk_multilock *m, const rlk_multilock_plan *p)
  * RLK_ERR_LOST when one no longer holds; everything is given back then. */
 static int multi_set_leases(rlk_multilock *m, long long lease_ms)
 {
-    char lease[24], owner[MULTI_OWNER_MAX + 1];
+    char lease[24], owner[RLK_OWNER_MAX + 1];
 
     snprintf(lease, sizeof lease, "%lld", lease_ms);
     for (int k = 0; k < m->n; k++) {
@@ -319,8 +317,8 @@ int rlk_multilock_try_lock(rlk_multilock *m, long long wait_ms, long long lease_
 
     if (rc != RLK_OK)
         return rc;
-    if (wait_ms > MULTI_WAIT_MAX)
-        wait_ms = MULTI_WAIT_MAX;
+    if (wait_ms > RLK_NUM_MAX)
+        wait_ms = RLK_NUM_MAX;      /* the scripts' bound */
     rlk_multilock_plan_init(&p, m->ms_per_member, m->n, wait_ms, lease_ms, multi_now_ms());
     do {
         rlk_multilock_attempt(&p, multi_now_ms());
