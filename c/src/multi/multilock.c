@@ -2,10 +2,9 @@
 /*
  * multilock.c - MultiLock (rlk_multilock_*): several reentrant locks, each
  * on its own client, taken all or none in one global order (server address,
- * db, name), with Redisson's attempt loop: a wait budget per attempt of
- * 1500 ms per member; on a member that stays busy, release what was taken
- * and start again while the caller's wait lasts. docs/redlock.md describes
- * it.
+ * db, name), by the attempt rules of multilock.h, defined here: on a member
+ * that stays busy, what was taken is released and another attempt starts
+ * while the caller's wait lasts. docs/redlock.md describes it.
  */
 #include <stdarg.h>
 #include <stdio.h>
