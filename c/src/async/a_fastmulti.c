@@ -6,13 +6,10 @@
  * the queries, one fastmulti/held call each (a_once.c; a read: a lost reply
  * is asked again).
  */
-#include <stdlib.h>
-
 #include "rlk_async.h"
 #include "kinds/fastmulti.h"
 #include "runtime/rt.h"
 #include "runtime/engine.h"
-#include "async/a_kind.h"
 #include "async/a_lock.h"
 #include "async/a_once.h"
 

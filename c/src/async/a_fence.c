@@ -2,14 +2,11 @@
 /*
  * a_fence.c - rlk_async_fence_write (rlk_async.h): a fenced write on data in
  * Redis as a request, on the blocking call's checks, script and refusal
- * (kinds/fence.h) through the engine's script call (engine.h): routed by the
- * fence key's slot on a cluster, a READONLY of a demoted master sent again
- * to the master the sentinels name (ae_call.c), as rlk_fence_write's pool
- * does. A call that never went out is sent again within the request's budget;
- * a reply that was lost is not: the write may have run, and the request ends
- * RLK_ERR_IO, as the blocking call returns it (never accepted, never
- * refused). The outcome is counted (runtime/metrics.h, rlk_metrics_fence)
- * as the blocking call counts it.
+ * (kinds/fence.h), sent as any script call of the engine. A call that never
+ * went out is sent again within the request's budget; a reply that was lost
+ * is not: the write may have run, and the request ends RLK_ERR_IO, as the
+ * blocking call returns it (never accepted, never refused). The outcome is
+ * counted as the blocking call counts it (rlk_metrics_fence).
  *
  * rlk_async_fence_claim: fence/check on each fence in turn (rlk_fence_claim
  * as a request). A check is idempotent, so a lost reply is sent again within

@@ -1,23 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * a_multilock.c - rlk_async_multilock_lock / _unlock (rlk_async.h): n
- * reentrant locks of this client held by one task, all or none, built from
- * rlk_async_lock / rlk_async_unlock requests (a_lock.c) taken one at a
- * time in the order given, with the blocking MultiLock's attempt loop
- * (its rules in multi/multilock.h, Redisson's): an attempt gives each member
- * what is left of a budget of 1500 ms per member (at most the caller's wait);
- * when one stays busy, the members taken are released (last first) and a new
- * attempt starts while the wait lasts. With a lease and a wait, members are
- * taken with a longer lease and set to the lease (reentrant/renew) once all
- * are held. Every failure, timeout or cancellation releases what was taken
- * before the callback is called: never one left held after it reports
- * anything but RLK_OK. docs/async-internals.md describes it.
+ * reentrant locks of this client held by one task, all or none, taken one
+ * at a time by rlk_async_lock requests (a_lock.c) on the blocking
+ * MultiLock's attempt rules (multi/multilock.h) and released (last first) by
+ * rlk_async_unlock ones. Every failure, timeout or cancellation releases what
+ * was taken before the callback is called: never one left held after it
+ * reports anything but RLK_OK. docs/async-internals.md describes it.
  *
  * A member request's privdata is a small link (not the MultiLock's state):
  * when the client is freed, the MultiLock request may be delivered (and
  * freed) before its member's callback, which then finds the link empty.
  */
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,9 +39,7 @@ struct aml {
     int n;
     char **names;
     unsigned long long task;
-    long long wait_ms, lease_ms, acq_lease, budget_ms;
-    long long deadline;             /* monotonic ms; -1: none */
-    long long attempt_end;
+    rlk_multilock_plan p;           /* the attempt rules' (multi/multilock.h) */
     int phase;                      /* AML_* */
     int k;                          /* the member being taken (0..k-1 are held) / renewed /
                                        released */
@@ -56,7 +48,7 @@ struct aml {
     aml_link *link;
     rlk_ae_call *call;              /* reentrant/renew in flight */
     rlk_ae_timer *kick;             /* a cancel acted on from the next turn */
-    int ending;                     /* RLK_ERR_CANCELLED once cancelled */
+    int cancelled;
     int end_err;                    /* what the request ends with after the release */
     char end_msg[256];
 };
@@ -89,7 +81,7 @@ static int aml_sub_start(aml *m, int lock, long long wait_ms)
     l->m = m;
     m->link = l;
     m->sub = lock ? rlk_async_lock(m->h.ac, RLK_KIND_LOCK, m->names[m->k], m->task, wait_ms,
-                                   m->acq_lease, aml_sub_done, l)
+                                   m->p.acq_lease, aml_sub_done, l)
                   : rlk_async_unlock(m->h.ac, RLK_KIND_LOCK, m->names[m->k], m->task,
                                      aml_sub_done, l);
     if (!m->sub) {
@@ -128,7 +120,7 @@ static void aml_attempt(aml *m)
 {
     m->phase = AML_ACQUIRING;
     m->k = 0;
-    m->attempt_end = rlk_multilock_attempt_end(rlk_ae_now_ms(), m->budget_ms, m->deadline);
+    rlk_multilock_attempt(&m->p, rlk_ae_now_ms());
     aml_next(m);
 }
 
@@ -141,23 +133,17 @@ static void aml_renew_reply(rlk_async *ac, int rc, const redisReply *reply, cons
     m->call = NULL;
     if (rlk_ae_req_done(m->h.r))
         return;
-    if (m->ending == RLK_ERR_CANCELLED) {
+    if (rc == RLK_OK && reply->type == REDIS_REPLY_INTEGER && reply->integer == 1) {
+        m->k++;
+        aml_next(m);
+    } else if (m->cancelled) {
         aml_fail(m, RLK_ERR_CANCELLED, "cancelled");
-        return;
-    }
-    if (rc != RLK_OK) {
+    } else if (rc != RLK_OK) {
         aml_fail(m, rc, "multilock member %d (%s): %s", m->k, m->names[m->k], errstr);
-        return;
-    }
-    if (!(reply->type == REDIS_REPLY_INTEGER && reply->integer == 1)) {
-        /* Gone before all were held: a new attempt, as the blocking MultiLock does. */
-        m->end_err = 0;
+    } else {    /* gone before all were held: a new attempt, as the blocking MultiLock's */
         aml_fail(m, RLK_ERR_LOST, "multilock member %d (%s): gone before all members were held",
                  m->k, m->names[m->k]);
-        return;
     }
-    m->k++;
-    aml_next(m);
 }
 
 /* The next step of the current phase. */
@@ -165,29 +151,22 @@ static void aml_next(aml *m)
 {
     if (rlk_ae_req_done(m->h.r))
         return;
-    if (m->phase == AML_ACQUIRING) {
-        long long wait;
-
-        if (m->ending == RLK_ERR_CANCELLED) {
-            aml_fail(m, RLK_ERR_CANCELLED, "cancelled");
-            return;
-        }
-        if (m->k == m->n) {    /* all held: set to the lease when taken with another */
-            m->phase = AML_RENEWING;
-            m->k = m->acq_lease != m->lease_ms ? 0 : m->n;
-            aml_next(m);
-            return;
-        }
-        wait = m->wait_ms == 0 ? 0 : m->attempt_end - rlk_ae_now_ms();
-        if (wait < 0)
-            wait = 0;
-        if (aml_sub_start(m, 1, wait) != 0)
+    if (m->cancelled && (m->phase == AML_ACQUIRING || m->phase == AML_RENEWING)) {
+        aml_fail(m, RLK_ERR_CANCELLED, "cancelled");
+        return;
+    }
+    if (m->phase == AML_ACQUIRING && m->k < m->n) {
+        if (aml_sub_start(m, 1, rlk_multilock_member_wait(&m->p, rlk_ae_now_ms())) != 0)
             aml_fail(m, RLK_ERR_NOMEM, "multilock: out of memory");
         return;
     }
+    if (m->phase == AML_ACQUIRING) {    /* all held: set to the lease when taken with another */
+        m->phase = AML_RENEWING;
+        m->k = m->p.acq_lease != m->p.lease_ms ? 0 : m->n;
+    }
     if (m->phase == AML_RENEWING) {
         char owner[RLK_OWNER_MAX + 1];
-        rlk_proto_argvals v = {.lease_ms = m->lease_ms, .owner = owner};
+        rlk_proto_argvals v = {.lease_ms = m->p.lease_ms, .owner = owner};
 
         if (m->k == m->n) {
             rlk_ae_complete(m->h.r, RLK_OK, m->n, NULL, NULL);
@@ -196,41 +175,31 @@ static void aml_next(aml *m)
         rlk_ae_owner(m->h.ac, m->task, owner, sizeof owner);
         m->call = rlk_a_kind_call(m->h.ac, &rlk_lock_renew_call, m->names[m->k], &v, NULL,
                                   aml_renew_reply, m);
-        if (!m->call)
-            aml_fail(m, rlk_ae_closing(m->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "multilock: %s",
-                     rlk_ae_closing(m->h.ac) ? "the async client was freed" : "out of memory");
+        if (!m->call)   /* (closing: aml_fail ends it with RLK_ERR_CLOSED) */
+            aml_fail(m, RLK_ERR_NOMEM, "multilock: out of memory");
         return;
     }
-    if (m->phase == AML_RELEASING) {
-        if (m->k < 0) {
-            /* Nothing of this request is held any more. */
-            if (m->ending != RLK_ERR_CANCELLED &&
-                rlk_multilock_again(m->end_err, m->wait_ms, rlk_ae_now_ms(), m->deadline)) {
-                m->end_err = 0;
-                aml_attempt(m);
-                return;
-            }
-            if (m->ending == RLK_ERR_CANCELLED &&
-                (m->end_err == RLK_ERR_BUSY || m->end_err == RLK_ERR_LOST)) {
-                m->end_err = RLK_ERR_CANCELLED;
-                snprintf(m->end_msg, sizeof m->end_msg, "cancelled");
-            }
-            if (m->end_err == RLK_ERR_LOST)
-                m->end_err = RLK_ERR_BUSY;
-            rlk_ae_complete(m->h.r, m->end_err, 0, NULL, "%s", m->end_msg);
+    /* AML_RELEASING, AML_UNLOCKING: member k, every one tried, last first. */
+    if (m->k >= 0) {
+        if (aml_sub_start(m, 0, 0) != 0)
+            rlk_ae_complete(m->h.r, RLK_ERR_NOMEM, m->released, NULL,
+                            "multilock: out of memory while releasing member %d (%s)", m->k,
+                            m->names[m->k]);
+        return;
+    }
+    if (m->phase == AML_RELEASING) {    /* nothing of this request is held any more */
+        if (!m->cancelled && rlk_multilock_again(&m->p, m->end_err, rlk_ae_now_ms())) {
+            m->end_err = 0;
+            aml_attempt(m);
             return;
         }
-    } else if (m->k < 0) {  /* AML_UNLOCKING: every member, last first; all are tried */
-        if (m->end_err)
-            rlk_ae_complete(m->h.r, m->end_err, m->released, NULL, "%s", m->end_msg);
-        else
-            rlk_ae_complete(m->h.r, RLK_OK, m->released, NULL, NULL);
-        return;
+        m->end_err = rlk_multilock_end_err(m->end_err);
+        if (m->cancelled && m->end_err == RLK_ERR_BUSY) {
+            m->end_err = RLK_ERR_CANCELLED;
+            snprintf(m->end_msg, sizeof m->end_msg, "cancelled");
+        }
     }
-    if (aml_sub_start(m, 0, 0) != 0)
-        rlk_ae_complete(m->h.r, RLK_ERR_NOMEM, m->released, NULL,
-                        "multilock: out of memory while releasing member %d (%s)", m->k,
-                        m->names[m->k]);
+    rlk_ae_complete(m->h.r, m->end_err, m->released, NULL, "%s", m->end_msg);
 }
 
 static void aml_sub_done(rlk_async *ac, const rlk_async_result *res, void *p)
@@ -251,20 +220,18 @@ static void aml_sub_done(rlk_async *ac, const rlk_async_result *res, void *p)
         rlk_ae_complete(m->h.r, RLK_ERR_CLOSED, 0, NULL, "the async client was freed");
         return;
     }
-    switch (m->phase) {
-    case AML_ACQUIRING:
+    if (m->phase == AML_ACQUIRING) {
         if (res->err == RLK_OK) {
             m->k++;
             aml_next(m);
-            return;
-        }
-        if (res->err == RLK_ERR_CANCELLED || m->ending == RLK_ERR_CANCELLED) {
+        } else if (res->err == RLK_ERR_CANCELLED || m->cancelled)
             aml_fail(m, RLK_ERR_CANCELLED, "cancelled");
-            return;
-        }
-        aml_fail(m, res->err, "multilock member %d (%s): %s", m->k, m->names[m->k], res->errstr);
+        else
+            aml_fail(m, res->err, "multilock member %d (%s): %s", m->k, m->names[m->k],
+                     res->errstr);
         return;
-    case AML_RELEASING:
+    }
+    if (m->phase == AML_RELEASING) {
         /* Best effort: a member that cannot be released is recorded; its lease runs out. */
         if (res->err != RLK_OK && res->err != RLK_ERR_NOT_OWNER && m->end_err != RLK_ERR_UNSETTLED) {
             snprintf(msg, sizeof msg, "%s; and member %d (%s) could not be released: %s",
@@ -272,21 +239,15 @@ static void aml_sub_done(rlk_async *ac, const rlk_async_result *res, void *p)
             snprintf(m->end_msg, sizeof m->end_msg, "%.255s", msg);
             m->end_err = res->err == RLK_ERR_CANCELLED ? m->end_err : RLK_ERR_UNSETTLED;
         }
-        m->k--;
-        aml_next(m);
-        return;
-    default:    /* AML_UNLOCKING */
-        if (res->err == RLK_OK)
-            m->released++;
-        else if (!m->end_err) {
-            m->end_err = res->err;
-            snprintf(m->end_msg, sizeof m->end_msg, "multilock member %d (%s): %s", m->k,
-                     m->names[m->k], res->errstr);
-        }
-        m->k--;
-        aml_next(m);
-        return;
+    } else if (res->err == RLK_OK) {
+        m->released++;
+    } else if (!m->end_err) {
+        m->end_err = res->err;
+        snprintf(m->end_msg, sizeof m->end_msg, "multilock member %d (%s): %s", m->k,
+                 m->names[m->k], res->errstr);
     }
+    m->k--;
+    aml_next(m);
 }
 
 /* ---------------------------------------------------------------- cancel */
@@ -306,9 +267,9 @@ static void aml_cancel_hook(rlk_async_req *r, void *state)
     aml *m = state;
 
     (void)r;
-    if (m->phase == AML_UNLOCKING || m->ending)
+    if (m->phase == AML_UNLOCKING || m->cancelled)
         return;     /* an unlock goes on: its result stands */
-    m->ending = RLK_ERR_CANCELLED;
+    m->cancelled = 1;
     /* The member in flight is cancelled from the next turn (a cancel hook
      * completes no other request); whatever it ends with, the members taken
      * are released before this request completes with RLK_ERR_CANCELLED. */
@@ -364,11 +325,7 @@ rlk_async_req *rlk_async_multilock_lock(rlk_async *ac, int n, const char *const 
         return m ? m->h.r : NULL;
     if (rlk_a_common_lock_args(m->h.r, "rlk_async_multilock_lock", NULL, wait_ms, lease_ms))
         return m->h.r;
-    m->wait_ms = wait_ms;
-    m->lease_ms = lease_ms;
-    m->budget_ms = rlk_multilock_budget_ms(RLK_MULTILOCK_MS_PER_MEMBER, n, wait_ms);
-    m->deadline = wait_ms < 0 ? -1 : m->h.start + wait_ms;
-    m->acq_lease = rlk_multilock_acquire_lease(lease_ms, m->budget_ms, wait_ms);
+    rlk_multilock_plan_init(&m->p, RLK_MULTILOCK_MS_PER_MEMBER, n, wait_ms, lease_ms, m->h.start);
     aml_attempt(m);
     return m->h.r;
 }

@@ -2,16 +2,14 @@
 /*
  * multilock.c - MultiLock (rlk_multilock_*): several reentrant locks, each
  * on its own client, taken all or none in one global order (server address,
- * db, name), with Redisson's attempt loop: a wait budget per attempt of
- * 1500 ms per member; on a member that stays busy, release what was taken
- * and start again while the caller's wait lasts. docs/redlock.md describes
- * it.
+ * db, name), by the attempt rules of multilock.h, defined here: on a member
+ * that stays busy, what was taken is released and another attempt starts
+ * while the caller's wait lasts. docs/redlock.md describes it.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "client/client.h"
 #include "client/clock.h"
@@ -19,9 +17,7 @@
 #include "client/scripts.h"
 #include "kinds/lock.h"
 #include "multi/multilock.h"
-
-#define MULTI_WAIT_MAX RLK_NUM_MAX    /* client/scripts.h: the scripts' bound */
-#define MULTI_OWNER_MAX 1024
+#include "runtime/rt.h"
 
 typedef struct multi_member {
     rlk_client *c;
@@ -191,9 +187,9 @@ int rlk_multilock_set_owner(rlk_multilock *m, const char *owner)
 
     if (!m)
         return RLK_ERR_ARG;
-    if (owner && (!*owner || strlen(owner) > MULTI_OWNER_MAX))
+    if (owner && (!*owner || strlen(owner) > RLK_OWNER_MAX))
         return multi_fail(m, -1, RLK_ERR_ARG, "multilock owner must be 1..%d bytes",
-                          MULTI_OWNER_MAX);
+                          RLK_OWNER_MAX);
     if (owner && !(copy = strdup(owner)))
         return multi_fail(m, -1, RLK_ERR_NOMEM, "multilock owner: out of memory");
     for (int i = 0; i < m->n; i++) {
@@ -211,6 +207,11 @@ int rlk_multilock_set_owner(rlk_multilock *m, const char *owner)
 
 /* ---------------------------------------------------------------- acquiring */
 
+static long long multi_now_ms(void)
+{
+    return rlk_clock_now_ns() / RLK_NS_PER_MS;
+}
+
 /* An attempt failed on member i with rc: records its error and gives back
  * the first `taken` members in order, last taken first. Returns rc. */
 static int multi_give_back(rlk_multilock *m, int i, int rc, int taken)
@@ -221,19 +222,16 @@ static int multi_give_back(rlk_multilock *m, int i, int rc, int taken)
     return rc;
 }
 
-/* One attempt: every member in order, each waiting until attempt_end_ns at
- * most (no wait at all when single_try). On a failure all that was taken is
- * given back and the failing member's error is recorded. */
-static int multi_attempt(rlk_multilock *m, long long attempt_end_ns, long long lease_ms,
-                         int single_try)
+/* One attempt: every member in order, each waiting what plan p leaves it. On
+ * a failure all that was taken is given back and the failing member's error
+ * is recorded. */
+static int multi_attempt(rlk_multilock *m, const rlk_multilock_plan *p)
 {
     for (int k = 0; k < m->n; k++) {
-        int i = m->order[k], rc;
-        long long wait_ms = (attempt_end_ns - rlk_clock_now_ns()) / RLK_NS_PER_MS;
+        int i = m->order[k];
+        long long wait_ms = rlk_multilock_member_wait(p, multi_now_ms());
+        int rc = rlk_lock_try_lock(m->mem[i].lock, wait_ms, p->acq_lease);
 
-        if (single_try || wait_ms < 0)
-            wait_ms = 0;
-        rc = rlk_lock_try_lock(m->mem[i].lock, wait_ms, lease_ms);
         if (rc != RLK_OK)
             return multi_give_back(m, i, rc, k);
     }
@@ -245,7 +243,7 @@ static int multi_attempt(rlk_multilock *m, long long attempt_end_ns, long long l
  * RLK_ERR_LOST when one no longer holds; everything is given back then. */
 static int multi_set_leases(rlk_multilock *m, long long lease_ms)
 {
-    char lease[24], owner[MULTI_OWNER_MAX + 1];
+    char lease[24], owner[RLK_OWNER_MAX + 1];
 
     snprintf(lease, sizeof lease, "%lld", lease_ms);
     for (int k = 0; k < m->n; k++) {
@@ -275,53 +273,61 @@ static int multi_set_leases(rlk_multilock *m, long long lease_ms)
 
 /* ---------------------------------------------------------------- the rules (multilock.h) */
 
-long long rlk_multilock_budget_ms(long long ms_per_member, int n, long long wait_ms)
+void rlk_multilock_plan_init(rlk_multilock_plan *p, long long ms_per_member, int n,
+                             long long wait_ms, long long lease_ms, long long start)
 {
-    long long budget_ms = ms_per_member * n;
-
-    return wait_ms > 0 && wait_ms < budget_ms ? wait_ms : budget_ms;
+    p->wait_ms = wait_ms;
+    p->lease_ms = lease_ms;
+    p->budget_ms = ms_per_member * n;
+    if (wait_ms > 0 && wait_ms < p->budget_ms)
+        p->budget_ms = wait_ms;
+    p->acq_lease = lease_ms > 0 && wait_ms != 0 && lease_ms < 2 * p->budget_ms
+                       ? 2 * p->budget_ms : lease_ms;
+    p->deadline = wait_ms < 0 ? -1 : start + wait_ms;
+    p->attempt_end = start;
 }
 
-long long rlk_multilock_acquire_lease(long long lease_ms, long long budget_ms, long long wait_ms)
+void rlk_multilock_attempt(rlk_multilock_plan *p, long long now)
 {
-    return lease_ms > 0 && wait_ms != 0 && lease_ms < 2 * budget_ms ? 2 * budget_ms : lease_ms;
+    p->attempt_end = p->deadline >= 0 && now + p->budget_ms > p->deadline ? p->deadline
+                                                                           : now + p->budget_ms;
 }
 
-long long rlk_multilock_attempt_end(long long now, long long budget, long long deadline)
+long long rlk_multilock_member_wait(const rlk_multilock_plan *p, long long now)
 {
-    return deadline >= 0 && now + budget > deadline ? deadline : now + budget;
+    return p->wait_ms == 0 || p->attempt_end < now ? 0 : p->attempt_end - now;
 }
 
-int rlk_multilock_again(int err, long long wait_ms, long long now, long long deadline)
+int rlk_multilock_again(const rlk_multilock_plan *p, int err, long long now)
 {
-    return (err == RLK_ERR_BUSY || err == RLK_ERR_LOST) && wait_ms != 0 &&
-           (deadline < 0 || now < deadline);
+    return (err == RLK_ERR_BUSY || err == RLK_ERR_LOST) && p->wait_ms != 0 &&
+           (p->deadline < 0 || now < p->deadline);
+}
+
+int rlk_multilock_end_err(int err)
+{
+    return err == RLK_ERR_LOST ? RLK_ERR_BUSY : err;
 }
 
 int rlk_multilock_try_lock(rlk_multilock *m, long long wait_ms, long long lease_ms)
 {
-    long long start = rlk_clock_now_ns(), budget_ms, deadline, acq_lease;
+    rlk_multilock_plan p;
     int rc = multi_begin(m);
 
     if (rc != RLK_OK)
         return rc;
-    if (wait_ms > MULTI_WAIT_MAX)
-        wait_ms = MULTI_WAIT_MAX;
-    budget_ms = rlk_multilock_budget_ms(m->ms_per_member, m->n, wait_ms);
-    acq_lease = rlk_multilock_acquire_lease(lease_ms, budget_ms, wait_ms);
-    deadline = wait_ms < 0 ? -1 : start + wait_ms * RLK_NS_PER_MS;
-    for (;;) {
-        long long attempt_end =
-            rlk_multilock_attempt_end(rlk_clock_now_ns(), budget_ms * RLK_NS_PER_MS, deadline);
-
-        rc = multi_attempt(m, attempt_end, acq_lease, wait_ms == 0);
-        if (rc == RLK_OK && acq_lease != lease_ms)
+    if (wait_ms > RLK_NUM_MAX)
+        wait_ms = RLK_NUM_MAX;      /* the scripts' bound */
+    rlk_multilock_plan_init(&p, m->ms_per_member, m->n, wait_ms, lease_ms, multi_now_ms());
+    do {
+        rlk_multilock_attempt(&p, multi_now_ms());
+        rc = multi_attempt(m, &p);
+        if (rc == RLK_OK && p.acq_lease != lease_ms)
             rc = multi_set_leases(m, lease_ms);
         if (rc == RLK_OK)
             return multi_fail(m, -1, RLK_OK, "%s", "");
-        if (!rlk_multilock_again(rc, wait_ms, rlk_clock_now_ns(), deadline))
-            return rc == RLK_ERR_BUSY || rc == RLK_ERR_LOST ? (m->err = RLK_ERR_BUSY) : rc;
-    }
+    } while (rlk_multilock_again(&p, rc, multi_now_ms()));
+    return m->err = rlk_multilock_end_err(rc);
 }
 
 int rlk_multilock_lock(rlk_multilock *m, long long lease_ms)
