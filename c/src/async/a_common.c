@@ -10,7 +10,7 @@
 
 #include "client/client.h"
 #include "runtime/fam.h"
-#include "async/engine.h"
+#include "runtime/engine.h"
 #include "async/a_common.h"
 
 void *rlk_a_common_new(rlk_async *ac, size_t size, size_t head_offset, rlk_async_fn fn,

@@ -17,7 +17,7 @@
 
 #include "rlk_async.h"
 #include "runtime/fam_hold.h"
-#include "async/engine.h"
+#include "runtime/engine.h"
 
 #define RLK_A_RETRY_MS 20           /* a call that never went out is sent again after this */
 #define RLK_A_KEEPALIVE_MS 1000     /* a waiter attempts (or reads) at least this often */

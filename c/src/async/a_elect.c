@@ -25,7 +25,7 @@
 #include "client/scripts.h"
 #include "kinds/elect.h"
 #include "runtime/rt.h"
-#include "async/engine.h"
+#include "runtime/engine.h"
 #include "async/a_common.h"
 #include "async/a_kind.h"
 #include "async/a_hold.h"

@@ -11,7 +11,7 @@
 #include "rlk_async.h"
 #include "kinds/fastmulti.h"
 #include "runtime/rt.h"
-#include "async/engine.h"
+#include "runtime/engine.h"
 #include "async/a_kind.h"
 #include "async/a_lock.h"
 #include "async/a_once.h"

@@ -22,7 +22,7 @@
 #include "client/error.h"
 #include "kinds/fence.h"
 #include "runtime/metrics.h"
-#include "async/engine.h"
+#include "runtime/engine.h"
 #include "async/a_common.h"
 
 /* A fenced write, or a claim: the check of each of its fences in turn. */

@@ -11,8 +11,8 @@
 #include "client/clock.h"
 #include "runtime/metrics.h"
 #include "runtime/rt.h"
-#include "async/engine.h"
-#include "async/ae_wd.h"
+#include "runtime/engine.h"
+#include "runtime/ae_wd.h"
 #include "async/a_hold.h"
 #include "async/a_kind.h"
 

@@ -28,7 +28,7 @@
 #include "kinds/lock.h"
 #include "multi/multilock.h"
 #include "runtime/rt.h"
-#include "async/engine.h"
+#include "runtime/engine.h"
 #include "async/a_common.h"
 #include "async/a_kind.h"
 

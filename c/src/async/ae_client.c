@@ -13,13 +13,14 @@
 
 #include "client/client.h"
 #include "client/random.h"
-#include "async/engine.h"
-#include "async/ae_state.h"
-#include "async/ae_call.h"
-#include "async/ae_pubsub.h"
-#include "async/ae_route.h"
-#include "async/ae_timer.h"
-#include "async/ae_wd.h"
+#include "runtime/rt.h"
+#include "runtime/engine.h"
+#include "runtime/ae_state.h"
+#include "runtime/ae_call.h"
+#include "runtime/ae_pubsub.h"
+#include "runtime/ae_route.h"
+#include "runtime/ae_timer.h"
+#include "runtime/ae_wd.h"
 
 const char *rlk_async_uuid(const rlk_async *ac)
 {
@@ -57,6 +58,7 @@ void rlk_async_set_lost_callback(rlk_async *ac, rlk_lost_kind_fn fn, void *userd
 rlk_async *rlk_async_new(const rlk_options *opts)
 {
     rlk_async *ac = calloc(1, sizeof *ac);
+    rlk_rt *rt;
     int routed;
 
     if (!ac)
@@ -75,6 +77,8 @@ rlk_async *rlk_async_new(const rlk_options *opts)
     pthread_mutex_init(&ac->cref->mu, NULL);
     ac->cref->refs = 1;
     ac->cref->c = ac->c;
+    rt = rlk_rt_get(ac->c);     /* the settings-only client's: its counters only */
+    ac->counters = rt ? &rt->counters : NULL;
     /* A cluster's seeds are the first nodes; the map (CLUSTER SLOTS) names the masters. */
     if (ac->c->fatal) {
         ac->fatal = ac->c->fatal;
@@ -137,6 +141,9 @@ void rlk_async_free(rlk_async *ac)
     for (int i = 0; i < RLK_AE_SLOTS; i++)
         if (ac->kind_data[i] && ac->kind_destroy[i])
             ac->kind_destroy[i](ac->kind_data[i]);
+    /* The counters go with the runtime; the client itself goes with the last dial thread. */
+    ac->counters = NULL;
+    rlk_rt_free(ac->c);
     if (ac->attached) {
         ae_conns_detach(ac);
         ac->hooks.set_timer(ac->hooks.data, -1);

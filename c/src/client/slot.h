@@ -26,7 +26,7 @@ int rlk_key_slot(const char *key, size_t len);
  * why (may be NULL) otherwise. */
 int rlk_name_check(const char *name, char *why, size_t whylen);
 
-/* The one FNV-1a string hash of the in-memory tables (runtime/holds.c, async/ae_pubsub.c,
+/* The one FNV-1a string hash of the in-memory tables (runtime/holds.c, runtime/ae_pubsub.c,
  * kinds/waitgraph.c): h extended by the len bytes at s; RLK_HASH_INIT for a first string, the
  * last result to hash several as one. */
 #define RLK_HASH_INIT 1469598103934665603ULL

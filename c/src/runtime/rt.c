@@ -70,8 +70,7 @@ static void rlk_rt_destroy(rlk_rt *rt)
     free(rt);
 }
 
-/* The lock runtime first (its threads use the client's connections), then the client. */
-void rlk_free(rlk_client *c)
+void rlk_rt_free(rlk_client *c)
 {
     rlk_rt *rt = c ? c->runtime : NULL;
 
@@ -79,6 +78,12 @@ void rlk_free(rlk_client *c)
         c->runtime = NULL;
         rlk_rt_destroy(rt);
     }
+}
+
+/* The lock runtime first (its threads use the client's connections), then the client. */
+void rlk_free(rlk_client *c)
+{
+    rlk_rt_free(c);
     rlk_client_free(c);
 }
 

@@ -71,6 +71,9 @@ typedef struct rlk_rt {
 /* The client's runtime state, created on first use (no I/O); installs
  * rlk_free. NULL only when out of memory (error recorded on c). */
 rlk_rt *rlk_rt_get(rlk_client *c);
+/* Frees c's runtime state (NULL, or none made: nothing), not c: what the async client does
+ * with the runtime of the client it prepared, whose dial threads may outlive it. */
+void rlk_rt_free(rlk_client *c);
 
 /* 1 once rlk_interrupt_waits was called on c (its waits end), else 0; never creates the
  * runtime. For waits outside the runtime (RedLock's retries). */

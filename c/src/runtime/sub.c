@@ -26,7 +26,7 @@
  * outstanding (the server answers a channel's commands in order); a message before then
  * belongs to an older subscription and is dropped (the attempt made once confirmed sees every
  * earlier release). A channel whose last waiter left stays subscribed RLK_SUB_LINGER_MS. The
- * pure rules are sub_rule.c's (sub.h lists them), which async/ae_pubsub.c follows too.
+ * pure rules are sub_rule.c's (sub_rule.h), which runtime/ae_pubsub.c follows too.
  */
 #include <errno.h>
 #include <fcntl.h>

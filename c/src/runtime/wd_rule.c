@@ -2,14 +2,15 @@
 /*
  * wd_rule.c - the watchdog's pure rules (wd.h says which): no thread, no I/O,
  * no clock of their own, so both renewal drivers, the watchdog thread (wd.c)
- * and the non-blocking API's (async/ae_wd.c), follow one rule set. Times are
+ * and the non-blocking API's (runtime/ae_wd.c), follow one rule set. Times are
  * in any one unit (ns in wd.c, ms in the async driver).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "rlk.h"
 #include "client/slot.h"
-#include "runtime/wd.h"
+#include "runtime/wd_rule.h"
 
 rlk_renewed_fn rlk_renewed_hook;
 

@@ -56,7 +56,7 @@
  * after the last; no lost-reply faults; kinds lock,fenced,elect,fair,nr unless --kinds
  * (docs/nemesis.md, "A master failover").
  */
-#include "async/ae_state.h"
+#include "runtime/ae_state.h"
 #include "client/client.h"
 #include "client/conn.h"
 #include "client/pool.h"

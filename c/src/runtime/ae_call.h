@@ -11,7 +11,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "async/ae_state.h"
+#include "runtime/ae_state.h"
 
 /* Delivers the completed requests: their callbacks, in completion order;
  * each request is freed after (its free hook first). */

@@ -133,7 +133,7 @@ unsigned long long rlk_ae_lost_calls(const rlk_async *ac);
 extern int rlk_ae_no_peer_check;
 
 /* The client's metrics (rlk_async_metrics_get reads them; runtime/metrics.h
- * records into them); NULL when they could not be made. */
+ * records into them), as its creator set them; NULL: none. */
 rlk_rt_counters *rlk_ae_counters(rlk_async *ac);
 /* Counts r as an acquisition of kind (enum rlk_metrics_kind) on name, as the
  * blocking calls are: waiting from now, ended by r's completion with its

@@ -17,8 +17,8 @@
 #ifndef RLK_AE_WD_H
 #define RLK_AE_WD_H
 
-#include "async/engine.h"
-#include "runtime/wd.h"
+#include "runtime/engine.h"
+#include "runtime/wd_rule.h"
 
 typedef struct rlk_ae_hold rlk_ae_hold;
 

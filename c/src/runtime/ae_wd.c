@@ -19,8 +19,8 @@
 
 #include "client/client.h"
 #include "client/clock.h"
-#include "async/ae_state.h"
-#include "async/ae_wd.h"
+#include "runtime/ae_state.h"
+#include "runtime/ae_wd.h"
 
 int rlk_ae_wd_no_deadline;
 

@@ -19,10 +19,10 @@
 #include "client/random.h"
 #include "client/slot.h"
 #include "client/slotmap.h"
-#include "async/engine.h"
-#include "async/ae_wd.h"
+#include "runtime/engine.h"
+#include "runtime/ae_wd.h"
 #include "runtime/metrics.h"
-#include "runtime/wd.h"
+#include "runtime/wd_rule.h"
 
 #define AE_SWEEP_MS 100             /* how often timeouts of calls and connects are checked */
 #define AE_PING_MS 1000             /* a pub/sub connection silent this long is sent a PING */
@@ -226,6 +226,7 @@ typedef struct ae_renewal {
 struct rlk_async {
     rlk_client *c;                  /* settings only (client.h rlk_client_prepare) */
     ae_cref *cref;                  /* c, shared with dial threads */
+    rlk_rt_counters *counters;      /* set by the creator (rlk_ae_counters); NULL: none */
     int fatal;
     char fatal_msg[AE_ERRSTR_MAX];
     char uuid[RLK_UUID_LEN + 1];

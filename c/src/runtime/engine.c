@@ -30,13 +30,12 @@
 #include "client/slot.h"
 #include "client/topo.h"
 #include "client/transport.h"
-#include "async/engine.h"
-#include "async/ae_state.h"
-#include "async/ae_call.h"
-#include "async/ae_pubsub.h"
-#include "async/ae_route.h"
-#include "async/ae_timer.h"
-#include "runtime/rt.h"
+#include "runtime/engine.h"
+#include "runtime/ae_state.h"
+#include "runtime/ae_call.h"
+#include "runtime/ae_pubsub.h"
+#include "runtime/ae_route.h"
+#include "runtime/ae_timer.h"
 
 /* ---------------------------------------------------------------- small things */
 
@@ -90,9 +89,7 @@ unsigned long long rlk_ae_lost_calls(const rlk_async *ac)
 
 rlk_rt_counters *rlk_ae_counters(rlk_async *ac)
 {
-    rlk_rt *rt = rlk_rt_get(ac->c);     /* the settings-only client's: its counters only */
-
-    return rt ? &rt->counters : NULL;
+    return ac->counters;
 }
 
 void rlk_ae_req_metric(rlk_async_req *r, int kind, const char *name)
@@ -343,7 +340,7 @@ static void ae_cref_put(ae_cref *r)
 {
     if (!rlk_ref_put(&r->mu, &r->refs))
         return;
-    rlk_free(r->c);
+    rlk_client_free(r->c);
     pthread_mutex_destroy(&r->mu);
     free(r);
 }

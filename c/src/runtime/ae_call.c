@@ -24,12 +24,11 @@
 #include "client/topo.h"
 #include "client/transport.h"
 #include "runtime/metrics.h"
-#include "runtime/rt.h"
-#include "async/engine.h"
-#include "async/ae_state.h"
-#include "async/ae_call.h"
-#include "async/ae_route.h"
-#include "async/ae_timer.h"
+#include "runtime/engine.h"
+#include "runtime/ae_state.h"
+#include "runtime/ae_call.h"
+#include "runtime/ae_route.h"
+#include "runtime/ae_timer.h"
 /* The marker rlk_ae_publish_arg returns while a cluster's pub/sub mode is
  * not known yet: a script call that passes it is given the mode's form when
  * it is written (no call is written before the mode is known). */
