@@ -112,10 +112,13 @@ enum { AE_DOWN, AE_CONNECTING, AE_SETUP, AE_UP };
 
 typedef struct ae_chan ae_chan;
 
-/* The inner client, shared with dial threads: freed by the last of them. */
+/* The inner client, shared with dial threads: freed by the last of them,
+ * unless borrowed (rlk_ae_new): then its engine waits for them (cv). */
 typedef struct ae_cref {
     pthread_mutex_t mu;
+    pthread_cond_t cv;
     int refs;
+    int borrowed;
     rlk_client *c;
 } ae_cref;
 
@@ -247,11 +250,8 @@ struct rlk_async {
     rlk_ae_timer *sweep;
 
     int pubsub;                     /* RLK_PUBSUB_GLOBAL / _SHARDED; 0: not known yet (cluster) */
-    /* The blocking subscriber's client (rlk_ae_internal_new): the name of its pub/sub
-     * connections (CLIENT SETNAME in their set-up) and the counters their sub_* count into;
-     * NULL for rlk_async_new's. */
-    const char *sub_name;
-    rlk_rt_counters *sub_counters;
+    const char *sub_name;           /* the blocking subscriber's client (rlk_ae_sub_name): its
+                                       pub/sub connections' name; NULL: none */
 
     /* Cluster (ae_routed): the slot map (client/slotmap.h: its node i is nodes[i]),
      * filled by CLUSTER SLOTS. */
@@ -295,10 +295,10 @@ struct rlk_async {
 };
 
 #define AE_N0(ac) ((ac)->nodes[0])
-/* Counts into the blocking subscriber's counters (field: one of rlk_rt_counters' sub_*). */
+/* Counts one of the counters' sub_* (the blocking subscriber's client only). */
 #define AE_SUB_COUNT(ac, field) do {                                            \
-        if ((ac)->sub_counters)                                                 \
-            RLK_COUNT((ac)->sub_counters, field);                               \
+        if ((ac)->sub_name && (ac)->counters)                                   \
+            RLK_COUNT((ac)->counters, field);                                   \
     } while (0)
 
 /* The engine's intrusive lists (requests, listeners, holds, call queues):
@@ -400,5 +400,6 @@ void ae_conns_detach(rlk_async *ac);
 /* The client's memory (engine.c), from rlk_async_free or at the exit of
  * the handler it ran in. */
 void ae_destroy(rlk_async *ac);
+
 
 #endif

@@ -37,11 +37,119 @@
 #include "runtime/ae_route.h"
 #include "runtime/ae_timer.h"
 
+/* ---------------------------------------------------------------- the client's life */
+
+rlk_async *rlk_ae_new(rlk_client *c, rlk_rt_counters *counters, int borrowed)
+{
+    rlk_async *ac = calloc(1, sizeof *ac);
+    int routed;
+
+    if (!ac)
+        return NULL;
+    ac->armed = -2;
+    ac->c = c;
+    ac->counters = counters;
+    ac->cref = calloc(1, sizeof *ac->cref);
+    routed = !c->fatal && ae_routed(ac);
+    if (!ac->cref || (!routed && ae_route_setup(ac, 0) != RLK_OK)) {
+        free(ac->cref);
+        free(ac->nodes[0]);
+        free(ac);
+        return NULL;
+    }
+    pthread_mutex_init(&ac->cref->mu, NULL);
+    pthread_cond_init(&ac->cref->cv, NULL);
+    ac->cref->refs = 1;
+    ac->cref->borrowed = borrowed;
+    ac->cref->c = c;
+    /* A cluster's seeds are the first nodes; the map (CLUSTER SLOTS) names the masters. */
+    if (c->fatal) {
+        ac->fatal = c->fatal;
+        snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "%s", c->fatal_msg);
+    } else if (routed && ae_route_setup(ac, 1) != RLK_OK) {
+        ac->fatal = RLK_ERR_NOMEM;
+        snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "out of memory");
+    } else if (routed && !ac->nnodes) {
+        ac->fatal = RLK_ERR_URL;
+        snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "redis+cluster://: no seed node");
+    }
+    if (c->pubsub_opt != RLK_PUBSUB_AUTO)
+        ac->pubsub = c->pubsub_opt;
+    else if (!ae_routed(ac))
+        ac->pubsub = RLK_PUBSUB_GLOBAL;     /* one server (or sentinel): as the blocking client */
+    if (rlk_random_uuid(ac->uuid) != 0 && !ac->fatal) {
+        ac->fatal = RLK_ERR_IO;
+        snprintf(ac->fatal_msg, sizeof ac->fatal_msg, "no random source for the client uuid");
+    }
+    return ac;
+}
+
+int rlk_async_attach(rlk_async *ac, const rlk_async_hooks *hooks)
+{
+    if (!ac || !hooks || !hooks->attach || !hooks->watch || !hooks->detach || !hooks->set_timer ||
+        !hooks->cleanup || ac->attached || ac->closing)
+        return RLK_ERR_ARG;
+    ac->hooks = *hooks;
+    ac->attached = 1;
+    ae_enter(ac);
+    ae_conns_attach(ac);
+    ae_chans_up(ac);
+    ae_leave(ac);
+    return RLK_OK;
+}
+
+int rlk_ae_close_begin(rlk_async *ac)
+{
+    rlk_ae_call *call;
+
+    if (!ac || ac->closing)
+        return -1;
+    ac->depth++;
+    ac->closing = 1;
+    /* Calls first: their kinds complete their requests with the error. */
+    for (int i = 0; i < ac->nnodes; i++)
+        ae_route_calls_fail(ac, ac->nodes[i], RLK_ERR_CLOSED, "the async client is being freed", 1);
+    while ((call = ae_callq_pop(&ac->parked)))
+        ae_call_end(ac, call, RLK_ERR_CLOSED, NULL, "the async client is being freed", 0);
+    /* Every request ends now, callbacks included (a request made by one of
+     * them ends with RLK_ERR_CLOSED at once, and is delivered here too). */
+    for (;;) {
+        for (rlk_async_req *r = ac->reqs; r; r = r->next)
+            rlk_ae_complete(r, RLK_ERR_CLOSED, 0, NULL, "the async client was freed");
+        if (!ac->qhead)
+            break;
+        ae_deliver(ac);
+    }
+    return 0;
+}
+
+void rlk_ae_close_end(rlk_async *ac)
+{
+    for (int i = 0; i < RLK_AE_SLOTS; i++)
+        if (ac->kind_data[i] && ac->kind_destroy[i])
+            ac->kind_destroy[i](ac->kind_data[i]);
+    if (ac->attached) {
+        ae_conns_detach(ac);
+        ac->hooks.set_timer(ac->hooks.data, -1);
+        ac->hooks.cleanup(ac->hooks.data);
+    }
+    ac->depth--;
+    if (ac->depth)
+        ac->destroy_pending = 1;
+    else
+        ae_destroy(ac);
+}
+
 /* ---------------------------------------------------------------- small things */
 
 rlk_client *rlk_ae_client(rlk_async *ac)
 {
     return ac->c;
+}
+
+void rlk_ae_sub_name(rlk_async *ac, const char *name)
+{
+    ac->sub_name = name;
 }
 
 void rlk_ae_owner(rlk_async *ac, unsigned long long task, char *buf, size_t len)
@@ -269,10 +377,11 @@ void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why)
 
 /* The connect itself failed (refused, unreachable, timed out, the TLS
  * handshake): counted for a command connection (rlk_metrics.connect_failures,
- * as the blocking pool counts its own), then dropped. */
+ * as the blocking pool counts its own; not the blocking subscriber's), then
+ * dropped. */
 static void ae_conn_unmade(rlk_async *ac, ae_conn *k, const char *why)
 {
-    if (!k->is_sub)
+    if (!k->is_sub && !ac->sub_name)
         RLK_CLIENT_COUNT(ac->c, connect_failures);
     ae_conn_drop(ac, k, why);
 }
@@ -338,9 +447,17 @@ nomem:
 
 static void ae_cref_put(ae_cref *r)
 {
-    if (!rlk_ref_put(&r->mu, &r->refs))
+    int last;
+
+    pthread_mutex_lock(&r->mu);
+    last = --r->refs == 0;
+    pthread_cond_broadcast(&r->cv);     /* a borrowing engine's free waits for its dials */
+    pthread_mutex_unlock(&r->mu);
+    if (!last)
         return;
-    rlk_client_free(r->c);
+    if (!r->borrowed)
+        rlk_client_free(r->c);
+    pthread_cond_destroy(&r->cv);
     pthread_mutex_destroy(&r->mu);
     free(r);
 }
@@ -769,8 +886,8 @@ void ae_conns_attach(rlk_async *ac)
 {
     if (ac->fatal)
         return;
-    if (!ae_routed(ac))
-        ae_conn_start(ac, &AE_N0(ac)->cmd);
+    if (!ae_routed(ac) && !ac->cref->borrowed)
+        ae_conn_start(ac, &AE_N0(ac)->cmd);     /* (the blocking subscriber's: with a call) */
     else
         ae_route_refresh(ac);
     if (rlk_topo_resolves(ac->c))
@@ -794,6 +911,14 @@ void ae_destroy(rlk_async *ac)
         free(ac->nodes[i]);
     }
     rlk_slotmap_free(&ac->map);
-    ae_cref_put(ac->cref);     /* the client goes with the last dial thread */
+    if (ac->cref->borrowed) {
+        /* The client is the caller's once this returns: its dial threads end first (each
+         * bounded by the client's connect timeout). */
+        pthread_mutex_lock(&ac->cref->mu);
+        while (ac->cref->refs > 1)
+            pthread_cond_wait(&ac->cref->cv, &ac->cref->mu);
+        pthread_mutex_unlock(&ac->cref->mu);
+    }
+    ae_cref_put(ac->cref);     /* an own client goes with the last dial thread */
     free(ac);
 }

@@ -40,6 +40,25 @@
 
 /* ---------------------------------------------------------------- the client */
 
+/* A new engine client on c (rlk_async_new's, prepared for it and freed with
+ * it; or borrowed: a connected blocking client, RedLock's, that must outlive
+ * it), counting into counters (NULL: none). No I/O until attached
+ * (rlk_async_attach). NULL: out of memory. */
+rlk_async *rlk_ae_new(rlk_client *c, rlk_rt_counters *counters, int borrowed);
+/* rlk_async_free's two halves, with what its creator owns in between (the
+ * watchdog's holds, the runtime): _begin ends every call and request with
+ * RLK_ERR_CLOSED (-1: NULL or closing already: nothing to do); _end frees
+ * the kinds' data, lets the loop go and frees the memory (at the exit of
+ * the handler it ran in). A borrowed client's engine waits for its dial
+ * threads there, so the client is the caller's again once it returns. */
+int rlk_ae_close_begin(rlk_async *ac);
+void rlk_ae_close_end(rlk_async *ac);
+
+/* The blocking subscriber's client (runtime/bg.c, before it is attached):
+ * its pub/sub connections are named name (CLIENT SETNAME in their set-up;
+ * an ACL's refusal is ignored) and counted in the counters' sub_*. */
+void rlk_ae_sub_name(rlk_async *ac, const char *name);
+
 /* The client's inner blocking-API client: never connected, it only carries
  * the parsed URL, options (watchdog_lease_ms, command_timeout_ms, ...),
  * transport set-up and script set. Do not call into the pool with it. */
