@@ -275,21 +275,6 @@ static rlk_client *rlk_cluster_follow(rlk_client *c, int kind, int slot, const c
     return n;
 }
 
-/* For a subscriber: a -MOVED reply to SSUBSCRIBE (its text) gives the slot
- * to the node it names, as a redirected call would; anything else, or a
- * sunsubscribe push (the slot migrated away), refreshes the map (at most
- * every RLK_CLUSTER_REFRESH_MS). */
-static void rlk_cluster_redirected(rlk_client *c, const char *err)
-{
-    char host[RLK_SLOTMAP_HOST_MAX];
-    int slot, port, kind = err ? rlk_slotmap_redirect(err, &slot, host, sizeof host, &port) : 0;
-
-    if (kind != 0)
-        (void)rlk_cluster_follow(c, kind, slot, host, port);
-    else
-        (void)rlk_cluster_refresh(c, 0);
-}
-
 int rlk_cluster_owner_addr(rlk_client *c, int slot, char *buf, size_t len)
 {
     rlk_client *n = rlk_cluster_pick(c, slot, 1);
@@ -524,8 +509,6 @@ const rlk_topo rlk_topo_cluster = {
     .command_slot = rlk_cluster_command_slot,
     .run = rlk_cl_run,
     .open = rlk_cl_open,
-    .redirected = rlk_cluster_redirected,
-    .owner = rlk_cluster_owner_addr,
     .masters = rlk_cluster_masters,
     .pubsub_auto = rlk_cl_pubsub_auto,
 };

@@ -57,23 +57,9 @@ void rlk_topo_check(rlk_client *c)
         c->topo->check(c);
 }
 
-void rlk_topo_redirected(rlk_client *c, const char *err)
-{
-    if (c->topo->redirected)
-        c->topo->redirected(c, err);
-}
-
 int rlk_topo_masters(rlk_client *c, rlk_client **out, int max)
 {
     return c->topo->masters(c, out, max);
-}
-
-int rlk_topo_owner(rlk_client *c, int slot, char *buf, size_t len)
-{
-    if (c->topo->owner)
-        return c->topo->owner(c, slot, buf, len);
-    snprintf(buf, len, "%s", c->addr);
-    return 0;
 }
 
 typedef struct rlk_eval_call {

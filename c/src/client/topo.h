@@ -90,14 +90,6 @@ typedef struct rlk_topo {
      * NULL) gets the time of the last one. NULL: never. */
     unsigned long long (*moves)(rlk_client *c, long long *last_ns);
 
-    /* A subscriber's redirect: the text of a refusal of SSUBSCRIBE (-MOVED:
-     * the slot's new owner), or NULL after a sunsubscribe push (the slot
-     * moved away): the variant learns where slots go now. NULL: nothing. */
-    void (*redirected)(rlk_client *c, const char *err);
-    /* The address ("host:port") of slot's master into buf: 0, or -1 when
-     * not known. NULL: the one server, c->addr. */
-    int (*owner)(rlk_client *c, int slot, char *buf, size_t len);
-
     /* The clients that hold the scripts, one per master (c itself when
      * there is one master); at most max; they belong to c. */
     int (*masters)(rlk_client *c, rlk_client **out, int max);
@@ -133,9 +125,6 @@ int rlk_topo_masters(rlk_client *c, rlk_client **out, int max);
 int rlk_topo_open(rlk_client *c, int slot, redisContext **out, char *addr);
 /* The watchdog's check before a round (rlk_topo.check), when the variant has one. */
 void rlk_topo_check(rlk_client *c);
-/* The subscriber's redirect and the owner of a slot (rlk_topo.redirected, .owner). */
-void rlk_topo_redirected(rlk_client *c, const char *err);
-int rlk_topo_owner(rlk_client *c, int slot, char *buf, size_t len);
 /* Script s by the topology's route (the pool of the one server, or the
  * slot's master), within timeout_ms when >= 0 (a thread that renews
  * through the routed pools: the watchdog, a permit keeper). */

@@ -164,6 +164,10 @@ static void ae_sub_send(rlk_async *ac, ae_conn *k, ae_chan *ch, int sub)
     ch->conn = k;
     ch->last_sent = (signed char)sub;
     ch->outstanding++;
+    if (sub)
+        AE_SUB_COUNT(ac, subscribes);
+    else
+        AE_SUB_COUNT(ac, unsubscribes);
     if ((ae_routed(ac) && ae_sq_push(k, ch, sub) != 0) ||
         redisAppendCommandArgv(k->ctx, 2, argv, NULL) != REDIS_OK)
         ae_conn_drop(ac, k, "out of memory");
@@ -258,6 +262,13 @@ int rlk_ae_sub_ready(const rlk_ae_sub *s)
     return s && s->ch->live && rlk_sub_confirmed(s->ch->last_sent == 1, s->ch->outstanding);
 }
 
+const char rlk_ae_down[] = "";
+
+void rlk_ae_sub_downs(rlk_ae_sub *s)
+{
+    s->downs = 1;
+}
+
 static void ae_sub_unlink(ae_chan *ch, rlk_ae_sub *s)
 {
     AE_DLIST_UNLINK(ch->head, s);
@@ -285,14 +296,15 @@ void rlk_ae_unsubscribe(rlk_ae_sub *s)
     ae_chan_settle(ac, ch);
 }
 
-/* Calls the listeners of ch with a message (msg NULL: subscribed). */
+/* Calls the listeners of ch with a message (msg NULL: subscribed; rlk_ae_down: those that
+ * asked). */
 static void ae_chan_dispatch(rlk_async *ac, ae_chan *ch, const char *msg, size_t len)
 {
     rlk_ae_sub *s, *next;
 
     ch->dispatching++;
     for (s = ch->head; s && !ac->closing; s = s->next)
-        if (!s->dead) {
+        if (!s->dead && (msg != rlk_ae_down || s->downs)) {
             if (!msg && s->ready) {
                 rlk_ae_timer_del(s->ready);
                 s->ready = NULL;
@@ -311,15 +323,27 @@ static void ae_chan_dispatch(rlk_async *ac, ae_chan *ch, const char *msg, size_t
     }
 }
 
+/* ch cannot be subscribed now: its listeners that asked hear it. */
+static void ae_chan_down(rlk_async *ac, ae_chan *ch)
+{
+    if (ch->listeners)
+        ae_chan_dispatch(ac, ch, rlk_ae_down, 0);      /* which settles the channel */
+    else
+        ae_chan_maybe_free(ac, ch);
+}
+
 void ae_chans_down(rlk_async *ac, ae_conn *k)
 {
     ae_sq_clear(k);     /* no answer will come: the channels below have none to drop */
+    /* Its channels, and those waiting for a connection (k's, on one server). */
     AE_CHANS_EACH(ac, i, ch, next) {
-        if (ch->conn == k) {
+        if (ch->conn == k || !ch->conn) {
             ae_chan_detach(ch);
-            ae_chan_maybe_free(ac, ch);
+            ae_chan_down(ac, ch);
         }
     }
+    if (ac->closing)
+        return;
     /* Subscribed again (elsewhere on a cluster, once the map says where). */
     if (ae_routed(ac))
         ae_chans_up(ac);
@@ -422,29 +446,40 @@ static ae_chan *ae_sub_answered(rlk_async *ac, ae_conn *k, const rlk_sub_frame *
  * and its channels with it. A SUBSCRIBE's answer makes the channel live;
  * its listeners hear fn(NULL) when it is the last command sent for it and
  * none is outstanding. */
-void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
+int ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
 {
     rlk_sub_frame f;
     ae_chan *ch;
-    int own, kind, sub;
+    int own, kind, sub, i = k->setup_n - k->setup_left;
 
     if (k->setup_left > 0) {
-        if (rlk_conn_check_setup_reply(ac->c, k->setup_n - k->setup_left, r) != RLK_OK)
-            ae_conn_drop(ac, k, rlk_errstr(ac->c));
+        /* The name's reply is the last: an ACL's refusal of it is not fatal. */
+        if (ac->sub_name && k->setup_left == 1
+                ? r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOPERM", 6) != 0
+                : rlk_conn_check_setup_reply(ac->c, i, r) != RLK_OK)
+            ae_conn_drop(ac, k, r->type == REDIS_REPLY_ERROR ? r->str : rlk_errstr(ac->c));
         else if (--k->setup_left == 0)
             ae_conn_up(ac, k);
-        return;
+        return 0;
     }
     switch (kind = rlk_sub_classify(r, &f)) {
     case RLK_SUB_FRAME_ERROR:
-        if (ae_routed(ac))
+        if (ae_routed(ac)) {
             ae_sub_refused(ac, k, r);
-        return;     /* one server: nothing to learn from it */
+            return 0;
+        }
+        /* One server: the refusal of one of the SUBSCRIBEs still unanswered. */
+        AE_CHANS_EACH(ac, j, ch, next) {
+            if (ch->conn == k && ch->last_sent == 1 && ch->outstanding)
+                ae_chan_down(ac, ch);
+        }
+        return 0;
     case RLK_SUB_FRAME_MESSAGE:
+        AE_SUB_COUNT(ac, sub_messages);
         ch = ae_chan_find(ac, f.chan);
         if (ch && ch->conn == k && ch->live && f.payload)
             ae_chan_dispatch(ac, ch, f.payload, f.len);
-        return;     /* the dispatch settles the channel */
+        return 1;   /* the dispatch settles the channel */
     case RLK_SUB_FRAME_SUBSCRIBE:
     case RLK_SUB_FRAME_UNSUBSCRIBE:
         sub = kind == RLK_SUB_FRAME_SUBSCRIBE;
@@ -452,7 +487,7 @@ void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
             /* An UNSUBSCRIBE pushed by the server: the channel's slot went to another node. */
             if (!sub && !own && (ch = ae_chan_find(ac, f.chan)) && ch->conn == k)
                 ae_chan_moved(ac, ch, 1);
-            return;
+            return 0;
         }
         ch->outstanding--;
         ch->live = (signed char)sub;
@@ -460,9 +495,9 @@ void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
             ae_chan_dispatch(ac, ch, NULL, 0);      /* which settles the channel */
         else if (!ac->closing)
             ae_chan_settle(ac, ch);
-        return;
+        return 0;
     default:
-        return;
+        return 0;
     }
 }
 

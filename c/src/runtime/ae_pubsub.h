@@ -11,8 +11,9 @@
 
 #include "runtime/ae_state.h"
 
-/* One reply on pub/sub connection k (its set-up's, an answer or a message). */
-void ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r);
+/* One reply on pub/sub connection k (its set-up's, an answer or a message):
+ * 1 when it was a message. */
+int ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r);
 /* A pub/sub connection is up (or the map or mode changed): every channel
  * someone listens to, subscribed where it goes. */
 void ae_chans_up(rlk_async *ac);

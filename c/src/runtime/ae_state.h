@@ -25,6 +25,7 @@
 #include "runtime/wd_rule.h"
 
 #define AE_SWEEP_MS 100             /* how often timeouts of calls and connects are checked */
+#define AE_PING_MS 1000             /* a pub/sub connection silent this long is sent a PING */
 #define AE_BACKOFF_MIN_MS 20        /* the first reconnect's delay (after the immediate one) */
 #define AE_BACKOFF_MAX_MS 1000      /* the longest */
 #define AE_RENEW_BATCH 100          /* holds per renewal call */
@@ -156,6 +157,8 @@ typedef struct ae_conn {
     long long since;                /* monotonic ms the dial or set-up started */
     rlk_ae_timer *retry;
     int is_sub;
+    long long rx, ping;             /* pub/sub: monotonic ms of its last read, of the PING
+                                       unanswered since (0: none) */
     ae_dial *dial;                  /* a dial on its thread, or NULL */
     unsigned long long switches;    /* sentinel: the switches when this connection was named */
     void *dial_handle;              /* the loop's handle of dial->sv[0] */
@@ -186,6 +189,7 @@ struct rlk_ae_sub {
     rlk_ae_msg_fn fn;
     void *arg;
     int dead;                       /* removed during a dispatch: unlinked after it */
+    int downs;                      /* hears rlk_ae_down too (rlk_ae_sub_downs) */
     rlk_ae_timer *ready;            /* fn(NULL) on the next turn: the channel was live */
 };
 
@@ -249,6 +253,8 @@ struct rlk_async {
     rlk_ae_timer *sweep;
 
     int pubsub;                     /* RLK_PUBSUB_GLOBAL / _SHARDED; 0: not known yet (cluster) */
+    const char *sub_name;           /* the blocking subscriber's client (rlk_ae_sub_name): its
+                                       pub/sub connections' name; NULL: none */
 
     /* Cluster (ae_routed): the slot map (client/slotmap.h: its node i is nodes[i]),
      * filled by CLUSTER SLOTS. */
@@ -292,6 +298,11 @@ struct rlk_async {
 };
 
 #define AE_N0(ac) ((ac)->nodes[0])
+/* Counts one of the counters' sub_* (the blocking subscriber's client only). */
+#define AE_SUB_COUNT(ac, field) do {                                            \
+        if ((ac)->sub_name && (ac)->counters)                                   \
+            RLK_COUNT((ac)->counters, field);                                   \
+    } while (0)
 
 /* The engine's intrusive lists (requests, listeners, holds, call queues):
  * e goes first in the doubly linked list at head; e leaves it (e's own
@@ -392,5 +403,6 @@ void ae_conns_detach(rlk_async *ac);
 /* The client's memory (engine.c), from rlk_async_free or at the exit of
  * the handler it ran in. */
 void ae_destroy(rlk_async *ac);
+
 
 #endif

@@ -148,6 +148,11 @@ rlk_client *rlk_ae_client(rlk_async *ac)
     return ac->c;
 }
 
+void rlk_ae_sub_name(rlk_async *ac, const char *name)
+{
+    ac->sub_name = name;
+}
+
 void rlk_ae_owner(rlk_async *ac, unsigned long long task, char *buf, size_t len)
 {
     snprintf(buf, len, "%s:%llu", ac->uuid, task);
@@ -353,7 +358,11 @@ void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why)
     k->events = 0;
     rlk_transport_free(k->ctx);
     k->ctx = NULL;
-    if (k->state == AE_UP || k->state == AE_SETUP)
+    if (k->is_sub && k->state == AE_UP)
+        AE_SUB_COUNT(ac, sub_drops);
+    /* Again at once after a drop; after a refused set-up (a server at maxclients accepts, then
+     * refuses) with the backoff of a failed connect. */
+    if (k->state == AE_UP)
         k->fails = 1;
     else
         k->fails++;
@@ -374,10 +383,11 @@ void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why)
 
 /* The connect itself failed (refused, unreachable, timed out, the TLS
  * handshake): counted for a command connection (rlk_metrics.connect_failures,
- * as the blocking pool counts its own), then dropped. */
+ * as the blocking pool counts its own; not the blocking subscriber's), then
+ * dropped. */
 static void ae_conn_unmade(rlk_async *ac, ae_conn *k, const char *why)
 {
-    if (!k->is_sub)
+    if (!k->is_sub && !ac->sub_name)
         RLK_CLIENT_COUNT(ac->c, connect_failures);
     ae_conn_drop(ac, k, why);
 }
@@ -387,16 +397,21 @@ void ae_conn_up(rlk_async *ac, ae_conn *k)
 {
     k->state = AE_UP;
     k->fails = 0;
-    if (k->is_sub)
+    if (k->is_sub) {
+        AE_SUB_COUNT(ac, sub_connects);
+        k->rx = rlk_ae_now_ms();
+        k->ping = 0;
         ae_chans_up(ac);
-    else
+    } else {
         ae_cmd_up(ac, k->node);
+    }
 }
 
 /* The connection is made: its set-up goes out first. A command connection
  * fences the one that broke (its lost calls have run or never will once it
  * is killed), then AUTH/SELECT, then CLIENT ID; a pub/sub one sends
- * AUTH/SELECT and counts their replies (none: it is up). */
+ * AUTH/SELECT, then CLIENT SETNAME when the client names them, and counts
+ * their replies (none: it is up). */
 static void ae_conn_connected(rlk_async *ac, ae_conn *k)
 {
     const char *argv[3];
@@ -418,6 +433,13 @@ static void ae_conn_connected(rlk_async *ac, ae_conn *k)
         if (k->is_sub ? redisAppendCommandArgv(k->ctx, argc, argv, lens) != REDIS_OK
                       : ae_internal(ac, k->node, AE_CALL_SETUP, i, argc, argv, lens) != 0)
             goto nomem;
+    if (k->is_sub && ac->sub_name) {
+        const char *nv[3] = {"CLIENT", "SETNAME", ac->sub_name};
+
+        if (redisAppendCommandArgv(k->ctx, 3, nv, NULL) != REDIS_OK)
+            goto nomem;
+        i++;    /* its reply is the set-up's last */
+    }
     if (!k->is_sub &&
         ae_internal(ac, k->node, AE_CALL_ID, 0, 2, (const char *[2]){"CLIENT", "ID"}, NULL) != 0)
         goto nomem;
@@ -672,6 +694,19 @@ static void ae_conn_check_connect(rlk_async *ac, ae_conn *k)
 
 /* ---------------------------------------------------------------- the sweep */
 
+/* A pub/sub connection while channels are: a PING after AE_PING_MS of silence; dropped when
+ * nothing came within the command timeout after it (a half-open connection tells nothing). */
+static void ae_keepalive(rlk_async *ac, ae_conn *k, long long now)
+{
+    if (k->ping && now - k->ping > ac->c->command_timeout_ms) {
+        ae_conn_drop(ac, k, "PING unanswered within the command timeout");
+    } else if (!k->ping && now - k->rx >= AE_PING_MS) {
+        k->ping = now;
+        if (redisAppendCommand(k->ctx, "PING") != REDIS_OK)
+            ae_conn_drop(ac, k, "out of memory");
+    }
+}
+
 /* Connects that take too long, and calls without a reply within the
  * command timeout (the connection is dropped: the reply is lost), and
  * calls that could not be written for as long. */
@@ -691,6 +726,8 @@ static void ae_sweep_fire(rlk_async *ac, void *arg)
                 now - k->since > ac->c->connect_timeout_ms)
                 (k->state == AE_CONNECTING ? ae_conn_unmade : ae_conn_drop)(ac, k,
                                                                             "connect timed out");
+            else if (k->is_sub && k->state == AE_UP && ac->nchans)
+                ae_keepalive(ac, k, now);
         }
         if (ac->closing)
             return;
@@ -733,10 +770,8 @@ static void ae_sweep_fire(rlk_async *ac, void *arg)
 
 /* Sentinel: a switch the follower saw drops the connections to the old
  * master (calls in flight are lost and settled; waiters resubscribe). */
-static void ae_sn_watch_fire(rlk_async *ac, void *arg)
+void rlk_ae_follow(rlk_async *ac)
 {
-    (void)arg;
-    ac->sn_watch = NULL;
     if (ac->sn_ready) {
         unsigned long long n = rlk_topo_moves(ac->c);
         ae_conn *ks[2] = {&AE_N0(ac)->cmd, &AE_N0(ac)->sub};
@@ -745,6 +780,13 @@ static void ae_sn_watch_fire(rlk_async *ac, void *arg)
             if (ks[i]->state != AE_DOWN && !ks[i]->dial && ks[i]->switches != n)
                 ae_conn_drop(ac, ks[i], "the sentinels named a new master");
     }
+}
+
+static void ae_sn_watch_fire(rlk_async *ac, void *arg)
+{
+    (void)arg;
+    ac->sn_watch = NULL;
+    rlk_ae_follow(ac);
     if (!ac->closing)
         ac->sn_watch = rlk_ae_timer_add(ac, 250, ae_sn_watch_fire, NULL);
 }
@@ -760,7 +802,7 @@ void ae_sweep_ensure(rlk_async *ac)
 
         need = n->inflight.head || n->unsent.head || n->cmd.state == AE_CONNECTING ||
                n->cmd.state == AE_SETUP || n->sub.state == AE_CONNECTING ||
-               n->sub.state == AE_SETUP;
+               n->sub.state == AE_SETUP || (n->sub.state == AE_UP && ac->nchans);
     }
     if (need)
         ac->sweep = rlk_ae_timer_add(ac, AE_SWEEP_MS, ae_sweep_fire, NULL);
@@ -772,9 +814,14 @@ void ae_sweep_ensure(rlk_async *ac)
 static void ae_conn_read(rlk_async *ac, ae_conn *k)
 {
     int rc = rlk_transport_read(k->ctx);
+    int msgs = 0;       /* messages read (pub/sub) */
     char why[128];
 
     snprintf(why, sizeof why, "%s", k->ctx->err ? k->ctx->errstr : "");
+    if (k->is_sub) {
+        k->rx = rlk_ae_now_ms();
+        k->ping = 0;
+    }
     for (;;) {
         void *reply = NULL;
 
@@ -786,13 +833,15 @@ static void ae_conn_read(rlk_async *ac, ae_conn *k)
         if (!reply)
             break;
         if (k->is_sub)
-            ae_sub_reply(ac, k, reply);
+            msgs += ae_sub_reply(ac, k, reply);
         else
             ae_cmd_reply(ac, k->node, reply);
         freeReplyObject(reply);
         if (ac->closing || !k->ctx)
             return;
     }
+    if (msgs)
+        AE_SUB_COUNT(ac, sub_wakeups);      /* a read that brought messages */
     if (rc != REDIS_OK)
         ae_conn_drop(ac, k, why[0] ? why : "connection closed");
     else if (!k->is_sub && ac->cmd_readonly) {
@@ -847,8 +896,8 @@ void ae_conns_attach(rlk_async *ac)
 {
     if (ac->fatal)
         return;
-    if (!ae_routed(ac))
-        ae_conn_start(ac, &AE_N0(ac)->cmd);
+    if (!ae_routed(ac) && !ac->cref->borrowed)
+        ae_conn_start(ac, &AE_N0(ac)->cmd);     /* (the blocking subscriber's: with a call) */
     else
         ae_route_refresh(ac);
     if (rlk_topo_resolves(ac->c))

@@ -54,6 +54,11 @@ rlk_async *rlk_ae_new(rlk_client *c, rlk_rt_counters *counters, int borrowed);
 int rlk_ae_close_begin(rlk_async *ac);
 void rlk_ae_close_end(rlk_async *ac);
 
+/* The blocking subscriber's client (runtime/bg.c, before it is attached):
+ * its pub/sub connections are named name (CLIENT SETNAME in their set-up;
+ * an ACL's refusal is ignored) and counted in the counters' sub_*. */
+void rlk_ae_sub_name(rlk_async *ac, const char *name);
+
 /* The client's inner blocking-API client: never connected, it only carries
  * the parsed URL, options (watchdog_lease_ms, command_timeout_ms, ...),
  * transport set-up and script set. Do not call into the pool with it. */
@@ -74,6 +79,10 @@ const char *rlk_ae_publish_arg(rlk_async *ac);
  * that reaches nobody drops its ticket), so their waiters do not queue there,
  * as the blocking ones (kinds/sem_queue.c, rlk_sem_queue_alone). */
 int rlk_ae_counts_exact(rlk_async *ac);
+
+/* Sentinel: the connections made before the sentinels' latest switch are
+ * dropped now (the client's own watch does it within 250 ms). */
+void rlk_ae_follow(rlk_async *ac);
 
 /* 1 once rlk_async_free has started: start nothing new. */
 int rlk_ae_closing(rlk_async *ac);
@@ -192,7 +201,10 @@ typedef struct rlk_ae_sub rlk_ae_sub;
 /* A message on the listener's channel: msg and len; msg NULL: the
  * subscription is in place (first time, or again after a reconnect or a
  * move of its slot: messages may have been missed meanwhile, so attempt
- * again). */
+ * again); msg rlk_ae_down (a listener of rlk_ae_sub_downs only): it is not,
+ * and may not be for a while: its pub/sub connection could not be made or
+ * dropped, or the server refused its SUBSCRIBE (fn(NULL) follows once it is
+ * subscribed again). */
 typedef void (*rlk_ae_msg_fn)(rlk_async *ac, const char *channel, const char *msg, size_t len,
                               void *arg);
 
@@ -204,6 +216,10 @@ rlk_ae_sub *rlk_ae_subscribe(rlk_async *ac, const char *channel, rlk_ae_msg_fn f
 void rlk_ae_unsubscribe(rlk_ae_sub *s);
 /* 1 when the listener's channel is subscribed on the live connection. */
 int rlk_ae_sub_ready(const rlk_ae_sub *s);
+/* The listener hears rlk_ae_down from now on (the blocking subscriber: its
+ * waiters poll meanwhile). */
+extern const char rlk_ae_down[];
+void rlk_ae_sub_downs(rlk_ae_sub *s);
 
 /* ---------------------------------------------------------------- timers */
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * sub.h - the client's subscriber (sub.c): one connection + thread per
- * client. Waiters join a channel (reference counted: SUBSCRIBE on the
+ * sub.h - the client's subscriber (sub.c), on the engine's pub/sub on the
+ * client's background loop (bg.h). Waiters join a channel (reference counted: SUBSCRIBE on the
  * first, UNSUBSCRIBE when the last leaves), wait until the subscription is
  * confirmed, take a mark, try their acquire, and sleep on the channel's
  * wake permit.
@@ -13,8 +13,6 @@
  */
 #ifndef RLK_SUB_H
 #define RLK_SUB_H
-
-#include <hiredis/hiredis.h>
 
 #include "rlk.h"
 #include "runtime/counters.h"
@@ -89,13 +87,14 @@ int rlk_sub_try_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule,
 /* Wakes every waiter of the subscriber (rlk_interrupt_waits): they see
  * the interrupted flag given to rlk_sub_new and return. */
 void rlk_sub_interrupt(rlk_sub *s);
-/* Drops the subscriber's connection (the master changed): every waiter
- * wakes and retries, and the thread reconnects and subscribes again. */
+/* Drops the subscriber's connections to the old master (the sentinels named
+ * another; done on the loop, soon): their channels' waiters wake and retry,
+ * and the loop reconnects and subscribes again. */
 void rlk_sub_reset(rlk_sub *s);
 /* Adds a permit to a confirmed channel, as a message 0 would: the local
  * shortcut of a release made by this process (the message still comes). */
 void rlk_sub_poke(rlk_sub *s, rlk_sub_chan *ch);
-/* Called from the subscriber thread (no subscriber lock held) with the
+/* Called from the loop's thread (no subscriber lock held) with the
  * channel of every message received; NULL clears it. When this returns, no
  * call of the previous hook is running. */
 typedef void (*rlk_sub_hook_fn)(void *arg, const char *channel, size_t len);
