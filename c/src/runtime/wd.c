@@ -140,21 +140,19 @@ static int rlk_wd_eval(rlk_wd *wd, const char *script, int nkeys, const char **k
 
 /* ---------------------------------------------------------------- the thread: one call */
 
-/* One call of task for the batch positions idx[0..m): its outcomes into
- * wd->results. counted: the call counts in renew_calls / renew_errors (a
- * fallback's calls do not). */
-static void rlk_wd_call(rlk_wd *wd, const rlk_renew_task *task, const int *idx, int m,
-                        int counted)
+/* One call of task for batch[i..i+m): its outcomes into results[i..i+m). counted: the call
+ * counts in renew_calls / renew_errors (a fallback's calls do not). */
+static void rlk_wd_call(rlk_wd *wd, const rlk_renew_task *task, int i, int m, int counted)
 {
     int nkeys = 0, nargs, rc, each;
     redisReply *r = NULL;
     char lease[24];
 
     /* The entries of one call share their lease: one kind, one registry. */
-    snprintf(lease, sizeof lease, "%lld", wd->batch[idx[0]]->renew_ms);
+    snprintf(lease, sizeof lease, "%lld", wd->batch[i]->renew_ms);
     for (int k = 0; k < m; k++) {
-        rlk_renew_id_item(&wd->batch[idx[k]]->id, wd->batch[idx[k]]->arg, &wd->items[k]);
-        wd->out[k] = -1;
+        rlk_renew_id_item(&wd->batch[i + k]->id, wd->batch[i + k]->arg, &wd->items[k]);
+        wd->results[i + k] = -1;
     }
     memset(wd->lens, 0, RLK_WD_CALL_ARGS_MAX * sizeof *wd->lens);
     nargs = task->build(wd->items, m, lease, wd->keys, &nkeys, wd->args, wd->lens);
@@ -164,22 +162,18 @@ static void rlk_wd_call(rlk_wd *wd, const rlk_renew_task *task, const int *idx, 
     if (counted)
         RLK_COUNT(wd->counters, renew_calls);
     rc = rlk_wd_eval(wd, task->script, nkeys, wd->keys, nargs, wd->args, wd->lens, &r);
-    each = task->reply(rc, r, m, wd->out);
+    each = task->reply(rc, r, m, &wd->results[i]);
     if (counted && rc != RLK_OK)
         RLK_COUNT(wd->counters, renew_errors);
     if (r)
         freeReplyObject(r);
-    if (each && task->fallback) {
+    if (each && task->fallback)
         for (int k = 0; k < m; k++)
-            rlk_wd_call(wd, task->fallback, &idx[k], 1, 0);
-        return;
-    }
-    for (int k = 0; k < m; k++)
-        wd->results[idx[k]] = wd->out[k];
+            rlk_wd_call(wd, task->fallback, i + k, 1, 0);
 }
 
-/* Renews batch[0..n); results[i]: 1 renewed, 0 gone, -1 error. Each entry
- * goes in one call of its task, grouped as the task says. */
+/* Renews batch[0..n); results[i]: 1 renewed, 0 gone, -1 error. Each entry goes in one call of
+ * its task, grouped as the task says: the batch is reordered so a call's entries are adjacent. */
 static void rlk_wd_renew(rlk_wd *wd, int n)
 {
     int routed = rlk_topo_routed(wd->c);
@@ -196,24 +190,22 @@ static void rlk_wd_renew(rlk_wd *wd, int n)
             wd->round_limit_ns = left;
         if (e->period_ns < wd->round_period_ns)
             wd->round_period_ns = e->period_ns;
-        wd->results[i] = -1;
-        wd->grouped[i] = !e->id.task;   /* no task: not renewed (an error) */
+        wd->results[i] = -1;    /* no task: not renewed (an error) */
     }
     if (wd->ctx && rlk_wd_set_timeout(wd) != RLK_OK)
         rlk_wd_disconnect(wd);
-    for (int i = 0; i < n; i++) {
-        int m = 0;
+    for (int i = 0, m; i < n; i += m) {
+        m = 1;
+        for (int j = i + 1; j < n; j++) {
+            if (rlk_renew_same_call(&wd->batch[i]->id, &wd->batch[j]->id, routed)) {
+                rlk_hold *e = wd->batch[j];
 
-        if (wd->grouped[i])
-            continue;
-        for (int j = i; j < n; j++) {
-            if (j == i || (!wd->grouped[j] &&
-                           rlk_renew_same_call(&wd->batch[i]->id, &wd->batch[j]->id, routed))) {
-                wd->grouped[j] = 1;
-                wd->idx[m++] = j;
+                wd->batch[j] = wd->batch[i + m];
+                wd->batch[i + m++] = e;
             }
         }
-        rlk_wd_call(wd, wd->batch[i]->id.task, wd->idx, m, 1);
+        if (wd->batch[i]->id.task)
+            rlk_wd_call(wd, wd->batch[i]->id.task, i, m, 1);
     }
 }
 

@@ -65,9 +65,6 @@ struct rlk_wd {
     int conn_failed;            /* a connection error in this round: skip its other calls */
     rlk_hold *batch[RLK_WD_BATCH_MAX];
     int results[RLK_WD_BATCH_MAX];
-    int idx[RLK_WD_BATCH_MAX];      /* batch positions of one call's entries */
-    int grouped[RLK_WD_BATCH_MAX];  /* batch positions already given to a call */
-    int out[RLK_WD_BATCH_MAX];      /* one call's outcomes, in its order */
     rlk_renew_item items[RLK_WD_BATCH_MAX]; /* one call's entries, as its task sees them */
     const char *keys[RLK_WD_CALL_KEYS_MAX];
     const char *args[RLK_WD_CALL_ARGS_MAX];
