@@ -35,17 +35,6 @@
 
 #define RLK_WD_NAME "rlk-wd"
 
-/* A lost lock to report once the registry lock is released. */
-typedef struct rlk_lost_note {
-    struct rlk_lost_note *next;
-    int kind;
-    char *name;
-    char *owner;
-    int reason;
-    rlk_wd_lost_fn fn;          /* a kept entry's; NULL: the registry's report hook */
-    void *ud;
-} rlk_lost_note;
-
 /* ---------------------------------------------------------------- the thread: renewing */
 
 static void rlk_wd_disconnect(rlk_wd *wd)
@@ -211,40 +200,28 @@ static void rlk_wd_renew(rlk_wd *wd, int n)
 
 /* ---------------------------------------------------------------- the thread: bookkeeping (wd->mu held) */
 
-/* Drops e from the registry, marks it lost and queues its report last on the notes whose
- * end is *tail (kept, so that queueing does not walk the list). */
-static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_lost_note ***tail)
+/* Takes e off the thread's list and queues it last on the lost entries whose end is *tail (kept,
+ * so that queueing does not walk the list), to report once wd->mu is released. A hold's entry
+ * also leaves the registry, marked lost, and its channel. */
+static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_hold ***tail)
 {
-    rlk_lost_note *n = calloc(1, sizeof *n);
-
     rlk_wd_unlink(wd, e);
-    if (n) {
-        **tail = n;
-        *tail = &n->next;
-        wd->reporting = 1;      /* rlk_wd_unkeep waits until the reports are made */
-        n->kind = e->id.kind;
-        n->reason = reason;
-        n->fn = e->lost_fn;     /* a kept entry's own hook; NULL: the registry's */
-        n->ud = e->lost_ud;
+    **tail = e;
+    *tail = &e->next;
+    wd->reporting = 1;      /* rlk_wd_unkeep waits until the reports are made */
+    e->lost = reason;
+    if (e->rec) {
+        rlk_wd_mark(wd, e->rec);
+        rlk_holds_drop(wd->table, e->rec);
+        e->rec = NULL;
+        rlk_hold_leave(wd, e);
     }
-    if (!e->rec) {      /* kept: its holder frees it (rlk_wd_unkeep) */
-        e->lost = reason;
-        return;
-    }
-    rlk_wd_mark(wd, e->rec);
-    rlk_holds_drop(wd->table, e->rec);     /* the registry's record of the hold */
-    if (n) {
-        n->name = e->id.name;
-        n->owner = e->id.owner;
-        e->id.name = e->id.owner = NULL;
-    }
-    rlk_hold_free(wd, e);
 }
 
 /* Drops the failing entries whose lease has run out by the clock, and marks
  * those due by now (and those due within a quarter period, to renew them
  * together) in flight. Returns how many it marked. */
-static int rlk_wd_collect(rlk_wd *wd, long long now, rlk_lost_note ***tail)
+static int rlk_wd_collect(rlk_wd *wd, long long now, rlk_hold ***tail)
 {
     int n = 0;
 
@@ -272,7 +249,7 @@ static long long rlk_wd_next_due(rlk_wd *wd)
     return next;
 }
 
-static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_lost_note ***tail)
+static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_hold ***tail)
 {
     long long now = rlk_clock_now_ns();
 
@@ -307,21 +284,21 @@ static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_lost_note ***
 
 /* ---------------------------------------------------------------- reports */
 
-/* Reports (outside wd->mu) and frees the notes, oldest first: a kept entry's to its own hook,
- * the others through the one the runtime state installed (rt.c). */
-static void rlk_wd_report(rlk_wd *wd, rlk_lost_note *notes)
+/* Reports (outside wd->mu) the lost entries, oldest first: a kept entry to its own hook (its
+ * holder frees it: rlk_wd_unkeep, maybe from that hook), a hold's through the one the runtime
+ * state installed (rt.c), and frees it. */
+static void rlk_wd_report(rlk_wd *wd, rlk_hold *lost)
 {
-    while (notes) {
-        rlk_lost_note *n = notes;
+    while (lost) {
+        rlk_hold *e = lost;
 
-        notes = n->next;
-        if (n->fn)
-            n->fn(n->ud, n->reason);
-        else
-            wd->report(wd->report_ud, n->kind, n->name, n->owner, n->reason);
-        free(n->name);
-        free(n->owner);
-        free(n);
+        lost = e->next;
+        if (e->lost_fn) {
+            e->lost_fn(e->lost_ud, e->lost);
+        } else {
+            wd->report(wd->report_ud, e->id.kind, e->id.name, e->id.owner, e->lost);
+            rlk_hold_free(wd, e);
+        }
     }
 }
 
@@ -333,11 +310,11 @@ static void *rlk_wd_main(void *arg)
 
     pthread_mutex_lock(&wd->mu);
     while (!wd->stop) {
-        rlk_lost_note *notes = NULL, **tail = &notes;
+        rlk_hold *lost = NULL, **tail = &lost;
         long long sent_ns = rlk_clock_now_ns();
         int n = rlk_wd_collect(wd, sent_ns, &tail);
 
-        if (n == 0 && !notes) {
+        if (n == 0 && !lost) {
             rlk_clock_cond_wait_until(&wd->wake, &wd->mu, rlk_wd_next_due(wd));
             continue;
         }
@@ -347,9 +324,9 @@ static void *rlk_wd_main(void *arg)
             pthread_mutex_lock(&wd->mu);
             rlk_wd_apply(wd, n, sent_ns, &tail);
         }
-        if (notes) {
+        if (lost) {
             pthread_mutex_unlock(&wd->mu);
-            rlk_wd_report(wd, notes);
+            rlk_wd_report(wd, lost);
             pthread_mutex_lock(&wd->mu);
             wd->reporting = 0;
             pthread_cond_broadcast(&wd->settled);

@@ -137,7 +137,7 @@ typedef struct rlk_hold rlk_wd_kept;      /* a kept entry is an entry of its own
 typedef void (*rlk_wd_lost_fn)(void *ud, int reason);
 /* Keeps h (h->task renews it; its keys; h->kind and h->channel unused)
  * with lease_ms, renewed last at sent_ns; arg is what the task sees as
- * item.arg (kept alive by the caller until rlk_wd_unkeep). NULL with the
+ * item.arg (kept alive by the caller until rlk_wd_unkeep); lost: not NULL. NULL with the
  * error recorded (out of memory, no thread). */
 rlk_wd_kept *rlk_wd_keep(rlk_wd *wd, const rlk_hold_spec *h, const void *arg, long long lease_ms,
                          long long sent_ns, rlk_wd_lost_fn lost, void *ud);

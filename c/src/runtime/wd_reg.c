@@ -46,12 +46,18 @@ void rlk_wd_unlink(rlk_wd *wd, rlk_hold *e)
     }
 }
 
+void rlk_hold_leave(rlk_wd *wd, rlk_hold *e)
+{
+    if (e->sub_ch)      /* leave_now: the kind says its channel must not linger */
+        (e->leave_now ? rlk_sub_leave_now : rlk_sub_leave)(wd->sub, e->sub_ch);
+    e->sub_ch = NULL;
+}
+
 void rlk_hold_free(rlk_wd *wd, rlk_hold *e)
 {
     if (!e)
         return;
-    if (e->sub_ch)      /* leave_now: the kind says its channel must not linger */
-        (e->leave_now ? rlk_sub_leave_now : rlk_sub_leave)(wd->sub, e->sub_ch);
+    rlk_hold_leave(wd, e);
     free(e->channel);
     rlk_renew_id_free(&e->id);
     free(e);
