@@ -170,7 +170,7 @@ static void rlk_wd_renew(rlk_wd *wd, int n)
     rlk_topo_check(wd->c);     /* never renew on a master the sentinels no longer name */
     wd->conn_failed = 0;
     wd->round_limit_ns = LLONG_MAX;
-    wd->round_period_ns = wd->period_ns;
+    wd->round_period_ns = LLONG_MAX;
     for (int i = 0; i < n; i++) {
         const rlk_hold *e = wd->batch[i];
         long long left = e->last_ok_ns + e->lost_after_ns - rlk_clock_now_ns();
@@ -364,9 +364,6 @@ rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_sub *sub,
     wd->lease_ms = c->watchdog_lease_ms > 0 ? c->watchdog_lease_ms : RLK_DEFAULT_WATCHDOG_LEASE_MS;
     if (wd->lease_ms > RLK_NUM_MAX)
         wd->lease_ms = RLK_NUM_MAX;
-    wd->period_ns = wd->lease_ms * RLK_NS_PER_MS / 3;
-    if (wd->period_ns < RLK_NS_PER_MS)
-        wd->period_ns = RLK_NS_PER_MS;
     wd->table = rlk_holds_new();
     wd->lost = rlk_holds_new();
     if (!wd->table || !wd->lost || rlk_clock_cond_init(&wd->wake) != 0) {

@@ -55,7 +55,6 @@ struct rlk_wd {
     int stop;
     pthread_t thread;
     long long lease_ms;
-    long long period_ns;        /* of its watchdog entries */
     long long round_period_ns;  /* the shortest period among this round's entries */
     long long round_limit_ns;   /* this round's replies are waited for at most this long (from
                                    the round's start; <= 0: an entry is past due; LLONG_MAX:
