@@ -63,33 +63,26 @@ static long long rlk_wd_timeout_ms(const rlk_wd *wd)
     return ms;
 }
 
-static int rlk_wd_set_timeout(rlk_wd *wd)
-{
-    long long ms = rlk_wd_timeout_ms(wd);
-    struct timeval tv = {.tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
-
-    if (redisSetTimeout(wd->ctx, tv) != REDIS_OK)
-        return rlk_set_ctx_error(wd->c, wd->ctx, "watchdog connect");
-    return RLK_OK;
-}
-
+/* The watchdog connection (CLIENT SETNAME rlk-wd, and lib-name, lib-ver), opened again when not
+ * usable, with the round's timeout. */
 static int rlk_wd_connect(rlk_wd *wd)
 {
-    long long previous;
-    int rc;
+    long long ms = rlk_wd_timeout_ms(wd), previous;
+    struct timeval tv = {.tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
+    int rc = RLK_OK, fresh = !wd->ctx || !rlk_conn_usable(wd->c, wd->ctx);
 
-    if (wd->ctx && rlk_conn_usable(wd->c, wd->ctx))
-        return RLK_OK;
-    rlk_wd_disconnect(wd);
-    /* The round's timeout bounds the connect too: a TLS handshake (or an AUTH)
-     * with a hung server must not outlast the leases being renewed. */
-    previous = rlk_time_limit_enter(rlk_clock_now_ns() + rlk_wd_timeout_ms(wd) * RLK_NS_PER_MS);
-    rc = rlk_conn_open(wd->c, &wd->ctx);
-    rlk_time_limit_leave(previous);
-    if (rc == RLK_OK)
-        rc = rlk_wd_set_timeout(wd);
-    if (rc == RLK_OK)
-        rc = rlk_conn_setname(wd->c, wd->ctx, RLK_WD_NAME);    /* and lib-name, lib-ver */
+    if (fresh) {
+        rlk_wd_disconnect(wd);
+        /* The round's timeout bounds the connect too: a TLS handshake (or an AUTH)
+         * with a hung server must not outlast the leases being renewed. */
+        previous = rlk_time_limit_enter(rlk_clock_now_ns() + ms * RLK_NS_PER_MS);
+        rc = rlk_conn_open(wd->c, &wd->ctx);
+        rlk_time_limit_leave(previous);
+    }
+    if (rc == RLK_OK && redisSetTimeout(wd->ctx, tv) != REDIS_OK)
+        rc = rlk_set_ctx_error(wd->c, wd->ctx, "watchdog connect");
+    if (rc == RLK_OK && fresh)
+        rc = rlk_conn_setname(wd->c, wd->ctx, RLK_WD_NAME);
     if (rc != RLK_OK)
         rlk_wd_disconnect(wd);
     return rc;
@@ -181,8 +174,6 @@ static void rlk_wd_renew(rlk_wd *wd, int n)
             wd->round_period_ns = e->period_ns;
         wd->results[i] = -1;    /* no task: not renewed (an error) */
     }
-    if (wd->ctx && rlk_wd_set_timeout(wd) != RLK_OK)
-        rlk_wd_disconnect(wd);
     for (int i = 0, m; i < n; i += m) {
         m = 1;
         for (int j = i + 1; j < n; j++) {
