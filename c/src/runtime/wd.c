@@ -88,44 +88,15 @@ static int rlk_wd_connect(rlk_wd *wd)
     return rc;
 }
 
-/* One script call on the watchdog connection; the connection is closed
- * after a connection error (reopened on the next round), and the round's
- * other calls are skipped (their entries count as failed renewals). */
-static int rlk_wd_eval(rlk_wd *wd, const char *script, int nkeys, const char **keys, int nargs,
-                       const char **args, const size_t *lens, redisReply **r)
-{
-    const rlk_script_info *s = rlk_script_find(wd->c, script);
-    int rc;
-
-    *r = NULL;
-    if (wd->conn_failed)
-        return RLK_ERR_IO;
-    if (!s)
-        return rlk_set_error(wd->c, RLK_ERR_NOSUCHSCRIPT, "no script named '%s'", script);
-    if (rlk_topo_routed(wd->c)) {   /* by the first key; one node's trouble spares the others */
-        rc = rlk_topo_evalv(wd->c, s, nkeys, keys, NULL, nargs, args, lens, r,
-                            rlk_wd_timeout_ms(wd));
-    } else {
-        rc = rlk_wd_connect(wd);
-        if (rc == RLK_OK)
-            rc = rlk_conn_evalv(wd->c, wd->ctx, s, nkeys, keys, NULL, nargs, args, lens, r, NULL);
-        if (rlk_pool_conn_error(rc) || (wd->ctx && wd->ctx->err)) {
-            rlk_wd_disconnect(wd);
-            wd->conn_failed = 1;
-        }
-    }
-    /* Renewed, but fewer replicas than min_replicas acknowledged: counted, not undone. */
-    if (rc == RLK_OK && rlk_conn_acks_short(NULL))
-        RLK_COUNT(wd->counters, renew_unacked);
-    return rc;
-}
-
 /* ---------------------------------------------------------------- the thread: one call */
 
 /* One call of task for batch[i..i+m): its outcomes into results[i..i+m). counted: the call
- * counts in renew_calls / renew_errors (a fallback's calls do not). */
+ * counts in renew_calls / renew_errors (a fallback's calls do not). The connection is closed
+ * after a connection error (reopened on the next round), and the round's other calls are
+ * skipped (their entries count as failed renewals). */
 static void rlk_wd_call(rlk_wd *wd, const rlk_renew_task *task, int i, int m, int counted)
 {
+    const rlk_script_info *s = rlk_script_find(wd->c, task->script);
     int nkeys = 0, nargs, rc, each;
     redisReply *r = NULL;
     char lease[24];
@@ -143,7 +114,26 @@ static void rlk_wd_call(rlk_wd *wd, const rlk_renew_task *task, int i, int m, in
             wd->lens[k] = strlen(wd->args[k]);
     if (counted)
         RLK_COUNT(wd->counters, renew_calls);
-    rc = rlk_wd_eval(wd, task->script, nkeys, wd->keys, nargs, wd->args, wd->lens, &r);
+    if (wd->conn_failed) {
+        rc = RLK_ERR_IO;
+    } else if (!s) {
+        rc = rlk_set_error(wd->c, RLK_ERR_NOSUCHSCRIPT, "no script named '%s'", task->script);
+    } else if (rlk_topo_routed(wd->c)) {    /* by the first key: one node's trouble spares others */
+        rc = rlk_topo_evalv(wd->c, s, nkeys, wd->keys, NULL, nargs, wd->args, wd->lens, &r,
+                            rlk_wd_timeout_ms(wd));
+    } else {
+        rc = rlk_wd_connect(wd);
+        if (rc == RLK_OK)
+            rc = rlk_conn_evalv(wd->c, wd->ctx, s, nkeys, wd->keys, NULL, nargs, wd->args,
+                                wd->lens, &r, NULL);
+        if (rlk_pool_conn_error(rc) || (wd->ctx && wd->ctx->err)) {
+            rlk_wd_disconnect(wd);
+            wd->conn_failed = 1;
+        }
+    }
+    /* Renewed, but fewer replicas than min_replicas acknowledged: counted, not undone. */
+    if (rc == RLK_OK && rlk_conn_acks_short(NULL))
+        RLK_COUNT(wd->counters, renew_unacked);
     each = task->reply(rc, r, m, &wd->results[i]);
     if (counted && rc != RLK_OK)
         RLK_COUNT(wd->counters, renew_errors);
