@@ -199,15 +199,16 @@ static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_hold ***tail)
     }
 }
 
-/* Drops the failing entries whose lease has run out by the clock, and marks
- * those due by now (and those due within a quarter period, to renew them
- * together) in flight. Returns how many it marked. */
-static int rlk_wd_collect(rlk_wd *wd, long long now, rlk_hold ***tail)
+/* Drops the failing entries whose lease has run out by the clock, and marks those due by now
+ * (and those due within a quarter period, to renew them together) in flight; *next: when the
+ * earliest of the others is due (-1: none). Returns how many it marked. */
+static int rlk_wd_collect(rlk_wd *wd, long long now, long long *next, rlk_hold ***tail)
 {
     int n = 0;
 
-    for (rlk_hold *e = wd->holds, *next; e; e = next) {
-        next = e->next;
+    *next = -1;
+    for (rlk_hold *e = wd->holds, *after; e; e = after) {
+        after = e->next;
         if (e->inflight)
             continue;
         if (e->failing && rlk_renew_expired(now, e->last_ok_ns, e->lost_after_ns)) {
@@ -215,19 +216,11 @@ static int rlk_wd_collect(rlk_wd *wd, long long now, rlk_hold ***tail)
         } else if (n < RLK_WD_BATCH_MAX && e->next_due_ns <= now + e->period_ns / 4) {
             e->inflight = 1;
             wd->batch[n++] = e;
+        } else {
+            *next = rlk_clock_until_min(*next, e->next_due_ns);
         }
     }
     return n;
-}
-
-static long long rlk_wd_next_due(rlk_wd *wd)
-{
-    long long next = -1;
-
-    for (rlk_hold *e = wd->holds; e; e = e->next)
-        if (!e->inflight)
-            next = rlk_clock_until_min(next, e->next_due_ns);
-    return next;
 }
 
 static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_hold ***tail)
@@ -292,11 +285,11 @@ static void *rlk_wd_main(void *arg)
     pthread_mutex_lock(&wd->mu);
     while (!wd->stop) {
         rlk_hold *lost = NULL, **tail = &lost;
-        long long sent_ns = rlk_clock_now_ns();
-        int n = rlk_wd_collect(wd, sent_ns, &tail);
+        long long sent_ns = rlk_clock_now_ns(), next;
+        int n = rlk_wd_collect(wd, sent_ns, &next, &tail);
 
         if (n == 0 && !lost) {
-            rlk_clock_cond_wait_until(&wd->wake, &wd->mu, rlk_wd_next_due(wd));
+            rlk_clock_cond_wait_until(&wd->wake, &wd->mu, next);
             continue;
         }
         if (n > 0) {
