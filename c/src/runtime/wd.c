@@ -11,10 +11,8 @@
  * registry before its release is sent, and nothing renews an entry out of the registry. So no
  * renewal of an entry runs after its release.
  *
- * Outcomes per entry (rlk_renew_verdict): renewed (its lease counted from the send time); gone:
- * dropped and reported RLK_LOST_GONE; an error: retried a period later, dropped and reported
- * RLK_LOST_EXPIRED once its loss deadline passed. A dropped hold is never renewed again and is
- * marked lost until its owner acquires it again. Reports go through the hook rt.c installs.
+ * Outcomes per entry: rlk_renew_verdict (wd_rule.h). A hold dropped as lost is never renewed
+ * again and stays marked lost until its owner acquires it again; reports go outside wd->mu.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -382,12 +380,10 @@ rlk_wd_kept *rlk_wd_keep(rlk_wd *wd, const rlk_hold_spec *h, const void *arg, lo
                          long long sent_ns, rlk_wd_lost_fn lost, void *ud)
 {
     rlk_hold *e = NULL;
-    int rc;
 
     pthread_mutex_lock(&wd->mu);
-    rc = rlk_wd_start(wd);
-    if (rc == RLK_OK && !(e = rlk_hold_new(wd, h, lease_ms)))
-        rc = rlk_set_error(wd->c, RLK_ERR_NOMEM, "keep %s: out of memory", h->name);
+    if (rlk_wd_start(wd) == RLK_OK && !(e = rlk_hold_new(wd, h, lease_ms)))
+        rlk_set_error(wd->c, RLK_ERR_NOMEM, "keep %s: out of memory", h->name);
     if (e) {
         e->arg = arg;
         e->lost_fn = lost;
@@ -405,10 +401,9 @@ void rlk_wd_unkeep(rlk_wd *wd, rlk_wd_kept *e)
     if (!e)
         return;
     pthread_mutex_lock(&wd->mu);
-    /* From the watchdog thread (a lost report stopping its keeper) nothing
-     * is in flight and its own report is the one running. */
-    while (!(wd->started && pthread_equal(pthread_self(), wd->thread)) &&
-           (e->inflight || wd->reporting))
+    /* From the watchdog thread (a lost report stopping its keeper; e exists, so the thread
+     * does) nothing is in flight and its own report is the one running. */
+    while (!pthread_equal(pthread_self(), wd->thread) && (e->inflight || wd->reporting))
         pthread_cond_wait(&wd->settled, &wd->mu);
     if (!e->lost)
         rlk_wd_unlink(wd, e);
