@@ -50,7 +50,6 @@ struct rlk_wd {
     int reporting;              /* the thread is running lost reports */
     rlk_holds *lost;            /* lost marks: a record per hold declared lost, with the lease
                                    it was lost with (lease_ns, lease_ms, kind_data) */
-    size_t nlost;
     int started;
     int stop;
     pthread_t thread;
