@@ -41,11 +41,9 @@ static void rlk_wd_disconnect(rlk_wd *wd)
     wd->ctx = NULL;
 }
 
-/* A renewal slower than a period is retried rather than waited for: the
- * connection's timeout is the period (100 ms at least), never more than the
- * client's command timeout, and never past the moment the round's first
- * entry would be declared lost (wd->round_limit_ns, 10 ms at least), so a
- * hanging server cannot delay the declaration. */
+/* The round's timeout (docs/runtime.md "Timeout"): its shortest period (100 ms at least), never
+ * past the moment its first entry would be declared lost (10 ms at least), nor the command
+ * timeout; a slower renewal is retried, not waited for. */
 static long long rlk_wd_timeout_ms(const rlk_wd *wd)
 {
     long long ms = wd->round_period_ns / RLK_NS_PER_MS;
@@ -85,8 +83,6 @@ static int rlk_wd_connect(rlk_wd *wd)
         rlk_wd_disconnect(wd);
     return rc;
 }
-
-/* ---------------------------------------------------------------- the thread: one call */
 
 /* One call of task for batch[i..i+m): its outcomes into results[i..i+m). counted: the call
  * counts in renew_calls / renew_errors (a fallback's calls do not). The connection is closed
@@ -308,7 +304,6 @@ static void *rlk_wd_main(void *arg)
     return NULL;
 }
 
-/* wd->mu held. */
 int rlk_wd_start(rlk_wd *wd)
 {
     if (wd->started)
