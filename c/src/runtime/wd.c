@@ -11,10 +11,8 @@
  * registry before its release is sent, and nothing renews an entry out of the registry. So no
  * renewal of an entry runs after its release.
  *
- * Outcomes per entry (rlk_renew_verdict): renewed (its lease counted from the send time); gone:
- * dropped and reported RLK_LOST_GONE; an error: retried a period later, dropped and reported
- * RLK_LOST_EXPIRED once its loss deadline passed. A dropped hold is never renewed again and is
- * marked lost until its owner acquires it again. Reports go through the hook rt.c installs.
+ * Outcomes per entry: rlk_renew_verdict (wd_rule.h). A hold dropped as lost is never renewed
+ * again and stays marked lost until its owner acquires it again; reports go outside wd->mu.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -35,17 +33,6 @@
 
 #define RLK_WD_NAME "rlk-wd"
 
-/* A lost lock to report once the registry lock is released. */
-typedef struct rlk_lost_note {
-    struct rlk_lost_note *next;
-    int kind;
-    char *name;
-    char *owner;
-    int reason;
-    rlk_wd_lost_fn fn;          /* a kept entry's; NULL: the registry's report hook */
-    void *ud;
-} rlk_lost_note;
-
 /* ---------------------------------------------------------------- the thread: renewing */
 
 static void rlk_wd_disconnect(rlk_wd *wd)
@@ -54,11 +41,9 @@ static void rlk_wd_disconnect(rlk_wd *wd)
     wd->ctx = NULL;
 }
 
-/* A renewal slower than a period is retried rather than waited for: the
- * connection's timeout is the period (100 ms at least), never more than the
- * client's command timeout, and never past the moment the round's first
- * entry would be declared lost (wd->round_limit_ns, 10 ms at least), so a
- * hanging server cannot delay the declaration. */
+/* The round's timeout (docs/runtime.md "Timeout"): its shortest period (100 ms at least), never
+ * past the moment its first entry would be declared lost (10 ms at least), nor the command
+ * timeout; a slower renewal is retried, not waited for. */
 static long long rlk_wd_timeout_ms(const rlk_wd *wd)
 {
     long long ms = wd->round_period_ns / RLK_NS_PER_MS;
@@ -74,87 +59,47 @@ static long long rlk_wd_timeout_ms(const rlk_wd *wd)
     return ms;
 }
 
-static int rlk_wd_set_timeout(rlk_wd *wd)
-{
-    long long ms = rlk_wd_timeout_ms(wd);
-    struct timeval tv = {.tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
-
-    if (redisSetTimeout(wd->ctx, tv) != REDIS_OK)
-        return rlk_set_ctx_error(wd->c, wd->ctx, "watchdog connect");
-    return RLK_OK;
-}
-
+/* The watchdog connection (CLIENT SETNAME rlk-wd, and lib-name, lib-ver), opened again when not
+ * usable, with the round's timeout. */
 static int rlk_wd_connect(rlk_wd *wd)
 {
-    long long previous;
-    int rc;
+    long long ms = rlk_wd_timeout_ms(wd), previous;
+    struct timeval tv = {.tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
+    int rc = RLK_OK, fresh = !wd->ctx || !rlk_conn_usable(wd->c, wd->ctx);
 
-    if (wd->ctx && rlk_conn_usable(wd->c, wd->ctx))
-        return RLK_OK;
-    rlk_wd_disconnect(wd);
-    /* The round's timeout bounds the connect too: a TLS handshake (or an AUTH)
-     * with a hung server must not outlast the leases being renewed. */
-    previous = rlk_time_limit_enter(rlk_clock_now_ns() + rlk_wd_timeout_ms(wd) * RLK_NS_PER_MS);
-    rc = rlk_conn_open(wd->c, &wd->ctx);
-    rlk_time_limit_leave(previous);
-    if (rc == RLK_OK)
-        rc = rlk_wd_set_timeout(wd);
-    if (rc == RLK_OK)
-        rc = rlk_conn_setname(wd->c, wd->ctx, RLK_WD_NAME);    /* and lib-name, lib-ver */
+    if (fresh) {
+        rlk_wd_disconnect(wd);
+        /* The round's timeout bounds the connect too: a TLS handshake (or an AUTH)
+         * with a hung server must not outlast the leases being renewed. */
+        previous = rlk_time_limit_enter(rlk_clock_now_ns() + ms * RLK_NS_PER_MS);
+        rc = rlk_conn_open(wd->c, &wd->ctx);
+        rlk_time_limit_leave(previous);
+    }
+    if (rc == RLK_OK && redisSetTimeout(wd->ctx, tv) != REDIS_OK)
+        rc = rlk_set_ctx_error(wd->c, wd->ctx, "watchdog connect");
+    if (rc == RLK_OK && fresh)
+        rc = rlk_conn_setname(wd->c, wd->ctx, RLK_WD_NAME);
     if (rc != RLK_OK)
         rlk_wd_disconnect(wd);
     return rc;
 }
 
-/* One script call on the watchdog connection; the connection is closed
- * after a connection error (reopened on the next round), and the round's
- * other calls are skipped (their entries count as failed renewals). */
-static int rlk_wd_eval(rlk_wd *wd, const char *script, int nkeys, const char **keys, int nargs,
-                       const char **args, const size_t *lens, redisReply **r)
+/* One call of task for batch[i..i+m): its outcomes into results[i..i+m). counted: the call
+ * counts in renew_calls / renew_errors (a fallback's calls do not). The connection is closed
+ * after a connection error (reopened on the next round), and the round's other calls are
+ * skipped (their entries count as failed renewals). */
+static void rlk_wd_call(rlk_wd *wd, const rlk_renew_task *task, int i, int m, int counted)
 {
-    const rlk_script_info *s = rlk_script_find(wd->c, script);
-    int rc;
-
-    *r = NULL;
-    if (wd->conn_failed)
-        return RLK_ERR_IO;
-    if (!s)
-        return rlk_set_error(wd->c, RLK_ERR_NOSUCHSCRIPT, "no script named '%s'", script);
-    if (rlk_topo_routed(wd->c)) {   /* by the first key; one node's trouble spares the others */
-        rc = rlk_topo_evalv(wd->c, s, nkeys, keys, NULL, nargs, args, lens, r,
-                            rlk_wd_timeout_ms(wd));
-    } else {
-        rc = rlk_wd_connect(wd);
-        if (rc == RLK_OK)
-            rc = rlk_conn_evalv(wd->c, wd->ctx, s, nkeys, keys, NULL, nargs, args, lens, r, NULL);
-        if (rlk_pool_conn_error(rc) || (wd->ctx && wd->ctx->err)) {
-            rlk_wd_disconnect(wd);
-            wd->conn_failed = 1;
-        }
-    }
-    /* Renewed, but fewer replicas than min_replicas acknowledged: counted, not undone. */
-    if (rc == RLK_OK && rlk_conn_acks_short(NULL))
-        RLK_COUNT(wd->counters, renew_unacked);
-    return rc;
-}
-
-/* ---------------------------------------------------------------- the thread: one call */
-
-/* One call of task for the batch positions idx[0..m): its outcomes into
- * wd->results. counted: the call counts in renew_calls / renew_errors (a
- * fallback's calls do not). */
-static void rlk_wd_call(rlk_wd *wd, const rlk_renew_task *task, const int *idx, int m,
-                        int counted)
-{
+    const rlk_script_info *s = rlk_script_find(wd->c, task->script);
     int nkeys = 0, nargs, rc, each;
     redisReply *r = NULL;
     char lease[24];
 
     /* The entries of one call share their lease: one kind, one registry. */
-    snprintf(lease, sizeof lease, "%lld", wd->batch[idx[0]]->renew_ms);
+    snprintf(lease, sizeof lease, "%lld", wd->batch[i]->renew_ms);
     for (int k = 0; k < m; k++) {
-        rlk_renew_id_item(&wd->batch[idx[k]]->id, wd->batch[idx[k]]->arg, &wd->items[k]);
-        wd->out[k] = -1;
+        rlk_renew_id_item(&wd->batch[i + k]->id, wd->batch[i + k]->arg, &wd->items[k]);
+        wd->results[i + k] = -1;
     }
     memset(wd->lens, 0, RLK_WD_CALL_ARGS_MAX * sizeof *wd->lens);
     nargs = task->build(wd->items, m, lease, wd->keys, &nkeys, wd->args, wd->lens);
@@ -163,23 +108,38 @@ static void rlk_wd_call(rlk_wd *wd, const rlk_renew_task *task, const int *idx, 
             wd->lens[k] = strlen(wd->args[k]);
     if (counted)
         RLK_COUNT(wd->counters, renew_calls);
-    rc = rlk_wd_eval(wd, task->script, nkeys, wd->keys, nargs, wd->args, wd->lens, &r);
-    each = task->reply(rc, r, m, wd->out);
+    if (wd->conn_failed) {
+        rc = RLK_ERR_IO;
+    } else if (!s) {
+        rc = rlk_set_error(wd->c, RLK_ERR_NOSUCHSCRIPT, "no script named '%s'", task->script);
+    } else if (rlk_topo_routed(wd->c)) {    /* by the first key: one node's trouble spares others */
+        rc = rlk_topo_evalv(wd->c, s, nkeys, wd->keys, NULL, nargs, wd->args, wd->lens, &r,
+                            rlk_wd_timeout_ms(wd));
+    } else {
+        rc = rlk_wd_connect(wd);
+        if (rc == RLK_OK)
+            rc = rlk_conn_evalv(wd->c, wd->ctx, s, nkeys, wd->keys, NULL, nargs, wd->args,
+                                wd->lens, &r, NULL);
+        if (rlk_pool_conn_error(rc) || (wd->ctx && wd->ctx->err)) {
+            rlk_wd_disconnect(wd);
+            wd->conn_failed = 1;
+        }
+    }
+    /* Renewed, but fewer replicas than min_replicas acknowledged: counted, not undone. */
+    if (rc == RLK_OK && rlk_conn_acks_short(NULL))
+        RLK_COUNT(wd->counters, renew_unacked);
+    each = task->reply(rc, r, m, &wd->results[i]);
     if (counted && rc != RLK_OK)
         RLK_COUNT(wd->counters, renew_errors);
     if (r)
         freeReplyObject(r);
-    if (each && task->fallback) {
+    if (each && task->fallback)
         for (int k = 0; k < m; k++)
-            rlk_wd_call(wd, task->fallback, &idx[k], 1, 0);
-        return;
-    }
-    for (int k = 0; k < m; k++)
-        wd->results[idx[k]] = wd->out[k];
+            rlk_wd_call(wd, task->fallback, i + k, 1, 0);
 }
 
-/* Renews batch[0..n); results[i]: 1 renewed, 0 gone, -1 error. Each entry
- * goes in one call of its task, grouped as the task says. */
+/* Renews batch[0..n); results[i]: 1 renewed, 0 gone, -1 error. Each entry goes in one call of
+ * its task, grouped as the task says: the batch is reordered so a call's entries are adjacent. */
 static void rlk_wd_renew(rlk_wd *wd, int n)
 {
     int routed = rlk_topo_routed(wd->c);
@@ -187,7 +147,7 @@ static void rlk_wd_renew(rlk_wd *wd, int n)
     rlk_topo_check(wd->c);     /* never renew on a master the sentinels no longer name */
     wd->conn_failed = 0;
     wd->round_limit_ns = LLONG_MAX;
-    wd->round_period_ns = wd->period_ns;
+    wd->round_period_ns = LLONG_MAX;
     for (int i = 0; i < n; i++) {
         const rlk_hold *e = wd->batch[i];
         long long left = e->last_ok_ns + e->lost_after_ns - rlk_clock_now_ns();
@@ -196,68 +156,53 @@ static void rlk_wd_renew(rlk_wd *wd, int n)
             wd->round_limit_ns = left;
         if (e->period_ns < wd->round_period_ns)
             wd->round_period_ns = e->period_ns;
-        wd->results[i] = -1;
-        wd->grouped[i] = !e->id.task;   /* no task: not renewed (an error) */
+        wd->results[i] = -1;    /* no task: not renewed (an error) */
     }
-    if (wd->ctx && rlk_wd_set_timeout(wd) != RLK_OK)
-        rlk_wd_disconnect(wd);
-    for (int i = 0; i < n; i++) {
-        int m = 0;
+    for (int i = 0, m; i < n; i += m) {
+        m = 1;
+        for (int j = i + 1; j < n; j++) {
+            if (rlk_renew_same_call(&wd->batch[i]->id, &wd->batch[j]->id, routed)) {
+                rlk_hold *e = wd->batch[j];
 
-        if (wd->grouped[i])
-            continue;
-        for (int j = i; j < n; j++) {
-            if (j == i || (!wd->grouped[j] &&
-                           rlk_renew_same_call(&wd->batch[i]->id, &wd->batch[j]->id, routed))) {
-                wd->grouped[j] = 1;
-                wd->idx[m++] = j;
+                wd->batch[j] = wd->batch[i + m];
+                wd->batch[i + m++] = e;
             }
         }
-        rlk_wd_call(wd, wd->batch[i]->id.task, wd->idx, m, 1);
+        if (wd->batch[i]->id.task)
+            rlk_wd_call(wd, wd->batch[i]->id.task, i, m, 1);
     }
 }
 
 /* ---------------------------------------------------------------- the thread: bookkeeping (wd->mu held) */
 
-/* Drops e from the registry, marks it lost and queues its report last on the notes whose
- * end is *tail (kept, so that queueing does not walk the list). */
-static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_lost_note ***tail)
+/* Takes e off the thread's list and queues it last on the lost entries whose end is *tail (kept,
+ * so that queueing does not walk the list), to report once wd->mu is released. A hold's entry
+ * also leaves the registry, marked lost, and its channel. */
+static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_hold ***tail)
 {
-    rlk_lost_note *n = calloc(1, sizeof *n);
-
     rlk_wd_unlink(wd, e);
-    if (n) {
-        **tail = n;
-        *tail = &n->next;
-        wd->reporting = 1;      /* rlk_wd_unkeep waits until the reports are made */
-        n->kind = e->id.kind;
-        n->reason = reason;
-        n->fn = e->lost_fn;     /* a kept entry's own hook; NULL: the registry's */
-        n->ud = e->lost_ud;
+    **tail = e;
+    *tail = &e->next;
+    wd->reporting = 1;      /* rlk_wd_unkeep waits until the reports are made */
+    e->lost = reason;
+    if (e->rec) {
+        rlk_wd_mark(wd, e->rec);
+        rlk_holds_drop(wd->table, e->rec);
+        e->rec = NULL;
+        rlk_hold_leave(wd, e);
     }
-    if (!e->rec) {      /* kept: its holder frees it (rlk_wd_unkeep) */
-        e->lost = reason;
-        return;
-    }
-    rlk_wd_mark(wd, e->rec);
-    rlk_holds_drop(wd->table, e->rec);     /* the registry's record of the hold */
-    if (n) {
-        n->name = e->id.name;
-        n->owner = e->id.owner;
-        e->id.name = e->id.owner = NULL;
-    }
-    rlk_hold_free(wd, e);
 }
 
-/* Drops the failing entries whose lease has run out by the clock, and marks
- * those due by now (and those due within a quarter period, to renew them
- * together) in flight. Returns how many it marked. */
-static int rlk_wd_collect(rlk_wd *wd, long long now, rlk_lost_note ***tail)
+/* Drops the failing entries whose lease has run out by the clock, and marks those due by now
+ * (and those due within a quarter period, to renew them together) in flight; *next: when the
+ * earliest of the others is due (-1: none). Returns how many it marked. */
+static int rlk_wd_collect(rlk_wd *wd, long long now, long long *next, rlk_hold ***tail)
 {
     int n = 0;
 
-    for (rlk_hold *e = wd->holds, *next; e; e = next) {
-        next = e->next;
+    *next = -1;
+    for (rlk_hold *e = wd->holds, *after; e; e = after) {
+        after = e->next;
         if (e->inflight)
             continue;
         if (e->failing && rlk_renew_expired(now, e->last_ok_ns, e->lost_after_ns)) {
@@ -265,22 +210,14 @@ static int rlk_wd_collect(rlk_wd *wd, long long now, rlk_lost_note ***tail)
         } else if (n < RLK_WD_BATCH_MAX && e->next_due_ns <= now + e->period_ns / 4) {
             e->inflight = 1;
             wd->batch[n++] = e;
+        } else {
+            *next = rlk_clock_until_min(*next, e->next_due_ns);
         }
     }
     return n;
 }
 
-static long long rlk_wd_next_due(rlk_wd *wd)
-{
-    long long next = -1;
-
-    for (rlk_hold *e = wd->holds; e; e = e->next)
-        if (!e->inflight)
-            next = rlk_clock_until_min(next, e->next_due_ns);
-    return next;
-}
-
-static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_lost_note ***tail)
+static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_hold ***tail)
 {
     long long now = rlk_clock_now_ns();
 
@@ -315,21 +252,21 @@ static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_lost_note ***
 
 /* ---------------------------------------------------------------- reports */
 
-/* Reports (outside wd->mu) and frees the notes, oldest first: a kept entry's to its own hook,
- * the others through the one the runtime state installed (rt.c). */
-static void rlk_wd_report(rlk_wd *wd, rlk_lost_note *notes)
+/* Reports (outside wd->mu) the lost entries, oldest first: a kept entry to its own hook (its
+ * holder frees it: rlk_wd_unkeep, maybe from that hook), a hold's through the one the runtime
+ * state installed (rt.c), and frees it. */
+static void rlk_wd_report(rlk_wd *wd, rlk_hold *lost)
 {
-    while (notes) {
-        rlk_lost_note *n = notes;
+    while (lost) {
+        rlk_hold *e = lost;
 
-        notes = n->next;
-        if (n->fn)
-            n->fn(n->ud, n->reason);
-        else
-            wd->report(wd->report_ud, n->kind, n->name, n->owner, n->reason);
-        free(n->name);
-        free(n->owner);
-        free(n);
+        lost = e->next;
+        if (e->lost_fn) {
+            e->lost_fn(e->lost_ud, e->lost);
+        } else {
+            wd->report(wd->report_ud, e->id.kind, e->id.name, e->id.owner, e->lost);
+            rlk_hold_free(wd, e);
+        }
     }
 }
 
@@ -341,12 +278,12 @@ static void *rlk_wd_main(void *arg)
 
     pthread_mutex_lock(&wd->mu);
     while (!wd->stop) {
-        rlk_lost_note *notes = NULL, **tail = &notes;
-        long long sent_ns = rlk_clock_now_ns();
-        int n = rlk_wd_collect(wd, sent_ns, &tail);
+        rlk_hold *lost = NULL, **tail = &lost;
+        long long sent_ns = rlk_clock_now_ns(), next;
+        int n = rlk_wd_collect(wd, sent_ns, &next, &tail);
 
-        if (n == 0 && !notes) {
-            rlk_clock_cond_wait_until(&wd->wake, &wd->mu, rlk_wd_next_due(wd));
+        if (n == 0 && !lost) {
+            rlk_clock_cond_wait_until(&wd->wake, &wd->mu, next);
             continue;
         }
         if (n > 0) {
@@ -355,9 +292,9 @@ static void *rlk_wd_main(void *arg)
             pthread_mutex_lock(&wd->mu);
             rlk_wd_apply(wd, n, sent_ns, &tail);
         }
-        if (notes) {
+        if (lost) {
             pthread_mutex_unlock(&wd->mu);
-            rlk_wd_report(wd, notes);
+            rlk_wd_report(wd, lost);
             pthread_mutex_lock(&wd->mu);
             wd->reporting = 0;
             pthread_cond_broadcast(&wd->settled);
@@ -367,7 +304,6 @@ static void *rlk_wd_main(void *arg)
     return NULL;
 }
 
-/* wd->mu held. */
 int rlk_wd_start(rlk_wd *wd)
 {
     if (wd->started)
@@ -395,9 +331,6 @@ rlk_wd *rlk_wd_new(rlk_client *c, rlk_rt_counters *counters, rlk_sub *sub,
     wd->lease_ms = c->watchdog_lease_ms > 0 ? c->watchdog_lease_ms : RLK_DEFAULT_WATCHDOG_LEASE_MS;
     if (wd->lease_ms > RLK_NUM_MAX)
         wd->lease_ms = RLK_NUM_MAX;
-    wd->period_ns = wd->lease_ms * RLK_NS_PER_MS / 3;
-    if (wd->period_ns < RLK_NS_PER_MS)
-        wd->period_ns = RLK_NS_PER_MS;
     wd->table = rlk_holds_new();
     wd->lost = rlk_holds_new();
     if (!wd->table || !wd->lost || rlk_clock_cond_init(&wd->wake) != 0) {
@@ -442,12 +375,10 @@ rlk_wd_kept *rlk_wd_keep(rlk_wd *wd, const rlk_hold_spec *h, const void *arg, lo
                          long long sent_ns, rlk_wd_lost_fn lost, void *ud)
 {
     rlk_hold *e = NULL;
-    int rc;
 
     pthread_mutex_lock(&wd->mu);
-    rc = rlk_wd_start(wd);
-    if (rc == RLK_OK && !(e = rlk_hold_new(wd, h, lease_ms)))
-        rc = rlk_set_error(wd->c, RLK_ERR_NOMEM, "keep %s: out of memory", h->name);
+    if (rlk_wd_start(wd) == RLK_OK && !(e = rlk_hold_new(wd, h, lease_ms)))
+        rlk_set_error(wd->c, RLK_ERR_NOMEM, "keep %s: out of memory", h->name);
     if (e) {
         e->arg = arg;
         e->lost_fn = lost;
@@ -465,10 +396,9 @@ void rlk_wd_unkeep(rlk_wd *wd, rlk_wd_kept *e)
     if (!e)
         return;
     pthread_mutex_lock(&wd->mu);
-    /* From the watchdog thread (a lost report stopping its keeper) nothing
-     * is in flight and its own report is the one running. */
-    while (!(wd->started && pthread_equal(pthread_self(), wd->thread)) &&
-           (e->inflight || wd->reporting))
+    /* From the watchdog thread (a lost report stopping its keeper; e exists, so the thread
+     * does) nothing is in flight and its own report is the one running. */
+    while (!pthread_equal(pthread_self(), wd->thread) && (e->inflight || wd->reporting))
         pthread_cond_wait(&wd->settled, &wd->mu);
     if (!e->lost)
         rlk_wd_unlink(wd, e);

@@ -92,14 +92,12 @@ void rlk_wd_set_kind_data(rlk_wd *wd, int kind, const char *name, const char *ow
                           long long data);
 int rlk_wd_kind_data_of(rlk_wd *wd, int kind, const char *name, const char *owner,
                         long long *data);
-/* 1 when held (recorded, not declared lost), with the lease the server
- * counts now: *lease_ms (a fixed hold's latest acquisition or re-entry, or
- * the renewed lease of a watchdog hold) began no earlier than *start_ns
- * (CLOCK_MONOTONIC: the send time of the acquire, re-entry or renewal that
- * set it; an adopted lost acquire's, as rlk_fam_acquire_lost records it),
- * and *kind_data is the hold's kind datum (0: none). 2 when the watchdog
- * declared it lost (and it was not taken again since): the same for the
- * lease it was lost with. Else 0. */
+/* 1 when held (recorded, not declared lost), with the lease the server counts now: *lease_ms (a
+ * fixed hold's latest acquisition or re-entry, or a watchdog hold's renewed lease) began no
+ * earlier than *start_ns (CLOCK_MONOTONIC send time of the call that set it; an adopted lost
+ * acquire's, as rlk_fam_acquire_lost records it), and *kind_data (0: none). 2 when the watchdog
+ * declared it lost (and it was not taken again since): the same for the lease it was lost with.
+ * Else 0. */
 int rlk_wd_lease_of(rlk_wd *wd, int kind, const char *name, const char *owner,
                     long long *start_ns, long long *lease_ms, long long *kind_data);
 /* A call other than an acquisition (the MultiLock's re-expiry of its
@@ -124,20 +122,17 @@ void rlk_wd_release_end(rlk_wd *wd, rlk_wd_ticket *t, int outcome);
  * each lock that did not carry over gone). */
 void rlk_wd_on_message(void *wd, const char *channel, size_t len);
 
-/* Kept entries: renewals the watchdog runs for a holder other than the
- * registry (the permit keeper, kinds/psemaphore_keeper.c), with a lease of
- * their own, renewed every lease/3 through their task like the watchdog
- * entries, and declared lost by the same rule (reply 0: RLK_LOST_GONE; no
- * renewal got through for lease minus the client's lost margin:
- * RLK_LOST_EXPIRED). They are not locks: no registry lookup, gauge,
- * channel or nudge sees them. */
+/* Kept entries: renewals the watchdog runs for a holder other than the registry (the permit
+ * keeper, kinds/psemaphore_keeper.c), with a lease of their own, renewed every lease/3 through
+ * their task and declared lost by the same rules as the watchdog entries (wd_rule.h). They are
+ * not locks: no registry lookup, gauge, channel or nudge sees them. */
 typedef struct rlk_hold rlk_wd_kept;      /* a kept entry is an entry of its own list */
 /* Called on the watchdog thread (no lock held), once, when the entry is
  * declared lost (reason: RLK_LOST_*); no I/O that waits on the watchdog. */
 typedef void (*rlk_wd_lost_fn)(void *ud, int reason);
 /* Keeps h (h->task renews it; its keys; h->kind and h->channel unused)
  * with lease_ms, renewed last at sent_ns; arg is what the task sees as
- * item.arg (kept alive by the caller until rlk_wd_unkeep). NULL with the
+ * item.arg (kept alive by the caller until rlk_wd_unkeep); lost: not NULL. NULL with the
  * error recorded (out of memory, no thread). */
 rlk_wd_kept *rlk_wd_keep(rlk_wd *wd, const rlk_hold_spec *h, const void *arg, long long lease_ms,
                          long long sent_ns, rlk_wd_lost_fn lost, void *ud);

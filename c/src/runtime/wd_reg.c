@@ -46,12 +46,18 @@ void rlk_wd_unlink(rlk_wd *wd, rlk_hold *e)
     }
 }
 
+void rlk_hold_leave(rlk_wd *wd, rlk_hold *e)
+{
+    if (e->sub_ch)      /* leave_now: the kind says its channel must not linger */
+        (e->leave_now ? rlk_sub_leave_now : rlk_sub_leave)(wd->sub, e->sub_ch);
+    e->sub_ch = NULL;
+}
+
 void rlk_hold_free(rlk_wd *wd, rlk_hold *e)
 {
     if (!e)
         return;
-    if (e->sub_ch)      /* leave_now: the kind says its channel must not linger */
-        (e->leave_now ? rlk_sub_leave_now : rlk_sub_leave)(wd->sub, e->sub_ch);
+    rlk_hold_leave(wd, e);
     free(e->channel);
     rlk_renew_id_free(&e->id);
     free(e);
@@ -91,14 +97,6 @@ static void rlk_wd_drop(rlk_wd *wd, rlk_holds_rec *r)
 
 /* ---------------------------------------------------------------- lost marks (wd->mu held) */
 
-static void rlk_wd_unmark(rlk_wd *wd, int kind, const char *name, const char *owner)
-{
-    rlk_holds_rec *m = rlk_holds_find(wd->lost, kind, name, owner);
-
-    wd->nlost -= m != NULL;
-    rlk_holds_drop(wd->lost, m);    /* NULL: nothing */
-}
-
 /* The lease a hold counts now: a watchdog hold's renewed one from its
  * last successful renewal, a fixed one's from the call that set it. */
 static void rlk_hold_lease(const rlk_holds_rec *r, long long *start_ns, long long *lease_ms)
@@ -113,18 +111,18 @@ void rlk_wd_mark(rlk_wd *wd, const rlk_holds_rec *e)
 {
     rlk_holds_iter it = {0};
     rlk_holds_rec *m, *old, *r;
+    int n = 0;
 
     if (rlk_holds_find(wd->lost, e->kind, e->name, e->owner) ||
         !(m = rlk_holds_get(wd->lost, e->kind, e->name, e->owner)))
         return;     /* without the mark is_held_by_me asks the server, which is still right */
     rlk_hold_lease(e, &m->lease_ns, &m->lease_ms);
     m->kind_data = e->kind_data;
-    if (++wd->nlost <= RLK_WD_LOST_MARKS_MAX)
-        return;
-    for (old = m; (r = rlk_holds_next(wd->lost, NULL, &it)) != NULL;)
+    for (old = m; (r = rlk_holds_next(wd->lost, NULL, &it)) != NULL; n++)
         if (r->id < old->id)
             old = r;
-    rlk_wd_unmark(wd, old->kind, old->name, old->owner);    /* the oldest beyond the limit */
+    if (n > RLK_WD_LOST_MARKS_MAX)
+        rlk_holds_drop(wd->lost, old);      /* the oldest beyond the limit */
 }
 
 /* ---------------------------------------------------------------- the lock API's calls */
@@ -193,7 +191,7 @@ int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, i
                 e->next_due_ns = e->last_ok_ns + e->period_ns;
             pthread_cond_signal(&wd->wake);
         }
-        rlk_wd_unmark(wd, h->kind, h->name, h->owner);
+        rlk_holds_drop(wd->lost, rlk_holds_find(wd->lost, h->kind, h->name, h->owner));
     }
     pthread_mutex_unlock(&wd->mu);
     return rc;

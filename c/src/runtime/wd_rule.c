@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * wd_rule.c - the watchdog's pure rules (wd.h says which): no thread, no I/O,
+ * wd_rule.c - the watchdog's pure rules (wd_rule.h says which): no thread, no I/O,
  * no clock of their own, so both renewal drivers, the watchdog thread (wd.c)
  * and the non-blocking API's (runtime/ae_wd.c), follow one rule set. Times are
  * in any one unit (ns in wd.c, ms in the async driver).

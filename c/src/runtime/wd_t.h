@@ -14,7 +14,7 @@
 
 struct rlk_hold {
     rlk_hold *next;
-    rlk_holds_rec *rec;         /* its hold's record in the registry (NULL: a kept entry) */
+    rlk_holds_rec *rec;         /* its hold's record in the registry (NULL: kept, or lost) */
     rlk_renew_id id;            /* kind, name, owner, its task and its KEYS */
     int inflight;               /* part of a renewal on the wire */
     int failing;                /* the last renewal attempt failed */
@@ -29,9 +29,10 @@ struct rlk_hold {
     long long lost_after_ns;    /* failing: lost this long after last_ok_ns */
     /* Kept entries (rlk_wd_keep; rec NULL): */
     const void *arg;            /* the task's item.arg */
-    rlk_wd_lost_fn lost_fn;
+    rlk_wd_lost_fn lost_fn;     /* its lost hook; NULL: a hold's entry */
     void *lost_ud;
-    int lost;                   /* declared lost (off every list; freed by rlk_wd_unkeep) */
+    int lost;                   /* declared lost: the reason (off the thread's list, on the
+                                   round's lost entries; a kept one is freed by rlk_wd_unkeep) */
 };
 
 struct rlk_wd {
@@ -49,12 +50,10 @@ struct rlk_wd {
     int reporting;              /* the thread is running lost reports */
     rlk_holds *lost;            /* lost marks: a record per hold declared lost, with the lease
                                    it was lost with (lease_ns, lease_ms, kind_data) */
-    size_t nlost;
     int started;
     int stop;
     pthread_t thread;
     long long lease_ms;
-    long long period_ns;        /* of its watchdog entries */
     long long round_period_ns;  /* the shortest period among this round's entries */
     long long round_limit_ns;   /* this round's replies are waited for at most this long (from
                                    the round's start; <= 0: an entry is past due; LLONG_MAX:
@@ -65,9 +64,6 @@ struct rlk_wd {
     int conn_failed;            /* a connection error in this round: skip its other calls */
     rlk_hold *batch[RLK_WD_BATCH_MAX];
     int results[RLK_WD_BATCH_MAX];
-    int idx[RLK_WD_BATCH_MAX];      /* batch positions of one call's entries */
-    int grouped[RLK_WD_BATCH_MAX];  /* batch positions already given to a call */
-    int out[RLK_WD_BATCH_MAX];      /* one call's outcomes, in its order */
     rlk_renew_item items[RLK_WD_BATCH_MAX]; /* one call's entries, as its task sees them */
     const char *keys[RLK_WD_CALL_KEYS_MAX];
     const char *args[RLK_WD_CALL_ARGS_MAX];
@@ -76,6 +72,8 @@ struct rlk_wd {
 
 /* wd_reg.c, wd->mu held. */
 void rlk_wd_unlink(rlk_wd *wd, rlk_hold *e);
+/* Leaves e's channel (if it joined one). */
+void rlk_hold_leave(rlk_wd *wd, rlk_hold *e);
 void rlk_hold_free(rlk_wd *wd, rlk_hold *e);
 /* An entry of h renewed with lease_ms (every lease/3; lost by rlk_renew_lost_after), first on
  * wd->holds; NULL: out of memory. */
