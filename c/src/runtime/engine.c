@@ -896,8 +896,10 @@ void ae_conns_attach(rlk_async *ac)
 {
     if (ac->fatal)
         return;
-    if (!ae_routed(ac) && !ac->cref->borrowed)
-        ae_conn_start(ac, &AE_N0(ac)->cmd);     /* (the blocking subscriber's: with a call) */
+    /* The blocking subscriber's client (named) makes its command connection with a call;
+     * RedLock's borrowed clients make theirs now, as the async client does. */
+    if (!ae_routed(ac) && !ac->sub_name)
+        ae_conn_start(ac, &AE_N0(ac)->cmd);
     else
         ae_route_refresh(ac);
     if (rlk_topo_resolves(ac->c))
