@@ -265,7 +265,8 @@ int rlk_fastmulti_owner(const rlk_fastmulti *m, char *buf, size_t len)
 static int rlk_fastmulti_call(rlk_fastmulti *m, const rlk_proto_call *pc,
                               const rlk_proto_argvals *vals, long long *out, redisReply **r)
 {
-    return rlk_handle_evalt(&m->b, pc, vals, m->n, (const char *const *)m->values, NULL, out, r);
+    return rlk_handle_evalt(&m->b, pc, NULL, vals, m->n, (const char *const *)m->values, NULL,
+                            out, r);
 }
 
 /* fastmulti/held for owner ("" for any): the number of the values held. */
@@ -352,12 +353,8 @@ static int rlk_fastmulti_release_call(void *arg, const char *owner, long long le
         *rc = rlk_set_error(m->b.c, RLK_ERR_PROTOCOL, "unlock %s: fastmulti/release replied type %d",
                             m->b.name, r->type);
     freeReplyObject(r);
-    if (*rc == RLK_OK && outcome != RLK_REL_NOT_OWNER) {
-        int acks = rlk_fam_acks_done(m->b.c, "faster MultiLock", m->b.name, "released");
-
-        if (acks != RLK_OK)
-            *rc = acks;
-    }
+    if (*rc == RLK_OK && outcome != RLK_REL_NOT_OWNER)
+        *rc = rlk_fam_acks_done(m->b.c, "faster MultiLock", m->b.name, "released");
     return outcome;
 }
 
