@@ -1,11 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * handle.c - what the kinds' public functions share (handle.h): a holder
- * id read through a const handle, the one blocking driver of the lock
- * kinds' rows (an acquisition call, its attempts, its wait and its undo
- * through the kind's release call), the message of a wait that ran out, the
- * token of a recorded hold, the metrics of a counted call, and a kind's
- * call built from its kinds/proto row.
+ * handle.c - what the kinds' public functions share (handle.h), the one
+ * blocking driver of the lock kinds' rows among it.
  */
 #include <stdio.h>
 #include <stdlib.h>
