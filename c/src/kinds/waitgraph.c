@@ -62,40 +62,34 @@ static int wg_end_cmp(const void *a, const void *b)
 
 /* ---------------------------------------------------------------- edges */
 
-static int wg_add_edge(rlk_waitgraph *g, const char *waiter, size_t wlen, const rlk_wg_name *nm,
-                       const char *holder, int by_client)
-{
-    wg_edge *e;
-
-    for (size_t i = 0; i < g->nedges; i++) {    /* a read-write lock's holder reads and writes */
-        e = &g->edges[i];
-        if (strlen(e->waiter) == wlen && memcmp(e->waiter, waiter, wlen) == 0 &&
-            strcmp(e->name, nm->name) == 0 && strcmp(e->holder, holder) == 0)
-            return 0;
-    }
-    if (!(e = realloc(g->edges, (g->nedges + 1) * sizeof *e)))
-        return -1;
-    g->edges = e;
-    e = &g->edges[g->nedges];
-    e->waiter = strndup(waiter, wlen);
-    e->name = strdup(nm->name);
-    e->kind = strdup(nm->kind ? nm->kind : "");
-    e->holder = strdup(holder);
-    e->by_client = by_client;
-    g->nedges++;
-    return e->waiter && e->name && e->kind && e->holder ? 0 : -1;
-}
-
-/* The edges of a waiter known as the client id[0..len) (or, thread, as a holder id). */
+/* The edges of a waiter known as the client id[0..len) (or, thread, as a holder id) to the
+ * holders of nm but itself, each once (a read-write lock's holder reads and writes). */
 static int wg_waiter_edges(rlk_waitgraph *g, const rlk_wg_name *nm, const char *id, size_t len,
                            int by_client)
 {
     for (size_t h = 0; h < nm->nholders; h++) {
         const char *hid = nm->holders[h].id;
-        int same = (by_client ? rlk_wg_client_len(hid) : strlen(hid)) == len &&
-                   memcmp(hid, id, len) == 0;
+        int known = (by_client ? rlk_wg_client_len(hid) : strlen(hid)) == len &&
+                    memcmp(hid, id, len) == 0;
+        wg_edge *e;
 
-        if (!same && wg_add_edge(g, id, len, nm, hid, by_client) < 0)
+        for (size_t i = 0; i < g->nedges && !known; i++) {
+            e = &g->edges[i];
+            known = strlen(e->waiter) == len && memcmp(e->waiter, id, len) == 0 &&
+                    strcmp(e->name, nm->name) == 0 && strcmp(e->holder, hid) == 0;
+        }
+        if (known)
+            continue;
+        if (!(e = realloc(g->edges, (g->nedges + 1) * sizeof *e)))
+            return -1;
+        g->edges = e;
+        e = &g->edges[g->nedges++];
+        e->waiter = strndup(id, len);
+        e->name = strdup(nm->name);
+        e->kind = strdup(nm->kind ? nm->kind : "");
+        e->holder = strdup(hid);
+        e->by_client = by_client;
+        if (!e->waiter || !e->name || !e->kind || !e->holder)
             return -1;
     }
     return 0;
