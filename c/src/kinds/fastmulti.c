@@ -265,7 +265,8 @@ int rlk_fastmulti_owner(const rlk_fastmulti *m, char *buf, size_t len)
 static int rlk_fastmulti_call(rlk_fastmulti *m, const rlk_proto_call *pc,
                               const rlk_proto_argvals *vals, long long *out, redisReply **r)
 {
-    return rlk_handle_evalt(&m->b, pc, vals, m->n, (const char *const *)m->values, NULL, out, r);
+    return rlk_handle_evalt(&m->b, pc, NULL, vals, m->n, (const char *const *)m->values, NULL,
+                            out, r);
 }
 
 /* fastmulti/held for owner ("" for any): the number of the values held. */
@@ -274,24 +275,6 @@ static int rlk_fastmulti_held(rlk_fastmulti *m, const char *owner, long long *co
     rlk_proto_argvals v = {.owner = owner};
 
     return rlk_fastmulti_call(m, &rlk_fastmulti_held_call, &v, count, NULL);
-}
-
-/* After an ACL refusal inside fastmulti/release (runtime/fam_hold.h rlk_fam_acl_said): whether
- * owner still holds any of the values (fastmulti/held); RLK_REL_RELEASED with RLK_ERR_NOTIFY in
- * *rc when none is, else RLK_REL_ERROR with the refusal. */
-static int rlk_fastmulti_acl_aftermath(rlk_fastmulti *m, const char *owner, int *rc)
-{
-    char op[RLK_ERRSTR_MAX];
-    long long n = -1;
-    rlk_fam_err e;
-    int there;
-
-    rlk_fam_err_keep(m->b.c, &e);
-    snprintf(op, sizeof op, "unlock faster MultiLock %s", m->b.name);
-    there = rlk_fastmulti_held(m, owner, &n) == RLK_OK ? n > 0 : -1;
-    *rc = rlk_fam_acl_said(m->b.c, op, e.msg, there, "released",
-                           "values are still held and expire with their lease");
-    return *rc == RLK_ERR_NOTIFY ? RLK_REL_RELEASED : RLK_REL_ERROR;
 }
 
 /* After a call of m for owner failed: 0 when its reply was not lost (the
@@ -337,11 +320,22 @@ static int rlk_fastmulti_release_call(void *arg, const char *owner, long long le
     rlk_fastmulti *m = arg;
     rlk_proto_argvals v = {.owner = owner, .lease_ms = lease};
     redisReply *r = NULL;
-    int outcome = RLK_REL_ERROR;
+    char op[RLK_ERRSTR_MAX];
+    long long n = -1;
+    rlk_fam_err e;
+    int outcome = RLK_REL_ERROR, there;
 
     *rc = rlk_fastmulti_call(m, &release, &v, NULL, &r);
-    if (*rc == RLK_ERR_SCRIPT && rlk_fam_acl_refused(m->b.c))
-        return rlk_fastmulti_acl_aftermath(m, owner, rc);
+    if (*rc == RLK_ERR_SCRIPT && rlk_fam_acl_refused(m->b.c)) {
+        /* An ACL refusal inside the script (runtime/fam_hold.h rlk_fam_acl_said): released
+         * (RLK_ERR_NOTIFY in *rc) when owner holds none of the values (fastmulti/held). */
+        rlk_fam_err_keep(m->b.c, &e);
+        snprintf(op, sizeof op, "unlock faster MultiLock %s", m->b.name);
+        there = rlk_fastmulti_held(m, owner, &n) == RLK_OK ? n > 0 : -1;
+        *rc = rlk_fam_acl_said(m->b.c, op, e.msg, there, "released",
+                               "values are still held and expire with their lease");
+        return *rc == RLK_ERR_NOTIFY ? RLK_REL_RELEASED : RLK_REL_ERROR;
+    }
     if (*rc != RLK_OK)
         return RLK_REL_ERROR;
     if (r->type == REDIS_REPLY_NIL)
@@ -352,12 +346,8 @@ static int rlk_fastmulti_release_call(void *arg, const char *owner, long long le
         *rc = rlk_set_error(m->b.c, RLK_ERR_PROTOCOL, "unlock %s: fastmulti/release replied type %d",
                             m->b.name, r->type);
     freeReplyObject(r);
-    if (*rc == RLK_OK && outcome != RLK_REL_NOT_OWNER) {
-        int acks = rlk_fam_acks_done(m->b.c, "faster MultiLock", m->b.name, "released");
-
-        if (acks != RLK_OK)
-            *rc = acks;
-    }
+    if (*rc == RLK_OK && outcome != RLK_REL_NOT_OWNER)
+        *rc = rlk_fam_acks_done(m->b.c, "faster MultiLock", m->b.name, "released");
     return outcome;
 }
 

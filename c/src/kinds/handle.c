@@ -1,11 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * handle.c - what the kinds' public functions share (handle.h): a holder
- * id read through a const handle, the one blocking driver of the lock
- * kinds' rows (an acquisition call, its attempts, its wait and its undo
- * through the kind's release call), the message of a wait that ran out, the
- * token of a recorded hold, the metrics of a counted call, and a kind's
- * call built from its kinds/proto row.
+ * handle.c - what the kinds' public functions share (handle.h), the one
+ * blocking driver of the lock kinds' rows among it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,10 +22,9 @@ int rlk_handle_owner(const rlk_fam_base *b, char *buf, size_t len, const char *w
     return rlk_fam_id_get(b->c, b->rt, (rlk_fam_id *)&b->id, buf, len, what);
 }
 
-/* rlk_handle_evalt with the optional KEYS opt (a row's opt_keys; NULL: none). */
-static int rlk_handle_run(const rlk_fam_base *b, const rlk_proto_call *pc, const char *opt,
-                          const rlk_proto_argvals *vals, size_t ntail, const char *const *tail,
-                          const size_t *lens, long long *out, redisReply **r)
+int rlk_handle_evalt(const rlk_fam_base *b, const rlk_proto_call *pc, const char *opt,
+                     const rlk_proto_argvals *vals, size_t ntail, const char *const *tail,
+                     const size_t *lens, long long *out, redisReply **r)
 {
     rlk_proto_argvals v = {0};
     rlk_proto_built pb;
@@ -83,7 +78,7 @@ static int rlk_handle_released(void *arg, const char *owner, long long lease, in
     rlk_proto_call pc = {rel->row->release, rel->row->release_args};
     rlk_proto_argvals v = {.owner = owner, .lease_ms = lease, .secret = rel->secret};
     redisReply *r = NULL;
-    int call_rc = rlk_handle_run(rel->b, &pc, rel->row->opt_keys, &v, 0, NULL, NULL, NULL, &r);
+    int call_rc = rlk_handle_evalt(rel->b, &pc, rel->row->opt_keys, &v, 0, NULL, NULL, NULL, &r);
 
     return rlk_fam_release_done(rel->b->c, rel->row->release, rel->b->name, call_rc, r, rc);
 }
@@ -195,7 +190,8 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
         if (!a->quiet)
             RLK_RT_COUNT(b->rt, acquire_calls);
         a->tl.claim_sent_ns = sent = rlk_clock_now_ns();
-        rc = rlk_handle_run(b, &a->acquire, row->opt_keys, &a->v, a->ntail, a->tail, NULL, NULL, &r);
+        rc = rlk_handle_evalt(b, &a->acquire, row->opt_keys, &a->v, a->ntail, a->tail, NULL,
+                              NULL, &r);
         a->tl.claim_done_ns = rlk_clock_now_ns();
         if (rc == RLK_OK || (rc = rlk_handle_refused(a, rc, again)) != RLK_OK)
             break;
@@ -432,7 +428,7 @@ int rlk_handle_keys(rlk_fam_base *b, const char *names, const char *roles)
 int rlk_handle_eval(const rlk_fam_base *b, const rlk_proto_call *pc,
                     const rlk_proto_argvals *vals, redisReply **r)
 {
-    return rlk_handle_run(b, pc, NULL, vals, 0, NULL, NULL, NULL, r);
+    return rlk_handle_evalt(b, pc, NULL, vals, 0, NULL, NULL, NULL, r);
 }
 
 int rlk_handle_force(const rlk_fam_base *b, const rlk_proto *row, const char *opt,
@@ -446,7 +442,7 @@ int rlk_handle_force(const rlk_fam_base *b, const rlk_proto *row, const char *op
 
     snprintf(args, sizeof args, "%s%s", row->force_args, named ? " named" : "");
     rlk_wd_forget_name(b->rt->wd, b->name);
-    rc = rlk_handle_run(b, &pc, opt, &v, 0, NULL, NULL, NULL, &r);
+    rc = rlk_handle_evalt(b, &pc, opt, &v, 0, NULL, NULL, NULL, &r);
     return rlk_fam_force_done(b, rc, r, q, released);
 }
 
@@ -466,17 +462,10 @@ void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto *row, const rlk_pr
     rlk_time_limit_leave(limit);
 }
 
-int rlk_handle_evalt(const rlk_fam_base *b, const rlk_proto_call *pc,
-                     const rlk_proto_argvals *vals, size_t ntail, const char *const *tail,
-                     const size_t *lens, long long *out, redisReply **r)
-{
-    return rlk_handle_run(b, pc, NULL, vals, ntail, tail, lens, out, r);
-}
-
 int rlk_handle_int(const rlk_fam_base *b, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
                    long long *out)
 {
-    return rlk_handle_run(b, pc, NULL, vals, 0, NULL, NULL, out, NULL);
+    return rlk_handle_evalt(b, pc, NULL, vals, 0, NULL, NULL, out, NULL);
 }
 
 int rlk_handle_write(const rlk_fam_base *b, const char *what, const char *field, long long v,

@@ -146,7 +146,7 @@ int rlk_handle_call_end(rlk_handle_call *hc, int metric, int rc);
 
 /* A kind's call pc (a kinds/proto.h call) on b's name: its KEYS by rlk_proto_build_with, the
  * script header's roles, b's own keys (rlk_handle_keys) where they were made for the script's
- * folder, built per call elsewhere (a row's calls: then its opt_keys); its ARGV from vals
+ * folder, built per call elsewhere; its ARGV from vals
  * (NULL: none; publish NULL: the client's); its reply in *r (rlk_evalv's result), or RLK_ERR_NOMEM
  * recorded. */
 int rlk_handle_eval(const rlk_fam_base *b, const rlk_proto_call *pc,
@@ -166,13 +166,13 @@ void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto *row, const rlk_pr
 int rlk_handle_force(const rlk_fam_base *b, const rlk_proto *row, const char *opt,
                      const char *mode, int named, struct rlk_lq *q, int *released);
 
-/* rlk_handle_eval, then the ntail arguments tail after its
- * ARGV (lens NULL: strlen; the faster MultiLock's values, the permit ids
- * after the first). With r its reply in *r (rlk_evalv's result); r NULL: an
- * integer reply into *out (out may be NULL; RLK_ERR_PROTOCOL recorded for
- * another shape: "<script> <name>: reply of type T, expected an integer").
- * RLK_ERR_NOMEM recorded: "<script> <name>: out of memory". */
-int rlk_handle_evalt(const rlk_fam_base *b, const rlk_proto_call *pc,
+/* rlk_handle_eval with the KEYS of the roles opt after the header's (a row's opt_keys; NULL:
+ * none), then the ntail arguments tail after its ARGV (lens NULL: strlen; the faster
+ * MultiLock's values, the permit ids after the first). With r its reply in *r (rlk_evalv's
+ * result); r NULL: an integer reply into *out (out may be NULL; RLK_ERR_PROTOCOL recorded for
+ * another shape: "<script> <name>: reply of type T, expected an integer"). RLK_ERR_NOMEM
+ * recorded: "<script> <name>: out of memory". */
+int rlk_handle_evalt(const rlk_fam_base *b, const rlk_proto_call *pc, const char *opt,
                      const rlk_proto_argvals *vals, size_t ntail, const char *const *tail,
                      const size_t *lens, long long *out, redisReply **r);
 /* rlk_handle_evalt without a tail, an integer reply into *out (may be

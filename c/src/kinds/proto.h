@@ -188,7 +188,8 @@ typedef struct rlk_proto_argvals {
     long long term;                 /* the election's term; fenced/reenter's token */
     long long delay_ms;             /* the lock-delay */
     const char *secret;             /* the election's incarnation (elect/campaign, elect/resign,
-                                       elect/proclaim): the client's uuid; NULL: "" */
+                                       elect/proclaim): a blocking handle's secret, an
+                                       async client's uuid; NULL: "" */
     long long n;                    /* permits, a count */
     long long ttl_ms;
     const unsigned char *id;        /* a permit id, raw (idlen bytes) */

@@ -168,7 +168,7 @@ static int rlk_psem_eval_ids(rlk_psemaphore *s, const rlk_proto_call *pc, rlk_pr
 {
     v.id = (const unsigned char *)ids[0];
     v.idlen = lens[0];
-    return rlk_handle_evalt(&s->b, pc, &v, (size_t)n - 1, ids + 1, lens + 1, out, r);
+    return rlk_handle_evalt(&s->b, pc, NULL, &v, (size_t)n - 1, ids + 1, lens + 1, out, r);
 }
 
 /* A failed acquire call. Its reply lost: once fenced, its first permit id
@@ -363,16 +363,12 @@ static int rlk_psem_id_call(rlk_psemaphore *s, const char *what, const char *id,
 int rlk_psemaphore_update_lease(rlk_psemaphore *s, const char *id, long long lease_ms)
 {
     long long got = 0;
-    int rc;
+    int rc = s ? rlk_fam_check_range(s->b.c, "update_lease", s->b.name, "lease_ms", lease_ms, 1,
+                                     RLK_NUM_MAX)
+               : RLK_ERR_ARG;
 
-    if (!s)
-        return RLK_ERR_ARG;
-    rc = rlk_fam_check_range(s->b.c, "update_lease", s->b.name, "lease_ms", lease_ms, 1,
-                              RLK_NUM_MAX);
-    if (rc != RLK_OK)
-        return rc;
-    return rlk_psem_id_call(s, "update_lease", id, &rlk_psem_update_lease_call,
-                            (rlk_proto_argvals){.lease_ms = lease_ms}, &got);
+    return rc != RLK_OK ? rc : rlk_psem_id_call(s, "update_lease", id, &rlk_psem_update_lease_call,
+                                                (rlk_proto_argvals){.lease_ms = lease_ms}, &got);
 }
 
 int rlk_psemaphore_lease_time(rlk_psemaphore *s, const char *id, long long *ms)

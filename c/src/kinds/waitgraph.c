@@ -62,40 +62,34 @@ static int wg_end_cmp(const void *a, const void *b)
 
 /* ---------------------------------------------------------------- edges */
 
-static int wg_add_edge(rlk_waitgraph *g, const char *waiter, size_t wlen, const rlk_wg_name *nm,
-                       const char *holder, int by_client)
-{
-    wg_edge *e;
-
-    for (size_t i = 0; i < g->nedges; i++) {    /* a read-write lock's holder reads and writes */
-        e = &g->edges[i];
-        if (strlen(e->waiter) == wlen && memcmp(e->waiter, waiter, wlen) == 0 &&
-            strcmp(e->name, nm->name) == 0 && strcmp(e->holder, holder) == 0)
-            return 0;
-    }
-    if (!(e = realloc(g->edges, (g->nedges + 1) * sizeof *e)))
-        return -1;
-    g->edges = e;
-    e = &g->edges[g->nedges];
-    e->waiter = strndup(waiter, wlen);
-    e->name = strdup(nm->name);
-    e->kind = strdup(nm->kind ? nm->kind : "");
-    e->holder = strdup(holder);
-    e->by_client = by_client;
-    g->nedges++;
-    return e->waiter && e->name && e->kind && e->holder ? 0 : -1;
-}
-
-/* The edges of a waiter known as the client id[0..len) (or, thread, as a holder id). */
+/* The edges of a waiter known as the client id[0..len) (or, thread, as a holder id) to the
+ * holders of nm but itself, each once (a read-write lock's holder reads and writes). */
 static int wg_waiter_edges(rlk_waitgraph *g, const rlk_wg_name *nm, const char *id, size_t len,
                            int by_client)
 {
     for (size_t h = 0; h < nm->nholders; h++) {
         const char *hid = nm->holders[h].id;
-        int same = (by_client ? rlk_wg_client_len(hid) : strlen(hid)) == len &&
-                   memcmp(hid, id, len) == 0;
+        int known = (by_client ? rlk_wg_client_len(hid) : strlen(hid)) == len &&
+                    memcmp(hid, id, len) == 0;
+        wg_edge *e;
 
-        if (!same && wg_add_edge(g, id, len, nm, hid, by_client) < 0)
+        for (size_t i = 0; i < g->nedges && !known; i++) {
+            e = &g->edges[i];
+            known = strlen(e->waiter) == len && memcmp(e->waiter, id, len) == 0 &&
+                    strcmp(e->name, nm->name) == 0 && strcmp(e->holder, hid) == 0;
+        }
+        if (known)
+            continue;
+        if (!(e = realloc(g->edges, (g->nedges + 1) * sizeof *e)))
+            return -1;
+        g->edges = e;
+        e = &g->edges[g->nedges++];
+        e->waiter = strndup(id, len);
+        e->name = strdup(nm->name);
+        e->kind = strdup(nm->kind ? nm->kind : "");
+        e->holder = strdup(hid);
+        e->by_client = by_client;
+        if (!e->waiter || !e->name || !e->kind || !e->holder)
             return -1;
     }
     return 0;
@@ -182,23 +176,6 @@ static char *wg_client_key(const rlk_waitgraph *g, const size_t *edge, size_t le
     return key;
 }
 
-/* Adds the cycle of edges edge[0..len), key its key (freed on failure). */
-static int wg_add_cycle(rlk_waitgraph *g, const size_t *edge, size_t len, int by_client, char *key)
-{
-    wg_cycle *p = realloc(g->cycles, (g->ncycles + 1) * sizeof *p);
-    size_t *e = p ? malloc(len * sizeof *e) : NULL;
-
-    if (p)
-        g->cycles = p;
-    if (!e) {
-        free(key);
-        return -1;
-    }
-    memcpy(e, edge, len * sizeof *edge);
-    g->cycles[g->ncycles++] = (wg_cycle){e, len, by_client, key};
-    return 0;
-}
-
 /* One cycle per back arc of a depth-first search over arcs[0..narc) of nnode
  * nodes; by_client: which graph. */
 static int wg_cycles(rlk_waitgraph *g, wg_arc *arcs, size_t narc, size_t nnode, int by_client)
@@ -246,7 +223,8 @@ static int wg_cycles(rlk_waitgraph *g, wg_arc *arcs, size_t narc, size_t nnode, 
                 pos[a->to] = depth++;
                 color[a->to] = 1;
             } else if (color[a->to] == 1) {
-                size_t len = 0;
+                size_t len = 0, *edges;
+                wg_cycle *more;
                 char *key;
                 int dup = 0, some = 0;
 
@@ -261,10 +239,18 @@ static int wg_cycles(rlk_waitgraph *g, wg_arc *arcs, size_t narc, size_t nnode, 
                     goto out;
                 for (size_t c = 0; c < g->ncycles && !dup; c++)
                     dup = strcmp(g->cycles[c].key, key) == 0;
-                if (dup)
+                if (dup) {
                     free(key);
-                else if (wg_add_cycle(g, cyc, len, by_client, key) < 0)
+                    continue;
+                }
+                if ((more = realloc(g->cycles, (g->ncycles + 1) * sizeof *more)))
+                    g->cycles = more;
+                if (!more || !(edges = malloc(len * sizeof *edges))) {
+                    free(key);
                     goto out;
+                }
+                memcpy(edges, cyc, len * sizeof *cyc);
+                g->cycles[g->ncycles++] = (wg_cycle){edges, len, by_client, key};
             }
         }
     }
@@ -320,27 +306,24 @@ static int wg_graph(rlk_waitgraph *g, int by_client)
 int rlk_wg_build(const rlk_wg_name *names, size_t n, rlk_waitgraph **out)
 {
     rlk_waitgraph *g = calloc(1, sizeof *g);
+    int rc = 0;
 
     *out = NULL;
     if (!g)
         return RLK_ERR_NOMEM;
     g->nnames = n;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && rc == 0; i++) {
         const rlk_wg_name *nm = &names[i];
 
-        for (size_t w = 0; w < nm->nwaiters; w++) {
+        for (size_t w = 0; w < nm->nwaiters && rc == 0; w++) {
             const rlk_wg_party *p = &nm->waiters[w];
-            int rc = p->form == RLK_WG_TICKET ? wg_ticket_edges(g, names, n, nm, p->id)
-                                              : wg_waiter_edges(g, nm, p->id, strlen(p->id),
-                                                                p->form == RLK_WG_CLIENT);
 
-            if (rc < 0) {
-                rlk_waitgraph_free(g);
-                return RLK_ERR_NOMEM;
-            }
+            rc = p->form == RLK_WG_TICKET ? wg_ticket_edges(g, names, n, nm, p->id)
+                                          : wg_waiter_edges(g, nm, p->id, strlen(p->id),
+                                                            p->form == RLK_WG_CLIENT);
         }
     }
-    if (wg_graph(g, 0) < 0 || wg_graph(g, 1) < 0) {
+    if (rc < 0 || wg_graph(g, 0) < 0 || wg_graph(g, 1) < 0) {
         rlk_waitgraph_free(g);
         return RLK_ERR_NOMEM;
     }
