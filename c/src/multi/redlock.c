@@ -142,33 +142,26 @@ static int redlock_fail(rlk_redlock *rl, int err, int servers, const char *fmt, 
 
 /* ---------------------------------------------------------------- handles */
 
-static int redlock_check_args(rlk_client *const *clients, int n, const char *name)
-{
-    if (!clients || n < 1 || !name || !*name)
-        return -1;
-    for (int i = 0; i < n; i++) {
-        if (!clients[i])
-            return -1;
-        if (rlk_topo_routed(clients[i])) {  /* RedLock's servers are independent masters */
-            rlk_set_error(clients[i], RLK_ERR_ARG, "rlk_redlock_new: RedLock needs independent "
-                          "standalone servers, not a Redis Cluster (%s): on a cluster use a plain "
-                          "lock (docs/cluster.md)", rlk_client_url(clients[i]));
-            return -1;
-        }
-        for (int j = 0; j < i; j++)
-            if (clients[j] == clients[i])
-                return -1;
-    }
-    return 0;
-}
-
 rlk_redlock *rlk_redlock_new(rlk_client *const *clients, int n, const char *name,
                              const rlk_redlock_options *opts)
 {
     rlk_redlock *rl;
 
-    if (redlock_check_args(clients, n, name) != 0)
+    if (!clients || n < 1 || !name || !*name)
         return NULL;
+    for (int i = 0; i < n; i++) {
+        if (!clients[i])
+            return NULL;
+        if (rlk_topo_routed(clients[i])) {  /* RedLock's servers are independent masters */
+            rlk_set_error(clients[i], RLK_ERR_ARG, "rlk_redlock_new: RedLock needs independent "
+                          "standalone servers, not a Redis Cluster (%s): on a cluster use a plain "
+                          "lock (docs/cluster.md)", rlk_client_url(clients[i]));
+            return NULL;
+        }
+        for (int j = 0; j < i; j++)
+            if (clients[j] == clients[i])
+                return NULL;
+    }
     if (!(rl = calloc(1, sizeof *rl)))
         return NULL;
     pthread_mutex_init(&rl->op_mu, NULL);
@@ -404,15 +397,6 @@ static long long redlock_drift_ms(const rlk_redlock *rl, long long lease_ms)
     return (long long)((double)lease_ms * rl->opt.drift_factor) + rl->opt.drift_ms;
 }
 
-/* What is left of a lease granted by calls sent at t->started_ns, when they
- * all had answered at t->ended_ns, in ns. */
-static long long redlock_validity_ns(const rlk_redlock *rl, long long lease_ms,
-                                     const redlock_tally *t)
-{
-    return (lease_ms - redlock_drift_ms(rl, lease_ms)) * RLK_NS_PER_MS -
-           (t->ended_ns - t->started_ns);
-}
-
 /* ---------------------------------------------------------------- acquiring */
 
 /* The code and message of an acquire without quorum or validity. */
@@ -468,7 +452,7 @@ static void redlock_set_held(rlk_redlock *rl, long long valid_until_ns)
 /* One round that grants a lease on every server: an acquire (old_until -1;
  * on a failure the token is released everywhere) or an extend of the
  * validity that ends at old_until. RLK_OK with *validity_ms (what is left of
- * the lease, redlock_validity_ns), or the failure recorded. */
+ * the lease), or the failure recorded. */
 static int redlock_grant(rlk_redlock *rl, long long lease_ms, long long old_until,
                          long long *validity_ms)
 {
@@ -485,7 +469,9 @@ static int redlock_grant(rlk_redlock *rl, long long lease_ms, long long old_unti
     redlock_round(rl, acquire ? "token/acquire" : "token/extend", 2, args, 0,
                   rl->opt.server_timeout_ms);
     redlock_tally_round(rl, acquire, &t);
-    validity = redlock_validity_ns(rl, lease_ms, &t);
+    /* What is left of the lease, from when the calls were sent to when all had answered. */
+    validity = (lease_ms - redlock_drift_ms(rl, lease_ms)) * RLK_NS_PER_MS -
+               (t.ended_ns - t.started_ns);
     if (t.ok >= rl->quorum && validity >= RLK_NS_PER_MS && (acquire || t.ended_ns < old_until)) {
         if (acquire)
             redlock_release_late(rl);
