@@ -399,20 +399,8 @@ static long long redlock_drift_ms(const rlk_redlock *rl, long long lease_ms)
 
 /* ---------------------------------------------------------------- acquiring */
 
-/* The code and message of an acquire without quorum or validity. */
-static int redlock_acquire_failed(rlk_redlock *rl, long long lease_ms, const redlock_tally *t)
-{
-    if (t->ok >= rl->quorum)
-        return redlock_fail(rl, RLK_ERR_TIMEOUT, 1, "acquired on %d of %d servers, but %lld ms "
-                            "of the %lld ms lease passed (drift %lld ms): no validity left",
-                            t->ok, rl->n, (t->ended_ns - t->started_ns) / RLK_NS_PER_MS,
-                            lease_ms, redlock_drift_ms(rl, lease_ms));
-    return redlock_fail(rl, t->failed > rl->n - rl->quorum ? t->first_err : RLK_ERR_BUSY, 1,
-                        "acquired on %d of %d servers (quorum %d): held elsewhere on %d, "
-                        "failed on %d", t->ok, rl->n, rl->quorum, t->refused, t->failed);
-}
-
-/* The same of an extend (old_until: when the validity it extends ends). */
+/* The code and message of an extend without quorum or validity (old_until: when the validity
+ * it extends ends). */
 static int redlock_extend_failed(rlk_redlock *rl, const redlock_tally *t, long long old_until)
 {
     if (t->ended_ns >= old_until)
@@ -425,19 +413,6 @@ static int redlock_extend_failed(rlk_redlock *rl, const redlock_tally *t, long l
                                 ? RLK_ERR_LOST : t->first_err, 1,
                         "extended on %d of %d servers (quorum %d): token gone on %d, "
                         "failed on %d", t->ok, rl->n, rl->quorum, t->refused, t->failed);
-}
-
-/* After a success: a server that did not answer "acquired" may still run the acquire (not
- * answered in time, written or not; or its reply lost), unless it refused it. Its release is
- * queued behind it on the same connection (sent, not awaited), so the lock ends up held
- * exactly where the quorum was counted. */
-static void redlock_release_late(rlk_redlock *rl)
-{
-    const char *args[1] = {rl->token};
-
-    for (int i = 0; i < rl->n; i++)
-        if (rl->srv[i].status != RLK_OK && rl->srv[i].status != RLK_ERR_BUSY)
-            redlock_send(rl, i, "token/release", 1, args, NULL);
 }
 
 /* Held until valid_until_ns, or (-1) not held (rlk_redlock_token shows the token only while
@@ -473,19 +448,31 @@ static int redlock_grant(rlk_redlock *rl, long long lease_ms, long long old_unti
     validity = (lease_ms - redlock_drift_ms(rl, lease_ms)) * RLK_NS_PER_MS -
                (t.ended_ns - t.started_ns);
     if (t.ok >= rl->quorum && validity >= RLK_NS_PER_MS && (acquire || t.ended_ns < old_until)) {
-        if (acquire)
-            redlock_release_late(rl);
+        /* An acquire's success: a server that did not answer "acquired" may still run the
+         * acquire (not answered in time, written or not; or its reply lost), unless it refused
+         * it. Its release is queued behind it on the same connection (sent, not awaited), so
+         * the lock ends up held exactly where the quorum was counted. */
+        for (int i = 0; acquire && i < rl->n; i++)
+            if (rl->srv[i].status != RLK_OK && rl->srv[i].status != RLK_ERR_BUSY)
+                redlock_send(rl, i, "token/release", 1, args, NULL);
         redlock_set_held(rl, t.ended_ns + validity);
         *validity_ms = validity / RLK_NS_PER_MS;
-        redlock_fail(rl, RLK_OK, 0, "%s", "");
-    } else if (acquire) {
-        rc = redlock_acquire_failed(rl, lease_ms, &t);
-        /* The token released everywhere, behind any unanswered acquire on the same
-         * connection (written or not); one server timeout for it. */
-        redlock_round(rl, "token/release", 1, args, 1, rl->opt.server_timeout_ms);
-    } else {
-        rc = redlock_extend_failed(rl, &t, old_until);
+        return redlock_fail(rl, RLK_OK, 0, "%s", "");
     }
+    if (!acquire)
+        return redlock_extend_failed(rl, &t, old_until);
+    if (t.ok >= rl->quorum)
+        rc = redlock_fail(rl, RLK_ERR_TIMEOUT, 1, "acquired on %d of %d servers, but %lld ms of "
+                          "the %lld ms lease passed (drift %lld ms): no validity left", t.ok,
+                          rl->n, (t.ended_ns - t.started_ns) / RLK_NS_PER_MS, lease_ms,
+                          redlock_drift_ms(rl, lease_ms));
+    else
+        rc = redlock_fail(rl, t.failed > rl->n - rl->quorum ? t.first_err : RLK_ERR_BUSY, 1,
+                          "acquired on %d of %d servers (quorum %d): held elsewhere on %d, "
+                          "failed on %d", t.ok, rl->n, rl->quorum, t.refused, t.failed);
+    /* The token released everywhere, behind any unanswered acquire on the same connection
+     * (written or not); one server timeout for it. */
+    redlock_round(rl, "token/release", 1, args, 1, rl->opt.server_timeout_ms);
     return rc;
 }
 
@@ -508,7 +495,6 @@ static int redlock_retry_pause(rlk_redlock *rl, long long deadline_ns)
 {
     uint64_t r = 0;
     long long now = rlk_clock_now_ns(), until;
-    struct timespec ts;
 
     (void)rlk_random_bytes((unsigned char *)&r, sizeof r);     /* as runtime/spin's jitter */
     until = now + (long long)(r % (uint64_t)(rl->opt.retry_delay_ms * RLK_NS_PER_MS + 1));
@@ -516,9 +502,8 @@ static int redlock_retry_pause(rlk_redlock *rl, long long deadline_ns)
         until = deadline_ns;
     while ((now = rlk_clock_now_ns()) < until && !redlock_interrupted(rl)) {
         long long step = until - now < REDLOCK_PAUSE_STEP_NS ? until - now : REDLOCK_PAUSE_STEP_NS;
+        struct timespec ts = {.tv_nsec = step};     /* under a second */
 
-        ts.tv_sec = step / 1000000000LL;
-        ts.tv_nsec = step % 1000000000LL;
         nanosleep(&ts, NULL);
     }
     return !redlock_interrupted(rl) && deadline_ns >= 0 && rlk_clock_now_ns() >= deadline_ns
