@@ -229,8 +229,6 @@ static void redlock_send(rlk_redlock *rl, int i, const char *script, int nargs,
     int rc = rlk_ae_fatal(rl->srv[i].ae, &why);
     rlk_ae_call *call = NULL;
 
-    if (q)
-        memset(q, 0, sizeof *q);
     if (rc == RLK_OK && !(call = rlk_ae_scriptv(rl->srv[i].ae, script, 1, keys, nargs, args, NULL,
                                                 q ? redlock_on_reply : NULL, q))) {
         rc = rlk_script_set_find(&rl->srv[i].client->scripts, script) ? RLK_ERR_NOMEM
@@ -392,11 +390,6 @@ static void redlock_tally_round(rlk_redlock *rl, int ok_nil, redlock_tally *t)
     pthread_mutex_unlock(&rl->st_mu);
 }
 
-static long long redlock_drift_ms(const rlk_redlock *rl, long long lease_ms)
-{
-    return (long long)((double)lease_ms * rl->opt.drift_factor) + rl->opt.drift_ms;
-}
-
 /* ---------------------------------------------------------------- acquiring */
 
 /* The code and message of an extend without quorum or validity (old_until: when the validity
@@ -435,6 +428,7 @@ static int redlock_grant(rlk_redlock *rl, long long lease_ms, long long old_unti
     char lease[24];
     const char *args[2] = {rl->token, lease};
     redlock_tally t = {0};
+    long long drift = (long long)((double)lease_ms * rl->opt.drift_factor) + rl->opt.drift_ms;
     long long validity;
 
     if ((rc = redlock_engines(rl)) != RLK_OK)
@@ -445,8 +439,7 @@ static int redlock_grant(rlk_redlock *rl, long long lease_ms, long long old_unti
                   rl->opt.server_timeout_ms);
     redlock_tally_round(rl, acquire, &t);
     /* What is left of the lease, from when the calls were sent to when all had answered. */
-    validity = (lease_ms - redlock_drift_ms(rl, lease_ms)) * RLK_NS_PER_MS -
-               (t.ended_ns - t.started_ns);
+    validity = (lease_ms - drift) * RLK_NS_PER_MS - (t.ended_ns - t.started_ns);
     if (t.ok >= rl->quorum && validity >= RLK_NS_PER_MS && (acquire || t.ended_ns < old_until)) {
         /* An acquire's success: a server that did not answer "acquired" may still run the
          * acquire (not answered in time, written or not; or its reply lost), unless it refused
@@ -464,8 +457,7 @@ static int redlock_grant(rlk_redlock *rl, long long lease_ms, long long old_unti
     if (t.ok >= rl->quorum)
         rc = redlock_fail(rl, RLK_ERR_TIMEOUT, 1, "acquired on %d of %d servers, but %lld ms of "
                           "the %lld ms lease passed (drift %lld ms): no validity left", t.ok,
-                          rl->n, (t.ended_ns - t.started_ns) / RLK_NS_PER_MS, lease_ms,
-                          redlock_drift_ms(rl, lease_ms));
+                          rl->n, (t.ended_ns - t.started_ns) / RLK_NS_PER_MS, lease_ms, drift);
     else
         rc = redlock_fail(rl, t.failed > rl->n - rl->quorum ? t.first_err : RLK_ERR_BUSY, 1,
                           "acquired on %d of %d servers (quorum %d): held elsewhere on %d, "
