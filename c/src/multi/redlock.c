@@ -519,19 +519,14 @@ static int redlock_try_lock_locked(rlk_redlock *rl, long long wait_ms, long long
     if (wait_ms > REDLOCK_LEASE_MAX)
         wait_ms = REDLOCK_LEASE_MAX;
     deadline = wait_ms < 0 ? -1 : start + wait_ms * RLK_NS_PER_MS;
-    for (;;) {
-        if (wait_ms != 0 && redlock_interrupted(rl)) {
-            rc = redlock_fail(rl, RLK_ERR_INTERRUPTED, 0, "wait interrupted");
-            break;
-        }
+    for (;;) {     /* a failed attempt leaves the handle not held */
+        if (wait_ms != 0 && redlock_interrupted(rl))
+            return redlock_fail(rl, RLK_ERR_INTERRUPTED, 0, "wait interrupted");
         rc = redlock_grant(rl, lease_ms, -1, validity_ms);
         if (rc == RLK_OK || rc == RLK_ERR_NOMEM || wait_ms == 0 ||
             redlock_retry_pause(rl, deadline) != 0)
-            break;
+            return rc;
     }
-    if (rc != RLK_OK)
-        redlock_set_held(rl, -1);
-    return rc;
 }
 
 /* ---------------------------------------------------------------- extending */
