@@ -44,11 +44,6 @@
 #define REDLOCK_TOKEN_BYTES 16
 #define REDLOCK_MSG_MAX 512
 
-typedef struct redlock_server {
-    int status;                         /* rlk code of its part in the last operation */
-    char msg[REDLOCK_MSG_MAX];
-} redlock_server;
-
 /* The outcome of one call. */
 typedef struct redlock_req {
     rlk_ae_call *call;                  /* sent, not answered; NULL: done */
@@ -58,13 +53,18 @@ typedef struct redlock_req {
     char err[REDLOCK_MSG_MAX];          /* when rc != RLK_OK */
 } redlock_req;
 
+typedef struct redlock_server {
+    rlk_client *client;
+    rlk_async *ae;                      /* op_mu: its engine, NULL before the first operation */
+    rlk_async_poll loop;                /* op_mu: and its hooks, driven by redlock_turn */
+    redlock_req req[2];                 /* op_mu: a round's call, then a release behind it */
+    int status;                         /* st_mu: rlk code of its part in the last operation */
+    char msg[REDLOCK_MSG_MAX];
+} redlock_server;
+
 struct rlk_redlock {
-    pthread_mutex_t op_mu;              /* one operation at a time; guards the three below */
-    redlock_req *reqs;                  /* a round's n, then a release behind it */
-    rlk_async **ae;                     /* server i's engine, NULL before the first operation */
-    rlk_async_poll *loops;              /* and its hooks, driven by redlock_wait */
+    pthread_mutex_t op_mu;              /* one operation at a time */
     pthread_mutex_t st_mu;              /* guards everything below */
-    rlk_client **clients;
     redlock_server *srv;
     int n, quorum;
     char *name;
@@ -140,67 +140,40 @@ static int redlock_fail(rlk_redlock *rl, int err, int servers, const char *fmt, 
     return err;
 }
 
-/* ---------------------------------------------------------------- the token */
-
-static int redlock_new_token(rlk_redlock *rl)
-{
-    unsigned char b[REDLOCK_TOKEN_BYTES];
-    char hex[sizeof rl->token];
-
-    if (rlk_random_bytes(b, sizeof b) != 0)
-        return -1;
-    for (size_t i = 0; i < sizeof b; i++)
-        snprintf(hex + 2 * i, 3, "%02x", b[i]);
-    pthread_mutex_lock(&rl->st_mu);
-    memcpy(rl->token, hex, sizeof hex);
-    pthread_mutex_unlock(&rl->st_mu);
-    return 0;
-}
-
 /* ---------------------------------------------------------------- handles */
-
-static int redlock_check_args(rlk_client *const *clients, int n, const char *name)
-{
-    if (!clients || n < 1 || !name || !*name)
-        return -1;
-    for (int i = 0; i < n; i++) {
-        if (!clients[i])
-            return -1;
-        if (rlk_topo_routed(clients[i])) {  /* RedLock's servers are independent masters */
-            rlk_set_error(clients[i], RLK_ERR_ARG, "rlk_redlock_new: RedLock needs independent "
-                          "standalone servers, not a Redis Cluster (%s): on a cluster use a plain "
-                          "lock (docs/cluster.md)", rlk_client_url(clients[i]));
-            return -1;
-        }
-        for (int j = 0; j < i; j++)
-            if (clients[j] == clients[i])
-                return -1;
-    }
-    return 0;
-}
 
 rlk_redlock *rlk_redlock_new(rlk_client *const *clients, int n, const char *name,
                              const rlk_redlock_options *opts)
 {
     rlk_redlock *rl;
 
-    if (redlock_check_args(clients, n, name) != 0)
+    if (!clients || n < 1 || !name || !*name)
         return NULL;
+    for (int i = 0; i < n; i++) {
+        if (!clients[i])
+            return NULL;
+        if (rlk_topo_routed(clients[i])) {  /* RedLock's servers are independent masters */
+            rlk_set_error(clients[i], RLK_ERR_ARG, "rlk_redlock_new: RedLock needs independent "
+                          "standalone servers, not a Redis Cluster (%s): on a cluster use a plain "
+                          "lock (docs/cluster.md)", rlk_client_url(clients[i]));
+            return NULL;
+        }
+        for (int j = 0; j < i; j++)
+            if (clients[j] == clients[i])
+                return NULL;
+    }
     if (!(rl = calloc(1, sizeof *rl)))
         return NULL;
     pthread_mutex_init(&rl->op_mu, NULL);
     pthread_mutex_init(&rl->st_mu, NULL);
-    rl->clients = calloc((size_t)n, sizeof *rl->clients);
     rl->srv = calloc((size_t)n, sizeof *rl->srv);
-    rl->reqs = calloc(2 * (size_t)n, sizeof *rl->reqs);
-    rl->ae = calloc((size_t)n, sizeof *rl->ae);
-    rl->loops = calloc((size_t)n, sizeof *rl->loops);
     rl->name = strdup(name);
-    if (!rl->clients || !rl->srv || !rl->reqs || !rl->ae || !rl->loops || !rl->name) {
+    if (!rl->srv || !rl->name) {
         rlk_redlock_free(rl);
         return NULL;
     }
-    memcpy(rl->clients, clients, (size_t)n * sizeof *clients);
+    for (int i = 0; i < n; i++)
+        rl->srv[i].client = clients[i];
     rl->n = n;
     rl->quorum = n / 2 + 1;
     if (opts)
@@ -216,18 +189,14 @@ void rlk_redlock_free(rlk_redlock *rl)
         return;
     /* The engines' calls end unanswered (never written ones never run); each waits for its
      * dial threads, which use the borrowed client. */
-    for (int i = 0; rl->ae && rl->loops && i < rl->n; i++) {
-        if (rlk_ae_close_begin(rl->ae[i]) == 0)
-            rlk_ae_close_end(rl->ae[i]);
-        rlk_async_poll_free(&rl->loops[i]);
+    for (int i = 0; i < rl->n; i++) {
+        if (rlk_ae_close_begin(rl->srv[i].ae) == 0)
+            rlk_ae_close_end(rl->srv[i].ae);
+        rlk_async_poll_free(&rl->srv[i].loop);
     }
-    free(rl->ae);
-    free(rl->loops);
     pthread_mutex_destroy(&rl->op_mu);
     pthread_mutex_destroy(&rl->st_mu);
-    free(rl->clients);
     free(rl->srv);
-    free(rl->reqs);
     free(rl->name);
     free(rl);
 }
@@ -257,14 +226,12 @@ static void redlock_send(rlk_redlock *rl, int i, const char *script, int nargs,
                          const char *const *args, redlock_req *q)
 {
     const char *keys[1] = {rl->name}, *why;
-    int rc = rlk_ae_fatal(rl->ae[i], &why);
+    int rc = rlk_ae_fatal(rl->srv[i].ae, &why);
     rlk_ae_call *call = NULL;
 
-    if (q)
-        memset(q, 0, sizeof *q);
-    if (rc == RLK_OK && !(call = rlk_ae_scriptv(rl->ae[i], script, 1, keys, nargs, args, NULL,
+    if (rc == RLK_OK && !(call = rlk_ae_scriptv(rl->srv[i].ae, script, 1, keys, nargs, args, NULL,
                                                 q ? redlock_on_reply : NULL, q))) {
-        rc = rlk_script_set_find(&rl->clients[i]->scripts, script) ? RLK_ERR_NOMEM
+        rc = rlk_script_set_find(&rl->srv[i].client->scripts, script) ? RLK_ERR_NOMEM
                                                                       : RLK_ERR_NOSUCHSCRIPT;
         why = rc == RLK_ERR_NOMEM ? "out of memory" : "no such script in the client's set";
     }
@@ -288,10 +255,10 @@ static void redlock_turn(rlk_redlock *rl, long long max_wait_ns)
     int nfds = 0, n = 0;
 
     for (int i = 0; i < rl->n; i++)
-        nfds += rl->loops[i].nfds;
+        nfds += rl->srv[i].loop.nfds;
     pfd = calloc((size_t)nfds + 1, sizeof *pfd);    /* NULL: this turn only waits */
     for (int i = 0; i < rl->n; i++) {
-        const rlk_async_poll *p = &rl->loops[i];
+        const rlk_async_poll *p = &rl->srv[i].loop;
 
         if (p->timer_at >= 0 && p->timer_at - now < wait)
             wait = p->timer_at > now ? p->timer_at - now : 0;
@@ -308,47 +275,48 @@ static void redlock_turn(rlk_redlock *rl, long long max_wait_ns)
     (void)poll(pfd, (nfds_t)n, (int)((wait + RLK_NS_PER_MS - 1) / RLK_NS_PER_MS));
     free(pfd);
     for (int i = 0; i < rl->n; i++)
-        (void)rlk_async_poll_turn(&rl->loops[i], 0);
+        (void)rlk_async_poll_turn(&rl->srv[i].loop, 0);
 }
 
-/* Turns the engines until every call of reqs[0..n) is answered or until_ns passes; the calls
+/* Turns the engines until every call of req[k] is answered or until_ns passes; the calls
  * still unanswered then are forgotten (their replies dropped when they come) and fail with
  * RLK_ERR_TIMEOUT (timeout_ms is only for the message). */
-static void redlock_wait(rlk_redlock *rl, redlock_req *reqs, long long until_ns,
-                         long long timeout_ms)
+static void redlock_wait(rlk_redlock *rl, int k, long long until_ns, long long timeout_ms)
 {
     for (;;) {
         long long left = until_ns - rlk_clock_now_ns();
         int owed = 0;
 
         for (int i = 0; i < rl->n; i++)
-            owed |= reqs[i].call != NULL;
+            owed |= rl->srv[i].req[k].call != NULL;
         if (!owed || left <= 0)
             break;
         redlock_turn(rl, left);
     }
     for (int i = 0; i < rl->n; i++) {
-        if (!reqs[i].call)
+        redlock_req *q = &rl->srv[i].req[k];
+
+        if (!q->call)
             continue;
-        rlk_ae_call_forget(reqs[i].call);
-        reqs[i].call = NULL;
-        reqs[i].rc = RLK_ERR_TIMEOUT;
-        snprintf(reqs[i].err, sizeof reqs[i].err, "%.300s: no reply within %lld ms",
-                 rl->clients[i]->addr, timeout_ms);
+        rlk_ae_call_forget(q->call);
+        q->call = NULL;
+        q->rc = RLK_ERR_TIMEOUT;
+        snprintf(q->err, sizeof q->err, "%.300s: no reply within %lld ms",
+                 rl->srv[i].client->addr, timeout_ms);
     }
 }
 
-/* Calls script on every server at once with args, the outcomes in reqs (rl->reqs: the
- * round's; + n: a release behind it); waits at most timeout_ms (a round that spends validity:
- * acquire, extend, the release of a failed attempt: one server timeout). */
+/* Calls script on every server at once with args, the outcomes in req[k] (0: the round's; 1:
+ * a release behind it); waits at most timeout_ms (a round that spends validity: acquire,
+ * extend, the release of a failed attempt: one server timeout). */
 static void redlock_round(rlk_redlock *rl, const char *script, int nargs,
-                          const char *const *args, redlock_req *reqs, long long timeout_ms)
+                          const char *const *args, int k, long long timeout_ms)
 {
     long long until = rlk_clock_now_ns() + timeout_ms * RLK_NS_PER_MS;
 
     for (int i = 0; i < rl->n; i++)
-        redlock_send(rl, i, script, nargs, args, &reqs[i]);
-    redlock_wait(rl, reqs, until, timeout_ms);
+        redlock_send(rl, i, script, nargs, args, &rl->srv[i].req[k]);
+    redlock_wait(rl, k, until, timeout_ms);
 }
 
 /* Server i's engine and its hooks, made by the handle's first operation, and their first
@@ -362,10 +330,10 @@ static int redlock_engines(rlk_redlock *rl)
     int made = 0;
 
     for (int i = 0; i < rl->n; i++) {
-        if (rl->ae[i])
+        if (rl->srv[i].ae)
             continue;
-        if (!(rl->ae[i] = rlk_ae_new(rl->clients[i], NULL, 1)) ||
-            rlk_async_poll_attach(rl->ae[i], &rl->loops[i]) != RLK_OK)
+        if (!(rl->srv[i].ae = rlk_ae_new(rl->srv[i].client, NULL, 1)) ||
+            rlk_async_poll_attach(rl->srv[i].ae, &rl->srv[i].loop) != RLK_OK)
             return redlock_fail(rl, RLK_ERR_NOMEM, 0, "out of memory");
         made = 1;
     }
@@ -373,9 +341,9 @@ static int redlock_engines(rlk_redlock *rl)
         int up = 0, settled = 0;
 
         for (int i = 0; i < rl->n; i++) {
-            up += rlk_ae_up(rl->ae[i]);
-            settled += rlk_ae_up(rl->ae[i]) || rlk_ae_unreachable(rl->ae[i]) ||
-                       rlk_ae_fatal(rl->ae[i], NULL) != RLK_OK;
+            up += rlk_ae_up(rl->srv[i].ae);
+            settled += rlk_ae_up(rl->srv[i].ae) || rlk_ae_unreachable(rl->srv[i].ae) ||
+                       rlk_ae_fatal(rl->srv[i].ae, NULL) != RLK_OK;
         }
         if (up >= rl->quorum || settled == rl->n)
             break;
@@ -392,7 +360,7 @@ static void redlock_tally_round(rlk_redlock *rl, int ok_nil, redlock_tally *t)
     t->ended_ns = rlk_clock_now_ns();
     pthread_mutex_lock(&rl->st_mu);
     for (int i = 0; i < rl->n; i++) {
-        const redlock_req *q = &rl->reqs[i];
+        const redlock_req *q = &rl->srv[i].req[0];
         redlock_server *v = &rl->srv[i];
 
         if (q->rc != RLK_OK) {
@@ -422,36 +390,10 @@ static void redlock_tally_round(rlk_redlock *rl, int ok_nil, redlock_tally *t)
     pthread_mutex_unlock(&rl->st_mu);
 }
 
-static long long redlock_drift_ms(const rlk_redlock *rl, long long lease_ms)
-{
-    return (long long)((double)lease_ms * rl->opt.drift_factor) + rl->opt.drift_ms;
-}
-
-/* What is left of a lease granted by calls sent at t->started_ns, when they
- * all had answered at t->ended_ns, in ns. */
-static long long redlock_validity_ns(const rlk_redlock *rl, long long lease_ms,
-                                     const redlock_tally *t)
-{
-    return (lease_ms - redlock_drift_ms(rl, lease_ms)) * RLK_NS_PER_MS -
-           (t->ended_ns - t->started_ns);
-}
-
 /* ---------------------------------------------------------------- acquiring */
 
-/* The code and message of an acquire without quorum or validity. */
-static int redlock_acquire_failed(rlk_redlock *rl, long long lease_ms, const redlock_tally *t)
-{
-    if (t->ok >= rl->quorum)
-        return redlock_fail(rl, RLK_ERR_TIMEOUT, 1, "acquired on %d of %d servers, but %lld ms "
-                            "of the %lld ms lease passed (drift %lld ms): no validity left",
-                            t->ok, rl->n, (t->ended_ns - t->started_ns) / RLK_NS_PER_MS,
-                            lease_ms, redlock_drift_ms(rl, lease_ms));
-    return redlock_fail(rl, t->failed > rl->n - rl->quorum ? t->first_err : RLK_ERR_BUSY, 1,
-                        "acquired on %d of %d servers (quorum %d): held elsewhere on %d, "
-                        "failed on %d", t->ok, rl->n, rl->quorum, t->refused, t->failed);
-}
-
-/* The same of an extend (old_until: when the validity it extends ends). */
+/* The code and message of an extend without quorum or validity (old_until: when the validity
+ * it extends ends). */
 static int redlock_extend_failed(rlk_redlock *rl, const redlock_tally *t, long long old_until)
 {
     if (t->ended_ns >= old_until)
@@ -466,33 +408,19 @@ static int redlock_extend_failed(rlk_redlock *rl, const redlock_tally *t, long l
                         "failed on %d", t->ok, rl->n, rl->quorum, t->refused, t->failed);
 }
 
-/* After a success: a server that did not answer "acquired" may still run the acquire (not
- * answered in time, written or not; or its reply lost), unless it refused it. Its release is
- * queued behind it on the same connection (sent, not awaited), so the lock ends up held
- * exactly where the quorum was counted. */
-static void redlock_release_late(rlk_redlock *rl)
-{
-    const char *args[1] = {rl->token};
-
-    for (int i = 0; i < rl->n; i++)
-        if (rl->srv[i].status != RLK_OK && rl->srv[i].status != RLK_ERR_BUSY)
-            redlock_send(rl, i, "token/release", 1, args, NULL);
-}
-
-/* Held until valid_until_ns, or (-1) not held: the token goes. */
+/* Held until valid_until_ns, or (-1) not held (rlk_redlock_token shows the token only while
+ * held). */
 static void redlock_set_held(rlk_redlock *rl, long long valid_until_ns)
 {
     pthread_mutex_lock(&rl->st_mu);
     rl->valid_until_ns = valid_until_ns;
-    if (valid_until_ns < 0)
-        rl->token[0] = '\0';
     pthread_mutex_unlock(&rl->st_mu);
 }
 
 /* One round that grants a lease on every server: an acquire (old_until -1;
  * on a failure the token is released everywhere) or an extend of the
  * validity that ends at old_until. RLK_OK with *validity_ms (what is left of
- * the lease, redlock_validity_ns), or the failure recorded. */
+ * the lease), or the failure recorded. */
 static int redlock_grant(rlk_redlock *rl, long long lease_ms, long long old_until,
                          long long *validity_ms)
 {
@@ -500,30 +428,43 @@ static int redlock_grant(rlk_redlock *rl, long long lease_ms, long long old_unti
     char lease[24];
     const char *args[2] = {rl->token, lease};
     redlock_tally t = {0};
+    long long drift = (long long)((double)lease_ms * rl->opt.drift_factor) + rl->opt.drift_ms;
     long long validity;
 
     if ((rc = redlock_engines(rl)) != RLK_OK)
         return rc;
     snprintf(lease, sizeof lease, "%lld", lease_ms);
     t.started_ns = rlk_clock_now_ns();
-    redlock_round(rl, acquire ? "token/acquire" : "token/extend", 2, args, rl->reqs,
+    redlock_round(rl, acquire ? "token/acquire" : "token/extend", 2, args, 0,
                   rl->opt.server_timeout_ms);
     redlock_tally_round(rl, acquire, &t);
-    validity = redlock_validity_ns(rl, lease_ms, &t);
+    /* What is left of the lease, from when the calls were sent to when all had answered. */
+    validity = (lease_ms - drift) * RLK_NS_PER_MS - (t.ended_ns - t.started_ns);
     if (t.ok >= rl->quorum && validity >= RLK_NS_PER_MS && (acquire || t.ended_ns < old_until)) {
-        if (acquire)
-            redlock_release_late(rl);
+        /* An acquire's success: a server that did not answer "acquired" may still run the
+         * acquire (not answered in time, written or not; or its reply lost), unless it refused
+         * it. Its release is queued behind it on the same connection (sent, not awaited), so
+         * the lock ends up held exactly where the quorum was counted. */
+        for (int i = 0; acquire && i < rl->n; i++)
+            if (rl->srv[i].status != RLK_OK && rl->srv[i].status != RLK_ERR_BUSY)
+                redlock_send(rl, i, "token/release", 1, args, NULL);
         redlock_set_held(rl, t.ended_ns + validity);
         *validity_ms = validity / RLK_NS_PER_MS;
-        redlock_fail(rl, RLK_OK, 0, "%s", "");
-    } else if (acquire) {
-        rc = redlock_acquire_failed(rl, lease_ms, &t);
-        /* The token released everywhere, behind any unanswered acquire on the same
-         * connection (written or not); one server timeout for it. */
-        redlock_round(rl, "token/release", 1, args, rl->reqs + rl->n, rl->opt.server_timeout_ms);
-    } else {
-        rc = redlock_extend_failed(rl, &t, old_until);
+        return redlock_fail(rl, RLK_OK, 0, "%s", "");
     }
+    if (!acquire)
+        return redlock_extend_failed(rl, &t, old_until);
+    if (t.ok >= rl->quorum)
+        rc = redlock_fail(rl, RLK_ERR_TIMEOUT, 1, "acquired on %d of %d servers, but %lld ms of "
+                          "the %lld ms lease passed (drift %lld ms): no validity left", t.ok,
+                          rl->n, (t.ended_ns - t.started_ns) / RLK_NS_PER_MS, lease_ms, drift);
+    else
+        rc = redlock_fail(rl, t.failed > rl->n - rl->quorum ? t.first_err : RLK_ERR_BUSY, 1,
+                          "acquired on %d of %d servers (quorum %d): held elsewhere on %d, "
+                          "failed on %d", t.ok, rl->n, rl->quorum, t.refused, t.failed);
+    /* The token released everywhere, behind any unanswered acquire on the same connection
+     * (written or not); one server timeout for it. */
+    redlock_round(rl, "token/release", 1, args, 1, rl->opt.server_timeout_ms);
     return rc;
 }
 
@@ -532,7 +473,7 @@ static int redlock_grant(rlk_redlock *rl, long long lease_ms, long long old_unti
 static int redlock_interrupted(const rlk_redlock *rl)
 {
     for (int i = 0; i < rl->n; i++)
-        if (rlk_rt_interrupted(rl->clients[i]))
+        if (rlk_rt_interrupted(rl->srv[i].client))
             return 1;
     return 0;
 }
@@ -546,7 +487,6 @@ static int redlock_retry_pause(rlk_redlock *rl, long long deadline_ns)
 {
     uint64_t r = 0;
     long long now = rlk_clock_now_ns(), until;
-    struct timespec ts;
 
     (void)rlk_random_bytes((unsigned char *)&r, sizeof r);     /* as runtime/spin's jitter */
     until = now + (long long)(r % (uint64_t)(rl->opt.retry_delay_ms * RLK_NS_PER_MS + 1));
@@ -554,51 +494,39 @@ static int redlock_retry_pause(rlk_redlock *rl, long long deadline_ns)
         until = deadline_ns;
     while ((now = rlk_clock_now_ns()) < until && !redlock_interrupted(rl)) {
         long long step = until - now < REDLOCK_PAUSE_STEP_NS ? until - now : REDLOCK_PAUSE_STEP_NS;
+        struct timespec ts = {.tv_nsec = step};     /* under a second */
 
-        ts.tv_sec = step / 1000000000LL;
-        ts.tv_nsec = step % 1000000000LL;
         nanosleep(&ts, NULL);
     }
     return !redlock_interrupted(rl) && deadline_ns >= 0 && rlk_clock_now_ns() >= deadline_ns
                ? -1 : 0;
 }
 
-static int redlock_check_lease(rlk_redlock *rl, long long lease_ms)
-{
-    if (lease_ms < 1 || lease_ms > REDLOCK_LEASE_MAX)
-        return redlock_fail(rl, RLK_ERR_ARG, 0, "lease %lld ms is not in 1..%lld", lease_ms,
-                            REDLOCK_LEASE_MAX);
-    return RLK_OK;
-}
-
 static int redlock_try_lock_locked(rlk_redlock *rl, long long wait_ms, long long lease_ms,
                                    long long *validity_ms)
 {
     long long start = rlk_clock_now_ns(), deadline;
+    unsigned char b[REDLOCK_TOKEN_BYTES];
     int rc;
 
-    if ((rc = redlock_check_lease(rl, lease_ms)) != RLK_OK)
-        return rc;
     if (rlk_redlock_is_held(rl))
         return redlock_fail(rl, RLK_ERR_ARG, 0, "this handle holds it already");
-    if (redlock_new_token(rl) != 0)
+    if (rlk_random_bytes(b, sizeof b) != 0)
         return redlock_fail(rl, RLK_ERR_IO, 0, "no random source for a token");
+    /* Not held: no reader looks at the token until redlock_set_held publishes it. */
+    for (size_t i = 0; i < sizeof b; i++)
+        snprintf(rl->token + 2 * i, 3, "%02x", b[i]);
     if (wait_ms > REDLOCK_LEASE_MAX)
         wait_ms = REDLOCK_LEASE_MAX;
     deadline = wait_ms < 0 ? -1 : start + wait_ms * RLK_NS_PER_MS;
-    for (;;) {
-        if (wait_ms != 0 && redlock_interrupted(rl)) {
-            rc = redlock_fail(rl, RLK_ERR_INTERRUPTED, 0, "wait interrupted");
-            break;
-        }
+    for (;;) {     /* a failed attempt leaves the handle not held */
+        if (wait_ms != 0 && redlock_interrupted(rl))
+            return redlock_fail(rl, RLK_ERR_INTERRUPTED, 0, "wait interrupted");
         rc = redlock_grant(rl, lease_ms, -1, validity_ms);
         if (rc == RLK_OK || rc == RLK_ERR_NOMEM || wait_ms == 0 ||
             redlock_retry_pause(rl, deadline) != 0)
-            break;
+            return rc;
     }
-    if (rc != RLK_OK)
-        redlock_set_held(rl, -1);
-    return rc;
 }
 
 /* ---------------------------------------------------------------- extending */
@@ -606,10 +534,7 @@ static int redlock_try_lock_locked(rlk_redlock *rl, long long wait_ms, long long
 static int redlock_extend_locked(rlk_redlock *rl, long long lease_ms, long long *validity_ms)
 {
     long long old_until;
-    int rc;
 
-    if ((rc = redlock_check_lease(rl, lease_ms)) != RLK_OK)
-        return rc;
     if (!rlk_redlock_is_held(rl))
         return redlock_fail(rl, RLK_ERR_NOT_OWNER, 0, "not held");
     old_until = rl->valid_until_ns;
@@ -636,7 +561,7 @@ static int redlock_unlock_locked(rlk_redlock *rl)
     t.started_ns = rlk_clock_now_ns();
     /* An unlock spends no validity: a loaded server that answers after the short acquire
      * timeout still counts (it returns as soon as every server has answered). */
-    redlock_round(rl, "token/release", 1, args, rl->reqs,
+    redlock_round(rl, "token/release", 1, args, 0,
                   rl->opt.server_timeout_ms > REDLOCK_UNLOCK_TIMEOUT_MS
                       ? rl->opt.server_timeout_ms : REDLOCK_UNLOCK_TIMEOUT_MS);
     redlock_tally_round(rl, 0, &t);
@@ -663,9 +588,13 @@ static int redlock_op(rlk_redlock *rl, char op, long long wait_ms, long long lea
         return RLK_ERR_ARG;
     pthread_mutex_lock(&rl->op_mu);
     rlk_sigpipe_enter(&sigpipe);        /* the engines write on this thread */
-    rc = op == 't'   ? redlock_try_lock_locked(rl, wait_ms, lease_ms, &v)
-         : op == 'e' ? redlock_extend_locked(rl, lease_ms, &v)
-                     : redlock_unlock_locked(rl);
+    if (op != 'u' && (lease_ms < 1 || lease_ms > REDLOCK_LEASE_MAX))
+        rc = redlock_fail(rl, RLK_ERR_ARG, 0, "lease %lld ms is not in 1..%lld", lease_ms,
+                          REDLOCK_LEASE_MAX);
+    else
+        rc = op == 't'   ? redlock_try_lock_locked(rl, wait_ms, lease_ms, &v)
+             : op == 'e' ? redlock_extend_locked(rl, lease_ms, &v)
+                         : redlock_unlock_locked(rl);
     rlk_sigpipe_leave(&sigpipe, 1);     /* always check */
     pthread_mutex_unlock(&rl->op_mu);
     if (validity_ms)
