@@ -149,6 +149,19 @@ unsigned long long rlk_conn_round_trips(void)
     return rlk_tl_round_trips;
 }
 
+/* The next reply on ctx into *r; a lost one recorded as "<what> <addr>: ...". */
+static int rlk_conn_read(rlk_client *c, redisContext *ctx, const char *what, redisReply **r)
+{
+    void *p = NULL;
+
+    errno = 0;
+    if (rlk_transport_get_reply(ctx, &p) != REDIS_OK || !p)
+        return ctx->err ? rlk_set_ctx_error(c, ctx, what)
+                        : rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: no reply", what, c->addr);
+    *r = p;
+    return RLK_OK;
+}
+
 /* One write of the command (and tail's behind it), then its reply (and
  * tail's); the hook runs between the two. */
 static int rlk_conn_command_hooked(rlk_client *c, redisContext *ctx, const char *what,
@@ -177,14 +190,10 @@ static int rlk_conn_command_hooked(rlk_client *c, redisContext *ctx, const char 
         hook->fn = NULL;
         fn(hook->arg);
     }
-    errno = 0;
-    if (rc == RLK_OK && (rlk_transport_get_reply(ctx, &r) != REDIS_OK || !r))
-        rc = ctx->err ? rlk_set_ctx_error(c, ctx, what)
-                      : rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: no reply", what, c->addr);
-    *reply = r;
+    if (rc == RLK_OK)
+        rc = rlk_conn_read(c, ctx, what, reply);
     if (rc == RLK_OK && tail) {
         /* The first reply stands whatever becomes of the second. */
-        r = NULL;
         errno = 0;
         if (rlk_transport_get_reply(ctx, &r) != REDIS_OK || !r)
             snprintf(tail->why, sizeof tail->why, "its reply was lost (%.60s)",
@@ -449,9 +458,7 @@ int rlk_conn_name_id(rlk_client *c, redisContext *ctx, const char *what, const c
     n += rlk_conn_append_setinfo(c, ctx);   /* lib-name, lib-ver: same round trip */
     rlk_sigpipe_enter(&g);
     for (int i = 0; i < n && rc == RLK_OK; i++)
-        if (rlk_transport_get_reply(ctx, (void **)&r[i]) != REDIS_OK || !r[i])
-            rc = ctx->err ? rlk_set_ctx_error(c, ctx, what)
-                          : rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: no reply", what, c->addr);
+        rc = rlk_conn_read(c, ctx, what, &r[i]);
     rlk_sigpipe_leave(&g, rc != RLK_OK);
     if (rc == RLK_OK && id && r[0]->type == REDIS_REPLY_STATUS &&
         r[1]->type == REDIS_REPLY_INTEGER && r[1]->integer > 0)
@@ -504,50 +511,40 @@ static void rlk_conn_load_argv(const rlk_script_info *s, const char *argv[3], si
     lens[2] = s->body_len;
 }
 
-/* SCRIPT LOAD of script s; RLK_ERR_SHA when the server's SHA-1 differs. */
-static int rlk_conn_load_script(rlk_client *c, redisContext *ctx, const rlk_script_info *s)
+/* SCRIPT LOAD of the n scripts at s in one pipelined round trip; RLK_ERR_SHA
+ * names the first one whose SHA-1 the server computes otherwise. */
+static int rlk_conn_load(rlk_client *c, redisContext *ctx, const rlk_script_info *s, size_t n)
 {
-    const char *argv[3];
-    size_t lens[3];
-    redisReply *r;
-    int rc;
+    rlk_sigpipe_guard g;
+    int rc = RLK_OK, io = RLK_OK;
 
-    rlk_conn_load_argv(s, argv, lens);
-    rc = rlk_conn_command(c, ctx, "SCRIPT LOAD", 3, argv, lens, &r, NULL);
-    if (rc != RLK_OK)
-        return rc;
-    rc = rlk_conn_check_load_reply(c, s, r);
-    freeReplyObject(r);
+    for (size_t i = 0; i < n; i++) {
+        const char *argv[3];
+        size_t lens[3];
+
+        rlk_conn_load_argv(&s[i], argv, lens);
+        if (ctx->err || redisAppendCommandArgv(ctx, 3, argv, lens) != REDIS_OK)
+            return rlk_set_ctx_error(c, ctx, "SCRIPT LOAD");
+    }
+    rlk_tl_round_trips++;
+    rlk_sigpipe_enter(&g);
+    /* Read every reply, even after a bad one, so the connection stays in step. */
+    for (size_t i = 0; io == RLK_OK && i < n; i++) {
+        redisReply *r = NULL;
+
+        io = rlk_conn_read(c, ctx, "SCRIPT LOAD", &r);
+        if (io == RLK_OK && rc == RLK_OK)
+            rc = rlk_conn_check_load_reply(c, &s[i], r);
+        freeReplyObject(r);
+    }
+    rc = io != RLK_OK ? io : rc;
+    rlk_sigpipe_leave(&g, rc != RLK_OK);
     return rc;
 }
 
 int rlk_conn_load_all(rlk_client *c, redisContext *ctx)
 {
-    rlk_sigpipe_guard g;
-    int rc = RLK_OK, io = ctx->err != 0;
-
-    for (size_t i = 0; !io && i < c->scripts.count; i++) {
-        const char *argv[3];
-        size_t lens[3];
-
-        rlk_conn_load_argv(&c->scripts.items[i], argv, lens);
-        io = redisAppendCommandArgv(ctx, 3, argv, lens) != REDIS_OK;
-    }
-    rlk_sigpipe_enter(&g);
-    /* Read every reply, even after a bad one, so the connection stays in step. */
-    for (size_t i = 0; !io && i < c->scripts.count; i++) {
-        void *r = NULL;
-
-        errno = 0;
-        io = rlk_transport_get_reply(ctx, &r) != REDIS_OK || !r;
-        if (!io && rc == RLK_OK)
-            rc = rlk_conn_check_load_reply(c, &c->scripts.items[i], r);
-        freeReplyObject(r);
-    }
-    if (io)
-        rc = rlk_set_ctx_error(c, ctx, "SCRIPT LOAD");
-    rlk_sigpipe_leave(&g, rc != RLK_OK);
-    return rc;
+    return rlk_conn_load(c, ctx, c->scripts.items, c->scripts.count);
 }
 
 /* The call's argv: "EVALSHA" sha1 (or "FCALL" / "FCALL_RO" function: functions.h)
@@ -743,7 +740,7 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
             /* NOSCRIPT: the script did not run. Load it and try once more. */
             loaded = 1;
             RLK_CLIENT_COUNT(c, noscript_reloads);
-            rc = rlk_conn_load_script(c, ctx, s);
+            rc = rlk_conn_load(c, ctx, s, 1);
         } else if (h.fcall && !asked && rlk_fn_is_missing(r)) {
             /* No such function: it did not run. The library may be gone (functions.h). */
             asked = 1;
