@@ -135,9 +135,9 @@ void rlk_conn_after_write(void (*fn)(void *), void *arg)
  * one round trip. reply NULL: lost (why says how; the connection is then
  * broken, ctx->err set, and the caller's rules drop it). */
 typedef struct rlk_conn_tail {
-    int argc;                   /* 1..3 */
-    const char *argv[3];
-    size_t lens[3];
+    int argc;
+    const char **argv;
+    const size_t *lens;         /* NULL: each word's strlen */
     redisReply *reply;
     char why[96];
 } rlk_conn_tail;
@@ -216,17 +216,8 @@ int rlk_conn_command_pair(rlk_client *c, redisContext *ctx, const char *what, in
                           const char **argv2, const size_t *argvlen2, redisReply **reply,
                           redisReply **reply2, int *written)
 {
-    rlk_conn_tail tail = {.argc = argc2};
-    int rc;
-
-    *reply2 = NULL;
-    if (argc2 < 1 || argc2 > 3)
-        return rlk_set_error(c, RLK_ERR_ARG, "%s: a pipelined command of %d words", what, argc2);
-    for (int i = 0; i < argc2; i++) {
-        tail.argv[i] = argv2[i];
-        tail.lens[i] = argvlen2 ? argvlen2[i] : strlen(argv2[i]);
-    }
-    rc = rlk_conn_command_hooked(c, ctx, what, argc, argv, argvlen, reply, written, NULL, &tail);
+    rlk_conn_tail tail = {argc2, argv2, argvlen2, NULL, ""};
+    int rc = rlk_conn_command_hooked(c, ctx, what, argc, argv, argvlen, reply, written, NULL, &tail);
     *reply2 = tail.reply;
     return rc;
 }
@@ -274,10 +265,10 @@ static long long rlk_conn_wait_ms(const rlk_client *c, const redisContext *ctx)
     return ms > 0 ? ms : 1;
 }
 
-/* Arms tail with WAIT N ms when c asks for replica acknowledgement and s
- * writes; the thread's note says what is asked. 0: no WAIT. */
+/* 1 when c asks for replica acknowledgement and s writes: n and ms then hold
+ * WAIT's arguments and the thread's note says what is asked. 0: no WAIT. */
 static int rlk_conn_wait_arm(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
-                             rlk_conn_tail *tail, char *n, char *ms)
+                             char *n, char *ms)
 {
     memset(&rlk_tl_acks, 0, sizeof rlk_tl_acks);
     if (c->min_replicas <= 0 || rlk_tl_acks_off || !rlk_script_writes(s))
@@ -288,7 +279,6 @@ static int rlk_conn_wait_arm(rlk_client *c, redisContext *ctx, const rlk_script_
     snprintf(rlk_tl_acks.why, sizeof rlk_tl_acks.why, "the call's reply was lost");
     snprintf(n, 16, "%d", c->min_replicas);
     snprintf(ms, 24, "%lld", rlk_tl_acks.timeout_ms);
-    *tail = (rlk_conn_tail){3, {"WAIT", n, ms}, {4, strlen(n), strlen(ms)}, NULL, ""};
     return 1;
 }
 
@@ -714,8 +704,9 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
 {
     rlk_evalsha_argv e = {0};
     rlk_write_hook hook = rlk_armed_hook;
-    rlk_conn_tail wait, *tail = NULL;
     char wait_n[16], wait_ms[24];
+    const char *wait_argv[3] = {"WAIT", wait_n, wait_ms};
+    rlk_conn_tail wait = {3, wait_argv, NULL, NULL, ""}, *tail = NULL;
     rlk_fn_head h;
     redisReply *r = NULL;
     int rc, w = 0, loaded = 0, asked = 0;
@@ -725,7 +716,7 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
         *written = 0;
     rlk_conn_after_write(NULL, NULL);   /* this EVALSHA takes the armed hook */
     /* Replica acknowledgement: WAIT written behind the script, read after it. */
-    if (rlk_conn_wait_arm(c, ctx, s, &wait, wait_n, wait_ms))
+    if (rlk_conn_wait_arm(c, ctx, s, wait_n, wait_ms))
         tail = &wait;
     rc = rlk_conn_fn_head(c, ctx, s, &h);
     if (rc == RLK_OK && rlk_evalsha_build(&e, &h, nkeys, keys, keylens, nargs, args, arglens))

@@ -42,9 +42,7 @@ static int nat_aggregate(const redisReply *r)
 /* Whether the docs tree r names IFEQ as a token (an argument's "token"). */
 static int nat_has_ifeq(const redisReply *r, int depth)
 {
-    if (!r || depth > 16)
-        return 0;
-    if (!nat_aggregate(r))
+    if (!r || depth > 16 || !nat_aggregate(r))
         return 0;
     for (size_t i = 0; i < r->elements; i++) {
         if (i + 1 < r->elements && nat_word(r->element[i], "token") &&
@@ -180,22 +178,15 @@ static int nat_compare_argv(const nat_call *k, int caps, const char *argv[7], si
     return argc;
 }
 
-static redisReply *nat_integer(long long v)
-{
-    redisReply *r = calloc(1, sizeof *r);     /* freeReplyObject frees an integer with free() */
-
-    if (r) {
-        r->type = REDIS_REPLY_INTEGER;
-        r->integer = v;
-    }
-    return r;
-}
-
 /* *out = the integer v, as the script replies it. */
 static int nat_reply_integer(rlk_client *c, const char *what, long long v, redisReply **out)
 {
-    *out = nat_integer(v);
-    return *out ? RLK_OK : rlk_set_error(c, RLK_ERR_NOMEM, "%s: out of memory", what);
+    *out = calloc(1, sizeof **out);     /* freeReplyObject frees an integer with free() */
+    if (!*out)
+        return rlk_set_error(c, RLK_ERR_NOMEM, "%s: out of memory", what);
+    (*out)->type = REDIS_REPLY_INTEGER;
+    (*out)->integer = v;
+    return RLK_OK;
 }
 
 /* After WRONGTYPE: the script's RLK_WRONGTYPE with the key's type. *again
@@ -239,15 +230,15 @@ static int nat_server_error(rlk_client *c, redisReply *r)
 static int nat_refused(rlk_client *c, redisContext *ctx, const nat_call *k, redisReply *r,
                        int *again, int *rc)
 {
-    if (r->type == REDIS_REPLY_ERROR && r->len >= 9 && memcmp(r->str, "WRONGTYPE", 9) == 0) {
-        freeReplyObject(r);
-        *rc = nat_wrongtype(c, ctx, k, again);
-        return 1;
-    }
     if (r->type != REDIS_REPLY_ERROR)
         return 0;
     *again = 0;
-    *rc = nat_server_error(c, r);
+    if (r->len >= 9 && memcmp(r->str, "WRONGTYPE", 9) == 0) {
+        freeReplyObject(r);
+        *rc = nat_wrongtype(c, ctx, k, again);
+    } else {
+        *rc = nat_server_error(c, r);
+    }
     return 1;
 }
 
