@@ -132,14 +132,13 @@ void rlk_conn_after_write(void (*fn)(void *), void *arg)
 
 /* A second command written behind the first in the same write (the WAIT
  * after a script): its reply is read after the first one's, so both cost
- * one round trip. reply NULL: lost (why says how; the connection is then
- * broken, ctx->err set, and the caller's rules drop it). */
+ * one round trip. reply NULL: lost (ctx->errstr says how; the connection is
+ * then broken, ctx->err set, and the caller's rules drop it). */
 typedef struct rlk_conn_tail {
     int argc;
     const char **argv;
     const size_t *lens;         /* NULL: each word's strlen */
     redisReply *reply;
-    char why[96];
 } rlk_conn_tail;
 
 static _Thread_local unsigned long long rlk_tl_round_trips;
@@ -195,10 +194,8 @@ static int rlk_conn_command_hooked(rlk_client *c, redisContext *ctx, const char 
     if (rc == RLK_OK && tail) {
         /* The first reply stands whatever becomes of the second. */
         errno = 0;
-        if (rlk_transport_get_reply(ctx, &r) != REDIS_OK || !r)
-            snprintf(tail->why, sizeof tail->why, "its reply was lost (%.60s)",
-                     ctx->err ? ctx->errstr : "no reply");
-        tail->reply = r;
+        if (rlk_transport_get_reply(ctx, &r) == REDIS_OK)
+            tail->reply = r;
     }
     rlk_sigpipe_leave(&g, rc != RLK_OK || (tail && !tail->reply));
     return rc;
@@ -216,7 +213,7 @@ int rlk_conn_command_pair(rlk_client *c, redisContext *ctx, const char *what, in
                           const char **argv2, const size_t *argvlen2, redisReply **reply,
                           redisReply **reply2, int *written)
 {
-    rlk_conn_tail tail = {argc2, argv2, argvlen2, NULL, ""};
+    rlk_conn_tail tail = {argc2, argv2, argvlen2, NULL};
     int rc = rlk_conn_command_hooked(c, ctx, what, argc, argv, argvlen, reply, written, NULL, &tail);
     *reply2 = tail.reply;
     return rc;
@@ -283,12 +280,13 @@ static int rlk_conn_wait_arm(rlk_client *c, redisContext *ctx, const rlk_script_
 }
 
 /* Takes the WAIT's reply into the thread's note and frees it. */
-static void rlk_conn_wait_take(rlk_conn_tail *tail)
+static void rlk_conn_wait_take(const redisContext *ctx, rlk_conn_tail *tail)
 {
     redisReply *r = tail->reply;
 
     if (!r) {
-        snprintf(rlk_tl_acks.why, sizeof rlk_tl_acks.why, "WAIT: %.96s", tail->why);
+        snprintf(rlk_tl_acks.why, sizeof rlk_tl_acks.why, "WAIT: its reply was lost (%.60s)",
+                 ctx->err ? ctx->errstr : "no reply");
         return;
     }
     if (r->type == REDIS_REPLY_INTEGER) {
@@ -706,7 +704,7 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
     rlk_write_hook hook = rlk_armed_hook;
     char wait_n[16], wait_ms[24];
     const char *wait_argv[3] = {"WAIT", wait_n, wait_ms};
-    rlk_conn_tail wait = {3, wait_argv, NULL, NULL, ""}, *tail = NULL;
+    rlk_conn_tail wait = {3, wait_argv, NULL, NULL}, *tail = NULL;
     rlk_fn_head h;
     redisReply *r = NULL;
     int rc, w = 0, loaded = 0, asked = 0;
@@ -726,7 +724,7 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
         if (rc != RLK_OK)
             break;
         if (tail)
-            rlk_conn_wait_take(tail);   /* the last attempt's WAIT is the one that tells */
+            rlk_conn_wait_take(ctx, tail);   /* the last attempt's WAIT is the one that tells */
         if (rlk_conn_noscript_retry(r, h.fcall, loaded)) {
             /* NOSCRIPT: the script did not run. Load it and try once more. */
             loaded = 1;
