@@ -660,21 +660,6 @@ static int rlk_conn_fn_head(rlk_client *c, redisContext *ctx, const rlk_script_i
     return rc;
 }
 
-/* An FCALL of s found no function: AUTO asks ctx again and refills h
- * (RLK_OK: call again with h); ON fails with RLK_ERR_SHA. */
-static int rlk_conn_fn_missing(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
-                               rlk_fn_head *h)
-{
-    char why[200];
-
-    atomic_store(&c->fn_state, RLK_FN_UNKNOWN);
-    if (c->functions == RLK_FUNCTIONS_ON) {
-        snprintf(why, sizeof why, "FCALL %s: Function not found", h->fname);
-        return rlk_conn_fn_refused(c, why);
-    }
-    return rlk_conn_fn_head(c, ctx, s, h);
-}
-
 int rlk_conn_noscript_retry(const redisReply *r, int fcall, int retried)
 {
     /* NOSCRIPT: the EVALSHA did not run. */
@@ -702,16 +687,13 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
 {
     rlk_evalsha_argv e = {0};
     rlk_write_hook hook = rlk_armed_hook;
-    char wait_n[16], wait_ms[24];
+    char wait_n[16], wait_ms[24], why[200];
     const char *wait_argv[3] = {"WAIT", wait_n, wait_ms};
     rlk_conn_tail wait = {3, wait_argv, NULL, NULL}, *tail = NULL;
     rlk_fn_head h;
     redisReply *r = NULL;
     int rc, w = 0, loaded = 0, asked = 0;
 
-    *reply = NULL;
-    if (written)
-        *written = 0;
     rlk_conn_after_write(NULL, NULL);   /* this EVALSHA takes the armed hook */
     /* Replica acknowledgement: WAIT written behind the script, read after it. */
     if (rlk_conn_wait_arm(c, ctx, s, wait_n, wait_ms))
@@ -731,9 +713,16 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
             RLK_CLIENT_COUNT(c, noscript_reloads);
             rc = rlk_conn_load(c, ctx, s, 1);
         } else if (h.fcall && !asked && rlk_fn_is_missing(r)) {
-            /* No such function: it did not run. The library may be gone (functions.h). */
+            /* No such function: it did not run. The library may be gone (functions.h):
+             * ON fails with RLK_ERR_SHA, AUTO asks again and calls as told. */
             asked = 1;
-            rc = rlk_conn_fn_missing(c, ctx, s, &h);
+            atomic_store(&c->fn_state, RLK_FN_UNKNOWN);
+            if (c->functions == RLK_FUNCTIONS_ON) {
+                snprintf(why, sizeof why, "FCALL %s: Function not found", h.fname);
+                rc = rlk_conn_fn_refused(c, why);
+            } else {
+                rc = rlk_conn_fn_head(c, ctx, s, &h);
+            }
             e.argv[0] = h.argv[0], e.lens[0] = h.lens[0];
             e.argv[1] = h.argv[1], e.lens[1] = h.lens[1];
         } else {
@@ -750,8 +739,7 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
         freeReplyObject(r);
         r = NULL;
     }
-    if (rc == RLK_OK)
-        *reply = r;
+    *reply = r;     /* NULL unless RLK_OK */
     free(e.argv);
     free(e.lens);
     return rc;
