@@ -49,9 +49,8 @@ int rlk_conn_dial_failed(void);
  * check before it writes on an idle connection). A request/reply connection must pass this before a request
  * is written to it; a subscriber connection must not use it. */
 int rlk_conn_alive(const redisContext *ctx);
-/* rlk_conn_alive, and not stale for the topology (topo.h: for a
- * redis+sentinel:// client, connected to the
- * current master (a connection to a demoted one is not usable: drop it). */
+/* rlk_conn_alive, and not stale for the topology (topo.h: a redis+sentinel://
+ * client's connection to a demoted master is not usable: drop it). */
 int rlk_conn_usable(rlk_client *c, const redisContext *ctx);
 
 /* Who the connection is, for CLIENT LIST (docs/observability.md): CLIENT
