@@ -89,28 +89,22 @@ int rlk_err_is_transient_reply(rlk_client *c)
     return rlk_slotmap_not_now(rlk_errstr(c)) != RLK_SLOTMAP_NOW;   /* the one "not now" list */
 }
 
-/* What to add to the message of an error reply of class err (READONLY,
- * MASTERDOWN, NOREPLICAS); "" for others. What a READONLY means depends on
- * the topology (a replica, or a demoted master the sentinels replace). */
-static const char *rlk_reply_hint(rlk_client *c, int err, const redisReply *r)
-{
-    if (err == RLK_ERR_READONLY && rlk_first_word_is(r->str, r->len, "MASTERDOWN"))
-        return " (a replica whose link to its master is down)";
-    if (err == RLK_ERR_READONLY)
-        return c->topo->readonly_hint;
-    if (err == RLK_ERR_NOREPLICAS)
-        return " (the master's min-replicas-to-write is not met)";
-    return "";
-}
-
 int rlk_set_reply_error(rlk_client *c, const redisReply *r, const char *what, int default_err)
 {
     int err = rlk_reply_class(r, default_err);
+    const char *hint = "";
 
+    /* What a READONLY means depends on the topology (a replica, or a demoted
+     * master the sentinels replace). */
+    if (err == RLK_ERR_READONLY && rlk_first_word_is(r->str, r->len, "MASTERDOWN"))
+        hint = " (a replica whose link to its master is down)";
+    else if (err == RLK_ERR_READONLY)
+        hint = c->topo->readonly_hint;
+    else if (err == RLK_ERR_NOREPLICAS)
+        hint = " (the master's min-replicas-to-write is not met)";
     if (what)
-        return rlk_set_error(c, err, "%s %s: %.*s%s", what, c->addr, (int)r->len, r->str,
-                             rlk_reply_hint(c, err, r));
-    return rlk_set_error(c, err, "%.*s%s", (int)r->len, r->str, rlk_reply_hint(c, err, r));
+        return rlk_set_error(c, err, "%s %s: %.*s%s", what, c->addr, (int)r->len, r->str, hint);
+    return rlk_set_error(c, err, "%.*s%s", (int)r->len, r->str, hint);
 }
 
 /* ---------------------------------------------------------------- one command */
