@@ -89,28 +89,22 @@ int rlk_err_is_transient_reply(rlk_client *c)
     return rlk_slotmap_not_now(rlk_errstr(c)) != RLK_SLOTMAP_NOW;   /* the one "not now" list */
 }
 
-/* What to add to the message of an error reply of class err (READONLY,
- * MASTERDOWN, NOREPLICAS); "" for others. What a READONLY means depends on
- * the topology (a replica, or a demoted master the sentinels replace). */
-static const char *rlk_reply_hint(rlk_client *c, int err, const redisReply *r)
-{
-    if (err == RLK_ERR_READONLY && rlk_first_word_is(r->str, r->len, "MASTERDOWN"))
-        return " (a replica whose link to its master is down)";
-    if (err == RLK_ERR_READONLY)
-        return c->topo->readonly_hint;
-    if (err == RLK_ERR_NOREPLICAS)
-        return " (the master's min-replicas-to-write is not met)";
-    return "";
-}
-
 int rlk_set_reply_error(rlk_client *c, const redisReply *r, const char *what, int default_err)
 {
     int err = rlk_reply_class(r, default_err);
+    const char *hint = "";
 
+    /* What a READONLY means depends on the topology (a replica, or a demoted
+     * master the sentinels replace). */
+    if (err == RLK_ERR_READONLY && rlk_first_word_is(r->str, r->len, "MASTERDOWN"))
+        hint = " (a replica whose link to its master is down)";
+    else if (err == RLK_ERR_READONLY)
+        hint = c->topo->readonly_hint;
+    else if (err == RLK_ERR_NOREPLICAS)
+        hint = " (the master's min-replicas-to-write is not met)";
     if (what)
-        return rlk_set_error(c, err, "%s %s: %.*s%s", what, c->addr, (int)r->len, r->str,
-                             rlk_reply_hint(c, err, r));
-    return rlk_set_error(c, err, "%.*s%s", (int)r->len, r->str, rlk_reply_hint(c, err, r));
+        return rlk_set_error(c, err, "%s %s: %.*s%s", what, c->addr, (int)r->len, r->str, hint);
+    return rlk_set_error(c, err, "%.*s%s", (int)r->len, r->str, hint);
 }
 
 /* ---------------------------------------------------------------- one command */
@@ -132,14 +126,13 @@ void rlk_conn_after_write(void (*fn)(void *), void *arg)
 
 /* A second command written behind the first in the same write (the WAIT
  * after a script): its reply is read after the first one's, so both cost
- * one round trip. reply NULL: lost (why says how; the connection is then
- * broken, ctx->err set, and the caller's rules drop it). */
+ * one round trip. reply NULL: lost (ctx->errstr says how; the connection is
+ * then broken, ctx->err set, and the caller's rules drop it). */
 typedef struct rlk_conn_tail {
-    int argc;                   /* 1..3 */
-    const char *argv[3];
-    size_t lens[3];
+    int argc;
+    const char **argv;
+    const size_t *lens;         /* NULL: each word's strlen */
     redisReply *reply;
-    char why[96];
 } rlk_conn_tail;
 
 static _Thread_local unsigned long long rlk_tl_round_trips;
@@ -147,6 +140,19 @@ static _Thread_local unsigned long long rlk_tl_round_trips;
 unsigned long long rlk_conn_round_trips(void)
 {
     return rlk_tl_round_trips;
+}
+
+/* The next reply on ctx into *r; a lost one recorded as "<what> <addr>: ...". */
+static int rlk_conn_read(rlk_client *c, redisContext *ctx, const char *what, redisReply **r)
+{
+    void *p = NULL;
+
+    errno = 0;
+    if (rlk_transport_get_reply(ctx, &p) != REDIS_OK || !p)
+        return ctx->err ? rlk_set_ctx_error(c, ctx, what)
+                        : rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: no reply", what, c->addr);
+    *r = p;
+    return RLK_OK;
 }
 
 /* One write of the command (and tail's behind it), then its reply (and
@@ -177,19 +183,13 @@ static int rlk_conn_command_hooked(rlk_client *c, redisContext *ctx, const char 
         hook->fn = NULL;
         fn(hook->arg);
     }
-    errno = 0;
-    if (rc == RLK_OK && (rlk_transport_get_reply(ctx, &r) != REDIS_OK || !r))
-        rc = ctx->err ? rlk_set_ctx_error(c, ctx, what)
-                      : rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: no reply", what, c->addr);
-    *reply = r;
+    if (rc == RLK_OK)
+        rc = rlk_conn_read(c, ctx, what, reply);
     if (rc == RLK_OK && tail) {
         /* The first reply stands whatever becomes of the second. */
-        r = NULL;
         errno = 0;
-        if (rlk_transport_get_reply(ctx, &r) != REDIS_OK || !r)
-            snprintf(tail->why, sizeof tail->why, "its reply was lost (%.60s)",
-                     ctx->err ? ctx->errstr : "no reply");
-        tail->reply = r;
+        if (rlk_transport_get_reply(ctx, &r) == REDIS_OK)
+            tail->reply = r;
     }
     rlk_sigpipe_leave(&g, rc != RLK_OK || (tail && !tail->reply));
     return rc;
@@ -207,17 +207,8 @@ int rlk_conn_command_pair(rlk_client *c, redisContext *ctx, const char *what, in
                           const char **argv2, const size_t *argvlen2, redisReply **reply,
                           redisReply **reply2, int *written)
 {
-    rlk_conn_tail tail = {.argc = argc2};
-    int rc;
-
-    *reply2 = NULL;
-    if (argc2 < 1 || argc2 > 3)
-        return rlk_set_error(c, RLK_ERR_ARG, "%s: a pipelined command of %d words", what, argc2);
-    for (int i = 0; i < argc2; i++) {
-        tail.argv[i] = argv2[i];
-        tail.lens[i] = argvlen2 ? argvlen2[i] : strlen(argv2[i]);
-    }
-    rc = rlk_conn_command_hooked(c, ctx, what, argc, argv, argvlen, reply, written, NULL, &tail);
+    rlk_conn_tail tail = {argc2, argv2, argvlen2, NULL};
+    int rc = rlk_conn_command_hooked(c, ctx, what, argc, argv, argvlen, reply, written, NULL, &tail);
     *reply2 = tail.reply;
     return rc;
 }
@@ -265,10 +256,10 @@ static long long rlk_conn_wait_ms(const rlk_client *c, const redisContext *ctx)
     return ms > 0 ? ms : 1;
 }
 
-/* Arms tail with WAIT N ms when c asks for replica acknowledgement and s
- * writes; the thread's note says what is asked. 0: no WAIT. */
+/* 1 when c asks for replica acknowledgement and s writes: n and ms then hold
+ * WAIT's arguments and the thread's note says what is asked. 0: no WAIT. */
 static int rlk_conn_wait_arm(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
-                             rlk_conn_tail *tail, char *n, char *ms)
+                             char *n, char *ms)
 {
     memset(&rlk_tl_acks, 0, sizeof rlk_tl_acks);
     if (c->min_replicas <= 0 || rlk_tl_acks_off || !rlk_script_writes(s))
@@ -279,17 +270,17 @@ static int rlk_conn_wait_arm(rlk_client *c, redisContext *ctx, const rlk_script_
     snprintf(rlk_tl_acks.why, sizeof rlk_tl_acks.why, "the call's reply was lost");
     snprintf(n, 16, "%d", c->min_replicas);
     snprintf(ms, 24, "%lld", rlk_tl_acks.timeout_ms);
-    *tail = (rlk_conn_tail){3, {"WAIT", n, ms}, {4, strlen(n), strlen(ms)}, NULL, ""};
     return 1;
 }
 
 /* Takes the WAIT's reply into the thread's note and frees it. */
-static void rlk_conn_wait_take(rlk_conn_tail *tail)
+static void rlk_conn_wait_take(const redisContext *ctx, rlk_conn_tail *tail)
 {
     redisReply *r = tail->reply;
 
     if (!r) {
-        snprintf(rlk_tl_acks.why, sizeof rlk_tl_acks.why, "WAIT: %.96s", tail->why);
+        snprintf(rlk_tl_acks.why, sizeof rlk_tl_acks.why, "WAIT: its reply was lost (%.60s)",
+                 ctx->err ? ctx->errstr : "no reply");
         return;
     }
     if (r->type == REDIS_REPLY_INTEGER) {
@@ -449,9 +440,7 @@ int rlk_conn_name_id(rlk_client *c, redisContext *ctx, const char *what, const c
     n += rlk_conn_append_setinfo(c, ctx);   /* lib-name, lib-ver: same round trip */
     rlk_sigpipe_enter(&g);
     for (int i = 0; i < n && rc == RLK_OK; i++)
-        if (rlk_transport_get_reply(ctx, (void **)&r[i]) != REDIS_OK || !r[i])
-            rc = ctx->err ? rlk_set_ctx_error(c, ctx, what)
-                          : rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: no reply", what, c->addr);
+        rc = rlk_conn_read(c, ctx, what, &r[i]);
     rlk_sigpipe_leave(&g, rc != RLK_OK);
     if (rc == RLK_OK && id && r[0]->type == REDIS_REPLY_STATUS &&
         r[1]->type == REDIS_REPLY_INTEGER && r[1]->integer > 0)
@@ -504,50 +493,40 @@ static void rlk_conn_load_argv(const rlk_script_info *s, const char *argv[3], si
     lens[2] = s->body_len;
 }
 
-/* SCRIPT LOAD of script s; RLK_ERR_SHA when the server's SHA-1 differs. */
-static int rlk_conn_load_script(rlk_client *c, redisContext *ctx, const rlk_script_info *s)
+/* SCRIPT LOAD of the n scripts at s in one pipelined round trip; RLK_ERR_SHA
+ * names the first one whose SHA-1 the server computes otherwise. */
+static int rlk_conn_load(rlk_client *c, redisContext *ctx, const rlk_script_info *s, size_t n)
 {
-    const char *argv[3];
-    size_t lens[3];
-    redisReply *r;
-    int rc;
+    rlk_sigpipe_guard g;
+    int rc = RLK_OK, io = RLK_OK;
 
-    rlk_conn_load_argv(s, argv, lens);
-    rc = rlk_conn_command(c, ctx, "SCRIPT LOAD", 3, argv, lens, &r, NULL);
-    if (rc != RLK_OK)
-        return rc;
-    rc = rlk_conn_check_load_reply(c, s, r);
-    freeReplyObject(r);
+    for (size_t i = 0; i < n; i++) {
+        const char *argv[3];
+        size_t lens[3];
+
+        rlk_conn_load_argv(&s[i], argv, lens);
+        if (ctx->err || redisAppendCommandArgv(ctx, 3, argv, lens) != REDIS_OK)
+            return rlk_set_ctx_error(c, ctx, "SCRIPT LOAD");
+    }
+    rlk_tl_round_trips++;
+    rlk_sigpipe_enter(&g);
+    /* Read every reply, even after a bad one, so the connection stays in step. */
+    for (size_t i = 0; io == RLK_OK && i < n; i++) {
+        redisReply *r = NULL;
+
+        io = rlk_conn_read(c, ctx, "SCRIPT LOAD", &r);
+        if (io == RLK_OK && rc == RLK_OK)
+            rc = rlk_conn_check_load_reply(c, &s[i], r);
+        freeReplyObject(r);
+    }
+    rc = io != RLK_OK ? io : rc;
+    rlk_sigpipe_leave(&g, rc != RLK_OK);
     return rc;
 }
 
 int rlk_conn_load_all(rlk_client *c, redisContext *ctx)
 {
-    rlk_sigpipe_guard g;
-    int rc = RLK_OK, io = ctx->err != 0;
-
-    for (size_t i = 0; !io && i < c->scripts.count; i++) {
-        const char *argv[3];
-        size_t lens[3];
-
-        rlk_conn_load_argv(&c->scripts.items[i], argv, lens);
-        io = redisAppendCommandArgv(ctx, 3, argv, lens) != REDIS_OK;
-    }
-    rlk_sigpipe_enter(&g);
-    /* Read every reply, even after a bad one, so the connection stays in step. */
-    for (size_t i = 0; !io && i < c->scripts.count; i++) {
-        void *r = NULL;
-
-        errno = 0;
-        io = rlk_transport_get_reply(ctx, &r) != REDIS_OK || !r;
-        if (!io && rc == RLK_OK)
-            rc = rlk_conn_check_load_reply(c, &c->scripts.items[i], r);
-        freeReplyObject(r);
-    }
-    if (io)
-        rc = rlk_set_ctx_error(c, ctx, "SCRIPT LOAD");
-    rlk_sigpipe_leave(&g, rc != RLK_OK);
-    return rc;
+    return rlk_conn_load(c, ctx, c->scripts.items, c->scripts.count);
 }
 
 /* The call's argv: "EVALSHA" sha1 (or "FCALL" / "FCALL_RO" function: functions.h)
@@ -675,21 +654,6 @@ static int rlk_conn_fn_head(rlk_client *c, redisContext *ctx, const rlk_script_i
     return rc;
 }
 
-/* An FCALL of s found no function: AUTO asks ctx again and refills h
- * (RLK_OK: call again with h); ON fails with RLK_ERR_SHA. */
-static int rlk_conn_fn_missing(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
-                               rlk_fn_head *h)
-{
-    char why[200];
-
-    atomic_store(&c->fn_state, RLK_FN_UNKNOWN);
-    if (c->functions == RLK_FUNCTIONS_ON) {
-        snprintf(why, sizeof why, "FCALL %s: Function not found", h->fname);
-        return rlk_conn_fn_refused(c, why);
-    }
-    return rlk_conn_fn_head(c, ctx, s, h);
-}
-
 int rlk_conn_noscript_retry(const redisReply *r, int fcall, int retried)
 {
     /* NOSCRIPT: the EVALSHA did not run. */
@@ -717,18 +681,16 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
 {
     rlk_evalsha_argv e = {0};
     rlk_write_hook hook = rlk_armed_hook;
-    rlk_conn_tail wait, *tail = NULL;
-    char wait_n[16], wait_ms[24];
+    char wait_n[16], wait_ms[24], why[200];
+    const char *wait_argv[3] = {"WAIT", wait_n, wait_ms};
+    rlk_conn_tail wait = {3, wait_argv, NULL, NULL}, *tail = NULL;
     rlk_fn_head h;
     redisReply *r = NULL;
     int rc, w = 0, loaded = 0, asked = 0;
 
-    *reply = NULL;
-    if (written)
-        *written = 0;
     rlk_conn_after_write(NULL, NULL);   /* this EVALSHA takes the armed hook */
     /* Replica acknowledgement: WAIT written behind the script, read after it. */
-    if (rlk_conn_wait_arm(c, ctx, s, &wait, wait_n, wait_ms))
+    if (rlk_conn_wait_arm(c, ctx, s, wait_n, wait_ms))
         tail = &wait;
     rc = rlk_conn_fn_head(c, ctx, s, &h);
     if (rc == RLK_OK && rlk_evalsha_build(&e, &h, nkeys, keys, keylens, nargs, args, arglens))
@@ -738,16 +700,23 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
         if (rc != RLK_OK)
             break;
         if (tail)
-            rlk_conn_wait_take(tail);   /* the last attempt's WAIT is the one that tells */
+            rlk_conn_wait_take(ctx, tail);   /* the last attempt's WAIT is the one that tells */
         if (rlk_conn_noscript_retry(r, h.fcall, loaded)) {
             /* NOSCRIPT: the script did not run. Load it and try once more. */
             loaded = 1;
             RLK_CLIENT_COUNT(c, noscript_reloads);
-            rc = rlk_conn_load_script(c, ctx, s);
+            rc = rlk_conn_load(c, ctx, s, 1);
         } else if (h.fcall && !asked && rlk_fn_is_missing(r)) {
-            /* No such function: it did not run. The library may be gone (functions.h). */
+            /* No such function: it did not run. The library may be gone (functions.h):
+             * ON fails with RLK_ERR_SHA, AUTO asks again and calls as told. */
             asked = 1;
-            rc = rlk_conn_fn_missing(c, ctx, s, &h);
+            atomic_store(&c->fn_state, RLK_FN_UNKNOWN);
+            if (c->functions == RLK_FUNCTIONS_ON) {
+                snprintf(why, sizeof why, "FCALL %s: Function not found", h.fname);
+                rc = rlk_conn_fn_refused(c, why);
+            } else {
+                rc = rlk_conn_fn_head(c, ctx, s, &h);
+            }
             e.argv[0] = h.argv[0], e.lens[0] = h.lens[0];
             e.argv[1] = h.argv[1], e.lens[1] = h.lens[1];
         } else {
@@ -764,8 +733,7 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
         freeReplyObject(r);
         r = NULL;
     }
-    if (rc == RLK_OK)
-        *reply = r;
+    *reply = r;     /* NULL unless RLK_OK */
     free(e.argv);
     free(e.lens);
     return rc;

@@ -49,9 +49,8 @@ int rlk_conn_dial_failed(void);
  * check before it writes on an idle connection). A request/reply connection must pass this before a request
  * is written to it; a subscriber connection must not use it. */
 int rlk_conn_alive(const redisContext *ctx);
-/* rlk_conn_alive, and not stale for the topology (topo.h: for a
- * redis+sentinel:// client, connected to the
- * current master (a connection to a demoted one is not usable: drop it). */
+/* rlk_conn_alive, and not stale for the topology (topo.h: a redis+sentinel://
+ * client's connection to a demoted master is not usable: drop it). */
 int rlk_conn_usable(rlk_client *c, const redisContext *ctx);
 
 /* Who the connection is, for CLIENT LIST (docs/observability.md): CLIENT
@@ -74,7 +73,7 @@ int rlk_conn_command(rlk_client *c, redisContext *ctx, const char *what,
                      int argc, const char **argv, const size_t *argvlen,
                      redisReply **reply, int *written);
 
-/* argv, then argv2 (1..3 words), in one write: one round trip. *reply is
+/* argv, then argv2, in one write: one round trip. *reply is
  * the first command's reply (RLK_OK), *reply2 the second's, or NULL when it
  * was lost (the connection is broken then: ctx->err set); the first reply
  * stands whatever becomes of the second. */
@@ -161,8 +160,8 @@ int rlk_conn_acks_short(rlk_acks *out);
 int rlk_conn_acks_off(int off);
 
 /* Round trips (a write of one or more pipelined commands, then their
- * replies) made by the calling thread through rlk_conn_command and
- * rlk_conn_evalv so far; tests compare counts. */
+ * replies) made by the calling thread through rlk_conn_command,
+ * rlk_conn_evalv and the script loads so far; tests compare counts. */
 unsigned long long rlk_conn_round_trips(void);
 
 /* Arms a callback for the calling thread: fn(arg) runs once, right after

@@ -4,7 +4,6 @@
  * commands, with the token scripts' replies and errors.
  */
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -42,9 +41,7 @@ static int nat_aggregate(const redisReply *r)
 /* Whether the docs tree r names IFEQ as a token (an argument's "token"). */
 static int nat_has_ifeq(const redisReply *r, int depth)
 {
-    if (!r || depth > 16)
-        return 0;
-    if (!nat_aggregate(r))
+    if (!r || depth > 16 || !nat_aggregate(r))
         return 0;
     for (size_t i = 0; i < r->elements; i++) {
         if (i + 1 < r->elements && nat_word(r->element[i], "token") &&
@@ -127,18 +124,6 @@ static int nat_is_lease(const char *s, size_t n)
     return n < 13 || (n == 13 && memcmp(s, "1000000000000", 13) == 0);
 }
 
-/* The error a script replies, recorded as the script path records it. */
-static int nat_script_error(rlk_client *c, const char *text)
-{
-    redisReply e;
-
-    memset(&e, 0, sizeof e);
-    e.type = REDIS_REPLY_ERROR;
-    e.str = (char *)text;
-    e.len = strlen(text);
-    return rlk_set_reply_error(c, &e, NULL, RLK_ERR_SCRIPT);
-}
-
 /* The scripts' argument checks, in their order: NULL when k passes them,
  * else the error the script replies. */
 static const char *nat_args_refusal(const nat_call *k)
@@ -180,22 +165,15 @@ static int nat_compare_argv(const nat_call *k, int caps, const char *argv[7], si
     return argc;
 }
 
-static redisReply *nat_integer(long long v)
-{
-    redisReply *r = calloc(1, sizeof *r);     /* freeReplyObject frees an integer with free() */
-
-    if (r) {
-        r->type = REDIS_REPLY_INTEGER;
-        r->integer = v;
-    }
-    return r;
-}
-
 /* *out = the integer v, as the script replies it. */
 static int nat_reply_integer(rlk_client *c, const char *what, long long v, redisReply **out)
 {
-    *out = nat_integer(v);
-    return *out ? RLK_OK : rlk_set_error(c, RLK_ERR_NOMEM, "%s: out of memory", what);
+    *out = calloc(1, sizeof **out);     /* freeReplyObject frees an integer with free() */
+    if (!*out)
+        return rlk_set_error(c, RLK_ERR_NOMEM, "%s: out of memory", what);
+    (*out)->type = REDIS_REPLY_INTEGER;
+    (*out)->integer = v;
+    return RLK_OK;
 }
 
 /* After WRONGTYPE: the script's RLK_WRONGTYPE with the key's type. *again
@@ -204,7 +182,6 @@ static int nat_wrongtype(rlk_client *c, redisContext *ctx, const nat_call *k, in
 {
     const char *argv[2] = {"TYPE", k->keys[0]};
     size_t lens[2] = {4, nat_len(k->keys, k->keylens, 0)};
-    char msg[128];
     redisReply *r = NULL;
     int rc = rlk_conn_command(c, ctx, "type", 2, argv, lens, &r, NULL);
 
@@ -216,9 +193,9 @@ static int nat_wrongtype(rlk_client *c, redisContext *ctx, const nat_call *k, in
     } else if (nat_word(r, "none") || nat_word(r, "string")) {
         *again = 1;
     } else {
-        snprintf(msg, sizeof msg, "RLK_WRONGTYPE lock key holds a %.*s, not a string",
-                 (int)(r->len > 64 ? 64 : r->len), r->str);
-        rc = nat_script_error(c, msg);
+        /* the script's error: RLK_ERR_SCRIPT, as rlk_conn_evalv records it */
+        rc = rlk_set_error(c, RLK_ERR_SCRIPT, "RLK_WRONGTYPE lock key holds a %.*s, not a string",
+                           (int)(r->len > 64 ? 64 : r->len), r->str);
     }
     freeReplyObject(r);
     return rc;
@@ -239,15 +216,15 @@ static int nat_server_error(rlk_client *c, redisReply *r)
 static int nat_refused(rlk_client *c, redisContext *ctx, const nat_call *k, redisReply *r,
                        int *again, int *rc)
 {
-    if (r->type == REDIS_REPLY_ERROR && r->len >= 9 && memcmp(r->str, "WRONGTYPE", 9) == 0) {
-        freeReplyObject(r);
-        *rc = nat_wrongtype(c, ctx, k, again);
-        return 1;
-    }
     if (r->type != REDIS_REPLY_ERROR)
         return 0;
     *again = 0;
-    *rc = nat_server_error(c, r);
+    if (r->len >= 9 && memcmp(r->str, "WRONGTYPE", 9) == 0) {
+        freeReplyObject(r);
+        *rc = nat_wrongtype(c, ctx, k, again);
+    } else {
+        *rc = nat_server_error(c, r);
+    }
     return 1;
 }
 
@@ -347,7 +324,7 @@ static int nat_op(rlk_client *c, redisContext *ctx, void *arg, redisReply **repl
            (k->op == NAT_ACQUIRE || (k->op == NAT_EXTEND && (caps & RLK_NATIVE_SETIFEQ)) ||
             (k->op == NAT_RELEASE && (caps & (RLK_NATIVE_DELIFEQ | RLK_NATIVE_DELEX))));
     if (have && (refusal = nat_args_refusal(k)))
-        return nat_script_error(c, refusal);    /* the script's refusal, nothing sent */
+        return rlk_set_error(c, RLK_ERR_SCRIPT, "%s", refusal);  /* the script's, nothing sent */
     if (!have)
         return rlk_conn_evalv(c, ctx, k->s, k->nkeys, k->keys, k->keylens, k->nargs, k->args,
                               k->arglens, reply, written);
