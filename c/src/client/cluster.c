@@ -431,36 +431,28 @@ static int rlk_cl_run(rlk_client *c, int slot, const rlk_script_info *s, rlk_con
 
 /* ---------------------------------------------------------------- dedicated connections */
 
-/* A dedicated connection (rlk_conn_open) to the master of slot; for
- * RLK_TOPO_ANY_SLOT to some node, the one after the last one handed out
- * first, so that a subscriber whose node died goes on with another. *addr
- * (may be NULL, 300 bytes) gets its address. */
-static int rlk_cl_open(rlk_client *c, int slot, redisContext **out, char *addr)
+/* A dedicated connection (rlk_conn_open) to some node, the one after the
+ * last one handed out first, so that a caller whose node died goes on with
+ * another. */
+static int rlk_cl_open(rlk_client *c, redisContext **out)
 {
     rlk_cluster *cl = c->cluster;
     rlk_client *cand[RLK_CLUSTER_MAX_NODES];
-    int n = 1, rc = RLK_ERR_IO;
-    unsigned start = 0;
+    int n, rc = RLK_ERR_IO;
+    unsigned start;
 
     *out = NULL;
-    if (slot != RLK_TOPO_ANY_SLOT && !(cand[0] = rlk_cluster_pick(c, slot, 1)))
-        return rlk_set_error(c, RLK_ERR_IO, "cluster: no node known for slot %d", slot);
-    if (slot == RLK_TOPO_ANY_SLOT) {
-        (void)rlk_cluster_refresh(c, 0);
-        n = rlk_cluster_nodes(c, cand, RLK_CLUSTER_MAX_NODES, 1);
-        pthread_mutex_lock(&cl->mu);
-        start = cl->rr++;
-        pthread_mutex_unlock(&cl->mu);
-    }
+    (void)rlk_cluster_refresh(c, 0);
+    n = rlk_cluster_nodes(c, cand, RLK_CLUSTER_MAX_NODES, 1);
+    pthread_mutex_lock(&cl->mu);
+    start = cl->rr++;
+    pthread_mutex_unlock(&cl->mu);
     for (int i = 0; i < n; i++) {
         rlk_client *node = cand[(start + (unsigned)i) % (unsigned)n];
 
         rc = rlk_conn_open(node, out);
-        if (rc == RLK_OK) {
-            if (addr)
-                snprintf(addr, 300, "%s", node->addr);
+        if (rc == RLK_OK)
             return RLK_OK;
-        }
         rlk_set_error(c, rc, "%s", rlk_errstr(node));
     }
     if (n == 0)

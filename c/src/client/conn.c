@@ -374,7 +374,7 @@ int rlk_conn_open(rlk_client *c, redisContext **out)
     rlk_tl_dial_failed = 0;
     if (c->fatal)
         return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
-    return c->topo->open(c, RLK_TOPO_ANY_SLOT, out, NULL);   /* where: the topology's choice */
+    return c->topo->open(c, out);   /* where: the topology's choice */
 }
 
 int rlk_conn_open_to(rlk_client *c, const char *host, int port, redisContext **out)

@@ -538,13 +538,12 @@ static int rlk_sn_refused(rlk_client *c, int err)
     return err == RLK_ERR_READONLY && rlk_sn_refresh_quiet(c, "READONLY") == 1;
 }
 
-static int rlk_sn_open(rlk_client *c, int slot, redisContext **out, char *addr)
+static int rlk_sn_open(rlk_client *c, redisContext **out)
 {
     rlk_sentinel *sn = c->sentinel;
     char master[256];
     int rc, port;
 
-    (void)slot;     /* the master holds every slot */
     if ((rc = rlk_sentinel_follow(c)) != RLK_OK)
         return rc;
     pthread_mutex_lock(&sn->mu);
@@ -556,10 +555,7 @@ static int rlk_sn_open(rlk_client *c, int slot, redisContext **out, char *addr)
     snprintf(master, sizeof master, "%s", sn->host);
     port = sn->port;
     pthread_mutex_unlock(&sn->mu);
-    rc = rlk_conn_open_to(c, master, port, out);
-    if (rc == RLK_OK && addr)
-        snprintf(addr, 300, "%s", c->addr);
-    return rc;
+    return rlk_conn_open_to(c, master, port, out);
 }
 
 const rlk_topo rlk_topo_sentinel = {

@@ -43,12 +43,12 @@ int rlk_topo_dial_blocks(const rlk_client *c)
     return (c->topo->flags & RLK_TOPO_RESOLVES) != 0 || c->tls != NULL;   /* a handshake */
 }
 
-int rlk_topo_open(rlk_client *c, int slot, redisContext **out, char *addr)
+int rlk_topo_open(rlk_client *c, redisContext **out)
 {
     *out = NULL;
     if (c->fatal)
         return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
-    return c->topo->open(c, slot, out, addr);
+    return c->topo->open(c, out);
 }
 
 void rlk_topo_check(rlk_client *c)
@@ -129,14 +129,9 @@ void rlk_topo_pool_connect(rlk_client *c)
     rlk_pool_checkin(c, slot);
 }
 
-static int rlk_standalone_open(rlk_client *c, int slot, redisContext **out, char *addr)
+static int rlk_standalone_open(rlk_client *c, redisContext **out)
 {
-    int rc = rlk_conn_open_to(c, NULL, 0, out);
-
-    (void)slot;
-    if (rc == RLK_OK && addr)
-        snprintf(addr, 300, "%s", c->addr);
-    return rc;
+    return rlk_conn_open_to(c, NULL, 0, out);
 }
 
 int rlk_topo_one_master(rlk_client *c, rlk_client **out, int max)

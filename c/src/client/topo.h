@@ -74,10 +74,9 @@ typedef struct rlk_topo {
      * report it. NULL: never. */
     int (*refused)(rlk_client *c, int err);
 
-    /* A dedicated connection (conn.h rlk_conn_open) for slot
-     * (RLK_TOPO_ANY_SLOT: anywhere; a routed variant takes the next node
-     * each time). addr (may be NULL, 300 bytes) gets its address. */
-    int (*open)(rlk_client *c, int slot, redisContext **out, char *addr);
+    /* A dedicated connection (conn.h rlk_conn_open) to where calls go (a
+     * routed variant: some node, the next one each time). */
+    int (*open)(rlk_client *c, redisContext **out);
     /* 1 when an open connection no longer goes where calls must go (a
      * demoted master). NULL: never. */
     int (*stale)(rlk_client *c, const redisContext *ctx);
@@ -122,7 +121,7 @@ unsigned long long rlk_topo_moves(rlk_client *c);
  * how many (0 or less: none known). They belong to c. */
 int rlk_topo_masters(rlk_client *c, rlk_client **out, int max);
 /* A dedicated connection to the master of slot (RLK_TOPO_ANY_SLOT: any). */
-int rlk_topo_open(rlk_client *c, int slot, redisContext **out, char *addr);
+int rlk_topo_open(rlk_client *c, redisContext **out);
 /* The watchdog's check before a round (rlk_topo.check), when the variant has one. */
 void rlk_topo_check(rlk_client *c);
 /* Script s by the topology's route (the pool of the one server, or the
