@@ -176,89 +176,82 @@ static char *wg_client_key(const rlk_waitgraph *g, const size_t *edge, size_t le
     return key;
 }
 
-/* One cycle per back arc of a depth-first search over arcs[0..narc) of nnode
- * nodes; by_client: which graph. */
+/* Cycles of the graph arcs[0..narc) of nnode nodes (by_client: which graph):
+ * for each arc on no cycle found yet (the client graph: each ticket's arc),
+ * the shortest way back from its holder to its waiter, by a breadth-first
+ * search. So every arc on a cycle is on one found (a depth-first search's one
+ * cycle per back arc can miss an arc). A cycle starts at its first edge. */
 static int wg_cycles(rlk_waitgraph *g, wg_arc *arcs, size_t narc, size_t nnode, int by_client)
 {
     size_t *first = calloc(nnode + 1, sizeof *first);
-    unsigned char *color = calloc(nnode ? nnode : 1, 1);     /* 0 new, 1 on the path, 2 done */
-    size_t *work = malloc(5 * (nnode ? nnode : 1) * sizeof *work);   /* five arrays of nnode: */
-    size_t *stack = work;                   /* nodes on the path */
-    size_t *next = work + nnode;            /* each one's next arc */
-    size_t *via = work + 2 * nnode;         /* the arc into it */
-    size_t *pos = work + 3 * nnode;         /* its place on the path */
-    size_t *cyc = work + 4 * nnode;
+    size_t *seen = calloc(nnode ? nnode : 1, sizeof *seen);    /* the search that reached it + 1 */
+    size_t *work = malloc(3 * (nnode ? nnode : 1) * sizeof *work);
+    size_t *queue = work, *via = work + nnode, *cyc = work + 2 * nnode;    /* via: arc into it */
+    unsigned char *covered = calloc(g->nedges ? g->nedges : 1, 1);
     int rc = -1;
 
-    if (!first || !color || !work)
+    if (!first || !seen || !work || !covered)
         goto out;
     qsort(arcs, narc, sizeof *arcs, wg_arc_cmp);
     for (size_t a = 0; a < narc; a++)
         first[arcs[a].from + 1]++;
     for (size_t v = 0; v < nnode; v++)
         first[v + 1] += first[v];
-    for (size_t root = 0; root < nnode; root++) {
-        size_t depth = 0;
+    for (size_t s = 0; s < narc; s++) {
+        const wg_arc *st = &arcs[s];
+        size_t head = 0, tail = 0, len = 0, low = 0, *edges;
+        wg_cycle *more;
+        char *key;
+        int dup = 0;
 
-        if (color[root])
+        if (covered[st->edge] || (by_client && !g->edges[st->edge].by_client))
             continue;
-        stack[depth] = root;
-        next[depth] = first[root];
-        pos[root] = depth++;
-        color[root] = 1;
-        while (depth > 0) {
-            size_t u = stack[depth - 1];
+        seen[st->to] = s + 1;
+        queue[tail++] = st->to;
+        while (head < tail && seen[st->from] != s + 1) {
+            size_t u = queue[head++];
 
-            if (next[depth - 1] == first[u + 1]) {
-                color[u] = 2;
-                depth--;
-                continue;
-            }
-            const wg_arc *a = &arcs[next[depth - 1]++];
-
-            if (color[a->to] == 0) {
-                via[depth] = a->edge;
-                stack[depth] = a->to;
-                next[depth] = first[a->to];
-                pos[a->to] = depth++;
-                color[a->to] = 1;
-            } else if (color[a->to] == 1) {
-                size_t len = 0, *edges;
-                wg_cycle *more;
-                char *key;
-                int dup = 0, some = 0;
-
-                for (size_t d = pos[a->to] + 1; d < depth; d++)
-                    cyc[len++] = via[d];
-                cyc[len++] = a->edge;
-                for (size_t e = 0; e < len; e++)
-                    some |= g->edges[cyc[e]].by_client;
-                if (by_client && !some)
-                    continue;   /* waiters all known by thread: the thread graph judged them */
-                if (!(key = wg_client_key(g, cyc, len)))
-                    goto out;
-                for (size_t c = 0; c < g->ncycles && !dup; c++)
-                    dup = strcmp(g->cycles[c].key, key) == 0;
-                if (dup) {
-                    free(key);
-                    continue;
+            for (size_t a = first[u]; a < first[u + 1]; a++) {
+                if (seen[arcs[a].to] != s + 1) {
+                    seen[arcs[a].to] = s + 1;
+                    via[arcs[a].to] = a;
+                    queue[tail++] = arcs[a].to;
                 }
-                if ((more = realloc(g->cycles, (g->ncycles + 1) * sizeof *more)))
-                    g->cycles = more;
-                if (!more || !(edges = malloc(len * sizeof *edges))) {
-                    free(key);
-                    goto out;
-                }
-                memcpy(edges, cyc, len * sizeof *cyc);
-                g->cycles[g->ncycles++] = (wg_cycle){edges, len, by_client, key};
             }
         }
+        if (seen[st->from] != s + 1)
+            continue;
+        cyc[len++] = st->edge;      /* then the way back, from its end */
+        for (size_t v = st->from; v != st->to; v = arcs[via[v]].from)
+            cyc[len++] = arcs[via[v]].edge;
+        for (size_t i = 0; i < len; i++) {
+            covered[cyc[i]] = 1;
+            low = cyc[i] < cyc[low] ? i : low;
+        }
+        if (!(key = wg_client_key(g, cyc, len)))
+            goto out;
+        for (size_t c = 0; c < g->ncycles && !dup; c++)
+            dup = strcmp(g->cycles[c].key, key) == 0;
+        if (dup) {
+            free(key);
+            continue;
+        }
+        if ((more = realloc(g->cycles, (g->ncycles + 1) * sizeof *more)))
+            g->cycles = more;
+        if (!more || !(edges = malloc(len * sizeof *edges))) {
+            free(key);
+            goto out;
+        }
+        for (size_t i = 0; i < len; i++)    /* cyc runs backwards: st, then into its waiter */
+            edges[i] = cyc[(low + len - i) % len];
+        g->cycles[g->ncycles++] = (wg_cycle){edges, len, by_client, key};
     }
     rc = 0;
 out:
     free(first);
-    free(color);
+    free(seen);
     free(work);
+    free(covered);
     return rc;
 }
 

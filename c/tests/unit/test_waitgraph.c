@@ -274,6 +274,40 @@ static void test_shared_number_order(void)
 #undef F
 }
 
+/* A client deadlock through a ticket whose search meets a client pair that is no deadlock:
+ * A:5 waits for B:7 and B:1 for A:1 (two clients, no thread cycle), A:1 waits for C:1 and C
+ * (by ticket) for B:1. A search from A that closed A -> B -> A first (all waiters by thread:
+ * left to the thread graph) saw B done when it came to C -> B, and missed A -> C -> B -> A. */
+static void test_hidden_behind_pair(void)
+{
+#define A "0a1b0000-0000-4000-8000-00000000000a"
+#define B "12340000-0000-4000-8000-00000000000b"
+#define C "c0de0000-0000-4000-8000-00000000000c"
+    rlk_wg_party h0[] = {P(B ":7")}, w0[] = {P(A ":5")};
+    rlk_wg_party h1[] = {P(A ":1")}, w1[] = {P(B ":1")};
+    rlk_wg_party h2[] = {P(C ":1")}, w2[] = {P(A ":1")};
+    rlk_wg_party h3[] = {P(B ":1")}, w3[] = {{ticket(0, C, 3), RLK_WG_TICKET}};
+    rlk_wg_name names[] = {NAME("L0", "fair", h0, w0), NAME("L1", "fair", h1, w1),
+                           NAME("L2", "fair", h2, w2), NAME("L3", "reentrant", h3, w3)};
+    rlk_waitgraph *g = build(names, 4);
+    char buf[1024];
+
+    REQUIRE_INT_EQ((long)rlk_waitgraph_edge_count(g), 4);
+    REQUIRE_INT_EQ((long)rlk_waitgraph_cycle_count(g), 1);
+    CHECK_INT_EQ(rlk_waitgraph_cycle_by_client(g, 0), 1);
+    check_closed(g, 0);
+    CHECK_STR_EQ(cycle_waiters(g, 0, buf, sizeof buf),
+                 B ":1>L1>" A ":1|" A ":1>L2>" C ":1|" C ">L3>" B ":1");
+    rlk_waitgraph_free(g);
+    names[3].nwaiters = 0;      /* control: without the ticket, no deadlock */
+    g = build(names, 4);
+    CHECK_INT_EQ((long)rlk_waitgraph_cycle_count(g), 0);
+    rlk_waitgraph_free(g);
+#undef A
+#undef B
+#undef C
+}
+
 int main(void)
 {
     RUN_TEST(test_fair_abba);
@@ -285,5 +319,6 @@ int main(void)
     RUN_TEST(test_mixed);
     RUN_TEST(test_shared_number);
     RUN_TEST(test_shared_number_order);
+    RUN_TEST(test_hidden_behind_pair);
     return check_summary("test_waitgraph");
 }
