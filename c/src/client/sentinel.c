@@ -42,6 +42,7 @@ struct rlk_sentinel {
     pthread_mutex_t resolve_mu;     /* one resolution at a time; guards qctx, qidx */
     redisContext *qctx;             /* the query connection, to sentinel qidx */
     int qidx;
+    int refused;                    /* the last resolving dial's AUTH was refused */
 
     pthread_mutex_t hook_mu;
     rlk_sentinel_switch_fn hook;
@@ -57,9 +58,11 @@ struct rlk_sentinel {
 
 /* ---------------------------------------------------------------- connections */
 
-/* A blocking connection with the client's timeouts and the given AUTH. */
+/* A blocking connection with the client's timeouts and the given AUTH; *refused
+ * (refused may be NULL) set when the server refused the AUTH. */
 static redisContext *rlk_sn_dial(const rlk_client *c, const char *host, int port,
-                                 const char *user, const char *password, char *why, size_t len)
+                                 const char *user, const char *password, int *refused,
+                                 char *why, size_t len)
 {
     char tls_why[RLK_ERRSTR_MAX];
     redisContext *ctx;
@@ -76,6 +79,8 @@ static redisContext *rlk_sn_dial(const rlk_client *c, const char *host, int port
         snprintf(why, len, "auth: %.*s", (int)r->len, r->str);
     else
         ok = 1;
+    if (refused && r && r->type == REDIS_REPLY_ERROR)
+        *refused = 1;
     freeReplyObject(r);
     if (ok)
         return ctx;
@@ -83,12 +88,13 @@ static redisContext *rlk_sn_dial(const rlk_client *c, const char *host, int port
     return NULL;
 }
 
-static redisContext *rlk_sn_dial_sentinel(rlk_sentinel *sn, int i, char *why, size_t len)
+static redisContext *rlk_sn_dial_sentinel(rlk_sentinel *sn, int i, int *refused, char *why,
+                                          size_t len)
 {
     const rlk_url *u = &sn->c->url;
 
     return rlk_sn_dial(sn->c, u->sentinels[i].host, u->sentinels[i].port, u->sentinel_user,
-                       u->sentinel_password, why, len);
+                       u->sentinel_password, refused, why, len);
 }
 
 /* ---------------------------------------------------------------- asking */
@@ -128,7 +134,7 @@ static int rlk_sn_ask(rlk_sentinel *sn, int i, rlk_sn_answer *a, char *why, size
         rlk_transport_free(sn->qctx);
         sn->qctx = NULL;
     }
-    if (!sn->qctx && !(sn->qctx = rlk_sn_dial_sentinel(sn, i, why, len)))
+    if (!sn->qctx && !(sn->qctx = rlk_sn_dial_sentinel(sn, i, &sn->refused, why, len)))
         return -1;
     sn->qidx = i;
     if (redisAppendCommand(sn->qctx, "SENTINEL GET-MASTER-ADDR-BY-NAME %s", name) == REDIS_OK &&
@@ -136,6 +142,11 @@ static int rlk_sn_ask(rlk_sentinel *sn, int i, rlk_sn_answer *a, char *why, size
         rlk_transport_get_reply(sn->qctx, (void **)&r[0]) == REDIS_OK &&
         rlk_transport_get_reply(sn->qctx, (void **)&r[1]) == REDIS_OK) {
         rc = rlk_sn_parse_addr(r[0], a, name, why, len);
+        if (r[0]->type == REDIS_REPLY_ERROR && strncmp(r[0]->str, "NOAUTH", 6) == 0) {
+            sn->refused = 1;
+            snprintf(why, len, "%.*s (the sentinels' password: ?sentinel_password= or "
+                     "rlk_options.sentinel_password)", (int)r[0]->len, r[0]->str);
+        }
         epoch = r[1] ? rlk_reply_field(r[1], "config-epoch") : NULL;
         a->epoch = epoch && epoch->type == REDIS_REPLY_STRING ? atoll(epoch->str) : -1;
     } else {
@@ -155,12 +166,14 @@ static int rlk_sn_ask(rlk_sentinel *sn, int i, rlk_sn_answer *a, char *why, size
 static int rlk_sn_is_master(rlk_sentinel *sn, const char *host, int port, char *why, size_t len)
 {
     const rlk_client *c = sn->c;
-    redisContext *ctx = rlk_sn_dial(c, host, port, c->url.user, c->url.password, why, len);
+    char dial[RLK_ERRSTR_MAX];
+    redisContext *ctx = rlk_sn_dial(c, host, port, c->url.user, c->url.password, &sn->refused,
+                                    dial, sizeof dial);
     redisReply *r;
     int is = -1;
 
     if (!ctx)
-        return -1;
+        return snprintf(why, len, "the master it names, %s:%d: %.300s", host, port, dial), -1;
     r = rlk_transport_command(ctx, "ROLE");
     if (!r) {
         snprintf(why, len, "ROLE on %s:%d: %s", host, port, ctx->errstr);
@@ -223,7 +236,7 @@ static int rlk_sn_refresh_from(rlk_client *c, const char *cause, int first)
     rlk_sentinel *sn = c->sentinel;
     char why[600] = "", last[RLK_ERRSTR_MAX] = "no sentinel";
     rlk_sigpipe_guard g;
-    int rc = -1, had = 0, n = c->url.nsentinels;
+    int rc = -1, had = 0, n = c->url.nsentinels, refused = 0;
 
     rlk_sigpipe_enter(&g);
     pthread_mutex_lock(&sn->resolve_mu);
@@ -232,11 +245,13 @@ static int rlk_sn_refresh_from(rlk_client *c, const char *cause, int first)
         rlk_sn_answer a;
 
         why[0] = '\0';
+        sn->refused = 0;
         if (rlk_sn_ask(sn, i, &a, why, sizeof why) == 0)
             rc = rlk_sn_consider(sn, i, &a, &had, why, sizeof why);
-        if (rc < 0)
+        if (rc < 0 && (!refused || sn->refused))    /* a refused AUTH is the message */
             snprintf(last, sizeof last, "sentinel %.100s:%d: %.300s", c->url.sentinels[i].host,
                      c->url.sentinels[i].port, why);
+        refused |= sn->refused;
     }
     pthread_mutex_unlock(&sn->resolve_mu);
     rlk_sigpipe_leave(&g, rc < 0);
@@ -247,7 +262,8 @@ static int rlk_sn_refresh_from(rlk_client *c, const char *cause, int first)
         pthread_mutex_unlock(&sn->hook_mu);
     }
     if (rc < 0)
-        return -rlk_set_error(c, RLK_ERR_IO, "%s: no sentinel named a master it could reach (%s; "
+        return -rlk_set_error(c, refused ? RLK_ERR_AUTH : RLK_ERR_IO,
+                              "%s: no sentinel named a master it could reach (%s; "
                               "last: %s)", c->addr, cause, last);
     return rc;
 }
@@ -347,7 +363,7 @@ static void rlk_sn_sub_open(rlk_sentinel *sn, int i)
 {
     char why[RLK_ERRSTR_MAX] = "";
 
-    sn->subs[i] = rlk_sn_dial_sentinel(sn, i, why, sizeof why);
+    sn->subs[i] = rlk_sn_dial_sentinel(sn, i, NULL, why, sizeof why);
     if (!sn->subs[i] ||
         redisAppendCommand(sn->subs[i], "SUBSCRIBE %s %s", RLK_SN_EVENT, RLK_SN_PROMOTED) !=
             REDIS_OK ||

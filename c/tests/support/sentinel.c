@@ -108,19 +108,29 @@ static int sn_all_know(const rlk_fx_sentinel *s)
     return 1;
 }
 
-static int sn_start(rlk_fx_sentinel *s, const char *name, int quick)
+/* data_pass: the data nodes' requirepass and masterauth; sentinel_pass: the
+ * sentinels' requirepass (NULL: none). */
+static int sn_start(rlk_fx_sentinel *s, const char *name, int quick, const char *data_pass,
+                    const char *sentinel_pass)
 {
     long long t0 = rlk_fx_now_ms(), deadline = t0 + SN_START_TIMEOUT_MS;
-    char port[16], conf[512];
-    /* Replicas sync at once, not after the default 5 s diskless-sync delay. */
-    const char *master_args[] = {"--repl-diskless-sync-delay", "0", NULL};
+    char port[16], conf[768], auth[256] = "";
+    /* Replicas sync at once, not after the default 5 s diskless-sync delay. Either node may
+     * be a replica after a failover: both know the master's password. */
+    const char *master_args[] = {"--repl-diskless-sync-delay", "0", "--masterauth", data_pass,
+                                 NULL};
     const char *replica_args[] = {"--repl-diskless-sync-delay", "0", "--replicaof", "127.0.0.1",
-                                  port, NULL};
+                                  port, "--masterauth", data_pass, NULL};
     rlk_fx_config cfg;
 
     memset(s, 0, sizeof *s);
     snprintf(s->name, sizeof s->name, "%s", name ? name : "rlkmaster");
+    if (!data_pass)
+        master_args[2] = replica_args[5] = NULL;
+    else
+        snprintf(auth, sizeof auth, "sentinel auth-pass %s %s\n", s->name, data_pass);
     rlk_fx_config_init(&cfg);
+    cfg.requirepass = data_pass;
     cfg.extra = master_args;
     if (rlk_fx_start(&s->data[0], &cfg) != 0)
         return -1;
@@ -140,10 +150,11 @@ static int sn_start(rlk_fx_sentinel *s, const char *name, int quick)
              "sentinel monitor %s 127.0.0.1 %d 2\n"
              "sentinel down-after-milliseconds %s 1000\n"
              "sentinel failover-timeout %s 4000\n"
-             "sentinel parallel-syncs %s 1\n",
-             s->name, s->data[0].port, s->name, s->name, s->name);
+             "sentinel parallel-syncs %s 1\n%s",
+             s->name, s->data[0].port, s->name, s->name, s->name, auth);
     rlk_fx_config_init(&cfg);
     cfg.sentinel_conf = conf;
+    cfg.requirepass = sentinel_pass;    /* also what each sentinel sends the others */
     if (rlk_fx_start_n(s->sentinel, RLK_FX_SENTINELS, &cfg) != 0)
         goto fail;
     /* Quick: Sentinel's own periods shortened for loopback (SENTINEL DEBUG, Redis 7.0 and
@@ -181,12 +192,18 @@ fail:
 
 int rlk_fx_sentinel_start(rlk_fx_sentinel *s, const char *name)
 {
-    return sn_start(s, name, 0);
+    return sn_start(s, name, 0, NULL, NULL);
 }
 
 int rlk_fx_sentinel_start_quick(rlk_fx_sentinel *s, const char *name)
 {
-    return sn_start(s, name, 1);
+    return sn_start(s, name, 1, NULL, NULL);
+}
+
+int rlk_fx_sentinel_start_auth(rlk_fx_sentinel *s, const char *name, const char *data_pass,
+                               const char *sentinel_pass)
+{
+    return sn_start(s, name, 1, data_pass, sentinel_pass);
 }
 
 void rlk_fx_sentinel_stop(rlk_fx_sentinel *s)

@@ -47,6 +47,11 @@ int rlk_fx_sentinel_start(rlk_fx_sentinel *s, const char *name);
  * the connection that wrote (WAIT counts only that connection's writes; on a connection that
  * wrote nothing it answers at once), never on a fresh one. */
 int rlk_fx_sentinel_start_quick(rlk_fx_sentinel *s, const char *name);
+/* The quick start with passwords: the data nodes' requirepass and masterauth are data_pass
+ * (the sentinels get it by "sentinel auth-pass"), the sentinels' requirepass sentinel_pass
+ * (NULL: none). The fixture's own connections send them. */
+int rlk_fx_sentinel_start_auth(rlk_fx_sentinel *s, const char *name, const char *data_pass,
+                               const char *sentinel_pass);
 /* Stops every process by PID and removes the files. Safe to call twice. */
 void rlk_fx_sentinel_stop(rlk_fx_sentinel *s);
 

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * it_sentinel_auth.c - rlk through Redis Sentinel where the data nodes and
+ * the sentinels each ask for a password of their own (docs/sentinel.md):
+ * master + replica + 3 sentinels on loopback (c/tests/support/sentinel.h),
+ * requirepass on every process, the sentinels told the data nodes' password
+ * by "sentinel auth-pass".
+ *
+ *   - both passwords on the URL (?sentinel_password=): a lock on the master;
+ *     the client's URL shows neither password;
+ *   - both from rlk_options (password, sentinel_password), the URL bare;
+ *   - controls that must fail with RLK_ERR_AUTH, naming who refused: no
+ *     sentinel password, a wrong sentinel password, a wrong master password;
+ *   - SENTINEL FAILOVER with a lock held (no watchdog: a lease far past the
+ *     test) and a waiter of another client subscribed: both clients follow
+ *     to the new master (AUTH again there, commands and pub/sub); the
+ *     holder's unlock there wakes the waiter, whose wait is shorter than the
+ *     lease: only the wake-up on the new master can let it in.
+ */
+#include "check.h"
+#include "sentinel.h"
+#include "tk_util.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DATA_PASS "data-pw-7"
+#define SENTINEL_PASS "sentinel-pw-3"
+
+static rlk_fx_sentinel fx;
+#define SCHEME (fx.sentinel[0].tls ? "rediss" : "redis")
+static char addrs[256];         /* 127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3 */
+static tk_stall stall;
+static int connect_err;         /* connect_with's last client's rlk_err */
+
+/* A client of url with the options' passwords (NULL: none); NULL when it did not connect, its
+ * message in why and its code in connect_err. */
+static rlk_client *connect_with(const char *url, const char *password,
+                                const char *sentinel_password, char *why, size_t len)
+{
+    rlk_options o;
+    rlk_client *c;
+
+    rlk_options_init(&o);
+    o.url = url;
+    o.password = password;
+    o.sentinel_password = sentinel_password;
+    o.pool_size = 2;
+    c = rlk_connect(&o);
+    connect_err = c ? rlk_err(c) : RLK_ERR_NOMEM;
+    snprintf(why, len, "%s", !c ? "no client" : rlk_err(c) != RLK_OK ? rlk_errstr(c) : "");
+    if (c && rlk_err(c) != RLK_OK) {
+        rlk_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static int server_port(rlk_client *c)
+{
+    char buf[300];
+    const char *colon;
+
+    rlk_client_server(c, buf, sizeof buf, NULL);
+    colon = strrchr(buf, ':');
+    return colon ? atoi(colon + 1) : -1;
+}
+
+/* A lock taken and given back through c; the key on data node m while held. */
+static void lock_round(rlk_client *c, int m, const char *name)
+{
+    rlk_lock *l = rlk_lock_new(c, name);
+
+    REQUIRE(l != NULL);
+    CHECKF(rlk_lock_try_lock(l, 0, 20000) == RLK_OK, "lock %s: %s", name, rlk_errstr(c));
+    CHECK_INT_EQ(tk_key_exists(&fx.data[m], name), 1);
+    CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
+    CHECK_INT_EQ(tk_key_exists(&fx.data[m], name), 0);
+    rlk_lock_free(l);
+}
+
+/* ------------------------------------------------------------ passwords */
+
+static void test_url_passwords(void)
+{
+    int m = rlk_fx_sentinel_master(&fx);
+    char url[600], why[300];
+    rlk_client *c;
+
+    REQUIRE(m >= 0);
+    snprintf(url, sizeof url, "%s+sentinel://:" DATA_PASS "@%s/authmaster?sentinel_password="
+             SENTINEL_PASS, SCHEME, addrs);
+    c = connect_with(url, NULL, NULL, why, sizeof why);
+    REQUIREF(c != NULL, "connect: %s", why);
+    CHECK_INT_EQ(server_port(c), fx.data[m].port);
+    CHECKF(!strstr(rlk_client_url(c), DATA_PASS) && !strstr(rlk_client_url(c), SENTINEL_PASS),
+           "the client's URL shows a password: %s", rlk_client_url(c));
+    lock_round(c, m, "sa:url");
+    rlk_free(c);
+}
+
+static void test_option_passwords(void)
+{
+    int m = rlk_fx_sentinel_master(&fx);
+    char url[600], why[300];
+    rlk_client *c;
+
+    REQUIRE(m >= 0);
+    snprintf(url, sizeof url, "%s+sentinel://%s/authmaster", SCHEME, addrs);
+    c = connect_with(url, DATA_PASS, SENTINEL_PASS, why, sizeof why);
+    REQUIREF(c != NULL, "connect: %s", why);
+    lock_round(c, m, "sa:options");
+    rlk_free(c);
+}
+
+/* Each must fail to connect with RLK_ERR_AUTH and say which server refused. */
+static void test_refused(void)
+{
+    static const struct {
+        const char *password, *sentinel_password, *what, *says;
+    } cases[] = {
+        {DATA_PASS, NULL, "no sentinel password", "NOAUTH"},
+        {DATA_PASS, "not-" SENTINEL_PASS, "a wrong sentinel password", "auth: WRONGPASS"},
+        {"not-" DATA_PASS, SENTINEL_PASS, "a wrong master password", "the master it names"},
+    };
+    char url[600], why[300];
+
+    snprintf(url, sizeof url, "%s+sentinel://%s/authmaster", SCHEME, addrs);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        rlk_client *c = connect_with(url, cases[i].password, cases[i].sentinel_password, why,
+                                     sizeof why);
+        CHECKF(c == NULL, "%s: connected", cases[i].what);
+        CHECK_INT_EQ(connect_err, RLK_ERR_AUTH);
+        printf("  %s: %s\n", cases[i].what, why);
+        CHECK_STR_CONTAINS(why, cases[i].says);
+        rlk_free(c);
+    }
+}
+
+/* ------------------------------------------------------------ failover */
+
+typedef struct waiter {
+    rlk_lock *lock;
+    int rc;
+    long long acquired_ns;
+    tk_latch started;
+} waiter;
+
+static void *waiter_main(void *arg)
+{
+    waiter *w = arg;
+
+    tk_latch_add(&w->started, 1);
+    w->rc = rlk_lock_try_lock(w->lock, 120000, 0);
+    w->acquired_ns = rlk_fx_now_ns();
+    return NULL;
+}
+
+/* Bounded poll until c names data node `want` as its server. */
+static int wait_switched(rlk_client *c, int want, long long timeout_ms)
+{
+    long long t0 = rlk_fx_now_ms();
+
+    while (server_port(c) != fx.data[want].port) {
+        if (rlk_fx_now_ms() - t0 > timeout_ms)
+            return -1;
+        rlk_fx_sleep_ms(5);
+    }
+    return 0;
+}
+
+static void test_failover(void)
+{
+    int m = rlk_fx_sentinel_master(&fx), r = 1 - m;
+    char url[600], why[300];
+    rlk_client *a, *b;
+    rlk_lock *la, *lb;
+    waiter w = {0};
+    pthread_t t;
+    long long unlock_ns;
+
+    REQUIRE(m >= 0);
+    snprintf(url, sizeof url, "%s+sentinel://%s/authmaster", SCHEME, addrs);
+    a = connect_with(url, DATA_PASS, SENTINEL_PASS, why, sizeof why);
+    REQUIREF(a != NULL, "connect: %s", why);
+    b = connect_with(url, DATA_PASS, SENTINEL_PASS, why, sizeof why);
+    REQUIREF(b != NULL, "connect: %s", why);
+    la = rlk_lock_new(a, "sa:held");
+    lb = rlk_lock_new(b, "sa:held");
+    rlk_lock_set_owner(lb, "sa-waiter");   /* taken in the waiter thread, released here */
+    /* A lease longer than the waiter's wait: it gets in by the wake-up or not at all. */
+    REQUIRE(rlk_lock_try_lock(la, 0, 300000) == RLK_OK);
+    REQUIRE(tk_wait_int_at_least(&fx.data[r], 1, 10000, "EXISTS %s", "sa:held") == 0);
+    w.lock = lb;
+    tk_latch_init(&w.started);
+    REQUIRE(pthread_create(&t, NULL, waiter_main, &w) == 0);
+    tk_latch_wait(&w.started, 1, 5000);
+    REQUIRE(tk_wait_numsub(&fx.data[m], "redisson_lock__channel:{sa:held}", 1, 10000) == 0);
+
+    CHECK(rlk_fx_sentinel_wait_promotable(&fx, 30000) == 0);
+    REQUIRE(rlk_fx_sentinel_failover(&fx, 40000) == 0);
+    CHECKF(wait_switched(a, r, 20000) == 0, "the holder's client did not follow%s",
+           tk_stall_note(&stall));
+    CHECKF(wait_switched(b, r, 20000) == 0, "the waiter's client did not follow%s",
+           tk_stall_note(&stall));
+    /* The waiter's subscription is back, on the new master. */
+    CHECKF(tk_wait_numsub(&fx.data[r], "redisson_lock__channel:{sa:held}", 1, 20000) == 0,
+           "the waiter did not subscribe on the new master%s", tk_stall_note(&stall));
+    CHECK_INT_EQ(w.rc, 0);
+    CHECKF(w.acquired_ns == 0, "the waiter acquired while the holder held it");
+    unlock_ns = rlk_fx_now_ns();
+    CHECKF(rlk_lock_unlock(la) == RLK_OK, "unlock on the new master: %s", rlk_errstr(a));
+    pthread_join(t, NULL);
+    CHECKF(w.rc == RLK_OK, "the waiter: %d (%s)", w.rc, rlk_errstr(b));
+    CHECKF(w.acquired_ns >= unlock_ns, "the waiter acquired before the unlock");
+    CHECK_INT_EQ(tk_key_exists(&fx.data[r], "sa:held"), 1);
+    CHECK_INT_EQ(rlk_lock_unlock(lb), RLK_OK);
+    lock_round(a, r, "sa:after");
+    tk_latch_destroy(&w.started);
+    rlk_lock_free(la);
+    rlk_lock_free(lb);
+    rlk_free(a);
+    rlk_free(b);
+}
+
+int main(void)
+{
+    if (rlk_fx_sentinel_start_auth(&fx, "authmaster", DATA_PASS, SENTINEL_PASS) != 0) {
+        printf("it_sentinel_auth: cannot start the sentinel fixture\n");
+        return 1;
+    }
+    printf("  fixture up in %lld ms\n", fx.start_ms);
+    snprintf(addrs, sizeof addrs, "127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d", fx.sentinel[0].port,
+             fx.sentinel[1].port, fx.sentinel[2].port);
+    tk_stall_start(&stall);
+    RUN_TEST(test_url_passwords);
+    RUN_TEST(test_option_passwords);
+    RUN_TEST(test_refused);
+    RUN_TEST(test_failover);
+    tk_stall_stop(&stall);
+    rlk_fx_sentinel_stop(&fx);
+    return check_summary("it_sentinel_auth");
+}
