@@ -24,7 +24,6 @@
 #include "sentinel.h"
 #include "tk_util.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,29 +73,6 @@ static rlk_client *sn_connect(long long lease_ms, int min_replicas)
     return c;
 }
 
-static int server_port(rlk_client *c)
-{
-    char buf[300];
-    const char *colon;
-
-    rlk_client_server(c, buf, sizeof buf, NULL);
-    colon = strrchr(buf, ':');
-    return colon ? atoi(colon + 1) : -1;
-}
-
-/* Bounded poll until c names data node `want` as its server. */
-static long long wait_switched(rlk_client *c, int want, long long timeout_ms)
-{
-    long long t0 = rlk_fx_now_ms();
-
-    while (server_port(c) != fx.data[want].port) {
-        if (rlk_fx_now_ms() - t0 > timeout_ms)
-            return -1;
-        rlk_fx_sleep_ms(5);
-    }
-    return rlk_fx_now_ms() - t0;
-}
-
 /* ------------------------------------------------------------ connect */
 
 static void test_connect(void)
@@ -113,7 +89,7 @@ static void test_connect(void)
     c = rlk_connect_url(url);
     REQUIRE(c != NULL);
     CHECKF(rlk_err(c) == RLK_OK, "connect: %s", rlk_errstr(c));
-    CHECK_INT_EQ(server_port(c), fx.data[m].port);
+    CHECK_INT_EQ(tk_client_port(c), fx.data[m].port);
     CHECK_STR_PREFIX(rlk_client_url(c), fx.sentinel[0].tls ? "rediss+sentinel://127.0.0.1:"
                                                             : "redis+sentinel://127.0.0.1:");
     l = rlk_lock_new(c, "sn:connect");
@@ -176,31 +152,13 @@ static void test_replica_plain(void)
 
 /* ------------------------------------------------------------ failover, lock replicated */
 
-typedef struct waiter {
-    rlk_lock *lock;
-    int rc;
-    long long acquired_ns;
-    tk_latch started;
-} waiter;
-
-static void *waiter_main(void *arg)
-{
-    waiter *w = arg;
-
-    tk_latch_add(&w->started, 1);
-    w->rc = rlk_lock_try_lock(w->lock, 40000, 0);
-    w->acquired_ns = rlk_fx_now_ns();
-    return NULL;
-}
-
 static void test_failover_held(void)
 {
     int m = rlk_fx_sentinel_master(&fx), r = 1 - m, held = 0;
     rlk_client *a = sn_connect(1500, 0), *b = sn_connect(1500, 0);
     rlk_lock *la, *lb;
-    waiter w = {0};
-    pthread_t t;
-    long long t0, switched_ms, unlock_ns, pttl;
+    tk_waiter w;
+    long long t0, unlock_ns, pttl;
 
     REQUIRE(m >= 0 && a && b);
     la = rlk_lock_new(a, "sn:held");
@@ -208,20 +166,18 @@ static void test_failover_held(void)
     rlk_lock_set_owner(lb, "sn-waiter");   /* taken in the waiter thread, released here */
     REQUIRE(rlk_lock_try_lock(la, 0, 0) == RLK_OK);    /* watchdog lease 1500 ms */
     REQUIRE(tk_wait_int_at_least(&fx.data[r], 1, 5000, "EXISTS %s", "sn:held") == 0);
-    w.lock = lb;
-    tk_latch_init(&w.started);
-    REQUIRE(pthread_create(&t, NULL, waiter_main, &w) == 0);
-    tk_latch_wait(&w.started, 1, 5000);
+    REQUIRE(tk_waiter_start(&w, lb, 40000) == 0);
     REQUIRE(tk_wait_numsub(&fx.data[m], "redisson_lock__channel:{sn:held}", 2, 5000) == 0);
 
     t0 = rlk_fx_now_ms();
     REQUIRE(failover(30000) == 0);
     printf("  failover (sentinels agree, new master says so): %lld ms\n", rlk_fx_now_ms() - t0);
-    switched_ms = wait_switched(a, r, 5000);
-    CHECKF(switched_ms >= 0, "the holder's client did not follow the switch%s", stall_note());
-    CHECKF(wait_switched(b, r, 5000) >= 0, "the waiter's client did not follow%s", stall_note());
+    CHECKF(tk_wait_client_port(a, fx.data[r].port, 5000) == 0,
+           "the holder's client did not follow the switch%s", stall_note());
+    CHECKF(tk_wait_client_port(b, fx.data[r].port, 5000) == 0,
+           "the waiter's client did not follow%s", stall_note());
     printf("  holder's client on the new master %lld ms after SENTINEL FAILOVER\n",
-           rlk_fx_now_ms() - t0 - (switched_ms < 0 ? 0 : 0));
+           rlk_fx_now_ms() - t0);
     /* Two renewal periods on the new master: the holder still has it there. */
     rlk_fx_sleep_ms(1200);
     CHECK_INT_EQ(rlk_lock_is_held_by_me(la, &held), RLK_OK);
@@ -233,7 +189,7 @@ static void test_failover_held(void)
     CHECKF(w.acquired_ns == 0, "the waiter acquired while the holder held it");
     unlock_ns = rlk_fx_now_ns();
     CHECK_INT_EQ(rlk_lock_unlock(la), RLK_OK);
-    pthread_join(t, NULL);
+    tk_waiter_join(&w);
     CHECK_INT_EQ(w.rc, RLK_OK);
     CHECKF(w.acquired_ns >= unlock_ns, "the waiter acquired %lld us before the unlock",
            (unlock_ns - w.acquired_ns) / 1000);
@@ -241,7 +197,6 @@ static void test_failover_held(void)
            (w.acquired_ns - unlock_ns) / 1000000);
     CHECK_INT_EQ(tk_key_exists(&fx.data[r], "sn:held"), 1);
     CHECK_INT_EQ(rlk_lock_unlock(lb), RLK_OK);
-    tk_latch_destroy(&w.started);
     rlk_lock_free(la);
     rlk_lock_free(lb);
     rlk_free(a);
@@ -333,7 +288,7 @@ static void test_failover_cut(void)
            window_ms, stall_note());
     CHECK_INT_EQ(rlk_fenced_unlock(fa), RLK_ERR_NOT_OWNER);
     CHECKF(rlk_fenced_unlock(fb) == RLK_OK, "unlock on the new master (%d, client on %d): %s",
-           fx.data[r].port, server_port(b), rlk_errstr(b));
+           fx.data[r].port, tk_client_port(b), rlk_errstr(b));
     rlk_fenced_free(fa);
     rlk_fenced_free(fb);
     rlk_free(a);

@@ -21,7 +21,6 @@
 #include "sentinel.h"
 #include "tk_util.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,16 +57,6 @@ static rlk_client *connect_with(const char *url, const char *password,
     return c;
 }
 
-static int server_port(rlk_client *c)
-{
-    char buf[300];
-    const char *colon;
-
-    rlk_client_server(c, buf, sizeof buf, NULL);
-    colon = strrchr(buf, ':');
-    return colon ? atoi(colon + 1) : -1;
-}
-
 /* A lock taken and given back through c; the key on data node m while held. */
 static void lock_round(rlk_client *c, int m, const char *name)
 {
@@ -94,7 +83,7 @@ static void test_url_passwords(void)
              SENTINEL_PASS, SCHEME, addrs);
     c = connect_with(url, NULL, NULL, why, sizeof why);
     REQUIREF(c != NULL, "connect: %s", why);
-    CHECK_INT_EQ(server_port(c), fx.data[m].port);
+    CHECK_INT_EQ(tk_client_port(c), fx.data[m].port);
     CHECKF(!strstr(rlk_client_url(c), DATA_PASS) && !strstr(rlk_client_url(c), SENTINEL_PASS),
            "the client's URL shows a password: %s", rlk_client_url(c));
     lock_round(c, m, "sa:url");
@@ -141,44 +130,13 @@ static void test_refused(void)
 
 /* ------------------------------------------------------------ failover */
 
-typedef struct waiter {
-    rlk_lock *lock;
-    int rc;
-    long long acquired_ns;
-    tk_latch started;
-} waiter;
-
-static void *waiter_main(void *arg)
-{
-    waiter *w = arg;
-
-    tk_latch_add(&w->started, 1);
-    w->rc = rlk_lock_try_lock(w->lock, 120000, 0);
-    w->acquired_ns = rlk_fx_now_ns();
-    return NULL;
-}
-
-/* Bounded poll until c names data node `want` as its server. */
-static int wait_switched(rlk_client *c, int want, long long timeout_ms)
-{
-    long long t0 = rlk_fx_now_ms();
-
-    while (server_port(c) != fx.data[want].port) {
-        if (rlk_fx_now_ms() - t0 > timeout_ms)
-            return -1;
-        rlk_fx_sleep_ms(5);
-    }
-    return 0;
-}
-
 static void test_failover(void)
 {
     int m = rlk_fx_sentinel_master(&fx), r = 1 - m;
     char url[600], why[300];
     rlk_client *a, *b;
     rlk_lock *la, *lb;
-    waiter w = {0};
-    pthread_t t;
+    tk_waiter w;
     long long unlock_ns;
 
     REQUIRE(m >= 0);
@@ -193,17 +151,14 @@ static void test_failover(void)
     /* A lease longer than the waiter's wait: it gets in by the wake-up or not at all. */
     REQUIRE(rlk_lock_try_lock(la, 0, 300000) == RLK_OK);
     REQUIRE(tk_wait_int_at_least(&fx.data[r], 1, 10000, "EXISTS %s", "sa:held") == 0);
-    w.lock = lb;
-    tk_latch_init(&w.started);
-    REQUIRE(pthread_create(&t, NULL, waiter_main, &w) == 0);
-    tk_latch_wait(&w.started, 1, 5000);
+    REQUIRE(tk_waiter_start(&w, lb, 120000) == 0);
     REQUIRE(tk_wait_numsub(&fx.data[m], "redisson_lock__channel:{sa:held}", 1, 10000) == 0);
 
     CHECK(rlk_fx_sentinel_wait_promotable(&fx, 30000) == 0);
     REQUIRE(rlk_fx_sentinel_failover(&fx, 40000) == 0);
-    CHECKF(wait_switched(a, r, 20000) == 0, "the holder's client did not follow%s",
+    CHECKF(tk_wait_client_port(a, fx.data[r].port, 20000) == 0, "the holder's client did not follow%s",
            tk_stall_note(&stall));
-    CHECKF(wait_switched(b, r, 20000) == 0, "the waiter's client did not follow%s",
+    CHECKF(tk_wait_client_port(b, fx.data[r].port, 20000) == 0, "the waiter's client did not follow%s",
            tk_stall_note(&stall));
     /* The waiter's subscription is back, on the new master. */
     CHECKF(tk_wait_numsub(&fx.data[r], "redisson_lock__channel:{sa:held}", 1, 20000) == 0,
@@ -212,13 +167,12 @@ static void test_failover(void)
     CHECKF(w.acquired_ns == 0, "the waiter acquired while the holder held it");
     unlock_ns = rlk_fx_now_ns();
     CHECKF(rlk_lock_unlock(la) == RLK_OK, "unlock on the new master: %s", rlk_errstr(a));
-    pthread_join(t, NULL);
+    tk_waiter_join(&w);
     CHECKF(w.rc == RLK_OK, "the waiter: %d (%s)", w.rc, rlk_errstr(b));
     CHECKF(w.acquired_ns >= unlock_ns, "the waiter acquired before the unlock");
     CHECK_INT_EQ(tk_key_exists(&fx.data[r], "sa:held"), 1);
     CHECK_INT_EQ(rlk_lock_unlock(lb), RLK_OK);
     lock_round(a, r, "sa:after");
-    tk_latch_destroy(&w.started);
     rlk_lock_free(la);
     rlk_lock_free(lb);
     rlk_free(a);

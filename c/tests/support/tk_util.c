@@ -198,6 +198,59 @@ int tk_latch_get(tk_latch *l)
     return n;
 }
 
+/* ---------------------------------------------------------------- a lock waiter */
+
+static void *tk_waiter_main(void *arg)
+{
+    tk_waiter *w = arg;
+
+    tk_latch_add(&w->started, 1);
+    w->rc = rlk_lock_try_lock(w->lock, w->wait_ms, 0);
+    w->acquired_ns = rlk_fx_now_ns();
+    return NULL;
+}
+
+int tk_waiter_start(tk_waiter *w, rlk_lock *lock, long long wait_ms)
+{
+    memset(w, 0, sizeof *w);
+    w->lock = lock;
+    w->wait_ms = wait_ms;
+    tk_latch_init(&w->started);
+    if (pthread_create(&w->thread, NULL, tk_waiter_main, w) != 0) {
+        tk_latch_destroy(&w->started);
+        return -1;
+    }
+    return tk_latch_wait(&w->started, 1, 5000) >= 1 ? 0 : -1;
+}
+
+void tk_waiter_join(tk_waiter *w)
+{
+    pthread_join(w->thread, NULL);
+    tk_latch_destroy(&w->started);
+}
+
+int tk_client_port(rlk_client *c)
+{
+    char buf[300];
+    const char *colon;
+
+    rlk_client_server(c, buf, sizeof buf, NULL);
+    colon = strrchr(buf, ':');
+    return colon ? atoi(colon + 1) : -1;
+}
+
+int tk_wait_client_port(rlk_client *c, int port, long long timeout_ms)
+{
+    long long t0 = rlk_fx_now_ms();
+
+    while (tk_client_port(c) != port) {
+        if (rlk_fx_now_ms() - t0 > timeout_ms)
+            return -1;
+        rlk_fx_sleep_ms(5);
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- server probes */
 
 long long tk_script_calls(const rlk_fx_server *s)

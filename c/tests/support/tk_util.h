@@ -96,6 +96,28 @@ void tk_latch_add(tk_latch *l, int n);
 int tk_latch_wait(tk_latch *l, int target, long long timeout_ms);
 int tk_latch_get(tk_latch *l);
 
+/* ---------------------------------------------------------------- a lock waiter */
+
+/* A thread that waits for a lock: rlk_lock_try_lock(lock, wait_ms, 0), then notes when it
+ * returned. Give the lock an owner (rlk_lock_set_owner) when another thread releases it. */
+typedef struct tk_waiter {
+    rlk_lock *lock;
+    long long wait_ms;
+    int rc;                  /* its rlk code once joined; 0 while waiting */
+    long long acquired_ns;   /* CLOCK_MONOTONIC when it returned; 0 while waiting */
+    tk_latch started;
+    pthread_t thread;
+} tk_waiter;
+
+/* Starts the thread and returns once it runs (bounded: 5 s). 0 / -1. */
+int tk_waiter_start(tk_waiter *w, rlk_lock *lock, long long wait_ms);
+void tk_waiter_join(tk_waiter *w);
+
+/* The port of the server a client uses now (rlk_client_server), -1 when none. */
+int tk_client_port(rlk_client *c);
+/* Bounded poll until c uses port. 0 / -1. */
+int tk_wait_client_port(rlk_client *c, int port, long long timeout_ms);
+
 /* ---------------------------------------------------------------- server probes */
 
 /* The script calls s has served (EVAL, EVALSHA, FCALL, FCALL_RO in INFO commandstats), or -1:
