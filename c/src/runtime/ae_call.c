@@ -234,6 +234,7 @@ static int ae_call_write(rlk_async *ac, ae_node *n, rlk_ae_call *call)
         return -1;
     if (call->rt)
         call->rt->written = rlk_ae_now_ms();
+    call->refused = 0;
     ae_callq_push(&n->inflight, call);
     return 0;
 }
@@ -540,10 +541,16 @@ void ae_cmd_reply(rlk_async *ac, ae_node *n, redisReply *r)
         if (r->type == REDIS_REPLY_ERROR && rlk_topo_resolves(ac->c) &&
             (strncmp(r->str, "READONLY", 8) == 0 || strncmp(r->str, "MASTERDOWN", 10) == 0)) {
             /* A demoted master refused it (it did not run): sent again on the master the
-             * sentinels name now, after this connection is dropped. */
-            if (!(call->next = n->unsent.head))
+             * sentinels name now, after this connection is dropped; before the calls never
+             * written, after those refused before it: in the order they were sent. */
+            rlk_ae_call **at = &n->unsent.head;
+
+            while (*at && (*at)->refused)
+                at = &(*at)->next;
+            if (!(call->next = *at))
                 n->unsent.tail = call;
-            n->unsent.head = call;
+            *at = call;
+            call->refused = 1;
             ac->cmd_readonly = 1;
             ac->sn_refresh = 1;
             return;

@@ -95,6 +95,7 @@ struct rlk_ae_call {
     int setup_i;                    /* AE_CALL_SETUP: its index */
     int retried;
     int forgotten;
+    int refused;                    /* in unsent, refused by a demoted master (READONLY) */
     int native;                     /* 1 + rlk_native_format's op: the server's own command */
     char *cmd;                      /* formatted (redisFreeCommand) */
     size_t len;

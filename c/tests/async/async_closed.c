@@ -5,7 +5,7 @@
  * sees the close before it writes (ae_call.c, ae_cmd_writable), opens the
  * connection again and sends the request once there; it is not lost.
  *
- *   rlk_async_closed_poll peer|standalone|inflight|sentinel
+ *   rlk_async_closed_poll peer|standalone|inflight|sentinel|readonly_order
  *
  * peer: rlk_transport_peer itself on a socket pair (open, data, data then
  *   end of file, end of file).
@@ -19,6 +19,9 @@
  * sentinel: a failover demotes the master (the sentinels kill its normal
  *   clients when they reconfigure it), with the loop stopped all along; the
  *   first lock then succeeds on the new master.
+ * readonly_order: the master the sentinels name says READONLY for a while
+ *   (its connections kept): three acquisitions of one name, refused and sent
+ *   again, run in the order they were asked once it takes writes again.
  *
  * Each request must succeed and no call of the client may end lost
  * (rlk_ae_lost_calls, the engine's count of calls written whose reply was
@@ -325,6 +328,104 @@ static void sentinel(void)
     CHECK_INT_EQ(rule_breaks, 0);
 }
 
+/* READONLY errors counted by s (INFO errorstats), -1 when it cannot be asked. */
+static long long readonly_errors(const rlk_fx_server *s)
+{
+    redisReply *r = rlk_fx_command(s, "INFO errorstats");
+    const char *p = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "errorstat_READONLY:count=")
+                                                       : NULL;
+    long long n = r && r->type == REDIS_REPLY_STRING ? (p ? atoll(p + 25) : 0) : -1;
+
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+typedef struct ro_wait {
+    const rlk_fx_server *s;
+    long long want;
+} ro_wait;
+
+static int ro_seen(void *arg)
+{
+    const ro_wait *w = arg;
+
+    return readonly_errors(w->s) >= w->want;
+}
+
+/* Three acquisitions of one name by three owners, asked in a row while the master the
+ * sentinels name says READONLY (it follows a server that is not there: REPLICAOF, the
+ * sentinels not told), each refused once (the loop stops at the third refusal, so they are
+ * not written again before), then the master takes writes again
+ * (REPLICAOF NO ONE, well within the sentinels' down-after: no failover): the first asked is
+ * the one that gets it. first: the owner asked first (1 or 3: the order 3, 2, 1 shows the
+ * check follows the order asked). */
+static void readonly_order_run(int first)
+{
+    rlk_fx_sentinel sn;
+    char surl[512], owner[128];
+    ap_cl c = {NULL, NULL};
+    ap_res w = {0}, u = {0}, r[4] = {{0}};
+    ro_wait seen;
+
+    memset(&sn, 0, sizeof sn);
+    REQUIRE(rlk_fx_sentinel_start_quick(&sn, "romaster") == 0);
+    snprintf(surl, sizeof surl, "%s+sentinel://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/romaster",
+             sn.data[0].tls ? "rediss" : "redis", sn.sentinel[0].port, sn.sentinel[1].port,
+             sn.sentinel[2].port);
+    if (ap_cl_open(&c, surl, 0, 0, 30000) != RLK_OK) {
+        rlk_fx_sentinel_stop(&sn);
+        REQUIRE(0);
+    }
+    REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, "{ac}:ro-warm", 1, 0, 30000, on_res, &w));
+    CHECK(wait_res(&c, &w, 10000));     /* the command connection is up, on data[0] */
+    CHECKF(w.err == RLK_OK, "lock on the master: %d %s", w.err, w.errstr);
+    REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, "{ac}:ro-warm", 1, on_res, &u));
+    CHECK(wait_res(&c, &u, 10000));
+
+    seen = (ro_wait){&sn.data[0], readonly_errors(&sn.data[0]) + 3};
+    {
+        redisReply *x = rlk_fx_command(&sn.data[0], "REPLICAOF 127.0.0.1 %d", rlk_fx_free_port());
+
+        REQUIRE(x && x->type == REDIS_REPLY_STATUS);
+        freeReplyObject(x);
+    }
+    for (int k = 0; k < 3; k++) {
+        int id = first == 1 ? k + 1 : 3 - k;
+
+        REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, "{ac}:ro", id, 0, 30000, on_res, &r[id]));
+    }
+    CHECKF(aloop_run_until(c.l, ro_seen, &seen, 20000), "READONLY errors on the old master: %lld, "
+           "want %lld", readonly_errors(&sn.data[0]), seen.want);
+    CHECK_INT_EQ(r[1].calls + r[2].calls + r[3].calls, 0);     /* none answered while refused */
+    printf("readonly_order: %lld READONLY refusals before the master took writes again\n",
+           readonly_errors(&sn.data[0]) - (seen.want - 3));
+    {
+        redisReply *x = rlk_fx_command(&sn.data[0], "REPLICAOF NO ONE");
+
+        REQUIRE(x && x->type == REDIS_REPLY_STATUS);
+        freeReplyObject(x);
+    }
+    for (int id = 1; id <= 3; id++)
+        CHECK(wait_res(&c, &r[id], 20000));
+    CHECKF(rlk_fx_sentinel_master(&sn) == 0, "the sentinels failed over (the test needs none)");
+    for (int id = 1; id <= 3; id++)
+        CHECKF(id == first ? r[id].err == RLK_OK && r[id].value == 1 : r[id].err == RLK_ERR_BUSY,
+               "owner %d (asked %s): %d %s", id, id == first ? "first" : "later", r[id].err,
+               r[id].errstr);
+    snprintf(owner, sizeof owner, "%s:%d", rlk_async_uuid(c.ac), first);
+    CHECK_INT_EQ(hcount(&sn.data[0], "{ac}:ro", owner), 1);
+    ap_cl_close(&c);
+    rlk_fx_sentinel_stop(&sn);
+    CHECK_INT_EQ(rule_breaks, 0);
+}
+
+static void readonly_order(void)
+{
+    readonly_order_run(1);
+    readonly_order_run(3);
+}
+
 /* rlk_transport_peer on a socket pair (no TLS session): nothing to read is
  * open; bytes are data, also when the peer closed behind them (the bytes
  * are read first: replies in flight are not taken for a close); end of file
@@ -356,6 +457,7 @@ static const at_case cases[] = {
     {"standalone", standalone},
     {"inflight", inflight},
     {"sentinel", sentinel},
+    {"readonly_order", readonly_order},
 };
 
 int main(int argc, char **argv)
