@@ -11,6 +11,8 @@
  *   - both from rlk_options (password, sentinel_password), the URL bare;
  *   - controls that must fail with RLK_ERR_AUTH, naming who refused: no
  *     sentinel password, a wrong sentinel password, a wrong master password;
+ *   - the rlk command with both passwords in a --url-file: a lock; a wrong
+ *     sentinel password is exit 3 and one line naming the refusal;
  *   - SENTINEL FAILOVER with a lock held (no watchdog: a lease far past the
  *     test) and a waiter of another client subscribed: both clients follow
  *     to the new master (AUTH again there, commands and pub/sub); the
@@ -24,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define DATA_PASS "data-pw-7"
 #define SENTINEL_PASS "sentinel-pw-3"
@@ -128,6 +132,68 @@ static void test_refused(void)
     }
 }
 
+/* ------------------------------------------------------------ the rlk command */
+
+static const char *rlk_bin;     /* argv[1], or NULL: test_cli not run */
+
+/* rlk --url-file (a 0600 file holding url) lock NAME -- true, its output in out: the exit
+ * code, or -1. */
+static int cli_lock(const char *url, const char *name, char *out, size_t len)
+{
+    char path[] = "/tmp/rlk-sa-url-XXXXXX", cmd[600];
+    int fd = mkstemp(path), status;
+    FILE *p;
+    size_t n = 0;
+
+    out[0] = '\0';
+    if (fd < 0)
+        return -1;
+    if (write(fd, url, strlen(url)) != (ssize_t)strlen(url)) {
+        close(fd);
+        unlink(path);
+        return -1;
+    }
+    close(fd);
+    snprintf(cmd, sizeof cmd, "'%s' --url-file %s lock %s -- true 2>&1", rlk_bin, path, name);
+    if (!(p = popen(cmd, "r"))) {
+        unlink(path);
+        return -1;
+    }
+    while (n + 1 < len && fgets(out + n, (int)(len - n), p))
+        n = strlen(out);
+    status = pclose(p);
+    unlink(path);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Both passwords in a URL file (off the command line): rlk takes and gives back a lock; a
+ * wrong sentinel password is exit 3 with one line naming the refusal. */
+static void test_cli(void)
+{
+    int m = rlk_fx_sentinel_master(&fx), rc;
+    char url[600], out[1024];
+
+    if (!rlk_bin) {
+        printf("  test_cli: skipped (no rlk given: the TLS pass runs the library cases only)\n");
+        return;
+    }
+    REQUIRE(m >= 0);
+    snprintf(url, sizeof url, "%s+sentinel://:" DATA_PASS "@%s/authmaster?sentinel_password="
+             SENTINEL_PASS "\n", SCHEME, addrs);
+    rc = cli_lock(url, "sa:cli", out, sizeof out);
+    CHECKF(rc == 0, "rlk lock: exit %d: %s", rc, out);
+    CHECK_INT_EQ(tk_key_exists(&fx.data[m], "sa:cli"), 0);      /* given back */
+    snprintf(url, sizeof url, "%s+sentinel://:" DATA_PASS "@%s/authmaster?sentinel_password=no\n",
+             SCHEME, addrs);
+    rc = cli_lock(url, "sa:cli", out, sizeof out);
+    CHECKF(rc == 3, "rlk lock with a wrong sentinel password: exit %d: %s", rc, out);
+    CHECK_STR_PREFIX(out, "rlk: ");
+    CHECK_STR_CONTAINS(out, "WRONGPASS");
+    CHECKF(!strstr(out, DATA_PASS), "the message shows the password: %s", out);
+    CHECK(strchr(out, '\n') == out + strlen(out) - 1);   /* one line */
+    printf("  rlk with a wrong sentinel password: %s", out);
+}
+
 /* ------------------------------------------------------------ failover */
 
 static void test_failover(void)
@@ -179,8 +245,9 @@ static void test_failover(void)
     rlk_free(b);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    rlk_bin = argc > 1 ? argv[1] : NULL;
     if (rlk_fx_sentinel_start_auth(&fx, "authmaster", DATA_PASS, SENTINEL_PASS) != 0) {
         printf("it_sentinel_auth: cannot start the sentinel fixture\n");
         return 1;
@@ -192,6 +259,7 @@ int main(void)
     RUN_TEST(test_url_passwords);
     RUN_TEST(test_option_passwords);
     RUN_TEST(test_refused);
+    RUN_TEST(test_cli);
     RUN_TEST(test_failover);
     tk_stall_stop(&stall);
     rlk_fx_sentinel_stop(&fx);
