@@ -58,8 +58,7 @@ struct rlk_sentinel {
 
 /* ---------------------------------------------------------------- connections */
 
-/* A blocking connection with the client's timeouts and the given AUTH; *refused
- * (refused may be NULL) set when the server refused the AUTH. */
+/* A blocking connection with the client's timeouts and AUTH (*refused = 1: AUTH refused). */
 static redisContext *rlk_sn_dial(const rlk_client *c, const char *host, int port,
                                  const char *user, const char *password, int *refused,
                                  char *why, size_t len)
@@ -79,8 +78,7 @@ static redisContext *rlk_sn_dial(const rlk_client *c, const char *host, int port
         snprintf(why, len, "auth: %.*s", (int)r->len, r->str);
     else
         ok = 1;
-    if (refused && r && r->type == REDIS_REPLY_ERROR)
-        *refused = 1;
+    *refused |= r && r->type == REDIS_REPLY_ERROR;
     freeReplyObject(r);
     if (ok)
         return ctx;
@@ -363,7 +361,7 @@ static void rlk_sn_sub_open(rlk_sentinel *sn, int i)
 {
     char why[RLK_ERRSTR_MAX] = "";
 
-    sn->subs[i] = rlk_sn_dial_sentinel(sn, i, NULL, why, sizeof why);
+    sn->subs[i] = rlk_sn_dial_sentinel(sn, i, &(int){0}, why, sizeof why);
     if (!sn->subs[i] ||
         redisAppendCommand(sn->subs[i], "SUBSCRIBE %s %s", RLK_SN_EVENT, RLK_SN_PROMOTED) !=
             REDIS_OK ||

@@ -10,6 +10,7 @@
 #define RLK_SLOT_H
 
 #include <stddef.h>
+#include <string.h>
 
 #define RLK_SLOT_COUNT 16384
 
@@ -26,15 +27,23 @@ int rlk_key_slot(const char *key, size_t len);
  * why (may be NULL) otherwise. */
 int rlk_name_check(const char *name, char *why, size_t whylen);
 
-/* The one FNV-1a string hash of the in-memory tables (runtime/holds.c, runtime/ae_pubsub.c,
- * kinds/waitgraph.c): h extended by the len bytes at s; RLK_HASH_INIT for a first string, the
- * last result to hash several as one. */
+/* The one string hash of the in-memory tables (runtime/holds.c, runtime/ae_pubsub.c,
+ * cli/top_scan.c): h extended by the len bytes at s (RLK_HASH_INIT first). FNV-1a's step on 8
+ * bytes at a time, each high half folded down, then murmur3's finalizer: every byte reaches a
+ * bucket's low bits, at an eighth of the byte-wise steps (a lock call hashes several times). */
 #define RLK_HASH_INIT 1469598103934665603ULL
 static inline unsigned long long rlk_hash(unsigned long long h, const char *s, size_t len)
 {
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-    return h;
+    unsigned long long w;
+
+    for (; len >= 8; s += 8, len -= 8, h ^= h >> 32) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 1099511628211ULL;
+    }
+    for (; len > 0; s++, len--)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    h = (h ^ (h >> 33)) * 0xff51afd7ed558ccdULL;
+    return h ^ (h >> 33);
 }
 
 #endif /* RLK_SLOT_H */
