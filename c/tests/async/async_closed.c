@@ -279,25 +279,36 @@ static void inflight(void)
     CHECK_INT_EQ(rule_breaks, 0);
 }
 
+/* A quick sentinel group monitoring `name` and a client c on it (command timeout cmd_ms);
+ * 0, or -1 with nothing left running. */
+static int sentinel_open(rlk_fx_sentinel *sn, const char *name, ap_cl *c, int cmd_ms)
+{
+    char surl[512];
+
+    memset(sn, 0, sizeof *sn);
+    if (rlk_fx_sentinel_start_quick(sn, name) != 0)
+        return -1;
+    snprintf(surl, sizeof surl, "%s+sentinel://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/%s",
+             sn->data[0].tls ? "rediss" : "redis", sn->sentinel[0].port, sn->sentinel[1].port,
+             sn->sentinel[2].port, name);
+    if (ap_cl_open(c, surl, 0, 0, cmd_ms) != RLK_OK) {
+        rlk_fx_sentinel_stop(sn);
+        return -1;
+    }
+    return 0;
+}
+
 /* A failover demotes the master while the loop is stopped; the sentinels
  * kill its normal clients as they make it a replica. */
 static void sentinel(void)
 {
     rlk_fx_sentinel sn;
-    char surl[512], owner[128];
+    char owner[128];
     ap_cl c = {NULL, NULL};
     ap_res a = {0}, u = {0}, b = {0}, u2 = {0};
     unsigned long long lost0;
 
-    memset(&sn, 0, sizeof sn);
-    REQUIRE(rlk_fx_sentinel_start_quick(&sn, "closedmaster") == 0);
-    snprintf(surl, sizeof surl, "%s+sentinel://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/closedmaster",
-             sn.data[0].tls ? "rediss" : "redis", sn.sentinel[0].port, sn.sentinel[1].port,
-             sn.sentinel[2].port);
-    if (ap_cl_open(&c, surl, 0, 0, 2000) != RLK_OK) {
-        rlk_fx_sentinel_stop(&sn);
-        REQUIRE(0);
-    }
+    REQUIRE(sentinel_open(&sn, "closedmaster", &c, 2000) == 0);
     snprintf(owner, sizeof owner, "%s:1", rlk_async_uuid(c.ac));
     REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, "{ac}:sn", 1, 0, 30000, on_res, &a));
     CHECK(wait_res(&c, &a, 10000));
@@ -363,20 +374,12 @@ static int ro_seen(void *arg)
 static void readonly_order_run(int first)
 {
     rlk_fx_sentinel sn;
-    char surl[512], owner[128];
+    char owner[128];
     ap_cl c = {NULL, NULL};
     ap_res w = {0}, u = {0}, r[4] = {{0}};
     ro_wait seen;
 
-    memset(&sn, 0, sizeof sn);
-    REQUIRE(rlk_fx_sentinel_start_quick(&sn, "romaster") == 0);
-    snprintf(surl, sizeof surl, "%s+sentinel://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/romaster",
-             sn.data[0].tls ? "rediss" : "redis", sn.sentinel[0].port, sn.sentinel[1].port,
-             sn.sentinel[2].port);
-    if (ap_cl_open(&c, surl, 0, 0, 30000) != RLK_OK) {
-        rlk_fx_sentinel_stop(&sn);
-        REQUIRE(0);
-    }
+    REQUIRE(sentinel_open(&sn, "romaster", &c, 30000) == 0);
     REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, "{ac}:ro-warm", 1, 0, 30000, on_res, &w));
     CHECK(wait_res(&c, &w, 10000));     /* the command connection is up, on data[0] */
     CHECKF(w.err == RLK_OK, "lock on the master: %d %s", w.err, w.errstr);
