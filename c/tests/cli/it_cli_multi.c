@@ -667,8 +667,11 @@ static void test_all_fixed_lease_first_member(void)
     snprintf(script, sizeof script, "trap 'echo \"stop ${EPOCHREALTIME/./}\" >> %s; exit 0' TERM; "
              "echo ready >> %s; exec 2>/dev/null; n=0; while [ $n -lt 1500 ]; do "
              "sleep 0.02; n=$((n+1)); done", ev, ev);
+    /* -k 1.5: bash has 1.5 s to run its trap (with 0.5 s, beside two CPU burners, it was once
+     * killed first, and the stop taken from the exit, seen later by this loaded process, came
+     * out 3.5 s after ma's expiry); SIGTERM 2.36 s, SIGKILL 3.86 s after ma was taken. */
     REQUIRE(START(&p, "lock", "--all", member(fs, "ma"), member(hs, "mb"), "-w", "2", "-l", "4000",
-                  "-k", "0.5", "--", "bash", "-c", script) == 0);
+                  "-k", "1.5", "--", "bash", "-c", script) == 0);
     for (;;) {
         clock_gettime(CLOCK_REALTIME, &now);
         pttl = tk_int(&srv[fs], "PTTL %s", "ma");
