@@ -53,6 +53,17 @@ static const char *stall_note(void)
     return tk_stall_note(&stall);
 }
 
+/* After a failover case with failed checks: how far the wall clock moved (Redis and Sentinel
+ * time leases and failover steps by it) and what the sentinels did. */
+static void post_mortem(int failed0, long long off0)
+{
+    if (check_checks_failed == failed0)
+        return;
+    fprintf(stderr, "  the wall clock moved %lld ms against the monotonic one since the "
+            "failover began%s\n", tk_wall_offset_ms() - off0, stall_note());
+    rlk_fx_sentinel_print_events(&fx, 0);
+}
+
 static rlk_client *sn_connect(long long lease_ms, int min_replicas)
 {
     rlk_options o;
@@ -154,11 +165,11 @@ static void test_replica_plain(void)
 
 static void test_failover_held(void)
 {
-    int m = rlk_fx_sentinel_master(&fx), r = 1 - m, held = 0;
+    int m = rlk_fx_sentinel_master(&fx), r = 1 - m, held = 0, failed0 = check_checks_failed;
     rlk_client *a = sn_connect(1500, 0), *b = sn_connect(1500, 0);
     rlk_lock *la, *lb;
     tk_waiter w;
-    long long t0, unlock_ns, pttl;
+    long long t0, unlock_ns, pttl, off0;
 
     REQUIRE(m >= 0 && a && b);
     la = rlk_lock_new(a, "sn:held");
@@ -170,6 +181,7 @@ static void test_failover_held(void)
     REQUIRE(tk_wait_numsub(&fx.data[m], "redisson_lock__channel:{sn:held}", 2, 5000) == 0);
 
     t0 = rlk_fx_now_ms();
+    off0 = tk_wall_offset_ms();
     REQUIRE(failover(30000) == 0);
     printf("  failover (sentinels agree, new master says so): %lld ms\n", rlk_fx_now_ms() - t0);
     CHECKF(tk_wait_client_port(a, fx.data[r].port, 5000) == 0,
@@ -202,6 +214,7 @@ static void test_failover_held(void)
     rlk_free(a);
     rlk_free(b);
     CHECKF(rlk_fx_sentinel_wait_demoted(&fx, m, 30000) == 0, "the old master was not demoted");
+    post_mortem(failed0, off0);
 }
 
 /* ------------------------------------------------------------ failover, replication cut */
@@ -227,7 +240,8 @@ static void test_failover_cut(void)
     rlk_client *a = sn_connect(3000, 0), *b = sn_connect(3000, 0);
     rlk_fenced *fa, *fb;
     lost_note lost = {0};
-    long long ta = 0, tb = 0, t0, b_ns, window_ms;
+    long long ta = 0, tb = 0, t0, b_ns, window_ms, off0;
+    int failed0 = check_checks_failed;
     long long pause_ms = getenv("RLK_IT_PAUSE_MS") ? atoll(getenv("RLK_IT_PAUSE_MS")) : 2500;
     redisReply *rr;
 
@@ -266,6 +280,7 @@ static void test_failover_cut(void)
     CHECK(tk_command_ok(&fx.data[r], "DEL sn:cut redisson_lock_token:{sn:cut}") == 0);
     CHECK(tk_command_ok(&fx.data[r], "CONFIG SET replica-read-only yes") == 0);
     t0 = rlk_fx_now_ms();
+    off0 = tk_wall_offset_ms();
     REQUIRE(failover(30000) == 0);
     printf("  failover with the replica cut off: %lld ms\n", rlk_fx_now_ms() - t0);
     CHECK_INT_EQ(tk_key_exists(&fx.data[r], "sn:cut"), 0);     /* not carried over */
@@ -294,6 +309,7 @@ static void test_failover_cut(void)
     rlk_free(a);
     rlk_free(b);
     CHECKF(rlk_fx_sentinel_wait_demoted(&fx, m, 30000) == 0, "the old master was not demoted");
+    post_mortem(failed0, off0);
 }
 
 int main(void)

@@ -425,12 +425,18 @@ static int fx_log_contains(const rlk_fx_server *s, const char *needle)
     return found;
 }
 
+/* $RLK_FX_KEEP set: a stopped server's directory (its log) stays, for a post-mortem. */
 static void fx_remove_dir(const char *dir)
 {
-    DIR *d = opendir(dir);
+    DIR *d;
     struct dirent *ent;
     char path[RLK_FX_PATH_MAX * 2];
 
+    if (getenv("RLK_FX_KEEP")) {
+        fprintf(stderr, "fixture: kept %s\n", dir);
+        return;
+    }
+    d = opendir(dir);
     if (d) {
         while ((ent = readdir(d)) != NULL) {
             if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0)

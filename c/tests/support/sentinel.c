@@ -221,23 +221,44 @@ static const char *sn_field(const redisReply *m, const char *key)
     return NULL;
 }
 
-/* 1 when sentinel 0 lists a replica it would promote now. */
-static int sn_promotable(const rlk_fx_sentinel *s)
+/* 1 when sentinel i lists a replica it would promote now, and has seen it
+ * report the replica's role: flags "slave" only, ROLE slave in its last INFO,
+ * master link ok, that INFO younger than 2 s. The role matters to the other
+ * sentinels too: one whose last INFO still showed the just demoted old master
+ * as a master takes that role as old news, and when the node says master
+ * again on its promotion, it "converts" the new master back to a replica at
+ * once, before the leader's new configuration reaches it (seen under load:
+ * the lock then expired on the old master while its holder renewed it on the
+ * converted one). A sentinel that saw the node as a replica waits four
+ * publish periods after the change instead, time for the new configuration. */
+static int sn_promotable_by(const rlk_fx_sentinel *s, int i)
 {
-    redisReply *r = rlk_fx_command(&s->sentinel[0], "SENTINEL REPLICAS %s", s->name);
+    redisReply *r = rlk_fx_command(&s->sentinel[i], "SENTINEL REPLICAS %s", s->name);
     int ok = 0;
 
-    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
-        const char *flags = sn_field(r->element[i], "flags");
-        const char *link = sn_field(r->element[i], "master-link-status");
-        const char *refresh = sn_field(r->element[i], "info-refresh");
+    for (size_t k = 0; r && r->type == REDIS_REPLY_ARRAY && k < r->elements; k++) {
+        const char *flags = sn_field(r->element[k], "flags");
+        const char *role = sn_field(r->element[k], "role-reported");
+        const char *link = sn_field(r->element[k], "master-link-status");
+        const char *refresh = sn_field(r->element[k], "info-refresh");
 
-        ok |= flags && strcmp(flags, "slave") == 0 && link && strcmp(link, "ok") == 0 &&
-              refresh && atoll(refresh) < 2000;
+        ok |= flags && strcmp(flags, "slave") == 0 && role && strcmp(role, "slave") == 0 &&
+              link && strcmp(link, "ok") == 0 && refresh && atoll(refresh) < 2000;
     }
     if (r)
         freeReplyObject(r);
     return ok;
+}
+
+/* Every sentinel agrees on the master and would promote the replica. */
+static int sn_promotable(const rlk_fx_sentinel *s)
+{
+    if (rlk_fx_sentinel_master(s) < 0)
+        return 0;
+    for (int i = 0; i < RLK_FX_SENTINELS; i++)
+        if (!sn_promotable_by(s, i))
+            return 0;
+    return 1;
 }
 
 int rlk_fx_sentinel_wait_promotable(const rlk_fx_sentinel *s, long timeout_ms)
@@ -252,12 +273,31 @@ int rlk_fx_sentinel_wait_promotable(const rlk_fx_sentinel *s, long timeout_ms)
     return 0;
 }
 
+void rlk_fx_sentinel_print_events(const rlk_fx_sentinel *s, int i)
+{
+    char line[512];
+    FILE *f = fopen(s->sentinel[i].log_path, "r");
+
+    if (!f)
+        return;
+    fprintf(stderr, "sentinel %d's events (its log, wall-clock times):\n", i);
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, " # +") || strstr(line, " # -") || strstr(line, " * +") ||
+            strstr(line, " * -"))
+            fprintf(stderr, "  %s", line);
+    fclose(f);
+}
+
 int rlk_fx_sentinel_failover(rlk_fx_sentinel *s, long timeout_ms)
 {
     long long deadline = rlk_fx_now_ms() + timeout_ms;
-    int old = rlk_fx_sentinel_master(s), want;
+    int old, want;
     redisReply *r;
 
+    if (rlk_fx_sentinel_wait_promotable(s, timeout_ms) != 0)
+        fprintf(stderr, "sentinel: no replica every sentinel would promote after %ld ms\n",
+                timeout_ms);
+    old = rlk_fx_sentinel_master(s);
     if (old < 0) {
         fprintf(stderr, "sentinel: no agreed master before the failover\n");
         return -1;
@@ -278,6 +318,7 @@ int rlk_fx_sentinel_failover(rlk_fx_sentinel *s, long timeout_ms)
                     rlk_fx_sentinel_master_port(s, 1), rlk_fx_sentinel_master_port(s, 2),
                     s->data[want].port, rlk_fx_sentinel_role(s, 0) ? rlk_fx_sentinel_role(s, 0) : '?',
                     rlk_fx_sentinel_role(s, 1) ? rlk_fx_sentinel_role(s, 1) : '?');
+            rlk_fx_sentinel_print_events(s, 0);
             return -1;
         }
         rlk_fx_sleep_ms(50);

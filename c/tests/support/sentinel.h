@@ -63,17 +63,25 @@ int rlk_fx_sentinel_master(const rlk_fx_sentinel *s);
 /* 'M' / 'S' of a data node (ROLE), 0 when it cannot be asked. */
 int rlk_fx_sentinel_role(const rlk_fx_sentinel *s, int data);
 
-/* SENTINEL FAILOVER NAME on sentinel 0, then a bounded wait until every
+/* Once every sentinel would promote the replica (rlk_fx_sentinel_wait_promotable),
+ * SENTINEL FAILOVER NAME on sentinel 0, then a bounded wait until every
  * sentinel reports the other data node as master (GET-MASTER-ADDR-BY-NAME)
  * and its ROLE is master. About 1-3 s. The old master still says master for
  * a while after that (Sentinel reconfigures a live old master only some 8-10 s
  * later: its publish period x 4 plus an INFO period) - a real split-brain
  * window a test can use; rlk_fx_sentinel_wait_demoted() waits it out. 0 / -1. */
 int rlk_fx_sentinel_failover(rlk_fx_sentinel *s, long timeout_ms);
-/* Bounded poll until sentinel 0 would promote the replica: SENTINEL REPLICAS
- * lists it with flags "slave" only, master-link-status ok and an INFO younger
+
+/* Sentinel i's failover events (+try-failover, -failover-abort-..., +switch-master ...) from
+ * its log, on stderr: a failed test's post-mortem. */
+void rlk_fx_sentinel_print_events(const rlk_fx_sentinel *s, int i);
+/* Bounded poll until every sentinel names the same master (whose ROLE says
+ * so) and would promote the replica: SENTINEL REPLICAS lists it with flags
+ * "slave" only, role-reported slave, master-link-status ok and an INFO younger
  * than 2 s (else SENTINEL FAILOVER answers NOGOODSLAVE, as it does for a few
- * seconds after an earlier failover). 0 / -1. */
+ * seconds after an earlier failover, or a sentinel that missed the old
+ * master's demotion may turn the new master back into a replica: sentinel.c
+ * says why). rlk_fx_sentinel_failover() waits for it first. 0 / -1. */
 int rlk_fx_sentinel_wait_promotable(const rlk_fx_sentinel *s, long timeout_ms);
 /* Bounded poll until data node `old` is a replica of the other, linked. 0 / -1. */
 int rlk_fx_sentinel_wait_demoted(const rlk_fx_sentinel *s, int old, long timeout_ms);
