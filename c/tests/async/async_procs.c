@@ -330,6 +330,16 @@ int ap_contend(const ap_run *run, ap_result *out)
 }
 
 
+/* The holder child's lost callback: on stderr, for a failed test's post-mortem. */
+static void ap_holder_lost(int kind, const char *name, const char *owner, int reason, void *ud)
+{
+    (void)kind;
+    (void)owner;
+    (void)ud;
+    fprintf(stderr, "ap: the holder (pid %d) was told %s is lost, reason %d\n", (int)getpid(),
+            name, reason);
+}
+
 static int ap_holder_child(const char *url, int kind, const char *name, long long lease_ms,
                            long long watchdog_ms, int fd)
 {
@@ -340,6 +350,7 @@ static int ap_holder_child(const char *url, int kind, const char *name, long lon
 
     if (ap_open(url, watchdog_ms, 0, &l, &ac) != RLK_OK)
         return 3;
+    rlk_async_set_lost_callback(ac, ap_holder_lost, NULL);
     rlk_async_lock(ac, kind, name, 1, 0, lease_ms, ap_held, &got);
     if (!aloop_run_until(l, ap_settled, &got, 10000) || got != 1)
         return 4;
@@ -347,8 +358,14 @@ static int ap_holder_child(const char *url, int kind, const char *name, long lon
         return 5;
     /* Holds (and renews) until killed; bounded should the parent never kill it. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    for (int i = 0; i < AP_HOLDER_MAX_S; i++)
+    for (int i = 0; i < AP_HOLDER_MAX_S; i++) {
+        long long t = rlk_fx_now_ms();
+
         aloop_run_until(l, NULL, NULL, 1000);
+        if (rlk_fx_now_ms() - t > 1500)     /* its renewals were late by as much */
+            fprintf(stderr, "ap: the holder's (pid %d) loop turn of 1000 ms took %lld ms\n",
+                    (int)getpid(), rlk_fx_now_ms() - t);
+    }
     return 6;
 }
 
