@@ -942,44 +942,62 @@ static void procs(void)
  * clock moving KH_WALL_MS or more (Redis expires by it), leaves the timing
  * checks nothing to judge: that round is reported and run again, up to
  * KH_ROUNDS in all. The key's PTTL is read every 100 ms while the holder
- * lives, and printed when a round goes wrong. */
+ * lives, and printed when a round goes wrong. kill_holder_control stops the
+ * holder alone: judged, and caught. */
 #define KH_WATCHDOG_MS 3000
 #define KH_EARLY_MS 50
 #define KH_LATE_MS 2000
 #define KH_STALL_MS 1500
 #define KH_WALL_MS 500
 #define KH_ROUNDS 3
-/* REQUIRE in a round: a failed check, judged. */
-#define KH_REQUIRE(cond)                                                                  \
-    do {                                                                                  \
-        if (!CHECK(cond))                                                                 \
-            return 1;                                                                     \
-    } while (0)
 
-/* 1: judged (checks recorded), 0: a stall or a clock move, not judged. */
-static int kill_holder_round(int round)
+/* What one round saw. */
+typedef struct kh_round {
+    int judged;             /* no stall of KH_STALL_MS, no wall-clock move of KH_WALL_MS */
+    int served_early;       /* the waiter was served while the holder lived */
+    long long pttl;         /* the key's PTTL right after the kill */
+    int served;             /* the waiter was served (RLK_OK) after the kill */
+    long long served_ms;    /* ... this long after it */
+} kh_round;
+
+/* One round on a fresh name; stop_ms > 0 (the control) stops the holder
+ * alone (SIGSTOP) for that long from 1 s into the window. 0, or -1 when it
+ * could not be set up (a failed check recorded). */
+static int kill_holder_round(int round, long long stop_ms, kh_round *out)
 {
     char n[64], prefix[32], line[512];
     pid_t pid;
     cli c;
     res w = {0};
-    long long t_kill, pttl, off0, samples[30], stall_ms, wall_ms, served_ms;
-    int m[3], ns = 0, served_early, judged;
+    long long t_kill, off0, samples[30], stall_ms, wall_ms;
+    int m[3], ns = 0, stopped = 0, ok;
     size_t at = 0;
     tk_stall st;
 
-    KH_REQUIRE(masters_now(m) == 3);
+    memset(out, 0, sizeof *out);
     snprintf(prefix, sizeof prefix, "ac:k9:r%d:", round);
-    name_on(prefix, m[1], n, sizeof n);
-    KH_REQUIRE(n[0]);
+    ok = CHECK(masters_now(m) == 3);
+    if (ok)
+        name_on(prefix, m[1], n, sizeof n);
+    if (!ok || !CHECK(n[0]))
+        return -1;
     pid = ap_holder_start(url, RLK_KIND_LOCK, n, -1, KH_WATCHDOG_MS);
-    KH_REQUIRE(pid > 0);
-    KH_REQUIRE(cli_open(&c, 0, 3000) == RLK_OK);
+    if (!CHECK(pid > 0))
+        return -1;
+    if (!CHECK(cli_open(&c, 0, 3000) == RLK_OK)) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        return -1;
+    }
     REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 2, 20000, 30000, on_res, &w));
     off0 = tk_wall_offset_ms();
     tk_stall_start(&st);
     /* A lease and a half: the holder's renewals keep it. */
-    for (long long t0 = rlk_fx_now_ms(); rlk_fx_now_ms() - t0 < KH_WATCHDOG_MS * 3 / 2;) {
+    for (long long t0 = rlk_fx_now_ms(), t; (t = rlk_fx_now_ms() - t0) < KH_WATCHDOG_MS * 3 / 2;) {
+        if (stop_ms > 0 && stopped == 0 && t >= 1000)
+            stopped = kill(pid, SIGSTOP) == 0;
+        if (stopped == 1 && t >= 1000 + stop_ms)
+            stopped = 2 + (kill(pid, SIGCONT) != 0);
         if (wait_res(&c, &w, 100))
             break;
         if (ns < (int)(sizeof samples / sizeof samples[0]))
@@ -987,53 +1005,71 @@ static int kill_holder_round(int round)
         memmove(samples + 1, samples, (size_t)(ns - 1) * sizeof samples[0]);
         samples[0] = key_int(n, "PTTL %s");
     }
-    served_early = w.calls != 0;
+    out->served_early = w.calls != 0;
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
     t_kill = rlk_fx_now_ms();
-    pttl = key_int(n, "PTTL %s");
-    if (!served_early)
+    out->pttl = key_int(n, "PTTL %s");
+    if (!out->served_early)
         wait_res(&c, &w, KH_WATCHDOG_MS + 10000);
-    served_ms = w.at_ms - t_kill;
+    out->served = w.calls && w.err == RLK_OK;
+    out->served_ms = w.at_ms - t_kill;
     tk_stall_stop(&st);
     stall_ms = tk_stall_max_gap_ms(&st);
     wall_ms = tk_wall_offset_ms() - off0;
-    judged = stall_ms < KH_STALL_MS && wall_ms < KH_WALL_MS && wall_ms > -KH_WALL_MS;
+    out->judged = stall_ms < KH_STALL_MS && wall_ms < KH_WALL_MS && wall_ms > -KH_WALL_MS;
     for (int i = ns - 1; i >= 0 && at < sizeof line - 16; i--)
         at += (size_t)snprintf(line + at, sizeof line - at, " %lld", samples[i]);
-    if (served_early || !(pttl > 0 && pttl <= KH_WATCHDOG_MS) || !judged)
+    if (out->served_early || !(out->pttl > 0 && out->pttl <= KH_WATCHDOG_MS) || !out->judged)
         fprintf(stderr, "  round %d: PTTL every 100 ms while the holder lived:%s; longest stall "
                 "%lld ms, the wall clock moved %lld ms%s\n", round, line, stall_ms, wall_ms,
-                judged ? "" : " - not judged, run again");
-    if (judged) {
-        CHECKF(!served_early, "served while the holder lived: %d %s", w.err, w.errstr);
-        CHECKF(pttl > 0 && pttl <= KH_WATCHDOG_MS, "PTTL %lld after the kill", pttl);
-        CHECKF(w.calls && w.err == RLK_OK, "the waiter after the kill: %d %s", w.err, w.errstr);
-        fprintf(stderr, "  PTTL %lld ms at the kill, served %lld ms after it\n", pttl, served_ms);
-        CHECKF(served_ms >= pttl - KH_EARLY_MS,
-               "served %lld ms after the kill, the lease had %lld ms left", served_ms, pttl);
-        CHECKF(served_ms < pttl + KH_LATE_MS, "served %lld ms after the kill (lease left %lld)",
-               served_ms, pttl);
-    }
-    if (w.calls && w.err == RLK_OK) {
+                out->judged ? "" : " - not judged");
+    if (out->served) {
         res u = {0};
 
         REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, 2, on_res, &u));
-        KH_REQUIRE(wait_res(&c, &u, 5000));
+        CHECK(wait_res(&c, &u, 5000));
         CHECK_INT_EQ(u.err, RLK_OK);
     }
     cli_close(&c);
-    return judged;
+    return 0;
 }
 
 static void kill_holder(void)
 {
+    kh_round r = {0};
     int round = 1;
 
-    while (round <= KH_ROUNDS && !kill_holder_round(round))
-        round++;
-    CHECKF(round <= KH_ROUNDS, "%d rounds in a row were not judged (stalls or clock moves)",
-           KH_ROUNDS);
+    for (; round <= KH_ROUNDS; round++) {
+        REQUIRE(kill_holder_round(round, 0, &r) == 0);
+        if (r.judged)
+            break;
+        fprintf(stderr, "  round %d not judged (a stall or a clock move): run again\n", round);
+    }
+    REQUIRE_INT_EQ(r.judged, 1);
+    CHECKF(!r.served_early, "served while the holder lived");
+    CHECKF(r.pttl > 0 && r.pttl <= KH_WATCHDOG_MS, "PTTL %lld after the kill", r.pttl);
+    CHECKF(r.served, "the waiter was not served after the kill");
+    fprintf(stderr, "  PTTL %lld ms at the kill, served %lld ms after it\n", r.pttl, r.served_ms);
+    CHECKF(r.served_ms >= r.pttl - KH_EARLY_MS,
+           "served %lld ms after the kill, the lease had %lld ms left", r.served_ms, r.pttl);
+    CHECKF(r.served_ms < r.pttl + KH_LATE_MS, "served %lld ms after the kill (lease left %lld)",
+           r.served_ms, r.pttl);
+    CHECK_INT_EQ(rule_breaks, 0);
+}
+
+/* The control: the holder alone stopped for a lease and 200 ms (its
+ * renewals stop, its key expires; this process does not stall) is judged,
+ * and the round's checks catch it. */
+static void kill_holder_control(void)
+{
+    kh_round r = {0};
+
+    REQUIRE(kill_holder_round(0, KH_WATCHDOG_MS + 200, &r) == 0);
+    CHECKF(r.judged, "control: not judged, yet only the holder was stopped");
+    CHECKF(r.served_early || !(r.pttl > 0 && r.pttl <= KH_WATCHDOG_MS),
+           "control: a holder stopped for %d ms was not caught (PTTL %lld at the kill)",
+           KH_WATCHDOG_MS + 200, r.pttl);
     CHECK_INT_EQ(rule_breaks, 0);
 }
 
@@ -1288,6 +1324,7 @@ static const at_case cases[] = {
     {"failover", failover},
     {"procs", procs},
     {"kill_holder", kill_holder},
+    {"kill_holder_control", kill_holder_control},
     {"stop", stop},
     {"sub_kill", sub_kill},
     {"crash", crash},
