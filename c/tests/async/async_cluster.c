@@ -995,9 +995,11 @@ static int kill_holder_round(int round, long long stop_ms, kh_round *out)
     /* A lease and a half: the holder's renewals keep it. */
     for (long long t0 = rlk_fx_now_ms(), t; (t = rlk_fx_now_ms() - t0) < KH_WATCHDOG_MS * 3 / 2;) {
         if (stop_ms > 0 && stopped == 0 && t >= 1000)
-            stopped = kill(pid, SIGSTOP) == 0;
-        if (stopped == 1 && t >= 1000 + stop_ms)
-            stopped = 2 + (kill(pid, SIGCONT) != 0);
+            stopped = kill(pid, SIGSTOP) == 0 ? 1 : -1;     /* -1: not stopped, never again */
+        if (stopped == 1 && t >= 1000 + stop_ms) {
+            kill(pid, SIGCONT);
+            stopped = 2;
+        }
         if (wait_res(&c, &w, 100))
             break;
         if (ns < (int)(sizeof samples / sizeof samples[0]))
