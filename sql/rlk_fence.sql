@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: BSD-3-Clause
--- rlk_fence.sql: the resource-side check of rlk's fencing tokens for PostgreSQL (9.5+; tested on 15).
+-- rlk_fence.sql: the resource-side check of rlk's fencing tokens for PostgreSQL (9.6+; tested on 15).
 -- Installed as share/rlk/sql/rlk_fence.sql (Debian: /usr/share/rlk/sql/rlk_fence.sql, package
 -- rlk-scripts). Install once per database, as the role that is to own the schema rlk (it runs in
 -- one transaction; run it again to upgrade, including an install made before the schema rlk):
@@ -7,7 +7,11 @@
 --   psql -v ON_ERROR_STOP=1 -f rlk_fence.sql
 --   GRANT USAGE ON SCHEMA rlk TO app;  GRANT EXECUTE ON FUNCTION rlk.fence_check(text, bigint) TO app;
 --
--- Use, inside the transaction that does the protected work, before (or among) its writes:
+-- Guard the data: as the owner of each table the token protects, once,
+--
+--   SELECT rlk.protect('accounts', 'ledger');     -- table accounts, fence ledger
+--
+-- and then, inside the transaction that does the protected work, before (or among) its writes:
 --
 --   BEGIN;
 --   SELECT rlk.fence_check('ledger', 1700000000000042);   -- the token rlk lock --fenced gave
@@ -28,11 +32,35 @@
 --                           the highest (above the token); the transaction's COMMIT then fails with
 --                           ERROR RLK_FENCED <highest> (SQLSTATE RLKFE) and rolls everything back.
 -- Every call records (fence, token) for its transaction in rlk.fence_xact, whose constraint trigger
--- rlk.fence_recheck (DEFERRABLE INITIALLY DEFERRED) re-checks each record at COMMIT: a refused
--- token fails the commit, and so does a passed one whose fence row this transaction has since
--- deleted or lowered below the token. The record belongs to the (sub)transaction of the call: a
--- ROLLBACK TO a savepoint taken before the call undoes the call, its record and every write after
--- that savepoint, as if the check had never been made.
+-- rlk.fence_recheck (DEFERRABLE INITIALLY DEFERRED, enabled ALWAYS: it fires under every
+-- session_replication_role) re-checks each record at COMMIT: a refused token fails the commit, and
+-- so does a passed one whose fence row this transaction has since deleted or lowered below the
+-- token. The record belongs to the (sub)transaction of the call: a ROLLBACK TO a savepoint taken
+-- before the call undoes the call, its record and every write after that savepoint.
+--
+-- A check that does not run to its end (an ERROR of the check itself: 40001 at REPEATABLE READ or
+-- SERIALIZABLE, 55P03 from lock_timeout, 42501 for a role without EXECUTE, 42883 for a misspelt
+-- name, a cancel) records nothing, and inside a savepoint its error is undone with the savepoint:
+-- only a protected table refuses the writes then. rlk.protect(table, fence) adds to the table the
+-- constraint trigger rlk_fence_guard (AFTER INSERT OR UPDATE OR DELETE, FOR EACH ROW, DEFERRABLE
+-- INITIALLY DEFERRED) and the trigger rlk_fence_guard_truncate (BEFORE TRUNCATE), both enabled
+-- ALWAYS. A passing check sets a mark for its fence in the transaction (set_config(..., true): a
+-- ROLLBACK TO a savepoint taken before the check, or the end of a plpgsql EXCEPTION block that
+-- caught an error after it, undoes the mark with the check); the mark names the transaction and
+-- the token and carries a MAC made with a secret only the schema's owner can read (table
+-- rlk.secret), so a caller cannot set one itself nor replay one from another transaction. At
+-- COMMIT (and PREPARE TRANSACTION) every row written to a protected table needs the mark of its
+-- fence, for this transaction, whose token is the fence's highest: else the COMMIT fails with
+-- ERROR RLK_UNCHECKED <fence> (SQLSTATE RLKNC: no passing check survives in the transaction) or
+-- RLK_FENCED <highest> (SQLSTATE RLKFE), and the whole transaction rolls back. TRUNCATE is checked
+-- when it runs: the check must come before it. rlk.unprotect(table) removes both triggers;
+-- rlk.protection lists the protected tables.
+--
+-- A check that runs in a transaction of its own (autocommit) guards nothing: when its statement
+-- began the transaction (transaction_timestamp() = statement_timestamp()) and the client's query
+-- text does not begin with BEGIN or START TRANSACTION, the call raises a WARNING (SQLSTATE RLKAC,
+-- 'RLK_AUTOCOMMIT <fence>') and goes on. A driver's autocommit through the extended query protocol
+-- (Parse/Bind/Execute) is not seen; a protected table refuses the writes of such transactions.
 --
 -- Concurrency: a call whose token is not already below the committed highest locks the fence's row
 -- (INSERT ... ON CONFLICT DO NOTHING, then SELECT ... FOR UPDATE) until its transaction ends, so
@@ -46,16 +74,23 @@
 -- A holder that stops between its check and its COMMIT keeps the row locked, and every newer
 -- holder's check waits for it: set lock_timeout in the callers (SET lock_timeout = '2s': the waiting
 -- check fails with SQLSTATE 55P03 instead) and idle_in_transaction_session_timeout to end a session
--- that sits idle inside its transaction (its transaction rolls back and the row is released).
+-- that sits idle inside its transaction (its transaction rolls back and the row is released). A
+-- prepared transaction (PREPARE TRANSACTION) that passed a check keeps the row locked until
+-- COMMIT PREPARED or ROLLBACK PREPARED, whatever the timeouts: find it in pg_prepared_xacts.
 -- Should the fence's row vanish between the INSERT and the lock (deleted by someone else), the call
 -- inserts it again, as for a new fence; it never passes without a row.
 --
--- Every object is schema-qualified and both functions run with search_path = pg_catalog, pg_temp,
+-- Every object is schema-qualified and the functions run with search_path = pg_catalog, pg_temp,
 -- so objects of the caller's search_path (a temporary table rlk_fence, say) cannot stand in for
--- the fence. The functions are SECURITY DEFINER: they run as the owner of the schema rlk, and a
--- caller needs only USAGE on the schema and EXECUTE on rlk.fence_check (revoked from PUBLIC at the
--- first install), not rights on the tables. Rows are never deleted by rlk: deleting a fence's row
--- lets any token in (as deleting the fence key in Redis would).
+-- the fence. rlk.fence_check and the triggers' functions are SECURITY DEFINER: they run as the
+-- owner of the schema rlk, and a caller needs only USAGE on the schema and EXECUTE on
+-- rlk.fence_check (revoked from PUBLIC at the first install), not rights on the tables; a writer
+-- of a protected table needs no right on rlk at all. rlk.protect runs as its caller, who must own
+-- the table. Rows are never deleted by rlk: deleting a fence's row lets any token in (as deleting
+-- the fence key in Redis would).
+--
+-- Versions (COMMENT ON SCHEMA rlk): 1, the function rlk_fence_check and table rlk_fence before the
+-- schema rlk; 2, the schema rlk with rlk.fence_check; 3, rlk.protect and the marks.
 
 BEGIN;
 
@@ -76,6 +111,57 @@ CREATE UNLOGGED TABLE IF NOT EXISTS rlk.fence_xact (
     refused bigint            -- the highest that refused token; NULL: the token passed
 );
 
+-- The secret of the marks (one row, made at the first install, readable only by the owner of the
+-- schema rlk and superusers): a mark is the token and a MAC over the secret, the transaction, the
+-- token and the fence, so that a caller cannot make one (SET LOCAL) nor carry one to another
+-- transaction.
+CREATE TABLE IF NOT EXISTS rlk.secret (
+    one    boolean PRIMARY KEY DEFAULT true CHECK (one),
+    secret text    NOT NULL
+);
+REVOKE ALL ON TABLE rlk.secret FROM PUBLIC;
+
+-- rlk.digest(text): hex SHA-256 (PostgreSQL 11+; MD5 before, where sha256() does not exist).
+DO $$
+BEGIN
+    IF pg_catalog.current_setting('server_version_num')::int >= 110000 THEN
+        CREATE OR REPLACE FUNCTION rlk.digest(s text) RETURNS text
+        LANGUAGE sql STABLE STRICT SET search_path = pg_catalog, pg_temp
+        AS 'SELECT encode(sha256(convert_to($1, ''UTF8'')), ''hex'')';
+    ELSE
+        CREATE OR REPLACE FUNCTION rlk.digest(s text) RETURNS text
+        LANGUAGE sql STABLE STRICT SET search_path = pg_catalog, pg_temp
+        AS 'SELECT md5(convert_to($1, ''UTF8''))';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM rlk.secret) THEN
+        IF pg_catalog.current_setting('server_version_num')::int >= 130000 THEN
+            -- gen_random_uuid() draws from the server's strong random source
+            EXECUTE 'INSERT INTO rlk.secret (secret) SELECT gen_random_uuid()::text || gen_random_uuid()::text';
+        ELSE
+            INSERT INTO rlk.secret (secret)
+                SELECT rlk.digest(random()::text || clock_timestamp()::text || pg_backend_pid()::text
+                                  || txid_current()::text);
+        END IF;
+    END IF;
+END
+$$;
+
+-- The name of the transaction-local setting that holds a fence's mark.
+CREATE OR REPLACE FUNCTION rlk.mark_name(fence text) RETURNS text
+LANGUAGE sql STABLE STRICT SET search_path = pg_catalog, pg_temp
+AS 'SELECT ''rlk.mark_'' || left(rlk.digest($1), 40)';
+
+-- The mark of (transaction xid, fence, token): HMAC-like, H(k || H(k || message)).
+CREATE OR REPLACE FUNCTION rlk.mark_value(xid bigint, fence text, token text) RETURNS text
+LANGUAGE plpgsql STABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    k text;
+BEGIN
+    SELECT s.secret INTO STRICT k FROM rlk.secret AS s;
+    RETURN token || ':' || rlk.digest(k || ':' || rlk.digest(k || ':' || xid::text || ':' || token || ':' || fence));
+END
+$$;
+
 CREATE OR REPLACE FUNCTION rlk.fence_check(fence text, token bigint) RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -89,6 +175,16 @@ BEGIN
     END IF;
     IF fence_check.token IS NULL OR fence_check.token < 1 THEN
         RAISE EXCEPTION 'RLK_BADTOKEN token must be a positive integer' USING ERRCODE = '22023';
+    END IF;
+    -- A transaction that began with this statement, unless the query text begins it: autocommit,
+    -- where the check guards no other statement (the extended protocol's autocommit is not seen).
+    IF statement_timestamp() = transaction_timestamp()
+       AND coalesce(current_query(), '') !~* E'^\\s*(begin|start\\s+transaction)\\M' THEN
+        RAISE WARNING 'RLK_AUTOCOMMIT %', fence_check.fence USING ERRCODE = 'RLKAC',
+            DETAIL = 'rlk.fence_check ran in a transaction of its own (autocommit): it guards no other '
+                     'statement.',
+            HINT = 'Run it between BEGIN and COMMIT with the writes it guards, and protect their tables '
+                   '(rlk.protect).';
     END IF;
     -- Already below the committed highest: refused without taking the row lock (the highest never
     -- goes down), so a refused transaction does not hold up the newer holders.
@@ -130,7 +226,12 @@ BEGIN
             DETAIL = format('fence %s: token %s is below the highest token accepted, %s; refused '
                             'inside a savepoint: this transaction''s COMMIT will fail',
                             fence_check.fence, fence_check.token, refused);
+        RETURN prev;
     END IF;
+    -- Passed: the mark that the protected tables' triggers look for. Transaction-local, and undone
+    -- with the (sub)transaction of this call.
+    PERFORM set_config(rlk.mark_name(fence_check.fence),
+                       rlk.mark_value(txid_current(), fence_check.fence, fence_check.token::text), true);
     RETURN prev;
 END
 $$;
@@ -158,6 +259,93 @@ $$;
 DROP TRIGGER IF EXISTS fence_recheck ON rlk.fence_xact;
 CREATE CONSTRAINT TRIGGER fence_recheck AFTER INSERT ON rlk.fence_xact
     DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE PROCEDURE rlk.fence_recheck();
+-- ALWAYS: also under session_replication_role = replica (migration and sync tools), where an
+-- ordinarily enabled trigger does not fire.
+ALTER TABLE rlk.fence_xact ENABLE ALWAYS TRIGGER fence_recheck;
+
+-- The trigger of a protected table (rlk.protect): TG_ARGV[0] is the fence. Row events (deferred to
+-- COMMIT) and TRUNCATE (checked when it runs) need the mark of a passing check of the fence in this
+-- transaction, with the fence's highest still that token.
+CREATE OR REPLACE FUNCTION rlk.fence_guard() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    fname text := TG_ARGV[0];
+    mark  text;
+    token text;
+    cur   bigint;
+BEGIN
+    mark := current_setting(rlk.mark_name(fname), true);
+    token := split_part(mark, ':', 1);
+    IF mark IS NULL OR token !~ '^[0-9]{1,19}$'
+       OR mark IS DISTINCT FROM rlk.mark_value(txid_current(), fname, token) THEN
+        RAISE EXCEPTION 'RLK_UNCHECKED %', fname USING ERRCODE = 'RLKNC',
+            DETAIL = format('table %s is protected by fence %s: no rlk.fence_check(%L, token) passed in '
+                            'this transaction (none was made, it raised an error, or a savepoint '
+                            'rollback undid it)%s', TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME, fname, fname,
+                            CASE WHEN coalesce(mark, '') = '' THEN '' ELSE '; the mark found is not this '
+                                 'transaction''s' END),
+            HINT = 'Call rlk.fence_check in the transaction of the writes and let it end without an '
+                   'error; on an error of the check, roll the transaction back and retry it whole.';
+    END IF;
+    SELECT f.highest INTO cur FROM rlk.fence AS f WHERE f.fence = fname;
+    IF cur IS NULL OR cur <> token::bigint THEN
+        RAISE EXCEPTION 'RLK_FENCED %', coalesce(cur, 0) USING ERRCODE = 'RLKFE',
+            DETAIL = format('table %s is protected by fence %s: the check of this transaction passed '
+                            'token %s, but the fence is %s', TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME,
+                            fname, token, coalesce('at ' || cur, 'gone'));
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+-- rlk.protect(table, fence): the table cannot commit a row written, nor be truncated, without a
+-- passing check of fence in the same transaction. Run as the table's owner; running it again
+-- replaces the table's fence.
+CREATE OR REPLACE FUNCTION rlk.protect(tbl regclass, fence text) RETURNS void
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    kind "char";
+BEGIN
+    IF protect.fence IS NULL OR length(protect.fence) = 0 OR length(protect.fence) > 1024 THEN
+        RAISE EXCEPTION 'RLK_BADARG fence must be a name of 1..1024 characters' USING ERRCODE = '22023';
+    END IF;
+    SELECT c.relkind INTO kind FROM pg_class AS c WHERE c.oid = tbl;
+    IF kind IS NULL OR kind NOT IN ('r', 'p') THEN
+        RAISE EXCEPTION 'RLK_BADARG % is not a table', tbl USING ERRCODE = '22023';
+    END IF;
+    -- tbl::text is schema-qualified here (search_path is pg_catalog, pg_temp) and quoted
+    EXECUTE format('DROP TRIGGER IF EXISTS rlk_fence_guard ON %s', tbl);
+    EXECUTE format('DROP TRIGGER IF EXISTS rlk_fence_guard_truncate ON %s', tbl);
+    EXECUTE format('CREATE CONSTRAINT TRIGGER rlk_fence_guard AFTER INSERT OR UPDATE OR DELETE ON %s '
+                   'DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE PROCEDURE rlk.fence_guard(%L)',
+                   tbl, protect.fence);
+    EXECUTE format('CREATE TRIGGER rlk_fence_guard_truncate BEFORE TRUNCATE ON %s '
+                   'FOR EACH STATEMENT EXECUTE PROCEDURE rlk.fence_guard(%L)', tbl, protect.fence);
+    EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER rlk_fence_guard', tbl);
+    EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER rlk_fence_guard_truncate', tbl);
+END
+$$;
+
+-- rlk.unprotect(table): removes what rlk.protect added (as the table's owner).
+CREATE OR REPLACE FUNCTION rlk.unprotect(tbl regclass) RETURNS void
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    EXECUTE format('DROP TRIGGER IF EXISTS rlk_fence_guard ON %s', tbl);
+    EXECUTE format('DROP TRIGGER IF EXISTS rlk_fence_guard_truncate ON %s', tbl);
+END
+$$;
+
+-- The protected tables: table, fence, and whether each trigger is enabled ALWAYS (tgenabled 'A';
+-- 'O' fires only under session_replication_role origin or local, 'D' never).
+CREATE OR REPLACE VIEW rlk.protection AS
+    SELECT t.tgrelid::regclass AS "table",
+           convert_from(substring(t.tgargs FROM 1 FOR position(E'\\000'::bytea IN t.tgargs) - 1), 'UTF8')
+               AS fence,
+           t.tgname::text AS "trigger",
+           t.tgenabled = 'A' AS always
+    FROM pg_catalog.pg_trigger AS t
+    WHERE t.tgfoid = 'rlk.fence_guard()'::pg_catalog.regprocedure;
+GRANT SELECT ON rlk.protection TO PUBLIC;
 
 -- A new function can be executed by PUBLIC: revoke that once, at the first install (an ACL still
 -- NULL), so that a grant made since is kept by a re-install.
@@ -168,6 +356,10 @@ BEGIN
         REVOKE ALL ON FUNCTION rlk.fence_check(text, bigint) FROM PUBLIC;
     END IF;
     REVOKE ALL ON FUNCTION rlk.fence_recheck() FROM PUBLIC;
+    -- internal: the marks' helpers (rlk.mark_value reads the secret: the owner's functions only)
+    REVOKE ALL ON FUNCTION rlk.digest(text) FROM PUBLIC;
+    REVOKE ALL ON FUNCTION rlk.mark_name(text) FROM PUBLIC;
+    REVOKE ALL ON FUNCTION rlk.mark_value(bigint, text, text) FROM PUBLIC;
 END
 $$;
 
@@ -217,5 +409,7 @@ BEGIN
     END LOOP;
 END
 $$;
+
+COMMENT ON SCHEMA rlk IS 'rlk_fence.sql version 3: rlk.fence_check, rlk.protect';
 
 COMMIT;
