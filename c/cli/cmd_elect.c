@@ -22,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kinds/names.h"
 #include "lock_cli.h"
+#include "nest.h"
 
 static const char elect_usage[] =
     "usage: rlk elect NAME [--value VALUE] [--claim FENCE]... [OPTIONS] -- COMMAND [ARGS...]\n"
@@ -244,7 +246,18 @@ out:
 typedef struct elect_run {
     rlk_client *c;
     rlk_elect *e;
+    const char *name;           /* while leading with a fixed lease: the check's */
+    const char *owner;
 } elect_run;
+
+/* The hold checker's question (lock_check.c), for a fixed lease: is the leader's field still
+ * in the election's lock hash? */
+static int elect_check(rlk_lc_hold *h)
+{
+    const elect_run *r = h->impl;
+
+    return rlk_lc_check_fields(r->c, r->name, &r->owner, 1, NULL);
+}
 
 static int elect_release(rlk_lc_hold *h)
 {
@@ -270,11 +283,13 @@ static int elect_env(rlk_lc_hold *h, const elect_opts *o, const char *owner, lon
     char t[32];
 
     snprintf(t, sizeof t, "%lld", term);
-    /* RLK_LC_ENV_MAX entries: the three of the election, then the fenced lock's. */
+    /* RLK_LC_ENV_MAX entries: the three of the election, then the fenced lock's, with the
+     * kind a nested rlk goes by (nest.h). */
     if (rlk_lc_hold_setenv(h, "RLK_ELECT_NAME", o->name) < 0 ||
         rlk_lc_hold_setenv(h, "RLK_ELECT_VALUE", o->value ? o->value : "") < 0 ||
         rlk_lc_hold_setenv(h, "RLK_ELECT_TERM", t) < 0 ||
         rlk_lc_hold_setenv(h, "RLK_LOCK_NAME", o->name) < 0 ||
+        rlk_lc_hold_setenv(h, "RLK_LOCK_KIND", "elect") < 0 ||
         rlk_lc_hold_setenv(h, "RLK_LOCK_OWNER", owner) < 0 ||
         rlk_lc_hold_setenv(h, "RLK_FENCE_TOKEN", t) < 0)
         return -1;
@@ -317,8 +332,16 @@ static int elect_lead(elect_run *r, const elect_opts *o, const rlk_lc_session *s
     h.impl = r;
     h.client = r->c;
     h.child_mask = &mask;
-    if (o->c.lease_ms > 0)
+    if (o->c.lease_ms > 0) {
         rlk_lc_hold_fixed_lease(&h, acquired_ns, o->c.lease_ms);
+        /* Nothing renews a fixed lease: the checker asks at every message on the lock's
+         * channel (a force unlock) and every third of the lease. */
+        r->name = o->name;
+        r->owner = owner;
+        h.check = elect_check;
+        h.check_channel = rlk_names_channel(rlk_names_kind_find("fenced"), o->name);
+        h.check_period_ns = o->c.lease_ms / 3 * RLK_NS_PER_MS;
+    }
     if (elect_env(&h, o, owner, term) < 0) {
         rc = rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
         rlk_elect_resign(r->e);
@@ -331,11 +354,23 @@ static int elect_lead(elect_run *r, const elect_opts *o, const rlk_lc_session *s
 
 static int elect_command(const elect_opts *o)
 {
+    char what[RLK_LC_WHAT_MAX];
     rlk_lc_session s;
     rlk_lc_sink sink;
+    rlk_nest nest;
     elect_run r;
     int rc;
 
+    /* The nesting rule (nest.h): a campaign does not re-enter (one term per leader): the
+     * enclosing rlk holding NAME, as a leader or as any lock, would be waited for for ever.
+     * Refused before connecting. */
+    snprintf(what, sizeof what, "election %s", o->name);
+    rlk_nest_find("elect", &o->name, 1, &nest);
+    if (nest.found && !nest.same)
+        return rlk_nest_refuse_other(what, &nest);
+    if (nest.found)
+        return rlk_nest_refuse_same(what, &nest, "a nested campaign would wait for its own "
+                                    "parent for ever (a leader does not campaign again)");
     if ((rc = rlk_lc_session_open(&s)) >= 0)
         return rc;
     memset(&r, 0, sizeof r);

@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kinds/names.h"
 #include "lock_cli.h"
+#include "nest.h"
 
 static const char fastmulti_usage[] =
     "usage: rlk fastmulti GROUP VALUE... [-w SECONDS | -n] [-l LEASE_MS] [-E CODE]\n"
@@ -69,6 +71,9 @@ typedef struct fm_opts {
 typedef struct fm_run {
     rlk_client *c;
     rlk_fastmulti *m;
+    const char *inherited;      /* the enclosing rlk fastmulti's holder id (nest.h), else NULL */
+    const fm_opts *o;           /* while held: the values and their holder id (the check) */
+    const char *owner;
 } fm_run;
 
 /* ---------------------------------------------------------------- parsing */
@@ -146,6 +151,16 @@ static void fm_give_back(void *arg)
     rlk_fastmulti_unlock(r->m);
 }
 
+/* The hold checker's question (lock_check.c): is every value (the first
+ * RLK_LC_CHECK_FIELDS_MAX) still this holder's? A force unlock removes them all. */
+static int fm_check(rlk_lc_hold *h)
+{
+    const fm_run *r = h->impl;
+    int n = r->o->nvalues < RLK_LC_CHECK_FIELDS_MAX ? r->o->nvalues : RLK_LC_CHECK_FIELDS_MAX;
+
+    return rlk_lc_check_fields(r->c, r->o->group, r->o->values, n, r->owner);
+}
+
 /* RLK_LOCK_VALUES: the values separated by spaces; 0 or -1 (out of memory). */
 static int fm_env(rlk_lc_hold *h, const fm_opts *o, const char *owner)
 {
@@ -183,6 +198,7 @@ static int fm_with_client(fm_run *r, const fm_opts *o, const rlk_lc_session *s)
     snprintf(what, sizeof what, "group %s (%d value%s)", o->group, o->nvalues,
              o->nvalues == 1 ? "" : "s");
     if (!(r->m = rlk_fastmulti_new(r->c, o->group, o->values, (size_t)o->nvalues)) ||
+        (r->inherited && rlk_fastmulti_set_owner(r->m, r->inherited) != RLK_OK) ||
         rlk_fastmulti_owner(r->m, owner, sizeof owner) != RLK_OK)
         return rlk_lc_fail(r->c, rlk_err(r->c), what);
     rlk_lc_sigwatch_start(&sw, &r->c, 1);
@@ -203,6 +219,14 @@ static int fm_with_client(fm_run *r, const fm_opts *o, const rlk_lc_session *s)
     h.child_mask = &mask;
     if (o->c.lease_ms > 0)
         rlk_lc_hold_fixed_lease(&h, acquired_ns, o->c.lease_ms);
+    /* A force unlock publishes on the group's channel, where the watchdog does not listen for
+     * this kind: the checker does, for a renewed lease too; a fixed one also every third of
+     * it (nothing renews it). */
+    r->o = o;
+    r->owner = owner;
+    h.check = fm_check;
+    h.check_channel = rlk_names_channel(rlk_names_kind_find("fastmulti"), o->group);
+    h.check_period_ns = o->c.lease_ms > 0 ? o->c.lease_ms / 3 * RLK_NS_PER_MS : 0;
     if (fm_env(&h, o, owner) < 0) {
         rc = rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
         rlk_fastmulti_unlock(r->m);
@@ -211,6 +235,25 @@ static int fm_with_client(fm_run *r, const fm_opts *o, const rlk_lc_session *s)
     }
     rlk_lc_hold_free(&h);
     return rc;
+}
+
+/* The nesting rule (nest.h): an enclosing rlk fastmulti of GROUP lends its holder id (its
+ * values re-enter, the others are taken for it); any other kind holding GROUP: refused before
+ * connecting. -1 to go on, else the exit code. */
+static int fm_nest(const fm_opts *o, fm_run *r)
+{
+    char what[RLK_LC_WHAT_MAX];
+    rlk_nest nest;
+
+    rlk_nest_find("fastmulti", &o->group, 1, &nest);
+    if (!nest.found)
+        return -1;
+    if (nest.same) {
+        r->inherited = nest.owner;
+        return -1;
+    }
+    snprintf(what, sizeof what, "group %s", o->group);
+    return rlk_nest_refuse_other(what, &nest);
 }
 
 static int fastmulti_run(int argc, char **argv)
@@ -226,7 +269,8 @@ static int fastmulti_run(int argc, char **argv)
     rlk_lc_opts_init(&o.c);
     if (!(o.values = calloc((size_t)argc + 1, sizeof *o.values)))
         return rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
-    if ((rc = fm_parse(argc, argv, &o)) < 0 && (rc = rlk_lc_session_open(&s)) < 0) {
+    if ((rc = fm_parse(argc, argv, &o)) < 0 && (rc = fm_nest(&o, &r)) < 0 &&
+        (rc = rlk_lc_session_open(&s)) < 0) {
         r.c = rlk_lc_connect_margin(o.c.url, o.c.wd_lease_ms, o.c.grace_ms + o.c.margin_ms, &rc);
         if (r.c) {
             sink.name = o.group;

@@ -21,6 +21,7 @@
 
 #include "kind_mark.h"
 #include "lock_cli.h"
+#include "nest.h"
 #include "wait_report.h"
 
 static const char semaphore_usage[] =
@@ -105,6 +106,7 @@ typedef struct sem_run {
     char (*ids)[RLK_PERMIT_ID_SIZE];
     rlk_psemaphore_keeper *keeper;
     sigset_t mask;              /* the signal mask before the wait: the command's */
+    const rlk_nest *nest;       /* an enclosing rlk semaphore of NAME (nest.h), else NULL */
 } sem_run;
 
 /* ---------------------------------------------------------------- parsing */
@@ -357,6 +359,18 @@ static int sem_existing(sem_run *r, const char *what)
         return rlk_cli_fail(RLK_EXIT_USAGE, "semaphore %s: --take %lld is more than its %lld "
                             "permits: it would wait forever; nothing changed", o->name, o->take,
                             size);
+    /* Nested in an rlk semaphore of NAME: the permits it holds come back only when this rlk's
+     * command (its child) has ended. */
+    if (r->nest && o->take > size - rlk_nest_owner_words(r->nest)) {
+        char why[300];
+
+        snprintf(why, sizeof why, "its %d permit%s leave%s %lld of %lld: --take %lld would wait "
+                 "for its own parent for ever; nothing changed", rlk_nest_owner_words(r->nest),
+                 rlk_nest_owner_words(r->nest) == 1 ? "" : "s",
+                 rlk_nest_owner_words(r->nest) == 1 ? "s" : "",
+                 size - rlk_nest_owner_words(r->nest), size, o->take);
+        return rlk_nest_refuse_same(what, r->nest, why);
+    }
     return -1;
 }
 
@@ -424,13 +438,24 @@ static int sem_with_client(sem_run *r, const rlk_lc_session *s)
 static int sem_run_cmd(const sem_opts *o)
 {
     rlk_lc_session s;
+    rlk_nest nest;
     sem_run r;
     int rc;
 
+    /* The nesting rule (nest.h): NAME held by the enclosing rlk as another kind: refused
+     * before connecting; as a semaphore: sem_existing weighs its permits. */
+    rlk_nest_find("semaphore", &o->name, 1, &nest);
+    if (nest.found && !nest.same) {
+        char what[RLK_LC_WHAT_MAX];
+
+        snprintf(what, sizeof what, "semaphore %s", o->name);
+        return rlk_nest_refuse_other(what, &nest);
+    }
     if ((rc = rlk_lc_session_open(&s)) >= 0)
         return rc;
     memset(&r, 0, sizeof r);
     r.o = o;
+    r.nest = nest.found ? &nest : NULL;
     if ((r.c = rlk_lc_connect_margin(o->c.url, 0, o->c.grace_ms + o->c.margin_ms, &rc)) != NULL) {
         char what[RLK_LC_WHAT_MAX];
 

@@ -181,7 +181,7 @@ void rlk_lc_guard_stop(rlk_lc_guard_t *g);
 
 /* ---------------------------------------------------------------- lock_hold.c */
 
-#define RLK_LC_ENV_MAX 6
+#define RLK_LC_ENV_MAX 7
 #define RLK_LC_WHAT_MAX 320
 #define RLK_LC_WHY_MAX 600
 
@@ -222,6 +222,14 @@ struct rlk_lc_hold {
     /* 1: the command gets no RLK_URL from this rlk (RedLock: no one server); the TLS
      * settings still go (rlk_cli_pass_on_env). */
     int no_server_url;
+    /* Optional: whether the hold is still on the server, for holds nothing renews (a fixed
+     * lease; lock_check.c): 1 held, 0 gone (deleted, force-unlocked, expired), -1 cannot tell
+     * (the deadline still bounds the hold). Called from the checker's thread, on h->client, at
+     * every message on check_channel (malloc'd, freed by rlk_lc_hold_free; NULL: none) and
+     * every check_period_ns (0: only at messages). */
+    int (*check)(rlk_lc_hold *h);
+    char *check_channel;
+    long long check_period_ns;
 };
 
 /* Clears h (no deadline, no renewal) and sets `what`. */
@@ -310,6 +318,39 @@ void rlk_lc_sigwatch_restore(const rlk_lc_sigwatch *w);
  * for another reason, for the caller to report. */
 int rlk_lc_sigwatch_end(rlk_lc_sigwatch *w, int rc, const char *what, const char *detail,
                         void (*give_back)(void *arg), void *arg);
+
+/* ---------------------------------------------------------------- lock_check.c */
+
+/* The lost-report byte of a hold the checker found gone (beside the library's
+ * rlk_lost_reason values): counted as RLK_LOST_GONE. */
+#define RLK_LC_LOST_CHECKED 64
+#define RLK_LC_CHECK_FIELDS_MAX 64
+
+/* The hold checker: a thread running h->check at every message on h->check_channel (joined
+ * on h->client's subscriber) and every h->check_period_ns; a hold found gone writes
+ * RLK_LC_LOST_CHECKED to the lost-report pipe once, and the thread ends. */
+typedef struct rlk_lc_checker {
+    rlk_lc_hold *h;
+    int fd;
+    struct rlk_sub *sub;
+    struct rlk_sub_chan *ch;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    atomic_int stop;
+    int started;
+} rlk_lc_checker;
+
+/* Starts it when h has a check and a channel or a period (nothing to do otherwise: a failure
+ * to start leaves the hold to its deadline, as before). The forwarded signals must be blocked
+ * (the thread inherits the mask). */
+void rlk_lc_checker_start(rlk_lc_checker *k, rlk_lc_hold *h, int lost_fd);
+/* Stops and joins it; before the release. */
+void rlk_lc_checker_stop(rlk_lc_checker *k);
+/* A check on the server: want NULL: HEXISTS key fields[0] (n 1); else HMGET key fields...,
+ * every one equal to want (n at most RLK_LC_CHECK_FIELDS_MAX). 1 held, 0 not, -1 error. */
+int rlk_lc_check_fields(rlk_client *c, const char *key, const char *const *fields, int n,
+                        const char *want);
 
 /* ---------------------------------------------------------------- lock_watch.c */
 

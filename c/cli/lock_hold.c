@@ -55,6 +55,8 @@ void rlk_lc_hold_free(rlk_lc_hold *h)
         free(h->env[k]);
         h->env[k] = NULL;
     }
+    free(h->check_channel);
+    h->check_channel = NULL;
 }
 
 void rlk_lc_hold_fixed_lease(rlk_lc_hold *h, long long acquired_ns, long long lease_ms)
@@ -86,7 +88,7 @@ long long rlk_lc_hold_protected_until(rlk_lc_hold *h, int reason)
     rc = h->lease(h, &start, &deadline);
     if (rc != RLK_OK && rc != RLK_ERR_LOST)
         return -1;
-    if (reason == RLK_LOST_GONE)
+    if (reason == RLK_LOST_GONE || reason == RLK_LC_LOST_CHECKED)
         return h->delay_ms > 0 ? start + delay_ns : -1;
     return deadline + (h->delay_ms > 0 ? delay_ns : 0);
 }
@@ -170,6 +172,7 @@ static int rlk_lc_run_blocked(rlk_lc_hold *h, const rlk_lc_session *s, const rlk
                               const sigset_t *set, const sigset_t *old, rlk_lc_watch *w)
 {
     int sigfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
+    rlk_lc_checker checker;
     rlk_lc_guard_t guard;
     pid_t pid;
     int rc;
@@ -178,6 +181,7 @@ static int rlk_lc_run_blocked(rlk_lc_hold *h, const rlk_lc_session *s, const rlk
         return rlk_cli_fail(RLK_EXIT_REPLY, "signalfd: %s", strerror(errno));
     rc = rlk_lc_start(h, s, o, old, &pid);
     if (rc < 0) {
+        rlk_lc_checker_start(&checker, h, s->lost_wr);    /* signals blocked: inherited */
         memset(w, 0, sizeof *w);
         w->pid = pid;
         w->sigfd = sigfd;
@@ -189,6 +193,7 @@ static int rlk_lc_run_blocked(rlk_lc_hold *h, const rlk_lc_session *s, const rlk
             rlk_cli_fail(RLK_EXIT_REPLY, "warning: no guard process (%s): if rlk is killed, "
                          "only the command's own process dies with it", strerror(errno));
         rc = rlk_lc_watch_run(w) == 0 ? -2 : RLK_EXIT_REPLY;
+        rlk_lc_checker_stop(&checker);     /* no check after this: the release comes next */
         rlk_lc_guard_stop(&guard);
         rlk_lc_tty_restore();
     }

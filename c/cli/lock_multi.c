@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include "lock_cli.h"
+#include "nest.h"
 
 #define MULTI_OWNER_MAX 1100
 
@@ -28,6 +29,8 @@ typedef struct multi_run {
     char **urls;                /* the URL each client was opened with (NULL: default) */
     int nclients;
     rlk_lc_sink sink;
+    const char *inherited;      /* the enclosing rlk's holder id (nest.h: it holds a member as a
+                                   reentrant lock or --all), else NULL */
     pthread_mutex_t mu;
     char lost_name[256];        /* the first member reported lost */
     sigset_t mask;              /* the signal mask before the wait: the command's */
@@ -257,10 +260,16 @@ static int multi_hold(multi_run *r, const rlk_lc_session *s, const char *what, c
     return rc;
 }
 
-/* One holder id for every member: the first member's, for this thread. */
+/* One holder id for every member: the first member's, for this thread; nested in an rlk that
+ * holds a member as a reentrant lock, that rlk's (its members re-enter). */
 static int multi_owner(multi_run *r, char *owner, size_t len)
 {
-    int rc = rlk_lock_owner(rlk_multilock_member_lock(r->m, 0), owner, len);
+    int rc = RLK_OK;
+
+    if (r->inherited)
+        snprintf(owner, len, "%s", r->inherited);
+    else
+        rc = rlk_lock_owner(rlk_multilock_member_lock(r->m, 0), owner, len);
 
     if (rc == RLK_OK)
         rc = rlk_multilock_set_owner(r->m, owner);
@@ -295,16 +304,48 @@ static void multi_close(multi_run *r)
     pthread_mutex_destroy(&r->mu);
 }
 
+/* The nesting rule (nest.h) for the members' names: -1 to go on (*inherited: the enclosing
+ * rlk's holder id when it holds a member as a reentrant lock), else exit 2 after the refusal. */
+static int multi_nest(const rlk_lc_lock_opts *o, const char **inherited)
+{
+    const char **names = calloc((size_t)o->nnames, sizeof *names);
+    char what[RLK_LC_WHAT_MAX];
+    rlk_nest nest;
+
+    *inherited = NULL;
+    if (!names)
+        return rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
+    for (int k = 0; k < o->nnames; k++) {
+        const char *hash = strchr(o->names[k], '#');
+
+        names[k] = multi_is_url(o->names[k]) && hash ? hash + 1 : o->names[k];
+    }
+    rlk_nest_find("multi", names, o->nnames, &nest);
+    free(names);
+    if (!nest.found)
+        return -1;
+    if (nest.same) {
+        *inherited = nest.owner;
+        return -1;
+    }
+    snprintf(what, sizeof what, "locks %s%s", o->names[0], o->nnames > 1 ? ", ..." : "");
+    return rlk_nest_refuse_other(what, &nest);
+}
+
 int rlk_lc_lock_all(const rlk_lc_lock_opts *o)
 {
+    const char *inherited;
     rlk_lc_session s;
     multi_run r;
     int rc;
 
+    if ((rc = multi_nest(o, &inherited)) >= 0)
+        return rc;
     if ((rc = rlk_lc_session_open(&s)) >= 0)
         return rc;
     memset(&r, 0, sizeof r);
     r.o = o;
+    r.inherited = inherited;
     r.sink.fd = s.lost_wr;
     pthread_mutex_init(&r.mu, NULL);
     r.m = rlk_multilock_new();

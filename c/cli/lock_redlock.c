@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "lock_cli.h"
+#include "nest.h"
 #include "client/url.h"
 
 #define REDLOCK_TOKEN_MAX 64
@@ -363,15 +364,24 @@ int rlk_lc_lock_redlock(const rlk_lc_lock_opts *o)
 {
     char what[RLK_LC_WHAT_MAX];
     rlk_lc_session s;
+    rlk_nest nest;
     redlock_run r;
     int rc;
 
+    snprintf(what, sizeof what, "redlock %s", o->names[0]);
+    /* The nesting rule (nest.h): a RedLock does not re-enter; its parent holding NAME (as a
+     * RedLock or anything else) would be waited for for ever. Refused before connecting. */
+    rlk_nest_find("redlock", o->names, 1, &nest);
+    if (nest.found && !nest.same)
+        return rlk_nest_refuse_other(what, &nest);
+    if (nest.found)
+        return rlk_nest_refuse_same(what, &nest, "a RedLock is not reentrant: this rlk would "
+                                    "wait for its own parent for ever");
     if ((rc = rlk_lc_session_open(&s)) >= 0)
         return rc;
     memset(&r, 0, sizeof r);
     r.o = o;
     r.lease_ms = o->c.lease_ms > 0 ? o->c.lease_ms : rlk_lc_renewed_lease(&o->c);
-    snprintf(what, sizeof what, "redlock %s", o->names[0]);
     if ((rc = redlock_open(&r)) < 0 && (rc = redlock_acquire(&r, what)) < 0)
         rc = redlock_hold(&r, &s, what);
     redlock_close(&r);

@@ -11,13 +11,15 @@
  * fixed lease), so they differ only in which library calls they make: the
  * small switch functions below.
  *
- * A command run under `rlk lock` that runs `rlk lock` on the same name and
- * kind again gets the same holder id (from RLK_LOCK_OWNER): the inner rlk
- * re-enters the lock instead of waiting for its own parent, and a reader
- * asking for the write lock is refused at once (RLK_ERR_UPGRADE). One that
- * asks for the name as a lock of another kind (--fenced inside a reentrant
- * lock, a reentrant lock inside --non-reentrant or --fenced) is refused
- * before it connects: it would wait for its parent for ever. A --fenced
+ * A command run under `rlk lock` (or any holding command) that runs `rlk lock`
+ * on the same name and kind again gets the same holder id (from
+ * RLK_LOCK_OWNER; the nesting rule, nest.h): the inner rlk re-enters the lock
+ * instead of waiting for its own parent, and a reader asking for the write
+ * lock (or a non-reentrant holder for its lock) is refused at once
+ * (RLK_ERR_UPGRADE, RLK_ERR_REENTRY). One that asks for the name as another
+ * kind (--fenced inside a reentrant lock, a plain --fair inside --fair
+ * --non-reentrant, any lock inside rlk elect or rlk fastmulti of that name)
+ * is refused before it connects: it would wait for its parent for ever. A --fenced
  * re-entry hands the enclosing token down (RLK_FENCE_TOKEN,
  * rlk_fenced_set_reentry_token: fenced/reenter): it re-enters with the
  * parent's token instead of minting a newer one, which would refuse every
@@ -41,7 +43,9 @@
 
 #include "inspect.h"
 #include "kind_mark.h"
+#include "kinds/names.h"
 #include "lock_cli.h"
+#include "nest.h"
 #include "runtime/rt.h"
 
 #define SINGLE_OWNER_MAX 1100
@@ -57,6 +61,8 @@ typedef struct single_lock {
     rlk_nrlock *nr;             /* --non-reentrant; --spin is lock, set to spin */
     int fair_nonreentrant;      /* --fair --non-reentrant */
     long long delay_ms;         /* --lock-delay (lock, --spin); 0: none */
+    const char *name;           /* the lock's name, and its holder id, while held (the check) */
+    const char *owner;
 } single_lock;
 
 /* ---------------------------------------------------------------- the kinds */
@@ -195,16 +201,16 @@ static int single_unlock(single_lock *l)
 
 /* ---------------------------------------------------------------- nesting */
 
-/* Read and write locks are one family: the same hash. */
-static int single_same_family(int mode, const char *kind)
+/* The RLK_LOCK_KIND of l (the non-reentrant fair lock has its own: a nested plain --fair must
+ * not re-enter it). */
+static const char *single_kind_of(int mode, int fair_nonreentrant)
 {
-    if (mode == RLK_LC_READ || mode == RLK_LC_WRITE)
-        return strcmp(kind, "read") == 0 || strcmp(kind, "write") == 0;
-    return strcmp(kind, single_kind(mode)) == 0;
+    return mode == RLK_LC_FAIR && fair_nonreentrant ? "nonreentrantfair" : single_kind(mode);
 }
 
 /* The enclosing `rlk lock --fenced`'s token (RLK_FENCE_TOKEN), for a re-entry of its hold
- * (single_inherited_owner set): 1..2^53-2, else 0 (none, or not a token: mint as usual). */
+ * (the nesting rule found the same kind): 1..2^53-2, else 0 (none, or not a token: mint as
+ * usual). */
 static long long single_inherited_token(void)
 {
     const char *t = getenv("RLK_FENCE_TOKEN");
@@ -217,39 +223,6 @@ static long long single_inherited_token(void)
     return *end == '\0' && v > 0 && v <= 9007199254740990LL ? v : 0;
 }
 
-/* The enclosing `rlk lock`'s holder id when it holds this very lock, else NULL. */
-static const char *single_inherited_owner(int mode, const char *name)
-{
-    const char *env_name = getenv("RLK_LOCK_NAME");
-    const char *env_kind = getenv("RLK_LOCK_KIND");
-    const char *env_owner = getenv("RLK_LOCK_OWNER");
-
-    if (!env_name || !env_kind || !env_owner || env_owner[0] == '\0')
-        return NULL;
-    if (strcmp(env_name, name) != 0 || !single_same_family(mode, env_kind))
-        return NULL;
-    return env_owner;
-}
-
-/* The enclosing `rlk lock` holds this very name as a lock of another family (RLK_LOCK_NAME
- * is the name, RLK_LOCK_KIND one of the single-server lock kinds): the same key under another
- * kind's rules, so this rlk would wait for its own parent for ever. Its kind, else NULL. */
-static const char *single_parent_other_kind(int mode, const char *name)
-{
-    static const char *const kinds[] = {"lock", "read", "write", "fair", "fenced",
-                                        "nonreentrant"};
-    const char *env_name = getenv("RLK_LOCK_NAME"), *env_kind = getenv("RLK_LOCK_KIND");
-    const char *env_owner = getenv("RLK_LOCK_OWNER");
-
-    if (!env_name || !env_kind || !env_owner || env_owner[0] == '\0' ||
-        strcmp(env_name, name) != 0 || single_same_family(mode, env_kind))
-        return NULL;
-    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
-        if (strcmp(env_kind, kinds[k]) == 0)
-            return kinds[k];
-    return NULL;
-}
-
 /* Run by an enclosing `rlk lock` (of any lock kind, any name): this rlk's
  * waiters' tickets carry the enclosing holder's client number, so the wait-for
  * graph counts a wait here as the enclosing process's, which holds its lock
@@ -257,7 +230,8 @@ static const char *single_parent_other_kind(int mode, const char *name)
  * another holds B and waits for A is a cycle). Before the first handle. */
 static void single_share_cid(rlk_client *c)
 {
-    static const char *const kinds[] = {"lock", "read", "write", "fair", "fenced"};
+    static const char *const kinds[] = {"lock", "read", "write", "fair", "nonreentrantfair",
+                                        "fenced"};
     const char *kind = getenv("RLK_LOCK_KIND"), *owner = getenv("RLK_LOCK_OWNER");
 
     if (!kind || !owner || strlen(owner) < 4)
@@ -296,6 +270,26 @@ static int single_lease(rlk_lc_hold *h, long long *start_ns, long long *deadline
     default:
         return rlk_lock_lease(l->lock, start_ns, deadline_ns);
     }
+}
+
+/* The hold checker's question (lock_check.c), for a fixed lease: is the holder's field still
+ * in the lock's hash (the write lock's "<owner>:write")? */
+static int single_check(rlk_lc_hold *h)
+{
+    const single_lock *l = h->impl;
+    char field[SINGLE_OWNER_MAX + 8];
+    const char *f = field;
+
+    snprintf(field, sizeof field, "%s%s", l->owner, l->mode == RLK_LC_WRITE ? ":write" : "");
+    return rlk_lc_check_fields(l->c, l->name, &f, 1, NULL);
+}
+
+/* The channel a force unlock of l's kind publishes on (malloc'd; NULL: out of memory). */
+static char *single_channel(const single_lock *l)
+{
+    const rlk_names_kind *k = rlk_names_kind_find(l->rw ? "rwlock" : "reentrant");
+
+    return k ? rlk_names_channel(k, l->name) : NULL;
 }
 
 static const char *single_errstr(rlk_lc_hold *h)
@@ -386,7 +380,7 @@ static int single_env(rlk_lc_hold *h, const single_lock *l, const char *name, co
     char tok[32];
 
     if (rlk_lc_hold_setenv(h, "RLK_LOCK_NAME", name) < 0 ||
-        rlk_lc_hold_setenv(h, "RLK_LOCK_KIND", single_kind(l->mode)) < 0 ||
+        rlk_lc_hold_setenv(h, "RLK_LOCK_KIND", single_kind_of(l->mode, l->fair_nonreentrant)) < 0 ||
         rlk_lc_hold_setenv(h, "RLK_LOCK_OWNER", owner) < 0)
         return -1;
     if (l->mode != RLK_LC_FENCED)
@@ -410,8 +404,17 @@ static int single_hold(single_lock *l, const rlk_lc_lock_opts *o, const rlk_lc_s
     h.child_mask = mask;
     h.lease = single_lease;
     h.delay_ms = l->delay_ms;
-    if (o->c.lease_ms > 0)
+    if (o->c.lease_ms > 0) {
         rlk_lc_hold_lease(&h, acquired_ns, o->c.lease_ms);
+        /* Nothing renews a fixed lease, so no renewal finds it force-unlocked or deleted: the
+         * checker asks at every message on its channel and every third of the lease, as the
+         * watchdog would renew it. */
+        l->name = o->names[0];
+        l->owner = owner;
+        h.check = single_check;
+        h.check_channel = single_channel(l);
+        h.check_period_ns = o->c.lease_ms / 3 * RLK_NS_PER_MS;
+    }
     if (single_env(&h, l, o->names[0], owner, token) < 0) {
         rc = rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
         single_unlock(l);
@@ -434,9 +437,9 @@ static long long single_wait_left(long long wait_ms, long long t0)
 
 /* t0: when the command started to connect (-w bounds the connect too). */
 static int single_with_client(single_lock *l, const rlk_lc_lock_opts *o, const rlk_lc_session *s,
-                              long long t0)
+                              long long t0, const char *inherited)
 {
-    const char *name = o->names[0], *inherited = single_inherited_owner(l->mode, name);
+    const char *name = o->names[0];
     char what[RLK_LC_WHAT_MAX], owner[SINGLE_OWNER_MAX];
     long long token = 0;
     sigset_t mask;
@@ -485,13 +488,15 @@ int rlk_lc_lock_single(const rlk_lc_lock_opts *o)
     long long t0;
     int rc;
 
-    const char *parent = single_parent_other_kind(o->mode, o->names[0]);
+    char what[RLK_LC_WHAT_MAX];
+    rlk_nest nest;
 
-    if (parent)     /* refused before connecting: nothing to wait for but the parent */
-        return rlk_cli_fail(RLK_EXIT_USAGE, "%s %s: refused: the enclosing rlk lock holds %s as "
-                            "another kind (RLK_LOCK_KIND=%s), and this rlk would wait for its "
-                            "own parent for ever; ask for the same kind", single_label(o->mode),
-                            rlk_cli_show(o->names[0]), rlk_cli_show(o->names[0]), parent);
+    /* The nesting rule (nest.h): the parent's holder id for the same kind, refused before
+     * connecting for another (nothing to wait for but the parent). */
+    rlk_nest_find(single_kind_of(o->mode, o->fair_nonreentrant), o->names, 1, &nest);
+    snprintf(what, sizeof what, "%s %s", single_label(o->mode), o->names[0]);
+    if (nest.found && !nest.same)
+        return rlk_nest_refuse_other(what, &nest);
     if ((rc = rlk_lc_session_open(&s)) >= 0)
         return rc;
     memset(&l, 0, sizeof l);
@@ -512,7 +517,7 @@ int rlk_lc_lock_single(const rlk_lc_lock_opts *o)
         sink.name = o->names[0];
         sink.fd = s.lost_wr;
         rlk_set_lost_callback(l.c, rlk_lc_lost_cb, &sink);
-        rc = single_with_client(&l, o, &s, t0);
+        rc = single_with_client(&l, o, &s, t0, nest.found ? nest.owner : NULL);
         single_destroy(&l);
         rlk_free(l.c);  /* stops the watchdog: no callback after this */
     }

@@ -44,6 +44,8 @@ const char *rlk_lc_lost_text(int reason)
         return "a renewal found it no longer held: deleted, expired or force-unlocked";
     case RLK_LOST_EXPIRED:
         return "renewals failed until its lease ran out";
+    case RLK_LC_LOST_CHECKED:
+        return "a check found it no longer held: deleted, expired or force-unlocked";
     default:
         return "reported lost by the watchdog";
     }
