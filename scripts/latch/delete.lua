@@ -1,5 +1,5 @@
 -- name: latch/delete
--- version: 2
+-- version: 3
 -- summary: Delete a count-down latch (it reads as open, count 0) and wake every waiter.
 -- redisson: RedissonCountDownLatch.deleteAsync (del == 1 -> publish 1, 1; else 0)
 -- time: none
@@ -9,9 +9,15 @@
 -- return 1: the key was deleted; message 0 (zero reached) published on channel
 -- return 0: there was no key; nothing changed, nothing published
 -- error RLK_BADARG: not exactly 2 keys and 1 argument
--- error RLK_WRONGTYPE: the latch key holds a value that is not a string
+-- error RLK_WRONGTYPE: the latch key holds a non-string, or a string that is not an integer in +-(2^53-1)
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
+
+local MAX_COUNT = 9007199254740991
+
+-- The count a latch key holds (nil when there is no key), or nil and an error reply: a key
+-- that is not a latch's count (an application's string) is not deleted.
+--- @include "lib/load_latch_count"
 
 --- @include "lib/publish_cmd"
 
@@ -21,12 +27,10 @@ end
 local latch, channel = KEYS[1], KEYS[2]
 local publish, bad_publish = publish_cmd(ARGV[1])
 if not publish then return bad_publish end
-local kind = redis.call('type', latch).ok
-if kind ~= 'none' and kind ~= 'string' then
-  return redis.error_reply('RLK_WRONGTYPE latch key holds a ' .. kind .. ', not a string')
-end
+local count, err = load_latch_count(latch)
+if err then return err end
 
-if kind == 'none' then
+if count == nil then
   return 0
 end
 redis.call('del', latch)

@@ -105,8 +105,8 @@ int rlk_latch_delete(rlk_latch *l, int *deleted)
     long long n = 0;
     int rc = l ? rlk_handle_int(&l->b, &rlk_latch_delete_call, NULL, &n) : RLK_ERR_ARG;
 
-    if (rc == RLK_OK && deleted)
-        *deleted = n == 1;
+    if (deleted)    /* a key that is not a latch's count is refused (RLK_WRONGTYPE): kept */
+        *deleted = rc == RLK_OK && n == 1;
     return rc;
 }
 
