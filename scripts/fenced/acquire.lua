@@ -1,11 +1,11 @@
 -- name: fenced/acquire
--- version: 5
+-- version: 6
 -- summary: Acquire or re-enter a fenced lock and issue a fencing token larger than every token issued before.
 -- redisson: RedissonFencedLock.tryLockInnerAsync (free or own -> incr token, hincrby, pexpire, {-1, token})
 -- time: server - a token is at least TIME in microseconds, so tokens keep rising even if the token key was lost
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
 -- KEYS[2]: token - string key redisson_lock_token:{name} holding the last token issued; never expires (as Redisson's)
--- ARGV[1]: lease_ms - lease in milliseconds, integer 1..1000000000000
+-- ARGV[1]: lease_ms - lease in milliseconds, integer 1..1000000000000; a re-entry never shortens the TTL
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- return array: acquired or re-entered: {token}, the new fencing token max(last + 1, TIME in us)
 -- return integer: not acquired; the holder's remaining time to live in ms (PTTL, -1 if it has none); no token

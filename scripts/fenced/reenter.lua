@@ -1,11 +1,11 @@
 -- name: fenced/reenter
--- version: 2
+-- version: 3
 -- summary: Acquire as fenced/acquire; a holder re-entering with the last token issued gets it again, none minted.
 -- redisson: none
 -- time: server - a token it issues is as fenced/acquire's: at least TIME in microseconds
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
 -- KEYS[2]: token - string key redisson_lock_token:{name} holding the last token issued; never expires
--- ARGV[1]: lease_ms - lease in milliseconds, integer 1..1000000000000
+-- ARGV[1]: lease_ms - lease in milliseconds, integer 1..1000000000000; a re-entry never shortens the TTL
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- ARGV[3]: token - the token of owner's enclosing hold (RLK_FENCE_TOKEN), integer 1..9007199254740990
 -- return array: {token}: owner holds it, token is the last issued: it again (count + 1); else a new one as acquire's

@@ -1,5 +1,5 @@
 -- name: fenced/release
--- version: 4
+-- version: 5
 -- summary: Leave a fenced lock once; on the last exit delete it and publish the unlock message.
 -- redisson: RedissonLock.unlockInnerAsync (hincrby -1; pexpire while held, else del + publish 0)
 -- time: none
@@ -7,10 +7,10 @@
 -- KEYS[2]: channel - unlock channel redisson_lock__channel:{name}
 -- KEYS[3]: token - string key redisson_lock_token:{name} holding the last token issued (kept; never expires)
 -- ARGV[1]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
--- ARGV[2]: lease_ms - lease in milliseconds set while the owner still holds it, integer 1..1000000000000
+-- ARGV[2]: lease_ms - the TTL while the owner still holds it: max(PTTL, lease_ms), integer 1..1000000000000
 -- ARGV[3]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
 -- return nil: owner does not hold the lock (or there is no lock); nothing changed
--- return 0: still held by owner: count decremented, lease reset to lease_ms, token key TTL removed (PERSIST)
+-- return 0: still held by owner: count decremented, TTL max(PTTL, lease_ms) (none kept), token key PERSISTed
 -- return 1: released: the lock key deleted and message 0 (unlock) published on channel; token key kept, without a TTL
 -- error RLK_BADARG: not exactly 3 keys and 3 arguments
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
@@ -54,7 +54,8 @@ if last ~= nil then
   redis.call('persist', token_key) -- a TTL left by version 1 of the scripts
 end
 if redis.call('hincrby', lock, owner, -1) > 0 then
-  redis.call('pexpire', lock, lease_ms)
+  -- Never shorter: the holds left may be another process's with the same holder id.
+  redis.call('pexpire', lock, lease_ms, 'GT')
   return 0
 end
 redis.call('del', lock)

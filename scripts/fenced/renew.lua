@@ -1,13 +1,13 @@
 -- name: fenced/renew
--- version: 3
--- summary: Reset the lease of a fenced lock the owner holds; its token key loses any TTL (it never expires).
+-- version: 4
+-- summary: Extend the lease of a fenced lock the owner holds, never shortening it; its token key loses any TTL.
 -- redisson: RedissonBaseLock.renewExpirationAsync (hexists -> pexpire, 1; else 0)
 -- time: none
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
 -- KEYS[2]: token - string key redisson_lock_token:{name} holding the last token issued; never expires
--- ARGV[1]: lease_ms - new lease in milliseconds, integer 1..1000000000000
+-- ARGV[1]: lease_ms - the TTL becomes max(PTTL, lease_ms) (a hold without a TTL keeps none), 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
--- return 1: owner holds the lock; its lease is now lease_ms; the token key has no TTL (PERSIST)
+-- return 1: owner holds the lock; its TTL is now at least lease_ms; the token key has no TTL (PERSIST)
 -- return 0: owner does not hold the lock (or there is no lock); nothing changed
 -- error RLK_BADARG: not exactly 2 keys and 2 arguments
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
@@ -42,7 +42,8 @@ if err then return err end
 if kind == 'none' or redis.call('hexists', lock, owner) == 0 then
   return 0
 end
-redis.call('pexpire', lock, lease_ms)
+-- Never shorter: a hold of the same holder id in another process may have a longer lease.
+redis.call('pexpire', lock, lease_ms, 'GT')
 if last ~= nil then
   redis.call('persist', token_key) -- a TTL left by version 1 of the scripts
 end

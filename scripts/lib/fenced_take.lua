@@ -3,6 +3,9 @@
 -- holder's PTTL. Taken or re-entered: {token}, a new token max(last + 1, TIME in us) written to
 -- token_key (no TTL, so a Redisson client's INCR counts on from it), except that a re-entry
 -- whose given token is the last one issued gets that token again (fenced/reenter; nil: never).
+-- A re-entry never shortens the hold: its TTL becomes max(PTTL, lease_ms), and a hold without
+-- a TTL keeps none (PEXPIRE GT), since another process with the same holder id (a nested rlk, a
+-- child handed the id) may count on the longer lease of the hold it entered.
 
 --- @include "lib/lock_type"
 
@@ -33,6 +36,10 @@ local function fenced_take(lock, token_key, lease_ms, owner, given)
     redis.call('set', token_key, int(token))
   end
   redis.call('hincrby', lock, owner, 1)
-  redis.call('pexpire', lock, lease_ms)
+  if kind == 'hash' then
+    redis.call('pexpire', lock, lease_ms, 'GT')
+  else
+    redis.call('pexpire', lock, lease_ms)
+  end
   return { token }
 end
