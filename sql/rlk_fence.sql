@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: BSD-3-Clause
--- rlk_fence.sql: the resource-side check of rlk's fencing tokens for PostgreSQL (9.6+; tested on 15).
+-- rlk_fence.sql: the resource-side check of rlk's fencing tokens for PostgreSQL (11+; tested on 15).
 -- Installed as share/rlk/sql/rlk_fence.sql (Debian: /usr/share/rlk/sql/rlk_fence.sql, package
 -- rlk-scripts). Install once per database, as the role that is to own the schema rlk (it runs in
 -- one transaction; run it again to upgrade, including an install made before the schema rlk):
@@ -50,11 +50,14 @@
 -- the token and carries a MAC made with a secret only the schema's owner can read (table
 -- rlk.secret), so a caller cannot set one itself nor replay one from another transaction. At
 -- COMMIT (and PREPARE TRANSACTION) every row written to a protected table needs the mark of its
--- fence, for this transaction, whose token is the fence's highest: else the COMMIT fails with
--- ERROR RLK_UNCHECKED <fence> (SQLSTATE RLKNC: no passing check survives in the transaction) or
--- RLK_FENCED <highest> (SQLSTATE RLKFE), and the whole transaction rolls back. TRUNCATE is checked
--- when it runs: the check must come before it. rlk.unprotect(table) removes both triggers;
--- rlk.protection lists the protected tables.
+-- fence, for this transaction: else the COMMIT fails with ERROR RLK_UNCHECKED <fence> (SQLSTATE
+-- RLKNC: no passing check survives in the transaction) and the whole transaction rolls back. The
+-- fence is still at the mark's token then: the check holds the fence's row lock for as long as its
+-- mark lives, and its record fails the COMMIT if this transaction lowered or deleted the row.
+-- TRUNCATE is checked when it runs: the check must come before it (and PostgreSQL refuses a
+-- TRUNCATE after a row write of the same transaction, SQLSTATE 55006: the row's trigger event is
+-- pending). Each row written costs one trigger call at COMMIT (about 5 us on a 2-CPU machine).
+-- rlk.unprotect(table) removes both triggers; the view rlk.protection lists the protected tables.
 --
 -- A check that runs in a transaction of its own (autocommit) guards nothing: when its statement
 -- began the transaction (transaction_timestamp() = statement_timestamp()) and the client's query
@@ -112,53 +115,29 @@ CREATE UNLOGGED TABLE IF NOT EXISTS rlk.fence_xact (
 );
 
 -- The secret of the marks (one row, made at the first install, readable only by the owner of the
--- schema rlk and superusers): a mark is the token and a MAC over the secret, the transaction, the
--- token and the fence, so that a caller cannot make one (SET LOCAL) nor carry one to another
--- transaction.
+-- schema rlk and superusers). A passing check's mark is the setting rlk.mark_<the fence's UTF-8
+-- bytes in hex> = '<token>:<MAC>', where MAC is the hex SHA-256 of secret:xid:token:fence:secret
+-- (xid: txid_current(), the top transaction's id; the secret at both ends, so that no message can
+-- be extended), so that a caller cannot make one (SET LOCAL) nor carry one to another transaction.
+-- rlk.fence_check makes it and rlk.fence_guard compares it, each with the same expression.
 CREATE TABLE IF NOT EXISTS rlk.secret (
     one    boolean PRIMARY KEY DEFAULT true CHECK (one),
     secret text    NOT NULL
 );
 REVOKE ALL ON TABLE rlk.secret FROM PUBLIC;
-
--- rlk.digest(text): hex SHA-256 (PostgreSQL 11+; MD5 before, where sha256() does not exist).
 DO $$
 BEGIN
-    IF pg_catalog.current_setting('server_version_num')::int >= 110000 THEN
-        CREATE OR REPLACE FUNCTION rlk.digest(s text) RETURNS text
-        LANGUAGE sql STABLE STRICT SET search_path = pg_catalog, pg_temp
-        AS 'SELECT encode(sha256(convert_to($1, ''UTF8'')), ''hex'')';
-    ELSE
-        CREATE OR REPLACE FUNCTION rlk.digest(s text) RETURNS text
-        LANGUAGE sql STABLE STRICT SET search_path = pg_catalog, pg_temp
-        AS 'SELECT md5(convert_to($1, ''UTF8''))';
-    END IF;
     IF NOT EXISTS (SELECT 1 FROM rlk.secret) THEN
         IF pg_catalog.current_setting('server_version_num')::int >= 130000 THEN
             -- gen_random_uuid() draws from the server's strong random source
             EXECUTE 'INSERT INTO rlk.secret (secret) SELECT gen_random_uuid()::text || gen_random_uuid()::text';
         ELSE
+            -- PostgreSQL 11 and 12: no strong random source in SQL without pgcrypto
             INSERT INTO rlk.secret (secret)
-                SELECT rlk.digest(random()::text || clock_timestamp()::text || pg_backend_pid()::text
-                                  || txid_current()::text);
+                SELECT md5(random()::text || clock_timestamp()::text || pg_backend_pid()::text)
+                       || md5(random()::text || txid_current()::text);
         END IF;
     END IF;
-END
-$$;
-
--- The name of the transaction-local setting that holds a fence's mark.
-CREATE OR REPLACE FUNCTION rlk.mark_name(fence text) RETURNS text
-LANGUAGE sql STABLE STRICT SET search_path = pg_catalog, pg_temp
-AS 'SELECT ''rlk.mark_'' || left(rlk.digest($1), 40)';
-
--- The mark of (transaction xid, fence, token): HMAC-like, H(k || H(k || message)).
-CREATE OR REPLACE FUNCTION rlk.mark_value(xid bigint, fence text, token text) RETURNS text
-LANGUAGE plpgsql STABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    k text;
-BEGIN
-    SELECT s.secret INTO STRICT k FROM rlk.secret AS s;
-    RETURN token || ':' || rlk.digest(k || ':' || rlk.digest(k || ':' || xid::text || ':' || token || ':' || fence));
 END
 $$;
 
@@ -169,6 +148,7 @@ DECLARE
     refused bigint;
     top     boolean;
     rec     tid;
+    k       text;
 BEGIN
     IF fence_check.fence IS NULL OR length(fence_check.fence) = 0 OR length(fence_check.fence) > 1024 THEN
         RAISE EXCEPTION 'RLK_BADARG fence must be a name of 1..1024 characters' USING ERRCODE = '22023';
@@ -230,8 +210,11 @@ BEGIN
     END IF;
     -- Passed: the mark that the protected tables' triggers look for. Transaction-local, and undone
     -- with the (sub)transaction of this call.
-    PERFORM set_config(rlk.mark_name(fence_check.fence),
-                       rlk.mark_value(txid_current(), fence_check.fence, fence_check.token::text), true);
+    SELECT s.secret INTO STRICT k FROM rlk.secret AS s;
+    PERFORM set_config('rlk.mark_' || encode(convert_to(fence_check.fence, 'UTF8'), 'hex'),
+                       fence_check.token::text || ':' || encode(sha256(convert_to(
+                           k || ':' || txid_current()::text || ':' || fence_check.token::text || ':'
+                           || fence_check.fence || ':' || k, 'UTF8')), 'hex'), true);
     RETURN prev;
 END
 $$;
@@ -263,48 +246,49 @@ CREATE CONSTRAINT TRIGGER fence_recheck AFTER INSERT ON rlk.fence_xact
 -- ordinarily enabled trigger does not fire.
 ALTER TABLE rlk.fence_xact ENABLE ALWAYS TRIGGER fence_recheck;
 
--- The trigger of a protected table (rlk.protect): TG_ARGV[0] is the fence. Row events (deferred to
--- COMMIT) and TRUNCATE (checked when it runs) need the mark of a passing check of the fence in this
--- transaction, with the fence's highest still that token.
+-- The trigger of a protected table (rlk.protect): TG_ARGV[0] is the fence. Each row written
+-- (deferred to COMMIT or PREPARE TRANSACTION) and each TRUNCATE (when it runs) needs the mark of a
+-- passing check of the fence in this transaction. The fence is then still at the mark's token:
+-- the check that set the mark locked the fence's row in the same (sub)transaction, so the lock is
+-- held for as long as the mark lives (a savepoint rollback that undoes one undoes the other), and
+-- that check's own record fails the COMMIT if this transaction deleted or lowered the row.
 CREATE OR REPLACE FUNCTION rlk.fence_guard() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    fname text := TG_ARGV[0];
-    mark  text;
-    token text;
-    cur   bigint;
+    mark  text := current_setting('rlk.mark_' || encode(convert_to(TG_ARGV[0], 'UTF8'), 'hex'), true);
+    token text := split_part(mark, ':', 1);
+    k     text;
 BEGIN
-    mark := current_setting(rlk.mark_name(fname), true);
-    token := split_part(mark, ':', 1);
-    IF mark IS NULL OR token !~ '^[0-9]{1,19}$'
-       OR mark IS DISTINCT FROM rlk.mark_value(txid_current(), fname, token) THEN
-        RAISE EXCEPTION 'RLK_UNCHECKED %', fname USING ERRCODE = 'RLKNC',
-            DETAIL = format('table %s is protected by fence %s: no rlk.fence_check(%L, token) passed in '
-                            'this transaction (none was made, it raised an error, or a savepoint '
-                            'rollback undid it)%s', TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME, fname, fname,
-                            CASE WHEN coalesce(mark, '') = '' THEN '' ELSE '; the mark found is not this '
-                                 'transaction''s' END),
-            HINT = 'Call rlk.fence_check in the transaction of the writes and let it end without an '
-                   'error; on an error of the check, roll the transaction back and retry it whole.';
+    IF mark IS NOT NULL AND token ~ '^[0-9]{1,19}$' THEN
+        SELECT s.secret INTO STRICT k FROM rlk.secret AS s;
+        IF mark = token || ':' || encode(sha256(convert_to(
+                      k || ':' || txid_current()::text || ':' || token || ':' || TG_ARGV[0] || ':' || k,
+                      'UTF8')), 'hex') THEN
+            RETURN NULL;
+        END IF;
     END IF;
-    SELECT f.highest INTO cur FROM rlk.fence AS f WHERE f.fence = fname;
-    IF cur IS NULL OR cur <> token::bigint THEN
-        RAISE EXCEPTION 'RLK_FENCED %', coalesce(cur, 0) USING ERRCODE = 'RLKFE',
-            DETAIL = format('table %s is protected by fence %s: the check of this transaction passed '
-                            'token %s, but the fence is %s', TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME,
-                            fname, token, coalesce('at ' || cur, 'gone'));
-    END IF;
-    RETURN NULL;
+    RAISE EXCEPTION 'RLK_UNCHECKED %', TG_ARGV[0] USING ERRCODE = 'RLKNC',
+        DETAIL = format('table %s is protected by fence %s: no rlk.fence_check(%L, token) passed in this '
+                        'transaction (none was made, it raised an error, or a savepoint rollback undid '
+                        'it)%s', quote_ident(TG_TABLE_SCHEMA) || '.' || quote_ident(TG_TABLE_NAME),
+                        TG_ARGV[0], TG_ARGV[0], CASE WHEN coalesce(mark, '') = '' THEN ''
+                        ELSE '; the mark found is not this transaction''s' END),
+        HINT = 'Call rlk.fence_check in the transaction of the writes and let it end without an error; '
+               'after an error of the check, roll the whole transaction back and retry it.';
 END
 $$;
 
 -- rlk.protect(table, fence): the table cannot commit a row written, nor be truncated, without a
 -- passing check of fence in the same transaction. Run as the table's owner; running it again
--- replaces the table's fence.
+-- replaces the table's fence. The table's partitions and inheritance children, at any depth, are
+-- protected with it: the row trigger of a partitioned table is PostgreSQL's to clone to every
+-- partition, present and future; the TRUNCATE trigger and an inheritance child's row trigger are
+-- added to each descendant there is now, so run rlk.protect again after adding one.
 CREATE OR REPLACE FUNCTION rlk.protect(tbl regclass, fence text) RETURNS void
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     kind "char";
+    d    record;
 BEGIN
     IF protect.fence IS NULL OR length(protect.fence) = 0 OR length(protect.fence) > 1024 THEN
         RAISE EXCEPTION 'RLK_BADARG fence must be a name of 1..1024 characters' USING ERRCODE = '22023';
@@ -313,25 +297,50 @@ BEGIN
     IF kind IS NULL OR kind NOT IN ('r', 'p') THEN
         RAISE EXCEPTION 'RLK_BADARG % is not a table', tbl USING ERRCODE = '22023';
     END IF;
-    -- tbl::text is schema-qualified here (search_path is pg_catalog, pg_temp) and quoted
-    EXECUTE format('DROP TRIGGER IF EXISTS rlk_fence_guard ON %s', tbl);
-    EXECUTE format('DROP TRIGGER IF EXISTS rlk_fence_guard_truncate ON %s', tbl);
-    EXECUTE format('CREATE CONSTRAINT TRIGGER rlk_fence_guard AFTER INSERT OR UPDATE OR DELETE ON %s '
-                   'DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE PROCEDURE rlk.fence_guard(%L)',
-                   tbl, protect.fence);
-    EXECUTE format('CREATE TRIGGER rlk_fence_guard_truncate BEFORE TRUNCATE ON %s '
-                   'FOR EACH STATEMENT EXECUTE PROCEDURE rlk.fence_guard(%L)', tbl, protect.fence);
-    EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER rlk_fence_guard', tbl);
-    EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER rlk_fence_guard_truncate', tbl);
+    PERFORM rlk.unprotect(tbl);
+    -- regclass::text is schema-qualified here (search_path is pg_catalog, pg_temp) and quoted
+    FOR d IN WITH RECURSIVE tree(oid, depth) AS (
+                 SELECT tbl::oid, 0
+                 UNION ALL
+                 SELECT i.inhrelid, t.depth + 1 FROM pg_inherits AS i JOIN tree AS t ON i.inhparent = t.oid)
+             SELECT t.oid::regclass AS rel, t.depth, c.relkind FROM tree AS t JOIN pg_class AS c ON c.oid = t.oid
+             ORDER BY t.depth LOOP
+        IF d.depth = 0 OR kind <> 'p' THEN
+            EXECUTE format('CREATE CONSTRAINT TRIGGER rlk_fence_guard AFTER INSERT OR UPDATE OR DELETE ON %s '
+                           'DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE PROCEDURE rlk.fence_guard(%L)',
+                           d.rel, protect.fence);
+        END IF;
+        IF d.relkind IN ('r', 'p') THEN
+            EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER rlk_fence_guard', d.rel);
+            EXECUTE format('CREATE TRIGGER rlk_fence_guard_truncate BEFORE TRUNCATE ON %s '
+                           'FOR EACH STATEMENT EXECUTE PROCEDURE rlk.fence_guard(%L)', d.rel, protect.fence);
+            EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER rlk_fence_guard_truncate', d.rel);
+        END IF;
+    END LOOP;
 END
 $$;
 
--- rlk.unprotect(table): removes what rlk.protect added (as the table's owner).
+-- rlk.unprotect(table): removes what rlk.protect added, from the table and its descendants (as
+-- their owner).
 CREATE OR REPLACE FUNCTION rlk.unprotect(tbl regclass) RETURNS void
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    d record;
 BEGIN
-    EXECUTE format('DROP TRIGGER IF EXISTS rlk_fence_guard ON %s', tbl);
-    EXECUTE format('DROP TRIGGER IF EXISTS rlk_fence_guard_truncate ON %s', tbl);
+    -- the root first: dropping a partitioned table's trigger drops its clones on the partitions
+    FOR d IN WITH RECURSIVE tree(oid, depth) AS (
+                 SELECT tbl::oid, 0
+                 UNION ALL
+                 SELECT i.inhrelid, t.depth + 1 FROM pg_inherits AS i JOIN tree AS t ON i.inhparent = t.oid)
+             SELECT t.oid::regclass AS rel FROM tree AS t ORDER BY t.depth LOOP
+        IF EXISTS (SELECT 1 FROM pg_trigger AS g WHERE g.tgrelid = d.rel AND g.tgname = 'rlk_fence_guard') THEN
+            EXECUTE format('DROP TRIGGER rlk_fence_guard ON %s', d.rel);
+        END IF;
+        IF EXISTS (SELECT 1 FROM pg_trigger AS g WHERE g.tgrelid = d.rel
+                   AND g.tgname = 'rlk_fence_guard_truncate') THEN
+            EXECUTE format('DROP TRIGGER rlk_fence_guard_truncate ON %s', d.rel);
+        END IF;
+    END LOOP;
 END
 $$;
 
@@ -356,10 +365,6 @@ BEGIN
         REVOKE ALL ON FUNCTION rlk.fence_check(text, bigint) FROM PUBLIC;
     END IF;
     REVOKE ALL ON FUNCTION rlk.fence_recheck() FROM PUBLIC;
-    -- internal: the marks' helpers (rlk.mark_value reads the secret: the owner's functions only)
-    REVOKE ALL ON FUNCTION rlk.digest(text) FROM PUBLIC;
-    REVOKE ALL ON FUNCTION rlk.mark_name(text) FROM PUBLIC;
-    REVOKE ALL ON FUNCTION rlk.mark_value(bigint, text, text) FROM PUBLIC;
 END
 $$;
 
